@@ -1,0 +1,37 @@
+// Bundles the client (extension host), the language server and the CLI into dist/, and copies the
+// tree-sitter wasm files beside them (the server loads them from its own folder: no network).
+// usage: node esbuild.mjs [--watch] [--minify]
+import * as esbuild from "esbuild";
+import { copyFileSync, mkdirSync, existsSync } from "node:fs";
+import { createRequire } from "node:module";
+
+const require = createRequire(import.meta.url);
+const watch = process.argv.includes("--watch");
+const minify = process.argv.includes("--minify") || process.env.GPU_PILOT_MINIFY === "1";
+
+mkdirSync("dist", { recursive: true });
+copyFileSync(require.resolve("web-tree-sitter/tree-sitter.wasm"), "dist/tree-sitter.wasm");
+copyFileSync(require.resolve("tree-sitter-python/tree-sitter-python.wasm"), "dist/tree-sitter-python.wasm");
+
+/** @type {esbuild.BuildOptions} */
+const common = {
+  bundle: true,
+  platform: "node",
+  target: "node20",
+  format: "cjs",
+  sourcemap: true,
+  minify,
+  logLevel: "warning",
+  external: ["vscode"],
+};
+const entries = [
+  { entryPoints: ["client/src/extension.ts"], outfile: "dist/client.js" },
+  { entryPoints: ["server/src/server.ts"], outfile: "dist/server.js" },
+  { entryPoints: ["server/src/cli.ts"], outfile: "dist/cli.js" },
+].filter((e) => existsSync(e.entryPoints[0]));
+
+if (watch) {
+  for (const e of entries) (await esbuild.context({ ...common, ...e })).watch();
+} else {
+  await Promise.all(entries.map((e) => esbuild.build({ ...common, ...e })));
+}

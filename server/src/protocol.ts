@@ -1,0 +1,39 @@
+/**
+ * Messages and setting shapes shared by the client (extension host) and the language server.
+ * Imports only the LSP protocol package: no `vscode`, no transport.
+ */
+import { NotificationType } from "vscode-languageserver-protocol";
+
+/** One physical GPU as nvidia-smi reports it (PCI bus order, the order nvidia-smi numbers in). */
+export interface InventoryGpu {
+  /** nvidia-smi index (PCI bus order; nvidia-smi ignores CUDA_VISIBLE_DEVICES). */
+  index: number;
+  /** `GPU-xxxxxxxx-...` */
+  uuid: string;
+  name: string;
+  /** e.g. `00000000:00:07.0` */
+  pciBusId: string;
+  /** MiB */
+  memoryTotalMiB: number | null;
+  /** MiB */
+  memoryFreeMiB: number | null;
+}
+
+/** The machine's GPUs and the user's selection (GPU Pilot's picker), sent by the client. */
+export interface InventoryParams {
+  /** null when nvidia-smi could not be run: machine-aware rules stay silent. */
+  gpus: InventoryGpu[] | null;
+  /** The ticked GPUs as CUDA_VISIBLE_DEVICES entries (indices or UUIDs), in order. */
+  selection: string[];
+}
+
+export namespace InventoryNotification {
+  export const method = "gpuPilot/inventory";
+  export const type = new NotificationType<InventoryParams>(method);
+}
+
+/** Lint settings resolved on the client; the server never parses raw settings. */
+export interface LintSettings {
+  /** Modules that initialise CUDA when imported (gpuPilot.eagerInitModules). */
+  eagerInitModules: string[];
+}
