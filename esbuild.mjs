@@ -23,6 +23,9 @@ const common = {
   minify,
   logLevel: "warning",
   external: ["vscode"],
+  // web-tree-sitter's ESM build reads import.meta.url; give the CommonJS bundle a real one.
+  define: { "import.meta.url": "__gpuPilotImportMetaUrl" },
+  banner: { js: "const __gpuPilotImportMetaUrl = require('url').pathToFileURL(__filename).href;" },
 };
 const entries = [
   { entryPoints: ["client/src/extension.ts"], outfile: "dist/client.js" },

@@ -1,0 +1,158 @@
+/**
+ * Text edits: offsets ↔ positions (UTF-16, as LSP), applying edits, and the "move this statement
+ * above that one" fix that GPU001/GPU002 offer.
+ */
+import type { Position, Range, TextEdit } from "./types";
+import type { SyntaxNode } from "./python/parser";
+import type { ModuleModel, EnvWriteEvent } from "./python/model";
+import { importBindings } from "./python/model";
+
+/** Start offsets of each line of `text` (line breaks: \n, \r\n, \r). */
+export function lineStarts(text: string): number[] {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 13) { if (text.charCodeAt(i + 1) === 10) i++; starts.push(i + 1); }
+    else if (ch === 10) starts.push(i + 1);
+  }
+  return starts;
+}
+
+/** Offset of a position, clamped into the text. */
+export function offsetAt(starts: number[], text: string, p: Position): number {
+  if (p.line >= starts.length) return text.length;
+  return Math.min(starts[p.line] + p.character, p.line + 1 < starts.length ? starts[p.line + 1] : text.length);
+}
+
+/**
+ * Applies non-overlapping edits to `text`.
+ * @throws Error when two edits overlap.
+ */
+export function applyEdits(text: string, edits: TextEdit[]): string {
+  const starts = lineStarts(text);
+  const abs = edits.map((e) => ({ s: offsetAt(starts, text, e.range.start), e: offsetAt(starts, text, e.range.end), t: e.newText }))
+    .sort((a, b) => a.s - b.s || a.e - b.e);
+  let out = "";
+  let at = 0;
+  for (const e of abs) {
+    if (e.s < at) throw new Error("overlapping edits");
+    out += text.slice(at, e.s) + e.t;
+    at = e.e;
+  }
+  return out + text.slice(at);
+}
+
+/** The line-break sequence the text uses (first one found; \n by default). */
+export function eolOf(text: string): string {
+  const i = text.search(/\r\n|\r|\n/);
+  if (i < 0) return "\n";
+  return text[i] === "\r" ? (text[i + 1] === "\n" ? "\r\n" : "\r") : "\n";
+}
+
+/** The module-level statement that contains `node` (a direct child of the module). */
+export function topLevelStatement(node: SyntaxNode): SyntaxNode {
+  let n = node;
+  while (n.parent && n.parent.type !== "module") n = n.parent;
+  return n;
+}
+
+/** Whether a statement is alone on its lines (nothing but whitespace before it, nothing but a comment after). */
+function ownsItsLines(stmt: SyntaxNode, text: string, starts: number[]): boolean {
+  const lineStart = starts[stmt.startPosition.row];
+  if (text.slice(lineStart, stmt.startIndex).trim() !== "") return false;
+  const next = stmt.nextSibling;
+  if (next && next.startPosition.row === stmt.endPosition.row && next.type !== "comment") return false;
+  const prev = stmt.previousSibling;
+  if (prev && prev.endPosition.row === stmt.startPosition.row) return false;
+  return true;
+}
+
+const BUILTINS = new Set(["str", "int", "map", "len", "range", "list", "tuple", "sorted", "True", "False", "None", "join", "format"]);
+
+/** Names (identifiers) that an expression reads, ignoring attribute names and keyword names. */
+function namesRead(node: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  const visit = (n: SyntaxNode) => {
+    if (n.type === "identifier") {
+      const p = n.parent;
+      if (p?.type === "attribute" && p.childForFieldName("attribute")?.id === n.id) return;
+      if (p?.type === "keyword_argument" && p.childForFieldName("name")?.id === n.id) return;
+      out.add(n.text);
+      return;
+    }
+    for (const c of n.namedChildren) if (c) visit(c);
+  };
+  visit(node);
+  return out;
+}
+
+/** Names bound by module-level statements that start before `offset`. */
+function boundBefore(model: ModuleModel, offset: number): Set<string> {
+  const out = new Set<string>();
+  for (const s of model.tree.rootNode.namedChildren) {
+    if (!s || s.startIndex >= offset) break;
+    if (s.type === "import_statement" || s.type === "import_from_statement") for (const [n] of importBindings(s)) out.add(n);
+    else if (s.type === "expression_statement") {
+      const a = s.namedChildren[0];
+      if (a?.type === "assignment" && a.childForFieldName("left")?.type === "identifier") out.add(a.childForFieldName("left")!.text);
+    } else if (s.type === "function_definition" || s.type === "class_definition") {
+      const n = s.childForFieldName("name")?.text;
+      if (n) out.add(n);
+    }
+  }
+  return out;
+}
+
+/**
+ * Builds the edits that move the statement of `write` to just above the module-level statement
+ * containing `anchor` (the first framework import), adding the `os` import it needs when that
+ * import comes later. Returns null when the move is not possible without changing meaning: the
+ * write shares its line with other statements, sits in a function, or its value reads names that
+ * are bound only after the anchor.
+ */
+export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor: SyntaxNode): { edits: TextEdit[]; safe: boolean } | null {
+  const stmt = write.statement;
+  if (!stmt || write.inFunction) return null;
+  const text = model.text;
+  const starts = lineStarts(text);
+  const target = topLevelStatement(anchor);
+  if (stmt.startIndex <= target.startIndex) return null;
+  if (!ownsItsLines(stmt, text, starts)) return null;
+  const targetLineStart = starts[target.startPosition.row];
+  if (text.slice(targetLineStart, target.startIndex).trim() !== "") return null;
+
+  const bound = boundBefore(model, target.startIndex);
+  const needs = namesRead(stmt);
+  const eol = eolOf(text);
+  let importLine = "";
+  for (const name of needs) {
+    if (bound.has(name) || BUILTINS.has(name)) continue;
+    const path = model.symbols.get(name);
+    if (path === "os") importLine += `import os${eol}`.replace("import os", name === "os" ? "import os" : `import os as ${name}`);
+    else if (path === "os.environ" || path === "os.putenv") importLine += `from os import ${path.slice(3)}${name === path.slice(3) ? "" : ` as ${name}`}${eol}`;
+    else return null; // the value reads something defined later: moving would break it
+  }
+
+  // The moved text: the statement's full lines, dedented by its own indentation.
+  const firstRow = stmt.startPosition.row;
+  const lastRow = stmt.endPosition.row;
+  const indent = stmt.startPosition.column;
+  const endOffset = lastRow + 1 < starts.length ? starts[lastRow + 1] : text.length;
+  const block = text.slice(starts[firstRow], endOffset);
+  const lines = block.split(/(?<=\r\n|\n|\r)/);
+  const moved = lines.map((l, i) => (i === 0 ? l.slice(indent) : l.replace(new RegExp(`^ {0,${indent}}`), ""))).join("");
+  const movedText = moved.endsWith("\n") || moved.endsWith("\r") ? moved : moved + eol;
+
+  const edits: TextEdit[] = [];
+  const insertAt: Position = { line: target.startPosition.row, character: 0 };
+  edits.push({ range: { start: insertAt, end: insertAt }, newText: importLine + movedText });
+  // Removal: the whole lines; a block left empty gets `pass`.
+  const parent = stmt.parent;
+  const onlyStatement = parent?.type === "block" && parent.namedChildren.filter((c) => c && c.type !== "comment").length === 1;
+  const removal: Range = lastRow + 1 < starts.length
+    ? { start: { line: firstRow, character: 0 }, end: { line: lastRow + 1, character: 0 } }
+    : { start: { line: firstRow, character: 0 }, end: { line: lastRow, character: endOffset - starts[lastRow] } };
+  edits.push({ range: removal, newText: onlyStatement ? `${" ".repeat(indent)}pass${eol}` : "" });
+  const literalValue = write.value === null || write.literal !== null;
+  return { edits, safe: literalValue && !write.nested };
+}

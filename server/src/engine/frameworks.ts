@@ -1,0 +1,136 @@
+/**
+ * What the rules know about GPU frameworks: which imports bring which framework, which calls
+ * initialise CUDA (and so freeze which startup variables), per ../shared/spec/ground-truth.md
+ * (measured on 2 x H200, torch 2.11, jax 0.11) and ../shared/spec/rules.md.
+ */
+
+/** A runtime that reads CUDA startup variables when it initialises. */
+export type Framework = "torch" | "jax" | "tensorflow" | "cupy" | "numba" | "paddle" | "mxnet";
+
+/**
+ * Top-level module (or dotted prefix) → the framework its import brings in.
+ * Libraries that import a framework on import count as that framework's import (ground truth:
+ * `import transformers`/`lightning`/`accelerate` leave CUDA uninitialised, like `import torch`).
+ */
+export const FRAMEWORK_MODULES: ReadonlyMap<string, Framework> = new Map<string, Framework>([
+  ["torch", "torch"], ["torchvision", "torch"], ["torchaudio", "torch"], ["torchtext", "torch"],
+  ["lightning", "torch"], ["pytorch_lightning", "torch"], ["accelerate", "torch"], ["transformers", "torch"],
+  ["timm", "torch"], ["diffusers", "torch"], ["peft", "torch"], ["trl", "torch"], ["bitsandbytes", "torch"],
+  ["xformers", "torch"], ["torch_geometric", "torch"], ["sentence_transformers", "torch"], ["ultralytics", "torch"],
+  ["torchmetrics", "torch"], ["fairseq", "torch"], ["detectron2", "torch"], ["mmcv", "torch"], ["mmdet", "torch"],
+  ["vllm", "torch"], ["apex", "torch"], ["einops", "torch"],
+  ["tensorflow", "tensorflow"], ["keras", "tensorflow"], ["tf_keras", "tensorflow"], ["tensorflow_hub", "tensorflow"],
+  ["jax", "jax"], ["jaxlib", "jax"], ["flax", "jax"], ["optax", "jax"], ["haiku", "jax"], ["equinox", "jax"],
+  ["orbax", "jax"], ["chex", "jax"],
+  ["cupy", "cupy"], ["cupyx", "cupy"],
+  ["numba.cuda", "numba"],
+  ["paddle", "paddle"], ["mxnet", "mxnet"],
+]);
+
+/** Default modules that initialise CUDA at import (rules.md; configurable: eagerInitModules). */
+export const DEFAULT_EAGER_INIT_MODULES: readonly string[] = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"];
+
+/** Which framework an imported module path brings, or null. `numba` alone brings none, `numba.cuda` does. */
+export function frameworkOfModule(modulePath: string): Framework | null {
+  const parts = modulePath.split(".");
+  for (let i = parts.length; i >= 1; i--) {
+    const f = FRAMEWORK_MODULES.get(parts.slice(0, i).join("."));
+    if (f) return f;
+  }
+  return null;
+}
+
+/** True when `modulePath` is (inside) one of the eager-initialising modules. */
+export function isEagerInitModule(modulePath: string, eager: readonly string[]): boolean {
+  return eager.some((m) => modulePath === m || modulePath.startsWith(m + "."));
+}
+
+/** The variables read once when CUDA or a framework initialises (rules.md, "Startup variables"). */
+export const STARTUP_VARIABLES: readonly string[] = [
+  "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+  "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NVML_BASED_CUDA_CHECK", "XLA_PYTHON_CLIENT_PREALLOCATE",
+  "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR", "XLA_FLAGS",
+  "TF_FORCE_GPU_ALLOW_GROWTH", "TF_GPU_ALLOCATOR",
+];
+
+/**
+ * Which frameworks read a startup variable: `null` means every framework (read by the CUDA driver
+ * itself at initialisation, whoever triggers it).
+ */
+export function readersOf(variable: string): readonly Framework[] | null {
+  if (variable.startsWith("CUDA_")) return null;
+  if (variable.startsWith("PYTORCH_")) return ["torch"];
+  if (variable.startsWith("XLA_")) return ["jax"];
+  if (variable.startsWith("TF_")) return ["tensorflow"];
+  return null;
+}
+
+/**
+ * How deep an initialising call goes, which decides which variables it freezes (ground truth,
+ * "Each variable freezes at its own moment"):
+ * - `nvml`: `torch.cuda.is_available()`: initialises the CUDA driver (freezes CUDA_VISIBLE_DEVICES)
+ *   but creates no context, so PYTORCH_CUDA_ALLOC_CONF still applies after it (measured);
+ * - `driver`: device queries (`get_device_name`, ...): freeze the CUDA variables; we treat them
+ *   as freezing PYTORCH_CUDA_ALLOC_CONF too (they run torch's lazy init);
+ * - `context`: first context or allocation (tensors, `mem_get_info`, `set_device`).
+ */
+export type InitDepth = "nvml" | "driver" | "context";
+
+/** Whether an initialising call of `framework` at `depth` freezes `variable`. */
+export function freezes(framework: Framework, depth: InitDepth, variable: string): boolean {
+  const readers = readersOf(variable);
+  if (readers && !readers.includes(framework)) return false;
+  if (variable === "PYTORCH_CUDA_ALLOC_CONF" && depth === "nvml") return false;
+  return true;
+}
+
+/** torch.cuda functions that initialise CUDA (ground truth rows marked "no"), with their depth. */
+export const TORCH_CUDA_INIT: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>([
+  ["is_available", "nvml"],
+  ["is_bf16_supported", "driver"], ["get_arch_list", "driver"], ["get_device_name", "driver"],
+  ["get_device_properties", "driver"], ["get_device_capability", "driver"], ["init", "driver"],
+  ["current_device", "driver"], ["get_gencode_flags", "driver"],
+  ["set_device", "context"], ["mem_get_info", "context"], ["synchronize", "context"], ["Stream", "context"],
+  ["Event", "context"], ["device", "context"], ["set_per_process_memory_fraction", "context"],
+  ["ipc_collect", "context"], ["stream", "context"],
+]);
+
+/** torch.cuda functions that measured lazy (no initialisation): used in messages and tests. */
+export const TORCH_CUDA_LAZY: readonly string[] = [
+  "device_count", "manual_seed", "manual_seed_all", "seed", "seed_all", "memory_allocated", "empty_cache",
+  "is_initialized", "max_memory_allocated", "memory_reserved",
+];
+
+/** jax functions that start the backend (ground truth: `jax.devices()` does; `import jax` does not). */
+export const JAX_INIT_FUNCTIONS: ReadonlySet<string> = new Set([
+  "devices", "local_devices", "device_count", "local_device_count", "device_put", "device_put_replicated",
+  "device_put_sharded", "default_backend", "process_count", "process_index", "block_until_ready", "make_mesh",
+]);
+
+/** jax submodules any call into which starts the backend (they create arrays). */
+export const JAX_INIT_SUBMODULES: readonly string[] = ["jax.numpy", "jax.random", "jax.lax", "jax.nn", "jax.scipy", "jax.image"];
+
+/** TensorFlow calls that do NOT initialise the runtime (configuration before init is their purpose). */
+export const TF_NON_INIT_PREFIXES: readonly string[] = [
+  "tensorflow.config.", "tensorflow.function", "tensorflow.get_logger", "tensorflow.autograph.",
+  "tensorflow.debugging.set_log_device_placement", "tensorflow.random.set_seed", "tensorflow.executing_eagerly",
+  "tensorflow.compat.v1.ConfigProto", "tensorflow.compat.v1.GPUOptions", "tensorflow.compat.v1.disable_eager_execution",
+  "tensorflow.compat.v1.enable_eager_execution", "tensorflow.compat.v1.logging", "tensorflow.TensorSpec",
+  "tensorflow.keras.mixed_precision.set_global_policy", "tensorflow.keras.utils.set_random_seed",
+  "tensorflow.get_static_value", "tensorflow.experimental.numpy.experimental_enable_numpy_behavior",
+];
+
+/** TensorFlow config calls that DO initialise the runtime (rules.md). */
+export const TF_CONFIG_INIT: readonly string[] = [
+  "tensorflow.config.list_logical_devices", "tensorflow.config.experimental.list_logical_devices",
+];
+
+/** The device-selection spellings of "a CUDA device": `cuda`, `cuda:N`. Returns N, -1 for bare `cuda`, or null. */
+export function cudaDeviceOrdinal(literal: string): number | null {
+  const s = literal.trim();
+  if (s === "cuda") return -1;
+  if (!s.startsWith("cuda:")) return null;
+  const n = s.slice(5).trim();
+  if (n === "" || ![...n].every((ch) => ch >= "0" && ch <= "9")) return null;
+  return Number(n);
+}

@@ -1,0 +1,123 @@
+/**
+ * The lint engine: parse, build the module model, run each rule in isolation, apply `# noqa`,
+ * selection and severity overrides, and check every fix re-parses. Shared by the language server
+ * and the CLI; imports nothing from `vscode` or the LSP transport.
+ */
+import { initPythonParser, parsePython, syntaxErrorCount, type SyntaxTree } from "./python/parser";
+import { buildModel, type MagicLine } from "./python/model";
+import { RULES } from "./rules/index";
+import { toDiagnostic, type MachineFacts, type RuleContext } from "./rule";
+import { applyEdits } from "./fixes";
+import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
+import type { LintDiagnostic, Severity } from "./types";
+
+/** Options of one lint run (resolved from settings, pyproject and CLI flags by the caller). */
+export interface LintOptions {
+  /** Codes or prefixes to enable (`GPU0` enables GPU001..GPU009); default: all. */
+  select?: readonly string[];
+  /** Codes or prefixes to disable. */
+  ignore?: readonly string[];
+  /** Severity overrides per code. */
+  severity?: Readonly<Record<string, Severity>>;
+  eagerInitModules?: readonly string[];
+  /** The project pins torch < 2.4. */
+  torchBelow24?: boolean;
+  machine?: MachineFacts;
+}
+
+/** A rule that threw: reported to the log, never to the user as a crash. */
+export interface RuleFailure { code: string; error: string }
+
+export interface LintResult {
+  diagnostics: LintDiagnostic[];
+  ruleFailures: RuleFailure[];
+  /** The parsed tree (for incremental re-parse by the server). */
+  tree: SyntaxTree;
+  /** Whether the source had syntax errors (rules still run on the recovered tree). */
+  syntaxErrors: boolean;
+}
+
+/** Loads the parser. Call once (awaited) before {@link lintPython}. */
+export async function initEngine(): Promise<void> {
+  await initPythonParser();
+}
+
+/** Whether `code` is enabled by select/ignore (Ruff semantics: the longest matching prefix wins). */
+export function isEnabled(code: string, select: readonly string[] | undefined, ignore: readonly string[] | undefined): boolean {
+  const sel = select && select.length ? select : ["GPU"];
+  const s = Math.max(-1, ...sel.filter((p) => code.startsWith(p) || p === "ALL").map((p) => (p === "ALL" ? 0 : p.length)));
+  const i = Math.max(-1, ...(ignore ?? []).filter((p) => code.startsWith(p) || p === "ALL").map((p) => (p === "ALL" ? 0 : p.length)));
+  return s >= 0 && s > i;
+}
+
+/**
+ * `# noqa` comments by 0-based line: `null` means bare `# noqa` (every code), else the listed codes.
+ * Parses comment nodes of the tree (never string contents).
+ */
+export function noqaLines(tree: SyntaxTree): Map<number, Set<string> | null> {
+  const out = new Map<number, Set<string> | null>();
+  for (const c of tree.rootNode.descendantsOfType("comment")) {
+    if (!c) continue;
+    const m = /#\s*noqa(?::\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?/i.exec(c.text);
+    if (!m) continue;
+    out.set(c.startPosition.row, m[1] ? new Set(m[1].split(/[\s,]+/).filter(Boolean).map((s) => s.toUpperCase())) : null);
+  }
+  return out;
+}
+
+/**
+ * Lints Python source. Never throws for any input text: a rule that throws is recorded in
+ * `ruleFailures` and the other rules still report.
+ * @param magics IPython lines blanked out of `text` (notebooks only).
+ */
+export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string } = {}): LintResult {
+  const tree = parsePython(text, extra.previousTree);
+  const model = buildModel(tree, text, {
+    eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
+    torchBelow24: options.torchBelow24 ?? false,
+  }, extra.magics ?? []);
+  const diagnostics: LintDiagnostic[] = [];
+  const ruleFailures: RuleFailure[] = [];
+  const machine = options.machine ?? { gpuCount: null, uuids: [] };
+  for (const rule of RULES) {
+    if (!isEnabled(rule.meta.code, options.select, options.ignore)) continue;
+    const ctx: RuleContext = {
+      model, machine, notebook: !!extra.notebook, where: extra.where ?? ((l) => `line ${l + 1}`),
+      report: (f) => diagnostics.push(toDiagnostic(rule, f)),
+    };
+    const before = diagnostics.length;
+    try {
+      rule.check(ctx);
+    } catch (e) {
+      diagnostics.length = before;
+      ruleFailures.push({ code: rule.meta.code, error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e) });
+    }
+  }
+  const noqa = noqaLines(tree);
+  const kept = diagnostics.filter((d) => {
+    if (!noqa.has(d.range.start.line)) return true;
+    const codes = noqa.get(d.range.start.line);
+    return codes !== null && !codes!.has(d.code);
+  });
+  const baseErrors = syntaxErrorCount(tree);
+  for (const d of kept) {
+    const override = options.severity?.[d.code];
+    if (override) d.severity = override;
+    if (d.fix && !fixKeepsSyntax(text, d, baseErrors)) delete d.fix;
+  }
+  kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
+  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0 };
+}
+
+/** A fix is kept only if the fixed text parses with no more syntax errors than the original. */
+function fixKeepsSyntax(text: string, d: LintDiagnostic, baseErrors: number): boolean {
+  try {
+    const fixed = applyEdits(text, d.fix!.edits);
+    const t = parsePython(fixed);
+    const ok = syntaxErrorCount(t) <= baseErrors;
+    t.delete();
+    return ok;
+  } catch {
+    return false;
+  }
+}

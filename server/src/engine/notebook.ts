@@ -1,0 +1,94 @@
+/**
+ * Jupyter notebooks as one program: code cells joined in order (the kernel keeps its state from
+ * cell to cell), IPython lines (`%env`, `!export`, other magics) blanked before parsing and kept as
+ * timeline events, and diagnostics mapped back to cells.
+ */
+import type { LintDiagnostic, Range, TextEdit } from "./types";
+import type { MagicLine } from "./python/model";
+import { lintPython, type LintOptions, type RuleFailure } from "./lint";
+
+/** One cell as given by the caller. */
+export interface CellInput {
+  kind: "code" | "markup";
+  /** The cell's source text. */
+  text: string;
+}
+
+/** A diagnostic inside one cell. Positions are relative to the cell. */
+export interface CellDiagnostic extends Omit<LintDiagnostic, "fix" | "related"> {
+  /** 0-based index of the cell among all cells of the notebook. */
+  cell: number;
+  related?: Array<{ cell: number; range: Range; message: string }>;
+  fix?: { title: string; safe: boolean; note?: string; edits: Array<TextEdit & { cell: number }> };
+}
+
+/** Reads the cells of an .ipynb file (nbformat 4; `source` as a string or a list of lines). */
+export function cellsOfIpynb(json: string): CellInput[] {
+  const nb = JSON.parse(json) as { cells?: Array<{ cell_type?: string; source?: string | string[] }> };
+  if (!nb || !Array.isArray(nb.cells)) throw new Error("not a Jupyter notebook: no \"cells\" array");
+  return nb.cells.map((c) => ({
+    kind: c.cell_type === "code" ? "code" : "markup",
+    text: Array.isArray(c.source) ? c.source.join("") : typeof c.source === "string" ? c.source : "",
+  }));
+}
+
+/** Blanks IPython lines (keeping line and column numbers) and returns them as magic lines. */
+export function blankMagics(cellText: string, lineOffset: number): { text: string; magics: MagicLine[] } {
+  const lines = cellText.split("\n");
+  const magics: MagicLine[] = [];
+  const cellMagic = lines.length > 0 && lines[0].trimStart().startsWith("%%");
+  const out = lines.map((line, i) => {
+    const trimmed = line.trimStart();
+    const column = line.length - trimmed.length;
+    if (cellMagic) return " ".repeat(line.length);
+    if (trimmed.startsWith("%") || trimmed.startsWith("!")) {
+      magics.push({ line: lineOffset + i, column, text: trimmed.replace(/\r$/, "") });
+      return " ".repeat(line.length);
+    }
+    return line;
+  });
+  return { text: out.join("\n"), magics };
+}
+
+/** Lints the code cells of a notebook as one program; non-code cells are skipped. */
+export function lintNotebook(cells: CellInput[], options: LintOptions = {}): { diagnostics: CellDiagnostic[]; ruleFailures: RuleFailure[] } {
+  const starts: Array<{ cell: number; line: number; lines: number }> = [];
+  const parts: string[] = [];
+  const magics: MagicLine[] = [];
+  let line = 0;
+  cells.forEach((c, index) => {
+    if (c.kind !== "code") return;
+    const blank = blankMagics(c.text, line);
+    const count = c.text.split("\n").length;
+    starts.push({ cell: index, line, lines: count });
+    parts.push(blank.text);
+    magics.push(...blank.magics);
+    line += count;
+  });
+  const joined = parts.join("\n");
+  const where = (l: number): string => {
+    let s = starts[0];
+    for (const st of starts) if (st.line <= l) s = st;
+    return s ? `cell ${s.cell + 1}, line ${l - s.line + 1}` : `line ${l + 1}`;
+  };
+  const result = lintPython(joined, options, { notebook: true, magics, where });
+  result.tree.delete();
+  const locate = (r: Range): { cell: number; range: Range } => {
+    let s = starts[0];
+    for (const st of starts) if (st.line <= r.start.line) s = st;
+    const endLine = Math.min(r.end.line, s.line + s.lines - 1);
+    return {
+      cell: s.cell,
+      range: { start: { line: r.start.line - s.line, character: r.start.character }, end: { line: endLine - s.line, character: endLine === r.end.line ? r.end.character : Number.MAX_SAFE_INTEGER } },
+    };
+  };
+  const diagnostics = result.diagnostics.map((d): CellDiagnostic => {
+    const at = locate(d.range);
+    return {
+      code: d.code, name: d.name, message: d.message, severity: d.severity, cell: at.cell, range: at.range,
+      ...(d.related ? { related: d.related.map((r) => ({ ...locate(r.range), message: r.message })) } : {}),
+      ...(d.fix ? { fix: { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ ...locate(e.range), newText: e.newText })) } } : {}),
+    };
+  });
+  return { diagnostics, ruleFailures: result.ruleFailures };
+}

@@ -1,0 +1,578 @@
+/**
+ * The module model every rule reads: the import aliases, the module-level functions, and the CUDA
+ * timeline of ../shared/spec/rules.md: framework imports, CUDA-initialising calls and environment
+ * writes, in execution order at module level (including `if __name__ == "__main__":` blocks and the
+ * bodies of module functions called at top level, two levels deep).
+ */
+import type { SyntaxNode, SyntaxTree } from "./parser";
+import { stringValue } from "./parser";
+import {
+  type Framework, type InitDepth, frameworkOfModule, isEagerInitModule, cudaDeviceOrdinal,
+  TORCH_CUDA_INIT, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
+} from "../frameworks";
+import type { Range } from "../types";
+
+/** How an environment variable was written. `%env` is IPython's magic (it sets os.environ). */
+export type EnvWriteForm = "subscript" | "setdefault" | "update" | "putenv" | "magic-env";
+
+/** A framework import (or an import of a module that initialises CUDA on import). */
+export interface ImportEvent {
+  kind: "import";
+  /** The import statement. */
+  node: SyntaxNode;
+  /** Dotted module path as written, e.g. `torch.distributed`. */
+  module: string;
+  framework: Framework | null;
+  /** The module initialises CUDA when imported (eagerInitModules). */
+  eagerInit: boolean;
+}
+
+/** A call that initialises CUDA (ground-truth rows marked "no"). */
+export interface InitEvent {
+  kind: "init";
+  /** The call node (or the import statement for an eager-init module). */
+  node: SyntaxNode;
+  framework: Framework;
+  depth: InitDepth;
+  /** Short description for messages, e.g. `torch.cuda.is_available()`. */
+  what: string;
+}
+
+/** A write of an environment variable with a literal name. */
+export interface EnvWriteEvent {
+  kind: "envWrite";
+  variable: string;
+  form: EnvWriteForm;
+  /** Where to report: the whole statement (or magic line). */
+  range: Range;
+  /** The statement node; null for a `%env` magic line. */
+  statement: SyntaxNode | null;
+  /** The value expression; null for magics and `update(K=...)` without one. */
+  value: SyntaxNode | null;
+  /** The value's literal text when it is a plain string (or the `%env` value). */
+  literal: string | null;
+  /** The write sits in a function body that the walk inlined. */
+  inFunction: boolean;
+  /** The write sits inside a block (if/with/try/...) rather than directly at module level. */
+  nested: boolean;
+}
+
+/** A read of an environment variable with a literal name. */
+export interface EnvReadEvent {
+  kind: "envRead";
+  variable: string;
+  /** The read expression (`os.environ["K"]`, `os.environ.get("K")`, `os.getenv("K")`). */
+  node: SyntaxNode;
+  /** The node of the variable name string. */
+  nameNode: SyntaxNode;
+}
+
+/** A shell line in a notebook (`!export K=v`, `!K=v cmd`) that sets a variable only for its subshell. */
+export interface ShellExportEvent {
+  kind: "shellExport";
+  variable: string;
+  value: string;
+  range: Range;
+  /** The whole shell line as written. */
+  text: string;
+}
+
+export type TimelineEvent = ImportEvent | InitEvent | EnvWriteEvent | EnvReadEvent | ShellExportEvent;
+
+/** An IPython line (magic or shell escape) that was blanked before parsing. */
+export interface MagicLine {
+  /** 0-based line in the linted text. */
+  line: number;
+  /** Column of the `%` or `!`. */
+  column: number;
+  /** The line from the `%`/`!` on. */
+  text: string;
+}
+
+/** Options of the model builder. */
+export interface ModelOptions {
+  eagerInitModules: readonly string[];
+  /** The project pins torch < 2.4: `device_count()` initialises CUDA (ground truth). */
+  torchBelow24: boolean;
+}
+
+/** The analysed module. */
+export interface ModuleModel {
+  tree: SyntaxTree;
+  text: string;
+  /** Local name → dotted path it is bound to by an import or a module-level alias. */
+  symbols: Map<string, string>;
+  /** Module-level function definitions by name. */
+  functions: Map<string, SyntaxNode>;
+  /** Events in execution order. */
+  events: TimelineEvent[];
+  /** Frameworks imported anywhere in the file. */
+  frameworks: Set<Framework>;
+  /** Resolves an expression to the dotted path it names (`th.cuda.is_available` → `torch.cuda.is_available`), or null. */
+  resolve(node: SyntaxNode | null | undefined): string | null;
+  /** Whether an expression denotes a CUDA device (`"cuda:0"`, `torch.device("cuda")`, a variable bound to one). */
+  isCudaDevice(node: SyntaxNode | null | undefined): boolean;
+  /** The latest module-level assignment `name = value` before `before` (a byte offset), or null. */
+  valueOf(name: string, before: number): SyntaxNode | null;
+  /** The literal string names of `os.environ`-like reads and writes are resolved through this. */
+  isEnviron(node: SyntaxNode | null | undefined): boolean;
+}
+
+/** Range of a node. */
+export function nodeRange(n: SyntaxNode): Range {
+  return {
+    start: { line: n.startPosition.row, character: n.startPosition.column },
+    end: { line: n.endPosition.row, character: n.endPosition.column },
+  };
+}
+
+const COMPOUND = new Set(["if_statement", "for_statement", "while_statement", "try_statement", "with_statement", "match_statement"]);
+
+/** Builds the model of a parsed module. Never throws on broken code: ERROR nodes are skipped. */
+export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = []): ModuleModel {
+  const root = tree.rootNode;
+  const symbols = new Map<string, string>();
+  const functions = new Map<string, SyntaxNode>();
+  const assignments = new Map<string, SyntaxNode[]>();
+  const frameworks = new Set<Framework>();
+
+  // Pass 1: imports anywhere (aliases are file-wide), module-level defs and alias assignments.
+  for (const imp of root.descendantsOfType(["import_statement", "import_from_statement"])) {
+    if (!imp) continue;
+    for (const [local, path] of importBindings(imp)) {
+      symbols.set(local, path);
+      const f = frameworkOfModule(path);
+      if (f) frameworks.add(f);
+    }
+  }
+  for (const stmt of root.namedChildren) {
+    if (!stmt) continue;
+    const def = stmt.type === "decorated_definition" ? stmt.childForFieldName("definition") : stmt;
+    if (def?.type === "function_definition") {
+      const name = def.childForFieldName("name")?.text;
+      if (name) functions.set(name, def);
+    }
+  }
+  for (const a of root.descendantsOfType("assignment")) {
+    if (!a) continue;
+    const left = a.childForFieldName("left");
+    const right = a.childForFieldName("right");
+    if (left?.type !== "identifier" || !right) continue;
+    const list = assignments.get(left.text) ?? [];
+    list.push(right);
+    assignments.set(left.text, list);
+  }
+
+  const resolve = (node: SyntaxNode | null | undefined): string | null => {
+    if (!node) return null;
+    switch (node.type) {
+      case "identifier": {
+        const s = symbols.get(node.text);
+        if (s) return s;
+        // `env = os.environ` style module-level aliases.
+        const vals = assignments.get(node.text);
+        if (vals && vals.length === 1 && (vals[0].type === "attribute" || vals[0].type === "identifier") && vals[0].text !== node.text) {
+          return resolveNoAlias(vals[0]);
+        }
+        return null;
+      }
+      case "attribute": {
+        const base = resolve(node.childForFieldName("object"));
+        const attr = node.childForFieldName("attribute")?.text;
+        return base && attr ? `${base}.${attr}` : null;
+      }
+      case "call": {
+        const base = resolve(node.childForFieldName("function"));
+        return base ? `${base}()` : null;
+      }
+      case "parenthesized_expression":
+        return resolve(node.namedChildren[0]);
+      default:
+        return null;
+    }
+  };
+  const resolveNoAlias = (node: SyntaxNode): string | null => {
+    if (node.type === "identifier") return symbols.get(node.text) ?? null;
+    if (node.type === "attribute") {
+      const base = resolveNoAlias(node.childForFieldName("object")!);
+      const attr = node.childForFieldName("attribute")?.text;
+      return base && attr ? `${base}.${attr}` : null;
+    }
+    return null;
+  };
+
+  const valueOf = (name: string, before: number): SyntaxNode | null => {
+    const list = assignments.get(name);
+    if (!list) return null;
+    let best: SyntaxNode | null = null;
+    for (const v of list) if (v.startIndex < before) best = v;
+    return best;
+  };
+
+  const isCudaDevice = (node: SyntaxNode | null | undefined, depth = 0): boolean => {
+    if (!node || depth > 4) return false;
+    switch (node.type) {
+      case "string": {
+        const v = stringValue(node);
+        if (v !== null) return cudaDeviceOrdinal(v) !== null;
+        // f"cuda:{rank}"
+        const first = node.namedChildren.find((c) => c?.type === "string_content");
+        return !!first && first.startIndex === node.firstChild!.endIndex && first.text.startsWith("cuda");
+      }
+      case "call": {
+        const q = resolve(node.childForFieldName("function"));
+        if (q === "torch.device") {
+          const arg = node.childForFieldName("arguments")?.namedChildren[0];
+          return isCudaDevice(arg, depth + 1);
+        }
+        return false;
+      }
+      case "conditional_expression":
+        return node.namedChildren.some((c, i) => i !== 1 && isCudaDevice(c, depth + 1));
+      case "identifier": {
+        const v = valueOf(node.text, node.startIndex);
+        return v ? isCudaDevice(v, depth + 1) : false;
+      }
+      case "parenthesized_expression":
+        return isCudaDevice(node.namedChildren[0], depth + 1);
+      default:
+        return false;
+    }
+  };
+
+  const isEnviron = (node: SyntaxNode | null | undefined): boolean => resolve(node) === "os.environ";
+
+  // Pass 2: the timeline walk.
+  const events: TimelineEvent[] = [];
+  let nvmlCheck = false;
+  const magicQueue = [...magics].sort((a, b) => a.line - b.line);
+  const flushMagics = (beforeLine: number) => {
+    while (magicQueue.length && magicQueue[0].line < beforeLine) events.push(...magicEvents(magicQueue.shift()!));
+  };
+
+  const classifyCall = (call: SyntaxNode): InitEvent | null => {
+    const fn = call.childForFieldName("function");
+    const args = call.childForFieldName("arguments");
+    const q = resolve(fn);
+    const ev = (framework: Framework, depth: InitDepth, what: string): InitEvent => ({ kind: "init", node: call, framework, depth, what });
+    if (q) {
+      const bare = q.replace(/\(\)/g, "");
+      if (bare.startsWith("torch.cuda.")) {
+        const member = bare.slice("torch.cuda.".length);
+        if (member === "is_available" && nvmlCheck) return null;
+        const depth = TORCH_CUDA_INIT.get(member);
+        if (depth) return ev("torch", depth, `${bare}()`);
+        if (member === "device_count" && options.torchBelow24) return ev("torch", "driver", `${bare}() (torch < 2.4)`);
+        if (member === "amp.GradScaler" || member === "amp.autocast") return ev("torch", "context", `${bare}()`);
+        return null;
+      }
+      if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
+        const dev = firstArgOrKeyword(args, "device_type");
+        return dev && stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
+      }
+      if (bare === "torch.amp.GradScaler") {
+        const dev = firstArgOrKeyword(args, "device");
+        return !dev || stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
+      }
+      if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare)) return ev("torch", "context", "DataParallel(...)");
+      if (bare === "accelerate.Accelerator" || bare === "accelerate.accelerator.Accelerator") return ev("torch", "context", "accelerate.Accelerator()");
+      if (bare.startsWith("jax.")) {
+        const member = bare.slice(4);
+        if (JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + "."))) return ev("jax", "context", `${bare}()`);
+        return null;
+      }
+      if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
+        const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
+        if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available") return ev("tensorflow", "context", `${bare}()`);
+        if (TF_NON_INIT_PREFIXES.some((p) => tfq.startsWith(p))) return null;
+        if (tfq === "tensorflow.python.client.device_lib.list_local_devices") return ev("tensorflow", "context", `${bare}()`);
+        return ev("tensorflow", "context", `${bare}()`);
+      }
+      if (bare.startsWith("cupy.") || bare.startsWith("cupyx.")) return ev("cupy", "context", `${bare}()`);
+      if (bare.startsWith("numba.cuda.") && bare !== "numba.cuda.jit") return ev("numba", "context", `${bare}()`);
+      if (bare.startsWith("torch.")) {
+        const dev = keyword(args, "device");
+        if (dev && isCudaDevice(dev)) return ev("torch", "context", `${bare}(device=${dev.text})`);
+      }
+    }
+    // Method calls on torch objects: `.cuda()`, `.to("cuda")`, `device="cuda"`.
+    if (fn?.type === "attribute" && frameworks.has("torch")) {
+      const attr = fn.childForFieldName("attribute")?.text;
+      const obj = fn.childForFieldName("object");
+      const objQ = resolve(obj);
+      if (objQ === "torch" || objQ === "torch.cuda") return null;
+      if (attr === "cuda") return ev("torch", "context", ".cuda()");
+      if (attr === "to" && args && args.namedChildren.some((a) => a && (isCudaDevice(a) || (a.type === "keyword_argument" && a.childForFieldName("name")?.text === "device" && isCudaDevice(a.childForFieldName("value")))))) {
+        return ev("torch", "context", `.to(${args.namedChildren[0]?.text ?? ""})`);
+      }
+      const dev = keyword(args, "device");
+      if (dev && isCudaDevice(dev)) return ev("torch", "context", `${attr}(device=${dev.text})`);
+    }
+    return null;
+  };
+
+  const inlined = new Set<string>();
+
+  const visitCalls = (scope: SyntaxNode, depth: number) => {
+    for (const call of callsInOrder(scope)) {
+      const init = classifyCall(call);
+      if (init) events.push(init);
+      const fn = call.childForFieldName("function");
+      if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !inlined.has(fn.text)) {
+        const def = functions.get(fn.text)!;
+        const body = def.childForFieldName("body");
+        if (body) {
+          inlined.add(fn.text);
+          walkBlock(body, depth + 1, true);
+          inlined.delete(fn.text);
+        }
+      }
+    }
+  };
+
+  const recordEnv = (stmt: SyntaxNode, inFunction: boolean, nested: boolean) => {
+    for (const w of envWritesOf(stmt, isEnviron, resolve)) {
+      const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
+      events.push(ev);
+      if (w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK" && w.literal === "1") nvmlCheck = true;
+    }
+  };
+
+  const walkStatement = (stmt: SyntaxNode, depth: number, inFunction: boolean, nested: boolean): void => {
+    switch (stmt.type) {
+      case "import_statement":
+      case "import_from_statement": {
+        for (const [, path] of importBindings(stmt)) {
+          const framework = frameworkOfModule(path);
+          const eager = isEagerInitModule(path, options.eagerInitModules);
+          if (framework || eager) events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
+          if (eager) events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: "context", what: `import ${path}` });
+        }
+        return;
+      }
+      case "function_definition":
+      case "class_definition":
+        if (stmt.type === "class_definition") {
+          const body = stmt.childForFieldName("body");
+          if (body) for (const s of body.namedChildren) if (s && s.type !== "function_definition" && s.type !== "decorated_definition") walkStatement(s, depth, inFunction, true);
+        }
+        return;
+      case "decorated_definition":
+        for (const d of stmt.namedChildren) if (d?.type === "decorator") visitCalls(d, depth);
+        return;
+      default:
+        break;
+    }
+    if (COMPOUND.has(stmt.type)) {
+      for (const child of stmt.namedChildren) {
+        if (!child) continue;
+        if (child.type === "block") walkBlock(child, depth, inFunction, true);
+        else if (["elif_clause", "else_clause", "except_clause", "finally_clause", "case_clause", "except_group_clause"].includes(child.type)) {
+          for (const c of child.namedChildren) {
+            if (!c) continue;
+            if (c.type === "block") walkBlock(c, depth, inFunction, true);
+            else visitCalls(c, depth);
+          }
+        } else if (child.type !== "comment" && child !== stmt.childForFieldName("left")) {
+          visitCalls(child, depth);
+        }
+      }
+      return;
+    }
+    visitCalls(stmt, depth);
+    recordEnv(stmt, inFunction, nested);
+  };
+
+  const walkBlock = (block: SyntaxNode, depth: number, inFunction: boolean, nested = false) => {
+    for (const s of block.namedChildren) {
+      if (!s || s.type === "comment") continue;
+      if (depth === 0 && !nested) flushMagics(s.startPosition.row);
+      walkStatement(s, depth, inFunction, nested);
+    }
+  };
+
+  walkBlock(root, 0, false);
+  flushMagics(Number.MAX_SAFE_INTEGER);
+
+  // Reads anywhere in the file (for GPU005 and GPU007).
+  for (const r of envReadsOf(root, isEnviron, resolve)) events.push(r);
+
+  return { tree, text, symbols, functions, events, frameworks, resolve, isCudaDevice, valueOf, isEnviron };
+}
+
+/** Local name → dotted path bindings of one import statement. */
+export function importBindings(imp: SyntaxNode): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  if (imp.type === "import_statement") {
+    for (const n of imp.namedChildren) {
+      if (!n) continue;
+      if (n.type === "dotted_name") out.push([n.text.split(".")[0], n.text.split(".")[0]]);
+      else if (n.type === "aliased_import") {
+        const name = n.childForFieldName("name")?.text;
+        const alias = n.childForFieldName("alias")?.text;
+        if (name && alias) out.push([alias, name]);
+      }
+    }
+    // `import torch.distributed` binds `torch` but imports the submodule: record the full path too.
+    for (const n of imp.namedChildren) if (n?.type === "dotted_name" && n.text.includes(".")) out.push([`\u0000${n.text}`, n.text]);
+  } else if (imp.type === "import_from_statement") {
+    const mod = imp.childForFieldName("module_name")?.text;
+    if (!mod || mod.startsWith(".")) return out;
+    for (const n of imp.childrenForFieldName("name")) {
+      if (!n) continue;
+      if (n.type === "dotted_name") out.push([n.text, `${mod}.${n.text}`]);
+      else if (n.type === "aliased_import") {
+        const name = n.childForFieldName("name")?.text;
+        const alias = n.childForFieldName("alias")?.text;
+        if (name && alias) out.push([alias, `${mod}.${name}`]);
+      }
+    }
+    if (imp.namedChildren.some((c) => c?.type === "wildcard_import")) out.push([`\u0000${mod}.*`, mod]);
+  }
+  return out;
+}
+
+/** Calls inside `scope` in evaluation order (arguments before the call that receives them), skipping lambdas and nested defs. */
+function callsInOrder(scope: SyntaxNode): SyntaxNode[] {
+  const out: SyntaxNode[] = [];
+  const visit = (n: SyntaxNode) => {
+    if (n.type === "lambda" || n.type === "function_definition" || n.type === "class_definition") return;
+    for (const c of n.namedChildren) if (c) visit(c);
+    if (n.type === "call") out.push(n);
+  };
+  visit(scope);
+  return out;
+}
+
+function keyword(args: SyntaxNode | null, name: string): SyntaxNode | null {
+  if (!args) return null;
+  for (const a of args.namedChildren) {
+    if (a?.type === "keyword_argument" && a.childForFieldName("name")?.text === name) return a.childForFieldName("value");
+  }
+  return null;
+}
+
+function firstArgOrKeyword(args: SyntaxNode | null, name: string): SyntaxNode | null {
+  if (!args) return null;
+  const first = args.namedChildren[0];
+  if (first && first.type !== "keyword_argument") return first;
+  return keyword(args, name);
+}
+
+type WriteInfo = Pick<EnvWriteEvent, "variable" | "form" | "value" | "literal">;
+
+/** Environment writes with literal names performed by one simple statement. */
+function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null): WriteInfo[] {
+  const out: WriteInfo[] = [];
+  const expr = stmt.type === "expression_statement" ? stmt.namedChildren[0] : null;
+  if (!expr) return out;
+  if (expr.type === "assignment") {
+    // `os.environ["K"] = v`, also chained `a = os.environ["K"] = v`.
+    let a: SyntaxNode | null = expr;
+    while (a?.type === "assignment") {
+      const left = a.childForFieldName("left");
+      const right = a.childForFieldName("right");
+      if (left?.type === "subscript" && isEnviron(left.childForFieldName("value"))) {
+        const name = stringValue(left.childForFieldName("subscript"));
+        const value = right?.type === "assignment" ? right.childForFieldName("right") : right;
+        if (name !== null && value) out.push({ variable: name, form: "subscript", value, literal: stringValue(value) });
+      }
+      a = right?.type === "assignment" ? right : null;
+    }
+    return out;
+  }
+  if (expr.type !== "call") return out;
+  const fn = expr.childForFieldName("function");
+  const args = expr.childForFieldName("arguments");
+  const positional = args?.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "keyword_argument" && c.type !== "comment") ?? [];
+  if (fn?.type === "attribute" && isEnviron(fn.childForFieldName("object"))) {
+    const method = fn.childForFieldName("attribute")?.text;
+    if (method === "setdefault" || method === "__setitem__") {
+      const name = stringValue(positional[0]);
+      const value = positional[1] ?? null;
+      if (name !== null) out.push({ variable: name, form: method === "setdefault" ? "setdefault" : "subscript", value, literal: stringValue(value) });
+    } else if (method === "update") {
+      for (const p of positional) {
+        if (p.type !== "dictionary") continue;
+        for (const pair of p.namedChildren) {
+          if (pair?.type !== "pair") continue;
+          const name = stringValue(pair.childForFieldName("key"));
+          const value = pair.childForFieldName("value");
+          if (name !== null) out.push({ variable: name, form: "update", value, literal: stringValue(value) });
+        }
+      }
+      for (const k of args?.namedChildren ?? []) {
+        if (k?.type !== "keyword_argument") continue;
+        const name = k.childForFieldName("name")?.text;
+        const value = k.childForFieldName("value");
+        if (name) out.push({ variable: name, form: "update", value, literal: stringValue(value) });
+      }
+    }
+    return out;
+  }
+  if (resolve(fn) === "os.putenv") {
+    const name = stringValue(positional[0]);
+    const value = positional[1] ?? null;
+    if (name !== null) out.push({ variable: name, form: "putenv", value, literal: stringValue(value) });
+  }
+  return out;
+}
+
+/** Environment reads with literal names anywhere in the tree. */
+function envReadsOf(root: SyntaxNode, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null): EnvReadEvent[] {
+  const out: EnvReadEvent[] = [];
+  for (const s of root.descendantsOfType("subscript")) {
+    if (!s || !isEnviron(s.childForFieldName("value"))) continue;
+    const parent = s.parent;
+    if (parent?.type === "assignment" && parent.childForFieldName("left")?.id === s.id) continue;
+    if (parent?.type === "delete_statement") continue;
+    const key = s.childForFieldName("subscript");
+    const name = stringValue(key);
+    if (name !== null && key) out.push({ kind: "envRead", variable: name, node: s, nameNode: key });
+  }
+  for (const c of root.descendantsOfType("call")) {
+    if (!c) continue;
+    const fn = c.childForFieldName("function");
+    const q = resolve(fn);
+    const isGet = fn?.type === "attribute" && isEnviron(fn.childForFieldName("object")) && ["get", "pop"].includes(fn.childForFieldName("attribute")?.text ?? "");
+    if (!isGet && q !== "os.getenv") continue;
+    const first = c.childForFieldName("arguments")?.namedChildren[0];
+    const name = stringValue(first);
+    if (name !== null && first) out.push({ kind: "envRead", variable: name, node: c, nameNode: first });
+  }
+  return out;
+}
+
+/** Events of one IPython line: `%env K=V` / `%env K V` / `%set_env K V` writes; `!export K=V` / `!K=V cmd` shell exports. */
+export function magicEvents(m: MagicLine): TimelineEvent[] {
+  const range: Range = { start: { line: m.line, character: m.column }, end: { line: m.line, character: m.column + m.text.length } };
+  const words = m.text.slice(1).trim().split(/\s+/).filter(Boolean);
+  if (m.text.startsWith("%")) {
+    const [magic, ...rest] = words;
+    if ((magic !== "env" && magic !== "set_env") || rest.length === 0) return [];
+    const joined = rest.join(" ");
+    const eq = joined.indexOf("=");
+    let variable: string;
+    let value: string;
+    if (eq > 0 && !/\s/.test(joined.slice(0, eq))) { variable = joined.slice(0, eq); value = joined.slice(eq + 1).trim(); }
+    else if (rest.length >= 2) { variable = rest[0]; value = rest.slice(1).join(" "); }
+    else return [];
+    return [{ kind: "envWrite", variable, form: "magic-env", range, statement: null, value: null, literal: unquote(value), inFunction: false, nested: false }];
+  }
+  // Shell escape: `!export A=1 B=2`, `!A=1 python x.py`.
+  const out: TimelineEvent[] = [];
+  let rest = words;
+  if (rest[0] === "export") rest = rest.slice(1);
+  for (const w of rest) {
+    const eq = w.indexOf("=");
+    if (eq <= 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(w.slice(0, eq))) break;
+    out.push({ kind: "shellExport", variable: w.slice(0, eq), value: unquote(w.slice(eq + 1)), range, text: m.text });
+  }
+  return out;
+}
+
+function unquote(v: string): string {
+  const t = v.trim();
+  if (t.length >= 2 && (t[0] === '"' || t[0] === "'") && t[t.length - 1] === t[0]) return t.slice(1, -1);
+  return t;
+}

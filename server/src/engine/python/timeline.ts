@@ -1,0 +1,42 @@
+/**
+ * Queries on the CUDA timeline: what happened before a given environment write.
+ */
+import { freezes, readersOf } from "../frameworks";
+import type { EnvWriteEvent, ImportEvent, InitEvent, ModuleModel } from "./model";
+
+/** What ran before one write of a startup variable. */
+export interface WriteState {
+  /** The first call before the write that initialised a framework which reads (and so froze) the variable. */
+  frozenBy: InitEvent | null;
+  /** The first import before the write of a framework that reads the variable. */
+  firstImport: ImportEvent | null;
+}
+
+/** Walks the timeline up to `write` and returns its {@link WriteState}. */
+export function stateBefore(model: ModuleModel, write: EnvWriteEvent): WriteState {
+  let frozenBy: InitEvent | null = null;
+  let firstImport: ImportEvent | null = null;
+  const readers = readersOf(write.variable);
+  for (const e of model.events) {
+    if (e === write) break;
+    if (e.kind === "init" && !frozenBy && freezes(e.framework, e.depth, write.variable)) frozenBy = e;
+    if (e.kind === "import" && !firstImport && (e.eagerInit || (e.framework && (!readers || readers.includes(e.framework))))) firstImport = e;
+  }
+  return { frozenBy, firstImport };
+}
+
+/** The first framework import of the module (any framework), or null: where a moved write goes. */
+export function firstFrameworkImport(model: ModuleModel): ImportEvent | null {
+  for (const e of model.events) if (e.kind === "import") return e;
+  return null;
+}
+
+/** Whether any CUDA-initialising call comes after `after` in the timeline. */
+export function cudaUsedAfter(model: ModuleModel, after: EnvWriteEvent): boolean {
+  let seen = false;
+  for (const e of model.events) {
+    if (e === after) seen = true;
+    else if (seen && e.kind === "init") return true;
+  }
+  return false;
+}

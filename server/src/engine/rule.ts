@@ -1,0 +1,52 @@
+/**
+ * The rule contract, after ESLint's shape: `meta` (code, name, severity, fixable, docs) plus
+ * `check(context)`, which reports findings through `context.report`.
+ */
+import type { LintDiagnostic, RuleMeta, Severity, Fix, RelatedInfo, Range } from "./types";
+import type { ModuleModel, EnvWriteEvent } from "./python/model";
+import type { SyntaxNode } from "./python/parser";
+
+/** Facts about the machine, for GPU017 (inventory sent by the client, or `--gpus`/`--inventory` in the CLI). */
+export interface MachineFacts {
+  /** Number of physical GPUs, or null when unknown (the rule stays silent). */
+  gpuCount: number | null;
+  /** Their UUIDs (`GPU-...`), in nvidia-smi index order; may be empty. */
+  uuids: string[];
+}
+
+/** Everything a rule may read. */
+export interface RuleContext {
+  model: ModuleModel;
+  /** The machine, when known. */
+  machine: MachineFacts;
+  /** Whether the text is a notebook (cells joined in order). */
+  notebook: boolean;
+  /** Names a 0-based line for messages: "line 4" in a file, "cell 2, line 1" in a notebook. */
+  where(line: number): string;
+  /** Reports one finding; severity defaults to the rule's. */
+  report(finding: { range: Range; message: string; severity?: Severity; related?: RelatedInfo[]; fix?: Fix }): void;
+}
+
+export interface Rule {
+  meta: RuleMeta;
+  check(context: RuleContext): void;
+}
+
+/** Builds a diagnostic from a rule and a finding (used by the engine). */
+export function toDiagnostic(rule: Rule, f: Parameters<RuleContext["report"]>[0]): LintDiagnostic {
+  return {
+    code: rule.meta.code, name: rule.meta.name, message: f.message, severity: f.severity ?? rule.meta.severity,
+    range: f.range, ...(f.related ? { related: f.related } : {}), ...(f.fix ? { fix: f.fix } : {}),
+  };
+}
+
+/** The env writes of the timeline, in execution order. */
+export function envWrites(model: ModuleModel): EnvWriteEvent[] {
+  return model.events.filter((e): e is EnvWriteEvent => e.kind === "envWrite");
+}
+
+/** The statement's source text starting at `node`, for messages: first line only, at most 80 chars. */
+export function snippet(node: SyntaxNode): string {
+  const first = node.text.split("\n")[0];
+  return first.length > 80 ? `${first.slice(0, 77)}...` : first;
+}

@@ -1,0 +1,42 @@
+import type { Rule } from "../rule";
+import { envWrites } from "../rule";
+import { STARTUP_VARIABLES } from "../frameworks";
+import { stateBefore } from "../python/timeline";
+import { nodeRange } from "../python/model";
+import { moveWriteFix } from "./shared/moveWrite";
+
+/** GPU001: a startup variable written after a CUDA-initialising call of a framework that reads it. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU001",
+    name: "env-after-cuda-init",
+    severity: "error",
+    fixable: true,
+    docs: {
+      what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import.",
+      why: "These variables are read once, when the CUDA driver or the framework initialises. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `torch.cuda.is_available()`, setting `CUDA_VISIBLE_DEVICES=\"1\"` has no effect — the program still runs on physical GPU 0, while `device_count()` now reports 1: a silent mismatch. After `jax.devices()`, `XLA_PYTHON_CLIENT_PREALLOCATE=false` is ignored and JAX preallocates 75% of the GPU (107,918 MiB of 143,771 MiB). Each variable freezes at its own moment: `PYTORCH_CUDA_ALLOC_CONF` survives `is_available()` but not the first allocation.",
+      example: "import os\nimport torch\n\nif torch.cuda.is_available():\n    print(\"cuda ok\")\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"  # GPU001: too late, still GPU 0\n",
+      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\nif torch.cuda.is_available():\n    print(\"cuda ok\")\n",
+      whenNotToCare: "Never in a long-running process. In a notebook, the fix also needs a kernel restart: the kernel keeps its initialised CUDA state.",
+      references: [
+        "ground-truth.md: 'When does setting os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\" still take effect?' rows `torch.cuda.is_available()`, `accelerate.Accelerator()`, `jax.devices()`",
+        "ground-truth.md: 'Each variable freezes at its own moment'",
+        "CUDA C Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES is read at CUDA initialisation",
+      ],
+    },
+  },
+  check(ctx) {
+    for (const w of envWrites(ctx.model)) {
+      if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
+      const { frozenBy } = stateBefore(ctx.model, w);
+      if (!frozenBy) continue;
+      const line = ctx.where(frozenBy.node.startPosition.row);
+      ctx.report({
+        range: w.range,
+        message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line}): it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
+        related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
+        fix: moveWriteFix(ctx, w) ?? undefined,
+      });
+    }
+  },
+};

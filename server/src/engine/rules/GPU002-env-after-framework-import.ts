@@ -1,0 +1,41 @@
+import type { Rule } from "../rule";
+import { envWrites } from "../rule";
+import { STARTUP_VARIABLES } from "../frameworks";
+import { stateBefore } from "../python/timeline";
+import { nodeRange } from "../python/model";
+import { moveWriteFix } from "./shared/moveWrite";
+
+/** GPU002: a startup variable written after a framework import, before any initialising call. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU002",
+    name: "env-after-framework-import",
+    severity: "warning",
+    fixable: true,
+    docs: {
+      what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA.",
+      why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `flash_attn`, `deepspeed` do), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is a warning, not an error.",
+      example: "import os\nimport torch\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"  # GPU002: works, but one import away from GPU001\nx = torch.ones(4, device=\"cuda\")\n",
+      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\nx = torch.ones(4, device=\"cuda\")\n",
+      whenNotToCare: "When the value is only known after parsing arguments that need the framework. Better still: let the launcher set the variable (GPU Pilot's run command, `CUDA_VISIBLE_DEVICES=1 python train.py`).",
+      references: [
+        "ground-truth.md rows `import torch` only, `torch.manual_seed(0)`, `torch.cuda.device_count()`: effective",
+        "ground-truth.md: 'Torch < 2.4 cached device_count() before initialisation'",
+      ],
+    },
+  },
+  check(ctx) {
+    for (const w of envWrites(ctx.model)) {
+      if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
+      const { frozenBy, firstImport } = stateBefore(ctx.model, w);
+      if (frozenBy || !firstImport) continue;
+      const line = ctx.where(firstImport.node.startPosition.row);
+      ctx.report({
+        range: w.range,
+        message: `${w.variable} is set after \`${firstImport.node.text.split("\n")[0]}\` (${line}): it works only while nothing initialises CUDA first; set it before the import`,
+        related: [{ range: nodeRange(firstImport.node), message: `${firstImport.module} imported here` }],
+        fix: moveWriteFix(ctx, w) ?? undefined,
+      });
+    }
+  },
+};

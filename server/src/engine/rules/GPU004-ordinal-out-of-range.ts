@@ -1,0 +1,46 @@
+import type { Rule } from "../rule";
+import { envWrites } from "../rule";
+import { nodeRange } from "../python/model";
+import { deviceUses } from "../python/devices";
+import { parseVisibleDevices } from "../visibleDevices";
+
+/** GPU004: a device ordinal at or beyond the number of devices the file's own CUDA_VISIBLE_DEVICES leaves visible. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU004",
+    name: "ordinal-out-of-range",
+    severity: "error",
+    fixable: true,
+    docs: {
+      what: "Finds `cuda:N`, `torch.device(\"cuda\", N)`, `set_device(N)`, `.cuda(N)`, `device_ids=[...]` and `jax.devices()[N]` whose N is not below the number of ids that the same file put in CUDA_VISIBLE_DEVICES.",
+      why: "CUDA renumbers the visible devices from 0. Measured on 2 x H200 (ground-truth.md, 'Other facts measured'): with `CUDA_VISIBLE_DEVICES=\"1\"`, `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. The author usually meant physical GPU 1, which is now `cuda:0`.",
+      example: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\ntorch.cuda.set_device(1)  # invalid device ordinal\n",
+      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\ntorch.cuda.set_device(0)  # physical GPU 1\n",
+      whenNotToCare: "Never: the ordinal cannot exist in this process. Renumbering itself (`\"5\"` then `cuda:0`) is by design and never reported.",
+      references: ["ground-truth.md: 'How CUDA parses CUDA_VISIBLE_DEVICES' row \"1\"; 'Other facts measured' row invalid device ordinal"],
+    },
+  },
+  check(ctx) {
+    const writes = envWrites(ctx.model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES");
+    const literals = new Set(writes.map((w) => w.literal));
+    // Only a file that sets one known value tells us how many devices it sees.
+    if (writes.length === 0 || literals.size !== 1 || literals.has(null)) return;
+    const value = writes[0].literal!;
+    const parsed = parseVisibleDevices(value);
+    if (parsed.hidesAll || parsed.stop) return; // GPU003's business
+    const k = parsed.count;
+    for (const use of deviceUses(ctx.model)) {
+      if (use.ordinal < k) continue;
+      const position = parsed.kept.findIndex((e) => e.kind === "index" && e.index === use.ordinal);
+      const visible = k === 1 ? "only cuda:0 exists" : `only cuda:0..cuda:${k - 1} exist`;
+      ctx.report({
+        range: nodeRange(use.node),
+        message: `${use.form} names device ${use.ordinal}, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(writes[0].range.start.line)}) leaves ${k} visible: ${visible}, renumbered from 0 (invalid device ordinal)`
+          + (position >= 0 ? `; physical GPU ${use.ordinal} is cuda:${position}` : ""),
+        ...(position >= 0
+          ? { fix: { title: `Use ordinal ${position} (physical GPU ${use.ordinal})`, edits: [{ range: nodeRange(use.node), newText: use.replace(position) }], safe: false } }
+          : {}),
+      });
+    }
+  },
+};

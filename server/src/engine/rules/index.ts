@@ -1,0 +1,13 @@
+/** The rule registry: every rule, in code order. A rule file is found by its code (`GPU001-*.ts`). */
+import type { Rule } from "../rule";
+import { rule as GPU001 } from "./GPU001-env-after-cuda-init";
+import { rule as GPU002 } from "./GPU002-env-after-framework-import";
+import { rule as GPU003 } from "./GPU003-invalid-visible-devices";
+import { rule as GPU004 } from "./GPU004-ordinal-out-of-range";
+
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004];
+
+/** The rule with this code, or undefined. */
+export function ruleByCode(code: string): Rule | undefined {
+  return RULES.find((r) => r.meta.code === code);
+}

@@ -1,0 +1,70 @@
+/**
+ * The lint engine's own types. Positions follow LSP: 0-based line, 0-based character counted in
+ * UTF-16 code units. No `vscode` and no LSP transport here: the server and the CLI share them.
+ */
+
+/** A position in a text: 0-based line, 0-based UTF-16 column. */
+export interface Position { line: number; character: number }
+/** A half-open range [start, end). */
+export interface Range { start: Position; end: Position }
+/** A replacement of `range` by `newText` (LSP TextEdit shape). */
+export interface TextEdit { range: Range; newText: string }
+
+export type Severity = "error" | "warning" | "information" | "hint";
+
+/** A rule code, `GPU001` .. `GPU020` (../shared/spec/rules.md). */
+export type RuleCode = `GPU${number}`;
+
+/** A fix offered for one diagnostic. */
+export interface Fix {
+  /** Quick-fix title shown in the editor, e.g. "Move the CUDA_VISIBLE_DEVICES write above `import torch`". */
+  title: string;
+  /** Edits on the linted text (for notebooks: on the joined cell text; the caller maps them to cells). */
+  edits: TextEdit[];
+  /** Safe fixes keep the program's meaning and may run on save / `--fix`; unsafe ones are offered only. */
+  safe: boolean;
+  /** A note to show after applying (e.g. "restart the kernel"). */
+  note?: string;
+}
+
+/** A related location that explains a diagnostic (e.g. the initialising call for GPU001). */
+export interface RelatedInfo { range: Range; message: string }
+
+/** One finding. */
+export interface LintDiagnostic {
+  code: RuleCode;
+  /** The rule's kebab-case name, e.g. `env-after-cuda-init`. */
+  name: string;
+  message: string;
+  severity: Severity;
+  range: Range;
+  related?: RelatedInfo[];
+  fix?: Fix;
+}
+
+/** Rule documentation, in Ruff's order; rendered into docs/rules/GPUnnn.md and hovers. */
+export interface RuleDocs {
+  /** What it does. */
+  what: string;
+  /** Why is this bad: with the measured fact (ground-truth row) or the cited source. */
+  why: string;
+  /** A Python example that triggers the rule. */
+  example: string;
+  /** The fixed example / what to use instead. */
+  fix: string;
+  /** When not to care. */
+  whenNotToCare: string;
+  /** Sources: ground-truth rows, NVIDIA / PyTorch / TensorFlow / JAX documentation. */
+  references: string[];
+}
+
+/** A rule's fixed metadata. */
+export interface RuleMeta {
+  code: RuleCode;
+  name: string;
+  /** Default severity (rules.md); a rule may report some cases at another severity. */
+  severity: Severity;
+  /** Whether the rule offers a quick fix for at least some findings. */
+  fixable: boolean;
+  docs: RuleDocs;
+}
