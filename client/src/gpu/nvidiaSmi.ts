@@ -1,0 +1,509 @@
+/**
+ * nvidia-smi: run it safely and parse its CSV query output.
+ *
+ * No `vscode` import: everything here is unit-tested against real captured output
+ * (test/fixtures/nvidia-smi/h200x2) and the fake executable test/fixtures/bin/nvidia-smi.
+ *
+ * Sources for field names, units and exit codes: `nvidia-smi --help-query-gpu`,
+ * `nvidia-smi --help-query-compute-apps` and the RETURN VALUE section of `nvidia-smi -h` / `man nvidia-smi`.
+ */
+
+type ExecaModule = typeof import("execa", { with: { "resolution-mode": "import" } });
+let execaModule: Promise<ExecaModule> | undefined;
+/**
+ * execa is ESM-only and this project compiles to CommonJS: a dynamic import keeps it loadable
+ * (esbuild inlines it into dist/client.js; tsx and Node load it as ESM in unit tests).
+ */
+function loadExeca(): Promise<ExecaModule> {
+  execaModule ??= import("execa");
+  return execaModule;
+}
+
+/** The `--query-gpu` fields GPU Pilot asks for, in this order (the columns of {@link parseQueryGpu}'s input). */
+export const QUERY_GPU_FIELDS = [
+  "index",
+  "uuid",
+  "name",
+  "pci.bus_id",
+  "driver_version",
+  "memory.total",
+  "memory.used",
+  "memory.free",
+  "utilization.gpu",
+  "utilization.memory",
+  "temperature.gpu",
+  "power.draw",
+  "power.limit",
+  "fan.speed",
+  "compute_mode",
+  "mig.mode.current",
+  "persistence_mode",
+  "clocks.sm",
+  "clocks.max.sm",
+  "pstate",
+] as const;
+
+/** The `--query-compute-apps` fields GPU Pilot asks for, in this order (the columns of {@link parseComputeApps}'s input). */
+export const QUERY_APPS_FIELDS = ["gpu_uuid", "gpu_bus_id", "pid", "process_name", "used_memory"] as const;
+
+/** Arguments for the GPU query: one CSV line per GPU, no header, no unit suffixes. */
+export const QUERY_GPU_ARGS: readonly string[] = [
+  `--query-gpu=${QUERY_GPU_FIELDS.join(",")}`,
+  "--format=csv,noheader,nounits",
+];
+
+/** Arguments for the compute-process query: one CSV line per process, no header, no unit suffixes. */
+export const QUERY_APPS_ARGS: readonly string[] = [
+  `--query-compute-apps=${QUERY_APPS_FIELDS.join(",")}`,
+  "--format=csv,noheader,nounits",
+];
+
+/**
+ * One GPU, from one line of `nvidia-smi --query-gpu=<QUERY_GPU_FIELDS> --format=csv,noheader,nounits`.
+ *
+ * A numeric or text field is `null` when nvidia-smi printed a placeholder instead of a value
+ * (`[N/A]`, `[Not Supported]`, `[Unknown Error]`, `[GPU is lost]`, `[Insufficient Permissions]`, ...):
+ * never `NaN`.
+ */
+export interface Gpu {
+  /** `index`: nvidia-smi's ordinal, in PCI bus order (nvidia-smi ignores CUDA_VISIBLE_DEVICES). */
+  index: number;
+  /** `uuid`: `GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx`. */
+  uuid: string;
+  /** `name`: product name, e.g. `NVIDIA H200`. */
+  name: string;
+  /** `pci.bus_id`: `domain:bus:device.function` in hex, e.g. `00000000:00:06.0`. */
+  pciBusId: string;
+  /** `driver_version`, e.g. `580.159.04`. */
+  driverVersion: string | null;
+  /** `memory.total`, MiB. */
+  memoryTotalMiB: number | null;
+  /** `memory.used`, MiB. */
+  memoryUsedMiB: number | null;
+  /** `memory.free`, MiB. */
+  memoryFreeMiB: number | null;
+  /** `utilization.gpu`: % of the last sample period in which a kernel ran (0-100). */
+  utilizationGpuPercent: number | null;
+  /** `utilization.memory`: % of the last sample period in which device memory was read or written (0-100). */
+  utilizationMemoryPercent: number | null;
+  /** `temperature.gpu`: core temperature, °C. */
+  temperatureC: number | null;
+  /** `power.draw`: current board power draw, W. */
+  powerDrawW: number | null;
+  /** `power.limit`: software power limit, W. */
+  powerLimitW: number | null;
+  /** `fan.speed`: % of the fan's maximum speed; `null` on passively cooled boards (`[N/A]`). */
+  fanSpeedPercent: number | null;
+  /** `compute_mode`: `Default`, `Exclusive_Process` or `Prohibited`. */
+  computeMode: string | null;
+  /** `mig.mode.current`: `Enabled` or `Disabled`; `null` (`[N/A]`) on GPUs without MIG. */
+  migMode: string | null;
+  /** `persistence_mode`: `Enabled` or `Disabled` (Linux only). */
+  persistenceMode: string | null;
+  /** `clocks.sm` (also spelled `clocks.current.sm`): current SM clock, MHz. */
+  clockSmMHz: number | null;
+  /** `clocks.max.sm`: maximum SM clock, MHz. */
+  clockMaxSmMHz: number | null;
+  /** `pstate`: performance state, `P0` (maximum performance) to `P12` (minimum). */
+  pstate: string | null;
+}
+
+/** One process holding a CUDA context, from one line of `nvidia-smi --query-compute-apps=<QUERY_APPS_FIELDS> --format=csv,noheader,nounits`. */
+export interface ComputeApp {
+  /** `gpu_uuid`: the GPU the context lives on (match with {@link Gpu.uuid}). */
+  gpuUuid: string;
+  /** `gpu_bus_id`, e.g. `00000000:00:06.0`. */
+  gpuBusId: string | null;
+  /** `pid`: process id (in nvidia-smi's PID namespace: inside a container it can be a host pid). */
+  pid: number;
+  /** `process_name`: the executable name or path as nvidia-smi reports it; may contain `, `. */
+  processName: string;
+  /** `used_memory` (alias `used_gpu_memory`): device memory held by the context, MiB; `null` where not reported (e.g. `[N/A]` under MIG or WDDM). */
+  usedMemoryMiB: number | null;
+}
+
+/** A line the parser could not use, reported instead of dropped. `line` is 1-based. */
+export interface ParseProblem {
+  line: number;
+  text: string;
+  reason: string;
+}
+
+/** What a parser returns: the rows it understood and the lines it could not use. */
+export interface Parsed<T> {
+  rows: T[];
+  problems: ParseProblem[];
+}
+
+/**
+ * Splits nvidia-smi's CSV output into trimmed, non-empty lines with their 1-based line numbers.
+ * Handles `\r\n` line ends.
+ */
+function lines(csv: string): { line: number; text: string }[] {
+  const out: { line: number; text: string }[] = [];
+  csv.split(/\r?\n/).forEach((raw, i) => {
+    const text = raw.trim();
+    if (text !== "") out.push({ line: i + 1, text });
+  });
+  return out;
+}
+
+/** nvidia-smi's CSV separator: a comma and a space. Values never start with a space. */
+function splitFields(text: string): string[] {
+  return text.split(", ").map((f) => f.trim());
+}
+
+/** True for nvidia-smi placeholders: `[N/A]`, `[Not Supported]`, `[Unknown Error]`, `[GPU is lost]`, ... (and bare `N/A`). */
+export function isPlaceholder(value: string): boolean {
+  return /^\[[^\]]*\]$/.test(value) || value === "N/A";
+}
+
+class FieldError extends Error {}
+
+const NUMBER = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)$/;
+const UNIT_SUFFIX = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)\s*(MiB|%|W|MHz|C|°C)$/;
+
+/** Parses a numeric field in `unit`; `null` for a placeholder; throws FieldError for anything else. */
+function num(field: string, value: string, unit: string): number | null {
+  if (isPlaceholder(value)) return null;
+  if (NUMBER.test(value)) return Number(value);
+  if (UNIT_SUFFIX.test(value)) {
+    throw new FieldError(`${field} is "${value}": units in the output; query with --format=csv,noheader,nounits`);
+  }
+  throw new FieldError(`${field} is "${value}", expected a number in ${unit}`);
+}
+
+/** A text field; `null` for a placeholder. */
+function text(value: string): string | null {
+  return isPlaceholder(value) ? null : value;
+}
+
+/** A required text field; throws FieldError for a placeholder or empty value. */
+function requiredText(field: string, value: string): string {
+  if (value === "" || isPlaceholder(value)) throw new FieldError(`${field} is "${value}"`);
+  return value;
+}
+
+/** A required non-negative integer; throws FieldError otherwise. */
+function integer(field: string, value: string): number {
+  if (!/^\d+$/.test(value)) {
+    if (isPlaceholder(value)) throw new FieldError(`${field} is "${value}"`);
+    throw new FieldError(`${field} is "${value}", expected a whole number`);
+  }
+  return Number(value);
+}
+
+/**
+ * Parses `nvidia-smi --query-gpu=<QUERY_GPU_FIELDS> --format=csv,noheader,nounits` (see {@link QUERY_GPU_ARGS}).
+ *
+ * Input: one line per GPU with exactly the 20 fields of {@link QUERY_GPU_FIELDS}, separated by `, `.
+ * Units of the numeric fields: memory in MiB, utilization and fan speed in %, temperature in °C,
+ * power in W, clocks in MHz.
+ *
+ * Placeholders (`[N/A]`, `[Not Supported]`, ...) become `null`. A line that cannot be used (a header
+ * line, a wrong number of fields, unit suffixes such as `143771 MiB` from a query without `nounits`,
+ * text in a numeric field, a placeholder in index/uuid/name/pci.bus_id) is listed in `problems` with
+ * the reason; the other lines are still returned. Never throws.
+ */
+export function parseQueryGpu(csv: string): Parsed<Gpu> {
+  const rows: Gpu[] = [];
+  const problems: ParseProblem[] = [];
+  for (const { line, text: t } of lines(csv)) {
+    const f = splitFields(t);
+    if (f[0] === "index") {
+      problems.push({ line, text: t, reason: "header line: query with --format=csv,noheader,nounits" });
+      continue;
+    }
+    if (f.length !== QUERY_GPU_FIELDS.length) {
+      problems.push({ line, text: t, reason: `expected ${QUERY_GPU_FIELDS.length} fields, found ${f.length}` });
+      continue;
+    }
+    try {
+      rows.push({
+        index: integer("index", f[0]),
+        uuid: requiredText("uuid", f[1]),
+        name: requiredText("name", f[2]),
+        pciBusId: requiredText("pci.bus_id", f[3]),
+        driverVersion: text(f[4]),
+        memoryTotalMiB: num("memory.total", f[5], "MiB"),
+        memoryUsedMiB: num("memory.used", f[6], "MiB"),
+        memoryFreeMiB: num("memory.free", f[7], "MiB"),
+        utilizationGpuPercent: num("utilization.gpu", f[8], "%"),
+        utilizationMemoryPercent: num("utilization.memory", f[9], "%"),
+        temperatureC: num("temperature.gpu", f[10], "°C"),
+        powerDrawW: num("power.draw", f[11], "W"),
+        powerLimitW: num("power.limit", f[12], "W"),
+        fanSpeedPercent: num("fan.speed", f[13], "%"),
+        computeMode: text(f[14]),
+        migMode: text(f[15]),
+        persistenceMode: text(f[16]),
+        clockSmMHz: num("clocks.sm", f[17], "MHz"),
+        clockMaxSmMHz: num("clocks.max.sm", f[18], "MHz"),
+        pstate: text(f[19]),
+      });
+    } catch (e) {
+      if (!(e instanceof FieldError)) throw e;
+      problems.push({ line, text: t, reason: e.message });
+    }
+  }
+  return { rows, problems };
+}
+
+/**
+ * Parses `nvidia-smi --query-compute-apps=gpu_uuid,gpu_bus_id,pid,process_name,used_memory --format=csv,noheader,nounits`
+ * (see {@link QUERY_APPS_ARGS}).
+ *
+ * `process_name` can be a path containing `, `, so it is everything between the third field and
+ * the last one. `used_memory` is in MiB (`null` for a placeholder). A header line, fewer than 5
+ * fields, a non-numeric pid or a unit suffix (`3380 MiB`) is reported in `problems`. Lines such as
+ * `No running processes found` (printed by some drivers instead of an empty result) are skipped
+ * silently. Never throws.
+ */
+export function parseComputeApps(csv: string): Parsed<ComputeApp> {
+  const rows: ComputeApp[] = [];
+  const problems: ParseProblem[] = [];
+  for (const { line, text: t } of lines(csv)) {
+    if (/^no running (compute )?process(es)? found/i.test(t)) continue;
+    const f = splitFields(t);
+    if (f[0] === "gpu_uuid") {
+      problems.push({ line, text: t, reason: "header line: query with --format=csv,noheader,nounits" });
+      continue;
+    }
+    if (f.length < QUERY_APPS_FIELDS.length) {
+      problems.push({ line, text: t, reason: `expected ${QUERY_APPS_FIELDS.length} fields, found ${f.length}` });
+      continue;
+    }
+    try {
+      rows.push({
+        gpuUuid: requiredText("gpu_uuid", f[0]),
+        gpuBusId: text(f[1]),
+        pid: integer("pid", f[2]),
+        processName: f.slice(3, -1).join(", "),
+        usedMemoryMiB: num("used_memory", f[f.length - 1], "MiB"),
+      });
+    } catch (e) {
+      if (!(e instanceof FieldError)) throw e;
+      problems.push({ line, text: t, reason: e.message });
+    }
+  }
+  return { rows, problems };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Running nvidia-smi
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * What a call to nvidia-smi came to.
+ * - `ok`: exit code 0; `stdout` is its standard output as text.
+ * - `missing`: the program could not be started: not found (ENOENT), not executable (EACCES), ...
+ * - `failed`: it ran and exited non-zero (or was killed by a signal: `exitCode` null);
+ *   `message` is nvidia-smi's own message where it printed one, else `explanation`;
+ *   `explanation` is the documented meaning of the exit code.
+ * - `timeout`: it ran longer than `ms` milliseconds and was killed.
+ * - `canceled`: the caller's AbortSignal fired; it was killed.
+ * - `garbage`: output that is not text (NUL bytes), too large, or (from {@link queryInventory})
+ *   CSV with no usable line.
+ */
+export type SmiResult =
+  | { kind: "ok"; stdout: string }
+  | SmiFailure;
+
+/** The non-`ok` cases of {@link SmiResult}; see there. */
+export type SmiFailure =
+  | { kind: "missing"; message: string; code: string }
+  | { kind: "failed"; exitCode: number | null; signal?: string; message: string; explanation: string }
+  | { kind: "timeout"; ms: number; message: string }
+  | { kind: "canceled"; message: string }
+  | { kind: "garbage"; message: string; sample: string };
+
+/** Options of {@link runNvidiaSmi}. */
+export interface RunOptions {
+  /** Kill the process after this many ms (SIGTERM, then SIGKILL after {@link FORCE_KILL_AFTER_MS}). Must be > 0. */
+  timeoutMs: number;
+  /** Aborting kills the process; the result is then `canceled`. */
+  signal?: AbortSignal;
+  /** Extra environment variables on top of this process's environment (tests use FAKE_NVIDIA_SMI_*). */
+  env?: Record<string, string>;
+}
+
+/** After a timeout's SIGTERM, SIGKILL follows after this many ms. */
+export const FORCE_KILL_AFTER_MS = 1000;
+/** Output larger than this (bytes) is not nvidia-smi query output: reported as `garbage`. */
+export const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The documented meaning of an nvidia-smi exit code (RETURN VALUE in `nvidia-smi -h` / `man nvidia-smi`).
+ * Unknown codes get a generic sentence that names the code.
+ */
+export function describeExitCode(code: number): string {
+  switch (code) {
+    case 0: return "nvidia-smi succeeded";
+    case 2: return "nvidia-smi rejected an argument or field (exit 2: invalid argument or flag)";
+    case 3: return "the requested operation is not available on this GPU (exit 3)";
+    case 4: return "no permission to access this GPU or perform this operation (exit 4)";
+    case 6: return "nvidia-smi found no matching GPU (exit 6: no devices were found)";
+    case 8: return "a GPU's external power cables are not properly attached (exit 8)";
+    case 9: return "the NVIDIA driver is not loaded (exit 9)";
+    case 10: return "the NVIDIA kernel driver detected an interrupt issue with a GPU (exit 10)";
+    case 12: return "the NVML shared library could not be found or loaded (exit 12)";
+    case 13: return "the installed NVML does not implement this function (exit 13)";
+    case 14: return "a GPU's infoROM is corrupted (exit 14)";
+    case 15: return "a GPU has fallen off the bus or is otherwise inaccessible (exit 15)";
+    case 255: return "nvidia-smi hit an internal or driver error (exit 255)";
+    default: return `nvidia-smi failed with exit code ${code}`;
+  }
+}
+
+/** nvidia-smi's own message: the non-empty lines of stdout and stderr, at most 5 lines / 500 characters. */
+function ownMessage(stdout: string, stderr: string): string {
+  const all = `${stderr}\n${stdout}`.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
+  const msg = all.slice(0, 5).join(" ");
+  return msg.length > 500 ? `${msg.slice(0, 497)}...` : msg;
+}
+
+function asText(v: unknown): string {
+  if (typeof v === "string") return v;
+  if (v instanceof Uint8Array) return Buffer.from(v).toString("utf8");
+  return "";
+}
+
+
+/**
+ * Runs `path args...` directly (argument array, no shell) and classifies the outcome.
+ *
+ * @param path nvidia-smi's path, or a bare name looked up on PATH.
+ * @param args arguments, passed as they are (never through a shell).
+ * @param options `timeoutMs` (> 0): SIGTERM after that, SIGKILL {@link FORCE_KILL_AFTER_MS} later;
+ *   `signal`: abort to kill it; `env`: extra variables.
+ * @returns a {@link SmiResult}; never rejects, never throws for a process problem.
+ */
+export async function runNvidiaSmi(path: string, args: readonly string[], options: RunOptions): Promise<SmiResult> {
+  const timeoutMs = Math.max(1, Math.floor(options.timeoutMs));
+  if (options.signal?.aborted) return { kind: "canceled", message: "nvidia-smi call was canceled" };
+  const { execa } = await loadExeca();
+  const subprocess = execa(path, [...args], {
+    timeout: timeoutMs,
+    killSignal: "SIGTERM",
+    forceKillAfterDelay: FORCE_KILL_AFTER_MS,
+    cancelSignal: options.signal,
+    reject: false,
+    stdin: "ignore",
+    encoding: "utf8",
+    stripFinalNewline: false,
+    maxBuffer: MAX_OUTPUT_BYTES,
+    windowsHide: true,
+    env: options.env,
+    extendEnv: true,
+  });
+  // Last resort: if a grandchild keeps the pipes open after the kill, stop waiting anyway.
+  let hardTimer: NodeJS.Timeout | undefined;
+  const hardDeadline = new Promise<"deadline">((resolve) => {
+    hardTimer = setTimeout(() => resolve("deadline"), timeoutMs + FORCE_KILL_AFTER_MS + 2000);
+  });
+  const r = await Promise.race([subprocess, hardDeadline]);
+  clearTimeout(hardTimer);
+  if (r === "deadline") {
+    subprocess.kill("SIGKILL");
+    return { kind: "timeout", ms: timeoutMs, message: `nvidia-smi did not answer within ${timeoutMs} ms and was stopped` };
+  }
+
+  const stdout = asText(r.stdout);
+  const stderr = asText(r.stderr);
+  if (r.isCanceled) return { kind: "canceled", message: "nvidia-smi call was canceled" };
+  if (r.timedOut) {
+    return { kind: "timeout", ms: timeoutMs, message: `nvidia-smi did not answer within ${timeoutMs} ms and was stopped` };
+  }
+  if (r.isMaxBuffer) {
+    return { kind: "garbage", message: `nvidia-smi printed more than ${MAX_OUTPUT_BYTES} bytes`, sample: stdout.slice(0, 200) };
+  }
+  if (r.exitCode === undefined && !r.isTerminated) {
+    // Could not start: ENOENT (not found), EACCES (not executable or a directory), ENOEXEC, ...
+    const code = r.code ?? "ERROR";
+    const why =
+      code === "ENOENT" ? "was not found" :
+      code === "EACCES" ? "is not executable" :
+      code === "ENOEXEC" ? "is not a program this system can run" :
+      `could not be started (${code})`;
+    return { kind: "missing", code, message: `${path} ${why}` };
+  }
+  if (r.exitCode !== 0) {
+    const exitCode = r.exitCode ?? null;
+    const explanation = exitCode === null ? `nvidia-smi was killed by ${r.signal ?? "a signal"}` : describeExitCode(exitCode);
+    const own = ownMessage(stdout, stderr);
+    return {
+      kind: "failed",
+      exitCode,
+      ...(r.signal ? { signal: r.signal } : {}),
+      message: own || explanation,
+      explanation,
+    };
+  }
+  if (stdout.includes("\u0000")) {
+    return { kind: "garbage", message: "nvidia-smi printed binary data", sample: stdout.split("\u0000").join("\\0").slice(0, 200) };
+  }
+  return { kind: "ok", stdout };
+}
+
+/** The GPUs and compute processes at one moment. */
+export interface Inventory {
+  /** In nvidia-smi index order. */
+  gpus: Gpu[];
+  /** Every process holding a CUDA context, on any GPU. */
+  apps: ComputeApp[];
+  /** Lines that could not be parsed, and a failed compute-apps query: shown as a warning, never fatal. */
+  problems: string[];
+  /** When the query finished, ms since the epoch. */
+  takenAt: number;
+}
+
+/** Result of {@link queryInventory}. */
+export type InventoryResult = { kind: "ok"; inventory: Inventory } | SmiFailure;
+
+/** Options of {@link queryInventory}: where nvidia-smi is and how long one call may take. */
+export interface QueryOptions extends RunOptions {
+  /** nvidia-smi's path or bare name. */
+  path: string;
+}
+
+function describeProblem(what: string, p: ParseProblem): string {
+  return `${what} line ${p.line}: ${p.reason}`;
+}
+
+/**
+ * Runs the GPU query, then the compute-apps query, and combines them.
+ *
+ * - A failure of the GPU query is the result (`missing`, `failed`, `timeout`, `canceled`, `garbage`).
+ * - GPU query output with no usable line at all is `garbage`; with some usable lines, the bad ones
+ *   are listed in `inventory.problems`.
+ * - A failure of the compute-apps query only adds a line to `inventory.problems` (`apps` is empty).
+ *
+ * Each call is limited by `options.timeoutMs` separately. Never rejects.
+ */
+export async function queryInventory(options: QueryOptions): Promise<InventoryResult> {
+  const gpuRun = await runNvidiaSmi(options.path, QUERY_GPU_ARGS, options);
+  if (gpuRun.kind !== "ok") return gpuRun;
+  const gpus = parseQueryGpu(gpuRun.stdout);
+  if (gpus.rows.length === 0 && gpus.problems.length > 0) {
+    return {
+      kind: "garbage",
+      message: `nvidia-smi's GPU list could not be read: ${gpus.problems[0].reason}`,
+      sample: gpus.problems[0].text.slice(0, 200),
+    };
+  }
+  const problems = gpus.problems.map((p) => describeProblem("GPU query", p));
+  gpus.rows.sort((a, b) => a.index - b.index);
+
+  let apps: ComputeApp[] = [];
+  const appRun = await runNvidiaSmi(options.path, QUERY_APPS_ARGS, options);
+  if (appRun.kind === "ok") {
+    const parsed = parseComputeApps(appRun.stdout);
+    apps = parsed.rows;
+    problems.push(...parsed.problems.map((p) => describeProblem("Process query", p)));
+  } else if (appRun.kind === "canceled") {
+    return appRun;
+  } else {
+    problems.push(`Process list unavailable: ${appRun.message}`);
+  }
+  return { kind: "ok", inventory: { gpus: gpus.rows, apps, problems, takenAt: Date.now() } };
+}
