@@ -6,7 +6,7 @@
  */
 import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, resolve, extname, basename } from "node:path";
-import { pathToFileURL } from "node:url";
+import { docUrl } from "./docsUrl";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
 import { cellsOfIpynb, lintNotebook } from "./engine/notebook";
 import type { LintDiagnostic, Range, TextEdit } from "./engine/types";
@@ -83,10 +83,6 @@ export interface JsonDiagnostic {
   severity: string;
 }
 
-/** The doc page URL of a rule: docs/rules/GPUnnn.md shipped beside the bundle. */
-export function docUrl(code: string): string {
-  return pathToFileURL(resolve(__dirname, "..", "docs", "rules", `${code}.md`)).href;
-}
 
 const loc = (p: { line: number; character: number }) => ({ row: p.line + 1, column: p.character + 1 });
 

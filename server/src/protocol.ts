@@ -37,3 +37,18 @@ export interface LintSettings {
   /** Modules that initialise CUDA when imported (gpuPilot.eagerInitModules). */
   eagerInitModules: string[];
 }
+
+/** Editor-side lint settings, resolved on the client; sent at start and whenever they change. */
+export interface EditorLintSettings extends LintSettings {
+  /** gpuPilot.lint.select: codes or prefixes to enable (empty: all). */
+  select: string[];
+  /** gpuPilot.lint.ignore: codes or prefixes to disable. */
+  ignore: string[];
+  /** gpuPilot.lint.severity: severity per code. */
+  severity: Record<string, "error" | "warning" | "information" | "hint">;
+}
+
+export namespace SettingsNotification {
+  export const method = "gpuPilot/settings";
+  export const type = new NotificationType<Partial<EditorLintSettings>>(method);
+}

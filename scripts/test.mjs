@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// `npm test`: build, type-check, lint, unit + LSP + CLI + shared-case tests (node's test runner),
+// then the end-to-end suite inside a real VS Code (code-server + headless Chromium).
+// Ends with one line `N passed, N failed` counting every test and check that ran.
+// GPU_PILOT_SKIP_E2E=1 skips the end-to-end stage (reported as skipped).
+import { spawnSync } from "node:child_process";
+import { readFileSync, existsSync, readdirSync, rmSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+process.chdir(root);
+let passed = 0, failed = 0, skipped = 0;
+const failures = [];
+
+function stage(name, cmd, args, opts = {}) {
+  const t0 = Date.now();
+  console.log(`\n=== ${name}: ${[cmd, ...args].join(" ")}`);
+  const r = spawnSync(cmd, args, { stdio: opts.capture ? ["ignore", "pipe", "inherit"] : "inherit", encoding: "utf8", env: { ...process.env, ...(opts.env ?? {}) } });
+  if (opts.capture) process.stdout.write(r.stdout ?? "");
+  console.log(`=== ${name}: exit ${r.status} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+  return r;
+}
+
+function check(name, cmd, args) {
+  const r = stage(name, cmd, args);
+  if (r.status === 0) passed++; else { failed++; failures.push(name); }
+}
+
+const unitFiles = () => {
+  const out = [];
+  const walk = (d) => { for (const n of readdirSync(d, { withFileTypes: true })) { const p = join(d, n.name); if (n.isDirectory()) walk(p); else if (n.name.endsWith(".test.ts")) out.push(p); } };
+  walk(join(root, "test", "unit"));
+  return out.sort();
+};
+
+rmSync(join(root, "dist"), { recursive: true, force: true });
+check("build", process.execPath, ["esbuild.mjs"]);
+check("typecheck", process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", ".", "--noEmit"]);
+check("lint", process.execPath, [join(root, "node_modules", "eslint", "bin", "eslint.js"), "--max-warnings=0", "client", "server", "test", "scripts"]);
+
+const unit = stage("unit", process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout", "--test-reporter=tap", "--test-reporter-destination=.test-unit.tap", ...unitFiles()]);
+try {
+  const tap = readFileSync(join(root, ".test-unit.tap"), "utf8");
+  const p = Number(/^# pass (\d+)/m.exec(tap)?.[1] ?? 0);
+  const f = Number(/^# fail (\d+)/m.exec(tap)?.[1] ?? 0);
+  passed += p; failed += f;
+  if (f || unit.status !== 0) failures.push(`unit (${f} failed, exit ${unit.status})`);
+  if (unit.status !== 0 && f === 0) failed++;
+  rmSync(join(root, ".test-unit.tap"), { force: true });
+} catch {
+  failed++; failures.push("unit (no report)");
+}
+
+if (process.env.GPU_PILOT_SKIP_E2E === "1") {
+  console.log("\n=== e2e: skipped (GPU_PILOT_SKIP_E2E=1)");
+  skipped++;
+} else {
+  const resultsFile = join(root, ".e2e-run", "results.json");
+  rmSync(resultsFile, { force: true });
+  const e2e = stage("e2e (real VS Code: code-server + headless Chromium)", process.execPath, [join(root, "test", "e2e", "run.mjs")]);
+  if (existsSync(resultsFile)) {
+    const r = JSON.parse(readFileSync(resultsFile, "utf8"));
+    passed += r.passed ?? 0; failed += r.failed ?? 0;
+    if (r.failed || e2e.status !== 0) failures.push(`e2e (${r.failed} failed, exit ${e2e.status})`);
+    if (e2e.status !== 0 && !r.failed) failed++;
+  } else {
+    failed++; failures.push(`e2e (no results, exit ${e2e.status})`);
+  }
+}
+
+console.log("");
+if (failures.length) console.log(`failed: ${failures.join("; ")}`);
+console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,118 @@
+/** Starts the built language server as a process and talks LSP to it over stdio. */
+import assert from "node:assert/strict";
+import { test, before, after } from "node:test";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import {
+  createProtocolConnection, StreamMessageReader, StreamMessageWriter, InitializeRequest, InitializedNotification,
+  DidOpenTextDocumentNotification, DidChangeTextDocumentNotification, PublishDiagnosticsNotification, CodeActionRequest,
+  ShutdownRequest, ExitNotification, type ProtocolConnection, type PublishDiagnosticsParams, type Diagnostic,
+  DidOpenNotebookDocumentNotification, NotebookCellKind,
+} from "vscode-languageserver-protocol/node";
+import { ROOT } from "./helpers";
+import { InventoryNotification } from "../../server/src/protocol";
+
+let server: ChildProcess;
+let conn: ProtocolConnection;
+const published = new Map<string, PublishDiagnosticsParams[]>();
+const waiters: Array<() => void> = [];
+
+/** Waits (bounded) until the server published diagnostics for `uri` satisfying `pred`. */
+async function diagnosticsFor(uri: string, pred: (d: Diagnostic[]) => boolean, timeoutMs = 10000): Promise<Diagnostic[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const list = published.get(uri);
+    const last = list?.[list.length - 1];
+    if (last && pred(last.diagnostics)) return last.diagnostics;
+    if (Date.now() > deadline) throw new Error(`no matching diagnostics for ${uri}: ${JSON.stringify(last)}`);
+    await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 200); });
+  }
+}
+
+before(async () => {
+  const bundle = join(ROOT, "dist", "server.js");
+  if (!existsSync(bundle)) spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit" });
+  server = spawn(process.execPath, [bundle, "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
+  conn = createProtocolConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
+  conn.onNotification(PublishDiagnosticsNotification.type, (p) => {
+    published.set(p.uri, [...(published.get(p.uri) ?? []), p]);
+    waiters.splice(0).forEach((w) => w());
+  });
+  conn.listen();
+  const init = await conn.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {}, workspaceFolders: null });
+  assert.ok(init.capabilities.codeActionProvider);
+  await conn.sendNotification(InitializedNotification.type, {});
+});
+
+after(async () => {
+  await conn.sendRequest(ShutdownRequest.type).catch(() => undefined);
+  await conn.sendNotification(ExitNotification.type).catch(() => undefined);
+  conn.dispose();
+  server.kill();
+});
+
+const C01 = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nmodel = torch.nn.Linear(8, 8).cuda()\n';
+
+test("didOpen gives GPU001 with code, source, doc link and related information", async () => {
+  const uri = pathToFileURL("/tmp/gpu pilot/c01.py").href;
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text: C01 } });
+  const diags = await diagnosticsFor(uri, (d) => d.length > 0);
+  assert.equal(diags.length, 1);
+  const d = diags[0];
+  assert.equal(d.code, "GPU001");
+  assert.equal(d.source, "gpu-pilot");
+  assert.equal(d.severity, 1);
+  assert.deepEqual(d.range, { start: { line: 5, character: 0 }, end: { line: 5, character: 40 } });
+  assert.match(d.codeDescription!.href, /docs\/rules\/GPU001\.md$/);
+  assert.equal(d.relatedInformation?.[0].location.uri, uri);
+  assert.equal(d.relatedInformation?.[0].location.range.start.line, 3);
+
+  const actions = await conn.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri }, range: d.range, context: { diagnostics: [d] },
+  });
+  assert.ok(Array.isArray(actions) && actions.length === 1);
+  const action = actions[0] as { title: string; kind: string; isPreferred: boolean; edit: { changes: Record<string, Array<{ newText: string }>> } };
+  assert.equal(action.kind, "quickfix");
+  assert.equal(action.isPreferred, true);
+  assert.match(action.title, /Move the CUDA_VISIBLE_DEVICES write above `import torch`/);
+  assert.equal(action.edit.changes[uri][0].newText, 'os.environ["CUDA_VISIBLE_DEVICES"] = "2"\n');
+});
+
+test("an incremental edit that fixes the file clears the diagnostics", async () => {
+  const uri = pathToFileURL("/tmp/edit.py").href;
+  const text = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+  await diagnosticsFor(uri, (d) => d.length === 1);
+  // Delete line 3 (`torch.cuda.init()`): nothing initialises CUDA any more, so GPU001 becomes GPU002.
+  await conn.sendNotification(DidChangeTextDocumentNotification.type, {
+    textDocument: { uri, version: 2 },
+    contentChanges: [{ range: { start: { line: 2, character: 0 }, end: { line: 3, character: 0 } }, text: "" }],
+  });
+  const after = await diagnosticsFor(uri, (d) => d.length === 1 && d[0].code === "GPU002");
+  assert.equal(after[0].range.start.line, 2);
+});
+
+test("notebook cells are linted as one program", async () => {
+  const nbUri = pathToFileURL("/tmp/nb.ipynb").href;
+  const cell = (i: number) => `vscode-notebook-cell:/tmp/nb.ipynb#cell${i}`;
+  const texts = ["import torch\nprint(torch.cuda.is_available())", 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"'];
+  await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
+    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: texts.map((_, i) => ({ kind: NotebookCellKind.Code, document: cell(i) })) },
+    cellTextDocuments: texts.map((text, i) => ({ uri: cell(i), languageId: "python", version: 1, text })),
+  });
+  const d = await diagnosticsFor(cell(1), (x) => x.length > 0);
+  assert.equal(d[0].code, "GPU001");
+  assert.equal(d[0].range.start.line, 1);
+  assert.equal(d[0].relatedInformation?.[0].location.uri, cell(0));
+});
+
+test("the inventory notification is accepted and triggers a re-lint", async () => {
+  const uri = pathToFileURL("/tmp/inv.py").href;
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text: "import torch\n" } });
+  await diagnosticsFor(uri, () => true);
+  const before = published.get(uri)!.length;
+  await conn.sendNotification(InventoryNotification.type, { gpus: [], selection: [] });
+  await diagnosticsFor(uri, () => published.get(uri)!.length > before);
+});

@@ -1,0 +1,92 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { lint, lintCode, applyFix } from "../helpers";
+import { fixtureTests } from "./fixtureCheck";
+
+fixtureTests("GPU001");
+
+const C01 = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nmodel = torch.nn.Linear(8, 8).cuda()\n';
+
+test("GPU001 sits on the write, is an error, and points at the initialising call", async () => {
+  const [d] = await lintCode(C01, "GPU001");
+  assert.deepEqual(d.range, { start: { line: 5, character: 0 }, end: { line: 5, character: 40 } });
+  assert.equal(d.severity, "error");
+  assert.match(d.message, /torch\.cuda\.is_available\(\) \(line 4\)/);
+  assert.deepEqual(d.related?.[0].range, { start: { line: 3, character: 3 }, end: { line: 3, character: 28 } });
+});
+
+test("GPU001 fix moves the write above import torch; the result parses and is clean", async () => {
+  const [d] = await lintCode(C01, "GPU001");
+  assert.equal(d.fix?.title, "Move the CUDA_VISIBLE_DEVICES write above `import torch`");
+  assert.equal(d.fix?.safe, true);
+  const fixed = applyFix(C01, d);
+  assert.equal(fixed, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nmodel = torch.nn.Linear(8, 8).cuda()\n');
+  assert.deepEqual((await lint(fixed)).map((x) => x.code), []);
+});
+
+test("GPU001 fix adds `import os` when os is imported after the framework", async () => {
+  const src = "import torch\nimport os\n\ntorch.cuda.init()\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n";
+  const [d] = await lintCode(src, "GPU001");
+  const fixed = applyFix(src, d);
+  assert.equal(fixed, "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nimport torch\nimport os\n\ntorch.cuda.init()\n");
+  assert.equal((await lint(fixed)).length, 0);
+});
+
+test("GPU001 fix keeps CRLF line endings and applying it twice changes nothing more", async () => {
+  const src = "import os\r\nimport torch\r\ntorch.cuda.synchronize()\r\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\r\n";
+  const [d] = await lintCode(src, "GPU001");
+  const fixed = applyFix(src, d);
+  assert.equal(fixed, "import os\r\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\r\nimport torch\r\ntorch.cuda.synchronize()\r\n");
+  assert.equal((await lint(fixed)).length, 0);
+});
+
+test("GPU001 offers no fix when the value reads a name bound after the import", async () => {
+  const src = "import os\nimport torch\nimport argparse\nargs = argparse.ArgumentParser().parse_args()\ntorch.cuda.init()\nos.environ['CUDA_VISIBLE_DEVICES'] = args.gpus\n";
+  const [d] = await lintCode(src, "GPU001");
+  assert.ok(d);
+  assert.equal(d.fix, undefined);
+});
+
+test("GPU001 fix in an if block leaves `pass` when the write was alone there", async () => {
+  const src = "import os\nimport torch\nprint(torch.cuda.current_device())\nif True:\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";
+  const [d] = await lintCode(src, "GPU001");
+  const fixed = applyFix(src, d);
+  assert.equal(fixed, "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\nprint(torch.cuda.current_device())\nif True:\n    pass\n");
+  assert.equal(d.fix?.safe, false, "moving out of a block changes when it runs: offered, not applied on save");
+});
+
+test("GPU001 follows ground truth: each listed initialising call freezes CUDA_VISIBLE_DEVICES", async () => {
+  const calls = [
+    "torch.cuda.is_available()", "torch.cuda.get_device_name(0)", "torch.cuda.set_device(0)", "torch.cuda.mem_get_info()",
+    "torch.zeros(1).cuda()", "torch.ones(1, device='cuda')", "torch.cuda.is_bf16_supported()", "torch.cuda.get_arch_list()",
+    "torch.cuda.Stream()", "torch.autocast('cuda')", "torch.amp.GradScaler('cuda')", "torch.nn.Linear(1, 1).to('cuda:0')",
+    "torch.nn.DataParallel(torch.nn.Linear(1, 1))",
+  ];
+  for (const call of calls) {
+    const src = `import os\nimport torch\n${call}\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n`;
+    assert.deepEqual((await lint(src)).map((d) => d.code), ["GPU001"], call);
+  }
+});
+
+test("GPU001 stays silent (GPU002 instead) for the calls ground truth measured lazy", async () => {
+  const calls = [
+    "torch.manual_seed(0)", "torch.cuda.manual_seed_all(0)", "torch.cuda.device_count()", "torch.backends.cudnn.benchmark = True",
+    "torch.set_default_device('cuda')", "d = torch.device('cuda:0')", "torch.cuda.memory_allocated()", "torch.cuda.empty_cache()",
+    "torch.cuda.is_initialized()",
+  ];
+  for (const call of calls) {
+    const src = `import os\nimport torch\n${call}\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n`;
+    assert.deepEqual((await lint(src)).map((d) => d.code), ["GPU002"], call);
+  }
+});
+
+test("GPU001: device_count() initialises under torch < 2.4", async () => {
+  const src = 'import os\nimport torch\nn = torch.cuda.device_count()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  assert.deepEqual((await lint(src, { torchBelow24: true })).map((d) => d.code), ["GPU001"]);
+});
+
+test("GPU001: configurable eager-init modules", async () => {
+  const src = 'import os\nimport my_cuda_lib\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  assert.deepEqual((await lint(src)).map((d) => d.code), []);
+  assert.deepEqual((await lint(src, { eagerInitModules: ["my_cuda_lib"] })).map((d) => d.code), ["GPU001"]);
+});

@@ -1,0 +1,26 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { lintCode, applyFix } from "../helpers";
+import { fixtureTests } from "./fixtureCheck";
+
+fixtureTests("GPU004");
+
+test("GPU004 sits on the ordinal and its fix uses the physical GPU's position", async () => {
+  const src = 'import os\n\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n\ntorch.cuda.set_device(1)\n';
+  const [d] = await lintCode(src, "GPU004");
+  assert.deepEqual(d.range, { start: { line: 6, character: 22 }, end: { line: 6, character: 23 } });
+  assert.equal(d.severity, "error");
+  assert.match(d.message, /physical GPU 1 is cuda:0/);
+  assert.ok(applyFix(src, d).endsWith("torch.cuda.set_device(0)\n"));
+});
+
+test("GPU004 string form keeps the quotes", async () => {
+  const src = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "3,1"\nimport torch\nx = torch.ones(1, device="cuda:3")\n';
+  const [d] = await lintCode(src, "GPU004");
+  assert.ok(applyFix(src, d).endsWith('device="cuda:0")\n'));
+});
+
+test("GPU004 is silent when the file sets CUDA_VISIBLE_DEVICES to different values", async () => {
+  const src = 'import os\nimport sys\nif sys.argv[1] == "a":\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"\nelse:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\nx = "cuda:1"\n';
+  assert.deepEqual(await lintCode(src, "GPU004"), []);
+});

@@ -1,0 +1,13 @@
+/** Shared check: every `# expect: CODE` line of a rule's fixtures is reported, and nothing else for that code. */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { fixtureFiles, expectedLines, lint } from "../helpers";
+
+export function fixtureTests(code: string): void {
+  for (const f of fixtureFiles(code)) {
+    test(`${code} fixture ${f.name}: reports exactly the annotated lines`, async () => {
+      const got = (await lint(f.text)).filter((d) => d.code === code).map((d) => d.range.start.line + 1);
+      assert.deepEqual([...new Set(got)].sort((a, b) => a - b), expectedLines(f.text, code));
+    });
+  }
+}
