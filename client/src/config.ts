@@ -1,0 +1,72 @@
+/**
+ * Typed getters for the `gpuPilot.*` settings of package.json. Each read is fresh (settings can
+ * change at any time); values of the wrong type fall back to the default, numbers are clamped to
+ * the documented minimum.
+ */
+import * as os from "node:os";
+import * as vscode from "vscode";
+import type { LintSettings } from "../../server/src/protocol";
+
+/** The settings section: every key below is `gpuPilot.<key>`. */
+export const SECTION = "gpuPilot";
+
+/** Settings the language server receives at start (initializationOptions): a change restarts it. */
+export const SERVER_RESTART_KEYS: readonly string[] = [`${SECTION}.eagerInitModules`];
+
+/** Settings the GPU view reads on each poll: a change triggers a refresh. */
+export const NVIDIA_SMI_KEYS: readonly string[] = [`${SECTION}.nvidiaSmiPath`, `${SECTION}.nvidiaSmiTimeoutMs`];
+
+const DEFAULT_EAGER = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"];
+
+function cfg(): vscode.WorkspaceConfiguration {
+  return vscode.workspace.getConfiguration(SECTION);
+}
+
+function numberSetting(key: string, fallback: number, minimum: number): number {
+  const v = cfg().get<unknown>(key);
+  return typeof v === "number" && Number.isFinite(v) ? Math.max(minimum, v) : fallback;
+}
+
+/**
+ * `gpuPilot.nvidiaSmiPath` (machine scope): the program to run, an absolute path or a bare name
+ * looked up on PATH. A leading `~/` is expanded; empty or non-string values give `nvidia-smi`.
+ */
+export function nvidiaSmiPath(): string {
+  const v = cfg().get<unknown>("nvidiaSmiPath");
+  if (typeof v !== "string" || v.trim() === "") return "nvidia-smi";
+  const p = v.trim();
+  return p === "~" || p.startsWith("~/") ? os.homedir() + p.slice(1) : p;
+}
+
+/** `gpuPilot.refreshIntervalMs`: poll period of the visible GPU view, ms (default 2000, at least 250). */
+export function refreshIntervalMs(): number {
+  return numberSetting("refreshIntervalMs", 2000, 250);
+}
+
+/** `gpuPilot.nvidiaSmiTimeoutMs`: limit of one nvidia-smi call, ms (default 5000, at least 500). */
+export function nvidiaSmiTimeoutMs(): number {
+  return numberSetting("nvidiaSmiTimeoutMs", 5000, 500);
+}
+
+/** `gpuPilot.eagerInitModules`: module names that initialise CUDA on import (non-empty strings only). */
+export function eagerInitModules(): string[] {
+  const v = cfg().get<unknown>("eagerInitModules");
+  if (!Array.isArray(v)) return [...DEFAULT_EAGER];
+  return v.filter((s): s is string => typeof s === "string" && s.trim() !== "").map((s) => s.trim());
+}
+
+/** `gpuPilot.trace.server`: LSP message tracing (read by vscode-languageclient itself, listed for completeness). */
+export function traceServer(): "off" | "messages" | "verbose" {
+  const v = cfg().get<unknown>("trace.server");
+  return v === "messages" || v === "verbose" ? v : "off";
+}
+
+/** The settings the language server needs, resolved here (the server never reads raw settings). */
+export function lintSettings(): LintSettings {
+  return { eagerInitModules: eagerInitModules() };
+}
+
+/** True when the change touches a setting in `keys`. */
+export function affects(e: vscode.ConfigurationChangeEvent, keys: readonly string[]): boolean {
+  return keys.some((k) => e.affectsConfiguration(k));
+}

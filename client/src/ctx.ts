@@ -1,0 +1,210 @@
+/**
+ * The extension's context: owns the language client and everything with a lifetime.
+ *
+ * Two lifetimes (after rust-analyzer's client):
+ * - the extension: GPU monitor, selection, tree view, status bar, commands (`extCtx.subscriptions`);
+ * - one server instance: the LanguageClient and its listeners (`serverDisposables`), replaced by
+ *   `gpuPilot.restartServer` and by a change of a setting the server reads at start.
+ */
+import * as fs from "node:fs";
+import * as vscode from "vscode";
+import {
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+  State,
+  TransportKind,
+} from "vscode-languageclient/node";
+import { InventoryNotification } from "../../server/src/protocol";
+import type { GpuPilotApi, LastRun } from "./api";
+import * as config from "./config";
+import { GpuMonitor } from "./gpu/monitor";
+import { toInventoryParams } from "./gpu/present";
+import { orderSelection, SelectionStore } from "./gpu/selection";
+import { createSelectionStatusBar } from "./gpu/statusBar";
+import { createGpuTreeView } from "./gpu/tree";
+import { log, logChannel } from "./log";
+import type { RunHost } from "./run/runActiveFile";
+
+/** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
+const CLIENT_ID = "gpuPilot";
+
+export class Ctx implements RunHost {
+  readonly monitor: GpuMonitor;
+  readonly selection: SelectionStore;
+  private _lastRun: LastRun | undefined;
+  private client: LanguageClient | undefined;
+  /** Disposables of the current server instance. */
+  private serverDisposables: vscode.Disposable[] = [];
+  /** Serialises start/stop/restart. */
+  private serverOp: Promise<void> = Promise.resolve();
+  private lastSentInventory: string | undefined;
+  private disposed = false;
+
+  constructor(readonly extCtx: vscode.ExtensionContext) {
+    this.monitor = new GpuMonitor();
+    this.selection = new SelectionStore(extCtx.workspaceState);
+    const tree = createGpuTreeView(this.monitor, this.selection);
+    extCtx.subscriptions.push(
+      this.monitor,
+      ...tree.disposables,
+      ...createSelectionStatusBar(this.selection, this.monitor),
+      this.monitor.onDidChange(() => this.sendInventory()),
+      this.selection.onDidChange(() => this.sendInventory()),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (config.affects(e, config.SERVER_RESTART_KEYS)) {
+          log.info("A setting the language server reads at start changed: restarting it.");
+          void this.restartServer();
+        }
+      }),
+    );
+  }
+
+  /** Extension-lifetime disposables (`ExtensionContext.subscriptions`). */
+  get subscriptions(): vscode.Disposable[] {
+    return this.extCtx.subscriptions;
+  }
+
+  /** The last run of `gpuPilot.runActiveFile`. */
+  get lastRun(): LastRun | undefined {
+    return this._lastRun;
+  }
+
+  setLastRun(run: LastRun): void {
+    this._lastRun = run;
+  }
+
+  /** Whether the language client is running. */
+  isServerRunning(): boolean {
+    return this.client?.isRunning() ?? false;
+  }
+
+  /**
+   * Starts the language server (dist/server.js over IPC). A missing server file or a failed start
+   * is logged, never thrown: GPU view and runs work without it.
+   */
+  startServer(): Promise<void> {
+    return this.serialise(() => this.doStart());
+  }
+
+  /** Stops the language server if running. Never throws. */
+  stopServer(): Promise<void> {
+    return this.serialise(() => this.doStop());
+  }
+
+  /** `gpuPilot.restartServer`: stop, then start with fresh settings. Never throws. */
+  restartServer(): Promise<void> {
+    return this.serialise(async () => {
+      await this.doStop();
+      await this.doStart();
+    });
+  }
+
+  /** The object `activate()` returns (see api.ts). */
+  api(): GpuPilotApi {
+    const lastRun = () => this.lastRun;
+    return {
+      getSelection: () => this.selection.get(),
+      setSelection: (ids: string[]) => this.selection.set(orderSelection(ids, this.monitor.inventory?.gpus ?? [])),
+      getInventory: () => this.monitor.inventory,
+      getNvidiaSmiState: () => ({ state: this.monitor.state, problem: this.monitor.problem }),
+      refresh: () => this.monitor.refresh(),
+      isServerRunning: () => this.isServerRunning(),
+      get lastRun() {
+        return lastRun();
+      },
+    };
+  }
+
+  /** Stops the server; the rest is disposed through `ExtensionContext.subscriptions`. */
+  async dispose(): Promise<void> {
+    if (this.disposed) return;
+    this.disposed = true;
+    await this.stopServer();
+  }
+
+  private serialise(op: () => Promise<void>): Promise<void> {
+    const next = this.serverOp.then(op, op);
+    this.serverOp = next.catch(() => undefined);
+    return next;
+  }
+
+  private async doStart(): Promise<void> {
+    if (this.client || this.disposed) return;
+    const serverModule = this.extCtx.asAbsolutePath("dist/server.js");
+    if (!fs.existsSync(serverModule)) {
+      log.error(`Language server not found at ${serverModule}: linting is off until it is built ("npm run build") and "GPU Pilot: Restart Server" is run.`);
+      return;
+    }
+    const serverOptions: ServerOptions = {
+      run: { module: serverModule, transport: TransportKind.ipc },
+      debug: { module: serverModule, transport: TransportKind.ipc },
+    };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [
+        { scheme: "file", language: "python" },
+        { scheme: "untitled", language: "python" },
+        { notebook: { notebookType: "jupyter-notebook" }, language: "python" },
+      ],
+      initializationOptions: config.lintSettings(),
+      outputChannel: logChannel(),
+      revealOutputChannelOn: RevealOutputChannelOn.Never,
+      initializationFailedHandler: (error) => {
+        log.error("The language server failed to initialise", error);
+        return false;
+      },
+    };
+    const client = new LanguageClient(CLIENT_ID, "GPU Pilot", serverOptions, clientOptions);
+    this.client = client;
+    this.lastSentInventory = undefined;
+    this.serverDisposables.push(
+      client.onDidChangeState((e) => {
+        if (e.newState === State.Running) {
+          this.lastSentInventory = undefined;
+          this.sendInventory();
+        }
+      }),
+    );
+    try {
+      await client.start();
+      log.info(`Language server started (${serverModule}).`);
+      this.sendInventory();
+    } catch (e) {
+      log.error("The language server could not be started", e);
+      await this.doStop();
+    }
+  }
+
+  private async doStop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    for (const d of this.serverDisposables.splice(0)) d.dispose();
+    if (!client) return;
+    try {
+      if (client.needsStop()) await client.stop(2000);
+    } catch (e) {
+      log.warn(`The language server did not stop cleanly: ${(e as Error).message}`);
+    }
+    try {
+      await client.dispose();
+    } catch {
+      // already stopped
+    }
+  }
+
+  /** Sends `gpuPilot/inventory` when the client runs and the GPUs or selection changed since the last send. */
+  private sendInventory(): void {
+    const client = this.client;
+    if (!client || !client.isRunning()) return;
+    const gpus = this.monitor.state === "ok" ? (this.monitor.inventory?.gpus ?? null) : null;
+    const params = toInventoryParams(gpus, this.selection.get());
+    const key = JSON.stringify(params);
+    if (key === this.lastSentInventory) return;
+    this.lastSentInventory = key;
+    client.sendNotification(InventoryNotification.type, params).catch((e: unknown) => {
+      this.lastSentInventory = undefined;
+      log.warn(`Could not send the GPU inventory to the language server: ${(e as Error).message}`);
+    });
+  }
+}
