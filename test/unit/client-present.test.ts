@@ -1,0 +1,65 @@
+// Tree/quick-pick text for the captured H200s, and the language server's inventory params.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseComputeApps, parseQueryGpu, type Gpu } from "../../client/src/gpu/nvidiaSmi";
+import {
+  appLabel,
+  appsOf,
+  escapeMarkdown,
+  gpuDescription,
+  gpuLabel,
+  gpuTooltipMarkdown,
+  loadLevel,
+  toInventoryParams,
+} from "../../client/src/gpu/present";
+
+const FIXTURES = join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2");
+const gpus = parseQueryGpu(readFileSync(join(FIXTURES, "query_gpu_nounits.csv"), "utf8")).rows;
+const apps = parseComputeApps(readFileSync(join(FIXTURES, "query_apps_nounits.csv"), "utf8")).rows;
+
+test("labels and descriptions of the captured GPUs", () => {
+  assert.equal(gpuLabel(gpus[0]), "GPU 0: NVIDIA H200");
+  assert.equal(gpuDescription(gpus[0]), "0% · 0/143771 MiB · 35°C");
+  assert.equal(gpuDescription(gpus[1]), "0% · 0/143771 MiB · 36°C");
+  const unknown: Gpu = { ...gpus[0], utilizationGpuPercent: null, memoryUsedMiB: null, temperatureC: null };
+  assert.equal(gpuDescription(unknown), "?% · ?/143771 MiB · ?°C");
+});
+
+test("processes belong to their GPU by UUID", () => {
+  assert.deepEqual(appsOf(gpus[0], apps).map((a) => a.pid), [582]);
+  assert.deepEqual(appsOf(gpus[1], apps), []);
+  assert.equal(appLabel(apps[0]), "pid 582 · python3 · 3380 MiB");
+  assert.equal(appLabel({ ...apps[0], usedMemoryMiB: null }), "pid 582 · python3 · ? MiB");
+});
+
+test("loadLevel: the larger of utilization and memory use", () => {
+  assert.equal(loadLevel(gpus[0]), "low");
+  assert.equal(loadLevel({ ...gpus[0], utilizationGpuPercent: 55 }), "medium");
+  assert.equal(loadLevel({ ...gpus[0], memoryUsedMiB: 140000 }), "high");
+  assert.equal(loadLevel({ ...gpus[0], utilizationGpuPercent: null, memoryUsedMiB: null }), "unknown");
+});
+
+test("tooltip lists UUID, bus id, power with units, and the processes", () => {
+  const md = gpuTooltipMarkdown(gpus[0], apps);
+  assert.match(md, /\| UUID \| `GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f` \|/);
+  assert.match(md, /\| PCI bus id \| `00000000:00:06\.0` \|/);
+  assert.match(md, /\| Power \| 109\.4 W of 700 W \|/);
+  assert.match(md, /\| Fan \| n\/a \|/);
+  assert.match(md, /\| Memory used \| 0 MiB of 143771 MiB \(143156 MiB free\) \|/);
+  assert.match(md, /Compute processes: 582 python3 \(3380 MiB\)/);
+  assert.match(gpuTooltipMarkdown(gpus[1], apps), /No compute processes\./);
+  assert.equal(escapeMarkdown("a_b*[c](d)"), "a\\_b\\*\\[c\\]\\(d\\)");
+});
+
+test("toInventoryParams: the protocol shape, null GPUs when nvidia-smi failed", () => {
+  assert.deepEqual(toInventoryParams(gpus, ["1"]), {
+    gpus: [
+      { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+      { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+    ],
+    selection: ["1"],
+  });
+  assert.deepEqual(toInventoryParams(null, []), { gpus: null, selection: [] });
+});
