@@ -1,51 +1,110 @@
 /**
- * The command-line interface: `gpu-pilot check [--format text|json] PATH...`
- * Lints .py files and .ipynb notebooks (folders are searched recursively) with the same engine as
- * the language server. Exit codes: 0 clean, 1 something was reported, 2 bad usage or an unreadable
- * path (message on stderr).
+ * The command-line interface, for CI and pre-commit:
+ *   gpu-pilot check [options] PATH...
+ * Lints .py files and .ipynb notebooks (folders searched recursively) with the same engine and
+ * configuration (`[tool.gpu-pilot]`, `# noqa`) as the language server.
+ * Exit codes: 0 nothing reported (or --exit-zero), 1 problems reported, 2 bad usage, an unreadable
+ * path or a broken file (message on stderr).
  */
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join, resolve, extname, basename } from "node:path";
-import { docUrl } from "./docsUrl";
+import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve, extname, relative, sep } from "node:path";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
 import { cellsOfIpynb, lintNotebook } from "./engine/notebook";
-import type { LintDiagnostic, Range, TextEdit } from "./engine/types";
+import { resolveLintOptions, type LintOverrides } from "./engine/options";
+import { applyEdits } from "./engine/fixes";
+import { RULES } from "./engine/rules/index";
+import type { Range, TextEdit, Severity } from "./engine/types";
+import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
+import { docUrl } from "./docsUrl";
 
-const USAGE = `usage: gpu-pilot check [--format text|json] PATH...
-  PATH    a .py or .ipynb file, or a folder (searched recursively)
-exit codes: 0 nothing reported, 1 problems reported, 2 bad usage or unreadable path`;
+const VERSION = "0.1.0";
+const USAGE = `usage: gpu-pilot check [options] PATH...
+  PATH                    a .py or .ipynb file, or a folder (searched recursively); - for stdin
+options:
+  --format FORMAT         text (default) | json (Ruff's shape) | sarif (2.1.0) | github (workflow annotations)
+  --select CODES          enable only these codes or prefixes (comma-separated, e.g. GPU001,GPU01)
+  --extend-select CODES   enable these in addition
+  --ignore CODES          disable these codes or prefixes
+  --fix                   apply safe fixes in place, then report what remains
+  --exit-zero             exit 0 even when problems are reported
+  --stdin-filename FILE   read the source from stdin; FILE names it (config lookup, messages)
+  --gpus N                the machine has N GPUs (enables GPU017)
+  --inventory FILE        nvidia-smi --query-gpu=index,uuid,... CSV of the machine (enables GPU017)
+exit codes: 0 nothing reported, 1 problems reported, 2 bad usage or unreadable input`;
 
 const SKIP_DIRS = new Set(["node_modules", "__pycache__", ".git", ".hg", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache", "site-packages", ".ipynb_checkpoints"]);
 
-/** Thrown for bad usage; the message goes to stderr and the exit code is 2. */
+/** Thrown for bad usage or unreadable input; the message goes to stderr and the exit code is 2. */
 class UsageError extends Error {}
 
-interface CliArgs { command: string; format: "text" | "json"; paths: string[] }
+type Format = "text" | "json" | "sarif" | "github";
+interface CliArgs {
+  format: Format;
+  paths: string[];
+  flags: LintOverrides;
+  fix: boolean;
+  exitZero: boolean;
+  stdinFilename: string | null;
+  gpus: number | null;
+  inventory: string | null;
+}
+
+const codeList = (v: string, flag: string): string[] => {
+  const list = v.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const bad = list.filter((c) => !/^GPU\d{0,3}$/.test(c) && c !== "ALL");
+  if (bad.length) throw new UsageError(`${flag}: not a rule code or prefix: ${bad.join(", ")}`);
+  return list;
+};
 
 function parseArgs(argv: string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
+  if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"\n${USAGE}`);
-  let format: CliArgs["format"] = "text";
-  const paths: string[] = [];
+  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, stdinFilename: null, gpus: null, inventory: null };
   for (let i = 0; i < rest.length; i++) {
-    const a = rest[i];
-    if (a === "--format" || a.startsWith("--format=")) {
-      const v = a.includes("=") ? a.slice(a.indexOf("=") + 1) : rest[++i];
-      if (v !== "text" && v !== "json") throw new UsageError(`--format must be text or json, not "${v ?? ""}"`);
-      format = v;
-    } else if (a === "--") {
-      paths.push(...rest.slice(i + 1));
-      break;
-    } else if (a.startsWith("-") && a !== "-") {
-      throw new UsageError(`unknown option "${a}"\n${USAGE}`);
-    } else paths.push(a);
+    const arg = rest[i];
+    const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
+    const name = eq > 0 ? arg.slice(0, eq) : arg;
+    const value = (): string => {
+      const v = eq > 0 ? arg.slice(eq + 1) : rest[++i];
+      if (v === undefined) throw new UsageError(`${name} needs a value`);
+      return v;
+    };
+    switch (name) {
+      case "--format": {
+        const v = value();
+        if (!["text", "json", "sarif", "github"].includes(v)) throw new UsageError(`--format must be text, json, sarif or github, not "${v}"`);
+        a.format = v as Format;
+        break;
+      }
+      case "--select": a.flags.select = codeList(value(), name); break;
+      case "--extend-select": a.flags.extendSelect = codeList(value(), name); break;
+      case "--ignore": a.flags.ignore = codeList(value(), name); break;
+      case "--fix": a.fix = true; break;
+      case "--exit-zero": a.exitZero = true; break;
+      case "--stdin-filename": a.stdinFilename = value(); break;
+      case "--gpus": {
+        const v = value();
+        if (!/^\d+$/.test(v)) throw new UsageError(`--gpus must be a whole number, not "${v}"`);
+        a.gpus = Number(v);
+        break;
+      }
+      case "--inventory": a.inventory = value(); break;
+      case "--":
+        a.paths.push(...rest.slice(i + 1));
+        i = rest.length;
+        break;
+      default:
+        if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option "${arg}"\n${USAGE}`);
+        a.paths.push(arg);
+    }
   }
-  if (paths.length === 0) throw new UsageError(`no PATH given\n${USAGE}`);
-  return { command, format, paths };
+  if (a.paths.length === 0 && a.stdinFilename === null) throw new UsageError(`no PATH given\n${USAGE}`);
+  return a;
 }
 
-/** Expands folders into .py/.ipynb files (sorted, hidden and virtualenv folders skipped). */
+/** Expands folders into .py/.ipynb files (sorted; hidden and virtualenv folders skipped). */
 function collectFiles(paths: string[]): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
@@ -69,7 +128,7 @@ function collectFiles(paths: string[]): string[] {
   return out;
 }
 
-/** One reported problem in Ruff's JSON shape (1-based rows and columns). */
+/** One reported problem in Ruff's JSON shape (1-based rows and columns); `severity` is GPU Pilot's addition. */
 export interface JsonDiagnostic {
   cell: number | null;
   code: string;
@@ -80,68 +139,212 @@ export interface JsonDiagnostic {
   message: string;
   noqa_row: number;
   url: string;
-  severity: string;
+  severity: Severity;
 }
-
 
 const loc = (p: { line: number; character: number }) => ({ row: p.line + 1, column: p.character + 1 });
 
-function toJson(filename: string, d: LintDiagnostic | (Omit<LintDiagnostic, "fix"> & { fix?: { title: string; safe: boolean; edits: TextEdit[] } }), cell: number | null): JsonDiagnostic {
-  const r: Range = d.range;
+function toJson(filename: string, d: { code: string; message: string; severity: Severity; range: Range; fix?: { title: string; safe: boolean; edits: TextEdit[] } }, cell: number | null): JsonDiagnostic {
   return {
-    cell, code: d.code, end_location: loc(r.end), filename,
+    cell, code: d.code, end_location: loc(d.range.end), filename,
     fix: d.fix ? { applicability: d.fix.safe ? "safe" : "unsafe", message: d.fix.title, edits: d.fix.edits.map((e) => ({ content: e.newText, location: loc(e.range.start), end_location: loc(e.range.end) })) } : null,
-    location: loc(r.start), message: d.message, noqa_row: r.start.line + 1, url: docUrl(d.code), severity: d.severity,
+    location: loc(d.range.start), message: d.message, noqa_row: d.range.start.line + 1, url: docUrl(d.code), severity: d.severity,
   };
 }
 
-/** Lints one file; returns its diagnostics or throws with a clear message. */
-function checkFile(file: string, options: LintOptions): JsonDiagnostic[] {
-  let text: string;
-  try { text = readFileSync(file, "utf8"); } catch (e) { throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (extname(file) === ".ipynb") {
-    let cells;
-    try { cells = cellsOfIpynb(text); } catch (e) { throw new UsageError(`cannot read notebook ${file}: ${(e as Error).message}`); }
-    return lintNotebook(cells, options).diagnostics.map((d) => {
-      const { fix, ...rest } = d;
-      return toJson(file, { ...rest, related: undefined, ...(fix ? { fix: { title: fix.title, safe: fix.safe, edits: fix.edits } } : {}) }, d.cell + 1);
-    });
+/** Picks non-overlapping safe fixes (first come first served) from a lint result. */
+function safeEdits<E extends { range: Range; cell?: number }>(diags: Array<{ fix?: { safe: boolean; edits: E[] } }>): { edits: E[]; count: number } {
+  const out: E[] = [];
+  let count = 0;
+  const overlaps = (a: E, b: E) => (a.cell ?? 0) === (b.cell ?? 0)
+    && (!(cmp(a.range.end, b.range.start) <= 0 || cmp(b.range.end, a.range.start) <= 0) || (cmp(a.range.start, b.range.start) === 0 && cmp(a.range.end, b.range.end) === 0));
+  for (const d of diags) {
+    if (!d.fix?.safe) continue;
+    if (d.fix.edits.some((e) => out.some((o) => overlaps(o, e)))) continue;
+    out.push(...d.fix.edits);
+    count++;
   }
-  const result = lintPython(text, options);
-  result.tree.delete();
-  return result.diagnostics.map((d) => toJson(file, d, null));
+  return { edits: out, count };
+}
+const cmp = (a: { line: number; character: number }, b: { line: number; character: number }) => a.line - b.line || a.character - b.character;
+
+/** Lints Python source, applying safe fixes first when `fix` (up to 10 passes). */
+function checkPython(filename: string, source: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+  let text = source;
+  let applied = 0;
+  for (let pass = 0; fix && pass < 10; pass++) {
+    const r = lintPython(text, options);
+    r.tree.delete();
+    const { edits, count } = safeEdits<TextEdit>(r.diagnostics);
+    if (!edits.length) break;
+    applied += count;
+    text = applyEdits(text, edits);
+  }
+  const r = lintPython(text, options);
+  r.tree.delete();
+  return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
 }
 
-function formatText(all: JsonDiagnostic[], cwd: string): string {
+/** Lints a notebook's JSON text, applying safe fixes to its cells when `fix`. */
+function checkNotebook(filename: string, json: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+  let cells;
+  try { cells = cellsOfIpynb(json); } catch (e) { throw new UsageError(`cannot read notebook ${filename}: ${(e as Error).message}`); }
+  let applied = 0;
+  let changed = false;
+  for (let pass = 0; fix && pass < 10; pass++) {
+    const r = lintNotebook(cells, options);
+    const { edits, count } = safeEdits(r.diagnostics);
+    if (!edits.length) break;
+    applied += count;
+    const byCell = new Map<number, TextEdit[]>();
+    for (const e of edits) byCell.set(e.cell, [...(byCell.get(e.cell) ?? []), { range: e.range, newText: e.newText }]);
+    for (const [cell, es] of byCell) cells[cell] = { ...cells[cell], text: applyEdits(cells[cell].text, es) };
+    changed = true;
+  }
+  const r = lintNotebook(cells, options);
+  let fixed: string | null = null;
+  if (changed) {
+    const nb = JSON.parse(json) as { cells: Array<{ source: string | string[] }> };
+    nb.cells.forEach((c, i) => { c.source = cells[i].text.split(/(?<=\n)/); });
+    const indent = /^\{\n( +)"/.exec(json)?.[1] ?? " ";
+    fixed = JSON.stringify(nb, null, indent) + (json.endsWith("\n") ? "\n" : "");
+  }
+  return { diagnostics: r.diagnostics.map((d) => toJson(filename, { ...d, fix: d.fix ? { title: d.fix.title, safe: d.fix.safe, edits: d.fix.edits } : undefined }, d.cell + 1)), fixed, applied };
+}
+
+function displayName(file: string): string {
+  const rel = relative(process.cwd(), file);
+  return rel && !rel.startsWith("..") ? rel.split(sep).join("/") : file;
+}
+
+function formatText(all: JsonDiagnostic[], fixedCount: number): string {
   const lines = all.map((d) => {
-    const name = d.filename.startsWith(cwd + "/") ? d.filename.slice(cwd.length + 1) : d.filename;
-    const where = d.cell !== null ? `${name}:cell ${d.cell}:${d.location.row}:${d.location.column}` : `${name}:${d.location.row}:${d.location.column}`;
-    return `${where}: ${d.code} ${d.message}${d.fix ? ` [fix: ${d.fix.message}]` : ""}`;
+    const where = d.cell !== null ? `${displayName(d.filename)}:cell ${d.cell}:${d.location.row}:${d.location.column}` : `${displayName(d.filename)}:${d.location.row}:${d.location.column}`;
+    return `${where}: ${d.code} ${d.message}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${d.fix.message}]` : ""}`;
   });
-  const fixable = all.filter((d) => d.fix).length;
-  lines.push(all.length === 0 ? "All checks passed!" : `Found ${all.length} problem${all.length === 1 ? "" : "s"}${fixable ? ` (${fixable} with a quick fix)` : ""}.`);
+  const safe = all.filter((d) => d.fix?.applicability === "safe").length;
+  if (all.length === 0) lines.push(fixedCount ? `Fixed ${fixedCount} problem${fixedCount === 1 ? "" : "s"}; all checks passed!` : "All checks passed!");
+  else lines.push(`Found ${all.length} problem${all.length === 1 ? "" : "s"}${fixedCount ? ` (${fixedCount} fixed, ${all.length} remaining)` : ""}.${safe ? `\n[*] ${safe} fixable with the \`--fix\` option.` : ""}`);
   return lines.join("\n") + "\n";
 }
 
+const SARIF_LEVEL: Record<Severity, string> = { error: "error", warning: "warning", information: "note", hint: "note" };
+
+/** SARIF 2.1.0, as GitHub code scanning accepts it (paths relative to the working folder, %SRCROOT%). */
+export function formatSarif(all: JsonDiagnostic[]): string {
+  const rules = RULES.map((r) => ({
+    id: r.meta.code, name: r.meta.name,
+    shortDescription: { text: r.meta.docs.what.split(". ")[0].replace(/\.$/, "") + "." },
+    fullDescription: { text: r.meta.docs.what },
+    help: { text: r.meta.docs.why, markdown: `${r.meta.docs.why}\n\n**Fix**\n\n\`\`\`python\n${r.meta.docs.fix}\`\`\`` },
+    helpUri: docUrl(r.meta.code),
+    defaultConfiguration: { level: SARIF_LEVEL[r.meta.severity] },
+    properties: { tags: ["gpu", "cuda"] },
+  }));
+  const index = new Map<string, number>(rules.map((r, i) => [r.id, i]));
+  const results = all.map((d) => ({
+    ruleId: d.code, ruleIndex: index.get(d.code) ?? -1, level: SARIF_LEVEL[d.severity],
+    message: { text: d.message },
+    locations: [{
+      physicalLocation: {
+        artifactLocation: { uri: displayName(d.filename), uriBaseId: "%SRCROOT%" },
+        region: { startLine: d.location.row, startColumn: d.location.column, endLine: d.end_location.row, endColumn: d.end_location.column },
+      },
+    }],
+    ...(d.cell !== null ? { properties: { cell: d.cell } } : {}),
+  }));
+  return JSON.stringify({
+    $schema: "https://json.schemastore.org/sarif-2.1.0.json",
+    version: "2.1.0",
+    runs: [{ tool: { driver: { name: "gpu-pilot", version: VERSION, rules } }, results }],
+  }, null, 2) + "\n";
+}
+
+const ghData = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+const ghProp = (s: string) => ghData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
+
+/** GitHub Actions workflow commands (`::error file=...,line=...::message`). */
+export function formatGithub(all: JsonDiagnostic[]): string {
+  return all.map((d) => {
+    const level = d.severity === "error" ? "error" : d.severity === "warning" ? "warning" : "notice";
+    const cell = d.cell !== null ? ` (cell ${d.cell})` : "";
+    return `::${level} title=${ghProp(`gpu-pilot (${d.code})`)},file=${ghProp(displayName(d.filename))},line=${d.location.row},col=${d.location.column},endLine=${d.end_location.row},endColumn=${d.end_location.column}::${ghData(`${d.code} ${d.message}${cell}`)}`;
+  }).join("\n") + (all.length ? "\n" : "");
+}
+
+/** The machine facts from --gpus / --inventory. */
+function machineOf(a: CliArgs): LintOptions["machine"] {
+  if (a.inventory) {
+    let csv: string;
+    try { csv = readFileSync(a.inventory, "utf8"); } catch (e) { throw new UsageError(`cannot read inventory ${a.inventory}: ${(e as Error).message}`); }
+    const parsed = parseQueryGpu(csv);
+    if (parsed.rows.length === 0) throw new UsageError(`inventory ${a.inventory} has no GPU lines: expected \`nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,... --format=csv,noheader,nounits\` output${parsed.problems[0] ? ` (line ${parsed.problems[0].line}: ${parsed.problems[0].reason})` : ""}`);
+    return { gpuCount: parsed.rows.length, uuids: parsed.rows.map((g) => g.uuid) };
+  }
+  if (a.gpus !== null) return { gpuCount: a.gpus, uuids: [] };
+  return { gpuCount: null, uuids: [] };
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+interface Io { out: (s: string) => void; err: (s: string) => void; stdin: () => Promise<string> }
+
 /** Runs the CLI; returns the exit code. */
-export async function main(argv: string[], io: { out: (s: string) => void; err: (s: string) => void } = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s) }): Promise<number> {
+export async function main(argv: string[], io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin }): Promise<number> {
   try {
     const args = parseArgs(argv);
-    const files = collectFiles(args.paths);
+    const machine = machineOf(args);
     await initEngine();
-    const options: LintOptions = {};
     const all: JsonDiagnostic[] = [];
-    for (const f of files) all.push(...checkFile(f, options));
-    io.out(args.format === "json" ? JSON.stringify(all, null, 2) + "\n" : formatText(all, process.cwd()));
-    return all.length > 0 ? 1 : 0;
+    const problemsShown = new Set<string>();
+    let fixedCount = 0;
+    const optionsFor = (file: string | null): LintOptions => {
+      const { options, problems } = resolveLintOptions(file, {}, "filesystemFirst", args.flags);
+      for (const p of problems) {
+        const key = `${p.file}:${p.line}:${p.message}`;
+        if (!problemsShown.has(key)) { problemsShown.add(key); io.err(`gpu-pilot: ${p.file}${p.line ? `:${p.line}` : ""}: ${p.message} (linting goes on without it)\n`); }
+      }
+      return { ...options, machine };
+    };
+    const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
+    if (stdinMode) {
+      const name = resolve(args.stdinFilename!);
+      let text = await io.stdin();
+      if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      const r = name.endsWith(".ipynb") ? checkNotebook(name, text, optionsFor(name), args.fix) : checkPython(name, text, optionsFor(name), args.fix);
+      all.push(...r.diagnostics);
+      fixedCount += r.applied;
+      if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return args.exitZero || all.length === 0 ? 0 : 1; }
+    } else {
+      for (const file of collectFiles(args.paths)) {
+        let text: string;
+        try { text = readFileSync(file, "utf8"); } catch (e) { throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
+        const bom = text.charCodeAt(0) === 0xfeff;
+        if (bom) text = text.slice(1);
+        const r = extname(file) === ".ipynb" ? checkNotebook(file, text, optionsFor(file), args.fix) : checkPython(file, text, optionsFor(file), args.fix);
+        if (r.fixed !== null) writeFileSync(file, (bom ? "\ufeff" : "") + r.fixed);
+        fixedCount += r.applied;
+        all.push(...r.diagnostics);
+      }
+    }
+    const render = { text: () => formatText(all, fixedCount), json: () => JSON.stringify(all, null, 2) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
+    io.out(render());
+    return args.exitZero || all.length === 0 ? 0 : 1;
   } catch (e) {
-    if (e instanceof UsageError) { io.err(`gpu-pilot: ${e.message}\n`); return 2; }
+    if (e instanceof UsageError) {
+      if (e.message === USAGE || e.message === VERSION) { io.out(e.message + "\n"); return 0; }
+      io.err(`gpu-pilot: ${e.message}\n`);
+      return 2;
+    }
     io.err(`gpu-pilot: internal error: ${e instanceof Error ? e.stack : String(e)}\n`);
     return 2;
   }
 }
 
-if (require.main === module || basename(process.argv[1] ?? "") === "cli.js") {
+if (require.main === module) {
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
 }

@@ -66,3 +66,116 @@ test("a file with syntax errors is still linted, and odd names work", () => {
   assert.equal(r.status, 1, r.stderr);
   assert.equal(JSON.parse(r.stdout)[0].code, "GPU001");
 });
+
+import { cpSync, readFileSync, readdirSync } from "node:fs";
+
+const tmpCopy = (names: string[]) => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-fix-"));
+  for (const n of names) cpSync(join(SHARED, "cases", n), join(dir, n));
+  return dir;
+};
+
+test("--format sarif is SARIF 2.1.0 with rules, levels and regions", () => {
+  const r = run(["check", "--format", "sarif", join(SHARED, "cases", "c01_env_after_is_available.py"), join(SHARED, "cases", "c20_notebook.ipynb")]);
+  assert.equal(r.status, 1);
+  const sarif = JSON.parse(r.stdout);
+  assert.equal(sarif.version, "2.1.0");
+  assert.match(sarif.$schema, /sarif-2\.1\.0/);
+  assert.equal(sarif.runs.length, 1);
+  const driver = sarif.runs[0].tool.driver;
+  assert.equal(driver.name, "gpu-pilot");
+  const ids = driver.rules.map((x: { id: string }) => x.id);
+  assert.ok(ids.includes("GPU001"));
+  for (const rule of driver.rules) {
+    assert.equal(typeof rule.shortDescription.text, "string");
+    assert.ok(["error", "warning", "note"].includes(rule.defaultConfiguration.level));
+  }
+  const results = sarif.runs[0].results;
+  assert.ok(results.length >= 2);
+  for (const res of results) {
+    assert.equal(driver.rules[res.ruleIndex].id, res.ruleId);
+    assert.ok(["error", "warning", "note"].includes(res.level));
+    assert.equal(typeof res.message.text, "string");
+    const pl = res.locations[0].physicalLocation;
+    assert.equal(typeof pl.artifactLocation.uri, "string");
+    assert.ok(pl.region.startLine >= 1 && pl.region.startColumn >= 1 && pl.region.endLine >= pl.region.startLine);
+  }
+  const c01 = results.find((x: { locations: Array<{ physicalLocation: { artifactLocation: { uri: string } } }> }) => x.locations[0].physicalLocation.artifactLocation.uri.endsWith("c01_env_after_is_available.py"));
+  assert.deepEqual(c01.locations[0].physicalLocation.region, { startLine: 6, startColumn: 1, endLine: 6, endColumn: 41 });
+  assert.equal(c01.level, "error");
+});
+
+test("--format github prints workflow annotations with escaped properties", () => {
+  const r = run(["check", "--format", "github", join(SHARED, "cases", "c02_env_after_import_only.py")]);
+  assert.equal(r.status, 1);
+  assert.match(r.stdout.trim(), /^::warning title=gpu-pilot \(GPU002\),file=.*c02_env_after_import_only\.py,line=4,col=1,endLine=4,endColumn=41::GPU002 /);
+});
+
+test("--select/--ignore/--exit-zero", () => {
+  const f = join(SHARED, "cases", "c09_reimport.py");
+  const all = JSON.parse(run(["check", "--format", "json", f]).stdout).map((d: { code: string }) => d.code);
+  assert.ok(all.includes("GPU001"));
+  const ignored = run(["check", "--format", "json", "--ignore", "GPU001", f]);
+  assert.ok(!JSON.parse(ignored.stdout).some((d: { code: string }) => d.code === "GPU001"));
+  const selected = run(["check", "--format", "json", "--select", "GPU001", f]);
+  assert.deepEqual([...new Set(JSON.parse(selected.stdout).map((d: { code: string }) => d.code))], ["GPU001"]);
+  assert.equal(run(["check", "--exit-zero", f]).status, 0);
+  assert.equal(run(["check", "--select", "XYZ1", f]).status, 2);
+});
+
+test("--fix on the shared cases: fixed files re-parse and re-lint without the fixed codes", () => {
+  const names = ["c01_env_after_is_available.py", "c02_env_after_import_only.py", "c04_int_value.py", "c05_duplicate_ids.py", "c12_jax_after_devices.py", "c22_accelerator_then_env.py", "c23_seed_is_lazy.py", "c20_notebook.ipynb"];
+  const dir = tmpCopy(names);
+  const before = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; fix: { applicability: string } | null }>;
+  const fixedCodes = new Set(before.filter((d) => d.fix?.applicability === "safe").map((d) => `${d.filename}|${d.code}`));
+  assert.ok(fixedCodes.size >= 7, [...fixedCodes].join("\n"));
+  const r = run(["check", "--fix", dir]);
+  assert.match(r.stdout, /Fixed \d+ problem/);
+  const after = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string }>;
+  for (const d of after) assert.ok(!fixedCodes.has(`${d.filename}|${d.code}`), `still reported after --fix: ${d.filename} ${d.code}`);
+  assert.equal(readFileSync(join(dir, "c04_int_value.py"), "utf8"), 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = str(1)\nimport torch\n');
+  const nb = JSON.parse(readFileSync(join(dir, "c20_notebook.ipynb"), "utf8"));
+  assert.deepEqual(nb.cells[0].source, ["import os\n", 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n', "import torch\n", "print(torch.cuda.is_available())"]);
+  assert.equal(readdirSync(dir).length, names.length);
+});
+
+test("--stdin-filename lints stdin; with --fix prints the fixed source", () => {
+  const src = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const r = run(["check", "--format", "json", "--stdin-filename", "train.py"], src);
+  assert.equal(r.status, 1);
+  assert.equal(JSON.parse(r.stdout)[0].code, "GPU001");
+  assert.ok(JSON.parse(r.stdout)[0].filename.endsWith("train.py"));
+  const f = run(["check", "--fix", "--stdin-filename", "train.py"], src);
+  assert.equal(f.status, 0, f.stderr);
+  assert.equal(f.stdout, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\ntorch.cuda.init()\n');
+});
+
+test("--inventory reads nvidia-smi CSV and enables GPU017; --gpus too", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-inv-"));
+  writeFileSync(join(dir, "t.py"), 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1,7,0"\n');
+  const inv = join(ROOT, "test", "fixtures", "nvidia-smi", "h200x2", "query_gpu_nounits.csv");
+  const r = run(["check", "--format", "json", "--inventory", inv, join(dir, "t.py")]);
+  const [d] = JSON.parse(r.stdout);
+  assert.equal(d.code, "GPU017");
+  assert.match(d.message, /2 GPUs/);
+  assert.equal(JSON.parse(run(["check", "--format", "json", join(dir, "t.py")]).stdout).length, 0);
+  assert.equal(JSON.parse(run(["check", "--format", "json", "--gpus", "8", join(dir, "t.py")]).stdout).length, 0);
+  const bad = run(["check", "--inventory", join(ROOT, "test", "fixtures", "nvidia-smi", "h200x2", "query_gpu_units.csv"), join(dir, "t.py")]);
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /has no GPU lines/);
+});
+
+test("[tool.gpu-pilot] in pyproject.toml is honoured; a broken one is reported with its line and linting goes on", () => {
+  const dir = tmpCopy(["c02_env_after_import_only.py", "c01_env_after_is_available.py"]);
+  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002"]\n[tool.gpu-pilot.severity]\nGPU001 = "warning"\n');
+  const r = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; severity: string }>;
+  assert.deepEqual(r.map((d) => [d.code, d.severity]), [["GPU001", "warning"]]);
+  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002"\n');
+  const broken = run(["check", "--format", "json", dir]);
+  assert.match(broken.stderr, /pyproject\.toml:3: TOML error/);
+  assert.deepEqual(JSON.parse(broken.stdout).map((d: { code: string }) => d.code).sort(), ["GPU001", "GPU002"]);
+  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002", "GPU777"]\nper-file-ignores = { "c01_*.py" = ["GPU001"] }\n');
+  const unknown = run(["check", "--format", "json", dir]);
+  assert.match(unknown.stderr, /pyproject\.toml:2: \[tool\.gpu-pilot\] ignore: unknown rule code GPU777/);
+  assert.deepEqual(JSON.parse(unknown.stdout), []);
+});

@@ -4,8 +4,9 @@ import { rule as GPU001 } from "./GPU001-env-after-cuda-init";
 import { rule as GPU002 } from "./GPU002-env-after-framework-import";
 import { rule as GPU003 } from "./GPU003-invalid-visible-devices";
 import { rule as GPU004 } from "./GPU004-ordinal-out-of-range";
+import { rule as GPU017 } from "./GPU017-id-not-on-this-machine";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU017];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {

@@ -1,0 +1,187 @@
+/**
+ * Project configuration: `[tool.gpu-pilot]` in the nearest pyproject.toml (parsed with smol-toml),
+ * and the torch version the project pins (requirements*.txt, pyproject dependencies,
+ * environment.yml), which decides whether `torch.cuda.device_count()` initialises CUDA
+ * (ground-truth.md: torch < 2.4 cached it before initialisation).
+ * Node's fs only; no `vscode`.
+ */
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import { parse as parseToml, TomlError } from "smol-toml";
+import { parse as parseYaml } from "yaml";
+import { satisfies } from "@renovatebot/pep440";
+import { minimatch } from "minimatch";
+import type { Severity } from "./types";
+
+/** The `[tool.gpu-pilot]` table, validated. Keys are kebab-case as in pyproject. */
+export interface ProjectConfig {
+  /** The pyproject.toml it came from. */
+  file: string;
+  select?: string[];
+  extendSelect?: string[];
+  ignore?: string[];
+  /** Glob (relative to the pyproject folder) → codes to ignore in matching files. */
+  perFileIgnores?: Record<string, string[]>;
+  severity?: Record<string, Severity>;
+  eagerInitModules?: string[];
+}
+
+/** A configuration problem: shown once, pointing at the file and line; linting goes on with defaults. */
+export interface ConfigProblem {
+  file: string;
+  /** 1-based line, when known. */
+  line?: number;
+  message: string;
+}
+
+const CODE = /^GPU\d{0,3}$/;
+const KNOWN_CODES = new Set(Array.from({ length: 20 }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
+const SEVERITIES = new Set(["error", "warning", "information", "hint"]);
+
+/** The nearest pyproject.toml at or above `dir`, or null. */
+export function findPyproject(dir: string): string | null {
+  let d = dir;
+  for (;;) {
+    const p = join(d, "pyproject.toml");
+    if (existsSync(p)) return p;
+    const up = dirname(d);
+    if (up === d) return null;
+    d = up;
+  }
+}
+
+/** 1-based line of the first occurrence of `needle` in `text` (for pointing at a bad key), or undefined. */
+function lineOf(text: string, needle: string): number | undefined {
+  const i = text.indexOf(needle);
+  return i < 0 ? undefined : text.slice(0, i).split("\n").length;
+}
+
+/**
+ * Reads `[tool.gpu-pilot]` from a pyproject.toml. Never throws: a TOML error or a bad value becomes
+ * a problem (with its line) and the offending key is left out.
+ */
+export function loadProjectConfig(file: string): { config: ProjectConfig | null; problems: ConfigProblem[] } {
+  let text: string;
+  try { text = readFileSync(file, "utf8"); } catch (e) {
+    return { config: null, problems: [{ file, message: `cannot read: ${(e as Error).message}` }] };
+  }
+  let doc: Record<string, unknown>;
+  try { doc = parseToml(text) as Record<string, unknown>; } catch (e) {
+    if (e instanceof TomlError) return { config: null, problems: [{ file, line: e.line, message: `TOML error: ${e.message.split("\n")[0]}` }] };
+    return { config: null, problems: [{ file, message: `TOML error: ${(e as Error).message}` }] };
+  }
+  const table = (doc.tool as Record<string, unknown> | undefined)?.["gpu-pilot"] as Record<string, unknown> | undefined;
+  if (!table) return { config: null, problems: [] };
+  const problems: ConfigProblem[] = [];
+  const config: ProjectConfig = { file };
+  const codes = (key: string, v: unknown): string[] | undefined => {
+    if (!Array.isArray(v) || v.some((c) => typeof c !== "string")) { problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] ${key} must be a list of rule codes` }); return undefined; }
+    const bad = (v as string[]).filter((c) => !CODE.test(c) || (c.length === 6 && !KNOWN_CODES.has(c)));
+    if (bad.length) { problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] ${key}: unknown rule code${bad.length > 1 ? "s" : ""} ${bad.join(", ")} (codes are GPU001..GPU020)` }); return (v as string[]).filter((c) => !bad.includes(c)); }
+    return v as string[];
+  };
+  for (const [key, value] of Object.entries(table)) {
+    switch (key) {
+      case "select": config.select = codes(key, value); break;
+      case "extend-select": config.extendSelect = codes(key, value); break;
+      case "ignore": config.ignore = codes(key, value); break;
+      case "per-file-ignores": {
+        if (typeof value !== "object" || value === null || Array.isArray(value)) { problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] per-file-ignores must be a table of glob = [codes]" }); break; }
+        config.perFileIgnores = {};
+        for (const [glob, list] of Object.entries(value)) {
+          const c = codes(`per-file-ignores."${glob}"`, list);
+          if (c) config.perFileIgnores[glob] = c;
+        }
+        break;
+      }
+      case "severity": {
+        if (typeof value !== "object" || value === null || Array.isArray(value)) { problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] severity must be a table of CODE = \"error\"|\"warning\"|\"information\"|\"hint\"" }); break; }
+        config.severity = {};
+        for (const [code, sev] of Object.entries(value)) {
+          if (!KNOWN_CODES.has(code)) problems.push({ file, line: lineOf(text, code), message: `[tool.gpu-pilot] severity: unknown rule code ${code}` });
+          else if (typeof sev !== "string" || !SEVERITIES.has(sev)) problems.push({ file, line: lineOf(text, code), message: `[tool.gpu-pilot] severity.${code} must be one of error, warning, information, hint` });
+          else config.severity[code] = sev as Severity;
+        }
+        break;
+      }
+      case "eager-init-modules":
+        if (!Array.isArray(value) || value.some((m) => typeof m !== "string")) problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] eager-init-modules must be a list of module names" });
+        else config.eagerInitModules = value as string[];
+        break;
+      default:
+        problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] unknown key "${key}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules)` });
+    }
+  }
+  return { config, problems };
+}
+
+/** Codes ignored for `file` by the config's per-file-ignores (globs relative to the pyproject folder). */
+export function perFileIgnored(config: ProjectConfig, file: string): string[] {
+  if (!config.perFileIgnores) return [];
+  const rel = relative(dirname(config.file), file).split(sep).join("/");
+  const out: string[] = [];
+  for (const [glob, codes] of Object.entries(config.perFileIgnores)) {
+    if (minimatch(rel, glob, { dot: true, matchBase: !glob.includes("/") })) out.push(...codes);
+  }
+  return out;
+}
+
+/** The version specifier that one requirement line gives `torch`, or null (PEP 508 name, then the specifier). */
+export function torchSpecifier(requirement: string): string | null {
+  const line = requirement.split("#")[0].split(";")[0].trim();
+  const m = /^torch(\[[^\]]*\])?\s*(\(?\s*([<>=!~][^)]*)\)?)?$/i.exec(line);
+  if (!m) return null;
+  return (m[3] ?? "").trim();
+}
+
+/**
+ * Whether a specifier allows only torch < 2.4 (e.g. `==2.1.0`, `<2.4`, `>=1.13,<2.3`). An empty
+ * specifier (any version) is not a pin.
+ */
+export function pinsTorchBelow24(specifier: string): boolean {
+  if (!specifier) return false;
+  const spec = specifier.replace(/\+[\w.]+/g, "");
+  const newer = ["2.4.0", "2.4.1", "2.5.1", "2.6.0", "2.8.0", "2.11.0", "3.0.0"];
+  const older = ["1.12.1", "1.13.1", "2.0.1", "2.1.0", "2.1.2", "2.2.2", "2.3.0", "2.3.1"];
+  try {
+    return !newer.some((v) => satisfies(v, spec)) && (older.some((v) => satisfies(v, spec)) || /^==\s*[01]\.|^==\s*2\.[0-3](\.|$)/.test(spec.trim()));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Looks for a torch pin in the project folder `dir`: requirements*.txt, pyproject.toml
+ * (`[project].dependencies`, `[tool.poetry.dependencies]`), environment.yml / environment.yaml.
+ * @returns true when some file pins torch below 2.4.
+ */
+export function projectPinsTorchBelow24(dir: string): boolean {
+  let names: string[] = [];
+  try { names = readdirSync(dir); } catch { return false; }
+  const specs: string[] = [];
+  for (const n of names) {
+    const p = join(dir, n);
+    try {
+      if (/^requirements.*\.txt$/.test(n)) {
+        for (const line of readFileSync(p, "utf8").split(/\r?\n/)) { const s = torchSpecifier(line); if (s !== null) specs.push(s); }
+      } else if (n === "pyproject.toml") {
+        const doc = parseToml(readFileSync(p, "utf8")) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+        for (const dep of (doc.project?.dependencies ?? []) as unknown[]) { if (typeof dep === "string") { const s = torchSpecifier(dep); if (s !== null) specs.push(s); } }
+        const poetry = doc.tool?.poetry?.dependencies?.torch;
+        if (typeof poetry === "string") specs.push(/^[\d.]+$/.test(poetry) ? `==${poetry}` : poetry.replace(/^\^/, ">="));
+        else if (poetry && typeof poetry.version === "string") specs.push(poetry.version);
+      } else if (n === "environment.yml" || n === "environment.yaml") {
+        const doc = parseYaml(readFileSync(p, "utf8")) as { dependencies?: unknown[] } | null;
+        for (const dep of doc?.dependencies ?? []) {
+          if (typeof dep === "string") { const s = torchSpecifier(dep.replace(/^pytorch/, "torch").replace(/^torch=(?!=)/, "torch==")); if (s !== null) specs.push(s); }
+          else if (dep && typeof dep === "object" && Array.isArray((dep as { pip?: unknown[] }).pip)) {
+            for (const pd of (dep as { pip: unknown[] }).pip) if (typeof pd === "string") { const s = torchSpecifier(pd); if (s !== null) specs.push(s); }
+          }
+        }
+      }
+    } catch {
+      // An unreadable or broken dependency file tells us nothing about the pin.
+    }
+  }
+  return specs.some(pinsTorchBelow24);
+}

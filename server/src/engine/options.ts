@@ -1,0 +1,70 @@
+/**
+ * Resolves the options of one lint run from the editor settings, the nearest pyproject.toml's
+ * `[tool.gpu-pilot]`, the project's torch pin and (CLI) flags, with Ruff's
+ * `configurationPreference` semantics: `editorFirst` (editor settings win where set),
+ * `filesystemFirst` (pyproject wins where present), `editorOnly` (pyproject ignored).
+ */
+import { dirname } from "node:path";
+import { statSync } from "node:fs";
+import { findPyproject, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, type ConfigProblem, type ProjectConfig } from "./config";
+import type { LintOptions } from "./lint";
+import type { Severity } from "./types";
+
+export type ConfigurationPreference = "editorFirst" | "filesystemFirst" | "editorOnly";
+
+/** Lint settings that come from the editor or the command line (unset fields: not given). */
+export interface LintOverrides {
+  select?: string[];
+  extendSelect?: string[];
+  ignore?: string[];
+  severity?: Record<string, Severity>;
+  eagerInitModules?: string[];
+}
+
+interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean }
+const cache = new Map<string, CacheEntry>();
+
+function projectConfig(pyproject: string): CacheEntry {
+  let mtimeMs = -1;
+  try { mtimeMs = statSync(pyproject).mtimeMs; } catch { /* deleted meanwhile: reload below */ }
+  const hit = cache.get(pyproject);
+  if (hit && hit.mtimeMs === mtimeMs) return hit;
+  const { config, problems } = loadProjectConfig(pyproject);
+  const entry = { mtimeMs, config, problems, torchBelow24: projectPinsTorchBelow24(dirname(pyproject)) };
+  cache.set(pyproject, entry);
+  return entry;
+}
+
+const nonEmpty = <T>(a: T[] | undefined): a is T[] => !!a && a.length > 0;
+
+/**
+ * Options for linting `file` (null for an unsaved buffer: no pyproject is read).
+ * @returns the options and the configuration problems met (each to be shown once by the caller).
+ */
+export function resolveLintOptions(file: string | null, editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}): { options: LintOptions; problems: ConfigProblem[]; pyproject: string | null } {
+  const pyproject = file && preference !== "editorOnly" ? findPyproject(dirname(file)) : null;
+  const entry = pyproject ? projectConfig(pyproject) : null;
+  const project = entry?.config ?? null;
+  const torchBelow24 = entry?.torchBelow24 || (file ? projectPinsTorchBelow24(dirname(file)) : false);
+  const pick = <T>(e: T | undefined, p: T | undefined, has: (v: T | undefined) => boolean): T | undefined =>
+    preference === "filesystemFirst" ? (has(p) ? p : e) : has(e) ? e : p;
+  const select = nonEmpty(flags.select) ? flags.select : pick(editor.select, project?.select, nonEmpty);
+  const extend = [...(project?.extendSelect ?? []), ...(editor.extendSelect ?? []), ...(flags.extendSelect ?? [])];
+  const ignore = [
+    ...(pick(editor.ignore, project?.ignore, nonEmpty) ?? []),
+    ...(flags.ignore ?? []),
+    ...(project && file ? perFileIgnored(project, file) : []),
+  ];
+  const severity = preference === "filesystemFirst"
+    ? { ...(editor.severity ?? {}), ...(project?.severity ?? {}), ...(flags.severity ?? {}) }
+    : { ...(project?.severity ?? {}), ...(editor.severity ?? {}), ...(flags.severity ?? {}) };
+  const eager = flags.eagerInitModules ?? pick(editor.eagerInitModules, project?.eagerInitModules, nonEmpty);
+  const options: LintOptions = {
+    ...(select || extend.length ? { select: [...(select ?? ["GPU"]), ...extend] } : {}),
+    ...(ignore.length ? { ignore } : {}),
+    ...(Object.keys(severity).length ? { severity } : {}),
+    ...(eager ? { eagerInitModules: eager } : {}),
+    torchBelow24,
+  };
+  return { options, problems: entry?.problems ?? [], pyproject };
+}

@@ -1,0 +1,51 @@
+import type { Rule } from "../rule";
+import { envWrites } from "../rule";
+import { nodeRange } from "../python/model";
+import { deviceUses } from "../python/devices";
+import { parseVisibleDevices } from "../visibleDevices";
+
+/** GPU017: CUDA_VISIBLE_DEVICES ids or device ordinals that do not exist on this machine (machine-aware). */
+export const rule: Rule = {
+  meta: {
+    code: "GPU017",
+    name: "id-not-on-this-machine",
+    severity: "warning",
+    fixable: false,
+    docs: {
+      what: "Compares CUDA_VISIBLE_DEVICES ids (indices and `GPU-`/`MIG-` UUIDs or UUID prefixes) and device ordinals with the GPUs of the machine: the inventory that GPU Pilot's GPU view reads from nvidia-smi, or, in the CLI, `--gpus N` / `--inventory FILE` (nvidia-smi CSV). Off when the machine is unknown.",
+      why: "Measured on 2 x H200 (ground-truth.md, 'How CUDA parses CUDA_VISIBLE_DEVICES'): CUDA stops parsing at the first id that does not exist, so `\"1,7,0\"` leaves only GPU 1 visible and GPU 0 silently disappears; `\"7\"` alone hides every GPU. A `cuda:N` ordinal at or beyond the number of GPUs raises `invalid device ordinal` at first use.",
+      example: "import os\n\n# on a machine with 2 GPUs\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1,7,0\"  # GPU 0 is dropped\n",
+      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1,0\"\n",
+      whenNotToCare: "When the file is written for another machine (a cluster node with more GPUs): silence it with `# noqa: GPU017` or by not passing an inventory in CI.",
+      references: ["ground-truth.md: rows \"0,5,1\" and \"1,7,0\" (parsing stops at the first id that does not exist)", "nvidia-smi --query-gpu=index,uuid (the inventory)"],
+    },
+  },
+  check(ctx) {
+    const n = ctx.machine.gpuCount;
+    if (n === null) return;
+    const uuids = ctx.machine.uuids.map((u) => u.toUpperCase());
+    const writes = envWrites(ctx.model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES" && w.literal !== null);
+    for (const w of writes) {
+      const parsed = parseVisibleDevices(w.literal!);
+      for (const [i, e] of parsed.kept.entries()) {
+        const missing = e.kind === "index" ? e.index! >= n : uuids.length > 0 && !uuids.some((u) => u.startsWith(e.text.toUpperCase()));
+        if (!missing) continue;
+        const rest = parsed.kept.slice(i + 1).map((x) => x.text);
+        const kept = parsed.kept.slice(0, i).map((x) => x.text);
+        ctx.report({
+          range: w.range,
+          message: `CUDA_VISIBLE_DEVICES="${w.literal}": GPU ${e.text} does not exist on this machine (${n} GPU${n === 1 ? "" : "s"}: ${n ? `0..${n - 1}` : "none"}); CUDA stops parsing there, so ${kept.length ? `only ${kept.join(",")} stay${kept.length === 1 ? "s" : ""} visible` : "no GPU is visible"}${rest.length ? ` and ${rest.join(",")} ${rest.length === 1 ? "is" : "are"} dropped` : ""}`,
+        });
+        break;
+      }
+    }
+    if (writes.length > 0) return; // ordinals are then relative to the file's own selection (GPU004)
+    for (const use of deviceUses(ctx.model)) {
+      if (use.ordinal < n) continue;
+      ctx.report({
+        range: nodeRange(use.node),
+        message: `${use.form} names device ${use.ordinal}, but this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1}): invalid device ordinal at first use`,
+      });
+    }
+  },
+};
