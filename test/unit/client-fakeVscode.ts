@@ -42,14 +42,76 @@ export class TreeItem {
   constructor(readonly label: string, readonly collapsibleState?: TreeItemCollapsibleState) {}
 }
 export class Uri {
-  private constructor(readonly fsPath: string) {}
+  private constructor(readonly scheme: string, readonly path: string) {}
+  get fsPath(): string {
+    return this.path;
+  }
   static file(p: string): Uri {
-    return new Uri(p);
+    return new Uri("file", p);
+  }
+  static untitled(name: string): Uri {
+    return new Uri("untitled", name);
+  }
+  toString(): string {
+    return `${this.scheme}://${this.path}`;
   }
 }
 
+/** A text document as runActiveFile sees it. */
+export class FakeDocument {
+  saves = 0;
+  constructor(public uri: Uri, public languageId = "python", public isDirty = false) {}
+  get isUntitled(): boolean {
+    return this.uri.scheme === "untitled";
+  }
+  save(): Promise<boolean> {
+    this.saves++;
+    this.isDirty = false;
+    return Promise.resolve(true);
+  }
+}
+
+export class ProcessExecution {
+  constructor(readonly process: string, readonly args: string[], readonly options?: { cwd?: string; env?: Record<string, string> }) {}
+}
+export const TaskScope = { Global: 1, Workspace: 2 };
+export enum TaskRevealKind { Always = 1, Silent = 2, Never = 3 }
+export enum TaskPanelKind { Shared = 1, Dedicated = 2, New = 3 }
+export class Task {
+  presentationOptions: unknown;
+  constructor(
+    readonly definition: { type: string; [key: string]: unknown },
+    readonly scope: unknown,
+    readonly name: string,
+    readonly source: string,
+    readonly execution: ProcessExecution,
+    readonly problemMatchers?: string[],
+  ) {}
+}
+const taskStart = new EventEmitter<{ execution: { task: Task }; processId: number }>();
+const taskEnd = new EventEmitter<{ execution: { task: Task }; exitCode: number | undefined }>();
+export const tasks = {
+  executed: [] as Task[],
+  executeTask(task: Task) {
+    tasks.executed.push(task);
+    return Promise.resolve({ task });
+  },
+  onDidStartTaskProcess: taskStart.event,
+  onDidEndTaskProcess: taskEnd.event,
+  /** Simulates the task's process starting and ending. */
+  finish(task: Task, pid: number, exitCode: number | undefined) {
+    taskStart.fire({ execution: { task }, processId: pid });
+    taskEnd.fire({ execution: { task }, exitCode });
+  },
+};
+
 /** What the code under test did, for assertions. */
 export const recorded = {
+  /** Answers of the next show*Message calls, in order (undefined = dismissed). */
+  answers: [] as (string | undefined)[],
+  /** Labels of the GPUs the next quick pick accepts; undefined = the user cancels it. */
+  quickPickAnswer: undefined as string[] | undefined,
+  quickPicks: [] as { title?: string; labels: string[]; preselected: string[] }[],
   context: new Map<string, unknown>(),
   messages: [] as string[],
   log: [] as string[],
@@ -110,8 +172,44 @@ const channel = {
 
 const showMessage = (message: string) => {
   recorded.messages.push(message);
-  return Promise.resolve(undefined);
+  return Promise.resolve(recorded.answers.shift());
 };
+
+interface PickItem { label: string }
+function createQuickPick() {
+  const accept = new EventEmitter<void>();
+  const hide = new EventEmitter<void>();
+  const selection = new EventEmitter<readonly PickItem[]>();
+  const qp = {
+    title: undefined as string | undefined,
+    placeholder: "",
+    canSelectMany: false,
+    matchOnDescription: false,
+    matchOnDetail: false,
+    busy: false,
+    items: [] as PickItem[],
+    selectedItems: [] as PickItem[],
+    onDidAccept: accept.event,
+    onDidHide: hide.event,
+    onDidChangeSelection: selection.event,
+    show() {
+      recorded.quickPicks.push({ title: qp.title, labels: qp.items.map((i) => i.label), preselected: qp.selectedItems.map((i) => i.label) });
+      const answer = recorded.quickPickAnswer;
+      setImmediate(() => {
+        if (answer === undefined) return hide.fire();
+        const chosen = qp.items.filter((i) => answer.includes(i.label));
+        qp.selectedItems = chosen;
+        selection.fire(chosen);
+        accept.fire();
+      });
+    },
+    hide() {
+      hide.fire();
+    },
+    dispose() {},
+  };
+  return qp;
+}
 
 export const window = {
   createOutputChannel: () => channel,
@@ -125,6 +223,8 @@ export const window = {
     recorded.statusItems.push(item);
     return item;
   },
+  activeTextEditor: undefined as { document: FakeDocument } | undefined,
+  createQuickPick,
   showInformationMessage: showMessage,
   showWarningMessage: showMessage,
   showErrorMessage: showMessage,
@@ -133,6 +233,25 @@ export const window = {
 export const workspace = {
   getConfiguration: () => ({ get: (key: string) => settings.get(key) }),
   onDidChangeConfiguration: configEmitter.event,
+  textDocuments: [] as FakeDocument[],
+  /** The workspace folder of every file under it. */
+  folder: undefined as { uri: Uri; name: string; index: number } | undefined,
+  getWorkspaceFolder(uri: Uri) {
+    return workspace.folder && uri.scheme === "file" && uri.fsPath.startsWith(workspace.folder.uri.fsPath + "/") ? workspace.folder : undefined;
+  },
+  openTextDocument(uri: Uri) {
+    return Promise.resolve(workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) ?? new FakeDocument(uri));
+  },
+  /** Save As of an untitled document: `saveAsTarget` is where the user saves (undefined = cancels the dialog). */
+  saveAsTarget: undefined as string | undefined,
+  save(uri: Uri) {
+    if (uri.scheme !== "untitled") return Promise.resolve(uri);
+    return Promise.resolve(workspace.saveAsTarget ? Uri.file(workspace.saveAsTarget) : undefined);
+  },
+};
+
+export const extensions = {
+  getExtension: () => undefined,
 };
 
 export const commands = {
@@ -145,6 +264,7 @@ export const commands = {
 const fake = {
   EventEmitter, ThemeColor, ThemeIcon, MarkdownString, TreeItem, TreeItemCollapsibleState,
   TreeItemCheckboxState, StatusBarAlignment, Uri, window, workspace, commands,
+  ProcessExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,
 };
 
 type Load = (request: string, parent: unknown, isMain: boolean) => unknown;
