@@ -129,7 +129,9 @@ async function suitePhase(ctx, folder, suiteIndex, extEnv) {
   page.on("console", (m) => {
     const t = m.text();
     consoleLog.write(`[${m.type()}] ${t}\n`);
-    if (/^(PASS|FAIL|SKIP): |\[gpu-pilot e2e\]/.test(t)) console.log("  " + t.split("\n")[0].slice(0, 500));
+    // Extension-host console lines arrive as "%c INFO color: #33f <text>".
+    const text = t.replace(/^%c\s*\S+\s+color:\s*\S+\s*/, "");
+    if (/^(PASS|FAIL|SKIP): |^\[gpu-pilot e2e\]/.test(text)) console.log("  " + text.split("\n")[0].slice(0, 500));
   });
   page.on("pageerror", (e) => consoleLog.write(`[pageerror] ${e}\n`));
   let settle;
@@ -174,9 +176,10 @@ async function uiPhase(ctx, folder, extEnv) {
     await openGpuPilotView(page);
     const sidebar = page.locator(".part.sidebar");
     for (const label of ["GPU 0: NVIDIA H200", "GPU 1: NVIDIA H200"]) {
-      await sidebar.locator(".monaco-list-row", { hasText: label }).first().waitFor({ timeout: 30_000 });
+      // The row's label element holds exactly the label; the description (load, memory) is separate.
+      await sidebar.locator(".monaco-list-row .label-name", { hasText: new RegExp(`^${label}$`) }).first().waitFor({ timeout: 30_000 });
     }
-    const rows = await sidebar.locator(".monaco-list-row").allTextContents();
+    const rows = await sidebar.locator(".monaco-list-row .label-name").allTextContents();
     await page.screenshot({ path: path.join(screens, "ui-gpu-tree.png"), timeout: 10_000 });
     tests.push({ title, state: "passed", durationMs: Date.now() - t });
     console.log(`  PASS: ${title} (rows: ${JSON.stringify(rows)})`);
@@ -214,8 +217,6 @@ async function main() {
     "workbench.startupEditor": "none",
     "security.workspace.trust.enabled": false,
     "workbench.tips.enabled": false,
-    "extensions.autoCheckUpdates": false,
-    "extensions.autoUpdate": false,
     "telemetry.telemetryLevel": "off",
     "workbench.secondarySideBar.defaultVisibility": "hidden",
     "chat.disableAIFeatures": true,

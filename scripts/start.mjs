@@ -1,0 +1,66 @@
+#!/usr/bin/env node
+// `npm start`: a real VS Code (code-server 4.139.1, VS Code 1.139) with GPU Pilot installed, on the
+// examples/ workspace, at http://127.0.0.1:<port>/ (open it in a browser; no password).
+//
+//   npm start                          # free port, examples/
+//   PORT=8080 npm start                # fixed port
+//   npm start -- --folder ~/project    # another workspace
+//   npm start -- --host 0.0.0.0        # listen beyond localhost (no authentication!)
+//
+// Installs the tools into .e2e-tools/ when missing (scripts/e2e-tools.sh), builds dist/ when it is
+// missing or older than the sources, symlinks this repo into the code-server extensions folder
+// (.e2e-run/start/extensions/gpu-pilot.gpu-pilot-<version>; see test/e2e/lib/devserver.mjs), and
+// uses the real nvidia-smi from PATH, or the fake one replaying a recorded 2 x H200 machine.
+// State (settings, open editors) persists in .e2e-run/start/. Runs until Ctrl-C, then kills
+// code-server's whole process group (language server, pty host, file watcher).
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import { log, onShutdown, repoRoot } from "../test/e2e/lib/host.mjs";
+import { startDevServer } from "../test/e2e/lib/devserver.mjs";
+
+const { values: opts } = parseArgs({
+  options: {
+    port: { type: "string", default: process.env.PORT || "" },
+    host: { type: "string", default: process.env.HOST || "127.0.0.1" },
+    folder: { type: "string", default: path.join(repoRoot, "examples") },
+    "no-build": { type: "boolean", default: false },
+    fresh: { type: "boolean", default: false },
+  },
+});
+
+let cs = null;
+let stopping = false;
+const shutdown = onShutdown(async () => {
+  stopping = true;
+  if (cs) {
+    log("stopping code-server");
+    await cs.stop();
+  }
+});
+
+try {
+  const started = await startDevServer({
+    runDir: path.join(repoRoot, ".e2e-run", "start"),
+    folder: path.resolve(opts.folder),
+    port: opts.port ? Number(opts.port) : undefined,
+    host: opts.host,
+    build: !opts["no-build"],
+    freshUserData: opts.fresh,
+  });
+  cs = started.cs;
+  if (started.smi.fake) {
+    console.log(`\nNote: no nvidia-smi on PATH, so GPU Pilot uses ${path.relative(repoRoot, started.smi.path)}, which replays the` +
+      "\n      recorded output of a 2 x NVIDIA H200 machine (FAKE_NVIDIA_SMI_MODE=busy|idle|hang|fail9 changes it).");
+  } else {
+    console.log(`\nUsing nvidia-smi from PATH: ${started.smi.path}`);
+  }
+  console.log(`\nGPU Pilot in VS Code (code-server): ${started.url}\n` +
+    `Workspace: ${path.resolve(opts.folder)}\nAfter \`npm run build\`, run "Developer: Reload Window" to load the new build. Ctrl-C stops.\n`);
+  const { code, signal } = await cs.exited;
+  if (stopping) await new Promise(() => {}); // Ctrl-C: the shutdown hook exits
+  console.error(`code-server exited by itself (${code ?? signal}); log: ${cs.logFile}\n${cs.logTail(20)}`);
+  await shutdown(code || 1);
+} catch (e) {
+  console.error(`npm start failed: ${e?.stack || e}`);
+  await shutdown(1);
+}
