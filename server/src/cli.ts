@@ -11,7 +11,7 @@ import { join, resolve, extname, relative, sep } from "node:path";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
 import { cellsOfIpynb, lintNotebook } from "./engine/notebook";
 import { resolveLintOptions, type LintOverrides } from "./engine/options";
-import { applyEdits } from "./engine/fixes";
+import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
@@ -152,34 +152,9 @@ function toJson(filename: string, d: { code: string; message: string; severity: 
   };
 }
 
-/** Picks non-overlapping safe fixes (first come first served) from a lint result. */
-function safeEdits<E extends { range: Range; cell?: number }>(diags: Array<{ fix?: { safe: boolean; edits: E[] } }>): { edits: E[]; count: number } {
-  const out: E[] = [];
-  let count = 0;
-  const overlaps = (a: E, b: E) => (a.cell ?? 0) === (b.cell ?? 0)
-    && (!(cmp(a.range.end, b.range.start) <= 0 || cmp(b.range.end, a.range.start) <= 0) || (cmp(a.range.start, b.range.start) === 0 && cmp(a.range.end, b.range.end) === 0));
-  for (const d of diags) {
-    if (!d.fix?.safe) continue;
-    if (d.fix.edits.some((e) => out.some((o) => overlaps(o, e)))) continue;
-    out.push(...d.fix.edits);
-    count++;
-  }
-  return { edits: out, count };
-}
-const cmp = (a: { line: number; character: number }, b: { line: number; character: number }) => a.line - b.line || a.character - b.character;
-
-/** Lints Python source, applying safe fixes first when `fix` (up to 10 passes). */
+/** Lints Python source, applying safe fixes first when `fix`. */
 function checkPython(filename: string, source: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
-  let text = source;
-  let applied = 0;
-  for (let pass = 0; fix && pass < 10; pass++) {
-    const r = lintPython(text, options);
-    r.tree.delete();
-    const { edits, count } = safeEdits<TextEdit>(r.diagnostics);
-    if (!edits.length) break;
-    applied += count;
-    text = applyEdits(text, edits);
-  }
+  const { text, applied } = fix ? fixAllPython(source, options) : { text: source, applied: 0 };
   const r = lintPython(text, options);
   r.tree.delete();
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
@@ -187,23 +162,12 @@ function checkPython(filename: string, source: string, options: LintOptions, fix
 
 /** Lints a notebook's JSON text, applying safe fixes to its cells when `fix`. */
 function checkNotebook(filename: string, json: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
-  let cells;
-  try { cells = cellsOfIpynb(json); } catch (e) { throw new UsageError(`cannot read notebook ${filename}: ${(e as Error).message}`); }
-  let applied = 0;
-  let changed = false;
-  for (let pass = 0; fix && pass < 10; pass++) {
-    const r = lintNotebook(cells, options);
-    const { edits, count } = safeEdits(r.diagnostics);
-    if (!edits.length) break;
-    applied += count;
-    const byCell = new Map<number, TextEdit[]>();
-    for (const e of edits) byCell.set(e.cell, [...(byCell.get(e.cell) ?? []), { range: e.range, newText: e.newText }]);
-    for (const [cell, es] of byCell) cells[cell] = { ...cells[cell], text: applyEdits(cells[cell].text, es) };
-    changed = true;
-  }
+  let original;
+  try { original = cellsOfIpynb(json); } catch (e) { throw new UsageError(`cannot read notebook ${filename}: ${(e as Error).message}`); }
+  const { cells, applied } = fix ? fixAllNotebook(original, options) : { cells: original, applied: 0 };
   const r = lintNotebook(cells, options);
   let fixed: string | null = null;
-  if (changed) {
+  if (cells.some((c, i) => c.text !== original[i].text)) {
     const nb = JSON.parse(json) as { cells: Array<{ source: string | string[] }> };
     nb.cells.forEach((c, i) => { c.source = cells[i].text.split(/(?<=\n)/); });
     const indent = /^\{\n( +)"/.exec(json)?.[1] ?? " ";

@@ -46,7 +46,12 @@ export interface EditorLintSettings extends LintSettings {
   ignore: string[];
   /** gpuPilot.lint.severity: severity per code. */
   severity: Record<string, "error" | "warning" | "information" | "hint">;
+  /** gpuPilot.configurationPreference (Ruff's semantics). */
+  configurationPreference: "editorFirst" | "filesystemFirst" | "editorOnly";
 }
+
+/** The client command that opens a rule's documentation page; argument: the rule code. */
+export const SHOW_RULE_DOC_COMMAND = "gpuPilot.showRuleDoc";
 
 export namespace SettingsNotification {
   export const method = "gpuPilot/settings";

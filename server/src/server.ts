@@ -1,43 +1,62 @@
 /**
  * The GPU Pilot language server (wiring only): keeps documents and notebooks in sync, lints them
  * with the engine (serially, coalescing rapid edits), publishes diagnostics with code,
- * codeDescription and relatedInformation, and answers code actions with the rules' fixes.
+ * codeDescription and relatedInformation, and answers code actions (the rules' quick fixes,
+ * `# noqa` suppression, rule documentation, `source.fixAll.gpuPilot`) and hovers on noqa codes.
  */
 import {
   createConnection, ProposedFeatures, TextDocuments, NotebookDocuments, TextDocumentSyncKind,
-  CodeActionKind, DiagnosticSeverity, type Diagnostic, type CodeAction, type InitializeResult,
-  type WorkspaceEdit, type TextEdit as LspTextEdit, type NotebookDocument,
+  CodeActionKind, DiagnosticSeverity, MarkupKind, type Diagnostic, type CodeAction, type InitializeResult,
+  type WorkspaceEdit, type TextEdit as LspTextEdit, type NotebookDocument, type Hover,
 } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
+import { fileURLToPath } from "node:url";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
 import { lintNotebook, type CellInput } from "./engine/notebook";
+import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
+import { resolveLintOptions } from "./engine/options";
+import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
-import { InventoryNotification, SettingsNotification, type InventoryParams, type EditorLintSettings } from "./protocol";
+import { InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
+import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
 
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
 const notebooks = new NotebookDocuments(documents);
 
-/** Fixes of the last lint, by document URI, keyed by `code@line:char`. */
-const fixes = new Map<string, Map<string, { fix: Fix | CellFix; diagnostic: Diagnostic }>>();
 interface CellFix { title: string; safe: boolean; note?: string; edits: Array<{ uri: string; edit: LspTextEdit }> }
+/** Fixes of the last lint, by document URI, keyed by `code@line:char`. */
+const fixes = new Map<string, Map<string, Fix | CellFix>>();
 
 let settings: Partial<EditorLintSettings> = {};
 let inventory: InventoryParams = { gpus: null, selection: [] };
 let engineReady: Promise<void> = Promise.resolve();
+const configProblemsShown = new Set<string>();
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning,
   information: DiagnosticSeverity.Information, hint: DiagnosticSeverity.Hint,
 };
 
-function lintOptions(): LintOptions {
-  return {
-    select: settings.select, ignore: settings.ignore, severity: settings.severity,
-    eagerInitModules: settings.eagerInitModules,
-    machine: { gpuCount: inventory.gpus ? inventory.gpus.length : null, uuids: inventory.gpus?.map((g) => g.uuid) ?? [] },
-  };
+/** The path of a file URI, or null (untitled buffers, notebook cells of unsaved notebooks, other schemes). */
+function pathOf(uri: string): string | null {
+  try { return uri.startsWith("file:") ? fileURLToPath(uri) : null; } catch { return null; }
+}
+
+/** Options for a document: editor settings + nearest pyproject + torch pin; config problems shown once. */
+function lintOptions(uri: string): LintOptions {
+  const { options, problems } = resolveLintOptions(pathOf(uri), {
+    select: settings.select, ignore: settings.ignore, severity: settings.severity, eagerInitModules: settings.eagerInitModules,
+  }, settings.configurationPreference ?? "editorFirst");
+  for (const p of problems) {
+    const key = `${p.file}:${p.line}:${p.message}`;
+    if (configProblemsShown.has(key)) continue;
+    configProblemsShown.add(key);
+    connection.console.warn(`${p.file}${p.line ? `:${p.line}` : ""}: ${p.message}`);
+    void connection.window.showWarningMessage(`GPU Pilot: ${p.file}${p.line ? `, line ${p.line}` : ""}: ${p.message}. Linting goes on without it.`);
+  }
+  return { ...options, machine: { gpuCount: inventory.gpus ? inventory.gpus.length : null, uuids: inventory.gpus?.map((g) => g.uuid) ?? [] } };
 }
 
 const keyOf = (code: string, line: number, character: number) => `${code}@${line}:${character}`;
@@ -47,25 +66,24 @@ function toLsp(d: Omit<LintDiagnostic, "related">, related: Diagnostic["relatedI
     range: d.range, severity: SEVERITY[d.severity], code: d.code, source: "gpu-pilot", message: d.message,
     codeDescription: { href: docUrl(d.code) },
     ...(related && related.length ? { relatedInformation: related } : {}),
-    data: { name: d.name },
   };
 }
 
 function lintTextDocument(doc: TextDocument): void {
-  const result = lintPython(doc.getText(), lintOptions());
+  const result = lintPython(doc.getText(), lintOptions(doc.uri));
   result.tree.delete();
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
-  const byKey = new Map<string, { fix: Fix; diagnostic: Diagnostic }>();
+  const byKey = new Map<string, Fix>();
   const diagnostics = result.diagnostics.map((d) => {
-    const lsp = toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
-    if (d.fix) byKey.set(keyOf(d.code, d.range.start.line, d.range.start.character), { fix: d.fix, diagnostic: lsp });
-    return lsp;
+    if (d.fix) byKey.set(keyOf(d.code, d.range.start.line, d.range.start.character), d.fix);
+    return toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
   });
   fixes.set(doc.uri, byKey);
   void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics });
 }
 
-function lintNotebookDocument(nb: NotebookDocument): void {
+/** The cells of a notebook as engine input, with their URIs. */
+function cellsOf(nb: NotebookDocument): { cells: CellInput[]; uris: string[] } {
   const cells: CellInput[] = [];
   const uris: string[] = [];
   for (const cell of nb.cells) {
@@ -73,17 +91,21 @@ function lintNotebookDocument(nb: NotebookDocument): void {
     uris.push(cell.document);
     cells.push({ kind: cell.kind === 2 && (!doc || doc.languageId === "python") ? "code" : "markup", text: doc?.getText() ?? "" });
   }
-  const { diagnostics, ruleFailures } = lintNotebook(cells, lintOptions());
+  return { cells, uris };
+}
+
+function lintNotebookDocument(nb: NotebookDocument): void {
+  const { cells, uris } = cellsOf(nb);
+  const { diagnostics, ruleFailures } = lintNotebook(cells, lintOptions(nb.uri));
   for (const f of ruleFailures) connection.console.error(`rule ${f.code} failed on ${nb.uri}: ${f.error}`);
   const perCell = new Map<string, Diagnostic[]>(uris.map((u) => [u, []]));
   for (const u of uris) fixes.set(u, new Map());
   for (const d of diagnostics) {
     const uri = uris[d.cell];
-    const lsp = toLsp(d, d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message })));
-    perCell.get(uri)!.push(lsp);
+    perCell.get(uri)!.push(toLsp(d, d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message }))));
     if (d.fix) {
       const cellFix: CellFix = { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ uri: uris[e.cell], edit: { range: e.range, newText: e.newText } })) };
-      fixes.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), { fix: cellFix, diagnostic: lsp });
+      fixes.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), cellFix);
     }
   }
   for (const [uri, diags] of perCell) void connection.sendDiagnostics({ uri, diagnostics: diags });
@@ -133,6 +155,7 @@ connection.onInitialize((params): InitializeResult => {
       textDocumentSync: TextDocumentSyncKind.Incremental,
       notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" }, cells: [{ language: "python" }] }] },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`] },
+      hoverProvider: true,
     },
     serverInfo: { name: "gpu-pilot", version: "0.1.0" },
   };
@@ -149,33 +172,77 @@ notebooks.onDidChange((e) => schedule(e.notebookDocument.uri));
 notebooks.onDidClose((nb) => { for (const c of nb.cells) void connection.sendDiagnostics({ uri: c.document, diagnostics: [] }); });
 
 connection.onNotification(InventoryNotification.type, (params) => { inventory = params; relintAll(); });
-connection.onNotification(SettingsNotification.type, (params) => { settings = { ...settings, ...params }; relintAll(); });
+connection.onNotification(SettingsNotification.type, (params) => { settings = { ...settings, ...params }; configProblemsShown.clear(); relintAll(); });
+connection.onDidChangeWatchedFiles(() => { configProblemsShown.clear(); relintAll(); });
 
 function editOf(uri: string, fix: Fix | CellFix): WorkspaceEdit {
-  if ("edits" in fix && fix.edits.length && "uri" in fix.edits[0]) {
-    const changes: Record<string, LspTextEdit[]> = {};
-    for (const e of (fix as CellFix).edits) (changes[e.uri] ??= []).push(e.edit);
-    return { changes };
+  const changes: Record<string, LspTextEdit[]> = {};
+  for (const e of fix.edits) {
+    if ("uri" in e) (changes[e.uri] ??= []).push(e.edit);
+    else (changes[uri] ??= []).push(e);
   }
-  return { changes: { [uri]: (fix as Fix).edits } };
+  return { changes };
 }
 
-connection.onCodeAction((params) => {
+const wants = (only: string[] | undefined, kind: string) => !only || only.some((k) => kind === k || kind.startsWith(`${k}.`));
+
+/** `source.fixAll.gpuPilot`: every safe fix, as whole-document (or whole-cell) replacements. */
+function fixAllAction(uri: string): CodeAction | null {
+  const nb = notebooks.findNotebookDocumentForCell(uri);
+  const full = (doc: TextDocument, text: string): LspTextEdit => ({ range: { start: { line: 0, character: 0 }, end: doc.positionAt(doc.getText().length) }, newText: text });
+  if (nb) {
+    const { cells, uris } = cellsOf(nb);
+    const r = fixAllNotebook(cells, lintOptions(nb.uri));
+    if (!r.applied) return null;
+    const changes: Record<string, LspTextEdit[]> = {};
+    r.cells.forEach((c, i) => { const doc = documents.get(uris[i]); if (doc && c.text !== cells[i].text) changes[uris[i]] = [full(doc, c.text)]; });
+    return { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: { changes } };
+  }
+  const doc = documents.get(uri);
+  if (!doc) return null;
+  const r = fixAllPython(doc.getText(), lintOptions(uri));
+  if (!r.applied) return null;
+  return { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: { changes: { [uri]: [full(doc, r.text)] } } };
+}
+
+connection.onCodeAction(async (params) => {
+  await engineReady;
   const uri = params.textDocument.uri;
-  const known = fixes.get(uri);
-  if (!known) return [];
-  const actions: CodeAction[] = [];
   const only = params.context.only;
-  const wantsQuickFix = !only || only.some((k) => k === CodeActionKind.QuickFix || CodeActionKind.QuickFix.startsWith(k));
-  if (wantsQuickFix) {
-    for (const d of params.context.diagnostics) {
-      if (d.source !== "gpu-pilot") continue;
-      const hit = known.get(keyOf(String(d.code), d.range.start.line, d.range.start.character));
-      if (!hit) continue;
-      actions.push({ title: hit.fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: hit.fix.safe, edit: editOf(uri, hit.fix) });
+  const actions: CodeAction[] = [];
+  if (only && wants(only, `${CodeActionKind.SourceFixAll}.gpuPilot`)) {
+    const a = fixAllAction(uri);
+    return a ? [a] : [];
+  }
+  if (!wants(only, CodeActionKind.QuickFix)) return [];
+  const known = fixes.get(uri);
+  const doc = documents.get(uri);
+  for (const d of params.context.diagnostics) {
+    if (d.source !== "gpu-pilot") continue;
+    const code = String(d.code);
+    const fix = known?.get(keyOf(code, d.range.start.line, d.range.start.character));
+    if (fix) actions.push({ title: fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: fix.safe, edit: editOf(uri, fix) });
+    if (doc) {
+      const edit = noqaEdit(doc.getText(), d.range.start.line, code);
+      if (edit) actions.push({ title: `Disable ${code} for this line`, kind: CodeActionKind.QuickFix, diagnostics: [d], edit: { changes: { [uri]: [edit] } } });
     }
+    actions.push({ title: `Show documentation for ${code}`, kind: CodeActionKind.QuickFix, diagnostics: [d], command: { title: `Show documentation for ${code}`, command: SHOW_RULE_DOC_COMMAND, arguments: [code] } });
+  }
+  if (!params.context.diagnostics.some((d) => d.source === "gpu-pilot") || !only) {
+    const all = fixAllAction(uri);
+    if (all && actions.length) actions.push({ ...all, kind: CodeActionKind.QuickFix, title: "Fix all auto-fixable GPU Pilot problems" });
   }
   return actions;
+});
+
+connection.onHover((params): Hover | null => {
+  const doc = documents.get(params.textDocument.uri);
+  if (!doc) return null;
+  const hit = noqaCodeAt(doc.getText(), params.position);
+  if (!hit) return null;
+  const rule = ruleByCode(hit.code);
+  if (!rule) return null;
+  return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
 });
 
 connection.listen();

@@ -9,7 +9,7 @@ import {
   createProtocolConnection, StreamMessageReader, StreamMessageWriter, InitializeRequest, InitializedNotification,
   DidOpenTextDocumentNotification, DidChangeTextDocumentNotification, PublishDiagnosticsNotification, CodeActionRequest,
   ShutdownRequest, ExitNotification, type ProtocolConnection, type PublishDiagnosticsParams, type Diagnostic,
-  DidOpenNotebookDocumentNotification, NotebookCellKind,
+  DidOpenNotebookDocumentNotification, NotebookCellKind, HoverRequest,
 } from "vscode-languageserver-protocol/node";
 import { ROOT } from "./helpers";
 import { InventoryNotification } from "../../server/src/protocol";
@@ -72,12 +72,36 @@ test("didOpen gives GPU001 with code, source, doc link and related information",
   const actions = await conn.sendRequest(CodeActionRequest.type, {
     textDocument: { uri }, range: d.range, context: { diagnostics: [d] },
   });
-  assert.ok(Array.isArray(actions) && actions.length === 1);
-  const action = actions[0] as { title: string; kind: string; isPreferred: boolean; edit: { changes: Record<string, Array<{ newText: string }>> } };
-  assert.equal(action.kind, "quickfix");
-  assert.equal(action.isPreferred, true);
-  assert.match(action.title, /Move the CUDA_VISIBLE_DEVICES write above `import torch`/);
-  assert.equal(action.edit.changes[uri][0].newText, 'os.environ["CUDA_VISIBLE_DEVICES"] = "2"\n');
+  type Action = { title: string; kind: string; isPreferred?: boolean; edit?: { changes: Record<string, Array<{ newText: string; range: { start: { line: number; character: number } } }>> }; command?: { command: string; arguments: string[] } };
+  const list = actions as Action[];
+  const move = list.find((a) => a.title.startsWith("Move"))!;
+  assert.equal(move.kind, "quickfix");
+  assert.equal(move.isPreferred, true);
+  assert.equal(move.title, "Move the CUDA_VISIBLE_DEVICES write above `import torch`");
+  assert.equal(move.edit!.changes[uri][0].newText, 'os.environ["CUDA_VISIBLE_DEVICES"] = "2"\n');
+  const noqa = list.find((a) => a.title === "Disable GPU001 for this line")!;
+  assert.deepEqual(noqa.edit!.changes[uri][0], { range: { start: { line: 5, character: 40 }, end: { line: 5, character: 40 } }, newText: "  # noqa: GPU001" });
+  const doc = list.find((a) => a.title === "Show documentation for GPU001")!;
+  assert.deepEqual(doc.command, { title: "Show documentation for GPU001", command: "gpuPilot.showRuleDoc", arguments: ["GPU001"] });
+
+  const fixAll = await conn.sendRequest(CodeActionRequest.type, {
+    textDocument: { uri }, range: d.range, context: { diagnostics: [], only: ["source.fixAll.gpuPilot"] },
+  }) as Action[];
+  assert.equal(fixAll.length, 1);
+  assert.equal(fixAll[0].kind, "source.fixAll.gpuPilot");
+  assert.equal(fixAll[0].edit!.changes[uri][0].newText, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nmodel = torch.nn.Linear(8, 8).cuda()\n');
+});
+
+test("noqa suppresses, and hovering a code in a noqa comment shows the rule's doc", async () => {
+  const uri = pathToFileURL("/tmp/noqa.py").href;
+  const text = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # noqa: GPU001\n';
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+  assert.deepEqual(await diagnosticsFor(uri, () => true), []);
+  const hover = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 52 } });
+  const value = (hover!.contents as { value: string }).value;
+  assert.match(value, /\*\*GPU001\*\* `env-after-cuda-init`/);
+  assert.match(value, /Why is this bad\?/);
+  assert.deepEqual(hover!.range, { start: { line: 3, character: 50 }, end: { line: 3, character: 56 } });
 });
 
 test("an incremental edit that fixes the file clears the diagnostics", async () => {

@@ -1,0 +1,57 @@
+/**
+ * Fix-all: applies every safe fix, re-linting between passes until nothing safe is left (at most
+ * 10 passes), like `ruff check --fix`. Used by the CLI's `--fix` and the editor's
+ * `source.fixAll.gpuPilot` code action. Applying it twice changes nothing the second time.
+ */
+import { lintPython, type LintOptions } from "./lint";
+import { lintNotebook, type CellInput } from "./notebook";
+import { applyEdits } from "./fixes";
+import type { Range, TextEdit } from "./types";
+
+const cmp = (a: { line: number; character: number }, b: { line: number; character: number }) => a.line - b.line || a.character - b.character;
+
+/** Picks non-overlapping safe fixes, first come first served; `count` is the number of diagnostics they fix. */
+export function safeEdits<E extends { range: Range; cell?: number }>(diags: Array<{ fix?: { safe: boolean; edits: E[] } }>): { edits: E[]; count: number } {
+  const out: E[] = [];
+  let count = 0;
+  const overlaps = (a: E, b: E) => (a.cell ?? 0) === (b.cell ?? 0)
+    && (!(cmp(a.range.end, b.range.start) <= 0 || cmp(b.range.end, a.range.start) <= 0) || (cmp(a.range.start, b.range.start) === 0 && cmp(a.range.end, b.range.end) === 0));
+  for (const d of diags) {
+    if (!d.fix?.safe) continue;
+    if (d.fix.edits.some((e) => out.some((o) => overlaps(o, e)))) continue;
+    out.push(...d.fix.edits);
+    count++;
+  }
+  return { edits: out, count };
+}
+
+/** Applies all safe fixes to Python text. */
+export function fixAllPython(text: string, options: LintOptions): { text: string; applied: number } {
+  let out = text;
+  let applied = 0;
+  for (let pass = 0; pass < 10; pass++) {
+    const r = lintPython(out, options);
+    r.tree.delete();
+    const { edits, count } = safeEdits<TextEdit>(r.diagnostics);
+    if (!edits.length) break;
+    applied += count;
+    out = applyEdits(out, edits);
+  }
+  return { text: out, applied };
+}
+
+/** Applies all safe fixes to a notebook's cells; returns the new cells (same length and kinds). */
+export function fixAllNotebook(cells: CellInput[], options: LintOptions): { cells: CellInput[]; applied: number } {
+  const out = cells.map((c) => ({ ...c }));
+  let applied = 0;
+  for (let pass = 0; pass < 10; pass++) {
+    const r = lintNotebook(out, options);
+    const { edits, count } = safeEdits(r.diagnostics);
+    if (!edits.length) break;
+    applied += count;
+    const byCell = new Map<number, TextEdit[]>();
+    for (const e of edits) byCell.set(e.cell, [...(byCell.get(e.cell) ?? []), { range: e.range, newText: e.newText }]);
+    for (const [cell, es] of byCell) out[cell] = { ...out[cell], text: applyEdits(out[cell].text, es) };
+  }
+  return { cells: out, applied };
+}
