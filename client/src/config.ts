@@ -10,8 +10,11 @@ import type { LintSettings } from "../../server/src/protocol";
 /** The settings section: every key below is `gpuPilot.<key>`. */
 export const SECTION = "gpuPilot";
 
-/** Settings the language server receives at start (initializationOptions): a change restarts it. */
-export const SERVER_RESTART_KEYS: readonly string[] = [`${SECTION}.eagerInitModules`];
+/**
+ * Settings read when the language server starts (initializationOptions; the trace channel): a
+ * change restarts it.
+ */
+export const SERVER_RESTART_KEYS: readonly string[] = [`${SECTION}.eagerInitModules`, `${SECTION}.trace.server`];
 
 /** Settings the GPU view reads on each poll: a change triggers a refresh. */
 export const NVIDIA_SMI_KEYS: readonly string[] = [`${SECTION}.nvidiaSmiPath`, `${SECTION}.nvidiaSmiTimeoutMs`];
@@ -55,7 +58,10 @@ export function eagerInitModules(): string[] {
   return v.filter((s): s is string => typeof s === "string" && s.trim() !== "").map((s) => s.trim());
 }
 
-/** `gpuPilot.trace.server`: LSP message tracing (read by vscode-languageclient itself, listed for completeness). */
+/**
+ * `gpuPilot.trace.server`: LSP message tracing. vscode-languageclient reads the value itself; the
+ * client uses this to decide whether to create the trace channel.
+ */
 export function traceServer(): "off" | "messages" | "verbose" {
   const v = cfg().get<unknown>("trace.server");
   return v === "messages" || v === "verbose" ? v : "off";

@@ -24,7 +24,7 @@ import { toInventoryParams } from "./gpu/present";
 import { orderSelection, SelectionStore } from "./gpu/selection";
 import { createSelectionStatusBar } from "./gpu/statusBar";
 import { createGpuTreeView } from "./gpu/tree";
-import { log, logChannel } from "./log";
+import { log, logChannel, traceChannel } from "./log";
 import type { RunHost } from "./run/runActiveFile";
 
 /** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
@@ -149,6 +149,7 @@ export class Ctx implements RunHost {
       ],
       initializationOptions: config.lintSettings(),
       outputChannel: logChannel(),
+      ...(config.traceServer() !== "off" ? { traceOutputChannel: traceChannel() } : {}),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
       initializationFailedHandler: (error) => {
         log.error("The language server failed to initialise", error);

@@ -22,8 +22,22 @@ export const log = {
   show: () => logChannel().show(true),
 };
 
-/** Disposes the channel (on deactivate); a later use creates a new one. */
+let trace: vscode.LogOutputChannel | undefined;
+
+/**
+ * The "GPU Pilot LSP Trace" channel for `gpuPilot.trace.server`, created on first use (only when
+ * tracing is switched on). vscode-languageclient 11 traces only while this channel's log level is
+ * Trace ("Developer: Set Log Level...").
+ */
+export function traceChannel(): vscode.LogOutputChannel {
+  trace ??= vscode.window.createOutputChannel("GPU Pilot LSP Trace", { log: true });
+  return trace;
+}
+
+/** Disposes the channels (on deactivate); a later use creates new ones. */
 export function disposeLog(): void {
   channel?.dispose();
   channel = undefined;
+  trace?.dispose();
+  trace = undefined;
 }

@@ -1,6 +1,6 @@
-// A small stand-in for the `vscode` module, enough for the GPU monitor, tree view and status bar
-// to run in node's test runner. Import this file before any client module: it hooks
-// Module._load so `require("vscode")` returns the fake. Not a test file itself.
+// A small stand-in for the `vscode` module (and vscode-languageclient/node's LanguageClient), enough
+// for the client's VS Code glue to run in node's test runner. Import this file before any client
+// module: it hooks Module._load so `require("vscode")` returns the fake. Not a test file itself.
 import Module from "node:module";
 
 type Listener<T> = (e: T) => unknown;
@@ -254,10 +254,21 @@ export const extensions = {
   getExtension: () => undefined,
 };
 
+const registered = new Map<string, (...args: unknown[]) => unknown>();
 export const commands = {
+  registered,
+  registerCommand: (id: string, handler: (...args: unknown[]) => unknown) => {
+    if (registered.has(id)) throw new Error(`command '${id}' already exists`);
+    registered.set(id, handler);
+    return { dispose: () => registered.delete(id) };
+  },
   executeCommand: (command: string, ...args: unknown[]) => {
-    if (command === "setContext") recorded.context.set(String(args[0]), args[1]);
-    return Promise.resolve(undefined);
+    if (command === "setContext") {
+      recorded.context.set(String(args[0]), args[1]);
+      return Promise.resolve(undefined);
+    }
+    const handler = registered.get(command);
+    return Promise.resolve(handler ? handler(...args) : undefined);
   },
 };
 
@@ -267,10 +278,60 @@ const fake = {
   ProcessExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,
 };
 
+/** Stand-in for vscode-languageclient/node's LanguageClient: records what it was given and sent. */
+export class FakeLanguageClient {
+  static instances: FakeLanguageClient[] = [];
+  static failStart = false;
+  running = false;
+  stopped = false;
+  readonly notifications: { method: string; params: unknown }[] = [];
+  private readonly stateEmitter = new EventEmitter<{ oldState: number; newState: number }>();
+  onDidChangeState = this.stateEmitter.event;
+  constructor(
+    readonly id: string,
+    readonly name: string,
+    readonly serverOptions: unknown,
+    readonly clientOptions: { documentSelector?: unknown; initializationOptions?: unknown; outputChannel?: unknown },
+  ) {
+    FakeLanguageClient.instances.push(this);
+  }
+  start(): Promise<void> {
+    if (FakeLanguageClient.failStart) return Promise.reject(new Error("server crashed at start"));
+    this.running = true;
+    this.stateEmitter.fire({ oldState: 3, newState: 2 });
+    return Promise.resolve();
+  }
+  isRunning(): boolean {
+    return this.running;
+  }
+  needsStop(): boolean {
+    return this.running;
+  }
+  stop(): Promise<void> {
+    this.running = false;
+    this.stopped = true;
+    return Promise.resolve();
+  }
+  dispose(): Promise<void> {
+    return this.stop();
+  }
+  sendNotification(type: { method: string }, params: unknown): Promise<void> {
+    this.notifications.push({ method: type.method, params });
+    return Promise.resolve();
+  }
+}
+const languageClientFake = {
+  LanguageClient: FakeLanguageClient,
+  TransportKind: { stdio: 0, ipc: 1, pipe: 2, socket: 3 },
+  RevealOutputChannelOn: { Debug: 0, Info: 1, Warn: 2, Error: 3, Never: 4 },
+  State: { Stopped: 1, Running: 2, Starting: 3 },
+};
+
 type Load = (request: string, parent: unknown, isMain: boolean) => unknown;
 const mod = Module as unknown as { _load: Load };
 const original = mod._load;
 mod._load = function (request: string, parent: unknown, isMain: boolean) {
   if (request === "vscode") return fake;
+  if (request === "vscode-languageclient/node") return languageClientFake;
   return original.call(this, request, parent, isMain);
 };

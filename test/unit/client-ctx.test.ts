@@ -1,0 +1,164 @@
+// activate(): commands, the language client's options, the gpuPilot/inventory notification, restart,
+// and the API, with stand-ins for `vscode` and vscode-languageclient (client-fakeVscode.ts, first).
+import { changeSettings, commands, FakeLanguageClient, recorded, settings } from "./client-fakeVscode";
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { activate, deactivate, type GpuPilotApi } from "../../client/src/extension";
+import { InvalidDeviceIdError } from "../../client/src/gpu/selection";
+
+const ROOT = join(__dirname, "..", "..");
+const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
+const extRoot = mkdtempSync(join(tmpdir(), "gpu-pilot-ext-"));
+test.after(() => rmSync(extRoot, { recursive: true, force: true }));
+
+function context(root: string) {
+  const data = new Map<string, unknown>();
+  return {
+    subscriptions: [] as { dispose(): unknown }[],
+    workspaceState: {
+      get: (key: string) => data.get(key),
+      update: (key: string, value: unknown) => {
+        data.set(key, value);
+        return Promise.resolve();
+      },
+    },
+    asAbsolutePath: (p: string) => join(root, p),
+    extension: { packageJSON: { version: "0.1.0" } },
+  };
+}
+
+async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+function fresh() {
+  process.env.FAKE_NVIDIA_SMI_MODE = "busy";
+  settings.clear();
+  settings.set("nvidiaSmiPath", FAKE);
+  FakeLanguageClient.instances.length = 0;
+  FakeLanguageClient.failStart = false;
+  recorded.log.length = 0;
+}
+
+const inventoryOf = (c: FakeLanguageClient) => c.notifications.filter((n) => n.method === "gpuPilot/inventory").map((n) => n.params as { gpus: { index: number }[] | null; selection: string[] });
+
+test("activate: registers exactly the commands of package.json, starts the server, sends the inventory", async () => {
+  fresh();
+  mkdirSync(join(extRoot, "dist"), { recursive: true });
+  writeFileSync(join(extRoot, "dist", "server.js"), "// stand-in\n");
+  const ctx = context(extRoot);
+  const api: GpuPilotApi = activate(ctx as never);
+
+  const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { contributes: { commands: { command: string }[] } };
+  assert.deepEqual([...commands.registered.keys()].sort(), manifest.contributes.commands.map((c) => c.command).sort());
+
+  await until(() => api.isServerRunning(), "the client to run");
+  const client = FakeLanguageClient.instances[0];
+  assert.equal(client.id, "gpuPilot");
+  assert.deepEqual(client.serverOptions, {
+    run: { module: join(extRoot, "dist", "server.js"), transport: 1 },
+    debug: { module: join(extRoot, "dist", "server.js"), transport: 1 },
+  });
+  assert.deepEqual(client.clientOptions.documentSelector, [
+    { scheme: "file", language: "python" },
+    { scheme: "untitled", language: "python" },
+    { notebook: { notebookType: "jupyter-notebook" }, language: "python" },
+  ]);
+  assert.deepEqual(client.clientOptions.initializationOptions, {
+    eagerInitModules: ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"],
+  });
+
+  await api.refresh();
+  await until(() => inventoryOf(client).some((p) => p.gpus !== null), "an inventory with GPUs");
+  const first = inventoryOf(client).find((p) => p.gpus !== null)!;
+  assert.deepEqual(first.gpus!.map((g) => g.index), [0, 1]);
+  assert.deepEqual(first.selection, []);
+  assert.equal(api.getInventory()?.gpus.length, 2);
+  assert.deepEqual(api.getNvidiaSmiState(), { state: "ok", problem: "" });
+
+  await api.setSelection(["1", "0"]);
+  assert.deepEqual(api.getSelection(), ["0", "1"], "stored in index order");
+  await until(() => inventoryOf(client).at(-1)?.selection.length === 2, "the selection sent");
+  const count = inventoryOf(client).length;
+  await api.refresh();
+  assert.equal(inventoryOf(client).length, count, "unchanged inventory is not sent again");
+  await assert.rejects(api.setSelection(["0; reboot"]), InvalidDeviceIdError);
+
+  await commands.executeCommand("gpuPilot.clearSelection");
+  assert.deepEqual(api.getSelection(), []);
+
+  // restart: the old client stops, a new one starts and gets the inventory
+  await commands.executeCommand("gpuPilot.restartServer");
+  assert.equal(client.stopped, true);
+  const second = FakeLanguageClient.instances[1];
+  assert.ok(second.isRunning());
+  await until(() => inventoryOf(second).length > 0, "inventory sent to the new client");
+
+  // a setting the server reads at start restarts it with the new value
+  settings.set("eagerInitModules", ["my_cuda_lib"]);
+  changeSettings(["gpuPilot.eagerInitModules"]);
+  await until(() => FakeLanguageClient.instances.length === 3 && FakeLanguageClient.instances[2].isRunning(), "a third client");
+  assert.deepEqual(FakeLanguageClient.instances[2].clientOptions.initializationOptions, { eagerInitModules: ["my_cuda_lib"] });
+  assert.equal(second.stopped, true);
+
+  assert.equal(api.lastRun, undefined);
+  await deactivate();
+  for (const d of ctx.subscriptions) d.dispose();
+  assert.equal(FakeLanguageClient.instances[2].stopped, true);
+  assert.equal(commands.registered.size, 0, "all commands were in context.subscriptions");
+});
+
+test("nvidia-smi failing: the server gets gpus null", async () => {
+  fresh();
+  process.env.FAKE_NVIDIA_SMI_MODE = "fail9";
+  const ctx = context(extRoot);
+  const api = activate(ctx as never);
+  await until(() => api.isServerRunning(), "the client to run");
+  await api.refresh();
+  const client = FakeLanguageClient.instances[0];
+  await until(() => inventoryOf(client).length > 0, "an inventory");
+  assert.ok(inventoryOf(client).every((p) => p.gpus === null));
+  assert.equal(api.getNvidiaSmiState().state, "failed");
+  await deactivate();
+  for (const d of ctx.subscriptions) d.dispose();
+});
+
+test("a missing dist/server.js is logged, not thrown; GPUs still work; restart retries", async () => {
+  fresh();
+  const empty = mkdtempSync(join(tmpdir(), "gpu-pilot-noserver-"));
+  const ctx = context(empty);
+  const api = activate(ctx as never);
+  await api.refresh();
+  await until(() => recorded.log.some((l) => l.includes("Language server not found")), "the log line");
+  assert.equal(FakeLanguageClient.instances.length, 0);
+  assert.equal(api.isServerRunning(), false);
+  assert.equal(api.getInventory()?.gpus.length, 2);
+
+  mkdirSync(join(empty, "dist"));
+  writeFileSync(join(empty, "dist", "server.js"), "// built now\n");
+  await commands.executeCommand("gpuPilot.restartServer");
+  assert.equal(api.isServerRunning(), true);
+  await deactivate();
+  for (const d of ctx.subscriptions) d.dispose();
+  rmSync(empty, { recursive: true, force: true });
+});
+
+test("a server that fails to start is logged; the extension keeps working", async () => {
+  fresh();
+  FakeLanguageClient.failStart = true;
+  const ctx = context(extRoot);
+  const api = activate(ctx as never);
+  await until(() => recorded.log.some((l) => l.includes("could not be started")), "the log line");
+  assert.equal(api.isServerRunning(), false);
+  await api.setSelection(["0"]);
+  assert.deepEqual(api.getSelection(), ["0"]);
+  await deactivate();
+  for (const d of ctx.subscriptions) d.dispose();
+});
