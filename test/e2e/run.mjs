@@ -23,7 +23,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import {
-  ensureBuilt, ensureTools, fakeNvidiaSmi, launchBrowser, log, onShutdown, openGpuPilotView, remoteUri,
+  acquireLock, ensureBuilt, ensureTools, fakeNvidiaSmi, launchBrowser, log, onShutdown, openGpuPilotView, remoteUri,
   repoRoot, startCodeServer, waitForWorkbench, workbenchUrl, writeSettings,
 } from "./lib/host.mjs";
 import { compileSuite } from "./lib/compile.mjs";
@@ -196,6 +196,8 @@ async function uiPhase(ctx, folder, extEnv) {
 
 async function main() {
   const t0 = Date.now();
+  // One run at a time: runs share .e2e-run/ (results.json, workspace, code-server state).
+  await timed("waitLock", () => acquireLock(path.join(runDir, "run.lock")));
   await timed("tools", async () => ensureTools());
   await timed("build", async () => ensureBuilt({ force: opts.build }));
   for (const f of ["client.js", "server.js"]) {
@@ -220,6 +222,7 @@ async function main() {
     "telemetry.telemetryLevel": "off",
     "workbench.secondarySideBar.defaultVisibility": "hidden",
     "chat.disableAIFeatures": true,
+    "git.openRepositoryInParentFolders": "never",
     "update.mode": "none",
     "task.quickOpen.skip": true,
     "terminal.integrated.enablePersistentSessions": false,

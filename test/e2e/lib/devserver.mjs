@@ -60,9 +60,10 @@ export async function startDevServer({ runDir, folder, port, host = "127.0.0.1",
     "update.mode": "none",
     "workbench.secondarySideBar.defaultVisibility": "hidden",
     "chat.disableAIFeatures": true,
+    "git.openRepositoryInParentFolders": "never",
     ...settings,
   }, { fresh: false });
-  const cs = await startCodeServer({ runDir, workspace: folder, port, host, userDataDir, extensionsDir, env });
+  const cs = await startCodeServer({ runDir, workspace: folder, port, host, userDataDir, extensionsDir, env, smokeTestDriver: false });
   const url = `${cs.origin}/?folder=${encodeURIComponent(folder)}`;
   log(`code-server ${cs.origin} (pid/pgid ${cs.pid}), log ${path.relative(process.cwd(), cs.logFile)}`);
   return { cs, url, smi };

@@ -149,7 +149,7 @@ export async function killGroup(pgid, { graceMs = 5000 } = {}) {
  * watchers it spawns can be killed together). HOME and TMPDIR point into `runDir` so nothing is
  * written to the real home or /tmp. Returns { pid, port, origin, logFile, exited, stop() }.
  */
-export async function startCodeServer({ runDir, workspace, port, userDataDir, extensionsDir, env = {}, host = "127.0.0.1", extraArgs = [] }) {
+export async function startCodeServer({ runDir, workspace, port, userDataDir, extensionsDir, env = {}, host = "127.0.0.1", extraArgs = [], smokeTestDriver = true }) {
   const home = path.join(runDir, "home");
   const tmp = path.join(runDir, "tmp");
   for (const d of [home, tmp, userDataDir, extensionsDir]) fs.mkdirSync(d, { recursive: true });
@@ -159,7 +159,9 @@ export async function startCodeServer({ runDir, workspace, port, userDataDir, ex
   const args = [codeServerEntry, "--bind-addr", `${host}:${port}`, "--auth", "none",
     "--user-data-dir", userDataDir, "--extensions-dir", extensionsDir,
     "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
-    "--disable-getting-started-override", "--vscode-option", "enable-smoke-test-driver", ...extraArgs, workspace];
+    "--disable-getting-started-override",
+    // Lets the workbench run extensionTestsPath payloads and report through codeAutomationExit.
+    ...(smokeTestDriver ? ["--vscode-option", "enable-smoke-test-driver"] : []), ...extraArgs, workspace];
   const childEnv = {
     ...process.env,
     HOME: home,
@@ -282,4 +284,46 @@ export function onShutdown(cleanup) {
   process.on("SIGTERM", () => run(143));
   process.on("SIGHUP", () => run(129));
   return run;
+}
+
+/**
+ * An exclusive lock file holding our pid (other engineers' `npm test` may run the e2e suite at the
+ * same time, and runs share .e2e-run/). A lock whose process is gone is taken over. Polls up to
+ * timeoutMs; released on process exit.
+ */
+export async function acquireLock(file, { timeoutMs = 15 * 60_000, what = "another e2e run" } = {}) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  const end = Date.now() + timeoutMs;
+  let told = false;
+  for (;;) {
+    try {
+      fs.writeFileSync(file, String(process.pid), { flag: "wx" });
+      process.on("exit", () => {
+        try {
+          if (fs.readFileSync(file, "utf8") === String(process.pid)) fs.unlinkSync(file);
+        } catch {
+          /* gone */
+        }
+      });
+      return;
+    } catch (e) {
+      if (e.code !== "EEXIST") throw e;
+    }
+    const owner = Number(fs.readFileSync(file, "utf8").trim() || 0);
+    let alive = false;
+    try {
+      if (owner > 0) process.kill(owner, 0);
+      alive = owner > 0;
+    } catch (e) {
+      alive = e.code === "EPERM";
+    }
+    if (!alive) {
+      fs.rmSync(file, { force: true });
+      continue;
+    }
+    if (Date.now() > end) throw new Error(`${what} (pid ${owner}) still holds ${file} after ${timeoutMs / 1000} s`);
+    if (!told) log(`waiting for ${what} (pid ${owner}, ${file})`);
+    told = true;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
 }

@@ -85,3 +85,11 @@ export function outDir(): string {
 export function basename(p: string): string {
   return path.basename(p);
 }
+
+/** The text of `doc` after `edits` (non-overlapping, as in a WorkspaceEdit), without touching the document. */
+export function applyToText(doc: vscode.TextDocument, edits: readonly vscode.TextEdit[]): string {
+  let text = doc.getText();
+  const sorted = [...edits].sort((a, b) => doc.offsetAt(b.range.start) - doc.offsetAt(a.range.start));
+  for (const e of sorted) text = text.slice(0, doc.offsetAt(e.range.start)) + e.newText + text.slice(doc.offsetAt(e.range.end));
+  return text;
+}

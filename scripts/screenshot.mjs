@@ -1,0 +1,114 @@
+#!/usr/bin/env node
+// Takes the README screenshots in a real VS Code (code-server + headless Chromium), the same set-up
+// as `npm start` but with fresh state in .e2e-run/screenshot/:
+//   media/screenshot-tree.png  the GPU Pilot view (2 x H200 from nvidia-smi, GPU 1 ticked)
+//   media/screenshot.png       examples/finetune_wrong_gpu.py with its GPU001 squiggle, the
+//                              Problems panel and the GPU view
+//
+//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py]
+//
+// Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
+// one python3 process on GPU 0). Bounded waits throughout; code-server's process group is killed at
+// the end, also on failure.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { parseArgs } from "node:util";
+import { launchBrowser, log, onShutdown, openGpuPilotView, repoRoot, waitForWorkbench } from "../test/e2e/lib/host.mjs";
+import { startDevServer } from "../test/e2e/lib/devserver.mjs";
+
+const { values: opts } = parseArgs({
+  options: {
+    "out-dir": { type: "string", default: path.join(repoRoot, "media") },
+    file: { type: "string", default: "finetune_wrong_gpu.py" },
+    width: { type: "string", default: "1440" },
+    height: { type: "string", default: "860" },
+  },
+});
+
+let cs = null;
+let browser = null;
+const shutdown = onShutdown(async () => {
+  if (browser) await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
+  if (cs) await cs.stop();
+});
+const watchdog = setTimeout(() => {
+  console.error("screenshot: gave up after 300 s");
+  shutdown(124);
+}, 300_000);
+watchdog.unref();
+
+async function main() {
+  const outDir = path.resolve(opts["out-dir"]);
+  fs.mkdirSync(outDir, { recursive: true });
+  const runDir = path.join(repoRoot, ".e2e-run", "screenshot");
+  const started = await startDevServer({
+    runDir, folder: path.join(repoRoot, "examples"), freshUserData: true,
+    env: { FAKE_NVIDIA_SMI_MODE: process.env.FAKE_NVIDIA_SMI_MODE || "busy" },
+    settings: { "workbench.colorTheme": "Default Light Modern", "editor.minimap.enabled": false, "window.commandCenter": false },
+  });
+  cs = started.cs;
+  if (started.smi.fake) log("nvidia-smi: the recorded 2 x H200 output (test/fixtures/bin/nvidia-smi)");
+  browser = await launchBrowser(path.join(runDir, "chromium-profile"), { viewport: { width: Number(opts.width), height: Number(opts.height) } });
+  const page = browser.pages()[0] ?? (await browser.newPage());
+  await page.goto(started.url, { waitUntil: "domcontentloaded", timeout: 60_000 });
+  await waitForWorkbench(page);
+
+  // 1. The GPU view, widened so that the descriptions (load, memory, temperature) fit.
+  await openGpuPilotView(page);
+  const sidebar = page.locator(".part.sidebar");
+  const labels = sidebar.locator(".monaco-list-row .label-name");
+  await sidebar.locator(".monaco-list-row .label-name", { hasText: /^GPU 1: / }).first().waitFor({ timeout: 30_000 });
+  const box = await sidebar.boundingBox();
+  if (box) {
+    await page.mouse.move(box.x + box.width + 1, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width + 170, box.y + box.height / 2, { steps: 8 });
+    await page.mouse.up();
+  }
+  // Tick GPU 1 (the tree's checkbox), so the status bar and the run command show a selection.
+  const gpu1 = sidebar.locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1: / }) }).first();
+  const checkbox = gpu1.locator(".custom-view-tree-node-item-checkbox, input[type=checkbox], .monaco-checkbox").first();
+  if (await checkbox.count()) {
+    await checkbox.click();
+    await page.locator(".part.statusbar", { hasText: /GPU[^\n]*1/ }).first().waitFor({ timeout: 10_000 }).catch(() => log("status bar shows no GPU 1 selection"));
+  } else {
+    log("no checkbox found in the GPU 1 row");
+  }
+  log(`tree rows: ${JSON.stringify(await labels.allTextContents())}`);
+  await page.mouse.move(5, Number(opts.height) - 5); // no hover tooltips in the shot
+  const treeShot = path.join(outDir, "screenshot-tree.png");
+  await page.screenshot({ path: treeShot });
+  log(`wrote ${path.relative(process.cwd(), treeShot)}`);
+
+  // 2. A file with a GPU001: quick open, wait for the squiggle, open the Problems panel.
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input").first();
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(opts.file);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: opts.file }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press("Enter");
+  await page.locator(".tabs-container .tab", { hasText: opts.file }).first().waitFor({ timeout: 15_000 });
+  await page.locator(".part.editor .monaco-editor .squiggly-error").first().waitFor({ timeout: 60_000 });
+  await page.keyboard.press("Control+Shift+M");
+  const problem = page.locator(".markers-panel .monaco-list-row", { hasText: "GPU001" }).first();
+  await problem.waitFor({ timeout: 20_000 });
+  log(`problem: ${(await problem.textContent())?.slice(0, 160)}`);
+  // Put the cursor at the start of the GPU001 line (Go to Line) so that its lightbulb shows.
+  const line = (await problem.textContent())?.match(/\[Ln (\d+)/)?.[1] ?? "1";
+  await page.locator(".part.editor .monaco-editor textarea").first().focus();
+  await page.keyboard.press("Control+G");
+  await page.locator(".quick-input-widget input").first().waitFor({ timeout: 10_000 });
+  await page.keyboard.type(line);
+  await page.keyboard.press("Enter");
+  await page.locator(".part.editor .monaco-editor .codicon-light-bulb, .part.editor .monaco-editor .lightBulbWidget").first()
+    .waitFor({ timeout: 10_000 }).catch(() => log("no lightbulb shown"));
+  await page.mouse.move(5, Number(opts.height) - 5);
+  const shot = path.join(outDir, "screenshot.png");
+  await page.screenshot({ path: shot });
+  log(`wrote ${path.relative(process.cwd(), shot)}`);
+}
+
+main().then(() => shutdown(0), async (e) => {
+  console.error(`screenshot failed: ${e?.stack || e}`);
+  await shutdown(1);
+});
