@@ -8,6 +8,7 @@ import type { Ctx } from "./ctx";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
 import { runActiveFile } from "./run/runActiveFile";
+import { SHOW_RULE_DOC_COMMAND } from "../../server/src/protocol";
 
 type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
 
@@ -25,6 +26,25 @@ export const commands: Record<string, Factory> = {
     await ctx.restartServer();
   },
   "gpuPilot.showOutput": () => () => log.show(),
+  "gpuPilot.fixAll": () => async () => {
+    const editor = vscode.window.activeTextEditor;
+    if (!editor || editor.document.languageId !== "python") {
+      void vscode.window.showInformationMessage("GPU Pilot: open a Python file or notebook cell to fix.");
+      return;
+    }
+    await vscode.commands.executeCommand("editor.action.codeAction", { kind: "source.fixAll.gpuPilot", apply: "first" });
+  },
+  [SHOW_RULE_DOC_COMMAND]: (ctx) => async (code?: unknown) => {
+    let rule = typeof code === "string" && /^GPU\d{3}$/.test(code) ? code : undefined;
+    if (!rule) {
+      const docs = vscode.Uri.joinPath(ctx.extCtx.extensionUri, "docs", "rules");
+      const files = await vscode.workspace.fs.readDirectory(docs).then((e) => e.map(([n]) => n), () => [] as string[]);
+      rule = await vscode.window.showQuickPick(files.filter((n) => /^GPU\d{3}\.md$/.test(n)).map((n) => n.slice(0, 6)).sort(), { title: "GPU Pilot: rule documentation" });
+      if (!rule) return;
+    }
+    const page = vscode.Uri.joinPath(ctx.extCtx.extensionUri, "docs", "rules", `${rule}.md`);
+    await vscode.commands.executeCommand("markdown.showPreview", page);
+  },
 };
 
 /** Registers every command of {@link commands}; errors are logged and shown once, calmly. */

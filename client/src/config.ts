@@ -5,7 +5,7 @@
  */
 import * as os from "node:os";
 import * as vscode from "vscode";
-import type { LintSettings } from "../../server/src/protocol";
+import type { EditorLintSettings } from "../../server/src/protocol";
 
 /** The settings section: every key below is `gpuPilot.<key>`. */
 export const SECTION = "gpuPilot";
@@ -67,9 +67,41 @@ export function traceServer(): "off" | "messages" | "verbose" {
   return v === "messages" || v === "verbose" ? v : "off";
 }
 
+/** Settings sent to the running server (SettingsNotification) when they change: no restart. */
+export const LINT_KEYS: readonly string[] = [`${SECTION}.lint`, `${SECTION}.configurationPreference`];
+
+const CODE = /^(GPU\d{0,3}|ALL)$/;
+const SEVERITIES = new Set(["error", "warning", "information", "hint"]);
+
+function codeList(key: string): string[] {
+  const v = cfg().get<unknown>(key);
+  return Array.isArray(v) ? v.filter((s): s is string => typeof s === "string" && CODE.test(s.trim().toUpperCase())).map((s) => s.trim().toUpperCase()) : [];
+}
+
+/** `gpuPilot.lint.severity`: code → severity; malformed entries are dropped. */
+export function lintSeverity(): EditorLintSettings["severity"] {
+  const v = cfg().get<unknown>("lint.severity");
+  const out: EditorLintSettings["severity"] = {};
+  if (v && typeof v === "object" && !Array.isArray(v)) {
+    for (const [code, sev] of Object.entries(v as Record<string, unknown>)) {
+      if (/^GPU\d{3}$/.test(code) && typeof sev === "string" && SEVERITIES.has(sev)) out[code] = sev as EditorLintSettings["severity"][string];
+    }
+  }
+  return out;
+}
+
+/** `gpuPilot.configurationPreference` (Ruff's semantics), default `editorFirst`. */
+export function configurationPreference(): EditorLintSettings["configurationPreference"] {
+  const v = cfg().get<unknown>("configurationPreference");
+  return v === "filesystemFirst" || v === "editorOnly" ? v : "editorFirst";
+}
+
 /** The settings the language server needs, resolved here (the server never reads raw settings). */
-export function lintSettings(): LintSettings {
-  return { eagerInitModules: eagerInitModules() };
+export function lintSettings(): EditorLintSettings {
+  return {
+    eagerInitModules: eagerInitModules(), select: codeList("lint.select"), ignore: codeList("lint.ignore"),
+    severity: lintSeverity(), configurationPreference: configurationPreference(),
+  };
 }
 
 /** True when the change touches a setting in `keys`. */

@@ -16,7 +16,7 @@ import {
   State,
   TransportKind,
 } from "vscode-languageclient/node";
-import { InventoryNotification } from "../../server/src/protocol";
+import { InventoryNotification, SettingsNotification } from "../../server/src/protocol";
 import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
 import { GpuMonitor } from "./gpu/monitor";
@@ -56,6 +56,8 @@ export class Ctx implements RunHost {
         if (config.affects(e, config.SERVER_RESTART_KEYS)) {
           log.info("A setting the language server reads at start changed: restarting it.");
           void this.restartServer();
+        } else if (config.affects(e, config.LINT_KEYS)) {
+          this.sendSettings();
         }
       }),
     );
@@ -148,6 +150,10 @@ export class Ctx implements RunHost {
         { notebook: { notebookType: "jupyter-notebook" }, language: "python" },
       ],
       initializationOptions: config.lintSettings(),
+      synchronize: {
+        // The server re-reads [tool.gpu-pilot] and the torch pin when these change.
+        fileEvents: vscode.workspace.createFileSystemWatcher("**/{pyproject.toml,requirements*.txt,environment.yml,environment.yaml}"),
+      },
       outputChannel: logChannel(),
       ...(config.traceServer() !== "off" ? { traceOutputChannel: traceChannel() } : {}),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
@@ -192,6 +198,15 @@ export class Ctx implements RunHost {
     } catch {
       // already stopped
     }
+  }
+
+  /** Sends the lint settings to the running server (they change without a restart). */
+  private sendSettings(): void {
+    const client = this.client;
+    if (!client || !client.isRunning()) return;
+    client.sendNotification(SettingsNotification.type, config.lintSettings()).catch((e: unknown) => {
+      log.warn(`Could not send the lint settings to the language server: ${(e as Error).message}`);
+    });
   }
 
   /** Sends `gpuPilot/inventory` when the client runs and the GPUs or selection changed since the last send. */

@@ -73,6 +73,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
   ]);
   assert.deepEqual(client.clientOptions.initializationOptions, {
     eagerInitModules: ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"],
+    select: [], ignore: [], severity: {}, configurationPreference: "editorFirst",
   });
 
   await api.refresh();
@@ -101,11 +102,22 @@ test("activate: registers exactly the commands of package.json, starts the serve
   assert.ok(second.isRunning());
   await until(() => inventoryOf(second).length > 0, "inventory sent to the new client");
 
+  // lint settings go to the running server without a restart
+  settings.set("lint.ignore", ["gpu002", "bogus"]);
+  settings.set("lint.severity", { GPU001: "warning", GPU9: "error" });
+  changeSettings(["gpuPilot.lint.ignore", "gpuPilot.lint"]);
+  const sent = second.notifications.filter((n) => n.method === "gpuPilot/settings");
+  assert.equal(sent.length, 1);
+  assert.deepEqual(sent[0].params, { eagerInitModules: ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"], select: [], ignore: ["GPU002"], severity: { GPU001: "warning" }, configurationPreference: "editorFirst" });
+  assert.equal(FakeLanguageClient.instances.length, 2, "no restart for lint settings");
+  settings.delete("lint.ignore");
+  settings.delete("lint.severity");
+
   // a setting the server reads at start restarts it with the new value
   settings.set("eagerInitModules", ["my_cuda_lib"]);
   changeSettings(["gpuPilot.eagerInitModules"]);
   await until(() => FakeLanguageClient.instances.length === 3 && FakeLanguageClient.instances[2].isRunning(), "a third client");
-  assert.deepEqual(FakeLanguageClient.instances[2].clientOptions.initializationOptions, { eagerInitModules: ["my_cuda_lib"] });
+  assert.deepEqual(FakeLanguageClient.instances[2].clientOptions.initializationOptions, { eagerInitModules: ["my_cuda_lib"], select: [], ignore: [], severity: {}, configurationPreference: "editorFirst" });
   assert.equal(second.stopped, true);
 
   assert.equal(api.lastRun, undefined);

@@ -233,6 +233,12 @@ export const window = {
 export const workspace = {
   getConfiguration: () => ({ get: (key: string) => settings.get(key) }),
   onDidChangeConfiguration: configEmitter.event,
+  /** Watchers made by the client (the language client's `synchronize.fileEvents`). */
+  watchers: [] as string[],
+  createFileSystemWatcher(glob: string) {
+    workspace.watchers.push(glob);
+    return { dispose() { /* nothing to release */ }, onDidCreate: () => ({ dispose() { /* */ } }), onDidChange: () => ({ dispose() { /* */ } }), onDidDelete: () => ({ dispose() { /* */ } }) };
+  },
   textDocuments: [] as FakeDocument[],
   /** The workspace folder of every file under it. */
   folder: undefined as { uri: Uri; name: string; index: number } | undefined,
