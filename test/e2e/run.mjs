@@ -63,9 +63,14 @@ async function cleanup() {
   }
 }
 let resultsWritten = false;
-const shutdown = onShutdown(async () => {
+const shutdown = onShutdown(async (code) => {
   await cleanup();
-  if (!resultsWritten) writeResults("interrupted");
+  if (code >= 128) {
+    tests.push({ title: "e2e run", state: "failed", error: `interrupted by a signal (exit ${code})` });
+    writeResults("interrupted");
+  } else if (!resultsWritten) {
+    writeResults("interrupted");
+  }
 });
 
 // Whole-run watchdog: results are still written and the process group still killed.

@@ -275,7 +275,7 @@ export function onShutdown(cleanup) {
     if (done) return;
     done = true;
     try {
-      await cleanup();
+      await cleanup(code);
     } finally {
       process.exit(code);
     }
