@@ -68,7 +68,7 @@ export function traceServer(): "off" | "messages" | "verbose" {
 }
 
 /** Settings sent to the running server (SettingsNotification) when they change: no restart. */
-export const LINT_KEYS: readonly string[] = [`${SECTION}.lint`, `${SECTION}.configurationPreference`];
+export const LINT_KEYS: readonly string[] = [`${SECTION}.lint`, `${SECTION}.configurationPreference`, `${SECTION}.inlayHints`];
 
 const CODE = /^(GPU\d{0,3}|ALL)$/;
 const SEVERITIES = new Set(["error", "warning", "information", "hint"]);
@@ -101,6 +101,7 @@ export function lintSettings(): EditorLintSettings {
   return {
     eagerInitModules: eagerInitModules(), select: codeList("lint.select"), ignore: codeList("lint.ignore"),
     severity: lintSeverity(), configurationPreference: configurationPreference(),
+    inlayHints: cfg().get<unknown>("inlayHints.physicalDevice") === true,
   };
 }
 

@@ -48,6 +48,8 @@ export interface EditorLintSettings extends LintSettings {
   severity: Record<string, "error" | "warning" | "information" | "hint">;
   /** gpuPilot.configurationPreference (Ruff's semantics). */
   configurationPreference: "editorFirst" | "filesystemFirst" | "editorOnly";
+  /** gpuPilot.inlayHints.physicalDevice: `→ GPU n` after device literals. */
+  inlayHints: boolean;
 }
 
 /** The client command that opens a rule's documentation page; argument: the rule code. */

@@ -7,11 +7,12 @@
 import {
   createConnection, ProposedFeatures, TextDocuments, NotebookDocuments, TextDocumentSyncKind,
   CodeActionKind, DiagnosticSeverity, MarkupKind, type Diagnostic, type CodeAction, type InitializeResult,
-  type WorkspaceEdit, type TextEdit as LspTextEdit, type NotebookDocument, type Hover,
+  type WorkspaceEdit, type TextEdit as LspTextEdit, type NotebookDocument, type Hover, type InlayHint,
 } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { fileURLToPath } from "node:url";
-import { initEngine, lintPython, type LintOptions } from "./engine/lint";
+import { initEngine, lintPython, analyzePython, type LintOptions } from "./engine/lint";
+import { machineHover, machineInlayHints, useSelectionEdit } from "./engine/machineHelp";
 import { lintNotebook, type CellInput } from "./engine/notebook";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { resolveLintOptions } from "./engine/options";
@@ -156,6 +157,7 @@ connection.onInitialize((params): InitializeResult => {
       notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" }, cells: [{ language: "python" }] }] },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`] },
       hoverProvider: true,
+      inlayHintProvider: true,
     },
     serverInfo: { name: "gpu-pilot", version: "0.1.0" },
   };
@@ -171,8 +173,27 @@ notebooks.onDidOpen((nb) => schedule(nb.uri));
 notebooks.onDidChange((e) => schedule(e.notebookDocument.uri));
 notebooks.onDidClose((nb) => { for (const c of nb.cells) void connection.sendDiagnostics({ uri: c.document, diagnostics: [] }); });
 
-connection.onNotification(InventoryNotification.type, (params) => { inventory = params; relintAll(); });
-connection.onNotification(SettingsNotification.type, (params) => { settings = { ...settings, ...params }; configProblemsShown.clear(); relintAll(); });
+connection.onNotification(InventoryNotification.type, (params) => {
+  inventory = params;
+  relintAll();
+  if (settings.inlayHints) void connection.languages.inlayHint.refresh().catch(() => undefined);
+});
+
+/** Runs `f` on the model of a plain Python document (not notebook cells), deleting the tree after. */
+function withModel<T>(uri: string, f: (model: ReturnType<typeof analyzePython>) => T): T | null {
+  const doc = documents.get(uri);
+  if (!doc || notebooks.findNotebookDocumentForCell(uri)) return null;
+  const model = analyzePython(doc.getText(), lintOptions(uri));
+  try { return f(model); } finally { model.tree.delete(); }
+}
+const lineWhere = (l: number) => `line ${l + 1}`;
+connection.onNotification(SettingsNotification.type, (params) => {
+  const hintsChanged = params.inlayHints !== undefined && params.inlayHints !== settings.inlayHints;
+  settings = { ...settings, ...params };
+  configProblemsShown.clear();
+  relintAll();
+  if (hintsChanged) void connection.languages.inlayHint.refresh().catch(() => undefined);
+});
 connection.onDidChangeWatchedFiles(() => { configProblemsShown.clear(); relintAll(); });
 
 function editOf(uri: string, fix: Fix | CellFix): WorkspaceEdit {
@@ -228,6 +249,8 @@ connection.onCodeAction(async (params) => {
     }
     actions.push({ title: `Show documentation for ${code}`, kind: CodeActionKind.QuickFix, diagnostics: [d], command: { title: `Show documentation for ${code}`, command: SHOW_RULE_DOC_COMMAND, arguments: [code] } });
   }
+  const useSel = withModel(uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection));
+  if (useSel) actions.push({ title: useSel.title, kind: CodeActionKind.QuickFix, edit: { changes: { [uri]: [{ range: useSel.range, newText: useSel.newText }] } } });
   if (!params.context.diagnostics.some((d) => d.source === "gpu-pilot") || !only) {
     const all = fixAllAction(uri);
     if (all && actions.length) actions.push({ ...all, kind: CodeActionKind.QuickFix, title: "Fix all auto-fixable GPU Pilot problems" });
@@ -235,14 +258,22 @@ connection.onCodeAction(async (params) => {
   return actions;
 });
 
-connection.onHover((params): Hover | null => {
+connection.onHover(async (params): Promise<Hover | null> => {
+  await engineReady;
   const doc = documents.get(params.textDocument.uri);
   if (!doc) return null;
   const hit = noqaCodeAt(doc.getText(), params.position);
-  if (!hit) return null;
-  const rule = ruleByCode(hit.code);
-  if (!rule) return null;
-  return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
+  const rule = hit ? ruleByCode(hit.code) : undefined;
+  if (hit && rule) return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
+  const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere));
+  return help ? { contents: { kind: MarkupKind.Markdown, value: help.markdown }, range: help.range } : null;
+});
+
+connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
+  await engineReady;
+  if (!settings.inlayHints) return [];
+  return withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere)
+    .map((h) => ({ position: h.position, label: ` ${h.label}`, tooltip: h.tooltip, paddingLeft: true }))) ?? [];
 });
 
 connection.listen();

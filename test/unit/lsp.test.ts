@@ -58,9 +58,10 @@ const C01 = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print
 test("didOpen gives GPU001 with code, source, doc link and related information", async () => {
   const uri = pathToFileURL("/tmp/gpu pilot/c01.py").href;
   await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text: C01 } });
-  const diags = await diagnosticsFor(uri, (d) => d.length > 0);
-  assert.equal(diags.length, 1);
-  const d = diags[0];
+  const diags = await diagnosticsFor(uri, (d) => d.some((x) => x.code === "GPU001"));
+  const gpu001 = diags.filter((x) => x.code === "GPU001");
+  assert.equal(gpu001.length, 1);
+  const d = gpu001[0];
   assert.equal(d.code, "GPU001");
   assert.equal(d.source, "gpu-pilot");
   assert.equal(d.severity, 1);
@@ -89,14 +90,14 @@ test("didOpen gives GPU001 with code, source, doc link and related information",
   }) as Action[];
   assert.equal(fixAll.length, 1);
   assert.equal(fixAll[0].kind, "source.fixAll.gpuPilot");
-  assert.equal(fixAll[0].edit!.changes[uri][0].newText, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nmodel = torch.nn.Linear(8, 8).cuda()\n');
+  assert.equal(fixAll[0].edit!.changes[uri][0].newText, 'import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nmodel = torch.nn.Linear(8, 8).cuda()\n');
 });
 
 test("noqa suppresses, and hovering a code in a noqa comment shows the rule's doc", async () => {
   const uri = pathToFileURL("/tmp/noqa.py").href;
   const text = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # noqa: GPU001\n';
   await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
-  assert.deepEqual(await diagnosticsFor(uri, () => true), []);
+  assert.deepEqual((await diagnosticsFor(uri, () => true)).filter((x) => x.code === "GPU001"), []);
   const hover = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 52 } });
   const value = (hover!.contents as { value: string }).value;
   assert.match(value, /\*\*GPU001\*\* `env-after-cuda-init`/);
@@ -108,14 +109,14 @@ test("an incremental edit that fixes the file clears the diagnostics", async () 
   const uri = pathToFileURL("/tmp/edit.py").href;
   const text = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
   await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
-  await diagnosticsFor(uri, (d) => d.length === 1);
+  await diagnosticsFor(uri, (d) => d.some((x) => x.code === "GPU001"));
   // Delete line 3 (`torch.cuda.init()`): nothing initialises CUDA any more, so GPU001 becomes GPU002.
   await conn.sendNotification(DidChangeTextDocumentNotification.type, {
     textDocument: { uri, version: 2 },
     contentChanges: [{ range: { start: { line: 2, character: 0 }, end: { line: 3, character: 0 } }, text: "" }],
   });
-  const after = await diagnosticsFor(uri, (d) => d.length === 1 && d[0].code === "GPU002");
-  assert.equal(after[0].range.start.line, 2);
+  const after = await diagnosticsFor(uri, (d) => d.some((x) => x.code === "GPU002") && !d.some((x) => x.code === "GPU001"));
+  assert.equal(after.find((x) => x.code === "GPU002")!.range.start.line, 2);
 });
 
 test("notebook cells are linted as one program", async () => {
@@ -139,4 +140,20 @@ test("the inventory notification is accepted and triggers a re-lint", async () =
   const before = published.get(uri)!.length;
   await conn.sendNotification(InventoryNotification.type, { gpus: [], selection: [] });
   await diagnosticsFor(uri, () => published.get(uri)!.length > before);
+});
+
+test("machine-aware hover over the protocol: the inventory notification drives it", async () => {
+  const uri = pathToFileURL("/tmp/hover.py").href;
+  const text = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\nx = torch.ones(1, device="cuda:0")\n';
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+  await diagnosticsFor(uri, () => true);
+  await conn.sendNotification(InventoryNotification.type, {
+    gpus: [
+      { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+      { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+    ],
+    selection: [],
+  });
+  const hover = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 28 } });
+  assert.match((hover!.contents as { value: string }).value, /cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07\.0/);
 });

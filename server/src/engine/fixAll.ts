@@ -14,8 +14,10 @@ const cmp = (a: { line: number; character: number }, b: { line: number; characte
 export function safeEdits<E extends { range: Range; cell?: number }>(diags: Array<{ fix?: { safe: boolean; edits: E[] } }>): { edits: E[]; count: number } {
   const out: E[] = [];
   let count = 0;
+  // Closed intervals: edits that merely touch (an insertion at another edit's boundary) also
+  // conflict; the later one is left for the next pass, which sees the text the first one made.
   const overlaps = (a: E, b: E) => (a.cell ?? 0) === (b.cell ?? 0)
-    && (!(cmp(a.range.end, b.range.start) <= 0 || cmp(b.range.end, a.range.start) <= 0) || (cmp(a.range.start, b.range.start) === 0 && cmp(a.range.end, b.range.end) === 0));
+    && cmp(a.range.start, b.range.end) <= 0 && cmp(b.range.start, a.range.end) <= 0;
   for (const d of diags) {
     if (!d.fix?.safe) continue;
     if (d.fix.edits.some((e) => out.some((o) => overlaps(o, e)))) continue;

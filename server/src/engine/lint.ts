@@ -37,6 +37,15 @@ export interface LintResult {
   syntaxErrors: boolean;
 }
 
+/**
+ * Parses and models Python text for editor features (hover, inlay hints) without running rules.
+ * The caller deletes `model.tree` when done.
+ */
+export function analyzePython(text: string, options: LintOptions = {}, magics: MagicLine[] = []): ReturnType<typeof buildModel> {
+  const tree = parsePython(text);
+  return buildModel(tree, text, { eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: options.torchBelow24 ?? false }, magics);
+}
+
 /** Loads the parser. Call once (awaited) before {@link lintPython}. */
 export async function initEngine(): Promise<void> {
   await initPythonParser();

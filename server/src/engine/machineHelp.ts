@@ -1,0 +1,104 @@
+/**
+ * Machine-aware help: hovers and inlay hints that say which physical GPU a device expression
+ * (`"cuda:1"`, `torch.device("cuda", 1)`, `set_device(1)`, `device_ids=[...]`, `jax.devices()[1]`)
+ * or a CUDA_VISIBLE_DEVICES write means on this machine, from the client's GPU inventory and
+ * selection. Pure: no `vscode`, no transport.
+ */
+import type { InventoryParams } from "../protocol";
+import type { ModuleModel, EnvWriteEvent } from "./python/model";
+import { nodeRange } from "./python/model";
+import { deviceUses, type DeviceUse } from "./python/devices";
+import { stringValue } from "./python/parser";
+import { cudaDeviceOrdinal } from "./frameworks";
+import { describeOrdinal, visibleDevices, type VisibleMap } from "./machine";
+import type { Position, Range } from "./types";
+
+const inside = (r: Range, p: Position) =>
+  (p.line > r.start.line || (p.line === r.start.line && p.character >= r.start.character))
+  && (p.line < r.end.line || (p.line === r.end.line && p.character <= r.end.character));
+
+function cvdWrites(model: ModuleModel): EnvWriteEvent[] {
+  return model.events.filter((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_VISIBLE_DEVICES");
+}
+
+/** The visible devices this file runs with: its own literal CUDA_VISIBLE_DEVICES, else GPU Pilot's selection, else all. */
+export function fileVisibleMap(model: ModuleModel, inventory: InventoryParams, where: (line: number) => string): VisibleMap | null {
+  const gpus = inventory.gpus;
+  if (!gpus || gpus.length === 0) return null;
+  const orderWrite = model.events.find((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_DEVICE_ORDER");
+  const order = orderWrite?.literal ?? null;
+  const writes = cvdWrites(model).filter((w) => w.literal !== null);
+  if (writes.length > 0) {
+    const w = writes[writes.length - 1];
+    return visibleDevices(gpus, w.literal, `${where(w.range.start.line)} sets CUDA_VISIBLE_DEVICES="${w.literal}"`, order);
+  }
+  if (inventory.selection.length > 0) {
+    const sel = inventory.selection.join(",");
+    return visibleDevices(gpus, sel, `GPU Pilot's selection is ${sel} (terminals and runs started from VS Code)`, "PCI_BUS_ID");
+  }
+  return visibleDevices(gpus, null, "nothing sets CUDA_VISIBLE_DEVICES and no GPU is selected, so every GPU is visible", order);
+}
+
+/** Device expressions including bare `"cuda"` (the current device, 0 unless set_device changed it). */
+function allDeviceUses(model: ModuleModel): DeviceUse[] {
+  const uses = deviceUses(model);
+  for (const s of model.tree.rootNode.descendantsOfType("string")) {
+    if (!s) continue;
+    const v = stringValue(s);
+    if (v !== null && cudaDeviceOrdinal(v) === -1) uses.push({ ordinal: 0, node: s, form: `"cuda"`, replace: () => s.text });
+  }
+  return uses;
+}
+
+/** Markdown for a hover at `position`, or null when nothing device-related is there. */
+export function machineHover(model: ModuleModel, position: Position, inventory: InventoryParams, where: (line: number) => string): { markdown: string; range: Range } | null {
+  const map = fileVisibleMap(model, inventory, where);
+  if (!map) return null;
+  const use = allDeviceUses(model).find((u) => inside(nodeRange(u.node), position));
+  if (use) {
+    const lines = [`**${describeOrdinal(map, use.ordinal)}**`, "", `because ${map.because}.`];
+    if (use.form === `"cuda"`) lines.push("", "`\"cuda\"` is the current device: cuda:0 unless `torch.cuda.set_device` changed it.");
+    for (const n of map.notes) lines.push("", `⚠ ${n}`);
+    return { markdown: lines.join("\n"), range: nodeRange(use.node) };
+  }
+  const write = cvdWrites(model).find((w) => inside(w.range, position));
+  if (write && write.literal !== null) {
+    const own = visibleDevices(inventory.gpus ?? [], write.literal, `this line sets CUDA_VISIBLE_DEVICES="${write.literal}"`, map.certain ? "PCI_BUS_ID" : null);
+    const rows = own.devices.length
+      ? own.devices.map((_, i) => `- ${describeOrdinal(own, i)}`)
+      : ["- no GPU is visible"];
+    const lines = [`**CUDA_VISIBLE_DEVICES="${write.literal}"** makes ${own.devices.length} GPU${own.devices.length === 1 ? "" : "s"} visible, renumbered from 0:`, "", ...rows];
+    for (const n of own.notes) lines.push("", `⚠ ${n}`);
+    if (inventory.selection.length && inventory.selection.join(",") !== write.literal) {
+      lines.push("", `GPU Pilot's selection is ${inventory.selection.join(",")}: this line overrides it for runs of this file.`);
+    }
+    return { markdown: lines.join("\n"), range: write.range };
+  }
+  return null;
+}
+
+/** Inlay hints `→ GPU n` after each device literal inside `range`. */
+export function machineInlayHints(model: ModuleModel, range: Range, inventory: InventoryParams, where: (line: number) => string): Array<{ position: Position; label: string; tooltip: string }> {
+  const map = fileVisibleMap(model, inventory, where);
+  if (!map) return [];
+  const out: Array<{ position: Position; label: string; tooltip: string }> = [];
+  for (const u of allDeviceUses(model)) {
+    const r = nodeRange(u.node);
+    if (r.end.line < range.start.line || r.start.line > range.end.line) continue;
+    const g = map.devices[u.ordinal];
+    out.push({ position: r.end, label: g ? `→ GPU ${g.index}` : "→ no such GPU", tooltip: `${describeOrdinal(map, u.ordinal)}, because ${map.because}` });
+  }
+  return out.sort((a, b) => a.position.line - b.position.line || a.position.character - b.position.character);
+}
+
+/** The edit that rewrites a literal CUDA_VISIBLE_DEVICES value to the selection (code action "Use the selected GPUs"). */
+export function useSelectionEdit(model: ModuleModel, position: Position, selection: readonly string[]): { range: Range; newText: string; title: string } | null {
+  if (selection.length === 0) return null;
+  const sel = selection.join(",");
+  const w = cvdWrites(model).find((x) => inside(x.range, position) && x.literal !== null && x.literal !== sel);
+  if (!w || w.value?.type !== "string") return null;
+  const content = w.value.namedChildren.find((c) => c?.type === "string_content");
+  if (content) return { range: nodeRange(content), newText: sel, title: `Use the selected GPUs (${sel})` };
+  const quote = w.value.text.endsWith("'") ? "'" : '"';
+  return { range: nodeRange(w.value), newText: `${quote}${sel}${quote}`, title: `Use the selected GPUs (${sel})` };
+}

@@ -1,0 +1,104 @@
+/** Ordinal → physical GPU mapping (issue 7), per ground-truth.md "How CUDA parses CUDA_VISIBLE_DEVICES". */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { visibleDevices, describeOrdinal, gpuForEntry } from "../../server/src/engine/machine";
+import { machineHover, machineInlayHints, useSelectionEdit } from "../../server/src/engine/machineHelp";
+import { analyzePython, initEngine } from "../../server/src/engine/lint";
+import type { InventoryGpu, InventoryParams } from "../../server/src/protocol";
+
+/** The two H200s of ../shared/fixtures/nvidia-smi/h200x2/query_gpu_nounits.csv. */
+const H200: InventoryGpu[] = [
+  { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+  { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+];
+const idx = (m: { devices: InventoryGpu[] }) => m.devices.map((g) => g.index);
+
+test("renumbering: \"1\" makes cuda:0 physical GPU 1", () => {
+  const m = visibleDevices(H200, "1", "x", null);
+  assert.deepEqual(idx(m), [1]);
+  assert.equal(describeOrdinal(m, 0), "cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07.0 · 140 GiB free");
+  assert.match(describeOrdinal(m, 1), /cuda:1 → no such device: only cuda:0\.\.cuda:0 are visible \(invalid device ordinal\)/);
+});
+
+test("reordering: \"1,0\" makes cuda:0 GPU 1 and cuda:1 GPU 0; spaces tolerated", () => {
+  assert.deepEqual(idx(visibleDevices(H200, "1,0", "x", null)), [1, 0]);
+  assert.deepEqual(idx(visibleDevices(H200, "0, 1", "x", null)), [0, 1]);
+  assert.deepEqual(idx(visibleDevices(H200, " 1", "x", null)), [1]);
+});
+
+test("truncation at a missing id: \"0,5,1\" and \"1,7,0\" leave one device", () => {
+  const a = visibleDevices(H200, "0,5,1", "x", null);
+  assert.deepEqual(idx(a), [0]);
+  assert.match(a.notes[0], /5 is not a GPU of this machine: CUDA stops there, dropping the ids after it/);
+  assert.deepEqual(idx(visibleDevices(H200, "1,7,0", "x", null)), [1]);
+});
+
+test("duplicates, empty and -1 hide every GPU", () => {
+  assert.deepEqual(idx(visibleDevices(H200, "0,0", "x", null)), []);
+  assert.deepEqual(idx(visibleDevices(H200, "", "x", null)), []);
+  assert.deepEqual(idx(visibleDevices(H200, "-1", "x", null)), []);
+});
+
+test("UUIDs and unique UUID prefixes select that GPU", () => {
+  assert.deepEqual(idx(visibleDevices(H200, "GPU-6486822f-842c-1320-f829-e4155c0d2130", "x", null)), [1]);
+  assert.deepEqual(idx(visibleDevices(H200, "GPU-6486822f-842c", "x", null)), [1]);
+  assert.deepEqual(idx(visibleDevices(H200, "GPU-ddb4766f,GPU-6486822f", "x", null)), [0, 1]);
+  assert.equal(gpuForEntry(H200, "GPU-"), null, "an ambiguous prefix selects nothing");
+});
+
+test("fastest-first ordering makes indices uncertain only among different GPU models", () => {
+  const mixed: InventoryGpu[] = [{ ...H200[0], name: "NVIDIA A10" }, H200[1]];
+  assert.equal(visibleDevices(mixed, null, "x", null).certain, false);
+  assert.equal(visibleDevices(mixed, null, "x", "PCI_BUS_ID").certain, true);
+  assert.equal(visibleDevices(H200, null, "x", null).certain, true);
+});
+
+const inv = (selection: string[] = []): InventoryParams => ({ gpus: H200, selection });
+const where = (l: number) => `line ${l + 1}`;
+
+test("hover on \"cuda:0\" names the physical GPU and why (file's own variable)", async () => {
+  await initEngine();
+  const src = 'import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\nx = torch.ones(1, device="cuda:0")\n';
+  const m = analyzePython(src);
+  const h = machineHover(m, { line: 4, character: 28 }, inv(), where)!;
+  assert.match(h.markdown, /cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07\.0 · 140 GiB free/);
+  assert.match(h.markdown, /because line 3 sets CUDA_VISIBLE_DEVICES="1"/);
+  assert.deepEqual(h.range, { start: { line: 4, character: 25 }, end: { line: 4, character: 33 } });
+  m.tree.delete();
+});
+
+test("hover uses GPU Pilot's selection when the file sets nothing; inlay hints follow it", async () => {
+  await initEngine();
+  const src = 'import torch\ntorch.cuda.set_device(1)\ny = torch.ones(1, device="cuda")\n';
+  const m = analyzePython(src);
+  const h = machineHover(m, { line: 1, character: 22 }, inv(["1", "0"]), where)!;
+  assert.match(h.markdown, /cuda:1 → GPU 0/);
+  assert.match(h.markdown, /because GPU Pilot's selection is 1,0 \(terminals and runs started from VS Code\)/);
+  const hints = machineInlayHints(m, { start: { line: 0, character: 0 }, end: { line: 9, character: 0 } }, inv(["1", "0"]), where);
+  assert.deepEqual(hints.map((x) => [x.position.line, x.label]), [[1, "→ GPU 0"], [2, "→ GPU 1"]]);
+  const none = machineHover(m, { line: 1, character: 22 }, inv(), where)!;
+  assert.match(none.markdown, /cuda:1 → GPU 1/);
+  assert.match(none.markdown, /nothing sets CUDA_VISIBLE_DEVICES and no GPU is selected/);
+  m.tree.delete();
+});
+
+test("hover on a CUDA_VISIBLE_DEVICES write lists the visible devices; 'Use the selected GPUs' rewrites it", async () => {
+  await initEngine();
+  const src = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1,0"\n';
+  const m = analyzePython(src);
+  const h = machineHover(m, { line: 1, character: 5 }, inv(["0"]), where)!;
+  assert.match(h.markdown, /makes 2 GPUs visible/);
+  assert.match(h.markdown, /- cuda:0 → GPU 1 ·/);
+  assert.match(h.markdown, /- cuda:1 → GPU 0 ·/);
+  assert.match(h.markdown, /selection is 0: this line overrides it/);
+  assert.deepEqual(useSelectionEdit(m, { line: 1, character: 3 }, ["0"]), { range: { start: { line: 1, character: 38 }, end: { line: 1, character: 41 } }, newText: "0", title: "Use the selected GPUs (0)" });
+  assert.equal(useSelectionEdit(m, { line: 1, character: 3 }, []), null);
+  m.tree.delete();
+});
+
+test("no inventory: no machine help", async () => {
+  await initEngine();
+  const m = analyzePython('x = "cuda:0"\n');
+  assert.equal(machineHover(m, { line: 0, character: 6 }, { gpus: null, selection: [] }, where), null);
+  m.tree.delete();
+});
