@@ -1,9 +1,13 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { lint, lintCode, applyFix } from "../helpers";
+import { lint as lintAll, lintCode, applyFix } from "../helpers";
+import type { LintOptions } from "../../../server/src/engine/lint";
 import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU001");
+
+/** These tests are about the timing rules; later rules (GPU006's device-order hint, GPU008, GPU010) have their own tests. */
+const lint = (text: string, options: LintOptions = {}) => lintAll(text, { select: ["GPU001", "GPU002", "GPU003", "GPU004"], ...options });
 
 const C01 = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nmodel = torch.nn.Linear(8, 8).cuda()\n';
 

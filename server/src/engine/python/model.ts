@@ -55,6 +55,11 @@ export interface EnvWriteEvent {
   inFunction: boolean;
   /** The write sits inside a block (if/with/try/...) rather than directly at module level. */
   nested: boolean;
+  /**
+   * The node naming the variable: the key string (`"K"` in `os.environ["K"]`, `setdefault`, `update({...})`,
+   * `putenv`) or the keyword name of `update(K=...)`; absent for `%env` magics.
+   */
+  nameNode?: SyntaxNode | null;
 }
 
 /** A read of an environment variable with a literal name. */
@@ -89,6 +94,16 @@ export interface MagicLine {
   text: string;
 }
 
+/** A call that the timeline walk visited, in execution order. */
+export interface TimelineCall {
+  /** The call node. */
+  node: SyntaxNode;
+  /** The callee's dotted path with `()` markers removed (`torch.cuda.set_device`), or null when unresolved. */
+  path: string | null;
+  /** How many timeline events ran before this call: `events.slice(0, at)` happened before it. */
+  at: number;
+}
+
 /** Options of the model builder. */
 export interface ModelOptions {
   eagerInitModules: readonly string[];
@@ -106,6 +121,8 @@ export interface ModuleModel {
   functions: Map<string, SyntaxNode>;
   /** Events in execution order. */
   events: TimelineEvent[];
+  /** Every call the timeline walk visited, in execution order (a call in an inlined function appears where it runs). */
+  calls: TimelineCall[];
   /** Frameworks imported anywhere in the file. */
   frameworks: Set<Framework>;
   /** Resolves an expression to the dotted path it names (`th.cuda.is_available` → `torch.cuda.is_available`), or null. */
@@ -244,6 +261,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
 
   // Pass 2: the timeline walk.
   const events: TimelineEvent[] = [];
+  const calls: TimelineCall[] = [];
   let nvmlCheck = false;
   const magicQueue = [...magics].sort((a, b) => a.line - b.line);
   const flushMagics = (beforeLine: number) => {
@@ -315,6 +333,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
 
   const visitCalls = (scope: SyntaxNode, depth: number) => {
     for (const call of callsInOrder(scope)) {
+      calls.push({ node: call, path: resolve(call.childForFieldName("function"))?.replace(/\(\)/g, "") ?? null, at: events.length });
       const init = classifyCall(call);
       if (init) events.push(init);
       const fn = call.childForFieldName("function");
@@ -397,7 +416,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
   // Reads anywhere in the file (for GPU005 and GPU007).
   for (const r of envReadsOf(root, isEnviron, resolve)) events.push(r);
 
-  return { tree, text, symbols, functions, events, frameworks, resolve, isCudaDevice, valueOf, isEnviron };
+  return { tree, text, symbols, functions, events, calls, frameworks, resolve, isCudaDevice, valueOf, isEnviron };
 }
 
 /** Local name → dotted path bindings of one import statement. */
@@ -459,7 +478,7 @@ function firstArgOrKeyword(args: SyntaxNode | null, name: string): SyntaxNode | 
   return keyword(args, name);
 }
 
-type WriteInfo = Pick<EnvWriteEvent, "variable" | "form" | "value" | "literal">;
+type WriteInfo = Pick<EnvWriteEvent, "variable" | "form" | "value" | "literal" | "nameNode">;
 
 /** Environment writes with literal names performed by one simple statement. */
 function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null): WriteInfo[] {
@@ -473,9 +492,10 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
       const left = a.childForFieldName("left");
       const right = a.childForFieldName("right");
       if (left?.type === "subscript" && isEnviron(left.childForFieldName("value"))) {
-        const name = stringValue(left.childForFieldName("subscript"));
+        const key = left.childForFieldName("subscript");
+        const name = stringValue(key);
         const value = right?.type === "assignment" ? right.childForFieldName("right") : right;
-        if (name !== null && value) out.push({ variable: name, form: "subscript", value, literal: stringValue(value) });
+        if (name !== null && value) out.push({ variable: name, form: "subscript", value, literal: stringValue(value), nameNode: key });
       }
       a = right?.type === "assignment" ? right : null;
     }
@@ -490,22 +510,24 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
     if (method === "setdefault" || method === "__setitem__") {
       const name = stringValue(positional[0]);
       const value = positional[1] ?? null;
-      if (name !== null) out.push({ variable: name, form: method === "setdefault" ? "setdefault" : "subscript", value, literal: stringValue(value) });
+      if (name !== null) out.push({ variable: name, form: method === "setdefault" ? "setdefault" : "subscript", value, literal: stringValue(value), nameNode: positional[0] });
     } else if (method === "update") {
       for (const p of positional) {
         if (p.type !== "dictionary") continue;
         for (const pair of p.namedChildren) {
           if (pair?.type !== "pair") continue;
-          const name = stringValue(pair.childForFieldName("key"));
+          const key = pair.childForFieldName("key");
+          const name = stringValue(key);
           const value = pair.childForFieldName("value");
-          if (name !== null) out.push({ variable: name, form: "update", value, literal: stringValue(value) });
+          if (name !== null) out.push({ variable: name, form: "update", value, literal: stringValue(value), nameNode: key });
         }
       }
       for (const k of args?.namedChildren ?? []) {
         if (k?.type !== "keyword_argument") continue;
-        const name = k.childForFieldName("name")?.text;
+        const nameNode = k.childForFieldName("name");
+        const name = nameNode?.text;
         const value = k.childForFieldName("value");
-        if (name) out.push({ variable: name, form: "update", value, literal: stringValue(value) });
+        if (name) out.push({ variable: name, form: "update", value, literal: stringValue(value), nameNode });
       }
     }
     return out;
@@ -513,9 +535,39 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
   if (resolve(fn) === "os.putenv") {
     const name = stringValue(positional[0]);
     const value = positional[1] ?? null;
-    if (name !== null) out.push({ variable: name, form: "putenv", value, literal: stringValue(value) });
+    if (name !== null) out.push({ variable: name, form: "putenv", value, literal: stringValue(value), nameNode: positional[0] });
   }
   return out;
+}
+
+/**
+ * Every environment write with a literal name in the file, wherever it sits (also in functions the
+ * module never calls), plus the `%env` magics, in source order. A write that is on the timeline is
+ * returned as its timeline event (once, even when its function is called twice); the others get
+ * `inFunction` / `nested` from their position. For rules about the write itself (a misspelled or
+ * unknown name, `os.putenv`), where the moment it runs does not matter.
+ */
+export function envWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
+  const onTimeline = new Map<number, EnvWriteEvent[]>();
+  const out: EnvWriteEvent[] = [];
+  for (const e of model.events) {
+    if (e.kind !== "envWrite") continue;
+    if (!e.statement) { out.push(e); continue; }
+    const list = onTimeline.get(e.statement.id) ?? [];
+    if (!list.some((x) => x.variable === e.variable && x.nameNode?.id === e.nameNode?.id)) list.push(e);
+    onTimeline.set(e.statement.id, list);
+  }
+  for (const stmt of model.tree.rootNode.descendantsOfType("expression_statement")) {
+    if (!stmt) continue;
+    const known = onTimeline.get(stmt.id);
+    if (known) { out.push(...known); continue; }
+    let inFunction = false;
+    for (let p = stmt.parent; p; p = p.parent) if (p.type === "function_definition" || p.type === "lambda") { inFunction = true; break; }
+    for (const w of envWritesOf(stmt, model.isEnviron, model.resolve)) {
+      out.push({ ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested: stmt.parent?.type !== "module" });
+    }
+  }
+  return out.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
 }
 
 /** Environment reads with literal names anywhere in the tree. */

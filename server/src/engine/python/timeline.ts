@@ -1,8 +1,9 @@
 /**
  * Queries on the CUDA timeline: what happened before a given environment write.
  */
-import { freezes, readersOf } from "../frameworks";
-import type { EnvWriteEvent, ImportEvent, InitEvent, ModuleModel } from "./model";
+import { freezes, readersOf, type Framework } from "../frameworks";
+import type { EnvWriteEvent, ImportEvent, InitEvent, ModuleModel, TimelineCall } from "./model";
+import type { SyntaxNode } from "./parser";
 
 /** What ran before one write of a startup variable. */
 export interface WriteState {
@@ -39,4 +40,21 @@ export function cudaUsedAfter(model: ModuleModel, after: EnvWriteEvent): boolean
     else if (seen && e.kind === "init") return true;
   }
   return false;
+}
+
+/**
+ * The first CUDA-initialising event among the first `at` events of the timeline (see
+ * {@link TimelineCall.at}), optionally of one framework only; null when nothing initialised yet.
+ */
+export function initBefore(model: ModuleModel, at: number, framework?: Framework): InitEvent | null {
+  for (let i = 0; i < Math.min(at, model.events.length); i++) {
+    const e = model.events[i];
+    if (e.kind === "init" && (!framework || e.framework === framework)) return e;
+  }
+  return null;
+}
+
+/** The timeline entry of a call node, or null when the walk never reached it (e.g. a function the module does not call). */
+export function timelineCall(model: ModuleModel, call: SyntaxNode): TimelineCall | null {
+  return model.calls.find((c) => c.node.id === call.id) ?? null;
 }

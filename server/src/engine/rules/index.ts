@@ -4,9 +4,13 @@ import { rule as GPU001 } from "./GPU001-env-after-cuda-init";
 import { rule as GPU002 } from "./GPU002-env-after-framework-import";
 import { rule as GPU003 } from "./GPU003-invalid-visible-devices";
 import { rule as GPU004 } from "./GPU004-ordinal-out-of-range";
+import { rule as GPU005 } from "./GPU005-visible-id-used-as-ordinal";
+import { rule as GPU006 } from "./GPU006-device-order-not-pci";
+import { rule as GPU007 } from "./GPU007-misspelled-cuda-variable";
+import { rule as GPU016 } from "./GPU016-unknown-gpu-variable";
 import { rule as GPU017 } from "./GPU017-id-not-on-this-machine";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU017];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU016, GPU017];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {

@@ -1,0 +1,163 @@
+import type { Rule, RuleContext } from "../rule";
+import type { SyntaxNode } from "../python/parser";
+import { stringValue } from "../python/parser";
+import { envWritesAnywhere, nodeRange } from "../python/model";
+import type { RelatedInfo } from "../types";
+import { callArgs, calleePath, envReadsOf, flowsFrom } from "./shared/py";
+
+/** GPU005: a device string or ordinal built from the value of CUDA_VISIBLE_DEVICES. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU005",
+    name: "visible-id-used-as-ordinal",
+    severity: "error",
+    fixable: true,
+    docs: {
+      what: "Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f\"cuda:{os.environ['CUDA_VISIBLE_DEVICES']}\"`, `\"cuda:\" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it).",
+      why: "CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES=\"1\"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f\"cuda:{os.environ['CUDA_VISIBLE_DEVICES']}\"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `\"1,0\"` it is not even a device string).",
+      example: "import os\nimport torch\n\ngpu = os.environ.get(\"CUDA_VISIBLE_DEVICES\", \"0\")\nbuf = torch.zeros(2, device=f\"cuda:{gpu}\")  # GPU005: cuda:1 does not exist under CUDA_VISIBLE_DEVICES=1\n",
+      fix: "import os\nimport torch\n\n# The GPUs in CUDA_VISIBLE_DEVICES are numbered from 0 inside the process.\nbuf = torch.zeros(2, device=\"cuda:0\")\n",
+      whenNotToCare: "When the value is only printed or logged, not used to pick a device (the rule only looks at device strings and ordinals). Never when it selects the device: renumbering is by design, so the first visible GPU is always `cuda:0`.",
+      references: [
+        "ground-truth.md: 'How CUDA parses CUDA_VISIBLE_DEVICES' row \"1\" (cuda:0 is physical GPU 1; renumbering is normal)",
+        "ground-truth.md: 'Other facts measured' row `CUDA_VISIBLE_DEVICES=\"1\"`, then `torch.cuda.set_device(1)` → invalid device ordinal",
+        "CUDA C Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES",
+      ],
+    },
+  },
+  check(ctx) {
+    const origins = sourcesOf(ctx);
+    if (!origins.size) return;
+    const sources = new Set(origins.keys());
+    const reported = new Set<number>();
+    const report = (node: SyntaxNode, what: string, source: SyntaxNode, replacement: string | null) => {
+      if (reported.has(node.id)) return;
+      reported.add(node.id);
+      const origin = origins.get(source.id)!;
+      ctx.report({
+        range: nodeRange(node),
+        message: `${what} uses ${origin.what} (${ctx.where(origin.node.startPosition.row)}) as a device ordinal: CUDA renumbers the visible GPUs from 0, so with CUDA_VISIBLE_DEVICES="1" this names cuda:1, which does not exist (invalid device ordinal); the first visible GPU is cuda:0`,
+        related: [origin.related],
+        ...(replacement !== null ? { fix: { title: `Use ${replacement}`, edits: [{ range: nodeRange(node), newText: replacement }], safe: false } } : {}),
+      });
+    };
+
+    // Device strings: f"cuda:{gpu}", "cuda:" + gpu, "cuda:%s" % gpu, "cuda:{}".format(gpu).
+    const root = ctx.model.tree.rootNode;
+    for (const s of root.descendantsOfType("string")) {
+      if (!s || !isCudaFString(s)) continue;
+      for (const i of s.namedChildren) {
+        if (i?.type !== "interpolation") continue;
+        const hit = flowsFrom(ctx.model, i.childForFieldName("expression"), sources);
+        if (hit) { report(s, snippetOf(s), hit, exactCudaFString(s) ? `${quoteOf(s)}cuda:0${quoteOf(s)}` : null); break; }
+      }
+    }
+    for (const b of root.descendantsOfType("binary_operator")) {
+      if (!b) continue;
+      const left = b.childForFieldName("left");
+      const op = b.childForFieldName("operator")?.text;
+      const lv = stringValue(left);
+      if (lv === null || !left) continue;
+      if ((op === "+" && lv === "cuda:") || (op === "%" && /^cuda:%[sd]$/.test(lv))) {
+        const hit = flowsFrom(ctx.model, b.childForFieldName("right"), sources);
+        if (hit) report(b, snippetOf(b), hit, `${quoteOf(left)}cuda:0${quoteOf(left)}`);
+      }
+    }
+    for (const call of root.descendantsOfType("call")) {
+      if (!call) continue;
+      const fn = call.childForFieldName("function");
+      if (fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "format") continue;
+      const obj = fn.childForFieldName("object");
+      if (!obj || !/^cuda:\{0?\}$/.test(stringValue(obj) ?? "")) continue;
+      const hit = flowsFrom(ctx.model, callArgs(call).positional[0], sources);
+      if (hit) report(call, snippetOf(call), hit, `${quoteOf(obj)}cuda:0${quoteOf(obj)}`);
+    }
+
+    // Integer ordinals: set_device(n), torch.device("cuda", n), .cuda(n), .to(n), device=n, device_ids=[n], jax.devices()[n].
+    const stop = new Set(reported);
+    const ordinal = (node: SyntaxNode | undefined, form: string) => {
+      if (!node || node.type === "string" || node.type === "list_splat" || node.type === "dictionary_splat") return;
+      const hit = flowsFrom(ctx.model, node, sources, 0, stop);
+      if (hit) report(node, `\`${form}\``, hit, "0");
+    };
+    const torch = ctx.model.frameworks.has("torch");
+    for (const call of root.descendantsOfType("call")) {
+      if (!call) continue;
+      const q = calleePath(ctx.model, call);
+      const { positional, keywords } = callArgs(call);
+      const fn = call.childForFieldName("function");
+      const method = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
+      if (q === "torch.cuda.set_device" || q === "torch.cuda.device") ordinal(positional[0] ?? keywords.get("device"), `${q}(${(positional[0] ?? keywords.get("device"))?.text ?? ""})`);
+      else if (q === "torch.device" && positional.length >= 2 && stringValue(positional[0]) === "cuda") ordinal(positional[1], `torch.device("cuda", ${positional[1].text})`);
+      else if (q === "torch.device" && positional.length === 1) ordinal(positional[0], `torch.device(${positional[0].text})`);
+      else if (torch && (method === "cuda" || method === "to") && !isModule(ctx, fn?.childForFieldName("object"))) ordinal(positional[0], `.${method}(${positional[0]?.text ?? ""})`);
+      for (const [name, value] of keywords) {
+        if ((name === "device" || name === "output_device") && (q?.startsWith("torch.") || (torch && q === null))) ordinal(value, `${name}=${value.text}`);
+        if (name === "device_ids" && (value.type === "list" || value.type === "tuple")) for (const el of value.namedChildren) if (el) ordinal(el, `device_ids=${value.text}`);
+      }
+    }
+    for (const sub of root.descendantsOfType("subscript")) {
+      if (!sub) continue;
+      const base = ctx.model.resolve(sub.childForFieldName("value"));
+      if (base === "jax.devices()" || base === "jax.local_devices()") ordinal(sub.childForFieldName("subscript") ?? undefined, `${base}[...]`);
+    }
+  },
+};
+
+interface Origin { node: SyntaxNode; what: string; related: RelatedInfo }
+
+/**
+ * Nodes whose value is the content of CUDA_VISIBLE_DEVICES, by id: every read of the variable, and
+ * the expression the file itself wrote to it when that is a name (`str(args.gpu)` → later uses of `args.gpu`).
+ */
+function sourcesOf(ctx: RuleContext): Map<number, Origin> {
+  const out = new Map<number, Origin>();
+  for (const r of envReadsOf(ctx.model, "CUDA_VISIBLE_DEVICES")) {
+    out.set(r.node.id, { node: r.node, what: "the value of CUDA_VISIBLE_DEVICES", related: { range: nodeRange(r.node), message: "CUDA_VISIBLE_DEVICES read here: it holds physical GPU ids" } });
+  }
+  for (const w of envWritesAnywhere(ctx.model)) {
+    if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.literal !== null) continue;
+    let root: SyntaxNode | null = w.value;
+    if (root.type === "call" && root.childForFieldName("function")?.text === "str") root = callArgs(root).positional[0] ?? null;
+    if (!root || (root.type !== "identifier" && root.type !== "attribute")) continue;
+    const after = w.statement.endIndex;
+    const stmt = w.statement;
+    for (const n of ctx.model.tree.rootNode.descendantsOfType(root.type)) {
+      if (!n || n.startIndex < after || n.text !== root.text) continue;
+      if (n.parent?.type === "attribute" && n.parent.childForFieldName("object")?.id !== n.id) continue;
+      out.set(n.id, { node: stmt, what: `\`${root.text}\`, the value written to CUDA_VISIBLE_DEVICES`, related: { range: w.range, message: `CUDA_VISIBLE_DEVICES set from ${root.text} here: inside the process that GPU is cuda:0` } });
+    }
+  }
+  return out;
+}
+
+/** An f-string whose text starts with `cuda:` followed by an interpolation. */
+function isCudaFString(s: SyntaxNode): boolean {
+  const start = s.namedChildren[0];
+  if (start?.type !== "string_start" || !/[fF]/.test(start.text)) return false;
+  const content = s.namedChildren[1];
+  return content?.type === "string_content" && content.text.startsWith("cuda:") && s.namedChildren.some((c) => c?.type === "interpolation");
+}
+
+/** Exactly `f"cuda:{expr}"`, which the fix can replace by `"cuda:0"` as a whole. */
+function exactCudaFString(s: SyntaxNode): boolean {
+  const parts = s.namedChildren.filter((c) => c && c.type !== "string_start" && c.type !== "string_end");
+  return parts.length === 2 && parts[0]?.text === "cuda:" && parts[1]?.type === "interpolation";
+}
+
+/** The quote characters of a string node (without its prefix letters). */
+function quoteOf(s: SyntaxNode): string {
+  const start = s.type === "string" ? s.namedChildren[0] : null;
+  return start?.type === "string_start" ? start.text.replace(/^[A-Za-z]+/, "") : "\"";
+}
+
+/** Whether a node names the `torch` or `torch.cuda` module itself (not an object with a `.cuda()`/`.to()` method). */
+function isModule(ctx: RuleContext, node: SyntaxNode | null | undefined): boolean {
+  const q = ctx.model.resolve(node);
+  return q === "torch" || q === "torch.cuda";
+}
+
+function snippetOf(n: SyntaxNode): string {
+  const t = n.text.split("\n")[0];
+  return `\`${t.length > 60 ? `${t.slice(0, 57)}...` : t}\``;
+}

@@ -1,0 +1,118 @@
+import type { Rule } from "../rule";
+import { envWritesAnywhere, nodeRange } from "../python/model";
+import type { SyntaxNode } from "../python/parser";
+import { STARTUP_VARIABLES } from "../frameworks";
+import type { Fix, Range } from "../types";
+import { FOLKLORE_VARIABLES } from "./GPU016-unknown-gpu-variable";
+
+/** Names that are wrong but too far from the right one for the edit distance to catch (rules.md). */
+export const KNOWN_WRONG_NAMES: ReadonlyMap<string, string> = new Map([
+  ["CUDA_VISIBLE_DEVICE", "CUDA_VISIBLE_DEVICES"],
+  ["CUDA_AVAILABLE_DEVICES", "CUDA_VISIBLE_DEVICES"],
+  ["CUDA_DEVICES", "CUDA_VISIBLE_DEVICES"],
+]);
+
+/**
+ * Real variables that sit near a startup variable or share its prefix and must never be reported:
+ * read by CUDA, NCCL, ROCm, the container runtime, PyTorch, TensorFlow or JAX.
+ */
+export const REAL_VARIABLES: ReadonlySet<string> = new Set([
+  "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING", "CUDA_CACHE_PATH",
+  "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_MPS_LOG_DIRECTORY",
+  "CUDA_AUTO_BOOST", "CUDA_FORCE_PTX_JIT", "CUDA_DISABLE_PTX_JIT", "CUDA_DEVICE_WAITS_ON_EXCEPTION",
+  "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_COREDUMP_FILE", "CUDA_MPS_ENABLE_PER_CTX_DEVICE_MULTIPROCESSOR_PARTITIONING",
+  "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
+  "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING", "PYTORCH_CUDA_FUSER_DISABLE",
+  "TF_XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL", "TF_GPU_THREAD_MODE", "TF_GPU_THREAD_COUNT", "TF_ENABLE_ONEDNN_OPTS",
+  "TF_CUDNN_DETERMINISTIC", "TF_DETERMINISTIC_OPS", "JAX_PLATFORMS", "JAX_PLATFORM_NAME", "JAX_ENABLE_X64",
+  "LOCAL_RANK", "RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+]);
+
+/** Levenshtein distance, stopping early once it exceeds `max`. */
+export function editDistance(a: string, b: string, max = Infinity): number {
+  if (Math.abs(a.length - b.length) > max) return max + 1;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    let rowMin = i;
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+      rowMin = Math.min(rowMin, cur[j]);
+    }
+    if (rowMin > max) return max + 1;
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+/** The startup variable a name is a misspelling of, or null (the name itself is right, real, or not close). */
+export function misspellingOf(name: string): string | null {
+  if (STARTUP_VARIABLES.includes(name) || REAL_VARIABLES.has(name) || FOLKLORE_VARIABLES.has(name) || name.startsWith("NCCL_")) return null;
+  const known = KNOWN_WRONG_NAMES.get(name.toUpperCase());
+  if (known) return known;
+  let best: string | null = null;
+  let bestDistance = 3;
+  const upper = name.toUpperCase();
+  for (const v of STARTUP_VARIABLES) {
+    const d = editDistance(upper, v, 2);
+    if (d < bestDistance) { best = v; bestDistance = d; }
+  }
+  return best;
+}
+
+/** GPU007: an environment variable name a typo away from a CUDA startup variable. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU007",
+    name: "misspelled-cuda-variable",
+    severity: "warning",
+    fixable: true,
+    docs: {
+      what: "Finds reads and writes of environment variables whose name is within two edits of a startup variable (`CUDA_VISIBLE_DEVICE`, `PYTORCH_CUDA_ALLOC_CNOF`, `XLA_PYTHON_CLIENT_PREALLOCATE` in lower case) or is a known wrong name (`CUDA_VISIBLE_DEVICE`, `CUDA_AVAILABLE_DEVICES`, `CUDA_DEVICES`). Real variables near them (`CUDA_HOME`, `CUDA_PATH`, `CUDA_LAUNCH_BLOCKING`, `NCCL_*`, `HIP_VISIBLE_DEVICES`, ...) are never reported.",
+      why: "Environment variable names are exact and case-sensitive, and nothing warns about a name no one reads: `os.environ[\"CUDA_VISIBLE_DEVICE\"] = \"0\"` simply does nothing, so the program runs on every GPU (ground-truth.md: with the variable unset, all GPUs are visible) while its author believes it is confined to one. A misspelled read returns the default, so the code takes the 'not set' branch.",
+      example: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICE\"] = \"0\"  # GPU007: nothing reads this name\nimport torch\n",
+      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\nimport torch\n",
+      whenNotToCare: "When the name is your own variable that only your code reads (rename it away from the CUDA namespace, or silence the line with `# noqa: GPU007`).",
+      references: [
+        "rules.md: the startup variables (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, PYTORCH_CUDA_ALLOC_CONF, XLA_*, TF_*)",
+        "ground-truth.md: each case started with CUDA_VISIBLE_DEVICES unset, and both GPUs were visible",
+        "CUDA C Programming Guide, CUDA Environment Variables",
+      ],
+    },
+  },
+  check(ctx) {
+    const seen = new Set<string>();
+    const report = (variable: string, range: Range, kind: "write" | "read", nameNode: SyntaxNode | null | undefined) => {
+      const right = misspellingOf(variable);
+      if (!right) return;
+      const key = `${range.start.line}:${range.start.character}:${variable}`;
+      if (seen.has(key)) return;
+      seen.add(key);
+      ctx.report({
+        range,
+        message: kind === "write"
+          ? `"${variable}" is not a variable that CUDA or the frameworks read: did you mean ${right}? As written, the assignment has no effect${right === "CUDA_VISIBLE_DEVICES" ? " and every GPU stays visible" : ""}`
+          : `"${variable}" is not a variable that CUDA or the frameworks read: did you mean ${right}? This read never sees the real setting`,
+        fix: renameFix(nameNode, variable, right),
+      });
+    };
+    for (const w of envWritesAnywhere(ctx.model)) report(w.variable, w.range, "write", w.nameNode);
+    for (const e of ctx.model.events) {
+      if (e.kind === "envRead") report(e.variable, nodeRange(e.node), "read", e.nameNode);
+      else if (e.kind === "shellExport") report(e.variable, e.range, "write", null);
+    }
+  },
+};
+
+/** Renames the variable inside its name string (keeping quotes and prefix) or its `update(K=...)` keyword. */
+function renameFix(nameNode: SyntaxNode | null | undefined, wrong: string, right: string): Fix | undefined {
+  if (!nameNode) return undefined;
+  let target: SyntaxNode | null = null;
+  if (nameNode.type === "identifier") target = nameNode;
+  else if (nameNode.type === "string") {
+    const parts = nameNode.namedChildren.filter((c) => c?.type === "string_content");
+    if (parts.length === 1 && parts[0]!.text === wrong) target = parts[0]!;
+  }
+  if (!target) return undefined;
+  return { title: `Rename to ${right}`, edits: [{ range: nodeRange(target), newText: right }], safe: false };
+}

@@ -1,0 +1,286 @@
+/**
+ * Small tree-sitter helpers shared by the rules: call arguments, statements and their lines,
+ * value flow through module assignments ("is this expression built from that read?"), and the
+ * text edits the quick fixes need (insert a line above, remove a statement, wrap a block).
+ */
+import type { SyntaxNode } from "../../python/parser";
+import type { EnvReadEvent, ModuleModel } from "../../python/model";
+import type { Position, TextEdit } from "../../types";
+import { eolOf, lineStarts } from "../../fixes";
+
+/** The arguments of a call: positional ones (in order) and keyword ones (by name). */
+export interface CallArgs {
+  positional: SyntaxNode[];
+  keywords: Map<string, SyntaxNode>;
+}
+
+/** Splits a call's argument list; `*args` / `**kwargs` entries count as positional. */
+export function callArgs(call: SyntaxNode): CallArgs {
+  const positional: SyntaxNode[] = [];
+  const keywords = new Map<string, SyntaxNode>();
+  for (const a of call.childForFieldName("arguments")?.namedChildren ?? []) {
+    if (!a || a.type === "comment") continue;
+    if (a.type === "keyword_argument") {
+      const name = a.childForFieldName("name")?.text;
+      const value = a.childForFieldName("value");
+      if (name && value) keywords.set(name, value);
+    } else positional.push(a);
+  }
+  return { positional, keywords };
+}
+
+/** The callee path of a call with `()` markers removed (`torch.cuda.set_device`), or null. */
+export function calleePath(model: ModuleModel, call: SyntaxNode): string | null {
+  return model.resolve(call.childForFieldName("function"))?.replace(/\(\)/g, "") ?? null;
+}
+
+/** The statement (a child of a block or of the module) that contains `node`. */
+export function statementOf(node: SyntaxNode): SyntaxNode {
+  let n = node;
+  while (n.parent && n.parent.type !== "block" && n.parent.type !== "module") n = n.parent;
+  return n;
+}
+
+/** The nearest enclosing function definition, or null at module level. */
+export function enclosingFunction(node: SyntaxNode): SyntaxNode | null {
+  for (let p = node.parent; p; p = p.parent) if (p.type === "function_definition") return p;
+  return null;
+}
+
+/** Whether `inner` lies inside `outer` (or is it). */
+export function contains(outer: SyntaxNode, inner: SyntaxNode): boolean {
+  return inner.startIndex >= outer.startIndex && inner.endIndex <= outer.endIndex;
+}
+
+/** Local names bound to a module path by the file's imports (`torch` → `["torch"]`, or `["th"]` after `import torch as th`). */
+export function namesFor(model: ModuleModel, path: string): string[] {
+  const out: string[] = [];
+  for (const [local, p] of model.symbols) if (p === path && !local.startsWith("\u0000")) out.push(local);
+  return out;
+}
+
+/** An integer literal's value (decimal digits only), or null. */
+export function intLiteral(node: SyntaxNode | null | undefined): number | null {
+  if (!node || node.type !== "integer") return null;
+  return /^\d+$/.test(node.text) ? Number(node.text) : null;
+}
+
+/** The reads of one environment variable (`os.environ["K"]`, `.get("K")`, `os.getenv("K")`), anywhere in the file. */
+export function envReadsOf(model: ModuleModel, variable: string): EnvReadEvent[] {
+  return model.events.filter((e): e is EnvReadEvent => e.kind === "envRead" && e.variable === variable);
+}
+
+/** Whether an identifier node is a name being read (not an attribute name, keyword name or parameter). */
+function isNameUse(n: SyntaxNode): boolean {
+  const p = n.parent;
+  if (!p) return true;
+  if (p.type === "attribute" && p.childForFieldName("attribute")?.id === n.id) return false;
+  if (p.type === "keyword_argument" && p.childForFieldName("name")?.id === n.id) return false;
+  return true;
+}
+
+/** The iterable of the `for` loop (statement or comprehension) that binds `name` around `use`, or null. */
+function loopIterableOf(name: string, use: SyntaxNode): SyntaxNode | null {
+  for (let p = use.parent; p; p = p.parent) {
+    if (p.type === "for_statement" || p.type === "for_in_clause") {
+      const left = p.childForFieldName("left");
+      if (left?.type === "identifier" && left.text === name) return p.childForFieldName("right");
+    }
+    if (p.type === "list_comprehension" || p.type === "generator_expression" || p.type === "set_comprehension" || p.type === "dictionary_comprehension") {
+      for (const c of p.namedChildren) {
+        if (c?.type !== "for_in_clause") continue;
+        const left = c.childForFieldName("left");
+        if (left?.type === "identifier" && left.text === name) return c.childForFieldName("right");
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * Whether the value of `node` is built from one of the `sources` nodes (matched by id): the
+ * source itself, an expression containing it, or a name assigned from such an expression
+ * earlier in the file (followed a few assignments deep; `for` loop targets follow their iterable).
+ * `len(...)`, comparisons and the condition of `a if cond else b` stop the flow (a count or a test is
+ * not the value); so does any node in `stop`.
+ * @returns the source node reached, or null.
+ */
+export function flowsFrom(model: ModuleModel, node: SyntaxNode | null | undefined, sources: ReadonlySet<number>, depth = 0, stop?: ReadonlySet<number>): SyntaxNode | null {
+  if (!node || depth > 6) return null;
+  if (sources.has(node.id)) return node;
+  if (stop?.has(node.id)) return null;
+  if (node.type === "call") {
+    const fn = node.childForFieldName("function");
+    if (fn?.type === "identifier" && fn.text === "len") return null;
+  }
+  if (node.type === "identifier") {
+    if (!isNameUse(node)) return null;
+    const value = model.valueOf(node.text, node.startIndex);
+    if (value) return flowsFrom(model, value, sources, depth + 1, stop);
+    return flowsFrom(model, loopIterableOf(node.text, node), sources, depth + 1, stop);
+  }
+  if (node.type === "lambda" || node.type === "function_definition" || node.type === "comparison_operator" || node.type === "not_operator") return null;
+  if (node.type === "conditional_expression") {
+    // `a if cond else b`: the condition decides, it is not the value.
+    const [a, , b] = node.namedChildren;
+    return flowsFrom(model, a, sources, depth, stop) ?? flowsFrom(model, b, sources, depth, stop);
+  }
+  for (const c of node.namedChildren) {
+    const hit = flowsFrom(model, c, sources, depth, stop);
+    if (hit) return hit;
+  }
+  return null;
+}
+
+/** The indentation (spaces/tabs) that the line of `node` starts with. */
+export function indentOf(model: ModuleModel, node: SyntaxNode): string {
+  const starts = lineStarts(model.text);
+  const line = model.text.slice(starts[node.startPosition.row], node.startIndex);
+  return /^[ \t]*/.exec(line)![0];
+}
+
+/** Whether a statement is the first thing on its line (only indentation before it). */
+export function startsItsLine(model: ModuleModel, stmt: SyntaxNode): boolean {
+  const starts = lineStarts(model.text);
+  return model.text.slice(starts[stmt.startPosition.row], stmt.startIndex).trim() === "";
+}
+
+/** Whether a statement has its lines to itself: nothing but indentation before it, nothing but a comment after it. */
+export function ownsItsLines(model: ModuleModel, stmt: SyntaxNode): boolean {
+  if (!startsItsLine(model, stmt)) return false;
+  const next = stmt.nextSibling;
+  if (next && next.startPosition.row === stmt.endPosition.row && next.type !== "comment") return false;
+  const after = model.text.slice(stmt.endIndex, lineEndOffset(model, stmt.endPosition.row)).trim();
+  return after === "" || after.startsWith("#");
+}
+
+function lineEndOffset(model: ModuleModel, row: number): number {
+  const starts = lineStarts(model.text);
+  if (row + 1 >= starts.length) return model.text.length;
+  let end = starts[row + 1];
+  while (end > starts[row] && (model.text[end - 1] === "\n" || model.text[end - 1] === "\r")) end--;
+  return end;
+}
+
+/**
+ * Inserts `code` (one logical line, no line break) so that it runs just before `stmt`: on its own
+ * line above it with the same indentation, or as `code; ` in front of it when the statement does
+ * not start its line (`if x: stmt`).
+ */
+export function insertAbove(model: ModuleModel, stmt: SyntaxNode, code: string): TextEdit {
+  if (startsItsLine(model, stmt)) {
+    const at: Position = { line: stmt.startPosition.row, character: 0 };
+    return { range: { start: at, end: at }, newText: `${indentOf(model, stmt)}${code}${eolOf(model.text)}` };
+  }
+  const at: Position = { line: stmt.startPosition.row, character: stmt.startPosition.column };
+  return { range: { start: at, end: at }, newText: `${code}; ` };
+}
+
+/**
+ * Removes a statement with its whole lines; a block left empty gets `pass`. Null when the
+ * statement shares a line with another one (the caller then offers no fix).
+ */
+export function removeStatement(model: ModuleModel, stmt: SyntaxNode): TextEdit | null {
+  if (!ownsItsLines(model, stmt)) return null;
+  const starts = lineStarts(model.text);
+  const first = stmt.startPosition.row;
+  const last = stmt.endPosition.row;
+  const parent = stmt.parent;
+  const alone = parent?.type === "block" && parent.namedChildren.filter((c) => c && c.type !== "comment").length === 1;
+  const end: Position = last + 1 < starts.length ? { line: last + 1, character: 0 } : { line: last, character: model.text.length - starts[last] };
+  const eol = last + 1 < starts.length ? eolOf(model.text) : "";
+  return { range: { start: { line: first, character: 0 }, end }, newText: alone ? `${indentOf(model, stmt)}pass${eol}` : "" };
+}
+
+/**
+ * Replaces `stmt` by `header` (e.g. `with torch.cuda.device(1):`) and indents the statements that
+ * follow it in the same block under it. Null when there is nothing after it, when a statement of
+ * the block shares its line, or when a multi-line string would change by being indented.
+ */
+export function wrapRestOfBlock(model: ModuleModel, stmt: SyntaxNode, header: string): TextEdit | null {
+  const block = stmt.parent;
+  if (!block || (block.type !== "block" && block.type !== "module")) return null;
+  const rest: SyntaxNode[] = [];
+  let seen = false;
+  for (const c of block.namedChildren) {
+    if (!c) continue;
+    if (c.id === stmt.id) { seen = true; continue; }
+    if (seen) rest.push(c);
+  }
+  const statements = rest.filter((c) => c.type !== "comment");
+  if (!statements.length || !ownsItsLines(model, stmt)) return null;
+  for (const s of statements) if (!startsItsLine(model, s)) return null;
+  const last = rest[rest.length - 1];
+  for (const s of [stmt, ...rest]) {
+    for (const str of s.descendantsOfType("string")) if (str && str.startPosition.row !== str.endPosition.row) return null;
+  }
+  const starts = lineStarts(model.text);
+  const indent = indentOf(model, stmt);
+  const unit = indent.includes("\t") ? "\t" : "    ";
+  const eol = eolOf(model.text);
+  const firstRow = stmt.startPosition.row;
+  const endRow = last.endPosition.row;
+  const endOffset = lineEndOffset(model, endRow);
+  const body = model.text.slice(starts[stmt.endPosition.row + 1] ?? model.text.length, endOffset);
+  const indented = body.split(/(\r\n|\n|\r)/).map((part, i) => (i % 2 === 1 || part.trim() === "" ? part : unit + part)).join("");
+  const trailing = model.text.slice(stmt.endIndex, lineEndOffset(model, stmt.endPosition.row)).trim();
+  return {
+    range: { start: { line: firstRow, character: 0 }, end: { line: endRow, character: endOffset - starts[endRow] } },
+    newText: `${indent}${header}${trailing ? `  ${trailing}` : ""}${eol}${indented}`,
+  };
+}
+
+/** Names (identifiers) that an expression or statement reads, ignoring attribute names and keyword names. */
+export function namesRead(node: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  const visit = (n: SyntaxNode) => {
+    if (n.type === "identifier") {
+      if (isNameUse(n)) out.add(n.text);
+      return;
+    }
+    for (const c of n.namedChildren) if (c) visit(c);
+  };
+  visit(node);
+  return out;
+}
+
+/** Names a statement binds: assignment targets, `for` targets, imports, `with ... as`, definitions. */
+export function namesBound(stmt: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  const targets = (t: SyntaxNode | null) => {
+    if (!t) return;
+    if (t.type === "identifier") out.add(t.text);
+    else if (["pattern_list", "tuple_pattern", "list_pattern", "expression_list", "tuple", "list", "list_splat_pattern", "as_pattern_target"].includes(t.type)) {
+      for (const c of t.namedChildren) targets(c);
+    }
+  };
+  const visit = (n: SyntaxNode) => {
+    switch (n.type) {
+      case "assignment": case "augmented_assignment":
+        targets(n.childForFieldName("left"));
+        break;
+      case "for_statement":
+        targets(n.childForFieldName("left"));
+        break;
+      case "as_pattern":
+        targets(n.childForFieldName("alias"));
+        break;
+      case "function_definition": case "class_definition": {
+        const name = n.childForFieldName("name")?.text;
+        if (name) out.add(name);
+        return;
+      }
+      case "import_statement": case "import_from_statement":
+        for (const c of n.namedChildren) {
+          if (c?.type === "dotted_name" && c.id !== n.childForFieldName("module_name")?.id) out.add(c.text.split(".")[0]);
+          if (c?.type === "aliased_import") { const a = c.childForFieldName("alias")?.text; if (a) out.add(a); }
+        }
+        return;
+      default:
+        break;
+    }
+    for (const c of n.namedChildren) if (c) visit(c);
+  };
+  visit(stmt);
+  return out;
+}

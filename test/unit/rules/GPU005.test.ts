@@ -1,0 +1,57 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { lintCode, applyFix } from "../helpers";
+import { fixtureTests } from "./fixtureCheck";
+
+fixtureTests("GPU005");
+
+const C07 = 'import os\nimport torch\n\ngpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0")\nbuf = torch.zeros(2, device=f"cuda:{gpu}")\n';
+
+test("GPU005 sits on the device string, is an error and points at the read", async () => {
+  const [d] = await lintCode(C07, "GPU005");
+  assert.deepEqual(d.range, { start: { line: 4, character: 28 }, end: { line: 4, character: 41 } });
+  assert.equal(d.severity, "error");
+  assert.match(d.message, /`f"cuda:\{gpu\}"` uses the value of CUDA_VISIBLE_DEVICES \(line 4\)/);
+  assert.match(d.message, /renumbers the visible GPUs from 0/);
+  assert.match(d.message, /invalid device ordinal/);
+  assert.deepEqual(d.related?.[0].range, { start: { line: 3, character: 6 }, end: { line: 3, character: 49 } });
+});
+
+test("GPU005 fix writes cuda:0 and the fixed file is clean", async () => {
+  const [d] = await lintCode(C07, "GPU005");
+  assert.equal(d.fix?.title, 'Use "cuda:0"');
+  assert.equal(d.fix?.safe, false);
+  const fixed = applyFix(C07, d);
+  assert.equal(fixed, C07.replace('f"cuda:{gpu}"', '"cuda:0"'));
+  assert.deepEqual(await lintCode(fixed, "GPU005"), []);
+});
+
+test("GPU005 keeps the quote style of the string it replaces", async () => {
+  const src = "import os\nimport torch\nx = torch.ones(1, device=f'cuda:{os.environ[\"CUDA_VISIBLE_DEVICES\"]}')\n";
+  const [d] = await lintCode(src, "GPU005");
+  assert.equal(applyFix(src, d), "import os\nimport torch\nx = torch.ones(1, device='cuda:0')\n");
+});
+
+test("GPU005 integer ordinals: set_device(int(gpu)) becomes set_device(0)", async () => {
+  const src = 'import os\nimport torch\ngpu = os.environ["CUDA_VISIBLE_DEVICES"]\ntorch.cuda.set_device(int(gpu))\n';
+  const [d] = await lintCode(src, "GPU005");
+  assert.deepEqual(d.range, { start: { line: 3, character: 22 }, end: { line: 3, character: 30 } });
+  assert.match(d.message, /`torch\.cuda\.set_device\(int\(gpu\)\)`/);
+  const fixed = applyFix(src, d);
+  assert.equal(fixed, 'import os\nimport torch\ngpu = os.environ["CUDA_VISIBLE_DEVICES"]\ntorch.cuda.set_device(0)\n');
+  assert.deepEqual(await lintCode(fixed, "GPU005"), []);
+});
+
+test("GPU005 also follows the value the file itself wrote to CUDA_VISIBLE_DEVICES", async () => {
+  const src = 'import os\nimport sys\nos.environ["CUDA_VISIBLE_DEVICES"] = str(sys.argv[1])\nimport torch\nx = torch.ones(1, device=f"cuda:{sys.argv[1]}")\n';
+  assert.deepEqual(await lintCode(src, "GPU005"), [], "a subscript is not followed: only names and attributes");
+  const src2 = 'import os\ngpu = "3"\nos.environ["CUDA_VISIBLE_DEVICES"] = gpu\nimport torch\nx = torch.ones(1, device=f"cuda:{gpu}")\n';
+  const [d] = await lintCode(src2, "GPU005");
+  assert.match(d.message, /`gpu`, the value written to CUDA_VISIBLE_DEVICES \(line 3\)/);
+  assert.equal(d.related?.[0].range.start.line, 2);
+});
+
+test("GPU005 never fires on renumbering by design or on counts", async () => {
+  const src = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "5"\nimport torch\nn = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\nx = torch.ones(2, device="cuda:0")\ny = [torch.device(f"cuda:{i}") for i in range(n)]\n';
+  assert.deepEqual(await lintCode(src, "GPU005"), []);
+});

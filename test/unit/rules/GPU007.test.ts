@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { lint, lintCode, applyFix } from "../helpers";
+import { initEngine } from "../../../server/src/engine/lint";
+import { lintNotebook } from "../../../server/src/engine/notebook";
+import { fixtureTests } from "./fixtureCheck";
+import { editDistance, misspellingOf, REAL_VARIABLES } from "../../../server/src/engine/rules/GPU007-misspelled-cuda-variable";
+import { STARTUP_VARIABLES } from "../../../server/src/engine/frameworks";
+
+fixtureTests("GPU007");
+
+const C08 = 'import os\n\nos.environ["CUDA_VISIBLE_DEVICE"] = "0"\nimport torch\n';
+
+test("GPU007 is a warning on the write that names the right variable", async () => {
+  const [d] = await lintCode(C08, "GPU007");
+  assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 39 } });
+  assert.equal(d.severity, "warning");
+  assert.match(d.message, /"CUDA_VISIBLE_DEVICE" is not a variable/);
+  assert.match(d.message, /did you mean CUDA_VISIBLE_DEVICES\?/);
+  assert.match(d.message, /every GPU stays visible/);
+});
+
+test("GPU007 fix renames inside the quotes; re-linting offers no GPU007 again", async () => {
+  const [d] = await lintCode(C08, "GPU007");
+  assert.equal(d.fix?.title, "Rename to CUDA_VISIBLE_DEVICES");
+  assert.equal(d.fix?.safe, false, "the rename changes what the program does: offered, not applied on save");
+  const fixed = applyFix(C08, d);
+  assert.equal(fixed, 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch\n');
+  // Now the variable takes effect, and only GPU006's information about the device order remains.
+  assert.deepEqual((await lint(fixed)).map((x) => x.code), ["GPU006"]);
+});
+
+test("GPU007 on a read sits on the read expression; update(K=...) is renamed in the keyword", async () => {
+  const src = "import os\ng = os.environ['CUDA_VISIBLE_DEVICE']\nos.environ.update(CUDA_DEVICE_ORDR='PCI_BUS_ID')\n";
+  const [read, write] = await lintCode(src, "GPU007");
+  assert.deepEqual(read.range, { start: { line: 1, character: 4 }, end: { line: 1, character: 37 } });
+  assert.match(read.message, /This read never sees the real setting/);
+  assert.equal(applyFix(src, read), "import os\ng = os.environ['CUDA_VISIBLE_DEVICES']\nos.environ.update(CUDA_DEVICE_ORDR='PCI_BUS_ID')\n");
+  assert.match(write.message, /did you mean CUDA_DEVICE_ORDER\?/);
+  assert.equal(applyFix(src, write), "import os\ng = os.environ['CUDA_VISIBLE_DEVICE']\nos.environ.update(CUDA_DEVICE_ORDER='PCI_BUS_ID')\n");
+});
+
+test("editDistance and misspellingOf", () => {
+  assert.equal(editDistance("CUDA_VISIBLE_DEVICE", "CUDA_VISIBLE_DEVICES"), 1);
+  assert.equal(editDistance("kitten", "sitting"), 3);
+  assert.equal(editDistance("abc", "abc"), 0);
+  assert.equal(misspellingOf("CUDA_VISIBLE_DEVICES"), null);
+  assert.equal(misspellingOf("XLA_PYTHON_CLIENT_MEM_FRACTON"), "XLA_PYTHON_CLIENT_MEM_FRACTION");
+  assert.equal(misspellingOf("CUDA_AVAILABLE_DEVICES"), "CUDA_VISIBLE_DEVICES");
+  for (const v of STARTUP_VARIABLES) assert.equal(misspellingOf(v), null, v);
+  for (const v of REAL_VARIABLES) assert.equal(misspellingOf(v), null, v);
+  for (const v of ["CUDA_HOME", "CUDA_PATH", "CUDA_LAUNCH_BLOCKING", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "CUDA_MEMORY_LIMIT", "CUDA_DEVICE", "MY_SETTING"]) {
+    assert.equal(misspellingOf(v), null, v);
+  }
+});
+
+test("GPU007 in a notebook shell line is reported without a fix (the line is not Python)", async () => {
+  await initEngine();
+  const { diagnostics } = lintNotebook([{ kind: "code", text: "!export CUDA_VISIBLE_DEVICE=1" }]);
+  const d = diagnostics.find((x) => x.code === "GPU007");
+  assert.ok(d);
+  assert.equal(d.fix, undefined);
+  assert.equal(diagnostics.filter((x) => x.code === "GPU014").length, 0, "GPU014 is about the real names");
+});
