@@ -1,0 +1,4 @@
+"""Stands for any library that initialises CUDA at import time."""
+import torch
+
+torch.cuda.init()
