@@ -3,7 +3,7 @@ import type { EnvWriteEvent, ModuleModel } from "../python/model";
 import { envWritesAnywhere } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
 import { parseVisibleDevices } from "../visibleDevices";
-import { insertAbove } from "./shared/py";
+import { insertAbove, walk } from "./shared/py";
 
 /** GPU006: numeric CUDA_VISIBLE_DEVICES ids without CUDA_DEVICE_ORDER="PCI_BUS_ID". */
 export const rule: Rule = {
@@ -73,11 +73,10 @@ function orderCovers(model: ModuleModel, o: EnvWriteEvent, w: EnvWriteEvent): bo
 /** The source text of the `os.environ` expression used by a write statement (`os.environ`, `environ`, `env`). */
 function environText(model: ModuleModel, stmt: SyntaxNode): string | null {
   let found: string | null = null;
-  const visit = (n: SyntaxNode) => {
-    if (found) return;
-    if ((n.type === "attribute" || n.type === "identifier") && model.isEnviron(n)) { found = n.text; return; }
-    for (const c of n.namedChildren) if (c) visit(c);
-  };
-  visit(stmt);
+  walk(stmt, (n) => {
+    if (found) return false;
+    if ((n.type === "attribute" || n.type === "identifier") && model.isEnviron(n)) { found = n.text; return false; }
+    return true;
+  });
   return found;
 }

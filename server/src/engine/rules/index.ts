@@ -7,10 +7,14 @@ import { rule as GPU004 } from "./GPU004-ordinal-out-of-range";
 import { rule as GPU005 } from "./GPU005-visible-id-used-as-ordinal";
 import { rule as GPU006 } from "./GPU006-device-order-not-pci";
 import { rule as GPU007 } from "./GPU007-misspelled-cuda-variable";
+import { rule as GPU008 } from "./GPU008-set-device-discouraged";
+import { rule as GPU009 } from "./GPU009-reimport-does-not-reset-cuda";
+import { rule as GPU010 } from "./GPU010-dataparallel-pitfalls";
+import { rule as GPU011 } from "./GPU011-ddp-device-setup";
 import { rule as GPU016 } from "./GPU016-unknown-gpu-variable";
 import { rule as GPU017 } from "./GPU017-id-not-on-this-machine";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU016, GPU017];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU016, GPU017];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {

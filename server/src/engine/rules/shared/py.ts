@@ -106,28 +106,27 @@ function loopIterableOf(name: string, use: SyntaxNode): SyntaxNode | null {
  * @returns the source node reached, or null.
  */
 export function flowsFrom(model: ModuleModel, node: SyntaxNode | null | undefined, sources: ReadonlySet<number>, depth = 0, stop?: ReadonlySet<number>): SyntaxNode | null {
-  if (!node || depth > 6) return null;
-  if (sources.has(node.id)) return node;
-  if (stop?.has(node.id)) return null;
-  if (node.type === "call") {
-    const fn = node.childForFieldName("function");
-    if (fn?.type === "identifier" && fn.text === "len") return null;
-  }
-  if (node.type === "identifier") {
-    if (!isNameUse(node)) return null;
-    const value = model.valueOf(node.text, node.startIndex);
-    if (value) return flowsFrom(model, value, sources, depth + 1, stop);
-    return flowsFrom(model, loopIterableOf(node.text, node), sources, depth + 1, stop);
-  }
-  if (node.type === "lambda" || node.type === "function_definition" || node.type === "comparison_operator" || node.type === "not_operator") return null;
-  if (node.type === "conditional_expression") {
+  // Depth-first over a worklist (no recursion: expressions may nest thousands deep), with a budget.
+  const work: Array<[SyntaxNode, number]> = node ? [[node, depth]] : [];
+  for (let budget = 20_000; work.length && budget > 0; budget--) {
+    const [n, hops] = work.pop()!;
+    if (hops > 6) continue;
+    if (sources.has(n.id)) return n;
+    if (stop?.has(n.id)) continue;
+    if (n.type === "call") {
+      const fn = n.childForFieldName("function");
+      if (fn?.type === "identifier" && fn.text === "len") continue;
+    }
+    if (n.type === "identifier") {
+      if (!isNameUse(n)) continue;
+      const next = model.valueOf(n.text, n.startIndex) ?? loopIterableOf(n.text, n);
+      if (next) work.push([next, hops + 1]);
+      continue;
+    }
+    if (n.type === "lambda" || n.type === "function_definition" || n.type === "comparison_operator" || n.type === "not_operator") continue;
     // `a if cond else b`: the condition decides, it is not the value.
-    const [a, , b] = node.namedChildren;
-    return flowsFrom(model, a, sources, depth, stop) ?? flowsFrom(model, b, sources, depth, stop);
-  }
-  for (const c of node.namedChildren) {
-    const hit = flowsFrom(model, c, sources, depth, stop);
-    if (hit) return hit;
+    const kids = n.type === "conditional_expression" ? [n.namedChildren[0], n.namedChildren[2]] : n.namedChildren;
+    for (let i = kids.length - 1; i >= 0; i--) { const c = kids[i]; if (c) work.push([c, hops]); }
   }
   return null;
 }
@@ -230,17 +229,28 @@ export function wrapRestOfBlock(model: ModuleModel, stmt: SyntaxNode, header: st
   };
 }
 
+/**
+ * Visits `root` and its named descendants depth-first, in source order, without recursion (a
+ * pathological file can nest expressions thousands deep); `enter` returns false to skip a subtree.
+ */
+export function walk(root: SyntaxNode, enter: (n: SyntaxNode) => boolean | void): void {
+  const stack: SyntaxNode[] = [root];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (enter(n) === false) continue;
+    const kids = n.namedChildren;
+    for (let i = kids.length - 1; i >= 0; i--) { const c = kids[i]; if (c) stack.push(c); }
+  }
+}
+
 /** Names (identifiers) that an expression or statement reads, ignoring attribute names and keyword names. */
 export function namesRead(node: SyntaxNode): Set<string> {
   const out = new Set<string>();
-  const visit = (n: SyntaxNode) => {
-    if (n.type === "identifier") {
-      if (isNameUse(n)) out.add(n.text);
-      return;
-    }
-    for (const c of n.namedChildren) if (c) visit(c);
-  };
-  visit(node);
+  walk(node, (n) => {
+    if (n.type !== "identifier") return true;
+    if (isNameUse(n)) out.add(n.text);
+    return false;
+  });
   return out;
 }
 
@@ -248,39 +258,36 @@ export function namesRead(node: SyntaxNode): Set<string> {
 export function namesBound(stmt: SyntaxNode): Set<string> {
   const out = new Set<string>();
   const targets = (t: SyntaxNode | null) => {
-    if (!t) return;
-    if (t.type === "identifier") out.add(t.text);
-    else if (["pattern_list", "tuple_pattern", "list_pattern", "expression_list", "tuple", "list", "list_splat_pattern", "as_pattern_target"].includes(t.type)) {
-      for (const c of t.namedChildren) targets(c);
-    }
+    if (t) walk(t, (n) => {
+      if (n.type === "identifier") out.add(n.text);
+      return ["pattern_list", "tuple_pattern", "list_pattern", "expression_list", "tuple", "list", "list_splat_pattern", "as_pattern_target"].includes(n.type);
+    });
   };
-  const visit = (n: SyntaxNode) => {
+  walk(stmt, (n) => {
     switch (n.type) {
       case "assignment": case "augmented_assignment":
         targets(n.childForFieldName("left"));
-        break;
+        return true;
       case "for_statement":
         targets(n.childForFieldName("left"));
-        break;
+        return true;
       case "as_pattern":
         targets(n.childForFieldName("alias"));
-        break;
+        return true;
       case "function_definition": case "class_definition": {
         const name = n.childForFieldName("name")?.text;
         if (name) out.add(name);
-        return;
+        return false;
       }
       case "import_statement": case "import_from_statement":
         for (const c of n.namedChildren) {
           if (c?.type === "dotted_name" && c.id !== n.childForFieldName("module_name")?.id) out.add(c.text.split(".")[0]);
           if (c?.type === "aliased_import") { const a = c.childForFieldName("alias")?.text; if (a) out.add(a); }
         }
-        return;
+        return false;
       default:
-        break;
+        return true;
     }
-    for (const c of n.namedChildren) if (c) visit(c);
-  };
-  visit(stmt);
+  });
   return out;
 }

@@ -1,0 +1,145 @@
+import type { Rule, RuleContext } from "../rule";
+import type { SyntaxNode } from "../python/parser";
+import { nodeRange } from "../python/model";
+import type { Fix, RelatedInfo } from "../types";
+import { callArgs, calleePath, contains, enclosingFunction, envReadsOf, flowsFrom, namesFor, wrapRestOfBlock } from "./shared/py";
+
+/** Thread pools whose submit/map methods run a function in a worker thread. */
+const THREAD_POOLS = new Set(["concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor", "multiprocessing.pool.ThreadPool", "multiprocessing.dummy.Pool"]);
+const POOL_METHODS = new Set(["submit", "map", "imap", "imap_unordered", "starmap", "starmap_async", "map_async", "apply", "apply_async"]);
+/** Calls that mark a multi-process (distributed) program, where one set_device per process is the documented pattern. */
+const DISTRIBUTED_CALLS = new Set(["torch.distributed.init_process_group", "torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"]);
+
+/** GPU008: `torch.cuda.set_device` outside the distributed pattern, and in thread targets. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU008",
+    name: "set-device-discouraged",
+    severity: "information",
+    fixable: true,
+    docs: {
+      what: "Reports `torch.cuda.set_device(n)`, except the distributed pattern (`set_device(local_rank)` after reading LOCAL_RANK, or any set_device in a file that calls `init_process_group` or `torch.multiprocessing.spawn`, where GPU011 checks it). A call inside a thread target or a thread-pool function (`threading.Thread(target=...)`, `ThreadPoolExecutor.submit/map`, a `Thread` subclass's `run`) is a warning.",
+      why: "PyTorch's own documentation of `torch.cuda.set_device` says its use is discouraged in favour of `torch.cuda.device` and, in most cases, of CUDA_VISIBLE_DEVICES. It changes a hidden, per-thread current device: measured on 2 x H200 (ground-truth.md, 'Other facts measured'), after `torch.cuda.set_device(1)` in the main thread, a new thread's `current_device()` is 0. So a worker thread that calls it moves only itself, and code that relies on it in another thread silently runs on GPU 0. Explicit devices (`torch.device(\"cuda:1\")`, `.to(device)`) or a scoped `with torch.cuda.device(1):` say what they mean.",
+      example: "import threading\nimport torch\n\n\ndef worker():\n    torch.cuda.set_device(1)  # GPU008 (warning): this thread only\n    print(torch.cuda.current_device())\n\n\nt = threading.Thread(target=worker)\nt.start()\n",
+      fix: "import threading\nimport torch\n\n\ndef worker():\n    with torch.cuda.device(1):\n        print(torch.cuda.current_device())\n\n\nt = threading.Thread(target=worker)\nt.start()\n",
+      whenNotToCare: "In a single-threaded script that calls it once at start-up (information only). In distributed training, `torch.cuda.set_device(local_rank)` is the documented pattern and is not reported.",
+      references: [
+        "PyTorch documentation, torch.cuda.set_device: 'Usage of this function is discouraged in favor of device. In most cases it's better to use CUDA_VISIBLE_DEVICES environmental variable.'",
+        "ground-truth.md: 'Other facts measured' row `torch.cuda.set_device(1)` in the main thread, then `current_device()` in a new thread → device 0 (per thread)",
+      ],
+    },
+  },
+  check(ctx) {
+    const root = ctx.model.tree.rootNode;
+    const calls = root.descendantsOfType("call").filter((c): c is SyntaxNode => !!c);
+    const distributed = calls.some((c) => DISTRIBUTED_CALLS.has(calleePath(ctx.model, c) ?? ""));
+    const threads = threadBodies(ctx, calls);
+    const localRank = new Set<number>(envReadsOf(ctx.model, "LOCAL_RANK").map((r) => r.node.id));
+    for (const a of root.descendantsOfType("attribute")) if (a && a.childForFieldName("attribute")?.text === "local_rank") localRank.add(a.id);
+    for (const call of calls) {
+      if (calleePath(ctx.model, call) !== "torch.cuda.set_device") continue;
+      const arg = callArgs(call).positional[0] ?? callArgs(call).keywords.get("device");
+      const thread = threads.find((t) => contains(t.body, call));
+      const text = call.text.split("\n")[0];
+      if (thread) {
+        ctx.report({
+          range: nodeRange(call),
+          severity: "warning",
+          message: `\`${text}\` runs in ${thread.name} (${thread.how} ${ctx.where(thread.start.startPosition.row)}): set_device changes the current device of that thread only; the main thread and other threads stay on device 0. Pass the device explicitly or use \`with torch.cuda.device(...)\``,
+          related: [{ range: nodeRange(thread.start), message: `${thread.name} runs in another thread here` } satisfies RelatedInfo],
+          fix: withDeviceFix(ctx, call, arg),
+        });
+        continue;
+      }
+      if (distributed || isLocalRank(ctx, arg, localRank)) continue;
+      ctx.report({
+        range: nodeRange(call),
+        message: `\`${text}\` sets a hidden, per-thread current device, which PyTorch discourages: prefer explicit devices (torch.device("cuda:N"), .to(device)), \`with torch.cuda.device(N):\`, or choosing the GPU with CUDA_VISIBLE_DEVICES at launch`,
+        fix: withDeviceFix(ctx, call, arg),
+      });
+    }
+  },
+};
+
+/** A function (or lambda) that runs in another thread, and the call that starts it. */
+interface ThreadBody { body: SyntaxNode; name: string; start: SyntaxNode; how: string }
+
+/** The bodies that run in other threads: thread targets, thread-pool functions and `Thread` subclasses' `run`. */
+function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
+  const out: ThreadBody[] = [];
+  const root = ctx.model.tree.rootNode;
+  const defs = root.descendantsOfType("function_definition").filter((d): d is SyntaxNode => !!d);
+  const addTarget = (target: SyntaxNode | undefined, start: SyntaxNode) => {
+    if (!target) return;
+    if (target.type === "call" && calleePath(ctx.model, target) === "functools.partial") target = callArgs(target).positional[0];
+    if (!target) return;
+    if (target.type === "lambda") { out.push({ body: target, name: "a lambda thread target", start, how: "started at" }); return; }
+    const name = target.type === "identifier" ? target.text : target.type === "attribute" ? target.childForFieldName("attribute")?.text : undefined;
+    if (!name) return;
+    const def = ctx.model.functions.get(name) ?? defs.find((d) => d.childForFieldName("name")?.text === name);
+    if (def) out.push({ body: def, name: `thread function \`${name}\``, start, how: "started at" });
+  };
+  // Names bound to thread pools: `with ThreadPoolExecutor() as ex`, `ex = ThreadPool(4)`.
+  const pools = new Set<string>();
+  for (const p of root.descendantsOfType("as_pattern")) {
+    const value = p?.namedChildren[0];
+    const alias = p?.childForFieldName("alias")?.namedChildren[0];
+    if (value?.type === "call" && THREAD_POOLS.has(calleePath(ctx.model, value) ?? "") && alias?.type === "identifier") pools.add(alias.text);
+  }
+  for (const a of root.descendantsOfType("assignment")) {
+    const right = a?.childForFieldName("right");
+    const left = a?.childForFieldName("left");
+    if (right?.type === "call" && left?.type === "identifier" && THREAD_POOLS.has(calleePath(ctx.model, right) ?? "")) pools.add(left.text);
+  }
+  for (const call of calls) {
+    const q = calleePath(ctx.model, call);
+    const { positional, keywords } = callArgs(call);
+    if (q === "threading.Thread") addTarget(keywords.get("target") ?? positional[1], call);
+    else if (q === "threading.Timer") addTarget(keywords.get("function") ?? positional[1], call);
+    else if (q === "asyncio.to_thread") addTarget(positional[0], call);
+    const fn = call.childForFieldName("function");
+    if (fn?.type !== "attribute") continue;
+    const method = fn.childForFieldName("attribute")?.text ?? "";
+    const obj = fn.childForFieldName("object");
+    if (method === "run_in_executor") { addTarget(positional[1], call); continue; }
+    if (!POOL_METHODS.has(method) || !obj) continue;
+    const isPool = (obj.type === "identifier" && pools.has(obj.text)) || (obj.type === "call" && THREAD_POOLS.has(calleePath(ctx.model, obj) ?? ""));
+    if (isPool) addTarget(positional[0], call);
+  }
+  // class Worker(threading.Thread): def run(self): ...
+  for (const cls of root.descendantsOfType("class_definition")) {
+    if (!cls) continue;
+    const supers = cls.childForFieldName("superclasses")?.namedChildren ?? [];
+    if (!supers.some((s) => ctx.model.resolve(s) === "threading.Thread")) continue;
+    for (const d of cls.childForFieldName("body")?.namedChildren ?? []) {
+      const def = d?.type === "decorated_definition" ? d.childForFieldName("definition") : d;
+      if (def?.type === "function_definition" && def.childForFieldName("name")?.text === "run") {
+        out.push({ body: def, name: `\`${cls.childForFieldName("name")?.text}.run\``, start: cls.childForFieldName("name") ?? cls, how: "a threading.Thread subclass," });
+      }
+    }
+  }
+  return out;
+}
+
+/** `set_device(local_rank)`: the argument comes from LOCAL_RANK, `args.local_rank`, or a `local_rank` name. */
+function isLocalRank(ctx: RuleContext, arg: SyntaxNode | undefined, sources: ReadonlySet<number>): boolean {
+  if (!arg) return false;
+  if (flowsFrom(ctx.model, arg, sources)) return true;
+  let a: SyntaxNode | null = arg;
+  while (a?.type === "call" && a.childForFieldName("function")?.text === "int") a = callArgs(a).positional[0] ?? null;
+  return a?.type === "identifier" && /^local_?rank$/i.test(a.text);
+}
+
+/** Replaces `set_device(n)` (a statement in a function) by `with torch.cuda.device(n):` around the rest of its block. */
+function withDeviceFix(ctx: RuleContext, call: SyntaxNode, arg: SyntaxNode | undefined): Fix | undefined {
+  const stmt = call.parent;
+  if (!arg || stmt?.type !== "expression_statement" || stmt.namedChildren.length !== 1 || !enclosingFunction(stmt)) return undefined;
+  const fn = call.childForFieldName("function");
+  let cuda: string | null = null;
+  if (fn?.type === "attribute") cuda = fn.childForFieldName("object")!.text;
+  else cuda = namesFor(ctx.model, "torch.cuda")[0] ?? (namesFor(ctx.model, "torch")[0] ? `${namesFor(ctx.model, "torch")[0]}.cuda` : null);
+  if (!cuda) return undefined;
+  const header = `with ${cuda}.device(${arg.text}):`;
+  const edit = wrapRestOfBlock(ctx.model, stmt, header);
+  return edit ? { title: `Use \`${header}\` for the rest of the block`, edits: [edit], safe: false } : undefined;
+}

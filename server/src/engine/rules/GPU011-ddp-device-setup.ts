@@ -1,0 +1,161 @@
+import type { Rule, RuleContext } from "../rule";
+import type { SyntaxNode } from "../python/parser";
+import { stringValue } from "../python/parser";
+import { nodeRange } from "../python/model";
+import { deviceUses } from "../python/devices";
+import { timelineCall } from "../python/timeline";
+import type { Fix, TextEdit } from "../types";
+import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom, insertAbove, namesFor, statementOf } from "./shared/py";
+
+const INIT = "torch.distributed.init_process_group";
+
+/** GPU011: distributed (DDP) device setup: set_device before NCCL init, no constant devices, LOCAL_RANK reads. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU011",
+    name: "ddp-device-setup",
+    severity: "warning",
+    fixable: true,
+    docs: {
+      what: "Checks the device setup of distributed (DDP) scripts: `init_process_group(\"nccl\")` with no `torch.cuda.set_device(local_rank)` (or `device_id=`) before it (warning); a constant device (`set_device(0)`, `\"cuda:0\"`, `device_ids=[0]`) in a file that calls `init_process_group` (error: every process would use the same GPU); `os.environ[\"LOCAL_RANK\"]` without a default in a script that does not itself set up the process group (information: it only runs under torchrun).",
+      why: "Measured on 2 x H200 with torch 2.11 (ground-truth.md, 'Distributed and DataParallel'): `init_process_group(\"nccl\")` with no `set_device`, then `barrier()`, ran every rank on physical GPU 0 with the warnings 'barrier(): using the device under current context' and 'Guessing device ID based on global rank. This can cause a hang'. A constant `cuda:0` in a DDP script puts all ranks on the same GPU for the same reason. `int(os.environ[\"LOCAL_RANK\"])` run with plain `python` raises `KeyError: 'LOCAL_RANK'` (measured): the script needs torchrun.",
+      example: "import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group(\"nccl\")  # GPU011: every rank guesses its device\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n",
+      fix: "import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group(\"nccl\")\nnet = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])\n",
+      whenNotToCare: "Single-GPU debugging runs of a DDP script (world size 1). For LOCAL_RANK: scripts that are only ever launched by torchrun, which always sets it.",
+      references: [
+        "ground-truth.md: 'Distributed and DataParallel, measured' row init_process_group(\"nccl\") with no set_device, then barrier()",
+        "ground-truth.md: 'Other facts measured' row int(os.environ[\"LOCAL_RANK\"]) with plain python → KeyError",
+        "PyTorch documentation, Getting Started with DistributedDataParallel / torchrun: set the device from LOCAL_RANK before creating the process group",
+      ],
+    },
+  },
+  check(ctx) {
+    const root = ctx.model.tree.rootNode;
+    const calls = root.descendantsOfType("call").filter((c): c is SyntaxNode => !!c);
+    const inits = calls.filter((c) => calleePath(ctx.model, c) === INIT);
+    const setDevices = calls.filter((c) => calleePath(ctx.model, c) === "torch.cuda.set_device");
+    const localRankName = localRankVariable(ctx);
+
+    for (const init of inits) {
+      const { positional, keywords } = callArgs(init);
+      if (keywords.has("device_id") || !isNccl(ctx, keywords.get("backend") ?? positional[0])) continue;
+      if (setDevices.some((s) => runsBefore(ctx, s, init))) continue;
+      ctx.report({
+        range: nodeRange(init),
+        message: `\`${init.text.split("\n")[0]}\` runs with no torch.cuda.set_device(local_rank) before it: every rank starts on GPU 0 and NCCL guesses each rank's device from its global rank ("This can cause a hang"); set the device from LOCAL_RANK first or pass device_id=`,
+        fix: setDeviceFix(ctx, init, localRankName),
+      });
+    }
+
+    if (inits.length) {
+      for (const use of deviceUses(ctx.model)) {
+        const call = use.node.parent?.parent?.type === "call" ? use.node.parent.parent : null;
+        const isSetDevice = !!call && calleePath(ctx.model, call) === "torch.cuda.set_device";
+        const node = isSetDevice ? call! : use.node;
+        ctx.report({
+          range: nodeRange(node),
+          severity: "error",
+          message: `\`${use.form}\` is a constant device in a distributed script (init_process_group at ${ctx.where(inits[0].startPosition.row)}): every process uses GPU ${use.ordinal}, so the ranks pile onto one GPU; derive it from LOCAL_RANK`,
+          related: [{ range: nodeRange(inits[0]), message: "the process group is created here: one process per GPU" }],
+          ...(localRankName && visibleAt(localRankName, use.node) ? { fix: rankFix(use.node, localRankName) } : {}),
+        });
+      }
+    }
+
+    if (!inits.some((i) => !callArgs(i).keywords.has("init_method") || (stringValue(callArgs(i).keywords.get("init_method")) ?? "").startsWith("env://"))) {
+      for (const r of envReadsOf(ctx.model, "LOCAL_RANK")) {
+        if (r.node.type !== "subscript") continue;
+        ctx.report({
+          range: nodeRange(r.node),
+          severity: "information",
+          message: `${r.node.text} has no default: run with plain \`python\` it raises KeyError: 'LOCAL_RANK' (only torchrun sets it); use os.environ.get("LOCAL_RANK", "0") if the script should also run alone`,
+          fix: getFix(r.node),
+        });
+      }
+    }
+  },
+};
+
+/** Whether a backend argument selects NCCL (`"nccl"`, `"cuda:nccl,cpu:gloo"`, a name bound to it, or a conditional offering it). */
+function isNccl(ctx: RuleContext, node: SyntaxNode | undefined, depth = 0): boolean {
+  if (!node || depth > 3) return false;
+  const v = stringValue(node);
+  if (v !== null) return /(^|[,:])nccl($|,)/i.test(v);
+  if (node.type === "conditional_expression") return node.namedChildren.some((c, i) => i !== 1 && isNccl(ctx, c ?? undefined, depth + 1));
+  if (node.type === "identifier") return isNccl(ctx, ctx.model.valueOf(node.text, node.startIndex) ?? undefined, depth + 1);
+  if (node.type === "attribute") return /\.NCCL$/.test(ctx.model.resolve(node) ?? "");
+  return false;
+}
+
+/** Whether call `a` runs before call `b`: in timeline order when both are on it, else earlier in the same function. */
+function runsBefore(ctx: RuleContext, a: SyntaxNode, b: SyntaxNode): boolean {
+  const ta = timelineCall(ctx.model, a);
+  const tb = timelineCall(ctx.model, b);
+  if (ta && tb) return ctx.model.calls.indexOf(ta) < ctx.model.calls.indexOf(tb);
+  return a.startIndex < b.startIndex && enclosingFunction(a)?.id === enclosingFunction(b)?.id;
+}
+
+/** A name assigned from LOCAL_RANK (`local_rank = int(os.environ["LOCAL_RANK"])`), or null. */
+function localRankVariable(ctx: RuleContext): SyntaxNode | null {
+  const sources = new Set(envReadsOf(ctx.model, "LOCAL_RANK").map((r) => r.node.id));
+  if (!sources.size) return null;
+  for (const a of ctx.model.tree.rootNode.descendantsOfType("assignment")) {
+    const left = a?.childForFieldName("left");
+    if (left?.type === "identifier" && flowsFrom(ctx.model, a!.childForFieldName("right"), sources)) return left;
+  }
+  return null;
+}
+
+/** Whether a name assigned at `def` can be read at `use`: assigned earlier, at module level or in the same function. */
+function visibleAt(def: SyntaxNode, use: SyntaxNode): boolean {
+  const scope = enclosingFunction(def);
+  return def.startIndex < use.startIndex && (!scope || scope.id === enclosingFunction(use)?.id);
+}
+
+/** Inserts `torch.cuda.set_device(...)` above the init call's statement (adding `import os` when needed). */
+function setDeviceFix(ctx: RuleContext, init: SyntaxNode, localRank: SyntaxNode | null): Fix | undefined {
+  const torch = namesFor(ctx.model, "torch")[0];
+  if (!torch) return undefined;
+  const stmt = statementOf(init);
+  const useName = !!localRank && visibleAt(localRank, init);
+  const edits: TextEdit[] = [];
+  let os = namesFor(ctx.model, "os")[0];
+  if (!useName && !os) {
+    os = "os";
+    edits.push(importOsEdit(ctx));
+  }
+  const arg = useName ? localRank!.text : `int(${os}.environ["LOCAL_RANK"])`;
+  edits.push(insertAbove(ctx.model, stmt, `${torch}.cuda.set_device(${arg})`));
+  return { title: `Insert ${torch}.cuda.set_device(${arg}) before init_process_group`, edits, safe: false };
+}
+
+/** `import os` as the first import of the module (after a docstring and `from __future__` imports). */
+function importOsEdit(ctx: RuleContext): TextEdit {
+  const root = ctx.model.tree.rootNode;
+  const eol = /\r\n/.test(ctx.model.text) ? "\r\n" : "\n";
+  let line = 0;
+  for (const s of root.namedChildren) {
+    if (!s) continue;
+    const isDocstring = s.type === "expression_statement" && s.namedChildren[0]?.type === "string" && s.startIndex === root.namedChildren[0]?.startIndex;
+    const isFuture = s.type === "future_import_statement";
+    if (s.type === "comment" || isDocstring || isFuture) { line = s.endPosition.row + 1; continue; }
+    break;
+  }
+  return { range: { start: { line, character: 0 }, end: { line, character: 0 } }, newText: `import os${eol}` };
+}
+
+/** `0` → `local_rank`, `"cuda:0"` → `f"cuda:{local_rank}"`. */
+function rankFix(node: SyntaxNode, localRank: SyntaxNode): Fix {
+  const name = localRank.text;
+  const newText = node.type === "integer" ? name : `f"cuda:{${name}}"`;
+  return { title: `Use ${newText}`, edits: [{ range: nodeRange(node), newText }], safe: false };
+}
+
+/** `os.environ["LOCAL_RANK"]` → `os.environ.get("LOCAL_RANK", "0")`. */
+function getFix(sub: SyntaxNode): Fix | undefined {
+  const env = sub.childForFieldName("value");
+  const key = sub.childForFieldName("subscript");
+  if (!env || !key) return undefined;
+  const newText = `${env.text}.get(${key.text}, "0")`;
+  return { title: `Use ${newText}`, edits: [{ range: nodeRange(sub), newText }], safe: false };
+}
