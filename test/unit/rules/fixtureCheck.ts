@@ -1,8 +1,15 @@
-/** Shared check: every `# expect: CODE` line of a rule's fixtures is reported, and nothing else for that code. */
+/**
+ * Shared check: every `# expect: CODE` line of a rule's fixtures is reported, and nothing else for
+ * that code. Fixtures are `.py` files, and `.ipynb` notebooks for notebook-only rules (there a line
+ * is `cell:line`, both 1-based, and the annotation may sit on a `!` shell line: bash ignores the comment).
+ */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { fixtureFiles, expectedLines, lint } from "../helpers";
-import type { LintOptions } from "../../../server/src/engine/lint";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { fixtureFiles, expectedLines, lint, ROOT } from "../helpers";
+import { initEngine, type LintOptions } from "../../../server/src/engine/lint";
+import { cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
 
 export function fixtureTests(code: string, options: LintOptions = {}): void {
   for (const f of fixtureFiles(code)) {
@@ -11,4 +18,21 @@ export function fixtureTests(code: string, options: LintOptions = {}): void {
       assert.deepEqual([...new Set(got)].sort((a, b) => a - b), expectedLines(f.text, code));
     });
   }
+  for (const f of notebookFixtures(code)) {
+    test(`${code} fixture ${f.name}: reports exactly the annotated cell lines`, async () => {
+      await initEngine();
+      const cells = cellsOfIpynb(f.text);
+      const result = lintNotebook(cells, options);
+      assert.deepEqual(result.ruleFailures, []);
+      const got = result.diagnostics.filter((d) => d.code === code).map((d) => `${d.cell + 1}:${d.range.start.line + 1}`);
+      const expected = cells.flatMap((c, i) => (c.kind === "code" ? expectedLines(c.text, code).map((l) => `${i + 1}:${l}`) : []));
+      assert.deepEqual([...new Set(got)].sort(), expected.sort());
+    });
+  }
+}
+
+/** The notebook fixtures of a rule: test/fixtures/rules/<code>/*.ipynb */
+export function notebookFixtures(code: string): Array<{ name: string; text: string }> {
+  const dir = join(ROOT, "test", "fixtures", "rules", code);
+  return readdirSync(dir).filter((f) => f.endsWith(".ipynb")).sort().map((name) => ({ name, text: readFileSync(join(dir, name), "utf8") }));
 }

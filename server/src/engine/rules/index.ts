@@ -11,10 +11,14 @@ import { rule as GPU008 } from "./GPU008-set-device-discouraged";
 import { rule as GPU009 } from "./GPU009-reimport-does-not-reset-cuda";
 import { rule as GPU010 } from "./GPU010-dataparallel-pitfalls";
 import { rule as GPU011 } from "./GPU011-ddp-device-setup";
+import { rule as GPU012 } from "./GPU012-tf-config-after-init";
+import { rule as GPU013 } from "./GPU013-tf-deprecated-gpu-api";
+import { rule as GPU014 } from "./GPU014-notebook-shell-export";
+import { rule as GPU015 } from "./GPU015-putenv-desync";
 import { rule as GPU016 } from "./GPU016-unknown-gpu-variable";
 import { rule as GPU017 } from "./GPU017-id-not-on-this-machine";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU016, GPU017];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {

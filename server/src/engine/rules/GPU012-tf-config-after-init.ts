@@ -1,0 +1,130 @@
+import type { Rule, RuleContext } from "../rule";
+import { snippet } from "../rule";
+import type { SyntaxNode } from "../python/parser";
+import type { InitEvent } from "../python/model";
+import { nodeRange } from "../python/model";
+import { initBefore, timelineCall } from "../python/timeline";
+import { eolOf, lineStarts, topLevelStatement } from "../fixes";
+import type { Fix, TextEdit } from "../types";
+import { callArgs, calleePath, contains, enclosingFunction, intLiteral, namesBound, namesRead, ownsItsLines, removeStatement, startsItsLine } from "./shared/py";
+
+/** TensorFlow device configuration calls that raise RuntimeError once the runtime initialised (TF documentation). */
+export const TF_DEVICE_CONFIG: ReadonlySet<string> = new Set([
+  "tensorflow.config.set_visible_devices", "tensorflow.config.experimental.set_visible_devices",
+  "tensorflow.config.experimental.set_memory_growth",
+  "tensorflow.config.set_logical_device_configuration", "tensorflow.config.experimental.set_virtual_device_configuration",
+]);
+const MEMORY_GROWTH = "tensorflow.config.experimental.set_memory_growth";
+
+/** GPU012: TensorFlow device configuration after the runtime initialised; memory growth on some GPUs only. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU012",
+    name: "tf-config-after-init",
+    severity: "error",
+    fixable: true,
+    docs: {
+      what: "Finds `tf.config.set_visible_devices`, `tf.config.experimental.set_memory_growth`, `tf.config.set_logical_device_configuration` and `tf.config.experimental.set_virtual_device_configuration` called after something initialised the TensorFlow runtime (any op such as `tf.constant`, model construction, `tf.config.list_logical_devices`, `tf.test.is_gpu_available`): error. Also memory growth set on some GPUs but not all (`set_memory_growth(gpus[0], True)` with no loop and no `set_visible_devices`): warning.",
+      why: "From TensorFlow's documentation (TensorFlow was not installed on the measured machine, so this is documented, not measured): these functions raise `RuntimeError` once the runtime is initialised ('Physical devices cannot be modified after being initialized' / 'Visible devices cannot be modified after being initialized'), and `tf.config.list_physical_devices` exists precisely to query devices before that point. Scripts often wrap the call in `try/except RuntimeError: print(e)`, so the setting is silently lost and TensorFlow maps nearly all GPU memory. TensorFlow also refuses to start when memory growth differs between visible GPUs ('Memory growth cannot differ between GPU devices'), so setting it for `gpus[0]` alone breaks on any machine with two GPUs.",
+      example: "import tensorflow as tf\n\na = tf.constant([1.0, 2.0])  # initialises the runtime\ngpus = tf.config.list_physical_devices(\"GPU\")\nfor g in gpus:\n    tf.config.experimental.set_memory_growth(g, True)  # GPU012: RuntimeError\n",
+      fix: "import tensorflow as tf\n\ngpus = tf.config.list_physical_devices(\"GPU\")\nfor g in gpus:\n    tf.config.experimental.set_memory_growth(g, True)\na = tf.constant([1.0, 2.0])\n",
+      whenNotToCare: "Never for the error. The partial memory-growth warning does not matter on a machine (or container) that exposes exactly one GPU.",
+      references: [
+        "TensorFlow documentation (documented, not measured): tf.config.experimental.set_memory_growth and tf.config.set_visible_devices — 'Raises: RuntimeError: Runtime is already initialized'",
+        "TensorFlow guide 'Use a GPU', Limiting GPU memory growth: configure devices before any GPU has been initialised",
+        "TensorFlow source, eager/context.py: 'Memory growth cannot differ between GPU devices'",
+      ],
+    },
+  },
+  check(ctx) {
+    const calls = ctx.model.tree.rootNode.descendantsOfType("call").filter((c): c is SyntaxNode => !!c);
+    const config = calls.filter((c) => TF_DEVICE_CONFIG.has(calleePath(ctx.model, c) ?? ""));
+    for (const call of config) {
+      const tc = timelineCall(ctx.model, call);
+      const init = tc ? initBefore(ctx.model, tc.at, "tensorflow") : null;
+      if (!init) continue;
+      const name = calleePath(ctx.model, call)!.replace(/^tensorflow\./, "tf.");
+      ctx.report({
+        range: nodeRange(call),
+        message: `${name}(...) runs after TensorFlow initialised its devices at \`${snippet(init.node)}\` (${ctx.where(init.node.startPosition.row)}): it raises RuntimeError "cannot be modified after being initialized", so the setting is lost; configure devices before the first op`,
+        related: [{ range: nodeRange(init.node), message: `TensorFlow runtime initialised here by \`${snippet(init.node)}\`` }],
+        fix: moveBlockFix(ctx, call, init),
+      });
+    }
+    partialGrowth(ctx, calls);
+  },
+};
+
+/** Warns when memory growth is set for constant device indices only, with no loop over the GPUs and no set_visible_devices. */
+function partialGrowth(ctx: RuleContext, calls: SyntaxNode[]): void {
+  const growth = calls.filter((c) => calleePath(ctx.model, c) === MEMORY_GROWTH);
+  if (!growth.length) return;
+  const restricted = calls.some((c) => /^tensorflow\.config\.(experimental\.)?set_visible_devices$/.test(calleePath(ctx.model, c) ?? ""));
+  if (restricted) return;
+  const indexOf = (c: SyntaxNode): number | null => {
+    let dev: SyntaxNode | null | undefined = callArgs(c).positional[0] ?? callArgs(c).keywords.get("device");
+    if (dev?.type === "identifier") dev = ctx.model.valueOf(dev.text, dev.startIndex);
+    return dev?.type === "subscript" ? intLiteral(dev.childForFieldName("subscript")) : null;
+  };
+  const inLoop = (c: SyntaxNode) => {
+    for (let p = c.parent; p; p = p.parent) if (["for_statement", "while_statement", "list_comprehension", "generator_expression"].includes(p.type)) return true;
+    return false;
+  };
+  if (growth.some((c) => inLoop(c) || indexOf(c) === null)) return;
+  const indices = [...new Set(growth.map(indexOf))].sort();
+  const c = growth[0];
+  ctx.report({
+    range: nodeRange(c),
+    severity: "warning",
+    message: `Memory growth is set for GPU index ${indices.join(", ")} only: TensorFlow refuses to start when memory growth differs between visible GPUs ("Memory growth cannot differ between GPU devices"); set it in a loop over tf.config.list_physical_devices("GPU"), or restrict the GPUs with tf.config.set_visible_devices first`,
+  });
+}
+
+/**
+ * Moves the module-level statement holding the config call above the statement of the first
+ * initialising call, with the statements in between that it needs (e.g. `gpus = tf.config.list_physical_devices("GPU")`).
+ * Null when either sits in a function, a needed statement initialises TensorFlow itself, or a needed name is bound only in between.
+ */
+function moveBlockFix(ctx: RuleContext, call: SyntaxNode, init: InitEvent): Fix | undefined {
+  if (enclosingFunction(call) || enclosingFunction(init.node)) return undefined;
+  const target = topLevelStatement(init.node);
+  const stmt = topLevelStatement(call);
+  if (target.startIndex >= stmt.startIndex || !startsItsLine(ctx.model, target)) return undefined;
+  const inits = ctx.model.events.filter((e): e is InitEvent => e.kind === "init" && e.framework === "tensorflow");
+  const initialises = (s: SyntaxNode) => inits.some((e) => contains(s, e.node));
+  const siblings = ctx.model.tree.rootNode.namedChildren.filter((s): s is SyntaxNode => !!s && s.type !== "comment");
+  const from = siblings.findIndex((s) => s.id === target.id);
+  const to = siblings.findIndex((s) => s.id === stmt.id);
+  if (from < 0 || to < 0 || initialises(stmt)) return undefined;
+  const moved: SyntaxNode[] = [stmt];
+  const bound = namesBound(stmt);
+  const needs = new Set([...namesRead(stmt)].filter((n) => !bound.has(n)));
+  const stay: SyntaxNode[] = [];
+  for (let i = to - 1; i >= from; i--) {
+    const s = siblings[i];
+    const b = namesBound(s);
+    if (i > from && [...b].some((n) => needs.has(n))) {
+      if (initialises(s)) return undefined;
+      moved.unshift(s);
+      for (const n of b) needs.delete(n);
+      for (const n of namesRead(s)) if (!b.has(n)) needs.add(n);
+    } else stay.push(s);
+  }
+  for (const s of stay) if ([...namesBound(s)].some((n) => needs.has(n))) return undefined;
+  if (!moved.every((s) => ownsItsLines(ctx.model, s))) return undefined;
+  const starts = lineStarts(ctx.model.text);
+  const eol = eolOf(ctx.model.text);
+  const lines = (s: SyntaxNode) => {
+    const end = s.endPosition.row + 1 < starts.length ? starts[s.endPosition.row + 1] : ctx.model.text.length;
+    const t = ctx.model.text.slice(starts[s.startPosition.row], end);
+    return /[\r\n]$/.test(t) ? t : t + eol;
+  };
+  const at = { line: target.startPosition.row, character: 0 };
+  const edits: TextEdit[] = [{ range: { start: at, end: at }, newText: moved.map(lines).join("") }];
+  for (const s of moved) {
+    const removal = removeStatement(ctx.model, s);
+    if (!removal) return undefined;
+    edits.push(removal);
+  }
+  return { title: `Move the device configuration above \`${target.text.split("\n")[0]}\``, edits, safe: false };
+}

@@ -1,0 +1,81 @@
+import type { Rule } from "../rule";
+import type { ShellExportEvent } from "../python/model";
+import { STARTUP_VARIABLES } from "../frameworks";
+import type { Fix } from "../types";
+
+/** GPU014: `!export K=v` / `!K=v cmd` for a startup variable in a notebook. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU014",
+    name: "notebook-shell-export",
+    severity: "warning",
+    fixable: true,
+    docs: {
+      what: "Finds notebook shell lines that set a CUDA startup variable: `!export CUDA_VISIBLE_DEVICES=1` and `!CUDA_VISIBLE_DEVICES=1 python train.py`.",
+      why: "Each `!` line runs in its own subshell, which exits when the line ends: `export` changes that subshell's environment only, and the kernel's `os.environ` never sees it. The kernel keeps using every GPU (with CUDA_VISIBLE_DEVICES unset, both GPUs of the measured machine were visible: ground-truth.md), and the next `!` line starts from the kernel's environment again. `!K=v cmd` does reach `cmd`, but nothing else: later cells and later commands run without it. IPython's `%env K=v` sets the variable in the kernel (`os.environ`), where both the kernel's own CUDA initialisation and every later `!` command see it.",
+      example: "# cell 1\n!export CUDA_VISIBLE_DEVICES=1   # GPU014: gone when the line ends\n# cell 2\nimport torch\nx = torch.ones(1, device=\"cuda\")  # still on physical GPU 0\n",
+      fix: "# cell 1\n%env CUDA_VISIBLE_DEVICES=1\n# cell 2\nimport torch\nx = torch.ones(1, device=\"cuda\")  # physical GPU 1\n",
+      whenNotToCare: "`!CUDA_VISIBLE_DEVICES=1 python train.py` when you mean to pick the GPU of that one command only and the kernel does not use CUDA itself. `%env` is read when CUDA starts: if the kernel already initialised CUDA, restart it (GPU001 reports that case).",
+      references: [
+        "IPython documentation: 'Running shell commands' (each `!` command runs in a subshell) and the `%env` / `%set_env` magics (set os.environ in the kernel)",
+        "ground-truth.md: rows `import torch` only (the variable still applies if set before CUDA initialises)",
+      ],
+    },
+  },
+  check(ctx) {
+    const byLine = new Map<string, ShellExportEvent[]>();
+    for (const e of ctx.model.events) {
+      if (e.kind !== "shellExport") continue;
+      const key = `${e.range.start.line}:${e.range.start.character}`;
+      byLine.set(key, [...(byLine.get(key) ?? []), e]);
+    }
+    for (const line of byLine.values()) {
+      const fix = envMagicFix(line, ctx.model.text);
+      for (const e of line) {
+        if (!STARTUP_VARIABLES.includes(e.variable)) continue;
+        const { command } = splitComment(e.text);
+        const exported = command.slice(1).trim().startsWith("export");
+        ctx.report({
+          range: e.range,
+          message: exported
+            ? `\`${command}\` sets ${e.variable} in a subshell that ends with the line: the kernel (and every later cell and \`!\` command) never sees it; use \`%env ${e.variable}=${e.value}\``
+            : `\`${command}\` sets ${e.variable} for that one command only: the kernel and later cells never see it; use \`%env ${e.variable}=${e.value}\` to set it in the kernel`,
+          ...(fix ? { fix } : {}),
+        });
+      }
+    }
+  },
+};
+
+/** Splits a shell line at its comment: a word starting with `#` (bash ignores the rest of the line). */
+function splitComment(shell: string): { command: string; comment: string | null } {
+  const m = /\s#/.exec(shell);
+  return m ? { command: shell.slice(0, m.index).trimEnd(), comment: shell.slice(m.index).trim() } : { command: shell, comment: null };
+}
+
+/**
+ * Replaces the shell line by `%env K=v` lines (one per variable it sets), followed by the command
+ * when the line ran one (`!K=v cmd` → `%env K=v` + `!cmd`). Null when a value needs the shell
+ * (quotes, `$`, backquotes, spaces) and %env would not set the same string.
+ */
+function envMagicFix(line: ShellExportEvent[], text: string): Fix | null {
+  const first = line[0];
+  const { command: shell, comment } = splitComment(first.text);
+  const words = shell.slice(1).trim().split(/\s+/);
+  const assignments = words[0] === "export" ? words.slice(1) : words.slice(0, line.length);
+  const command = words[0] === "export" ? [] : words.slice(line.length);
+  if (assignments.length !== line.length || (words[0] === "export" && assignments.some((w) => !w.includes("=")))) return null;
+  if (line.some((e) => !/^[A-Za-z0-9_.,:\-/+@%]*$/.test(e.value))) return null;
+  if (/[;&|<>`$()]/.test(shell)) return null;
+  const eol = /\r\n/.test(text) ? "\r\n" : "\n";
+  const indent = " ".repeat(first.range.start.character);
+  // %env takes the rest of its line as the value, so a shell comment moves to a line of its own.
+  const lines = [...(comment ? [comment] : []), ...line.map((e) => `%env ${e.variable}=${e.value}`)];
+  if (command.length) lines.push(`!${command.join(" ")}`);
+  return {
+    title: line.length === 1 ? `Use %env ${first.variable}=${first.value}` : `Use %env for ${line.map((e) => e.variable).join(", ")}`,
+    edits: [{ range: first.range, newText: lines.join(eol + indent) }],
+    safe: command.length === 0,
+    note: "%env sets the variable in the kernel; restart the kernel first if CUDA was already initialised.",
+  };
+}
