@@ -1,0 +1,50 @@
+// Issue 3: GPU Pilot lints Jupyter notebooks opened as notebooks (not as JSON text). The notebook is
+// a copy of the shared case c20_notebook.ipynb; VS Code's built-in `vscode.ipynb` extension provides
+// the `jupyter-notebook` serializer (no Jupyter extension needed), and the language client syncs the
+// cells through LSP notebook synchronisation; diagnostics arrive per cell document.
+/// <reference types="mocha" />
+import * as assert from "node:assert/strict";
+import * as vscode from "vscode";
+import { codeOf, describeDiagnostics, getApi, gpuDiagnostics, waitFor } from "./util";
+import { wsUri } from "./helpers";
+
+/** Every cell's diagnostics, for failure messages. */
+function describeCells(nb: vscode.NotebookDocument): string {
+  return nb.getCells().map((c) => `cell ${c.index + 1} (${c.kind === vscode.NotebookCellKind.Code ? "code" : "markup"}, ` +
+    `${c.document.languageId}, ${c.document.uri.scheme}): ${describeDiagnostics(c.document.uri)}`).join("; ");
+}
+
+suite("GPU Pilot: notebooks", () => {
+  test("c20_notebook.ipynb opened as a notebook: GPU001 in cell 2 (line 2), GPU014 in cell 3 (line 1), no GPU002", async () => {
+    await getApi();
+    const uri = wsUri("c20_notebook.ipynb");
+    let nb: vscode.NotebookDocument;
+    try {
+      nb = await vscode.workspace.openNotebookDocument(uri);
+    } catch (e) {
+      const ipynb = vscode.extensions.getExtension("vscode.ipynb");
+      throw new Error(`openNotebookDocument(${uri.fsPath}) failed: ${(e as Error).message}; ` +
+        `built-in vscode.ipynb: ${ipynb ? `present (active: ${ipynb.isActive}, kind: ${ipynb.extensionKind})` : "absent"}`);
+    }
+    await vscode.window.showNotebookDocument(nb);
+    assert.equal(nb.notebookType, "jupyter-notebook");
+    assert.equal(nb.cellCount, 3, `3 cells expected, got ${nb.cellCount}`);
+    for (const c of nb.getCells()) assert.equal(c.document.languageId, "python", `cell ${c.index + 1} language`);
+    const cell2 = nb.cellAt(1).document;
+    const cell3 = nb.cellAt(2).document;
+    try {
+      const gpu001 = await waitFor(() => gpuDiagnostics(cell2.uri, "GPU001")[0], "GPU001 in cell 2", 60_000);
+      assert.equal(gpu001.range.start.line, 1, `GPU001 on row 2 of cell 2: ${describeCells(nb)}`);
+      const gpu014 = await waitFor(() => gpuDiagnostics(cell3.uri, "GPU014")[0], "GPU014 in cell 3", 30_000);
+      assert.equal(gpu014.range.start.line, 0, `GPU014 on row 1 of cell 3: ${describeCells(nb)}`);
+      // expected.json forbids GPU002 here: the write comes after is_available(), which is GPU001's case.
+      const gpu002 = nb.getCells().flatMap((c) => gpuDiagnostics(c.document.uri).filter((d) => codeOf(d) === "GPU002"));
+      assert.equal(gpu002.length, 0, `no GPU002 expected: ${describeCells(nb)}`);
+      assert.equal(gpuDiagnostics(nb.cellAt(0).document.uri).filter((d) => codeOf(d) === "GPU001").length, 0, `GPU001 belongs to cell 2 only: ${describeCells(nb)}`);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; cells: ${describeCells(nb)}`);
+    } finally {
+      await vscode.commands.executeCommand("workbench.action.closeActiveEditor");
+    }
+  });
+});
