@@ -1,0 +1,3 @@
+import torch
+
+x = torch.ones(4, device="cuda:0")
