@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { ROOT, SHARED } from "./helpers";
 
 /** The shared cases (../shared/cases) through the shared checker, as CI and the contract run them. */
-const CASES = ["c01", "c02", "c03", "c04", "c05", "c06", "c12", "c13", "c16", "c22", "c23", "c24"];
+const CASES = Array.from({ length: 24 }, (_, i) => `c${String(i + 1).padStart(2, "0")}`);
 
 test("shared cases pass through ../shared/tools/check-cases.mjs", () => {
   const tool = join(SHARED, "tools", "check-cases.mjs");

@@ -1,0 +1,94 @@
+/**
+ * Renders the rule documentation pages (docs/rules/GPUnnn.md) and their index (docs/rules/README.md)
+ * from each rule's `meta`, the single source of truth. Pure functions: scripts/gen-rule-docs.mjs
+ * writes their output, and test/unit/rules/registry.test.ts checks the committed pages against it.
+ */
+import type { Rule } from "../server/src/engine/rule";
+
+/** The generated-file banner (an HTML comment: invisible when the Markdown is rendered). */
+const BANNER = "<!-- Generated from the rule's meta by scripts/gen-rule-docs.mjs (npm run docs:rules). Do not edit by hand. -->";
+
+/** The doc page of one rule, as committed in docs/rules/<code>.md. */
+export function renderRuleDoc(rule: Rule): string {
+  const { code, name, severity, fixable, docs } = rule.meta;
+  const lines = [
+    BANNER,
+    `# ${code}: ${name}`,
+    "",
+    `- **Severity:** ${severity}`,
+    `- **Fixable:** ${fixable ? "yes (quick fix)" : "no"}`,
+    "",
+    "## What it does",
+    "",
+    paragraph(docs.what),
+    "",
+    "## Why is this bad",
+    "",
+    paragraph(docs.why),
+    "",
+    "## Example",
+    "",
+    ...pythonBlock(docs.example),
+    "",
+    "## Fix",
+    "",
+    ...pythonBlock(docs.fix),
+    "",
+    "## When not to care",
+    "",
+    paragraph(docs.whenNotToCare),
+    "",
+    "## References",
+    "",
+    ...docs.references.map((r) => `- ${paragraph(r)}`),
+    "",
+  ];
+  return lines.join("\n");
+}
+
+/** The index of all rules (docs/rules/README.md): one table row per rule, in code order. */
+export function renderRulesIndex(rules: readonly Rule[]): string {
+  const rows = rules.map((r) => {
+    const { code, name, severity, fixable, docs } = r.meta;
+    return `| [${code}](${code}.md) | ${name} | ${severity} | ${fixable ? "yes" : "no"} | ${cell(firstSentence(docs.what))} |`;
+  });
+  return [
+    BANNER,
+    "# GPU Pilot rules",
+    "",
+    "Each rule reports one kind of GPU device-selection mistake in Python files and notebooks. Severities are the defaults;",
+    "a project can change them (`[tool.gpu-pilot]` in pyproject.toml) and silence a line with `# noqa: GPUnnn`.",
+    "",
+    "| Code | Name | Severity | Quick fix | What it does |",
+    "|---|---|---|---|---|",
+    ...rows,
+    "",
+  ].join("\n");
+}
+
+/** A doc text as one Markdown paragraph (line breaks folded, trailing space trimmed). */
+function paragraph(text: string): string {
+  return text.trim().replace(/\s*\n\s*/g, " ");
+}
+
+/** A fenced Python block; the fence grows if the code itself contains three backquotes. */
+function pythonBlock(code: string): string[] {
+  const fence = code.includes("```") ? "````" : "```";
+  return [`${fence}python`, ...code.replace(/\s+$/, "").split("\n"), fence];
+}
+
+/** The first sentence of a text (not cut at `e.g.` or inside backquotes). */
+export function firstSentence(text: string): string {
+  const t = paragraph(text);
+  let inCode = false;
+  for (let i = 0; i < t.length; i++) {
+    if (t[i] === "`") inCode = !inCode;
+    if (!inCode && t[i] === "." && (i + 1 === t.length || t[i + 1] === " ") && !/\b(e\.g|i\.e|etc|vs)$/.test(t.slice(Math.max(0, i - 4), i))) return t.slice(0, i + 1);
+  }
+  return t;
+}
+
+/** Text safe inside a Markdown table cell. */
+function cell(text: string): string {
+  return text.replace(/\|/g, "\\|");
+}

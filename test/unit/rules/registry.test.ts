@@ -1,0 +1,115 @@
+/**
+ * The rule registry's contract (after ESLint's build check): every registered rule has its doc
+ * sections, a test file, fixtures that fire and fixtures that do not, and an up-to-date generated
+ * doc page; codes are unique and in order, file names start with the code, and names match the
+ * table in ../shared/spec/rules.md. Only registered rules are checked.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, SHARED, lint, expectedLines } from "../helpers";
+import { RULES } from "../../../server/src/engine/rules/index";
+import { initEngine } from "../../../server/src/engine/lint";
+import { cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
+import { renderRuleDoc, renderRulesIndex } from "../../../scripts/ruleDocs";
+
+const RULES_DIR = join(ROOT, "server", "src", "engine", "rules");
+const DOCS_DIR = join(ROOT, "docs", "rules");
+const FIXTURES_DIR = join(ROOT, "test", "fixtures", "rules");
+const TESTS_DIR = join(ROOT, "test", "unit", "rules");
+
+/** code → name from the rule tables of rules.md (`| GPU001 | env-after-cuda-init | ...`). */
+function specTable(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of readFileSync(join(SHARED, "spec", "rules.md"), "utf8").split("\n")) {
+    const m = /^\|\s*(GPU\d{3})\s*\|\s*([a-z0-9-]+)\s*\|/.exec(line);
+    if (m) out.set(m[1], m[2]);
+  }
+  return out;
+}
+
+test("rules.md's tables parse (the contract the names are checked against)", () => {
+  const table = specTable();
+  assert.ok(table.size >= 20, `only ${table.size} rows parsed`);
+  assert.equal(table.get("GPU001"), "env-after-cuda-init");
+});
+
+test("codes are unique and in ascending order", () => {
+  const codes = RULES.map((r) => r.meta.code);
+  assert.equal(new Set(codes).size, codes.length, `duplicate codes: ${codes.join(", ")}`);
+  assert.deepEqual(codes, [...codes].sort(), "RULES must be in code order");
+});
+
+for (const rule of RULES) {
+  const { code, name } = rule.meta;
+
+  test(`${code}: name and file match rules.md`, () => {
+    assert.equal(name, specTable().get(code), `${code}'s name differs from rules.md`);
+    const files = readdirSync(RULES_DIR).filter((f) => f.startsWith(`${code}-`));
+    assert.deepEqual(files, [`${code}-${name}.ts`], `one rule file named ${code}-${name}.ts`);
+    assert.ok(["error", "warning", "information", "hint"].includes(rule.meta.severity));
+  });
+
+  test(`${code}: every doc section is written`, () => {
+    const d = rule.meta.docs;
+    for (const key of ["what", "why", "example", "fix", "whenNotToCare"] as const) {
+      assert.equal(typeof d[key], "string", `${code} docs.${key}`);
+      assert.ok(d[key].trim().length >= 20, `${code} docs.${key} is empty or a stub`);
+    }
+    assert.ok(Array.isArray(d.references) && d.references.length > 0, `${code} docs.references`);
+    for (const r of d.references) assert.ok(r.trim().length > 0, `${code}: an empty reference`);
+  });
+
+  test(`${code}: the doc example fires the rule and the doc fix does not`, async () => {
+    const codes = async (text: string) => (await lintExample(text)).filter((c) => c === code);
+    assert.ok((await codes(rule.meta.docs.example)).length > 0, `${code}'s example does not trigger it`);
+    assert.deepEqual(await codes(rule.meta.docs.fix), [], `${code}'s fixed example still triggers it`);
+  });
+
+  test(`${code}: has a test file that runs its fixtures`, () => {
+    const file = join(TESTS_DIR, `${code}.test.ts`);
+    assert.ok(existsSync(file), `missing test/unit/rules/${code}.test.ts`);
+    const text = readFileSync(file, "utf8");
+    assert.ok(text.includes(`fixtureTests("${code}"`), `${code}.test.ts does not call fixtureTests("${code}")`);
+    if (rule.meta.fixable) assert.ok(/applyFix\(|applyEdits\(/.test(text), `${code} is fixable but its test applies no fix`);
+  });
+
+  test(`${code}: has fixtures that fire and fixtures that must not`, () => {
+    const dir = join(FIXTURES_DIR, code);
+    assert.ok(existsSync(dir), `missing test/fixtures/rules/${code}/`);
+    const files = readdirSync(dir).filter((f) => f.endsWith(".py") || f.endsWith(".ipynb"));
+    const fires = (f: string) => {
+      const text = readFileSync(join(dir, f), "utf8");
+      const sources = f.endsWith(".ipynb") ? cellsOfIpynb(text).filter((c) => c.kind === "code").map((c) => c.text) : [text];
+      return sources.some((t) => expectedLines(t, code).length > 0);
+    };
+    assert.ok(files.some(fires), `${code}: no fixture annotated "# expect: ${code}"`);
+    assert.ok(files.some((f) => !fires(f)), `${code}: no fixture on which it must stay silent`);
+  });
+
+  test(`${code}: the committed doc page is the generator's output`, () => {
+    const file = join(DOCS_DIR, `${code}.md`);
+    assert.ok(existsSync(file), `missing docs/rules/${code}.md (run npm run docs:rules)`);
+    assert.equal(readFileSync(file, "utf8"), renderRuleDoc(rule), `docs/rules/${code}.md is out of date (run npm run docs:rules)`);
+  });
+}
+
+test("docs/rules/README.md indexes exactly the registered rules", () => {
+  const file = join(DOCS_DIR, "README.md");
+  assert.ok(existsSync(file), "missing docs/rules/README.md (run npm run docs:rules)");
+  assert.equal(readFileSync(file, "utf8"), renderRulesIndex(RULES), "docs/rules/README.md is out of date (run npm run docs:rules)");
+});
+
+/**
+ * The codes reported for a doc example: as a notebook cell when it has IPython lines (`!`, `%`),
+ * with a two-GPU machine so that machine-aware rules can speak.
+ */
+async function lintExample(text: string): Promise<string[]> {
+  const machine = { gpuCount: 2, uuids: [] };
+  if (text.split("\n").some((l) => /^\s*[!%]/.test(l))) {
+    await initEngine();
+    return lintNotebook([{ kind: "code", text }], { machine }).diagnostics.map((d) => d.code);
+  }
+  return (await lint(text, { machine })).map((d) => d.code);
+}
