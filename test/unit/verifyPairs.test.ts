@@ -22,8 +22,8 @@ for (const code of RUNTIME_RULES) {
       for (const k of Object.keys(expect[variant])) assert.ok(KEYS.has(k), `${code} ${variant}: unknown key ${k}`);
       assert.ok(Object.keys(expect[variant]).some((k) => !["claim", "env", "launcher"].includes(k)), `${code} ${variant}: something to measure`);
     }
-    const bad = (await lint(readFileSync(join(dir, "bad.py"), "utf8"))).map((d) => d.code);
-    const fixed = (await lint(readFileSync(join(dir, "fixed.py"), "utf8"))).map((d) => d.code);
+    const bad: string[] = (await lint(readFileSync(join(dir, "bad.py"), "utf8"))).map((d) => d.code);
+    const fixed: string[] = (await lint(readFileSync(join(dir, "fixed.py"), "utf8"))).map((d) => d.code);
     assert.ok(bad.includes(code), `bad.py not flagged with ${code}: ${bad.join(",")}`);
     assert.ok(!fixed.includes(code), `fixed.py flagged with ${code}`);
   });
