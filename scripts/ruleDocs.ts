@@ -11,6 +11,7 @@ const BANNER = "<!-- Generated from the rule's meta by scripts/gen-rule-docs.mjs
 /** The doc page of one rule, as committed in docs/rules/<code>.md. */
 export function renderRuleDoc(rule: Rule): string {
   const { code, name, severity, fixable, docs } = rule.meta;
+  const language = languageOf(rule);
   const lines = [
     BANNER,
     `# ${code}: ${name}`,
@@ -28,11 +29,11 @@ export function renderRuleDoc(rule: Rule): string {
     "",
     "## Example",
     "",
-    ...pythonBlock(docs.example),
+    ...codeBlock(docs.example, language),
     "",
     "## Fix",
     "",
-    ...pythonBlock(docs.fix),
+    ...codeBlock(docs.fix, language),
     "",
     "## When not to care",
     "",
@@ -71,10 +72,15 @@ function paragraph(text: string): string {
   return text.trim().replace(/\s*\n\s*/g, " ");
 }
 
-/** A fenced Python block; the fence grows if the code itself contains three backquotes. */
-function pythonBlock(code: string): string[] {
+/** The language of a rule's example and fix: `docs.language` (manifest rules: yaml, dockerfile), else Python. */
+export function languageOf(rule: Rule): string {
+  return (rule.meta.docs as { language?: string }).language ?? "python";
+}
+
+/** A fenced code block; the fence grows if the code itself contains three backquotes. */
+function codeBlock(code: string, language: string): string[] {
   const fence = code.includes("```") ? "````" : "```";
-  return [`${fence}python`, ...code.replace(/\s+$/, "").split("\n"), fence];
+  return [`${fence}${language}`, ...code.replace(/\s+$/, "").split("\n"), fence];
 }
 
 /** The first sentence of a text (not cut at `e.g.` or inside backquotes). */

@@ -14,6 +14,7 @@ test("GPU010 sits on the DataParallel call, is an error and names both devices",
   assert.match(d.message, /needs the module on cuda:1 \(device_ids\[0\]\), but `model` is on cuda:0 \(line 4\)/);
   assert.match(d.message, /module must have its parameters and buffers on device cuda:1/);
   assert.match(d.message, /DistributedDataParallel/);
+  assert.deepEqual(d.related?.[0].range, { start: { line: 3, character: 8 }, end: { line: 3, character: 30 } });
 });
 
 test("GPU010 fix moves the module to device_ids[0]; re-linting is clean", async () => {

@@ -8,11 +8,12 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, SHARED, lint, expectedLines } from "../helpers";
+import { ROOT, SHARED, lint, expectedLines, fixtureFiles, applyFix } from "../helpers";
 import { RULES } from "../../../server/src/engine/rules/index";
 import { initEngine } from "../../../server/src/engine/lint";
 import { cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
-import { renderRuleDoc, renderRulesIndex } from "../../../scripts/ruleDocs";
+import { languageOf, renderRuleDoc, renderRulesIndex } from "../../../scripts/ruleDocs";
+import type { LintDiagnostic } from "../../../server/src/engine/types";
 
 const RULES_DIR = join(ROOT, "server", "src", "engine", "rules");
 const DOCS_DIR = join(ROOT, "docs", "rules");
@@ -61,7 +62,7 @@ for (const rule of RULES) {
     for (const r of d.references) assert.ok(r.trim().length > 0, `${code}: an empty reference`);
   });
 
-  test(`${code}: the doc example fires the rule and the doc fix does not`, async () => {
+  test(`${code}: the doc example fires the rule and the doc fix does not`, { skip: languageOf(rule) !== "python" && "manifest examples are checked by the manifest rules' own tests" }, async () => {
     const codes = async (text: string) => (await lintExample(text)).filter((c) => c === code);
     assert.ok((await codes(rule.meta.docs.example)).length > 0, `${code}'s example does not trigger it`);
     assert.deepEqual(await codes(rule.meta.docs.fix), [], `${code}'s fixed example still triggers it`);
@@ -71,14 +72,14 @@ for (const rule of RULES) {
     const file = join(TESTS_DIR, `${code}.test.ts`);
     assert.ok(existsSync(file), `missing test/unit/rules/${code}.test.ts`);
     const text = readFileSync(file, "utf8");
-    assert.ok(text.includes(`fixtureTests("${code}"`), `${code}.test.ts does not call fixtureTests("${code}")`);
+    assert.ok(new RegExp(`[fF]ixture\\w*\\(\\s*"${code}"`).test(text), `${code}.test.ts does not run its fixtures (fixtureTests("${code}"))`);
     if (rule.meta.fixable) assert.ok(/applyFix\(|applyEdits\(/.test(text), `${code} is fixable but its test applies no fix`);
   });
 
   test(`${code}: has fixtures that fire and fixtures that must not`, () => {
     const dir = join(FIXTURES_DIR, code);
     assert.ok(existsSync(dir), `missing test/fixtures/rules/${code}/`);
-    const files = readdirSync(dir).filter((f) => f.endsWith(".py") || f.endsWith(".ipynb"));
+    const files = readdirSync(dir, { withFileTypes: true }).filter((f) => f.isFile()).map((f) => f.name);
     const fires = (f: string) => {
       const text = readFileSync(join(dir, f), "utf8");
       const sources = f.endsWith(".ipynb") ? cellsOfIpynb(text).filter((c) => c.kind === "code").map((c) => c.text) : [text];
@@ -86,6 +87,18 @@ for (const rule of RULES) {
     };
     assert.ok(files.some(fires), `${code}: no fixture annotated "# expect: ${code}"`);
     assert.ok(files.some((f) => !fires(f)), `${code}: no fixture on which it must stay silent`);
+  });
+
+  test(`${code}: every fix in its fixtures parses, and re-linting does not offer it again`, async () => {
+    // "Again" = as many findings with this message and fix title as before (others may be identical twins elsewhere).
+    const same = (ds: LintDiagnostic[], d: LintDiagnostic) => ds.filter((x) => x.code === code && x.fix?.title === d.fix!.title && x.message === d.message).length;
+    for (const f of existsSync(join(FIXTURES_DIR, code)) ? fixtureFiles(code) : []) {
+      const before = await lint(f.text);
+      for (const d of before.filter((x) => x.code === code && x.fix)) {
+        const after = await lint(applyFix(f.text, d));
+        assert.ok(same(after, d) < same(before, d), `${f.name}:${d.range.start.line + 1} "${d.fix!.title}" is offered again after applying it`);
+      }
+    }
   });
 
   test(`${code}: the committed doc page is the generator's output`, () => {

@@ -1,7 +1,7 @@
 /**
  * Queries on the CUDA timeline: what happened before a given environment write.
  */
-import { freezes, readersOf, type Framework } from "../frameworks";
+import { freezes, readersOf } from "../frameworks";
 import type { EnvWriteEvent, ImportEvent, InitEvent, ModuleModel, TimelineCall } from "./model";
 import type { SyntaxNode } from "./parser";
 
@@ -40,18 +40,6 @@ export function cudaUsedAfter(model: ModuleModel, after: EnvWriteEvent): boolean
     else if (seen && e.kind === "init") return true;
   }
   return false;
-}
-
-/**
- * The first CUDA-initialising event among the first `at` events of the timeline (see
- * {@link TimelineCall.at}), optionally of one framework only; null when nothing initialised yet.
- */
-export function initBefore(model: ModuleModel, at: number, framework?: Framework): InitEvent | null {
-  for (let i = 0; i < Math.min(at, model.events.length); i++) {
-    const e = model.events[i];
-    if (e.kind === "init" && (!framework || e.framework === framework)) return e;
-  }
-  return null;
 }
 
 /** The timeline entry of a call node, or null when the walk never reached it (e.g. a function the module does not call). */

@@ -61,6 +61,7 @@ export const rule: Rule = {
       ctx.report({
         range: nodeRange(call),
         message: `DataParallel(..., device_ids=${ids!.text}) needs the module on cuda:${first} (device_ids[0]), but ${wrapperMove ? "the wrapper moves it to" : `\`${module.text}\` is on`} cuda:${place} (${ctx.where(where.startPosition.row)}): the first forward raises RuntimeError "module must have its parameters and buffers on device cuda:${first} (device_ids[0])". Consider DistributedDataParallel`,
+        related: [{ range: nodeRange(where), message: `the module's parameters are put on cuda:${place} here` }],
         ...(wrapperMove ? {} : { fix: moveFix(module, first, idsArg) }),
       });
     }

@@ -3,7 +3,7 @@ import { snippet } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import type { InitEvent } from "../python/model";
 import { nodeRange } from "../python/model";
-import { initBefore, timelineCall } from "../python/timeline";
+import { timelineCall } from "../python/timeline";
 import { eolOf, lineStarts, topLevelStatement } from "../fixes";
 import type { Fix, TextEdit } from "../types";
 import { callArgs, calleePath, contains, enclosingFunction, intLiteral, namesBound, namesRead, ownsItsLines, removeStatement, startsItsLine } from "./shared/py";
@@ -15,6 +15,11 @@ export const TF_DEVICE_CONFIG: ReadonlySet<string> = new Set([
   "tensorflow.config.set_logical_device_configuration", "tensorflow.config.experimental.set_virtual_device_configuration",
 ]);
 const MEMORY_GROWTH = "tensorflow.config.experimental.set_memory_growth";
+/**
+ * TensorFlow calls the timeline counts as initialising but that only read build information or
+ * files: scripts often print them before configuring devices, so they do not trigger GPU012.
+ */
+const TF_BUILD_QUERIES = ["tensorflow.test.is_built_with_cuda", "tensorflow.test.is_built_with_gpu_support", "tensorflow.test.is_built_with_rocm", "tensorflow.sysconfig.", "tensorflow.io.gfile.", "tensorflow.version."];
 
 /** GPU012: TensorFlow device configuration after the runtime initialised; memory growth on some GPUs only. */
 export const rule: Rule = {
@@ -41,7 +46,7 @@ export const rule: Rule = {
     const config = calls.filter((c) => TF_DEVICE_CONFIG.has(calleePath(ctx.model, c) ?? ""));
     for (const call of config) {
       const tc = timelineCall(ctx.model, call);
-      const init = tc ? initBefore(ctx.model, tc.at, "tensorflow") : null;
+      const init = tc ? firstTfInit(ctx, tc.at) : null;
       if (!init) continue;
       const name = calleePath(ctx.model, call)!.replace(/^tensorflow\./, "tf.");
       ctx.report({
@@ -54,6 +59,16 @@ export const rule: Rule = {
     partialGrowth(ctx, calls);
   },
 };
+
+/** The first TensorFlow-initialising event among the first `at` timeline events, build queries excepted. */
+function firstTfInit(ctx: RuleContext, at: number): InitEvent | null {
+  for (const e of ctx.model.events.slice(0, at)) {
+    if (e.kind !== "init" || e.framework !== "tensorflow") continue;
+    const q = e.node.type === "call" ? calleePath(ctx.model, e.node) ?? "" : "";
+    if (!TF_BUILD_QUERIES.some((p) => q === p || (p.endsWith(".") && q.startsWith(p)))) return e;
+  }
+  return null;
+}
 
 /** Warns when memory growth is set for constant device indices only, with no loop over the GPUs and no set_visible_devices. */
 function partialGrowth(ctx: RuleContext, calls: SyntaxNode[]): void {
