@@ -10,19 +10,24 @@
  */
 import type { Inventory } from "./gpu/nvidiaSmi";
 import type { SmiState } from "./gpu/monitor";
+import type { RunFinding } from "./run/checks";
+import type { LauncherKind } from "./run/launch";
+import type { Uri } from "vscode";
 
 /** The last run started by `gpuPilot.runActiveFile` (updated in place as the run progresses). */
 export interface LastRun {
   /** Absolute path of the script. */
   file: string;
-  /** The program started (the interpreter). */
+  /** The launcher used: python, torchrun, accelerate, deepspeed, custom, docker or slurm. */
+  launcher: LauncherKind;
+  /** The program started (the interpreter, or the launcher's program). */
   command: string;
-  /** Its arguments: `[file]`. */
+  /** Its arguments, e.g. `[file]` for python. */
   args: string[];
   /** Working directory. */
   cwd: string;
-  /** The variables added to the environment. */
-  env: { CUDA_VISIBLE_DEVICES: string; CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
+  /** The variables added to the environment (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER where the launcher uses them, and gpuPilot.run.env). */
+  env: Record<string, string>;
   /** Where the interpreter came from: `python-extension` or `default` (python3). */
   interpreterSource: "python-extension" | "default";
   /** The task's name, e.g. `train.py on GPU 1`. */
@@ -58,4 +63,11 @@ export interface GpuPilotApi {
   isServerRunning(): boolean;
   /** The last run of `gpuPilot.runActiveFile`, or undefined before the first. */
   readonly lastRun?: LastRun;
+  /**
+   * The checks `gpuPilot.runActiveFile` would make before running `uri` (default: the active editor)
+   * with `launcher` (default: `gpuPilot.run.launcher`) on the current selection, without asking or
+   * running anything: unknown GPU ids, too many processes, a script that needs torchrun, a script
+   * that sets CUDA_VISIBLE_DEVICES itself, GPUs busy with other users' processes.
+   */
+  checkRun(uri?: Uri, launcher?: LauncherKind): Promise<RunFinding[]>;
 }

@@ -7,7 +7,7 @@ import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
-import { runActiveFile } from "./run/runActiveFile";
+import { runActiveFile, runActiveFileWith } from "./run/runActiveFile";
 import { SHOW_RULE_DOC_COMMAND } from "../../server/src/protocol";
 
 type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
@@ -21,6 +21,7 @@ export const commands: Record<string, Factory> = {
   },
   "gpuPilot.clearSelection": (ctx) => () => ctx.selection.set([]),
   "gpuPilot.runActiveFile": (ctx) => (uri?: unknown) => runActiveFile(ctx, uri instanceof vscode.Uri ? uri : undefined),
+  "gpuPilot.runActiveFileWith": (ctx) => (uri?: unknown) => runActiveFileWith(ctx, uri instanceof vscode.Uri ? uri : undefined),
   "gpuPilot.restartServer": (ctx) => async () => {
     log.info("Restarting the language server (GPU Pilot: Restart Server).");
     await ctx.restartServer();

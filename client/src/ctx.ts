@@ -25,7 +25,8 @@ import { orderSelection, SelectionStore } from "./gpu/selection";
 import { createSelectionStatusBar } from "./gpu/statusBar";
 import { createGpuTreeView } from "./gpu/tree";
 import { log, logChannel, traceChannel } from "./log";
-import type { RunHost } from "./run/runActiveFile";
+import { registerRunCodeLens } from "./run/codeLens";
+import { checkRunFor, type RunHost } from "./run/runActiveFile";
 
 /** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
 const CLIENT_ID = "gpuPilot";
@@ -50,6 +51,7 @@ export class Ctx implements RunHost {
       this.monitor,
       ...tree.disposables,
       ...createSelectionStatusBar(this.selection, this.monitor),
+      ...registerRunCodeLens(this.selection),
       this.monitor.onDidChange(() => this.sendInventory()),
       this.selection.onDidChange(() => this.sendInventory()),
       vscode.workspace.onDidChangeConfiguration((e) => {
@@ -66,6 +68,11 @@ export class Ctx implements RunHost {
   /** Extension-lifetime disposables (`ExtensionContext.subscriptions`). */
   get subscriptions(): vscode.Disposable[] {
     return this.extCtx.subscriptions;
+  }
+
+  /** Workspace state (the run's remembered argument prompt). */
+  get workspaceState(): vscode.Memento {
+    return this.extCtx.workspaceState;
   }
 
   /** The last run of `gpuPilot.runActiveFile`. */
@@ -116,6 +123,7 @@ export class Ctx implements RunHost {
       get lastRun() {
         return lastRun();
       },
+      checkRun: (uri, launcher) => checkRunFor(this, uri, launcher),
     };
   }
 

@@ -60,7 +60,12 @@ export class Uri {
 /** A text document as runActiveFile sees it. */
 export class FakeDocument {
   saves = 0;
+  /** The document's text (getText()). */
+  text = "";
   constructor(public uri: Uri, public languageId = "python", public isDirty = false) {}
+  getText(): string {
+    return this.text;
+  }
   get isUntitled(): boolean {
     return this.uri.scheme === "untitled";
   }
@@ -70,6 +75,30 @@ export class FakeDocument {
     return Promise.resolve(true);
   }
 }
+
+export class Position {
+  constructor(readonly line: number, readonly character: number) {}
+}
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(a: Position | number, b: Position | number, c?: number, d?: number) {
+    this.start = typeof a === "number" ? new Position(a, b as number) : a;
+    this.end = typeof a === "number" ? new Position(c ?? 0, d ?? 0) : (b as Position);
+  }
+}
+export class CodeLens {
+  constructor(readonly range: Range, readonly command?: { title: string; command: string; arguments?: unknown[]; tooltip?: string }) {}
+}
+/** CodeLens providers registered through languages.registerCodeLensProvider. */
+export const languages = {
+  codeLensProviders: [] as { selector: unknown; provider: { provideCodeLenses(doc: unknown): unknown; onDidChangeCodeLenses?: unknown } }[],
+  registerCodeLensProvider(selector: unknown, provider: { provideCodeLenses(doc: unknown): unknown }) {
+    const entry = { selector, provider };
+    languages.codeLensProviders.push(entry);
+    return { dispose: () => languages.codeLensProviders.splice(languages.codeLensProviders.indexOf(entry), 1) };
+  },
+};
 
 export class ProcessExecution {
   constructor(readonly process: string, readonly args: string[], readonly options?: { cwd?: string; env?: Record<string, string> }) {}
@@ -92,9 +121,11 @@ const taskStart = new EventEmitter<{ execution: { task: Task }; processId: numbe
 const taskEnd = new EventEmitter<{ execution: { task: Task }; exitCode: number | undefined }>();
 export const tasks = {
   executed: [] as Task[],
+  /** Tasks whose execution's terminate() was called. */
+  terminated: [] as Task[],
   executeTask(task: Task) {
     tasks.executed.push(task);
-    return Promise.resolve({ task });
+    return Promise.resolve({ task, terminate: () => tasks.terminated.push(task) });
   },
   onDidStartTaskProcess: taskStart.event,
   onDidEndTaskProcess: taskEnd.event,
@@ -112,6 +143,16 @@ export const recorded = {
   /** Labels of the GPUs the next quick pick accepts; undefined = the user cancels it. */
   quickPickAnswer: undefined as string[] | undefined,
   quickPicks: [] as { title?: string; labels: string[]; preselected: string[] }[],
+  /** Answers of the next showQuickPick (by label) / showInputBox calls, in order (undefined = cancelled). */
+  pickAnswers: [] as (string | undefined)[],
+  inputAnswers: [] as (string | undefined)[],
+  /** What showQuickPick offered and showInputBox proposed. */
+  picks: [] as { title?: string; labels: string[] }[],
+  inputs: [] as { title?: string; value?: string }[],
+  /** Documents shown with their selection's start line (showTextDocument). */
+  shown: [] as { uri: string; line?: number }[],
+  /** Commands run through executeCommand that no one registered (e.g. workbench.trust.manage). */
+  executed: [] as string[],
   context: new Map<string, unknown>(),
   messages: [] as string[],
   log: [] as string[],
@@ -228,10 +269,28 @@ export const window = {
   showInformationMessage: showMessage,
   showWarningMessage: showMessage,
   showErrorMessage: showMessage,
+  showQuickPick(items: readonly { label: string }[], options?: { title?: string }) {
+    recorded.picks.push({ title: options?.title, labels: items.map((i) => i.label) });
+    const answer = recorded.pickAnswers.shift();
+    return Promise.resolve(items.find((i) => i.label === answer));
+  },
+  showInputBox(options?: { title?: string; value?: string }) {
+    recorded.inputs.push({ title: options?.title, value: options?.value });
+    return Promise.resolve(recorded.inputAnswers.shift());
+  },
+  showTextDocument(doc: FakeDocument, options?: { selection?: Range }) {
+    recorded.shown.push({ uri: doc.uri.toString(), line: options?.selection?.start.line });
+    return Promise.resolve({ document: doc });
+  },
+  terminals: [] as { name: string; show(): void }[],
 };
 
+const trustEmitter = new EventEmitter<void>();
 export const workspace = {
   getConfiguration: () => ({ get: (key: string) => settings.get(key) }),
+  /** Workspace trust (vscode.workspace.isTrusted). */
+  isTrusted: true,
+  onDidGrantWorkspaceTrust: trustEmitter.event,
   onDidChangeConfiguration: configEmitter.event,
   /** Watchers made by the client (the language client's `synchronize.fileEvents`). */
   watchers: [] as string[],
@@ -274,6 +333,7 @@ export const commands = {
       return Promise.resolve(undefined);
     }
     const handler = registered.get(command);
+    if (!handler) recorded.executed.push(command);
     return Promise.resolve(handler ? handler(...args) : undefined);
   },
 };
@@ -282,6 +342,7 @@ const fake = {
   EventEmitter, ThemeColor, ThemeIcon, MarkdownString, TreeItem, TreeItemCollapsibleState,
   TreeItemCheckboxState, StatusBarAlignment, Uri, window, workspace, commands,
   ProcessExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,
+  Position, Range, CodeLens, languages,
 };
 
 /** Stand-in for vscode-languageclient/node's LanguageClient: records what it was given and sent. */

@@ -1,20 +1,26 @@
-// "Run Active File on Selected GPUs" with a stand-in `vscode` module (client-fakeVscode.ts, imported
-// first): the Task it builds, saving, picking GPUs, and the exit code report.
+// "Run Active File on Selected GPUs" / "Run Active File With..." with a stand-in `vscode` module
+// (client-fakeVscode.ts, imported first): the Task it builds for each launcher, the checks and their
+// ways forward, workspace trust, saving, picking GPUs, Show Output / Stop, and the exit report.
 import { FakeDocument, recorded, settings, Task, TaskScope, tasks, Uri, window, workspace } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LastRun } from "../../client/src/api";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { SelectionStore } from "../../client/src/gpu/selection";
-import { runActiveFile, type RunHost } from "../../client/src/run/runActiveFile";
+import type { ProcessOwner } from "../../client/src/run/owners";
+import { ARGS_STATE_KEY, checkRunFor, runActiveFile, runActiveFileWith, type RunHost } from "../../client/src/run/runActiveFile";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
+const LAUNCHERS_BIN = join(__dirname, "..", "fixtures", "bin", "launchers");
+const CASES = join(__dirname, "..", "..", "..", "shared", "cases");
 const PROJECT = "/work/proj";
 
 function memento() {
   const data = new Map<string, unknown>();
   return {
+    data,
     get: <T>(key: string) => data.get(key) as T | undefined,
     update: (key: string, value: unknown) => {
       data.set(key, value);
@@ -23,7 +29,9 @@ function memento() {
   };
 }
 
-async function host(selection: string[] = []): Promise<RunHost & { lastRun?: LastRun; dispose(): void }> {
+type TestHost = RunHost & { lastRun?: LastRun; dispose(): void; state: ReturnType<typeof memento> };
+
+async function host(selection: string[] = [], ownerOf: (pid: number) => ProcessOwner = () => "me"): Promise<TestHost> {
   process.env.FAKE_NVIDIA_SMI_MODE = "busy";
   settings.clear();
   settings.set("nvidiaSmiPath", FAKE);
@@ -31,17 +39,30 @@ async function host(selection: string[] = []): Promise<RunHost & { lastRun?: Las
   recorded.answers.length = 0;
   recorded.quickPicks.length = 0;
   recorded.quickPickAnswer = undefined;
+  recorded.pickAnswers.length = 0;
+  recorded.inputAnswers.length = 0;
+  recorded.picks.length = 0;
+  recorded.inputs.length = 0;
+  recorded.shown.length = 0;
+  recorded.executed.length = 0;
+  recorded.log.length = 0;
   tasks.executed.length = 0;
+  tasks.terminated.length = 0;
+  workspace.isTrusted = true;
   workspace.folder = { uri: Uri.file(PROJECT), name: "proj", index: 0 };
   workspace.saveAsTarget = undefined;
   const monitor = new GpuMonitor();
   await monitor.refresh();
-  const store = new SelectionStore(memento());
+  const state = memento();
+  const store = new SelectionStore(state);
   await store.set(selection);
-  const h = {
+  const h: TestHost = {
     monitor,
     selection: store,
     subscriptions: [] as { dispose(): void }[],
+    workspaceState: state,
+    state,
+    ownerOf,
     lastRun: undefined as LastRun | undefined,
     setLastRun(run: LastRun) {
       h.lastRun = run;
@@ -51,21 +72,34 @@ async function host(selection: string[] = []): Promise<RunHost & { lastRun?: Las
   return h;
 }
 
-function open(doc: FakeDocument): FakeDocument {
+function open(doc: FakeDocument, text = ""): FakeDocument {
+  doc.text = text;
   workspace.textDocuments = [doc];
   window.activeTextEditor = { document: doc };
   return doc;
 }
 
-const expectedEnv = (gpus: string) => ({ CUDA_VISIBLE_DEVICES: gpus, CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+function sharedCase(name: string): string {
+  const file = join(CASES, name);
+  assert.ok(existsSync(file), `missing shared case ${file}`);
+  return readFileSync(file, "utf8");
+}
 
-test("runs the active file as a Task with a ProcessExecution, reports the exit code", async () => {
+/** The stand-in launchers first on the run's PATH (gpuPilot.run.env), as the e2e suite does. */
+function standInsOnPath(): void {
+  settings.set("run.env", { PATH: `${LAUNCHERS_BIN}:\${env:PATH}` });
+}
+
+const expectedEnv = (gpus: string) => ({ CUDA_VISIBLE_DEVICES: gpus, CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+const running = (title: string) => `Running ${title}.`;
+
+test("runs the active file as a Task with a ProcessExecution, offers Show Output / Stop, reports the exit code", async () => {
   const h = await host(["1"]);
   open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 1);
   const task = tasks.executed[0];
-  assert.equal(task.definition.type, "gpuPilot");
+  assert.deepEqual({ ...task.definition, runId: "" }, { type: "gpuPilot", runId: "", file: `${PROJECT}/train.py`, gpus: "1", launcher: "python" });
   assert.equal(task.name, "train.py on GPU 1");
   assert.equal(task.source, "GPU Pilot");
   assert.equal(task.scope, workspace.folder, "scoped to the workspace folder");
@@ -73,16 +107,28 @@ test("runs the active file as a Task with a ProcessExecution, reports the exit c
   assert.deepEqual(task.execution.args, [`${PROJECT}/train.py`]);
   assert.deepEqual(task.execution.options, { cwd: PROJECT, env: expectedEnv("1") });
   assert.ok(recorded.log.some((l) => /Python extension \(ms-python\.python\) is not installed: running with python3/.test(l)));
+  assert.deepEqual(recorded.messages, [running("train.py on GPU 1")]);
 
   assert.equal(h.lastRun?.file, `${PROJECT}/train.py`);
+  assert.equal(h.lastRun?.launcher, "python");
   assert.equal(h.lastRun?.exitCode, undefined);
   assert.equal(h.subscriptions.length, 2, "start/end listeners live in the extension's subscriptions");
   tasks.finish(task, 4242, 0);
   assert.equal(h.lastRun?.pid, 4242);
   assert.equal(h.lastRun?.exitCode, 0);
   assert.ok(h.lastRun?.endedAt);
-  assert.deepEqual(recorded.messages, ["train.py on GPU 1: finished (exit code 0)."]);
+  assert.deepEqual(recorded.messages, [running("train.py on GPU 1"), "train.py on GPU 1: finished (exit code 0)."]);
   assert.equal(h.subscriptions.length, 0, "listeners removed after the end");
+  h.dispose();
+});
+
+test("Stop in the running notification terminates the task", async () => {
+  const h = await host(["0"]);
+  open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
+  recorded.answers.push("Stop");
+  await runActiveFile(h);
+  await new Promise((r) => setImmediate(r));
+  assert.deepEqual(tasks.terminated, [tasks.executed[0]]);
   h.dispose();
 });
 
@@ -97,7 +143,198 @@ test("a failing run is reported with its exit code; an unrelated task is ignored
   assert.equal(h.lastRun?.exitCode, undefined);
   tasks.finish(task, 7, 3);
   assert.equal(h.lastRun?.exitCode, 3);
-  assert.deepEqual(recorded.messages, ["bad.py on GPU 0,1: failed with exit code 3."]);
+  assert.deepEqual(recorded.messages, [running("bad.py on GPU 0,1"), "bad.py on GPU 0,1: failed with exit code 3."]);
+  h.dispose();
+});
+
+test("untrusted workspace: no task, a clear message, and a way to trust it", async () => {
+  const h = await host(["0"]);
+  workspace.isTrusted = false;
+  open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
+  recorded.answers.push("Manage Workspace Trust");
+  await runActiveFile(h);
+  await runActiveFileWith(h);
+  await new Promise((r) => setImmediate(r));
+  assert.equal(tasks.executed.length, 0);
+  assert.equal(recorded.picks.length, 0, "Run With... does not even offer launchers");
+  assert.equal(recorded.messages.length, 2);
+  assert.match(recorded.messages[0], /does not run files in Restricted Mode.*Trust this workspace/);
+  assert.deepEqual(recorded.executed, ["workbench.trust.manage"]);
+  assert.ok(recorded.log.some((l) => /workspace is not trusted/.test(l)));
+  workspace.isTrusted = true;
+  h.dispose();
+});
+
+test("each launcher from gpuPilot.run.launcher, with the stand-ins first on the run's PATH", async () => {
+  const h = await host(["0", "1"]);
+  standInsOnPath();
+  settings.set("run.dockerImage", "pytorch/pytorch:latest");
+  settings.set("run.customArgs", ["${python}", "-u", "${file}", "--gpus", "${gpus}", "--n=${count}"]);
+  settings.set("run.args", ["--epochs", "1"]);
+  const file = `${PROJECT}/train.py`;
+  open(new FakeDocument(Uri.file(file)));
+  const bin = (n: string) => join(LAUNCHERS_BIN, n);
+  const expected: Record<string, { command: string; args: string[]; env: Record<string, string> }> = {
+    python: { command: "python3", args: [file, "--epochs", "1"], env: expectedEnv("0,1") },
+    torchrun: { command: bin("torchrun"), args: ["--standalone", "--nproc_per_node=2", file, "--epochs", "1"], env: expectedEnv("0,1") },
+    accelerate: { command: bin("accelerate"), args: ["launch", "--num_processes=2", "--gpu_ids=0,1", file, "--epochs", "1"], env: expectedEnv("0,1") },
+    deepspeed: { command: bin("deepspeed"), args: ["--include", "localhost:0,1", file, "--epochs", "1"], env: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
+    custom: { command: "python3", args: ["-u", file, "--gpus", "0,1", "--n=2", "--epochs", "1"], env: expectedEnv("0,1") },
+    docker: {
+      command: bin("docker"),
+      args: ["run", "--rm", "--gpus", '"device=0,1"', "-v", `${PROJECT}:${PROJECT}`, "-w", PROJECT, "pytorch/pytorch:latest", "python", file, "--epochs", "1"],
+      env: {},
+    },
+    slurm: { command: bin("srun"), args: ["--gpus=2", "python3", file, "--epochs", "1"], env: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
+  };
+  for (const [launcher, want] of Object.entries(expected)) {
+    settings.set("run.launcher", launcher);
+    tasks.executed.length = 0;
+    await runActiveFile(h);
+    assert.equal(tasks.executed.length, 1, launcher);
+    const ex = tasks.executed[0].execution;
+    assert.equal(ex.process, want.command, launcher);
+    assert.deepEqual(ex.args, want.args, launcher);
+    const { PATH, ...rest } = ex.options?.env ?? {};
+    assert.ok(PATH?.startsWith(`${LAUNCHERS_BIN}:`), `${launcher}: the run's PATH starts with the stand-ins`);
+    assert.deepEqual(rest, want.env, launcher);
+    assert.equal(tasks.executed[0].definition.launcher, launcher);
+  }
+  h.dispose();
+});
+
+test("torchrun / accelerate / deepspeed not found: python -m fallback (logged); docker not found: an error", async () => {
+  const h = await host(["1"]);
+  settings.set("run.env", { PATH: "/nonexistent-gpu-pilot" });
+  open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
+  settings.set("run.launcher", "torchrun");
+  await runActiveFile(h);
+  assert.equal(tasks.executed[0].execution.process, "python3");
+  assert.deepEqual(tasks.executed[0].execution.args, ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1", `${PROJECT}/train.py`]);
+  assert.ok(recorded.log.some((l) => /torchrun was not found on PATH or next to python3: running python3 -m torch\.distributed\.run/.test(l)));
+  settings.set("run.launcher", "docker");
+  settings.set("run.dockerImage", "img");
+  recorded.messages.length = 0;
+  await runActiveFile(h);
+  assert.equal(tasks.executed.length, 1);
+  assert.deepEqual(recorded.messages, ["GPU Pilot: docker was not found on PATH (gpuPilot.run.env's PATH): install it or choose another launcher."]);
+  h.dispose();
+});
+
+test("c15_ddp_ok.py (reads LOCAL_RANK) with python: torchrun is suggested; accepting runs torchrun", async () => {
+  const h = await host(["0", "1"]);
+  standInsOnPath();
+  const file = `${PROJECT}/c15_ddp_ok.py`;
+  open(new FakeDocument(Uri.file(file)), sharedCase("c15_ddp_ok.py"));
+  recorded.answers.push(undefined);
+  await runActiveFile(h);
+  assert.equal(tasks.executed.length, 0, "dismissed: nothing runs");
+  assert.match(recorded.messages[0], /^c15_ddp_ok\.py reads LOCAL_RANK \(line 6: os\.environ\["LOCAL_RANK"\]\).*raises KeyError\. Run it with torchrun \(--nproc_per_node=2/);
+
+  recorded.answers.push("Run with torchrun");
+  await runActiveFile(h);
+  assert.equal(tasks.executed[0].execution.process, join(LAUNCHERS_BIN, "torchrun"));
+  assert.deepEqual(tasks.executed[0].execution.args, ["--standalone", "--nproc_per_node=2", file]);
+
+  recorded.answers.push("Run with python");
+  await runActiveFile(h);
+  assert.equal(tasks.executed[1].execution.process, "python3");
+
+  settings.set("run.launcher", "torchrun");
+  recorded.messages.length = 0;
+  await runActiveFile(h);
+  assert.deepEqual(recorded.messages, [running("c15_ddp_ok.py on GPU 0,1 (torchrun)")], "no question with torchrun");
+  h.dispose();
+});
+
+test("a script that sets CUDA_VISIBLE_DEVICES itself (c01): both values shown; Show the Line / Run Anyway", async () => {
+  const h = await host(["0", "1"]);
+  const file = `${PROJECT}/c01.py`;
+  open(new FakeDocument(Uri.file(file)), sharedCase("c01_env_after_is_available.py"));
+  recorded.answers.push("Show the Line");
+  await runActiveFile(h);
+  assert.equal(tasks.executed.length, 0);
+  assert.equal(recorded.messages[0], 'c01.py sets CUDA_VISIBLE_DEVICES itself to "2" (line 6), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
+  assert.deepEqual(recorded.shown, [{ uri: `file://${file}`, line: 5 }]);
+  recorded.answers.push("Run Anyway");
+  await runActiveFile(h);
+  assert.deepEqual(tasks.executed[0].execution.options?.env, expectedEnv("0,1"));
+  h.dispose();
+});
+
+test("more processes than GPUs: one per GPU or as set; GPUs busy with other users' processes: a warning that does not block", async () => {
+  const h = await host(["0"], (pid) => (pid === 582 ? "other" : "me"));
+  standInsOnPath();
+  settings.set("run.launcher", "torchrun");
+  settings.set("run.nproc", 3);
+  open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
+  recorded.answers.push("Use 1 Process");
+  await runActiveFile(h);
+  assert.match(recorded.messages[0], /asks for 3 processes on 1 selected GPU/);
+  assert.match(recorded.messages[1], /^GPU Pilot: GPU 0 runs 1 process of another user \(pid 582 python3, 3380 MiB\)/);
+  assert.deepEqual(tasks.executed[0].execution.args, ["--standalone", "--nproc_per_node=1", `${PROJECT}/train.py`]);
+  recorded.answers.push("Run Anyway");
+  await runActiveFile(h);
+  assert.deepEqual(tasks.executed[1].execution.args, ["--standalone", "--nproc_per_node=3", `${PROJECT}/train.py`]);
+  h.dispose();
+});
+
+test("Run Active File With...: a launcher from the list, arguments asked and remembered per file", async () => {
+  const h = await host(["1"]);
+  standInsOnPath();
+  const file = `${PROJECT}/train.py`;
+  open(new FakeDocument(Uri.file(file)));
+  recorded.pickAnswers.push("accelerate");
+  recorded.inputAnswers.push(`--name 'my run' --lr=1e-4`);
+  await runActiveFileWith(h);
+  assert.deepEqual(recorded.picks[0].labels, ["python", "torchrun", "accelerate", "deepspeed", "custom", "docker", "slurm"]);
+  assert.deepEqual(recorded.inputs[0].value, "");
+  assert.deepEqual(tasks.executed[0].execution.args, ["launch", "--num_processes=1", "--gpu_ids=1", file, "--name", "my run", "--lr=1e-4"]);
+  assert.deepEqual(h.state.data.get(ARGS_STATE_KEY), { [file]: "--name 'my run' --lr=1e-4" });
+
+  // The plain command reuses the remembered arguments after gpuPilot.run.args.
+  settings.set("run.args", ["--fast"]);
+  await runActiveFile(h);
+  assert.deepEqual(tasks.executed[1].execution.args, [file, "--fast", "--name", "my run", "--lr=1e-4"]);
+
+  // Next time the prompt proposes them; cancelling the pick or the prompt runs nothing.
+  recorded.pickAnswers.push("python");
+  recorded.inputAnswers.push(undefined);
+  await runActiveFileWith(h);
+  assert.equal(recorded.inputs[1].value, "--name 'my run' --lr=1e-4");
+  recorded.pickAnswers.push(undefined);
+  await runActiveFileWith(h);
+  assert.equal(tasks.executed.length, 2);
+
+  recorded.pickAnswers.push("python");
+  recorded.inputAnswers.push("'unterminated");
+  recorded.messages.length = 0;
+  await runActiveFileWith(h);
+  assert.equal(tasks.executed.length, 2);
+  assert.deepEqual(recorded.messages, ["GPU Pilot: Unterminated ' in the arguments: 'unterminated"]);
+  h.dispose();
+});
+
+test("slurm with nothing selected asks how many GPUs srun should get", async () => {
+  const h = await host([]);
+  standInsOnPath();
+  settings.set("run.launcher", "slurm");
+  open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
+  recorded.inputAnswers.push("4");
+  await runActiveFile(h);
+  assert.equal(recorded.quickPicks.length, 0, "no GPU pick for srun");
+  assert.deepEqual(tasks.executed[0].execution.args, ["--gpus=4", "python3", `${PROJECT}/train.py`]);
+  assert.equal(tasks.executed[0].name, "train.py via srun (4 GPUs)");
+  h.dispose();
+});
+
+test("checkRun (the API): findings without asking or running", async () => {
+  const h = await host(["0", "1"]);
+  open(new FakeDocument(Uri.file(`${PROJECT}/c15.py`)), sharedCase("c15_ddp_ok.py"));
+  assert.deepEqual((await checkRunFor(h)).map((f) => f.kind), ["needsDistributedLauncher"]);
+  assert.deepEqual(await checkRunFor(h, undefined, "torchrun"), []);
+  assert.equal(tasks.executed.length, 0);
+  assert.deepEqual(recorded.messages, []);
   h.dispose();
 });
 
@@ -160,6 +397,11 @@ test("a selection naming a GPU that is not there asks first", async () => {
   recorded.answers.push("Run Anyway");
   await runActiveFile(h);
   assert.deepEqual(tasks.executed[0].execution.options?.env, expectedEnv("3"));
+  recorded.answers.push("Choose GPUs");
+  recorded.quickPickAnswer = ["GPU 0: NVIDIA H200"];
+  await runActiveFile(h);
+  assert.deepEqual(tasks.executed[1].execution.options?.env, expectedEnv("0"));
+  assert.deepEqual(h.selection.get(), ["0"]);
   h.dispose();
 });
 

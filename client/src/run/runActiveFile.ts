@@ -1,34 +1,74 @@
 /**
- * `gpuPilot.runActiveFile`: runs the active Python file on the selected GPUs as a VS Code Task
- * (ProcessExecution with an argument array and CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER in its
- * environment), then reports the exit code in the log and a notification.
+ * `gpuPilot.runActiveFile` and `gpuPilot.runActiveFileWith`: run the active Python file on the
+ * selected GPUs as a VS Code Task (ProcessExecution: an argument array, the run's environment merged
+ * into the inherited one, cwd = the workspace folder), with the launcher of `gpuPilot.run.launcher`
+ * or one picked from a list; the checks of checks.ts come first, each with a way forward. A
+ * notification offers "Show Output" / "Stop" while it runs; the exit code is reported at the end.
+ *
+ * Nothing runs in an untrusted workspace.
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
 import type { LastRun } from "../api";
+import * as config from "../config";
 import type { GpuMonitor } from "../gpu/monitor";
 import { pickGpus } from "../gpu/picker";
-import { type SelectionStore, unknownEntries } from "../gpu/selection";
+import type { SelectionStore, StateLike } from "../gpu/selection";
 import { log } from "../log";
+import { analyzeScript, type ScriptAnalysis } from "./analyze";
+import { checkRun, type RunFinding } from "./checks";
 import { resolveInterpreter } from "./interpreter";
-import { buildLaunch, describeExit, LaunchError } from "./launch";
+import { buildLaunch, describeExit, expandEnv, LAUNCHER_PROGRAMS, LAUNCHERS, LaunchError, type LauncherKind, type LaunchSpec, splitArgs } from "./launch";
+import { type ProcessOwner, processOwner } from "./owners";
+import * as settings from "./settings";
+import { findProgram } from "./which";
 
-/** Task definition type of GPU Pilot runs. */
+/** Task definition type of GPU Pilot runs (package.json `taskDefinitions`). */
 export const TASK_TYPE = "gpuPilot";
 
-/** What the command needs from the extension context (see ctx.ts). */
+/** workspaceState key of the remembered argument prompt: absolute file path → the text typed. */
+export const ARGS_STATE_KEY = "gpuPilot.run.lastArgs";
+
+/** What the commands need from the extension context (see ctx.ts). */
 export interface RunHost {
   readonly monitor: GpuMonitor;
   readonly selection: SelectionStore;
   /** Disposables that live as long as the extension (task listeners are added here). */
   readonly subscriptions: vscode.Disposable[];
+  /** Workspace state: the remembered argument prompt lives here ({@link ARGS_STATE_KEY}). */
+  readonly workspaceState: StateLike;
   /** Receives the run record, updated in place as the task starts and ends. */
   setLastRun(run: LastRun): void;
+  /** Whose a process is; default: `/proc` (owners.ts). Tests replace it. */
+  readonly ownerOf?: (pid: number) => ProcessOwner;
+}
+
+/** Options of {@link runActiveFile}. */
+export interface RunOptions {
+  /** Overrides `gpuPilot.run.launcher` for this run. */
+  launcher?: LauncherKind;
+  /** Ask for the script arguments (pre-filled with the remembered ones) before running. */
+  promptArgs?: boolean;
 }
 
 let runCounter = 0;
 
-/** The Python document to run: the one named by `uri` (editor title button), else the active editor's. */
+const TRUST_ACTION = "Manage Workspace Trust";
+
+/** Refuses in an untrusted workspace (a clear message with a way to trust it). @returns true when trusted. */
+export function requireTrust(): boolean {
+  if (vscode.workspace.isTrusted) return true;
+  log.warn("Run refused: the workspace is not trusted (Restricted Mode).");
+  void vscode.window.showWarningMessage(
+    "GPU Pilot does not run files in Restricted Mode: running a file executes its code and the workspace's run settings. Trust this workspace to run files on GPUs.",
+    TRUST_ACTION,
+  ).then((c) => {
+    if (c === TRUST_ACTION) void vscode.commands.executeCommand("workbench.trust.manage");
+  });
+  return false;
+}
+
+/** The Python document to run: the one named by `uri` (editor title button, CodeLens), else the active editor's. */
 async function targetDocument(uri: vscode.Uri | undefined): Promise<vscode.TextDocument | undefined> {
   if (uri instanceof vscode.Uri) {
     const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString());
@@ -67,37 +107,138 @@ async function ensureSaved(doc: vscode.TextDocument): Promise<vscode.TextDocumen
 
 /** The GPUs to run on: the selection, or a pick when nothing is ticked (persisted). Undefined = do not run. */
 async function chooseGpus(host: RunHost): Promise<string[] | undefined> {
-  let ids = host.selection.get();
-  if (ids.length === 0) {
-    const picked = await pickGpus(host.monitor, [], "Run on which GPUs? (CUDA_VISIBLE_DEVICES)");
-    if (!picked || picked.length === 0) return undefined;
-    await host.selection.set(picked);
-    ids = picked;
+  const ids = host.selection.get();
+  if (ids.length > 0) return ids;
+  const picked = await pickGpus(host.monitor, [], "Run on which GPUs? (CUDA_VISIBLE_DEVICES)");
+  if (!picked || picked.length === 0) return undefined;
+  await host.selection.set(picked);
+  return picked;
+}
+
+/** srun with nothing selected (a login node may have no GPU): how many GPUs to ask Slurm for. */
+async function askGpuCount(): Promise<number | undefined> {
+  const text = await vscode.window.showInputBox({
+    title: "GPU Pilot: srun --gpus",
+    prompt: "How many GPUs should Slurm allocate for this run?",
+    value: "1",
+    validateInput: (v) => (/^[1-9]\d{0,3}$/.test(v.trim()) ? undefined : "A whole number from 1"),
+  });
+  return text === undefined ? undefined : Number(text.trim());
+}
+
+function rememberedArgs(host: RunHost, file: string): string {
+  const all = host.workspaceState.get<unknown>(ARGS_STATE_KEY);
+  const v = all && typeof all === "object" ? (all as Record<string, unknown>)[file] : undefined;
+  return typeof v === "string" ? v : "";
+}
+
+async function rememberArgs(host: RunHost, file: string, text: string): Promise<void> {
+  const all = host.workspaceState.get<unknown>(ARGS_STATE_KEY);
+  const next = { ...(all && typeof all === "object" ? (all as Record<string, unknown>) : {}), [file]: text };
+  await host.workspaceState.update(ARGS_STATE_KEY, next);
+}
+
+/** Parses the script for the checks; a failure is logged and the checks that need it are skipped. */
+async function analyse(doc: vscode.TextDocument): Promise<ScriptAnalysis | undefined> {
+  try {
+    return await analyzeScript(doc.getText(), config.eagerInitModules());
+  } catch (e) {
+    log.warn(`Could not parse ${doc.uri.fsPath} for the run checks (${(e as Error).message}); running without them.`);
+    return undefined;
   }
-  const gpus = host.monitor.inventory?.gpus;
-  const unknown = gpus ? unknownEntries(ids, gpus) : [];
-  if (gpus && unknown.length > 0) {
-    const choice = await vscode.window.showWarningMessage(
-      `The selection names ${unknown.join(", ")}, which nvidia-smi does not list (GPUs here: ${gpus.map((g) => g.index).join(", ") || "none"}).`,
-      { modal: true },
-      "Choose GPUs",
-      "Run Anyway",
-    );
-    if (choice === "Run Anyway") return ids;
-    if (choice !== "Choose GPUs") return undefined;
-    const picked = await pickGpus(host.monitor, ids);
-    if (!picked || picked.length === 0) return undefined;
-    await host.selection.set(picked);
-    return picked;
-  }
-  return ids;
 }
 
 /**
- * The command. `uri` is passed by the editor title Run menu; otherwise the active editor is used.
- * Never throws: problems are shown as notifications and logged.
+ * The findings for running `uri` (or the active editor) as things stand, without asking anything or
+ * running: the API's `checkRun`, used by tests and other extensions.
  */
-export async function runActiveFile(host: RunHost, uri?: vscode.Uri): Promise<void> {
+export async function checkRunFor(host: RunHost, uri?: vscode.Uri, launcher?: LauncherKind): Promise<RunFinding[]> {
+  const doc = await targetDocument(uri);
+  if (!doc) return [];
+  const kind = launcher ?? settings.launcher(doc.uri);
+  return checkRun({
+    launcher: kind,
+    file: doc.uri.fsPath,
+    ids: host.selection.get(),
+    nproc: settings.nproc(doc.uri),
+    analysis: await analyse(doc),
+    inventory: host.monitor.inventory,
+    ownerOf: host.ownerOf ?? processOwner,
+  });
+}
+
+/** Where a run stands while its findings are answered. */
+interface Plan {
+  launcher: LauncherKind;
+  ids: string[];
+  nproc: number;
+}
+
+/**
+ * Asks about each finding in turn (recomputed after an answer changes the plan).
+ * @returns false when the user chose not to run.
+ */
+async function resolveFindings(host: RunHost, doc: vscode.TextDocument, plan: Plan, analysis: ScriptAnalysis | undefined): Promise<boolean> {
+  const answered = new Set<RunFinding["kind"]>();
+  for (let round = 0; round < 10; round++) {
+    const findings = checkRun({
+      launcher: plan.launcher, file: doc.uri.fsPath, ids: plan.ids, nproc: plan.nproc, analysis,
+      inventory: host.monitor.inventory, ownerOf: host.ownerOf ?? processOwner,
+    }).filter((f) => !answered.has(f.kind));
+    const f = findings[0];
+    if (!f) return true;
+    answered.add(f.kind);
+    log.info(`Run check (${f.kind}): ${f.message}`);
+    switch (f.kind) {
+      case "unknownIds": {
+        const c = await vscode.window.showWarningMessage(f.message, { modal: true }, "Choose GPUs", "Run Anyway");
+        if (c === "Run Anyway") break;
+        if (c !== "Choose GPUs") return false;
+        const picked = await pickGpus(host.monitor, plan.ids);
+        if (!picked || picked.length === 0) return false;
+        await host.selection.set(picked);
+        plan.ids = picked;
+        answered.delete("unknownIds");
+        break;
+      }
+      case "tooManyProcesses": {
+        const one = `Use ${f.gpus} Process${f.gpus === 1 ? "" : "es"}`;
+        const c = await vscode.window.showWarningMessage(f.message, { modal: true }, one, "Run Anyway");
+        if (c === one) plan.nproc = f.gpus;
+        else if (c !== "Run Anyway") return false;
+        break;
+      }
+      case "needsDistributedLauncher": {
+        const c = await vscode.window.showWarningMessage(f.message, { modal: true }, "Run with torchrun", "Run with python");
+        if (c === "Run with torchrun") plan.launcher = "torchrun";
+        else if (c !== "Run with python") return false;
+        break;
+      }
+      case "overridesSelection": {
+        const c = await vscode.window.showWarningMessage(f.message, { modal: true }, "Run Anyway", "Show the Line");
+        if (c === "Show the Line") {
+          const pos = new vscode.Position(f.line, 0);
+          await vscode.window.showTextDocument(doc, { selection: new vscode.Range(pos, pos) });
+          return false;
+        }
+        if (c !== "Run Anyway") return false;
+        break;
+      }
+      case "busy":
+        // Shared GPUs are common: say so, never block.
+        void vscode.window.showWarningMessage(`GPU Pilot: ${f.message}`);
+        break;
+    }
+  }
+  return true;
+}
+
+/**
+ * The command. `uri` is passed by the editor title Run menu and the CodeLens; otherwise the active
+ * editor is used. Never throws: problems are shown as notifications and logged.
+ */
+export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: RunOptions = {}): Promise<void> {
+  if (!requireTrust()) return;
   let doc = await targetDocument(uri);
   if (!doc) {
     void vscode.window.showInformationMessage("Open a Python file to run it on GPUs.");
@@ -113,38 +254,96 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri): Promise<vo
     void vscode.window.showWarningMessage(`GPU Pilot can only run files on disk, not ${doc.uri.toString()}.`);
     return;
   }
+  const file = doc.uri.fsPath;
+  const plan: Plan = { launcher: options.launcher ?? settings.launcher(doc.uri), ids: [], nproc: settings.nproc(doc.uri) };
 
-  const ids = await chooseGpus(host);
-  if (!ids) return;
+  let gpuCount: number | undefined;
+  if (plan.launcher === "slurm" && host.selection.get().length === 0) {
+    gpuCount = await askGpuCount();
+    if (gpuCount === undefined) return;
+  } else {
+    const ids = await chooseGpus(host);
+    if (!ids) return;
+    plan.ids = ids;
+  }
+
+  let prompt = rememberedArgs(host, file);
+  if (options.promptArgs) {
+    const typed = await vscode.window.showInputBox({
+      title: `GPU Pilot: arguments for ${path.basename(file)}`,
+      prompt: "Split like a shell (quotes group words), but nothing is expanded or run by a shell. Remembered for this file.",
+      value: prompt,
+      placeHolder: "--epochs 3 --lr 1e-4",
+    });
+    if (typed === undefined) return;
+    prompt = typed;
+    await rememberArgs(host, file, prompt);
+  }
+  let scriptArgs: string[];
+  try {
+    scriptArgs = [...settings.scriptArgs(doc.uri), ...splitArgs(prompt)];
+  } catch (e) {
+    void vscode.window.showErrorMessage(`GPU Pilot: ${(e as Error).message}`);
+    return;
+  }
+
+  const analysis = await analyse(doc);
+  if (!(await resolveFindings(host, doc, plan, analysis))) return;
 
   const interpreter = await resolveInterpreter(doc.uri);
   const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
-  const file = doc.uri.fsPath;
-  let spec;
+  let spec: LaunchSpec;
   try {
-    spec = buildLaunch({ interpreter: interpreter.path, file, cwd: folder?.uri.fsPath ?? path.dirname(file), deviceIds: ids });
+    const extraEnv = expandEnv(settings.runEnv(doc.uri), process.env);
+    const prog = LAUNCHER_PROGRAMS[plan.launcher];
+    let program: string | undefined;
+    if (prog) {
+      program = findProgram(prog.name, { pathEnv: extraEnv.PATH ?? process.env.PATH, interpreter: interpreter.path });
+      if (!program && !prog.module) throw new LaunchError(`${prog.name} was not found on PATH${extraEnv.PATH !== undefined ? " (gpuPilot.run.env's PATH)" : ""}: install it or choose another launcher.`);
+    }
+    spec = buildLaunch({
+      launcher: plan.launcher,
+      interpreter: interpreter.path,
+      file,
+      cwd: folder?.uri.fsPath ?? path.dirname(file),
+      deviceIds: plan.ids,
+      gpuCount,
+      scriptArgs,
+      nproc: plan.nproc,
+      program,
+      customArgs: settings.customArgs(doc.uri),
+      dockerImage: settings.dockerImage(doc.uri),
+      gpus: host.monitor.inventory?.gpus ?? [],
+      extraEnv,
+    });
   } catch (e) {
     if (!(e instanceof LaunchError)) throw e;
     log.warn(`Not running ${file}: ${e.message}`);
     void vscode.window.showErrorMessage(`GPU Pilot: ${e.message}`);
     return;
   }
+  for (const note of spec.notes) log.info(note);
+  await startTask(host, spec, file, folder, interpreter.source);
+}
 
+/** Runs `spec` as a Task and reports start, Stop/Show Output, and the exit code. */
+async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: vscode.WorkspaceFolder | undefined, interpreterSource: LastRun["interpreterSource"]): Promise<void> {
   const runId = `${Date.now()}-${++runCounter}`;
   const run: LastRun = {
     file,
+    launcher: spec.launcher,
     command: spec.command,
     args: spec.args,
     cwd: spec.cwd,
     env: spec.env,
-    interpreterSource: interpreter.source,
+    interpreterSource,
     title: spec.title,
     startedAt: Date.now(),
   };
   host.setLastRun(run);
 
   const task = new vscode.Task(
-    { type: TASK_TYPE, runId, file, gpus: spec.env.CUDA_VISIBLE_DEVICES },
+    { type: TASK_TYPE, runId, file, gpus: spec.visibleDevices, launcher: spec.launcher },
     folder ?? vscode.TaskScope.Workspace,
     spec.title,
     "GPU Pilot",
@@ -159,6 +358,7 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri): Promise<vo
     showReuseMessage: false,
   };
 
+  const envText = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`).join(" ") || "(no variables added)";
   const ours = (e: { execution: vscode.TaskExecution }) =>
     e.execution.task.definition.type === TASK_TYPE && e.execution.task.definition.runId === runId;
   const listeners: vscode.Disposable[] = [];
@@ -173,7 +373,7 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri): Promise<vo
     vscode.tasks.onDidStartTaskProcess((e) => {
       if (!ours(e)) return;
       run.pid = e.processId;
-      log.info(`Started ${spec.command} ${spec.args.join(" ")} (pid ${e.processId}) in ${spec.cwd} with CUDA_VISIBLE_DEVICES=${spec.env.CUDA_VISIBLE_DEVICES} CUDA_DEVICE_ORDER=PCI_BUS_ID`);
+      log.info(`Started ${JSON.stringify([spec.command, ...spec.args])} (pid ${e.processId}) in ${spec.cwd} with ${envText}`);
     }),
     vscode.tasks.onDidEndTaskProcess((e) => {
       if (!ours(e)) return;
@@ -186,7 +386,7 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri): Promise<vo
       } else {
         log.warn(message);
         void vscode.window.showWarningMessage(message, "Show Output").then((c) => {
-          if (c) log.show();
+          if (c) showTaskTerminal(spec.title);
         });
       }
       cleanup();
@@ -194,13 +394,53 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri): Promise<vo
   );
   host.subscriptions.push(...listeners);
 
-  log.info(`Running ${spec.title}: ${JSON.stringify({ command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, interpreter: interpreter.source })}`);
+  log.info(`Running ${spec.title}: ${JSON.stringify({ launcher: spec.launcher, command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, interpreter: interpreterSource })}`);
+  let execution: vscode.TaskExecution;
   try {
-    await vscode.tasks.executeTask(task);
+    execution = await vscode.tasks.executeTask(task);
   } catch (e) {
     run.error = (e as Error).message ?? String(e);
     cleanup();
     log.error(`Could not start the task ${spec.title}`, e);
     void vscode.window.showErrorMessage(`GPU Pilot could not start ${spec.title}: ${run.error}`);
+    return;
   }
+  void vscode.window.showInformationMessage(`Running ${spec.title}.`, "Show Output", "Stop").then((c) => {
+    if (c === "Show Output") showTaskTerminal(spec.title);
+    else if (c === "Stop" && run.endedAt === undefined) {
+      log.info(`Stopping ${spec.title} (Stop pressed).`);
+      execution.terminate();
+    }
+  });
+}
+
+/** Shows the task's terminal (named after the task), else the GPU Pilot log. */
+function showTaskTerminal(title: string): void {
+  const terminal = vscode.window.terminals.find((t) => t.name === title || t.name.includes(title));
+  if (terminal) terminal.show(false);
+  else log.show();
+}
+
+const LAUNCHER_DETAIL: Record<LauncherKind, string> = {
+  python: "python <file>: one process, CUDA_VISIBLE_DEVICES = the selection",
+  torchrun: "torchrun --standalone --nproc_per_node=<n> <file>: one process per GPU",
+  accelerate: "accelerate launch --num_processes=<n> --gpu_ids=<ids> <file>",
+  deepspeed: "deepspeed --include localhost:<ids> <file> (no CUDA_VISIBLE_DEVICES: DeepSpeed ignores it)",
+  custom: "gpuPilot.run.customArgs with ${file} ${gpus} ${count} ${python}",
+  docker: "docker run --rm --gpus \"device=<ids>\" -v <folder>:<folder> -w <folder> <gpuPilot.run.dockerImage> python <file>",
+  slurm: "srun --gpus=<n> <python> <file>: Slurm picks the node and its GPUs (beyond this machine)",
+};
+
+/**
+ * `gpuPilot.runActiveFileWith`: picks a launcher from a list (the `gpuPilot.run.launcher` default
+ * marked), asks for the script arguments (remembered per file), then runs as {@link runActiveFile}.
+ */
+export async function runActiveFileWith(host: RunHost, uri?: vscode.Uri): Promise<void> {
+  if (!requireTrust()) return;
+  const resource = uri ?? vscode.window.activeTextEditor?.document.uri;
+  const current = settings.launcher(resource);
+  const items = LAUNCHERS.map((l) => ({ label: l, description: l === current ? "default (gpuPilot.run.launcher)" : undefined, detail: LAUNCHER_DETAIL[l], launcher: l }));
+  const picked = await vscode.window.showQuickPick(items, { title: "GPU Pilot: Run Active File With...", placeHolder: "Launcher" });
+  if (!picked) return;
+  await runActiveFile(host, uri, { launcher: picked.launcher, promptArgs: true });
 }

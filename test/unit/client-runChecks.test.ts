@@ -1,0 +1,131 @@
+// The run checks on the shared cases (../shared/cases): the engine's tree-sitter parse finds
+// LOCAL_RANK reads, env:// init_process_group, CUDA_VISIBLE_DEVICES writes and the __main__ guard
+// (client/src/run/analyze.ts); checks.ts turns them into findings.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { analyzeScript, mainGuardLine } from "../../client/src/run/analyze";
+import { checkRun, type RunFinding } from "../../client/src/run/checks";
+import type { Inventory } from "../../client/src/gpu/nvidiaSmi";
+import { type ProcessOwner, processOwner } from "../../client/src/run/owners";
+
+const CASES = join(__dirname, "..", "..", "..", "shared", "cases");
+const UUID0 = "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f";
+const UUID1 = "GPU-6486822f-842c-1320-f829-e4155c0d2130";
+
+function sharedCase(name: string): { file: string; text: string } {
+  const file = join(CASES, name);
+  assert.ok(existsSync(file), `missing shared case ${file}: the shared folder must sit beside the repository`);
+  return { file, text: readFileSync(file, "utf8") };
+}
+
+const gpu = (index: number, uuid: string) => ({ index, uuid, name: "NVIDIA H200", pciBusId: `00000000:00:0${6 + index}.0` }) as Inventory["gpus"][number];
+const inventory = (apps: Inventory["apps"] = []): Inventory => ({ gpus: [gpu(0, UUID0), gpu(1, UUID1)], apps, problems: [], takenAt: 0 });
+const kinds = (f: RunFinding[]) => f.map((x) => x.kind);
+
+async function findings(name: string, launcher: Parameters<typeof checkRun>[0]["launcher"], ids = ["0", "1"], extra: Partial<Parameters<typeof checkRun>[0]> = {}) {
+  const { file, text } = sharedCase(name);
+  return checkRun({ launcher, file, ids, nproc: 0, analysis: await analyzeScript(text), inventory: inventory(), ...extra });
+}
+
+test("c15_ddp_ok.py reads LOCAL_RANK: plain python gets the torchrun suggestion, torchrun does not", async () => {
+  const a = await analyzeScript(sharedCase("c15_ddp_ok.py").text);
+  assert.deepEqual(a.distributedReads, [{ variable: "LOCAL_RANK", line: 5, withDefault: false, text: 'os.environ["LOCAL_RANK"]' }]);
+  assert.deepEqual(a.envInitProcessGroup.map((c) => c.line), [7]);
+  assert.deepEqual(a.visibleDevicesWrites, []);
+
+  const py = await findings("c15_ddp_ok.py", "python");
+  assert.deepEqual(kinds(py), ["needsDistributedLauncher"]);
+  assert.equal(py[0].message,
+    'c15_ddp_ok.py reads LOCAL_RANK (line 6: os.environ["LOCAL_RANK"]), which only a distributed launcher such as torchrun sets: ' +
+    "under plain python it raises KeyError. Run it with torchrun (--nproc_per_node=2, one process per selected GPU)?");
+  for (const launcher of ["torchrun", "accelerate", "deepspeed"] as const) assert.deepEqual(await findings("c15_ddp_ok.py", launcher), [], launcher);
+});
+
+test("c14_ddp_no_set_device.py calls init_process_group from the environment: torchrun suggested too", async () => {
+  const py = await findings("c14_ddp_no_set_device.py", "python", ["1"]);
+  assert.deepEqual(kinds(py), ["needsDistributedLauncher"]);
+  assert.match(py[0].message, /calls init_process_group with rank and world size from the environment \(line 5: dist\.init_process_group\("nccl"\)\).*--nproc_per_node=1/);
+});
+
+test("reads with a default and explicit init_process_group arguments", async () => {
+  const soft = await analyzeScript('import os\nrank = int(os.environ.get("RANK", "0"))\nws = os.getenv("WORLD_SIZE")\n');
+  assert.deepEqual(soft.distributedReads.map((r) => [r.variable, r.line, r.withDefault]), [["RANK", 1, true], ["WORLD_SIZE", 2, false]]);
+  const onlyDefault = await analyzeScript('import os\nrank = int(os.environ.get("LOCAL_RANK", 0))\n');
+  const f = checkRun({ launcher: "python", file: "/p/t.py", ids: ["0"], nproc: 0, analysis: onlyDefault });
+  assert.match(f[0].message, /gets its default and runs as one process/);
+  const explicit = await analyzeScript('import torch.distributed as dist\ndist.init_process_group("gloo", rank=0, world_size=1, init_method="tcp://127.0.0.1:1")\n');
+  assert.deepEqual(explicit.envInitProcessGroup, []);
+  // A string that merely mentions LOCAL_RANK is no read (no regex over the source).
+  const text = await analyzeScript('print("set LOCAL_RANK = os.environ[\'LOCAL_RANK\']")\n# os.environ["LOCAL_RANK"]\n');
+  assert.deepEqual(text.distributedReads, []);
+});
+
+test("the script's own CUDA_VISIBLE_DEVICES write: both values shown (c01, c03, c16, c02)", async () => {
+  const c01 = await findings("c01_env_after_is_available.py", "python");
+  assert.deepEqual(kinds(c01), ["overridesSelection"]);
+  assert.equal(c01[0].message, 'c01_env_after_is_available.py sets CUDA_VISIBLE_DEVICES itself to "2" (line 6), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
+  const c03 = await findings("c03_env_before_import_ok.py", "torchrun", ["1"]);
+  assert.match(c03[0].message, /to "0,1" \(line 4\), which replaces the selection "1"/);
+  const c16 = await findings("c16_renumbering_ok.py", "deepspeed", ["0"]);
+  assert.match(c16[0].message, /to "5" \(line 4\)/);
+  const c02 = await findings("c02_env_after_import_only.py", "docker", ["0"]);
+  assert.deepEqual(kinds(c02), ["overridesSelection"]);
+  const slurm = await findings("c02_env_after_import_only.py", "slurm", []);
+  assert.match(slurm[0].message, /replaces the GPUs Slurm allocates/);
+  // putenv counts (it changes the C environment CUDA reads); setdefault does not (it keeps our value).
+  assert.deepEqual(kinds(await findings("c18_putenv.py", "python")), ["overridesSelection"]);
+  const setdefault = await analyzeScript('import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "1")\n');
+  assert.deepEqual(setdefault.visibleDevicesWrites, []);
+  const computed = await analyzeScript('import os, sys\nos.environ["CUDA_VISIBLE_DEVICES"] = sys.argv[1]\n');
+  const f = checkRun({ launcher: "python", file: "/p/t.py", ids: ["0"], nproc: 0, analysis: computed });
+  assert.match(f[0].message, /to a computed value \(os\.environ\["CUDA_VISIBLE_DEVICES"\] = sys\.argv\[1\]\) \(line 2\)/);
+});
+
+test("clean shared cases give no finding", async () => {
+  for (const name of ["c08_misspelled.py", "c11_tf_ok.py", "c13_jax_ok.py", "c17_dataparallel_ids.py", "c21_thread_set_device.py"]) {
+    assert.deepEqual(await findings(name, "python"), [], name);
+  }
+});
+
+test("unknown ids, too many processes, busy GPUs (warn only: other users' processes)", async () => {
+  const unknown = checkRun({ launcher: "python", file: "/p/t.py", ids: ["1", "3"], nproc: 0, inventory: inventory() });
+  assert.deepEqual(unknown, [{ kind: "unknownIds", message: "The selection names 3, which nvidia-smi does not list (GPUs here: 0, 1).", ids: ["3"], available: ["0", "1"] }]);
+  assert.deepEqual(checkRun({ launcher: "slurm", file: "/p/t.py", ids: ["3"], nproc: 0, inventory: inventory() }), [], "srun: ids of this machine do not matter");
+
+  const many = checkRun({ launcher: "torchrun", file: "/p/t.py", ids: ["0", "1"], nproc: 4, inventory: inventory() });
+  assert.equal(many[0].kind, "tooManyProcesses");
+  assert.equal(many[0].message, 'gpuPilot.run.nproc asks for 4 processes on 2 selected GPUs: ranks 2 to 3 would have no GPU of their own (torch.cuda.set_device(LOCAL_RANK) fails with "invalid device ordinal").');
+  assert.deepEqual(checkRun({ launcher: "torchrun", file: "/p/t.py", ids: ["0", "1"], nproc: 2, inventory: inventory() }), []);
+  assert.deepEqual(checkRun({ launcher: "python", file: "/p/t.py", ids: ["0"], nproc: 4 }), [], "python ignores nproc");
+
+  const apps: Inventory["apps"] = [
+    { gpuUuid: UUID0, gpuBusId: null, pid: 582, processName: "python3", usedMemoryMiB: 3380 },
+    { gpuUuid: UUID0, gpuBusId: null, pid: 600, processName: "mine", usedMemoryMiB: 10 },
+    { gpuUuid: UUID1, gpuBusId: null, pid: 700, processName: "/usr/bin/python", usedMemoryMiB: null },
+  ];
+  const ownerOf = (pid: number): ProcessOwner => (pid === 600 ? "me" : pid === 582 ? "other" : "unknown");
+  const busy = checkRun({ launcher: "python", file: "/p/t.py", ids: ["0", "1"], nproc: 0, inventory: inventory(apps), ownerOf });
+  assert.deepEqual(kinds(busy), ["busy"]);
+  assert.equal(busy[0].message,
+    "GPU 0 runs 1 process of another user (pid 582 python3, 3380 MiB); GPU 1 runs 1 process of another user or container (pid 700 /usr/bin/python). " +
+    "The run shares them: memory and speed may suffer.");
+  assert.deepEqual(checkRun({ launcher: "python", file: "/p/t.py", ids: [UUID1], nproc: 0, inventory: inventory(apps), ownerOf }).map((f) => f.kind), ["busy"], "by UUID");
+  assert.deepEqual(checkRun({ launcher: "python", file: "/p/t.py", ids: ["0"], nproc: 0, inventory: inventory(apps), ownerOf: () => "me" }), [], "own processes are fine");
+});
+
+test("the __main__ guard is found in the tree, at module level only", async () => {
+  assert.equal(await mainGuardLine('import os\n\ndef main():\n    pass\n\nif __name__ == "__main__":\n    main()\n'), 5);
+  assert.equal(await mainGuardLine("if '__main__' == __name__:\n    pass\n"), 0);
+  assert.equal(await mainGuardLine('def f():\n    if __name__ == "__main__":\n        pass\n'), undefined);
+  assert.equal(await mainGuardLine('s = """\nif __name__ == "__main__":\n"""\n'), undefined, "inside a string");
+  assert.equal(await mainGuardLine('if __name__ != "__main__":\n    pass\n'), undefined);
+  assert.equal(await mainGuardLine(sharedCase("c15_ddp_ok.py").text), undefined);
+});
+
+test("processOwner: this process is mine; a pid that is not there is unknown", { skip: process.platform !== "linux" }, () => {
+  assert.equal(processOwner(process.pid), "me");
+  assert.equal(processOwner(99_999_999), "unknown");
+  assert.equal(processOwner(-1), "unknown");
+});
