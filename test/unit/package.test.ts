@@ -1,0 +1,215 @@
+// The installable extension: `npm run package` (scripts/package.mjs, vsce) builds a .vsix of at most
+// 1.5 MB holding exactly what the extension reads (no sources, maps, tests or node_modules), and the
+// manifest is fit to ship (engine, categories, icon, activation, settings, walkthrough, bin,
+// pre-commit hook). The .vsix is installed into a real VS Code by test/e2e/vsix.mjs.
+import assert from "node:assert/strict";
+import { before, after, test } from "node:test";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join } from "node:path";
+import * as yauzl from "yauzl";
+import { parse as parseYaml } from "yaml";
+
+const ROOT = join(__dirname, "..", "..");
+const MAX_VSIX_BYTES = 1.5 * 1024 * 1024;
+
+/* eslint-disable @typescript-eslint/no-explicit-any -- package.json is untyped JSON */
+const pkg: any = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+
+/** Entry names of a zip, and the contents of the `wanted` ones. */
+function readZip(file: string, wanted: (name: string) => boolean = () => false): Promise<{ names: string[]; texts: Map<string, string>; bytes: Map<string, Buffer> }> {
+  return new Promise((resolve, reject) => {
+    yauzl.open(file, { lazyEntries: true }, (err, zip) => {
+      if (err || !zip) return reject(err ?? new Error("no zip"));
+      const names: string[] = [];
+      const texts = new Map<string, string>();
+      const bytes = new Map<string, Buffer>();
+      zip.on("error", reject);
+      zip.on("end", () => resolve({ names, texts, bytes }));
+      zip.on("entry", (entry: yauzl.Entry) => {
+        names.push(entry.fileName);
+        if (!wanted(entry.fileName)) return zip.readEntry();
+        zip.openReadStream(entry, (e, stream) => {
+          if (e || !stream) return reject(e ?? new Error("no stream"));
+          const chunks: Buffer[] = [];
+          stream.on("data", (c: Buffer) => chunks.push(c));
+          stream.on("end", () => {
+            bytes.set(entry.fileName, Buffer.concat(chunks));
+            texts.set(entry.fileName, Buffer.concat(chunks).toString("utf8"));
+            zip.readEntry();
+          });
+        });
+      });
+      zip.readEntry();
+    });
+  });
+}
+
+let dir = "";
+let vsix = "";
+let pack: { status: number | null; output: string } = { status: null, output: "" };
+before(() => {
+  dir = mkdtempSync(join(tmpdir(), "gpu-pilot-vsix-"));
+  vsix = join(dir, "gpu-pilot.vsix");
+  const r = spawnSync(process.execPath, [join(ROOT, "scripts", "package.mjs"), "--out", vsix], { cwd: ROOT, encoding: "utf8", timeout: 300_000 });
+  pack = { status: r.status, output: `${r.stdout}\n${r.stderr}` };
+});
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+test("npm run package builds a .vsix of at most 1.5 MB", () => {
+  assert.equal(pack.status, 0, pack.output.slice(-3000));
+  assert.ok(existsSync(vsix), "no .vsix written");
+  const size = statSync(vsix).size;
+  assert.ok(size <= MAX_VSIX_BYTES, `${size} bytes > ${MAX_VSIX_BYTES}`);
+  assert.ok(size > 100 * 1024, `${size} bytes: suspiciously small`);
+});
+
+test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing else", async () => {
+  const { names } = await readZip(vsix);
+  const files = names.filter((n) => n.startsWith("extension/")).map((n) => n.slice("extension/".length));
+  for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/server.js",
+    "dist/tree-sitter.wasm", "dist/tree-sitter-python.wasm", "media/icon.png", "media/gpu.svg",
+    "media/walkthrough/select.md", "media/walkthrough/run.md"]) {
+    assert.ok(files.includes(f), `${f} missing from the .vsix (${files.join(", ")})`);
+  }
+  for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
+  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/[^/]+\.(js|wasm)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+  const extra = files.filter((f) => !allowed.test(f));
+  assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
+  assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")), "source maps, sources or node_modules packed");
+  assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
+});
+
+test("the packed package.json is production-ready: minified bundles, paths that exist in the .vsix", async () => {
+  const { names, texts } = await readZip(vsix, (n) => n === "extension/package.json" || n === "extension/dist/client.js" || n === "extension.vsixmanifest");
+  const packed = JSON.parse(texts.get("extension/package.json") ?? "{}");
+  const has = (p: string) => names.includes(`extension/${p.replace(/^\.\//, "")}`);
+  assert.ok(has(packed.main), `main ${packed.main}`);
+  assert.ok(has(packed.icon), `icon ${packed.icon}`);
+  for (const c of packed.contributes.viewsContainers.activitybar) assert.ok(has(c.icon), `view container icon ${c.icon}`);
+  for (const w of packed.contributes.walkthroughs) {
+    for (const s of w.steps) {
+      const media = s.media.image ?? s.media.markdown ?? s.media.svg;
+      assert.ok(has(media), `walkthrough step ${s.id}: ${media} not in the .vsix`);
+    }
+  }
+  assert.equal(packed.scripts?.["vscode:prepublish"], undefined, "the staged manifest must not rebuild in the package folder");
+  const client = texts.get("extension/dist/client.js") ?? "";
+  assert.ok(client.length > 10_000);
+  assert.ok(client.split("\n").length < 200, "dist/client.js in the .vsix is not minified");
+  const manifest = texts.get("extension.vsixmanifest") ?? "";
+  assert.match(manifest, /<Identity [^>]*Id="gpu-pilot"[^>]*Version="0\.1\.0"[^>]*Publisher="gpu-pilot"/);
+  assert.match(manifest, /Microsoft\.VisualStudio\.Code\.ExtensionKind" Value="workspace"/);
+});
+
+test("manifest: engine, categories, keywords, license, extensionKind, repository or private", () => {
+  assert.equal(pkg.engines.vscode, "^1.91.0", "vscode-languageclient 11 needs VS Code 1.91");
+  assert.deepEqual(pkg.categories, ["Linters", "Machine Learning", "Other"]);
+  assert.ok(Array.isArray(pkg.keywords) && pkg.keywords.length >= 5 && pkg.keywords.length <= 30);
+  assert.equal(pkg.license, "MIT");
+  assert.match(readFileSync(join(ROOT, "LICENSE"), "utf8"), /^MIT License\n\nCopyright \(c\) \d{4} GPU Pilot contributors/);
+  assert.deepEqual(pkg.extensionKind, ["workspace"]);
+  if (pkg.repository === undefined) assert.equal(pkg.private, true);
+  else assert.doesNotMatch(JSON.stringify(pkg.repository), /example|placeholder|your-?org|TODO/i);
+  assert.ok(existsSync(join(ROOT, "README.md")) && existsSync(join(ROOT, "CHANGELOG.md")));
+});
+
+test("manifest: the icon is a 128x128 PNG", () => {
+  const png = readFileSync(join(ROOT, pkg.icon));
+  assert.equal(png.subarray(0, 8).toString("hex"), "89504e470d0a1a0a", "not a PNG");
+  assert.equal(png.subarray(12, 16).toString("latin1"), "IHDR");
+  assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [128, 128]);
+});
+
+test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), the GPU view or a GPU Pilot command", () => {
+  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+)$/;
+  for (const e of pkg.activationEvents ?? []) assert.match(e, ok);
+  assert.ok(pkg.activationEvents.includes("onLanguage:python"));
+  assert.ok(pkg.activationEvents.includes("onNotebook:jupyter-notebook"));
+  assert.ok(pkg.activationEvents.includes("onView:gpuPilot.gpus"));
+});
+
+test("manifest: every gpuPilot.* setting has a markdown description and a scope; enums are described", () => {
+  const scopes = ["application", "machine", "machine-overridable", "window", "resource", "language-overridable"];
+  const props = Object.entries<any>(pkg.contributes.configuration.properties);
+  assert.ok(props.length >= 8);
+  const problems: string[] = [];
+  for (const [key, p] of props) {
+    if (!key.startsWith("gpuPilot.")) problems.push(`${key}: not in the gpuPilot namespace`);
+    if (typeof p.markdownDescription !== "string" || p.markdownDescription.length < 10) problems.push(`${key}: no markdownDescription`);
+    if (!scopes.includes(p.scope)) problems.push(`${key}: scope ${p.scope}`);
+    if (p.enum && (!Array.isArray(p.enumDescriptions) || p.enumDescriptions.length !== p.enum.length)) problems.push(`${key}: enum without enumDescriptions`);
+    if (p.default === undefined) problems.push(`${key}: no default`);
+  }
+  assert.deepEqual(problems, []);
+});
+
+test("manifest: the walkthrough picks GPUs, shows a diagnostic and runs a file", () => {
+  const [w] = pkg.contributes.walkthroughs;
+  assert.ok(w && w.steps.length >= 3);
+  const events = w.steps.flatMap((s: any) => s.completionEvents);
+  for (const e of ["onCommand:gpuPilot.selectGpus", "onView:gpuPilot.gpus", "onCommand:gpuPilot.runActiveFile"]) assert.ok(events.includes(e), e);
+  for (const s of w.steps) {
+    assert.ok(s.media.image || s.media.markdown, `${s.id}: no media`);
+    if (s.media.image) assert.ok(s.media.altText, `${s.id}: image without altText`);
+    assert.ok(existsSync(join(ROOT, s.media.image ?? s.media.markdown)), `${s.id}: media missing`);
+  }
+  const commands = new Set(pkg.contributes.commands.map((c: any) => c.command));
+  for (const s of w.steps) {
+    for (const [, id] of String(s.description).matchAll(/\(command:([\w.]+)\)/g)) {
+      assert.ok(commands.has(id) || id === "gpuPilot.gpus.focus" || id.startsWith("workbench."), `${s.id}: unknown command ${id}`);
+    }
+  }
+});
+
+test("the gpu-pilot bin runs the CLI of an installed package (no sources: no build); .pre-commit-hooks.yaml calls it", async () => {
+  assert.equal(pkg.bin["gpu-pilot"], "scripts/gpu-pilot.mjs");
+  const launcher = readFileSync(join(ROOT, pkg.bin["gpu-pilot"]), "utf8");
+  assert.match(launcher, /^#!\/usr\/bin\/env node\n/);
+  // An installed package's layout, with the CLI bundle and wasm from the .vsix (never the shared dist/,
+  // which other tests read while this runs): scripts/gpu-pilot.mjs + dist/.
+  const installed = join(dir, "installed");
+  const { bytes } = await readZip(vsix, (n) => /^extension\/dist\/(cli\.js|[^/]+\.wasm)$/.test(n));
+  mkdirSync(join(installed, "dist"), { recursive: true });
+  mkdirSync(join(installed, "scripts"), { recursive: true });
+  writeFileSync(join(installed, "scripts", "gpu-pilot.mjs"), launcher);
+  for (const [name, b] of bytes) writeFileSync(join(installed, "dist", basename(name)), b);
+  const bin = join(installed, "scripts", "gpu-pilot.mjs");
+  const clean = spawnSync(process.execPath, [bin, "check", join(ROOT, "examples", "pick_gpu_fixed.py")], { encoding: "utf8", timeout: 60_000 });
+  assert.equal(clean.status, 0, clean.stdout + clean.stderr);
+  const bad = spawnSync(process.execPath, [bin, "check", "--format", "json", join(ROOT, "examples", "finetune_wrong_gpu.py")], { encoding: "utf8", timeout: 60_000 });
+  assert.equal(bad.status, 1, bad.stdout + bad.stderr);
+  assert.ok((JSON.parse(bad.stdout) as Array<{ code: string }>).some((d) => d.code === "GPU001"));
+  const hooks = parseYaml(readFileSync(join(ROOT, ".pre-commit-hooks.yaml"), "utf8")) as Array<Record<string, string>>;
+  const hook = hooks.find((h) => h.id === "gpu-pilot");
+  assert.ok(hook);
+  assert.equal(hook.language, "node");
+  assert.equal(hook.entry, "gpu-pilot check");
+  const files = new RegExp(hook.files);
+  assert.ok(files.test("train.py") && files.test("nb/explore.ipynb") && !files.test("notes.txt") && !files.test("x.pyc"));
+  // pre-commit installs the npm package: .npmignore must ship the launcher, the build script and sources.
+  const npmignore = readFileSync(join(ROOT, ".npmignore"), "utf8");
+  for (const p of ["!/scripts/gpu-pilot.mjs", "!/esbuild.mjs", "!/server/", "!/client/"]) assert.ok(npmignore.includes(p), p);
+  assert.ok(pkg.dependencies.esbuild, "esbuild must be a dependency: an installed package builds its CLI on first run");
+  for (const s of ["prepare", "prepack", "postinstall", "install"]) assert.equal(pkg.scripts[s], undefined, `npm lifecycle script ${s} breaks pre-commit`);
+});
+
+test("README documents every setting, command and rule, the two set-up commands, and links files that exist", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const missing: string[] = [];
+  for (const key of Object.keys(pkg.contributes.configuration.properties)) if (!readme.includes(`\`${key}\``)) missing.push(key);
+  for (const c of pkg.contributes.commands) if (!readme.includes(`\`${c.command}\``)) missing.push(c.command);
+  for (let i = 1; i <= 20; i++) {
+    const code = `GPU${String(i).padStart(3, "0")}`;
+    if (!readme.includes(`[${code}](docs/rules/${code}.md)`)) missing.push(code);
+  }
+  assert.deepEqual(missing, [], "README.md does not document these");
+  assert.ok(readme.includes("```sh\nnpm install && npm start\n```"));
+  assert.ok(readme.includes("```sh\nnpm install && npm test\n```"));
+  // Relative links (rule pages may be generated later: only other files must exist).
+  for (const [, target] of readme.matchAll(/\]\((?!https?:|#)([^)\s]+)\)/g)) {
+    if (/^docs\/rules\/GPU\d{3}\.md$/.test(target)) continue;
+    assert.ok(existsSync(join(ROOT, target)), `README links ${target}, which does not exist`);
+  }
+});
