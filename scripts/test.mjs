@@ -67,6 +67,14 @@ if (process.env.GPU_PILOT_SKIP_E2E === "1") {
   } else {
     failed++; failures.push(`e2e (no results, exit ${e2e.status})`);
   }
+  // The packaged .vsix, installed into code-server (no development path), activates and works.
+  const vsixFile = join(root, ".e2e-run", "vsix-results.json");
+  rmSync(vsixFile, { force: true });
+  const vs = stage("e2e: the .vsix installed in code-server", process.execPath, [join(root, "test", "e2e", "vsix.mjs")]);
+  const vr = existsSync(vsixFile) ? JSON.parse(readFileSync(vsixFile, "utf8")) : { passed: 0, failed: 1 };
+  passed += vr.passed ?? 0;
+  failed += (vr.failed ?? 0) + (vs.status !== 0 && !vr.failed ? 1 : 0);
+  if (vr.failed || vs.status !== 0) failures.push(`vsix e2e (${vr.failed} failed, exit ${vs.status})`);
 }
 
 console.log("");
