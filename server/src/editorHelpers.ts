@@ -77,8 +77,8 @@ export function ruleMarkdown(meta: RuleMeta, href: string): string {
   return [
     `**${meta.code}** \`${meta.name}\` · ${meta.severity}${meta.fixable ? " · fixable" : ""}`,
     "", meta.docs.what, "", `**Why is this bad?** ${meta.docs.why}`, "",
-    "**Example**", "```python", meta.docs.example.trimEnd(), "```", "",
-    "**Use instead**", "```python", meta.docs.fix.trimEnd(), "```", "",
+    "**Example**", `\`\`\`${meta.docs.language ?? "python"}`, meta.docs.example.trimEnd(), "```", "",
+    "**Use instead**", `\`\`\`${meta.docs.language ?? "python"}`, meta.docs.fix.trimEnd(), "```", "",
     `[Full documentation](${href})`,
   ].join("\n");
 }

@@ -5,6 +5,7 @@
 import type { LintDiagnostic, RuleMeta, Severity, Fix, RelatedInfo, Range } from "./types";
 import type { ModuleModel, EnvWriteEvent } from "./python/model";
 import type { SyntaxNode } from "./python/parser";
+import type { ManifestModel } from "./manifests/model";
 
 /** Facts about the machine, for GPU017 (inventory sent by the client, or `--gpus`/`--inventory` in the CLI). */
 export interface MachineFacts {
@@ -27,9 +28,24 @@ export interface RuleContext {
   report(finding: { range: Range; message: string; severity?: Severity; related?: RelatedInfo[]; fix?: Fix }): void;
 }
 
+/** Everything a manifest rule (GPU018-GPU020: Dockerfiles, compose files, Kubernetes manifests) may read. */
+export interface ManifestRuleContext {
+  manifest: ManifestModel;
+  /** Reports one finding; severity defaults to the rule's. */
+  report(finding: Parameters<RuleContext["report"]>[0]): void;
+}
+
 export interface Rule {
   meta: RuleMeta;
+  /** Lints a Python module or notebook. Manifest rules do nothing here. */
   check(context: RuleContext): void;
+  /** Lints a Dockerfile, compose file or Kubernetes manifest; only manifest rules have it. */
+  checkManifest?(context: ManifestRuleContext): void;
+}
+
+/** Whether a rule lints manifests (it has {@link Rule.checkManifest}). */
+export function isManifestRule(rule: Rule): rule is Rule & Required<Pick<Rule, "checkManifest">> {
+  return typeof rule.checkManifest === "function";
 }
 
 /** Builds a diagnostic from a rule and a finding (used by the engine). */

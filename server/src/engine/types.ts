@@ -48,7 +48,7 @@ export interface RuleDocs {
   what: string;
   /** Why is this bad: with the measured fact (ground-truth row) or the cited source. */
   why: string;
-  /** A Python example that triggers the rule. */
+  /** An example that triggers the rule (Python unless `language` says otherwise). */
   example: string;
   /** The fixed example / what to use instead. */
   fix: string;
@@ -56,6 +56,8 @@ export interface RuleDocs {
   whenNotToCare: string;
   /** Sources: ground-truth rows, NVIDIA / PyTorch / TensorFlow / JAX documentation. */
   references: string[];
+  /** Language (Markdown fence) of `example` and `fix`: `python` when left out; `yaml` or `dockerfile` for manifest rules. */
+  language?: "python" | "yaml" | "dockerfile";
 }
 
 /** A rule's fixed metadata. */

@@ -1,0 +1,51 @@
+/**
+ * Which manifest a file is: a Dockerfile, a compose file, or other YAML (read for Kubernetes
+ * objects). Decided by the editor's language id when there is one, else by the file name, as VS
+ * Code's built-in `dockerfile`, `dockercompose` and `yaml` languages do.
+ */
+import { basename } from "node:path";
+
+/**
+ * - `dockerfile`: `Dockerfile`, `Containerfile`, `Dockerfile.*`, `*.Dockerfile` (any case);
+ * - `compose`: `compose*.yml`/`.yaml`, `docker-compose*.yml`, `*docker*compose*.yaml`;
+ * - `yaml`: any other `.yml`/`.yaml`, whose documents with `apiVersion` and `kind` are Kubernetes objects.
+ */
+export type ManifestKind = "dockerfile" | "compose" | "yaml";
+
+/** Whether a base name (any case) names a Dockerfile. */
+function isDockerfileName(name: string): boolean {
+  const n = name.toLowerCase();
+  return n === "dockerfile" || n === "containerfile" || n.startsWith("dockerfile.") || n.startsWith("containerfile.")
+    || n.endsWith(".dockerfile") || n.endsWith(".containerfile");
+}
+
+const isYamlName = (n: string): boolean => n.endsWith(".yml") || n.endsWith(".yaml");
+
+/** Whether a base name (any case) names a compose file. */
+function isComposeName(name: string): boolean {
+  const n = name.toLowerCase();
+  if (!isYamlName(n)) return false;
+  if (n.startsWith("compose") || n.startsWith("docker-compose")) return true;
+  const d = n.indexOf("docker");
+  return d >= 0 && n.indexOf("compose", d + 6) >= 0;
+}
+
+/**
+ * The manifest kind of a file, or null when it is none (Python, notebooks, anything else).
+ * @param file the path of the file; only its base name is read. Null for unsaved buffers.
+ * @param languageId the editor's language id, when known: `dockerfile`, `dockercompose` and `yaml`
+ *   decide; any other id (e.g. `python`) means "not a manifest".
+ */
+export function manifestKindOf(file: string | null, languageId?: string): ManifestKind | null {
+  const name = file ? basename(file) : "";
+  if (languageId !== undefined) {
+    if (languageId === "dockerfile") return "dockerfile";
+    if (languageId === "dockercompose") return "compose";
+    if (languageId === "yaml") return isComposeName(name) ? "compose" : "yaml";
+    return null;
+  }
+  if (isDockerfileName(name)) return "dockerfile";
+  if (isComposeName(name)) return "compose";
+  if (isYamlName(name.toLowerCase())) return "yaml";
+  return null;
+}

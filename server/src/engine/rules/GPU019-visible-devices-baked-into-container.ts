@@ -1,0 +1,66 @@
+import type { Rule } from "../rule";
+import type { EnvSetting } from "../manifests/model";
+
+/** GPU019: CUDA_VISIBLE_DEVICES (or a numeric NVIDIA_VISIBLE_DEVICES) set in a Dockerfile, compose file or pod spec. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU019",
+    name: "visible-devices-baked-into-container",
+    severity: "warning",
+    fixable: true,
+    docs: {
+      what: "Finds `CUDA_VISIBLE_DEVICES` set in a Dockerfile `ENV`, a compose service's `environment` (also `- CUDA_VISIBLE_DEVICES` without a value, which copies the host's value in) or a Kubernetes container's `env`, and `NVIDIA_VISIBLE_DEVICES` set there to numeric host GPU ids. A value that hides every GPU (`\"\"`, `\"-1\"`) is left alone, and so are `NVIDIA_VISIBLE_DEVICES=all`/`none`/`void` and GPU UUIDs (no host index; NVIDIA's CUDA base images set `all`). In a Dockerfile, `# noqa: GPU019` goes on its own line above the `ENV` (a `#` after `ENV K=V` would be part of the instruction).",
+      why: "A container sees only the GPUs allocated to it (`docker run --gpus`, compose `deploy.resources.reservations.devices`, the `nvidia.com/gpu` limit in Kubernetes), and CUDA numbers them from 0 inside the container. A host id written into the container's environment therefore picks another GPU than the one meant, or none (`CUDA_VISIBLE_DEVICES=3` in a container given one GPU leaves CUDA with no device), and it keeps doing so on every machine and every allocation the image or manifest meets. `NVIDIA_VISIBLE_DEVICES` is how the NVIDIA container runtime and the Kubernetes device plugin (envvar strategy) pass the allocation; a fixed host id there bypasses the allocation, so two containers can end up on the same GPU (NVIDIA's device plugin documents this as the reason for its volume-mounts strategy).",
+      example: "FROM pytorch/pytorch:latest\n# GPU019: host GPU 1 means nothing inside the container\nENV CUDA_VISIBLE_DEVICES=1\nCOPY train.py /app/\nCMD [\"python\", \"/app/train.py\"]\n",
+      fix: "FROM pytorch/pytorch:latest\nCOPY train.py /app/\nCMD [\"python\", \"/app/train.py\"]\n# allocate at run time: docker run --gpus '\"device=1\"' image\n",
+      whenNotToCare: "Images that always run with every GPU of a known machine (`--gpus all`), where the id is meant inside the container's numbering; still, `--gpus device=...` says the same thing where it belongs.",
+      references: [
+        "Docker documentation, 'GPU access' (https://docs.docker.com/engine/containers/gpu/): expose GPUs with `--gpus all` or `--gpus device=<ids>`",
+        "NVIDIA Container Toolkit, 'Specialized Configurations with Docker': NVIDIA_VISIBLE_DEVICES (comma-separated GPU UUIDs or indexes, `all`, `none`, `void`) controls which GPUs are made accessible inside the container; with `--gpus`, `'\"device=2,3\"'` enumerates GPUs 2 and 3",
+        "Docker Compose documentation, 'Run Docker Compose services with GPU access' (https://docs.docker.com/compose/gpu-support/): reserve GPUs with `deploy.resources.reservations.devices` (`count` or `device_ids`)",
+        "Kubernetes documentation, 'Schedule GPUs' (https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/); NVIDIA device plugin for Kubernetes: device-list-strategy envvar / volume-mounts, and why envvar lets a container reach GPUs it was not allocated",
+        "CUDA C Programming Guide, CUDA environment variables: CUDA_VISIBLE_DEVICES makes only the listed devices visible, renumbered from 0",
+      ],
+      language: "dockerfile",
+    },
+  },
+  check: () => undefined,
+  checkManifest(ctx) {
+    for (const e of ctx.manifest.env) {
+      const finding = judge(e);
+      if (!finding) continue;
+      ctx.report({
+        range: e.range,
+        message: finding,
+        ...(e.removal ? { fix: { title: `Remove ${e.name} from ${WHERE[e.source]}`, edits: e.removal, safe: false } } : {}),
+      });
+    }
+  },
+};
+
+const WHERE: Record<EnvSetting["source"], string> = {
+  dockerfile: "the image (allocate GPUs with docker run --gpus)",
+  compose: "the service (allocate GPUs with deploy.resources.reservations.devices)",
+  kubernetes: "the container (allocate GPUs with resources.limits nvidia.com/gpu)",
+};
+
+const ALLOCATE: Record<EnvSetting["source"], string> = {
+  dockerfile: "allocate GPUs at run time with docker run --gpus '\"device=<ids>\"'",
+  compose: "reserve them with deploy.resources.reservations.devices (device_ids or count)",
+  kubernetes: "request them with resources.limits nvidia.com/gpu",
+};
+
+/** The message for a setting that GPU019 reports, or null. */
+function judge(e: EnvSetting): string | null {
+  const value = e.value?.trim();
+  const shown = e.value === null ? (e.source === "compose" ? `${e.name} (copied from the host)` : `${e.name} (from valueFrom)`) : `${e.name}=${e.value}`;
+  const where = e.source === "dockerfile" ? "is baked into the image (ENV)" : `is set for ${e.owner}`;
+  if (e.name === "CUDA_VISIBLE_DEVICES") {
+    if (value === "" || value === "-1") return null;
+    return `${shown} ${where}: the container already sees only the GPUs allocated to it, renumbered from 0, so a host id here picks another GPU or none; remove it and ${ALLOCATE[e.source]}`;
+  }
+  if (e.name === "NVIDIA_VISIBLE_DEVICES" && value !== undefined && value.split(",").some((t) => /^\d+$/.test(t.trim()))) {
+    return `${shown} ${where}: a fixed host GPU id bypasses the allocation (the runtime and the device plugin set this variable from it), so containers can land on the same GPU; remove it and ${ALLOCATE[e.source]}`;
+  }
+  return null;
+}

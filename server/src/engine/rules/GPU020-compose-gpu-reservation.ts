@@ -1,0 +1,94 @@
+import type { Node, Pair, YAMLMap } from "yaml";
+import type { Rule, ManifestRuleContext } from "../rule";
+import type { ComposeService } from "../manifests/model";
+import type { TextEdit } from "../types";
+import { contentEnd, insertPairs, isMap, isScalar, isSeq, pairOf, pairStart, removePair, replaceNode, valueAt } from "../manifests/yaml";
+
+/** GPU020: a compose GPU reservation with both count and device_ids, without capabilities, or with a count that is no number. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU020",
+    name: "compose-gpu-reservation",
+    severity: "error",
+    fixable: true,
+    docs: {
+      what: "Checks each entry of `deploy.resources.reservations.devices` in a compose file: `count` and `device_ids` both set, `capabilities` missing or empty, and a `count` written as a string that is neither `all` nor a whole number (a quoted number such as `\"2\"` is reported as information: Compose reads it, but the documented form is an integer).",
+      why: "The Compose Deploy Specification says `count` and `device_ids` are exclusive and Compose returns an error if both are specified; the GPU support page says `capabilities` must be set, otherwise deploying the service fails. `count` is an integer or `all`: `count: \"0,1\"` (device ids written as a count) is refused with 'the only value allowed is all or a number'. Each of these stops `docker compose up` before any container starts.",
+      example: "services:\n  train:\n    image: pytorch/pytorch:latest\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: 1                # GPU020: count and device_ids are exclusive\n              device_ids: [\"1\"]\n",
+      fix: "services:\n  train:\n    image: pytorch/pytorch:latest\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              device_ids: [\"1\"]\n              capabilities: [gpu]\n",
+      whenNotToCare: "Values filled in by interpolation (`count: ${GPU_COUNT}`) are skipped: Compose substitutes them before it checks. Only files named like compose files (`compose*.yaml`, `docker-compose*.yml`) are read.",
+      references: [
+        "Docker Compose documentation, 'Run Docker Compose services with GPU access' (https://docs.docker.com/compose/gpu-support/): `capabilities` must be set or deployment fails; `count` is an integer or `all`; `device_ids` are host GPU ids as nvidia-smi shows them",
+        "Compose Deploy Specification, devices (https://docs.docker.com/reference/compose-file/deploy/): `count` and `device_ids` fields are exclusive; Compose returns an error if both are specified",
+        "compose-go (the loader of docker compose), DeviceRequest: \"capabilities\" attribute is mandatory; \"count\" and \"device_ids\" are exclusive; count accepts only 'all' or a number",
+      ],
+      language: "yaml",
+    },
+  },
+  check: () => undefined,
+  checkManifest(ctx) {
+    for (const s of ctx.manifest.services) {
+      const devices = valueAt(s.node, ["deploy", "resources", "reservations", "devices"]);
+      if (!isSeq(devices)) continue;
+      for (const d of devices.items) if (isMap(d)) checkDevice(ctx, s, d as YAMLMap);
+    }
+  },
+};
+
+const templated = (s: string) => s.includes("$");
+
+function checkDevice(ctx: ManifestRuleContext, s: ComposeService, d: YAMLMap): void {
+  const src = ctx.manifest.src;
+  const rangeOfPair = (p: Pair) => src.range(pairStart(p), contentEnd(p));
+  const who = `a GPU reservation of service "${s.name}"`;
+  const count = pairOf(d, "count");
+  const ids = pairOf(d, "device_ids");
+  const caps = pairOf(d, "capabilities");
+
+  if (count && ids) {
+    const edits = removePair(src, d, count);
+    ctx.report({
+      range: rangeOfPair(count),
+      message: `count and device_ids are both set in ${who}: they are exclusive, and docker compose refuses the file; keep device_ids (these GPUs) or count (any that many)`,
+      related: [{ range: rangeOfPair(ids), message: "device_ids" }],
+      ...(edits ? { fix: { title: "Keep device_ids, remove count", edits, safe: false } } : {}),
+    });
+  }
+
+  const capsValue = caps?.value as Node | null | undefined;
+  const capsEmpty = !caps || capsValue === null || capsValue === undefined || (isScalar(capsValue) && capsValue.value === null) || (isSeq(capsValue) && capsValue.items.length === 0);
+  if (capsEmpty) {
+    let edits: TextEdit[] | null;
+    if (!caps) edits = insertPairs(src, d, ["capabilities: [gpu]"], "capabilities: [gpu]");
+    else if (capsValue && capsValue.range) edits = replaceNode(src, capsValue, capsValue.range[0] === capsValue.range[1] ? " [gpu]" : "[gpu]");
+    else edits = null;
+    const first = d.items[0] as Pair | undefined;
+    ctx.report({
+      range: caps ? rangeOfPair(caps) : first ? src.range(pairStart(first), contentEnd(first)) : src.range(d.range?.[0] ?? 0, d.range?.[1] ?? 0),
+      message: `${who} has no capabilities: Compose requires them (capabilities: [gpu] for NVIDIA GPUs) and fails to deploy the service without them`,
+      ...(edits ? { fix: { title: "Add capabilities: [gpu]", edits, safe: true } } : {}),
+    });
+  }
+
+  const countValue = count?.value;
+  if (count && isScalar(countValue) && typeof countValue.value === "number" && !Number.isInteger(countValue.value)) {
+    ctx.report({ range: rangeOfPair(count), message: `count: ${countValue.source ?? countValue.value} in ${who} is not a whole number of GPUs, so docker compose refuses it` });
+  }
+  if (count && isScalar(countValue) && typeof countValue.value === "string") {
+    const text = countValue.value.trim();
+    if (text.toLowerCase() === "all" || templated(text)) return;
+    if (/^\d+$/.test(text)) {
+      ctx.report({
+        range: rangeOfPair(count),
+        severity: "information",
+        message: `count: "${countValue.value}" in ${who} is a string: Compose documents count as an integer or all; write count: ${Number(text)}`,
+        fix: { title: `Write count: ${Number(text)}`, edits: replaceNode(src, countValue, String(Number(text))), safe: true },
+      });
+      return;
+    }
+    ctx.report({
+      range: rangeOfPair(count),
+      message: `count: "${countValue.value}" in ${who} is neither a number nor all, so docker compose refuses it${text.includes(",") ? "; to pick GPUs by id use device_ids" : ""}`,
+    });
+  }
+}
