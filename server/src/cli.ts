@@ -1,8 +1,9 @@
 /**
  * The command-line interface, for CI and pre-commit:
  *   gpu-pilot check [options] PATH...
- * Lints .py files and .ipynb notebooks (folders searched recursively) with the same engine and
- * configuration (`[tool.gpu-pilot]`, `# noqa`) as the language server.
+ * Lints .py files and .ipynb notebooks, and Dockerfiles, compose files and Kubernetes YAML
+ * (GPU018-GPU020), folders searched recursively, with the same engine and configuration
+ * (`[tool.gpu-pilot]`, `# noqa`) as the language server.
  * Exit codes: 0 nothing reported (or --exit-zero), 1 problems reported, 2 bad usage, an unreadable
  * path or a broken file (message on stderr).
  */
@@ -13,13 +14,15 @@ import { cellsOfIpynb, lintNotebook } from "./engine/notebook";
 import { resolveLintOptions, type LintOverrides } from "./engine/options";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
+import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
 import { docUrl } from "./docsUrl";
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
-  PATH                    a .py or .ipynb file, or a folder (searched recursively); - for stdin
+  PATH                    a .py or .ipynb file, a Dockerfile, compose file or Kubernetes YAML, or a
+                          folder (searched recursively for all of these); - for stdin
 options:
   --format FORMAT         text (default) | json (Ruff's shape) | sarif (2.1.0) | github (workflow annotations)
   --select CODES          enable only these codes or prefixes (comma-separated, e.g. GPU001,GPU01)
@@ -104,7 +107,7 @@ function parseArgs(argv: string[]): CliArgs {
   return a;
 }
 
-/** Expands folders into .py/.ipynb files (sorted; hidden and virtualenv folders skipped). */
+/** Expands folders into .py/.ipynb files and manifests (sorted; hidden and virtualenv folders skipped). */
 function collectFiles(paths: string[]): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
@@ -115,7 +118,7 @@ function collectFiles(paths: string[]): string[] {
       let st;
       try { st = statSync(p); } catch { continue; }
       if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p); }
-      else if (n.endsWith(".py") || n.endsWith(".ipynb")) out.push(p);
+      else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) out.push(p);
     }
   };
   for (const p of paths) {
@@ -160,6 +163,13 @@ function checkPython(filename: string, source: string, options: LintOptions, fix
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
 }
 
+/** Lints a Dockerfile, compose file or Kubernetes YAML, applying safe fixes first when `fix`. */
+function checkManifest(filename: string, source: string, kind: ManifestKind, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+  const { text, applied } = fix ? fixAllManifest(source, kind, options) : { text: source, applied: 0 };
+  const r = lintManifest(text, kind, options);
+  return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
+}
+
 /** Lints a notebook's JSON text, applying safe fixes to its cells when `fix`. */
 function checkNotebook(filename: string, json: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
   let original;
@@ -200,7 +210,7 @@ export function formatSarif(all: JsonDiagnostic[]): string {
     id: r.meta.code, name: r.meta.name,
     shortDescription: { text: r.meta.docs.what.split(". ")[0].replace(/\.$/, "") + "." },
     fullDescription: { text: r.meta.docs.what },
-    help: { text: r.meta.docs.why, markdown: `${r.meta.docs.why}\n\n**Fix**\n\n\`\`\`python\n${r.meta.docs.fix}\`\`\`` },
+    help: { text: r.meta.docs.why, markdown: `${r.meta.docs.why}\n\n**Fix**\n\n\`\`\`${r.meta.docs.language ?? "python"}\n${r.meta.docs.fix}\`\`\`` },
     helpUri: docUrl(r.meta.code),
     defaultConfiguration: { level: SARIF_LEVEL[r.meta.severity] },
     properties: { tags: ["gpu", "cuda"] },
@@ -279,7 +289,9 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       const name = resolve(args.stdinFilename!);
       let text = await io.stdin();
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-      const r = name.endsWith(".ipynb") ? checkNotebook(name, text, optionsFor(name), args.fix) : checkPython(name, text, optionsFor(name), args.fix);
+      const kind = manifestKindOf(name);
+      const r = name.endsWith(".ipynb") ? checkNotebook(name, text, optionsFor(name), args.fix)
+        : kind ? checkManifest(name, text, kind, optionsFor(name), args.fix) : checkPython(name, text, optionsFor(name), args.fix);
       all.push(...r.diagnostics);
       fixedCount += r.applied;
       if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return args.exitZero || all.length === 0 ? 0 : 1; }
@@ -289,7 +301,9 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
         try { text = readFileSync(file, "utf8"); } catch (e) { throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
         const bom = text.charCodeAt(0) === 0xfeff;
         if (bom) text = text.slice(1);
-        const r = extname(file) === ".ipynb" ? checkNotebook(file, text, optionsFor(file), args.fix) : checkPython(file, text, optionsFor(file), args.fix);
+        const kind = manifestKindOf(file);
+        const r = extname(file) === ".ipynb" ? checkNotebook(file, text, optionsFor(file), args.fix)
+          : kind ? checkManifest(file, text, kind, optionsFor(file), args.fix) : checkPython(file, text, optionsFor(file), args.fix);
         if (r.fixed !== null) writeFileSync(file, (bom ? "\ufeff" : "") + r.fixed);
         fixedCount += r.applied;
         all.push(...r.diagnostics);

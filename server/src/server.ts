@@ -21,6 +21,8 @@ import type { LintDiagnostic, Severity, Fix } from "./engine/types";
 import { InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
 import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
+import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
+import { manifestNoqaEdit, manifestNoqaCodeAt } from "./engine/manifests/noqa";
 
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
@@ -70,9 +72,16 @@ function toLsp(d: Omit<LintDiagnostic, "related">, related: Diagnostic["relatedI
   };
 }
 
+/** The manifest kind of a document (Dockerfile, compose file, other YAML), or null for Python. */
+function manifestKindOfDoc(doc: TextDocument): ManifestKind | null {
+  return manifestKindOf(pathOf(doc.uri) ?? doc.uri, doc.languageId);
+}
+
 function lintTextDocument(doc: TextDocument): void {
-  const result = lintPython(doc.getText(), lintOptions(doc.uri));
-  result.tree.delete();
+  const kind = manifestKindOfDoc(doc);
+  const python = kind ? null : lintPython(doc.getText(), lintOptions(doc.uri));
+  python?.tree?.delete();
+  const result = python ?? lintManifest(doc.getText(), kind!, lintOptions(doc.uri));
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
   const byKey = new Map<string, Fix>();
   const diagnostics = result.diagnostics.map((d) => {
@@ -135,7 +144,7 @@ async function flush(): Promise<void> {
         continue;
       }
       const doc = documents.get(uri);
-      if (doc && doc.languageId === "python") lintTextDocument(doc);
+      if (doc && (doc.languageId === "python" || manifestKindOfDoc(doc))) lintTextDocument(doc);
     } catch (e) {
       connection.console.error(`linting ${uri} failed: ${e instanceof Error ? e.stack : String(e)}`);
     }
@@ -182,7 +191,7 @@ connection.onNotification(InventoryNotification.type, (params) => {
 /** Runs `f` on the model of a plain Python document (not notebook cells), deleting the tree after. */
 function withModel<T>(uri: string, f: (model: ReturnType<typeof analyzePython>) => T): T | null {
   const doc = documents.get(uri);
-  if (!doc || notebooks.findNotebookDocumentForCell(uri)) return null;
+  if (!doc || doc.languageId !== "python" || notebooks.findNotebookDocumentForCell(uri)) return null;
   const model = analyzePython(doc.getText(), lintOptions(uri));
   try { return f(model); } finally { model.tree.delete(); }
 }
@@ -221,7 +230,8 @@ function fixAllAction(uri: string): CodeAction | null {
   }
   const doc = documents.get(uri);
   if (!doc) return null;
-  const r = fixAllPython(doc.getText(), lintOptions(uri));
+  const kind = manifestKindOfDoc(doc);
+  const r = kind ? fixAllManifest(doc.getText(), kind, lintOptions(uri)) : fixAllPython(doc.getText(), lintOptions(uri));
   if (!r.applied) return null;
   return { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: { changes: { [uri]: [full(doc, r.text)] } } };
 }
@@ -238,14 +248,15 @@ connection.onCodeAction(async (params) => {
   if (!wants(only, CodeActionKind.QuickFix)) return [];
   const known = fixes.get(uri);
   const doc = documents.get(uri);
+  const kind = doc ? manifestKindOfDoc(doc) : null;
   for (const d of params.context.diagnostics) {
     if (d.source !== "gpu-pilot") continue;
     const code = String(d.code);
     const fix = known?.get(keyOf(code, d.range.start.line, d.range.start.character));
     if (fix) actions.push({ title: fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: fix.safe, edit: editOf(uri, fix) });
     if (doc) {
-      const edit = noqaEdit(doc.getText(), d.range.start.line, code);
-      if (edit) actions.push({ title: `Disable ${code} for this line`, kind: CodeActionKind.QuickFix, diagnostics: [d], edit: { changes: { [uri]: [edit] } } });
+      const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code);
+      if (edit) actions.push({ title: `Disable ${code} for this ${kind === "dockerfile" ? "instruction" : "line"}`, kind: CodeActionKind.QuickFix, diagnostics: [d], edit: { changes: { [uri]: [edit] } } });
     }
     actions.push({ title: `Show documentation for ${code}`, kind: CodeActionKind.QuickFix, diagnostics: [d], command: { title: `Show documentation for ${code}`, command: SHOW_RULE_DOC_COMMAND, arguments: [code] } });
   }
@@ -262,7 +273,8 @@ connection.onHover(async (params): Promise<Hover | null> => {
   await engineReady;
   const doc = documents.get(params.textDocument.uri);
   if (!doc) return null;
-  const hit = noqaCodeAt(doc.getText(), params.position);
+  const kind = manifestKindOfDoc(doc);
+  const hit = kind ? manifestNoqaCodeAt(doc.getText(), kind, params.position) : noqaCodeAt(doc.getText(), params.position);
   const rule = hit ? ruleByCode(hit.code) : undefined;
   if (hit && rule) return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
   const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere));
