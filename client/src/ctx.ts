@@ -156,6 +156,10 @@ export class Ctx implements RunHost {
         { scheme: "file", language: "python" },
         { scheme: "untitled", language: "python" },
         { notebook: { notebookType: "jupyter-notebook" }, language: "python" },
+        // Manifests that allocate GPUs (GPU018-GPU020): Dockerfiles, compose files, Kubernetes YAML.
+        { scheme: "file", language: "dockerfile" },
+        { scheme: "file", language: "dockercompose" },
+        { scheme: "file", language: "yaml" },
       ],
       initializationOptions: config.lintSettings(),
       synchronize: {

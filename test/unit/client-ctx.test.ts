@@ -70,6 +70,9 @@ test("activate: registers exactly the commands of package.json, starts the serve
     { scheme: "file", language: "python" },
     { scheme: "untitled", language: "python" },
     { notebook: { notebookType: "jupyter-notebook" }, language: "python" },
+    { scheme: "file", language: "dockerfile" },
+    { scheme: "file", language: "dockercompose" },
+    { scheme: "file", language: "yaml" },
   ]);
   assert.deepEqual(client.clientOptions.initializationOptions, {
     eagerInitModules: ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"],
