@@ -159,7 +159,7 @@ function toJson(filename: string, d: { code: string; message: string; severity: 
 function checkPython(filename: string, source: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
   const { text, applied } = fix ? fixAllPython(source, options) : { text: source, applied: 0 };
   const r = lintPython(text, options);
-  r.tree.delete();
+  r.tree?.delete();
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
 }
 

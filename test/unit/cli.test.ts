@@ -126,13 +126,14 @@ test("--select/--ignore/--exit-zero", () => {
 test("--fix on the shared cases: fixed files re-parse and re-lint without the fixed codes", () => {
   const names = ["c01_env_after_is_available.py", "c02_env_after_import_only.py", "c04_int_value.py", "c05_duplicate_ids.py", "c12_jax_after_devices.py", "c22_accelerator_then_env.py", "c23_seed_is_lazy.py", "c20_notebook.ipynb"];
   const dir = tmpCopy(names);
-  const before = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; fix: { applicability: string } | null }>;
-  const fixedCodes = new Set(before.filter((d) => d.fix?.applicability === "safe").map((d) => `${d.filename}|${d.code}`));
+  const before = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null; fix: { applicability: string } | null }>;
+  // Keyed by cell too: in c20, GPU014's fix turns `!export` into `%env` in cell 3, which is then (rightly) GPU001 there.
+  const fixedCodes = new Set(before.filter((d) => d.fix?.applicability === "safe").map((d) => `${d.filename}|${d.code}|${d.cell}`));
   assert.ok(fixedCodes.size >= 7, [...fixedCodes].join("\n"));
   const r = run(["check", "--fix", dir]);
   assert.match(r.stdout, /Fixed \d+ problem|\(\d+ fixed, \d+ remaining\)/);
-  const after = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string }>;
-  for (const d of after) assert.ok(!fixedCodes.has(`${d.filename}|${d.code}`), `still reported after --fix: ${d.filename} ${d.code}`);
+  const after = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null }>;
+  for (const d of after) assert.ok(!fixedCodes.has(`${d.filename}|${d.code}|${d.cell}`), `still reported after --fix: ${d.filename} ${d.code} cell ${d.cell}`);
   assert.equal(readFileSync(join(dir, "c04_int_value.py"), "utf8"), 'import os\n\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = str(1)\nimport torch\n');
   const nb = JSON.parse(readFileSync(join(dir, "c20_notebook.ipynb"), "utf8"));
   assert.deepEqual(nb.cells[0].source, ["import os\n", 'os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\n', 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n', "import torch\n", "print(torch.cuda.is_available())"]);

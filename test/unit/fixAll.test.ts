@@ -10,7 +10,7 @@ test("fix-all: a write moved by GPU001 and GPU006's insertion above it do not bo
   assert.equal(once.text, 'import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\n');
   assert.equal(fixAllPython(once.text, {}).text, once.text, "applying fix-all twice changes nothing the second time");
   const r = lintPython(once.text, {});
-  r.tree.delete();
+  r.tree?.delete();
   assert.deepEqual(r.diagnostics.filter((d) => d.fix?.safe), []);
 });
 

@@ -13,7 +13,7 @@ export const SHARED = join(ROOT, "..", "shared");
 export async function lint(text: string, options: LintOptions = {}): Promise<LintDiagnostic[]> {
   await initEngine();
   const r = lintPython(text, options);
-  r.tree.delete();
+  r.tree?.delete();
   if (r.ruleFailures.length) throw new Error(`rule failures: ${JSON.stringify(r.ruleFailures)}`);
   return r.diagnostics;
 }

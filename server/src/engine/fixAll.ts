@@ -33,7 +33,7 @@ export function fixAllPython(text: string, options: LintOptions): { text: string
   let applied = 0;
   for (let pass = 0; pass < 10; pass++) {
     const r = lintPython(out, options);
-    r.tree.delete();
+    r.tree?.delete();
     const { edits, count } = safeEdits<TextEdit>(r.diagnostics);
     if (!edits.length) break;
     applied += count;

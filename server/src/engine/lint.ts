@@ -6,7 +6,9 @@
 import { initPythonParser, parsePython, syntaxErrorCount, type SyntaxTree } from "./python/parser";
 import { buildModel, type MagicLine } from "./python/model";
 import { RULES } from "./rules/index";
-import { toDiagnostic, type MachineFacts, type RuleContext } from "./rule";
+import { toDiagnostic, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
+import { candidateRules } from "./prefilter";
+import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits } from "./fixes";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { LintDiagnostic, Severity } from "./types";
@@ -23,6 +25,10 @@ export interface LintOptions {
   /** The project pins torch < 2.4. */
   torchBelow24?: boolean;
   machine?: MachineFacts;
+  /** Run every enabled rule even where the text prefilter says none can fire (benchmarks, tests). */
+  noPrefilter?: boolean;
+  /** Replaces the registry (tests: a throwing rule is isolated). */
+  rules?: readonly Rule[];
 }
 
 /** A rule that threw: reported to the log, never to the user as a crash. */
@@ -31,8 +37,10 @@ export interface RuleFailure { code: string; error: string }
 export interface LintResult {
   diagnostics: LintDiagnostic[];
   ruleFailures: RuleFailure[];
-  /** The parsed tree (for incremental re-parse by the server). */
-  tree: SyntaxTree;
+  /** The parsed tree (for incremental re-parse by the server); null when the prefilter skipped parsing. */
+  tree: SyntaxTree | null;
+  /** False when no enabled rule could fire on the text, so it was not parsed (prefilter.ts). */
+  parsed: boolean;
   /** Whether the source had syntax errors (rules still run on the recovered tree). */
   syntaxErrors: boolean;
 }
@@ -80,6 +88,12 @@ export function noqaLines(tree: SyntaxTree): Map<number, Set<string> | null> {
  * @param magics IPython lines blanked out of `text` (notebooks only).
  */
 export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string } = {}): LintResult {
+  const machine = options.machine ?? { gpuCount: null, uuids: [] };
+  const enabled = RULES.filter((r) => !isManifestRule(r) && isEnabled(r.meta.code, options.select, options.ignore));
+  const candidates = options.noPrefilter
+    ? new Set(enabled.map((r) => r.meta.code as string))
+    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null });
+  if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
   const tree = parsePython(text, extra.previousTree);
   const model = buildModel(tree, text, {
     eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
@@ -87,9 +101,8 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   }, extra.magics ?? []);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
-  const machine = options.machine ?? { gpuCount: null, uuids: [] };
-  for (const rule of RULES) {
-    if (!isEnabled(rule.meta.code, options.select, options.ignore)) continue;
+  for (const rule of options.rules ?? enabled) {
+    if (!candidates.has(rule.meta.code) && !options.rules) continue;
     const ctx: RuleContext = {
       model, machine, notebook: !!extra.notebook, where: extra.where ?? ((l) => `line ${l + 1}`),
       report: (f) => diagnostics.push(toDiagnostic(rule, f)),
@@ -102,6 +115,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
       ruleFailures.push({ code: rule.meta.code, error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e) });
     }
   }
+  if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.rootNode.hasError, parsed: true };
   const noqa = noqaLines(tree);
   const kept = diagnostics.filter((d) => {
     if (!noqa.has(d.range.start.line)) return true;
@@ -112,16 +126,20 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   for (const d of kept) {
     const override = options.severity?.[d.code];
     if (override) d.severity = override;
-    if (d.fix && !fixKeepsSyntax(text, d, baseErrors)) delete d.fix;
+    if (d.fix && !fixKeepsSyntax(text, d, baseErrors, !!extra.notebook)) delete d.fix;
   }
   kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
-  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0 };
+  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true };
 }
 
-/** A fix is kept only if the fixed text parses with no more syntax errors than the original. */
-function fixKeepsSyntax(text: string, d: LintDiagnostic, baseErrors: number): boolean {
+/**
+ * A fix is kept only if the fixed text parses with no more syntax errors than the original. In a
+ * notebook, IPython lines the fix writes (`%env K=v`) are blanked first, as the linted text's were.
+ */
+function fixKeepsSyntax(text: string, d: LintDiagnostic, baseErrors: number, notebook: boolean): boolean {
   try {
-    const fixed = applyEdits(text, d.fix!.edits);
+    const applied = applyEdits(text, d.fix!.edits);
+    const fixed = notebook ? blankMagics(applied, 0).text : applied;
     const t = parsePython(fixed);
     const ok = syntaxErrorCount(t) <= baseErrors;
     t.delete();

@@ -42,7 +42,7 @@ export function fileVisibleMap(model: ModuleModel, inventory: InventoryParams, w
 /** Device expressions including bare `"cuda"` (the current device, 0 unless set_device changed it). */
 function allDeviceUses(model: ModuleModel): DeviceUse[] {
   const uses = deviceUses(model);
-  for (const s of model.tree.rootNode.descendantsOfType("string")) {
+  for (const s of model.nodesOfType("string")) {
     if (!s) continue;
     const v = stringValue(s);
     if (v !== null && cudaDeviceOrdinal(v) === -1) uses.push({ ordinal: 0, node: s, form: `"cuda"`, replace: () => s.text });

@@ -6,6 +6,7 @@
 import type { LintDiagnostic, Range, TextEdit } from "./types";
 import type { MagicLine } from "./python/model";
 import { lintPython, type LintOptions, type RuleFailure } from "./lint";
+import { lineStarts } from "./fixes";
 
 /** One cell as given by the caller. */
 export interface CellInput {
@@ -32,22 +33,25 @@ export function cellsOfIpynb(json: string): CellInput[] {
   }));
 }
 
-/** Blanks IPython lines (keeping line and column numbers) and returns them as magic lines. */
+/**
+ * Blanks IPython lines (keeping line and column numbers) and returns them as magic lines. Lines end
+ * at \n, \r\n or a lone \r, as in LSP.
+ */
 export function blankMagics(cellText: string, lineOffset: number): { text: string; magics: MagicLine[] } {
-  const lines = cellText.split("\n");
+  const parts = cellText.split(/(\r\n|\r|\n)/); // even indices: lines; odd: their line breaks
   const magics: MagicLine[] = [];
-  const cellMagic = lines.length > 0 && lines[0].trimStart().startsWith("%%");
-  const out = lines.map((line, i) => {
+  const cellMagic = parts[0].trimStart().startsWith("%%");
+  for (let k = 0; k < parts.length; k += 2) {
+    const line = parts[k];
     const trimmed = line.trimStart();
     const column = line.length - trimmed.length;
-    if (cellMagic) return " ".repeat(line.length);
-    if (trimmed.startsWith("%") || trimmed.startsWith("!")) {
-      magics.push({ line: lineOffset + i, column, text: trimmed.replace(/\r$/, "") });
-      return " ".repeat(line.length);
+    if (cellMagic) parts[k] = " ".repeat(line.length);
+    else if (trimmed.startsWith("%") || trimmed.startsWith("!")) {
+      magics.push({ line: lineOffset + k / 2, column, text: trimmed });
+      parts[k] = " ".repeat(line.length);
     }
-    return line;
-  });
-  return { text: out.join("\n"), magics };
+  }
+  return { text: parts.join(""), magics };
 }
 
 /** Lints the code cells of a notebook as one program; non-code cells are skipped. */
@@ -59,7 +63,7 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}): { d
   cells.forEach((c, index) => {
     if (c.kind !== "code") return;
     const blank = blankMagics(c.text, line);
-    const count = c.text.split("\n").length;
+    const count = lineStarts(c.text).length;
     starts.push({ cell: index, line, lines: count });
     parts.push(blank.text);
     magics.push(...blank.magics);
@@ -72,7 +76,7 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}): { d
     return s ? `cell ${s.cell + 1}, line ${l - s.line + 1}` : `line ${l + 1}`;
   };
   const result = lintPython(joined, options, { notebook: true, magics, where });
-  result.tree.delete();
+  result.tree?.delete();
   const locate = (r: Range): { cell: number; range: Range } => {
     let s = starts[0];
     for (const st of starts) if (st.line <= r.start.line) s = st;

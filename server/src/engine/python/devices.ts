@@ -28,8 +28,7 @@ function intValue(n: SyntaxNode | null | undefined): number | null {
 /** Every literal device ordinal in the module (anywhere, not only on the timeline). */
 export function deviceUses(model: ModuleModel): DeviceUse[] {
   const out: DeviceUse[] = [];
-  const root = model.tree.rootNode;
-  for (const s of root.descendantsOfType("string")) {
+  for (const s of model.nodesOfType("string")) {
     if (!s) continue;
     const v = stringValue(s);
     if (v === null) continue;
@@ -37,7 +36,7 @@ export function deviceUses(model: ModuleModel): DeviceUse[] {
     if (n === null || n < 0) continue;
     out.push({ ordinal: n, node: s, form: `"${v}"`, replace: (k) => s.text.replace(/cuda:\s*\d+/, `cuda:${k}`) });
   }
-  for (const call of root.descendantsOfType("call")) {
+  for (const call of model.nodesOfType("call")) {
     if (!call) continue;
     const fn = call.childForFieldName("function");
     const args = call.childForFieldName("arguments")?.namedChildren.filter((a): a is SyntaxNode => !!a && a.type !== "comment") ?? [];
@@ -60,7 +59,7 @@ export function deviceUses(model: ModuleModel): DeviceUse[] {
       }
     }
   }
-  for (const sub of root.descendantsOfType("subscript")) {
+  for (const sub of model.nodesOfType("subscript")) {
     if (!sub) continue;
     const base = model.resolve(sub.childForFieldName("value"));
     if (base !== "jax.devices()" && base !== "jax.local_devices()") continue;

@@ -123,6 +123,8 @@ export interface ModuleModel {
   events: TimelineEvent[];
   /** Every call the timeline walk visited, in execution order (a call in an inlined function appears where it runs). */
   calls: TimelineCall[];
+  /** Every node of the given type(s) in the module, in document order (collected once per type). */
+  nodesOfType(types: string | string[]): SyntaxNode[];
   /** Frameworks imported anywhere in the file. */
   frameworks: Set<Framework>;
   /** Resolves an expression to the dotted path it names (`th.cuda.is_available` → `torch.cuda.is_available`), or null. */
@@ -148,13 +150,24 @@ const COMPOUND = new Set(["if_statement", "for_statement", "while_statement", "t
 /** Builds the model of a parsed module. Never throws on broken code: ERROR nodes are skipped. */
 export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = []): ModuleModel {
   const root = tree.rootNode;
+  // Nodes by type, each type collected once per tree (rules ask for "call", "string", ... repeatedly).
+  const typeCache = new Map<string, SyntaxNode[]>();
+  const nodesOfType = (types: string | string[]): SyntaxNode[] => {
+    const key = Array.isArray(types) ? types.join(",") : types;
+    let hit = typeCache.get(key);
+    if (!hit) {
+      hit = root.descendantsOfType(types).filter((n): n is SyntaxNode => !!n);
+      typeCache.set(key, hit);
+    }
+    return hit;
+  };
   const symbols = new Map<string, string>();
   const functions = new Map<string, SyntaxNode>();
   const assignments = new Map<string, SyntaxNode[]>();
   const frameworks = new Set<Framework>();
 
   // Pass 1: imports anywhere (aliases are file-wide), module-level defs and alias assignments.
-  for (const imp of root.descendantsOfType(["import_statement", "import_from_statement"])) {
+  for (const imp of nodesOfType(["import_statement", "import_from_statement"])) {
     if (!imp) continue;
     for (const [local, path] of importBindings(imp)) {
       symbols.set(local, path);
@@ -170,7 +183,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
       if (name) functions.set(name, def);
     }
   }
-  for (const a of root.descendantsOfType("assignment")) {
+  for (const a of nodesOfType("assignment")) {
     if (!a) continue;
     const left = a.childForFieldName("left");
     const right = a.childForFieldName("right");
@@ -180,8 +193,12 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     assignments.set(left.text, list);
   }
 
-  const resolve = (node: SyntaxNode | null | undefined): string | null => {
-    if (!node) return null;
+  // Dotted paths deeper than this name nothing GPU Pilot knows; the cap keeps a 50,000-part
+  // attribute chain from overflowing the stack.
+  const MAX_PATH_DEPTH = 64;
+  const resolve = (node: SyntaxNode | null | undefined): string | null => resolveAt(node, 0);
+  const resolveAt = (node: SyntaxNode | null | undefined, depth: number): string | null => {
+    if (!node || depth > MAX_PATH_DEPTH) return null;
     switch (node.type) {
       case "identifier": {
         const s = symbols.get(node.text);
@@ -194,24 +211,25 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
         return null;
       }
       case "attribute": {
-        const base = resolve(node.childForFieldName("object"));
+        const base = resolveAt(node.childForFieldName("object"), depth + 1);
         const attr = node.childForFieldName("attribute")?.text;
         return base && attr ? `${base}.${attr}` : null;
       }
       case "call": {
-        const base = resolve(node.childForFieldName("function"));
+        const base = resolveAt(node.childForFieldName("function"), depth + 1);
         return base ? `${base}()` : null;
       }
       case "parenthesized_expression":
-        return resolve(node.namedChildren[0]);
+        return resolveAt(node.namedChildren[0], depth + 1);
       default:
         return null;
     }
   };
-  const resolveNoAlias = (node: SyntaxNode): string | null => {
+  const resolveNoAlias = (node: SyntaxNode | null, depth = 0): string | null => {
+    if (!node || depth > MAX_PATH_DEPTH) return null;
     if (node.type === "identifier") return symbols.get(node.text) ?? null;
     if (node.type === "attribute") {
-      const base = resolveNoAlias(node.childForFieldName("object")!);
+      const base = resolveNoAlias(node.childForFieldName("object"), depth + 1);
       const attr = node.childForFieldName("attribute")?.text;
       return base && attr ? `${base}.${attr}` : null;
     }
@@ -259,164 +277,174 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
 
   const isEnviron = (node: SyntaxNode | null | undefined): boolean => resolve(node) === "os.environ";
 
-  // Pass 2: the timeline walk.
-  const events: TimelineEvent[] = [];
-  const calls: TimelineCall[] = [];
-  let nvmlCheck = false;
-  const magicQueue = [...magics].sort((a, b) => a.line - b.line);
-  const flushMagics = (beforeLine: number) => {
-    while (magicQueue.length && magicQueue[0].line < beforeLine) events.push(...magicEvents(magicQueue.shift()!));
-  };
+  // Pass 2, the timeline walk, runs on first use of `events` or `calls`: a file whose candidate
+  // rules (prefilter.ts) need neither skips it.
+  const computeTimeline = (): { events: TimelineEvent[]; calls: TimelineCall[] } => {
+    // Pass 2: the timeline walk.
+    const events: TimelineEvent[] = [];
+    const calls: TimelineCall[] = [];
+    let nvmlCheck = false;
+    const magicQueue = [...magics].sort((a, b) => a.line - b.line);
+    const flushMagics = (beforeLine: number) => {
+      while (magicQueue.length && magicQueue[0].line < beforeLine) events.push(...magicEvents(magicQueue.shift()!));
+    };
 
-  const classifyCall = (call: SyntaxNode): InitEvent | null => {
-    const fn = call.childForFieldName("function");
-    const args = call.childForFieldName("arguments");
-    const q = resolve(fn);
-    const ev = (framework: Framework, depth: InitDepth, what: string): InitEvent => ({ kind: "init", node: call, framework, depth, what });
-    if (q) {
-      const bare = q.replace(/\(\)/g, "");
-      if (bare.startsWith("torch.cuda.")) {
-        const member = bare.slice("torch.cuda.".length);
-        if (member === "is_available" && nvmlCheck) return null;
-        const depth = TORCH_CUDA_INIT.get(member);
-        if (depth) return ev("torch", depth, `${bare}()`);
-        if (member === "device_count" && options.torchBelow24) return ev("torch", "driver", `${bare}() (torch < 2.4)`);
-        if (member === "amp.GradScaler" || member === "amp.autocast") return ev("torch", "context", `${bare}()`);
-        return null;
-      }
-      if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
-        const dev = firstArgOrKeyword(args, "device_type");
-        return dev && stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
-      }
-      if (bare === "torch.amp.GradScaler") {
-        const dev = firstArgOrKeyword(args, "device");
-        return !dev || stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
-      }
-      if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare)) return ev("torch", "context", "DataParallel(...)");
-      if (bare === "accelerate.Accelerator" || bare === "accelerate.accelerator.Accelerator") return ev("torch", "context", "accelerate.Accelerator()");
-      if (bare.startsWith("jax.")) {
-        const member = bare.slice(4);
-        if (JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + "."))) return ev("jax", "context", `${bare}()`);
-        return null;
-      }
-      if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
-        const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
-        if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available") return ev("tensorflow", "context", `${bare}()`);
-        if (TF_NON_INIT_PREFIXES.some((p) => tfq.startsWith(p))) return null;
-        if (tfq === "tensorflow.python.client.device_lib.list_local_devices") return ev("tensorflow", "context", `${bare}()`);
-        return ev("tensorflow", "context", `${bare}()`);
-      }
-      if (bare.startsWith("cupy.") || bare.startsWith("cupyx.")) return ev("cupy", "context", `${bare}()`);
-      if (bare.startsWith("numba.cuda.") && bare !== "numba.cuda.jit") return ev("numba", "context", `${bare}()`);
-      if (bare.startsWith("torch.")) {
-        const dev = keyword(args, "device");
-        if (dev && isCudaDevice(dev)) return ev("torch", "context", `${bare}(device=${dev.text})`);
-      }
-    }
-    // Method calls on torch objects: `.cuda()`, `.to("cuda")`, `device="cuda"`.
-    if (fn?.type === "attribute" && frameworks.has("torch")) {
-      const attr = fn.childForFieldName("attribute")?.text;
-      const obj = fn.childForFieldName("object");
-      const objQ = resolve(obj);
-      if (objQ === "torch" || objQ === "torch.cuda") return null;
-      if (attr === "cuda") return ev("torch", "context", ".cuda()");
-      if (attr === "to" && args && args.namedChildren.some((a) => a && (isCudaDevice(a) || (a.type === "keyword_argument" && a.childForFieldName("name")?.text === "device" && isCudaDevice(a.childForFieldName("value")))))) {
-        return ev("torch", "context", `.to(${args.namedChildren[0]?.text ?? ""})`);
-      }
-      const dev = keyword(args, "device");
-      if (dev && isCudaDevice(dev)) return ev("torch", "context", `${attr}(device=${dev.text})`);
-    }
-    return null;
-  };
-
-  const inlined = new Set<string>();
-
-  const visitCalls = (scope: SyntaxNode, depth: number) => {
-    for (const call of callsInOrder(scope)) {
-      calls.push({ node: call, path: resolve(call.childForFieldName("function"))?.replace(/\(\)/g, "") ?? null, at: events.length });
-      const init = classifyCall(call);
-      if (init) events.push(init);
+    const classifyCall = (call: SyntaxNode): InitEvent | null => {
       const fn = call.childForFieldName("function");
-      if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !inlined.has(fn.text)) {
-        const def = functions.get(fn.text)!;
-        const body = def.childForFieldName("body");
-        if (body) {
-          inlined.add(fn.text);
-          walkBlock(body, depth + 1, true);
-          inlined.delete(fn.text);
+      const args = call.childForFieldName("arguments");
+      const q = resolve(fn);
+      const ev = (framework: Framework, depth: InitDepth, what: string): InitEvent => ({ kind: "init", node: call, framework, depth, what });
+      if (q) {
+        const bare = q.replace(/\(\)/g, "");
+        if (bare.startsWith("torch.cuda.")) {
+          const member = bare.slice("torch.cuda.".length);
+          if (member === "is_available" && nvmlCheck) return null;
+          const depth = TORCH_CUDA_INIT.get(member);
+          if (depth) return ev("torch", depth, `${bare}()`);
+          if (member === "device_count" && options.torchBelow24) return ev("torch", "driver", `${bare}() (torch < 2.4)`);
+          if (member === "amp.GradScaler" || member === "amp.autocast") return ev("torch", "context", `${bare}()`);
+          return null;
+        }
+        if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
+          const dev = firstArgOrKeyword(args, "device_type");
+          return dev && stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
+        }
+        if (bare === "torch.amp.GradScaler") {
+          const dev = firstArgOrKeyword(args, "device");
+          return !dev || stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
+        }
+        if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare)) return ev("torch", "context", "DataParallel(...)");
+        if (bare === "accelerate.Accelerator" || bare === "accelerate.accelerator.Accelerator") return ev("torch", "context", "accelerate.Accelerator()");
+        if (bare.startsWith("jax.")) {
+          const member = bare.slice(4);
+          if (JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + "."))) return ev("jax", "context", `${bare}()`);
+          return null;
+        }
+        if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
+          const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
+          if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available") return ev("tensorflow", "context", `${bare}()`);
+          if (TF_NON_INIT_PREFIXES.some((p) => tfq.startsWith(p))) return null;
+          if (tfq === "tensorflow.python.client.device_lib.list_local_devices") return ev("tensorflow", "context", `${bare}()`);
+          return ev("tensorflow", "context", `${bare}()`);
+        }
+        if (bare.startsWith("cupy.") || bare.startsWith("cupyx.")) return ev("cupy", "context", `${bare}()`);
+        if (bare.startsWith("numba.cuda.") && bare !== "numba.cuda.jit") return ev("numba", "context", `${bare}()`);
+        if (bare.startsWith("torch.")) {
+          const dev = keyword(args, "device");
+          if (dev && isCudaDevice(dev)) return ev("torch", "context", `${bare}(device=${dev.text})`);
         }
       }
-    }
-  };
-
-  const recordEnv = (stmt: SyntaxNode, inFunction: boolean, nested: boolean) => {
-    for (const w of envWritesOf(stmt, isEnviron, resolve)) {
-      const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
-      events.push(ev);
-      if (w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK" && w.literal === "1") nvmlCheck = true;
-    }
-  };
-
-  const walkStatement = (stmt: SyntaxNode, depth: number, inFunction: boolean, nested: boolean): void => {
-    switch (stmt.type) {
-      case "import_statement":
-      case "import_from_statement": {
-        for (const [, path] of importBindings(stmt)) {
-          const framework = frameworkOfModule(path);
-          const eager = isEagerInitModule(path, options.eagerInitModules);
-          if (framework || eager) events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
-          if (eager) events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: "context", what: `import ${path}` });
+      // Method calls on torch objects: `.cuda()`, `.to("cuda")`, `device="cuda"`.
+      if (fn?.type === "attribute" && frameworks.has("torch")) {
+        const attr = fn.childForFieldName("attribute")?.text;
+        const obj = fn.childForFieldName("object");
+        const objQ = resolve(obj);
+        if (objQ === "torch" || objQ === "torch.cuda") return null;
+        if (attr === "cuda") return ev("torch", "context", ".cuda()");
+        if (attr === "to" && args && args.namedChildren.some((a) => a && (isCudaDevice(a) || (a.type === "keyword_argument" && a.childForFieldName("name")?.text === "device" && isCudaDevice(a.childForFieldName("value")))))) {
+          return ev("torch", "context", `.to(${args.namedChildren[0]?.text ?? ""})`);
         }
-        return;
+        const dev = keyword(args, "device");
+        if (dev && isCudaDevice(dev)) return ev("torch", "context", `${attr}(device=${dev.text})`);
       }
-      case "function_definition":
-      case "class_definition":
-        if (stmt.type === "class_definition") {
-          const body = stmt.childForFieldName("body");
-          if (body) for (const s of body.namedChildren) if (s && s.type !== "function_definition" && s.type !== "decorated_definition") walkStatement(s, depth, inFunction, true);
-        }
-        return;
-      case "decorated_definition":
-        for (const d of stmt.namedChildren) if (d?.type === "decorator") visitCalls(d, depth);
-        return;
-      default:
-        break;
-    }
-    if (COMPOUND.has(stmt.type)) {
-      for (const child of stmt.namedChildren) {
-        if (!child) continue;
-        if (child.type === "block") walkBlock(child, depth, inFunction, true);
-        else if (["elif_clause", "else_clause", "except_clause", "finally_clause", "case_clause", "except_group_clause"].includes(child.type)) {
-          for (const c of child.namedChildren) {
-            if (!c) continue;
-            if (c.type === "block") walkBlock(c, depth, inFunction, true);
-            else visitCalls(c, depth);
+      return null;
+    };
+
+    const inlined = new Set<string>();
+
+    const visitCalls = (scope: SyntaxNode, depth: number) => {
+      for (const call of callsInOrder(scope)) {
+        calls.push({ node: call, path: resolve(call.childForFieldName("function"))?.replace(/\(\)/g, "") ?? null, at: events.length });
+        const init = classifyCall(call);
+        if (init) events.push(init);
+        const fn = call.childForFieldName("function");
+        if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !inlined.has(fn.text)) {
+          const def = functions.get(fn.text)!;
+          const body = def.childForFieldName("body");
+          if (body) {
+            inlined.add(fn.text);
+            walkBlock(body, depth + 1, true);
+            inlined.delete(fn.text);
           }
-        } else if (child.type !== "comment" && child !== stmt.childForFieldName("left")) {
-          visitCalls(child, depth);
         }
       }
-      return;
-    }
-    visitCalls(stmt, depth);
-    recordEnv(stmt, inFunction, nested);
+    };
+
+    const recordEnv = (stmt: SyntaxNode, inFunction: boolean, nested: boolean) => {
+      for (const w of envWritesOf(stmt, isEnviron, resolve)) {
+        const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
+        events.push(ev);
+        if (w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK" && w.literal === "1") nvmlCheck = true;
+      }
+    };
+
+    const walkStatement = (stmt: SyntaxNode, depth: number, inFunction: boolean, nested: boolean): void => {
+      switch (stmt.type) {
+        case "import_statement":
+        case "import_from_statement": {
+          for (const [, path] of importBindings(stmt)) {
+            const framework = frameworkOfModule(path);
+            const eager = isEagerInitModule(path, options.eagerInitModules);
+            if (framework || eager) events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
+            if (eager) events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: "context", what: `import ${path}` });
+          }
+          return;
+        }
+        case "function_definition":
+        case "class_definition":
+          if (stmt.type === "class_definition") {
+            const body = stmt.childForFieldName("body");
+            if (body) for (const s of body.namedChildren) if (s && s.type !== "function_definition" && s.type !== "decorated_definition") walkStatement(s, depth, inFunction, true);
+          }
+          return;
+        case "decorated_definition":
+          for (const d of stmt.namedChildren) if (d?.type === "decorator") visitCalls(d, depth);
+          return;
+        default:
+          break;
+      }
+      if (COMPOUND.has(stmt.type)) {
+        for (const child of stmt.namedChildren) {
+          if (!child) continue;
+          if (child.type === "block") walkBlock(child, depth, inFunction, true);
+          else if (["elif_clause", "else_clause", "except_clause", "finally_clause", "case_clause", "except_group_clause"].includes(child.type)) {
+            for (const c of child.namedChildren) {
+              if (!c) continue;
+              if (c.type === "block") walkBlock(c, depth, inFunction, true);
+              else visitCalls(c, depth);
+            }
+          } else if (child.type !== "comment" && child !== stmt.childForFieldName("left")) {
+            visitCalls(child, depth);
+          }
+        }
+        return;
+      }
+      visitCalls(stmt, depth);
+      recordEnv(stmt, inFunction, nested);
+    };
+
+    const walkBlock = (block: SyntaxNode, depth: number, inFunction: boolean, nested = false) => {
+      for (const s of block.namedChildren) {
+        if (!s || s.type === "comment") continue;
+        if (depth === 0 && !nested) flushMagics(s.startPosition.row);
+        walkStatement(s, depth, inFunction, nested);
+      }
+    };
+
+    walkBlock(root, 0, false);
+    flushMagics(Number.MAX_SAFE_INTEGER);
+
+    // Reads anywhere in the file (for GPU005 and GPU007).
+    for (const r of envReadsOf(nodesOfType, isEnviron, resolve)) events.push(r);
+    return { events, calls };
   };
-
-  const walkBlock = (block: SyntaxNode, depth: number, inFunction: boolean, nested = false) => {
-    for (const s of block.namedChildren) {
-      if (!s || s.type === "comment") continue;
-      if (depth === 0 && !nested) flushMagics(s.startPosition.row);
-      walkStatement(s, depth, inFunction, nested);
-    }
+  let timeline: { events: TimelineEvent[]; calls: TimelineCall[] } | undefined;
+  const model: ModuleModel = {
+    tree, text, symbols, functions, frameworks, resolve, isCudaDevice, valueOf, isEnviron, nodesOfType,
+    get events() { return (timeline ??= computeTimeline()).events; },
+    get calls() { return (timeline ??= computeTimeline()).calls; },
   };
-
-  walkBlock(root, 0, false);
-  flushMagics(Number.MAX_SAFE_INTEGER);
-
-  // Reads anywhere in the file (for GPU005 and GPU007).
-  for (const r of envReadsOf(root, isEnviron, resolve)) events.push(r);
-
-  return { tree, text, symbols, functions, events, calls, frameworks, resolve, isCudaDevice, valueOf, isEnviron };
+  return model;
 }
 
 /** Local name → dotted path bindings of one import statement. */
@@ -454,12 +482,17 @@ export function importBindings(imp: SyntaxNode): Array<[string, string]> {
 /** Calls inside `scope` in evaluation order (arguments before the call that receives them), skipping lambdas and nested defs. */
 function callsInOrder(scope: SyntaxNode): SyntaxNode[] {
   const out: SyntaxNode[] = [];
-  const visit = (n: SyntaxNode) => {
-    if (n.type === "lambda" || n.type === "function_definition" || n.type === "class_definition") return;
-    for (const c of n.namedChildren) if (c) visit(c);
-    if (n.type === "call") out.push(n);
-  };
-  visit(scope);
+  // Iterative post-order walk: a deeply nested expression (`1 + 1 + ... + 1` with 10,000 terms)
+  // must not overflow the call stack.
+  const stack: Array<{ node: SyntaxNode; done: boolean }> = [{ node: scope, done: false }];
+  while (stack.length) {
+    const { node: n, done } = stack.pop()!;
+    if (done) { out.push(n); continue; }
+    if (n.type === "lambda" || n.type === "function_definition" || n.type === "class_definition") continue;
+    if (n.type === "call") stack.push({ node: n, done: true });
+    const kids = n.namedChildren;
+    for (let i = kids.length - 1; i >= 0; i--) { const c = kids[i]; if (c) stack.push({ node: c, done: false }); }
+  }
   return out;
 }
 
@@ -547,7 +580,18 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
  * `inFunction` / `nested` from their position. For rules about the write itself (a misspelled or
  * unknown name, `os.putenv`), where the moment it runs does not matter.
  */
+const writesAnywhereCache = new WeakMap<ModuleModel, EnvWriteEvent[]>();
+
 export function envWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
+  let cached = writesAnywhereCache.get(model);
+  if (!cached) {
+    cached = computeEnvWritesAnywhere(model);
+    writesAnywhereCache.set(model, cached);
+  }
+  return cached;
+}
+
+function computeEnvWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
   const onTimeline = new Map<number, EnvWriteEvent[]>();
   const out: EnvWriteEvent[] = [];
   for (const e of model.events) {
@@ -557,13 +601,15 @@ export function envWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
     if (!list.some((x) => x.variable === e.variable && x.nameNode?.id === e.nameNode?.id)) list.push(e);
     onTimeline.set(e.statement.id, list);
   }
-  for (const stmt of model.tree.rootNode.descendantsOfType("expression_statement")) {
+  for (const stmt of model.nodesOfType("expression_statement")) {
     if (!stmt) continue;
     const known = onTimeline.get(stmt.id);
     if (known) { out.push(...known); continue; }
+    const writes = envWritesOf(stmt, model.isEnviron, model.resolve);
+    if (writes.length === 0) continue;
     let inFunction = false;
     for (let p = stmt.parent; p; p = p.parent) if (p.type === "function_definition" || p.type === "lambda") { inFunction = true; break; }
-    for (const w of envWritesOf(stmt, model.isEnviron, model.resolve)) {
+    for (const w of writes) {
       out.push({ ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested: stmt.parent?.type !== "module" });
     }
   }
@@ -571,9 +617,9 @@ export function envWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
 }
 
 /** Environment reads with literal names anywhere in the tree. */
-function envReadsOf(root: SyntaxNode, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null): EnvReadEvent[] {
+function envReadsOf(nodesOfType: (t: string) => SyntaxNode[], isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null): EnvReadEvent[] {
   const out: EnvReadEvent[] = [];
-  for (const s of root.descendantsOfType("subscript")) {
+  for (const s of nodesOfType("subscript")) {
     if (!s || !isEnviron(s.childForFieldName("value"))) continue;
     const parent = s.parent;
     if (parent?.type === "assignment" && parent.childForFieldName("left")?.id === s.id) continue;
@@ -582,7 +628,7 @@ function envReadsOf(root: SyntaxNode, isEnviron: (n: SyntaxNode | null) => boole
     const name = stringValue(key);
     if (name !== null && key) out.push({ kind: "envRead", variable: name, node: s, nameNode: key });
   }
-  for (const c of root.descendantsOfType("call")) {
+  for (const c of nodesOfType("call")) {
     if (!c) continue;
     const fn = c.childForFieldName("function");
     const q = resolve(fn);

@@ -48,7 +48,10 @@ export async function pythonLanguage(): Promise<Language> {
  */
 export function parsePython(text: string, previous?: Tree): Tree {
   if (!sharedParser) throw new Error("parsePython called before loadPython() resolved");
-  const tree = sharedParser.parse(text, previous ?? null);
+  // A lone \r ends a line for Python (universal newlines) and for LSP, but not for tree-sitter's
+  // Python grammar: parse it as \n. Same length, so offsets stay valid and rows match LSP lines.
+  const input = text.includes("\r") ? text.replace(/\r(?!\n)/g, "\n") : text;
+  const tree = sharedParser.parse(input, previous ?? null);
   if (!tree) throw new Error("tree-sitter returned no tree (parse cancelled)");
   return tree;
 }

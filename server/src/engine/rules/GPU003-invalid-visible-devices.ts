@@ -57,7 +57,7 @@ function intLike(model: ModuleModel, node: SyntaxNode, depth = 0): boolean {
 
 /** Whether some `add_argument("--name", type=int)` declares destination `dest`. */
 function argparseIntDest(model: ModuleModel, dest: string): boolean {
-  for (const call of model.tree.rootNode.descendantsOfType("call")) {
+  for (const call of model.nodesOfType("call")) {
     const fn = call?.childForFieldName("function");
     if (!call || fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "add_argument") continue;
     const args = call.childForFieldName("arguments")?.namedChildren ?? [];

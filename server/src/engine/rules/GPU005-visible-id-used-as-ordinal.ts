@@ -43,8 +43,7 @@ export const rule: Rule = {
     };
 
     // Device strings: f"cuda:{gpu}", "cuda:" + gpu, "cuda:%s" % gpu, "cuda:{}".format(gpu).
-    const root = ctx.model.tree.rootNode;
-    for (const s of root.descendantsOfType("string")) {
+    for (const s of ctx.model.nodesOfType("string")) {
       if (!s || !isCudaFString(s)) continue;
       for (const i of s.namedChildren) {
         if (i?.type !== "interpolation") continue;
@@ -52,7 +51,7 @@ export const rule: Rule = {
         if (hit) { report(s, snippetOf(s), hit, exactCudaFString(s) ? `${quoteOf(s)}cuda:0${quoteOf(s)}` : null); break; }
       }
     }
-    for (const b of root.descendantsOfType("binary_operator")) {
+    for (const b of ctx.model.nodesOfType("binary_operator")) {
       if (!b) continue;
       const left = b.childForFieldName("left");
       const op = b.childForFieldName("operator")?.text;
@@ -63,7 +62,7 @@ export const rule: Rule = {
         if (hit) report(b, snippetOf(b), hit, `${quoteOf(left)}cuda:0${quoteOf(left)}`);
       }
     }
-    for (const call of root.descendantsOfType("call")) {
+    for (const call of ctx.model.nodesOfType("call")) {
       if (!call) continue;
       const fn = call.childForFieldName("function");
       if (fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "format") continue;
@@ -81,7 +80,7 @@ export const rule: Rule = {
       if (hit) report(node, `\`${form}\``, hit, "0");
     };
     const torch = ctx.model.frameworks.has("torch");
-    for (const call of root.descendantsOfType("call")) {
+    for (const call of ctx.model.nodesOfType("call")) {
       if (!call) continue;
       const q = calleePath(ctx.model, call);
       const { positional, keywords } = callArgs(call);
@@ -96,7 +95,7 @@ export const rule: Rule = {
         if (name === "device_ids" && (value.type === "list" || value.type === "tuple")) for (const el of value.namedChildren) if (el) ordinal(el, `device_ids=${value.text}`);
       }
     }
-    for (const sub of root.descendantsOfType("subscript")) {
+    for (const sub of ctx.model.nodesOfType("subscript")) {
       if (!sub) continue;
       const base = ctx.model.resolve(sub.childForFieldName("value"));
       if (base === "jax.devices()" || base === "jax.local_devices()") ordinal(sub.childForFieldName("subscript") ?? undefined, `${base}[...]`);
@@ -122,7 +121,7 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
     if (!root || (root.type !== "identifier" && root.type !== "attribute")) continue;
     const after = w.statement.endIndex;
     const stmt = w.statement;
-    for (const n of ctx.model.tree.rootNode.descendantsOfType(root.type)) {
+    for (const n of ctx.model.nodesOfType(root.type)) {
       if (!n || n.startIndex < after || n.text !== root.text) continue;
       if (n.parent?.type === "attribute" && n.parent.childForFieldName("object")?.id !== n.id) continue;
       out.set(n.id, { node: stmt, what: `\`${root.text}\`, the value written to CUDA_VISIBLE_DEVICES`, related: { range: w.range, message: `CUDA_VISIBLE_DEVICES set from ${root.text} here: inside the process that GPU is cuda:0` } });

@@ -30,12 +30,11 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const root = ctx.model.tree.rootNode;
-    const calls = root.descendantsOfType("call").filter((c): c is SyntaxNode => !!c);
+    const calls = ctx.model.nodesOfType("call").filter((c): c is SyntaxNode => !!c);
     const distributed = calls.some((c) => DISTRIBUTED_CALLS.has(calleePath(ctx.model, c) ?? ""));
     const threads = threadBodies(ctx, calls);
     const localRank = new Set<number>(envReadsOf(ctx.model, "LOCAL_RANK").map((r) => r.node.id));
-    for (const a of root.descendantsOfType("attribute")) if (a && a.childForFieldName("attribute")?.text === "local_rank") localRank.add(a.id);
+    for (const a of ctx.model.nodesOfType("attribute")) if (a && a.childForFieldName("attribute")?.text === "local_rank") localRank.add(a.id);
     for (const call of calls) {
       if (calleePath(ctx.model, call) !== "torch.cuda.set_device") continue;
       const arg = callArgs(call).positional[0] ?? callArgs(call).keywords.get("device");
@@ -67,8 +66,7 @@ interface ThreadBody { body: SyntaxNode; name: string; start: SyntaxNode; how: s
 /** The bodies that run in other threads: thread targets, thread-pool functions and `Thread` subclasses' `run`. */
 function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
   const out: ThreadBody[] = [];
-  const root = ctx.model.tree.rootNode;
-  const defs = root.descendantsOfType("function_definition").filter((d): d is SyntaxNode => !!d);
+  const defs = ctx.model.nodesOfType("function_definition").filter((d): d is SyntaxNode => !!d);
   const addTarget = (target: SyntaxNode | undefined, start: SyntaxNode) => {
     if (!target) return;
     if (target.type === "call" && calleePath(ctx.model, target) === "functools.partial") target = callArgs(target).positional[0];
@@ -81,12 +79,12 @@ function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
   };
   // Names bound to thread pools: `with ThreadPoolExecutor() as ex`, `ex = ThreadPool(4)`.
   const pools = new Set<string>();
-  for (const p of root.descendantsOfType("as_pattern")) {
+  for (const p of ctx.model.nodesOfType("as_pattern")) {
     const value = p?.namedChildren[0];
     const alias = p?.childForFieldName("alias")?.namedChildren[0];
     if (value?.type === "call" && THREAD_POOLS.has(calleePath(ctx.model, value) ?? "") && alias?.type === "identifier") pools.add(alias.text);
   }
-  for (const a of root.descendantsOfType("assignment")) {
+  for (const a of ctx.model.nodesOfType("assignment")) {
     const right = a?.childForFieldName("right");
     const left = a?.childForFieldName("left");
     if (right?.type === "call" && left?.type === "identifier" && THREAD_POOLS.has(calleePath(ctx.model, right) ?? "")) pools.add(left.text);
@@ -107,7 +105,7 @@ function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
     if (isPool) addTarget(positional[0], call);
   }
   // class Worker(threading.Thread): def run(self): ...
-  for (const cls of root.descendantsOfType("class_definition")) {
+  for (const cls of ctx.model.nodesOfType("class_definition")) {
     if (!cls) continue;
     const supers = cls.childForFieldName("superclasses")?.namedChildren ?? [];
     if (!supers.some((s) => ctx.model.resolve(s) === "threading.Thread")) continue;

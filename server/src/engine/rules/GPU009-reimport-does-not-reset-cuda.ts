@@ -37,12 +37,11 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const root = ctx.model.tree.rootNode;
-    const imports = root.descendantsOfType(["import_statement", "import_from_statement"]).filter((s): s is SyntaxNode => !!s);
+    const imports = ctx.model.nodesOfType(["import_statement", "import_from_statement"]).filter((s): s is SyntaxNode => !!s);
     const reimportAfter = (framework: string, offset: number) =>
       imports.find((imp) => imp.startIndex > offset && importBindings(imp).some(([, path]) => frameworkOf(path) === framework)) ?? null;
 
-    for (const call of root.descendantsOfType("call")) {
+    for (const call of ctx.model.nodesOfType("call")) {
       if (!call) continue;
       const q = calleePath(ctx.model, call);
       if (q !== "importlib.reload" && q !== "imp.reload") continue;
@@ -52,7 +51,7 @@ export const rule: Rule = {
       const stmt = statementOf(call);
       report(ctx, stmt, `\`${call.text}\` does not reset CUDA`, framework, null, onlyThis(stmt, call));
     }
-    for (const del of root.descendantsOfType("delete_statement")) {
+    for (const del of ctx.model.nodesOfType("delete_statement")) {
       if (!del) continue;
       const targets = del.namedChildren[0]?.type === "expression_list" ? del.namedChildren[0].namedChildren : del.namedChildren;
       const hits = targets.map((t) => (t ? deletedFramework(ctx, t) : null));
@@ -62,7 +61,7 @@ export const rule: Rule = {
       if (!again) continue;
       report(ctx, del, `\`${del.text}\` followed by \`${again.text}\` (${ctx.where(again.startPosition.row)}) does not reset CUDA`, framework, again, hits.every((h) => h !== null));
     }
-    for (const call of root.descendantsOfType("call")) {
+    for (const call of ctx.model.nodesOfType("call")) {
       if (!call) continue;
       const fn = call.childForFieldName("function");
       if (fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "pop" || ctx.model.resolve(fn.childForFieldName("object")) !== "sys.modules") continue;

@@ -35,7 +35,7 @@ export const rule: Rule = {
   },
   check(ctx) {
     const restricts = envWritesAnywhere(ctx.model).some((w) => w.variable === "CUDA_VISIBLE_DEVICES");
-    for (const call of ctx.model.tree.rootNode.descendantsOfType("call")) {
+    for (const call of ctx.model.nodesOfType("call")) {
       if (!call || !DATA_PARALLEL.has(calleePath(ctx.model, call) ?? "")) continue;
       const { positional, keywords } = callArgs(call);
       const module = positional[0] ?? keywords.get("module");
@@ -81,7 +81,7 @@ function listValue(ctx: RuleContext, node: SyntaxNode): SyntaxNode | null {
 /** The current device for bare `"cuda"` / `.cuda()`: the last literal `set_device` before `before`, else 0 (null when a non-literal one ran). */
 function currentDevice(ctx: RuleContext, before: number): Place {
   let place: Place = 0;
-  for (const c of ctx.model.tree.rootNode.descendantsOfType("call")) {
+  for (const c of ctx.model.nodesOfType("call")) {
     if (!c || c.startIndex >= before || calleePath(ctx.model, c) !== "torch.cuda.set_device") continue;
     place = intLiteral(callArgs(c).positional[0]);
   }
@@ -138,7 +138,7 @@ function placeOf(ctx: RuleContext, node: SyntaxNode, before: number, depth: numb
     const assigned = ctx.model.valueOf(node.text, before);
     let place: Placed = assigned ? placeOf(ctx, assigned, assigned.startIndex, depth + 1) : at(null);
     // Later in-place moves: `model.cuda()`, `model.to(device)` as statements.
-    for (const c of ctx.model.tree.rootNode.descendantsOfType("call")) {
+    for (const c of ctx.model.nodesOfType("call")) {
       if (!c || c.startIndex >= before || (assigned && c.startIndex < assigned.endIndex) || c.parent?.type !== "expression_statement") continue;
       const fn = c.childForFieldName("function");
       if (fn?.type !== "attribute" || fn.childForFieldName("object")?.text !== node.text) continue;
@@ -160,7 +160,7 @@ function movedWrapper(ctx: RuleContext, call: SyntaxNode): Placed | undefined {
   const assign = parent?.type === "assignment" && parent.childForFieldName("right")?.id === call.id ? parent.childForFieldName("left") : null;
   if (assign?.type !== "identifier") return undefined;
   let found: Placed | undefined;
-  for (const c of ctx.model.tree.rootNode.descendantsOfType("call")) {
+  for (const c of ctx.model.nodesOfType("call")) {
     if (!c || c.startIndex <= call.endIndex) continue;
     const fn = c.childForFieldName("function");
     if (fn?.type !== "attribute" || fn.childForFieldName("object")?.text !== assign.text) continue;

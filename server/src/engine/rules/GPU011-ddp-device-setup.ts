@@ -30,8 +30,7 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const root = ctx.model.tree.rootNode;
-    const calls = root.descendantsOfType("call").filter((c): c is SyntaxNode => !!c);
+    const calls = ctx.model.nodesOfType("call").filter((c): c is SyntaxNode => !!c);
     const inits = calls.filter((c) => calleePath(ctx.model, c) === INIT);
     const setDevices = calls.filter((c) => calleePath(ctx.model, c) === "torch.cuda.set_device");
     const localRankName = localRankVariable(ctx);
@@ -99,7 +98,7 @@ function runsBefore(ctx: RuleContext, a: SyntaxNode, b: SyntaxNode): boolean {
 function localRankVariable(ctx: RuleContext): SyntaxNode | null {
   const sources = new Set(envReadsOf(ctx.model, "LOCAL_RANK").map((r) => r.node.id));
   if (!sources.size) return null;
-  for (const a of ctx.model.tree.rootNode.descendantsOfType("assignment")) {
+  for (const a of ctx.model.nodesOfType("assignment")) {
     const left = a?.childForFieldName("left");
     if (left?.type === "identifier" && flowsFrom(ctx.model, a!.childForFieldName("right"), sources)) return left;
   }
@@ -131,9 +130,9 @@ function setDeviceFix(ctx: RuleContext, init: SyntaxNode, localRank: SyntaxNode 
 
 /** `import os` as the first import of the module (after a docstring and `from __future__` imports). */
 function importOsEdit(ctx: RuleContext): TextEdit {
-  const root = ctx.model.tree.rootNode;
   const eol = /\r\n/.test(ctx.model.text) ? "\r\n" : "\n";
   let line = 0;
+  const root = ctx.model.tree.rootNode;
   for (const s of root.namedChildren) {
     if (!s) continue;
     const isDocstring = s.type === "expression_statement" && s.namedChildren[0]?.type === "string" && s.startIndex === root.namedChildren[0]?.startIndex;

@@ -42,7 +42,7 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const calls = ctx.model.tree.rootNode.descendantsOfType("call").filter((c): c is SyntaxNode => !!c);
+    const calls = ctx.model.nodesOfType("call").filter((c): c is SyntaxNode => !!c);
     const config = calls.filter((c) => TF_DEVICE_CONFIG.has(calleePath(ctx.model, c) ?? ""));
     for (const call of config) {
       const tc = timelineCall(ctx.model, call);

@@ -42,8 +42,7 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const root = ctx.model.tree.rootNode;
-    const calls = root.descendantsOfType("call").filter((c): c is SyntaxNode => !!c);
+    const calls = ctx.model.nodesOfType("call").filter((c): c is SyntaxNode => !!c);
     const tf1 = calls.some((c) => TF1_STYLE.has(calleePath(ctx.model, c) ?? ""));
     for (const call of calls) {
       const q = calleePath(ctx.model, call);
@@ -78,7 +77,7 @@ export const rule: Rule = {
     }
     if (tf1) return;
     // config.gpu_options.allow_growth = True / .per_process_gpu_memory_fraction = 0.5
-    for (const a of root.descendantsOfType("assignment")) {
+    for (const a of ctx.model.nodesOfType("assignment")) {
       const left = a?.childForFieldName("left");
       if (left?.type !== "attribute" || !ctx.model.frameworks.has("tensorflow")) continue;
       const attr = left.childForFieldName("attribute")?.text;

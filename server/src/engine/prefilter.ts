@@ -1,0 +1,86 @@
+/**
+ * A sound text prefilter: for each rule, a cheap test on the raw text that every file the rule can
+ * report on passes. A file none of whose enabled rules passes is not parsed at all; a file that
+ * passes runs only the rules that passed. (Issue 8: on the python3-torch tree only a fraction of the
+ * files mention anything a rule looks at.)
+ *
+ * Why each test is sound: the model recognises an environment access only through a name that
+ * resolves to `os.environ` / `os.putenv` / `os.getenv`, and such a name can only come from source
+ * text containing `environ`, `putenv` or `getenv` (an attribute or an import); a framework only
+ * through an import naming it; a call only through its name. The soundness of this table is tested
+ * on every fixture, shared case, example and verify program (test/unit/prefilter.test.ts), and the
+ * benchmark compares the prefiltered and the full output on the whole corpus.
+ */
+
+const ENV = ["environ", "putenv", "getenv"];
+
+/** Substring tests on one text, each word searched at most once however many rules ask. */
+export class TextProbe {
+  private readonly found = new Map<string, boolean>();
+  private readonly words = new Map<string, boolean>();
+  constructor(private readonly text: string) {}
+  /** The text contains `w`. */
+  has(w: string): boolean {
+    let v = this.found.get(w);
+    if (v === undefined) { v = this.text.includes(w); this.found.set(w, v); }
+    return v;
+  }
+  /** The text contains any of `ws`. */
+  hasAny(ws: readonly string[]): boolean {
+    return ws.some((w) => this.has(w));
+  }
+  /** The text contains `w` as a whole identifier. */
+  hasWord(w: string): boolean {
+    let v = this.words.get(w);
+    if (v === undefined) { v = this.has(w) && hasWord(this.text, w); this.words.set(w, v); }
+    return v;
+  }
+}
+
+const isIdent = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c > 127;
+
+/** Whether `word` occurs in `text` as a whole identifier (not inside a longer one). */
+export function hasWord(text: string, word: string): boolean {
+  for (let i = text.indexOf(word); i >= 0; i = text.indexOf(word, i + 1)) {
+    if ((i === 0 || !isIdent(text.charCodeAt(i - 1))) && (i + word.length >= text.length || !isIdent(text.charCodeAt(i + word.length)))) return true;
+  }
+  return false;
+}
+
+/** Per rule: a necessary condition on the text of a Python file for the rule to report anything. */
+export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe) => boolean>> = {
+  // Environment writes and reads (GPU001-007, 015, 016): need os.environ / putenv / getenv.
+  GPU001: (t) => t.hasAny(ENV),
+  GPU002: (t) => t.hasAny(ENV),
+  GPU003: (t) => t.hasAny(ENV),
+  GPU004: (t) => t.hasAny(ENV), // needs the file's own CUDA_VISIBLE_DEVICES write
+  GPU005: (t) => t.hasAny(ENV),
+  GPU006: (t) => t.hasAny(ENV),
+  GPU007: (t) => t.hasAny(ENV),
+  GPU008: (t) => t.has("set_device"),
+  // importlib.reload / imp.reload, `del` of a framework name or of sys.modules[...], sys.modules.pop.
+  GPU009: (t) => t.hasWord("reload") || t.hasWord("del") || t.hasWord("modules"),
+  GPU010: (t) => t.has("DataParallel"),
+  GPU011: (t) => t.has("init_process_group") || t.has("LOCAL_RANK"),
+  GPU012: (t) => t.has("tensorflow") || t.has("keras"),
+  GPU013: (t) => t.has("tensorflow") || t.has("keras"),
+  GPU014: () => false, // notebook shell lines only
+  GPU015: (t) => t.has("putenv"),
+  GPU016: (t) => t.hasAny(ENV),
+  GPU017: (t) => t.hasAny(ENV) || t.has("cuda") || t.has("device"), // only with a known machine
+};
+
+/**
+ * The rules worth running on a Python file's text, among `enabled`. Notebooks run every rule (their
+ * `%env`/`!export` lines are events too). GPU017 only runs when the machine is known.
+ */
+export function candidateRules(text: string, enabled: readonly string[], opts: { notebook: boolean; machineKnown: boolean }): Set<string> {
+  const out = new Set<string>();
+  const probe = new TextProbe(text);
+  for (const code of enabled) {
+    if (code === "GPU017" && !opts.machineKnown) continue;
+    const trigger = PYTHON_TRIGGERS[code];
+    if (opts.notebook || !trigger || trigger(probe)) out.add(code);
+  }
+  return out;
+}
