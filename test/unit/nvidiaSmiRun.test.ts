@@ -221,3 +221,53 @@ test("a failing process query only adds a problem", async () => {
     assert.match(r.inventory.problems[0], /^Process list unavailable: /);
   }
 });
+
+test("exit codes 2, 6, 9, 12, 15, 255 (FAKE_NVIDIA_SMI_MODE=fail<N>): nvidia-smi's message and the documented meaning", async () => {
+  const cases: [number, RegExp, RegExp][] = [
+    [2, /^Invalid combination of input arguments/, /invalid argument/],
+    [6, /^No devices were found$/, /no devices were found/],
+    [9, /^NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver/, /driver is not loaded/],
+    [12, /^NVIDIA-SMI couldn't find libnvidia-ml\.so library/, /NVML shared library/],
+    [15, /GPU is lost/, /fallen off the bus/],
+    [255, /^Failed to initialize NVML: Unknown Error$/, /internal or driver error/],
+  ];
+  for (const [code, message, explanation] of cases) {
+    const r = await runNvidiaSmi(FAKE, QUERY_GPU_ARGS, { timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_MODE: `fail${code}` } });
+    assert.equal(r.kind, "failed", `fail${code}`);
+    if (r.kind !== "failed") continue;
+    assert.equal(r.exitCode, code);
+    assert.match(r.message, message, `fail${code}`);
+    assert.match(r.explanation, explanation, `fail${code}`);
+  }
+});
+
+test("lost (constructed): exit 15 with GPU 0's line kept and GPU 1's device error as a problem", async () => {
+  const r = await queryInventory({ path: FAKE, timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_MODE: "lost" } });
+  assert.equal(r.kind, "ok");
+  if (r.kind !== "ok") return;
+  assert.deepEqual(r.inventory.gpus.map((g) => g.index), [0]);
+  assert.deepEqual(r.inventory.problems, ["GPU 00000000:00:07.0: GPU is lost. Reboot the system to recover this GPU"]);
+  assert.deepEqual(r.inventory.apps.map((a) => a.pid), [582]);
+  // exit 9's text has no GPU line: not salvaged
+  const nine = await queryInventory({ path: FAKE, timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_MODE: "fail9" } });
+  assert.equal(nine.kind, "failed");
+});
+
+test("MIG (constructed): queryInventory adds the MIG devices of nvidia-smi -L when a GPU has MIG enabled", async () => {
+  const r = await queryInventory({ path: FAKE, timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_MODE: "mig" } });
+  assert.equal(r.kind, "ok");
+  if (r.kind !== "ok") return;
+  assert.deepEqual(r.inventory.gpus.map((g) => [g.index, g.migMode, g.utilizationGpuPercent]), [[0, "Enabled", null], [1, "Disabled", 0]]);
+  assert.deepEqual(r.inventory.mig?.map((m) => m.uuid), [
+    "MIG-4f1c2a9e-7b3d-5e8a-9c41-2d6b8e0f1a37", "MIG-a83e5d10-2c6f-5b94-8e17-6f0d3c9b2e58", "MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086",
+  ]);
+  assert.deepEqual(r.inventory.problems, []);
+  const plain = await queryInventory({ path: FAKE, timeoutMs: 10_000 });
+  assert.deepEqual(plain.kind === "ok" ? plain.inventory.mig : undefined, [], "no -L call without MIG");
+});
+
+test("garbage mode (constructed): the GPU query is unreadable", async () => {
+  const r = await queryInventory({ path: FAKE, timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_MODE: "garbage" } });
+  assert.equal(r.kind, "garbage");
+  if (r.kind === "garbage") assert.equal(r.sample, "<!DOCTYPE html><html><body>502 Bad Gateway</body></html>");
+});

@@ -14,7 +14,7 @@ let execaModule: Promise<ExecaModule> | undefined;
  * execa is ESM-only and this project compiles to CommonJS: a dynamic import keeps it loadable
  * (esbuild inlines it into dist/client.js; tsx and Node load it as ESM in unit tests).
  */
-function loadExeca(): Promise<ExecaModule> {
+export function loadExeca(): Promise<ExecaModule> {
   execaModule ??= import("execa");
   return execaModule;
 }
@@ -51,6 +51,18 @@ export const QUERY_GPU_ARGS: readonly string[] = [
   `--query-gpu=${QUERY_GPU_FIELDS.join(",")}`,
   "--format=csv,noheader,nounits",
 ];
+
+/**
+ * Arguments for the streaming GPU query: {@link QUERY_GPU_ARGS} plus `-lms <intervalMs>`, so one
+ * long-lived nvidia-smi prints one line per GPU every `intervalMs` ms (see fixtures/h200x2/loop.txt).
+ * @param intervalMs sampling period, ms (rounded; at least 1).
+ */
+export function streamGpuArgs(intervalMs: number): string[] {
+  return [...QUERY_GPU_ARGS, "-lms", String(Math.max(1, Math.round(intervalMs)))];
+}
+
+/** Arguments of the device listing (`nvidia-smi -L`): GPUs and, under MIG, their MIG devices with UUIDs. */
+export const LIST_GPUS_ARGS: readonly string[] = ["-L"];
 
 /** Arguments for the compute-process query: one CSV line per process, no header, no unit suffixes. */
 export const QUERY_APPS_ARGS: readonly string[] = [
@@ -106,6 +118,8 @@ export interface Gpu {
   clockMaxSmMHz: number | null;
   /** `pstate`: performance state, `P0` (maximum performance) to `P12` (minimum). */
   pstate: string | null;
+  /** Present (true) when a field read `[GPU is lost]`: the GPU fell off the bus; its numbers are unusable. */
+  lost?: true;
 }
 
 /** One process holding a CUDA context, from one line of `nvidia-smi --query-compute-apps=<QUERY_APPS_FIELDS> --format=csv,noheader,nounits`. */
@@ -127,6 +141,26 @@ export interface ParseProblem {
   line: number;
   text: string;
   reason: string;
+  /**
+   * Set for nvidia-smi's per-device error line `Unable to determine the device handle for GPU
+   * <bus id>: <message>` (e.g. `GPU is lost.  Reboot the system to recover this GPU`): the GPU at
+   * that PCI bus id could not be read this time.
+   */
+  device?: { busId: string; message: string };
+}
+
+const DEVICE_HANDLE_ERROR = /^Unable to determine the device handle for GPU\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]):?\s*(.*)$/;
+
+/**
+ * Recognises nvidia-smi's per-device error line, e.g.
+ * `Unable to determine the device handle for GPU 0000:03:00.0: GPU is lost.  Reboot the system to recover this GPU`
+ * (also printed without the space: `GPU0000:07:00.0`).
+ * @returns the bus id and the message (whitespace collapsed), or undefined for any other line.
+ */
+export function parseDeviceError(line: string): { busId: string; message: string } | undefined {
+  const m = DEVICE_HANDLE_ERROR.exec(line.trim());
+  if (!m) return undefined;
+  return { busId: m[1], message: m[2].replace(/\s+/g, " ").trim() || "Unknown Error" };
 }
 
 /** What a parser returns: the rows it understood and the lines it could not use. */
@@ -214,6 +248,11 @@ export function parseQueryGpu(csv: string): Parsed<Gpu> {
       problems.push({ line, text: t, reason: "header line: query with --format=csv,noheader,nounits" });
       continue;
     }
+    const device = parseDeviceError(t);
+    if (device) {
+      problems.push({ line, text: t, reason: `GPU ${device.busId}: ${device.message}`, device });
+      continue;
+    }
     if (f.length !== QUERY_GPU_FIELDS.length) {
       problems.push({ line, text: t, reason: `expected ${QUERY_GPU_FIELDS.length} fields, found ${f.length}` });
       continue;
@@ -240,6 +279,7 @@ export function parseQueryGpu(csv: string): Parsed<Gpu> {
         clockSmMHz: num("clocks.sm", f[17], "MHz"),
         clockMaxSmMHz: num("clocks.max.sm", f[18], "MHz"),
         pstate: text(f[19]),
+        ...(f.some((v) => /^\[GPU is lost\]$/i.test(v)) ? { lost: true as const } : {}),
       });
     } catch (e) {
       if (!(e instanceof FieldError)) throw e;
@@ -312,7 +352,7 @@ export type SmiResult =
 /** The non-`ok` cases of {@link SmiResult}; see there. */
 export type SmiFailure =
   | { kind: "missing"; message: string; code: string }
-  | { kind: "failed"; exitCode: number | null; signal?: string; message: string; explanation: string }
+  | { kind: "failed"; exitCode: number | null; signal?: string; message: string; explanation: string; stdout?: string }
   | { kind: "timeout"; ms: number; message: string }
   | { kind: "canceled"; message: string }
   | { kind: "garbage"; message: string; sample: string };
@@ -437,12 +477,88 @@ export async function runNvidiaSmi(path: string, args: readonly string[], option
       ...(r.signal ? { signal: r.signal } : {}),
       message: own || explanation,
       explanation,
+      ...(stdout.trim() !== "" ? { stdout } : {}),
     };
   }
   if (stdout.includes("\u0000")) {
     return { kind: "garbage", message: "nvidia-smi printed binary data", sample: stdout.split("\u0000").join("\\0").slice(0, 200) };
   }
   return { kind: "ok", stdout };
+}
+
+/**
+ * One MIG device (a GPU instance with its compute instance), from a line of `nvidia-smi -L` such as
+ * `  MIG 1g.18gb     Device  0: (UUID: MIG-0f3f1cd4-8bbe-5fd3-9e2b-2b8d1e9e3f3a)` under its GPU's line.
+ * CUDA_VISIBLE_DEVICES accepts its UUID; a CUDA process can use only one MIG device.
+ */
+export interface MigDevice {
+  /** The parent GPU's nvidia-smi index. */
+  gpuIndex: number;
+  /** The parent GPU's UUID (`GPU-...`). */
+  gpuUuid: string;
+  /** The profile name, e.g. `1g.18gb` (compute slices `g`, memory in GB). */
+  profile: string;
+  /** The MIG device's number under its GPU (`Device N`). */
+  device: number;
+  /** `MIG-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` (R470+) or `MIG-GPU-<uuid>/<gi>/<ci>` (older drivers). */
+  uuid: string;
+}
+
+/** One GPU line of `nvidia-smi -L`: `GPU 0: NVIDIA H200 (UUID: GPU-...)`. */
+export interface ListedGpu {
+  index: number;
+  name: string;
+  uuid: string;
+}
+
+/**
+ * Parses `nvidia-smi -L`: GPU lines and the MIG device lines indented under them (NVIDIA's
+ * documented format, MIG user guide). Lines of neither shape are returned in `problems`. Never throws.
+ */
+export function parseListGpus(text: string): { gpus: ListedGpu[]; mig: MigDevice[]; problems: ParseProblem[] } {
+  const gpus: ListedGpu[] = [];
+  const mig: MigDevice[] = [];
+  const problems: ParseProblem[] = [];
+  for (const { line, text: t } of lines(text)) {
+    const g = /^GPU (\d+): (.*?) \(UUID: (GPU-[^)\s]+)\)$/.exec(t);
+    if (g) {
+      gpus.push({ index: Number(g[1]), name: g[2], uuid: g[3] });
+      continue;
+    }
+    const m = /^MIG\s+(\S+)\s+Device\s+(\d+):\s+\(UUID:\s+(MIG-[^)\s]+)\)$/.exec(t);
+    const parent = gpus.at(-1);
+    if (m && parent) {
+      mig.push({ gpuIndex: parent.index, gpuUuid: parent.uuid, profile: m[1], device: Number(m[2]), uuid: m[3] });
+      continue;
+    }
+    problems.push({ line, text: t, reason: m ? "MIG device line before any GPU line" : "not a GPU or MIG device line" });
+  }
+  return { gpus, mig, problems };
+}
+
+/**
+ * Who runs a compute process, read from /proc (see procinfo.ts); `user` is `unknown` when /proc
+ * could not tell (another PID namespace, no permission).
+ */
+export interface ProcessDetails {
+  /** The process id, as nvidia-smi reports it. */
+  pid: number;
+  /** Real user id from /proc/<pid>/status, or null when unknown. */
+  uid: number | null;
+  /** The user name (from /etc/passwd or the own account), or `unknown`. */
+  user: string;
+  /** The full command line (arguments joined with spaces), or nvidia-smi's process name when /proc was not readable. */
+  commandLine: string;
+  /** The arguments as /proc/<pid>/cmdline lists them; empty when unknown. */
+  argv: string[];
+  /** True when the process runs as the same user as VS Code (it can be stopped from the view). */
+  own: boolean;
+  /** True when it is (or descends from) the last run of `gpuPilot.runActiveFile` in this workspace. */
+  workspaceRun: boolean;
+  /** Start time after boot in clock ticks (/proc/<pid>/stat field 22): tells a reused pid apart before stopping it. */
+  startTicks?: number;
+  /** Why the details are incomplete, in words (e.g. not readable from this PID namespace); absent when complete. */
+  note?: string;
 }
 
 /** The GPUs and compute processes at one moment. */
@@ -455,6 +571,10 @@ export interface Inventory {
   problems: string[];
   /** When the query finished, ms since the epoch. */
   takenAt: number;
+  /** MIG devices of the GPUs with MIG enabled (from `nvidia-smi -L`); absent or empty without MIG. */
+  mig?: MigDevice[];
+  /** User and command line of each process of {@link apps} (by pid), once read from /proc. */
+  processes?: ProcessDetails[];
 }
 
 /** Result of {@link queryInventory}. */
@@ -466,24 +586,54 @@ export interface QueryOptions extends RunOptions {
   path: string;
 }
 
-function describeProblem(what: string, p: ParseProblem): string {
+/** A parse problem in words: device errors as nvidia-smi says them, other lines with their number. */
+export function describeProblem(what: string, p: ParseProblem): string {
+  if (p.device) return `GPU ${p.device.busId}: ${p.device.message}`;
   return `${what} line ${p.line}: ${p.reason}`;
 }
 
+/** True when at least one GPU has `mig.mode.current` Enabled (then `nvidia-smi -L` lists its MIG devices). */
+export function anyMigEnabled(gpus: readonly Gpu[]): boolean {
+  return gpus.some((g) => g.migMode?.toLowerCase() === "enabled");
+}
+
 /**
- * Runs the GPU query, then the compute-apps query, and combines them.
+ * Runs `nvidia-smi -L` and returns the MIG devices; a failure or unreadable line becomes a problem
+ * line (never fatal). Never rejects.
+ */
+export async function queryMigDevices(options: QueryOptions): Promise<{ mig: MigDevice[]; problems: string[]; canceled?: true }> {
+  const r = await runNvidiaSmi(options.path, LIST_GPUS_ARGS, options);
+  if (r.kind === "canceled") return { mig: [], problems: [], canceled: true };
+  if (r.kind !== "ok") return { mig: [], problems: [`MIG device list unavailable: ${r.message}`] };
+  const parsed = parseListGpus(r.stdout);
+  return { mig: parsed.mig, problems: parsed.problems.map((p) => describeProblem("nvidia-smi -L", p)) };
+}
+
+/**
+ * Runs the GPU query, then the compute-apps query (and `nvidia-smi -L` when a GPU has MIG
+ * enabled), and combines them.
  *
- * - A failure of the GPU query is the result (`missing`, `failed`, `timeout`, `canceled`, `garbage`).
+ * - A failure of the GPU query is the result (`missing`, `failed`, `timeout`, `canceled`, `garbage`),
+ *   except that a non-zero exit whose output still has GPU lines next to per-device errors
+ *   (`Unable to determine the device handle for GPU ...: GPU is lost`) keeps those GPUs and lists
+ *   the errors in `problems`.
  * - GPU query output with no usable line at all is `garbage`; with some usable lines, the bad ones
  *   are listed in `inventory.problems`.
- * - A failure of the compute-apps query only adds a line to `inventory.problems` (`apps` is empty).
+ * - A failure of the compute-apps or MIG query only adds a line to `inventory.problems`.
  *
  * Each call is limited by `options.timeoutMs` separately. Never rejects.
  */
 export async function queryInventory(options: QueryOptions): Promise<InventoryResult> {
   const gpuRun = await runNvidiaSmi(options.path, QUERY_GPU_ARGS, options);
-  if (gpuRun.kind !== "ok") return gpuRun;
-  const gpus = parseQueryGpu(gpuRun.stdout);
+  let stdout: string;
+  if (gpuRun.kind === "ok") {
+    stdout = gpuRun.stdout;
+  } else if (gpuRun.kind === "failed" && gpuRun.stdout !== undefined && salvageable(gpuRun.stdout)) {
+    stdout = gpuRun.stdout;
+  } else {
+    return gpuRun;
+  }
+  const gpus = parseQueryGpu(stdout);
   if (gpus.rows.length === 0 && gpus.problems.length > 0) {
     return {
       kind: "garbage",
@@ -505,5 +655,18 @@ export async function queryInventory(options: QueryOptions): Promise<InventoryRe
   } else {
     problems.push(`Process list unavailable: ${appRun.message}`);
   }
-  return { kind: "ok", inventory: { gpus: gpus.rows, apps, problems, takenAt: Date.now() } };
+  let mig: MigDevice[] = [];
+  if (anyMigEnabled(gpus.rows)) {
+    const listed = await queryMigDevices(options);
+    if (listed.canceled) return { kind: "canceled", message: "nvidia-smi call was canceled" };
+    mig = listed.mig;
+    problems.push(...listed.problems);
+  }
+  return { kind: "ok", inventory: { gpus: gpus.rows, apps, problems, takenAt: Date.now(), mig } };
+}
+
+/** A failed GPU query's output worth keeping: some GPU lines plus per-device error lines. */
+function salvageable(stdout: string): boolean {
+  const parsed = parseQueryGpu(stdout);
+  return parsed.rows.length > 0 && parsed.problems.some((p) => p.device);
 }
