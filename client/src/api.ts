@@ -44,8 +44,48 @@ export interface LastRun {
   error?: string;
 }
 
+/** A row of the GPU view as plain data (see {@link GpuViewApi.getTreeRows}). */
+export type { GpuTreeRow } from "./gpu/tree";
+/** The result of "Pick Free GPUs" (see {@link GpuViewApi.pickFreeGpus}). */
+export type { PickFreeOutcome } from "./gpu/actions";
+/** The "Pick Free GPUs" policy: count (GPUs), minFreeMemoryMiB (MiB), maxUtilizationPercent (%), excludeBusyWithOtherUsers. */
+export type { PickPolicy } from "./gpu/policy";
+
+/**
+ * The GPU view's part of the API: what the view, the status bar, new terminals and Python debug
+ * sessions get from the selection.
+ *
+ * ```ts
+ * const rows = api.getTreeRows();              // GPUs, details, MIG devices, processes (depth 1)
+ * await api.pickFreeGpus({ count: 1 });        // nvisel-style policy; updates the selection
+ * api.getTerminalEnvironment().CUDA_VISIBLE_DEVICES?.value;   // what new terminals get
+ * await api.resolveDebugConfiguration({ type: "debugpy", request: "launch", name: "x", program: "t.py" });
+ * ```
+ */
+export interface GpuViewApi {
+  /** The `gpuPilot.gpus` TreeDataProvider (getChildren / getTreeItem as VS Code calls them). */
+  readonly gpuTreeProvider: import("vscode").TreeDataProvider<unknown>;
+  /** Every row of the view, depth first, fully expanded, as plain data (label, description, tooltip, contextValue, checkbox, icon). */
+  getTreeRows(): import("./gpu/tree").GpuTreeRow[];
+  /** User, uid, command line, own / this workspace's run, of each compute process (from /proc; `unknown` where unreadable). */
+  getProcesses(): import("./gpu/nvidiaSmi").ProcessDetails[];
+  /**
+   * "Pick Free GPUs": refreshes, applies the `gpuPilot.pick.*` policy (fields of `policy` override
+   * the settings) and makes the picked GPUs the selection. Never rejects.
+   */
+  pickFreeGpus(policy?: Partial<import("./gpu/policy").PickPolicy>): Promise<import("./gpu/actions").PickFreeOutcome>;
+  /** What `ExtensionContext.environmentVariableCollection` gives new terminals: variable → mutator (empty without a selection). */
+  getTerminalEnvironment(): Record<string, { value: string; type: "replace" | "append" | "prepend" }>;
+  /** Runs GPU Pilot's DebugConfigurationProvider (registered for `debugpy` and `python`) on a configuration. */
+  resolveDebugConfiguration(configuration: import("vscode").DebugConfiguration, folder?: import("vscode").WorkspaceFolder): Promise<import("vscode").DebugConfiguration | null | undefined>;
+  /** The status bar item's text, e.g. `$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB`. */
+  getStatusBarText(): string;
+  /** Whether the nvidia-smi stream runs (the view is visible), its pid, and the view's notices (restarting stream, vanished GPUs). */
+  getMonitorStatus(): { streaming: boolean; streamPid: number | undefined; notices: string[] };
+}
+
 /** What `activate()` returns. */
-export interface GpuPilotApi {
+export interface GpuPilotApi extends GpuViewApi {
   /** The selected GPUs: CUDA_VISIBLE_DEVICES entries (index strings or GPU-/MIG- UUIDs), in index order. */
   getSelection(): string[];
   /**

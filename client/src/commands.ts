@@ -5,6 +5,7 @@
  */
 import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
+import { pickFreeGpusCommand, stopProcessCommand } from "./gpu/actions";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
 import { runActiveFile, runActiveFileWith } from "./run/runActiveFile";
@@ -20,6 +21,8 @@ export const commands: Record<string, Factory> = {
     if (picked !== undefined) await ctx.selection.set(picked);
   },
   "gpuPilot.clearSelection": (ctx) => () => ctx.selection.set([]),
+  "gpuPilot.pickFreeGpus": (ctx) => () => pickFreeGpusCommand(ctx.monitor, ctx.selection),
+  "gpuPilot.stopProcess": (ctx) => (node?: unknown) => stopProcessCommand(ctx.monitor, node),
   "gpuPilot.runActiveFile": (ctx) => (uri?: unknown) => runActiveFile(ctx, uri instanceof vscode.Uri ? uri : undefined),
   "gpuPilot.runActiveFileWith": (ctx) => (uri?: unknown) => runActiveFileWith(ctx, uri instanceof vscode.Uri ? uri : undefined),
   "gpuPilot.restartServer": (ctx) => async () => {

@@ -41,9 +41,33 @@ export function nvidiaSmiPath(): string {
   return p === "~" || p.startsWith("~/") ? os.homedir() + p.slice(1) : p;
 }
 
-/** `gpuPilot.refreshIntervalMs`: poll period of the visible GPU view, ms (default 2000, at least 250). */
+/** `gpuPilot.refreshIntervalMs`: sampling period of the visible GPU view (`nvidia-smi -lms`), ms (default 1000, at least 250). */
 export function refreshIntervalMs(): number {
-  return numberSetting("refreshIntervalMs", 2000, 250);
+  return numberSetting("refreshIntervalMs", 1000, 250);
+}
+
+/** `gpuPilot.selectBy`: how ticked GPUs are written into CUDA_VISIBLE_DEVICES, `index` (default) or `uuid`. */
+export function selectBy(): "index" | "uuid" {
+  return cfg().get<unknown>("selectBy") === "uuid" ? "uuid" : "index";
+}
+
+/**
+ * `gpuPilot.pick.*`: the "Pick Free GPUs" policy: `count` (GPUs), `minFreeMemoryMiB` (MiB),
+ * `maxUtilizationPercent` (%), `excludeBusyWithOtherUsers`. Missing or malformed values are left
+ * out (the policy's defaults apply).
+ */
+export function pickPolicy(): { count?: number; minFreeMemoryMiB?: number; maxUtilizationPercent?: number; excludeBusyWithOtherUsers?: boolean } {
+  const n = (key: string) => {
+    const v = cfg().get<unknown>(key);
+    return typeof v === "number" && Number.isFinite(v) ? v : undefined;
+  };
+  const b = cfg().get<unknown>("pick.excludeBusyWithOtherUsers");
+  return {
+    ...(n("pick.count") !== undefined ? { count: n("pick.count") } : {}),
+    ...(n("pick.minFreeMemoryMiB") !== undefined ? { minFreeMemoryMiB: n("pick.minFreeMemoryMiB") } : {}),
+    ...(n("pick.maxUtilizationPercent") !== undefined ? { maxUtilizationPercent: n("pick.maxUtilizationPercent") } : {}),
+    ...(typeof b === "boolean" ? { excludeBusyWithOtherUsers: b } : {}),
+  };
 }
 
 /** `gpuPilot.nvidiaSmiTimeoutMs`: limit of one nvidia-smi call, ms (default 5000, at least 500). */

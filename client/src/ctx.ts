@@ -22,8 +22,7 @@ import * as config from "./config";
 import { GpuMonitor } from "./gpu/monitor";
 import { toInventoryParams } from "./gpu/present";
 import { orderSelection, SelectionStore } from "./gpu/selection";
-import { createSelectionStatusBar } from "./gpu/statusBar";
-import { createGpuTreeView } from "./gpu/tree";
+import { createGpuFeatures } from "./gpu/features";
 import { log, logChannel, traceChannel } from "./log";
 import { registerRunCodeLens } from "./run/codeLens";
 import { checkRunFor, type RunHost } from "./run/runActiveFile";
@@ -34,6 +33,8 @@ const CLIENT_ID = "gpuPilot";
 export class Ctx implements RunHost {
   readonly monitor: GpuMonitor;
   readonly selection: SelectionStore;
+  /** The GPU view, status bar, terminal environment and debug provider, and their API part. */
+  private readonly gpuFeatures: ReturnType<typeof createGpuFeatures>;
   private _lastRun: LastRun | undefined;
   private client: LanguageClient | undefined;
   /** Disposables of the current server instance. */
@@ -44,13 +45,13 @@ export class Ctx implements RunHost {
   private disposed = false;
 
   constructor(readonly extCtx: vscode.ExtensionContext) {
-    this.monitor = new GpuMonitor();
+    // The run's pid while it runs: its processes are marked "this workspace's run" in the GPU view.
+    this.monitor = new GpuMonitor({ runPid: () => (this._lastRun?.endedAt === undefined ? this._lastRun?.pid : undefined) });
     this.selection = new SelectionStore(extCtx.workspaceState);
-    const tree = createGpuTreeView(this.monitor, this.selection);
+    this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection);
     extCtx.subscriptions.push(
       this.monitor,
-      ...tree.disposables,
-      ...createSelectionStatusBar(this.selection, this.monitor),
+      ...this.gpuFeatures.disposables,
       ...registerRunCodeLens(this.selection),
       this.monitor.onDidChange(() => this.sendInventory()),
       this.selection.onDidChange(() => this.sendInventory()),
@@ -114,6 +115,7 @@ export class Ctx implements RunHost {
   api(): GpuPilotApi {
     const lastRun = () => this.lastRun;
     return {
+      ...this.gpuFeatures.api,
       getSelection: () => this.selection.get(),
       setSelection: (ids: string[]) => this.selection.set(orderSelection(ids, this.monitor.inventory?.gpus ?? [])),
       getInventory: () => this.monitor.inventory,

@@ -26,11 +26,53 @@ export class ThemeIcon {
   constructor(readonly id: string, readonly color?: ThemeColor) {}
 }
 export class MarkdownString {
+  supportThemeIcons = false;
   constructor(readonly value = "") {}
 }
 export enum TreeItemCollapsibleState { None = 0, Collapsed = 1, Expanded = 2 }
 export enum TreeItemCheckboxState { Unchecked = 0, Checked = 1 }
 export enum StatusBarAlignment { Left = 1, Right = 2 }
+export enum EnvironmentVariableMutatorType { Replace = 1, Append = 2, Prepend = 3 }
+
+/** Stand-in for `ExtensionContext.environmentVariableCollection` (what new terminals would get). */
+export class FakeEnvironmentVariableCollection {
+  persistent = true;
+  description: string | MarkdownString | undefined;
+  readonly map = new Map<string, { value: string; type: EnvironmentVariableMutatorType; options: object }>();
+  /** Number of replace/append/prepend/clear calls (terminals would be marked stale). */
+  writes = 0;
+  replace(variable: string, value: string): void {
+    this.writes++;
+    this.map.set(variable, { value, type: EnvironmentVariableMutatorType.Replace, options: {} });
+  }
+  append(variable: string, value: string): void {
+    this.writes++;
+    this.map.set(variable, { value, type: EnvironmentVariableMutatorType.Append, options: {} });
+  }
+  prepend(variable: string, value: string): void {
+    this.writes++;
+    this.map.set(variable, { value, type: EnvironmentVariableMutatorType.Prepend, options: {} });
+  }
+  get(variable: string) {
+    return this.map.get(variable);
+  }
+  forEach(cb: (variable: string, mutator: { value: string; type: EnvironmentVariableMutatorType; options: object }, c: unknown) => unknown): void {
+    for (const [k, v] of this.map) cb(k, v, this);
+  }
+  delete(variable: string): void {
+    this.map.delete(variable);
+  }
+  clear(): void {
+    this.writes++;
+    this.map.clear();
+  }
+  getScoped(): FakeEnvironmentVariableCollection {
+    return this;
+  }
+  [Symbol.iterator]() {
+    return this.map.entries();
+  }
+}
 export class TreeItem {
   id?: string;
   description?: string;
@@ -230,6 +272,7 @@ function createQuickPick() {
     busy: false,
     items: [] as PickItem[],
     selectedItems: [] as PickItem[],
+    activeItems: [] as PickItem[],
     onDidAccept: accept.event,
     onDidHide: hide.event,
     onDidChangeSelection: selection.event,
@@ -315,6 +358,16 @@ export const workspace = {
   },
 };
 
+/** `vscode.debug`: the registered DebugConfigurationProviders, by debug type. */
+export const debug = {
+  providers: [] as { type: string; provider: unknown }[],
+  registerDebugConfigurationProvider(type: string, provider: unknown) {
+    const entry = { type, provider };
+    debug.providers.push(entry);
+    return { dispose: () => debug.providers.splice(debug.providers.indexOf(entry), 1) };
+  },
+};
+
 export const extensions = {
   getExtension: () => undefined,
 };
@@ -342,6 +395,7 @@ const fake = {
   EventEmitter, ThemeColor, ThemeIcon, MarkdownString, TreeItem, TreeItemCollapsibleState,
   TreeItemCheckboxState, StatusBarAlignment, Uri, window, workspace, commands,
   ProcessExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,
+  EnvironmentVariableMutatorType, debug,
   Position, Range, CodeLens, languages,
 };
 

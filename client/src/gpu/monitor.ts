@@ -1,12 +1,22 @@
 /**
- * Keeps the GPU inventory fresh: polls nvidia-smi while the GPU view is visible (and on request),
- * never two calls at a time; publishes the state in context keys and the log, never in pop-ups.
+ * Keeps the GPU inventory fresh and publishes it (context keys, the log, `onDidChange`), never in
+ * pop-ups:
+ *
+ * - while the GPU view is visible (or a quick pick holds it, {@link GpuMonitor.hold}) one long-lived
+ *   `nvidia-smi ... -lms <gpuPilot.refreshIntervalMs>` streams the GPU fields ({@link GpuStream}),
+ *   the compute processes are queried on every 5th tick, and their users and command lines are read
+ *   from /proc; everything stops when the view is hidden;
+ * - {@link GpuMonitor.refresh} queries once (at start, for the language server; the Refresh button;
+ *   a settings change, which supersedes a query in flight instead of joining it); a query that
+ *   timed out is retried with back-off and a longer limit.
  */
 import * as vscode from "vscode";
 import * as config from "../config";
 import { log } from "../log";
-import { type Inventory, queryInventory, type SmiFailure } from "./nvidiaSmi";
+import { type ComputeApp, describeProblem, type Gpu, type Inventory, type MigDevice, type ProcessDetails, queryInventory, type SmiFailure } from "./nvidiaSmi";
 import { Poller } from "./poller";
+import { describeProcesses, type ProcOptions } from "./procinfo";
+import { GpuStream, type StreamEvent } from "./stream";
 
 /**
  * Value of the `gpuPilot.nvidiaSmiState` context key:
@@ -20,21 +30,76 @@ export const STATE_KEY = "gpuPilot.nvidiaSmiState";
 /** Context key holding the last problem, in words ("" when none). */
 export const PROBLEM_KEY = "gpuPilot.nvidiaSmiProblem";
 
-/** Owns the inventory; fires {@link onDidChange} after every finished query. */
+/** Settings whose change restarts the stream and re-queries (path, limit, interval). */
+const MONITOR_KEYS: readonly string[] = [...config.NVIDIA_SMI_KEYS, `${config.SECTION}.refreshIntervalMs`];
+
+/** A calm warning shown as a row of the view (not a failure of nvidia-smi as a whole). */
+export interface MonitorNotice {
+  /** Stable id (tree item id). */
+  id: string;
+  /** One line. */
+  message: string;
+  /** More words for the tooltip. */
+  detail: string;
+}
+
+/** Options of {@link GpuMonitor}; all optional (tests shorten the back-off and point /proc elsewhere). */
+export interface MonitorOptions {
+  /** pid of this workspace's run while it runs (`ctx.lastRun.pid`), to mark its processes. */
+  runPid?: () => number | undefined;
+  /** Where /proc and /etc/passwd are (tests). */
+  proc?: ProcOptions;
+  /** First retry delay after a fault, ms (default 1000; doubled per consecutive fault, at most {@link backoffMaxMs}). */
+  backoffInitialMs?: number;
+  /** Largest retry delay, ms (default 30000). */
+  backoffMaxMs?: number;
+  /** Compute-process query on every N-th streamed tick (default 5). */
+  processesEvery?: number;
+  /** Extra environment for nvidia-smi (tests: FAKE_NVIDIA_SMI_*). */
+  env?: Record<string, string>;
+}
+
+/** Retries of a one-shot query that timed out (each with a doubled limit, at most 4x). */
+const ONE_SHOT_RETRIES = 4;
+
+/** Owns the inventory; fires {@link onDidChange} after every update (tick, process list, query). */
 export class GpuMonitor implements vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<void>();
-  /** Fires after each query (the numbers change even when the state does not). */
+  /** Fires after each update (the numbers change even when the state does not). */
   readonly onDidChange = this.emitter.event;
   private readonly poller: Poller;
   private readonly disposables: vscode.Disposable[] = [];
   private _state: SmiState = "unknown";
   private _inventory: Inventory | undefined;
   private _failure: SmiFailure | undefined;
+  private _retryAt: number | undefined;
   private lastLogged = "";
   private contextState: string | undefined;
   private contextProblem: string | undefined;
+  private disposed = false;
 
-  constructor() {
+  private stream: GpuStream | undefined;
+  private streamSub: { dispose(): void } | undefined;
+  private viewVisible = false;
+  private holds = 0;
+  private lastTickAt = 0;
+  private streamNotice: MonitorNotice | undefined;
+  private lastFaultLogged = "";
+
+  private apps: ComputeApp[] = [];
+  private mig: MigDevice[] = [];
+  private processes: ProcessDetails[] = [];
+  private processProblems: string[] = [];
+  private detailsSeq = 0;
+
+  /** Every GPU seen since the last reset (by UUID), to notice GPUs that disappear. */
+  private readonly known = new Map<string, Gpu>();
+  private vanished: MonitorNotice[] = [];
+
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryAttempt = 0;
+
+  constructor(private readonly options: MonitorOptions = {}) {
     this.poller = new Poller(
       (signal) => this.query(signal),
       () => config.refreshIntervalMs(),
@@ -43,25 +108,34 @@ export class GpuMonitor implements vscode.Disposable {
     this.disposables.push(
       this.emitter,
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (config.affects(e, config.NVIDIA_SMI_KEYS)) void this.refresh();
+        if (!config.affects(e, MONITOR_KEYS)) return;
+        this.known.clear();
+        this.vanished = [];
+        this.stream?.configure(this.streamSettings());
+        void this.refresh(true);
       }),
     );
     void this.setContext();
   }
 
-  /** {@link SmiState} of the last query. */
+  /** {@link SmiState} of the last answer. */
   get state(): SmiState {
     return this._state;
   }
 
-  /** The last successful inventory; undefined unless {@link state} is `ok`. */
+  /** The last inventory; undefined unless {@link state} is `ok`. */
   get inventory(): Inventory | undefined {
     return this._inventory;
   }
 
-  /** Why the last query failed; undefined when {@link state} is `ok` or `unknown`. */
+  /** Why nvidia-smi failed; undefined when {@link state} is `ok` or `unknown`. */
   get failure(): SmiFailure | undefined {
     return this._failure;
+  }
+
+  /** When the next automatic retry after a failure happens, ms since the epoch; undefined when none is planned. */
+  get retryAt(): number | undefined {
+    return this._retryAt;
   }
 
   /** The last problem in words ("" when none): the failure, else the inventory's parse problems. */
@@ -70,48 +144,282 @@ export class GpuMonitor implements vscode.Disposable {
     return this._inventory?.problems.join("; ") ?? "";
   }
 
+  /** Warnings to show as rows while the numbers keep coming: a restarting stream, GPUs that disappeared. */
+  get notices(): MonitorNotice[] {
+    return [...(this.streamNotice ? [this.streamNotice] : []), ...this.vanished];
+  }
+
+  /** Whether the nvidia-smi stream runs (or waits to restart). */
+  get isStreaming(): boolean {
+    return this.stream?.isRunning ?? false;
+  }
+
+  /** The stream's nvidia-smi process id while one runs. */
+  get streamPid(): number | undefined {
+    return this.stream?.pid;
+  }
+
+  /** User and command line of a compute process, once read from /proc. */
+  processOf(pid: number): ProcessDetails | undefined {
+    return this.processes.find((p) => p.pid === pid);
+  }
+
   /**
-   * Polls while the view is visible (TreeView.onDidChangeVisibility), every `gpuPilot.refreshIntervalMs` ms.
+   * Streams while the view is visible (TreeView.onDidChangeVisibility).
    * @returns the listener registration (also disposed with the monitor).
    */
   followVisibility(view: vscode.TreeView<unknown>): vscode.Disposable {
-    this.poller.setActive(view.visible);
-    const sub = view.onDidChangeVisibility((e) => this.poller.setActive(e.visible));
+    this.viewVisible = view.visible;
+    this.updateStreaming();
+    const sub = view.onDidChangeVisibility((e) => {
+      this.viewVisible = e.visible;
+      this.updateStreaming();
+    });
     this.disposables.push(sub);
     return sub;
   }
 
-  /** Queries now (or joins the query in progress); resolves when the inventory is updated. Never rejects. */
-  refresh(): Promise<void> {
-    return this.poller.refresh();
+  /** Keeps the stream running until the returned object is disposed (a quick pick with live numbers). */
+  hold(): vscode.Disposable {
+    this.holds++;
+    this.updateStreaming();
+    let released = false;
+    return {
+      dispose: () => {
+        if (released) return;
+        released = true;
+        this.holds--;
+        this.updateStreaming();
+      },
+    };
+  }
+
+  /**
+   * Queries now and resolves when the inventory (or failure) is updated; never rejects. Joins a
+   * query in flight, unless `supersede` (inputs changed): then that query is aborted and a new one
+   * runs. A stream waiting to restart after a fault restarts now.
+   */
+  refresh(supersede = false): Promise<void> {
+    if (this.disposed) return Promise.resolve();
+    this.retryAttempt = 0;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (this.stream?.isRunning && (supersede || this.stream.faultCount > 0)) this.stream.restart(this.streamSettings());
+    return supersede ? this.poller.restart() : this.poller.refresh();
   }
 
   dispose(): void {
+    this.disposed = true;
+    clearTimeout(this.retryTimer);
     this.poller.dispose();
+    this.streamSub?.dispose();
+    void this.stream?.stop();
     for (const d of this.disposables.splice(0)) d.dispose();
+  }
+
+  /** Stops the stream and waits for nvidia-smi to exit (tests). */
+  async stopStreaming(): Promise<void> {
+    await this.stream?.stop();
+  }
+
+  // ---------------------------------------------------------------------------------------------
+
+  private streamSettings() {
+    return {
+      path: config.nvidiaSmiPath(),
+      intervalMs: config.refreshIntervalMs(),
+      timeoutMs: config.nvidiaSmiTimeoutMs(),
+      ...(this.options.env ? { env: this.options.env } : {}),
+      ...(this.options.processesEvery !== undefined ? { processesEvery: this.options.processesEvery } : {}),
+      ...(this.options.backoffInitialMs !== undefined ? { backoffInitialMs: this.options.backoffInitialMs } : {}),
+      ...(this.options.backoffMaxMs !== undefined ? { backoffMaxMs: this.options.backoffMaxMs } : {}),
+    };
+  }
+
+  private updateStreaming(): void {
+    const want = !this.disposed && (this.viewVisible || this.holds > 0);
+    if (want) {
+      if (!this.stream) {
+        this.stream = new GpuStream(this.streamSettings());
+        this.streamSub = this.stream.on((e) => this.onStream(e));
+      }
+      if (!this.stream.isRunning) {
+        this.stream.configure(this.streamSettings());
+        this.stream.start();
+        log.debug(`Streaming GPU numbers every ${config.refreshIntervalMs()} ms (view visible).`);
+      }
+    } else if (this.stream?.isRunning) {
+      void this.stream.stop();
+      this.streamNotice = undefined;
+      log.debug("GPU view hidden: nvidia-smi stream stopped.");
+    }
+  }
+
+  private onStream(e: StreamEvent): void {
+    if (this.disposed) return;
+    switch (e.kind) {
+      case "started":
+        log.debug(`nvidia-smi stream started (pid ${e.pid ?? "?"}${e.restarts ? `, after ${e.restarts} fault(s)` : ""}).`);
+        return;
+      case "tick": {
+        const { tick } = e;
+        if (tick.gpus.length === 0) {
+          const p = tick.problems[0];
+          this.setFailure({
+            kind: "garbage",
+            message: `nvidia-smi's GPU list could not be read: ${p ? describeProblem("Streamed", p) : "no GPU lines"}`,
+            sample: p?.text ?? "",
+          }, undefined);
+          return;
+        }
+        this.lastTickAt = Date.now();
+        this.streamNotice = undefined;
+        const uuids = new Set(tick.gpus.map((g) => g.uuid.toLowerCase()));
+        const problems = [...tick.problems.map((p) => describeProblem("Streamed", p)), ...this.processProblems];
+        this.setInventory({
+          gpus: tick.gpus,
+          apps: this.apps.filter((a) => uuids.has(a.gpuUuid.toLowerCase())),
+          problems,
+          takenAt: tick.at,
+          mig: this.mig.filter((m) => uuids.has(m.gpuUuid.toLowerCase())),
+          processes: this.processes,
+        });
+        return;
+      }
+      case "processes":
+        this.apps = e.processes.apps;
+        this.mig = e.processes.mig;
+        this.processProblems = e.processes.problems;
+        void this.readDetails();
+        return;
+      case "fault": {
+        const retry = e.retryInMs !== undefined ? ` Restarting in ${Math.round(e.retryInMs / 100) / 10} s.` : "";
+        const key = `${e.failure.kind}:${e.failure.message}`;
+        if (key !== this.lastFaultLogged) {
+          this.lastFaultLogged = key;
+          log.warn(`nvidia-smi stream: ${e.failure.message}${e.failure.kind === "failed" ? ` (${e.failure.explanation})` : ""}.${retry}`);
+        }
+        if (e.afterTicks > 0 && this._state === "ok" && e.failure.kind !== "missing") {
+          // It worked and stopped: keep the last numbers, say so, restart.
+          this.streamNotice = {
+            id: "notice/stream",
+            message: `nvidia-smi stopped streaming: ${e.failure.message}.${retry}`,
+            detail: e.failure.kind === "failed" ? e.failure.explanation : "",
+          };
+          this.publish();
+        } else {
+          this.setFailure(e.failure, e.retryInMs === undefined ? undefined : Date.now() + e.retryInMs);
+        }
+        return;
+      }
+    }
+  }
+
+  /** Reads user and command line of the current processes from /proc, then publishes. */
+  private async readDetails(): Promise<void> {
+    const seq = ++this.detailsSeq;
+    const runPid = this.options.runPid?.();
+    const details = await describeProcesses(this.apps, runPid, this.options.proc);
+    if (seq !== this.detailsSeq || this.disposed) return;
+    this.processes = details;
+    if (this._inventory) {
+      const uuids = new Set(this._inventory.gpus.map((g) => g.uuid.toLowerCase()));
+      const fromStream = this.lastTickAt > 0 && this.isStreaming;
+      this.setInventory({
+        ...this._inventory,
+        apps: this.apps.filter((a) => uuids.has(a.gpuUuid.toLowerCase())),
+        mig: this.mig.filter((m) => uuids.has(m.gpuUuid.toLowerCase())),
+        processes: details,
+        problems: fromStream ? [...this._inventory.problems.filter((p) => !this.isProcessProblem(p)), ...this.processProblems] : this._inventory.problems,
+      });
+    }
+  }
+
+  private isProcessProblem(p: string): boolean {
+    return /^(Process list unavailable|Process query line|MIG device list unavailable|nvidia-smi -L line)/.test(p);
   }
 
   private async query(signal: AbortSignal): Promise<void> {
     const path = config.nvidiaSmiPath();
-    const timeoutMs = config.nvidiaSmiTimeoutMs();
-    const r = await queryInventory({ path, timeoutMs, signal });
-    if (r.kind === "canceled") return;
+    const base = config.nvidiaSmiTimeoutMs();
+    const timeoutMs = base * Math.min(4, 2 ** this.retryAttempt);
+    const r = await queryInventory({ path, timeoutMs, signal, ...(this.options.env ? { env: this.options.env } : {}) });
+    if (r.kind === "canceled" || signal.aborted || this.disposed) return;
     if (r.kind === "ok") {
-      this._state = "ok";
-      this._inventory = r.inventory;
-      this._failure = undefined;
-    } else {
-      this._state = r.kind === "missing" ? "missing" : "failed";
-      this._inventory = undefined;
-      this._failure = r;
+      this.retryAttempt = 0;
+      this.apps = r.inventory.apps;
+      this.mig = r.inventory.mig ?? [];
+      this.processProblems = [];
+      this.setInventory({ ...r.inventory, processes: this.processes });
+      await this.readDetails();
+      return;
     }
-    this.logChange(path);
-    await this.setContext();
+    if (this.isStreaming && Date.now() - this.lastTickAt < 3 * config.refreshIntervalMs()) {
+      log.warn(`${path}: a one-off query failed while the stream works (${r.message}); keeping the streamed numbers.`);
+      return;
+    }
+    let retryAt: number | undefined;
+    if (r.kind === "timeout" && this.retryAttempt < ONE_SHOT_RETRIES) {
+      const delay = Math.min(this.options.backoffMaxMs ?? 30_000, (this.options.backoffInitialMs ?? 1000) * 2 ** this.retryAttempt);
+      this.retryAttempt++;
+      retryAt = Date.now() + delay;
+      clearTimeout(this.retryTimer);
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        if (!this.disposed) void this.poller.refresh();
+      }, delay);
+    }
+    this.setFailure(r, retryAt);
+  }
+
+  private setInventory(inv: Inventory): void {
+    this.trackGpus(inv.gpus);
+    this._state = "ok";
+    this._inventory = inv;
+    this._failure = undefined;
+    this._retryAt = undefined;
+    this.publish();
+  }
+
+  private setFailure(f: SmiFailure, retryAt: number | undefined): void {
+    this._state = f.kind === "missing" ? "missing" : "failed";
+    this._inventory = undefined;
+    this._failure = f;
+    this._retryAt = retryAt;
+    this.publish();
+  }
+
+  private publish(): void {
+    this.logChange();
+    void this.setContext();
     this.emitter.fire();
   }
 
-  /** Logs when the outcome changes (not on every poll). */
-  private logChange(path: string): void {
+  /** Notices GPUs that appeared or disappeared since the last answer (logged; a row while one is gone). */
+  private trackGpus(gpus: readonly Gpu[]): void {
+    const now = new Map(gpus.map((g) => [g.uuid.toLowerCase(), g]));
+    for (const [uuid, g] of now) {
+      if (!this.known.has(uuid) && this.known.size > 0) log.info(`GPU ${g.index} (${g.name}, ${g.uuid}) appeared.`);
+      this.known.set(uuid, g);
+    }
+    const vanished: MonitorNotice[] = [];
+    for (const [uuid, g] of this.known) {
+      if (now.has(uuid)) continue;
+      const taker = gpus.find((x) => x.index === g.index);
+      const detail = taker
+        ? `Index ${g.index} now names ${taker.uuid}: a selection by index points at another GPU now. Select by UUID (gpuPilot.selectBy) to be safe.`
+        : "It may have fallen off the bus or been reset; runs that ask for it will not find it.";
+      vanished.push({ id: `notice/vanished/${uuid}`, message: `GPU ${g.index} (${g.name}, ${g.pciBusId}) is no longer listed by nvidia-smi`, detail });
+    }
+    const before = new Set(this.vanished.map((v) => v.id));
+    for (const v of vanished) if (!before.has(v.id)) log.warn(`${v.message}. ${v.detail}`);
+    for (const v of this.vanished) if (!vanished.some((x) => x.id === v.id)) log.info(`${v.message.replace(" is no longer listed by nvidia-smi", "")} is back.`);
+    this.vanished = vanished;
+  }
+
+  /** Logs when the outcome changes (not on every tick). */
+  private logChange(): void {
+    const path = config.nvidiaSmiPath();
     const inv = this._inventory;
     const f = this._failure;
     const summary = inv
@@ -131,7 +439,7 @@ export class GpuMonitor implements vscode.Disposable {
           log.warn(`${path} failed: ${f.explanation}. Its message: ${f.message}`);
           break;
         case "timeout":
-          log.warn(`${path} timed out after ${f.ms} ms (gpuPilot.nvidiaSmiTimeoutMs) and was stopped.`);
+          log.warn(`${path} timed out after ${f.ms} ms (gpuPilot.nvidiaSmiTimeoutMs) and was stopped.${this._retryAt ? ` Retrying in ${Math.round((this._retryAt - Date.now()) / 1000)} s.` : ""}`);
           break;
         case "garbage":
           log.warn(`${path} printed output GPU Pilot cannot read: ${f.message}. Sample: ${JSON.stringify(f.sample)}`);

@@ -1,33 +1,59 @@
 /**
- * The GPU quick pick (canSelectMany): lists the GPUs with their live numbers, refreshed while open.
+ * The "Select GPUs..." quick pick (canSelectMany): GPUs and MIG devices with their live numbers
+ * (the monitor streams while it is open), processes and warnings in the detail line.
  */
 import * as vscode from "vscode";
+import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
-import type { Gpu } from "./nvidiaSmi";
-import { appsOf, gpuDescription, gpuLabel } from "./present";
-import { isSelected, orderSelection } from "./selection";
+import type { Gpu, MigDevice } from "./nvidiaSmi";
+import { appsOf, gpuLabel, gpuRowDescription, gpuWarnings } from "./present";
+import { isMigSelected, isSelected, normalizeSelection, type SelectBy } from "./selection";
 import { log } from "../log";
 
 interface GpuPickItem extends vscode.QuickPickItem {
+  /** The selection entry this item adds: an index string for a GPU, the UUID of a MIG device. */
   id: string;
 }
 
-function toItem(gpu: Gpu, monitor: GpuMonitor): GpuPickItem {
-  const apps = appsOf(gpu, monitor.inventory?.apps ?? []);
+function gpuItem(gpu: Gpu, monitor: GpuMonitor): GpuPickItem {
+  const inv = monitor.inventory;
+  const apps = appsOf(gpu, inv?.apps ?? []);
+  const migCount = (inv?.mig ?? []).filter((m) => m.gpuUuid === gpu.uuid).length;
+  const users = [...new Set(apps.map((a) => monitor.processOf(a.pid)?.user ?? "unknown"))];
+  const warnings = gpuWarnings(gpu, inv?.apps ?? [], migCount);
   return {
     id: String(gpu.index),
     label: gpuLabel(gpu),
-    description: gpuDescription(gpu),
-    detail: `${gpu.uuid} · ${gpu.pciBusId}` + (apps.length > 0 ? ` · ${apps.length} process${apps.length === 1 ? "" : "es"}` : ""),
+    description: gpuRowDescription(gpu),
+    detail: [
+      `${gpu.uuid} · ${gpu.pciBusId}`,
+      ...(apps.length > 0 ? [`${apps.length} process${apps.length === 1 ? "" : "es"} (${users.join(", ")})`] : []),
+      ...warnings.map((w) => `$(warning) ${w}`),
+    ].join(" · "),
+  };
+}
+
+function migItem(mig: MigDevice): GpuPickItem {
+  return {
+    id: mig.uuid,
+    label: `$(symbol-namespace) MIG ${mig.profile} on GPU ${mig.gpuIndex} (device ${mig.device})`,
+    description: mig.uuid,
+    detail: "Selected by UUID: CUDA_VISIBLE_DEVICES then holds UUIDs only",
   };
 }
 
 /**
- * Asks which GPUs to use, starting from `current` (indices or UUIDs).
- * @returns the picked GPUs as index strings in index order (possibly empty), or undefined when the
- *   user cancelled or there is no GPU to choose from (then a warning says why).
+ * Asks which GPUs (and MIG devices) to use, starting from `current` (indices or UUIDs).
+ * @returns the picked entries in index order, written per `selectBy` (default `gpuPilot.selectBy`;
+ *   UUIDs once a MIG device is picked), possibly empty; undefined when the user cancelled or there
+ *   is no GPU to choose from (then a warning says why).
  */
-export async function pickGpus(monitor: GpuMonitor, current: readonly string[], title = "Select GPUs for runs (CUDA_VISIBLE_DEVICES)"): Promise<string[] | undefined> {
+export async function pickGpus(
+  monitor: GpuMonitor,
+  current: readonly string[],
+  title = "Select GPUs for runs, terminals and debugging (CUDA_VISIBLE_DEVICES)",
+  selectBy: SelectBy = config.selectBy(),
+): Promise<string[] | undefined> {
   if (!monitor.inventory) await monitor.refresh();
   if (!monitor.inventory || monitor.inventory.gpus.length === 0) {
     const why = monitor.problem || "nvidia-smi lists no GPUs";
@@ -38,20 +64,35 @@ export async function pickGpus(monitor: GpuMonitor, current: readonly string[], 
     return undefined;
   }
 
+  const hold = monitor.hold(); // live numbers while open
   const pick = vscode.window.createQuickPick<GpuPickItem>();
   pick.title = title;
   pick.placeholder = "Tick the GPUs a run may use, then press Enter";
   pick.canSelectMany = true;
   pick.matchOnDescription = true;
   pick.matchOnDetail = true;
-  let chosen = new Set(
-    monitor.inventory.gpus.filter((g) => isSelected(g, current)).map((g) => String(g.index)),
-  );
+  const inv0 = monitor.inventory;
+  let chosen = new Set([
+    ...inv0.gpus.filter((g) => isSelected(g, current)).map((g) => String(g.index)),
+    ...(inv0.mig ?? []).filter((m) => isMigSelected(m, current)).map((m) => m.uuid),
+  ]);
+  let shown = "";
   const fill = () => {
-    const gpus = monitor.inventory?.gpus ?? [];
-    const items = gpus.map((g) => toItem(g, monitor));
+    const inv = monitor.inventory;
+    if (!inv) return;
+    const items: GpuPickItem[] = [];
+    for (const g of inv.gpus) {
+      items.push(gpuItem(g, monitor));
+      for (const m of (inv.mig ?? []).filter((d) => d.gpuUuid === g.uuid)) items.push(migItem(m));
+    }
+    const key = JSON.stringify(items);
+    if (key === shown) return;
+    shown = key;
+    const active = pick.activeItems[0]?.id;
     pick.items = items;
     pick.selectedItems = items.filter((i) => chosen.has(i.id));
+    const again = items.find((i) => i.id === active);
+    if (again) pick.activeItems = [again];
   };
   fill();
 
@@ -62,17 +103,17 @@ export async function pickGpus(monitor: GpuMonitor, current: readonly string[], 
       monitor.onDidChange(fill),
       pick.onDidAccept(() => {
         accepted = true;
-        resolve(orderSelection([...chosen], monitor.inventory?.gpus ?? []));
+        const inv = monitor.inventory;
+        resolve(normalizeSelection([...chosen], inv?.gpus ?? [], inv?.mig ?? [], selectBy));
         pick.hide();
       }),
       pick.onDidHide(() => {
         if (!accepted) resolve(undefined);
         for (const s of subs) s.dispose();
+        hold.dispose();
         pick.dispose();
       }),
     ];
     pick.show();
-    pick.busy = true;
-    void monitor.refresh().finally(() => (pick.busy = false));
   });
 }

@@ -20,6 +20,7 @@ const realTimers: Timers = {
  *   (a chain of timeouts, so runs never overlap however slow the job is).
  * - {@link setActive}(false) stops scheduling; a run in progress finishes.
  * - {@link refresh} runs the job now, or, while one is running, returns that run's promise.
+ * - {@link restart} aborts a run in progress and runs the job again (its inputs changed).
  * - {@link dispose} stops everything and aborts the running job's AbortSignal.
  *
  * `job` should not reject; if it does, the error goes to `onError` and polling continues.
@@ -30,6 +31,8 @@ export class Poller {
   private timer: unknown;
   private running: Promise<void> | undefined;
   private controller: AbortController | undefined;
+  /** Identifies the latest run: an aborted, superseded run must not clear the newer one's state. */
+  private runId = 0;
 
   constructor(
     private readonly job: (signal: AbortSignal) => Promise<void>,
@@ -63,21 +66,40 @@ export class Poller {
   refresh(): Promise<void> {
     if (this.disposed) return Promise.resolve();
     if (this.running) return this.running;
+    return this.begin();
+  }
+
+  /**
+   * Runs the job now with fresh inputs: a run in progress is aborted (its AbortSignal fires; the
+   * job must then not publish its result) instead of joined. For a change of what the job reads
+   * (a setting) while it runs. Resolves when the new run has ended.
+   */
+  restart(): Promise<void> {
+    if (this.disposed) return Promise.resolve();
+    this.controller?.abort();
+    return this.begin();
+  }
+
+  private begin(): Promise<void> {
     this.clearTimer();
+    const id = ++this.runId;
     const controller = new AbortController();
     this.controller = controller;
-    this.running = (async () => {
+    const run = (async () => {
       try {
         await this.job(controller.signal);
       } catch (e) {
         this.onError(e);
       } finally {
-        this.running = undefined;
-        this.controller = undefined;
-        this.schedule();
+        if (this.runId === id) {
+          this.running = undefined;
+          this.controller = undefined;
+          this.schedule();
+        }
       }
     })();
-    return this.running;
+    this.running = run;
+    return run;
   }
 
   /** Stops polling for good and aborts a run in progress. */

@@ -3,7 +3,7 @@
  * vscode objects (TreeItem, ThemeIcon, MarkdownString) are made in tree.ts and picker.ts.
  */
 import type { InventoryGpu, InventoryParams } from "../../../server/src/protocol";
-import type { ComputeApp, Gpu } from "./nvidiaSmi";
+import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
 
 const q = (v: number | null, digits = 0): string => (v === null ? "?" : v.toFixed(digits));
 
@@ -54,8 +54,11 @@ export function escapeMarkdown(text: string): string {
 
 const withUnit = (v: number | null, unit: string, digits = 0): string => (v === null ? "n/a" : `${v.toFixed(digits)} ${unit}`);
 
-/** A Markdown table of everything nvidia-smi said about the GPU, and its processes: the tree item's tooltip. */
-export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[]): string {
+/**
+ * A Markdown table of everything nvidia-smi said about the GPU, its processes and `warnings`
+ * (see {@link gpuWarnings}): the tree item's tooltip.
+ */
+export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[], warnings: readonly string[] = []): string {
   const rows: [string, string][] = [
     ["UUID", `\`${gpu.uuid}\``],
     ["PCI bus id", `\`${gpu.pciBusId}\``],
@@ -83,6 +86,7 @@ export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[]): strin
       ? "No compute processes."
       : `Compute processes: ${mine.map((a) => `${a.pid} ${escapeMarkdown(a.processName)} (${withUnit(a.usedMemoryMiB, "MiB")})`).join(", ")}`,
   ];
+  for (const w of warnings) lines.push("", `$(warning) ${escapeMarkdown(w)}`);
   return lines.join("\n");
 }
 
@@ -101,4 +105,129 @@ export function toInventoryGpu(gpu: Gpu): InventoryGpu {
 /** The `gpuPilot/inventory` notification's params; `gpus` null when nvidia-smi could not be run. */
 export function toInventoryParams(gpus: readonly Gpu[] | null, selection: readonly string[]): InventoryParams {
   return { gpus: gpus === null ? null : gpus.map(toInventoryGpu), selection: [...selection] };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The richer rows of the view (nvitop-like): bars, details, processes, MIG devices.
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A text bar of `cells` characters in eighths: `█` for full cells, one of `▏▎▍▌▋▊▉` for a partial
+ * cell, `░` for the rest, e.g. `██▌░░░░░` for 31 % of 8 cells. Unknown values give `·` cells.
+ * @param used used amount (any unit, same as `total`).
+ * @param total the whole; a bar needs it above 0.
+ */
+export function bar(used: number | null, total: number | null, cells = 10): string {
+  if (used === null || total === null || total <= 0) return "·".repeat(cells);
+  const eighths = Math.min(cells * 8, Math.max(0, Math.round((used / total) * cells * 8)));
+  const full = Math.floor(eighths / 8);
+  const rest = eighths % 8;
+  const partial = rest > 0 ? "▏▎▍▌▋▊▉"[rest - 1] : "";
+  return "█".repeat(full) + partial + "░".repeat(cells - full - (partial ? 1 : 0));
+}
+
+/**
+ * The GPU row's description (short enough for a narrow side bar): `<util>% <bar> <used>/<total> MiB · <temp>°C`,
+ * e.g. `0% ▎░░░░░░░ 3389/143771 MiB · 35°C` with an 8-cell memory bar. Unknown values show as `?`;
+ * `[GPU is lost]` GPUs say so instead. Power, clocks, fan and modes are on the details row.
+ */
+export function gpuRowDescription(gpu: Gpu): string {
+  if (gpu.lost) return "GPU is lost: reboot to recover it";
+  return `${q(gpu.utilizationGpuPercent)}% ${bar(gpu.memoryUsedMiB, gpu.memoryTotalMiB, 8)} ${q(gpu.memoryUsedMiB)}/${q(gpu.memoryTotalMiB)} MiB · ${q(gpu.temperatureC)}°C`;
+}
+
+const onOff = (v: string | null): string => (v === null ? "n/a" : v.toLowerCase() === "enabled" ? "on" : v.toLowerCase() === "disabled" ? "off" : v);
+
+/**
+ * The details row under a GPU: label `<free> MiB free · <draw>/<limit> W · SM <clock>/<max> MHz · fan <fan>% · <pstate>`,
+ * description `<bus id> · compute <mode> · persistence <on|off> · MIG <on|off>`.
+ */
+export function gpuDetailsRow(gpu: Gpu): { label: string; description: string } {
+  return {
+    label: [
+      `${q(gpu.memoryFreeMiB)} MiB free`,
+      `${q(gpu.powerDrawW)}/${q(gpu.powerLimitW)} W`,
+      `SM ${q(gpu.clockSmMHz)}/${q(gpu.clockMaxSmMHz)} MHz`,
+      `fan ${gpu.fanSpeedPercent === null ? "n/a" : `${gpu.fanSpeedPercent}%`}`,
+      gpu.pstate ?? "P?",
+    ].join(" · "),
+    description: [
+      gpu.pciBusId,
+      `compute ${gpu.computeMode ?? "n/a"}`,
+      `persistence ${onOff(gpu.persistenceMode)}`,
+      `MIG ${onOff(gpu.migMode)}`,
+    ].join(" · "),
+  };
+}
+
+/** Warnings about a GPU, in words: Exclusive_Process, Prohibited, lost, MIG enabled without devices listed. */
+export function gpuWarnings(gpu: Gpu, apps: readonly ComputeApp[], migCount: number): string[] {
+  const out: string[] = [];
+  if (gpu.lost) out.push("nvidia-smi reports this GPU as lost: reboot the machine to recover it.");
+  if (gpu.computeMode === "Exclusive_Process") {
+    out.push(
+      appsOf(gpu, apps).length > 0
+        ? "Exclusive_Process and already in use: a second CUDA process fails here (it does not fall back to another GPU)."
+        : "Exclusive_Process: only one CUDA process at a time; a second one fails (it does not fall back to another GPU).",
+    );
+  }
+  if (gpu.computeMode === "Prohibited") out.push("Compute mode Prohibited: no CUDA process can use this GPU.");
+  if (gpu.migMode?.toLowerCase() === "enabled" && migCount === 0) out.push("MIG is enabled but no MIG device is listed: CUDA cannot use this GPU until MIG devices are created.");
+  return out;
+}
+
+/** Shortens a command line to `max` characters with an ellipsis. */
+export function shorten(text: string, max = 60): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/**
+ * The process row: label `pid <pid> · <command line>` (shortened), description
+ * `<user> · <MiB> MiB[ · this workspace's run]`. Without details (not read yet) the user reads `…`.
+ */
+export function processRow(app: ComputeApp, details: ProcessDetails | undefined): { label: string; description: string } {
+  const command = details?.commandLine || app.processName;
+  return {
+    label: `pid ${app.pid} · ${shorten(command)}`,
+    description: [details ? details.user : "…", `${q(app.usedMemoryMiB)} MiB`, ...(details?.workspaceRun ? ["this workspace's run"] : [])].join(" · "),
+  };
+}
+
+/** The process row's Markdown tooltip: full command line, user, memory, GPU, and notes. */
+export function processTooltipMarkdown(app: ComputeApp, details: ProcessDetails | undefined, gpu: Gpu): string {
+  const command = details?.commandLine || app.processName;
+  const lines = [
+    `**pid ${app.pid}** on ${escapeMarkdown(gpuLabel(gpu))}`,
+    "",
+    "```",
+    command.replace(/```/g, "`\u200b``"),
+    "```",
+    "",
+    "| | |",
+    "|---|---|",
+    `| User | ${details ? `${escapeMarkdown(details.user)}${details.uid !== null ? ` (uid ${details.uid})` : ""}` : "not read yet"} |`,
+    `| GPU memory | ${withUnit(app.usedMemoryMiB, "MiB")} |`,
+    `| nvidia-smi's name | \`${app.processName.replace(/`/g, "'")}\` |`,
+  ];
+  if (details?.workspaceRun) lines.push("", "Started by this workspace's **Run on Selected GPUs**.");
+  if (details?.note) lines.push("", `User and command line unknown: ${escapeMarkdown(details.note)}.`);
+  if (details?.own) lines.push("", "Yours: right-click → *Stop Process* sends it SIGTERM.");
+  return lines.join("\n");
+}
+
+/** A MIG device row: label `MIG <profile> · device <n>`, description its UUID. */
+export function migRow(mig: MigDevice): { label: string; description: string } {
+  return { label: `MIG ${mig.profile} · device ${mig.device}`, description: mig.uuid };
+}
+
+/** The MIG device row's Markdown tooltip. */
+export function migTooltipMarkdown(mig: MigDevice, gpu: Gpu): string {
+  return [
+    `**MIG ${escapeMarkdown(mig.profile)}**, device ${mig.device} of ${escapeMarkdown(gpuLabel(gpu))}`,
+    "",
+    `UUID: \`${mig.uuid}\``,
+    "",
+    "Tick it to run on this MIG device: CUDA_VISIBLE_DEVICES then holds its UUID (MIG devices have no index).",
+    "A CUDA process uses a single MIG device (NVIDIA MIG user guide, CUDA device enumeration).",
+  ].join("\n");
 }

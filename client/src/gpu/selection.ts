@@ -53,21 +53,40 @@ export interface GpuKey {
   uuid: string;
 }
 
-/** The nvidia-smi index an entry refers to, or undefined when it names no known GPU (MIG UUIDs resolve to their parent when written `MIG-GPU-<uuid>/..`). */
-export function indexOfEntry(id: string, gpus: readonly GpuKey[]): number | undefined {
+/** The identifying part of a MIG device (see nvidiaSmi.ts MigDevice). */
+export interface MigKey {
+  /** The parent GPU's nvidia-smi index. */
+  gpuIndex: number;
+  /** The MIG device's number under its GPU. */
+  device: number;
+  /** `MIG-...`. */
+  uuid: string;
+}
+
+/** How GPU ticks and picks are written into the selection (`gpuPilot.selectBy`). */
+export type SelectBy = "index" | "uuid";
+
+/** The nvidia-smi index an entry refers to, or undefined when it names no known GPU (MIG UUIDs resolve to their parent GPU). */
+export function indexOfEntry(id: string, gpus: readonly GpuKey[], migs: readonly MigKey[] = []): number | undefined {
   if (/^\d+$/.test(id)) return Number(id);
+  const mig = migs.find((m) => m.uuid.toLowerCase() === id.toLowerCase());
+  if (mig) return mig.gpuIndex;
   const uuid = id.startsWith("MIG-GPU-") ? id.slice(4).split("/")[0] : id;
   return gpus.find((g) => g.uuid.toLowerCase() === uuid.toLowerCase())?.index;
 }
 
 /**
- * Sorts entries in nvidia-smi index order (UUIDs by their GPU's index); entries that name no known
- * GPU keep their relative order at the end. Does not validate.
+ * Sorts entries in nvidia-smi index order (UUIDs by their GPU's index, MIG devices after their GPU
+ * by device number); entries that name no known GPU keep their relative order at the end. Does not
+ * validate.
  */
-export function orderSelection(ids: readonly string[], gpus: readonly GpuKey[]): string[] {
-  const keyed = ids.map((id, pos) => ({ id, pos, index: indexOfEntry(id, gpus) }));
+export function orderSelection(ids: readonly string[], gpus: readonly GpuKey[], migs: readonly MigKey[] = []): string[] {
+  const keyed = ids.map((id, pos) => {
+    const mig = migs.find((m) => m.uuid.toLowerCase() === id.toLowerCase());
+    return { id, pos, index: indexOfEntry(id, gpus, migs), sub: mig ? 1 + mig.device : 0 };
+  });
   keyed.sort((a, b) => {
-    if (a.index !== undefined && b.index !== undefined) return a.index - b.index || a.pos - b.pos;
+    if (a.index !== undefined && b.index !== undefined) return a.index - b.index || a.sub - b.sub || a.pos - b.pos;
     if (a.index !== undefined) return -1;
     if (b.index !== undefined) return 1;
     return a.pos - b.pos;
@@ -75,12 +94,66 @@ export function orderSelection(ids: readonly string[], gpus: readonly GpuKey[]):
   return keyed.map((k) => k.id);
 }
 
-/** Entries that name no GPU of `gpus` (an index past the end, an unknown UUID). */
-export function unknownEntries(ids: readonly string[], gpus: readonly GpuKey[]): string[] {
+/** Entries that name no GPU of `gpus` nor MIG device of `migs` (an index past the end, an unknown UUID). */
+export function unknownEntries(ids: readonly string[], gpus: readonly GpuKey[], migs: readonly MigKey[] = []): string[] {
   return ids.filter((id) => {
-    const index = indexOfEntry(id, gpus);
+    if (migs.some((m) => m.uuid.toLowerCase() === id.toLowerCase())) return false;
+    const index = indexOfEntry(id, gpus, migs);
     return index === undefined || !gpus.some((g) => g.index === index);
   });
+}
+
+/** True when the MIG device is in the selection (by its UUID). */
+export function isMigSelected(mig: MigKey, ids: readonly string[]): boolean {
+  return ids.some((id) => id.toLowerCase() === mig.uuid.toLowerCase());
+}
+
+const isMigEntry = (id: string) => id.startsWith("MIG-");
+
+/**
+ * Rewrites GPU entries in the form `selectBy` asks for: `uuid` turns indices into `GPU-` UUIDs,
+ * `index` turns GPU UUIDs into indices. With a MIG device in the selection every GPU is written as
+ * its UUID whatever `selectBy` says: CUDA_VISIBLE_DEVICES takes one kind of entry, and only UUIDs
+ * name MIG devices. Entries that name no known GPU stay as they are. Result in index order.
+ */
+export function normalizeSelection(ids: readonly string[], gpus: readonly GpuKey[], migs: readonly MigKey[], selectBy: SelectBy): string[] {
+  const byUuid = ids.some(isMigEntry) || selectBy === "uuid";
+  const out: string[] = [];
+  for (const id of ids) {
+    let next = id;
+    if (!isMigEntry(id)) {
+      const index = indexOfEntry(id, gpus, migs);
+      const gpu = index === undefined ? undefined : gpus.find((g) => g.index === index);
+      if (gpu) next = byUuid ? gpu.uuid : String(gpu.index);
+    }
+    if (!out.some((o) => o.toLowerCase() === next.toLowerCase())) out.push(next);
+  }
+  return orderSelection(out, gpus, migs);
+}
+
+/**
+ * The selection after ticking or unticking a GPU or MIG device (tree checkbox, quick pick), written
+ * per {@link normalizeSelection}.
+ */
+export function toggleEntry(
+  ids: readonly string[],
+  target: { kind: "gpu"; gpu: GpuKey } | { kind: "mig"; mig: MigKey },
+  checked: boolean,
+  gpus: readonly GpuKey[],
+  migs: readonly MigKey[],
+  selectBy: SelectBy,
+): string[] {
+  let rest: string[];
+  let add: string;
+  if (target.kind === "gpu") {
+    const g = target.gpu;
+    rest = ids.filter((id) => id !== String(g.index) && id.toLowerCase() !== g.uuid.toLowerCase());
+    add = String(g.index);
+  } else {
+    rest = ids.filter((id) => id.toLowerCase() !== target.mig.uuid.toLowerCase());
+    add = target.mig.uuid;
+  }
+  return normalizeSelection(checked ? [...rest, add] : rest, gpus, migs, selectBy);
 }
 
 /** True when the GPU is in the selection, by index or by UUID. */

@@ -1,12 +1,29 @@
 /**
- * The `gpuPilot.gpus` view: one checkable node per GPU (ticked = in the selection), its compute
- * processes as children, and a calm warning row when nvidia-smi failed.
+ * The `gpuPilot.gpus` view, after nvitop: one checkable row per GPU (ticked = in the selection) with
+ * utilisation, a memory bar, temperature and power; under it a details row (bus id, pstate, SM
+ * clock, fan, free memory, compute / persistence / MIG mode), warnings (Exclusive_Process, lost),
+ * its MIG devices (checkable) and its compute processes (pid, command line, user, memory, this
+ * workspace's run). Faults show as calm warning rows; "nvidia-smi missing" as the welcome content.
  */
 import * as vscode from "vscode";
+import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
-import type { ComputeApp, Gpu } from "./nvidiaSmi";
-import { appLabel, appsOf, gpuDescription, gpuLabel, gpuTooltipMarkdown, type LoadLevel, loadLevel } from "./present";
-import { isSelected, type SelectionStore, toggleGpu } from "./selection";
+import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
+import {
+  appsOf,
+  gpuDetailsRow,
+  gpuLabel,
+  gpuRowDescription,
+  gpuTooltipMarkdown,
+  gpuWarnings,
+  type LoadLevel,
+  loadLevel,
+  migRow,
+  migTooltipMarkdown,
+  processRow,
+  processTooltipMarkdown,
+} from "./present";
+import { isMigSelected, isSelected, type SelectionStore, toggleEntry } from "./selection";
 import { log } from "../log";
 
 /** View id in package.json. */
@@ -14,8 +31,11 @@ export const VIEW_ID = "gpuPilot.gpus";
 
 /** A row of the view. */
 export type GpuTreeNode =
-  | { kind: "gpu"; gpu: Gpu; apps: ComputeApp[] }
-  | { kind: "app"; gpu: Gpu; app: ComputeApp }
+  | { kind: "gpu"; gpu: Gpu; apps: ComputeApp[]; mig: MigDevice[]; warnings: string[] }
+  | { kind: "details"; gpu: Gpu }
+  | { kind: "gpuWarning"; gpu: Gpu; n: number; text: string }
+  | { kind: "mig"; gpu: Gpu; mig: MigDevice }
+  | { kind: "app"; gpu: Gpu; app: ComputeApp; details?: ProcessDetails }
   | { kind: "message"; id: string; label: string; detail: string; icon: "warning" | "info" | "loading" };
 
 const LOAD_COLOR: Record<LoadLevel, string | undefined> = {
@@ -25,21 +45,38 @@ const LOAD_COLOR: Record<LoadLevel, string | undefined> = {
   unknown: undefined,
 };
 
+/** Context values of process rows: `computeApp.own` (can be stopped), `computeApp.own.run`, `computeApp.other`. */
+export function processContextValue(details: ProcessDetails | undefined): string {
+  if (!details?.own) return "computeApp.other";
+  return details.workspaceRun ? "computeApp.own.run" : "computeApp.own";
+}
+
 /** TreeDataProvider of {@link VIEW_ID}, fed by a {@link GpuMonitor} and a {@link SelectionStore}. */
 export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<GpuTreeNode | undefined | void>();
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly disposables: vscode.Disposable[] = [this.emitter];
+  private lastRendered = "";
 
   constructor(
     private readonly monitor: GpuMonitor,
     private readonly selection: SelectionStore,
   ) {
-    this.disposables.push(monitor.onDidChange(() => this.emitter.fire()), selection.onDidChange(() => this.emitter.fire()));
+    this.disposables.push(monitor.onDidChange(() => this.changed()), selection.onDidChange(() => this.changed(true)));
+  }
+
+  /** Fires onDidChangeTreeData when what the rows show changed (not on every identical tick). */
+  private changed(force = false): void {
+    const m = this.monitor;
+    const inv = m.inventory;
+    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }]);
+    if (!force && key === this.lastRendered) return;
+    this.lastRendered = key;
+    this.emitter.fire();
   }
 
   getChildren(node?: GpuTreeNode): GpuTreeNode[] {
-    if (node) return node.kind === "gpu" ? node.apps.map((app) => ({ kind: "app", gpu: node.gpu, app })) : [];
+    if (node) return node.kind === "gpu" ? this.childrenOf(node) : [];
     const m = this.monitor;
     switch (m.state) {
       case "unknown":
@@ -48,49 +85,107 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         return []; // the view's welcome content (viewsWelcome, when gpuPilot.nvidiaSmiState == missing) explains
       case "failed": {
         const f = m.failure;
-        const detail = f?.kind === "failed" ? f.explanation : f?.kind === "timeout" ? `Stopped after ${f.ms} ms (gpuPilot.nvidiaSmiTimeoutMs).` : "";
+        const retry = m.retryAt !== undefined ? `Retrying by itself in ${Math.max(1, Math.round((m.retryAt - Date.now()) / 1000))} s; Refresh retries now.` : "Refresh to try again.";
+        const detail = [
+          f?.kind === "failed" ? f.explanation : f?.kind === "timeout" ? `Stopped after ${f.ms} ms (gpuPilot.nvidiaSmiTimeoutMs).` : f?.kind === "garbage" && f.sample ? `Sample: ${f.sample}` : "",
+          retry,
+        ].filter(Boolean).join("\n");
         return [{ kind: "message", id: "message/failure", label: m.problem || "nvidia-smi failed", detail, icon: "warning" }];
       }
       case "ok": {
         const inv = m.inventory;
         if (!inv) return [];
-        const rows: GpuTreeNode[] = inv.gpus.map((gpu) => ({ kind: "gpu", gpu, apps: appsOf(gpu, inv.apps) }));
+        const rows: GpuTreeNode[] = inv.gpus.map((gpu) => {
+          const apps = appsOf(gpu, inv.apps);
+          const mig = (inv.mig ?? []).filter((d) => d.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase()).sort((a, b) => a.device - b.device);
+          return { kind: "gpu", gpu, apps, mig, warnings: gpuWarnings(gpu, inv.apps, mig.length) };
+        });
         if (inv.gpus.length === 0) {
           rows.push({ kind: "message", id: "message/none", label: "nvidia-smi lists no GPUs", detail: "", icon: "info" });
         }
+        for (const n of m.notices) rows.push({ kind: "message", id: n.id, label: n.message, detail: n.detail, icon: "warning" });
         inv.problems.forEach((p, i) => rows.push({ kind: "message", id: `message/problem/${i}`, label: p, detail: "", icon: "warning" }));
         return rows;
       }
     }
   }
 
+  private childrenOf(node: Extract<GpuTreeNode, { kind: "gpu" }>): GpuTreeNode[] {
+    const { gpu } = node;
+    return [
+      { kind: "details", gpu },
+      ...node.warnings.map((text, n): GpuTreeNode => ({ kind: "gpuWarning", gpu, n, text })),
+      ...node.mig.map((mig): GpuTreeNode => ({ kind: "mig", gpu, mig })),
+      ...node.apps.map((app): GpuTreeNode => ({ kind: "app", gpu, app, details: this.monitor.processOf(app.pid) })),
+    ];
+  }
+
   getTreeItem(node: GpuTreeNode): vscode.TreeItem {
     switch (node.kind) {
       case "gpu": {
         const { gpu, apps } = node;
-        const item = new vscode.TreeItem(
-          gpuLabel(gpu),
-          apps.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None,
-        );
+        const item = new vscode.TreeItem(gpuLabel(gpu), vscode.TreeItemCollapsibleState.Expanded);
         item.id = `gpu/${gpu.uuid}`;
-        item.description = gpuDescription(gpu);
-        item.tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps));
+        item.description = gpuRowDescription(gpu);
+        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings));
+        tooltip.supportThemeIcons = true;
+        item.tooltip = tooltip;
         const color = LOAD_COLOR[loadLevel(gpu)];
-        item.iconPath = new vscode.ThemeIcon("circuit-board", color ? new vscode.ThemeColor(color) : undefined);
+        item.iconPath = node.warnings.length > 0 || gpu.lost
+          ? new vscode.ThemeIcon("circuit-board", new vscode.ThemeColor("problemsWarningIcon.foreground"))
+          : new vscode.ThemeIcon("circuit-board", color ? new vscode.ThemeColor(color) : undefined);
         const ticked = isSelected(gpu, this.selection.get());
         item.checkboxState = {
           state: ticked ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked,
-          tooltip: ticked ? `Runs see GPU ${gpu.index} (CUDA_VISIBLE_DEVICES)` : `Tick to let runs use GPU ${gpu.index}`,
+          tooltip: ticked ? `Runs, terminals and Python debug sessions see GPU ${gpu.index} (CUDA_VISIBLE_DEVICES)` : `Tick to let runs use GPU ${gpu.index}`,
         };
         item.contextValue = "gpu";
         return item;
       }
+      case "details": {
+        const row = gpuDetailsRow(node.gpu);
+        const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `details/${node.gpu.uuid}`;
+        item.description = row.description;
+        item.tooltip = `PCI bus id ${node.gpu.pciBusId}, performance state ${node.gpu.pstate ?? "n/a"}, UUID ${node.gpu.uuid}`;
+        item.iconPath = new vscode.ThemeIcon("dashboard");
+        item.contextValue = "gpuDetails";
+        return item;
+      }
+      case "gpuWarning": {
+        const item = new vscode.TreeItem(node.text, vscode.TreeItemCollapsibleState.None);
+        item.id = `gpuWarning/${node.gpu.uuid}/${node.n}`;
+        item.tooltip = node.text;
+        item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"));
+        item.contextValue = "gpuWarning";
+        return item;
+      }
+      case "mig": {
+        const row = migRow(node.mig);
+        const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `mig/${node.mig.uuid}`;
+        item.description = row.description;
+        item.tooltip = new vscode.MarkdownString(migTooltipMarkdown(node.mig, node.gpu));
+        item.iconPath = new vscode.ThemeIcon("symbol-namespace");
+        const ticked = isMigSelected(node.mig, this.selection.get());
+        item.checkboxState = {
+          state: ticked ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked,
+          tooltip: ticked ? `Runs see MIG device ${node.mig.uuid}` : "Tick to let runs use this MIG device (by UUID)",
+        };
+        item.contextValue = "migDevice";
+        return item;
+      }
       case "app": {
-        const item = new vscode.TreeItem(appLabel(node.app), vscode.TreeItemCollapsibleState.None);
-        item.id = `app/${node.gpu.uuid}/${node.app.pid}`;
-        item.tooltip = `${node.app.processName}\npid ${node.app.pid} on GPU ${node.gpu.index} (${node.gpu.uuid})`;
-        item.iconPath = new vscode.ThemeIcon("server-process");
-        item.contextValue = "computeApp";
+        const { app, details } = node;
+        const row = processRow(app, details);
+        const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `app/${node.gpu.uuid}/${app.pid}`;
+        item.description = row.description;
+        item.tooltip = new vscode.MarkdownString(processTooltipMarkdown(app, details, node.gpu));
+        item.iconPath = details?.workspaceRun
+          ? new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"))
+          : new vscode.ThemeIcon(details?.own ? "account" : "server-process");
+        item.contextValue = processContextValue(details);
         return item;
       }
       case "message": {
@@ -113,24 +208,70 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   }
 }
 
+/** A row of the view as plain data (for the API and tests): what VS Code would show. */
+export interface GpuTreeRow {
+  /** 0 for top-level rows, 1 for their children. */
+  depth: number;
+  id: string;
+  label: string;
+  description: string;
+  /** The tooltip as text (Markdown source for Markdown tooltips). */
+  tooltip: string;
+  /** The row's contextValue: gpu, gpuDetails, gpuWarning, migDevice, computeApp.own / .own.run / .other, message. */
+  contextValue: string;
+  /** The checkbox, for GPUs and MIG devices. */
+  checked?: boolean;
+  /** The ThemeIcon id and its colour id. */
+  icon?: string;
+  iconColor?: string;
+}
+
+/** Walks the provider and returns every row, depth first (what the view shows, fully expanded). */
+export function treeRows(provider: GpuTreeProvider): GpuTreeRow[] {
+  const rows: GpuTreeRow[] = [];
+  const visit = (node: GpuTreeNode, depth: number) => {
+    const item = provider.getTreeItem(node);
+    const tip = item.tooltip;
+    const icon = item.iconPath instanceof vscode.ThemeIcon ? item.iconPath : undefined;
+    const check = item.checkboxState;
+    rows.push({
+      depth,
+      id: item.id ?? "",
+      label: typeof item.label === "string" ? item.label : (item.label?.label ?? ""),
+      description: typeof item.description === "string" ? item.description : "",
+      tooltip: typeof tip === "string" ? tip : tip instanceof vscode.MarkdownString ? tip.value : "",
+      contextValue: item.contextValue ?? "",
+      ...(check !== undefined ? { checked: (typeof check === "object" ? check.state : check) === vscode.TreeItemCheckboxState.Checked } : {}),
+      ...(icon ? { icon: icon.id, ...(icon.color ? { iconColor: (icon.color as unknown as { id?: string }).id ?? "" } : {}) } : {}),
+    });
+    for (const child of provider.getChildren(node)) visit(child, depth + 1);
+  };
+  for (const node of provider.getChildren()) visit(node, 0);
+  return rows;
+}
+
 /**
- * Creates the view with its provider; ticking a GPU's checkbox updates the selection (and so the
- * status bar, the language server and later runs). The monitor polls while the view is visible.
- * @returns the TreeView and everything to dispose with it.
+ * Creates the view with its provider; ticking a GPU's or MIG device's checkbox updates the
+ * selection (written per `gpuPilot.selectBy`; UUIDs once a MIG device is in it). The monitor
+ * streams while the view is visible.
+ * @returns the TreeView, its provider and everything to dispose with it.
  */
-export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore): { view: vscode.TreeView<GpuTreeNode>; disposables: vscode.Disposable[] } {
+export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
   const provider = new GpuTreeProvider(monitor, selection);
   const view = vscode.window.createTreeView<GpuTreeNode>(VIEW_ID, {
     treeDataProvider: provider,
     manageCheckboxStateManually: true,
-    showCollapseAll: false,
+    showCollapseAll: true,
   });
   const onCheck = view.onDidChangeCheckboxState(async (e) => {
     const gpus = monitor.inventory?.gpus ?? [];
+    const migs = monitor.inventory?.mig ?? [];
+    const selectBy = config.selectBy();
     let ids = selection.get();
     for (const [node, state] of e.items) {
-      if (node.kind !== "gpu") continue;
-      ids = toggleGpu(ids, node.gpu, state === vscode.TreeItemCheckboxState.Checked, gpus);
+      const checked = state === vscode.TreeItemCheckboxState.Checked;
+      if (node.kind === "gpu") ids = toggleEntry(ids, { kind: "gpu", gpu: node.gpu }, checked, gpus, migs, selectBy);
+      else if (node.kind === "mig") ids = toggleEntry(ids, { kind: "mig", mig: node.mig }, checked, gpus, migs, selectBy);
     }
     try {
       await selection.set(ids);
@@ -139,5 +280,5 @@ export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore
     }
   });
   const visibility = monitor.followVisibility(view);
-  return { view, disposables: [provider, view, onCheck, visibility] };
+  return { view, provider, disposables: [provider, view, onCheck, visibility] };
 }

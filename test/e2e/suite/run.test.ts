@@ -75,7 +75,10 @@ suite("Run on GPUs", () => {
     return got;
   }
 
-  const inherited = (name: "CUDA_VISIBLE_DEVICES" | "CUDA_DEVICE_ORDER") => process.env[name] ?? null;
+  // What a task's process inherits: VS Code's environment, then GPU Pilot's terminal environment
+  // collection (the selection's variables), which VS Code applies to task terminals too.
+  const inherited = (name: "CUDA_VISIBLE_DEVICES" | "CUDA_DEVICE_ORDER") =>
+    (api as unknown as { getTerminalEnvironment(): Record<string, { value: string } | undefined> }).getTerminalEnvironment()[name]?.value ?? process.env[name] ?? null;
 
   test("python: <python> launch_target.py <args>, CUDA_VISIBLE_DEVICES=0,1, CUDA_DEVICE_ORDER=PCI_BUS_ID", async () => {
     const got = await runWith("python");

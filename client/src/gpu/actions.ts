@@ -1,0 +1,104 @@
+/**
+ * Command handlers of the GPU view: "Pick Free GPUs" (the nvisel-style policy of policy.ts applied
+ * to a fresh inventory) and "Stop Process" (SIGTERM to the user's own process, after confirmation).
+ */
+import * as vscode from "vscode";
+import * as config from "../config";
+import { log } from "../log";
+import type { GpuMonitor } from "./monitor";
+import { normalizePolicy, pickFreeGpus, type PickPolicy } from "./policy";
+import { stopProcess as sendStop } from "./procinfo";
+import { normalizeSelection, type SelectionStore } from "./selection";
+
+/** What "Pick Free GPUs" did, as plain data (the API returns it). */
+export interface PickFreeOutcome {
+  /** The policy applied (settings merged with the caller's overrides). */
+  policy: PickPolicy;
+  /** nvidia-smi indices of the picked GPUs, best first. */
+  picked: number[];
+  /** The GPUs that were skipped and why. */
+  skipped: { index: number; reasons: string[] }[];
+  /** True when fewer GPUs than `policy.count` matched. */
+  short: boolean;
+  /** The selection afterwards (unchanged when nothing matched or nvidia-smi failed). */
+  selection: string[];
+  /** Set when there was nothing to pick from: nvidia-smi's problem. */
+  problem?: string;
+}
+
+/**
+ * Picks free GPUs by the `gpuPilot.pick.*` policy (overridden by `overrides`) and makes them the
+ * selection. Reports in a notification that does not block; never throws.
+ */
+export async function pickFreeGpusCommand(monitor: GpuMonitor, selection: SelectionStore, overrides: Partial<PickPolicy> = {}): Promise<PickFreeOutcome> {
+  const policy = normalizePolicy({ ...config.pickPolicy(), ...overrides });
+  await monitor.refresh();
+  const inv = monitor.inventory;
+  if (!inv || inv.gpus.length === 0) {
+    const problem = monitor.problem || "nvidia-smi lists no GPUs";
+    void vscode.window.showWarningMessage(`GPU Pilot: no GPUs to pick from. ${problem}`);
+    return { policy, picked: [], skipped: [], short: true, selection: selection.get(), problem };
+  }
+  const result = pickFreeGpus(inv.gpus, inv.apps, inv.processes ?? [], policy);
+  const skipped = result.candidates.filter((c) => c.reasons.length > 0).map((c) => ({ index: c.gpu.index, reasons: c.reasons }));
+  const rules = `count ${policy.count}, ≥ ${policy.minFreeMemoryMiB} MiB free, ≤ ${policy.maxUtilizationPercent}% busy${policy.excludeBusyWithOtherUsers ? ", no other users' processes" : ""}`;
+  log.info(`Pick Free GPUs (${rules}): picked ${result.picked.map((g) => g.index).join(", ") || "none"}; ${skipped.map((s) => `GPU ${s.index}: ${s.reasons.join("; ")}`).join(" | ") || "none skipped"}`);
+  if (result.picked.length === 0) {
+    void vscode.window.showWarningMessage(
+      `GPU Pilot: no GPU is free by the pick policy (${rules}). ${skipped.map((s) => `GPU ${s.index}: ${s.reasons[0]}`).join("; ")}.`,
+      "Open Settings",
+    ).then((c) => {
+      if (c) void vscode.commands.executeCommand("workbench.action.openSettings", "gpuPilot.pick");
+    });
+    return { policy, picked: [], skipped, short: true, selection: selection.get() };
+  }
+  const ids = normalizeSelection(result.picked.map((g) => String(g.index)), inv.gpus, inv.mig ?? [], config.selectBy());
+  await selection.set(ids);
+  const what = result.picked.map((g) => `GPU ${g.index} (${g.memoryFreeMiB ?? "?"} MiB free, ${g.utilizationGpuPercent ?? "?"}% busy)`).join(", ");
+  void vscode.window.showInformationMessage(
+    `GPU Pilot: picked ${what}.${result.short ? ` Only ${result.picked.length} of ${policy.count} matched the policy.` : ""}`,
+  );
+  return { policy, picked: result.picked.map((g) => g.index), skipped, short: result.short, selection: selection.get() };
+}
+
+/** The part of a tree node the stop command reads (a process row of the GPU view). */
+interface ProcessNodeLike {
+  kind: string;
+  app?: { pid: number; processName: string };
+  gpu?: { index: number };
+}
+
+/**
+ * "Stop Process" on a process row: asks for confirmation (modal), then sends SIGTERM with
+ * `process.kill` (never a shell), only to a process of VS Code's own user that is still the same
+ * process (same start time). Refreshes the view afterwards. Never throws.
+ */
+export async function stopProcessCommand(monitor: GpuMonitor, node: unknown): Promise<void> {
+  const n = node as ProcessNodeLike | undefined;
+  if (!n || n.kind !== "app" || !n.app) {
+    void vscode.window.showInformationMessage("GPU Pilot: right-click a process in the GPU view to stop it.");
+    return;
+  }
+  const { pid } = n.app;
+  const details = monitor.processOf(pid);
+  if (!details?.own) {
+    void vscode.window.showInformationMessage(`GPU Pilot stops only your own processes; process ${pid} belongs to ${details?.user ?? "an unknown user"}.`);
+    return;
+  }
+  const what = details.commandLine.length > 120 ? `${details.commandLine.slice(0, 119)}…` : details.commandLine;
+  const choice = await vscode.window.showWarningMessage(
+    `Stop process ${pid} (${what}) on GPU ${n.gpu?.index ?? "?"}?`,
+    { modal: true, detail: "GPU Pilot sends it SIGTERM; a program may take a moment to exit." },
+    "Stop Process",
+  );
+  if (choice !== "Stop Process") return;
+  const r = await sendStop(pid, { ...(details.startTicks !== undefined ? { startTicks: details.startTicks } : {}) });
+  if (r.ok) {
+    log.info(`Sent SIGTERM to process ${pid} (${details.commandLine}).`);
+    void vscode.window.showInformationMessage(`GPU Pilot: sent SIGTERM to process ${pid}.`);
+  } else {
+    log.warn(r.message);
+    void vscode.window.showWarningMessage(`GPU Pilot: ${r.message}`);
+  }
+  await monitor.refresh();
+}

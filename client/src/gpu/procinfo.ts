@@ -1,0 +1,224 @@
+/**
+ * Who runs a GPU process: user and command line from /proc, read as files (no `ps`, no shell).
+ * No `vscode` import; unit-tested against a fake /proc tree (`procRoot`).
+ *
+ * - user: the real uid from `/proc/<pid>/status` (`Uid:` line), named through `/etc/passwd`, or
+ *   `os.userInfo()` for VS Code's own uid;
+ * - command line: `/proc/<pid>/cmdline` (NUL-separated arguments), else the `Name:` of status;
+ * - identity: field 22 of `/proc/<pid>/stat` (start time in clock ticks) tells a reused pid apart.
+ *
+ * nvidia-smi reports pids of its own PID namespace: inside a container /proc may not have the pid
+ * at all, or have another program under it. Both read as `unknown` with a note, never as an error.
+ */
+import { promises as fsp } from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import type { ComputeApp, ProcessDetails } from "./nvidiaSmi";
+
+/** Where to read from; tests point these at a fake tree. */
+export interface ProcOptions {
+  /** The proc file system, default `/proc`. */
+  procRoot?: string;
+  /** The passwd file, default `/etc/passwd`. */
+  passwdFile?: string;
+  /** VS Code's own uid, default `process.getuid()` (undefined on Windows: nothing is `own` then). */
+  ownUid?: number;
+  /** VS Code's own user name, default `os.userInfo().username`. */
+  ownUser?: string;
+}
+
+/** What /proc says about one pid (undefined fields: not readable). */
+export interface ProcStat {
+  pid: number;
+  /** Real uid (`Uid:` first number of /proc/<pid>/status). */
+  uid?: number;
+  /** `Name:` of status: the executable's name, at most 15 characters. */
+  name?: string;
+  /** The arguments of /proc/<pid>/cmdline; empty for kernel threads and zombies. */
+  argv?: string[];
+  /** Parent pid (field 4 of /proc/<pid>/stat). */
+  ppid?: number;
+  /** Start time after boot in clock ticks (field 22 of /proc/<pid>/stat): identifies the process across pid reuse. */
+  startTicks?: number;
+  /** Target of /proc/<pid>/exe (readable for own processes only). */
+  exe?: string;
+}
+
+function own(options: ProcOptions): { uid: number | undefined; user: string } {
+  let user = options.ownUser;
+  if (user === undefined) {
+    try {
+      user = os.userInfo().username;
+    } catch {
+      user = "";
+    }
+  }
+  return { uid: options.ownUid ?? (typeof process.getuid === "function" ? process.getuid() : undefined), user };
+}
+
+async function readText(file: string): Promise<string | undefined> {
+  try {
+    return await fsp.readFile(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** Parses `/proc/<pid>/stat`: the command is in parentheses and may itself contain `) `. */
+export function parseStat(text: string): { ppid?: number; startTicks?: number } {
+  const close = text.lastIndexOf(")");
+  if (close < 0) return {};
+  const rest = text.slice(close + 2).trim().split(/\s+/); // field 3 (state) onwards
+  const ppid = Number(rest[1]);
+  const start = Number(rest[19]);
+  return {
+    ...(Number.isInteger(ppid) ? { ppid } : {}),
+    ...(Number.isFinite(start) && rest[19] !== undefined ? { startTicks: start } : {}),
+  };
+}
+
+/** Splits `/proc/<pid>/cmdline` (NUL-separated, usually NUL-terminated) into arguments. */
+export function parseCmdline(raw: string): string[] {
+  const parts = raw.split("\u0000");
+  if (parts.at(-1) === "") parts.pop();
+  return parts;
+}
+
+/** Reads status, cmdline and stat of `pid`; missing or unreadable files leave their fields undefined. Never throws. */
+export async function readProcStat(pid: number, options: ProcOptions = {}): Promise<ProcStat> {
+  const dir = path.join(options.procRoot ?? "/proc", String(pid));
+  const [status, cmdline, stat, exe] = await Promise.all([
+    readText(path.join(dir, "status")),
+    readText(path.join(dir, "cmdline")),
+    readText(path.join(dir, "stat")),
+    fsp.readlink(path.join(dir, "exe")).catch(() => undefined),
+  ]);
+  const out: ProcStat = { pid };
+  if (status !== undefined) {
+    const uid = /^Uid:\s+(\d+)/m.exec(status);
+    if (uid) out.uid = Number(uid[1]);
+    const name = /^Name:\s*(.*)$/m.exec(status);
+    if (name) out.name = name[1].trim();
+  }
+  if (cmdline !== undefined) out.argv = parseCmdline(cmdline);
+  if (stat !== undefined) Object.assign(out, parseStat(stat));
+  if (exe !== undefined) out.exe = exe.replace(/ \(deleted\)$/, "");
+  return out;
+}
+
+let passwdCache: { file: string; at: number; users: Map<number, string> } | undefined;
+
+/** uid → name from a passwd file (re-read at most every 60 s). Missing file: an empty map. */
+export async function readPasswd(file = "/etc/passwd"): Promise<Map<number, string>> {
+  if (passwdCache && passwdCache.file === file && Date.now() - passwdCache.at < 60_000) return passwdCache.users;
+  const users = new Map<number, string>();
+  const text = await readText(file);
+  for (const line of text?.split("\n") ?? []) {
+    const f = line.split(":");
+    if (f.length >= 3 && /^\d+$/.test(f[2]) && !users.has(Number(f[2]))) users.set(Number(f[2]), f[0]);
+  }
+  passwdCache = { file, at: Date.now(), users };
+  return users;
+}
+
+/**
+ * True when nvidia-smi's process name plausibly names the program /proc has under that pid:
+ * the base names of nvidia-smi's name and of argv[0] agree, or the status Name (15 characters at
+ * most) is a prefix of nvidia-smi's base name. False means another PID namespace (a different
+ * program has that pid here).
+ */
+export function sameProgram(processName: string, stat: ProcStat): boolean {
+  const base = (s: string) => path.posix.basename(s.trim());
+  const reported = base(processName.split(" ")[0] ?? processName);
+  if (reported === "" || reported === "[Not Found]") return true; // nvidia-smi could not tell either
+  const arg0 = stat.argv?.[0];
+  if (arg0 && (base(arg0) === reported || base(arg0.split(" ")[0]) === reported)) return true;
+  if (stat.exe && base(stat.exe) === reported) return true;
+  if (stat.name && (reported.startsWith(stat.name) || stat.name.startsWith(reported))) return true;
+  return false;
+}
+
+/** Whether `pid` is `ancestor` or one of its descendants (following /proc ppid links, at most 16 steps). */
+export async function descendsFrom(pid: number, ancestor: number, options: ProcOptions = {}, first?: ProcStat): Promise<boolean> {
+  let current: number | undefined = pid;
+  let stat = first;
+  for (let i = 0; i < 16 && current !== undefined && current > 1; i++) {
+    if (current === ancestor) return true;
+    stat = stat && stat.pid === current ? stat : await readProcStat(current, options);
+    current = stat.ppid;
+    stat = undefined;
+  }
+  return current === ancestor;
+}
+
+/**
+ * The details of one compute process.
+ * @param app the process as nvidia-smi lists it.
+ * @param runPid pid of this workspace's last run (`ctx.lastRun.pid`) while it runs, else undefined.
+ */
+export async function processDetails(app: ComputeApp, runPid: number | undefined, options: ProcOptions = {}): Promise<ProcessDetails> {
+  const stat = await readProcStat(app.pid, options);
+  const me = own(options);
+  const unknown = (note: string): ProcessDetails => ({
+    pid: app.pid, uid: null, user: "unknown", commandLine: app.processName, argv: [], own: false, workspaceRun: false, note,
+  });
+  if (stat.uid === undefined && stat.argv === undefined) {
+    return unknown(`pid ${app.pid} is not visible in ${options.procRoot ?? "/proc"} (another PID namespace, e.g. a container, or it has ended)`);
+  }
+  if (!sameProgram(app.processName, stat)) {
+    return unknown(`pid ${app.pid} here is ${stat.argv?.[0] ?? stat.name ?? "another program"}, not ${app.processName}: nvidia-smi sees another PID namespace`);
+  }
+  let user = "unknown";
+  if (stat.uid !== undefined) {
+    if (stat.uid === me.uid && me.user) user = me.user;
+    else user = (await readPasswd(options.passwdFile)).get(stat.uid) ?? `uid ${stat.uid}`;
+  }
+  const argv = stat.argv ?? [];
+  const commandLine = argv.length > 0 ? argv.join(" ") : (stat.name ?? app.processName);
+  const workspaceRun = runPid !== undefined && (await descendsFrom(app.pid, runPid, options, stat));
+  return {
+    pid: app.pid,
+    uid: stat.uid ?? null,
+    user,
+    commandLine,
+    argv,
+    own: stat.uid !== undefined && stat.uid === me.uid,
+    workspaceRun,
+    ...(stat.startTicks !== undefined ? { startTicks: stat.startTicks } : {}),
+    ...(stat.uid === undefined ? { note: "the owner could not be read from /proc" } : {}),
+  };
+}
+
+/** {@link processDetails} for each app (each pid once). Never rejects. */
+export async function describeProcesses(apps: readonly ComputeApp[], runPid: number | undefined, options: ProcOptions = {}): Promise<ProcessDetails[]> {
+  const seen = new Map<number, ComputeApp>();
+  for (const a of apps) if (!seen.has(a.pid)) seen.set(a.pid, a);
+  return Promise.all([...seen.values()].map((a) => processDetails(a, runPid, options)));
+}
+
+/** Why a stop request was refused, or undefined when it may go ahead. */
+export type StopRefusal = "not-own" | "gone" | "reused" | "unknown";
+
+/**
+ * Sends SIGTERM to `pid` (`process.kill`, never a shell) after checking, right before, that it is
+ * still the same process (same start time as `expected`) and runs as VS Code's user.
+ * @returns `ok`, or why nothing was sent.
+ */
+export async function stopProcess(pid: number, expected: { startTicks?: number }, options: ProcOptions = {}, kill: (pid: number, signal: NodeJS.Signals) => void = process.kill.bind(process)): Promise<{ ok: true } | { ok: false; reason: StopRefusal; message: string }> {
+  const stat = await readProcStat(pid, options);
+  const me = own(options);
+  if (stat.uid === undefined) return { ok: false, reason: "gone", message: `Process ${pid} has already ended (or is not visible here).` };
+  if (expected.startTicks !== undefined && stat.startTicks !== undefined && stat.startTicks !== expected.startTicks) {
+    return { ok: false, reason: "reused", message: `Process ${pid} has ended; the pid now belongs to another program. Nothing was stopped.` };
+  }
+  if (me.uid === undefined || stat.uid !== me.uid) return { ok: false, reason: "not-own", message: `Process ${pid} belongs to another user; GPU Pilot stops only your own processes.` };
+  try {
+    kill(pid, "SIGTERM");
+    return { ok: true };
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    if (code === "ESRCH") return { ok: false, reason: "gone", message: `Process ${pid} has already ended.` };
+    if (code === "EPERM") return { ok: false, reason: "not-own", message: `No permission to stop process ${pid}.` };
+    return { ok: false, reason: "unknown", message: `Could not stop process ${pid}: ${(e as Error).message}` };
+  }
+}
