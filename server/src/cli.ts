@@ -9,6 +9,8 @@
  */
 import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve, extname, relative, sep } from "node:path";
+import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
+import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
 import { cellsOfIpynb, lintNotebook } from "./engine/notebook";
 import { resolveLintOptions, type LintOverrides } from "./engine/options";
@@ -30,6 +32,8 @@ options:
   --ignore CODES          disable these codes or prefixes
   --fix                   apply safe fixes in place, then report what remains
   --exit-zero             exit 0 even when problems are reported
+  --statistics            print counts per rule and how many files were parsed, on stderr
+  --no-prefilter          parse every file, even those no enabled rule can fire on (benchmarks)
   --stdin-filename FILE   read the source from stdin; FILE names it (config lookup, messages)
   --gpus N                the machine has N GPUs (enables GPU017)
   --inventory FILE        nvidia-smi --query-gpu=index,uuid,... CSV of the machine (enables GPU017)
@@ -50,6 +54,8 @@ interface CliArgs {
   stdinFilename: string | null;
   gpus: number | null;
   inventory: string | null;
+  statistics: boolean;
+  noPrefilter: boolean;
 }
 
 const codeList = (v: string, flag: string): string[] => {
@@ -64,7 +70,7 @@ function parseArgs(argv: string[]): CliArgs {
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"\n${USAGE}`);
-  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, stdinFilename: null, gpus: null, inventory: null };
+  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, stdinFilename: null, gpus: null, inventory: null, statistics: false, noPrefilter: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
@@ -86,6 +92,8 @@ function parseArgs(argv: string[]): CliArgs {
       case "--ignore": a.flags.ignore = codeList(value(), name); break;
       case "--fix": a.fix = true; break;
       case "--exit-zero": a.exitZero = true; break;
+      case "--statistics": a.statistics = true; break;
+      case "--no-prefilter": a.noPrefilter = true; break;
       case "--stdin-filename": a.stdinFilename = value(); break;
       case "--gpus": {
         const v = value();
@@ -156,11 +164,11 @@ function toJson(filename: string, d: { code: string; message: string; severity: 
 }
 
 /** Lints Python source, applying safe fixes first when `fix`. */
-function checkPython(filename: string, source: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+function checkPython(filename: string, source: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; parsed: boolean } {
   const { text, applied } = fix ? fixAllPython(source, options) : { text: source, applied: 0 };
   const r = lintPython(text, options);
   r.tree?.delete();
-  return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
+  return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied, parsed: r.parsed };
 }
 
 /** Lints a Dockerfile, compose file or Kubernetes YAML, applying safe fixes first when `fix`. */
@@ -267,6 +275,105 @@ async function readStdin(): Promise<string> {
 
 interface Io { out: (s: string) => void; err: (s: string) => void; stdin: () => Promise<string> }
 
+/** One configuration problem as printed on stderr (once per run). */
+function configProblemText(p: { file: string; line?: number; message: string }): string {
+  return `gpu-pilot: ${p.file}${p.line ? `:${p.line}` : ""}: ${p.message} (linting goes on without it)\n`;
+}
+
+/** What checking one file gave, as passed back from a worker thread. */
+interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[] }
+
+/** Lints (and with --fix, fixes in place) one file. @throws UsageError when it cannot be read. */
+function checkPath(file: string, args: CliArgs, optionsFor: (file: string) => LintOptions): FileResult {
+  let text: string;
+  try { text = readFileSync(file, "utf8"); } catch (e) { throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
+  const bom = text.charCodeAt(0) === 0xfeff;
+  if (bom) text = text.slice(1);
+  const kind = manifestKindOf(file);
+  const options = optionsFor(file);
+  const r = extname(file) === ".ipynb" ? checkNotebook(file, text, options, args.fix)
+    : kind ? checkManifest(file, text, kind, options, args.fix) : checkPython(file, text, options, args.fix);
+  if (r.fixed !== null) writeFileSync(file, (bom ? "\ufeff" : "") + r.fixed);
+  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems: [] };
+}
+
+/**
+ * Worker threads for large trees: one per core up to 4, only for 200 files or more (a worker costs
+ * a bundle load and a parser start, about 0.1 s). GPU_PILOT_WORKERS overrides (1 turns them off).
+ */
+function workerCount(files: number): number {
+  const forced = Number(process.env.GPU_PILOT_WORKERS);
+  if (Number.isInteger(forced) && forced >= 1) return Math.min(forced, Math.max(1, files));
+  if (files < 200) return 1;
+  return Math.max(1, Math.min(4, availableParallelism()));
+}
+
+/** Checks `files` in `n` worker threads pulling batches from a shared queue; results in file order. */
+function checkInWorkers(files: string[], argv: string[], n: number): Promise<FileResult[]> {
+  const results: FileResult[] = new Array(files.length);
+  let next = 0;
+  const BATCH = 8;
+  return new Promise((resolvePromise, reject) => {
+    let live = n;
+    let failed = false;
+    for (let i = 0; i < n; i++) {
+      const worker = new Worker(__filename, { workerData: { gpuPilotCliWorker: true, argv } });
+      const feed = () => {
+        if (next >= files.length) { worker.postMessage({ done: true }); return; }
+        const start = next;
+        next = Math.min(files.length, next + BATCH);
+        worker.postMessage({ start, files: files.slice(start, next) });
+      };
+      worker.on("message", (m: { ready?: true; start?: number; results?: FileResult[]; error?: string; usage?: boolean }) => {
+        if (m.error !== undefined) {
+          if (!failed) { failed = true; reject(m.usage ? new UsageError(m.error) : new Error(m.error)); }
+          void worker.terminate();
+          return;
+        }
+        if (m.results && m.start !== undefined) m.results.forEach((r, k) => { results[m.start! + k] = r; });
+        feed();
+      });
+      worker.on("error", (e) => { if (!failed) { failed = true; reject(e); } });
+      worker.on("exit", () => { if (--live === 0 && !failed) resolvePromise(results); });
+    }
+  });
+}
+
+/** The worker side of {@link checkInWorkers}. */
+async function runWorker(argv: string[]): Promise<void> {
+  const args = parseArgs(argv);
+  const machine = machineOf(args);
+  await initEngine();
+  parentPort!.postMessage({ ready: true });
+  parentPort!.on("message", (m: { done?: true; start?: number; files?: string[] }) => {
+    if (m.done) { parentPort!.close(); return; }
+    try {
+      const out: FileResult[] = [];
+      for (const f of m.files ?? []) {
+        const problems: string[] = [];
+        const optionsFor = (file: string): LintOptions => {
+          const r = resolveLintOptions(file, {}, "filesystemFirst", args.flags);
+          problems.push(...r.problems.map(configProblemText));
+          return { ...r.options, machine, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+        };
+        const r = checkPath(f, args, optionsFor);
+        out.push({ ...r, problems });
+      }
+      parentPort!.postMessage({ start: m.start, results: out });
+    } catch (e) {
+      parentPort!.postMessage({ error: e instanceof Error ? e.message : String(e), usage: e instanceof UsageError });
+    }
+  });
+}
+
+/** `--statistics`: diagnostics per code and how many files the prefilter let through, on stderr. */
+function statistics(all: JsonDiagnostic[], files: number, parsed: number, workers: number): string {
+  const by = new Map<string, number>();
+  for (const d of all) by.set(d.code, (by.get(d.code) ?? 0) + 1);
+  const rows = [...by.entries()].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${String(n).padStart(6)}  ${c}`);
+  return `${rows.join("\n")}${rows.length ? "\n" : ""}gpu-pilot: parsed ${parsed} of ${files} files; skipped ${files - parsed} of ${files} files without parsing (no enabled rule can fire on them); ${workers} worker${workers === 1 ? "" : "s"}\n`;
+}
+
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[], io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin }): Promise<number> {
   try {
@@ -276,13 +383,13 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     const all: JsonDiagnostic[] = [];
     const problemsShown = new Set<string>();
     let fixedCount = 0;
+    let parsedCount = 0;
     const optionsFor = (file: string | null): LintOptions => {
       const { options, problems } = resolveLintOptions(file, {}, "filesystemFirst", args.flags);
-      for (const p of problems) {
-        const key = `${p.file}:${p.line}:${p.message}`;
-        if (!problemsShown.has(key)) { problemsShown.add(key); io.err(`gpu-pilot: ${p.file}${p.line ? `:${p.line}` : ""}: ${p.message} (linting goes on without it)\n`); }
+      for (const p of problems.map(configProblemText)) {
+        if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
       }
-      return { ...options, machine };
+      return { ...options, machine, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
     };
     const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
     if (stdinMode) {
@@ -296,18 +403,18 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       fixedCount += r.applied;
       if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return args.exitZero || all.length === 0 ? 0 : 1; }
     } else {
-      for (const file of collectFiles(args.paths)) {
-        let text: string;
-        try { text = readFileSync(file, "utf8"); } catch (e) { throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
-        const bom = text.charCodeAt(0) === 0xfeff;
-        if (bom) text = text.slice(1);
-        const kind = manifestKindOf(file);
-        const r = extname(file) === ".ipynb" ? checkNotebook(file, text, optionsFor(file), args.fix)
-          : kind ? checkManifest(file, text, kind, optionsFor(file), args.fix) : checkPython(file, text, optionsFor(file), args.fix);
-        if (r.fixed !== null) writeFileSync(file, (bom ? "\ufeff" : "") + r.fixed);
+      const files = collectFiles(args.paths);
+      const workers = workerCount(files.length);
+      const results = workers > 1 ? await checkInWorkers(files, argv, workers) : files.map((f) => checkPath(f, args, optionsFor));
+      for (const r of results) {
         fixedCount += r.applied;
+        parsedCount += r.parsed ? 1 : 0;
         all.push(...r.diagnostics);
+        for (const p of r.problems) {
+          if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
+        }
       }
+      if (args.statistics) io.err(statistics(all, files.length, parsedCount, workers));
     }
     const render = { text: () => formatText(all, fixedCount), json: () => JSON.stringify(all, null, 2) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
     io.out(render());
@@ -323,6 +430,8 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
   }
 }
 
-if (require.main === module) {
+if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpuPilotCliWorker) {
+  void runWorker((workerData as { argv: string[] }).argv);
+} else if (require.main === module) {
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
 }

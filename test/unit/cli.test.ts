@@ -181,3 +181,17 @@ test("[tool.gpu-pilot] in pyproject.toml is honoured; a broken one is reported w
   assert.match(unknown.stderr, /pyproject\.toml:2: \[tool\.gpu-pilot\] ignore: unknown rule code GPU777/);
   assert.deepEqual(JSON.parse(unknown.stdout).filter((d: { code: string }) => d.code === "GPU001" || d.code === "GPU002"), []);
 });
+
+test("worker threads give the same output, in the same order, as one thread; --statistics reports the prefilter", () => {
+  const env = (n: string) => ({ ...process.env, GPU_PILOT_WORKERS: n });
+  const one = spawnSync(process.execPath, [CLI, "check", "--format", "json", join(SHARED, "cases"), join(ROOT, "examples")], { encoding: "utf8", env: env("1") });
+  const two = spawnSync(process.execPath, [CLI, "check", "--format", "json", "--statistics", join(SHARED, "cases"), join(ROOT, "examples")], { encoding: "utf8", env: env("2") });
+  assert.equal(two.status, one.status);
+  assert.deepEqual(JSON.parse(two.stdout), JSON.parse(one.stdout));
+  assert.match(two.stderr, /gpu-pilot: parsed \d+ of \d+ files; skipped \d+ of \d+ files without parsing .*; 2 workers/);
+});
+  chmodSync(join(dir, "b.py"), 0o644);
+  // root can read mode-000 files; only assert the unreadable case when it really was unreadable
+  if (unreadable.status === 2) assert.match(unreadable.stderr, /cannot read .*b\.py/);
+  else assert.equal(unreadable.status, 0);
+});
