@@ -28,7 +28,7 @@ export function trainingFile(lines = 5000) {
     ``,
   ];
   const out = head.split("\n");
-  for (let i = 0; out.length < lines - 8; i++) out.push(...block(i));
+  for (let i = 0; out.length + block(i).length + 4 <= lines; i++) out.push(...block(i));
   out.push('if __name__ == "__main__":', '    print(torch.cuda.is_available())', '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"', "    model = nn.Linear(8, 8).cuda()");
   while (out.length < lines) out.push("");
   return out.slice(0, lines).join("\n") + "\n";
@@ -52,15 +52,19 @@ export async function measure({ edits = 200 } = {}) {
   await conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
   await opened;
   const times = [];
-  // Type a comment, one character per edit, in the middle of the file.
-  const line = Math.floor(lineCount / 2);
+  // Type into code in the middle of the file, one character per edit: the identifier `loss` of
+  // `loss = nn.functional...` grows to `lossxxxx...` (every keystroke changes the program).
+  const lines = text.split("\n");
+  let line = Math.floor(lineCount / 2);
+  while (!lines[line].startsWith("    loss = ")) line++;
+  const col = "    loss".length;
   for (let i = 0; i < edits; i++) {
     const version = i + 2;
     const done = new Promise((r) => waiting.set(version, r));
     const t0 = process.hrtime.bigint();
     await conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
       textDocument: { uri, version },
-      contentChanges: [{ range: { start: { line, character: i }, end: { line, character: i } }, text: i === 0 ? "#" : "x" }],
+      contentChanges: [{ range: { start: { line, character: col + i }, end: { line, character: col + i } }, text: "x" }],
     });
     const t1 = await done;
     times.push(Number(t1 - t0) / 1e6);

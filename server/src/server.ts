@@ -11,7 +11,8 @@ import {
 } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { fileURLToPath } from "node:url";
-import { initEngine, lintPython, analyzePython, type LintOptions } from "./engine/lint";
+import { initEngine, lintPython, analyzePython, fixParsesCleanly, type LintOptions } from "./engine/lint";
+import { DocumentTrees } from "./incremental";
 import { machineHover, machineInlayHints, useSelectionEdit } from "./engine/machineHelp";
 import { lintNotebook, type CellInput } from "./engine/notebook";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
@@ -20,6 +21,7 @@ import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
 import { InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
+import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import { manifestNoqaEdit, manifestNoqaCodeAt } from "./engine/manifests/noqa";
@@ -59,7 +61,7 @@ function lintOptions(uri: string): LintOptions {
     connection.console.warn(`${p.file}${p.line ? `:${p.line}` : ""}: ${p.message}`);
     void connection.window.showWarningMessage(`GPU Pilot: ${p.file}${p.line ? `, line ${p.line}` : ""}: ${p.message}. Linting goes on without it.`);
   }
-  return { ...options, machine: { gpuCount: inventory.gpus ? inventory.gpus.length : null, uuids: inventory.gpus?.map((g) => g.uuid) ?? [] } };
+  return { ...options, maxFileSizeKB: settings.maxFileSizeKB, machine: { gpuCount: inventory.gpus ? inventory.gpus.length : null, uuids: inventory.gpus?.map((g) => g.uuid) ?? [] } };
 }
 
 const keyOf = (code: string, line: number, character: number) => `${code}@${line}:${character}`;
@@ -67,7 +69,7 @@ const keyOf = (code: string, line: number, character: number) => `${code}@${line
 function toLsp(d: Omit<LintDiagnostic, "related">, related: Diagnostic["relatedInformation"]): Diagnostic {
   return {
     range: d.range, severity: SEVERITY[d.severity], code: d.code, source: "gpu-pilot", message: d.message,
-    codeDescription: { href: docUrl(d.code) },
+    ...(d.code === FILE_TOO_LARGE_CODE ? {} : { codeDescription: { href: docUrl(d.code) } }),
     ...(related && related.length ? { relatedInformation: related } : {}),
   };
 }
@@ -77,10 +79,16 @@ function manifestKindOfDoc(doc: TextDocument): ManifestKind | null {
   return manifestKindOf(pathOf(doc.uri) ?? doc.uri, doc.languageId);
 }
 
+/** Syntax trees of open Python documents, kept across edits for incremental parsing. */
+const trees = new DocumentTrees();
+
 function lintTextDocument(doc: TextDocument): void {
   const kind = manifestKindOfDoc(doc);
-  const python = kind ? null : lintPython(doc.getText(), lintOptions(doc.uri));
-  python?.tree?.delete();
+  const text = doc.getText();
+  const previous = kind ? undefined : trees.take(doc.uri, text);
+  const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous });
+  previous?.delete();
+  if (python?.tree) trees.keep(doc.uri, text, python.tree);
   const result = python ?? lintManifest(doc.getText(), kind!, lintOptions(doc.uri));
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
   const byKey = new Map<string, Fix>();
@@ -176,6 +184,7 @@ documents.onDidOpen((e) => schedule(e.document.uri));
 documents.onDidChangeContent((e) => schedule(e.document.uri));
 documents.onDidClose((e) => {
   fixes.delete(e.document.uri);
+  trees.forget(e.document.uri);
   if (!notebooks.findNotebookDocumentForCell(e.document.uri)) void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
 });
 notebooks.onDidOpen((nb) => schedule(nb.uri));
@@ -192,6 +201,7 @@ connection.onNotification(InventoryNotification.type, (params) => {
 function withModel<T>(uri: string, f: (model: ReturnType<typeof analyzePython>) => T): T | null {
   const doc = documents.get(uri);
   if (!doc || doc.languageId !== "python" || notebooks.findNotebookDocumentForCell(uri)) return null;
+  if (fileTooLarge(doc.getText(), settings.maxFileSizeKB)) return null;
   const model = analyzePython(doc.getText(), lintOptions(uri));
   try { return f(model); } finally { model.tree.delete(); }
 }
@@ -253,7 +263,8 @@ connection.onCodeAction(async (params) => {
     if (d.source !== "gpu-pilot") continue;
     const code = String(d.code);
     const fix = known?.get(keyOf(code, d.range.start.line, d.range.start.character));
-    if (fix) actions.push({ title: fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: fix.safe, edit: editOf(uri, fix) });
+    const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || "uri" in fix.edits[0] || !doc || fixParsesCleanly(doc.getText(), fix as Fix));
+    if (fix && valid) actions.push({ title: fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: fix.safe, edit: editOf(uri, fix) });
     if (doc) {
       const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code);
       if (edit) actions.push({ title: `Disable ${code} for this ${kind === "dockerfile" ? "instruction" : "line"}`, kind: CodeActionKind.QuickFix, diagnostics: [d], edit: { changes: { [uri]: [edit] } } });
@@ -289,5 +300,6 @@ connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
 });
 
 connection.listen();
-documents.listen(connection);
+// Edits pass through DocumentTrees first (to edit the kept syntax tree), then to TextDocuments.
+documents.listen(trees.intercept(connection));
 notebooks.listen(connection);

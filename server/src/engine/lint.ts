@@ -3,13 +3,14 @@
  * selection and severity overrides, and check every fix re-parses. Shared by the language server
  * and the CLI; imports nothing from `vscode` or the LSP transport.
  */
-import { initPythonParser, parsePython, syntaxErrorCount, type SyntaxTree } from "./python/parser";
+import { initPythonParser, parsePython, syntaxErrorCount, type SyntaxTree, type SyntaxNode } from "./python/parser";
 import { buildModel, type MagicLine } from "./python/model";
 import { RULES } from "./rules/index";
 import { toDiagnostic, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
 import { candidateRules } from "./prefilter";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits } from "./fixes";
+import { fileTooLarge } from "./limits";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { LintDiagnostic, Severity } from "./types";
 
@@ -25,8 +26,15 @@ export interface LintOptions {
   /** The project pins torch < 2.4. */
   torchBelow24?: boolean;
   machine?: MachineFacts;
+  /** Texts over this many KB (UTF-8) are not linted: one information diagnostic says why. 0: no limit; default 2048. */
+  maxFileSizeKB?: number;
   /** Run every enabled rule even where the text prefilter says none can fire (benchmarks, tests). */
   noPrefilter?: boolean;
+  /**
+   * Keep fixes without re-parsing the fixed text now (the editor validates one when its code action
+   * is asked for, with {@link fixParsesCleanly}); the CLI validates every fix eagerly.
+   */
+  lazyFixValidation?: boolean;
   /** Replaces the registry (tests: a throwing rule is isolated). */
   rules?: readonly Rule[];
 }
@@ -71,9 +79,9 @@ export function isEnabled(code: string, select: readonly string[] | undefined, i
  * `# noqa` comments by 0-based line: `null` means bare `# noqa` (every code), else the listed codes.
  * Parses comment nodes of the tree (never string contents).
  */
-export function noqaLines(tree: SyntaxTree): Map<number, Set<string> | null> {
+export function noqaLines(tree: SyntaxTree, comments?: readonly SyntaxNode[]): Map<number, Set<string> | null> {
   const out = new Map<number, Set<string> | null>();
-  for (const c of tree.rootNode.descendantsOfType("comment")) {
+  for (const c of comments ?? tree.rootNode.descendantsOfType("comment")) {
     if (!c) continue;
     const m = /#\s*noqa(?::\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?/i.exec(c.text);
     if (!m) continue;
@@ -88,6 +96,13 @@ export function noqaLines(tree: SyntaxTree): Map<number, Set<string> | null> {
  * @param magics IPython lines blanked out of `text` (notebooks only).
  */
 export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string } = {}): LintResult {
+  const tooLarge = fileTooLarge(text, options.maxFileSizeKB);
+  if (tooLarge) {
+    // Not parsed: the result of an empty text, plus the diagnostic that says why.
+    const empty = lintPython("", { maxFileSizeKB: 0 });
+    empty.diagnostics.push(tooLarge);
+    return empty;
+  }
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
   const enabled = RULES.filter((r) => !isManifestRule(r) && isEnabled(r.meta.code, options.select, options.ignore));
   const candidates = options.noPrefilter
@@ -116,7 +131,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     }
   }
   if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.rootNode.hasError, parsed: true };
-  const noqa = noqaLines(tree);
+  const noqa = noqaLines(tree, model.nodesOfType("comment"));
   const kept = diagnostics.filter((d) => {
     if (!noqa.has(d.range.start.line)) return true;
     const codes = noqa.get(d.range.start.line);
@@ -126,10 +141,21 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   for (const d of kept) {
     const override = options.severity?.[d.code];
     if (override) d.severity = override;
-    if (d.fix && !fixKeepsSyntax(text, d, baseErrors, !!extra.notebook)) delete d.fix;
+    if (d.fix && !options.lazyFixValidation && !fixKeepsSyntax(text, d, baseErrors, !!extra.notebook)) delete d.fix;
   }
   kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
   return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true };
+}
+
+/**
+ * Whether applying `edits` to `text` adds no syntax error (the check every fix passes before the
+ * user sees it). For notebooks pass the joined, magic-blanked text and `notebook: true`.
+ */
+export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["fix"]>, notebook = false): boolean {
+  const before = parsePython(text);
+  const base = syntaxErrorCount(before);
+  before.delete();
+  return fixKeepsSyntax(text, { fix } as LintDiagnostic, base, notebook);
 }
 
 /**

@@ -28,8 +28,12 @@ function intValue(n: SyntaxNode | null | undefined): number | null {
 /** Every literal device ordinal in the module (anywhere, not only on the timeline). */
 export function deviceUses(model: ModuleModel): DeviceUse[] {
   const out: DeviceUse[] = [];
+  // Cheap text gate: every device expression names `cuda`/`device(s)`, or an alias imported from such a path.
+  const words = ["cuda", "device"];
+  for (const [name, path] of model.symbols) if (path.includes("cuda") || path.includes("device")) words.push(name);
+  const mentions = (n: SyntaxNode) => { const t = n.text; return words.some((w) => t.includes(w)); };
   for (const s of model.nodesOfType("string")) {
-    if (!s) continue;
+    if (!s || !s.text.includes("cuda")) continue;
     const v = stringValue(s);
     if (v === null) continue;
     const n = cudaDeviceOrdinal(v);
@@ -37,7 +41,7 @@ export function deviceUses(model: ModuleModel): DeviceUse[] {
     out.push({ ordinal: n, node: s, form: `"${v}"`, replace: (k) => s.text.replace(/cuda:\s*\d+/, `cuda:${k}`) });
   }
   for (const call of model.nodesOfType("call")) {
-    if (!call) continue;
+    if (!call || !mentions(call)) continue;
     const fn = call.childForFieldName("function");
     const args = call.childForFieldName("arguments")?.namedChildren.filter((a): a is SyntaxNode => !!a && a.type !== "comment") ?? [];
     const q = model.resolve(fn)?.replace(/\(\)/g, "") ?? null;

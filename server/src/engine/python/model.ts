@@ -137,6 +137,12 @@ export interface ModuleModel {
   isEnviron(node: SyntaxNode | null | undefined): boolean;
 }
 
+/** Node types collected in one traversal when a model is first asked for nodes of a type. */
+const PREFETCHED_TYPES: readonly string[] = [
+  "call", "string", "assignment", "subscript", "import_statement", "import_from_statement",
+  "expression_statement", "comment", "delete_statement", "function_definition", "class_definition",
+];
+
 /** Range of a node. */
 export function nodeRange(n: SyntaxNode): Range {
   return {
@@ -151,12 +157,25 @@ const COMPOUND = new Set(["if_statement", "for_statement", "while_statement", "t
 export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = []): ModuleModel {
   const root = tree.rootNode;
   // Nodes by type, each type collected once per tree (rules ask for "call", "string", ... repeatedly).
+  // The common types are collected in ONE traversal (each traversal of a large file costs as much
+  // as the next; rules and the model ask for these types again and again).
   const typeCache = new Map<string, SyntaxNode[]>();
+  let prefetched = false;
+  const prefetch = () => {
+    prefetched = true;
+    for (const t of PREFETCHED_TYPES) typeCache.set(t, []);
+    for (const n of root.descendantsOfType([...PREFETCHED_TYPES])) if (n) typeCache.get(n.type)?.push(n);
+  };
   const nodesOfType = (types: string | string[]): SyntaxNode[] => {
+    if (!prefetched) prefetch();
     const key = Array.isArray(types) ? types.join(",") : types;
     let hit = typeCache.get(key);
     if (!hit) {
-      hit = root.descendantsOfType(types).filter((n): n is SyntaxNode => !!n);
+      if (Array.isArray(types) && types.every((t) => PREFETCHED_TYPES.includes(t))) {
+        hit = types.flatMap((t) => typeCache.get(t)!).sort((a, b) => a.startIndex - b.startIndex || b.endIndex - a.endIndex);
+      } else {
+        hit = root.descendantsOfType(types).filter((n): n is SyntaxNode => !!n);
+      }
       typeCache.set(key, hit);
     }
     return hit;
@@ -196,7 +215,14 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
   // Dotted paths deeper than this name nothing GPU Pilot knows; the cap keeps a 50,000-part
   // attribute chain from overflowing the stack.
   const MAX_PATH_DEPTH = 64;
-  const resolve = (node: SyntaxNode | null | undefined): string | null => resolveAt(node, 0);
+  // Resolved once per node: several rules resolve the same calls.
+  const resolveCache = new Map<number, string | null>();
+  const resolve = (node: SyntaxNode | null | undefined): string | null => {
+    if (!node) return null;
+    let v = resolveCache.get(node.id);
+    if (v === undefined) { v = resolveAt(node, 0); resolveCache.set(node.id, v); }
+    return v;
+  };
   const resolveAt = (node: SyntaxNode | null | undefined, depth: number): string | null => {
     if (!node || depth > MAX_PATH_DEPTH) return null;
     switch (node.type) {
@@ -276,6 +302,18 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
   };
 
   const isEnviron = (node: SyntaxNode | null | undefined): boolean => resolve(node) === "os.environ";
+
+  /**
+   * Words one of which the text of any expression that reads the environment contains: `environ`,
+   * `getenv`, and the local names bound to `os`, `os.environ` or `os.getenv` by an import or a
+   * module-level alias. A cheap text test that spares resolving every call of a large file.
+   */
+  const envWords = (): string[] => {
+    const words = ["environ", "getenv"];
+    for (const [name, path] of symbols) if (path === "os" || path === "os.environ" || path === "os.getenv") words.push(name);
+    for (const [name, values] of assignments) if (values.some((v) => v.text.includes("environ") || v.text.includes("getenv"))) words.push(name);
+    return words;
+  };
 
   // Pass 2, the timeline walk, runs on first use of `events` or `calls`: a file whose candidate
   // rules (prefilter.ts) need neither skips it.
@@ -435,7 +473,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     flushMagics(Number.MAX_SAFE_INTEGER);
 
     // Reads anywhere in the file (for GPU005 and GPU007).
-    for (const r of envReadsOf(nodesOfType, isEnviron, resolve)) events.push(r);
+    for (const r of envReadsOf(nodesOfType, isEnviron, resolve, envWords())) events.push(r);
     return { events, calls };
   };
   let timeline: { events: TimelineEvent[]; calls: TimelineCall[] } | undefined;
@@ -617,10 +655,11 @@ function computeEnvWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
 }
 
 /** Environment reads with literal names anywhere in the tree. */
-function envReadsOf(nodesOfType: (t: string) => SyntaxNode[], isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null): EnvReadEvent[] {
+function envReadsOf(nodesOfType: (t: string) => SyntaxNode[], isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): EnvReadEvent[] {
   const out: EnvReadEvent[] = [];
+  const mentions = (n: SyntaxNode) => { const t = n.text; return words.some((w) => t.includes(w)); };
   for (const s of nodesOfType("subscript")) {
-    if (!s || !isEnviron(s.childForFieldName("value"))) continue;
+    if (!s || !mentions(s) || !isEnviron(s.childForFieldName("value"))) continue;
     const parent = s.parent;
     if (parent?.type === "assignment" && parent.childForFieldName("left")?.id === s.id) continue;
     if (parent?.type === "delete_statement") continue;
@@ -629,7 +668,7 @@ function envReadsOf(nodesOfType: (t: string) => SyntaxNode[], isEnviron: (n: Syn
     if (name !== null && key) out.push({ kind: "envRead", variable: name, node: s, nameNode: key });
   }
   for (const c of nodesOfType("call")) {
-    if (!c) continue;
+    if (!c || !mentions(c)) continue;
     const fn = c.childForFieldName("function");
     const q = resolve(fn);
     const isGet = fn?.type === "attribute" && isEnviron(fn.childForFieldName("object")) && ["get", "pop"].includes(fn.childForFieldName("attribute")?.text ?? "");

@@ -1,0 +1,83 @@
+/**
+ * Incremental parsing for the language server: keeps each open Python document's last syntax tree
+ * and applies every content change of `textDocument/didChange` to it (`Tree.edit`), so the next
+ * parse reuses the unchanged parts (tree-sitter's incremental parsing). Positions are LSP's:
+ * 0-based lines, UTF-16 columns, which is also what web-tree-sitter's edit takes for JS strings.
+ */
+import type { Connection, DidChangeTextDocumentParams, NotificationHandler } from "vscode-languageserver/node";
+import type { SyntaxTree } from "./engine/python/parser";
+import { lineStarts, offsetAt } from "./engine/fixes";
+
+interface Kept { tree: SyntaxTree; text: string }
+
+/** The trees, by document URI. */
+export class DocumentTrees {
+  private readonly kept = new Map<string, Kept>();
+
+  /**
+   * Takes the edited tree for `uri` if it was kept for exactly the text that the recorded edits
+   * lead to (`text`); otherwise drops it. The caller owns (and deletes) the returned tree.
+   */
+  take(uri: string, text: string): SyntaxTree | undefined {
+    const k = this.kept.get(uri);
+    this.kept.delete(uri);
+    if (!k) return undefined;
+    if (k.text !== text) { k.tree.delete(); return undefined; }
+    return k.tree;
+  }
+
+  /** Keeps `tree` as the parse of `text`. */
+  keep(uri: string, text: string, tree: SyntaxTree): void {
+    this.forget(uri);
+    this.kept.set(uri, { tree, text });
+  }
+
+  /** Drops the tree of a closed document. */
+  forget(uri: string): void {
+    this.kept.get(uri)?.tree.delete();
+    this.kept.delete(uri);
+  }
+
+  /** Applies one didChange notification's content changes, in order, to the kept tree and text. */
+  applyChanges(params: DidChangeTextDocumentParams): void {
+    const k = this.kept.get(params.textDocument.uri);
+    if (!k) return;
+    let text = k.text;
+    for (const change of params.contentChanges) {
+      if (!("range" in change) || !change.range) { this.forget(params.textDocument.uri); return; }
+      const starts = lineStarts(text);
+      const startIndex = offsetAt(starts, text, change.range.start);
+      const oldEndIndex = offsetAt(starts, text, change.range.end);
+      const inserted = lineStarts(change.text);
+      const lastLine = change.text.length - inserted[inserted.length - 1];
+      const newEndPosition = inserted.length === 1
+        ? { row: change.range.start.line, column: change.range.start.character + change.text.length }
+        : { row: change.range.start.line + inserted.length - 1, column: lastLine };
+      k.tree.edit({
+        startIndex, oldEndIndex, newEndIndex: startIndex + change.text.length,
+        startPosition: { row: change.range.start.line, column: change.range.start.character },
+        oldEndPosition: { row: change.range.end.line, column: change.range.end.character },
+        newEndPosition,
+      });
+      text = text.slice(0, startIndex) + change.text + text.slice(oldEndIndex);
+    }
+    k.text = text;
+  }
+
+  /**
+   * A view of `connection` for `TextDocuments.listen` whose didChange handler first applies the
+   * change to the kept tree.
+   */
+  intercept(connection: Connection): Connection {
+    return new Proxy(connection, {
+      get: (target, prop, receiver) => {
+        if (prop === "onDidChangeTextDocument") {
+          return (handler: NotificationHandler<DidChangeTextDocumentParams>) =>
+            target.onDidChangeTextDocument((params) => { this.applyChanges(params); return handler(params); });
+        }
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+  }
+}
