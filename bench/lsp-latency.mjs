@@ -2,7 +2,6 @@
 // realistic training file, 200 single-character edits (typing), time from didChange to the
 // diagnostics of that version. Prints {p50_ms, p95_ms, max_ms, edits, lines} as JSON.
 import { spawn } from "node:child_process";
-import { readFileSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire } from "node:module";

@@ -4,7 +4,7 @@
 // Each figure is the median over --runs repeated runs (default 3), with min and max; a comparison
 // (GPU Pilot / Ruff) is a ratio of medians measured in the same run of this script.
 // usage: node bench/run.mjs [--runs N] [--only cli,lsp,vsix,activation,monitor]
-import { spawnSync, spawn } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { writeFileSync, readFileSync, existsSync, statSync, mkdtempSync, readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { tmpdir, cpus, totalmem, platform, release } from "node:os";

@@ -37,7 +37,7 @@ const unitFiles = () => {
 rmSync(join(root, "dist"), { recursive: true, force: true });
 check("build", process.execPath, ["esbuild.mjs"]);
 check("typecheck", process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", ".", "--noEmit"]);
-check("lint", process.execPath, [join(root, "node_modules", "eslint", "bin", "eslint.js"), "--max-warnings=0", "client", "server", "test", "scripts"]);
+check("lint", process.execPath, [join(root, "node_modules", "eslint", "bin", "eslint.js"), "--max-warnings=0", "client", "server", "test", "scripts", "bench"]);
 
 const unit = stage("unit", process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout", "--test-reporter=tap", "--test-reporter-destination=.test-unit.tap", ...unitFiles()]);
 try {
