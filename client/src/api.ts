@@ -86,6 +86,8 @@ export interface GpuViewApi {
 
 /** What `activate()` returns. */
 export interface GpuPilotApi extends GpuViewApi {
+  /** Wall time of `activate()` itself, ms (performance.now(); the benchmark reads it inside the real VS Code). */
+  activationMs?: number;
   /** The selected GPUs: CUDA_VISIBLE_DEVICES entries (index strings or GPU-/MIG- UUIDs), in index order. */
   getSelection(): string[];
   /**

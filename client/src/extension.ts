@@ -15,6 +15,7 @@ export type { GpuPilotApi, LastRun } from "./api";
 let ctx: Ctx | undefined;
 
 export function activate(context: vscode.ExtensionContext): GpuPilotApi {
+  const started = performance.now();
   ctx = new Ctx(context);
   registerCommands(ctx);
   // One inventory query at start so the language server knows the GPUs even while the view is
@@ -22,7 +23,10 @@ export function activate(context: vscode.ExtensionContext): GpuPilotApi {
   void ctx.monitor.refresh();
   void ctx.startServer();
   log.info(`GPU Pilot ${String((context.extension.packageJSON as { version?: unknown }).version ?? "")} activated.`);
-  return ctx.api();
+  const api = ctx.api();
+  api.activationMs = performance.now() - started;
+  log.info(`Activated in ${api.activationMs.toFixed(1)} ms.`);
+  return api;
 }
 
 export async function deactivate(): Promise<void> {

@@ -7,6 +7,8 @@ export const EXTENSION_ID = "gpu-pilot.gpu-pilot";
 
 /** The API object returned by the extension's activate(). */
 export interface GpuPilotApi {
+  /** Wall time of activate(), ms. */
+  activationMs?: number;
   getSelection(): string[];
   setSelection(ids: string[]): Promise<void>;
   getInventory(): unknown;
