@@ -11,6 +11,7 @@ import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { SelectionStore } from "../../client/src/gpu/selection";
 import type { ProcessOwner } from "../../client/src/run/owners";
 import { ARGS_STATE_KEY, checkRunFor, runActiveFile, runActiveFileWith, type RunHost } from "../../client/src/run/runActiveFile";
+import { findEnvProgram } from "../../client/src/run/which";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 const LAUNCHERS_BIN = join(__dirname, "..", "fixtures", "bin", "launchers");
@@ -174,18 +175,26 @@ test("each launcher from gpuPilot.run.launcher, with the stand-ins first on the 
   const file = `${PROJECT}/train.py`;
   open(new FakeDocument(Uri.file(file)));
   const bin = (n: string) => join(LAUNCHERS_BIN, n);
+  // deepspeed, docker and srun start through env, which removes the selection's variables VS Code
+  // adds to every task process (GPU Pilot's terminal environment), then sets their own.
+  const ENV = findEnvProgram()!;
+  const unset = ["-u", "CUDA_VISIBLE_DEVICES", "-u", "CUDA_DEVICE_ORDER"];
   const expected: Record<string, { command: string; args: string[]; env: Record<string, string> }> = {
     python: { command: "python3", args: [file, "--epochs", "1"], env: expectedEnv("0,1") },
     torchrun: { command: bin("torchrun"), args: ["--standalone", "--nproc_per_node=2", file, "--epochs", "1"], env: expectedEnv("0,1") },
     accelerate: { command: bin("accelerate"), args: ["launch", "--num_processes=2", "--gpu_ids=0,1", file, "--epochs", "1"], env: expectedEnv("0,1") },
-    deepspeed: { command: bin("deepspeed"), args: ["--include", "localhost:0,1", file, "--epochs", "1"], env: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
+    deepspeed: {
+      command: ENV,
+      args: [...unset, "CUDA_DEVICE_ORDER=PCI_BUS_ID", bin("deepspeed"), "--include", "localhost:0,1", file, "--epochs", "1"],
+      env: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" },
+    },
     custom: { command: "python3", args: ["-u", file, "--gpus", "0,1", "--n=2", "--epochs", "1"], env: expectedEnv("0,1") },
     docker: {
-      command: bin("docker"),
-      args: ["run", "--rm", "--gpus", '"device=0,1"', "-v", `${PROJECT}:${PROJECT}`, "-w", PROJECT, "pytorch/pytorch:latest", "python", file, "--epochs", "1"],
+      command: ENV,
+      args: [...unset, bin("docker"), "run", "--rm", "--gpus", '"device=0,1"', "-v", `${PROJECT}:${PROJECT}`, "-w", PROJECT, "pytorch/pytorch:latest", "python", file, "--epochs", "1"],
       env: {},
     },
-    slurm: { command: bin("srun"), args: ["--gpus=2", "python3", file, "--epochs", "1"], env: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
+    slurm: { command: ENV, args: [...unset, "CUDA_DEVICE_ORDER=PCI_BUS_ID", bin("srun"), "--gpus=2", "python3", file, "--epochs", "1"], env: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
   };
   for (const [launcher, want] of Object.entries(expected)) {
     settings.set("run.launcher", launcher);
@@ -323,7 +332,10 @@ test("slurm with nothing selected asks how many GPUs srun should get", async () 
   recorded.inputAnswers.push("4");
   await runActiveFile(h);
   assert.equal(recorded.quickPicks.length, 0, "no GPU pick for srun");
-  assert.deepEqual(tasks.executed[0].execution.args, ["--gpus=4", "python3", `${PROJECT}/train.py`]);
+  assert.equal(tasks.executed[0].execution.process, findEnvProgram());
+  assert.deepEqual(tasks.executed[0].execution.args, [
+    "-u", "CUDA_VISIBLE_DEVICES", "-u", "CUDA_DEVICE_ORDER", "CUDA_DEVICE_ORDER=PCI_BUS_ID", join(LAUNCHERS_BIN, "srun"), "--gpus=4", "python3", `${PROJECT}/train.py`,
+  ]);
   assert.equal(tasks.executed[0].name, "train.py via srun (4 GPUs)");
   h.dispose();
 });

@@ -8,10 +8,17 @@
  * | `python`     | `<python> <file> <args>`                                                     | CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER |
  * | `torchrun`   | `torchrun --standalone --nproc_per_node=<n> <file> <args>`                   | CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER |
  * | `accelerate` | `accelerate launch --num_processes=<n> --gpu_ids=<ids> <file> <args>`        | CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER |
- * | `deepspeed`  | `deepspeed --include localhost:<indices> <file> <args>`                      | CUDA_DEVICE_ORDER only                 |
+ * | `deepspeed`  | `deepspeed --include localhost:<indices> <file> <args>` (†)                  | CUDA_DEVICE_ORDER only                 |
  * | `custom`     | `gpuPilot.run.customArgs` (`${file}` `${gpus}` `${count}` `${python}`) <args> | CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER |
- * | `docker`     | `docker run --rm --gpus "device=<ids>" -v <dir>:<dir> -w <dir> <image> python <file> <args>` | none                |
- * | `slurm`      | `srun --gpus=<n> <python> <file> <args>`                                     | CUDA_DEVICE_ORDER only                 |
+ * | `docker`     | `docker run --rm --gpus "device=<ids>" -v <dir>:<dir> -w <dir> <image> python <file> <args>` (†) | none            |
+ * | `slurm`      | `srun --gpus=<n> <python> <file> <args>` (†)                                 | CUDA_DEVICE_ORDER only                 |
+ *
+ * (†) These get the selection through their own flags only, never through CUDA_VISIBLE_DEVICES. But
+ * VS Code applies GPU Pilot's terminal environment (environment.ts: the selection's variables) to
+ * task processes too, so they start as `<env> -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER
+ * [CUDA_DEVICE_ORDER=PCI_BUS_ID] <program> <args>` ({@link LaunchRequest.envProgram}, still an
+ * argument array): the program sees no inherited CUDA_VISIBLE_DEVICES, and CUDA_DEVICE_ORDER only as
+ * the table says.
  *
  * torchrun, accelerate and deepspeed are found by {@link LaunchRequest.program}; when it is absent
  * they run as `<python> -m torch.distributed.run` / `accelerate.commands.launch` /
@@ -30,6 +37,12 @@ export const LAUNCHERS: readonly LauncherKind[] = ["python", "torchrun", "accele
 export function isLauncher(v: unknown): v is LauncherKind {
   return typeof v === "string" && (LAUNCHERS as readonly string[]).includes(v);
 }
+
+/**
+ * Launchers that must not see CUDA_VISIBLE_DEVICES (nor an inherited CUDA_DEVICE_ORDER): they are
+ * started through `env -u ...` ({@link LaunchRequest.envProgram}).
+ */
+export const UNSET_SELECTION: ReadonlySet<LauncherKind> = new Set(["deepspeed", "docker", "slurm"]);
 
 /** Launchers that start one process per GPU (or `nproc`) on this machine. */
 export const MULTI_PROCESS: ReadonlySet<LauncherKind> = new Set(["torchrun", "accelerate", "deepspeed"]);
@@ -78,6 +91,12 @@ export interface LaunchRequest {
   gpus?: readonly GpuKey[];
   /** Extra environment (`gpuPilot.run.env`, already expanded); CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER in it are dropped. */
   extraEnv?: Readonly<Record<string, string>>;
+  /**
+   * Absolute path of `env` (which.ts `findEnvProgram`: /usr/bin/env, else /bin/env). The launchers of
+   * {@link UNSET_SELECTION} run through it, so that the selection's variables VS Code adds to every
+   * task process are removed. Absent: they run directly, with a note.
+   */
+  envProgram?: string;
 }
 
 /** The process to start: `command args...` in `cwd`, with `env` added to the inherited environment. */
@@ -344,7 +363,28 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
       title = `${name} via srun (${count} GPU${count === 1 ? "" : "s"})`;
       break;
   }
+  if (UNSET_SELECTION.has(launcher)) [command, args] = withoutSelection(launcher, command, args, spec, req.envProgram, notes);
   return { launcher, command, args, cwd: req.cwd, env: { ...env, ...spec }, visibleDevices: visible, title, notes };
+}
+
+/**
+ * `[env, ["-u", "CUDA_VISIBLE_DEVICES", "-u", "CUDA_DEVICE_ORDER", ...NAME=VALUE of spec, command, ...args]]`:
+ * the inherited selection variables removed, then the launcher's own (`spec`) set again. Without a
+ * usable `env`, or when `env` would read the command as a `NAME=VALUE` assignment (it holds `=`),
+ * the command runs directly and a note says what it may inherit.
+ */
+function withoutSelection(launcher: LauncherKind, command: string, args: string[], spec: Readonly<Record<string, string>>, envProgram: string | undefined, notes: string[]): [string, string[]] {
+  const direct = (why: string): [string, string[]] => {
+    notes.push(`${why}: ${launcher} runs directly and may inherit CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER from GPU Pilot's terminal environment.`);
+    return [command, args];
+  };
+  if (envProgram === undefined) return direct("Neither /usr/bin/env nor /bin/env was found");
+  const env = checkProgram(envProgram, "env program");
+  if (!isAbsolute(env)) throw new LaunchError(`Not an absolute env program path: ${env}`);
+  if (command.includes("=")) return direct(`${command} holds '=', which env would read as a variable assignment`);
+  const unset = [...SELECTION_VARS].flatMap((name) => ["-u", name]);
+  const assign = Object.entries(spec).map(([k, v]) => `${k}=${v}`);
+  return [env, [...unset, ...assign, command, ...args]];
 }
 
 /** How a finished run reads in the log and the notification, from its exit code (undefined: unknown, e.g. the terminal was closed). */

@@ -21,7 +21,7 @@ import { resolveInterpreter } from "./interpreter";
 import { buildLaunch, describeExit, expandEnv, LAUNCHER_PROGRAMS, LAUNCHERS, LaunchError, type LauncherKind, type LaunchSpec, splitArgs } from "./launch";
 import { type ProcessOwner, processOwner } from "./owners";
 import * as settings from "./settings";
-import { findProgram } from "./which";
+import { findEnvProgram, findProgram } from "./which";
 
 /** Task definition type of GPU Pilot runs (package.json `taskDefinitions`). */
 export const TASK_TYPE = "gpuPilot";
@@ -315,6 +315,7 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
       dockerImage: settings.dockerImage(doc.uri),
       gpus: host.monitor.inventory?.gpus ?? [],
       extraEnv,
+      envProgram: findEnvProgram(),
     });
   } catch (e) {
     if (!(e instanceof LaunchError)) throw e;

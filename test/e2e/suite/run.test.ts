@@ -75,10 +75,22 @@ suite("Run on GPUs", () => {
     return got;
   }
 
-  // What a task's process inherits: VS Code's environment, then GPU Pilot's terminal environment
-  // collection (the selection's variables), which VS Code applies to task terminals too.
-  const inherited = (name: "CUDA_VISIBLE_DEVICES" | "CUDA_DEVICE_ORDER") =>
-    (api as unknown as { getTerminalEnvironment(): Record<string, { value: string } | undefined> }).getTerminalEnvironment()[name]?.value ?? process.env[name] ?? null;
+  // VS Code applies GPU Pilot's terminal environment (the selection's variables) to task processes
+  // too. deepspeed, docker and srun must not see them: they start through
+  // `env -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER`, so whatever a task would inherit is gone and
+  // only CUDA_DEVICE_ORDER=PCI_BUS_ID, set by deepspeed's and srun's own launch, remains.
+  const terminalEnvironment = () =>
+    (api as unknown as { getTerminalEnvironment(): Record<string, { value: string } | undefined> }).getTerminalEnvironment();
+  /** What a task's process would inherit: VS Code's environment, then GPU Pilot's terminal environment. */
+  const inherited = (name: "CUDA_VISIBLE_DEVICES" | "CUDA_DEVICE_ORDER") => terminalEnvironment()[name]?.value ?? process.env[name] ?? null;
+  /** The run's program really was started without the variables it would otherwise have inherited. */
+  const notInherited = (got: Recorded, own: Partial<Recorded["env"]>) => {
+    assert.equal(inherited("CUDA_VISIBLE_DEVICES"), "0,1", "the selection is in the terminal environment (what a task inherits)");
+    assert.deepEqual(got.env, { CUDA_VISIBLE_DEVICES: null, CUDA_DEVICE_ORDER: null, ...own });
+    const run = api.lastRun!;
+    assert.ok(["/usr/bin/env", "/bin/env"].includes(run.command), run.command);
+    assert.deepEqual(run.args.slice(0, 4), ["-u", "CUDA_VISIBLE_DEVICES", "-u", "CUDA_DEVICE_ORDER"]);
+  };
 
   test("python: <python> launch_target.py <args>, CUDA_VISIBLE_DEVICES=0,1, CUDA_DEVICE_ORDER=PCI_BUS_ID", async () => {
     const got = await runWith("python");
@@ -108,7 +120,7 @@ suite("Run on GPUs", () => {
     const got = await runWith("deepspeed");
     assert.equal(got.launcher, "deepspeed");
     assert.deepEqual(got.argv, ["--include", "localhost:0,1", file, ...SCRIPT_ARGS]);
-    assert.deepEqual(got.env, { CUDA_VISIBLE_DEVICES: inherited("CUDA_VISIBLE_DEVICES"), CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+    notInherited(got, { CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
   });
 
   test("custom: gpuPilot.run.customArgs with ${count}, ${gpus}, ${file}; script arguments follow", async () => {
@@ -122,14 +134,14 @@ suite("Run on GPUs", () => {
     const got = await runWith("docker");
     assert.equal(got.launcher, "docker");
     assert.deepEqual(got.argv, ["run", "--rm", "--gpus", '"device=0,1"', "-v", `${ws}:${ws}`, "-w", ws, "pytorch/pytorch:latest", "python", file, ...SCRIPT_ARGS]);
-    assert.deepEqual(got.env, { CUDA_VISIBLE_DEVICES: inherited("CUDA_VISIBLE_DEVICES"), CUDA_DEVICE_ORDER: inherited("CUDA_DEVICE_ORDER") });
+    notInherited(got, {});
   });
 
   test("slurm: srun --gpus=2 <python> <file>", async () => {
     const got = await runWith("slurm");
     assert.equal(got.launcher, "srun");
     assert.deepEqual(got.argv, ["--gpus=2", python || "python3", file, ...SCRIPT_ARGS]);
-    assert.deepEqual(got.env, { CUDA_VISIBLE_DEVICES: inherited("CUDA_VISIBLE_DEVICES"), CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+    notInherited(got, { CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
   });
 
   test("checks on the shared cases: c15 (LOCAL_RANK) suggests torchrun with python; c01 overrides the selection", async function () {
