@@ -13,6 +13,13 @@ import { SHOW_RULE_DOC_COMMAND } from "../../server/src/protocol";
 
 type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
 
+/**
+ * Languages whose documents the server offers `source.fixAll.gpuPilot` for: Python (files and
+ * notebook cells) and the GPU manifests (ctx.ts's document selector: Dockerfiles, compose files,
+ * Kubernetes YAML).
+ */
+export const FIX_ALL_LANGUAGES: ReadonlySet<string> = new Set(["python", "dockerfile", "dockercompose", "yaml"]);
+
 /** Command id → handler factory. */
 export const commands: Record<string, Factory> = {
   "gpuPilot.refreshGpus": (ctx) => () => ctx.monitor.refresh(),
@@ -32,8 +39,8 @@ export const commands: Record<string, Factory> = {
   "gpuPilot.showOutput": () => () => log.show(),
   "gpuPilot.fixAll": () => async () => {
     const editor = vscode.window.activeTextEditor;
-    if (!editor || editor.document.languageId !== "python") {
-      void vscode.window.showInformationMessage("GPU Pilot: open a Python file or notebook cell to fix.");
+    if (!editor || !FIX_ALL_LANGUAGES.has(editor.document.languageId)) {
+      void vscode.window.showInformationMessage("GPU Pilot: open a Python file or notebook cell, a Dockerfile, a compose file or Kubernetes YAML to fix.");
       return;
     }
     await vscode.commands.executeCommand("editor.action.codeAction", { kind: "source.fixAll.gpuPilot", apply: "first" });
