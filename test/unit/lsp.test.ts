@@ -1,57 +1,20 @@
 /** Starts the built language server as a process and talks LSP to it over stdio. */
 import assert from "node:assert/strict";
-import { test, before, after } from "node:test";
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { test, before } from "node:test";
 import { pathToFileURL } from "node:url";
 import {
-  createProtocolConnection, StreamMessageReader, StreamMessageWriter, InitializeRequest, InitializedNotification,
-  DidOpenTextDocumentNotification, DidChangeTextDocumentNotification, PublishDiagnosticsNotification, CodeActionRequest,
-  ShutdownRequest, ExitNotification, type ProtocolConnection, type PublishDiagnosticsParams, type Diagnostic,
+  DidOpenTextDocumentNotification, DidChangeTextDocumentNotification, CodeActionRequest,
+  type ProtocolConnection,
   DidOpenNotebookDocumentNotification, NotebookCellKind, HoverRequest,
 } from "vscode-languageserver-protocol/node";
-import { ROOT } from "./helpers";
+import { useLanguageServer } from "./lspHarness";
 import { InventoryNotification } from "../../server/src/protocol";
 
-let server: ChildProcess;
+const lsp = useLanguageServer();
+const { published } = lsp;
+const diagnosticsFor = lsp.diagnosticsFor;
 let conn: ProtocolConnection;
-const published = new Map<string, PublishDiagnosticsParams[]>();
-const waiters: Array<() => void> = [];
-
-/** Waits (bounded) until the server published diagnostics for `uri` satisfying `pred`. */
-async function diagnosticsFor(uri: string, pred: (d: Diagnostic[]) => boolean, timeoutMs = 10000): Promise<Diagnostic[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const list = published.get(uri);
-    const last = list?.[list.length - 1];
-    if (last && pred(last.diagnostics)) return last.diagnostics;
-    if (Date.now() > deadline) throw new Error(`no matching diagnostics for ${uri}: ${JSON.stringify(last)}`);
-    await new Promise<void>((r) => { waiters.push(r); setTimeout(r, 200); });
-  }
-}
-
-before(async () => {
-  const bundle = join(ROOT, "dist", "server.js");
-  if (!existsSync(bundle)) spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit" });
-  server = spawn(process.execPath, [bundle, "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
-  conn = createProtocolConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
-  conn.onNotification(PublishDiagnosticsNotification.type, (p) => {
-    published.set(p.uri, [...(published.get(p.uri) ?? []), p]);
-    waiters.splice(0).forEach((w) => w());
-  });
-  conn.listen();
-  const init = await conn.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {}, workspaceFolders: null });
-  assert.ok(init.capabilities.codeActionProvider);
-  await conn.sendNotification(InitializedNotification.type, {});
-});
-
-after(async () => {
-  await conn.sendRequest(ShutdownRequest.type).catch(() => undefined);
-  await conn.sendNotification(ExitNotification.type).catch(() => undefined);
-  conn.dispose();
-  server.kill();
-});
+before(async () => { await lsp.ready; conn = lsp.conn; assert.ok(lsp.init.capabilities.codeActionProvider); });
 
 const C01 = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nmodel = torch.nn.Linear(8, 8).cuda()\n';
 

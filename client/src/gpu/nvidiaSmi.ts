@@ -410,6 +410,20 @@ function asText(v: unknown): string {
 
 
 /**
+ * The failure of a program that could not be started at all: ENOENT (not found), EACCES (not
+ * executable or a directory), ENOEXEC, ... (`code` is execa's / Node's error code).
+ */
+export function startFailure(path: string, code: string | undefined): Extract<SmiFailure, { kind: "missing" }> {
+  const c = code ?? "ERROR";
+  const why =
+    c === "ENOENT" ? "was not found" :
+    c === "EACCES" ? "is not executable" :
+    c === "ENOEXEC" ? "is not a program this system can run" :
+    `could not be started (${c})`;
+  return { kind: "missing", code: c, message: `${path} ${why}` };
+}
+
+/**
  * Runs `path args...` directly (argument array, no shell) and classifies the outcome.
  *
  * @param path nvidia-smi's path, or a bare name looked up on PATH.
@@ -457,16 +471,7 @@ export async function runNvidiaSmi(path: string, args: readonly string[], option
   if (r.isMaxBuffer) {
     return { kind: "garbage", message: `nvidia-smi printed more than ${MAX_OUTPUT_BYTES} bytes`, sample: stdout.slice(0, 200) };
   }
-  if (r.exitCode === undefined && !r.isTerminated) {
-    // Could not start: ENOENT (not found), EACCES (not executable or a directory), ENOEXEC, ...
-    const code = r.code ?? "ERROR";
-    const why =
-      code === "ENOENT" ? "was not found" :
-      code === "EACCES" ? "is not executable" :
-      code === "ENOEXEC" ? "is not a program this system can run" :
-      `could not be started (${code})`;
-    return { kind: "missing", code, message: `${path} ${why}` };
-  }
+  if (r.exitCode === undefined && !r.isTerminated) return startFailure(path, r.code);
   if (r.exitCode !== 0) {
     const exitCode = r.exitCode ?? null;
     const explanation = exitCode === null ? `nvidia-smi was killed by ${r.signal ?? "a signal"}` : describeExitCode(exitCode);

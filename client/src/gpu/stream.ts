@@ -40,6 +40,7 @@ import {
   queryMigDevices,
   runNvidiaSmi,
   type SmiFailure,
+  startFailure,
   streamGpuArgs,
 } from "./nvidiaSmi";
 
@@ -491,13 +492,7 @@ export class GpuStream {
     const { path } = this.options;
     let failure: SmiFailure;
     if (r.exitCode === undefined && !r.isTerminated) {
-      const code = r.code ?? "ERROR";
-      const why =
-        code === "ENOENT" ? "was not found" :
-        code === "EACCES" ? "is not executable" :
-        code === "ENOEXEC" ? "is not a program this system can run" :
-        `could not be started (${code})`;
-      failure = { kind: "missing", code, message: `${path} ${why}` };
+      failure = startFailure(path, r.code);
     } else {
       const exitCode = r.exitCode ?? null;
       const explanation =
