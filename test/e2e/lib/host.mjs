@@ -248,7 +248,16 @@ export async function openGpuPilotView(page, timeoutMs = 60_000) {
   const item = page.locator(".part.activitybar .action-item", { has: page.locator('[aria-label^="GPU Pilot"]') }).first();
   await item.waitFor({ timeout: timeoutMs });
   const checked = (await item.getAttribute("aria-selected")) === "true" || /\bchecked\b/.test((await item.getAttribute("class")) || "");
+  // The container can be the selected one while the side bar itself is hidden (a window restored
+  // with the side bar closed): then a click would not show it, the command does.
+  const sidebarVisible = await page.locator(".part.sidebar").first().isVisible().catch(() => false);
   if (!checked) await item.click();
+  else if (!sidebarVisible) {
+    await page.keyboard.press("F1");
+    await page.locator(".quick-input-widget input").first().waitFor({ timeout: timeoutMs });
+    await page.keyboard.type("View: Toggle Primary Side Bar Visibility");
+    await page.keyboard.press("Enter");
+  }
   // One view in the container: its name is in the sidebar title ("GPU Pilot: GPUs"), not a pane header.
   await page.locator(".part.sidebar .composite.title", { hasText: "GPU Pilot" }).first().waitFor({ timeout: timeoutMs });
 }
