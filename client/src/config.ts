@@ -92,7 +92,7 @@ export function traceServer(): "off" | "messages" | "verbose" {
 }
 
 /** Settings sent to the running server (SettingsNotification) when they change: no restart. */
-export const LINT_KEYS: readonly string[] = [`${SECTION}.lint`, `${SECTION}.configurationPreference`, `${SECTION}.inlayHints`];
+export const LINT_KEYS: readonly string[] = [`${SECTION}.lint`, `${SECTION}.configurationPreference`, `${SECTION}.inlayHints`, `${SECTION}.maxFileSizeKB`];
 
 const CODE = /^(GPU\d{0,3}|ALL)$/;
 const SEVERITIES = new Set(["error", "warning", "information", "hint"]);
@@ -120,12 +120,18 @@ export function configurationPreference(): EditorLintSettings["configurationPref
   return v === "filesystemFirst" || v === "editorOnly" ? v : "editorFirst";
 }
 
+/** `gpuPilot.maxFileSizeKB`: files over this many KB are not linted; 0: no limit. Default 2048. */
+export function maxFileSizeKB(): number {
+  return Math.floor(numberSetting("maxFileSizeKB", 2048, 0));
+}
+
 /** The settings the language server needs, resolved here (the server never reads raw settings). */
 export function lintSettings(): EditorLintSettings {
   return {
     eagerInitModules: eagerInitModules(), select: codeList("lint.select"), ignore: codeList("lint.ignore"),
     severity: lintSeverity(), configurationPreference: configurationPreference(),
     inlayHints: cfg().get<unknown>("inlayHints.physicalDevice") === true,
+    maxFileSizeKB: maxFileSizeKB(),
   };
 }
 

@@ -20,6 +20,7 @@ import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from 
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
 import { docUrl } from "./docsUrl";
+import { DEFAULT_MAX_FILE_SIZE_KB } from "./engine/limits";
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
@@ -37,6 +38,7 @@ options:
   --stdin-filename FILE   read the source from stdin; FILE names it (config lookup, messages)
   --gpus N                the machine has N GPUs (enables GPU017)
   --inventory FILE        nvidia-smi --query-gpu=index,uuid,... CSV of the machine (enables GPU017)
+  --max-file-size-kb N    report a file whose code is over N KB as not linted (GPU000) instead of linting it (default 2048; 0: no limit)
 exit codes: 0 nothing reported, 1 problems reported, 2 bad usage or unreadable input`;
 
 const SKIP_DIRS = new Set(["node_modules", "__pycache__", ".git", ".hg", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache", "site-packages", ".ipynb_checkpoints"]);
@@ -54,6 +56,7 @@ interface CliArgs {
   stdinFilename: string | null;
   gpus: number | null;
   inventory: string | null;
+  maxFileSizeKB: number;
   statistics: boolean;
   noPrefilter: boolean;
 }
@@ -70,7 +73,7 @@ function parseArgs(argv: string[]): CliArgs {
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"\n${USAGE}`);
-  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, stdinFilename: null, gpus: null, inventory: null, statistics: false, noPrefilter: false };
+  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
@@ -102,6 +105,12 @@ function parseArgs(argv: string[]): CliArgs {
         break;
       }
       case "--inventory": a.inventory = value(); break;
+      case "--max-file-size-kb": {
+        const v = value();
+        if (!/^\d+$/.test(v)) throw new UsageError(`--max-file-size-kb must be a whole number of KB (0: no limit), not "${v}"`);
+        a.maxFileSizeKB = Number(v);
+        break;
+      }
       case "--":
         a.paths.push(...rest.slice(i + 1));
         i = rest.length;
@@ -354,7 +363,7 @@ async function runWorker(argv: string[]): Promise<void> {
         const optionsFor = (file: string): LintOptions => {
           const r = resolveLintOptions(file, {}, "filesystemFirst", args.flags);
           problems.push(...r.problems.map(configProblemText));
-          return { ...r.options, machine, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+          return { ...r.options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
         };
         const r = checkPath(f, args, optionsFor);
         out.push({ ...r, problems });
@@ -389,7 +398,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       for (const p of problems.map(configProblemText)) {
         if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
       }
-      return { ...options, machine, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+      return { ...options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
     };
     const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
     if (stdinMode) {

@@ -50,6 +50,8 @@ export interface EditorLintSettings extends LintSettings {
   configurationPreference: "editorFirst" | "filesystemFirst" | "editorOnly";
   /** gpuPilot.inlayHints.physicalDevice: `→ GPU n` after device literals. */
   inlayHints: boolean;
+  /** gpuPilot.maxFileSizeKB: larger files are not linted (one information diagnostic says so); 0: no limit. */
+  maxFileSizeKB?: number;
 }
 
 /** The client command that opens a rule's documentation page; argument: the rule code. */

@@ -65,7 +65,8 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}): { d
     const blank = blankMagics(c.text, line);
     const count = lineStarts(c.text).length;
     starts.push({ cell: index, line, lines: count });
-    parts.push(blank.text);
+    // A cell ending in a lone \r would merge with the joining \n into one \r\n: use \n (same length).
+    parts.push(blank.text.includes("\r") ? blank.text.replace(/\r(?!\n)/g, "\n") : blank.text);
     magics.push(...blank.magics);
     line += count;
   });
@@ -77,13 +78,20 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}): { d
   };
   const result = lintPython(joined, options, { notebook: true, magics, where });
   result.tree?.delete();
+  const lastLineLength = new Map<number, number>();
   const locate = (r: Range): { cell: number; range: Range } => {
     let s = starts[0];
     for (const st of starts) if (st.line <= r.start.line) s = st;
     const endLine = Math.min(r.end.line, s.line + s.lines - 1);
+    // A range running past the cell's end (a removal up to the next line) ends at its last character.
+    let endCharacter = r.end.character;
+    if (endLine !== r.end.line) {
+      if (!lastLineLength.has(s.cell)) { const text = cells[s.cell].text; lastLineLength.set(s.cell, text.length - lineStarts(text)[s.lines - 1]); }
+      endCharacter = lastLineLength.get(s.cell)!;
+    }
     return {
       cell: s.cell,
-      range: { start: { line: r.start.line - s.line, character: r.start.character }, end: { line: endLine - s.line, character: endLine === r.end.line ? r.end.character : Number.MAX_SAFE_INTEGER } },
+      range: { start: { line: r.start.line - s.line, character: r.start.character }, end: { line: endLine - s.line, character: endCharacter } },
     };
   };
   const diagnostics = result.diagnostics.map((d): CellDiagnostic => {
