@@ -37,7 +37,7 @@ if (only.includes("cli")) {
   let skipped = null, reported = null;
   for (let i = 0; i < runs; i++) {
     const t0 = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, [join(root, "dist", "cli.js"), "check", "--format", "json", "--statistics-to-stderr", tree], { encoding: "utf8", maxBuffer: 256 << 20 });
+    const r = spawnSync(process.execPath, [join(root, "dist", "cli.js"), "check", "--format", "json", "--statistics", tree], { encoding: "utf8", maxBuffer: 256 << 20 });
     ours.push(Number(process.hrtime.bigint() - t0) / 1e9);
     if (r.status === 2) throw new Error(`gpu-pilot failed: ${r.stderr}`);
     reported = JSON.parse(r.stdout).length;

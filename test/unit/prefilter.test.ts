@@ -10,7 +10,7 @@ import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, SHARED } from "./helpers";
 import { initEngine, lintPython } from "../../server/src/engine/lint";
-import { candidateRules, hasWord, PYTHON_TRIGGERS } from "../../server/src/engine/prefilter";
+import { candidateRules, hasWord, PYTHON_TRIGGERS, TextProbe } from "../../server/src/engine/prefilter";
 import { RULES } from "../../server/src/engine/rules/index";
 import { isManifestRule } from "../../server/src/engine/rule";
 
@@ -67,4 +67,13 @@ test("hasWord matches whole identifiers only", () => {
   assert.equal(hasWord("x = 1\ndel x", "del"), true);
   assert.equal(hasWord("importlib.reload(torch)", "reload"), true);
   assert.equal(hasWord("autoreload", "reload"), false);
+});
+
+test("GPU009's trigger: reload, sys + modules, or a del before an import (a re-import needs one)", () => {
+  const fires = (t: string) => PYTHON_TRIGGERS.GPU009(new TextProbe(t));
+  assert.equal(fires("import torch\ndel torch\nimport torch\n"), true);
+  assert.equal(fires("import torch\nx = 1\ndel x\n"), false, "a del after the last import cannot be followed by a re-import");
+  assert.equal(fires("import importlib, torch\nimportlib.reload(torch)\n"), true);
+  assert.equal(fires("import sys\nsys.modules.pop('torch')\n"), true);
+  assert.equal(fires("for m in model.modules():\n    pass\n"), false);
 });

@@ -29,6 +29,13 @@ export class TextProbe {
   hasAny(ws: readonly string[]): boolean {
     return ws.some((w) => this.has(w));
   }
+  /** Some whole-word `first` comes before some whole-word `then` in the text. */
+  wordBefore(first: string, then: string): boolean {
+    if (!this.hasWord(first) || !this.hasWord(then)) return false;
+    const firstAt = wordIndex(this.text, first, 0);
+    const lastThen = lastWordIndex(this.text, then);
+    return firstAt >= 0 && lastThen > firstAt;
+  }
   /** The text contains `w` as a whole identifier. */
   hasWord(w: string): boolean {
     let v = this.words.get(w);
@@ -39,12 +46,24 @@ export class TextProbe {
 
 const isIdent = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c > 127;
 
+const wholeAt = (text: string, word: string, i: number) =>
+  (i === 0 || !isIdent(text.charCodeAt(i - 1))) && (i + word.length >= text.length || !isIdent(text.charCodeAt(i + word.length)));
+
+/** Index of the first whole-identifier `word` at or after `from`, or -1. */
+function wordIndex(text: string, word: string, from: number): number {
+  for (let i = text.indexOf(word, from); i >= 0; i = text.indexOf(word, i + 1)) if (wholeAt(text, word, i)) return i;
+  return -1;
+}
+
+/** Index of the last whole-identifier `word`, or -1. */
+function lastWordIndex(text: string, word: string): number {
+  for (let i = text.lastIndexOf(word); i >= 0; i = i === 0 ? -1 : text.lastIndexOf(word, i - 1)) if (wholeAt(text, word, i)) return i;
+  return -1;
+}
+
 /** Whether `word` occurs in `text` as a whole identifier (not inside a longer one). */
 export function hasWord(text: string, word: string): boolean {
-  for (let i = text.indexOf(word); i >= 0; i = text.indexOf(word, i + 1)) {
-    if ((i === 0 || !isIdent(text.charCodeAt(i - 1))) && (i + word.length >= text.length || !isIdent(text.charCodeAt(i + word.length)))) return true;
-  }
-  return false;
+  return wordIndex(text, word, 0) >= 0;
 }
 
 /** Per rule: a necessary condition on the text of a Python file for the rule to report anything. */
@@ -58,8 +77,9 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe) => boolean>
   GPU006: (t) => t.hasAny(ENV),
   GPU007: (t) => t.hasAny(ENV),
   GPU008: (t) => t.has("set_device"),
-  // importlib.reload / imp.reload, `del` of a framework name or of sys.modules[...], sys.modules.pop.
-  GPU009: (t) => t.hasWord("reload") || t.hasWord("del") || t.hasWord("modules"),
+  // `importlib.reload(torch)` (the name reload); `sys.modules.pop("torch")` (the names sys and
+  // modules); `del torch` / `del sys.modules[...]` followed by a re-import (a `del` before an `import`).
+  GPU009: (t) => t.hasWord("reload") || (t.hasWord("modules") && t.hasWord("sys")) || t.wordBefore("del", "import"),
   GPU010: (t) => t.has("DataParallel"),
   GPU011: (t) => t.has("init_process_group") || t.has("LOCAL_RANK"),
   GPU012: (t) => t.has("tensorflow") || t.has("keras"),
