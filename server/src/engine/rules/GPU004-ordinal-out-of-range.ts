@@ -3,6 +3,7 @@ import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
 import { deviceUses } from "../python/devices";
 import { parseVisibleDevices } from "../visibleDevices";
+import { stateBefore } from "../python/timeline";
 
 /** GPU004: a device ordinal at or beyond the number of devices the file's own CUDA_VISIBLE_DEVICES leaves visible. */
 export const rule: Rule = {
@@ -21,7 +22,8 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const writes = envWrites(ctx.model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES");
+    // A write made after CUDA initialised has no effect (GPU001): it tells nothing about the devices.
+    const writes = envWrites(ctx.model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES" && !stateBefore(ctx.model, w).frozenBy);
     const literals = new Set(writes.map((w) => w.literal));
     // Only a file that sets one known value tells us how many devices it sees.
     if (writes.length === 0 || literals.size !== 1 || literals.has(null)) return;
