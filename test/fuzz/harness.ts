@@ -159,7 +159,7 @@ export type Mutation =
   | { kind: "tabs"; all: boolean; seed: number }
   | { kind: "bom" }
   | { kind: "longLine"; at: number; unit: string; /** UTF-16 length of the line, about */ count: number }
-  | { kind: "nest"; at: number; depth: number; style: "if" | "paren" | "bracket" | "call" | "attr" | "binop" }
+  | { kind: "nest"; at: number; depth: number; style: "if" | "paren" | "bracket" | "call" | "attr" | "binop" | "not" | "ternary" | "lambda" | "unary" }
   | { kind: "indent"; at: number; width: number };
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
@@ -171,7 +171,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("tabs" as const), all: fc.boolean(), seed: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("bom" as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("longLine" as const), at: fc.nat(), unit: fc.constantFrom("a", "😀", "é", "x, ", "1 + ", "# ", "\t", "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"; "), count: fc.integer({ min: 100, max: 30_000 }) }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("nest" as const), at: fc.nat(), depth: fc.oneof(fc.integer({ min: 2, max: 300 }), fc.integer({ min: 2, max: 12_000 })), style: fc.constantFrom("if" as const, "paren" as const, "bracket" as const, "call" as const, "attr" as const, "binop" as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("nest" as const), at: fc.nat(), depth: fc.oneof(fc.integer({ min: 2, max: 300 }), fc.integer({ min: 2, max: 12_000 })), style: fc.constantFrom("if" as const, "paren" as const, "bracket" as const, "call" as const, "attr" as const, "binop" as const, "not" as const, "ternary" as const, "lambda" as const, "unary" as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("indent" as const), at: fc.nat(), width: fc.integer({ min: 1, max: 12 }) }) },
 );
 
@@ -215,6 +215,10 @@ export function mutate(text: string, m: Mutation): string {
         case "call": block = `x = ${"f(".repeat(d)}torch.device("cuda:9")${")".repeat(d)}\n`; break;
         case "attr": block = `x = torch${".cuda".repeat(d)}.init()\n`; break;
         case "binop": block = `x = "0"${' + "0"'.repeat(d)}\n`; break;
+        case "not": block = `  y,\nx = ${"not ".repeat(d)}"cuda:1"\n`; break;
+        case "ternary": block = `  y,\nx = ${"a if b else ".repeat(d)}"cuda:1"\n`; break;
+        case "lambda": block = `  y,\nx = ${"lambda: ".repeat(d)}"cuda:1"\n`; break;
+        case "unary": block = `  y,\nx = ${"-".repeat(d)}"cuda:1"\n`; break;
       }
       return text.slice(0, p) + block + text.slice(p);
     }

@@ -58,3 +58,19 @@ test("notebook: IPython lines after a lone CR are recognised", () => {
   const r = lintNotebook([{ kind: "code", text: "import torch\rtorch.cuda.init()\r%env CUDA_VISIBLE_DEVICES=0" }], { select: ["GPU001"] });
   assert.deepEqual(r.diagnostics.map((d) => [d.code, d.range.start]), [["GPU001", { line: 2, character: 0 }]]);
 });
+
+test("nesting that overflows tree-sitter's wasm stack is not parsed (the trap killed every later parse in the process)", () => {
+  // Minimal counterexample (fuzz seed 4242, case 2418): deep brackets after a syntax error.
+  const deep = `  T,\nx = ${"[".repeat(3000)}"cuda:1"${"]".repeat(3000)}\n`;
+  for (const text of [deep, `  T,\nx = ${"not ".repeat(3000)}"c"\n`, `  T,\nx = ${"a if b else ".repeat(1000)}"c"\n`, `  T,\nx = ${"lambda: ".repeat(3000)}"c"\n`, `  T,\nx = ${"-".repeat(3000)}"c"\n`]) {
+    const r = lintPython(text);
+    assert.equal(r.tree, null);
+    assert.deepEqual(r.diagnostics.map((d) => [d.code, d.severity]), [["GPU000", "information"]]);
+    assert.match(r.diagnostics[0].message, /did not lint this file: .*(nest|chains)/);
+    checkPython(text);
+  }
+  // The parser still works afterwards.
+  const after = lintPython('import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', { select: ["GPU001"] });
+  after.tree?.delete();
+  assert.deepEqual(after.diagnostics.map((d) => d.code), ["GPU001"]);
+});

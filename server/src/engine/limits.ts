@@ -19,22 +19,73 @@ function utf8BytesOver(text: string, limitBytes: number): number | null {
   return bytes > limitBytes ? bytes : null;
 }
 
+/** Deepest nesting the parser is given: Python itself allows 200 nested brackets. */
+export const MAX_NESTING = 256;
+
+const CHAIN_WORDS = new Set(["not", "lambda", "if", "await"]);
+const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c > 127;
+
 /**
- * The information diagnostic for a text over the limit, or null when it may be linted.
+ * Why tree-sitter's wasm parser cannot take `text` safely, or null. Around 1,000 levels of
+ * right-nested syntax next to a syntax error (`[[[...` 2,500 deep, `not not ...`, `a if b else a
+ * if b else ...`, `-----x`) overflow its C stack: the wasm traps ("memory access out of bounds")
+ * and every later parse in the process fails too. A cheap, conservative scan (no parse): bracket
+ * depth anywhere (strings and comments included), and per line the number of `not` / `lambda` /
+ * `if` / `await` words and the longest run of unary operators. Real code stays far below.
+ */
+export function nestingProblem(text: string): string | null {
+  let depth = 0;
+  let words = 0;
+  let unary = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 40 || c === 91 || c === 123) { // ( [ {
+      unary = 0;
+      if (++depth > MAX_NESTING) return `its brackets nest more than ${MAX_NESTING} deep (Python allows 200)`;
+    } else if (c === 41 || c === 93 || c === 125) { // ) ] }
+      unary = 0;
+      if (depth > 0) depth--;
+    } else if (c === 10 || c === 13) {
+      words = 0;
+      unary = 0;
+    } else if (c === 45 || c === 43 || c === 126) { // - + ~
+      if (++unary > MAX_NESTING) return `a line chains more than ${MAX_NESTING} unary operators`;
+    } else if (c !== 32 && c !== 9) {
+      unary = 0;
+      if (isWordChar(c) && (i === 0 || !isWordChar(text.charCodeAt(i - 1)))) {
+        let j = i + 1;
+        while (j < text.length && isWordChar(text.charCodeAt(j))) j++;
+        if (j - i <= 6 && CHAIN_WORDS.has(text.slice(i, j)) && ++words > MAX_NESTING) return `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)`;
+        i = j - 1;
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * The information diagnostic for a text over the limit (or nested too deep for the parser:
+ * {@link nestingProblem}), or null when it may be linted.
  * @param maxFileSizeKB the limit in KB; 0 (or a negative number) means no limit; default
  *   {@link DEFAULT_MAX_FILE_SIZE_KB}.
  */
 export function fileTooLarge(text: string, maxFileSizeKB: number | undefined): LintDiagnostic | null {
   const limitKB = maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB;
-  if (!(limitKB > 0) || !Number.isFinite(limitKB)) return null;
-  const bytes = utf8BytesOver(text, limitKB * 1024);
-  if (bytes === null) return null;
+  const bytes = limitKB > 0 && Number.isFinite(limitKB) ? utf8BytesOver(text, limitKB * 1024) : null;
   const kb = (n: number) => `${Math.ceil(n).toLocaleString("en-US")} KB`;
+  const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
+  if (bytes === null) {
+    const deep = nestingProblem(text);
+    return deep === null ? null : {
+      code: FILE_TOO_LARGE_CODE, name: "file-too-large", severity: "information", range,
+      message: `GPU Pilot did not lint this file: ${deep}, more than its parser can take safely.`,
+    };
+  }
   return {
     code: FILE_TOO_LARGE_CODE,
     name: "file-too-large",
     severity: "information",
     message: `GPU Pilot did not lint this file: its code is ${kb(bytes / 1024)}, over the ${kb(limitKB)} limit. Raise gpuPilot.maxFileSizeKB (CLI: --max-file-size-kb; 0: no limit) to lint it.`,
-    range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+    range,
   };
 }

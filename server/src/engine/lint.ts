@@ -100,8 +100,8 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   if (tooLarge) {
     // Not parsed: the result of an empty text, plus the diagnostic that says why.
     const empty = lintPython("", { maxFileSizeKB: 0 });
-    empty.diagnostics.push(tooLarge);
-    return empty;
+    empty.tree?.delete(); // no tree: the server must not keep one for incremental parsing of this text
+    return { ...empty, tree: null, diagnostics: [tooLarge] };
   }
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
   const enabled = RULES.filter((r) => !isManifestRule(r) && isEnabled(r.meta.code, options.select, options.ignore));

@@ -9,6 +9,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { Language, Parser, type Node, type Tree } from "web-tree-sitter";
+import { nestingProblem } from "../limits";
 
 export type { Node as SyntaxNode, Tree as SyntaxTree } from "web-tree-sitter";
 
@@ -50,8 +51,12 @@ export function parsePython(text: string, previous?: Tree): Tree {
   if (!sharedParser) throw new Error("parsePython called before loadPython() resolved");
   // A lone \r ends a line for Python (universal newlines) and for LSP, but not for tree-sitter's
   // Python grammar: parse it as \n. Same length, so offsets stay valid and rows match LSP lines.
-  const input = text.includes("\r") ? text.replace(/\r(?!\n)/g, "\n") : text;
-  const tree = sharedParser.parse(input, previous ?? null);
+  let input = text.includes("\r") ? text.replace(/\r(?!\n)/g, "\n") : text;
+  // Nesting deep enough to overflow tree-sitter's wasm stack would kill the parser for the whole
+  // process: parse the text blanked instead (same lines and lengths, no nodes). lintPython reports it.
+  const tooDeep = nestingProblem(input) !== null;
+  if (tooDeep) input = input.replace(/[^\n\r]/g, " ");
+  const tree = sharedParser.parse(input, tooDeep ? null : (previous ?? null));
   if (!tree) throw new Error("tree-sitter returned no tree (parse cancelled)");
   return tree;
 }
