@@ -12,13 +12,29 @@ export default tseslint.config(
       // Custom LSP messages are tiny namespaces (vscode-eslint's style).
       "@typescript-eslint/no-namespace": "off",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
-      // Security: never build a shell command string (issue 9). Processes get argument arrays.
+      // Security: never build a shell command string (issue 9). Processes get argument arrays;
+      // test/unit/security.test.ts checks that each of these catches its bad snippet.
       "no-restricted-properties": ["error",
         { object: "child_process", property: "exec", message: "Use execa/spawn with an argument array." },
         { object: "child_process", property: "execSync", message: "Use spawnSync with an argument array." },
+        { property: "execaCommand", message: "execaCommand parses a command string: use execa(file, args)." },
+        { property: "execaCommandSync", message: "execaCommandSync parses a command string: use execa(file, args)." },
         { property: "sendText", message: "Never type a built command into a terminal; use a Task with ProcessExecution." }],
+      "no-restricted-imports": ["error", {
+        paths: [
+          { name: "child_process", importNames: ["exec", "execSync"], message: "Runs a shell command string: use spawn/execFile (or execa) with an argument array." },
+          { name: "node:child_process", importNames: ["exec", "execSync"], message: "Runs a shell command string: use spawn/execFile (or execa) with an argument array." },
+          { name: "execa", importNames: ["execaCommand", "execaCommandSync", "$"], message: "Parses a command string or template: use execa(file, args)." },
+        ],
+      }],
       "no-restricted-syntax": ["error",
-        { selector: "Property[key.name='shell'][value.value=true]", message: "shell: true is forbidden: pass argument arrays." }],
+        { selector: "Property[key.name='shell']:not([value.value=false]), Property[key.value='shell']:not([value.value=false])", message: "A shell (shell: true or a shell path) is forbidden: pass argument arrays with shell: false." },
+        { selector: "ImportDeclaration[source.value=/^(node:)?child_process$/] > :matches(ImportNamespaceSpecifier, ImportDefaultSpecifier)", message: "Import child_process functions by name (spawn, execFile), so that exec/execSync stay caught." },
+        { selector: "ImportDeclaration[source.value='execa'] > :matches(ImportNamespaceSpecifier, ImportDefaultSpecifier)", message: "Import execa by name, so that execaCommand and $ stay caught." },
+        { selector: "CallExpression[callee.name='require'][arguments.0.value=/^(node:)?child_process$/], ImportExpression[source.value=/^(node:)?child_process$/]", message: "Import child_process functions by name (spawn, execFile), so that exec/execSync stay caught." },
+        { selector: "VariableDeclarator > ObjectPattern > Property[key.name=/^(exec|execSync|execaCommand|execaCommandSync|\\$)$/]", message: "Destructures a function that runs a command string: use spawn/execFile/execa with an argument array." },
+        { selector: "TaggedTemplateExpression[tag.name=/^(\\$|execa|execaSync|execaNode)$/], TaggedTemplateExpression[tag.property.name=/^(\\$|execa|execaSync|execaNode)$/], TaggedTemplateExpression[tag.callee.name=/^(\\$|execa|execaSync|execaNode)$/]", message: "execa's template form builds a command from a string: use execa(file, args)." },
+        { selector: "NewExpression[callee.name='ShellExecution'], NewExpression[callee.property.name='ShellExecution']", message: "ShellExecution runs a command line through a shell: use ProcessExecution with an argument array." }],
     },
   },
 );
