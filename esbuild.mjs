@@ -3,7 +3,7 @@
 // usage: node esbuild.mjs [--watch] [--minify] [--outdir=DIR]   (DIR defaults to dist; scripts/package.mjs
 // builds the .vsix from its own folder so a concurrent `npm run build` cannot mix into it)
 import * as esbuild from "esbuild";
-import { copyFileSync, mkdirSync, existsSync } from "node:fs";
+import { copyFileSync, mkdirSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 
 const require = createRequire(import.meta.url);
@@ -14,6 +14,9 @@ const outdir = process.argv.find((a) => a.startsWith("--outdir="))?.slice("--out
 mkdirSync(outdir, { recursive: true });
 copyFileSync(require.resolve("web-tree-sitter/tree-sitter.wasm"), `${outdir}/tree-sitter.wasm`);
 copyFileSync(require.resolve("tree-sitter-python/tree-sitter-python.wasm"), `${outdir}/tree-sitter-python.wasm`);
+// The GPU History webview's stylesheet: uPlot's CSS, then the panel's own (loaded from dist/, no CDN).
+writeFileSync(`${outdir}/history.css`, readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8") + "\n" +
+  readFileSync("client/webview/history.css", "utf8"));
 
 /** @type {esbuild.BuildOptions} */
 const common = {
@@ -33,6 +36,9 @@ const entries = [
   { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js` },
   { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js` },
   { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js` },
+  // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.
+  { entryPoints: ["client/webview/history.ts"], outfile: `${outdir}/history.js`, platform: "browser", target: "es2022", format: "iife",
+    external: [], define: {}, banner: {} },
 ].filter((e) => existsSync(e.entryPoints[0]));
 
 if (watch) {

@@ -4,8 +4,9 @@
 //   media/screenshot-tree.png  the GPU Pilot view (2 x H200 from nvidia-smi, GPU 1 ticked)
 //   media/screenshot.png       examples/finetune_wrong_gpu.py with its GPU001 squiggle, the
 //                              Problems panel and the GPU view
+//   media/screenshot-history.png  the GPU History panel (utilisation and memory per GPU, GPU 1 selected)
 //
-//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py]
+//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,problem,history]
 //
 // Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
 // one python3 process on GPU 0). Bounded waits throughout; code-server's process group is killed at
@@ -22,6 +23,7 @@ const { values: opts } = parseArgs({
     file: { type: "string", default: "finetune_wrong_gpu.py" },
     width: { type: "string", default: "1440" },
     height: { type: "string", default: "860" },
+    only: { type: "string", default: "tree,problem,history" },
   },
 });
 
@@ -36,6 +38,8 @@ const watchdog = setTimeout(() => {
   shutdown(124);
 }, 300_000);
 watchdog.unref();
+
+const only = new Set(opts.only.split(",").map((x) => x.trim()));
 
 async function main() {
   const outDir = path.resolve(opts["out-dir"]);
@@ -76,10 +80,37 @@ async function main() {
   }
   log(`tree rows: ${JSON.stringify(await labels.allTextContents())}`);
   await page.mouse.move(5, Number(opts.height) - 5); // no hover tooltips in the shot
-  const treeShot = path.join(outDir, "screenshot-tree.png");
-  await page.screenshot({ path: treeShot });
-  log(`wrote ${path.relative(process.cwd(), treeShot)}`);
+  if (only.has("tree")) {
+    const treeShot = path.join(outDir, "screenshot-tree.png");
+    await page.screenshot({ path: treeShot });
+    log(`wrote ${path.relative(process.cwd(), treeShot)}`);
+  }
 
+  if (only.has("problem")) await problemShot(page, outDir);
+  if (only.has("history")) await historyShot(page, outDir);
+}
+
+/** 3. The GPU History panel: the command from the palette, then a few seconds of streamed samples. */
+async function historyShot(page, outDir) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input").first();
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(">GPU Pilot: Show GPU History");
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Show GPU History" }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press("Enter");
+  await page.locator(".tabs-container .tab", { hasText: "GPU History" }).first().waitFor({ timeout: 15_000 });
+  const frame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  await frame.locator(".uplot canvas").nth(3).waitFor({ timeout: 30_000 });
+  await frame.locator("#summary", { hasText: /samples per GPU/ }).waitFor({ timeout: 30_000 });
+  await page.waitForTimeout(8_000); // some samples after the first
+  await page.mouse.move(5, Number(opts.height) - 5);
+  log(`history: ${await frame.locator("#summary").textContent()}`);
+  const shot = path.join(outDir, "screenshot-history.png");
+  await page.screenshot({ path: shot });
+  log(`wrote ${path.relative(process.cwd(), shot)}`);
+}
+
+async function problemShot(page, outDir) {
   // 2. A file with a GPU001: quick open, wait for the squiggle, open the Problems panel.
   await page.keyboard.press("Control+P");
   const input = page.locator(".quick-input-widget input").first();

@@ -112,4 +112,9 @@ export interface GpuPilotApi extends GpuViewApi {
    * that sets CUDA_VISIBLE_DEVICES itself, GPUs busy with other users' processes.
    */
   checkRun(uri?: Uri, launcher?: LauncherKind): Promise<RunFinding[]>;
+  /**
+   * The GPU History panel (`gpuPilot.showHistory`): whether it is open and visible, the per-GPU
+   * samples and messages posted to it, and the samples and GPUs its webview last reported drawing.
+   */
+  getHistoryPanelState(): import("./gpu/historyPanel").HistoryPanelState;
 }

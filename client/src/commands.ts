@@ -29,6 +29,7 @@ export const commands: Record<string, Factory> = {
   },
   "gpuPilot.clearSelection": (ctx) => () => ctx.selection.set([]),
   "gpuPilot.pickFreeGpus": (ctx) => () => pickFreeGpusCommand(ctx.monitor, ctx.selection),
+  "gpuPilot.showHistory": (ctx) => (node?: unknown) => ctx.historyPanel.show(node),
   "gpuPilot.stopProcess": (ctx) => (node?: unknown) => stopProcessCommand(ctx.monitor, node),
   "gpuPilot.runActiveFile": (ctx) => (uri?: unknown) => runActiveFile(ctx, uri instanceof vscode.Uri ? uri : undefined),
   "gpuPilot.runActiveFileWith": (ctx) => (uri?: unknown) => runActiveFileWith(ctx, uri instanceof vscode.Uri ? uri : undefined),

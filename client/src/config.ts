@@ -46,6 +46,11 @@ export function refreshIntervalMs(): number {
   return numberSetting("refreshIntervalMs", 1000, 250);
 }
 
+/** `gpuPilot.history.minutes`: how far back the GPU History panel reaches, minutes (default 10, at least 1, at most 1440). */
+export function historyMinutes(): number {
+  return Math.min(1440, numberSetting("history.minutes", 10, 1));
+}
+
 /** `gpuPilot.selectBy`: how ticked GPUs are written into CUDA_VISIBLE_DEVICES, `index` (default) or `uuid`. */
 export function selectBy(): "index" | "uuid" {
   return cfg().get<unknown>("selectBy") === "uuid" ? "uuid" : "index";

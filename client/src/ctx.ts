@@ -19,12 +19,12 @@ import {
 import { InventoryNotification, SettingsNotification } from "../../server/src/protocol";
 import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
+import { HistoryPanel } from "./gpu/historyPanel";
 import { GpuMonitor } from "./gpu/monitor";
 import { toInventoryParams } from "./gpu/present";
 import { orderSelection, SelectionStore } from "./gpu/selection";
 import { createGpuFeatures } from "./gpu/features";
 import { log, logChannel, traceChannel } from "./log";
-import { restartingErrorHandler } from "./serverRestart";
 import { registerRunCodeLens } from "./run/codeLens";
 import { checkRunFor, type RunHost } from "./run/runActiveFile";
 
@@ -34,6 +34,8 @@ const CLIENT_ID = "gpuPilot";
 export class Ctx implements RunHost {
   readonly monitor: GpuMonitor;
   readonly selection: SelectionStore;
+  /** The "Show GPU History" panel (gpuPilot.showHistory). */
+  readonly historyPanel: HistoryPanel;
   /** The GPU view, status bar, terminal environment and debug provider, and their API part. */
   private readonly gpuFeatures: ReturnType<typeof createGpuFeatures>;
   private _lastRun: LastRun | undefined;
@@ -50,7 +52,9 @@ export class Ctx implements RunHost {
     this.monitor = new GpuMonitor({ runPid: () => (this._lastRun?.endedAt === undefined ? this._lastRun?.pid : undefined) });
     this.selection = new SelectionStore(extCtx.workspaceState);
     this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection);
+    this.historyPanel = new HistoryPanel(extCtx.extensionUri, this.monitor, this.selection, () => this._lastRun);
     extCtx.subscriptions.push(
+      this.historyPanel,
       this.monitor,
       ...this.gpuFeatures.disposables,
       ...registerRunCodeLens(this.selection),
@@ -127,6 +131,7 @@ export class Ctx implements RunHost {
         return lastRun();
       },
       checkRun: (uri, launcher) => checkRunFor(this, uri, launcher),
+      getHistoryPanelState: () => this.historyPanel.getState(),
     };
   }
 
@@ -172,8 +177,6 @@ export class Ctx implements RunHost {
       outputChannel: logChannel(),
       ...(config.traceServer() !== "off" ? { traceOutputChannel: traceChannel() } : {}),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
-      // A crashed server is restarted (a few times) and the output channel says so in one line.
-      errorHandler: restartingErrorHandler(log),
       initializationFailedHandler: (error) => {
         log.error("The language server failed to initialise", error);
         return false;

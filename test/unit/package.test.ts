@@ -69,12 +69,12 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   const { names } = await readZip(vsix);
   const files = names.filter((n) => n.startsWith("extension/")).map((n) => n.slice("extension/".length));
   for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/server.js",
-    "dist/tree-sitter.wasm", "dist/tree-sitter-python.wasm", "media/icon.png", "media/gpu.svg",
+    "dist/tree-sitter.wasm", "dist/tree-sitter-python.wasm", "dist/history.js", "dist/history.css", "media/icon.png", "media/gpu.svg",
     "media/walkthrough/select.md", "media/walkthrough/run.md"]) {
     assert.ok(files.includes(f), `${f} missing from the .vsix (${files.join(", ")})`);
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
-  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/[^/]+\.(js|wasm)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/[^/]+\.(js|wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")), "source maps, sources or node_modules packed");

@@ -16,6 +16,7 @@ import { log } from "../log";
 import { type ComputeApp, describeProblem, type Gpu, type Inventory, type MigDevice, type ProcessDetails, queryInventory, type SmiFailure } from "./nvidiaSmi";
 import { Poller } from "./poller";
 import { describeProcesses, type ProcOptions } from "./procinfo";
+import { GpuHistory, historyCapacity } from "./history";
 import { GpuStream, type StreamEvent } from "./stream";
 
 /**
@@ -92,6 +93,12 @@ export class GpuMonitor implements vscode.Disposable {
   private processProblems: string[] = [];
   private detailsSeq = 0;
 
+  /**
+   * Utilisation and memory of each GPU over the last `gpuPilot.history.minutes`, from the streamed
+   * ticks (the GPU History panel); a fixed-size ring per GPU.
+   */
+  readonly history = new GpuHistory(historyCapacity(config.historyMinutes(), config.refreshIntervalMs()));
+
   /** Every GPU seen since the last reset (by UUID), to notice GPUs that disappear. */
   private readonly known = new Map<string, Gpu>();
   private vanished: MonitorNotice[] = [];
@@ -108,6 +115,9 @@ export class GpuMonitor implements vscode.Disposable {
     this.disposables.push(
       this.emitter,
       vscode.workspace.onDidChangeConfiguration((e) => {
+        if (config.affects(e, [`${config.SECTION}.history.minutes`, `${config.SECTION}.refreshIntervalMs`])) {
+          this.history.resize(historyCapacity(config.historyMinutes(), config.refreshIntervalMs()));
+        }
         if (!config.affects(e, MONITOR_KEYS)) return;
         this.known.clear();
         this.vanished = [];
@@ -274,6 +284,7 @@ export class GpuMonitor implements vscode.Disposable {
         }
         this.lastTickAt = Date.now();
         this.streamNotice = undefined;
+        this.history.push(tick);
         const uuids = new Set(tick.gpus.map((g) => g.uuid.toLowerCase()));
         const problems = [...tick.problems.map((p) => describeProblem("Streamed", p)), ...this.processProblems];
         this.setInventory({

@@ -1,0 +1,231 @@
+/**
+ * "GPU Pilot: Show GPU History" (`gpuPilot.showHistory`): a webview panel that draws, per GPU,
+ * utilisation % and memory used MiB over the last `gpuPilot.history.minutes` with uPlot
+ * (dist/history.js, dist/history.css: bundled, no CDN), the selected GPUs highlighted and the
+ * starts and ends of this workspace's runs marked.
+ *
+ * The numbers come from {@link GpuMonitor.history} (a ring per GPU fed by the streamed ticks). While
+ * the panel is open it holds the monitor's stream ({@link GpuMonitor.hold}). The webview is not
+ * retained when hidden: whenever it becomes visible (or reloads) it asks for the whole history
+ * (`ready`), and each new tick is posted as an `append` message.
+ */
+import * as crypto from "node:crypto";
+import * as vscode from "vscode";
+import type { LastRun } from "../api";
+import * as config from "../config";
+import type { GpuSeries, HistorySnapshot } from "./history";
+import type { GpuMonitor } from "./monitor";
+import { isSelected, type SelectionStore } from "./selection";
+
+/** A run's start and end, as the panel marks them. */
+export interface RunMark {
+  title: string;
+  startedAt: number;
+  endedAt?: number;
+}
+
+/** Messages to the webview. */
+export type ToWebview =
+  | { type: "history"; snapshot: HistorySnapshot; selected: string[]; runs: RunMark[]; minutes: number; focus?: string }
+  | {
+      type: "append";
+      at: number;
+      samples: { uuid: string; utilizationPercent: number | null; memoryUsedMiB: number | null }[];
+      selected: string[];
+      runs: RunMark[];
+    };
+
+/** Messages from the webview. */
+export type FromWebview = { type: "ready" } | { type: "drawn"; samples: number; gpus: number };
+
+/** What {@link GpuViewApi.getHistoryPanelState} reports. */
+export interface HistoryPanelState {
+  /** Whether the panel exists (open, visible or not). */
+  open: boolean;
+  /** Whether it is visible. */
+  visible: boolean;
+  /** Per-GPU samples posted to the webview since it was opened (whole histories and appends). */
+  samplesSent: number;
+  /** Messages posted to the webview. */
+  messagesSent: number;
+  /** Of those, whole histories (opened, shown again, reloaded, GPUs changed). */
+  historiesSent: number;
+  /** "drawn" reports received from the webview (one per redraw). */
+  drawReports: number;
+  /** Samples per GPU the webview last said it drew, over all GPUs (its own count, after a redraw); 0 before. */
+  samplesDrawn: number;
+  /** GPUs the webview last said it drew. */
+  gpusDrawn: number;
+}
+
+/** Runs remembered for the marks (the newest). */
+const MAX_RUNS = 50;
+
+/** Owns the (single) history panel. */
+export class HistoryPanel implements vscode.Disposable {
+  private panel: vscode.WebviewPanel | undefined;
+  private panelDisposables: vscode.Disposable[] = [];
+  private readonly runs: RunMark[] = [];
+  private lastPushes = -1;
+  private knownGpus = "";
+  private focus: string | undefined;
+  private state: Omit<HistoryPanelState, "open" | "visible"> = { samplesSent: 0, messagesSent: 0, historiesSent: 0, drawReports: 0, samplesDrawn: 0, gpusDrawn: 0 };
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly monitor: GpuMonitor,
+    private readonly selection: SelectionStore,
+    private readonly lastRun: () => LastRun | undefined,
+  ) {}
+
+  /** Opens (or reveals) the panel; `node`, a GPU row of the view, picks the GPU to emphasise. */
+  show(node?: unknown): void {
+    const gpu = (node as { kind?: string; gpu?: { uuid?: unknown } } | undefined)?.gpu;
+    this.focus = typeof gpu?.uuid === "string" ? gpu.uuid : undefined;
+    if (this.panel) {
+      this.panel.reveal(undefined, false);
+      this.postHistory();
+      return;
+    }
+    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
+    const panel = vscode.window.createWebviewPanel("gpuPilot.history", "GPU History", vscode.ViewColumn.Active, {
+      enableScripts: true,
+      retainContextWhenHidden: false,
+      localResourceRoots: [dist],
+    });
+    this.panel = panel;
+    this.state = { samplesSent: 0, messagesSent: 0, historiesSent: 0, drawReports: 0, samplesDrawn: 0, gpusDrawn: 0 };
+    this.lastPushes = this.monitor.history.pushes;
+    panel.webview.html = this.html(panel.webview, dist);
+    this.panelDisposables.push(
+      this.monitor.hold(),
+      panel.onDidDispose(() => this.closed()),
+      panel.onDidChangeViewState((e) => {
+        // A webview that is not retained starts over when shown; it asks with `ready` too, this is a
+        // second chance in case that message raced the reload.
+        if (e.webviewPanel.visible) this.postHistory();
+      }),
+      panel.webview.onDidReceiveMessage((m: FromWebview) => {
+        if (m?.type === "ready") this.postHistory();
+        else if (m?.type === "drawn") {
+          this.state.drawReports++;
+          this.state.samplesDrawn = Number(m.samples) || 0;
+          this.state.gpusDrawn = Number(m.gpus) || 0;
+        }
+      }),
+      this.monitor.onDidChange(() => this.onMonitorChange()),
+      this.selection.onDidChange(() => this.postHistory()),
+      vscode.workspace.onDidChangeConfiguration((e) => {
+        if (config.affects(e, [`${config.SECTION}.history.minutes`, `${config.SECTION}.refreshIntervalMs`])) this.postHistory();
+      }),
+    );
+  }
+
+  /** The panel's state, for the API and tests. */
+  getState(): HistoryPanelState {
+    return { open: this.panel !== undefined, visible: this.panel?.visible ?? false, ...this.state };
+  }
+
+  dispose(): void {
+    this.panel?.dispose();
+    this.closed();
+  }
+
+  private closed(): void {
+    this.panel = undefined;
+    for (const d of this.panelDisposables.splice(0)) d.dispose();
+  }
+
+  private noteRun(): void {
+    const run = this.lastRun();
+    if (!run || run.error) return;
+    const known = this.runs.find((r) => r.startedAt === run.startedAt && r.title === run.title);
+    if (known) {
+      if (run.endedAt !== undefined) known.endedAt = run.endedAt;
+      return;
+    }
+    this.runs.push({ title: run.title, startedAt: run.startedAt, ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}) });
+    if (this.runs.length > MAX_RUNS) this.runs.shift();
+  }
+
+  private selectedUuids(gpus: readonly { index: number; uuid: string }[]): string[] {
+    const ids = this.selection.get();
+    const mig = this.monitor.inventory?.mig ?? [];
+    const fromMig = new Set(mig.filter((m) => ids.some((id) => id.toLowerCase() === m.uuid.toLowerCase())).map((m) => m.gpuUuid.toLowerCase()));
+    return gpus.filter((g) => isSelected(g, ids) || fromMig.has(g.uuid.toLowerCase())).map((g) => g.uuid);
+  }
+
+  private onMonitorChange(): void {
+    const history = this.monitor.history;
+    if (!this.panel || history.pushes === this.lastPushes) return;
+    const missed = history.pushes - this.lastPushes;
+    this.lastPushes = history.pushes;
+    const snap = history.snapshot();
+    const gpus = snap.gpus.map((g) => g.uuid).join(",");
+    if (missed !== 1 || gpus !== this.knownGpus) {
+      this.postHistory(snap);
+      return;
+    }
+    this.noteRun();
+    const latest = snap.gpus.filter((g) => g.at.length > 0);
+    const at = Math.max(...latest.map((g) => g.at[g.at.length - 1]));
+    const samples = latest
+      .filter((g) => g.at[g.at.length - 1] === at)
+      .map((g: GpuSeries) => ({ uuid: g.uuid, utilizationPercent: g.utilizationPercent[g.at.length - 1], memoryUsedMiB: g.memoryUsedMiB[g.at.length - 1] }));
+    this.post({ type: "append", at, samples, selected: this.selectedUuids(snap.gpus), runs: [...this.runs] }, samples.length);
+  }
+
+  /** Posts every sample (the panel was opened, shown again or reloaded; the GPUs changed). */
+  private postHistory(snap: HistorySnapshot = this.monitor.history.snapshot()): void {
+    if (!this.panel) return;
+    this.noteRun();
+    this.lastPushes = this.monitor.history.pushes;
+    this.knownGpus = snap.gpus.map((g) => g.uuid).join(",");
+    const samples = snap.gpus.reduce((n, g) => n + g.at.length, 0);
+    this.state.historiesSent++;
+    this.post({
+      type: "history",
+      snapshot: snap,
+      selected: this.selectedUuids(snap.gpus),
+      runs: [...this.runs],
+      minutes: config.historyMinutes(),
+      ...(this.focus ? { focus: this.focus } : {}),
+    }, samples);
+  }
+
+  private post(message: ToWebview, samples: number): void {
+    const panel = this.panel;
+    if (!panel) return;
+    this.state.messagesSent++;
+    this.state.samplesSent += samples;
+    void panel.webview.postMessage(message).then(undefined, () => undefined);
+  }
+
+  private html(webview: vscode.Webview, dist: vscode.Uri): string {
+    const nonce = crypto.randomBytes(16).toString("base64");
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, "history.js"));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, "history.css"));
+    const csp = [
+      "default-src 'none'",
+      `script-src 'nonce-${nonce}'`,
+      `style-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource} data:`,
+      `font-src ${webview.cspSource}`,
+    ].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style.toString()}">
+<title>GPU History</title>
+</head>
+<body>
+<header id="head"><h1>GPU history</h1><p id="summary">Waiting for nvidia-smi...</p></header>
+<main id="charts"></main>
+<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+  }
+}
