@@ -25,6 +25,7 @@ import { toInventoryParams } from "./gpu/present";
 import { orderSelection, SelectionStore } from "./gpu/selection";
 import { createGpuFeatures } from "./gpu/features";
 import { log, logChannel, traceChannel } from "./log";
+import { restartingErrorHandler } from "./serverRestart";
 import { registerRunCodeLens } from "./run/codeLens";
 import { checkRunFor, type RunHost } from "./run/runActiveFile";
 
@@ -177,6 +178,8 @@ export class Ctx implements RunHost {
       outputChannel: logChannel(),
       ...(config.traceServer() !== "off" ? { traceOutputChannel: traceChannel() } : {}),
       revealOutputChannelOn: RevealOutputChannelOn.Never,
+      // A crashed server is restarted (a few times) and the output channel says so in one line.
+      errorHandler: restartingErrorHandler(log),
       initializationFailedHandler: (error) => {
         log.error("The language server failed to initialise", error);
         return false;

@@ -445,6 +445,8 @@ const languageClientFake = {
   LanguageClient: FakeLanguageClient,
   TransportKind: { stdio: 0, ipc: 1, pipe: 2, socket: 3 },
   RevealOutputChannelOn: { Debug: 0, Info: 1, Warn: 2, Error: 3, Never: 4 },
+  ErrorAction: { Continue: 1, Shutdown: 2 },
+  CloseAction: { DoNotRestart: 1, Restart: 2 },
   State: { Stopped: 1, Running: 2, Starting: 3 },
 };
 
