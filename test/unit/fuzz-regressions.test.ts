@@ -74,3 +74,18 @@ test("nesting that overflows tree-sitter's wasm stack is not parsed (the trap ki
   after.tree?.delete();
   assert.deepEqual(after.diagnostics.map((d) => d.code), ["GPU001"]);
 });
+
+test("notebook: a fix whose edit runs on into the next cell is not offered (it cannot be applied cell by cell)", () => {
+  // Minimal counterexample (npm run fuzz, seed 90010): GPU008's fix wraps the rest of a block that
+  // continues, through an unclosed parenthesis, into the next cell; truncated to the cell it added
+  // syntax errors (2 → 4).
+  const cells = [
+    { kind: "code" as const, text: "import threading\nimport torch" },
+    { kind: "code" as const, text: "def worker():\n    torch.cuda.set_device(1)\n    print(t" },
+    { kind: "code" as const, text: " = threading.Thread(target=worker)\nt.start()\n" },
+  ];
+  checkNotebook(cells, { machine: { gpuCount: null, uuids: [] }, torchBelow24: false });
+  const r = lintNotebook(cells);
+  assert.ok(r.diagnostics.some((d) => d.code === "GPU008"));
+  assert.ok(!r.diagnostics.some((d) => d.code === "GPU008" && d.fix));
+});

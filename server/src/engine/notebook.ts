@@ -94,12 +94,21 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}): { d
       range: { start: { line: r.start.line - s.line, character: r.start.character }, end: { line: endLine - s.line, character: endCharacter } },
     };
   };
+  // An edit must fit in one cell; it may end at the start of the next cell's first line (the removal
+  // of a cell's last line with its break). A fix with an edit across cells (code that runs on from one
+  // cell into the next) cannot be applied cell by cell: it is not offered.
+  const fitsInCell = (r: Range): boolean => {
+    let s = starts[0];
+    for (const st of starts) if (st.line <= r.start.line) s = st;
+    const last = s.line + s.lines - 1;
+    return r.end.line <= last || (r.end.line === last + 1 && r.end.character === 0);
+  };
   const diagnostics = result.diagnostics.map((d): CellDiagnostic => {
     const at = locate(d.range);
     return {
       code: d.code, name: d.name, message: d.message, severity: d.severity, cell: at.cell, range: at.range,
       ...(d.related ? { related: d.related.map((r) => ({ ...locate(r.range), message: r.message })) } : {}),
-      ...(d.fix ? { fix: { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ ...locate(e.range), newText: e.newText })) } } : {}),
+      ...(d.fix && d.fix.edits.every((e) => fitsInCell(e.range)) ? { fix: { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ ...locate(e.range), newText: e.newText })) } } : {}),
     };
   });
   return { diagnostics, ruleFailures: result.ruleFailures };
