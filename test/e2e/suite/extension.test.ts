@@ -8,23 +8,13 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { EXTENSION_ID, applyToText, codeOf, describeDiagnostics, getApi, gpuDiagnostics, openWorkspaceFile, outDir, waitFor, workspaceRoot } from "./util";
+import { revertDirtyWorkspaceDocuments } from "./helpers";
 
 const CUDA_WRITE = 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"';
 
 suite("GPU Pilot", () => {
-  teardown(async () => {
-    // Leave no modified workspace file behind for the next test (best effort).
-    const root = workspaceRoot() + path.sep;
-    for (const doc of vscode.workspace.textDocuments) {
-      if (!doc.isDirty || doc.uri.scheme !== "file" || !doc.uri.fsPath.startsWith(root)) continue;
-      try {
-        await vscode.window.showTextDocument(doc);
-        await vscode.commands.executeCommand("workbench.action.files.revert");
-      } catch (e) {
-        console.log(`[gpu-pilot e2e] could not revert ${doc.uri.fsPath}: ${(e as Error).message}`);
-      }
-    }
-  });
+  // Leave no modified workspace file behind for the next test (best effort).
+  teardown(revertDirtyWorkspaceDocuments);
 
   test("a. GPU001 on line 5 of gpu001.py (CUDA_VISIBLE_DEVICES after torch.cuda.is_available())", async () => {
     const editor = await openWorkspaceFile("gpu001.py");
