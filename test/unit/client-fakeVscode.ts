@@ -458,3 +458,16 @@ mod._load = function (request: string, parent: unknown, isMain: boolean) {
   if (request === "vscode-languageclient/node") return languageClientFake;
   return original.call(this, request, parent, isMain);
 };
+
+/** An in-memory `vscode.Memento` (workspace state) for tests; `data` is the backing map. */
+export function memento() {
+  const data = new Map<string, unknown>();
+  return {
+    data,
+    get: <T>(key: string) => data.get(key) as T | undefined,
+    update: (key: string, value: unknown) => {
+      data.set(key, value);
+      return Promise.resolve();
+    },
+  };
+}

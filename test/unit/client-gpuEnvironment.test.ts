@@ -1,7 +1,7 @@
 // The selection everywhere (client/src/gpu/environment.ts, actions.ts, features.ts) with the
 // stand-in `vscode` module: terminals' environmentVariableCollection, the Python debug provider,
 // "Pick Free GPUs", "Stop Process", and the API part of the GPU view.
-import { debug, FakeEnvironmentVariableCollection, recorded, settings } from "./client-fakeVscode";
+import { debug, FakeEnvironmentVariableCollection, recorded, settings, memento } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -21,16 +21,6 @@ const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-env-"));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 const emptyProc = { procRoot: join(tmp, "no-proc"), passwdFile: join(tmp, "no-passwd"), ownUid: 1000, ownUser: "me" };
 
-function memento() {
-  const data = new Map<string, unknown>();
-  return {
-    get: <T>(key: string) => data.get(key) as T | undefined,
-    update: (key: string, value: unknown) => {
-      data.set(key, value);
-      return Promise.resolve();
-    },
-  };
-}
 
 function setup(mode = "busy") {
   process.env.FAKE_NVIDIA_SMI_MODE = mode;

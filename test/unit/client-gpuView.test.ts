@@ -1,7 +1,7 @@
 // The GPU monitor, tree view and status bar against the fake nvidia-smi, with a stand-in `vscode`
 // module (client-fakeVscode.ts, imported first). /proc details come from a fake /proc tree so that
 // pid 582 of the captures has a known user and command line.
-import { FakeTreeView, recorded, settings, changeSettings, TreeItemCheckboxState, ThemeIcon, ThemeColor, MarkdownString } from "./client-fakeVscode";
+import { FakeTreeView, recorded, settings, changeSettings, TreeItemCheckboxState, ThemeIcon, ThemeColor, MarkdownString, memento } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -29,16 +29,6 @@ function fakeProc(uid: number): MonitorOptions["proc"] {
   return { procRoot: root, passwdFile: passwd, ownUid: 1000, ownUser: "me" };
 }
 
-function memento() {
-  const data = new Map<string, unknown>();
-  return {
-    get: <T>(key: string) => data.get(key) as T | undefined,
-    update: (key: string, value: unknown) => {
-      data.set(key, value);
-      return Promise.resolve();
-    },
-  };
-}
 
 /** `timeoutMs` (gpuPilot.nvidiaSmiTimeoutMs): generous, since the fake is a Node script that starts slowly on a loaded machine; hang tests shorten it. */
 function setup(mode: string, path = FAKE, options: MonitorOptions = {}, timeoutMs = 5000) {

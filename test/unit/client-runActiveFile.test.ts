@@ -1,7 +1,7 @@
 // "Run Active File on Selected GPUs" / "Run Active File With..." with a stand-in `vscode` module
 // (client-fakeVscode.ts, imported first): the Task it builds for each launcher, the checks and their
 // ways forward, workspace trust, saving, picking GPUs, Show Output / Stop, and the exit report.
-import { FakeDocument, recorded, settings, Task, TaskScope, tasks, Uri, window, workspace } from "./client-fakeVscode";
+import { FakeDocument, recorded, settings, Task, TaskScope, tasks, Uri, window, workspace, memento } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
@@ -18,17 +18,6 @@ const LAUNCHERS_BIN = join(__dirname, "..", "fixtures", "bin", "launchers");
 const CASES = join(__dirname, "..", "..", "..", "shared", "cases");
 const PROJECT = "/work/proj";
 
-function memento() {
-  const data = new Map<string, unknown>();
-  return {
-    data,
-    get: <T>(key: string) => data.get(key) as T | undefined,
-    update: (key: string, value: unknown) => {
-      data.set(key, value);
-      return Promise.resolve();
-    },
-  };
-}
 
 type TestHost = RunHost & { lastRun?: LastRun; dispose(): void; state: ReturnType<typeof memento> };
 

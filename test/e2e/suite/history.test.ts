@@ -6,17 +6,8 @@
 import * as assert from "node:assert/strict";
 import * as vscode from "vscode";
 import { getApi, openWorkspaceFile, waitFor } from "./util";
+import type { HistoryPanelState } from "../../../client/src/gpu/historyPanel";
 
-interface HistoryPanelState {
-  open: boolean;
-  visible: boolean;
-  samplesSent: number;
-  messagesSent: number;
-  historiesSent: number;
-  drawReports: number;
-  samplesDrawn: number;
-  gpusDrawn: number;
-}
 
 interface HistoryApi {
   getHistoryPanelState(): HistoryPanelState;
