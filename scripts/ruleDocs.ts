@@ -17,6 +17,7 @@ export function renderRuleDoc(rule: Rule): string {
     `# ${code}: ${name}`,
     "",
     `- **Severity:** ${severity}`,
+    `- **Set:** ${rule.meta.preview ? "preview (off unless preview is on: `--preview`, `gpuPilot.lint.preview`, `[tool.gpu-pilot] preview = true`; below the default set's precision bar on the ecosystem corpus)" : "default"}`,
     `- **Fixable:** ${fixable ? "yes (quick fix)" : "no"}`,
     "",
     "## What it does",
@@ -51,7 +52,7 @@ export function renderRuleDoc(rule: Rule): string {
 export function renderRulesIndex(rules: readonly Rule[]): string {
   const rows = rules.map((r) => {
     const { code, name, severity, fixable, docs } = r.meta;
-    return `| [${code}](${code}.md) | ${name} | ${severity} | ${fixable ? "yes" : "no"} | ${cell(firstSentence(docs.what))} |`;
+    return `| [${code}](${code}.md) | ${name} | ${severity}${r.meta.preview ? " (preview)" : ""} | ${fixable ? "yes" : "no"} | ${cell(firstSentence(docs.what))} |`;
   });
   return [
     BANNER,

@@ -130,6 +130,14 @@ export function maxFileSizeKB(): number {
   return Math.floor(numberSetting("maxFileSizeKB", 2048, 0));
 }
 
+/** `gpuPilot.lint.preview`: true/false where the user set it, undefined at the default (pyproject decides). */
+export function lintPreview(): boolean | undefined {
+  const c = cfg();
+  const i = typeof c.inspect === "function" ? c.inspect<unknown>("lint.preview") : undefined;
+  const set = i?.workspaceFolderValue ?? i?.workspaceValue ?? i?.globalValue;
+  return typeof set === "boolean" ? set : undefined;
+}
+
 /** The settings the language server needs, resolved here (the server never reads raw settings). */
 export function lintSettings(): EditorLintSettings {
   return {
@@ -137,6 +145,7 @@ export function lintSettings(): EditorLintSettings {
     severity: lintSeverity(), configurationPreference: configurationPreference(),
     inlayHints: cfg().get<unknown>("inlayHints.physicalDevice") === true,
     maxFileSizeKB: maxFileSizeKB(),
+    preview: lintPreview() ?? null,
   };
 }
 

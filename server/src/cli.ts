@@ -4,8 +4,9 @@
  * Lints .py files and .ipynb notebooks, and Dockerfiles, compose files and Kubernetes YAML
  * (GPU018-GPU020), folders searched recursively, with the same engine and configuration
  * (`[tool.gpu-pilot]`, `# noqa`) as the language server.
- * Exit codes: 0 nothing reported (or --exit-zero), 1 problems reported, 2 bad usage, an unreadable
- * path or a broken file (message on stderr).
+ * Exit codes, as ESLint's: 0 nothing at or above the fail level (default: warning, so information
+ * and hint findings do not fail a run; --fail-level changes it, --exit-zero never fails), 1 findings
+ * at or above it, 2 bad usage, an unreadable path or a broken file (message on stderr).
  */
 import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve, extname, relative, sep } from "node:path";
@@ -32,6 +33,9 @@ options:
   --extend-select CODES   enable these in addition
   --ignore CODES          disable these codes or prefixes
   --fix                   apply safe fixes in place, then report what remains
+  --preview               also run the preview rules and checks (below the default set's precision bar)
+  --fail-level LEVEL      exit 1 when a finding is at least this severe: error | warning (default) |
+                          information | hint  (alias: --exit-non-zero-on)
   --exit-zero             exit 0 even when problems are reported
   --statistics            print counts per rule and how many files were parsed, on stderr
   --no-prefilter          parse every file, even those no enabled rule can fire on (benchmarks)
@@ -39,9 +43,18 @@ options:
   --gpus N                the machine has N GPUs (enables GPU017)
   --inventory FILE        nvidia-smi --query-gpu=index,uuid,... CSV of the machine (enables GPU017)
   --max-file-size-kb N    report a file whose code is over N KB as not linted (GPU000) instead of linting it (default 2048; 0: no limit)
-exit codes: 0 nothing reported, 1 problems reported, 2 bad usage or unreadable input`;
+exit codes: 0 no finding at or above the fail level, 1 findings at or above it, 2 bad usage or unreadable input`;
 
 const SKIP_DIRS = new Set(["node_modules", "__pycache__", ".git", ".hg", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache", "site-packages", ".ipynb_checkpoints"]);
+
+/** Severities from most to least severe (LSP's order): a lower rank is more severe. */
+const SEVERITY_RANK: Record<Severity, number> = { error: 1, warning: 2, information: 3, hint: 4 };
+
+/** The exit code of a run: 1 when a finding is at least as severe as `failLevel` (and not --exit-zero). */
+function exitCodeOf(all: readonly JsonDiagnostic[], args: Pick<CliArgs, "exitZero" | "failLevel">): number {
+  if (args.exitZero) return 0;
+  return all.some((d) => SEVERITY_RANK[d.severity] <= SEVERITY_RANK[args.failLevel]) ? 1 : 0;
+}
 
 /** Thrown for bad usage or unreadable input; the message goes to stderr and the exit code is 2. */
 class UsageError extends Error {}
@@ -53,6 +66,8 @@ interface CliArgs {
   flags: LintOverrides;
   fix: boolean;
   exitZero: boolean;
+  /** Findings at least this severe make the exit code 1. */
+  failLevel: Severity;
   stdinFilename: string | null;
   gpus: number | null;
   inventory: string | null;
@@ -73,7 +88,7 @@ function parseArgs(argv: string[]): CliArgs {
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"\n${USAGE}`);
-  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false };
+  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false };
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
@@ -95,6 +110,14 @@ function parseArgs(argv: string[]): CliArgs {
       case "--ignore": a.flags.ignore = codeList(value(), name); break;
       case "--fix": a.fix = true; break;
       case "--exit-zero": a.exitZero = true; break;
+      case "--preview": a.flags.preview = true; break;
+      case "--fail-level":
+      case "--exit-non-zero-on": {
+        const v = value();
+        if (!(v in SEVERITY_RANK)) throw new UsageError(`${name} must be error, warning, information or hint, not "${v}"`);
+        a.failLevel = v as Severity;
+        break;
+      }
       case "--statistics": a.statistics = true; break;
       case "--no-prefilter": a.noPrefilter = true; break;
       case "--stdin-filename": a.stdinFilename = value(); break;
@@ -211,7 +234,7 @@ function displayName(file: string): string {
 function formatText(all: JsonDiagnostic[], fixedCount: number): string {
   const lines = all.map((d) => {
     const where = d.cell !== null ? `${displayName(d.filename)}:cell ${d.cell}:${d.location.row}:${d.location.column}` : `${displayName(d.filename)}:${d.location.row}:${d.location.column}`;
-    return `${where}: ${d.code} ${d.message}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${d.fix.message}]` : ""}`;
+    return `${where}: ${d.severity} ${d.code} ${d.message.replace(/\s*[\r\n]+\s*/g, " ")}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${d.fix.message}]` : ""}`;
   });
   const safe = all.filter((d) => d.fix?.applicability === "safe").length;
   if (all.length === 0) lines.push(fixedCount ? `Fixed ${fixedCount} problem${fixedCount === 1 ? "" : "s"}; all checks passed!` : "All checks passed!");
@@ -410,7 +433,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
         : kind ? checkManifest(name, text, kind, optionsFor(name), args.fix) : checkPython(name, text, optionsFor(name), args.fix);
       all.push(...r.diagnostics);
       fixedCount += r.applied;
-      if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return args.exitZero || all.length === 0 ? 0 : 1; }
+      if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return exitCodeOf(all, args); }
     } else {
       const files = collectFiles(args.paths);
       const workers = workerCount(files.length);
@@ -427,7 +450,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     }
     const render = { text: () => formatText(all, fixedCount), json: () => JSON.stringify(all, null, 2) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
     io.out(render());
-    return args.exitZero || all.length === 0 ? 0 : 1;
+    return exitCodeOf(all, args);
   } catch (e) {
     if (e instanceof UsageError) {
       if (e.message === USAGE || e.message === VERSION) { io.out(e.message + "\n"); return 0; }

@@ -52,6 +52,8 @@ export interface EditorLintSettings extends LintSettings {
   inlayHints: boolean;
   /** gpuPilot.maxFileSizeKB: larger files are not linted (one information diagnostic says so); 0: no limit. */
   maxFileSizeKB?: number;
+  /** gpuPilot.lint.preview: also run the preview rules and checks (null or absent: not set, pyproject decides). */
+  preview?: boolean | null;
 }
 
 /** The client command that opens a rule's documentation page; argument: the rule code. */

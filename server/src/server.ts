@@ -53,6 +53,7 @@ function pathOf(uri: string): string | null {
 function lintOptions(uri: string): LintOptions {
   const { options, problems } = resolveLintOptions(pathOf(uri), {
     select: settings.select, ignore: settings.ignore, severity: settings.severity, eagerInitModules: settings.eagerInitModules,
+    ...(typeof settings.preview === "boolean" ? { preview: settings.preview } : {}),
   }, settings.configurationPreference ?? "editorFirst");
   for (const p of problems) {
     const key = `${p.file}:${p.line}:${p.message}`;

@@ -6,10 +6,10 @@ import { fixAllPython, safeEdits } from "../../server/src/engine/fixAll";
 test("fix-all: a write moved by GPU001 and GPU006's insertion above it do not both land in one pass (regression: duplicated CUDA_DEVICE_ORDER)", async () => {
   await initEngine();
   const src = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\n';
-  const once = fixAllPython(src, {});
+  const once = fixAllPython(src, { preview: true });
   assert.equal(once.text, 'import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\n');
-  assert.equal(fixAllPython(once.text, {}).text, once.text, "applying fix-all twice changes nothing the second time");
-  const r = lintPython(once.text, {});
+  assert.equal(fixAllPython(once.text, { preview: true }).text, once.text, "applying fix-all twice changes nothing the second time");
+  const r = lintPython(once.text, { preview: true });
   r.tree?.delete();
   assert.deepEqual(r.diagnostics.filter((d) => d.fix?.safe), []);
 });

@@ -53,7 +53,7 @@ test("didOpen gives GPU001 with code, source, doc link and related information",
   }) as Action[];
   assert.equal(fixAll.length, 1);
   assert.equal(fixAll[0].kind, "source.fixAll.gpuPilot");
-  assert.equal(fixAll[0].edit!.changes[uri][0].newText, 'import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nmodel = torch.nn.Linear(8, 8).cuda()\n');
+  assert.equal(fixAll[0].edit!.changes[uri][0].newText, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nmodel = torch.nn.Linear(8, 8).cuda()\n');
 });
 
 test("noqa suppresses, and hovering a code in a noqa comment shows the rule's doc", async () => {

@@ -112,8 +112,8 @@ test("folders are searched for Dockerfiles, compose files and Kubernetes YAML (h
   const files = [...new Set(rows(r.stdout).map((d) => d.filename.slice(dir.length + 1)))].sort();
   assert.deepEqual(files, ["deploy/docker-compose.gpu.yml", "deploy/k8s/deployment.yaml", "docker/Dockerfile.dev", "docker/train.Dockerfile"]);
   const text = run(["check", "."], { cwd: dir });
-  assert.match(text.stdout, /^deploy\/k8s\/deployment\.yaml:13:15: GPU018 /m);
-  assert.match(text.stdout, /^docker\/train\.Dockerfile:3:5: GPU019 /m);
+  assert.match(text.stdout, /^deploy\/k8s\/deployment\.yaml:13:15: error GPU018 /m);
+  assert.match(text.stdout, /^docker\/train\.Dockerfile:3:5: warning GPU019 /m);
 });
 
 test("--format github and sarif carry the manifest rows and rules", () => {

@@ -24,6 +24,8 @@ export interface ProjectConfig {
   perFileIgnores?: Record<string, string[]>;
   severity?: Record<string, Severity>;
   eagerInitModules?: string[];
+  /** `preview = true`: also run the preview rules and checks (below the default set's precision bar). */
+  preview?: boolean;
 }
 
 /** A configuration problem: shown once, pointing at the file and line; linting goes on with defaults. */
@@ -104,12 +106,16 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
         }
         break;
       }
+      case "preview":
+        if (typeof value !== "boolean") problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] preview must be true or false" });
+        else config.preview = value;
+        break;
       case "eager-init-modules":
         if (!Array.isArray(value) || value.some((m) => typeof m !== "string")) problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] eager-init-modules must be a list of module names" });
         else config.eagerInitModules = value as string[];
         break;
       default:
-        problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] unknown key "${key}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules)` });
+        problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] unknown key "${key}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview)` });
     }
   }
   return { config, problems };

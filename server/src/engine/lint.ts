@@ -35,6 +35,8 @@ export interface LintOptions {
    * is asked for, with {@link fixParsesCleanly}); the CLI validates every fix eagerly.
    */
   lazyFixValidation?: boolean;
+  /** Also run the preview rules and the preview checks of default rules (see RuleMeta.preview in types.ts). */
+  preview?: boolean;
   /** Replaces the registry (tests: a throwing rule is isolated). */
   rules?: readonly Rule[];
 }
@@ -75,6 +77,11 @@ export function isEnabled(code: string, select: readonly string[] | undefined, i
   return s >= 0 && s > i;
 }
 
+/** Whether a rule runs: enabled by select/ignore, and in the default set or preview is on. */
+export function isRuleOn(rule: Rule, options: Pick<LintOptions, "select" | "ignore" | "preview">): boolean {
+  return isEnabled(rule.meta.code, options.select, options.ignore) && (!rule.meta.preview || !!options.preview);
+}
+
 /**
  * `# noqa` comments by 0-based line: `null` means bare `# noqa` (every code), else the listed codes.
  * Parses comment nodes of the tree (never string contents).
@@ -104,7 +111,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     return { ...empty, tree: null, diagnostics: [tooLarge] };
   }
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
-  const enabled = RULES.filter((r) => !isManifestRule(r) && isEnabled(r.meta.code, options.select, options.ignore));
+  const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
   const candidates = options.noPrefilter
     ? new Set(enabled.map((r) => r.meta.code as string))
     : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null });
@@ -120,7 +127,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     if (!candidates.has(rule.meta.code) && !options.rules) continue;
     const ctx: RuleContext = {
       model, machine, notebook: !!extra.notebook, where: extra.where ?? ((l) => `line ${l + 1}`),
-      report: (f) => diagnostics.push(toDiagnostic(rule, f)),
+      report: (f) => { if (!f.preview || options.preview) diagnostics.push(toDiagnostic(rule, f)); },
     };
     const before = diagnostics.length;
     try {

@@ -19,6 +19,8 @@ export interface LintOverrides {
   ignore?: string[];
   severity?: Record<string, Severity>;
   eagerInitModules?: string[];
+  /** Run the preview rules and checks too (CLI `--preview`, setting `gpuPilot.lint.preview`). */
+  preview?: boolean;
 }
 
 interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean }
@@ -58,12 +60,14 @@ export function resolveLintOptions(file: string | null, editor: LintOverrides, p
   const severity = preference === "filesystemFirst"
     ? { ...(editor.severity ?? {}), ...(project?.severity ?? {}), ...(flags.severity ?? {}) }
     : { ...(project?.severity ?? {}), ...(editor.severity ?? {}), ...(flags.severity ?? {}) };
+  const preview = flags.preview ?? (preference === "filesystemFirst" ? project?.preview ?? editor.preview : editor.preview ?? project?.preview);
   const eager = flags.eagerInitModules ?? pick(editor.eagerInitModules, project?.eagerInitModules, nonEmpty);
   const options: LintOptions = {
     ...(select || extend.length ? { select: [...(select ?? ["GPU"]), ...extend] } : {}),
     ...(ignore.length ? { ignore } : {}),
     ...(Object.keys(severity).length ? { severity } : {}),
     ...(eager ? { eagerInitModules: eager } : {}),
+    ...(preview ? { preview: true } : {}),
     torchBelow24,
   };
   return { options, problems: entry?.problems ?? [], pyproject };

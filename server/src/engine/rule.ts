@@ -25,7 +25,7 @@ export interface RuleContext {
   /** Names a 0-based line for messages: "line 4" in a file, "cell 2, line 1" in a notebook. */
   where(line: number): string;
   /** Reports one finding; severity defaults to the rule's. */
-  report(finding: { range: Range; message: string; severity?: Severity; related?: RelatedInfo[]; fix?: Fix }): void;
+  report(finding: { range: Range; message: string; severity?: Severity; related?: RelatedInfo[]; fix?: Fix; preview?: boolean }): void;
 }
 
 /** Everything a manifest rule (GPU018-GPU020: Dockerfiles, compose files, Kubernetes manifests) may read. */

@@ -10,6 +10,13 @@ export interface VisibleEntry {
   kind: "index" | "uuid" | "negative" | "malformed";
   /** The device ordinal for `index` entries. */
   index?: number;
+  /**
+   * Text after the leading digits of an `index` entry (`"0  # comment"` → `"# comment"`): CUDA reads
+   * the leading integer and ignores the rest. Measured on an H200 with torch 2.11 (verify/
+   * GPU003-trailing-text, docs/ground-truth.md): "0  # comment", "0x" and "0 1" → 1 device;
+   * "0x,0" → 0 devices (read as 0,0, a duplicate), so parsing goes on after such an entry.
+   */
+  trailing?: string;
   /** Offset of the entry inside the value string (UTF-16 units), for precise ranges. */
   offset: number;
 }
@@ -39,7 +46,9 @@ export function parseVisibleDevices(value: string): VisibleDevices {
     const lead = raw.length - raw.trimStart().length;
     const text = raw.trim();
     let e: VisibleEntry;
-    if (text !== "" && [...text].every((c) => c >= "0" && c <= "9")) e = { text, kind: "index", index: Number(text), offset: offset + lead };
+    const digits = /^\d+/.exec(text)?.[0];
+    if (digits !== undefined && digits.length === text.length) e = { text, kind: "index", index: Number(text), offset: offset + lead };
+    else if (digits !== undefined) e = { text, kind: "index", index: Number(digits), trailing: text.slice(digits.length).trim(), offset: offset + lead };
     else if (/^-\d+$/.test(text)) e = { text, kind: "negative", offset: offset + lead };
     else if (UUID_PREFIX.test(text) && text.length > 4) e = { text, kind: "uuid", offset: offset + lead };
     else e = { text, kind: "malformed", offset: offset + lead };

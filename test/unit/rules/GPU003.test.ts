@@ -19,19 +19,19 @@ test("parseVisibleDevices follows ground truth's parsing table", () => {
   assert.equal(parseVisibleDevices("GPU-6486822f").kept[0].kind, "uuid");
 });
 
-test("GPU003 int value: error with a str() fix", async () => {
+test("GPU003 int value: error with a fix to the string it means (\"1\", not str(1))", async () => {
   const src = 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = 1\nimport torch\n';
   const [d] = await lintCode(src, "GPU003");
   assert.equal(d.severity, "error");
   assert.equal(d.range.start.line, 2);
   assert.match(d.message, /TypeError/);
-  assert.equal(applyFix(src, d), 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = str(1)\nimport torch\n');
+  assert.equal(applyFix(src, d), 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n');
 });
 
-test("GPU003 list value: join fix", async () => {
+test("GPU003 list value: a literal list becomes its string", async () => {
   const src = 'import os\nids = [0, 1]\nos.environ["CUDA_VISIBLE_DEVICES"] = (0, 1)\n';
   const [d] = await lintCode(src, "GPU003");
-  assert.equal(applyFix(src, d), 'import os\nids = [0, 1]\nos.environ["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, (0, 1)))\n');
+  assert.equal(applyFix(src, d), 'import os\nids = [0, 1]\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n');
 });
 
 test("GPU003 duplicate: drops it", async () => {

@@ -3,40 +3,43 @@ import { test } from "node:test";
 import { lint, lintCode, applyFix } from "../helpers";
 import { fixtureTests } from "./fixtureCheck";
 
+/** Preview on: these tests document every check of the rule, preview ones too (ecosystemPatterns.test.ts tests the default set). */
+const PREVIEW = { preview: true } as const;
+
 fixtureTests("GPU011");
 
 const C14 = 'import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group("nccl")\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n';
 
 test("GPU011 sits on init_process_group, is a warning and says what NCCL then does", async () => {
-  const [d] = await lintCode(C14, "GPU011");
+  const [d] = await lintCode(C14, "GPU011", PREVIEW);
   assert.deepEqual(d.range, { start: { line: 4, character: 0 }, end: { line: 4, character: 31 } });
   assert.equal(d.severity, "warning");
-  assert.match(d.message, /no torch\.cuda\.set_device\(local_rank\) before it/);
-  assert.match(d.message, /This can cause a hang/);
+  assert.match(d.message, /is followed by `torch\.nn\.Linear\(4, 4\)\.cuda\(\)` \(line 6\) with no torch\.cuda\.set_device\(local_rank\) before it/);
+  assert.match(d.message, /GPU 0 in every rank/);
 });
 
 test("GPU011 fix inserts set_device(LOCAL_RANK) (and `import os`); re-linting is clean", async () => {
-  const [d] = await lintCode(C14, "GPU011");
+  const [d] = await lintCode(C14, "GPU011", PREVIEW);
   assert.equal(d.fix?.title, 'Insert torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) before init_process_group');
   assert.equal(d.fix?.safe, false);
   const fixed = applyFix(C14, d);
   assert.equal(fixed, 'import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ntorch.cuda.set_device(int(os.environ["LOCAL_RANK"]))\ndist.init_process_group("nccl")\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n');
-  assert.deepEqual(await lint(fixed), []);
+  assert.deepEqual(await lint(fixed, PREVIEW), []);
 });
 
 test("GPU011 fix reuses an existing local_rank variable and keeps `from __future__` first", async () => {
-  const src = 'from __future__ import annotations\nimport os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ndist.init_process_group(backend="nccl")\n';
-  const [d] = await lintCode(src, "GPU011");
-  assert.equal(applyFix(src, d), 'from __future__ import annotations\nimport os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group(backend="nccl")\n');
-  const noOs = 'from __future__ import annotations\nimport torch\nimport torch.distributed as dist\ndist.init_process_group("nccl")\n';
-  const [d2] = await lintCode(noOs, "GPU011");
+  const src = 'from __future__ import annotations\nimport os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ndist.init_process_group(backend="nccl")\ndist.barrier()\n';
+  const [d] = await lintCode(src, "GPU011", PREVIEW);
+  assert.equal(applyFix(src, d), 'from __future__ import annotations\nimport os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group(backend="nccl")\ndist.barrier()\n');
+  const noOs = 'from __future__ import annotations\nimport torch\nimport torch.distributed as dist\ndist.init_process_group("nccl")\nx = torch.ones(1).cuda()\n';
+  const [d2] = await lintCode(noOs, "GPU011", PREVIEW);
   assert.ok(applyFix(noOs, d2).startsWith("from __future__ import annotations\nimport os\nimport torch\n"));
 });
 
-test("GPU011 constant devices in a DDP file are errors with a local_rank fix", async () => {
+test("GPU011 constant devices in a DDP file are warnings (preview) with a local_rank fix", async () => {
   const src = 'import os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(0)\ndist.init_process_group("nccl")\nx = torch.ones(1, device="cuda:0")\n';
-  const [a, b] = await lintCode(src, "GPU011");
-  assert.equal(a.severity, "error");
+  const [a, b] = await lintCode(src, "GPU011", PREVIEW);
+  assert.equal(a.severity, "warning");
   assert.deepEqual(a.range, { start: { line: 4, character: 0 }, end: { line: 4, character: 24 } });
   assert.match(a.message, /`torch\.cuda\.set_device\(0\)` is a constant device in a distributed script \(init_process_group at line 6\)/);
   assert.deepEqual(b.range, { start: { line: 6, character: 25 }, end: { line: 6, character: 33 } });
@@ -44,16 +47,16 @@ test("GPU011 constant devices in a DDP file are errors with a local_rank fix", a
   assert.ok(fixedA.includes("torch.cuda.set_device(local_rank)\n"));
   const fixedB = applyFix(src, b);
   assert.ok(fixedB.includes('x = torch.ones(1, device=f"cuda:{local_rank}")\n'));
-  assert.deepEqual((await lintCode(applyFix(fixedA, (await lintCode(fixedA, "GPU011"))[0]), "GPU011")), []);
+  assert.deepEqual((await lintCode(applyFix(fixedA, (await lintCode(fixedA, "GPU011", PREVIEW))[0]), "GPU011")), []);
 });
 
 test("GPU011 LOCAL_RANK without default is information only where no env:// process group is created", async () => {
   const src = 'import os\nrank = int(os.environ["LOCAL_RANK"])\n';
-  const [d] = await lintCode(src, "GPU011");
+  const [d] = await lintCode(src, "GPU011", PREVIEW);
   assert.equal(d.severity, "information");
   assert.deepEqual(d.range, { start: { line: 1, character: 11 }, end: { line: 1, character: 35 } });
   assert.match(d.message, /KeyError: 'LOCAL_RANK'/);
   assert.equal(applyFix(src, d), 'import os\nrank = int(os.environ.get("LOCAL_RANK", "0"))\n');
   const tcp = src + 'import torch.distributed as dist\ndist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=rank, world_size=2)\n';
-  assert.equal((await lintCode(tcp, "GPU011")).length, 1, "an explicit tcp:// rendezvous does not need torchrun");
+  assert.equal((await lintCode(tcp, "GPU011", PREVIEW)).length, 1, "an explicit tcp:// rendezvous does not need torchrun");
 });

@@ -1,6 +1,7 @@
 /**
  * Shared check: every `# expect: CODE` line of a rule's fixtures is reported, and nothing else for
- * that code. Fixtures are `.py` files, and `.ipynb` notebooks for notebook-only rules (there a line
+* that code, with preview on (fixtures document every check of a rule, preview ones too; the
+ * default set is tested in ecosystemPatterns.test.ts). Fixtures are `.py` files, and `.ipynb` notebooks for notebook-only rules (there a line
  * is `cell:line`, both 1-based, and the annotation may sit on a `!` shell line: bash ignores the comment).
  */
 import assert from "node:assert/strict";
@@ -11,7 +12,7 @@ import { fixtureFiles, expectedLines, lint, ROOT } from "../helpers";
 import { initEngine, type LintOptions } from "../../../server/src/engine/lint";
 import { cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
 
-export function fixtureTests(code: string, options: LintOptions = {}): void {
+export function fixtureTests(code: string, options: LintOptions = { preview: true }): void {
   for (const f of fixtureFiles(code)) {
     test(`${code} fixture ${f.name}: reports exactly the annotated lines`, async () => {
       const got = (await lint(f.text, options)).filter((d) => d.code === code).map((d) => d.range.start.line + 1);

@@ -122,7 +122,8 @@ async function lintExample(text: string): Promise<string[]> {
   const machine = { gpuCount: 2, uuids: [] };
   if (text.split("\n").some((l) => /^\s*[!%]/.test(l))) {
     await initEngine();
-    return lintNotebook([{ kind: "code", text }], { machine }).diagnostics.map((d) => d.code);
+    return lintNotebook([{ kind: "code", text }], { machine, preview: true }).diagnostics.map((d) => d.code);
   }
-  return (await lint(text, { machine })).map((d) => d.code);
+  // Preview on: a preview rule's example documents it too.
+  return (await lint(text, { machine, preview: true })).map((d) => d.code);
 }

@@ -6,7 +6,7 @@
  */
 import { RULES } from "../rules/index";
 import { isManifestRule, toDiagnostic, type ManifestRuleContext } from "../rule";
-import { isEnabled, type LintOptions, type RuleFailure } from "../lint";
+import { isRuleOn, type LintOptions, type RuleFailure } from "../lint";
 import { applyEdits } from "../fixes";
 import { safeEdits } from "../fixAll";
 import type { LintDiagnostic, TextEdit } from "../types";
@@ -33,8 +33,8 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
   for (const rule of RULES) {
-    if (!isManifestRule(rule) || !isEnabled(rule.meta.code, options.select, options.ignore)) continue;
-    const ctx: ManifestRuleContext = { manifest: model, report: (f) => diagnostics.push(toDiagnostic(rule, f)) };
+    if (!isManifestRule(rule) || !isRuleOn(rule, options)) continue;
+    const ctx: ManifestRuleContext = { manifest: model, report: (f) => { if (!f.preview || options.preview) diagnostics.push(toDiagnostic(rule, f)); } };
     const before = diagnostics.length;
     try {
       rule.checkManifest(ctx);

@@ -358,6 +358,10 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
           if (JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + "."))) return ev("jax", "context", `${bare}()`);
           return null;
         }
+        // Keras 3 is multi-backend: a call into `keras` starts TensorFlow only where it builds tensors
+        // (ops, layers, models...); `keras.src.*` internals and decorators such as `keras_export`
+        // run no backend code (issue 16, pattern 8).
+        if (bare.startsWith("keras.") && !KERAS_TENSOR_NAMESPACES.some((p) => bare === `keras.${p}` || bare.startsWith(`keras.${p}.`))) return null;
         if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
           const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
           if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available") return ev("tensorflow", "context", `${bare}()`);
@@ -484,6 +488,9 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
   };
   return model;
 }
+
+/** Keras namespaces whose calls build tensors (and so start the TensorFlow backend under TF). */
+const KERAS_TENSOR_NAMESPACES: readonly string[] = ["ops", "layers", "models", "Model", "Sequential", "Input", "random", "applications", "activations", "losses", "metrics", "optimizers", "backend", "initializers", "callbacks", "preprocessing", "datasets"];
 
 /** Local name → dotted path bindings of one import statement. */
 export function importBindings(imp: SyntaxNode): Array<[string, string]> {

@@ -4,6 +4,21 @@ import { STARTUP_VARIABLES } from "../frameworks";
 import { stateBefore } from "../python/timeline";
 import { nodeRange } from "../python/model";
 import { moveWriteFix } from "./shared/moveWrite";
+import { calleePath } from "./shared/py";
+import type { RuleContext } from "../rule";
+import type { SyntaxNode } from "../python/parser";
+
+/** Calls that start a child process, which inherits os.environ (Python's subprocess and os documentation). */
+const CHILD_PROCESS = /^(subprocess\.(Popen|run|call|check_call|check_output)|os\.(system|popen|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)|asyncio\.create_subprocess_(exec|shell)|multiprocessing\.(Process|context\.Process|get_context)|torch\.multiprocessing\.(spawn|start_processes|Process))$/;
+
+/** Whether a statement after `stmt` in its block starts a child process (see {@link CHILD_PROCESS}). */
+function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode): boolean {
+  for (let s = stmt.nextNamedSibling; s; s = s.nextNamedSibling) {
+    const calls = [...(s.type === "call" ? [s] : []), ...s.descendantsOfType("call")];
+    if (calls.some((c) => !!c && CHILD_PROCESS.test(calleePath(ctx.model, c) ?? ""))) return true;
+  }
+  return false;
+}
 
 /** GPU001: a startup variable written after a CUDA-initialising call of a framework that reads it. */
 export const rule: Rule = {
@@ -30,6 +45,9 @@ export const rule: Rule = {
       if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
       const { frozenBy } = stateBefore(ctx.model, w);
       if (!frozenBy) continue;
+      // A launcher that sets the variable for the child process it starts next (in the same block):
+      // the child reads it at its own start, so the write works (issue 16, pattern 11).
+      if (w.statement && startsChildAfter(ctx, w.statement)) continue;
       const line = ctx.where(frozenBy.node.startPosition.row);
       ctx.report({
         range: w.range,

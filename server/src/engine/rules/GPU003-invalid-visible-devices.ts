@@ -84,7 +84,11 @@ function checkType(ctx: RuleContext, w: EnvWriteEvent, value: SyntaxNode): void 
   const isNum = value.type === "float" || intLike(ctx.model, value);
   if (!isSeq && !isNum) return;
   const what = isSeq ? `a ${value.type}` : "an int";
-  const replacement = isSeq ? `",".join(map(str, ${value.text}))` : `str(${value.text})`;
+  // A literal becomes the string it means (`1` → `"1"`, not `str(1)`: issue 16); other values are converted.
+  const literalInts = isSeq && value.namedChildren.every((c) => c?.type === "integer");
+  const replacement = value.type === "integer" ? `"${value.text}"`
+    : literalInts ? `"${value.namedChildren.map((c) => c!.text).join(",")}"`
+    : isSeq ? `",".join(map(str, ${value.text}))` : `str(${value.text})`;
   ctx.report({
     range: w.range,
     message: `CUDA_VISIBLE_DEVICES is given ${what} (${value.text}): os.environ only takes strings, so this raises TypeError: str expected`,

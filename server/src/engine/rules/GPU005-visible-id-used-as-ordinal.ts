@@ -3,7 +3,7 @@ import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { envWritesAnywhere, nodeRange } from "../python/model";
 import type { RelatedInfo } from "../types";
-import { callArgs, calleePath, envReadsOf, flowsFrom } from "./shared/py";
+import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom } from "./shared/py";
 
 /** GPU005: a device string or ordinal built from the value of CUDA_VISIBLE_DEVICES. */
 export const rule: Rule = {
@@ -32,8 +32,13 @@ export const rule: Rule = {
     const reported = new Set<number>();
     const report = (node: SyntaxNode, what: string, source: SyntaxNode, replacement: string | null) => {
       if (reported.has(node.id)) return;
-      reported.add(node.id);
       const origin = origins.get(source.id)!;
+      // Python names are local to their function: a value read or written in one function does not
+      // reach a same-named parameter or variable of another (issue 16, pattern 6). A module-level
+      // source reaches every function.
+      const from = enclosingFunction(origin.node);
+      if (from && from.id !== enclosingFunction(node)?.id) return;
+      reported.add(node.id);
       ctx.report({
         range: nodeRange(node),
         message: `${what} uses ${origin.what} (${ctx.where(origin.node.startPosition.row)}) as a device ordinal: CUDA renumbers the visible GPUs from 0, so with CUDA_VISIBLE_DEVICES="1" this names cuda:1, which does not exist (invalid device ordinal); the first visible GPU is cuda:0`,

@@ -12,6 +12,7 @@ export const rule: Rule = {
     name: "device-order-not-pci",
     severity: "information",
     fixable: true,
+    preview: true,
     docs: {
       what: "Finds numeric CUDA_VISIBLE_DEVICES ids (`\"1\"`, `\"0,2\"`, `str(args.gpu)`) written when the file does not set `CUDA_DEVICE_ORDER=\"PCI_BUS_ID\"` before them (or next to them, before CUDA starts).",
       why: "The ids in CUDA_VISIBLE_DEVICES are CUDA's own device numbers, and by default CUDA numbers GPUs fastest first, while nvidia-smi numbers them by PCI bus (ground-truth.md: nvidia-smi ignores the variable and numbers GPUs in PCI bus order). On a machine with mixed GPU models, `CUDA_VISIBLE_DEVICES=\"1\"` can then be a different board than the one nvidia-smi, GPU Pilot's GPU view or a colleague calls GPU 1. `CUDA_DEVICE_ORDER=\"PCI_BUS_ID\"` makes both agree. On identical GPUs the orders coincide, which is why this is only information.",

@@ -38,6 +38,9 @@ export const rule: Rule = {
   },
   check(ctx) {
     const imports = ctx.model.nodesOfType(["import_statement", "import_from_statement"]).filter((s): s is SyntaxNode => !!s);
+    // After `del torch`, only an import that binds the framework's top-level module again is a re-import.
+    const rebindAfter = (framework: string, offset: number) =>
+      imports.find((imp) => imp.startIndex > offset && importBindings(imp).some(([, path]) => path === framework)) ?? null;
     const reimportAfter = (framework: string, offset: number) =>
       imports.find((imp) => imp.startIndex > offset && importBindings(imp).some(([, path]) => frameworkOf(path) === framework)) ?? null;
 
@@ -57,7 +60,8 @@ export const rule: Rule = {
       const hits = targets.map((t) => (t ? deletedFramework(ctx, t) : null));
       const framework = hits.find((h) => h !== null);
       if (!framework) continue;
-      const again = reimportAfter(framework, del.endIndex);
+      const byName = targets.some((t) => t?.type === "identifier" && hits[targets.indexOf(t)] !== null);
+      const again = byName ? rebindAfter(framework, del.endIndex) : reimportAfter(framework, del.endIndex);
       if (!again) continue;
       report(ctx, del, `\`${del.text}\` followed by \`${again.text}\` (${ctx.where(again.startPosition.row)}) does not reset CUDA`, framework, again, hits.every((h) => h !== null));
     }
@@ -80,7 +84,13 @@ function deletedFramework(ctx: RuleContext, target: SyntaxNode): string | null {
   if (target.type === "subscript" && ctx.model.resolve(target.childForFieldName("value")) === "sys.modules") {
     return frameworkOf(stringValue(target.childForFieldName("subscript")));
   }
-  if (target.type === "identifier") return frameworkOf(ctx.model.symbols.get(target.text));
+  // `del torch` only unbinds a name. It is an attempted reset only for the framework's own top-level
+  // module (`import torch ... del torch`); `import jax.numpy as _jnp; del _jnp` is namespace hygiene
+  // (issue 16, pattern 5), as is deleting any submodule or imported member.
+  if (target.type === "identifier") {
+    const path = ctx.model.symbols.get(target.text) ?? null;
+    return path && FRAMEWORKS.includes(path) ? path : null;
+  }
   return null;
 }
 

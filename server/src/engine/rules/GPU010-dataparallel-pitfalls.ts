@@ -44,6 +44,7 @@ export const rule: Rule = {
         if (!restricts) {
           ctx.report({
             range: nodeRange(call), severity: "information",
+            preview: true, // ecosystem check: 13 of 13 on real code were hygiene nobody would change
             message: "DataParallel without device_ids replicates the model on every visible GPU, and this file does not restrict CUDA_VISIBLE_DEVICES: on a shared machine it takes GPUs other jobs use. Pass device_ids (or launch with CUDA_VISIBLE_DEVICES); PyTorch recommends DistributedDataParallel instead",
           });
         }

@@ -5,6 +5,7 @@ import { nodeRange } from "../python/model";
 import { deviceUses } from "../python/devices";
 import { timelineCall } from "../python/timeline";
 import type { Fix, TextEdit } from "../types";
+import { snippet } from "../rule";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom, insertAbove, namesFor, statementOf } from "./shared/py";
 
 const INIT = "torch.distributed.init_process_group";
@@ -17,11 +18,11 @@ export const rule: Rule = {
     severity: "warning",
     fixable: true,
     docs: {
-      what: "Checks the device setup of distributed (DDP) scripts: `init_process_group(\"nccl\")` with no `torch.cuda.set_device(local_rank)` (or `device_id=`) before it (warning); a constant device (`set_device(0)`, `\"cuda:0\"`, `device_ids=[0]`) in a file that calls `init_process_group` (error: every process would use the same GPU); `os.environ[\"LOCAL_RANK\"]` without a default in a script that does not itself set up the process group (information: it only runs under torchrun).",
-      why: "Measured on 2 x H200 with torch 2.11 (ground-truth.md, 'Distributed and DataParallel'): `init_process_group(\"nccl\")` with no `set_device`, then `barrier()`, ran every rank on physical GPU 0 with the warnings 'barrier(): using the device under current context' and 'Guessing device ID based on global rank. This can cause a hang'. A constant `cuda:0` in a DDP script puts all ranks on the same GPU for the same reason. `int(os.environ[\"LOCAL_RANK\"])` run with plain `python` raises `KeyError: 'LOCAL_RANK'` (measured): the script needs torchrun.",
+      what: "Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group(\"nccl\")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to(\"cuda\")`, `device=\"cuda\"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning). Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: a constant device (`set_device(0)`, `\"cuda:0\"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ[\"LOCAL_RANK\"]` without a default (information).",
+      why: "Measured (verify/GPU011-set-device-after-init, docs/ground-truth.md): `init_process_group(\"nccl\")` without `device_id` leaves CUDA uninitialised (`torch.cuda.is_initialized()` is False after it; 1 x H200, torch 2.11, this session), and NCCL builds its communicator at the first collective, on the device current then; so `set_device(local_rank)` after the init works. CUDA work before the set_device runs on the current device, GPU 0 in every rank: on 2 x H200 with torch 2.11 the all-reduce then fails with `DistBackendError ... invalid usage` (NCCL 2.28.9; verify/GPU011). A constant `cuda:0` is only wrong when every process sees every GPU (torchrun); under launchers that give each process one GPU (Ray actors with num_gpus=1, Slurm per-task binding, one device per JAX process) it is right, which is why that check is preview. `int(os.environ[\"LOCAL_RANK\"])` run with plain `python` raises `KeyError: 'LOCAL_RANK'` (measured), but library and test code that only runs under a launcher is the common case (preview).",
       example: "import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group(\"nccl\")  # GPU011: every rank guesses its device\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n",
       fix: "import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group(\"nccl\")\nnet = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])\n",
-      whenNotToCare: "Single-GPU debugging runs of a DDP script (world size 1). For LOCAL_RANK: scripts that are only ever launched by torchrun, which always sets it.",
+      whenNotToCare: "Single-GPU debugging runs of a DDP script (world size 1), and launchers that give each process exactly one GPU (the current device is then the right one). For LOCAL_RANK: scripts that are only ever launched by torchrun, which always sets it.",
       references: [
         "ground-truth.md: 'Distributed and DataParallel, measured' row init_process_group(\"nccl\") with no set_device, then barrier()",
         "ground-truth.md: 'Other facts measured' row int(os.environ[\"LOCAL_RANK\"]) with plain python → KeyError",
@@ -39,9 +40,20 @@ export const rule: Rule = {
       const { positional, keywords } = callArgs(init);
       if (keywords.has("device_id") || !isNccl(ctx, keywords.get("backend") ?? positional[0])) continue;
       if (setDevices.some((s) => runsBefore(ctx, s, init))) continue;
+      // `if not dist.is_initialized(): dist.init_process_group(...)`: a fallback for when no fixture
+      // or launcher set the group (and its device) up already (issue 16, pattern 2).
+      if (isFallbackInit(ctx, init)) continue;
+      // Measured (verify/GPU011, verify/GPU011-set-device-after-init): without device_id,
+      // init_process_group("nccl") leaves CUDA uninitialised and NCCL builds its communicator at the
+      // first collective, on the device current then. So set_device after the init is fine; what
+      // goes wrong is CUDA work on the current device between the init and the set_device (or with
+      // no set_device at all): every rank then works on GPU 0.
+      const use = currentDeviceUseAfter(ctx, init, calls, setDevices);
+      if (!use) continue;
       ctx.report({
         range: nodeRange(init),
-        message: `\`${init.text.split("\n")[0]}\` runs with no torch.cuda.set_device(local_rank) before it: every rank starts on GPU 0 and NCCL guesses each rank's device from its global rank ("This can cause a hang"); set the device from LOCAL_RANK first or pass device_id=`,
+        message: `\`${snippet(init)}\` is followed by \`${snippet(use)}\` (${ctx.where(use.startPosition.row)}) with no torch.cuda.set_device(local_rank) before it: that runs on the current device, GPU 0 in every rank, so the ranks share one GPU (measured: the all-reduce fails with "invalid usage"); set the device from LOCAL_RANK first or pass device_id=`,
+        related: [{ range: nodeRange(use), message: "runs on the current device (GPU 0 in every rank)" }],
         fix: setDeviceFix(ctx, init, localRankName),
       });
     }
@@ -53,7 +65,10 @@ export const rule: Rule = {
         const node = isSetDevice ? call! : use.node;
         ctx.report({
           range: nodeRange(node),
-          severity: "error",
+          severity: "warning",
+          // Ecosystem check: 11 of 11 on real code were right, because their launcher (Ray actors with
+          // num_gpus=1, one device per JAX process, world_size=1) gives each process one GPU.
+          preview: true,
           message: `\`${use.form}\` is a constant device in a distributed script (init_process_group at ${ctx.where(inits[0].startPosition.row)}): every process uses GPU ${use.ordinal}, so the ranks pile onto one GPU; derive it from LOCAL_RANK`,
           related: [{ range: nodeRange(inits[0]), message: "the process group is created here: one process per GPU" }],
           ...(localRankName && visibleAt(localRankName, use.node) ? { fix: rankFix(use.node, localRankName) } : {}),
@@ -67,6 +82,9 @@ export const rule: Rule = {
         ctx.report({
           range: nodeRange(r.node),
           severity: "information",
+          // Ecosystem check: 40 of 40 on real code were library or test code that only runs under a
+          // launcher (or behind a check of the variable); hygiene, in preview.
+          preview: true,
           message: `${r.node.text} has no default: run with plain \`python\` it raises KeyError: 'LOCAL_RANK' (only torchrun sets it); use os.environ.get("LOCAL_RANK", "0") if the script should also run alone`,
           fix: getFix(r.node),
         });
@@ -74,6 +92,52 @@ export const rule: Rule = {
     }
   },
 };
+
+/** Collectives that run on the current device when given no device (object collectives, barrier). */
+const CURRENT_DEVICE_COLLECTIVES = new Set(["barrier", "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list", "monitored_barrier"].map((n) => `torch.distributed.${n}`));
+
+/**
+ * The first CUDA work on the current device after `init` in the same scope (function, or the
+ * module's top level) that no `set_device` between them re-targets: `.cuda()` with no device,
+ * `.to("cuda")` / `device="cuda"` without an index, `torch.device("cuda")`, or a collective that
+ * uses the current device (`barrier()` without `device_ids`, object collectives). Null when none.
+ */
+function currentDeviceUseAfter(ctx: RuleContext, init: SyntaxNode, calls: readonly SyntaxNode[], setDevices: readonly SyntaxNode[]): SyntaxNode | null {
+  const scope = enclosingFunction(init)?.id ?? null;
+  const sameScope = (n: SyntaxNode) => (enclosingFunction(n)?.id ?? null) === scope;
+  const firstSet = setDevices.filter((s) => s.startIndex > init.endIndex && sameScope(s)).sort((a, b) => a.startIndex - b.startIndex)[0];
+  const limit = firstSet ? firstSet.startIndex : Infinity;
+  for (const c of calls) {
+    if (c.startIndex <= init.endIndex || c.startIndex >= limit || !sameScope(c)) continue;
+    if (usesCurrentDevice(ctx, c)) return c;
+  }
+  return null;
+}
+
+/** Whether one call runs CUDA work on the current device (see {@link currentDeviceUseAfter}). */
+function usesCurrentDevice(ctx: RuleContext, call: SyntaxNode): boolean {
+  const q = calleePath(ctx.model, call);
+  const { positional, keywords } = callArgs(call);
+  if (q && CURRENT_DEVICE_COLLECTIVES.has(q)) return !keywords.has("device_ids") && !keywords.has("device");
+  if (q === "torch.device") return stringValue(positional[0]) === "cuda" && positional.length === 1;
+  const fn = call.childForFieldName("function");
+  const method = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : null;
+  if (method === "cuda") return positional.length === 0 && !keywords.has("device");
+  if (method === "to") return stringValue(positional[0] ?? keywords.get("device")) === "cuda";
+  return stringValue(keywords.get("device")) === "cuda" && !!q?.startsWith("torch.");
+}
+
+/** Whether `init` sits under `if not <...>.is_initialized():` (a fallback when nothing set the group up). */
+function isFallbackInit(ctx: RuleContext, init: SyntaxNode): boolean {
+  for (let n = init.parent; n && n.type !== "function_definition" && n.type !== "module"; n = n.parent) {
+    if (n.type !== "if_statement") continue;
+    const cond = n.childForFieldName("condition");
+    if (cond?.type !== "not_operator") continue;
+    const arg = cond.childForFieldName("argument");
+    if (arg?.type === "call" && /(^|\.)is_initialized$/.test(calleePath(ctx.model, arg) ?? arg.childForFieldName("function")?.text ?? "")) return true;
+  }
+  return false;
+}
 
 /** Whether a backend argument selects NCCL (`"nccl"`, `"cuda:nccl,cpu:gloo"`, a name bound to it, or a conditional offering it). */
 function isNccl(ctx: RuleContext, node: SyntaxNode | undefined, depth = 0): boolean {

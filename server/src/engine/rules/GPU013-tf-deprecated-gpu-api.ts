@@ -63,6 +63,7 @@ export const rule: Rule = {
         ctx.report({
           range: nodeRange(call),
           message: `${name}() is deprecated and initialises the TensorFlow runtime (device configuration after it fails); use tf.config.list_physical_devices("GPU")`,
+          preview: true, // ecosystem check: tests and examples that never configure devices afterwards
           fix: !positional.length && !keywords.size ? replaceCall(ctx, call, (tf) => `bool(${tf}.config.list_physical_devices("GPU"))`) : undefined,
         });
       } else if (q.startsWith("tensorflow.config.experimental.") && DEPRECATED_EXPERIMENTAL.has(q.slice("tensorflow.config.experimental.".length))) {
@@ -71,6 +72,7 @@ export const rule: Rule = {
         ctx.report({
           range: nodeRange(call),
           message: `${name} is a deprecated alias: use tf.config.${replacement}`,
+          preview: true, // ecosystem check: the aliases still work in TF 2.x; hygiene a maintainer rarely changes
           fix: renameExperimental(call, replacement),
         });
       }

@@ -4,6 +4,25 @@ import { STARTUP_VARIABLES } from "../frameworks";
 import type { Fix } from "../types";
 
 /** GPU014: `!export K=v` / `!K=v cmd` for a startup variable in a notebook. */
+/**
+ * Whether a `!` line runs a command after its leading `NAME=value` assignments
+ * (`!A=1 B=2 python x.py` → true, `!A=1` → false). Words are split as POSIX sh does for the
+ * simple cases: whitespace outside single or double quotes.
+ */
+export function runsACommand(command: string): boolean {
+  const words: string[] = [];
+  let cur = "", quote: string | null = null, inWord = false;
+  for (const ch of command.replace(/^!/, "")) {
+    if (quote) { if (ch === quote) quote = null; else cur += ch; continue; }
+    if (ch === "'" || ch === '"') { quote = ch; inWord = true; continue; }
+    if (/\s/.test(ch)) { if (inWord) words.push(cur); cur = ""; inWord = false; continue; }
+    cur += ch; inWord = true;
+  }
+  if (inWord) words.push(cur);
+  const rest = words.filter((_, i) => words.slice(0, i + 1).some((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)));
+  return rest.length > 0;
+}
+
 export const rule: Rule = {
   meta: {
     code: "GPU014",
@@ -35,6 +54,9 @@ export const rule: Rule = {
         if (!STARTUP_VARIABLES.includes(e.variable)) continue;
         const { command } = splitComment(e.text);
         const exported = command.slice(1).trim().startsWith("export");
+        // `!CUDA_VISIBLE_DEVICES=1 python train.py`: the assignment is for that command, which is
+        // what the line means (issue 16, pattern 12). Only a line that sets and runs nothing is lost.
+        if (!exported && runsACommand(command)) continue;
         ctx.report({
           range: e.range,
           message: exported

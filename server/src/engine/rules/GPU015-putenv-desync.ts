@@ -27,6 +27,11 @@ export const rule: Rule = {
   check(ctx) {
     for (const w of envWritesAnywhere(ctx.model)) {
       if (w.form !== "putenv" || !STARTUP_VARIABLES.includes(w.variable)) continue;
+      // `os.environ[K] = v` and `os.putenv(K, v)` with the same value: both views agree (issue 16,
+      // pattern 14; os.environ's assignment calls putenv itself, so the repeat is redundant, not wrong).
+      const same = (o: EnvWriteEvent) => o !== w && o.form !== "putenv" && o.variable === w.variable &&
+        ((o.literal !== null && o.literal === w.literal) || (!!o.value && !!w.value && o.value.text === w.value.text));
+      if (envWritesAnywhere(ctx.model).some(same)) continue;
       ctx.report({
         range: w.range,
         message: `os.putenv("${w.variable}", ...) changes the C environment but not os.environ: the framework's Python side and the native runtime then disagree about ${w.variable}${w.variable === "CUDA_VISIBLE_DEVICES" ? " (measured: torch's view and the CUDA runtime's differ and the first CUDA use fails)" : ""}; assign os.environ["${w.variable}"] instead`,

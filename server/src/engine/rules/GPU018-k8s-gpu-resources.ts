@@ -80,6 +80,9 @@ function checkContainer(ctx: ManifestRuleContext, c: PodContainer): void {
     const limit = amountOf(limits, name);
     const request = amountOf(requests, name);
     if ([limit, request].some((a) => a && templated(a.text))) continue;
+    // An empty or `null` amount is a placeholder of a template to be filled in (jax's examples/k8s
+    // has `nvidia.com/gpu: null`), not a count Kubernetes is asked to schedule.
+    if ([limit, request].some((a) => a && (a.text.trim() === "" || /^(null|~)$/i.test(a.text.trim())))) continue;
 
     // A count that is not a whole number of devices.
     const bad = [limit, request].find((a): a is Amount => !!a && (a.value === null || a.value < 0 || !Number.isInteger(a.value)));
