@@ -21,6 +21,7 @@ import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
 import { docUrl } from "./docsUrl";
 import { DEFAULT_MAX_FILE_SIZE_KB } from "./engine/limits";
+import { readWorkspaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
@@ -124,8 +125,12 @@ function parseArgs(argv: string[]): CliArgs {
   return a;
 }
 
-/** Expands folders into .py/.ipynb files and manifests (sorted; hidden and virtualenv folders skipped). */
-function collectFiles(paths: string[]): string[] {
+/**
+ * Expands folders into .py/.ipynb files and manifests (sorted; hidden and virtualenv folders
+ * skipped). A matching name in a folder that is not a regular file (a FIFO, a link to a device) is
+ * skipped with a note through `note`; a path named on the command line is kept (reading it fails).
+ */
+function collectFiles(paths: string[], note: (s: string) => void): string[] {
   const out: string[] = [];
   const walk = (dir: string) => {
     let names: string[];
@@ -135,7 +140,10 @@ function collectFiles(paths: string[]): string[] {
       let st;
       try { st = statSync(p); } catch { continue; }
       if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p); }
-      else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) out.push(p);
+      else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) {
+        if (st.isFile()) out.push(p);
+        else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st)})\n`);
+      }
     }
   };
   for (const p of paths) {
@@ -294,8 +302,9 @@ interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: b
 
 /** Lints (and with --fix, fixes in place) one file. @throws UsageError when it cannot be read. */
 function checkPath(file: string, args: CliArgs, optionsFor: (file: string) => LintOptions): FileResult {
-  let text: string;
-  try { text = readFileSync(file, "utf8"); } catch (e) { throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
+  const read = readWorkspaceFile(file, { maxBytes: SOURCE_MAX_BYTES });
+  if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
+  let text = read.bytes.toString("utf8");
   const bom = text.charCodeAt(0) === 0xfeff;
   if (bom) text = text.slice(1);
   const kind = manifestKindOf(file);
@@ -412,7 +421,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       fixedCount += r.applied;
       if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return args.exitZero || all.length === 0 ? 0 : 1; }
     } else {
-      const files = collectFiles(args.paths);
+      const files = collectFiles(args.paths, io.err);
       const workers = workerCount(files.length);
       const results = workers > 1 ? await checkInWorkers(files, argv, workers) : files.map((f) => checkPath(f, args, optionsFor));
       for (const r of results) {
