@@ -22,6 +22,7 @@ import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
 import { docUrl } from "./docsUrl";
 import { DEFAULT_MAX_FILE_SIZE_KB } from "./engine/limits";
 import { readWorkspaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
+import { decodeSource } from "./engine/sourceEncoding";
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
@@ -300,19 +301,34 @@ function configProblemText(p: { file: string; line?: number; message: string }):
 /** What checking one file gave, as passed back from a worker thread. */
 interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[] }
 
-/** Lints (and with --fix, fixes in place) one file. @throws UsageError when it cannot be read. */
+/**
+ * Lints (and with --fix, fixes in place) one file. The bytes are decoded as the file says
+ * (sourceEncoding.ts); a fix is written only when the encoding round-trips, so no byte outside the
+ * edits changes. Notes (a fix not written, and why) are returned in `problems`.
+ * @throws UsageError when it cannot be read.
+ */
 function checkPath(file: string, args: CliArgs, optionsFor: (file: string) => LintOptions): FileResult {
   const read = readWorkspaceFile(file, { maxBytes: SOURCE_MAX_BYTES });
   if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
-  let text = read.bytes.toString("utf8");
-  const bom = text.charCodeAt(0) === 0xfeff;
-  if (bom) text = text.slice(1);
   const kind = manifestKindOf(file);
+  const notebook = extname(file) === ".ipynb";
+  const decoded = decodeSource(read.bytes, !notebook && !kind);
+  const problems: string[] = [];
   const options = optionsFor(file);
-  const r = extname(file) === ".ipynb" ? checkNotebook(file, text, options, args.fix)
-    : kind ? checkManifest(file, text, kind, options, args.fix) : checkPython(file, text, options, args.fix);
-  if (r.fixed !== null) writeFileSync(file, (bom ? "\ufeff" : "") + r.fixed);
-  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems: [] };
+  const check = (fix: boolean) => notebook ? checkNotebook(file, decoded.text, options, fix)
+    : kind ? checkManifest(file, decoded.text, kind, options, fix) : checkPython(file, decoded.text, options, fix);
+  if (args.fix && decoded.noFix) problems.push(`gpu-pilot: ${file}: not fixed: ${decoded.noFix}\n`);
+  let r = check(args.fix && decoded.noFix === null);
+  if (r.fixed !== null) {
+    const bytes = decoded.encode(r.fixed);
+    if (bytes === null) {
+      problems.push(`gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`);
+      r = check(false);
+    } else {
+      writeFileSync(file, bytes);
+    }
+  }
+  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems };
 }
 
 /**
@@ -375,7 +391,7 @@ async function runWorker(argv: string[]): Promise<void> {
           return { ...r.options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
         };
         const r = checkPath(f, args, optionsFor);
-        out.push({ ...r, problems });
+        out.push({ ...r, problems: [...problems, ...r.problems] });
       }
       parentPort!.postMessage({ start: m.start, results: out });
     } catch (e) {

@@ -4,11 +4,12 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawnSync, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, symlinkSync, existsSync, mkdirSync } from "node:fs";
+import { mkdtempSync, writeFileSync, symlinkSync, existsSync, mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT } from "./helpers";
 import { readWorkspaceFile } from "../../server/src/engine/workspaceFile";
+import { codingCookie, decodeSource } from "../../server/src/engine/sourceEncoding";
 
 const CLI = join(ROOT, "dist", "cli.js");
 const tmp = (p = "gp-safe-") => mkdtempSync(join(tmpdir(), p));
@@ -91,4 +92,97 @@ test("CLI: a source that is a link to /dev/zero or a FIFO is refused by name, sk
   assert.ok(found.some((d) => d.code === "GPU001"));
   assert.match(folder.stderr, /skipped .*pipe\.ipynb: not a regular file \(a FIFO\)/);
   assert.match(folder.stderr, /skipped .*zero\.py: not a regular file \(a character device\)/);
+});
+
+// ---- Item 5: encodings. Fixed bytes are the original bytes with only the edits changed.
+const GPU001_SRC = (head: string, tail: string) => `${head}import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # ${tail}\n`;
+const GPU001_FIXED = (head: string, tail: string) => `${head}import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # ${tail}\nimport torch\ntorch.cuda.init()\n`;
+
+test("--fix refuses a file that is not valid UTF-8 and has no coding cookie: not a byte changes, findings still reported", () => {
+  const dir = tmp();
+  const f = join(dir, "latin.py");
+  const bytes = Buffer.from(GPU001_SRC("# caf\xe9\n", "na\xefve"), "latin1");
+  writeFileSync(f, bytes);
+  const r = cli(["check", "--fix", "--format", "json", f]);
+  assert.equal(r.status, 1, r.stderr);
+  assert.deepEqual(readFileSync(f), bytes, "the file is untouched");
+  assert.ok((JSON.parse(r.stdout) as Array<{ code: string }>).some((d) => d.code === "GPU001"));
+  assert.match(r.stderr, /latin\.py: not fixed: not valid UTF-8 \(byte 0xE9 at line 1\) and no PEP 263 coding cookie/);
+});
+
+test("--fix honours a PEP 263 cookie: latin-1 and cp1252 bytes outside the edits stay as they were", () => {
+  for (const [cookie, head, tail] of [
+    ["# -*- coding: latin-1 -*-\n", "# caf\xe9\n", "na\xefve \xff"],
+    ["# vim: set fileencoding=cp1252 :\n", "# price \x80 5\n", "\x93quoted\x94"],
+    ["#!/usr/bin/env python\n# coding=iso-8859-15\n", "# \xa4\n", "\xbd"],
+  ]) {
+    const dir = tmp();
+    const f = join(dir, "enc.py");
+    writeFileSync(f, Buffer.from(GPU001_SRC(cookie + head, tail), "latin1"));
+    const r = cli(["check", "--fix", f]);
+    assert.equal(r.status, 0, r.stderr + r.stdout);
+    assert.deepEqual(readFileSync(f), Buffer.from(GPU001_FIXED(cookie + head, tail), "latin1"), cookie);
+  }
+});
+
+test("--fix on UTF-8 keeps a BOM and CRLF line ends; a cookie for a multi-byte encoding is linted but not fixed", () => {
+  const dir = tmp();
+  const f = join(dir, "bom.py");
+  const src = "\ufeff" + GPU001_SRC("# é\r\n", "ü").replace(/\n/g, "\r\n").replace(/\r\r/g, "\r");
+  writeFileSync(f, src);
+  const r = cli(["check", "--fix", f]);
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(readFileSync(f, "utf8"), "\ufeff" + GPU001_FIXED("# é\r\n", "ü").replace(/\n/g, "\r\n").replace(/\r\r/g, "\r"));
+  const sj = join(dir, "sjis.py");
+  const sjBytes = Buffer.concat([Buffer.from("# coding: shift_jis\n# "), Buffer.from([0x82, 0xa0]), Buffer.from("\n" + GPU001_SRC("", "x"))]);
+  writeFileSync(sj, sjBytes);
+  const s = cli(["check", "--fix", "--format", "json", sj]);
+  assert.equal(s.status, 1, s.stderr);
+  assert.deepEqual(readFileSync(sj), sjBytes);
+  assert.match(s.stderr, /sjis\.py: not fixed: GPU Pilot does not write files in shift_jis \(PEP 263 cookie, line 1\)/);
+  const d = (JSON.parse(s.stdout) as Array<{ code: string; location: { row: number } }>).find((x) => x.code === "GPU001");
+  assert.equal(d?.location.row, 6, "the shift_jis text was decoded, lines kept");
+});
+
+test("--fix refuses a notebook or manifest that is not valid UTF-8, and says so", () => {
+  const dir = tmp();
+  const f = join(dir, "compose.yaml");
+  const compose = (comment: string) => `services:\n  train:\n    image: x\n    # ${comment}\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: "2"\n              capabilities: [gpu]\n`;
+  const bytes = Buffer.from(compose("caf\xe9"), "latin1");
+  writeFileSync(f, bytes);
+  const r = cli(["check", "--fix", f]);
+  assert.deepEqual(readFileSync(f), bytes);
+  assert.equal(r.status, 1, r.stderr);
+  assert.match(r.stderr, /compose\.yaml: not fixed: not valid UTF-8 \(byte 0xE9 at line 4\)/);
+  writeFileSync(f, compose("café"));
+  assert.equal(cli(["check", "--fix", f]).status, 0);
+  assert.equal(readFileSync(f, "utf8"), compose("café").replace('count: "2"', "count: 2"), "valid UTF-8 is fixed");
+  const nb = join(dir, "n.ipynb");
+  const nbBytes = Buffer.from(JSON.stringify({ cells: [{ cell_type: "code", source: GPU001_SRC("# caf\xe9\n", "x"), metadata: {}, outputs: [], execution_count: null }], metadata: {}, nbformat: 4, nbformat_minor: 5 }), "latin1");
+  writeFileSync(nb, nbBytes);
+  const n = cli(["check", "--fix", nb]);
+  assert.deepEqual(readFileSync(nb), nbBytes);
+  assert.equal(n.status, 1, n.stderr);
+  assert.match(n.stderr, /n\.ipynb: not fixed: not valid UTF-8 \(byte 0xE9 at line 1\)/);
+});
+
+test("decodeSource: CPython's cookie rules, and encode gives back the same bytes", () => {
+  const b = (s: string) => Buffer.from(s, "latin1");
+  assert.deepEqual(codingCookie(b("#!/usr/bin/python\n# -*- coding: cp1252 -*-\n")), { name: "cp1252", line: 2 });
+  assert.equal(codingCookie(b("import os\n# coding: latin-1\n")), null, "line 2 counts only after a blank or comment line");
+  assert.deepEqual(codingCookie(b("\n# vim:fileencoding=utf_8\n")), { name: "utf_8", line: 2 });
+  assert.equal(codingCookie(b("x = '# coding: latin-1'\n")), null);
+  const bomLatin = decodeSource(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), b("# coding: latin-1\nx = 1\n")]), true);
+  assert.match(bomLatin.noFix ?? "", /UTF-8 BOM but its coding cookie says latin-1: Python would reject it/);
+  const unknown = decodeSource(b("# coding: klingon\nx = 1\n"), true);
+  assert.match(unknown.noFix ?? "", /does not know the encoding klingon \(PEP 263 cookie, line 1\)/);
+  const ascii = decodeSource(b("# coding: ascii\nx = '\xe9'\n"), true);
+  assert.match(ascii.noFix ?? "", /not valid ascii/);
+  const cp = decodeSource(b("# coding: cp1252\n# \x80 \x93\x94 \xe9\n"), true);
+  assert.equal(cp.text, "# coding: cp1252\n# € “” é\n");
+  assert.deepEqual(cp.encode(cp.text), b("# coding: cp1252\n# \x80 \x93\x94 \xe9\n"));
+  assert.equal(cp.encode(cp.text + "😀"), null, "a character cp1252 cannot hold");
+  const latin = decodeSource(b("# coding: latin-1\n\xff\x80\n"), true);
+  assert.equal(latin.encode(latin.text + "Ā"), null);
+  assert.equal(decodeSource(b("x = 1\n"), false).encode("x = 2\n")?.toString(), "x = 2\n");
 });
