@@ -12,7 +12,7 @@ import { join, resolve, extname, relative, sep } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
-import { cellsOfIpynb, lintNotebook } from "./engine/notebook";
+import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
 import { resolveLintOptions, type LintOverrides } from "./engine/options";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
@@ -203,12 +203,7 @@ function checkNotebook(filename: string, json: string, options: LintOptions, fix
   const { cells, applied } = fix ? fixAllNotebook(original, options) : { cells: original, applied: 0 };
   const r = lintNotebook(cells, options);
   let fixed: string | null = null;
-  if (cells.some((c, i) => c.text !== original[i].text)) {
-    const nb = JSON.parse(json) as { cells: Array<{ source: string | string[] }> };
-    nb.cells.forEach((c, i) => { c.source = cells[i].text.split(/(?<=\n)/); });
-    const indent = /^\{\n( +)"/.exec(json)?.[1] ?? " ";
-    fixed = JSON.stringify(nb, null, indent) + (json.endsWith("\n") ? "\n" : "");
-  }
+  if (cells.some((c, i) => c.text !== original[i].text)) fixed = withCellSources(json, cells.map((c) => c.text));
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, { ...d, fix: d.fix ? { title: d.fix.title, safe: d.fix.safe, edits: d.fix.edits } : undefined }, d.cell + 1)), fixed, applied };
 }
 

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { ROOT } from "./helpers";
 import { readWorkspaceFile } from "../../server/src/engine/workspaceFile";
 import { codingCookie, decodeSource } from "../../server/src/engine/sourceEncoding";
+import { withCellSources } from "../../server/src/engine/notebook";
 
 const CLI = join(ROOT, "dist", "cli.js");
 const tmp = (p = "gp-safe-") => mkdtempSync(join(tmpdir(), p));
@@ -185,4 +186,89 @@ test("decodeSource: CPython's cookie rules, and encode gives back the same bytes
   const latin = decodeSource(b("# coding: latin-1\n\xff\x80\n"), true);
   assert.equal(latin.encode(latin.text + "Ā"), null);
   assert.equal(decodeSource(b("x = 1\n"), false).encode("x = 2\n")?.toString(), "x = 2\n");
+});
+
+// ---- Item 6 (and issue 16): notebook fixes edit the cells' source spans in the original text.
+const NB_CRLF = [
+  '{',
+  '  "metadata": {"big": 12345678901234567890, "ratio": 1.0, "name": "caf\\u00e9", "z": 1, "a": 2},',
+  '  "cells": [',
+  '    {',
+  '      "source": "print(\'hi\')",',
+  '      "cell_type": "code", "outputs": [], "metadata": {}, "execution_count": null',
+  '    },',
+  '    {',
+  '      "cell_type": "code",',
+  '      "source": [',
+  '        "import os\\n",',
+  '        "import torch\\n",',
+  '        "torch.cuda.init()\\n",',
+  '        "os.environ[\\"CUDA_VISIBLE_DEVICES\\"] = \\"1\\"\\n",',
+  '        "print(\\"d\\u00e9j\\u00e0\\")"',
+  '      ],',
+  '      "outputs": [{"output_type": "stream", "name": "stdout", "text": ["1.0\\n"]}], "metadata": {"n": 1e400}, "execution_count": 3',
+  '    },',
+  '    {"cell_type": "markdown", "metadata": {}, "source": ["# T\\u00edtulo\\n", "x"]}',
+  '  ],',
+  '  "nbformat": 4,',
+  '  "nbformat_minor": 5',
+  '}',
+  '',
+].join("\r\n");
+
+test("--fix on a notebook changes only the fixed lines of the fixed cell: big integers, 1.0, key order, CRLF, escapes and indentation stay", () => {
+  const dir = tmp();
+  const f = join(dir, "nb.ipynb");
+  writeFileSync(f, NB_CRLF);
+  const r = cli(["check", "--fix", f]);
+  assert.equal(r.status, 0, r.stderr + r.stdout);
+  const expected = NB_CRLF.replace([
+    '        "import torch\\n",',
+    '        "torch.cuda.init()\\n",',
+    '        "os.environ[\\"CUDA_VISIBLE_DEVICES\\"] = \\"1\\"\\n",',
+  ].join("\r\n"), [
+    '        "os.environ[\\"CUDA_DEVICE_ORDER\\"] = \\"PCI_BUS_ID\\"\\n",',
+    '        "os.environ[\\"CUDA_VISIBLE_DEVICES\\"] = \\"1\\"\\n",',
+    '        "import torch\\n",',
+    '        "torch.cuda.init()\\n",',
+  ].join("\r\n"));
+  assert.notEqual(expected, NB_CRLF);
+  assert.equal(readFileSync(f, "utf8"), expected);
+});
+
+test("--fix on a notebook keeps a string source a string, and fixes a cell whose source is one line", () => {
+  const dir = tmp();
+  const f = join(dir, "s.ipynb");
+  const src = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const nb = `{"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": null, "source": ${JSON.stringify(src)}}], "metadata": {"id": 9007199254740993}, "nbformat": 4, "nbformat_minor": 2}`;
+  writeFileSync(f, nb);
+  assert.equal(cli(["check", "--fix", f]).status, 0);
+  const fixed = 'import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\ntorch.cuda.init()\n';
+  assert.equal(readFileSync(f, "utf8"), nb.replace(JSON.stringify(src), JSON.stringify(fixed)));
+});
+
+test("withCellSources: lines removed, added at either end, an empty list, a last line without a break", () => {
+  const nb = (sources: unknown[]) => JSON.stringify({ cells: sources.map((s) => ({ cell_type: "code", source: s })), nbformat: 4 }, null, 1);
+  const cases: Array<[unknown, string]> = [
+    [["a\n", "b\n", "c"], "a\nc"],
+    [["a\n", "b\n", "c"], "x\na\nb\nc"],
+    [["a\n", "b\n", "c"], "a\nb\nc\nd\n"],
+    [["a\n", "b\n", "c"], "a\nb\ncd"],
+    [["a\n", "b\n", "c"], ""],
+    [[], "x\ny"],
+    [["a\n"], "a\nb\n"],
+    ["one string\n", "two\nlines\n"],
+  ];
+  for (const [source, text] of cases) {
+    const json = nb([source, ["keep\n", "me"]]);
+    const out = withCellSources(json, [text, "keep\nme"]);
+    const parsed = JSON.parse(out) as { cells: Array<{ source: string | string[] }> };
+    const got = parsed.cells[0].source;
+    assert.equal(Array.isArray(got) ? got.join("") : got, text, JSON.stringify(source));
+    assert.equal(Array.isArray(got), Array.isArray(source), "shape kept");
+    if (Array.isArray(got)) assert.ok(got.slice(0, -1).every((l) => l.endsWith("\n")), JSON.stringify(got));
+    assert.ok(out.endsWith(json.slice(json.indexOf('"keep\\n"') - 20)), "the other cell's bytes are untouched");
+  }
+  const json = nb([["a\n", "b\n", "c\n", "d"]]);
+  assert.equal(withCellSources(json, ["a\nB\nc\nd"]), json.replace('"b\\n"', '"B\\n"'), "one changed line, one line of diff");
 });
