@@ -7,7 +7,7 @@
  * Exit codes: 0 nothing reported (or --exit-zero), 1 problems reported, 2 bad usage, an unreadable
  * path or a broken file (message on stderr).
  */
-import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, readdirSync, statSync } from "node:fs";
 import { join, resolve, extname, relative, sep } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
@@ -21,7 +21,7 @@ import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
 import { docUrl } from "./docsUrl";
 import { DEFAULT_MAX_FILE_SIZE_KB } from "./engine/limits";
-import { readWorkspaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
+import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
 
 const VERSION = "0.1.0";
@@ -320,7 +320,11 @@ function checkPath(file: string, args: CliArgs, optionsFor: (file: string) => Li
       problems.push(`gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`);
       r = check(false);
     } else {
-      writeFileSync(file, bytes);
+      const w = replaceFile(file, bytes, read.bytes);
+      if (!w.ok) {
+        problems.push(`gpu-pilot: ${file}: not fixed: ${w.reason}\n`);
+        r = check(false);
+      }
     }
   }
   return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems };

@@ -4,11 +4,11 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawnSync, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, symlinkSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { mkdtempSync, writeFileSync, symlinkSync, existsSync, mkdirSync, readFileSync, chmodSync, chownSync, statSync, readdirSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT } from "./helpers";
-import { readWorkspaceFile } from "../../server/src/engine/workspaceFile";
+import { readWorkspaceFile, replaceFile } from "../../server/src/engine/workspaceFile";
 import { codingCookie, decodeSource } from "../../server/src/engine/sourceEncoding";
 import { withCellSources } from "../../server/src/engine/notebook";
 
@@ -271,4 +271,62 @@ test("withCellSources: lines removed, added at either end, an empty list, a last
   }
   const json = nb([["a\n", "b\n", "c\n", "d"]]);
   assert.equal(withCellSources(json, ["a\nB\nc\nd"]), json.replace('"b\\n"', '"B\\n"'), "one changed line, one line of diff");
+});
+
+// ---- Item 8: writes are atomic, keep mode and owner, and never overwrite an edit made meanwhile.
+test("replaceFile: temp file and rename, mode and owner kept, nothing left behind", { skip: !posix }, () => {
+  const dir = tmp();
+  const f = join(dir, "a.py");
+  writeFileSync(f, "old\n");
+  chmodSync(f, 0o751);
+  const root = process.getuid?.() === 0;
+  if (root) chownSync(f, 65534, 65534); // as root, the owner can be kept only by chown: check it is
+  const r = replaceFile(f, Buffer.from("new\n"), Buffer.from("old\n"));
+  assert.deepEqual(r, { ok: true });
+  assert.equal(readFileSync(f, "utf8"), "new\n");
+  assert.equal(statSync(f).mode & 0o7777, 0o751);
+  if (root) assert.deepEqual([statSync(f).uid, statSync(f).gid], [65534, 65534]);
+  assert.deepEqual(readdirSync(dir), ["a.py"]);
+});
+
+test("replaceFile: a file changed since it was read is left alone", () => {
+  const dir = tmp();
+  const f = join(dir, "a.py");
+  writeFileSync(f, "edited by the user meanwhile\n");
+  const r = replaceFile(f, Buffer.from("fixed\n"), Buffer.from("old\n"));
+  assert.deepEqual(r, { ok: false, reason: "it changed since it was read (an edit was saved meanwhile)" });
+  assert.equal(readFileSync(f, "utf8"), "edited by the user meanwhile\n");
+  assert.deepEqual(readdirSync(dir), ["a.py"]);
+});
+
+test("replaceFile: a full disk mid-write leaves the original whole and no temp file", () => {
+  const dir = tmp();
+  const f = join(dir, "a.py");
+  writeFileSync(f, "old\n".repeat(1000));
+  let calls = 0;
+  const failing = (fd: number, buf: Buffer, off: number, len: number): number => {
+    if (++calls > 1) throw Object.assign(new Error("ENOSPC: no space left on device, write"), { code: "ENOSPC" });
+    return writeSync(fd, buf, off, Math.min(len, 10));
+  };
+  const r = replaceFile(f, Buffer.from("new\n".repeat(1000)), readFileSync(f), { write: failing });
+  assert.deepEqual(r, { ok: false, reason: "cannot write it (ENOSPC); it was left as it was" });
+  assert.equal(readFileSync(f, "utf8"), "old\n".repeat(1000));
+  assert.deepEqual(readdirSync(dir), ["a.py"]);
+});
+
+test("--fix on a read-only file: a message, the file untouched, the findings of the file as it is; other files still fixed", { skip: !posix }, () => {
+  const dir = tmp();
+  const src = GPU001_SRC("", "x");
+  writeFileSync(join(dir, "ro.py"), src);
+  chmodSync(join(dir, "ro.py"), 0o444);
+  writeFileSync(join(dir, "rw.py"), src);
+  const r = cli(["check", "--fix", "--format", "json", dir]);
+  assert.equal(r.status, 1, r.stderr);
+  assert.doesNotMatch(r.stderr, /internal error|at .*\.js:\d+/);
+  assert.match(r.stderr, /ro\.py: not fixed: it is read-only/);
+  assert.equal(readFileSync(join(dir, "ro.py"), "utf8"), src);
+  assert.equal(readFileSync(join(dir, "rw.py"), "utf8"), GPU001_FIXED("", "x"));
+  const found = JSON.parse(r.stdout) as Array<{ code: string; filename: string }>;
+  assert.ok(found.every((d) => d.filename.endsWith("ro.py")));
+  assert.ok(found.some((d) => d.code === "GPU001"), "the read-only file's findings are those of its text");
 });

@@ -6,7 +6,12 @@
  * FIFO never waits for a writer, and a reason in words when a file is refused.
  * Node's fs only; no `vscode`.
  */
-import { closeSync, constants, fstatSync, openSync, readSync, statSync, type Stats } from "node:fs";
+import {
+  accessSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, openSync, readSync, renameSync,
+  statSync, unlinkSync, writeSync, type Stats,
+} from "node:fs";
+import { randomBytes } from "node:crypto";
+import { basename, dirname, join } from "node:path";
 
 /** Cap for dependency and configuration files (pyproject.toml, requirements*.txt, environment.yml): 4 MiB. */
 export const CONFIG_MAX_BYTES = 4 * 1024 * 1024;
@@ -100,4 +105,60 @@ export function readWorkspaceText(path: string, maxBytes = CONFIG_MAX_BYTES): { 
   if (!r.ok) return { reason: r.reason, code: r.code };
   const text = r.bytes.toString("utf8");
   return { text: text.charCodeAt(0) === 0xfeff ? text.slice(1) : text };
+}
+
+/**
+ * Replaces the content of the regular file `path` with `bytes`, atomically (issue 18 item 8): the
+ * bytes go to a temp file in the same folder (same file system), which gets the file's mode and
+ * owner, is flushed to disk and renamed over the file. A failed write (a full disk) leaves the
+ * file as it was and removes the temp file. The file is left alone when it is read-only (no
+ * write bit, or not writable by this user), when its owner cannot be kept, or when its content is
+ * no longer `expected` (an edit saved since it was read; checked again just before the rename).
+ * `path` must not be a symlink (resolve it first): the rename would replace the link itself.
+ * @param expected the bytes the file had when it was read.
+ * @param faults for tests: a stand-in for fs.writeSync, to inject a write error.
+ * @returns ok, or why the file was not written (a phrase for "not fixed: ..."). Never throws.
+ */
+export function replaceFile(path: string, bytes: Buffer, expected: Buffer, faults: { write?: (fd: number, buf: Buffer, offset: number, length: number) => number } = {}): { ok: true } | { ok: false; reason: string } {
+  const unchanged = (): string | null => {
+    const now = readWorkspaceFile(path, { maxBytes: Math.max(expected.length, 1) });
+    if (!now.ok && now.code !== "too-large") return `it cannot be read again (${now.reason})`;
+    return now.ok && now.bytes.equals(expected) ? null : "it changed since it was read (an edit was saved meanwhile)";
+  };
+  let st: Stats;
+  try { st = statSync(path); } catch (e) { return { ok: false, reason: `it cannot be read again (${(e as NodeJS.ErrnoException).code ?? "EIO"})` }; }
+  if (!st.isFile()) return { ok: false, reason: `it is no longer a regular file (${fileKind(st)})` };
+  let writable = (st.mode & 0o222) !== 0;
+  try { accessSync(path, constants.W_OK); } catch { writable = false; }
+  if (!writable) return { ok: false, reason: "it is read-only" };
+  const changed = unchanged();
+  if (changed) return { ok: false, reason: changed };
+  const tmp = join(dirname(path), `.${basename(path)}.gpu-pilot-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
+  const write = faults.write ?? ((fd: number, buf: Buffer, offset: number, length: number) => writeSync(fd, buf, offset, length));
+  let fd: number | null = null;
+  let step = "write it";
+  try {
+    fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o600);
+    for (let at = 0; at < bytes.length;) at += write(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
+    step = "keep its mode";
+    fchmodSync(fd, st.mode & 0o7777);
+    const mine = fstatSync(fd);
+    if (mine.uid !== st.uid || mine.gid !== st.gid) {
+      step = "keep its owner";
+      fchownSync(fd, st.uid, st.gid);
+    }
+    closeSync(fd);
+    fd = null;
+    const late = unchanged();
+    if (late) { unlinkSync(tmp); return { ok: false, reason: late }; }
+    step = "write it";
+    renameSync(tmp, path);
+  } catch (e) {
+    if (fd !== null) { try { closeSync(fd); } catch { /* already failing */ } }
+    try { unlinkSync(tmp); } catch { /* never created */ }
+    return { ok: false, reason: `cannot ${step} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); it was left as it was` };
+  }
+  try { const dfd = openSync(dirname(path), constants.O_RDONLY); try { fsyncSync(dfd); } finally { closeSync(dfd); } } catch { /* not every system syncs folders */ }
+  return { ok: true };
 }
