@@ -7,8 +7,8 @@
  * Exit codes: 0 nothing reported (or --exit-zero), 1 problems reported, 2 bad usage, an unreadable
  * path or a broken file (message on stderr).
  */
-import { readFileSync, readdirSync, statSync } from "node:fs";
-import { join, resolve, extname, relative, sep } from "node:path";
+import { readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { join, resolve, extname, relative, sep, dirname } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
@@ -126,23 +126,44 @@ function parseArgs(argv: string[]): CliArgs {
   return a;
 }
 
+/** A file to check: the path as found, its real path (symlinks resolved) and the real path of the tree it was found in. */
+interface Target { path: string; real: string; tree: string }
+
 /**
  * Expands folders into .py/.ipynb files and manifests (sorted; hidden and virtualenv folders
- * skipped). A matching name in a folder that is not a regular file (a FIFO, a link to a device) is
- * skipped with a note through `note`; a path named on the command line is kept (reading it fails).
+ * skipped). Real paths are walked once (issue 18 item 2): a symlink loop or a second link to a
+ * folder or file already seen adds nothing, and a link to a folder outside the tree is not
+ * followed (a note says so). A matching name in a folder that is not a regular file (a FIFO, a
+ * link to a device) is skipped with a note through `note`; a path named on the command line is
+ * kept (reading it fails with the reason).
  */
-function collectFiles(paths: string[], note: (s: string) => void): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
+function collectFiles(paths: string[], note: (s: string) => void): Target[] {
+  const out: Target[] = [];
+  const seenDirs = new Set<string>();
+  const seenFiles = new Set<string>();
+  const inside = (real: string, tree: string) => real === tree || real.startsWith(tree.endsWith(sep) ? tree : tree + sep);
+  const add = (path: string, tree: string) => {
+    let real: string;
+    try { real = realpathSync(path); } catch { real = path; }
+    if (seenFiles.has(real)) return;
+    seenFiles.add(real);
+    out.push({ path, real, tree });
+  };
+  const walk = (dir: string, tree: string) => {
+    let realDir: string;
+    try { realDir = realpathSync(dir); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
+    if (seenDirs.has(realDir)) return;
+    if (!inside(realDir, tree)) { note(`gpu-pilot: skipped ${dir}: a link to the folder ${realDir}, outside ${tree}\n`); return; }
+    seenDirs.add(realDir);
     let names: string[];
     try { names = readdirSync(dir).sort(); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
     for (const n of names) {
       const p = join(dir, n);
       let st;
-      try { st = statSync(p); } catch { continue; }
-      if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p); }
+      try { st = statSync(p); } catch { continue; } // a dangling link, or a link loop (ELOOP)
+      if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p, tree); }
       else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) {
-        if (st.isFile()) out.push(p);
+        if (st.isFile()) add(p, tree);
         else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st)})\n`);
       }
     }
@@ -151,8 +172,12 @@ function collectFiles(paths: string[], note: (s: string) => void): string[] {
     const abs = resolve(p);
     let st;
     try { st = statSync(abs); } catch { throw new UsageError(`no such file or folder: ${p}`); }
-    if (st.isDirectory()) walk(abs);
-    else out.push(abs);
+    if (st.isDirectory()) walk(abs, realpathSync(abs));
+    else {
+      let tree: string;
+      try { tree = realpathSync(dirname(abs)); } catch { tree = dirname(abs); }
+      add(abs, tree);
+    }
   }
   return out;
 }
@@ -302,7 +327,8 @@ interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: b
  * edits changes. Notes (a fix not written, and why) are returned in `problems`.
  * @throws UsageError when it cannot be read.
  */
-function checkPath(file: string, args: CliArgs, optionsFor: (file: string) => LintOptions): FileResult {
+function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => LintOptions): FileResult {
+  const file = target.path;
   const read = readWorkspaceFile(file, { maxBytes: SOURCE_MAX_BYTES });
   if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
   const kind = manifestKindOf(file);
@@ -320,7 +346,9 @@ function checkPath(file: string, args: CliArgs, optionsFor: (file: string) => Li
       problems.push(`gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`);
       r = check(false);
     } else {
-      const w = replaceFile(file, bytes, read.bytes);
+      // Written at its real path (a link inside the tree stays a link); never through a link out of the tree.
+      const inTree = target.real === target.tree || target.real.startsWith(target.tree.endsWith(sep) ? target.tree : target.tree + sep);
+      const w = inTree ? replaceFile(target.real, bytes, read.bytes) : { ok: false as const, reason: `it is a link to ${target.real}, outside ${target.tree}` };
       if (!w.ok) {
         problems.push(`gpu-pilot: ${file}: not fixed: ${w.reason}\n`);
         r = check(false);
@@ -342,7 +370,7 @@ function workerCount(files: number): number {
 }
 
 /** Checks `files` in `n` worker threads pulling batches from a shared queue; results in file order. */
-function checkInWorkers(files: string[], argv: string[], n: number): Promise<FileResult[]> {
+function checkInWorkers(files: Target[], argv: string[], n: number): Promise<FileResult[]> {
   const results: FileResult[] = new Array(files.length);
   let next = 0;
   const BATCH = 8;
@@ -378,7 +406,7 @@ async function runWorker(argv: string[]): Promise<void> {
   const machine = machineOf(args);
   await initEngine();
   parentPort!.postMessage({ ready: true });
-  parentPort!.on("message", (m: { done?: true; start?: number; files?: string[] }) => {
+  parentPort!.on("message", (m: { done?: true; start?: number; files?: Target[] }) => {
     if (m.done) { parentPort!.close(); return; }
     try {
       const out: FileResult[] = [];

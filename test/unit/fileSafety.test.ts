@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawnSync, execFileSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, symlinkSync, existsSync, mkdirSync, readFileSync, chmodSync, chownSync, statSync, readdirSync, writeSync } from "node:fs";
+import { mkdtempSync, writeFileSync, symlinkSync, existsSync, mkdirSync, readFileSync, chmodSync, chownSync, statSync, readdirSync, writeSync, lstatSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT } from "./helpers";
@@ -329,4 +329,47 @@ test("--fix on a read-only file: a message, the file untouched, the findings of 
   const found = JSON.parse(r.stdout) as Array<{ code: string; filename: string }>;
   assert.ok(found.every((d) => d.filename.endsWith("ro.py")));
   assert.ok(found.some((d) => d.code === "GPU001"), "the read-only file's findings are those of its text");
+});
+
+// ---- Item 2: symlinks. Real paths are walked once; --fix never writes through a link out of the tree.
+test("a folder scan with symlink loops lints every file once, and ends", { skip: !posix }, () => {
+  const dir = tmp();
+  writeFileSync(join(dir, "a.py"), GPU001_SRC("", "x"));
+  mkdirSync(join(dir, "sub"));
+  writeFileSync(join(dir, "sub", "c.py"), GPU001_SRC("", "y"));
+  symlinkSync("..", join(dir, "sub", "up"));
+  symlinkSync(".", join(dir, "b"));
+  symlinkSync(".", join(dir, "c"));
+  symlinkSync("self", join(dir, "self"));
+  symlinkSync("a.py", join(dir, "twice.py"));
+  const r = cli(["check", "--format", "json", "--select", "GPU001", dir, join(dir, "a.py")]);
+  assert.equal(r.error, undefined, "the scan hung");
+  assert.equal(r.status, 1, r.stderr);
+  const names = (JSON.parse(r.stdout) as Array<{ filename: string }>).map((d) => d.filename.slice(dir.length + 1));
+  assert.deepEqual(names, ["a.py", "sub/c.py"]);
+});
+
+test("--fix writes a file linked from outside the tree never, a file linked inside the tree at its real path", { skip: !posix }, () => {
+  const base = tmp();
+  const tree = join(base, "tree");
+  const outside = join(base, "outside");
+  mkdirSync(tree);
+  mkdirSync(outside);
+  mkdirSync(join(tree, "pkg"));
+  const src = GPU001_SRC("", "x");
+  writeFileSync(join(outside, "x.py"), src);
+  writeFileSync(join(tree, "pkg", "real.py"), src);
+  symlinkSync(join(outside, "x.py"), join(tree, "link.py"));
+  symlinkSync(join("pkg", "real.py"), join(tree, "inside.py"));
+  const r = cli(["check", "--fix", "--format", "json", tree]);
+  assert.equal(r.status, 1, r.stderr);
+  assert.equal(readFileSync(join(outside, "x.py"), "utf8"), src, "the file outside the tree is untouched");
+  assert.match(r.stderr, /link\.py: not fixed: it is a link to .*outside\/x\.py, outside .*tree/);
+  assert.equal(readFileSync(join(tree, "pkg", "real.py"), "utf8"), GPU001_FIXED("", "x"));
+  assert.ok(lstatSync(join(tree, "inside.py")).isSymbolicLink(), "the link inside the tree is still a link");
+  const found = JSON.parse(r.stdout) as Array<{ filename: string; code: string }>;
+  assert.deepEqual([...new Set(found.map((d) => d.filename.slice(tree.length + 1)))], ["link.py"]);
+  const named = cli(["check", "--fix", join(tree, "link.py")]);
+  assert.equal(named.status, 1);
+  assert.equal(readFileSync(join(outside, "x.py"), "utf8"), src, "named on the command line, still not written through");
 });
