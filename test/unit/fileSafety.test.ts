@@ -373,3 +373,16 @@ test("--fix writes a file linked from outside the tree never, a file linked insi
   assert.equal(named.status, 1);
   assert.equal(readFileSync(join(outside, "x.py"), "utf8"), src, "named on the command line, still not written through");
 });
+
+// ---- Item 3: manifests have the same size limit as Python files.
+test("a manifest over maxFileSizeKB is not linted: one GPU000 says why; fix-all leaves it alone", async () => {
+  const { lintManifest, fixAllManifest } = await import("../../server/src/engine/manifests/lintManifest");
+  const one = "      - name: c\n        image: x\n        resources:\n          requests:\n            nvidia.com/gpu: 1\n";
+  const text = `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: t\nspec:\n  template:\n    spec:\n      containers:\n${one.repeat(40)}`;
+  const small = lintManifest(text, "yaml", { maxFileSizeKB: 0 });
+  assert.equal(small.diagnostics.filter((d) => d.code === "GPU018").length, 40);
+  const r = lintManifest(text, "yaml", { maxFileSizeKB: 1 });
+  assert.deepEqual(r.diagnostics.map((d) => [d.code, d.severity]), [["GPU000", "information"]]);
+  assert.match(r.diagnostics[0].message, /its code is \d KB, over the 1 KB limit/);
+  assert.deepEqual(fixAllManifest(text, "yaml", { maxFileSizeKB: 1 }), { text, applied: 0 });
+});
