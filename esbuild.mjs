@@ -28,6 +28,8 @@ const common = {
   minify,
   logLevel: "warning",
   external: ["vscode"],
+  // jsonc-parser's UMD build (its "main") loads its parts with a require esbuild cannot follow: bundle its ESM build.
+  alias: { "jsonc-parser": "./node_modules/jsonc-parser/lib/esm/main.js" },
   // web-tree-sitter's ESM build reads import.meta.url; give the CommonJS bundle a real one.
   define: { "import.meta.url": "__gpuPilotImportMetaUrl" },
   banner: { js: "const __gpuPilotImportMetaUrl = require('url').pathToFileURL(__filename).href;" },

@@ -8,12 +8,12 @@
  * and hint findings do not fail a run; --fail-level changes it, --exit-zero never fails), 1 findings
  * at or above it, 2 bad usage, an unreadable path or a broken file (message on stderr).
  */
-import { readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve, extname, relative, sep } from "node:path";
+import { readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { join, resolve, extname, relative, sep, dirname } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
-import { cellsOfIpynb, lintNotebook } from "./engine/notebook";
+import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
 import { resolveLintOptions, type LintOverrides } from "./engine/options";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
@@ -22,6 +22,8 @@ import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
 import { docUrl } from "./docsUrl";
 import { DEFAULT_MAX_FILE_SIZE_KB } from "./engine/limits";
+import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
+import { decodeSource } from "./engine/sourceEncoding";
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
@@ -147,26 +149,58 @@ function parseArgs(argv: string[]): CliArgs {
   return a;
 }
 
-/** Expands folders into .py/.ipynb files and manifests (sorted; hidden and virtualenv folders skipped). */
-function collectFiles(paths: string[]): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
+/** A file to check: the path as found, its real path (symlinks resolved) and the real path of the tree it was found in. */
+interface Target { path: string; real: string; tree: string }
+
+/**
+ * Expands folders into .py/.ipynb files and manifests (sorted; hidden and virtualenv folders
+ * skipped). Real paths are walked once (issue 18 item 2): a symlink loop or a second link to a
+ * folder or file already seen adds nothing, and a link to a folder outside the tree is not
+ * followed (a note says so). A matching name in a folder that is not a regular file (a FIFO, a
+ * link to a device) is skipped with a note through `note`; a path named on the command line is
+ * kept (reading it fails with the reason).
+ */
+function collectFiles(paths: string[], note: (s: string) => void): Target[] {
+  const out: Target[] = [];
+  const seenDirs = new Set<string>();
+  const seenFiles = new Set<string>();
+  const inside = (real: string, tree: string) => real === tree || real.startsWith(tree.endsWith(sep) ? tree : tree + sep);
+  const add = (path: string, tree: string) => {
+    let real: string;
+    try { real = realpathSync(path); } catch { real = path; }
+    if (seenFiles.has(real)) return;
+    seenFiles.add(real);
+    out.push({ path, real, tree });
+  };
+  const walk = (dir: string, tree: string) => {
+    let realDir: string;
+    try { realDir = realpathSync(dir); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
+    if (seenDirs.has(realDir)) return;
+    if (!inside(realDir, tree)) { note(`gpu-pilot: skipped ${dir}: a link to the folder ${realDir}, outside ${tree}\n`); return; }
+    seenDirs.add(realDir);
     let names: string[];
     try { names = readdirSync(dir).sort(); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
     for (const n of names) {
       const p = join(dir, n);
       let st;
-      try { st = statSync(p); } catch { continue; }
-      if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p); }
-      else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) out.push(p);
+      try { st = statSync(p); } catch { continue; } // a dangling link, or a link loop (ELOOP)
+      if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p, tree); }
+      else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) {
+        if (st.isFile()) add(p, tree);
+        else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st)})\n`);
+      }
     }
   };
   for (const p of paths) {
     const abs = resolve(p);
     let st;
     try { st = statSync(abs); } catch { throw new UsageError(`no such file or folder: ${p}`); }
-    if (st.isDirectory()) walk(abs);
-    else out.push(abs);
+    if (st.isDirectory()) walk(abs, realpathSync(abs));
+    else {
+      let tree: string;
+      try { tree = realpathSync(dirname(abs)); } catch { tree = dirname(abs); }
+      add(abs, tree);
+    }
   }
   return out;
 }
@@ -217,12 +251,7 @@ function checkNotebook(filename: string, json: string, options: LintOptions, fix
   const { cells, applied } = fix ? fixAllNotebook(original, options) : { cells: original, applied: 0 };
   const r = lintNotebook(cells, options);
   let fixed: string | null = null;
-  if (cells.some((c, i) => c.text !== original[i].text)) {
-    const nb = JSON.parse(json) as { cells: Array<{ source: string | string[] }> };
-    nb.cells.forEach((c, i) => { c.source = cells[i].text.split(/(?<=\n)/); });
-    const indent = /^\{\n( +)"/.exec(json)?.[1] ?? " ";
-    fixed = JSON.stringify(nb, null, indent) + (json.endsWith("\n") ? "\n" : "");
-  }
+  if (cells.some((c, i) => c.text !== original[i].text)) fixed = withCellSources(json, cells.map((c) => c.text));
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, { ...d, fix: d.fix ? { title: d.fix.title, safe: d.fix.safe, edits: d.fix.edits } : undefined }, d.cell + 1)), fixed, applied };
 }
 
@@ -315,18 +344,41 @@ function configProblemText(p: { file: string; line?: number; message: string }):
 /** What checking one file gave, as passed back from a worker thread. */
 interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[] }
 
-/** Lints (and with --fix, fixes in place) one file. @throws UsageError when it cannot be read. */
-function checkPath(file: string, args: CliArgs, optionsFor: (file: string) => LintOptions): FileResult {
-  let text: string;
-  try { text = readFileSync(file, "utf8"); } catch (e) { throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`); }
-  const bom = text.charCodeAt(0) === 0xfeff;
-  if (bom) text = text.slice(1);
+/**
+ * Lints (and with --fix, fixes in place) one file. The bytes are decoded as the file says
+ * (sourceEncoding.ts); a fix is written only when the encoding round-trips, so no byte outside the
+ * edits changes. Notes (a fix not written, and why) are returned in `problems`.
+ * @throws UsageError when it cannot be read.
+ */
+function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => LintOptions): FileResult {
+  const file = target.path;
+  const read = readWorkspaceFile(file, { maxBytes: SOURCE_MAX_BYTES });
+  if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
   const kind = manifestKindOf(file);
+  const notebook = extname(file) === ".ipynb";
+  const decoded = decodeSource(read.bytes, !notebook && !kind);
+  const problems: string[] = [];
   const options = optionsFor(file);
-  const r = extname(file) === ".ipynb" ? checkNotebook(file, text, options, args.fix)
-    : kind ? checkManifest(file, text, kind, options, args.fix) : checkPython(file, text, options, args.fix);
-  if (r.fixed !== null) writeFileSync(file, (bom ? "\ufeff" : "") + r.fixed);
-  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems: [] };
+  const check = (fix: boolean) => notebook ? checkNotebook(file, decoded.text, options, fix)
+    : kind ? checkManifest(file, decoded.text, kind, options, fix) : checkPython(file, decoded.text, options, fix);
+  if (args.fix && decoded.noFix) problems.push(`gpu-pilot: ${file}: not fixed: ${decoded.noFix}\n`);
+  let r = check(args.fix && decoded.noFix === null);
+  if (r.fixed !== null) {
+    const bytes = decoded.encode(r.fixed);
+    if (bytes === null) {
+      problems.push(`gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`);
+      r = check(false);
+    } else {
+      // Written at its real path (a link inside the tree stays a link); never through a link out of the tree.
+      const inTree = target.real === target.tree || target.real.startsWith(target.tree.endsWith(sep) ? target.tree : target.tree + sep);
+      const w = inTree ? replaceFile(target.real, bytes, read.bytes) : { ok: false as const, reason: `it is a link to ${target.real}, outside ${target.tree}` };
+      if (!w.ok) {
+        problems.push(`gpu-pilot: ${file}: not fixed: ${w.reason}\n`);
+        r = check(false);
+      }
+    }
+  }
+  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems };
 }
 
 /**
@@ -341,7 +393,7 @@ function workerCount(files: number): number {
 }
 
 /** Checks `files` in `n` worker threads pulling batches from a shared queue; results in file order. */
-function checkInWorkers(files: string[], argv: string[], n: number): Promise<FileResult[]> {
+function checkInWorkers(files: Target[], argv: string[], n: number): Promise<FileResult[]> {
   const results: FileResult[] = new Array(files.length);
   let next = 0;
   const BATCH = 8;
@@ -377,7 +429,7 @@ async function runWorker(argv: string[]): Promise<void> {
   const machine = machineOf(args);
   await initEngine();
   parentPort!.postMessage({ ready: true });
-  parentPort!.on("message", (m: { done?: true; start?: number; files?: string[] }) => {
+  parentPort!.on("message", (m: { done?: true; start?: number; files?: Target[] }) => {
     if (m.done) { parentPort!.close(); return; }
     try {
       const out: FileResult[] = [];
@@ -389,7 +441,7 @@ async function runWorker(argv: string[]): Promise<void> {
           return { ...r.options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
         };
         const r = checkPath(f, args, optionsFor);
-        out.push({ ...r, problems });
+        out.push({ ...r, problems: [...problems, ...r.problems] });
       }
       parentPort!.postMessage({ start: m.start, results: out });
     } catch (e) {
@@ -435,7 +487,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       fixedCount += r.applied;
       if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return exitCodeOf(all, args); }
     } else {
-      const files = collectFiles(args.paths);
+      const files = collectFiles(args.paths, io.err);
       const workers = workerCount(files.length);
       const results = workers > 1 ? await checkInWorkers(files, argv, workers) : files.map((f) => checkPath(f, args, optionsFor));
       for (const r of results) {

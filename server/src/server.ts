@@ -163,7 +163,11 @@ function relintAll(): void {
   for (const d of documents.all()) schedule(d.uri);
 }
 
+/** Whether the client resolves a code action's edit on demand (codeAction/resolve with "edit"). */
+let clientResolvesEdits = false;
+
 connection.onInitialize((params): InitializeResult => {
+  clientResolvesEdits = params.capabilities.textDocument?.codeAction?.resolveSupport?.properties.includes("edit") ?? false;
   const init = params.initializationOptions as Partial<EditorLintSettings> | undefined;
   if (init) settings = init;
   engineReady = initEngine().catch((e) => {
@@ -173,7 +177,7 @@ connection.onInitialize((params): InitializeResult => {
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
       notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" }, cells: [{ language: "python" }] }] },
-      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`] },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`], resolveProvider: true },
       hoverProvider: true,
       inlayHintProvider: true,
     },
@@ -274,11 +278,28 @@ connection.onCodeAction(async (params) => {
   }
   const useSel = withModel(uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection));
   if (useSel) actions.push({ title: useSel.title, kind: CodeActionKind.QuickFix, edit: { changes: { [uri]: [{ range: useSel.range, newText: useSel.newText }] } } });
-  if (!params.context.diagnostics.some((d) => d.source === "gpu-pilot") || !only) {
-    const all = fixAllAction(uri);
-    if (all && actions.length) actions.push({ ...all, kind: CodeActionKind.QuickFix, title: "Fix all auto-fixable GPU Pilot problems" });
+  if ((!params.context.diagnostics.some((d) => d.source === "gpu-pilot") || !only) && actions.length) {
+    // The light bulb asks on every cursor move: a whole fix-all here cost 8 s on a 10 KB file with
+    // 332 findings (issue 18 item 3). A client that resolves edits gets the action without its edit,
+    // offered when the last lint found a safe fix, and the edit is computed only when it is chosen.
+    const title = "Fix all auto-fixable GPU Pilot problems";
+    if (clientResolvesEdits) {
+      const anySafe = [...(fixes.get(uri)?.values() ?? [])].some((f) => f.safe);
+      if (anySafe) actions.push({ title, kind: CodeActionKind.QuickFix, data: { gpuPilotFixAll: uri } });
+    } else {
+      const all = fixAllAction(uri);
+      if (all) actions.push({ ...all, kind: CodeActionKind.QuickFix, title });
+    }
   }
   return actions;
+});
+
+connection.onCodeActionResolve(async (action) => {
+  const uri = (action.data as { gpuPilotFixAll?: unknown } | undefined)?.gpuPilotFixAll;
+  if (typeof uri !== "string") return action;
+  await engineReady;
+  const all = fixAllAction(uri);
+  return { ...action, edit: all?.edit ?? { changes: {} } };
 });
 
 connection.onHover(async (params): Promise<Hover | null> => {

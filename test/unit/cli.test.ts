@@ -67,11 +67,12 @@ test("a file with syntax errors is still linted, and odd names work", () => {
   assert.equal(JSON.parse(r.stdout)[0].code, "GPU001");
 });
 
-import { cpSync, readFileSync, readdirSync } from "node:fs";
+import { chmodSync, cpSync, readFileSync, readdirSync } from "node:fs";
 
 const tmpCopy = (names: string[]) => {
   const dir = mkdtempSync(join(tmpdir(), "gp-fix-"));
-  for (const n of names) cpSync(join(SHARED, "cases", n), join(dir, n));
+  // The copies are made writable: --fix leaves a read-only file alone (the shared cases may be read-only).
+  for (const n of names) { cpSync(join(SHARED, "cases", n), join(dir, n)); chmodSync(join(dir, n), 0o644); }
   return dir;
 };
 

@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { initEngine, lintPython } from "../../server/src/engine/lint";
 import { fixAllPython, safeEdits } from "../../server/src/engine/fixAll";
+import { applyEdits } from "../../server/src/engine/fixes";
+import type { TextEdit } from "../../server/src/engine/types";
 
 test("fix-all: a write moved by GPU001 and GPU006's insertion above it do not both land in one pass (regression: duplicated CUDA_DEVICE_ORDER)", async () => {
   await initEngine();
@@ -22,4 +24,44 @@ test("safeEdits: touching edits conflict, disjoint ones both apply", () => {
   const picked = safeEdits([{ fix: { safe: true, edits: [del] } }, { fix: { safe: true, edits: [ins] } }, { fix: { safe: true, edits: [far] } }, { fix: { safe: false, edits: [far] } }]);
   assert.deepEqual(picked.edits, [del, far]);
   assert.equal(picked.count, 2);
+});
+
+test("safeEdits picks what the first-come pairwise check picks (1,000 random edits, issue 18 item 3)", () => {
+  let seed = 18;
+  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+  const pos = () => ({ line: rnd(30), character: rnd(5) });
+  const diags = Array.from({ length: 1000 }, () => {
+    const edits = Array.from({ length: 1 + rnd(2) }, () => {
+      const a = pos(), b = pos();
+      const [start, end] = a.line < b.line || (a.line === b.line && a.character <= b.character) ? [a, b] : [b, a];
+      return { range: { start, end: rnd(3) === 0 ? start : end }, newText: "x", cell: rnd(3) };
+    });
+    return { fix: { safe: rnd(5) !== 0, edits } };
+  });
+  const cmp = (a: { line: number; character: number }, b: { line: number; character: number }) => a.line - b.line || a.character - b.character;
+  type E = (typeof diags)[number]["fix"]["edits"][number];
+  const overlaps = (a: E, b: E) => a.cell === b.cell && cmp(a.range.start, b.range.end) <= 0 && cmp(b.range.start, a.range.end) <= 0;
+  const expected: E[] = [];
+  for (const d of diags) {
+    if (!d.fix.safe || d.fix.edits.some((e) => expected.some((o) => overlaps(o, e)))) continue;
+    expected.push(...d.fix.edits);
+  }
+  assert.deepEqual(safeEdits(diags).edits, expected);
+});
+
+test("fixAllPython on 60 late writes gives the text of one eagerly checked fix at a time per pass", async () => {
+  await initEngine();
+  const text = "import os\nimport torch\ntorch.cuda.init()\n" + Array.from({ length: 60 }, (_, i) => `os.environ["CUDA_VISIBLE_DEVICES"] = "${i % 4}"\nx${i} = torch.zeros(1)\n`).join("");
+  // The reference: the pass loop as it was, every fix checked by re-parsing in the lint.
+  let ref = text;
+  for (let pass = 0; pass < 10; pass++) {
+    const r = lintPython(ref, {});
+    r.tree?.delete();
+    const { edits } = safeEdits<TextEdit>(r.diagnostics);
+    if (!edits.length) break;
+    ref = applyEdits(ref, edits);
+  }
+  const got = fixAllPython(text, {});
+  assert.equal(got.text, ref);
+  assert.ok(got.applied >= 60, String(got.applied));
 });

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import {
   createProtocolConnection, StreamMessageReader, StreamMessageWriter, InitializeRequest, InitializedNotification,
   PublishDiagnosticsNotification, ShutdownRequest, ExitNotification, type ProtocolConnection,
-  type PublishDiagnosticsParams, type Diagnostic, type InitializeResult,
+  type PublishDiagnosticsParams, type Diagnostic, type InitializeResult, type ClientCapabilities,
 } from "vscode-languageserver-protocol/node";
 import { ROOT } from "./helpers";
 
@@ -22,8 +22,8 @@ export interface LspHarness {
   diagnosticsFor(uri: string, pred: (d: Diagnostic[]) => boolean, timeoutMs?: number): Promise<Diagnostic[]>;
 }
 
-/** Registers before/after hooks that start and stop one server for the calling test file. */
-export function useLanguageServer(): LspHarness {
+/** Registers before/after hooks that start and stop one server for the calling test file (the client announces `capabilities`). */
+export function useLanguageServer(capabilities: ClientCapabilities = {}): LspHarness {
   let server: ChildProcess;
   const published = new Map<string, PublishDiagnosticsParams[]>();
   const waiters: Array<() => void> = [];
@@ -48,7 +48,7 @@ export function useLanguageServer(): LspHarness {
       waiters.splice(0).forEach((w) => w());
     });
     h.conn.listen();
-    h.init = await h.conn.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {}, workspaceFolders: null });
+    h.init = await h.conn.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities, workspaceFolders: null });
     await h.conn.sendNotification(InitializedNotification.type, {});
     markReady();
   });

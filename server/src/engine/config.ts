@@ -5,13 +5,14 @@
  * (ground-truth.md: torch < 2.4 cached it before initialisation).
  * Node's fs only; no `vscode`.
  */
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { parse as parseYaml } from "yaml";
 import { satisfies } from "@renovatebot/pep440";
 import { minimatch } from "minimatch";
 import type { Severity } from "./types";
+import { readWorkspaceText } from "./workspaceFile";
 
 /** The `[tool.gpu-pilot]` table, validated. Keys are kebab-case as in pyproject. */
 export interface ProjectConfig {
@@ -63,10 +64,9 @@ function lineOf(text: string, needle: string): number | undefined {
  * a problem (with its line) and the offending key is left out.
  */
 export function loadProjectConfig(file: string): { config: ProjectConfig | null; problems: ConfigProblem[] } {
-  let text: string;
-  try { text = readFileSync(file, "utf8"); } catch (e) {
-    return { config: null, problems: [{ file, message: `cannot read: ${(e as Error).message}` }] };
-  }
+  const read = readWorkspaceText(file);
+  if (!("text" in read)) return { config: null, problems: [{ file, message: `not read: ${read.reason}` }] };
+  const text = read.text;
   let doc: Record<string, unknown>;
   try { doc = parseToml(text) as Record<string, unknown>; } catch (e) {
     if (e instanceof TomlError) return { config: null, problems: [{ file, line: e.line, message: `TOML error: ${e.message.split("\n")[0]}` }] };
@@ -167,17 +167,19 @@ export function projectPinsTorchBelow24(dir: string): boolean {
   const specs: string[] = [];
   for (const n of names) {
     const p = join(dir, n);
+    // Only regular files, capped (a committed symlink to /dev/zero or a FIFO must not hang the server).
+    const read = (): string => { const r = readWorkspaceText(p); if (!("text" in r)) throw new Error(r.reason); return r.text; };
     try {
       if (/^requirements.*\.txt$/.test(n)) {
-        for (const line of readFileSync(p, "utf8").split(/\r?\n/)) { const s = torchSpecifier(line); if (s !== null) specs.push(s); }
+        for (const line of read().split(/\r?\n/)) { const s = torchSpecifier(line); if (s !== null) specs.push(s); }
       } else if (n === "pyproject.toml") {
-        const doc = parseToml(readFileSync(p, "utf8")) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+        const doc = parseToml(read()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
         for (const dep of (doc.project?.dependencies ?? []) as unknown[]) { if (typeof dep === "string") { const s = torchSpecifier(dep); if (s !== null) specs.push(s); } }
         const poetry = doc.tool?.poetry?.dependencies?.torch;
         if (typeof poetry === "string") specs.push(/^[\d.]+$/.test(poetry) ? `==${poetry}` : poetry.replace(/^\^/, ">="));
         else if (poetry && typeof poetry.version === "string") specs.push(poetry.version);
       } else if (n === "environment.yml" || n === "environment.yaml") {
-        const doc = parseYaml(readFileSync(p, "utf8")) as { dependencies?: unknown[] } | null;
+        const doc = parseYaml(read()) as { dependencies?: unknown[] } | null;
         for (const dep of doc?.dependencies ?? []) {
           if (typeof dep === "string") { const s = torchSpecifier(dep.replace(/^pytorch/, "torch").replace(/^torch=(?!=)/, "torch==")); if (s !== null) specs.push(s); }
           else if (dep && typeof dep === "object" && Array.isArray((dep as { pip?: unknown[] }).pip)) {

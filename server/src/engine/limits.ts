@@ -70,17 +70,25 @@ export function nestingProblem(text: string): string | null {
  *   {@link DEFAULT_MAX_FILE_SIZE_KB}.
  */
 export function fileTooLarge(text: string, maxFileSizeKB: number | undefined): LintDiagnostic | null {
+  const over = fileOverSizeLimit(text, maxFileSizeKB);
+  if (over) return over;
+  const deep = nestingProblem(text);
+  return deep === null ? null : {
+    code: FILE_TOO_LARGE_CODE, name: "file-too-large", severity: "information", range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+    message: `GPU Pilot did not lint this file: ${deep}, more than its parser can take safely.`,
+  };
+}
+
+/**
+ * The size half of {@link fileTooLarge}: the GPU000 diagnostic for a text over the limit, or null.
+ * Used for manifests too (issue 18 item 3: a 600 KB Kubernetes YAML ran past 280 s with no limit).
+ */
+export function fileOverSizeLimit(text: string, maxFileSizeKB: number | undefined): LintDiagnostic | null {
   const limitKB = maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB;
   const bytes = limitKB > 0 && Number.isFinite(limitKB) ? utf8BytesOver(text, limitKB * 1024) : null;
   const kb = (n: number) => `${Math.ceil(n).toLocaleString("en-US")} KB`;
   const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
-  if (bytes === null) {
-    const deep = nestingProblem(text);
-    return deep === null ? null : {
-      code: FILE_TOO_LARGE_CODE, name: "file-too-large", severity: "information", range,
-      message: `GPU Pilot did not lint this file: ${deep}, more than its parser can take safely.`,
-    };
-  }
+  if (bytes === null) return null;
   return {
     code: FILE_TOO_LARGE_CODE,
     name: "file-too-large",

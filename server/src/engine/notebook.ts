@@ -6,7 +6,8 @@
 import type { LintDiagnostic, Range, TextEdit } from "./types";
 import type { MagicLine } from "./python/model";
 import { lintPython, type LintOptions, type RuleFailure } from "./lint";
-import { lineStarts } from "./fixes";
+import { lineStarts, eolOf } from "./fixes";
+import { parseTree, type Node as JsonNode } from "jsonc-parser";
 
 /** One cell as given by the caller. */
 export interface CellInput {
@@ -31,6 +32,87 @@ export function cellsOfIpynb(json: string): CellInput[] {
     kind: c.cell_type === "code" ? "code" : "markup",
     text: Array.isArray(c.source) ? c.source.join("") : typeof c.source === "string" ? c.source : "",
   }));
+}
+
+/** The value of the last property `key` of a JSON object node (JSON.parse keeps the last one), or undefined. */
+function lastProperty(obj: JsonNode | undefined, key: string): JsonNode | undefined {
+  if (obj?.type !== "object") return undefined;
+  let found: JsonNode | undefined;
+  for (const p of obj.children ?? []) if (p.children?.[0]?.value === key) found = p.children[1];
+  return found;
+}
+
+/**
+ * The .ipynb text with new cell sources, written into the original text (issue 18 item 6, issue
+ * 16): only the `source` values of cells whose text changed are edited, every other byte stays
+ * (big integers, `1.0`, key order, line ends, indentation, `\u00e9` escapes). A source that was a
+ * string stays a string; a list of lines stays a list, and only the lines that changed are
+ * rewritten (the unchanged leading and trailing lines keep their original text).
+ * @param texts the new text of every cell, in order (as many as `cellsOfIpynb(json)` gives).
+ * @throws Error when `json` is not a notebook (as {@link cellsOfIpynb}).
+ */
+export function withCellSources(json: string, texts: string[]): string {
+  const old = cellsOfIpynb(json);
+  const root = parseTree(json);
+  const cells = lastProperty(root, "cells")?.children ?? [];
+  const eol = eolOf(json);
+  const splices: Array<{ at: number; end: number; text: string }> = [];
+  const between = (a: JsonNode, b: JsonNode) => json.slice(a.offset + a.length, b.offset);
+  /** A separator between list elements: from this list, another cell's list, or the layout. */
+  const separatorFor = (arr: JsonNode): string => {
+    for (const list of [arr, ...cells.map((c) => lastProperty(c, "source"))]) {
+      const el = list?.type === "array" ? list.children ?? [] : [];
+      if (el.length >= 2) return between(el[0], el[1]);
+    }
+    const first = arr.children?.[0];
+    const at = first ? first.offset : arr.offset;
+    const lineStart = json.lastIndexOf("\n", at - 1) + 1;
+    return `,${eol}${/^[ \t]*/.exec(json.slice(lineStart))![0]}`;
+  };
+  texts.forEach((text, i) => {
+    if (i >= old.length || text === old[i].text) return;
+    const node = lastProperty(cells[i], "source");
+    if (!node) throw new Error(`cell ${i + 1} has no source to fix`);
+    const elements = node.type === "array" ? node.children ?? [] : [];
+    if (node.type !== "array" || elements.some((e) => e.type !== "string")) {
+      splices.push({ at: node.offset, end: node.offset + node.length, text: JSON.stringify(text) });
+      return;
+    }
+    const values = elements.map((e) => e.value as string);
+    let pre = 0;
+    let from = 0;
+    while (pre < values.length && values[pre].endsWith("\n") && text.startsWith(values[pre], from)) from += values[pre++].length;
+    let post = 0;
+    let to = text.length;
+    while (pre + post < values.length) {
+      const v = values[values.length - 1 - post];
+      if (to - v.length < from || !text.endsWith(v, to)) break;
+      to -= v.length;
+      post++;
+    }
+    // Every element but the last ends with a line break: the middle must too when lines follow it.
+    while (post > 0 && to > from && text[to - 1] !== "\n") to += values[values.length - post--].length;
+    const middle = text.slice(from, to);
+    const lines = middle === "" ? [] : middle.split(/(?<=\n)/).map((l) => JSON.stringify(l));
+    const sep = separatorFor(node);
+    const oldMid = elements.slice(pre, elements.length - post);
+    if (oldMid.length > 0 && lines.length > 0) {
+      splices.push({ at: oldMid[0].offset, end: oldMid[oldMid.length - 1].offset + oldMid[oldMid.length - 1].length, text: lines.join(sep) });
+    } else if (oldMid.length > 0) {
+      const last = oldMid[oldMid.length - 1];
+      if (pre > 0) splices.push({ at: elements[pre - 1].offset + elements[pre - 1].length, end: last.offset + last.length, text: "" });
+      else if (post > 0) splices.push({ at: oldMid[0].offset, end: elements[elements.length - post].offset, text: "" });
+      else splices.push({ at: node.offset, end: node.offset + node.length, text: "[]" });
+    } else if (lines.length > 0) {
+      if (pre > 0) { const e = elements[pre - 1]; splices.push({ at: e.offset + e.length, end: e.offset + e.length, text: sep + lines.join(sep) }); }
+      else if (post > 0) { const e = elements[elements.length - post]; splices.push({ at: e.offset, end: e.offset, text: lines.join(sep) + sep }); }
+      else splices.push({ at: node.offset, end: node.offset + node.length, text: `[${lines.join(", ")}]` });
+    }
+  });
+  splices.sort((a, b) => b.at - a.at);
+  let out = json;
+  for (const s of splices) out = out.slice(0, s.at) + s.text + out.slice(s.end);
+  return out;
 }
 
 /**

@@ -14,6 +14,7 @@ import type { ManifestKind } from "./files";
 import { buildManifestModel } from "./model";
 import { manifestNoqaLines } from "./noqa";
 import { yamlErrorCount } from "./yaml";
+import { fileOverSizeLimit } from "../limits";
 
 export type { ManifestKind } from "./files";
 export { manifestKindOf } from "./files";
@@ -29,6 +30,8 @@ export interface ManifestLintResult {
  * `ruleFailures` and the other rules still report.
  */
 export function lintManifest(text: string, kind: ManifestKind, options: LintOptions = {}): ManifestLintResult {
+  const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
+  if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
   const model = buildManifestModel(text, kind);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
