@@ -10,17 +10,27 @@ import type { Range, TextEdit } from "./types";
 
 const cmp = (a: { line: number; character: number }, b: { line: number; character: number }) => a.line - b.line || a.character - b.character;
 
-/** Picks non-overlapping safe fixes, first come first served; `count` is the number of diagnostics they fix. */
-export function safeEdits<E extends { range: Range; cell?: number }>(diags: Array<{ fix?: { safe: boolean; edits: E[] } }>): { edits: E[]; count: number } {
+/**
+ * Picks non-overlapping safe fixes, first come first served; `count` is the number of diagnostics they
+ * fix: a diagnostic whose fix is exactly the edits of a fix already picked (two findings on one line,
+ * one rewrite of the line) is fixed by it and counted, without applying the edits twice.
+ */
+export function safeEdits<E extends { range: Range; cell?: number; newText?: string }>(diags: Array<{ fix?: { safe: boolean; edits: E[] } }>): { edits: E[]; count: number } {
   const out: E[] = [];
   let count = 0;
   // Closed intervals: edits that merely touch (an insertion at another edit's boundary) also
   // conflict; the later one is left for the next pass, which sees the text the first one made.
   const overlaps = (a: E, b: E) => (a.cell ?? 0) === (b.cell ?? 0)
     && cmp(a.range.start, b.range.end) <= 0 && cmp(b.range.start, a.range.end) <= 0;
+  const same = (a: E, b: E) => (a.cell ?? 0) === (b.cell ?? 0) && a.newText === b.newText
+    && cmp(a.range.start, b.range.start) === 0 && cmp(a.range.end, b.range.end) === 0;
+  const picked: E[][] = [];
   for (const d of diags) {
     if (!d.fix?.safe) continue;
-    if (d.fix.edits.some((e) => out.some((o) => overlaps(o, e)))) continue;
+    const edits = d.fix.edits;
+    if (edits.length && picked.some((p) => p.length === edits.length && p.every((e, i) => same(e, edits[i])))) { count++; continue; }
+    if (edits.some((e) => out.some((o) => overlaps(o, e)))) continue;
+    picked.push(edits);
     out.push(...d.fix.edits);
     count++;
   }
