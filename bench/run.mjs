@@ -9,7 +9,7 @@ import { writeFileSync, readFileSync, existsSync, statSync, mkdtempSync, readdir
 import { join, dirname } from "node:path";
 import { tmpdir, cpus, totalmem, platform, release } from "node:os";
 import { fileURLToPath } from "node:url";
-import { ensureTorchTree, pythonFiles, corpusSize, torchDebVersion } from "./corpus.mjs";
+import { ensureTorchTree, pythonFiles, corpusSize } from "./corpus.mjs";
 import { measure as lspMeasure } from "./lsp-latency.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -28,7 +28,8 @@ const table = [];
 spawnSync(process.execPath, [join(root, "esbuild.mjs"), "--minify"], { cwd: root, stdio: "inherit" });
 
 if (only.includes("cli")) {
-  const tree = ensureTorchTree(root);
+  const torch = await ensureTorchTree();
+  const tree = torch.tree;
   const files = pythonFiles(tree);
   const size = corpusSize(files);
   const list = join(mkdtempSync(join(tmpdir(), "gp-bench-")), "files.txt");
@@ -50,7 +51,7 @@ if (only.includes("cli")) {
   }
   const o = stats(ours), t = stats(theirs);
   results.cli = {
-    corpus: `python3-torch ${torchDebVersion(root)} (Debian)`, files: size.files, lines: size.lines, bytes: size.bytes,
+    corpus: `python3-torch ${torch.version} (Debian)`, files: size.files, lines: size.lines, bytes: size.bytes,
     seconds: round(o.median), seconds_min: round(o.min), seconds_max: round(o.max),
     ruff_seconds: round(t.median), ruff_seconds_min: round(t.min), ruff_seconds_max: round(t.max),
     lines_per_s: Math.round(size.lines / o.median), ruff_lines_per_s: Math.round(size.lines / t.median),

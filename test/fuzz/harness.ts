@@ -4,7 +4,7 @@
  *
  * Generators: arbitrary strings (lone surrogates included), Python token and line soups, and real
  * files mutated (shared cases, rule fixtures, examples, notebooks' cells, and a Debian
- * python3-torch tree under bench/cache/ when present): truncation, CRLF / CR / mixed line endings,
+ * python3-torch tree under .cache/debian/ when present): truncation, CRLF / CR / mixed line endings,
  * tabs, a BOM, non-ASCII identifiers and astral-plane characters (UTF-16 surrogate pairs), very
  * long lines, deep nesting.
  *
@@ -32,7 +32,8 @@ import type { Range, TextEdit } from "../../server/src/engine/types";
 
 export const ROOT = join(__dirname, "..", "..");
 const SHARED_CASES = join(ROOT, "..", "shared", "cases");
-const TORCH_TREE = join(ROOT, "bench", "cache");
+/** The Debian python3-torch tree that scripts/debian-corpus.mjs unpacks (the version pinned in test/corpus/debian-expected.json). */
+const TORCH_TREE = join(ROOT, ".cache", "debian", `python3-torch_${(JSON.parse(readFileSync(join(ROOT, "test", "corpus", "debian-expected.json"), "utf8")) as { packages: Record<string, string> }).packages["python3-torch"]}`);
 
 /** A property violation, with what was checked. */
 export class PropertyFailure extends Error {
@@ -77,7 +78,7 @@ function notebookCells(path: string): CellInput[] | null {
 
 /**
  * Loads the corpus: /work/shared/cases (Python files and the notebook), test/fixtures/rules,
- * examples (files and notebook), and up to `torchFiles` files of bench/cache/ (a Debian
+ * examples (files and notebook), and up to `torchFiles` files of .cache/debian/python3-torch_* (a Debian
  * python3-torch tree; optional).
  */
 export function loadCorpus(torchFiles = 300): Corpus {

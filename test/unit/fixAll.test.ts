@@ -1,9 +1,10 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { initEngine, lintPython } from "../../server/src/engine/lint";
-import { fixAllPython, safeEdits } from "../../server/src/engine/fixAll";
+import { fixAllNotebook, fixAllPython, safeEdits } from "../../server/src/engine/fixAll";
 import { applyEdits } from "../../server/src/engine/fixes";
 import type { TextEdit } from "../../server/src/engine/types";
+import { lintNotebook } from "../../server/src/engine/notebook";
 
 test("fix-all: a write moved by GPU001 and GPU006's insertion above it do not both land in one pass (regression: duplicated CUDA_DEVICE_ORDER)", async () => {
   await initEngine();
@@ -55,13 +56,31 @@ test("fixAllPython on 60 late writes gives the text of one eagerly checked fix a
   // The reference: the pass loop as it was, every fix checked by re-parsing in the lint.
   let ref = text;
   for (let pass = 0; pass < 10; pass++) {
-    const r = lintPython(ref, {});
+    const r = lintPython(ref, { preview: true });
     r.tree?.delete();
     const { edits } = safeEdits<TextEdit>(r.diagnostics);
     if (!edits.length) break;
     ref = applyEdits(ref, edits);
   }
-  const got = fixAllPython(text, {});
+  const got = fixAllPython(text, { preview: true });
   assert.equal(got.text, ref);
   assert.ok(got.applied >= 60, String(got.applied));
+});
+
+test("safeEdits: a diagnostic whose fix is the same edit as one already picked is fixed by it and counted (regression: `!export A=1 B=2` reported twice, fixed as one)", () => {
+  const at = (l: number, c: number) => ({ line: l, character: c });
+  const line = { range: { start: at(1, 0), end: at(1, 20) }, newText: "%env A=1\n%env B=2" };
+  const picked = safeEdits([{ fix: { safe: true, edits: [line] } }, { fix: { safe: true, edits: [{ ...line, range: { start: at(1, 0), end: at(1, 20) } }] } }]);
+  assert.deepEqual(picked.edits, [line]);
+  assert.equal(picked.count, 2);
+});
+
+test("fix-all over a notebook: one `!export` of two variables is two findings, and fixing the line counts both", async () => {
+  await initEngine();
+  const cells = [{ kind: "code" as const, text: "!export CUDA_DEVICE_ORDER=PCI_BUS_ID XLA_PYTHON_CLIENT_PREALLOCATE=false\n" }];
+  assert.equal(lintNotebook(cells, {}).diagnostics.filter((d) => d.code === "GPU014" && d.fix?.safe).length, 2);
+  const r = fixAllNotebook(cells, {});
+  assert.equal(r.cells[0].text, "%env CUDA_DEVICE_ORDER=PCI_BUS_ID\n%env XLA_PYTHON_CLIENT_PREALLOCATE=false\n");
+  assert.equal(r.applied, 2);
+  assert.deepEqual(lintNotebook(r.cells, {}).diagnostics.filter((d) => d.code === "GPU014"), []);
 });

@@ -17,8 +17,10 @@ const cmp = (a: { line: number; character: number }, b: { line: number; characte
  * at another edit's boundary) also conflict; the later one is left for the next pass, which sees
  * the text the first one made. The picked edits are kept sorted; being disjoint, a new edit can
  * only overlap its two neighbours, so picking is O(n log n) in the number of edits (it was O(n²)).
+ * A diagnostic whose fix is exactly the edits of a fix already picked (two findings on one line, one
+ * rewrite of the line) is fixed by it: counted in `count`, its edits not applied twice.
  */
-export function safeEdits<E extends { range: Range; cell?: number }, D extends { fix?: { safe: boolean; edits: E[] } } = { fix?: { safe: boolean; edits: E[] } }>(diags: D[]): { edits: E[]; count: number; chosen: D[] } {
+export function safeEdits<E extends { range: Range; cell?: number; newText?: string }, D extends { fix?: { safe: boolean; edits: E[] } } = { fix?: { safe: boolean; edits: E[] } }>(diags: D[]): { edits: E[]; count: number; chosen: D[] } {
   type Span = { cell: number; start: Position; end: Position };
   const out: E[] = [];
   const chosen: D[] = [];
@@ -34,15 +36,20 @@ export function safeEdits<E extends { range: Range; cell?: number }, D extends {
     const i = indexOf(k);
     return (i > 0 && overlaps(sorted[i - 1], k)) || (i < sorted.length && overlaps(sorted[i], k));
   };
+  const pickedKeys = new Set<string>();
+  const keyOf = (edits: readonly E[]) => JSON.stringify(edits.map((e) => [e.cell ?? 0, e.range.start, e.range.end, e.newText ?? null]));
+  let duplicates = 0;
   for (const d of diags) {
     if (!d.fix?.safe) continue;
+    if (d.fix.edits.length && pickedKeys.has(keyOf(d.fix.edits))) { duplicates++; continue; }
     const spans = d.fix.edits.map((e): Span => ({ cell: e.cell ?? 0, start: e.range.start, end: e.range.end }));
     if (spans.some(conflicts)) continue;
     for (const k of spans) sorted.splice(indexOf(k), 0, k);
+    pickedKeys.add(keyOf(d.fix.edits));
     out.push(...d.fix.edits);
     chosen.push(d);
   }
-  return { edits: out, count: chosen.length, chosen };
+  return { edits: out, count: chosen.length + duplicates, chosen };
 }
 
 /**
