@@ -7,7 +7,7 @@ import { before, after, test } from "node:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
 import * as yauzl from "yauzl";
 import { parse as parseYaml } from "yaml";
 
@@ -74,11 +74,23 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
     assert.ok(files.includes(f), `${f} missing from the .vsix (${files.join(", ")})`);
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
-  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/[^/]+\.(js|wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|server|history)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")), "source maps, sources or node_modules packed");
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
+});
+
+test("the .vsix carries only bundles the extension runs: client.js (main), server.js and history.js (loaded by the client); no CLI", async () => {
+  const { names, texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/package.json");
+  const bundles = names.filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n)).map((n) => n.slice("extension/dist/".length)).sort();
+  assert.deepEqual(bundles, ["client.js", "history.js", "server.js"]);
+  assert.ok(!names.includes("extension/dist/cli.js"), "dist/cli.js is packed, but the extension never runs the CLI");
+  assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/client.js");
+  // Each other bundle is named by the client, which starts the server and loads the history webview from dist/.
+  const client = texts.get("extension/dist/client.js") ?? "";
+  for (const b of ["server.js", "history.js", "history.css"]) assert.ok(client.includes(b), `the client never names ${b}`);
+  assert.ok(!client.includes("cli.js"), "the client names cli.js: then the CLI bundle must be packed");
 });
 
 test("the packed package.json is production-ready: minified bundles, paths that exist in the .vsix", async () => {
@@ -167,14 +179,14 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   assert.equal(pkg.bin["gpu-pilot"], "scripts/gpu-pilot.mjs");
   const launcher = readFileSync(join(ROOT, pkg.bin["gpu-pilot"]), "utf8");
   assert.match(launcher, /^#!\/usr\/bin\/env node\n/);
-  // An installed package's layout, with the CLI bundle and wasm from the .vsix (never the shared dist/,
-  // which other tests read while this runs): scripts/gpu-pilot.mjs + dist/.
+  // An installed package's layout: scripts/gpu-pilot.mjs + dist/ with a minified build made in a folder
+  // of its own (never the shared dist/, which other tests read while this runs; the .vsix has no CLI).
   const installed = join(dir, "installed");
-  const { bytes } = await readZip(vsix, (n) => /^extension\/dist\/(cli\.js|[^/]+\.wasm)$/.test(n));
-  mkdirSync(join(installed, "dist"), { recursive: true });
   mkdirSync(join(installed, "scripts"), { recursive: true });
   writeFileSync(join(installed, "scripts", "gpu-pilot.mjs"), launcher);
-  for (const [name, b] of bytes) writeFileSync(join(installed, "dist", basename(name)), b);
+  const build = spawnSync(process.execPath, [join(ROOT, "esbuild.mjs"), "--minify", `--outdir=${join(installed, "dist")}`], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+  assert.equal(build.status, 0, build.stdout + build.stderr);
+  assert.ok(existsSync(join(installed, "dist", "cli.js")));
   const bin = join(installed, "scripts", "gpu-pilot.mjs");
   const clean = spawnSync(process.execPath, [bin, "check", join(ROOT, "examples", "pick_gpu_fixed.py")], { encoding: "utf8", timeout: 60_000 });
   assert.equal(clean.status, 0, clean.stdout + clean.stderr);
