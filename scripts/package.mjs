@@ -9,15 +9,20 @@
 // it, and two packagings cannot collide: a minified production build (esbuild.mjs --minify
 // --outdir=<folder>/dist), package.json without
 // the vscode:prepublish step (done here), and the files .vscodeignore allows. Then
-// `vsce package --no-dependencies` (esbuild bundled every dependency). No repository field exists,
-// hence --allow-missing-repository; README links stay relative (they resolve inside the installed
-// extension, which carries media/ and docs/rules/).
+// `vsce package --no-dependencies` (esbuild bundled every dependency).
+// The packed README is the user-facing one, docs/extension/README.md (the repository's README.md is
+// for developers), its links rewritten here by packagedReadme(): images to their path inside the
+// .vsix (or, with a `repository` URL in package.json, to that repository's raw file), `#anchors` and
+// absolute URLs kept, other relative links only with a repository URL (else packaging fails: a
+// relative link to a repository file is dead on the extension's details page). vsce then leaves
+// links alone (--no-rewrite-relative-links; no repository field: --allow-missing-repository).
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { packagedReadme } from "./readmeLinks.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: opts } = parseArgs({ options: { out: { type: "string", default: join(root, "gpu-pilot.vsix") } } });
@@ -38,7 +43,7 @@ run(process.execPath, [join(root, "esbuild.mjs"), "--minify", `--outdir=${join(s
 const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 delete pkg.scripts?.["vscode:prepublish"];
 writeFileSync(join(stage, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
-for (const f of ["README.md", "CHANGELOG.md", "LICENSE", ".vscodeignore", "media", "syntaxes", "docs/rules"]) {
+for (const f of ["CHANGELOG.md", "LICENSE", ".vscodeignore", "media", "syntaxes", "docs/rules"]) {
   const from = join(root, f);
   if (existsSync(from)) cpSync(from, join(stage, f), { recursive: true });
   else if (f !== "docs/rules") {
@@ -46,6 +51,16 @@ for (const f of ["README.md", "CHANGELOG.md", "LICENSE", ".vscodeignore", "media
     process.exit(1);
   }
 }
+
+const USER_README = "docs/extension/README.md";
+const repoUrl = typeof pkg.repository === "string" ? pkg.repository : pkg.repository?.url;
+const readme = packagedReadme(readFileSync(join(root, USER_README), "utf8"), USER_README, root, stage,
+  repoUrl ? repoUrl.replace(/^git\+/, "").replace(/\.git$/, "") : undefined);
+if (readme.problems.length) {
+  console.error(`package: ${USER_README} has links that would be dead in the .vsix:\n  ${readme.problems.join("\n  ")}`);
+  process.exit(1);
+}
+writeFileSync(join(stage, "README.md"), readme.text);
 
 const vsce = join(root, "node_modules", "@vscode", "vsce", "vsce");
 rmSync(out, { force: true });

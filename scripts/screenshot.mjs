@@ -1,10 +1,13 @@
 #!/usr/bin/env node
-// Takes the README screenshots in a real VS Code (code-server + headless Chromium), the same set-up
-// as `npm start` but with fresh state in .e2e-run/screenshot/:
-//   media/screenshot-tree.png  the GPU Pilot view (2 x H200 from nvidia-smi, GPU 1 ticked)
-//   media/screenshot.png       examples/finetune_wrong_gpu.py with its GPU001 squiggle, the
-//                              Problems panel and the GPU view
-//   media/screenshot-history.png  the GPU History panel (utilisation and memory per GPU, GPU 1 selected)
+// Takes the screenshots of the READMEs, the walkthrough and the extension's details page in a real
+// VS Code (code-server + headless Chromium), the same set-up as `npm start` but with fresh state in
+// .e2e-run/screenshot/ and a copy of examples/ (nothing in the repository is edited). Each shot is
+// cropped to the part it shows and taken at 2 device pixels per CSS pixel (--scale), so that text
+// stays readable when the image is shown at half its width:
+//   media/screenshot-tree.png     the GPU Pilot view only (2 x H200 from nvidia-smi, GPU 1 ticked)
+//   media/screenshot.png          the editor on examples/finetune_wrong_gpu.py with its GPU001
+//                                 squiggle, and the Problems panel under it
+//   media/screenshot-history.png  the GPU History panel only (utilisation and memory, GPU 1 selected)
 //
 //   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,problem,history]
 //
@@ -16,13 +19,16 @@ import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { launchBrowser, log, onShutdown, openGpuPilotView, repoRoot, waitForWorkbench } from "../test/e2e/lib/host.mjs";
 import { startDevServer } from "../test/e2e/lib/devserver.mjs";
+import { startWorkspace } from "./startWorkspace.mjs";
 
 const { values: opts } = parseArgs({
   options: {
     "out-dir": { type: "string", default: path.join(repoRoot, "media") },
     file: { type: "string", default: "finetune_wrong_gpu.py" },
-    width: { type: "string", default: "1440" },
-    height: { type: "string", default: "860" },
+    width: { type: "string", default: "1280" },
+    height: { type: "string", default: "720" },
+    "history-height": { type: "string", default: "1060" },
+    scale: { type: "string", default: "2" },
     only: { type: "string", default: "tree,problem,history" },
   },
 });
@@ -46,13 +52,15 @@ async function main() {
   fs.mkdirSync(outDir, { recursive: true });
   const runDir = path.join(repoRoot, ".e2e-run", "screenshot");
   const started = await startDevServer({
-    runDir, folder: path.join(repoRoot, "examples"), freshUserData: true,
+    runDir, folder: startWorkspace({ repoRoot, runDir: path.join(repoRoot, ".e2e-run", "screenshot-workspace") }), freshUserData: true,
     env: { FAKE_NVIDIA_SMI_MODE: process.env.FAKE_NVIDIA_SMI_MODE || "busy" },
     settings: { "workbench.colorTheme": "Default Light Modern", "editor.minimap.enabled": false, "window.commandCenter": false },
   });
   cs = started.cs;
   if (started.smi.fake) log("nvidia-smi: the recorded 2 x H200 output (test/fixtures/bin/nvidia-smi)");
-  browser = await launchBrowser(path.join(runDir, "chromium-profile"), { viewport: { width: Number(opts.width), height: Number(opts.height) } });
+  browser = await launchBrowser(path.join(runDir, "chromium-profile"), {
+    viewport: { width: Number(opts.width), height: Number(opts.height) }, deviceScaleFactor: Number(opts.scale),
+  });
   const page = browser.pages()[0] ?? (await browser.newPage());
   await page.goto(started.url, { waitUntil: "domcontentloaded", timeout: 60_000 });
   await waitForWorkbench(page);
@@ -62,13 +70,7 @@ async function main() {
   const sidebar = page.locator(".part.sidebar");
   const labels = sidebar.locator(".monaco-list-row .label-name");
   await sidebar.locator(".monaco-list-row .label-name", { hasText: /^GPU 1: / }).first().waitFor({ timeout: 30_000 });
-  const box = await sidebar.boundingBox();
-  if (box) {
-    await page.mouse.move(box.x + box.width + 1, box.y + box.height / 2);
-    await page.mouse.down();
-    await page.mouse.move(box.x + box.width + 170, box.y + box.height / 2, { steps: 8 });
-    await page.mouse.up();
-  }
+  await resizeSidebar(page, sidebar, 330);
   // Tick GPU 1 (the tree's checkbox), so the status bar and the run command show a selection.
   const gpu1 = sidebar.locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1: / }) }).first();
   const checkbox = gpu1.locator(".custom-view-tree-node-item-checkbox, input[type=checkbox], .monaco-checkbox").first();
@@ -81,17 +83,33 @@ async function main() {
   log(`tree rows: ${JSON.stringify(await labels.allTextContents())}`);
   await page.mouse.move(5, Number(opts.height) - 5); // no hover tooltips in the shot
   if (only.has("tree")) {
-    const treeShot = path.join(outDir, "screenshot-tree.png");
-    await page.screenshot({ path: treeShot });
-    log(`wrote ${path.relative(process.cwd(), treeShot)}`);
+    // The view's title and its rows, not the empty space under them.
+    const rows = sidebar.locator(".monaco-list-row");
+    await shotOf(page, path.join(outDir, "screenshot-tree.png"), [sidebar.locator(".composite.title").first(), rows.last()], { padBottom: 10 });
   }
 
+  // Back to a narrower side bar: the editor shots are cropped to the editor, which gets the room.
+  await resizeSidebar(page, sidebar, -160);
   if (only.has("problem")) await problemShot(page, outDir);
   if (only.has("history")) await historyShot(page, outDir);
 }
 
-/** 3. The GPU History panel: the command from the palette, then a few seconds of streamed samples. */
+/** Drags the side bar's right edge by `dx` CSS pixels (wider when positive). */
+async function resizeSidebar(page, sidebar, dx) {
+  const box = await sidebar.boundingBox();
+  if (!box) return log("no side bar to resize");
+  await page.mouse.move(box.x + box.width + 1, box.y + box.height / 2);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width + 1 + dx, box.y + box.height / 2, { steps: 8 });
+  await page.mouse.up();
+}
+
+/**
+ * 3. The GPU History panel: the command from the palette, then a few seconds of streamed samples.
+ * The window is made taller first, so that both GPUs' charts fit in the editor.
+ */
 async function historyShot(page, outDir) {
+  await page.setViewportSize({ width: Number(opts.width), height: Number(opts["history-height"]) });
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ timeout: 15_000 });
@@ -105,9 +123,9 @@ async function historyShot(page, outDir) {
   await page.waitForTimeout(8_000); // some samples after the first
   await page.mouse.move(5, Number(opts.height) - 5);
   log(`history: ${await frame.locator("#summary").textContent()}`);
-  const shot = path.join(outDir, "screenshot-history.png");
-  await page.screenshot({ path: shot });
-  log(`wrote ${path.relative(process.cwd(), shot)}`);
+  // The editor's width, from its tabs down to the last GPU's charts.
+  await shotOf(page, path.join(outDir, "screenshot-history.png"), [page.locator(".part.editor"), frame.locator("section.gpu").last()],
+    { padBottom: 16, bottomOf: 1 });
 }
 
 async function problemShot(page, outDir) {
@@ -134,9 +152,28 @@ async function problemShot(page, outDir) {
   await page.locator(".part.editor .monaco-editor .codicon-light-bulb, .part.editor .monaco-editor .lightBulbWidget").first()
     .waitFor({ timeout: 10_000 }).catch(() => log("no lightbulb shown"));
   await page.mouse.move(5, Number(opts.height) - 5);
-  const shot = path.join(outDir, "screenshot.png");
-  await page.screenshot({ path: shot });
-  log(`wrote ${path.relative(process.cwd(), shot)}`);
+  // The editor and the Problems panel down to its last row (no side bar, no empty panel space).
+  const markers = page.locator(".markers-panel .monaco-list-row");
+  await shotOf(page, path.join(outDir, "screenshot.png"), [page.locator(".part.editor"), markers.last()], { padBottom: 8 });
+}
+
+/**
+ * Screenshots the smallest rectangle holding every element of `parts` (playwright locators), its
+ * bottom edge that of `parts[bottomOf]` when given (else the lowest part's) and `padBottom` CSS
+ * pixels lower, clamped to the viewport, and writes it to `file` (PNG).
+ * Throws when a part has no box (not visible).
+ */
+async function shotOf(page, file, parts, { padBottom = 0, bottomOf } = {}) {
+  const boxes = await Promise.all(parts.map((p) => p.boundingBox()));
+  if (boxes.some((b) => !b)) throw new Error(`${path.basename(file)}: a part to show is not visible`);
+  const vp = page.viewportSize();
+  const x = Math.max(0, Math.floor(Math.min(...boxes.map((b) => b.x))));
+  const y = Math.max(0, Math.floor(Math.min(...boxes.map((b) => b.y))));
+  const right = Math.min(vp.width, Math.ceil(Math.max(...boxes.map((b) => b.x + b.width))));
+  const lowest = bottomOf === undefined ? Math.max(...boxes.map((b) => b.y + b.height)) : boxes[bottomOf].y + boxes[bottomOf].height;
+  const bottom = Math.min(vp.height, Math.ceil(lowest + padBottom));
+  await page.screenshot({ path: file, clip: { x, y, width: right - x, height: bottom - y } });
+  log(`wrote ${path.relative(process.cwd(), file)} (${right - x} x ${bottom - y} CSS px)`);
 }
 
 main().then(() => shutdown(0), async (e) => {

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
-// `npm start`: a real VS Code (code-server 4.139.1, VS Code 1.139) with GPU Pilot installed, on the
-// examples/ workspace, at http://127.0.0.1:<port>/ (open it in a browser; no password).
+// `npm start`: a real VS Code (code-server 4.139.1, VS Code 1.139) with GPU Pilot installed, on a
+// copy of the examples/ workspace, at http://127.0.0.1:<port>/ (open it in a browser; no password).
 //
-//   npm start                          # free port, examples/
+//   npm start                          # free port, a fresh copy of examples/
 //   PORT=8080 npm start                # fixed port
 //   npm start -- --folder ~/project    # another workspace
 //   npm start -- --host 0.0.0.0        # listen beyond localhost (no authentication!)
@@ -11,18 +11,23 @@
 // missing or older than the sources, symlinks this repo into the code-server extensions folder
 // (.e2e-run/start/extensions/gpu-pilot.gpu-pilot-<version>; see test/e2e/lib/devserver.mjs), and
 // uses the real nvidia-smi from PATH, or the fake one replaying a recorded 2 x H200 machine.
-// State (settings, open editors) persists in .e2e-run/start/. Runs until Ctrl-C, then kills
+// The workspace is a copy of examples/ made afresh at every start in .e2e-run/start/examples/
+// (git-ignored), so quick fixes tried there never change the repository's tracked files; --folder
+// opens that folder itself. State (settings, open editors) persists in .e2e-run/start/. Runs until
+// Ctrl-C, then kills
 // code-server's whole process group (language server, pty host, file watcher).
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import { log, onShutdown, repoRoot } from "../test/e2e/lib/host.mjs";
 import { startDevServer } from "../test/e2e/lib/devserver.mjs";
+import { startWorkspace } from "./startWorkspace.mjs";
 
 const { values: opts } = parseArgs({
   options: {
     port: { type: "string", default: process.env.PORT || "" },
     host: { type: "string", default: process.env.HOST || "127.0.0.1" },
-    folder: { type: "string", default: path.join(repoRoot, "examples") },
+    folder: { type: "string" },
     "no-build": { type: "boolean", default: false },
     fresh: { type: "boolean", default: false },
   },
@@ -38,14 +43,18 @@ const shutdown = onShutdown(async () => {
   }
 });
 
+const runDir = path.join(repoRoot, ".e2e-run", "start");
+
 try {
+  if (opts.fresh) fs.rmSync(runDir, { recursive: true, force: true });
+  const folder = startWorkspace({ repoRoot, runDir, folder: opts.folder });
   const started = await startDevServer({
-    runDir: path.join(repoRoot, ".e2e-run", "start"),
-    folder: path.resolve(opts.folder),
+    runDir,
+    folder,
     port: opts.port ? Number(opts.port) : undefined,
     host: opts.host,
     build: !opts["no-build"],
-    freshUserData: opts.fresh,
+    freshUserData: false,
   });
   cs = started.cs;
   if (started.smi.fake) {
@@ -55,7 +64,7 @@ try {
     console.log(`\nUsing nvidia-smi from PATH: ${started.smi.path}`);
   }
   console.log(`\nGPU Pilot in VS Code (code-server): ${started.url}\n` +
-    `Workspace: ${path.resolve(opts.folder)}\nAfter \`npm run build\`, run "Developer: Reload Window" to load the new build. Ctrl-C stops.\n`);
+    `Workspace: ${folder}${opts.folder ? "" : " (a fresh copy of examples/: edits there leave the repository unchanged)"}\nAfter \`npm run build\`, run "Developer: Reload Window" to load the new build. Ctrl-C stops.\n`);
   const { code, signal } = await cs.exited;
   if (stopping) await new Promise(() => {}); // Ctrl-C: the shutdown hook exits
   console.error(`code-server exited by itself (${code ?? signal}); log: ${cs.logFile}\n${cs.logTail(20)}`);

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // `npm test`: build, type-check, lint, unit + LSP + CLI + shared-case tests (node's test runner),
 // then the end-to-end suite inside a real VS Code (code-server + headless Chromium).
-// Ends with one line `N passed, N failed` counting every test and check that ran.
-// GPU_PILOT_SKIP_E2E=1 skips the end-to-end stage (reported as skipped).
+// Ends with one line `N passed, N failed, N skipped` counting every test and check; each skipped test
+// is listed above it with its reason (node:test `# SKIP`/`# TODO`, mocha's pending tests).
+// GPU_PILOT_SKIP_E2E=1 skips the end-to-end stage (counted as one skipped check).
 import { spawnSync } from "node:child_process";
 import { readFileSync, existsSync, readdirSync, rmSync } from "node:fs";
 import { join, dirname } from "node:path";
@@ -12,6 +13,8 @@ const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 process.chdir(root);
 let passed = 0, failed = 0, skipped = 0;
 const failures = [];
+/** "where: test title (reason)" of every skipped test. */
+const skips = [];
 
 function stage(name, cmd, args, opts = {}) {
   const t0 = Date.now();
@@ -25,6 +28,13 @@ function stage(name, cmd, args, opts = {}) {
 function check(name, cmd, args) {
   const r = stage(name, cmd, args);
   if (r.status === 0) passed++; else { failed++; failures.push(name); }
+}
+
+/** Adds an e2e results file's skipped (mocha: pending) tests to the count, with their titles. */
+function countPending(where, results) {
+  const pending = (results.tests ?? []).filter((t) => t.state === "pending" || t.state === "skipped");
+  skipped += pending.length;
+  for (const t of pending) skips.push(`${where}: ${t.title}${t.error ? ` (${t.error})` : ""}`);
 }
 
 const unitFiles = () => {
@@ -45,6 +55,11 @@ try {
   const p = Number(/^# pass (\d+)/m.exec(tap)?.[1] ?? 0);
   const f = Number(/^# fail (\d+)/m.exec(tap)?.[1] ?? 0);
   passed += p; failed += f;
+  // node:test counts `{ skip }` and `{ todo }` tests apart from pass/fail: `ok N - title # SKIP reason`.
+  const s = Number(/^# skipped (\d+)/m.exec(tap)?.[1] ?? 0) + Number(/^# todo (\d+)/m.exec(tap)?.[1] ?? 0);
+  skipped += s;
+  for (const m of tap.matchAll(/^\s*(?:not )?ok \d+ - (.*?) # (SKIP|TODO)\b ?(.*)$/gm)) skips.push(`unit: ${m[1]} (${m[3] || m[2].toLowerCase()})`);
+  if (skips.length < s) skips.push(`unit: ${s - skips.length} more without a readable reason`);
   if (f || unit.status !== 0) failures.push(`unit (${f} failed, exit ${unit.status})`);
   if (unit.status !== 0 && f === 0) failed++;
   rmSync(join(root, ".test-unit.tap"), { force: true });
@@ -55,6 +70,7 @@ try {
 if (process.env.GPU_PILOT_SKIP_E2E === "1") {
   console.log("\n=== e2e: skipped (GPU_PILOT_SKIP_E2E=1)");
   skipped++;
+  skips.push("e2e: the real-VS-Code stages (GPU_PILOT_SKIP_E2E=1)");
 } else {
   const resultsFile = join(root, ".e2e-run", "results.json");
   rmSync(resultsFile, { force: true });
@@ -62,6 +78,7 @@ if (process.env.GPU_PILOT_SKIP_E2E === "1") {
   if (existsSync(resultsFile)) {
     const r = JSON.parse(readFileSync(resultsFile, "utf8"));
     passed += r.passed ?? 0; failed += r.failed ?? 0;
+    countPending("e2e", r);
     if (r.failed || e2e.status !== 0) failures.push(`e2e (${r.failed} failed, exit ${e2e.status})`);
     if (e2e.status !== 0 && !r.failed) failed++;
   } else {
@@ -73,11 +90,13 @@ if (process.env.GPU_PILOT_SKIP_E2E === "1") {
   const vs = stage("e2e: the .vsix installed in code-server", process.execPath, [join(root, "test", "e2e", "vsix.mjs")]);
   const vr = existsSync(vsixFile) ? JSON.parse(readFileSync(vsixFile, "utf8")) : { passed: 0, failed: 1 };
   passed += vr.passed ?? 0;
+  countPending("vsix e2e", vr);
   failed += (vr.failed ?? 0) + (vs.status !== 0 && !vr.failed ? 1 : 0);
   if (vr.failed || vs.status !== 0) failures.push(`vsix e2e (${vr.failed} failed, exit ${vs.status})`);
 }
 
 console.log("");
+if (skips.length) console.log(`skipped:\n  ${skips.join("\n  ")}`);
 if (failures.length) console.log(`failed: ${failures.join("; ")}`);
-console.log(`${passed} passed, ${failed} failed${skipped ? `, ${skipped} skipped` : ""}`);
+console.log(`${passed} passed, ${failed} failed, ${skipped} skipped`);
 process.exit(failed ? 1 : 0);

@@ -3,7 +3,7 @@
  * cases) and the fixed-seed unit run (test/unit/fuzz.test.ts).
  *
  * Generators: arbitrary strings (lone surrogates included), Python token and line soups, and real
- * files mutated (shared cases, rule fixtures, examples, notebooks' cells, and a Debian
+ * files mutated (rule cases, rule fixtures, examples, notebooks' cells, and a Debian
  * python3-torch tree under .cache/debian/ when present): truncation, CRLF / CR / mixed line endings,
  * tabs, a BOM, non-ASCII identifiers and astral-plane characters (UTF-16 surrogate pairs), very
  * long lines, deep nesting.
@@ -31,7 +31,7 @@ import { parsePython, syntaxErrorCount } from "../../server/src/engine/python/pa
 import type { Range, TextEdit } from "../../server/src/engine/types";
 
 export const ROOT = join(__dirname, "..", "..");
-const SHARED_CASES = join(ROOT, "..", "shared", "cases");
+const CASES = join(ROOT, "test", "cases");
 /** The Debian python3-torch tree that scripts/debian-corpus.mjs unpacks (the version pinned in test/corpus/debian-expected.json). */
 const TORCH_TREE = join(ROOT, ".cache", "debian", `python3-torch_${(JSON.parse(readFileSync(join(ROOT, "test", "corpus", "debian-expected.json"), "utf8")) as { packages: Record<string, string> }).packages["python3-torch"]}`);
 
@@ -77,20 +77,20 @@ function notebookCells(path: string): CellInput[] | null {
 }
 
 /**
- * Loads the corpus: /work/shared/cases (Python files and the notebook), test/fixtures/rules,
+ * Loads the corpus: test/cases (Python files and the notebook), test/fixtures/rules,
  * examples (files and notebook), and up to `torchFiles` files of .cache/debian/python3-torch_* (a Debian
  * python3-torch tree; optional).
  */
 export function loadCorpus(torchFiles = 300): Corpus {
   const pyFiles = [
-    ...listFiles(SHARED_CASES, ".py"),
+    ...listFiles(CASES, ".py"),
     ...listFiles(join(ROOT, "test", "fixtures", "rules"), ".py"),
     ...listFiles(join(ROOT, "examples"), ".py"),
     ...listFiles(TORCH_TREE, ".py", [], torchFiles),
   ];
   const python = pyFiles.map((p) => ({ name: p.slice(ROOT.length - 4), text: readFileSync(p, "utf8") }));
   const notebooks: Corpus["notebooks"] = [];
-  for (const p of [...listFiles(SHARED_CASES, ".ipynb"), ...listFiles(join(ROOT, "examples"), ".ipynb")]) {
+  for (const p of [...listFiles(CASES, ".ipynb"), ...listFiles(join(ROOT, "examples"), ".ipynb")]) {
     const cells = notebookCells(p);
     if (cells) notebooks.push({ name: p, cells });
   }

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { ROOT, SHARED } from "./helpers";
+import { ROOT, CASES } from "./helpers";
 
 const CLI = join(ROOT, "dist", "cli.js");
 const run = (args: string[], input?: string) => spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", input, cwd: ROOT });
@@ -14,7 +14,7 @@ before(() => {
 });
 
 test("check --format json prints Ruff-shaped diagnostics and exits 1", () => {
-  const r = run(["check", "--format", "json", join(SHARED, "cases", "c01_env_after_is_available.py")]);
+  const r = run(["check", "--format", "json", join(CASES, "env_after_is_available.py")]);
   assert.equal(r.status, 1, r.stderr);
   const [d] = JSON.parse(r.stdout);
   assert.equal(d.code, "GPU001");
@@ -24,21 +24,21 @@ test("check --format json prints Ruff-shaped diagnostics and exits 1", () => {
   assert.equal(d.cell, null);
   assert.equal(d.fix.applicability, "safe");
   assert.match(d.url, /^file:\/\/.*docs\/rules\/GPU001\.md$/);
-  assert.ok(d.filename.endsWith("c01_env_after_is_available.py"));
+  assert.ok(d.filename.endsWith("env_after_is_available.py"));
 });
 
 test("a clean file exits 0 with 'All checks passed!'", () => {
-  const r = run(["check", join(SHARED, "cases", "c03_env_before_import_ok.py")]);
+  const r = run(["check", join(CASES, "env_before_import_ok.py")]);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /All checks passed!/);
 });
 
 test("folders are searched for .py and .ipynb; notebooks report 1-based cells", () => {
-  const r = run(["check", "--format", "json", join(SHARED, "cases")]);
+  const r = run(["check", "--format", "json", CASES]);
   assert.equal(r.status, 1);
   const all = JSON.parse(r.stdout) as Array<{ filename: string; cell: number | null; code: string; location: { row: number } }>;
-  const nb = all.filter((d) => d.filename.endsWith("c20_notebook.ipynb"));
-  assert.ok(nb.some((d) => d.code === "GPU001" && d.cell === 2 && d.location.row === 2), JSON.stringify(nb));
+  const nb = all.filter((d) => d.filename.endsWith("notebook.ipynb"));
+  assert.ok(nb.some((d) => d.code === "GPU001" && d.cell === 3 && d.location.row === 2), JSON.stringify(nb));
 });
 
 test("bad usage and unreadable paths exit 2 with a message on stderr", () => {
@@ -71,13 +71,13 @@ import { chmodSync, cpSync, readFileSync, readdirSync } from "node:fs";
 
 const tmpCopy = (names: string[]) => {
   const dir = mkdtempSync(join(tmpdir(), "gp-fix-"));
-  // The copies are made writable: --fix leaves a read-only file alone (the shared cases may be read-only).
-  for (const n of names) { cpSync(join(SHARED, "cases", n), join(dir, n)); chmodSync(join(dir, n), 0o644); }
+  // The copies are made writable: --fix leaves a read-only file alone.
+  for (const n of names) { cpSync(join(CASES, n), join(dir, n)); chmodSync(join(dir, n), 0o644); }
   return dir;
 };
 
 test("--format sarif is SARIF 2.1.0 with rules, levels and regions", () => {
-  const r = run(["check", "--format", "sarif", join(SHARED, "cases", "c01_env_after_is_available.py"), join(SHARED, "cases", "c20_notebook.ipynb")]);
+  const r = run(["check", "--format", "sarif", join(CASES, "env_after_is_available.py"), join(CASES, "notebook.ipynb")]);
   assert.equal(r.status, 1);
   const sarif = JSON.parse(r.stdout);
   assert.equal(sarif.version, "2.1.0");
@@ -101,19 +101,19 @@ test("--format sarif is SARIF 2.1.0 with rules, levels and regions", () => {
     assert.equal(typeof pl.artifactLocation.uri, "string");
     assert.ok(pl.region.startLine >= 1 && pl.region.startColumn >= 1 && pl.region.endLine >= pl.region.startLine);
   }
-  const c01 = results.find((x: { locations: Array<{ physicalLocation: { artifactLocation: { uri: string } } }> }) => x.locations[0].physicalLocation.artifactLocation.uri.endsWith("c01_env_after_is_available.py"));
+  const c01 = results.find((x: { locations: Array<{ physicalLocation: { artifactLocation: { uri: string } } }> }) => x.locations[0].physicalLocation.artifactLocation.uri.endsWith("/env_after_is_available.py"));
   assert.deepEqual(c01.locations[0].physicalLocation.region, { startLine: 6, startColumn: 1, endLine: 6, endColumn: 41 });
   assert.equal(c01.level, "error");
 });
 
 test("--format github prints workflow annotations with escaped properties", () => {
-  const r = run(["check", "--format", "github", join(SHARED, "cases", "c02_env_after_import_only.py")]);
+  const r = run(["check", "--format", "github", join(CASES, "env_after_import_only.py")]);
   assert.equal(r.status, 0, "information findings do not fail a run");
-  assert.match(r.stdout.trim(), /^::notice title=gpu-pilot \(GPU002\),file=.*c02_env_after_import_only\.py,line=4,col=1,endLine=4,endColumn=41::GPU002 /);
+  assert.match(r.stdout.trim(), /^::notice title=gpu-pilot \(GPU002\),file=.*env_after_import_only\.py,line=5,col=1,endLine=5,endColumn=41::GPU002 /);
 });
 
 test("--select/--ignore/--exit-zero", () => {
-  const f = join(SHARED, "cases", "c09_reimport.py");
+  const f = join(CASES, "reimport.py");
   const all = JSON.parse(run(["check", "--format", "json", f]).stdout).map((d: { code: string }) => d.code);
   assert.ok(all.includes("GPU001"));
   const ignored = run(["check", "--format", "json", "--ignore", "GPU001", f]);
@@ -124,21 +124,21 @@ test("--select/--ignore/--exit-zero", () => {
   assert.equal(run(["check", "--select", "XYZ1", f]).status, 2);
 });
 
-test("--fix on the shared cases: fixed files re-parse and re-lint without the fixed codes", () => {
-  const names = ["c01_env_after_is_available.py", "c02_env_after_import_only.py", "c04_int_value.py", "c05_duplicate_ids.py", "c12_jax_after_devices.py", "c22_accelerator_then_env.py", "c23_seed_is_lazy.py", "c20_notebook.ipynb"];
+test("--fix on the rule cases: fixed files re-parse and re-lint without the fixed codes", () => {
+  const names = ["env_after_is_available.py", "env_after_import_only.py", "int_value.py", "duplicate_ids.py", "jax_after_devices.py", "accelerator_then_env.py", "seed_is_lazy.py", "notebook.ipynb"];
   const dir = tmpCopy(names);
   const before = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null; fix: { applicability: string } | null }>;
-  // Keyed by cell too: in c20, GPU014's fix turns `!export` into `%env` in cell 3, which is then (rightly) GPU001 there.
+  // Keyed by cell too: in notebook.ipynb, GPU014's fix turns `!export` into `%env` in cell 4, which is then (rightly) GPU001 there.
   const fixedCodes = new Set(before.filter((d) => d.fix?.applicability === "safe").map((d) => `${d.filename}|${d.code}|${d.cell}`));
   assert.ok(fixedCodes.size >= 7, [...fixedCodes].join("\n"));
   const r = run(["check", "--fix", dir]);
   assert.match(r.stdout, /Fixed \d+ problem|\(\d+ fixed, \d+ remaining\)/);
   const after = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null }>;
   for (const d of after) assert.ok(!fixedCodes.has(`${d.filename}|${d.code}|${d.cell}`), `still reported after --fix: ${d.filename} ${d.code} cell ${d.cell}`);
-  // The literal becomes the string it means (issue 16: not str(1)); GPU006's order insert is preview, not applied.
-  assert.equal(readFileSync(join(dir, "c04_int_value.py"), "utf8"), 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n');
-  const nb = JSON.parse(readFileSync(join(dir, "c20_notebook.ipynb"), "utf8"));
-  assert.deepEqual(nb.cells[0].source, ["import os\n", 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n', "import torch\n", "print(torch.cuda.is_available())"]);
+  // The literal becomes the string it means (issue 16: not str(0)); GPU006's order insert is preview, not applied.
+  assert.equal(readFileSync(join(dir, "int_value.py"), "utf8"), 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch\n\nprint(torch.__version__)\n');
+  const nb = JSON.parse(readFileSync(join(dir, "notebook.ipynb"), "utf8"));
+  assert.deepEqual(nb.cells[1].source, ["import os\n", 'os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "import torch\n", "torch.zeros(1).cuda()"]);
   assert.equal(readdirSync(dir).length, names.length);
 });
 
@@ -170,7 +170,7 @@ test("--inventory reads nvidia-smi CSV and enables GPU017; --gpus too", () => {
 });
 
 test("[tool.gpu-pilot] in pyproject.toml is honoured; a broken one is reported with its line and linting goes on", () => {
-  const dir = tmpCopy(["c02_env_after_import_only.py", "c01_env_after_is_available.py"]);
+  const dir = tmpCopy(["env_after_import_only.py", "env_after_is_available.py"]);
   writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002"]\n[tool.gpu-pilot.severity]\nGPU001 = "warning"\n');
   const r = (JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; severity: string }>).filter((d) => d.code === "GPU001" || d.code === "GPU002");
   assert.deepEqual(r.map((d) => [d.code, d.severity]), [["GPU001", "warning"]]);
@@ -178,7 +178,7 @@ test("[tool.gpu-pilot] in pyproject.toml is honoured; a broken one is reported w
   const broken = run(["check", "--format", "json", dir]);
   assert.match(broken.stderr, /pyproject\.toml:3: TOML error/);
   assert.deepEqual(JSON.parse(broken.stdout).map((d: { code: string }) => d.code).filter((c: string) => c === "GPU001" || c === "GPU002").sort(), ["GPU001", "GPU002"]);
-  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002", "GPU777"]\nper-file-ignores = { "c01_*.py" = ["GPU001"] }\n');
+  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002", "GPU777"]\nper-file-ignores = { "env_after_is_*.py" = ["GPU001"] }\n');
   const unknown = run(["check", "--format", "json", dir]);
   assert.match(unknown.stderr, /pyproject\.toml:2: \[tool\.gpu-pilot\] ignore: unknown rule code GPU777/);
   assert.deepEqual(JSON.parse(unknown.stdout).filter((d: { code: string }) => d.code === "GPU001" || d.code === "GPU002"), []);
@@ -186,8 +186,8 @@ test("[tool.gpu-pilot] in pyproject.toml is honoured; a broken one is reported w
 
 test("worker threads give the same output, in the same order, as one thread; --statistics reports the prefilter", () => {
   const env = (n: string) => ({ ...process.env, GPU_PILOT_WORKERS: n });
-  const one = spawnSync(process.execPath, [CLI, "check", "--format", "json", join(SHARED, "cases"), join(ROOT, "examples")], { encoding: "utf8", env: env("1") });
-  const two = spawnSync(process.execPath, [CLI, "check", "--format", "json", "--statistics", join(SHARED, "cases"), join(ROOT, "examples")], { encoding: "utf8", env: env("2") });
+  const one = spawnSync(process.execPath, [CLI, "check", "--format", "json", CASES, join(ROOT, "examples")], { encoding: "utf8", env: env("1") });
+  const two = spawnSync(process.execPath, [CLI, "check", "--format", "json", "--statistics", CASES, join(ROOT, "examples")], { encoding: "utf8", env: env("2") });
   assert.equal(two.status, one.status);
   assert.deepEqual(JSON.parse(two.stdout), JSON.parse(one.stdout));
   assert.match(two.stderr, /gpu-pilot: parsed \d+ of \d+ files; skipped \d+ of \d+ files without parsing .*; 2 workers/);

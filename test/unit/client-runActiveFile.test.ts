@@ -15,7 +15,7 @@ import { findEnvProgram } from "../../client/src/run/which";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 const LAUNCHERS_BIN = join(__dirname, "..", "fixtures", "bin", "launchers");
-const CASES = join(__dirname, "..", "..", "..", "shared", "cases");
+const CASES = join(__dirname, "..", "cases");
 const PROJECT = "/work/proj";
 
 
@@ -69,9 +69,10 @@ function open(doc: FakeDocument, text = ""): FakeDocument {
   return doc;
 }
 
-function sharedCase(name: string): string {
+/** The text of a rule case (test/cases/<name>). */
+function ruleCase(name: string): string {
   const file = join(CASES, name);
-  assert.ok(existsSync(file), `missing shared case ${file}`);
+  assert.ok(existsSync(file), `missing rule case ${file}`);
   return readFileSync(file, "utf8");
 }
 
@@ -219,15 +220,15 @@ test("torchrun / accelerate / deepspeed not found: python -m fallback (logged); 
   h.dispose();
 });
 
-test("c15_ddp_ok.py (reads LOCAL_RANK) with python: torchrun is suggested; accepting runs torchrun", async () => {
+test("ddp_ok.py (reads LOCAL_RANK) with python: torchrun is suggested; accepting runs torchrun", async () => {
   const h = await host(["0", "1"]);
   standInsOnPath();
-  const file = `${PROJECT}/c15_ddp_ok.py`;
-  open(new FakeDocument(Uri.file(file)), sharedCase("c15_ddp_ok.py"));
+  const file = `${PROJECT}/ddp_ok.py`;
+  open(new FakeDocument(Uri.file(file)), ruleCase("ddp_ok.py"));
   recorded.answers.push(undefined);
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 0, "dismissed: nothing runs");
-  assert.match(recorded.messages[0], /^c15_ddp_ok\.py reads LOCAL_RANK \(line 6: os\.environ\["LOCAL_RANK"\]\).*raises KeyError\. Run it with torchrun \(--nproc_per_node=2/);
+  assert.match(recorded.messages[0], /^ddp_ok\.py reads LOCAL_RANK \(line 7: os\.environ\["LOCAL_RANK"\]\).*raises KeyError\. Run it with torchrun \(--nproc_per_node=2/);
 
   recorded.answers.push("Run with torchrun");
   await runActiveFile(h);
@@ -241,18 +242,18 @@ test("c15_ddp_ok.py (reads LOCAL_RANK) with python: torchrun is suggested; accep
   settings.set("run.launcher", "torchrun");
   recorded.messages.length = 0;
   await runActiveFile(h);
-  assert.deepEqual(recorded.messages, [running("c15_ddp_ok.py on GPU 0,1 (torchrun)")], "no question with torchrun");
+  assert.deepEqual(recorded.messages, [running("ddp_ok.py on GPU 0,1 (torchrun)")], "no question with torchrun");
   h.dispose();
 });
 
-test("a script that sets CUDA_VISIBLE_DEVICES itself (c01): both values shown; Show the Line / Run Anyway", async () => {
+test("a script that sets CUDA_VISIBLE_DEVICES itself (env_after_is_available.py): both values shown; Show the Line / Run Anyway", async () => {
   const h = await host(["0", "1"]);
-  const file = `${PROJECT}/c01.py`;
-  open(new FakeDocument(Uri.file(file)), sharedCase("c01_env_after_is_available.py"));
+  const file = `${PROJECT}/early.py`;
+  open(new FakeDocument(Uri.file(file)), ruleCase("env_after_is_available.py"));
   recorded.answers.push("Show the Line");
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 0);
-  assert.equal(recorded.messages[0], 'c01.py sets CUDA_VISIBLE_DEVICES itself to "2" (line 6), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
+  assert.equal(recorded.messages[0], 'early.py sets CUDA_VISIBLE_DEVICES itself to "3" (line 6), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
   assert.deepEqual(recorded.shown, [{ uri: `file://${file}`, line: 5 }]);
   recorded.answers.push("Run Anyway");
   await runActiveFile(h);
@@ -331,7 +332,7 @@ test("slurm with nothing selected asks how many GPUs srun should get", async () 
 
 test("checkRun (the API): findings without asking or running", async () => {
   const h = await host(["0", "1"]);
-  open(new FakeDocument(Uri.file(`${PROJECT}/c15.py`)), sharedCase("c15_ddp_ok.py"));
+  open(new FakeDocument(Uri.file(`${PROJECT}/ddp.py`)), ruleCase("ddp_ok.py"));
   assert.deepEqual((await checkRunFor(h)).map((f) => f.kind), ["needsDistributedLauncher"]);
   assert.deepEqual(await checkRunFor(h, undefined, "torchrun"), []);
   assert.equal(tasks.executed.length, 0);

@@ -1,4 +1,4 @@
-// The run checks on the shared cases (../shared/cases): the engine's tree-sitter parse finds
+// The run checks on the rule cases (test/cases): the engine's tree-sitter parse finds
 // LOCAL_RANK reads, env:// init_process_group, CUDA_VISIBLE_DEVICES writes and the __main__ guard
 // (client/src/run/analyze.ts); checks.ts turns them into findings.
 import { test } from "node:test";
@@ -10,13 +10,14 @@ import { checkRun, type RunFinding } from "../../client/src/run/checks";
 import type { Inventory } from "../../client/src/gpu/nvidiaSmi";
 import { type ProcessOwner, processOwner } from "../../client/src/run/owners";
 
-const CASES = join(__dirname, "..", "..", "..", "shared", "cases");
+const CASES = join(__dirname, "..", "cases");
 const UUID0 = "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f";
 const UUID1 = "GPU-6486822f-842c-1320-f829-e4155c0d2130";
 
-function sharedCase(name: string): { file: string; text: string } {
+/** A rule case (test/cases/<name>): its path and text. */
+function ruleCase(name: string): { file: string; text: string } {
   const file = join(CASES, name);
-  assert.ok(existsSync(file), `missing shared case ${file}: the shared folder must sit beside the repository`);
+  assert.ok(existsSync(file), `missing rule case ${file}`);
   return { file, text: readFileSync(file, "utf8") };
 }
 
@@ -25,28 +26,28 @@ const inventory = (apps: Inventory["apps"] = []): Inventory => ({ gpus: [gpu(0, 
 const kinds = (f: RunFinding[]) => f.map((x) => x.kind);
 
 async function findings(name: string, launcher: Parameters<typeof checkRun>[0]["launcher"], ids = ["0", "1"], extra: Partial<Parameters<typeof checkRun>[0]> = {}) {
-  const { file, text } = sharedCase(name);
+  const { file, text } = ruleCase(name);
   return checkRun({ launcher, file, ids, nproc: 0, analysis: await analyzeScript(text), inventory: inventory(), ...extra });
 }
 
-test("c15_ddp_ok.py reads LOCAL_RANK: plain python gets the torchrun suggestion, torchrun does not", async () => {
-  const a = await analyzeScript(sharedCase("c15_ddp_ok.py").text);
-  assert.deepEqual(a.distributedReads, [{ variable: "LOCAL_RANK", line: 5, withDefault: false, text: 'os.environ["LOCAL_RANK"]' }]);
-  assert.deepEqual(a.envInitProcessGroup.map((c) => c.line), [7]);
+test("ddp_ok.py reads LOCAL_RANK: plain python gets the torchrun suggestion, torchrun does not", async () => {
+  const a = await analyzeScript(ruleCase("ddp_ok.py").text);
+  assert.deepEqual(a.distributedReads, [{ variable: "LOCAL_RANK", line: 6, withDefault: false, text: 'os.environ["LOCAL_RANK"]' }]);
+  assert.deepEqual(a.envInitProcessGroup.map((c) => c.line), [8]);
   assert.deepEqual(a.visibleDevicesWrites, []);
 
-  const py = await findings("c15_ddp_ok.py", "python");
+  const py = await findings("ddp_ok.py", "python");
   assert.deepEqual(kinds(py), ["needsDistributedLauncher"]);
   assert.equal(py[0].message,
-    'c15_ddp_ok.py reads LOCAL_RANK (line 6: os.environ["LOCAL_RANK"]), which only a distributed launcher such as torchrun sets: ' +
+    'ddp_ok.py reads LOCAL_RANK (line 7: os.environ["LOCAL_RANK"]), which only a distributed launcher such as torchrun sets: ' +
     "under plain python it raises KeyError. Run it with torchrun (--nproc_per_node=2, one process per selected GPU)?");
-  for (const launcher of ["torchrun", "accelerate", "deepspeed"] as const) assert.deepEqual(await findings("c15_ddp_ok.py", launcher), [], launcher);
+  for (const launcher of ["torchrun", "accelerate", "deepspeed"] as const) assert.deepEqual(await findings("ddp_ok.py", launcher), [], launcher);
 });
 
-test("c14_ddp_no_set_device.py calls init_process_group from the environment: torchrun suggested too", async () => {
-  const py = await findings("c14_ddp_no_set_device.py", "python", ["1"]);
+test("ddp_no_set_device.py calls init_process_group from the environment: torchrun suggested too", async () => {
+  const py = await findings("ddp_no_set_device.py", "python", ["1"]);
   assert.deepEqual(kinds(py), ["needsDistributedLauncher"]);
-  assert.match(py[0].message, /calls init_process_group with rank and world size from the environment \(line 5: dist\.init_process_group\("nccl"\)\).*--nproc_per_node=1/);
+  assert.match(py[0].message, /calls init_process_group with rank and world size from the environment \(line 7: dist\.init_process_group\(backend="nccl"\)\).*--nproc_per_node=1/);
 });
 
 test("reads with a default and explicit init_process_group arguments", async () => {
@@ -62,20 +63,20 @@ test("reads with a default and explicit init_process_group arguments", async () 
   assert.deepEqual(text.distributedReads, []);
 });
 
-test("the script's own CUDA_VISIBLE_DEVICES write: both values shown (c01, c03, c16, c02)", async () => {
-  const c01 = await findings("c01_env_after_is_available.py", "python");
+test("the script's own CUDA_VISIBLE_DEVICES write: both values shown", async () => {
+  const c01 = await findings("env_after_is_available.py", "python");
   assert.deepEqual(kinds(c01), ["overridesSelection"]);
-  assert.equal(c01[0].message, 'c01_env_after_is_available.py sets CUDA_VISIBLE_DEVICES itself to "2" (line 6), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
-  const c03 = await findings("c03_env_before_import_ok.py", "torchrun", ["1"]);
-  assert.match(c03[0].message, /to "0,1" \(line 4\), which replaces the selection "1"/);
-  const c16 = await findings("c16_renumbering_ok.py", "deepspeed", ["0"]);
-  assert.match(c16[0].message, /to "5" \(line 4\)/);
-  const c02 = await findings("c02_env_after_import_only.py", "docker", ["0"]);
+  assert.equal(c01[0].message, 'env_after_is_available.py sets CUDA_VISIBLE_DEVICES itself to "3" (line 6), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
+  const c03 = await findings("env_before_import_ok.py", "torchrun", ["1"]);
+  assert.match(c03[0].message, /to "0,1" \(line 5\), which replaces the selection "1"/);
+  const c16 = await findings("renumbering_ok.py", "deepspeed", ["0"]);
+  assert.match(c16[0].message, /to "3" \(line 4\)/);
+  const c02 = await findings("env_after_import_only.py", "docker", ["0"]);
   assert.deepEqual(kinds(c02), ["overridesSelection"]);
-  const slurm = await findings("c02_env_after_import_only.py", "slurm", []);
+  const slurm = await findings("env_after_import_only.py", "slurm", []);
   assert.match(slurm[0].message, /replaces the GPUs Slurm allocates/);
   // putenv counts (it changes the C environment CUDA reads); setdefault does not (it keeps our value).
-  assert.deepEqual(kinds(await findings("c18_putenv.py", "python")), ["overridesSelection"]);
+  assert.deepEqual(kinds(await findings("putenv.py", "python")), ["overridesSelection"]);
   const setdefault = await analyzeScript('import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "1")\n');
   assert.deepEqual(setdefault.visibleDevicesWrites, []);
   const computed = await analyzeScript('import os, sys\nos.environ["CUDA_VISIBLE_DEVICES"] = sys.argv[1]\n');
@@ -83,8 +84,8 @@ test("the script's own CUDA_VISIBLE_DEVICES write: both values shown (c01, c03, 
   assert.match(f[0].message, /to a computed value \(os\.environ\["CUDA_VISIBLE_DEVICES"\] = sys\.argv\[1\]\) \(line 2\)/);
 });
 
-test("clean shared cases give no finding", async () => {
-  for (const name of ["c08_misspelled.py", "c11_tf_ok.py", "c13_jax_ok.py", "c17_dataparallel_ids.py", "c21_thread_set_device.py"]) {
+test("cases that leave CUDA_VISIBLE_DEVICES alone give no finding", async () => {
+  for (const name of ["misspelled.py", "tf_ok.py", "jax_ok.py", "dataparallel_ids.py", "thread_set_device.py"]) {
     assert.deepEqual(await findings(name, "python"), [], name);
   }
 });
@@ -121,7 +122,7 @@ test("the __main__ guard is found in the tree, at module level only", async () =
   assert.equal(await mainGuardLine('def f():\n    if __name__ == "__main__":\n        pass\n'), undefined);
   assert.equal(await mainGuardLine('s = """\nif __name__ == "__main__":\n"""\n'), undefined, "inside a string");
   assert.equal(await mainGuardLine('if __name__ != "__main__":\n    pass\n'), undefined);
-  assert.equal(await mainGuardLine(sharedCase("c15_ddp_ok.py").text), undefined);
+  assert.equal(await mainGuardLine(ruleCase("ddp_ok.py").text), undefined);
 });
 
 test("processOwner: this process is mine; a pid that is not there is unknown", { skip: process.platform !== "linux" }, () => {

@@ -7,7 +7,10 @@ import { applyEdits } from "../../server/src/engine/fixes";
 import type { LintDiagnostic } from "../../server/src/engine/types";
 
 export const ROOT = join(__dirname, "..", "..");
-export const SHARED = join(ROOT, "..", "shared");
+/** The project's rule cases with their expected.json (test/cases/README.md). */
+export const CASES = join(ROOT, "test", "cases");
+/** A rule case's path: test/cases/<name>. */
+export const caseFile = (name: string): string => join(CASES, name);
 
 /** Lints Python text (loads the engine on first use). */
 export async function lint(text: string, options: LintOptions = {}): Promise<LintDiagnostic[]> {

@@ -28,5 +28,5 @@ test("quick fixes carry a lazy 'Fix all'; resolving it gives the same edit as so
   assert.equal(eager.length, 1);
   assert.deepEqual(resolved.edit, eager[0].edit);
   const text = resolved.edit!.changes![uri][0].newText;
-  assert.match(text, /^import os\nos\.environ\["CUDA_DEVICE_ORDER"\] = "PCI_BUS_ID"\n/);
+  assert.match(text, /^import os\nos\.environ\["CUDA_VISIBLE_DEVICES"\] = "1"\n/);
 });

@@ -6,7 +6,7 @@ import { machineHover, machineInlayHints, useSelectionEdit } from "../../server/
 import { analyzePython, initEngine } from "../../server/src/engine/lint";
 import type { InventoryGpu, InventoryParams } from "../../server/src/protocol";
 
-/** The two H200s of ../shared/fixtures/nvidia-smi/h200x2/query_gpu_nounits.csv. */
+/** The two H200s of test/fixtures/nvidia-smi/h200x2/query_gpu_nounits.csv. */
 const H200: InventoryGpu[] = [
   { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
   { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },

@@ -7,7 +7,8 @@ import { before, after, test } from "node:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, join } from "node:path";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import * as yauzl from "yauzl";
 import { parse as parseYaml } from "yaml";
 
@@ -74,11 +75,90 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
     assert.ok(files.includes(f), `${f} missing from the .vsix (${files.join(", ")})`);
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
-  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/[^/]+\.(js|wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|server|history)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")), "source maps, sources or node_modules packed");
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
+});
+
+test("the .vsix carries only bundles the extension runs: client.js (main), server.js and history.js (loaded by the client); no CLI", async () => {
+  const { names, texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/package.json");
+  const bundles = names.filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n)).map((n) => n.slice("extension/dist/".length)).sort();
+  assert.deepEqual(bundles, ["client.js", "history.js", "server.js"]);
+  assert.ok(!names.includes("extension/dist/cli.js"), "dist/cli.js is packed, but the extension never runs the CLI");
+  assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/client.js");
+  // Each other bundle is named by the client, which starts the server and loads the history webview from dist/.
+  const client = texts.get("extension/dist/client.js") ?? "";
+  for (const b of ["server.js", "history.js", "history.css"]) assert.ok(client.includes(b), `the client never names ${b}`);
+  assert.ok(!client.includes("cli.js"), "the client names cli.js: then the CLI bundle must be packed");
+});
+
+/** Every link and image target of Markdown text: `[x](t)`, `![x](t)`, `<a href="t">`, `<img src="t">`. */
+function linkTargets(md: string): string[] {
+  return [...md.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)|<(?:a|img)\s[^>]*(?:href|src)="([^"]+)"/g)].map((m) => m[1] ?? m[2]);
+}
+
+/** GitHub's (and VS Code's) heading anchor: lower case, punctuation dropped, spaces to dashes. */
+const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+
+test("the packed README is the user README (docs/extension/README.md) and every link in it resolves", async () => {
+  const { names, texts } = await readZip(vsix, (n) => n === "extension/readme.md");
+  const readme = texts.get("extension/readme.md") ?? "";
+  assert.ok(readme.startsWith("# GPU Pilot\n"), readme.slice(0, 200));
+  assert.doesNotMatch(readme, /npm (install|start|test)|\.\.\/shared|e2e-tools/, "developer set-up in the user README");
+  const headings = new Set([...readme.matchAll(/^#{1,6} (.+)$/gm)].map((m) => slug(m[1])));
+  const repoUrl: string | undefined = typeof pkg.repository === "string" ? pkg.repository : pkg.repository?.url;
+  const targets = linkTargets(readme);
+  assert.ok(targets.length >= 3, `only ${targets.length} links: the screenshots are missing`);
+  const dead: string[] = [];
+  for (const t of targets) {
+    if (t.startsWith("#")) { if (!headings.has(t.slice(1))) dead.push(`${t}: no such heading`); continue; }
+    if (/^https:/.test(t)) {
+      // Only links into this repository can be resolved offline: they must name a file of it.
+      const base = repoUrl?.replace(/^git\+/, "").replace(/\.git$/, "");
+      const m = base ? new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/(?:blob|raw)/HEAD/([^#]+)`).exec(t) : null;
+      if (!m) dead.push(`${t}: an absolute link outside the repository cannot be checked`);
+      else if (!existsSync(join(ROOT, m[1]))) dead.push(`${t}: ${m[1]} is not a file of the repository`);
+      continue;
+    }
+    if (/^[a-z]+:/i.test(t) || t.startsWith("/")) { dead.push(`${t}: not a relative path, #anchor or https link`); continue; }
+    const inPackage = `extension/${t.split("#")[0]}`;
+    if (!names.includes(inPackage)) dead.push(`${t}: ${inPackage} is not in the .vsix`);
+    if (!/\.(png|svg|gif|jpe?g)$/i.test(t)) dead.push(`${t}: a relative link to a file (not an image) does not open from the details page`);
+  }
+  assert.deepEqual(dead, [], "dead links in the packed README");
+  // What a user needs: every setting, command and rule.
+  const missing: string[] = [];
+  for (const key of Object.keys(pkg.contributes.configuration.properties)) if (!readme.includes(`\`${key}\``)) missing.push(key);
+  for (const c of pkg.contributes.commands) if (!readme.includes(`\`${c.command}\``)) missing.push(c.command);
+  for (let i = 1; i <= 20; i++) if (!readme.includes(`| GPU${String(i).padStart(3, "0")} |`)) missing.push(`GPU${String(i).padStart(3, "0")}`);
+  assert.deepEqual(missing, [], "the user README does not document these");
+});
+
+test("packagedReadme rewrites links for the package root, to the repository with a URL, and reports the ones that would be dead", () => {
+  const stage = mkdtempSync(join(tmpdir(), "gpu-pilot-stage-"));
+  mkdirSync(join(stage, "media"), { recursive: true });
+  writeFileSync(join(stage, "media", "icon.png"), "png");
+  const md = "![i](../../media/icon.png) [rules](../rules/GPU001.md#fix) [top](#top) [ext](https://example.org/x)";
+  const call = (repoUrl?: string) => {
+    const r = spawnSync(process.execPath, ["--input-type=module", "-e",
+      `const { packagedReadme } = await import(${JSON.stringify(pathToFileURL(join(ROOT, "scripts", "readmeLinks.mjs")).href)});` +
+      `process.stdout.write(JSON.stringify(packagedReadme(${JSON.stringify(md)}, "docs/extension/README.md", ${JSON.stringify(ROOT)}, ${JSON.stringify(stage)}, ${JSON.stringify(repoUrl)})));`], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stderr);
+    return JSON.parse(r.stdout) as { text: string; problems: string[] };
+  };
+  const bare = call();
+  assert.equal(bare.text.split(" ")[0], "![i](media/icon.png)");
+  assert.deepEqual(bare.problems, ["../rules/GPU001.md#fix: a link to docs/rules/GPU001.md needs a repository URL in package.json (the details page cannot open repository files)"]);
+  const withRepo = call("https://github.com/gpu-pilot/gpu-pilot");
+  assert.equal(withRepo.text, "![i](https://github.com/gpu-pilot/gpu-pilot/raw/HEAD/media/icon.png) [rules](https://github.com/gpu-pilot/gpu-pilot/blob/HEAD/docs/rules/GPU001.md#fix) [top](#top) [ext](https://example.org/x)");
+  assert.deepEqual(withRepo.problems, []);
+  const missing = spawnSync(process.execPath, ["--input-type=module", "-e",
+    `const { packagedReadme } = await import(${JSON.stringify(pathToFileURL(join(ROOT, "scripts", "readmeLinks.mjs")).href)});` +
+    `process.stdout.write(JSON.stringify(packagedReadme("![a](../../media/nope.png) [b](ftp://x)", "docs/extension/README.md", ${JSON.stringify(ROOT)}, ${JSON.stringify(stage)})));`], { encoding: "utf8" });
+  assert.deepEqual(JSON.parse(missing.stdout).problems, ["../../media/nope.png: media/nope.png is not a file of the repository", "ftp://x: only https: links, #anchors and relative paths are allowed"]);
+  rmSync(stage, { recursive: true, force: true });
 });
 
 test("the packed package.json is production-ready: minified bundles, paths that exist in the .vsix", async () => {
@@ -167,14 +247,14 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   assert.equal(pkg.bin["gpu-pilot"], "scripts/gpu-pilot.mjs");
   const launcher = readFileSync(join(ROOT, pkg.bin["gpu-pilot"]), "utf8");
   assert.match(launcher, /^#!\/usr\/bin\/env node\n/);
-  // An installed package's layout, with the CLI bundle and wasm from the .vsix (never the shared dist/,
-  // which other tests read while this runs): scripts/gpu-pilot.mjs + dist/.
+  // An installed package's layout: scripts/gpu-pilot.mjs + dist/ with a minified build made in a folder
+  // of its own (never the shared dist/, which other tests read while this runs; the .vsix has no CLI).
   const installed = join(dir, "installed");
-  const { bytes } = await readZip(vsix, (n) => /^extension\/dist\/(cli\.js|[^/]+\.wasm)$/.test(n));
-  mkdirSync(join(installed, "dist"), { recursive: true });
   mkdirSync(join(installed, "scripts"), { recursive: true });
   writeFileSync(join(installed, "scripts", "gpu-pilot.mjs"), launcher);
-  for (const [name, b] of bytes) writeFileSync(join(installed, "dist", basename(name)), b);
+  const build = spawnSync(process.execPath, [join(ROOT, "esbuild.mjs"), "--minify", `--outdir=${join(installed, "dist")}`], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+  assert.equal(build.status, 0, build.stdout + build.stderr);
+  assert.ok(existsSync(join(installed, "dist", "cli.js")));
   const bin = join(installed, "scripts", "gpu-pilot.mjs");
   const clean = spawnSync(process.execPath, [bin, "check", join(ROOT, "examples", "pick_gpu_fixed.py")], { encoding: "utf8", timeout: 60_000 });
   assert.equal(clean.status, 0, clean.stdout + clean.stderr);

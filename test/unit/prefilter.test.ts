@@ -1,5 +1,5 @@
 /**
- * The text prefilter is sound: on every Python file we have (rule fixtures, shared cases, examples,
+ * The text prefilter is sound: on every Python file we have (rule fixtures, rule cases, examples,
  * verify programs, e2e workspace files), each rule that reports something with the prefilter off
  * is among the file's candidate rules, and linting with the prefilter gives exactly the same
  * diagnostics as without it.
@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, SHARED } from "./helpers";
+import { ROOT, CASES } from "./helpers";
 import { initEngine, lintPython } from "../../server/src/engine/lint";
 import { candidateRules, hasWord, PYTHON_TRIGGERS, TextProbe } from "../../server/src/engine/prefilter";
 import { RULES } from "../../server/src/engine/rules/index";
@@ -26,7 +26,7 @@ function pyFiles(dir: string): string[] {
 }
 
 const FILES = [
-  ...pyFiles(join(ROOT, "test", "fixtures", "rules")), ...pyFiles(join(SHARED, "cases")), ...pyFiles(join(ROOT, "examples")),
+  ...pyFiles(join(ROOT, "test", "fixtures", "rules")), ...pyFiles(CASES), ...pyFiles(join(ROOT, "examples")),
   ...pyFiles(join(ROOT, "verify")), ...pyFiles(join(ROOT, "test", "e2e", "workspace")),
 ];
 const PYTHON_CODES = RULES.filter((r) => !isManifestRule(r)).map((r) => r.meta.code as string);

@@ -222,7 +222,7 @@ export function workbenchUrl(origin, folder, payload = []) {
 }
 
 /** Launches headless Chromium (fresh profile under `profileDir`) via playwright-core from .e2e-tools. */
-export async function launchBrowser(profileDir, { viewport = { width: 1400, height: 900 } } = {}) {
+export async function launchBrowser(profileDir, { viewport = { width: 1400, height: 900 }, deviceScaleFactor = 1 } = {}) {
   const require = createRequire(path.join(toolsDir, "package.json"));
   const { chromium } = require("playwright-core");
   fs.rmSync(profileDir, { recursive: true, force: true });
@@ -233,6 +233,7 @@ export async function launchBrowser(profileDir, { viewport = { width: 1400, heig
     args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
       "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
     viewport,
+    deviceScaleFactor,
     timeout: 60_000,
   });
 }

@@ -1,7 +1,7 @@
 // End-to-end tests of "Run on GPUs" in a real VS Code: every launcher runs launch_target.py as a Task;
 // the stand-in launchers of test/fixtures/bin/launchers (first on the run's PATH through
 // gpuPilot.run.env) and launch_target.py itself record their argv and CUDA variables into
-// $GPU_PILOT_LAUNCH_RECORD, checked exactly here. Plus the checks on the shared cases (API
+// $GPU_PILOT_LAUNCH_RECORD, checked exactly here. Plus the checks on the rule cases (test/cases) (API
 // checkRun: nothing is asked, nothing runs) and the CodeLens above `if __name__ == "__main__":`.
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
@@ -144,22 +144,18 @@ suite("Run on GPUs", () => {
     notInherited(got, { CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
   });
 
-  test("checks on the shared cases: c15 (LOCAL_RANK) suggests torchrun with python; c01 overrides the selection", async function () {
-    const cases = path.join(repo, "..", "shared", "cases");
-    if (!fs.existsSync(cases)) {
-      console.log(`[gpu-pilot e2e] ${cases} is missing: skipped`);
-      this.skip();
-    }
-    const c15 = vscode.Uri.file(path.join(cases, "c15_ddp_ok.py"));
+  test("checks on the rule cases: ddp_ok.py (LOCAL_RANK) suggests torchrun with python; env_after_is_available.py overrides the selection", async () => {
+    const cases = path.join(repo, "test", "cases");
+    const c15 = vscode.Uri.file(path.join(cases, "ddp_ok.py"));
     // The fake nvidia-smi shows someone's python3 on GPU 0: a "busy" warning may come too (it never blocks).
     const notBusy = <T extends { kind: string }>(l: T[]) => l.filter((f) => f.kind !== "busy");
     const py = notBusy(await api.checkRun(c15, "python"));
     assert.deepEqual(py.map((f) => f.kind), ["needsDistributedLauncher"], JSON.stringify(py));
-    assert.match(py[0].message, /reads LOCAL_RANK \(line 6: os\.environ\["LOCAL_RANK"\]\).*Run it with torchrun \(--nproc_per_node=2/);
+    assert.match(py[0].message, /reads LOCAL_RANK \(line 7: os\.environ\["LOCAL_RANK"\]\).*Run it with torchrun \(--nproc_per_node=2/);
     assert.deepEqual(notBusy(await api.checkRun(c15, "torchrun")), []);
-    const c01 = notBusy(await api.checkRun(vscode.Uri.file(path.join(cases, "c01_env_after_is_available.py")), "python"));
+    const c01 = notBusy(await api.checkRun(vscode.Uri.file(path.join(cases, "env_after_is_available.py")), "python"));
     assert.deepEqual(c01.map((f) => f.kind), ["overridesSelection"], JSON.stringify(c01));
-    assert.match(c01[0].message, /sets CUDA_VISIBLE_DEVICES itself to "2" \(line 6\), which replaces the selection "0,1"/);
+    assert.match(c01[0].message, /sets CUDA_VISIBLE_DEVICES itself to "3" \(line 6\), which replaces the selection "0,1"/);
     assert.deepEqual(notBusy(await api.checkRun(vscode.Uri.file(file), "python")), [], "launch_target.py: nothing to ask");
   });
 

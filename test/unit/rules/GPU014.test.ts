@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixtureTests } from "./fixtureCheck";
-import { SHARED } from "../helpers";
+import { CASES } from "../helpers";
 import { rule } from "../../../server/src/engine/rules/GPU014-notebook-shell-export";
 import { initEngine } from "../../../server/src/engine/lint";
 import { blankMagics, cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
@@ -26,15 +26,15 @@ async function check(cell: string): Promise<Array<Parameters<RuleContext["report
   return out;
 }
 
-test("GPU014 on c20: a warning on the !export line of cell 3", async () => {
+test("GPU014 on notebook.ipynb: a warning on the !export line of cell 4", async () => {
   await initEngine();
-  const cells = cellsOfIpynb(readFileSync(join(SHARED, "cases", "c20_notebook.ipynb"), "utf8"));
+  const cells = cellsOfIpynb(readFileSync(join(CASES, "notebook.ipynb"), "utf8"));
   const [d] = lintNotebook(cells).diagnostics.filter((x) => x.code === "GPU014");
-  assert.equal(d.cell, 2);
+  assert.equal(d.cell, 3);
   assert.deepEqual(d.range, { start: { line: 0, character: 0 }, end: { line: 0, character: 30 } });
   assert.equal(d.severity, "warning");
-  assert.match(d.message, /`!export CUDA_VISIBLE_DEVICES=0` sets CUDA_VISIBLE_DEVICES in a subshell/);
-  assert.match(d.message, /the kernel .* never sees it; use `%env CUDA_VISIBLE_DEVICES=0`/);
+  assert.match(d.message, /`!export CUDA_VISIBLE_DEVICES=1` sets CUDA_VISIBLE_DEVICES in a subshell/);
+  assert.match(d.message, /the kernel .* never sees it; use `%env CUDA_VISIBLE_DEVICES=1`/);
 });
 
 test("GPU014 fix: !export K=v becomes %env K=v, and the fixed cell is clean", async () => {

@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Checks test/rule-names.json (the rule names the tests hold the registry to) against the rule
+// table of the contract's spec/rules.md (`| GPU001 | env-after-cuda-init | ...` rows).
+// usage: node scripts/check-rule-names.mjs ../shared/spec/rules.md
+// Prints one line per difference and a closing 'N passed, N failed' line; exits 1 on a difference,
+// 2 when rules.md cannot be read or has no rule rows.
+import { readFileSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const specFile = process.argv[2];
+if (!specFile) { console.error("usage: check-rule-names.mjs PATH/TO/rules.md"); process.exit(2); }
+let text;
+try { text = readFileSync(specFile, "utf8"); } catch (e) { console.error(`cannot read ${specFile}: ${e.message}`); process.exit(2); }
+const spec = new Map();
+for (const line of text.split("\n")) {
+  const m = /^\|\s*(GPU\d{3})\s*\|\s*([a-z0-9-]+)\s*\|/.exec(line);
+  if (m) spec.set(m[1], m[2]);
+}
+if (spec.size === 0) { console.error(`${specFile} has no rule rows (| GPUnnn | name | ...)`); process.exit(2); }
+const ours = JSON.parse(readFileSync(join(dirname(fileURLToPath(import.meta.url)), "..", "test", "rule-names.json"), "utf8"));
+let passed = 0, failed = 0;
+for (const code of [...new Set([...spec.keys(), ...Object.keys(ours).filter((k) => /^GPU\d{3}$/.test(k))])].sort()) {
+  if (spec.get(code) === ours[code]) { passed++; continue; }
+  failed++;
+  console.log(`FAIL ${code}: rules.md says ${spec.get(code) ?? "(absent)"}, test/rule-names.json says ${ours[code] ?? "(absent)"}`);
+}
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);

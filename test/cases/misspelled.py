@@ -1,0 +1,4 @@
+import os
+
+os.environ["CUDA_VISIBLE_DEVICE"] = "1"
+import torch
