@@ -20,6 +20,7 @@ import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from 
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
 import { docUrl } from "./docsUrl";
+import { escapeControls as plain } from "./engine/text";
 import { DEFAULT_MAX_FILE_SIZE_KB } from "./engine/limits";
 
 const VERSION = "0.1.0";
@@ -210,8 +211,9 @@ function displayName(file: string): string {
 
 function formatText(all: JsonDiagnostic[], fixedCount: number): string {
   const lines = all.map((d) => {
-    const where = d.cell !== null ? `${displayName(d.filename)}:cell ${d.cell}:${d.location.row}:${d.location.column}` : `${displayName(d.filename)}:${d.location.row}:${d.location.column}`;
-    return `${where}: ${d.code} ${d.message}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${d.fix.message}]` : ""}`;
+    const name = plain(displayName(d.filename));
+    const where = d.cell !== null ? `${name}:cell ${d.cell}:${d.location.row}:${d.location.column}` : `${name}:${d.location.row}:${d.location.column}`;
+    return `${where}: ${d.code} ${plain(d.message)}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${plain(d.fix.message)}]` : ""}`;
   });
   const safe = all.filter((d) => d.fix?.applicability === "safe").length;
   if (all.length === 0) lines.push(fixedCount ? `Fixed ${fixedCount} problem${fixedCount === 1 ? "" : "s"}; all checks passed!` : "All checks passed!");
@@ -220,6 +222,15 @@ function formatText(all: JsonDiagnostic[], fixedCount: number): string {
 }
 
 const SARIF_LEVEL: Record<Severity, string> = { error: "error", warning: "warning", information: "note", hint: "note" };
+
+/**
+ * JSON text with the characters JSON.stringify leaves raw (DEL, C1 controls, U+2028/U+2029, the
+ * bidirectional formatting characters) written as `\uXXXX`: the same data, but nothing a terminal
+ * or log viewer showing the file would act on. They only occur inside strings, where the escape is valid.
+ */
+export function jsonSafe(json: string): string {
+  return json.replace(/[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
 
 /** SARIF 2.1.0, as GitHub code scanning accepts it (paths relative to the working folder, %SRCROOT%). */
 export function formatSarif(all: JsonDiagnostic[]): string {
@@ -235,7 +246,7 @@ export function formatSarif(all: JsonDiagnostic[]): string {
   const index = new Map<string, number>(rules.map((r, i) => [r.id, i]));
   const results = all.map((d) => ({
     ruleId: d.code, ruleIndex: index.get(d.code) ?? -1, level: SARIF_LEVEL[d.severity],
-    message: { text: d.message },
+    message: { text: plain(d.message) },
     locations: [{
       physicalLocation: {
         artifactLocation: { uri: displayName(d.filename), uriBaseId: "%SRCROOT%" },
@@ -244,14 +255,15 @@ export function formatSarif(all: JsonDiagnostic[]): string {
     }],
     ...(d.cell !== null ? { properties: { cell: d.cell } } : {}),
   }));
-  return JSON.stringify({
+  return jsonSafe(JSON.stringify({
     $schema: "https://json.schemastore.org/sarif-2.1.0.json",
     version: "2.1.0",
     runs: [{ tool: { driver: { name: "gpu-pilot", version: VERSION, rules } }, results }],
-  }, null, 2) + "\n";
+  }, null, 2)) + "\n";
 }
 
-const ghData = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+/** A workflow command's data: controls escaped (engine/text.ts `escapeControls`, as in every format) (no raw ESC in the log), then GitHub's own %-encoding (no line break can end the command). */
+const ghData = (s: string) => plain(s).replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 const ghProp = (s: string) => ghData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
 
 /** GitHub Actions workflow commands (`::error file=...,line=...::message`). */
@@ -286,7 +298,7 @@ interface Io { out: (s: string) => void; err: (s: string) => void; stdin: () => 
 
 /** One configuration problem as printed on stderr (once per run). */
 function configProblemText(p: { file: string; line?: number; message: string }): string {
-  return `gpu-pilot: ${p.file}${p.line ? `:${p.line}` : ""}: ${p.message} (linting goes on without it)\n`;
+  return `gpu-pilot: ${plain(p.file)}${p.line ? `:${p.line}` : ""}: ${plain(p.message)} (linting goes on without it)\n`;
 }
 
 /** What checking one file gave, as passed back from a worker thread. */
@@ -425,13 +437,13 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       }
       if (args.statistics) io.err(statistics(all, files.length, parsedCount, workers));
     }
-    const render = { text: () => formatText(all, fixedCount), json: () => JSON.stringify(all, null, 2) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
+    const render = { text: () => formatText(all, fixedCount), json: () => jsonSafe(JSON.stringify(all, null, 2)) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
     io.out(render());
     return args.exitZero || all.length === 0 ? 0 : 1;
   } catch (e) {
     if (e instanceof UsageError) {
       if (e.message === USAGE || e.message === VERSION) { io.out(e.message + "\n"); return 0; }
-      io.err(`gpu-pilot: ${e.message}\n`);
+      io.err(`gpu-pilot: ${plain(e.message)}\n`);
       return 2;
     }
     io.err(`gpu-pilot: internal error: ${e instanceof Error ? e.stack : String(e)}\n`);

@@ -21,6 +21,7 @@ import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
 import { InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
+import { escapeControls } from "./engine/text";
 import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
@@ -58,19 +59,22 @@ function lintOptions(uri: string): LintOptions {
     const key = `${p.file}:${p.line}:${p.message}`;
     if (configProblemsShown.has(key)) continue;
     configProblemsShown.add(key);
-    connection.console.warn(`${p.file}${p.line ? `:${p.line}` : ""}: ${p.message}`);
-    void connection.window.showWarningMessage(`GPU Pilot: ${p.file}${p.line ? `, line ${p.line}` : ""}: ${p.message}. Linting goes on without it.`);
+    const file = escapeControls(p.file);
+    const message = escapeControls(p.message);
+    connection.console.warn(`${file}${p.line ? `:${p.line}` : ""}: ${message}`);
+    void connection.window.showWarningMessage(`GPU Pilot: ${file}${p.line ? `, line ${p.line}` : ""}: ${message}. Linting goes on without it.`);
   }
   return { ...options, maxFileSizeKB: settings.maxFileSizeKB, machine: { gpuCount: inventory.gpus ? inventory.gpus.length : null, uuids: inventory.gpus?.map((g) => g.uuid) ?? [] } };
 }
 
 const keyOf = (code: string, line: number, character: number) => `${code}@${line}:${character}`;
 
+/** The LSP diagnostic; messages are escaped by the engine already, escaped again here as a last guard (idempotent). */
 function toLsp(d: Omit<LintDiagnostic, "related">, related: Diagnostic["relatedInformation"]): Diagnostic {
   return {
-    range: d.range, severity: SEVERITY[d.severity], code: d.code, source: "gpu-pilot", message: d.message,
+    range: d.range, severity: SEVERITY[d.severity], code: d.code, source: "gpu-pilot", message: escapeControls(d.message),
     ...(d.code === FILE_TOO_LARGE_CODE ? {} : { codeDescription: { href: docUrl(d.code) } }),
-    ...(related && related.length ? { relatedInformation: related } : {}),
+    ...(related && related.length ? { relatedInformation: related.map((r) => ({ ...r, message: escapeControls(r.message) })) } : {}),
   };
 }
 
