@@ -31,6 +31,7 @@ const PY = [
 const DOCKERFILE = `FROM python:3.12\nENV CUDA_VISIBLE_DEVICES="0${ESC}]0;T\x07\\n::warning::x"\n`;
 
 /** Raw characters no output may carry: C0 (but the newlines the format itself writes), DEL, C1, separators, bidi. */
+// eslint-disable-next-line no-control-regex -- the test looks for control characters
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
 before(async () => { await initEngine(); });
