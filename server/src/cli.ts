@@ -21,7 +21,7 @@ import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
 import { docUrl } from "./docsUrl";
 import { escapeControls as plain } from "./engine/text";
-import { DEFAULT_MAX_FILE_SIZE_KB } from "./engine/limits";
+import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE } from "./engine/limits";
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
@@ -69,21 +69,33 @@ const codeList = (v: string, flag: string): string[] => {
   return list;
 };
 
+/** Options that take no value. */
+const SWITCHES = new Set(["--fix", "--exit-zero", "--statistics", "--no-prefilter"]);
+/** The largest `--gpus` accepted (a bound, not a claim about machines). */
+const MAX_GPUS = 4096;
+
 function parseArgs(argv: string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"\n${USAGE}`);
   const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false };
+  const given = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
     const name = eq > 0 ? arg.slice(0, eq) : arg;
+    // Strict forms: `--flag VALUE` or `--flag=VALUE` with a non-empty value that is not another
+    // option, each value option once, and no value for a switch (`--fix=yes` is refused).
     const value = (): string => {
+      if (given.has(name)) throw new UsageError(`${name} is given twice`);
+      given.add(name);
       const v = eq > 0 ? arg.slice(eq + 1) : rest[++i];
-      if (v === undefined) throw new UsageError(`${name} needs a value`);
+      if (v === undefined || v === "") throw new UsageError(`${name} needs a value`);
+      if (eq < 0 && v.startsWith("-") && v !== "-") throw new UsageError(`${name} needs a value, not the option "${v}"`);
       return v;
     };
+    if (eq > 0 && SWITCHES.has(name)) throw new UsageError(`${name} takes no value (got "${arg}")`);
     switch (name) {
       case "--format": {
         const v = value();
@@ -101,14 +113,14 @@ function parseArgs(argv: string[]): CliArgs {
       case "--stdin-filename": a.stdinFilename = value(); break;
       case "--gpus": {
         const v = value();
-        if (!/^\d+$/.test(v)) throw new UsageError(`--gpus must be a whole number, not "${v}"`);
+        if (!/^\d{1,4}$/.test(v) || Number(v) > MAX_GPUS) throw new UsageError(`--gpus must be a whole number from 0 to ${MAX_GPUS}, not "${v}"`);
         a.gpus = Number(v);
         break;
       }
       case "--inventory": a.inventory = value(); break;
       case "--max-file-size-kb": {
         const v = value();
-        if (!/^\d+$/.test(v)) throw new UsageError(`--max-file-size-kb must be a whole number of KB (0: no limit), not "${v}"`);
+        if (!/^\d{1,9}$/.test(v)) throw new UsageError(`--max-file-size-kb must be a whole number of KB up to 999999999 (0: no limit), not "${v}"`);
         a.maxFileSizeKB = Number(v);
         break;
       }
@@ -191,7 +203,15 @@ function checkManifest(filename: string, source: string, kind: ManifestKind, opt
 /** Lints a notebook's JSON text, applying safe fixes to its cells when `fix`. */
 function checkNotebook(filename: string, json: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
   let original;
-  try { original = cellsOfIpynb(json); } catch (e) { throw new UsageError(`cannot read notebook ${filename}: ${(e as Error).message}`); }
+  try {
+    original = cellsOfIpynb(json);
+  } catch (e) {
+    // One unreadable notebook (nbformat 3, broken JSON) is a finding of its own; the run goes on,
+    // so `--format sarif > results.sarif` still holds every other file's findings.
+    const at = { line: 0, character: 0 };
+    const message = `GPU Pilot did not lint this notebook: cannot read notebook (${(e as Error).message}).`;
+    return { diagnostics: [toJson(filename, { code: FILE_TOO_LARGE_CODE, message, severity: "warning", range: { start: at, end: at } }, null)], fixed: null, applied: 0 };
+  }
   const { cells, applied } = fix ? fixAllNotebook(original, options) : { cells: original, applied: 0 };
   const r = lintNotebook(cells, options);
   let fixed: string | null = null;

@@ -121,7 +121,7 @@ export function perFileIgnored(config: ProjectConfig, file: string): string[] {
   const rel = relative(dirname(config.file), file).split(sep).join("/");
   const out: string[] = [];
   for (const [glob, codes] of Object.entries(config.perFileIgnores)) {
-    if (minimatch(rel, glob, { dot: true, matchBase: !glob.includes("/") })) out.push(...codes);
+    if (minimatch(rel, glob, { dot: true, matchBase: !glob.includes("/") })) for (const c of codes) out.push(c);
   }
   return out;
 }
