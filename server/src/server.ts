@@ -19,7 +19,7 @@ import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { resolveLintOptions } from "./engine/options";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
-import { InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
+import { checkEditorSettings, checkInventoryParams, InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
 import { escapeControls } from "./engine/text";
 import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
@@ -37,6 +37,8 @@ const fixes = new Map<string, Map<string, Fix | CellFix>>();
 
 let settings: Partial<EditorLintSettings> = {};
 let inventory: InventoryParams = { gpus: null, selection: [] };
+/** The workspace folders (from `initialize`): the pyproject.toml lookup does not go above them. */
+let workspaceRoots: string[] = [];
 let engineReady: Promise<void> = Promise.resolve();
 const configProblemsShown = new Set<string>();
 
@@ -54,7 +56,7 @@ function pathOf(uri: string): string | null {
 function lintOptions(uri: string): LintOptions {
   const { options, problems } = resolveLintOptions(pathOf(uri), {
     select: settings.select, ignore: settings.ignore, severity: settings.severity, eagerInitModules: settings.eagerInitModules,
-  }, settings.configurationPreference ?? "editorFirst");
+  }, settings.configurationPreference ?? "editorFirst", {}, workspaceRoots);
   for (const p of problems) {
     const key = `${p.file}:${p.line}:${p.message}`;
     if (configProblemsShown.has(key)) continue;
@@ -167,8 +169,13 @@ function relintAll(): void {
 }
 
 connection.onInitialize((params): InitializeResult => {
-  const init = params.initializationOptions as Partial<EditorLintSettings> | undefined;
-  if (init) settings = init;
+  const init = checkEditorSettings(params.initializationOptions);
+  settings = init.value;
+  for (const p of init.problems) connection.console.warn(`GPU Pilot: initializationOptions: ${p}; the default is used.`);
+  workspaceRoots = [
+    ...(params.workspaceFolders ?? []).map((f) => pathOf(f.uri)),
+    ...(params.workspaceFolders ? [] : [params.rootUri ? pathOf(params.rootUri) : null]),
+  ].filter((p): p is string => p !== null);
   engineReady = initEngine().catch((e) => {
     connection.console.error(`GPU Pilot could not load its Python parser: ${e instanceof Error ? e.message : String(e)}`);
   });
@@ -195,8 +202,13 @@ notebooks.onDidOpen((nb) => schedule(nb.uri));
 notebooks.onDidChange((e) => schedule(e.notebookDocument.uri));
 notebooks.onDidClose((nb) => { for (const c of nb.cells) void connection.sendDiagnostics({ uri: c.document, diagnostics: [] }); });
 
-connection.onNotification(InventoryNotification.type, (params) => {
-  inventory = params;
+connection.onNotification(InventoryNotification.type, (params: unknown) => {
+  const checked = checkInventoryParams(params);
+  if ("problem" in checked) {
+    connection.console.warn(`GPU Pilot: ignored a ${InventoryNotification.method} notification: ${checked.problem}.`);
+    return;
+  }
+  inventory = checked.value;
   relintAll();
   if (settings.inlayHints) void connection.languages.inlayHint.refresh().catch(() => undefined);
 });
@@ -210,7 +222,9 @@ function withModel<T>(uri: string, f: (model: ReturnType<typeof analyzePython>) 
   try { return f(model); } finally { model.tree.delete(); }
 }
 const lineWhere = (l: number) => `line ${l + 1}`;
-connection.onNotification(SettingsNotification.type, (params) => {
+connection.onNotification(SettingsNotification.type, (raw: unknown) => {
+  const { value: params, problems } = checkEditorSettings(raw);
+  for (const p of problems) connection.console.warn(`GPU Pilot: ${SettingsNotification.method}: ${p}; ignored.`);
   const hintsChanged = params.inlayHints !== undefined && params.inlayHints !== settings.inlayHints;
   settings = { ...settings, ...params };
   configProblemsShown.clear();
