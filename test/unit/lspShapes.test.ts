@@ -15,7 +15,7 @@ test("checkInventoryParams: the protocol shape, or a problem in words", () => {
   assert.deepEqual(checkInventoryParams(null), { problem: "not an object" });
   assert.deepEqual(checkInventoryParams({ gpus: "x", selection: [] }), { problem: "gpus is neither null nor an array" });
   assert.deepEqual(checkInventoryParams({ gpus: [{ ...GPU, index: -1 }], selection: [] }), { problem: "gpus[0] is not a GPU (index, uuid, name, pciBusId, memoryTotalMiB, memoryFreeMiB)" });
-  assert.deepEqual(checkInventoryParams({ gpus: [{ ...GPU, memoryTotalMiB: "big" }], selection: [] }).hasOwnProperty("problem"), true);
+  assert.ok("problem" in checkInventoryParams({ gpus: [{ ...GPU, memoryTotalMiB: "big" }], selection: [] }));
   assert.deepEqual(checkInventoryParams({ gpus: [], selection: "0" }), { problem: "selection is not an array of strings" });
 });
 
