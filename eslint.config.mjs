@@ -34,7 +34,8 @@ export default tseslint.config(
         { selector: "CallExpression[callee.name='require'][arguments.0.value=/^(node:)?child_process$/], ImportExpression[source.value=/^(node:)?child_process$/]", message: "Import child_process functions by name (spawn, execFile), so that exec/execSync stay caught." },
         { selector: "VariableDeclarator > ObjectPattern > Property[key.name=/^(exec|execSync|execaCommand|execaCommandSync|\\$)$/]", message: "Destructures a function that runs a command string: use spawn/execFile/execa with an argument array." },
         { selector: "TaggedTemplateExpression[tag.name=/^(\\$|execa|execaSync|execaNode)$/], TaggedTemplateExpression[tag.property.name=/^(\\$|execa|execaSync|execaNode)$/], TaggedTemplateExpression[tag.callee.name=/^(\\$|execa|execaSync|execaNode)$/]", message: "execa's template form builds a command from a string: use execa(file, args)." },
-        { selector: "NewExpression[callee.name='ShellExecution'], NewExpression[callee.property.name='ShellExecution']", message: "ShellExecution runs a command line through a shell: use ProcessExecution with an argument array." }],
+        { selector: "NewExpression[callee.name='ShellExecution'], NewExpression[callee.property.name='ShellExecution']", message: "ShellExecution runs a command line through a shell: use a CustomExecution with run/processTerminal.ts." },
+        { selector: "NewExpression[callee.name='ProcessExecution'], NewExpression[callee.property.name='ProcessExecution']", message: "VS Code resolves ${...} in a ProcessExecution's command, arguments, cwd and env (and runs ${command:...}): use a CustomExecution with run/processTerminal.ts." }],
     },
   },
 );

@@ -28,6 +28,8 @@ export interface LastRun {
   cwd: string;
   /** The variables added to the environment (CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER where the launcher uses them, and gpuPilot.run.env). */
   env: Record<string, string>;
+  /** Variables removed from the inherited environment before `env` is added (deepspeed, docker, srun: CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER). */
+  unset: string[];
   /** Where the interpreter came from: `python-extension` or `default` (python3). */
   interpreterSource: "python-extension" | "default";
   /** The task's name, e.g. `train.py on GPU 1`. */
@@ -38,9 +40,11 @@ export interface LastRun {
   pid?: number;
   /** Set when the process has ended: its exit code, or null when VS Code reported none. */
   exitCode?: number | null;
+  /** The signal that ended the process (`SIGINT`, `SIGTERM`, ...), when one did. */
+  signal?: string;
   /** ms since the epoch, once ended. */
   endedAt?: number;
-  /** Set instead of pid/exitCode when the task could not be started. */
+  /** Set when the task or its program could not be started (exitCode is then null). */
   error?: string;
 }
 

@@ -21,9 +21,10 @@ import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from 
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
 import { docUrl } from "./docsUrl";
-import { DEFAULT_MAX_FILE_SIZE_KB } from "./engine/limits";
+import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
+import { escapeControls as plain } from "./engine/text";
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
@@ -85,21 +86,33 @@ const codeList = (v: string, flag: string): string[] => {
   return list;
 };
 
+/** Options that take no value. */
+const SWITCHES = new Set(["--fix", "--exit-zero", "--statistics", "--no-prefilter", "--preview"]);
+/** The largest `--gpus` accepted (a bound, not a claim about machines). */
+const MAX_GPUS = 4096;
+
 function parseArgs(argv: string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"\n${USAGE}`);
   const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false };
+  const given = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
     const eq = arg.startsWith("--") ? arg.indexOf("=") : -1;
     const name = eq > 0 ? arg.slice(0, eq) : arg;
+    // Strict forms: `--flag VALUE` or `--flag=VALUE` with a non-empty value that is not another
+    // option, each value option once, and no value for a switch (`--fix=yes` is refused).
     const value = (): string => {
+      if (given.has(name)) throw new UsageError(`${name} is given twice`);
+      given.add(name);
       const v = eq > 0 ? arg.slice(eq + 1) : rest[++i];
-      if (v === undefined) throw new UsageError(`${name} needs a value`);
+      if (v === undefined || v === "") throw new UsageError(`${name} needs a value`);
+      if (eq < 0 && v.startsWith("-") && v !== "-") throw new UsageError(`${name} needs a value, not the option "${v}"`);
       return v;
     };
+    if (eq > 0 && SWITCHES.has(name)) throw new UsageError(`${name} takes no value (got "${arg}")`);
     switch (name) {
       case "--format": {
         const v = value();
@@ -125,14 +138,14 @@ function parseArgs(argv: string[]): CliArgs {
       case "--stdin-filename": a.stdinFilename = value(); break;
       case "--gpus": {
         const v = value();
-        if (!/^\d+$/.test(v)) throw new UsageError(`--gpus must be a whole number, not "${v}"`);
+        if (!/^\d{1,4}$/.test(v) || Number(v) > MAX_GPUS) throw new UsageError(`--gpus must be a whole number from 0 to ${MAX_GPUS}, not "${v}"`);
         a.gpus = Number(v);
         break;
       }
       case "--inventory": a.inventory = value(); break;
       case "--max-file-size-kb": {
         const v = value();
-        if (!/^\d+$/.test(v)) throw new UsageError(`--max-file-size-kb must be a whole number of KB (0: no limit), not "${v}"`);
+        if (!/^\d{1,9}$/.test(v)) throw new UsageError(`--max-file-size-kb must be a whole number of KB up to 999999999 (0: no limit), not "${v}"`);
         a.maxFileSizeKB = Number(v);
         break;
       }
@@ -247,7 +260,15 @@ function checkManifest(filename: string, source: string, kind: ManifestKind, opt
 /** Lints a notebook's JSON text, applying safe fixes to its cells when `fix`. */
 function checkNotebook(filename: string, json: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
   let original;
-  try { original = cellsOfIpynb(json); } catch (e) { throw new UsageError(`cannot read notebook ${filename}: ${(e as Error).message}`); }
+  try {
+    original = cellsOfIpynb(json);
+  } catch (e) {
+    // One unreadable notebook (nbformat 3, broken JSON) is a finding of its own; the run goes on,
+    // so `--format sarif > results.sarif` still holds every other file's findings.
+    const at = { line: 0, character: 0 };
+    const message = `GPU Pilot did not lint this notebook: cannot read notebook (${(e as Error).message}).`;
+    return { diagnostics: [toJson(filename, { code: FILE_TOO_LARGE_CODE, message, severity: "warning", range: { start: at, end: at } }, null)], fixed: null, applied: 0 };
+  }
   const { cells, applied } = fix ? fixAllNotebook(original, options) : { cells: original, applied: 0 };
   const r = lintNotebook(cells, options);
   let fixed: string | null = null;
@@ -262,8 +283,9 @@ function displayName(file: string): string {
 
 function formatText(all: JsonDiagnostic[], fixedCount: number): string {
   const lines = all.map((d) => {
-    const where = d.cell !== null ? `${displayName(d.filename)}:cell ${d.cell}:${d.location.row}:${d.location.column}` : `${displayName(d.filename)}:${d.location.row}:${d.location.column}`;
-    return `${where}: ${d.severity} ${d.code} ${d.message.replace(/\s*[\r\n]+\s*/g, " ")}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${d.fix.message}]` : ""}`;
+    const name = plain(displayName(d.filename));
+    const where = d.cell !== null ? `${name}:cell ${d.cell}:${d.location.row}:${d.location.column}` : `${name}:${d.location.row}:${d.location.column}`;
+    return `${where}: ${d.severity} ${d.code} ${plain(d.message.replace(/\s*[\r\n]+\s*/g, " "))}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${plain(d.fix.message)}]` : ""}`;
   });
   const safe = all.filter((d) => d.fix?.applicability === "safe").length;
   if (all.length === 0) lines.push(fixedCount ? `Fixed ${fixedCount} problem${fixedCount === 1 ? "" : "s"}; all checks passed!` : "All checks passed!");
@@ -272,6 +294,15 @@ function formatText(all: JsonDiagnostic[], fixedCount: number): string {
 }
 
 const SARIF_LEVEL: Record<Severity, string> = { error: "error", warning: "warning", information: "note", hint: "note" };
+
+/**
+ * JSON text with the characters JSON.stringify leaves raw (DEL, C1 controls, U+2028/U+2029, the
+ * bidirectional formatting characters) written as `\uXXXX`: the same data, but nothing a terminal
+ * or log viewer showing the file would act on. They only occur inside strings, where the escape is valid.
+ */
+export function jsonSafe(json: string): string {
+  return json.replace(/[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
 
 /** SARIF 2.1.0, as GitHub code scanning accepts it (paths relative to the working folder, %SRCROOT%). */
 export function formatSarif(all: JsonDiagnostic[]): string {
@@ -287,7 +318,7 @@ export function formatSarif(all: JsonDiagnostic[]): string {
   const index = new Map<string, number>(rules.map((r, i) => [r.id, i]));
   const results = all.map((d) => ({
     ruleId: d.code, ruleIndex: index.get(d.code) ?? -1, level: SARIF_LEVEL[d.severity],
-    message: { text: d.message },
+    message: { text: plain(d.message) },
     locations: [{
       physicalLocation: {
         artifactLocation: { uri: displayName(d.filename), uriBaseId: "%SRCROOT%" },
@@ -296,14 +327,15 @@ export function formatSarif(all: JsonDiagnostic[]): string {
     }],
     ...(d.cell !== null ? { properties: { cell: d.cell } } : {}),
   }));
-  return JSON.stringify({
+  return jsonSafe(JSON.stringify({
     $schema: "https://json.schemastore.org/sarif-2.1.0.json",
     version: "2.1.0",
     runs: [{ tool: { driver: { name: "gpu-pilot", version: VERSION, rules } }, results }],
-  }, null, 2) + "\n";
+  }, null, 2)) + "\n";
 }
 
-const ghData = (s: string) => s.replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
+/** A workflow command's data: controls escaped (engine/text.ts `escapeControls`, as in every format) (no raw ESC in the log), then GitHub's own %-encoding (no line break can end the command). */
+const ghData = (s: string) => plain(s).replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 const ghProp = (s: string) => ghData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
 
 /** GitHub Actions workflow commands (`::error file=...,line=...::message`). */
@@ -338,7 +370,7 @@ interface Io { out: (s: string) => void; err: (s: string) => void; stdin: () => 
 
 /** One configuration problem as printed on stderr (once per run). */
 function configProblemText(p: { file: string; line?: number; message: string }): string {
-  return `gpu-pilot: ${p.file}${p.line ? `:${p.line}` : ""}: ${p.message} (linting goes on without it)\n`;
+  return `gpu-pilot: ${plain(p.file)}${p.line ? `:${p.line}` : ""}: ${plain(p.message)} (linting goes on without it)\n`;
 }
 
 /** What checking one file gave, as passed back from a worker thread. */
@@ -500,13 +532,13 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       }
       if (args.statistics) io.err(statistics(all, files.length, parsedCount, workers));
     }
-    const render = { text: () => formatText(all, fixedCount), json: () => JSON.stringify(all, null, 2) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
+    const render = { text: () => formatText(all, fixedCount), json: () => jsonSafe(JSON.stringify(all, null, 2)) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
     io.out(render());
     return exitCodeOf(all, args);
   } catch (e) {
     if (e instanceof UsageError) {
       if (e.message === USAGE || e.message === VERSION) { io.out(e.message + "\n"); return 0; }
-      io.err(`gpu-pilot: ${e.message}\n`);
+      io.err(`gpu-pilot: ${plain(e.message)}\n`);
       return 2;
     }
     io.err(`gpu-pilot: internal error: ${e instanceof Error ? e.stack : String(e)}\n`);

@@ -63,3 +63,55 @@ export namespace SettingsNotification {
   export const method = "gpuPilot/settings";
   export const type = new NotificationType<Partial<EditorLintSettings>>(method);
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === "string");
+const isMiB = (v: unknown): v is number | null => v === null || (typeof v === "number" && Number.isFinite(v) && v >= 0);
+const SEVERITY_NAMES = new Set(["error", "warning", "information", "hint"]);
+const PREFERENCES = new Set(["editorFirst", "filesystemFirst", "editorOnly"]);
+
+/**
+ * Checks the shape of an {@link InventoryNotification}'s params (or anything else a peer sent).
+ * @returns the params, or `problem` (in words) when they are not {@link InventoryParams}: `gpus`
+ *   null or an array of GPUs (index a whole number, uuid/name/pciBusId strings, MiB null or a
+ *   finite number ≥ 0), `selection` an array of strings.
+ */
+export function checkInventoryParams(v: unknown): { value: InventoryParams } | { problem: string } {
+  if (!isObject(v)) return { problem: "not an object" };
+  if (!isStringArray(v.selection)) return { problem: "selection is not an array of strings" };
+  if (v.gpus !== null) {
+    if (!Array.isArray(v.gpus)) return { problem: "gpus is neither null nor an array" };
+    for (const [i, g] of v.gpus.entries()) {
+      const ok = isObject(g) && Number.isSafeInteger(g.index) && (g.index as number) >= 0 && typeof g.uuid === "string" && typeof g.name === "string"
+        && typeof g.pciBusId === "string" && isMiB(g.memoryTotalMiB) && isMiB(g.memoryFreeMiB);
+      if (!ok) return { problem: `gpus[${i}] is not a GPU (index, uuid, name, pciBusId, memoryTotalMiB, memoryFreeMiB)` };
+    }
+  }
+  return { value: { gpus: v.gpus === null ? null : (v.gpus as InventoryGpu[]).map((g) => ({ ...g })), selection: [...v.selection] } };
+}
+
+/**
+ * Keeps the well-formed keys of settings sent at start (`initializationOptions`) or by a
+ * {@link SettingsNotification}; each key of the wrong shape is dropped and named in `problems`.
+ * Unknown keys are dropped silently (a newer client may send more).
+ */
+export function checkEditorSettings(v: unknown): { value: Partial<EditorLintSettings>; problems: string[] } {
+  const value: Partial<EditorLintSettings> = {};
+  const problems: string[] = [];
+  if (v === undefined || v === null) return { value, problems };
+  if (!isObject(v)) return { value, problems: ["the settings are not an object"] };
+  const take = <K extends keyof EditorLintSettings>(key: K, ok: (x: unknown) => boolean, what: string) => {
+    if (!(key in v) || v[key] === undefined) return;
+    if (ok(v[key])) value[key] = v[key] as EditorLintSettings[K];
+    else problems.push(`${key} is not ${what}`);
+  };
+  take("select", isStringArray, "an array of strings");
+  take("ignore", isStringArray, "an array of strings");
+  take("eagerInitModules", isStringArray, "an array of strings");
+  take("severity", (x) => isObject(x) && Object.values(x).every((s) => typeof s === "string" && SEVERITY_NAMES.has(s)), "an object of severities (error, warning, information, hint)");
+  take("configurationPreference", (x) => typeof x === "string" && PREFERENCES.has(x), "editorFirst, filesystemFirst or editorOnly");
+  take("inlayHints", (x) => typeof x === "boolean", "true or false");
+  take("maxFileSizeKB", (x) => typeof x === "number" && Number.isFinite(x) && x >= 0, "a number of KB ≥ 0");
+  take("preview", (x) => typeof x === "boolean" || x === null, "true, false or null");
+  return { value, problems };
+}

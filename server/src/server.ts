@@ -19,8 +19,9 @@ import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { resolveLintOptions } from "./engine/options";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
-import { InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
+import { checkEditorSettings, checkInventoryParams, InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
+import { escapeControls } from "./engine/text";
 import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
@@ -36,6 +37,8 @@ const fixes = new Map<string, Map<string, Fix | CellFix>>();
 
 let settings: Partial<EditorLintSettings> = {};
 let inventory: InventoryParams = { gpus: null, selection: [] };
+/** The workspace folders (from `initialize`): the pyproject.toml lookup does not go above them. */
+let workspaceRoots: string[] = [];
 let engineReady: Promise<void> = Promise.resolve();
 const configProblemsShown = new Set<string>();
 
@@ -54,24 +57,27 @@ function lintOptions(uri: string): LintOptions {
   const { options, problems } = resolveLintOptions(pathOf(uri), {
     select: settings.select, ignore: settings.ignore, severity: settings.severity, eagerInitModules: settings.eagerInitModules,
     ...(typeof settings.preview === "boolean" ? { preview: settings.preview } : {}),
-  }, settings.configurationPreference ?? "editorFirst");
+  }, settings.configurationPreference ?? "editorFirst", {}, workspaceRoots);
   for (const p of problems) {
     const key = `${p.file}:${p.line}:${p.message}`;
     if (configProblemsShown.has(key)) continue;
     configProblemsShown.add(key);
-    connection.console.warn(`${p.file}${p.line ? `:${p.line}` : ""}: ${p.message}`);
-    void connection.window.showWarningMessage(`GPU Pilot: ${p.file}${p.line ? `, line ${p.line}` : ""}: ${p.message}. Linting goes on without it.`);
+    const file = escapeControls(p.file);
+    const message = escapeControls(p.message);
+    connection.console.warn(`${file}${p.line ? `:${p.line}` : ""}: ${message}`);
+    void connection.window.showWarningMessage(`GPU Pilot: ${file}${p.line ? `, line ${p.line}` : ""}: ${message}. Linting goes on without it.`);
   }
   return { ...options, maxFileSizeKB: settings.maxFileSizeKB, machine: { gpuCount: inventory.gpus ? inventory.gpus.length : null, uuids: inventory.gpus?.map((g) => g.uuid) ?? [] } };
 }
 
 const keyOf = (code: string, line: number, character: number) => `${code}@${line}:${character}`;
 
+/** The LSP diagnostic; messages are escaped by the engine already, escaped again here as a last guard (idempotent). */
 function toLsp(d: Omit<LintDiagnostic, "related">, related: Diagnostic["relatedInformation"]): Diagnostic {
   return {
-    range: d.range, severity: SEVERITY[d.severity], code: d.code, source: "gpu-pilot", message: d.message,
+    range: d.range, severity: SEVERITY[d.severity], code: d.code, source: "gpu-pilot", message: escapeControls(d.message),
     ...(d.code === FILE_TOO_LARGE_CODE ? {} : { codeDescription: { href: docUrl(d.code) } }),
-    ...(related && related.length ? { relatedInformation: related } : {}),
+    ...(related && related.length ? { relatedInformation: related.map((r) => ({ ...r, message: escapeControls(r.message) })) } : {}),
   };
 }
 
@@ -168,8 +174,13 @@ let clientResolvesEdits = false;
 
 connection.onInitialize((params): InitializeResult => {
   clientResolvesEdits = params.capabilities.textDocument?.codeAction?.resolveSupport?.properties.includes("edit") ?? false;
-  const init = params.initializationOptions as Partial<EditorLintSettings> | undefined;
-  if (init) settings = init;
+  const init = checkEditorSettings(params.initializationOptions);
+  settings = init.value;
+  for (const p of init.problems) connection.console.warn(`GPU Pilot: initializationOptions: ${p}; the default is used.`);
+  workspaceRoots = [
+    ...(params.workspaceFolders ?? []).map((f) => pathOf(f.uri)),
+    ...(params.workspaceFolders ? [] : [params.rootUri ? pathOf(params.rootUri) : null]),
+  ].filter((p): p is string => p !== null);
   engineReady = initEngine().catch((e) => {
     connection.console.error(`GPU Pilot could not load its Python parser: ${e instanceof Error ? e.message : String(e)}`);
   });
@@ -196,8 +207,13 @@ notebooks.onDidOpen((nb) => schedule(nb.uri));
 notebooks.onDidChange((e) => schedule(e.notebookDocument.uri));
 notebooks.onDidClose((nb) => { for (const c of nb.cells) void connection.sendDiagnostics({ uri: c.document, diagnostics: [] }); });
 
-connection.onNotification(InventoryNotification.type, (params) => {
-  inventory = params;
+connection.onNotification(InventoryNotification.type, (params: unknown) => {
+  const checked = checkInventoryParams(params);
+  if ("problem" in checked) {
+    connection.console.warn(`GPU Pilot: ignored a ${InventoryNotification.method} notification: ${checked.problem}.`);
+    return;
+  }
+  inventory = checked.value;
   relintAll();
   if (settings.inlayHints) void connection.languages.inlayHint.refresh().catch(() => undefined);
 });
@@ -211,7 +227,9 @@ function withModel<T>(uri: string, f: (model: ReturnType<typeof analyzePython>) 
   try { return f(model); } finally { model.tree.delete(); }
 }
 const lineWhere = (l: number) => `line ${l + 1}`;
-connection.onNotification(SettingsNotification.type, (params) => {
+connection.onNotification(SettingsNotification.type, (raw: unknown) => {
+  const { value: params, problems } = checkEditorSettings(raw);
+  for (const p of problems) connection.console.warn(`GPU Pilot: ${SettingsNotification.method}: ${p}; ignored.`);
   const hintsChanged = params.inlayHints !== undefined && params.inlayHints !== settings.inlayHints;
   settings = { ...settings, ...params };
   configProblemsShown.clear();

@@ -53,9 +53,10 @@ test("bad usage and unreadable paths exit 2 with a message on stderr", () => {
   assert.match(badFormat.stderr, /--format must be/);
   const dir = mkdtempSync(join(tmpdir(), "gp-cli-"));
   writeFileSync(join(dir, "broken.ipynb"), "{ not json");
+  // An unreadable notebook is a finding (GPU000), not a usage error (issue 18: the SARIF recipe).
   const broken = run(["check", join(dir, "broken.ipynb")]);
-  assert.equal(broken.status, 2);
-  assert.match(broken.stderr, /cannot read notebook .*broken\.ipynb/);
+  assert.equal(broken.status, 1);
+  assert.match(broken.stdout, /broken\.ipynb:1:1: warning GPU000 GPU Pilot did not lint this notebook: cannot read notebook/);
 });
 
 test("a file with syntax errors is still linted, and odd names work", () => {

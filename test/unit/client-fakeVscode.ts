@@ -145,6 +145,17 @@ export const languages = {
 export class ProcessExecution {
   constructor(readonly process: string, readonly args: string[], readonly options?: { cwd?: string; env?: Record<string, string> }) {}
 }
+/** The parts of a `vscode.Pseudoterminal` the fake drives. */
+export interface FakePty {
+  onDidWrite(l: (text: string) => unknown): unknown;
+  onDidClose?(l: (code: number | void) => unknown): unknown;
+  open(dims: undefined): void;
+  close(): void;
+  handleInput?(data: string): void;
+}
+export class CustomExecution {
+  constructor(readonly callback: (resolvedDefinition: unknown) => Promise<FakePty>) {}
+}
 export const TaskScope = { Global: 1, Workspace: 2 };
 export enum TaskRevealKind { Always = 1, Silent = 2, Never = 3 }
 export enum TaskPanelKind { Shared = 1, Dedicated = 2, New = 3 }
@@ -155,26 +166,51 @@ export class Task {
     readonly scope: unknown,
     readonly name: string,
     readonly source: string,
-    readonly execution: ProcessExecution,
+    readonly execution: ProcessExecution | CustomExecution,
     readonly problemMatchers?: string[],
   ) {}
 }
+/** A CustomExecution's pseudoterminal opened by {@link tasks.open}: what it wrote, and its close code. */
+export interface OpenedPty {
+  pty: FakePty;
+  output(): string;
+  closed: Promise<number | void>;
+}
 const taskStart = new EventEmitter<{ execution: { task: Task }; processId: number }>();
 const taskEnd = new EventEmitter<{ execution: { task: Task }; exitCode: number | undefined }>();
+const opened = new Map<Task, OpenedPty>();
 export const tasks = {
   executed: [] as Task[],
   /** Tasks whose execution's terminate() was called. */
   terminated: [] as Task[],
   executeTask(task: Task) {
     tasks.executed.push(task);
-    return Promise.resolve({ task, terminate: () => tasks.terminated.push(task) });
+    return Promise.resolve({
+      task,
+      terminate: () => {
+        tasks.terminated.push(task);
+        opened.get(task)?.pty.close();
+      },
+    });
   },
   onDidStartTaskProcess: taskStart.event,
   onDidEndTaskProcess: taskEnd.event,
-  /** Simulates the task's process starting and ending. */
+  /** Simulates a ProcessExecution task's process starting and ending. */
   finish(task: Task, pid: number, exitCode: number | undefined) {
     taskStart.fire({ execution: { task }, processId: pid });
     taskEnd.fire({ execution: { task }, exitCode });
+  },
+  /** Does what VS Code does with a CustomExecution task: gets its pseudoterminal and opens it. */
+  async open(task: Task): Promise<OpenedPty> {
+    if (!(task.execution instanceof CustomExecution)) throw new Error(`${task.name}: not a CustomExecution`);
+    const pty = await task.execution.callback(task.definition);
+    let out = "";
+    pty.onDidWrite((t) => (out += t));
+    const closed = new Promise<number | void>((r) => pty.onDidClose?.(r));
+    const entry = { pty, output: () => out, closed };
+    opened.set(task, entry);
+    pty.open(undefined);
+    return entry;
   },
 };
 
@@ -394,7 +430,7 @@ export const commands = {
 const fake = {
   EventEmitter, ThemeColor, ThemeIcon, MarkdownString, TreeItem, TreeItemCollapsibleState,
   TreeItemCheckboxState, StatusBarAlignment, Uri, window, workspace, commands,
-  ProcessExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,
+  ProcessExecution, CustomExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,
   EnvironmentVariableMutatorType, debug,
   Position, Range, CodeLens, languages,
 };

@@ -131,13 +131,15 @@ test("Pick Free GPUs: busy fixture picks GPU 1 (GPU 0 has a process of an unknow
   broken.monitor.dispose();
 });
 
-test("Stop Process: asks first, then SIGTERM to the user's own process; refuses another user's", async () => {
-  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
+test("Stop Process: asks first, then SIGTERM to the user's own process; refuses another user's, and one holding no GPU device", async () => {
+  // A stand-in for /dev/nvidia*: the child holds it open, as a CUDA process holds its devices.
+  const device = join(mkdtempSync(join(tmpdir(), "gpu-pilot-dev-")), "nvidia0");
+  writeFileSync(device, "");
+  const child = spawn(process.execPath, ["-e", `const fd = require("fs").openSync(${JSON.stringify(device)}, "r"); process.stdout.write("open"); setTimeout(() => fd, 30000)`], { stdio: ["ignore", "pipe", "ignore"] });
   const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_c, s) => r(s)));
   assert.ok(child.pid);
   const pid = child.pid;
-  const end = Date.now() + 10_000;
-  while ((await readProcStat(pid)).argv?.[1] !== "-e" && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => child.stdout!.once("data", r));
   const start = (await readProcStat(pid)).startTicks;
   let refreshed = 0;
   const own = { pid, uid: 0, user: "me", commandLine: "node -e ...", argv: [], own: true, workspaceRun: false, ...(start !== undefined ? { startTicks: start } : {}) };
@@ -150,11 +152,17 @@ test("Stop Process: asks first, then SIGTERM to the user's own process; refuses 
   assert.doesNotThrow(() => process.kill(pid, 0), "still running");
   assert.match(recorded.messages[0], new RegExp(`^Stop process ${pid} \\(node -e \\.\\.\\.\\) on GPU 0\\?$`));
 
+  // With the real /dev/nvidia prefix the child holds no GPU device: refused, still running.
   recorded.answers.push("Stop Process");
   await stopProcessCommand(fakeMonitor as never, node);
+  assert.doesNotThrow(() => process.kill(pid, 0), "still running");
+  assert.match(recorded.messages.at(-1) ?? "", new RegExp(`^GPU Pilot: Process ${pid} holds no NVIDIA device open here: nvidia-smi may see another PID namespace`));
+
+  recorded.answers.push("Stop Process");
+  await stopProcessCommand(fakeMonitor as never, node, { devicePrefix: device });
   assert.equal(await exited, "SIGTERM");
   assert.equal(recorded.messages.at(-1), `GPU Pilot: sent SIGTERM to process ${pid}.`);
-  assert.equal(refreshed, 1);
+  assert.equal(refreshed, 2);
 
   await stopProcessCommand(fakeMonitor as never, { kind: "app", gpu: { index: 0 }, app: { pid: 582, processName: "python3" } });
   assert.equal(recorded.messages.at(-1), "GPU Pilot stops only your own processes; process 582 belongs to alice.");

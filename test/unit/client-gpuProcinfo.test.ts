@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import type { ComputeApp } from "../../client/src/gpu/nvidiaSmi";
@@ -104,15 +104,27 @@ test("the real /proc: a child of this test is own, named by os.userInfo, with it
   }
 });
 
-test("stopProcess: SIGTERM to an own process; refuses other users' processes and reused pids; calm when gone", async () => {
-  const child = spawn(process.execPath, ["-e", "setTimeout(() => {}, 30000)"], { stdio: "ignore" });
+test("stopProcess: SIGTERM to an own process holding a GPU device; refuses other users' processes, reused pids, and a pid it cannot tie to a GPU; calm when gone", async () => {
+  // The child holds a stand-in "device" open: stopProcess looks for an open file under devicePrefix
+  // (default /dev/nvidia: a CUDA context holds /dev/nvidiactl and /dev/nvidia<N> open).
+  const device = join(tmp, "nvidia-stand-in");
+  writeFileSync(device, "");
+  const child = spawn(process.execPath, ["-e", `const fd = require("fs").openSync(${JSON.stringify(device)}, "r"); process.stdout.write("open"); setTimeout(() => fd, 30000)`], { stdio: ["ignore", "pipe", "ignore"] });
   const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_code, signal) => r(signal)));
   assert.ok(child.pid);
-  await execed(child.pid);
+  await new Promise((r) => child.stdout!.once("data", r));
   const stat = await readProcStat(child.pid);
-  const reused = await stopProcess(child.pid, { startTicks: (stat.startTicks ?? 0) + 1 });
+  assert.ok(stat.startTicks !== undefined);
+  const dev = { devicePrefix: device };
+  const reused = await stopProcess(child.pid, { startTicks: stat.startTicks + 1 }, dev);
   assert.deepEqual(reused.ok ? "ok" : reused.reason, "reused");
-  const r = await stopProcess(child.pid, { ...(stat.startTicks !== undefined ? { startTicks: stat.startTicks } : {}) });
+  const unsure = await stopProcess(child.pid, {}, dev);
+  assert.deepEqual(unsure.ok ? "ok" : [unsure.reason, unsure.message], ["unsure", `GPU Pilot cannot tell that pid ${child.pid} is still the process nvidia-smi listed (its start time was not read). Nothing was stopped.`]);
+  // Same pid, same user, but no GPU device open: nvidia-smi's pid is another process here (a container's PID namespace).
+  const noGpu = await stopProcess(child.pid, { startTicks: stat.startTicks });
+  assert.deepEqual(noGpu.ok ? "ok" : noGpu.reason, "unsure");
+  assert.match(noGpu.ok ? "" : noGpu.message, /holds no NVIDIA device open here: nvidia-smi may see another PID namespace \(a container\), where this pid is another process\. Nothing was stopped\./);
+  const r = await stopProcess(child.pid, { startTicks: stat.startTicks }, dev);
   assert.deepEqual(r, { ok: true });
   assert.equal(await exited, "SIGTERM");
   const gone = await stopProcess(child.pid, {});
@@ -122,6 +134,11 @@ test("stopProcess: SIGTERM to an own process; refuses other users' processes and
   const notMine = await stopProcess(582, {}, { procRoot, ownUid: 1000 }, (pid) => killed.push(pid));
   assert.equal(notMine.ok ? "ok" : notMine.reason, "not-own");
   assert.equal(killed.length, 0, "nothing was sent");
+  const noFds = await stopProcess(582, { startTicks: 777 }, { procRoot, ownUid: 1001 }, (pid) => killed.push(pid));
+  assert.equal(noFds.ok ? "ok" : noFds.reason, "unsure", "fd not readable: unsure");
+  mkdirSync(join(procRoot, "582", "fd"), { recursive: true });
+  symlinkSync("/dev/nvidiactl", join(procRoot, "582", "fd", "3"));
+  symlinkSync("/dev/nvidia0", join(procRoot, "582", "fd", "4"));
   const mine = await stopProcess(582, { startTicks: 777 }, { procRoot, ownUid: 1001 }, (pid, sig) => killed.push(pid, sig === "SIGTERM" ? 15 : 0));
   assert.deepEqual(mine, { ok: true });
   assert.deepEqual(killed, [582, 15]);

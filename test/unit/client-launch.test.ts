@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
-  buildLaunch, deepspeedIndices, describeExit, expandCustomArgs, expandEnv, LaunchError, LAUNCHERS, splitArgs, visibleDevicesValue,
+  buildLaunch, deepspeedIndices, describeExit, expandCustomArgs, expandEnv, LaunchError, LAUNCHERS, runEnvironment, splitArgs, visibleDevicesValue,
 } from "../../client/src/run/launch";
 
 const PY = "/home/me/.venv/bin/python";
@@ -13,9 +13,8 @@ const SEL = { CUDA_VISIBLE_DEVICES: "0,1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
 const UUID0 = "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f";
 const UUID1 = "GPU-6486822f-842c-1320-f829-e4155c0d2130";
 const GPUS = [{ index: 0, uuid: UUID0 }, { index: 1, uuid: UUID1 }];
-const ENV = "/usr/bin/env";
-/** `env` removing the selection's variables VS Code adds to task processes, then setting `assign`. */
-const UNSET = (...assign: string[]) => ["-u", "CUDA_VISIBLE_DEVICES", "-u", "CUDA_DEVICE_ORDER", ...assign];
+/** What deepspeed, docker and srun remove from the inherited environment. */
+const UNSET = ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"];
 
 test("python: interpreter + [file], CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER", () => {
   assert.deepEqual(buildLaunch({ ...base, deviceIds: ["1"] }), {
@@ -24,6 +23,7 @@ test("python: interpreter + [file], CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER",
     args: [FILE],
     cwd: "/work/proj",
     env: { CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" },
+    unset: [],
     visibleDevices: "1",
     title: "train.py on GPU 1",
     notes: [],
@@ -59,39 +59,45 @@ test("accelerate: launch --num_processes --gpu_ids, and python -m accelerate.com
   assert.deepEqual(fallback.env, { CUDA_VISIBLE_DEVICES: UUID1, CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
 });
 
-test("deepspeed: env -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER CUDA_DEVICE_ORDER=PCI_BUS_ID deepspeed --include localhost:<indices>, UUIDs translated", () => {
-  const found = buildLaunch({ ...base, launcher: "deepspeed", program: "/usr/bin/deepspeed", envProgram: ENV, deviceIds: ["0", "1"], gpus: GPUS, scriptArgs: ["--deepspeed_config", "ds.json"] });
-  assert.equal(found.command, ENV);
-  assert.deepEqual(found.args, [...UNSET("CUDA_DEVICE_ORDER=PCI_BUS_ID"), "/usr/bin/deepspeed", "--include", "localhost:0,1", FILE, "--deepspeed_config", "ds.json"]);
+test("deepspeed: deepspeed --include localhost:<indices>, UUIDs translated, CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER removed, CUDA_DEVICE_ORDER=PCI_BUS_ID set", () => {
+  const found = buildLaunch({ ...base, launcher: "deepspeed", program: "/usr/bin/deepspeed", deviceIds: ["0", "1"], gpus: GPUS, scriptArgs: ["--deepspeed_config", "ds.json"] });
+  assert.equal(found.command, "/usr/bin/deepspeed");
+  assert.deepEqual(found.args, ["--include", "localhost:0,1", FILE, "--deepspeed_config", "ds.json"]);
   assert.deepEqual(found.env, { CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
-  assert.equal("CUDA_VISIBLE_DEVICES" in found.env, false);
+  assert.deepEqual(found.unset, UNSET);
   assert.equal(found.title, "train.py on GPU 0,1 (deepspeed)");
   assert.deepEqual(found.notes, []);
 
-  const byUuid = buildLaunch({ ...base, launcher: "deepspeed", envProgram: "/bin/env", deviceIds: [UUID1], gpus: GPUS });
-  assert.equal(byUuid.command, "/bin/env");
-  assert.deepEqual(byUuid.args, [...UNSET("CUDA_DEVICE_ORDER=PCI_BUS_ID"), PY, "-m", "deepspeed.launcher.runner", "--include", "localhost:1", FILE]);
+  const byUuid = buildLaunch({ ...base, launcher: "deepspeed", deviceIds: [UUID1], gpus: GPUS });
+  assert.equal(byUuid.command, PY);
+  assert.deepEqual(byUuid.args, ["-m", "deepspeed.launcher.runner", "--include", "localhost:1", FILE]);
   assert.equal(byUuid.title, "train.py on GPU 1 (deepspeed)");
-
-  // No env: run directly, and say what it may inherit.
-  const direct = buildLaunch({ ...base, launcher: "deepspeed", program: "/usr/bin/deepspeed", deviceIds: ["1"], gpus: GPUS });
-  assert.equal(direct.command, "/usr/bin/deepspeed");
-  assert.deepEqual(direct.args, ["--include", "localhost:1", FILE]);
-  assert.match(direct.notes[0], /Neither \/usr\/bin\/env nor \/bin\/env was found: deepspeed runs directly and may inherit CUDA_VISIBLE_DEVICES/);
-  // env would read a program path with '=' as an assignment: run directly.
-  const eq = buildLaunch({ ...base, launcher: "deepspeed", program: "/opt/a=b/deepspeed", envProgram: ENV, deviceIds: ["1"], gpus: GPUS });
+  // A program path with '=' is just a path now (no env in front to read it as an assignment).
+  const eq = buildLaunch({ ...base, launcher: "deepspeed", program: "/opt/a=b/deepspeed", deviceIds: ["1"], gpus: GPUS });
   assert.equal(eq.command, "/opt/a=b/deepspeed");
-  assert.deepEqual(eq.args, ["--include", "localhost:1", FILE]);
-  assert.match(eq.notes[0], /holds '=', which env would read as a variable assignment/);
-  assert.throws(() => buildLaunch({ ...base, launcher: "deepspeed", envProgram: "env", deviceIds: ["1"], gpus: GPUS }), /Not an absolute env program path/);
+  assert.deepEqual(eq.notes, []);
 
   assert.throws(() => buildLaunch({ ...base, launcher: "deepspeed", deviceIds: ["GPU-00000000-0000-0000-0000-000000000000"], gpus: GPUS }), /not a GPU of this machine/);
   assert.throws(() => deepspeedIndices(["MIG-1f3e4d5c-0000-1111-2222-333344445555"], GPUS), /whole GPUs, not the MIG instance/);
   // gpuPilot.run.env cannot sneak CUDA_VISIBLE_DEVICES in either.
-  const env = buildLaunch({ ...base, launcher: "deepspeed", envProgram: ENV, deviceIds: ["1"], gpus: GPUS, extraEnv: { CUDA_VISIBLE_DEVICES: "0", FOO: "1" } });
+  const env = buildLaunch({ ...base, launcher: "deepspeed", deviceIds: ["1"], gpus: GPUS, extraEnv: { CUDA_VISIBLE_DEVICES: "0", FOO: "1" } });
   assert.deepEqual(env.env, { FOO: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
-  assert.deepEqual(env.args, [...UNSET("CUDA_DEVICE_ORDER=PCI_BUS_ID"), PY, "-m", "deepspeed.launcher.runner", "--include", "localhost:1", FILE]);
   assert.match(env.notes[0], /sets CUDA_VISIBLE_DEVICES; ignored/);
+  const whole = runEnvironment({ CUDA_VISIBLE_DEVICES: "3", CUDA_DEVICE_ORDER: "FASTEST_FIRST", HOME: "/h" }, env);
+  assert.deepEqual(whole, { HOME: "/h", PYTHONUNBUFFERED: "1", FOO: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+});
+
+test("runEnvironment: the inherited environment less VS Code's own variables and `unset`, then the run's; nothing expanded", () => {
+  const parent = {
+    HOME: "/home/me", PATH: "/usr/bin", CUDA_VISIBLE_DEVICES: "5", ELECTRON_RUN_AS_NODE: "1", VSCODE_IPC_HOOK: "/tmp/x.sock", VSCODE_IPC_HOOK_CLI: "/tmp/cli.sock",
+    VSCODE_NLS_CONFIG: "{}", UNDEF: undefined, TOKEN: "${env:HOME}",
+  };
+  assert.deepEqual(runEnvironment(parent, { env: { CUDA_VISIBLE_DEVICES: "0,1", X: "${command:evil}" }, unset: [] }), {
+    HOME: "/home/me", PATH: "/usr/bin", CUDA_VISIBLE_DEVICES: "0,1", VSCODE_IPC_HOOK_CLI: "/tmp/cli.sock", TOKEN: "${env:HOME}", PYTHONUNBUFFERED: "1", X: "${command:evil}",
+  });
+  assert.deepEqual(runEnvironment({ PYTHONUNBUFFERED: "0" }, { env: {}, unset: [] }), { PYTHONUNBUFFERED: "0" }, "the user's PYTHONUNBUFFERED wins");
+  assert.deepEqual(runEnvironment({}, { env: { PYTHONUNBUFFERED: "" }, unset: [] }), { PYTHONUNBUFFERED: "" });
+  assert.deepEqual(runEnvironment({ CUDA_VISIBLE_DEVICES: "5", CUDA_DEVICE_ORDER: "FASTEST_FIRST" }, { env: {}, unset: UNSET }), { PYTHONUNBUFFERED: "1" });
 });
 
 test("custom: each template element is one argument, placeholders replaced inside elements", () => {
@@ -108,40 +114,34 @@ test("custom: each template element is one argument, placeholders replaced insid
 });
 
 test("docker: --gpus \"device=<ids>\" as one argument (Docker reads it as CSV), folder mounted at the same path, no CUDA env", () => {
-  const spec = buildLaunch({ ...base, launcher: "docker", program: "/usr/local/bin/docker", envProgram: ENV, deviceIds: ["0", "1"], dockerImage: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", scriptArgs: ["--x"] });
-  assert.equal(spec.command, ENV);
+  const spec = buildLaunch({ ...base, launcher: "docker", program: "/usr/local/bin/docker", deviceIds: ["0", "1"], dockerImage: "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", scriptArgs: ["--x"] });
+  assert.equal(spec.command, "/usr/local/bin/docker");
   assert.deepEqual(spec.args, [
-    ...UNSET(), "/usr/local/bin/docker",
     "run", "--rm", "--gpus", "\"device=0,1\"", "-v", "/work/proj:/work/proj", "-w", "/work/proj",
     "pytorch/pytorch:2.5.1-cuda12.4-cudnn9-runtime", "python", FILE, "--x",
   ]);
   assert.deepEqual(spec.env, {}, "nothing passed into the container");
+  assert.deepEqual(spec.unset, UNSET);
   assert.deepEqual(spec.notes, []);
-  const bare = buildLaunch({ ...base, launcher: "docker", envProgram: ENV, deviceIds: [UUID1], dockerImage: "img" });
-  assert.equal(bare.command, ENV);
-  assert.deepEqual(bare.args, [...UNSET(), "docker", "run", "--rm", "--gpus", `"device=${UUID1}"`, "-v", "/work/proj:/work/proj", "-w", "/work/proj", "img", "python", FILE]);
-  const direct = buildLaunch({ ...base, launcher: "docker", deviceIds: [UUID1], dockerImage: "img" });
-  assert.equal(direct.command, "docker");
-  assert.equal(direct.args[3], `"device=${UUID1}"`);
-  assert.match(direct.notes[0], /docker runs directly/);
+  const bare = buildLaunch({ ...base, launcher: "docker", deviceIds: [UUID1], dockerImage: "img" });
+  assert.equal(bare.command, "docker");
+  assert.deepEqual(bare.args, ["run", "--rm", "--gpus", `"device=${UUID1}"`, "-v", "/work/proj:/work/proj", "-w", "/work/proj", "img", "python", FILE]);
   assert.throws(() => buildLaunch({ ...base, launcher: "docker", deviceIds: ["0"] }), /Set gpuPilot\.run\.dockerImage/);
   assert.throws(() => buildLaunch({ ...base, launcher: "docker", deviceIds: ["0"], dockerImage: "--privileged" }), /Not a Docker image reference/);
   assert.throws(() => buildLaunch({ ...base, launcher: "docker", deviceIds: ["0"], dockerImage: "img; rm -rf /" }), /Not a Docker image reference/);
   assert.throws(() => buildLaunch({ ...base, cwd: "/a:b", file: "/a:b/t.py", launcher: "docker", deviceIds: ["0"], dockerImage: "img" }), /holds ':'/);
 });
 
-test("slurm: env -u ... srun --gpus=<n> <python> <file>, a count without a selection, no CUDA_VISIBLE_DEVICES", () => {
-  const spec = buildLaunch({ ...base, launcher: "slurm", program: "/usr/bin/srun", envProgram: ENV, deviceIds: ["0", "1"], scriptArgs: ["--x"] });
-  assert.equal(spec.command, ENV);
-  assert.deepEqual(spec.args, [...UNSET("CUDA_DEVICE_ORDER=PCI_BUS_ID"), "/usr/bin/srun", "--gpus=2", PY, FILE, "--x"]);
+test("slurm: srun --gpus=<n> <python> <file>, a count without a selection, no CUDA_VISIBLE_DEVICES", () => {
+  const spec = buildLaunch({ ...base, launcher: "slurm", program: "/usr/bin/srun", deviceIds: ["0", "1"], scriptArgs: ["--x"] });
+  assert.equal(spec.command, "/usr/bin/srun");
+  assert.deepEqual(spec.args, ["--gpus=2", PY, FILE, "--x"]);
   assert.deepEqual(spec.env, { CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+  assert.deepEqual(spec.unset, UNSET);
   assert.equal(spec.title, "train.py via srun (2 GPUs)");
-  const count = buildLaunch({ ...base, launcher: "slurm", envProgram: ENV, deviceIds: [], gpuCount: 4 });
-  assert.equal(count.command, ENV);
-  assert.deepEqual(count.args, [...UNSET("CUDA_DEVICE_ORDER=PCI_BUS_ID"), "srun", "--gpus=4", PY, FILE]);
-  const direct = buildLaunch({ ...base, launcher: "slurm", deviceIds: [], gpuCount: 4 });
-  assert.equal(direct.command, "srun");
-  assert.deepEqual(direct.args, ["--gpus=4", PY, FILE]);
+  const count = buildLaunch({ ...base, launcher: "slurm", deviceIds: [], gpuCount: 4 });
+  assert.equal(count.command, "srun");
+  assert.deepEqual(count.args, ["--gpus=4", PY, FILE]);
   assert.throws(() => buildLaunch({ ...base, launcher: "slurm", deviceIds: [] }), /no GPU count/);
 });
 
@@ -149,10 +149,10 @@ test("every launcher keeps file names with spaces and shell characters as one ar
   const file = "/work/my proj/it's $(weird) `x`; rm -rf.py";
   for (const launcher of LAUNCHERS) {
     const spec = buildLaunch({
-      ...base, launcher, file, cwd: "/work/my proj", deviceIds: ["0"], gpus: GPUS, dockerImage: "img", customArgs: ["${python}", "${file}"], envProgram: ENV,
+      ...base, launcher, file, cwd: "/work/my proj", deviceIds: ["0"], gpus: GPUS, dockerImage: "img", customArgs: ["${python}", "${file}"],
     });
     assert.ok(spec.args.includes(file), `${launcher}: ${JSON.stringify(spec.args)}`);
-    assert.equal(spec.command === ENV, ["deepspeed", "docker", "slurm"].includes(launcher), `${launcher} through env: ${spec.command}`);
+    assert.equal(spec.unset.length > 0, ["deepspeed", "docker", "slurm"].includes(launcher), `${launcher} removes the selection's variables: ${JSON.stringify(spec.unset)}`);
     assert.equal(spec.cwd, "/work/my proj");
   }
 });
@@ -203,4 +203,5 @@ test("describeExit: success, failure, unknown", () => {
   assert.deepEqual(describeExit("t.py on GPU 1", 0), { ok: true, message: "t.py on GPU 1: finished (exit code 0)." });
   assert.deepEqual(describeExit("t.py on GPU 1", 3), { ok: false, message: "t.py on GPU 1: failed with exit code 3." });
   assert.equal(describeExit("t.py on GPU 1", undefined).ok, false);
+  assert.deepEqual(describeExit("t.py on GPU 1", undefined, "SIGINT"), { ok: false, message: "t.py on GPU 1: stopped by SIGINT." });
 });

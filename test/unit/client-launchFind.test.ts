@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ENV_CANDIDATES, findEnvProgram, findProgram } from "../../client/src/run/which";
+import { findProgram } from "../../client/src/run/which";
 
 const root = mkdtempSync(join(tmpdir(), "gpu-pilot-which-"));
 test.after(() => rmSync(root, { recursive: true, force: true }));
@@ -42,17 +42,4 @@ test("a file without any execute bit or a folder of that name does not count", {
   mkdirSync(join(d, "srun"), { recursive: true });
   assert.equal(findProgram("docker", { pathEnv: d }), undefined);
   assert.equal(findProgram("srun", { pathEnv: d }), undefined);
-});
-
-test("findEnvProgram: /usr/bin/env, else /bin/env; none on Windows", { skip: process.platform === "win32" }, () => {
-  assert.deepEqual(ENV_CANDIDATES, ["/usr/bin/env", "/bin/env"]);
-  const found = findEnvProgram();
-  assert.ok(found === "/usr/bin/env" || found === "/bin/env", String(found));
-  const d = join(root, "envs");
-  const second = exe(join(d, "bin"), "env");
-  exe(join(d, "noexec"), "env", 0o644);
-  assert.equal(findEnvProgram([join(d, "usr", "bin", "env"), second]), second, "falls back when the first is missing");
-  assert.equal(findEnvProgram([join(d, "noexec", "env"), second]), second, "skips a file that is not executable");
-  assert.equal(findEnvProgram([join(d, "nope")]), undefined);
-  assert.equal(findEnvProgram(ENV_CANDIDATES, "win32"), undefined);
 });

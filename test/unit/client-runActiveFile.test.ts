@@ -1,17 +1,21 @@
 // "Run Active File on Selected GPUs" / "Run Active File With..." with a stand-in `vscode` module
-// (client-fakeVscode.ts, imported first): the Task it builds for each launcher, the checks and their
-// ways forward, workspace trust, saving, picking GPUs, Show Output / Stop, and the exit report.
-import { FakeDocument, recorded, settings, Task, TaskScope, tasks, Uri, window, workspace, memento } from "./client-fakeVscode";
+// (client-fakeVscode.ts, imported first): the Task it builds for each launcher (a CustomExecution
+// whose pseudoterminal runs the program: nothing in a file name or setting is resolved by VS Code),
+// the checks and their ways forward, workspace trust, saving, picking GPUs, Show Output / Stop, and
+// the exit report, with real processes where a run is started.
+import { commands, CustomExecution, FakeDocument, recorded, settings, TaskScope, tasks, Uri, window, workspace, memento } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { LastRun } from "../../client/src/api";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { SelectionStore } from "../../client/src/gpu/selection";
 import type { ProcessOwner } from "../../client/src/run/owners";
+import type { ProcessTerminal, ProcessTerminalOptions } from "../../client/src/run/processTerminal";
 import { ARGS_STATE_KEY, checkRunFor, runActiveFile, runActiveFileWith, type RunHost } from "../../client/src/run/runActiveFile";
-import { findEnvProgram } from "../../client/src/run/which";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 const LAUNCHERS_BIN = join(__dirname, "..", "fixtures", "bin", "launchers");
@@ -84,57 +88,148 @@ function standInsOnPath(): void {
 const expectedEnv = (gpus: string) => ({ CUDA_VISIBLE_DEVICES: gpus, CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
 const running = (title: string) => `Running ${title}.`;
 
-test("runs the active file as a Task with a ProcessExecution, offers Show Output / Stop, reports the exit code", async () => {
+/** What task `i`'s CustomExecution runs: its pseudoterminal's options (the program is not started). */
+async function launched(i = 0): Promise<ProcessTerminalOptions> {
+  const task = tasks.executed[i];
+  assert.ok(task.execution instanceof CustomExecution, `${task.name}: a CustomExecution`);
+  return ((await task.execution.callback(task.definition)) as unknown as ProcessTerminal).options;
+}
+/** The CUDA variables of a run's whole environment (null: absent). */
+const cuda = (env: Readonly<Record<string, string>>) => ({ CUDA_VISIBLE_DEVICES: env.CUDA_VISIBLE_DEVICES ?? null, CUDA_DEVICE_ORDER: env.CUDA_DEVICE_ORDER ?? null });
+const settle = () => new Promise((r) => setImmediate(r));
+
+test("runs the active file as a Task with a CustomExecution, offers Show Output / Stop", async () => {
   const h = await host(["1"]);
   open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 1);
   const task = tasks.executed[0];
-  assert.deepEqual({ ...task.definition, runId: "" }, { type: "gpuPilot", runId: "", file: `${PROJECT}/train.py`, gpus: "1", launcher: "python" });
+  assert.deepEqual({ ...task.definition, runId: "" }, { type: "gpuPilot", runId: "", file: `file://${PROJECT}/train.py`, gpus: "1", launcher: "python" });
   assert.equal(task.name, "train.py on GPU 1");
   assert.equal(task.source, "GPU Pilot");
   assert.equal(task.scope, workspace.folder, "scoped to the workspace folder");
-  assert.equal(task.execution.process, "python3", "no Python extension: python3");
-  assert.deepEqual(task.execution.args, [`${PROJECT}/train.py`]);
-  assert.deepEqual(task.execution.options, { cwd: PROJECT, env: expectedEnv("1") });
+  const run = await launched();
+  assert.equal(run.command, "python3", "no Python extension: python3");
+  assert.deepEqual(run.args, [`${PROJECT}/train.py`]);
+  assert.equal(run.cwd, PROJECT);
+  assert.deepEqual(cuda(run.env), expectedEnv("1"));
+  assert.equal(run.env.PYTHONUNBUFFERED, "1", "output through a pipe: Python unbuffered");
+  assert.equal(run.env.PATH, process.env.PATH, "the extension host's environment is inherited");
   assert.ok(recorded.log.some((l) => /Python extension \(ms-python\.python\) is not installed: running with python3/.test(l)));
   assert.deepEqual(recorded.messages, [running("train.py on GPU 1")]);
 
   assert.equal(h.lastRun?.file, `${PROJECT}/train.py`);
   assert.equal(h.lastRun?.launcher, "python");
+  assert.deepEqual(h.lastRun?.unset, []);
   assert.equal(h.lastRun?.exitCode, undefined);
-  assert.equal(h.subscriptions.length, 2, "start/end listeners live in the extension's subscriptions");
-  tasks.finish(task, 4242, 0);
-  assert.equal(h.lastRun?.pid, 4242);
-  assert.equal(h.lastRun?.exitCode, 0);
-  assert.ok(h.lastRun?.endedAt);
-  assert.deepEqual(recorded.messages, [running("train.py on GPU 1"), "train.py on GPU 1: finished (exit code 0)."]);
-  assert.equal(h.subscriptions.length, 0, "listeners removed after the end");
+  assert.equal(h.subscriptions.length, 0, "no task listeners: the pseudoterminal reports the run");
   h.dispose();
 });
 
-test("Stop in the running notification terminates the task", async () => {
-  const h = await host(["0"]);
-  open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
-  recorded.answers.push("Stop");
-  await runActiveFile(h);
-  await new Promise((r) => setImmediate(r));
-  assert.deepEqual(tasks.terminated, [tasks.executed[0]]);
-  h.dispose();
-});
+/** A real folder with `files` (name → text) as the workspace folder; returns its path. */
+function realProject(files: Record<string, string>, name = "proj"): string {
+  const dir = join(mkdtempSync(join(tmpdir(), "gpu-pilot-run-")), name);
+  mkdirSync(dir, { recursive: true });
+  for (const [f, text] of Object.entries(files)) writeFileSync(join(dir, f), text);
+  workspace.folder = { uri: Uri.file(dir), name, index: 0 };
+  return dir;
+}
 
-test("a failing run is reported with its exit code; an unrelated task is ignored", async () => {
+/** Waits until the run record says the program ended. */
+async function ended(h: TestHost): Promise<LastRun> {
+  const t0 = Date.now();
+  while (h.lastRun?.endedAt === undefined) {
+    if (Date.now() - t0 > 15_000) throw new Error(`the run did not end: ${JSON.stringify(h.lastRun)}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return h.lastRun;
+}
+
+test("the program really runs in the task's terminal: pid, output with \\r\\n, exit code 0 and a failure reported", async () => {
   const h = await host(["0", "1"]);
-  open(new FakeDocument(Uri.file(`${PROJECT}/bad.py`)));
+  const dir = realProject({ "train.py": "" });
+  settings.set("run.launcher", "custom");
+  settings.set("run.customArgs", [process.execPath, "-e", "process.stdout.write('gpus=' + process.env.CUDA_VISIBLE_DEVICES + '\\n'); process.exitCode = Number(process.argv[2])", "${file}"]);
+  settings.set("run.args", ["0"]);
+  open(new FakeDocument(Uri.file(join(dir, "train.py"))));
   await runActiveFile(h);
-  const task = tasks.executed[0];
-  assert.deepEqual(task.execution.options?.env, expectedEnv("0,1"));
-  const other = new Task({ type: "shell" }, TaskScope.Workspace, "other", "x", task.execution);
-  tasks.finish(other, 1, 5);
-  assert.equal(h.lastRun?.exitCode, undefined);
-  tasks.finish(task, 7, 3);
-  assert.equal(h.lastRun?.exitCode, 3);
-  assert.deepEqual(recorded.messages, [running("bad.py on GPU 0,1"), "bad.py on GPU 0,1: failed with exit code 3."]);
+  const term = await tasks.open(tasks.executed[0]);
+  const run = await ended(h);
+  assert.equal(await term.closed, 0);
+  assert.equal(term.output(), "gpus=0,1\r\n");
+  assert.equal(run.exitCode, 0);
+  assert.ok(typeof run.pid === "number" && run.pid > 0, `pid ${run.pid}`);
+  await settle();
+  assert.deepEqual(recorded.messages, [running("train.py on GPU 0,1 (custom)"), "train.py on GPU 0,1 (custom): finished (exit code 0)."]);
+  assert.ok(recorded.log.some((l) => l.includes(`(pid ${run.pid}) in ${JSON.stringify(dir)}`)), recorded.log.join("\n"));
+
+  settings.set("run.args", ["3"]);
+  recorded.messages.length = 0;
+  await runActiveFile(h);
+  const failed = await tasks.open(tasks.executed[1]);
+  assert.equal(await failed.closed, 3);
+  assert.equal((await ended(h)).exitCode, 3);
+  await settle();
+  assert.deepEqual(recorded.messages, [running("train.py on GPU 0,1 (custom)"), "train.py on GPU 0,1 (custom): failed with exit code 3."]);
+  h.dispose();
+});
+
+test("Stop in the running notification terminates the task: the program gets SIGTERM, the run says so", { skip: process.platform === "win32" }, async () => {
+  const h = await host(["0"]);
+  const dir = realProject({ "train.py": "" });
+  settings.set("run.launcher", "custom");
+  settings.set("run.customArgs", [process.execPath, "-e", "setInterval(() => {}, 1000)"]);
+  open(new FakeDocument(Uri.file(join(dir, "train.py"))));
+  let answer!: (v: string) => void;
+  recorded.answers.push(new Promise<string>((r) => (answer = r)) as unknown as string);
+  await runActiveFile(h);
+  const term = await tasks.open(tasks.executed[0]);
+  while (h.lastRun?.pid === undefined) await new Promise((r) => setTimeout(r, 20));
+  answer("Stop");
+  assert.equal(await term.closed, 143);
+  const run = await ended(h);
+  assert.deepEqual(tasks.terminated, [tasks.executed[0]]);
+  assert.equal(run.exitCode, null);
+  assert.equal(run.signal, "SIGTERM");
+  await settle();
+  assert.equal(recorded.messages.at(-1), "train.py on GPU 0 (custom): stopped by SIGTERM.");
+  h.dispose();
+});
+
+test("files named ${env:HOME}.py and x_${command:…}.py in a folder named ${workspaceFolder}: argv, cwd and env byte for byte, no command run", async () => {
+  const h = await host(["0", "1"]);
+  const record = join(mkdtempSync(join(tmpdir(), "gpu-pilot-rec-")), "rec.json");
+  const marker = "gpuPilot.test.marker";
+  let markerRan = 0;
+  const reg = commands.registerCommand(marker, () => ++markerRan);
+  const names = ["${env:HOME}.py", `x_\${command:${marker}}.py`, "${config:editor.fontSize}.py"];
+  const dir = realProject(Object.fromEntries(names.map((n) => [n, ""])), "${workspaceFolder}");
+  settings.set("run.env", { PATH: `${LAUNCHERS_BIN}:\${env:PATH}`, GPU_PILOT_LAUNCH_RECORD: record, LITERAL: "${config:x} ${workspaceFolder} ${command:" + marker + "}", HOME_COPY: "${env:HOME}" });
+  settings.set("run.launcher", "torchrun");
+  settings.set("run.args", ["${env:HOME}", "${command:" + marker + "}"]);
+  for (const name of names) {
+    const file = join(dir, name);
+    open(new FakeDocument(Uri.file(file)));
+    tasks.executed.length = 0;
+    await runActiveFile(h);
+    // VS Code resolves ${...} in a CustomExecution task's definition: none may be there.
+    assert.ok(!JSON.stringify(tasks.executed[0].definition).includes("${"), JSON.stringify(tasks.executed[0].definition));
+    assert.equal(fileURLToPath(String(tasks.executed[0].definition.file)), file);
+    const opts = await launched();
+    assert.equal(opts.cwd, dir);
+    assert.equal(opts.env.LITERAL, "${config:x} ${workspaceFolder} ${command:" + marker + "}", "only ${env:NAME} is expanded in gpuPilot.run.env");
+    assert.equal(opts.env.HOME_COPY, process.env.HOME ?? "", "${env:NAME} is (the documented form)");
+    await tasks.open(tasks.executed[0]);
+    const run = await ended(h);
+    assert.equal(run.exitCode, 0, JSON.stringify(run));
+    const got = JSON.parse(readFileSync(record, "utf8")) as { argv: string[]; cwd: string; env: unknown };
+    assert.deepEqual(got.argv, ["--standalone", "--nproc_per_node=2", file, "${env:HOME}", "${command:" + marker + "}"], name);
+    assert.equal(got.cwd, dir, name);
+    assert.deepEqual(got.env, expectedEnv("0,1"));
+    assert.equal(h.lastRun?.title, `${name} on GPU 0,1 (torchrun)`);
+  }
+  assert.equal(markerRan, 0, "the marker command never ran");
+  reg.dispose();
   h.dispose();
 });
 
@@ -165,39 +260,49 @@ test("each launcher from gpuPilot.run.launcher, with the stand-ins first on the 
   const file = `${PROJECT}/train.py`;
   open(new FakeDocument(Uri.file(file)));
   const bin = (n: string) => join(LAUNCHERS_BIN, n);
-  // deepspeed, docker and srun start through env, which removes the selection's variables VS Code
-  // adds to every task process (GPU Pilot's terminal environment), then sets their own.
-  const ENV = findEnvProgram()!;
-  const unset = ["-u", "CUDA_VISIBLE_DEVICES", "-u", "CUDA_DEVICE_ORDER"];
-  const expected: Record<string, { command: string; args: string[]; env: Record<string, string> }> = {
-    python: { command: "python3", args: [file, "--epochs", "1"], env: expectedEnv("0,1") },
-    torchrun: { command: bin("torchrun"), args: ["--standalone", "--nproc_per_node=2", file, "--epochs", "1"], env: expectedEnv("0,1") },
-    accelerate: { command: bin("accelerate"), args: ["launch", "--num_processes=2", "--gpu_ids=0,1", file, "--epochs", "1"], env: expectedEnv("0,1") },
-    deepspeed: {
-      command: ENV,
-      args: [...unset, "CUDA_DEVICE_ORDER=PCI_BUS_ID", bin("deepspeed"), "--include", "localhost:0,1", file, "--epochs", "1"],
-      env: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" },
-    },
-    custom: { command: "python3", args: ["-u", file, "--gpus", "0,1", "--n=2", "--epochs", "1"], env: expectedEnv("0,1") },
+  // deepspeed, docker and srun never see CUDA_VISIBLE_DEVICES, even one the extension host inherited;
+  // CUDA_DEVICE_ORDER only where their own launch sets it.
+  const saved = { v: process.env.CUDA_VISIBLE_DEVICES, o: process.env.CUDA_DEVICE_ORDER };
+  process.env.CUDA_VISIBLE_DEVICES = "7";
+  process.env.CUDA_DEVICE_ORDER = "FASTEST_FIRST";
+  const none = { CUDA_VISIBLE_DEVICES: null, CUDA_DEVICE_ORDER: null };
+  const order = { CUDA_VISIBLE_DEVICES: null, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
+  const expected: Record<string, { command: string; args: string[]; env: Record<string, string | null>; added: Record<string, string> }> = {
+    python: { command: "python3", args: [file, "--epochs", "1"], env: expectedEnv("0,1"), added: expectedEnv("0,1") },
+    torchrun: { command: bin("torchrun"), args: ["--standalone", "--nproc_per_node=2", file, "--epochs", "1"], env: expectedEnv("0,1"), added: expectedEnv("0,1") },
+    accelerate: { command: bin("accelerate"), args: ["launch", "--num_processes=2", "--gpu_ids=0,1", file, "--epochs", "1"], env: expectedEnv("0,1"), added: expectedEnv("0,1") },
+    deepspeed: { command: bin("deepspeed"), args: ["--include", "localhost:0,1", file, "--epochs", "1"], env: order, added: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
+    custom: { command: "python3", args: ["-u", file, "--gpus", "0,1", "--n=2", "--epochs", "1"], env: expectedEnv("0,1"), added: expectedEnv("0,1") },
     docker: {
-      command: ENV,
-      args: [...unset, bin("docker"), "run", "--rm", "--gpus", '"device=0,1"', "-v", `${PROJECT}:${PROJECT}`, "-w", PROJECT, "pytorch/pytorch:latest", "python", file, "--epochs", "1"],
-      env: {},
+      command: bin("docker"),
+      args: ["run", "--rm", "--gpus", '"device=0,1"', "-v", `${PROJECT}:${PROJECT}`, "-w", PROJECT, "pytorch/pytorch:latest", "python", file, "--epochs", "1"],
+      env: none,
+      added: {},
     },
-    slurm: { command: ENV, args: [...unset, "CUDA_DEVICE_ORDER=PCI_BUS_ID", bin("srun"), "--gpus=2", "python3", file, "--epochs", "1"], env: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
+    slurm: { command: bin("srun"), args: ["--gpus=2", "python3", file, "--epochs", "1"], env: order, added: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
   };
-  for (const [launcher, want] of Object.entries(expected)) {
-    settings.set("run.launcher", launcher);
-    tasks.executed.length = 0;
-    await runActiveFile(h);
-    assert.equal(tasks.executed.length, 1, launcher);
-    const ex = tasks.executed[0].execution;
-    assert.equal(ex.process, want.command, launcher);
-    assert.deepEqual(ex.args, want.args, launcher);
-    const { PATH, ...rest } = ex.options?.env ?? {};
-    assert.ok(PATH?.startsWith(`${LAUNCHERS_BIN}:`), `${launcher}: the run's PATH starts with the stand-ins`);
-    assert.deepEqual(rest, want.env, launcher);
-    assert.equal(tasks.executed[0].definition.launcher, launcher);
+  try {
+    for (const [launcher, want] of Object.entries(expected)) {
+      settings.set("run.launcher", launcher);
+      tasks.executed.length = 0;
+      await runActiveFile(h);
+      assert.equal(tasks.executed.length, 1, launcher);
+      const run = await launched();
+      assert.equal(run.command, want.command, launcher);
+      assert.deepEqual(run.args, want.args, launcher);
+      assert.ok(run.env.PATH?.startsWith(`${LAUNCHERS_BIN}:`), `${launcher}: the run's PATH starts with the stand-ins`);
+      assert.deepEqual(cuda(run.env), want.env, launcher);
+      const { PATH, ...added } = h.lastRun!.env;
+      assert.ok(PATH);
+      assert.deepEqual(added, want.added, `${launcher}: the run record's added variables`);
+      assert.deepEqual(h.lastRun!.unset, want.env === none || want.env === order ? ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"] : [], launcher);
+      assert.equal(tasks.executed[0].definition.launcher, launcher);
+    }
+  } finally {
+    for (const [k, v] of [["CUDA_VISIBLE_DEVICES", saved.v], ["CUDA_DEVICE_ORDER", saved.o]] as const) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
   }
   h.dispose();
 });
@@ -208,8 +313,8 @@ test("torchrun / accelerate / deepspeed not found: python -m fallback (logged); 
   open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
   settings.set("run.launcher", "torchrun");
   await runActiveFile(h);
-  assert.equal(tasks.executed[0].execution.process, "python3");
-  assert.deepEqual(tasks.executed[0].execution.args, ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1", `${PROJECT}/train.py`]);
+  assert.equal((await launched(0)).command, "python3");
+  assert.deepEqual((await launched(0)).args, ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1", `${PROJECT}/train.py`]);
   assert.ok(recorded.log.some((l) => /torchrun was not found on PATH or next to python3: running python3 -m torch\.distributed\.run/.test(l)));
   settings.set("run.launcher", "docker");
   settings.set("run.dockerImage", "img");
@@ -232,12 +337,12 @@ test("ddp_ok.py (reads LOCAL_RANK) with python: torchrun is suggested; accepting
 
   recorded.answers.push("Run with torchrun");
   await runActiveFile(h);
-  assert.equal(tasks.executed[0].execution.process, join(LAUNCHERS_BIN, "torchrun"));
-  assert.deepEqual(tasks.executed[0].execution.args, ["--standalone", "--nproc_per_node=2", file]);
+  assert.equal((await launched(0)).command, join(LAUNCHERS_BIN, "torchrun"));
+  assert.deepEqual((await launched(0)).args, ["--standalone", "--nproc_per_node=2", file]);
 
   recorded.answers.push("Run with python");
   await runActiveFile(h);
-  assert.equal(tasks.executed[1].execution.process, "python3");
+  assert.equal((await launched(1)).command, "python3");
 
   settings.set("run.launcher", "torchrun");
   recorded.messages.length = 0;
@@ -257,7 +362,7 @@ test("a script that sets CUDA_VISIBLE_DEVICES itself (env_after_is_available.py)
   assert.deepEqual(recorded.shown, [{ uri: `file://${file}`, line: 5 }]);
   recorded.answers.push("Run Anyway");
   await runActiveFile(h);
-  assert.deepEqual(tasks.executed[0].execution.options?.env, expectedEnv("0,1"));
+  assert.deepEqual(cuda((await launched(0)).env), expectedEnv("0,1"));
   h.dispose();
 });
 
@@ -271,10 +376,10 @@ test("more processes than GPUs: one per GPU or as set; GPUs busy with other user
   await runActiveFile(h);
   assert.match(recorded.messages[0], /asks for 3 processes on 1 selected GPU/);
   assert.match(recorded.messages[1], /^GPU Pilot: GPU 0 runs 1 process of another user \(pid 582 python3, 3380 MiB\)/);
-  assert.deepEqual(tasks.executed[0].execution.args, ["--standalone", "--nproc_per_node=1", `${PROJECT}/train.py`]);
+  assert.deepEqual((await launched(0)).args, ["--standalone", "--nproc_per_node=1", `${PROJECT}/train.py`]);
   recorded.answers.push("Run Anyway");
   await runActiveFile(h);
-  assert.deepEqual(tasks.executed[1].execution.args, ["--standalone", "--nproc_per_node=3", `${PROJECT}/train.py`]);
+  assert.deepEqual((await launched(1)).args, ["--standalone", "--nproc_per_node=3", `${PROJECT}/train.py`]);
   h.dispose();
 });
 
@@ -288,13 +393,13 @@ test("Run Active File With...: a launcher from the list, arguments asked and rem
   await runActiveFileWith(h);
   assert.deepEqual(recorded.picks[0].labels, ["python", "torchrun", "accelerate", "deepspeed", "custom", "docker", "slurm"]);
   assert.deepEqual(recorded.inputs[0].value, "");
-  assert.deepEqual(tasks.executed[0].execution.args, ["launch", "--num_processes=1", "--gpu_ids=1", file, "--name", "my run", "--lr=1e-4"]);
+  assert.deepEqual((await launched(0)).args, ["launch", "--num_processes=1", "--gpu_ids=1", file, "--name", "my run", "--lr=1e-4"]);
   assert.deepEqual(h.state.data.get(ARGS_STATE_KEY), { [file]: "--name 'my run' --lr=1e-4" });
 
   // The plain command reuses the remembered arguments after gpuPilot.run.args.
   settings.set("run.args", ["--fast"]);
   await runActiveFile(h);
-  assert.deepEqual(tasks.executed[1].execution.args, [file, "--fast", "--name", "my run", "--lr=1e-4"]);
+  assert.deepEqual((await launched(1)).args, [file, "--fast", "--name", "my run", "--lr=1e-4"]);
 
   // Next time the prompt proposes them; cancelling the pick or the prompt runs nothing.
   recorded.pickAnswers.push("python");
@@ -322,10 +427,8 @@ test("slurm with nothing selected asks how many GPUs srun should get", async () 
   recorded.inputAnswers.push("4");
   await runActiveFile(h);
   assert.equal(recorded.quickPicks.length, 0, "no GPU pick for srun");
-  assert.equal(tasks.executed[0].execution.process, findEnvProgram());
-  assert.deepEqual(tasks.executed[0].execution.args, [
-    "-u", "CUDA_VISIBLE_DEVICES", "-u", "CUDA_DEVICE_ORDER", "CUDA_DEVICE_ORDER=PCI_BUS_ID", join(LAUNCHERS_BIN, "srun"), "--gpus=4", "python3", `${PROJECT}/train.py`,
-  ]);
+  assert.equal((await launched(0)).command, join(LAUNCHERS_BIN, "srun"));
+  assert.deepEqual((await launched(0)).args, ["--gpus=4", "python3", `${PROJECT}/train.py`]);
   assert.equal(tasks.executed[0].name, "train.py via srun (4 GPUs)");
   h.dispose();
 });
@@ -347,7 +450,7 @@ test("a dirty file is saved first; a file outside the workspace runs in its own 
   assert.equal(doc.saves, 1);
   const task = tasks.executed[0];
   assert.equal(task.scope, TaskScope.Workspace);
-  assert.equal(task.execution.options?.cwd, "/tmp/scratch");
+  assert.equal((await launched(0)).cwd, "/tmp/scratch");
   h.dispose();
 });
 
@@ -368,7 +471,7 @@ test("untitled: declining the save offer stops; cancelling Save As stops; saving
   workspace.saveAsTarget = `${PROJECT}/new.py`;
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 1);
-  assert.deepEqual(tasks.executed[0].execution.args, [`${PROJECT}/new.py`]);
+  assert.deepEqual((await launched(0)).args, [`${PROJECT}/new.py`]);
   h.dispose();
 });
 
@@ -384,7 +487,7 @@ test("nothing ticked: the GPU quick pick asks; the pick is kept; cancel does not
   recorded.quickPickAnswer = ["GPU 1: NVIDIA H200"];
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 1);
-  assert.deepEqual(tasks.executed[0].execution.options?.env, expectedEnv("1"));
+  assert.deepEqual(cuda((await launched(0)).env), expectedEnv("1"));
   assert.deepEqual(h.selection.get(), ["1"]);
   h.dispose();
 });
@@ -398,11 +501,11 @@ test("a selection naming a GPU that is not there asks first", async () => {
   assert.match(recorded.messages[0], /names 3, which nvidia-smi does not list \(GPUs here: 0, 1\)/);
   recorded.answers.push("Run Anyway");
   await runActiveFile(h);
-  assert.deepEqual(tasks.executed[0].execution.options?.env, expectedEnv("3"));
+  assert.deepEqual(cuda((await launched(0)).env), expectedEnv("3"));
   recorded.answers.push("Choose GPUs");
   recorded.quickPickAnswer = ["GPU 0: NVIDIA H200"];
   await runActiveFile(h);
-  assert.deepEqual(tasks.executed[1].execution.options?.env, expectedEnv("0"));
+  assert.deepEqual(cuda((await launched(1)).env), expectedEnv("0"));
   assert.deepEqual(h.selection.get(), ["0"]);
   h.dispose();
 });
@@ -423,6 +526,6 @@ test("the editor title button's Uri wins over the active editor", async () => {
   open(new FakeDocument(Uri.file(`${PROJECT}/other.py`)));
   workspace.textDocuments.push(new FakeDocument(Uri.file(`${PROJECT}/picked.py`)));
   await runActiveFile(h, Uri.file(`${PROJECT}/picked.py`) as never);
-  assert.deepEqual(tasks.executed[0].execution.args, [`${PROJECT}/picked.py`]);
+  assert.deepEqual((await launched(0)).args, [`${PROJECT}/picked.py`]);
   h.dispose();
 });

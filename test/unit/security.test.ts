@@ -35,6 +35,7 @@ const BAD: Array<{ name: string; code: string; rule: string }> = [
   { name: "terminal.sendText", code: 'declare const terminal: { sendText(s: string): void };\nterminal.sendText("python " + "x.py");\n', rule: "no-restricted-properties" },
   { name: "terminal?.sendText", code: 'declare const t: { sendText(s: string): void } | undefined;\nt?.sendText("x");\n', rule: "no-restricted-properties" },
   { name: "new ShellExecution", code: 'declare const vscode: { ShellExecution: new (s: string) => unknown };\nnew vscode.ShellExecution("python x.py");\n', rule: "no-restricted-syntax" },
+  { name: "new ProcessExecution (VS Code resolves ${...} in it)", code: 'declare const vscode: { ProcessExecution: new (p: string, a: string[]) => unknown };\nnew vscode.ProcessExecution("python3", ["${command:x}.py"]);\n', rule: "no-restricted-syntax" },
 ];
 
 test("ESLint (eslint.config.mjs) reports every way of running a shell string", async () => {

@@ -7,7 +7,7 @@ import * as config from "../config";
 import { log } from "../log";
 import type { GpuMonitor } from "./monitor";
 import { normalizePolicy, pickFreeGpus, type PickPolicy } from "./policy";
-import { stopProcess as sendStop } from "./procinfo";
+import { stopProcess as sendStop, type StopOptions } from "./procinfo";
 import { normalizeSelection, type SelectionStore } from "./selection";
 
 /** What "Pick Free GPUs" did, as plain data (the API returns it). */
@@ -71,9 +71,10 @@ interface ProcessNodeLike {
 /**
  * "Stop Process" on a process row: asks for confirmation (modal), then sends SIGTERM with
  * `process.kill` (never a shell), only to a process of VS Code's own user that is still the same
- * process (same start time). Refreshes the view afterwards. Never throws.
+ * process (same start time) and holds a GPU device open here (procinfo.ts `stopProcess`: across
+ * PID namespaces a pid can be another process). Refreshes the view afterwards. Never throws.
  */
-export async function stopProcessCommand(monitor: GpuMonitor, node: unknown): Promise<void> {
+export async function stopProcessCommand(monitor: GpuMonitor, node: unknown, stopOptions: StopOptions = {}): Promise<void> {
   const n = node as ProcessNodeLike | undefined;
   if (!n || n.kind !== "app" || !n.app) {
     void vscode.window.showInformationMessage("GPU Pilot: right-click a process in the GPU view to stop it.");
@@ -92,7 +93,7 @@ export async function stopProcessCommand(monitor: GpuMonitor, node: unknown): Pr
     "Stop Process",
   );
   if (choice !== "Stop Process") return;
-  const r = await sendStop(pid, { ...(details.startTicks !== undefined ? { startTicks: details.startTicks } : {}) });
+  const r = await sendStop(pid, { ...(details.startTicks !== undefined ? { startTicks: details.startTicks } : {}) }, stopOptions);
   if (r.ok) {
     log.info(`Sent SIGTERM to process ${pid} (${details.commandLine}).`);
     void vscode.window.showInformationMessage(`GPU Pilot: sent SIGTERM to process ${pid}.`);

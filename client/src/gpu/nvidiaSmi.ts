@@ -289,12 +289,45 @@ export function parseQueryGpu(csv: string): Parsed<Gpu> {
   return { rows, problems };
 }
 
+/** The start of a compute-apps record: its `gpu_uuid` field (`GPU-<uuid>, `, or a MIG UUID). */
+const APP_RECORD_START = /^\s*(?:GPU|MIG)-[0-9A-Fa-f]{8}(?:-[0-9A-Fa-f]{4}){3}-[0-9A-Fa-f]{12}(?:\/\d+\/\d+)?, /;
+
+/** The end of a whole compute-apps record: `, <used_memory>` (a number or a placeholder such as `[N/A]`). */
+const APP_RECORD_END = /, (?:\d+(?:\.\d*)?|\[[^\]\n]*\])\s*$/;
+
+/**
+ * Splits compute-apps CSV into records with the 1-based line each starts on. nvidia-smi prints
+ * `process_name` as is (checked on an H200 driver 580: argv[0] `a\nb` gives two lines), so while a
+ * record lacks its last field (`, <used_memory>`), a line that does not start with a GPU UUID
+ * continues it, joined with `\n` (blank lines inside a name included). Other lines are records
+ * of their own (a header, `No running processes found`, garbage: reported by the parser).
+ * `\r\n` line ends are handled. A name that itself holds a line looking like a whole record (a
+ * UUID, then fields) cannot be told from one: nvidia-smi's CSV has no quoting.
+ */
+function appRecords(csv: string): { line: number; text: string }[] {
+  const out: { line: number; text: string }[] = [];
+  /** The record that may go on: one that starts with a GPU UUID and lacks its last field. */
+  let open: { line: number; text: string } | undefined;
+  csv.split(/\r?\n/).forEach((raw, i) => {
+    if (open !== undefined && !APP_RECORD_START.test(raw)) {
+      open.text += `\n${raw}`;
+    } else if (raw.trim() !== "") {
+      const record = { line: i + 1, text: raw };
+      out.push(record);
+      open = APP_RECORD_START.test(raw) ? record : undefined;
+    }
+    if (open !== undefined && APP_RECORD_END.test(open.text)) open = undefined;
+  });
+  return out.map((r) => ({ line: r.line, text: r.text.trim() })).filter((r) => r.text !== "");
+}
+
 /**
  * Parses `nvidia-smi --query-compute-apps=gpu_uuid,gpu_bus_id,pid,process_name,used_memory --format=csv,noheader,nounits`
  * (see {@link QUERY_APPS_ARGS}).
  *
- * `process_name` can be a path containing `, `, so it is everything between the third field and
- * the last one. `used_memory` is in MiB (`null` for a placeholder). A header line, fewer than 5
+ * `process_name` can be a path containing `, ` or newlines: it is everything between the third
+ * field and the last one, and a record may span lines (see {@link appRecords}). `used_memory` is
+ * in MiB (`null` for a placeholder). A header line, fewer than 5
  * fields, a non-numeric pid or a unit suffix (`3380 MiB`) is reported in `problems`. Lines such as
  * `No running processes found` (printed by some drivers instead of an empty result) are skipped
  * silently. Never throws.
@@ -302,7 +335,7 @@ export function parseQueryGpu(csv: string): Parsed<Gpu> {
 export function parseComputeApps(csv: string): Parsed<ComputeApp> {
   const rows: ComputeApp[] = [];
   const problems: ParseProblem[] = [];
-  for (const { line, text: t } of lines(csv)) {
+  for (const { line, text: t } of appRecords(csv)) {
     if (/^no running (compute )?process(es)? found/i.test(t)) continue;
     const f = splitFields(t);
     if (f[0] === "gpu_uuid") {

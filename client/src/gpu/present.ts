@@ -3,6 +3,7 @@
  * vscode objects (TreeItem, ThemeIcon, MarkdownString) are made in tree.ts and picker.ts.
  */
 import type { InventoryGpu, InventoryParams } from "../../../server/src/protocol";
+import { escapeControls } from "../../../server/src/engine/text";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
 
 const q = (v: number | null, digits = 0): string => (v === null ? "?" : v.toFixed(digits));
@@ -35,9 +36,22 @@ export function loadLevel(gpu: Gpu): LoadLevel {
   return load >= 90 ? "high" : load >= 50 ? "medium" : "low";
 }
 
-/** `pid <pid> · <name> · <MiB> MiB`, e.g. `pid 582 · python3 · 3380 MiB`. */
+/**
+ * A process name or command line for one line of text: control characters (a newline nvidia-smi
+ * printed as is, an ESC) written as visible escapes (`\n`, `\x1b`; server/src/engine/text.ts).
+ */
+export function printableName(name: string): string {
+  return escapeControls(name);
+}
+
+/** `pid <pid> · <name> · <MiB> MiB`, e.g. `pid 582 · python3 · 3380 MiB` (the name through {@link printableName}). */
 export function appLabel(app: ComputeApp): string {
-  return `pid ${app.pid} · ${app.processName} · ${q(app.usedMemoryMiB)} MiB`;
+  return `pid ${app.pid} · ${printableName(app.processName)} · ${q(app.usedMemoryMiB)} MiB`;
+}
+
+/** Text for a Markdown table cell inside a code span: one line, no backtick, `|` escaped (GFM splits cells at `|` even in code spans). */
+function tableCode(text: string): string {
+  return `\`${printableName(text).replace(/`/g, "'").replace(/\|/g, "\\|")}\``;
 }
 
 /** The processes on `gpu` (matched by UUID), largest memory first. */
@@ -84,7 +98,7 @@ export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[], warnin
     "",
     mine.length === 0
       ? "No compute processes."
-      : `Compute processes: ${mine.map((a) => `${a.pid} ${escapeMarkdown(a.processName)} (${withUnit(a.usedMemoryMiB, "MiB")})`).join(", ")}`,
+      : `Compute processes: ${mine.map((a) => `${a.pid} ${escapeMarkdown(printableName(a.processName))} (${withUnit(a.usedMemoryMiB, "MiB")})`).join(", ")}`,
   ];
   for (const w of warnings) lines.push("", `$(warning) ${escapeMarkdown(w)}`);
   return lines.join("\n");
@@ -186,7 +200,7 @@ export function shorten(text: string, max = 60): string {
  * `<user> · <MiB> MiB[ · this workspace's run]`. Without details (not read yet) the user reads `…`.
  */
 export function processRow(app: ComputeApp, details: ProcessDetails | undefined): { label: string; description: string } {
-  const command = details?.commandLine || app.processName;
+  const command = printableName(details?.commandLine || app.processName);
   return {
     label: `pid ${app.pid} · ${shorten(command)}`,
     description: [details ? details.user : "…", `${q(app.usedMemoryMiB)} MiB`, ...(details?.workspaceRun ? ["this workspace's run"] : [])].join(" · "),
@@ -195,7 +209,7 @@ export function processRow(app: ComputeApp, details: ProcessDetails | undefined)
 
 /** The process row's Markdown tooltip: full command line, user, memory, GPU, and notes. */
 export function processTooltipMarkdown(app: ComputeApp, details: ProcessDetails | undefined, gpu: Gpu): string {
-  const command = details?.commandLine || app.processName;
+  const command = printableName(details?.commandLine || app.processName);
   const lines = [
     `**pid ${app.pid}** on ${escapeMarkdown(gpuLabel(gpu))}`,
     "",
@@ -205,12 +219,12 @@ export function processTooltipMarkdown(app: ComputeApp, details: ProcessDetails 
     "",
     "| | |",
     "|---|---|",
-    `| User | ${details ? `${escapeMarkdown(details.user)}${details.uid !== null ? ` (uid ${details.uid})` : ""}` : "not read yet"} |`,
+    `| User | ${details ? `${escapeMarkdown(printableName(details.user))}${details.uid !== null ? ` (uid ${details.uid})` : ""}` : "not read yet"} |`,
     `| GPU memory | ${withUnit(app.usedMemoryMiB, "MiB")} |`,
-    `| nvidia-smi's name | \`${app.processName.replace(/`/g, "'")}\` |`,
+    `| nvidia-smi's name | ${tableCode(app.processName)} |`,
   ];
   if (details?.workspaceRun) lines.push("", "Started by this workspace's **Run on Selected GPUs**.");
-  if (details?.note) lines.push("", `User and command line unknown: ${escapeMarkdown(details.note)}.`);
+  if (details?.note) lines.push("", `User and command line unknown: ${escapeMarkdown(printableName(details.note))}.`);
   if (details?.own) lines.push("", "Yours: right-click → *Stop Process* sends it SIGTERM.");
   return lines.join("\n");
 }

@@ -197,14 +197,42 @@ export async function describeProcesses(apps: readonly ComputeApp[], runPid: num
 }
 
 /** Why a stop request was refused, or undefined when it may go ahead. */
-export type StopRefusal = "not-own" | "gone" | "reused" | "unknown";
+export type StopRefusal = "not-own" | "gone" | "reused" | "unsure" | "unknown";
+
+/** Options of {@link stopProcess}: {@link ProcOptions} plus where GPU device files live. */
+export interface StopOptions extends ProcOptions {
+  /** An open file whose path starts with this is a GPU device; default `/dev/nvidia` (nvidiactl, nvidia0, nvidia-uvm, ...). */
+  devicePrefix?: string;
+}
+
+/**
+ * Whether `pid` holds a file under `prefix` open (its `/proc/<pid>/fd` links); undefined when the
+ * links cannot be read.
+ */
+async function holdsDevice(pid: number, prefix: string, procRoot: string): Promise<boolean | undefined> {
+  const dir = path.join(procRoot, String(pid), "fd");
+  let names: string[];
+  try {
+    names = await fsp.readdir(dir);
+  } catch {
+    return undefined;
+  }
+  for (const n of names) {
+    const target = await fsp.readlink(path.join(dir, n)).catch(() => "");
+    if (target.startsWith(prefix)) return true;
+  }
+  return false;
+}
 
 /**
  * Sends SIGTERM to `pid` (`process.kill`, never a shell) after checking, right before, that it is
- * still the same process (same start time as `expected`) and runs as VS Code's user.
+ * still the process nvidia-smi listed: the same start time as `expected` (required: without one
+ * nothing is sent), VS Code's user, and a GPU device open here. The last check matters across PID
+ * namespaces: nvidia-smi inside or outside a container can report a pid that is another process in
+ * VS Code's /proc. When unsure, it refuses with a message that says why.
  * @returns `ok`, or why nothing was sent.
  */
-export async function stopProcess(pid: number, expected: { startTicks?: number }, options: ProcOptions = {}, kill: (pid: number, signal: NodeJS.Signals) => void = process.kill.bind(process)): Promise<{ ok: true } | { ok: false; reason: StopRefusal; message: string }> {
+export async function stopProcess(pid: number, expected: { startTicks?: number }, options: StopOptions = {}, kill: (pid: number, signal: NodeJS.Signals) => void = process.kill.bind(process)): Promise<{ ok: true } | { ok: false; reason: StopRefusal; message: string }> {
   const stat = await readProcStat(pid, options);
   const me = own(options);
   if (stat.uid === undefined) return { ok: false, reason: "gone", message: `Process ${pid} has already ended (or is not visible here).` };
@@ -212,6 +240,14 @@ export async function stopProcess(pid: number, expected: { startTicks?: number }
     return { ok: false, reason: "reused", message: `Process ${pid} has ended; the pid now belongs to another program. Nothing was stopped.` };
   }
   if (me.uid === undefined || stat.uid !== me.uid) return { ok: false, reason: "not-own", message: `Process ${pid} belongs to another user; GPU Pilot stops only your own processes.` };
+  if (expected.startTicks === undefined || stat.startTicks === undefined) {
+    return { ok: false, reason: "unsure", message: `GPU Pilot cannot tell that pid ${pid} is still the process nvidia-smi listed (its start time was not read). Nothing was stopped.` };
+  }
+  const device = await holdsDevice(pid, options.devicePrefix ?? "/dev/nvidia", options.procRoot ?? "/proc");
+  if (device !== true) {
+    const why = device === undefined ? "has open files that cannot be read here" : "holds no NVIDIA device open here";
+    return { ok: false, reason: "unsure", message: `Process ${pid} ${why}: nvidia-smi may see another PID namespace (a container), where this pid is another process. Nothing was stopped.` };
+  }
   try {
     kill(pid, "SIGTERM");
     return { ok: true };

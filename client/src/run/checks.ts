@@ -5,6 +5,7 @@
  */
 import { basename } from "node:path";
 import type { ComputeApp, Inventory } from "../gpu/nvidiaSmi";
+import { escapeControls } from "../../../server/src/engine/text";
 import { indexOfEntry, unknownEntries } from "../gpu/selection";
 import type { DistributedRead, ScriptAnalysis, VisibleDevicesWrite } from "./analyze";
 import type { LauncherKind } from "./launch";
@@ -121,7 +122,7 @@ function busyFinding(ids: readonly string[], inv: Inventory, ownerOf: (pid: numb
   const byGpu = new Map<number, BusyApp[]>();
   for (const a of apps) byGpu.set(a.gpu, [...(byGpu.get(a.gpu) ?? []), a]);
   const parts = [...byGpu].map(([gpu, list]) =>
-    `GPU ${gpu} runs ${plural(list.length, "process", "processes")} of another user${list.some((a) => a.owner === "unknown") ? " or container" : ""} (${list.map((a) => `pid ${a.pid} ${a.name}${MB(a.usedMemoryMiB)}`).join("; ")})`);
+    `GPU ${gpu} runs ${plural(list.length, "process", "processes")} of another user${list.some((a) => a.owner === "unknown") ? " or container" : ""} (${list.map((a) => `pid ${a.pid} ${escapeControls(a.name)}${MB(a.usedMemoryMiB)}`).join("; ")})`);
   return { kind: "busy", message: `${parts.join("; ")}. The run shares ${byGpu.size === 1 ? "it" : "them"}: memory and speed may suffer.`, apps };
 }
 

@@ -1,7 +1,8 @@
 /**
  * What to run for "Run Active File on Selected GPUs" and "Run Active File With...": the program,
  * its argument array and its environment, for every launcher. No `vscode` import; runActiveFile.ts
- * turns a {@link LaunchSpec} into a Task with a ProcessExecution (never a shell string).
+ * runs a {@link LaunchSpec} in a Task with a CustomExecution (processTerminal.ts: execa with an
+ * argument array, never a shell string, and no `${...}` resolved by VS Code).
  *
  * | launcher     | command line                                                                 | env added                              |
  * |--------------|------------------------------------------------------------------------------|----------------------------------------|
@@ -13,12 +14,10 @@
  * | `docker`     | `docker run --rm --gpus "device=<ids>" -v <dir>:<dir> -w <dir> <image> python <file> <args>` (†) | none            |
  * | `slurm`      | `srun --gpus=<n> <python> <file> <args>` (†)                                 | CUDA_DEVICE_ORDER only                 |
  *
- * (†) These get the selection through their own flags only, never through CUDA_VISIBLE_DEVICES. But
- * VS Code applies GPU Pilot's terminal environment (environment.ts: the selection's variables) to
- * task processes too, so they start as `<env> -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER
- * [CUDA_DEVICE_ORDER=PCI_BUS_ID] <program> <args>` ({@link LaunchRequest.envProgram}, still an
- * argument array): the program sees no inherited CUDA_VISIBLE_DEVICES, and CUDA_DEVICE_ORDER only as
- * the table says.
+ * (†) These get the selection through their own flags only, never through CUDA_VISIBLE_DEVICES: an
+ * inherited CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER is removed from their environment
+ * ({@link LaunchSpec.unset}, applied by {@link runEnvironment}), and CUDA_DEVICE_ORDER is set only
+ * as the table says.
  *
  * torchrun, accelerate and deepspeed are found by {@link LaunchRequest.program}; when it is absent
  * they run as `<python> -m torch.distributed.run` / `accelerate.commands.launch` /
@@ -39,8 +38,8 @@ export function isLauncher(v: unknown): v is LauncherKind {
 }
 
 /**
- * Launchers that must not see CUDA_VISIBLE_DEVICES (nor an inherited CUDA_DEVICE_ORDER): they are
- * started through `env -u ...` ({@link LaunchRequest.envProgram}).
+ * Launchers that must not see CUDA_VISIBLE_DEVICES (nor an inherited CUDA_DEVICE_ORDER): both are
+ * removed from their environment ({@link LaunchSpec.unset}).
  */
 export const UNSET_SELECTION: ReadonlySet<LauncherKind> = new Set(["deepspeed", "docker", "slurm"]);
 
@@ -91,15 +90,12 @@ export interface LaunchRequest {
   gpus?: readonly GpuKey[];
   /** Extra environment (`gpuPilot.run.env`, already expanded); CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER in it are dropped. */
   extraEnv?: Readonly<Record<string, string>>;
-  /**
-   * Absolute path of `env` (which.ts `findEnvProgram`: /usr/bin/env, else /bin/env). The launchers of
-   * {@link UNSET_SELECTION} run through it, so that the selection's variables VS Code adds to every
-   * task process are removed. Absent: they run directly, with a note.
-   */
-  envProgram?: string;
 }
 
-/** The process to start: `command args...` in `cwd`, with `env` added to the inherited environment. */
+/**
+ * The process to start: `command args...` in `cwd`, with the inherited environment less `unset`,
+ * plus `env` ({@link runEnvironment}).
+ */
 export interface LaunchSpec {
   launcher: LauncherKind;
   command: string;
@@ -107,6 +103,8 @@ export interface LaunchSpec {
   cwd: string;
   /** Variables added to (or replacing in) the inherited environment. */
   env: Record<string, string>;
+  /** Variables removed from the inherited environment before `env` is added (the launchers of {@link UNSET_SELECTION}: the selection's two). */
+  unset: string[];
   /** The CUDA_VISIBLE_DEVICES value of the selection (set in `env` only by launchers that use it). */
   visibleDevices: string;
   /** Task name, e.g. `train.py on GPU 1` or `train.py on GPU 0,1 (torchrun)`. */
@@ -363,33 +361,38 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
       title = `${name} via srun (${count} GPU${count === 1 ? "" : "s"})`;
       break;
   }
-  if (UNSET_SELECTION.has(launcher)) [command, args] = withoutSelection(launcher, command, args, spec, req.envProgram, notes);
-  return { launcher, command, args, cwd: req.cwd, env: { ...env, ...spec }, visibleDevices: visible, title, notes };
+  const unset = UNSET_SELECTION.has(launcher) ? [...SELECTION_VARS] : [];
+  return { launcher, command, args, cwd: req.cwd, env: { ...env, ...spec }, unset, visibleDevices: visible, title, notes };
 }
 
 /**
- * `[env, ["-u", "CUDA_VISIBLE_DEVICES", "-u", "CUDA_DEVICE_ORDER", ...NAME=VALUE of spec, command, ...args]]`:
- * the inherited selection variables removed, then the launcher's own (`spec`) set again. Without a
- * usable `env`, or when `env` would read the command as a `NAME=VALUE` assignment (it holds `=`),
- * the command runs directly and a note says what it may inherit.
+ * Variables of the extension host that are VS Code's own, not the user's: a program started from it
+ * must not inherit them (`ELECTRON_RUN_AS_NODE=1` makes any Electron program it starts, `code`
+ * included, run as plain Node). VS Code's integrated terminal removes the same kinds.
  */
-function withoutSelection(launcher: LauncherKind, command: string, args: string[], spec: Readonly<Record<string, string>>, envProgram: string | undefined, notes: string[]): [string, string[]] {
-  const direct = (why: string): [string, string[]] => {
-    notes.push(`${why}: ${launcher} runs directly and may inherit CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER from GPU Pilot's terminal environment.`);
-    return [command, args];
-  };
-  if (envProgram === undefined) return direct("Neither /usr/bin/env nor /bin/env was found");
-  const env = checkProgram(envProgram, "env program");
-  if (!isAbsolute(env)) throw new LaunchError(`Not an absolute env program path: ${env}`);
-  if (command.includes("=")) return direct(`${command} holds '=', which env would read as a variable assignment`);
-  const unset = [...SELECTION_VARS].flatMap((name) => ["-u", name]);
-  const assign = Object.entries(spec).map(([k, v]) => `${k}=${v}`);
-  return [env, [...unset, ...assign, command, ...args]];
+const HOST_ONLY_VAR = /^(?:ELECTRON_.+|VSCODE_(?!IPC_HOOK_CLI$).+)$/;
+
+/**
+ * The whole environment of a run: `parent` (the extension host's environment) without VS Code's own
+ * variables and without `spec.unset`, then `spec.env`. `PYTHONUNBUFFERED=1` is added unless `parent`
+ * or `spec.env` sets it: the run's output goes through a pipe, not a tty, and Python would otherwise
+ * hold it back in 8 KiB blocks. Nothing in any value is expanded.
+ */
+export function runEnvironment(parent: Readonly<Record<string, string | undefined>>, spec: Pick<LaunchSpec, "env" | "unset">): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(parent)) if (typeof v === "string" && !HOST_ONLY_VAR.test(k)) out[k] = v;
+  for (const k of spec.unset) delete out[k];
+  if (out.PYTHONUNBUFFERED === undefined && spec.env.PYTHONUNBUFFERED === undefined) out.PYTHONUNBUFFERED = "1";
+  return { ...out, ...spec.env };
 }
 
-/** How a finished run reads in the log and the notification, from its exit code (undefined: unknown, e.g. the terminal was closed). */
-export function describeExit(title: string, exitCode: number | undefined): { ok: boolean; message: string } {
+/**
+ * How a finished run reads in the log and the notification, from its exit code or the signal that
+ * ended it (both undefined: unknown).
+ */
+export function describeExit(title: string, exitCode: number | undefined, signal?: string): { ok: boolean; message: string } {
   if (exitCode === 0) return { ok: true, message: `${title}: finished (exit code 0).` };
+  if (signal !== undefined) return { ok: false, message: `${title}: stopped by ${signal}.` };
   if (exitCode === undefined) return { ok: false, message: `${title}: ended without an exit code (stopped or terminal closed).` };
   return { ok: false, message: `${title}: failed with exit code ${exitCode}.` };
 }

@@ -1,13 +1,21 @@
 /**
  * `gpuPilot.runActiveFile` and `gpuPilot.runActiveFileWith`: run the active Python file on the
- * selected GPUs as a VS Code Task (ProcessExecution: an argument array, the run's environment merged
- * into the inherited one, cwd = the workspace folder), with the launcher of `gpuPilot.run.launcher`
+ * selected GPUs as a VS Code Task in the terminal panel, with the launcher of `gpuPilot.run.launcher`
  * or one picked from a list; the checks of checks.ts come first, each with a way forward. A
  * notification offers "Show Output" / "Stop" while it runs; the exit code is reported at the end.
+ *
+ * The Task's execution is a `CustomExecution` whose pseudoterminal (processTerminal.ts) starts the
+ * program with execa: an argument array, the whole environment built here (launch.ts
+ * `runEnvironment`), cwd = the workspace folder. Never a `ProcessExecution`: VS Code resolves
+ * `${env:…}`, `${config:…}`, `${workspaceFolder}` and runs `${command:…}` in a ProcessExecution's
+ * command, arguments, cwd and environment, so a file named `x_${command:ID}.py` would run that
+ * command and `${env:HF_TOKEN}` would land in argv. For a CustomExecution it resolves nothing.
+ * The only expansion is gpuPilot.run.env's documented `${env:NAME}` (launch.ts `expandEnv`).
  *
  * Nothing runs in an untrusted workspace.
  */
 import * as path from "node:path";
+import { pathToFileURL } from "node:url";
 import * as vscode from "vscode";
 import type { LastRun } from "../api";
 import * as config from "../config";
@@ -18,10 +26,11 @@ import { log } from "../log";
 import { analyzeScript, type ScriptAnalysis } from "./analyze";
 import { checkRun, type RunFinding } from "./checks";
 import { resolveInterpreter } from "./interpreter";
-import { buildLaunch, describeExit, expandEnv, LAUNCHER_PROGRAMS, LAUNCHERS, LaunchError, type LauncherKind, type LaunchSpec, splitArgs } from "./launch";
+import { buildLaunch, describeExit, expandEnv, LAUNCHER_PROGRAMS, LAUNCHERS, LaunchError, type LauncherKind, type LaunchSpec, runEnvironment, splitArgs } from "./launch";
 import { type ProcessOwner, processOwner } from "./owners";
+import { type ProcessExit, ProcessTerminal } from "./processTerminal";
 import * as settings from "./settings";
-import { findEnvProgram, findProgram } from "./which";
+import { findProgram } from "./which";
 
 /** Task definition type of GPU Pilot runs (package.json `taskDefinitions`). */
 export const TASK_TYPE = "gpuPilot";
@@ -315,7 +324,6 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
       dockerImage: settings.dockerImage(doc.uri),
       gpus: host.monitor.inventory?.gpus ?? [],
       extraEnv,
-      envProgram: findEnvProgram(),
     });
   } catch (e) {
     if (!(e instanceof LaunchError)) throw e;
@@ -327,7 +335,21 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
   await startTask(host, spec, file, folder, interpreter.source);
 }
 
-/** Runs `spec` as a Task and reports start, Stop/Show Output, and the exit code. */
+/**
+ * The Task definition of a run: `{type, runId, file, gpus, launcher}`. VS Code resolves `${...}` in
+ * the definition of a CustomExecution task (and runs `${command:...}`), so nothing in it may hold a
+ * `${`: `file` is the file's `file://` URL, in which `{` and `}` are percent-encoded; `gpus` is a
+ * validated CUDA_VISIBLE_DEVICES value and `launcher` one of the launchers.
+ */
+export function taskDefinition(runId: string, file: string, spec: Pick<LaunchSpec, "visibleDevices" | "launcher">): vscode.TaskDefinition {
+  return { type: TASK_TYPE, runId, file: pathToFileURL(file).href, gpus: spec.visibleDevices, launcher: spec.launcher };
+}
+
+/**
+ * Runs `spec` as a Task with a CustomExecution (see the file comment) and reports start,
+ * Stop/Show Output, and the exit code or signal. The run record gets the pid when the program has
+ * started and the exit when it has ended.
+ */
 async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: vscode.WorkspaceFolder | undefined, interpreterSource: LastRun["interpreterSource"]): Promise<void> {
   const runId = `${Date.now()}-${++runCounter}`;
   const run: LastRun = {
@@ -337,18 +359,47 @@ async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: 
     args: spec.args,
     cwd: spec.cwd,
     env: spec.env,
+    unset: spec.unset,
     interpreterSource,
     title: spec.title,
     startedAt: Date.now(),
   };
   host.setLastRun(run);
 
+  const envText = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`).join(" ") || "(no variables added)";
+  const unsetText = spec.unset.length > 0 ? `, without ${spec.unset.join(", ")}` : "";
+  const onStart = (pid: number) => {
+    run.pid = pid;
+    log.info(`Started ${JSON.stringify([spec.command, ...spec.args])} (pid ${pid}) in ${JSON.stringify(spec.cwd)} with ${envText}${unsetText}`);
+  };
+  const onExit = (exit: ProcessExit) => {
+    run.exitCode = exit.exitCode ?? null;
+    if (exit.signal !== undefined) run.signal = exit.signal;
+    if (exit.error !== undefined) run.error = exit.error;
+    run.endedAt = Date.now();
+    const { ok, message } = exit.error !== undefined
+      ? { ok: false, message: `${spec.title}: could not start ${spec.command}: ${exit.error}` }
+      : describeExit(spec.title, exit.exitCode, exit.signal);
+    if (ok) {
+      log.info(message);
+      void vscode.window.showInformationMessage(message);
+    } else {
+      log.warn(message);
+      void vscode.window.showWarningMessage(message, "Show Output").then((c) => {
+        if (c) showTaskTerminal(spec.title);
+      });
+    }
+  };
+  const env = runEnvironment(process.env, spec);
+  const execution = new vscode.CustomExecution(() =>
+    Promise.resolve(new ProcessTerminal({ command: spec.command, args: spec.args, cwd: spec.cwd, env, onStart, onExit })),
+  );
   const task = new vscode.Task(
-    { type: TASK_TYPE, runId, file, gpus: spec.visibleDevices, launcher: spec.launcher },
+    taskDefinition(runId, file, spec),
     folder ?? vscode.TaskScope.Workspace,
     spec.title,
     "GPU Pilot",
-    new vscode.ProcessExecution(spec.command, spec.args, { cwd: spec.cwd, env: spec.env }),
+    execution,
     [],
   );
   task.presentationOptions = {
@@ -359,49 +410,12 @@ async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: 
     showReuseMessage: false,
   };
 
-  const envText = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`).join(" ") || "(no variables added)";
-  const ours = (e: { execution: vscode.TaskExecution }) =>
-    e.execution.task.definition.type === TASK_TYPE && e.execution.task.definition.runId === runId;
-  const listeners: vscode.Disposable[] = [];
-  const cleanup = () => {
-    for (const l of listeners.splice(0)) {
-      l.dispose();
-      const i = host.subscriptions.indexOf(l);
-      if (i >= 0) host.subscriptions.splice(i, 1);
-    }
-  };
-  listeners.push(
-    vscode.tasks.onDidStartTaskProcess((e) => {
-      if (!ours(e)) return;
-      run.pid = e.processId;
-      log.info(`Started ${JSON.stringify([spec.command, ...spec.args])} (pid ${e.processId}) in ${spec.cwd} with ${envText}`);
-    }),
-    vscode.tasks.onDidEndTaskProcess((e) => {
-      if (!ours(e)) return;
-      run.exitCode = e.exitCode ?? null;
-      run.endedAt = Date.now();
-      const { ok, message } = describeExit(spec.title, e.exitCode);
-      if (ok) {
-        log.info(message);
-        void vscode.window.showInformationMessage(message);
-      } else {
-        log.warn(message);
-        void vscode.window.showWarningMessage(message, "Show Output").then((c) => {
-          if (c) showTaskTerminal(spec.title);
-        });
-      }
-      cleanup();
-    }),
-  );
-  host.subscriptions.push(...listeners);
-
-  log.info(`Running ${spec.title}: ${JSON.stringify({ launcher: spec.launcher, command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, interpreter: interpreterSource })}`);
-  let execution: vscode.TaskExecution;
+  log.info(`Running ${spec.title}: ${JSON.stringify({ launcher: spec.launcher, command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, unset: spec.unset, interpreter: interpreterSource })}`);
+  let taskExecution: vscode.TaskExecution;
   try {
-    execution = await vscode.tasks.executeTask(task);
+    taskExecution = await vscode.tasks.executeTask(task);
   } catch (e) {
     run.error = (e as Error).message ?? String(e);
-    cleanup();
     log.error(`Could not start the task ${spec.title}`, e);
     void vscode.window.showErrorMessage(`GPU Pilot could not start ${spec.title}: ${run.error}`);
     return;
@@ -410,7 +424,7 @@ async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: 
     if (c === "Show Output") showTaskTerminal(spec.title);
     else if (c === "Stop" && run.endedAt === undefined) {
       log.info(`Stopping ${spec.title} (Stop pressed).`);
-      execution.terminate();
+      taskExecution.terminate();
     }
   });
 }

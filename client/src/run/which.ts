@@ -50,16 +50,3 @@ export function findProgram(name: string, opts: FindOptions): string | undefined
   }
   return undefined;
 }
-
-/** Where `env` may live, in order. */
-export const ENV_CANDIDATES = ["/usr/bin/env", "/bin/env"] as const;
-
-/**
- * The absolute path of `env` (/usr/bin/env, else /bin/env), by which the deepspeed, docker and srun
- * launches drop CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER (launch.ts); undefined on Windows or when
- * neither is an executable file.
- */
-export function findEnvProgram(candidates: readonly string[] = ENV_CANDIDATES, platform: NodeJS.Platform = process.platform): string | undefined {
-  if (platform === "win32") return undefined;
-  return candidates.find((c) => isExecutableFile(c, platform));
-}

@@ -5,8 +5,8 @@
  * (ground-truth.md: torch < 2.4 cached it before initialisation).
  * Node's fs only; no `vscode`.
  */
-import { existsSync, readdirSync } from "node:fs";
-import { dirname, join, relative, sep } from "node:path";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
 import { parse as parseToml, TomlError } from "smol-toml";
 import { parse as parseYaml } from "yaml";
 import { satisfies } from "@renovatebot/pep440";
@@ -41,15 +41,35 @@ const CODE = /^GPU\d{0,3}$/;
 const KNOWN_CODES = new Set(Array.from({ length: 20 }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
 const SEVERITIES = new Set(["error", "warning", "information", "hint"]);
 
-/** The nearest pyproject.toml at or above `dir`, or null. */
-export function findPyproject(dir: string): string | null {
-  let d = dir;
+/**
+ * The nearest pyproject.toml at or above `dir`, or null. The walk stops at the repository root (a
+ * folder holding `.git`, a folder or a worktree's file) and at any of `roots` (the workspace
+ * folders), after looking there: a pyproject.toml above them belongs to no project of the user's
+ * (on a shared host /tmp or /home may hold anyone's). When `dir` is under no root, the walk goes
+ * on up, but a pyproject.toml owned by another user (not the current one, not root) is passed over.
+ */
+export function findPyproject(dir: string, roots: readonly string[] = []): string | null {
+  const stops = new Set(roots.map((r) => resolve(r)));
+  let d = resolve(dir);
+  const found: string[] = [];
   for (;;) {
     const p = join(d, "pyproject.toml");
-    if (existsSync(p)) return p;
+    if (existsSync(p)) found.push(p);
+    if (stops.has(d) || existsSync(join(d, ".git"))) return found[0] ?? null;
     const up = dirname(d);
-    if (up === d) return null;
+    if (up === d) return found.find(ownedByUs) ?? null;
     d = up;
+  }
+}
+
+/** True when `file` belongs to the current user or root (always true where uids do not exist). */
+function ownedByUs(file: string): boolean {
+  if (typeof process.getuid !== "function") return true;
+  try {
+    const { uid } = statSync(file);
+    return uid === process.getuid() || uid === 0;
+  } catch {
+    return false;
   }
 }
 
@@ -127,7 +147,7 @@ export function perFileIgnored(config: ProjectConfig, file: string): string[] {
   const rel = relative(dirname(config.file), file).split(sep).join("/");
   const out: string[] = [];
   for (const [glob, codes] of Object.entries(config.perFileIgnores)) {
-    if (minimatch(rel, glob, { dot: true, matchBase: !glob.includes("/") })) out.push(...codes);
+    if (minimatch(rel, glob, { dot: true, matchBase: !glob.includes("/") })) for (const c of codes) out.push(c);
   }
   return out;
 }

@@ -72,14 +72,24 @@ export async function initEngine(): Promise<void> {
 /** Whether `code` is enabled by select/ignore (Ruff semantics: the longest matching prefix wins). */
 export function isEnabled(code: string, select: readonly string[] | undefined, ignore: readonly string[] | undefined): boolean {
   const sel = select && select.length ? select : ["GPU"];
-  const s = Math.max(-1, ...sel.filter((p) => code.startsWith(p) || p === "ALL").map((p) => (p === "ALL" ? 0 : p.length)));
-  const i = Math.max(-1, ...(ignore ?? []).filter((p) => code.startsWith(p) || p === "ALL").map((p) => (p === "ALL" ? 0 : p.length)));
+  const s = longestPrefix(code, sel);
+  const i = longestPrefix(code, ignore ?? []);
   return s >= 0 && s > i;
 }
 
 /** Whether a rule runs: enabled by select/ignore, and in the default set or preview is on. */
 export function isRuleOn(rule: Rule, options: Pick<LintOptions, "select" | "ignore" | "preview">): boolean {
   return isEnabled(rule.meta.code, options.select, options.ignore) && (!rule.meta.preview || !!options.preview);
+}
+
+/** Length of the longest entry of `prefixes` that `code` starts with (`ALL`: 0), -1 for none. A loop, not a spread: lists of any length. */
+function longestPrefix(code: string, prefixes: readonly string[]): number {
+  let best = -1;
+  for (const p of prefixes) {
+    const n = p === "ALL" ? 0 : code.startsWith(p) ? p.length : -1;
+    if (n > best) best = n;
+  }
+  return best;
 }
 
 /**

@@ -40,11 +40,12 @@ function projectConfig(pyproject: string): CacheEntry {
 const nonEmpty = <T>(a: T[] | undefined): a is T[] => !!a && a.length > 0;
 
 /**
- * Options for linting `file` (null for an unsaved buffer: no pyproject is read).
+ * Options for linting `file` (null for an unsaved buffer: no pyproject is read). `roots`: folders
+ * the pyproject.toml lookup does not go above (the workspace folders; config.ts `findPyproject`).
  * @returns the options and the configuration problems met (each to be shown once by the caller).
  */
-export function resolveLintOptions(file: string | null, editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}): { options: LintOptions; problems: ConfigProblem[]; pyproject: string | null } {
-  const pyproject = file && preference !== "editorOnly" ? findPyproject(dirname(file)) : null;
+export function resolveLintOptions(file: string | null, editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): { options: LintOptions; problems: ConfigProblem[]; pyproject: string | null } {
+  const pyproject = file && preference !== "editorOnly" ? findPyproject(dirname(file), roots) : null;
   const entry = pyproject ? projectConfig(pyproject) : null;
   const project = entry?.config ?? null;
   const torchBelow24 = entry?.torchBelow24 || (file ? projectPinsTorchBelow24(dirname(file)) : false);

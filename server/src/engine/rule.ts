@@ -6,6 +6,7 @@ import type { LintDiagnostic, RuleMeta, Severity, Fix, RelatedInfo, Range } from
 import type { ModuleModel, EnvWriteEvent } from "./python/model";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
+import { escapeControls } from "./text";
 
 /** Facts about the machine, for GPU017 (inventory sent by the client, or `--gpus`/`--inventory` in the CLI). */
 export interface MachineFacts {
@@ -48,11 +49,18 @@ export function isManifestRule(rule: Rule): rule is Rule & Required<Pick<Rule, "
   return typeof rule.checkManifest === "function";
 }
 
-/** Builds a diagnostic from a rule and a finding (used by the engine). */
+/**
+ * Builds a diagnostic from a rule and a finding (used by the engine, for Python, notebooks and
+ * manifests alike). Messages quote values from the code under review, so the message, the related
+ * messages and the fix title get their control characters escaped here (text.ts
+ * {@link escapeControls}): a value with a newline or an ESC reaches no output raw.
+ */
 export function toDiagnostic(rule: Rule, f: Parameters<RuleContext["report"]>[0]): LintDiagnostic {
   return {
-    code: rule.meta.code, name: rule.meta.name, message: f.message, severity: f.severity ?? rule.meta.severity,
-    range: f.range, ...(f.related ? { related: f.related } : {}), ...(f.fix ? { fix: f.fix } : {}),
+    code: rule.meta.code, name: rule.meta.name, message: escapeControls(f.message), severity: f.severity ?? rule.meta.severity,
+    range: f.range,
+    ...(f.related ? { related: f.related.map((r) => ({ ...r, message: escapeControls(r.message) })) } : {}),
+    ...(f.fix ? { fix: { ...f.fix, title: escapeControls(f.fix.title) } } : {}),
   };
 }
 

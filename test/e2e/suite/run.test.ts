@@ -1,4 +1,6 @@
-// End-to-end tests of "Run on GPUs" in a real VS Code: every launcher runs launch_target.py as a Task;
+// End-to-end tests of "Run on GPUs" in a real VS Code: every launcher runs launch_target.py as a Task
+// (a CustomExecution: VS Code resolves no `${...}` in it, checked with files named `${env:HOME}.py`
+// and `x_${command:...}.py` whose marker command must never run);
 // the stand-in launchers of test/fixtures/bin/launchers (first on the run's PATH through
 // gpuPilot.run.env) and launch_target.py itself record their argv and CUDA variables into
 // $GPU_PILOT_LAUNCH_RECORD, checked exactly here. Plus the checks on the rule cases (test/cases) (API
@@ -13,7 +15,7 @@ import { EXTENSION_ID, getApi, openWorkspaceFile, outDir, waitFor, workspaceRoot
 /** The parts of GPU Pilot's API (client/src/api.ts) these tests use beyond util.ts's. */
 interface RunApi {
   setSelection(ids: string[]): Promise<void>;
-  readonly lastRun?: { launcher: string; command: string; args: string[]; exitCode?: number | null; title: string };
+  readonly lastRun?: { launcher: string; command: string; args: string[]; unset: string[]; exitCode?: number | null; title: string; file: string };
   checkRun(uri?: vscode.Uri, launcher?: string): Promise<{ kind: string; message: string }[]>;
 }
 
@@ -58,16 +60,17 @@ suite("Run on GPUs", () => {
     await api.setSelection([]);
   });
 
-  /** Runs launch_target.py with `launcher`; resolves with what the started program recorded, after the task ended with 0. */
-  async function runWith(launcher: string): Promise<Recorded> {
+  /** Runs `rel` (default launch_target.py) with `launcher`; resolves with what the started program recorded, after the task ended with 0. */
+  async function runWith(launcher: string, rel = "launch_target.py"): Promise<Recorded> {
     await config().update("run.launcher", launcher, vscode.ConfigurationTarget.Workspace);
     fs.rmSync(record, { force: true });
-    await openWorkspaceFile("launch_target.py");
+    await openWorkspaceFile(rel);
     await vscode.commands.executeCommand("gpuPilot.runActiveFile");
+    const target = path.join(ws, rel);
     const run = await waitFor(() => {
       const r = api.lastRun;
-      return r && r.launcher === launcher && r.exitCode !== undefined ? r : undefined;
-    }, `the ${launcher} run to end (last run: ${JSON.stringify(api.lastRun)})`, 60_000);
+      return r && r.launcher === launcher && r.file === target && r.exitCode !== undefined ? r : undefined;
+    }, `the ${launcher} run of ${rel} to end (last run: ${JSON.stringify(api.lastRun)})`, 60_000);
     assert.equal(run.exitCode, 0, `${run.title} exit code; ${JSON.stringify(run)}`);
     const text = await waitFor(() => (fs.existsSync(record) ? fs.readFileSync(record, "utf8") : undefined), `${record} from the ${launcher} run`, 10_000);
     const got = JSON.parse(text) as Recorded;
@@ -75,10 +78,10 @@ suite("Run on GPUs", () => {
     return got;
   }
 
-  // VS Code applies GPU Pilot's terminal environment (the selection's variables) to task processes
-  // too. deepspeed, docker and srun must not see them: they start through
-  // `env -u CUDA_VISIBLE_DEVICES -u CUDA_DEVICE_ORDER`, so whatever a task would inherit is gone and
-  // only CUDA_DEVICE_ORDER=PCI_BUS_ID, set by deepspeed's and srun's own launch, remains.
+  // deepspeed, docker and srun must not see the selection's variables, whether a terminal would get
+  // them (GPU Pilot's terminal environment) or the extension host has them: both are removed from
+  // their environment, and only CUDA_DEVICE_ORDER=PCI_BUS_ID, set by deepspeed's and srun's own
+  // launch, remains.
   const terminalEnvironment = () =>
     (api as unknown as { getTerminalEnvironment(): Record<string, { value: string } | undefined> }).getTerminalEnvironment();
   /** What a task's process would inherit: VS Code's environment, then GPU Pilot's terminal environment. */
@@ -88,8 +91,8 @@ suite("Run on GPUs", () => {
     assert.equal(inherited("CUDA_VISIBLE_DEVICES"), "0,1", "the selection is in the terminal environment (what a task inherits)");
     assert.deepEqual(got.env, { CUDA_VISIBLE_DEVICES: null, CUDA_DEVICE_ORDER: null, ...own });
     const run = api.lastRun!;
-    assert.ok(["/usr/bin/env", "/bin/env"].includes(run.command), run.command);
-    assert.deepEqual(run.args.slice(0, 4), ["-u", "CUDA_VISIBLE_DEVICES", "-u", "CUDA_DEVICE_ORDER"]);
+    assert.deepEqual(run.unset, ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"]);
+    assert.equal(path.basename(run.command), got.launcher, "the launcher runs directly");
   };
 
   test("python: <python> launch_target.py <args>, CUDA_VISIBLE_DEVICES=0,1, CUDA_DEVICE_ORDER=PCI_BUS_ID", async () => {
@@ -142,6 +145,39 @@ suite("Run on GPUs", () => {
     assert.equal(got.launcher, "srun");
     assert.deepEqual(got.argv, ["--gpus=2", python || "python3", file, ...SCRIPT_ARGS]);
     notInherited(got, { CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+  });
+
+  test("files named ${env:HOME}.py and x_${command:…}.py: argv byte for byte, the marker command never runs", async () => {
+    const marker = "gpuPilotE2e.marker";
+    let ran = 0;
+    const reg = vscode.commands.registerCommand(marker, () => {
+      ran++;
+      return "MARKER-RAN";
+    });
+    const names = ["${env:HOME}.py", `x_\${command:${marker}}.py`, "${workspaceFolder}_${config:editor.fontSize}.py"];
+    const args = ["${env:HOME}", `\${command:${marker}}`, "${workspaceFolder}"];
+    const source = fs.readFileSync(file, "utf8");
+    try {
+      await config().update("run.args", args, vscode.ConfigurationTarget.Workspace);
+      for (const name of names) fs.writeFileSync(path.join(ws, name), source);
+      for (const name of names) {
+        for (const launcher of ["python", "torchrun"]) {
+          const got = await runWith(launcher, name);
+          const target = path.join(ws, name);
+          const want = launcher === "python" ? [target, ...args] : ["--standalone", "--nproc_per_node=2", target, ...args];
+          assert.deepEqual(got.argv, want, `${launcher} ${name}`);
+          assert.equal(got.cwd, ws);
+          assert.deepEqual(got.env, { CUDA_VISIBLE_DEVICES: "0,1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+          assert.equal(api.lastRun!.title, `${name} on GPU 0,1${launcher === "python" ? "" : " (torchrun)"}`);
+        }
+      }
+      assert.equal(ran, 0, "the marker command never ran");
+    } finally {
+      reg.dispose();
+      await config().update("run.args", SCRIPT_ARGS, vscode.ConfigurationTarget.Workspace);
+      await vscode.commands.executeCommand("workbench.action.closeAllEditors");
+      for (const name of names) fs.rmSync(path.join(ws, name), { force: true });
+    }
   });
 
   test("checks on the rule cases: ddp_ok.py (LOCAL_RANK) suggests torchrun with python; env_after_is_available.py overrides the selection", async () => {
