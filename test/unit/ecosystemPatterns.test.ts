@@ -203,3 +203,30 @@ test("pattern 14: os.putenv repeating an os.environ write of the same value is n
   const src = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nos.putenv('CUDA_VISIBLE_DEVICES', '1')\nimport torch\n";
   assert.deepEqual((await codes(src)).filter((c) => c.startsWith("GPU015")), []);
 });
+
+test("miss now found: a function the module never calls (a FastAPI lifespan hook) writes PYTORCH_CUDA_ALLOC_CONF after import-time code moved a model to CUDA: GPU001", async () => {
+  const src = [
+    "import os", "import torch", "from fastapi import FastAPI", "",
+    "pipe = torch.nn.Linear(2, 2).to('cuda')", "", "",
+    "async def lifespan(app):",
+    "    os.environ['PYTORCH_CUDA_ALLOC_CONF'] = 'expandable_segments:True'",
+    "    yield", "", "",
+    "app = FastAPI(lifespan=lifespan)", "",
+  ].join("\n");
+  const d = (await lint(src)).filter((x) => x.code === "GPU001");
+  assert.deepEqual(d.map((x) => x.range.start.line + 1), [9]);
+  assert.match(d[0].message, /initialised by \.to\('cuda'\) \(line 5\) whenever `lifespan\(\)` runs/);
+});
+
+test("miss now found: an uncalled function (a test) initialises CUDA and then writes CUDA_VISIBLE_DEVICES: GPU001 in its own timeline", async () => {
+  const src = ["import os", "import torch", "", "", "def test_visible():", "    torch.cuda.init()", "    os.environ['CUDA_VISIBLE_DEVICES'] = '1'", ""].join("\n");
+  assert.deepEqual((await codes(src)).filter((c) => c.startsWith("GPU001")), ["GPU001@7"]);
+  // Two uncalled functions do not see each other's events.
+  const two = ["import os", "import torch", "", "def a():", "    torch.cuda.init()", "", "def b():", "    os.environ['CUDA_VISIBLE_DEVICES'] = '1'", ""].join("\n");
+  assert.deepEqual((await codes(two)).filter((c) => c.startsWith("GPU001")), []);
+});
+
+test("a helper that sets CUDA_VISIBLE_DEVICES after a module-level `import deepspeed` (for the workers it starts) is no GPU001", async () => {
+  const src = ["import os", "import deepspeed", "", "", "def set_visible(ids):", "    os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(ids)", ""].join("\n");
+  assert.deepEqual((await codes(src)).filter((c) => c.startsWith("GPU001")), []);
+});

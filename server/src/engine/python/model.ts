@@ -123,6 +123,14 @@ export interface ModuleModel {
   events: TimelineEvent[];
   /** Every call the timeline walk visited, in execution order (a call in an inlined function appears where it runs). */
   calls: TimelineCall[];
+  /**
+   * The events of each module-level function the module never calls (tests, hooks, callbacks,
+   * entry points started by a framework), by the function's node id, in execution order within
+   * it. Such a function runs after the module's own code (imported first), so its state starts
+   * from the end of {@link events}; these events are kept apart so that rules reading `events`
+   * see only what the module itself runs.
+   */
+  functionTimelines: Map<number, TimelineEvent[]>;
   /** Every node of the given type(s) in the module, in document order (collected once per type). */
   nodesOfType(types: string | string[]): SyntaxNode[];
   /** Frameworks imported anywhere in the file. */
@@ -317,7 +325,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
 
   // Pass 2, the timeline walk, runs on first use of `events` or `calls`: a file whose candidate
   // rules (prefilter.ts) need neither skips it.
-  const computeTimeline = (): { events: TimelineEvent[]; calls: TimelineCall[] } => {
+  const computeTimeline = (): { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: Map<number, TimelineEvent[]> } => {
     // Pass 2: the timeline walk.
     const events: TimelineEvent[] = [];
     const calls: TimelineCall[] = [];
@@ -393,6 +401,8 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     };
 
     const inlined = new Set<string>();
+    /** Functions the module-level walk inlined at least once. */
+    const everInlined = new Set<string>();
 
     const visitCalls = (scope: SyntaxNode, depth: number) => {
       for (const call of callsInOrder(scope)) {
@@ -405,6 +415,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
           const body = def.childForFieldName("body");
           if (body) {
             inlined.add(fn.text);
+            everInlined.add(fn.text);
             walkBlock(body, depth + 1, true);
             inlined.delete(fn.text);
           }
@@ -476,15 +487,29 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     walkBlock(root, 0, false);
     flushMagics(Number.MAX_SAFE_INTEGER);
 
+    // Functions the module never calls, each walked as its own timeline (kept out of `events`).
+    const functionTimelines = new Map<number, TimelineEvent[]>();
+    for (const [name, def] of functions) {
+      const body = def.childForFieldName("body");
+      if (everInlined.has(name) || !body) continue;
+      const at = events.length, callsAt = calls.length;
+      inlined.add(name);
+      walkBlock(body, 1, true, true);
+      inlined.delete(name);
+      functionTimelines.set(def.id, events.splice(at));
+      calls.splice(callsAt);
+    }
+
     // Reads anywhere in the file (for GPU005 and GPU007).
     for (const r of envReadsOf(nodesOfType, isEnviron, resolve, envWords())) events.push(r);
-    return { events, calls };
+    return { events, calls, functionTimelines };
   };
-  let timeline: { events: TimelineEvent[]; calls: TimelineCall[] } | undefined;
+  let timeline: { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: Map<number, TimelineEvent[]> } | undefined;
   const model: ModuleModel = {
     tree, text, symbols, functions, frameworks, resolve, isCudaDevice, valueOf, isEnviron, nodesOfType,
     get events() { return (timeline ??= computeTimeline()).events; },
     get calls() { return (timeline ??= computeTimeline()).calls; },
+    get functionTimelines() { return (timeline ??= computeTimeline()).functionTimelines; },
   };
   return model;
 }

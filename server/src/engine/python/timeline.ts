@@ -2,7 +2,7 @@
  * Queries on the CUDA timeline: what happened before a given environment write.
  */
 import { freezes, readersOf } from "../frameworks";
-import type { EnvWriteEvent, ImportEvent, InitEvent, ModuleModel, TimelineCall } from "./model";
+import type { EnvWriteEvent, ImportEvent, InitEvent, ModuleModel, TimelineCall, TimelineEvent } from "./model";
 import type { SyntaxNode } from "./parser";
 
 /** What ran before one write of a startup variable. */
@@ -19,6 +19,25 @@ export function stateBefore(model: ModuleModel, write: EnvWriteEvent): WriteStat
   let firstImport: ImportEvent | null = null;
   const readers = readersOf(write.variable);
   for (const e of model.events) {
+    if (e === write) break;
+    if (e.kind === "init" && !frozenBy && freezes(e.framework, e.depth, write.variable)) frozenBy = e;
+    if (e.kind === "import" && !firstImport && (e.eagerInit || (e.framework && (!readers || readers.includes(e.framework))))) firstImport = e;
+  }
+  return { frozenBy, firstImport };
+}
+
+/**
+ * The {@link WriteState} of a write inside a function the module never calls
+ * (`model.functionTimelines`): the module's code above the definition ran first (the module was
+ * imported), then the function's own events up to the write. Module code below the definition is
+ * left out: it may be what calls the function (`unittest.main()`, `app.run()` in a `__main__` block).
+ */
+export function stateInFunction(model: ModuleModel, def: SyntaxNode, segment: readonly TimelineEvent[], write: EnvWriteEvent): WriteState {
+  let frozenBy: InitEvent | null = null;
+  let firstImport: ImportEvent | null = null;
+  const readers = readersOf(write.variable);
+  const above = model.events.filter((e) => "node" in e && e.node.startIndex < def.startIndex);
+  for (const e of [...above, ...segment]) {
     if (e === write) break;
     if (e.kind === "init" && !frozenBy && freezes(e.framework, e.depth, write.variable)) frozenBy = e;
     if (e.kind === "import" && !firstImport && (e.eagerInit || (e.framework && (!readers || readers.includes(e.framework))))) firstImport = e;

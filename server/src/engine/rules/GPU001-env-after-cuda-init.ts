@@ -1,8 +1,8 @@
 import type { Rule } from "../rule";
 import { envWrites } from "../rule";
 import { STARTUP_VARIABLES } from "../frameworks";
-import { stateBefore } from "../python/timeline";
-import { nodeRange } from "../python/model";
+import { stateBefore, stateInFunction } from "../python/timeline";
+import { nodeRange, type EnvWriteEvent, type InitEvent } from "../python/model";
 import { moveWriteFix } from "./shared/moveWrite";
 import { calleePath } from "./shared/py";
 import type { RuleContext } from "../rule";
@@ -41,20 +41,43 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    for (const w of envWrites(ctx.model)) {
-      if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
-      const { frozenBy } = stateBefore(ctx.model, w);
-      if (!frozenBy) continue;
-      // A launcher that sets the variable for the child process it starts next (in the same block):
-      // the child reads it at its own start, so the write works (issue 16, pattern 11).
-      if (w.statement && startsChildAfter(ctx, w.statement)) continue;
+    const report = (w: EnvWriteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
+      if (w.statement && startsChildAfter(ctx, w.statement)) return;
       const line = ctx.where(frozenBy.node.startPosition.row);
       ctx.report({
         range: w.range,
-        message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line}): it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
+        ...(severity ? { severity } : {}),
+        message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line})${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
         related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
         fix: moveWriteFix(ctx, w) ?? undefined,
       });
+    };
+    for (const w of envWrites(ctx.model)) {
+      if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
+      const { frozenBy } = stateBefore(ctx.model, w);
+      if (frozenBy) report(w, frozenBy, "");
+    }
+    // Functions the module never calls (tests, hooks, callbacks) run after the module's own code:
+    // a write there is checked against the module's timeline and the function's own events.
+    for (const [id, segment] of ctx.model.functionTimelines) {
+      const def = [...ctx.model.functions.values()].find((d) => d.id === id);
+      if (!def) continue;
+      const name = def.childForFieldName("name")?.text ?? "";
+      for (const w of segment) {
+        if (w.kind !== "envWrite" || !STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
+        const { frozenBy } = stateInFunction(ctx.model, def, segment, w);
+        if (!frozenBy) continue;
+        const inside = segment.includes(frozenBy);
+        // Only a real initialising call: a library merely imported at module level (eager-init
+        // modules, a default list) does not make a helper's write certainly late. On the ecosystem
+        // corpus, DeepSpeed's and gpt-neox's test helpers set CUDA_VISIBLE_DEVICES after
+        // `import deepspeed` for the worker processes they start next.
+        if (!inside && /import/.test(frozenBy.node.type)) continue;
+        // Initialised in the function itself, then written: certain (error). Initialised by the
+        // module above: the write is late whenever the function runs in this process, but a helper
+        // may run it only to prepare a child's environment (warning).
+        report(w, frozenBy, ` whenever \`${name}()\` runs`, inside ? undefined : "warning");
+      }
     }
   },
 };
