@@ -457,6 +457,21 @@ export function startFailure(path: string, code: string | undefined): Extract<Sm
 }
 
 /**
+ * Kills `child` with `signal` only when it has a pid (it started). A child whose spawn failed has
+ * none, yet its kill() would signal pid 0 (the caller's process group: in VS Code the extension
+ * host's) or a stale pid (seen with strace). Never throws.
+ * @returns whether a signal was sent.
+ */
+export function killIfStarted(child: { pid?: number; kill(signal?: NodeJS.Signals): boolean }, signal: NodeJS.Signals = "SIGTERM"): boolean {
+  if (child.pid === undefined) return false;
+  try {
+    return child.kill(signal);
+  } catch {
+    return false; // already gone
+  }
+}
+
+/**
  * Runs `path args...` directly (argument array, no shell) and classifies the outcome.
  *
  * @param path nvidia-smi's path, or a bare name looked up on PATH.
@@ -473,7 +488,6 @@ export async function runNvidiaSmi(path: string, args: readonly string[], option
     timeout: timeoutMs,
     killSignal: "SIGTERM",
     forceKillAfterDelay: FORCE_KILL_AFTER_MS,
-    cancelSignal: options.signal,
     reject: false,
     stdin: "ignore",
     encoding: "utf8",
@@ -483,6 +497,16 @@ export async function runNvidiaSmi(path: string, args: readonly string[], option
     env: options.env,
     extendEnv: true,
   });
+  // The caller's abort kills it, but only a child that has a pid: right after a failed spawn
+  // (ENOENT) Node still holds a handle whose kill() signals pid 0 (our whole process group) or a
+  // stale pid. So no execa cancelSignal (it kills unconditionally); the abort is handled here.
+  let canceled = false;
+  const onAbort = () => {
+    canceled = true;
+    killIfStarted(subprocess);
+  };
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) onAbort(); // aborted while execa loaded
   // Last resort: if a grandchild keeps the pipes open after the kill, stop waiting anyway.
   let hardTimer: NodeJS.Timeout | undefined;
   const hardDeadline = new Promise<"deadline">((resolve) => {
@@ -490,8 +514,10 @@ export async function runNvidiaSmi(path: string, args: readonly string[], option
   });
   const r = await Promise.race([subprocess, hardDeadline]);
   clearTimeout(hardTimer);
+  options.signal?.removeEventListener("abort", onAbort);
+  if (canceled) return { kind: "canceled", message: "nvidia-smi call was canceled" };
   if (r === "deadline") {
-    subprocess.kill("SIGKILL");
+    killIfStarted(subprocess, "SIGKILL");
     return { kind: "timeout", ms: timeoutMs, message: `nvidia-smi did not answer within ${timeoutMs} ms and was stopped` };
   }
 

@@ -33,6 +33,7 @@ import {
   type Gpu,
   loadExeca,
   type MigDevice,
+  killIfStarted,
   parseComputeApps,
   parseQueryGpu,
   type ParseProblem,
@@ -369,11 +370,7 @@ export class GpuStream {
     const done = child.then(() => undefined, () => undefined);
     this.dying.add(done);
     void done.finally(() => this.dying.delete(done));
-    try {
-      child.kill();
-    } catch {
-      // already gone
-    }
+    killIfStarted(child); // never a pid-less child (its kill() signals our process group)
   }
 
   private async spawn(): Promise<void> {
