@@ -230,3 +230,32 @@ test("a helper that sets CUDA_VISIBLE_DEVICES after a module-level `import deeps
   const src = ["import os", "import deepspeed", "", "", "def set_visible(ids):", "    os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(ids)", ""].join("\n");
   assert.deepEqual((await codes(src)).filter((c) => c.startsWith("GPU001")), []);
 });
+
+test("fixes (issue 16): GPU011's fix in a torch.multiprocessing.spawn worker uses the worker's index, never os.environ['LOCAL_RANK'] (a KeyError there)", async () => {
+  const src = [
+    "import torch", "import torch.distributed as dist", "import torch.multiprocessing as mp", "", "",
+    "def worker(rank, world_size):",
+    "    dist.init_process_group('nccl', rank=rank, world_size=world_size)",
+    "    model = torch.nn.Linear(2, 2).cuda()", "", "",
+    "if __name__ == '__main__':", "    mp.spawn(worker, args=(2,), nprocs=2)", "",
+  ].join("\n");
+  const [d] = (await lint(src)).filter((x) => x.code === "GPU011");
+  assert.equal(d.fix?.title, "Insert torch.cuda.set_device(rank) before init_process_group");
+  assert.deepEqual(d.fix?.edits.map((e) => e.newText), ["    torch.cuda.set_device(rank)\n"]);
+});
+
+test("fixes (issue 16): GPU006's insert is safe only before any framework import; a write after CUDA initialised gets no GPU006", async () => {
+  const before = "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\n";
+  assert.equal((await lint(before, { preview: true })).find((d) => d.code === "GPU006")?.fix?.safe, true);
+  const after = "import os\nimport torch\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";
+  assert.equal((await lint(after, { preview: true })).find((d) => d.code === "GPU006")?.fix?.safe, false, "the inserted line would itself come after the import (GPU002)");
+  const late = "import os\nimport torch\ntorch.cuda.init()\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";
+  assert.deepEqual((await lint(late, { preview: true })).map((d) => d.code), ["GPU001"]);
+});
+
+test("fixes (issue 16): GPU005 offers no \"Use 0\" for a loop or comprehension variable (it would put every device on cuda:0)", async () => {
+  const src = "import os\nimport torch\n\nids = os.environ['CUDA_VISIBLE_DEVICES'].split(',')\ndevs = [torch.device('cuda', int(i)) for i in ids]\n";
+  const d = (await lint(src)).filter((x) => x.code === "GPU005");
+  assert.equal(d.length, 1);
+  assert.equal(d[0].fix, undefined);
+});

@@ -14,7 +14,7 @@ import type { Rule } from "../../server/src/engine/rule";
 import { restartingErrorHandler } from "../../client/src/serverRestart";
 import { activate, deactivate } from "../../client/src/extension";
 
-const SOURCE = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n';
+const SOURCE = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nos.environ["CUDA_VISIBLE_DEVICE"] = "0"\n';
 
 /** A rule that reports once, then throws: its report must be dropped with it. */
 const THROWING: Rule = {
@@ -27,9 +27,9 @@ const THROWING: Rule = {
 
 test("a throwing rule is isolated: the other rules still report, the failure is returned", async () => {
   await initEngine();
-  const r = lintPython(SOURCE, { rules: [THROWING, ruleByCode("GPU001")!, ruleByCode("GPU006")!] });
+  const r = lintPython(SOURCE, { rules: [THROWING, ruleByCode("GPU001")!, ruleByCode("GPU007")!] });
   r.tree?.delete();
-  assert.deepEqual(r.diagnostics.map((d) => d.code).sort(), ["GPU001", "GPU006"]);
+  assert.deepEqual(r.diagnostics.map((d) => d.code).sort(), ["GPU001", "GPU007"]);
   assert.equal(r.ruleFailures.length, 1);
   assert.equal(r.ruleFailures[0].code, "GPU099");
   assert.match(r.ruleFailures[0].error, /^boom in a rule\n.*TypeError: boom in a rule/s);

@@ -64,7 +64,9 @@ test("fixAllPython on 60 late writes gives the text of one eagerly checked fix a
   }
   const got = fixAllPython(text, { preview: true });
   assert.equal(got.text, ref);
-  assert.ok(got.applied >= 60, String(got.applied));
+  // One GPU001 move per pass (each pass sees the text the last one made); GPU006 says nothing about
+  // writes that CUDA initialisation already made moot.
+  assert.ok(got.applied >= 10, String(got.applied));
 });
 
 test("safeEdits: a diagnostic whose fix is the same edit as one already picked is fixed by it and counted (regression: `!export A=1 B=2` reported twice, fixed as one)", () => {

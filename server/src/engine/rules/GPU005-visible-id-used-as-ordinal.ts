@@ -82,7 +82,9 @@ export const rule: Rule = {
     const ordinal = (node: SyntaxNode | undefined, form: string) => {
       if (!node || node.type === "string" || node.type === "list_splat" || node.type === "dictionary_splat") return;
       const hit = flowsFrom(ctx.model, node, sources, 0, stop);
-      if (hit) report(node, `\`${form}\``, hit, "0");
+      // A loop or comprehension variable walks a list of devices: "0" would put them all on cuda:0
+      // (issue 16: Lightning's device list); no fix then, the message alone.
+      if (hit) report(node, `\`${form}\``, hit, isLoopVariable(node) ? null : "0");
     };
     const torch = ctx.model.frameworks.has("torch");
     for (const call of ctx.model.nodesOfType("call")) {
@@ -107,6 +109,24 @@ export const rule: Rule = {
     }
   },
 };
+
+/** Whether `node` is a name bound by an enclosing `for` loop or comprehension (`for i in ids`, `[... for i in ids]`). */
+function isLoopVariable(node: SyntaxNode): boolean {
+  while (node.type === "call" && /^(int|str)$/.test(node.childForFieldName("function")?.text ?? "")) {
+    const arg = node.childForFieldName("arguments")?.namedChildren[0];
+    if (!arg) return false;
+    node = arg;
+  }
+  if (node.type !== "identifier") return false;
+  for (let p = node.parent; p; p = p.parent) {
+    const clauses = p.type === "for_statement" ? [p] : /comprehension|generator_expression/.test(p.type) ? p.namedChildren.filter((c) => c?.type === "for_in_clause") : [];
+    for (const c of clauses) {
+      const left = c?.childForFieldName("left");
+      if (left && (left.text === node.text || left.descendantsOfType("identifier").some((i) => i?.text === node.text))) return true;
+    }
+  }
+  return false;
+}
 
 interface Origin { node: SyntaxNode; what: string; related: RelatedInfo }
 

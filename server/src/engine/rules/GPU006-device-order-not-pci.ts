@@ -1,3 +1,4 @@
+import { stateBefore } from "../python/timeline";
 import type { Rule } from "../rule";
 import type { EnvWriteEvent, ModuleModel } from "../python/model";
 import { envWritesAnywhere } from "../python/model";
@@ -32,12 +33,19 @@ export const rule: Rule = {
     for (const w of writes) {
       if (w.variable !== "CUDA_VISIBLE_DEVICES" || w.form === "putenv" || !isNumeric(w)) continue;
       if (orders.some((o) => orderCovers(ctx.model, o, w))) continue;
+      // On the timeline: a write after CUDA initialised has no effect at all (GPU001 says so), and
+      // its order is moot; after a framework import, the inserted order line would itself be a
+      // late write (GPU002), so the fix is offered but not safe (issue 16: the fix property check).
+      const onTimeline = ctx.model.events.includes(w);
+      const state = onTimeline ? stateBefore(ctx.model, w) : null;
+      if (state?.frozenBy) continue;
+      const safe = onTimeline && !state!.firstImport && !w.inFunction;
       const environ = w.statement ? environText(ctx.model, w.statement) : null;
       const line = environ ? `${environ}["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"` : null;
       ctx.report({
         range: w.range,
         message: `CUDA_VISIBLE_DEVICES${w.literal !== null ? `="${w.literal}"` : ""} selects GPUs by CUDA's default fastest-first numbering, which can differ from nvidia-smi's PCI bus order; set CUDA_DEVICE_ORDER="PCI_BUS_ID" before it so the ids mean what nvidia-smi shows`,
-        ...(line && w.statement ? { fix: { title: "Insert CUDA_DEVICE_ORDER=\"PCI_BUS_ID\" above", edits: [insertAbove(ctx.model, w.statement, line)], safe: true } } : {}),
+        ...(line && w.statement ? { fix: { title: "Insert CUDA_DEVICE_ORDER=\"PCI_BUS_ID\" above", edits: [insertAbove(ctx.model, w.statement, line)], safe } } : {}),
       });
     }
   },

@@ -180,6 +180,13 @@ function setDeviceFix(ctx: RuleContext, init: SyntaxNode, localRank: SyntaxNode 
   const torch = namesFor(ctx.model, "torch")[0];
   if (!torch) return undefined;
   const stmt = statementOf(init);
+  // In a worker started by torch.multiprocessing.spawn there is no LOCAL_RANK (only torchrun sets
+  // it): the worker's first parameter is its process index, the device to use (issue 16: the fix
+  // inserted os.environ["LOCAL_RANK"] there, a KeyError).
+  const spawnIndex = spawnedWorkerIndex(ctx, init);
+  if (spawnIndex) {
+    return { title: `Insert ${torch}.cuda.set_device(${spawnIndex}) before init_process_group`, edits: [insertAbove(ctx.model, stmt, `${torch}.cuda.set_device(${spawnIndex})`)], safe: false };
+  }
   const useName = !!localRank && visibleAt(localRank, init);
   const edits: TextEdit[] = [];
   let os = namesFor(ctx.model, "os")[0];
@@ -190,6 +197,25 @@ function setDeviceFix(ctx: RuleContext, init: SyntaxNode, localRank: SyntaxNode 
   const arg = useName ? localRank!.text : `int(${os}.environ["LOCAL_RANK"])`;
   edits.push(insertAbove(ctx.model, stmt, `${torch}.cuda.set_device(${arg})`));
   return { title: `Insert ${torch}.cuda.set_device(${arg}) before init_process_group`, edits, safe: false };
+}
+
+/** Calls that start a function in new processes with the process index as its first argument. */
+const SPAWNERS = new Set(["torch.multiprocessing.spawn", "torch.multiprocessing.start_processes", "torch.multiprocessing.spawn.spawn"]);
+
+/**
+ * The name of the first parameter of the function around `init` when that function is started by
+ * `torch.multiprocessing.spawn(fn, ...)` (PyTorch documentation: `fn(i, *args)`, i the process
+ * index), else null.
+ */
+function spawnedWorkerIndex(ctx: RuleContext, init: SyntaxNode): string | null {
+  const fn = enclosingFunction(init);
+  const name = fn?.childForFieldName("name")?.text;
+  if (!fn || !name) return null;
+  const started = ctx.model.nodesOfType("call").some((c) => !!c && SPAWNERS.has(calleePath(ctx.model, c) ?? "") && callArgs(c).positional[0]?.text === name);
+  if (!started) return null;
+  const first = fn.childForFieldName("parameters")?.namedChildren[0];
+  const param = first?.type === "identifier" ? first : first?.childForFieldName("name") ?? null;
+  return param?.type === "identifier" ? param.text : null;
 }
 
 /** `import os` as the first import of the module (after a docstring and `from __future__` imports). */
