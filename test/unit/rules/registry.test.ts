@@ -14,6 +14,8 @@ import { initEngine } from "../../../server/src/engine/lint";
 import { cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
 import { languageOf, renderRuleDoc, renderRulesIndex } from "../../../scripts/ruleDocs";
 import type { LintDiagnostic } from "../../../server/src/engine/types";
+import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
+import type { ManifestKind } from "../../../server/src/engine/manifests/files";
 
 const RULES_DIR = join(ROOT, "server", "src", "engine", "rules");
 const DOCS_DIR = join(ROOT, "docs", "rules");
@@ -58,8 +60,9 @@ for (const rule of RULES) {
     for (const r of d.references) assert.ok(r.trim().length > 0, `${code}: an empty reference`);
   });
 
-  test(`${code}: the doc example fires the rule and the doc fix does not`, { skip: languageOf(rule) !== "python" && "manifest examples are checked by the manifest rules' own tests" }, async () => {
-    const codes = async (text: string) => (await lintExample(text)).filter((c) => c === code);
+  test(`${code}: the doc example fires the rule and the doc fix does not`, async () => {
+    const language = languageOf(rule);
+    const codes = async (text: string) => (language === "python" ? await lintExample(text) : manifestCodes(text, language)).filter((c) => c === code);
     assert.ok((await codes(rule.meta.docs.example)).length > 0, `${code}'s example does not trigger it`);
     assert.deepEqual(await codes(rule.meta.docs.fix), [], `${code}'s fixed example still triggers it`);
   });
@@ -114,6 +117,12 @@ test("docs/rules/README.md indexes exactly the registered rules", () => {
  * The codes reported for a doc example: as a notebook cell when it has IPython lines (`!`, `%`),
  * with a two-GPU machine so that machine-aware rules can speak.
  */
+/** A manifest example's codes: a Dockerfile, or YAML linted both as Kubernetes and as compose (preview on). */
+function manifestCodes(text: string, language: string): string[] {
+  const kinds: ManifestKind[] = language === "dockerfile" ? ["dockerfile"] : ["yaml", "compose"];
+  return kinds.flatMap((k) => lintManifest(text, k, { preview: true }).diagnostics.map((d) => d.code));
+}
+
 async function lintExample(text: string): Promise<string[]> {
   const machine = { gpuCount: 2, uuids: [] };
   if (text.split("\n").some((l) => /^\s*[!%]/.test(l))) {
