@@ -10,6 +10,7 @@
 import type { AgentFinding } from "../../../server/src/protocol";
 import type { ComputeApp, Gpu, Inventory, ProcessDetails } from "../gpu/nvidiaSmi";
 import { normalizePolicy, pickFreeGpus, type PickPolicy, type PickResult } from "../gpu/policy";
+import { escapeControls } from "../../../server/src/engine/text";
 import { indexOfEntry, isDeviceId, normalizeSelection, type SelectBy } from "../gpu/selection";
 
 /** Tool names, as `contributes.languageModelTools` and the MCP server list them. */
@@ -173,8 +174,8 @@ export function resolveRunGpus(gpus: readonly string[], inv: Inventory, selectBy
 
 const mib = (n: number | null) => (n === null ? "?" : String(n));
 const pct = (n: number | null) => (n === null ? "unknown" : `${n}%`);
-/** One line without control characters (nvidia-smi names and command lines may hold newlines). */
-const oneLine = (s: string) => s.replace(/[\u0000-\u001f\u007f-\u009f]+/g, " ").trim();
+/** One line: control characters (nvidia-smi names and command lines may hold newlines, ESC) written as visible escapes. */
+const oneLine = (s: string) => escapeControls(s.trim());
 
 function policyText(p: PickPolicy): string {
   return `at least ${p.minFreeMemoryMiB} MiB free, at most ${p.maxUtilizationPercent}% busy${p.excludeBusyWithOtherUsers ? ", no other user's process" : ""}`;
@@ -253,7 +254,7 @@ export function formatFindings(displayPath: string, findings: readonly AgentFind
   if (findings.length === 0) return `${displayPath}: no GPU Pilot findings.`;
   const lines = [`${displayPath}: ${findings.length} finding${findings.length === 1 ? "" : "s"}:`];
   for (const f of findings) {
-    lines.push(`- ${where(f)}: ${f.severity} ${f.code}: ${oneLine(f.message)}`);
+    lines.push(`- ${where(f)}: ${f.severity} ${f.code}: ${oneLine(f.message.replace(/\s*[\r\n]+\s*/g, " "))}`);
     if (f.fix) {
       lines.push(`  fix (${f.fix.safe ? "safe" : "unsafe: review it"}): ${oneLine(f.fix.title)}`);
       for (const e of f.fix.edits) {
