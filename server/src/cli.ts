@@ -556,7 +556,7 @@ async function mcp(argv: string[], io: Io): Promise<number> {
   try {
     options = parseMcpArgs(argv);
   } catch (e) {
-    io.err(`gpu-pilot mcp: ${plain((e as Error).message)}\n`);
+    io.err(`gpu-pilot mcp: ${plain((e as Error).message)}\n${MCP_USAGE}\n`);
     return 2;
   }
   await startMcpServer(options, VERSION);

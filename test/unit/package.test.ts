@@ -201,8 +201,8 @@ test("manifest: the icon is a 128x128 PNG", () => {
   assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [128, 128]);
 });
 
-test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), the GPU view or a GPU Pilot command", () => {
-  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+)$/;
+test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), the GPU view, a GPU Pilot command or agent tool", () => {
+  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+|onLanguageModelTool:gpu-pilot_\w+|onMcpServerDefinitionProvider:gpuPilot\.mcp)$/;
   for (const e of pkg.activationEvents ?? []) assert.match(e, ok);
   assert.ok(pkg.activationEvents.includes("onLanguage:python"));
   assert.ok(pkg.activationEvents.includes("onNotebook:jupyter-notebook"));

@@ -49,7 +49,7 @@ export const MCP_USAGE = `usage: gpu-pilot mcp [--allow-run] [--nvidia-smi PATH]
   --python PATH       the Python interpreter for runs (default: python3 on PATH)
   --root DIR          resolve relative paths against DIR (default: the working directory)`;
 
-/** Parses the flags after `mcp`. @throws Error with a usage message for a bad flag. */
+/** Parses the flags after `mcp`. @throws Error naming the bad flag (the caller prints {@link MCP_USAGE} after it). */
 export function parseMcpArgs(argv: readonly string[], cwd = process.cwd()): McpOptions {
   const o: McpOptions = { allowRun: false, nvidiaSmi: "nvidia-smi", python: "python3", root: cwd, nvidiaSmiTimeoutMs: 5000 };
   for (let i = 0; i < argv.length; i++) {
@@ -58,14 +58,14 @@ export function parseMcpArgs(argv: readonly string[], cwd = process.cwd()): McpO
     const name = a.startsWith("--") && eq > 0 ? a.slice(0, eq) : a;
     const value = () => {
       const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
-      if (v === undefined || v === "" || (eq < 0 && v.startsWith("-"))) throw new Error(`${name} needs a value\n${MCP_USAGE}`);
+      if (v === undefined || v === "" || (eq < 0 && v.startsWith("-"))) throw new Error(`${name} needs a value`);
       return v;
     };
     if (name === "--allow-run" && eq < 0) o.allowRun = true;
     else if (name === "--nvidia-smi") o.nvidiaSmi = value();
     else if (name === "--python") o.python = value();
     else if (name === "--root") o.root = resolve(cwd, value());
-    else throw new Error(`unknown option "${a}"\n${MCP_USAGE}`);
+    else throw new Error(`unknown option "${a}"`);
   }
   return o;
 }
