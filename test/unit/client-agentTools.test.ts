@@ -112,8 +112,8 @@ test("gpu-pilot_listGpus: the fake nvidia-smi's two GPUs from the GPU view's mon
   const text = textOf(await invoke(tools[TOOL.listGpus], {}));
   assert.match(text, /^2 GPUs \(nvidia-smi at .*free means: at least 1024 MiB free, at most 10% busy, no other user's process/);
   assert.match(text, /GPU 0 · NVIDIA H200 · GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f · memory 0\/143771 MiB used \(143156 MiB free\)/);
-  assert.match(text, /\n  processes:\n    pid 582 · user /);
-  assert.match(text, /GPU 1 · .*\n  free: yes\n  processes: none/);
+  assert.match(text, /\n {2}processes:\n {4}pid 582 · user /);
+  assert.match(text, /GPU 1 · .*\n {2}free: yes\n {2}processes: none/);
   await assert.rejects(invoke(tools[TOOL.listGpus], { all: true }), /gpu-pilot_listGpus: unknown input field "all" \(it takes none\)/);
   await assert.rejects(invoke(tools[TOOL.listGpus], [1]), /the input must be an object, not an array/);
   h.dispose();
@@ -130,7 +130,7 @@ test("gpu-pilot_pickGpus: the settings' policy by default, input overrides; sele
   assert.match(two, /\nCUDA_VISIBLE_DEVICES=GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f,GPU-6486822f-842c-1320-f829-e4155c0d2130\n/);
   settings.set("pick.excludeBusyWithOtherUsers", true);
   const none2 = textOf(await invoke(tools[TOOL.pickGpus], { count: 2 }));
-  assert.match(none2, /^No 2 GPUs fit .*: 1 of 2 GPUs qualifies\.\nWhy the others do not:\n  GPU 0: in use by /);
+  assert.match(none2, /^No 2 GPUs fit .*: 1 of 2 GPUs qualifies\.\nWhy the others do not:\n {2}GPU 0: in use by /);
   await assert.rejects(invoke(tools[TOOL.pickGpus], { maxUtilizationPercent: 120 }), /maxUtilizationPercent must be a percentage from 0 to 100, not 120/);
   await assert.rejects(invoke(tools[TOOL.pickGpus], { count: 1.5 }), /count must be a whole number ≥ 1, not 1\.5/);
   await assert.rejects(invoke(tools[TOOL.pickGpus], { excludeBusyWithOtherUsers: "yes" }), /excludeBusyWithOtherUsers must be true or false/);
@@ -208,7 +208,7 @@ test("gpu-pilot_runOnGpus: runs through the run Task (CustomExecution), returns 
   await opened.closed;
   assert.match(text, /^Ran .*job\.py with python on CUDA_VISIBLE_DEVICES=1 \(CUDA_DEVICE_ORDER=PCI_BUS_ID\): exit code 2\.\nexitCode: 2\n/);
   assert.match(text, /\nlast 40 lines of output \(\d+ earlier lines left out\):\n/);
-  assert.match(text, /\nstep 44\nCVD=1 ARGS=\$\{env:HOME\}$/, "the program's last lines, no \${...} resolved");
+  assert.match(text, /\nstep 44\nCVD=1 ARGS=\$\{env:HOME\}$/, "the program's last lines, no ${...} resolved");
   assert.equal(h.lastRun?.exitCode, 2, "the run record is updated as for the command");
   h.dispose();
 });

@@ -59,8 +59,8 @@ suite("Agent tools", () => {
     const list = textOf(await lm().invokeTool!("gpu-pilot_listGpus", { input: {}, toolInvocationToken: undefined }, token));
     assert.match(list, /^2 GPUs \(nvidia-smi at /);
     assert.match(list, /GPU 0 · NVIDIA H200 · GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f · memory 0\/143771 MiB used/);
-    assert.match(list, /\n    pid 582 · user /);
-    assert.match(list, /GPU 1 · NVIDIA H200 · GPU-6486822f-842c-1320-f829-e4155c0d2130 .*\n  free: yes\n  processes: none/);
+    assert.match(list, /\n {4}pid 582 · user /);
+    assert.match(list, /GPU 1 · NVIDIA H200 · GPU-6486822f-842c-1320-f829-e4155c0d2130 .*\n {2}free: yes\n {2}processes: none/);
     const pick = textOf(await lm().invokeTool!("gpu-pilot_pickGpus", { input: { count: 1 }, toolInvocationToken: undefined }, token));
     assert.match(pick, /^Use GPU 1 \(NVIDIA H200/);
     assert.match(pick, /\nCUDA_VISIBLE_DEVICES=1\nCUDA_DEVICE_ORDER=PCI_BUS_ID/);
@@ -91,12 +91,13 @@ suite("Agent tools", () => {
     assert.deepEqual(JSON.parse(written), { CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
   });
 
-  test("e. gpuPilot.agentTools.enabled false unregisters the tools; true registers them again", async () => {
+  test("e. gpuPilot.agentTools.enabled false unregisters the tool implementations; true registers them again", async () => {
     const config = () => vscode.workspace.getConfiguration("gpuPilot");
     await config().update("agentTools.enabled", false, vscode.ConfigurationTarget.Workspace);
     try {
+      // vscode.lm.tools keeps listing contributed tools (measured here in 1.139); the contribution's
+      // `when: config.gpuPilot.agentTools.enabled` hides them from agents, and no implementation is registered.
       await waitFor(() => api.getAgentTools().registered.length === 0 || undefined, "the tools to be unregistered");
-      await waitFor(() => !(lm().tools ?? []).some((t) => t.name.startsWith("gpu-pilot_")) || undefined, "vscode.lm.tools to drop GPU Pilot's tools");
     } finally {
       await config().update("agentTools.enabled", undefined, vscode.ConfigurationTarget.Workspace);
     }
