@@ -3,7 +3,7 @@
 // turns them off, each tool's input validation and text result, the run tool's confirmation,
 // Restricted Mode refusal and a real run through the run command's Task. Also: package.json's
 // contributes.languageModelTools matches client/src/agents/core.ts.
-import { changeSettings, lm, LanguageModelToolResult, MarkdownString, McpStdioServerDefinition, memento, settings, tasks, Uri, workspace, FakeDocument } from "./client-fakeVscode";
+import { changeSettings, recorded, lm, LanguageModelToolResult, MarkdownString, McpStdioServerDefinition, memento, settings, tasks, Uri, workspace, FakeDocument } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -48,6 +48,8 @@ const textOf = (r: unknown): string => {
   return (r.content[0] as { value: string }).value;
 };
 const invoke = (tool: AgentTool, input: unknown) => tool.invoke({ input }, none as never);
+/** As VS Code calls a tool in a chat request, after its own confirmation. */
+const inChat = (tool: AgentTool, input: unknown) => tool.invoke({ input, toolInvocationToken: { chat: true } }, none as never);
 
 test("package.json contributes the four tools with core.ts's names, descriptions and schemas, and the setting", () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
@@ -184,11 +186,12 @@ test("gpu-pilot_runOnGpus: refused in Restricted Mode before anything runs; unkn
   const file = join(workspace.folder!.uri.fsPath, "t.py");
   writeFileSync(file, "print('hi')\n");
   workspace.isTrusted = false;
+  await assert.rejects(inChat(tools[TOOL.runOnGpus], { path: file, gpus: ["1"] }), /Refused: the workspace is not trusted \(Restricted Mode\)/);
   await assert.rejects(invoke(tools[TOOL.runOnGpus], { path: file, gpus: ["1"] }), /Refused: the workspace is not trusted \(Restricted Mode\)/);
   workspace.isTrusted = true;
-  await assert.rejects(invoke(tools[TOOL.runOnGpus], { path: file, gpus: ["5"] }), /this machine has no GPU 5; its GPUs are 0 \(GPU-ddb4766f/);
-  await assert.rejects(invoke(tools[TOOL.runOnGpus], { path: "absent.py", gpus: ["1"] }), /absent\.py does not exist/);
-  await assert.rejects(invoke(tools[TOOL.runOnGpus], { path: "notes.txt", gpus: ["1"] }), /runs Python files \(\.py\)/);
+  await assert.rejects(inChat(tools[TOOL.runOnGpus], { path: file, gpus: ["5"] }), /this machine has no GPU 5; its GPUs are 0 \(GPU-ddb4766f/);
+  await assert.rejects(inChat(tools[TOOL.runOnGpus], { path: "absent.py", gpus: ["1"] }), /absent\.py does not exist/);
+  await assert.rejects(inChat(tools[TOOL.runOnGpus], { path: "notes.txt", gpus: ["1"] }), /runs Python files \(\.py\)/);
   assert.equal(tasks.executed.length, 0, "no task started");
   h.dispose();
 });
@@ -199,7 +202,7 @@ test("gpu-pilot_runOnGpus: runs through the run Task (CustomExecution), returns 
   const file = join(workspace.folder!.uri.fsPath, "job.py");
   writeFileSync(file, "import os, sys\nfor i in range(45): print('step', i)\nprint('CVD=' + os.environ['CUDA_VISIBLE_DEVICES'], 'ARGS=' + ','.join(sys.argv[1:]))\nsys.exit(2)\n");
   workspace.textDocuments = [new FakeDocument(Uri.file(file))];
-  const pending = invoke(tools[TOOL.runOnGpus], { path: "job.py", gpus: ["GPU-6486822f-842c-1320-f829-e4155c0d2130"], args: ["${env:HOME}"] });
+  const pending = inChat(tools[TOOL.runOnGpus], { path: "job.py", gpus: ["GPU-6486822f-842c-1320-f829-e4155c0d2130"], args: ["${env:HOME}"] });
   while (tasks.executed.length === 0) await new Promise((r) => setTimeout(r, 10));
   const task = tasks.executed[0];
   assert.equal(task.name, "job.py on GPU 1");
@@ -210,5 +213,24 @@ test("gpu-pilot_runOnGpus: runs through the run Task (CustomExecution), returns 
   assert.match(text, /\nlast 40 lines of output \(\d+ earlier lines left out\):\n/);
   assert.match(text, /\nstep 44\nCVD=1 ARGS=\$\{env:HOME\}$/, "the program's last lines, no ${...} resolved");
   assert.equal(h.lastRun?.exitCode, 2, "the run record is updated as for the command");
+  h.dispose();
+});
+
+test("gpu-pilot_runOnGpus outside a chat request (vscode.lm.invokeTool from code): GPU Pilot's own modal confirmation; declined runs nothing, Run runs", async () => {
+  const h = await host();
+  const tools = createAgentTools(h);
+  const file = join(workspace.folder!.uri.fsPath, "ok.py");
+  writeFileSync(file, "print('fine')\n");
+  recorded.messages.length = 0;
+  recorded.answers.length = 0;
+  recorded.answers.push(undefined);
+  await assert.rejects(invoke(tools[TOOL.runOnGpus], { path: "ok.py", gpus: ["1"] }), /The user did not confirm the run: nothing was run\./);
+  assert.deepEqual(recorded.messages, ["Run a file on GPUs?"]);
+  assert.equal(tasks.executed.length, 0);
+  recorded.answers.push("Run");
+  const pending = invoke(tools[TOOL.runOnGpus], { path: "ok.py", gpus: ["1"] });
+  while (tasks.executed.length === 0) await new Promise((r) => setTimeout(r, 10));
+  await tasks.open(tasks.executed[0]);
+  assert.match(textOf(await pending), /: exit code 0\.\nexitCode: 0\n[\s\S]*\nfine$/);
   h.dispose();
 });

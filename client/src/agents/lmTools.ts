@@ -9,7 +9,8 @@
  *   when older than {@link FRESH_MS}) and the `gpuPilot.pick.*` policy; pickGpus changes nothing.
  * - gpu-pilot_checkFile asks the language server (`gpuPilot/checkFile`): the client bundles no parser.
  * - gpu-pilot_runOnGpus runs through the run command's Task (runActiveFile.ts `startTask`), after
- *   VS Code's confirmation (`prepareInvocation`), never in Restricted Mode.
+ *   VS Code's confirmation (`prepareInvocation`) in a chat request, or GPU Pilot's own modal one
+ *   when invoked without a chat request; never in Restricted Mode.
  *
  * `gpuPilot.agentTools.enabled` (default true) registers or unregisters all of them, live.
  */
@@ -32,6 +33,8 @@ import {
   resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
 } from "./core";
 
+/** The button of GPU Pilot's own run confirmation (a call outside a chat request). */
+export const RUN_ANSWER = "Run";
 /** An inventory older than this is re-read before a tool answers, ms. */
 export const FRESH_MS = 2000;
 /** The setting that turns every agent tool (and the MCP registration) off. */
@@ -221,6 +224,24 @@ export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
       async invoke(options, token) {
         const c = checkRunInput(options.input);
         if ("error" in c) return fail(c.error);
+        // In a chat request (toolInvocationToken set) VS Code has shown prepareInvocation's
+        // confirmation before calling invoke. Called through vscode.lm.invokeTool without a chat
+        // request, VS Code 1.139 shows none (measured in the e2e suite), so GPU Pilot asks itself.
+        if (options.toolInvocationToken === undefined) {
+          if (!vscode.workspace.isTrusted) fail("Refused: the workspace is not trusted (Restricted Mode), and running a file executes its code. The user can trust the workspace to allow runs.");
+          let file = c.value.path;
+          try { file = resolvePath(file); } catch { /* runForAgent says why */ }
+          const inv = host.monitor.inventory;
+          const { title, message } = runConfirmation(file, c.value.launcher, `GPU ${c.value.gpus.join(", ")}${inv ? ` (${describeEntries(c.value.gpus, inv)})` : ""}`, c.value.args);
+          let answer: string | undefined;
+          let why = "";
+          try {
+            answer = await vscode.window.showWarningMessage(title, { modal: true, detail: message }, RUN_ANSWER);
+          } catch (e) {
+            why = ` (the confirmation could not be shown: ${(e as Error).message})`;
+          }
+          if (answer !== RUN_ANSWER) fail(`The user did not confirm the run: nothing was run.${why}`);
+        }
         return textResult(await runForAgent(host, c.value, token));
       },
     },

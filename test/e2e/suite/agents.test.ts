@@ -3,10 +3,10 @@
 // `vscode.lm.invokeTool`, as an agent calls them, and checked against the fake nvidia-smi (2 x H200,
 // the captured python3 process on GPU 0) and the workspace's gpu001.py.
 //
-// gpu-pilot_runOnGpus: outside a chat request VS Code shows its confirmation as a modal dialog that
-// no one can answer in this headless run, so its registered tool object is driven directly instead
-// (the API's getAgentTools()): prepareInvocation's confirmation, then invoke, which runs
-// probe_env.py through the run Task on GPU 1.
+// gpu-pilot_runOnGpus: there is no chat request here to show VS Code's confirmation in, so its
+// registered tool object (the API's getAgentTools()) is driven as VS Code drives it in chat:
+// prepareInvocation's confirmation, then invoke, which runs probe_env.py through the run Task on
+// GPU 1. Through invokeTool outside chat, GPU Pilot's own confirmation is declined (f).
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -84,7 +84,9 @@ suite("Agent tools", () => {
     assert.equal(plain, `GPU Pilot will run ${path.join(workspaceRoot(), "probe_env.py")} with python on GPU 1 (GPU 1 (NVIDIA H200)). This executes the file's code.`);
     const probe = path.join(outDir(), "probe_env.json");
     fs.rmSync(probe, { force: true });
-    const text = textOf(await tool.invoke({ input }, token));
+    // As VS Code calls it in a chat request, after showing prepareInvocation's confirmation (a
+    // token is set); without one GPU Pilot asks itself (test f).
+    const text = textOf(await tool.invoke({ input, toolInvocationToken: {} } as never, token));
     assert.match(text, /with python on CUDA_VISIBLE_DEVICES=1 \(CUDA_DEVICE_ORDER=PCI_BUS_ID\): exit code 0\.\nexitCode: 0\n/);
     assert.match(text, /probe_env: \{"CUDA_VISIBLE_DEVICES": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"\}/);
     const written = await waitFor(() => (fs.existsSync(probe) ? fs.readFileSync(probe, "utf8") : undefined), probe);
@@ -102,5 +104,21 @@ suite("Agent tools", () => {
       await config().update("agentTools.enabled", undefined, vscode.ConfigurationTarget.Workspace);
     }
     await waitFor(() => api.getAgentTools().registered.length === 4 || undefined, "the tools to be registered again");
+  });
+
+  test("f. invokeTool gpu-pilot_runOnGpus outside chat: VS Code asks nothing, GPU Pilot's own modal confirmation is declined (tests refuse dialogs), nothing runs", async function () {
+    this.timeout(60_000);
+    const api2 = api as unknown as { readonly lastRun?: { startedAt: number } };
+    const before = api2.lastRun?.startedAt;
+    const probe = path.join(outDir(), "probe_env.json");
+    fs.rmSync(probe, { force: true });
+    const call = Promise.resolve(lm().invokeTool!("gpu-pilot_runOnGpus", { input: { path: "probe_env.py", gpus: ["1"] }, toolInvocationToken: undefined }, token));
+    // Outside a chat request VS Code 1.139 shows no confirmation (measured: the run went ahead), so
+    // GPU Pilot shows its own modal one; the test workbench refuses every dialog, which counts as
+    // "not confirmed".
+    await assert.rejects(call, /The user did not confirm the run: nothing was run\./);
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(fs.existsSync(probe), false, "probe_env.py did not run");
+    assert.equal(api2.lastRun?.startedAt, before, "no run was started");
   });
 });
