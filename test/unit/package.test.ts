@@ -247,7 +247,7 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   const launcher = readFileSync(join(ROOT, pkg.bin["gpu-pilot"]), "utf8");
   assert.match(launcher, /^#!\/usr\/bin\/env node\n/);
   // An installed package's layout: scripts/gpu-pilot.mjs + dist/ with a minified build made in a folder
-  // of its own (never the shared dist/, which other tests read while this runs; the .vsix has no CLI).
+  // of its own (never the shared dist/, which other tests read while this runs).
   const installed = join(dir, "installed");
   mkdirSync(join(installed, "scripts"), { recursive: true });
   writeFileSync(join(installed, "scripts", "gpu-pilot.mjs"), launcher);
