@@ -121,4 +121,10 @@ export interface GpuPilotApi extends GpuViewApi {
    * samples and messages posted to it, and the samples and GPUs its webview last reported drawing.
    */
   getHistoryPanelState(): import("./gpu/historyPanel").HistoryPanelState;
+  /**
+   * The agent tools (agents/lmTools.ts): the names registered through `vscode.lm.registerTool` now
+   * (empty when `gpuPilot.agentTools.enabled` is false or the API is missing) and the tool objects
+   * themselves (`prepareInvocation`, `invoke`), for tests where `vscode.lm.invokeTool` is unavailable.
+   */
+  getAgentTools(): { registered: string[]; tools: Record<string, import("./agents/lmTools").AgentTool> };
 }

@@ -16,7 +16,8 @@ import {
   State,
   TransportKind,
 } from "vscode-languageclient/node";
-import { InventoryNotification, SettingsNotification } from "../../server/src/protocol";
+import { CheckFileRequest, type CheckFileResult, InventoryNotification, SettingsNotification } from "../../server/src/protocol";
+import { type AgentHost, registerAgentTools } from "./agents/lmTools";
 import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
 import { HistoryPanel } from "./gpu/historyPanel";
@@ -32,7 +33,7 @@ import { checkRunFor, type RunHost } from "./run/runActiveFile";
 /** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
 const CLIENT_ID = "gpuPilot";
 
-export class Ctx implements RunHost {
+export class Ctx implements RunHost, AgentHost {
   readonly monitor: GpuMonitor;
   readonly selection: SelectionStore;
   /** The "Show GPU History" panel (gpuPilot.showHistory). */
@@ -47,6 +48,8 @@ export class Ctx implements RunHost {
   private serverOp: Promise<void> = Promise.resolve();
   private lastSentInventory: string | undefined;
   private disposed = false;
+  /** The agent tools (language-model tools and the MCP server definition), see agents/lmTools.ts. */
+  readonly agentTools: ReturnType<typeof registerAgentTools>;
 
   constructor(readonly extCtx: vscode.ExtensionContext) {
     // The run's pid while it runs: its processes are marked "this workspace's run" in the GPU view.
@@ -61,6 +64,7 @@ export class Ctx implements RunHost {
       ...registerRunCodeLens(this.selection),
       this.monitor.onDidChange(() => this.sendInventory()),
       this.selection.onDidChange(() => this.sendInventory()),
+      ...(this.agentTools = registerAgentTools(this, extCtx.extensionPath)).disposables,
       vscode.workspace.onDidChangeConfiguration((e) => {
         if (config.affects(e, config.SERVER_RESTART_KEYS)) {
           log.info("A setting the language server reads at start changed: restarting it.");
@@ -117,6 +121,18 @@ export class Ctx implements RunHost {
     });
   }
 
+  /** `gpuPilot/checkFile` (the agent tool gpu-pilot_checkFile): the language server lints `path` now. Never rejects. */
+  async checkFile(path: string): Promise<CheckFileResult> {
+    await this.serverOp;
+    const client = this.client;
+    if (!client || !client.isRunning()) return { ok: false, path, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" };
+    try {
+      return await client.sendRequest(CheckFileRequest.type, { path });
+    } catch (e) {
+      return { ok: false, path, error: `the language server could not check it: ${(e as Error).message}` };
+    }
+  }
+
   /** The object `activate()` returns (see api.ts). */
   api(): GpuPilotApi {
     const lastRun = () => this.lastRun;
@@ -133,6 +149,7 @@ export class Ctx implements RunHost {
       },
       checkRun: (uri, launcher) => checkRunFor(this, uri, launcher),
       getHistoryPanelState: () => this.historyPanel.getState(),
+      getAgentTools: () => ({ registered: this.agentTools.registered(), tools: this.agentTools.tools }),
     };
   }
 

@@ -28,6 +28,7 @@ import { escapeControls as plain } from "./engine/text";
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
+       gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]   (gpu-pilot mcp --help)
   PATH                    a .py or .ipynb file, a Dockerfile, compose file or Kubernetes YAML, or a
                           folder (searched recursively for all of these); - for stdin
 options:
@@ -492,6 +493,7 @@ function statistics(all: JsonDiagnostic[], files: number, parsed: number, worker
 
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[], io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin }): Promise<number> {
+  if (argv[0] === "mcp") return mcp(argv.slice(1), io);
   try {
     const args = parseArgs(argv);
     const machine = machineOf(args);
@@ -544,6 +546,21 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     io.err(`gpu-pilot: internal error: ${e instanceof Error ? e.stack : String(e)}\n`);
     return 2;
   }
+}
+
+/** `gpu-pilot mcp`: the MCP server on stdio until stdin closes (0), or a usage error (2). Loaded only for this command. */
+async function mcp(argv: string[], io: Io): Promise<number> {
+  const { parseMcpArgs, startMcpServer, MCP_USAGE } = await import("./mcp/server");
+  if (argv.includes("--help") || argv.includes("-h")) { io.out(MCP_USAGE + "\n"); return 0; }
+  let options;
+  try {
+    options = parseMcpArgs(argv);
+  } catch (e) {
+    io.err(`gpu-pilot mcp: ${plain((e as Error).message)}\n${MCP_USAGE}\n`);
+    return 2;
+  }
+  await startMcpServer(options, VERSION);
+  return 0;
 }
 
 if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpuPilotCliWorker) {

@@ -2,7 +2,7 @@
  * Messages and setting shapes shared by the client (extension host) and the language server.
  * Imports only the LSP protocol package: no `vscode`, no transport.
  */
-import { NotificationType } from "vscode-languageserver-protocol";
+import { NotificationType, RequestType } from "vscode-languageserver-protocol";
 
 /** One physical GPU as nvidia-smi reports it (PCI bus order, the order nvidia-smi numbers in). */
 export interface InventoryGpu {
@@ -114,4 +114,51 @@ export function checkEditorSettings(v: unknown): { value: Partial<EditorLintSett
   take("maxFileSizeKB", (x) => typeof x === "number" && Number.isFinite(x) && x >= 0, "a number of KB ≥ 0");
   take("preview", (x) => typeof x === "boolean" || x === null, "true, false or null");
   return { value, problems };
+}
+
+// ---- Agent tools (issue 22): `gpu-pilot_checkFile` asks the server, the client bundles no parser ----
+
+/** One edit of a fix, 1-based lines and columns (UTF-16 code units), end exclusive. */
+export interface AgentEdit {
+  line: number;
+  column: number;
+  endLine: number;
+  endColumn: number;
+  /** 1-based notebook cell the edit is in; absent outside notebooks. */
+  cell?: number;
+  newText: string;
+}
+
+/** A finding as the agent tools report it: positions 1-based, the fix written out. */
+export interface AgentFinding {
+  /** `GPU001` ... (`GPU000`: the file was not linted, and why). */
+  code: string;
+  severity: "error" | "warning" | "information" | "hint";
+  message: string;
+  /** 1-based line (in the cell, for notebooks). */
+  line: number;
+  /** 1-based column. */
+  column: number;
+  /** 1-based notebook cell; absent outside notebooks. */
+  cell?: number;
+  /** The rule's documentation URL; absent for GPU000. */
+  url?: string;
+  /** The fix, when the rule has one: its title, whether it is safe (keeps the program's meaning), its edits. */
+  fix?: { title: string; safe: boolean; edits: AgentEdit[] };
+}
+
+/** Params of {@link CheckFileRequest}: an absolute path of a .py, .ipynb, Dockerfile, compose file or Kubernetes YAML. */
+export interface CheckFileParams {
+  path: string;
+}
+
+/** Result of {@link CheckFileRequest}: the findings, or why the file could not be checked (missing, not a file, unreadable). */
+export type CheckFileResult =
+  | { ok: true; path: string; findings: AgentFinding[]; source: "editor" | "disk" }
+  | { ok: false; path: string; error: string };
+
+/** `gpuPilot/checkFile`: lints one file now (the open editor's text when it is open, else the file on disk). */
+export namespace CheckFileRequest {
+  export const method = "gpuPilot/checkFile";
+  export const type = new RequestType<CheckFileParams, CheckFileResult, void>(method);
 }

@@ -19,13 +19,15 @@ import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { resolveLintOptions } from "./engine/options";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
-import { checkEditorSettings, checkInventoryParams, InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
+import { CheckFileRequest, type CheckFileResult, checkEditorSettings, checkInventoryParams, InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
 import { escapeControls } from "./engine/text";
 import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import { manifestNoqaEdit, manifestNoqaCodeAt } from "./engine/manifests/noqa";
+import { checkCells, checkFileOnDisk, checkText } from "./agentCheck";
+import { pathToFileURL } from "node:url";
 
 const connection = createConnection(ProposedFeatures.all);
 const documents = new TextDocuments(TextDocument);
@@ -337,6 +339,21 @@ connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
   if (!settings.inlayHints) return [];
   return withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere)
     .map((h) => ({ position: h.position, label: ` ${h.label}`, tooltip: h.tooltip, paddingLeft: true }))) ?? [];
+});
+
+// The agent tool gpu-pilot_checkFile (client/src/agents): one file's findings now, from the open
+// editor's text (unsaved edits included) when the file is open, else from disk.
+connection.onRequest(CheckFileRequest.type, async (params: unknown): Promise<CheckFileResult> => {
+  const path = (params as { path?: unknown } | null)?.path;
+  if (typeof path !== "string" || path === "") return { ok: false, path: String(path ?? ""), error: "params.path must be a non-empty string (an absolute file path)" };
+  await engineReady;
+  let uri: string;
+  try { uri = pathToFileURL(path).href; } catch (e) { return { ok: false, path, error: (e as Error).message }; }
+  const nb = notebooks.getNotebookDocument(uri);
+  if (nb) return { ok: true, path, source: "editor", findings: checkCells(cellsOf(nb).cells, lintOptions(nb.uri)) };
+  const doc = documents.get(uri);
+  if (doc) return { ok: true, path, source: "editor", findings: checkText(path, doc.getText(), lintOptions(uri), doc.languageId) };
+  return checkFileOnDisk(path, (file) => lintOptions(pathToFileURL(file).href));
 });
 
 connection.listen();

@@ -380,6 +380,17 @@ export const workspace = {
   textDocuments: [] as FakeDocument[],
   /** The workspace folder of every file under it. */
   folder: undefined as { uri: Uri; name: string; index: number } | undefined,
+  /** `[folder]`, or undefined without one. */
+  get workspaceFolders() {
+    return workspace.folder ? [workspace.folder] : undefined;
+  },
+  /** `workspace.fs.stat`: the real file system (rejects for a missing file, as VS Code does). */
+  fs: {
+    stat: async (uri: Uri) => {
+      const st = await import("node:fs").then((m) => m.promises.stat(uri.fsPath));
+      return { type: st.isDirectory() ? 2 : 1, size: st.size };
+    },
+  },
   getWorkspaceFolder(uri: Uri) {
     return workspace.folder && uri.scheme === "file" && uri.fsPath.startsWith(workspace.folder.uri.fsPath + "/") ? workspace.folder : undefined;
   },
@@ -427,7 +438,36 @@ export const commands = {
   },
 };
 
+/** `vscode.LanguageModelTextPart` / `LanguageModelToolResult` / `McpStdioServerDefinition`. */
+export class LanguageModelTextPart {
+  constructor(readonly value: string) {}
+}
+export class LanguageModelToolResult {
+  constructor(readonly content: unknown[]) {}
+}
+export class McpStdioServerDefinition {
+  constructor(readonly label: string, readonly command: string, readonly args?: string[], readonly env?: Record<string, string>) {}
+}
+/**
+ * `vscode.lm`: the tools and MCP server definition providers registered, by name / id. Set
+ * `registerTool` or `registerMcpServerDefinitionProvider` to undefined for a VS Code without them.
+ */
+export const lm = {
+  tools: new Map<string, unknown>(),
+  mcpProviders: new Map<string, { provideMcpServerDefinitions(token: unknown): unknown[] }>(),
+  registerTool: ((name: string, tool: unknown) => {
+    if (lm.tools.has(name)) throw new Error(`tool ${name} is already registered`);
+    lm.tools.set(name, tool);
+    return { dispose: () => lm.tools.delete(name) };
+  }) as ((name: string, tool: unknown) => { dispose(): void }) | undefined,
+  registerMcpServerDefinitionProvider: ((id: string, provider: { provideMcpServerDefinitions(token: unknown): unknown[] }) => {
+    lm.mcpProviders.set(id, provider);
+    return { dispose: () => lm.mcpProviders.delete(id) };
+  }) as ((id: string, provider: { provideMcpServerDefinitions(token: unknown): unknown[] }) => { dispose(): void }) | undefined,
+};
+
 const fake = {
+  LanguageModelTextPart, LanguageModelToolResult, McpStdioServerDefinition, lm,
   EventEmitter, ThemeColor, ThemeIcon, MarkdownString, TreeItem, TreeItemCollapsibleState,
   TreeItemCheckboxState, StatusBarAlignment, Uri, window, workspace, commands,
   ProcessExecution, CustomExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,

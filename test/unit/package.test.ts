@@ -69,29 +69,28 @@ test("npm run package builds a .vsix of at most 1.5 MB", () => {
 test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing else", async () => {
   const { names } = await readZip(vsix);
   const files = names.filter((n) => n.startsWith("extension/")).map((n) => n.slice("extension/".length));
-  for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/server.js",
+  for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/server.js", "dist/cli.js",
     "dist/tree-sitter.wasm", "dist/tree-sitter-python.wasm", "dist/history.js", "dist/history.css", "media/icon.png", "media/gpu.svg",
     "media/walkthrough/select.md", "media/walkthrough/run.md"]) {
     assert.ok(files.includes(f), `${f} missing from the .vsix (${files.join(", ")})`);
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
-  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|server|history)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|server|history|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")), "source maps, sources or node_modules packed");
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
 });
 
-test("the .vsix carries only bundles the extension runs: client.js (main), server.js and history.js (loaded by the client); no CLI", async () => {
+test("the .vsix carries only bundles the extension runs: client.js (main), server.js and history.js (loaded by the client), cli.js (the gpu-pilot mcp server it registers)", async () => {
   const { names, texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/package.json");
   const bundles = names.filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n)).map((n) => n.slice("extension/dist/".length)).sort();
-  assert.deepEqual(bundles, ["client.js", "history.js", "server.js"]);
-  assert.ok(!names.includes("extension/dist/cli.js"), "dist/cli.js is packed, but the extension never runs the CLI");
+  assert.deepEqual(bundles, ["cli.js", "client.js", "history.js", "server.js"]);
   assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/client.js");
-  // Each other bundle is named by the client, which starts the server and loads the history webview from dist/.
+  // Each other bundle is named by the client: it starts the server, loads the history webview from
+  // dist/ and names dist/cli.js in its MCP server definition (gpu-pilot mcp).
   const client = texts.get("extension/dist/client.js") ?? "";
-  for (const b of ["server.js", "history.js", "history.css"]) assert.ok(client.includes(b), `the client never names ${b}`);
-  assert.ok(!client.includes("cli.js"), "the client names cli.js: then the CLI bundle must be packed");
+  for (const b of ["server.js", "history.js", "history.css", "cli.js"]) assert.ok(client.includes(b), `the client never names ${b}`);
 });
 
 /** Every link and image target of Markdown text: `[x](t)`, `![x](t)`, `<a href="t">`, `<img src="t">`. */
@@ -202,8 +201,8 @@ test("manifest: the icon is a 128x128 PNG", () => {
   assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [128, 128]);
 });
 
-test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), the GPU view or a GPU Pilot command", () => {
-  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+)$/;
+test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), the GPU view, a GPU Pilot command or agent tool", () => {
+  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+|onLanguageModelTool:gpu-pilot_\w+|onMcpServerDefinitionProvider:gpuPilot\.mcp)$/;
   for (const e of pkg.activationEvents ?? []) assert.match(e, ok);
   assert.ok(pkg.activationEvents.includes("onLanguage:python"));
   assert.ok(pkg.activationEvents.includes("onNotebook:jupyter-notebook"));
@@ -248,7 +247,7 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   const launcher = readFileSync(join(ROOT, pkg.bin["gpu-pilot"]), "utf8");
   assert.match(launcher, /^#!\/usr\/bin\/env node\n/);
   // An installed package's layout: scripts/gpu-pilot.mjs + dist/ with a minified build made in a folder
-  // of its own (never the shared dist/, which other tests read while this runs; the .vsix has no CLI).
+  // of its own (never the shared dist/, which other tests read while this runs).
   const installed = join(dir, "installed");
   mkdirSync(join(installed, "scripts"), { recursive: true });
   writeFileSync(join(installed, "scripts", "gpu-pilot.mjs"), launcher);

@@ -345,12 +345,22 @@ export function taskDefinition(runId: string, file: string, spec: Pick<LaunchSpe
   return { type: TASK_TYPE, runId, file: pathToFileURL(file).href, gpus: spec.visibleDevices, launcher: spec.launcher };
 }
 
+/** Watches a run started by {@link startTask} (the agent tool gpu-pilot_runOnGpus): its output as written to the terminal, and its end. */
+export interface RunTap {
+  /** Each chunk the task's pseudoterminal writes (the program's stdout and stderr, `\r\n` line breaks). */
+  output(text: string): void;
+  /** Once, when the program has ended or could not start (or the task could not be started). */
+  exit(exit: ProcessExit): void;
+}
+
 /**
  * Runs `spec` as a Task with a CustomExecution (see the file comment) and reports start,
  * Stop/Show Output, and the exit code or signal. The run record gets the pid when the program has
  * started and the exit when it has ended.
+ * @param tap also told the output and the end (the agent tool).
+ * @returns the task's execution (to terminate it), or undefined when it could not be started.
  */
-async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: vscode.WorkspaceFolder | undefined, interpreterSource: LastRun["interpreterSource"]): Promise<void> {
+export async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: vscode.WorkspaceFolder | undefined, interpreterSource: LastRun["interpreterSource"], tap?: RunTap): Promise<vscode.TaskExecution | undefined> {
   const runId = `${Date.now()}-${++runCounter}`;
   const run: LastRun = {
     file,
@@ -373,6 +383,7 @@ async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: 
     log.info(`Started ${JSON.stringify([spec.command, ...spec.args])} (pid ${pid}) in ${JSON.stringify(spec.cwd)} with ${envText}${unsetText}`);
   };
   const onExit = (exit: ProcessExit) => {
+    tap?.exit(exit);
     run.exitCode = exit.exitCode ?? null;
     if (exit.signal !== undefined) run.signal = exit.signal;
     if (exit.error !== undefined) run.error = exit.error;
@@ -391,9 +402,11 @@ async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: 
     }
   };
   const env = runEnvironment(process.env, spec);
-  const execution = new vscode.CustomExecution(() =>
-    Promise.resolve(new ProcessTerminal({ command: spec.command, args: spec.args, cwd: spec.cwd, env, onStart, onExit })),
-  );
+  const execution = new vscode.CustomExecution(() => {
+    const pty = new ProcessTerminal({ command: spec.command, args: spec.args, cwd: spec.cwd, env, onStart, onExit });
+    if (tap) pty.onDidWrite((text) => tap.output(text));
+    return Promise.resolve(pty);
+  });
   const task = new vscode.Task(
     taskDefinition(runId, file, spec),
     folder ?? vscode.TaskScope.Workspace,
@@ -418,7 +431,8 @@ async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: 
     run.error = (e as Error).message ?? String(e);
     log.error(`Could not start the task ${spec.title}`, e);
     void vscode.window.showErrorMessage(`GPU Pilot could not start ${spec.title}: ${run.error}`);
-    return;
+    tap?.exit({ error: run.error });
+    return undefined;
   }
   void vscode.window.showInformationMessage(`Running ${spec.title}.`, "Show Output", "Stop").then((c) => {
     if (c === "Show Output") showTaskTerminal(spec.title);
@@ -427,6 +441,7 @@ async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: 
       taskExecution.terminate();
     }
   });
+  return taskExecution;
 }
 
 /** Shows the task's terminal (named after the task), else the GPU Pilot log. */

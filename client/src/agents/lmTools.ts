@@ -1,0 +1,319 @@
+/**
+ * GPU Pilot for coding agents in VS Code (issue 22): the language-model tools of
+ * `contributes.languageModelTools` registered through `vscode.lm.registerTool`, and the
+ * `gpu-pilot mcp` server registered through `vscode.lm.registerMcpServerDefinitionProvider`.
+ * Both APIs are newer than this extension's engine floor (1.91): they are looked up at run time and
+ * skipped (one log line) where missing; the few types used are declared here.
+ *
+ * - gpu-pilot_listGpus / gpu-pilot_pickGpus read the GPU view's inventory (GpuMonitor; refreshed
+ *   when older than {@link FRESH_MS}) and the `gpuPilot.pick.*` policy; pickGpus changes nothing.
+ * - gpu-pilot_checkFile asks the language server (`gpuPilot/checkFile`): the client bundles no parser.
+ * - gpu-pilot_runOnGpus runs through the run command's Task (runActiveFile.ts `startTask`), after
+ *   VS Code's confirmation (`prepareInvocation`) in a chat request, or GPU Pilot's own modal one
+ *   when invoked without a chat request; never in Restricted Mode.
+ *
+ * `gpuPilot.agentTools.enabled` (default true) registers or unregisters all of them, live.
+ */
+import * as path from "node:path";
+import * as vscode from "vscode";
+import type { CheckFileResult } from "../../../server/src/protocol";
+import * as config from "../config";
+import { describeEntries } from "../gpu/environment";
+import type { Inventory } from "../gpu/nvidiaSmi";
+import { DEFAULT_PICK_POLICY, normalizePolicy, pickFreeGpus } from "../gpu/policy";
+import { log } from "../log";
+import { resolveInterpreter } from "../run/interpreter";
+import { buildLaunch, expandEnv, LAUNCHER_PROGRAMS, LaunchError } from "../run/launch";
+import type { ProcessExit } from "../run/processTerminal";
+import { type RunHost, startTask } from "../run/runActiveFile";
+import * as runSettings from "../run/settings";
+import { findProgram } from "../run/which";
+import {
+  checkCheckInput, checkListInput, checkPickInput, checkRunInput, formatFindings, formatGpuList, formatPick, formatRunResult,
+  resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
+} from "./core";
+
+/** The button of GPU Pilot's own run confirmation (a call outside a chat request). */
+export const RUN_ANSWER = "Run";
+/** An inventory older than this is re-read before a tool answers, ms. */
+export const FRESH_MS = 2000;
+/** The setting that turns every agent tool (and the MCP registration) off. */
+export const ENABLED_KEY = `${config.SECTION}.agentTools.enabled`;
+/** The MCP server definition provider's id (package.json `contributes.mcpServerDefinitionProviders`). */
+export const MCP_PROVIDER_ID = "gpuPilot.mcp";
+
+// ---- The parts of the vscode.lm API used here (VS Code 1.95+ for tools, 1.101+ for MCP) ----
+
+/** `vscode.LanguageModelToolInvocationOptions<T>`. */
+export interface ToolInvocationOptions<T> {
+  input: T;
+  toolInvocationToken?: unknown;
+}
+/** `vscode.PreparedToolInvocation`. */
+export interface PreparedToolInvocation {
+  invocationMessage?: string;
+  confirmationMessages?: { title: string; message: string | vscode.MarkdownString };
+}
+/** `vscode.LanguageModelTool<T>`, as GPU Pilot implements it: results are text. */
+export interface AgentTool {
+  prepareInvocation?(options: { input: unknown }, token: vscode.CancellationToken): Promise<PreparedToolInvocation | undefined>;
+  invoke(options: ToolInvocationOptions<unknown>, token: vscode.CancellationToken): Promise<unknown>;
+}
+interface LmApi {
+  registerTool?(name: string, tool: AgentTool): vscode.Disposable;
+  registerMcpServerDefinitionProvider?(id: string, provider: { onDidChangeMcpServerDefinitions?: vscode.Event<void>; provideMcpServerDefinitions(token: vscode.CancellationToken): unknown[] }): vscode.Disposable;
+}
+interface LmClasses {
+  lm?: LmApi;
+  LanguageModelToolResult?: new (content: unknown[]) => unknown;
+  LanguageModelTextPart?: new (value: string) => unknown;
+  McpStdioServerDefinition?: new (label: string, command: string, args?: string[], env?: Record<string, string | number | null>, version?: string) => unknown;
+}
+const api = (): LmClasses => vscode as unknown as LmClasses;
+
+/** The text a tool returns, as a `LanguageModelToolResult` of one text part (plain `{ content: [{ value }] }` where the classes are missing). */
+export function textResult(text: string): unknown {
+  const { LanguageModelToolResult: Result, LanguageModelTextPart: Part } = api();
+  if (Result && Part) return new Result([new Part(text)]);
+  return { content: [{ value: text }] };
+}
+
+/** What the tools need from the extension (ctx.ts): the run host plus the language server's check. */
+export interface AgentHost extends RunHost {
+  /** `gpuPilot/checkFile` through the language client; `ok: false` when the server is not running. */
+  checkFile(path: string): Promise<CheckFileResult>;
+}
+
+/** Why a tool call failed: thrown from `invoke` (VS Code reports the message to the model). */
+export class AgentToolError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "AgentToolError";
+  }
+}
+
+const fail = (message: string): never => {
+  throw new AgentToolError(message);
+};
+
+async function freshInventory(host: AgentHost): Promise<Inventory> {
+  const inv = host.monitor.inventory;
+  if (!inv || Date.now() - inv.takenAt > FRESH_MS) await host.monitor.refresh();
+  const now = host.monitor.inventory;
+  if (!now || host.monitor.state !== "ok") return fail(`nvidia-smi could not be read: ${host.monitor.problem || "no answer"}. (gpuPilot.nvidiaSmiPath names the nvidia-smi GPU Pilot runs.)`);
+  return now;
+}
+
+/** The file a tool names: absolute, or relative to the first workspace folder. */
+function resolvePath(p: string): string {
+  if (path.isAbsolute(p)) return path.normalize(p);
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  if (!root) return fail(`"${p}" is relative and no folder is open: give an absolute path`);
+  return path.join(root, p);
+}
+
+const processDetails = (host: AgentHost, inv: Inventory) =>
+  inv.apps.map((a) => host.monitor.processOf(a.pid)).filter((d): d is NonNullable<typeof d> => d !== undefined);
+
+const policy = () => normalizePolicy({ ...DEFAULT_PICK_POLICY, ...config.pickPolicy() });
+
+/** A run's tail kept in memory, characters. */
+const KEEP_CHARS = 256 * 1024;
+
+/**
+ * Runs a checked request through the run command's Task and waits for its end.
+ * @throws AgentToolError when the file is not a Python file on disk, a GPU is not on this machine,
+ *   or the launch is refused (e.g. torchrun not installed).
+ */
+async function runForAgent(host: AgentHost, input: RunInput, token: vscode.CancellationToken): Promise<string> {
+  if (!vscode.workspace.isTrusted) fail("Refused: the workspace is not trusted (Restricted Mode), and running a file executes its code. The user can trust the workspace to allow runs.");
+  const file = resolvePath(input.path);
+  if (path.extname(file) !== ".py") fail(`${TOOL.runOnGpus} runs Python files (.py); ${file} is not one`);
+  const uri = vscode.Uri.file(file);
+  try {
+    await vscode.workspace.fs.stat(uri);
+  } catch {
+    fail(`${file} does not exist`);
+  }
+  const inv = await freshInventory(host);
+  const ids = resolveRunGpus(input.gpus, inv, config.selectBy());
+  if ("error" in ids) fail(ids.error);
+  const deviceIds = (ids as { value: string[] }).value;
+  const interpreter = await resolveInterpreter(uri);
+  const folder = vscode.workspace.getWorkspaceFolder(uri);
+  let spec;
+  try {
+    const extraEnv = expandEnv(runSettings.runEnv(uri), process.env);
+    const prog = LAUNCHER_PROGRAMS[input.launcher];
+    const program = prog ? findProgram(prog.name, { pathEnv: extraEnv.PATH ?? process.env.PATH, interpreter: interpreter.path }) : undefined;
+    spec = buildLaunch({ launcher: input.launcher, interpreter: interpreter.path, file, cwd: folder?.uri.fsPath ?? path.dirname(file), deviceIds, scriptArgs: input.args, program, gpus: inv.gpus, extraEnv });
+  } catch (e) {
+    if (e instanceof LaunchError) fail(e.message);
+    throw e;
+  }
+  let output = "";
+  let resolveEnd!: (e: ProcessExit) => void;
+  const ended = new Promise<ProcessExit>((r) => (resolveEnd = r));
+  log.info(`Agent tool ${TOOL.runOnGpus}: running ${file} with ${input.launcher} on ${spec.visibleDevices} (confirmed by the user).`);
+  const execution = await startTask(host, spec, file, folder, interpreter.source, {
+    output: (t) => {
+      output += t;
+      if (output.length > 2 * KEEP_CHARS) output = output.slice(-KEEP_CHARS);
+    },
+    exit: resolveEnd,
+  });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    execution?.terminate();
+  }, input.timeoutSeconds * 1000);
+  const cancel = token.onCancellationRequested(() => execution?.terminate());
+  const exit = await ended;
+  clearTimeout(timer);
+  cancel.dispose();
+  const end: RunEnd = { exitCode: exit.exitCode ?? null, ...(exit.signal ? { signal: exit.signal } : {}), ...(exit.error !== undefined ? { error: exit.error } : {}), ...(timedOut ? { timedOut: true } : {}) };
+  return formatRunResult({ file, launcher: input.launcher, visibleDevices: spec.visibleDevices, command: [spec.command, ...spec.args] }, end, output, input.timeoutSeconds);
+}
+
+/**
+ * The four tools, by name. Each `invoke` returns {@link textResult}; bad input or a failure throws
+ * {@link AgentToolError} with a sentence the model can act on.
+ */
+export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
+  return {
+    [TOOL.listGpus]: {
+      async invoke(options) {
+        const c = checkListInput(options.input);
+        if ("error" in c) fail(c.error);
+        const inv = await freshInventory(host);
+        return textResult(formatGpuList(inv, processDetails(host, inv), policy()));
+      },
+    },
+    [TOOL.pickGpus]: {
+      async invoke(options) {
+        const c = checkPickInput(options.input, policy());
+        if ("error" in c) return fail(c.error);
+        const inv = await freshInventory(host);
+        return textResult(formatPick(pickFreeGpus(inv.gpus, inv.apps, processDetails(host, inv), c.value), inv, c.value, config.selectBy()).text);
+      },
+    },
+    [TOOL.checkFile]: {
+      async invoke(options) {
+        const c = checkCheckInput(options.input);
+        if ("error" in c) return fail(c.error);
+        const file = resolvePath(c.value.path);
+        const r = await host.checkFile(file);
+        if (!r.ok) return fail(`${TOOL.checkFile}: ${r.error}`);
+        const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+        const shown = root && file.startsWith(root + path.sep) ? path.relative(root, file) : file;
+        return textResult(formatFindings(shown, r.findings) + (r.source === "editor" ? "\n(checked the open editor's text, unsaved changes included)" : ""));
+      },
+    },
+    [TOOL.runOnGpus]: {
+      async prepareInvocation(options) {
+        const c = checkRunInput(options.input);
+        // Bad input: no confirmation; invoke reports the error without running anything.
+        if ("error" in c) return { invocationMessage: "Checking the run request" };
+        const inv = host.monitor.inventory;
+        let file = c.value.path;
+        try { file = resolvePath(file); } catch { /* invoke says why */ }
+        const gpuText = `GPU ${c.value.gpus.join(", ")}${inv ? ` (${describeEntries(c.value.gpus, inv)})` : ""}`;
+        const { title, message } = runConfirmation(file, c.value.launcher, gpuText, c.value.args);
+        return { invocationMessage: `Running ${path.basename(file)} on ${gpuText}`, confirmationMessages: { title, message: new vscode.MarkdownString(message.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&")) } };
+      },
+      async invoke(options, token) {
+        const c = checkRunInput(options.input);
+        if ("error" in c) return fail(c.error);
+        // In a chat request (toolInvocationToken set) VS Code has shown prepareInvocation's
+        // confirmation before calling invoke. Called through vscode.lm.invokeTool without a chat
+        // request, VS Code 1.139 shows none (measured in the e2e suite), so GPU Pilot asks itself.
+        if (options.toolInvocationToken === undefined) {
+          if (!vscode.workspace.isTrusted) fail("Refused: the workspace is not trusted (Restricted Mode), and running a file executes its code. The user can trust the workspace to allow runs.");
+          let file = c.value.path;
+          try { file = resolvePath(file); } catch { /* runForAgent says why */ }
+          const inv = host.monitor.inventory;
+          const { title, message } = runConfirmation(file, c.value.launcher, `GPU ${c.value.gpus.join(", ")}${inv ? ` (${describeEntries(c.value.gpus, inv)})` : ""}`, c.value.args);
+          let answer: string | undefined;
+          let why = "";
+          try {
+            answer = await vscode.window.showWarningMessage(title, { modal: true, detail: message }, RUN_ANSWER);
+          } catch (e) {
+            why = ` (the confirmation could not be shown: ${(e as Error).message})`;
+          }
+          if (answer !== RUN_ANSWER) fail(`The user did not confirm the run: nothing was run.${why}`);
+        }
+        return textResult(await runForAgent(host, c.value, token));
+      },
+    },
+  };
+}
+
+/** The `gpu-pilot mcp` definition VS Code starts: this extension's node (`ELECTRON_RUN_AS_NODE`) on dist/cli.js, without --allow-run. */
+export function mcpDefinitionArgs(extensionPath: string): { command: string; args: string[]; env: Record<string, string> } {
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return {
+    command: process.execPath,
+    args: [path.join(extensionPath, "dist", "cli.js"), "mcp", "--nvidia-smi", config.nvidiaSmiPath(), ...(root ? ["--root", root] : [])],
+    env: { ELECTRON_RUN_AS_NODE: "1" },
+  };
+}
+
+/**
+ * Registers the tools and the MCP server definition while `gpuPilot.agentTools.enabled` is true
+ * (re-checked on every change of it). Where `vscode.lm.registerTool` or
+ * `registerMcpServerDefinitionProvider` is missing (VS Code before 1.95 / 1.101) that part is
+ * skipped with a log line.
+ * @returns what to dispose, and `registered()`: the tool names registered now (tests, the e2e).
+ */
+export function registerAgentTools(host: AgentHost, extensionPath: string): { disposables: vscode.Disposable[]; registered(): string[]; tools: Record<ToolName, AgentTool> } {
+  const tools = createAgentTools(host);
+  const live: vscode.Disposable[] = [];
+  let names: string[] = [];
+  const mcpChanged = new vscode.EventEmitter<void>();
+  const enabled = () => vscode.workspace.getConfiguration(config.SECTION).get<unknown>("agentTools.enabled") !== false;
+  const apply = () => {
+    for (const d of live.splice(0)) d.dispose();
+    names = [];
+    if (!enabled()) {
+      log.info("Agent tools are off (gpuPilot.agentTools.enabled).");
+      return;
+    }
+    const lm = api().lm;
+    if (typeof lm?.registerTool !== "function") {
+      log.info("This VS Code has no language-model tool API (vscode.lm.registerTool, VS Code 1.95+): GPU Pilot's agent tools are not registered.");
+    } else {
+      for (const [name, tool] of Object.entries(tools)) {
+        try {
+          live.push(lm.registerTool(name, tool));
+          names.push(name);
+        } catch (e) {
+          log.warn(`Could not register the agent tool ${name}: ${(e as Error).message}`);
+        }
+      }
+    }
+    const Def = api().McpStdioServerDefinition;
+    if (typeof lm?.registerMcpServerDefinitionProvider === "function" && Def) {
+      try {
+        live.push(lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
+          onDidChangeMcpServerDefinitions: mcpChanged.event,
+          provideMcpServerDefinitions: () => {
+            const d = mcpDefinitionArgs(extensionPath);
+            return [new Def("GPU Pilot", d.command, d.args, d.env)];
+          },
+        }));
+      } catch (e) {
+        log.warn(`Could not register the GPU Pilot MCP server: ${(e as Error).message}`);
+      }
+    }
+  };
+  apply();
+  const sub = vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration(ENABLED_KEY)) apply();
+    else if (config.affects(e, config.NVIDIA_SMI_KEYS)) mcpChanged.fire();
+  });
+  return {
+    disposables: [sub, mcpChanged, { dispose: () => { for (const d of live.splice(0)) d.dispose(); } }],
+    registered: () => [...names],
+    tools,
+  };
+}

@@ -1,0 +1,86 @@
+/**
+ * gpu-pilot_runOnGpus outside VS Code (`gpu-pilot mcp --allow-run`): builds the argument array
+ * with the run command's buildLaunch (client/src/run/launch.ts: no shell, nothing expanded),
+ * starts it with execa in its own process group, keeps the tail of its output and stops the group
+ * when it runs past its time.
+ */
+import { dirname, isAbsolute } from "node:path";
+import { loadExeca, killIfStarted } from "../../../client/src/gpu/nvidiaSmi";
+import { buildLaunch, LAUNCHER_PROGRAMS, LaunchError, runEnvironment, type LaunchSpec } from "../../../client/src/run/launch";
+import { findProgram } from "../../../client/src/run/which";
+import type { GpuKey } from "../../../client/src/gpu/selection";
+import type { AgentLauncher, RunEnd } from "../../../client/src/agents/core";
+import { readWorkspaceFile } from "../engine/workspaceFile";
+
+/** Output kept from a run, characters (its end). */
+const KEEP_CHARS = 256 * 1024;
+
+/** What to run. */
+export interface RunRequest {
+  file: string;
+  launcher: AgentLauncher;
+  deviceIds: string[];
+  args: string[];
+  timeoutSeconds: number;
+  /** Python interpreter: absolute path or bare name on PATH. */
+  interpreter: string;
+  /** Working directory (absolute). */
+  cwd: string;
+  gpus: readonly GpuKey[];
+  /** SIGTERM → SIGKILL delay on timeout, ms (default 3000). */
+  killAfterMs?: number;
+}
+
+/**
+ * Runs `req` to its end.
+ * @returns the launch, how it ended and its (tail of) interleaved stdout/stderr; or `error` in
+ *   words when the file is missing or not a regular file, or the launch is refused (LaunchError).
+ */
+export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; end: RunEnd; output: string } | { error: string }> {
+  if (!isAbsolute(req.file)) return { error: `"${req.file}" is not an absolute path` };
+  const read = readWorkspaceFile(req.file, { maxBytes: 256 * 1024 * 1024 });
+  if (!read.ok) return { error: `cannot run ${req.file}: ${read.reason}` };
+  let spec: LaunchSpec;
+  try {
+    const prog = LAUNCHER_PROGRAMS[req.launcher];
+    const program = prog ? findProgram(prog.name, { pathEnv: process.env.PATH, interpreter: req.interpreter }) : undefined;
+    spec = buildLaunch({ launcher: req.launcher, interpreter: req.interpreter, file: req.file, cwd: req.cwd || dirname(req.file), deviceIds: req.deviceIds, scriptArgs: req.args, program, gpus: req.gpus });
+  } catch (e) {
+    if (e instanceof LaunchError) return { error: e.message };
+    throw e;
+  }
+  const { execa } = await loadExeca();
+  let output = "";
+  const keep = (chunk: Buffer | string) => {
+    output += chunk.toString();
+    if (output.length > 2 * KEEP_CHARS) output = output.slice(-KEEP_CHARS);
+  };
+  const group = process.platform !== "win32";
+  const child = execa(spec.command, spec.args, { cwd: spec.cwd, env: runEnvironment(process.env, spec), extendEnv: false, detached: group, stdin: "ignore", buffer: false, reject: false });
+  child.stdout?.on("data", keep);
+  child.stderr?.on("data", keep);
+  let timedOut = false;
+  const signalAll = (signal: NodeJS.Signals) => {
+    // Never without a pid: process.kill(-undefined) / kill(0) would signal this server's own group.
+    if (group && child.pid !== undefined && child.pid > 0) {
+      try { process.kill(-child.pid, signal); } catch { /* already gone */ }
+    } else killIfStarted(child, signal);
+  };
+  let killTimer: NodeJS.Timeout | undefined;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    signalAll("SIGTERM");
+    killTimer = setTimeout(() => signalAll("SIGKILL"), req.killAfterMs ?? 3000);
+  }, req.timeoutSeconds * 1000);
+  const r = await child;
+  clearTimeout(timer);
+  if (killTimer) clearTimeout(killTimer);
+  const startError = r.failed && r.exitCode === undefined && r.signal === undefined ? (r.cause instanceof Error ? r.cause.message : r.shortMessage) : undefined;
+  const end: RunEnd = {
+    exitCode: r.exitCode ?? null,
+    ...(r.signal ? { signal: r.signal } : {}),
+    ...(startError !== undefined ? { error: startError } : {}),
+    ...(timedOut ? { timedOut: true } : {}),
+  };
+  return { spec, end, output: output.length > KEEP_CHARS ? output.slice(-KEEP_CHARS) : output };
+}

@@ -1,0 +1,176 @@
+/**
+ * `gpu-pilot mcp`: the GPU Pilot agent tools as a Model Context Protocol server on stdio (the
+ * official `@modelcontextprotocol/sdk`), for agents outside VS Code (issue 22). The same tools,
+ * schemas and texts as the VS Code language-model tools (client/src/agents/core.ts); it reads
+ * nvidia-smi itself (client/src/gpu/nvidiaSmi.ts, procinfo.ts) and lints with the same engine and
+ * configuration as `gpu-pilot check` (`[tool.gpu-pilot]`, `# noqa`).
+ *
+ *   gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]
+ *
+ * gpu-pilot_runOnGpus is listed always but refuses (an error result naming `--allow-run`) unless
+ * the server was started with `--allow-run`. A bad input is an error result (`isError: true`) with
+ * a sentence saying what is wrong; the server never exits for one.
+ */
+import { isAbsolute, resolve } from "node:path";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import {
+  checkCheckInput, checkListInput, checkPickInput, checkRunInput, DESCRIPTIONS, formatFindings, formatGpuList, formatPick,
+  formatRunResult, INPUT_SCHEMAS, resolveRunGpus, TOOL, type ToolName,
+} from "../../../client/src/agents/core";
+import { DEFAULT_PICK_POLICY, pickFreeGpus } from "../../../client/src/gpu/policy";
+import { queryInventory, type Inventory, type ProcessDetails } from "../../../client/src/gpu/nvidiaSmi";
+import { describeProcesses } from "../../../client/src/gpu/procinfo";
+import { initEngine, type LintOptions } from "../engine/lint";
+import { resolveLintOptions } from "../engine/options";
+import { checkFileOnDisk } from "../agentCheck";
+import { runToEnd } from "./run";
+
+/** Options of {@link startMcpServer} (the `gpu-pilot mcp` flags). */
+export interface McpOptions {
+  /** `--allow-run`: gpu-pilot_runOnGpus may run files. Default false. */
+  allowRun: boolean;
+  /** `--nvidia-smi PATH` (default `nvidia-smi`, looked up on PATH). */
+  nvidiaSmi: string;
+  /** `--python PATH`: the interpreter runs use (default `python3` on PATH). */
+  python: string;
+  /** `--root DIR`: relative paths are resolved against it (default: the working directory). */
+  root: string;
+  /** One nvidia-smi call's limit, ms (default 5000, as gpuPilot.nvidiaSmiTimeoutMs). */
+  nvidiaSmiTimeoutMs: number;
+}
+
+export const MCP_USAGE = `usage: gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]
+  Serves GPU Pilot's agent tools over MCP on stdin/stdout: gpu-pilot_listGpus, gpu-pilot_pickGpus,
+  gpu-pilot_checkFile, gpu-pilot_runOnGpus (which runs nothing unless --allow-run is given).
+  --allow-run         let gpu-pilot_runOnGpus run Python files on GPUs
+  --nvidia-smi PATH   the nvidia-smi to read (default: nvidia-smi on PATH)
+  --python PATH       the Python interpreter for runs (default: python3 on PATH)
+  --root DIR          resolve relative paths against DIR (default: the working directory)`;
+
+/** Parses the flags after `mcp`. @throws Error naming the bad flag (the caller prints {@link MCP_USAGE} after it). */
+export function parseMcpArgs(argv: readonly string[], cwd = process.cwd()): McpOptions {
+  const o: McpOptions = { allowRun: false, nvidiaSmi: "nvidia-smi", python: "python3", root: cwd, nvidiaSmiTimeoutMs: 5000 };
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i];
+    const eq = a.indexOf("=");
+    const name = a.startsWith("--") && eq > 0 ? a.slice(0, eq) : a;
+    const value = () => {
+      const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
+      if (v === undefined || v === "" || (eq < 0 && v.startsWith("-"))) throw new Error(`${name} needs a value`);
+      return v;
+    };
+    if (name === "--allow-run" && eq < 0) o.allowRun = true;
+    else if (name === "--nvidia-smi") o.nvidiaSmi = value();
+    else if (name === "--python") o.python = value();
+    else if (name === "--root") o.root = resolve(cwd, value());
+    else throw new Error(`unknown option "${a}"`);
+  }
+  return o;
+}
+
+const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: "text", text: t }], ...(isError ? { isError: true } : {}) });
+
+/** The tools' behaviour, apart from the transport (tests call it directly too). */
+export class McpTools {
+  constructor(private readonly options: McpOptions) {}
+
+  /** Lists the tools (name, description, input schema). */
+  list(): Array<{ name: ToolName; description: string; inputSchema: { type: "object"; [k: string]: unknown } }> {
+    return (Object.values(TOOL) as ToolName[]).map((name) => ({
+      name,
+      description: name === TOOL.runOnGpus && !this.options.allowRun ? `${DESCRIPTIONS[name]} This server was started without --allow-run, so it refuses to run anything.` : DESCRIPTIONS[name],
+      inputSchema: INPUT_SCHEMAS[name] as { type: "object" },
+    }));
+  }
+
+  /** Calls one tool; bad input and failures are error results, never exceptions. */
+  async call(name: string, input: unknown): Promise<CallToolResult> {
+    try {
+      switch (name) {
+        case TOOL.listGpus: return await this.listGpus(input);
+        case TOOL.pickGpus: return await this.pickGpus(input);
+        case TOOL.checkFile: return await this.checkFile(input);
+        case TOOL.runOnGpus: return await this.runOnGpus(input);
+        default: return text(`Unknown tool "${name}". Tools: ${Object.values(TOOL).join(", ")}.`, true);
+      }
+    } catch (e) {
+      return text(`${name} failed: ${e instanceof Error ? e.message : String(e)}`, true);
+    }
+  }
+
+  private async inventory(): Promise<{ inv: Inventory; details: ProcessDetails[] } | { error: string }> {
+    const r = await queryInventory({ path: this.options.nvidiaSmi, timeoutMs: this.options.nvidiaSmiTimeoutMs });
+    if (r.kind !== "ok") return { error: `nvidia-smi (${this.options.nvidiaSmi}) could not be read: ${r.message}` };
+    return { inv: r.inventory, details: await describeProcesses(r.inventory.apps, undefined) };
+  }
+
+  private async listGpus(input: unknown): Promise<CallToolResult> {
+    const c = checkListInput(input);
+    if ("error" in c) return text(c.error, true);
+    const q = await this.inventory();
+    if ("error" in q) return text(q.error, true);
+    return text(formatGpuList(q.inv, q.details, DEFAULT_PICK_POLICY));
+  }
+
+  private async pickGpus(input: unknown): Promise<CallToolResult> {
+    const c = checkPickInput(input, DEFAULT_PICK_POLICY);
+    if ("error" in c) return text(c.error, true);
+    const q = await this.inventory();
+    if ("error" in q) return text(q.error, true);
+    const outcome = formatPick(pickFreeGpus(q.inv.gpus, q.inv.apps, q.details, c.value), q.inv, c.value);
+    return text(outcome.text, outcome.ids.length === 0);
+  }
+
+  private lintOptions = (machine: LintOptions["machine"]) => (file: string): LintOptions => {
+    const { options } = resolveLintOptions(file, {}, "filesystemFirst", {});
+    return { ...options, machine };
+  };
+
+  private async checkFile(input: unknown): Promise<CallToolResult> {
+    const c = checkCheckInput(input);
+    if ("error" in c) return text(c.error, true);
+    const file = isAbsolute(c.value.path) ? c.value.path : resolve(this.options.root, c.value.path);
+    await initEngine();
+    const q = await this.inventory();
+    // Without nvidia-smi the machine-aware rule (GPU017) stays silent, as in the editor.
+    const machine = "error" in q ? { gpuCount: null, uuids: [] } : { gpuCount: q.inv.gpus.length, uuids: q.inv.gpus.map((g) => g.uuid) };
+    const r = checkFileOnDisk(file, this.lintOptions(machine));
+    if (!r.ok) return text(`${TOOL.checkFile}: ${r.error}`, true);
+    return text(formatFindings(file, r.findings));
+  }
+
+  private async runOnGpus(input: unknown): Promise<CallToolResult> {
+    if (!this.options.allowRun) return text(`${TOOL.runOnGpus} is off: this MCP server was started without --allow-run, so it runs nothing. Restart it as "gpu-pilot mcp --allow-run" to let it run files (each run executes the file's code).`, true);
+    const c = checkRunInput(input);
+    if ("error" in c) return text(c.error, true);
+    const q = await this.inventory();
+    if ("error" in q) return text(q.error, true);
+    const ids = resolveRunGpus(c.value.gpus, q.inv);
+    if ("error" in ids) return text(ids.error, true);
+    const file = isAbsolute(c.value.path) ? c.value.path : resolve(this.options.root, c.value.path);
+    const r = await runToEnd({ ...c.value, file, deviceIds: ids.value, interpreter: this.options.python, cwd: this.options.root, gpus: q.inv.gpus });
+    if ("error" in r) return text(`${TOOL.runOnGpus}: ${r.error}`, true);
+    return text(formatRunResult({ file, launcher: c.value.launcher, visibleDevices: r.spec.visibleDevices, command: [r.spec.command, ...r.spec.args] }, r.end, r.output, c.value.timeoutSeconds), r.end.exitCode !== 0);
+  }
+}
+
+/**
+ * Serves the tools on stdin/stdout until stdin closes.
+ * @returns when the transport has closed.
+ */
+export async function startMcpServer(options: McpOptions, version: string): Promise<void> {
+  const tools = new McpTools(options);
+  const server = new Server({ name: "gpu-pilot", version }, { capabilities: { tools: {} } });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.list() }));
+  server.setRequestHandler(CallToolRequestSchema, (req) => tools.call(req.params.name, req.params.arguments));
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((done) => {
+    transport.onclose = () => done();
+    process.stdin.once("end", () => done());
+  });
+  await server.connect(transport);
+  await closed;
+  await server.close();
+}
