@@ -1,6 +1,6 @@
 /**
- * Lints a manifest (Dockerfile, compose file, Kubernetes YAML) with the manifest rules
- * (GPU018-GPU020), with the same options as Python: select/ignore, severity overrides and
+ * Lints a manifest (Dockerfile, compose file, Kubernetes YAML, Slurm job script) with the manifest
+ * rules (GPU018-GPU020; GPU021-GPU025 for job scripts), with the same options as Python: select/ignore, severity overrides and
  * `# noqa`; every fix must leave the YAML as parseable as it was. Also the manifest fix-all for
  * `--fix` and `source.fixAll.gpuPilot`.
  */
@@ -32,6 +32,8 @@ export interface ManifestLintResult {
 export function lintManifest(text: string, kind: ManifestKind, options: LintOptions = {}): ManifestLintResult {
   const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
+  // A shell script is a job script only with an `#SBATCH` line; any other gets no finding (and no parse).
+  if (kind === "jobscript" && !hasSbatchLine(text)) return { diagnostics: [], ruleFailures: [] };
   const model = buildManifestModel(text, kind);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
@@ -52,7 +54,7 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
     const codes = noqa.get(d.range.start.line);
     return codes !== null && !codes!.has(d.code);
   });
-  const baseErrors = kind === "dockerfile" ? 0 : model.documents.reduce((n, d) => n + d.doc.errors.length, 0);
+  const baseErrors = kind === "dockerfile" || kind === "jobscript" ? 0 : model.documents.reduce((n, d) => n + d.doc.errors.length, 0);
   for (const d of kept) {
     const override = options.severity?.[d.code];
     if (override) d.severity = override;
@@ -62,11 +64,19 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   return { diagnostics: kept, ruleFailures };
 }
 
+/** Whether some line of the text starts with `#SBATCH` (the prefilter of job scripts: sbatch reads no other). */
+export function hasSbatchLine(text: string): boolean {
+  for (let i = text.indexOf("#SBATCH"); i >= 0; i = text.indexOf("#SBATCH", i + 1)) {
+    if (i === 0 || text[i - 1] === "\n" || text[i - 1] === "\r") return true;
+  }
+  return false;
+}
+
 /** A fix is kept only if it applies and the YAML has no more errors after it. */
 function fixKeepsSyntax(text: string, kind: ManifestKind, edits: TextEdit[], baseErrors: number): boolean {
   try {
     const fixed = applyEdits(text, edits);
-    return kind === "dockerfile" || yamlErrorCount(fixed) <= baseErrors;
+    return kind === "dockerfile" || kind === "jobscript" || yamlErrorCount(fixed) <= baseErrors;
   } catch {
     return false;
   }
