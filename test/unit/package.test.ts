@@ -203,7 +203,7 @@ test("manifest: the icon is a 128x128 PNG", () => {
 });
 
 test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), the GPU view or a GPU Pilot command", () => {
-  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+)$/;
+  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml|shellscript)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+)$/;
   for (const e of pkg.activationEvents ?? []) assert.match(e, ok);
   assert.ok(pkg.activationEvents.includes("onLanguage:python"));
   assert.ok(pkg.activationEvents.includes("onNotebook:jupyter-notebook"));

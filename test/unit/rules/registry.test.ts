@@ -26,10 +26,18 @@ function specTable(): Map<string, string> {
   return new Map(Object.entries(json).filter(([code]) => /^GPU\d{3}$/.test(code)));
 }
 
-test("rule-names.json lists the 20 rules, GPU001 to GPU020", () => {
+test("rule-names.json lists the contract's 20 rules, GPU001 to GPU020, then this project's own, without gaps", () => {
   const table = specTable();
-  assert.deepEqual([...table.keys()], Array.from({ length: 20 }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
+  const codes = [...table.keys()];
+  assert.ok(codes.length >= 20, `only ${codes.length} codes`);
+  assert.deepEqual(codes, Array.from({ length: codes.length }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
   assert.equal(table.get("GPU001"), "env-after-cuda-init");
+  assert.equal(table.get("GPU020"), "compose-gpu-reservation");
+});
+
+test("every registered rule is in rule-names.json", () => {
+  const table = specTable();
+  assert.deepEqual(RULES.map((r) => r.meta.code).filter((c) => !table.has(c)), []);
 });
 
 test("codes are unique and in ascending order", () => {

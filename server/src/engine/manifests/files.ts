@@ -46,6 +46,8 @@ function isComposeName(name: string): boolean {
  */
 export function manifestKindOf(file: string | null, languageId?: string): ManifestKind | null {
   const name = file ? basename(file) : "";
+  // `.sbatch`/`.slurm` have no language of their own in VS Code (plaintext, or an extension's `slurm`).
+  if (/\.(?:sbatch|slurm)$/i.test(name)) return "jobscript";
   if (languageId !== undefined) {
     if (languageId === "dockerfile") return "dockerfile";
     if (languageId === "dockercompose") return "compose";
