@@ -267,16 +267,20 @@ export function launchOf(c: ShellCommand): Launch {
   return { command: c, srun: { word: words[0], options }, program: programOf(rest), words: rest };
 }
 
-/** The value of `--name=v` / `--name v` among `words` (also `--name_with_underscores` spellings given), with the word(s) holding it. */
+/**
+ * The value of `--name=v` / `--name v` among `words` (any of the spellings in `names`), with the
+ * word(s) holding it. The last one wins, as with Python's argparse (torchrun's parser).
+ */
 export function optionValue(words: ShellWord[], names: readonly string[]): { value: string; start: ShellWord; end: ShellWord } | null {
+  let found: { value: string; start: ShellWord; end: ShellWord } | null = null;
   for (let k = 0; k < words.length; k++) {
     const w = words[k].value;
     for (const n of names) {
-      if (w === n && k + 1 < words.length) return { value: words[k + 1].value, start: words[k], end: words[k + 1] };
-      if (w.startsWith(`${n}=`)) return { value: w.slice(n.length + 1), start: words[k], end: words[k] };
+      if (w === n && k + 1 < words.length) found = { value: words[k + 1].value, start: words[k], end: words[k + 1] };
+      else if (w.startsWith(`${n}=`)) found = { value: w.slice(n.length + 1), start: words[k], end: words[k] };
     }
   }
-  return null;
+  return found;
 }
 
 /** `$NAME` / `${NAME}` resolved through the script's literal assignments; the word itself when literal; null otherwise. */

@@ -72,7 +72,7 @@ export const rule: Rule = {
         if (nproc && n !== null && visible !== null && n !== visible) {
           ctx.report({
             range: wordsRange(ctx, nproc.start, nproc.end),
-            message: `torchrun starts ${n} worker${n === 1 ? "" : "s"} per node but the job asks Slurm for ${visible} GPU${visible === 1 ? "" : "s"} per node: ${n > visible ? "workers beyond the GPUs pick device ordinals that do not exist or share a GPU" : `${visible - n} GPU${visible - n === 1 ? "" : "s"} per node stay idle`}; use --nproc_per_node=${visible} (or $SLURM_GPUS_ON_NODE)`,
+            message: `torchrun starts ${n} worker${n === 1 ? "" : "s"} per node but the job asks Slurm for ${visible} GPU${visible === 1 ? "" : "s"} per node: ${n > visible ? "workers beyond the GPUs pick device ordinals that do not exist or share a GPU" : `${visible - n} GPU${visible - n === 1 ? " per node stays" : "s per node stay"} idle`}; use --nproc_per_node=${visible} (or $SLURM_GPUS_ON_NODE)`,
             ...(req.where ? { related: [{ range: req.where.range, message: "the GPUs asked of Slurm" }] } : {}),
           });
         }
