@@ -15,6 +15,7 @@ import { buildManifestModel } from "./model";
 import { manifestNoqaLines } from "./noqa";
 import { yamlErrorCount } from "./yaml";
 import { fileOverSizeLimit } from "../limits";
+import { hasSbatchLine } from "../prefilter";
 
 export type { ManifestKind } from "./files";
 export { manifestKindOf } from "./files";
@@ -62,14 +63,6 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   }
   kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
   return { diagnostics: kept, ruleFailures };
-}
-
-/** Whether some line of the text starts with `#SBATCH` (the prefilter of job scripts: sbatch reads no other). */
-export function hasSbatchLine(text: string): boolean {
-  for (let i = text.indexOf("#SBATCH"); i >= 0; i = text.indexOf("#SBATCH", i + 1)) {
-    if (i === 0 || text[i - 1] === "\n" || text[i - 1] === "\r") return true;
-  }
-  return false;
 }
 
 /** A fix is kept only if it applies and the YAML has no more errors after it. */
