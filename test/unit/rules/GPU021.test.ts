@@ -28,3 +28,10 @@ test("GPU021: # noqa on the line suppresses it; --gres=gpu:0 asks for no GPU", (
   assert.deepEqual(lintManifestCode("#SBATCH --gres=gpu:1\nexport CUDA_VISIBLE_DEVICES=0  # noqa: GPU021\n", "jobscript", "GPU021"), []);
   assert.deepEqual(lintManifestCode("#SBATCH --gres=gpu:0\nexport CUDA_VISIBLE_DEVICES=0\n", "jobscript", "GPU021"), []);
 });
+
+test("GPU021: a prefix on srun is information (Slurm sets the step's value itself, measured)", () => {
+  const d = lintManifestCode("#SBATCH --gres=gpu:2\nCUDA_VISIBLE_DEVICES=1 srun python t.py\n", "jobscript", "GPU021");
+  assert.equal(d.length, 1);
+  assert.equal(d[0].severity, "information");
+  assert.match(d[0].message, /^CUDA_VISIBLE_DEVICES=1 before srun has no effect/);
+});

@@ -16,6 +16,7 @@ export const rule: Rule = {
       whenNotToCare: "When the script is never given to sbatch (run with `bash` or `srun` directly). `#SBATCH` text inside a here-document or a string (a script writing another job script) is not a comment and is not reported. The fix (not applied by fix-all: it changes what the job asks for) moves the line above the first command.",
       references: [
         `${SBATCH_DOC}, DESCRIPTION: "The batch script may contain options preceded with "#SBATCH" before any executable commands in the script. sbatch will stop processing further #SBATCH directives once the first non-comment non-whitespace line has been reached in the script."`,
+        "Measured on Slurm 22.05.8 (test/fixtures/slurm/measured.md): `#SBATCH --gres=gpu:2` after an `echo` line left the job without GPUs (CUDA_VISIBLE_DEVICES and SLURM_GPUS_ON_NODE unset)",
       ],
       language: "bash",
     },

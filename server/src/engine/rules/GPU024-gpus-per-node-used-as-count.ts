@@ -40,13 +40,14 @@ export const rule: Rule = {
     fixable: true,
     docs: {
       what: "Reports `$SLURM_GPUS_PER_NODE` used as a number (in `$(( ))`, in a numeric `[ ... -gt ... ]` test, or as the value of `--nproc_per_node`, `--num_processes`, `--gpus` and similar counts) in a job script whose `--gpus-per-node` names a GPU type (`a100:4`), or that asks for GPUs without `--gpus-per-node` at all.",
-      why: "SLURM_GPUS_PER_NODE holds what `--gpus-per-node` was given, so `--gpus-per-node=a100:4` makes it `a100:4`, which is no number (torchrun refuses it, `$(( ))` fails), and it is only set when `--gpus-per-node` is given: with `--gres=gpu:4` it is empty. SLURM_GPUS_ON_NODE is the number of GPUs allocated on the node, whatever option asked for them.",
+      why: "SLURM_GPUS_PER_NODE holds what `--gpus-per-node` was given, so `--gpus-per-node=a100:4` makes it `a100:4`, which is no number: measured on Slurm 22.05.8 (test/fixtures/slurm/measured.md), `$(( SLURM_GPUS_PER_NODE * 2 ))` stops the job with 'a100:2: syntax error in expression', and torchrun's `--nproc-per-node` takes only a number, `gpu`, `cpu` or `auto`. It is also only set when `--gpus-per-node` is given: with `--gres=gpu:2` it was unset while SLURM_GPUS_ON_NODE was 2. SLURM_GPUS_ON_NODE is the number of GPUs allocated on the node, whatever option asked for them.",
       example: "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=a100:4\n\ntorchrun --nproc_per_node=$SLURM_GPUS_PER_NODE train.py   # GPU024: it is \"a100:4\"\n",
       fix: "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gpus-per-node=a100:4\n\ntorchrun --nproc_per_node=$SLURM_GPUS_ON_NODE train.py\n",
       whenNotToCare: "With `--gpus-per-node=4` (a bare count) the variable is `4` and nothing is reported. A script that asks for no GPU in its directives (they come from the sbatch command line) is not reported.",
       references: [
         `${SBATCH_DOC}, OUTPUT ENVIRONMENT VARIABLES: SLURM_GPUS_PER_NODE "Requested GPU count per allocated node. Only set if the --gpus-per-node option is specified."; SLURM_GPUS_ON_NODE "Number of GPUs allocated to the batch step."`,
         `${SBATCH_DOC}: --gpus-per-node=[type:]<number>`,
+        "Measured: test/fixtures/slurm/measured.md (Slurm 22.05.8 from Debian 12)",
       ],
       language: "bash",
     },
