@@ -35,3 +35,13 @@ test("GPU021: a prefix on srun is information (Slurm sets the step's value itsel
   assert.equal(d[0].severity, "information");
   assert.match(d[0].message, /^CUDA_VISIBLE_DEVICES=1 before srun has no effect/);
 });
+
+test("GPU021: the noqa edit goes at the end of a shell line, never after a continuation backslash", async () => {
+  const { manifestNoqaEdit } = await import("../../../server/src/engine/manifests/noqa");
+  const { applyEdits } = await import("../../../server/src/engine/fixes");
+  const text = "#SBATCH --gres=gpu:1\nexport CUDA_VISIBLE_DEVICES=0\nCUDA_VISIBLE_DEVICES=1 python a.py \\\n  --x 1\n";
+  const fixed = applyEdits(text, [manifestNoqaEdit(text, "jobscript", 1, "GPU021")!]);
+  assert.equal(fixed, "#SBATCH --gres=gpu:1\nexport CUDA_VISIBLE_DEVICES=0  # noqa: GPU021\nCUDA_VISIBLE_DEVICES=1 python a.py \\\n  --x 1\n");
+  assert.deepEqual(lintManifestCode(fixed, "jobscript", "GPU021").map((d) => d.range.start.line), [2]);
+  assert.equal(manifestNoqaEdit(text, "jobscript", 2, "GPU021"), null);
+});

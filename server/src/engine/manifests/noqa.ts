@@ -109,11 +109,14 @@ function noqaCommentFor(src: SourceText, kind: ManifestKind, line: number): { co
 /**
  * The edit that suppresses `code` for a diagnostic starting on `line`: YAML appends
  * `  # noqa: CODE` to the line; a Dockerfile gets a `# noqa: CODE` line above the instruction. An
- * existing `# noqa: A` there is extended. Null when already suppressed or not possible.
+ * existing `# noqa: A` there is extended. A shell (job) script line is treated as YAML, except that
+ * a line continued with a trailing `\` gets none: a comment after it would end the command there.
+ * Null when already suppressed or not possible.
  */
 export function manifestNoqaEdit(text: string, kind: ManifestKind, line: number, code: string): TextEdit | null {
   const src = new SourceText(text);
   if (line >= src.starts.length) return null;
+  if (kind === "jobscript" && text.slice(src.lineStart(line), src.lineEnd(line)).endsWith("\\")) return null;
   const at = noqaCommentFor(src, kind, line);
   if (!at) return null;
   const m = at.comment ? NOQA.exec(at.comment.text) : null;
