@@ -21,3 +21,9 @@ test("GPU023: an indented or doubled #SBATCH is no directive; a script with only
   assert.deepEqual(lintManifestCode("#!/bin/bash\necho hi\n  #SBATCH --gres=gpu:1\n##SBATCH --time=1\n#SBATCHX\n", "jobscript", "GPU023"), []);
   assert.deepEqual(lintManifestCode("#SBATCH --gres=gpu:1\n#SBATCH --time=1\n", "jobscript", "GPU023"), []);
 });
+
+test("GPU023: the first line with any shell text ends the directives, a `for` or `if` line too", () => {
+  const d = lintManifestCode("#!/bin/bash\nfor i in 1 2; do\n#SBATCH --gres=gpu:1\n  echo $i\ndone\n", "jobscript", "GPU023");
+  assert.deepEqual(d.map((x) => x.range.start.line), [2]);
+  assert.match(d[0].message, /first command \(line 2\)/);
+});

@@ -54,7 +54,7 @@ export interface JobScriptFacts {
   directives: SbatchDirective[];
   /** `#SBATCH` lines after the first command (comments at the start of a line): Slurm ignores them. */
   ignoredDirectives: SbatchDirective[];
-  /** 0-based line of the first command, or null when the script has none. */
+  /** 0-based line of the first command (the first line that is neither blank nor a comment), or null when the script has none. */
   firstCommandLine: number | null;
   request: JobRequest;
   commands: ShellCommand[];
@@ -180,8 +180,10 @@ export function jobRequest(directives: SbatchDirective[]): JobRequest {
 
 /** Builds the facts of a job script. Never throws. */
 export function jobScriptFacts(src: SourceText): JobScriptFacts {
-  const { commands, comments } = parseShell(src);
-  const firstCommand = commands.length ? commands.reduce((a, c) => (c.start < a ? c.start : a), Infinity) : null;
+  const { commands, comments, firstToken } = parseShell(src);
+  // sbatch stops at the first line that is neither blank nor a comment: the first token's line
+  // (a `for` or `if` line counts, though it is no simple command).
+  const firstCommand = firstToken;
   const firstCommandLine = firstCommand === null ? null : src.lineOf(firstCommand);
   const directives: SbatchDirective[] = [];
   const ignoredDirectives: SbatchDirective[] = [];

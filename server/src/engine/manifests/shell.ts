@@ -54,6 +54,8 @@ export interface ShellComment {
 export interface ShellScript {
   commands: ShellCommand[];
   comments: ShellComment[];
+  /** Offset of the first word or operator (a `for`, `{` or `(` counts): where the first non-comment, non-blank line starts having text; null when none. */
+  firstToken: number | null;
 }
 
 type Token = { kind: "word"; word: ShellWord } | { kind: "op"; op: string; start: number };
@@ -235,5 +237,6 @@ export function parseShell(src: SourceText): ShellScript {
     current.end = w.end;
   }
   close();
-  return { commands, comments };
+  const first = tokens.find((t) => t.kind === "word" || t.op !== "\n");
+  return { commands, comments, firstToken: first ? (first.kind === "word" ? first.word.start : first.start) : null };
 }
