@@ -21,3 +21,9 @@ test("GPU022: srun's own --ntasks-per-node decides; the torchrun count is compar
   const n = lintManifestCode("#SBATCH --nodes=1\n#SBATCH --gres=gpu:8\ntorchrun --nproc-per-node 16 t.py\n", "jobscript", "GPU022");
   assert.match(n[0].message, /torchrun starts 16 workers per node but the job asks Slurm for 8 GPUs per node: workers beyond the GPUs/);
 });
+
+test("GPU022: a bare $SRUN_ARGS among srun's options is skipped; `srun $ARGS bash -c ...` is not read", () => {
+  const head = "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n#SBATCH --gres=gpu:4\n";
+  assert.equal(lintManifestCode(`${head}srun $SRUN_ARGS --jobid $SLURM_JOB_ID torchrun --nproc_per_node 4 t.py\n`, "jobscript", "GPU022").length, 1);
+  assert.deepEqual(lintManifestCode(`${head}srun $SRUN_ARGS bash -c "torchrun --nproc_per_node 4 t.py"\n`, "jobscript", "GPU022"), []);
+});

@@ -252,6 +252,8 @@ export function launchOf(c: ShellCommand): Launch {
   for (; k < words.length; k++) {
     const w = words[k].value;
     if (w === "--") { k++; break; }
+    // `srun $SRUN_ARGS --jobid ... prog`: a bare expansion among the options holds more options.
+    if (/^\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$/.test(w) && words[k + 1]?.value.startsWith("-")) continue;
     if (w.startsWith("--")) {
       const eq = w.indexOf("=");
       const name = eq < 0 ? w.slice(2) : w.slice(2, eq);
