@@ -43,7 +43,7 @@ const chosen = only.length ? repos.filter((r) => only.includes(r.repo)) : repos;
 if (only.length && chosen.length !== only.length) { console.error(`ecosystem: not in repos.json: ${only.filter((o) => !repos.some((r) => r.repo === o)).join(", ")}`); process.exit(2); }
 
 /** File names the CLI lints or reads configuration from. */
-const WANTED = /(\.(py|ipynb|toml|ya?ml)$|^requirements.*\.txt$|^Dockerfile|\.dockerfile$|^environment\.ya?ml$)/i;
+const WANTED = /(\.(py|ipynb|toml|ya?ml|sh|bash|sbatch|slurm)$|^requirements.*\.txt$|^Dockerfile|\.dockerfile$|^environment\.ya?ml$)/i;
 
 const git = (args, opts = {}) => spawnSync("git", args, { encoding: "utf8", maxBuffer: 1 << 30, ...opts });
 
@@ -51,7 +51,9 @@ const git = (args, opts = {}) => spawnSync("git", args, { encoding: "utf8", maxB
 function checkout({ repo, commit }) {
   const slug = repo.replace("/", "+");
   const dir = join(cache, `${slug}-${commit.slice(0, 12)}`);
-  if (existsSync(join(dir, ".gpu-pilot-ecosystem-complete"))) return dir;
+  // The marker records the file pattern it was unpacked with: a checkout made with another is redone.
+  const marker = join(dir, ".gpu-pilot-ecosystem-complete");
+  if (existsSync(marker) && readFileSync(marker, "utf8") === `${repo}@${commit}\n${WANTED.source}\n`) return dir;
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(cache, { recursive: true });
   let gitDir = join(mirrors, slug, "repo");
@@ -88,7 +90,7 @@ function checkout({ repo, commit }) {
     writeFileSync(out, body);
   }
   if (have.length < wanted.length) console.error(`ecosystem: ${repo}: ${wanted.length - have.length} file(s) whose content the mirror lacks were left out`);
-  writeFileSync(join(tmp, ".gpu-pilot-ecosystem-complete"), `${repo}@${commit}\n`);
+  writeFileSync(join(tmp, ".gpu-pilot-ecosystem-complete"), `${repo}@${commit}\n${WANTED.source}\n`);
   renameSync(tmp, dir);
   return dir;
 }

@@ -18,7 +18,7 @@ type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
  * notebook cells) and the GPU manifests (ctx.ts's document selector: Dockerfiles, compose files,
  * Kubernetes YAML).
  */
-export const FIX_ALL_LANGUAGES: ReadonlySet<string> = new Set(["python", "dockerfile", "dockercompose", "yaml"]);
+export const FIX_ALL_LANGUAGES: ReadonlySet<string> = new Set(["python", "dockerfile", "dockercompose", "yaml", "shellscript"]);
 
 /** Command id → handler factory. */
 export const commands: Record<string, Factory> = {

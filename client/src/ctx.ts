@@ -186,6 +186,10 @@ export class Ctx implements RunHost, AgentHost {
         { scheme: "file", language: "dockerfile" },
         { scheme: "file", language: "dockercompose" },
         { scheme: "file", language: "yaml" },
+        // Slurm job scripts (GPU021-GPU025): shell scripts (linted when they have #SBATCH lines),
+        // and .sbatch/.slurm files, which VS Code gives no shell language by default.
+        { scheme: "file", language: "shellscript" },
+        { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
       ],
       initializationOptions: config.lintSettings(),
       synchronize: {

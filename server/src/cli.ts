@@ -1,7 +1,8 @@
 /**
  * The command-line interface, for CI and pre-commit:
  *   gpu-pilot check [options] PATH...
- * Lints .py files and .ipynb notebooks, and Dockerfiles, compose files and Kubernetes YAML
+ * Lints .py files and .ipynb notebooks, and Dockerfiles, compose files, Kubernetes YAML and Slurm job
+ * scripts (.sbatch, .slurm, and .sh/.bash files with #SBATCH lines)
  * (GPU018-GPU020), folders searched recursively, with the same engine and configuration
  * (`[tool.gpu-pilot]`, `# noqa`) as the language server.
  * Exit codes, as ESLint's: 0 nothing at or above the fail level (default: warning, so information
@@ -29,8 +30,9 @@ import { escapeControls as plain } from "./engine/text";
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
        gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]   (gpu-pilot mcp --help)
-  PATH                    a .py or .ipynb file, a Dockerfile, compose file or Kubernetes YAML, or a
-                          folder (searched recursively for all of these); - for stdin
+  PATH                    a .py or .ipynb file, a Dockerfile, compose file, Kubernetes YAML or Slurm
+                          job script (.sbatch, .slurm, .sh with #SBATCH lines), or a folder
+                          (searched recursively for all of these); - for stdin
 options:
   --format FORMAT         text (default) | json (Ruff's shape) | sarif (2.1.0) | github (workflow annotations)
   --select CODES          enable only these codes or prefixes (comma-separated, e.g. GPU001,GPU01)
@@ -251,7 +253,7 @@ function checkPython(filename: string, source: string, options: LintOptions, fix
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied, parsed: r.parsed };
 }
 
-/** Lints a Dockerfile, compose file or Kubernetes YAML, applying safe fixes first when `fix`. */
+/** Lints a Dockerfile, compose file, Kubernetes YAML or Slurm job script, applying safe fixes first when `fix`. */
 function checkManifest(filename: string, source: string, kind: ManifestKind, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
   const { text, applied } = fix ? fixAllManifest(source, kind, options) : { text: source, applied: 0 };
   const r = lintManifest(text, kind, options);

@@ -22,9 +22,9 @@ async function fixAll(languageId: string | undefined): Promise<{ actions: unknow
   return { actions, messages: [...recorded.messages] };
 }
 
-test("gpuPilot.fixAll: Python, Dockerfile, compose and Kubernetes YAML editors get source.fixAll.gpuPilot", async () => {
-  assert.deepEqual([...FIX_ALL_LANGUAGES].sort(), ["dockercompose", "dockerfile", "python", "yaml"]);
-  for (const languageId of ["python", "dockerfile", "dockercompose", "yaml"]) {
+test("gpuPilot.fixAll: Python, Dockerfile, compose, Kubernetes YAML and shell-script (job script) editors get source.fixAll.gpuPilot", async () => {
+  assert.deepEqual([...FIX_ALL_LANGUAGES].sort(), ["dockercompose", "dockerfile", "python", "shellscript", "yaml"]);
+  for (const languageId of ["python", "dockerfile", "dockercompose", "yaml", "shellscript"]) {
     const { actions, messages } = await fixAll(languageId);
     assert.deepEqual(actions, [[{ kind: "source.fixAll.gpuPilot", apply: "first" }]], languageId);
     assert.deepEqual(messages, [], languageId);

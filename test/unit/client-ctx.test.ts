@@ -73,6 +73,8 @@ test("activate: registers exactly the commands of package.json, starts the serve
     { scheme: "file", language: "dockerfile" },
     { scheme: "file", language: "dockercompose" },
     { scheme: "file", language: "yaml" },
+    { scheme: "file", language: "shellscript" },
+    { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
   ]);
   assert.deepEqual(client.clientOptions.initializationOptions, {
     eagerInitModules: ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"],

@@ -13,6 +13,8 @@ import * as yauzl from "yauzl";
 import { parse as parseYaml } from "yaml";
 
 const ROOT = join(__dirname, "..", "..");
+/** Every rule code (test/rule-names.json, which the registry test holds to the registered rules). */
+const RULE_CODES = Object.keys(JSON.parse(readFileSync(join(ROOT, "test", "rule-names.json"), "utf8")) as Record<string, string>).filter((k) => /^GPU\d{3}$/.test(k));
 const MAX_VSIX_BYTES = 1.5 * 1024 * 1024;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- package.json is untyped JSON */
@@ -131,7 +133,7 @@ test("the packed README is the user README (docs/extension/README.md) and every 
   const missing: string[] = [];
   for (const key of Object.keys(pkg.contributes.configuration.properties)) if (!readme.includes(`\`${key}\``)) missing.push(key);
   for (const c of pkg.contributes.commands) if (!readme.includes(`\`${c.command}\``)) missing.push(c.command);
-  for (let i = 1; i <= 20; i++) if (!readme.includes(`| GPU${String(i).padStart(3, "0")} |`)) missing.push(`GPU${String(i).padStart(3, "0")}`);
+  for (const code of RULE_CODES) if (!readme.includes(`| ${code} |`)) missing.push(code);
   assert.deepEqual(missing, [], "the user README does not document these");
 });
 
@@ -201,8 +203,8 @@ test("manifest: the icon is a 128x128 PNG", () => {
   assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20)], [128, 128]);
 });
 
-test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), the GPU view, a GPU Pilot command or agent tool", () => {
-  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+|onLanguageModelTool:gpu-pilot_\w+|onMcpServerDefinitionProvider:gpuPilot\.mcp)$/;
+test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), job scripts, the GPU view, a GPU Pilot command or agent tool", () => {
+  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml|shellscript)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+|onLanguageModelTool:gpu-pilot_\w+|onMcpServerDefinitionProvider:gpuPilot\.mcp)$/;
   for (const e of pkg.activationEvents ?? []) assert.match(e, ok);
   assert.ok(pkg.activationEvents.includes("onLanguage:python"));
   assert.ok(pkg.activationEvents.includes("onNotebook:jupyter-notebook"));
@@ -279,8 +281,7 @@ test("README documents every setting, command and rule, the two set-up commands,
   const missing: string[] = [];
   for (const key of Object.keys(pkg.contributes.configuration.properties)) if (!readme.includes(`\`${key}\``)) missing.push(key);
   for (const c of pkg.contributes.commands) if (!readme.includes(`\`${c.command}\``)) missing.push(c.command);
-  for (let i = 1; i <= 20; i++) {
-    const code = `GPU${String(i).padStart(3, "0")}`;
+  for (const code of RULE_CODES) {
     if (!readme.includes(`[${code}](docs/rules/${code}.md)`)) missing.push(code);
   }
   assert.deepEqual(missing, [], "README.md does not document these");

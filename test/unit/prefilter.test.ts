@@ -77,3 +77,10 @@ test("GPU009's trigger: reload, sys + modules, or a del before an import (a re-i
   assert.equal(fires("import sys\nsys.modules.pop('torch')\n"), true);
   assert.equal(fires("for m in model.modules():\n    pass\n"), false);
 });
+
+test("hasSbatchLine: only a line that starts with #SBATCH makes a shell script a job script", async () => {
+  const { hasSbatchLine } = await import("../../server/src/engine/prefilter");
+  assert.equal(hasSbatchLine("#SBATCH --gres=gpu:1\n"), true);
+  assert.equal(hasSbatchLine("#!/bin/bash\r\n#SBATCH -N 1\r\n"), true);
+  assert.equal(hasSbatchLine("#!/bin/bash\n  #SBATCH -N 1\necho '#SBATCH'\n"), false);
+});

@@ -104,3 +104,15 @@ export function candidateRules(text: string, enabled: readonly string[], opts: {
   }
   return out;
 }
+
+/**
+ * The prefilter of shell scripts: whether some line starts with `#SBATCH`. sbatch reads a directive
+ * only from a line that starts with it, and every job-script rule (GPU021-GPU025) needs the GPUs or
+ * the directives those lines give, so a script without one is not parsed.
+ */
+export function hasSbatchLine(text: string): boolean {
+  for (let i = text.indexOf("#SBATCH"); i >= 0; i = text.indexOf("#SBATCH", i + 1)) {
+    if (i === 0 || text[i - 1] === "\n" || text[i - 1] === "\r") return true;
+  }
+  return false;
+}

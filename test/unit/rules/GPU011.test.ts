@@ -60,3 +60,11 @@ test("GPU011 LOCAL_RANK without default is information only where no env:// proc
   const tcp = src + 'import torch.distributed as dist\ndist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=rank, world_size=2)\n';
   assert.equal((await lintCode(tcp, "GPU011", PREVIEW)).length, 1, "an explicit tcp:// rendezvous does not need torchrun");
 });
+
+test("GPU011 LOCAL_RANK: a file with a SLURM_LOCALID fallback (srun sets no LOCAL_RANK) is not reported", async () => {
+  const plain = 'import os\nrank = int(os.environ["LOCAL_RANK"])\n';
+  const slurm = 'import os\nif "SLURM_LOCALID" in os.environ:\n    rank = int(os.environ["SLURM_LOCALID"])\nelse:\n    rank = int(os.environ["LOCAL_RANK"])\n';
+  const codes = async (src: string) => (await lint(src, { preview: true })).filter((d) => d.code === "GPU011").length;
+  assert.equal(await codes(plain), 1);
+  assert.equal(await codes(slurm), 0);
+});

@@ -28,10 +28,18 @@ function specTable(): Map<string, string> {
   return new Map(Object.entries(json).filter(([code]) => /^GPU\d{3}$/.test(code)));
 }
 
-test("rule-names.json lists the 20 rules, GPU001 to GPU020", () => {
+test("rule-names.json lists the contract's 20 rules, GPU001 to GPU020, then this project's own, without gaps", () => {
   const table = specTable();
-  assert.deepEqual([...table.keys()], Array.from({ length: 20 }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
+  const codes = [...table.keys()];
+  assert.ok(codes.length >= 20, `only ${codes.length} codes`);
+  assert.deepEqual(codes, Array.from({ length: codes.length }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
   assert.equal(table.get("GPU001"), "env-after-cuda-init");
+  assert.equal(table.get("GPU020"), "compose-gpu-reservation");
+});
+
+test("every registered rule is in rule-names.json", () => {
+  const table = specTable();
+  assert.deepEqual(RULES.map((r) => r.meta.code).filter((c) => !table.has(c)), []);
 });
 
 test("codes are unique and in ascending order", () => {
@@ -117,9 +125,9 @@ test("docs/rules/README.md indexes exactly the registered rules", () => {
  * The codes reported for a doc example: as a notebook cell when it has IPython lines (`!`, `%`),
  * with a two-GPU machine so that machine-aware rules can speak.
  */
-/** A manifest example's codes: a Dockerfile, or YAML linted both as Kubernetes and as compose (preview on). */
+/** A manifest example's codes: a Dockerfile, a Slurm job script, or YAML linted both as Kubernetes and as compose (preview on). */
 function manifestCodes(text: string, language: string): string[] {
-  const kinds: ManifestKind[] = language === "dockerfile" ? ["dockerfile"] : ["yaml", "compose"];
+  const kinds: ManifestKind[] = language === "dockerfile" ? ["dockerfile"] : language === "bash" ? ["jobscript"] : ["yaml", "compose"];
   return kinds.flatMap((k) => lintManifest(text, k, { preview: true }).diagnostics.map((d) => d.code));
 }
 

@@ -1,6 +1,6 @@
 /**
- * Which manifest a file is: a Dockerfile, a compose file, or other YAML (read for Kubernetes
- * objects). Decided by the editor's language id when there is one, else by the file name, as VS
+ * Which manifest a file is: a Dockerfile, a compose file, other YAML (read for Kubernetes
+ * objects), or a shell script that may be a Slurm job script. Decided by the editor's language id when there is one, else by the file name, as VS
  * Code's built-in `dockerfile`, `dockercompose` and `yaml` languages do.
  */
 import { basename } from "node:path";
@@ -8,9 +8,17 @@ import { basename } from "node:path";
 /**
  * - `dockerfile`: `Dockerfile`, `Containerfile`, `Dockerfile.*`, `*.Dockerfile` (any case);
  * - `compose`: `compose*.yml`/`.yaml`, `docker-compose*.yml`, `*docker*compose*.yaml`;
- * - `yaml`: any other `.yml`/`.yaml`, whose documents with `apiVersion` and `kind` are Kubernetes objects.
+ * - `yaml`: any other `.yml`/`.yaml`, whose documents with `apiVersion` and `kind` are Kubernetes objects;
+ * - `jobscript`: `.sbatch`, `.slurm`, `.sh`, `.bash` (editor language `shellscript` or `slurm`): a Slurm
+ *   batch script when it has `#SBATCH` lines (a shell script without them gets no finding).
  */
-export type ManifestKind = "dockerfile" | "compose" | "yaml";
+export type ManifestKind = "dockerfile" | "compose" | "yaml" | "jobscript";
+
+/** Whether a base name (any case) names a shell script that may be a Slurm job script. */
+function isJobScriptName(name: string): boolean {
+  const n = name.toLowerCase();
+  return n.endsWith(".sbatch") || n.endsWith(".slurm") || n.endsWith(".sh") || n.endsWith(".bash");
+}
 
 /** Whether a base name (any case) names a Dockerfile. */
 function isDockerfileName(name: string): boolean {
@@ -33,19 +41,23 @@ function isComposeName(name: string): boolean {
 /**
  * The manifest kind of a file, or null when it is none (Python, notebooks, anything else).
  * @param file the path of the file; only its base name is read. Null for unsaved buffers.
- * @param languageId the editor's language id, when known: `dockerfile`, `dockercompose` and `yaml`
- *   decide; any other id (e.g. `python`) means "not a manifest".
+ * @param languageId the editor's language id, when known: `dockerfile`, `dockercompose`, `yaml`,
+ *   `shellscript` and `slurm` decide; any other id (e.g. `python`) means "not a manifest".
  */
 export function manifestKindOf(file: string | null, languageId?: string): ManifestKind | null {
   const name = file ? basename(file) : "";
+  // `.sbatch`/`.slurm` have no language of their own in VS Code (plaintext, or an extension's `slurm`).
+  if (/\.(?:sbatch|slurm)$/i.test(name)) return "jobscript";
   if (languageId !== undefined) {
     if (languageId === "dockerfile") return "dockerfile";
     if (languageId === "dockercompose") return "compose";
     if (languageId === "yaml") return isComposeName(name) ? "compose" : "yaml";
+    if (languageId === "shellscript" || languageId === "slurm") return "jobscript";
     return null;
   }
   if (isDockerfileName(name)) return "dockerfile";
   if (isComposeName(name)) return "compose";
   if (isYamlName(name.toLowerCase())) return "yaml";
+  if (isJobScriptName(name)) return "jobscript";
   return null;
 }

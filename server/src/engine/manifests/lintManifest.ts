@@ -1,6 +1,6 @@
 /**
- * Lints a manifest (Dockerfile, compose file, Kubernetes YAML) with the manifest rules
- * (GPU018-GPU020), with the same options as Python: select/ignore, severity overrides and
+ * Lints a manifest (Dockerfile, compose file, Kubernetes YAML, Slurm job script) with the manifest
+ * rules (GPU018-GPU020; GPU021-GPU025 for job scripts), with the same options as Python: select/ignore, severity overrides and
  * `# noqa`; every fix must leave the YAML as parseable as it was. Also the manifest fix-all for
  * `--fix` and `source.fixAll.gpuPilot`.
  */
@@ -15,6 +15,7 @@ import { buildManifestModel } from "./model";
 import { manifestNoqaLines } from "./noqa";
 import { yamlErrorCount } from "./yaml";
 import { fileOverSizeLimit } from "../limits";
+import { hasSbatchLine } from "../prefilter";
 
 export type { ManifestKind } from "./files";
 export { manifestKindOf } from "./files";
@@ -32,6 +33,8 @@ export interface ManifestLintResult {
 export function lintManifest(text: string, kind: ManifestKind, options: LintOptions = {}): ManifestLintResult {
   const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
+  // A shell script is a job script only with an `#SBATCH` line; any other gets no finding (and no parse).
+  if (kind === "jobscript" && !hasSbatchLine(text)) return { diagnostics: [], ruleFailures: [] };
   const model = buildManifestModel(text, kind);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
@@ -52,7 +55,7 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
     const codes = noqa.get(d.range.start.line);
     return codes !== null && !codes!.has(d.code);
   });
-  const baseErrors = kind === "dockerfile" ? 0 : model.documents.reduce((n, d) => n + d.doc.errors.length, 0);
+  const baseErrors = kind === "dockerfile" || kind === "jobscript" ? 0 : model.documents.reduce((n, d) => n + d.doc.errors.length, 0);
   for (const d of kept) {
     const override = options.severity?.[d.code];
     if (override) d.severity = override;
@@ -66,7 +69,7 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
 function fixKeepsSyntax(text: string, kind: ManifestKind, edits: TextEdit[], baseErrors: number): boolean {
   try {
     const fixed = applyEdits(text, edits);
-    return kind === "dockerfile" || yamlErrorCount(fixed) <= baseErrors;
+    return kind === "dockerfile" || kind === "jobscript" || yamlErrorCount(fixed) <= baseErrors;
   } catch {
     return false;
   }

@@ -8,6 +8,7 @@ import type { Range, TextEdit } from "../types";
 import type { ManifestKind } from "./files";
 import { SourceText } from "./source";
 import { dockerfileFacts, type DockerfileFacts } from "./dockerfile";
+import { jobScriptFacts, type JobScriptFacts } from "./jobscript";
 import { parseYaml, pairOf, valueOf, scalarText, removeItem, removePair, contentEnd, pairStart, isMap, isSeq, isScalar, type YamlDocument } from "./yaml";
 
 /** A container of a Kubernetes pod spec (Pod, a workload's pod template, a CronJob's job template, a custom resource's template). */
@@ -63,6 +64,8 @@ export interface ManifestModel {
   env: EnvSetting[];
   /** Dockerfile facts (Dockerfiles only). */
   dockerfile: DockerfileFacts | null;
+  /** Slurm job-script facts (job scripts only). */
+  jobscript: JobScriptFacts | null;
 }
 
 const quoteName = (s: string | null) => (s === null ? "" : ` "${s}"`);
@@ -142,7 +145,11 @@ function composeEnv(src: SourceText, s: ComposeService, out: EnvSetting[]): void
 /** Builds the model of a manifest. Never throws for any text. */
 export function buildManifestModel(text: string, kind: ManifestKind): ManifestModel {
   const src = new SourceText(text);
-  const model: ManifestModel = { kind, src, documents: [], containers: [], services: [], env: [], dockerfile: null };
+  const model: ManifestModel = { kind, src, documents: [], containers: [], services: [], env: [], dockerfile: null, jobscript: null };
+  if (kind === "jobscript") {
+    model.jobscript = jobScriptFacts(src);
+    return model;
+  }
   if (kind === "dockerfile") {
     model.dockerfile = dockerfileFacts(src);
     for (const e of model.dockerfile.env) {

@@ -13,6 +13,7 @@ import type { Position, Range, TextEdit } from "../types";
 import type { ManifestKind } from "./files";
 import { SourceText } from "./source";
 import { dockerfileFacts, type DockerfileFacts } from "./dockerfile";
+import { parseShell } from "./shell";
 
 const NOQA = /#\s*noqa(?::\s*([A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?/i;
 
@@ -25,6 +26,14 @@ function noqaCodes(comment: string): Set<string> | null | undefined {
 
 /** A comment: 0-based line, column of its `#`, text from the `#` to the end of the line. */
 interface LineComment { line: number; column: number; text: string }
+
+/** Comments of a shell script, from its tokenizer (a `#` inside quotes, a word or a here-document is none). */
+function shellComments(src: SourceText): LineComment[] {
+  return parseShell(src).comments.map((c) => { const p = src.position(c.start); return { line: p.line, column: p.character, text: c.text }; });
+}
+
+/** The line comments of a YAML file or shell script (the `# noqa` carriers: at the end of the line). */
+const lineComments = (src: SourceText, kind: ManifestKind): LineComment[] => (kind === "jobscript" ? shellComments(src) : yamlComments(src));
 
 /** Comments of a YAML text, from the lexer's tokens (a `#` inside a string or block scalar is none). */
 function yamlComments(src: SourceText): LineComment[] {
@@ -77,7 +86,7 @@ export function manifestNoqaLines(text: string, kind: ManifestKind, dockerfile?:
   const src = new SourceText(text);
   if (kind === "dockerfile") return dockerNoqa(dockerfile ?? dockerfileFacts(src));
   const out = new Map<number, Set<string> | null>();
-  for (const c of yamlComments(src)) {
+  for (const c of lineComments(src, kind)) {
     const codes = noqaCodes(c.text);
     if (codes !== undefined) out.set(c.line, merge(out.get(c.line), codes));
   }
@@ -87,7 +96,7 @@ export function manifestNoqaLines(text: string, kind: ManifestKind, dockerfile?:
 /** The comment that holds the noqa codes for `line`, or null (YAML: on the line; Dockerfile: above its instruction). */
 function noqaCommentFor(src: SourceText, kind: ManifestKind, line: number): { comment: LineComment | null; insertAt: Position; indent: string } | null {
   if (kind !== "dockerfile") {
-    const comment = yamlComments(src).find((c) => c.line === line) ?? null;
+    const comment = lineComments(src, kind).find((c) => c.line === line) ?? null;
     return { comment, insertAt: src.position(src.lineEnd(line)), indent: "" };
   }
   const facts = dockerfileFacts(src);
@@ -100,11 +109,14 @@ function noqaCommentFor(src: SourceText, kind: ManifestKind, line: number): { co
 /**
  * The edit that suppresses `code` for a diagnostic starting on `line`: YAML appends
  * `  # noqa: CODE` to the line; a Dockerfile gets a `# noqa: CODE` line above the instruction. An
- * existing `# noqa: A` there is extended. Null when already suppressed or not possible.
+ * existing `# noqa: A` there is extended. A shell (job) script line is treated as YAML, except that
+ * a line continued with a trailing `\` gets none: a comment after it would end the command there.
+ * Null when already suppressed or not possible.
  */
 export function manifestNoqaEdit(text: string, kind: ManifestKind, line: number, code: string): TextEdit | null {
   const src = new SourceText(text);
   if (line >= src.starts.length) return null;
+  if (kind === "jobscript" && text.slice(src.lineStart(line), src.lineEnd(line)).endsWith("\\")) return null;
   const at = noqaCommentFor(src, kind, line);
   if (!at) return null;
   const m = at.comment ? NOQA.exec(at.comment.text) : null;
@@ -124,7 +136,7 @@ export function manifestNoqaEdit(text: string, kind: ManifestKind, line: number,
 /** The rule code under `position` inside a manifest's `# noqa: ...` comment, with its range. */
 export function manifestNoqaCodeAt(text: string, kind: ManifestKind, position: Position): { code: string; range: Range } | null {
   const src = new SourceText(text);
-  const comments = kind === "dockerfile" ? dockerfileFacts(src).comments : yamlComments(src);
+  const comments = kind === "dockerfile" ? dockerfileFacts(src).comments : lineComments(src, kind);
   const comment = comments.find((c) => c.line === position.line);
   if (!comment) return null;
   const m = NOQA.exec(comment.text);

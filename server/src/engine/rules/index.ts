@@ -20,8 +20,13 @@ import { rule as GPU017 } from "./GPU017-id-not-on-this-machine";
 import { rule as GPU018 } from "./GPU018-k8s-gpu-resources";
 import { rule as GPU019 } from "./GPU019-visible-devices-baked-into-container";
 import { rule as GPU020 } from "./GPU020-compose-gpu-reservation";
+import { rule as GPU021 } from "./GPU021-job-script-sets-visible-devices";
+import { rule as GPU022 } from "./GPU022-launcher-tasks-gpus-mismatch";
+import { rule as GPU023 } from "./GPU023-sbatch-directive-after-command";
+import { rule as GPU024 } from "./GPU024-gpus-per-node-used-as-count";
+import { rule as GPU025 } from "./GPU025-job-gpu-id-out-of-range";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU021, GPU022, GPU023, GPU024, GPU025];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {

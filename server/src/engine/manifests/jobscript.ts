@@ -1,0 +1,295 @@
+/**
+ * Facts about a Slurm batch script (`.sbatch`, `.slurm`, or a `.sh` with `#SBATCH` lines) for the
+ * job-script rules (GPU021-GPU025): its `#SBATCH` directives, those Slurm ignores, the GPUs and tasks
+ * it asks for, its simple commands (shell.ts), and the launches in them (`srun`, `torchrun`,
+ * `python -m torch.distributed.run`, `python`).
+ *
+ * Sources: sbatch(1) and srun(1) of Slurm 22.05 (Debian 12 `slurm-client`), "DESCRIPTION": "The
+ * batch script may contain options preceded with "#SBATCH" before any executable commands in the
+ * script. sbatch will stop processing further #SBATCH directives once the first non-comment
+ * non-whitespace line has been reached in the script."
+ */
+import type { Range } from "../types";
+import type { SourceText } from "./source";
+import { parseShell, type ShellCommand, type ShellComment, type ShellWord } from "./shell";
+
+/** One option of an `#SBATCH` line. */
+export interface SbatchOption {
+  /** Long name without dashes (`gpus-per-node`); short options are mapped to their long names where known (`N` → `nodes`). */
+  name: string;
+  /** The value (`=value` or the next token); null for a switch. */
+  value: string | null;
+  /** The option as written on the line. */
+  range: Range;
+}
+
+/** An `#SBATCH` line. */
+export interface SbatchDirective {
+  line: number;
+  /** The whole line. */
+  range: Range;
+  options: SbatchOption[];
+}
+
+/** The GPUs and tasks a job asks for, as far as the directives say with literal numbers. */
+export interface JobRequest {
+  /** The script asks for GPUs at all (`--gres=gpu...`, `--gpus*`, `-G`). */
+  asksForGpus: boolean;
+  /** GPUs per node; null when unknown (not asked for, or not derivable without the node count). */
+  gpusPerNode: number | null;
+  /** `--gpus-per-task` when given: each task's GPUs (Slurm binds them to the task). */
+  gpusPerTask: number | null;
+  /** Tasks per node (`--ntasks-per-node`, or `--ntasks` / `--nodes` when both are given and divide). */
+  tasksPerNode: number | null;
+  nodes: number | null;
+  /** The `--gpus-per-node` option when given: its type (`a100` of `a100:4`, or null for a bare count). */
+  gpusPerNodeOption: { type: string | null; option: SbatchOption } | null;
+  /** Where the request is written, for related information. */
+  where: SbatchOption | null;
+}
+
+/** Everything the job-script rules read. */
+export interface JobScriptFacts {
+  /** Directives Slurm reads: before the first command. */
+  directives: SbatchDirective[];
+  /** `#SBATCH` lines after the first command (comments at the start of a line): Slurm ignores them. */
+  ignoredDirectives: SbatchDirective[];
+  /** 0-based line of the first command (the first line that is neither blank nor a comment), or null when the script has none. */
+  firstCommandLine: number | null;
+  request: JobRequest;
+  commands: ShellCommand[];
+  comments: ShellComment[];
+  /** Variables assigned exactly once in the script with a literal value (no expansion), by name. */
+  literals: Map<string, string>;
+}
+
+const SHORT: Record<string, string> = { N: "nodes", n: "ntasks", G: "gpus", c: "cpus-per-task", p: "partition", t: "time", J: "job-name", o: "output", e: "error", A: "account", q: "qos", w: "nodelist", x: "exclude", C: "constraint", D: "chdir", a: "array", d: "dependency", M: "clusters", L: "licenses" };
+/** Short options that take no value (sbatch(1)). */
+const SHORT_SWITCHES = new Set(["h", "H", "I", "k", "O", "Q", "s", "v", "V", "W"]);
+
+/** Splits the text after `#SBATCH` into tokens (with quotes), up to a `#` that starts a comment. */
+function directiveTokens(text: string, offset: number): Array<{ text: string; start: number; end: number }> {
+  const out: Array<{ text: string; start: number; end: number }> = [];
+  let i = 0;
+  while (i < text.length) {
+    while (i < text.length && (text[i] === " " || text[i] === "\t" || text[i] === "\r")) i++;
+    if (i >= text.length || text[i] === "#") break;
+    const start = i;
+    let value = "";
+    while (i < text.length && text[i] !== " " && text[i] !== "\t" && text[i] !== "\r") {
+      const q = text[i];
+      if (q === '"' || q === "'") {
+        const e = text.indexOf(q, i + 1);
+        const end = e < 0 ? text.length : e;
+        value += text.slice(i + 1, end);
+        i = Math.min(end + 1, text.length);
+      } else { value += q; i++; }
+    }
+    out.push({ text: value, start: offset + start, end: offset + i });
+  }
+  return out;
+}
+
+/** Parses the `#SBATCH` line at `start` (offset of the `#`). */
+function parseDirective(src: SourceText, start: number, end: number): SbatchDirective {
+  const line = src.lineOf(start);
+  const toks = directiveTokens(src.text.slice(start + 7, end), start + 7);
+  const options: SbatchOption[] = [];
+  for (let k = 0; k < toks.length; k++) {
+    const t = toks[k];
+    let name: string;
+    let value: string | null = null;
+    let last = t;
+    if (t.text.startsWith("--")) {
+      const eq = t.text.indexOf("=");
+      name = eq < 0 ? t.text.slice(2) : t.text.slice(2, eq);
+      if (eq >= 0) value = t.text.slice(eq + 1);
+      else if (toks[k + 1] && !toks[k + 1].text.startsWith("-") && VALUE_OPTIONS.has(name)) { value = toks[++k].text; last = toks[k]; }
+    } else if (t.text.startsWith("-") && t.text.length >= 2) {
+      const letter = t.text[1];
+      name = SHORT[letter] ?? letter;
+      if (t.text.length > 2) value = t.text.slice(2).replace(/^=/, "");
+      else if (!SHORT_SWITCHES.has(letter) && toks[k + 1] && !toks[k + 1].text.startsWith("-")) { value = toks[++k].text; last = toks[k]; }
+    } else {
+      continue; // a stray word; sbatch would reject the line
+    }
+    options.push({ name, value, range: src.range(t.start, last.end) });
+  }
+  return { line, range: src.range(start, end), options };
+}
+
+/** Long options whose value may follow as the next token (`--nodes 2`). */
+const VALUE_OPTIONS = new Set(["nodes", "ntasks", "ntasks-per-node", "tasks-per-node", "gpus", "gpus-per-node", "gpus-per-task", "gres", "cpus-per-task", "partition", "time", "job-name", "output", "error", "account", "qos", "mem", "constraint", "nodelist", "exclude", "chdir", "array", "dependency", "mem-per-cpu", "mem-per-gpu", "cpus-per-gpu", "gpu-bind", "reservation"]);
+
+const int = (s: string | null | undefined): number | null => (s !== null && s !== undefined && /^[0-9]+$/.test(s) ? Number(s) : null);
+
+/** `[type:]count` of `--gpus*` (count defaults to none): `a100:4` → {type: a100, count: 4}. */
+function typedCount(v: string): { type: string | null; count: number | null } {
+  const parts = v.split(":");
+  if (parts.length === 1) return { type: null, count: int(parts[0]) };
+  return { type: parts.slice(0, -1).join(":"), count: int(parts[parts.length - 1]) };
+}
+
+/** GPUs per node of a `--gres` list (`gpu`, `gpu:4`, `gpu:a100:4`, `gpu:a100:4,nvme:1`); null when it names no GPU. */
+function gresGpus(v: string): number | null | undefined {
+  for (const item of v.split(",")) {
+    const parts = item.split(":");
+    if (parts[0] !== "gpu") continue;
+    if (parts.length === 1) return 1;
+    const last = parts[parts.length - 1].replace(/\(.*\)$/, "");
+    if (parts.length === 2) return int(last) ?? 1; // `gpu:a100` is one GPU of that type
+    return int(last);
+  }
+  return undefined;
+}
+
+/** What the directives ask for (the last of repeated options wins, as on a command line). */
+export function jobRequest(directives: SbatchDirective[]): JobRequest {
+  const opts = new Map<string, SbatchOption>();
+  for (const d of directives) for (const o of d.options) opts.set(o.name === "tasks-per-node" ? "ntasks-per-node" : o.name, o);
+  const v = (n: string) => opts.get(n)?.value ?? null;
+  const nodes = int(v("nodes")?.split("-")[0]);
+  const ntasks = int(v("ntasks"));
+  let tasksPerNode = int(v("ntasks-per-node"));
+  if (tasksPerNode === null && ntasks !== null && nodes !== null && nodes > 0 && ntasks % nodes === 0) tasksPerNode = ntasks / nodes;
+  if (tasksPerNode === null && ntasks !== null && nodes === 1) tasksPerNode = ntasks;
+  const gpusPerTask = opts.has("gpus-per-task") ? typedCount(v("gpus-per-task") ?? "").count : null;
+  let gpusPerNode: number | null = null;
+  let where: SbatchOption | null = null;
+  let asksForGpus = false;
+  let gpusPerNodeOption: JobRequest["gpusPerNodeOption"] = null;
+  const gpn = opts.get("gpus-per-node");
+  const gres = opts.get("gres");
+  const gpus = opts.get("gpus");
+  if (gpn?.value) {
+    const tc = typedCount(gpn.value);
+    asksForGpus = true; gpusPerNode = tc.count; where = gpn; gpusPerNodeOption = { type: tc.type, option: gpn };
+  } else if (gres?.value && gresGpus(gres.value) !== undefined) {
+    asksForGpus = true; gpusPerNode = gresGpus(gres.value) ?? null; where = gres;
+  } else if (opts.has("gpus-per-task")) {
+    asksForGpus = true; where = opts.get("gpus-per-task")!;
+    gpusPerNode = gpusPerTask !== null && tasksPerNode !== null ? gpusPerTask * tasksPerNode : null;
+  } else if (gpus?.value) {
+    asksForGpus = true; where = gpus;
+    const total = typedCount(gpus.value).count;
+    gpusPerNode = total !== null && (nodes === 1 || (nodes !== null && total % nodes === 0)) ? total / (nodes ?? 1) : null;
+  }
+  if (asksForGpus && gpusPerNode === 0) asksForGpus = false;
+  return { asksForGpus, gpusPerNode, gpusPerTask, tasksPerNode, nodes, gpusPerNodeOption, where };
+}
+
+/** Builds the facts of a job script. Never throws. */
+export function jobScriptFacts(src: SourceText): JobScriptFacts {
+  const { commands, comments, firstToken } = parseShell(src);
+  // sbatch stops at the first line that is neither blank nor a comment: the first token's line
+  // (a `for` or `if` line counts, though it is no simple command).
+  const firstCommand = firstToken;
+  const firstCommandLine = firstCommand === null ? null : src.lineOf(firstCommand);
+  const directives: SbatchDirective[] = [];
+  const ignoredDirectives: SbatchDirective[] = [];
+  for (const c of comments) {
+    // Only a line that starts with `#SBATCH` is a directive (not `# SBATCH`, `##SBATCH`, or one indented).
+    if (!c.text.startsWith("#SBATCH") || src.lineStart(src.lineOf(c.start)) !== c.start) continue;
+    const after = c.text[7];
+    if (after !== undefined && after !== " " && after !== "\t") continue;
+    const d = parseDirective(src, c.start, c.end);
+    (firstCommand === null || c.start < firstCommand ? directives : ignoredDirectives).push(d);
+  }
+  const counts = new Map<string, number>();
+  const literal = new Map<string, string>();
+  for (const c of commands) {
+    const assigns = c.words.length === 0 ? c.assignments.map((a) => ({ name: a.name, value: a.value, word: a.word }))
+      : c.words[0].value === "export" || c.words[0].value === "declare" || c.words[0].value === "readonly" || c.words[0].value === "local"
+        ? c.words.slice(1).filter((w) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.value)).map((w) => ({ name: w.value.slice(0, w.value.indexOf("=")), value: w.value.slice(w.value.indexOf("=") + 1), word: w }))
+        : [];
+    for (const a of assigns) {
+      counts.set(a.name, (counts.get(a.name) ?? 0) + 1);
+      if (!a.word.expands) literal.set(a.name, a.value);
+    }
+  }
+  const literals = new Map([...literal].filter(([k]) => counts.get(k) === 1));
+  return { directives, ignoredDirectives, firstCommandLine, request: jobRequest(directives), commands, comments, literals };
+}
+
+/** A launch found in a command: what runs, under `srun` or not, and the srun options. */
+export interface Launch {
+  command: ShellCommand;
+  /** The srun word and its options when the program is started by srun. */
+  srun: { word: ShellWord; options: Map<string, { value: string | null; word: ShellWord }> } | null;
+  /** `torchrun` (also `python -m torch.distributed.run|launch`, `tune run`), `python`, or another program. */
+  program: "torchrun" | "python" | "other";
+  /** The words after srun and its options (the program and its arguments). */
+  words: ShellWord[];
+}
+
+/** srun options that take no value (srun(1)); any other option without `=` takes the next word. */
+const SRUN_SWITCHES = new Set(["exclusive", "overcommit", "label", "unbuffered", "pty", "no-kill", "quit-on-interrupt", "verbose", "quiet", "disable-status", "x11", "overlap", "multi-prog", "test-only", "wait-all-nodes", "help", "usage", "version", "spread-job", "use-min-nodes", "whole", "exact", "contiguous", "hold", "immediate", "oversubscribe", "reboot", "no-allocate", "preserve-env", "kill-on-bad-exit"]);
+const SRUN_SHORT_SWITCHES = new Set(["l", "u", "v", "Q", "K", "X", "Z", "s", "O", "E", "H", "k", "h", "V", "I"]);
+
+/** Whether a word names a Python interpreter (`python`, `python3`, `python3.11`, `/usr/bin/python3`). */
+const isPython = (w: string) => /^(?:.*\/)?python(?:[0-9.]*)$/.test(w);
+
+/** Classifies the program at `words[0]`. */
+function programOf(words: ShellWord[]): Launch["program"] {
+  const first = words[0]?.value ?? "";
+  const base = first.replace(/^.*\//, "");
+  if (base === "torchrun") return "torchrun";
+  if (base === "tune" && words[1]?.value === "run") return "torchrun";
+  if (isPython(first)) {
+    const m = words.findIndex((w) => w.value === "-m");
+    if (m > 0 && /^torch\.distributed\.(?:run|launch)$/.test(words[m + 1]?.value ?? "")) return "torchrun";
+    return "python";
+  }
+  return "other";
+}
+
+/** The launch a command makes (`srun [opts] prog args` or `prog args`). */
+export function launchOf(c: ShellCommand): Launch {
+  const words = c.words;
+  if (words[0]?.value.replace(/^.*\//, "") !== "srun") return { command: c, srun: null, program: programOf(words), words };
+  const options = new Map<string, { value: string | null; word: ShellWord }>();
+  let k = 1;
+  for (; k < words.length; k++) {
+    const w = words[k].value;
+    if (w === "--") { k++; break; }
+    // `srun $SRUN_ARGS --jobid ... prog`: a bare expansion among the options holds more options.
+    if (/^\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$/.test(w) && words[k + 1]?.value.startsWith("-")) continue;
+    if (w.startsWith("--")) {
+      const eq = w.indexOf("=");
+      const name = eq < 0 ? w.slice(2) : w.slice(2, eq);
+      let value: string | null = eq < 0 ? null : w.slice(eq + 1);
+      if (eq < 0 && !SRUN_SWITCHES.has(name) && k + 1 < words.length) value = words[++k].value;
+      options.set(name === "tasks-per-node" ? "ntasks-per-node" : name, { value, word: words[k] });
+    } else if (w.startsWith("-") && w.length >= 2) {
+      const letter = w[1];
+      let value: string | null = w.length > 2 ? w.slice(2).replace(/^=/, "") : null;
+      if (w.length === 2 && !SRUN_SHORT_SWITCHES.has(letter) && k + 1 < words.length) value = words[++k].value;
+      options.set(SHORT[letter] ?? letter, { value, word: words[k] });
+    } else break;
+  }
+  const rest = words.slice(k);
+  return { command: c, srun: { word: words[0], options }, program: programOf(rest), words: rest };
+}
+
+/**
+ * The value of `--name=v` / `--name v` among `words` (any of the spellings in `names`), with the
+ * word(s) holding it. The last one wins, as with Python's argparse (torchrun's parser).
+ */
+export function optionValue(words: ShellWord[], names: readonly string[]): { value: string; start: ShellWord; end: ShellWord } | null {
+  let found: { value: string; start: ShellWord; end: ShellWord } | null = null;
+  for (let k = 0; k < words.length; k++) {
+    const w = words[k].value;
+    for (const n of names) {
+      if (w === n && k + 1 < words.length) found = { value: words[k + 1].value, start: words[k], end: words[k + 1] };
+      else if (w.startsWith(`${n}=`)) found = { value: w.slice(n.length + 1), start: words[k], end: words[k] };
+    }
+  }
+  return found;
+}
+
+/** `$NAME` / `${NAME}` resolved through the script's literal assignments; the word itself when literal; null otherwise. */
+export function resolveLiteral(value: string, literals: Map<string, string>): string | null {
+  const m = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/.exec(value);
+  if (m) return literals.get(m[1] ?? m[2]) ?? null;
+  return value.includes("$") || value.includes("`") ? null : value;
+}

@@ -1,0 +1,60 @@
+import type { Rule } from "../rule";
+import type { ShellWord } from "../manifests/shell";
+import { jobScriptOf, wordsRange, GRES_DOC, SBATCH_DOC } from "./shared/jobScript";
+
+const VAR = "CUDA_VISIBLE_DEVICES";
+const EXPORTERS = new Set(["export", "declare", "typeset", "readonly"]);
+
+/** GPU021: a Slurm job script that asks for GPUs sets CUDA_VISIBLE_DEVICES itself. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU021",
+    name: "job-script-sets-visible-devices",
+    severity: "warning",
+    fixable: false,
+    docs: {
+      what: "Reports `CUDA_VISIBLE_DEVICES=...` and `export CUDA_VISIBLE_DEVICES=...` (also as a prefix of one command) in a Slurm job script that asks Slurm for GPUs (`--gres=gpu...`, `--gpus`, `--gpus-per-node`, `--gpus-per-task`).",
+      why: "Slurm sets `CUDA_VISIBLE_DEVICES` for the job to the GPUs it allocated on the node, and again for each srun step. Measured on Slurm 22.05.8 (single node, four GPUs, no device cgroups; test/fixtures/slurm/measured.md): a job given GPUs 2 and 3 while another job held 0 and 1 got `CUDA_VISIBLE_DEVICES=2,3`; after `export CUDA_VISIBLE_DEVICES=0,1` the batch script's own commands saw `0,1`, the other job's GPUs, while `srun` steps still got `2,3` (an export or a `CUDA_VISIBLE_DEVICES=1 srun ...` prefix has no effect on a step). So the setting is either wrong (commands run in the batch script, without device cgroups) or does nothing (srun steps). With device cgroups the job's GPUs are renumbered from 0 and ids outside the allocation are not visible at all.",
+      example: "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:4\n\nexport CUDA_VISIBLE_DEVICES=0,1,2,3   # GPU021: Slurm already set it to the job's GPUs\ntorchrun --nproc_per_node=4 train.py\n",
+      fix: "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:4\n\ntorchrun --nproc_per_node=4 train.py\n",
+      whenNotToCare: "A prefix on an `srun` command only (`CUDA_VISIBLE_DEVICES=0 srun ...`) is reported as information: it has no effect. A script that asks Slurm for no GPU (a whole node taken with `--exclusive` on a cluster without GPU GRES) is not reported: there Slurm sets nothing. A value built from `$CUDA_VISIBLE_DEVICES` itself (picking from what Slurm gave) is not reported. Commands inside `bash -c '...'` strings are not read.",
+      references: [
+        `${GRES_DOC}: "the environment variable CUDA_VISIBLE_DEVICES is set for each job step to determine which GPUs are available for its use on each node"; with cgroups a job allocated /dev/nvidia1 gets CUDA_VISIBLE_DEVICES=0`,
+        `${SBATCH_DOC}: --gres, --gpus, --gpus-per-node, --gpus-per-task request GPUs`,
+        "Measured: test/fixtures/slurm/measured.md (Slurm 22.05.8 from Debian 12, the recipe of ../shared/slurm-host.md)",
+      ],
+      language: "bash",
+    },
+  },
+  check: () => undefined,
+  checkManifest(ctx) {
+    const job = jobScriptOf(ctx);
+    if (!job || !job.request.asksForGpus) return;
+    const asked = job.request.where;
+    const report = (word: ShellWord, value: string, how: string, srunOnly: boolean) => {
+      if (value.includes(VAR)) return; // chosen from what Slurm set
+      const related = asked ? { related: [{ range: asked.range, message: "the GPUs asked of Slurm" }] } : {};
+      if (srunOnly) {
+        ctx.report({
+          range: wordsRange(ctx, word), severity: "information",
+          message: `CUDA_VISIBLE_DEVICES=${value} before srun has no effect: Slurm sets CUDA_VISIBLE_DEVICES for the srun step itself, to the step's GPUs (measured on Slurm 22.05)`,
+          ...related,
+        });
+        return;
+      }
+      ctx.report({
+        range: wordsRange(ctx, word),
+        message: `${how} CUDA_VISIBLE_DEVICES=${value} in a job script that asks Slurm for GPUs: Slurm already set it to the GPUs it allocated, so the batch script's commands now pick GPUs by this fixed list, which without device cgroups can be another job's GPUs (measured: a job given GPUs 2,3 then used 0,1), while srun steps get Slurm's value anyway`,
+        ...related,
+      });
+    };
+    for (const c of job.commands) {
+      const first = c.words[0]?.value;
+      const isSrun = first?.replace(/^.*\//, "") === "srun";
+      for (const a of c.assignments) if (a.name === VAR) report(a.word, a.value, "sets", isSrun);
+      if (first && EXPORTERS.has(first)) {
+        for (const w of c.words.slice(1)) if (w.value.startsWith(`${VAR}=`)) report(w, w.value.slice(VAR.length + 1), "exports", false);
+      }
+    }
+  },
+};
