@@ -8,7 +8,7 @@ import type { SyntaxNode, SyntaxTree } from "./parser";
 import { stringValue } from "./parser";
 import {
   type Framework, type InitDepth, frameworkOfModule, isEagerInitModule, cudaDeviceOrdinal,
-  TORCH_CUDA_INIT, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
+  TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
 } from "../frameworks";
 import type { Range } from "../types";
 
@@ -351,6 +351,12 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
           if (member === "amp.GradScaler" || member === "amp.autocast") return ev("torch", "context", `${bare}()`);
           return null;
         }
+        if (bare.startsWith("torch.accelerator.")) {
+          const depth = TORCH_ACCELERATOR_INIT.get(bare.slice("torch.accelerator.".length));
+          return depth ? ev("torch", depth, `${bare}()`) : null;
+        }
+        const otherDepth = TORCH_OTHER_INIT.get(bare);
+        if (otherDepth) return ev("torch", otherDepth, `${bare}()`);
         if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
           const dev = firstArgOrKeyword(args, "device_type");
           return dev && stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
@@ -439,7 +445,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
             const framework = frameworkOfModule(path);
             const eager = isEagerInitModule(path, options.eagerInitModules);
             if (framework || eager) events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
-            if (eager) events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: "context", what: `import ${path}` });
+            if (eager) events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}` });
           }
           return;
         }
