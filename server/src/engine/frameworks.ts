@@ -96,6 +96,20 @@ export type InitDepth = "nvml" | "driver" | "context";
 export const ALLOC_CONF_VARIABLES: readonly string[] = ["PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"];
 
 /**
+ * Whether an allocator-variable value selects the `cudaMallocAsync` backend (`backend:cudaMallocAsync`,
+ * among other comma-separated options; spaces around `:` and `,` allowed as torch's tokenizer does).
+ * torch reads the backend once when it loads (`import torch`) and again at the first CUDA use;
+ * measured on torch 2.11: when the two differ the first CUDA use raises `INTERNAL ASSERT FAILED ...
+ * Allocator backend parsed at runtime != allocator backend parsed at load time` (pytorch#104801).
+ */
+export function selectsAsyncAllocator(value: string): boolean {
+  return value.split(",").some((opt) => {
+    const [k, v] = opt.split(":").map((x) => x.trim());
+    return k === "backend" && v === "cudaMallocAsync";
+  });
+}
+
+/**
  * Whether an initialising call of `framework` at `depth` freezes `variable`. The allocator variables
  * survive `nvml`-depth calls (measured: written after `is_available()` or `device_count()` they still
  * apply; after `get_device_name(0)` or `torch.accelerator.current_device_index()` they do not).

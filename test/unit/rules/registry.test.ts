@@ -26,10 +26,12 @@ function specTable(): Map<string, string> {
   return new Map(Object.entries(json).filter(([code]) => /^GPU\d{3}$/.test(code)));
 }
 
-test("rule-names.json lists the 20 rules, GPU001 to GPU020", () => {
-  const table = specTable();
-  assert.deepEqual([...table.keys()], Array.from({ length: 20 }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
-  assert.equal(table.get("GPU001"), "env-after-cuda-init");
+test("rule-names.json lists the contract's 20 rules, GPU001 to GPU020, then the project's own codes in order", () => {
+  const codes = [...specTable().keys()];
+  assert.deepEqual(codes.slice(0, 20), Array.from({ length: 20 }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
+  assert.deepEqual(codes, [...codes].sort(), "codes in ascending order");
+  assert.ok(codes.slice(20).every((c) => c > "GPU020"), "codes beyond the contract come after GPU020");
+  assert.equal(specTable().get("GPU001"), "env-after-cuda-init");
 });
 
 test("codes are unique and in ascending order", () => {
