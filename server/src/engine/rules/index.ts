@@ -21,8 +21,12 @@ import { rule as GPU018 } from "./GPU018-k8s-gpu-resources";
 import { rule as GPU019 } from "./GPU019-visible-devices-baked-into-container";
 import { rule as GPU020 } from "./GPU020-compose-gpu-reservation";
 import { rule as GPU026 } from "./GPU026-alloc-backend-after-import";
+import { rule as GPU027 } from "./GPU027-jax-platforms-gpu";
+import { rule as GPU028 } from "./GPU028-xla-mem-fraction-renamed";
+import { rule as GPU029 } from "./GPU029-jax-platforms-after-backend";
+import { rule as GPU030 } from "./GPU030-keras-backend-after-import";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU026];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU026, GPU027, GPU028, GPU029, GPU030];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {
