@@ -138,6 +138,12 @@ export function lintPreview(): boolean | undefined {
   return typeof set === "boolean" ? set : undefined;
 }
 
+/** `gpuPilot.lint.targetTorch`: the torch version the code runs on ("2.11"), or undefined when empty or not a version. */
+export function lintTargetTorch(): string | undefined {
+  const v = cfg().get<unknown>("lint.targetTorch");
+  return typeof v === "string" && /^\d+\.\d+(\.\d+)?$/.test(v.trim()) ? v.trim() : undefined;
+}
+
 /** The settings the language server needs, resolved here (the server never reads raw settings). */
 export function lintSettings(): EditorLintSettings {
   return {
@@ -146,6 +152,7 @@ export function lintSettings(): EditorLintSettings {
     inlayHints: cfg().get<unknown>("inlayHints.physicalDevice") === true,
     maxFileSizeKB: maxFileSizeKB(),
     preview: lintPreview() ?? null,
+    targetTorch: lintTargetTorch() ?? null,
   };
 }
 
