@@ -124,3 +124,11 @@ test("GPU001: import torch_geometric freezes CUDA_VISIBLE_DEVICES but not the al
   assert.deepEqual(await after("CUDA_VISIBLE_DEVICES"), ["GPU001"]);
   assert.ok(!(await after("PYTORCH_ALLOC_CONF")).includes("GPU001"));
 });
+
+test("GPU001: with KINETO_USE_DAEMON=1 set before it, import torch itself freezes CUDA_VISIBLE_DEVICES (measured, pytorch#171804)", async () => {
+  const src = 'import os\nos.environ["KINETO_USE_DAEMON"] = "1"\nimport torch\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const ds = await lint(src);
+  assert.deepEqual(ds.map((d) => d.code), ["GPU001"]);
+  assert.match(ds[0].message, /import torch with KINETO_USE_DAEMON=1/);
+  assert.deepEqual((await lint(src.replace('"1"\nimport', '"0"\nimport'))).map((d) => d.code), ["GPU002"]);
+});
