@@ -10,7 +10,7 @@
 //  4. renders docs/ground-truth.md from the results (`--from FILE` renders a results file fetched
 //     from a GPU machine instead of running step 2; `--frameworks-from FILE` the same for step 3;
 //     without a GPU the committed verify/results-frameworks-*.json is rendered).
-// usage: node scripts/verify-gpu.mjs [--from results.json] [--frameworks-from FILE] [--only GPU001,...]
+// usage: node scripts/verify-gpu.mjs [--from results.json[,more.json]] [--frameworks-from FILE] [--only GPU001,...]
 import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync, writeFileSync, existsSync, mkdtempSync } from "node:fs";
 import { join, dirname } from "node:path";
@@ -69,7 +69,10 @@ if (!resultsFile) {
 }
 
 // 3. docs/ground-truth.md
-const res = JSON.parse(readFileSync(resultsFile, "utf8"));
+// `--from A,B`: several results files (e.g. the 2-GPU run and a later 1-GPU run of new pairs); rows
+// are merged, the first file's environment heads the page and each further one gets a line.
+const [res, ...more] = resultsFile.split(",").map((f) => JSON.parse(readFileSync(f, "utf8")));
+for (const m of more) { res.rows.push(...m.rows); res.passed += m.passed; res.failed += m.failed; }
 const env = res.environment;
 const esc = (s) => String(s ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ");
 const lines = [
@@ -80,6 +83,7 @@ const lines = [
   "Each program ran in a fresh interpreter with CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER unset (plus",
   "the pair's own environment); \"physical\" is the GPU that nvidia-smi showed the process on, read by",
   "pid. The programs are verify/GPUnnn/{bad,fixed}.py; what each must show is verify/GPUnnn/expect.json.",
+  ...more.map((m) => `Rules ${[...new Set(m.rows.map((r) => r.rule))].join(", ")} measured ${m.environment.date} on ${m.environment.nvidia_smi.length} x ${esc(m.environment.nvidia_smi[0]?.split(", ")[1])}, torch ${m.environment.torch}, jax ${m.environment.jax}.`),
   "TensorFlow is not installed on the GPU machines, so GPU012/GPU013 rest on TensorFlow's documentation.",
   "",
   "| rule | program | claim (expect.json) | physical GPU(s) | device_count | exception | as claimed | CLI flags it |",

@@ -24,12 +24,12 @@ export const rule: Rule = {
     fixable: true,
     docs: {
       what: "Finds writes of `XLA_PYTHON_CLIENT_MEM_FRACTION`, which JAX deprecated in favour of `XLA_CLIENT_MEM_FRACTION`; an error when the file writes both.",
-      why: "Measured on 1 x H200 with jax 0.11.2 (docs/ground-truth.md, 'JAX and Keras'): `XLA_PYTHON_CLIENT_MEM_FRACTION=.25` and `XLA_CLIENT_MEM_FRACTION=.25` each limit JAX's pool to 37,528,535,040 bytes (default 112,583,507,968), and neither warns. With both set, the backend does not start: `ValueError: XLA_CLIENT_MEM_FRACTION is specified together with XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated.` So the old name works today (information), and a file that sets both — say, the new name added next to the old one — breaks (error).",
+      why: "Measured on 1 x H200 with jax 0.11.2 (docs/ground-truth.md, 'JAX and Keras'): `XLA_PYTHON_CLIENT_MEM_FRACTION=.25` and `XLA_CLIENT_MEM_FRACTION=.25` each limit JAX's pool to 37,528,535,040 bytes (default 112,583,507,968), and neither warns. With both set, the CUDA backend does not start: the plugin raises `ValueError: XLA_CLIENT_MEM_FRACTION is specified together with XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated.`, JAX logs 'Falling back to cpu' and the program runs on no GPU (verify/GPU028: no process on the GPU). So the old name works today (information), and a file that sets both — say, the new name added next to the old one — silently loses the GPU (error).",
       example: "import os\n\nos.environ[\"XLA_PYTHON_CLIENT_MEM_FRACTION\"] = \".5\"  # GPU028: deprecated name\nimport jax\n",
       fix: "import os\n\nos.environ[\"XLA_CLIENT_MEM_FRACTION\"] = \".5\"\nimport jax\n",
       whenNotToCare: "When the project supports JAX releases older than the new name (they read only XLA_PYTHON_CLIENT_MEM_FRACTION); the fix is not marked safe for that reason. Never ignore the both-set error.",
       references: [
-        "docs/ground-truth.md, 'JAX and Keras': both fractions set → ValueError '... Remove the latter one, it is deprecated.' (jax 0.11.2)",
+        "docs/ground-truth.md, 'JAX and Keras': both fractions set → ValueError '... Remove the latter one, it is deprecated.' (jax 0.11.2); verify/GPU028: then 'Falling back to cpu', no GPU used",
         "JAX documentation, GPU memory allocation: XLA_CLIENT_MEM_FRACTION (formerly XLA_PYTHON_CLIENT_MEM_FRACTION)",
       ],
     },
@@ -43,14 +43,14 @@ export const rule: Rule = {
         ctx.report({
           range: w.range,
           severity: "error",
-          message: `${OLD} and ${NEW} are both set (${NEW} at ${ctx.where(newName.range.start.line)}): jax 0.11 refuses to start the backend ("ValueError: ${NEW} is specified together with ${OLD}. Remove the latter one, it is deprecated.", measured); remove this write`,
+          message: `${OLD} and ${NEW} are both set (${NEW} at ${ctx.where(newName.range.start.line)}): jax 0.11's CUDA backend then fails ("ValueError: ${NEW} is specified together with ${OLD}. Remove the latter one, it is deprecated.") and JAX falls back to the CPU (measured); remove this write`,
           related: [{ range: newName.range, message: `${NEW} set here` }],
         });
         continue;
       }
       ctx.report({
         range: w.range,
-        message: `${OLD} is deprecated in favour of ${NEW} (jax 0.11 reads both; setting both makes it refuse to start); use ${NEW}`,
+        message: `${OLD} is deprecated in favour of ${NEW} (jax 0.11 reads both; with both set it falls back to the CPU); use ${NEW}`,
         fix: renameFix(w),
       });
     }
