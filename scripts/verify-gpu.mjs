@@ -157,7 +157,7 @@ function frameworksSection(fw, file) {
     out.push("", "**JAX and Keras.** jax-freeze rows: the call, then `CUDA_VISIBLE_DEVICES=\"\"`, then `jax.devices()[0].platform` (gpu: frozen).", "",
       "| case | environment | result |", "|---|---|---|");
     for (const c of jax) {
-      const { group, case: id, env, rc, seconds, warnings, ...rest } = c;
+      const { group, case: id, env, rc: _rc, seconds: _seconds, warnings, ...rest } = c;
       const result = group === "jax-freeze" ? (rest.error ? `error ${rest.error}` : rest.frozen ? "**frozen** (still gpu)" : `lazy (${rest.platform_after})`)
         : rest.error ? `raises \`${esc(rest.error.slice(0, 200))}\`${warnings ? ` (stderr: ${esc(warnings[0].slice(0, 160))})` : ""}` : esc(JSON.stringify(rest));
       out.push(`| ${group}: ${esc(id)} | ${esc(envText(env))} | ${result} |`);

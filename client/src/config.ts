@@ -19,7 +19,7 @@ export const SERVER_RESTART_KEYS: readonly string[] = [`${SECTION}.eagerInitModu
 /** Settings the GPU view reads on each poll: a change triggers a refresh. */
 export const NVIDIA_SMI_KEYS: readonly string[] = [`${SECTION}.nvidiaSmiPath`, `${SECTION}.nvidiaSmiTimeoutMs`];
 
-const DEFAULT_EAGER = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"];
+const DEFAULT_EAGER = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine", "torch_geometric"];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);

@@ -123,3 +123,8 @@ for (const file of files) {
     assert.equal(get("jax-freeze", "jax.config.update").frozen, false);
   });
 }
+
+test("the editor setting's default eager-init modules are the engine's (package.json gpuPilot.eagerInitModules)", () => {
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+  assert.deepEqual(pkg.contributes.configuration.properties["gpuPilot.eagerInitModules"].default, [...DEFAULT_EAGER_INIT_MODULES]);
+});
