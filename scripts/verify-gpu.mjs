@@ -3,9 +3,14 @@
 //  1. here: the CLI must flag verify/GPUnnn/bad.py with GPUnnn and not verify/GPUnnn/fixed.py;
 //  2. on a machine with nvidia-smi and at least 2 GPUs: runs verify/run.py (each program in a fresh
 //     interpreter; physical GPU read by pid from nvidia-smi) and checks expect.json;
-//  3. renders docs/ground-truth.md from the results (`--from FILE` renders a results file fetched
-//     from a GPU machine instead of running step 2).
-// usage: node scripts/verify-gpu.mjs [--from results.json] [--only GPU001,...]
+//  3. on a machine with at least 1 GPU: runs verify/frameworks/probe.py, the measured table of
+//     freeze points, allocator, CUDA_VISIBLE_DEVICES values and JAX variables (issue 21); writes it
+//     to --frameworks-out (default verify/results-frameworks-local.json) for committing, where
+//     test/unit/frameworkTable.test.ts holds the engine's tables to it;
+//  4. renders docs/ground-truth.md from the results (`--from FILE` renders a results file fetched
+//     from a GPU machine instead of running step 2; `--frameworks-from FILE` the same for step 3;
+//     without a GPU the committed verify/results-frameworks-*.json is rendered).
+// usage: node scripts/verify-gpu.mjs [--from results.json[,more.json]] [--frameworks-from FILE] [--only GPU001,...]
 import { spawnSync } from "node:child_process";
 import { readFileSync, readdirSync, writeFileSync, existsSync, mkdtempSync } from "node:fs";
 import { join, dirname } from "node:path";
@@ -36,11 +41,22 @@ for (const code of rules) {
   console.log(`${code} CLI: bad ${bad ? "flagged" : "NOT flagged"}, fixed ${fixed ? "FLAGGED" : "clean"}${ok ? "" : "  <- FAIL"}`);
 }
 
-// 2. The GPU run.
+// 2./3. The GPU runs.
+const smi = spawnSync("nvidia-smi", ["-L"], { encoding: "utf8" });
+const gpus = smi.status === 0 ? smi.stdout.trim().split("\n").length : 0;
+let frameworksFile = opt("--frameworks-from");
+if (!frameworksFile && gpus >= 1 && !opt("--from")) {
+  frameworksFile = opt("--frameworks-out") ?? join(root, "verify", "results-frameworks-local.json");
+  const probe = spawnSync("python3", [join(root, "verify", "frameworks", "probe.py"), "--out", frameworksFile], { stdio: "inherit" });
+  if (probe.status !== 0 || !existsSync(frameworksFile)) { console.error("verify/frameworks/probe.py failed"); process.exit(1); }
+  console.log(`wrote ${frameworksFile}: commit it as verify/results-frameworks-<machine>.json; test/unit/frameworkTable.test.ts then holds the engine's tables to it`);
+}
+if (!frameworksFile) {
+  const committed = readdirSync(join(root, "verify")).filter((f) => /^results-frameworks-.*\.json$/.test(f)).sort();
+  if (committed.length) frameworksFile = join(root, "verify", committed[committed.length - 1]);
+}
 let resultsFile = opt("--from");
 if (!resultsFile) {
-  const smi = spawnSync("nvidia-smi", ["-L"], { encoding: "utf8" });
-  const gpus = smi.status === 0 ? smi.stdout.trim().split("\n").length : 0;
   if (gpus < 2) {
     console.log(`\nno multi-GPU machine here (nvidia-smi: ${smi.error ? "not found" : `${gpus} GPU(s)`}): ran the CLI half only.`);
     console.log(`${rules.length - cliFailures} passed, ${cliFailures} failed`);
@@ -53,7 +69,10 @@ if (!resultsFile) {
 }
 
 // 3. docs/ground-truth.md
-const res = JSON.parse(readFileSync(resultsFile, "utf8"));
+// `--from A,B`: several results files (e.g. the 2-GPU run and a later 1-GPU run of new pairs); rows
+// are merged, the first file's environment heads the page and each further one gets a line.
+const [res, ...more] = resultsFile.split(",").map((f) => JSON.parse(readFileSync(f, "utf8")));
+for (const m of more) { res.rows.push(...m.rows); res.passed += m.passed; res.failed += m.failed; }
 const env = res.environment;
 const esc = (s) => String(s ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ");
 const lines = [
@@ -64,6 +83,7 @@ const lines = [
   "Each program ran in a fresh interpreter with CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER unset (plus",
   "the pair's own environment); \"physical\" is the GPU that nvidia-smi showed the process on, read by",
   "pid. The programs are verify/GPUnnn/{bad,fixed}.py; what each must show is verify/GPUnnn/expect.json.",
+  ...more.map((m) => `Rules ${[...new Set(m.rows.map((r) => r.rule))].join(", ")} measured ${m.environment.date} on ${m.environment.nvidia_smi.length} x ${esc(m.environment.nvidia_smi[0]?.split(", ")[1])}, torch ${m.environment.torch}, jax ${m.environment.jax}.`),
   "TensorFlow is not installed on the GPU machines, so GPU012/GPU013 rest on TensorFlow's documentation.",
   "",
   "| rule | program | claim (expect.json) | physical GPU(s) | device_count | exception | as claimed | CLI flags it |",
@@ -84,8 +104,65 @@ lines.push("## Findings beyond ../shared/spec/ground-truth.md", "",
   "- GPU011: with `init_process_group(\"nccl\")` and no `set_device`, both torchrun ranks put their tensors on physical GPU 0 and the all-reduce fails with `DistBackendError: NCCL error ... invalid usage` (NCCL 2.28.9 rejects two ranks on one GPU).",
   "- GPU003: with `\"0,0\"`, `device_count()` is 0 and the first CUDA use raises `Unexpected error from cudaGetDeviceCount() ... Error 101: invalid device ordinal`.",
   "");
+if (frameworksFile) lines.push(...frameworksSection(JSON.parse(readFileSync(frameworksFile, "utf8")), frameworksFile));
 writeFileSync(join(root, "docs", "ground-truth.md"), lines.join("\n"));
 console.log(`wrote docs/ground-truth.md from ${resultsFile}`);
 const failed = cliFailures + res.failed;
 console.log(`${rules.length + res.rows.length - failed} passed, ${failed} failed`);
 process.exit(failed ? 1 : 0);
+
+/**
+ * The "Freeze points and framework variables" section of ground-truth.md from a
+ * verify/frameworks/probe.py results file ({environment, cases: [{group, case, env, ...}]}).
+ */
+function frameworksSection(fw, file) {
+  const e = fw.environment;
+  const rel = file.startsWith(root) ? file.slice(root.length + 1) : file;
+  const out = [
+    "## Freeze points and framework variables (issue 21)",
+    "",
+    `Measured ${e.date} by verify/frameworks/probe.py on ${e.nvidia_smi.length} x ${esc(e.nvidia_smi[0]?.split(", ")[1])} (driver ${esc(e.nvidia_smi[0]?.split(", ")[2])}),`,
+    `Python ${e.python}, torch ${e.torch} (CUDA ${e.cuda}), jax ${e.jax ?? "not measured"}, torch_geometric ${e.torch_geometric ?? "not measured"}, lightning ${e.lightning ?? "-"}, transformers ${e.transformers ?? "-"}, accelerate ${e.accelerate ?? "-"}, cupy ${e.cupy ?? "-"}, triton ${e.triton ?? "-"}.`,
+    `Keras: ${e.keras ?? "not measured"}. Results: ${rel}; test/unit/frameworkTable.test.ts holds the engine's tables (server/src/engine/frameworks.ts) to them.`,
+    "",
+    "**Freeze points.** Each row ran in a fresh interpreter: `import torch`, the call, then `os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"\"`, then",
+    "`torch.ones(1, device=\"cuda\")`. The allocation works only when the call had already made CUDA read its variables",
+    "(**frozen**); it fails with `No CUDA GPUs are available` when it had not (lazy). `is_initialized` is",
+    "`torch.cuda.is_initialized()` right after the call (False with frozen: the CUDA variables froze before torch's lazy init).",
+    "",
+    "| call (or import) | extra environment | frozen | is_initialized after |",
+    "|---|---|---|---|",
+  ];
+  const envText = (env) => Object.entries(env ?? {}).map(([k, v]) => `${k}=${v}`).join(" ");
+  for (const c of fw.cases.filter((x) => x.group === "torch-freeze" || x.group === "import-freeze")) {
+    const call = c.group === "import-freeze" ? c.case : c.case === "import torch" || c.case.startsWith("import torch+") ? "`import torch`" : c.case === "tensor" ? "`torch.ones(1, device=\"cuda\")`" : `\`torch.${c.case.split("+")[0]}(...)\``;
+    if (c.missing) { out.push(`| ${call} | ${esc(envText(c.env))} | not installed | |`); continue; }
+    out.push(`| ${c.group === "import-freeze" ? `\`${c.case}\` (${esc(c.version)})` : call} | ${esc(envText(c.env))} | ${c.frozen ? "**frozen**" : "lazy"} | ${c.is_initialized_after_call ?? ""} |`);
+  }
+  out.push("", "**Allocator variables.** `VAR=VALUE` written in `os.environ` at the point given, then a 30 MiB tensor on cuda:",
+    "an unknown key (`bogus_option:1`) raises where the value is still read; `expandable_segments:True` shows in the",
+    "memory snapshot where it applied; `backend:cudaMallocAsync` shows in `torch.cuda.get_allocator_backend()`.", "",
+    "| variable=value | written | result |", "|---|---|---|");
+  for (const c of fw.cases.filter((x) => x.group === "alloc")) {
+    const m = /^(\S+?)=(\S+) (.*)$/.exec(c.case);
+    const [vv, point] = m && !c.case.startsWith("both") ? [`${m[1]}=${m[2]}`, m[3]] : [c.case, "before import torch (environment)"];
+    const result = c.error ? `raises \`${esc(c.error.slice(0, 150))}\`` : `backend ${c.backend}, expandable ${c.expandable === true ? "yes (applied)" : c.expandable === false ? "no" : esc(String(c.expandable).slice(0, 60))}`;
+    out.push(`| \`${esc(vv)}\` | ${esc(point)} | ${result} |`);
+  }
+  out.push("", "**CUDA_VISIBLE_DEVICES values** (in the environment before `import torch`; 1 GPU machine).", "",
+    "| value | device_count() | allocation |", "|---|---|---|");
+  for (const c of fw.cases.filter((x) => x.group === "cvd")) out.push(`| \`${esc(JSON.stringify(c.case))}\` | ${c.device_count} | ${c.alloc ? "works" : "fails"} |`);
+  const jax = fw.cases.filter((x) => x.group === "jax" || x.group === "jax-freeze" || x.group === "keras");
+  if (jax.length) {
+    out.push("", "**JAX and Keras.** jax-freeze rows: the call, then `CUDA_VISIBLE_DEVICES=\"\"`, then `jax.devices()[0].platform` (gpu: frozen).", "",
+      "| case | environment | result |", "|---|---|---|");
+    for (const c of jax) {
+      const { group, case: id, env, rc: _rc, seconds: _seconds, warnings, ...rest } = c;
+      const result = group === "jax-freeze" ? (rest.error ? `error ${rest.error}` : rest.frozen ? "**frozen** (still gpu)" : `lazy (${rest.platform_after})`)
+        : rest.error ? `raises \`${esc(rest.error.slice(0, 200))}\`${warnings ? ` (stderr: ${esc(warnings[0].slice(0, 160))})` : ""}` : esc(JSON.stringify(rest));
+      out.push(`| ${group}: ${esc(id)} | ${esc(envText(env))} | ${result} |`);
+    }
+  }
+  out.push("");
+  return out;
+}

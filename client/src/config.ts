@@ -19,7 +19,7 @@ export const SERVER_RESTART_KEYS: readonly string[] = [`${SECTION}.eagerInitModu
 /** Settings the GPU view reads on each poll: a change triggers a refresh. */
 export const NVIDIA_SMI_KEYS: readonly string[] = [`${SECTION}.nvidiaSmiPath`, `${SECTION}.nvidiaSmiTimeoutMs`];
 
-const DEFAULT_EAGER = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"];
+const DEFAULT_EAGER = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine", "torch_geometric"];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -138,6 +138,12 @@ export function lintPreview(): boolean | undefined {
   return typeof set === "boolean" ? set : undefined;
 }
 
+/** `gpuPilot.lint.targetTorch`: the torch version the code runs on ("2.11"), or undefined when empty or not a version. */
+export function lintTargetTorch(): string | undefined {
+  const v = cfg().get<unknown>("lint.targetTorch");
+  return typeof v === "string" && /^\d+\.\d+(\.\d+)?$/.test(v.trim()) ? v.trim() : undefined;
+}
+
 /** The settings the language server needs, resolved here (the server never reads raw settings). */
 export function lintSettings(): EditorLintSettings {
   return {
@@ -146,6 +152,7 @@ export function lintSettings(): EditorLintSettings {
     inlayHints: cfg().get<unknown>("inlayHints.physicalDevice") === true,
     maxFileSizeKB: maxFileSizeKB(),
     preview: lintPreview() ?? null,
+    targetTorch: lintTargetTorch() ?? null,
   };
 }
 

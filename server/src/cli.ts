@@ -16,6 +16,7 @@ import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
 import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
 import { resolveLintOptions, type LintOverrides } from "./engine/options";
+import { TARGET_VERSION } from "./engine/config";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
@@ -40,6 +41,8 @@ options:
   --ignore CODES          disable these codes or prefixes
   --fix                   apply safe fixes in place, then report what remains
   --preview               also run the preview rules and checks (below the default set's precision bar)
+  --target-torch VERSION  the torch version the code runs on (e.g. 2.11; < 2.4: device_count()
+                          initialises CUDA); wins over [tool.gpu-pilot] target-torch and the pin
   --fail-level LEVEL      exit 1 when a finding is at least this severe: error | warning (default) |
                           information | hint  (alias: --exit-non-zero-on)
   --exit-zero             exit 0 even when problems are reported
@@ -129,6 +132,12 @@ function parseArgs(argv: string[]): CliArgs {
       case "--fix": a.fix = true; break;
       case "--exit-zero": a.exitZero = true; break;
       case "--preview": a.flags.preview = true; break;
+      case "--target-torch": {
+        const v = value();
+        if (!TARGET_VERSION.test(v)) throw new UsageError(`--target-torch must be a version such as 2.11, not "${v}"`);
+        a.flags.targetTorch = v;
+        break;
+      }
       case "--fail-level":
       case "--exit-non-zero-on": {
         const v = value();

@@ -54,6 +54,8 @@ export interface EditorLintSettings extends LintSettings {
   maxFileSizeKB?: number;
   /** gpuPilot.lint.preview: also run the preview rules and checks (null or absent: not set, pyproject decides). */
   preview?: boolean | null;
+  /** gpuPilot.lint.targetTorch: the torch version the code runs on ("2.11"; null or absent: not set). */
+  targetTorch?: string | null;
 }
 
 /** The client command that opens a rule's documentation page; argument: the rule code. */
@@ -113,6 +115,7 @@ export function checkEditorSettings(v: unknown): { value: Partial<EditorLintSett
   take("inlayHints", (x) => typeof x === "boolean", "true or false");
   take("maxFileSizeKB", (x) => typeof x === "number" && Number.isFinite(x) && x >= 0, "a number of KB ≥ 0");
   take("preview", (x) => typeof x === "boolean" || x === null, "true, false or null");
+  take("targetTorch", (x) => x === null || (typeof x === "string" && /^\d+\.\d+(\.\d+)?$/.test(x)), "a version such as \"2.11\" or null");
   return { value, problems };
 }
 

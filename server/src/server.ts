@@ -59,6 +59,7 @@ function lintOptions(uri: string): LintOptions {
   const { options, problems } = resolveLintOptions(pathOf(uri), {
     select: settings.select, ignore: settings.ignore, severity: settings.severity, eagerInitModules: settings.eagerInitModules,
     ...(typeof settings.preview === "boolean" ? { preview: settings.preview } : {}),
+    ...(typeof settings.targetTorch === "string" ? { targetTorch: settings.targetTorch } : {}),
   }, settings.configurationPreference ?? "editorFirst", {}, workspaceRoots);
   for (const p of problems) {
     const key = `${p.file}:${p.line}:${p.message}`;

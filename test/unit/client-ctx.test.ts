@@ -77,8 +77,8 @@ test("activate: registers exactly the commands of package.json, starts the serve
     { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
   ]);
   assert.deepEqual(client.clientOptions.initializationOptions, {
-    eagerInitModules: ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"],
-    select: [], ignore: [], severity: {}, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null,
+    eagerInitModules: ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine", "torch_geometric"],
+    select: [], ignore: [], severity: {}, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null, targetTorch: null,
   });
 
   await api.refresh();
@@ -113,7 +113,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
   changeSettings(["gpuPilot.lint.ignore", "gpuPilot.lint"]);
   const sent = second.notifications.filter((n) => n.method === "gpuPilot/settings");
   assert.equal(sent.length, 1);
-  assert.deepEqual(sent[0].params, { eagerInitModules: ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"], select: [], ignore: ["GPU002"], severity: { GPU001: "warning" }, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null });
+  assert.deepEqual(sent[0].params, { eagerInitModules: ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine", "torch_geometric"], select: [], ignore: ["GPU002"], severity: { GPU001: "warning" }, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null, targetTorch: null });
   assert.equal(FakeLanguageClient.instances.length, 2, "no restart for lint settings");
   settings.delete("lint.ignore");
   settings.delete("lint.severity");
@@ -122,7 +122,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
   settings.set("eagerInitModules", ["my_cuda_lib"]);
   changeSettings(["gpuPilot.eagerInitModules"]);
   await until(() => FakeLanguageClient.instances.length === 3 && FakeLanguageClient.instances[2].isRunning(), "a third client");
-  assert.deepEqual(FakeLanguageClient.instances[2].clientOptions.initializationOptions, { eagerInitModules: ["my_cuda_lib"], select: [], ignore: [], severity: {}, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null });
+  assert.deepEqual(FakeLanguageClient.instances[2].clientOptions.initializationOptions, { eagerInitModules: ["my_cuda_lib"], select: [], ignore: [], severity: {}, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null, targetTorch: null });
   assert.equal(second.stopped, true);
 
   assert.equal(api.lastRun, undefined);

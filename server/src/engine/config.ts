@@ -13,6 +13,7 @@ import { satisfies } from "@renovatebot/pep440";
 import { minimatch } from "minimatch";
 import type { Severity } from "./types";
 import { readWorkspaceText } from "./workspaceFile";
+import { RULES } from "./rules/index";
 
 /** The `[tool.gpu-pilot]` table, validated. Keys are kebab-case as in pyproject. */
 export interface ProjectConfig {
@@ -27,6 +28,25 @@ export interface ProjectConfig {
   eagerInitModules?: string[];
   /** `preview = true`: also run the preview rules and checks (below the default set's precision bar). */
   preview?: boolean;
+  /**
+   * `target-torch = "2.11"`: the torch version the code runs on (MAJOR.MINOR[.PATCH]); decides the
+   * facts that differ between versions (torch < 2.4: `device_count()` initialises CUDA) and wins
+   * over the pin found in the project's dependency files.
+   */
+  targetTorch?: string;
+}
+
+/** A target version as written in `target-torch`: MAJOR.MINOR or MAJOR.MINOR.PATCH. */
+export const TARGET_VERSION = /^\d+\.\d+(\.\d+)?$/;
+
+/**
+ * Whether a target version (`"2.3"`, `"2.11.0"`) is below `major.minor`. Throws on a string that is
+ * not {@link TARGET_VERSION} (callers validate first).
+ */
+export function versionBelow(version: string, major: number, minor: number): boolean {
+  if (!TARGET_VERSION.test(version)) throw new Error(`not a version: ${version}`);
+  const [a, b] = version.split(".").map(Number);
+  return a < major || (a === major && b < minor);
 }
 
 /** A configuration problem: shown once, pointing at the file and line; linting goes on with defaults. */
@@ -38,7 +58,8 @@ export interface ConfigProblem {
 }
 
 const CODE = /^GPU\d{0,3}$/;
-const KNOWN_CODES = new Set(Array.from({ length: 20 }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
+/** The registered rule codes (GPU001..GPU020 of the contract, then the project's own: GPU026 and up). */
+const KNOWN_CODES: ReadonlySet<string> = new Set<string>(RULES.map((r) => r.meta.code));
 const SEVERITIES = new Set(["error", "warning", "information", "hint"]);
 
 /**
@@ -99,7 +120,7 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
   const codes = (key: string, v: unknown): string[] | undefined => {
     if (!Array.isArray(v) || v.some((c) => typeof c !== "string")) { problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] ${key} must be a list of rule codes` }); return undefined; }
     const bad = (v as string[]).filter((c) => !CODE.test(c) || (c.length === 6 && !KNOWN_CODES.has(c)));
-    if (bad.length) { problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] ${key}: unknown rule code${bad.length > 1 ? "s" : ""} ${bad.join(", ")} (codes are GPU001..GPU020)` }); return (v as string[]).filter((c) => !bad.includes(c)); }
+    if (bad.length) { problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] ${key}: unknown rule code${bad.length > 1 ? "s" : ""} ${bad.join(", ")} (codes are ${[...KNOWN_CODES].join(", ")})` }); return (v as string[]).filter((c) => !bad.includes(c)); }
     return v as string[];
   };
   for (const [key, value] of Object.entries(table)) {
@@ -130,12 +151,16 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
         if (typeof value !== "boolean") problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] preview must be true or false" });
         else config.preview = value;
         break;
+      case "target-torch":
+        if (typeof value !== "string" || !TARGET_VERSION.test(value)) problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] target-torch must be a version string such as \"2.11\"" });
+        else config.targetTorch = value;
+        break;
       case "eager-init-modules":
         if (!Array.isArray(value) || value.some((m) => typeof m !== "string")) problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] eager-init-modules must be a list of module names" });
         else config.eagerInitModules = value as string[];
         break;
       default:
-        problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] unknown key "${key}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview)` });
+        problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] unknown key "${key}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch)` });
     }
   }
   return { config, problems };

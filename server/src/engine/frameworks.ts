@@ -27,8 +27,19 @@ export const FRAMEWORK_MODULES: ReadonlyMap<string, Framework> = new Map<string,
   ["paddle", "paddle"], ["mxnet", "mxnet"],
 ]);
 
-/** Default modules that initialise CUDA at import (rules.md; configurable: eagerInitModules). */
-export const DEFAULT_EAGER_INIT_MODULES: readonly string[] = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine"];
+/**
+ * Default modules that initialise CUDA at import (rules.md; configurable: eagerInitModules).
+ * `torch_geometric`: measured (verify/results-frameworks-h200.json, torch_geometric 2.8.0.post1 on
+ * torch 2.11): after `import torch_geometric`, `CUDA_VISIBLE_DEVICES=""` no longer hides the GPU,
+ * while `torch.cuda.is_initialized()` is still False.
+ */
+export const DEFAULT_EAGER_INIT_MODULES: readonly string[] = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine", "torch_geometric"];
+
+/**
+ * How deep an eager module's import initialises (default `context`). `torch_geometric` measured like
+ * `torch.cuda.is_available()`: the CUDA variables freeze, torch's lazy init has not run.
+ */
+export const EAGER_INIT_DEPTH: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>([["torch_geometric", "nvml"]]);
 
 /** Which framework an imported module path brings, or null. `numba` alone brings none, `numba.cuda` does. */
 export function frameworkOfModule(modulePath: string): Framework | null {
@@ -48,7 +59,7 @@ export function isEagerInitModule(modulePath: string, eager: readonly string[]):
 /** The variables read once when CUDA or a framework initialises (rules.md, "Startup variables"). */
 export const STARTUP_VARIABLES: readonly string[] = [
   "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
-  "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_NVML_BASED_CUDA_CHECK", "XLA_PYTHON_CLIENT_PREALLOCATE",
+  "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_NVML_BASED_CUDA_CHECK", "XLA_PYTHON_CLIENT_PREALLOCATE",
   "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR", "XLA_FLAGS",
   "TF_FORCE_GPU_ALLOW_GROWTH", "TF_GPU_ALLOCATOR",
 ];
@@ -70,38 +81,105 @@ export function readersOf(variable: string): readonly Framework[] | null {
  * "Each variable freezes at its own moment"):
  * - `nvml`: `torch.cuda.is_available()`: initialises the CUDA driver (freezes CUDA_VISIBLE_DEVICES)
  *   but creates no context, so PYTORCH_CUDA_ALLOC_CONF still applies after it (measured);
- * - `driver`: device queries (`get_device_name`, ...): freeze the CUDA variables; we treat them
- *   as freezing PYTORCH_CUDA_ALLOC_CONF too (they run torch's lazy init);
+ * - `driver`: device queries (`get_device_name`, ...): freeze the CUDA variables and the allocator
+ *   variables (they run torch's lazy init; measured for `get_device_name(0)` and
+ *   `torch.accelerator.current_device_index()`, torch 2.11);
  * - `context`: first context or allocation (tensors, `mem_get_info`, `set_device`).
  */
 export type InitDepth = "nvml" | "driver" | "context";
 
-/** Whether an initialising call of `framework` at `depth` freezes `variable`. */
+/**
+ * The caching allocator's configuration variables: `PYTORCH_ALLOC_CONF` is the newer name,
+ * `PYTORCH_CUDA_ALLOC_CONF` the older (both honoured by torch 2.11; when both are set the
+ * `PYTORCH_CUDA_ALLOC_CONF` value was the one in effect: verify/results-frameworks-h200.json).
+ */
+export const ALLOC_CONF_VARIABLES: readonly string[] = ["PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF"];
+
+/**
+ * Whether an allocator-variable value selects the `cudaMallocAsync` backend (`backend:cudaMallocAsync`,
+ * among other comma-separated options; spaces around `:` and `,` allowed as torch's tokenizer does).
+ * torch reads the backend once when it loads (`import torch`) and again at the first CUDA use;
+ * measured on torch 2.11: when the two differ the first CUDA use raises `INTERNAL ASSERT FAILED ...
+ * Allocator backend parsed at runtime != allocator backend parsed at load time` (pytorch#104801).
+ */
+export function selectsAsyncAllocator(value: string): boolean {
+  return value.split(",").some((opt) => {
+    const [k, v] = opt.split(":").map((x) => x.trim());
+    return k === "backend" && v === "cudaMallocAsync";
+  });
+}
+
+/**
+ * Whether an initialising call of `framework` at `depth` freezes `variable`. The allocator variables
+ * survive `nvml`-depth calls (measured: written after `is_available()` or `device_count()` they still
+ * apply; after `get_device_name(0)` or `torch.accelerator.current_device_index()` they do not).
+ */
 export function freezes(framework: Framework, depth: InitDepth, variable: string): boolean {
   const readers = readersOf(variable);
   if (readers && !readers.includes(framework)) return false;
-  if (variable === "PYTORCH_CUDA_ALLOC_CONF" && depth === "nvml") return false;
+  if (ALLOC_CONF_VARIABLES.includes(variable) && depth === "nvml") return false;
   return true;
 }
 
-/** torch.cuda functions that initialise CUDA (ground truth rows marked "no"), with their depth. */
+/*
+ * The freeze-point tables below are tested against the measured table
+ * verify/results-frameworks-*.json (test/unit/frameworkTable.test.ts): every member is measured, a
+ * member of an *_INIT table froze CUDA_VISIBLE_DEVICES, a member of a *_LAZY table did not. A new
+ * torch version is one `python3 verify/frameworks/probe.py` run away (verify/README in
+ * verify/frameworks/probe.py).
+ */
+
+/** torch.cuda functions that initialise CUDA (measured: verify/results-frameworks-h200.json), with their depth. */
 export const TORCH_CUDA_INIT: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>([
   ["is_available", "nvml"],
   ["is_bf16_supported", "driver"], ["get_arch_list", "driver"], ["get_device_name", "driver"],
   ["get_device_properties", "driver"], ["get_device_capability", "driver"], ["init", "driver"],
   ["current_device", "driver"], ["get_gencode_flags", "driver"],
   ["set_device", "context"], ["mem_get_info", "context"], ["synchronize", "context"], ["Stream", "context"],
-  ["Event", "context"], ["device", "context"], ["set_per_process_memory_fraction", "context"],
-  ["ipc_collect", "context"], ["stream", "context"],
+  ["device", "context"], ["set_per_process_memory_fraction", "context"],
+  ["ipc_collect", "context"], ["stream", "context"], ["current_stream", "context"], ["get_rng_state", "context"],
 ]);
 
-/** torch.cuda functions that measured lazy (no initialisation): used in messages and tests. */
+/**
+ * torch.cuda functions that measured lazy (no initialisation). `Event`: torch 2.11 creates the CUDA
+ * event on first record, so `torch.cuda.Event()` alone leaves CUDA_VISIBLE_DEVICES writable (measured).
+ */
 export const TORCH_CUDA_LAZY: readonly string[] = [
   "device_count", "manual_seed", "manual_seed_all", "seed", "seed_all", "memory_allocated", "empty_cache",
-  "is_initialized", "max_memory_allocated", "memory_reserved",
+  "is_initialized", "max_memory_allocated", "memory_reserved", "Event",
 ];
 
-/** jax functions that start the backend (ground truth: `jax.devices()` does; `import jax` does not). */
+/**
+ * torch.accelerator (torch >= 2.6) functions that initialise CUDA, with their depth (measured, torch
+ * 2.11): `is_available()` like `torch.cuda.is_available()`; `current_device_index()` runs torch's lazy
+ * init; `set_device_index()` is `torch.cuda.set_device` under the device-generic name.
+ */
+export const TORCH_ACCELERATOR_INIT: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>([
+  ["is_available", "nvml"], ["current_device_index", "driver"], ["set_device_index", "context"], ["synchronize", "context"],
+]);
+
+/** torch.accelerator functions that measured lazy (torch 2.11). */
+export const TORCH_ACCELERATOR_LAZY: readonly string[] = ["device_count", "current_accelerator"];
+
+/**
+ * Other torch calls (full dotted path) that initialise CUDA (measured, torch 2.11):
+ * `torch.__config__.show()` freezes the CUDA variables without torch's lazy init;
+ * `torch.backends.cudnn.version()` runs the lazy init.
+ */
+export const TORCH_OTHER_INIT: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>([
+  ["torch.__config__.show", "nvml"], ["torch.backends.cudnn.version", "driver"],
+]);
+
+/** Other torch calls that measured lazy (torch 2.11). */
+export const TORCH_OTHER_LAZY: readonly string[] = ["torch.backends.cudnn.is_available"];
+
+/** The callee paths that set torch's current CUDA device: `torch.cuda.set_device` and its device-generic twin. */
+export const SET_DEVICE_PATHS: readonly string[] = ["torch.cuda.set_device", "torch.accelerator.set_device_index"];
+
+/**
+ * jax functions that start the backend (measured, jax 0.11.2: verify/results-frameworks-h200.json;
+ * `import jax`, `jax.config.update(...)`, `import flax`/`optax` do not).
+ */
 export const JAX_INIT_FUNCTIONS: ReadonlySet<string> = new Set([
   "devices", "local_devices", "device_count", "local_device_count", "device_put", "device_put_replicated",
   "device_put_sharded", "default_backend", "process_count", "process_index", "block_until_ready", "make_mesh",

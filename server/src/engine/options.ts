@@ -6,7 +6,7 @@
  */
 import { dirname } from "node:path";
 import { statSync } from "node:fs";
-import { findPyproject, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, type ConfigProblem, type ProjectConfig } from "./config";
+import { findPyproject, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
 import type { LintOptions } from "./lint";
 import type { Severity } from "./types";
 
@@ -21,6 +21,8 @@ export interface LintOverrides {
   eagerInitModules?: string[];
   /** Run the preview rules and checks too (CLI `--preview`, setting `gpuPilot.lint.preview`). */
   preview?: boolean;
+  /** The torch version the code targets (CLI `--target-torch`, setting `gpuPilot.lint.targetTorch`): "2.11". */
+  targetTorch?: string;
 }
 
 interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean }
@@ -48,7 +50,13 @@ export function resolveLintOptions(file: string | null, editor: LintOverrides, p
   const pyproject = file && preference !== "editorOnly" ? findPyproject(dirname(file), roots) : null;
   const entry = pyproject ? projectConfig(pyproject) : null;
   const project = entry?.config ?? null;
-  const torchBelow24 = entry?.torchBelow24 || (file ? projectPinsTorchBelow24(dirname(file)) : false);
+  // An explicit target (flag, then editor/pyproject per the preference) wins over the pin found in
+  // the dependency files.
+  const validTarget = (v: string | undefined): boolean => typeof v === "string" && TARGET_VERSION.test(v);
+  const targetTorch = validTarget(flags.targetTorch) ? flags.targetTorch
+    : preference === "filesystemFirst" ? (validTarget(project?.targetTorch) ? project?.targetTorch : validTarget(editor.targetTorch) ? editor.targetTorch : undefined)
+    : validTarget(editor.targetTorch) ? editor.targetTorch : validTarget(project?.targetTorch) ? project?.targetTorch : undefined;
+  const torchBelow24 = targetTorch ? versionBelow(targetTorch, 2, 4) : entry?.torchBelow24 || (file ? projectPinsTorchBelow24(dirname(file)) : false);
   const pick = <T>(e: T | undefined, p: T | undefined, has: (v: T | undefined) => boolean): T | undefined =>
     preference === "filesystemFirst" ? (has(p) ? p : e) : has(e) ? e : p;
   const select = nonEmpty(flags.select) ? flags.select : pick(editor.select, project?.select, nonEmpty);

@@ -88,6 +88,12 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe) => boolean>
   GPU015: (t) => t.has("putenv"),
   GPU016: (t) => t.hasAny(ENV),
   GPU017: (t) => t.hasAny(ENV) || t.has("cuda") || t.has("device"), // only with a known machine
+  // Issue 21: environment writes (GPU026, 027, 028, 030) and `jax.config.update("jax_platforms", ...)` (GPU027, 029).
+  GPU026: (t) => t.hasAny(ENV),
+  GPU027: (t) => t.hasAny(ENV) || t.has("jax_platforms"),
+  GPU028: (t) => t.hasAny(ENV),
+  GPU029: (t) => t.has("jax_platforms"),
+  GPU030: (t) => t.hasAny(ENV),
 };
 
 /**

@@ -94,3 +94,41 @@ test("GPU001: configurable eager-init modules", async () => {
   assert.deepEqual((await lint(src)).map((d) => d.code), []);
   assert.deepEqual((await lint(src, { eagerInitModules: ["my_cuda_lib"] })).map((d) => d.code), ["GPU001"]);
 });
+
+// Issue 21: the freeze points measured on torch 2.11 (verify/results-frameworks-h200.json).
+const codesAfter = async (pre: string, variable = "CUDA_VISIBLE_DEVICES") =>
+  (await lint(`import os\nimport torch\n${pre}\nos.environ["${variable}"] = "1"\n`)).map((d) => `${d.code}:${d.severity}`);
+
+test("GPU001: torch.accelerator.is_available/current_device_index/set_device_index, torch.__config__.show() and torch.backends.cudnn.version() freeze CUDA_VISIBLE_DEVICES", async () => {
+  for (const call of ["torch.accelerator.is_available()", "torch.accelerator.current_device_index()", "torch.accelerator.set_device_index(0)", "torch.__config__.show()", "torch.backends.cudnn.version()", "torch.cuda.current_stream()"]) {
+    assert.deepEqual(await codesAfter(call), ["GPU001:error"], call);
+  }
+});
+
+test("GPU001: torch.accelerator.device_count/current_accelerator, torch.cuda.Event() and torch.backends.cudnn.is_available() leave it writable (GPU002 only)", async () => {
+  for (const call of ["torch.accelerator.device_count()", "torch.accelerator.current_accelerator()", "torch.cuda.Event()", "torch.backends.cudnn.is_available()"]) {
+    assert.deepEqual(await codesAfter(call), ["GPU002:information"], call);
+  }
+});
+
+test("GPU001: PYTORCH_ALLOC_CONF (the newer name) freezes like PYTORCH_CUDA_ALLOC_CONF: not after is_available(), yes after get_device_name()", async () => {
+  for (const v of ["PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF"]) {
+    assert.deepEqual(await codesAfter("torch.cuda.is_available()", v), ["GPU002:information"], v);
+    assert.deepEqual(await codesAfter("torch.cuda.get_device_name(0)", v), ["GPU001:error"], v);
+    assert.deepEqual(await codesAfter("torch.accelerator.current_device_index()", v), ["GPU001:error"], v);
+  }
+});
+
+test("GPU001: import torch_geometric freezes CUDA_VISIBLE_DEVICES but not the allocator variables", async () => {
+  const after = async (v: string) => (await lint(`import os\nimport torch_geometric\nos.environ["${v}"] = "1"\n`)).map((d) => d.code);
+  assert.deepEqual(await after("CUDA_VISIBLE_DEVICES"), ["GPU001"]);
+  assert.ok(!(await after("PYTORCH_ALLOC_CONF")).includes("GPU001"));
+});
+
+test("GPU001: with KINETO_USE_DAEMON=1 set before it, import torch itself freezes CUDA_VISIBLE_DEVICES (measured, pytorch#171804)", async () => {
+  const src = 'import os\nos.environ["KINETO_USE_DAEMON"] = "1"\nimport torch\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const ds = await lint(src);
+  assert.deepEqual(ds.map((d) => d.code), ["GPU001"]);
+  assert.match(ds[0].message, /import torch with KINETO_USE_DAEMON=1/);
+  assert.deepEqual((await lint(src.replace('"1"\nimport', '"0"\nimport'))).map((d) => d.code), ["GPU002"]);
+});

@@ -46,3 +46,27 @@ test("GPU003 hidden-all before CUDA use is a warning; trailing negative id alone
   assert.equal(d.severity, "warning");
   assert.deepEqual(await lintCode('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,-1"\n', "GPU003"), []);
 });
+
+// Issue 21: measured on 1 x H200, torch 2.11 (verify/results-frameworks-h200.json): "[0, 1]" → 0 devices, "1,1" → 0.
+test("GPU003: str() of an nargs list gives \"[0, 1]\": every GPU hidden; the fix joins the ids", async () => {
+  const src = 'import argparse, os\np = argparse.ArgumentParser()\np.add_argument("--gpus", type=int, nargs="+")\nargs = p.parse_args()\nos.environ["CUDA_VISIBLE_DEVICES"] = str(args.gpus)\n';
+  const [d] = await lintCode(src, "GPU003");
+  assert.equal(d.severity, "error");
+  assert.match(d.message, /str\(args\.gpus\), the text of a list/);
+  assert.match(d.message, /"\[0, 1\]" → 0 devices/);
+  assert.equal(d.fix?.title, 'Join the ids: ",".join(map(str, args.gpus))');
+  const fixed = applyFix(src, d);
+  assert.match(fixed, /= ",".join\(map\(str, args\.gpus\)\)\n$/);
+  assert.deepEqual((await lintCode(fixed, "GPU003")), []);
+});
+
+test("GPU003: a computed join is checked like the literal it makes", async () => {
+  const [d] = await lintCode('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, [1, 1]))\n', "GPU003");
+  assert.equal(d.message, 'CUDA_VISIBLE_DEVICES=",".join(map(str, [1, 1])) (= "1,1") repeats id 1: a duplicate hides every GPU (0 devices; the first CUDA use raises)');
+  assert.equal(d.fix, undefined, "no text edit for a computed value");
+});
+
+test("GPU003: the literal \"[0, 1]\" hides every GPU", async () => {
+  const [d] = await lintCode('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "[0, 1]"\n', "GPU003");
+  assert.match(d.message, /malformed id "\[0": CUDA stops parsing there, so no GPU is visible/);
+});

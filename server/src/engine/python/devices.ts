@@ -5,7 +5,7 @@
 import type { SyntaxNode } from "./parser";
 import { stringValue } from "./parser";
 import type { ModuleModel } from "./model";
-import { cudaDeviceOrdinal } from "../frameworks";
+import { cudaDeviceOrdinal, SET_DEVICE_PATHS } from "../frameworks";
 
 /** One device ordinal written in code. */
 export interface DeviceUse {
@@ -50,7 +50,7 @@ export function deviceUses(model: ModuleModel): DeviceUse[] {
       if (a && n !== null) out.push({ ordinal: n, node: a, form, replace: (k) => String(k) });
     };
     if (q === "torch.device" && args.length >= 2 && stringValue(args[0]) === "cuda") intArg(args[1], `torch.device("cuda", ${args[1].text})`);
-    else if (q === "torch.cuda.set_device" || q === "torch.cuda.device") intArg(args[0], `${q}(${args[0]?.text ?? ""})`);
+    else if ((q !== null && SET_DEVICE_PATHS.includes(q)) || q === "torch.cuda.device") intArg(args[0], `${q}(${args[0]?.text ?? ""})`);
     else if (fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "cuda" && model.frameworks.has("torch") && q !== "torch.cuda") intArg(args[0], `.cuda(${args[0]?.text ?? ""})`);
     for (const a of args) {
       if (a.type !== "keyword_argument") continue;

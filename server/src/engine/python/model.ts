@@ -8,7 +8,7 @@ import type { SyntaxNode, SyntaxTree } from "./parser";
 import { stringValue } from "./parser";
 import {
   type Framework, type InitDepth, frameworkOfModule, isEagerInitModule, cudaDeviceOrdinal,
-  TORCH_CUDA_INIT, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
+  TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
 } from "../frameworks";
 import type { Range } from "../types";
 
@@ -330,6 +330,10 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     const events: TimelineEvent[] = [];
     const calls: TimelineCall[] = [];
     let nvmlCheck = false;
+    // KINETO_USE_DAEMON=1 before torch loads makes `import torch` itself initialise CUDA (measured on
+    // torch 2.11 like is_available(): the CUDA variables freeze, the lazy init has not run; pytorch#171804).
+    let kinetoDaemon = false;
+    let torchLoaded = false;
     const magicQueue = [...magics].sort((a, b) => a.line - b.line);
     const flushMagics = (beforeLine: number) => {
       while (magicQueue.length && magicQueue[0].line < beforeLine) events.push(...magicEvents(magicQueue.shift()!));
@@ -351,6 +355,12 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
           if (member === "amp.GradScaler" || member === "amp.autocast") return ev("torch", "context", `${bare}()`);
           return null;
         }
+        if (bare.startsWith("torch.accelerator.")) {
+          const depth = TORCH_ACCELERATOR_INIT.get(bare.slice("torch.accelerator.".length));
+          return depth ? ev("torch", depth, `${bare}()`) : null;
+        }
+        const otherDepth = TORCH_OTHER_INIT.get(bare);
+        if (otherDepth) return ev("torch", otherDepth, `${bare}()`);
         if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
           const dev = firstArgOrKeyword(args, "device_type");
           return dev && stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
@@ -428,6 +438,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
         const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
         events.push(ev);
         if (w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK" && w.literal === "1") nvmlCheck = true;
+        if (w.variable === "KINETO_USE_DAEMON" && w.literal === "1") kinetoDaemon = true;
       }
     };
 
@@ -439,7 +450,9 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
             const framework = frameworkOfModule(path);
             const eager = isEagerInitModule(path, options.eagerInitModules);
             if (framework || eager) events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
-            if (eager) events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: "context", what: `import ${path}` });
+            if (eager) events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}` });
+            else if (framework === "torch" && kinetoDaemon && !torchLoaded) events.push({ kind: "init", node: stmt, framework: "torch", depth: "nvml", what: `import ${path} with KINETO_USE_DAEMON=1` });
+            if (framework === "torch") torchLoaded = true;
           }
           return;
         }

@@ -4,6 +4,7 @@ import { STARTUP_VARIABLES } from "../frameworks";
 import { stateBefore } from "../python/timeline";
 import { nodeRange } from "../python/model";
 import { moveWriteFix } from "./shared/moveWrite";
+import { asyncBackendWritesAfterImport } from "./GPU026-alloc-backend-after-import";
 
 /** GPU002: a startup variable written after a framework import, before any initialising call. */
 export const rule: Rule = {
@@ -27,7 +28,11 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
+    // backend:cudaMallocAsync after the import does not "work while nothing initialises CUDA": it
+    // crashes at the first CUDA use (GPU026 reports it).
+    const async = new Set(asyncBackendWritesAfterImport(ctx.model).map((x) => x.write));
     for (const w of envWrites(ctx.model)) {
+      if (async.has(w)) continue;
       // PYTORCH_NVML_BASED_CUDA_CHECK is read by every torch.cuda.is_available() call, not frozen at
       // import (issue 16, pattern 10), so writing it after `import torch` is fine.
       if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv" || w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK") continue;

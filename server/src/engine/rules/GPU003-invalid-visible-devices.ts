@@ -15,19 +15,20 @@ export const rule: Rule = {
     severity: "error",
     fixable: true,
     docs: {
-      what: "Checks the value written to CUDA_VISIBLE_DEVICES: a non-string (int, list, tuple, an `argparse` argument declared `type=int`), a repeated id, a malformed or negative id followed by more ids, and `\"\"`/`\"-1\"` in a file that then uses CUDA.",
-      why: "Measured on 2 x H200 (ground-truth.md, 'How CUDA parses CUDA_VISIBLE_DEVICES'): `os.environ[...] = 1` raises `TypeError: str expected, not int` at the assignment; `\"0,0\"` hides every GPU (0 devices, the first CUDA use raises); CUDA stops parsing at the first id it cannot use, so `\"0,-1,1\"` leaves only GPU 0; `\"\"` and `\"-1\"` hide all GPUs and `is_available()` is False.",
+      what: "Checks the value written to CUDA_VISIBLE_DEVICES: a non-string (int, list, tuple, an `argparse` argument declared `type=int`), a repeated id, a malformed or negative id followed by more ids, and `\"\"`/`\"-1\"` in a file that then uses CUDA. Computed values it can work out are checked too: `\",\".join(...)` of literal ids (`\",\".join(map(str, [1, 1]))` is `\"1,1\"`), and `str()` of a list, a tuple or an `argparse` argument declared with `nargs` (a list), which gives `\"[0, 1]\"`.",
+      why: "Measured on 2 x H200 (ground-truth.md, 'How CUDA parses CUDA_VISIBLE_DEVICES'): `os.environ[...] = 1` raises `TypeError: str expected, not int` at the assignment; `\"0,0\"` hides every GPU (0 devices, the first CUDA use raises); CUDA stops parsing at the first id it cannot use, so `\"0,-1,1\"` leaves only GPU 0; `\"\"` and `\"-1\"` hide all GPUs and `is_available()` is False. Measured on 1 x H200, torch 2.11 (docs/ground-truth.md, 'CUDA_VISIBLE_DEVICES values'): `\"[0, 1]\"` and `\"[0]\"` (what `str()` of a Python list gives), `\"(0)\"` and `\"'0'\"` give 0 devices: the first entry does not start with a digit.",
       example: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = 1        # TypeError\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0,0\"    # hides every GPU\n",
       fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = str(1)\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n",
       whenNotToCare: "`\"\"` or `\"-1\"` on purpose, to force a CPU run, in a file that does not touch CUDA afterwards (the rule stays silent there).",
-      references: ["ground-truth.md: 'How CUDA parses CUDA_VISIBLE_DEVICES'", "CUDA C Programming Guide: CUDA_VISIBLE_DEVICES"],
+      references: ["ground-truth.md: 'How CUDA parses CUDA_VISIBLE_DEVICES'", "docs/ground-truth.md, 'CUDA_VISIBLE_DEVICES values' (verify/results-frameworks-h200.json): \"[0, 1]\" → 0 devices, \"1,1\" → 0", "CUDA C Programming Guide: CUDA_VISIBLE_DEVICES"],
     },
   },
   check(ctx) {
     for (const w of envWrites(ctx.model)) {
       if (w.variable !== "CUDA_VISIBLE_DEVICES") continue;
       if (w.value && w.form !== "putenv") checkType(ctx, w, w.value);
-      if (w.literal !== null) checkLiteral(ctx, w);
+      if (w.literal !== null) checkLiteral(ctx, w, w.literal, `"${w.literal}"`);
+      else if (w.value) checkComputed(ctx, w, w.value);
     }
   },
 };
@@ -96,15 +97,118 @@ function checkType(ctx: RuleContext, w: EnvWriteEvent, value: SyntaxNode): void 
   });
 }
 
-function checkLiteral(ctx: RuleContext, w: EnvWriteEvent): void {
-  const value = w.literal!;
+/**
+ * A computed value GPU003 can work out: `",".join(LIST)` of literal ids (`map(str, [1, 1])`, a list
+ * of strings, `str(i) for i in [...]`), names bound to those; or `str(X)` of a list/tuple, or of an
+ * argparse argument declared with `nargs` (a list at run time), whose text starts with `[`/`(`.
+ * @returns the joined text, `{ listRepr }` with the `str()` argument, or null.
+ */
+export function computedVisibleValue(model: ModuleModel, node: SyntaxNode): { text: string } | { listRepr: SyntaxNode } | null {
+  if (node.type !== "call") return null;
+  const fn = node.childForFieldName("function");
+  const argNode = node.childForFieldName("arguments");
+  // `f(x for x in xs)`: the generator expression is the call's arguments node itself.
+  const args = argNode?.type === "generator_expression" ? [argNode] : (argNode?.namedChildren ?? []).filter((a): a is SyntaxNode => !!a && a.type !== "comment");
+  if (fn?.type === "identifier" && fn.text === "str" && args.length === 1) {
+    const a = literalSeq(model, args[0]) ?? args[0];
+    if (a.type === "list" || a.type === "tuple" || a.type === "list_comprehension") return { listRepr: args[0] };
+    if (a.type === "attribute" && argparseListDest(model, a.childForFieldName("attribute")?.text ?? "")) return { listRepr: args[0] };
+    return null;
+  }
+  if (fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "join" || args.length !== 1) return null;
+  const sep = stringValue(fn.childForFieldName("object"));
+  if (sep === null) return null;
+  const ids = idTexts(model, args[0]);
+  return ids ? { text: ids.join(sep) } : null;
+}
+
+/** A list/tuple literal `node` is (or a name bound to one, one level), else null. */
+function literalSeq(model: ModuleModel, node: SyntaxNode): SyntaxNode | null {
+  if (node.type === "list" || node.type === "tuple") return node;
+  if (node.type === "identifier") {
+    const v = model.valueOf(node.text, node.startIndex);
+    if (v && (v.type === "list" || v.type === "tuple")) return v;
+  }
+  return null;
+}
+
+/** The id texts a join argument yields: a literal list of strings or ints under `map(str, ...)` / `str(i) for i in ...`. */
+function idTexts(model: ModuleModel, arg: SyntaxNode): string[] | null {
+  const elems = (seq: SyntaxNode | null, asStr: boolean): string[] | null => {
+    if (!seq) return null;
+    const out: string[] = [];
+    for (const c of seq.namedChildren) {
+      if (!c) return null;
+      if (c.type === "integer" && asStr) out.push(String(Number(c.text)));
+      else if (c.type === "string" && stringValue(c) !== null) out.push(stringValue(c)!);
+      else return null;
+    }
+    return out;
+  };
+  const seq = literalSeq(model, arg);
+  if (seq) return elems(seq, false);
+  if (arg.type === "call") {
+    const f = arg.childForFieldName("function");
+    const a = (arg.childForFieldName("arguments")?.namedChildren ?? []).filter((x): x is SyntaxNode => !!x && x.type !== "comment");
+    if (f?.type === "identifier" && f.text === "map" && a.length === 2 && a[0].text === "str") return elems(literalSeq(model, a[1]), true);
+  }
+  if (arg.type === "generator_expression" || arg.type === "list_comprehension") {
+    const body = arg.childForFieldName("body");
+    const clause = arg.namedChildren.find((c) => c?.type === "for_in_clause");
+    const loopVar = clause?.childForFieldName("left")?.text;
+    const bodyArgs = body?.type === "call" ? body.childForFieldName("arguments")?.namedChildren ?? [] : [];
+    if (clause && arg.namedChildren.filter((c) => c?.type === "for_in_clause" || c?.type === "if_clause").length === 1 &&
+        body?.type === "call" && body.childForFieldName("function")?.text === "str" && bodyArgs.length === 1 && bodyArgs[0]?.text === loopVar) {
+      return elems(literalSeq(model, clause.childForFieldName("right") ?? arg), true);
+    }
+  }
+  return null;
+}
+
+/** Whether some `add_argument("--name", nargs=...)` (other than `nargs="?"`) declares destination `dest`: its value is a list. */
+function argparseListDest(model: ModuleModel, dest: string): boolean {
+  if (!dest) return false;
+  for (const call of model.nodesOfType("call")) {
+    const fn = call?.childForFieldName("function");
+    if (!call || fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "add_argument") continue;
+    let name: string | null = null;
+    let list = false;
+    let explicitDest: string | null = null;
+    for (const a of call.childForFieldName("arguments")?.namedChildren ?? []) {
+      if (!a) continue;
+      if (a.type === "string" && name === null) name = (stringValue(a) ?? "").replace(/^-+/, "").replace(/-/g, "_");
+      if (a.type === "keyword_argument") {
+        const k = a.childForFieldName("name")?.text;
+        const v = a.childForFieldName("value");
+        if (k === "nargs" && v && (stringValue(v) === "+" || stringValue(v) === "*" || v.type === "integer")) list = true;
+        if (k === "dest") explicitDest = stringValue(v);
+      }
+    }
+    if (list && (explicitDest ?? name) === dest) return true;
+  }
+  return false;
+}
+
+function checkComputed(ctx: RuleContext, w: EnvWriteEvent, value: SyntaxNode): void {
+  const c = computedVisibleValue(ctx.model, value);
+  if (!c) return;
+  if ("text" in c) { checkLiteral(ctx, w, c.text, `${value.text} (= "${c.text}")`); return; }
+  const replacement = `",".join(map(str, ${c.listRepr.text}))`;
+  ctx.report({
+    range: w.range,
+    message: `CUDA_VISIBLE_DEVICES is given ${value.text}, the text of a list ("[0, 1]"-like): CUDA cannot read an id from "[", so every GPU is hidden (measured: "[0, 1]" → 0 devices); join the ids: ${replacement}`,
+    fix: { title: `Join the ids: ${replacement}`, edits: [{ range: nodeRange(value), newText: replacement }], safe: true },
+  });
+}
+
+function checkLiteral(ctx: RuleContext, w: EnvWriteEvent, value: string, shown: string): void {
   const parsed = parseVisibleDevices(value);
   const trimmed = value.trim();
   if (trimmed === "" || trimmed === "-1") {
     if (cudaUsedAfter(ctx.model, w)) {
       ctx.report({
         range: w.range, severity: "warning",
-        message: `CUDA_VISIBLE_DEVICES="${value}" hides every GPU, yet this file uses CUDA afterwards: torch.cuda.is_available() will be False and CUDA calls will fail`,
+        message: `CUDA_VISIBLE_DEVICES=${shown} hides every GPU, yet this file uses CUDA afterwards: torch.cuda.is_available() will be False and CUDA calls will fail`,
       });
     }
     return;
@@ -115,7 +219,7 @@ function checkLiteral(ctx: RuleContext, w: EnvWriteEvent): void {
     const content = w.value?.namedChildren.find((c) => c?.type === "string_content");
     ctx.report({
       range: w.range,
-      message: `CUDA_VISIBLE_DEVICES="${value}" repeats id ${parsed.duplicate.text}: a duplicate hides every GPU (0 devices; the first CUDA use raises)`,
+      message: `CUDA_VISIBLE_DEVICES=${shown} repeats id ${parsed.duplicate.text}: a duplicate hides every GPU (0 devices; the first CUDA use raises)`,
       ...(content && w.value && content.parent?.id === w.value.id && !parsed.stop
         ? { fix: { title: `Drop the duplicate: "${dedup.join(",")}"`, edits: [{ range: nodeRange(content), newText: dedup.join(",") }], safe: true } }
         : {}),
@@ -131,6 +235,6 @@ function checkLiteral(ctx: RuleContext, w: EnvWriteEvent): void {
     const effect = first
       ? "CUDA stops parsing there, so no GPU is visible"
       : `CUDA stops parsing there, so only ${parsed.kept.map((e) => e.text).join(",")} stay visible${after.length ? ` and ${after.join(",")} ${after.length === 1 ? "is" : "are"} dropped` : ""}`;
-    ctx.report({ range: w.range, message: `CUDA_VISIBLE_DEVICES="${value}" contains ${reason}: ${effect}` });
+    ctx.report({ range: w.range, message: `CUDA_VISIBLE_DEVICES=${shown} contains ${reason}: ${effect}` });
   }
 }

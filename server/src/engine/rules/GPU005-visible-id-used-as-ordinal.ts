@@ -3,6 +3,7 @@ import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { envWritesAnywhere, nodeRange } from "../python/model";
 import type { RelatedInfo } from "../types";
+import { SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom } from "./shared/py";
 
 /** GPU005: a device string or ordinal built from the value of CUDA_VISIBLE_DEVICES. */
@@ -93,7 +94,7 @@ export const rule: Rule = {
       const { positional, keywords } = callArgs(call);
       const fn = call.childForFieldName("function");
       const method = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
-      if (q === "torch.cuda.set_device" || q === "torch.cuda.device") ordinal(positional[0] ?? keywords.get("device"), `${q}(${(positional[0] ?? keywords.get("device"))?.text ?? ""})`);
+      if ((q !== null && SET_DEVICE_PATHS.includes(q)) || q === "torch.cuda.device") ordinal(positional[0] ?? keywords.get("device"), `${q}(${(positional[0] ?? keywords.get("device"))?.text ?? ""})`);
       else if (q === "torch.device" && positional.length >= 2 && stringValue(positional[0]) === "cuda") ordinal(positional[1], `torch.device("cuda", ${positional[1].text})`);
       else if (q === "torch.device" && positional.length === 1) ordinal(positional[0], `torch.device(${positional[0].text})`);
       else if (torch && (method === "cuda" || method === "to") && !isModule(ctx, fn?.childForFieldName("object"))) ordinal(positional[0], `.${method}(${positional[0]?.text ?? ""})`);

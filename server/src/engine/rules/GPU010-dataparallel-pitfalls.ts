@@ -2,7 +2,7 @@ import type { Rule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { envWritesAnywhere, nodeRange } from "../python/model";
-import { cudaDeviceOrdinal } from "../frameworks";
+import { cudaDeviceOrdinal, SET_DEVICE_PATHS } from "../frameworks";
 import type { Fix } from "../types";
 import { callArgs, calleePath, intLiteral } from "./shared/py";
 
@@ -83,7 +83,7 @@ function listValue(ctx: RuleContext, node: SyntaxNode): SyntaxNode | null {
 function currentDevice(ctx: RuleContext, before: number): Place {
   let place: Place = 0;
   for (const c of ctx.model.nodesOfType("call")) {
-    if (!c || c.startIndex >= before || calleePath(ctx.model, c) !== "torch.cuda.set_device") continue;
+    if (!c || c.startIndex >= before || !SET_DEVICE_PATHS.includes(calleePath(ctx.model, c) ?? "")) continue;
     place = intLiteral(callArgs(c).positional[0]);
   }
   return place;

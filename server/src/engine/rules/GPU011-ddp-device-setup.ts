@@ -6,6 +6,7 @@ import { deviceUses } from "../python/devices";
 import { timelineCall } from "../python/timeline";
 import type { Fix, TextEdit } from "../types";
 import { snippet } from "../rule";
+import { SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom, insertAbove, namesFor, statementOf } from "./shared/py";
 
 const INIT = "torch.distributed.init_process_group";
@@ -33,7 +34,7 @@ export const rule: Rule = {
   check(ctx) {
     const calls = ctx.model.nodesOfType("call").filter((c): c is SyntaxNode => !!c);
     const inits = calls.filter((c) => calleePath(ctx.model, c) === INIT);
-    const setDevices = calls.filter((c) => calleePath(ctx.model, c) === "torch.cuda.set_device");
+    const setDevices = calls.filter((c) => SET_DEVICE_PATHS.includes(calleePath(ctx.model, c) ?? ""));
     const localRankName = localRankVariable(ctx);
 
     for (const init of inits) {

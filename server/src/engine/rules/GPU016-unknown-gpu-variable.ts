@@ -21,7 +21,7 @@ export interface FolkloreVariable {
 export const FOLKLORE_VARIABLES: ReadonlyMap<string, FolkloreVariable> = new Map<string, FolkloreVariable>([
   ["CUDA_MEMORY_LIMIT", {
     meant: "cap the GPU memory the process may use",
-    instead: "torch.cuda.set_per_process_memory_fraction(f) or PYTORCH_CUDA_ALLOC_CONF for PyTorch, tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=MB)]) for TensorFlow, XLA_PYTHON_CLIENT_MEM_FRACTION for JAX",
+    instead: "torch.cuda.set_per_process_memory_fraction(f) or PYTORCH_CUDA_ALLOC_CONF for PyTorch, tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=MB)]) for TensorFlow, XLA_CLIENT_MEM_FRACTION for JAX",
     onlyWith: null, renameTo: null,
   }],
   ["CUDA_DEVICE", {
@@ -45,7 +45,7 @@ export const rule: Rule = {
     fixable: true,
     docs: {
       what: "Finds writes of environment variables that are often recommended for GPU selection or memory limits but that no CUDA component reads: `CUDA_MEMORY_LIMIT`, `CUDA_DEVICE`, and `GPU_DEVICE_ORDINAL` in PyTorch code (an AMD ROCm variable). The message names the real control.",
-      why: "Nothing reads these names on a CUDA machine, so the write is silently ignored: the process still sees every GPU and may take all of their memory. The project's seed article recommends `CUDA_MEMORY_LIMIT`; ground-truth.md lists it among the claims that are wrong ('CUDA_MEMORY_LIMIT is not a variable any CUDA component reads'). The real controls are `torch.cuda.set_per_process_memory_fraction`, `PYTORCH_CUDA_ALLOC_CONF`, TensorFlow's `memory_limit` and JAX's `XLA_PYTHON_CLIENT_MEM_FRACTION` for memory, and CUDA_VISIBLE_DEVICES for the device.",
+      why: "Nothing reads these names on a CUDA machine, so the write is silently ignored: the process still sees every GPU and may take all of their memory. The project's seed article recommends `CUDA_MEMORY_LIMIT`; ground-truth.md lists it among the claims that are wrong ('CUDA_MEMORY_LIMIT is not a variable any CUDA component reads'). The real controls are `torch.cuda.set_per_process_memory_fraction`, `PYTORCH_CUDA_ALLOC_CONF`, TensorFlow's `memory_limit` and JAX's `XLA_CLIENT_MEM_FRACTION` (formerly `XLA_PYTHON_CLIENT_MEM_FRACTION`) for memory, and CUDA_VISIBLE_DEVICES for the device.",
       example: "import os\n\nos.environ[\"CUDA_MEMORY_LIMIT\"] = \"0.8\"  # GPU016: nothing reads this\nimport torch\n",
       fix: "import torch\n\ntorch.cuda.set_per_process_memory_fraction(0.8)  # a real cap (it initialises CUDA)\n",
       whenNotToCare: "When your own code (or a cluster wrapper) reads the variable and acts on it; when the code also runs on AMD GPUs, where ROCm reads GPU_DEVICE_ORDINAL.",

@@ -25,8 +25,13 @@ import { rule as GPU022 } from "./GPU022-launcher-tasks-gpus-mismatch";
 import { rule as GPU023 } from "./GPU023-sbatch-directive-after-command";
 import { rule as GPU024 } from "./GPU024-gpus-per-node-used-as-count";
 import { rule as GPU025 } from "./GPU025-job-gpu-id-out-of-range";
+import { rule as GPU026 } from "./GPU026-alloc-backend-after-import";
+import { rule as GPU027 } from "./GPU027-jax-platforms-gpu";
+import { rule as GPU028 } from "./GPU028-xla-mem-fraction-renamed";
+import { rule as GPU029 } from "./GPU029-jax-platforms-after-backend";
+import { rule as GPU030 } from "./GPU030-keras-backend-after-import";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU021, GPU022, GPU023, GPU024, GPU025];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU021, GPU022, GPU023, GPU024, GPU025, GPU026, GPU027, GPU028, GPU029, GPU030];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {

@@ -1,0 +1,38 @@
+import type { Rule } from "../rule";
+import { envWrites } from "../rule";
+import { nodeRange } from "../python/model";
+import type { ImportEvent } from "../python/model";
+
+/** GPU030: `KERAS_BACKEND` written after `import keras`: Keras 3 already chose its backend. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU030",
+    name: "keras-backend-after-import",
+    severity: "warning",
+    fixable: false,
+    docs: {
+      what: "Finds `KERAS_BACKEND` written after `import keras` (or `from keras import ...`) in the same program.",
+      why: "Keras 3 reads `KERAS_BACKEND` once, when `keras` is imported, and loads that backend; writing the variable afterwards changes nothing, and the program runs on the backend chosen at import (TensorFlow by default, or the one in `~/.keras/keras.json`). Keras's documentation: 'You must set the KERAS_BACKEND environment variable before importing keras'; `keras.config.set_backend()` afterwards is documented as unsafe for objects already created. Documented, not measured here: Keras is not installed on the GPU machine this project measures on.",
+      example: "import os\nimport keras\n\nos.environ[\"KERAS_BACKEND\"] = \"jax\"  # GPU030: Keras already chose its backend\nmodel = keras.Sequential([keras.layers.Dense(1)])\n",
+      fix: "import os\n\nos.environ[\"KERAS_BACKEND\"] = \"jax\"\nimport keras\n\nmodel = keras.Sequential([keras.layers.Dense(1)])\n",
+      whenNotToCare: "When the write only prepares the environment of a child process (`subprocess.run(...)` started afterwards inherits it).",
+      references: [
+        "Keras documentation, Getting started / Configuring your backend: 'You must set the KERAS_BACKEND environment variable before importing keras, and the backend cannot be changed after the package has been imported.'",
+        "Keras API documentation, keras.config.set_backend: 'calling this function will not affect existing objects ... unsafe'",
+      ],
+    },
+  },
+  check(ctx) {
+    for (const w of envWrites(ctx.model)) {
+      if (w.variable !== "KERAS_BACKEND" || w.form === "putenv") continue;
+      const idx = ctx.model.events.indexOf(w);
+      const keras = ctx.model.events.slice(0, idx).find((e): e is ImportEvent => e.kind === "import" && (e.module === "keras" || e.module.startsWith("keras.")));
+      if (!keras) continue;
+      ctx.report({
+        range: w.range,
+        message: `KERAS_BACKEND is set after \`${keras.node.text.split("\n")[0]}\` (${ctx.where(keras.node.startPosition.row)}): Keras chose its backend when it was imported, so this write has no effect (Keras documentation); set it before importing keras`,
+        related: [{ range: nodeRange(keras.node), message: "keras imported here: the backend was chosen" }],
+      });
+    }
+  },
+};
