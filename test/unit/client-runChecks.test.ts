@@ -110,7 +110,7 @@ test("unknown ids, too many processes, busy GPUs (warn only: other users' proces
   const busy = checkRun({ launcher: "python", file: "/p/t.py", ids: ["0", "1"], nproc: 0, inventory: inventory(apps), ownerOf });
   assert.deepEqual(kinds(busy), ["busy"]);
   assert.equal(busy[0].message,
-    "GPU 0 runs 1 process of another user (pid 582 python3, 3380 MiB); GPU 1 runs 1 process of another user or container (pid 700 /usr/bin/python). " +
+    "GPU 0 runs 1 process of another user (pid 582 python3, 3.3 GiB); GPU 1 runs 1 process of another user or container (pid 700 /usr/bin/python). " +
     "The run shares them: memory and speed may suffer.");
   assert.deepEqual(checkRun({ launcher: "python", file: "/p/t.py", ids: [UUID1], nproc: 0, inventory: inventory(apps), ownerOf }).map((f) => f.kind), ["busy"], "by UUID");
   assert.deepEqual(checkRun({ launcher: "python", file: "/p/t.py", ids: ["0"], nproc: 0, inventory: inventory(apps), ownerOf: () => "me" }), [], "own processes are fine");

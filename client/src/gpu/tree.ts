@@ -1,9 +1,10 @@
 /**
- * The `gpuPilot.gpus` view, after nvitop: one checkable row per GPU (ticked = in the selection) with
- * utilisation, a memory bar, temperature and power; under it a details row (bus id, pstate, SM
- * clock, fan, free memory, compute / persistence / MIG mode), warnings (Exclusive_Process, lost),
- * its MIG devices (checkable) and its compute processes (pid, command line, user, memory, this
- * workspace's run). Faults show as calm warning rows; "nvidia-smi missing" as the welcome content.
+ * The `gpuPilot.gpus` view: the compact, native view beside the dashboard (dashboard.ts). One
+ * checkable row per GPU (ticked = in the selection), `GPU 0 · H200  12% · 3.3/140.4 GiB · 35°C`,
+ * short enough for a 300 px side bar; bus id, power, clocks, fan and modes are in its tooltip. Under
+ * it: warnings (Exclusive_Process, lost), its MIG devices (checkable) and its compute processes
+ * (pid, command line, user, memory, this workspace's run). Faults show as calm warning rows;
+ * "nvidia-smi missing" as the welcome content. Numbers are written by units.ts.
  */
 import * as vscode from "vscode";
 import * as config from "../config";
@@ -11,9 +12,8 @@ import type { GpuMonitor } from "./monitor";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import {
   appsOf,
-  gpuDetailsRow,
-  gpuLabel,
   gpuRowDescription,
+  gpuShortLabel,
   gpuTooltipMarkdown,
   gpuWarnings,
   type LoadLevel,
@@ -32,7 +32,6 @@ export const VIEW_ID = "gpuPilot.gpus";
 /** A row of the view. */
 export type GpuTreeNode =
   | { kind: "gpu"; gpu: Gpu; apps: ComputeApp[]; mig: MigDevice[]; warnings: string[] }
-  | { kind: "details"; gpu: Gpu }
   | { kind: "gpuWarning"; gpu: Gpu; n: number; text: string }
   | { kind: "mig"; gpu: Gpu; mig: MigDevice }
   | { kind: "app"; gpu: Gpu; app: ComputeApp; details?: ProcessDetails }
@@ -113,7 +112,6 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   private childrenOf(node: Extract<GpuTreeNode, { kind: "gpu" }>): GpuTreeNode[] {
     const { gpu } = node;
     return [
-      { kind: "details", gpu },
       ...node.warnings.map((text, n): GpuTreeNode => ({ kind: "gpuWarning", gpu, n, text })),
       ...node.mig.map((mig): GpuTreeNode => ({ kind: "mig", gpu, mig })),
       ...node.apps.map((app): GpuTreeNode => ({ kind: "app", gpu, app, details: this.monitor.processOf(app.pid) })),
@@ -124,7 +122,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
     switch (node.kind) {
       case "gpu": {
         const { gpu, apps } = node;
-        const item = new vscode.TreeItem(gpuLabel(gpu), vscode.TreeItemCollapsibleState.Expanded);
+        const item = new vscode.TreeItem(gpuShortLabel(gpu), apps.length + node.mig.length + node.warnings.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
         item.id = `gpu/${gpu.uuid}`;
         item.description = gpuRowDescription(gpu);
         const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings));
@@ -140,16 +138,6 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
           tooltip: ticked ? `Runs, terminals and Python debug sessions see GPU ${gpu.index} (CUDA_VISIBLE_DEVICES)` : `Tick to let runs use GPU ${gpu.index}`,
         };
         item.contextValue = "gpu";
-        return item;
-      }
-      case "details": {
-        const row = gpuDetailsRow(node.gpu);
-        const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
-        item.id = `details/${node.gpu.uuid}`;
-        item.description = row.description;
-        item.tooltip = `PCI bus id ${node.gpu.pciBusId}, performance state ${node.gpu.pstate ?? "n/a"}, UUID ${node.gpu.uuid}`;
-        item.iconPath = new vscode.ThemeIcon("dashboard");
-        item.contextValue = "gpuDetails";
         return item;
       }
       case "gpuWarning": {
@@ -217,7 +205,7 @@ export interface GpuTreeRow {
   description: string;
   /** The tooltip as text (Markdown source for Markdown tooltips). */
   tooltip: string;
-  /** The row's contextValue: gpu, gpuDetails, gpuWarning, migDevice, computeApp.own / .own.run / .other, message. */
+  /** The row's contextValue: gpu, gpuWarning, migDevice, computeApp.own / .own.run / .other, message. */
   contextValue: string;
   /** The checkbox, for GPUs and MIG devices. */
   checked?: boolean;

@@ -10,6 +10,7 @@ import { indexOfEntry, unknownEntries } from "../gpu/selection";
 import type { DistributedRead, ScriptAnalysis, VisibleDevicesWrite } from "./analyze";
 import type { LauncherKind } from "./launch";
 import type { ProcessOwner } from "./owners";
+import { formatMiB } from "../gpu/units";
 
 /**
  * Something to know before the run.
@@ -55,7 +56,7 @@ export interface CheckInput {
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const MB = (m: number | null) => (m === null ? "" : `, ${m} MiB`);
+const MB = (m: number | null) => (m === null ? "" : `, ${formatMiB(m)}`);
 
 function distributedFinding(name: string, a: ScriptAnalysis, ids: readonly string[]): RunFinding | undefined {
   const hard = a.distributedReads.filter((r) => !r.withDefault);

@@ -372,7 +372,12 @@ async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: 
     run.pid = pid;
     log.info(`Started ${JSON.stringify([spec.command, ...spec.args])} (pid ${pid}) in ${JSON.stringify(spec.cwd)} with ${envText}${unsetText}`);
   };
+  // The "Running …" notification is a cancellable progress notification: it closes by itself when
+  // the run ends (a plain message would stay, stale, beside the exit notification).
+  let endRunning!: () => void;
+  const runningEnded = new Promise<void>((resolve) => (endRunning = resolve));
   const onExit = (exit: ProcessExit) => {
+    endRunning();
     run.exitCode = exit.exitCode ?? null;
     if (exit.signal !== undefined) run.signal = exit.signal;
     if (exit.error !== undefined) run.error = exit.error;
@@ -416,17 +421,23 @@ async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: 
     taskExecution = await vscode.tasks.executeTask(task);
   } catch (e) {
     run.error = (e as Error).message ?? String(e);
+    endRunning();
     log.error(`Could not start the task ${spec.title}`, e);
     void vscode.window.showErrorMessage(`GPU Pilot could not start ${spec.title}: ${run.error}`);
     return;
   }
-  void vscode.window.showInformationMessage(`Running ${spec.title}.`, "Show Output", "Stop").then((c) => {
-    if (c === "Show Output") showTaskTerminal(spec.title);
-    else if (c === "Stop" && run.endedAt === undefined) {
-      log.info(`Stopping ${spec.title} (Stop pressed).`);
-      taskExecution.terminate();
-    }
-  });
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Running ${spec.title}`, cancellable: true },
+    (progress, token) => {
+      progress.report({ message: "Cancel stops it (SIGTERM). Its output is in the terminal panel." });
+      token.onCancellationRequested(() => {
+        if (run.endedAt !== undefined) return;
+        log.info(`Stopping ${spec.title} (Cancel pressed on the running notification).`);
+        taskExecution.terminate();
+      });
+      return runningEnded;
+    },
+  );
 }
 
 /** Shows the task's terminal (named after the task), else the GPU Pilot log. */
