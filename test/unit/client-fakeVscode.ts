@@ -91,6 +91,9 @@ export class Uri {
   static file(p: string): Uri {
     return new Uri("file", p);
   }
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return new Uri(base.scheme, [base.path, ...parts].join("/"));
+  }
   static untitled(name: string): Uri {
     return new Uri("untitled", name);
   }
@@ -356,6 +359,12 @@ function withProgress<R>(options: { title?: string }, task: (progress: { report(
 
 export const window = {
   withProgress,
+  /** WebviewViewProviders registered (registerWebviewViewProvider), by view id. */
+  webviewViews: new Map<string, unknown>(),
+  registerWebviewViewProvider(id: string, provider: unknown) {
+    window.webviewViews.set(id, provider);
+    return { dispose: () => window.webviewViews.delete(id) };
+  },
   createOutputChannel: () => channel,
   createTreeView: (id: string, options: { treeDataProvider: unknown }) => {
     const view = new FakeTreeView(id, options);
