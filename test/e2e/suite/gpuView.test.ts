@@ -112,7 +112,7 @@ suite("GPU view and selection", () => {
     assert.deepEqual(outcome.picked, [1]);
     assert.equal(outcome.skipped[0]?.index, 0);
     assert.match(outcome.skipped[0]?.reasons.join(" ") ?? "", /in use by .*pid 582/);
-    await waitFor(() => /^\$\(circuit-board\) GPU 1 · \d+% · [\d.]+\/140\.4 GiB$/.test(api.getStatusBarText()), `the status bar with GPU 1's load (now ${api.getStatusBarText()})`, 10_000);
+    await waitFor(() => /^\$\(circuit-board\) GPU 1 · \d+% · (\d+ MiB|\d+\.\d)\/140\.4 GiB$/.test(api.getStatusBarText()), `the status bar with GPU 1's load (now ${api.getStatusBarText()})`, 10_000);
   });
 
   test("h. a new terminal gets CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER=PCI_BUS_ID; none once the selection is cleared", async () => {
