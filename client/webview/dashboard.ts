@@ -87,7 +87,7 @@ function sparkline(g: DashboardGpu): HTMLElement {
 const COLUMNS: { key: ProcessSortKey; label: string }[] = [
   { key: "pid", label: "PID" },
   { key: "user", label: "User" },
-  { key: "memory", label: "GPU mem" },
+  { key: "memory", label: "Mem" },
   { key: "command", label: "Command" },
 ];
 
@@ -105,7 +105,7 @@ function processTable(g: DashboardGpu, m: DashboardModel): HTMLElement {
     const b = el("button", "sort", `${c.label}${active ? (m.sort.descending ? " ▾" : " ▴") : ""}`);
     b.type = "button";
     b.dataset.sort = c.key;
-    b.title = `Sort the processes by ${c.label.toLowerCase()}`;
+    b.title = `Sort the processes by ${c.key === "memory" ? "GPU memory" : c.label.toLowerCase()}`;
     b.addEventListener("click", () => vscode.postMessage({ type: "sort", key: c.key }));
     th.append(b);
     tr.append(th);

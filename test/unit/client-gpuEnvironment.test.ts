@@ -173,12 +173,12 @@ test("Stop Process: asks first, then SIGTERM to the user's own process; refuses 
 test("the GPU view's API part: tree rows, processes, terminal environment, debug resolution, status bar text", async () => {
   const { monitor, selection } = setup("busy");
   const collection = new FakeEnvironmentVariableCollection();
-  const features = createGpuFeatures({ environmentVariableCollection: collection } as never, monitor, selection);
+  const features = createGpuFeatures({ environmentVariableCollection: collection, workspaceState: memento() } as never, monitor, selection);
   await monitor.refresh();
   const rows = features.api.getTreeRows();
   assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0", "GPU 1"]);
   const proc = rows.find((r) => r.contextValue.startsWith("computeApp"));
-  assert.deepEqual(proc && [proc.label, proc.description], ["pid 582 · python3", "user unknown · 3.3 GiB"], "pid 582 is not in this /proc: calm 'user unknown', explained in the tooltip");
+  assert.deepEqual(proc && [proc.label, proc.description], ["582 python3", "3.3 GiB · user unknown"], "pid 582 is not in this /proc: calm 'user unknown', explained in the tooltip");
   assert.match(proc?.tooltip ?? "", /^\*\*User unknown\*\*: pid 582 is not visible in .*another PID namespace.*a container.*has ended/m, "the tooltip explains the unknown user");
   assert.deepEqual(features.api.getProcesses().map((p) => [p.pid, p.user, p.own]), [[582, "unknown", false]]);
   recorded.messages.length = 0;

@@ -81,15 +81,14 @@ test("ok: two GPUs with live numbers, details, the process under GPU 0 with its 
   assert.match(tip, /\| SM clock \| 435 MHz \(max 1980 MHz\) \|/);
   assert.match(tip, /\| PCI bus id \| `00000000:00:06\.0` \|/);
   assert.match((items[0].tooltip as MarkdownString).value, /\| UUID \| `GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f` \|/);
-  const icon = items[0].iconPath as ThemeIcon;
-  assert.equal(icon.id, "circuit-board");
-  assert.equal((icon.color as ThemeColor).id, "charts.green");
+  assert.equal(items[0].iconPath, undefined, "no icon on a healthy GPU: the room goes to the numbers");
   assert.deepEqual(items.map((i) => (i.checkboxState as { state: number }).state), [0, 0]);
 
   const children = provider.getChildren(roots[0]).map((n) => provider.getTreeItem(n));
   assert.deepEqual(children.map((c) => c.contextValue), ["computeApp.other"], "no details row: the details are in the GPU's tooltip");
-  assert.equal(children[0].label, "pid 582 · python3 train.py --epochs 3");
-  assert.equal(children[0].description, "alice · 3.3 GiB");
+  assert.equal(children[0].label, "582 python3 train.py --epochs 3");
+  assert.equal(children[0].description, "3.3 GiB · alice");
+  assert.equal(children[0].iconPath, undefined, "another user's process: no icon");
   assert.equal(children[0].id, "app/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f/582");
   assert.match((children[0].tooltip as MarkdownString).value, /\| User \| alice \(uid 1001\) \|/);
   assert.deepEqual(provider.getChildren(roots[1]).map((n) => n.kind), []);
@@ -116,7 +115,7 @@ test("own process of this workspace's run: marked, with the context value that o
   await monitor.refresh();
   const rows = treeRows(provider);
   const app = rows.find((r) => r.contextValue.startsWith("computeApp"));
-  assert.deepEqual(app && [app.depth, app.label, app.description, app.contextValue, app.icon], [1, "pid 582 · python3 train.py --epochs 3", "me · 3.3 GiB · this workspace's run", "computeApp.own.run", "play-circle"]);
+  assert.deepEqual(app && [app.depth, app.label, app.description, app.contextValue, app.icon], [1, "582 python3 train.py --epochs 3", "3.3 GiB · me", "computeApp.own.run", "play-circle"]);
   assert.deepEqual(monitor.processOf(582)?.workspaceRun, true);
   monitor.dispose();
 });

@@ -174,14 +174,15 @@ export function processUser(details: ProcessDetails | undefined): string {
 }
 
 /**
- * The process row: label `pid <pid> · <command line>` (shortened), description
- * `<user> · <memory>[ · this run]` ({@link processUser}, memory per units.ts).
+ * The process row, short enough for a 300 px side bar: label `<pid> <command line>` (shortened),
+ * description `<memory> · <user>` ({@link processUser}, memory per units.ts). This workspace's run
+ * is marked by the row's icon and said in the tooltip.
  */
 export function processRow(app: ComputeApp, details: ProcessDetails | undefined): { label: string; description: string } {
   const command = printableName(details?.commandLine || app.processName);
   return {
-    label: `pid ${app.pid} · ${shorten(command, 40)}`,
-    description: [processUser(details), formatMiB(app.usedMemoryMiB), ...(details?.workspaceRun ? ["this workspace's run"] : [])].join(" · "),
+    label: `${app.pid} ${shorten(command, 40)}`,
+    description: [formatMiB(app.usedMemoryMiB), processUser(details)].join(" · "),
   };
 }
 

@@ -16,8 +16,6 @@ import {
   gpuShortLabel,
   gpuTooltipMarkdown,
   gpuWarnings,
-  type LoadLevel,
-  loadLevel,
   migRow,
   migTooltipMarkdown,
   processRow,
@@ -37,12 +35,6 @@ export type GpuTreeNode =
   | { kind: "app"; gpu: Gpu; app: ComputeApp; details?: ProcessDetails }
   | { kind: "message"; id: string; label: string; detail: string; icon: "warning" | "info" | "loading" };
 
-const LOAD_COLOR: Record<LoadLevel, string | undefined> = {
-  low: "charts.green",
-  medium: "charts.yellow",
-  high: "charts.red",
-  unknown: undefined,
-};
 
 /** Context values of process rows: `computeApp.own` (can be stopped), `computeApp.own.run`, `computeApp.other`. */
 export function processContextValue(details: ProcessDetails | undefined): string {
@@ -128,10 +120,9 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings));
         tooltip.supportThemeIcons = true;
         item.tooltip = tooltip;
-        const color = LOAD_COLOR[loadLevel(gpu)];
-        item.iconPath = node.warnings.length > 0 || gpu.lost
-          ? new vscode.ThemeIcon("circuit-board", new vscode.ThemeColor("problemsWarningIcon.foreground"))
-          : new vscode.ThemeIcon("circuit-board", color ? new vscode.ThemeColor(color) : undefined);
+        // No icon on a healthy GPU: its room goes to the numbers (a 300 px side bar); the dashboard
+        // colours the load. A warning (Exclusive_Process, lost, MIG without devices) shows one.
+        if (node.warnings.length > 0 || gpu.lost) item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"));
         const ticked = isSelected(gpu, this.selection.get());
         item.checkboxState = {
           state: ticked ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked,
@@ -170,9 +161,9 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         item.id = `app/${node.gpu.uuid}/${app.pid}`;
         item.description = row.description;
         item.tooltip = new vscode.MarkdownString(processTooltipMarkdown(app, details, node.gpu));
-        item.iconPath = details?.workspaceRun
-          ? new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"))
-          : new vscode.ThemeIcon(details?.own ? "account" : "server-process");
+        // Icons only where they say something: this workspace's run, or one of your processes.
+        if (details?.workspaceRun) item.iconPath = new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"));
+        else if (details?.own) item.iconPath = new vscode.ThemeIcon("account");
         item.contextValue = processContextValue(details);
         return item;
       }
