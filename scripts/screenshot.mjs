@@ -31,7 +31,7 @@ const { values: opts } = parseArgs({
     file: { type: "string", default: "finetune_wrong_gpu.py" },
     width: { type: "string", default: "1280" },
     height: { type: "string", default: "720" },
-    "history-height": { type: "string", default: "1060" },
+    "history-height": { type: "string", default: "1200" },
     scale: { type: "string", default: "2" },
     only: { type: "string", default: "tree,dashboard,problem,history" },
     "sidebar-width": { type: "string", default: "300" },
@@ -162,6 +162,12 @@ async function resizeSidebar(page, sidebar, dx) {
  */
 async function historyShot(page, outDir, suffix = "") {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["history-height"]) });
+  // The bottom panel (Problems, from the problem shot) closed: the history gets the editor's whole height.
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").first().waitFor({ timeout: 15_000 });
+  await page.locator(".quick-input-widget input").first().fill(">View: Hide Panel");
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Hide Panel" }).first().waitFor({ timeout: 10_000 })
+    .then(() => page.keyboard.press("Enter"), () => page.keyboard.press("Escape"));
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ timeout: 15_000 });

@@ -28,7 +28,7 @@ async function monitorFor(mode: string): Promise<GpuMonitor> {
   return monitor;
 }
 
-const proc = (pid: number, user: string, memoryMiB: number | null, command: string): DashboardProcess => ({ pid, user, memoryMiB, memory: "", command, own: false, workspaceRun: false });
+const proc = (pid: number, user: string, memoryMiB: number | null, command: string): DashboardProcess => ({ pid, user, memoryMiB, memory: "", command, program: command, own: false, workspaceRun: false });
 
 test("sortProcesses: each column both ways, unknown memory last when descending, ties by pid", () => {
   const rows = [proc(30, "bob", 100, "python b.py"), proc(10, "alice", null, "torchrun x"), proc(20, "Carol", 5000, "jupyter"), proc(5, "alice", 100, "a.out")];
@@ -76,6 +76,7 @@ test("model of the 8 x H200 shape: 8 cards, threshold levels, processes sorted b
   assert.deepEqual(model.gpus.map((g) => g.memory.level), ["high", "medium", "low", "low", "low", "high", "low", "low"], "131072 of 143771 MiB is 91%: high");
   assert.equal(model.gpus[5].memory.text, "137.3/140.4 GiB", "140544 MiB");
   assert.deepEqual(model.gpus[4].processes.map((p) => p.pid), [5120, 5121], "equal memory: by pid");
+  assert.deepEqual(model.gpus[5].processes.map((p) => [p.command, p.program, p.memory]), [["/opt/conda/bin/python", "python", "137.3 GiB"]]);
   const byPid = buildDashboardModel({ state: "ok", problem: "", inventory: monitor.inventory, selection: [], sort: { key: "pid", descending: true } });
   assert.deepEqual(byPid.gpus[0].processes.map((p) => p.pid), [3102, 3101]);
   monitor.dispose();

@@ -86,7 +86,7 @@ test("ok: two GPUs with live numbers, details, the process under GPU 0 with its 
 
   const children = provider.getChildren(roots[0]).map((n) => provider.getTreeItem(n));
   assert.deepEqual(children.map((c) => c.contextValue), ["computeApp.other"], "no details row: the details are in the GPU's tooltip");
-  assert.equal(children[0].label, "582 python3 train.py --epochs 3");
+  assert.equal(children[0].label, "582 python3 train.…", "shortened to fit beside its description; the full line is in the tooltip");
   assert.equal(children[0].description, "3.3 GiB · alice");
   assert.equal(children[0].iconPath, undefined, "another user's process: no icon");
   assert.equal(children[0].id, "app/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f/582");
@@ -115,7 +115,7 @@ test("own process of this workspace's run: marked, with the context value that o
   await monitor.refresh();
   const rows = treeRows(provider);
   const app = rows.find((r) => r.contextValue.startsWith("computeApp"));
-  assert.deepEqual(app && [app.depth, app.label, app.description, app.contextValue, app.icon], [1, "582 python3 train.py --epochs 3", "3.3 GiB · me", "computeApp.own.run", "play-circle"]);
+  assert.deepEqual(app && [app.depth, app.label, app.description, app.contextValue, app.icon], [1, "582 python3 train.py …", "3.3 GiB · me", "computeApp.own.run", "play-circle"]);
   assert.deepEqual(monitor.processOf(582)?.workspaceRun, true);
   monitor.dispose();
 });

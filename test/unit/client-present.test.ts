@@ -12,6 +12,9 @@ import {
   gpuLabel,
   gpuTooltipMarkdown,
   loadLevel,
+  processRow,
+  processTooltipMarkdown,
+  programCommand,
   toInventoryParams,
 } from "../../client/src/gpu/present";
 
@@ -63,4 +66,16 @@ test("toInventoryParams: the protocol shape, null GPUs when nvidia-smi failed", 
     selection: ["1"],
   });
   assert.deepEqual(toInventoryParams(null, []), { gpus: null, selection: [] });
+});
+
+test("process rows fit a 300 px side bar: the program without its directory, shortened to 34 characters with the description", () => {
+  const app = { gpuUuid: gpus[0].uuid, gpuBusId: null, pid: 6001, processName: "/opt/conda/bin/python", usedMemoryMiB: 140544 };
+  const unknown = { pid: 6001, uid: null, user: "unknown", commandLine: "/opt/conda/bin/python -m torch.distributed.run --nproc_per_node=8 train.py", argv: [], own: false, workspaceRun: false, note: "pid 6001 is not visible in /proc" };
+  const row = processRow(app, unknown);
+  assert.equal(row.description, "137.3 GiB · user ?");
+  assert.equal(row.label, "6001 python -m …");
+  assert.ok(row.label.length + row.description.length <= 38);
+  assert.equal(programCommand("/usr/bin/python3.11 a.py"), "python3.11 a.py");
+  assert.equal(programCommand("python3"), "python3");
+  assert.match(processTooltipMarkdown(app, unknown, gpus[0]), /\*\*User unknown\*\*: pid 6001 is not visible in \/proc\./);
 });

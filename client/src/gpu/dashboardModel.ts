@@ -11,7 +11,7 @@
  */
 import type { HistorySnapshot } from "./history";
 import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "./nvidiaSmi";
-import { appsOf, gpuWarnings, printableName, processUser } from "./present";
+import { appsOf, gpuWarnings, printableName, processUser, programCommand } from "./present";
 import { isMigSelected, isSelected } from "./selection";
 import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, fraction, type Level, levelOf } from "./units";
 
@@ -40,6 +40,8 @@ export interface DashboardProcess {
   memory: string;
   /** The command line (or nvidia-smi's process name), control characters escaped. */
   command: string;
+  /** {@link programCommand}: the command without its program's directory (what the table shows; `command` is its tooltip). */
+  program: string;
   /** Runs as VS Code's user. */
   own: boolean;
   /** Is (or descends from) this workspace's run. */
@@ -169,6 +171,7 @@ function processOf(app: ComputeApp, details: ProcessDetails | undefined): Dashbo
     memoryMiB: app.usedMemoryMiB,
     memory: formatMiB(app.usedMemoryMiB),
     command: printableName(details?.commandLine || app.processName),
+    program: programCommand(details?.commandLine || app.processName),
     own: details?.own ?? false,
     workspaceRun: details?.workspaceRun ?? false,
   };

@@ -174,16 +174,28 @@ export function processUser(details: ProcessDetails | undefined): string {
 }
 
 /**
- * The process row, short enough for a 300 px side bar: label `<pid> <command line>` (shortened),
- * description `<memory> · <user>` ({@link processUser}, memory per units.ts). This workspace's run
- * is marked by the row's icon and said in the tooltip.
+ * The process row, short enough for a 300 px side bar: label `<pid> <program and arguments>`
+ * ({@link programCommand}, shortened to fit), description `<memory> · <user>` (memory per units.ts;
+ * an unknown user reads `user ?`, explained in the tooltip). This workspace's run is marked by the
+ * row's icon and said in the tooltip.
  */
 export function processRow(app: ComputeApp, details: ProcessDetails | undefined): { label: string; description: string } {
-  const command = printableName(details?.commandLine || app.processName);
-  return {
-    label: `${app.pid} ${shorten(command, 40)}`,
-    description: [formatMiB(app.usedMemoryMiB), processUser(details)].join(" · "),
-  };
+  const user = processUser(details) === "user unknown" ? "user ?" : processUser(details);
+  const description = [formatMiB(app.usedMemoryMiB), user].join(" · ");
+  const label = `${app.pid} ${programCommand(details?.commandLine || app.processName)}`;
+  return { label: shorten(label, Math.max(14, ROW_CHARS - description.length)), description };
+}
+
+/** Characters of label and description together that fit a process row in a 300 px side bar (measured in code-server). */
+const ROW_CHARS = 34;
+
+/**
+ * A command line with its program's directory dropped, for narrow rows: `/opt/conda/bin/python
+ * train.py` → `python train.py` (control characters escaped). The full line is in the tooltip.
+ */
+export function programCommand(commandLine: string): string {
+  const printable = printableName(commandLine);
+  return printable.replace(/^\S*\//, "");
 }
 
 /** The process row's Markdown tooltip: full command line, user, memory, GPU, and notes. */
