@@ -34,6 +34,12 @@ const notebooks = new NotebookDocuments(documents);
 interface CellFix { title: string; safe: boolean; note?: string; edits: Array<{ uri: string; edit: LspTextEdit }> }
 /** Fixes of the last lint, by document URI, keyed by `code@line:char`. */
 const fixes = new Map<string, Map<string, Fix | CellFix>>();
+/**
+ * Per Python document: the 0-based lines of its last GPU001 findings (environment writes with no
+ * effect because CUDA was already initialised). The machine hovers and inlay hints take the
+ * engine's verdict from here instead of treating every write as effective.
+ */
+const noEffectLines = new Map<string, Set<number>>();
 
 let settings: Partial<EditorLintSettings> = {};
 let inventory: InventoryParams = { gpus: null, selection: [] };
@@ -104,6 +110,7 @@ function lintTextDocument(doc: TextDocument): void {
     return toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
   });
   fixes.set(doc.uri, byKey);
+  noEffectLines.set(doc.uri, new Set(result.diagnostics.filter((d) => d.code === "GPU001").map((d) => d.range.start.line)));
   void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics });
 }
 
@@ -200,6 +207,7 @@ documents.onDidOpen((e) => schedule(e.document.uri));
 documents.onDidChangeContent((e) => schedule(e.document.uri));
 documents.onDidClose((e) => {
   fixes.delete(e.document.uri);
+  noEffectLines.delete(e.document.uri);
   trees.forget(e.document.uri);
   if (!notebooks.findNotebookDocumentForCell(e.document.uri)) void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
 });
@@ -328,14 +336,14 @@ connection.onHover(async (params): Promise<Hover | null> => {
   const hit = kind ? manifestNoqaCodeAt(doc.getText(), kind, params.position) : noqaCodeAt(doc.getText(), params.position);
   const rule = hit ? ruleByCode(hit.code) : undefined;
   if (hit && rule) return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
-  const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere));
+  const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)));
   return help ? { contents: { kind: MarkupKind.Markdown, value: help.markdown }, range: help.range } : null;
 });
 
 connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
   await engineReady;
   if (!settings.inlayHints) return [];
-  return withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere)
+  return withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere, noEffectLines.get(params.textDocument.uri))
     .map((h) => ({ position: h.position, label: ` ${h.label}`, tooltip: h.tooltip, paddingLeft: true }))) ?? [];
 });
 
