@@ -2,7 +2,7 @@
  * Messages and setting shapes shared by the client (extension host) and the language server.
  * Imports only the LSP protocol package: no `vscode`, no transport.
  */
-import { NotificationType } from "vscode-languageserver-protocol";
+import { NotificationType, RequestType } from "vscode-languageserver-protocol";
 
 /** One physical GPU as nvidia-smi reports it (PCI bus order, the order nvidia-smi numbers in). */
 export interface InventoryGpu {
@@ -30,6 +30,18 @@ export interface InventoryParams {
 export namespace InventoryNotification {
   export const method = "gpuPilot/inventory";
   export const type = new NotificationType<InventoryParams>(method);
+}
+
+/**
+ * `gpuPilot/noEffectLines` (client → server): the engine's verdict on a Python document's
+ * environment writes: the 0-based lines of its last GPU001 findings (writes that have no effect
+ * because CUDA is already initialised when they run). `lines` is null when the server has not
+ * linted the document (not open, a manifest, a notebook cell). The run checks ask it instead of
+ * deciding with a second analysis.
+ */
+export namespace NoEffectLinesRequest {
+  export const method = "gpuPilot/noEffectLines";
+  export const type = new RequestType<{ uri: string }, { lines: number[] | null }, void>(method);
 }
 
 /** Lint settings resolved on the client; the server never parses raw settings. */

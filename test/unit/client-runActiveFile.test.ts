@@ -372,6 +372,19 @@ test("a script that sets CUDA_VISIBLE_DEVICES itself (env_after_is_available.py)
   h.dispose();
 });
 
+test("the language server's verdict: a CUDA_VISIBLE_DEVICES write GPU001 finds ineffective (env_after_is_available.py line 6) replaces nothing: no question", async () => {
+  const h = await host(["0", "1"]);
+  const file = `${PROJECT}/late.py`;
+  open(new FakeDocument(Uri.file(file)), ruleCase("env_after_is_available.py"));
+  const asked: string[] = [];
+  const withVerdict = { ...h, noEffectLines: (uri: { toString(): string }) => (asked.push(uri.toString()), Promise.resolve([5])) };
+  assert.deepEqual((await checkRunFor(withVerdict, Uri.file(file) as never)).map((f) => f.kind), [], "no overridesSelection");
+  assert.deepEqual(asked, [`file://${file}`]);
+  const noServer = { ...h, noEffectLines: () => Promise.resolve(null) };
+  assert.deepEqual((await checkRunFor(noServer, Uri.file(file) as never)).map((f) => f.kind), ["overridesSelection"], "no verdict: the write is taken as effective");
+  h.dispose();
+});
+
 test("more processes than GPUs: one per GPU or as set; GPUs busy with other users' processes: a warning that does not block", async () => {
   const h = await host(["0"], (pid) => (pid === 582 ? "other" : "me"));
   standInsOnPath();

@@ -50,6 +50,12 @@ export interface RunHost {
   setLastRun(run: LastRun): void;
   /** Whose a process is; default: `/proc` (owners.ts). Tests replace it. */
   readonly ownerOf?: (pid: number) => ProcessOwner;
+  /**
+   * The language server's verdict (`gpuPilot/noEffectLines`): the 0-based lines of the document's
+   * environment writes that have no effect because CUDA is already initialised (GPU001); null when
+   * the server cannot say (not running, not linted yet). Absent: no verdict.
+   */
+  noEffectLines?(uri: vscode.Uri): Promise<number[] | null>;
 }
 
 /** Options of {@link runActiveFile}. */
@@ -147,10 +153,17 @@ async function rememberArgs(host: RunHost, file: string, text: string): Promise<
   await host.workspaceState.update(ARGS_STATE_KEY, next);
 }
 
-/** Parses the script for the checks; a failure is logged and the checks that need it are skipped. */
-async function analyse(doc: vscode.TextDocument): Promise<ScriptAnalysis | undefined> {
+/**
+ * Parses the script for the checks; a failure is logged and the checks that need it are skipped.
+ * CUDA_VISIBLE_DEVICES writes the language server found to have no effect (GPU001: CUDA already
+ * initialised) are dropped: they replace nothing.
+ */
+async function analyse(doc: vscode.TextDocument, host?: RunHost): Promise<ScriptAnalysis | undefined> {
   try {
-    return await analyzeScript(doc.getText(), config.eagerInitModules());
+    const analysis = await analyzeScript(doc.getText(), config.eagerInitModules());
+    const noEffect = await host?.noEffectLines?.(doc.uri).catch(() => null);
+    if (noEffect) analysis.visibleDevicesWrites = analysis.visibleDevicesWrites.filter((w) => !noEffect.includes(w.line));
+    return analysis;
   } catch (e) {
     log.warn(`Could not parse ${doc.uri.fsPath} for the run checks (${(e as Error).message}); running without them.`);
     return undefined;
@@ -170,7 +183,7 @@ export async function checkRunFor(host: RunHost, uri?: vscode.Uri, launcher?: La
     file: doc.uri.fsPath,
     ids: host.selection.get(),
     nproc: settings.nproc(doc.uri),
-    analysis: await analyse(doc),
+    analysis: await analyse(doc, host),
     inventory: host.monitor.inventory,
     ownerOf: host.ownerOf ?? processOwner,
   });
@@ -296,7 +309,7 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
     return;
   }
 
-  const analysis = await analyse(doc);
+  const analysis = await analyse(doc, host);
   if (!(await resolveFindings(host, doc, plan, analysis))) return;
 
   const interpreter = await resolveInterpreter(doc.uri);
