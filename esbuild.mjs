@@ -17,6 +17,8 @@ copyFileSync(require.resolve("tree-sitter-python/tree-sitter-python.wasm"), `${o
 // The GPU History webview's stylesheet: uPlot's CSS, then the panel's own (loaded from dist/, no CDN).
 writeFileSync(`${outdir}/history.css`, readFileSync(require.resolve("uplot/dist/uPlot.min.css"), "utf8") + "\n" +
   readFileSync("client/webview/history.css", "utf8"));
+// The GPU dashboard webview's stylesheet (its own only).
+copyFileSync("client/webview/dashboard.css", `${outdir}/dashboard.css`);
 
 /** @type {esbuild.BuildOptions} */
 const common = {
@@ -40,6 +42,9 @@ const entries = [
   { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js` },
   // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.
   { entryPoints: ["client/webview/history.ts"], outfile: `${outdir}/history.js`, platform: "browser", target: "es2022", format: "iife",
+    external: [], define: {}, banner: {} },
+  // The GPU dashboard webview's script: runs in the webview, not in Node.
+  { entryPoints: ["client/webview/dashboard.ts"], outfile: `${outdir}/dashboard.js`, platform: "browser", target: "es2022", format: "iife",
     external: [], define: {}, banner: {} },
 ].filter((e) => existsSync(e.entryPoints[0]));
 

@@ -4,12 +4,16 @@
 // .e2e-run/screenshot/ and a copy of examples/ (nothing in the repository is edited). Each shot is
 // cropped to the part it shows and taken at 2 device pixels per CSS pixel (--scale), so that text
 // stays readable when the image is shown at half its width:
-//   media/screenshot-tree.png     the GPU Pilot view only (2 x H200 from nvidia-smi, GPU 1 ticked)
-//   media/screenshot.png          the editor on examples/finetune_wrong_gpu.py with its GPU001
-//                                 squiggle, and the Problems panel under it
-//   media/screenshot-history.png  the GPU History panel only (utilisation and memory, GPU 1 selected)
+//   media/screenshot-tree.png       the GPUs tree only, side bar at 300 px (2 x H200 from nvidia-smi, GPU 1 ticked)
+//   media/screenshot-dashboard.png  the GPU dashboard only, side bar at 300 px
+//   media/screenshot.png            the editor on examples/finetune_wrong_gpu.py with its GPU001
+//                                   squiggle, and the Problems panel under it
+//   media/screenshot-history.png    the GPU History panel only (utilisation and memory, GPU 1 selected)
+// With FAKE_NVIDIA_SMI_MODE=x8 --suffix=-8 the same with the constructed 8 x H200 fixture:
+// screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
 //
-//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,problem,history]
+//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history]
+//                               [--sidebar-width 300] [--suffix -8]
 //
 // Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
 // one python3 process on GPU 0). Bounded waits throughout; code-server's process group is killed at
@@ -27,9 +31,12 @@ const { values: opts } = parseArgs({
     file: { type: "string", default: "finetune_wrong_gpu.py" },
     width: { type: "string", default: "1280" },
     height: { type: "string", default: "720" },
-    "history-height": { type: "string", default: "1060" },
+    "history-height": { type: "string", default: "1200" },
     scale: { type: "string", default: "2" },
-    only: { type: "string", default: "tree,problem,history" },
+    only: { type: "string", default: "tree,dashboard,problem,history" },
+    "sidebar-width": { type: "string", default: "300" },
+    "dashboard-height": { type: "string", default: "1500" },
+    suffix: { type: "string", default: "" },
   },
 });
 
@@ -65,14 +72,15 @@ async function main() {
   await page.goto(started.url, { waitUntil: "domcontentloaded", timeout: 60_000 });
   await waitForWorkbench(page);
 
-  // 1. The GPU view, widened so that the descriptions (load, memory, temperature) fit.
+  const suffix = opts.suffix;
+  // 1. The GPU Pilot container at the default side bar width (300 px): the tree and the dashboard.
   await openGpuPilotView(page);
   const sidebar = page.locator(".part.sidebar");
   const labels = sidebar.locator(".monaco-list-row .label-name");
-  await sidebar.locator(".monaco-list-row .label-name", { hasText: /^GPU 1: / }).first().waitFor({ timeout: 30_000 });
-  await resizeSidebar(page, sidebar, 330);
+  await sidebar.locator(".monaco-list-row .label-name", { hasText: /^GPU 1$/ }).first().waitFor({ timeout: 30_000 });
+  await setSidebarWidth(page, sidebar, Number(opts["sidebar-width"]));
   // Tick GPU 1 (the tree's checkbox), so the status bar and the run command show a selection.
-  const gpu1 = sidebar.locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1: / }) }).first();
+  const gpu1 = sidebar.locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1$/ }) }).first();
   const checkbox = gpu1.locator(".custom-view-tree-node-item-checkbox, input[type=checkbox], .monaco-checkbox").first();
   if (await checkbox.count()) {
     await checkbox.click();
@@ -83,15 +91,59 @@ async function main() {
   log(`tree rows: ${JSON.stringify(await labels.allTextContents())}`);
   await page.mouse.move(5, Number(opts.height) - 5); // no hover tooltips in the shot
   if (only.has("tree")) {
-    // The view's title and its rows, not the empty space under them.
+    // Only the tree: the dashboard's pane collapsed; the view's title and its rows, not the empty space under them.
+    await setPaneExpanded(page, "Dashboard", false);
+    await setPaneExpanded(page, "GPUs", true);
     const rows = sidebar.locator(".monaco-list-row");
-    await shotOf(page, path.join(outDir, "screenshot-tree.png"), [sidebar.locator(".composite.title").first(), rows.last()], { padBottom: 10 });
+    await rows.last().waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(1500);
+    await page.mouse.move(5, Number(opts.height) - 5);
+    await shotOf(page, path.join(outDir, `screenshot-tree${suffix}.png`), [sidebar.locator(".composite.title").first(), rows.last()], { padBottom: 10 });
   }
+  if (only.has("dashboard")) await dashboardShot(page, sidebar, outDir, suffix);
 
   // Back to a narrower side bar: the editor shots are cropped to the editor, which gets the room.
-  await resizeSidebar(page, sidebar, -160);
+  await setPaneExpanded(page, "GPUs", true);
+  await setPaneExpanded(page, "Dashboard", false); // one webview (the history panel's) in the page
+  await setSidebarWidth(page, sidebar, 220);
   if (only.has("problem")) await problemShot(page, outDir);
-  if (only.has("history")) await historyShot(page, outDir);
+  if (only.has("history")) await historyShot(page, outDir, suffix);
+}
+
+/** Sets the side bar's width to `width` CSS pixels by dragging its right edge. */
+async function setSidebarWidth(page, sidebar, width) {
+  const box = await sidebar.boundingBox();
+  if (!box) return log("no side bar to resize");
+  await resizeSidebar(page, sidebar, width - box.width);
+  const after = await sidebar.boundingBox();
+  log(`side bar: ${Math.round(after?.width ?? 0)} px wide`);
+}
+
+/** Expands or collapses the side bar pane whose header reads `title` (a click on its header). */
+async function setPaneExpanded(page, title, expanded) {
+  const header = page.locator(".part.sidebar .pane-header", { hasText: new RegExp(`^\\s*${title}`, "i") }).first();
+  if (!(await header.count())) return log(`no pane header ${title}`);
+  const now = (await header.getAttribute("aria-expanded")) === "true";
+  if (now !== expanded) await header.click();
+}
+
+/**
+ * The GPU dashboard (a webview view): its pane alone in the container, the window tall enough for
+ * every card, a few seconds of streamed samples for the sparklines; cropped from the container's
+ * title to the last card.
+ */
+async function dashboardShot(page, sidebar, outDir, suffix) {
+  await page.setViewportSize({ width: Number(opts.width), height: Number(opts["dashboard-height"]) });
+  await setPaneExpanded(page, "Dashboard", true);
+  await setPaneExpanded(page, "GPUs", false);
+  const frame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+  const cards = frame.locator("section.gpu");
+  await cards.first().waitFor({ timeout: 30_000 });
+  await page.waitForTimeout(10_000); // sparklines: some samples
+  await page.mouse.move(5, Number(opts["dashboard-height"]) - 5);
+  log(`dashboard: ${await cards.count()} cards`);
+  await shotOf(page, path.join(outDir, `screenshot-dashboard${suffix}.png`), [sidebar.locator(".composite.title").first(), cards.last()], { padBottom: 8, bottomOf: 1 });
+  await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) });
 }
 
 /** Drags the side bar's right edge by `dx` CSS pixels (wider when positive). */
@@ -108,8 +160,14 @@ async function resizeSidebar(page, sidebar, dx) {
  * 3. The GPU History panel: the command from the palette, then a few seconds of streamed samples.
  * The window is made taller first, so that both GPUs' charts fit in the editor.
  */
-async function historyShot(page, outDir) {
+async function historyShot(page, outDir, suffix = "") {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["history-height"]) });
+  // The bottom panel (Problems, from the problem shot) closed: the history gets the editor's whole height.
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").first().waitFor({ timeout: 15_000 });
+  await page.locator(".quick-input-widget input").first().fill(">View: Hide Panel");
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Hide Panel" }).first().waitFor({ timeout: 10_000 })
+    .then(() => page.keyboard.press("Enter"), () => page.keyboard.press("Escape"));
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ timeout: 15_000 });
@@ -118,13 +176,13 @@ async function historyShot(page, outDir) {
   await page.keyboard.press("Enter");
   await page.locator(".tabs-container .tab", { hasText: "GPU History" }).first().waitFor({ timeout: 15_000 });
   const frame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-  await frame.locator(".uplot canvas").nth(3).waitFor({ timeout: 30_000 });
+  await frame.locator("section.gpu .uplot").nth(3).waitFor({ timeout: 30_000 });
   await frame.locator("#summary", { hasText: /samples per GPU/ }).waitFor({ timeout: 30_000 });
   await page.waitForTimeout(8_000); // some samples after the first
   await page.mouse.move(5, Number(opts.height) - 5);
   log(`history: ${await frame.locator("#summary").textContent()}`);
   // The editor's width, from its tabs down to the last GPU's charts.
-  await shotOf(page, path.join(outDir, "screenshot-history.png"), [page.locator(".part.editor"), frame.locator("section.gpu").last()],
+  await shotOf(page, path.join(outDir, `screenshot-history${suffix}.png`), [page.locator(".part.editor"), frame.locator("section.gpu").last()],
     { padBottom: 16, bottomOf: 1 });
 }
 

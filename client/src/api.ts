@@ -52,6 +52,10 @@ export interface LastRun {
 export type { GpuTreeRow } from "./gpu/tree";
 /** The result of "Pick Free GPUs" (see {@link GpuViewApi.pickFreeGpus}). */
 export type { PickFreeOutcome } from "./gpu/actions";
+/** The GPU dashboard's state and click targets (see {@link GpuViewApi.getDashboardState}). */
+export type { DashboardClickTarget, DashboardRendered, DashboardState } from "./gpu/dashboard";
+/** The dashboard's model (cards, processes, sort). */
+export type { DashboardModel } from "./gpu/dashboardModel";
 /** The "Pick Free GPUs" policy: count (GPUs), minFreeMemoryMiB (MiB), maxUtilizationPercent (%), excludeBusyWithOtherUsers. */
 export type { PickPolicy } from "./gpu/policy";
 
@@ -82,10 +86,22 @@ export interface GpuViewApi {
   getTerminalEnvironment(): Record<string, { value: string; type: "replace" | "append" | "prepend" }>;
   /** Runs GPU Pilot's DebugConfigurationProvider (registered for `debugpy` and `python`) on a configuration. */
   resolveDebugConfiguration(configuration: import("vscode").DebugConfiguration, folder?: import("vscode").WorkspaceFolder): Promise<import("vscode").DebugConfiguration | null | undefined>;
-  /** The status bar item's text, e.g. `$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB`. */
+  /** The status bar item's text, e.g. `$(circuit-board) GPU 1 · 0% · 0 MiB/140.4 GiB`. */
   getStatusBarText(): string;
   /** Whether the nvidia-smi stream runs (the view is visible), its pid, and the view's notices (restarting stream, vanished GPUs). */
   getMonitorStatus(): { streaming: boolean; streamPid: number | undefined; notices: string[] };
+  /**
+   * The GPU dashboard (`gpuPilot.dashboard`): whether it is resolved and visible, the model last
+   * posted to its webview (cards with their formatted numbers, ticks, sorted processes) and what the
+   * webview last reported drawing (ticked boxes, process order, width, whether anything overflows).
+   */
+  getDashboardState(): import("./gpu/dashboard").DashboardState;
+  /**
+   * Clicks a control inside the dashboard's webview (a GPU's or MIG device's tick box, a process
+   * column header) through the webview's own DOM handlers, as a user's click would. Resolves to
+   * false when the dashboard has not been shown.
+   */
+  clickInDashboard(target: import("./gpu/dashboard").DashboardClickTarget): Promise<boolean>;
 }
 
 /** What `activate()` returns. */

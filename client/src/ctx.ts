@@ -16,7 +16,7 @@ import {
   State,
   TransportKind,
 } from "vscode-languageclient/node";
-import { CheckFileRequest, type CheckFileResult, InventoryNotification, SettingsNotification } from "../../server/src/protocol";
+import { CheckFileRequest, type CheckFileResult, InventoryNotification, NoEffectLinesRequest, SettingsNotification } from "../../server/src/protocol";
 import { type AgentHost, registerAgentTools } from "./agents/lmTools";
 import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
@@ -93,6 +93,23 @@ export class Ctx implements RunHost, AgentHost {
 
   setLastRun(run: LastRun): void {
     this._lastRun = run;
+  }
+
+  /**
+   * The server's verdict on `uri`'s environment writes (`gpuPilot/noEffectLines`): lines (0-based)
+   * of writes with no effect because CUDA is already initialised; null when the server is not
+   * running or has not linted the document. Never rejects.
+   */
+  async noEffectLines(uri: vscode.Uri): Promise<number[] | null> {
+    const client = this.client;
+    if (!client || !client.isRunning()) return null;
+    try {
+      const r = await client.sendRequest(NoEffectLinesRequest.type, { uri: uri.toString() });
+      return Array.isArray(r?.lines) ? r.lines.filter((n) => Number.isInteger(n)) : null;
+    } catch (e) {
+      log.warn(`gpuPilot/noEffectLines failed: ${(e as Error).message ?? String(e)}`);
+      return null;
+    }
   }
 
   /** Whether the language client is running. */

@@ -1,13 +1,17 @@
 /// <reference lib="dom" />
 /**
  * The GPU History webview (bundled by esbuild into dist/history.js: browser, iife). Draws, per GPU,
- * utilisation % and memory used MiB with uPlot, in the theme's colours (CSS variables of the
- * webview), the selected GPUs highlighted and run starts/ends marked. It keeps nothing when hidden:
- * it asks the extension for the whole history (`ready`) each time it starts.
+ * utilisation (axis 0..100 %) and memory used (axis 0..the GPU's memory.total, every tick in one
+ * unit: GiB from a 1 GiB total up, else MiB) with uPlot, each chart the panel's full width, in the
+ * theme's colours (CSS variables of the webview), the selected GPUs highlighted, run starts and
+ * ends marked with lines labelled with the file, and the values under the cursor in the legend. It
+ * keeps nothing when hidden: it asks the extension for the whole history (`ready`) each time it
+ * starts. After each redraw it reports the axes it drew (`drawn`), for the API and tests.
  */
 import uPlot from "uplot";
-import type { FromWebview, RunMark, ToWebview } from "../src/gpu/historyPanel";
+import type { FromWebview, HistoryAxes, RunMark, ToWebview } from "../src/gpu/historyPanel";
 import type { GpuSeries } from "../src/gpu/history";
+import { formatMiB } from "../src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
 const vscode = acquireVsCodeApi();
@@ -18,6 +22,9 @@ interface Chart {
   title: HTMLElement;
   util: uPlot;
   mem: uPlot;
+  /** The memory axis: its unit and top (the GPU's total, in that unit). */
+  memUnit: "GiB" | "MiB";
+  memMax: number;
 }
 
 let series: GpuSeries[] = [];
@@ -38,6 +45,7 @@ function cssVar(name: string, fallback: string): string {
 function theme() {
   return {
     fg: cssVar("--vscode-editor-foreground", "#333"),
+    bg: cssVar("--vscode-editor-background", "#fff"),
     grid: cssVar("--vscode-editorWidget-border", "rgba(128,128,128,0.25)"),
     blue: cssVar("--vscode-charts-blue", "#3794ff"),
     purple: cssVar("--vscode-charts-purple", "#b180d7"),
@@ -48,30 +56,53 @@ function theme() {
   };
 }
 
-/** Draws the run starts (green) and ends (red) as vertical lines over the plot area. */
-function runMarksPlugin(): uPlot.Plugin {
+/** Per plot: the labels drawn beside run markers and the y tick labels, at its last draw (reported in `drawn`). */
+const runLabelsOf = new WeakMap<uPlot, string[]>();
+const ticksOf = new WeakMap<uPlot, string[]>();
+
+/**
+ * Draws the run starts (green, `▶ <file>`) and ends (red, `■ <file>`) as vertical lines over the
+ * plot area, each labelled at its top with the script's file name.
+ */
+function runMarksPlugin(labelled: boolean): uPlot.Plugin {
   return {
     hooks: {
       draw: [
         (u: uPlot) => {
           const t = theme();
           const ctx = u.ctx;
-          const { top, height } = u.bbox;
+          const { left, top, width, height } = u.bbox;
           const [min, max] = [u.scales.x.min ?? 0, u.scales.x.max ?? 0];
+          const px = devicePixelRatio;
+          const drawnLabels: string[] = [];
+          runLabelsOf.set(u, drawnLabels);
           ctx.save();
-          ctx.lineWidth = 2 * devicePixelRatio;
-          ctx.setLineDash([6 * devicePixelRatio, 4 * devicePixelRatio]);
+          ctx.font = `${Math.round(11 * px)}px ${cssVar("--vscode-font-family", "sans-serif")}`;
+          ctx.textBaseline = "top";
           for (const r of runs) {
-            for (const [ms, color] of [[r.startedAt, t.green], [r.endedAt, t.red]] as [number | undefined, string][]) {
+            for (const [ms, color, glyph] of [[r.startedAt, t.green, "▶"], [r.endedAt, t.red, "■"]] as [number | undefined, string, string][]) {
               if (ms === undefined) continue;
               const s = ms / 1000;
               if (s < min || s > max) continue;
               const x = Math.round(u.valToPos(s, "x", true));
               ctx.strokeStyle = color;
+              ctx.lineWidth = 1.5 * px;
+              ctx.setLineDash([5 * px, 3 * px]);
               ctx.beginPath();
               ctx.moveTo(x, top);
               ctx.lineTo(x, top + height);
               ctx.stroke();
+              if (!labelled) continue;
+              const text = `${glyph} ${r.file || r.title}`;
+              const w = ctx.measureText(text).width;
+              // Right of the line, or left of it when it would leave the plot.
+              const tx = x + 4 * px + w > left + width ? x - 4 * px - w : x + 4 * px;
+              ctx.setLineDash([]);
+              ctx.fillStyle = t.bg;
+              ctx.fillRect(tx - 2 * px, top + 2 * px, w + 4 * px, 14 * px);
+              ctx.fillStyle = color;
+              ctx.fillText(text, tx, top + 3 * px);
+              drawnLabels.push(text);
             }
           }
           ctx.restore();
@@ -81,36 +112,71 @@ function runMarksPlugin(): uPlot.Plugin {
   };
 }
 
+/** The width each chart gets: the whole width of the charts' column (one chart per row). */
+function availableWidth(): number {
+  return Math.floor(root.clientWidth || window.innerWidth - 32);
+}
+
 function chartWidth(): number {
-  return Math.max(240, Math.floor((root.clientWidth || window.innerWidth) / 2) - 24);
+  return Math.max(240, availableWidth() - 22);
 }
 
-/** Axis label: `50%`, `812 MiB`, `3.3 GiB`. */
-function label(v: number, unit: "%" | "MiB"): string {
+/** The memory axis of a GPU with `totalMiB`: GiB from 1 GiB up, else MiB; top = the total in that unit. */
+function memoryAxis(totalMiB: number | null): { unit: "GiB" | "MiB"; max: number } {
+  const total = totalMiB !== null && totalMiB > 0 ? totalMiB : 1024;
+  return total >= 1024 ? { unit: "GiB", max: total / 1024 } : { unit: "MiB", max: total };
+}
+
+/** A tick label in the axis's one unit: `70 GiB`, `12.5 GiB`, `512 MiB`, `50%`. */
+function tickLabel(v: number, unit: "%" | "GiB" | "MiB", step: number): string {
   if (unit === "%") return `${Math.round(v)}%`;
-  return v >= 1024 ? `${(v / 1024).toFixed(v >= 10 * 1024 ? 0 : 1)} GiB` : `${Math.round(v)} MiB`;
+  const digits = step >= 1 || unit === "MiB" ? 0 : step >= 0.1 ? 1 : 2;
+  return `${v.toFixed(digits)} ${unit}`;
 }
 
-function makePlot(title: string, unit: "%" | "MiB", color: string, max: number | null, el: HTMLElement, emphasised: boolean): uPlot {
+/** The legend's value under the cursor: `12%`, `3.3 GiB`, `812 MiB`, `n/a`. */
+function hoverValue(v: number | null | undefined, unit: "%" | "GiB" | "MiB"): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "n/a";
+  if (unit === "%") return `${Math.round(v)}%`;
+  return unit === "GiB" ? `${v.toFixed(1)} GiB` : `${Math.round(v)} MiB`;
+}
+
+function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: number, el: HTMLElement, emphasised: boolean, labelRuns: boolean): uPlot {
   const t = theme();
   const axis: uPlot.Axis = { stroke: t.fg, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: t.font };
   const opts: uPlot.Options = {
     title,
     width: chartWidth(),
-    height: 180,
-    scales: { x: { time: true }, y: max === null ? { range: (_u, _min, mx) => [0, Math.max(1, mx) * 1.1] } : { range: [0, max] } },
-    axes: [{ ...axis }, { ...axis, size: 80, values: (_u, ticks) => ticks.map((v) => label(v, unit)) }],
-    series: [{}, { label: title, stroke: color, width: (emphasised ? 3 : 1.5), fill: `${color}22`, spanGaps: false, points: { show: false } }],
-    legend: { show: false },
+    height: 170,
+    scales: { x: { time: true }, y: { range: [0, max] } },
+    axes: [
+      { ...axis },
+      {
+        ...axis,
+        size: 72,
+        values: (u, ticks) => {
+          const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1;
+          const labels = ticks.map((v) => tickLabel(v, unit, step));
+          ticksOf.set(u, labels);
+          return labels;
+        },
+      },
+    ],
+    series: [
+      { value: (_u, v) => (v === null ? "" : new Date(v * 1000).toLocaleTimeString()) },
+      { label: title, stroke: color, width: (emphasised ? 3 : 1.5), fill: `${color}22`, spanGaps: false, points: { show: false }, value: (_u, v) => hoverValue(v, unit) },
+    ],
+    legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
-    plugins: [runMarksPlugin()],
+    plugins: [runMarksPlugin(labelRuns)],
   };
   return new uPlot(opts, [[], []], el);
 }
 
-function dataOf(g: GpuSeries, which: "util" | "mem"): uPlot.AlignedData {
+function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uPlot.AlignedData {
   const xs = g.at.map((ms) => ms / 1000);
-  return [xs, which === "util" ? g.utilizationPercent : g.memoryUsedMiB];
+  if (which === "util") return [xs, g.utilizationPercent];
+  return [xs, g.memoryUsedMiB.map((m) => (m === null ? null : memUnit === "GiB" ? m / 1024 : m))];
 }
 
 function rebuild(): void {
@@ -134,33 +200,55 @@ function rebuild(): void {
     row.append(u, m);
     box.append(row);
     root.append(box);
-    const util = makePlot("Utilisation", "%", isSel ? t.orange : t.blue, 100, u, isSel);
-    // Memory: scaled to what is used (the total is in the title), so that small use still shows.
-    const mem = makePlot("Memory used", "MiB", isSel ? t.orange : t.purple, null, m, isSel);
-    charts.set(g.uuid, { uuid: g.uuid, box, title, util, mem });
+    const util = makePlot("Utilisation (%)", "%", isSel ? t.orange : t.blue, 100, u, isSel, true);
+    // Memory: from 0 to the GPU's total, so that the chart shows how full the GPU is.
+    const axis = memoryAxis(g.memoryTotalMiB);
+    const mem = makePlot(`Memory used (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`, axis.unit, isSel ? t.orange : t.purple, axis.max, m, isSel, false);
+    charts.set(g.uuid, { uuid: g.uuid, box, title, util, mem, memUnit: axis.unit, memMax: axis.max });
   }
   redraw();
   if (focus) charts.get(focus)?.box.scrollIntoView({ block: "nearest" });
 }
 
+/** What the charts of `c` were drawn with: y ranges, memory unit and tick labels, run labels, widths. */
+function axesOf(c: Chart): HistoryAxes {
+  const range = (u: uPlot): [number, number] => [u.scales.y.min ?? NaN, u.scales.y.max ?? NaN];
+  return {
+    uuid: c.uuid,
+    utilization: range(c.util),
+    memory: range(c.mem),
+    memoryUnit: c.memUnit,
+    memoryTicks: [...(ticksOf.get(c.mem) ?? [])],
+    runLabels: [...(runLabelsOf.get(c.util) ?? [])],
+    width: c.util.width,
+    availableWidth: availableWidth(),
+  };
+}
+
 function redraw(): void {
   let drawn = 0;
+
   for (const g of series) {
     const c = charts.get(g.uuid);
     if (!c) continue;
     const isSel = selected.some((u) => u.toLowerCase() === g.uuid.toLowerCase());
     const n = g.at.length;
-    const last = n > 0 ? `${g.utilizationPercent[n - 1] ?? "n/a"}% · ${g.memoryUsedMiB[n - 1] ?? "n/a"}/${g.memoryTotalMiB ?? "?"} MiB` : "no samples yet";
+    const last = n > 0 ? `${hoverValue(g.utilizationPercent[n - 1], "%")} · ${formatMiB(g.memoryUsedMiB[n - 1])} of ${formatMiB(g.memoryTotalMiB)}` : "no samples yet";
     c.title.textContent = `GPU ${g.index}: ${g.name}${isSel ? " (selected)" : ""} · ${last}`;
-    c.util.setData(dataOf(g, "util"));
-    c.mem.setData(dataOf(g, "mem"));
+    c.util.setData(dataOf(g, "util", c.memUnit));
+    c.mem.setData(dataOf(g, "mem", c.memUnit));
     drawn += n;
   }
   const n = series.reduce((m, g) => Math.max(m, g.at.length), 0);
   summary.textContent = series.length === 0
     ? "No samples yet: the numbers are recorded while nvidia-smi streams (this panel or the GPU view is open)."
-    : `Last ${minutes} min · ${n} of ${capacity} samples per GPU · ${runs.length} run(s) marked (green: start, red: end)`;
-  vscode.postMessage({ type: "drawn", samples: drawn, gpus: charts.size });
+    : `Last ${minutes} min · ${n} of ${capacity} samples per GPU · ${runs.length} run(s) marked (▶ start, ■ end) · hover a chart for its values`;
+  // uPlot draws in a microtask after setData: report once the frame is drawn.
+  const gpus = charts.size;
+  requestAnimationFrame(() => {
+    const axes = series.map((g) => charts.get(g.uuid)).filter((c): c is Chart => c !== undefined).map(axesOf);
+    vscode.postMessage({ type: "drawn", samples: drawn, gpus, axes });
+  });
 }
 
 window.addEventListener("message", (ev: MessageEvent<ToWebview>) => {
@@ -200,9 +288,10 @@ window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
   resizeTimer = window.setTimeout(() => {
     for (const c of charts.values()) {
-      c.util.setSize({ width: chartWidth(), height: 180 });
-      c.mem.setSize({ width: chartWidth(), height: 180 });
+      c.util.setSize({ width: chartWidth(), height: 170 });
+      c.mem.setSize({ width: chartWidth(), height: 170 });
     }
+    redraw();
   }, 100);
 });
 

@@ -21,7 +21,7 @@ import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import type { Range, TextEdit, Severity } from "./engine/types";
-import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
+import { parseQueryGpu } from "./nvidiaSmi/parse";
 import { docUrl } from "./docsUrl";
 import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";

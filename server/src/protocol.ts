@@ -32,6 +32,18 @@ export namespace InventoryNotification {
   export const type = new NotificationType<InventoryParams>(method);
 }
 
+/**
+ * `gpuPilot/noEffectLines` (client → server): the engine's verdict on a Python document's
+ * environment writes: the 0-based lines of its last GPU001 findings (writes that have no effect
+ * because CUDA is already initialised when they run). `lines` is null when the server has not
+ * linted the document (not open, a manifest, a notebook cell). The run checks ask it instead of
+ * deciding with a second analysis.
+ */
+export namespace NoEffectLinesRequest {
+  export const method = "gpuPilot/noEffectLines";
+  export const type = new RequestType<{ uri: string }, { lines: number[] | null }, void>(method);
+}
+
 /** Lint settings resolved on the client; the server never parses raw settings. */
 export interface LintSettings {
   /** Modules that initialise CUDA when imported (gpuPilot.eagerInitModules). */

@@ -19,7 +19,7 @@ import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { resolveLintOptions } from "./engine/options";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
-import { CheckFileRequest, type CheckFileResult, checkEditorSettings, checkInventoryParams, InventoryNotification, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
+import { CheckFileRequest, type CheckFileResult, checkEditorSettings, checkInventoryParams, InventoryNotification, NoEffectLinesRequest, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
 import { escapeControls } from "./engine/text";
 import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
@@ -36,6 +36,12 @@ const notebooks = new NotebookDocuments(documents);
 interface CellFix { title: string; safe: boolean; note?: string; edits: Array<{ uri: string; edit: LspTextEdit }> }
 /** Fixes of the last lint, by document URI, keyed by `code@line:char`. */
 const fixes = new Map<string, Map<string, Fix | CellFix>>();
+/**
+ * Per Python document: the 0-based lines of its last GPU001 findings (environment writes with no
+ * effect because CUDA was already initialised). The machine hovers and inlay hints take the
+ * engine's verdict from here instead of treating every write as effective.
+ */
+const noEffectLines = new Map<string, { version: number; lines: Set<number> }>();
 
 let settings: Partial<EditorLintSettings> = {};
 let inventory: InventoryParams = { gpus: null, selection: [] };
@@ -107,6 +113,7 @@ function lintTextDocument(doc: TextDocument): void {
     return toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
   });
   fixes.set(doc.uri, byKey);
+  noEffectLines.set(doc.uri, { version: doc.version, lines: new Set(result.diagnostics.filter((d) => d.code === "GPU001").map((d) => d.range.start.line)) });
   void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics });
 }
 
@@ -203,6 +210,7 @@ documents.onDidOpen((e) => schedule(e.document.uri));
 documents.onDidChangeContent((e) => schedule(e.document.uri));
 documents.onDidClose((e) => {
   fixes.delete(e.document.uri);
+  noEffectLines.delete(e.document.uri);
   trees.forget(e.document.uri);
   if (!notebooks.findNotebookDocumentForCell(e.document.uri)) void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
 });
@@ -331,14 +339,14 @@ connection.onHover(async (params): Promise<Hover | null> => {
   const hit = kind ? manifestNoqaCodeAt(doc.getText(), kind, params.position) : noqaCodeAt(doc.getText(), params.position);
   const rule = hit ? ruleByCode(hit.code) : undefined;
   if (hit && rule) return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
-  const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere));
+  const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines));
   return help ? { contents: { kind: MarkupKind.Markdown, value: help.markdown }, range: help.range } : null;
 });
 
 connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
   await engineReady;
   if (!settings.inlayHints) return [];
-  return withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere)
+  return withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines)
     .map((h) => ({ position: h.position, label: ` ${h.label}`, tooltip: h.tooltip, paddingLeft: true }))) ?? [];
 });
 
@@ -355,6 +363,18 @@ connection.onRequest(CheckFileRequest.type, async (params: unknown): Promise<Che
   const doc = documents.get(uri);
   if (doc) return { ok: true, path, source: "editor", findings: checkText(path, doc.getText(), lintOptions(uri), doc.languageId) };
   return checkFileOnDisk(path, (file) => lintOptions(pathToFileURL(file).href));
+});
+
+connection.onRequest(NoEffectLinesRequest.type, async (params) => {
+  await engineReady;
+  const uri = typeof params?.uri === "string" ? params.uri : undefined;
+  const doc = uri ? documents.get(uri) : undefined;
+  if (!uri || !doc || manifestKindOfDoc(doc)) return { lines: null };
+  // The verdict of the text as it is now: lint at once when the last lint was of another version
+  // (or none yet: a run check right after the file was opened).
+  if (noEffectLines.get(uri)?.version !== doc.version) lintTextDocument(doc);
+  const lines = noEffectLines.get(uri)?.lines;
+  return { lines: lines ? [...lines].sort((x, y) => x - y) : null };
 });
 
 connection.listen();

@@ -14,7 +14,8 @@
 //    extensionTestsPath payload; the mocha suite runs in the extension host and the workbench calls
 //    codeAutomationExit(code) when it settles;
 // 5. UI phase: opens the workbench again (extension loaded, no tests), clicks the GPU Pilot activity
-//    bar item and checks the tree rows `GPU 0: NVIDIA H200`, `GPU 1: NVIDIA H200`;
+//    bar item, checks the tree rows `GPU 0`, `GPU 1` and clicks GPU 1's tick box in the dashboard's
+//    webview (a real mouse click), which must tick GPU 1 in the tree and the status bar;
 // 6. writes .e2e-run/results.json {passed, failed, tests:[{title, state, error}]}, screenshots in
 //    .e2e-run/screens/, logs in .e2e-run/logs/; kills code-server's whole process group (also on
 //    failure, timeout and Ctrl-C); exits 0 only if every test passed.
@@ -174,17 +175,25 @@ async function uiPhase(ctx, folder, extEnv) {
     ["extensionEnvironment", JSON.stringify(extEnv)],
   ]);
   const t = Date.now();
-  const title = "UI: the GPU Pilot view lists `GPU 0: NVIDIA H200` and `GPU 1: NVIDIA H200`";
+  const title = "UI: the GPU Pilot view lists `GPU 0` and `GPU 1`; a click on GPU 1's tick box in the dashboard ticks it in the tree and the status bar";
   try {
     await page.goto(url, { waitUntil: "domcontentloaded", timeout: 60_000 });
     await waitForWorkbench(page);
     await openGpuPilotView(page);
     const sidebar = page.locator(".part.sidebar");
-    for (const label of ["GPU 0: NVIDIA H200", "GPU 1: NVIDIA H200"]) {
+    for (const label of ["GPU 0", "GPU 1"]) {
       // The row's label element holds exactly the label; the description (load, memory) is separate.
       await sidebar.locator(".monaco-list-row .label-name", { hasText: new RegExp(`^${label}$`) }).first().waitFor({ timeout: 30_000 });
     }
     const rows = await sidebar.locator(".monaco-list-row .label-name").allTextContents();
+    // The dashboard's webview (iframe in iframe): a real click on GPU 1's tick box.
+    const dash = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
+    const tick = dash.locator('input.tick[data-uuid="GPU-6486822f-842c-1320-f829-e4155c0d2130"]');
+    await tick.waitFor({ timeout: 30_000 });
+    await tick.click();
+    const gpu1Row = sidebar.locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1$/ }) }).first();
+    await gpu1Row.locator(".codicon-check, [aria-checked=true], .checked").first().waitFor({ timeout: 15_000 });
+    await page.locator(".part.statusbar", { hasText: /GPU 1 ·/ }).first().waitFor({ timeout: 15_000 });
     await page.screenshot({ path: path.join(screens, "ui-gpu-tree.png"), timeout: 10_000 });
     tests.push({ title, state: "passed", durationMs: Date.now() - t });
     console.log(`  PASS: ${title} (rows: ${JSON.stringify(rows)})`);

@@ -221,10 +221,10 @@ async function main() {
     return `${c1} vs string ${c2}`;
   });
 
-  await check("UI: the GPU Pilot view lists `GPU 0: NVIDIA H200` and `GPU 1: NVIDIA H200`", async () => {
+  await check("UI: the GPU Pilot view lists `GPU 0` and `GPU 1`", async () => {
     await openGpuPilotView(page);
     const sidebar = page.locator(".part.sidebar");
-    for (const label of ["GPU 0: NVIDIA H200", "GPU 1: NVIDIA H200"]) {
+    for (const label of ["GPU 0", "GPU 1"]) {
       await sidebar.locator(".monaco-list-row .label-name", { hasText: new RegExp(`^${label}$`) }).first().waitFor({ timeout: 30_000 });
     }
     await page.screenshot({ path: path.join(screens, "gpu-view.png"), timeout: 10_000 }).catch(() => {});

@@ -70,7 +70,7 @@ test("gpu-pilot_pickGpus: GPU 1 and its environment; three GPUs: none fits, with
   assert.match(three.text, /GPU 0: in use by another \(unknown\) user \(pid 582\)/);
   const tight = await call(c, TOOL.pickGpus, { count: 1, minFreeMemoryMiB: 200000 });
   assert.equal(tight.isError, true);
-  assert.match(tight.text, /GPU 1: 143156 MiB free < 200000 MiB/);
+  assert.match(tight.text, /GPU 1: 139\.8 GiB free < 195\.3 GiB/);
   const bad = await call(c, TOOL.pickGpus, { count: 0 });
   assert.equal(bad.isError, true);
   assert.equal(bad.text, "gpu-pilot_pickGpus: count must be a whole number ≥ 1, not 0");

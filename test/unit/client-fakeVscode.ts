@@ -91,6 +91,9 @@ export class Uri {
   static file(p: string): Uri {
     return new Uri("file", p);
   }
+  static joinPath(base: Uri, ...parts: string[]): Uri {
+    return new Uri(base.scheme, [base.path, ...parts].join("/"));
+  }
   static untitled(name: string): Uri {
     return new Uri("untitled", name);
   }
@@ -233,6 +236,8 @@ export const recorded = {
   executed: [] as string[],
   context: new Map<string, unknown>(),
   messages: [] as string[],
+  /** Progress notifications (window.withProgress): title, whether still open, and Cancel. */
+  progress: [] as { title: string; open: boolean; message?: string; cancel(): void }[],
   log: [] as string[],
   treeViews: [] as FakeTreeView[],
   statusItems: [] as FakeStatusItem[],
@@ -331,7 +336,35 @@ function createQuickPick() {
   return qp;
 }
 
+/** `vscode.ProgressLocation`. */
+export const ProgressLocation = { SourceControl: 1, Window: 10, Notification: 15 };
+
+function withProgress<R>(options: { title?: string }, task: (progress: { report(v: { message?: string }): void }, token: { isCancellationRequested: boolean; onCancellationRequested: (f: () => void) => { dispose(): void } }) => Promise<R>): Promise<R> {
+  const cancelled = new EventEmitter<void>();
+  const token = { isCancellationRequested: false, onCancellationRequested: (f: () => void) => cancelled.event(f) };
+  const entry = {
+    title: options.title ?? "",
+    open: true,
+    message: undefined as string | undefined,
+    cancel() {
+      token.isCancellationRequested = true;
+      cancelled.fire();
+    },
+  };
+  recorded.progress.push(entry);
+  const done = task({ report: (v) => (entry.message = v.message) }, token);
+  void done.then(() => (entry.open = false), () => (entry.open = false));
+  return done;
+}
+
 export const window = {
+  withProgress,
+  /** WebviewViewProviders registered (registerWebviewViewProvider), by view id. */
+  webviewViews: new Map<string, unknown>(),
+  registerWebviewViewProvider(id: string, provider: unknown) {
+    window.webviewViews.set(id, provider);
+    return { dispose: () => window.webviewViews.delete(id) };
+  },
   createOutputChannel: () => channel,
   createTreeView: (id: string, options: { treeDataProvider: unknown }) => {
     const view = new FakeTreeView(id, options);
@@ -472,7 +505,7 @@ const fake = {
   TreeItemCheckboxState, StatusBarAlignment, Uri, window, workspace, commands,
   ProcessExecution, CustomExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,
   EnvironmentVariableMutatorType, debug,
-  Position, Range, CodeLens, languages,
+  Position, Range, CodeLens, languages, ProgressLocation,
 };
 
 /** Stand-in for vscode-languageclient/node's LanguageClient: records what it was given and sent. */

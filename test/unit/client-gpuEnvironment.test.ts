@@ -102,7 +102,7 @@ test("Pick Free GPUs: busy fixture picks GPU 1 (GPU 0 has a process of an unknow
   assert.deepEqual(r.picked, [1]);
   assert.deepEqual(selection.get(), ["1"]);
   assert.deepEqual(r.skipped, [{ index: 0, reasons: ["in use by another (unknown) user (pid 582)"] }]);
-  assert.deepEqual(recorded.messages, ["GPU Pilot: picked GPU 1 (143156 MiB free, 0% busy)."]);
+  assert.deepEqual(recorded.messages, ["GPU Pilot: picked GPU 1 (139.8 GiB free, 0% busy)."]);
 
   settings.set("pick.count", 2);
   settings.set("selectBy", "uuid");
@@ -121,7 +121,7 @@ test("Pick Free GPUs: busy fixture picks GPU 1 (GPU 0 has a process of an unknow
   const none = await pickFreeGpusCommand(monitor, selection, { minFreeMemoryMiB: 200_000 });
   assert.deepEqual(none.picked, []);
   assert.deepEqual(none.selection, before, "nothing matched: the selection is unchanged");
-  assert.match(recorded.messages[0], /no GPU is free by the pick policy .*GPU 0: 143156 MiB free < 200000 MiB/);
+  assert.match(recorded.messages[0], /no GPU is free by the pick policy .*GPU 0: 139\.8 GiB free < 195\.3 GiB/);
   monitor.dispose();
 
   const broken = setup("fail9");
@@ -173,19 +173,26 @@ test("Stop Process: asks first, then SIGTERM to the user's own process; refuses 
 test("the GPU view's API part: tree rows, processes, terminal environment, debug resolution, status bar text", async () => {
   const { monitor, selection } = setup("busy");
   const collection = new FakeEnvironmentVariableCollection();
-  const features = createGpuFeatures({ environmentVariableCollection: collection } as never, monitor, selection);
+  const features = createGpuFeatures({ environmentVariableCollection: collection, workspaceState: memento() } as never, monitor, selection);
   await monitor.refresh();
   const rows = features.api.getTreeRows();
-  assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0: NVIDIA H200", "GPU 1: NVIDIA H200"]);
+  assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0", "GPU 1"]);
   const proc = rows.find((r) => r.contextValue.startsWith("computeApp"));
-  assert.deepEqual(proc && [proc.label, proc.description], ["pid 582 · python3", "unknown · 3380 MiB"], "pid 582 is not in this /proc: calm 'unknown'");
+  assert.deepEqual(proc && [proc.label, proc.description], ["582 python3", "3.3 GiB · user ?"], "pid 582 is not in this /proc: a calm 'user ?', explained in the tooltip");
+  assert.match(proc?.tooltip ?? "", /^\*\*User unknown\*\*: pid 582 is not visible in .*another PID namespace.*a container.*has ended/m, "the tooltip explains the unknown user");
   assert.deepEqual(features.api.getProcesses().map((p) => [p.pid, p.user, p.own]), [[582, "unknown", false]]);
+  recorded.messages.length = 0;
   const picked = await features.api.pickFreeGpus({ count: 1 });
   assert.deepEqual(picked.selection, ["1"]);
+  // One source of numbers: the free memory Pick Free GPUs reports is the tree's for the same GPU.
+  const pickedFree = /GPU 1 \(([^,]+ free),/.exec(recorded.messages.at(-1) ?? "")?.[1];
+  const treeFree = /\(([^()]+ free)\)/.exec(features.api.getTreeRows().find((r) => r.label === "GPU 1")?.tooltip ?? "")?.[1];
+  assert.equal(pickedFree, "139.8 GiB free", recorded.messages.join("\n"));
+  assert.equal(treeFree, pickedFree);
   assert.deepEqual(features.api.getTerminalEnvironment(), { CUDA_VISIBLE_DEVICES: { value: "1", type: "replace" }, CUDA_DEVICE_ORDER: { value: "PCI_BUS_ID", type: "replace" } });
   const resolved = await features.api.resolveDebugConfiguration(launch());
   assert.deepEqual(resolved?.env, { CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
-  assert.equal(features.api.getStatusBarText(), "$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB");
+  assert.equal(features.api.getStatusBarText(), "$(circuit-board) GPU 1 · 0% · 0 MiB/140.4 GiB");
   assert.deepEqual(features.api.getMonitorStatus(), { streaming: false, streamPid: undefined, notices: [] });
   for (const d of features.disposables) d.dispose();
   monitor.dispose();

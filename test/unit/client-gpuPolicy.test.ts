@@ -45,7 +45,7 @@ test("free memory and utilisation limits; ranking by free memory then utilisatio
   assert.deepEqual(r.picked.map((g) => g.index), [1, 0], "more free memory first");
   const lim = pickFreeGpus(busy, [], [], policy({ count: 2, maxUtilizationPercent: 100, minFreeMemoryMiB: 110_000 }));
   assert.deepEqual(lim.picked.map((g) => g.index), [1]);
-  assert.deepEqual(lim.candidates[1].reasons, ["100000 MiB free < 110000 MiB"]);
+  assert.deepEqual(lim.candidates[1].reasons, ["97.7 GiB free < 107.4 GiB"]);
   const same: Gpu[] = [{ ...gpus[0], utilizationGpuPercent: 3 }, { ...gpus[1], utilizationGpuPercent: 1 }];
   assert.deepEqual(pickFreeGpus(same, [], [], policy({ count: 1 })).picked.map((g) => g.index), [1], "equal memory: less busy first");
 });

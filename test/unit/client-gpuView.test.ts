@@ -65,30 +65,33 @@ test("ok: two GPUs with live numbers, details, the process under GPU 0 with its 
   assert.equal(recorded.context.get(PROBLEM_KEY), "");
   const roots = provider.getChildren();
   const items = roots.map((n) => provider.getTreeItem(n));
-  assert.deepEqual(items.map((i) => i.label), ["GPU 0: NVIDIA H200", "GPU 1: NVIDIA H200"]);
+  assert.deepEqual(items.map((i) => i.label), ["GPU 0", "GPU 1"], "short labels: the full name is in the tooltip");
   assert.deepEqual(items.map((i) => i.id), ["gpu/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", "gpu/GPU-6486822f-842c-1320-f829-e4155c0d2130"]);
   assert.deepEqual(items.map((i) => i.description), [
-    "0% ░░░░░░░░ 0/143771 MiB · 35°C",
-    "0% ░░░░░░░░ 0/143771 MiB · 36°C",
+    "0% · 0 MiB/140.4 GiB · 35°C",
+    "0% · 0 MiB/140.4 GiB · 36°C",
   ]);
-  assert.deepEqual(items.map((i) => i.collapsibleState), [2, 2], "expanded: details (and processes) below");
+  for (const i of items) assert.ok(`${String(i.label)}  ${String(i.description)}`.length <= 36, `fits a 300 px side bar: ${String(i.label)} ${String(i.description)}`);
+  assert.deepEqual(items.map((i) => i.collapsibleState), [2, 0], "GPU 0 expanded (its process below); GPU 1 has no children");
   assert.ok(items[0].tooltip instanceof MarkdownString);
-  assert.match((items[0].tooltip as MarkdownString).value, /109\.4 W of 700 W/);
+  const tip = (items[0].tooltip as MarkdownString).value;
+  assert.match(tip, /^\*\*GPU 0: NVIDIA H200\*\* · 0% · 0 MiB/);
+  assert.match(tip, /\| Power \| 109\/700 W \(draw\/cap\) \|/);
+  assert.match(tip, /\| Memory used \| 0 MiB of 140\.4 GiB \(139\.8 GiB free\) \|/);
+  assert.match(tip, /\| SM clock \| 435 MHz \(max 1980 MHz\) \|/);
+  assert.match(tip, /\| PCI bus id \| `00000000:00:06\.0` \|/);
   assert.match((items[0].tooltip as MarkdownString).value, /\| UUID \| `GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f` \|/);
-  const icon = items[0].iconPath as ThemeIcon;
-  assert.equal(icon.id, "circuit-board");
-  assert.equal((icon.color as ThemeColor).id, "charts.green");
+  assert.equal(items[0].iconPath, undefined, "no icon on a healthy GPU: the room goes to the numbers");
   assert.deepEqual(items.map((i) => (i.checkboxState as { state: number }).state), [0, 0]);
 
   const children = provider.getChildren(roots[0]).map((n) => provider.getTreeItem(n));
-  assert.deepEqual(children.map((c) => c.contextValue), ["gpuDetails", "computeApp.other"]);
-  assert.equal(children[0].label, "143156 MiB free · 109/700 W · SM 435/1980 MHz · fan n/a · P0");
-  assert.equal(children[0].description, "00000000:00:06.0 · compute Default · persistence on · MIG off");
-  assert.equal(children[1].label, "pid 582 · python3 train.py --epochs 3");
-  assert.equal(children[1].description, "alice · 3380 MiB");
-  assert.equal(children[1].id, "app/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f/582");
-  assert.match((children[1].tooltip as MarkdownString).value, /\| User \| alice \(uid 1001\) \|/);
-  assert.deepEqual(provider.getChildren(roots[1]).map((n) => n.kind), ["details"]);
+  assert.deepEqual(children.map((c) => c.contextValue), ["computeApp.other"], "no details row: the details are in the GPU's tooltip");
+  assert.equal(children[0].label, "582 python3 train.…", "shortened to fit beside its description; the full line is in the tooltip");
+  assert.equal(children[0].description, "3.3 GiB · alice");
+  assert.equal(children[0].iconPath, undefined, "another user's process: no icon");
+  assert.equal(children[0].id, "app/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f/582");
+  assert.match((children[0].tooltip as MarkdownString).value, /\| User \| alice \(uid 1001\) \|/);
+  assert.deepEqual(provider.getChildren(roots[1]).map((n) => n.kind), []);
 
   await selection.set(["1"]);
   const ticked = provider.getChildren().map((n) => (provider.getTreeItem(n).checkboxState as { state: number }).state);
@@ -103,7 +106,7 @@ test("idle: no process rows", async () => {
   await monitor.refresh();
   const roots = provider.getChildren();
   assert.equal(roots.length, 2);
-  assert.deepEqual(provider.getChildren(roots[0]).map((n) => n.kind), ["details"]);
+  assert.deepEqual(provider.getChildren(roots[0]).map((n) => n.kind), []);
   monitor.dispose();
 });
 
@@ -112,7 +115,7 @@ test("own process of this workspace's run: marked, with the context value that o
   await monitor.refresh();
   const rows = treeRows(provider);
   const app = rows.find((r) => r.contextValue.startsWith("computeApp"));
-  assert.deepEqual(app && [app.depth, app.label, app.description, app.contextValue, app.icon], [1, "pid 582 · python3 train.py --epochs 3", "me · 3380 MiB · this workspace's run", "computeApp.own.run", "play-circle"]);
+  assert.deepEqual(app && [app.depth, app.label, app.description, app.contextValue, app.icon], [1, "582 python3 train.py …", "3.3 GiB · me", "computeApp.own.run", "play-circle"]);
   assert.deepEqual(monitor.processOf(582)?.workspaceRun, true);
   monitor.dispose();
 });
@@ -206,15 +209,16 @@ test("lost GPU and [N/A] fields: the good GPU stays, a warning row names the los
   const { monitor, provider } = setup("lost");
   await monitor.refresh();
   const rows = treeRows(provider);
-  assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0: NVIDIA H200", "GPU 00000000:00:07.0: GPU is lost. Reboot the system to recover this GPU"]);
+  assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0", "GPU 00000000:00:07.0: GPU is lost. Reboot the system to recover this GPU"]);
   assert.equal(rows.find((r) => r.label.startsWith("GPU 00000000"))?.icon, "warning");
   monitor.dispose();
 
   const na = setup("na");
   await na.monitor.refresh();
   const naRows = treeRows(na.provider).filter((r) => r.depth === 0);
-  assert.deepEqual(naRows.map((r) => r.description), ["?% ········ ?/143771 MiB · ?°C", "GPU is lost: reboot to recover it"]);
-  assert.equal(treeRows(na.provider).find((r) => r.contextValue === "gpuDetails")?.label, "? MiB free · ?/? W · SM ?/? MHz · fan n/a · P?");
+  assert.deepEqual(naRows.map((r) => r.description), ["?% · ?/140.4 GiB · ?°C", "GPU is lost: reboot to recover it"]);
+  assert.match(naRows[0].tooltip, /\| Memory used \| \? of 140\.4 GiB \(\? free\) \|/);
+  assert.match(naRows[0].tooltip, /\| Power \| \?\/\? W \(draw\/cap\) \|/);
   assert.ok(!JSON.stringify(treeRows(na.provider)).includes("NaN"));
   assert.equal(naRows[1].iconColor, "problemsWarningIcon.foreground");
   na.monitor.dispose();
@@ -228,7 +232,7 @@ test("Exclusive_Process with a process on it: a warning row (a second process fa
   assert.equal(warn?.label, "Exclusive_Process and already in use: a second CUDA process fails here (it does not fall back to another GPU).");
   assert.equal(rows[0].iconColor, "problemsWarningIcon.foreground");
   assert.match(rows[0].tooltip, /\$\(warning\) Exclusive\\_Process and already in use/);
-  assert.match(rows[1].description, /^00000000:00:06\.0 · compute Exclusive_Process/);
+  assert.match(rows[0].tooltip, /\| Compute mode \| Exclusive_Process \|/);
   monitor.dispose();
 });
 
@@ -244,7 +248,7 @@ test("MIG: devices under their GPU with checkboxes; ticking one selects its UUID
     [1, "MIG 2g.35gb · device 1", "MIG-a83e5d10-2c6f-5b94-8e17-6f0d3c9b2e58", false],
     [1, "MIG 1g.18gb · device 2", "MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086", false],
   ]);
-  assert.equal(rows[0].description, "?% ▌░░░░░░░ 8713/143771 MiB · 38°C", "utilization [N/A] under MIG");
+  assert.equal(rows[0].description, "?% · 8.5/140.4 GiB · 38°C", "utilization [N/A] under MIG");
   const [gpu0, gpu1] = provider.getChildren();
   fakeView.checkbox.fire({ items: [[gpu1, TreeItemCheckboxState.Checked]] });
   await until(() => selection.get().length === 1, "GPU 1 ticked");
@@ -254,7 +258,7 @@ test("MIG: devices under their GPU with checkboxes; ticking one selects its UUID
   await until(() => selection.get().length === 2, "MIG device ticked");
   assert.deepEqual(selection.get(), ["MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086", "GPU-6486822f-842c-1320-f829-e4155c0d2130"]);
   assert.equal(treeRows(provider).find((r) => r.label === "MIG 1g.18gb · device 2")?.checked, true);
-  assert.equal(treeRows(provider).find((r) => r.label === "GPU 1: NVIDIA H200")?.checked, true, "a UUID entry ticks its GPU");
+  assert.equal(treeRows(provider).find((r) => r.label === "GPU 1")?.checked, true, "a UUID entry ticks its GPU");
   for (const d of disposables) d.dispose();
   monitor.dispose();
 });
@@ -385,10 +389,11 @@ test("status bar: selection with the chosen GPUs' load, tooltip, and a warning f
   assert.equal(item.text, "$(circuit-board) GPU 1", "no numbers before the first answer");
   assert.match(String(item.tooltip), /CUDA_VISIBLE_DEVICES=1/);
   await monitor.refresh();
-  assert.equal(item.text, "$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB");
-  assert.match(String(item.tooltip), /GPU 1 \(NVIDIA H200\): 0% busy, 0\/143771 MiB, 36°C/);
+  assert.equal(item.text, "$(circuit-board) GPU 1 · 0% · 0 MiB/140.4 GiB");
+  assert.match(String(item.tooltip), /^GPU 1 \(NVIDIA H200\): 0% busy · 0 MiB\/140\.4 GiB · 36°C$/m);
+  assert.doesNotMatch(String(item.tooltip), /^- /m, "a plain-text tooltip: no Markdown list dashes");
   await selection.set(["0", "3"]);
-  assert.equal(item.text, "$(circuit-board) GPU 0,3 · 0% · 0.0/140.4 GiB");
+  assert.equal(item.text, "$(circuit-board) GPU 0,3 · 0% · 0 MiB/140.4 GiB");
   assert.match(String(item.tooltip), /Not on this machine: 3/);
   assert.equal((item.backgroundColor as ThemeColor).id, "statusBarItem.warningBackground");
   for (const d of disposables) d.dispose();

@@ -62,7 +62,7 @@ test("the fake nvidia-smi (oddnames) through queryInventory: every process is th
   assert.equal(busy[0].kind, "busy");
   assert.ok(busy[0].kind === "busy" && busy[0].apps.map((a) => a.pid).join() === "4242,4243");
   assert.ok(!RAW.test(busy[0].message), JSON.stringify(busy[0].message));
-  assert.ok(busy[0].message.includes("pid 4242 /opt/evil\\n::warning::x|tool, 1024 MiB"), busy[0].message);
+  assert.ok(busy[0].message.includes("pid 4242 /opt/evil\\n::warning::x|tool, 1.0 GiB"), busy[0].message);
 });
 
 test("present: one-line labels, escaped names, and a tooltip table whose rows keep two cells", () => {
@@ -83,7 +83,7 @@ test("present: one-line labels, escaped names, and a tooltip table whose rows ke
       assert.equal(cells, 2, `a table row with ${cells} cells: ${l}`);
     }
   }
-  assert.equal(appLabel(apps[0]), "pid 4242 · /opt/evil\\n::warning::x|tool · 1024 MiB");
+  assert.equal(appLabel(apps[0]), "pid 4242 · /opt/evil\\n::warning::x|tool · 1.0 GiB");
   const gpuTip = gpuTooltipMarkdown(gpus[0], apps);
   assert.ok(!RAW.test(gpuTip.replace(/\n/g, "")), gpuTip);
   assert.ok(!gpuTip.includes("evil\n"), "the name's newline does not break the GPU tooltip");

@@ -12,6 +12,9 @@ import {
   gpuLabel,
   gpuTooltipMarkdown,
   loadLevel,
+  processRow,
+  processTooltipMarkdown,
+  programCommand,
   toInventoryParams,
 } from "../../client/src/gpu/present";
 
@@ -21,17 +24,18 @@ const apps = parseComputeApps(readFileSync(join(FIXTURES, "query_apps_nounits.cs
 
 test("labels and descriptions of the captured GPUs", () => {
   assert.equal(gpuLabel(gpus[0]), "GPU 0: NVIDIA H200");
-  assert.equal(gpuDescription(gpus[0]), "0% · 0/143771 MiB · 35°C");
-  assert.equal(gpuDescription(gpus[1]), "0% · 0/143771 MiB · 36°C");
+  assert.equal(gpuDescription(gpus[0]), "0% · 0 MiB/140.4 GiB · 35°C");
+  assert.equal(gpuDescription(gpus[1]), "0% · 0 MiB/140.4 GiB · 36°C");
+  assert.equal(gpuDescription({ ...gpus[0], utilizationGpuPercent: 12, memoryUsedMiB: 3389 }), "12% · 3.3/140.4 GiB · 35°C");
   const unknown: Gpu = { ...gpus[0], utilizationGpuPercent: null, memoryUsedMiB: null, temperatureC: null };
-  assert.equal(gpuDescription(unknown), "?% · ?/143771 MiB · ?°C");
+  assert.equal(gpuDescription(unknown), "?% · ?/140.4 GiB · ?°C");
 });
 
 test("processes belong to their GPU by UUID", () => {
   assert.deepEqual(appsOf(gpus[0], apps).map((a) => a.pid), [582]);
   assert.deepEqual(appsOf(gpus[1], apps), []);
-  assert.equal(appLabel(apps[0]), "pid 582 · python3 · 3380 MiB");
-  assert.equal(appLabel({ ...apps[0], usedMemoryMiB: null }), "pid 582 · python3 · ? MiB");
+  assert.equal(appLabel(apps[0]), "pid 582 · python3 · 3.3 GiB");
+  assert.equal(appLabel({ ...apps[0], usedMemoryMiB: null }), "pid 582 · python3 · ?");
 });
 
 test("loadLevel: the larger of utilization and memory use", () => {
@@ -45,10 +49,10 @@ test("tooltip lists UUID, bus id, power with units, and the processes", () => {
   const md = gpuTooltipMarkdown(gpus[0], apps);
   assert.match(md, /\| UUID \| `GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f` \|/);
   assert.match(md, /\| PCI bus id \| `00000000:00:06\.0` \|/);
-  assert.match(md, /\| Power \| 109\.4 W of 700 W \|/);
+  assert.match(md, /\| Power \| 109\/700 W \(draw\/cap\) \|/);
   assert.match(md, /\| Fan \| n\/a \|/);
-  assert.match(md, /\| Memory used \| 0 MiB of 143771 MiB \(143156 MiB free\) \|/);
-  assert.match(md, /Compute processes: 582 python3 \(3380 MiB\)/);
+  assert.match(md, /\| Memory used \| 0 MiB of 140\.4 GiB \(139\.8 GiB free\) \|/);
+  assert.match(md, /Compute processes: 582 python3 \(3\.3 GiB\)/);
   assert.match(gpuTooltipMarkdown(gpus[1], apps), /No compute processes\./);
   assert.equal(escapeMarkdown("a_b*[c](d)"), "a\\_b\\*\\[c\\]\\(d\\)");
 });
@@ -62,4 +66,16 @@ test("toInventoryParams: the protocol shape, null GPUs when nvidia-smi failed", 
     selection: ["1"],
   });
   assert.deepEqual(toInventoryParams(null, []), { gpus: null, selection: [] });
+});
+
+test("process rows fit a 300 px side bar: the program without its directory, shortened to 34 characters with the description", () => {
+  const app = { gpuUuid: gpus[0].uuid, gpuBusId: null, pid: 6001, processName: "/opt/conda/bin/python", usedMemoryMiB: 140544 };
+  const unknown = { pid: 6001, uid: null, user: "unknown", commandLine: "/opt/conda/bin/python -m torch.distributed.run --nproc_per_node=8 train.py", argv: [], own: false, workspaceRun: false, note: "pid 6001 is not visible in /proc" };
+  const row = processRow(app, unknown);
+  assert.equal(row.description, "137.3 GiB · user ?");
+  assert.equal(row.label, "6001 python -m …");
+  assert.ok(row.label.length + row.description.length <= 38);
+  assert.equal(programCommand("/usr/bin/python3.11 a.py"), "python3.11 a.py");
+  assert.equal(programCommand("python3"), "python3");
+  assert.match(processTooltipMarkdown(app, unknown, gpus[0]), /\*\*User unknown\*\*: pid 6001 is not visible in \/proc\./);
 });

@@ -30,6 +30,7 @@ async function host(selection: string[] = [], ownerOf: (pid: number) => ProcessO
   settings.clear();
   settings.set("nvidiaSmiPath", FAKE);
   recorded.messages.length = 0;
+  recorded.progress.length = 0;
   recorded.answers.length = 0;
   recorded.quickPicks.length = 0;
   recorded.quickPickAnswer = undefined;
@@ -86,7 +87,8 @@ function standInsOnPath(): void {
 }
 
 const expectedEnv = (gpus: string) => ({ CUDA_VISIBLE_DEVICES: gpus, CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
-const running = (title: string) => `Running ${title}.`;
+/** The titles of the progress notifications that are still open ("Running …"). */
+const openProgress = () => recorded.progress.filter((p) => p.open).map((p) => p.title);
 
 /** What task `i`'s CustomExecution runs: its pseudoterminal's options (the program is not started). */
 async function launched(i = 0): Promise<ProcessTerminalOptions> {
@@ -98,7 +100,7 @@ async function launched(i = 0): Promise<ProcessTerminalOptions> {
 const cuda = (env: Readonly<Record<string, string>>) => ({ CUDA_VISIBLE_DEVICES: env.CUDA_VISIBLE_DEVICES ?? null, CUDA_DEVICE_ORDER: env.CUDA_DEVICE_ORDER ?? null });
 const settle = () => new Promise((r) => setImmediate(r));
 
-test("runs the active file as a Task with a CustomExecution, offers Show Output / Stop", async () => {
+test("runs the active file as a Task with a CustomExecution, a running notification that can stop it", async () => {
   const h = await host(["1"]);
   open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
   await runActiveFile(h);
@@ -116,7 +118,8 @@ test("runs the active file as a Task with a CustomExecution, offers Show Output 
   assert.equal(run.env.PYTHONUNBUFFERED, "1", "output through a pipe: Python unbuffered");
   assert.equal(run.env.PATH, process.env.PATH, "the extension host's environment is inherited");
   assert.ok(recorded.log.some((l) => /Python extension \(ms-python\.python\) is not installed: running with python3/.test(l)));
-  assert.deepEqual(recorded.messages, [running("train.py on GPU 1")]);
+  assert.deepEqual(recorded.messages, [], "no plain message: the running notification is a progress notification");
+  assert.deepEqual(openProgress(), ["Running train.py on GPU 1"]);
 
   assert.equal(h.lastRun?.file, `${PROJECT}/train.py`);
   assert.equal(h.lastRun?.launcher, "python");
@@ -160,7 +163,8 @@ test("the program really runs in the task's terminal: pid, output with \\r\\n, e
   assert.equal(run.exitCode, 0);
   assert.ok(typeof run.pid === "number" && run.pid > 0, `pid ${run.pid}`);
   await settle();
-  assert.deepEqual(recorded.messages, [running("train.py on GPU 0,1 (custom)"), "train.py on GPU 0,1 (custom): finished (exit code 0)."]);
+  assert.deepEqual(recorded.messages, ["train.py on GPU 0,1 (custom): finished (exit code 0)."]);
+  assert.deepEqual(recorded.progress.map((p) => [p.title, p.open]), [["Running train.py on GPU 0,1 (custom)", false]], "the running notification closed when the run ended: replaced, not stacked");
   assert.ok(recorded.log.some((l) => l.includes(`(pid ${run.pid}) in ${JSON.stringify(dir)}`)), recorded.log.join("\n"));
 
   settings.set("run.args", ["3"]);
@@ -170,22 +174,22 @@ test("the program really runs in the task's terminal: pid, output with \\r\\n, e
   assert.equal(await failed.closed, 3);
   assert.equal((await ended(h)).exitCode, 3);
   await settle();
-  assert.deepEqual(recorded.messages, [running("train.py on GPU 0,1 (custom)"), "train.py on GPU 0,1 (custom): failed with exit code 3."]);
+  assert.deepEqual(recorded.messages, ["train.py on GPU 0,1 (custom): failed with exit code 3."]);
+  assert.deepEqual(openProgress(), [], "no stale \"Running … [Cancel]\" beside the failure");
   h.dispose();
 });
 
-test("Stop in the running notification terminates the task: the program gets SIGTERM, the run says so", { skip: process.platform === "win32" }, async () => {
+test("Cancel on the running notification terminates the task: the program gets SIGTERM, the run says so", { skip: process.platform === "win32" }, async () => {
   const h = await host(["0"]);
   const dir = realProject({ "train.py": "" });
   settings.set("run.launcher", "custom");
   settings.set("run.customArgs", [process.execPath, "-e", "setInterval(() => {}, 1000)"]);
   open(new FakeDocument(Uri.file(join(dir, "train.py"))));
-  let answer!: (v: string) => void;
-  recorded.answers.push(new Promise<string>((r) => (answer = r)) as unknown as string);
   await runActiveFile(h);
   const term = await tasks.open(tasks.executed[0]);
   while (h.lastRun?.pid === undefined) await new Promise((r) => setTimeout(r, 20));
-  answer("Stop");
+  assert.deepEqual(openProgress(), ["Running train.py on GPU 0 (custom)"]);
+  recorded.progress[0].cancel();
   assert.equal(await term.closed, 143);
   const run = await ended(h);
   assert.deepEqual(tasks.terminated, [tasks.executed[0]]);
@@ -193,6 +197,7 @@ test("Stop in the running notification terminates the task: the program gets SIG
   assert.equal(run.signal, "SIGTERM");
   await settle();
   assert.equal(recorded.messages.at(-1), "train.py on GPU 0 (custom): stopped by SIGTERM.");
+  assert.deepEqual(openProgress(), [], "the running notification closed");
   h.dispose();
 });
 
@@ -347,7 +352,8 @@ test("ddp_ok.py (reads LOCAL_RANK) with python: torchrun is suggested; accepting
   settings.set("run.launcher", "torchrun");
   recorded.messages.length = 0;
   await runActiveFile(h);
-  assert.deepEqual(recorded.messages, [running("ddp_ok.py on GPU 0,1 (torchrun)")], "no question with torchrun");
+  assert.deepEqual(recorded.messages, [], "no question with torchrun");
+  assert.deepEqual(openProgress().at(-1), "Running ddp_ok.py on GPU 0,1 (torchrun)");
   h.dispose();
 });
 
@@ -366,6 +372,19 @@ test("a script that sets CUDA_VISIBLE_DEVICES itself (env_after_is_available.py)
   h.dispose();
 });
 
+test("the language server's verdict: a CUDA_VISIBLE_DEVICES write GPU001 finds ineffective (env_after_is_available.py line 6) replaces nothing: no question", async () => {
+  const h = await host(["0", "1"]);
+  const file = `${PROJECT}/late.py`;
+  open(new FakeDocument(Uri.file(file)), ruleCase("env_after_is_available.py"));
+  const asked: string[] = [];
+  const withVerdict = { ...h, noEffectLines: (uri: { toString(): string }) => (asked.push(uri.toString()), Promise.resolve([5])) };
+  assert.deepEqual((await checkRunFor(withVerdict, Uri.file(file) as never)).map((f) => f.kind), [], "no overridesSelection");
+  assert.deepEqual(asked, [`file://${file}`]);
+  const noServer = { ...h, noEffectLines: () => Promise.resolve(null) };
+  assert.deepEqual((await checkRunFor(noServer, Uri.file(file) as never)).map((f) => f.kind), ["overridesSelection"], "no verdict: the write is taken as effective");
+  h.dispose();
+});
+
 test("more processes than GPUs: one per GPU or as set; GPUs busy with other users' processes: a warning that does not block", async () => {
   const h = await host(["0"], (pid) => (pid === 582 ? "other" : "me"));
   standInsOnPath();
@@ -375,7 +394,7 @@ test("more processes than GPUs: one per GPU or as set; GPUs busy with other user
   recorded.answers.push("Use 1 Process");
   await runActiveFile(h);
   assert.match(recorded.messages[0], /asks for 3 processes on 1 selected GPU/);
-  assert.match(recorded.messages[1], /^GPU Pilot: GPU 0 runs 1 process of another user \(pid 582 python3, 3380 MiB\)/);
+  assert.match(recorded.messages[1], /^GPU Pilot: GPU 0 runs 1 process of another user \(pid 582 python3, 3\.3 GiB\)/);
   assert.deepEqual((await launched(0)).args, ["--standalone", "--nproc_per_node=1", `${PROJECT}/train.py`]);
   recorded.answers.push("Run Anyway");
   await runActiveFile(h);

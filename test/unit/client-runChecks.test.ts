@@ -71,8 +71,9 @@ test("the script's own CUDA_VISIBLE_DEVICES write: both values shown", async () 
   assert.match(c03[0].message, /to "0,1" \(line 5\), which replaces the selection "1"/);
   const c16 = await findings("renumbering_ok.py", "deepspeed", ["0"]);
   assert.match(c16[0].message, /to "3" \(line 4\)/);
-  const c02 = await findings("env_after_import_only.py", "docker", ["0"]);
+  const c02 = await findings("env_after_import_only.py", "docker", ["1"]);
   assert.deepEqual(kinds(c02), ["overridesSelection"]);
+  assert.deepEqual(kinds(await findings("env_after_import_only.py", "docker", ["0"])), [], 'its "0" is the selection "0": nothing replaced');
   const slurm = await findings("env_after_import_only.py", "slurm", []);
   assert.match(slurm[0].message, /replaces the GPUs Slurm allocates/);
   // putenv counts (it changes the C environment CUDA reads); setdefault does not (it keeps our value).
@@ -110,7 +111,7 @@ test("unknown ids, too many processes, busy GPUs (warn only: other users' proces
   const busy = checkRun({ launcher: "python", file: "/p/t.py", ids: ["0", "1"], nproc: 0, inventory: inventory(apps), ownerOf });
   assert.deepEqual(kinds(busy), ["busy"]);
   assert.equal(busy[0].message,
-    "GPU 0 runs 1 process of another user (pid 582 python3, 3380 MiB); GPU 1 runs 1 process of another user or container (pid 700 /usr/bin/python). " +
+    "GPU 0 runs 1 process of another user (pid 582 python3, 3.3 GiB); GPU 1 runs 1 process of another user or container (pid 700 /usr/bin/python). " +
     "The run shares them: memory and speed may suffer.");
   assert.deepEqual(checkRun({ launcher: "python", file: "/p/t.py", ids: [UUID1], nproc: 0, inventory: inventory(apps), ownerOf }).map((f) => f.kind), ["busy"], "by UUID");
   assert.deepEqual(checkRun({ launcher: "python", file: "/p/t.py", ids: ["0"], nproc: 0, inventory: inventory(apps), ownerOf: () => "me" }), [], "own processes are fine");
@@ -129,4 +130,16 @@ test("processOwner: this process is mine; a pid that is not there is unknown", {
   assert.equal(processOwner(process.pid), "me");
   assert.equal(processOwner(99_999_999), "unknown");
   assert.equal(processOwner(-1), "unknown");
+});
+
+test("a write of the very value GPU Pilot passes replaces nothing: no finding (finetune_wrong_gpu.py with GPU 1 selected); another value still asks", async () => {
+  const text = readFileSync(join(__dirname, "..", "..", "examples", "finetune_wrong_gpu.py"), "utf8");
+  const analysis = await analyzeScript(text);
+  assert.deepEqual(analysis.visibleDevicesWrites.map((w) => w.value), ["1"]);
+  const run = (ids: string[]) => checkRun({ launcher: "python", file: "/w/finetune_wrong_gpu.py", ids, nproc: 0, analysis, inventory: inventory() });
+  assert.deepEqual(kinds(run(["1"])), [], 'the file\'s "1" equals the selection "1"');
+  assert.deepEqual(kinds(run(["0"])), ["overridesSelection"]);
+  assert.match(run(["0"])[0].message, /to "1" \(line 15\), which replaces the selection "0"/);
+  const spaced = await analyzeScript('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0, 1"\n');
+  assert.deepEqual(kinds(checkRun({ launcher: "python", file: "/w/a.py", ids: ["0", "1"], nproc: 0, analysis: spaced, inventory: inventory() })), [], "spaces around entries are ignored, as CUDA does");
 });

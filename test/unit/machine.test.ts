@@ -3,7 +3,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { visibleDevices, describeOrdinal, gpuForEntry } from "../../server/src/engine/machine";
 import { machineHover, machineInlayHints, useSelectionEdit } from "../../server/src/engine/machineHelp";
-import { analyzePython, initEngine } from "../../server/src/engine/lint";
+import { analyzePython, initEngine, lintPython } from "../../server/src/engine/lint";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import type { InventoryGpu, InventoryParams } from "../../server/src/protocol";
 
 /** The two H200s of test/fixtures/nvidia-smi/h200x2/query_gpu_nounits.csv. */
@@ -100,5 +102,28 @@ test("no inventory: no machine help", async () => {
   await initEngine();
   const m = analyzePython('x = "cuda:0"\n');
   assert.equal(machineHover(m, { line: 0, character: 6 }, { gpus: null, selection: [] }, where), null);
+  m.tree.delete();
+});
+
+test("a CUDA_VISIBLE_DEVICES write GPU001 finds ineffective (finetune_wrong_gpu.py): its hover says so, and cuda:0 maps through the selection, not through it", async () => {
+  await initEngine();
+  const src = readFileSync(join(__dirname, "..", "..", "examples", "finetune_wrong_gpu.py"), "utf8");
+  const lint = lintPython(src);
+  lint.tree?.delete();
+  const noEffect = new Set(lint.diagnostics.filter((d) => d.code === "GPU001").map((d) => d.range.start.line));
+  const writeLine = src.split("\n").findIndex((l) => l.startsWith('os.environ["CUDA_VISIBLE_DEVICES"] = "1"'));
+  assert.ok(noEffect.has(writeLine), `GPU001 on line ${writeLine + 1}: ${JSON.stringify([...noEffect])}`);
+  const m = analyzePython(src);
+  const deviceLine = src.split("\n").findIndex((l) => l.startsWith('device = torch.device("cuda")'));
+  const onCuda = { line: deviceLine, character: src.split("\n")[deviceLine].indexOf('"cuda"') + 2 };
+  // Without the engine's verdict the write would decide (the contradiction of issue 19).
+  assert.match(machineHover(m, onCuda, inv(["0"]), where)!.markdown, /cuda:0 → GPU 1/);
+  const h = machineHover(m, onCuda, inv(["0"]), where, noEffect)!;
+  assert.match(h.markdown, /cuda:0 → GPU 0/);
+  assert.match(h.markdown, /because GPU Pilot's selection is 0/);
+  const onWrite = machineHover(m, { line: writeLine, character: 5 }, inv(["0"]), where, noEffect)!;
+  assert.match(onWrite.markdown, /^\*\*CUDA_VISIBLE_DEVICES="1" has no effect here\*\*: CUDA is already initialised when this line runs \(GPU001\)/);
+  const hints = machineInlayHints(m, { start: { line: 0, character: 0 }, end: { line: 40, character: 0 } }, inv(["0"]), where, noEffect);
+  assert.ok(hints.every((x) => x.label === "→ GPU 0"), JSON.stringify(hints));
   m.tree.delete();
 });

@@ -72,27 +72,27 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   const { names } = await readZip(vsix);
   const files = names.filter((n) => n.startsWith("extension/")).map((n) => n.slice("extension/".length));
   for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/server.js", "dist/cli.js",
-    "dist/tree-sitter.wasm", "dist/tree-sitter-python.wasm", "dist/history.js", "dist/history.css", "media/icon.png", "media/gpu.svg",
+    "dist/tree-sitter.wasm", "dist/tree-sitter-python.wasm", "dist/history.js", "dist/history.css", "dist/dashboard.js", "dist/dashboard.css", "media/icon.png", "media/gpu.svg",
     "media/walkthrough/select.md", "media/walkthrough/run.md"]) {
     assert.ok(files.includes(f), `${f} missing from the .vsix (${files.join(", ")})`);
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
-  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|server|history|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|server|history|dashboard|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")), "source maps, sources or node_modules packed");
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
 });
 
-test("the .vsix carries only bundles the extension runs: client.js (main), server.js and history.js (loaded by the client), cli.js (the gpu-pilot mcp server it registers)", async () => {
+test("the .vsix carries only bundles the extension runs: client.js (main), server.js, history.js and dashboard.js (loaded by the client), cli.js (the gpu-pilot mcp server it registers)", async () => {
   const { names, texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/package.json");
   const bundles = names.filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n)).map((n) => n.slice("extension/dist/".length)).sort();
-  assert.deepEqual(bundles, ["cli.js", "client.js", "history.js", "server.js"]);
+  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "history.js", "server.js"]);
   assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/client.js");
   // Each other bundle is named by the client: it starts the server, loads the history webview from
   // dist/ and names dist/cli.js in its MCP server definition (gpu-pilot mcp).
   const client = texts.get("extension/dist/client.js") ?? "";
-  for (const b of ["server.js", "history.js", "history.css", "cli.js"]) assert.ok(client.includes(b), `the client never names ${b}`);
+  for (const b of ["server.js", "history.js", "history.css", "dashboard.js", "dashboard.css", "cli.js"]) assert.ok(client.includes(b), `the client never names ${b}`);
 });
 
 /** Every link and image target of Markdown text: `[x](t)`, `![x](t)`, `<a href="t">`, `<img src="t">`. */

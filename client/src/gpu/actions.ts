@@ -9,6 +9,7 @@ import type { GpuMonitor } from "./monitor";
 import { normalizePolicy, pickFreeGpus, type PickPolicy } from "./policy";
 import { stopProcess as sendStop, type StopOptions } from "./procinfo";
 import { normalizeSelection, type SelectionStore } from "./selection";
+import { formatFree, formatMiB, formatPercent } from "./units";
 
 /** What "Pick Free GPUs" did, as plain data (the API returns it). */
 export interface PickFreeOutcome {
@@ -41,7 +42,7 @@ export async function pickFreeGpusCommand(monitor: GpuMonitor, selection: Select
   }
   const result = pickFreeGpus(inv.gpus, inv.apps, inv.processes ?? [], policy);
   const skipped = result.candidates.filter((c) => c.reasons.length > 0).map((c) => ({ index: c.gpu.index, reasons: c.reasons }));
-  const rules = `count ${policy.count}, ≥ ${policy.minFreeMemoryMiB} MiB free, ≤ ${policy.maxUtilizationPercent}% busy${policy.excludeBusyWithOtherUsers ? ", no other users' processes" : ""}`;
+  const rules = `count ${policy.count}, ≥ ${formatMiB(policy.minFreeMemoryMiB)} free, ≤ ${policy.maxUtilizationPercent}% busy${policy.excludeBusyWithOtherUsers ? ", no other users' processes" : ""}`;
   log.info(`Pick Free GPUs (${rules}): picked ${result.picked.map((g) => g.index).join(", ") || "none"}; ${skipped.map((s) => `GPU ${s.index}: ${s.reasons.join("; ")}`).join(" | ") || "none skipped"}`);
   if (result.picked.length === 0) {
     void vscode.window.showWarningMessage(
@@ -54,7 +55,7 @@ export async function pickFreeGpusCommand(monitor: GpuMonitor, selection: Select
   }
   const ids = normalizeSelection(result.picked.map((g) => String(g.index)), inv.gpus, inv.mig ?? [], config.selectBy());
   await selection.set(ids);
-  const what = result.picked.map((g) => `GPU ${g.index} (${g.memoryFreeMiB ?? "?"} MiB free, ${g.utilizationGpuPercent ?? "?"}% busy)`).join(", ");
+  const what = result.picked.map((g) => `GPU ${g.index} (${formatFree(g)}, ${formatPercent(g.utilizationGpuPercent)} busy)`).join(", ");
   void vscode.window.showInformationMessage(
     `GPU Pilot: picked ${what}.${result.short ? ` Only ${result.picked.length} of ${policy.count} matched the policy.` : ""}`,
   );

@@ -1,10 +1,11 @@
 /**
- * Wires the GPU side of the extension: the view, the status bar item, the selection in terminals
+ * Wires the GPU side of the extension: the view, the dashboard (dashboard.ts), the status bar item, the selection in terminals
  * and Python debug sessions; and the part of the API (api.ts, {@link GpuViewApi}) that reads them.
  */
 import * as vscode from "vscode";
 import type { GpuViewApi } from "../api";
 import { pickFreeGpusCommand } from "./actions";
+import { registerGpuDashboard } from "./dashboard";
 import { registerSelectionEnvironment } from "./environment";
 import type { GpuMonitor } from "./monitor";
 import type { SelectionStore } from "./selection";
@@ -21,6 +22,7 @@ const MUTATOR_TYPE: Record<number, "replace" | "append" | "prepend"> = { 1: "rep
  */
 export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuMonitor, selection: SelectionStore): { disposables: vscode.Disposable[]; api: GpuViewApi } {
   const tree = createGpuTreeView(monitor, selection);
+  const dash = registerGpuDashboard(extCtx.extensionUri, monitor, selection, extCtx.workspaceState);
   const collection = (extCtx as { environmentVariableCollection?: vscode.GlobalEnvironmentVariableCollection }).environmentVariableCollection;
   const env = registerSelectionEnvironment(collection, selection, monitor);
   const api: GpuViewApi = {
@@ -36,6 +38,8 @@ export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuM
     resolveDebugConfiguration: async (configuration, folder) => env.provider.resolveDebugConfiguration(folder, configuration),
     getStatusBarText: () => statusBarContent(selection.get(), monitor.inventory).text,
     getMonitorStatus: () => ({ streaming: monitor.isStreaming, streamPid: monitor.streamPid, notices: monitor.notices.map((n) => n.message) }),
+    getDashboardState: () => dash.dashboard.getState(),
+    clickInDashboard: (target) => dash.dashboard.click(target),
   };
-  return { disposables: [...tree.disposables, ...createSelectionStatusBar(selection, monitor), ...env.disposables], api };
+  return { disposables: [...tree.disposables, ...dash.disposables, ...createSelectionStatusBar(selection, monitor), ...env.disposables], api };
 }

@@ -10,6 +10,7 @@
  * (`ready`), and each new tick is posted as an `append` message.
  */
 import * as crypto from "node:crypto";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import type { LastRun } from "../api";
 import * as config from "../config";
@@ -17,9 +18,11 @@ import type { GpuSeries, HistorySnapshot } from "./history";
 import type { GpuMonitor } from "./monitor";
 import { isSelected, type SelectionStore } from "./selection";
 
-/** A run's start and end, as the panel marks them. */
+/** A run's start and end, as the panel marks them (labelled with `file`). */
 export interface RunMark {
   title: string;
+  /** The script's file name (basename), the markers' label. */
+  file: string;
   startedAt: number;
   endedAt?: number;
 }
@@ -36,7 +39,25 @@ export type ToWebview =
     };
 
 /** Messages from the webview. */
-export type FromWebview = { type: "ready" } | { type: "drawn"; samples: number; gpus: number };
+export type FromWebview = { type: "ready" } | { type: "drawn"; samples: number; gpus: number; axes?: HistoryAxes[] };
+
+/** The y-axis bounds a GPU's two charts were drawn with (what the webview reports). */
+export interface HistoryAxes {
+  uuid: string;
+  /** Utilisation axis, %: [0, 100]. */
+  utilization: [number, number];
+  /** Memory axis in `memoryUnit`: [0, the GPU's memory.total]. */
+  memory: [number, number];
+  /** The one unit of every memory tick label: `GiB` (total from 1 GiB up) or `MiB`. */
+  memoryUnit: "GiB" | "MiB";
+  /** The memory tick labels as drawn. */
+  memoryTicks: string[];
+  /** The labels drawn beside run markers, e.g. `▶ train.py`. */
+  runLabels: string[];
+  /** Chart width in CSS pixels and the width it had to fill. */
+  width: number;
+  availableWidth: number;
+}
 
 /** What {@link GpuViewApi.getHistoryPanelState} reports. */
 export interface HistoryPanelState {
@@ -56,6 +77,8 @@ export interface HistoryPanelState {
   samplesDrawn: number;
   /** GPUs the webview last said it drew. */
   gpusDrawn: number;
+  /** The axes of each GPU's charts at the last redraw. */
+  axes: HistoryAxes[];
 }
 
 /** Runs remembered for the marks (the newest). */
@@ -69,7 +92,7 @@ export class HistoryPanel implements vscode.Disposable {
   private lastPushes = -1;
   private knownGpus = "";
   private focus: string | undefined;
-  private state: Omit<HistoryPanelState, "open" | "visible"> = { samplesSent: 0, messagesSent: 0, historiesSent: 0, drawReports: 0, samplesDrawn: 0, gpusDrawn: 0 };
+  private state: Omit<HistoryPanelState, "open" | "visible"> = { samplesSent: 0, messagesSent: 0, historiesSent: 0, drawReports: 0, samplesDrawn: 0, gpusDrawn: 0, axes: [] };
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -94,7 +117,7 @@ export class HistoryPanel implements vscode.Disposable {
       localResourceRoots: [dist],
     });
     this.panel = panel;
-    this.state = { samplesSent: 0, messagesSent: 0, historiesSent: 0, drawReports: 0, samplesDrawn: 0, gpusDrawn: 0 };
+    this.state = { samplesSent: 0, messagesSent: 0, historiesSent: 0, drawReports: 0, samplesDrawn: 0, gpusDrawn: 0, axes: [] };
     this.lastPushes = this.monitor.history.pushes;
     panel.webview.html = this.html(panel.webview, dist);
     this.panelDisposables.push(
@@ -111,6 +134,7 @@ export class HistoryPanel implements vscode.Disposable {
           this.state.drawReports++;
           this.state.samplesDrawn = Number(m.samples) || 0;
           this.state.gpusDrawn = Number(m.gpus) || 0;
+          this.state.axes = Array.isArray(m.axes) ? m.axes : [];
         }
       }),
       this.monitor.onDidChange(() => this.onMonitorChange()),
@@ -144,7 +168,7 @@ export class HistoryPanel implements vscode.Disposable {
       if (run.endedAt !== undefined) known.endedAt = run.endedAt;
       return;
     }
-    this.runs.push({ title: run.title, startedAt: run.startedAt, ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}) });
+    this.runs.push({ title: run.title, file: path.basename(run.file), startedAt: run.startedAt, ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}) });
     if (this.runs.length > MAX_RUNS) this.runs.shift();
   }
 

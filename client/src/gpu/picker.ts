@@ -8,6 +8,7 @@ import type { GpuMonitor } from "./monitor";
 import type { Gpu, MigDevice } from "./nvidiaSmi";
 import { appsOf, gpuLabel, gpuRowDescription, gpuWarnings } from "./present";
 import { isMigSelected, isSelected, normalizeSelection, type SelectBy } from "./selection";
+import { formatFree } from "./units";
 import { log } from "../log";
 
 interface GpuPickItem extends vscode.QuickPickItem {
@@ -26,6 +27,7 @@ function gpuItem(gpu: Gpu, monitor: GpuMonitor): GpuPickItem {
     label: gpuLabel(gpu),
     description: gpuRowDescription(gpu),
     detail: [
+      formatFree(gpu),
       `${gpu.uuid} · ${gpu.pciBusId}`,
       ...(apps.length > 0 ? [`${apps.length} process${apps.length === 1 ? "" : "es"} (${users.join(", ")})`] : []),
       ...warnings.map((w) => `$(warning) ${w}`),

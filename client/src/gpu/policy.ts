@@ -3,6 +3,7 @@
  * maximum utilisation, skipping GPUs other users compute on). Pure: no `vscode`, no processes.
  */
 import type { ComputeApp, Gpu, ProcessDetails } from "./nvidiaSmi";
+import { formatMiB } from "./units";
 
 /** The policy (settings `gpuPilot.pick.*`). */
 export interface PickPolicy {
@@ -75,7 +76,7 @@ export function pickFreeGpus(gpus: readonly Gpu[], apps: readonly ComputeApp[], 
     if (gpu.computeMode === "Exclusive_Process" && mine.length > 0) reasons.push("Exclusive_Process and already in use: a second process would fail");
     if (policy.minFreeMemoryMiB > 0) {
       if (gpu.memoryFreeMiB === null) reasons.push("free memory unknown");
-      else if (gpu.memoryFreeMiB < policy.minFreeMemoryMiB) reasons.push(`${gpu.memoryFreeMiB} MiB free < ${policy.minFreeMemoryMiB} MiB`);
+      else if (gpu.memoryFreeMiB < policy.minFreeMemoryMiB) reasons.push(`${formatMiB(gpu.memoryFreeMiB)} free < ${formatMiB(policy.minFreeMemoryMiB)}`);
     }
     if (gpu.utilizationGpuPercent !== null && gpu.utilizationGpuPercent > policy.maxUtilizationPercent) {
       reasons.push(`${gpu.utilizationGpuPercent}% busy > ${policy.maxUtilizationPercent}%`);

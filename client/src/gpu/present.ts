@@ -5,8 +5,7 @@
 import type { InventoryGpu, InventoryParams } from "../../../server/src/protocol";
 import { escapeControls } from "../../../server/src/engine/text";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
-
-const q = (v: number | null, digits = 0): string => (v === null ? "?" : v.toFixed(digits));
+import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature } from "./units";
 
 /** `GPU <index>: <name>`, e.g. `GPU 0: NVIDIA H200`. */
 export function gpuLabel(gpu: Gpu): string {
@@ -14,11 +13,19 @@ export function gpuLabel(gpu: Gpu): string {
 }
 
 /**
- * `<util>% · <used>/<total> MiB · <temp>°C`, e.g. `0% · 0/143771 MiB · 35°C`.
- * Values nvidia-smi did not report show as `?`.
+ * `GPU <index>`, e.g. `GPU 0`: the tree row's label, short enough that label and
+ * {@link gpuDescription} fit a 300 px side bar; the name is in the tooltip and on the dashboard.
+ */
+export function gpuShortLabel(gpu: Gpu): string {
+  return `GPU ${gpu.index}`;
+}
+
+/**
+ * `<util>% · <used>/<total> · <temp>°C` in the units policy of units.ts, e.g.
+ * `12% · 3.3/140.4 GiB · 35°C` or `0% · 0 MiB/140.4 GiB · 35°C`. Values nvidia-smi did not report show as `?`.
  */
 export function gpuDescription(gpu: Gpu): string {
-  return `${q(gpu.utilizationGpuPercent)}% · ${q(gpu.memoryUsedMiB)}/${q(gpu.memoryTotalMiB)} MiB · ${q(gpu.temperatureC)}°C`;
+  return `${formatPercent(gpu.utilizationGpuPercent)} · ${formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB)} · ${formatTemperature(gpu.temperatureC)}`;
 }
 
 /** How busy a GPU is: the larger of its utilization and its memory use (both %). */
@@ -44,9 +51,9 @@ export function printableName(name: string): string {
   return escapeControls(name);
 }
 
-/** `pid <pid> · <name> · <MiB> MiB`, e.g. `pid 582 · python3 · 3380 MiB` (the name through {@link printableName}). */
+/** `pid <pid> · <name> · <memory>`, e.g. `pid 582 · python3 · 3.3 GiB` (the name through {@link printableName}, memory per units.ts). */
 export function appLabel(app: ComputeApp): string {
-  return `pid ${app.pid} · ${printableName(app.processName)} · ${q(app.usedMemoryMiB)} MiB`;
+  return `pid ${app.pid} · ${printableName(app.processName)} · ${formatMiB(app.usedMemoryMiB)}`;
 }
 
 /** Text for a Markdown table cell inside a code span: one line, no backtick, `|` escaped (GFM splits cells at `|` even in code spans). */
@@ -76,10 +83,10 @@ export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[], warnin
   const rows: [string, string][] = [
     ["UUID", `\`${gpu.uuid}\``],
     ["PCI bus id", `\`${gpu.pciBusId}\``],
-    ["Memory used", `${withUnit(gpu.memoryUsedMiB, "MiB")} of ${withUnit(gpu.memoryTotalMiB, "MiB")} (${withUnit(gpu.memoryFreeMiB, "MiB")} free)`],
+    ["Memory used", `${formatMiB(gpu.memoryUsedMiB)} of ${formatMiB(gpu.memoryTotalMiB)} (${formatFree(gpu)})`],
     ["Utilization", `GPU ${withUnit(gpu.utilizationGpuPercent, "%")}, memory ${withUnit(gpu.utilizationMemoryPercent, "%")}`],
     ["Temperature", withUnit(gpu.temperatureC, "°C")],
-    ["Power", `${withUnit(gpu.powerDrawW, "W", 1)} of ${withUnit(gpu.powerLimitW, "W", 0)}`],
+    ["Power", `${formatPower(gpu.powerDrawW, gpu.powerLimitW)} (draw/cap)`],
     ["Fan", withUnit(gpu.fanSpeedPercent, "%")],
     ["SM clock", `${withUnit(gpu.clockSmMHz, "MHz")} (max ${withUnit(gpu.clockMaxSmMHz, "MHz")})`],
     ["Performance state", gpu.pstate ?? "n/a"],
@@ -90,7 +97,7 @@ export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[], warnin
   ];
   const mine = appsOf(gpu, apps);
   const lines = [
-    `**${escapeMarkdown(gpuLabel(gpu))}**`,
+    `**${escapeMarkdown(gpuLabel(gpu))}** · ${escapeMarkdown(gpuDescription(gpu))}`,
     "",
     "| | |",
     "|---|---|",
@@ -98,7 +105,7 @@ export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[], warnin
     "",
     mine.length === 0
       ? "No compute processes."
-      : `Compute processes: ${mine.map((a) => `${a.pid} ${escapeMarkdown(printableName(a.processName))} (${withUnit(a.usedMemoryMiB, "MiB")})`).join(", ")}`,
+      : `Compute processes: ${mine.map((a) => `${a.pid} ${escapeMarkdown(printableName(a.processName))} (${formatMiB(a.usedMemoryMiB)})`).join(", ")}`,
   ];
   for (const w of warnings) lines.push("", `$(warning) ${escapeMarkdown(w)}`);
   return lines.join("\n");
@@ -126,52 +133,13 @@ export function toInventoryParams(gpus: readonly Gpu[] | null, selection: readon
 // ---------------------------------------------------------------------------------------------
 
 /**
- * A text bar of `cells` characters in eighths: `█` for full cells, one of `▏▎▍▌▋▊▉` for a partial
- * cell, `░` for the rest, e.g. `██▌░░░░░` for 31 % of 8 cells. Unknown values give `·` cells.
- * @param used used amount (any unit, same as `total`).
- * @param total the whole; a bar needs it above 0.
- */
-export function bar(used: number | null, total: number | null, cells = 10): string {
-  if (used === null || total === null || total <= 0) return "·".repeat(cells);
-  const eighths = Math.min(cells * 8, Math.max(0, Math.round((used / total) * cells * 8)));
-  const full = Math.floor(eighths / 8);
-  const rest = eighths % 8;
-  const partial = rest > 0 ? "▏▎▍▌▋▊▉"[rest - 1] : "";
-  return "█".repeat(full) + partial + "░".repeat(cells - full - (partial ? 1 : 0));
-}
-
-/**
- * The GPU row's description (short enough for a narrow side bar): `<util>% <bar> <used>/<total> MiB · <temp>°C`,
- * e.g. `0% ▎░░░░░░░ 3389/143771 MiB · 35°C` with an 8-cell memory bar. Unknown values show as `?`;
- * `[GPU is lost]` GPUs say so instead. Power, clocks, fan and modes are on the details row.
+ * The GPU row's description in the tree and the quick pick: {@link gpuDescription} (fits a 300 px
+ * side bar beside {@link gpuShortLabel}); `[GPU is lost]` GPUs say so instead. Power, clocks, fan,
+ * bus id and modes are in the tooltip ({@link gpuTooltipMarkdown}) and on the dashboard.
  */
 export function gpuRowDescription(gpu: Gpu): string {
   if (gpu.lost) return "GPU is lost: reboot to recover it";
-  return `${q(gpu.utilizationGpuPercent)}% ${bar(gpu.memoryUsedMiB, gpu.memoryTotalMiB, 8)} ${q(gpu.memoryUsedMiB)}/${q(gpu.memoryTotalMiB)} MiB · ${q(gpu.temperatureC)}°C`;
-}
-
-const onOff = (v: string | null): string => (v === null ? "n/a" : v.toLowerCase() === "enabled" ? "on" : v.toLowerCase() === "disabled" ? "off" : v);
-
-/**
- * The details row under a GPU: label `<free> MiB free · <draw>/<limit> W · SM <clock>/<max> MHz · fan <fan>% · <pstate>`,
- * description `<bus id> · compute <mode> · persistence <on|off> · MIG <on|off>`.
- */
-export function gpuDetailsRow(gpu: Gpu): { label: string; description: string } {
-  return {
-    label: [
-      `${q(gpu.memoryFreeMiB)} MiB free`,
-      `${q(gpu.powerDrawW)}/${q(gpu.powerLimitW)} W`,
-      `SM ${q(gpu.clockSmMHz)}/${q(gpu.clockMaxSmMHz)} MHz`,
-      `fan ${gpu.fanSpeedPercent === null ? "n/a" : `${gpu.fanSpeedPercent}%`}`,
-      gpu.pstate ?? "P?",
-    ].join(" · "),
-    description: [
-      gpu.pciBusId,
-      `compute ${gpu.computeMode ?? "n/a"}`,
-      `persistence ${onOff(gpu.persistenceMode)}`,
-      `MIG ${onOff(gpu.migMode)}`,
-    ].join(" · "),
-  };
+  return gpuDescription(gpu);
 }
 
 /** Warnings about a GPU, in words: Exclusive_Process, Prohibited, lost, MIG enabled without devices listed. */
@@ -196,15 +164,38 @@ export function shorten(text: string, max = 60): string {
 }
 
 /**
- * The process row: label `pid <pid> · <command line>` (shortened), description
- * `<user> · <MiB> MiB[ · this workspace's run]`. Without details (not read yet) the user reads `…`.
+ * The user column of a process: the user name; `user unknown` when /proc could not say (the
+ * process lives in another PID namespace, e.g. a container, or ended: {@link ProcessDetails.note}
+ * says which, in the tooltip); `…` before the details are read.
+ */
+export function processUser(details: ProcessDetails | undefined): string {
+  if (!details) return "…";
+  return details.uid === null && details.user === "unknown" ? "user unknown" : printableName(details.user);
+}
+
+/**
+ * The process row, short enough for a 300 px side bar: label `<pid> <program and arguments>`
+ * ({@link programCommand}, shortened to fit), description `<memory> · <user>` (memory per units.ts;
+ * an unknown user reads `user ?`, explained in the tooltip). This workspace's run is marked by the
+ * row's icon and said in the tooltip.
  */
 export function processRow(app: ComputeApp, details: ProcessDetails | undefined): { label: string; description: string } {
-  const command = printableName(details?.commandLine || app.processName);
-  return {
-    label: `pid ${app.pid} · ${shorten(command)}`,
-    description: [details ? details.user : "…", `${q(app.usedMemoryMiB)} MiB`, ...(details?.workspaceRun ? ["this workspace's run"] : [])].join(" · "),
-  };
+  const user = processUser(details) === "user unknown" ? "user ?" : processUser(details);
+  const description = [formatMiB(app.usedMemoryMiB), user].join(" · ");
+  const label = `${app.pid} ${programCommand(details?.commandLine || app.processName)}`;
+  return { label: shorten(label, Math.max(14, ROW_CHARS - description.length)), description };
+}
+
+/** Characters of label and description together that fit a process row in a 300 px side bar (measured in code-server). */
+const ROW_CHARS = 34;
+
+/**
+ * A command line with its program's directory dropped, for narrow rows: `/opt/conda/bin/python
+ * train.py` → `python train.py` (control characters escaped). The full line is in the tooltip.
+ */
+export function programCommand(commandLine: string): string {
+  const printable = printableName(commandLine);
+  return printable.replace(/^\S*\//, "");
 }
 
 /** The process row's Markdown tooltip: full command line, user, memory, GPU, and notes. */
@@ -217,14 +208,14 @@ export function processTooltipMarkdown(app: ComputeApp, details: ProcessDetails 
     command.replace(/```/g, "`\u200b``"),
     "```",
     "",
+    ...(details?.note ? [`**User unknown**: ${escapeMarkdown(printableName(details.note))}.`, ""] : []),
     "| | |",
     "|---|---|",
     `| User | ${details ? `${escapeMarkdown(printableName(details.user))}${details.uid !== null ? ` (uid ${details.uid})` : ""}` : "not read yet"} |`,
-    `| GPU memory | ${withUnit(app.usedMemoryMiB, "MiB")} |`,
+    `| GPU memory | ${formatMiB(app.usedMemoryMiB)} |`,
     `| nvidia-smi's name | ${tableCode(app.processName)} |`,
   ];
   if (details?.workspaceRun) lines.push("", "Started by this workspace's **Run on Selected GPUs**.");
-  if (details?.note) lines.push("", `User and command line unknown: ${escapeMarkdown(printableName(details.note))}.`);
   if (details?.own) lines.push("", "Yours: right-click → *Stop Process* sends it SIGTERM.");
   return lines.join("\n");
 }

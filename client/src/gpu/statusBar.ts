@@ -8,6 +8,7 @@ import * as vscode from "vscode";
 import type { GpuMonitor } from "./monitor";
 import type { Gpu, Inventory } from "./nvidiaSmi";
 import { indexOfEntry, selectionLabel, type SelectionStore, unknownEntries } from "./selection";
+import { formatMemoryPair, formatPercent, formatTemperature } from "./units";
 
 /** The GPUs the entries name (MIG devices count as their parent GPU), each once, in index order. */
 export function selectedGpus(ids: readonly string[], inv: Inventory | undefined): Gpu[] {
@@ -21,11 +22,9 @@ export function selectedGpus(ids: readonly string[], inv: Inventory | undefined)
   return out.sort((a, b) => a.index - b.index);
 }
 
-const gib = (mib: number) => (mib / 1024).toFixed(1);
-
 /**
- * The load part of the status bar text: `<util>% · <used>/<total> GiB` over the chosen GPUs
- * (highest utilisation, summed memory), or "" when nothing is known.
+ * The load part of the status bar text: `<util>% · <used>/<total>` over the chosen GPUs (highest
+ * utilisation, summed memory; units.ts), or "" when nothing is known.
  */
 export function loadSummary(gpus: readonly Gpu[]): string {
   const utils = gpus.map((g) => g.utilizationGpuPercent).filter((v): v is number => v !== null);
@@ -35,12 +34,15 @@ export function loadSummary(gpus: readonly Gpu[]): string {
   if (withMem.length > 0) {
     const used = withMem.reduce((s, g) => s + (g.memoryUsedMiB ?? 0), 0);
     const total = withMem.reduce((s, g) => s + (g.memoryTotalMiB ?? 0), 0);
-    parts.push(`${gib(used)}/${gib(total)} GiB`);
+    parts.push(formatMemoryPair(used, total));
   }
   return parts.join(" · ");
 }
 
-/** Text, tooltip (Markdown) and warning state of the item for a selection and inventory. */
+/**
+ * Text, tooltip and warning state of the item for a selection and inventory. The tooltip is plain
+ * text (a string tooltip is not Markdown: a `- ` list would show its dashes), one line per GPU.
+ */
 export function statusBarContent(ids: readonly string[], inv: Inventory | undefined): { text: string; tooltip: string; warning: boolean } {
   const unknown = inv ? unknownEntries(ids, inv.gpus, inv.mig ?? []) : [];
   const gpus = selectedGpus(ids, inv);
@@ -52,7 +54,8 @@ export function statusBarContent(ids: readonly string[], inv: Inventory | undefi
   const lines = [
     `Runs, new terminals and Python debug sessions get CUDA_VISIBLE_DEVICES=${ids.join(",")}.`,
     ...(unknown.length > 0 ? ["", `Not on this machine: ${unknown.join(", ")}.`] : []),
-    ...gpus.map((g) => `- GPU ${g.index} (${g.name}): ${g.utilizationGpuPercent ?? "?"}% busy, ${g.memoryUsedMiB ?? "?"}/${g.memoryTotalMiB ?? "?"} MiB, ${g.temperatureC ?? "?"}°C`),
+    ...(gpus.length > 0 ? [""] : []),
+    ...gpus.map((g) => `GPU ${g.index} (${g.name}): ${formatPercent(g.utilizationGpuPercent)} busy · ${formatMemoryPair(g.memoryUsedMiB, g.memoryTotalMiB)} · ${formatTemperature(g.temperatureC)}`),
     "",
     "Click to change.",
   ];

@@ -1,9 +1,10 @@
 /**
- * The `gpuPilot.gpus` view, after nvitop: one checkable row per GPU (ticked = in the selection) with
- * utilisation, a memory bar, temperature and power; under it a details row (bus id, pstate, SM
- * clock, fan, free memory, compute / persistence / MIG mode), warnings (Exclusive_Process, lost),
- * its MIG devices (checkable) and its compute processes (pid, command line, user, memory, this
- * workspace's run). Faults show as calm warning rows; "nvidia-smi missing" as the welcome content.
+ * The `gpuPilot.gpus` view: the compact, native view beside the dashboard (dashboard.ts). One
+ * checkable row per GPU (ticked = in the selection), `GPU 0 · H200  12% · 3.3/140.4 GiB · 35°C`,
+ * short enough for a 300 px side bar; bus id, power, clocks, fan and modes are in its tooltip. Under
+ * it: warnings (Exclusive_Process, lost), its MIG devices (checkable) and its compute processes
+ * (pid, command line, user, memory, this workspace's run). Faults show as calm warning rows;
+ * "nvidia-smi missing" as the welcome content. Numbers are written by units.ts.
  */
 import * as vscode from "vscode";
 import * as config from "../config";
@@ -11,13 +12,10 @@ import type { GpuMonitor } from "./monitor";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import {
   appsOf,
-  gpuDetailsRow,
-  gpuLabel,
   gpuRowDescription,
+  gpuShortLabel,
   gpuTooltipMarkdown,
   gpuWarnings,
-  type LoadLevel,
-  loadLevel,
   migRow,
   migTooltipMarkdown,
   processRow,
@@ -32,18 +30,11 @@ export const VIEW_ID = "gpuPilot.gpus";
 /** A row of the view. */
 export type GpuTreeNode =
   | { kind: "gpu"; gpu: Gpu; apps: ComputeApp[]; mig: MigDevice[]; warnings: string[] }
-  | { kind: "details"; gpu: Gpu }
   | { kind: "gpuWarning"; gpu: Gpu; n: number; text: string }
   | { kind: "mig"; gpu: Gpu; mig: MigDevice }
   | { kind: "app"; gpu: Gpu; app: ComputeApp; details?: ProcessDetails }
   | { kind: "message"; id: string; label: string; detail: string; icon: "warning" | "info" | "loading" };
 
-const LOAD_COLOR: Record<LoadLevel, string | undefined> = {
-  low: "charts.green",
-  medium: "charts.yellow",
-  high: "charts.red",
-  unknown: undefined,
-};
 
 /** Context values of process rows: `computeApp.own` (can be stopped), `computeApp.own.run`, `computeApp.other`. */
 export function processContextValue(details: ProcessDetails | undefined): string {
@@ -113,7 +104,6 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   private childrenOf(node: Extract<GpuTreeNode, { kind: "gpu" }>): GpuTreeNode[] {
     const { gpu } = node;
     return [
-      { kind: "details", gpu },
       ...node.warnings.map((text, n): GpuTreeNode => ({ kind: "gpuWarning", gpu, n, text })),
       ...node.mig.map((mig): GpuTreeNode => ({ kind: "mig", gpu, mig })),
       ...node.apps.map((app): GpuTreeNode => ({ kind: "app", gpu, app, details: this.monitor.processOf(app.pid) })),
@@ -124,32 +114,21 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
     switch (node.kind) {
       case "gpu": {
         const { gpu, apps } = node;
-        const item = new vscode.TreeItem(gpuLabel(gpu), vscode.TreeItemCollapsibleState.Expanded);
+        const item = new vscode.TreeItem(gpuShortLabel(gpu), apps.length + node.mig.length + node.warnings.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
         item.id = `gpu/${gpu.uuid}`;
         item.description = gpuRowDescription(gpu);
         const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings));
         tooltip.supportThemeIcons = true;
         item.tooltip = tooltip;
-        const color = LOAD_COLOR[loadLevel(gpu)];
-        item.iconPath = node.warnings.length > 0 || gpu.lost
-          ? new vscode.ThemeIcon("circuit-board", new vscode.ThemeColor("problemsWarningIcon.foreground"))
-          : new vscode.ThemeIcon("circuit-board", color ? new vscode.ThemeColor(color) : undefined);
+        // No icon on a healthy GPU: its room goes to the numbers (a 300 px side bar); the dashboard
+        // colours the load. A warning (Exclusive_Process, lost, MIG without devices) shows one.
+        if (node.warnings.length > 0 || gpu.lost) item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"));
         const ticked = isSelected(gpu, this.selection.get());
         item.checkboxState = {
           state: ticked ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked,
           tooltip: ticked ? `Runs, terminals and Python debug sessions see GPU ${gpu.index} (CUDA_VISIBLE_DEVICES)` : `Tick to let runs use GPU ${gpu.index}`,
         };
         item.contextValue = "gpu";
-        return item;
-      }
-      case "details": {
-        const row = gpuDetailsRow(node.gpu);
-        const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
-        item.id = `details/${node.gpu.uuid}`;
-        item.description = row.description;
-        item.tooltip = `PCI bus id ${node.gpu.pciBusId}, performance state ${node.gpu.pstate ?? "n/a"}, UUID ${node.gpu.uuid}`;
-        item.iconPath = new vscode.ThemeIcon("dashboard");
-        item.contextValue = "gpuDetails";
         return item;
       }
       case "gpuWarning": {
@@ -182,9 +161,9 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         item.id = `app/${node.gpu.uuid}/${app.pid}`;
         item.description = row.description;
         item.tooltip = new vscode.MarkdownString(processTooltipMarkdown(app, details, node.gpu));
-        item.iconPath = details?.workspaceRun
-          ? new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"))
-          : new vscode.ThemeIcon(details?.own ? "account" : "server-process");
+        // Icons only where they say something: this workspace's run, or one of your processes.
+        if (details?.workspaceRun) item.iconPath = new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"));
+        else if (details?.own) item.iconPath = new vscode.ThemeIcon("account");
         item.contextValue = processContextValue(details);
         return item;
       }
@@ -217,7 +196,7 @@ export interface GpuTreeRow {
   description: string;
   /** The tooltip as text (Markdown source for Markdown tooltips). */
   tooltip: string;
-  /** The row's contextValue: gpu, gpuDetails, gpuWarning, migDevice, computeApp.own / .own.run / .other, message. */
+  /** The row's contextValue: gpu, gpuWarning, migDevice, computeApp.own / .own.run / .other, message. */
   contextValue: string;
   /** The checkbox, for GPUs and MIG devices. */
   checked?: boolean;

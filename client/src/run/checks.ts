@@ -10,6 +10,7 @@ import { indexOfEntry, unknownEntries } from "../gpu/selection";
 import type { DistributedRead, ScriptAnalysis, VisibleDevicesWrite } from "./analyze";
 import type { LauncherKind } from "./launch";
 import type { ProcessOwner } from "./owners";
+import { formatMiB } from "../gpu/units";
 
 /**
  * Something to know before the run.
@@ -55,7 +56,7 @@ export interface CheckInput {
 }
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
-const MB = (m: number | null) => (m === null ? "" : `, ${m} MiB`);
+const MB = (m: number | null) => (m === null ? "" : `, ${formatMiB(m)}`);
 
 function distributedFinding(name: string, a: ScriptAnalysis, ids: readonly string[]): RunFinding | undefined {
   const hard = a.distributedReads.filter((r) => !r.withDefault);
@@ -88,9 +89,12 @@ function distributedFinding(name: string, a: ScriptAnalysis, ids: readonly strin
 }
 
 function overrideFinding(name: string, launcher: LauncherKind, a: ScriptAnalysis, ids: readonly string[]): RunFinding | undefined {
-  const w = a.visibleDevicesWrites[0];
-  if (!w) return undefined;
   const selection = ids.join(",");
+  // A write of the very value GPU Pilot passes replaces nothing (compared as CUDA reads the list:
+  // entries split at commas, spaces around them ignored).
+  const norm = (v: string) => v.split(",").map((x) => x.trim()).join(",");
+  const w = a.visibleDevicesWrites.find((x) => launcher === "slurm" || x.value === null || norm(x.value) !== norm(selection));
+  if (!w) return undefined;
   const value = w.value === null ? `a computed value (${w.text.trim()})` : JSON.stringify(w.value);
   const passes = launcher === "slurm" ? "the GPUs Slurm allocates" : `the selection "${selection}" that GPU Pilot passes`;
   const more = a.visibleDevicesWrites.length > 1 ? ` (and ${plural(a.visibleDevicesWrites.length - 1, "more write")})` : "";

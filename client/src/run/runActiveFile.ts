@@ -50,6 +50,12 @@ export interface RunHost {
   setLastRun(run: LastRun): void;
   /** Whose a process is; default: `/proc` (owners.ts). Tests replace it. */
   readonly ownerOf?: (pid: number) => ProcessOwner;
+  /**
+   * The language server's verdict (`gpuPilot/noEffectLines`): the 0-based lines of the document's
+   * environment writes that have no effect because CUDA is already initialised (GPU001); null when
+   * the server cannot say (not running, not linted yet). Absent: no verdict.
+   */
+  noEffectLines?(uri: vscode.Uri): Promise<number[] | null>;
 }
 
 /** Options of {@link runActiveFile}. */
@@ -147,10 +153,17 @@ async function rememberArgs(host: RunHost, file: string, text: string): Promise<
   await host.workspaceState.update(ARGS_STATE_KEY, next);
 }
 
-/** Parses the script for the checks; a failure is logged and the checks that need it are skipped. */
-async function analyse(doc: vscode.TextDocument): Promise<ScriptAnalysis | undefined> {
+/**
+ * Parses the script for the checks; a failure is logged and the checks that need it are skipped.
+ * CUDA_VISIBLE_DEVICES writes the language server found to have no effect (GPU001: CUDA already
+ * initialised) are dropped: they replace nothing.
+ */
+async function analyse(doc: vscode.TextDocument, host?: RunHost): Promise<ScriptAnalysis | undefined> {
   try {
-    return await analyzeScript(doc.getText(), config.eagerInitModules());
+    const analysis = await analyzeScript(doc.getText(), config.eagerInitModules());
+    const noEffect = await host?.noEffectLines?.(doc.uri).catch(() => null);
+    if (noEffect) analysis.visibleDevicesWrites = analysis.visibleDevicesWrites.filter((w) => !noEffect.includes(w.line));
+    return analysis;
   } catch (e) {
     log.warn(`Could not parse ${doc.uri.fsPath} for the run checks (${(e as Error).message}); running without them.`);
     return undefined;
@@ -170,7 +183,7 @@ export async function checkRunFor(host: RunHost, uri?: vscode.Uri, launcher?: La
     file: doc.uri.fsPath,
     ids: host.selection.get(),
     nproc: settings.nproc(doc.uri),
-    analysis: await analyse(doc),
+    analysis: await analyse(doc, host),
     inventory: host.monitor.inventory,
     ownerOf: host.ownerOf ?? processOwner,
   });
@@ -296,7 +309,7 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
     return;
   }
 
-  const analysis = await analyse(doc);
+  const analysis = await analyse(doc, host);
   if (!(await resolveFindings(host, doc, plan, analysis))) return;
 
   const interpreter = await resolveInterpreter(doc.uri);
@@ -382,8 +395,13 @@ export async function startTask(host: RunHost, spec: LaunchSpec, file: string, f
     run.pid = pid;
     log.info(`Started ${JSON.stringify([spec.command, ...spec.args])} (pid ${pid}) in ${JSON.stringify(spec.cwd)} with ${envText}${unsetText}`);
   };
+  // The "Running …" notification is a cancellable progress notification: it closes by itself when
+  // the run ends (a plain message would stay, stale, beside the exit notification).
+  let endRunning!: () => void;
+  const runningEnded = new Promise<void>((resolve) => (endRunning = resolve));
   const onExit = (exit: ProcessExit) => {
     tap?.exit(exit);
+    endRunning();
     run.exitCode = exit.exitCode ?? null;
     if (exit.signal !== undefined) run.signal = exit.signal;
     if (exit.error !== undefined) run.error = exit.error;
@@ -429,18 +447,24 @@ export async function startTask(host: RunHost, spec: LaunchSpec, file: string, f
     taskExecution = await vscode.tasks.executeTask(task);
   } catch (e) {
     run.error = (e as Error).message ?? String(e);
+    endRunning();
     log.error(`Could not start the task ${spec.title}`, e);
     void vscode.window.showErrorMessage(`GPU Pilot could not start ${spec.title}: ${run.error}`);
     tap?.exit({ error: run.error });
     return undefined;
   }
-  void vscode.window.showInformationMessage(`Running ${spec.title}.`, "Show Output", "Stop").then((c) => {
-    if (c === "Show Output") showTaskTerminal(spec.title);
-    else if (c === "Stop" && run.endedAt === undefined) {
-      log.info(`Stopping ${spec.title} (Stop pressed).`);
-      taskExecution.terminate();
-    }
-  });
+  void vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `Running ${spec.title}`, cancellable: true },
+    (progress, token) => {
+      progress.report({ message: "Cancel stops it (SIGTERM). Its output is in the terminal panel." });
+      token.onCancellationRequested(() => {
+        if (run.endedAt !== undefined) return;
+        log.info(`Stopping ${spec.title} (Cancel pressed on the running notification).`);
+        taskExecution.terminate();
+      });
+      return runningEnded;
+    },
+  );
   return taskExecution;
 }
 

@@ -21,13 +21,17 @@ function cvdWrites(model: ModuleModel): EnvWriteEvent[] {
   return model.events.filter((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_VISIBLE_DEVICES");
 }
 
-/** The visible devices this file runs with: its own literal CUDA_VISIBLE_DEVICES, else GPU Pilot's selection, else all. */
-export function fileVisibleMap(model: ModuleModel, inventory: InventoryParams, where: (line: number) => string): VisibleMap | null {
+/**
+ * The visible devices this file runs with: its own literal CUDA_VISIBLE_DEVICES, else GPU Pilot's
+ * selection, else all. `noEffect`: 0-based lines of writes the engine found to have no effect
+ * (GPU001: CUDA was already initialised when they run); those writes are not the file's value.
+ */
+export function fileVisibleMap(model: ModuleModel, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): VisibleMap | null {
   const gpus = inventory.gpus;
   if (!gpus || gpus.length === 0) return null;
   const orderWrite = model.events.find((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_DEVICE_ORDER");
   const order = orderWrite?.literal ?? null;
-  const writes = cvdWrites(model).filter((w) => w.literal !== null);
+  const writes = cvdWrites(model).filter((w) => w.literal !== null && !noEffect.has(w.range.start.line));
   if (writes.length > 0) {
     const w = writes[writes.length - 1];
     return visibleDevices(gpus, w.literal, `${where(w.range.start.line)} sets CUDA_VISIBLE_DEVICES="${w.literal}"`, order);
@@ -50,9 +54,13 @@ function allDeviceUses(model: ModuleModel): DeviceUse[] {
   return uses;
 }
 
-/** Markdown for a hover at `position`, or null when nothing device-related is there. */
-export function machineHover(model: ModuleModel, position: Position, inventory: InventoryParams, where: (line: number) => string): { markdown: string; range: Range } | null {
-  const map = fileVisibleMap(model, inventory, where);
+/**
+ * Markdown for a hover at `position`, or null when nothing device-related is there. `noEffect`: as
+ * in {@link fileVisibleMap} (the lines of the document's GPU001 findings): such a write's hover says
+ * it has no effect, and device expressions do not map through it.
+ */
+export function machineHover(model: ModuleModel, position: Position, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): { markdown: string; range: Range } | null {
+  const map = fileVisibleMap(model, inventory, where, noEffect);
   if (!map) return null;
   const use = allDeviceUses(model).find((u) => inside(nodeRange(u.node), position));
   if (use) {
@@ -62,6 +70,14 @@ export function machineHover(model: ModuleModel, position: Position, inventory: 
     return { markdown: lines.join("\n"), range: nodeRange(use.node) };
   }
   const write = cvdWrites(model).find((w) => inside(w.range, position));
+  if (write && noEffect.has(write.range.start.line)) {
+    const lines = [
+      `**CUDA_VISIBLE_DEVICES="${write.literal ?? "…"}" has no effect here**: CUDA is already initialised when this line runs (GPU001), so the process keeps the GPUs it started with.`,
+      "",
+      `This file runs with ${map.because}.`,
+    ];
+    return { markdown: lines.join("\n"), range: write.range };
+  }
   if (write && write.literal !== null) {
     const own = visibleDevices(inventory.gpus ?? [], write.literal, `this line sets CUDA_VISIBLE_DEVICES="${write.literal}"`, map.certain ? "PCI_BUS_ID" : null);
     const rows = own.devices.length
@@ -77,9 +93,9 @@ export function machineHover(model: ModuleModel, position: Position, inventory: 
   return null;
 }
 
-/** Inlay hints `→ GPU n` after each device literal inside `range`. */
-export function machineInlayHints(model: ModuleModel, range: Range, inventory: InventoryParams, where: (line: number) => string): Array<{ position: Position; label: string; tooltip: string }> {
-  const map = fileVisibleMap(model, inventory, where);
+/** Inlay hints `→ GPU n` after each device literal inside `range` (`noEffect` as in {@link fileVisibleMap}). */
+export function machineInlayHints(model: ModuleModel, range: Range, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): Array<{ position: Position; label: string; tooltip: string }> {
+  const map = fileVisibleMap(model, inventory, where, noEffect);
   if (!map) return [];
   const out: Array<{ position: Position; label: string; tooltip: string }> = [];
   for (const u of allDeviceUses(model)) {

@@ -67,17 +67,18 @@ suite("GPU view and selection", () => {
       const r = api.getTreeRows();
       return r.some((x) => x.contextValue.startsWith("computeApp")) ? r : undefined;
     }, "a process row", 30_000);
-    assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0: NVIDIA H200", "GPU 1: NVIDIA H200"], JSON.stringify(rows));
+    assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0", "GPU 1"], JSON.stringify(rows));
     const gpu0 = rows.findIndex((r) => r.id === `gpu/${GPU0}`);
-    const gpu1 = rows.findIndex((r) => r.label === "GPU 1: NVIDIA H200");
+    const gpu1 = rows.findIndex((r) => r.label === "GPU 1");
     const proc = rows.findIndex((r) => r.contextValue.startsWith("computeApp"));
     assert.ok(gpu0 < proc && proc < gpu1, "the process is a child of GPU 0");
     assert.equal(rows[proc].depth, 1);
-    assert.match(rows[proc].label, /^pid 582 · python3/);
-    assert.match(rows[proc].description, /· 3380 MiB$/);
-    assert.match(rows[gpu0].description, /^\d+% [█▏▎▍▌▋▊▉░]{8} \d+\/143771 MiB · \d+°C$/);
+    assert.match(rows[proc].label, /^582 python3/);
+    assert.match(rows[proc].description, /^3\.3 GiB · /);
+    assert.match(rows[gpu0].description, /^\d+% · (\d+ MiB\/|\d+\.\d\/)140\.4 GiB · \d+°C$/);
     assert.match(rows[gpu0].tooltip, /GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f/);
-    assert.ok(rows.some((r) => r.contextValue === "gpuDetails" && / MiB free · [\d.]+\/700 W · SM \d+\/1980 MHz · fan n\/a · P0$/.test(r.label) && r.description.startsWith("00000000:00:06.0 · ")), "details row");
+    assert.match(rows[gpu0].tooltip, /\| Power \| \d+\/700 W \(draw\/cap\) \|/, "details in the tooltip");
+    assert.match(rows[gpu0].tooltip, /\| SM clock \| \d+ MHz \(max 1980 MHz\) \|/);
     // pid 582 is a process of the recorded machine: here /proc has no such program, so "unknown", calmly
     assert.ok(api.getProcesses().some((p) => p.pid === 582), JSON.stringify(api.getProcesses()));
 
@@ -85,9 +86,9 @@ suite("GPU view and selection", () => {
     const provider = api.gpuTreeProvider;
     const roots = (await provider.getChildren()) ?? [];
     const items = await Promise.all(roots.map((n) => provider.getTreeItem(n)));
-    assert.deepEqual(items.slice(0, 2).map((i) => i.label), ["GPU 0: NVIDIA H200", "GPU 1: NVIDIA H200"]);
+    assert.deepEqual(items.slice(0, 2).map((i) => i.label), ["GPU 0", "GPU 1"]);
     const children = await Promise.all(((await provider.getChildren(roots[0])) ?? []).map((n) => provider.getTreeItem(n)));
-    assert.ok(children.some((c) => /^pid 582 · /.test(String(c.label))), JSON.stringify(children.map((c) => c.label)));
+    assert.ok(children.some((c) => /^582 /.test(String(c.label))), JSON.stringify(children.map((c) => c.label)));
   });
 
   test("f. while the view is visible one nvidia-smi streams the numbers (loop.txt: 3389 MiB on GPU 0)", async () => {
@@ -97,7 +98,7 @@ suite("GPU view and selection", () => {
       const s = api.getMonitorStatus();
       return s.streaming && s.streamPid ? s : undefined;
     }, "the stream to run while the view is visible", 30_000);
-    await waitFor(() => api.getTreeRows().find((r) => r.id === `gpu/${GPU0}`)?.description.includes(" 3389/143771 MiB"), "streamed numbers in GPU 0's row", 30_000);
+    await waitFor(() => api.getTreeRows().find((r) => r.id === `gpu/${GPU0}`)?.description.includes(" 3.3/140.4 GiB"), "streamed numbers in GPU 0's row", 30_000);
     assert.equal(api.getMonitorStatus().streamPid, status.streamPid, "the same process keeps streaming");
   });
 
@@ -111,7 +112,7 @@ suite("GPU view and selection", () => {
     assert.deepEqual(outcome.picked, [1]);
     assert.equal(outcome.skipped[0]?.index, 0);
     assert.match(outcome.skipped[0]?.reasons.join(" ") ?? "", /in use by .*pid 582/);
-    await waitFor(() => /^\$\(circuit-board\) GPU 1 · \d+% · [\d.]+\/140\.4 GiB$/.test(api.getStatusBarText()), `the status bar with GPU 1's load (now ${api.getStatusBarText()})`, 10_000);
+    await waitFor(() => /^\$\(circuit-board\) GPU 1 · \d+% · (\d+ MiB|\d+\.\d)\/140\.4 GiB$/.test(api.getStatusBarText()), `the status bar with GPU 1's load (now ${api.getStatusBarText()})`, 10_000);
   });
 
   test("h. a new terminal gets CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER=PCI_BUS_ID; none once the selection is cleared", async () => {

@@ -180,7 +180,7 @@ suite("Run on GPUs", () => {
     }
   });
 
-  test("checks on the rule cases: ddp_ok.py (LOCAL_RANK) suggests torchrun with python; env_after_is_available.py overrides the selection", async () => {
+  test("checks on the rule cases: ddp_ok.py (LOCAL_RANK) suggests torchrun with python; env_after_is_available.py's write has no effect (GPU001) and replaces nothing; renumbering_ok.py's does", async () => {
     const cases = path.join(repo, "test", "cases");
     const c15 = vscode.Uri.file(path.join(cases, "ddp_ok.py"));
     // The fake nvidia-smi shows someone's python3 on GPU 0: a "busy" warning may come too (it never blocks).
@@ -189,9 +189,14 @@ suite("Run on GPUs", () => {
     assert.deepEqual(py.map((f) => f.kind), ["needsDistributedLauncher"], JSON.stringify(py));
     assert.match(py[0].message, /reads LOCAL_RANK \(line 7: os\.environ\["LOCAL_RANK"\]\).*Run it with torchrun \(--nproc_per_node=2/);
     assert.deepEqual(notBusy(await api.checkRun(c15, "torchrun")), []);
+    // Its write comes after torch.cuda.is_available(): GPU001, no effect, so it replaces nothing (the
+    // language server's verdict, gpuPilot/noEffectLines).
     const c01 = notBusy(await api.checkRun(vscode.Uri.file(path.join(cases, "env_after_is_available.py")), "python"));
-    assert.deepEqual(c01.map((f) => f.kind), ["overridesSelection"], JSON.stringify(c01));
-    assert.match(c01[0].message, /sets CUDA_VISIBLE_DEVICES itself to "3" \(line 6\), which replaces the selection "0,1"/);
+    assert.deepEqual(c01.map((f) => f.kind), [], JSON.stringify(c01));
+    // A write before CUDA initialises takes effect and does replace the selection.
+    const c16 = notBusy(await api.checkRun(vscode.Uri.file(path.join(cases, "renumbering_ok.py")), "python"));
+    assert.deepEqual(c16.map((f) => f.kind), ["overridesSelection"], JSON.stringify(c16));
+    assert.match(c16[0].message, /sets CUDA_VISIBLE_DEVICES itself to "3" \(line 4\), which replaces the selection "0,1"/);
     assert.deepEqual(notBusy(await api.checkRun(vscode.Uri.file(file), "python")), [], "launch_target.py: nothing to ask");
   });
 

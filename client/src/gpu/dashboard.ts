@@ -1,0 +1,254 @@
+/**
+ * The GPU dashboard: a WebviewView (`gpuPilot.dashboard`) in the GPU Pilot container, at nvitop's
+ * density: per GPU a card with labelled utilisation and memory bars, temperature, power/cap, a
+ * sparkline of the recent minutes (history.ts), its MIG devices and its processes (sortable), and
+ * the selection ticks, which write the same {@link SelectionStore} as the tree, the quick pick and
+ * the API (so all of them stay in sync).
+ *
+ * The webview (client/webview/dashboard.ts, bundled by esbuild into dist/dashboard.js, styles in
+ * dist/dashboard.css) runs under a strict CSP: scripts only with this page's nonce, styles and fonts
+ * only from dist/, no network. Colours come from the theme's CSS variables.
+ *
+ * Protocol: the extension posts the whole {@link DashboardModel} (`model`) after each monitor or
+ * selection change; the webview posts `ready`, `toggle` (a tick or untick), `sort` (a column
+ * header), `showHistory` and `rendered` (what it drew, for the API and tests). `click` (extension →
+ * webview) asks the webview to click one of its own controls, so that end-to-end tests go through
+ * the same DOM handlers as a user's click.
+ */
+import * as crypto from "node:crypto";
+import * as vscode from "vscode";
+import * as config from "../config";
+import { log } from "../log";
+import { buildDashboardModel, DEFAULT_SORT, type DashboardModel, nextSort, type ProcessSort, type ProcessSortKey } from "./dashboardModel";
+import type { GpuMonitor } from "./monitor";
+import { type SelectionStore, toggleEntry } from "./selection";
+
+/** View id in package.json. */
+export const DASHBOARD_VIEW_ID = "gpuPilot.dashboard";
+
+/** A control of the dashboard that {@link GpuDashboard.click} can click. */
+export type DashboardClickTarget =
+  | { kind: "tick"; uuid: string }
+  | { kind: "sort"; key: ProcessSortKey; uuid?: string };
+
+/** What the webview drew, as it reports it after each render. */
+export interface DashboardRendered {
+  /** Per card: UUID, whether its tick box is checked, the pids of its process table top to bottom, MIG ticks. */
+  gpus: { uuid: string; index: number; checked: boolean; pids: number[]; mig: { uuid: string; checked: boolean }[]; utilization: string; memory: string }[];
+  /** The sort its column headers show (aria-sort). */
+  sort: ProcessSort;
+  /** The webview's width in CSS pixels, and whether any card's content is wider than it (clipped). */
+  width: number;
+  overflowing: boolean;
+}
+
+/** Messages to the webview. */
+export type ToDashboard = { type: "model"; model: DashboardModel } | { type: "click"; target: DashboardClickTarget };
+
+/** Messages from the webview. */
+export type FromDashboard =
+  | { type: "ready" }
+  | { type: "toggle"; kind: "gpu" | "mig"; uuid: string; checked: boolean }
+  | { type: "sort"; key: ProcessSortKey }
+  | { type: "showHistory"; uuid: string }
+  | { type: "rendered"; rendered: DashboardRendered };
+
+/** What {@link GpuDashboard.getState} reports (the API's `getDashboardState`). */
+export interface DashboardState {
+  /** Whether VS Code has resolved the view (it was shown once). */
+  resolved: boolean;
+  visible: boolean;
+  /** The model last posted (what the webview should show). */
+  model: DashboardModel | undefined;
+  /** What the webview last reported drawing; undefined before its first render. */
+  rendered: DashboardRendered | undefined;
+  /** Renders reported so far. */
+  renders: number;
+  /** Selection changes made by ticks in the dashboard. */
+  toggles: number;
+}
+
+const SORT_KEY = "gpuPilot.dashboard.sort";
+const SORT_KEYS: readonly ProcessSortKey[] = ["pid", "user", "memory", "command"];
+
+/** The dashboard's WebviewViewProvider. */
+export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private viewDisposables: vscode.Disposable[] = [];
+  private hold: vscode.Disposable | undefined;
+  private sort: ProcessSort;
+  private lastModel: DashboardModel | undefined;
+  private lastPosted = "";
+  private rendered: DashboardRendered | undefined;
+  private renders = 0;
+  private toggles = 0;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly monitor: GpuMonitor,
+    private readonly selection: SelectionStore,
+    private readonly state: vscode.Memento,
+  ) {
+    const saved = state.get<ProcessSort>(SORT_KEY);
+    this.sort = saved && SORT_KEYS.includes(saved.key) && typeof saved.descending === "boolean" ? saved : DEFAULT_SORT;
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist] };
+    view.webview.html = this.html(view.webview, dist);
+    this.lastPosted = "";
+    this.rendered = undefined;
+    this.viewDisposables.push(
+      view.onDidDispose(() => this.closed()),
+      view.onDidChangeVisibility(() => this.followVisibility()),
+      view.webview.onDidReceiveMessage((m: FromDashboard) => void this.onMessage(m)),
+      this.monitor.onDidChange(() => this.post()),
+      this.selection.onDidChange(() => this.post(true)),
+    );
+    this.followVisibility();
+  }
+
+  /** The dashboard's state, for the API and tests. */
+  getState(): DashboardState {
+    return {
+      resolved: this.view !== undefined,
+      visible: this.view?.visible ?? false,
+      model: this.lastModel,
+      rendered: this.rendered,
+      renders: this.renders,
+      toggles: this.toggles,
+    };
+  }
+
+  /**
+   * Asks the webview to click one of its controls (a GPU's tick box, a column header) through its
+   * own DOM handlers. Resolves when posted; false when the view is not resolved.
+   */
+  async click(target: DashboardClickTarget): Promise<boolean> {
+    if (!this.view) return false;
+    return this.view.webview.postMessage({ type: "click", target } satisfies ToDashboard);
+  }
+
+  dispose(): void {
+    this.closed();
+  }
+
+  private closed(): void {
+    this.view = undefined;
+    this.hold?.dispose();
+    this.hold = undefined;
+    for (const d of this.viewDisposables.splice(0)) d.dispose();
+  }
+
+  /** Streams while the dashboard is visible (as the tree does). */
+  private followVisibility(): void {
+    if (this.view?.visible) {
+      this.hold ??= this.monitor.hold();
+      this.post(true);
+    } else {
+      this.hold?.dispose();
+      this.hold = undefined;
+    }
+  }
+
+  private model(): DashboardModel {
+    return buildDashboardModel({
+      state: this.monitor.state,
+      problem: this.monitor.problem,
+      inventory: this.monitor.inventory,
+      selection: this.selection.get(),
+      history: this.monitor.history.snapshot(),
+      sort: this.sort,
+    });
+  }
+
+  private post(force = false): void {
+    const view = this.view;
+    if (!view) return;
+    const model = this.model();
+    this.lastModel = model;
+    const key = JSON.stringify(model);
+    if (!force && key === this.lastPosted) return;
+    this.lastPosted = key;
+    void view.webview.postMessage({ type: "model", model } satisfies ToDashboard).then(undefined, () => undefined);
+  }
+
+  private async onMessage(m: FromDashboard): Promise<void> {
+    switch (m?.type) {
+      case "ready":
+        this.post(true);
+        return;
+      case "rendered":
+        this.rendered = m.rendered;
+        this.renders++;
+        return;
+      case "sort":
+        if (!SORT_KEYS.includes(m.key)) return;
+        this.sort = nextSort(this.sort, m.key);
+        await this.state.update(SORT_KEY, this.sort);
+        this.post(true);
+        return;
+      case "showHistory":
+        await vscode.commands.executeCommand("gpuPilot.showHistory", { kind: "gpu", gpu: { uuid: String(m.uuid) } });
+        return;
+      case "toggle": {
+        const inv = this.monitor.inventory;
+        if (!inv) return;
+        const uuid = String(m.uuid).toLowerCase();
+        const gpu = inv.gpus.find((g) => g.uuid.toLowerCase() === uuid);
+        const mig = (inv.mig ?? []).find((d) => d.uuid.toLowerCase() === uuid);
+        const target = m.kind === "gpu" && gpu ? { kind: "gpu" as const, gpu } : m.kind === "mig" && mig ? { kind: "mig" as const, mig } : undefined;
+        if (!target) return;
+        const ids = toggleEntry(this.selection.get(), target, m.checked === true, inv.gpus, inv.mig ?? [], config.selectBy());
+        try {
+          this.toggles++;
+          await this.selection.set(ids);
+        } catch (err) {
+          log.error("Could not update the GPU selection from the dashboard", err);
+        }
+        this.post(true);
+        return;
+      }
+    }
+  }
+
+  private html(webview: vscode.Webview, dist: vscode.Uri): string {
+    const nonce = crypto.randomBytes(16).toString("base64");
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, "dashboard.js"));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, "dashboard.css"));
+    const csp = [
+      "default-src 'none'",
+      `script-src 'nonce-${nonce}'`,
+      `style-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource} data:`,
+      `font-src ${webview.cspSource}`,
+    ].join("; ");
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style.toString()}">
+<title>GPU Dashboard</title>
+</head>
+<body>
+<main id="cards" aria-live="polite"><p class="message">Reading nvidia-smi...</p></main>
+<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+  }
+}
+
+/**
+ * Registers the dashboard's provider (`retainContextWhenHidden: false`: the webview asks again
+ * with `ready` when shown).
+ * @returns the dashboard and what to dispose.
+ */
+export function registerGpuDashboard(extensionUri: vscode.Uri, monitor: GpuMonitor, selection: SelectionStore, state: vscode.Memento): { dashboard: GpuDashboard; disposables: vscode.Disposable[] } {
+  const dashboard = new GpuDashboard(extensionUri, monitor, selection, state);
+  const reg = vscode.window.registerWebviewViewProvider(DASHBOARD_VIEW_ID, dashboard);
+  return { dashboard, disposables: [dashboard, reg] };
+}

@@ -1,0 +1,225 @@
+/**
+ * What the GPU dashboard (dashboard.ts, its webview client/webview/dashboard.ts) shows, as plain
+ * data: one card per GPU with its labelled utilisation and memory bars (fractions 0..1 and the
+ * threshold level that colours them), temperature, power and cap, free memory, a sparkline of the
+ * recent minutes from the history ring (history.ts), its MIG devices and its compute processes
+ * (sortable by pid, user, GPU memory or command), and whether it is ticked in the selection.
+ *
+ * Pure (no `vscode`): every number is written by units.ts, so the dashboard reads as the tree, the
+ * status bar and the quick pick do. Built from the monitor's inventory, the selection entries and
+ * a history snapshot.
+ */
+import type { HistorySnapshot } from "./history";
+import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "./nvidiaSmi";
+import { appsOf, gpuWarnings, printableName, processUser, programCommand } from "./present";
+import { isMigSelected, isSelected } from "./selection";
+import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, fraction, type Level, levelOf } from "./units";
+
+/** A column the process tables sort by. */
+export type ProcessSortKey = "pid" | "user" | "memory" | "command";
+
+/** How the process tables are sorted: by `key`, descending or not. */
+export interface ProcessSort {
+  key: ProcessSortKey;
+  descending: boolean;
+}
+
+/** The default: most GPU memory first (as nvitop). */
+export const DEFAULT_SORT: ProcessSort = { key: "memory", descending: true };
+
+/** A process row of a card. */
+export interface DashboardProcess {
+  pid: number;
+  /** {@link processUser}: a name, `user unknown` or `…` (not read yet). */
+  user: string;
+  /** Why the user is unknown (another PID namespace, ...), when it is. */
+  userNote?: string;
+  /** `used_memory`, MiB; null when nvidia-smi did not say (MIG). */
+  memoryMiB: number | null;
+  /** {@link formatMiB} of it. */
+  memory: string;
+  /** The command line (or nvidia-smi's process name), control characters escaped. */
+  command: string;
+  /** {@link programCommand}: the command without its program's directory (what the table shows; `command` is its tooltip). */
+  program: string;
+  /** Runs as VS Code's user. */
+  own: boolean;
+  /** Is (or descends from) this workspace's run. */
+  workspaceRun: boolean;
+}
+
+/** A MIG device row of a card. */
+export interface DashboardMig {
+  uuid: string;
+  profile: string;
+  device: number;
+  selected: boolean;
+}
+
+/** A bar: the fraction filled (0..1, null when unknown), its colour level and its text. */
+export interface DashboardBar {
+  fraction: number | null;
+  level: Level;
+  text: string;
+}
+
+/** One GPU's card. */
+export interface DashboardGpu {
+  uuid: string;
+  index: number;
+  /** nvidia-smi's `name`, e.g. `NVIDIA H200`. */
+  name: string;
+  selected: boolean;
+  lost: boolean;
+  /** `utilization.gpu`: text `12%`. */
+  utilization: DashboardBar;
+  /** `memory.used` of `memory.total`: text `3.3/140.4 GiB`. */
+  memory: DashboardBar;
+  /** `35°C`. */
+  temperature: string;
+  /** `109/700 W` (draw/cap). */
+  power: string;
+  /** `139.8 GiB free` (nvidia-smi's memory.free). */
+  free: string;
+  /** Recent utilisation (0..100) and memory use (0..1 of the total), oldest first, null where unknown: the sparkline. */
+  spark: { utilization: (number | null)[]; memory: (number | null)[]; seconds: number };
+  processes: DashboardProcess[];
+  mig: DashboardMig[];
+  warnings: string[];
+}
+
+/** The whole dashboard. */
+export interface DashboardModel {
+  /** The monitor's state: `ok` shows cards; otherwise `message` says why there are none. */
+  state: "unknown" | "ok" | "missing" | "failed";
+  message: string;
+  gpus: DashboardGpu[];
+  /** The selection entries (CUDA_VISIBLE_DEVICES). */
+  selection: string[];
+  sort: ProcessSort;
+}
+
+/** Points at most in a sparkline (older samples are averaged into these). */
+export const SPARK_POINTS = 60;
+/** The sparkline's window, s. */
+export const SPARK_SECONDS = 300;
+
+const collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
+
+/**
+ * Sorts process rows by `sort` (a copy); ties by pid ascending. Unknown memory sorts below every
+ * known amount (descending) or above it (ascending).
+ */
+export function sortProcesses(rows: readonly DashboardProcess[], sort: ProcessSort): DashboardProcess[] {
+  const dir = sort.descending ? -1 : 1;
+  const cmp = (a: DashboardProcess, b: DashboardProcess): number => {
+    switch (sort.key) {
+      case "pid":
+        return a.pid - b.pid;
+      case "user":
+        return collator.compare(a.user, b.user);
+      case "command":
+        return collator.compare(a.command, b.command);
+      case "memory":
+        return (a.memoryMiB ?? -1) - (b.memoryMiB ?? -1);
+    }
+  };
+  return [...rows].sort((a, b) => dir * cmp(a, b) || a.pid - b.pid);
+}
+
+/** The sort after a click on column `key`: the same column flips direction; another starts descending for memory, ascending otherwise. */
+export function nextSort(current: ProcessSort, key: ProcessSortKey): ProcessSort {
+  if (current.key === key) return { key, descending: !current.descending };
+  return { key, descending: key === "memory" };
+}
+
+/**
+ * Averages `values` (null = unknown) into at most `points` buckets, oldest first; a bucket of
+ * unknowns stays null.
+ */
+export function downsample(values: readonly (number | null)[], points = SPARK_POINTS): (number | null)[] {
+  if (values.length <= points) return [...values];
+  const out: (number | null)[] = [];
+  for (let i = 0; i < points; i++) {
+    const from = Math.floor((i * values.length) / points);
+    const to = Math.floor(((i + 1) * values.length) / points);
+    const known = values.slice(from, to).filter((v): v is number => v !== null);
+    out.push(known.length === 0 ? null : known.reduce((s, v) => s + v, 0) / known.length);
+  }
+  return out;
+}
+
+function sparkOf(gpu: Gpu, history: HistorySnapshot | undefined, now: number): DashboardGpu["spark"] {
+  const series = history?.gpus.find((g) => g.uuid.toLowerCase() === gpu.uuid.toLowerCase());
+  if (!series) return { utilization: [], memory: [], seconds: SPARK_SECONDS };
+  const from = now - SPARK_SECONDS * 1000;
+  const first = series.at.findIndex((t) => t >= from);
+  const start = first < 0 ? series.at.length : first;
+  const total = series.memoryTotalMiB ?? gpu.memoryTotalMiB;
+  return {
+    utilization: downsample(series.utilizationPercent.slice(start)),
+    memory: downsample(series.memoryUsedMiB.slice(start).map((m) => fraction(m, total))),
+    seconds: SPARK_SECONDS,
+  };
+}
+
+function processOf(app: ComputeApp, details: ProcessDetails | undefined): DashboardProcess {
+  return {
+    pid: app.pid,
+    user: processUser(details),
+    ...(details?.note ? { userNote: printableName(details.note) } : {}),
+    memoryMiB: app.usedMemoryMiB,
+    memory: formatMiB(app.usedMemoryMiB),
+    command: printableName(details?.commandLine || app.processName),
+    program: programCommand(details?.commandLine || app.processName),
+    own: details?.own ?? false,
+    workspaceRun: details?.workspaceRun ?? false,
+  };
+}
+
+/** What {@link buildDashboardModel} reads. */
+export interface DashboardInput {
+  state: DashboardModel["state"];
+  /** The monitor's problem text ("" when none). */
+  problem: string;
+  inventory: Inventory | undefined;
+  selection: readonly string[];
+  history?: HistorySnapshot;
+  sort?: ProcessSort;
+  /** ms since the epoch (the sparkline's right end); default Date.now(). */
+  now?: number;
+}
+
+/** Builds the {@link DashboardModel}; GPUs in index order, MIG devices under their GPU by device number. */
+export function buildDashboardModel(input: DashboardInput): DashboardModel {
+  const sort = input.sort ?? DEFAULT_SORT;
+  const inv = input.inventory;
+  const now = input.now ?? Date.now();
+  const message =
+    input.state === "unknown" ? "Reading nvidia-smi..."
+      : input.state === "missing" ? `nvidia-smi could not be run here, so no GPUs can be shown. ${input.problem}`.trim()
+        : input.state === "failed" ? input.problem || "nvidia-smi failed"
+          : inv && inv.gpus.length === 0 ? "nvidia-smi lists no GPUs" : "";
+  const gpus = input.state !== "ok" || !inv ? [] : [...inv.gpus].sort((a, b) => a.index - b.index).map((gpu): DashboardGpu => {
+    const migs: MigDevice[] = (inv.mig ?? []).filter((m) => m.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase()).sort((a, b) => a.device - b.device);
+    const used = fraction(gpu.memoryUsedMiB, gpu.memoryTotalMiB);
+    const util = gpu.utilizationGpuPercent;
+    return {
+      uuid: gpu.uuid,
+      index: gpu.index,
+      name: gpu.name,
+      selected: isSelected(gpu, input.selection),
+      lost: gpu.lost === true,
+      utilization: { fraction: util === null ? null : Math.min(1, Math.max(0, util / 100)), level: levelOf(util), text: formatPercent(util) },
+      memory: { fraction: used, level: levelOf(used === null ? null : used * 100), text: formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB) },
+      temperature: formatTemperature(gpu.temperatureC),
+      power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
+      free: formatFree(gpu),
+      spark: sparkOf(gpu, input.history, now),
+      processes: sortProcesses(appsOf(gpu, inv.apps).map((a) => processOf(a, inv.processes?.find((p) => p.pid === a.pid))), sort),
+      mig: migs.map((m) => ({ uuid: m.uuid, profile: m.profile, device: m.device, selected: isMigSelected(m, input.selection) })),
+      warnings: gpuWarnings(gpu, inv.apps, migs.length),
+    };
+  });
+  return { state: input.state, message, gpus, selection: [...input.selection], sort };
+}

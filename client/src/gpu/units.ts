@@ -1,0 +1,104 @@
+/**
+ * The one units policy of the GPU side, and the one place its numbers are written: the tree, the
+ * dashboard, the status bar, the quick pick, Pick Free GPUs and the notifications all format through
+ * here, so the same GPU reads the same everywhere.
+ *
+ * Memory: nvidia-smi reports MiB (`memory.total`, `memory.used`, `memory.free`, `used_memory`;
+ * `nvidia-smi --help-query-gpu`). From 1 GiB (1024 MiB) up a value is written in GiB with one
+ * decimal (`3.3 GiB`, `140.4 GiB`), below in whole MiB (`812 MiB`). A pair `used/total` shares one
+ * unit when both are at least 1 GiB (`3.3/140.4 GiB`), else each carries its own (`4 MiB/140.4 GiB`).
+ * An unknown value (nvidia-smi printed `[N/A]`, parsed as null) is written `?`.
+ *
+ * Pure (no `vscode`); the dashboard's webview script imports it too.
+ */
+
+/** MiB in a GiB. */
+export const MIB_PER_GIB = 1024;
+
+/** `?` for an unknown value. */
+export const UNKNOWN = "?";
+
+const finite = (v: number | null | undefined): v is number => typeof v === "number" && Number.isFinite(v);
+
+/**
+ * A memory amount given in MiB: `812 MiB` below 1 GiB, `3.3 GiB` from 1 GiB up (one decimal), `?`
+ * when unknown. Negative values are clamped to 0 MiB.
+ */
+export function formatMiB(mib: number | null | undefined): string {
+  if (!finite(mib)) return UNKNOWN;
+  const v = Math.max(0, mib);
+  return v >= MIB_PER_GIB ? `${(v / MIB_PER_GIB).toFixed(1)} GiB` : `${Math.round(v)} MiB`;
+}
+
+/**
+ * Used and total memory (MiB) as one field: `3.3/140.4 GiB` when both are at least 1 GiB,
+ * `812 MiB/140.4 GiB` when only the total is, `12/900 MiB` when neither is, `?/140.4 GiB` when the
+ * used amount is unknown.
+ */
+export function formatMemoryPair(usedMiB: number | null | undefined, totalMiB: number | null | undefined): string {
+  const used = finite(usedMiB) ? Math.max(0, usedMiB) : null;
+  const total = finite(totalMiB) ? Math.max(0, totalMiB) : null;
+  const big = (v: number | null) => v !== null && v >= MIB_PER_GIB;
+  const small = (v: number | null) => v !== null && v < MIB_PER_GIB;
+  if (big(used) && big(total)) return `${((used as number) / MIB_PER_GIB).toFixed(1)}/${((total as number) / MIB_PER_GIB).toFixed(1)} GiB`;
+  if (small(used) && small(total)) return `${Math.round(used as number)}/${Math.round(total as number)} MiB`;
+  // One unknown side: the known side decides the unit of the pair.
+  if (used === null && total !== null) return `${UNKNOWN}/${formatMiB(total)}`;
+  if (total === null && used !== null) return `${formatMiB(used)}/${UNKNOWN}`;
+  if (used === null && total === null) return `${UNKNOWN}/${UNKNOWN}`;
+  return `${formatMiB(used)}/${formatMiB(total)}`;
+}
+
+/** A percentage (0-100, e.g. `utilization.gpu`): `12%`, `?%` when unknown; rounded to a whole number. */
+export function formatPercent(p: number | null | undefined): string {
+  return finite(p) ? `${Math.round(p)}%` : `${UNKNOWN}%`;
+}
+
+/** A temperature in °C (`temperature.gpu`): `35°C`, `?°C` when unknown. */
+export function formatTemperature(c: number | null | undefined): string {
+  return finite(c) ? `${Math.round(c)}°C` : `${UNKNOWN}°C`;
+}
+
+/** Power draw and cap in W (`power.draw`, `power.limit`): `109/700 W` (whole watts), `?/700 W`. */
+export function formatPower(drawW: number | null | undefined, limitW: number | null | undefined): string {
+  const w = (v: number | null | undefined) => (finite(v) ? String(Math.round(v)) : UNKNOWN);
+  return `${w(drawW)}/${w(limitW)} W`;
+}
+
+/**
+ * The free memory of a GPU, MiB: nvidia-smi's `memory.free` (the driver's number: total minus used
+ * minus what the driver reserves), null when not reported. Every place that says how much is free
+ * reads it here, never `total - used`, so the tree and Pick Free GPUs cannot disagree.
+ */
+export function freeMemoryMiB(gpu: { memoryFreeMiB: number | null }): number | null {
+  return finite(gpu.memoryFreeMiB) ? gpu.memoryFreeMiB : null;
+}
+
+/** `<free> free`, e.g. `139.8 GiB free` ({@link freeMemoryMiB}, {@link formatMiB}). */
+export function formatFree(gpu: { memoryFreeMiB: number | null }): string {
+  return `${formatMiB(freeMemoryMiB(gpu))} free`;
+}
+
+/** The fraction `used/total` clamped to 0..1, null when either is unknown or the total is not positive. */
+export function fraction(used: number | null | undefined, total: number | null | undefined): number | null {
+  if (!finite(used) || !finite(total) || total <= 0) return null;
+  return Math.min(1, Math.max(0, used / total));
+}
+
+/** How full a bar is, for its colour: `low` under 50 %, `medium` under 90 %, `high` from 90 %, `unknown`. */
+export type Level = "low" | "medium" | "high" | "unknown";
+
+/** The {@link Level} of a percentage (0-100). */
+export function levelOf(percent: number | null | undefined): Level {
+  if (!finite(percent)) return "unknown";
+  return percent >= 90 ? "high" : percent >= 50 ? "medium" : "low";
+}
+
+/**
+ * A short GPU name for narrow rows: nvidia-smi's `name` without the vendor prefix (`NVIDIA H200` →
+ * `H200`, `Tesla V100-SXM2-16GB` unchanged). The full name stays in tooltips and the dashboard.
+ */
+export function shortGpuName(name: string): string {
+  const s = name.replace(/^NVIDIA\s+/i, "").trim();
+  return s || name;
+}

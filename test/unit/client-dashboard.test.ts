@@ -1,0 +1,202 @@
+// The GPU dashboard: its model (client/src/gpu/dashboardModel.ts: cards, bars, sparkline, sorted
+// processes, MIG, ticks) from the fake nvidia-smi's 2 x H200, 8 x H200 and MIG shapes, and its
+// provider (client/src/gpu/dashboard.ts) with a stand-in webview: ticks in the webview write the
+// selection the tree and status bar read, sort clicks re-sort, the CSP is strict.
+import { memento, recorded, settings, Uri, EventEmitter } from "./client-fakeVscode";
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { join } from "node:path";
+import { GpuMonitor } from "../../client/src/gpu/monitor";
+import { SelectionStore } from "../../client/src/gpu/selection";
+import { GpuDashboard, type FromDashboard, type ToDashboard } from "../../client/src/gpu/dashboard";
+import { buildDashboardModel, downsample, nextSort, sortProcesses, type DashboardProcess } from "../../client/src/gpu/dashboardModel";
+import { GpuTreeProvider, treeRows } from "../../client/src/gpu/tree";
+import { statusBarContent } from "../../client/src/gpu/statusBar";
+import { GpuHistory } from "../../client/src/gpu/history";
+
+const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
+
+async function monitorFor(mode: string): Promise<GpuMonitor> {
+  process.env.FAKE_NVIDIA_SMI_MODE = mode;
+  settings.clear();
+  settings.set("nvidiaSmiPath", FAKE);
+  settings.set("nvidiaSmiTimeoutMs", 5000);
+  recorded.messages.length = 0;
+  const monitor = new GpuMonitor({ proc: { procRoot: "/nonexistent-proc", ownUid: 1000, ownUser: "me" } });
+  await monitor.refresh();
+  assert.equal(monitor.state, "ok", monitor.problem);
+  return monitor;
+}
+
+const proc = (pid: number, user: string, memoryMiB: number | null, command: string): DashboardProcess => ({ pid, user, memoryMiB, memory: "", command, program: command, own: false, workspaceRun: false });
+
+test("sortProcesses: each column both ways, unknown memory last when descending, ties by pid", () => {
+  const rows = [proc(30, "bob", 100, "python b.py"), proc(10, "alice", null, "torchrun x"), proc(20, "Carol", 5000, "jupyter"), proc(5, "alice", 100, "a.out")];
+  assert.deepEqual(sortProcesses(rows, { key: "memory", descending: true }).map((p) => p.pid), [20, 5, 30, 10]);
+  assert.deepEqual(sortProcesses(rows, { key: "memory", descending: false }).map((p) => p.pid), [10, 5, 30, 20]);
+  assert.deepEqual(sortProcesses(rows, { key: "pid", descending: false }).map((p) => p.pid), [5, 10, 20, 30]);
+  assert.deepEqual(sortProcesses(rows, { key: "user", descending: false }).map((p) => p.pid), [5, 10, 30, 20], "case-insensitive; ties by pid");
+  assert.deepEqual(sortProcesses(rows, { key: "command", descending: true }).map((p) => p.pid), [10, 30, 20, 5]);
+  assert.deepEqual(nextSort({ key: "memory", descending: true }, "memory"), { key: "memory", descending: false });
+  assert.deepEqual(nextSort({ key: "memory", descending: true }, "pid"), { key: "pid", descending: false });
+  assert.deepEqual(nextSort({ key: "pid", descending: false }, "memory"), { key: "memory", descending: true });
+});
+
+test("downsample: at most N points, averages, unknown buckets stay null", () => {
+  assert.deepEqual(downsample([1, 2, 3], 5), [1, 2, 3]);
+  assert.deepEqual(downsample([0, 10, 20, 30], 2), [5, 25]);
+  assert.deepEqual(downsample([null, null, 4, null], 2), [null, 4]);
+  assert.equal(downsample(Array.from({ length: 600 }, (_, i) => i), 60).length, 60);
+});
+
+test("model of the 2 x H200 capture: numbers as the tree writes them, the process, ticks from the selection", async () => {
+  const monitor = await monitorFor("busy");
+  const model = buildDashboardModel({ state: monitor.state, problem: monitor.problem, inventory: monitor.inventory, selection: ["1"] });
+  assert.deepEqual(model.gpus.map((g) => [g.index, g.name, g.selected, g.utilization.text, g.memory.text, g.temperature, g.power, g.free]), [
+    [0, "NVIDIA H200", false, "0%", "0 MiB/140.4 GiB", "35°C", "109/700 W", "139.8 GiB free"],
+    [1, "NVIDIA H200", true, "0%", "0 MiB/140.4 GiB", "36°C", "101/700 W", "139.8 GiB free"],
+  ]);
+  assert.deepEqual(model.gpus[0].utilization, { fraction: 0, level: "low", text: "0%" });
+  assert.deepEqual(model.gpus[0].processes.map((p) => [p.pid, p.user, p.memory, p.command]), [[582, "user unknown", "3.3 GiB", "python3"]]);
+  assert.match(model.gpus[0].processes[0].userNote ?? "", /not visible in \/nonexistent-proc \(another PID namespace/);
+  assert.deepEqual(model.gpus[1].processes, []);
+  // The same numbers as the tree's row for the same GPU.
+  const tree = new GpuTreeProvider(monitor, new SelectionStore(memento()));
+  const row = treeRows(tree).find((r) => r.label === "GPU 0");
+  assert.equal(row?.description, `${model.gpus[0].utilization.text} · ${model.gpus[0].memory.text} · ${model.gpus[0].temperature}`);
+  tree.dispose();
+  monitor.dispose();
+});
+
+test("model of the 8 x H200 shape: 8 cards, threshold levels, processes sorted by memory, several per GPU", async () => {
+  const monitor = await monitorFor("x8");
+  const model = buildDashboardModel({ state: "ok", problem: "", inventory: monitor.inventory, selection: [] });
+  assert.equal(model.gpus.length, 8);
+  assert.deepEqual(model.gpus.map((g) => g.utilization.level), ["high", "medium", "low", "low", "medium", "high", "low", "low"]);
+  assert.deepEqual(model.gpus.map((g) => g.memory.level), ["high", "medium", "low", "low", "low", "high", "low", "low"], "131072 of 143771 MiB is 91%: high");
+  assert.equal(model.gpus[5].memory.text, "137.3/140.4 GiB", "140544 MiB");
+  assert.deepEqual(model.gpus[4].processes.map((p) => p.pid), [5120, 5121], "equal memory: by pid");
+  assert.deepEqual(model.gpus[5].processes.map((p) => [p.command, p.program, p.memory]), [["/opt/conda/bin/python", "python", "137.3 GiB"]]);
+  const byPid = buildDashboardModel({ state: "ok", problem: "", inventory: monitor.inventory, selection: [], sort: { key: "pid", descending: true } });
+  assert.deepEqual(byPid.gpus[0].processes.map((p) => p.pid), [3102, 3101]);
+  monitor.dispose();
+});
+
+test("model: MIG devices under their GPU, ticked by UUID; sparkline from the history ring, recent window only", async () => {
+  const monitor = await monitorFor("mig");
+  const inv = monitor.inventory!;
+  const mig = inv.mig ?? [];
+  const model = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [mig[2].uuid] });
+  assert.deepEqual(model.gpus[0].mig.map((m) => [m.profile, m.device, m.selected]), [["3g.71gb", 0, false], ["2g.35gb", 1, false], ["1g.18gb", 2, true]]);
+  assert.deepEqual(model.gpus[1].mig, []);
+  assert.equal(model.gpus[0].utilization.text, "?%", "no utilisation under MIG");
+  assert.equal(model.gpus[0].utilization.fraction, null);
+
+  const h = new GpuHistory(1000);
+  const now = 1_000_000_000;
+  const g1 = inv.gpus[1];
+  h.push({ at: now - 400_000, gpus: [{ ...g1, utilizationGpuPercent: 99, memoryUsedMiB: 100 }] }); // outside the 5 min window
+  h.push({ at: now - 2000, gpus: [{ ...g1, utilizationGpuPercent: 10, memoryUsedMiB: 71885 }] });
+  h.push({ at: now - 1000, gpus: [{ ...g1, utilizationGpuPercent: null, memoryUsedMiB: null }] });
+  h.push({ at: now, gpus: [{ ...g1, utilizationGpuPercent: 30, memoryUsedMiB: 0 }] });
+  const withHistory = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [], history: h.snapshot(), now });
+  assert.deepEqual(withHistory.gpus[1].spark.utilization, [10, null, 30]);
+  assert.deepEqual(withHistory.gpus[1].spark.memory.map((v) => (v === null ? null : Number(v.toFixed(3)))), [0.5, null, 0], "memory as a fraction of the GPU's total");
+  assert.deepEqual(withHistory.gpus[0].spark.utilization, [], "no history for GPU 0");
+  monitor.dispose();
+});
+
+test("model when nvidia-smi is missing or failed: no cards, the reason", () => {
+  assert.deepEqual(buildDashboardModel({ state: "missing", problem: "spawn nvidia-smi ENOENT", inventory: undefined, selection: [] }).message, "nvidia-smi could not be run here, so no GPUs can be shown. spawn nvidia-smi ENOENT");
+  assert.equal(buildDashboardModel({ state: "failed", problem: "", inventory: undefined, selection: [] }).message, "nvidia-smi failed");
+  assert.equal(buildDashboardModel({ state: "unknown", problem: "", inventory: undefined, selection: [] }).gpus.length, 0);
+});
+
+/** A stand-in WebviewView: records posted messages; `send` plays the webview. */
+function fakeView() {
+  const fromWebview = new EventEmitter<FromDashboard>();
+  const visibility = new EventEmitter<void>();
+  const disposed = new EventEmitter<void>();
+  const posted: ToDashboard[] = [];
+  const view = {
+    visible: true,
+    webview: {
+      options: {} as unknown,
+      html: "",
+      cspSource: "vscode-resource:",
+      asWebviewUri: (u: Uri) => u,
+      postMessage: (m: ToDashboard) => {
+        posted.push(m);
+        return Promise.resolve(true);
+      },
+      onDidReceiveMessage: fromWebview.event,
+    },
+    onDidChangeVisibility: visibility.event,
+    onDidDispose: disposed.event,
+  };
+  return { view, posted, send: (m: FromDashboard) => fromWebview.fire(m), hide: () => ((view.visible = false), visibility.fire()) };
+}
+
+const settle = async () => {
+  for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+};
+
+test("provider: strict CSP with a nonce; ticks from the webview change the selection the tree and status bar read; sorting; streaming while visible", async () => {
+  const monitor = await monitorFor("busy");
+  const state = memento();
+  const selection = new SelectionStore(state);
+  const dash = new GpuDashboard(Uri.file("/ext") as never, monitor, selection, state as never);
+  const f = fakeView();
+  dash.resolveWebviewView(f.view as never);
+  const html = f.view.webview.html;
+  const csp = /http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)?.[1] ?? "";
+  assert.match(csp, /^default-src 'none'; script-src 'nonce-[A-Za-z0-9+/=]{24}'; style-src vscode-resource:; img-src vscode-resource: data:; font-src vscode-resource:$/);
+  const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
+  assert.ok(html.includes(`<script nonce="${nonce}" src=`), "the script carries the nonce");
+  assert.ok(!/https?:\/\//.test(html.replace(/http-equiv/g, "")), "no network URL (no CDN)");
+  assert.ok(!/style="/.test(html), "no inline style");
+  assert.equal(monitor.isStreaming, true, "the visible dashboard holds the stream");
+
+  f.send({ type: "ready" });
+  await settle();
+  const models = () => f.posted.filter((m): m is Extract<ToDashboard, { type: "model" }> => m.type === "model").map((m) => m.model);
+  assert.equal(models().at(-1)?.gpus.length, 2);
+
+  f.send({ type: "toggle", kind: "gpu", uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", checked: true });
+  await settle();
+  assert.deepEqual(selection.get(), ["1"], "the tick wrote the shared selection");
+  assert.deepEqual(models().at(-1)?.gpus.map((g) => g.selected), [false, true], "the dashboard was re-sent with the tick");
+  const tree = new GpuTreeProvider(monitor, selection);
+  assert.deepEqual(treeRows(tree).filter((r) => r.depth === 0).map((r) => r.checked), [false, true], "the tree shows the same tick");
+  assert.equal(statusBarContent(selection.get(), monitor.inventory).text, "$(circuit-board) GPU 1 · 0% · 0 MiB/140.4 GiB");
+  await selection.set(["0"]);
+  await settle();
+  assert.deepEqual(models().at(-1)?.gpus.map((g) => g.selected), [true, false], "a selection made elsewhere reaches the dashboard");
+  f.send({ type: "toggle", kind: "gpu", uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", checked: false });
+  await settle();
+  assert.deepEqual(selection.get(), []);
+  f.send({ type: "toggle", kind: "gpu", uuid: "GPU-not-here", checked: true });
+  await settle();
+  assert.deepEqual(selection.get(), [], "an unknown UUID changes nothing");
+
+  f.send({ type: "sort", key: "pid" });
+  await settle();
+  assert.deepEqual(models().at(-1)?.sort, { key: "pid", descending: false });
+  f.send({ type: "sort", key: "pid" });
+  await settle();
+  assert.deepEqual(models().at(-1)?.sort, { key: "pid", descending: true });
+  assert.deepEqual(state.data.get("gpuPilot.dashboard.sort"), { key: "pid", descending: true }, "the sort is remembered");
+
+  f.send({ type: "rendered", rendered: { gpus: [], sort: { key: "pid", descending: true }, width: 300, overflowing: false } });
+  assert.equal(dash.getState().renders, 1);
+  assert.equal(dash.getState().rendered?.width, 300);
+  assert.equal(await dash.click({ kind: "sort", key: "memory" }), true);
+  assert.deepEqual(f.posted.at(-1), { type: "click", target: { kind: "sort", key: "memory" } });
+
+  f.hide();
+  await settle();
+  assert.equal(monitor.isStreaming, false, "hidden: the stream is let go");
+  tree.dispose();
+  dash.dispose();
+  monitor.dispose();
+});
