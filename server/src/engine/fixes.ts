@@ -152,7 +152,9 @@ export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor:
   const removal: Range = lastRow + 1 < starts.length
     ? { start: { line: firstRow, character: 0 }, end: { line: lastRow + 1, character: 0 } }
     : { start: { line: firstRow, character: 0 }, end: { line: lastRow, character: endOffset - starts[lastRow] } };
-  edits.push({ range: removal, newText: onlyStatement ? `${" ".repeat(indent)}pass${eol}` : "" });
+  // `pass` takes the statement's own indentation text: spaces in a tab-indented block are a TabError
+  // or an unindent to no level for CPython (issue 18 item 7).
+  edits.push({ range: removal, newText: onlyStatement ? `${text.slice(starts[firstRow], stmt.startIndex)}pass${eol}` : "" });
   const literalValue = write.value === null || write.literal !== null;
   return { edits, safe: literalValue && !write.nested };
 }
