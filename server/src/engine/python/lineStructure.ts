@@ -43,6 +43,19 @@ const isWordChar = (c: string): boolean => {
  * or null when there is none. Linear in the length of the text; never throws.
  */
 export function lineStructureError(text: string): LineStructureError | null {
+  return scanLines(text);
+}
+
+/**
+ * Calls `onLine` with the 0-based line, start offset and column (tab size 8) of every logical
+ * line (blank and comment-only lines left out), in order, up to the first line-structure error.
+ * Lines inside strings and brackets and after a `\` are not logical line starts. Linear; never throws.
+ */
+export function logicalLines(text: string, onLine: (line: number, offset: number, col: number) => void): void {
+  scanLines(text, onLine);
+}
+
+function scanLines(text: string, onLine?: (line: number, offset: number, col: number) => void): LineStructureError | null {
   const n = text.length;
   let i = 0;
   let line = 0;
@@ -128,6 +141,7 @@ export function lineStructureError(text: string): LineStructureError | null {
       const blank = i >= n || text[i] === "#" || isNl(i);
       if (!blank && level === 0) {
         if (contCol) { col = contCol; altcol = contCol; }
+        onLine?.(line, i, col);
         const top = ind.length - 1;
         if (col === ind[top]) {
           if (altcol !== alt[top]) return error("TabError", TAB);
