@@ -60,4 +60,4 @@ async function main(): Promise<void> {
   }
 }
 
-void main();
+if (process.argv[1]?.endsWith("fix-scaling.ts")) void main();

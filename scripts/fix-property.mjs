@@ -2,8 +2,9 @@
 // The fix-safety property check (issue 16 item 5; scripts/fixProperty.ts says what it checks) over
 // any folders or files: apply every safe fix, re-lint, re-parse, compile, compare, and run
 // `gpu-pilot check --fix` on copies. Never writes to the folders it checks.
-// usage: node scripts/fix-property.mjs [--debian] [--no-cli] [--json] PATH...
+// usage: node scripts/fix-property.mjs [--debian] [--preview] [--no-cli] [--json] PATH...
 //   --debian   add the Debian corpus trees (scripts/debian-corpus.mjs; fetched if needed)
+//   --preview  lint and fix with the preview rules and checks on (the CLI sub-check gets --preview too)
 //   --no-cli   skip the `gpu-pilot check --fix` sub-check
 //   --json     print the report as JSON
 // exit codes: 0 no violation, 1 violations, 2 bad usage, 3 skipped (--debian and the archive cannot be reached)
@@ -19,9 +20,9 @@ if (!process.execArgv.some((a) => a.includes("tsx"))) {
 }
 const args = process.argv.slice(2);
 const paths = args.filter((a) => !a.startsWith("--"));
-const bad = args.filter((a) => a.startsWith("--") && !["--debian", "--no-cli", "--json"].includes(a));
+const bad = args.filter((a) => a.startsWith("--") && !["--debian", "--preview", "--no-cli", "--json"].includes(a));
 if (bad.length || (!paths.length && !args.includes("--debian"))) {
-  console.error(`${bad.length ? `unknown option ${bad.join(", ")}\n` : ""}usage: node scripts/fix-property.mjs [--debian] [--no-cli] [--json] PATH...`);
+  console.error(`${bad.length ? `unknown option ${bad.join(", ")}\n` : ""}usage: node scripts/fix-property.mjs [--debian] [--preview] [--no-cli] [--json] PATH...`);
   process.exit(2);
 }
 if (args.includes("--debian")) {
@@ -33,6 +34,6 @@ if (args.includes("--debian")) {
   }
 }
 const { checkFixProperty, formatReport } = await import("./fixProperty.ts");
-const report = await checkFixProperty(paths, { cli: args.includes("--no-cli") ? null : [process.execPath, join(root, "scripts", "gpu-pilot.mjs")] });
+const report = await checkFixProperty(paths, { preview: args.includes("--preview"), cli: args.includes("--no-cli") ? null : [process.execPath, join(root, "scripts", "gpu-pilot.mjs")] });
 console.log(args.includes("--json") ? JSON.stringify(report, null, 2) : formatReport(paths, report));
 process.exitCode = report.violations.length ? 1 : 0;

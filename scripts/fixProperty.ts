@@ -230,9 +230,10 @@ export function notebookShape(originalJson: string, fixedJson: string, changed: 
 /**
  * Checks the property over every .py, .ipynb and manifest file under `paths` (see the top of this
  * file). `cli`: the command that runs gpu-pilot (argv, e.g. [node, scripts/gpu-pilot.mjs]); null
- * skips the CLI sub-check. `rules` replaces the registry (tests). Never writes to `paths` (the CLI runs on copies in a temporary folder).
+ * skips the CLI sub-check. `rules` replaces the registry (tests). `preview` turns the preview set on
+ * (as `--preview`) whatever the files' configuration says. Never writes to `paths` (the CLI runs on copies in a temporary folder).
  */
-export async function checkFixProperty(paths: string[], opts: { cli: string[] | null; rules?: readonly Rule[] }): Promise<FixPropertyReport> {
+export async function checkFixProperty(paths: string[], opts: { cli: string[] | null; rules?: readonly Rule[]; preview?: boolean }): Promise<FixPropertyReport> {
   await initEngine();
   const report: FixPropertyReport = { files: 0, fixable: 0, applied: 0, violations: [], notRun: [] };
   const v = (file: string, kind: Violation["kind"], key: string, detail: string) => report.violations.push({ file, kind, key, detail });
@@ -244,7 +245,7 @@ export async function checkFixProperty(paths: string[], opts: { cli: string[] | 
     try { raw = readFileSync(file, "utf8"); } catch { continue; }
     const bom = raw.charCodeAt(0) === 0xfeff;
     const text = bom ? raw.slice(1) : raw;
-    const options: LintOptions = { ...resolveLintOptions(file, {}, "filesystemFirst", {}).options, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, ...(opts.rules ? { rules: opts.rules, noPrefilter: true } : {}) };
+    const options: LintOptions = { ...resolveLintOptions(file, {}, "filesystemFirst", {}).options, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, ...(opts.preview ? { preview: true } : {}), ...(opts.rules ? { rules: opts.rules, noPrefilter: true } : {}) };
     const unit = unitOf(file, text, options);
     if (!unit) continue;
     const before = unit.lint(unit.texts);
@@ -282,17 +283,17 @@ export async function checkFixProperty(paths: string[], opts: { cli: string[] | 
   } catch (e) {
     report.notRun.push(`compile (python3 could not run: ${(e as Error).message.split("\n")[0]})`);
   }
-  if (opts.cli && forCli.length) await checkCli(opts.cli, forCli, v);
+  if (opts.cli && forCli.length) await checkCli(opts.cli, forCli, v, !!opts.preview);
   return report;
 }
 
 /** The CLI sub-check: `check --fix` over copies of the fixable files writes the engine's text and prints the right summary. */
-async function checkCli(cli: string[], items: Array<{ file: string; raw: string; bom: boolean; unit: Unit; fixed: string[]; applied: number; remaining: number }>, v: (file: string, kind: Violation["kind"], key: string, detail: string) => void): Promise<void> {
+async function checkCli(cli: string[], items: Array<{ file: string; raw: string; bom: boolean; unit: Unit; fixed: string[]; applied: number; remaining: number }>, v: (file: string, kind: Violation["kind"], key: string, detail: string) => void, preview: boolean): Promise<void> {
   const { execa } = await import("execa");
   const dir = mkdtempSync(join(tmpdir(), "gp-fix-property-"));
   try {
     const copies = items.map((it) => mirror(dir, it.file));
-    const r = await execa(cli[0], [...cli.slice(1), "check", "--fix", "--exit-zero", ...copies], { reject: false, maxBuffer: 256 << 20, cwd: dir });
+    const r = await execa(cli[0], [...cli.slice(1), "check", "--fix", "--exit-zero", ...(preview ? ["--preview"] : []), ...copies], { reject: false, maxBuffer: 256 << 20, cwd: dir });
     const summary = parseFixSummary(r.stdout);
     const fixed = items.reduce((n, it) => n + it.applied, 0), remaining = items.reduce((n, it) => n + it.remaining, 0);
     const all = `${items.length} files (${items.map((it) => it.file).slice(0, 3).join(", ")}${items.length > 3 ? ", ..." : ""})`;

@@ -24,7 +24,7 @@ import { docUrl } from "./docsUrl";
 import { escapeControls } from "./engine/text";
 import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
-import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
+import { lintManifest, fixAllManifest, manifestFixParsesCleanly, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import { manifestNoqaEdit, manifestNoqaCodeAt } from "./engine/manifests/noqa";
 import { checkCells, checkFileOnDisk, checkText } from "./agentCheck";
 import { pathToFileURL } from "node:url";
@@ -297,7 +297,7 @@ connection.onCodeAction(async (params) => {
     if (d.source !== "gpu-pilot") continue;
     const code = String(d.code);
     const fix = known?.get(keyOf(code, d.range.start.line, d.range.start.character));
-    const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || "uri" in fix.edits[0] || !doc || fixParsesCleanly(doc.getText(), fix as Fix));
+    const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || "uri" in fix.edits[0] || !doc || (kind ? manifestFixParsesCleanly(doc.getText(), kind, fix as Fix) : fixParsesCleanly(doc.getText(), fix as Fix)));
     if (fix && valid) actions.push({ title: fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: fix.safe, edit: editOf(uri, fix) });
     if (doc) {
       const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code);

@@ -81,3 +81,20 @@ test("GpuHistory: resize keeps the newest samples; a GPU gone for a whole window
   h.clear();
   assert.deepEqual(h.snapshot().gpus, []);
 });
+
+test("GpuHistory.latest: each GPU's newest sample in index order, a copy, without copying the rings (issue 18 item 4)", () => {
+  const h = new GpuHistory(1000);
+  for (let i = 0; i < 1000; i++) h.push({ at: i, gpus: [gpu(1, UUID1, i % 100, i), gpu(0, UUID0, 1, 2)] });
+  h.push({ at: 5000, gpus: [gpu(0, UUID0, 9, 99)] }); // GPU 1 missing from this tick: its newest is older
+  const latest = h.latest();
+  assert.deepEqual(latest, [
+    { uuid: UUID0, index: 0, sample: { at: 5000, utilizationPercent: 9, memoryUsedMiB: 99 } },
+    { uuid: UUID1, index: 1, sample: { at: 999, utilizationPercent: 99, memoryUsedMiB: 999 } },
+  ]);
+  latest[0].sample.at = 1;
+  assert.equal(h.latest()[0].sample.at, 5000, "a copy");
+  assert.deepEqual(new GpuHistory(3).latest(), []);
+  // What the panel appends is what the snapshot's newest column says.
+  const snap = h.snapshot();
+  assert.deepEqual(h.latest().map((g) => g.sample.at), snap.gpus.map((g) => g.at[g.at.length - 1]));
+});

@@ -267,3 +267,32 @@ test("restart with new options replaces the process; a partial line is completed
   assert.deepEqual(rc.ticks()[0].problems, []);
   assert.deepEqual(rc.ticks()[0].gpus.map((g) => g.uuid), ["GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f"]);
 });
+
+test("trickle: bytes that never make a sample do not keep nvidia-smi alive (issue 18 item 4)", async () => {
+  // One byte every 40 ms, forever: a valid line, but 3 s per line, never a sample within the limit.
+  const trickle = join(tmp, "trickle-smi");
+  writeFileSync(trickle, `#!/usr/bin/env node\nconst l = ${JSON.stringify(gpuLine(0) + "\n")};\nlet i = 0;\nsetInterval(() => { process.stdout.write(l[i % l.length]); i++; }, 40);\n`);
+  chmodSync(trickle, 0o755);
+  const stream = new GpuStream({ path: trickle, intervalMs: 100, timeoutMs: 300, processesEvery: 0, backoffInitialMs: 50, backoffMaxMs: 400 });
+  const r = record(stream);
+  const started = Date.now();
+  stream.start();
+  try { await until(() => r.faults().length >= 1, "a timeout fault", 5000); } finally { await stream.stop(); }
+  const f = r.faults()[0];
+  assert.equal(f.failure.kind, "timeout");
+  assert.match(f.failure.message, /^nvidia-smi printed no complete sample for 400 ms \(\d+ bytes\) and was stopped$/);
+  assert.ok(Date.now() - started < 3000, "stopped well before the first line was complete");
+  assert.equal(r.ticks().filter((t) => t.gpus.length > 0).length, 0);
+});
+
+test("trickle: a sample that keeps coming in time keeps the stream alive, however it is split", async () => {
+  // A whole line every 150 ms, written in 1-byte chunks 1 ms apart: samples in time, no fault.
+  const split = join(tmp, "bytewise-smi");
+  writeFileSync(split, `#!/usr/bin/env node\nconst l = ${JSON.stringify(gpuLine(0) + "\n")};\nsetInterval(() => { let i = 0; const t = setInterval(() => { process.stdout.write(l[i++]); if (i >= l.length) clearInterval(t); }, 1); }, 400);\n`);
+  chmodSync(split, 0o755);
+  const stream = new GpuStream({ path: split, intervalMs: 400, timeoutMs: 600, processesEvery: 0, settleMs: 20 });
+  const r = record(stream);
+  stream.start();
+  try { await until(() => r.ticks().filter((t) => t.gpus.length > 0).length >= 4, "four samples"); } finally { await stream.stop(); }
+  assert.deepEqual(r.faults(), []);
+});

@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { analyzeScript, mainGuardLine } from "../../client/src/run/analyze";
+import { analyzeScript, MAIN_GUARD_MAX_CHARS, mainGuardLine } from "../../client/src/run/analyze";
 import { checkRun, type RunFinding } from "../../client/src/run/checks";
 import type { Inventory } from "../../client/src/gpu/nvidiaSmi";
 import { type ProcessOwner, processOwner } from "../../client/src/run/owners";
@@ -124,6 +124,18 @@ test("the __main__ guard is found in the tree, at module level only", async () =
   assert.equal(await mainGuardLine('s = """\nif __name__ == "__main__":\n"""\n'), undefined, "inside a string");
   assert.equal(await mainGuardLine('if __name__ != "__main__":\n    pass\n'), undefined);
   assert.equal(await mainGuardLine(ruleCase("ddp_ok.py").text), undefined);
+  // A line scan, no parse (issue 18 item 4): logical lines at column 0 only, with the file's strings,
+  // brackets and continuations skipped, and nothing over the size cap.
+  assert.equal(await mainGuardLine("x = (1,\nif __name__ == '__main__':\n  2)\nif (__name__ == '__main__'):  # run\n    pass\n"), 3, "inside brackets: not a line start");
+  assert.equal(await mainGuardLine("x = 1 + \\\nif __name__ == '__main__' else 2\n"), undefined, "a continued line");
+  assert.equal(await mainGuardLine("if __name__ == \"__main__\":\r\n    pass\r\n"), 0, "CRLF");
+  assert.equal(await mainGuardLine("if __name__ == '__main__': main()\n"), 0);
+  const big = "x = 1\n".repeat(MAIN_GUARD_MAX_CHARS / 6) + 'if __name__ == "__main__":\n    pass\n';
+  assert.equal(await mainGuardLine(big), undefined, "over the cap: no lens");
+  const k = Math.floor((MAIN_GUARD_MAX_CHARS - 36) / 6);
+  const atCap = "x = 1\n".repeat(k) + 'if __name__ == "__main__":\n    pass\n';
+  assert.ok(atCap.length <= MAIN_GUARD_MAX_CHARS);
+  assert.equal(await mainGuardLine(atCap), k, "under the cap: found");
 });
 
 test("processOwner: this process is mine; a pid that is not there is unknown", { skip: process.platform !== "linux" }, () => {

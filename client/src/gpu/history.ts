@@ -181,6 +181,20 @@ export class GpuHistory {
     this._pushes = 0;
   }
 
+  /**
+   * Each GPU's newest sample, GPUs in index order, without copying the rings: O(GPUs), for the
+   * history panel's per-tick append (a whole {@link snapshot} per tick copied every sample of every
+   * GPU, issue 18 item 4).
+   */
+  latest(): Array<{ uuid: string; index: number; sample: HistorySample }> {
+    const out: Array<{ uuid: string; index: number; sample: HistorySample }> = [];
+    for (const t of this.tracks.values()) {
+      const sample = t.ring.last();
+      if (sample) out.push({ uuid: t.uuid, index: t.index, sample: { ...sample } });
+    }
+    return out.sort((a, b) => a.index - b.index);
+  }
+
   /** Every GPU's samples, oldest first, GPUs in index order (copies). */
   snapshot(): HistorySnapshot {
     const gpus = [...this.tracks.values()]

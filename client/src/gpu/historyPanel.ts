@@ -14,7 +14,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import type { LastRun } from "../api";
 import * as config from "../config";
-import type { GpuSeries, HistorySnapshot } from "./history";
+import type { HistorySnapshot } from "./history";
 import type { GpuMonitor } from "./monitor";
 import { isSelected, type SelectionStore } from "./selection";
 
@@ -184,19 +184,20 @@ export class HistoryPanel implements vscode.Disposable {
     if (!this.panel || history.pushes === this.lastPushes) return;
     const missed = history.pushes - this.lastPushes;
     this.lastPushes = history.pushes;
-    const snap = history.snapshot();
-    const gpus = snap.gpus.map((g) => g.uuid).join(",");
+    // Only each GPU's newest sample is read here (history.latest(): no copy of the rings); the whole
+    // history is copied and posted only when the webview cannot just append (issue 18 item 4).
+    const latest = history.latest();
+    const gpus = latest.map((g) => g.uuid).join(",");
     if (missed !== 1 || gpus !== this.knownGpus) {
-      this.postHistory(snap);
+      this.postHistory();
       return;
     }
     this.noteRun();
-    const latest = snap.gpus.filter((g) => g.at.length > 0);
-    const at = Math.max(...latest.map((g) => g.at[g.at.length - 1]));
+    const at = Math.max(...latest.map((g) => g.sample.at));
     const samples = latest
-      .filter((g) => g.at[g.at.length - 1] === at)
-      .map((g: GpuSeries) => ({ uuid: g.uuid, utilizationPercent: g.utilizationPercent[g.at.length - 1], memoryUsedMiB: g.memoryUsedMiB[g.at.length - 1] }));
-    this.post({ type: "append", at, samples, selected: this.selectedUuids(snap.gpus), runs: [...this.runs] }, samples.length);
+      .filter((g) => g.sample.at === at)
+      .map((g) => ({ uuid: g.uuid, utilizationPercent: g.sample.utilizationPercent, memoryUsedMiB: g.sample.memoryUsedMiB }));
+    this.post({ type: "append", at, samples, selected: this.selectedUuids(latest), runs: [...this.runs] }, samples.length);
   }
 
   /** Posts every sample (the panel was opened, shown again or reloaded; the GPUs changed). */

@@ -20,7 +20,8 @@
  * index not above the previous one starts a new tick) and by a short quiet gap after a burst.
  *
  * Faults never throw: a missing program, a non-zero exit, a process that dies mid-stream, a hang (no
- * output for `intervalMs + timeoutMs`: killed), garbage output. Each is reported as a `fault` event
+ * complete sample for `intervalMs + timeoutMs`, however many bytes came: killed, so output that
+ * trickles in never keeps a stuck nvidia-smi alive), garbage output. Each is reported as a `fault` event
  * and, except where retrying cannot help (not installed, exit 2: arguments rejected), the stream is
  * restarted after an exponential back-off (1 s, 2 s, 4 s, ... at most 30 s by default).
  */
@@ -52,9 +53,10 @@ export interface GpuStreamOptions {
   /** Sampling period passed as `-lms`, ms. */
   intervalMs: number;
   /**
-   * Limit for nvidia-smi to say something, ms: the first line must come within `timeoutMs +
-   * intervalMs` of the start, and each later one within `intervalMs + timeoutMs` of the previous
-   * output; otherwise the process is killed (a hang). Also the limit of each process query.
+   * Limit for nvidia-smi to deliver, ms: the first sample (a tick with at least one GPU) must come
+   * within `timeoutMs + intervalMs` of the start, and each later one within `intervalMs +
+   * timeoutMs` of the previous sample, however many bytes arrive in between; otherwise the process
+   * is killed (a hang). Also the limit of each process query.
    */
   timeoutMs: number;
   /** Run the compute-process query on every N-th tick (1st, N+1-th, ...); default 5. 0 turns it off. */
@@ -227,6 +229,8 @@ export class GpuStream {
   private faults = 0;
   private ticksThisRun = 0;
   private runStartedAt = 0;
+  /** Bytes read since the last sample with a GPU (for the watchdog's message). */
+  private bytesSinceSample = 0;
   private recentUnparsed: string[] = [];
   private lastGpus: Gpu[] = [];
   private processController: AbortController | undefined;
@@ -380,6 +384,7 @@ export class GpuStream {
     this.decoder = new StringDecoder("utf8");
     this.partial = "";
     this.ticksThisRun = 0;
+    this.bytesSinceSample = 0;
     this.recentUnparsed = [];
     const { execa } = await loadExeca();
     if (gen !== this.gen || !this.running) return;
@@ -415,13 +420,16 @@ export class GpuStream {
       this.gen++; // the killed process's exit is not a second fault
       this.killChild();
       this.finishOutput();
-      this.fault({ kind: "timeout", ms, message: `nvidia-smi printed nothing for ${ms} ms and was stopped` });
+      const bytes = this.bytesSinceSample;
+      this.fault({ kind: "timeout", ms, message: bytes ? `nvidia-smi printed no complete sample for ${ms} ms (${bytes} bytes) and was stopped` : `nvidia-smi printed nothing for ${ms} ms and was stopped` });
     }, ms);
   }
 
   private onData(gen: number, chunk: Buffer | string): void {
-    const { intervalMs, timeoutMs } = this.options;
-    this.armWatchdog(gen, intervalMs + timeoutMs);
+    const { intervalMs } = this.options;
+    // The watchdog is re-armed by each sample (tick), not by each chunk: a byte now and then must
+    // not keep a stuck process alive (issue 18 item 4).
+    this.bytesSinceSample += chunk.length;
     const text = this.partial + (typeof chunk === "string" ? chunk : this.decoder.write(chunk));
     const parts = text.split("\n");
     this.partial = parts.pop() ?? "";
@@ -464,6 +472,11 @@ export class GpuStream {
   private tick(t: { gpus: Gpu[]; problems: ParseProblem[] }): void {
     const tick: StreamTick = { seq: ++this.seq, gpus: t.gpus, problems: t.problems, at: Date.now() };
     if (t.gpus.length > 0) {
+      if (this.child) {
+        // A sample from the running process: it has until the next interval plus the timeout for the next one.
+        this.bytesSinceSample = 0;
+        this.armWatchdog(this.gen, this.options.intervalMs + this.options.timeoutMs);
+      }
       this.ticksThisRun++;
       const migBefore = anyMigEnabled(this.lastGpus);
       this.lastGpus = t.gpus;

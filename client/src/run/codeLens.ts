@@ -1,6 +1,6 @@
 /**
- * The "Run on GPU <ids>" CodeLens above a module-level `if __name__ == "__main__":` (found in the
- * tree-sitter tree, analyze.ts). It runs `gpuPilot.runActiveFile` on that file; it follows the
+ * The "Run on GPU <ids>" CodeLens above a module-level `if __name__ == "__main__":` (found by a
+ * line scan with a size cap, analyze.ts mainGuardLine: no parse in the extension host). It runs `gpuPilot.runActiveFile` on that file; it follows the
  * selection, `gpuPilot.run.launcher` and `gpuPilot.run.codeLens` (false hides it), and is hidden in
  * an untrusted workspace.
  */

@@ -7,6 +7,7 @@ import { lintPython, fixParsesCleanly, type LintOptions } from "./lint";
 import { parsePython, syntaxErrorCount } from "./python/parser";
 import { lintNotebook, type CellInput, type CellDiagnostic } from "./notebook";
 import { applyEdits } from "./fixes";
+import { lineStructureError } from "./python/lineStructure";
 import type { LintDiagnostic, Position, Range, TextEdit } from "./types";
 
 const cmp = (a: { line: number; character: number }, b: { line: number; character: number }) => a.line - b.line || a.character - b.character;
@@ -64,15 +65,18 @@ export function fixAllPython(text: string, options: LintOptions): { text: string
   let applied = 0;
   for (let pass = 0; pass < 10; pass++) {
     const r = lintPython(out, { ...options, lazyFixValidation: true });
-    const base = r.tree ? syntaxErrorCount(r.tree) : 0;
+    const base = { errors: r.tree ? syntaxErrorCount(r.tree) : 0, linesOk: lineStructureError(out) === null };
     r.tree?.delete();
-    let { edits, count } = safeEdits<TextEdit, LintDiagnostic>(r.diagnostics);
+    let { edits, count, chosen } = safeEdits<TextEdit, LintDiagnostic>(r.diagnostics);
     if (!edits.length) break;
     let next = applyEdits(out, edits);
     if (!parsesWithin(next, base)) {
       const ok = r.diagnostics.filter((d) => d.fix?.safe && fixParsesCleanly(out, d.fix));
-      ({ edits, count } = safeEdits<TextEdit, LintDiagnostic>(ok));
+      ({ edits, count, chosen } = safeEdits<TextEdit, LintDiagnostic>(ok));
       if (!edits.length) break;
+      next = applyEdits(out, edits);
+      // Fixes that pass one by one may still fail together: then only the first, which passed alone.
+      if (!parsesWithin(next, base)) ({ edits, count } = safeEdits<TextEdit, LintDiagnostic>(chosen.slice(0, 1)));
       next = applyEdits(out, edits);
     }
     applied += count;
@@ -81,10 +85,11 @@ export function fixAllPython(text: string, options: LintOptions): { text: string
   return { text: out, applied };
 }
 
-/** Whether `text` parses with at most `errors` syntax errors. */
-function parsesWithin(text: string, errors: number): boolean {
+/** Whether `text` parses with at most `base.errors` syntax errors, and has CPython's line structure right if the text before did (`base.linesOk`). */
+function parsesWithin(text: string, base: { errors: number; linesOk: boolean }): boolean {
+  if (base.linesOk && lineStructureError(text) !== null) return false;
   const t = parsePython(text);
-  try { return syntaxErrorCount(t) <= errors; } finally { t.delete(); }
+  try { return syntaxErrorCount(t) <= base.errors; } finally { t.delete(); }
 }
 
 /** Applies all safe fixes to a notebook's cells; returns the new cells (same length and kinds). */

@@ -10,6 +10,7 @@ import { toDiagnostic, isManifestRule, type MachineFacts, type RuleContext, type
 import { candidateRules } from "./prefilter";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
+import { lineStructureError } from "./python/lineStructure";
 import { fileTooLarge } from "./limits";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
@@ -155,40 +156,51 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     return codes !== null && !codes!.has(d.code);
   });
   const baseErrors = syntaxErrorCount(tree);
+  let linesOk: boolean | undefined; // CPython accepts the text's line structure (computed once, when a fix needs it)
   for (const d of kept) {
     const override = options.severity?.[d.code];
     if (override) d.severity = override;
-    if (d.fix && !options.lazyFixValidation && !fixKeepsSyntax(text, d, baseErrors, !!extra.notebook, tree)) delete d.fix;
+    if (d.fix && !options.lazyFixValidation) {
+      linesOk ??= lineStructureError(text) === null;
+      if (!fixKeepsSyntax(text, d, { errors: baseErrors, linesOk }, !!extra.notebook, tree)) delete d.fix;
+    }
   }
   kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
   return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true };
 }
 
 /**
- * Whether applying `edits` to `text` adds no syntax error (the check every fix passes before the
- * user sees it). For notebooks pass the joined, magic-blanked text and `notebook: true`.
+ * Whether applying `fix` to `text` adds no syntax error (the check every fix passes before the
+ * user sees it): no more tree-sitter ERROR/MISSING nodes, and no CPython line-structure error
+ * (indentation, tabs, continuation: python/lineStructure.ts) where the text had none. For
+ * notebooks pass the joined, magic-blanked text and `notebook: true`.
  */
 export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["fix"]>, notebook = false): boolean {
   const before = parsePython(text);
   const base = syntaxErrorCount(before);
   before.delete();
-  return fixKeepsSyntax(text, { fix } as LintDiagnostic, base, notebook);
+  return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: base, linesOk: lineStructureError(text) === null }, notebook);
 }
 
-/**
- * A fix is kept only if the fixed text parses with no more syntax errors than the original. In a
- * notebook, IPython lines the fix writes (`%env K=v`) are blanked first, as the linted text's were.
- */
 /** A fix's edits as offsets in `text` (for incremental re-parsing). */
 function editOffsets(text: string, edits: readonly TextEdit[]): Array<{ start: number; end: number; text: string }> {
   const starts = lineStarts(text);
   return edits.map((e) => ({ start: offsetAt(starts, text, e.range.start), end: offsetAt(starts, text, e.range.end), text: e.newText }));
 }
 
-function fixKeepsSyntax(text: string, d: LintDiagnostic, baseErrors: number, notebook: boolean, base?: SyntaxTree): boolean {
+/**
+ * A fix is kept only if the fixed text parses with no more syntax errors than the original
+ * (`before.errors`) and, when CPython accepted the original's line structure (`before.linesOk`),
+ * it accepts the fixed text's too: tree-sitter's error recovery takes a line inserted after a `\`
+ * continuation or spaces in a tab-indented block, CPython does not (issue 18 item 7). In a
+ * notebook, IPython lines the fix writes (`%env K=v`) are blanked first, as the linted text's were.
+ */
+function fixKeepsSyntax(text: string, d: LintDiagnostic, before: { errors: number; linesOk: boolean }, notebook: boolean, base?: SyntaxTree): boolean {
+  const baseErrors = before.errors;
   try {
     const applied = applyEdits(text, d.fix!.edits);
     const fixed = notebook ? blankMagics(applied, 0).text : applied;
+    if (before.linesOk && lineStructureError(fixed) !== null) return false;
     // With the text's tree at hand, re-parse incrementally: one full parse per fix made a file with
     // many findings quadratic (a 0.25 MB file with 400 fixes took 34 s; issue 9's bench).
     const t = !base ? parsePython(fixed) : reparsePython(base, text, fixed, notebook ? undefined : editOffsets(text, d.fix!.edits));

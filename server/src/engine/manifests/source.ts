@@ -9,7 +9,7 @@ import type { Position, Range } from "../types";
 /** The text of one manifest and its line starts (line breaks: \n, \r\n, \r, as LSP counts them). */
 export class SourceText {
   /** Start offset of each line. */
-  readonly starts: number[];
+  readonly starts: readonly number[];
   /** The line break the text uses (first one found; \n by default). */
   readonly eol: string;
 

@@ -95,7 +95,7 @@ function itemStart(seq: YAMLSeq, i: number): number {
  * Edits that remove one entry of a collection: whole lines when the entry owns them, else the text
  * up to the next entry (or from the previous one). Null when it cannot be done cleanly.
  */
-function removeEntry(src: SourceText, starts: number[], ends: number[], i: number, flow: boolean): TextEdit[] | null {
+function removeEntry(src: SourceText, starts: readonly number[], ends: number[], i: number, flow: boolean): TextEdit[] | null {
   const s = starts[i];
   const e = ends[i];
   if (!flow && src.blankBefore(s)) {

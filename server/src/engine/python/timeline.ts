@@ -13,18 +13,38 @@ export interface WriteState {
   firstImport: ImportEvent | null;
 }
 
-/** Walks the timeline up to `write` and returns its {@link WriteState}. */
+/**
+ * The {@link WriteState} of `write`: the first freezing init and the first reading import in the
+ * timeline before it. Both depend only on the variable, so each model keeps, per variable, the
+ * first of each over the whole timeline (one walk), and per event its position: O(1) per write.
+ * Walking the timeline up to each write made a file with n writes cost O(n²) in GPU001, GPU002 and
+ * GPU004 (issue 18 item 3).
+ */
 export function stateBefore(model: ModuleModel, write: EnvWriteEvent): WriteState {
-  let frozenBy: InitEvent | null = null;
-  let firstImport: ImportEvent | null = null;
-  const readers = readersOf(write.variable);
-  for (const e of model.events) {
-    if (e === write) break;
-    if (e.kind === "init" && !frozenBy && freezes(e.framework, e.depth, write.variable)) frozenBy = e;
-    if (e.kind === "import" && !firstImport && (e.eagerInit || (e.framework && (!readers || readers.includes(e.framework))))) firstImport = e;
+  let memo = firstsCache.get(model);
+  if (!memo) {
+    memo = { position: new Map(model.events.map((e, i) => [e, i])), byVariable: new Map() };
+    firstsCache.set(model, memo);
   }
-  return { frozenBy, firstImport };
+  let firsts = memo.byVariable.get(write.variable);
+  if (!firsts) {
+    let init: { e: InitEvent; at: number } | null = null;
+    let imp: { e: ImportEvent; at: number } | null = null;
+    const readers = readersOf(write.variable);
+    model.events.forEach((e, at) => {
+      if (e.kind === "init" && !init && freezes(e.framework, e.depth, write.variable)) init = { e, at };
+      if (e.kind === "import" && !imp && (e.eagerInit || (e.framework && (!readers || readers.includes(e.framework))))) imp = { e, at };
+    });
+    firsts = { init, imp };
+    memo.byVariable.set(write.variable, firsts);
+  }
+  const at = memo.position.get(write) ?? model.events.length; // a write outside the timeline: all of it came first
+  return { frozenBy: firsts.init && firsts.init.at < at ? firsts.init.e : null, firstImport: firsts.imp && firsts.imp.at < at ? firsts.imp.e : null };
 }
+const firstsCache = new WeakMap<ModuleModel, {
+  position: Map<TimelineEvent, number>;
+  byVariable: Map<string, { init: { e: InitEvent; at: number } | null; imp: { e: ImportEvent; at: number } | null }>;
+}>();
 
 /**
  * The {@link WriteState} of a write inside a function the module never calls

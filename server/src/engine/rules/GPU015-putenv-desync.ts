@@ -41,7 +41,7 @@ export const rule: Rule = {
   },
 };
 
-/** Rewrites `os.putenv(K, v)` (a statement of its own) as `os.environ[K] = v`, reusing the file's name for `os` or `environ`. */
+/** Rewrites `os.putenv(K, v)` (a statement of its own) as `os.environ[K] = v` (bytes: `os.environb`, unsafe), reusing the file's name for `os` or `environ`. */
 function environFix(ctx: RuleContext, w: EnvWriteEvent): Fix | undefined {
   const stmt = w.statement;
   const call = stmt?.type === "expression_statement" && stmt.namedChildren.length === 1 ? stmt.namedChildren[0] : null;
@@ -53,9 +53,14 @@ function environFix(ctx: RuleContext, w: EnvWriteEvent): Fix | undefined {
   if (fn?.type === "attribute" && ctx.model.resolve(fn.childForFieldName("object")) === "os") environ = `${fn.childForFieldName("object")!.text}.environ`;
   else environ = namesFor(ctx.model, "os.environ")[0] ?? (namesFor(ctx.model, "os")[0] ? `${namesFor(ctx.model, "os")[0]}.environ` : null);
   if (!environ) return undefined;
+  // `os.putenv` takes bytes, `os.environ` only str: `os.environ[b"K"] = b"1"` raises TypeError (str
+  // expected, not bytes). Bytes on both sides go to `os.environb` (POSIX only, so not a safe fix).
+  const bytes = positional.map((p) => p.type === "string" && /^[a-zA-Z]*[bB]/.test(p.text));
+  if (bytes[0] !== bytes[1]) return undefined;
+  if (bytes[0]) environ += "b";
   return {
     title: `Assign ${environ}[${positional[0].text}] instead`,
     edits: [{ range: nodeRange(call), newText: `${environ}[${positional[0].text}] = ${positional[1].text}` }],
-    safe: w.literal !== null,
+    safe: w.literal !== null && !bytes[0],
   };
 }

@@ -78,11 +78,13 @@ function checkDevice(ctx: ManifestRuleContext, s: ComposeService, d: YAMLMap): v
     const text = countValue.value.trim();
     if (text.toLowerCase() === "all" || templated(text)) return;
     if (/^\d+$/.test(text)) {
+      // The digits themselves, leading zeros dropped: Number() would round a count beyond 2^53 (issue 18 item 7).
+      const digits = text.replace(/^0+(?=\d)/, "");
       ctx.report({
         range: rangeOfPair(count),
         severity: "information",
-        message: `count: "${countValue.value}" in ${who} is a string: Compose documents count as an integer or all; write count: ${Number(text)}`,
-        fix: { title: `Write count: ${Number(text)}`, edits: replaceNode(src, countValue, String(Number(text))), safe: true },
+        message: `count: "${countValue.value}" in ${who} is a string: Compose documents count as an integer or all; write count: ${digits}`,
+        fix: { title: `Write count: ${digits}`, edits: replaceNode(src, countValue, digits), safe: true },
       });
       return;
     }

@@ -162,12 +162,27 @@ function lineEndOffset(model: ModuleModel, row: number): number {
 }
 
 /**
+ * Whether the line `stmt` starts on continues the line above through a `\` (its indentation is then
+ * not the statement's: a line inserted above it would join the continued line, issue 18 item 7).
+ */
+export function continuesLineAbove(model: ModuleModel, stmt: SyntaxNode): boolean {
+  const starts = lineStarts(model.text);
+  const row = stmt.startPosition.row;
+  if (row === 0) return false;
+  let k = starts[row] - 1; // the line break that ends the line above: \n, \r or \r\n
+  if (model.text[k] === "\n" && model.text[k - 1] === "\r") k--;
+  k--;
+  if (k < 0 || model.text[k] !== "\\") return false;
+  return model.tree.rootNode.descendantForIndex(k)?.type === "line_continuation";
+}
+
+/**
  * Inserts `code` (one logical line, no line break) so that it runs just before `stmt`: on its own
  * line above it with the same indentation, or as `code; ` in front of it when the statement does
- * not start its line (`if x: stmt`).
+ * not start its line (`if x: stmt`) or its line continues the one above (`y = 0; \`).
  */
 export function insertAbove(model: ModuleModel, stmt: SyntaxNode, code: string): TextEdit {
-  if (startsItsLine(model, stmt)) {
+  if (startsItsLine(model, stmt) && !continuesLineAbove(model, stmt)) {
     const at: Position = { line: stmt.startPosition.row, character: 0 };
     return { range: { start: at, end: at }, newText: `${indentOf(model, stmt)}${code}${eolOf(model.text)}` };
   }
