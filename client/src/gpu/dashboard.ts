@@ -15,8 +15,8 @@
  * webview) asks the webview to click one of its own controls, so that end-to-end tests go through
  * the same DOM handlers as a user's click.
  */
-import * as crypto from "node:crypto";
 import * as vscode from "vscode";
+import { webviewPage } from "./webviewPage";
 import * as config from "../config";
 import { log } from "../log";
 import { buildDashboardModel, DEFAULT_SORT, type DashboardModel, nextSort, type ProcessSort, type ProcessSortKey } from "./dashboardModel";
@@ -215,30 +215,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    const nonce = crypto.randomBytes(16).toString("base64");
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, "dashboard.js"));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, "dashboard.css"));
-    const csp = [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource} data:`,
-      `font-src ${webview.cspSource}`,
-    ].join("; ");
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style.toString()}">
-<title>GPU Dashboard</title>
-</head>
-<body>
-<main id="cards" aria-live="polite"><p class="message">Reading nvidia-smi...</p></main>
-<script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
+    return webviewPage(webview, dist, "dashboard", "GPU Dashboard", `<main id="cards" aria-live="polite"><p class="message">Reading nvidia-smi...</p></main>`);
   }
 }
 

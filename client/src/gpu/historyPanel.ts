@@ -9,9 +9,9 @@
  * retained when hidden: whenever it becomes visible (or reloads) it asks for the whole history
  * (`ready`), and each new tick is posted as an `append` message.
  */
-import * as crypto from "node:crypto";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { webviewPage } from "./webviewPage";
 import type { LastRun } from "../api";
 import * as config from "../config";
 import type { HistorySnapshot } from "./history";
@@ -227,30 +227,7 @@ export class HistoryPanel implements vscode.Disposable {
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    const nonce = crypto.randomBytes(16).toString("base64");
-    const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, "history.js"));
-    const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, "history.css"));
-    const csp = [
-      "default-src 'none'",
-      `script-src 'nonce-${nonce}'`,
-      `style-src ${webview.cspSource}`,
-      `img-src ${webview.cspSource} data:`,
-      `font-src ${webview.cspSource}`,
-    ].join("; ");
-    return `<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="${csp}">
-<meta name="viewport" content="width=device-width, initial-scale=1.0">
-<link rel="stylesheet" href="${style.toString()}">
-<title>GPU History</title>
-</head>
-<body>
-<header id="head"><h1>GPU history</h1><p id="summary">Waiting for nvidia-smi...</p></header>
-<main id="charts"></main>
-<script nonce="${nonce}" src="${script.toString()}"></script>
-</body>
-</html>`;
+    return webviewPage(webview, dist, "history", "GPU History", `<header id="head"><h1>GPU history</h1><p id="summary">Waiting for nvidia-smi...</p></header>
+<main id="charts"></main>`);
   }
 }

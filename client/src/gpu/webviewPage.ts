@@ -1,0 +1,38 @@
+/**
+ * The HTML page of GPU Pilot's webviews (the dashboard and the history panel): one bundled script
+ * and stylesheet from dist/, a strict Content-Security-Policy (nothing but the page's own files, the
+ * script allowed by a fresh nonce; VS Code's webview guide), no CDN.
+ */
+import * as crypto from "node:crypto";
+import * as vscode from "vscode";
+
+/**
+ * The page for `webview`: `dist/<bundle>.js` and `dist/<bundle>.css`, `title`, and `body` (HTML,
+ * written by the caller: no user text) before the script.
+ */
+export function webviewPage(webview: vscode.Webview, dist: vscode.Uri, bundle: string, title: string, body: string): string {
+  const nonce = crypto.randomBytes(16).toString("base64");
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, `${bundle}.js`));
+  const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, `${bundle}.css`));
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${nonce}'`,
+    `style-src ${webview.cspSource}`,
+    `img-src ${webview.cspSource} data:`,
+    `font-src ${webview.cspSource}`,
+  ].join("; ");
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style.toString()}">
+<title>${title}</title>
+</head>
+<body>
+${body}
+<script nonce="${nonce}" src="${script.toString()}"></script>
+</body>
+</html>`;
+}
