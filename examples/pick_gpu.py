@@ -2,7 +2,8 @@
 
 PyTorch initialises CUDA lazily, so this assignment still takes effect -- until someone adds an
 import (flash_attn, deepspeed, ...) or a call that initialises CUDA above it. GPU Pilot reports
-GPU002 (a warning) and offers to move the assignment above the import.
+GPU002 (information: it works as written) and, in the editor, offers to move the assignment above
+the import.
 """
 import os
 import sys

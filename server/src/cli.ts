@@ -577,5 +577,13 @@ async function mcp(argv: string[], io: Io): Promise<number> {
 if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpuPilotCliWorker) {
   void runWorker((workerData as { argv: string[] }).argv);
 } else if (require.main === module) {
+  // `gpu-pilot check ... | head`: a reader that closes the pipe early ends the run quietly, as other
+  // command-line tools do, instead of an unhandled EPIPE with a stack trace.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
+      throw e;
+    });
+  }
   main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
 }

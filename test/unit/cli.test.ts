@@ -222,3 +222,12 @@ test("--preview adds the preview rules (GPU006 here); the default set leaves the
   assert.deepEqual(JSON.parse(run(["check", "--format", "json", f]).stdout), []);
   assert.deepEqual(JSON.parse(run(["check", "--format", "json", "--preview", f]).stdout).map((d: { code: string }) => d.code), ["GPU006"]);
 });
+
+test("a reader that closes the pipe early (gpu-pilot check ... | head) ends the run quietly: no EPIPE stack trace", () => {
+  // 300 files with a finding each: far more output than a pipe holds, so the writes after `head`
+  // exits meet a closed pipe.
+  const dir = mkdtempSync(join(tmpdir(), "gp-epipe-"));
+  for (let i = 0; i < 300; i++) writeFileSync(join(dir, `f${i}.py`), 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n');
+  const r = spawnSync("bash", ["-c", `"${process.execPath}" "${CLI}" check --format sarif "${dir}" | head -c 10 >/dev/null`], { encoding: "utf8" });
+  assert.doesNotMatch(r.stderr, /EPIPE|Error:/, r.stderr);
+});

@@ -215,7 +215,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    return webviewPage(webview, dist, "dashboard", "GPU Dashboard", `<main id="cards" aria-live="polite"><p class="message">Reading nvidia-smi...</p></main>`);
+    return webviewPage(webview, dist, { script: "dashboard.js", style: "dashboard.css" }, "GPU Dashboard", `<main id="cards" aria-live="polite"><p class="message">Reading nvidia-smi...</p></main>`);
   }
 }
 

@@ -227,7 +227,7 @@ export class HistoryPanel implements vscode.Disposable {
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    return webviewPage(webview, dist, "history", "GPU History", `<header id="head"><h1>GPU history</h1><p id="summary">Waiting for nvidia-smi...</p></header>
+    return webviewPage(webview, dist, { script: "history.js", style: "history.css" }, "GPU History", `<header id="head"><h1>GPU history</h1><p id="summary">Waiting for nvidia-smi...</p></header>
 <main id="charts"></main>`);
   }
 }

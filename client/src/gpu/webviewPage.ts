@@ -7,13 +7,14 @@ import * as crypto from "node:crypto";
 import * as vscode from "vscode";
 
 /**
- * The page for `webview`: `dist/<bundle>.js` and `dist/<bundle>.css`, `title`, and `body` (HTML,
- * written by the caller: no user text) before the script.
+ * The page for `webview`: the script and stylesheet files of `dist` (named in full, so that the
+ * packaging test finds every bundle the client loads), `title`, and `body` (HTML, written by the
+ * caller: no user text) before the script.
  */
-export function webviewPage(webview: vscode.Webview, dist: vscode.Uri, bundle: string, title: string, body: string): string {
+export function webviewPage(webview: vscode.Webview, dist: vscode.Uri, files: { script: string; style: string }, title: string, body: string): string {
   const nonce = crypto.randomBytes(16).toString("base64");
-  const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, `${bundle}.js`));
-  const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, `${bundle}.css`));
+  const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, files.script));
+  const style = webview.asWebviewUri(vscode.Uri.joinPath(dist, files.style));
   const csp = [
     "default-src 'none'",
     `script-src 'nonce-${nonce}'`,

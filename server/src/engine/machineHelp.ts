@@ -74,7 +74,7 @@ export function machineHover(model: ModuleModel, position: Position, inventory: 
     const lines = [
       `**CUDA_VISIBLE_DEVICES="${write.literal ?? "…"}" has no effect here**: CUDA is already initialised when this line runs (GPU001), so the process keeps the GPUs it started with.`,
       "",
-      `This file runs with ${map.because}.`,
+      `The GPUs this process sees: ${map.because}.`,
     ];
     return { markdown: lines.join("\n"), range: write.range };
   }
