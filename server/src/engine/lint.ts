@@ -6,7 +6,7 @@
 import { initPythonParser, parsePython, reparsePython, syntaxErrorCount, type SyntaxTree, type SyntaxNode } from "./python/parser";
 import { buildModel, type MagicLine } from "./python/model";
 import { RULES } from "./rules/index";
-import { toDiagnostic, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
+import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
 import { candidateRules } from "./prefilter";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
@@ -138,7 +138,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     if (!candidates.has(rule.meta.code) && !options.rules) continue;
     const ctx: RuleContext = {
       model, machine, notebook: !!extra.notebook, where: extra.where ?? ((l) => `line ${l + 1}`),
-      report: (f) => { if (!f.preview || options.preview) diagnostics.push(toDiagnostic(rule, f)); },
+      report: reporter(rule, diagnostics, options.preview),
     };
     const before = diagnostics.length;
     try {

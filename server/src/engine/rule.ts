@@ -64,6 +64,14 @@ export function toDiagnostic(rule: Rule, f: Parameters<RuleContext["report"]>[0]
   };
 }
 
+/**
+ * The `report` of a rule's context: findings become diagnostics in `into`, a preview finding only
+ * when preview is on (RuleMeta.preview in types.ts).
+ */
+export function reporter(rule: Rule, into: LintDiagnostic[], preview: boolean | undefined): RuleContext["report"] {
+  return (f) => { if (!f.preview || preview) into.push(toDiagnostic(rule, f)); };
+}
+
 /** The env writes of the timeline, in execution order. */
 export function envWrites(model: ModuleModel): EnvWriteEvent[] {
   return model.events.filter((e): e is EnvWriteEvent => e.kind === "envWrite");

@@ -5,7 +5,7 @@
  * `--fix` and `source.fixAll.gpuPilot`.
  */
 import { RULES } from "../rules/index";
-import { isManifestRule, toDiagnostic, type ManifestRuleContext } from "../rule";
+import { isManifestRule, reporter, type ManifestRuleContext } from "../rule";
 import { isRuleOn, type LintOptions, type RuleFailure } from "../lint";
 import { applyEdits } from "../fixes";
 import { safeEdits } from "../fixAll";
@@ -40,7 +40,7 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   const ruleFailures: RuleFailure[] = [];
   for (const rule of options.rules ?? RULES) {
     if (!isManifestRule(rule) || (!options.rules && !isRuleOn(rule, options))) continue;
-    const ctx: ManifestRuleContext = { manifest: model, report: (f) => { if (!f.preview || options.preview) diagnostics.push(toDiagnostic(rule, f)); } };
+    const ctx: ManifestRuleContext = { manifest: model, report: reporter(rule, diagnostics, options.preview) };
     const before = diagnostics.length;
     try {
       rule.checkManifest(ctx);

@@ -111,6 +111,9 @@ export interface ModelOptions {
   torchBelow24: boolean;
 }
 
+/** A module-level function the module never calls, and its events in execution order within it. */
+export interface FunctionTimeline { def: SyntaxNode; events: TimelineEvent[] }
+
 /** The analysed module. */
 export interface ModuleModel {
   tree: SyntaxTree;
@@ -130,7 +133,7 @@ export interface ModuleModel {
    * from the end of {@link events}; these events are kept apart so that rules reading `events`
    * see only what the module itself runs.
    */
-  functionTimelines: Map<number, TimelineEvent[]>;
+  functionTimelines: FunctionTimeline[];
   /** Every node of the given type(s) in the module, in document order (collected once per type). */
   nodesOfType(types: string | string[]): SyntaxNode[];
   /** Frameworks imported anywhere in the file. */
@@ -325,7 +328,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
 
   // Pass 2, the timeline walk, runs on first use of `events` or `calls`: a file whose candidate
   // rules (prefilter.ts) need neither skips it.
-  const computeTimeline = (): { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: Map<number, TimelineEvent[]> } => {
+  const computeTimeline = (): { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: FunctionTimeline[] } => {
     // Pass 2: the timeline walk.
     const events: TimelineEvent[] = [];
     const calls: TimelineCall[] = [];
@@ -501,7 +504,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     flushMagics(Number.MAX_SAFE_INTEGER);
 
     // Functions the module never calls, each walked as its own timeline (kept out of `events`).
-    const functionTimelines = new Map<number, TimelineEvent[]>();
+    const functionTimelines: FunctionTimeline[] = [];
     for (const [name, def] of functions) {
       const body = def.childForFieldName("body");
       if (everInlined.has(name) || !body) continue;
@@ -509,7 +512,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
       inlined.add(name);
       walkBlock(body, 1, true, true);
       inlined.delete(name);
-      functionTimelines.set(def.id, events.splice(at));
+      functionTimelines.push({ def, events: events.splice(at) });
       calls.splice(callsAt);
     }
 
@@ -517,7 +520,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     for (const r of envReadsOf(nodesOfType, isEnviron, resolve, envWords())) events.push(r);
     return { events, calls, functionTimelines };
   };
-  let timeline: { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: Map<number, TimelineEvent[]> } | undefined;
+  let timeline: { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: FunctionTimeline[] } | undefined;
   const model: ModuleModel = {
     tree, text, symbols, functions, frameworks, resolve, isCudaDevice, valueOf, isEnviron, nodesOfType,
     get events() { return (timeline ??= computeTimeline()).events; },

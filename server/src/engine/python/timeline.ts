@@ -2,7 +2,7 @@
  * Queries on the CUDA timeline: what happened before a given environment write.
  */
 import { freezes, readersOf } from "../frameworks";
-import type { EnvWriteEvent, ImportEvent, InitEvent, ModuleModel, TimelineCall, TimelineEvent } from "./model";
+import type { EnvWriteEvent, FunctionTimeline, ImportEvent, InitEvent, ModuleModel, TimelineCall, TimelineEvent } from "./model";
 import type { SyntaxNode } from "./parser";
 
 /** What ran before one write of a startup variable. */
@@ -32,8 +32,8 @@ export function stateBefore(model: ModuleModel, write: EnvWriteEvent): WriteStat
     let imp: { e: ImportEvent; at: number } | null = null;
     const readers = readersOf(write.variable);
     model.events.forEach((e, at) => {
-      if (e.kind === "init" && !init && freezes(e.framework, e.depth, write.variable)) init = { e, at };
-      if (e.kind === "import" && !imp && (e.eagerInit || (e.framework && (!readers || readers.includes(e.framework))))) imp = { e, at };
+      if (!init && freezesVariable(e, write.variable)) init = { e, at };
+      if (!imp && readsAtImport(e, readers)) imp = { e, at };
     });
     firsts = { init, imp };
     memo.byVariable.set(write.variable, firsts);
@@ -46,23 +46,36 @@ const firstsCache = new WeakMap<ModuleModel, {
   byVariable: Map<string, { init: { e: InitEvent; at: number } | null; imp: { e: ImportEvent; at: number } | null }>;
 }>();
 
+/** Whether an event is an initialising call that freezes `variable` (its framework reads it). */
+function freezesVariable(e: TimelineEvent, variable: string): e is InitEvent {
+  return e.kind === "init" && freezes(e.framework, e.depth, variable);
+}
+
+/** Whether an event imports a framework among `readers` (all when null) or an eager-init module. */
+function readsAtImport(e: TimelineEvent, readers: ReturnType<typeof readersOf>): e is ImportEvent {
+  return e.kind === "import" && (e.eagerInit || (!!e.framework && (!readers || readers.includes(e.framework))));
+}
+
 /**
- * The {@link WriteState} of a write inside a function the module never calls
+ * The {@link WriteState} of each write of a function the module never calls
  * (`model.functionTimelines`): the module's code above the definition ran first (the module was
  * imported), then the function's own events up to the write. Module code below the definition is
  * left out: it may be what calls the function (`unittest.main()`, `app.run()` in a `__main__` block).
+ * The events above the definition are selected once per function.
  */
-export function stateInFunction(model: ModuleModel, def: SyntaxNode, segment: readonly TimelineEvent[], write: EnvWriteEvent): WriteState {
-  let frozenBy: InitEvent | null = null;
-  let firstImport: ImportEvent | null = null;
-  const readers = readersOf(write.variable);
-  const above = model.events.filter((e) => "node" in e && e.node.startIndex < def.startIndex);
-  for (const e of [...above, ...segment]) {
-    if (e === write) break;
-    if (e.kind === "init" && !frozenBy && freezes(e.framework, e.depth, write.variable)) frozenBy = e;
-    if (e.kind === "import" && !firstImport && (e.eagerInit || (e.framework && (!readers || readers.includes(e.framework))))) firstImport = e;
-  }
-  return { frozenBy, firstImport };
+export function statesInFunction(model: ModuleModel, fn: FunctionTimeline): (write: EnvWriteEvent) => WriteState {
+  const events = [...model.events.filter((e) => "node" in e && e.node.startIndex < fn.def.startIndex), ...fn.events];
+  return (write) => {
+    const readers = readersOf(write.variable);
+    let frozenBy: InitEvent | null = null;
+    let firstImport: ImportEvent | null = null;
+    for (const e of events) {
+      if (e === write) break;
+      if (!frozenBy && freezesVariable(e, write.variable)) frozenBy = e;
+      if (!firstImport && readsAtImport(e, readers)) firstImport = e;
+    }
+    return { frozenBy, firstImport };
+  };
 }
 
 /** The first framework import of the module (any framework), or null: where a moved write goes. */

@@ -1,7 +1,7 @@
 import type { Rule } from "../rule";
 import { envWrites } from "../rule";
 import { STARTUP_VARIABLES } from "../frameworks";
-import { stateBefore, stateInFunction } from "../python/timeline";
+import { stateBefore, statesInFunction } from "../python/timeline";
 import { nodeRange, type EnvWriteEvent, type InitEvent } from "../python/model";
 import { moveWriteFix } from "./shared/moveWrite";
 import { calleePath } from "./shared/py";
@@ -73,15 +73,14 @@ export const rule: Rule = {
     }
     // Functions the module never calls (tests, hooks, callbacks) run after the module's own code:
     // a write there is checked against the module's timeline and the function's own events.
-    for (const [id, segment] of ctx.model.functionTimelines) {
-      const def = [...ctx.model.functions.values()].find((d) => d.id === id);
-      if (!def) continue;
-      const name = def.childForFieldName("name")?.text ?? "";
-      for (const w of segment) {
+    for (const fn of ctx.model.functionTimelines) {
+      const name = fn.def.childForFieldName("name")?.text ?? "";
+      const stateOf = statesInFunction(ctx.model, fn);
+      for (const w of fn.events) {
         if (w.kind !== "envWrite" || !STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
-        const { frozenBy } = stateInFunction(ctx.model, def, segment, w);
+        const { frozenBy } = stateOf(w);
         if (!frozenBy) continue;
-        const inside = segment.includes(frozenBy);
+        const inside = fn.events.includes(frozenBy);
         // Only a real initialising call: a library merely imported at module level (eager-init
         // modules, a default list) does not make a helper's write certainly late. On the ecosystem
         // corpus, DeepSpeed's and gpt-neox's test helpers set CUDA_VISIBLE_DEVICES after
