@@ -78,17 +78,9 @@ IMPORTS = ["torch_geometric", "lightning", "pytorch_lightning", "transformers", 
            "cupy", "triton", "torchvision", "torchmetrics", "torchaudio", "timm", "diffusers", "peft", "deepspeed",
            "flash_attn", "xformers", "bitsandbytes", "vllm"]
 
-FREEZE_TEMPLATE = r'''
-import os, sys, json
-R = {}
-try:
-    import torch
-    __CALL__
-except ImportError as e:
-    R["missing"] = str(e)[:200]
-except BaseException as e:
-    R["call_error"] = type(e).__name__ + ": " + str(e).splitlines()[0][:200] if str(e) else type(e).__name__
-if "missing" not in R:
+# The end of the freeze and import probes: hide every GPU, then allocate; the allocation works only
+# if CUDA_VISIBLE_DEVICES was frozen by what ran before (the method of issue 21).
+FROZEN_AFTER = r'''if "missing" not in R:
     import torch
     R["is_initialized_after_call"] = torch.cuda.is_initialized()
     os.environ["CUDA_VISIBLE_DEVICES"] = ""
@@ -101,6 +93,18 @@ if "missing" not in R:
 print("@@RESULT " + json.dumps(R), flush=True)
 '''
 
+FREEZE_TEMPLATE = r'''
+import os, sys, json
+R = {}
+try:
+    import torch
+    __CALL__
+except ImportError as e:
+    R["missing"] = str(e)[:200]
+except BaseException as e:
+    R["call_error"] = type(e).__name__ + ": " + str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+''' + FROZEN_AFTER
+
 IMPORT_TEMPLATE = r'''
 import os, sys, json
 R = {}
@@ -109,18 +113,7 @@ try:
     R["version"] = str(getattr(_m, "__version__", "?"))
 except BaseException as e:
     R["missing"] = (type(e).__name__ + ": " + (str(e).splitlines() or [""])[0])[:200]
-if "missing" not in R:
-    import torch
-    R["is_initialized_after_call"] = torch.cuda.is_initialized()
-    os.environ["CUDA_VISIBLE_DEVICES"] = ""
-    try:
-        torch.ones(1, device="cuda")
-        R["frozen"] = True
-    except BaseException as e:
-        R["frozen"] = False
-        R["alloc_error"] = (type(e).__name__ + ": " + (str(e).splitlines() or [""])[0])[:200]
-print("@@RESULT " + json.dumps(R), flush=True)
-'''
+''' + FROZEN_AFTER
 
 # Allocator: write VAR=VALUE after CALL (or before import when CALL is None), then use CUDA.
 ALLOC_TEMPLATE = r'''
