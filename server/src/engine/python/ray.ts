@@ -27,6 +27,12 @@ export interface RemoteDefinition {
    * file, which may override the decorator).
    */
   numGpus: number | null;
+  /**
+   * The file itself starts it (`Name.remote(...)` with no `.options(...)`). A definition only
+   * started elsewhere may get its resources there (`Name.options(num_gpus=1).remote()` in another
+   * module), so what its decorator says is not what it runs with.
+   */
+  startedHere: boolean;
 }
 
 const cache = new WeakMap<ModuleModel, RemoteDefinition[]>();
@@ -63,7 +69,7 @@ function compute(model: ModuleModel): RemoteDefinition[] {
         }
       }
       if (numGpus !== null && usesOptions(model, name)) numGpus = null;
-      out.push({ def, name, kind: def.type === "class_definition" ? "actor" : "task", decorator: dec, numGpus });
+      out.push({ def, name, kind: def.type === "class_definition" ? "actor" : "task", decorator: dec, numGpus, startedHere: callsMethod(model, name, "remote") });
       break;
     }
   }
@@ -72,9 +78,14 @@ function compute(model: ModuleModel): RemoteDefinition[] {
 
 /** Whether the file calls `name.options(...)` (Ray's per-call override of the decorator's resources). */
 function usesOptions(model: ModuleModel, name: string): boolean {
+  return callsMethod(model, name, "options");
+}
+
+/** Whether the file calls `name.<method>(...)`. */
+function callsMethod(model: ModuleModel, name: string, method: string): boolean {
   return model.nodesOfType("call").some((c) => {
     const f = c.childForFieldName("function");
-    return f?.type === "attribute" && f.childForFieldName("attribute")?.text === "options" && f.childForFieldName("object")?.text === name;
+    return f?.type === "attribute" && f.childForFieldName("attribute")?.text === method && f.childForFieldName("object")?.text === name;
   });
 }
 

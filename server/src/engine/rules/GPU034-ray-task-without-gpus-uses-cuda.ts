@@ -11,7 +11,7 @@ export const rule: Rule = {
     severity: "warning",
     fixable: false,
     docs: {
-      what: "Finds functions and classes decorated with `@ray.remote` without `num_gpus` (or with `num_gpus=0`) whose body puts work on a CUDA device: a `\"cuda\"`/`\"cuda:N\"` device argument, `.cuda()`, a `torch.cuda.*` call, or a vLLM `LLM(...)` engine. Bodies that ask `torch.cuda.is_available()` or `device_count()` first (and so handle the no-GPU case) are not reported, nor definitions whose resources `Name.options(...)` may change.",
+      what: "Finds functions and classes decorated with `@ray.remote` without `num_gpus` (or with `num_gpus=0`) whose body puts work on a CUDA device: a `\"cuda\"`/`\"cuda:N\"` device argument, `.cuda()`, a `torch.cuda.*` call, or a vLLM `LLM(...)` engine. Only definitions the file itself starts (`Name.remote(...)`) are reported: one started from another module may get its GPUs there (`Name.options(num_gpus=1).remote()`). Bodies that ask `torch.cuda.is_available()` or `device_count()` first (and so handle the no-GPU case) are not reported, nor definitions whose resources `Name.options(...)` may change.",
       why: "Ray gives a task or actor the GPUs it asks for with `num_gpus`, and the default is 0: Ray then sets `CUDA_VISIBLE_DEVICES` to an empty value in the worker (Ray documentation, 'Accelerator Support'; vllm-project/vllm#3198: 'When LLM engine is initialized in a ray actor with num_gpus=0, ray set its CUDA_VISIBLE_DEVICES to \"\"'), so torch sees no GPU and the first CUDA use raises 'No CUDA GPUs are available'. Processes the actor starts inherit the empty value, so vLLM workers spawned from it see no GPU either. Documented, not measured here: Ray is not run on the GPU machine this project measures on.",
       example: "import ray\nimport torch\n\n@ray.remote  # GPU034: no num_gpus, so Ray hides every GPU from this task\ndef embed(batch):\n    return torch.tensor(batch, device=\"cuda\").sum().item()\n",
       fix: "import ray\nimport torch\n\n@ray.remote(num_gpus=1)\ndef embed(batch):\n    return torch.tensor(batch, device=\"cuda\").sum().item()\n",
@@ -27,7 +27,8 @@ export const rule: Rule = {
     if (defs.length === 0) return;
     if (envWritesAnywhere(ctx.model).some((w) => w.variable === RAY_NOSET_CUDA)) return;
     for (const def of defs) {
-      if (def.numGpus !== 0) continue;
+      // Started only from other modules, it may get GPUs there (`.options(num_gpus=1)`).
+      if (def.numGpus !== 0 || !def.startedHere) continue;
       const use = cudaUseIn(ctx.model, def.def);
       if (!use) continue;
       ctx.report({
