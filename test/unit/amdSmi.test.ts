@@ -17,6 +17,7 @@ test("amd-smi metric, array form (W7700): utilisation from gfx_activity and umc_
   assert.equal(rows[0].utilizationMemoryPercent, 1);
   assert.equal(rows[0].memoryTotalMiB, null);
   assert.equal(rows[0].name, "AMD GPU");
+  assert.equal(rows[0].uuid, "AMD-GPU-0");
 });
 
 test("amd-smi metric + static, gpu_data form (RX 7800 XT): name, MiB, hotspot temperature, free computed", () => {
@@ -83,7 +84,7 @@ test("rocm-smi --showallinfo (780M): use, edge temperature, socket power, sclk, 
   assert.equal(g.powerDrawW, 7.222);
   assert.equal(g.clockSmMHz, 800);
   assert.equal(g.pciBusId, "0000:C4:00.0");
-  assert.equal(g.uuid, "");
+  assert.equal(g.uuid, "PCI-0000:C4:00.0", "no Unique ID: keyed by PCI address, which the launcher refuses as a device id");
 });
 
 test("rocm-smi (RX 7900 XT): VRAM bytes to MiB, Card Series as the name; older lower-case (c) keys (fan, average power)", () => {
@@ -105,4 +106,25 @@ test("rocm-smi: a Unique ID becomes the GPU- UUID ROCR_VISIBLE_DEVICES takes; ca
   assert.equal(rows[0].driverVersion, "6.8.5");
   assert.match(parseRocmSmi("{}").problems[0].reason, /listed no card/);
   assert.match(parseRocmSmi("[1]").problems[0].reason, /not an object of cards/);
+});
+
+test("queryAmdInventory runs the fake amd-smi (metric, static, list) and joins them; a failed list is a problem line", async () => {
+  const { queryAmdInventory } = await import("../../client/src/gpu/amdSmi");
+  const tool = { name: "amd-smi" as const, path: join(__dirname, "..", "fixtures", "bin", "amd-smi") };
+  const ok = await queryAmdInventory(tool, { timeoutMs: 10_000 });
+  assert.equal(ok.kind, "ok");
+  if (ok.kind !== "ok") return;
+  assert.equal(ok.inventory.gpus[0].name, "AMD Radeon RX 7800 XT");
+  assert.equal(ok.inventory.gpus[0].memoryUsedMiB, 14569);
+  assert.equal(ok.inventory.gpus[0].uuid, "00ff1900-0000-1000-8000-000000000000");
+  assert.deepEqual(ok.inventory.apps, []);
+  const nolist = await queryAmdInventory(tool, { timeoutMs: 10_000, env: { FAKE_AMD_SMI_MODE: "nolist" } });
+  assert.equal(nolist.kind, "ok");
+  if (nolist.kind === "ok") assert.match(nolist.inventory.problems[0], /^amd-smi list unavailable: amd-smi: list failed/);
+  const text = await queryAmdInventory(tool, { timeoutMs: 10_000, env: { FAKE_AMD_SMI_MODE: "text" } });
+  assert.equal(text.kind, "garbage");
+  if (text.kind === "garbage") assert.match(text.message, /^amd-smi's GPU list could not be read: amd-smi metric did not print JSON/);
+  const missing = await queryAmdInventory({ name: "rocm-smi", path: "/nonexistent/rocm-smi" }, { timeoutMs: 5_000 });
+  assert.equal(missing.kind, "missing");
+  assert.doesNotMatch(missing.kind === "missing" ? missing.message : "", /nvidia-smi/);
 });

@@ -79,6 +79,16 @@ export function amdNumber(v: Json, toMiB = false): number | null {
 
 const text = (v: Json): string | null => (typeof v === "string" && v.trim() !== "" && v.trim() !== "N/A" ? v.trim() : null);
 
+/**
+ * The GPU view keys GPUs by UUID (tree rows, vanished-GPU notices). AMD's tools do not always give
+ * one (`amd-smi list` is optional, rocm-smi prints `Unique ID: N/A` on APUs), so a GPU without one
+ * gets `PCI-<bus address>` (else `AMD-GPU-<index>`): unique on the machine, and not a
+ * ROCR_VISIBLE_DEVICES value (the launcher refuses it; such GPUs are selected by index).
+ */
+export function fallbackKey(g: Pick<Gpu, "index" | "pciBusId">): string {
+  return g.pciBusId ? `PCI-${g.pciBusId}` : `AMD-GPU-${g.index}`;
+}
+
 /** An empty GPU record: every measurement unknown. */
 function blankGpu(index: number): Gpu {
   return {
@@ -96,7 +106,7 @@ function blankGpu(index: number): Gpu {
  * `mem_usage.{total,used,free}_vram`, temperature from `temperature.edge` (else `hotspot`), power from
  * `power.socket_power`, limit from static `limit.socket_power` (else `max_power`; 0 W reads unknown),
  * fan from `fan.usage`, clocks from `clock.gfx_0.{clk,max_clk}`, name from `asic.market_name`, PCI
- * address from `bus.bdf`, driver from `driver.version`, UUID from the list's `uuid`.
+ * address from `bus.bdf`, driver from `driver.version`, UUID from the list's `uuid` (else {@link fallbackKey}).
  * Never throws: unreadable documents become problems.
  */
 export function parseAmdSmi(metricJson: string, staticJson?: string, listJson?: string): Parsed<Gpu> {
@@ -138,6 +148,7 @@ export function parseAmdSmi(metricJson: string, staticJson?: string, listJson?: 
     g.fanSpeedPercent = amdNumber(at(m, "fan", "usage"));
     g.clockSmMHz = amdNumber(at(m, "clock", "gfx_0", "clk"));
     g.clockMaxSmMHz = amdNumber(at(m, "clock", "gfx_0", "max_clk"));
+    if (!g.uuid) g.uuid = fallbackKey(g);
     rows.push(g);
   }
   return { rows, problems };
@@ -166,7 +177,7 @@ function firstOf(o: Obj, keys: readonly string[]): Json {
  * `Temperature (Sensor edge) (C)` (else junction); power from `Current Socket Graphics Package Power (W)`
  * or `Average Graphics Package Power (W)`, limit `Max Graphics Package Power (W)`; fan `Fan Speed (%)`;
  * clock `sclk clock speed:`; name `Card Series` (else `Device Name`); `PCI Bus`; UUID `GPU-<Unique ID>`
- * (the form ROCR_VISIBLE_DEVICES takes) when a unique id is given; driver from `system`'s `Driver version`.
+ * (the form ROCR_VISIBLE_DEVICES takes) when a unique id is given (else {@link fallbackKey}); driver from `system`'s `Driver version`.
  * Never throws.
  */
 export function parseRocmSmi(json: string): Parsed<Gpu> {
@@ -198,6 +209,7 @@ export function parseRocmSmi(json: string): Parsed<Gpu> {
     g.powerLimitW = rocmNumber(card["Max Graphics Package Power (W)"]);
     g.fanSpeedPercent = rocmNumber(card["Fan Speed (%)"]);
     g.clockSmMHz = rocmNumber(card["sclk clock speed:"]);
+    if (!g.uuid) g.uuid = fallbackKey(g);
     rows.push(g);
   }
   rows.sort((a, b) => a.index - b.index);
