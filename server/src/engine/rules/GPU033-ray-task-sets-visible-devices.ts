@@ -58,7 +58,7 @@ export const rule: Rule = {
       const gpus = known ? `num_gpus=${def.numGpus}` : "its num_gpus";
       ctx.report({
         range: w.range,
-        message: `\`${snippet(w.statement)}\` inside the Ray ${what}: Ray already set CUDA_VISIBLE_DEVICES for it from ${gpus} (Ray documentation, Accelerator Support)${known && def.numGpus === 0 ? ", to an empty value" : ""}; this value can select GPUs Ray gave to another task. ask for GPUs with num_gpus and use cuda:0, the first GPU Ray assigned`,
+        message: `\`${snippet(w.statement)}\` inside the Ray ${what}: Ray already set CUDA_VISIBLE_DEVICES for it from ${gpus} (Ray documentation, Accelerator Support)${known && def.numGpus === 0 ? ", to an empty value" : ""}; this value can select GPUs Ray gave to another task; ask for GPUs with num_gpus and use cuda:0, the first GPU Ray assigned`,
         related: [{ range: nodeRange(def.decorator), message: `Ray reserves GPUs for this ${def.kind} here` }],
       });
     }
