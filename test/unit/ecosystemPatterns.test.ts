@@ -259,3 +259,16 @@ test("fixes (issue 16): GPU005 offers no \"Use 0\" for a loop or comprehension v
   assert.equal(d.length, 1);
   assert.equal(d[0].fix, undefined);
 });
+
+test("GPU034 (issue 21, ColossalChat): a @ray.remote actor with no num_gpus that a launcher in another module starts with .options(num_gpus=1) is not reported", async () => {
+  const src = [
+    "import ray", "import torch", "",
+    "@ray.remote(concurrency_groups={'io': 1, 'compute': 1})",
+    "class Holder:",
+    "    def load(self, state):",
+    "        return {k: v.to(torch.cuda.current_device()) for k, v in state.items()}", "",
+  ].join("\n");
+  assert.deepEqual((await codes(src, true)).filter((c) => c.startsWith("GPU034")), []);
+  // The true case next to it: the same file starts the actor as declared.
+  assert.deepEqual((await codes(src + "holder = Holder.remote()\n")).filter((c) => c.startsWith("GPU034")), ["GPU034@4"]);
+});

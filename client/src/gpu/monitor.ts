@@ -18,6 +18,9 @@ import { Poller } from "./poller";
 import { describeProcesses, type ProcOptions } from "./procinfo";
 import { GpuHistory, historyCapacity } from "./history";
 import { GpuStream, type StreamEvent } from "./stream";
+import { type AmdTool, queryAmdInventory } from "./amdSmi";
+import { detectVendor } from "./vendor";
+import { findProgram } from "../run/which";
 
 /**
  * Value of the `gpuPilot.nvidiaSmiState` context key:
@@ -105,6 +108,13 @@ export class GpuMonitor implements vscode.Disposable {
 
   private retryTimer: NodeJS.Timeout | undefined;
   private retryAttempt = 0;
+
+  /**
+   * Set when nvidia-smi (by its default bare name) is not installed and amd-smi or rocm-smi is
+   * (gpu/vendor.ts): the GPUs are then read from that tool by polling (no stream: AMD's tools have
+   * no sampling loop GPU Pilot reads), issue 21.
+   */
+  private amdTool: AmdTool | undefined;
 
   constructor(private readonly options: MonitorOptions = {}) {
     this.poller = new Poller(
@@ -248,6 +258,12 @@ export class GpuMonitor implements vscode.Disposable {
 
   private updateStreaming(): void {
     const want = !this.disposed && (this.viewVisible || this.holds > 0);
+    if (this.amdTool) {
+      // AMD: poll every gpuPilot.refreshIntervalMs while the view is visible instead of streaming.
+      if (this.stream?.isRunning) void this.stream.stop();
+      this.poller.setActive(want);
+      return;
+    }
     if (want) {
       if (!this.stream) {
         this.stream = new GpuStream(this.streamSettings());
@@ -266,7 +282,7 @@ export class GpuMonitor implements vscode.Disposable {
   }
 
   private onStream(e: StreamEvent): void {
-    if (this.disposed) return;
+    if (this.disposed || this.amdTool) return;
     switch (e.kind) {
       case "started":
         log.debug(`nvidia-smi stream started (pid ${e.pid ?? "?"}${e.restarts ? `, after ${e.restarts} fault(s)` : ""}).`);
@@ -354,7 +370,18 @@ export class GpuMonitor implements vscode.Disposable {
     const path = config.nvidiaSmiPath();
     const base = config.nvidiaSmiTimeoutMs();
     const timeoutMs = base * Math.min(4, 2 ** this.retryAttempt);
-    const r = await queryInventory({ path, timeoutMs, signal, ...(this.options.env ? { env: this.options.env } : {}) });
+    const env = this.options.env ? { env: this.options.env } : {};
+    let r = this.amdTool ? undefined : await queryInventory({ path, timeoutMs, signal, ...env });
+    if (!r || (r.kind === "missing" && !/[\\/]/.test(path))) {
+      // nvidia-smi is not installed: an AMD ROCm machine has amd-smi or rocm-smi instead (issue 21).
+      const amd = detectVendor((n) => findProgram(n, { pathEnv: process.env.PATH })).amdTool;
+      if (amd && amd.path !== this.amdTool?.path) log.info(`nvidia-smi not found; reading AMD GPUs with ${amd.path}.`);
+      const was = this.amdTool;
+      this.amdTool = amd;
+      if (amd) r = await queryAmdInventory(amd, { timeoutMs, signal, ...env });
+      else r ??= await queryInventory({ path, timeoutMs, signal, ...env });
+      if (!was !== !amd) this.updateStreaming();
+    }
     if (r.kind === "canceled" || signal.aborted || this.disposed) return;
     if (r.kind === "ok") {
       this.retryAttempt = 0;

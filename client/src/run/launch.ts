@@ -19,6 +19,15 @@
  * ({@link LaunchSpec.unset}, applied by {@link runEnvironment}), and CUDA_DEVICE_ORDER is set only
  * as the table says.
  *
+ * On an AMD ROCm machine ({@link LaunchRequest.vendor} `amd`: amd-smi or rocm-smi present, no
+ * nvidia-smi; gpu/vendor.ts) the selection goes into ROCR_VISIBLE_DEVICES alone, the variable AMD
+ * recommends on Linux: python, torchrun and custom get `ROCR_VISIBLE_DEVICES=<ids>` and no
+ * CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER; an inherited CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES or
+ * GPU_DEVICE_ORDINAL is removed, since HIP applies those after ROCR and would index into what ROCR
+ * left (ROCm documentation, "GPU isolation techniques"; GPU031). accelerate gets no `--gpu_ids`
+ * (it would write them into CUDA_VISIBLE_DEVICES), docker is refused (`--gpus` is NVIDIA's), and
+ * deepspeed and slurm are unchanged (they set the variables per rank themselves).
+ *
  * torchrun, accelerate and deepspeed are found by {@link LaunchRequest.program}; when it is absent
  * they run as `<python> -m torch.distributed.run` / `accelerate.commands.launch` /
  * `deepspeed.launcher.runner`.
@@ -88,9 +97,22 @@ export interface LaunchRequest {
   dockerImage?: string;
   /** The GPUs of this machine: deepspeed's `--include` needs indices, so UUIDs are translated through them. */
   gpus?: readonly GpuKey[];
-  /** Extra environment (`gpuPilot.run.env`, already expanded); CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER in it are dropped. */
+  /** Extra environment (`gpuPilot.run.env`, already expanded); CUDA_VISIBLE_DEVICES / CUDA_DEVICE_ORDER in it are dropped (on AMD also the ROCm selection variables). */
   extraEnv?: Readonly<Record<string, string>>;
+  /** Whose GPUs these are (gpu/vendor.ts `detectVendor`); default `nvidia`. */
+  vendor?: GpuVendor;
 }
+
+/** The GPU vendor a launch is for: NVIDIA (CUDA_VISIBLE_DEVICES) or AMD ROCm (ROCR_VISIBLE_DEVICES). */
+export type GpuVendor = "nvidia" | "amd";
+
+/**
+ * The ROCm variables that select devices after (or instead of) ROCR_VISIBLE_DEVICES: removed from an
+ * AMD run's environment so that ROCR_VISIBLE_DEVICES alone decides (ROCm documentation, "GPU
+ * isolation techniques": HIP_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL index into what ROCR left;
+ * HIP read CUDA_VISIBLE_DEVICES as an alias until its 2026 documentation dropped it, ROCm/rocm-systems#10473).
+ */
+export const AMD_SELECTION_VARS: readonly string[] = ["ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"];
 
 /**
  * The process to start: `command args...` in `cwd`, with the inherited environment less `unset`,
@@ -276,16 +298,21 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
   const nproc = req.nproc === undefined || req.nproc === 0 ? count : req.nproc;
   if (!Number.isInteger(nproc) || nproc < 1) throw new LaunchError(`Not a number of processes: ${String(req.nproc)}.`);
 
+  const amd = req.vendor === "amd";
+  if (amd && launcher === "docker") {
+    throw new LaunchError("The docker launcher passes GPUs with --gpus, which is NVIDIA's; on this AMD ROCm machine use python, torchrun or a custom command line (docker needs --device=/dev/kfd --device=/dev/dri there).");
+  }
   const notes: string[] = [];
   const env: Record<string, string> = {};
+  const dropped = amd ? new Set([...SELECTION_VARS, ...AMD_SELECTION_VARS]) : SELECTION_VARS;
   for (const [k, v] of Object.entries(req.extraEnv ?? {})) {
-    if (SELECTION_VARS.has(k)) {
+    if (dropped.has(k)) {
       notes.push(`gpuPilot.run.env sets ${k}; ignored: the GPU selection decides it.`);
       continue;
     }
     env[k] = v;
   }
-  const selectionEnv = { CUDA_VISIBLE_DEVICES: visible, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
+  const selectionEnv: Record<string, string> = amd ? { ROCR_VISIBLE_DEVICES: visible } : { CUDA_VISIBLE_DEVICES: visible, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
   const name = basename(req.file);
   const onGpus = `${name} on GPU ${visible}`;
   const prog = LAUNCHER_PROGRAMS[launcher];
@@ -316,7 +343,8 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
     case "accelerate": {
       const [cmd, pre] = launcherHead();
       command = cmd;
-      args = [...pre, ...(program ? ["launch"] : []), `--num_processes=${nproc}`, `--gpu_ids=${visible}`, req.file, ...scriptArgs];
+      // On AMD, --gpu_ids would become CUDA_VISIBLE_DEVICES in each process: ROCR_VISIBLE_DEVICES already narrowed the GPUs.
+      args = [...pre, ...(program ? ["launch"] : []), `--num_processes=${nproc}`, ...(amd ? [] : [`--gpu_ids=${visible}`]), req.file, ...scriptArgs];
       break;
     }
     case "deepspeed": {
@@ -361,7 +389,7 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
       title = `${name} via srun (${count} GPU${count === 1 ? "" : "s"})`;
       break;
   }
-  const unset = UNSET_SELECTION.has(launcher) ? [...SELECTION_VARS] : [];
+  const unset = UNSET_SELECTION.has(launcher) ? [...SELECTION_VARS] : amd ? AMD_SELECTION_VARS.filter((k) => !(k in spec)) : [];
   return { launcher, command, args, cwd: req.cwd, env: { ...env, ...spec }, unset, visibleDevices: visible, title, notes };
 }
 

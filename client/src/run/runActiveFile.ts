@@ -31,6 +31,7 @@ import { type ProcessOwner, processOwner } from "./owners";
 import { type ProcessExit, ProcessTerminal } from "./processTerminal";
 import * as settings from "./settings";
 import { findProgram } from "./which";
+import { detectVendor } from "../gpu/vendor";
 
 /** Task definition type of GPU Pilot runs (package.json `taskDefinitions`). */
 export const TASK_TYPE = "gpuPilot";
@@ -337,6 +338,7 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
       dockerImage: settings.dockerImage(doc.uri),
       gpus: host.monitor.inventory?.gpus ?? [],
       extraEnv,
+      vendor: detectVendor((n) => findProgram(n, { pathEnv: extraEnv.PATH ?? process.env.PATH })).vendor,
     });
   } catch (e) {
     if (!(e instanceof LaunchError)) throw e;

@@ -94,6 +94,12 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe) => boolean>
   GPU028: (t) => t.hasAny(ENV),
   GPU029: (t) => t.has("jax_platforms"),
   GPU030: (t) => t.hasAny(ENV),
+  // Vendor rules: environment writes (GPU031, 032, 035's CUDA_VISIBLE_DEVICES); `@ray.remote` (GPU033, 034).
+  GPU031: (t) => t.hasAny(ENV),
+  GPU032: (t) => t.hasAny(ENV),
+  GPU033: (t) => t.has("remote") && t.hasAny(ENV),
+  GPU034: (t) => t.has("remote"),
+  GPU035: (t) => t.hasAny(ENV) && t.has("parallel_size"),
 };
 
 /**

@@ -63,3 +63,18 @@ test("GPU007 in a notebook shell line is reported without a fix (the line is not
   assert.equal(d.fix, undefined);
   assert.equal(diagnostics.filter((x) => x.code === "GPU014").length, 0, "GPU014 is about the real names");
 });
+
+test("GPU007 knows the other vendors' device variables and Ray's switch: no finding on the real names", async () => {
+  const names = ["ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "PYTORCH_ENABLE_MPS_FALLBACK", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"];
+  const src = "import os\n" + names.map((n) => `os.environ["${n}"] = "1"\nv = os.environ.get("${n}")\n`).join("") + "import torch\n";
+  const all = await lint(src, { preview: true });
+  assert.deepEqual(all.filter((d) => d.code === "GPU007" || d.code === "GPU016"), []);
+});
+
+test("GPU007 reports a name one edit from a vendor variable, with the rename fix", async () => {
+  const [d] = await lintCode('import os\nos.environ["ROCR_VISIBLE_DEVICE"] = "0"\n', "GPU007");
+  assert.match(d.message, /did you mean ROCR_VISIBLE_DEVICES\?/);
+  assert.equal(d.fix?.edits[0].newText, "ROCR_VISIBLE_DEVICES");
+  const [m] = await lintCode('import os\nos.environ["PYTORCH_ENABLE_MPS_FALLBAK"] = "1"\n', "GPU007");
+  assert.match(m.message, /did you mean PYTORCH_ENABLE_MPS_FALLBACK\?/);
+});

@@ -5,6 +5,17 @@ import { STARTUP_VARIABLES } from "../frameworks";
 import type { Fix, Range } from "../types";
 import { FOLKLORE_VARIABLES } from "./GPU016-unknown-gpu-variable";
 
+/**
+ * Device-selection variables of AMD (ROCm), Intel (Level Zero, oneAPI), Apple (PyTorch MPS) and Ray:
+ * real names that are never a misspelling, and (GPU007) the names a near-miss is compared with.
+ */
+export const VENDOR_VARIABLES: readonly string[] = [
+  "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY",
+  "ZE_ENABLE_PCI_ID_DEVICE_ORDER", "ONEAPI_DEVICE_SELECTOR", "PYTORCH_ENABLE_MPS_FALLBACK", "PYTORCH_MPS_HIGH_WATERMARK_RATIO",
+  "PYTORCH_MPS_LOW_WATERMARK_RATIO", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_ROCR_VISIBLE_DEVICES",
+  "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES",
+];
+
 /** Names that are wrong but too far from the right one for the edit distance to catch (rules.md). */
 export const KNOWN_WRONG_NAMES: ReadonlyMap<string, string> = new Map([
   ["CUDA_VISIBLE_DEVICE", "CUDA_VISIBLE_DEVICES"],
@@ -26,6 +37,9 @@ export const REAL_VARIABLES: ReadonlySet<string> = new Set([
   "TF_XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL", "TF_GPU_THREAD_MODE", "TF_GPU_THREAD_COUNT", "TF_ENABLE_ONEDNN_OPTS",
   "TF_CUDNN_DETERMINISTIC", "TF_DETERMINISTIC_OPS", "JAX_PLATFORMS", "JAX_PLATFORM_NAME", "JAX_ENABLE_X64",
   "LOCAL_RANK", "RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+  // Other vendors' device selection (GPU031, GPU032) and Ray's switch (GPU033): ROCm documentation
+  // 'GPU isolation techniques', Intel Level Zero, PyTorch 'MPS Environment Variables', Ray 'Accelerator Support'.
+  ...VENDOR_VARIABLES,
 ]);
 
 /** Levenshtein distance, stopping early once it exceeds `max`. */
@@ -57,6 +71,10 @@ export function misspellingOf(name: string): string | null {
     const d = editDistance(upper, v, 2);
     if (d < bestDistance) { best = v; bestDistance = d; }
   }
+  // Vendor names: one edit away only (other accelerators' real names sit two edits from them).
+  if (!best) {
+    for (const v of VENDOR_VARIABLES) if (editDistance(upper, v, 1) <= 1) return v;
+  }
   return best;
 }
 
@@ -68,7 +86,7 @@ export const rule: Rule = {
     severity: "warning",
     fixable: true,
     docs: {
-      what: "Finds reads and writes of environment variables whose name is within two edits of a startup variable (`CUDA_VISIBLE_DEVICE`, `PYTORCH_CUDA_ALLOC_CNOF`, `XLA_PYTHON_CLIENT_PREALLOCATE` in lower case) or is a known wrong name (`CUDA_VISIBLE_DEVICE`, `CUDA_AVAILABLE_DEVICES`, `CUDA_DEVICES`). Real variables near them (`CUDA_HOME`, `CUDA_PATH`, `CUDA_LAUNCH_BLOCKING`, `NCCL_*`, `HIP_VISIBLE_DEVICES`, ...) are never reported.",
+      what: "Finds reads and writes of environment variables whose name is within two edits of a startup variable (`CUDA_VISIBLE_DEVICE`, `PYTORCH_CUDA_ALLOC_CNOF`, `XLA_PYTHON_CLIENT_PREALLOCATE` in lower case) or is a known wrong name (`CUDA_VISIBLE_DEVICE`, `CUDA_AVAILABLE_DEVICES`, `CUDA_DEVICES`). Names one edit away from another vendor's device variable (`ROCR_VISIBLE_DEVICE`, `ZE_AFFINITY_MASKS`, `PYTORCH_ENABLE_MPS_FALLBAK`) are reported too. Real variables near them (`CUDA_HOME`, `CUDA_PATH`, `CUDA_LAUNCH_BLOCKING`, `NCCL_*`, `HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, `ZE_FLAT_DEVICE_HIERARCHY`, `PYTORCH_ENABLE_MPS_FALLBACK`, `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES`, ...) are never reported.",
       why: "Environment variable names are exact and case-sensitive, and nothing warns about a name no one reads: `os.environ[\"CUDA_VISIBLE_DEVICE\"] = \"0\"` simply does nothing, so the program runs on every GPU (ground-truth.md: with the variable unset, all GPUs are visible) while its author believes it is confined to one. A misspelled read returns the default, so the code takes the 'not set' branch.",
       example: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICE\"] = \"0\"  # GPU007: nothing reads this name\nimport torch\n",
       fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\nimport torch\n",

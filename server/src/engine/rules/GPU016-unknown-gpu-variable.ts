@@ -48,7 +48,7 @@ export const rule: Rule = {
       why: "Nothing reads these names on a CUDA machine, so the write is silently ignored: the process still sees every GPU and may take all of their memory. The project's seed article recommends `CUDA_MEMORY_LIMIT`; ground-truth.md lists it among the claims that are wrong ('CUDA_MEMORY_LIMIT is not a variable any CUDA component reads'). The real controls are `torch.cuda.set_per_process_memory_fraction`, `PYTORCH_CUDA_ALLOC_CONF`, TensorFlow's `memory_limit` and JAX's `XLA_CLIENT_MEM_FRACTION` (formerly `XLA_PYTHON_CLIENT_MEM_FRACTION`) for memory, and CUDA_VISIBLE_DEVICES for the device.",
       example: "import os\n\nos.environ[\"CUDA_MEMORY_LIMIT\"] = \"0.8\"  # GPU016: nothing reads this\nimport torch\n",
       fix: "import torch\n\ntorch.cuda.set_per_process_memory_fraction(0.8)  # a real cap (it initialises CUDA)\n",
-      whenNotToCare: "When your own code (or a cluster wrapper) reads the variable and acts on it; when the code also runs on AMD GPUs, where ROCm reads GPU_DEVICE_ORDINAL.",
+      whenNotToCare: "When your own code (or a cluster wrapper) reads the variable and acts on it; when the code also runs on AMD GPUs, where ROCm reads GPU_DEVICE_ORDINAL (a file that also writes ROCR_VISIBLE_DEVICES or HIP_VISIBLE_DEVICES is taken to and is not reported).",
       references: [
         "seeds/README.md and ground-truth.md: \"CUDA_MEMORY_LIMIT\" is not a variable any CUDA component reads",
         "CUDA C Programming Guide, CUDA Environment Variables (the variables CUDA reads)",
@@ -60,9 +60,12 @@ export const rule: Rule = {
   check(ctx) {
     const writes = envWritesAnywhere(ctx.model);
     const setsVisible = writes.some((w) => w.variable === "CUDA_VISIBLE_DEVICES");
+    // A file that also selects ROCm devices targets AMD GPUs, where the ROCm runtime reads GPU_DEVICE_ORDINAL (GPU031's sources).
+    const rocm = writes.some((w) => w.variable === "ROCR_VISIBLE_DEVICES" || w.variable === "HIP_VISIBLE_DEVICES");
     const report = (variable: string, range: Range, w: EnvWriteEvent | null) => {
       const known = FOLKLORE_VARIABLES.get(variable);
       if (!known || (known.onlyWith && !known.onlyWith.some((f) => ctx.model.frameworks.has(f)))) return;
+      if (rocm && variable === "GPU_DEVICE_ORDINAL") return;
       let fix: Fix | undefined;
       if (known.renameTo && !setsVisible && w?.nameNode?.type === "string") {
         const content = w.nameNode.namedChildren.filter((c) => c?.type === "string_content");

@@ -1,0 +1,63 @@
+import type { Rule } from "../rule";
+import { envWrites } from "../rule";
+import { nodeRange } from "../python/model";
+import { parseVisibleDevices } from "../visibleDevices";
+import { stateBefore } from "../python/timeline";
+
+/** The vLLM entry points that take `tensor_parallel_size` (vLLM documentation, engine arguments). */
+export const VLLM_TP_CALLS: readonly string[] = ["vllm.LLM", "vllm.EngineArgs", "vllm.AsyncEngineArgs", "vllm.engine.arg_utils.EngineArgs", "vllm.engine.arg_utils.AsyncEngineArgs"];
+
+/** GPU035: `LLM(tensor_parallel_size=N)` with N above the number of GPUs the file's CUDA_VISIBLE_DEVICES leaves. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU035",
+    name: "vllm-tensor-parallel-exceeds-visible",
+    severity: "error",
+    fixable: false,
+    docs: {
+      what: "Finds vLLM's `LLM(...)`, `EngineArgs(...)` and `AsyncEngineArgs(...)` with a literal `tensor_parallel_size` (times a literal `pipeline_parallel_size`) larger than the number of GPUs that the same file puts in `CUDA_VISIBLE_DEVICES`.",
+      why: "vLLM runs one worker per GPU of the tensor-parallel (and pipeline-parallel) group on a single node, and counts the GPUs it may use from `CUDA_VISIBLE_DEVICES`. With fewer visible GPUs than workers, it stops at start-up (vllm-project/vllm#25113, #22677, #5790: 'please set tensor_parallel_size to less than max local gpu count'), or, with a Ray cluster, waits for GPUs that never come. Documented, not measured here: vLLM is not run on the GPU machine this project measures on.",
+      example: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0,1\"\nfrom vllm import LLM\n\nllm = LLM(model=\"facebook/opt-125m\", tensor_parallel_size=4)  # GPU035: 2 GPUs visible\n",
+      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0,1,2,3\"\nfrom vllm import LLM\n\nllm = LLM(model=\"facebook/opt-125m\", tensor_parallel_size=4)\n",
+      whenNotToCare: "When the engine runs on a multi-node Ray cluster (`distributed_executor_backend=\"ray\"`) whose other nodes provide the remaining GPUs; the rule stays silent when that argument is given.",
+      references: [
+        "vllm-project/vllm#25113 and #22677: tensor_parallel_size larger than the GPUs CUDA_VISIBLE_DEVICES leaves",
+        "vllm-project/vllm#5790: 'please set tensor_parallel_size to less than max local gpu count' ('this means the program can only see 1 GPU. please check your CUDA_VISIBLE_DEVICES')",
+        "vLLM documentation, Parallelism and scaling: tensor_parallel_size is the number of GPUs per model replica",
+      ],
+    },
+  },
+  check(ctx) {
+    const writes = envWrites(ctx.model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES" && !stateBefore(ctx.model, w).frozenBy);
+    const literals = new Set(writes.map((w) => w.literal));
+    if (writes.length === 0 || literals.size !== 1 || literals.has(null)) return;
+    const value = writes[0].literal!;
+    const parsed = parseVisibleDevices(value);
+    if (parsed.hidesAll || parsed.stop) return; // GPU003's business
+    const k = parsed.count;
+    for (const call of ctx.model.nodesOfType("call")) {
+      const path = ctx.model.resolve(call.childForFieldName("function"));
+      if (!path || !VLLM_TP_CALLS.includes(path)) continue;
+      let tp: { n: number; node: ReturnType<typeof call.childForFieldName> } | null = null;
+      let pp = 1;
+      let unknown = false;
+      for (const a of call.childForFieldName("arguments")?.namedChildren ?? []) {
+        if (a?.type === "dictionary_splat") unknown = true;
+        if (a?.type !== "keyword_argument") continue;
+        const name = a.childForFieldName("name")?.text;
+        const v = a.childForFieldName("value");
+        const n = v?.type === "integer" && /^[0-9]+$/.test(v.text) ? Number(v.text) : null;
+        if (name === "distributed_executor_backend") unknown = true;
+        if (name === "tensor_parallel_size") { if (n === null) unknown = true; else tp = { n, node: v }; }
+        if (name === "pipeline_parallel_size") { if (n === null) unknown = true; else pp = n; }
+      }
+      if (!tp || unknown || tp.n * pp <= k) continue;
+      const need = tp.n * pp;
+      ctx.report({
+        range: nodeRange(tp.node!),
+        message: `tensor_parallel_size=${tp.n}${pp > 1 ? ` with pipeline_parallel_size=${pp}` : ""} needs ${need} GPUs, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(writes[0].range.start.line)}) leaves ${k} visible: vLLM stops at start-up (vllm-project/vllm#5790, #25113, #22677)`,
+        related: [{ range: writes[0].range, message: `${k} GPU${k === 1 ? "" : "s"} made visible here` }],
+      });
+    }
+  },
+};
