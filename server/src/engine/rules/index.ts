@@ -30,8 +30,11 @@ import { rule as GPU027 } from "./GPU027-jax-platforms-gpu";
 import { rule as GPU028 } from "./GPU028-xla-mem-fraction-renamed";
 import { rule as GPU029 } from "./GPU029-jax-platforms-after-backend";
 import { rule as GPU030 } from "./GPU030-keras-backend-after-import";
+import { rule as GPU036 } from "./GPU036-local-rank-unset-under-srun";
+import { rule as GPU037 } from "./GPU037-ordinal-beyond-job-gpus";
+import { rule as GPU038 } from "./GPU038-visible-devices-from-slurm-rank";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU021, GPU022, GPU023, GPU024, GPU025, GPU026, GPU027, GPU028, GPU029, GPU030];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU021, GPU022, GPU023, GPU024, GPU025, GPU026, GPU027, GPU028, GPU029, GPU030, GPU036, GPU037, GPU038];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {
