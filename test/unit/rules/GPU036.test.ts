@@ -27,6 +27,9 @@ test("GPU036: silent without a launch, under torchrun, when the job script sets 
   assert.deepEqual(await lintCode(SRC, "GPU036", { slurm: [TORCHRUN] }), []);
   assert.deepEqual(await lintCode(SRC, "GPU036", { slurm: [{ ...SRUN_ONE_GPU_PER_TASK, setsLocalRank: true }] }), []);
   assert.deepEqual(await lintCode(SRC.replace('os.environ["LOCAL_RANK"]', 'os.environ.get("LOCAL_RANK", "0")'), "GPU036", { slurm: [SRUN_ONE_GPU_PER_TASK] }), []);
+  // A file that sets LOCAL_RANK itself before reading it.
+  const own = SRC.replace("local_rank = ", 'os.environ["LOCAL_RANK"] = "0"\nlocal_rank = ');
+  assert.deepEqual(await lintCode(own, "GPU036", { slurm: [SRUN_ONE_GPU_PER_TASK] }), []);
   // The batch step: one process with no LOCAL_RANK either (measured).
   const [b] = await lintCode(SRC, "GPU036", { slurm: [{ ...SRUN_ONE_GPU_PER_TASK, launcher: "batch", processesPerNode: 1 }] });
   assert.match(b.message, /starts this file with `python` as the batch step/);

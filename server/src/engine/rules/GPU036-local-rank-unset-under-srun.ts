@@ -1,4 +1,5 @@
 import type { Rule, RuleContext } from "../rule";
+import { envWrites } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { nodeRange } from "../python/model";
@@ -24,7 +25,7 @@ export const rule: Rule = {
     severity: "warning",
     fixable: true,
     docs: {
-      what: "Reports `os.environ[\"LOCAL_RANK\"]` (no default) in a Python file that a Slurm job script of the project starts with `srun python file.py` or as the batch step (`python file.py` in a script with `#SBATCH` lines), not through torchrun. The job scripts are looked for beside the file, in its parent folders up to the repository root (three levels at most) and in their direct subfolders (`slurm/`, `scripts/`). Not reported: a file that also reads `SLURM_LOCALID` or checks `\"LOCAL_RANK\" in os.environ`, and a job script that sets LOCAL_RANK itself.",
+      what: "Reports `os.environ[\"LOCAL_RANK\"]` (no default) in a Python file that a Slurm job script of the project starts with `srun python file.py` or as the batch step (`python file.py` in a script with `#SBATCH` lines), not through torchrun. The job scripts are looked for beside the file, in its parent folders up to the repository root (three levels at most) and in their direct subfolders (`slurm/`, `scripts/`). Not reported: a file that also reads `SLURM_LOCALID`, checks `\"LOCAL_RANK\" in os.environ` or sets LOCAL_RANK itself, and a job script that sets LOCAL_RANK.",
       why: `Measured on Slurm 22.05.8 (${MEASURED}): under \`srun python\` every task has SLURM_LOCALID and SLURM_PROCID but no LOCAL_RANK, RANK or WORLD_SIZE, and \`int(os.environ["LOCAL_RANK"])\` raises \`KeyError: 'LOCAL_RANK'\`; the batch step has none of them either. Only torchrun (and launchers built on it) sets LOCAL_RANK for its workers. SLURM_LOCALID is the node-local task id, the same number.`,
       example: "# train.py, started by slurm/train.sbatch: `srun python train.py`\nimport os\nimport torch\n\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])  # GPU036: KeyError under srun\ntorch.cuda.set_device(local_rank)\n",
       fix: "# train.py, started by slurm/train.sbatch: `srun python train.py`\nimport os\nimport torch\n\nlocal_rank = int(os.environ[\"SLURM_LOCALID\"])\ntorch.cuda.set_device(local_rank)\n",
@@ -40,6 +41,8 @@ export const rule: Rule = {
     const launches = (ctx.slurm ?? []).filter((l) => l.launcher !== "torchrun" && !l.setsLocalRank);
     if (!launches.length) return;
     if (envReadsOf(ctx.model, "SLURM_LOCALID").length > 0 || checksPresence(ctx)) return;
+    // A file that sets LOCAL_RANK itself (for the processes it starts, or from SLURM_LOCALID) reads its own value.
+    if (envWrites(ctx.model).some((w) => w.variable === "LOCAL_RANK")) return;
     const l = launches[0];
     const how = l.launcher === "srun" ? "`srun python`" : "`python` as the batch step";
     for (const r of envReadsOf(ctx.model, "LOCAL_RANK")) {
