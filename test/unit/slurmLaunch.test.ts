@@ -37,7 +37,7 @@ test("slurmLaunchesOf: batch-step python, torchrun, srun --gres, $VAR/ paths, -m
     "src/eval.py": "",
     "other/eval.py": "",
     "jobs/a.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:4\nROOT=/home/me/proj\npython $ROOT/src/eval.py\n",
-    "jobs/b.sh": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 8 src/pkg/train.py\n",
+    "jobs/b.sh": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 8 src/pkg/train.py\npython -u -m torch.distributed.run --nproc_per_node 8 src/pkg/train.py\n",
     "jobs/c.sbatch": "#!/bin/bash\n#SBATCH --gres=gpu:4\ncd src\nsrun -n 2 --gres=gpu:2 python -m pkg.train\nexport LOCAL_RANK=$SLURM_LOCALID\n",
     "run_local.sh": "python src/eval.py\n",
   });
@@ -47,6 +47,7 @@ test("slurmLaunchesOf: batch-step python, torchrun, srun --gres, $VAR/ paths, -m
     const train = slurmLaunchesOf(join(root, "src/pkg/train.py")).sort((a, b) => a.script.localeCompare(b.script));
     assert.deepEqual(train.map((l) => [l.script.slice(root.length), l.launcher, l.gpusPerProcess, l.processesPerNode, l.setsLocalRank]), [
       ["/jobs/b.sh", "torchrun", null, null, false],
+      ["/jobs/b.sh", "torchrun", 8, null, false],
     ]);
     // `cd src` then `python -m pkg.train`: the module is src/pkg/train.py only relative to src,
     // which the lookup does not follow (it joins the path to the job script's folder and its

@@ -108,6 +108,9 @@ function searchFolders(file: string, roots: readonly string[]): { folders: strin
   }
 }
 
+/** A whole number written in an option, or null. */
+const int = (v: string | null | undefined): number | null => (v && /^[0-9]+$/.test(v) ? Number(v) : null);
+
 const within = (dir: string, top: string) => dir === top || dir.startsWith(top.endsWith(sep) ? top : top + sep);
 
 /** `$ROOT/src/train.py` → `src/train.py`; `./train.py` → `train.py`; null when the path is not literal after that. */
@@ -120,14 +123,14 @@ function literalPath(word: string, literals: Map<string, string>): string | null
 }
 
 /** The script path (or `-m` module as a path) that the program words run, or null. */
-function targetOf(words: readonly ShellWord[], program: "python" | "torchrun"): { path: string; module: boolean } | null {
+function targetOf(words: readonly ShellWord[]): { path: string; module: boolean } | null {
   // python [-u -O -B -X opt -W arg ...] file.py | -m module; torchrun [--opt[=v] ...] file.py | -m module
   for (let k = 1; k < words.length; k++) {
     const w = words[k].value;
     if (w === "-m") {
       const mod = words[k + 1]?.value;
       if (!mod) return null;
-      if (program === "python" && /^torch\.distributed\.(run|launch)$/.test(mod)) { program = "torchrun"; k++; continue; }
+      if (/^torch\.distributed\.(run|launch)$/.test(mod)) { k++; continue; } // the launcher; its script follows
       return /^[A-Za-z_][\w.]*$/.test(mod) ? { path: `${mod.replace(/\./g, "/")}.py`, module: true } : null;
     }
     if (/\.py$/.test(w)) return { path: w, module: false };
@@ -145,7 +148,6 @@ function targetOf(words: readonly ShellWord[], program: "python" | "torchrun"): 
 function gpusOf(facts: JobScriptFacts, srun: ReturnType<typeof launchOf>["srun"], launcher: SlurmLaunch["launcher"]): { n: number | null; from: string | null } {
   const req = facts.request;
   const opts = srun?.options;
-  const int = (v: string | null | undefined) => (v && /^[0-9]+$/.test(v) ? Number(v) : null);
   const typed = (v: string | null | undefined) => int(v?.split(":").pop());
   // --gpu-bind (job or step) rebinds the GPUs per task: not followed.
   if (opts?.has("gpu-bind") || facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind"))) return { n: null, from: null };
@@ -196,18 +198,17 @@ export function slurmLaunchesOf(file: string, roots: readonly string[] = []): Sl
     for (const c of facts.commands) {
       const l = launchOf(c);
       if (l.program !== "python" && l.program !== "torchrun") continue;
-      const t = targetOf(l.words, l.program);
+      const t = targetOf(l.words);
       if (!t) continue;
       const rel = literalPath(t.path, facts.literals);
       if (rel === null) continue;
       const hits = rel.startsWith("/") ? resolve(rel) === target : bases.some((b) => resolve(b, rel) === target);
       if (!hits) continue;
-      const launcher: SlurmLaunch["launcher"] = l.program === "torchrun" || /torch\.distributed\.(run|launch)/.test(l.words.map((w) => w.value).join(" ")) ? "torchrun" : l.srun ? "srun" : "batch";
+      const launcher: SlurmLaunch["launcher"] = l.program === "torchrun" ? "torchrun" : l.srun ? "srun" : "batch";
       if (launcher === "batch" && facts.directives.length === 0) continue; // a plain shell script, not a job
       const g = gpusOf(facts, l.srun, launcher);
       const srunTasks = l.srun?.options.get("ntasks-per-node")?.value ?? null;
       const srunN = l.srun?.options.get("ntasks")?.value ?? null;
-      const int = (v: string | null) => (v && /^[0-9]+$/.test(v) ? Number(v) : null);
       const processesPerNode = launcher === "batch" ? 1
         : launcher === "srun" ? int(srunTasks) ?? (int(srunN) !== null && (facts.request.nodes ?? 1) === 1 ? int(srunN) : null) ?? facts.request.tasksPerNode
         : null;
