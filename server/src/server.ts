@@ -16,6 +16,7 @@ import { DocumentTrees } from "./incremental";
 import { machineHover, machineInlayHints, useSelectionEdit } from "./engine/machineHelp";
 import { lintNotebook, type CellInput } from "./engine/notebook";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
+import { partitionHover, PartitionGpuCache } from "./slurm/partitionHover";
 import { resolveLintOptions } from "./engine/options";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
@@ -331,6 +332,9 @@ connection.onCodeActionResolve(async (action) => {
   return { ...action, edit: all?.edit ?? { changes: {} } };
 });
 
+/** sinfo answers for the partition hover of job scripts (one per partition list, at most every 30 s). */
+const partitionGpus = new PartitionGpuCache();
+
 connection.onHover(async (params): Promise<Hover | null> => {
   await engineReady;
   const doc = documents.get(params.textDocument.uri);
@@ -339,6 +343,11 @@ connection.onHover(async (params): Promise<Hover | null> => {
   const hit = kind ? manifestNoqaCodeAt(doc.getText(), kind, params.position) : noqaCodeAt(doc.getText(), params.position);
   const rule = hit ? ruleByCode(hit.code) : undefined;
   if (hit && rule) return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
+  if (kind === "jobscript") {
+    // `#SBATCH --partition=<name>`: the partition's GPUs from sinfo (cached 30 s; calm when sinfo is absent).
+    const part = await partitionHover(doc.getText(), params.position, partitionGpus);
+    return part ? { contents: { kind: MarkupKind.Markdown, value: part.markdown }, range: part.range } : null;
+  }
   const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines));
   return help ? { contents: { kind: MarkupKind.Markdown, value: help.markdown }, range: help.range } : null;
 });

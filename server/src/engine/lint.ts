@@ -14,6 +14,7 @@ import { lineStructureError } from "./python/lineStructure";
 import { fileTooLarge } from "./limits";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
+import type { SlurmLaunch } from "./slurmLaunch";
 
 /** Options of one lint run (resolved from settings, pyproject and CLI flags by the caller). */
 export interface LintOptions {
@@ -27,6 +28,8 @@ export interface LintOptions {
   /** The project pins torch < 2.4. */
   torchBelow24?: boolean;
   machine?: MachineFacts;
+  /** How the project's Slurm job scripts start the file (slurmLaunch.ts `slurmLaunchesOf`); default none. */
+  slurm?: readonly SlurmLaunch[];
   /** Texts over this many KB (UTF-8) are not linted: one information diagnostic says why. 0: no limit; default 2048. */
   maxFileSizeKB?: number;
   /** Run every enabled rule even where the text prefilter says none can fire (benchmarks, tests). */
@@ -125,7 +128,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
   const candidates = options.noPrefilter
     ? new Set(enabled.map((r) => r.meta.code as string))
-    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null });
+    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length });
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
   const tree = parsePython(text, extra.previousTree);
   const model = buildModel(tree, text, {
@@ -137,7 +140,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   for (const rule of options.rules ?? enabled) {
     if (!candidates.has(rule.meta.code) && !options.rules) continue;
     const ctx: RuleContext = {
-      model, machine, notebook: !!extra.notebook, where: extra.where ?? ((l) => `line ${l + 1}`),
+      model, machine, notebook: !!extra.notebook, slurm: options.slurm ?? [], where: extra.where ?? ((l) => `line ${l + 1}`),
       report: reporter(rule, diagnostics, options.preview),
     };
     const before = diagnostics.length;

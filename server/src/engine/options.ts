@@ -9,6 +9,7 @@ import { statSync } from "node:fs";
 import { findPyproject, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
 import type { LintOptions } from "./lint";
 import type { Severity } from "./types";
+import { slurmLaunchesOf } from "./slurmLaunch";
 
 export type ConfigurationPreference = "editorFirst" | "filesystemFirst" | "editorOnly";
 
@@ -70,6 +71,8 @@ export function resolveLintOptions(file: string | null, editor: LintOverrides, p
     ? { ...(editor.severity ?? {}), ...(project?.severity ?? {}), ...(flags.severity ?? {}) }
     : { ...(project?.severity ?? {}), ...(editor.severity ?? {}), ...(flags.severity ?? {}) };
   const preview = flags.preview ?? (preference === "filesystemFirst" ? project?.preview ?? editor.preview : editor.preview ?? project?.preview);
+  // Job scripts that start this file (GPU036-GPU037); only for Python files, not for notebooks or manifests.
+  const slurm = file && /\.py$/i.test(file) ? slurmLaunchesOf(file, roots) : [];
   const eager = flags.eagerInitModules ?? pick(editor.eagerInitModules, project?.eagerInitModules, nonEmpty);
   const options: LintOptions = {
     ...(select || extend.length ? { select: [...(select ?? ["GPU"]), ...extend] } : {}),
@@ -78,6 +81,7 @@ export function resolveLintOptions(file: string | null, editor: LintOverrides, p
     ...(eager ? { eagerInitModules: eager } : {}),
     ...(preview ? { preview: true } : {}),
     torchBelow24,
+    ...(slurm.length ? { slurm } : {}),
   };
   return { options, problems: entry?.problems ?? [], pyproject };
 }

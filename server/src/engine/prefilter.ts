@@ -100,17 +100,23 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe) => boolean>
   GPU033: (t) => t.has("remote") && t.hasAny(ENV),
   GPU034: (t) => t.has("remote"),
   GPU035: (t) => t.hasAny(ENV) && t.has("parallel_size"),
+  // Issue 23: Slurm-started Python (GPU036, GPU037 run only when a job script starts the file).
+  GPU036: (t) => t.has("LOCAL_RANK"),
+  GPU037: (t) => t.has("cuda") || t.has("device"),
+  GPU038: (t) => t.has("SLURM_") && t.hasAny(ENV),
 };
 
 /**
  * The rules worth running on a Python file's text, among `enabled`. Notebooks run every rule (their
- * `%env`/`!export` lines are events too). GPU017 only runs when the machine is known.
+ * `%env`/`!export` lines are events too). GPU017 only runs when the machine is known, GPU036 and
+ * GPU037 only when a job script starts the file (`slurmLaunched`).
  */
-export function candidateRules(text: string, enabled: readonly string[], opts: { notebook: boolean; machineKnown: boolean }): Set<string> {
+export function candidateRules(text: string, enabled: readonly string[], opts: { notebook: boolean; machineKnown: boolean; slurmLaunched?: boolean }): Set<string> {
   const out = new Set<string>();
   const probe = new TextProbe(text);
   for (const code of enabled) {
     if (code === "GPU017" && !opts.machineKnown) continue;
+    if ((code === "GPU036" || code === "GPU037") && !opts.slurmLaunched) continue;
     const trigger = PYTHON_TRIGGERS[code];
     if (opts.notebook || !trigger || trigger(probe)) out.add(code);
   }

@@ -6,6 +6,7 @@ import type { LintDiagnostic, RuleMeta, Severity, Fix, RelatedInfo, Range } from
 import type { ModuleModel, EnvWriteEvent } from "./python/model";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
+import type { SlurmLaunch } from "./slurmLaunch";
 import { escapeControls } from "./text";
 
 /** Facts about the machine, for GPU017 (inventory sent by the client, or `--gpus`/`--inventory` in the CLI). */
@@ -23,6 +24,8 @@ export interface RuleContext {
   machine: MachineFacts;
   /** Whether the text is a notebook (cells joined in order). */
   notebook: boolean;
+  /** How the project's Slurm job scripts start this file (slurmLaunch.ts); empty when none does or the file is unknown. */
+  slurm?: readonly SlurmLaunch[];
   /** Names a 0-based line for messages: "line 4" in a file, "cell 2, line 1" in a notebook. */
   where(line: number): string;
   /** Reports one finding; severity defaults to the rule's. */

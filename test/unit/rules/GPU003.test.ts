@@ -70,3 +70,18 @@ test("GPU003: the literal \"[0, 1]\" hides every GPU", async () => {
   const [d] = await lintCode('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "[0, 1]"\n', "GPU003");
   assert.match(d.message, /malformed id "\[0": CUDA stops parsing there, so no GPU is visible/);
 });
+
+// Ecosystem (bigscience-workshop/bigscience, a TensorBoard event rewriter): CUDA_VISIBLE_DEVICES=""
+// to keep TensorFlow off the GPU, then TensorFlow ops. TensorFlow with no visible GPU places its ops
+// on the CPU and runs (its GPU guide: ops run on the CPU when no GPU is visible); only code that
+// needs CUDA (torch .cuda(), cupy, numba.cuda) fails.
+test("GPU003 hide-all: TensorFlow or JAX work after it runs on the CPU and is not reported", async () => {
+  const tf = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = ""\nimport tensorflow as tf\nfor rec in tf.data.TFRecordDataset(["events"]):\n    print(rec)\n';
+  assert.deepEqual(await lintCode(tf, "GPU003"), []);
+  const jax = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "-1"\nimport jax\nprint(jax.devices())\n';
+  assert.deepEqual(await lintCode(jax, "GPU003"), []);
+  const torch = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = ""\nimport tensorflow as tf\nimport torch\nx = torch.zeros(2).cuda()\n';
+  const [d] = await lintCode(torch, "GPU003");
+  assert.equal(d?.range.start.line, 1);
+  assert.match(d.message, /hides every GPU/);
+});

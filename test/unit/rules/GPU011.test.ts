@@ -68,3 +68,18 @@ test("GPU011 LOCAL_RANK: a file with a SLURM_LOCALID fallback (srun sets no LOCA
   assert.equal(await codes(plain), 1);
   assert.equal(await codes(slurm), 0);
 });
+
+// Issue 23 item 4: under srun the local rank is SLURM_LOCALID (srun sets no LOCAL_RANK; measured,
+// test/fixtures/slurm/python-launch/measured.md). A DDP script that takes its device from it is right.
+test("GPU011: SLURM_LOCALID is a valid local rank for set_device and device_ids (preview on: nothing)", async () => {
+  const src = [
+    "import os", "import torch", "import torch.distributed as dist", "from torch.nn.parallel import DistributedDataParallel as DDP", "",
+    'local_rank = int(os.environ["SLURM_LOCALID"])', 'rank = int(os.environ["SLURM_PROCID"])', 'world_size = int(os.environ["SLURM_NTASKS"])',
+    "torch.cuda.set_device(local_rank)", 'dist.init_process_group("nccl", rank=rank, world_size=world_size)',
+    "model = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])", 'x = torch.zeros(2, device=f"cuda:{local_rank}")', "",
+  ].join("\n");
+  assert.deepEqual(await lintCode(src, "GPU011", { preview: true }), []);
+  // With init before set_device and a barrier between: still reported (the device is the current one, GPU 0).
+  const late = src.replace("torch.cuda.set_device(local_rank)\n", "").replace("model = DDP", "dist.barrier()\ntorch.cuda.set_device(local_rank)\nmodel = DDP");
+  assert.equal((await lintCode(late, "GPU011")).length, 1);
+});

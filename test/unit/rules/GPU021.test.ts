@@ -45,3 +45,23 @@ test("GPU021: the noqa edit goes at the end of a shell line, never after a conti
   assert.deepEqual(lintManifestCode(fixed, "jobscript", "GPU021").map((d) => d.range.start.line), [2]);
   assert.equal(manifestNoqaEdit(text, "jobscript", 2, "GPU021"), null);
 });
+
+// Ecosystem (karpathy/llm.c scripts/multi_node/*.sbatch): `export CUDA_VISIBLE_DEVICES=0,...,7`,
+// then only shell utilities (make, scp, echo) in the batch step and the training binary under srun.
+// Slurm sets the step's value itself (measured), so the export does nothing: information, as the
+// srun prefix, not a warning that the batch script's commands pick other GPUs.
+test("GPU021: an export followed only by srun steps and shell utilities has no effect: information", () => {
+  const script = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\nmake train USE_CUDNN=1\nexport CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\nfor h in $(scontrol show hostnames); do scp bin $h:bin; done\necho start\nsrun -l bash -c './bin -pr $SLURM_PROCID'\necho done\n";
+  const d = lintManifestCode(script, "jobscript", "GPU021");
+  assert.equal(d.length, 1);
+  assert.equal(d[0].severity, "information");
+  assert.equal(d[0].range.start.line, 4);
+  assert.match(d[0].message, /^exports CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 but no command of the batch step after it runs a program that uses GPUs/);
+  // A python (or any other program) run in the batch step after the export keeps the warning.
+  const batch = script.replace("echo done\n", "python eval.py\n");
+  assert.equal(lintManifestCode(batch, "jobscript", "GPU021")[0].severity, "warning");
+  const binary = script.replace("echo done\n", "./bin --eval\n");
+  assert.equal(lintManifestCode(binary, "jobscript", "GPU021")[0].severity, "warning");
+  // With no srun after it either, the export is read as the batch step's own setting: warning.
+  assert.equal(lintManifestCode("#SBATCH --gres=gpu:2\nexport CUDA_VISIBLE_DEVICES=0\necho hi\n", "jobscript", "GPU021")[0].severity, "warning");
+});

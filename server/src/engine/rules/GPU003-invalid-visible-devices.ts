@@ -19,7 +19,7 @@ export const rule: Rule = {
       why: "Measured on 2 x H200 (ground-truth.md, 'How CUDA parses CUDA_VISIBLE_DEVICES'): `os.environ[...] = 1` raises `TypeError: str expected, not int` at the assignment; `\"0,0\"` hides every GPU (0 devices, the first CUDA use raises); CUDA stops parsing at the first id it cannot use, so `\"0,-1,1\"` leaves only GPU 0; `\"\"` and `\"-1\"` hide all GPUs and `is_available()` is False. Measured on 1 x H200, torch 2.11 (docs/ground-truth.md, 'CUDA_VISIBLE_DEVICES values'): `\"[0, 1]\"` and `\"[0]\"` (what `str()` of a Python list gives), `\"(0)\"` and `\"'0'\"` give 0 devices: the first entry does not start with a digit.",
       example: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = 1        # TypeError\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0,0\"    # hides every GPU\n",
       fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = str(1)\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n",
-      whenNotToCare: "`\"\"` or `\"-1\"` on purpose, to force a CPU run, in a file that does not touch CUDA afterwards (the rule stays silent there).",
+      whenNotToCare: "`\"\"` or `\"-1\"` on purpose, to force a CPU run, in a file that does not touch CUDA afterwards (the rule stays silent there). TensorFlow and JAX work after it is not counted: with no visible GPU they run on the CPU.",
       references: ["ground-truth.md: 'How CUDA parses CUDA_VISIBLE_DEVICES'", "docs/ground-truth.md, 'CUDA_VISIBLE_DEVICES values' (verify/results-frameworks-h200.json): \"[0, 1]\" → 0 devices, \"1,1\" → 0", "CUDA C Programming Guide: CUDA_VISIBLE_DEVICES"],
     },
   },
@@ -201,11 +201,24 @@ function checkComputed(ctx: RuleContext, w: EnvWriteEvent, value: SyntaxNode): v
   });
 }
 
+/**
+ * Whether CUDA work that needs a GPU follows the write: an initialising event of torch, CuPy or
+ * Numba. TensorFlow and JAX are left out: with no visible GPU they place their work on the CPU and
+ * run (TensorFlow's GPU guide; JAX falls back to the CPU backend unless JAX_PLATFORMS demands
+ * cuda), which is why `CUDA_VISIBLE_DEVICES=""` before them is the usual way to keep them off the
+ * GPU (ecosystem: bigscience-workshop/bigscience tb-rename-events.py).
+ */
+function needsCudaAfter(model: ModuleModel, w: EnvWriteEvent): boolean {
+  if (!cudaUsedAfter(model, w)) return false;
+  const after = model.events.slice(model.events.indexOf(w) + 1);
+  return after.some((e) => e.kind === "init" && e.framework !== "tensorflow" && e.framework !== "jax");
+}
+
 function checkLiteral(ctx: RuleContext, w: EnvWriteEvent, value: string, shown: string): void {
   const parsed = parseVisibleDevices(value);
   const trimmed = value.trim();
   if (trimmed === "" || trimmed === "-1") {
-    if (cudaUsedAfter(ctx.model, w)) {
+    if (needsCudaAfter(ctx.model, w)) {
       ctx.report({
         range: w.range, severity: "warning",
         message: `CUDA_VISIBLE_DEVICES=${shown} hides every GPU, yet this file uses CUDA afterwards: torch.cuda.is_available() will be False and CUDA calls will fail`,

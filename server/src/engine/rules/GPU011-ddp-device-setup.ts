@@ -23,7 +23,7 @@ export const rule: Rule = {
       why: "Measured (verify/GPU011-set-device-after-init, docs/ground-truth.md): `init_process_group(\"nccl\")` without `device_id` leaves CUDA uninitialised (`torch.cuda.is_initialized()` is False after it; 1 x H200, torch 2.11, this session), and NCCL builds its communicator at the first collective, on the device current then; so `set_device(local_rank)` after the init works. CUDA work before the set_device runs on the current device, GPU 0 in every rank: on 2 x H200 with torch 2.11 the all-reduce then fails with `DistBackendError ... invalid usage` (NCCL 2.28.9; verify/GPU011). A constant `cuda:0` is only wrong when every process sees every GPU (torchrun); under launchers that give each process one GPU (Ray actors with num_gpus=1, Slurm per-task binding, one device per JAX process) it is right, which is why that check is preview. `int(os.environ[\"LOCAL_RANK\"])` run with plain `python` raises `KeyError: 'LOCAL_RANK'` (measured), but library and test code that only runs under a launcher is the common case (preview).",
       example: "import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group(\"nccl\")  # GPU011: every rank guesses its device\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n",
       fix: "import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group(\"nccl\")\nnet = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])\n",
-      whenNotToCare: "Single-GPU debugging runs of a DDP script (world size 1), and launchers that give each process exactly one GPU (the current device is then the right one). For LOCAL_RANK: scripts that are only ever launched by torchrun, which always sets it; a file that also reads SLURM_LOCALID (srun sets that, not LOCAL_RANK) picks its launcher itself and is not reported.",
+      whenNotToCare: "Single-GPU debugging runs of a DDP script (world size 1), and launchers that give each process exactly one GPU (the current device is then the right one). For LOCAL_RANK: scripts that are only ever launched by torchrun, which always sets it; a file that also reads SLURM_LOCALID (srun sets that, not LOCAL_RANK) picks its launcher itself and is not reported; a file that a job script of the project starts is left to GPU036 (srun, batch step) or not reported (torchrun sets LOCAL_RANK). `int(os.environ[\"SLURM_LOCALID\"])` is a valid local rank for set_device and device_ids.",
       references: [
         "ground-truth.md: 'Distributed and DataParallel, measured' row init_process_group(\"nccl\") with no set_device, then barrier()",
         "ground-truth.md: 'Other facts measured' row int(os.environ[\"LOCAL_RANK\"]) with plain python → KeyError",
@@ -79,7 +79,9 @@ export const rule: Rule = {
 
     // A file that also reads SLURM_LOCALID (srun's node-local task id, srun(1); srun sets no
     // LOCAL_RANK) chooses between launchers itself: its LOCAL_RANK read is not reported.
-    const slurmAware = envReadsOf(ctx.model, "SLURM_LOCALID").length > 0;
+    // A file that a job script of the project starts is judged by how it is started: GPU036 under
+    // srun or as the batch step, and torchrun always sets LOCAL_RANK.
+    const slurmAware = envReadsOf(ctx.model, "SLURM_LOCALID").length > 0 || (ctx.slurm?.length ?? 0) > 0;
     if (!slurmAware && !inits.some((i) => !callArgs(i).keywords.has("init_method") || (stringValue(callArgs(i).keywords.get("init_method")) ?? "").startsWith("env://"))) {
       for (const r of envReadsOf(ctx.model, "LOCAL_RANK")) {
         if (r.node.type !== "subscript") continue;

@@ -16,7 +16,7 @@ export const rule: Rule = {
       why: "Measured on 2 x H200 (ground-truth.md, 'How CUDA parses CUDA_VISIBLE_DEVICES'): CUDA stops parsing at the first id that does not exist, so `\"1,7,0\"` leaves only GPU 1 visible and GPU 0 silently disappears; `\"7\"` alone hides every GPU. A `cuda:N` ordinal at or beyond the number of GPUs raises `invalid device ordinal` at first use.",
       example: "import os\n\n# on a machine with 2 GPUs\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1,7,0\"  # GPU 0 is dropped\n",
       fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1,0\"\n",
-      whenNotToCare: "When the file is written for another machine (a cluster node with more GPUs): silence it with `# noqa: GPU017` or by not passing an inventory in CI.",
+      whenNotToCare: "When the file is written for another machine (a cluster node with more GPUs): silence it with `# noqa: GPU017` or by not passing an inventory in CI. Ordinals in a file that a Slurm job script of the project starts are not compared with this machine: GPU037 compares them with the job's GPUs.",
       references: ["ground-truth.md: rows \"0,5,1\" and \"1,7,0\" (parsing stops at the first id that does not exist)", "nvidia-smi --query-gpu=index,uuid (the inventory)"],
     },
   },
@@ -40,6 +40,8 @@ export const rule: Rule = {
       }
     }
     if (writes.length > 0) return; // ordinals are then relative to the file's own selection (GPU004)
+    // A file that a Slurm job script starts runs on the job's GPUs, not this machine's (GPU037).
+    if ((ctx.slurm?.length ?? 0) > 0) return;
     for (const use of deviceUses(ctx.model)) {
       if (use.ordinal < n) continue;
       ctx.report({
