@@ -18,6 +18,8 @@ export interface SlurmCliOptions {
   timeoutMs?: number;
   /** Aborts the command (the view's poll was superseded). */
   signal?: AbortSignal;
+  /** Working folder of the command (sbatch: the script's folder). */
+  cwd?: string;
 }
 
 /** A Slurm command that failed, timed out or could not be started. */
@@ -55,6 +57,7 @@ export async function runSlurm(program: string, args: readonly string[], opts: S
     reject: false,
     stdin: "ignore",
     ...(opts.signal ? { cancelSignal: opts.signal } : {}),
+    ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
   if ((r as { code?: string }).code === "ENOENT") throw new SlurmError(shown, `${program} is not installed or not on PATH`, false, true);
   if (r.timedOut) throw new SlurmError(shown, `${shown} did not answer within ${Math.round(timeout / 1000)} s (is slurmctld reachable?)`, true);
