@@ -104,7 +104,11 @@ export class SlurmFeatures implements vscode.Disposable {
       return false;
     }
     if (!confirmed) {
-      const ok = await vscode.window.showWarningMessage(`Cancel Slurm job ${job.id}${job.name ? ` (${job.name})` : ""}?`, { modal: true, detail: "scancel stops it; its output so far stays." }, "Cancel Job");
+      // A workbench that refuses dialogs (tests) rejects: that is a "no".
+      const ok = await Promise.resolve(vscode.window.showWarningMessage(`Cancel Slurm job ${job.id}${job.name ? ` (${job.name})` : ""}?`, { modal: true, detail: "scancel stops it; its output so far stays." }, "Cancel Job")).catch((e: unknown) => {
+        log.info(`Cancel of job ${job.id} not confirmed: ${(e as Error).message}`);
+        return undefined;
+      });
       if (ok !== "Cancel Job") return false;
     }
     try {

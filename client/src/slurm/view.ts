@@ -27,6 +27,9 @@ export type SlurmNode =
   | { kind: "job"; job: SlurmJob }
   | { kind: "message"; id: string; label: string; description: string; tooltip: string; icon: "warning" | "info" | "loading" };
 
+/** The two top rows, the same objects every time (VS Code keeps expanded rows by element). */
+const GROUPS: readonly SlurmNode[] = [{ kind: "group", group: "partitions" }, { kind: "group", group: "jobs" }];
+
 /** What the view last learnt; `error` is set while the last query failed (the old data stays shown). */
 export interface SlurmSnapshot {
   partitions: PartitionGpus[] | null;
@@ -82,13 +85,15 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
     next.failures = failed ? this.snap.failures + 1 : 0;
     if (failed && this.snap.failures === 0) log.warn(`Slurm view: ${[next.partitionsError, next.jobsError].filter(Boolean).join("; ")} (retrying with back-off)`);
     this.snap = next;
-    this.emitter.fire();
+    // Refresh the two groups (their rows and counts), not the root: a root refresh racing VS Code's
+    // first expansion of the groups makes it log "No tree item with id ... found".
+    for (const g of GROUPS) this.emitter.fire(g);
   }
 
   getChildren(node?: SlurmNode): SlurmNode[] {
     const s = this.snap;
     const retry = s.failures ? backoffSeconds(this.settings.pollSeconds(), s.failures) : null;
-    if (!node) return [{ kind: "group", group: "partitions" }, { kind: "group", group: "jobs" }];
+    if (!node) return [...GROUPS];
     if (node.kind !== "group") return [];
     const out: SlurmNode[] = [];
     const err = node.group === "partitions" ? s.partitionsError : s.jobsError;
