@@ -34,21 +34,21 @@ test("job rows from the squeue --json capture: running, pending, finished", () =
   const jobs = parseSqueueJson(capture("squeue-json-22.05.json"));
   const by = (id: number) => jobs.find((j) => j.id === id)!;
   // Job 4 started at 1796144264 with a 10-minute limit; 65 s later:
-  assert.equal(jobRow(by(4), 1796144264 + 65).description, "RUNNING · 2 GPUs/node · gpunode1 · 0:01:05 / 0:10:00");
+  assert.equal(jobRow(by(4), 1796144264 + 65).description, "RUNNING · 2 GPUs/node · 0:01:05 / 0:10:00 · gpunode1");
   assert.equal(jobRow(by(4), 1796144264 + 65).label, "4 hold");
-  assert.equal(jobRow(by(6), 1796144300).description, "PENDING · 4 GPUs/node · 1 node · - / 0:10:00 · Resources");
+  assert.equal(jobRow(by(6), 1796144300).description, "PENDING (Resources) · 4 GPUs/node · - / 0:10:00 · 1 node");
   // A finished job's elapsed time stops at its end (1 s), whenever it is looked at.
   assert.equal(elapsedSeconds(by(2), 1796149999), 1);
-  assert.equal(jobRow(by(1), 1796149999).description, "FAILED · 2 GPUs/node · gpunode1 · 0:00:00 / no limit · NonZeroExitCode");
+  assert.equal(jobRow(by(1), 1796149999).description, "FAILED (NonZeroExitCode) · 2 GPUs/node · 0:00:00 / no limit · gpunode1");
   assert.deepEqual(jobs.map((j) => isActive(j.state)), [false, false, false, true, false, true]);
 });
 
 test("job rows from the format-string capture and the --gpus/--gpus-per-task forms", () => {
   const jobs = parseSqueueFormat(capture("squeue-format-22.05.txt"));
-  assert.equal(jobRow(jobs[3], 0).description, "RUNNING · 1 GPU/node · gpunode1 · 0:00:01 / 0:10:00");
+  assert.equal(jobRow(jobs[3], 0).description, "RUNNING · 1 GPU/node · 0:00:01 / 0:10:00 · gpunode1");
   const tres = parseSqueueJson(capture("squeue-json-tres-22.05.json"));
   assert.deepEqual(tres.map((j) => `${j.name}: ${jobGpus(j)}`).sort(), ["hold: 1 GPU/node", "pertask: 1 GPU/task", "probe_env: 2 GPUs/node", "wide: 2 GPUs"]);
-  assert.equal(jobRow(tres.find((j) => j.name === "wide")!, 0).description, "PENDING · 2 GPUs · 1 node · - / 1-00:00:00 · Resources");
+  assert.equal(jobRow(tres.find((j) => j.name === "wide")!, 0).description, "PENDING (Resources) · 2 GPUs · - / 1-00:00:00 · 1 node");
 });
 
 test("formatDuration, back-off and the failure row", () => {
@@ -81,7 +81,7 @@ test("the tree provider on a live cluster: the partition and a running job; then
     "Partitions | 1 | slurmGroup.partitions",
     "gpu (default) | 1 of 2 GPUs free · 1 node | slurmPartition",
     "My jobs | 1 active | slurmGroup.jobs",
-    `${jobId} sleeper | RUNNING · 1 GPU/node · gpunode1 · 0:00:0X / 0:05:00 | slurmJob.active`,
+    `${jobId} sleeper | RUNNING · 1 GPU/node · 0:00:0X / 0:05:00 · gpunode1 | slurmJob.active`,
   ]);
   assert.equal(provider.snapshot.failures, 0);
   // A configuration whose controller port nobody listens on: sinfo and squeue fail or time out.

@@ -62,12 +62,13 @@ export function partitionRow(p: PartitionGpus): SlurmRow {
   };
 }
 
-/** The row of a job: `12 train` · `RUNNING · 2 GPUs/node · gpunode1 · 0:00:05 / 1:00:00 · Resources`. */
+/** The row of a job: `12 train` · `RUNNING · 2 GPUs/node · 0:00:05 / 1:00:00 · gpunode1`, `PENDING (Resources) · 4 GPUs/node · - / 0:10:00 · 1 node`. */
 export function jobRow(job: SlurmJob, nowSec: number): SlurmRow {
   const el = elapsedSeconds(job, nowSec);
   const limit = job.timeLimitMinutes === null ? "no limit" : formatDuration(job.timeLimitMinutes * 60);
   const where = job.nodes || (job.nodeCount ? `${job.nodeCount} node${job.nodeCount === 1 ? "" : "s"}` : "");
-  const parts = [job.state, jobGpus(job), where, `${el === null ? "-" : formatDuration(el)} / ${limit}`, job.reason ?? ""].filter(Boolean);
+  // Most telling first (a 300 px side bar cuts the end): state and reason, GPUs, elapsed/limit, nodes.
+  const parts = [job.reason ? `${job.state} (${job.reason})` : job.state, jobGpus(job), `${el === null ? "-" : formatDuration(el)} / ${limit}`, where].filter(Boolean);
   return {
     label: `${job.id} ${job.name}`,
     description: parts.join(" · "),

@@ -63,7 +63,7 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     await api.refreshSlurm();
     const row = api.getSlurmState().rows.find((x) => x.label === `${r.jobId} probe_gpus`);
     assert.ok(row, `the job in the view: ${JSON.stringify(api.getSlurmState().rows)}`);
-    assert.match(row.description, /^COMPLETED · 2 GPUs\/node · gpunode1 · /);
+    assert.match(row.description, /^COMPLETED · 2 GPUs\/node · 0:00:0\d \/ 0:05:00 · gpunode1$/);
     assert.equal(row.contextValue, "slurmJob.done");
   });
 
@@ -77,7 +77,7 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     await api.refreshSlurm();
     const rows = api.getSlurmState().rows;
     const row = rows.find((x) => x.label === `${id} long_train`);
-    assert.ok(row && row.description.startsWith("RUNNING · 1 GPU/node · gpunode1 · "), JSON.stringify(row));
+    assert.ok(row && /^RUNNING · 1 GPU\/node · 0:00:\d\d \/ 0:05:00 · gpunode1$/.test(row.description), JSON.stringify(row));
     assert.equal(row.contextValue, "slurmJob.active");
     assert.ok(rows.some((x) => x.label === "gpu (default)" && x.description === "1 of 2 GPUs free · 1 node"), JSON.stringify(rows));
     // Open Output opens the file Slurm writes.
