@@ -210,12 +210,11 @@ export function scriptPathFor(dir: string, stem: string, text: string): string {
 
 /** Asks for the submission's values, pre-filled from the settings; undefined when cancelled. */
 async function askValues(s: SlurmSubmitSettings, cli: SlurmCliOptions): Promise<SlurmSubmitSettings | undefined> {
-  let partitions: string[] = [];
-  try {
-    partitions = (await queryPartitions({ ...cli, timeoutMs: 10_000 })).map((p) => p.partition);
-  } catch (e) {
+  // Asked in the background: the quick pick shows at once, even when slurmctld is slow to answer.
+  const partitionsP = queryPartitions({ ...cli, timeoutMs: 10_000 }).then((ps) => ps.map((p) => p.partition), (e: unknown) => {
     log.warn(`Submit: sinfo could not list the partitions (${(e as Error).message}); type one instead.`);
-  }
+    return [] as string[];
+  });
   const v = { ...s };
   for (;;) {
     const summary = `${v.partition || "default partition"} · ${v.nodes} node${v.nodes === 1 ? "" : "s"} · ${v.gpusPerNode} GPU${v.gpusPerNode === 1 ? "" : "s"}/node (--${v.gpuOption === "gres" ? "gres=gpu:N" : "gpus-per-node"}) · ${v.launcher} · ${v.time || "partition's time limit"}`;
@@ -233,6 +232,7 @@ async function askValues(s: SlurmSubmitSettings, cli: SlurmCliOptions): Promise<
     if (!pick) return undefined;
     if (pick.key === "go") return v;
     if (pick.key === "partition") {
+      const partitions = await partitionsP;
       const choice = partitions.length
         ? await vscode.window.showQuickPick(["(default)", ...partitions], { title: "Partition" })
         : await vscode.window.showInputBox({ title: "Partition", value: v.partition, prompt: "Empty: the cluster's default partition" });
@@ -274,12 +274,12 @@ export async function submitCommand(host: SlurmHost, jobs: SlurmJobs, uri?: vsco
     void vscode.window.showInformationMessage("GPU Pilot: open a Python file or a job script to submit to Slurm.");
     return undefined;
   }
-  if (isJobScript(doc.fileName, doc.getText())) {
+  if (isJobScript(doc.uri.fsPath, doc.getText())) {
     const jobId = await submitJobScript(host, jobs, doc);
     return jobId ? { jobId, script: doc.uri.fsPath } : undefined;
   }
   if (doc.languageId !== "python") {
-    void vscode.window.showInformationMessage(`GPU Pilot submits Python files and job scripts; ${path.basename(doc.fileName)} is neither.`);
+    void vscode.window.showInformationMessage(`GPU Pilot submits Python files and job scripts; ${path.basename(doc.uri.fsPath)} is neither.`);
     return undefined;
   }
   if (doc.isDirty && !doc.isUntitled) await doc.save();
@@ -306,7 +306,7 @@ export async function submitCommand(host: SlurmHost, jobs: SlurmJobs, uri?: vsco
   const script = scriptPathFor(dir, jobNameFor(file), text);
   fs.writeFileSync(script, text);
   log.info(`Slurm job script written: ${script}${dir !== own ? ` (${own} cannot be written)` : ""}`);
-  const scriptDoc = await vscode.workspace.openTextDocument(script);
+  const scriptDoc = await vscode.workspace.openTextDocument(vscode.Uri.file(script));
   await vscode.window.showTextDocument(scriptDoc, { preview: false });
   if (opts.submit) {
     const jobId = await submitJobScript(host, jobs, scriptDoc);
@@ -326,7 +326,7 @@ export async function submitJobScript(host: SlurmHost, jobs: SlurmJobs, doc: vsc
     return undefined;
   }
   if (doc.isDirty && !(await doc.save())) {
-    void vscode.window.showWarningMessage(`Could not save ${path.basename(doc.fileName)}; it was not submitted.`);
+    void vscode.window.showWarningMessage(`Could not save ${path.basename(doc.uri.fsPath)}; it was not submitted.`);
     return undefined;
   }
   const script = doc.uri.fsPath;
@@ -347,7 +347,7 @@ export async function submitJobScript(host: SlurmHost, jobs: SlurmJobs, doc: vsc
 /** The "Submit to Slurm" CodeLens on the first line of a job script (trusted workspaces only). */
 export class SubmitCodeLensProvider implements vscode.CodeLensProvider {
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
-    if (!vscode.workspace.isTrusted || !isJobScript(doc.fileName, doc.getText())) return [];
+    if (!vscode.workspace.isTrusted || !isJobScript(doc.uri.fsPath, doc.getText())) return [];
     return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: "$(cloud-upload) Submit to Slurm", command: "gpuPilot.slurm.submit", arguments: [doc.uri], tooltip: "sbatch --parsable this script, then follow its output (GPU Pilot)" })];
   }
 }
