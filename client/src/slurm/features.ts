@@ -114,6 +114,8 @@ export class SlurmFeatures implements vscode.Disposable {
     try {
       await cancelJob(String(job.id), { ...this.host.cliOptions(), timeoutMs: timeoutMs() });
       log.info(`scancel ${job.id}`);
+      // scancel to CANCELLED takes about 0.15 s (../shared/slurm-host.md): look again soon.
+      setTimeout(() => this.jobs.checkNow(String(job.id)), 500);
     } catch (e) {
       void vscode.window.showErrorMessage(`GPU Pilot: ${(e as Error).message}`);
       return false;

@@ -95,7 +95,7 @@ export function isJobScript(fileName: string, text: string): boolean {
 export class SlurmJobs implements vscode.Disposable {
   private readonly jobs = new Map<string, SubmittedJob>();
   private readonly channels = new Map<string, vscode.OutputChannel>();
-  private readonly follows = new Map<string, { follow: Follow | null; timer: NodeJS.Timeout }>();
+  private readonly follows = new Map<string, { follow: Follow | null; timer: NodeJS.Timeout; checks: number; busy: boolean; soon: boolean; tick: () => Promise<void> }>();
   private disposed = false;
 
   constructor(private readonly host: SlurmHost) {}
@@ -121,17 +121,22 @@ export class SlurmJobs implements vscode.Disposable {
     return ch;
   }
 
-  /** Starts following job `jobId`'s output (its path from `scontrol show job`); checks its state every 5 s until it ends. */
+  /**
+   * Starts following job `jobId`'s output (its path from `scontrol show job`; the file itself is
+   * read every 500 ms, which costs Slurm nothing) and checks the job's state with `scontrol show
+   * job` after 2, 4, 8, 16 s and then every 30 s (the view's own limit), until it ends.
+   */
   follow(jobId: string, script: string): SubmittedJob {
     const job: SubmittedJob = this.jobs.get(jobId) ?? { jobId, script, output: null, text: "", state: null, done: false };
     this.jobs.set(jobId, job);
     if (this.follows.has(jobId)) return job;
     const ch = this.channel(jobId);
     ch.show(true);
-    const entry: { follow: Follow | null; timer: NodeJS.Timeout } = { follow: null, timer: setTimeout(() => undefined, 0) };
+    const entry: { follow: Follow | null; timer: NodeJS.Timeout; checks: number; busy: boolean; soon: boolean; tick: () => Promise<void> } = { follow: null, timer: setTimeout(() => undefined, 0), checks: 0, busy: false, soon: false, tick: () => Promise.resolve() };
     this.follows.set(jobId, entry);
     const tick = async () => {
       if (this.disposed || !this.follows.has(jobId)) return;
+      entry.busy = true;
       try {
         const d = await jobDetails(jobId, { ...this.host.cliOptions(), timeoutMs: 15_000 });
         job.state = d.state;
@@ -149,7 +154,7 @@ export class SlurmJobs implements vscode.Disposable {
           return;
         }
       } catch (e) {
-        // The job left the controller (MinJobAge) or scontrol did not answer: say so once, keep the output read so far.
+        // The job left the controller (MinJobAge): stop, keeping the output read so far. Any other failure (scontrol slow, controller down) is logged and tried again.
         if (/Invalid job id/i.test((e as Error).message)) {
           await entry.follow?.stop();
           ch.appendLine(`[GPU Pilot] Job ${jobId} is no longer known to Slurm; stopped following.`);
@@ -159,10 +164,23 @@ export class SlurmJobs implements vscode.Disposable {
         }
         log.warn(`Slurm job ${jobId}: ${(e as Error).message}`);
       }
-      entry.timer = setTimeout(() => void tick(), entry.follow ? 5000 : 1000);
+      entry.busy = false;
+      const delay = entry.soon ? 0 : entry.follow ? Math.min(30_000, 2000 * 2 ** entry.checks++) : 1000;
+      entry.soon = false;
+      entry.timer = setTimeout(() => void tick(), delay);
     };
+    entry.tick = tick;
     void tick();
     return job;
+  }
+
+  /** Checks a followed job's state now (after a cancel), instead of at its next check. */
+  checkNow(jobId: string): void {
+    const f = this.follows.get(jobId);
+    if (!f) return;
+    if (f.busy) { f.soon = true; return; }
+    clearTimeout(f.timer);
+    void f.tick();
   }
 
   private stopFollow(jobId: string): void {
