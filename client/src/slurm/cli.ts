@@ -32,6 +32,8 @@ export class SlurmError extends Error {
     readonly timedOut = false,
     /** True when the program is not installed (ENOENT). */
     readonly notFound = false,
+    /** Slurm's own error line (stderr), without the command; empty when there was none. */
+    readonly detail = "",
   ) {
     super(message);
     this.name = "SlurmError";
@@ -65,7 +67,7 @@ export async function runSlurm(program: string, args: readonly string[], opts: S
   if (r.exitCode !== 0) {
     const lines = String(r.stderr ?? "").split("\n").map((l) => l.trim()).filter(Boolean);
     const line = lines.find((l) => /error/i.test(l)) ?? lines[0] ?? `exit code ${String(r.exitCode ?? r.signal)}`;
-    throw new SlurmError(shown, `${shown}: ${line}`);
+    throw new SlurmError(shown, `${shown}: ${line}`, false, false, lines.length ? line : "");
   }
   return String(r.stdout ?? "");
 }
@@ -108,8 +110,10 @@ export async function queryJobs(opts: SlurmCliOptions & { user?: string } = {}):
       jobs = parseSqueueJson(await runSlurm("squeue", ["--me", "--json"], opts)).filter((j) => !user || j.user === user);
       squeueJson = true;
     } catch (e) {
-      // An old squeue says "unrecognized option '--json'"; anything else (timeout, controller down) is a real failure.
-      if (!(e instanceof SlurmError) || e.timedOut || e.notFound || !/unrecognized option|invalid option|json/i.test(e.message)) throw e;
+      // A squeue before 21.08 says "unrecognized option '--json'", one built without the JSON
+      // plugins names the plugin; anything else (timeout, controller down) is a real failure, and
+      // --json is tried again next time.
+      if (!(e instanceof SlurmError) || e.timedOut || e.notFound || !/unrecognized option|invalid option|plugin/i.test(e.detail)) throw e;
       squeueJson = false;
     }
   }
