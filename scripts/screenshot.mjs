@@ -116,6 +116,7 @@ async function main() {
     // Only the tree: the dashboard's pane collapsed; the view's title and its rows, not the empty space under them.
     await setPaneExpanded(page, "Dashboard", false);
     await setPaneExpanded(page, "GPUs", true);
+    await setPaneExpanded(page, "Slurm", false); // shown where sinfo is on PATH
     const rows = sidebar.locator(".monaco-list-row");
     await rows.last().waitFor({ timeout: 10_000 });
     await page.waitForTimeout(1500);
@@ -159,6 +160,7 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["dashboard-height"]) });
   await setPaneExpanded(page, "Dashboard", true);
   await setPaneExpanded(page, "GPUs", false);
+  await setPaneExpanded(page, "Slurm", false);
   const frame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   const cards = frame.locator("section.gpu");
   await cards.first().waitFor({ timeout: 30_000 });
