@@ -5,7 +5,7 @@
  * row, the failure counted, the old rows kept, no notification. The live parts are skipped, with
  * the reason, where Slurm is not installed or the tests do not run as root.
  */
-import { recorded } from "./client-fakeVscode";
+import { FakeTreeView, recorded } from "./client-fakeVscode";
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import * as fs from "node:fs";
@@ -16,7 +16,7 @@ import { ROOT } from "./helpers";
 import { slurmAvailability, startCluster, waitJob, type Cluster } from "../../scripts/slurm-cluster.mjs";
 import { parseSinfoNodes, parseSqueueFormat, parseSqueueJson, partitionGpus } from "../../client/src/slurm/parse";
 import { backoffSeconds, elapsedSeconds, failureRow, formatDuration, isActive, jobGpus, jobRow, partitionRow } from "../../client/src/slurm/present";
-import { SlurmTreeProvider } from "../../client/src/slurm/view";
+import { createSlurmTreeView, SlurmTreeProvider } from "../../client/src/slurm/view";
 import { submitScript } from "../../client/src/slurm/cli";
 
 const capture = (name: string) => readFileSync(join(ROOT, "test", "fixtures", "slurm", name), "utf8");
@@ -98,4 +98,27 @@ test("the tree provider on a live cluster: the partition and a running job; then
   assert.ok(after.some((r) => r.label === `${jobId} sleeper`), "the last known jobs stay shown");
   assert.equal(recorded.messages.length, notesBefore, "no notification");
   provider.dispose();
+});
+
+test("the view polls only while visible: nothing while hidden, one query when shown, none after it is hidden again", async () => {
+  // No Slurm on this PATH: each query fails at once (the failure row is what shows).
+  const savedPath = process.env.PATH;
+  process.env.PATH = "/nonexistent";
+  try {
+    const { provider, view, disposables } = createSlurmTreeView({ pollSeconds: () => 30, timeoutMs: () => 2000 });
+    const fake = view as unknown as FakeTreeView;
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(provider.snapshot.polls, 0, "hidden: no query");
+    fake.setVisible(true);
+    for (let i = 0; i < 50 && provider.snapshot.polls === 0; i++) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(provider.snapshot.polls, 1);
+    assert.equal(provider.snapshot.failures, 1);
+    assert.equal(provider.snapshot.jobsError, "squeue is not installed or not on PATH");
+    assert.equal(provider.poller.isActive, true);
+    fake.setVisible(false);
+    assert.equal(provider.poller.isActive, false, "hidden again: polling stops");
+    for (const d of disposables) d.dispose();
+  } finally {
+    process.env.PATH = savedPath;
+  }
 });
