@@ -5,7 +5,7 @@
  * GPU Pilot give up --json; a program that is not installed says so; a slow one is cut at its limit.
  */
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -13,7 +13,9 @@ import { ROOT } from "./helpers";
 import { queryJobs, resetSqueueProbe, runSlurm, SlurmError, parseScontrolJob } from "../../client/src/slurm/cli";
 
 const BIN = path.join(ROOT, "test", "fixtures", "slurm", "bin");
-const LOG = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "gp-slurm-cli-")), "calls.txt");
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), "gp-slurm-cli-"));
+after(() => fs.rmSync(TMP, { recursive: true, force: true }));
+const LOG = path.join(TMP, "calls.txt");
 const env = (mode: string) => ({ PATH: `${BIN}:${process.env.PATH}`, FAKE_SQUEUE_MODE: mode, FAKE_SQUEUE_LOG: LOG });
 const calls = () => fs.readFileSync(LOG, "utf8").trim().split("\n");
 
@@ -37,7 +39,7 @@ test("a controller that is down: Slurm's message, and --json is tried again next
 
 test("not installed, and too slow", async () => {
   await assert.rejects(runSlurm("sinfo-not-installed", [], {}), (e: unknown) => e instanceof SlurmError && e.notFound && /not installed or not on PATH/.test(e.message));
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gp-slurm-cli-"));
+  const dir = TMP;
   fs.writeFileSync(path.join(dir, "sinfo"), "#!/bin/sh\nexec sleep 30\n", { mode: 0o755 });
   const t = Date.now();
   await assert.rejects(runSlurm("sinfo", ["-h"], { env: { PATH: `${dir}:${process.env.PATH}` }, timeoutMs: 500 }), (e: unknown) => e instanceof SlurmError && e.timedOut && e.message === "sinfo -h did not answer within 1 s (is slurmctld reachable?)");

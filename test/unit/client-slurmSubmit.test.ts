@@ -5,15 +5,19 @@
  */
 import { FakeDocument, recorded, Uri, window, workspace } from "./client-fakeVscode";
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { after, test } from "node:test";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { isJobScript, scriptPathFor, SlurmJobs, submitCommand, type SlurmHost } from "../../client/src/slurm/submit";
 import { lintManifest } from "../../server/src/engine/manifests/lintManifest";
 
+const made: string[] = [];
+after(() => { for (const d of made) fs.rmSync(d, { recursive: true, force: true }); });
 function tmp(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), "gp-slurm-submit-"));
+  const d = fs.mkdtempSync(path.join(os.tmpdir(), "gp-slurm-submit-"));
+  made.push(d);
+  return d;
 }
 
 function host(scratch: string): SlurmHost & { refreshed: number } {
