@@ -9,6 +9,9 @@
 //   media/screenshot.png            the editor on examples/finetune_wrong_gpu.py with its GPU001
 //                                   squiggle, and the Problems panel under it
 //   media/screenshot-history.png    the GPU History panel only (utilisation and memory, GPU 1 selected)
+//   media/screenshot-slurm.png      the Slurm view only, side bar at 300 px: a test single-node Slurm
+//                                   (scripts/slurm-cluster.mjs, 2 fake GPUs) with a running and a
+//                                   pending job; skipped with the reason where Slurm cannot be started
 // With FAKE_NVIDIA_SMI_MODE=x8 --suffix=-8 the same with the constructed 8 x H200 fixture:
 // screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
 //
@@ -24,6 +27,7 @@ import { parseArgs } from "node:util";
 import { launchBrowser, log, onShutdown, openGpuPilotView, repoRoot, waitForWorkbench } from "../test/e2e/lib/host.mjs";
 import { startDevServer } from "../test/e2e/lib/devserver.mjs";
 import { startWorkspace } from "./startWorkspace.mjs";
+import { slurmAvailability, slurmCommand, startCluster, waitJob } from "./slurm-cluster.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -33,7 +37,7 @@ const { values: opts } = parseArgs({
     height: { type: "string", default: "720" },
     "history-height": { type: "string", default: "1200" },
     scale: { type: "string", default: "2" },
-    only: { type: "string", default: "tree,dashboard,problem,history" },
+    only: { type: "string", default: "tree,dashboard,problem,history,slurm" },
     "sidebar-width": { type: "string", default: "300" },
     "dashboard-height": { type: "string", default: "1500" },
     suffix: { type: "string", default: "" },
@@ -42,9 +46,11 @@ const { values: opts } = parseArgs({
 
 let cs = null;
 let browser = null;
+let slurm = null;
 const shutdown = onShutdown(async () => {
   if (browser) await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
   if (cs) await cs.stop();
+  if (slurm) await slurm.stop();
 });
 const watchdog = setTimeout(() => {
   console.error("screenshot: gave up after 300 s");
@@ -58,9 +64,25 @@ async function main() {
   const outDir = path.resolve(opts["out-dir"]);
   fs.mkdirSync(outDir, { recursive: true });
   const runDir = path.join(repoRoot, ".e2e-run", "screenshot");
+  const env = { FAKE_NVIDIA_SMI_MODE: process.env.FAKE_NVIDIA_SMI_MODE || "busy" };
+  if (only.has("slurm")) {
+    const why = slurmAvailability();
+    if (why) {
+      log(`no Slurm view shot: ${why}`);
+      only.delete("slurm");
+    } else {
+      slurm = await startCluster({ gpus: 2, cpus: 4 });
+      env.SLURM_CONF = slurm.conf;
+      // A running 1-GPU job and a 2-GPU job that waits for it.
+      for (const [name, gpus, time] of [["finetune", "--gpus-per-node=1", "2:00:00"], ["ddp_train", "--gres=gpu:2", "1-00:00:00"]]) {
+        const r = await slurmCommand(slurm.env, "sbatch", ["--parsable", `--job-name=${name}`, gpus, `--time=${time}`, `--chdir=${slurm.jobsDir}`, "--wrap", "sleep 600"]);
+        if (name === "finetune") await waitJob(slurm.env, String(r.stdout).trim(), { states: ["RUNNING"] });
+      }
+    }
+  }
   const started = await startDevServer({
     runDir, folder: startWorkspace({ repoRoot, runDir: path.join(repoRoot, ".e2e-run", "screenshot-workspace") }), freshUserData: true,
-    env: { FAKE_NVIDIA_SMI_MODE: process.env.FAKE_NVIDIA_SMI_MODE || "busy" },
+    env,
     settings: { "workbench.colorTheme": "Default Light Modern", "editor.minimap.enabled": false, "window.commandCenter": false },
   });
   cs = started.cs;
@@ -94,6 +116,7 @@ async function main() {
     // Only the tree: the dashboard's pane collapsed; the view's title and its rows, not the empty space under them.
     await setPaneExpanded(page, "Dashboard", false);
     await setPaneExpanded(page, "GPUs", true);
+    await setPaneExpanded(page, "Slurm", false); // shown where sinfo is on PATH
     const rows = sidebar.locator(".monaco-list-row");
     await rows.last().waitFor({ timeout: 10_000 });
     await page.waitForTimeout(1500);
@@ -101,6 +124,7 @@ async function main() {
     await shotOf(page, path.join(outDir, `screenshot-tree${suffix}.png`), [sidebar.locator(".composite.title").first(), rows.last()], { padBottom: 10 });
   }
   if (only.has("dashboard")) await dashboardShot(page, sidebar, outDir, suffix);
+  if (only.has("slurm")) await slurmShot(page, sidebar, outDir);
 
   // Back to a narrower side bar: the editor shots are cropped to the editor, which gets the room.
   await setPaneExpanded(page, "GPUs", true);
@@ -136,6 +160,7 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["dashboard-height"]) });
   await setPaneExpanded(page, "Dashboard", true);
   await setPaneExpanded(page, "GPUs", false);
+  await setPaneExpanded(page, "Slurm", false);
   const frame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   const cards = frame.locator("section.gpu");
   await cards.first().waitFor({ timeout: 30_000 });
@@ -144,6 +169,20 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   log(`dashboard: ${await cards.count()} cards`);
   await shotOf(page, path.join(outDir, `screenshot-dashboard${suffix}.png`), [sidebar.locator(".composite.title").first(), cards.last()], { padBottom: 8, bottomOf: 1 });
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) });
+}
+
+/** The Slurm view alone in the container (the other panes collapsed), at the side bar's width; from the container's title to its last row. */
+async function slurmShot(page, sidebar, outDir) {
+  await setPaneExpanded(page, "Dashboard", false);
+  await setPaneExpanded(page, "GPUs", false);
+  await setPaneExpanded(page, "Slurm", true);
+  const pane = page.locator(".part.sidebar .pane", { has: page.locator(".pane-header", { hasText: /^\s*Slurm/i }) }).first();
+  await pane.locator(".monaco-list-row", { hasText: "ddp_train" }).first().waitFor({ timeout: 60_000 });
+  await page.waitForTimeout(1500);
+  await page.mouse.move(5, Number(opts.height) - 5);
+  log(`slurm rows: ${JSON.stringify(await pane.locator(".monaco-list-row").allTextContents())}`);
+  await shotOf(page, path.join(outDir, "screenshot-slurm.png"), [sidebar.locator(".composite.title").first(), pane.locator(".monaco-list-row").last()], { padBottom: 10 });
+  await setPaneExpanded(page, "Slurm", false);
 }
 
 /** Drags the side bar's right edge by `dx` CSS pixels (wider when positive). */

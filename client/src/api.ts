@@ -143,4 +143,15 @@ export interface GpuPilotApi extends GpuViewApi {
    * themselves (`prepareInvocation`, `invoke`), for tests where `vscode.lm.invokeTool` is unavailable.
    */
   getAgentTools(): { registered: string[]; tools: Record<string, import("./agents/lmTools").AgentTool> };
+  /** The Slurm view's data and rows, and the jobs submitted from this window (slurm/features.ts). */
+  getSlurmState(): import("./slurm/features").SlurmState;
+  /** Queries sinfo and squeue for the Slurm view now. Never rejects. */
+  refreshSlurm(): Promise<void>;
+  /**
+   * `gpuPilot.slurm.submit` without quick picks when `opts.ask` is false: writes the job script for a
+   * Python file (and submits it when `opts.submit`), or submits a job script. Refused in Restricted Mode.
+   */
+  submitToSlurm(uri: Uri, opts?: import("./slurm/submit").SubmitOptions): Promise<{ jobId?: string; script?: string } | undefined>;
+  /** scancel of one of the user's active jobs, without the modal the command shows. @returns true when scancel ran. */
+  cancelSlurmJob(id: string): Promise<boolean>;
 }

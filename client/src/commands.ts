@@ -38,6 +38,10 @@ export const commands: Record<string, Factory> = {
     await ctx.restartServer();
   },
   "gpuPilot.showOutput": () => () => log.show(),
+  "gpuPilot.slurm.submit": (ctx) => (uri?: unknown) => ctx.slurm.submit(uri instanceof vscode.Uri ? uri : undefined),
+  "gpuPilot.slurm.refresh": (ctx) => () => ctx.slurm.refresh(),
+  "gpuPilot.slurm.cancel": (ctx) => (node?: unknown) => ctx.slurm.cancel(node),
+  "gpuPilot.slurm.openOutput": (ctx) => (node?: unknown) => ctx.slurm.openOutput(node),
   "gpuPilot.fixAll": () => async () => {
     const editor = vscode.window.activeTextEditor;
     if (!editor || !FIX_ALL_LANGUAGES.has(editor.document.languageId)) {

@@ -29,6 +29,7 @@ import { log, logChannel, traceChannel } from "./log";
 import { restartingErrorHandler } from "./serverRestart";
 import { registerRunCodeLens } from "./run/codeLens";
 import { checkRunFor, type RunHost } from "./run/runActiveFile";
+import { SlurmFeatures } from "./slurm/features";
 
 /** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
 const CLIENT_ID = "gpuPilot";
@@ -50,6 +51,8 @@ export class Ctx implements RunHost, AgentHost {
   private disposed = false;
   /** The agent tools (language-model tools and the MCP server definition), see agents/lmTools.ts. */
   readonly agentTools: ReturnType<typeof registerAgentTools>;
+  /** The Slurm view, submit, cancel and job output (slurm/features.ts). */
+  readonly slurm: SlurmFeatures;
 
   constructor(readonly extCtx: vscode.ExtensionContext) {
     // The run's pid while it runs: its processes are marked "this workspace's run" in the GPU view.
@@ -57,7 +60,9 @@ export class Ctx implements RunHost, AgentHost {
     this.selection = new SelectionStore(extCtx.workspaceState);
     this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection);
     this.historyPanel = new HistoryPanel(extCtx.extensionUri, this.monitor, this.selection, () => this._lastRun);
+    this.slurm = new SlurmFeatures(extCtx);
     extCtx.subscriptions.push(
+      this.slurm,
       this.historyPanel,
       this.monitor,
       ...this.gpuFeatures.disposables,
@@ -167,6 +172,10 @@ export class Ctx implements RunHost, AgentHost {
       checkRun: (uri, launcher) => checkRunFor(this, uri, launcher),
       getHistoryPanelState: () => this.historyPanel.getState(),
       getAgentTools: () => ({ registered: this.agentTools.registered(), tools: this.agentTools.tools }),
+      getSlurmState: () => this.slurm.state(),
+      refreshSlurm: () => this.slurm.refresh(),
+      submitToSlurm: (uri, opts) => this.slurm.submit(uri, opts),
+      cancelSlurmJob: (id) => this.slurm.cancelJobNow(id),
     };
   }
 

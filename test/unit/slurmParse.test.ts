@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./helpers";
-import { parseGres, parseSinfoNodes, partitionGpus, parseSqueueJson } from "../../client/src/slurm/parse";
+import { parseGres, parseSinfoNodes, partitionGpus, parseSqueueJson, parseSqueueFormat, parseSlurmDuration } from "../../client/src/slurm/parse";
 
 const capture = (name: string) => readFileSync(join(ROOT, "test", "fixtures", "slurm", name), "utf8");
 
@@ -48,8 +48,8 @@ test("squeue --json capture (Slurm 22.05.8): running, pending and finished jobs"
   assert.equal(jobs.length, 6);
   const hold = jobs.find((j) => j.id === 4)!;
   assert.deepEqual({ ...hold, submitTime: null, startTime: null }, {
-    id: 4, name: "hold", state: "RUNNING", partition: "gpu", user: "root", gpusPerNode: 2, gresDetail: ["gpu:a100:2(IDX:0-1)"],
-    nodes: "gpunode1", nodeCount: 1, reason: null, timeLimitMinutes: 10, submitTime: null, startTime: null, output: null,
+    id: 4, name: "hold", state: "RUNNING", partition: "gpu", user: "root", gpusPerNode: 2, gpusPerJob: null, gpusPerTask: null, gresDetail: ["gpu:a100:2(IDX:0-1)"],
+    nodes: "gpunode1", nodeCount: 1, reason: null, timeLimitMinutes: 10, submitTime: null, startTime: null, endTime: 1796144864, output: null,
   });
   assert.equal(hold.startTime, 1796144264);
   const pend = jobs.find((j) => j.id === 6)!;
@@ -65,4 +65,32 @@ test("parseSqueueJson: later versions' number objects and state lists; clear err
   assert.throws(() => parseSqueueJson("squeue: error: Invalid user"), /printed no JSON/);
   assert.throws(() => parseSqueueJson("{}"), /no "jobs" list/);
   assert.throws(() => parseSqueueJson(JSON.stringify({ jobs: [], errors: [{ error: "Unable to contact slurm controller" }] })), /squeue reported: Unable to contact slurm controller/);
+});
+
+test("squeue --json capture with --gpus and --gpus-per-task: tres_per_job and tres_per_task", () => {
+  const jobs = parseSqueueJson(capture("squeue-json-tres-22.05.json"));
+  const by = (name: string) => jobs.find((j) => j.name === name)!;
+  assert.deepEqual([by("hold").gpusPerNode, by("hold").gpusPerJob, by("hold").gpusPerTask], [1, null, null]);
+  assert.deepEqual([by("wide").gpusPerNode, by("wide").gpusPerJob, by("wide").timeLimitMinutes], [null, 2, 1440]);
+  assert.deepEqual([by("pertask").gpusPerTask, by("pertask").state, by("pertask").reason], [1, "PENDING", "Priority"]);
+});
+
+test("squeue format-string capture (the fallback without --json)", () => {
+  const jobs = parseSqueueFormat(capture("squeue-format-22.05.txt"));
+  assert.deepEqual(jobs.map((j) => [j.id, j.name, j.state, j.gpusPerNode, j.nodes, j.reason, j.timeLimitMinutes, j.runTimeSeconds]), [
+    [1, "probe_env", "COMPLETED", 2, "gpunode1", null, 5, 0],
+    [3, "wide", "PENDING", null, "", "Resources", 1440, 0],
+    [4, "pertask", "PENDING", null, "", "Priority", null, 0],
+    [2, "hold", "RUNNING", 1, "gpunode1", null, 10, 1],
+  ]);
+  assert.throws(() => parseSqueueFormat("1|x|RUNNING\n"), /squeue line 1: expected 11 fields/);
+});
+
+test("parseSlurmDuration: squeue's forms", () => {
+  assert.equal(parseSlurmDuration("0:05"), 5);
+  assert.equal(parseSlurmDuration("10:00"), 600);
+  assert.equal(parseSlurmDuration("2:03:04"), 7384);
+  assert.equal(parseSlurmDuration("1-00:00:00"), 86400);
+  assert.equal(parseSlurmDuration("UNLIMITED"), null);
+  assert.equal(parseSlurmDuration("INVALID"), null);
 });

@@ -134,8 +134,12 @@ export interface SlurmJob {
   state: string;
   partition: string;
   user: string;
-  /** GPUs per node asked for (`tres_per_node`), or null when the job asked none that way. */
+  /** GPUs per node asked for (`tres_per_node`: `--gpus-per-node`, `--gres=gpu:N`), or null when the job asked none that way. */
   gpusPerNode: number | null;
+  /** GPUs of the whole job (`tres_per_job`: `--gpus=N`), or null. */
+  gpusPerJob: number | null;
+  /** GPUs per task (`tres_per_task`: `--gpus-per-task=N`), or null. */
+  gpusPerTask: number | null;
   /** The allocated GPUs as Slurm lists them per node (`gpu:a100:2(IDX:0-1)`), running jobs only. */
   gresDetail: string[];
   nodes: string;
@@ -146,6 +150,10 @@ export interface SlurmJob {
   timeLimitMinutes: number | null;
   submitTime: number | null;
   startTime: number | null;
+  /** End time, Unix seconds: the real end of a finished job, the expected end (start + limit) of a running one; null when not known. */
+  endTime: number | null;
+  /** Run time in seconds as squeue printed it (`%M`, the format-string fallback); absent from the JSON, where it follows from the times. */
+  runTimeSeconds?: number;
   /** The output file (`standard_output`), or null when Slurm reports none. */
   output: string | null;
 }
@@ -178,7 +186,9 @@ export function parseSqueueJson(text: string): SlurmJob[] {
   if (errors.length) throw new Error(`squeue reported: ${errors.map((e) => (isObj(e) ? str(e.error) || str(e.description) || JSON.stringify(e) : String(e))).join("; ")}`);
   return doc.jobs.filter(isObj).map((j) => {
     const tpn = str(j.tres_per_node);
+    const gpusOf = (v: unknown) => { const t = str(v); return t ? parseGres(t).count || null : null; };
     const start = num(j.start_time);
+    const end = num(j.end_time);
     const submit = num(j.submit_time);
     const reason = str(j.state_reason);
     return {
@@ -188,6 +198,8 @@ export function parseSqueueJson(text: string): SlurmJob[] {
       partition: str(j.partition),
       user: str(j.user_name),
       gpusPerNode: tpn ? parseGres(tpn).count || null : null,
+      gpusPerJob: gpusOf(j.tres_per_job),
+      gpusPerTask: gpusOf(j.tres_per_task),
       gresDetail: Array.isArray(j.gres_detail) ? j.gres_detail.filter((x): x is string => typeof x === "string") : [],
       nodes: str(j.nodes),
       nodeCount: num(j.node_count) ?? 0,
@@ -195,7 +207,56 @@ export function parseSqueueJson(text: string): SlurmJob[] {
       timeLimitMinutes: num(j.time_limit),
       submitTime: submit && submit > 0 ? submit : null,
       startTime: start && start > 0 ? start : null,
+      endTime: end && end > 0 ? end : null,
       output: str(j.standard_output) || null,
     };
   });
+}
+
+/**
+ * The `squeue -o` format of {@link parseSqueueFormat}, for Slurm without `--json` (before 21.08):
+ * job id, name, state (long), partition, user, GPUs per node (`%b`, tres-per-node), node list,
+ * node count, reason, time limit, run time, each ended by `|`.
+ */
+export const SQUEUE_FORMAT = "%i|%j|%T|%P|%u|%b|%N|%D|%r|%l|%M|";
+
+/**
+ * Seconds of a Slurm duration as squeue prints it (`%M`, `%l`): `M:SS`, `H:MM:SS`, `D-HH:MM:SS`;
+ * null for `UNLIMITED`, `INVALID`, `N/A` or anything else.
+ */
+export function parseSlurmDuration(s: string): number | null {
+  const m = /^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$/.exec(s.trim());
+  if (!m) return null;
+  return (Number(m[1] ?? 0) * 24 + Number(m[2] ?? 0)) * 3600 + Number(m[3]) * 60 + Number(m[4]);
+}
+
+/**
+ * Parses `squeue -h -o` output made with {@link SQUEUE_FORMAT} (one job a line). Times other than
+ * the run time are not in it (null); `output` is null (ask `scontrol show job`).
+ * @throws Error naming the 1-based line when a line has not the 11 `|`-ended fields.
+ */
+export function parseSqueueFormat(text: string): SlurmJob[] {
+  const out: SlurmJob[] = [];
+  text.split(/\r?\n/).forEach((line, i) => {
+    if (!line.trim()) return;
+    const f = line.split("|");
+    if (f.length !== 12 || f[11].trim() !== "") throw new Error(`squeue line ${i + 1}: expected 11 fields ending in '|' (${SQUEUE_FORMAT}), got ${JSON.stringify(line)}`);
+    const [id, name, st, partition, user, tpn, nodes, count, reason, limit, run] = f.map((x) => x.trim());
+    const limitS = parseSlurmDuration(limit);
+    const runS = parseSlurmDuration(run);
+    out.push({
+      id: /^\d+$/.test(id) ? Number(id) : -1,
+      name, state: st, partition, user,
+      gpusPerNode: parseGres(tpn).count || null,
+      gpusPerJob: null, gpusPerTask: null, gresDetail: [],
+      nodes: nodes === "(null)" ? "" : nodes,
+      nodeCount: /^\d+$/.test(count) ? Number(count) : 0,
+      reason: reason && reason !== "None" ? reason : null,
+      timeLimitMinutes: limitS === null ? null : Math.round(limitS / 60),
+      submitTime: null, startTime: null, endTime: null,
+      ...(runS !== null ? { runTimeSeconds: runS } : {}),
+      output: null,
+    });
+  });
+  return out;
 }

@@ -1,0 +1,97 @@
+/**
+ * What the Slurm view shows, as plain data (no `vscode` import; unit-tested): one row per partition
+ * with total/free GPUs, one per job of the user with state, GPUs, nodes, elapsed/limit and reason,
+ * and the calm status line of a slow or failing query.
+ */
+import type { PartitionGpus, SlurmJob } from "./parse";
+
+/** Job states in which a job may still run (scancel makes sense). Others are final (squeue(1), JOB STATE CODES). */
+export const ACTIVE_STATES: ReadonlySet<string> = new Set(["PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"]);
+
+/** Whether the job can still be cancelled: any active state (a state list such as `PENDING,REQUEUED` counts by its first). */
+export function isActive(state: string): boolean {
+  return ACTIVE_STATES.has(state.split(",")[0]);
+}
+
+/** `H:MM:SS`, or `D-HH:MM:SS` from one day on (squeue's own form); seconds ≥ 0. */
+export function formatDuration(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  const d = Math.floor(s / 86400);
+  const h = Math.floor((s % 86400) / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const two = (n: number) => String(n).padStart(2, "0");
+  return d > 0 ? `${d}-${two(h)}:${two(m)}:${two(s % 60)}` : `${h}:${two(m)}:${two(s % 60)}`;
+}
+
+/**
+ * Seconds the job has run at `nowSec` (Unix seconds): squeue's own run time when it printed one, else
+ * from its start to its end (finished) or to now (running); null before it started.
+ */
+export function elapsedSeconds(job: SlurmJob, nowSec: number): number | null {
+  if (job.runTimeSeconds !== undefined) return job.runTimeSeconds;
+  if (job.startTime === null) return null;
+  const end = isActive(job.state) ? nowSec : (job.endTime ?? nowSec);
+  return Math.max(0, Math.min(end, nowSec) - job.startTime);
+}
+
+/** The GPUs a job asked for, as words: `2 GPUs/node`, `4 GPUs`, `1 GPU/task`; `no GPU` when none. */
+export function jobGpus(job: SlurmJob): string {
+  const plural = (n: number) => `${n} GPU${n === 1 ? "" : "s"}`;
+  if (job.gpusPerNode) return `${plural(job.gpusPerNode)}/node`;
+  if (job.gpusPerJob) return plural(job.gpusPerJob);
+  if (job.gpusPerTask) return `${plural(job.gpusPerTask)}/task`;
+  return "no GPU";
+}
+
+/** A row of the view. */
+export interface SlurmRow {
+  label: string;
+  description: string;
+  tooltip: string;
+}
+
+/** The row of a partition: `gpu (default)` · `1 of 2 GPUs free · 1 node · a100`. */
+export function partitionRow(p: PartitionGpus): SlurmRow {
+  const nodes = `${p.nodes} node${p.nodes === 1 ? "" : "s"}`;
+  const gpus = p.gpus === 0 ? "no GPUs" : `${p.gpusFree} of ${p.gpus} GPU${p.gpus === 1 ? "" : "s"} free`;
+  const types = p.types.length ? ` · ${p.types.join(", ")}` : "";
+  return {
+    label: p.isDefault ? `${p.partition} (default)` : p.partition,
+    description: `${gpus} · ${nodes}${types}`,
+    tooltip: `Partition ${p.partition}: ${p.gpus} GPUs on ${nodes}, ${p.gpusUsed} in use, ${p.gpusFree} free on nodes that take jobs (sinfo Gres/GresUsed)`,
+  };
+}
+
+/** The row of a job: `12 train` · `RUNNING · 2 GPUs/node · 0:00:05 / 1:00:00 · gpunode1`, `PENDING (Resources) · 4 GPUs/node · - / 0:10:00 · 1 node`. */
+export function jobRow(job: SlurmJob, nowSec: number): SlurmRow {
+  const el = elapsedSeconds(job, nowSec);
+  const limit = job.timeLimitMinutes === null ? "no limit" : formatDuration(job.timeLimitMinutes * 60);
+  const where = job.nodes || (job.nodeCount ? `${job.nodeCount} node${job.nodeCount === 1 ? "" : "s"}` : "");
+  // Most telling first (a 300 px side bar cuts the end): state and reason, GPUs, elapsed/limit, nodes.
+  const parts = [job.reason ? `${job.state} (${job.reason})` : job.state, jobGpus(job), `${el === null ? "-" : formatDuration(el)} / ${limit}`, where].filter(Boolean);
+  return {
+    label: `${job.id} ${job.name}`,
+    description: parts.join(" · "),
+    tooltip: [`Job ${job.id} (${job.name}) of ${job.user || "you"} on partition ${job.partition || "?"}`, `State: ${job.state}${job.reason ? ` (${job.reason})` : ""}`,
+      `GPUs: ${jobGpus(job)}${job.gresDetail.length ? ` — ${job.gresDetail.join(", ")}` : ""}`, `Nodes: ${where || "not yet allocated"}`,
+      `Elapsed / limit: ${el === null ? "not started" : formatDuration(el)} / ${limit}`].join("\n"),
+  };
+}
+
+/**
+ * The status line of a failing query, shown as a tree row (never a pop-up): what failed, Slurm's
+ * words, and when the next try comes.
+ */
+export function failureRow(what: string, message: string, retryInSeconds: number | null): SlurmRow {
+  const retry = retryInSeconds === null ? "" : ` — next try in ${retryInSeconds} s`;
+  return { label: `${what} did not answer`, description: `${message}${retry}`, tooltip: `${message}${retry}\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).` };
+}
+
+/**
+ * The poll period after `failures` failures in a row: `baseSeconds` (the setting, at least 30),
+ * doubled after each failure up to 10 minutes (or the setting, when it is longer).
+ */
+export function backoffSeconds(baseSeconds: number, failures: number): number {
+  const base = Math.max(30, baseSeconds);
+  return Math.min(Math.max(600, base), base * 2 ** Math.max(0, Math.min(failures, 10)));
+}

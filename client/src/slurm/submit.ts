@@ -1,0 +1,371 @@
+/**
+ * "GPU Pilot: Submit Active File to Slurm" (`gpuPilot.slurm.submit`, issue 23).
+ *
+ * On a Python file: asks (quick pick, pre-filled from the `gpuPilot.slurm.*` settings) for partition,
+ * nodes, GPUs per node, launcher and time; writes a job script (jobScript.ts) beside the file, or in
+ * `gpuPilot.slurm.scriptFolder`, or in a scratch folder (the extension's global storage) when the
+ * file is untitled or its folder cannot be written; opens it for editing with a "Submit" button
+ * (and the "Submit to Slurm" CodeLens on its first line). An existing script with other content is
+ * never overwritten: the next free name (`train-2.sbatch`) is used.
+ *
+ * On a job script (`.sbatch`, `.slurm`, or a file with `#SBATCH` lines): saves it and submits it with
+ * `sbatch --parsable <script>` (execa, argument array, in the script's folder), shows the job id and
+ * follows the job's output file live in an output channel `Slurm job <id>` (the path from `scontrol
+ * show job`, followed also before it exists), until the job ends.
+ *
+ * Nothing is submitted in Restricted Mode.
+ */
+import * as fs from "node:fs";
+import * as path from "node:path";
+import * as vscode from "vscode";
+import { log } from "../log";
+import { requireTrust } from "../run/runActiveFile";
+import { resolveInterpreter } from "../run/interpreter";
+import * as runSettings from "../run/settings";
+import { jobDetails, queryPartitions, submitScript, type SlurmCliOptions } from "./cli";
+import { followFile, type Follow } from "./follow";
+import { isActive } from "./present";
+import { isSlurmTime, jobNameFor, jobScript, JobScriptError, outputPathFor, SLURM_LAUNCHERS, type GpuOption, type JobScriptSpec, type SlurmLauncher } from "./jobScript";
+
+/** The `gpuPilot.slurm.*` values for one submission. */
+export interface SlurmSubmitSettings {
+  partition: string;
+  nodes: number;
+  gpusPerNode: number;
+  gpuOption: GpuOption;
+  time: string;
+  launcher: SlurmLauncher;
+  scriptFolder: string;
+}
+
+/** Reads the `gpuPilot.slurm.*` submit settings for `resource`; wrong types fall back to the defaults. */
+export function submitSettings(resource?: vscode.Uri): SlurmSubmitSettings {
+  const c = vscode.workspace.getConfiguration("gpuPilot.slurm", resource);
+  const str = (k: string, d: string) => { const v = c.get<unknown>(k); return typeof v === "string" ? v.trim() : d; };
+  const int = (k: string, d: number) => { const v = c.get<unknown>(k); return typeof v === "number" && Number.isInteger(v) && v >= 1 ? v : d; };
+  const launcher = c.get<unknown>("launcher");
+  const time = str("time", "01:00:00");
+  return {
+    partition: str("partition", ""),
+    nodes: int("nodes", 1),
+    gpusPerNode: int("gpusPerNode", 1),
+    gpuOption: c.get<unknown>("gpuOption") === "gres" ? "gres" : "gpus-per-node",
+    time: time === "" || isSlurmTime(time) ? time : "01:00:00",
+    launcher: launcher === "torchrun" ? "torchrun" : "python",
+    scriptFolder: str("scriptFolder", ""),
+  };
+}
+
+/** A job submitted from this window. */
+export interface SubmittedJob {
+  jobId: string;
+  script: string;
+  /** The output file Slurm writes (from scontrol), null until known. */
+  output: string | null;
+  /** What the output channel has shown of the job's output. */
+  text: string;
+  /** The last state seen; null before the first look. */
+  state: string | null;
+  /** True once the job ended and the output was read to its end. */
+  done: boolean;
+}
+
+/** What the command needs from the extension. */
+export interface SlurmHost {
+  /** Folder for scripts of untitled or read-only files (the extension's global storage). */
+  readonly scratchFolder: string;
+  /** Called after a submit or cancel: the Slurm view queries again. */
+  refreshView(): void;
+  /** Environment of the Slurm commands (default: the extension host's). */
+  cliOptions(): SlurmCliOptions;
+}
+
+/** Options of {@link submitCommand}: `ask: false` takes the settings as they are (API, tests); `submit: true` submits the written script at once. */
+export interface SubmitOptions {
+  ask?: boolean;
+  submit?: boolean;
+}
+
+/** Whether `doc` is a job script: `.sbatch`/`.slurm`, or any file with a line starting `#SBATCH`. */
+export function isJobScript(fileName: string, text: string): boolean {
+  return /\.(sbatch|slurm)$/i.test(fileName) || /^#SBATCH[ \t]/m.test(text);
+}
+
+/** Follows job outputs and remembers the jobs submitted here. */
+export class SlurmJobs implements vscode.Disposable {
+  private readonly jobs = new Map<string, SubmittedJob>();
+  private readonly channels = new Map<string, vscode.OutputChannel>();
+  private readonly follows = new Map<string, { follow: Follow | null; timer: NodeJS.Timeout; checks: number; busy: boolean; soon: boolean; tick: () => Promise<void> }>();
+  private disposed = false;
+
+  constructor(private readonly host: SlurmHost) {}
+
+  /** The jobs submitted from this window, oldest first (copies). */
+  list(): SubmittedJob[] {
+    return [...this.jobs.values()].map((j) => ({ ...j }));
+  }
+
+  /** The output channel of a job, created on first use; at most 5 are kept (the oldest go). */
+  channel(jobId: string): vscode.OutputChannel {
+    let ch = this.channels.get(jobId);
+    if (!ch) {
+      ch = vscode.window.createOutputChannel(`Slurm job ${jobId}`);
+      this.channels.set(jobId, ch);
+      while (this.channels.size > 5) {
+        const [oldest, c] = this.channels.entries().next().value as [string, vscode.OutputChannel];
+        this.stopFollow(oldest);
+        c.dispose();
+        this.channels.delete(oldest);
+      }
+    }
+    return ch;
+  }
+
+  /**
+   * Starts following job `jobId`'s output (its path from `scontrol show job`; the file itself is
+   * read every 500 ms, which costs Slurm nothing) and checks the job's state with `scontrol show
+   * job` after 2, 4, 8, 16 s and then every 30 s (the view's own limit), until it ends.
+   */
+  follow(jobId: string, script: string): SubmittedJob {
+    const job: SubmittedJob = this.jobs.get(jobId) ?? { jobId, script, output: null, text: "", state: null, done: false };
+    this.jobs.set(jobId, job);
+    if (this.follows.has(jobId)) return job;
+    const ch = this.channel(jobId);
+    ch.show(true);
+    const entry: { follow: Follow | null; timer: NodeJS.Timeout; checks: number; busy: boolean; soon: boolean; tick: () => Promise<void> } = { follow: null, timer: setTimeout(() => undefined, 0), checks: 0, busy: false, soon: false, tick: () => Promise.resolve() };
+    this.follows.set(jobId, entry);
+    const tick = async () => {
+      if (this.disposed || !this.follows.has(jobId)) return;
+      entry.busy = true;
+      try {
+        const d = await jobDetails(jobId, { ...this.host.cliOptions(), timeoutMs: 15_000 });
+        job.state = d.state;
+        if (!entry.follow && d.stdout) {
+          job.output = d.stdout;
+          ch.appendLine(`[GPU Pilot] Job ${jobId}: following ${d.stdout}`);
+          entry.follow = followFile(d.stdout, { intervalMs: 500, onData: (t) => { job.text += t; ch.append(t); } });
+        }
+        if (d.state && !isActive(d.state)) {
+          await entry.follow?.stop();
+          ch.appendLine(`[GPU Pilot] Job ${jobId} ended: ${d.state}.`);
+          job.done = true;
+          this.follows.delete(jobId);
+          this.host.refreshView();
+          return;
+        }
+      } catch (e) {
+        // The job left the controller (MinJobAge): stop, keeping the output read so far. Any other failure (scontrol slow, controller down) is logged and tried again.
+        if (/Invalid job id/i.test((e as Error).message)) {
+          await entry.follow?.stop();
+          ch.appendLine(`[GPU Pilot] Job ${jobId} is no longer known to Slurm; stopped following.`);
+          job.done = true;
+          this.follows.delete(jobId);
+          return;
+        }
+        log.warn(`Slurm job ${jobId}: ${(e as Error).message}`);
+      }
+      entry.busy = false;
+      const delay = entry.soon ? 0 : entry.follow ? Math.min(30_000, 2000 * 2 ** entry.checks++) : 1000;
+      entry.soon = false;
+      entry.timer = setTimeout(() => void tick(), delay);
+    };
+    entry.tick = tick;
+    void tick();
+    return job;
+  }
+
+  /** Checks a followed job's state now (after a cancel), instead of at its next check. */
+  checkNow(jobId: string): void {
+    const f = this.follows.get(jobId);
+    if (!f) return;
+    if (f.busy) { f.soon = true; return; }
+    clearTimeout(f.timer);
+    void f.tick();
+  }
+
+  private stopFollow(jobId: string): void {
+    const f = this.follows.get(jobId);
+    if (!f) return;
+    clearTimeout(f.timer);
+    void f.follow?.stop();
+    this.follows.delete(jobId);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    for (const id of [...this.follows.keys()]) this.stopFollow(id);
+    for (const c of this.channels.values()) c.dispose();
+    this.channels.clear();
+  }
+}
+
+/** The document to submit: `uri`'s, else the active editor's. */
+async function targetDocument(uri: vscode.Uri | undefined): Promise<vscode.TextDocument | undefined> {
+  if (uri instanceof vscode.Uri) return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) ?? vscode.workspace.openTextDocument(uri);
+  return vscode.window.activeTextEditor?.document;
+}
+
+function writable(dir: string): boolean {
+  try {
+    fs.accessSync(dir, fs.constants.W_OK);
+    return fs.statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The first `<stem>.sbatch`, `<stem>-2.sbatch`, ... in `dir` that is free or already holds exactly `text`. */
+export function scriptPathFor(dir: string, stem: string, text: string): string {
+  for (let n = 1; ; n++) {
+    const p = path.join(dir, `${stem}${n === 1 ? "" : `-${n}`}.sbatch`);
+    try {
+      if (fs.readFileSync(p, "utf8") === text) return p;
+    } catch {
+      return p; // free
+    }
+  }
+}
+
+/** Asks for the submission's values, pre-filled from the settings; undefined when cancelled. */
+async function askValues(s: SlurmSubmitSettings, cli: SlurmCliOptions): Promise<SlurmSubmitSettings | undefined> {
+  // Asked in the background: the quick pick shows at once, even when slurmctld is slow to answer.
+  const partitionsP = queryPartitions({ ...cli, timeoutMs: 10_000 }).then((ps) => ps.map((p) => p.partition), (e: unknown) => {
+    log.warn(`Submit: sinfo could not list the partitions (${(e as Error).message}); type one instead.`);
+    return [] as string[];
+  });
+  const v = { ...s };
+  for (;;) {
+    const summary = `${v.partition || "default partition"} · ${v.nodes} node${v.nodes === 1 ? "" : "s"} · ${v.gpusPerNode} GPU${v.gpusPerNode === 1 ? "" : "s"}/node (--${v.gpuOption === "gres" ? "gres=gpu:N" : "gpus-per-node"}) · ${v.launcher} · ${v.time || "partition's time limit"}`;
+    type Item = vscode.QuickPickItem & { key: string };
+    const items: Item[] = [
+      { key: "go", label: "$(check) Write the job script", description: summary },
+      { key: "partition", label: "Partition", description: v.partition || "(default)" },
+      { key: "nodes", label: "Nodes", description: String(v.nodes) },
+      { key: "gpus", label: "GPUs per node", description: String(v.gpusPerNode) },
+      { key: "gpuOption", label: "Ask for GPUs with", description: v.gpuOption === "gres" ? "--gres=gpu:N" : "--gpus-per-node=N" },
+      { key: "launcher", label: "Launcher", description: v.launcher === "torchrun" ? "torchrun (one task per node)" : "python (one task per GPU)" },
+      { key: "time", label: "Time limit", description: v.time || "(the partition's)" },
+    ];
+    const pick = await vscode.window.showQuickPick(items, { title: "GPU Pilot: Submit to Slurm", placeHolder: "Change a value, or write the job script" });
+    if (!pick) return undefined;
+    if (pick.key === "go") return v;
+    if (pick.key === "partition") {
+      const partitions = await partitionsP;
+      const choice = partitions.length
+        ? await vscode.window.showQuickPick(["(default)", ...partitions], { title: "Partition" })
+        : await vscode.window.showInputBox({ title: "Partition", value: v.partition, prompt: "Empty: the cluster's default partition" });
+      if (choice !== undefined) v.partition = choice === "(default)" ? "" : choice.trim();
+    } else if (pick.key === "nodes" || pick.key === "gpus") {
+      const t = await vscode.window.showInputBox({ title: pick.label, value: String(pick.key === "nodes" ? v.nodes : v.gpusPerNode), validateInput: (x) => (/^[1-9]\d{0,3}$/.test(x.trim()) ? undefined : "A whole number from 1") });
+      if (t !== undefined) { if (pick.key === "nodes") v.nodes = Number(t); else v.gpusPerNode = Number(t); }
+    } else if (pick.key === "gpuOption") {
+      const t = await vscode.window.showQuickPick(["--gpus-per-node=N", "--gres=gpu:N"], { title: "Ask Slurm for GPUs with" });
+      if (t) v.gpuOption = t.startsWith("--gres") ? "gres" : "gpus-per-node";
+    } else if (pick.key === "launcher") {
+      const t = await vscode.window.showQuickPick(SLURM_LAUNCHERS.map((l) => l), { title: "Launcher inside the job step" });
+      if (t) v.launcher = t as SlurmLauncher;
+    } else if (pick.key === "time") {
+      const t = await vscode.window.showInputBox({ title: "Time limit", value: v.time, prompt: "minutes, H:M:S or D-H:M:S; empty: the partition's", validateInput: (x) => (x.trim() === "" || isSlurmTime(x) ? undefined : "minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S") });
+      if (t !== undefined) v.time = t.trim();
+    }
+  }
+}
+
+/** Where the Python file to run lies on disk: its own path, or a copy in the scratch folder for an untitled one. */
+function programFile(doc: vscode.TextDocument, scratch: string): string {
+  if (doc.uri.scheme === "file" && !doc.isUntitled) return doc.uri.fsPath;
+  fs.mkdirSync(scratch, { recursive: true });
+  const name = `${path.basename(doc.uri.path).replace(/[^A-Za-z0-9_.-]/g, "_").replace(/\.py$/i, "") || "untitled"}.py`;
+  const p = path.join(scratch, name);
+  fs.writeFileSync(p, doc.getText());
+  return p;
+}
+
+/**
+ * The command. Returns the job id when it submitted one, the written script's path when it wrote
+ * one, undefined when refused or cancelled.
+ */
+export async function submitCommand(host: SlurmHost, jobs: SlurmJobs, uri?: vscode.Uri, opts: SubmitOptions = {}): Promise<{ jobId?: string; script?: string } | undefined> {
+  if (!requireTrust()) return undefined;
+  const doc = await targetDocument(uri);
+  if (!doc) {
+    void vscode.window.showInformationMessage("GPU Pilot: open a Python file or a job script to submit to Slurm.");
+    return undefined;
+  }
+  if (isJobScript(doc.uri.fsPath, doc.getText())) {
+    const jobId = await submitJobScript(host, jobs, doc);
+    return jobId ? { jobId, script: doc.uri.fsPath } : undefined;
+  }
+  if (doc.languageId !== "python") {
+    void vscode.window.showInformationMessage(`GPU Pilot submits Python files and job scripts; ${path.basename(doc.uri.fsPath)} is neither.`);
+    return undefined;
+  }
+  if (doc.isDirty && !doc.isUntitled) await doc.save();
+  let values: SlurmSubmitSettings | undefined = submitSettings(doc.uri);
+  if (opts.ask !== false) values = await askValues(values, host.cliOptions());
+  if (!values) return undefined;
+  const file = programFile(doc, host.scratchFolder);
+  const own = values.scriptFolder ? (path.isAbsolute(values.scriptFolder) ? values.scriptFolder : path.join(path.dirname(file), values.scriptFolder)) : path.dirname(file);
+  if (values.scriptFolder) fs.mkdirSync(own, { recursive: true });
+  const dir = writable(own) ? own : host.scratchFolder;
+  fs.mkdirSync(dir, { recursive: true });
+  const python = (await resolveInterpreter(doc.uri)).path;
+  const spec: JobScriptSpec = {
+    file, args: runSettings.scriptArgs(doc.uri), python, partition: values.partition, nodes: values.nodes, gpusPerNode: values.gpusPerNode,
+    gpuOption: values.gpuOption, time: values.time, output: outputPathFor(dir), launcher: values.launcher, chdir: path.dirname(file),
+  };
+  let text: string;
+  try {
+    text = jobScript(spec);
+  } catch (e) {
+    if (e instanceof JobScriptError) { void vscode.window.showErrorMessage(`GPU Pilot: cannot write the job script: ${e.message}`); return undefined; }
+    throw e;
+  }
+  const script = scriptPathFor(dir, jobNameFor(file), text);
+  fs.writeFileSync(script, text);
+  log.info(`Slurm job script written: ${script}${dir !== own ? ` (${own} cannot be written)` : ""}`);
+  const scriptDoc = await vscode.workspace.openTextDocument(vscode.Uri.file(script));
+  await vscode.window.showTextDocument(scriptDoc, { preview: false });
+  if (opts.submit) {
+    const jobId = await submitJobScript(host, jobs, scriptDoc);
+    return { script, ...(jobId ? { jobId } : {}) };
+  }
+  void vscode.window.showInformationMessage(`Job script written: ${path.basename(script)}. Review it, then submit.`, "Submit").then(async (c) => {
+    if (c === "Submit") await submitJobScript(host, jobs, scriptDoc);
+  });
+  return { script };
+}
+
+/** Saves and submits a job script; shows the job id and follows its output. @returns the job id, or undefined (refused or failed: reported). */
+export async function submitJobScript(host: SlurmHost, jobs: SlurmJobs, doc: vscode.TextDocument): Promise<string | undefined> {
+  if (!requireTrust()) return undefined;
+  if (doc.isUntitled || doc.uri.scheme !== "file") {
+    void vscode.window.showWarningMessage("Save the job script to a file first: sbatch submits files.");
+    return undefined;
+  }
+  if (doc.isDirty && !(await doc.save())) {
+    void vscode.window.showWarningMessage(`Could not save ${path.basename(doc.uri.fsPath)}; it was not submitted.`);
+    return undefined;
+  }
+  const script = doc.uri.fsPath;
+  try {
+    const { jobId } = await submitScript(script, { ...host.cliOptions(), cwd: path.dirname(script) });
+    log.info(`Submitted ${script}: Slurm job ${jobId}.`);
+    jobs.follow(jobId, script);
+    host.refreshView();
+    void vscode.window.showInformationMessage(`Submitted Slurm job ${jobId} (${path.basename(script)}); its output follows in "Slurm job ${jobId}".`);
+    return jobId;
+  } catch (e) {
+    log.warn(`sbatch refused ${script}: ${(e as Error).message}`);
+    void vscode.window.showErrorMessage(`GPU Pilot: Slurm did not take the job: ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
+/** The "Submit to Slurm" CodeLens on the first line of a job script (trusted workspaces only). */
+export class SubmitCodeLensProvider implements vscode.CodeLensProvider {
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    if (!vscode.workspace.isTrusted || !isJobScript(doc.uri.fsPath, doc.getText())) return [];
+    return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: "$(cloud-upload) Submit to Slurm", command: "gpuPilot.slurm.submit", arguments: [doc.uri], tooltip: "sbatch --parsable this script, then follow its output (GPU Pilot)" })];
+  }
+}
