@@ -24,6 +24,7 @@
 import { StringDecoder } from "node:string_decoder";
 import { type DmonActivity, dmonActivity, dmonArgs, DmonReader, type DmonSample, hasGpmValue } from "../../../server/src/nvidiaSmi/dmon";
 import { describeExitCode, FORCE_KILL_AFTER_MS, killIfStarted, loadExeca } from "./nvidiaSmi";
+import { formatPercent } from "./units";
 
 /** Samples of a GPU without a GPM value after which its GPM support is taken as absent (the H200 printed values from the 3rd). */
 export const PROBE_SAMPLES = 3;
@@ -83,6 +84,35 @@ export interface ActivitySnapshot {
 
 /** The snapshot while nothing runs. */
 export const ACTIVITY_OFF: ActivitySnapshot = { state: "off", note: "", gpus: [] };
+
+/** The "busy but idle" flag of a GPU in words, with its numbers; "" when it is not flagged. */
+export function busyButIdleSentence(g: GpuActivity | undefined): string {
+  if (!g?.busyButIdle) return "";
+  return `Busy but idle: GPU-Util ${formatPercent(g.latest?.gpuUtilPercent)} while SM activity is ${formatPercent(g.latest?.smActivityPercent)} over the last ${BUSY_IDLE_SAMPLES} samples: a kernel runs, but almost no SMs work (a heuristic: GPU-Util ≥ ${BUSY_UTIL_PERCENT}%, SM activity ≤ ${IDLE_SM_PERCENT}%).`;
+}
+
+/**
+ * SM activity of GPU `index` for its tree tooltip (Markdown): a small table (SM activity with
+ * dmon's GPU-Util of the same sample, SM occupancy, tensor activity) and the busy-but-idle flag;
+ * the calm {@link NOT_AVAILABLE} line where it is absent; "" when off.
+ */
+export function activityTooltipMarkdown(index: number, snapshot: ActivitySnapshot): string {
+  if (snapshot.state === "off") return "";
+  const g = snapshot.gpus.find((x) => x.index === index);
+  if (snapshot.state === "unsupported" || g?.support === "unsupported") return snapshot.note || NOT_AVAILABLE;
+  const a = g?.latest;
+  if (!a) return "SM activity: waiting for the first values of nvidia-smi dmon";
+  const lines = [
+    "| | |",
+    "|---|---|",
+    `| SM activity | ${formatPercent(a.smActivityPercent)} (GPU-Util ${formatPercent(a.gpuUtilPercent)}, dmon) |`,
+    `| SM occupancy | ${formatPercent(a.smOccupancyPercent)} |`,
+    `| Tensor activity | ${formatPercent(a.tensorActivityPercent)} |`,
+  ];
+  const flag = busyButIdleSentence(g);
+  if (flag) lines.push("", `$(warning) ${flag}`);
+  return lines.join("\n");
+}
 
 /** Folds dmon samples into per-GPU {@link GpuActivity}. Pure. */
 export class ActivityTracker {

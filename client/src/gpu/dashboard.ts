@@ -145,7 +145,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   /** Streams while the dashboard is visible (as the tree does). */
   private followVisibility(): void {
     if (this.view?.visible) {
-      this.hold ??= this.monitor.hold();
+      this.hold ??= this.monitor.hold({ activity: true });
       this.post(true);
     } else {
       this.hold?.dispose();
@@ -161,6 +161,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
       selection: this.selection.get(),
       history: this.monitor.history.snapshot(),
       sort: this.sort,
+      activity: this.monitor.activity,
     });
   }
 

@@ -9,6 +9,7 @@
 import * as vscode from "vscode";
 import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
+import { activityTooltipMarkdown } from "./activity";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import {
   appsOf,
@@ -60,7 +61,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   private changed(force = false): void {
     const m = this.monitor;
     const inv = m.inventory;
-    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }]);
+    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }, m.activity]);
     if (!force && key === this.lastRendered) return;
     this.lastRendered = key;
     this.emitter.fire();
@@ -117,7 +118,8 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         const item = new vscode.TreeItem(gpuShortLabel(gpu), apps.length + node.mig.length + node.warnings.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
         item.id = `gpu/${gpu.uuid}`;
         item.description = gpuRowDescription(gpu);
-        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings));
+        const activity = activityTooltipMarkdown(gpu.index, this.monitor.activity);
+        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings) + (activity ? `\n\n${activity}` : ""));
         tooltip.supportThemeIcons = true;
         item.tooltip = tooltip;
         // No icon on a healthy GPU: its room goes to the numbers (a 300 px side bar); the dashboard
