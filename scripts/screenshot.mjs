@@ -9,6 +9,8 @@
 //   media/screenshot.png            the editor on examples/finetune_wrong_gpu.py with its GPU001
 //                                   squiggle, and the Problems panel under it
 //   media/screenshot-history.png    the GPU History panel only (utilisation and memory, GPU 1 selected)
+// The dashboard shows SM activity from the fake's dmon replay of the H200 captures; the committed
+// 2-GPU shots use FAKE_NVIDIA_SMI_MODE=spin (GPU 0 spins one thread block: busy but idle).
 // With FAKE_NVIDIA_SMI_MODE=x8 --suffix=-8 the same with the constructed 8 x H200 fixture:
 // screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
 //
@@ -140,6 +142,9 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   const cards = frame.locator("section.gpu");
   await cards.first().waitFor({ timeout: 30_000 });
   await page.waitForTimeout(10_000); // sparklines: some samples
+  // SM activity comes from nvidia-smi dmon from its third sample on: wait for a value in the SM bar.
+  await frame.locator('[data-metric="sm"] .metric-value', { hasText: /%$/ }).first().waitFor({ timeout: 15_000 }).catch(() => log("dashboard: no SM activity shown"));
+  log(`dashboard SM activity: ${JSON.stringify(await frame.locator('[data-metric="sm"] .metric-value').allTextContents())}`);
   await page.mouse.move(5, Number(opts["dashboard-height"]) - 5);
   log(`dashboard: ${await cards.count()} cards`);
   await shotOf(page, path.join(outDir, `screenshot-dashboard${suffix}.png`), [sidebar.locator(".composite.title").first(), cards.last()], { padBottom: 8, bottomOf: 1 });

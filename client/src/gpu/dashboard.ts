@@ -34,7 +34,20 @@ export type DashboardClickTarget =
 /** What the webview drew, as it reports it after each render. */
 export interface DashboardRendered {
   /** Per card: UUID, whether its tick box is checked, the pids of its process table top to bottom, MIG ticks. */
-  gpus: { uuid: string; index: number; checked: boolean; pids: number[]; mig: { uuid: string; checked: boolean }[]; utilization: string; memory: string }[];
+  gpus: {
+    uuid: string;
+    index: number;
+    checked: boolean;
+    pids: number[];
+    mig: { uuid: string; checked: boolean }[];
+    utilization: string;
+    memory: string;
+    /** The SM activity bar's text (`95%`), "" when the card has none. */
+    smActivity: string;
+    /** Whether the card shows the busy-but-idle line, and the pids of the process rows it flags. */
+    busyButIdle: boolean;
+    busyIdlePids: number[];
+  }[];
   /** The sort its column headers show (aria-sort). */
   sort: ProcessSort;
   /** The webview's width in CSS pixels, and whether any card's content is wider than it (clipped). */
