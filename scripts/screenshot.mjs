@@ -37,7 +37,7 @@ const { values: opts } = parseArgs({
     scale: { type: "string", default: "2" },
     only: { type: "string", default: "tree,dashboard,problem,history" },
     "sidebar-width": { type: "string", default: "300" },
-    "dashboard-height": { type: "string", default: "1500" },
+    "dashboard-height": { type: "string", default: "1800" },
     suffix: { type: "string", default: "" },
   },
 });
