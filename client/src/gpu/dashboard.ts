@@ -1,7 +1,8 @@
 /**
  * The GPU dashboard: a WebviewView (`gpuPilot.dashboard`) in the GPU Pilot container, at nvitop's
- * density: per GPU a card with labelled utilisation and memory bars, temperature, power/cap, a
- * sparkline of the recent minutes (history.ts), its MIG devices and its processes (sortable), and
+ * density: per GPU a card with labelled utilisation, SM activity (activity.ts, where nvidia-smi dmon
+ * reads GPM) and memory bars, the busy-but-idle flag, temperature, power/cap, a sparkline of the
+ * recent minutes (history.ts), its MIG devices and its processes (sortable), and
  * the selection ticks, which write the same {@link SelectionStore} as the tree, the quick pick and
  * the API (so all of them stay in sync).
  *
