@@ -12,6 +12,8 @@
 //   media/screenshot-slurm.png      the Slurm view only, side bar at 300 px: a test single-node Slurm
 //                                   (scripts/slurm-cluster.mjs, 2 fake GPUs) with a running and a
 //                                   pending job; skipped with the reason where Slurm cannot be started
+// The dashboard shows SM activity from the fake's dmon replay of the H200 captures; the committed
+// 2-GPU shots use FAKE_NVIDIA_SMI_MODE=spin (GPU 0 spins one thread block: busy but idle).
 // With FAKE_NVIDIA_SMI_MODE=x8 --suffix=-8 the same with the constructed 8 x H200 fixture:
 // screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
 //
@@ -39,7 +41,7 @@ const { values: opts } = parseArgs({
     scale: { type: "string", default: "2" },
     only: { type: "string", default: "tree,dashboard,problem,history,slurm" },
     "sidebar-width": { type: "string", default: "300" },
-    "dashboard-height": { type: "string", default: "1500" },
+    "dashboard-height": { type: "string", default: "1800" },
     suffix: { type: "string", default: "" },
   },
 });
@@ -165,6 +167,9 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   const cards = frame.locator("section.gpu");
   await cards.first().waitFor({ timeout: 30_000 });
   await page.waitForTimeout(10_000); // sparklines: some samples
+  // SM activity comes from nvidia-smi dmon from its third sample on: wait for a value in the SM bar.
+  await frame.locator('[data-metric="sm"] .metric-value', { hasText: /%$/ }).first().waitFor({ timeout: 15_000 }).catch(() => log("dashboard: no SM activity shown"));
+  log(`dashboard SM activity: ${JSON.stringify(await frame.locator('[data-metric="sm"] .metric-value').allTextContents())}`);
   await page.mouse.move(5, Number(opts["dashboard-height"]) - 5);
   log(`dashboard: ${await cards.count()} cards`);
   await shotOf(page, path.join(outDir, `screenshot-dashboard${suffix}.png`), [sidebar.locator(".composite.title").first(), cards.last()], { padBottom: 8, bottomOf: 1 });

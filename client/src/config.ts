@@ -51,6 +51,15 @@ export function historyMinutes(): number {
   return Math.min(1440, numberSetting("history.minutes", 10, 1));
 }
 
+/**
+ * `gpuPilot.monitor.smActivity`: `auto` (default: stream SM activity with `nvidia-smi dmon
+ * --gpm-metrics` while the GPU view or dashboard is visible, where the GPU and driver support it)
+ * or `off`.
+ */
+export function smActivity(): "auto" | "off" {
+  return cfg().get<unknown>("monitor.smActivity") === "off" ? "off" : "auto";
+}
+
 /** `gpuPilot.selectBy`: how ticked GPUs are written into CUDA_VISIBLE_DEVICES, `index` (default) or `uuid`. */
 export function selectBy(): "index" | "uuid" {
   return cfg().get<unknown>("selectBy") === "uuid" ? "uuid" : "index";

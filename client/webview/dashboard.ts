@@ -26,8 +26,10 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, t
 }
 
 /** A labelled bar: `Util [████░░] 12%`, role meter with its value for screen readers. */
-function bar(label: string, b: DashboardBar, what: string): HTMLElement {
+function bar(label: string, b: DashboardBar, what: string, key: string, title?: string): HTMLElement {
   const row = el("div", "metric");
+  row.dataset.metric = key;
+  if (title) row.title = title;
   row.append(el("span", "metric-label", label));
   const track = el("div", `bar level-${b.level}`);
   track.setAttribute("role", "meter");
@@ -113,13 +115,14 @@ function processTable(g: DashboardGpu, m: DashboardModel): HTMLElement {
   head.append(tr);
   const body = el("tbody");
   for (const p of g.processes) {
-    const row = el("tr", p.workspaceRun ? "run" : p.own ? "own" : "");
+    const row = el("tr", [p.workspaceRun ? "run" : p.own ? "own" : "", p.busyButIdle ? "busy-idle" : ""].filter(Boolean).join(" "));
     row.dataset.pid = String(p.pid);
+    if (p.busyButIdle) row.title = `Your process on a GPU that is busy but idle. ${g.busyButIdleText}`;
     // The column says "User": an unknown one reads "unknown", its tooltip says why.
     const user = el("td", "col-user", p.user === "user unknown" ? "unknown" : p.user);
     user.title = p.userNote ? `User unknown: ${p.userNote}` : p.user;
     const cmd = el("td", "col-command", p.program);
-    cmd.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "");
+    cmd.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.busyButIdle ? `\n${g.busyButIdleText}` : "");
     row.append(el("td", "col-pid", String(p.pid)), user, el("td", "col-memory", p.memory), cmd);
     body.append(row);
   }
@@ -152,11 +155,19 @@ function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
     c.append(el("p", "warning", "nvidia-smi reports this GPU as lost: reboot to recover it."));
     return c;
   }
-  c.append(bar("Util", g.utilization, "GPU utilisation"), bar("Mem", g.memory, "Memory used"));
+  c.append(bar("Util", g.utilization, "GPU utilisation", "util", ["GPU-Util: the share of time any kernel ran (utilization.gpu)", g.activityNote].filter(Boolean).join("\n")));
+  if (g.smActivity) c.append(bar("SM", g.smActivity, "SM activity", "sm", "SM activity: the share of SMs that were busy (nvidia-smi dmon, GPM). GPU-Util only says that some kernel ran."));
+  c.append(bar("Mem", g.memory, "Memory used", "memory"));
   const facts = el("div", "facts");
   facts.append(el("span", "", `Power ${g.power}`), el("span", "", g.free));
   c.append(facts, sparkline(g));
   for (const w of g.warnings) c.append(el("p", "warning", w));
+  if (g.busyButIdle) {
+    const mine = g.processes.filter((p) => p.busyButIdle).map((p) => p.pid);
+    const flag = el("p", "warning busy-idle", `Busy but idle: GPU-Util ${g.utilization.text}, SM ${g.smActivity?.text ?? "?"}${mine.length ? ` · your process ${mine.join(", ")}` : ""}`);
+    flag.title = g.busyButIdleText;
+    c.append(flag);
+  }
   if (g.mig.length > 0) {
     const list = el("ul", "mig");
     list.setAttribute("aria-label", `MIG devices of GPU ${g.index}`);
@@ -204,8 +215,11 @@ function report(m: DashboardModel): void {
       checked: (c.querySelector<HTMLInputElement>(".head input.tick")?.checked) ?? false,
       pids: Array.from(c.querySelectorAll<HTMLElement>("tbody tr")).map((r) => Number(r.dataset.pid)),
       mig: Array.from(c.querySelectorAll<HTMLInputElement>("ul.mig input.tick")).map((b) => ({ uuid: b.dataset.uuid ?? "", checked: b.checked })),
-      utilization: c.querySelectorAll(".metric-value")[0]?.textContent ?? "",
-      memory: c.querySelectorAll(".metric-value")[1]?.textContent ?? "",
+      utilization: c.querySelector('[data-metric="util"] .metric-value')?.textContent ?? "",
+      memory: c.querySelector('[data-metric="memory"] .metric-value')?.textContent ?? "",
+      smActivity: c.querySelector('[data-metric="sm"] .metric-value')?.textContent ?? "",
+      busyButIdle: c.querySelector("p.busy-idle") !== null,
+      busyIdlePids: Array.from(c.querySelectorAll<HTMLElement>("tbody tr.busy-idle")).map((r) => Number(r.dataset.pid)),
     })),
     sort: m.sort,
     width: document.documentElement.clientWidth,

@@ -28,7 +28,7 @@ async function monitorFor(mode: string): Promise<GpuMonitor> {
   return monitor;
 }
 
-const proc = (pid: number, user: string, memoryMiB: number | null, command: string): DashboardProcess => ({ pid, user, memoryMiB, memory: "", command, program: command, own: false, workspaceRun: false });
+const proc = (pid: number, user: string, memoryMiB: number | null, command: string): DashboardProcess => ({ pid, user, memoryMiB, memory: "", command, program: command, own: false, workspaceRun: false, busyButIdle: false });
 
 test("sortProcesses: each column both ways, unknown memory last when descending, ties by pid", () => {
   const rows = [proc(30, "bob", 100, "python b.py"), proc(10, "alice", null, "torchrun x"), proc(20, "Carol", 5000, "jupyter"), proc(5, "alice", 100, "a.out")];

@@ -290,7 +290,9 @@ test("trickle: a sample that keeps coming in time keeps the stream alive, howeve
   const split = join(tmp, "bytewise-smi");
   writeFileSync(split, `#!/usr/bin/env node\nconst l = ${JSON.stringify(gpuLine(0) + "\n")};\nsetInterval(() => { let i = 0; const t = setInterval(() => { process.stdout.write(l[i++]); if (i >= l.length) clearInterval(t); }, 1); }, 400);\n`);
   chmodSync(split, 0o755);
-  const stream = new GpuStream({ path: split, intervalMs: 400, timeoutMs: 600, processesEvery: 0, settleMs: 20 });
+  // timeoutMs leaves room for a starved writer: on a loaded 2-core machine its 1 ms timer fired
+  // only 89 times in 1000 ms, and the 600 ms limit this test had made it fail there.
+  const stream = new GpuStream({ path: split, intervalMs: 400, timeoutMs: 2600, processesEvery: 0, settleMs: 20 });
   const r = record(stream);
   stream.start();
   try { await until(() => r.ticks().filter((t) => t.gpus.length > 0).length >= 4, "four samples"); } finally { await stream.stop(); }

@@ -1,7 +1,8 @@
 /**
  * The GPU dashboard: a WebviewView (`gpuPilot.dashboard`) in the GPU Pilot container, at nvitop's
- * density: per GPU a card with labelled utilisation and memory bars, temperature, power/cap, a
- * sparkline of the recent minutes (history.ts), its MIG devices and its processes (sortable), and
+ * density: per GPU a card with labelled utilisation, SM activity (activity.ts, where nvidia-smi dmon
+ * reads GPM) and memory bars, the busy-but-idle flag, temperature, power/cap, a sparkline of the
+ * recent minutes (history.ts), its MIG devices and its processes (sortable), and
  * the selection ticks, which write the same {@link SelectionStore} as the tree, the quick pick and
  * the API (so all of them stay in sync).
  *
@@ -34,7 +35,20 @@ export type DashboardClickTarget =
 /** What the webview drew, as it reports it after each render. */
 export interface DashboardRendered {
   /** Per card: UUID, whether its tick box is checked, the pids of its process table top to bottom, MIG ticks. */
-  gpus: { uuid: string; index: number; checked: boolean; pids: number[]; mig: { uuid: string; checked: boolean }[]; utilization: string; memory: string }[];
+  gpus: {
+    uuid: string;
+    index: number;
+    checked: boolean;
+    pids: number[];
+    mig: { uuid: string; checked: boolean }[];
+    utilization: string;
+    memory: string;
+    /** The SM activity bar's text (`95%`), "" when the card has none. */
+    smActivity: string;
+    /** Whether the card shows the busy-but-idle line, and the pids of the process rows it flags. */
+    busyButIdle: boolean;
+    busyIdlePids: number[];
+  }[];
   /** The sort its column headers show (aria-sort). */
   sort: ProcessSort;
   /** The webview's width in CSS pixels, and whether any card's content is wider than it (clipped). */
@@ -145,7 +159,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   /** Streams while the dashboard is visible (as the tree does). */
   private followVisibility(): void {
     if (this.view?.visible) {
-      this.hold ??= this.monitor.hold();
+      this.hold ??= this.monitor.hold({ activity: true });
       this.post(true);
     } else {
       this.hold?.dispose();
@@ -161,6 +175,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
       selection: this.selection.get(),
       history: this.monitor.history.snapshot(),
       sort: this.sort,
+      activity: this.monitor.activity,
     });
   }
 

@@ -5,10 +5,14 @@
  * recent minutes from the history ring (history.ts), its MIG devices and its compute processes
  * (sortable by pid, user, GPU memory or command), and whether it is ticked in the selection.
  *
+ * Where `nvidia-smi dmon --gpm-metrics` works (activity.ts), a card also shows SM activity beside
+ * GPU-Util and flags "busy but idle" on the GPU and on the user's own processes on it.
+ *
  * Pure (no `vscode`): every number is written by units.ts, so the dashboard reads as the tree, the
  * status bar and the quick pick do. Built from the monitor's inventory, the selection entries and
  * a history snapshot.
  */
+import { type ActivitySnapshot, busyButIdleSentence, NOT_AVAILABLE } from "./activity";
 import type { HistorySnapshot } from "./history";
 import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import { appsOf, gpuWarnings, printableName, processUser, programCommand } from "./present";
@@ -46,6 +50,8 @@ export interface DashboardProcess {
   own: boolean;
   /** Is (or descends from) this workspace's run. */
   workspaceRun: boolean;
+  /** One of the user's own processes on a GPU flagged {@link DashboardGpu.busyButIdle}. */
+  busyButIdle: boolean;
 }
 
 /** A MIG device row of a card. */
@@ -73,6 +79,18 @@ export interface DashboardGpu {
   lost: boolean;
   /** `utilization.gpu`: text `12%`. */
   utilization: DashboardBar;
+  /**
+   * SM activity (dmon's GPM `smutil`, percentage of SMs busy): text `95%`, `…` while dmon has not
+   * printed a value yet; absent when not shown (`gpuPilot.monitor.smActivity` off, or not
+   * available on this GPU: see {@link activityNote}).
+   */
+  smActivity?: DashboardBar;
+  /** Why SM activity is not shown, once and calmly (the Util row's tooltip): {@link NOT_AVAILABLE}; absent otherwise. */
+  activityNote?: string;
+  /** GPU-Util high while SM activity is near zero over the last samples (activity.ts, BUSY_UTIL_PERCENT); the sentence in {@link busyButIdleText}. */
+  busyButIdle: boolean;
+  /** The flag in words (with the numbers), "" when not flagged. */
+  busyButIdleText: string;
   /** `memory.used` of `memory.total`: text `3.3/140.4 GiB`. */
   memory: DashboardBar;
   /** `35°C`. */
@@ -163,7 +181,7 @@ function sparkOf(gpu: Gpu, history: HistorySnapshot | undefined, now: number): D
   };
 }
 
-function processOf(app: ComputeApp, details: ProcessDetails | undefined): DashboardProcess {
+function processOf(app: ComputeApp, details: ProcessDetails | undefined, gpuBusyButIdle: boolean): DashboardProcess {
   return {
     pid: app.pid,
     user: processUser(details),
@@ -174,6 +192,7 @@ function processOf(app: ComputeApp, details: ProcessDetails | undefined): Dashbo
     program: programCommand(details?.commandLine || app.processName),
     own: details?.own ?? false,
     workspaceRun: details?.workspaceRun ?? false,
+    busyButIdle: gpuBusyButIdle && (details?.own ?? false),
   };
 }
 
@@ -188,6 +207,22 @@ export interface DashboardInput {
   sort?: ProcessSort;
   /** ms since the epoch (the sparkline's right end); default Date.now(). */
   now?: number;
+  /** SM activity from the monitor ({@link GpuMonitor.activity}); absent or `off`: not shown. */
+  activity?: ActivitySnapshot;
+}
+
+/** The SM activity fields of a card for GPU `index`. */
+function activityOf(index: number, activity: ActivitySnapshot | undefined): Pick<DashboardGpu, "smActivity" | "activityNote" | "busyButIdle" | "busyButIdleText"> {
+  const none = { busyButIdle: false, busyButIdleText: "" };
+  if (!activity || activity.state === "off") return none;
+  const g = activity.gpus.find((x) => x.index === index);
+  if (activity.state === "unsupported" || g?.support === "unsupported") return { ...none, activityNote: activity.note || NOT_AVAILABLE };
+  const sm = g?.latest?.smActivityPercent;
+  const bar: DashboardBar = sm === undefined
+    ? { fraction: null, level: "unknown", text: "…" }
+    : { fraction: Math.min(1, Math.max(0, sm / 100)), level: levelOf(sm), text: formatPercent(sm) };
+  if (!g?.busyButIdle) return { ...none, smActivity: bar };
+  return { smActivity: bar, busyButIdle: true, busyButIdleText: busyButIdleSentence(g) };
 }
 
 /** Builds the {@link DashboardModel}; GPUs in index order, MIG devices under their GPU by device number. */
@@ -204,6 +239,7 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
     const migs: MigDevice[] = (inv.mig ?? []).filter((m) => m.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase()).sort((a, b) => a.device - b.device);
     const used = fraction(gpu.memoryUsedMiB, gpu.memoryTotalMiB);
     const util = gpu.utilizationGpuPercent;
+    const activity = activityOf(gpu.index, input.activity);
     return {
       uuid: gpu.uuid,
       index: gpu.index,
@@ -211,12 +247,13 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
       selected: isSelected(gpu, input.selection),
       lost: gpu.lost === true,
       utilization: { fraction: util === null ? null : Math.min(1, Math.max(0, util / 100)), level: levelOf(util), text: formatPercent(util) },
+      ...activity,
       memory: { fraction: used, level: levelOf(used === null ? null : used * 100), text: formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB) },
       temperature: formatTemperature(gpu.temperatureC),
       power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
       free: formatFree(gpu),
       spark: sparkOf(gpu, input.history, now),
-      processes: sortProcesses(appsOf(gpu, inv.apps).map((a) => processOf(a, inv.processes?.find((p) => p.pid === a.pid))), sort),
+      processes: sortProcesses(appsOf(gpu, inv.apps).map((a) => processOf(a, inv.processes?.find((p) => p.pid === a.pid), activity.busyButIdle)), sort),
       mig: migs.map((m) => ({ uuid: m.uuid, profile: m.profile, device: m.device, selected: isMigSelected(m, input.selection) })),
       warnings: gpuWarnings(gpu, inv.apps, migs.length),
     };

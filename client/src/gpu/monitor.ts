@@ -6,6 +6,9 @@
  *   `nvidia-smi ... -lms <gpuPilot.refreshIntervalMs>` streams the GPU fields ({@link GpuStream}),
  *   the compute processes are queried on every 5th tick, and their users and command lines are read
  *   from /proc; everything stops when the view is hidden;
+ * - while the GPU view or the dashboard is visible (not for a quick pick or the history panel), and
+ *   `gpuPilot.monitor.smActivity` is `auto`, one `nvidia-smi dmon --gpm-metrics` streams SM
+ *   activity ({@link ActivityStream}); support is probed once per nvidia-smi (until a settings change);
  * - {@link GpuMonitor.refresh} queries once (at start, for the language server; the Refresh button;
  *   a settings change, which supersedes a query in flight instead of joining it); a query that
  *   timed out is retried with back-off and a longer limit.
@@ -21,6 +24,7 @@ import { GpuStream, type StreamEvent } from "./stream";
 import { type AmdTool, queryAmdInventory } from "./amdSmi";
 import { detectVendor } from "./vendor";
 import { findProgram } from "../run/which";
+import { ACTIVITY_OFF, type ActivityEvent, type ActivitySnapshot, ActivityStream } from "./activity";
 
 /**
  * Value of the `gpuPilot.nvidiaSmiState` context key:
@@ -36,6 +40,8 @@ export const PROBLEM_KEY = "gpuPilot.nvidiaSmiProblem";
 
 /** Settings whose change restarts the stream and re-queries (path, limit, interval). */
 const MONITOR_KEYS: readonly string[] = [...config.NVIDIA_SMI_KEYS, `${config.SECTION}.refreshIntervalMs`];
+/** Settings whose change starts SM activity afresh (and probes its support again). */
+const ACTIVITY_KEYS: readonly string[] = [...MONITOR_KEYS, `${config.SECTION}.monitor.smActivity`];
 
 /** A calm warning shown as a row of the view (not a failure of nvidia-smi as a whole). */
 export interface MonitorNotice {
@@ -90,6 +96,11 @@ export class GpuMonitor implements vscode.Disposable {
   private streamNotice: MonitorNotice | undefined;
   private lastFaultLogged = "";
 
+  private activityStream: ActivityStream | undefined;
+  private activitySub: { dispose(): void } | undefined;
+  private activityHolds = 0;
+  private activityLogged = "";
+
   private apps: ComputeApp[] = [];
   private mig: MigDevice[] = [];
   private processes: ProcessDetails[] = [];
@@ -128,6 +139,7 @@ export class GpuMonitor implements vscode.Disposable {
         if (config.affects(e, [`${config.SECTION}.history.minutes`, `${config.SECTION}.refreshIntervalMs`])) {
           this.history.resize(historyCapacity(config.historyMinutes(), config.refreshIntervalMs()));
         }
+        if (config.affects(e, ACTIVITY_KEYS)) this.resetActivity();
         if (!config.affects(e, MONITOR_KEYS)) return;
         this.known.clear();
         this.vanished = [];
@@ -179,6 +191,21 @@ export class GpuMonitor implements vscode.Disposable {
     return this.stream?.pid;
   }
 
+  /**
+   * SM activity per GPU index from `nvidia-smi dmon --gpm-metrics` ({@link ActivityStream}):
+   * {@link ACTIVITY_OFF} when `gpuPilot.monitor.smActivity` is `off` or dmon never ran; the last
+   * snapshot otherwise (kept while the view is hidden; `unsupported` once probed absent).
+   */
+  get activity(): ActivitySnapshot {
+    if (config.smActivity() === "off") return ACTIVITY_OFF;
+    return this.activityStream?.snapshot ?? ACTIVITY_OFF;
+  }
+
+  /** The dmon process id while one runs. */
+  get activityPid(): number | undefined {
+    return this.activityStream?.pid;
+  }
+
   /** User and command line of a compute process, once read from /proc. */
   processOf(pid: number): ProcessDetails | undefined {
     return this.processes.find((p) => p.pid === pid);
@@ -199,9 +226,14 @@ export class GpuMonitor implements vscode.Disposable {
     return sub;
   }
 
-  /** Keeps the stream running until the returned object is disposed (a quick pick with live numbers). */
-  hold(): vscode.Disposable {
+  /**
+   * Keeps the stream running until the returned object is disposed (a quick pick with live
+   * numbers). `activity: true` (the dashboard) also streams SM activity.
+   */
+  hold(options: { activity?: boolean } = {}): vscode.Disposable {
+    const activity = options.activity === true;
     this.holds++;
+    if (activity) this.activityHolds++;
     this.updateStreaming();
     let released = false;
     return {
@@ -209,6 +241,7 @@ export class GpuMonitor implements vscode.Disposable {
         if (released) return;
         released = true;
         this.holds--;
+        if (activity) this.activityHolds--;
         this.updateStreaming();
       },
     };
@@ -234,12 +267,14 @@ export class GpuMonitor implements vscode.Disposable {
     this.poller.dispose();
     this.streamSub?.dispose();
     void this.stream?.stop();
+    this.activitySub?.dispose();
+    void this.activityStream?.stop();
     for (const d of this.disposables.splice(0)) d.dispose();
   }
 
   /** Stops the stream and waits for nvidia-smi to exit (tests). */
   async stopStreaming(): Promise<void> {
-    await this.stream?.stop();
+    await Promise.all([this.stream?.stop(), this.activityStream?.stop()]);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -279,6 +314,53 @@ export class GpuMonitor implements vscode.Disposable {
       this.streamNotice = undefined;
       log.debug("GPU view hidden: nvidia-smi stream stopped.");
     }
+    this.updateActivity();
+  }
+
+  /** One dmon while the tree or the dashboard is visible and the setting is `auto`. */
+  private updateActivity(): void {
+    const want = !this.disposed && config.smActivity() === "auto" && (this.viewVisible || this.activityHolds > 0);
+    if (want) {
+      if (!this.activityStream) {
+        this.activityStream = new ActivityStream({
+          path: config.nvidiaSmiPath(),
+          intervalMs: config.refreshIntervalMs(),
+          timeoutMs: config.nvidiaSmiTimeoutMs(),
+          ...(this.options.env ? { env: this.options.env } : {}),
+          ...(this.options.backoffInitialMs !== undefined ? { backoffInitialMs: this.options.backoffInitialMs } : {}),
+          ...(this.options.backoffMaxMs !== undefined ? { backoffMaxMs: this.options.backoffMaxMs } : {}),
+        });
+        this.activitySub = this.activityStream.on((e) => this.onActivity(e));
+      }
+      if (!this.activityStream.isRunning && this.activityStream.snapshot.state !== "unsupported") this.activityStream.start();
+    } else if (this.activityStream?.isRunning) {
+      void this.activityStream.stop();
+    }
+  }
+
+  /** A settings change: the next dmon probes support again. */
+  private resetActivity(): void {
+    this.activitySub?.dispose();
+    void this.activityStream?.stop();
+    this.activityStream = undefined;
+    this.activitySub = undefined;
+    this.activityLogged = "";
+    this.updateActivity();
+    this.emitter.fire();
+  }
+
+  private onActivity(e: ActivityEvent): void {
+    if (this.disposed) return;
+    if (e.kind === "fault") {
+      log.debug(`nvidia-smi dmon: ${e.message}. Restarting in ${Math.round(e.retryInMs / 100) / 10} s.`);
+      return;
+    }
+    const note = e.snapshot.note;
+    if (note && note !== this.activityLogged) {
+      this.activityLogged = note;
+      log.info(`${note}. GPU-Util is shown alone; gpuPilot.monitor.smActivity: "off" stops probing.`);
+    }
+    this.emitter.fire();
   }
 
   private onStream(e: StreamEvent): void {

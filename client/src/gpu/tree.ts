@@ -1,14 +1,15 @@
 /**
  * The `gpuPilot.gpus` view: the compact, native view beside the dashboard (dashboard.ts). One
  * checkable row per GPU (ticked = in the selection), `GPU 0 · H200  12% · 3.3/140.4 GiB · 35°C`,
- * short enough for a 300 px side bar; bus id, power, clocks, fan and modes are in its tooltip. Under
- * it: warnings (Exclusive_Process, lost), its MIG devices (checkable) and its compute processes
- * (pid, command line, user, memory, this workspace's run). Faults show as calm warning rows;
+ * short enough for a 300 px side bar; bus id, power, clocks, fan, modes and SM activity (activity.ts)
+ * are in its tooltip. Under it: warnings (Exclusive_Process, lost), its MIG devices (checkable) and
+ * its compute processes (pid, command line, user, memory, this workspace's run). Faults show as calm warning rows;
  * "nvidia-smi missing" as the welcome content. Numbers are written by units.ts.
  */
 import * as vscode from "vscode";
 import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
+import { type ActivitySnapshot, activityTooltipMarkdown } from "./activity";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import {
   appsOf,
@@ -36,6 +37,11 @@ export type GpuTreeNode =
   | { kind: "message"; id: string; label: string; detail: string; icon: "warning" | "info" | "loading" };
 
 
+/** What the tooltips show of SM activity (not the sample ring, which changes every second). */
+function activityKey(a: ActivitySnapshot): unknown {
+  return [a.state, a.note, a.gpus.map((g) => [g.index, g.support, g.latest, g.busyButIdle])];
+}
+
 /** Context values of process rows: `computeApp.own` (can be stopped), `computeApp.own.run`, `computeApp.other`. */
 export function processContextValue(details: ProcessDetails | undefined): string {
   if (!details?.own) return "computeApp.other";
@@ -60,7 +66,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   private changed(force = false): void {
     const m = this.monitor;
     const inv = m.inventory;
-    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }]);
+    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }, activityKey(m.activity)]);
     if (!force && key === this.lastRendered) return;
     this.lastRendered = key;
     this.emitter.fire();
@@ -117,7 +123,8 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         const item = new vscode.TreeItem(gpuShortLabel(gpu), apps.length + node.mig.length + node.warnings.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
         item.id = `gpu/${gpu.uuid}`;
         item.description = gpuRowDescription(gpu);
-        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings));
+        const activity = activityTooltipMarkdown(gpu.index, this.monitor.activity);
+        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings) + (activity ? `\n\n${activity}` : ""));
         tooltip.supportThemeIcons = true;
         item.tooltip = tooltip;
         // No icon on a healthy GPU: its room goes to the numbers (a 300 px side bar); the dashboard

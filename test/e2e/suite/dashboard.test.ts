@@ -2,9 +2,14 @@
 // mode: 2 x H200, pid 582 python3 on GPU 0): the webview view renders a card per GPU; a click on a
 // tick box inside the webview (through its own DOM handler) changes the selection, and the tree,
 // the status bar and the API agree; a selection made through the API reaches the webview's boxes; a
-// click on a column header sorts the process table; nothing is clipped at the view's width.
+// click on a column header sorts the process table; nothing is clipped at the view's width; the
+// card shows SM activity from the fake's dmon replay (the H200 captures) and, with a GPU that spins
+// one thread block (mode spin, through a wrapper set as gpuPilot.nvidiaSmiPath), the busy-but-idle flag.
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import { getApi, waitFor } from "./util";
 import type { DashboardClickTarget, DashboardState } from "../../../client/src/gpu/dashboard";
@@ -99,5 +104,33 @@ suite("GPU dashboard", () => {
     assert.deepEqual(api.getDashboardState().model?.sort, { key: "pid", descending: true });
     await api.clickInDashboard({ kind: "sort", key: "memory", uuid: GPU0 });
     await waitFor(() => api.getDashboardState().rendered?.sort.key === "memory", "back to memory", 20_000);
+  });
+
+  test("p. SM activity beside Util from nvidia-smi dmon; a spinning GPU 0 is flagged busy but idle, GPU 1 is not", async () => {
+    const api = await dashboardApi();
+    await shown(api);
+    await waitFor(() => api.getDashboardState().rendered?.gpus.every((g) => g.smActivity === "0%"), "the SM bars of the idle replay (0%)", 30_000);
+    const config = vscode.workspace.getConfiguration("gpuPilot");
+    const fake = config.get<string>("nvidiaSmiPath") ?? "";
+    const info = config.inspect<string>("nvidiaSmiPath");
+    const target = info?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gpu-pilot-spin-"));
+    const wrapper = path.join(dir, "nvidia-smi");
+    fs.writeFileSync(wrapper, `#!/bin/sh\nFAKE_NVIDIA_SMI_MODE=spin exec ${JSON.stringify(fake)} "$@"\n`, { mode: 0o755 });
+    try {
+      await config.update("nvidiaSmiPath", wrapper, target);
+      const r = await waitFor(() => {
+        const now = api.getDashboardState().rendered;
+        return now?.gpus[0]?.busyButIdle ? now : undefined;
+      }, "GPU 0 flagged busy but idle", 30_000);
+      assert.deepEqual(r.gpus.map((g) => [g.index, g.smActivity, g.busyButIdle]), [[0, "0%", true], [1, "0%", false]]);
+      await waitFor(() => api.getDashboardState().rendered?.gpus[0]?.utilization === "100%", "GPU-Util 100% on the spinning GPU", 20_000);
+      assert.equal(api.getDashboardState().rendered?.overflowing, false, "the flag fits the view");
+      const tip = (api.getTreeRows() as { id: string; tooltip?: string }[]).find((row) => row.id === `gpu/${GPU0}`)?.tooltip ?? "";
+      assert.match(tip, /Busy but idle: GPU-Util 100% while SM activity is 0%/, "the tree tooltip says so too");
+    } finally {
+      await config.update("nvidiaSmiPath", info?.workspaceValue ?? info?.globalValue, target);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
