@@ -19,7 +19,7 @@ import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { resolveLintOptions } from "./engine/options";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
-import { CheckFileRequest, type CheckFileResult, checkEditorSettings, checkInventoryParams, InventoryNotification, NoEffectLinesRequest, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
+import { CheckFileRequest, type CheckFileResult, checkEditorSettings, checkInventoryParams, InventoryNotification, RunFactsRequest, type RunFactsResult, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
 import { escapeControls } from "./engine/text";
 import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
@@ -27,6 +27,7 @@ import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
 import { lintManifest, fixAllManifest, manifestFixParsesCleanly, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import { manifestNoqaEdit, manifestNoqaCodeAt } from "./engine/manifests/noqa";
 import { checkCells, checkFileOnDisk, checkText } from "./agentCheck";
+import { runFacts } from "./engine/runFacts";
 import { pathToFileURL } from "node:url";
 
 const connection = createConnection(ProposedFeatures.all);
@@ -365,16 +366,20 @@ connection.onRequest(CheckFileRequest.type, async (params: unknown): Promise<Che
   return checkFileOnDisk(path, (file) => lintOptions(pathToFileURL(file).href));
 });
 
-connection.onRequest(NoEffectLinesRequest.type, async (params) => {
+// The checks before a run (client/src/run/checks.ts): what the script does, from the engine.
+connection.onRequest(RunFactsRequest.type, async (params: unknown): Promise<RunFactsResult> => {
+  const p = params as { uri?: unknown; text?: unknown } | null;
+  if (typeof p?.uri !== "string" || typeof p.text !== "string") return { ok: false, error: "params must be { uri: string, text: string }" };
   await engineReady;
-  const uri = typeof params?.uri === "string" ? params.uri : undefined;
-  const doc = uri ? documents.get(uri) : undefined;
-  if (!uri || !doc || manifestKindOfDoc(doc)) return { lines: null };
-  // The verdict of the text as it is now: lint at once when the last lint was of another version
-  // (or none yet: a run check right after the file was opened).
-  if (noEffectLines.get(uri)?.version !== doc.version) lintTextDocument(doc);
-  const lines = noEffectLines.get(uri)?.lines;
-  return { lines: lines ? [...lines].sort((x, y) => x - y) : null };
+  const options = lintOptions(p.uri);
+  const tooLarge = fileTooLarge(p.text, options.maxFileSizeKB);
+  if (tooLarge) return { ok: false, error: tooLarge.message };
+  try {
+    return { ok: true, facts: runFacts(p.text, options) };
+  } catch (e) {
+    connection.console.error(`gpuPilot/runFacts on ${p.uri} failed: ${e instanceof Error ? e.stack : String(e)}`);
+    return { ok: false, error: `the engine could not analyse it: ${e instanceof Error ? e.message : String(e)}` };
+  }
 });
 
 connection.listen();

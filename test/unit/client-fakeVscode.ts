@@ -549,6 +549,13 @@ export class FakeLanguageClient {
     this.notifications.push({ method: type.method, params });
     return Promise.resolve();
   }
+  /** The server's answers to requests (tests set it); default: the request fails as unhandled. */
+  static answer: (method: string, params: unknown) => Promise<unknown> = (method) => Promise.reject(new Error(`Unhandled method ${method}`));
+  readonly requests: { method: string; params: unknown }[] = [];
+  sendRequest(type: { method: string }, params: unknown): Promise<unknown> {
+    this.requests.push({ method: type.method, params });
+    return FakeLanguageClient.answer(type.method, params);
+  }
 }
 const languageClientFake = {
   LanguageClient: FakeLanguageClient,

@@ -95,6 +95,20 @@ test("the .vsix carries only bundles the extension runs: client.js (main), serve
   for (const b of ["server.js", "history.js", "history.css", "dashboard.js", "dashboard.css", "cli.js"]) assert.ok(client.includes(b), `the client never names ${b}`);
 });
 
+test("the client bundle holds no parser: no web-tree-sitter or tree-sitter-python code and no .wasm reference (the language server parses; the server bundle does)", async () => {
+  const { texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/dist/server.js");
+  const client = texts.get("extension/dist/client.js") ?? "";
+  const server = texts.get("extension/dist/server.js") ?? "";
+  assert.ok(client.length > 10_000 && server.length > 10_000, "both bundles packed");
+  // Each marker is in the server bundle (so the check can fail): package names, wasm file names,
+  // and names of web-tree-sitter's runtime and of tree-sitter-python's grammar exports.
+  const markers = ["web-tree-sitter", "tree-sitter-python", "tree-sitter.wasm", ".wasm", "ts_parser_new_wasm", "ts_language_version"];
+  for (const m of markers) {
+    assert.ok(server.includes(m), `the server bundle has ${m}: the marker is real`);
+    assert.ok(!client.includes(m), `dist/client.js contains ${m}: the client bundles the parser`);
+  }
+});
+
 /** Every link and image target of Markdown text: `[x](t)`, `![x](t)`, `<a href="t">`, `<img src="t">`. */
 function linkTargets(md: string): string[] {
   return [...md.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)|<(?:a|img)\s[^>]*(?:href|src)="([^"]+)"/g)].map((m) => m[1] ?? m[2]);
