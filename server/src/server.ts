@@ -198,7 +198,11 @@ connection.onInitialize((params): InitializeResult => {
   return {
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
-      notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" }, cells: [{ language: "python" }] }] },
+      // Every cell, markdown included (no `cells` filter): the client drops the cells a filter does
+      // not match, and the engine's cell numbers ("cell 2, line 4") must be the ones VS Code shows
+      // (the position among all cells, as the CLI counts them in the .ipynb). Non-Python cells are
+      // markup to the engine (cellsOf).
+      notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" } }] },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`], resolveProvider: true },
       hoverProvider: true,
       inlayHintProvider: true,
