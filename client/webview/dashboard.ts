@@ -115,9 +115,9 @@ function processTable(g: DashboardGpu, m: DashboardModel): HTMLElement {
   for (const p of g.processes) {
     const row = el("tr", p.workspaceRun ? "run" : p.own ? "own" : "");
     row.dataset.pid = String(p.pid);
-    // The column says "User": an unknown one reads "unknown", its tooltip says why.
-    const user = el("td", "col-user", p.user === "user unknown" ? "unknown" : p.user);
-    user.title = p.userNote ? `User unknown: ${p.userNote}` : p.user;
+    // The column says "User": an unknown one reads "unknown" (as in the tree), its tooltip says why.
+    const user = el("td", "col-user", p.user);
+    user.title = p.userNote ?? p.user;
     const cmd = el("td", "col-command", p.program);
     cmd.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "");
     row.append(el("td", "col-pid", String(p.pid)), user, el("td", "col-memory", p.memory), cmd);
