@@ -172,7 +172,7 @@ async function pickerShot(page, outDir, suffix) {
   const rows = await widget.evaluate((w) => [...w.querySelectorAll(".monaco-list-row")].map((row) => {
     // Cut: a box that ends its text with an ellipsis (text-overflow) and is narrower than its text.
     const cut = [...row.querySelectorAll("*")]
-      .filter((e) => e.textContent && getComputedStyle(e).textOverflow === "ellipsis" && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+      .filter((e) => e.textContent && e.ownerDocument.defaultView.getComputedStyle(e).textOverflow === "ellipsis" && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
       .map((e) => e.textContent);
     return { text: row.textContent, cut };
   }));
