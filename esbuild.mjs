@@ -1,5 +1,7 @@
 // Bundles the client (extension host), the language server and the CLI into dist/, and copies the
-// tree-sitter wasm files beside them (the server loads them from its own folder: no network).
+// tree-sitter wasm files beside them (the server and the CLI load them from their own folder: no
+// network). The client bundles no parser: what it needs from a parse it asks the language server
+// (gpuPilot/runFacts, gpuPilot/checkFile); an import of the parser into the client fails the build.
 // usage: node esbuild.mjs [--watch] [--minify] [--outdir=DIR]   (DIR defaults to dist; scripts/package.mjs
 // builds the .vsix from its own folder so a concurrent `npm run build` cannot mix into it)
 import * as esbuild from "esbuild";
@@ -36,8 +38,21 @@ const common = {
   define: { "import.meta.url": "__gpuPilotImportMetaUrl" },
   banner: { js: "const __gpuPilotImportMetaUrl = require('url').pathToFileURL(__filename).href;" },
 };
+/**
+ * Fails the client's build when anything it imports reaches the tree-sitter parser (web-tree-sitter or
+ * tree-sitter-python, e.g. through the engine's python/parser.ts): the client asks the language server instead.
+ * @type {esbuild.Plugin}
+ */
+const noParserInClient = {
+  name: "no-parser-in-client",
+  setup(build) {
+    build.onResolve({ filter: /^(web-tree-sitter|tree-sitter-python)(\/|$)/ }, (args) => ({
+      errors: [{ text: `the client must not bundle the parser: ${args.importer} imports ${args.path} (ask the language server, see server/src/protocol.ts)` }],
+    }));
+  },
+};
 const entries = [
-  { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js` },
+  { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient] },
   { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js` },
   { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js` },
   // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.

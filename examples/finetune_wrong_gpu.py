@@ -12,7 +12,7 @@ from torch import nn
 if not torch.cuda.is_available():
     raise SystemExit("this script needs a GPU")
 
-os.environ["CUDA_VISIBLE_DEVICES"] = "1"  # too late: CUDA is already initialised
+os.environ["CUDA_VISIBLE_DEVICES"] = "1"  # meant to put the job on the second GPU
 
 device = torch.device("cuda")
 model = nn.Linear(1024, 1024).to(device)

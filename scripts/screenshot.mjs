@@ -14,10 +14,12 @@
 //                                   pending job; skipped with the reason where Slurm cannot be started
 // The dashboard shows SM activity from the fake's dmon replay of the H200 captures; the committed
 // 2-GPU shots use FAKE_NVIDIA_SMI_MODE=spin (GPU 0 spins one thread block: busy but idle).
+//   media/screenshot-picker.png     only with --only picker: the "Select GPUs..." quick pick at its
+//                                   default width; the log says whether a label or detail line is cut
 // With FAKE_NVIDIA_SMI_MODE=x8 --suffix=-8 the same with the constructed 8 x H200 fixture:
 // screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
 //
-//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history]
+//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,picker]
 //                               [--sidebar-width 300] [--suffix -8]
 //
 // Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
@@ -127,6 +129,7 @@ async function main() {
   }
   if (only.has("dashboard")) await dashboardShot(page, sidebar, outDir, suffix);
   if (only.has("slurm")) await slurmShot(page, sidebar, outDir);
+  if (only.has("picker")) await pickerShot(page, outDir, suffix);
 
   // Back to a narrower side bar: the editor shots are cropped to the editor, which gets the room.
   await setPaneExpanded(page, "GPUs", true);
@@ -188,6 +191,39 @@ async function slurmShot(page, sidebar, outDir) {
   log(`slurm rows: ${JSON.stringify(await pane.locator(".monaco-list-row").allTextContents())}`);
   await shotOf(page, path.join(outDir, "screenshot-slurm.png"), [sidebar.locator(".composite.title").first(), pane.locator(".monaco-list-row").last()], { padBottom: 10 });
   await setPaneExpanded(page, "Slurm", false);
+}
+
+/**
+ * The "Select GPUs..." quick pick at VS Code's default width: logs each row's label, description and
+ * detail and whether the workbench cut any of them (an element wider inside than its box), then
+ * shoots the widget and closes it.
+ */
+async function pickerShot(page, outDir, suffix) {
+  await page.keyboard.press("F1");
+  const input = page.locator(".quick-input-widget input").first();
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill(">GPU Pilot: Select GPUs");
+  const command = page.locator(".quick-input-widget .monaco-list-row", { hasText: /GPU Pilot: Select GPUs\.\.\./ }).first();
+  await command.waitFor({ timeout: 15_000 });
+  await command.click();
+  const widget = page.locator(".quick-input-widget").first();
+  await widget.locator(".monaco-list-row", { hasText: "GPU 0" }).first().waitFor({ timeout: 15_000 }).catch(async (e) => {
+    await page.screenshot({ path: path.join(outDir, "picker-failed.png") });
+    throw e;
+  });
+  await page.mouse.move(5, Number(opts.height) - 5); // no hover tooltip in the shot
+  await page.waitForTimeout(1500);
+  const rows = await widget.evaluate((w) => [...w.querySelectorAll(".monaco-list-row")].map((row) => {
+    // Cut: a box that ends its text with an ellipsis (text-overflow) and is narrower than its text.
+    const cut = [...row.querySelectorAll("*")]
+      .filter((e) => e.textContent && e.ownerDocument.defaultView.getComputedStyle(e).textOverflow === "ellipsis" && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+      .map((e) => e.textContent);
+    return { text: row.textContent, cut };
+  }));
+  log(`picker: ${Math.round((await widget.boundingBox())?.width ?? 0)} px wide`);
+  for (const r of rows) log(`picker row: ${JSON.stringify(r.text)}${r.cut.length ? ` CUT: ${JSON.stringify(r.cut)}` : " (nothing cut)"}`);
+  await shotOf(page, path.join(outDir, `screenshot-picker${suffix}.png`), [widget], { padBottom: 0 });
+  await page.keyboard.press("Escape");
 }
 
 /** Drags the side bar's right edge by `dx` CSS pixels (wider when positive). */

@@ -129,7 +129,9 @@ export interface GpuPilotApi extends GpuViewApi {
    * The checks `gpuPilot.runActiveFile` would make before running `uri` (default: the active editor)
    * with `launcher` (default: `gpuPilot.run.launcher`) on the current selection, without asking or
    * running anything: unknown GPU ids, too many processes, a script that needs torchrun, a script
-   * that sets CUDA_VISIBLE_DEVICES itself, GPUs busy with other users' processes.
+   * that sets CUDA_VISIBLE_DEVICES itself (a write that takes effect), GPUs busy with other users'
+   * processes. The script's facts come from the language server (`gpuPilot/runFacts`); when it
+   * cannot answer, the checks that need them are left out (logged).
    */
   checkRun(uri?: Uri, launcher?: LauncherKind): Promise<RunFinding[]>;
   /**

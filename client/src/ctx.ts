@@ -16,7 +16,7 @@ import {
   State,
   TransportKind,
 } from "vscode-languageclient/node";
-import { CheckFileRequest, type CheckFileResult, InventoryNotification, NoEffectLinesRequest, SettingsNotification } from "../../server/src/protocol";
+import { CheckFileRequest, type CheckFileResult, checkRunFactsResult, InventoryNotification, RunFactsRequest, type RunFactsResult, SettingsNotification } from "../../server/src/protocol";
 import { type AgentHost, registerAgentTools } from "./agents/lmTools";
 import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
@@ -30,6 +30,9 @@ import { restartingErrorHandler } from "./serverRestart";
 import { registerRunCodeLens } from "./run/codeLens";
 import { checkRunFor, type RunHost } from "./run/runActiveFile";
 import { SlurmFeatures } from "./slurm/features";
+
+/** How long the checks before a run wait for `gpuPilot/runFacts` (ms); then the run goes on without them. */
+export const RUN_FACTS_TIMEOUT_MS = 15_000;
 
 /** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
 const CLIENT_ID = "gpuPilot";
@@ -101,19 +104,28 @@ export class Ctx implements RunHost, AgentHost {
   }
 
   /**
-   * The server's verdict on `uri`'s environment writes (`gpuPilot/noEffectLines`): lines (0-based)
-   * of writes with no effect because CUDA is already initialised; null when the server is not
-   * running or has not linted the document. Never rejects.
+   * `gpuPilot/runFacts`: what the script `text` (the document `uri`, for its pyproject settings)
+   * does, from the language server's engine (the client bundles no parser). Waits for a start or
+   * restart under way; `ok: false` with the reason in words when the server is not running, fails,
+   * sends something else, or takes over `timeoutMs` (default {@link RUN_FACTS_TIMEOUT_MS}). Never rejects.
    */
-  async noEffectLines(uri: vscode.Uri): Promise<number[] | null> {
+  async runFacts(uri: vscode.Uri, text: string, timeoutMs = RUN_FACTS_TIMEOUT_MS): Promise<RunFactsResult> {
+    await this.serverOp;
     const client = this.client;
-    if (!client || !client.isRunning()) return null;
+    if (!client || !client.isRunning()) return { ok: false, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" };
+    let timer: NodeJS.Timeout | undefined;
+    // A late answer after the timeout is dropped (the request is not worth cancelling: one parse).
+    const timeout = new Promise<RunFactsResult>((resolve) => {
+      timer = setTimeout(() => resolve({ ok: false, error: `the language server did not answer within ${timeoutMs / 1000} s` }), timeoutMs);
+    });
+    const asked = client.sendRequest(RunFactsRequest.type, { uri: uri.toString(), text }).then(
+      checkRunFactsResult,
+      (e: unknown): RunFactsResult => ({ ok: false, error: `the language server could not analyse it: ${(e as Error)?.message ?? String(e)}` }),
+    );
     try {
-      const r = await client.sendRequest(NoEffectLinesRequest.type, { uri: uri.toString() });
-      return Array.isArray(r?.lines) ? r.lines.filter((n) => Number.isInteger(n)) : null;
-    } catch (e) {
-      log.warn(`gpuPilot/noEffectLines failed: ${(e as Error).message ?? String(e)}`);
-      return null;
+      return await Promise.race([asked, timeout]);
+    } finally {
+      clearTimeout(timer);
     }
   }
 

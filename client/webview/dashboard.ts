@@ -118,9 +118,9 @@ function processTable(g: DashboardGpu, m: DashboardModel): HTMLElement {
     const row = el("tr", [p.workspaceRun ? "run" : p.own ? "own" : "", p.busyButIdle ? "busy-idle" : ""].filter(Boolean).join(" "));
     row.dataset.pid = String(p.pid);
     if (p.busyButIdle) row.title = `Your process on a GPU that is busy but idle. ${g.busyButIdleText}`;
-    // The column says "User": an unknown one reads "unknown", its tooltip says why.
-    const user = el("td", "col-user", p.user === "user unknown" ? "unknown" : p.user);
-    user.title = p.userNote ? `User unknown: ${p.userNote}` : p.user;
+    // The column says "User": an unknown one reads "unknown" (as in the tree), its tooltip says why.
+    const user = el("td", "col-user", p.user);
+    user.title = p.userNote ?? p.user;
     const cmd = el("td", "col-command", p.program);
     cmd.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.busyButIdle ? `\n${g.busyButIdleText}` : "");
     row.append(el("td", "col-pid", String(p.pid)), user, el("td", "col-memory", p.memory), cmd);

@@ -1,8 +1,9 @@
 /**
  * Messages and setting shapes shared by the client (extension host) and the language server.
- * Imports only the LSP protocol package: no `vscode`, no transport.
+ * Imports only the LSP protocol package (and the engine's result types, erased at build): no `vscode`, no transport.
  */
 import { NotificationType, RequestType } from "vscode-languageserver-protocol";
+import type { RunFacts } from "./engine/runFacts";
 
 /** One physical GPU as nvidia-smi reports it (PCI bus order, the order nvidia-smi numbers in). */
 export interface InventoryGpu {
@@ -32,16 +33,44 @@ export namespace InventoryNotification {
   export const type = new NotificationType<InventoryParams>(method);
 }
 
+/** Params of {@link RunFactsRequest}: the document's URI (for its pyproject settings) and the text to analyse. */
+export interface RunFactsParams {
+  uri: string;
+  /** The Python source as it will run (the saved document's text). */
+  text: string;
+}
+
+/** Result of {@link RunFactsRequest}: the engine's facts, or why the text could not be analysed (in words). */
+export type RunFactsResult = { ok: true; facts: RunFacts } | { ok: false; error: string };
+
 /**
- * `gpuPilot/noEffectLines` (client → server): the engine's verdict on a Python document's
- * environment writes: the 0-based lines of its last GPU001 findings (writes that have no effect
- * because CUDA is already initialised when they run). `lines` is null when the server has not
- * linted the document (not open, a manifest, a notebook cell). The run checks ask it instead of
- * deciding with a second analysis.
+ * `gpuPilot/runFacts` (client → server): what the checks before a run need to know about a Python
+ * script (engine/runFacts.ts): launcher-set variables it reads, env:// init_process_group calls,
+ * its CUDA_VISIBLE_DEVICES writes with the engine's verdict on whether each takes effect (GPU001).
+ * The client asks instead of bundling a second copy of the parser.
  */
-export namespace NoEffectLinesRequest {
-  export const method = "gpuPilot/noEffectLines";
-  export const type = new RequestType<{ uri: string }, { lines: number[] | null }, void>(method);
+export namespace RunFactsRequest {
+  export const method = "gpuPilot/runFacts";
+  export const type = new RequestType<RunFactsParams, RunFactsResult, void>(method);
+}
+
+/**
+ * Checks the shape of a {@link RunFactsResult} a peer sent (the client does not trust it blindly).
+ * @returns the result, or an `ok: false` result that says what was wrong.
+ */
+export function checkRunFactsResult(v: unknown): RunFactsResult {
+  if (!isObject(v)) return { ok: false, error: "the answer is not an object" };
+  if (v.ok === false) return { ok: false, error: typeof v.error === "string" ? v.error : "no reason given" };
+  const f = v.facts;
+  const lines = (a: unknown, fields: (x: Record<string, unknown>) => boolean) =>
+    Array.isArray(a) && a.every((x) => isObject(x) && Number.isSafeInteger(x.line) && (x.line as number) >= 0 && typeof x.text === "string" && fields(x));
+  if (v.ok !== true || !isObject(f)
+    || !lines(f.distributedReads, (x) => typeof x.variable === "string" && typeof x.withDefault === "boolean")
+    || !lines(f.envInitProcessGroup, () => true)
+    || !lines(f.visibleDevicesWrites, (x) => (x.value === null || typeof x.value === "string") && (x.noEffect === null || typeof x.noEffect === "string"))) {
+    return { ok: false, error: "the answer is not run facts (distributedReads, envInitProcessGroup, visibleDevicesWrites)" };
+  }
+  return { ok: true, facts: f as unknown as RunFacts };
 }
 
 /** Lint settings resolved on the client; the server never parses raw settings. */

@@ -20,7 +20,7 @@ import { partitionHover, PartitionGpuCache } from "./slurm/partitionHover";
 import { resolveLintOptions } from "./engine/options";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
-import { CheckFileRequest, type CheckFileResult, checkEditorSettings, checkInventoryParams, InventoryNotification, NoEffectLinesRequest, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
+import { CheckFileRequest, type CheckFileResult, checkEditorSettings, checkInventoryParams, InventoryNotification, RunFactsRequest, type RunFactsResult, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
 import { escapeControls } from "./engine/text";
 import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
@@ -28,6 +28,7 @@ import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
 import { lintManifest, fixAllManifest, manifestFixParsesCleanly, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import { manifestNoqaEdit, manifestNoqaCodeAt } from "./engine/manifests/noqa";
 import { checkCells, checkFileOnDisk, checkText } from "./agentCheck";
+import { runFacts } from "./engine/runFacts";
 import { pathToFileURL } from "node:url";
 
 const connection = createConnection(ProposedFeatures.all);
@@ -198,7 +199,11 @@ connection.onInitialize((params): InitializeResult => {
   return {
     capabilities: {
       textDocumentSync: TextDocumentSyncKind.Incremental,
-      notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" }, cells: [{ language: "python" }] }] },
+      // Every cell, markdown included (no `cells` filter): the client drops the cells a filter does
+      // not match, and the engine's cell numbers ("cell 2, line 4") must be the ones VS Code shows
+      // (the position among all cells, as the CLI counts them in the .ipynb). Non-Python cells are
+      // markup to the engine (cellsOf).
+      notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" } }] },
       codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`], resolveProvider: true },
       hoverProvider: true,
       inlayHintProvider: true,
@@ -374,16 +379,20 @@ connection.onRequest(CheckFileRequest.type, async (params: unknown): Promise<Che
   return checkFileOnDisk(path, (file) => lintOptions(pathToFileURL(file).href));
 });
 
-connection.onRequest(NoEffectLinesRequest.type, async (params) => {
+// The checks before a run (client/src/run/checks.ts): what the script does, from the engine.
+connection.onRequest(RunFactsRequest.type, async (params: unknown): Promise<RunFactsResult> => {
+  const p = params as { uri?: unknown; text?: unknown } | null;
+  if (typeof p?.uri !== "string" || typeof p.text !== "string") return { ok: false, error: "params must be { uri: string, text: string }" };
   await engineReady;
-  const uri = typeof params?.uri === "string" ? params.uri : undefined;
-  const doc = uri ? documents.get(uri) : undefined;
-  if (!uri || !doc || manifestKindOfDoc(doc)) return { lines: null };
-  // The verdict of the text as it is now: lint at once when the last lint was of another version
-  // (or none yet: a run check right after the file was opened).
-  if (noEffectLines.get(uri)?.version !== doc.version) lintTextDocument(doc);
-  const lines = noEffectLines.get(uri)?.lines;
-  return { lines: lines ? [...lines].sort((x, y) => x - y) : null };
+  const options = lintOptions(p.uri);
+  const tooLarge = fileTooLarge(p.text, options.maxFileSizeKB);
+  if (tooLarge) return { ok: false, error: tooLarge.message };
+  try {
+    return { ok: true, facts: runFacts(p.text, options) };
+  } catch (e) {
+    connection.console.error(`gpuPilot/runFacts on ${p.uri} failed: ${e instanceof Error ? e.stack : String(e)}`);
+    return { ok: false, error: `the engine could not analyse it: ${e instanceof Error ? e.message : String(e)}` };
+  }
 });
 
 connection.listen();

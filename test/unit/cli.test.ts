@@ -39,6 +39,9 @@ test("folders are searched for .py and .ipynb; notebooks report 1-based cells", 
   const all = JSON.parse(r.stdout) as Array<{ filename: string; cell: number | null; code: string; location: { row: number } }>;
   const nb = all.filter((d) => d.filename.endsWith("notebook.ipynb"));
   assert.ok(nb.some((d) => d.code === "GPU001" && d.cell === 3 && d.location.row === 2), JSON.stringify(nb));
+  // Cells are counted as VS Code shows them, the markdown cell first included (the editor says the same: lsp.test.ts).
+  const text = run(["check", join(CASES, "notebook.ipynb")]);
+  assert.match(text.stdout, /notebook\.ipynb:cell 3:2:1: error GPU001 CUDA_VISIBLE_DEVICES is set after CUDA was initialised by \.cuda\(\) \(cell 2, line 2\): it has no effect/);
 });
 
 test("bad usage and unreadable paths exit 2 with a message on stderr", () => {

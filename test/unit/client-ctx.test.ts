@@ -8,6 +8,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { activate, deactivate, type GpuPilotApi } from "../../client/src/extension";
 import { InvalidDeviceIdError } from "../../client/src/gpu/selection";
+import { Ctx } from "../../client/src/ctx";
+import { Uri } from "./client-fakeVscode";
 
 const ROOT = join(__dirname, "..", "..");
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
@@ -178,4 +180,37 @@ test("a server that fails to start is logged; the extension keeps working", asyn
   assert.deepEqual(api.getSelection(), ["0"]);
   await deactivate();
   for (const d of ctx.subscriptions) d.dispose();
+});
+
+test("runFacts (the checks before a run ask the server): the answer, or ok false with the reason when the server is down, fails, answers nonsense or too late", async () => {
+  fresh();
+  const empty = mkdtempSync(join(tmpdir(), "gpu-pilot-facts-"));
+  const ctx = new Ctx(context(empty) as never);
+  const uri = Uri.file("/w/train.py") as never;
+  try {
+    await ctx.startServer(); // no dist/server.js: not started
+    assert.deepEqual(await ctx.runFacts(uri, "x = 1\n"), { ok: false, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" });
+
+    mkdirSync(join(empty, "dist"));
+    writeFileSync(join(empty, "dist", "server.js"), "// built now\n");
+    const facts = { distributedReads: [], envInitProcessGroup: [], visibleDevicesWrites: [{ line: 1, value: "2", text: "w", noEffect: null }] };
+    FakeLanguageClient.answer = (method) => (method === "gpuPilot/runFacts" ? Promise.resolve({ ok: true, facts }) : Promise.reject(new Error(method)));
+    const starting = ctx.startServer();
+    const asked = ctx.runFacts(uri, "import os\n"); // asked while the server starts: waits for it
+    await starting;
+    assert.deepEqual(await asked, { ok: true, facts });
+    assert.deepEqual(FakeLanguageClient.instances[0].requests, [{ method: "gpuPilot/runFacts", params: { uri: "file:///w/train.py", text: "import os\n" } }]);
+
+    FakeLanguageClient.answer = () => Promise.reject(new Error("Request gpuPilot/runFacts failed with message: boom"));
+    assert.deepEqual(await ctx.runFacts(uri, ""), { ok: false, error: "the language server could not analyse it: Request gpuPilot/runFacts failed with message: boom" });
+    FakeLanguageClient.answer = () => Promise.resolve({ ok: true, facts: { distributedReads: "no" } });
+    assert.deepEqual(await ctx.runFacts(uri, ""), { ok: false, error: "the answer is not run facts (distributedReads, envInitProcessGroup, visibleDevicesWrites)" });
+    FakeLanguageClient.answer = () => new Promise(() => undefined);
+    assert.deepEqual(await ctx.runFacts(uri, "", 50), { ok: false, error: "the language server did not answer within 0.05 s" });
+  } finally {
+    FakeLanguageClient.answer = (method) => Promise.reject(new Error(`Unhandled method ${method}`));
+    await ctx.dispose();
+    for (const d of ctx.extCtx.subscriptions) d.dispose();
+    rmSync(empty, { recursive: true, force: true });
+  }
 });

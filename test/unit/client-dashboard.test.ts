@@ -57,8 +57,8 @@ test("model of the 2 x H200 capture: numbers as the tree writes them, the proces
     [1, "NVIDIA H200", true, "0%", "0 MiB/140.4 GiB", "36°C", "101/700 W", "139.8 GiB free"],
   ]);
   assert.deepEqual(model.gpus[0].utilization, { fraction: 0, level: "low", text: "0%" });
-  assert.deepEqual(model.gpus[0].processes.map((p) => [p.pid, p.user, p.memory, p.command]), [[582, "user unknown", "3.3 GiB", "python3"]]);
-  assert.match(model.gpus[0].processes[0].userNote ?? "", /not visible in \/nonexistent-proc \(another PID namespace/);
+  assert.deepEqual(model.gpus[0].processes.map((p) => [p.pid, p.user, p.memory, p.command]), [[582, "unknown", "3.3 GiB", "python3"]]);
+  assert.match(model.gpus[0].processes[0].userNote ?? "", /^User unknown: pid 582 is not visible in \/nonexistent-proc \(another PID namespace/);
   assert.deepEqual(model.gpus[1].processes, []);
   // The same numbers as the tree's row for the same GPU.
   const tree = new GpuTreeProvider(monitor, new SelectionStore(memento()));

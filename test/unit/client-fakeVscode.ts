@@ -223,7 +223,7 @@ export const recorded = {
   answers: [] as (string | undefined)[],
   /** Labels of the GPUs the next quick pick accepts; undefined = the user cancels it. */
   quickPickAnswer: undefined as string[] | undefined,
-  quickPicks: [] as { title?: string; labels: string[]; preselected: string[] }[],
+  quickPicks: [] as { title?: string; labels: string[]; preselected: string[]; details: (string | undefined)[] }[],
   /** Answers of the next showQuickPick (by label) / showInputBox calls, in order (undefined = cancelled). */
   pickAnswers: [] as (string | undefined)[],
   inputAnswers: [] as (string | undefined)[],
@@ -299,7 +299,7 @@ const showMessage = (message: string) => {
   return Promise.resolve(recorded.answers.shift());
 };
 
-interface PickItem { label: string }
+interface PickItem { label: string; detail?: string }
 function createQuickPick() {
   const accept = new EventEmitter<void>();
   const hide = new EventEmitter<void>();
@@ -318,7 +318,7 @@ function createQuickPick() {
     onDidHide: hide.event,
     onDidChangeSelection: selection.event,
     show() {
-      recorded.quickPicks.push({ title: qp.title, labels: qp.items.map((i) => i.label), preselected: qp.selectedItems.map((i) => i.label) });
+      recorded.quickPicks.push({ title: qp.title, labels: qp.items.map((i) => i.label), preselected: qp.selectedItems.map((i) => i.label), details: qp.items.map((i) => i.detail) });
       const answer = recorded.quickPickAnswer;
       setImmediate(() => {
         if (answer === undefined) return hide.fire();
@@ -548,6 +548,13 @@ export class FakeLanguageClient {
   sendNotification(type: { method: string }, params: unknown): Promise<void> {
     this.notifications.push({ method: type.method, params });
     return Promise.resolve();
+  }
+  /** The server's answers to requests (tests set it); default: the request fails as unhandled. */
+  static answer: (method: string, params: unknown) => Promise<unknown> = (method) => Promise.reject(new Error(`Unhandled method ${method}`));
+  readonly requests: { method: string; params: unknown }[] = [];
+  sendRequest(type: { method: string }, params: unknown): Promise<unknown> {
+    this.requests.push({ method: type.method, params });
+    return FakeLanguageClient.answer(type.method, params);
   }
 }
 const languageClientFake = {

@@ -178,8 +178,8 @@ test("the GPU view's API part: tree rows, processes, terminal environment, debug
   const rows = features.api.getTreeRows();
   assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0", "GPU 1"]);
   const proc = rows.find((r) => r.contextValue.startsWith("computeApp"));
-  assert.deepEqual(proc && [proc.label, proc.description], ["582 python3", "3.3 GiB · user ?"], "pid 582 is not in this /proc: a calm 'user ?', explained in the tooltip");
-  assert.match(proc?.tooltip ?? "", /^\*\*User unknown\*\*: pid 582 is not visible in .*another PID namespace.*a container.*has ended/m, "the tooltip explains the unknown user");
+  assert.deepEqual(proc && [proc.label, proc.description], ["582 python3", "3.3 GiB · unknown"], "pid 582 is not in this /proc: a calm 'unknown' (the dashboard's word), explained in the tooltip");
+  assert.match(proc?.tooltip ?? "", /^User unknown: pid 582 is not visible in .*another PID namespace.*a container.*has ended/m, "the tooltip explains the unknown user");
   assert.deepEqual(features.api.getProcesses().map((p) => [p.pid, p.user, p.own]), [[582, "unknown", false]]);
   recorded.messages.length = 0;
   const picked = await features.api.pickFreeGpus({ count: 1 });

@@ -72,10 +72,10 @@ test("process rows fit a 300 px side bar: the program without its directory, sho
   const app = { gpuUuid: gpus[0].uuid, gpuBusId: null, pid: 6001, processName: "/opt/conda/bin/python", usedMemoryMiB: 140544 };
   const unknown = { pid: 6001, uid: null, user: "unknown", commandLine: "/opt/conda/bin/python -m torch.distributed.run --nproc_per_node=8 train.py", argv: [], own: false, workspaceRun: false, note: "pid 6001 is not visible in /proc" };
   const row = processRow(app, unknown);
-  assert.equal(row.description, "137.3 GiB · user ?");
-  assert.equal(row.label, "6001 python -m …");
+  assert.equal(row.description, "137.3 GiB · unknown", "the word the dashboard and the picker use");
+  assert.equal(row.label, "6001 python -m…");
   assert.ok(row.label.length + row.description.length <= 38);
   assert.equal(programCommand("/usr/bin/python3.11 a.py"), "python3.11 a.py");
   assert.equal(programCommand("python3"), "python3");
-  assert.match(processTooltipMarkdown(app, unknown, gpus[0]), /\*\*User unknown\*\*: pid 6001 is not visible in \/proc\./);
+  assert.match(processTooltipMarkdown(app, unknown, gpus[0]), /^User unknown: pid 6001 is not visible in \/proc\.$/m);
 });

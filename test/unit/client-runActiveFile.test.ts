@@ -15,6 +15,9 @@ import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { SelectionStore } from "../../client/src/gpu/selection";
 import type { ProcessOwner } from "../../client/src/run/owners";
 import type { ProcessTerminal, ProcessTerminalOptions } from "../../client/src/run/processTerminal";
+import { initEngine } from "../../server/src/engine/lint";
+import { runFacts } from "../../server/src/engine/runFacts";
+import type { RunFactsResult } from "../../server/src/protocol";
 import { ARGS_STATE_KEY, checkRunFor, runActiveFile, runActiveFileWith, type RunHost } from "../../client/src/run/runActiveFile";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
@@ -23,7 +26,7 @@ const CASES = join(__dirname, "..", "cases");
 const PROJECT = "/work/proj";
 
 
-type TestHost = RunHost & { lastRun?: LastRun; dispose(): void; state: ReturnType<typeof memento> };
+type TestHost = RunHost & { runFacts: NonNullable<RunHost["runFacts"]>; lastRun?: LastRun; dispose(): void; state: ReturnType<typeof memento> };
 
 async function host(selection: string[] = [], ownerOf: (pid: number) => ProcessOwner = () => "me"): Promise<TestHost> {
   process.env.FAKE_NVIDIA_SMI_MODE = "busy";
@@ -58,6 +61,12 @@ async function host(selection: string[] = [], ownerOf: (pid: number) => ProcessO
     workspaceState: state,
     state,
     ownerOf,
+    // The language server's answer to gpuPilot/runFacts, from the same engine in this process
+    // (test/unit/lsp-runFacts.test.ts checks the real server's).
+    runFacts: async (_uri: unknown, text: string): Promise<RunFactsResult> => {
+      await initEngine();
+      return { ok: true, facts: runFacts(text) };
+    },
     lastRun: undefined as LastRun | undefined,
     setLastRun(run: LastRun) {
       h.lastRun = run;
@@ -357,15 +366,15 @@ test("ddp_ok.py (reads LOCAL_RANK) with python: torchrun is suggested; accepting
   h.dispose();
 });
 
-test("a script that sets CUDA_VISIBLE_DEVICES itself (env_after_is_available.py): both values shown; Show the Line / Run Anyway", async () => {
+test("a script that sets CUDA_VISIBLE_DEVICES itself before CUDA initialises (renumbering_ok.py): both values shown; Show the Line / Run Anyway", async () => {
   const h = await host(["0", "1"]);
   const file = `${PROJECT}/early.py`;
-  open(new FakeDocument(Uri.file(file)), ruleCase("env_after_is_available.py"));
+  open(new FakeDocument(Uri.file(file)), ruleCase("renumbering_ok.py"));
   recorded.answers.push("Show the Line");
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 0);
-  assert.equal(recorded.messages[0], 'early.py sets CUDA_VISIBLE_DEVICES itself to "3" (line 6), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
-  assert.deepEqual(recorded.shown, [{ uri: `file://${file}`, line: 5 }]);
+  assert.equal(recorded.messages[0], 'early.py sets CUDA_VISIBLE_DEVICES itself to "3" (line 4), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
+  assert.deepEqual(recorded.shown, [{ uri: `file://${file}`, line: 3 }]);
   recorded.answers.push("Run Anyway");
   await runActiveFile(h);
   assert.deepEqual(cuda((await launched(0)).env), expectedEnv("0,1"));
@@ -377,12 +386,36 @@ test("the language server's verdict: a CUDA_VISIBLE_DEVICES write GPU001 finds i
   const file = `${PROJECT}/late.py`;
   open(new FakeDocument(Uri.file(file)), ruleCase("env_after_is_available.py"));
   const asked: string[] = [];
-  const withVerdict = { ...h, noEffectLines: (uri: { toString(): string }) => (asked.push(uri.toString()), Promise.resolve([5])) };
+  const server = h.runFacts;
+  const withVerdict: RunHost = { ...h, runFacts: (uri, text) => (asked.push(uri.toString()), server(uri, text)) };
   assert.deepEqual((await checkRunFor(withVerdict, Uri.file(file) as never)).map((f) => f.kind), [], "no overridesSelection");
   assert.deepEqual(asked, [`file://${file}`]);
-  const noServer = { ...h, noEffectLines: () => Promise.resolve(null) };
-  assert.deepEqual((await checkRunFor(noServer, Uri.file(file) as never)).map((f) => f.kind), ["overridesSelection"], "no verdict: the write is taken as effective");
+  recorded.messages.length = 0;
+  await runActiveFile(h);
+  assert.deepEqual(recorded.messages, [], "nothing asked");
+  assert.deepEqual(cuda((await launched(0)).env), expectedEnv("0,1"));
   h.dispose();
+});
+
+test("the language server cannot say (not running, an error, a rejection): the run goes on without those checks, and a warning says why", async () => {
+  for (const [what, runFacts] of [
+    ["not running", () => Promise.resolve<RunFactsResult>({ ok: false, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" })],
+    ["rejects", () => Promise.reject(new Error("connection got disposed"))],
+  ] as const) {
+    const h = await host(["0", "1"]);
+    const file = `${PROJECT}/ddp.py`;
+    open(new FakeDocument(Uri.file(file)), ruleCase("ddp_ok.py"));
+    const down = { ...h, runFacts };
+    assert.deepEqual((await checkRunFor(down, Uri.file(file) as never)).map((f) => f.kind), [], `${what}: no launcher check (API: logged only)`);
+    assert.deepEqual(recorded.messages, [], `${what}: the API asks and shows nothing`);
+    await runActiveFile(down);
+    assert.equal(recorded.messages.length, 1, `${what}: ${JSON.stringify(recorded.messages)}`);
+    const reason = what === "not running" ? "the GPU Pilot language server is not running \\(see GPU Pilot: Show Output\\)" : "connection got disposed";
+    assert.match(recorded.messages[0], new RegExp(`^GPU Pilot could not check ddp\\.py before the run \\(${reason}\\); it runs without the distributed-launcher and CUDA_VISIBLE_DEVICES checks\\.$`));
+    assert.equal((await launched(0)).command, "python3", `${what}: it ran with python`);
+    assert.deepEqual(cuda((await launched(0)).env), expectedEnv("0,1"));
+    h.dispose();
+  }
 });
 
 test("more processes than GPUs: one per GPU or as set; GPUs busy with other users' processes: a warning that does not block", async () => {
@@ -502,6 +535,8 @@ test("nothing ticked: the GPU quick pick asks; the pick is kept; cancel does not
   assert.equal(tasks.executed.length, 0);
   assert.deepEqual(recorded.quickPicks[0].labels, ["GPU 0: NVIDIA H200", "GPU 1: NVIDIA H200"]);
   assert.deepEqual(recorded.quickPicks[0].preselected, []);
+  // Short detail lines (the quick pick is 600 px wide): free memory as the tree writes it, who runs there; no UUID or bus ID.
+  assert.deepEqual(recorded.quickPicks[0].details, ["139.8 GiB free · 1 process (unknown)", "139.8 GiB free"]);
 
   recorded.quickPickAnswer = ["GPU 1: NVIDIA H200"];
   await runActiveFile(h);

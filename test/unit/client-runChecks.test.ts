@@ -1,16 +1,20 @@
-// The run checks on the rule cases (test/cases): the engine's tree-sitter parse finds
-// LOCAL_RANK reads, env:// init_process_group, CUDA_VISIBLE_DEVICES writes and the __main__ guard
-// (client/src/run/analyze.ts); checks.ts turns them into findings.
-import { test } from "node:test";
+// The run checks on the rule cases (test/cases): the engine finds LOCAL_RANK reads, env://
+// init_process_group and CUDA_VISIBLE_DEVICES writes with GPU001's verdict on each
+// (server/src/engine/runFacts.ts, what the language server answers to gpuPilot/runFacts);
+// checks.ts turns them into findings. The CodeLens's __main__ line scan is client/src/run/mainGuard.ts.
+import { before, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { analyzeScript, MAIN_GUARD_MAX_CHARS, mainGuardLine } from "../../client/src/run/analyze";
+import { MAIN_GUARD_MAX_CHARS, mainGuardLine } from "../../client/src/run/mainGuard";
+import { initEngine } from "../../server/src/engine/lint";
+import { runFacts } from "../../server/src/engine/runFacts";
 import { checkRun, type RunFinding } from "../../client/src/run/checks";
 import type { Inventory } from "../../client/src/gpu/nvidiaSmi";
 import { type ProcessOwner, processOwner } from "../../client/src/run/owners";
 
 const CASES = join(__dirname, "..", "cases");
+before(() => initEngine());
 const UUID0 = "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f";
 const UUID1 = "GPU-6486822f-842c-1320-f829-e4155c0d2130";
 
@@ -27,11 +31,11 @@ const kinds = (f: RunFinding[]) => f.map((x) => x.kind);
 
 async function findings(name: string, launcher: Parameters<typeof checkRun>[0]["launcher"], ids = ["0", "1"], extra: Partial<Parameters<typeof checkRun>[0]> = {}) {
   const { file, text } = ruleCase(name);
-  return checkRun({ launcher, file, ids, nproc: 0, analysis: await analyzeScript(text), inventory: inventory(), ...extra });
+  return checkRun({ launcher, file, ids, nproc: 0, analysis: runFacts(text), inventory: inventory(), ...extra });
 }
 
 test("ddp_ok.py reads LOCAL_RANK: plain python gets the torchrun suggestion, torchrun does not", async () => {
-  const a = await analyzeScript(ruleCase("ddp_ok.py").text);
+  const a = runFacts(ruleCase("ddp_ok.py").text);
   assert.deepEqual(a.distributedReads, [{ variable: "LOCAL_RANK", line: 6, withDefault: false, text: 'os.environ["LOCAL_RANK"]' }]);
   assert.deepEqual(a.envInitProcessGroup.map((c) => c.line), [8]);
   assert.deepEqual(a.visibleDevicesWrites, []);
@@ -51,22 +55,29 @@ test("ddp_no_set_device.py calls init_process_group from the environment: torchr
 });
 
 test("reads with a default and explicit init_process_group arguments", async () => {
-  const soft = await analyzeScript('import os\nrank = int(os.environ.get("RANK", "0"))\nws = os.getenv("WORLD_SIZE")\n');
+  const soft = runFacts('import os\nrank = int(os.environ.get("RANK", "0"))\nws = os.getenv("WORLD_SIZE")\n');
   assert.deepEqual(soft.distributedReads.map((r) => [r.variable, r.line, r.withDefault]), [["RANK", 1, true], ["WORLD_SIZE", 2, false]]);
-  const onlyDefault = await analyzeScript('import os\nrank = int(os.environ.get("LOCAL_RANK", 0))\n');
+  const onlyDefault = runFacts('import os\nrank = int(os.environ.get("LOCAL_RANK", 0))\n');
   const f = checkRun({ launcher: "python", file: "/p/t.py", ids: ["0"], nproc: 0, analysis: onlyDefault });
   assert.match(f[0].message, /gets its default and runs as one process/);
-  const explicit = await analyzeScript('import torch.distributed as dist\ndist.init_process_group("gloo", rank=0, world_size=1, init_method="tcp://127.0.0.1:1")\n');
+  const explicit = runFacts('import torch.distributed as dist\ndist.init_process_group("gloo", rank=0, world_size=1, init_method="tcp://127.0.0.1:1")\n');
   assert.deepEqual(explicit.envInitProcessGroup, []);
   // A string that merely mentions LOCAL_RANK is no read (no regex over the source).
-  const text = await analyzeScript('print("set LOCAL_RANK = os.environ[\'LOCAL_RANK\']")\n# os.environ["LOCAL_RANK"]\n');
+  const text = runFacts('print("set LOCAL_RANK = os.environ[\'LOCAL_RANK\']")\n# os.environ["LOCAL_RANK"]\n');
   assert.deepEqual(text.distributedReads, []);
 });
 
 test("the script's own CUDA_VISIBLE_DEVICES write: both values shown", async () => {
-  const c01 = await findings("env_after_is_available.py", "python");
-  assert.deepEqual(kinds(c01), ["overridesSelection"]);
-  assert.equal(c01[0].message, 'env_after_is_available.py sets CUDA_VISIBLE_DEVICES itself to "3" (line 6), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
+  // env_after_is_available.py writes "3" after torch.cuda.is_available(): GPU001's verdict, no effect, nothing replaced.
+  const late = runFacts(ruleCase("env_after_is_available.py").text);
+  assert.deepEqual(late.visibleDevicesWrites, [{
+    line: 5, value: "3", text: 'os.environ["CUDA_VISIBLE_DEVICES"] = "3"',
+    noEffect: "CUDA_VISIBLE_DEVICES is set after CUDA was initialised by torch.cuda.is_available() (line 5): it has no effect in this process (the program stays on the GPUs it already saw)",
+  }]);
+  assert.deepEqual(kinds(await findings("env_after_is_available.py", "python")), []);
+  const c16py = await findings("renumbering_ok.py", "python");
+  assert.deepEqual(kinds(c16py), ["overridesSelection"]);
+  assert.equal(c16py[0].message, 'renumbering_ok.py sets CUDA_VISIBLE_DEVICES itself to "3" (line 4), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
   const c03 = await findings("env_before_import_ok.py", "torchrun", ["1"]);
   assert.match(c03[0].message, /to "0,1" \(line 5\), which replaces the selection "1"/);
   const c16 = await findings("renumbering_ok.py", "deepspeed", ["0"]);
@@ -78,9 +89,9 @@ test("the script's own CUDA_VISIBLE_DEVICES write: both values shown", async () 
   assert.match(slurm[0].message, /replaces the GPUs Slurm allocates/);
   // putenv counts (it changes the C environment CUDA reads); setdefault does not (it keeps our value).
   assert.deepEqual(kinds(await findings("putenv.py", "python")), ["overridesSelection"]);
-  const setdefault = await analyzeScript('import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "1")\n');
+  const setdefault = runFacts('import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "1")\n');
   assert.deepEqual(setdefault.visibleDevicesWrites, []);
-  const computed = await analyzeScript('import os, sys\nos.environ["CUDA_VISIBLE_DEVICES"] = sys.argv[1]\n');
+  const computed = runFacts('import os, sys\nos.environ["CUDA_VISIBLE_DEVICES"] = sys.argv[1]\n');
   const f = checkRun({ launcher: "python", file: "/p/t.py", ids: ["0"], nproc: 0, analysis: computed });
   assert.match(f[0].message, /to a computed value \(os\.environ\["CUDA_VISIBLE_DEVICES"\] = sys\.argv\[1\]\) \(line 2\)/);
 });
@@ -144,14 +155,29 @@ test("processOwner: this process is mine; a pid that is not there is unknown", {
   assert.equal(processOwner(-1), "unknown");
 });
 
-test("a write of the very value GPU Pilot passes replaces nothing: no finding (finetune_wrong_gpu.py with GPU 1 selected); another value still asks", async () => {
+test("a write of the very value GPU Pilot passes replaces nothing; finetune_wrong_gpu.py's write has no effect (GPU001) whatever is selected", async () => {
   const text = readFileSync(join(__dirname, "..", "..", "examples", "finetune_wrong_gpu.py"), "utf8");
-  const analysis = await analyzeScript(text);
-  assert.deepEqual(analysis.visibleDevicesWrites.map((w) => w.value), ["1"]);
-  const run = (ids: string[]) => checkRun({ launcher: "python", file: "/w/finetune_wrong_gpu.py", ids, nproc: 0, analysis, inventory: inventory() });
-  assert.deepEqual(kinds(run(["1"])), [], 'the file\'s "1" equals the selection "1"');
-  assert.deepEqual(kinds(run(["0"])), ["overridesSelection"]);
-  assert.match(run(["0"])[0].message, /to "1" \(line 15\), which replaces the selection "0"/);
-  const spaced = await analyzeScript('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0, 1"\n');
+  const analysis = runFacts(text);
+  assert.deepEqual(analysis.visibleDevicesWrites.map((w) => [w.line, w.value, w.noEffect !== null]), [[14, "1", true]]);
+  assert.match(analysis.visibleDevicesWrites[0].noEffect!, /^CUDA_VISIBLE_DEVICES is set after CUDA was initialised by torch\.cuda\.is_available\(\) \(line 12\): it has no effect/);
+  const run = (a: typeof analysis, ids: string[]) => checkRun({ launcher: "python", file: "/w/a.py", ids, nproc: 0, analysis: a, inventory: inventory() });
+  assert.deepEqual(kinds(run(analysis, ["1"])), [], 'the file\'s "1" equals the selection "1"');
+  assert.deepEqual(kinds(run(analysis, ["0"])), [], "no effect: it replaces nothing");
+  // Before CUDA initialises the same write does take effect: an equal value replaces nothing, another does.
+  const early = runFacts('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\ntorch.cuda.is_available()\n');
+  assert.deepEqual(early.visibleDevicesWrites.map((w) => [w.line, w.value, w.noEffect]), [[1, "1", null]]);
+  assert.deepEqual(kinds(run(early, ["1"])), []);
+  assert.deepEqual(kinds(run(early, ["0"])), ["overridesSelection"]);
+  assert.match(run(early, ["0"])[0].message, /to "1" \(line 2\), which replaces the selection "0"/);
+  const spaced = runFacts('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0, 1"\n');
   assert.deepEqual(kinds(checkRun({ launcher: "python", file: "/w/a.py", ids: ["0", "1"], nproc: 0, analysis: spaced, inventory: inventory() })), [], "spaces around entries are ignored, as CUDA does");
+});
+
+test("several writes: only those that take effect count, in messages and in `writes`", async () => {
+  const a = runFacts('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\ntorch.cuda.is_available()\nos.environ["CUDA_VISIBLE_DEVICES"] = "3"\n');
+  assert.deepEqual(a.visibleDevicesWrites.map((w) => [w.line, w.value, w.noEffect === null]), [[1, "2", true], [4, "3", false]]);
+  const f = checkRun({ launcher: "python", file: "/w/a.py", ids: ["0"], nproc: 0, analysis: a });
+  assert.deepEqual(kinds(f), ["overridesSelection"]);
+  assert.equal(f[0].message, 'a.py sets CUDA_VISIBLE_DEVICES itself to "2" (line 2), which replaces the selection "0" that GPU Pilot passes. Run it anyway?');
+  assert.deepEqual(f[0].kind === "overridesSelection" && f[0].writes.map((w) => w.line), [1]);
 });

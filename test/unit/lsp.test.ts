@@ -96,6 +96,30 @@ test("notebook cells are linted as one program", async () => {
   assert.equal(d[0].relatedInformation?.[0].location.uri, cell(0));
 });
 
+test("notebook cells are numbered as VS Code shows them, markdown cells counted (as the CLI does): every cell is synced, GPU001 in cell 3 says (cell 2, line 2)", async () => {
+  // A `cells` filter (e.g. python only) makes the language client drop the markdown cells, and the
+  // server would count code cells only ("cell 1, line 2" where VS Code and the CLI say cell 2).
+  assert.deepEqual(lsp.init.capabilities.notebookDocumentSync, { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" } }] });
+  const nbUri = pathToFileURL("/tmp/md-first.ipynb").href;
+  const cell = (i: number) => `vscode-notebook-cell:/tmp/md-first.ipynb#cell${i}`;
+  // test/cases/notebook.ipynb's cells.
+  const cells = [
+    { kind: NotebookCellKind.Markup, languageId: "markdown", text: "# Pick a GPU in a notebook" },
+    { kind: NotebookCellKind.Code, languageId: "python", text: "import torch\ntorch.zeros(1).cuda()" },
+    { kind: NotebookCellKind.Code, languageId: "python", text: 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"' },
+  ];
+  await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
+    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((c, i) => ({ kind: c.kind, document: cell(i) })) },
+    cellTextDocuments: cells.map((c, i) => ({ uri: cell(i), languageId: c.languageId, version: 1, text: c.text })),
+  });
+  const d = await diagnosticsFor(cell(2), (x) => x.some((y) => y.code === "GPU001"));
+  const gpu001 = d.find((x) => x.code === "GPU001")!;
+  assert.equal(gpu001.range.start.line, 1);
+  assert.equal(gpu001.message, "CUDA_VISIBLE_DEVICES is set after CUDA was initialised by .cuda() (cell 2, line 2): it has no effect in this process (the program stays on the GPUs it already saw)");
+  assert.equal(gpu001.relatedInformation?.[0].location.uri, cell(1));
+  assert.deepEqual(published.get(cell(0))?.at(-1)?.diagnostics ?? [], [], "the markdown cell is not linted as Python");
+});
+
 test("the inventory notification is accepted and triggers a re-lint", async () => {
   const uri = pathToFileURL("/tmp/inv.py").href;
   await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text: "import torch\n" } });

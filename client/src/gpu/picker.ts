@@ -1,6 +1,6 @@
 /**
  * The "Select GPUs..." quick pick (canSelectMany): GPUs and MIG devices with their live numbers
- * (the monitor streams while it is open), processes and warnings in the detail line.
+ * (the monitor streams while it is open); free memory, processes and warnings in the detail line.
  */
 import * as vscode from "vscode";
 import * as config from "../config";
@@ -26,9 +26,10 @@ function gpuItem(gpu: Gpu, monitor: GpuMonitor): GpuPickItem {
     id: String(gpu.index),
     label: gpuLabel(gpu),
     description: gpuRowDescription(gpu),
+    // Short enough for the quick pick's default width (600 px): what matters for the choice, free
+    // memory (units.ts) and who runs there; the UUID and PCI bus ID are in the GPU view's tooltip.
     detail: [
       formatFree(gpu),
-      `${gpu.uuid} · ${gpu.pciBusId}`,
       ...(apps.length > 0 ? [`${apps.length} process${apps.length === 1 ? "" : "es"} (${users.join(", ")})`] : []),
       ...warnings.map((w) => `$(warning) ${w}`),
     ].join(" · "),

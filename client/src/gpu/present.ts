@@ -163,25 +163,32 @@ export function shorten(text: string, max = 60): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
+/** The word for a process whose user /proc could not say, in the tree, the dashboard and the picker alike. */
+export const UNKNOWN_USER = "unknown";
+
 /**
- * The user column of a process: the user name; `user unknown` when /proc could not say (the
+ * The user column of a process: the user name; {@link UNKNOWN_USER} when /proc could not say (the
  * process lives in another PID namespace, e.g. a container, or ended: {@link ProcessDetails.note}
- * says which, in the tooltip); `…` before the details are read.
+ * says which, in the tooltip: {@link unknownUserNote}); `…` before the details are read.
  */
 export function processUser(details: ProcessDetails | undefined): string {
   if (!details) return "…";
-  return details.uid === null && details.user === "unknown" ? "user unknown" : printableName(details.user);
+  return details.uid === null && details.user === "unknown" ? UNKNOWN_USER : printableName(details.user);
+}
+
+/** Why the user is unknown, for tooltips (tree and dashboard say it alike): `User unknown: <note>`, or undefined when it is known. */
+export function unknownUserNote(details: ProcessDetails | undefined): string | undefined {
+  return details?.note ? `User unknown: ${printableName(details.note)}` : undefined;
 }
 
 /**
  * The process row, short enough for a 300 px side bar: label `<pid> <program and arguments>`
  * ({@link programCommand}, shortened to fit), description `<memory> · <user>` (memory per units.ts;
- * an unknown user reads `user ?`, explained in the tooltip). This workspace's run is marked by the
+ * an unknown user reads {@link UNKNOWN_USER}, explained in the tooltip). This workspace's run is marked by the
  * row's icon and said in the tooltip.
  */
 export function processRow(app: ComputeApp, details: ProcessDetails | undefined): { label: string; description: string } {
-  const user = processUser(details) === "user unknown" ? "user ?" : processUser(details);
-  const description = [formatMiB(app.usedMemoryMiB), user].join(" · ");
+  const description = [formatMiB(app.usedMemoryMiB), processUser(details)].join(" · ");
   const label = `${app.pid} ${programCommand(details?.commandLine || app.processName)}`;
   return { label: shorten(label, Math.max(14, ROW_CHARS - description.length)), description };
 }
@@ -208,7 +215,7 @@ export function processTooltipMarkdown(app: ComputeApp, details: ProcessDetails 
     command.replace(/```/g, "`\u200b``"),
     "```",
     "",
-    ...(details?.note ? [`**User unknown**: ${escapeMarkdown(printableName(details.note))}.`, ""] : []),
+    ...(details?.note ? [`${escapeMarkdown(unknownUserNote(details)!)}.`, ""] : []),
     "| | |",
     "|---|---|",
     `| User | ${details ? `${escapeMarkdown(printableName(details.user))}${details.uid !== null ? ` (uid ${details.uid})` : ""}` : "not read yet"} |`,

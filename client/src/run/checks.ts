@@ -7,7 +7,7 @@ import { basename } from "node:path";
 import type { ComputeApp, Inventory } from "../gpu/nvidiaSmi";
 import { escapeControls } from "../../../server/src/engine/text";
 import { indexOfEntry, unknownEntries } from "../gpu/selection";
-import type { DistributedRead, ScriptAnalysis, VisibleDevicesWrite } from "./analyze";
+import type { DistributedRead, RunFacts, VisibleDevicesWrite } from "../../../server/src/engine/runFacts";
 import type { LauncherKind } from "./launch";
 import type { ProcessOwner } from "./owners";
 import { formatMiB } from "../gpu/units";
@@ -18,7 +18,9 @@ import { formatMiB } from "../gpu/units";
  * - `tooManyProcesses`: `gpuPilot.run.nproc` exceeds the selected GPUs (ask: one per GPU / run anyway);
  * - `needsDistributedLauncher`: plain python on a script that reads LOCAL_RANK/RANK/WORLD_SIZE or
  *   calls env:// init_process_group (ask: torchrun / python anyway);
- * - `overridesSelection`: the script writes CUDA_VISIBLE_DEVICES itself (ask: run anyway / show the line);
+ * - `overridesSelection`: the script writes CUDA_VISIBLE_DEVICES itself, a write that takes effect
+ *   (the engine's verdict: not after CUDA initialisation) to another value than the selection (ask:
+ *   run anyway / show the line); `writes` are the writes that take effect;
  * - `busy`: a selected GPU runs processes of another user (warn, never block).
  */
 export type RunFinding =
@@ -47,8 +49,8 @@ export interface CheckInput {
   ids: readonly string[];
   /** `gpuPilot.run.nproc` (0 = one per GPU). */
   nproc: number;
-  /** Undefined when the script could not be analysed. */
-  analysis?: ScriptAnalysis;
+  /** The language server's facts about the script (`gpuPilot/runFacts`); undefined when it could not say. */
+  analysis?: RunFacts;
   /** The last nvidia-smi inventory; undefined when nvidia-smi failed (GPU checks are skipped). */
   inventory?: Inventory;
   /** Whose a process is (default: everyone's is unknown). */
@@ -58,7 +60,7 @@ export interface CheckInput {
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 const MB = (m: number | null) => (m === null ? "" : `, ${formatMiB(m)}`);
 
-function distributedFinding(name: string, a: ScriptAnalysis, ids: readonly string[]): RunFinding | undefined {
+function distributedFinding(name: string, a: RunFacts, ids: readonly string[]): RunFinding | undefined {
   const hard = a.distributedReads.filter((r) => !r.withDefault);
   const soft = a.distributedReads.filter((r) => r.withDefault);
   const init = a.envInitProcessGroup;
@@ -88,21 +90,23 @@ function distributedFinding(name: string, a: ScriptAnalysis, ids: readonly strin
   };
 }
 
-function overrideFinding(name: string, launcher: LauncherKind, a: ScriptAnalysis, ids: readonly string[]): RunFinding | undefined {
+function overrideFinding(name: string, launcher: LauncherKind, a: RunFacts, ids: readonly string[]): RunFinding | undefined {
   const selection = ids.join(",");
   // A write of the very value GPU Pilot passes replaces nothing (compared as CUDA reads the list:
   // entries split at commas, spaces around them ignored).
   const norm = (v: string) => v.split(",").map((x) => x.trim()).join(",");
-  const w = a.visibleDevicesWrites.find((x) => launcher === "slurm" || x.value === null || norm(x.value) !== norm(selection));
+  // A write with no effect (GPU001: CUDA already initialised when it runs) replaces nothing either.
+  const effective = a.visibleDevicesWrites.filter((x) => x.noEffect === null);
+  const w = effective.find((x) => launcher === "slurm" || x.value === null || norm(x.value) !== norm(selection));
   if (!w) return undefined;
   const value = w.value === null ? `a computed value (${w.text.trim()})` : JSON.stringify(w.value);
   const passes = launcher === "slurm" ? "the GPUs Slurm allocates" : `the selection "${selection}" that GPU Pilot passes`;
-  const more = a.visibleDevicesWrites.length > 1 ? ` (and ${plural(a.visibleDevicesWrites.length - 1, "more write")})` : "";
+  const more = effective.length > 1 ? ` (and ${plural(effective.length - 1, "more write")})` : "";
   return {
     kind: "overridesSelection",
     message: `${name} sets CUDA_VISIBLE_DEVICES itself to ${value} (line ${w.line + 1})${more}, which replaces ${passes}. Run it anyway?`,
     line: w.line,
-    writes: a.visibleDevicesWrites,
+    writes: effective,
     selection,
   };
 }

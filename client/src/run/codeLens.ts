@@ -1,6 +1,6 @@
 /**
  * The "Run on GPU <ids>" CodeLens above a module-level `if __name__ == "__main__":` (found by a
- * line scan with a size cap, analyze.ts mainGuardLine: no parse in the extension host). It runs `gpuPilot.runActiveFile` on that file; it follows the
+ * line scan with a size cap, mainGuard.ts: no parse in the extension host). It runs `gpuPilot.runActiveFile` on that file; it follows the
  * selection, `gpuPilot.run.launcher` and `gpuPilot.run.codeLens` (false hides it), and is hidden in
  * an untrusted workspace.
  */
@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 import * as config from "../config";
 import type { SelectionStore } from "../gpu/selection";
 import { log } from "../log";
-import { mainGuardLine } from "./analyze";
+import { mainGuardLine } from "./mainGuard";
 import * as settings from "./settings";
 
 /** The command the lens runs. */
@@ -37,9 +37,9 @@ export class RunCodeLensProvider implements vscode.CodeLensProvider {
     if (!settings.codeLens(doc.uri) || !vscode.workspace.isTrusted) return [];
     let line: number | undefined;
     try {
-      line = await mainGuardLine(doc.getText());
+      line = mainGuardLine(doc.getText());
     } catch (e) {
-      log.warn(`CodeLens: could not parse ${doc.uri.toString()}: ${(e as Error).message}`);
+      log.warn(`CodeLens: could not scan ${doc.uri.toString()}: ${(e as Error).message}`);
       return [];
     }
     if (line === undefined) return [];

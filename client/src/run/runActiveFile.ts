@@ -17,13 +17,13 @@
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as vscode from "vscode";
+import type { RunFacts } from "../../../server/src/engine/runFacts";
+import type { RunFactsResult } from "../../../server/src/protocol";
 import type { LastRun } from "../api";
-import * as config from "../config";
 import type { GpuMonitor } from "../gpu/monitor";
 import { pickGpus } from "../gpu/picker";
 import type { SelectionStore, StateLike } from "../gpu/selection";
 import { log } from "../log";
-import { analyzeScript, type ScriptAnalysis } from "./analyze";
 import { checkRun, type RunFinding } from "./checks";
 import { resolveInterpreter } from "./interpreter";
 import { buildLaunch, describeExit, expandEnv, LAUNCHER_PROGRAMS, LAUNCHERS, LaunchError, type LauncherKind, type LaunchSpec, runEnvironment, splitArgs } from "./launch";
@@ -52,11 +52,12 @@ export interface RunHost {
   /** Whose a process is; default: `/proc` (owners.ts). Tests replace it. */
   readonly ownerOf?: (pid: number) => ProcessOwner;
   /**
-   * The language server's verdict (`gpuPilot/noEffectLines`): the 0-based lines of the document's
-   * environment writes that have no effect because CUDA is already initialised (GPU001); null when
-   * the server cannot say (not running, not linted yet). Absent: no verdict.
+   * What the script does, from the language server's engine (`gpuPilot/runFacts`: launcher-set
+   * variables it reads, its CUDA_VISIBLE_DEVICES writes with the verdict on whether each takes
+   * effect); `ok: false` with the reason when the server cannot say. Should never reject (a
+   * rejection is taken as `ok: false`). Absent: no facts, the run goes on without those checks.
    */
-  noEffectLines?(uri: vscode.Uri): Promise<number[] | null>;
+  runFacts?(uri: vscode.Uri, text: string): Promise<RunFactsResult>;
 }
 
 /** Options of {@link runActiveFile}. */
@@ -155,20 +156,23 @@ async function rememberArgs(host: RunHost, file: string, text: string): Promise<
 }
 
 /**
- * Parses the script for the checks; a failure is logged and the checks that need it are skipped.
- * CUDA_VISIBLE_DEVICES writes the language server found to have no effect (GPU001: CUDA already
- * initialised) are dropped: they replace nothing.
+ * Asks the language server what the script does, for the checks (the client bundles no parser).
+ * When it cannot say (not running, still starting and then failing, an error, no answer in time)
+ * the checks that need it are skipped and the run stays possible: the reason is logged and, when
+ * `tell` (a run the user started), shown in a warning that does not block.
  */
-async function analyse(doc: vscode.TextDocument, host?: RunHost): Promise<ScriptAnalysis | undefined> {
-  try {
-    const analysis = await analyzeScript(doc.getText(), config.eagerInitModules());
-    const noEffect = await host?.noEffectLines?.(doc.uri).catch(() => null);
-    if (noEffect) analysis.visibleDevicesWrites = analysis.visibleDevicesWrites.filter((w) => !noEffect.includes(w.line));
-    return analysis;
-  } catch (e) {
-    log.warn(`Could not parse ${doc.uri.fsPath} for the run checks (${(e as Error).message}); running without them.`);
-    return undefined;
+async function analyse(doc: vscode.TextDocument, host: RunHost, tell: boolean): Promise<RunFacts | undefined> {
+  const r: RunFactsResult = host.runFacts
+    ? await host.runFacts(doc.uri, doc.getText()).catch((e: unknown) => ({ ok: false as const, error: (e as Error)?.message ?? String(e) }))
+    : { ok: false, error: "no language server" };
+  if (r.ok) return r.facts;
+  const name = path.basename(doc.uri.fsPath);
+  log.warn(`Run checks of ${doc.uri.fsPath} skipped: ${r.error}.`);
+  if (tell) {
+    void vscode.window.showWarningMessage(
+      `GPU Pilot could not check ${name} before the run (${r.error}); it runs without the distributed-launcher and CUDA_VISIBLE_DEVICES checks.`);
   }
+  return undefined;
 }
 
 /**
@@ -184,7 +188,7 @@ export async function checkRunFor(host: RunHost, uri?: vscode.Uri, launcher?: La
     file: doc.uri.fsPath,
     ids: host.selection.get(),
     nproc: settings.nproc(doc.uri),
-    analysis: await analyse(doc, host),
+    analysis: await analyse(doc, host, false),
     inventory: host.monitor.inventory,
     ownerOf: host.ownerOf ?? processOwner,
   });
@@ -201,7 +205,7 @@ interface Plan {
  * Asks about each finding in turn (recomputed after an answer changes the plan).
  * @returns false when the user chose not to run.
  */
-async function resolveFindings(host: RunHost, doc: vscode.TextDocument, plan: Plan, analysis: ScriptAnalysis | undefined): Promise<boolean> {
+async function resolveFindings(host: RunHost, doc: vscode.TextDocument, plan: Plan, analysis: RunFacts | undefined): Promise<boolean> {
   const answered = new Set<RunFinding["kind"]>();
   for (let round = 0; round < 10; round++) {
     const findings = checkRun({
@@ -310,7 +314,7 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
     return;
   }
 
-  const analysis = await analyse(doc, host);
+  const analysis = await analyse(doc, host, true);
   if (!(await resolveFindings(host, doc, plan, analysis))) return;
 
   const interpreter = await resolveInterpreter(doc.uri);

@@ -126,9 +126,12 @@ function boundBefore(model: ModuleModel, offset: number): ReadonlySet<string> {
  * containing `anchor` (the first framework import), adding the `os` import it needs when that
  * import comes later. Returns null when the move is not possible without changing meaning: the
  * write shares its line with other statements, sits in a function, or its value reads names that
- * are bound only after the anchor.
+ * are bound only after the anchor. The statement moves with its trailing comment (a comment on its
+ * line is about it; whether it stays true is the user's to judge, in the fix's diff). When a blank
+ * line is both above and below it, the one below goes too, so the move leaves no doubled blank
+ * line (`tidyBlankLine`, default true; notebooks pass false: the next line may be another cell's).
  */
-export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor: SyntaxNode): { edits: TextEdit[]; safe: boolean } | null {
+export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor: SyntaxNode, tidyBlankLine = true): { edits: TextEdit[]; safe: boolean } | null {
   const stmt = write.statement;
   if (!stmt || write.inFunction) return null;
   const text = model.text;
@@ -167,9 +170,14 @@ export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor:
   // Removal: the whole lines; a block left empty gets `pass`.
   const parent = stmt.parent;
   const onlyStatement = parent?.type === "block" && parent.namedChildren.filter((c) => c && c.type !== "comment").length === 1;
-  const removal: Range = lastRow + 1 < starts.length
-    ? { start: { line: firstRow, character: 0 }, end: { line: lastRow + 1, character: 0 } }
-    : { start: { line: firstRow, character: 0 }, end: { line: lastRow, character: endOffset - starts[lastRow] } };
+  const blank = (row: number) => row >= 0 && row + 1 < starts.length && text.slice(starts[row], starts[row + 1]).trim() === "";
+  // A blank line above and below: removing the statement would leave two in a row; take the one below.
+  const tidy = tidyBlankLine && !onlyStatement && blank(firstRow - 1) && blank(lastRow + 1);
+  const removal: Range = tidy
+    ? { start: { line: firstRow, character: 0 }, end: { line: lastRow + 2, character: 0 } }
+    : lastRow + 1 < starts.length
+      ? { start: { line: firstRow, character: 0 }, end: { line: lastRow + 1, character: 0 } }
+      : { start: { line: firstRow, character: 0 }, end: { line: lastRow, character: endOffset - starts[lastRow] } };
   // `pass` takes the statement's own indentation text: spaces in a tab-indented block are a TabError
   // or an unindent to no level for CPython (issue 18 item 7).
   edits.push({ range: removal, newText: onlyStatement ? `${text.slice(starts[firstRow], stmt.startIndex)}pass${eol}` : "" });

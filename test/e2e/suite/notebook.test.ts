@@ -4,8 +4,9 @@
 // cells through LSP notebook synchronisation; diagnostics arrive per cell document.
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
+import * as path from "node:path";
 import * as vscode from "vscode";
-import { codeOf, describeDiagnostics, getApi, gpuDiagnostics, waitFor } from "./util";
+import { codeOf, describeDiagnostics, EXTENSION_ID, getApi, gpuDiagnostics, waitFor } from "./util";
 import { wsUri } from "./helpers";
 
 /** Every cell's diagnostics, for failure messages. */
@@ -41,6 +42,27 @@ suite("GPU Pilot: notebooks", () => {
       const gpu002 = nb.getCells().flatMap((c) => gpuDiagnostics(c.document.uri).filter((d) => codeOf(d) === "GPU002"));
       assert.equal(gpu002.length, 0, `no GPU002 expected: ${describeCells(nb)}`);
       assert.equal(gpuDiagnostics(nb.cellAt(0).document.uri).filter((d) => codeOf(d) === "GPU001").length, 0, `GPU001 belongs to cell 2 only: ${describeCells(nb)}`);
+    } catch (e) {
+      throw new Error(`${(e as Error).message}; cells: ${describeCells(nb)}`);
+    } finally {
+      await vscode.commands.executeCommand("workbench.action.closeActiveEditor");
+    }
+  });
+
+  test("a markdown cell first (test/cases/notebook.ipynb): the message's cell number is VS Code's (among all cells), as the CLI says: (cell 2, line 2)", async () => {
+    await getApi();
+    const repo = vscode.extensions.getExtension(EXTENSION_ID)!.extensionPath;
+    const nb = await vscode.workspace.openNotebookDocument(vscode.Uri.file(path.join(repo, "test", "cases", "notebook.ipynb")));
+    await vscode.window.showNotebookDocument(nb);
+    try {
+      assert.deepEqual(nb.getCells().map((c) => c.kind), [vscode.NotebookCellKind.Markup, vscode.NotebookCellKind.Code, vscode.NotebookCellKind.Code, vscode.NotebookCellKind.Code]);
+      const write = nb.cellAt(2);
+      const gpu001 = await waitFor(() => gpuDiagnostics(write.document.uri, "GPU001")[0], "GPU001 in cell 3", 60_000);
+      assert.equal(gpu001.range.start.line, 1, describeCells(nb));
+      // torch.zeros(1).cuda() is line 2 of the cell VS Code shows as cell 2 (index 1, after the markdown cell).
+      assert.match(nb.cellAt(1).document.lineAt(1).text, /^torch\.zeros\(1\)\.cuda\(\)/);
+      assert.equal(gpu001.message, "CUDA_VISIBLE_DEVICES is set after CUDA was initialised by .cuda() (cell 2, line 2): it has no effect in this process (the program stays on the GPUs it already saw)");
+      assert.equal(gpu001.relatedInformation?.[0].location.uri.toString(), nb.cellAt(1).document.uri.toString());
     } catch (e) {
       throw new Error(`${(e as Error).message}; cells: ${describeCells(nb)}`);
     } finally {

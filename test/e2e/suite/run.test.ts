@@ -190,7 +190,7 @@ suite("Run on GPUs", () => {
     assert.match(py[0].message, /reads LOCAL_RANK \(line 7: os\.environ\["LOCAL_RANK"\]\).*Run it with torchrun \(--nproc_per_node=2/);
     assert.deepEqual(notBusy(await api.checkRun(c15, "torchrun")), []);
     // Its write comes after torch.cuda.is_available(): GPU001, no effect, so it replaces nothing (the
-    // language server's verdict, gpuPilot/noEffectLines).
+    // engine's verdict, asked of the language server with gpuPilot/runFacts).
     const c01 = notBusy(await api.checkRun(vscode.Uri.file(path.join(cases, "env_after_is_available.py")), "python"));
     assert.deepEqual(c01.map((f) => f.kind), [], JSON.stringify(c01));
     // A write before CUDA initialises takes effect and does replace the selection.

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { lint as lintAll, lintCode, applyFix } from "../helpers";
 import type { LintOptions } from "../../../server/src/engine/lint";
 import { fixtureTests } from "./fixtureCheck";
@@ -26,6 +28,37 @@ test("GPU001 fix moves the write above import torch; the result parses and is cl
   const fixed = applyFix(C01, d);
   assert.equal(fixed, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nmodel = torch.nn.Linear(8, 8).cuda()\n');
   assert.deepEqual((await lint(fixed)).map((x) => x.code), []);
+});
+
+test("GPU001 fix on examples/finetune_wrong_gpu.py: no doubled blank line left behind; the trailing comment moves with its statement", async () => {
+  const src = readFileSync(join(__dirname, "..", "..", "..", "examples", "finetune_wrong_gpu.py"), "utf8");
+  const [d] = await lintCode(src, "GPU001");
+  const fixed = applyFix(src, d);
+  const lines = src.split("\n");
+  const write = 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"  # meant to put the job on the second GPU';
+  assert.equal(lines[14], write);
+  assert.deepEqual(lines.slice(12, 17), ['    raise SystemExit("this script needs a GPU")', "", write, "", 'device = torch.device("cuda")']);
+  // Line 15 and the blank line 16 go; the write (with its comment) lands above `import torch`.
+  assert.equal(fixed, [...lines.slice(0, 8), write, ...lines.slice(8, 14), ...lines.slice(16)].join("\n"));
+  assert.ok(!/\n\n\n/.test(fixed), "no two blank lines in a row");
+  assert.deepEqual((await lint(fixed)).map((x) => x.code), []);
+});
+
+test("GPU001 fix removes a blank line only where two would meet: blank above only, blank below only, a comment line above", async () => {
+  const head = "import os\nimport torch\ntorch.cuda.init()\n";
+  const w = "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n";
+  const moved = (rest: string) => `import os\n${w}import torch\ntorch.cuda.init()\n${rest}`;
+  const cases: Array<[string, string]> = [
+    [`${head}\n${w}x = 1\n`, moved("\nx = 1\n")],
+    [`${head}${w}\nx = 1\n`, moved("\nx = 1\n")],
+    [`${head}\n# pick the GPU\n${w}\nx = 1\n`, moved("\n# pick the GPU\n\nx = 1\n")],
+    [`${head}\n${w}\n\nx = 1\n`, moved("\n\nx = 1\n")],
+    [`${head}\n${w}`, moved("\n")],
+  ];
+  for (const [src, want] of cases) {
+    const [d] = await lintCode(src, "GPU001");
+    assert.equal(applyFix(src, d), want, JSON.stringify(src));
+  }
 });
 
 test("GPU001 fix adds `import os` when os is imported after the framework", async () => {

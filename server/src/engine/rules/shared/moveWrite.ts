@@ -9,7 +9,7 @@ import { moveAboveEdits } from "../../fixes";
 export function moveWriteFix(ctx: RuleContext, write: EnvWriteEvent): Fix | null {
   const anchor = firstFrameworkImport(ctx.model);
   if (!anchor) return null;
-  const move = moveAboveEdits(ctx.model, write, anchor.node);
+  const move = moveAboveEdits(ctx.model, write, anchor.node, !ctx.notebook);
   if (!move) return null;
   const where = anchor.node.text.split("\n")[0];
   return {
