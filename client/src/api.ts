@@ -86,7 +86,7 @@ export interface GpuViewApi {
   getTerminalEnvironment(): Record<string, { value: string; type: "replace" | "append" | "prepend" }>;
   /** Runs GPU Pilot's DebugConfigurationProvider (registered for `debugpy` and `python`) on a configuration. */
   resolveDebugConfiguration(configuration: import("vscode").DebugConfiguration, folder?: import("vscode").WorkspaceFolder): Promise<import("vscode").DebugConfiguration | null | undefined>;
-  /** The status bar item's text, e.g. `$(circuit-board) GPU 1 · 0% · 0 MiB/140.4 GiB`. */
+  /** The status bar item's text, e.g. `$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB`. */
   getStatusBarText(): string;
   /** Whether the nvidia-smi stream runs (the view is visible), its pid, and the view's notices (restarting stream, vanished GPUs). */
   getMonitorStatus(): { streaming: boolean; streamPid: number | undefined; notices: string[] };

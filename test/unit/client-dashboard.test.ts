@@ -53,8 +53,8 @@ test("model of the 2 x H200 capture: numbers as the tree writes them, the proces
   const monitor = await monitorFor("busy");
   const model = buildDashboardModel({ state: monitor.state, problem: monitor.problem, inventory: monitor.inventory, selection: ["1"] });
   assert.deepEqual(model.gpus.map((g) => [g.index, g.name, g.selected, g.utilization.text, g.memory.text, g.temperature, g.power, g.free]), [
-    [0, "NVIDIA H200", false, "0%", "0 MiB/140.4 GiB", "35°C", "109/700 W", "139.8 GiB free"],
-    [1, "NVIDIA H200", true, "0%", "0 MiB/140.4 GiB", "36°C", "101/700 W", "139.8 GiB free"],
+    [0, "NVIDIA H200", false, "0%", "0.0/140.4 GiB", "35°C", "109/700 W", "139.8 GiB free"],
+    [1, "NVIDIA H200", true, "0%", "0.0/140.4 GiB", "36°C", "101/700 W", "139.8 GiB free"],
   ]);
   assert.deepEqual(model.gpus[0].utilization, { fraction: 0, level: "low", text: "0%" });
   assert.deepEqual(model.gpus[0].processes.map((p) => [p.pid, p.user, p.memory, p.command]), [[582, "unknown", "3.3 GiB", "python3"]]);
@@ -168,7 +168,7 @@ test("provider: strict CSP with a nonce; ticks from the webview change the selec
   assert.deepEqual(models().at(-1)?.gpus.map((g) => g.selected), [false, true], "the dashboard was re-sent with the tick");
   const tree = new GpuTreeProvider(monitor, selection);
   assert.deepEqual(treeRows(tree).filter((r) => r.depth === 0).map((r) => r.checked), [false, true], "the tree shows the same tick");
-  assert.equal(statusBarContent(selection.get(), monitor.inventory).text, "$(circuit-board) GPU 1 · 0% · 0 MiB/140.4 GiB");
+  assert.equal(statusBarContent(selection.get(), monitor.inventory).text, "$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB");
   await selection.set(["0"]);
   await settle();
   assert.deepEqual(models().at(-1)?.gpus.map((g) => g.selected), [true, false], "a selection made elsewhere reaches the dashboard");

@@ -192,7 +192,7 @@ test("the GPU view's API part: tree rows, processes, terminal environment, debug
   assert.deepEqual(features.api.getTerminalEnvironment(), { CUDA_VISIBLE_DEVICES: { value: "1", type: "replace" }, CUDA_DEVICE_ORDER: { value: "PCI_BUS_ID", type: "replace" } });
   const resolved = await features.api.resolveDebugConfiguration(launch());
   assert.deepEqual(resolved?.env, { CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
-  assert.equal(features.api.getStatusBarText(), "$(circuit-board) GPU 1 · 0% · 0 MiB/140.4 GiB");
+  assert.equal(features.api.getStatusBarText(), "$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB");
   assert.deepEqual(features.api.getMonitorStatus(), { streaming: false, streamPid: undefined, notices: [] });
   for (const d of features.disposables) d.dispose();
   monitor.dispose();

@@ -68,14 +68,14 @@ test("ok: two GPUs with live numbers, details, the process under GPU 0 with its 
   assert.deepEqual(items.map((i) => i.label), ["GPU 0", "GPU 1"], "short labels: the full name is in the tooltip");
   assert.deepEqual(items.map((i) => i.id), ["gpu/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", "gpu/GPU-6486822f-842c-1320-f829-e4155c0d2130"]);
   assert.deepEqual(items.map((i) => i.description), [
-    "0% · 0 MiB/140.4 GiB · 35°C",
-    "0% · 0 MiB/140.4 GiB · 36°C",
+    "0% · 0.0/140.4 GiB · 35°C",
+    "0% · 0.0/140.4 GiB · 36°C",
   ]);
   for (const i of items) assert.ok(`${String(i.label)}  ${String(i.description)}`.length <= 36, `fits a 300 px side bar: ${String(i.label)} ${String(i.description)}`);
   assert.deepEqual(items.map((i) => i.collapsibleState), [2, 0], "GPU 0 expanded (its process below); GPU 1 has no children");
   assert.ok(items[0].tooltip instanceof MarkdownString);
   const tip = (items[0].tooltip as MarkdownString).value;
-  assert.match(tip, /^\*\*GPU 0: NVIDIA H200\*\* · 0% · 0 MiB/);
+  assert.match(tip, /^\*\*GPU 0: NVIDIA H200\*\* · 0% · 0\\\.0\/140\\\.4 GiB · 35°C/);
   assert.match(tip, /\| Power \| 109\/700 W \(draw\/cap\) \|/);
   assert.match(tip, /\| Memory used \| 0 MiB of 140\.4 GiB \(139\.8 GiB free\) \|/);
   assert.match(tip, /\| SM clock \| 435 MHz \(max 1980 MHz\) \|/);
@@ -389,11 +389,11 @@ test("status bar: selection with the chosen GPUs' load, tooltip, and a warning f
   assert.equal(item.text, "$(circuit-board) GPU 1", "no numbers before the first answer");
   assert.match(String(item.tooltip), /CUDA_VISIBLE_DEVICES=1/);
   await monitor.refresh();
-  assert.equal(item.text, "$(circuit-board) GPU 1 · 0% · 0 MiB/140.4 GiB");
-  assert.match(String(item.tooltip), /^GPU 1 \(NVIDIA H200\): 0% busy · 0 MiB\/140\.4 GiB · 36°C$/m);
+  assert.equal(item.text, "$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB");
+  assert.match(String(item.tooltip), /^GPU 1 \(NVIDIA H200\): 0% busy · 0\.0\/140\.4 GiB · 36°C$/m);
   assert.doesNotMatch(String(item.tooltip), /^- /m, "a plain-text tooltip: no Markdown list dashes");
   await selection.set(["0", "3"]);
-  assert.equal(item.text, "$(circuit-board) GPU 0,3 · 0% · 0 MiB/140.4 GiB");
+  assert.equal(item.text, "$(circuit-board) GPU 0,3 · 0% · 0.0/140.4 GiB");
   assert.match(String(item.tooltip), /Not on this machine: 3/);
   assert.equal((item.backgroundColor as ThemeColor).id, "statusBarItem.warningBackground");
   for (const d of disposables) d.dispose();

@@ -24,8 +24,8 @@ const apps = parseComputeApps(readFileSync(join(FIXTURES, "query_apps_nounits.cs
 
 test("labels and descriptions of the captured GPUs", () => {
   assert.equal(gpuLabel(gpus[0]), "GPU 0: NVIDIA H200");
-  assert.equal(gpuDescription(gpus[0]), "0% · 0 MiB/140.4 GiB · 35°C");
-  assert.equal(gpuDescription(gpus[1]), "0% · 0 MiB/140.4 GiB · 36°C");
+  assert.equal(gpuDescription(gpus[0]), "0% · 0.0/140.4 GiB · 35°C");
+  assert.equal(gpuDescription(gpus[1]), "0% · 0.0/140.4 GiB · 36°C");
   assert.equal(gpuDescription({ ...gpus[0], utilizationGpuPercent: 12, memoryUsedMiB: 3389 }), "12% · 3.3/140.4 GiB · 35°C");
   const unknown: Gpu = { ...gpus[0], utilizationGpuPercent: null, memoryUsedMiB: null, temperatureC: null };
   assert.equal(gpuDescription(unknown), "?% · ?/140.4 GiB · ?°C");

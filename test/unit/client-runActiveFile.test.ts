@@ -536,7 +536,7 @@ test("nothing ticked: the GPU quick pick asks; the pick is kept; cancel does not
   assert.deepEqual(recorded.quickPicks[0].labels, ["GPU 0: NVIDIA H200", "GPU 1: NVIDIA H200"]);
   assert.deepEqual(recorded.quickPicks[0].preselected, []);
   // Short detail lines (the quick pick is 600 px wide): free memory as the tree writes it, who runs there; no UUID or bus ID.
-  assert.deepEqual(recorded.quickPicks[0].details, ["139.8 GiB free · 1 process (unknown)", "139.8 GiB free"]);
+  assert.deepEqual(recorded.quickPicks[0].details, ["139.8 GiB free · 1 process (user unknown)", "139.8 GiB free"]);
 
   recorded.quickPickAnswer = ["GPU 1: NVIDIA H200"];
   await runActiveFile(h);

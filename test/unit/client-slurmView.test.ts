@@ -15,7 +15,11 @@ import { join } from "node:path";
 import { ROOT } from "./helpers";
 import { slurmAvailability, startCluster, waitJob, type Cluster } from "../../scripts/slurm-cluster.mjs";
 import { parseSinfoNodes, parseSqueueFormat, parseSqueueJson, partitionGpus } from "../../client/src/slurm/parse";
-import { backoffSeconds, elapsedSeconds, failureRow, formatDuration, isActive, jobGpus, jobRow, partitionRow } from "../../client/src/slurm/present";
+import { backoffSeconds, elapsedSeconds, failureRow, formatDuration, isActive, jobDetailRows, jobGpus, jobRow, partitionRow } from "../../client/src/slurm/present";
+import type { SlurmJob } from "../../client/src/slurm/parse";
+
+/** A job's row description, then its detail rows, as `state | GPUs: .. | Time: .. | Nodes: ..`. */
+const shown = (j: SlurmJob, now: number) => [jobRow(j, now).description, ...jobDetailRows(j, now).map((d) => `${d.label}: ${d.description}`)].join(" | ");
 import { createSlurmTreeView, SlurmTreeProvider } from "../../client/src/slurm/view";
 import { submitScript } from "../../client/src/slurm/cli";
 
@@ -34,21 +38,21 @@ test("job rows from the squeue --json capture: running, pending, finished", () =
   const jobs = parseSqueueJson(capture("squeue-json-22.05.json"));
   const by = (id: number) => jobs.find((j) => j.id === id)!;
   // Job 4 started at 1796144264 with a 10-minute limit; 65 s later:
-  assert.equal(jobRow(by(4), 1796144264 + 65).description, "RUNNING · 2 GPUs/node · 0:01:05 / 0:10:00 · gpunode1");
+  assert.equal(shown(by(4), 1796144264 + 65), "RUNNING | GPUs: 2 GPUs/node | Time: 0:01:05 / 0:10:00 | Nodes: gpunode1");
   assert.equal(jobRow(by(4), 1796144264 + 65).label, "4 hold");
-  assert.equal(jobRow(by(6), 1796144300).description, "PENDING (Resources) · 4 GPUs/node · - / 0:10:00 · 1 node");
+  assert.equal(shown(by(6), 1796144300), "PENDING (Resources) | GPUs: 4 GPUs/node | Time: - / 0:10:00 | Nodes: 1 node");
   // A finished job's elapsed time stops at its end (1 s), whenever it is looked at.
   assert.equal(elapsedSeconds(by(2), 1796149999), 1);
-  assert.equal(jobRow(by(1), 1796149999).description, "FAILED (NonZeroExitCode) · 2 GPUs/node · 0:00:00 / no limit · gpunode1");
+  assert.equal(shown(by(1), 1796149999), "FAILED (NonZeroExitCode) | GPUs: 2 GPUs/node | Time: 0:00:00 / no limit | Nodes: gpunode1");
   assert.deepEqual(jobs.map((j) => isActive(j.state)), [false, false, false, true, false, true]);
 });
 
 test("job rows from the format-string capture and the --gpus/--gpus-per-task forms", () => {
   const jobs = parseSqueueFormat(capture("squeue-format-22.05.txt"));
-  assert.equal(jobRow(jobs[3], 0).description, "RUNNING · 1 GPU/node · 0:00:01 / 0:10:00 · gpunode1");
+  assert.equal(shown(jobs[3], 0), "RUNNING | GPUs: 1 GPU/node | Time: 0:00:01 / 0:10:00 | Nodes: gpunode1");
   const tres = parseSqueueJson(capture("squeue-json-tres-22.05.json"));
   assert.deepEqual(tres.map((j) => `${j.name}: ${jobGpus(j)}`).sort(), ["hold: 1 GPU/node", "pertask: 1 GPU/task", "probe_env: 2 GPUs/node", "wide: 2 GPUs"]);
-  assert.equal(jobRow(tres.find((j) => j.name === "wide")!, 0).description, "PENDING (Resources) · 2 GPUs · - / 1-00:00:00 · 1 node");
+  assert.equal(shown(tres.find((j) => j.name === "wide")!, 0), "PENDING (Resources) | GPUs: 2 GPUs | Time: - / 1-00:00:00 | Nodes: 1 node");
 });
 
 test("formatDuration, back-off and the failure row", () => {
@@ -57,7 +61,7 @@ test("formatDuration, back-off and the failure row", () => {
   assert.equal(backoffSeconds(5, 0), 30, "never more often than every 30 s");
   assert.equal(backoffSeconds(900, 2), 900, "a setting above 10 minutes is kept, not cut");
   assert.deepEqual(failureRow("squeue", "squeue --me --json did not answer within 2 s", 60), {
-    label: "squeue did not answer",
+    label: "squeue failed",
     description: "squeue --me --json did not answer within 2 s — next try in 60 s",
     tooltip: "squeue --me --json did not answer within 2 s — next try in 60 s\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).",
   });
@@ -81,7 +85,10 @@ test("the tree provider on a live cluster: the partition and a running job; then
     "Partitions | 1 | slurmGroup.partitions",
     "gpu (default) | 1 of 2 GPUs free · 1 node | slurmPartition",
     "My jobs | 1 active | slurmGroup.jobs",
-    `${jobId} sleeper | RUNNING · 1 GPU/node · 0:00:0X / 0:05:00 · gpunode1 | slurmJob.active`,
+    `${jobId} sleeper | RUNNING | slurmJob.active`,
+    "GPUs | 1 GPU/node | slurmJobDetail",
+    "Time | 0:00:0X / 0:05:00 | slurmJobDetail",
+    "Nodes | gpunode1 | slurmJobDetail",
   ]);
   assert.equal(provider.snapshot.failures, 0);
   // A configuration whose controller port nobody listens on: sinfo and squeue fail or time out.
@@ -93,8 +100,8 @@ test("the tree provider on a live cluster: the partition and a running job; then
   const after = provider.rows();
   assert.equal(provider.snapshot.failures, 1);
   const msg = after.filter((r) => r.contextValue === "slurmMessage").map((r) => r.label);
-  assert.deepEqual(msg, ["sinfo did not answer", "squeue did not answer"]);
-  assert.match(after.find((r) => r.label === "squeue did not answer")!.description, /— next try in 60 s$/);
+  assert.deepEqual(msg, ["sinfo failed", "squeue failed"]);
+  assert.match(after.find((r) => r.label === "squeue failed")!.description, /— next try in 60 s$/);
   assert.ok(after.some((r) => r.label === `${jobId} sleeper`), "the last known jobs stay shown");
   assert.equal(recorded.messages.length, notesBefore, "no notification");
   provider.dispose();

@@ -22,10 +22,13 @@ test("formatMiB: MiB below 1 GiB, GiB with one decimal from 1 GiB up, ? when unk
   assert.equal(formatMiB(-5), "0 MiB");
 });
 
-test("formatMemoryPair: one unit when both sides are at least 1 GiB, else each its own", () => {
+test("formatMemoryPair: the pair in its total's unit (the tree's rows keep their length at 300 px)", () => {
   assert.equal(formatMemoryPair(3389, 143771), "3.3/140.4 GiB");
-  assert.equal(formatMemoryPair(0, 143771), "0 MiB/140.4 GiB");
-  assert.equal(formatMemoryPair(812, 143771), "812 MiB/140.4 GiB");
+  assert.equal(formatMemoryPair(0, 143771), "0.0/140.4 GiB");
+  assert.equal(formatMemoryPair(812, 143771), "0.8/140.4 GiB");
+  // GPU 6 of the 8-GPU fixture: "13% · 915 MiB/140.4 GiB · 38°C" was cut at 300 px.
+  assert.equal(formatMemoryPair(915, 143771), "0.9/140.4 GiB");
+  assert.equal(formatMemoryPair(4, 143771), "0.0/140.4 GiB");
   assert.equal(formatMemoryPair(12, 900), "12/900 MiB");
   assert.equal(formatMemoryPair(null, 143771), "?/140.4 GiB");
   assert.equal(formatMemoryPair(3389, null), "3.3 GiB/?");

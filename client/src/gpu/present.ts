@@ -22,7 +22,7 @@ export function gpuShortLabel(gpu: Gpu): string {
 
 /**
  * `<util>% · <used>/<total> · <temp>°C` in the units policy of units.ts, e.g.
- * `12% · 3.3/140.4 GiB · 35°C` or `0% · 0 MiB/140.4 GiB · 35°C`. Values nvidia-smi did not report show as `?`.
+ * `12% · 3.3/140.4 GiB · 35°C` or `0% · 0.0/140.4 GiB · 35°C`. Values nvidia-smi did not report show as `?`.
  */
 export function gpuDescription(gpu: Gpu): string {
   return `${formatPercent(gpu.utilizationGpuPercent)} · ${formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB)} · ${formatTemperature(gpu.temperatureC)}`;

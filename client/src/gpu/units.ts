@@ -5,8 +5,9 @@
  *
  * Memory: nvidia-smi reports MiB (`memory.total`, `memory.used`, `memory.free`, `used_memory`;
  * `nvidia-smi --help-query-gpu`). From 1 GiB (1024 MiB) up a value is written in GiB with one
- * decimal (`3.3 GiB`, `140.4 GiB`), below in whole MiB (`812 MiB`). A pair `used/total` shares one
- * unit when both are at least 1 GiB (`3.3/140.4 GiB`), else each carries its own (`4 MiB/140.4 GiB`).
+ * decimal (`3.3 GiB`, `140.4 GiB`), below in whole MiB (`812 MiB`). A pair `used/total` is written in
+ * its total's unit (`3.3/140.4 GiB`, `0.9/140.4 GiB`, `12/900 MiB`): one unit per pair, as one unit per
+ * axis in the history, and every GPU's row keeps its length, so the tree's rows fit a 300 px side bar.
  * An unknown value (nvidia-smi printed `[N/A]`, parsed as null) is written `?`.
  *
  * Pure (no `vscode`); the dashboard's webview script imports it too.
@@ -31,22 +32,18 @@ export function formatMiB(mib: number | null | undefined): string {
 }
 
 /**
- * Used and total memory (MiB) as one field: `3.3/140.4 GiB` when both are at least 1 GiB,
- * `812 MiB/140.4 GiB` when only the total is, `12/900 MiB` when neither is, `?/140.4 GiB` when the
- * used amount is unknown.
+ * Used and total memory (MiB) as one field in the total's unit: `3.3/140.4 GiB`, `0.9/140.4 GiB`
+ * (915 MiB used), `0.0/140.4 GiB` (4 MiB: below 0.05 GiB) when the total is at least 1 GiB,
+ * `12/900 MiB` when it is not; `?/140.4 GiB` when the used amount is unknown, `3.3 GiB/?` when the total is.
+ * A single amount (a process's memory, free memory) keeps {@link formatMiB}'s MiB-below-1-GiB rule.
  */
 export function formatMemoryPair(usedMiB: number | null | undefined, totalMiB: number | null | undefined): string {
   const used = finite(usedMiB) ? Math.max(0, usedMiB) : null;
   const total = finite(totalMiB) ? Math.max(0, totalMiB) : null;
-  const big = (v: number | null) => v !== null && v >= MIB_PER_GIB;
-  const small = (v: number | null) => v !== null && v < MIB_PER_GIB;
-  if (big(used) && big(total)) return `${((used as number) / MIB_PER_GIB).toFixed(1)}/${((total as number) / MIB_PER_GIB).toFixed(1)} GiB`;
-  if (small(used) && small(total)) return `${Math.round(used as number)}/${Math.round(total as number)} MiB`;
-  // One unknown side: the known side decides the unit of the pair.
-  if (used === null && total !== null) return `${UNKNOWN}/${formatMiB(total)}`;
-  if (total === null && used !== null) return `${formatMiB(used)}/${UNKNOWN}`;
-  if (used === null && total === null) return `${UNKNOWN}/${UNKNOWN}`;
-  return `${formatMiB(used)}/${formatMiB(total)}`;
+  if (total === null) return `${used === null ? UNKNOWN : formatMiB(used)}/${UNKNOWN}`;
+  const gib = total >= MIB_PER_GIB;
+  const write = (v: number) => (gib ? (v / MIB_PER_GIB).toFixed(1) : String(Math.round(v)));
+  return `${used === null ? UNKNOWN : write(used)}/${write(total)} ${gib ? "GiB" : "MiB"}`;
 }
 
 /** A percentage (0-100, e.g. `utilization.gpu`): `12%`, `?%` when unknown; rounded to a whole number. */

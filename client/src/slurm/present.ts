@@ -50,6 +50,12 @@ export interface SlurmRow {
   tooltip: string;
 }
 
+/** A detail row under a job: `GPUs` · `2/node`. */
+export interface SlurmDetailRow {
+  label: "GPUs" | "Time" | "Nodes";
+  description: string;
+}
+
 /** The row of a partition: `gpu (default)` · `1 of 2 GPUs free · 1 node · a100`. */
 export function partitionRow(p: PartitionGpus): SlurmRow {
   const nodes = `${p.nodes} node${p.nodes === 1 ? "" : "s"}`;
@@ -62,20 +68,38 @@ export function partitionRow(p: PartitionGpus): SlurmRow {
   };
 }
 
-/** The row of a job: `12 train` · `RUNNING · 2 GPUs/node · 0:00:05 / 1:00:00 · gpunode1`, `PENDING (Resources) · 4 GPUs/node · - / 0:10:00 · 1 node`. */
-export function jobRow(job: SlurmJob, nowSec: number): SlurmRow {
-  const el = elapsedSeconds(job, nowSec);
+/** Elapsed / limit and where a job runs, as the job's rows and tooltip write them. */
+function jobFacts(job: SlurmJob, nowSec: number): { time: string; where: string; elapsed: number | null; limit: string } {
+  const elapsed = elapsedSeconds(job, nowSec);
   const limit = job.timeLimitMinutes === null ? "no limit" : formatDuration(job.timeLimitMinutes * 60);
   const where = job.nodes || (job.nodeCount ? `${job.nodeCount} node${job.nodeCount === 1 ? "" : "s"}` : "");
-  // Most telling first (a 300 px side bar cuts the end): state and reason, GPUs, elapsed/limit, nodes.
-  const parts = [job.reason ? `${job.state} (${job.reason})` : job.state, jobGpus(job), `${el === null ? "-" : formatDuration(el)} / ${limit}`, where].filter(Boolean);
+  return { time: `${elapsed === null ? "-" : formatDuration(elapsed)} / ${limit}`, where, elapsed, limit };
+}
+
+/**
+ * The row of a job: `12 train` · `RUNNING`, `PENDING (Resources)`. Only the state (and Slurm's
+ * reason) is on the row, so that it is not cut at the default 300 px side bar; GPUs, elapsed/limit
+ * and nodes are the job's {@link jobDetailRows} and its tooltip.
+ */
+export function jobRow(job: SlurmJob, nowSec: number): SlurmRow {
+  const f = jobFacts(job, nowSec);
   return {
     label: `${job.id} ${job.name}`,
-    description: parts.join(" · "),
+    description: job.reason ? `${job.state} (${job.reason})` : job.state,
     tooltip: [`Job ${job.id} (${job.name}) of ${job.user || "you"} on partition ${job.partition || "?"}`, `State: ${job.state}${job.reason ? ` (${job.reason})` : ""}`,
-      `GPUs: ${jobGpus(job)}${job.gresDetail.length ? ` — ${job.gresDetail.join(", ")}` : ""}`, `Nodes: ${where || "not yet allocated"}`,
-      `Elapsed / limit: ${el === null ? "not started" : formatDuration(el)} / ${limit}`].join("\n"),
+      `GPUs: ${jobGpus(job)}${job.gresDetail.length ? ` — ${job.gresDetail.join(", ")}` : ""}`, `Nodes: ${f.where || "not yet allocated"}`,
+      `Elapsed / limit: ${f.elapsed === null ? "not started" : formatDuration(f.elapsed)} / ${f.limit}`].join("\n"),
   };
+}
+
+/** The rows under a job: `GPUs` · `2 GPUs/node`, `Time` · `0:00:05 / 1:00:00` (elapsed / limit, `-` before it starts), `Nodes` · `gpunode1` (`not yet allocated` while pending). */
+export function jobDetailRows(job: SlurmJob, nowSec: number): SlurmDetailRow[] {
+  const f = jobFacts(job, nowSec);
+  return [
+    { label: "GPUs", description: jobGpus(job) },
+    { label: "Time", description: f.time },
+    { label: "Nodes", description: f.where || "not yet allocated" },
+  ];
 }
 
 /**
@@ -84,7 +108,7 @@ export function jobRow(job: SlurmJob, nowSec: number): SlurmRow {
  */
 export function failureRow(what: string, message: string, retryInSeconds: number | null): SlurmRow {
   const retry = retryInSeconds === null ? "" : ` — next try in ${retryInSeconds} s`;
-  return { label: `${what} did not answer`, description: `${message}${retry}`, tooltip: `${message}${retry}\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).` };
+  return { label: `${what} failed`, description: `${message}${retry}`, tooltip: `${message}${retry}\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).` };
 }
 
 /**

@@ -13,7 +13,7 @@ import { Poller } from "../gpu/poller";
 import { log } from "../log";
 import { queryJobs, queryPartitions, type SlurmCliOptions } from "./cli";
 import type { PartitionGpus, SlurmJob } from "./parse";
-import { backoffSeconds, failureRow, isActive, jobRow, partitionRow } from "./present";
+import { backoffSeconds, failureRow, isActive, jobDetailRows, jobRow, partitionRow } from "./present";
 
 /** View id in package.json. */
 export const SLURM_VIEW_ID = "gpuPilot.slurm";
@@ -25,6 +25,7 @@ export type SlurmNode =
   | { kind: "group"; group: "partitions" | "jobs" }
   | { kind: "partition"; partition: PartitionGpus }
   | { kind: "job"; job: SlurmJob }
+  | { kind: "detail"; jobId: string; label: string; description: string }
   | { kind: "message"; id: string; label: string; description: string; tooltip: string; icon: "warning" | "info" | "loading" };
 
 /** The two top rows, the same objects every time (VS Code keeps expanded rows by element). */
@@ -94,6 +95,7 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
     const s = this.snap;
     const retry = s.failures ? backoffSeconds(this.settings.pollSeconds(), s.failures) : null;
     if (!node) return [...GROUPS];
+    if (node.kind === "job") return jobDetailRows(node.job, Date.now() / 1000).map((d) => ({ kind: "detail", jobId: String(node.job.id), ...d }));
     if (node.kind !== "group") return [];
     const out: SlurmNode[] = [];
     const err = node.group === "partitions" ? s.partitionsError : s.jobsError;
@@ -136,13 +138,21 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
       }
       case "job": {
         const r = jobRow(node.job, Date.now() / 1000);
-        const item = new vscode.TreeItem(r.label, vscode.TreeItemCollapsibleState.None);
+        // Collapsed: GPUs, elapsed/limit and nodes are the rows under it (the row itself stays short).
+        const item = new vscode.TreeItem(r.label, vscode.TreeItemCollapsibleState.Collapsed);
         item.id = `slurm-job-${node.job.id}`;
         item.description = r.description;
         item.tooltip = r.tooltip;
         const active = isActive(node.job.state);
         item.iconPath = new vscode.ThemeIcon(node.job.state.startsWith("RUNNING") ? "sync~spin" : active ? "clock" : node.job.state === "COMPLETED" ? "pass" : "error");
         item.contextValue = active ? "slurmJob.active" : "slurmJob.done";
+        return item;
+      }
+      case "detail": {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `slurm-job-${node.jobId}-${node.label}`;
+        item.description = node.description;
+        item.contextValue = "slurmJobDetail";
         return item;
       }
       case "message": {

@@ -77,7 +77,12 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     await api.refreshSlurm();
     const rows = api.getSlurmState().rows;
     const row = rows.find((x) => x.label === `${id} long_train`);
-    assert.ok(row && /^RUNNING · 1 GPU\/node · 0:00:\d\d \/ 0:05:00 · gpunode1$/.test(row.description), JSON.stringify(row));
+    assert.ok(row && row.description === "RUNNING", JSON.stringify(row));
+    // GPUs, elapsed/limit and nodes are the rows under the job (the job row stays short at 300 px).
+    const details = rows.slice(rows.indexOf(row) + 1, rows.indexOf(row) + 4).map((x) => `${x.label} ${x.description}`);
+    assert.equal(details[0], "GPUs 1 GPU/node", JSON.stringify(details));
+    assert.match(details[1], /^Time 0:00:\d\d \/ 0:05:00$/);
+    assert.equal(details[2], "Nodes gpunode1");
     assert.equal(row.contextValue, "slurmJob.active");
     assert.ok(rows.some((x) => x.label === "gpu (default)" && x.description === "1 of 2 GPUs free · 1 node"), JSON.stringify(rows));
     // Open Output opens the file Slurm writes.

@@ -8,7 +8,7 @@ fixtureTests("GPU035");
 test("GPU035 is an error on the tensor_parallel_size value, naming the visible count", async () => {
   const [d] = await lintCode('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "3"\nimport vllm\nllm = vllm.LLM("m", tensor_parallel_size=2)\n', "GPU035");
   assert.equal(d.severity, "error");
-  assert.match(d.message, /tensor_parallel_size=2 needs 2 GPUs, but CUDA_VISIBLE_DEVICES="3" \(line 2\) leaves 1 visible/);
+  assert.match(d.message, /tensor_parallel_size=2 needs 2 GPUs, but CUDA_VISIBLE_DEVICES="3" \(line 2\) leaves 1 GPU visible/);
   assert.deepEqual(d.range.start, { line: 3, character: 41 });
 });
 

@@ -37,7 +37,7 @@ export const rule: Rule = {
       const visible = k === 1 ? "only cuda:0 exists" : `only cuda:0..cuda:${k - 1} exist`;
       ctx.report({
         range: nodeRange(use.node),
-        message: `${use.form} names device ${use.ordinal}, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(writes[0].range.start.line)}) leaves ${k} visible: ${visible}, renumbered from 0 (invalid device ordinal)`
+        message: `${use.form} names device ${use.ordinal}, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(writes[0].range.start.line)}) leaves ${k} GPU${k === 1 ? "" : "s"} visible: ${visible}, renumbered from 0 (invalid device ordinal)`
           + (position >= 0 ? `; physical GPU ${use.ordinal} is cuda:${position}` : ""),
         ...(position >= 0
           ? { fix: { title: `Use ordinal ${position} (physical GPU ${use.ordinal})`, edits: [{ range: nodeRange(use.node), newText: use.replace(position) }], safe: false } }

@@ -55,7 +55,7 @@ export const rule: Rule = {
       const need = tp.n * pp;
       ctx.report({
         range: nodeRange(tp.node!),
-        message: `tensor_parallel_size=${tp.n}${pp > 1 ? ` with pipeline_parallel_size=${pp}` : ""} needs ${need} GPUs, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(writes[0].range.start.line)}) leaves ${k} visible: vLLM stops at start-up (vllm-project/vllm#5790, #25113, #22677)`,
+        message: `tensor_parallel_size=${tp.n}${pp > 1 ? ` with pipeline_parallel_size=${pp}` : ""} needs ${need} GPUs, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(writes[0].range.start.line)}) leaves ${k} GPU${k === 1 ? "" : "s"} visible: vLLM stops at start-up (vllm-project/vllm#5790, #25113, #22677)`,
         related: [{ range: writes[0].range, message: `${k} GPU${k === 1 ? "" : "s"} made visible here` }],
       });
     }
