@@ -163,13 +163,29 @@ export function nodeRange(n: SyntaxNode): Range {
 }
 
 const COMPOUND = new Set(["if_statement", "for_statement", "while_statement", "try_statement", "with_statement", "match_statement"]);
+const CLAUSES = new Set(["elif_clause", "else_clause", "except_clause", "finally_clause", "case_clause", "except_group_clause"]);
 
-/** Builds the model of a parsed module. Never throws on broken code: ERROR nodes are skipped. */
-export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = []): ModuleModel {
-  const root = tree.rootNode;
-  // Nodes by type, each type collected once per tree (rules ask for "call", "string", ... repeatedly).
-  // The common types are collected in ONE traversal (each traversal of a large file costs as much
-  // as the next; rules and the model ask for these types again and again).
+/** Dotted paths deeper than this name nothing GPU Pilot knows; the cap keeps a 50,000-part attribute chain from overflowing the stack. */
+const MAX_PATH_DEPTH = 64;
+
+/** The file-wide name bindings every query resolves through (pass 1 of {@link buildModel}). */
+interface Bindings {
+  /** Local name → dotted path, from imports anywhere in the file. */
+  symbols: Map<string, string>;
+  /** Module-level function definitions by name. */
+  functions: Map<string, SyntaxNode>;
+  /** `name = value` assignments anywhere, by name: the value nodes in document order. */
+  assignments: Map<string, SyntaxNode[]>;
+  /** Frameworks imported anywhere. */
+  frameworks: Set<Framework>;
+}
+
+/**
+ * Node lists by type for one tree, each type collected once (rules ask for "call", "string", ...
+ * repeatedly). The common types are collected in ONE traversal on first use: each traversal of a
+ * large file costs as much as the next.
+ */
+function nodeIndex(root: SyntaxNode): (types: string | string[]) => SyntaxNode[] {
   const typeCache = new Map<string, SyntaxNode[]>();
   let prefetched = false;
   const prefetch = () => {
@@ -177,7 +193,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     for (const t of PREFETCHED_TYPES) typeCache.set(t, []);
     for (const n of root.descendantsOfType([...PREFETCHED_TYPES])) if (n) typeCache.get(n.type)?.push(n);
   };
-  const nodesOfType = (types: string | string[]): SyntaxNode[] => {
+  return (types) => {
     if (!prefetched) prefetch();
     const key = Array.isArray(types) ? types.join(",") : types;
     let hit = typeCache.get(key);
@@ -191,18 +207,17 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     }
     return hit;
   };
-  const symbols = new Map<string, string>();
-  const functions = new Map<string, SyntaxNode>();
-  const assignments = new Map<string, SyntaxNode[]>();
-  const frameworks = new Set<Framework>();
+}
 
-  // Pass 1: imports anywhere (aliases are file-wide), module-level defs and alias assignments.
+/** Pass 1: imports anywhere (aliases are file-wide), module-level defs and `name = value` assignments. */
+function collectBindings(root: SyntaxNode, nodesOfType: (types: string | string[]) => SyntaxNode[]): Bindings {
+  const b: Bindings = { symbols: new Map(), functions: new Map(), assignments: new Map(), frameworks: new Set() };
   for (const imp of nodesOfType(["import_statement", "import_from_statement"])) {
     if (!imp) continue;
     for (const [local, path] of importBindings(imp)) {
-      symbols.set(local, path);
+      b.symbols.set(local, path);
       const f = frameworkOfModule(path);
-      if (f) frameworks.add(f);
+      if (f) b.frameworks.add(f);
     }
   }
   for (const stmt of root.namedChildren) {
@@ -210,7 +225,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     const def = stmt.type === "decorated_definition" ? stmt.childForFieldName("definition") : stmt;
     if (def?.type === "function_definition") {
       const name = def.childForFieldName("name")?.text;
-      if (name) functions.set(name, def);
+      if (name) b.functions.set(name, def);
     }
   }
   for (const a of nodesOfType("assignment")) {
@@ -218,21 +233,27 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     const left = a.childForFieldName("left");
     const right = a.childForFieldName("right");
     if (left?.type !== "identifier" || !right) continue;
-    const list = assignments.get(left.text) ?? [];
+    const list = b.assignments.get(left.text) ?? [];
     list.push(right);
-    assignments.set(left.text, list);
+    b.assignments.set(left.text, list);
   }
+  return b;
+}
 
-  // Dotted paths deeper than this name nothing GPU Pilot knows; the cap keeps a 50,000-part
-  // attribute chain from overflowing the stack.
-  const MAX_PATH_DEPTH = 64;
-  // Resolved once per node: several rules resolve the same calls.
-  const resolveCache = new Map<number, string | null>();
-  const resolve = (node: SyntaxNode | null | undefined): string | null => {
-    if (!node) return null;
-    let v = resolveCache.get(node.id);
-    if (v === undefined) { v = resolveAt(node, 0); resolveCache.set(node.id, v); }
-    return v;
+/** The queries of a model over its bindings: resolve, valueOf, isCudaDevice, isEnviron. */
+type Queries = Pick<ModuleModel, "resolve" | "valueOf" | "isCudaDevice" | "isEnviron">;
+
+/** `resolve` of {@link ModuleModel}, cached per node id (several rules resolve the same calls). */
+function makeResolve({ symbols, assignments }: Bindings): ModuleModel["resolve"] {
+  const resolveNoAlias = (node: SyntaxNode | null, depth = 0): string | null => {
+    if (!node || depth > MAX_PATH_DEPTH) return null;
+    if (node.type === "identifier") return symbols.get(node.text) ?? null;
+    if (node.type === "attribute") {
+      const base = resolveNoAlias(node.childForFieldName("object"), depth + 1);
+      const attr = node.childForFieldName("attribute")?.text;
+      return base && attr ? `${base}.${attr}` : null;
+    }
+    return null;
   };
   const resolveAt = (node: SyntaxNode | null | undefined, depth: number): string | null => {
     if (!node || depth > MAX_PATH_DEPTH) return null;
@@ -262,25 +283,25 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
         return null;
     }
   };
-  const resolveNoAlias = (node: SyntaxNode | null, depth = 0): string | null => {
-    if (!node || depth > MAX_PATH_DEPTH) return null;
-    if (node.type === "identifier") return symbols.get(node.text) ?? null;
-    if (node.type === "attribute") {
-      const base = resolveNoAlias(node.childForFieldName("object"), depth + 1);
-      const attr = node.childForFieldName("attribute")?.text;
-      return base && attr ? `${base}.${attr}` : null;
-    }
-    return null;
+  const resolveCache = new Map<number, string | null>();
+  return (node) => {
+    if (!node) return null;
+    let v = resolveCache.get(node.id);
+    if (v === undefined) { v = resolveAt(node, 0); resolveCache.set(node.id, v); }
+    return v;
   };
+}
 
+/** The model's queries over `b`. */
+function makeQueries(b: Bindings): Queries {
+  const resolve = makeResolve(b);
   const valueOf = (name: string, before: number): SyntaxNode | null => {
-    const list = assignments.get(name);
+    const list = b.assignments.get(name);
     if (!list) return null;
     let best: SyntaxNode | null = null;
     for (const v of list) if (v.startIndex < before) best = v;
     return best;
   };
-
   const isCudaDevice = (node: SyntaxNode | null | undefined, depth = 0): boolean => {
     if (!node || depth > 4) return false;
     switch (node.type) {
@@ -311,223 +332,279 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
         return false;
     }
   };
-
   const isEnviron = (node: SyntaxNode | null | undefined): boolean => resolve(node) === "os.environ";
+  return { resolve, valueOf, isCudaDevice, isEnviron };
+}
 
-  /**
-   * Words one of which the text of any expression that reads the environment contains: `environ`,
-   * `getenv`, and the local names bound to `os`, `os.environ` or `os.getenv` by an import or a
-   * module-level alias. A cheap text test that spares resolving every call of a large file.
-   */
-  const envWords = (): string[] => {
-    const words = ["environ", "getenv"];
-    for (const [name, path] of symbols) if (path === "os" || path === "os.environ" || path === "os.getenv") words.push(name);
-    for (const [name, values] of assignments) if (values.some((v) => v.text.includes("environ") || v.text.includes("getenv"))) words.push(name);
-    return words;
+/**
+ * Words one of which the text of any expression that reads the environment contains: `environ`,
+ * `getenv`, and the local names bound to `os`, `os.environ` or `os.getenv` by an import or a
+ * module-level alias. A cheap text test that spares resolving every call of a large file.
+ */
+function envWordsOf({ symbols, assignments }: Bindings): string[] {
+  const words = ["environ", "getenv"];
+  for (const [name, path] of symbols) if (path === "os" || path === "os.environ" || path === "os.getenv") words.push(name);
+  for (const [name, values] of assignments) if (values.some((v) => v.text.includes("environ") || v.text.includes("getenv"))) words.push(name);
+  return words;
+}
+
+/** Builds the model of a parsed module. Never throws on broken code: ERROR nodes are skipped. */
+export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = []): ModuleModel {
+  const nodesOfType = nodeIndex(tree.rootNode);
+  const bindings = collectBindings(tree.rootNode, nodesOfType);
+  const queries = makeQueries(bindings);
+  // Pass 2, the timeline walk, runs on first use of `events`, `calls` or `functionTimelines`: a
+  // file whose candidate rules (prefilter.ts) need none of them skips it.
+  let timeline: Timeline | undefined;
+  const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, magics, nodesOfType).run());
+  return {
+    tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, nodesOfType, ...queries,
+    get events() { return walk().events; },
+    get calls() { return walk().calls; },
+    get functionTimelines() { return walk().functionTimelines; },
   };
+}
 
-  // Pass 2, the timeline walk, runs on first use of `events` or `calls`: a file whose candidate
-  // rules (prefilter.ts) need neither skips it.
-  const computeTimeline = (): { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: FunctionTimeline[] } => {
-    // Pass 2: the timeline walk.
-    const events: TimelineEvent[] = [];
-    const calls: TimelineCall[] = [];
-    let nvmlCheck = false;
-    // KINETO_USE_DAEMON=1 before torch loads makes `import torch` itself initialise CUDA (measured on
-    // torch 2.11 like is_available(): the CUDA variables freeze, the lazy init has not run; pytorch#171804).
-    let kinetoDaemon = false;
-    let torchLoaded = false;
-    const magicQueue = [...magics].sort((a, b) => a.line - b.line);
-    const flushMagics = (beforeLine: number) => {
-      while (magicQueue.length && magicQueue[0].line < beforeLine) events.push(...magicEvents(magicQueue.shift()!));
-    };
+/** What the timeline walk produces. */
+interface Timeline { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: FunctionTimeline[] }
 
-    const classifyCall = (call: SyntaxNode): InitEvent | null => {
-      const fn = call.childForFieldName("function");
-      const args = call.childForFieldName("arguments");
-      const q = resolve(fn);
-      const ev = (framework: Framework, depth: InitDepth, what: string): InitEvent => ({ kind: "init", node: call, framework, depth, what });
-      if (q) {
-        const bare = q.replace(/\(\)/g, "");
-        if (bare.startsWith("torch.cuda.")) {
-          const member = bare.slice("torch.cuda.".length);
-          if (member === "is_available" && nvmlCheck) return null;
-          const depth = TORCH_CUDA_INIT.get(member);
-          if (depth) return ev("torch", depth, `${bare}()`);
-          if (member === "device_count" && options.torchBelow24) return ev("torch", "driver", `${bare}() (torch < 2.4)`);
-          if (member === "amp.GradScaler" || member === "amp.autocast") return ev("torch", "context", `${bare}()`);
-          return null;
-        }
-        if (bare.startsWith("torch.accelerator.")) {
-          const depth = TORCH_ACCELERATOR_INIT.get(bare.slice("torch.accelerator.".length));
-          return depth ? ev("torch", depth, `${bare}()`) : null;
-        }
-        const otherDepth = TORCH_OTHER_INIT.get(bare);
-        if (otherDepth) return ev("torch", otherDepth, `${bare}()`);
-        if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
-          const dev = firstArgOrKeyword(args, "device_type");
-          return dev && stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
-        }
-        if (bare === "torch.amp.GradScaler") {
-          const dev = firstArgOrKeyword(args, "device");
-          return !dev || stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
-        }
-        if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare)) return ev("torch", "context", "DataParallel(...)");
-        if (bare === "accelerate.Accelerator" || bare === "accelerate.accelerator.Accelerator") return ev("torch", "context", "accelerate.Accelerator()");
-        if (bare.startsWith("jax.")) {
-          const member = bare.slice(4);
-          if (JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + "."))) return ev("jax", "context", `${bare}()`);
-          return null;
-        }
-        // Keras 3 is multi-backend: a call into `keras` starts TensorFlow only where it builds tensors
-        // (ops, layers, models...); `keras.src.*` internals and decorators such as `keras_export`
-        // run no backend code (issue 16, pattern 8).
-        if (bare.startsWith("keras.") && !KERAS_TENSOR_NAMESPACES.some((p) => bare === `keras.${p}` || bare.startsWith(`keras.${p}.`))) return null;
-        if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
-          const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
-          if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available") return ev("tensorflow", "context", `${bare}()`);
-          if (TF_NON_INIT_PREFIXES.some((p) => tfq.startsWith(p))) return null;
-          if (tfq === "tensorflow.python.client.device_lib.list_local_devices") return ev("tensorflow", "context", `${bare}()`);
-          return ev("tensorflow", "context", `${bare}()`);
-        }
-        if (bare.startsWith("cupy.") || bare.startsWith("cupyx.")) return ev("cupy", "context", `${bare}()`);
-        if (bare.startsWith("numba.cuda.") && bare !== "numba.cuda.jit") return ev("numba", "context", `${bare}()`);
-        if (bare.startsWith("torch.")) {
-          const dev = keyword(args, "device");
-          if (dev && isCudaDevice(dev)) return ev("torch", "context", `${bare}(device=${dev.text})`);
-        }
-      }
-      // Method calls on torch objects: `.cuda()`, `.to("cuda")`, `device="cuda"`.
-      if (fn?.type === "attribute" && frameworks.has("torch")) {
-        const attr = fn.childForFieldName("attribute")?.text;
-        const obj = fn.childForFieldName("object");
-        const objQ = resolve(obj);
-        if (objQ === "torch" || objQ === "torch.cuda") return null;
-        if (attr === "cuda") return ev("torch", "context", ".cuda()");
-        if (attr === "to" && args && args.namedChildren.some((a) => a && (isCudaDevice(a) || (a.type === "keyword_argument" && a.childForFieldName("name")?.text === "device" && isCudaDevice(a.childForFieldName("value")))))) {
-          return ev("torch", "context", `.to(${args.namedChildren[0]?.text ?? ""})`);
-        }
-        const dev = keyword(args, "device");
-        if (dev && isCudaDevice(dev)) return ev("torch", "context", `${attr}(device=${dev.text})`);
-      }
-      return null;
-    };
+/**
+ * Pass 2 of {@link buildModel}: the timeline walk, one statement at a time in execution order
+ * (module level, `if __name__ == "__main__":` blocks, bodies of module functions called at top
+ * level two levels deep), then each module function the module never calls as its own timeline.
+ */
+class TimelineWalker {
+  private readonly events: TimelineEvent[] = [];
+  private readonly calls: TimelineCall[] = [];
+  /** PYTORCH_NVML_BASED_CUDA_CHECK=1 was written: `torch.cuda.is_available()` does not initialise CUDA. */
+  private nvmlCheck = false;
+  /**
+   * KINETO_USE_DAEMON=1 before torch loads makes `import torch` itself initialise CUDA (measured on
+   * torch 2.11 like is_available(): the CUDA variables freeze, the lazy init has not run; pytorch#171804).
+   */
+  private kinetoDaemon = false;
+  private torchLoaded = false;
+  private readonly magicQueue: MagicLine[];
+  /** Functions being inlined now (no recursion). */
+  private readonly inlined = new Set<string>();
+  /** Functions the module-level walk inlined at least once. */
+  private readonly everInlined = new Set<string>();
 
-    const inlined = new Set<string>();
-    /** Functions the module-level walk inlined at least once. */
-    const everInlined = new Set<string>();
+  constructor(
+    private readonly root: SyntaxNode,
+    private readonly b: Bindings,
+    private readonly q: Queries,
+    private readonly options: ModelOptions,
+    magics: readonly MagicLine[],
+    private readonly nodesOfType: (t: string) => SyntaxNode[],
+  ) {
+    this.magicQueue = [...magics].sort((a, c) => a.line - c.line);
+  }
 
-    const visitCalls = (scope: SyntaxNode, depth: number) => {
-      for (const call of callsInOrder(scope)) {
-        calls.push({ node: call, path: resolve(call.childForFieldName("function"))?.replace(/\(\)/g, "") ?? null, at: events.length });
-        const init = classifyCall(call);
-        if (init) events.push(init);
-        const fn = call.childForFieldName("function");
-        if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !inlined.has(fn.text)) {
-          const def = functions.get(fn.text)!;
-          const body = def.childForFieldName("body");
-          if (body) {
-            inlined.add(fn.text);
-            everInlined.add(fn.text);
-            walkBlock(body, depth + 1, true);
-            inlined.delete(fn.text);
-          }
-        }
-      }
-    };
+  /** The whole walk: module level, then the uncalled functions, then the reads anywhere. */
+  run(): Timeline {
+    this.walkBlock(this.root, 0, false);
+    this.flushMagics(Number.MAX_SAFE_INTEGER);
+    const functionTimelines = this.uncalledFunctions();
+    // Reads anywhere in the file (for GPU005 and GPU007).
+    for (const r of envReadsOf(this.nodesOfType, this.q.isEnviron, this.q.resolve, envWordsOf(this.b))) this.events.push(r);
+    return { events: this.events, calls: this.calls, functionTimelines };
+  }
 
-    const recordEnv = (stmt: SyntaxNode, inFunction: boolean, nested: boolean) => {
-      for (const w of envWritesOf(stmt, isEnviron, resolve)) {
-        const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
-        events.push(ev);
-        if (w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK" && w.literal === "1") nvmlCheck = true;
-        if (w.variable === "KINETO_USE_DAEMON" && w.literal === "1") kinetoDaemon = true;
-      }
-    };
+  /** Functions the module never calls, each walked as its own timeline (kept out of `events`). */
+  private uncalledFunctions(): FunctionTimeline[] {
+    const out: FunctionTimeline[] = [];
+    for (const [name, def] of this.b.functions) {
+      const body = def.childForFieldName("body");
+      if (this.everInlined.has(name) || !body) continue;
+      const at = this.events.length, callsAt = this.calls.length;
+      this.inlined.add(name);
+      this.walkBlock(body, 1, true, true);
+      this.inlined.delete(name);
+      out.push({ def, events: this.events.splice(at) });
+      this.calls.splice(callsAt);
+    }
+    return out;
+  }
 
-    const walkStatement = (stmt: SyntaxNode, depth: number, inFunction: boolean, nested: boolean): void => {
-      switch (stmt.type) {
-        case "import_statement":
-        case "import_from_statement": {
-          for (const [, path] of importBindings(stmt)) {
-            const framework = frameworkOfModule(path);
-            const eager = isEagerInitModule(path, options.eagerInitModules);
-            if (framework || eager) events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
-            if (eager) events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}` });
-            else if (framework === "torch" && kinetoDaemon && !torchLoaded) events.push({ kind: "init", node: stmt, framework: "torch", depth: "nvml", what: `import ${path} with KINETO_USE_DAEMON=1` });
-            if (framework === "torch") torchLoaded = true;
-          }
-          return;
-        }
-        case "function_definition":
-        case "class_definition":
-          if (stmt.type === "class_definition") {
-            const body = stmt.childForFieldName("body");
-            if (body) for (const s of body.namedChildren) if (s && s.type !== "function_definition" && s.type !== "decorated_definition") walkStatement(s, depth, inFunction, true);
-          }
-          return;
-        case "decorated_definition":
-          for (const d of stmt.namedChildren) if (d?.type === "decorator") visitCalls(d, depth);
-          return;
-        default:
-          break;
-      }
-      if (COMPOUND.has(stmt.type)) {
-        for (const child of stmt.namedChildren) {
-          if (!child) continue;
-          if (child.type === "block") walkBlock(child, depth, inFunction, true);
-          else if (["elif_clause", "else_clause", "except_clause", "finally_clause", "case_clause", "except_group_clause"].includes(child.type)) {
-            for (const c of child.namedChildren) {
-              if (!c) continue;
-              if (c.type === "block") walkBlock(c, depth, inFunction, true);
-              else visitCalls(c, depth);
-            }
-          } else if (child.type !== "comment" && child !== stmt.childForFieldName("left")) {
-            visitCalls(child, depth);
-          }
-        }
+  private flushMagics(beforeLine: number): void {
+    while (this.magicQueue.length && this.magicQueue[0].line < beforeLine) this.events.push(...magicEvents(this.magicQueue.shift()!));
+  }
+
+  private walkBlock(block: SyntaxNode, depth: number, inFunction: boolean, nested = false): void {
+    for (const s of block.namedChildren) {
+      if (!s || s.type === "comment") continue;
+      if (depth === 0 && !nested) this.flushMagics(s.startPosition.row);
+      this.walkStatement(s, depth, inFunction, nested);
+    }
+  }
+
+  /** One statement's events and calls, appended in execution order. */
+  private walkStatement(stmt: SyntaxNode, depth: number, inFunction: boolean, nested: boolean): void {
+    switch (stmt.type) {
+      case "import_statement":
+      case "import_from_statement":
+        this.walkImport(stmt);
+        return;
+      case "function_definition":
+        return;
+      case "class_definition": {
+        const body = stmt.childForFieldName("body");
+        if (body) for (const s of body.namedChildren) if (s && s.type !== "function_definition" && s.type !== "decorated_definition") this.walkStatement(s, depth, inFunction, true);
         return;
       }
-      visitCalls(stmt, depth);
-      recordEnv(stmt, inFunction, nested);
-    };
-
-    const walkBlock = (block: SyntaxNode, depth: number, inFunction: boolean, nested = false) => {
-      for (const s of block.namedChildren) {
-        if (!s || s.type === "comment") continue;
-        if (depth === 0 && !nested) flushMagics(s.startPosition.row);
-        walkStatement(s, depth, inFunction, nested);
-      }
-    };
-
-    walkBlock(root, 0, false);
-    flushMagics(Number.MAX_SAFE_INTEGER);
-
-    // Functions the module never calls, each walked as its own timeline (kept out of `events`).
-    const functionTimelines: FunctionTimeline[] = [];
-    for (const [name, def] of functions) {
-      const body = def.childForFieldName("body");
-      if (everInlined.has(name) || !body) continue;
-      const at = events.length, callsAt = calls.length;
-      inlined.add(name);
-      walkBlock(body, 1, true, true);
-      inlined.delete(name);
-      functionTimelines.push({ def, events: events.splice(at) });
-      calls.splice(callsAt);
+      case "decorated_definition":
+        for (const d of stmt.namedChildren) if (d?.type === "decorator") this.visitCalls(d, depth);
+        return;
+      default:
+        if (COMPOUND.has(stmt.type)) this.walkCompound(stmt, depth, inFunction);
+        else { this.visitCalls(stmt, depth); this.recordEnv(stmt, inFunction, nested); }
     }
+  }
 
-    // Reads anywhere in the file (for GPU005 and GPU007).
-    for (const r of envReadsOf(nodesOfType, isEnviron, resolve, envWords())) events.push(r);
-    return { events, calls, functionTimelines };
-  };
-  let timeline: { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: FunctionTimeline[] } | undefined;
-  const model: ModuleModel = {
-    tree, text, symbols, functions, frameworks, resolve, isCudaDevice, valueOf, isEnviron, nodesOfType,
-    get events() { return (timeline ??= computeTimeline()).events; },
-    get calls() { return (timeline ??= computeTimeline()).calls; },
-    get functionTimelines() { return (timeline ??= computeTimeline()).functionTimelines; },
-  };
-  return model;
+  /** if/for/while/try/with/match: the header expressions' calls, then each block, in source order. */
+  private walkCompound(stmt: SyntaxNode, depth: number, inFunction: boolean): void {
+    for (const child of stmt.namedChildren) {
+      if (!child) continue;
+      if (child.type === "block") this.walkBlock(child, depth, inFunction, true);
+      else if (CLAUSES.has(child.type)) {
+        for (const c of child.namedChildren) {
+          if (!c) continue;
+          if (c.type === "block") this.walkBlock(c, depth, inFunction, true);
+          else this.visitCalls(c, depth);
+        }
+      } else if (child.type !== "comment") {
+        // A `for` target's calls run too (`for x[f()] in xs` calls f on each iteration).
+        this.visitCalls(child, depth);
+      }
+    }
+  }
+
+  private walkImport(stmt: SyntaxNode): void {
+    for (const [, path] of importBindings(stmt)) {
+      const framework = frameworkOfModule(path);
+      const eager = isEagerInitModule(path, this.options.eagerInitModules);
+      if (framework || eager) this.events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
+      if (eager) this.events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}` });
+      else if (framework === "torch" && this.kinetoDaemon && !this.torchLoaded) this.events.push({ kind: "init", node: stmt, framework: "torch", depth: "nvml", what: `import ${path} with KINETO_USE_DAEMON=1` });
+      if (framework === "torch") this.torchLoaded = true;
+    }
+  }
+
+  /** The calls of `scope` in evaluation order; a call of a module function is inlined (two levels deep). */
+  private visitCalls(scope: SyntaxNode, depth: number): void {
+    const { functions, symbols } = this.b;
+    for (const call of callsInOrder(scope)) {
+      const fn = call.childForFieldName("function");
+      this.calls.push({ node: call, path: this.q.resolve(fn)?.replace(/\(\)/g, "") ?? null, at: this.events.length });
+      const init = classifyCall(call, fn, this.q, this.b.frameworks, this.options, this.nvmlCheck);
+      if (init) this.events.push(init);
+      if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !this.inlined.has(fn.text)) {
+        const body = functions.get(fn.text)!.childForFieldName("body");
+        if (body) {
+          this.inlined.add(fn.text);
+          this.everInlined.add(fn.text);
+          this.walkBlock(body, depth + 1, true);
+          this.inlined.delete(fn.text);
+        }
+      }
+    }
+  }
+
+  private recordEnv(stmt: SyntaxNode, inFunction: boolean, nested: boolean): void {
+    for (const w of envWritesOf(stmt, this.q.isEnviron, this.q.resolve)) {
+      const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
+      this.events.push(ev);
+      if (w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK" && w.literal === "1") this.nvmlCheck = true;
+      if (w.variable === "KINETO_USE_DAEMON" && w.literal === "1") this.kinetoDaemon = true;
+    }
+  }
+}
+
+/**
+ * The CUDA-initialising event of one call (ground truth, ../shared/spec/rules.md), or null.
+ * @param fn the call's function node; nvmlCheck: PYTORCH_NVML_BASED_CUDA_CHECK=1 was written before.
+ */
+function classifyCall(call: SyntaxNode, fn: SyntaxNode | null, q: Queries, frameworks: ReadonlySet<Framework>, options: ModelOptions, nvmlCheck: boolean): InitEvent | null {
+  const args = call.childForFieldName("arguments");
+  const path = q.resolve(fn);
+  const ev = (framework: Framework, depth: InitDepth, what: string): InitEvent => ({ kind: "init", node: call, framework, depth, what });
+  if (path) {
+    const bare = path.replace(/\(\)/g, "");
+    const hit = bare.startsWith("torch") ? classifyTorchPath(bare, args, q, options, nvmlCheck) : classifyOtherPath(bare);
+    if (hit !== undefined) return hit ? ev(hit[0], hit[1], hit[2]) : null;
+  }
+  // Method calls on torch objects: `.cuda()`, `.to("cuda")`, `device="cuda"`.
+  if (fn?.type === "attribute" && frameworks.has("torch")) {
+    const attr = fn.childForFieldName("attribute")?.text;
+    const objQ = q.resolve(fn.childForFieldName("object"));
+    if (objQ === "torch" || objQ === "torch.cuda") return null;
+    if (attr === "cuda") return ev("torch", "context", ".cuda()");
+    if (attr === "to" && args && args.namedChildren.some((a) => a && (q.isCudaDevice(a) || (a.type === "keyword_argument" && a.childForFieldName("name")?.text === "device" && q.isCudaDevice(a.childForFieldName("value")))))) {
+      return ev("torch", "context", `.to(${args.namedChildren[0]?.text ?? ""})`);
+    }
+    const dev = keyword(args, "device");
+    if (dev && q.isCudaDevice(dev)) return ev("torch", "context", `${attr}(device=${dev.text})`);
+  }
+  return null;
+}
+
+/** An init's framework, depth and description; null: the path names no init; undefined: look at the method call too. */
+type PathVerdict = [Framework, InitDepth, string] | null | undefined;
+
+/** {@link classifyCall} for a resolved path under `torch`. */
+function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, options: ModelOptions, nvmlCheck: boolean): PathVerdict {
+  if (bare.startsWith("torch.cuda.")) {
+    const member = bare.slice("torch.cuda.".length);
+    if (member === "is_available" && nvmlCheck) return null;
+    const depth = TORCH_CUDA_INIT.get(member);
+    if (depth) return ["torch", depth, `${bare}()`];
+    if (member === "device_count" && options.torchBelow24) return ["torch", "driver", `${bare}() (torch < 2.4)`];
+    if (member === "amp.GradScaler" || member === "amp.autocast") return ["torch", "context", `${bare}()`];
+    return null;
+  }
+  if (bare.startsWith("torch.accelerator.")) {
+    const depth = TORCH_ACCELERATOR_INIT.get(bare.slice("torch.accelerator.".length));
+    return depth ? ["torch", depth, `${bare}()`] : null;
+  }
+  const otherDepth = TORCH_OTHER_INIT.get(bare);
+  if (otherDepth) return ["torch", otherDepth, `${bare}()`];
+  if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
+    const dev = firstArgOrKeyword(args, "device_type");
+    return dev && stringValue(dev) === "cuda" ? ["torch", "context", `${bare}("cuda")`] : null;
+  }
+  if (bare === "torch.amp.GradScaler") {
+    const dev = firstArgOrKeyword(args, "device");
+    return !dev || stringValue(dev) === "cuda" ? ["torch", "context", `${bare}("cuda")`] : null;
+  }
+  if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare)) return ["torch", "context", "DataParallel(...)"];
+  if (bare.startsWith("torch.")) {
+    const dev = keyword(args, "device");
+    if (dev && q.isCudaDevice(dev)) return ["torch", "context", `${bare}(device=${dev.text})`];
+  }
+  return undefined;
+}
+
+/** {@link classifyCall} for a resolved path outside `torch` (accelerate, JAX, Keras, TensorFlow, CuPy, Numba). */
+function classifyOtherPath(bare: string): PathVerdict {
+  if (bare === "accelerate.Accelerator" || bare === "accelerate.accelerator.Accelerator") return ["torch", "context", "accelerate.Accelerator()"];
+  if (bare.startsWith("jax.")) {
+    const member = bare.slice(4);
+    return JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + ".")) ? ["jax", "context", `${bare}()`] : null;
+  }
+  // Keras 3 is multi-backend: a call into `keras` starts TensorFlow only where it builds tensors
+  // (ops, layers, models...); `keras.src.*` internals and decorators such as `keras_export`
+  // run no backend code (issue 16, pattern 8).
+  if (bare.startsWith("keras.") && !KERAS_TENSOR_NAMESPACES.some((p) => bare === `keras.${p}` || bare.startsWith(`keras.${p}.`))) return null;
+  if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
+    const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
+    if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available") return ["tensorflow", "context", `${bare}()`];
+    if (TF_NON_INIT_PREFIXES.some((p) => tfq.startsWith(p))) return null;
+    return ["tensorflow", "context", `${bare}()`];
+  }
+  if (bare.startsWith("cupy.") || bare.startsWith("cupyx.")) return ["cupy", "context", `${bare}()`];
+  if (bare.startsWith("numba.cuda.") && bare !== "numba.cuda.jit") return ["numba", "context", `${bare}()`];
+  return undefined;
 }
 
 /** Keras namespaces whose calls build tensors (and so start the TensorFlow backend under TF). */
