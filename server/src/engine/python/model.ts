@@ -136,6 +136,13 @@ export interface ModuleModel {
   functionTimelines: FunctionTimeline[];
   /** Every node of the given type(s) in the module, in document order (collected once per type). */
   nodesOfType(types: string | string[]): SyntaxNode[];
+  /**
+   * The nodes of the given type(s) inside the top-level statements whose text contains one of
+   * `words` (plain substrings), in document order: a superset of the nodes whose own text contains
+   * one. For a rule whose nodes must mention a word (a sound text test, as in prefilter.ts), without
+   * a traversal of the whole file. `whole`: the words count only as whole identifiers.
+   */
+  nodesMentioning(types: string | string[], words: readonly string[], whole?: boolean): SyntaxNode[];
   /** Frameworks imported anywhere in the file. */
   frameworks: Set<Framework>;
   /** Resolves an expression to the dotted path it names (`th.cuda.is_available` → `torch.cuda.is_available`), or null. */
@@ -144,15 +151,22 @@ export interface ModuleModel {
   isCudaDevice(node: SyntaxNode | null | undefined): boolean;
   /** The latest module-level assignment `name = value` before `before` (a byte offset), or null. */
   valueOf(name: string, before: number): SyntaxNode | null;
+  /** Words one of which the text of every statement that writes the environment contains (see writeWordsOf). */
+  writeWords: readonly string[];
   /** The literal string names of `os.environ`-like reads and writes are resolved through this. */
   isEnviron(node: SyntaxNode | null | undefined): boolean;
 }
 
-/** Node types collected in one traversal when a model is first asked for nodes of a type. */
-const PREFETCHED_TYPES: readonly string[] = [
-  "call", "string", "assignment", "subscript", "import_statement", "import_from_statement",
-  "expression_statement", "comment", "delete_statement", "function_definition", "class_definition",
+/**
+ * Node types collected in ONE traversal of the tree per model (each traversal of a large file costs
+ * as much as the next; the walk, the model's queries and the rules ask for these again and again).
+ */
+const CORE_TYPES: readonly string[] = [
+  "call", "lambda", "function_definition", "class_definition", "import_statement", "import_from_statement",
+  "assignment", "expression_statement", "subscript",
 ];
+/** Types collected together in a second traversal, when a rule first asks for one of them. */
+const EXTRA_TYPES: readonly string[] = ["string", "comment", "delete_statement"];
 
 /** Range of a node. */
 export function nodeRange(n: SyntaxNode): Range {
@@ -182,37 +196,82 @@ interface Bindings {
 
 /**
  * Node lists by type for one tree, each type collected once (rules ask for "call", "string", ...
- * repeatedly). The common types are collected in ONE traversal on first use: each traversal of a
- * large file costs as much as the next.
+ * repeatedly): {@link CORE_TYPES} in one traversal, {@link EXTRA_TYPES} in another on first use,
+ * other types each in its own.
  */
-function nodeIndex(root: SyntaxNode): (types: string | string[]) => SyntaxNode[] {
-  const typeCache = new Map<string, SyntaxNode[]>();
-  let prefetched = false;
-  const prefetch = () => {
-    prefetched = true;
-    for (const t of PREFETCHED_TYPES) typeCache.set(t, []);
-    for (const n of root.descendantsOfType([...PREFETCHED_TYPES])) if (n) typeCache.get(n.type)?.push(n);
-  };
-  return (types) => {
-    if (!prefetched) prefetch();
-    const key = Array.isArray(types) ? types.join(",") : types;
-    let hit = typeCache.get(key);
-    if (!hit) {
-      if (Array.isArray(types) && types.every((t) => PREFETCHED_TYPES.includes(t))) {
-        hit = types.flatMap((t) => typeCache.get(t)!).sort((a, b) => a.startIndex - b.startIndex || b.endIndex - a.endIndex);
-      } else {
-        hit = root.descendantsOfType(types).filter((n): n is SyntaxNode => !!n);
-      }
-      typeCache.set(key, hit);
+class NodeIndex {
+  private readonly byType = new Map<string, SyntaxNode[]>();
+  /** The nodes of CORE_TYPES in document order (pre-order: an enclosing node before the nodes inside it). */
+  private coreNodes: SyntaxNode[] | undefined;
+  /** The calls and deferred scopes (lambda, def, class) of coreNodes, in pre-order, with their end offsets (a getter into the parser each time). */
+  private callsAndScopes: Array<{ n: SyntaxNode; start: number; end: number; i: number }> = [];
+  private extraDone = false;
+  private topLevel: SyntaxNode[] | undefined;
+  constructor(private readonly root: SyntaxNode) {}
+
+  /** The top-level statements (named children of the module, comments included), in order. */
+  statements(): SyntaxNode[] {
+    return (this.topLevel ??= this.root.namedChildren.filter((n): n is SyntaxNode => !!n));
+  }
+
+  private collect(types: readonly string[]): SyntaxNode[] {
+    for (const t of types) this.byType.set(t, []);
+    const all = this.root.descendantsOfType([...types]).filter((n): n is SyntaxNode => !!n);
+    for (const n of all) this.byType.get(n.type)?.push(n);
+    return all;
+  }
+
+  /** The nodes of CORE_TYPES, in pre-order (one traversal, on first use). */
+  core(): SyntaxNode[] {
+    if (!this.coreNodes) {
+      this.coreNodes = this.collect(CORE_TYPES);
+      this.callsAndScopes = this.coreNodes.filter((n) => n.type === "call" || DEFERRED.includes(n.type)).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
     }
+    return this.coreNodes;
+  }
+
+  /** {@link ModuleModel.nodesOfType}. */
+  ofType(types: string | string[]): SyntaxNode[] {
+    this.core();
+    const key = Array.isArray(types) ? types.join(",") : types;
+    let hit = this.byType.get(key);
+    if (hit) return hit;
+    const list = Array.isArray(types) ? types : [types];
+    if (!this.extraDone && list.some((t) => EXTRA_TYPES.includes(t))) {
+      this.extraDone = true;
+      this.collect(EXTRA_TYPES);
+      hit = this.byType.get(key);
+      if (hit) return hit;
+    }
+    if (Array.isArray(types) && types.every((t) => CORE_TYPES.includes(t) || EXTRA_TYPES.includes(t))) {
+      hit = types.flatMap((t) => this.byType.get(t)!).sort((a, b) => a.startIndex - b.startIndex || b.endIndex - a.endIndex);
+    } else {
+      hit = this.root.descendantsOfType(types).filter((n): n is SyntaxNode => !!n);
+    }
+    this.byType.set(key, hit);
     return hit;
-  };
+  }
+
+  /**
+   * The calls and deferred scopes inside `scope` (itself included when it is one), in pre-order:
+   * what `scope.descendantsOfType(["call", ...DEFERRED])` gives, from the one traversal.
+   */
+  callsAndScopesIn(scope: SyntaxNode): Array<{ n: SyntaxNode; start: number; end: number; i: number }> {
+    this.core();
+    const list = this.callsAndScopes;
+    const start = scope.startIndex, end = scope.endIndex;
+    let lo = 0, hi = list.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (list[mid].start < start) lo = mid + 1; else hi = mid; }
+    const out: Array<{ n: SyntaxNode; start: number; end: number; i: number }> = [];
+    for (let k = lo; k < list.length && list[k].start <= end; k++) if (list[k].end <= end) out.push(list[k]);
+    return out;
+  }
 }
 
 /** Pass 1: imports anywhere (aliases are file-wide), module-level defs and `name = value` assignments. */
-function collectBindings(root: SyntaxNode, nodesOfType: (types: string | string[]) => SyntaxNode[]): Bindings {
+function collectBindings(index: NodeIndex): Bindings {
   const b: Bindings = { symbols: new Map(), functions: new Map(), assignments: new Map(), frameworks: new Set() };
-  for (const imp of nodesOfType(["import_statement", "import_from_statement"])) {
+  for (const imp of index.ofType(["import_statement", "import_from_statement"])) {
     if (!imp) continue;
     for (const [local, path] of importBindings(imp)) {
       b.symbols.set(local, path);
@@ -220,15 +279,14 @@ function collectBindings(root: SyntaxNode, nodesOfType: (types: string | string[
       if (f) b.frameworks.add(f);
     }
   }
-  for (const stmt of root.namedChildren) {
-    if (!stmt) continue;
+  for (const stmt of index.statements()) {
     const def = stmt.type === "decorated_definition" ? stmt.childForFieldName("definition") : stmt;
     if (def?.type === "function_definition") {
       const name = def.childForFieldName("name")?.text;
       if (name) b.functions.set(name, def);
     }
   }
-  for (const a of nodesOfType("assignment")) {
+  for (const a of index.ofType("assignment")) {
     if (!a) continue;
     const left = a.childForFieldName("left");
     const right = a.childForFieldName("right");
@@ -244,7 +302,7 @@ function collectBindings(root: SyntaxNode, nodesOfType: (types: string | string[
 type Queries = Pick<ModuleModel, "resolve" | "valueOf" | "isCudaDevice" | "isEnviron">;
 
 /** `resolve` of {@link ModuleModel}, cached per node id (several rules resolve the same calls). */
-function makeResolve({ symbols, assignments }: Bindings): ModuleModel["resolve"] {
+function makeResolve({ symbols, assignments }: Bindings): { resolve: ModuleModel["resolve"]; resolveNoAlias: (node: SyntaxNode | null) => string | null } {
   const resolveNoAlias = (node: SyntaxNode | null, depth = 0): string | null => {
     if (!node || depth > MAX_PATH_DEPTH) return null;
     if (node.type === "identifier") return symbols.get(node.text) ?? null;
@@ -284,17 +342,18 @@ function makeResolve({ symbols, assignments }: Bindings): ModuleModel["resolve"]
     }
   };
   const resolveCache = new Map<number, string | null>();
-  return (node) => {
+  const resolve = (node: SyntaxNode | null | undefined): string | null => {
     if (!node) return null;
     let v = resolveCache.get(node.id);
     if (v === undefined) { v = resolveAt(node, 0); resolveCache.set(node.id, v); }
     return v;
   };
+  return { resolve, resolveNoAlias };
 }
 
 /** The model's queries over `b`. */
-function makeQueries(b: Bindings): Queries {
-  const resolve = makeResolve(b);
+function makeQueries(b: Bindings): Queries & { writeWords: string[] } {
+  const { resolve, resolveNoAlias } = makeResolve(b);
   const valueOf = (name: string, before: number): SyntaxNode | null => {
     const list = b.assignments.get(name);
     if (!list) return null;
@@ -333,7 +392,94 @@ function makeQueries(b: Bindings): Queries {
     }
   };
   const isEnviron = (node: SyntaxNode | null | undefined): boolean => resolve(node) === "os.environ";
-  return { resolve, valueOf, isCudaDevice, isEnviron };
+  return { resolve, valueOf, isCudaDevice, isEnviron, writeWords: writeWordsOf(b, resolveNoAlias) };
+}
+
+/** The paths through which a statement writes the environment (envWritesOf). */
+const WRITE_PATHS = new Set(["os", "os.environ", "os.putenv"]);
+
+/**
+ * Words one of which the text of every statement that writes the environment (envWritesOf)
+ * contains: `environ`, `putenv`, and each local name that resolves to `os`, `os.environ` or
+ * `os.putenv` (an import binding, or a module-level alias as `resolve` follows one). A write needs
+ * `resolve` to give `os.environ` or `os.putenv`, and a resolved path is made of one such name
+ * followed by attribute names written in the text.
+ */
+function writeWordsOf({ symbols, assignments }: Bindings, resolveNoAlias: (node: SyntaxNode | null) => string | null): string[] {
+  const words = ["environ", "putenv"];
+  for (const [name, path] of symbols) if (WRITE_PATHS.has(path)) words.push(name);
+  for (const [name, vals] of assignments) {
+    if (symbols.has(name) || vals.length !== 1 || (vals[0].type !== "attribute" && vals[0].type !== "identifier") || vals[0].text === name) continue;
+    const path = resolveNoAlias(vals[0]);
+    if (path && WRITE_PATHS.has(path)) words.push(name);
+  }
+  return words;
+}
+
+/**
+ * Which top-level statements of a module mention which words: each word's offsets are found once
+ * in the text (String.indexOf), each statement located by binary search over their start offsets.
+ */
+/** A character of an identifier (ASCII letters, digits, `_`, any non-ASCII code unit). */
+const isIdentChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c > 127;
+
+class Mentions {
+  private readonly byWords = new Map<string, Array<{ start: number; end: number }>>();
+  constructor(private readonly index: NodeIndex, private readonly text: string) {}
+
+  /** The word occurrences of `words` as sorted [start, end) offsets (cached per word list). */
+  private occurrences(words: readonly string[], whole: boolean): Array<{ start: number; end: number }> {
+    const key = `${whole ? "w" : "s"}\u0000${words.join("\u0000")}`;
+    let occ = this.byWords.get(key);
+    if (!occ) {
+      occ = [];
+      const t = this.text;
+      for (const w of words) {
+        if (!w) continue;
+        for (let i = t.indexOf(w); i >= 0; i = t.indexOf(w, i + 1)) {
+          if (!whole || ((i === 0 || !isIdentChar(t.charCodeAt(i - 1))) && !isIdentChar(t.charCodeAt(i + w.length)))) occ.push({ start: i, end: i + w.length });
+        }
+      }
+      occ.sort((a, b) => a.start - b.start || a.end - b.end);
+      this.byWords.set(key, occ);
+    }
+    return occ;
+  }
+
+  /** Whether `text[start, end)` contains one of `words` (as a whole identifier when `whole`). */
+  within(start: number, end: number, words: readonly string[], whole = false): boolean {
+    const occ = this.occurrences(words, whole);
+    let lo = 0, hi = occ.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (occ[mid].start < start) lo = mid + 1; else hi = mid; }
+    for (let k = lo; k < occ.length && occ[k].start < end; k++) if (occ[k].end <= end) return true;
+    return false;
+  }
+
+  /** The top-level statements (named children of the module) whose text contains one of `words`. */
+  statementsWith(words: readonly string[], whole = false): SyntaxNode[] {
+    return this.index.statements().filter((st) => this.within(st.startIndex, st.endIndex, words, whole));
+  }
+
+  /** {@link ModuleModel.nodesMentioning}: from the index's lists, or one traversal per statement for other types. */
+  nodesIn(types: string | string[], words: readonly string[], whole = false): SyntaxNode[] {
+    const list = Array.isArray(types) ? types : [types];
+    const statements = this.statementsWith(words, whole);
+    if (!list.every((t) => CORE_TYPES.includes(t) || EXTRA_TYPES.includes(t))) {
+      const out: SyntaxNode[] = [];
+      for (const st of statements) for (const n of st.descendantsOfType(types)) if (n) out.push(n);
+      return out;
+    }
+    // Nodes of the lists (document order) that lie in one of the statements (document order too).
+    const out: SyntaxNode[] = [];
+    let k = 0;
+    for (const n of this.index.ofType(types)) {
+      while (k < statements.length && statements[k].endIndex < n.startIndex) k++;
+      if (k === statements.length) break;
+      const st = statements[k];
+      if (n.startIndex >= st.startIndex && n.endIndex <= st.endIndex) out.push(n);
+    }
+    return out;
+  }
 }
 
 /**
@@ -350,15 +496,19 @@ function envWordsOf({ symbols, assignments }: Bindings): string[] {
 
 /** Builds the model of a parsed module. Never throws on broken code: ERROR nodes are skipped. */
 export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = []): ModuleModel {
-  const nodesOfType = nodeIndex(tree.rootNode);
-  const bindings = collectBindings(tree.rootNode, nodesOfType);
-  const queries = makeQueries(bindings);
+  const index = new NodeIndex(tree.rootNode);
+  const nodesOfType = (types: string | string[]) => index.ofType(types);
+  const bindings = collectBindings(index);
+  const { writeWords, ...queries } = makeQueries(bindings);
+  const mentions = new Mentions(index, text);
   // Pass 2, the timeline walk, runs on first use of `events`, `calls` or `functionTimelines`: a
   // file whose candidate rules (prefilter.ts) need none of them skips it.
   let timeline: Timeline | undefined;
-  const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, magics, nodesOfType).run());
+  const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, magics, mentions, writeWords, index).run());
   return {
     tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, nodesOfType, ...queries,
+    nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
+    writeWords,
     get events() { return walk().events; },
     get calls() { return walk().calls; },
     get functionTimelines() { return walk().functionTimelines; },
@@ -396,7 +546,9 @@ class TimelineWalker {
     private readonly q: Queries,
     private readonly options: ModelOptions,
     magics: readonly MagicLine[],
-    private readonly nodesOfType: (t: string) => SyntaxNode[],
+    private readonly mentions: Mentions,
+    private readonly writeWords: readonly string[],
+    private readonly index: NodeIndex,
   ) {
     this.magicQueue = [...magics].sort((a, c) => a.line - c.line);
   }
@@ -407,7 +559,7 @@ class TimelineWalker {
     this.flushMagics(Number.MAX_SAFE_INTEGER);
     const functionTimelines = this.uncalledFunctions();
     // Reads anywhere in the file (for GPU005 and GPU007).
-    for (const r of envReadsOf(this.nodesOfType, this.q.isEnviron, this.q.resolve, envWordsOf(this.b))) this.events.push(r);
+    for (const r of envReadsOf(this.mentions, this.q.isEnviron, this.q.resolve, envWordsOf(this.b))) this.events.push(r);
     return { events: this.events, calls: this.calls, functionTimelines };
   }
 
@@ -494,7 +646,7 @@ class TimelineWalker {
   /** The calls of `scope` in evaluation order; a call of a module function is inlined (two levels deep). */
   private visitCalls(scope: SyntaxNode, depth: number): void {
     const { functions, symbols } = this.b;
-    for (const call of callsInOrder(scope)) {
+    for (const call of callsInOrder(this.index.callsAndScopesIn(scope))) {
       const fn = call.childForFieldName("function");
       this.calls.push({ node: call, path: this.q.resolve(fn)?.replace(/\(\)/g, "") ?? null, at: this.events.length });
       const init = classifyCall(call, fn, this.q, this.b.frameworks, this.options, this.nvmlCheck);
@@ -512,6 +664,7 @@ class TimelineWalker {
   }
 
   private recordEnv(stmt: SyntaxNode, inFunction: boolean, nested: boolean): void {
+    if (stmt.type !== "expression_statement" || !this.mentions.within(stmt.startIndex, stmt.endIndex, this.writeWords, true)) return;
     for (const w of envWritesOf(stmt, this.q.isEnviron, this.q.resolve)) {
       const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
       this.events.push(ev);
@@ -642,21 +795,26 @@ export function importBindings(imp: SyntaxNode): Array<[string, string]> {
   return out;
 }
 
-/** Calls inside `scope` in evaluation order (arguments before the call that receives them), skipping lambdas and nested defs. */
-function callsInOrder(scope: SyntaxNode): SyntaxNode[] {
-  const out: SyntaxNode[] = [];
-  // Iterative post-order walk: a deeply nested expression (`1 + 1 + ... + 1` with 10,000 terms)
-  // must not overflow the call stack.
-  const stack: Array<{ node: SyntaxNode; done: boolean }> = [{ node: scope, done: false }];
-  while (stack.length) {
-    const { node: n, done } = stack.pop()!;
-    if (done) { out.push(n); continue; }
-    if (n.type === "lambda" || n.type === "function_definition" || n.type === "class_definition") continue;
-    if (n.type === "call") stack.push({ node: n, done: true });
-    const kids = n.namedChildren;
-    for (let i = kids.length - 1; i >= 0; i--) { const c = kids[i]; if (c) stack.push({ node: c, done: false }); }
+/** Node types whose calls run later (or never), not when the enclosing statement runs. */
+const DEFERRED = ["lambda", "function_definition", "class_definition"];
+
+/**
+ * The calls of a scope in evaluation order (arguments before the call that receives them), skipping
+ * lambdas and nested defs, from its calls and deferred scopes in pre-order (NodeIndex.callsAndScopesIn:
+ * no walk over every node from JavaScript). A call's arguments end before it, so evaluation order
+ * (post-order) is the order of end offsets, an enclosing call after the calls it encloses.
+ */
+function callsInOrder(found: ReadonlyArray<{ n: SyntaxNode; start: number; end: number; i: number }>): SyntaxNode[] {
+  const out: Array<{ n: SyntaxNode; start: number; end: number; i: number }> = [];
+  // Deferred subtrees in pre-order: a call lies in one when it comes after it and inside its range.
+  let skipUntil = -1;
+  for (const x of found) {
+    if (x.start < skipUntil || (x.start === skipUntil && x.end === skipUntil)) continue;
+    if (x.n.type === "call") out.push(x);
+    else if (x.n.isNamed) skipUntil = x.start === x.end ? -1 : x.end;
   }
-  return out;
+  out.sort((a, b) => a.end - b.end || b.start - a.start || b.i - a.i);
+  return out.map((x) => x.n);
 }
 
 function keyword(args: SyntaxNode | null, name: string): SyntaxNode | null {
@@ -764,7 +922,7 @@ function computeEnvWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
     if (!list.some((x) => x.variable === e.variable && x.nameNode?.id === e.nameNode?.id)) list.push(e);
     onTimeline.set(e.statement.id, list);
   }
-  for (const stmt of model.nodesOfType("expression_statement")) {
+  for (const stmt of model.nodesMentioning("expression_statement", model.writeWords, true)) {
     if (!stmt) continue;
     const known = onTimeline.get(stmt.id);
     if (known) { out.push(...known); continue; }
@@ -780,10 +938,10 @@ function computeEnvWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
 }
 
 /** Environment reads with literal names anywhere in the tree. */
-function envReadsOf(nodesOfType: (t: string) => SyntaxNode[], isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): EnvReadEvent[] {
+function envReadsOf(mentionsIn: Mentions, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): EnvReadEvent[] {
   const out: EnvReadEvent[] = [];
-  const mentions = (n: SyntaxNode) => { const t = n.text; return words.some((w) => t.includes(w)); };
-  for (const s of nodesOfType("subscript")) {
+  const mentions = (n: SyntaxNode) => words.some((w) => mentionsIn.within(n.startIndex, n.endIndex, [w]));
+  for (const s of mentionsIn.nodesIn("subscript", words)) {
     if (!s || !mentions(s) || !isEnviron(s.childForFieldName("value"))) continue;
     const parent = s.parent;
     if (parent?.type === "assignment" && parent.childForFieldName("left")?.id === s.id) continue;
@@ -792,7 +950,7 @@ function envReadsOf(nodesOfType: (t: string) => SyntaxNode[], isEnviron: (n: Syn
     const name = stringValue(key);
     if (name !== null && key) out.push({ kind: "envRead", variable: name, node: s, nameNode: key });
   }
-  for (const c of nodesOfType("call")) {
+  for (const c of mentionsIn.nodesIn("call", words)) {
     if (!c || !mentions(c)) continue;
     const fn = c.childForFieldName("function");
     const q = resolve(fn);
