@@ -1,7 +1,7 @@
 // Engine latency per edit, in process (no LSP transport, no scheduling): the 5,000-line training
 // file of bench/lsp-latency.mjs, one character typed at a time into `loss = ...` in the middle of
 // the file; each version is linted as the server lints it (the kept tree edited, then passed as the
-// previous tree; fixes validated lazily). Prints p50/p95/max in ms per engine as JSON lines.
+// previous tree, incremental: true; fixes validated lazily). Prints p50/p95/max in ms per engine as JSON lines.
 // With several engine roots (another checkout, e.g. the previous commit exported with `git archive`),
 // the engines run in interleaved rounds, so that load on the machine hits each alike. Each edit is
 // timed twice: wall clock, and CPU time of this process (process.cpuUsage, user + system), which
@@ -52,7 +52,7 @@ function typeEdits(engine: Engine, start: string, edits: number, out: number[], 
   while (!lines[line].startsWith("    loss = ")) line++;
   const col = "    loss".length;
   let offset = lines.slice(0, line).join("\n").length + 1 + col;
-  let r = engine.lintPython(text, { lazyFixValidation: true }, {});
+  let r = engine.lintPython(text, { lazyFixValidation: true }, { incremental: true });
   for (let i = 0; i < edits + 10; i++) {
     const next = text.slice(0, offset) + "x" + text.slice(offset);
     const c0 = process.cpuUsage();
@@ -60,7 +60,7 @@ function typeEdits(engine: Engine, start: string, edits: number, out: number[], 
     const prev = r.tree!;
     const column = col + i;
     prev.edit({ startIndex: offset, oldEndIndex: offset, newEndIndex: offset + 1, startPosition: { row: line, column }, oldEndPosition: { row: line, column }, newEndPosition: { row: line, column: column + 1 } });
-    r = engine.lintPython(next, { lazyFixValidation: true }, { previousTree: prev });
+    r = engine.lintPython(next, { lazyFixValidation: true }, { previousTree: prev, incremental: true });
     prev.delete();
     const t1 = performance.now();
     const c1 = process.cpuUsage(c0);

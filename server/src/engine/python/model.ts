@@ -143,6 +143,12 @@ export interface ModuleModel {
    * a traversal of the whole file. `whole`: the words count only as whole identifiers.
    */
   nodesMentioning(types: string | string[], words: readonly string[], whole?: boolean): SyntaxNode[];
+  /**
+   * Every expression statement that writes the environment (a literal name), in document order,
+   * with its writes as envWritesAnywhere reports a write off the timeline (`inFunction` and
+   * `nested` from its position).
+   */
+  statementWrites(): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }>;
   /** Frameworks imported anywhere in the file. */
   frameworks: Set<Framework>;
   /** Resolves an expression to the dotted path it names (`th.cuda.is_available` → `torch.cuda.is_available`), or null. */
@@ -188,8 +194,8 @@ interface Bindings {
   symbols: Map<string, string>;
   /** Module-level function definitions by name. */
   functions: Map<string, SyntaxNode>;
-  /** `name = value` assignments anywhere, by name: the value nodes in document order. */
-  assignments: Map<string, SyntaxNode[]>;
+  /** `name = value` assignments anywhere, by name: the values in document order. */
+  assignments: Map<string, ValueRef[]>;
   /** Frameworks imported anywhere. */
   frameworks: Set<Framework>;
 }
@@ -207,7 +213,37 @@ class NodeIndex {
   private callsAndScopes: Array<{ n: SyntaxNode; start: number; end: number; i: number }> = [];
   private extraDone = false;
   private topLevel: SyntaxNode[] | undefined;
-  constructor(private readonly root: SyntaxNode) {}
+  private readonly ofStatement = new Map<number, Array<{ n: SyntaxNode; start: number; end: number; i: number }>>();
+  /**
+   * @param perStatement answer {@link callsAndScopesIn} from one traversal of the scope's top-level
+   *   statement (where most statements' facts are reused, a traversal of the whole tree is the cost to avoid).
+   */
+  constructor(private readonly root: SyntaxNode, private readonly perStatement = false, statements?: SyntaxNode[]) {
+    this.topLevel = statements;
+  }
+
+  /** Whether the one traversal of the whole tree was done. */
+  hasCore(): boolean {
+    return !!this.coreNodes;
+  }
+
+  /** The top-level statement that contains offset `at` (binary search), or null. */
+  statementAt(at: number): SyntaxNode | null {
+    const list = this.statements();
+    let lo = 0, hi = list.length - 1, best: SyntaxNode | null = null;
+    while (lo <= hi) { const mid = (lo + hi) >> 1; if (list[mid].startIndex <= at) { best = list[mid]; lo = mid + 1; } else hi = mid - 1; }
+    return best;
+  }
+
+  private callsAndScopesOfStatement(scope: SyntaxNode): Array<{ n: SyntaxNode; start: number; end: number; i: number }> {
+    const owner = this.statementAt(scope.startIndex) ?? this.root;
+    let list = this.ofStatement.get(owner.id);
+    if (!list) {
+      list = owner.descendantsOfType(["call", ...DEFERRED]).filter((n): n is SyntaxNode => !!n).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
+      this.ofStatement.set(owner.id, list);
+    }
+    return list;
+  }
 
   /** The top-level statements (named children of the module, comments included), in order. */
   statements(): SyntaxNode[] {
@@ -257,8 +293,7 @@ class NodeIndex {
    * what `scope.descendantsOfType(["call", ...DEFERRED])` gives, from the one traversal.
    */
   callsAndScopesIn(scope: SyntaxNode): Array<{ n: SyntaxNode; start: number; end: number; i: number }> {
-    this.core();
-    const list = this.callsAndScopes;
+    const list = this.coreNodes || !this.perStatement ? (this.core(), this.callsAndScopes) : this.callsAndScopesOfStatement(scope);
     const start = scope.startIndex, end = scope.endIndex;
     let lo = 0, hi = list.length;
     while (lo < hi) { const mid = (lo + hi) >> 1; if (list[mid].start < start) lo = mid + 1; else hi = mid; }
@@ -267,6 +302,22 @@ class NodeIndex {
     return out;
   }
 }
+
+/**
+ * The value of a `name = value` assignment: its node type, text and start offset, and the node
+ * itself, found on first use where the model reuses a statement's facts from an earlier tree.
+ */
+interface ValueRef { type: string; text: string; start: number; node(): SyntaxNode }
+
+/**
+ * The names a statement's analysis looked up, so that its facts can be reused in a later version
+ * of the file while none of these names is bound differently: `resolved` (symbols and aliases),
+ * `values` (valueOf), `callees` (module functions a call might inline).
+ */
+interface Deps { resolved: Set<string>; values: Set<string>; callees: Set<string> }
+
+/** Where the queries record the names they look up (the analysis of one top-level statement); null: nowhere. */
+interface Tracker { deps: Deps | null }
 
 /** Pass 1: imports anywhere (aliases are file-wide), module-level defs and `name = value` assignments. */
 function collectBindings(index: NodeIndex): Bindings {
@@ -292,7 +343,7 @@ function collectBindings(index: NodeIndex): Bindings {
     const right = a.childForFieldName("right");
     if (left?.type !== "identifier" || !right) continue;
     const list = b.assignments.get(left.text) ?? [];
-    list.push(right);
+    list.push({ type: right.type, text: right.text, start: right.startIndex, node: () => right });
     b.assignments.set(left.text, list);
   }
   return b;
@@ -302,10 +353,12 @@ function collectBindings(index: NodeIndex): Bindings {
 type Queries = Pick<ModuleModel, "resolve" | "valueOf" | "isCudaDevice" | "isEnviron">;
 
 /** `resolve` of {@link ModuleModel}, cached per node id (several rules resolve the same calls). */
-function makeResolve({ symbols, assignments }: Bindings): { resolve: ModuleModel["resolve"]; resolveNoAlias: (node: SyntaxNode | null) => string | null } {
+function makeResolve({ symbols, assignments }: Bindings, track: Tracker): { resolve: ModuleModel["resolve"]; resolveNoAlias: (node: SyntaxNode | null) => string | null } {
+  // The names the resolution of the node being resolved looked up (kept with its cached result).
+  let names: string[] = [];
   const resolveNoAlias = (node: SyntaxNode | null, depth = 0): string | null => {
     if (!node || depth > MAX_PATH_DEPTH) return null;
-    if (node.type === "identifier") return symbols.get(node.text) ?? null;
+    if (node.type === "identifier") { names.push(node.text); return symbols.get(node.text) ?? null; }
     if (node.type === "attribute") {
       const base = resolveNoAlias(node.childForFieldName("object"), depth + 1);
       const attr = node.childForFieldName("attribute")?.text;
@@ -317,12 +370,13 @@ function makeResolve({ symbols, assignments }: Bindings): { resolve: ModuleModel
     if (!node || depth > MAX_PATH_DEPTH) return null;
     switch (node.type) {
       case "identifier": {
+        names.push(node.text);
         const s = symbols.get(node.text);
         if (s) return s;
         // `env = os.environ` style module-level aliases.
         const vals = assignments.get(node.text);
         if (vals && vals.length === 1 && (vals[0].type === "attribute" || vals[0].type === "identifier") && vals[0].text !== node.text) {
-          return resolveNoAlias(vals[0]);
+          return resolveNoAlias(vals[0].node());
         }
         return null;
       }
@@ -341,25 +395,37 @@ function makeResolve({ symbols, assignments }: Bindings): { resolve: ModuleModel
         return null;
     }
   };
-  const resolveCache = new Map<number, string | null>();
+  const resolveCache = new Map<number, { v: string | null; names: string[] }>();
   const resolve = (node: SyntaxNode | null | undefined): string | null => {
     if (!node) return null;
-    let v = resolveCache.get(node.id);
-    if (v === undefined) { v = resolveAt(node, 0); resolveCache.set(node.id, v); }
+    let hit = resolveCache.get(node.id);
+    if (hit === undefined) {
+      names = [];
+      hit = { v: resolveAt(node, 0), names };
+      resolveCache.set(node.id, hit);
+    }
+    if (track.deps) for (const n of hit.names) track.deps.resolved.add(n);
+    return hit.v;
+  };
+  const resolveNoAliasTracked = (node: SyntaxNode | null): string | null => {
+    names = [];
+    const v = resolveNoAlias(node);
+    if (track.deps) for (const n of names) track.deps.resolved.add(n);
     return v;
   };
-  return { resolve, resolveNoAlias };
+  return { resolve, resolveNoAlias: resolveNoAliasTracked };
 }
 
 /** The model's queries over `b`. */
-function makeQueries(b: Bindings): Queries & { writeWords: string[] } {
-  const { resolve, resolveNoAlias } = makeResolve(b);
+function makeQueries(b: Bindings, track: Tracker = { deps: null }): Queries & { writeWords: string[] } {
+  const { resolve, resolveNoAlias } = makeResolve(b, track);
   const valueOf = (name: string, before: number): SyntaxNode | null => {
+    track.deps?.values.add(name);
     const list = b.assignments.get(name);
     if (!list) return null;
-    let best: SyntaxNode | null = null;
-    for (const v of list) if (v.startIndex < before) best = v;
-    return best;
+    let best: ValueRef | null = null;
+    for (const v of list) if (v.start < before) best = v;
+    return best ? best.node() : null;
   };
   const isCudaDevice = (node: SyntaxNode | null | undefined, depth = 0): boolean => {
     if (!node || depth > 4) return false;
@@ -410,7 +476,7 @@ function writeWordsOf({ symbols, assignments }: Bindings, resolveNoAlias: (node:
   for (const [name, path] of symbols) if (WRITE_PATHS.has(path)) words.push(name);
   for (const [name, vals] of assignments) {
     if (symbols.has(name) || vals.length !== 1 || (vals[0].type !== "attribute" && vals[0].type !== "identifier") || vals[0].text === name) continue;
-    const path = resolveNoAlias(vals[0]);
+    const path = resolveNoAlias(vals[0].node());
     if (path && WRITE_PATHS.has(path)) words.push(name);
   }
   return words;
@@ -464,7 +530,7 @@ class Mentions {
   nodesIn(types: string | string[], words: readonly string[], whole = false): SyntaxNode[] {
     const list = Array.isArray(types) ? types : [types];
     const statements = this.statementsWith(words, whole);
-    if (!list.every((t) => CORE_TYPES.includes(t) || EXTRA_TYPES.includes(t))) {
+    if (!this.index.hasCore() || !list.every((t) => CORE_TYPES.includes(t) || EXTRA_TYPES.includes(t))) {
       const out: SyntaxNode[] = [];
       for (const st of statements) for (const n of st.descendantsOfType(types)) if (n) out.push(n);
       return out;
@@ -494,8 +560,15 @@ function envWordsOf({ symbols, assignments }: Bindings): string[] {
   return words;
 }
 
-/** Builds the model of a parsed module. Never throws on broken code: ERROR nodes are skipped. */
-export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = []): ModuleModel {
+/**
+ * Builds the model of a parsed module. Never throws on broken code: ERROR nodes are skipped.
+ * @param cache the facts kept from the lint of an earlier version of the same document (a new
+ *   ModelCache for the first): statements whose subtree tree-sitter reused are not analysed again
+ *   unless a name they looked up is bound differently now; the cache is updated to this tree.
+ *   Ignored for notebooks (magic lines). The model is the same as without a cache.
+ */
+export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache): ModuleModel {
+  if (cache && magics.length === 0) return buildKeptModel(tree, text, options, cache);
   const index = new NodeIndex(tree.rootNode);
   const nodesOfType = (types: string | string[]) => index.ofType(types);
   const bindings = collectBindings(index);
@@ -509,10 +582,72 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
     tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, nodesOfType, ...queries,
     nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
     writeWords,
+    statementWrites: () => statementWrites(mentions.nodesIn("expression_statement", writeWords, true), queries),
     get events() { return walk().events; },
     get calls() { return walk().calls; },
     get functionTimelines() { return walk().functionTimelines; },
   };
+}
+
+/** {@link buildModel} with kept facts. */
+function buildKeptModel(tree: SyntaxTree, text: string, options: ModelOptions, cache: ModelCache): ModuleModel {
+  const statements = tree.rootNode.namedChildren.filter((n): n is SyntaxNode => !!n);
+  const memo = new Memo(cache, statements, text);
+  const { b: bindings, functionTexts } = bindingsOf(memo);
+  const { writeWords, ...queries } = makeQueries(bindings, memo.track);
+  const key = [options.eagerInitModules.join(","), options.torchBelow24, [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
+  dropStale(memo, key, changedNames(memo, cache, bindings, functionTexts));
+  Object.assign(cache, { statements: memo.facts, key, bindings, functionTexts });
+  const index = new NodeIndex(tree.rootNode, true, statements);
+  const mentions = new Mentions(index, text);
+  let timeline: Timeline | undefined;
+  const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, [], mentions, writeWords, index, memo).run());
+  return {
+    tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, ...queries,
+    nodesOfType: (types) => index.ofType(types),
+    nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
+    writeWords,
+    statementWrites: () => statementWritesKept(memo, mentions, writeWords, queries),
+    get events() { return walk().events; },
+    get calls() { return walk().calls; },
+    get functionTimelines() { return walk().functionTimelines; },
+  };
+}
+
+/** The environment writes of each of `statements` that has one (ModuleModel.statementWrites). */
+function statementWrites(statements: readonly SyntaxNode[], q: Queries): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> {
+  const out: Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> = [];
+  for (const stmt of statements) {
+    const writes = envWritesOf(stmt, q.isEnviron, q.resolve);
+    if (writes.length === 0) continue;
+    let inFunction = false;
+    for (let p = stmt.parent; p; p = p.parent) if (p.type === "function_definition" || p.type === "lambda") { inFunction = true; break; }
+    const nested = stmt.parent?.type !== "module";
+    out.push({ statement: stmt, writes: writes.map((w) => ({ ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested })) });
+  }
+  return out;
+}
+
+/** {@link statementWrites} per top-level statement: kept, or found and kept. */
+function statementWritesKept(memo: Memo, mentions: Mentions, writeWords: readonly string[], q: Queries): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> {
+  const out: Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> = [];
+  const none = new Set<StatementFacts>();
+  for (const f of memo.facts) {
+    if (f.writes) {
+      for (const w of f.writes.list) out.push({ statement: memo.node(w.statement), writes: w.writes.map((r) => memo.event(r) as EnvWriteEvent) });
+      continue;
+    }
+    const deps = newDeps();
+    memo.track.deps = deps;
+    let found: Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> = [];
+    try {
+      const st = f.node;
+      if (mentions.within(st.startIndex, st.endIndex, writeWords, true)) found = statementWrites(st.descendantsOfType("expression_statement").filter((n): n is SyntaxNode => !!n), q);
+    } finally { memo.track.deps = null; }
+    f.writes = { deps, list: found.map((x) => ({ statement: memo.ref(x.statement), inFunction: x.writes[0].inFunction, nested: x.writes[0].nested, writes: x.writes.map((w) => memo.record(w, none)) })) };
+    out.push(...found);
+  }
+  return out;
 }
 
 /** What the timeline walk produces. */
@@ -549,30 +684,110 @@ class TimelineWalker {
     private readonly mentions: Mentions,
     private readonly writeWords: readonly string[],
     private readonly index: NodeIndex,
+    private readonly memo: Memo | null = null,
   ) {
     this.magicQueue = [...magics].sort((a, c) => a.line - c.line);
   }
 
+  /** Functions inlined while the current statement is recorded (see {@link record}). */
+  private inlinedLog: string[] | null = null;
+
   /** The whole walk: module level, then the uncalled functions, then the reads anywhere. */
   run(): Timeline {
-    this.walkBlock(this.root, 0, false);
+    if (this.memo) this.walkKept(this.memo);
+    else this.walkBlock(this.root, 0, false);
     this.flushMagics(Number.MAX_SAFE_INTEGER);
     const functionTimelines = this.uncalledFunctions();
     // Reads anywhere in the file (for GPU005 and GPU007).
-    for (const r of envReadsOf(this.mentions, this.q.isEnviron, this.q.resolve, envWordsOf(this.b))) this.events.push(r);
+    const words = envWordsOf(this.b);
+    const reads = this.memo ? this.readsKept(this.memo, words) : envReadsOf(this.mentions, this.q.isEnviron, this.q.resolve, words);
+    for (const r of reads) this.events.push(r);
     return { events: this.events, calls: this.calls, functionTimelines };
+  }
+
+  /** The walk state a statement's events depend on besides the names it looks up. */
+  private stateKey(): string {
+    return `${+this.nvmlCheck}${+this.kinetoDaemon}${+this.torchLoaded}|${[...this.inlined].join(",")}`;
+  }
+
+  /** The module-level walk with kept facts: each top-level statement's record replayed, or walked and recorded. */
+  private walkKept(memo: Memo): void {
+    for (const f of memo.facts) {
+      if (f.node.type === "comment") continue;
+      const entry = this.stateKey();
+      if (f.main?.entry === entry) this.replay(memo, f.main);
+      else f.main = this.record(memo, entry, true, () => this.walkStatement(f.node, 0, false, false));
+    }
+  }
+
+  /** Runs `walk` and records what it appended and looked up. */
+  private record(memo: Memo, entry: string, keepCalls: boolean, walk: () => void): WalkRecord {
+    const deps = newDeps();
+    const log: string[] = [];
+    memo.track.deps = deps;
+    this.inlinedLog = log;
+    const e0 = this.events.length, c0 = this.calls.length;
+    try { walk(); } finally { memo.track.deps = null; this.inlinedLog = null; }
+    const owners = new Set<StatementFacts>();
+    const events = this.events.slice(e0).map((e) => memo.record(e, owners));
+    const calls = keepCalls ? this.calls.slice(c0).map((c) => { const ref = memo.ref(c.node); owners.add(ref.owner); return { ref, path: c.path, at: c.at - e0 }; }) : [];
+    return { entry, exit: { nvmlCheck: this.nvmlCheck, kinetoDaemon: this.kinetoDaemon, torchLoaded: this.torchLoaded }, events, calls, inlined: log, deps, owners };
+  }
+
+  /** Appends a record's events and calls, and leaves the state it left. */
+  private replay(memo: Memo, r: WalkRecord): void {
+    const e0 = this.events.length;
+    for (const e of r.events) this.events.push(memo.event(e));
+    for (const c of r.calls) this.calls.push(memo.call(c, e0));
+    ({ nvmlCheck: this.nvmlCheck, kinetoDaemon: this.kinetoDaemon, torchLoaded: this.torchLoaded } = r.exit);
+    for (const n of r.inlined) this.everInlined.add(n);
+  }
+
+  /** The reads anywhere, per top-level statement: kept, or found and kept. */
+  private readsKept(memo: Memo, words: readonly string[]): EnvReadEvent[] {
+    const subs: EnvReadEvent[] = [], calls: EnvReadEvent[] = [];
+    for (const f of memo.facts) {
+      if (f.reads) {
+        for (const r of f.reads.subs) subs.push(memo.event(r) as EnvReadEvent);
+        for (const r of f.reads.calls) calls.push(memo.event(r) as EnvReadEvent);
+        continue;
+      }
+      const deps = newDeps();
+      memo.track.deps = deps;
+      let found: [EnvReadEvent[], EnvReadEvent[]] = [[], []];
+      try {
+        const st = f.node;
+        if (this.mentions.within(st.startIndex, st.endIndex, words)) {
+          found = readsAmong(st.descendantsOfType("subscript"), st.descendantsOfType("call"), this.mentions, this.q.isEnviron, this.q.resolve, words);
+        }
+      } finally { memo.track.deps = null; }
+      const none = new Set<StatementFacts>();
+      f.reads = { subs: found[0].map((e) => memo.record(e, none)), calls: found[1].map((e) => memo.record(e, none)), deps };
+      subs.push(...found[0]);
+      calls.push(...found[1]);
+    }
+    return [...subs, ...calls];
   }
 
   /** Functions the module never calls, each walked as its own timeline (kept out of `events`). */
   private uncalledFunctions(): FunctionTimeline[] {
     const out: FunctionTimeline[] = [];
     for (const [name, def] of this.b.functions) {
+      if (this.everInlined.has(name)) continue;
       const body = def.childForFieldName("body");
-      if (this.everInlined.has(name) || !body) continue;
+      if (!body) continue;
       const at = this.events.length, callsAt = this.calls.length;
-      this.inlined.add(name);
-      this.walkBlock(body, 1, true, true);
-      this.inlined.delete(name);
+      const walk = () => {
+        this.inlined.add(name);
+        this.walkBlock(body, 1, true, true);
+        this.inlined.delete(name);
+      };
+      if (this.memo) {
+        const f = this.memo.ownerOf(def);
+        const entry = `${this.stateKey()}|${name}|${def.startIndex - f.node.startIndex}`;
+        if (f.fn?.entry === entry) this.replay(this.memo, f.fn);
+        else f.fn = this.record(this.memo, entry, false, walk);
+      } else walk();
       out.push({ def, events: this.events.splice(at) });
       this.calls.splice(callsAt);
     }
@@ -651,11 +866,13 @@ class TimelineWalker {
       this.calls.push({ node: call, path: this.q.resolve(fn)?.replace(/\(\)/g, "") ?? null, at: this.events.length });
       const init = classifyCall(call, fn, this.q, this.b.frameworks, this.options, this.nvmlCheck);
       if (init) this.events.push(init);
+      if (fn?.type === "identifier" && depth < 2) this.memo?.track.deps?.callees.add(fn.text);
       if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !this.inlined.has(fn.text)) {
         const body = functions.get(fn.text)!.childForFieldName("body");
         if (body) {
           this.inlined.add(fn.text);
           this.everInlined.add(fn.text);
+          this.inlinedLog?.push(fn.text);
           this.walkBlock(body, depth + 1, true);
           this.inlined.delete(fn.text);
         }
@@ -758,6 +975,276 @@ function classifyOtherPath(bare: string): PathVerdict {
   if (bare.startsWith("cupy.") || bare.startsWith("cupyx.")) return ["cupy", "context", `${bare}()`];
   if (bare.startsWith("numba.cuda.") && bare !== "numba.cuda.jit") return ["numba", "context", `${bare}()`];
   return undefined;
+}
+
+/**
+ * A node of a top-level statement by its offsets relative to the statement's start and its type:
+ * found again in a later tree whose statement has the same subtree (tree-sitter reused it).
+ */
+interface NodeRef { owner: StatementFacts; start: number; end: number; type: string }
+
+/** A timeline event with its nodes as {@link NodeRef}s (the `range` of a write is its statement's). */
+type EventRecord = { kind: TimelineEvent["kind"]; refs: Record<string, NodeRef | null>; plain: Record<string, unknown> };
+
+/** Fields of timeline events that hold nodes. */
+const NODE_FIELDS = ["node", "statement", "value", "nameNode"] as const;
+
+/** What walking one statement did: its events and calls, the state it left, what it looked up. */
+interface WalkRecord {
+  /** The walk state the statement was walked in ({@link TimelineWalker.stateKey}). */
+  entry: string;
+  exit: { nvmlCheck: boolean; kinetoDaemon: boolean; torchLoaded: boolean };
+  events: EventRecord[];
+  /** `at` counts the events before the call from the statement's first event. */
+  calls: Array<{ ref: NodeRef; path: string | null; at: number }>;
+  /** Functions the walk inlined (everInlined). */
+  inlined: string[];
+  deps: Deps;
+  /** The statements whose nodes the record names. */
+  owners: Set<StatementFacts>;
+}
+
+/** The environment writes of one expression statement (for envWritesAnywhere). */
+interface WritesRecord { statement: NodeRef; inFunction: boolean; nested: boolean; writes: EventRecord[] }
+
+/**
+ * The facts of one top-level statement, kept across edits while tree-sitter reuses its subtree:
+ * what it binds (context-free), and what the walk, the reads and the writes found in it (reused
+ * while the names they looked up are bound as before).
+ */
+interface StatementFacts {
+  /** The statement's subtree in the parser (tree-sitter reuses a subtree across an incremental parse). */
+  id: number;
+  text: string;
+  /** The statement node in the tree of the lint that last matched these facts (`epoch`). */
+  node: SyntaxNode;
+  epoch: number;
+  imports: Array<[string, string]>;
+  def: { name: string; ref: NodeRef } | null;
+  assignments: Array<{ name: string; type: string; text: string; ref: NodeRef }>;
+  main?: WalkRecord;
+  fn?: WalkRecord;
+  reads?: { subs: EventRecord[]; calls: EventRecord[]; deps: Deps };
+  writes?: { list: WritesRecord[]; deps: Deps };
+}
+
+/**
+ * The per-statement facts of one document, kept from one lint to the next (lint.ts keeps one per
+ * tree: `lintPython(..., { previousTree, incremental: true })`). Opaque to callers.
+ */
+export class ModelCache {
+  /** @internal Facts of the statements of the last tree, in document order. */
+  statements: StatementFacts[] = [];
+  /** @internal Options, frameworks and word lists the records were made under. */
+  key = "";
+  /** @internal The bindings of the last model (to find the names bound differently now). */
+  bindings: Bindings | null = null;
+  /** @internal Function name → its definition statement's text, of the last model. */
+  functionTexts = new Map<string, string>();
+  /** @internal */
+  epoch = 0;
+}
+
+const newDeps = (): Deps => ({ resolved: new Set(), values: new Set(), callees: new Set() });
+
+/** The per-lint side of a {@link ModelCache}: matching statements, references to nodes and back. */
+class Memo {
+  readonly facts: StatementFacts[] = [];
+  private readonly starts: number[] = [];
+  private readonly materialized = new Map<NodeRef, SyntaxNode>();
+  readonly track: Tracker = { deps: null };
+
+  /**
+   * Matches this tree's top-level statements with the kept facts by text: a statement whose text
+   * occurs once in the last version and once in this one, without syntax errors, parses to the
+   * same subtree (a complete top-level statement's parse depends only on its tokens), so its facts
+   * hold, found again by offsets. (tree-sitter does not keep the subtree of a statement that holds
+   * INDENT/DEDENT tokens across an incremental parse, so node ids cannot be the key.) Statements
+   * whose text repeats are analysed afresh: facts name the statement they came from.
+   */
+  constructor(readonly cache: ModelCache, statements: SyntaxNode[], text: string) {
+    const epoch = ++cache.epoch;
+    const old = new Map<string, StatementFacts | null>();
+    for (const f of cache.statements) old.set(f.text, old.has(f.text) ? null : f);
+    const bodies = statements.map((st) => text.slice(st.startIndex, st.endIndex));
+    const count = new Map<string, number>();
+    for (const b of bodies) count.set(b, (count.get(b) ?? 0) + 1);
+    statements.forEach((st, i) => {
+      const body = bodies[i];
+      const prev = count.get(body) === 1 ? old.get(body) : null;
+      let f: StatementFacts;
+      if (prev && prev.epoch === epoch - 1 && prev.node.type === st.type && !st.hasError) { f = prev; f.node = st; f.id = st.id; f.epoch = epoch; }
+      else f = this.fresh(st, body, epoch);
+      this.facts.push(f);
+      this.starts.push(st.startIndex);
+    });
+  }
+
+  /** Facts of a statement seen for the first time: what it binds. */
+  private fresh(st: SyntaxNode, body: string, epoch: number): StatementFacts {
+    const f: StatementFacts = { id: st.id, text: body, node: st, epoch, imports: [], def: null, assignments: [] };
+    for (const n of st.descendantsOfType(["import_statement", "import_from_statement", "assignment"])) {
+      if (!n) continue;
+      if (n.type !== "assignment") { f.imports.push(...importBindings(n)); continue; }
+      const left = n.childForFieldName("left");
+      const right = n.childForFieldName("right");
+      if (left?.type === "identifier" && right) f.assignments.push({ name: left.text, type: right.type, text: right.text, ref: this.refIn(f, right) });
+    }
+    const def = st.type === "decorated_definition" ? st.childForFieldName("definition") : st;
+    const name = def?.type === "function_definition" ? def.childForFieldName("name")?.text : undefined;
+    if (def && name) f.def = { name, ref: this.refIn(f, def) };
+    return f;
+  }
+
+  private refIn(owner: StatementFacts, n: SyntaxNode): NodeRef {
+    const ref = { owner, start: n.startIndex - owner.node.startIndex, end: n.endIndex - owner.node.startIndex, type: n.type };
+    this.materialized.set(ref, n);
+    return ref;
+  }
+
+  /** The facts of the top-level statement containing `n`. */
+  ownerOf(n: SyntaxNode): StatementFacts {
+    const at = n.startIndex;
+    let lo = 0, hi = this.starts.length - 1, best = 0;
+    while (lo <= hi) { const mid = (lo + hi) >> 1; if (this.starts[mid] <= at) { best = mid; lo = mid + 1; } else hi = mid - 1; }
+    return this.facts[best];
+  }
+
+  ref(n: SyntaxNode): NodeRef {
+    return this.refIn(this.ownerOf(n), n);
+  }
+
+  /**
+   * The node of `ref` in this lint's tree. The owner's subtree is the one the reference was taken
+   * in (same parser subtree, same text), so the node is there: found by offsets, checked by type.
+   * @throws Error when it is not (a bug: the caller reuses facts it should have dropped).
+   */
+  node(ref: NodeRef): SyntaxNode {
+    let n = this.materialized.get(ref);
+    if (n) return n;
+    const owner = ref.owner.node;
+    const start = owner.startIndex + ref.start, end = owner.startIndex + ref.end;
+    let m: SyntaxNode | null = owner.descendantForIndex(start, end);
+    while (m && !(m.startIndex === start && m.endIndex === end && m.type === ref.type)) m = m.startIndex >= owner.startIndex && m.id !== owner.id ? m.parent : null;
+    if (!m || ref.owner.epoch !== this.cache.epoch) throw new Error(`stale statement facts: no ${ref.type} at ${start}-${end}`);
+    n = m;
+    this.materialized.set(ref, n);
+    return n;
+  }
+
+  /** An event as a record. */
+  record(e: TimelineEvent, owners: Set<StatementFacts>): EventRecord {
+    const refs: Record<string, NodeRef | null> = {};
+    const plain: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(e)) {
+      if (k === "kind" || k === "range") continue;
+      if ((NODE_FIELDS as readonly string[]).includes(k)) {
+        const r = v ? this.ref(v as SyntaxNode) : null;
+        if (r) owners.add(r.owner);
+        refs[k] = r;
+      } else plain[k] = v;
+    }
+    return { kind: e.kind, refs, plain };
+  }
+
+  /** A record as an event of this lint's tree. */
+  event(r: EventRecord): TimelineEvent {
+    const e: Record<string, unknown> = { kind: r.kind, ...r.plain };
+    for (const [k, ref] of Object.entries(r.refs)) e[k] = ref ? this.node(ref) : ref;
+    if (r.kind === "envWrite") e.range = nodeRange(e.statement as SyntaxNode);
+    return e as unknown as TimelineEvent;
+  }
+
+  /** A timeline call whose node is found on first use. */
+  call(c: WalkRecord["calls"][number], base: number): TimelineCall {
+    const find = () => this.node(c.ref);
+    let node: SyntaxNode | undefined;
+    return { path: c.path, at: c.at + base, get node() { return (node ??= find()); } };
+  }
+}
+
+/** Whether a record looked up a name bound differently now, or names a statement that changed. */
+function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: { resolved: Set<string>; values: Set<string>; callees: Set<string> }, epoch: number): boolean {
+  if (r.owners) for (const o of r.owners) if (o.epoch !== epoch) return true;
+  for (const [mine, theirs] of [[r.deps.resolved, changed.resolved], [r.deps.values, changed.values], [r.deps.callees, changed.callees]] as const) {
+    if (theirs.size === 0) continue;
+    for (const n of mine) if (theirs.has(n)) return true;
+  }
+  return false;
+}
+
+/** The bindings of a model whose statements' facts are kept: from the facts, nodes found on use. */
+function bindingsOf(memo: Memo): { b: Bindings; functionTexts: Map<string, string> } {
+  const b: Bindings = { symbols: new Map(), functions: new Map(), assignments: new Map(), frameworks: new Set() };
+  const functionTexts = new Map<string, string>();
+  for (const f of memo.facts) {
+    for (const [local, path] of f.imports) {
+      b.symbols.set(local, path);
+      const fw = frameworkOfModule(path);
+      if (fw) b.frameworks.add(fw);
+    }
+  }
+  for (const f of memo.facts) {
+    if (!f.def) continue;
+    b.functions.set(f.def.name, f.def.ref.start === 0 && f.def.ref.type === f.node.type ? f.node : memo.node(f.def.ref));
+    functionTexts.set(f.def.name, f.text);
+  }
+  for (const f of memo.facts) {
+    for (const a of f.assignments) {
+      const list = b.assignments.get(a.name) ?? [];
+      const ref = a.ref;
+      list.push({ type: a.type, text: a.text, start: f.node.startIndex + ref.start, node: () => memo.node(ref) });
+      b.assignments.set(a.name, list);
+    }
+  }
+  return { b, functionTexts };
+}
+
+/**
+ * The names bound differently in `now` than in `before`, among those bound by statements that
+ * changed: for resolve (the import binding or alias), for valueOf (the values), for inlining (the
+ * function definition or an import of the name).
+ */
+function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowTexts: Map<string, string>): { resolved: Set<string>; values: Set<string>; callees: Set<string> } {
+  const out = { resolved: new Set<string>(), values: new Set<string>(), callees: new Set<string>() };
+  const before = cache.bindings;
+  if (!before) return out;
+  const names = new Set<string>();
+  const touched = (f: StatementFacts) => {
+    for (const [l] of f.imports) names.add(l);
+    if (f.def) names.add(f.def.name);
+    for (const a of f.assignments) names.add(a.name);
+  };
+  const live = new Set(memo.facts);
+  const last = new Set(cache.statements);
+  for (const f of memo.facts) if (!last.has(f)) touched(f);
+  for (const f of cache.statements) if (!live.has(f)) touched(f);
+  const aliasOf = (b: Bindings, n: string) => {
+    const s = b.symbols.get(n);
+    if (s) return `=${s}`;
+    const v = b.assignments.get(n);
+    return v && v.length === 1 && (v[0].type === "attribute" || v[0].type === "identifier") && v[0].text !== n ? `~${v[0].text}` : "";
+  };
+  const valuesOf = (b: Bindings, n: string) => (b.assignments.get(n) ?? []).map((v) => `${v.type}:${v.text}`).join("\u0001");
+  const fnOf = (b: Bindings, texts: Map<string, string>, n: string) => `${b.symbols.has(n) ? "S" : ""}|${texts.get(n) ?? ""}`;
+  for (const n of names) {
+    if (aliasOf(before, n) !== aliasOf(now, n)) out.resolved.add(n);
+    if (valuesOf(before, n) !== valuesOf(now, n)) out.values.add(n);
+    if (fnOf(before, cache.functionTexts, n) !== fnOf(now, nowTexts, n)) out.callees.add(n);
+  }
+  return out;
+}
+
+/** Drops the records of `memo`'s statements that may not hold in this version of the file. */
+function dropStale(memo: Memo, key: string, changed: ReturnType<typeof changedNames>): void {
+  const epoch = memo.cache.epoch;
+  const all = key !== memo.cache.key;
+  for (const f of memo.facts) {
+    if (f.main && (all || stale(f.main, changed, epoch))) delete f.main;
+    if (f.fn && (all || stale(f.fn, changed, epoch))) delete f.fn;
+    if (f.reads && (all || stale(f.reads, changed, epoch))) delete f.reads;
+    if (f.writes && (all || stale(f.writes, changed, epoch))) delete f.writes;
+  }
 }
 
 /** Keras namespaces whose calls build tensors (and so start the TensorFlow backend under TF). */
@@ -922,26 +1409,22 @@ function computeEnvWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
     if (!list.some((x) => x.variable === e.variable && x.nameNode?.id === e.nameNode?.id)) list.push(e);
     onTimeline.set(e.statement.id, list);
   }
-  for (const stmt of model.nodesMentioning("expression_statement", model.writeWords, true)) {
-    if (!stmt) continue;
-    const known = onTimeline.get(stmt.id);
-    if (known) { out.push(...known); continue; }
-    const writes = envWritesOf(stmt, model.isEnviron, model.resolve);
-    if (writes.length === 0) continue;
-    let inFunction = false;
-    for (let p = stmt.parent; p; p = p.parent) if (p.type === "function_definition" || p.type === "lambda") { inFunction = true; break; }
-    for (const w of writes) {
-      out.push({ ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested: stmt.parent?.type !== "module" });
-    }
-  }
+  for (const { statement, writes } of model.statementWrites()) out.push(...(onTimeline.get(statement.id) ?? writes));
   return out.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
 }
 
 /** Environment reads with literal names anywhere in the tree. */
 function envReadsOf(mentionsIn: Mentions, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): EnvReadEvent[] {
+  const [subs, calls] = readsAmong(mentionsIn.nodesIn("subscript", words), mentionsIn.nodesIn("call", words), mentionsIn, isEnviron, resolve, words);
+  return [...subs, ...calls];
+}
+
+/** The reads among candidate subscripts and calls: [subscript reads, call reads], each in the candidates' order. */
+function readsAmong(subscripts: ReadonlyArray<SyntaxNode | null>, callNodes: ReadonlyArray<SyntaxNode | null>, mentionsIn: Mentions, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): [EnvReadEvent[], EnvReadEvent[]] {
   const out: EnvReadEvent[] = [];
+  const viaCall: EnvReadEvent[] = [];
   const mentions = (n: SyntaxNode) => words.some((w) => mentionsIn.within(n.startIndex, n.endIndex, [w]));
-  for (const s of mentionsIn.nodesIn("subscript", words)) {
+  for (const s of subscripts) {
     if (!s || !mentions(s) || !isEnviron(s.childForFieldName("value"))) continue;
     const parent = s.parent;
     if (parent?.type === "assignment" && parent.childForFieldName("left")?.id === s.id) continue;
@@ -950,7 +1433,7 @@ function envReadsOf(mentionsIn: Mentions, isEnviron: (n: SyntaxNode | null) => b
     const name = stringValue(key);
     if (name !== null && key) out.push({ kind: "envRead", variable: name, node: s, nameNode: key });
   }
-  for (const c of mentionsIn.nodesIn("call", words)) {
+  for (const c of callNodes) {
     if (!c || !mentions(c)) continue;
     const fn = c.childForFieldName("function");
     const q = resolve(fn);
@@ -958,9 +1441,9 @@ function envReadsOf(mentionsIn: Mentions, isEnviron: (n: SyntaxNode | null) => b
     if (!isGet && q !== "os.getenv") continue;
     const first = c.childForFieldName("arguments")?.namedChildren[0];
     const name = stringValue(first);
-    if (name !== null && first) out.push({ kind: "envRead", variable: name, node: c, nameNode: first });
+    if (name !== null && first) viaCall.push({ kind: "envRead", variable: name, node: c, nameNode: first });
   }
-  return out;
+  return [out, viaCall];
 }
 
 /** Events of one IPython line: `%env K=V` / `%env K V` / `%set_env K V` writes; `!export K=V` / `!K=V cmd` shell exports. */
