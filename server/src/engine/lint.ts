@@ -157,7 +157,8 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     ? new Set(enabled.map((r) => r.meta.code as string))
     : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null });
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
-  const tree = parsePython(text, extra.previousTree);
+  // fileTooLarge above found the nesting safe for the parser: parsePython need not scan it again.
+  const tree = parsePython(text, extra.previousTree, true);
   const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
   if (facts) { if (extra.previousTree) keptFacts.delete(extra.previousTree); keptFacts.set(tree, facts); }
   const model = buildModel(tree, text, {
