@@ -15,7 +15,7 @@ import { Worker, isMainThread, parentPort, workerData } from "node:worker_thread
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
 import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
-import { resolveLintOptions, type LintOverrides } from "./engine/options";
+import { optionsResolver, type LintOverrides } from "./engine/options";
 import { TARGET_VERSION } from "./engine/config";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
@@ -472,6 +472,7 @@ async function runWorker(argv: string[]): Promise<void> {
   const args = parseArgs(argv);
   const machine = machineOf(args);
   await initEngine();
+  const resolveOptions = optionsResolver({}, "filesystemFirst", args.flags); // once per folder
   parentPort!.postMessage({ ready: true });
   parentPort!.on("message", (m: { done?: true; start?: number; files?: Target[] }) => {
     if (m.done) { parentPort!.close(); return; }
@@ -480,7 +481,7 @@ async function runWorker(argv: string[]): Promise<void> {
       for (const f of m.files ?? []) {
         const problems: string[] = [];
         const optionsFor = (file: string): LintOptions => {
-          const r = resolveLintOptions(file, {}, "filesystemFirst", args.flags);
+          const r = resolveOptions(file);
           problems.push(...r.problems.map(configProblemText));
           return { ...r.options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
         };
@@ -513,8 +514,9 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     const problemsShown = new Set<string>();
     let fixedCount = 0;
     let parsedCount = 0;
+    const resolveOptions = optionsResolver({}, "filesystemFirst", args.flags); // once per folder
     const optionsFor = (file: string | null): LintOptions => {
-      const { options, problems } = resolveLintOptions(file, {}, "filesystemFirst", args.flags);
+      const { options, problems } = resolveOptions(file);
       for (const p of problems.map(configProblemText)) {
         if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
       }

@@ -104,7 +104,7 @@ function lintTextDocument(doc: TextDocument): void {
   const kind = manifestKindOfDoc(doc);
   const text = doc.getText();
   const previous = kind ? undefined : trees.take(doc.uri, text);
-  const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous });
+  const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous, incremental: true });
   previous?.delete();
   if (python?.tree) trees.keep(doc.uri, text, python.tree);
   const result = python ?? lintManifest(doc.getText(), kind!, lintOptions(doc.uri));

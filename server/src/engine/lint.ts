@@ -4,7 +4,7 @@
  * and the CLI; imports nothing from `vscode` or the LSP transport.
  */
 import { initPythonParser, parsePython, reparsePython, syntaxErrorCount, type SyntaxTree, type SyntaxNode } from "./python/parser";
-import { buildModel, type MagicLine } from "./python/model";
+import { buildModel, ModelCache, type MagicLine } from "./python/model";
 import { RULES } from "./rules/index";
 import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
 import { candidateRules } from "./prefilter";
@@ -112,11 +112,41 @@ export function noqaLines(tree: SyntaxTree, comments?: readonly SyntaxNode[]): M
 }
 
 /**
+ * The per-statement facts kept with each tree that an incremental lint returned (see
+ * {@link lintPython}'s `incremental`): the entry lives as long as the tree object.
+ */
+const keptFacts = new WeakMap<SyntaxTree, ModelCache>();
+
+/** The comment nodes that start on one of `lines` whose text mentions `noqa` (any case). */
+function commentsOnLines(tree: SyntaxTree, text: string, lines: ReadonlySet<number>): SyntaxNode[] {
+  const starts = lineStarts(text);
+  const out: SyntaxNode[] = [];
+  for (const line of [...lines].sort((a, b) => a - b)) {
+    if (line >= starts.length) continue;
+    const end = line + 1 < starts.length ? starts[line + 1] : text.length;
+    if (!text.slice(starts[line], end).toLowerCase().includes("noqa")) continue;
+    const found = tree.rootNode.descendantsOfType("comment", { row: line, column: 0 }, { row: line + 1, column: 0 });
+    for (const c of found) if (c && c.startPosition.row === line) out.push(c);
+  }
+  return out;
+}
+
+/**
  * Lints Python source. Never throws for any input text: a rule that throws is recorded in
  * `ruleFailures` and the other rules still report.
  * @param magics IPython lines blanked out of `text` (notebooks only).
+ * @param extra.previousTree the tree of the previous version of this document, edited (`Tree.edit`)
+ *   to match `text`: the parse reuses its unchanged parts.
+ * @param extra.incremental (the editor) keep the facts of each top-level statement with the
+ *   returned tree, and reuse those kept with `previousTree`: a statement that tree-sitter's
+ *   incremental parse reused (same subtree, same text) is not analysed again unless a name it
+ *   looked up (an import, an alias, an assigned value, a module function) is bound differently.
+ *   The findings are the same as without it (test/unit/incremental.test.ts checks random edits
+ *   of real files). Usage: `r = lintPython(text, o, { incremental: true })`, then per edit
+ *   `r.tree.edit(...)`, `next = lintPython(newText, o, { previousTree: r.tree, incremental: true })`,
+ *   `r.tree.delete()`, `r = next`. Python files only (ignored for notebooks).
  */
-export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string } = {}): LintResult {
+export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
   const tooLarge = fileTooLarge(text, options.maxFileSizeKB);
   if (tooLarge) {
     // Not parsed: the result of an empty text, plus the diagnostic that says why.
@@ -130,11 +160,14 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     ? new Set(enabled.map((r) => r.meta.code as string))
     : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length });
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
-  const tree = parsePython(text, extra.previousTree);
+  // fileTooLarge above found the nesting safe for the parser: parsePython need not scan it again.
+  const tree = parsePython(text, extra.previousTree, true);
+  const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
+  if (facts) { if (extra.previousTree) keptFacts.delete(extra.previousTree); keptFacts.set(tree, facts); }
   const model = buildModel(tree, text, {
     eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
     torchBelow24: options.torchBelow24 ?? false,
-  }, extra.magics ?? []);
+  }, extra.magics ?? [], facts);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
   for (const rule of options.rules ?? enabled) {
@@ -152,7 +185,9 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     }
   }
   if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.rootNode.hasError, parsed: true };
-  const noqa = noqaLines(tree, model.nodesOfType("comment"));
+  // Comments only on the lines of findings, and only where the line says `noqa` (a comment that
+  // starts there is on that line): no traversal of the whole tree for one finding.
+  const noqa = noqaLines(tree, commentsOnLines(tree, text, new Set(diagnostics.map((d) => d.range.start.line))));
   const kept = diagnostics.filter((d) => {
     if (!noqa.has(d.range.start.line)) return true;
     const codes = noqa.get(d.range.start.line);

@@ -47,9 +47,43 @@ const nonEmpty = <T>(a: T[] | undefined): a is T[] => !!a && a.length > 0;
  * the pyproject.toml lookup does not go above (the workspace folders; config.ts `findPyproject`).
  * @returns the options and the configuration problems met (each to be shown once by the caller).
  */
-export function resolveLintOptions(file: string | null, editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): { options: LintOptions; problems: ConfigProblem[]; pyproject: string | null } {
-  const pyproject = file && preference !== "editorOnly" ? findPyproject(dirname(file), roots) : null;
-  const entry = pyproject ? projectConfig(pyproject) : null;
+export function resolveLintOptions(file: string | null, editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): ResolvedOptions {
+  const folder = file ? folderFacts(dirname(file), preference, roots) : null;
+  return resolveIn(file, folder, editor, preference, flags, roots);
+}
+
+/** What {@link resolveLintOptions} gives. */
+export type ResolvedOptions = { options: LintOptions; problems: ConfigProblem[]; pyproject: string | null };
+
+/** What the options of a file take from its folder: the nearest pyproject.toml (and its config) and the folder's torch pin. */
+interface FolderFacts { pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean }
+
+function folderFacts(dir: string, preference: ConfigurationPreference, roots: readonly string[]): FolderFacts {
+  const pyproject = preference !== "editorOnly" ? findPyproject(dir, roots) : null;
+  let pins: boolean | undefined;
+  return { pyproject, entry: pyproject ? projectConfig(pyproject) : null, pinsTorchBelow24: () => (pins ??= projectPinsTorchBelow24(dir)) };
+}
+
+/**
+ * {@link resolveLintOptions} for many files of one run (the CLI): the folder's part (the
+ * pyproject.toml lookup, its config, the folder's torch pin) is resolved once per folder; the
+ * file's own part (per-file ignores) per file. For a run over files that do not change meanwhile
+ * (a pyproject.toml edited during the run is read at its first use).
+ */
+export function optionsResolver(editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): (file: string | null) => ResolvedOptions {
+  const folders = new Map<string, FolderFacts>();
+  return (file) => {
+    if (!file) return resolveIn(null, null, editor, preference, flags, roots);
+    const dir = dirname(file);
+    let folder = folders.get(dir);
+    if (!folder) { folder = folderFacts(dir, preference, roots); folders.set(dir, folder); }
+    return resolveIn(file, folder, editor, preference, flags, roots);
+  };
+}
+
+function resolveIn(file: string | null, folder: FolderFacts | null, editor: LintOverrides, preference: ConfigurationPreference, flags: LintOverrides, roots: readonly string[]): ResolvedOptions {
+  const pyproject = folder?.pyproject ?? null;
+  const entry = folder?.entry ?? null;
   const project = entry?.config ?? null;
   // An explicit target (flag, then editor/pyproject per the preference) wins over the pin found in
   // the dependency files.
@@ -57,7 +91,7 @@ export function resolveLintOptions(file: string | null, editor: LintOverrides, p
   const targetTorch = validTarget(flags.targetTorch) ? flags.targetTorch
     : preference === "filesystemFirst" ? (validTarget(project?.targetTorch) ? project?.targetTorch : validTarget(editor.targetTorch) ? editor.targetTorch : undefined)
     : validTarget(editor.targetTorch) ? editor.targetTorch : validTarget(project?.targetTorch) ? project?.targetTorch : undefined;
-  const torchBelow24 = targetTorch ? versionBelow(targetTorch, 2, 4) : entry?.torchBelow24 || (file ? projectPinsTorchBelow24(dirname(file)) : false);
+  const torchBelow24 = targetTorch ? versionBelow(targetTorch, 2, 4) : entry?.torchBelow24 || (folder ? folder.pinsTorchBelow24() : false);
   const pick = <T>(e: T | undefined, p: T | undefined, has: (v: T | undefined) => boolean): T | undefined =>
     preference === "filesystemFirst" ? (has(p) ? p : e) : has(e) ? e : p;
   const select = nonEmpty(flags.select) ? flags.select : pick(editor.select, project?.select, nonEmpty);

@@ -6,7 +6,9 @@
  *
  * Why each test is sound: the model recognises an environment access only through a name that
  * resolves to `os.environ` / `os.putenv` / `os.getenv`, and such a name can only come from source
- * text containing `environ`, `putenv` or `getenv` (an attribute or an import); a framework only
+ * text containing `environ`, `putenv` or `getenv` as a whole identifier (an attribute or an
+ * imported name: a resolved path is an import binding followed by attribute names, so
+ * `environment` or `getenvironment` in a comment or a name does not count); a framework only
  * through an import naming it; a call only through its name. The soundness of this table is tested
  * on every fixture, shared case, example and verify program (test/unit/prefilter.test.ts), and the
  * benchmark compares the prefiltered and the full output on the whole corpus.
@@ -28,6 +30,10 @@ export class TextProbe {
   /** The text contains any of `ws`. */
   hasAny(ws: readonly string[]): boolean {
     return ws.some((w) => this.has(w));
+  }
+  /** The text contains any of `ws` as a whole identifier. */
+  hasAnyWord(ws: readonly string[]): boolean {
+    return ws.some((w) => this.hasWord(w));
   }
   /** Some whole-word `first` comes before some whole-word `then` in the text. */
   wordBefore(first: string, then: string): boolean {
@@ -69,13 +75,13 @@ export function hasWord(text: string, word: string): boolean {
 /** Per rule: a necessary condition on the text of a Python file for the rule to report anything. */
 export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe) => boolean>> = {
   // Environment writes and reads (GPU001-007, 015, 016): need os.environ / putenv / getenv.
-  GPU001: (t) => t.hasAny(ENV),
-  GPU002: (t) => t.hasAny(ENV),
-  GPU003: (t) => t.hasAny(ENV),
-  GPU004: (t) => t.hasAny(ENV), // needs the file's own CUDA_VISIBLE_DEVICES write
-  GPU005: (t) => t.hasAny(ENV),
-  GPU006: (t) => t.hasAny(ENV),
-  GPU007: (t) => t.hasAny(ENV),
+  GPU001: (t) => t.hasAnyWord(ENV),
+  GPU002: (t) => t.hasAnyWord(ENV),
+  GPU003: (t) => t.hasAnyWord(ENV),
+  GPU004: (t) => t.hasAnyWord(ENV), // needs the file's own CUDA_VISIBLE_DEVICES write
+  GPU005: (t) => t.hasAnyWord(ENV),
+  GPU006: (t) => t.hasAnyWord(ENV),
+  GPU007: (t) => t.hasAnyWord(ENV),
   GPU008: (t) => t.has("set_device"),
   // `importlib.reload(torch)` (the name reload); `sys.modules.pop("torch")` (the names sys and
   // modules); `del torch` / `del sys.modules[...]` followed by a re-import (a `del` before an `import`).
@@ -86,24 +92,24 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe) => boolean>
   GPU013: (t) => t.has("tensorflow") || t.has("keras"),
   GPU014: () => false, // notebook shell lines only
   GPU015: (t) => t.has("putenv"),
-  GPU016: (t) => t.hasAny(ENV),
-  GPU017: (t) => t.hasAny(ENV) || t.has("cuda") || t.has("device"), // only with a known machine
+  GPU016: (t) => t.hasAnyWord(ENV),
+  GPU017: (t) => t.hasAnyWord(ENV) || t.has("cuda") || t.has("device"), // only with a known machine
   // Issue 21: environment writes (GPU026, 027, 028, 030) and `jax.config.update("jax_platforms", ...)` (GPU027, 029).
-  GPU026: (t) => t.hasAny(ENV),
-  GPU027: (t) => t.hasAny(ENV) || t.has("jax_platforms"),
-  GPU028: (t) => t.hasAny(ENV),
+  GPU026: (t) => t.hasAnyWord(ENV),
+  GPU027: (t) => t.hasAnyWord(ENV) || t.has("jax_platforms"),
+  GPU028: (t) => t.hasAnyWord(ENV),
   GPU029: (t) => t.has("jax_platforms"),
-  GPU030: (t) => t.hasAny(ENV),
+  GPU030: (t) => t.hasAnyWord(ENV),
   // Vendor rules: environment writes (GPU031, 032, 035's CUDA_VISIBLE_DEVICES); `@ray.remote` (GPU033, 034).
-  GPU031: (t) => t.hasAny(ENV),
-  GPU032: (t) => t.hasAny(ENV),
-  GPU033: (t) => t.has("remote") && t.hasAny(ENV),
+  GPU031: (t) => t.hasAnyWord(ENV),
+  GPU032: (t) => t.hasAnyWord(ENV),
+  GPU033: (t) => t.has("remote") && t.hasAnyWord(ENV),
   GPU034: (t) => t.has("remote"),
-  GPU035: (t) => t.hasAny(ENV) && t.has("parallel_size"),
+  GPU035: (t) => t.hasAnyWord(ENV) && t.has("parallel_size"),
   // Issue 23: Slurm-started Python (GPU036, GPU037 run only when a job script starts the file).
   GPU036: (t) => t.has("LOCAL_RANK"),
   GPU037: (t) => t.has("cuda") || t.has("device"),
-  GPU038: (t) => t.has("SLURM_") && t.hasAny(ENV),
+  GPU038: (t) => t.has("SLURM_") && t.hasAnyWord(ENV),
 };
 
 /**

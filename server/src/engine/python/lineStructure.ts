@@ -56,134 +56,175 @@ export function logicalLines(text: string, onLine: (line: number, offset: number
 }
 
 function scanLines(text: string, onLine?: (line: number, offset: number, col: number) => void): LineStructureError | null {
-  const n = text.length;
-  let i = 0;
-  let line = 0;
-  let level = 0; // bracket depth
-  const ind = [0];
-  const alt = [0];
-  let pendingBlock = false; // the previous logical line ended with `:`
-  let lastColon = false; // the last token of this logical line so far is `:`
-  let atBol = true;
+  return new LineScanner(text, onLine).scan();
+}
 
-  /** Consumes a newline at `i` (\r\n, \n or \r); returns whether there was one. */
-  const newline = (): boolean => {
-    if (text[i] === "\r") { i += text[i + 1] === "\n" ? 2 : 1; line++; return true; }
-    if (text[i] === "\n") { i++; line++; return true; }
-    return false;
-  };
-  const isNl = (k: number) => text[k] === "\n" || text[k] === "\r";
+const TAB = "inconsistent use of tabs and spaces in indentation";
 
-  /** Scans a string whose opening quote is at `i`; `prefix` in lower case. Leaves `i` after it. */
-  const scanString = (prefix: string): void => {
-    const q = text[i];
-    const triple = text[i + 1] === q && text[i + 2] === q;
-    i += triple ? 3 : 1;
-    const f = prefix.includes("f") || prefix.includes("t");
-    while (i < n) {
-      const c = text[i];
-      if (c === "\\") { i++; if (!newline()) i++; continue; }
-      if (isNl(i)) { if (!triple) return; newline(); continue; } // unterminated: CPython stops; so do we
-      if (c === q && (!triple || (text[i + 1] === q && text[i + 2] === q))) { i += triple ? 3 : 1; return; }
-      if (f && c === "{") { if (text[i + 1] === "{") { i += 2; continue; } i++; scanField(); continue; }
-      i++;
-    }
-  };
+/** One scan of a text (the state of CPython's tokenizer that line structure needs). */
+class LineScanner {
+  private readonly n: number;
+  private i = 0;
+  private line = 0;
+  private level = 0; // bracket depth
+  private readonly ind = [0];
+  private readonly alt = [0];
+  private pendingBlock = false; // the previous logical line ended with `:`
+  private lastColon = false; // the last token of this logical line so far is `:`
 
-  /** Scans an f-string replacement field after its `{`, up to and including its `}`. */
-  const scanField = (): void => {
-    let depth = 0;
-    while (i < n) {
-      const c = text[i];
-      if (newline()) continue;
-      if (c === "\\") { i++; if (!newline()) i++; continue; }
-      if (c === "'" || c === '"') { scanString(""); continue; }
-      if (isWordChar(c)) {
-        const s = i;
-        while (i < n && isWordChar(text[i])) i++;
-        if ((text[i] === "'" || text[i] === '"') && PREFIXES.has(text.slice(s, i).toLowerCase())) scanString(text.slice(s, i).toLowerCase());
+  constructor(private readonly text: string, private readonly onLine?: (line: number, offset: number, col: number) => void) {
+    this.n = text.length;
+  }
+
+  scan(): LineStructureError | null {
+    const { text, n } = this;
+    let atBol = true;
+    while (this.i <= n) {
+      if (atBol) {
+        atBol = false;
+        const err = this.lineStart();
+        if (err) return err;
+      }
+      if (this.i >= n) break;
+      const c = text[this.i];
+      if (c === " " || c === "\t" || c === "\f") { this.i++; continue; }
+      if (c === "#") { while (this.i < n && !this.isNl(this.i)) this.i++; continue; }
+      if (c === "\\" && this.isNl(this.i + 1)) { this.i++; this.newline(); continue; }
+      if (this.isNl(this.i)) {
+        this.newline();
+        if (this.level === 0) { if (this.lastColon) this.pendingBlock = true; this.lastColon = false; }
+        atBol = true;
         continue;
       }
-      if (c === "(" || c === "[" || c === "{") { depth++; i++; continue; }
-      if (c === ")" || c === "]") { if (depth > 0) depth--; i++; continue; }
-      if (c === "}") { i++; if (depth === 0) return; depth--; continue; }
-      if (c === ":" && depth === 0) { i++; scanFormatSpec(); return; }
-      i++;
+      this.token(c);
     }
-  };
+    if (this.pendingBlock || this.lastColon) return this.error("IndentationError", "expected an indented block");
+    return null;
+  }
+
+  /** One token that is not whitespace, a comment or a newline: a string, a word or a character. */
+  private token(c: string): void {
+    const text = this.text;
+    if (c === "'" || c === '"') { this.scanString(""); this.lastColon = false; return; }
+    if (isWordChar(c)) {
+      const s = this.i;
+      while (this.i < this.n && isWordChar(text[this.i])) this.i++;
+      const word = text.slice(s, this.i).toLowerCase();
+      if ((text[this.i] === "'" || text[this.i] === '"') && PREFIXES.has(word)) this.scanString(word);
+      this.lastColon = false;
+      return;
+    }
+    if (c === "(" || c === "[" || c === "{") this.level++;
+    else if ((c === ")" || c === "]" || c === "}") && this.level > 0) this.level--;
+    this.lastColon = c === ":" && text[this.i + 1] !== "=";
+    this.i += c === ":" && text[this.i + 1] === "=" ? 2 : 1;
+  }
+
+  /** At the start of a physical line: its indentation, checked when it starts a logical line. */
+  private lineStart(): LineStructureError | null {
+    const text = this.text;
+    let col = 0, altcol = 0, contCol = 0;
+    for (;;) {
+      const c = text[this.i];
+      if (c === " ") { col++; altcol++; this.i++; }
+      else if (c === "\t") { col = (Math.floor(col / TAB_SIZE) + 1) * TAB_SIZE; altcol = (Math.floor(altcol / ALT_TAB_SIZE) + 1) * ALT_TAB_SIZE; this.i++; }
+      else if (c === "\f") { col = altcol = 0; this.i++; }
+      else if (c === "\\" && this.isNl(this.i + 1)) { contCol = contCol || col; this.i++; this.newline(); }
+      else break;
+    }
+    const blank = this.i >= this.n || text[this.i] === "#" || this.isNl(this.i);
+    if (blank || this.level !== 0) return null;
+    if (contCol) { col = contCol; altcol = contCol; }
+    this.onLine?.(this.line, this.i, col);
+    const err = this.indentation(col, altcol);
+    this.pendingBlock = false;
+    return err;
+  }
+
+  /** The INDENT/DEDENT check of a logical line at `col` (tab size 8) and `altcol` (tab size 1). */
+  private indentation(col: number, altcol: number): LineStructureError | null {
+    const { ind, alt } = this;
+    const top = ind.length - 1;
+    if (col === ind[top]) {
+      if (altcol !== alt[top]) return this.error("TabError", TAB);
+      if (this.pendingBlock) return this.error("IndentationError", "expected an indented block");
+    } else if (col > ind[top]) {
+      if (altcol <= alt[top]) return this.error("TabError", TAB);
+      ind.push(col); alt.push(altcol);
+      if (!this.pendingBlock) return this.error("IndentationError", "unexpected indent");
+    } else {
+      while (ind.length > 1 && col < ind[ind.length - 1]) { ind.pop(); alt.pop(); }
+      if (col !== ind[ind.length - 1]) return this.error("IndentationError", "unindent does not match any outer indentation level");
+      if (altcol !== alt[alt.length - 1]) return this.error("TabError", TAB);
+      if (this.pendingBlock) return this.error("IndentationError", "expected an indented block");
+    }
+    return null;
+  }
+
+  private error(kind: LineStructureError["kind"], message: string): LineStructureError {
+    return { kind, message, line: this.line };
+  }
+
+  private isNl(k: number): boolean {
+    return this.text[k] === "\n" || this.text[k] === "\r";
+  }
+
+  /** Consumes a newline at `i` (\r\n, \n or \r); returns whether there was one. */
+  private newline(): boolean {
+    const text = this.text;
+    if (text[this.i] === "\r") { this.i += text[this.i + 1] === "\n" ? 2 : 1; this.line++; return true; }
+    if (text[this.i] === "\n") { this.i++; this.line++; return true; }
+    return false;
+  }
+
+  /** Scans a string whose opening quote is at `i`; `prefix` in lower case. Leaves `i` after it. */
+  private scanString(prefix: string): void {
+    const text = this.text;
+    const q = text[this.i];
+    const triple = text[this.i + 1] === q && text[this.i + 2] === q;
+    this.i += triple ? 3 : 1;
+    const f = prefix.includes("f") || prefix.includes("t");
+    while (this.i < this.n) {
+      const c = text[this.i];
+      if (c === "\\") { this.i++; if (!this.newline()) this.i++; continue; }
+      if (this.isNl(this.i)) { if (!triple) return; this.newline(); continue; } // unterminated: CPython stops; so do we
+      if (c === q && (!triple || (text[this.i + 1] === q && text[this.i + 2] === q))) { this.i += triple ? 3 : 1; return; }
+      if (f && c === "{") { if (text[this.i + 1] === "{") { this.i += 2; continue; } this.i++; this.scanField(); continue; }
+      this.i++;
+    }
+  }
+
+  /** Scans an f-string replacement field after its `{`, up to and including its `}`. */
+  private scanField(): void {
+    const text = this.text;
+    let depth = 0;
+    while (this.i < this.n) {
+      const c = text[this.i];
+      if (this.newline()) continue;
+      if (c === "\\") { this.i++; if (!this.newline()) this.i++; continue; }
+      if (c === "'" || c === '"') { this.scanString(""); continue; }
+      if (isWordChar(c)) {
+        const s = this.i;
+        while (this.i < this.n && isWordChar(text[this.i])) this.i++;
+        if ((text[this.i] === "'" || text[this.i] === '"') && PREFIXES.has(text.slice(s, this.i).toLowerCase())) this.scanString(text.slice(s, this.i).toLowerCase());
+        continue;
+      }
+      if (c === "(" || c === "[" || c === "{") { depth++; this.i++; continue; }
+      if (c === ")" || c === "]") { if (depth > 0) depth--; this.i++; continue; }
+      if (c === "}") { this.i++; if (depth === 0) return; depth--; continue; }
+      if (c === ":" && depth === 0) { this.i++; this.scanFormatSpec(); return; }
+      this.i++;
+    }
+  }
 
   /** Scans a format spec after its `:`: literal text with nested fields, up to and including the field's `}`. */
-  const scanFormatSpec = (): void => {
-    while (i < n) {
-      const c = text[i];
-      if (newline()) continue;
-      if (c === "{") { i++; scanField(); continue; }
-      if (c === "}") { i++; return; }
-      i++;
+  private scanFormatSpec(): void {
+    while (this.i < this.n) {
+      const c = this.text[this.i];
+      if (this.newline()) continue;
+      if (c === "{") { this.i++; this.scanField(); continue; }
+      if (c === "}") { this.i++; return; }
+      this.i++;
     }
-  };
-
-  const error = (kind: LineStructureError["kind"], message: string): LineStructureError => ({ kind, message, line });
-  const TAB = "inconsistent use of tabs and spaces in indentation";
-
-  while (i <= n) {
-    if (atBol) {
-      atBol = false;
-      let col = 0, altcol = 0, contCol = 0;
-      for (;;) {
-        const c = text[i];
-        if (c === " ") { col++; altcol++; i++; }
-        else if (c === "\t") { col = (Math.floor(col / TAB_SIZE) + 1) * TAB_SIZE; altcol = (Math.floor(altcol / ALT_TAB_SIZE) + 1) * ALT_TAB_SIZE; i++; }
-        else if (c === "\f") { col = altcol = 0; i++; }
-        else if (c === "\\" && isNl(i + 1)) { contCol = contCol || col; i++; newline(); }
-        else break;
-      }
-      const blank = i >= n || text[i] === "#" || isNl(i);
-      if (!blank && level === 0) {
-        if (contCol) { col = contCol; altcol = contCol; }
-        onLine?.(line, i, col);
-        const top = ind.length - 1;
-        if (col === ind[top]) {
-          if (altcol !== alt[top]) return error("TabError", TAB);
-          if (pendingBlock) return error("IndentationError", "expected an indented block");
-        } else if (col > ind[top]) {
-          if (altcol <= alt[top]) return error("TabError", TAB);
-          ind.push(col); alt.push(altcol);
-          if (!pendingBlock) return error("IndentationError", "unexpected indent");
-        } else {
-          while (ind.length > 1 && col < ind[ind.length - 1]) { ind.pop(); alt.pop(); }
-          if (col !== ind[ind.length - 1]) return error("IndentationError", "unindent does not match any outer indentation level");
-          if (altcol !== alt[alt.length - 1]) return error("TabError", TAB);
-          if (pendingBlock) return error("IndentationError", "expected an indented block");
-        }
-        pendingBlock = false;
-      }
-    }
-    if (i >= n) break;
-    const c = text[i];
-    if (c === " " || c === "\t" || c === "\f") { i++; continue; }
-    if (c === "#") { while (i < n && !isNl(i)) i++; continue; }
-    if (c === "\\" && isNl(i + 1)) { i++; newline(); continue; }
-    if (isNl(i)) {
-      newline();
-      if (level === 0) { if (lastColon) pendingBlock = true; lastColon = false; }
-      atBol = true;
-      continue;
-    }
-    if (c === "'" || c === '"') { scanString(""); lastColon = false; continue; }
-    if (isWordChar(c)) {
-      const s = i;
-      while (i < n && isWordChar(text[i])) i++;
-      const word = text.slice(s, i).toLowerCase();
-      if ((text[i] === "'" || text[i] === '"') && PREFIXES.has(word)) scanString(word);
-      lastColon = false;
-      continue;
-    }
-    if (c === "(" || c === "[" || c === "{") level++;
-    else if ((c === ")" || c === "]" || c === "}") && level > 0) level--;
-    lastColon = c === ":" && text[i + 1] !== "=";
-    i += c === ":" && text[i + 1] === "=" ? 2 : 1;
   }
-  if (pendingBlock || lastColon) return error("IndentationError", "expected an indented block");
-  return null;
 }

@@ -136,6 +136,19 @@ export interface ModuleModel {
   functionTimelines: FunctionTimeline[];
   /** Every node of the given type(s) in the module, in document order (collected once per type). */
   nodesOfType(types: string | string[]): SyntaxNode[];
+  /**
+   * The nodes of the given type(s) inside the top-level statements whose text contains one of
+   * `words` (plain substrings), in document order: a superset of the nodes whose own text contains
+   * one. For a rule whose nodes must mention a word (a sound text test, as in prefilter.ts), without
+   * a traversal of the whole file. `whole`: the words count only as whole identifiers.
+   */
+  nodesMentioning(types: string | string[], words: readonly string[], whole?: boolean): SyntaxNode[];
+  /**
+   * Every expression statement that writes the environment (a literal name), in document order,
+   * with its writes as envWritesAnywhere reports a write off the timeline (`inFunction` and
+   * `nested` from its position).
+   */
+  statementWrites(): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }>;
   /** Frameworks imported anywhere in the file. */
   frameworks: Set<Framework>;
   /** Resolves an expression to the dotted path it names (`th.cuda.is_available` → `torch.cuda.is_available`), or null. */
@@ -144,15 +157,22 @@ export interface ModuleModel {
   isCudaDevice(node: SyntaxNode | null | undefined): boolean;
   /** The latest module-level assignment `name = value` before `before` (a byte offset), or null. */
   valueOf(name: string, before: number): SyntaxNode | null;
+  /** Words one of which the text of every statement that writes the environment contains (see writeWordsOf). */
+  writeWords: readonly string[];
   /** The literal string names of `os.environ`-like reads and writes are resolved through this. */
   isEnviron(node: SyntaxNode | null | undefined): boolean;
 }
 
-/** Node types collected in one traversal when a model is first asked for nodes of a type. */
-const PREFETCHED_TYPES: readonly string[] = [
-  "call", "string", "assignment", "subscript", "import_statement", "import_from_statement",
-  "expression_statement", "comment", "delete_statement", "function_definition", "class_definition",
+/**
+ * Node types collected in ONE traversal of the tree per model (each traversal of a large file costs
+ * as much as the next; the walk, the model's queries and the rules ask for these again and again).
+ */
+const CORE_TYPES: readonly string[] = [
+  "call", "lambda", "function_definition", "class_definition", "import_statement", "import_from_statement",
+  "assignment", "expression_statement", "subscript",
 ];
+/** Types collected together in a second traversal, when a rule first asks for one of them. */
+const EXTRA_TYPES: readonly string[] = ["string", "comment", "delete_statement"];
 
 /** Range of a node. */
 export function nodeRange(n: SyntaxNode): Range {
@@ -163,87 +183,200 @@ export function nodeRange(n: SyntaxNode): Range {
 }
 
 const COMPOUND = new Set(["if_statement", "for_statement", "while_statement", "try_statement", "with_statement", "match_statement"]);
+const CLAUSES = new Set(["elif_clause", "else_clause", "except_clause", "finally_clause", "case_clause", "except_group_clause"]);
 
-/** Builds the model of a parsed module. Never throws on broken code: ERROR nodes are skipped. */
-export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = []): ModuleModel {
-  const root = tree.rootNode;
-  // Nodes by type, each type collected once per tree (rules ask for "call", "string", ... repeatedly).
-  // The common types are collected in ONE traversal (each traversal of a large file costs as much
-  // as the next; rules and the model ask for these types again and again).
-  const typeCache = new Map<string, SyntaxNode[]>();
-  let prefetched = false;
-  const prefetch = () => {
-    prefetched = true;
-    for (const t of PREFETCHED_TYPES) typeCache.set(t, []);
-    for (const n of root.descendantsOfType([...PREFETCHED_TYPES])) if (n) typeCache.get(n.type)?.push(n);
-  };
-  const nodesOfType = (types: string | string[]): SyntaxNode[] => {
-    if (!prefetched) prefetch();
-    const key = Array.isArray(types) ? types.join(",") : types;
-    let hit = typeCache.get(key);
-    if (!hit) {
-      if (Array.isArray(types) && types.every((t) => PREFETCHED_TYPES.includes(t))) {
-        hit = types.flatMap((t) => typeCache.get(t)!).sort((a, b) => a.startIndex - b.startIndex || b.endIndex - a.endIndex);
-      } else {
-        hit = root.descendantsOfType(types).filter((n): n is SyntaxNode => !!n);
-      }
-      typeCache.set(key, hit);
+/** Dotted paths deeper than this name nothing GPU Pilot knows; the cap keeps a 50,000-part attribute chain from overflowing the stack. */
+const MAX_PATH_DEPTH = 64;
+
+/** The file-wide name bindings every query resolves through (pass 1 of {@link buildModel}). */
+interface Bindings {
+  /** Local name → dotted path, from imports anywhere in the file. */
+  symbols: Map<string, string>;
+  /** Module-level function definitions by name. */
+  functions: Map<string, SyntaxNode>;
+  /** `name = value` assignments anywhere, by name: the values in document order. */
+  assignments: Map<string, ValueRef[]>;
+  /** Frameworks imported anywhere. */
+  frameworks: Set<Framework>;
+}
+
+/**
+ * Node lists by type for one tree, each type collected once (rules ask for "call", "string", ...
+ * repeatedly): {@link CORE_TYPES} in one traversal, {@link EXTRA_TYPES} in another on first use,
+ * other types each in its own.
+ */
+class NodeIndex {
+  private readonly byType = new Map<string, SyntaxNode[]>();
+  /** The nodes of CORE_TYPES in document order (pre-order: an enclosing node before the nodes inside it). */
+  private coreNodes: SyntaxNode[] | undefined;
+  /** The calls and deferred scopes (lambda, def, class) of coreNodes, in pre-order, with their end offsets (a getter into the parser each time). */
+  private callsAndScopes: Array<{ n: SyntaxNode; start: number; end: number; i: number }> = [];
+  private extraDone = false;
+  private topLevel: SyntaxNode[] | undefined;
+  private readonly ofStatement = new Map<number, Array<{ n: SyntaxNode; start: number; end: number; i: number }>>();
+  /**
+   * @param perStatement answer {@link callsAndScopesIn} from one traversal of the scope's top-level
+   *   statement (where most statements' facts are reused, a traversal of the whole tree is the cost to avoid).
+   */
+  constructor(private readonly root: SyntaxNode, private readonly perStatement = false, statements?: SyntaxNode[]) {
+    this.topLevel = statements;
+  }
+
+  /** Whether the one traversal of the whole tree was done. */
+  hasCore(): boolean {
+    return !!this.coreNodes;
+  }
+
+  /** The top-level statement that contains offset `at` (binary search), or null. */
+  statementAt(at: number): SyntaxNode | null {
+    const list = this.statements();
+    let lo = 0, hi = list.length - 1, best: SyntaxNode | null = null;
+    while (lo <= hi) { const mid = (lo + hi) >> 1; if (list[mid].startIndex <= at) { best = list[mid]; lo = mid + 1; } else hi = mid - 1; }
+    return best;
+  }
+
+  private callsAndScopesOfStatement(scope: SyntaxNode): Array<{ n: SyntaxNode; start: number; end: number; i: number }> {
+    const owner = this.statementAt(scope.startIndex) ?? this.root;
+    let list = this.ofStatement.get(owner.id);
+    if (!list) {
+      list = owner.descendantsOfType(["call", ...DEFERRED]).filter((n): n is SyntaxNode => !!n).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
+      this.ofStatement.set(owner.id, list);
     }
-    return hit;
-  };
-  const symbols = new Map<string, string>();
-  const functions = new Map<string, SyntaxNode>();
-  const assignments = new Map<string, SyntaxNode[]>();
-  const frameworks = new Set<Framework>();
+    return list;
+  }
 
-  // Pass 1: imports anywhere (aliases are file-wide), module-level defs and alias assignments.
-  for (const imp of nodesOfType(["import_statement", "import_from_statement"])) {
+  /** The top-level statements (named children of the module, comments included), in order. */
+  statements(): SyntaxNode[] {
+    return (this.topLevel ??= this.root.namedChildren.filter((n): n is SyntaxNode => !!n));
+  }
+
+  private collect(types: readonly string[]): SyntaxNode[] {
+    for (const t of types) this.byType.set(t, []);
+    const all = this.root.descendantsOfType([...types]).filter((n): n is SyntaxNode => !!n);
+    for (const n of all) this.byType.get(n.type)?.push(n);
+    return all;
+  }
+
+  /** The nodes of CORE_TYPES, in pre-order (one traversal, on first use). */
+  core(): SyntaxNode[] {
+    if (!this.coreNodes) {
+      this.coreNodes = this.collect(CORE_TYPES);
+      this.callsAndScopes = this.coreNodes.filter((n) => n.type === "call" || DEFERRED.includes(n.type)).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
+    }
+    return this.coreNodes;
+  }
+
+  /** {@link ModuleModel.nodesOfType}. */
+  ofType(types: string | string[]): SyntaxNode[] {
+    this.core();
+    const key = Array.isArray(types) ? types.join(",") : types;
+    let hit = this.byType.get(key);
+    if (hit) return hit;
+    const list = Array.isArray(types) ? types : [types];
+    if (!this.extraDone && list.some((t) => EXTRA_TYPES.includes(t))) {
+      this.extraDone = true;
+      this.collect(EXTRA_TYPES);
+      hit = this.byType.get(key);
+      if (hit) return hit;
+    }
+    if (Array.isArray(types) && types.every((t) => CORE_TYPES.includes(t) || EXTRA_TYPES.includes(t))) {
+      hit = types.flatMap((t) => this.byType.get(t)!).sort((a, b) => a.startIndex - b.startIndex || b.endIndex - a.endIndex);
+    } else {
+      hit = this.root.descendantsOfType(types).filter((n): n is SyntaxNode => !!n);
+    }
+    this.byType.set(key, hit);
+    return hit;
+  }
+
+  /**
+   * The calls and deferred scopes inside `scope` (itself included when it is one), in pre-order:
+   * what `scope.descendantsOfType(["call", ...DEFERRED])` gives, from the one traversal.
+   */
+  callsAndScopesIn(scope: SyntaxNode): Array<{ n: SyntaxNode; start: number; end: number; i: number }> {
+    const list = this.coreNodes || !this.perStatement ? (this.core(), this.callsAndScopes) : this.callsAndScopesOfStatement(scope);
+    const start = scope.startIndex, end = scope.endIndex;
+    let lo = 0, hi = list.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (list[mid].start < start) lo = mid + 1; else hi = mid; }
+    const out: Array<{ n: SyntaxNode; start: number; end: number; i: number }> = [];
+    for (let k = lo; k < list.length && list[k].start <= end; k++) if (list[k].end <= end) out.push(list[k]);
+    return out;
+  }
+}
+
+/**
+ * The value of a `name = value` assignment: its node type, text and start offset, and the node
+ * itself, found on first use where the model reuses a statement's facts from an earlier tree.
+ */
+interface ValueRef { type: string; text: string; start: number; node(): SyntaxNode }
+
+/**
+ * The names a statement's analysis looked up, so that its facts can be reused in a later version
+ * of the file while none of these names is bound differently: `resolved` (symbols and aliases),
+ * `values` (valueOf), `callees` (module functions a call might inline).
+ */
+interface Deps { resolved: Set<string>; values: Set<string>; callees: Set<string> }
+
+/** Where the queries record the names they look up (the analysis of one top-level statement); null: nowhere. */
+interface Tracker { deps: Deps | null }
+
+/** Pass 1: imports anywhere (aliases are file-wide), module-level defs and `name = value` assignments. */
+function collectBindings(index: NodeIndex): Bindings {
+  const b: Bindings = { symbols: new Map(), functions: new Map(), assignments: new Map(), frameworks: new Set() };
+  for (const imp of index.ofType(["import_statement", "import_from_statement"])) {
     if (!imp) continue;
     for (const [local, path] of importBindings(imp)) {
-      symbols.set(local, path);
+      b.symbols.set(local, path);
       const f = frameworkOfModule(path);
-      if (f) frameworks.add(f);
+      if (f) b.frameworks.add(f);
     }
   }
-  for (const stmt of root.namedChildren) {
-    if (!stmt) continue;
+  for (const stmt of index.statements()) {
     const def = stmt.type === "decorated_definition" ? stmt.childForFieldName("definition") : stmt;
     if (def?.type === "function_definition") {
       const name = def.childForFieldName("name")?.text;
-      if (name) functions.set(name, def);
+      if (name) b.functions.set(name, def);
     }
   }
-  for (const a of nodesOfType("assignment")) {
+  for (const a of index.ofType("assignment")) {
     if (!a) continue;
     const left = a.childForFieldName("left");
     const right = a.childForFieldName("right");
     if (left?.type !== "identifier" || !right) continue;
-    const list = assignments.get(left.text) ?? [];
-    list.push(right);
-    assignments.set(left.text, list);
+    const list = b.assignments.get(left.text) ?? [];
+    list.push({ type: right.type, text: right.text, start: right.startIndex, node: () => right });
+    b.assignments.set(left.text, list);
   }
+  return b;
+}
 
-  // Dotted paths deeper than this name nothing GPU Pilot knows; the cap keeps a 50,000-part
-  // attribute chain from overflowing the stack.
-  const MAX_PATH_DEPTH = 64;
-  // Resolved once per node: several rules resolve the same calls.
-  const resolveCache = new Map<number, string | null>();
-  const resolve = (node: SyntaxNode | null | undefined): string | null => {
-    if (!node) return null;
-    let v = resolveCache.get(node.id);
-    if (v === undefined) { v = resolveAt(node, 0); resolveCache.set(node.id, v); }
-    return v;
+/** The queries of a model over its bindings: resolve, valueOf, isCudaDevice, isEnviron. */
+type Queries = Pick<ModuleModel, "resolve" | "valueOf" | "isCudaDevice" | "isEnviron">;
+
+/** `resolve` of {@link ModuleModel}, cached per node id (several rules resolve the same calls). */
+function makeResolve({ symbols, assignments }: Bindings, track: Tracker): { resolve: ModuleModel["resolve"]; resolveNoAlias: (node: SyntaxNode | null) => string | null } {
+  // The names the resolution of the node being resolved looked up (kept with its cached result).
+  let names: string[] = [];
+  const resolveNoAlias = (node: SyntaxNode | null, depth = 0): string | null => {
+    if (!node || depth > MAX_PATH_DEPTH) return null;
+    if (node.type === "identifier") { names.push(node.text); return symbols.get(node.text) ?? null; }
+    if (node.type === "attribute") {
+      const base = resolveNoAlias(node.childForFieldName("object"), depth + 1);
+      const attr = node.childForFieldName("attribute")?.text;
+      return base && attr ? `${base}.${attr}` : null;
+    }
+    return null;
   };
   const resolveAt = (node: SyntaxNode | null | undefined, depth: number): string | null => {
     if (!node || depth > MAX_PATH_DEPTH) return null;
     switch (node.type) {
       case "identifier": {
+        names.push(node.text);
         const s = symbols.get(node.text);
         if (s) return s;
         // `env = os.environ` style module-level aliases.
         const vals = assignments.get(node.text);
         if (vals && vals.length === 1 && (vals[0].type === "attribute" || vals[0].type === "identifier") && vals[0].text !== node.text) {
-          return resolveNoAlias(vals[0]);
+          return resolveNoAlias(vals[0].node());
         }
         return null;
       }
@@ -262,25 +395,38 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
         return null;
     }
   };
-  const resolveNoAlias = (node: SyntaxNode | null, depth = 0): string | null => {
-    if (!node || depth > MAX_PATH_DEPTH) return null;
-    if (node.type === "identifier") return symbols.get(node.text) ?? null;
-    if (node.type === "attribute") {
-      const base = resolveNoAlias(node.childForFieldName("object"), depth + 1);
-      const attr = node.childForFieldName("attribute")?.text;
-      return base && attr ? `${base}.${attr}` : null;
+  const resolveCache = new Map<number, { v: string | null; names: string[] }>();
+  const resolve = (node: SyntaxNode | null | undefined): string | null => {
+    if (!node) return null;
+    let hit = resolveCache.get(node.id);
+    if (hit === undefined) {
+      names = [];
+      hit = { v: resolveAt(node, 0), names };
+      resolveCache.set(node.id, hit);
     }
-    return null;
+    if (track.deps) for (const n of hit.names) track.deps.resolved.add(n);
+    return hit.v;
   };
+  const resolveNoAliasTracked = (node: SyntaxNode | null): string | null => {
+    names = [];
+    const v = resolveNoAlias(node);
+    if (track.deps) for (const n of names) track.deps.resolved.add(n);
+    return v;
+  };
+  return { resolve, resolveNoAlias: resolveNoAliasTracked };
+}
 
+/** The model's queries over `b`. */
+function makeQueries(b: Bindings, track: Tracker = { deps: null }): Queries & { writeWords: string[] } {
+  const { resolve, resolveNoAlias } = makeResolve(b, track);
   const valueOf = (name: string, before: number): SyntaxNode | null => {
-    const list = assignments.get(name);
+    track.deps?.values.add(name);
+    const list = b.assignments.get(name);
     if (!list) return null;
-    let best: SyntaxNode | null = null;
-    for (const v of list) if (v.startIndex < before) best = v;
-    return best;
+    let best: ValueRef | null = null;
+    for (const v of list) if (v.start < before) best = v;
+    return best ? best.node() : null;
   };
-
   const isCudaDevice = (node: SyntaxNode | null | undefined, depth = 0): boolean => {
     if (!node || depth > 4) return false;
     switch (node.type) {
@@ -311,223 +457,794 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
         return false;
     }
   };
-
   const isEnviron = (node: SyntaxNode | null | undefined): boolean => resolve(node) === "os.environ";
+  return { resolve, valueOf, isCudaDevice, isEnviron, writeWords: writeWordsOf(b, resolveNoAlias) };
+}
 
-  /**
-   * Words one of which the text of any expression that reads the environment contains: `environ`,
-   * `getenv`, and the local names bound to `os`, `os.environ` or `os.getenv` by an import or a
-   * module-level alias. A cheap text test that spares resolving every call of a large file.
-   */
-  const envWords = (): string[] => {
-    const words = ["environ", "getenv"];
-    for (const [name, path] of symbols) if (path === "os" || path === "os.environ" || path === "os.getenv") words.push(name);
-    for (const [name, values] of assignments) if (values.some((v) => v.text.includes("environ") || v.text.includes("getenv"))) words.push(name);
-    return words;
+/** The paths through which a statement writes the environment (envWritesOf). */
+const WRITE_PATHS = new Set(["os", "os.environ", "os.putenv"]);
+
+/**
+ * Words one of which the text of every statement that writes the environment (envWritesOf)
+ * contains: `environ`, `putenv`, and each local name that resolves to `os`, `os.environ` or
+ * `os.putenv` (an import binding, or a module-level alias as `resolve` follows one). A write needs
+ * `resolve` to give `os.environ` or `os.putenv`, and a resolved path is made of one such name
+ * followed by attribute names written in the text.
+ */
+function writeWordsOf({ symbols, assignments }: Bindings, resolveNoAlias: (node: SyntaxNode | null) => string | null): string[] {
+  const words = ["environ", "putenv"];
+  for (const [name, path] of symbols) if (WRITE_PATHS.has(path)) words.push(name);
+  for (const [name, vals] of assignments) {
+    if (symbols.has(name) || vals.length !== 1 || (vals[0].type !== "attribute" && vals[0].type !== "identifier") || vals[0].text === name) continue;
+    const path = resolveNoAlias(vals[0].node());
+    if (path && WRITE_PATHS.has(path)) words.push(name);
+  }
+  return words;
+}
+
+/**
+ * Which top-level statements of a module mention which words: each word's offsets are found once
+ * in the text (String.indexOf), each statement located by binary search over their start offsets.
+ */
+/** A character of an identifier (ASCII letters, digits, `_`, any non-ASCII code unit). */
+const isIdentChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c > 127;
+
+class Mentions {
+  private readonly byWords = new Map<string, Array<{ start: number; end: number }>>();
+  constructor(private readonly index: NodeIndex, private readonly text: string) {}
+
+  /** The word occurrences of `words` as sorted [start, end) offsets (cached per word list). */
+  private occurrences(words: readonly string[], whole: boolean): Array<{ start: number; end: number }> {
+    const key = `${whole ? "w" : "s"}\u0000${words.join("\u0000")}`;
+    let occ = this.byWords.get(key);
+    if (!occ) {
+      occ = [];
+      const t = this.text;
+      for (const w of words) {
+        if (!w) continue;
+        for (let i = t.indexOf(w); i >= 0; i = t.indexOf(w, i + 1)) {
+          if (!whole || ((i === 0 || !isIdentChar(t.charCodeAt(i - 1))) && !isIdentChar(t.charCodeAt(i + w.length)))) occ.push({ start: i, end: i + w.length });
+        }
+      }
+      occ.sort((a, b) => a.start - b.start || a.end - b.end);
+      this.byWords.set(key, occ);
+    }
+    return occ;
+  }
+
+  /** Whether `text[start, end)` contains one of `words` (as a whole identifier when `whole`). */
+  within(start: number, end: number, words: readonly string[], whole = false): boolean {
+    const occ = this.occurrences(words, whole);
+    let lo = 0, hi = occ.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (occ[mid].start < start) lo = mid + 1; else hi = mid; }
+    for (let k = lo; k < occ.length && occ[k].start < end; k++) if (occ[k].end <= end) return true;
+    return false;
+  }
+
+  /** The top-level statements (named children of the module) whose text contains one of `words`. */
+  statementsWith(words: readonly string[], whole = false): SyntaxNode[] {
+    return this.index.statements().filter((st) => this.within(st.startIndex, st.endIndex, words, whole));
+  }
+
+  /** {@link ModuleModel.nodesMentioning}: from the index's lists, or one traversal per statement for other types. */
+  nodesIn(types: string | string[], words: readonly string[], whole = false): SyntaxNode[] {
+    const list = Array.isArray(types) ? types : [types];
+    const statements = this.statementsWith(words, whole);
+    if (!this.index.hasCore() || !list.every((t) => CORE_TYPES.includes(t) || EXTRA_TYPES.includes(t))) {
+      const out: SyntaxNode[] = [];
+      for (const st of statements) for (const n of st.descendantsOfType(types)) if (n) out.push(n);
+      return out;
+    }
+    // Nodes of the lists (document order) that lie in one of the statements (document order too).
+    const out: SyntaxNode[] = [];
+    let k = 0;
+    for (const n of this.index.ofType(types)) {
+      while (k < statements.length && statements[k].endIndex < n.startIndex) k++;
+      if (k === statements.length) break;
+      const st = statements[k];
+      if (n.startIndex >= st.startIndex && n.endIndex <= st.endIndex) out.push(n);
+    }
+    return out;
+  }
+}
+
+/**
+ * Words one of which the text of any expression that reads the environment contains: `environ`,
+ * `getenv`, and the local names bound to `os`, `os.environ` or `os.getenv` by an import or a
+ * module-level alias. A cheap text test that spares resolving every call of a large file.
+ */
+function envWordsOf({ symbols, assignments }: Bindings): string[] {
+  const words = ["environ", "getenv"];
+  for (const [name, path] of symbols) if (path === "os" || path === "os.environ" || path === "os.getenv") words.push(name);
+  for (const [name, values] of assignments) if (values.some((v) => v.text.includes("environ") || v.text.includes("getenv"))) words.push(name);
+  return words;
+}
+
+/**
+ * Builds the model of a parsed module. Never throws on broken code: ERROR nodes are skipped.
+ * @param cache the facts kept from the lint of an earlier version of the same document (a new
+ *   ModelCache for the first): statements whose subtree tree-sitter reused are not analysed again
+ *   unless a name they looked up is bound differently now; the cache is updated to this tree.
+ *   Ignored for notebooks (magic lines). The model is the same as without a cache.
+ */
+export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache): ModuleModel {
+  if (cache && magics.length === 0) return buildKeptModel(tree, text, options, cache);
+  const index = new NodeIndex(tree.rootNode);
+  const nodesOfType = (types: string | string[]) => index.ofType(types);
+  const bindings = collectBindings(index);
+  const { writeWords, ...queries } = makeQueries(bindings);
+  const mentions = new Mentions(index, text);
+  // Pass 2, the timeline walk, runs on first use of `events`, `calls` or `functionTimelines`: a
+  // file whose candidate rules (prefilter.ts) need none of them skips it.
+  let timeline: Timeline | undefined;
+  const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, magics, mentions, writeWords, index).run());
+  return {
+    tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, nodesOfType, ...queries,
+    nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
+    writeWords,
+    statementWrites: () => statementWrites(mentions.nodesIn("expression_statement", writeWords, true), queries),
+    get events() { return walk().events; },
+    get calls() { return walk().calls; },
+    get functionTimelines() { return walk().functionTimelines; },
   };
+}
 
-  // Pass 2, the timeline walk, runs on first use of `events` or `calls`: a file whose candidate
-  // rules (prefilter.ts) need neither skips it.
-  const computeTimeline = (): { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: FunctionTimeline[] } => {
-    // Pass 2: the timeline walk.
-    const events: TimelineEvent[] = [];
-    const calls: TimelineCall[] = [];
-    let nvmlCheck = false;
-    // KINETO_USE_DAEMON=1 before torch loads makes `import torch` itself initialise CUDA (measured on
-    // torch 2.11 like is_available(): the CUDA variables freeze, the lazy init has not run; pytorch#171804).
-    let kinetoDaemon = false;
-    let torchLoaded = false;
-    const magicQueue = [...magics].sort((a, b) => a.line - b.line);
-    const flushMagics = (beforeLine: number) => {
-      while (magicQueue.length && magicQueue[0].line < beforeLine) events.push(...magicEvents(magicQueue.shift()!));
-    };
+/** {@link buildModel} with kept facts. */
+function buildKeptModel(tree: SyntaxTree, text: string, options: ModelOptions, cache: ModelCache): ModuleModel {
+  const statements = tree.rootNode.namedChildren.filter((n): n is SyntaxNode => !!n);
+  const memo = new Memo(cache, statements, text);
+  const { b: bindings, functionTexts } = bindingsOf(memo);
+  const { writeWords, ...queries } = makeQueries(bindings, memo.track);
+  const key = [options.eagerInitModules.join(","), options.torchBelow24, [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
+  dropStale(memo, key, changedNames(memo, cache, bindings, functionTexts));
+  Object.assign(cache, { statements: memo.facts, key, bindings, functionTexts });
+  const index = new NodeIndex(tree.rootNode, true, statements);
+  const mentions = new Mentions(index, text);
+  let timeline: Timeline | undefined;
+  const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, [], mentions, writeWords, index, memo).run());
+  return {
+    tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, ...queries,
+    nodesOfType: (types) => index.ofType(types),
+    nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
+    writeWords,
+    statementWrites: () => statementWritesKept(memo, mentions, writeWords, queries),
+    get events() { return walk().events; },
+    get calls() { return walk().calls; },
+    get functionTimelines() { return walk().functionTimelines; },
+  };
+}
 
-    const classifyCall = (call: SyntaxNode): InitEvent | null => {
-      const fn = call.childForFieldName("function");
-      const args = call.childForFieldName("arguments");
-      const q = resolve(fn);
-      const ev = (framework: Framework, depth: InitDepth, what: string): InitEvent => ({ kind: "init", node: call, framework, depth, what });
-      if (q) {
-        const bare = q.replace(/\(\)/g, "");
-        if (bare.startsWith("torch.cuda.")) {
-          const member = bare.slice("torch.cuda.".length);
-          if (member === "is_available" && nvmlCheck) return null;
-          const depth = TORCH_CUDA_INIT.get(member);
-          if (depth) return ev("torch", depth, `${bare}()`);
-          if (member === "device_count" && options.torchBelow24) return ev("torch", "driver", `${bare}() (torch < 2.4)`);
-          if (member === "amp.GradScaler" || member === "amp.autocast") return ev("torch", "context", `${bare}()`);
-          return null;
-        }
-        if (bare.startsWith("torch.accelerator.")) {
-          const depth = TORCH_ACCELERATOR_INIT.get(bare.slice("torch.accelerator.".length));
-          return depth ? ev("torch", depth, `${bare}()`) : null;
-        }
-        const otherDepth = TORCH_OTHER_INIT.get(bare);
-        if (otherDepth) return ev("torch", otherDepth, `${bare}()`);
-        if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
-          const dev = firstArgOrKeyword(args, "device_type");
-          return dev && stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
-        }
-        if (bare === "torch.amp.GradScaler") {
-          const dev = firstArgOrKeyword(args, "device");
-          return !dev || stringValue(dev) === "cuda" ? ev("torch", "context", `${bare}("cuda")`) : null;
-        }
-        if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare)) return ev("torch", "context", "DataParallel(...)");
-        if (bare === "accelerate.Accelerator" || bare === "accelerate.accelerator.Accelerator") return ev("torch", "context", "accelerate.Accelerator()");
-        if (bare.startsWith("jax.")) {
-          const member = bare.slice(4);
-          if (JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + "."))) return ev("jax", "context", `${bare}()`);
-          return null;
-        }
-        // Keras 3 is multi-backend: a call into `keras` starts TensorFlow only where it builds tensors
-        // (ops, layers, models...); `keras.src.*` internals and decorators such as `keras_export`
-        // run no backend code (issue 16, pattern 8).
-        if (bare.startsWith("keras.") && !KERAS_TENSOR_NAMESPACES.some((p) => bare === `keras.${p}` || bare.startsWith(`keras.${p}.`))) return null;
-        if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
-          const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
-          if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available") return ev("tensorflow", "context", `${bare}()`);
-          if (TF_NON_INIT_PREFIXES.some((p) => tfq.startsWith(p))) return null;
-          if (tfq === "tensorflow.python.client.device_lib.list_local_devices") return ev("tensorflow", "context", `${bare}()`);
-          return ev("tensorflow", "context", `${bare}()`);
-        }
-        if (bare.startsWith("cupy.") || bare.startsWith("cupyx.")) return ev("cupy", "context", `${bare}()`);
-        if (bare.startsWith("numba.cuda.") && bare !== "numba.cuda.jit") return ev("numba", "context", `${bare}()`);
-        if (bare.startsWith("torch.")) {
-          const dev = keyword(args, "device");
-          if (dev && isCudaDevice(dev)) return ev("torch", "context", `${bare}(device=${dev.text})`);
-        }
+/** The environment writes of each of `statements` that has one (ModuleModel.statementWrites). */
+function statementWrites(statements: readonly SyntaxNode[], q: Queries): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> {
+  const out: Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> = [];
+  for (const stmt of statements) {
+    const writes = envWritesOf(stmt, q.isEnviron, q.resolve);
+    if (writes.length === 0) continue;
+    let inFunction = false;
+    for (let p = stmt.parent; p; p = p.parent) if (p.type === "function_definition" || p.type === "lambda") { inFunction = true; break; }
+    const nested = stmt.parent?.type !== "module";
+    out.push({ statement: stmt, writes: writes.map((w) => ({ ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested })) });
+  }
+  return out;
+}
+
+/** {@link statementWrites} per top-level statement: kept, or found and kept. */
+function statementWritesKept(memo: Memo, mentions: Mentions, writeWords: readonly string[], q: Queries): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> {
+  const out: Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> = [];
+  const none = new Set<StatementFacts>();
+  for (const f of memo.facts) {
+    if (f.writes) {
+      for (const w of f.writes.list) out.push({ statement: memo.node(w.statement), writes: w.writes.map((r) => memo.event(r) as EnvWriteEvent) });
+      continue;
+    }
+    const deps = newDeps();
+    memo.track.deps = deps;
+    let found: Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> = [];
+    try {
+      const st = f.node;
+      if (mentions.within(st.startIndex, st.endIndex, writeWords, true)) found = statementWrites(st.descendantsOfType("expression_statement").filter((n): n is SyntaxNode => !!n), q);
+    } finally { memo.track.deps = null; }
+    f.writes = { deps, list: found.map((x) => ({ statement: memo.ref(x.statement), inFunction: x.writes[0].inFunction, nested: x.writes[0].nested, writes: x.writes.map((w) => memo.record(w, none)) })) };
+    out.push(...found);
+  }
+  return out;
+}
+
+/** What the timeline walk produces. */
+interface Timeline { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: FunctionTimeline[] }
+
+/**
+ * Pass 2 of {@link buildModel}: the timeline walk, one statement at a time in execution order
+ * (module level, `if __name__ == "__main__":` blocks, bodies of module functions called at top
+ * level two levels deep), then each module function the module never calls as its own timeline.
+ */
+class TimelineWalker {
+  private readonly events: TimelineEvent[] = [];
+  private readonly calls: TimelineCall[] = [];
+  /** PYTORCH_NVML_BASED_CUDA_CHECK=1 was written: `torch.cuda.is_available()` does not initialise CUDA. */
+  private nvmlCheck = false;
+  /**
+   * KINETO_USE_DAEMON=1 before torch loads makes `import torch` itself initialise CUDA (measured on
+   * torch 2.11 like is_available(): the CUDA variables freeze, the lazy init has not run; pytorch#171804).
+   */
+  private kinetoDaemon = false;
+  private torchLoaded = false;
+  private readonly magicQueue: MagicLine[];
+  /** Functions being inlined now (no recursion). */
+  private readonly inlined = new Set<string>();
+  /** Functions the module-level walk inlined at least once. */
+  private readonly everInlined = new Set<string>();
+
+  constructor(
+    private readonly root: SyntaxNode,
+    private readonly b: Bindings,
+    private readonly q: Queries,
+    private readonly options: ModelOptions,
+    magics: readonly MagicLine[],
+    private readonly mentions: Mentions,
+    private readonly writeWords: readonly string[],
+    private readonly index: NodeIndex,
+    private readonly memo: Memo | null = null,
+  ) {
+    this.magicQueue = [...magics].sort((a, c) => a.line - c.line);
+  }
+
+  /** Functions inlined while the current statement is recorded (see {@link record}). */
+  private inlinedLog: string[] | null = null;
+
+  /** The whole walk: module level, then the uncalled functions, then the reads anywhere. */
+  run(): Timeline {
+    if (this.memo) this.walkKept(this.memo);
+    else this.walkBlock(this.root, 0, false);
+    this.flushMagics(Number.MAX_SAFE_INTEGER);
+    const functionTimelines = this.uncalledFunctions();
+    // Reads anywhere in the file (for GPU005 and GPU007).
+    const words = envWordsOf(this.b);
+    const reads = this.memo ? this.readsKept(this.memo, words) : envReadsOf(this.mentions, this.q.isEnviron, this.q.resolve, words);
+    for (const r of reads) this.events.push(r);
+    return { events: this.events, calls: this.calls, functionTimelines };
+  }
+
+  /** The walk state a statement's events depend on besides the names it looks up. */
+  private stateKey(): string {
+    return `${+this.nvmlCheck}${+this.kinetoDaemon}${+this.torchLoaded}|${[...this.inlined].join(",")}`;
+  }
+
+  /** The module-level walk with kept facts: each top-level statement's record replayed, or walked and recorded. */
+  private walkKept(memo: Memo): void {
+    for (const f of memo.facts) {
+      if (f.node.type === "comment") continue;
+      const entry = this.stateKey();
+      if (f.main?.entry === entry) this.replay(memo, f.main);
+      else f.main = this.record(memo, entry, true, () => this.walkStatement(f.node, 0, false, false));
+    }
+  }
+
+  /** Runs `walk` and records what it appended and looked up. */
+  private record(memo: Memo, entry: string, keepCalls: boolean, walk: () => void): WalkRecord {
+    const deps = newDeps();
+    const log: string[] = [];
+    memo.track.deps = deps;
+    this.inlinedLog = log;
+    const e0 = this.events.length, c0 = this.calls.length;
+    try { walk(); } finally { memo.track.deps = null; this.inlinedLog = null; }
+    const owners = new Set<StatementFacts>();
+    const events = this.events.slice(e0).map((e) => memo.record(e, owners));
+    const calls = keepCalls ? this.calls.slice(c0).map((c) => { const ref = memo.ref(c.node); owners.add(ref.owner); return { ref, path: c.path, at: c.at - e0 }; }) : [];
+    return { entry, exit: { nvmlCheck: this.nvmlCheck, kinetoDaemon: this.kinetoDaemon, torchLoaded: this.torchLoaded }, events, calls, inlined: log, deps, owners };
+  }
+
+  /** Appends a record's events and calls, and leaves the state it left. */
+  private replay(memo: Memo, r: WalkRecord): void {
+    const e0 = this.events.length;
+    for (const e of r.events) this.events.push(memo.event(e));
+    for (const c of r.calls) this.calls.push(memo.call(c, e0));
+    ({ nvmlCheck: this.nvmlCheck, kinetoDaemon: this.kinetoDaemon, torchLoaded: this.torchLoaded } = r.exit);
+    for (const n of r.inlined) this.everInlined.add(n);
+  }
+
+  /** The reads anywhere, per top-level statement: kept, or found and kept. */
+  private readsKept(memo: Memo, words: readonly string[]): EnvReadEvent[] {
+    const subs: EnvReadEvent[] = [], calls: EnvReadEvent[] = [];
+    for (const f of memo.facts) {
+      if (f.reads) {
+        for (const r of f.reads.subs) subs.push(memo.event(r) as EnvReadEvent);
+        for (const r of f.reads.calls) calls.push(memo.event(r) as EnvReadEvent);
+        continue;
       }
-      // Method calls on torch objects: `.cuda()`, `.to("cuda")`, `device="cuda"`.
-      if (fn?.type === "attribute" && frameworks.has("torch")) {
-        const attr = fn.childForFieldName("attribute")?.text;
-        const obj = fn.childForFieldName("object");
-        const objQ = resolve(obj);
-        if (objQ === "torch" || objQ === "torch.cuda") return null;
-        if (attr === "cuda") return ev("torch", "context", ".cuda()");
-        if (attr === "to" && args && args.namedChildren.some((a) => a && (isCudaDevice(a) || (a.type === "keyword_argument" && a.childForFieldName("name")?.text === "device" && isCudaDevice(a.childForFieldName("value")))))) {
-          return ev("torch", "context", `.to(${args.namedChildren[0]?.text ?? ""})`);
+      const deps = newDeps();
+      memo.track.deps = deps;
+      let found: [EnvReadEvent[], EnvReadEvent[]] = [[], []];
+      try {
+        const st = f.node;
+        if (this.mentions.within(st.startIndex, st.endIndex, words)) {
+          found = readsAmong(st.descendantsOfType("subscript"), st.descendantsOfType("call"), this.mentions, this.q.isEnviron, this.q.resolve, words);
         }
-        const dev = keyword(args, "device");
-        if (dev && isCudaDevice(dev)) return ev("torch", "context", `${attr}(device=${dev.text})`);
-      }
-      return null;
-    };
+      } finally { memo.track.deps = null; }
+      const none = new Set<StatementFacts>();
+      f.reads = { subs: found[0].map((e) => memo.record(e, none)), calls: found[1].map((e) => memo.record(e, none)), deps };
+      subs.push(...found[0]);
+      calls.push(...found[1]);
+    }
+    return [...subs, ...calls];
+  }
 
-    const inlined = new Set<string>();
-    /** Functions the module-level walk inlined at least once. */
-    const everInlined = new Set<string>();
+  /** Functions the module never calls, each walked as its own timeline (kept out of `events`). */
+  private uncalledFunctions(): FunctionTimeline[] {
+    const out: FunctionTimeline[] = [];
+    for (const [name, def] of this.b.functions) {
+      if (this.everInlined.has(name)) continue;
+      const body = def.childForFieldName("body");
+      if (!body) continue;
+      const at = this.events.length, callsAt = this.calls.length;
+      const walk = () => {
+        this.inlined.add(name);
+        this.walkBlock(body, 1, true, true);
+        this.inlined.delete(name);
+      };
+      if (this.memo) {
+        const f = this.memo.ownerOf(def);
+        const entry = `${this.stateKey()}|${name}|${def.startIndex - f.node.startIndex}`;
+        if (f.fn?.entry === entry) this.replay(this.memo, f.fn);
+        else f.fn = this.record(this.memo, entry, false, walk);
+      } else walk();
+      out.push({ def, events: this.events.splice(at) });
+      this.calls.splice(callsAt);
+    }
+    return out;
+  }
 
-    const visitCalls = (scope: SyntaxNode, depth: number) => {
-      for (const call of callsInOrder(scope)) {
-        calls.push({ node: call, path: resolve(call.childForFieldName("function"))?.replace(/\(\)/g, "") ?? null, at: events.length });
-        const init = classifyCall(call);
-        if (init) events.push(init);
-        const fn = call.childForFieldName("function");
-        if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !inlined.has(fn.text)) {
-          const def = functions.get(fn.text)!;
-          const body = def.childForFieldName("body");
-          if (body) {
-            inlined.add(fn.text);
-            everInlined.add(fn.text);
-            walkBlock(body, depth + 1, true);
-            inlined.delete(fn.text);
-          }
-        }
-      }
-    };
+  private flushMagics(beforeLine: number): void {
+    while (this.magicQueue.length && this.magicQueue[0].line < beforeLine) this.events.push(...magicEvents(this.magicQueue.shift()!));
+  }
 
-    const recordEnv = (stmt: SyntaxNode, inFunction: boolean, nested: boolean) => {
-      for (const w of envWritesOf(stmt, isEnviron, resolve)) {
-        const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
-        events.push(ev);
-        if (w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK" && w.literal === "1") nvmlCheck = true;
-        if (w.variable === "KINETO_USE_DAEMON" && w.literal === "1") kinetoDaemon = true;
-      }
-    };
+  private walkBlock(block: SyntaxNode, depth: number, inFunction: boolean, nested = false): void {
+    for (const s of block.namedChildren) {
+      if (!s || s.type === "comment") continue;
+      if (depth === 0 && !nested) this.flushMagics(s.startPosition.row);
+      this.walkStatement(s, depth, inFunction, nested);
+    }
+  }
 
-    const walkStatement = (stmt: SyntaxNode, depth: number, inFunction: boolean, nested: boolean): void => {
-      switch (stmt.type) {
-        case "import_statement":
-        case "import_from_statement": {
-          for (const [, path] of importBindings(stmt)) {
-            const framework = frameworkOfModule(path);
-            const eager = isEagerInitModule(path, options.eagerInitModules);
-            if (framework || eager) events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
-            if (eager) events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}` });
-            else if (framework === "torch" && kinetoDaemon && !torchLoaded) events.push({ kind: "init", node: stmt, framework: "torch", depth: "nvml", what: `import ${path} with KINETO_USE_DAEMON=1` });
-            if (framework === "torch") torchLoaded = true;
-          }
-          return;
-        }
-        case "function_definition":
-        case "class_definition":
-          if (stmt.type === "class_definition") {
-            const body = stmt.childForFieldName("body");
-            if (body) for (const s of body.namedChildren) if (s && s.type !== "function_definition" && s.type !== "decorated_definition") walkStatement(s, depth, inFunction, true);
-          }
-          return;
-        case "decorated_definition":
-          for (const d of stmt.namedChildren) if (d?.type === "decorator") visitCalls(d, depth);
-          return;
-        default:
-          break;
-      }
-      if (COMPOUND.has(stmt.type)) {
-        for (const child of stmt.namedChildren) {
-          if (!child) continue;
-          if (child.type === "block") walkBlock(child, depth, inFunction, true);
-          else if (["elif_clause", "else_clause", "except_clause", "finally_clause", "case_clause", "except_group_clause"].includes(child.type)) {
-            for (const c of child.namedChildren) {
-              if (!c) continue;
-              if (c.type === "block") walkBlock(c, depth, inFunction, true);
-              else visitCalls(c, depth);
-            }
-          } else if (child.type !== "comment" && child !== stmt.childForFieldName("left")) {
-            visitCalls(child, depth);
-          }
-        }
+  /** One statement's events and calls, appended in execution order. */
+  private walkStatement(stmt: SyntaxNode, depth: number, inFunction: boolean, nested: boolean): void {
+    switch (stmt.type) {
+      case "import_statement":
+      case "import_from_statement":
+        this.walkImport(stmt);
+        return;
+      case "function_definition":
+        return;
+      case "class_definition": {
+        const body = stmt.childForFieldName("body");
+        if (body) for (const s of body.namedChildren) if (s && s.type !== "function_definition" && s.type !== "decorated_definition") this.walkStatement(s, depth, inFunction, true);
         return;
       }
-      visitCalls(stmt, depth);
-      recordEnv(stmt, inFunction, nested);
-    };
-
-    const walkBlock = (block: SyntaxNode, depth: number, inFunction: boolean, nested = false) => {
-      for (const s of block.namedChildren) {
-        if (!s || s.type === "comment") continue;
-        if (depth === 0 && !nested) flushMagics(s.startPosition.row);
-        walkStatement(s, depth, inFunction, nested);
-      }
-    };
-
-    walkBlock(root, 0, false);
-    flushMagics(Number.MAX_SAFE_INTEGER);
-
-    // Functions the module never calls, each walked as its own timeline (kept out of `events`).
-    const functionTimelines: FunctionTimeline[] = [];
-    for (const [name, def] of functions) {
-      const body = def.childForFieldName("body");
-      if (everInlined.has(name) || !body) continue;
-      const at = events.length, callsAt = calls.length;
-      inlined.add(name);
-      walkBlock(body, 1, true, true);
-      inlined.delete(name);
-      functionTimelines.push({ def, events: events.splice(at) });
-      calls.splice(callsAt);
+      case "decorated_definition":
+        for (const d of stmt.namedChildren) if (d?.type === "decorator") this.visitCalls(d, depth);
+        return;
+      default:
+        if (COMPOUND.has(stmt.type)) this.walkCompound(stmt, depth, inFunction);
+        else { this.visitCalls(stmt, depth); this.recordEnv(stmt, inFunction, nested); }
     }
+  }
 
-    // Reads anywhere in the file (for GPU005 and GPU007).
-    for (const r of envReadsOf(nodesOfType, isEnviron, resolve, envWords())) events.push(r);
-    return { events, calls, functionTimelines };
+  /** if/for/while/try/with/match: the header expressions' calls, then each block, in source order. */
+  private walkCompound(stmt: SyntaxNode, depth: number, inFunction: boolean): void {
+    for (const child of stmt.namedChildren) {
+      if (!child) continue;
+      if (child.type === "block") this.walkBlock(child, depth, inFunction, true);
+      else if (CLAUSES.has(child.type)) {
+        for (const c of child.namedChildren) {
+          if (!c) continue;
+          if (c.type === "block") this.walkBlock(c, depth, inFunction, true);
+          else this.visitCalls(c, depth);
+        }
+      } else if (child.type !== "comment") {
+        // A `for` target's calls run too (`for x[f()] in xs` calls f on each iteration).
+        this.visitCalls(child, depth);
+      }
+    }
+  }
+
+  private walkImport(stmt: SyntaxNode): void {
+    for (const [, path] of importBindings(stmt)) {
+      const framework = frameworkOfModule(path);
+      const eager = isEagerInitModule(path, this.options.eagerInitModules);
+      if (framework || eager) this.events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
+      if (eager) this.events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}` });
+      else if (framework === "torch" && this.kinetoDaemon && !this.torchLoaded) this.events.push({ kind: "init", node: stmt, framework: "torch", depth: "nvml", what: `import ${path} with KINETO_USE_DAEMON=1` });
+      if (framework === "torch") this.torchLoaded = true;
+    }
+  }
+
+  /** The calls of `scope` in evaluation order; a call of a module function is inlined (two levels deep). */
+  private visitCalls(scope: SyntaxNode, depth: number): void {
+    const { functions, symbols } = this.b;
+    for (const call of callsInOrder(this.index.callsAndScopesIn(scope))) {
+      const fn = call.childForFieldName("function");
+      this.calls.push({ node: call, path: this.q.resolve(fn)?.replace(/\(\)/g, "") ?? null, at: this.events.length });
+      const init = classifyCall(call, fn, this.q, this.b.frameworks, this.options, this.nvmlCheck);
+      if (init) this.events.push(init);
+      if (fn?.type === "identifier" && depth < 2) this.memo?.track.deps?.callees.add(fn.text);
+      if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !this.inlined.has(fn.text)) {
+        const body = functions.get(fn.text)!.childForFieldName("body");
+        if (body) {
+          this.inlined.add(fn.text);
+          this.everInlined.add(fn.text);
+          this.inlinedLog?.push(fn.text);
+          this.walkBlock(body, depth + 1, true);
+          this.inlined.delete(fn.text);
+        }
+      }
+    }
+  }
+
+  private recordEnv(stmt: SyntaxNode, inFunction: boolean, nested: boolean): void {
+    if (stmt.type !== "expression_statement" || !this.mentions.within(stmt.startIndex, stmt.endIndex, this.writeWords, true)) return;
+    for (const w of envWritesOf(stmt, this.q.isEnviron, this.q.resolve)) {
+      const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
+      this.events.push(ev);
+      if (w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK" && w.literal === "1") this.nvmlCheck = true;
+      if (w.variable === "KINETO_USE_DAEMON" && w.literal === "1") this.kinetoDaemon = true;
+    }
+  }
+}
+
+/**
+ * The CUDA-initialising event of one call (ground truth, ../shared/spec/rules.md), or null.
+ * @param fn the call's function node; nvmlCheck: PYTORCH_NVML_BASED_CUDA_CHECK=1 was written before.
+ */
+function classifyCall(call: SyntaxNode, fn: SyntaxNode | null, q: Queries, frameworks: ReadonlySet<Framework>, options: ModelOptions, nvmlCheck: boolean): InitEvent | null {
+  const args = call.childForFieldName("arguments");
+  const path = q.resolve(fn);
+  const ev = (framework: Framework, depth: InitDepth, what: string): InitEvent => ({ kind: "init", node: call, framework, depth, what });
+  if (path) {
+    const bare = path.replace(/\(\)/g, "");
+    const hit = bare.startsWith("torch") ? classifyTorchPath(bare, args, q, options, nvmlCheck) : classifyOtherPath(bare);
+    if (hit !== undefined) return hit ? ev(hit[0], hit[1], hit[2]) : null;
+  }
+  // Method calls on torch objects: `.cuda()`, `.to("cuda")`, `device="cuda"`.
+  if (fn?.type === "attribute" && frameworks.has("torch")) {
+    const attr = fn.childForFieldName("attribute")?.text;
+    const objQ = q.resolve(fn.childForFieldName("object"));
+    if (objQ === "torch" || objQ === "torch.cuda") return null;
+    if (attr === "cuda") return ev("torch", "context", ".cuda()");
+    if (attr === "to" && args && args.namedChildren.some((a) => a && (q.isCudaDevice(a) || (a.type === "keyword_argument" && a.childForFieldName("name")?.text === "device" && q.isCudaDevice(a.childForFieldName("value")))))) {
+      return ev("torch", "context", `.to(${args.namedChildren[0]?.text ?? ""})`);
+    }
+    const dev = keyword(args, "device");
+    if (dev && q.isCudaDevice(dev)) return ev("torch", "context", `${attr}(device=${dev.text})`);
+  }
+  return null;
+}
+
+/** An init's framework, depth and description; null: the path names no init; undefined: look at the method call too. */
+type PathVerdict = [Framework, InitDepth, string] | null | undefined;
+
+/** {@link classifyCall} for a resolved path under `torch`. */
+function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, options: ModelOptions, nvmlCheck: boolean): PathVerdict {
+  if (bare.startsWith("torch.cuda.")) {
+    const member = bare.slice("torch.cuda.".length);
+    if (member === "is_available" && nvmlCheck) return null;
+    const depth = TORCH_CUDA_INIT.get(member);
+    if (depth) return ["torch", depth, `${bare}()`];
+    if (member === "device_count" && options.torchBelow24) return ["torch", "driver", `${bare}() (torch < 2.4)`];
+    if (member === "amp.GradScaler" || member === "amp.autocast") return ["torch", "context", `${bare}()`];
+    return null;
+  }
+  if (bare.startsWith("torch.accelerator.")) {
+    const depth = TORCH_ACCELERATOR_INIT.get(bare.slice("torch.accelerator.".length));
+    return depth ? ["torch", depth, `${bare}()`] : null;
+  }
+  const otherDepth = TORCH_OTHER_INIT.get(bare);
+  if (otherDepth) return ["torch", otherDepth, `${bare}()`];
+  if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
+    const dev = firstArgOrKeyword(args, "device_type");
+    return dev && stringValue(dev) === "cuda" ? ["torch", "context", `${bare}("cuda")`] : null;
+  }
+  if (bare === "torch.amp.GradScaler") {
+    const dev = firstArgOrKeyword(args, "device");
+    return !dev || stringValue(dev) === "cuda" ? ["torch", "context", `${bare}("cuda")`] : null;
+  }
+  if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare)) return ["torch", "context", "DataParallel(...)"];
+  if (bare.startsWith("torch.")) {
+    const dev = keyword(args, "device");
+    if (dev && q.isCudaDevice(dev)) return ["torch", "context", `${bare}(device=${dev.text})`];
+  }
+  return undefined;
+}
+
+/** {@link classifyCall} for a resolved path outside `torch` (accelerate, JAX, Keras, TensorFlow, CuPy, Numba). */
+function classifyOtherPath(bare: string): PathVerdict {
+  if (bare === "accelerate.Accelerator" || bare === "accelerate.accelerator.Accelerator") return ["torch", "context", "accelerate.Accelerator()"];
+  if (bare.startsWith("jax.")) {
+    const member = bare.slice(4);
+    return JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + ".")) ? ["jax", "context", `${bare}()`] : null;
+  }
+  // Keras 3 is multi-backend: a call into `keras` starts TensorFlow only where it builds tensors
+  // (ops, layers, models...); `keras.src.*` internals and decorators such as `keras_export`
+  // run no backend code (issue 16, pattern 8).
+  if (bare.startsWith("keras.") && !KERAS_TENSOR_NAMESPACES.some((p) => bare === `keras.${p}` || bare.startsWith(`keras.${p}.`))) return null;
+  if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
+    const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
+    if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available") return ["tensorflow", "context", `${bare}()`];
+    if (TF_NON_INIT_PREFIXES.some((p) => tfq.startsWith(p))) return null;
+    return ["tensorflow", "context", `${bare}()`];
+  }
+  if (bare.startsWith("cupy.") || bare.startsWith("cupyx.")) return ["cupy", "context", `${bare}()`];
+  if (bare.startsWith("numba.cuda.") && bare !== "numba.cuda.jit") return ["numba", "context", `${bare}()`];
+  return undefined;
+}
+
+/**
+ * A node of a top-level statement by its offsets relative to the statement's start and its type:
+ * found again in a later tree whose statement has the same subtree (tree-sitter reused it).
+ */
+interface NodeRef { owner: StatementFacts; start: number; end: number; type: string }
+
+/** A timeline event with its nodes as {@link NodeRef}s (the `range` of a write is its statement's). */
+type EventRecord = { kind: TimelineEvent["kind"]; refs: Record<string, NodeRef | null>; plain: Record<string, unknown> };
+
+/** Fields of timeline events that hold nodes. */
+const NODE_FIELDS = ["node", "statement", "value", "nameNode"] as const;
+
+/** What walking one statement did: its events and calls, the state it left, what it looked up. */
+interface WalkRecord {
+  /** The walk state the statement was walked in ({@link TimelineWalker.stateKey}). */
+  entry: string;
+  exit: { nvmlCheck: boolean; kinetoDaemon: boolean; torchLoaded: boolean };
+  events: EventRecord[];
+  /** `at` counts the events before the call from the statement's first event. */
+  calls: Array<{ ref: NodeRef; path: string | null; at: number }>;
+  /** Functions the walk inlined (everInlined). */
+  inlined: string[];
+  deps: Deps;
+  /** The statements whose nodes the record names. */
+  owners: Set<StatementFacts>;
+}
+
+/** The environment writes of one expression statement (for envWritesAnywhere). */
+interface WritesRecord { statement: NodeRef; inFunction: boolean; nested: boolean; writes: EventRecord[] }
+
+/**
+ * The facts of one top-level statement, kept across edits while tree-sitter reuses its subtree:
+ * what it binds (context-free), and what the walk, the reads and the writes found in it (reused
+ * while the names they looked up are bound as before).
+ */
+interface StatementFacts {
+  /** The statement's subtree in the parser (tree-sitter reuses a subtree across an incremental parse). */
+  id: number;
+  text: string;
+  /** The statement node in the tree of the lint that last matched these facts (`epoch`). */
+  node: SyntaxNode;
+  epoch: number;
+  imports: Array<[string, string]>;
+  def: { name: string; ref: NodeRef } | null;
+  assignments: Array<{ name: string; type: string; text: string; ref: NodeRef }>;
+  main?: WalkRecord;
+  fn?: WalkRecord;
+  reads?: { subs: EventRecord[]; calls: EventRecord[]; deps: Deps };
+  writes?: { list: WritesRecord[]; deps: Deps };
+}
+
+/**
+ * The per-statement facts of one document, kept from one lint to the next (lint.ts keeps one per
+ * tree: `lintPython(..., { previousTree, incremental: true })`). Opaque to callers.
+ */
+export class ModelCache {
+  /** @internal Facts of the statements of the last tree, in document order. */
+  statements: StatementFacts[] = [];
+  /** @internal Options, frameworks and word lists the records were made under. */
+  key = "";
+  /** @internal The bindings of the last model (to find the names bound differently now). */
+  bindings: Bindings | null = null;
+  /** @internal Function name → its definition statement's text, of the last model. */
+  functionTexts = new Map<string, string>();
+  /** @internal */
+  epoch = 0;
+}
+
+const newDeps = (): Deps => ({ resolved: new Set(), values: new Set(), callees: new Set() });
+
+/** The per-lint side of a {@link ModelCache}: matching statements, references to nodes and back. */
+class Memo {
+  readonly facts: StatementFacts[] = [];
+  private readonly starts: number[] = [];
+  private readonly materialized = new Map<NodeRef, SyntaxNode>();
+  readonly track: Tracker = { deps: null };
+
+  /**
+   * Matches this tree's top-level statements with the kept facts by text: a statement whose text
+   * occurs once in the last version and once in this one, without syntax errors, parses to the
+   * same subtree (a complete top-level statement's parse depends only on its tokens), so its facts
+   * hold, found again by offsets. (tree-sitter does not keep the subtree of a statement that holds
+   * INDENT/DEDENT tokens across an incremental parse, so node ids cannot be the key.) Statements
+   * whose text repeats are analysed afresh: facts name the statement they came from.
+   */
+  constructor(readonly cache: ModelCache, statements: SyntaxNode[], text: string) {
+    const epoch = ++cache.epoch;
+    const old = new Map<string, StatementFacts | null>();
+    for (const f of cache.statements) old.set(f.text, old.has(f.text) ? null : f);
+    const bodies = statements.map((st) => text.slice(st.startIndex, st.endIndex));
+    const count = new Map<string, number>();
+    for (const b of bodies) count.set(b, (count.get(b) ?? 0) + 1);
+    statements.forEach((st, i) => {
+      const body = bodies[i];
+      const prev = count.get(body) === 1 ? old.get(body) : null;
+      let f: StatementFacts;
+      if (prev && prev.epoch === epoch - 1 && prev.node.type === st.type && !st.hasError) { f = prev; f.node = st; f.id = st.id; f.epoch = epoch; }
+      else f = this.fresh(st, body, epoch);
+      this.facts.push(f);
+      this.starts.push(st.startIndex);
+    });
+  }
+
+  /** Facts of a statement seen for the first time: what it binds. */
+  private fresh(st: SyntaxNode, body: string, epoch: number): StatementFacts {
+    const f: StatementFacts = { id: st.id, text: body, node: st, epoch, imports: [], def: null, assignments: [] };
+    for (const n of st.descendantsOfType(["import_statement", "import_from_statement", "assignment"])) {
+      if (!n) continue;
+      if (n.type !== "assignment") { f.imports.push(...importBindings(n)); continue; }
+      const left = n.childForFieldName("left");
+      const right = n.childForFieldName("right");
+      if (left?.type === "identifier" && right) f.assignments.push({ name: left.text, type: right.type, text: right.text, ref: this.refIn(f, right) });
+    }
+    const def = st.type === "decorated_definition" ? st.childForFieldName("definition") : st;
+    const name = def?.type === "function_definition" ? def.childForFieldName("name")?.text : undefined;
+    if (def && name) f.def = { name, ref: this.refIn(f, def) };
+    return f;
+  }
+
+  private refIn(owner: StatementFacts, n: SyntaxNode): NodeRef {
+    const ref = { owner, start: n.startIndex - owner.node.startIndex, end: n.endIndex - owner.node.startIndex, type: n.type };
+    this.materialized.set(ref, n);
+    return ref;
+  }
+
+  /** The facts of the top-level statement containing `n`. */
+  ownerOf(n: SyntaxNode): StatementFacts {
+    const at = n.startIndex;
+    let lo = 0, hi = this.starts.length - 1, best = 0;
+    while (lo <= hi) { const mid = (lo + hi) >> 1; if (this.starts[mid] <= at) { best = mid; lo = mid + 1; } else hi = mid - 1; }
+    return this.facts[best];
+  }
+
+  ref(n: SyntaxNode): NodeRef {
+    return this.refIn(this.ownerOf(n), n);
+  }
+
+  /**
+   * The node of `ref` in this lint's tree. The owner's subtree is the one the reference was taken
+   * in (same parser subtree, same text), so the node is there: found by offsets, checked by type.
+   * @throws Error when it is not (a bug: the caller reuses facts it should have dropped).
+   */
+  node(ref: NodeRef): SyntaxNode {
+    let n = this.materialized.get(ref);
+    if (n) return n;
+    const owner = ref.owner.node;
+    const start = owner.startIndex + ref.start, end = owner.startIndex + ref.end;
+    let m: SyntaxNode | null = owner.descendantForIndex(start, end);
+    while (m && !(m.startIndex === start && m.endIndex === end && m.type === ref.type)) m = m.startIndex >= owner.startIndex && m.id !== owner.id ? m.parent : null;
+    if (!m || ref.owner.epoch !== this.cache.epoch) throw new Error(`stale statement facts: no ${ref.type} at ${start}-${end}`);
+    n = m;
+    this.materialized.set(ref, n);
+    return n;
+  }
+
+  /** An event as a record. */
+  record(e: TimelineEvent, owners: Set<StatementFacts>): EventRecord {
+    const refs: Record<string, NodeRef | null> = {};
+    const plain: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(e)) {
+      if (k === "kind" || k === "range") continue;
+      if ((NODE_FIELDS as readonly string[]).includes(k)) {
+        const r = v ? this.ref(v as SyntaxNode) : null;
+        if (r) owners.add(r.owner);
+        refs[k] = r;
+      } else plain[k] = v;
+    }
+    return { kind: e.kind, refs, plain };
+  }
+
+  /** A record as an event of this lint's tree. */
+  event(r: EventRecord): TimelineEvent {
+    const e: Record<string, unknown> = { kind: r.kind, ...r.plain };
+    for (const [k, ref] of Object.entries(r.refs)) e[k] = ref ? this.node(ref) : ref;
+    if (r.kind === "envWrite") e.range = nodeRange(e.statement as SyntaxNode);
+    return e as unknown as TimelineEvent;
+  }
+
+  /** A timeline call whose node is found on first use. */
+  call(c: WalkRecord["calls"][number], base: number): TimelineCall {
+    const find = () => this.node(c.ref);
+    let node: SyntaxNode | undefined;
+    return { path: c.path, at: c.at + base, get node() { return (node ??= find()); } };
+  }
+}
+
+/** Whether a record looked up a name bound differently now, or names a statement that changed. */
+function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: { resolved: Set<string>; values: Set<string>; callees: Set<string> }, epoch: number): boolean {
+  if (r.owners) for (const o of r.owners) if (o.epoch !== epoch) return true;
+  for (const [mine, theirs] of [[r.deps.resolved, changed.resolved], [r.deps.values, changed.values], [r.deps.callees, changed.callees]] as const) {
+    if (theirs.size === 0) continue;
+    for (const n of mine) if (theirs.has(n)) return true;
+  }
+  return false;
+}
+
+/** The bindings of a model whose statements' facts are kept: from the facts, nodes found on use. */
+function bindingsOf(memo: Memo): { b: Bindings; functionTexts: Map<string, string> } {
+  const b: Bindings = { symbols: new Map(), functions: new Map(), assignments: new Map(), frameworks: new Set() };
+  const functionTexts = new Map<string, string>();
+  for (const f of memo.facts) {
+    for (const [local, path] of f.imports) {
+      b.symbols.set(local, path);
+      const fw = frameworkOfModule(path);
+      if (fw) b.frameworks.add(fw);
+    }
+  }
+  for (const f of memo.facts) {
+    if (!f.def) continue;
+    b.functions.set(f.def.name, f.def.ref.start === 0 && f.def.ref.type === f.node.type ? f.node : memo.node(f.def.ref));
+    functionTexts.set(f.def.name, f.text);
+  }
+  for (const f of memo.facts) {
+    for (const a of f.assignments) {
+      const list = b.assignments.get(a.name) ?? [];
+      const ref = a.ref;
+      list.push({ type: a.type, text: a.text, start: f.node.startIndex + ref.start, node: () => memo.node(ref) });
+      b.assignments.set(a.name, list);
+    }
+  }
+  return { b, functionTexts };
+}
+
+/**
+ * The names bound differently in `now` than in `before`, among those bound by statements that
+ * changed: for resolve (the import binding or alias), for valueOf (the values), for inlining (the
+ * function definition or an import of the name).
+ */
+function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowTexts: Map<string, string>): { resolved: Set<string>; values: Set<string>; callees: Set<string> } {
+  const out = { resolved: new Set<string>(), values: new Set<string>(), callees: new Set<string>() };
+  const before = cache.bindings;
+  if (!before) return out;
+  const names = new Set<string>();
+  const touched = (f: StatementFacts) => {
+    for (const [l] of f.imports) names.add(l);
+    if (f.def) names.add(f.def.name);
+    for (const a of f.assignments) names.add(a.name);
   };
-  let timeline: { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: FunctionTimeline[] } | undefined;
-  const model: ModuleModel = {
-    tree, text, symbols, functions, frameworks, resolve, isCudaDevice, valueOf, isEnviron, nodesOfType,
-    get events() { return (timeline ??= computeTimeline()).events; },
-    get calls() { return (timeline ??= computeTimeline()).calls; },
-    get functionTimelines() { return (timeline ??= computeTimeline()).functionTimelines; },
+  const live = new Set(memo.facts);
+  const last = new Set(cache.statements);
+  for (const f of memo.facts) if (!last.has(f)) touched(f);
+  for (const f of cache.statements) if (!live.has(f)) touched(f);
+  const aliasOf = (b: Bindings, n: string) => {
+    const s = b.symbols.get(n);
+    if (s) return `=${s}`;
+    const v = b.assignments.get(n);
+    return v && v.length === 1 && (v[0].type === "attribute" || v[0].type === "identifier") && v[0].text !== n ? `~${v[0].text}` : "";
   };
-  return model;
+  const valuesOf = (b: Bindings, n: string) => (b.assignments.get(n) ?? []).map((v) => `${v.type}:${v.text}`).join("\u0001");
+  const fnOf = (b: Bindings, texts: Map<string, string>, n: string) => `${b.symbols.has(n) ? "S" : ""}|${texts.get(n) ?? ""}`;
+  for (const n of names) {
+    if (aliasOf(before, n) !== aliasOf(now, n)) out.resolved.add(n);
+    if (valuesOf(before, n) !== valuesOf(now, n)) out.values.add(n);
+    if (fnOf(before, cache.functionTexts, n) !== fnOf(now, nowTexts, n)) out.callees.add(n);
+  }
+  return out;
+}
+
+/** Drops the records of `memo`'s statements that may not hold in this version of the file. */
+function dropStale(memo: Memo, key: string, changed: ReturnType<typeof changedNames>): void {
+  const epoch = memo.cache.epoch;
+  const all = key !== memo.cache.key;
+  for (const f of memo.facts) {
+    if (f.main && (all || stale(f.main, changed, epoch))) delete f.main;
+    if (f.fn && (all || stale(f.fn, changed, epoch))) delete f.fn;
+    if (f.reads && (all || stale(f.reads, changed, epoch))) delete f.reads;
+    if (f.writes && (all || stale(f.writes, changed, epoch))) delete f.writes;
+  }
 }
 
 /** Keras namespaces whose calls build tensors (and so start the TensorFlow backend under TF). */
@@ -565,21 +1282,26 @@ export function importBindings(imp: SyntaxNode): Array<[string, string]> {
   return out;
 }
 
-/** Calls inside `scope` in evaluation order (arguments before the call that receives them), skipping lambdas and nested defs. */
-function callsInOrder(scope: SyntaxNode): SyntaxNode[] {
-  const out: SyntaxNode[] = [];
-  // Iterative post-order walk: a deeply nested expression (`1 + 1 + ... + 1` with 10,000 terms)
-  // must not overflow the call stack.
-  const stack: Array<{ node: SyntaxNode; done: boolean }> = [{ node: scope, done: false }];
-  while (stack.length) {
-    const { node: n, done } = stack.pop()!;
-    if (done) { out.push(n); continue; }
-    if (n.type === "lambda" || n.type === "function_definition" || n.type === "class_definition") continue;
-    if (n.type === "call") stack.push({ node: n, done: true });
-    const kids = n.namedChildren;
-    for (let i = kids.length - 1; i >= 0; i--) { const c = kids[i]; if (c) stack.push({ node: c, done: false }); }
+/** Node types whose calls run later (or never), not when the enclosing statement runs. */
+const DEFERRED = ["lambda", "function_definition", "class_definition"];
+
+/**
+ * The calls of a scope in evaluation order (arguments before the call that receives them), skipping
+ * lambdas and nested defs, from its calls and deferred scopes in pre-order (NodeIndex.callsAndScopesIn:
+ * no walk over every node from JavaScript). A call's arguments end before it, so evaluation order
+ * (post-order) is the order of end offsets, an enclosing call after the calls it encloses.
+ */
+function callsInOrder(found: ReadonlyArray<{ n: SyntaxNode; start: number; end: number; i: number }>): SyntaxNode[] {
+  const out: Array<{ n: SyntaxNode; start: number; end: number; i: number }> = [];
+  // Deferred subtrees in pre-order: a call lies in one when it comes after it and inside its range.
+  let skipUntil = -1;
+  for (const x of found) {
+    if (x.start < skipUntil || (x.start === skipUntil && x.end === skipUntil)) continue;
+    if (x.n.type === "call") out.push(x);
+    else if (x.n.isNamed) skipUntil = x.start === x.end ? -1 : x.end;
   }
-  return out;
+  out.sort((a, b) => a.end - b.end || b.start - a.start || b.i - a.i);
+  return out.map((x) => x.n);
 }
 
 function keyword(args: SyntaxNode | null, name: string): SyntaxNode | null {
@@ -687,26 +1409,22 @@ function computeEnvWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
     if (!list.some((x) => x.variable === e.variable && x.nameNode?.id === e.nameNode?.id)) list.push(e);
     onTimeline.set(e.statement.id, list);
   }
-  for (const stmt of model.nodesOfType("expression_statement")) {
-    if (!stmt) continue;
-    const known = onTimeline.get(stmt.id);
-    if (known) { out.push(...known); continue; }
-    const writes = envWritesOf(stmt, model.isEnviron, model.resolve);
-    if (writes.length === 0) continue;
-    let inFunction = false;
-    for (let p = stmt.parent; p; p = p.parent) if (p.type === "function_definition" || p.type === "lambda") { inFunction = true; break; }
-    for (const w of writes) {
-      out.push({ ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested: stmt.parent?.type !== "module" });
-    }
-  }
+  for (const { statement, writes } of model.statementWrites()) out.push(...(onTimeline.get(statement.id) ?? writes));
   return out.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
 }
 
 /** Environment reads with literal names anywhere in the tree. */
-function envReadsOf(nodesOfType: (t: string) => SyntaxNode[], isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): EnvReadEvent[] {
+function envReadsOf(mentionsIn: Mentions, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): EnvReadEvent[] {
+  const [subs, calls] = readsAmong(mentionsIn.nodesIn("subscript", words), mentionsIn.nodesIn("call", words), mentionsIn, isEnviron, resolve, words);
+  return [...subs, ...calls];
+}
+
+/** The reads among candidate subscripts and calls: [subscript reads, call reads], each in the candidates' order. */
+function readsAmong(subscripts: ReadonlyArray<SyntaxNode | null>, callNodes: ReadonlyArray<SyntaxNode | null>, mentionsIn: Mentions, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): [EnvReadEvent[], EnvReadEvent[]] {
   const out: EnvReadEvent[] = [];
-  const mentions = (n: SyntaxNode) => { const t = n.text; return words.some((w) => t.includes(w)); };
-  for (const s of nodesOfType("subscript")) {
+  const viaCall: EnvReadEvent[] = [];
+  const mentions = (n: SyntaxNode) => words.some((w) => mentionsIn.within(n.startIndex, n.endIndex, [w]));
+  for (const s of subscripts) {
     if (!s || !mentions(s) || !isEnviron(s.childForFieldName("value"))) continue;
     const parent = s.parent;
     if (parent?.type === "assignment" && parent.childForFieldName("left")?.id === s.id) continue;
@@ -715,7 +1433,7 @@ function envReadsOf(nodesOfType: (t: string) => SyntaxNode[], isEnviron: (n: Syn
     const name = stringValue(key);
     if (name !== null && key) out.push({ kind: "envRead", variable: name, node: s, nameNode: key });
   }
-  for (const c of nodesOfType("call")) {
+  for (const c of callNodes) {
     if (!c || !mentions(c)) continue;
     const fn = c.childForFieldName("function");
     const q = resolve(fn);
@@ -723,9 +1441,9 @@ function envReadsOf(nodesOfType: (t: string) => SyntaxNode[], isEnviron: (n: Syn
     if (!isGet && q !== "os.getenv") continue;
     const first = c.childForFieldName("arguments")?.namedChildren[0];
     const name = stringValue(first);
-    if (name !== null && first) out.push({ kind: "envRead", variable: name, node: c, nameNode: first });
+    if (name !== null && first) viaCall.push({ kind: "envRead", variable: name, node: c, nameNode: first });
   }
-  return out;
+  return [out, viaCall];
 }
 
 /** Events of one IPython line: `%env K=V` / `%env K V` / `%set_env K V` writes; `!export K=V` / `!K=V cmd` shell exports. */

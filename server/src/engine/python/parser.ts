@@ -45,16 +45,17 @@ export async function pythonLanguage(): Promise<Language> {
 /**
  * Parses `text` (optionally reusing `previous`, an edited old tree, for an incremental parse).
  * One parser is reused for the process: parsing is synchronous, so there is no interleaving.
+ * @param nestingChecked the caller found `nestingProblem(text)` null already (lintPython): not scanned again.
  * @throws Error if {@link loadPython} has not resolved yet.
  */
-export function parsePython(text: string, previous?: Tree): Tree {
+export function parsePython(text: string, previous?: Tree, nestingChecked = false): Tree {
   if (!sharedParser) throw new Error("parsePython called before loadPython() resolved");
   // A lone \r ends a line for Python (universal newlines) and for LSP, but not for tree-sitter's
   // Python grammar: parse it as \n. Same length, so offsets stay valid and rows match LSP lines.
   let input = text.includes("\r") ? text.replace(/\r(?!\n)/g, "\n") : text;
   // Nesting deep enough to overflow tree-sitter's wasm stack would kill the parser for the whole
   // process: parse the text blanked instead (same lines and lengths, no nodes). lintPython reports it.
-  const tooDeep = nestingProblem(input) !== null;
+  const tooDeep = !nestingChecked && nestingProblem(input) !== null;
   if (tooDeep) input = input.replace(/[^\n\r]/g, " ");
   const tree = sharedParser.parse(input, tooDeep ? null : (previous ?? null));
   if (!tree) throw new Error("tree-sitter returned no tree (parse cancelled)");

@@ -61,11 +61,13 @@ function readsAtImport(e: TimelineEvent, readers: ReturnType<typeof readersOf>):
  * (`model.functionTimelines`): the module's code above the definition ran first (the module was
  * imported), then the function's own events up to the write. Module code below the definition is
  * left out: it may be what calls the function (`unittest.main()`, `app.run()` in a `__main__` block).
- * The events above the definition are selected once per function.
+ * The events above the definition are selected once per function, on the first question (most
+ * functions have no write to ask about: selecting them for each of a file's functions was the cost).
  */
 export function statesInFunction(model: ModuleModel, fn: FunctionTimeline): (write: EnvWriteEvent) => WriteState {
-  const events = [...model.events.filter((e) => "node" in e && e.node.startIndex < fn.def.startIndex), ...fn.events];
+  let selected: TimelineEvent[] | undefined;
   return (write) => {
+    const events = (selected ??= [...model.events.filter((e) => "node" in e && e.node.startIndex < fn.def.startIndex), ...fn.events]);
     const readers = readersOf(write.variable);
     let frozenBy: InitEvent | null = null;
     let firstImport: ImportEvent | null = null;

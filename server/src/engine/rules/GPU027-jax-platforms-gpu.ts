@@ -45,7 +45,9 @@ export const rule: Rule = {
         fix: cudaEdit(w.value, w.literal),
       });
     }
-    for (const call of ctx.model.nodesOfType("call")) {
+    // The key must be the string "jax_platforms": only statements whose text holds it (the
+    // prefilter's own test for this rule), not every call of the file.
+    for (const call of ctx.model.nodesMentioning("call", ["jax_platforms"])) {
       if (!call || calleePath(ctx.model, call) !== "jax.config.update") continue;
       const [key, value] = callArgs(call).positional;
       const v = value ? stringValue(value) : null;

@@ -1,0 +1,128 @@
+/**
+ * Incremental analysis (lintPython's `incremental`, python/model.ts ModelCache) gives exactly the
+ * findings of a lint from scratch: random edit sequences over real files (rule fixtures, the
+ * project's cases, examples, verify programs and, when unpacked, a sample of the ecosystem corpus
+ * in .cache/ecosystem), each edit applied to the kept tree as the server applies a didChange
+ * (Tree.edit), linted incrementally from the previous version, compared with a fresh lint of the
+ * same text. Edits are characters typed or deleted anywhere, lines deleted, and lines that move
+ * the CUDA timeline (imports, environment writes and aliases, CUDA-initialising calls, module
+ * functions and their calls) inserted at line starts. Every rule runs (prefilter off, preview on,
+ * a known machine), so that a stale fact would change some finding.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, CASES } from "./helpers";
+import { initEngine, lintPython, type LintOptions } from "../../server/src/engine/lint";
+import type { SyntaxTree } from "../../server/src/engine/python/parser";
+
+function pyFiles(dir: string, depth = 0): string[] {
+  if (!existsSync(dir) || depth > 12) return [];
+  const out: string[] = [];
+  for (const n of readdirSync(dir).sort()) {
+    const p = join(dir, n);
+    let st;
+    try { st = statSync(p); } catch { continue; }
+    if (st.isDirectory()) out.push(...pyFiles(p, depth + 1));
+    else if (n.endsWith(".py") && st.size < 40_000) out.push(p);
+  }
+  return out;
+}
+
+/** Every 40th ecosystem file that mentions the environment or CUDA (deterministic), at most 40. */
+function ecosystemSample(): string[] {
+  const files = pyFiles(join(ROOT, ".cache", "ecosystem")).filter((_, i) => i % 40 === 0);
+  return files.filter((f) => /environ|cuda|getenv/.test(readFileSync(f, "utf8"))).slice(0, 40);
+}
+
+const FILES = [
+  ...pyFiles(join(ROOT, "test", "fixtures", "rules")), ...pyFiles(CASES), ...pyFiles(join(ROOT, "examples")),
+  ...pyFiles(join(ROOT, "verify")), ...ecosystemSample(),
+];
+
+const OPTIONS: LintOptions = { noPrefilter: true, preview: true, machine: { gpuCount: 2, uuids: ["GPU-0a1b2c3d-0000-0000-0000-000000000000"] }, lazyFixValidation: true };
+
+/** Lines that change the timeline or the bindings when inserted. */
+const SNIPPETS = [
+  "import os\n", "import torch\n", "import torch as th\n", "from os import environ as E\n", "env = os.environ\n",
+  "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n", "E[\"CUDA_DEVICE_ORDER\"] = \"PCI_BUS_ID\"\n", "env[\"JAX_PLATFORMS\"] = \"gpu\"\n",
+  "os.environ[\"PYTORCH_NVML_BASED_CUDA_CHECK\"] = \"1\"\n", "os.environ[\"KINETO_USE_DAEMON\"] = \"1\"\n",
+  "torch.cuda.is_available()\n", "torch.cuda.init()\n", "x = torch.zeros(1, device=device)\n", "device = \"cuda:1\"\n",
+  "device = torch.device(\"cpu\")\n", "def main():\n    torch.cuda.synchronize()\n", "main()\n", "train()\n",
+  "def helper():\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n", "helper()\n", "gpu = os.environ.get(\"CUDA_VISIBLE_DEVICES\")\n",
+  "torch.cuda.set_device(int(gpu))\n", "import jax\n", "jax.devices()\n", "os = None\n", "torch = None\n",
+  "if __name__ == \"__main__\":\n    main()\n", "import tensorflow as tf\n", "os.putenv(\"CUDA_VISIBLE_DEVICES\", \"1\")\n",
+];
+const CHARS = ["x", " ", "\n", "(", ")", ":", "'", "\"", "#", "1", ".", "_", "=", "\t", "    "];
+
+/** A small deterministic generator (xorshift32). */
+function rng(seed: number): (n: number) => number {
+  let x = seed | 0 || 1;
+  return (n) => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) % n; };
+}
+
+interface Edit { start: number; end: number; text: string }
+
+function randomEdit(text: string, r: (n: number) => number): Edit {
+  const lineStarts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === "\n") lineStarts.push(i + 1);
+  switch (r(6)) {
+    case 0: case 1: { const at = r(text.length + 1); return { start: at, end: at, text: CHARS[r(CHARS.length)] }; }
+    case 2: { const at = r(text.length + 1); return { start: at, end: Math.min(text.length, at + 1 + r(5)), text: "" }; }
+    case 3: { const l = r(lineStarts.length); const end = lineStarts[l + 1] ?? text.length; return { start: lineStarts[l], end, text: "" }; }
+    default: { const at = lineStarts[r(lineStarts.length)]; return { start: at, end: at, text: SNIPPETS[r(SNIPPETS.length)] }; }
+  }
+}
+
+/** Row and column of an offset (lines end at \n). */
+function point(text: string, offset: number): { row: number; column: number } {
+  let row = 0, start = 0;
+  for (let i = 0; i < offset; i++) if (text[i] === "\n") { row++; start = i + 1; }
+  return { row, column: offset - start };
+}
+
+/** Applies the edit to the tree as server/src/incremental.ts does for a didChange; returns the new text. */
+function applyEdit(tree: SyntaxTree, text: string, e: Edit): string {
+  const next = text.slice(0, e.start) + e.text + text.slice(e.end);
+  tree.edit({
+    startIndex: e.start, oldEndIndex: e.end, newEndIndex: e.start + e.text.length,
+    startPosition: point(text, e.start), oldEndPosition: point(text, e.end), newEndPosition: point(next, e.start + e.text.length),
+  });
+  return next;
+}
+
+const shape = (r: ReturnType<typeof lintPython>) => JSON.stringify({ d: r.diagnostics, f: r.ruleFailures.map((x) => x.code) });
+
+test("incremental lint equals a lint from scratch after random edits of real files", async () => {
+  await initEngine();
+  assert.ok(FILES.length > 50, `found only ${FILES.length} files`);
+  let steps = 0, withFindings = 0;
+  for (const [k, file] of FILES.entries()) {
+    const r = rng(0x9e3779b1 ^ (k * 2654435761));
+    let text = readFileSync(file, "utf8").replace(/\r\n?/g, "\n");
+    let prev = lintPython(text, OPTIONS, { incremental: true });
+    const fresh0 = lintPython(text, OPTIONS);
+    assert.equal(shape(prev), shape(fresh0), `${file}: first incremental lint differs`);
+    fresh0.tree?.delete();
+    const edits: Edit[] = [];
+    for (let i = 0; i < 6; i++) {
+      const e = randomEdit(text, r);
+      edits.push(e);
+      const before = text;
+      text = applyEdit(prev.tree!, text, e);
+      const next = lintPython(text, OPTIONS, { previousTree: prev.tree!, incremental: true });
+      prev.tree!.delete();
+      const fresh = lintPython(text, OPTIONS);
+      if (shape(next) !== shape(fresh)) {
+        assert.fail(`${file}: after edits ${JSON.stringify(edits)} (last on ${JSON.stringify(before.slice(Math.max(0, e.start - 40), e.end + 40))}):\nincremental ${shape(next)}\nfrom scratch ${shape(fresh)}`);
+      }
+      fresh.tree?.delete();
+      if (next.diagnostics.length) withFindings++;
+      steps++;
+      prev = next;
+    }
+    prev.tree?.delete();
+  }
+  assert.ok(steps >= FILES.length * 6 && withFindings > FILES.length, `steps ${steps}, with findings ${withFindings}`);
+});
