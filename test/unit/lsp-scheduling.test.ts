@@ -12,7 +12,11 @@ import {
   DidOpenNotebookDocumentNotification, DidChangeNotebookDocumentNotification, NotebookCellKind,
   LogTraceNotification, SetTraceNotification, type ProtocolConnection,
 } from "vscode-languageserver-protocol/node";
+import * as rpc from "vscode-languageserver-protocol/node";
+import { fork } from "node:child_process";
+import { join } from "node:path";
 import { useLanguageServer } from "./lspHarness";
+import { ROOT } from "./helpers";
 import { ChangeBacklog, changedDocument } from "../../server/src/scheduling";
 
 const lsp = useLanguageServer();
@@ -141,4 +145,42 @@ test("ChangeBacklog counts queued changes and closes per document, from read to 
   // A dispatch never read (a transport without the second reader) leaves nothing behind.
   b.dispatched(close);
   assert.equal(b.size, 0);
+});
+
+test("over Node IPC (the transport the extension uses) a burst of edits is coalesced too", async () => {
+  const server = fork(join(ROOT, "dist", "server.js"), ["--node-ipc"], { stdio: ["ignore", "ignore", "inherit", "ipc"] });
+  const c = rpc.createProtocolConnection(new rpc.IPCMessageReader(server), new rpc.IPCMessageWriter(server));
+  const lines: string[] = [];
+  const versions: number[] = [];
+  const uri = pathToFileURL("/tmp/sched/ipc.py").href;
+  let wake = () => {};
+  c.onNotification(rpc.LogTraceNotification.type, (p) => { lines.push(p.message); });
+  c.onNotification(rpc.PublishDiagnosticsNotification.type, (p) => { if (p.uri === uri) { versions.push(p.version!); wake(); } });
+  c.listen();
+  try {
+    await c.sendRequest(rpc.InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {}, workspaceFolders: null });
+    await c.sendNotification(rpc.InitializedNotification.type, {});
+    await c.sendNotification(rpc.SetTraceNotification.type, { value: "messages" });
+    const until = async (pred: () => boolean) => {
+      const end = Date.now() + 10000;
+      while (!pred()) {
+        if (Date.now() > end) throw new Error(`timed out; published versions ${versions.join(", ")}`);
+        await new Promise<void>((r) => { wake = r; setTimeout(r, 100); });
+      }
+    };
+    await c.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text: program(200) } });
+    await until(() => versions.includes(1));
+    await Promise.all(Array.from({ length: 40 }, (_, i) => c.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version: i + 2 },
+      contentChanges: [{ range: { start: { line: 4, character: 8 + i }, end: { line: 4, character: 8 + i } }, text: "x" }],
+    })));
+    await until(() => versions.at(-1) === 41);
+    const lints = lines.filter((l) => l.startsWith(`lint ${uri} version `) && !l.includes("version 1:"));
+    assert.ok(lints.length <= 10, `lints after the burst: ${lints.length}`);
+  } finally {
+    await c.sendRequest(rpc.ShutdownRequest.type).catch(() => undefined);
+    await c.sendNotification(rpc.ExitNotification.type).catch(() => undefined);
+    c.dispose();
+    server.kill();
+  }
 });
