@@ -9,7 +9,7 @@
 // - memory():       20 open 5,000-line documents, 1,000 edits (each linted), the server's RSS and
 //                   heap after a GC at each stage (bench/memory-probe.mjs inside the server).
 // Run alone it prints measure()'s result as JSON.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { readFileSync, mkdtempSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
@@ -216,8 +216,33 @@ export async function memory({ docs = 20, lines = 5000, edits = 1000 } = {}) {
   return { docs, lines, edits, stages };
 }
 
+/**
+ * What one kept syntax tree costs: `count` trees of the 5,000-line file parsed with web-tree-sitter
+ * in a fresh process, the growth of `process.memoryUsage().external` (the parser's WebAssembly
+ * memory) per tree, in MiB, and the tree's node count. The fact behind server/src/incremental.ts's
+ * KEPT_TREES.
+ */
+export function treeMemory({ count = 20 } = {}) {
+  const script = `
+    const { Parser, Language } = require("web-tree-sitter");
+    (async () => {
+      await Parser.init();
+      const p = new Parser();
+      p.setLanguage(await Language.load(require.resolve("tree-sitter-python/tree-sitter-python.wasm")));
+      const text = require("node:fs").readFileSync(0, "utf8");
+      const before = process.memoryUsage().external;
+      const trees = [];
+      for (let i = 0; i < ${count}; i++) trees.push(p.parse(text + "#" + i));
+      const after = process.memoryUsage().external;
+      console.log(JSON.stringify({ per_tree_mib: +((after - before) / ${count} / 2 ** 20).toFixed(2), nodes: trees[0].rootNode.descendantCount, trees: ${count} }));
+    })();`;
+  const r = spawnSync(process.execPath, ["-e", script], { cwd: root, input: trainingFile(), encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`treeMemory failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim());
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const what = process.argv[2] ?? "measure";
-  const f = { measure, typing, memory, ruff: ruffLatency }[what];
+  const f = { measure, typing, memory, ruff: ruffLatency, trees: treeMemory }[what];
   Promise.resolve(f()).then((r) => console.log(JSON.stringify(r)));
 }
