@@ -58,8 +58,8 @@ function typingSpot(text) {
  * Starts the server; returns {conn, server, waitVersion(uri, v) -> Promise<bigint hrtime>, traces,
  * published(uri) -> versions, stop()}. `nodeArgs` go before the bundle (e.g. --expose-gc).
  */
-async function startServer({ nodeArgs = [], env = process.env, trace = false } = {}) {
-  const server = spawn(process.execPath, [...nodeArgs, join(root, "dist", "server.js"), "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env });
+async function startServer({ nodeArgs = [], env = process.env, trace = false, serverPath = join(root, "dist", "server.js") } = {}) {
+  const server = spawn(process.execPath, [...nodeArgs, serverPath, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env });
   const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(server.stdout), new rpc.StreamMessageWriter(server.stdin));
   const waiting = new Map();
   const versions = new Map();
@@ -96,9 +96,12 @@ const summary = (times) => {
   return { p50_ms: +pct(s, 50).toFixed(2), p95_ms: +pct(s, 95).toFixed(2), max_ms: +s[s.length - 1].toFixed(2) };
 };
 
-/** didChange -> diagnostics of that version, `edits` single-character edits, each awaited. */
-export async function measure({ edits = 200 } = {}) {
-  const s = await startServer();
+/**
+ * didChange -> diagnostics of that version, `edits` single-character edits, each awaited.
+ * `serverPath`: another build of the server (to compare two versions in one run).
+ */
+export async function measure({ edits = 200, serverPath } = {}) {
+  const s = await startServer({ serverPath });
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_train.py")).href;
   const text = trainingFile();
   const lineCount = text.split("\n").length - 1;
@@ -146,8 +149,8 @@ export function ruffLatency({ edits = 200 } = {}) {
  * last key to the diagnostics of the last version; how many lints ran after the open, and how many
  * versions were published.
  */
-export async function typing({ keys = 40, perSecond = 10 } = {}) {
-  const s = await startServer({ trace: true });
+export async function typing({ keys = 40, perSecond = 10, serverPath } = {}) {
+  const s = await startServer({ trace: true, serverPath });
   const uri = pathToFileURL(join(root, "bench", "cache", "typing_train.py")).href;
   const text = trainingFile();
   const opened = s.waitVersion(uri, 1);
@@ -165,10 +168,13 @@ export async function typing({ keys = 40, perSecond = 10 } = {}) {
     await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: i + 2 }, contentChanges: [insertAt(line, col + i, "x")] });
   }
   const ms = Number((await last) - lastKey) / 1e6;
-  const lints = s.traces.filter((t) => t.startsWith(`lint ${uri} version `) && !/version 1:/.test(t)).length;
+  const mine = s.traces.filter((t) => t.startsWith(`lint ${uri}`) && !/ version 1:/.test(t));
+  const lints = mine.filter((t) => / ms$/.test(t)).length;
+  const dropped = mine.filter((t) => /not published/.test(t)).length;
+  const skipped = mine.filter((t) => /skipped/.test(t)).length;
   const published = s.published(uri).filter((v) => v > 1).length;
   await s.stop();
-  return { last_key_to_diagnostics_ms: +ms.toFixed(1), keys, per_second: perSecond, lints, published_versions: published };
+  return { last_key_to_diagnostics_ms: +ms.toFixed(1), keys, per_second: perSecond, lints, skipped, dropped, published_versions: published, ...(process.env.GP_BENCH_TRACE ? { trace: mine } : {}) };
 }
 
 /**

@@ -201,7 +201,7 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
 /**
  * Lint scheduling: one document per event-loop turn, only at its newest version. A document with
  * a change still queued (see scheduling.ts) is skipped: that change's dispatch schedules it again.
- * A result is published one turn later, after the transport has been read again, and only if no
+ * A result is published two turns later, after the transport has been read again, and only if no
  * newer change arrived meanwhile; so diagnostics of an old version are never published, and a
  * burst of edits costs one lint per lint-length of typing instead of one per keystroke.
  * With `$/setTrace` verbose or messages, each lint, skip and drop is traced (`$/logTrace`).
@@ -221,7 +221,10 @@ async function lintNext(): Promise<void> {
     pending.delete(uri);
     try {
       const outcome = lintNow(uri);
-      if (outcome) setImmediate(() => publishIfCurrent(outcome));
+      // Two turns: the first lets the transport be read (libuv's poll phase), the second lets the
+      // reader deliver what it read (vscode-jsonrpc's reader hands each message over from a
+      // setImmediate of its own, which runs after one queued here before that read).
+      if (outcome) setImmediate(() => setImmediate(() => publishIfCurrent(outcome)));
     } catch (e) {
       connection.console.error(`linting ${uri} failed: ${e instanceof Error ? e.stack : String(e)}`);
     }
