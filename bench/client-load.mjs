@@ -5,7 +5,7 @@
 // TypeScript loader sits in the timed require). The language client inside the bundle is the real
 // one; it starts the server asynchronously, after activate() has returned, and is not timed.
 // usage: node bench/client-load.mjs [--child FAKE.js]  (prints {load_ms, activate_ms, bundle_bytes})
-import { spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtempSync, statSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
@@ -24,11 +24,23 @@ export function buildFake() {
   return out;
 }
 
-/** One fresh process: {load_ms, activate_ms, bundle_bytes}. */
+/**
+ * One fresh process: {load_ms, activate_ms, bundle_bytes}. The process gets its own process group
+ * (detached): on exit, a kill of a subprocess that never started (nvidia-smi is missing here)
+ * signals process group 0, which once ended this benchmark and the shell that ran it.
+ */
 export function measureOnce(fake) {
-  const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--child", fake], { encoding: "utf8", cwd: root });
-  if (r.status !== 0) throw new Error(`client-load child failed: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split("\n").pop());
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--child", fake], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "", err = "";
+    child.stdout.on("data", (d) => { out += d; });
+    child.stderr.on("data", (d) => { err += d; });
+    child.on("error", reject);
+    child.on("close", () => {
+      const line = out.trim().split("\n").filter((l) => l.startsWith("{")).pop();
+      if (line) resolve(JSON.parse(line)); else reject(new Error(`client-load child failed: ${err}`));
+    });
+  });
 }
 
 /**
@@ -78,5 +90,5 @@ const i = process.argv.indexOf("--child");
 if (i >= 0) await child(process.argv[i + 1]);
 else if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const fake = buildFake();
-  console.log(JSON.stringify(measureOnce(fake)));
+  console.log(JSON.stringify(await measureOnce(fake)));
 }

@@ -191,7 +191,7 @@ if (only.includes("memory")) {
 if (only.includes("client")) {
   const fake = buildFake();
   const xs = [];
-  for (let i = 0; i < Math.max(runs, 5); i++) xs.push(clientLoad(fake));
+  for (let i = 0; i < Math.max(runs, 5); i++) xs.push(await clientLoad(fake));
   const l = ratioStats(xs.map((x) => x.load_ms)), a = ratioStats(xs.map((x) => x.activate_ms)), t = ratioStats(xs.map((x) => x.load_ms + x.activate_ms));
   results.client_load = { date: new Date().toISOString(), load_ms: l, activate_ms: a, total_ms: t, bundle_bytes: xs[0].bundle_bytes, runs: xs.length, load: load() };
   table.push(["client bundle", `dist/client.js ${(xs[0].bundle_bytes / 1024).toFixed(0)} KiB`, `require ${l.median} ms (${l.min}-${l.max})`, `activate ${a.median} ms (${a.min}-${a.max})`, `total ${t.median} ms (goal <= 10 ms)`]);
