@@ -26,8 +26,8 @@ export function buildFake() {
 
 /**
  * One fresh process: {load_ms, activate_ms, bundle_bytes}. The process gets its own process group
- * (detached): on exit, a kill of a subprocess that never started (nvidia-smi is missing here)
- * signals process group 0, which once ended this benchmark and the shell that ran it.
+ * (detached): a SIGTERM to the process group, from inside that process, ended this benchmark and
+ * the shell that ran it (intermittent; not a process.kill with a pid <= 0; cause not established).
  */
 export function measureOnce(fake) {
   return new Promise((resolve, reject) => {
