@@ -1,7 +1,17 @@
-// Editor latency through the real LSP server process (dist/server.js --stdio): a 5,000-line
-// realistic training file, 200 single-character edits (typing), time from didChange to the
-// diagnostics of that version. Prints {p50_ms, p95_ms, max_ms, edits, lines} as JSON.
-import { spawn } from "node:child_process";
+// Editor measurements through the real LSP server process (dist/server.js --stdio), issue 20:
+// - measure():      200 single-character edits typed into a 5,000-line training file, each awaited:
+//                   time from didChange to the diagnostics of that version (p50, p95, max);
+// - ruffLatency():  Ruff's WebAssembly build in this process, warmed up, checking the same file
+//                   after the same edits (Ruff's CLI default rules): time per check;
+// - typing():       40 characters typed at 10 per second without waiting: time from the last key to
+//                   the diagnostics of the last version, and how many lints the server ran (its
+//                   `$/logTrace` lines);
+// - memory():       20 open 5,000-line documents, 1,000 edits (each linted), the server's RSS and
+//                   heap after a GC at each stage (bench/memory-probe.mjs inside the server).
+// Run alone it prints measure()'s result as JSON.
+import { spawn, spawnSync } from "node:child_process";
+import { readFileSync, mkdtempSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { createRequire } from "node:module";
@@ -33,50 +43,212 @@ export function trainingFile(lines = 5000) {
   return out.slice(0, lines).join("\n") + "\n";
 }
 
-export async function measure({ edits = 200 } = {}) {
-  const server = spawn(process.execPath, [join(root, "dist", "server.js"), "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
+/**
+ * Where the edits go: the identifier `loss` of a `loss = nn.functional...` line in the middle of
+ * the file grows to `lossxxxx...` (every keystroke changes the program). Returns {line, col}.
+ */
+function typingSpot(text) {
+  const lines = text.split("\n");
+  let line = Math.floor((lines.length - 1) / 2);
+  while (!lines[line].startsWith("    loss = ")) line++;
+  return { line, col: "    loss".length };
+}
+
+/**
+ * Starts the server; returns {conn, server, waitVersion(uri, v) -> Promise<bigint hrtime>, traces,
+ * published(uri) -> versions, stop()}. `nodeArgs` go before the bundle (e.g. --expose-gc).
+ */
+async function startServer({ nodeArgs = [], env = process.env, trace = false, serverPath = join(root, "dist", "server.js") } = {}) {
+  const server = spawn(process.execPath, [...nodeArgs, serverPath, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env });
   const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(server.stdout), new rpc.StreamMessageWriter(server.stdin));
   const waiting = new Map();
+  const versions = new Map();
+  const traces = [];
   conn.onNotification(rpc.PublishDiagnosticsNotification.type, (p) => {
-    const w = waiting.get(p.version);
-    if (w) { waiting.delete(p.version); w(process.hrtime.bigint()); }
+    const at = process.hrtime.bigint();
+    versions.set(p.uri, [...(versions.get(p.uri) ?? []), p.version]);
+    const key = `${p.uri}#${p.version}`;
+    const w = waiting.get(key);
+    if (w) { waiting.delete(key); w(at); }
   });
+  conn.onNotification(rpc.LogTraceNotification.type, (p) => traces.push(p.message));
   conn.listen();
   await conn.sendRequest(rpc.InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {}, workspaceFolders: null });
   await conn.sendNotification(rpc.InitializedNotification.type, {});
+  if (trace) await conn.sendNotification(rpc.SetTraceNotification.type, { value: "messages" });
+  return {
+    conn, server, traces,
+    published: (uri) => versions.get(uri) ?? [],
+    waitVersion: (uri, version) => new Promise((r) => waiting.set(`${uri}#${version}`, r)),
+    async stop() {
+      await conn.sendRequest(rpc.ShutdownRequest.type).catch(() => undefined);
+      await conn.sendNotification(rpc.ExitNotification.type).catch(() => undefined);
+      conn.dispose();
+      server.kill();
+    },
+  };
+}
+
+const insertAt = (line, character, text) => ({ range: { start: { line, character }, end: { line, character } }, text });
+const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+const summary = (times) => {
+  const s = [...times].sort((a, b) => a - b);
+  return { p50_ms: +pct(s, 50).toFixed(2), p95_ms: +pct(s, 95).toFixed(2), max_ms: +s[s.length - 1].toFixed(2) };
+};
+
+/**
+ * didChange -> diagnostics of that version, `edits` single-character edits, each awaited.
+ * `serverPath`: another build of the server (to compare two versions in one run).
+ */
+export async function measure({ edits = 200, serverPath } = {}) {
+  const s = await startServer({ serverPath });
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_train.py")).href;
   const text = trainingFile();
   const lineCount = text.split("\n").length - 1;
-  const opened = new Promise((r) => waiting.set(1, r));
-  await conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+  const opened = s.waitVersion(uri, 1);
+  await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
   await opened;
+  const { line, col } = typingSpot(text);
   const times = [];
-  // Type into code in the middle of the file, one character per edit: the identifier `loss` of
-  // `loss = nn.functional...` grows to `lossxxxx...` (every keystroke changes the program).
-  const lines = text.split("\n");
-  let line = Math.floor(lineCount / 2);
-  while (!lines[line].startsWith("    loss = ")) line++;
-  const col = "    loss".length;
   for (let i = 0; i < edits; i++) {
     const version = i + 2;
-    const done = new Promise((r) => waiting.set(version, r));
+    const done = s.waitVersion(uri, version);
     const t0 = process.hrtime.bigint();
-    await conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
-      textDocument: { uri, version },
-      contentChanges: [{ range: { start: { line, character: col + i }, end: { line, character: col + i } }, text: "x" }],
-    });
-    const t1 = await done;
-    times.push(Number(t1 - t0) / 1e6);
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [insertAt(line, col + i, "x")] });
+    times.push(Number((await done) - t0) / 1e6);
   }
-  await conn.sendRequest(rpc.ShutdownRequest.type).catch(() => undefined);
-  await conn.sendNotification(rpc.ExitNotification.type).catch(() => undefined);
-  conn.dispose();
-  server.kill();
-  times.sort((a, b) => a - b);
-  const pct = (p) => times[Math.min(times.length - 1, Math.floor((p / 100) * times.length))];
-  return { p50_ms: +pct(50).toFixed(2), p95_ms: +pct(95).toFixed(2), max_ms: +times[times.length - 1].toFixed(2), edits, lines: lineCount };
+  await s.stop();
+  return { ...summary(times), edits, lines: lineCount };
+}
+
+/**
+ * Ruff-wasm in this process on the same file and the same edits (Ruff's CLI default rules, set
+ * explicitly): 20 warm-up checks, then one timed `Workspace.check` of the whole text per edit.
+ */
+export function ruffLatency({ edits = 200 } = {}) {
+  const ruff = require("@astral-sh/ruff-wasm-nodejs");
+  const ws = new ruff.Workspace({ lint: { select: ["E4", "E7", "E9", "F"] } }, ruff.PositionEncoding.Utf16);
+  const text = trainingFile();
+  const { line, col } = typingSpot(text);
+  const lines = text.split("\n");
+  for (let i = 0; i < 20; i++) ws.check(text);
+  const times = [];
+  for (let i = 0; i < edits; i++) {
+    lines[line] = lines[line].slice(0, col + i) + "x" + lines[line].slice(col + i);
+    const t = lines.join("\n");
+    const t0 = process.hrtime.bigint();
+    ws.check(t);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  ws.free();
+  return { ...summary(times), edits, version: ruff.Workspace.version() };
+}
+
+/**
+ * Typing at `perSecond` characters a second, `keys` keys, not waiting for diagnostics: ms from the
+ * last key to the diagnostics of the last version; how many lints ran after the open, and how many
+ * versions were published.
+ */
+export async function typing({ keys = 40, perSecond = 10, serverPath } = {}) {
+  const s = await startServer({ trace: true, serverPath });
+  const uri = pathToFileURL(join(root, "bench", "cache", "typing_train.py")).href;
+  const text = trainingFile();
+  const opened = s.waitVersion(uri, 1);
+  await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+  await opened;
+  const { line, col } = typingSpot(text);
+  const last = s.waitVersion(uri, keys + 1);
+  const gap = 1000 / perSecond;
+  const start = performance.now();
+  let lastKey = 0n;
+  for (let i = 0; i < keys; i++) {
+    const due = start + i * gap;
+    while (performance.now() < due) await new Promise((r) => setTimeout(r, Math.max(0, Math.min(5, due - performance.now()))));
+    lastKey = process.hrtime.bigint();
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: i + 2 }, contentChanges: [insertAt(line, col + i, "x")] });
+  }
+  const ms = Number((await last) - lastKey) / 1e6;
+  const mine = s.traces.filter((t) => t.startsWith(`lint ${uri}`) && !/ version 1:/.test(t));
+  const lints = mine.filter((t) => / ms$/.test(t)).length;
+  const dropped = mine.filter((t) => /not published/.test(t)).length;
+  const skipped = mine.filter((t) => /skipped/.test(t)).length;
+  const published = s.published(uri).filter((v) => v > 1).length;
+  await s.stop();
+  return { last_key_to_diagnostics_ms: +ms.toFixed(1), keys, per_second: perSecond, lints, skipped, dropped, published_versions: published, ...(process.env.GP_BENCH_TRACE ? { trace: mine } : {}) };
+}
+
+/**
+ * Server memory: `docs` open documents of `lines` lines, then `edits` single-character edits
+ * round-robin over them, each awaited (so each is linted), then all closed. At each stage the
+ * server collects garbage and reports process.memoryUsage() (bench/memory-probe.cjs). MiB.
+ */
+export async function memory({ docs = 20, lines = 5000, edits = 1000 } = {}) {
+  const dir = mkdtempSync(join(tmpdir(), "gp-mem-"));
+  let n = 0;
+  const s = await startServer({ nodeArgs: ["--expose-gc", "--import", pathToFileURL(join(root, "bench", "memory-probe.mjs")).href], env: { ...process.env, GP_MEMORY_PROBE_DIR: dir } });
+  const probe = async (stage) => {
+    const file = join(dir, `${n++}.json`);
+    s.server.kill("SIGUSR2");
+    for (let i = 0; i < 500 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 20));
+    const m = JSON.parse(readFileSync(file, "utf8"));
+    const mib = (x) => +(x / 2 ** 20).toFixed(1);
+    return { stage, rss_mib: mib(m.rss), heap_used_mib: mib(m.heapUsed), heap_total_mib: mib(m.heapTotal), external_mib: mib(m.external), array_buffers_mib: mib(m.arrayBuffers) };
+  };
+  const stages = [await probe("server started")];
+  const text = trainingFile(lines);
+  const { line, col } = typingSpot(text);
+  const uris = Array.from({ length: docs }, (_, i) => pathToFileURL(join(root, "bench", "cache", `mem_${i}.py`)).href);
+  const version = new Map(uris.map((u) => [u, 1]));
+  await Promise.all(uris.map(async (uri) => {
+    const done = s.waitVersion(uri, 1);
+    await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+    await done;
+  }));
+  stages.push(await probe(`${docs} documents open`));
+  for (let i = 0; i < edits; i++) {
+    const uri = uris[i % docs];
+    const k = version.get(uri);
+    version.set(uri, k + 1);
+    const done = s.waitVersion(uri, k + 1);
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: k + 1 }, contentChanges: [insertAt(line, col + k - 1, "x")] });
+    await done;
+    if (i + 1 === edits / 2) stages.push(await probe(`after ${edits / 2} edits`));
+  }
+  stages.push(await probe(`after ${edits} edits`));
+  for (const uri of uris) await s.conn.sendNotification(rpc.DidCloseTextDocumentNotification.type, { textDocument: { uri } });
+  await new Promise((r) => setTimeout(r, 200));
+  stages.push(await probe("all closed"));
+  await s.stop();
+  return { docs, lines, edits, stages };
+}
+
+/**
+ * What one kept syntax tree costs: `count` trees of the 5,000-line file parsed with web-tree-sitter
+ * in a fresh process, the growth of `process.memoryUsage().external` (the parser's WebAssembly
+ * memory) per tree, in MiB, and the tree's node count. The fact behind server/src/incremental.ts's
+ * KEPT_TREES.
+ */
+export function treeMemory({ count = 20 } = {}) {
+  const script = `
+    const { Parser, Language } = require("web-tree-sitter");
+    (async () => {
+      await Parser.init();
+      const p = new Parser();
+      p.setLanguage(await Language.load(require.resolve("tree-sitter-python/tree-sitter-python.wasm")));
+      const text = require("node:fs").readFileSync(0, "utf8");
+      const before = process.memoryUsage().external;
+      const trees = [];
+      for (let i = 0; i < ${count}; i++) trees.push(p.parse(text + "#" + i));
+      const after = process.memoryUsage().external;
+      console.log(JSON.stringify({ per_tree_mib: +((after - before) / ${count} / 2 ** 20).toFixed(2), nodes: trees[0].rootNode.descendantCount, trees: ${count} }));
+    })();`;
+  const r = spawnSync(process.execPath, ["-e", script], { cwd: root, input: trainingFile(), encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`treeMemory failed: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim());
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  measure().then((r) => console.log(JSON.stringify(r)));
+  const what = process.argv[2] ?? "measure";
+  const f = { measure, typing, memory, ruff: ruffLatency, trees: treeMemory }[what];
+  Promise.resolve(f()).then((r) => console.log(JSON.stringify(r)));
 }

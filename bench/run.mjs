@@ -1,74 +1,200 @@
 #!/usr/bin/env node
-// `npm run bench`: GPU Pilot's benchmarks (issue 8). Prints a table and writes bench/results.json
-// with the keys cli.*, lsp.*, activation_ms, vsix_bytes, monitor.*, machine.
-// Each figure is the median over --runs repeated runs (default 3), with min and max; a comparison
-// (GPU Pilot / Ruff) is a ratio of medians measured in the same run of this script.
-// usage: node bench/run.mjs [--runs N] [--only cli,lsp,vsix,activation,monitor]
-import { spawnSync } from "node:child_process";
-import { writeFileSync, readFileSync, existsSync, statSync, mkdtempSync, readdirSync } from "node:fs";
+// `npm run bench`: GPU Pilot's benchmarks (issues 8 and 20). Prints a table and writes
+// bench/results.json with the keys cli, editor, memory, client_load, activation, vsix_bytes,
+// monitor, machine, load_average.
+// - cli: per round, interleaved (the order rotates): the GPU Pilot CLI as a process; Ruff-wasm with
+//   Ruff's CLI default rules warm in one process (its first pass reported apart as start-up), and as
+//   a whole process; GPU Pilot warm in one process on one thread; the read-and-regex floor; a
+//   tree-sitter parse of every file. On python3-torch (Debian) and on 4 copies of it.
+//   Ratios are computed per round and reported as median (min-max); load average per round.
+// - editor: the 5,000-line file through the real server (p50/p95 per edit) against Ruff-wasm in
+//   this process on the same edits; typing at 10 characters/s (last key -> last diagnostics).
+// - memory: server RSS/heap, 20 open 5,000-line documents, 1,000 edits (one run).
+// - client: require of dist/client.js + activate(), fresh process each (at least 5).
+// usage: node bench/run.mjs [--runs N] [--only cli,editor,memory,client,vsix,activation,monitor]
+import { spawn, spawnSync } from "node:child_process";
+import { writeFileSync, readFileSync, existsSync, statSync, mkdtempSync, readdirSync, mkdirSync, rmSync } from "node:fs";
 import { join, dirname } from "node:path";
-import { tmpdir, cpus, totalmem, platform, release } from "node:os";
+import { tmpdir, cpus, totalmem, platform, release, loadavg } from "node:os";
+import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ensureTorchTree, pythonFiles, corpusSize } from "./corpus.mjs";
-import { measure as lspMeasure } from "./lsp-latency.mjs";
+import { measure as lspMeasure, ruffLatency, typing, memory as lspMemory, treeMemory } from "./lsp-latency.mjs";
+import { buildFake, measureOnce as clientLoad } from "./client-load.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
 const opt = (n, d) => { const i = args.indexOf(n); return i >= 0 ? args[i + 1] : d; };
 const runs = Number(opt("--runs", "3"));
-const only = opt("--only", "cli,lsp,vsix,activation,monitor").split(",");
+const only = opt("--only", "cli,editor,memory,client,vsix,activation,monitor").split(",");
 const stats = (xs) => { const s = [...xs].sort((a, b) => a - b); return { median: s[Math.floor(s.length / 2)], min: s[0], max: s[s.length - 1], runs: s.length }; };
 const round = (x, d = 3) => Math.round(x * 10 ** d) / 10 ** d;
 
 const previous = existsSync(join(root, "bench", "results.json")) ? JSON.parse(readFileSync(join(root, "bench", "results.json"), "utf8")) : {};
 const results = { ...previous };
 results.machine = `${cpus()[0]?.model ?? "cpu"} x ${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, ${platform()} ${release()}, node ${process.version}`;
+results.load_average_at_start = loadavg().map((x) => round(x, 2));
 const table = [];
 
 spawnSync(process.execPath, [join(root, "esbuild.mjs"), "--minify"], { cwd: root, stdio: "inherit" });
 
+/** One warm tool process (bench/passes.mjs): pass({list, tree, pass}) -> {seconds, count}. */
+function warmTool(tool) {
+  const child = spawn(process.execPath, [join(root, "bench", "passes.mjs"), tool], { stdio: ["pipe", "pipe", "inherit"] });
+  const lines = createInterface({ input: child.stdout });
+  const queue = [];
+  lines.on("line", (l) => queue.shift()?.(JSON.parse(l)));
+  child.on("exit", (code) => { for (const w of queue.splice(0)) w({ error: `passes.mjs ${tool} exited with ${code}` }); });
+  return {
+    pass: (cmd) => new Promise((resolve, reject) => {
+      queue.push((r) => (r.error ? reject(new Error(r.error)) : resolve(r)));
+      child.stdin.write(JSON.stringify(cmd) + "\n");
+    }),
+    stop: () => child.stdin.end(),
+  };
+}
+/** Wall seconds of a fresh process. */
+function timedProcess(argv, input) {
+  const t0 = process.hrtime.bigint();
+  const r = spawnSync(process.execPath, argv, { encoding: "utf8", maxBuffer: 256 << 20, ...(input ? { input } : {}) });
+  return { seconds: Number(process.hrtime.bigint() - t0) / 1e9, r };
+}
+const load = () => loadavg().map((x) => round(x, 2));
+const ratioStats = (xs) => { const s = stats(xs); return { median: round(s.median), min: round(s.min), max: round(s.max) }; };
+
 if (only.includes("cli")) {
   const torch = await ensureTorchTree();
-  const tree = torch.tree;
-  const files = pythonFiles(tree);
-  const size = corpusSize(files);
-  const list = join(mkdtempSync(join(tmpdir(), "gp-bench-")), "files.txt");
-  writeFileSync(list, files.join("\n"));
-  const ours = [], theirs = [];
-  let skipped = null, reported = null;
-  for (let i = 0; i < runs; i++) {
-    const t0 = process.hrtime.bigint();
-    const r = spawnSync(process.execPath, [join(root, "dist", "cli.js"), "check", "--format", "json", "--statistics", tree], { encoding: "utf8", maxBuffer: 256 << 20 });
-    ours.push(Number(process.hrtime.bigint() - t0) / 1e9);
-    if (r.status === 2) throw new Error(`gpu-pilot failed: ${r.stderr}`);
-    reported = JSON.parse(r.stdout).length;
-    const m = /skipped (\d+) of (\d+) files/.exec(r.stderr ?? "");
-    if (m) skipped = Number(m[1]);
-    const t1 = process.hrtime.bigint();
-    const q = spawnSync(process.execPath, [join(root, "bench", "ruff-check.mjs"), list], { encoding: "utf8", maxBuffer: 64 << 20 });
-    theirs.push(Number(process.hrtime.bigint() - t1) / 1e9);
-    if (q.status !== 0) throw new Error(`ruff wasm failed: ${q.stderr}`);
+  // The corpus and 4 copies of it (hard links: same bytes, four times the files).
+  const x4 = join(root, ".cache", "bench", `torch-x4-${torch.version}`);
+  if (!existsSync(join(x4, ".done"))) {
+    rmSync(x4, { recursive: true, force: true });
+    mkdirSync(x4, { recursive: true });
+    for (let i = 0; i < 4; i++) {
+      const c = spawnSync("cp", ["-al", torch.tree, join(x4, String(i))]);
+      if (c.status !== 0) throw new Error(`cp -al failed: ${c.stderr}`);
+    }
+    writeFileSync(join(x4, ".done"), "");
   }
-  const o = stats(ours), t = stats(theirs);
-  results.cli = {
-    corpus: `python3-torch ${torch.version} (Debian)`, files: size.files, lines: size.lines, bytes: size.bytes,
-    seconds: round(o.median), seconds_min: round(o.min), seconds_max: round(o.max),
-    ruff_seconds: round(t.median), ruff_seconds_min: round(t.min), ruff_seconds_max: round(t.max),
-    lines_per_s: Math.round(size.lines / o.median), ruff_lines_per_s: Math.round(size.lines / t.median),
-    ratio: round(o.median / t.median), skipped_without_parse: skipped, diagnostics: reported, runs,
+  const corpora = [["python3-torch", torch.tree], ["python3-torch x4", x4]].map(([name, tree]) => {
+    const files = pythonFiles(tree);
+    const list = join(mkdtempSync(join(tmpdir(), "gp-bench-")), "files.txt");
+    writeFileSync(list, files.join("\n"));
+    return { name, tree, list, size: corpusSize(files) };
+  });
+  const tools = { ruff: warmTool("ruff"), gp: warmTool("gp"), floor: warmTool("floor"), parse: warmTool("parse") };
+  // First pass of each warm process: its start-up (module load, WebAssembly compile, parser start).
+  const startup = {};
+  for (const [k, t] of Object.entries(tools)) startup[k] = round((await t.pass({ list: corpora[0].list, tree: corpora[0].tree, pass: 0 })).seconds);
+  const steps = {
+    cli: (c) => {
+      const { seconds, r } = timedProcess([join(root, "dist", "cli.js"), "check", "--format", "json", "--statistics", c.tree]);
+      if (r.status === 2) throw new Error(`gpu-pilot failed: ${r.stderr}`);
+      const m = /skipped (\d+) of (\d+) files/.exec(r.stderr ?? "");
+      return { seconds, count: JSON.parse(r.stdout).length, skipped: m ? Number(m[1]) : null };
+    },
+    ruff_process: (c) => {
+      const { seconds, r } = timedProcess([join(root, "bench", "passes.mjs"), "ruff"], JSON.stringify({ list: c.list, tree: c.tree, pass: 0 }) + "\n");
+      if (r.status !== 0) throw new Error(`ruff wasm failed: ${r.stderr}`);
+      return { seconds, count: JSON.parse(r.stdout.trim()).count };
+    },
+    ruff: (c, n) => tools.ruff.pass({ list: c.list, tree: c.tree, pass: n }),
+    gp_warm: (c, n) => tools.gp.pass({ list: c.list, tree: c.tree, pass: n }),
+    floor: (c, n) => tools.floor.pass({ list: c.list, tree: c.tree, pass: n }),
+    parse: (c, n) => tools.parse.pass({ list: c.list, tree: c.tree, pass: n }),
   };
-  table.push(["CLI over python3-torch", `${size.files} files, ${size.lines} lines`, `${round(o.median, 2)} s (${round(o.min, 2)}-${round(o.max, 2)})`, `Ruff wasm ${round(t.median, 2)} s (${round(t.min, 2)}-${round(t.max, 2)})`, `ratio ${round(o.median / t.median, 2)} (goal <= 0.5)`]);
+  const order = Object.keys(steps);
+  const rounds = [];
+  for (let i = 0; i < runs; i++) {
+    for (const c of corpora) {
+      const row = { round: i + 1, corpus: c.name, load_before: load() };
+      // Interleaved, and the order rotates per round so that no tool always runs first.
+      for (let k = 0; k < order.length; k++) {
+        const name = order[(k + i) % order.length];
+        const r = await steps[name](c, i + 1);
+        row[name] = round(r.seconds);
+        if (name === "cli") { row.cli_findings = r.count; row.cli_skipped_without_parse = r.skipped; }
+        if (name === "ruff") row.ruff_findings = r.count;
+      }
+      row.load_after = load();
+      row.ratio_cli_to_warm_ruff = round(row.cli / row.ruff);
+      row.ratio_cli_to_floor = round(row.cli / row.floor);
+      row.ratio_cli_to_ruff_process = round(row.cli / row.ruff_process);
+      row.ratio_gp_warm_to_warm_ruff = round(row.gp_warm / row.ruff);
+      rounds.push(row);
+      console.log(`cli round ${i + 1} ${c.name}: ${JSON.stringify(row)}`);
+    }
+  }
+  for (const t of Object.values(tools)) t.stop();
+  results.cli = {
+    date: new Date().toISOString(), startup_seconds: startup, runs, rounds,
+    ruff: "@astral-sh/ruff-wasm-nodejs, lint.select = E4, E7, E9, F (Ruff's CLI defaults)",
+    corpora: Object.fromEntries(corpora.map((c) => {
+      const rs = rounds.filter((r) => r.corpus === c.name);
+      const col = (k) => ratioStats(rs.map((r) => r[k]));
+      return [c.name, {
+        ...c.size, seconds: { cli: col("cli"), ruff_warm: col("ruff"), gp_warm_one_thread: col("gp_warm"), floor: col("floor"), parse_only: col("parse"), ruff_process: col("ruff_process") },
+        ratios: { cli_to_warm_ruff: col("ratio_cli_to_warm_ruff"), cli_to_floor: col("ratio_cli_to_floor"), cli_to_ruff_process: col("ratio_cli_to_ruff_process"), gp_warm_to_warm_ruff: col("ratio_gp_warm_to_warm_ruff") },
+        cli_findings: rs[0].cli_findings, cli_skipped_without_parse: rs[0].cli_skipped_without_parse,
+      }];
+    })),
+  };
+  for (const c of corpora) {
+    const x = results.cli.corpora[c.name];
+    const f = (s) => `${round(s.median, 2)} s (${round(s.min, 2)}-${round(s.max, 2)})`;
+    const q = (s) => `${s.median} (${s.min}-${s.max})`;
+    table.push([`CLI ${c.name}`, `${c.size.files} files`, `GPU Pilot CLI process ${f(x.seconds.cli)}`, `Ruff-wasm warm pass ${f(x.seconds.ruff_warm)}`, `ratio ${q(x.ratios.cli_to_warm_ruff)} (goal <= 0.5)`]);
+    table.push([`CLI ${c.name}`, "floor / parse", `read+regex ${f(x.seconds.floor)}`, `tree-sitter parse ${f(x.seconds.parse_only)}`, `CLI/floor ${q(x.ratios.cli_to_floor)} (goal <= 3)`]);
+    table.push([`CLI ${c.name}`, "whole processes", `GPU Pilot ${f(x.seconds.cli)}`, `Ruff-wasm process ${f(x.seconds.ruff_process)}`, `ratio ${q(x.ratios.cli_to_ruff_process)}`]);
+    table.push([`CLI ${c.name}`, "warm, one thread", `GPU Pilot ${f(x.seconds.gp_warm_one_thread)}`, `Ruff-wasm ${f(x.seconds.ruff_warm)}`, `ratio ${q(x.ratios.gp_warm_to_warm_ruff)}`]);
+  }
+  table.push(["CLI start-up (first pass)", "python3-torch", `Ruff-wasm ${startup.ruff} s, GPU Pilot in-process ${startup.gp} s`, `tree-sitter ${startup.parse} s, floor ${startup.floor} s`, ""]);
 }
 
-if (only.includes("lsp")) {
-  const p50 = [], p95 = [], max = [];
+if (only.includes("editor")) {
+  const rounds = [];
   for (let i = 0; i < runs; i++) {
-    const r = await lspMeasure({ edits: 200 });
-    p50.push(r.p50_ms); p95.push(r.p95_ms); max.push(r.max_ms);
+    const row = { round: i + 1, load_before: load() };
+    // Interleaved: the order of the server and Ruff alternates per round.
+    const parts = [["lsp", () => lspMeasure({ edits: 200 })], ["ruff", () => ruffLatency({ edits: 200 })], ["typing", () => typing({ keys: 40, perSecond: 10 })]];
+    for (const [name, f] of i % 2 ? [parts[1], parts[0], parts[2]] : parts) row[name] = await f();
+    row.load_after = load();
+    row.ratio_p95_to_ruff = round(row.lsp.p95_ms / row.ruff.p95_ms);
+    rounds.push(row);
+    console.log(`editor round ${i + 1}: ${JSON.stringify(row)}`);
   }
-  const a = stats(p50), b = stats(p95);
-  results.lsp = { p50_ms: a.median, p50_min_ms: a.min, p50_max_ms: a.max, p95_ms: b.median, p95_min_ms: b.min, p95_max_ms: b.max, max_ms: stats(max).max, edits: 200, lines: 5000, runs };
-  table.push(["LSP didChange -> diagnostics", "5,000 lines, 200 edits", `p50 ${a.median} ms (${a.min}-${a.max})`, `p95 ${b.median} ms (${b.min}-${b.max})`, "goal p95 <= 15 ms"]);
+  const col = (f) => ratioStats(rounds.map(f));
+  const e = {
+    date: new Date().toISOString(), lines: 5000, edits: 200, runs, rounds,
+    lsp_p50_ms: col((r) => r.lsp.p50_ms), lsp_p95_ms: col((r) => r.lsp.p95_ms),
+    ruff_p50_ms: col((r) => r.ruff.p50_ms), ruff_p95_ms: col((r) => r.ruff.p95_ms),
+    ratio_p95_to_ruff: col((r) => r.ratio_p95_to_ruff),
+    typing_last_key_to_diagnostics_ms: col((r) => r.typing.last_key_to_diagnostics_ms), typing_lints_of_40: col((r) => r.typing.lints),
+  };
+  results.editor = e;
+  delete results.lsp;
+  const q = (s, u = " ms") => `${s.median}${u} (${s.min}-${s.max})`;
+  table.push(["editor, 5,000 lines", "200 edits, each awaited", `GPU Pilot p50 ${q(e.lsp_p50_ms)}, p95 ${q(e.lsp_p95_ms)}`, `Ruff-wasm p50 ${q(e.ruff_p50_ms)}, p95 ${q(e.ruff_p95_ms)}`, `goal p95 <= 15 ms, p50 <= 5 ms`]);
+  table.push(["editor, typing 10 char/s", "40 keys", `last key -> last diagnostics ${q(e.typing_last_key_to_diagnostics_ms)}`, `lints ${q(e.typing_lints_of_40, "")}`, "goal <= 50 ms"]);
+}
+
+if (only.includes("memory")) {
+  const before = load();
+  const m = await lspMemory({ docs: 20, lines: 5000, edits: 1000 });
+  const tree = treeMemory();
+  results.memory = { date: new Date().toISOString(), load_before: before, load_after: load(), ...m, one_tree: tree };
+  const at = (k) => m.stages.find((s) => s.stage === k);
+  const last = at("after 1000 edits");
+  table.push(["server memory", "20 open 5,000-line docs", `after open: RSS ${at("20 documents open").rss_mib} MiB`, `after 1,000 edits: RSS ${last.rss_mib} MiB, heap ${last.heap_used_mib} MiB, external ${last.external_mib} MiB`, "goal <= 150 MiB"]);
+  table.push(["one kept syntax tree", `5,000 lines, ${tree.nodes} nodes`, `${tree.per_tree_mib} MiB of WebAssembly memory`, "", ""]);
+}
+
+if (only.includes("client")) {
+  const fake = buildFake();
+  const xs = [];
+  for (let i = 0; i < Math.max(runs, 5); i++) xs.push(await clientLoad(fake));
+  const l = ratioStats(xs.map((x) => x.load_ms)), a = ratioStats(xs.map((x) => x.activate_ms)), t = ratioStats(xs.map((x) => x.load_ms + x.activate_ms));
+  results.client_load = { date: new Date().toISOString(), load_ms: l, activate_ms: a, total_ms: t, bundle_bytes: xs[0].bundle_bytes, runs: xs.length, load: load() };
+  table.push(["client bundle", `dist/client.js ${(xs[0].bundle_bytes / 1024).toFixed(0)} KiB`, `require ${l.median} ms (${l.min}-${l.max})`, `activate ${a.median} ms (${a.min}-${a.max})`, `total ${t.median} ms (goal <= 10 ms)`]);
 }
 
 if (only.includes("vsix")) {
@@ -120,4 +246,4 @@ if (only.includes("monitor")) {
 writeFileSync(join(root, "bench", "results.json"), JSON.stringify(results, null, 2) + "\n");
 const w = [0, 1, 2, 3, 4].map((i) => Math.max(...table.map((r) => r[i].length)));
 console.log("\n" + table.map((r) => r.map((c, i) => c.padEnd(w[i])).join(" | ")).join("\n"));
-console.log(`\nmachine: ${results.machine}\nwrote bench/results.json`);
+console.log(`\nmachine: ${results.machine}\nload average (1, 5, 15 min) at start ${results.load_average_at_start.join(", ")}, at end ${loadavg().map((x) => round(x, 2)).join(", ")}\nwrote bench/results.json`);

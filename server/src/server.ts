@@ -30,8 +30,24 @@ import { manifestNoqaEdit, manifestNoqaCodeAt } from "./engine/manifests/noqa";
 import { checkCells, checkFileOnDisk, checkText } from "./agentCheck";
 import { runFacts } from "./engine/runFacts";
 import { pathToFileURL } from "node:url";
+import { ChangeBacklog } from "./scheduling";
+import { IPCMessageReader, StreamMessageReader, type MessageReader } from "vscode-languageserver/node";
 
-const connection = createConnection(ProposedFeatures.all);
+/** Changes read from the transport but not yet dispatched, per document (see scheduling.ts). */
+const backlog = new ChangeBacklog();
+const connection = createConnection(ProposedFeatures.all, {
+  messageStrategy: { handleMessage: (message, next) => { backlog.dispatched(message); return next(message); } },
+});
+/**
+ * A second reader on the transport the connection chose from the command line (`--stdio`,
+ * `--node-ipc`), which only notes arrivals in {@link backlog}. With another transport (socket,
+ * pipe) there is none: every lint then counts as current, as before.
+ */
+function observeArrivals(): MessageReader | null {
+  if (process.argv.includes("--node-ipc")) return new IPCMessageReader(process);
+  if (process.argv.includes("--stdio")) return new StreamMessageReader(process.stdin);
+  return null;
+}
 const documents = new TextDocuments(TextDocument);
 const notebooks = new NotebookDocuments(documents);
 
@@ -100,7 +116,15 @@ function manifestKindOfDoc(doc: TextDocument): ManifestKind | null {
 /** Syntax trees of open Python documents, kept across edits for incremental parsing. */
 const trees = new DocumentTrees();
 
-function lintTextDocument(doc: TextDocument): void {
+/**
+ * The result of one lint, not yet shown: `current()` says whether it is still of the document's
+ * newest version (no newer change dispatched or queued), `commit()` publishes it and makes its fixes
+ * and GPU001 lines the ones code actions and hovers use.
+ */
+interface LintOutcome { uri: string; version: number; current(): boolean; commit(): void }
+
+/** Lints a text document (Python or manifest) at its current version; nothing is published yet. */
+function lintTextDocument(doc: TextDocument): LintOutcome {
   const kind = manifestKindOfDoc(doc);
   const text = doc.getText();
   const previous = kind ? undefined : trees.take(doc.uri, text);
@@ -114,9 +138,17 @@ function lintTextDocument(doc: TextDocument): void {
     if (d.fix) byKey.set(keyOf(d.code, d.range.start.line, d.range.start.character), d.fix);
     return toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
   });
-  fixes.set(doc.uri, byKey);
-  noEffectLines.set(doc.uri, { version: doc.version, lines: new Set(result.diagnostics.filter((d) => d.code === "GPU001").map((d) => d.range.start.line)) });
-  void connection.sendDiagnostics({ uri: doc.uri, version: doc.version, diagnostics });
+  const lines = new Set(result.diagnostics.filter((d) => d.code === "GPU001").map((d) => d.range.start.line));
+  const { uri, version } = doc;
+  return {
+    uri, version,
+    current: () => documents.get(uri)?.version === version && !backlog.has(uri),
+    commit: () => {
+      fixes.set(uri, byKey);
+      noEffectLines.set(uri, { version, lines });
+      void connection.sendDiagnostics({ uri, version, diagnostics });
+    },
+  };
 }
 
 /** The cells of a notebook as engine input, with their URIs. */
@@ -131,51 +163,97 @@ function cellsOf(nb: NotebookDocument): { cells: CellInput[]; uris: string[] } {
   return { cells, uris };
 }
 
-function lintNotebookDocument(nb: NotebookDocument): void {
+/**
+ * The diagnostics last published per notebook cell URI (as JSON): a notebook lint publishes only
+ * the cells whose diagnostics changed. Entries go when the cell closes.
+ */
+const cellPublished = new Map<string, string>();
+
+/** Lints a notebook (all cells: the timeline crosses cells) at its current version; nothing is published yet. */
+function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
   const { cells, uris } = cellsOf(nb);
   const { diagnostics, ruleFailures } = lintNotebook(cells, lintOptions(nb.uri));
   for (const f of ruleFailures) connection.console.error(`rule ${f.code} failed on ${nb.uri}: ${f.error}`);
   const perCell = new Map<string, Diagnostic[]>(uris.map((u) => [u, []]));
-  for (const u of uris) fixes.set(u, new Map());
+  const cellFixes = new Map<string, Map<string, CellFix>>(uris.map((u) => [u, new Map()]));
   for (const d of diagnostics) {
     const uri = uris[d.cell];
     perCell.get(uri)!.push(toLsp(d, d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message }))));
     if (d.fix) {
       const cellFix: CellFix = { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ uri: uris[e.cell], edit: { range: e.range, newText: e.newText } })) };
-      fixes.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), cellFix);
+      cellFixes.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), cellFix);
     }
   }
-  for (const [uri, diags] of perCell) void connection.sendDiagnostics({ uri, diagnostics: diags });
+  const { uri, version } = nb;
+  return {
+    uri, version,
+    current: () => notebooks.getNotebookDocument(uri)?.version === version && !backlog.has(uri),
+    commit: () => {
+      for (const [cell, f] of cellFixes) fixes.set(cell, f);
+      for (const [cell, diags] of perCell) {
+        const json = JSON.stringify(diags);
+        if (cellPublished.get(cell) === json) continue;
+        cellPublished.set(cell, json);
+        void connection.sendDiagnostics({ uri: cell, diagnostics: diags });
+      }
+    },
+  };
 }
 
-// Serial linting with coalescing: a burst of edits to one document yields one lint.
+/**
+ * Lint scheduling: one document per event-loop turn, only at its newest version. A document with
+ * a change still queued (see scheduling.ts) is skipped: that change's dispatch schedules it again.
+ * A result is published two turns later, after the transport has been read again, and only if no
+ * newer change arrived meanwhile; so diagnostics of an old version are never published, and a
+ * burst of edits costs one lint per lint-length of typing instead of one per keystroke.
+ * With `$/setTrace` verbose or messages, each lint, skip and drop is traced (`$/logTrace`).
+ */
 const pending = new Set<string>();
 let scheduled = false;
 function schedule(uri: string): void {
   pending.add(uri);
   if (scheduled) return;
   scheduled = true;
-  setImmediate(() => void flush());
+  setImmediate(() => void lintNext());
 }
-async function flush(): Promise<void> {
+async function lintNext(): Promise<void> {
   await engineReady;
-  scheduled = false;
-  const uris = [...pending];
-  pending.clear();
-  const notebooksDone = new Set<string>();
-  for (const uri of uris) {
+  const uri = pending.values().next().value;
+  if (uri !== undefined) {
+    pending.delete(uri);
     try {
-      const nb = notebooks.findNotebookDocumentForCell(uri) ?? notebooks.getNotebookDocument(uri);
-      if (nb) {
-        if (!notebooksDone.has(nb.uri)) { notebooksDone.add(nb.uri); lintNotebookDocument(nb); }
-        continue;
-      }
-      const doc = documents.get(uri);
-      if (doc && (doc.languageId === "python" || manifestKindOfDoc(doc))) lintTextDocument(doc);
+      const outcome = lintNow(uri);
+      // Two turns: the first lets the transport be read (libuv's poll phase), the second lets the
+      // reader deliver what it read (vscode-jsonrpc's reader hands each message over from a
+      // setImmediate of its own, which runs after one queued here before that read).
+      if (outcome) setImmediate(() => setImmediate(() => publishIfCurrent(outcome)));
     } catch (e) {
       connection.console.error(`linting ${uri} failed: ${e instanceof Error ? e.stack : String(e)}`);
     }
   }
+  if (pending.size) setImmediate(() => void lintNext());
+  else scheduled = false;
+}
+/** Lints the text document or notebook `uri` belongs to, or null when it is not linted now (stale, closed, not ours). */
+function lintNow(uri: string): LintOutcome | null {
+  const nb = notebooks.findNotebookDocumentForCell(uri) ?? notebooks.getNotebookDocument(uri);
+  const target = nb ? nb.uri : uri;
+  if (nb) for (const cell of nb.cells) pending.delete(cell.document);
+  pending.delete(target);
+  if (backlog.has(target)) { connection.tracer.log(`lint ${target}: skipped, a newer change is queued`); return null; }
+  const t0 = performance.now();
+  let outcome: LintOutcome | null = null;
+  if (nb) outcome = lintNotebookDocument(nb);
+  else {
+    const doc = documents.get(uri);
+    if (doc && (doc.languageId === "python" || manifestKindOfDoc(doc))) outcome = lintTextDocument(doc);
+  }
+  if (outcome) connection.tracer.log(`lint ${target} version ${outcome.version}: ${(performance.now() - t0).toFixed(1)} ms`);
+  return outcome;
+}
+function publishIfCurrent(outcome: LintOutcome): void {
+  if (outcome.current()) outcome.commit();
+  else connection.tracer.log(`lint ${outcome.uri} version ${outcome.version}: not published, the document changed meanwhile`);
 }
 function relintAll(): void {
   for (const d of documents.all()) schedule(d.uri);
@@ -217,6 +295,8 @@ documents.onDidChangeContent((e) => schedule(e.document.uri));
 documents.onDidClose((e) => {
   fixes.delete(e.document.uri);
   noEffectLines.delete(e.document.uri);
+  cellPublished.delete(e.document.uri);
+  pending.delete(e.document.uri);
   trees.forget(e.document.uri);
   if (!notebooks.findNotebookDocumentForCell(e.document.uri)) void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
 });
@@ -399,3 +479,4 @@ connection.listen();
 // Edits pass through DocumentTrees first (to edit the kept syntax tree), then to TextDocuments.
 documents.listen(trees.intercept(connection));
 notebooks.listen(connection);
+observeArrivals()?.listen((message) => backlog.arrived(message));

@@ -1,0 +1,56 @@
+/**
+ * DocumentTrees (server/src/incremental.ts): the kept syntax trees of open documents are bounded
+ * (issue 20 item 4: a 5,000-line file's tree takes about 8 MiB of the parser's WebAssembly memory,
+ * so 20 open files held 166 MiB of trees alone); the least recently linted trees are freed.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { DocumentTrees, KEPT_TREES } from "../../server/src/incremental";
+import type { SyntaxTree } from "../../server/src/engine/python/parser";
+
+/** A stand-in tree that records edits and whether it was freed. */
+function fakeTree(name: string) {
+  const t = { name, deleted: false, edits: 0, delete() { this.deleted = true; }, edit() { this.edits++; } };
+  return t as typeof t & SyntaxTree;
+}
+
+test("at most KEPT_TREES trees are kept; the least recently kept are freed first", () => {
+  assert.ok(KEPT_TREES >= 2 && KEPT_TREES <= 8, `KEPT_TREES = ${KEPT_TREES}`);
+  const trees = new DocumentTrees(3);
+  const made = ["a", "b", "c", "d", "e"].map((n) => fakeTree(n));
+  for (const t of made.slice(0, 3)) trees.keep(`file:///${t.name}.py`, t.name, t);
+  assert.equal(trees.size, 3);
+  // b is linted again (taken and kept): a is now the least recent.
+  const b = trees.take("file:///b.py", "b");
+  assert.equal(b, made[1]);
+  trees.keep("file:///b.py", "b", b!);
+  trees.keep("file:///d.py", "d", made[3]);
+  assert.equal(trees.size, 3);
+  assert.equal(made[0].deleted, true, "a freed");
+  assert.equal(trees.take("file:///a.py", "a"), undefined);
+  trees.keep("file:///e.py", "e", made[4]);
+  assert.equal(made[2].deleted, true, "c freed");
+  assert.deepEqual(made.map((t) => t.deleted), [true, false, true, false, false]);
+  assert.equal(trees.take("file:///b.py", "b"), made[1]);
+});
+
+test("a tree kept again for the same document frees the old one; forget frees it", () => {
+  const trees = new DocumentTrees(3);
+  const one = fakeTree("1"), two = fakeTree("2");
+  trees.keep("file:///x.py", "x", one);
+  trees.keep("file:///x.py", "x2", two);
+  assert.equal(one.deleted, true);
+  assert.equal(trees.size, 1);
+  trees.forget("file:///x.py");
+  assert.equal(two.deleted, true);
+  assert.equal(trees.size, 0);
+});
+
+test("a kept tree whose text no longer matches is freed by take", () => {
+  const trees = new DocumentTrees(3);
+  const t = fakeTree("t");
+  trees.keep("file:///t.py", "old", t);
+  assert.equal(trees.take("file:///t.py", "new"), undefined);
+  assert.equal(t.deleted, true);
+  assert.equal(trees.size, 0);
+});
