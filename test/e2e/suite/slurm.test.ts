@@ -61,9 +61,15 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
       "task 1: CUDA_VISIBLE_DEVICES=0,1 CUDA_DEVICE_ORDER=PCI_BUS_ID",
     ]);
     await api.refreshSlurm();
-    const row = api.getSlurmState().rows.find((x) => x.label === `${r.jobId} probe_gpus`);
-    assert.ok(row, `the job in the view: ${JSON.stringify(api.getSlurmState().rows)}`);
-    assert.match(row.description, /^COMPLETED · 2 GPUs\/node · 0:00:0\d \/ 0:05:00 · gpunode1$/);
+    const rows = api.getSlurmState().rows;
+    const row = rows.find((x) => x.label === `${r.jobId} probe_gpus`);
+    assert.ok(row, `the job in the view: ${JSON.stringify(rows)}`);
+    assert.equal(row.description, "COMPLETED");
+    // GPUs, elapsed/limit and nodes are the rows under the job.
+    const details = rows.slice(rows.indexOf(row) + 1, rows.indexOf(row) + 4).map((x) => `${x.label} ${x.description}`);
+    assert.equal(details[0], "GPUs 2 GPUs/node", JSON.stringify(details));
+    assert.match(details[1], /^Time 0:00:0\d \/ 0:05:00$/);
+    assert.equal(details[2], "Nodes gpunode1");
     assert.equal(row.contextValue, "slurmJob.done");
   });
 
