@@ -75,3 +75,19 @@ test("GPU014 fix survives the engine's syntax check for notebooks (lint.ts re-bl
   const [d] = lintNotebook([{ kind: "code", text: "!export CUDA_VISIBLE_DEVICES=0" }]).diagnostics.filter((x) => x.code === "GPU014");
   assert.ok(d.fix);
 });
+
+test("GPU014's fix is safe before CUDA initialises, and not safe after (%env would be too late: a new GPU001)", async () => {
+  const before = await check("!export CUDA_VISIBLE_DEVICES=1\nimport torch\nx = torch.ones(1).cuda()\n");
+  assert.equal(before.length, 1);
+  assert.equal(before[0].fix?.title, "Use %env CUDA_VISIBLE_DEVICES=1");
+  assert.equal(before[0].fix?.safe, true);
+  const after = await check("import torch\nx = torch.ones(1).cuda()\n!export CUDA_VISIBLE_DEVICES=1\n");
+  assert.equal(after.length, 1);
+  assert.equal(after[0].fix?.title, "Use %env CUDA_VISIBLE_DEVICES=1");
+  assert.equal(after[0].fix?.safe, false);
+  // test/cases/notebook.ipynb: cell 2 initialises CUDA, cell 4 exports; Fix All leaves cell 4 alone.
+  await initEngine();
+  const cells = cellsOfIpynb(readFileSync(join(CASES, "notebook.ipynb"), "utf8"));
+  const [d] = lintNotebook(cells).diagnostics.filter((x) => x.code === "GPU014");
+  assert.equal(d.fix?.safe, false);
+});

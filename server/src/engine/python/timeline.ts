@@ -2,7 +2,7 @@
  * Queries on the CUDA timeline: what happened before a given environment write.
  */
 import { freezes, readersOf } from "../frameworks";
-import type { EnvWriteEvent, FunctionTimeline, ImportEvent, InitEvent, ModuleModel, TimelineCall, TimelineEvent } from "./model";
+import type { EnvWriteEvent, FunctionTimeline, ImportEvent, InitEvent, ModuleModel, ShellExportEvent, TimelineCall, TimelineEvent } from "./model";
 import type { SyntaxNode } from "./parser";
 
 /** What ran before one write of a startup variable. */
@@ -14,13 +14,13 @@ export interface WriteState {
 }
 
 /**
- * The {@link WriteState} of `write`: the first freezing init and the first reading import in the
- * timeline before it. Both depend only on the variable, so each model keeps, per variable, the
+ * The {@link WriteState} of `write` (an environment write, or a notebook `!export` line that GPU014
+ * would turn into `%env`): the first freezing init and the first reading import in the timeline before it. Both depend only on the variable, so each model keeps, per variable, the
  * first of each over the whole timeline (one walk), and per event its position: O(1) per write.
  * Walking the timeline up to each write made a file with n writes cost O(n²) in GPU001, GPU002 and
  * GPU004 (issue 18 item 3).
  */
-export function stateBefore(model: ModuleModel, write: EnvWriteEvent): WriteState {
+export function stateBefore(model: ModuleModel, write: EnvWriteEvent | ShellExportEvent): WriteState {
   let memo = firstsCache.get(model);
   if (!memo) {
     memo = { position: new Map(model.events.map((e, i) => [e, i])), byVariable: new Map() };

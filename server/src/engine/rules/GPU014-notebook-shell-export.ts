@@ -1,6 +1,7 @@
 import type { Rule } from "../rule";
 import type { ShellExportEvent } from "../python/model";
 import { STARTUP_VARIABLES } from "../frameworks";
+import { stateBefore } from "../python/timeline";
 import type { Fix } from "../types";
 
 /** GPU014: `!export K=v` / `!K=v cmd` for a startup variable in a notebook. */
@@ -49,7 +50,10 @@ export const rule: Rule = {
       byLine.set(key, [...(byLine.get(key) ?? []), e]);
     }
     for (const line of byLine.values()) {
-      const fix = envMagicFix(line, ctx.model.text);
+      // After CUDA initialised, `%env` would set the variable too late (GPU001 would report the new
+      // line): the fix is then offered, but not as a safe one (not applied by Fix All).
+      const frozen = line.some((e) => stateBefore(ctx.model, e).frozenBy !== null);
+      const fix = envMagicFix(line, ctx.model.text, frozen);
       for (const e of line) {
         if (!STARTUP_VARIABLES.includes(e.variable)) continue;
         const { command } = splitComment(e.text);
@@ -78,9 +82,11 @@ function splitComment(shell: string): { command: string; comment: string | null 
 /**
  * Replaces the shell line by `%env K=v` lines (one per variable it sets), followed by the command
  * when the line ran one (`!K=v cmd` → `%env K=v` + `!cmd`). Null when a value needs the shell
- * (quotes, `$`, backquotes, spaces) and %env would not set the same string.
+ * (quotes, `$`, backquotes, spaces) and %env would not set the same string. Safe only when the
+ * line runs no command and CUDA is not yet initialised above it (`frozen`: the new `%env` line
+ * would have no effect, a new GPU001).
  */
-function envMagicFix(line: ShellExportEvent[], text: string): Fix | null {
+function envMagicFix(line: ShellExportEvent[], text: string, frozen: boolean): Fix | null {
   const first = line[0];
   const { command: shell, comment } = splitComment(first.text);
   const words = shell.slice(1).trim().split(/\s+/);
@@ -97,7 +103,7 @@ function envMagicFix(line: ShellExportEvent[], text: string): Fix | null {
   return {
     title: line.length === 1 ? `Use %env ${first.variable}=${first.value}` : `Use %env for ${line.map((e) => e.variable).join(", ")}`,
     edits: [{ range: first.range, newText: lines.join(eol + indent) }],
-    safe: command.length === 0,
+    safe: command.length === 0 && !frozen,
     note: "%env sets the variable in the kernel; restart the kernel first if CUDA was already initialised.",
   };
 }
