@@ -10,7 +10,7 @@
  */
 import uPlot from "uplot";
 import type { FromWebview, HistoryAxes, RunMark, ToWebview } from "../src/gpu/historyPanel";
-import type { GpuSeries } from "../src/gpu/history";
+import { type GpuSeries, timeAxis, type TimeAxis } from "../src/gpu/history";
 import { formatMiB } from "../src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
@@ -59,6 +59,16 @@ function theme() {
 /** Per plot: the labels drawn beside run markers and the y tick labels, at its last draw (reported in `drawn`). */
 const runLabelsOf = new WeakMap<uPlot, string[]>();
 const ticksOf = new WeakMap<uPlot, string[]>();
+const timeTicksOf = new WeakMap<uPlot, string[]>();
+
+/**
+ * The x axis of every chart: the whole `gpuPilot.history.minutes` window ending at the newest
+ * sample (now, while nvidia-smi streams), not just the span of the samples there are.
+ */
+function currentTimeAxis(): TimeAxis {
+  const newest = series.reduce((m, g) => Math.max(m, g.at[g.at.length - 1] ?? -Infinity), -Infinity);
+  return timeAxis(minutes, Number.isFinite(newest) ? newest : Date.now());
+}
 
 /**
  * Draws the run starts (green, `▶ <file>`) and ends (red, `■ <file>`) as vertical lines over the
@@ -148,9 +158,9 @@ function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: 
     title,
     width: chartWidth(),
     height: 170,
-    scales: { x: { time: true }, y: { range: [0, max] } },
+    scales: { x: { time: true, range: () => { const x = currentTimeAxis(); return [x.min, x.max]; } }, y: { range: [0, max] } },
     axes: [
-      { ...axis },
+      { ...axis, splits: () => currentTimeAxis().ticks, values: (u) => { const labels = currentTimeAxis().labels; timeTicksOf.set(u, labels); return labels; } },
       {
         ...axis,
         size: 72,
@@ -174,9 +184,21 @@ function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: 
 }
 
 function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uPlot.AlignedData {
-  const xs = g.at.map((ms) => ms / 1000);
-  if (which === "util") return [xs, g.utilizationPercent];
-  return [xs, g.memoryUsedMiB.map((m) => (m === null ? null : memUnit === "GiB" ? m / 1024 : m))];
+  const ys = which === "util" ? g.utilizationPercent : g.memoryUsedMiB.map((m) => (m === null ? null : memUnit === "GiB" ? m / 1024 : m));
+  // Where the stream stopped (the views were hidden) no line joins the samples either side: a
+  // point without a value 1 ms after the last sample before the gap (more than 3 sample intervals).
+  const gapMs = 3 * ((minutes * 60_000) / Math.max(1, capacity));
+  const xs: number[] = [];
+  const vs: (number | null)[] = [];
+  g.at.forEach((ms, i) => {
+    if (i > 0 && ms - g.at[i - 1] > gapMs) {
+      xs.push((g.at[i - 1] + 1) / 1000);
+      vs.push(null);
+    }
+    xs.push(ms / 1000);
+    vs.push(ys[i]);
+  });
+  return [xs, vs];
 }
 
 function rebuild(): void {
@@ -216,6 +238,8 @@ function axesOf(c: Chart): HistoryAxes {
   return {
     uuid: c.uuid,
     utilization: range(c.util),
+    time: [c.util.scales.x.min ?? NaN, c.util.scales.x.max ?? NaN],
+    timeTicks: [...(timeTicksOf.get(c.util) ?? [])],
     memory: range(c.mem),
     memoryUnit: c.memUnit,
     memoryTicks: [...(ticksOf.get(c.mem) ?? [])],

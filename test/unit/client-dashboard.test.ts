@@ -103,6 +103,10 @@ test("model: MIG devices under their GPU, ticked by UUID; sparkline from the his
   assert.deepEqual(withHistory.gpus[1].spark.utilization, [10, null, 30]);
   assert.deepEqual(withHistory.gpus[1].spark.memory.map((v) => (v === null ? null : Number(v.toFixed(3)))), [0.5, null, 0], "memory as a fraction of the GPU's total");
   assert.deepEqual(withHistory.gpus[0].spark.utilization, [], "no history for GPU 0");
+  // The dashboard passes the History panel's window (gpuPilot.history.minutes = 10): the sample 400 s ago is in it.
+  const tenMin = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [], history: h.snapshot(), now, sparkSeconds: 600 });
+  assert.deepEqual(tenMin.gpus[1].spark.utilization, [99, 10, null, 30]);
+  assert.equal(tenMin.gpus[1].spark.seconds, 600, "labelled 'last 10 min', as the History panel's 'Last 10 min'");
   monitor.dispose();
 });
 

@@ -265,6 +265,46 @@ export class FakeTreeView {
   dispose(): void {}
 }
 
+/**
+ * A stand-in for vscode.WebviewPanel (window.createWebviewPanel): records the messages posted to it;
+ * {@link setVisible} hides/shows it like another editor tab would, {@link receive} is a message from
+ * its page.
+ */
+export class FakeWebviewPanel {
+  visible = true;
+  readonly posted: unknown[] = [];
+  private readonly viewState = new EventEmitter<{ webviewPanel: FakeWebviewPanel }>();
+  private readonly disposed = new EventEmitter<void>();
+  private readonly fromPage = new EventEmitter<unknown>();
+  onDidChangeViewState = this.viewState.event;
+  onDidDispose = this.disposed.event;
+  readonly webview = {
+    html: "",
+    cspSource: "vscode-resource:",
+    asWebviewUri: (u: Uri) => u,
+    postMessage: (m: unknown) => {
+      // A hidden page that is not retained receives nothing.
+      if (this.visible) this.posted.push(JSON.parse(JSON.stringify(m)));
+      return Promise.resolve(this.visible);
+    },
+    onDidReceiveMessage: this.fromPage.event,
+  };
+  constructor(readonly viewType: string, readonly title: string) {}
+  reveal(): void {
+    if (!this.visible) this.setVisible(true);
+  }
+  setVisible(visible: boolean): void {
+    this.visible = visible;
+    this.viewState.fire({ webviewPanel: this });
+  }
+  receive(m: unknown): void {
+    this.fromPage.fire(m);
+  }
+  dispose(): void {
+    this.disposed.fire();
+  }
+}
+
 export class FakeStatusItem {
   text = "";
   tooltip: unknown;
@@ -366,6 +406,13 @@ export const window = {
     return { dispose: () => window.webviewViews.delete(id) };
   },
   createOutputChannel: () => channel,
+  /** Webview panels created (createWebviewPanel), newest last. */
+  webviewPanels: [] as FakeWebviewPanel[],
+  createWebviewPanel(viewType: string, title: string) {
+    const panel = new FakeWebviewPanel(viewType, title);
+    window.webviewPanels.push(panel);
+    return panel;
+  },
   createTreeView: (id: string, options: { treeDataProvider: unknown }) => {
     const view = new FakeTreeView(id, options);
     recorded.treeViews.push(view);
@@ -506,6 +553,7 @@ const fake = {
   ProcessExecution, CustomExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,
   EnvironmentVariableMutatorType, debug,
   Position, Range, CodeLens, languages, ProgressLocation,
+  ViewColumn: { Active: -1, Beside: -2, One: 1 },
 };
 
 /** Stand-in for vscode-languageclient/node's LanguageClient: records what it was given and sent. */

@@ -2,7 +2,7 @@
 // oldest dropped, snapshots in time order, and the shape the History panel is sent.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { GpuHistory, historyCapacity, Ring } from "../../client/src/gpu/history";
+import { GpuHistory, historyCapacity, Ring, timeAxis } from "../../client/src/gpu/history";
 import type { Gpu } from "../../client/src/gpu/nvidiaSmi";
 
 const UUID0 = "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f";
@@ -97,4 +97,17 @@ test("GpuHistory.latest: each GPU's newest sample in index order, a copy, withou
   // What the panel appends is what the snapshot's newest column says.
   const snap = h.snapshot();
   assert.deepEqual(h.latest().map((g) => g.sample.at), snap.gpus.map((g) => g.at[g.at.length - 1]));
+});
+
+test("timeAxis: the whole configured window ending now, ticks in whole minutes/seconds back from now", () => {
+  const now = 1_764_620_421_500; // ms; a half second, as the streamed ticks have
+  const ten = timeAxis(10, now);
+  assert.equal(ten.max, now / 1000);
+  assert.equal(ten.max - ten.min, 600, "10 min, not the span of the samples");
+  assert.deepEqual(ten.labels, ["-10 min", "-8 min", "-6 min", "-4 min", "-2 min", "now"]);
+  assert.deepEqual(ten.ticks.map((t) => now / 1000 - t), [600, 480, 360, 240, 120, 0]);
+  assert.deepEqual(timeAxis(1, now).labels, ["-1 min", "-50 s", "-40 s", "-30 s", "-20 s", "-10 s", "now"]);
+  assert.deepEqual(timeAxis(5, now).labels, ["-5 min", "-4 min", "-3 min", "-2 min", "-1 min", "now"]);
+  assert.deepEqual(timeAxis(1440, now).labels, ["-24 h", "-18 h", "-12 h", "-6 h", "now"]);
+  assert.equal(timeAxis(Number.NaN, now).max - timeAxis(Number.NaN, now).min, 600, "a bad setting reads as the default 10 min");
 });

@@ -174,6 +174,8 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
       inventory: this.monitor.inventory,
       selection: this.selection.get(),
       history: this.monitor.history.snapshot(),
+      // The same window as the History panel's "Last N min" (both read gpuPilot.history.minutes).
+      sparkSeconds: config.historyMinutes() * 60,
       sort: this.sort,
       activity: this.monitor.activity,
     });

@@ -119,7 +119,7 @@ export interface DashboardModel {
 
 /** Points at most in a sparkline (older samples are averaged into these). */
 export const SPARK_POINTS = 60;
-/** The sparkline's window, s. */
+/** The sparkline's window when {@link DashboardInput.sparkSeconds} is not given, s. */
 export const SPARK_SECONDS = 300;
 
 const collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
@@ -167,17 +167,17 @@ export function downsample(values: readonly (number | null)[], points = SPARK_PO
   return out;
 }
 
-function sparkOf(gpu: Gpu, history: HistorySnapshot | undefined, now: number): DashboardGpu["spark"] {
+function sparkOf(gpu: Gpu, history: HistorySnapshot | undefined, now: number, seconds = SPARK_SECONDS): DashboardGpu["spark"] {
   const series = history?.gpus.find((g) => g.uuid.toLowerCase() === gpu.uuid.toLowerCase());
-  if (!series) return { utilization: [], memory: [], seconds: SPARK_SECONDS };
-  const from = now - SPARK_SECONDS * 1000;
+  if (!series) return { utilization: [], memory: [], seconds };
+  const from = now - seconds * 1000;
   const first = series.at.findIndex((t) => t >= from);
   const start = first < 0 ? series.at.length : first;
   const total = series.memoryTotalMiB ?? gpu.memoryTotalMiB;
   return {
     utilization: downsample(series.utilizationPercent.slice(start)),
     memory: downsample(series.memoryUsedMiB.slice(start).map((m) => fraction(m, total))),
-    seconds: SPARK_SECONDS,
+    seconds,
   };
 }
 
@@ -207,6 +207,8 @@ export interface DashboardInput {
   sort?: ProcessSort;
   /** ms since the epoch (the sparkline's right end); default Date.now(). */
   now?: number;
+  /** The sparkline's window, s (the dashboard: gpuPilot.history.minutes, the History panel's window); default {@link SPARK_SECONDS}. */
+  sparkSeconds?: number;
   /** SM activity from the monitor ({@link GpuMonitor.activity}); absent or `off`: not shown. */
   activity?: ActivitySnapshot;
 }
@@ -252,7 +254,7 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
       temperature: formatTemperature(gpu.temperatureC),
       power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
       free: formatFree(gpu),
-      spark: sparkOf(gpu, input.history, now),
+      spark: sparkOf(gpu, input.history, now, input.sparkSeconds),
       processes: sortProcesses(appsOf(gpu, inv.apps).map((a) => processOf(a, inv.processes?.find((p) => p.pid === a.pid), activity.busyButIdle)), sort),
       mig: migs.map((m) => ({ uuid: m.uuid, profile: m.profile, device: m.device, selected: isMigSelected(m, input.selection) })),
       warnings: gpuWarnings(gpu, inv.apps, migs.length),

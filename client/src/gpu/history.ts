@@ -214,3 +214,45 @@ export class GpuHistory {
     return { capacity: this._capacity, gpus };
   }
 }
+
+/** What {@link timeAxis} returns: the history chart's x axis, in seconds since the epoch (uPlot's time unit). */
+export interface TimeAxis {
+  /** Left end: `nowMs` less the window, s since the epoch. */
+  min: number;
+  /** Right end: `nowMs`, s since the epoch. */
+  max: number;
+  /** Tick positions, s since the epoch, ascending, the last one at {@link max}. */
+  ticks: number[];
+  /** One label per tick, relative to now in whole units: `-10 min`, `-30 s`, `-2 h`, `now`. */
+  labels: string[];
+}
+
+/** Tick steps the time axis picks from, s (the smallest that gives at most 6 steps over the window). */
+const TIME_STEPS_S = [10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10_800, 21_600, 43_200];
+
+/** `-10 min`, `-30 s`, `-2 h` or `now` for a tick `ago` seconds before now. */
+function agoLabel(ago: number): string {
+  if (ago === 0) return "now";
+  if (ago >= 3600 && ago % 3600 === 0) return `-${ago / 3600} h`;
+  if (ago % 60 === 0) return `-${ago / 60} min`;
+  return `-${ago} s`;
+}
+
+/**
+ * The history chart's x axis: the whole window `gpuPilot.history.minutes` (`minutes`, as
+ * {@link historyCapacity} reads it) ending at `nowMs` (ms since the epoch), whatever samples there
+ * are, with ticks every whole step back from now (e.g. 10 min: `-10 min`, `-8 min`, ... `now`).
+ */
+export function timeAxis(minutes: number, nowMs: number): TimeAxis {
+  const m = Number.isFinite(minutes) && minutes > 0 ? minutes : 10;
+  const span = Math.round(m * 60);
+  const max = nowMs / 1000;
+  const step = TIME_STEPS_S.find((s) => span / s <= 6) ?? TIME_STEPS_S[TIME_STEPS_S.length - 1];
+  const ticks: number[] = [];
+  const labels: string[] = [];
+  for (let ago = Math.floor(span / step) * step; ago >= 0; ago -= step) {
+    ticks.push(max - ago);
+    labels.push(agoLabel(ago));
+  }
+  return { min: max - span, max, ticks, labels };
+}

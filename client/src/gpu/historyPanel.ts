@@ -44,6 +44,10 @@ export type FromWebview = { type: "ready" } | { type: "drawn"; samples: number; 
 /** The y-axis bounds a GPU's two charts were drawn with (what the webview reports). */
 export interface HistoryAxes {
   uuid: string;
+  /** Time axis, s since the epoch: [newest sample − gpuPilot.history.minutes, newest sample]. */
+  time: [number, number];
+  /** The time tick labels as drawn (history.ts timeAxis): `-10 min` ... `now`. */
+  timeTicks: string[];
   /** Utilisation axis, %: [0, 100]. */
   utilization: [number, number];
   /** Memory axis in `memoryUnit`: [0, the GPU's memory.total]. */

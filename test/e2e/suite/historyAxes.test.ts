@@ -1,6 +1,7 @@
 // End-to-end test of the GPU History panel's axes (issue 19): the memory chart runs from 0 to the
 // GPU's memory.total (143771 MiB = 140.4 GiB on the recorded H200s), never scaled to the data; every
-// memory tick is in one unit (GiB); utilisation runs 0..100 %; each chart fills the panel's width.
+// memory tick is in one unit (GiB); utilisation runs 0..100 %; each chart fills the panel's width;
+// time runs over the whole 10 min window ending now, labelled -10 min ... now.
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
 import * as vscode from "vscode";
@@ -12,7 +13,7 @@ suite("GPU history axes", () => {
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
   });
 
-  test("p. memory axis 0..the GPU's total in GiB only, utilisation 0..100 %, charts at full width", async () => {
+  test("p. memory axis 0..the GPU's total in GiB only, utilisation 0..100 %, time over the 10 min window, charts at full width", async () => {
     const api = (await getApi()) as unknown as { getHistoryPanelState(): HistoryPanelState };
     await vscode.commands.executeCommand("gpuPilot.showHistory");
     const state = await waitFor(() => {
@@ -26,6 +27,11 @@ suite("GPU history axes", () => {
       assert.equal(a.memory[1], 143771 / 1024, `memory axis to the total (the data is a few GiB at most): ${JSON.stringify(a)}`);
       assert.ok(a.memoryTicks.every((t) => / GiB$/.test(t)), `one unit on the memory axis: ${a.memoryTicks.join(", ")}`);
       assert.ok(a.width >= a.availableWidth - 40 && a.width > 300, `full width: ${a.width} of ${a.availableWidth} px`);
+      // The time axis spans the whole gpuPilot.history.minutes window (default 10) ending at the
+      // newest sample, not the few seconds of samples there are; ticks in whole minutes back from now.
+      assert.equal(a.time[1] - a.time[0], 600, `time axis of 10 min: ${JSON.stringify(a.time)}`);
+      assert.ok(Math.abs(a.time[1] * 1000 - Date.now()) < 30_000, `time axis ends now: ${a.time[1]}`);
+      assert.deepEqual(a.timeTicks, ["-10 min", "-8 min", "-6 min", "-4 min", "-2 min", "now"]);
     }
   });
 });
