@@ -63,7 +63,8 @@ export class Ctx implements RunHost, AgentHost {
     this.selection = new SelectionStore(extCtx.workspaceState);
     this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection);
     this.historyPanel = new HistoryPanel(extCtx.extensionUri, this.monitor, this.selection, () => this._lastRun);
-    this.slurm = new SlurmFeatures(extCtx);
+    // The submit command waits at most 5 s for the script's facts (then keeps the launcher setting).
+    this.slurm = new SlurmFeatures(extCtx, (uri, text) => this.runFacts(uri, text, 5000));
     extCtx.subscriptions.push(
       this.slurm,
       this.historyPanel,

@@ -228,7 +228,7 @@ export const recorded = {
   pickAnswers: [] as (string | undefined)[],
   inputAnswers: [] as (string | undefined)[],
   /** What showQuickPick offered and showInputBox proposed. */
-  picks: [] as { title?: string; labels: string[] }[],
+  picks: [] as { title?: string; labels: string[]; descriptions: (string | undefined)[] }[],
   inputs: [] as { title?: string; value?: string }[],
   /** Documents shown with their selection's start line (showTextDocument). */
   shown: [] as { uri: string; line?: number }[],
@@ -428,10 +428,11 @@ export const window = {
   showInformationMessage: showMessage,
   showWarningMessage: showMessage,
   showErrorMessage: showMessage,
-  showQuickPick(items: readonly { label: string }[], options?: { title?: string }) {
-    recorded.picks.push({ title: options?.title, labels: items.map((i) => i.label) });
+  showQuickPick(items: readonly (string | { label: string; description?: string })[], options?: { title?: string }) {
+    const label = (i: string | { label: string }) => (typeof i === "string" ? i : i.label);
+    recorded.picks.push({ title: options?.title, labels: items.map(label), descriptions: items.map((i) => (typeof i === "string" ? undefined : i.description)) });
     const answer = recorded.pickAnswers.shift();
-    return Promise.resolve(items.find((i) => i.label === answer));
+    return Promise.resolve(items.find((i) => label(i) === answer));
   },
   showInputBox(options?: { title?: string; value?: string }) {
     recorded.inputs.push({ title: options?.title, value: options?.value });
@@ -446,7 +447,8 @@ export const window = {
 
 const trustEmitter = new EventEmitter<void>();
 export const workspace = {
-  getConfiguration: () => ({ get: (key: string) => settings.get(key) }),
+  // A key in `settings` reads as set by the user (its global value); any other has no user value.
+  getConfiguration: () => ({ get: (key: string) => settings.get(key), inspect: (key: string) => ({ key, ...(settings.has(key) ? { globalValue: settings.get(key) } : {}) }) }),
   /** Workspace trust (vscode.workspace.isTrusted). */
   isTrusted: true,
   onDidGrantWorkspaceTrust: trustEmitter.event,

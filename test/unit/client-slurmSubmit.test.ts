@@ -3,7 +3,7 @@
  * Restricted Mode (nothing written), the quick pick changes a value, an untitled file and its script
  * go to the scratch folder, an edited script is never overwritten, job scripts are told apart.
  */
-import { FakeDocument, recorded, Uri, window, workspace } from "./client-fakeVscode";
+import { FakeDocument, recorded, settings, Uri, window, workspace } from "./client-fakeVscode";
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 import * as fs from "node:fs";
@@ -11,6 +11,11 @@ import * as os from "node:os";
 import * as path from "node:path";
 import { isJobScript, scriptPathFor, SlurmJobs, submitCommand, type SlurmHost } from "../../client/src/slurm/submit";
 import { lintManifest } from "../../server/src/engine/manifests/lintManifest";
+import { initEngine } from "../../server/src/engine/lint";
+import { runFacts } from "../../server/src/engine/runFacts";
+import type { RunFactsResult } from "../../server/src/protocol";
+
+const ROOT = path.join(__dirname, "..", "..");
 
 const made: string[] = [];
 after(() => { for (const d of made) fs.rmSync(d, { recursive: true, force: true }); });
@@ -104,5 +109,132 @@ test("an untitled Python file: its text and the script go to the scratch folder"
     assert.ok(fs.readFileSync(r!.script!, "utf8").includes(`srun python3 ${path.join(scratch, "Untitled-1.py")}`));
   } finally {
     window.activeTextEditor = undefined;
+  }
+});
+
+/** A host whose language server answers gpuPilot/runFacts from the same engine, in this process (lsp-runFacts.test.ts checks the real server's). */
+function serverHost(scratch: string, answer?: RunFactsResult): SlurmHost & { refreshed: number; asked: string[] } {
+  const asked: string[] = [];
+  return {
+    ...host(scratch),
+    asked,
+    runFacts: async (uri: { toString(): string }, text: string): Promise<RunFactsResult> => {
+      asked.push(uri.toString());
+      if (answer) return answer;
+      await initEngine();
+      return { ok: true, facts: runFacts(text) };
+    },
+  };
+}
+
+/** Writes `text` as `<dir>/<name>`, opens it as a document; returns it. */
+function pyDoc(dir: string, name: string, text: string): FakeDocument {
+  const file = path.join(dir, name);
+  fs.writeFileSync(file, text);
+  const doc = new FakeDocument(Uri.file(file));
+  doc.text = text;
+  workspace.textDocuments.push(doc);
+  return doc;
+}
+
+const launcherDescription = () => recorded.picks.filter((p) => p.title === "GPU Pilot: Submit to Slurm").at(-1)?.descriptions[5];
+
+test("examples/train_ddp.py (init_process_group from env://), launcher not set: torchrun is the default, and the quick pick says why", async () => {
+  const dir = tmp();
+  const doc = pyDoc(dir, "train_ddp.py", fs.readFileSync(path.join(ROOT, "examples", "train_ddp.py"), "utf8"));
+  settings.clear();
+  try {
+    const h = serverHost(path.join(dir, "scratch"));
+    recorded.pickAnswers.push("GPUs per node", "$(check) Write the job script");
+    recorded.inputAnswers.push("2");
+    recorded.answers.push(undefined);
+    const r = await submitCommand(h, new SlurmJobs(h), doc.uri as never);
+    assert.deepEqual(h.asked, [doc.uri.toString()]);
+    assert.equal(launcherDescription(), "torchrun (one task per node) — torchrun: the file calls init_process_group with rank and world size from the environment (env://), line 22");
+    const text = fs.readFileSync(r!.script!, "utf8");
+    assert.ok(text.includes(`srun python3 -m torch.distributed.run --nnodes "$SLURM_NNODES" --nproc_per_node 2 `), text);
+    assert.ok(text.split("\n").includes("#SBATCH --ntasks-per-node=1"), text);
+    assert.ok(!text.includes("SLURM_LOCALID"), text);
+    assert.deepEqual(lintManifest(text, "jobscript", { preview: true }).diagnostics, []);
+  } finally {
+    workspace.textDocuments.length = 0;
+  }
+});
+
+test("a file that reads LOCAL_RANK without a default: torchrun (API, no quick pick); with a default and no init_process_group: python", async () => {
+  const dir = tmp();
+  settings.clear();
+  try {
+    const h = serverHost(path.join(dir, "scratch"));
+    const strict = pyDoc(dir, "strict.py", 'import os\nlocal_rank = int(os.environ["LOCAL_RANK"])\nprint(local_rank)\n');
+    recorded.answers.push(undefined);
+    const r1 = await submitCommand(h, new SlurmJobs(h), strict.uri as never, { ask: false });
+    assert.ok(fs.readFileSync(r1!.script!, "utf8").includes("python3 -m torch.distributed.run --nnodes"));
+    assert.ok(recorded.log.some((l) => l.includes(`Submit: launcher torchrun for ${strict.uri.fsPath}: the file reads LOCAL_RANK (line 2)`)), recorded.log.join("\n"));
+    const lenient = pyDoc(dir, "lenient.py", 'import os\nlocal_rank = int(os.environ.get("LOCAL_RANK", "0"))\nprint(local_rank)\n');
+    recorded.pickAnswers.push("$(check) Write the job script");
+    recorded.answers.push(undefined);
+    const r2 = await submitCommand(h, new SlurmJobs(h), lenient.uri as never);
+    assert.equal(launcherDescription(), "python (one task per GPU)");
+    assert.ok(fs.readFileSync(r2!.script!, "utf8").split("\n").includes(`srun python3 ${lenient.uri.fsPath}`));
+  } finally {
+    workspace.textDocuments.length = 0;
+  }
+});
+
+test("gpuPilot.slurm.launcher set by the user: kept even for a torchrun file, and the server is not asked", async () => {
+  const dir = tmp();
+  const doc = pyDoc(dir, "train_ddp.py", fs.readFileSync(path.join(ROOT, "examples", "train_ddp.py"), "utf8"));
+  settings.clear();
+  settings.set("launcher", "python");
+  try {
+    const h = serverHost(path.join(dir, "scratch"));
+    recorded.answers.push(undefined);
+    const r = await submitCommand(h, new SlurmJobs(h), doc.uri as never, { ask: false });
+    assert.deepEqual(h.asked, []);
+    assert.ok(fs.readFileSync(r!.script!, "utf8").split("\n").includes(`srun python3 ${doc.uri.fsPath}`));
+  } finally {
+    settings.clear();
+    workspace.textDocuments.length = 0;
+  }
+});
+
+test("the server cannot answer: the setting's default (python) silently, one log line", async () => {
+  const dir = tmp();
+  const doc = pyDoc(dir, "train_ddp.py", fs.readFileSync(path.join(ROOT, "examples", "train_ddp.py"), "utf8"));
+  settings.clear();
+  try {
+    const h = serverHost(path.join(dir, "scratch"), { ok: false, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" });
+    const before = recorded.messages.length;
+    recorded.pickAnswers.push("$(check) Write the job script");
+    recorded.answers.push(undefined);
+    const r = await submitCommand(h, new SlurmJobs(h), doc.uri as never);
+    assert.equal(launcherDescription(), "python (one task per GPU)");
+    assert.ok(fs.readFileSync(r!.script!, "utf8").split("\n").includes(`srun python3 ${doc.uri.fsPath}`));
+    assert.ok(recorded.log.some((l) => l.includes(`Submit: could not tell whether ${doc.uri.fsPath} needs torchrun (the GPU Pilot language server is not running (see GPU Pilot: Show Output)); the launcher setting's default (python) is used.`)), recorded.log.join("\n"));
+    // Only the "Job script written" notification: no warning about the server.
+    assert.deepEqual(recorded.messages.slice(before).filter((m) => !m.startsWith("Job script written")), []);
+  } finally {
+    workspace.textDocuments.length = 0;
+  }
+});
+
+test("the partition quick pick shows the Slurm view's rows: free GPUs, nodes, types, the default marked", async () => {
+  const dir = tmp();
+  const doc = pyDoc(dir, "train.py", "print(1)\n");
+  settings.clear();
+  try {
+    const h: SlurmHost = { ...host(path.join(dir, "scratch")), cliOptions: () => ({ env: { PATH: `${path.join(ROOT, "test", "fixtures", "bin")}:${process.env.PATH}`, FAKE_SINFO_MODE: "typed" } }) };
+    recorded.pickAnswers.push("Partition", "gpu (default)", "$(check) Write the job script");
+    recorded.answers.push(undefined);
+    const r = await submitCommand(h, new SlurmJobs(h), doc.uri as never);
+    const pick = recorded.picks.find((p) => p.title === "Partition");
+    assert.deepEqual(pick && pick.labels.map((l, i) => `${l} | ${pick.descriptions[i] ?? ""}`), [
+      "(cluster's default) | no --partition line: Slurm chooses",
+      "gpu (default) | 2 of 4 GPUs free · 1 node · a100",
+    ]);
+    assert.ok(fs.readFileSync(r!.script!, "utf8").split("\n").includes("#SBATCH --partition=gpu"));
+  } finally {
+    workspace.textDocuments.length = 0;
   }
 });

@@ -47,7 +47,8 @@ export class SlurmFeatures implements vscode.Disposable {
   private readonly host: SlurmHost;
   readonly disposables: vscode.Disposable[] = [];
 
-  constructor(extCtx: vscode.ExtensionContext) {
+  /** `runFacts`: the language server's `gpuPilot/runFacts` (Ctx.runFacts), for the launcher the submit command proposes. */
+  constructor(extCtx: vscode.ExtensionContext, runFacts?: SlurmHost["runFacts"]) {
     this.available = findProgram("sinfo", { pathEnv: process.env.PATH }) !== undefined;
     void vscode.commands.executeCommand("setContext", SLURM_CONTEXT_KEY, this.available);
     log.info(this.available ? "Slurm: sinfo found on PATH; the Slurm view is available." : "Slurm: no sinfo on PATH; the Slurm view is hidden.");
@@ -57,6 +58,7 @@ export class SlurmFeatures implements vscode.Disposable {
       get scratchFolder() { return path.join(extCtx.globalStorageUri?.fsPath ?? path.join(os.tmpdir(), "gpu-pilot"), "slurm"); },
       refreshView: () => { if (this.tree.view.visible) void this.tree.provider.refresh(); },
       cliOptions: () => ({}),
+      ...(runFacts ? { runFacts } : {}),
     };
     this.jobs = new SlurmJobs(this.host);
     this.disposables.push(

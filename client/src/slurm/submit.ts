@@ -1,9 +1,12 @@
 /**
  * "GPU Pilot: Submit Active File to Slurm" (`gpuPilot.slurm.submit`, issue 23).
  *
- * On a Python file: asks (quick pick, pre-filled from the `gpuPilot.slurm.*` settings) for partition,
- * nodes, GPUs per node, launcher and time; writes a job script (jobScript.ts) beside the file, or in
- * `gpuPilot.slurm.scriptFolder`, or in a scratch folder (the extension's global storage) when the
+ * On a Python file: asks (quick pick, pre-filled from the `gpuPilot.slurm.*` settings) for partition
+ * (the Slurm view's partition rows: free GPUs, the default marked), nodes, GPUs per node, launcher
+ * and time. The launcher is torchrun, with the reason shown, when the user has not set
+ * `gpuPilot.slurm.launcher` and the language server's `gpuPilot/runFacts` says the file reads
+ * LOCAL_RANK/RANK/WORLD_SIZE without a default or calls an env:// `init_process_group`. Then writes
+ * a job script (jobScript.ts) beside the file, or in `gpuPilot.slurm.scriptFolder`, or in a scratch folder (the extension's global storage) when the
  * file is untitled or its folder cannot be written; opens it for editing with a "Submit" button
  * (and the "Submit to Slurm" CodeLens on its first line). An existing script with other content is
  * never overwritten: the next free name (`train-2.sbatch`) is used.
@@ -24,7 +27,9 @@ import { resolveInterpreter } from "../run/interpreter";
 import * as runSettings from "../run/settings";
 import { jobDetails, queryPartitions, submitScript, type SlurmCliOptions } from "./cli";
 import { followFile, type Follow } from "./follow";
-import { isActive } from "./present";
+import type { RunFacts } from "../../../server/src/engine/runFacts";
+import type { RunFactsResult } from "../../../server/src/protocol";
+import { isActive, partitionRow } from "./present";
 import { isSlurmTime, jobNameFor, jobScript, JobScriptError, outputPathFor, SLURM_LAUNCHERS, type GpuOption, type JobScriptSpec, type SlurmLauncher } from "./jobScript";
 
 /** The `gpuPilot.slurm.*` values for one submission. */
@@ -35,7 +40,29 @@ export interface SlurmSubmitSettings {
   gpuOption: GpuOption;
   time: string;
   launcher: SlurmLauncher;
+  /** Why the launcher is not the setting's value (`torchrun: the file reads LOCAL_RANK (line 3)`); absent when it is. */
+  launcherReason?: string;
   scriptFolder: string;
+}
+
+/** Whether the user set `gpuPilot.slurm.launcher` themselves (a global, workspace or folder value), for `resource`. */
+export function launcherSetByUser(resource?: vscode.Uri): boolean {
+  const i = vscode.workspace.getConfiguration("gpuPilot.slurm", resource).inspect<unknown>("launcher");
+  return i !== undefined && (i.globalValue !== undefined || i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined);
+}
+
+/**
+ * Why `facts` (the language server's `gpuPilot/runFacts` for a file) call for torchrun, in words
+ * (`the file reads LOCAL_RANK (line 3)`, 1-based line), or null when they do not: a read of
+ * LOCAL_RANK / RANK / WORLD_SIZE without a default (it fails under a plain `srun python`), or an
+ * `init_process_group` that takes rank and world size from the environment (env://).
+ */
+export function torchrunReason(facts: RunFacts): string | null {
+  const read = facts.distributedReads.find((r) => !r.withDefault);
+  if (read) return `the file reads ${read.variable} (line ${read.line + 1})`;
+  const init = facts.envInitProcessGroup[0];
+  if (init) return `the file calls init_process_group with rank and world size from the environment (env://), line ${init.line + 1}`;
+  return null;
 }
 
 /** Reads the `gpuPilot.slurm.*` submit settings for `resource`; wrong types fall back to the defaults. */
@@ -78,6 +105,11 @@ export interface SlurmHost {
   refreshView(): void;
   /** Environment of the Slurm commands (default: the extension host's). */
   cliOptions(): SlurmCliOptions;
+  /**
+   * `gpuPilot/runFacts` from the language server (Ctx.runFacts): whether the file expects a
+   * distributed launcher. Should never reject (a rejection counts as `ok: false`). Absent: not asked.
+   */
+  runFacts?(uri: vscode.Uri, text: string): Promise<RunFactsResult>;
 }
 
 /** Options of {@link submitCommand}: `ask: false` takes the settings as they are (API, tests); `submit: true` submits the written script at once. */
@@ -229,9 +261,9 @@ export function scriptPathFor(dir: string, stem: string, text: string): string {
 /** Asks for the submission's values, pre-filled from the settings; undefined when cancelled. */
 async function askValues(s: SlurmSubmitSettings, cli: SlurmCliOptions): Promise<SlurmSubmitSettings | undefined> {
   // Asked in the background: the quick pick shows at once, even when slurmctld is slow to answer.
-  const partitionsP = queryPartitions({ ...cli, timeoutMs: 10_000 }).then((ps) => ps.map((p) => p.partition), (e: unknown) => {
+  const partitionsP = queryPartitions({ ...cli, timeoutMs: 10_000 }).catch((e: unknown) => {
     log.warn(`Submit: sinfo could not list the partitions (${(e as Error).message}); type one instead.`);
-    return [] as string[];
+    return [];
   });
   const v = { ...s };
   for (;;) {
@@ -243,7 +275,7 @@ async function askValues(s: SlurmSubmitSettings, cli: SlurmCliOptions): Promise<
       { key: "nodes", label: "Nodes", description: String(v.nodes) },
       { key: "gpus", label: "GPUs per node", description: String(v.gpusPerNode) },
       { key: "gpuOption", label: "Ask for GPUs with", description: v.gpuOption === "gres" ? "--gres=gpu:N" : "--gpus-per-node=N" },
-      { key: "launcher", label: "Launcher", description: v.launcher === "torchrun" ? "torchrun (one task per node)" : "python (one task per GPU)" },
+      { key: "launcher", label: "Launcher", description: `${v.launcher === "torchrun" ? "torchrun (one task per node)" : "python (one task per GPU)"}${v.launcherReason ? ` — ${v.launcherReason}` : ""}` },
       { key: "time", label: "Time limit", description: v.time || "(the partition's)" },
     ];
     const pick = await vscode.window.showQuickPick(items, { title: "GPU Pilot: Submit to Slurm", placeHolder: "Change a value, or write the job script" });
@@ -251,10 +283,16 @@ async function askValues(s: SlurmSubmitSettings, cli: SlurmCliOptions): Promise<
     if (pick.key === "go") return v;
     if (pick.key === "partition") {
       const partitions = await partitionsP;
-      const choice = partitions.length
-        ? await vscode.window.showQuickPick(["(default)", ...partitions], { title: "Partition" })
-        : await vscode.window.showInputBox({ title: "Partition", value: v.partition, prompt: "Empty: the cluster's default partition" });
-      if (choice !== undefined) v.partition = choice === "(default)" ? "" : choice.trim();
+      if (partitions.length) {
+        // The rows of the Slurm view (present.ts): free GPUs, nodes, GPU types, the default marked.
+        const rows = [{ partition: "", label: "(cluster's default)", description: "no --partition line: Slurm chooses" },
+          ...partitions.map((p) => { const row = partitionRow(p); return { partition: p.partition, label: row.label, description: row.description }; })];
+        const choice = await vscode.window.showQuickPick(rows, { title: "Partition", placeHolder: v.partition ? `Now: ${v.partition}` : "Now: the cluster's default" });
+        if (choice) v.partition = choice.partition;
+      } else {
+        const choice = await vscode.window.showInputBox({ title: "Partition", value: v.partition, prompt: "Empty: the cluster's default partition" });
+        if (choice !== undefined) v.partition = choice.trim();
+      }
     } else if (pick.key === "nodes" || pick.key === "gpus") {
       const t = await vscode.window.showInputBox({ title: pick.label, value: String(pick.key === "nodes" ? v.nodes : v.gpusPerNode), validateInput: (x) => (/^[1-9]\d{0,3}$/.test(x.trim()) ? undefined : "A whole number from 1") });
       if (t !== undefined) { if (pick.key === "nodes") v.nodes = Number(t); else v.gpusPerNode = Number(t); }
@@ -263,7 +301,7 @@ async function askValues(s: SlurmSubmitSettings, cli: SlurmCliOptions): Promise<
       if (t) v.gpuOption = t.startsWith("--gres") ? "gres" : "gpus-per-node";
     } else if (pick.key === "launcher") {
       const t = await vscode.window.showQuickPick(SLURM_LAUNCHERS.map((l) => l), { title: "Launcher inside the job step" });
-      if (t) v.launcher = t as SlurmLauncher;
+      if (t) { v.launcher = t as SlurmLauncher; delete v.launcherReason; }
     } else if (pick.key === "time") {
       const t = await vscode.window.showInputBox({ title: "Time limit", value: v.time, prompt: "minutes, H:M:S or D-H:M:S; empty: the partition's", validateInput: (x) => (x.trim() === "" || isSlurmTime(x) ? undefined : "minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S") });
       if (t !== undefined) v.time = t.trim();
@@ -279,6 +317,25 @@ function programFile(doc: vscode.TextDocument, scratch: string): string {
   const p = path.join(scratch, name);
   fs.writeFileSync(p, doc.getText());
   return p;
+}
+
+/**
+ * The settings with the launcher the file calls for: when the user has not set
+ * `gpuPilot.slurm.launcher` and the language server's facts say the file expects torchrun
+ * ({@link torchrunReason}), torchrun with the reason. When the server cannot answer, `s` as it is
+ * (one log line, no message).
+ */
+async function withLauncherDefault(host: SlurmHost, doc: vscode.TextDocument, s: SlurmSubmitSettings): Promise<SlurmSubmitSettings> {
+  if (s.launcher === "torchrun" || !host.runFacts || launcherSetByUser(doc.uri)) return s;
+  const r: RunFactsResult = await host.runFacts(doc.uri, doc.getText()).catch((e: unknown) => ({ ok: false as const, error: (e as Error)?.message ?? String(e) }));
+  if (!r.ok) {
+    log.info(`Submit: could not tell whether ${doc.uri.fsPath} needs torchrun (${r.error}); the launcher setting's default (${s.launcher}) is used.`);
+    return s;
+  }
+  const why = torchrunReason(r.facts);
+  if (!why) return s;
+  log.info(`Submit: launcher torchrun for ${doc.uri.fsPath}: ${why}.`);
+  return { ...s, launcher: "torchrun", launcherReason: `torchrun: ${why}` };
 }
 
 /**
@@ -301,7 +358,7 @@ export async function submitCommand(host: SlurmHost, jobs: SlurmJobs, uri?: vsco
     return undefined;
   }
   if (doc.isDirty && !doc.isUntitled) await doc.save();
-  let values: SlurmSubmitSettings | undefined = submitSettings(doc.uri);
+  let values: SlurmSubmitSettings | undefined = await withLauncherDefault(host, doc, submitSettings(doc.uri));
   if (opts.ask !== false) values = await askValues(values, host.cliOptions());
   if (!values) return undefined;
   const file = programFile(doc, host.scratchFolder);

@@ -53,6 +53,7 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     const text = fs.readFileSync(r.script, "utf8");
     for (const line of ["#SBATCH --ntasks-per-node=2", "#SBATCH --gpus-per-node=2", "#SBATCH --time=5", "export CUDA_DEVICE_ORDER=PCI_BUS_ID"]) assert.ok(text.split("\n").includes(line), `${line} in\n${text}`);
     assert.equal(vscode.window.activeTextEditor?.document.uri.fsPath, r.script, "the script is open for editing");
+    assert.equal(api.getSlurmState().visible, true, "the side bar still shows GPU Pilot's Slurm view after the script opened");
     const job = await waitFor(() => api.getSlurmState().submitted.find((j) => j.jobId === r.jobId && j.done), `job ${r.jobId} followed to its end`, 60_000);
     assert.equal(job.state, "COMPLETED");
     assert.equal(job.output, path.join(path.dirname(r.script), `slurm-probe_gpus-${r.jobId}.out`));
@@ -71,6 +72,22 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     assert.match(details[1], /^Time 0:00:0\d \/ 0:05:00$/);
     assert.equal(details[2], "Nodes gpunode1");
     assert.equal(row.contextValue, "slurmJob.done");
+  });
+
+  test("a file that reads LOCAL_RANK without a default, launcher not set: the job script runs torchrun (the language server's runFacts)", async () => {
+    const file = wsUri("slurm/ddp_strict.py").fsPath;
+    fs.writeFileSync(file, 'import os\nlocal_rank = int(os.environ["LOCAL_RANK"])\nprint(local_rank)\n');
+    try {
+      const r = await api.submitToSlurm(vscode.Uri.file(file), { ask: false });
+      assert.ok(r?.script, JSON.stringify(r));
+      const text = fs.readFileSync(r.script, "utf8");
+      assert.ok(text.split("\n").includes("#SBATCH --ntasks-per-node=1"), text);
+      assert.match(text, /^srun \S+ -m torch\.distributed\.run --nnodes "\$SLURM_NNODES" --nproc_per_node 2 /m);
+      await vscode.commands.executeCommand("workbench.action.closeActiveEditor");
+      fs.rmSync(r.script, { force: true });
+    } finally {
+      fs.rmSync(file, { force: true });
+    }
   });
 
   test("a long job: RUNNING in the view, its output followed live; Cancel's modal declined cancels nothing; scancel ends it", async () => {
