@@ -23,7 +23,8 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import { type DmonActivity, dmonActivity, dmonArgs, DmonReader, type DmonSample, hasGpmValue } from "../../../server/src/nvidiaSmi/dmon";
-import { describeExitCode, FORCE_KILL_AFTER_MS, killIfStarted, loadExeca } from "./nvidiaSmi";
+import { describeExitCode, loadExeca } from "./nvidiaSmi";
+import { ChildReaper, emitTo, streamOptions, type StreamChild } from "./streamProcess";
 import { formatPercent } from "./units";
 
 /** Samples of a GPU without a GPM value after which its GPM support is taken as absent (the H200 printed values from the 3rd). */
@@ -178,8 +179,6 @@ export type ActivityEvent =
   /** A fault the stream recovers from (restart in `retryInMs`). */
   | { kind: "fault"; message: string; retryInMs: number };
 
-type Child = ReturnType<Awaited<ReturnType<typeof loadExeca>>["execa"]>;
-
 /**
  * One streaming `nvidia-smi dmon` (see the module comment). Never throws; after {@link stop} it
  * emits nothing. Faults: dmon that exits, or prints no complete sample for `intervalMs + timeoutMs`
@@ -191,8 +190,8 @@ export class ActivityStream {
   private readonly listeners = new Set<(e: ActivityEvent) => void>();
   private running = false;
   private gen = 0;
-  private child: Child | undefined;
-  private readonly dying = new Set<Promise<unknown>>();
+  private child: StreamChild | undefined;
+  private readonly reaper = new ChildReaper();
   private tracker = new ActivityTracker();
   private reader = new DmonReader();
   private decoder = new StringDecoder("utf8");
@@ -243,27 +242,17 @@ export class ActivityStream {
     clearTimeout(this.watchdog);
     clearTimeout(this.restartTimer);
     this.killChild();
-    await Promise.allSettled([...this.dying]);
+    await Promise.allSettled(this.reaper.pending());
   }
 
   private emit(e: ActivityEvent): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l(e);
-      } catch {
-        // a listener's error is its own business
-      }
-    }
+    emitTo(this.listeners, e);
   }
 
   private killChild(): void {
     const child = this.child;
     this.child = undefined;
-    if (!child) return;
-    const done = child.then(() => undefined, () => undefined);
-    this.dying.add(done);
-    void done.finally(() => this.dying.delete(done));
-    killIfStarted(child);
+    if (child) this.reaper.kill(child);
   }
 
   private delayMs(): number {
@@ -279,16 +268,7 @@ export class ActivityStream {
     const { execa } = await loadExeca();
     if (gen !== this.gen || !this.running) return;
     const { path, env, timeoutMs } = this.options;
-    const child = execa(path, dmonArgs(this.delayMs() / 1000), {
-      buffer: false,
-      reject: false,
-      stdin: "ignore",
-      killSignal: "SIGTERM",
-      forceKillAfterDelay: FORCE_KILL_AFTER_MS,
-      windowsHide: true,
-      ...(env ? { env } : {}),
-      extendEnv: true,
-    });
+    const child = execa(path, dmonArgs(this.delayMs() / 1000), streamOptions(env));
     this.child = child;
     let stderrTail = "";
     child.stdout?.on("data", (chunk: Buffer | string) => {
@@ -341,7 +321,7 @@ export class ActivityStream {
     this.emit({ kind: "update", snapshot: this._snapshot });
   }
 
-  private onExit(gen: number, r: Awaited<Child>, stderrTail: string): void {
+  private onExit(gen: number, r: Awaited<StreamChild>, stderrTail: string): void {
     if (gen !== this.gen) return;
     this.gen++;
     this.child = undefined;

@@ -26,15 +26,14 @@
  * restarted after an exponential back-off (1 s, 2 s, 4 s, ... at most 30 s by default).
  */
 import { StringDecoder } from "node:string_decoder";
+import { ChildReaper, emitTo, streamOptions, type StreamChild } from "./streamProcess";
 import {
   anyMigEnabled,
   type ComputeApp,
   describeExitCode,
-  FORCE_KILL_AFTER_MS,
   type Gpu,
   loadExeca,
   type MigDevice,
-  killIfStarted,
   parseComputeApps,
   parseQueryGpu,
   type ParseProblem,
@@ -208,8 +207,6 @@ export class TickAssembler {
   }
 }
 
-type Child = ReturnType<Awaited<ReturnType<typeof loadExeca>>["execa"]>;
-
 /**
  * Streams GPU samples from one long-lived nvidia-smi while started; see the module comment.
  * Events go to the listeners of {@link on}; nothing is emitted after {@link stop}.
@@ -220,8 +217,8 @@ export class GpuStream {
   private running = false;
   /** Bumped by every spawn and stop: callbacks of an older generation are ignored. */
   private gen = 0;
-  private child: Child | undefined;
-  private readonly dying = new Set<Promise<unknown>>();
+  private child: StreamChild | undefined;
+  private readonly reaper = new ChildReaper();
   private assembler = new TickAssembler();
   private decoder = new StringDecoder("utf8");
   private partial = "";
@@ -346,18 +343,12 @@ export class GpuStream {
     this.clearTimers();
     this.processController?.abort();
     this.killChild();
-    const pending = [...this.dying, ...(this.processRun ? [this.processRun] : [])];
+    const pending = [...this.reaper.pending(), ...(this.processRun ? [this.processRun] : [])];
     await Promise.allSettled(pending);
   }
 
   private emit(e: StreamEvent): void {
-    for (const l of [...this.listeners]) {
-      try {
-        l(e);
-      } catch {
-        // a listener's error is its own business
-      }
-    }
+    emitTo(this.listeners, e);
   }
 
   private clearTimers(): void {
@@ -370,11 +361,7 @@ export class GpuStream {
   private killChild(): void {
     const child = this.child;
     this.child = undefined;
-    if (!child) return;
-    const done = child.then(() => undefined, () => undefined);
-    this.dying.add(done);
-    void done.finally(() => this.dying.delete(done));
-    killIfStarted(child); // never a pid-less child (its kill() signals our process group)
+    if (child) this.reaper.kill(child);
   }
 
   private async spawn(): Promise<void> {
@@ -389,16 +376,7 @@ export class GpuStream {
     const { execa } = await loadExeca();
     if (gen !== this.gen || !this.running) return;
     const { path, intervalMs, timeoutMs, env } = this.options;
-    const child = execa(path, streamGpuArgs(intervalMs), {
-      buffer: false,
-      reject: false,
-      stdin: "ignore",
-      killSignal: "SIGTERM",
-      forceKillAfterDelay: FORCE_KILL_AFTER_MS,
-      windowsHide: true,
-      ...(env ? { env } : {}),
-      extendEnv: true,
-    });
+    const child = execa(path, streamGpuArgs(intervalMs), streamOptions(env));
     this.child = child;
     this.runStartedAt = Date.now();
     let stderrTail = "";
@@ -492,7 +470,7 @@ export class GpuStream {
     }
   }
 
-  private onExit(gen: number, r: Awaited<Child>, stderrTail: string): void {
+  private onExit(gen: number, r: Awaited<StreamChild>, stderrTail: string): void {
     if (gen !== this.gen) return;
     this.gen++;
     this.child = undefined;
