@@ -58,19 +58,19 @@ function sparkline(g: DashboardGpu): HTMLElement {
   svg.setAttribute("aria-label", n === 0 ? "No history yet" : `Utilisation and memory over the last ${minutes} minutes`);
   const line = (values: (number | null)[], scale: number, cls: string) => {
     if (values.length === 0) return;
-    // Right-aligned: the newest sample at the right edge; a gap where a value is unknown.
+    // One point per equal slice of the window (the model buckets by time): the window's start at the
+    // left edge, now at the right; a gap where a slice has no sample; a lone sample as a short dash.
     const step = values.length > 1 ? w / (values.length - 1) : w;
+    const yOf = (v: number) => (h - 1 - Math.min(1, Math.max(0, v / scale)) * (h - 2)).toFixed(1);
     let d = "";
-    let pen = false;
     values.forEach((v, i) => {
-      if (v === null) {
-        pen = false;
-        return;
-      }
+      if (v === null) return;
       const x = values.length > 1 ? i * step : w;
-      const y = h - 1 - Math.min(1, Math.max(0, v / scale)) * (h - 2);
-      d += `${pen ? "L" : "M"}${x.toFixed(1)} ${y.toFixed(1)} `;
-      pen = true;
+      const before = i > 0 && values[i - 1] !== null;
+      const after = i + 1 < values.length && values[i + 1] !== null;
+      if (before) d += `L${x.toFixed(1)} ${yOf(v)} `;
+      else if (after) d += `M${x.toFixed(1)} ${yOf(v)} `;
+      else d += `M${Math.max(0, x - step / 2).toFixed(1)} ${yOf(v)} L${Math.min(w, x + step / 2).toFixed(1)} ${yOf(v)} `;
     });
     const path = document.createElementNS(SVG, "path");
     path.setAttribute("d", d.trim());

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { SelectionStore } from "../../client/src/gpu/selection";
 import { GpuDashboard, type FromDashboard, type ToDashboard } from "../../client/src/gpu/dashboard";
-import { buildDashboardModel, downsample, nextSort, sortProcesses, type DashboardProcess } from "../../client/src/gpu/dashboardModel";
+import { buildDashboardModel, bucketByTime, nextSort, sortProcesses, type DashboardProcess } from "../../client/src/gpu/dashboardModel";
 import { GpuTreeProvider, treeRows } from "../../client/src/gpu/tree";
 import { statusBarContent } from "../../client/src/gpu/statusBar";
 import { GpuHistory } from "../../client/src/gpu/history";
@@ -42,11 +42,17 @@ test("sortProcesses: each column both ways, unknown memory last when descending,
   assert.deepEqual(nextSort({ key: "pid", descending: false }, "memory"), { key: "memory", descending: true });
 });
 
-test("downsample: at most N points, averages, unknown buckets stay null", () => {
-  assert.deepEqual(downsample([1, 2, 3], 5), [1, 2, 3]);
-  assert.deepEqual(downsample([0, 10, 20, 30], 2), [5, 25]);
-  assert.deepEqual(downsample([null, null, 4, null], 2), [null, 4]);
-  assert.equal(downsample(Array.from({ length: 600 }, (_, i) => i), 60).length, 60);
+test("bucketByTime: equal slices of the window by time, averages, empty slices null, outside ignored", () => {
+  // 4 slices of 0..400 ms: samples at 10 and 20 share slice 0, nothing in slice 1, 250 in slice 2, 400 (the right end) in slice 3.
+  assert.deepEqual(bucketByTime([10, 20, 250, 400], [2, 4, 6, 8], 0, 400, 4), [3, null, 6, 8]);
+  assert.deepEqual(bucketByTime([-5, 100, 500], [1, 2, 3], 0, 400, 4), [null, 2, null, null], "samples before the window or after its end are ignored");
+  assert.deepEqual(bucketByTime([10, 20], [null, 5], 0, 400, 4), [5, null, null, null], "an unknown value does not count in its slice's average");
+  // A minute of samples in a 10-minute window fills only the right tenth: the x axis is time, not sample count.
+  const at = Array.from({ length: 60 }, (_, i) => 540_000 + i * 1000);
+  const sl = bucketByTime(at, at.map(() => 50), 0, 600_000, 60);
+  assert.equal(sl.length, 60);
+  assert.equal(sl.filter((v) => v !== null).length, 6, "60 one-second samples cover 6 of 60 ten-second slices");
+  assert.deepEqual(sl.slice(0, 54), new Array(54).fill(null));
 });
 
 test("model of the 2 x H200 capture: numbers as the tree writes them, the process, ticks from the selection", async () => {
@@ -100,12 +106,17 @@ test("model: MIG devices under their GPU, ticked by UUID; sparkline from the his
   h.push({ at: now - 1000, gpus: [{ ...g1, utilizationGpuPercent: null, memoryUsedMiB: null }] });
   h.push({ at: now, gpus: [{ ...g1, utilizationGpuPercent: 30, memoryUsedMiB: 0 }] });
   const withHistory = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [], history: h.snapshot(), now });
-  assert.deepEqual(withHistory.gpus[1].spark.utilization, [10, null, 30]);
-  assert.deepEqual(withHistory.gpus[1].spark.memory.map((v) => (v === null ? null : Number(v.toFixed(3)))), [0.5, null, 0], "memory as a fraction of the GPU's total");
+  // 60 slices of 5 s over the default 5 min: the three samples of the last 2 s share the last slice (the unknown one does not count).
+  assert.equal(withHistory.gpus[1].spark.utilization.length, 60);
+  assert.deepEqual(withHistory.gpus[1].spark.utilization.slice(56), [null, null, null, 20]);
+  assert.equal(withHistory.gpus[1].spark.utilization.slice(0, 59).every((v) => v === null), true, "the sample 400 s ago is outside the window");
+  assert.equal(Number(withHistory.gpus[1].spark.memory[59]!.toFixed(3)), 0.25, "memory as a fraction of the GPU's total, averaged (0.5 and 0)");
   assert.deepEqual(withHistory.gpus[0].spark.utilization, [], "no history for GPU 0");
   // The dashboard passes the History panel's window (gpuPilot.history.minutes = 10): the sample 400 s ago is in it.
   const tenMin = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [], history: h.snapshot(), now, sparkSeconds: 600 });
-  assert.deepEqual(tenMin.gpus[1].spark.utilization, [99, 10, null, 30]);
+  // 10 s slices over 600 s: the sample at -400 s is slice 20 (of 0..59), the last three share slice 59.
+  const known = tenMin.gpus[1].spark.utilization.map((v, i) => [i, v]).filter(([, v]) => v !== null);
+  assert.deepEqual(known, [[20, 99], [59, 20]]);
   assert.equal(tenMin.gpus[1].spark.seconds, 600, "labelled 'last 10 min', as the History panel's 'Last 10 min'");
   monitor.dispose();
 });

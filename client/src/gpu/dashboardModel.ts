@@ -117,7 +117,7 @@ export interface DashboardModel {
   sort: ProcessSort;
 }
 
-/** Points at most in a sparkline (older samples are averaged into these). */
+/** Points in a sparkline: equal slices of its window, each the average of the samples in it. */
 export const SPARK_POINTS = 60;
 /** The sparkline's window when {@link DashboardInput.sparkSeconds} is not given, s. */
 export const SPARK_SECONDS = 300;
@@ -152,31 +152,33 @@ export function nextSort(current: ProcessSort, key: ProcessSortKey): ProcessSort
 }
 
 /**
- * Averages `values` (null = unknown) into at most `points` buckets, oldest first; a bucket of
- * unknowns stays null.
+ * Averages timed samples into `points` equal slices of the window `[from, to]` (ms since the epoch),
+ * oldest first, so that a point's x position is its time: a slice without a known sample is null
+ * (drawn as a gap, like the History panel's break where the stream stopped). `at` is ascending and
+ * as long as `values`; samples outside the window are ignored.
  */
-export function downsample(values: readonly (number | null)[], points = SPARK_POINTS): (number | null)[] {
-  if (values.length <= points) return [...values];
-  const out: (number | null)[] = [];
-  for (let i = 0; i < points; i++) {
-    const from = Math.floor((i * values.length) / points);
-    const to = Math.floor(((i + 1) * values.length) / points);
-    const known = values.slice(from, to).filter((v): v is number => v !== null);
-    out.push(known.length === 0 ? null : known.reduce((s, v) => s + v, 0) / known.length);
+export function bucketByTime(at: readonly number[], values: readonly (number | null)[], from: number, to: number, points = SPARK_POINTS): (number | null)[] {
+  const sums = new Array<number>(points).fill(0);
+  const counts = new Array<number>(points).fill(0);
+  const span = Math.max(1, to - from);
+  for (let i = 0; i < at.length; i++) {
+    const v = values[i];
+    if (at[i] < from || at[i] > to || v === null || v === undefined) continue;
+    const b = Math.min(points - 1, Math.floor(((at[i] - from) / span) * points));
+    sums[b] += v;
+    counts[b]++;
   }
-  return out;
+  return sums.map((s, b) => (counts[b] === 0 ? null : s / counts[b]));
 }
 
 function sparkOf(gpu: Gpu, history: HistorySnapshot | undefined, now: number, seconds = SPARK_SECONDS): DashboardGpu["spark"] {
   const series = history?.gpus.find((g) => g.uuid.toLowerCase() === gpu.uuid.toLowerCase());
-  if (!series) return { utilization: [], memory: [], seconds };
   const from = now - seconds * 1000;
-  const first = series.at.findIndex((t) => t >= from);
-  const start = first < 0 ? series.at.length : first;
+  if (!series || !series.at.some((t) => t >= from && t <= now)) return { utilization: [], memory: [], seconds };
   const total = series.memoryTotalMiB ?? gpu.memoryTotalMiB;
   return {
-    utilization: downsample(series.utilizationPercent.slice(start)),
-    memory: downsample(series.memoryUsedMiB.slice(start).map((m) => fraction(m, total))),
+    utilization: bucketByTime(series.at, series.utilizationPercent, from, now),
+    memory: bucketByTime(series.at, series.memoryUsedMiB.map((m) => fraction(m, total)), from, now),
     seconds,
   };
 }
