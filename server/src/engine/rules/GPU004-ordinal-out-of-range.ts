@@ -1,9 +1,7 @@
 import type { Rule } from "../rule";
-import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
 import { deviceUses } from "../python/devices";
-import { parseVisibleDevices } from "../visibleDevices";
-import { stateBefore } from "../python/timeline";
+import { fileVisibleDevices } from "./shared/fileVisible";
 
 /** GPU004: a device ordinal at or beyond the number of devices the file's own CUDA_VISIBLE_DEVICES leaves visible. */
 export const rule: Rule = {
@@ -22,22 +20,16 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    // A write made after CUDA initialised has no effect (GPU001): it tells nothing about the devices.
-    const writes = envWrites(ctx.model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES" && !stateBefore(ctx.model, w).frozenBy);
-    const literals = new Set(writes.map((w) => w.literal));
-    // Only a file that sets one known value tells us how many devices it sees.
-    if (writes.length === 0 || literals.size !== 1 || literals.has(null)) return;
-    const value = writes[0].literal!;
-    const parsed = parseVisibleDevices(value);
-    if (parsed.hidesAll || parsed.stop) return; // GPU003's business
-    const k = parsed.count;
+    const seen = fileVisibleDevices(ctx.model);
+    if (!seen) return;
+    const { value, parsed, count: k, write } = seen;
     for (const use of deviceUses(ctx.model)) {
       if (use.ordinal < k) continue;
       const position = parsed.kept.findIndex((e) => e.kind === "index" && e.index === use.ordinal);
       const visible = k === 1 ? "only cuda:0 exists" : `only cuda:0..cuda:${k - 1} exist`;
       ctx.report({
         range: nodeRange(use.node),
-        message: `${use.form} names device ${use.ordinal}, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(writes[0].range.start.line)}) leaves ${k} GPU${k === 1 ? "" : "s"} visible: ${visible}, renumbered from 0 (invalid device ordinal)`
+        message: `${use.form} names device ${use.ordinal}, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(write.range.start.line)}) leaves ${k} GPU${k === 1 ? "" : "s"} visible: ${visible}, renumbered from 0 (invalid device ordinal)`
           + (position >= 0 ? `; physical GPU ${use.ordinal} is cuda:${position}` : ""),
         ...(position >= 0
           ? { fix: { title: `Use ordinal ${position} (physical GPU ${use.ordinal})`, edits: [{ range: nodeRange(use.node), newText: use.replace(position) }], safe: false } }

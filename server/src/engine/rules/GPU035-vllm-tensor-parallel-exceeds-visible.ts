@@ -1,8 +1,6 @@
 import type { Rule } from "../rule";
-import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
-import { parseVisibleDevices } from "../visibleDevices";
-import { stateBefore } from "../python/timeline";
+import { fileVisibleDevices } from "./shared/fileVisible";
 
 /** The vLLM entry points that take `tensor_parallel_size` (vLLM documentation, engine arguments). */
 export const VLLM_TP_CALLS: readonly string[] = ["vllm.LLM", "vllm.EngineArgs", "vllm.AsyncEngineArgs", "vllm.engine.arg_utils.EngineArgs", "vllm.engine.arg_utils.AsyncEngineArgs"];
@@ -28,13 +26,9 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const writes = envWrites(ctx.model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES" && !stateBefore(ctx.model, w).frozenBy);
-    const literals = new Set(writes.map((w) => w.literal));
-    if (writes.length === 0 || literals.size !== 1 || literals.has(null)) return;
-    const value = writes[0].literal!;
-    const parsed = parseVisibleDevices(value);
-    if (parsed.hidesAll || parsed.stop) return; // GPU003's business
-    const k = parsed.count;
+    const seen = fileVisibleDevices(ctx.model);
+    if (!seen) return;
+    const { value, count: k, write } = seen;
     for (const call of ctx.model.nodesOfType("call")) {
       const path = ctx.model.resolve(call.childForFieldName("function"));
       if (!path || !VLLM_TP_CALLS.includes(path)) continue;
@@ -55,8 +49,8 @@ export const rule: Rule = {
       const need = tp.n * pp;
       ctx.report({
         range: nodeRange(tp.node!),
-        message: `tensor_parallel_size=${tp.n}${pp > 1 ? ` with pipeline_parallel_size=${pp}` : ""} needs ${need} GPUs, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(writes[0].range.start.line)}) leaves ${k} GPU${k === 1 ? "" : "s"} visible: vLLM stops at start-up (vllm-project/vllm#5790, #25113, #22677)`,
-        related: [{ range: writes[0].range, message: `${k} GPU${k === 1 ? "" : "s"} made visible here` }],
+        message: `tensor_parallel_size=${tp.n}${pp > 1 ? ` with pipeline_parallel_size=${pp}` : ""} needs ${need} GPUs, but CUDA_VISIBLE_DEVICES="${value}" (${ctx.where(write.range.start.line)}) leaves ${k} GPU${k === 1 ? "" : "s"} visible: vLLM stops at start-up (vllm-project/vllm#5790, #25113, #22677)`,
+        related: [{ range: write.range, message: `${k} GPU${k === 1 ? "" : "s"} made visible here` }],
       });
     }
   },
