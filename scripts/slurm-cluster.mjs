@@ -18,10 +18,10 @@
 // several test runs on one machine never collide. Every Slurm command finds the cluster only
 // through SLURM_CONF (in `env`). Needs root (mknod; slurmd starts jobs as their users).
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as os from "node:os";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "./freePort.mjs";
 
 /** The programs the cluster needs, all looked up on PATH (plus /usr/sbin, where Debian puts the daemons). */
 export const SLURM_PROGRAMS = ["slurmctld", "slurmd", "munged", "mungekey", "sbatch", "squeue", "sinfo", "scontrol", "scancel", "sdiag", "mknod"];
@@ -55,19 +55,6 @@ export function slurmAvailability() {
 const execa = async (...a) => (await import("execa")).execa(...a);
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-/** A free TCP port on 127.0.0.1 (the kernel's pick; closed again before Slurm binds it). */
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 /** True while process `pid` exists and is no zombie (orphaned daemons linger as zombies until PID 1 reaps them). */
 export function alive(pid) {

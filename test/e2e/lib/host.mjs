@@ -5,9 +5,9 @@
 import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import * as fs from "node:fs";
-import * as net from "node:net";
 import * as path from "node:path";
 import { fileURLToPath } from "node:url";
+import { freePort } from "../../../scripts/freePort.mjs";
 
 /** The repository root, from this file's location (test/e2e/lib/host.mjs). */
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..");
@@ -76,19 +76,6 @@ export function ensureBuilt({ force = false } = {}) {
   log(`building the extension (npm run build)${missing ? ": dist/ incomplete" : force ? "" : ": sources changed"}`);
   runChecked("npm", ["run", "build", "--silent"], { timeoutMs: 5 * 60_000 });
   return true;
-}
-
-/** A free TCP port on 127.0.0.1. */
-export function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Reads a JSON settings file (tolerates absence and garbage) and writes it back merged with `settings`. */
