@@ -89,6 +89,18 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
   };
 }
 
+/**
+ * The Node/V8 flags the extension's client starts the language server with
+ * (server/src/nodeFlags.ts SERVER_NODE_FLAGS, read through tsx), so the benchmarks run the server
+ * as users do. `at`: another checkout's root (its own flags; [] where it has none).
+ */
+export async function serverNodeFlags(at = root) {
+  const file = join(at, "server", "src", "nodeFlags.ts");
+  if (!existsSync(file)) return [];
+  const { tsImport } = await import("tsx/esm/api");
+  return [...(await tsImport(pathToFileURL(file).href, import.meta.url)).SERVER_NODE_FLAGS];
+}
+
 const insertAt = (line, character, text) => ({ range: { start: { line, character }, end: { line, character } }, text });
 const pct = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const summary = (times) => {
@@ -100,8 +112,8 @@ const summary = (times) => {
  * didChange -> diagnostics of that version, `edits` single-character edits, each awaited.
  * `serverPath`: another build of the server (to compare two versions in one run).
  */
-export async function measure({ edits = 200, serverPath } = {}) {
-  const s = await startServer({ serverPath });
+export async function measure({ edits = 200, serverPath, serverFlags } = {}) {
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_train.py")).href;
   const text = trainingFile();
   const lineCount = text.split("\n").length - 1;
@@ -149,8 +161,8 @@ export function ruffLatency({ edits = 200 } = {}) {
  * last key to the diagnostics of the last version; how many lints ran after the open, and how many
  * versions were published.
  */
-export async function typing({ keys = 40, perSecond = 10, serverPath } = {}) {
-  const s = await startServer({ trace: true, serverPath });
+export async function typing({ keys = 40, perSecond = 10, serverPath, serverFlags } = {}) {
+  const s = await startServer({ trace: true, serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
   const uri = pathToFileURL(join(root, "bench", "cache", "typing_train.py")).href;
   const text = trainingFile();
   const opened = s.waitVersion(uri, 1);
@@ -182,17 +194,21 @@ export async function typing({ keys = 40, perSecond = 10, serverPath } = {}) {
  * round-robin over them, each awaited (so each is linted), then all closed. At each stage the
  * server collects garbage and reports process.memoryUsage() (bench/memory-probe.cjs). MiB.
  */
-export async function memory({ docs = 20, lines = 5000, edits = 1000 } = {}) {
+export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath, serverFlags } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "gp-mem-"));
   let n = 0;
-  const s = await startServer({ nodeArgs: ["--expose-gc", "--import", pathToFileURL(join(root, "bench", "memory-probe.mjs")).href], env: { ...process.env, GP_MEMORY_PROBE_DIR: dir } });
+  const flags = serverFlags ?? await serverNodeFlags();
+  const s = await startServer({ serverPath, nodeArgs: [...flags, "--expose-gc", "--import", pathToFileURL(join(root, "bench", "memory-probe.mjs")).href], env: { ...process.env, GP_MEMORY_PROBE_DIR: dir } });
   const probe = async (stage) => {
     const file = join(dir, `${n++}.json`);
     s.server.kill("SIGUSR2");
     for (let i = 0; i < 500 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 20));
     const m = JSON.parse(readFileSync(file, "utf8"));
     const mib = (x) => +(x / 2 ** 20).toFixed(1);
-    return { stage, rss_mib: mib(m.rss), heap_used_mib: mib(m.heapUsed), heap_total_mib: mib(m.heapTotal), external_mib: mib(m.external), array_buffers_mib: mib(m.arrayBuffers) };
+    const spaces = Object.fromEntries(Object.entries(m.spaces ?? {}).map(([k, v]) => [k, mib(v.physical)]));
+    const proc = Object.fromEntries(Object.entries(m.proc ?? {}).map(([k, v]) => [k, mib(v)]));
+    const maps = Object.fromEntries(Object.entries(m.mappings ?? {}).map(([k, v]) => [k, mib(v)]));
+    return { stage, rss_mib: mib(m.rss), heap_used_mib: mib(m.heapUsed), heap_total_mib: mib(m.heapTotal), external_mib: mib(m.external), array_buffers_mib: mib(m.arrayBuffers), heap_spaces_physical_mib: spaces, proc_mib: proc, rss_by_mapping_mib: maps };
   };
   const stages = [await probe("server started")];
   const text = trainingFile(lines);
@@ -219,7 +235,7 @@ export async function memory({ docs = 20, lines = 5000, edits = 1000 } = {}) {
   await new Promise((r) => setTimeout(r, 200));
   stages.push(await probe("all closed"));
   await s.stop();
-  return { docs, lines, edits, stages };
+  return { docs, lines, edits, server_flags: flags, stages };
 }
 
 /**

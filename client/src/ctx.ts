@@ -16,6 +16,7 @@ import {
   State,
   TransportKind,
 } from "vscode-languageclient/node";
+import { SERVER_NODE_FLAGS } from "../../server/src/nodeFlags";
 import { CheckFileRequest, type CheckFileResult, checkRunFactsResult, InventoryNotification, RunFactsRequest, type RunFactsResult, SettingsNotification } from "../../server/src/protocol";
 import { type AgentHost, registerAgentTools } from "./agents/lmTools";
 import type { GpuPilotApi, LastRun } from "./api";
@@ -213,8 +214,8 @@ export class Ctx implements RunHost, AgentHost {
       return;
     }
     const serverOptions: ServerOptions = {
-      run: { module: serverModule, transport: TransportKind.ipc },
-      debug: { module: serverModule, transport: TransportKind.ipc },
+      run: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } },
+      debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } },
     };
     const clientOptions: LanguageClientOptions = {
       documentSelector: [

@@ -34,13 +34,22 @@ export class DocumentTrees {
   /**
    * Takes the edited tree for `uri` if it was kept for exactly the text that the recorded edits
    * lead to (`text`); otherwise drops it. The caller owns (and deletes) the returned tree.
+   * When there is none, the caller parses from scratch and keeps the new tree, which would free the
+   * least recent one: that one is freed now, before the parse, so the parser's WebAssembly memory
+   * (which never shrinks) never holds `limit + 1` trees. An incremental parse needs no such room:
+   * tree-sitter's new tree shares the old one's unchanged subtrees (reference-counted, tree-sitter's
+   * `ts_parser_parse` with an old tree), so the old tree costs little beside it.
    */
   take(uri: string, text: string): SyntaxTree | undefined {
     const k = this.kept.get(uri);
     this.kept.delete(uri);
-    if (!k) return undefined;
-    if (k.text !== text) { k.tree.delete(); return undefined; }
-    return k.tree;
+    if (k && k.text === text) return k.tree;
+    k?.tree.delete();
+    for (const old of this.kept.keys()) {
+      if (this.kept.size < this.limit) break;
+      this.forget(old);
+    }
+    return undefined;
   }
 
   /** Keeps `tree` as the parse of `text` (the most recent); frees the least recent trees beyond the limit. */

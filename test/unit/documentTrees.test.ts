@@ -54,3 +54,17 @@ test("a kept tree whose text no longer matches is freed by take", () => {
   assert.equal(t.deleted, true);
   assert.equal(trees.size, 0);
 });
+
+test("take for a document without a kept tree frees the least recent one before the parse, so the new tree never makes limit + 1", () => {
+  const trees = new DocumentTrees(3);
+  const made = ["a", "b", "c"].map((n) => fakeTree(n));
+  for (const t of made) trees.keep(`file:///${t.name}.py`, t.name, t);
+  // d is about to be parsed from scratch: its tree will be kept and a freed anyway, so a goes now.
+  assert.equal(trees.take("file:///d.py", "d"), undefined);
+  assert.equal(made[0].deleted, true, "a freed before d's parse");
+  assert.equal(trees.size, 2);
+  // b is taken for an incremental parse: b's old tree and its new one, plus c, make 3 at most.
+  assert.equal(trees.take("file:///b.py", "b"), made[1]);
+  assert.equal(made[2].deleted, false, "c kept: taking b leaves room");
+  assert.equal(trees.size, 1);
+});

@@ -1,0 +1,16 @@
+/**
+ * The Node.js/V8 flags the language server process runs with: the client passes them as the
+ * server's `execArgv` (client/src/ctx.ts, vscode-languageclient's NodeModule `options.execArgv`,
+ * which becomes child_process.fork's `execArgv`), and bench/lsp-latency.mjs starts the server with
+ * exactly these, so the benchmarks measure what users run. Imports nothing (the client bundles it).
+ *
+ * - `--max-semi-space-size=1`: V8's young generation ("new space") is two semi-spaces; this caps
+ *   each at 1 MiB (`node --v8-options`: "max size of a semi-space (in MBytes), the new space
+ *   consists of two semi-spaces"; Node.js docs, "--max-semi-space-size" under CLI options / V8
+ *   options). By default V8 grows the semi-spaces up to 16 MiB each on 64-bit hosts, and the
+ *   server's short-lived lint objects kept them grown: measured (bench/memory-probe.mjs, issue 20),
+ *   V8's heap total 70 MiB for 29 MiB used with 20 open 5,000-line documents, 34 MiB with the flag;
+ *   RSS 198 MiB → 172 MiB after 200 edits. The cost is more frequent scavenges of a small young
+ *   generation (BENCHMARKS.md "Memory" gives the measured per-edit latency ratio).
+ */
+export const SERVER_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=1"];
