@@ -14,7 +14,9 @@ type ExecaModule = typeof import("execa", { with: { "resolution-mode": "import" 
 let execaModule: Promise<ExecaModule> | undefined;
 /**
  * execa is ESM-only and this project compiles to CommonJS: a dynamic import keeps it loadable
- * (esbuild inlines it into dist/client.js; tsx and Node load it as ESM in unit tests).
+ * (tsx and Node load it as ESM in unit tests). In the extension it is a bundle of its own,
+ * dist/execa.js (esbuild.mjs): not read while `activate()` runs, but at the first process started
+ * (the first nvidia-smi query, a run, a Slurm command).
  */
 export function loadExeca(): Promise<ExecaModule> {
   execaModule ??= import("execa");
