@@ -10,7 +10,8 @@
  * `nvidia-smi --help-query-compute-apps` and the RETURN VALUE section of `nvidia-smi -h` / `man nvidia-smi`.
  */
 
-type ExecaModule = typeof import("execa", { with: { "resolution-mode": "import" } });
+/** What the client takes from execa: `execa(file, args)` only (dist/execa.js exports nothing else). */
+type ExecaModule = Pick<typeof import("execa", { with: { "resolution-mode": "import" } }), "execa">;
 let execaModule: Promise<ExecaModule> | undefined;
 /**
  * execa is ESM-only and this project compiles to CommonJS: a dynamic import keeps it loadable

@@ -45,9 +45,9 @@ export interface LanguageClientOptionsIn {
   /** The lint settings sent as `initializationOptions` (config.lintSettings()). */
   initializationOptions: EditorLintSettings;
   /** The "GPU Pilot" output channel (log.ts's logChannel()). */
-  outputChannel: vscode.OutputChannel;
+  outputChannel: vscode.LogOutputChannel;
   /** The trace channel, only when `gpuPilot.trace.server` is not "off". */
-  traceOutputChannel?: vscode.OutputChannel;
+  traceOutputChannel?: vscode.LogOutputChannel;
   /** Where crash and restart lines go (log.ts's `log`). */
   log: RestartLog & { error(message: string, e?: unknown): void };
   /** Watches the files the server re-reads (pyproject.toml, requirements*.txt, environment.yml). */
