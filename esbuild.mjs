@@ -51,8 +51,61 @@ const noParserInClient = {
     }));
   },
 };
+/**
+ * The client is two bundles (issue 20, load time): dist/client.js, what `activate()` runs, and
+ * dist/lsp.js, the language client (vscode-languageclient, vscode-jsonrpc, the LSP protocol) that
+ * client/src/ctx.ts requires a turn of the event loop after activation. In client.js the import of
+ * ./lsp/languageClient becomes a require of "./lsp.js" beside it, and any import of the
+ * language-client libraries fails the build (they would be bundled twice and read at activation).
+ * @type {esbuild.Plugin}
+ */
+const lspOutOfEntry = {
+  name: "lsp-out-of-entry",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/lsp\/languageClient$/ }, () => ({ path: "./lsp.js", external: true }));
+    build.onResolve({ filter: /^(vscode-languageclient|vscode-languageserver-protocol|vscode-jsonrpc)(\/|$)/ }, (args) => ({
+      errors: [{ text: `dist/client.js must not bundle the language client: ${args.importer} imports ${args.path} (it belongs in dist/lsp.js, client/src/lsp/languageClient.ts)` }],
+    }));
+  },
+};
+/**
+ * dist/lsp.js bundles only the language client: of the project's own files it may import only
+ * these (no client module with state such as log.ts or config.ts: those would exist twice, once per
+ * bundle; the caller passes what is needed).
+ * @type {esbuild.Plugin}
+ */
+const lspBundleImports = {
+  name: "lsp-bundle-imports",
+  setup(build) {
+    const allowed = ["../serverRestart", "../../../server/src/protocol", "./commandIds", "../../../server/src/nodeFlags"];
+    build.onResolve({ filter: /^\./ }, (args) => {
+      if (args.kind === "entry-point" || /[\\/]node_modules[\\/]/.test(args.importer) || allowed.includes(args.path)) return undefined;
+      return { errors: [{ text: `dist/lsp.js may import only ${allowed.join(", ")}: ${args.importer} imports ${args.path}` }] };
+    });
+  },
+};
+/**
+ * execa (with its dependencies ~115 KiB) is its own bundle too, dist/execa.js: client code loads it
+ * only with `import("execa")` (gpu/nvidiaSmi.ts's loadExeca), which becomes a require of "./execa.js"
+ * at the first process the client starts; a static import fails the build.
+ * @type {esbuild.Plugin}
+ */
+const execaOutOfEntry = {
+  name: "execa-out-of-entry",
+  setup(build) {
+    // A module of one line stands for execa: its require runs when the dynamic import does (a
+    // require, not an import() of dist/execa.js: the extension host loads the client as CommonJS).
+    build.onResolve({ filter: /^execa$/ }, (args) => args.kind === "dynamic-import"
+      ? { path: "execa", namespace: "gp-execa-bundle" }
+      : { errors: [{ text: `${args.importer} imports execa statically: use loadExeca() (gpu/nvidiaSmi.ts), execa is dist/execa.js, loaded on first use` }] });
+    build.onLoad({ filter: /.*/, namespace: "gp-execa-bundle" }, () => ({ contents: 'module.exports = require("./execa.js");', loader: "js" }));
+    build.onResolve({ filter: /^\.\/execa\.js$/ }, () => ({ path: "./execa.js", external: true }));
+  },
+};
 const entries = [
-  { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient] },
+  { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfEntry, execaOutOfEntry] },
+  { entryPoints: ["client/src/execa.ts"], outfile: `${outdir}/execa.js` },
+  { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports] },
   { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js` },
   { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js` },
   // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.

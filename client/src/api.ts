@@ -123,6 +123,12 @@ export interface GpuPilotApi extends GpuViewApi {
   refresh(): Promise<void>;
   /** Whether the language client is running. */
   isServerRunning(): boolean;
+  /**
+   * What loading the language-client bundle (dist/lsp.js) and constructing the client took, ms;
+   * undefined until the first start (a turn of the event loop after `activate()`). The client
+   * benchmark (bench/client-load.mjs) reports it beside `activate()`'s cost.
+   */
+  getLanguageClientTimings(): import("./ctx").LanguageClientTimings | undefined;
   /** The last run of `gpuPilot.runActiveFile`, or undefined before the first. */
   readonly lastRun?: LastRun;
   /**

@@ -9,7 +9,7 @@ import { pickFreeGpusCommand, stopProcessCommand } from "./gpu/actions";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
 import { runActiveFile, runActiveFileWith } from "./run/runActiveFile";
-import { SHOW_RULE_DOC_COMMAND } from "../../server/src/protocol";
+import { SHOW_RULE_DOC_COMMAND } from "../../server/src/commandIds";
 
 type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
 

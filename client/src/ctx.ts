@@ -3,21 +3,13 @@
  *
  * Two lifetimes (after rust-analyzer's client):
  * - the extension: GPU monitor, selection, tree view, status bar, commands (`extCtx.subscriptions`);
- * - one server instance: the LanguageClient and its listeners (`serverDisposables`), replaced by
+ * - one server instance: the language client (lsp/languageClient.ts, its own bundle dist/lsp.js, loaded
+ *   after activation: see {@link Ctx.startServer}) and its state listener, replaced by
  *   `gpuPilot.restartServer` and by a change of a setting the server reads at start.
  */
 import * as fs from "node:fs";
 import * as vscode from "vscode";
-import {
-  LanguageClient,
-  type LanguageClientOptions,
-  RevealOutputChannelOn,
-  type ServerOptions,
-  State,
-  TransportKind,
-} from "vscode-languageclient/node";
-import { SERVER_NODE_FLAGS } from "../../server/src/nodeFlags";
-import { CheckFileRequest, type CheckFileResult, checkRunFactsResult, InventoryNotification, RunFactsRequest, type RunFactsResult, SettingsNotification } from "../../server/src/protocol";
+import type { CheckFileResult, RunFactsResult } from "../../server/src/protocol";
 import { type AgentHost, registerAgentTools } from "./agents/lmTools";
 import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
@@ -27,7 +19,7 @@ import { toInventoryParams } from "./gpu/present";
 import { orderSelection, SelectionStore } from "./gpu/selection";
 import { createGpuFeatures } from "./gpu/features";
 import { log, logChannel, traceChannel } from "./log";
-import { restartingErrorHandler } from "./serverRestart";
+import type { GpuPilotLanguageClient } from "./lsp/languageClient";
 import { registerRunCodeLens } from "./run/codeLens";
 import { checkRunFor, type RunHost } from "./run/runActiveFile";
 import { SlurmFeatures } from "./slurm/features";
@@ -35,8 +27,24 @@ import { SlurmFeatures } from "./slurm/features";
 /** How long the checks before a run wait for `gpuPilot/runFacts` (ms); then the run goes on without them. */
 export const RUN_FACTS_TIMEOUT_MS = 15_000;
 
-/** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
-const CLIENT_ID = "gpuPilot";
+/** What loading the language client cost, ms (performance.now()); see {@link loadLanguageClientModule}. */
+export interface LanguageClientTimings {
+  /** The `require` of dist/lsp.js (in the unit tests: of client/src/lsp/languageClient.ts). */
+  loadMs: number;
+  /** Constructing the LanguageClient (options, output channels, file watcher), before start(). */
+  constructMs: number;
+}
+
+/**
+ * Loads the language-client module. In the extension this `require` reads dist/lsp.js, a bundle of
+ * its own (esbuild.mjs maps the import to "./lsp.js", external): vscode-languageclient and the LSP
+ * protocol are most of the client's code, so they are not read while `activate()` runs but when the
+ * server is first started, in a later turn of the event loop (see {@link Ctx.startServer}).
+ */
+export function loadLanguageClientModule(): typeof import("./lsp/languageClient") {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require("./lsp/languageClient") as typeof import("./lsp/languageClient");
+}
 
 export class Ctx implements RunHost, AgentHost {
   readonly monitor: GpuMonitor;
@@ -46,9 +54,9 @@ export class Ctx implements RunHost, AgentHost {
   /** The GPU view, status bar, terminal environment and debug provider, and their API part. */
   private readonly gpuFeatures: ReturnType<typeof createGpuFeatures>;
   private _lastRun: LastRun | undefined;
-  private client: LanguageClient | undefined;
-  /** Disposables of the current server instance. */
-  private serverDisposables: vscode.Disposable[] = [];
+  private client: GpuPilotLanguageClient | undefined;
+  /** Set once the language client's module has been loaded and a client constructed. */
+  private timings: LanguageClientTimings | undefined;
   /** Serialises start/stop/restart. */
   private serverOp: Promise<void> = Promise.resolve();
   private lastSentInventory: string | undefined;
@@ -120,8 +128,8 @@ export class Ctx implements RunHost, AgentHost {
     const timeout = new Promise<RunFactsResult>((resolve) => {
       timer = setTimeout(() => resolve({ ok: false, error: `the language server did not answer within ${timeoutMs / 1000} s` }), timeoutMs);
     });
-    const asked = client.sendRequest(RunFactsRequest.type, { uri: uri.toString(), text }).then(
-      checkRunFactsResult,
+    const asked = client.runFacts({ uri: uri.toString(), text }).then(
+      (r) => r,
       (e: unknown): RunFactsResult => ({ ok: false, error: `the language server could not analyse it: ${(e as Error)?.message ?? String(e)}` }),
     );
     try {
@@ -139,9 +147,23 @@ export class Ctx implements RunHost, AgentHost {
   /**
    * Starts the language server (dist/server.js over IPC). A missing server file or a failed start
    * is logged, never thrown: GPU view and runs work without it.
+   *
+   * With `afterActivation` (what `activate()` passes) the start, and with it the load of the
+   * language-client bundle (dist/lsp.js, ~60 ms of compile and top-level code), waits for the
+   * event loop's next turn (setImmediate), so it is not part of `activate()` nor of the microtasks
+   * right after it. It is queued at once: runFacts, checkFile and restartServer called in between
+   * wait for it (they await the same queue).
    */
-  startServer(): Promise<void> {
-    return this.serialise(() => this.doStart());
+  startServer(afterActivation = false): Promise<void> {
+    return this.serialise(async () => {
+      if (afterActivation) await new Promise<void>((resolve) => setImmediate(resolve));
+      await this.doStart();
+    });
+  }
+
+  /** What loading and constructing the language client took, once it has been (undefined before). */
+  languageClientTimings(): LanguageClientTimings | undefined {
+    return this.timings;
   }
 
   /** Stops the language server if running. Never throws. */
@@ -163,7 +185,7 @@ export class Ctx implements RunHost, AgentHost {
     const client = this.client;
     if (!client || !client.isRunning()) return { ok: false, path, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" };
     try {
-      return await client.sendRequest(CheckFileRequest.type, { path });
+      return await client.checkFile({ path });
     } catch (e) {
       return { ok: false, path, error: `the language server could not check it: ${(e as Error).message}` };
     }
@@ -186,6 +208,7 @@ export class Ctx implements RunHost, AgentHost {
       checkRun: (uri, launcher) => checkRunFor(this, uri, launcher),
       getHistoryPanelState: () => this.historyPanel.getState(),
       getAgentTools: () => ({ registered: this.agentTools.registered(), tools: this.agentTools.tools }),
+      getLanguageClientTimings: () => this.languageClientTimings(),
       getSlurmState: () => this.slurm.state(),
       refreshSlurm: () => this.slurm.refresh(),
       submitToSlurm: (uri, opts) => this.slurm.submit(uri, opts),
@@ -213,50 +236,25 @@ export class Ctx implements RunHost, AgentHost {
       log.error(`Language server not found at ${serverModule}: linting is off until it is built ("npm run build") and "GPU Pilot: Restart Server" is run.`);
       return;
     }
-    const serverOptions: ServerOptions = {
-      run: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } },
-      debug: { module: serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } },
-    };
-    const clientOptions: LanguageClientOptions = {
-      documentSelector: [
-        { scheme: "file", language: "python" },
-        { scheme: "untitled", language: "python" },
-        { notebook: { notebookType: "jupyter-notebook" }, language: "python" },
-        // Manifests that allocate GPUs (GPU018-GPU020): Dockerfiles, compose files, Kubernetes YAML.
-        { scheme: "file", language: "dockerfile" },
-        { scheme: "file", language: "dockercompose" },
-        { scheme: "file", language: "yaml" },
-        // Slurm job scripts (GPU021-GPU025): shell scripts (linted when they have #SBATCH lines),
-        // and .sbatch/.slurm files, which VS Code gives no shell language by default.
-        { scheme: "file", language: "shellscript" },
-        { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
-      ],
+    const t0 = performance.now();
+    const { createLanguageClient } = loadLanguageClientModule();
+    const t1 = performance.now();
+    const client = createLanguageClient({
+      serverModule,
       initializationOptions: config.lintSettings(),
-      synchronize: {
-        // The server re-reads [tool.gpu-pilot] and the torch pin when these change.
-        fileEvents: vscode.workspace.createFileSystemWatcher("**/{pyproject.toml,requirements*.txt,environment.yml,environment.yaml}"),
-      },
+      fileEvents: vscode.workspace.createFileSystemWatcher("**/{pyproject.toml,requirements*.txt,environment.yml,environment.yaml}"),
       outputChannel: logChannel(),
       ...(config.traceServer() !== "off" ? { traceOutputChannel: traceChannel() } : {}),
-      revealOutputChannelOn: RevealOutputChannelOn.Never,
-      // A crashed server is restarted (a few times) and the output channel says so in one line.
-      errorHandler: restartingErrorHandler(log),
-      initializationFailedHandler: (error) => {
-        log.error("The language server failed to initialise", error);
-        return false;
+      log,
+      onRunning: () => {
+        this.lastSentInventory = undefined;
+        this.sendInventory();
       },
-    };
-    const client = new LanguageClient(CLIENT_ID, "GPU Pilot", serverOptions, clientOptions);
+    });
+    this.timings = { loadMs: t1 - t0, constructMs: performance.now() - t1 };
+    log.info(`Language client loaded in ${this.timings.loadMs.toFixed(1)} ms and constructed in ${this.timings.constructMs.toFixed(1)} ms.`);
     this.client = client;
     this.lastSentInventory = undefined;
-    this.serverDisposables.push(
-      client.onDidChangeState((e) => {
-        if (e.newState === State.Running) {
-          this.lastSentInventory = undefined;
-          this.sendInventory();
-        }
-      }),
-    );
     try {
       await client.start();
       log.info(`Language server started (${serverModule}).`);
@@ -270,10 +268,9 @@ export class Ctx implements RunHost, AgentHost {
   private async doStop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    for (const d of this.serverDisposables.splice(0)) d.dispose();
     if (!client) return;
     try {
-      if (client.needsStop()) await client.stop(2000);
+      await client.stop(2000);
     } catch (e) {
       log.warn(`The language server did not stop cleanly: ${(e as Error).message}`);
     }
@@ -288,7 +285,7 @@ export class Ctx implements RunHost, AgentHost {
   private sendSettings(): void {
     const client = this.client;
     if (!client || !client.isRunning()) return;
-    client.sendNotification(SettingsNotification.type, config.lintSettings()).catch((e: unknown) => {
+    client.sendSettings(config.lintSettings()).catch((e: unknown) => {
       log.warn(`Could not send the lint settings to the language server: ${(e as Error).message}`);
     });
   }
@@ -302,7 +299,7 @@ export class Ctx implements RunHost, AgentHost {
     const key = JSON.stringify(params);
     if (key === this.lastSentInventory) return;
     this.lastSentInventory = key;
-    client.sendNotification(InventoryNotification.type, params).catch((e: unknown) => {
+    client.sendInventory(params).catch((e: unknown) => {
       this.lastSentInventory = undefined;
       log.warn(`Could not send the GPU inventory to the language server: ${(e as Error).message}`);
     });

@@ -18,10 +18,13 @@ export function activate(context: vscode.ExtensionContext): GpuPilotApi {
   const started = performance.now();
   ctx = new Ctx(context);
   registerCommands(ctx);
-  // One inventory query at start so the language server knows the GPUs even while the view is
-  // hidden (the view polls only while visible).
-  void ctx.monitor.refresh();
-  void ctx.startServer();
+  // What is heavy waits for the event loop's next turn (issue 20; VS Code's guidance: activation
+  // registers, the work comes later): the language client (dist/lsp.js, loaded by startServer) and
+  // one inventory query (dist/execa.js at the first process) so the language server knows the GPUs
+  // even while the view is hidden (the view polls only while visible).
+  void ctx.startServer(true);
+  const current = ctx;
+  setImmediate(() => void current.monitor.refresh());
   log.info(`GPU Pilot ${String((context.extension.packageJSON as { version?: unknown }).version ?? "")} activated.`);
   const api = ctx.api();
   api.activationMs = performance.now() - started;

@@ -99,8 +99,10 @@ export interface EditorLintSettings extends LintSettings {
   targetTorch?: string | null;
 }
 
-/** The client command that opens a rule's documentation page; argument: the rule code. */
-export const SHOW_RULE_DOC_COMMAND = "gpuPilot.showRuleDoc";
+// The client command that opens a rule's documentation page (argument: the rule code). It lives in
+// commandIds.ts, which imports nothing: the client's entry bundle uses it without pulling in the
+// LSP protocol library this file imports (issue 20, client load time).
+export { SHOW_RULE_DOC_COMMAND } from "./commandIds";
 
 export namespace SettingsNotification {
   export const method = "gpuPilot/settings";

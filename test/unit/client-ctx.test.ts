@@ -214,3 +214,34 @@ test("runFacts (the checks before a run ask the server): the answer, or ok false
     rmSync(empty, { recursive: true, force: true });
   }
 });
+
+test("startServer(true), as activate() calls it: no language client before the next turn of the event loop; runFacts and checkFile asked before then wait for it and get the server's answer", async () => {
+  fresh();
+  const root = mkdtempSync(join(tmpdir(), "gpu-pilot-later-"));
+  mkdirSync(join(root, "dist"));
+  writeFileSync(join(root, "dist", "server.js"), "// stand-in\n");
+  const ctx = new Ctx(context(root) as never);
+  const facts = { distributedReads: [], envInitProcessGroup: [], visibleDevicesWrites: [] };
+  FakeLanguageClient.answer = (method, params) =>
+    method === "gpuPilot/runFacts" ? Promise.resolve({ ok: true, facts }) : Promise.resolve({ ok: true, path: (params as { path: string }).path, findings: [] });
+  try {
+    const started = ctx.startServer(true);
+    const asked = ctx.runFacts(Uri.file("/w/train.py") as never, "import os\n");
+    const checked = ctx.checkFile("/w/train.py");
+    await Promise.resolve();
+    assert.equal(FakeLanguageClient.instances.length, 0, "the language client is constructed in a later turn, not at once");
+    assert.equal(ctx.languageClientTimings(), undefined);
+    assert.equal(ctx.isServerRunning(), false);
+    await started;
+    assert.equal(FakeLanguageClient.instances.length, 1);
+    assert.deepEqual(await asked, { ok: true, facts });
+    assert.deepEqual(await checked, { ok: true, path: "/w/train.py", findings: [] });
+    const t = ctx.languageClientTimings();
+    assert.ok(t && t.loadMs >= 0 && t.constructMs >= 0, JSON.stringify(t));
+  } finally {
+    FakeLanguageClient.answer = (method) => Promise.reject(new Error(`Unhandled method ${method}`));
+    await ctx.dispose();
+    for (const d of ctx.extCtx.subscriptions) d.dispose();
+    rmSync(root, { recursive: true, force: true });
+  }
+});

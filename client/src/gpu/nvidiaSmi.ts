@@ -10,11 +10,14 @@
  * `nvidia-smi --help-query-compute-apps` and the RETURN VALUE section of `nvidia-smi -h` / `man nvidia-smi`.
  */
 
-type ExecaModule = typeof import("execa", { with: { "resolution-mode": "import" } });
+/** What the client takes from execa: `execa(file, args)` only (dist/execa.js exports nothing else). */
+type ExecaModule = Pick<typeof import("execa", { with: { "resolution-mode": "import" } }), "execa">;
 let execaModule: Promise<ExecaModule> | undefined;
 /**
  * execa is ESM-only and this project compiles to CommonJS: a dynamic import keeps it loadable
- * (esbuild inlines it into dist/client.js; tsx and Node load it as ESM in unit tests).
+ * (tsx and Node load it as ESM in unit tests). In the extension it is a bundle of its own,
+ * dist/execa.js (esbuild.mjs): not read while `activate()` runs, but at the first process started
+ * (the first nvidia-smi query, a run, a Slurm command).
  */
 export function loadExeca(): Promise<ExecaModule> {
   execaModule ??= import("execa");

@@ -1,0 +1,134 @@
+/**
+ * The language client, built as a bundle of its own (dist/lsp.js, see esbuild.mjs) and loaded by
+ * {@link Ctx} only after `activate()` has returned (issue 20). vscode-languageclient with
+ * vscode-jsonrpc, the LSP protocol types, minimatch and semver is about 420 KiB of the client's
+ * code and most of its load time (measured: ~60 ms of ~61 ms for `require` + `activate()` of the
+ * old single bundle, BENCHMARKS.md "Client bundle"); VS Code's guidance is that activation does
+ * only what must be there at once (its "activation" and "bundling" pages, code.visualstudio.com/api).
+ *
+ * Rules for this module (checked by esbuild.mjs's lspBundleImports plugin): it imports only
+ * `vscode`, vscode-languageclient, server/src/protocol.ts, server/src/nodeFlags.ts and client/src/serverRestart.ts, never a
+ * client module with state (log.ts, config.ts): what it needs of those the caller passes in
+ * {@link LanguageClientOptionsIn}, so nothing is bundled twice.
+ */
+import type * as vscode from "vscode";
+import {
+  LanguageClient,
+  type LanguageClientOptions,
+  RevealOutputChannelOn,
+  type ServerOptions,
+  State,
+  TransportKind,
+} from "vscode-languageclient/node";
+import {
+  CheckFileRequest,
+  type CheckFileParams,
+  type CheckFileResult,
+  checkRunFactsResult,
+  type EditorLintSettings,
+  InventoryNotification,
+  type InventoryParams,
+  RunFactsRequest,
+  type RunFactsParams,
+  type RunFactsResult,
+  SettingsNotification,
+} from "../../../server/src/protocol";
+import { type RestartLog, restartingErrorHandler } from "../serverRestart";
+import { SERVER_NODE_FLAGS } from "../../../server/src/nodeFlags";
+
+/** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
+export const CLIENT_ID = "gpuPilot";
+
+/** What the caller (ctx.ts) passes: the server file, settings and the output channels it owns. */
+export interface LanguageClientOptionsIn {
+  /** Absolute path of dist/server.js (started over IPC). */
+  serverModule: string;
+  /** The lint settings sent as `initializationOptions` (config.lintSettings()). */
+  initializationOptions: EditorLintSettings;
+  /** The "GPU Pilot" output channel (log.ts's logChannel()). */
+  outputChannel: vscode.LogOutputChannel;
+  /** The trace channel, only when `gpuPilot.trace.server` is not "off". */
+  traceOutputChannel?: vscode.LogOutputChannel;
+  /** Where crash and restart lines go (log.ts's `log`). */
+  log: RestartLog & { error(message: string, e?: unknown): void };
+  /** Watches the files the server re-reads (pyproject.toml, requirements*.txt, environment.yml). */
+  fileEvents: vscode.FileSystemWatcher;
+  /** Called each time the client reaches the running state (first start and automatic restarts). */
+  onRunning: () => void;
+}
+
+/** One language-client instance, as ctx.ts uses it; the protocol's message types stay inside this bundle. */
+export interface GpuPilotLanguageClient {
+  /** Starts the server; rejects when it cannot start (vscode-languageclient's error). */
+  start(): Promise<void>;
+  isRunning(): boolean;
+  /** Stops a running client (waits at most `timeoutMs`), then disposes it. Rejects as LanguageClient.stop does. */
+  stop(timeoutMs: number): Promise<void>;
+  /** Disposes the client (after stop). */
+  dispose(): Promise<void>;
+  /** `gpuPilot/runFacts`, its answer checked with checkRunFactsResult; rejects when the request fails. */
+  runFacts(params: RunFactsParams): Promise<RunFactsResult>;
+  /** `gpuPilot/checkFile`; rejects when the request fails. */
+  checkFile(params: CheckFileParams): Promise<CheckFileResult>;
+  /** `gpuPilot/inventory`. */
+  sendInventory(params: InventoryParams): Promise<void>;
+  /** `gpuPilot/settings`. */
+  sendSettings(settings: Partial<EditorLintSettings>): Promise<void>;
+}
+
+/**
+ * Constructs (does not start) the LanguageClient for dist/server.js with GPU Pilot's document
+ * selector (Python files, notebooks, GPU manifests, Slurm job scripts). Throws what
+ * LanguageClient's constructor throws.
+ */
+export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLanguageClient {
+  const serverOptions: ServerOptions = {
+    // The server's V8 flags (server/src/nodeFlags.ts: a young generation of 1 MiB semi-spaces).
+    run: { module: o.serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } },
+    debug: { module: o.serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } },
+  };
+  const clientOptions: LanguageClientOptions = {
+    documentSelector: [
+      { scheme: "file", language: "python" },
+      { scheme: "untitled", language: "python" },
+      { notebook: { notebookType: "jupyter-notebook" }, language: "python" },
+      // Manifests that allocate GPUs (GPU018-GPU020): Dockerfiles, compose files, Kubernetes YAML.
+      { scheme: "file", language: "dockerfile" },
+      { scheme: "file", language: "dockercompose" },
+      { scheme: "file", language: "yaml" },
+      // Slurm job scripts (GPU021-GPU025): shell scripts (linted when they have #SBATCH lines),
+      // and .sbatch/.slurm files, which VS Code gives no shell language by default.
+      { scheme: "file", language: "shellscript" },
+      { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
+    ],
+    initializationOptions: o.initializationOptions,
+    // The server re-reads [tool.gpu-pilot] and the torch pin when these change.
+    synchronize: { fileEvents: o.fileEvents },
+    outputChannel: o.outputChannel,
+    ...(o.traceOutputChannel ? { traceOutputChannel: o.traceOutputChannel } : {}),
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    // A crashed server is restarted (a few times) and the output channel says so in one line.
+    errorHandler: restartingErrorHandler(o.log),
+    initializationFailedHandler: (error) => {
+      o.log.error("The language server failed to initialise", error);
+      return false;
+    },
+  };
+  const client = new LanguageClient(CLIENT_ID, "GPU Pilot", serverOptions, clientOptions);
+  const running = client.onDidChangeState((e) => {
+    if (e.newState === State.Running) o.onRunning();
+  });
+  return {
+    start: () => client.start(),
+    isRunning: () => client.isRunning(),
+    stop: async (timeoutMs) => {
+      running.dispose();
+      if (client.needsStop()) await client.stop(timeoutMs);
+    },
+    dispose: () => client.dispose(),
+    runFacts: (params) => client.sendRequest(RunFactsRequest.type, params).then(checkRunFactsResult),
+    checkFile: (params) => client.sendRequest(CheckFileRequest.type, params),
+    sendInventory: (params) => client.sendNotification(InventoryNotification.type, params),
+    sendSettings: (settings) => client.sendNotification(SettingsNotification.type, settings),
+  };
+}
