@@ -1147,11 +1147,19 @@ class Memo {
     return { kind: e.kind, refs, plain };
   }
 
-  /** A record as an event of this lint's tree. */
+  /**
+   * A record as an event of this lint's tree. Its nodes (and a write's `range`) are found on first
+   * use: most replayed events are only counted or compared by kind and variable (a 5,000-line file
+   * has ~900 of them, and finding each node again is a call into the parser).
+   */
   event(r: EventRecord): TimelineEvent {
     const e: Record<string, unknown> = { kind: r.kind, ...r.plain };
-    for (const [k, ref] of Object.entries(r.refs)) e[k] = ref ? this.node(ref) : ref;
-    if (r.kind === "envWrite") e.range = nodeRange(e.statement as SyntaxNode);
+    for (const k in r.refs) {
+      const ref = r.refs[k];
+      if (ref) lazyField(e, k, () => this.node(ref));
+      else e[k] = ref;
+    }
+    if (r.kind === "envWrite") lazyField(e, "range", () => nodeRange(e.statement as SyntaxNode));
     return e as unknown as TimelineEvent;
   }
 
@@ -1161,6 +1169,23 @@ class Memo {
     let node: SyntaxNode | undefined;
     return { path: c.path, at: c.at + base, get node() { return (node ??= find()); } };
   }
+}
+
+/**
+ * Defines `e[k]` as an enumerable field computed by `get` on first read (then kept); a write
+ * replaces it, as for a plain field.
+ */
+function lazyField(e: Record<string, unknown>, k: string, get: () => unknown): void {
+  Object.defineProperty(e, k, {
+    enumerable: true,
+    configurable: true,
+    get() {
+      const v = get();
+      Object.defineProperty(e, k, { value: v, enumerable: true, writable: true, configurable: true });
+      return v;
+    },
+    set(v: unknown) { Object.defineProperty(e, k, { value: v, enumerable: true, writable: true, configurable: true }); },
+  });
 }
 
 /** Whether a record looked up a name bound differently now, or names a statement that changed. */
