@@ -4,7 +4,7 @@
  * and the CLI; imports nothing from `vscode` or the LSP transport.
  */
 import { initPythonParser, parsePython, reparsePython, syntaxErrorCount, type SyntaxTree, type SyntaxNode } from "./python/parser";
-import { buildModel, ModelCache, type MagicLine } from "./python/model";
+import { buildModel, ModelCache, type MagicLine, type KnownChange } from "./python/model";
 import { RULES } from "./rules/index";
 import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
 import { candidateRules } from "./prefilter";
@@ -12,7 +12,7 @@ import { blankMagics } from "./notebook"; // call-time use only: the import cycl
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
 import { lineStructureError } from "./python/lineStructure";
 import { fileTooLarge, fileOverSizeLimit, nestingDiagnostic } from "./limits";
-import { KeptNesting } from "./python/keptText";
+import { KeptNesting, textChange } from "./python/keptText";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
 import type { SlurmLaunch } from "./slurmLaunch";
@@ -126,10 +126,12 @@ const keptNesting = new WeakMap<SyntaxTree, KeptNesting>();
  * (rescanning only the changed lines), else from scratch; with the state to keep for `text`.
  * Called only for a text within the size limit.
  */
-function keptNestingScan(text: string, previousTree: SyntaxTree | undefined): ReturnType<typeof KeptNesting.scan> {
+function keptNestingScan(text: string, previousTree: SyntaxTree | undefined): ReturnType<typeof KeptNesting.scan> & { edit?: KnownChange } {
   const kept = previousTree && keptNesting.get(previousTree);
   if (previousTree) keptNesting.delete(previousTree);
-  return kept ? kept.next(text) : KeptNesting.scan(text);
+  if (!kept) return KeptNesting.scan(text);
+  const change = textChange(kept.text, text);
+  return { ...kept.next(text, change), edit: { from: kept.text, change } };
 }
 
 /** The comment nodes that start on one of `lines` whose text mentions `noqa` (any case). */
@@ -186,7 +188,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   const model = buildModel(tree, text, {
     eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
     torchBelow24: options.torchBelow24 ?? false,
-  }, extra.magics ?? [], facts);
+  }, extra.magics ?? [], facts, nesting?.edit);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
   for (const rule of options.rules ?? enabled) {

@@ -11,6 +11,7 @@ import {
   TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
 } from "../frameworks";
 import type { Range } from "../types";
+import { textChange, type TextChange } from "./keptText";
 
 /** How an environment variable was written. `%env` is IPython's magic (it sets os.environ). */
 export type EnvWriteForm = "subscript" | "setdefault" | "update" | "putenv" | "magic-env";
@@ -567,8 +568,8 @@ function envWordsOf({ symbols, assignments }: Bindings): string[] {
  *   unless a name they looked up is bound differently now; the cache is updated to this tree.
  *   Ignored for notebooks (magic lines). The model is the same as without a cache.
  */
-export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache): ModuleModel {
-  if (cache && magics.length === 0) return buildKeptModel(tree, text, options, cache);
+export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache, edit?: KnownChange): ModuleModel {
+  if (cache && magics.length === 0) return buildKeptModel(tree, text, options, cache, edit);
   const index = new NodeIndex(tree.rootNode);
   const nodesOfType = (types: string | string[]) => index.ofType(types);
   const bindings = collectBindings(index);
@@ -589,10 +590,16 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
   };
 }
 
+/** Where a text differs from an earlier one (`from`), when the caller has found it already. */
+export interface KnownChange { from: string; change: TextChange }
+
 /** {@link buildModel} with kept facts. */
-function buildKeptModel(tree: SyntaxTree, text: string, options: ModelOptions, cache: ModelCache): ModuleModel {
+function buildKeptModel(tree: SyntaxTree, text: string, options: ModelOptions, cache: ModelCache, edit?: KnownChange): ModuleModel {
   const statements = tree.rootNode.namedChildren.filter((n): n is SyntaxNode => !!n);
-  const memo = new Memo(cache, statements, text);
+  const last = cache.text;
+  const change = last === undefined ? undefined : edit && edit.from === last ? edit.change : textChange(last, text);
+  const memo = new Memo(cache, statements, text, change, tree.rootNode.hasError);
+  cache.text = text;
   const { b: bindings, functionTexts } = bindingsOf(memo);
   const { writeWords, ...queries } = makeQueries(bindings, memo.track);
   const key = [options.eagerInitModules.join(","), options.torchBelow24, [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
@@ -713,7 +720,7 @@ class TimelineWalker {
   /** The module-level walk with kept facts: each top-level statement's record replayed, or walked and recorded. */
   private walkKept(memo: Memo): void {
     for (const f of memo.facts) {
-      if (f.node.type === "comment") continue;
+      if (f.type === "comment") continue;
       const entry = this.stateKey();
       if (f.main?.entry === entry) this.replay(memo, f.main);
       else f.main = this.record(memo, entry, true, () => this.walkStatement(f.node, 0, false, false));
@@ -1018,6 +1025,10 @@ interface StatementFacts {
   text: string;
   /** The statement node in the tree of the lint that last matched these facts (`epoch`). */
   node: SyntaxNode;
+  /** The node's offsets and type (read from the parser once per lint). */
+  start: number;
+  end: number;
+  type: string;
   epoch: number;
   imports: Array<[string, string]>;
   def: { name: string; ref: NodeRef } | null;
@@ -1043,6 +1054,8 @@ export class ModelCache {
   functionTexts = new Map<string, string>();
   /** @internal */
   epoch = 0;
+  /** @internal The text of the last model (the facts' offsets are in it). */
+  text: string | undefined;
 }
 
 const newDeps = (): Deps => ({ resolved: new Set(), values: new Set(), callees: new Set() });
@@ -1055,34 +1068,64 @@ class Memo {
   readonly track: Tracker = { deps: null };
 
   /**
-   * Matches this tree's top-level statements with the kept facts by text: a statement whose text
-   * occurs once in the last version and once in this one, without syntax errors, parses to the
-   * same subtree (a complete top-level statement's parse depends only on its tokens), so its facts
-   * hold, found again by offsets. (tree-sitter does not keep the subtree of a statement that holds
-   * INDENT/DEDENT tokens across an incremental parse, so node ids cannot be the key.) Statements
-   * whose text repeats are analysed afresh: facts name the statement they came from.
+   * Matches this tree's top-level statements with the kept facts. A statement without syntax
+   * errors whose text is a kept statement's text parses to the same subtree (a complete top-level
+   * statement's parse depends only on its tokens), so its facts hold, found again by offsets.
+   * (tree-sitter does not keep the subtree of a statement that holds INDENT/DEDENT tokens across
+   * an incremental parse, so node ids cannot be the key.) Two ways to know the texts are equal:
+   * - by place (with `change`, where this text differs from the last one): a statement inside the
+   *   unchanged prefix, or inside the unchanged tail, with the extent and type of the kept statement
+   *   at the same (shifted) offset; no statement text is read or hashed;
+   * - by text, for the statements left: one whose text occurs once among them and once among the
+   *   kept statements left (facts name the statement they came from, so a text that repeats is
+   *   analysed afresh).
+   * @param change where `text` differs from the text of the last lint (keptText.ts textChange);
+   *   absent: every statement is matched by text.
+   * @param treeHasError whether the tree has any syntax error (when not, no statement is asked).
    */
-  constructor(readonly cache: ModelCache, statements: SyntaxNode[], text: string) {
+  constructor(readonly cache: ModelCache, statements: SyntaxNode[], text: string, change?: TextChange, treeHasError = true) {
     const epoch = ++cache.epoch;
+    const olds = cache.statements;
+    const ends = statements.map((st) => st.endIndex);
+    const types = statements.map((st) => st.type);
+    const reusable = (prev: StatementFacts | null | undefined, i: number): prev is StatementFacts =>
+      !!prev && prev.epoch === epoch - 1 && prev.type === types[i] && !(treeHasError && statements[i].hasError);
+    const matched: Array<StatementFacts | undefined> = new Array(statements.length);
+    const taken = new Set<StatementFacts>();
+    if (change) {
+      const delta = change.newEnd - change.oldEnd;
+      let j = 0;
+      statements.forEach((st, i) => {
+        const s = st.startIndex, e = ends[i];
+        const shift = e <= change.start ? 0 : s >= change.newEnd ? delta : null;
+        if (shift === null) return;
+        while (j < olds.length && olds[j].start < s - shift) j++;
+        const prev = olds[j];
+        if (prev && prev.start === s - shift && prev.end === e - shift && reusable(prev, i)) { matched[i] = prev; taken.add(prev); }
+      });
+    }
+    const left = olds.filter((f) => !taken.has(f));
     const old = new Map<string, StatementFacts | null>();
-    for (const f of cache.statements) old.set(f.text, old.has(f.text) ? null : f);
-    const bodies = statements.map((st) => text.slice(st.startIndex, st.endIndex));
+    for (const f of left) old.set(f.text, old.has(f.text) ? null : f);
+    const bodies = statements.map((st, i) => (matched[i] ? "" : text.slice(st.startIndex, ends[i])));
     const count = new Map<string, number>();
-    for (const b of bodies) count.set(b, (count.get(b) ?? 0) + 1);
+    bodies.forEach((b, i) => { if (!matched[i]) count.set(b, (count.get(b) ?? 0) + 1); });
     statements.forEach((st, i) => {
-      const body = bodies[i];
-      const prev = count.get(body) === 1 ? old.get(body) : null;
-      let f: StatementFacts;
-      if (prev && prev.epoch === epoch - 1 && prev.node.type === st.type && !st.hasError) { f = prev; f.node = st; f.id = st.id; f.epoch = epoch; }
-      else f = this.fresh(st, body, epoch);
+      let f = matched[i];
+      if (!f) {
+        const prev = count.get(bodies[i]) === 1 ? old.get(bodies[i]) : null;
+        f = reusable(prev, i) ? prev : undefined;
+      }
+      if (f) { f.node = st; f.id = st.id; f.epoch = epoch; f.start = st.startIndex; f.end = ends[i]; }
+      else f = this.fresh(st, bodies[i], epoch, ends[i], types[i]);
       this.facts.push(f);
       this.starts.push(st.startIndex);
     });
   }
 
   /** Facts of a statement seen for the first time: what it binds. */
-  private fresh(st: SyntaxNode, body: string, epoch: number): StatementFacts {
-    const f: StatementFacts = { id: st.id, text: body, node: st, epoch, imports: [], def: null, assignments: [] };
+  private fresh(st: SyntaxNode, body: string, epoch: number, end: number, type: string): StatementFacts {
+    const f: StatementFacts = { id: st.id, text: body, node: st, start: st.startIndex, end, type, epoch, imports: [], def: null, assignments: [] };
     for (const n of st.descendantsOfType(["import_statement", "import_from_statement", "assignment"])) {
       if (!n) continue;
       if (n.type !== "assignment") { f.imports.push(...importBindings(n)); continue; }
@@ -1090,7 +1133,7 @@ class Memo {
       const right = n.childForFieldName("right");
       if (left?.type === "identifier" && right) f.assignments.push({ name: left.text, type: right.type, text: right.text, ref: this.refIn(f, right) });
     }
-    const def = st.type === "decorated_definition" ? st.childForFieldName("definition") : st;
+    const def = type === "decorated_definition" ? st.childForFieldName("definition") : st;
     const name = def?.type === "function_definition" ? def.childForFieldName("name")?.text : undefined;
     if (def && name) f.def = { name, ref: this.refIn(f, def) };
     return f;
@@ -1211,14 +1254,14 @@ function bindingsOf(memo: Memo): { b: Bindings; functionTexts: Map<string, strin
   }
   for (const f of memo.facts) {
     if (!f.def) continue;
-    b.functions.set(f.def.name, f.def.ref.start === 0 && f.def.ref.type === f.node.type ? f.node : memo.node(f.def.ref));
+    b.functions.set(f.def.name, f.def.ref.start === 0 && f.def.ref.type === f.type ? f.node : memo.node(f.def.ref));
     functionTexts.set(f.def.name, f.text);
   }
   for (const f of memo.facts) {
     for (const a of f.assignments) {
       const list = b.assignments.get(a.name) ?? [];
       const ref = a.ref;
-      list.push({ type: a.type, text: a.text, start: f.node.startIndex + ref.start, node: () => memo.node(ref) });
+      list.push({ type: a.type, text: a.text, start: f.start + ref.start, node: () => memo.node(ref) });
       b.assignments.set(a.name, list);
     }
   }
