@@ -492,11 +492,34 @@ const isIdentChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && 
 
 class Mentions {
   private readonly byWords = new Map<string, Array<{ start: number; end: number }>>();
-  constructor(private readonly index: NodeIndex, private readonly text: string) {}
+  /**
+   * @param local answer {@link within} by searching the range itself unless the word list's
+   *   occurrences in the whole text were listed already: where most statements' facts are kept,
+   *   only the few analysed again ask, and listing every occurrence is the cost to avoid.
+   */
+  constructor(private readonly index: NodeIndex, private readonly text: string, private readonly local = false) {}
 
   /** The word occurrences of `words` as sorted [start, end) offsets (cached per word list). */
+  private keyOf(words: readonly string[], whole: boolean): string {
+    return `${whole ? "w" : "s"}\u0000${words.join("\u0000")}`;
+  }
+
+  /** {@link within} by searching `text[start, end)` alone (a slice: a word absent there is not looked for beyond `end`). */
+  private searchIn(start: number, end: number, words: readonly string[], whole: boolean): boolean {
+    const t = this.text;
+    const part = t.slice(start, end);
+    for (const w of words) {
+      if (!w) continue;
+      for (let i = part.indexOf(w); i >= 0; i = part.indexOf(w, i + 1)) {
+        const at = start + i;
+        if (!whole || ((at === 0 || !isIdentChar(t.charCodeAt(at - 1))) && !isIdentChar(t.charCodeAt(at + w.length)))) return true;
+      }
+    }
+    return false;
+  }
+
   private occurrences(words: readonly string[], whole: boolean): Array<{ start: number; end: number }> {
-    const key = `${whole ? "w" : "s"}\u0000${words.join("\u0000")}`;
+    const key = this.keyOf(words, whole);
     let occ = this.byWords.get(key);
     if (!occ) {
       occ = [];
@@ -515,6 +538,7 @@ class Mentions {
 
   /** Whether `text[start, end)` contains one of `words` (as a whole identifier when `whole`). */
   within(start: number, end: number, words: readonly string[], whole = false): boolean {
+    if (this.local && !this.byWords.has(this.keyOf(words, whole))) return this.searchIn(start, end, words, whole);
     const occ = this.occurrences(words, whole);
     let lo = 0, hi = occ.length;
     while (lo < hi) { const mid = (lo + hi) >> 1; if (occ[mid].start < start) lo = mid + 1; else hi = mid; }
@@ -522,9 +546,23 @@ class Mentions {
     return false;
   }
 
-  /** The top-level statements (named children of the module) whose text contains one of `words`. */
+  /**
+   * The top-level statements (named children of the module) whose text contains one of `words`:
+   * from the occurrences, each located by binary search over the statements' starts (the statements
+   * are disjoint and in order, so an occurrence can only lie in the last one starting at or before it).
+   */
   statementsWith(words: readonly string[], whole = false): SyntaxNode[] {
-    return this.index.statements().filter((st) => this.within(st.startIndex, st.endIndex, words, whole));
+    const occ = this.occurrences(words, whole);
+    const out: SyntaxNode[] = [];
+    if (occ.length === 0) return out;
+    let last: SyntaxNode | null = null;
+    for (const o of occ) {
+      const st = this.index.statementAt(o.start);
+      if (!st || st === last || o.end > st.endIndex) continue;
+      out.push(st);
+      last = st;
+    }
+    return out;
   }
 
   /** {@link ModuleModel.nodesMentioning}: from the index's lists, or one traversal per statement for other types. */
@@ -606,7 +644,7 @@ function buildKeptModel(tree: SyntaxTree, text: string, options: ModelOptions, c
   dropStale(memo, key, changedNames(memo, cache, bindings, functionTexts));
   Object.assign(cache, { statements: memo.facts, key, bindings, functionTexts });
   const index = new NodeIndex(tree.rootNode, true, statements);
-  const mentions = new Mentions(index, text);
+  const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
   const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, [], mentions, writeWords, index, memo).run());
   return {
@@ -781,20 +819,22 @@ class TimelineWalker {
     const out: FunctionTimeline[] = [];
     for (const [name, def] of this.b.functions) {
       if (this.everInlined.has(name)) continue;
-      const body = def.childForFieldName("body");
-      if (!body) continue;
       const at = this.events.length, callsAt = this.calls.length;
-      const walk = () => {
-        this.inlined.add(name);
-        this.walkBlock(body, 1, true, true);
-        this.inlined.delete(name);
-      };
-      if (this.memo) {
-        const f = this.memo.ownerOf(def);
-        const entry = `${this.stateKey()}|${name}|${def.startIndex - f.node.startIndex}`;
-        if (f.fn?.entry === entry) this.replay(this.memo, f.fn);
-        else f.fn = this.record(this.memo, entry, false, walk);
-      } else walk();
+      // A kept record was made from this subtree (same text), which had a body: no need to ask.
+      const f = this.memo?.ownerOf(def);
+      const entry = f ? `${this.stateKey()}|${name}|${def.startIndex - f.start}` : "";
+      if (f?.fn && f.fn.entry === entry) this.replay(this.memo!, f.fn);
+      else {
+        const body = def.childForFieldName("body");
+        if (!body) continue;
+        const walk = () => {
+          this.inlined.add(name);
+          this.walkBlock(body, 1, true, true);
+          this.inlined.delete(name);
+        };
+        if (f) f.fn = this.record(this.memo!, entry, false, walk);
+        else walk();
+      }
       out.push({ def, events: this.events.splice(at) });
       this.calls.splice(callsAt);
     }
@@ -1234,10 +1274,13 @@ function lazyField(e: Record<string, unknown>, k: string, get: () => unknown): v
 /** Whether a record looked up a name bound differently now, or names a statement that changed. */
 function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: { resolved: Set<string>; values: Set<string>; callees: Set<string> }, epoch: number): boolean {
   if (r.owners) for (const o of r.owners) if (o.epoch !== epoch) return true;
-  for (const [mine, theirs] of [[r.deps.resolved, changed.resolved], [r.deps.values, changed.values], [r.deps.callees, changed.callees]] as const) {
-    if (theirs.size === 0) continue;
-    for (const n of mine) if (theirs.has(n)) return true;
-  }
+  return meets(r.deps.resolved, changed.resolved) || meets(r.deps.values, changed.values) || meets(r.deps.callees, changed.callees);
+}
+
+/** Whether the two sets share a name (run for every kept record at each keystroke: no allocation). */
+function meets(mine: ReadonlySet<string>, theirs: ReadonlySet<string>): boolean {
+  if (mine.size === 0 || theirs.size === 0) return false;
+  for (const n of mine) if (theirs.has(n)) return true;
   return false;
 }
 
