@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { textChange, KeptNesting } from "../../server/src/engine/python/keptText";
 import { nestingProblem, MAX_NESTING } from "../../server/src/engine/limits";
+import { lineStarts } from "../../server/src/engine/fixes";
 
 /** A small deterministic generator (xorshift32). */
 function rng(seed: number): (n: number) => number {
@@ -84,4 +85,21 @@ test("KeptNesting.next: an unclosed bracket typed far above a deep nest is found
   const next = "(((" + text; // three open brackets at the top: the nest 200 lines below goes past the limit
   assert.equal(nestingProblem(next), `its brackets nest more than ${MAX_NESTING} deep (Python allows 200)`);
   assert.equal(first.kept!.next(next).problem, nestingProblem(next));
+});
+
+test("lineStarts: \\n, \\r\\n and a lone \\r end lines; a text with only \\n is searched line by line", () => {
+  assert.deepEqual(lineStarts("a\nbc\n\nd"), [0, 2, 5, 6]);
+  assert.deepEqual(lineStarts("a\r\nb\rc\n"), [0, 3, 5, 7]);
+  assert.deepEqual(lineStarts(""), [0]);
+  assert.deepEqual(lineStarts("\n"), [0, 1]);
+  const r = rng(3);
+  for (let k = 0; k < 200; k++) {
+    let t = "";
+    for (let i = r(60); i > 0; i--) t += ["a", "\n", "\r", "\r\n", " "][r(5)];
+    const expected = [0];
+    for (let i = 0; i < t.length; i++) {
+      if (t[i] === "\r") { if (t[i + 1] === "\n") i++; expected.push(i + 1); } else if (t[i] === "\n") expected.push(i + 1);
+    }
+    assert.deepEqual(lineStarts(t), expected, JSON.stringify(t));
+  }
 });
