@@ -1031,7 +1031,11 @@ function classifyOtherPath(bare: string): PathVerdict {
 interface NodeRef { owner: StatementFacts; start: number; end: number; type: string }
 
 /** A timeline event with its nodes as {@link NodeRef}s (the `range` of a write is its statement's). */
-type EventRecord = { kind: TimelineEvent["kind"]; refs: Record<string, NodeRef | null>; plain: Record<string, unknown> };
+type EventRecord = {
+  kind: TimelineEvent["kind"]; refs: Record<string, NodeRef | null>; plain: Record<string, unknown>;
+  /** The event object made from this record (Memo.event), reused by every later lint that keeps the record: its nodes are looked up in `memo`, the lint's own. */
+  live?: { memo: Memo; event: TimelineEvent; range?: Range; rangeMemo?: Memo };
+};
 
 /** Fields of timeline events that hold nodes. */
 const NODE_FIELDS = ["node", "statement", "value", "nameNode"] as const;
@@ -1231,19 +1235,32 @@ class Memo {
   }
 
   /**
-   * A record as an event of this lint's tree. Its nodes (and a write's `range`) are found on first
-   * use: most replayed events are only counted or compared by kind and variable (a 5,000-line file
-   * has ~900 of them, and finding each node again is a call into the parser).
+   * A record as an event of this lint's tree. Its nodes (and a write's `range`) are found when read
+   * (in this lint's tree, once per lint): most replayed events are only counted or compared by
+   * kind and variable (a 5,000-line file has ~900 of them, and finding each node again is a call
+   * into the parser). The object is made once per record and handed out again by later lints that
+   * keep the record (no allocation per event and keystroke); nothing writes to events.
    */
   event(r: EventRecord): TimelineEvent {
+    if (r.live) { r.live.memo = this; return r.live.event; }
     const e: Record<string, unknown> = { kind: r.kind, ...r.plain };
+    const live: NonNullable<EventRecord["live"]> = { memo: this, event: e as unknown as TimelineEvent };
     for (const k in r.refs) {
       const ref = r.refs[k];
-      if (ref) lazyField(e, k, () => this.node(ref));
+      if (ref) Object.defineProperty(e, k, { enumerable: true, get: () => live.memo.node(ref) });
       else e[k] = ref;
     }
-    if (r.kind === "envWrite") lazyField(e, "range", () => nodeRange(e.statement as SyntaxNode));
-    return e as unknown as TimelineEvent;
+    if (r.kind === "envWrite") {
+      Object.defineProperty(e, "range", {
+        enumerable: true,
+        get: () => {
+          if (live.rangeMemo !== live.memo || !live.range) { live.range = nodeRange(e.statement as SyntaxNode); live.rangeMemo = live.memo; }
+          return live.range;
+        },
+      });
+    }
+    r.live = live;
+    return live.event;
   }
 
   /** A timeline call whose node is found on first use. */
@@ -1252,23 +1269,6 @@ class Memo {
     let node: SyntaxNode | undefined;
     return { path: c.path, at: c.at + base, get node() { return (node ??= find()); } };
   }
-}
-
-/**
- * Defines `e[k]` as an enumerable field computed by `get` on first read (then kept); a write
- * replaces it, as for a plain field.
- */
-function lazyField(e: Record<string, unknown>, k: string, get: () => unknown): void {
-  Object.defineProperty(e, k, {
-    enumerable: true,
-    configurable: true,
-    get() {
-      const v = get();
-      Object.defineProperty(e, k, { value: v, enumerable: true, writable: true, configurable: true });
-      return v;
-    },
-    set(v: unknown) { Object.defineProperty(e, k, { value: v, enumerable: true, writable: true, configurable: true }); },
-  });
 }
 
 /** Whether a record looked up a name bound differently now, or names a statement that changed. */
