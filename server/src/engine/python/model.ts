@@ -1280,7 +1280,9 @@ function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: { resol
 /** Whether the two sets share a name (run for every kept record at each keystroke: no allocation). */
 function meets(mine: ReadonlySet<string>, theirs: ReadonlySet<string>): boolean {
   if (mine.size === 0 || theirs.size === 0) return false;
-  for (const n of mine) if (theirs.has(n)) return true;
+  // The names bound differently are few: look each up among a record's (not the other way round).
+  if (theirs.size <= mine.size) { for (const n of theirs) if (mine.has(n)) return true; }
+  else for (const n of mine) if (theirs.has(n)) return true;
   return false;
 }
 
