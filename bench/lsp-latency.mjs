@@ -55,11 +55,19 @@ function typingSpot(text) {
 }
 
 /**
+ * Node options for the server from GPU_PILOT_BENCH_SERVER_ARGS (space-separated), e.g.
+ * `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile it (Node refuses --cpu-prof in NODE_OPTIONS).
+ */
+function serverArgs() {
+  return (process.env.GPU_PILOT_BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
+}
+
+/**
  * Starts the server; returns {conn, server, waitVersion(uri, v) -> Promise<bigint hrtime>, traces,
  * published(uri) -> versions, stop()}. `nodeArgs` go before the bundle (e.g. --expose-gc).
  */
 async function startServer({ nodeArgs = [], env = process.env, trace = false, serverPath = join(root, "dist", "server.js") } = {}) {
-  const server = spawn(process.execPath, [...nodeArgs, serverPath, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env });
+  const server = spawn(process.execPath, [...nodeArgs, ...serverArgs(), serverPath, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env });
   const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(server.stdout), new rpc.StreamMessageWriter(server.stdin));
   const waiting = new Map();
   const versions = new Map();
@@ -83,6 +91,8 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
     async stop() {
       await conn.sendRequest(rpc.ShutdownRequest.type).catch(() => undefined);
       await conn.sendNotification(rpc.ExitNotification.type).catch(() => undefined);
+      // The server exits on `exit`; a kill only after 2 s (an exit of its own writes --cpu-prof profiles).
+      await new Promise((resolve) => { const t = setTimeout(resolve, 2000); server.once("exit", () => { clearTimeout(t); resolve(); }); });
       conn.dispose();
       server.kill();
     },
@@ -112,8 +122,8 @@ const summary = (times) => {
  * didChange -> diagnostics of that version, `edits` single-character edits, each awaited.
  * `serverPath`: another build of the server (to compare two versions in one run).
  */
-export async function measure({ edits = 200, serverPath, serverFlags } = {}) {
-  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
+export async function measure({ edits = 200, serverPath, serverFlags, serverTimes = false } = {}) {
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: serverTimes });
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_train.py")).href;
   const text = trainingFile();
   const lineCount = text.split("\n").length - 1;
@@ -130,7 +140,10 @@ export async function measure({ edits = 200, serverPath, serverFlags } = {}) {
     times.push(Number((await done) - t0) / 1e6);
   }
   await s.stop();
-  return { ...summary(times), edits, lines: lineCount };
+  if (!serverTimes) return { ...summary(times), edits, lines: lineCount };
+  // The server's own lint time per version (its `$/logTrace` lines), to split engine from transport.
+  const lints = s.traces.map((m) => /^lint \S+ version (\d+): ([\d.]+) ms$/.exec(m)).filter((m) => m && Number(m[1]) >= 2).map((m) => Number(m[2]));
+  return { ...summary(times), edits, lines: lineCount, server_lint: lints.length ? { ...summary(lints), lints: lints.length } : null };
 }
 
 /**

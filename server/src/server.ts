@@ -121,7 +121,7 @@ const trees = new DocumentTrees();
  * newest version (no newer change dispatched or queued), `commit()` publishes it and makes its fixes
  * and GPU001 lines the ones code actions and hovers use.
  */
-interface LintOutcome { uri: string; version: number; current(): boolean; commit(): void }
+interface LintOutcome { uri: string; version: number; current(): boolean; commit(): void; /** Frees what the lint no longer needs (after publishing: not on the way to the diagnostics). */ dispose?(): void }
 
 /** Lints a text document (Python or manifest) at its current version; nothing is published yet. */
 function lintTextDocument(doc: TextDocument): LintOutcome {
@@ -129,7 +129,6 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const text = doc.getText();
   const previous = kind ? undefined : trees.take(doc.uri, text);
   const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous, incremental: true });
-  previous?.delete();
   if (python?.tree) trees.keep(doc.uri, text, python.tree);
   const result = python ?? lintManifest(doc.getText(), kind!, lintOptions(doc.uri));
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
@@ -148,6 +147,8 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
       noEffectLines.set(uri, { version, lines });
       void connection.sendDiagnostics({ uri, version, diagnostics });
     },
+    // The edited old tree: deleting it (~0.7 ms on a 5,000-line file) waits until the diagnostics are out.
+    dispose: () => previous?.delete(),
   };
 }
 
@@ -226,7 +227,7 @@ async function lintNext(): Promise<void> {
       // Two turns: the first lets the transport be read (libuv's poll phase), the second lets the
       // reader deliver what it read (vscode-jsonrpc's reader hands each message over from a
       // setImmediate of its own, which runs after one queued here before that read).
-      if (outcome) setImmediate(() => setImmediate(() => publishIfCurrent(outcome)));
+      if (outcome) setImmediate(() => setImmediate(() => { try { publishIfCurrent(outcome); } finally { outcome.dispose?.(); } }));
     } catch (e) {
       connection.console.error(`linting ${uri} failed: ${e instanceof Error ? e.stack : String(e)}`);
     }

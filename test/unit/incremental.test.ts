@@ -4,7 +4,7 @@
  * project's cases, examples, verify programs and, when unpacked, a sample of the ecosystem corpus
  * in .cache/ecosystem), each edit applied to the kept tree as the server applies a didChange
  * (Tree.edit), linted incrementally from the previous version, compared with a fresh lint of the
- * same text. Edits are characters typed or deleted anywhere, lines deleted, and lines that move
+ * same text. Edits are characters typed, deleted or typed over anywhere, lines deleted, and lines that move
  * the CUDA timeline (imports, environment writes and aliases, CUDA-initialising calls, module
  * functions and their calls) inserted at line starts. Every rule runs (prefilter off, preview on,
  * a known machine), so that a stale fact would change some finding.
@@ -67,7 +67,15 @@ interface Edit { start: number; end: number; text: string }
 function randomEdit(text: string, r: (n: number) => number): Edit {
   const lineStarts = [0];
   for (let i = 0; i < text.length; i++) if (text[i] === "\n") lineStarts.push(i + 1);
-  switch (r(6)) {
+  switch (r(7)) {
+    case 6: {
+      // Text replaced by as many characters (typing over a selection, a rename to a name of the
+      // same length): no offset after it moves.
+      const at = r(text.length + 1), end = Math.min(text.length, at + 1 + r(4));
+      let t = "";
+      while (t.length < end - at) t += CHARS[r(CHARS.length)];
+      return { start: at, end, text: t.slice(0, end - at) };
+    }
     case 0: case 1: { const at = r(text.length + 1); return { start: at, end: at, text: CHARS[r(CHARS.length)] }; }
     case 2: { const at = r(text.length + 1); return { start: at, end: Math.min(text.length, at + 1 + r(5)), text: "" }; }
     case 3: { const l = r(lineStarts.length); const end = lineStarts[l + 1] ?? text.length; return { start: lineStarts[l], end, text: "" }; }

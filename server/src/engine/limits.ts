@@ -34,10 +34,20 @@ const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) 
  * `if` / `await` words and the longest run of unary operators. Real code stays far below.
  */
 export function nestingProblem(text: string): string | null {
-  let depth = 0;
+  return scanNesting(text, 0, 0);
+}
+
+/**
+ * {@link nestingProblem}'s scan of `text` from `from`, a line start (0 or just after a `\n`),
+ * with bracket depth `depth` there (what the scan from 0 had reached; the per-line counts start
+ * at 0 on each line). `atLine(offset, depth)` is called after each `\n` with the offset after it
+ * and the depth there; when it returns true the scan stops (null: the caller knows the rest).
+ * Used by python/keptNesting.ts to scan only what an edit changed.
+ */
+export function scanNesting(text: string, from: number, depth: number, atLine?: (offset: number, depth: number) => boolean): string | null {
   let words = 0;
   let unary = 0;
-  for (let i = 0; i < text.length; i++) {
+  for (let i = from; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === 40 || c === 91 || c === 123) { // ( [ {
       unary = 0;
@@ -48,6 +58,7 @@ export function nestingProblem(text: string): string | null {
     } else if (c === 10 || c === 13) {
       words = 0;
       unary = 0;
+      if (c === 10 && atLine && atLine(i + 1, depth)) return null;
     } else if (c === 45 || c === 43 || c === 126) { // - + ~
       if (++unary > MAX_NESTING) return `a line chains more than ${MAX_NESTING} unary operators`;
     } else if (c !== 32 && c !== 9) {
@@ -73,9 +84,14 @@ export function fileTooLarge(text: string, maxFileSizeKB: number | undefined): L
   const over = fileOverSizeLimit(text, maxFileSizeKB);
   if (over) return over;
   const deep = nestingProblem(text);
-  return deep === null ? null : {
+  return deep === null ? null : nestingDiagnostic(deep);
+}
+
+/** The GPU000 diagnostic for a text its parser cannot take, `problem` as {@link nestingProblem} words it. */
+export function nestingDiagnostic(problem: string): LintDiagnostic {
+  return {
     code: FILE_TOO_LARGE_CODE, name: "file-too-large", severity: "information", range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
-    message: `GPU Pilot did not lint this file: ${deep}, more than its parser can take safely.`,
+    message: `GPU Pilot did not lint this file: ${problem}, more than its parser can take safely.`,
   };
 }
 

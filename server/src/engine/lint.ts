@@ -4,14 +4,15 @@
  * and the CLI; imports nothing from `vscode` or the LSP transport.
  */
 import { initPythonParser, parsePython, reparsePython, syntaxErrorCount, type SyntaxTree, type SyntaxNode } from "./python/parser";
-import { buildModel, ModelCache, type MagicLine } from "./python/model";
+import { buildModel, ModelCache, type MagicLine, type KnownChange } from "./python/model";
 import { RULES } from "./rules/index";
 import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
 import { candidateRules } from "./prefilter";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
 import { lineStructureError } from "./python/lineStructure";
-import { fileTooLarge } from "./limits";
+import { fileTooLarge, fileOverSizeLimit, nestingDiagnostic } from "./limits";
+import { KeptNesting, textChange } from "./python/keptText";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
 import type { SlurmLaunch } from "./slurmLaunch";
@@ -117,6 +118,22 @@ export function noqaLines(tree: SyntaxTree, comments?: readonly SyntaxNode[]): M
  */
 const keptFacts = new WeakMap<SyntaxTree, ModelCache>();
 
+/** The nesting scan's state of the text each tree that an incremental lint returned was parsed from. */
+const keptNesting = new WeakMap<SyntaxTree, KeptNesting>();
+
+/**
+ * limits.ts `nestingProblem(text)`, from the state kept with `previousTree` when there is one
+ * (rescanning only the changed lines), else from scratch; with the state to keep for `text`.
+ * Called only for a text within the size limit.
+ */
+function keptNestingScan(text: string, previousTree: SyntaxTree | undefined): ReturnType<typeof KeptNesting.scan> & { edit?: KnownChange } {
+  const kept = previousTree && keptNesting.get(previousTree);
+  if (previousTree) keptNesting.delete(previousTree);
+  if (!kept) return KeptNesting.scan(text);
+  const change = textChange(kept.text, text);
+  return { ...kept.next(text, change), edit: { from: kept.text, change } };
+}
+
 /** The comment nodes that start on one of `lines` whose text mentions `noqa` (any case). */
 function commentsOnLines(tree: SyntaxTree, text: string, lines: ReadonlySet<number>): SyntaxNode[] {
   const starts = lineStarts(text);
@@ -147,7 +164,10 @@ function commentsOnLines(tree: SyntaxTree, text: string, lines: ReadonlySet<numb
  *   `r.tree.delete()`, `r = next`. Python files only (ignored for notebooks).
  */
 export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
-  const tooLarge = fileTooLarge(text, options.maxFileSizeKB);
+  // The editor's nesting scan covers only the lines an edit changed (python/keptText.ts).
+  const overSize = fileOverSizeLimit(text, options.maxFileSizeKB);
+  const nesting = !overSize && extra.incremental && !extra.notebook ? keptNestingScan(text, extra.previousTree) : null;
+  const tooLarge = overSize ?? (nesting ? (nesting.problem === null ? null : nestingDiagnostic(nesting.problem)) : fileTooLarge(text, options.maxFileSizeKB));
   if (tooLarge) {
     // Not parsed: the result of an empty text, plus the diagnostic that says why.
     const empty = lintPython("", { maxFileSizeKB: 0 });
@@ -162,12 +182,13 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
   // fileTooLarge above found the nesting safe for the parser: parsePython need not scan it again.
   const tree = parsePython(text, extra.previousTree, true);
+  if (nesting?.kept) keptNesting.set(tree, nesting.kept);
   const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
   if (facts) { if (extra.previousTree) keptFacts.delete(extra.previousTree); keptFacts.set(tree, facts); }
   const model = buildModel(tree, text, {
     eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
     torchBelow24: options.torchBelow24 ?? false,
-  }, extra.magics ?? [], facts);
+  }, extra.magics ?? [], facts, nesting?.edit);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
   for (const rule of options.rules ?? enabled) {

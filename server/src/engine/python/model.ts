@@ -11,6 +11,7 @@ import {
   TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
 } from "../frameworks";
 import type { Range } from "../types";
+import { textChange, type TextChange } from "./keptText";
 
 /** How an environment variable was written. `%env` is IPython's magic (it sets os.environ). */
 export type EnvWriteForm = "subscript" | "setdefault" | "update" | "putenv" | "magic-env";
@@ -491,11 +492,34 @@ const isIdentChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && 
 
 class Mentions {
   private readonly byWords = new Map<string, Array<{ start: number; end: number }>>();
-  constructor(private readonly index: NodeIndex, private readonly text: string) {}
+  /**
+   * @param local answer {@link within} by searching the range itself unless the word list's
+   *   occurrences in the whole text were listed already: where most statements' facts are kept,
+   *   only the few analysed again ask, and listing every occurrence is the cost to avoid.
+   */
+  constructor(private readonly index: NodeIndex, private readonly text: string, private readonly local = false) {}
 
   /** The word occurrences of `words` as sorted [start, end) offsets (cached per word list). */
+  private keyOf(words: readonly string[], whole: boolean): string {
+    return `${whole ? "w" : "s"}\u0000${words.join("\u0000")}`;
+  }
+
+  /** {@link within} by searching `text[start, end)` alone (a slice: a word absent there is not looked for beyond `end`). */
+  private searchIn(start: number, end: number, words: readonly string[], whole: boolean): boolean {
+    const t = this.text;
+    const part = t.slice(start, end);
+    for (const w of words) {
+      if (!w) continue;
+      for (let i = part.indexOf(w); i >= 0; i = part.indexOf(w, i + 1)) {
+        const at = start + i;
+        if (!whole || ((at === 0 || !isIdentChar(t.charCodeAt(at - 1))) && !isIdentChar(t.charCodeAt(at + w.length)))) return true;
+      }
+    }
+    return false;
+  }
+
   private occurrences(words: readonly string[], whole: boolean): Array<{ start: number; end: number }> {
-    const key = `${whole ? "w" : "s"}\u0000${words.join("\u0000")}`;
+    const key = this.keyOf(words, whole);
     let occ = this.byWords.get(key);
     if (!occ) {
       occ = [];
@@ -514,6 +538,7 @@ class Mentions {
 
   /** Whether `text[start, end)` contains one of `words` (as a whole identifier when `whole`). */
   within(start: number, end: number, words: readonly string[], whole = false): boolean {
+    if (this.local && !this.byWords.has(this.keyOf(words, whole))) return this.searchIn(start, end, words, whole);
     const occ = this.occurrences(words, whole);
     let lo = 0, hi = occ.length;
     while (lo < hi) { const mid = (lo + hi) >> 1; if (occ[mid].start < start) lo = mid + 1; else hi = mid; }
@@ -521,9 +546,23 @@ class Mentions {
     return false;
   }
 
-  /** The top-level statements (named children of the module) whose text contains one of `words`. */
+  /**
+   * The top-level statements (named children of the module) whose text contains one of `words`:
+   * from the occurrences, each located by binary search over the statements' starts (the statements
+   * are disjoint and in order, so an occurrence can only lie in the last one starting at or before it).
+   */
   statementsWith(words: readonly string[], whole = false): SyntaxNode[] {
-    return this.index.statements().filter((st) => this.within(st.startIndex, st.endIndex, words, whole));
+    const occ = this.occurrences(words, whole);
+    const out: SyntaxNode[] = [];
+    if (occ.length === 0) return out;
+    let last: SyntaxNode | null = null;
+    for (const o of occ) {
+      const st = this.index.statementAt(o.start);
+      if (!st || st === last || o.end > st.endIndex) continue;
+      out.push(st);
+      last = st;
+    }
+    return out;
   }
 
   /** {@link ModuleModel.nodesMentioning}: from the index's lists, or one traversal per statement for other types. */
@@ -567,8 +606,8 @@ function envWordsOf({ symbols, assignments }: Bindings): string[] {
  *   unless a name they looked up is bound differently now; the cache is updated to this tree.
  *   Ignored for notebooks (magic lines). The model is the same as without a cache.
  */
-export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache): ModuleModel {
-  if (cache && magics.length === 0) return buildKeptModel(tree, text, options, cache);
+export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache, edit?: KnownChange): ModuleModel {
+  if (cache && magics.length === 0) return buildKeptModel(tree, text, options, cache, edit);
   const index = new NodeIndex(tree.rootNode);
   const nodesOfType = (types: string | string[]) => index.ofType(types);
   const bindings = collectBindings(index);
@@ -589,17 +628,23 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
   };
 }
 
+/** Where a text differs from an earlier one (`from`), when the caller has found it already. */
+export interface KnownChange { from: string; change: TextChange }
+
 /** {@link buildModel} with kept facts. */
-function buildKeptModel(tree: SyntaxTree, text: string, options: ModelOptions, cache: ModelCache): ModuleModel {
+function buildKeptModel(tree: SyntaxTree, text: string, options: ModelOptions, cache: ModelCache, edit?: KnownChange): ModuleModel {
   const statements = tree.rootNode.namedChildren.filter((n): n is SyntaxNode => !!n);
-  const memo = new Memo(cache, statements, text);
+  const last = cache.text;
+  const change = last === undefined ? undefined : edit && edit.from === last ? edit.change : textChange(last, text);
+  const memo = new Memo(cache, statements, text, change, tree.rootNode.hasError);
+  cache.text = text;
   const { b: bindings, functionTexts } = bindingsOf(memo);
   const { writeWords, ...queries } = makeQueries(bindings, memo.track);
   const key = [options.eagerInitModules.join(","), options.torchBelow24, [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
   dropStale(memo, key, changedNames(memo, cache, bindings, functionTexts));
   Object.assign(cache, { statements: memo.facts, key, bindings, functionTexts });
   const index = new NodeIndex(tree.rootNode, true, statements);
-  const mentions = new Mentions(index, text);
+  const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
   const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, [], mentions, writeWords, index, memo).run());
   return {
@@ -713,7 +758,7 @@ class TimelineWalker {
   /** The module-level walk with kept facts: each top-level statement's record replayed, or walked and recorded. */
   private walkKept(memo: Memo): void {
     for (const f of memo.facts) {
-      if (f.node.type === "comment") continue;
+      if (f.type === "comment") continue;
       const entry = this.stateKey();
       if (f.main?.entry === entry) this.replay(memo, f.main);
       else f.main = this.record(memo, entry, true, () => this.walkStatement(f.node, 0, false, false));
@@ -774,20 +819,22 @@ class TimelineWalker {
     const out: FunctionTimeline[] = [];
     for (const [name, def] of this.b.functions) {
       if (this.everInlined.has(name)) continue;
-      const body = def.childForFieldName("body");
-      if (!body) continue;
       const at = this.events.length, callsAt = this.calls.length;
-      const walk = () => {
-        this.inlined.add(name);
-        this.walkBlock(body, 1, true, true);
-        this.inlined.delete(name);
-      };
-      if (this.memo) {
-        const f = this.memo.ownerOf(def);
-        const entry = `${this.stateKey()}|${name}|${def.startIndex - f.node.startIndex}`;
-        if (f.fn?.entry === entry) this.replay(this.memo, f.fn);
-        else f.fn = this.record(this.memo, entry, false, walk);
-      } else walk();
+      // A kept record was made from this subtree (same text), which had a body: no need to ask.
+      const f = this.memo?.ownerOf(def);
+      const entry = f ? `${this.stateKey()}|${name}|${def.startIndex - f.start}` : "";
+      if (f?.fn && f.fn.entry === entry) this.replay(this.memo!, f.fn);
+      else {
+        const body = def.childForFieldName("body");
+        if (!body) continue;
+        const walk = () => {
+          this.inlined.add(name);
+          this.walkBlock(body, 1, true, true);
+          this.inlined.delete(name);
+        };
+        if (f) f.fn = this.record(this.memo!, entry, false, walk);
+        else walk();
+      }
       out.push({ def, events: this.events.splice(at) });
       this.calls.splice(callsAt);
     }
@@ -984,7 +1031,11 @@ function classifyOtherPath(bare: string): PathVerdict {
 interface NodeRef { owner: StatementFacts; start: number; end: number; type: string }
 
 /** A timeline event with its nodes as {@link NodeRef}s (the `range` of a write is its statement's). */
-type EventRecord = { kind: TimelineEvent["kind"]; refs: Record<string, NodeRef | null>; plain: Record<string, unknown> };
+type EventRecord = {
+  kind: TimelineEvent["kind"]; refs: Record<string, NodeRef | null>; plain: Record<string, unknown>;
+  /** The event object made from this record (Memo.event), reused by every later lint that keeps the record: its nodes are looked up in `memo`, the lint's own. */
+  live?: { memo: Memo; event: TimelineEvent; range?: Range; rangeMemo?: Memo };
+};
 
 /** Fields of timeline events that hold nodes. */
 const NODE_FIELDS = ["node", "statement", "value", "nameNode"] as const;
@@ -1018,6 +1069,10 @@ interface StatementFacts {
   text: string;
   /** The statement node in the tree of the lint that last matched these facts (`epoch`). */
   node: SyntaxNode;
+  /** The node's offsets and type (read from the parser once per lint). */
+  start: number;
+  end: number;
+  type: string;
   epoch: number;
   imports: Array<[string, string]>;
   def: { name: string; ref: NodeRef } | null;
@@ -1043,6 +1098,8 @@ export class ModelCache {
   functionTexts = new Map<string, string>();
   /** @internal */
   epoch = 0;
+  /** @internal The text of the last model (the facts' offsets are in it). */
+  text: string | undefined;
 }
 
 const newDeps = (): Deps => ({ resolved: new Set(), values: new Set(), callees: new Set() });
@@ -1055,34 +1112,64 @@ class Memo {
   readonly track: Tracker = { deps: null };
 
   /**
-   * Matches this tree's top-level statements with the kept facts by text: a statement whose text
-   * occurs once in the last version and once in this one, without syntax errors, parses to the
-   * same subtree (a complete top-level statement's parse depends only on its tokens), so its facts
-   * hold, found again by offsets. (tree-sitter does not keep the subtree of a statement that holds
-   * INDENT/DEDENT tokens across an incremental parse, so node ids cannot be the key.) Statements
-   * whose text repeats are analysed afresh: facts name the statement they came from.
+   * Matches this tree's top-level statements with the kept facts. A statement without syntax
+   * errors whose text is a kept statement's text parses to the same subtree (a complete top-level
+   * statement's parse depends only on its tokens), so its facts hold, found again by offsets.
+   * (tree-sitter does not keep the subtree of a statement that holds INDENT/DEDENT tokens across
+   * an incremental parse, so node ids cannot be the key.) Two ways to know the texts are equal:
+   * - by place (with `change`, where this text differs from the last one): a statement inside the
+   *   unchanged prefix, or inside the unchanged tail, with the extent and type of the kept statement
+   *   at the same (shifted) offset; no statement text is read or hashed;
+   * - by text, for the statements left: one whose text occurs once among them and once among the
+   *   kept statements left (facts name the statement they came from, so a text that repeats is
+   *   analysed afresh).
+   * @param change where `text` differs from the text of the last lint (keptText.ts textChange);
+   *   absent: every statement is matched by text.
+   * @param treeHasError whether the tree has any syntax error (when not, no statement is asked).
    */
-  constructor(readonly cache: ModelCache, statements: SyntaxNode[], text: string) {
+  constructor(readonly cache: ModelCache, statements: SyntaxNode[], text: string, change?: TextChange, treeHasError = true) {
     const epoch = ++cache.epoch;
+    const olds = cache.statements;
+    const ends = statements.map((st) => st.endIndex);
+    const types = statements.map((st) => st.type);
+    const reusable = (prev: StatementFacts | null | undefined, i: number): prev is StatementFacts =>
+      !!prev && prev.epoch === epoch - 1 && prev.type === types[i] && !(treeHasError && statements[i].hasError);
+    const matched: Array<StatementFacts | undefined> = new Array(statements.length);
+    const taken = new Set<StatementFacts>();
+    if (change) {
+      const delta = change.newEnd - change.oldEnd;
+      let j = 0;
+      statements.forEach((st, i) => {
+        const s = st.startIndex, e = ends[i];
+        const shift = e <= change.start ? 0 : s >= change.newEnd ? delta : null;
+        if (shift === null) return;
+        while (j < olds.length && olds[j].start < s - shift) j++;
+        const prev = olds[j];
+        if (prev && prev.start === s - shift && prev.end === e - shift && reusable(prev, i)) { matched[i] = prev; taken.add(prev); }
+      });
+    }
+    const left = olds.filter((f) => !taken.has(f));
     const old = new Map<string, StatementFacts | null>();
-    for (const f of cache.statements) old.set(f.text, old.has(f.text) ? null : f);
-    const bodies = statements.map((st) => text.slice(st.startIndex, st.endIndex));
+    for (const f of left) old.set(f.text, old.has(f.text) ? null : f);
+    const bodies = statements.map((st, i) => (matched[i] ? "" : text.slice(st.startIndex, ends[i])));
     const count = new Map<string, number>();
-    for (const b of bodies) count.set(b, (count.get(b) ?? 0) + 1);
+    bodies.forEach((b, i) => { if (!matched[i]) count.set(b, (count.get(b) ?? 0) + 1); });
     statements.forEach((st, i) => {
-      const body = bodies[i];
-      const prev = count.get(body) === 1 ? old.get(body) : null;
-      let f: StatementFacts;
-      if (prev && prev.epoch === epoch - 1 && prev.node.type === st.type && !st.hasError) { f = prev; f.node = st; f.id = st.id; f.epoch = epoch; }
-      else f = this.fresh(st, body, epoch);
+      let f = matched[i];
+      if (!f) {
+        const prev = count.get(bodies[i]) === 1 ? old.get(bodies[i]) : null;
+        f = reusable(prev, i) ? prev : undefined;
+      }
+      if (f) { f.node = st; f.id = st.id; f.epoch = epoch; f.start = st.startIndex; f.end = ends[i]; }
+      else f = this.fresh(st, bodies[i], epoch, ends[i], types[i]);
       this.facts.push(f);
       this.starts.push(st.startIndex);
     });
   }
 
   /** Facts of a statement seen for the first time: what it binds. */
-  private fresh(st: SyntaxNode, body: string, epoch: number): StatementFacts {
-    const f: StatementFacts = { id: st.id, text: body, node: st, epoch, imports: [], def: null, assignments: [] };
+  private fresh(st: SyntaxNode, body: string, epoch: number, end: number, type: string): StatementFacts {
+    const f: StatementFacts = { id: st.id, text: body, node: st, start: st.startIndex, end, type, epoch, imports: [], def: null, assignments: [] };
     for (const n of st.descendantsOfType(["import_statement", "import_from_statement", "assignment"])) {
       if (!n) continue;
       if (n.type !== "assignment") { f.imports.push(...importBindings(n)); continue; }
@@ -1090,7 +1177,7 @@ class Memo {
       const right = n.childForFieldName("right");
       if (left?.type === "identifier" && right) f.assignments.push({ name: left.text, type: right.type, text: right.text, ref: this.refIn(f, right) });
     }
-    const def = st.type === "decorated_definition" ? st.childForFieldName("definition") : st;
+    const def = type === "decorated_definition" ? st.childForFieldName("definition") : st;
     const name = def?.type === "function_definition" ? def.childForFieldName("name")?.text : undefined;
     if (def && name) f.def = { name, ref: this.refIn(f, def) };
     return f;
@@ -1147,12 +1234,33 @@ class Memo {
     return { kind: e.kind, refs, plain };
   }
 
-  /** A record as an event of this lint's tree. */
+  /**
+   * A record as an event of this lint's tree. Its nodes (and a write's `range`) are found when read
+   * (in this lint's tree, once per lint): most replayed events are only counted or compared by
+   * kind and variable (a 5,000-line file has ~900 of them, and finding each node again is a call
+   * into the parser). The object is made once per record and handed out again by later lints that
+   * keep the record (no allocation per event and keystroke); nothing writes to events.
+   */
   event(r: EventRecord): TimelineEvent {
+    if (r.live) { r.live.memo = this; return r.live.event; }
     const e: Record<string, unknown> = { kind: r.kind, ...r.plain };
-    for (const [k, ref] of Object.entries(r.refs)) e[k] = ref ? this.node(ref) : ref;
-    if (r.kind === "envWrite") e.range = nodeRange(e.statement as SyntaxNode);
-    return e as unknown as TimelineEvent;
+    const live: NonNullable<EventRecord["live"]> = { memo: this, event: e as unknown as TimelineEvent };
+    for (const k in r.refs) {
+      const ref = r.refs[k];
+      if (ref) Object.defineProperty(e, k, { enumerable: true, get: () => live.memo.node(ref) });
+      else e[k] = ref;
+    }
+    if (r.kind === "envWrite") {
+      Object.defineProperty(e, "range", {
+        enumerable: true,
+        get: () => {
+          if (live.rangeMemo !== live.memo || !live.range) { live.range = nodeRange(e.statement as SyntaxNode); live.rangeMemo = live.memo; }
+          return live.range;
+        },
+      });
+    }
+    r.live = live;
+    return live.event;
   }
 
   /** A timeline call whose node is found on first use. */
@@ -1166,10 +1274,15 @@ class Memo {
 /** Whether a record looked up a name bound differently now, or names a statement that changed. */
 function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: { resolved: Set<string>; values: Set<string>; callees: Set<string> }, epoch: number): boolean {
   if (r.owners) for (const o of r.owners) if (o.epoch !== epoch) return true;
-  for (const [mine, theirs] of [[r.deps.resolved, changed.resolved], [r.deps.values, changed.values], [r.deps.callees, changed.callees]] as const) {
-    if (theirs.size === 0) continue;
-    for (const n of mine) if (theirs.has(n)) return true;
-  }
+  return meets(r.deps.resolved, changed.resolved) || meets(r.deps.values, changed.values) || meets(r.deps.callees, changed.callees);
+}
+
+/** Whether the two sets share a name (run for every kept record at each keystroke: no allocation). */
+function meets(mine: ReadonlySet<string>, theirs: ReadonlySet<string>): boolean {
+  if (mine.size === 0 || theirs.size === 0) return false;
+  // The names bound differently are few: look each up among a record's (not the other way round).
+  if (theirs.size <= mine.size) { for (const n of theirs) if (mine.has(n)) return true; }
+  else for (const n of mine) if (theirs.has(n)) return true;
   return false;
 }
 
@@ -1186,14 +1299,14 @@ function bindingsOf(memo: Memo): { b: Bindings; functionTexts: Map<string, strin
   }
   for (const f of memo.facts) {
     if (!f.def) continue;
-    b.functions.set(f.def.name, f.def.ref.start === 0 && f.def.ref.type === f.node.type ? f.node : memo.node(f.def.ref));
+    b.functions.set(f.def.name, f.def.ref.start === 0 && f.def.ref.type === f.type ? f.node : memo.node(f.def.ref));
     functionTexts.set(f.def.name, f.text);
   }
   for (const f of memo.facts) {
     for (const a of f.assignments) {
       const list = b.assignments.get(a.name) ?? [];
       const ref = a.ref;
-      list.push({ type: a.type, text: a.text, start: f.node.startIndex + ref.start, node: () => memo.node(ref) });
+      list.push({ type: a.type, text: a.text, start: f.start + ref.start, node: () => memo.node(ref) });
       b.assignments.set(a.name, list);
     }
   }

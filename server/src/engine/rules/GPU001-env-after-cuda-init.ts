@@ -74,10 +74,10 @@ export const rule: Rule = {
     // Functions the module never calls (tests, hooks, callbacks) run after the module's own code:
     // a write there is checked against the module's timeline and the function's own events.
     for (const fn of ctx.model.functionTimelines) {
-      const name = fn.def.childForFieldName("name")?.text ?? "";
       const stateOf = statesInFunction(ctx.model, fn);
       for (const w of fn.events) {
         if (w.kind !== "envWrite" || !STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
+        const name = fn.def.childForFieldName("name")?.text ?? "";
         const { frozenBy } = stateOf(w);
         if (!frozenBy) continue;
         const inside = fn.events.includes(frozenBy);

@@ -61,6 +61,24 @@ export function editDistance(a: string, b: string, max = Infinity): number {
 
 /** The startup variable a name is a misspelling of, or null (the name itself is right, real, or not close). */
 export function misspellingOf(name: string): string | null {
+  let hit = misspellings.get(name);
+  if (hit === undefined) {
+    if (misspellings.size >= MISSPELLINGS_KEPT) misspellings.clear();
+    hit = computeMisspelling(name);
+    misspellings.set(name, hit);
+  }
+  return hit;
+}
+
+/**
+ * {@link misspellingOf}'s answers by name: a pure function of the name, asked again for every
+ * read and write at each keystroke in the editor (edit distances to every startup variable).
+ * Bounded: cleared when full.
+ */
+const misspellings = new Map<string, string | null>();
+const MISSPELLINGS_KEPT = 10_000;
+
+function computeMisspelling(name: string): string | null {
   if (STARTUP_VARIABLES.includes(name) || REAL_VARIABLES.has(name) || FOLKLORE_VARIABLES.has(name) || name.startsWith("NCCL_")) return null;
   const known = KNOWN_WRONG_NAMES.get(name.toUpperCase());
   if (known) return known;
@@ -100,9 +118,11 @@ export const rule: Rule = {
   },
   check(ctx) {
     const seen = new Set<string>();
-    const report = (variable: string, range: Range, kind: "write" | "read", nameNode: SyntaxNode | null | undefined) => {
+    // The range is asked for only for a misspelled name: a replayed event finds its node on first use.
+    const report = (variable: string, rangeOf: () => Range, kind: "write" | "read", nameNode: () => SyntaxNode | null | undefined) => {
       const right = misspellingOf(variable);
       if (!right) return;
+      const range = rangeOf();
       const key = `${range.start.line}:${range.start.character}:${variable}`;
       if (seen.has(key)) return;
       seen.add(key);
@@ -111,13 +131,13 @@ export const rule: Rule = {
         message: kind === "write"
           ? `"${variable}" is not a variable that CUDA or the frameworks read: did you mean ${right}? As written, the assignment has no effect${right === "CUDA_VISIBLE_DEVICES" ? " and every GPU stays visible" : ""}`
           : `"${variable}" is not a variable that CUDA or the frameworks read: did you mean ${right}? This read never sees the real setting`,
-        fix: renameFix(nameNode, variable, right),
+        fix: renameFix(nameNode(), variable, right),
       });
     };
-    for (const w of envWritesAnywhere(ctx.model)) report(w.variable, w.range, "write", w.nameNode);
+    for (const w of envWritesAnywhere(ctx.model)) report(w.variable, () => w.range, "write", () => w.nameNode);
     for (const e of ctx.model.events) {
-      if (e.kind === "envRead") report(e.variable, nodeRange(e.node), "read", e.nameNode);
-      else if (e.kind === "shellExport") report(e.variable, e.range, "write", null);
+      if (e.kind === "envRead") report(e.variable, () => nodeRange(e.node), "read", () => e.nameNode);
+      else if (e.kind === "shellExport") report(e.variable, () => e.range, "write", () => null);
     }
   },
 };
