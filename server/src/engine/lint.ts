@@ -11,7 +11,7 @@ import { candidateRules } from "./prefilter";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
 import { lineStructureError } from "./python/lineStructure";
-import { fileTooLarge } from "./limits";
+import { fileOverSizeLimit, fileTooLarge } from "./limits";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
 import type { SlurmLaunch } from "./slurmLaunch";
@@ -57,6 +57,13 @@ export interface LintResult {
   parsed: boolean;
   /** Whether the source had syntax errors (rules still run on the recovered tree). */
   syntaxErrors: boolean;
+}
+
+/** The result for a text that is not linted: that of an empty text, plus the GPU000 diagnostic `why`. */
+function notLinted(why: LintDiagnostic): LintResult {
+  const empty = lintPython("", { maxFileSizeKB: 0 });
+  empty.tree?.delete(); // no tree: the server must not keep one for incremental parsing of this text
+  return { ...empty, tree: null, diagnostics: [why] };
 }
 
 /**
@@ -147,19 +154,19 @@ function commentsOnLines(tree: SyntaxTree, text: string, lines: ReadonlySet<numb
  *   `r.tree.delete()`, `r = next`. Python files only (ignored for notebooks).
  */
 export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
-  const tooLarge = fileTooLarge(text, options.maxFileSizeKB);
-  if (tooLarge) {
-    // Not parsed: the result of an empty text, plus the diagnostic that says why.
-    const empty = lintPython("", { maxFileSizeKB: 0 });
-    empty.tree?.delete(); // no tree: the server must not keep one for incremental parsing of this text
-    return { ...empty, tree: null, diagnostics: [tooLarge] };
-  }
+  // The size check first (cheap); the nesting scan only for a text that will be parsed (issue 20
+  // item 3: no per-file work before the prefilter). A text no enabled rule can fire on is never
+  // given to the parser, so its nesting cannot hurt it.
+  const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
+  if (tooLarge) return notLinted(tooLarge);
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
   const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
   const candidates = options.noPrefilter
     ? new Set(enabled.map((r) => r.meta.code as string))
-    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length });
+    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview });
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
+  const tooDeep = fileTooLarge(text, 0);
+  if (tooDeep) return notLinted(tooDeep);
   // fileTooLarge above found the nesting safe for the parser: parsePython need not scan it again.
   const tree = parsePython(text, extra.previousTree, true);
   const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
