@@ -59,20 +59,24 @@ export class TextProbe {
   /**
    * Some string in the text is within `edits` edits of one of `names`, ignoring case (for
    * GPU007's misspellings, whose names are printable ASCII: rules/GPU007 `SPELLABLE`). Pigeonhole:
-   * cut a name into `edits + 2` pieces; each edit touches at most one piece, so 2 pieces stay
-   * intact, and each edit shifts what follows by at most one character, so the later piece starts
-   * within `edits` characters of where the name puts it relative to the earlier.
+   * cut a name into `edits + 3` pieces; each edit touches at most one piece, so 3 pieces stay
+   * intact, and each edit shifts what follows by at most one character, so each later intact piece
+   * starts within `edits` characters of where the name puts it relative to the first.
    */
   nearMiss(names: readonly string[], edits: number): boolean {
     this.lower ??= this.text.toLowerCase();
     const text = this.lower;
+    const near = (s: string, at: number) => {
+      for (let d = -edits; d <= edits; d++) if (at + d >= 0 && text.startsWith(s, at + d)) return true;
+      return false;
+    };
     return names.some((n) => {
-      const pieces = piecesOf(n.toLowerCase(), edits + 2);
+      const pieces = piecesOf(n.toLowerCase(), edits + 3);
       for (let i = 0; i < pieces.length; i++) {
-        for (let j = i + 1; j < pieces.length; j++) {
-          const gap = pieces[j].at - pieces[i].at;
-          for (let a = text.indexOf(pieces[i].s); a >= 0; a = text.indexOf(pieces[i].s, a + 1)) {
-            for (let d = -edits; d <= edits; d++) if (a + gap + d >= 0 && text.startsWith(pieces[j].s, a + gap + d)) return true;
+        for (let a = text.indexOf(pieces[i].s); a >= 0; a = text.indexOf(pieces[i].s, a + 1)) {
+          for (let j = i + 1; j < pieces.length; j++) {
+            if (!near(pieces[j].s, a + pieces[j].at - pieces[i].at)) continue;
+            for (let l = j + 1; l < pieces.length; l++) if (near(pieces[l].s, a + pieces[l].at - pieces[i].at)) return true;
           }
         }
       }
