@@ -165,13 +165,14 @@ test("an implicitly concatenated key is not an environment variable name (keyNam
   assert.deepEqual(plain.diagnostics.map((d) => d.code), ["GPU001"]);
 });
 
-test("the nesting scan runs only on a text that will be parsed; a deep text that is parsed still gets GPU000", async () => {
+test("a text nested too deep for the parser gets GPU000 with or without the prefilter (output unchanged)", async () => {
   await initEngine();
   const deep = "[".repeat(300) + "]".repeat(300) + "\n";
-  const skipped = lintPython(`import numpy\nx = ${deep}`);
-  assert.equal(skipped.parsed, false);
-  assert.deepEqual(skipped.diagnostics, []);
-  const parsed = lintPython(`import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = ${deep}`);
-  assert.deepEqual(parsed.diagnostics.map((d) => d.code), ["GPU000"]);
-  assert.match(parsed.diagnostics[0].message, /brackets nest more than 256 deep/);
+  for (const text of [`import numpy\nx = ${deep}`, `import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = ${deep}`]) {
+    for (const noPrefilter of [false, true]) {
+      const r = lintPython(text, { noPrefilter });
+      assert.deepEqual(r.diagnostics.map((d) => d.code), ["GPU000"]);
+      assert.match(r.diagnostics[0].message, /brackets nest more than 256 deep/);
+    }
+  }
 });

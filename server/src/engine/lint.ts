@@ -11,7 +11,7 @@ import { candidateRules } from "./prefilter";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
 import { lineStructureError } from "./python/lineStructure";
-import { fileOverSizeLimit, fileTooLarge } from "./limits";
+import { fileTooLarge } from "./limits";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
 import type { SlurmLaunch } from "./slurmLaunch";
@@ -154,10 +154,9 @@ function commentsOnLines(tree: SyntaxTree, text: string, lines: ReadonlySet<numb
  *   `r.tree.delete()`, `r = next`. Python files only (ignored for notebooks).
  */
 export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
-  // The size check first (cheap); the nesting scan only for a text that will be parsed (issue 20
-  // item 3: no per-file work before the prefilter). A text no enabled rule can fire on is never
-  // given to the parser, so its nesting cannot hurt it.
-  const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
+  // Size and nesting first: a text the parser cannot take gets GPU000 whether or not a rule could
+  // fire on it, so the output is the same with and without the prefilter.
+  const tooLarge = fileTooLarge(text, options.maxFileSizeKB);
   if (tooLarge) return notLinted(tooLarge);
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
   const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
@@ -165,8 +164,6 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     ? new Set(enabled.map((r) => r.meta.code as string))
     : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview });
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
-  const tooDeep = fileTooLarge(text, 0);
-  if (tooDeep) return notLinted(tooDeep);
   // fileTooLarge above found the nesting safe for the parser: parsePython need not scan it again.
   const tree = parsePython(text, extra.previousTree, true);
   const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
