@@ -66,7 +66,10 @@ function exitCodeOf(all: readonly JsonDiagnostic[], args: Pick<CliArgs, "exitZer
 }
 
 /** Thrown for bad usage or unreadable input; the message goes to stderr and the exit code is 2. */
-class UsageError extends Error {}
+class UsageError extends Error {
+  /** @param withUsage print the usage text after the message (as it is: its line breaks are not escaped). */
+  constructor(message: string, readonly withUsage = false) { super(message); }
+}
 
 type Format = "text" | "json" | "sarif" | "github";
 interface CliArgs {
@@ -101,7 +104,7 @@ function parseArgs(argv: string[]): CliArgs {
   const [command, ...rest] = argv;
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
-  if (command !== "check") throw new UsageError(`unknown command "${command}"\n${USAGE}`);
+  if (command !== "check") throw new UsageError(`unknown command "${command}"`, true);
   const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false };
   const given = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
@@ -166,11 +169,11 @@ function parseArgs(argv: string[]): CliArgs {
         i = rest.length;
         break;
       default:
-        if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option "${arg}"\n${USAGE}`);
+        if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option "${arg}"`, true);
         a.paths.push(arg);
     }
   }
-  if (a.paths.length === 0 && a.stdinFilename === null) throw new UsageError(`no PATH given\n${USAGE}`);
+  if (a.paths.length === 0 && a.stdinFilename === null) throw new UsageError("no PATH given", true);
   return a;
 }
 
@@ -553,7 +556,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
   } catch (e) {
     if (e instanceof UsageError) {
       if (e.message === USAGE || e.message === VERSION) { io.out(e.message + "\n"); return 0; }
-      io.err(`gpu-pilot: ${plain(e.message)}\n`);
+      io.err(`gpu-pilot: ${plain(e.message)}\n${e.withUsage ? `${USAGE}\n` : ""}`);
       return 2;
     }
     io.err(`gpu-pilot: internal error: ${e instanceof Error ? e.stack : String(e)}\n`);

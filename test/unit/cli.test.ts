@@ -51,6 +51,9 @@ test("bad usage and unreadable paths exit 2 with a message on stderr", () => {
   const noPath = run(["check"]);
   assert.equal(noPath.status, 2);
   assert.match(noPath.stderr, /no PATH given/);
+  // The usage follows on lines of its own, not as literal "\n" escapes (issue 20 item 3).
+  assert.equal(noPath.stderr.includes("\\n"), false, noPath.stderr);
+  assert.match(noPath.stderr, /^gpu-pilot: no PATH given\nusage: gpu-pilot check \[options\] PATH\.\.\.\n/);
   const badFormat = run(["check", "--format", "xml", "x.py"]);
   assert.equal(badFormat.status, 2);
   assert.match(badFormat.stderr, /--format must be/);

@@ -50,6 +50,14 @@ test(`prefilter soundness on ${FILES.length} real files: what fires is always a 
     fast.tree?.delete();
     assert.deepEqual(fast.diagnostics, full.diagnostics, f);
     fired += full.diagnostics.length;
+    // Preview rules and checks have triggers of their own (GPU008, GPU011 are wider with preview on).
+    const fullPreview = lintPython(text, { noPrefilter: true, machine: MACHINE, preview: true });
+    fullPreview.tree?.delete();
+    const candsPreview = candidateRules(text, PYTHON_CODES, { notebook: false, machineKnown: true, preview: true });
+    for (const d of fullPreview.diagnostics) assert.ok(candsPreview.has(d.code), `${f}: ${d.code} fired with --preview but the prefilter would skip it`);
+    const fastPreview = lintPython(text, { machine: MACHINE, preview: true });
+    fastPreview.tree?.delete();
+    assert.deepEqual(fastPreview.diagnostics, fullPreview.diagnostics, `${f} (preview)`);
   }
   assert.ok(fired > 100, `only ${fired} diagnostics on the corpus`);
 });
@@ -70,7 +78,7 @@ test("hasWord matches whole identifiers only", () => {
 });
 
 test("GPU009's trigger: reload, sys + modules, or a del before an import (a re-import needs one)", () => {
-  const fires = (t: string) => PYTHON_TRIGGERS.GPU009(new TextProbe(t));
+  const fires = (t: string) => PYTHON_TRIGGERS.GPU009(new TextProbe(t), false);
   assert.equal(fires("import torch\ndel torch\nimport torch\n"), true);
   assert.equal(fires("import torch\nx = 1\ndel x\n"), false, "a del after the last import cannot be followed by a re-import");
   assert.equal(fires("import importlib, torch\nimportlib.reload(torch)\n"), true);
@@ -83,4 +91,88 @@ test("hasSbatchLine: only a line that starts with #SBATCH makes a shell script a
   assert.equal(hasSbatchLine("#SBATCH --gres=gpu:1\n"), true);
   assert.equal(hasSbatchLine("#!/bin/bash\r\n#SBATCH -N 1\r\n"), true);
   assert.equal(hasSbatchLine("#!/bin/bash\n  #SBATCH -N 1\necho '#SBATCH'\n"), false);
+});
+
+/** Every string one edit away from `v` over `alphabet` (substitutions, insertions, deletions at every position). */
+function oneEdit(v: string, alphabet: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i <= v.length; i++) {
+    for (const c of alphabet) {
+      out.push(v.slice(0, i) + c + v.slice(i)); // insertion
+      if (i < v.length) out.push(v.slice(0, i) + c + v.slice(i + 1)); // substitution
+    }
+    if (i < v.length) out.push(v.slice(0, i) + v.slice(i + 1)); // deletion
+  }
+  return out;
+}
+
+test("GPU007's trigger: every misspelling misspellingOf finds, 1 or 2 edits in any position, any case, fires it", async () => {
+  const { misspellingOf, VENDOR_VARIABLES, KNOWN_WRONG_NAMES } = await import("../../server/src/engine/rules/GPU007-misspelled-cuda-variable");
+  const { STARTUP_VARIABLES } = await import("../../server/src/engine/frameworks");
+  const fires = (name: string) => PYTHON_TRIGGERS.GPU007(new TextProbe(`import os\nos.environ["${name}"] = "0"\n`), false);
+  const alphabet = "AZ_9-x. ";
+  let checked = 0;
+  let rng = 7;
+  const random = (n: number) => { rng = (rng * 1103515245 + 12345) % 2147483648; return rng % n; };
+  for (const v of [...STARTUP_VARIABLES, ...VENDOR_VARIABLES, ...KNOWN_WRONG_NAMES.keys()]) {
+    const ones = oneEdit(v, alphabet);
+    for (const one of ones) {
+      // All 1-edit names, and 12 random 2-edit names from each, in upper, lower and mixed case.
+      const twos = oneEdit(one, alphabet);
+      const names = [one, ...Array.from({ length: 12 }, () => twos[random(twos.length)])];
+      for (const n of names) {
+        for (const name of [n, n.toLowerCase(), n.replace(/[A-Z]/g, (c, i: number) => (i % 2 ? c.toLowerCase() : c))]) {
+          if (misspellingOf(name) === null) continue;
+          checked++;
+          assert.equal(fires(name), true, `${name} (a misspelling of ${misspellingOf(name)}) would be skipped`);
+        }
+      }
+    }
+  }
+  assert.ok(checked > 20000, `only ${checked} misspellings checked`);
+  assert.equal(fires("CUDA_LAUNCH_BLOCKING_MODE"), false, "a name far from every startup variable");
+  assert.equal(PYTHON_TRIGGERS.GPU007(new TextProbe("x = 'CUDA_VISIBLE_DEVICE'\n"), false), false, "no environment access");
+});
+
+test("the environment rules need their variable by name: a torch-style file that only reads other variables is skipped", () => {
+  const text = "import os\nDEBUG = os.environ.get('TORCH_SHOW_CPP_STACKTRACES')\nimport sys\nx = sys.modules[__name__]\n";
+  const cands = candidateRules(text, PYTHON_CODES, { notebook: false, machineKnown: false });
+  assert.deepEqual([...cands], []);
+  for (const [code, text] of [
+    ["GPU003", "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0,0'\n"], ["GPU026", "import os\nos.putenv('PYTORCH_ALLOC_CONF', 'x')\n"],
+    ["GPU027", "import os\nos.environ['JAX_PLATFORMS'] = 'gpu'\n"], ["GPU028", "import os\nos.environ['XLA_PYTHON_CLIENT_MEM_FRACTION'] = '.5'\n"],
+    ["GPU030", "import os\nos.environ.update(KERAS_BACKEND='jax')\n"], ["GPU031", "from os import environ\nenviron['HIP_VISIBLE_DEVICES'] = '1'\n"],
+    ["GPU032", "import os\nos.environ['ZE_AFFINITY_MASK'] = '0.1'\n"], ["GPU016", "import os\nos.environ['CUDA_MEMORY_LIMIT'] = '1'\n"],
+  ] as const) assert.ok(candidateRules(text, PYTHON_CODES, { notebook: false, machineKnown: false }).has(code), code);
+});
+
+test("GPU008 and GPU011 default triggers: a thread for set_device, init_process_group; preview widens them", () => {
+  const t = (s: string) => new TextProbe(s);
+  assert.equal(PYTHON_TRIGGERS.GPU008(t("import torch\ntorch.cuda.set_device(0)\n"), false), false);
+  assert.equal(PYTHON_TRIGGERS.GPU008(t("import torch\ntorch.cuda.set_device(0)\n"), true), true);
+  assert.equal(PYTHON_TRIGGERS.GPU008(t("import threading, torch\nthreading.Thread(target=lambda: torch.cuda.set_device(1)).start()\n"), false), true);
+  assert.equal(PYTHON_TRIGGERS.GPU011(t("import os\nr = int(os.environ['LOCAL_RANK'])\n"), false), false);
+  assert.equal(PYTHON_TRIGGERS.GPU011(t("import os\nr = int(os.environ['LOCAL_RANK'])\n"), true), true);
+});
+
+test("an implicitly concatenated key is not an environment variable name (keyName)", async () => {
+  await initEngine();
+  const r = lintPython("import os\nimport torch\ntorch.cuda.init()\nos.environ['CUDA_' 'VISIBLE_DEVICES'] = '1'\n", { noPrefilter: true });
+  r.tree?.delete();
+  assert.deepEqual(r.diagnostics.map((d) => d.code), []);
+  const plain = lintPython("import os\nimport torch\ntorch.cuda.init()\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n", { noPrefilter: true });
+  plain.tree?.delete();
+  assert.deepEqual(plain.diagnostics.map((d) => d.code), ["GPU001"]);
+});
+
+test("a text nested too deep for the parser gets GPU000 with or without the prefilter (output unchanged)", async () => {
+  await initEngine();
+  const deep = "[".repeat(300) + "]".repeat(300) + "\n";
+  for (const text of [`import numpy\nx = ${deep}`, `import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = ${deep}`]) {
+    for (const noPrefilter of [false, true]) {
+      const r = lintPython(text, { noPrefilter });
+      assert.deepEqual(r.diagnostics.map((d) => d.code), ["GPU000"]);
+      assert.match(r.diagnostics[0].message, /brackets nest more than 256 deep/);
+    }
+  }
 });

@@ -66,7 +66,8 @@ export function scanNesting(text: string, from: number, depth: number, atLine?: 
       if (isWordChar(c) && (i === 0 || !isWordChar(text.charCodeAt(i - 1)))) {
         let j = i + 1;
         while (j < text.length && isWordChar(text.charCodeAt(j))) j++;
-        if (j - i <= 6 && CHAIN_WORDS.has(text.slice(i, j)) && ++words > MAX_NESTING) return `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)`;
+        // Only a word of 2-6 characters starting n, l, i or a can be one of them: no slice otherwise.
+        if (j - i >= 2 && j - i <= 6 && (c === 110 || c === 108 || c === 105 || c === 97) && CHAIN_WORDS.has(text.slice(i, j)) && ++words > MAX_NESTING) return `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)`;
         i = j - 1;
       }
     }

@@ -60,6 +60,13 @@ export interface LintResult {
   syntaxErrors: boolean;
 }
 
+/** The result for a text that is not linted: that of an empty text, plus the GPU000 diagnostic `why`. */
+function notLinted(why: LintDiagnostic): LintResult {
+  const empty = lintPython("", { maxFileSizeKB: 0 });
+  empty.tree?.delete(); // no tree: the server must not keep one for incremental parsing of this text
+  return { ...empty, tree: null, diagnostics: [why] };
+}
+
 /**
  * Parses and models Python text for editor features (hover, inlay hints) without running rules.
  * The caller deletes `model.tree` when done.
@@ -164,21 +171,18 @@ function commentsOnLines(tree: SyntaxTree, text: string, lines: ReadonlySet<numb
  *   `r.tree.delete()`, `r = next`. Python files only (ignored for notebooks).
  */
 export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
-  // The editor's nesting scan covers only the lines an edit changed (python/keptText.ts).
+  // Size and nesting first: a text the parser cannot take gets GPU000 whether or not a rule could
+  // fire on it, so the output is the same with and without the prefilter. The editor's nesting scan
+  // covers only the lines an edit changed (python/keptText.ts).
   const overSize = fileOverSizeLimit(text, options.maxFileSizeKB);
   const nesting = !overSize && extra.incremental && !extra.notebook ? keptNestingScan(text, extra.previousTree) : null;
   const tooLarge = overSize ?? (nesting ? (nesting.problem === null ? null : nestingDiagnostic(nesting.problem)) : fileTooLarge(text, options.maxFileSizeKB));
-  if (tooLarge) {
-    // Not parsed: the result of an empty text, plus the diagnostic that says why.
-    const empty = lintPython("", { maxFileSizeKB: 0 });
-    empty.tree?.delete(); // no tree: the server must not keep one for incremental parsing of this text
-    return { ...empty, tree: null, diagnostics: [tooLarge] };
-  }
+  if (tooLarge) return notLinted(tooLarge);
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
   const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
   const candidates = options.noPrefilter
     ? new Set(enabled.map((r) => r.meta.code as string))
-    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length });
+    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview });
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
   // fileTooLarge above found the nesting safe for the parser: parsePython need not scan it again.
   const tree = parsePython(text, extra.previousTree, true);

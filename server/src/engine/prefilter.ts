@@ -14,7 +14,12 @@
  * benchmark compares the prefiltered and the full output on the whole corpus.
  */
 
+import { ALLOC_CONF_VARIABLES, STARTUP_VARIABLES } from "./frameworks";
+import { FOLKLORE_VARIABLES } from "./rules/GPU016-unknown-gpu-variable";
+import { KNOWN_WRONG_NAMES, VENDOR_VARIABLES } from "./rules/GPU007-misspelled-cuda-variable";
+
 const ENV = ["environ", "putenv", "getenv"];
+const CVD = ["CUDA_VISIBLE_DEVICES"];
 
 /** Substring tests on one text, each word searched at most once however many rules ask. */
 export class TextProbe {
@@ -42,6 +47,48 @@ export class TextProbe {
     const lastThen = lastWordIndex(this.text, then);
     return firstAt >= 0 && lastThen > firstAt;
   }
+  /**
+   * The text holds an environment access (`environ` / `putenv` / `getenv`) and one of `names`. The
+   * model takes a variable name only from one string literal or an `update(K=...)` keyword
+   * (python/parser.ts `keyName`), and a name made of letters, digits and `_` is written in the
+   * source as it is, so a rule about these variables needs one of them in the text.
+   */
+  envWith(names: readonly string[]): boolean {
+    return this.hasAnyWord(ENV) && this.hasAny(names);
+  }
+  /**
+   * Some string in the text is within `edits` edits of one of `names`, ignoring case (for
+   * GPU007's misspellings, whose names are printable ASCII: rules/GPU007 `SPELLABLE`). Pigeonhole:
+   * cut a name into `edits + 3` pieces; each edit touches at most one piece, so 3 pieces stay
+   * intact, and each edit shifts what follows by at most one character, so each later intact piece
+   * starts within `edits` characters of where the name puts it relative to the first.
+   */
+  nearMiss(names: readonly string[], edits: number): boolean {
+    this.lower ??= this.text.toLowerCase();
+    const text = this.lower;
+    const near = (s: string, at: number) => {
+      for (let d = -edits; d <= edits; d++) if (at + d >= 0 && text.startsWith(s, at + d)) return true;
+      return false;
+    };
+    return names.some((n) => {
+      const pieces = piecesOf(n.toLowerCase(), edits + 3);
+      for (let i = 0; i < pieces.length; i++) {
+        for (let a = text.indexOf(pieces[i].s); a >= 0; a = text.indexOf(pieces[i].s, a + 1)) {
+          for (let j = i + 1; j < pieces.length; j++) {
+            if (!near(pieces[j].s, a + pieces[j].at - pieces[i].at)) continue;
+            for (let l = j + 1; l < pieces.length; l++) if (near(pieces[l].s, a + pieces[l].at - pieces[i].at)) return true;
+          }
+        }
+      }
+      return false;
+    });
+  }
+  /** The lower-case text contains `w` (lower case). */
+  hasLower(w: string): boolean {
+    this.lower ??= this.text.toLowerCase();
+    return this.lower.includes(w);
+  }
+  private lower: string | undefined;
   /** The text contains `w` as a whole identifier. */
   hasWord(w: string): boolean {
     let v = this.words.get(w);
@@ -67,49 +114,66 @@ function lastWordIndex(text: string, word: string): number {
   return -1;
 }
 
+/** `name` cut into `n` pieces of nearly equal length, each with its offset. */
+function piecesOf(name: string, n: number): Array<{ s: string; at: number }> {
+  const out: Array<{ s: string; at: number }> = [];
+  for (let k = 0; k < n; k++) {
+    const from = Math.floor((k * name.length) / n);
+    const to = Math.floor(((k + 1) * name.length) / n);
+    if (to > from) out.push({ s: name.slice(from, to), at: from });
+  }
+  return out;
+}
+
 /** Whether `word` occurs in `text` as a whole identifier (not inside a longer one). */
 export function hasWord(text: string, word: string): boolean {
   return wordIndex(text, word, 0) >= 0;
 }
 
 /** Per rule: a necessary condition on the text of a Python file for the rule to report anything. */
-export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe) => boolean>> = {
-  // Environment writes and reads (GPU001-007, 015, 016): need os.environ / putenv / getenv.
-  GPU001: (t) => t.hasAnyWord(ENV),
-  GPU002: (t) => t.hasAnyWord(ENV),
-  GPU003: (t) => t.hasAnyWord(ENV),
-  GPU004: (t) => t.hasAnyWord(ENV), // needs the file's own CUDA_VISIBLE_DEVICES write
-  GPU005: (t) => t.hasAnyWord(ENV),
-  GPU006: (t) => t.hasAnyWord(ENV),
-  GPU007: (t) => t.hasAnyWord(ENV),
-  GPU008: (t) => t.has("set_device"),
-  // `importlib.reload(torch)` (the name reload); `sys.modules.pop("torch")` (the names sys and
-  // modules); `del torch` / `del sys.modules[...]` followed by a re-import (a `del` before an `import`).
-  GPU009: (t) => t.hasWord("reload") || (t.hasWord("modules") && t.hasWord("sys")) || t.wordBefore("del", "import"),
-  GPU010: (t) => t.has("DataParallel"),
-  GPU011: (t) => t.has("init_process_group") || t.has("LOCAL_RANK"),
+export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: boolean) => boolean>> = {
+  // Environment writes and reads: need os.environ / putenv / getenv and the variable the rule is
+  // about, by name (TextProbe.envWith): issue 20 item 3.
+  GPU001: (t) => t.envWith(STARTUP_VARIABLES),
+  GPU002: (t) => t.envWith(STARTUP_VARIABLES),
+  GPU003: (t) => t.envWith(CVD),
+  GPU004: (t) => t.envWith(CVD), // needs the file's own CUDA_VISIBLE_DEVICES write
+  GPU005: (t) => t.envWith(CVD), // a read of CUDA_VISIBLE_DEVICES or the value the file wrote to it
+  GPU006: (t) => t.envWith(CVD),
+  // A name within 2 edits of a startup variable, 1 of a vendor variable, or a known wrong name.
+  GPU007: (t) => t.hasAnyWord(ENV) && ([...KNOWN_WRONG_NAMES.keys()].some((k) => t.hasLower(k.toLowerCase())) || t.nearMiss(STARTUP_VARIABLES, 2) || t.nearMiss(VENDOR_VARIABLES, 1)),
+  // Default: set_device in a thread (threading, concurrent.futures, multiprocessing's thread pools,
+  // asyncio.to_thread, any run_in_executor); preview: any set_device.
+  GPU008: (t, preview) => t.has("set_device") && (preview || t.hasAnyWord(["threading", "concurrent", "multiprocessing", "asyncio", "run_in_executor"])),
+  // `importlib.reload(torch)` (the name reload); `sys.modules.pop("torch")` (the names sys, modules
+  // and pop); `del torch` / `del sys.modules[...]` followed by a re-import (a `del` before an `import`).
+  GPU009: (t) => t.hasWord("reload") || (t.hasWord("pop") && t.hasWord("modules") && t.hasWord("sys")) || t.wordBefore("del", "import"),
+  GPU010: (t) => t.hasWord("DataParallel"), // torch.nn(.parallel(.data_parallel)).DataParallel, not DistributedDataParallel
+  // Default: init_process_group; preview: also the file's LOCAL_RANK reads.
+  GPU011: (t, preview) => t.has("init_process_group") || (preview && t.has("LOCAL_RANK")),
   GPU012: (t) => t.has("tensorflow") || t.has("keras"),
   GPU013: (t) => t.has("tensorflow") || t.has("keras"),
   GPU014: () => false, // notebook shell lines only
-  GPU015: (t) => t.has("putenv"),
-  GPU016: (t) => t.hasAnyWord(ENV),
+  GPU015: (t) => t.has("putenv") && t.hasAny(STARTUP_VARIABLES),
+  GPU016: (t) => t.envWith([...FOLKLORE_VARIABLES.keys()]),
   GPU017: (t) => t.hasAnyWord(ENV) || t.has("cuda") || t.has("device"), // only with a known machine
   // Issue 21: environment writes (GPU026, 027, 028, 030) and `jax.config.update("jax_platforms", ...)` (GPU027, 029).
-  GPU026: (t) => t.hasAnyWord(ENV),
-  GPU027: (t) => t.hasAnyWord(ENV) || t.has("jax_platforms"),
-  GPU028: (t) => t.hasAnyWord(ENV),
+  GPU026: (t) => t.envWith(ALLOC_CONF_VARIABLES),
+  GPU027: (t) => t.envWith(["JAX_PLATFORMS"]) || t.has("jax_platforms"),
+  GPU028: (t) => t.envWith(["XLA_PYTHON_CLIENT_MEM_FRACTION"]),
   GPU029: (t) => t.has("jax_platforms"),
-  GPU030: (t) => t.hasAnyWord(ENV),
-  // Vendor rules: environment writes (GPU031, 032, 035's CUDA_VISIBLE_DEVICES); `@ray.remote` (GPU033, 034).
-  GPU031: (t) => t.hasAnyWord(ENV),
-  GPU032: (t) => t.hasAnyWord(ENV),
-  GPU033: (t) => t.has("remote") && t.hasAnyWord(ENV),
-  GPU034: (t) => t.has("remote"),
-  GPU035: (t) => t.hasAnyWord(ENV) && t.has("parallel_size"),
+  GPU030: (t) => t.envWith(["KERAS_BACKEND"]),
+  // Vendor rules: HIP_VISIBLE_DEVICES (GPU031), the MPS fallback and Level Zero mask (GPU032);
+  // `@ray.remote` needs `ray` imported (GPU033, 034); CUDA_VISIBLE_DEVICES (GPU035).
+  GPU031: (t) => t.envWith(["HIP_VISIBLE_DEVICES"]),
+  GPU032: (t) => t.envWith(["PYTORCH_ENABLE_MPS_FALLBACK", "ZE_AFFINITY_MASK"]),
+  GPU033: (t) => t.has("remote") && t.hasWord("ray") && t.envWith(["CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"]),
+  GPU034: (t) => t.has("remote") && t.hasWord("ray"),
+  GPU035: (t) => t.envWith(CVD) && t.has("parallel_size"),
   // Issue 23: Slurm-started Python (GPU036, GPU037 run only when a job script starts the file).
   GPU036: (t) => t.has("LOCAL_RANK"),
   GPU037: (t) => t.has("cuda") || t.has("device"),
-  GPU038: (t) => t.has("SLURM_") && t.hasAnyWord(ENV),
+  GPU038: (t) => t.has("SLURM_") && t.envWith(CVD),
 };
 
 /**
@@ -117,14 +181,14 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe) => boolean>
  * `%env`/`!export` lines are events too). GPU017 only runs when the machine is known, GPU036 and
  * GPU037 only when a job script starts the file (`slurmLaunched`).
  */
-export function candidateRules(text: string, enabled: readonly string[], opts: { notebook: boolean; machineKnown: boolean; slurmLaunched?: boolean }): Set<string> {
+export function candidateRules(text: string, enabled: readonly string[], opts: { notebook: boolean; machineKnown: boolean; slurmLaunched?: boolean; preview?: boolean }): Set<string> {
   const out = new Set<string>();
   const probe = new TextProbe(text);
   for (const code of enabled) {
     if (code === "GPU017" && !opts.machineKnown) continue;
     if ((code === "GPU036" || code === "GPU037") && !opts.slurmLaunched) continue;
     const trigger = PYTHON_TRIGGERS[code];
-    if (opts.notebook || !trigger || trigger(probe)) out.add(code);
+    if (opts.notebook || !trigger || trigger(probe, !!opts.preview)) out.add(code);
   }
   return out;
 }

@@ -5,7 +5,7 @@
  * bodies of module functions called at top level, two levels deep).
  */
 import type { SyntaxNode, SyntaxTree } from "./parser";
-import { stringValue } from "./parser";
+import { keyName, stringValue } from "./parser";
 import {
   type Framework, type InitDepth, frameworkOfModule, isEagerInitModule, cudaDeviceOrdinal,
   TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
@@ -1447,7 +1447,7 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
       const right = a.childForFieldName("right");
       if (left?.type === "subscript" && isEnviron(left.childForFieldName("value"))) {
         const key = left.childForFieldName("subscript");
-        const name = stringValue(key);
+        const name = keyName(key);
         const value = right?.type === "assignment" ? right.childForFieldName("right") : right;
         if (name !== null && value) out.push({ variable: name, form: "subscript", value, literal: stringValue(value), nameNode: key });
       }
@@ -1462,7 +1462,7 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
   if (fn?.type === "attribute" && isEnviron(fn.childForFieldName("object"))) {
     const method = fn.childForFieldName("attribute")?.text;
     if (method === "setdefault" || method === "__setitem__") {
-      const name = stringValue(positional[0]);
+      const name = keyName(positional[0]);
       const value = positional[1] ?? null;
       if (name !== null) out.push({ variable: name, form: method === "setdefault" ? "setdefault" : "subscript", value, literal: stringValue(value), nameNode: positional[0] });
     } else if (method === "update") {
@@ -1471,7 +1471,7 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
         for (const pair of p.namedChildren) {
           if (pair?.type !== "pair") continue;
           const key = pair.childForFieldName("key");
-          const name = stringValue(key);
+          const name = keyName(key);
           const value = pair.childForFieldName("value");
           if (name !== null) out.push({ variable: name, form: "update", value, literal: stringValue(value), nameNode: key });
         }
@@ -1487,7 +1487,7 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
     return out;
   }
   if (resolve(fn) === "os.putenv") {
-    const name = stringValue(positional[0]);
+    const name = keyName(positional[0]);
     const value = positional[1] ?? null;
     if (name !== null) out.push({ variable: name, form: "putenv", value, literal: stringValue(value), nameNode: positional[0] });
   }
@@ -1543,7 +1543,7 @@ function readsAmong(subscripts: ReadonlyArray<SyntaxNode | null>, callNodes: Rea
     if (parent?.type === "assignment" && parent.childForFieldName("left")?.id === s.id) continue;
     if (parent?.type === "delete_statement") continue;
     const key = s.childForFieldName("subscript");
-    const name = stringValue(key);
+    const name = keyName(key);
     if (name !== null && key) out.push({ kind: "envRead", variable: name, node: s, nameNode: key });
   }
   for (const c of callNodes) {
@@ -1553,7 +1553,7 @@ function readsAmong(subscripts: ReadonlyArray<SyntaxNode | null>, callNodes: Rea
     const isGet = fn?.type === "attribute" && isEnviron(fn.childForFieldName("object")) && ["get", "pop"].includes(fn.childForFieldName("attribute")?.text ?? "");
     if (!isGet && q !== "os.getenv") continue;
     const first = c.childForFieldName("arguments")?.namedChildren[0];
-    const name = stringValue(first);
+    const name = keyName(first);
     if (name !== null && first) viaCall.push({ kind: "envRead", variable: name, node: c, nameNode: first });
   }
   return [out, viaCall];

@@ -167,6 +167,18 @@ export function stringValue(node: Node | null | undefined): string | null {
   return out;
 }
 
+/**
+ * The name of an environment variable given as a key (`os.environ["K"]`, `getenv("K")`,
+ * `putenv("K", v)`, `update({"K": v})`): the value of one string literal (escapes decoded as
+ * {@link stringValue} does), or null. An implicit concatenation (`"CUDA_" "VISIBLE_DEVICES"`) is
+ * not taken as a name: then every name the model recognises appears in the source text as written,
+ * which is what the text prefilter (prefilter.ts) relies on. No real program spells a variable name
+ * that way.
+ */
+export function keyName(node: Node | null | undefined): string | null {
+  return node?.type === "string" ? stringValue(node) : null;
+}
+
 function unescapePython(s: string): string {
   return s.replace(/\\(["'\\nt])/g, (_m, ch: string) => (ch === "n" ? "\n" : ch === "t" ? "\t" : ch));
 }

@@ -59,6 +59,14 @@ export function editDistance(a: string, b: string, max = Infinity): number {
   return prev[b.length];
 }
 
+/**
+ * The names GPU007 judges: printable ASCII without backslash or quotes. Such a name is written in
+ * the source exactly as it is (no escape can produce it), and its upper case has its length, which
+ * the text prefilter's test for near misses relies on (prefilter.ts `nearMiss`). A variable name
+ * with other characters is not a typing slip of a CUDA variable.
+ */
+const SPELLABLE = /^[\x20-\x21\x23-\x26\x28-\x5b\x5d-\x7e]+$/;
+
 /** The startup variable a name is a misspelling of, or null (the name itself is right, real, or not close). */
 export function misspellingOf(name: string): string | null {
   let hit = misspellings.get(name);
@@ -79,6 +87,7 @@ const misspellings = new Map<string, string | null>();
 const MISSPELLINGS_KEPT = 10_000;
 
 function computeMisspelling(name: string): string | null {
+  if (!SPELLABLE.test(name)) return null;
   if (STARTUP_VARIABLES.includes(name) || REAL_VARIABLES.has(name) || FOLKLORE_VARIABLES.has(name) || name.startsWith("NCCL_")) return null;
   const known = KNOWN_WRONG_NAMES.get(name.toUpperCase());
   if (known) return known;
