@@ -68,7 +68,7 @@ async function main() {
   const outDir = path.resolve(opts["out-dir"]);
   fs.mkdirSync(outDir, { recursive: true });
   const runDir = path.join(repoRoot, ".e2e-run", "screenshot");
-  const env = { FAKE_NVIDIA_SMI_MODE: process.env.FAKE_NVIDIA_SMI_MODE || "busy" };
+  const env = { FAKE_NVIDIA_SMI_MODE: process.env.FAKE_NVIDIA_SMI_MODE || "spin" }; // what the committed 2-GPU shots use
   if (only.has("slurm")) {
     const why = slurmAvailability();
     if (why) {

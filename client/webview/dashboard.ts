@@ -54,14 +54,14 @@ function sparkline(g: DashboardGpu): HTMLElement {
   svg.setAttribute("preserveAspectRatio", "none");
   svg.setAttribute("role", "img");
   const n = Math.max(g.spark.utilization.length, g.spark.memory.length);
-  const minutes = Math.round(g.spark.seconds / 60);
-  svg.setAttribute("aria-label", n === 0 ? "No history yet" : `Utilisation and memory over the last ${minutes} minutes`);
+  const span = g.spark.seconds < 120 ? `${g.spark.seconds} s` : `${Math.round(g.spark.seconds / 60)} min`;
+  svg.setAttribute("aria-label", n === 0 ? "No history yet" : `Utilisation and memory over the last ${span}`);
   const line = (values: (number | null)[], scale: number, cls: string) => {
     if (values.length === 0) return;
     // One point per equal slice of the window (the model buckets by time): the window's start at the
     // left edge, now at the right; a gap where a slice has no sample; a lone sample as a short dash.
     const step = values.length > 1 ? w / (values.length - 1) : w;
-    const yOf = (v: number) => (h - 1 - Math.min(1, Math.max(0, v / scale)) * (h - 2)).toFixed(1);
+    const yOf = (v: number) => (h - 3 - Math.min(1, Math.max(0, v / scale)) * (h - 6)).toFixed(1); // 3 px clear of the box's edges
     let d = "";
     values.forEach((v, i) => {
       if (v === null) return;
@@ -81,7 +81,7 @@ function sparkline(g: DashboardGpu): HTMLElement {
   line(g.spark.memory, 1, "spark-mem");
   box.append(svg);
   const legend = el("div", "spark-legend");
-  legend.append(el("span", "key-util", "util"), el("span", "key-mem", "memory"), el("span", "spark-span", n === 0 ? "no history yet" : `last ${minutes} min`));
+  legend.append(el("span", "key-util", "util"), el("span", "key-mem", "memory"), el("span", "spark-span", n === 0 ? "no history yet" : `last ${span}`));
   box.append(legend);
   return box;
 }

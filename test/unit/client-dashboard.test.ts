@@ -106,18 +106,19 @@ test("model: MIG devices under their GPU, ticked by UUID; sparkline from the his
   h.push({ at: now - 1000, gpus: [{ ...g1, utilizationGpuPercent: null, memoryUsedMiB: null }] });
   h.push({ at: now, gpus: [{ ...g1, utilizationGpuPercent: 30, memoryUsedMiB: 0 }] });
   const withHistory = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [], history: h.snapshot(), now });
-  // 60 slices of 5 s over the default 5 min: the three samples of the last 2 s share the last slice (the unknown one does not count).
+  // The history (2 s) is shorter than the 5 min window: the line spans the last 60 s (its minimum), 60 slices of 1 s.
   assert.equal(withHistory.gpus[1].spark.utilization.length, 60);
-  assert.deepEqual(withHistory.gpus[1].spark.utilization.slice(56), [null, null, null, 20]);
-  assert.equal(withHistory.gpus[1].spark.utilization.slice(0, 59).every((v) => v === null), true, "the sample 400 s ago is outside the window");
-  assert.equal(Number(withHistory.gpus[1].spark.memory[59]!.toFixed(3)), 0.25, "memory as a fraction of the GPU's total, averaged (0.5 and 0)");
+  assert.equal(withHistory.gpus[1].spark.seconds, 60, "the legend says the span shown: last 60 s");
+  assert.deepEqual(withHistory.gpus[1].spark.utilization.slice(57), [null, 10, 30], "-2 s in slice 58; -1 s (unknown) and now in slice 59");
+  assert.equal(withHistory.gpus[1].spark.utilization.slice(0, 58).every((v) => v === null), true, "the sample 400 s ago is outside the window");
+  assert.deepEqual(withHistory.gpus[1].spark.memory.slice(58).map((v) => Number(v!.toFixed(3))), [0.5, 0], "memory as a fraction of the GPU's total");
   assert.deepEqual(withHistory.gpus[0].spark.utilization, [], "no history for GPU 0");
   // The dashboard passes the History panel's window (gpuPilot.history.minutes = 10): the sample 400 s ago is in it.
   const tenMin = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [], history: h.snapshot(), now, sparkSeconds: 600 });
-  // 10 s slices over 600 s: the sample at -400 s is slice 20 (of 0..59), the last three share slice 59.
+  // The oldest sample in the 600 s window is 400 s old: the line spans 400 s (slices of 6.7 s), first slice 99, last the average of 10 and 30.
   const known = tenMin.gpus[1].spark.utilization.map((v, i) => [i, v]).filter(([, v]) => v !== null);
-  assert.deepEqual(known, [[20, 99], [59, 20]]);
-  assert.equal(tenMin.gpus[1].spark.seconds, 600, "labelled 'last 10 min', as the History panel's 'Last 10 min'");
+  assert.deepEqual(known, [[0, 99], [59, 20]]);
+  assert.equal(tenMin.gpus[1].spark.seconds, 400, "labelled 'last 7 min' (400 s): what the history holds, within the History panel's 10 min");
   monitor.dispose();
 });
 

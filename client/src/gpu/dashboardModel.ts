@@ -100,6 +100,7 @@ export interface DashboardGpu {
   /** `139.8 GiB free` (nvidia-smi's memory.free). */
   free: string;
   /** Recent utilisation (0..100) and memory use (0..1 of the total), oldest first, null where unknown: the sparkline. */
+  /** `seconds`: the span the points cover, s: the window, or less while the history is shorter than it (at least 60 s). */
   spark: { utilization: (number | null)[]; memory: (number | null)[]; seconds: number };
   processes: DashboardProcess[];
   mig: DashboardMig[];
@@ -173,13 +174,17 @@ export function bucketByTime(at: readonly number[], values: readonly (number | n
 
 function sparkOf(gpu: Gpu, history: HistorySnapshot | undefined, now: number, seconds = SPARK_SECONDS): DashboardGpu["spark"] {
   const series = history?.gpus.find((g) => g.uuid.toLowerCase() === gpu.uuid.toLowerCase());
-  const from = now - seconds * 1000;
-  if (!series || !series.at.some((t) => t >= from && t <= now)) return { utilization: [], memory: [], seconds };
+  const windowStart = now - seconds * 1000;
+  const oldest = series?.at.find((t) => t >= windowStart && t <= now);
+  if (!series || oldest === undefined) return { utilization: [], memory: [], seconds };
+  // Until the history fills the window, the line spans what there is (from the oldest sample in
+  // it) and the legend says that span: a fresh start is not a stub at the right of an empty box.
+  const from = Math.min(oldest, now - SPARK_POINTS * 1000);
   const total = series.memoryTotalMiB ?? gpu.memoryTotalMiB;
   return {
-    utilization: bucketByTime(series.at, series.utilizationPercent, from, now),
-    memory: bucketByTime(series.at, series.memoryUsedMiB.map((m) => fraction(m, total)), from, now),
-    seconds,
+    utilization: bucketByTime(series.at, series.utilizationPercent, Math.max(from, windowStart), now),
+    memory: bucketByTime(series.at, series.memoryUsedMiB.map((m) => fraction(m, total)), Math.max(from, windowStart), now),
+    seconds: Math.round((now - Math.max(from, windowStart)) / 1000),
   };
 }
 
