@@ -82,11 +82,9 @@ export interface GpuPilotLanguageClient {
  * LanguageClient's constructor throws.
  */
 export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLanguageClient {
-  const serverOptions: ServerOptions = {
-    // The server's V8 flags (server/src/nodeFlags.ts: a young generation of 1 MiB semi-spaces).
-    run: { module: o.serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } },
-    debug: { module: o.serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } },
-  };
+  // The same server for run and debug, with its V8 flags (server/src/nodeFlags.ts: a young generation of 1 MiB semi-spaces).
+  const server = { module: o.serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } };
+  const serverOptions: ServerOptions = { run: server, debug: server };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: "file", language: "python" },

@@ -11,7 +11,7 @@ import { candidateRules } from "./prefilter";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
 import { lineStructureError } from "./python/lineStructure";
-import { fileTooLarge, fileOverSizeLimit, nestingDiagnostic } from "./limits";
+import { fileOverSizeLimit, nestingDiagnostic, nestingProblem } from "./limits";
 import { KeptNesting, textChange } from "./python/keptText";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
@@ -176,7 +176,8 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   // covers only the lines an edit changed (python/keptText.ts).
   const overSize = fileOverSizeLimit(text, options.maxFileSizeKB);
   const nesting = !overSize && extra.incremental && !extra.notebook ? keptNestingScan(text, extra.previousTree) : null;
-  const tooLarge = overSize ?? (nesting ? (nesting.problem === null ? null : nestingDiagnostic(nesting.problem)) : fileTooLarge(text, options.maxFileSizeKB));
+  const deep = overSize ? null : nesting ? nesting.problem : nestingProblem(text);
+  const tooLarge = overSize ?? (deep === null ? null : nestingDiagnostic(deep));
   if (tooLarge) return notLinted(tooLarge);
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
   const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
@@ -184,7 +185,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     ? new Set(enabled.map((r) => r.meta.code as string))
     : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview });
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
-  // fileTooLarge above found the nesting safe for the parser: parsePython need not scan it again.
+  // The size and nesting check above found the nesting safe for the parser: parsePython need not scan it again.
   const tree = parsePython(text, extra.previousTree, true);
   if (nesting?.kept) keptNesting.set(tree, nesting.kept);
   const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;

@@ -20,6 +20,8 @@ import { KNOWN_WRONG_NAMES, VENDOR_VARIABLES } from "./rules/GPU007-misspelled-c
 
 const ENV = ["environ", "putenv", "getenv"];
 const CVD = ["CUDA_VISIBLE_DEVICES"];
+const WRONG_NAMES_LOWER = [...KNOWN_WRONG_NAMES.keys()].map((k) => k.toLowerCase());
+const FOLKLORE = [...FOLKLORE_VARIABLES.keys()];
 
 /** Substring tests on one text, each word searched at most once however many rules ask. */
 export class TextProbe {
@@ -64,8 +66,7 @@ export class TextProbe {
    * starts within `edits` characters of where the name puts it relative to the first.
    */
   nearMiss(names: readonly string[], edits: number): boolean {
-    this.lower ??= this.text.toLowerCase();
-    const text = this.lower;
+    const text = this.lowerText();
     const near = (s: string, at: number) => {
       for (let d = -edits; d <= edits; d++) if (at + d >= 0 && text.startsWith(s, at + d)) return true;
       return false;
@@ -85,10 +86,13 @@ export class TextProbe {
   }
   /** The lower-case text contains `w` (lower case). */
   hasLower(w: string): boolean {
-    this.lower ??= this.text.toLowerCase();
-    return this.lower.includes(w);
+    return this.lowerText().includes(w);
   }
   private lower: string | undefined;
+  private lowerText(): string {
+    this.lower ??= this.text.toLowerCase();
+    return this.lower;
+  }
   /** The text contains `w` as a whole identifier. */
   hasWord(w: string): boolean {
     let v = this.words.get(w);
@@ -141,7 +145,7 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU005: (t) => t.envWith(CVD), // a read of CUDA_VISIBLE_DEVICES or the value the file wrote to it
   GPU006: (t) => t.envWith(CVD),
   // A name within 2 edits of a startup variable, 1 of a vendor variable, or a known wrong name.
-  GPU007: (t) => t.hasAnyWord(ENV) && ([...KNOWN_WRONG_NAMES.keys()].some((k) => t.hasLower(k.toLowerCase())) || t.nearMiss(STARTUP_VARIABLES, 2) || t.nearMiss(VENDOR_VARIABLES, 1)),
+  GPU007: (t) => t.hasAnyWord(ENV) && (WRONG_NAMES_LOWER.some((k) => t.hasLower(k)) || t.nearMiss(STARTUP_VARIABLES, 2) || t.nearMiss(VENDOR_VARIABLES, 1)),
   // Default: set_device in a thread (threading, concurrent.futures, multiprocessing's thread pools,
   // asyncio.to_thread, any run_in_executor); preview: any set_device.
   GPU008: (t, preview) => t.has("set_device") && (preview || t.hasAnyWord(["threading", "concurrent", "multiprocessing", "asyncio", "run_in_executor"])),
@@ -155,7 +159,7 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU013: (t) => t.has("tensorflow") || t.has("keras"),
   GPU014: () => false, // notebook shell lines only
   GPU015: (t) => t.has("putenv") && t.hasAny(STARTUP_VARIABLES),
-  GPU016: (t) => t.envWith([...FOLKLORE_VARIABLES.keys()]),
+  GPU016: (t) => t.envWith(FOLKLORE),
   GPU017: (t) => t.hasAnyWord(ENV) || t.has("cuda") || t.has("device"), // only with a known machine
   // Issue 21: environment writes (GPU026, 027, 028, 030) and `jax.config.update("jax_platforms", ...)` (GPU027, 029).
   GPU026: (t) => t.envWith(ALLOC_CONF_VARIABLES),
