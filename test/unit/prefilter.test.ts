@@ -82,8 +82,50 @@ test("GPU009's trigger: reload, sys + modules, or a del before an import (a re-i
   assert.equal(fires("import torch\ndel torch\nimport torch\n"), true);
   assert.equal(fires("import torch\nx = 1\ndel x\n"), false, "a del after the last import cannot be followed by a re-import");
   assert.equal(fires("import importlib, torch\nimportlib.reload(torch)\n"), true);
-  assert.equal(fires("import sys\nsys.modules.pop('torch')\n"), true);
+  assert.equal(fires("import sys\nsys.modules.pop('torch')\nimport torch\n"), true);
   assert.equal(fires("for m in model.modules():\n    pass\n"), false);
+});
+
+test("GPU009's trigger is sharp: the del, pop or reload must be about the framework (issue 20: 33 -> 0 files of python3-torch)", () => {
+  const fires = (t: string) => PYTHON_TRIGGERS.GPU009(new TextProbe(t), false);
+  // del of a name: only a name an import binds to the framework itself.
+  assert.equal(fires("import torch\nx = torch.zeros(1)\ndel x\nimport torch.nn\n"), false, "del of a tensor");
+  assert.equal(fires("import torch as th\nth.cuda.init()\ndel th\nimport torch\n"), true, "an alias of torch");
+  assert.equal(fires("import torch \\\n    as th\ndel th\nimport torch\n"), true, "an alias after a line continuation");
+  assert.equal(fires("import jax\nif True: del (\n    jax)\nimport jax\n"), true, "a target on the next line, inside brackets");
+  assert.equal(fires("import torch\ndef f():\n    \"\"\"\n    del m\n    torch.jit.script(m)\n    \"\"\"\nimport torch\n"), false, "a del in a docstring is no statement");
+  assert.equal(fires("import torch\ndel old_flags  # torch\n# torch is imported again\nimport torch\n"), false, "torch in a comment after the del");
+  assert.equal(fires("import torch\ndel _torch_docs, torch\nimport torch\n"), true, "the framework as a later target");
+  // sys.modules: the key must be a string naming the framework, inside the statement.
+  assert.equal(fires("import sys, torch\ndel sys.modules['torch.cuda']\nimport torch\n"), true);
+  assert.equal(fires("import sys, torch\nmods = sys.modules\ndel mods[\"to\" \"rch\"]\nimport torch\n"), true, "an alias and an implicitly concatenated key");
+  assert.equal(fires("import sys, torch\ndel sys.modules[name]\nx = 'torch'\nimport torch\n"), false, "the string is not in the del");
+  assert.equal(fires("import sys, torch\nsys.modules.pop('torchvision')\nimport torch\n"), false, "another package");
+  assert.equal(fires("import sys, torch\nsys.modules.pop(\n    'torch', None)\nimport torch\n"), true);
+  assert.equal(fires("import sys, torch\nimport torch\nsys.modules.pop('torch')\n"), false, "no import after the pop");
+  // reload: of importlib or imp.
+  assert.equal(fires("import torch\nmodel.reload(torch)\n"), false);
+  assert.equal(fires("from importlib import reload\nimport torch\nreload(torch)\n"), true);
+  // A text CPython's tokenizer rejects (here: an unexpected indent) is not judged by its words.
+  assert.equal(fires("import torch as th\n  x = 1\ndel th\nimport torch\n"), true);
+});
+
+test("GPU011's default trigger needs an NCCL backend named in the text (issue 20: 23 -> 14 files of python3-torch)", () => {
+  const fires = (t: string, preview = false) => PYTHON_TRIGGERS.GPU011(new TextProbe(t), preview);
+  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group('gloo')\n"), false);
+  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group(backend='NCCL')\n"), true);
+  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group(dist.Backend.NCCL)\n"), true);
+  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group('gloo')\n", true), true, "preview: constant devices in any distributed file");
+});
+
+test("GPU007's trigger judges the whole string or keyword around a near miss: a right name is no misspelling", () => {
+  const fires = (t: string) => PYTHON_TRIGGERS.GPU007(new TextProbe(t), false);
+  assert.equal(fires("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nos.environ.get('CUDA_DEVICE_ORDER')\n"), false, "right names");
+  assert.equal(fires("import os\nos.environ['CUDA_VISIBLE_DEVICES_X'] = '0'\n"), true, "two characters too many");
+  assert.equal(fires("import os\nos.environ.update(CUDA_VISBLE_DEVICES='0')\n"), true, "a keyword of update()");
+  assert.equal(fires("import os\nos.environ['cuda_visible_devices'] = '0'\n"), true, "the wrong case");
+  assert.equal(fires("import os\nos.environ['CUDA_AVAILABLE_DEVICES'] = '0'\n"), true, "a known wrong name");
+  assert.equal(fires("import os\nx = os.environ\n# CUDA_VISIBLE_DEVICES is read by CUDA\n"), false, "a right name in a comment");
 });
 
 test("hasSbatchLine: only a line that starts with #SBATCH makes a shell script a job script", async () => {
@@ -175,4 +217,13 @@ test("a text nested too deep for the parser gets GPU000 with or without the pref
       assert.match(r.diagnostics[0].message, /brackets nest more than 256 deep/);
     }
   }
+});
+
+test("GPU008's default trigger needs a constant device after a set_device in a file with threads", () => {
+  const fires = (t: string, preview = false) => PYTHON_TRIGGERS.GPU008(new TextProbe(t), preview);
+  assert.equal(fires("import threading, torch\ndef work(rank):\n    torch.cuda.set_device(rank)\nthreading.Thread(target=work, args=(1,)).start()\n"), false, "a variable device");
+  assert.equal(fires("import threading, torch\ndef work():\n    torch.cuda.set_device(\n        1)\nthreading.Thread(target=work).start()\n"), true, "a constant on the next line, inside brackets");
+  assert.equal(fires("import threading, torch\ndef work():\n    torch.cuda.set_device(torch.device('cuda', 1))\n"), true);
+  assert.equal(fires("import threading, torch\ndef work():\n    print(f\"{torch.cuda.set_device(1)}\")\n"), true, "a call in an f-string is code");
+  assert.equal(fires("import torch\ntorch.cuda.set_device(rank)\n", true), true, "preview: any set_device");
 });

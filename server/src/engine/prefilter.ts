@@ -16,11 +16,14 @@
 
 import { ALLOC_CONF_VARIABLES, STARTUP_VARIABLES } from "./frameworks";
 import { FOLKLORE_VARIABLES } from "./rules/GPU016-unknown-gpu-variable";
-import { KNOWN_WRONG_NAMES, VENDOR_VARIABLES } from "./rules/GPU007-misspelled-cuda-variable";
+import { KNOWN_WRONG_NAMES, VENDOR_VARIABLES, misspellingOf } from "./rules/GPU007-misspelled-cuda-variable";
+import { codeWords } from "./python/lineStructure";
 
 const ENV = ["environ", "putenv", "getenv"];
 const CVD = ["CUDA_VISIBLE_DEVICES"];
 const WRONG_NAMES_LOWER = [...KNOWN_WRONG_NAMES.keys()].map((k) => k.toLowerCase());
+/** The frameworks GPU009 knows a re-import of (rules/GPU009 `FRAMEWORKS`). */
+const REIMPORTED = ["torch", "tensorflow", "jax"];
 const FOLKLORE = [...FOLKLORE_VARIABLES.keys()];
 
 /** Substring tests on one text, each word searched at most once however many rules ask. */
@@ -28,6 +31,10 @@ export class TextProbe {
   private readonly found = new Map<string, boolean>();
   private readonly words = new Map<string, boolean>();
   constructor(private readonly text: string) {}
+  /** The text probed. */
+  get source(): string {
+    return this.text;
+  }
   /** The text contains `w`. */
   has(w: string): boolean {
     let v = this.found.get(w);
@@ -65,8 +72,11 @@ export class TextProbe {
    * intact, and each edit shifts what follows by at most one character, so each later intact piece
    * starts within `edits` characters of where the name puts it relative to the first.
    */
-  nearMiss(names: readonly string[], edits: number): boolean {
+  nearMiss(names: readonly string[], edits: number, judge?: (at: number) => boolean): boolean {
     const text = this.lowerText();
+    // toLowerCase can change the length of a text with some non-ASCII letters: offsets into the
+    // lower case are then no offsets into the text, and a candidate is taken as it is.
+    const check = judge && text.length === this.text.length ? judge : () => true;
     const near = (s: string, at: number) => {
       for (let d = -edits; d <= edits; d++) if (at + d >= 0 && text.startsWith(s, at + d)) return true;
       return false;
@@ -77,12 +87,101 @@ export class TextProbe {
         for (let a = text.indexOf(pieces[i].s); a >= 0; a = text.indexOf(pieces[i].s, a + 1)) {
           for (let j = i + 1; j < pieces.length; j++) {
             if (!near(pieces[j].s, a + pieces[j].at - pieces[i].at)) continue;
-            for (let l = j + 1; l < pieces.length; l++) if (near(pieces[l].s, a + pieces[l].at - pieces[i].at)) return true;
+            for (let l = j + 1; l < pieces.length; l++) if (near(pieces[l].s, a + pieces[l].at - pieces[i].at) && check(a)) return true;
           }
         }
       }
       return false;
     });
+  }
+  /**
+   * GPU007's test: some name written in the text is one `misspellingOf` reports. Such a name is
+   * printable ASCII without quotes or backslash (rules/GPU007 `SPELLABLE`), so the model can only
+   * have taken it from a string literal whose whole content it is (a maximal run of such
+   * characters: the quotes around it are not in the run) or from an `update(K=...)` keyword (a
+   * maximal identifier). Candidates come from {@link nearMiss} (within 2 edits of a startup
+   * variable, 1 of a vendor variable) and from the known wrong names, in any case; each is judged
+   * by the run of text around it, with misspellingOf itself.
+   */
+  misspelledName(): boolean {
+    const judge = (at: number) => this.misspelledAround(at);
+    if (WRONG_NAMES_LOWER.some((k) => this.hasLower(k) && this.someLowerAt(k, judge))) return true;
+    return this.nearMiss(STARTUP_VARIABLES, 2, judge) || this.nearMiss(VENDOR_VARIABLES, 1, judge);
+  }
+  /** Some occurrence of `w` in the lower-case text starts where `judge` accepts. */
+  private someLowerAt(w: string, judge: (at: number) => boolean): boolean {
+    const text = this.lowerText();
+    if (text.length !== this.text.length) return true;
+    for (let i = text.indexOf(w); i >= 0; i = text.indexOf(w, i + 1)) if (judge(i)) return true;
+    return false;
+  }
+  /** Whether the maximal run of name characters or of identifier characters around `at` is a misspelling. */
+  private misspelledAround(at: number): boolean {
+    const t = this.text;
+    let a = at, b = at;
+    while (a > 0 && isSpellable(t.charCodeAt(a - 1))) a--;
+    while (b < t.length && isSpellable(t.charCodeAt(b))) b++;
+    if (b > a && misspellingOf(t.slice(a, b)) !== null) return true;
+    let c = at, d = at;
+    while (c > 0 && isIdent(t.charCodeAt(c - 1))) c--;
+    while (d < t.length && isIdent(t.charCodeAt(d))) d++;
+    return d > c && (c !== a || d !== b) && misspellingOf(t.slice(c, d)) !== null;
+  }
+  /**
+   * Some code word `word` (python/lineStructure.ts `codeWords`) is followed, before its logical
+   * line ends, by a string literal that can hold the name of one of `modules` or of a submodule
+   * (`"torch"`, `'torch.cuda'`): the key of `del sys.modules[...]` and the argument of
+   * `sys.modules.pop(...)`, read by python/parser.ts `stringValue`, which joins implicitly
+   * concatenated pieces and unescapes only `\\"`, `\\'`, `\\\\`, `\\n`, `\\t`. So a quote is
+   * followed by the module's name and then `.` or a quote, or the first piece is a proper prefix
+   * of the name between quotes (`"to" "rch"`). A text whose line structure CPython rejects passes.
+   */
+  quotedAfterWord(word: string, modules: readonly string[]): boolean {
+    return this.afterWord(word, (from, to) => quotedModuleIn(this.text, modules, from, to));
+  }
+  /**
+   * Some code word `word` (python/lineStructure.ts `codeWords`: not in a string or comment) is
+   * followed, up to the end of its logical line, by text `test` accepts: the rest of any statement
+   * or call the word starts lies there. True for a text whose line structure CPython rejects (the
+   * scan stops at the error).
+   */
+  afterWord(word: string, test: (from: number, to: number) => boolean): boolean {
+    if (!this.hasWord(word)) return false;
+    const t = this.text;
+    const spans: Array<[number, number]> = [];
+    let open = -1;
+    const error = codeWords(t, (start, end) => {
+      if (open < 0 && end - start === word.length && t.startsWith(word, start)) open = end;
+    }, (offset) => { if (open >= 0) spans.push([open, offset]); open = -1; });
+    if (error !== null) return true;
+    if (open >= 0) spans.push([open, t.length]);
+    return spans.some(([from, to]) => test(from, to));
+  }
+  /**
+   * GPU009's `del NAME` test: some `del` statement names a name an import binds to exactly one of
+   * `frameworks` (python/model.ts `importBindings`: `import torch`, `import torch.cuda` bind
+   * `torch`; `import torch as t` binds `t`; a from-import always binds a dotted path). The words
+   * are those of the code as CPython's tokenizer reads them (python/lineStructure.ts `codeWords`:
+   * a `del` in a string or a comment is no statement), and a statement ends with its logical
+   * line. A text whose line structure CPython rejects passes (the scan stops at the error).
+   */
+  delOfModule(frameworks: readonly string[]): boolean {
+    const names = new Set<string>();
+    for (const f of frameworks) {
+      if (!this.hasWord(f)) continue;
+      names.add(f);
+      for (const alias of aliasesOf(this.text, f)) names.add(alias);
+    }
+    if (names.size === 0) return false;
+    const t = this.text;
+    let inDel = false, found = false;
+    const error = codeWords(t, (start, end) => {
+      if (found) return;
+      const len = end - start;
+      if (len === 3 && t.startsWith("del", start)) inDel = true;
+      else if (inDel && names.has(t.slice(start, end))) found = true;
+    }, () => { inDel = false; });
+    return found || error !== null;
   }
   /** The lower-case text contains `w` (lower case). */
   hasLower(w: string): boolean {
@@ -101,6 +200,9 @@ export class TextProbe {
   }
 }
 
+/** rules/GPU007 `SPELLABLE`: printable ASCII without `"`, `'` and `\\`. */
+const isSpellable = (c: number) => c >= 0x20 && c <= 0x7e && c !== 0x22 && c !== 0x27 && c !== 0x5c;
+
 const isIdent = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c > 127;
 
 const wholeAt = (text: string, word: string, i: number) =>
@@ -116,6 +218,55 @@ function wordIndex(text: string, word: string, from: number): number {
 function lastWordIndex(text: string, word: string): number {
   for (let i = text.lastIndexOf(word); i >= 0; i = i === 0 ? -1 : text.lastIndexOf(word, i - 1)) if (wholeAt(text, word, i)) return i;
   return -1;
+}
+
+/** Whether `text[from, to)` holds a digit or a quote. */
+function digitOrQuoteIn(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) {
+    const c = text.charCodeAt(i);
+    if ((c >= 48 && c <= 57) || c === 0x22 || c === 0x27) return true;
+  }
+  return false;
+}
+
+/** Whether `text[from, to)` holds a quote followed by one of `modules` (TextProbe.quotedAfterWord). */
+function quotedModuleIn(text: string, modules: readonly string[], from: number, to: number): boolean {
+  const endsName = (c: number) => c === 0x2e || c === 0x22 || c === 0x27;
+  const isQuote = (c: number) => c === 0x22 || c === 0x27;
+  for (let i = from; i < to; i++) {
+    if (!isQuote(text.charCodeAt(i))) continue;
+    for (const m of modules) {
+      if (text.startsWith(m, i + 1) && endsName(text.charCodeAt(i + 1 + m.length))) return true;
+      for (let k = 1; k < m.length; k++) if (text.startsWith(m.slice(0, k), i + 1) && isQuote(text.charCodeAt(i + 1 + k))) return true;
+    }
+  }
+  return false;
+}
+
+/**
+ * The names `import MODULE as NAME` binds to exactly `module`: each whole-word `module` followed
+ * (over blanks and `\\` line continuations) by the word `as` and an identifier.
+ */
+function aliasesOf(text: string, module: string): string[] {
+  const out: string[] = [];
+  const blanks = (i: number) => {
+    for (;;) {
+      const c = text.charCodeAt(i);
+      if (c === 32 || c === 9 || c === 12) i++;
+      else if (c === 92 && text.charCodeAt(i + 1) === 10) i += 2;
+      else if (c === 92 && text.charCodeAt(i + 1) === 13) i += text.charCodeAt(i + 2) === 10 ? 3 : 2;
+      else return i;
+    }
+  };
+  for (let i = wordIndex(text, module, 0); i >= 0; i = wordIndex(text, module, i + 1)) {
+    const as = blanks(i + module.length);
+    if (!text.startsWith("as", as) || !wholeAt(text, "as", as)) continue;
+    const from = blanks(as + 2);
+    let to = from;
+    while (to < text.length && isIdent(text.charCodeAt(to))) to++;
+    if (to > from) out.push(text.slice(from, to));
+  }
+  return out;
 }
 
 /** `name` cut into `n` pieces of nearly equal length, each with its offset. */
@@ -144,17 +295,28 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU004: (t) => t.envWith(CVD), // needs the file's own CUDA_VISIBLE_DEVICES write
   GPU005: (t) => t.envWith(CVD), // a read of CUDA_VISIBLE_DEVICES or the value the file wrote to it
   GPU006: (t) => t.envWith(CVD),
-  // A name within 2 edits of a startup variable, 1 of a vendor variable, or a known wrong name.
-  GPU007: (t) => t.hasAnyWord(ENV) && (WRONG_NAMES_LOWER.some((k) => t.hasLower(k)) || t.nearMiss(STARTUP_VARIABLES, 2) || t.nearMiss(VENDOR_VARIABLES, 1)),
+  // A name misspellingOf reports, written whole in a string literal or a keyword (TextProbe.misspelledName).
+  GPU007: (t) => t.hasAnyWord(ENV) && t.misspelledName(),
   // Default: set_device in a thread (threading, concurrent.futures, multiprocessing's thread pools,
   // asyncio.to_thread, any run_in_executor); preview: any set_device.
-  GPU008: (t, preview) => t.has("set_device") && (preview || t.hasAnyWord(["threading", "concurrent", "multiprocessing", "asyncio", "run_in_executor"])),
-  // `importlib.reload(torch)` (the name reload); `sys.modules.pop("torch")` (the names sys, modules
-  // and pop); `del torch` / `del sys.modules[...]` followed by a re-import (a `del` before an `import`).
-  GPU009: (t) => t.hasWord("reload") || (t.hasWord("pop") && t.hasWord("modules") && t.hasWord("sys")) || t.wordBefore("del", "import"),
+  // A default finding also needs a constant device (an integer, a string or a device(...) of them,
+  // rules/GPU008 `isConstantDevice`): a digit or a quote after a set_device in its logical line.
+  GPU008: (t, preview) => t.has("set_device") && (preview || (t.hasAnyWord(["threading", "concurrent", "multiprocessing", "asyncio", "run_in_executor"]) &&
+    t.afterWord("set_device", (from, to) => digitOrQuoteIn(t.source, from, to)))),
+  // A framework it knows, by name, and: `importlib.reload(torch)` / `imp.reload` (the names reload
+  // and importlib or imp); `sys.modules.pop("torch")` (sys, modules, pop); a `del` before an
+  // `import` (the re-import) whose target is `sys.modules[...]` or a name bound to the framework
+  // itself (TextProbe.delOfModule). The key of `sys.modules` is a string naming the framework
+  // (TextProbe.quotedAfterWord); the pop's re-import follows it (a `pop` before an `import`).
+  GPU009: (t) => t.hasAnyWord(REIMPORTED) && (
+    (t.hasWord("reload") && t.hasAnyWord(["importlib", "imp"])) ||
+    (t.wordBefore("pop", "import") && t.hasWord("modules") && t.hasWord("sys") && t.quotedAfterWord("pop", REIMPORTED)) ||
+    (t.wordBefore("del", "import") && ((t.hasWord("modules") && t.hasWord("sys") && t.quotedAfterWord("del", REIMPORTED)) || t.delOfModule(REIMPORTED)))),
   GPU010: (t) => t.hasWord("DataParallel"), // torch.nn(.parallel(.data_parallel)).DataParallel, not DistributedDataParallel
-  // Default: init_process_group; preview: also the file's LOCAL_RANK reads.
-  GPU011: (t, preview) => t.has("init_process_group") || (preview && t.has("LOCAL_RANK")),
+  // Default: an init_process_group whose backend is NCCL (a string holding "nccl" in any case, or
+  // a name ending in .NCCL: rules/GPU011 `isNccl`); preview: also constant devices and the file's
+  // LOCAL_RANK reads.
+  GPU011: (t, preview) => (t.has("init_process_group") && (preview || t.hasLower("nccl"))) || (preview && t.has("LOCAL_RANK")),
   GPU012: (t) => t.has("tensorflow") || t.has("keras"),
   GPU013: (t) => t.has("tensorflow") || t.has("keras"),
   GPU014: () => false, // notebook shell lines only

@@ -55,8 +55,26 @@ export function logicalLines(text: string, onLine: (line: number, offset: number
   scanLines(text, onLine);
 }
 
+/**
+ * The words of the code (identifiers, keywords and numbers, also those in the replacement fields
+ * of f-strings, which are code; not those inside strings or comments) as CPython's
+ * tokenizer reads them, each with its start and end offset, and where each logical line ends (the
+ * offset of the newline that ends it at bracket depth 0; blank and comment lines end too). Returns
+ * the first line-structure error, where the scan stopped (later words are not reported), or null.
+ * Linear; never throws.
+ */
+export function codeWords(text: string, onWord: (start: number, end: number) => void, onLineEnd: (offset: number) => void): LineStructureError | null {
+  return new LineScanner(text, undefined, { onWord, onLineEnd }).scan();
+}
+
 function scanLines(text: string, onLine?: (line: number, offset: number, col: number) => void): LineStructureError | null {
   return new LineScanner(text, onLine).scan();
+}
+
+/** What a scan reports besides logical line starts (codeWords). */
+interface ScanHooks {
+  onWord(start: number, end: number): void;
+  onLineEnd(offset: number): void;
 }
 
 const TAB = "inconsistent use of tabs and spaces in indentation";
@@ -72,7 +90,7 @@ class LineScanner {
   private pendingBlock = false; // the previous logical line ended with `:`
   private lastColon = false; // the last token of this logical line so far is `:`
 
-  constructor(private readonly text: string, private readonly onLine?: (line: number, offset: number, col: number) => void) {
+  constructor(private readonly text: string, private readonly onLine?: (line: number, offset: number, col: number) => void, private readonly hooks?: ScanHooks) {
     this.n = text.length;
   }
 
@@ -91,6 +109,7 @@ class LineScanner {
       if (c === "#") { while (this.i < n && !this.isNl(this.i)) this.i++; continue; }
       if (c === "\\" && this.isNl(this.i + 1)) { this.i++; this.newline(); continue; }
       if (this.isNl(this.i)) {
+        if (this.level === 0) this.hooks?.onLineEnd(this.i);
         this.newline();
         if (this.level === 0) { if (this.lastColon) this.pendingBlock = true; this.lastColon = false; }
         atBol = true;
@@ -111,6 +130,7 @@ class LineScanner {
       while (this.i < this.n && isWordChar(text[this.i])) this.i++;
       const word = text.slice(s, this.i).toLowerCase();
       if ((text[this.i] === "'" || text[this.i] === '"') && PREFIXES.has(word)) this.scanString(word);
+      else this.hooks?.onWord(s, this.i);
       this.lastColon = false;
       return;
     }
@@ -207,6 +227,7 @@ class LineScanner {
         const s = this.i;
         while (this.i < this.n && isWordChar(text[this.i])) this.i++;
         if ((text[this.i] === "'" || text[this.i] === '"') && PREFIXES.has(text.slice(s, this.i).toLowerCase())) this.scanString(text.slice(s, this.i).toLowerCase());
+        else this.hooks?.onWord(s, this.i);
         continue;
       }
       if (c === "(" || c === "[" || c === "{") { depth++; this.i++; continue; }
