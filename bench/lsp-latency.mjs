@@ -215,13 +215,13 @@ export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath
   const probe = async (stage) => {
     const file = join(dir, `${n++}.json`);
     s.server.kill("SIGUSR2");
-    for (let i = 0; i < 500 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 600 && !existsSync(file); i++) await new Promise((r) => setTimeout(r, 20));
     const m = JSON.parse(readFileSync(file, "utf8"));
     const mib = (x) => +(x / 2 ** 20).toFixed(1);
     const spaces = Object.fromEntries(Object.entries(m.spaces ?? {}).map(([k, v]) => [k, mib(v.physical)]));
     const proc = Object.fromEntries(Object.entries(m.proc ?? {}).map(([k, v]) => [k, mib(v)]));
     const maps = Object.fromEntries(Object.entries(m.mappings ?? {}).map(([k, v]) => [k, mib(v)]));
-    return { stage, rss_mib: mib(m.rss), heap_used_mib: mib(m.heapUsed), heap_total_mib: mib(m.heapTotal), external_mib: mib(m.external), array_buffers_mib: mib(m.arrayBuffers), heap_spaces_physical_mib: spaces, proc_mib: proc, rss_by_mapping_mib: maps };
+    return { stage, rss_mib: mib(m.rss), rss_immediate_mib: m.rss_immediate === undefined ? null : mib(m.rss_immediate), settle_ms: m.settle_ms ?? 0, heap_used_mib: mib(m.heapUsed), heap_total_mib: mib(m.heapTotal), external_mib: mib(m.external), array_buffers_mib: mib(m.arrayBuffers), heap_spaces_physical_mib: spaces, proc_mib: proc, rss_by_mapping_mib: maps };
   };
   const stages = [await probe("server started")];
   const text = trainingFile(lines);

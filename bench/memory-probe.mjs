@@ -1,7 +1,7 @@
 // Preloaded into the language server by bench/lsp-latency.mjs's memory() (node --expose-gc
-// --import bench/memory-probe.mjs dist/server.js): on SIGUSR2 it collects garbage and writes
-// process.memoryUsage() (bytes) as JSON to the next numbered file in $GP_MEMORY_PROBE_DIR, with a
-// breakdown of the RSS:
+// --import bench/memory-probe.mjs dist/server.js): on SIGUSR2 it collects garbage, notes the RSS
+// (`rss_immediate`), waits SETTLE_MS, collects again and writes process.memoryUsage() (bytes) as
+// JSON to the next numbered file in $GP_MEMORY_PROBE_DIR, with a breakdown of the RSS:
 // - `spaces`: V8's heap spaces (v8.getHeapSpaceStatistics()), bytes committed in RAM
 //   (`space_physical_size`) and used, by space name (new_space, old_space, code_space, ...);
 // - `proc`: /proc/self/status's RssAnon, RssFile, RssShmem (bytes; Linux only, proc(5)): file-backed
@@ -46,12 +46,24 @@ function mappings() {
   } catch { return {}; }
 }
 
+/** Milliseconds the probe waits after the first collection before it reads the settled numbers. */
+const SETTLE_MS = 1000;
+
 if (dir) {
   process.on("SIGUSR2", () => {
-    if (typeof global.gc === "function") { global.gc(); global.gc(); }
-    const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { physical: s.physical_space_size, used: s.space_used_size }]));
-    const file = join(dir, `${n++}.json`);
-    writeFileSync(`${file}.tmp`, JSON.stringify({ ...process.memoryUsage(), spaces, proc: procStatus(), mappings: mappings() }));
-    renameSync(`${file}.tmp`, file);
+    const gc = () => { if (typeof global.gc === "function") { global.gc(); global.gc(); } };
+    gc();
+    // Read at once after the collection, and again SETTLE_MS later, after a second one: V8 gives
+    // freed heap pages back to the system (and its concurrent sweeper finishes) some time after a
+    // collection, so the first RSS can still hold pages the process no longer uses (issue 20: the
+    // same run read 155-201 MiB). Both are written: `rss_immediate` and the settled `rss`.
+    const immediate = process.memoryUsage().rss;
+    setTimeout(() => {
+      gc();
+      const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { physical: s.physical_space_size, used: s.space_used_size }]));
+      const file = join(dir, `${n++}.json`);
+      writeFileSync(`${file}.tmp`, JSON.stringify({ ...process.memoryUsage(), rss_immediate: immediate, settle_ms: SETTLE_MS, spaces, proc: procStatus(), mappings: mappings() }));
+      renameSync(`${file}.tmp`, file);
+    }, SETTLE_MS);
   });
 }
