@@ -48,10 +48,8 @@ export class LateTreeProvider<T> implements vscode.TreeDataProvider<T>, vscode.D
   /** See {@link LateView.connect}. */
   connect(provider: vscode.TreeDataProvider<T>): vscode.Disposable {
     this.target = provider;
-    const sub = provider.onDidChangeTreeData?.((e) => this.relay.fire(e)) ?? { dispose: () => undefined };
-    // Anything VS Code read before (nothing: it reads through this object) is stale now.
-    this.relay.fire();
-    return sub;
+    // No change to announce now: VS Code has read nothing but through this object, which loads first.
+    return provider.onDidChangeTreeData?.((e) => this.relay.fire(e)) ?? { dispose: () => undefined };
   }
 
   private real(): vscode.TreeDataProvider<T> | undefined {
@@ -99,9 +97,7 @@ export class LateCodeLensProvider implements vscode.CodeLensProvider, vscode.Dis
   /** Makes `provider` the one that answers. @returns the relay's subscription. */
   connect(provider: vscode.CodeLensProvider): vscode.Disposable {
     this.target = provider;
-    const sub = (this.relay && provider.onDidChangeCodeLenses?.(() => this.relay?.fire())) || { dispose: () => undefined };
-    this.relay?.fire();
-    return sub;
+    return (this.relay && provider.onDidChangeCodeLenses?.(() => this.relay?.fire())) || { dispose: () => undefined };
   }
 
   provideCodeLenses(document: vscode.TextDocument, token: vscode.CancellationToken): vscode.ProviderResult<vscode.CodeLens[]> {
