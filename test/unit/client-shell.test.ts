@@ -2,7 +2,7 @@
 // command, view, provider and the status bar with stand-ins and loads no features; the features
 // (client/src/features.ts, dist/features.js in the extension) come a turn later, or at once when a
 // stand-in is asked first, and then answer through the stand-ins. With the stand-in `vscode` module.
-import { commands as vscodeCommands, FakeTreeView, languages, recorded, settings, window, FakeLanguageClient } from "./client-fakeVscode";
+import { commands as vscodeCommands, EventEmitter, FakeDocument, FakeTreeView, languages, recorded, settings, Uri, window, workspace, FakeLanguageClient } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -32,6 +32,7 @@ function context() {
     asAbsolutePath: (p: string) => join(extRoot, p),
     extension: { packageJSON: { version: "0.1.0" } },
     extensionPath: extRoot,
+    extensionUri: Uri.file(extRoot),
   };
 }
 
@@ -96,6 +97,63 @@ test("a stand-in asked before that turn loads the features at once: the GPU view
     assert.match(item.text, /^\$\(circuit-board\) GPU 0 · \d+% · /, "the inventory reached the status bar through LateMonitor");
   } finally {
     await stop(ctx);
+  }
+});
+
+test("the Slurm view's, the dashboard's and the CodeLens stand-ins asked first load the features and answer as the real ones", async () => {
+  const { api, ctx, slurmView } = start();
+  try {
+    // Slurm view: the real provider's rows (no sinfo here: whatever it shows, the stand-in shows the same).
+    const late = provider(slurmView);
+    const top = late.getChildren() as unknown[];
+    assert.notEqual(api.getFeaturesTimings(), undefined, "loaded by the Slurm view's getChildren");
+    const labels: unknown[] = [];
+    const walk = (nodes: unknown[]) => { for (const n of nodes) { labels.push((late.getTreeItem(n) as { label?: unknown }).label); walk(late.getChildren(n) as unknown[]); } };
+    walk(top);
+    assert.ok(labels.length > 0);
+    assert.deepEqual(labels, api.getSlurmState().rows.map((r) => r.label), "depth first, as the real provider's rows");
+  } finally {
+    await stop(ctx);
+  }
+  const second = start();
+  try {
+    const visibility = new EventEmitter<void>();
+    const posted: unknown[] = [];
+    const view = {
+      visible: true,
+      webview: { options: {} as unknown, html: "", cspSource: "vscode-resource:", asWebviewUri: (u: unknown) => u, postMessage: (m: unknown) => { posted.push(m); return Promise.resolve(true); }, onDidReceiveMessage: new EventEmitter<unknown>().event },
+      onDidChangeVisibility: visibility.event,
+      onDidDispose: new EventEmitter<void>().event,
+    };
+    assert.equal(second.api.getFeaturesTimings(), undefined);
+    (window.webviewViews.get("gpuPilot.dashboard") as { resolveWebviewView(v: unknown): void }).resolveWebviewView(view);
+    assert.notEqual(second.api.getFeaturesTimings(), undefined, "loaded by resolveWebviewView");
+    assert.equal(second.api.getDashboardState().resolved, true, "the real dashboard got the view");
+    assert.match(view.webview.html, /dashboard\.js/);
+  } finally {
+    await stop(second.ctx);
+  }
+  const third = start();
+  try {
+    const [run, submit] = [languages.codeLensProviders.at(-1)!, languages.codeLensProviders.at(-2)!];
+    assert.deepEqual(run.selector, [{ language: "python", scheme: "file" }, { language: "python", scheme: "untitled" }]);
+    assert.equal(typeof run.provider.onDidChangeCodeLenses, "function");
+    let changed = 0;
+    (run.provider.onDidChangeCodeLenses as (l: () => void) => unknown)(() => changed++);
+    const doc = new FakeDocument(Uri.file("/w/train.py"), "python");
+    doc.text = "import torch\n\nif __name__ == \"__main__\":\n    print(1)\n";
+    const lenses = await (run.provider.provideCodeLenses(doc) as Promise<{ command?: { title: string; command: string } }[]>);
+    assert.notEqual(third.api.getFeaturesTimings(), undefined, "loaded by provideCodeLenses");
+    assert.deepEqual(lenses.map((l) => l.command?.command), ["gpuPilot.runActiveFile"]);
+    await third.api.setSelection(["1"]);
+    assert.ok(changed > 0, "the run CodeLens' refresh on a selection change is relayed");
+    const job = new FakeDocument(Uri.file("/w/job.sbatch"), "shellscript");
+    job.text = "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n";
+    const trusted = workspace.isTrusted;
+    const submitted = submit.provider.provideCodeLenses(job) as { command?: { command: string } }[];
+    assert.deepEqual(submitted.map((l) => l.command?.command), trusted ? ["gpuPilot.slurm.submit"] : []);
+  } finally {
+    await stop(third.ctx);
   }
 });
 
