@@ -7,6 +7,7 @@
 import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { dirname, join, relative, resolve } from "node:path";
 
 const require = createRequire(import.meta.url);
 const watch = process.argv.includes("--watch");
@@ -102,10 +103,81 @@ const execaOutOfEntry = {
     build.onResolve({ filter: /^\.\/execa\.js$/ }, () => ({ path: "./execa.js", external: true }));
   },
 };
+/**
+ * The client's entry is a third way smaller since dist/features.js (issue 20, load time):
+ * dist/client.js is what `activate()` runs (client/src/shell.ts: registrations with stand-ins),
+ * dist/features.js the code behind them (client/src/features.ts, ctx.ts and what they import), which
+ * shell.ts requires at its first use. In client.js the import of ./features becomes a require of
+ * "./features.js" beside it.
+ * @type {esbuild.Plugin}
+ */
+const featuresOutOfEntry = {
+  name: "features-out-of-entry",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/features$/ }, (args) => (args.importer.endsWith(join("client", "src", "shell.ts"))
+      ? { path: "./features.js", external: true }
+      : { errors: [{ text: `only client/src/shell.ts loads the features (dist/features.js): ${args.importer} imports ${args.path}` }] }));
+  },
+};
+/**
+ * The modules dist/client.js holds and dist/features.js uses (client/src/shared.ts: its `import * as`
+ * lines, paths from the repository root without the extension). A module in both bundles would
+ * exist twice, with its state (the log channel, the selection store...): dist/features.js takes these
+ * from dist/client.js's export `__gpuPilotShared` (a virtual module per file, reading the loaded
+ * client.js from Node's module cache; it never loads a second copy), and the build fails when any
+ * other file lands in two bundles (see {@link checkNoFileTwice}).
+ */
+const sharedFiles = [...readFileSync("client/src/shared.ts", "utf8").matchAll(/^import \* as \w+ from "([^"]+)";$/gm)]
+  .map((m) => relative(".", resolve("client/src", m[1])).split("\\").join("/"));
+{
+  const text = readFileSync("client/src/shared.ts", "utf8");
+  const missing = sharedFiles.filter((f) => !text.includes(`"${f}": `));
+  if (missing.length > 0) throw new Error(`client/src/shared.ts imports but does not list ${missing.join(", ")}`);
+}
+/** @type {esbuild.Plugin} */
+const sharedFromClient = {
+  name: "shared-from-client",
+  setup(build) {
+    build.onResolve({ filter: /^\./ }, (args) => {
+      if (/[\\/]node_modules[\\/]/.test(args.importer) || args.kind === "entry-point") return undefined;
+      const file = relative(".", resolve(dirname(args.importer), args.path)).split("\\").join("/").replace(/\.ts$/, "");
+      return sharedFiles.includes(file) ? { path: file, namespace: "gp-shared" } : undefined;
+    });
+    build.onLoad({ filter: /.*/, namespace: "gp-shared" }, (args) => ({
+      loader: "js",
+      contents: `const client = require.cache[require("path").join(__dirname, "client.js")];
+const shared = client && client.exports.__gpuPilotShared;
+if (!shared || !shared[${JSON.stringify(args.path)}]) throw new Error("dist/features.js takes ${args.path} from dist/client.js, the extension's main, which must be loaded first");
+module.exports = shared[${JSON.stringify(args.path)}];`,
+    }));
+  },
+};
+/**
+ * Fails the build when a file's code lands in two of the extension host's bundles (client.js,
+ * features.js, lsp.js, execa.js): it would be two modules with two states. Files all of whose
+ * code esbuild dropped (bytesInOutput 0, e.g. a type-only re-export) do not count.
+ * @param {Record<string, esbuild.Metafile>} metafiles bundle name -> its metafile
+ */
+function checkNoFileTwice(metafiles) {
+  const where = new Map();
+  for (const [bundle, meta] of Object.entries(metafiles)) {
+    for (const output of Object.values(meta.outputs)) {
+      for (const [file, { bytesInOutput }] of Object.entries(output.inputs)) {
+        if (bytesInOutput === 0) continue;
+        where.set(file, [...(where.get(file) ?? []), bundle]);
+      }
+    }
+  }
+  const twice = [...where].filter(([, bundles]) => bundles.length > 1);
+  if (twice.length > 0) {
+    throw new Error(`a file is in two bundles (two copies of its module): ${twice.map(([f, b]) => `${f} in ${b.join(" and ")}`).join("; ")} (dist/features.js takes the modules of dist/client.js from client/src/shared.ts: add it there)`);
+  }
+}
 const entries = [
-  { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfEntry, execaOutOfEntry] },
-  { entryPoints: ["client/src/execa.ts"], outfile: `${outdir}/execa.js` },
-  { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports] },
+  { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfEntry, execaOutOfEntry, featuresOutOfEntry], metafile: true },
+  { entryPoints: ["client/src/features.ts"], outfile: `${outdir}/features.js`, plugins: [noParserInClient, sharedFromClient, lspOutOfEntry, execaOutOfEntry], metafile: true },
+  { entryPoints: ["client/src/execa.ts"], outfile: `${outdir}/execa.js`, metafile: true },
+  { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports], metafile: true },
   { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js` },
   { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js` },
   // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.
@@ -119,5 +191,6 @@ const entries = [
 if (watch) {
   for (const e of entries) (await esbuild.context({ ...common, ...e })).watch();
 } else {
-  await Promise.all(entries.map((e) => esbuild.build({ ...common, ...e })));
+  const results = await Promise.all(entries.map((e) => esbuild.build({ ...common, ...e })));
+  checkNoFileTwice(Object.fromEntries(results.flatMap((r, i) => (r.metafile ? [[entries[i].outfile, r.metafile]] : []))));
 }

@@ -1,10 +1,11 @@
 /**
  * The commands of package.json, as a map of factories: each takes the {@link Ctx} and returns the
- * handler. {@link registerCommands} registers them all and pushes them into
- * `ExtensionContext.subscriptions`.
+ * handler. shell.ts registers every id at activation ({@link CommandId}: the map has each one, the
+ * type checks it); a command's first call makes its handler (Ctx.command).
  */
 import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
+import type { CommandId } from "./shell";
 import { pickFreeGpusCommand, stopProcessCommand } from "./gpu/actions";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
@@ -21,7 +22,7 @@ type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
 export const FIX_ALL_LANGUAGES: ReadonlySet<string> = new Set(["python", "dockerfile", "dockercompose", "yaml", "shellscript"]);
 
 /** Command id → handler factory. */
-export const commands: Record<string, Factory> = {
+export const commands: Record<CommandId, Factory> = {
   "gpuPilot.refreshGpus": (ctx) => () => ctx.monitor.refresh(),
   "gpuPilot.selectGpus": (ctx) => async () => {
     const picked = await pickGpus(ctx.monitor, ctx.selection.get());
@@ -62,21 +63,3 @@ export const commands: Record<string, Factory> = {
     await vscode.commands.executeCommand("markdown.showPreview", page);
   },
 };
-
-/** Registers every command of {@link commands}; errors are logged and shown once, calmly. */
-export function registerCommands(ctx: Ctx): void {
-  for (const [id, factory] of Object.entries(commands)) {
-    const handler = factory(ctx);
-    ctx.subscriptions.push(
-      vscode.commands.registerCommand(id, async (...args: unknown[]) => {
-        try {
-          return await handler(...args);
-        } catch (e) {
-          log.error(`Command ${id} failed`, e);
-          void vscode.window.showErrorMessage(`GPU Pilot: ${(e as Error).message ?? String(e)}`);
-          return undefined;
-        }
-      }),
-    );
-  }
-}

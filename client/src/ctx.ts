@@ -1,8 +1,9 @@
 /**
- * The extension's context: owns the language client and everything with a lifetime.
+ * The extension's features (dist/features.js, made by shell.ts's Shell.load after the activation):
+ * the code behind what the shell registered, and the language client.
  *
  * Two lifetimes (after rust-analyzer's client):
- * - the extension: GPU monitor, selection, tree view, status bar, commands (`extCtx.subscriptions`);
+ * - the extension: GPU monitor, the views' providers, commands' handlers (`extCtx.subscriptions`);
  * - one server instance: the language client (lsp/languageClient.ts, its own bundle dist/lsp.js, loaded
  *   after activation: see {@link Ctx.startServer}) and its state listener, replaced by
  *   `gpuPilot.restartServer` and by a change of a setting the server reads at start.
@@ -10,19 +11,23 @@
 import * as fs from "node:fs";
 import * as vscode from "vscode";
 import type { CheckFileResult, RunFactsResult } from "../../server/src/protocol";
-import { type AgentHost, registerAgentTools } from "./agents/lmTools";
+import { type AgentHost, type AgentTool, createAgentTools } from "./agents/lmTools";
+import type { ToolName } from "./agents/toolNames";
+import { commands } from "./commands";
 import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
 import { HistoryPanel } from "./gpu/historyPanel";
 import { GpuMonitor } from "./gpu/monitor";
 import { toInventoryParams } from "./gpu/present";
-import { orderSelection, SelectionStore } from "./gpu/selection";
+import { orderSelection, type SelectionStore } from "./gpu/selection";
+import type { GpuDashboard } from "./gpu/dashboard";
 import { createGpuFeatures } from "./gpu/features";
 import { log, logChannel, traceChannel } from "./log";
 import type { GpuPilotLanguageClient } from "./lsp/languageClient";
 import { registerRunCodeLens } from "./run/codeLens";
 import { checkRunFor, type RunHost } from "./run/runActiveFile";
 import { SlurmFeatures } from "./slurm/features";
+import type { CommandId, Shell } from "./shell";
 
 /** How long the checks before a run wait for `gpuPilot/runFacts` (ms); then the run goes on without them. */
 export const RUN_FACTS_TIMEOUT_MS = 15_000;
@@ -47,10 +52,13 @@ export function loadLanguageClientModule(): typeof import("./lsp/languageClient"
 }
 
 export class Ctx implements RunHost, AgentHost {
+  readonly extCtx: vscode.ExtensionContext;
   readonly monitor: GpuMonitor;
   readonly selection: SelectionStore;
   /** The "Show GPU History" panel (gpuPilot.showHistory). */
   readonly historyPanel: HistoryPanel;
+  /** The dashboard webview view's provider (the shell's stand-in hands it the view). */
+  readonly dashboard: GpuDashboard;
   /** The GPU view, status bar, terminal environment and debug provider, and their API part. */
   private readonly gpuFeatures: ReturnType<typeof createGpuFeatures>;
   private _lastRun: LastRun | undefined;
@@ -61,37 +69,52 @@ export class Ctx implements RunHost, AgentHost {
   private serverOp: Promise<void> = Promise.resolve();
   private lastSentInventory: string | undefined;
   private disposed = false;
-  /** The agent tools (language-model tools and the MCP server definition), see agents/lmTools.ts. */
-  readonly agentTools: ReturnType<typeof registerAgentTools>;
+  /** The agent tools (language-model tools), see agents/lmTools.ts; registered by the shell (agents/register.ts). */
+  readonly agentTools: Record<ToolName, AgentTool>;
   /** The Slurm view, submit, cancel and job output (slurm/features.ts). */
   readonly slurm: SlurmFeatures;
+  private readonly handlers = new Map<CommandId, (...args: unknown[]) => unknown>();
+  private apiObject: GpuPilotApi | undefined;
 
-  constructor(readonly extCtx: vscode.ExtensionContext) {
+  /** `shell`: what activate() registered (shell.ts); this fills in the code behind it. */
+  constructor(private readonly shell: Shell) {
+    const extCtx = (this.extCtx = shell.extCtx);
     // The run's pid while it runs: its processes are marked "this workspace's run" in the GPU view.
     this.monitor = new GpuMonitor({ runPid: () => (this._lastRun?.endedAt === undefined ? this._lastRun?.pid : undefined) });
-    this.selection = new SelectionStore(extCtx.workspaceState);
-    this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection);
+    this.selection = shell.selection;
+    this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection, shell.gpu);
+    this.dashboard = this.gpuFeatures.dashboard;
     this.historyPanel = new HistoryPanel(extCtx.extensionUri, this.monitor, this.selection, () => this._lastRun);
     // The submit command waits at most 5 s for the script's facts (then keeps the launcher setting).
-    this.slurm = new SlurmFeatures(extCtx, (uri, text) => this.runFacts(uri, text, 5000));
+    this.slurm = new SlurmFeatures(extCtx, (uri, text) => this.runFacts(uri, text, 5000), shell.slurm);
+    this.agentTools = createAgentTools(this);
     extCtx.subscriptions.push(
       this.slurm,
       this.historyPanel,
       this.monitor,
       ...this.gpuFeatures.disposables,
-      ...registerRunCodeLens(this.selection),
+      ...registerRunCodeLens(this.selection, shell.runCodeLens),
+      shell.monitor.attach(this.monitor),
       this.monitor.onDidChange(() => this.sendInventory()),
       this.selection.onDidChange(() => this.sendInventory()),
-      ...(this.agentTools = registerAgentTools(this, extCtx.extensionPath)).disposables,
-      vscode.workspace.onDidChangeConfiguration((e) => {
-        if (config.affects(e, config.SERVER_RESTART_KEYS)) {
-          log.info("A setting the language server reads at start changed: restarting it.");
-          void this.restartServer();
-        } else if (config.affects(e, config.LINT_KEYS)) {
-          this.sendSettings();
-        }
-      }),
     );
+  }
+
+  /** The handler of command `id` (commands.ts), made at its first call. */
+  command(id: CommandId): (...args: unknown[]) => unknown {
+    let handler = this.handlers.get(id);
+    if (!handler) this.handlers.set(id, (handler = commands[id](this)));
+    return handler;
+  }
+
+  /** A change of settings (the shell's listener): restarts the server or sends it the lint settings. */
+  onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
+    if (config.affects(e, config.SERVER_RESTART_KEYS)) {
+      log.info("A setting the language server reads at start changed: restarting it.");
+      void this.restartServer();
+    } else if (config.affects(e, config.LINT_KEYS)) {
+      this.sendSettings();
+    }
   }
 
   /** Extension-lifetime disposables (`ExtensionContext.subscriptions`). */
@@ -191,10 +214,11 @@ export class Ctx implements RunHost, AgentHost {
     }
   }
 
-  /** The object `activate()` returns (see api.ts). */
+  /** The API's methods with the features behind them (the shell's api() forwards to these; made once). */
   api(): GpuPilotApi {
+    if (this.apiObject) return this.apiObject;
     const lastRun = () => this.lastRun;
-    return {
+    return (this.apiObject = {
       ...this.gpuFeatures.api,
       getSelection: () => this.selection.get(),
       setSelection: (ids: string[]) => this.selection.set(orderSelection(ids, this.monitor.inventory?.gpus ?? [])),
@@ -207,13 +231,14 @@ export class Ctx implements RunHost, AgentHost {
       },
       checkRun: (uri, launcher) => checkRunFor(this, uri, launcher),
       getHistoryPanelState: () => this.historyPanel.getState(),
-      getAgentTools: () => ({ registered: this.agentTools.registered(), tools: this.agentTools.tools }),
+      getAgentTools: () => ({ registered: this.shell.agents.registered(), tools: this.agentTools }),
       getLanguageClientTimings: () => this.languageClientTimings(),
+      getFeaturesTimings: () => this.shell.featuresTimings(),
       getSlurmState: () => this.slurm.state(),
       refreshSlurm: () => this.slurm.refresh(),
       submitToSlurm: (uri, opts) => this.slurm.submit(uri, opts),
       cancelSlurmJob: (id) => this.slurm.cancelJobNow(id),
-    };
+    });
   }
 
   /** Stops the server; the rest is disposed through `ExtensionContext.subscriptions`. */

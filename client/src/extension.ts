@@ -1,40 +1,41 @@
 /**
- * Entry point: activate / deactivate only; everything else lives in {@link Ctx}.
+ * Entry point: activate / deactivate only. What activation registers is {@link Shell} (shell.ts,
+ * this bundle: dist/client.js); the code behind it is dist/features.js (features.ts, ctx.ts), loaded
+ * at its first use and in any case a turn of the event loop after activation (issue 20, load time).
  *
  * `activate()` returns the {@link GpuPilotApi} (see api.ts): selection, inventory, refresh and the
  * last run, for tests and other extensions.
  */
 import type * as vscode from "vscode";
 import type { GpuPilotApi } from "./api";
-import { registerCommands } from "./commands";
-import { Ctx } from "./ctx";
 import { disposeLog, log } from "./log";
+import { Shell } from "./shell";
 
 export type { GpuPilotApi, LastRun } from "./api";
+/** For dist/features.js only (shared.ts): the modules it takes from this bundle. */
+export { shared as __gpuPilotShared } from "./shared";
 
-let ctx: Ctx | undefined;
+let shell: Shell | undefined;
 
 export function activate(context: vscode.ExtensionContext): GpuPilotApi {
   const started = performance.now();
-  ctx = new Ctx(context);
-  registerCommands(ctx);
+  shell = new Shell(context);
   // What is heavy waits for the event loop's next turn (issue 20; VS Code's guidance: activation
-  // registers, the work comes later): the language client (dist/lsp.js, loaded by startServer) and
-  // one inventory query (dist/execa.js at the first process) so the language server knows the GPUs
-  // even while the view is hidden (the view polls only while visible).
-  void ctx.startServer(true);
-  const current = ctx;
-  setImmediate(() => void current.monitor.refresh());
+  // registers, the work comes later): the features (dist/features.js), which queue the language
+  // server's start (dist/lsp.js, a turn later again), and one inventory query (dist/execa.js at the
+  // first process) so the language server knows the GPUs even while the view is hidden.
+  const current = shell;
+  setImmediate(() => current.afterActivation());
   log.info(`GPU Pilot ${String((context.extension.packageJSON as { version?: unknown }).version ?? "")} activated.`);
-  const api = ctx.api();
+  const api = shell.api();
   api.activationMs = performance.now() - started;
   log.info(`Activated in ${api.activationMs.toFixed(1)} ms.`);
   return api;
 }
 
 export async function deactivate(): Promise<void> {
-  const current = ctx;
-  ctx = undefined;
+  const current = shell;
+  shell = undefined;
   await current?.dispose();
   disposeLog();
 }

@@ -155,7 +155,7 @@ async function main() {
     if (!list.output.includes(`${extensionId}@${pkg.version}`)) throw new Error(`--list-extensions: ${list.output.trim()}`);
     const dir = path.join(extensionsDir, installedName);
     if (!fs.existsSync(dir) || fs.lstatSync(dir).isSymbolicLink()) throw new Error(`${dir} missing or a link`);
-    for (const f of ["package.json", "dist/client.js", "dist/server.js", "dist/tree-sitter-python.wasm", "syntaxes/cuda-env.injection.tmLanguage.json"]) {
+    for (const f of ["package.json", "dist/client.js", "dist/features.js", "dist/server.js", "dist/tree-sitter-python.wasm", "syntaxes/cuda-env.injection.tmLanguage.json"]) {
       if (!fs.existsSync(path.join(dir, f))) throw new Error(`${f} not installed`);
     }
     for (const f of ["client/src", "server/src", "node_modules", "test"]) {

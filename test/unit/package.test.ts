@@ -71,33 +71,36 @@ test("npm run package builds a .vsix of at most 1.5 MB", () => {
 test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing else", async () => {
   const { names } = await readZip(vsix);
   const files = names.filter((n) => n.startsWith("extension/")).map((n) => n.slice("extension/".length));
-  for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/lsp.js", "dist/execa.js", "dist/server.js", "dist/cli.js",
+  for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/features.js", "dist/lsp.js", "dist/execa.js", "dist/server.js", "dist/cli.js",
     "dist/tree-sitter.wasm", "dist/tree-sitter-python.wasm", "dist/history.js", "dist/history.css", "dist/dashboard.js", "dist/dashboard.css", "media/icon.png", "media/gpu.svg",
     "media/walkthrough/select.md", "media/walkthrough/run.md"]) {
     assert.ok(files.includes(f), `${f} missing from the .vsix (${files.join(", ")})`);
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
-  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|lsp|execa|server|history|dashboard|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|features|lsp|execa|server|history|dashboard|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")), "source maps, sources or node_modules packed");
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
 });
 
-test("the .vsix carries only bundles the extension runs: client.js (main), lsp.js and execa.js (required by the client after activation), server.js, history.js and dashboard.js (loaded by the client), cli.js (the gpu-pilot mcp server it registers)", async () => {
-  const { names, texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/package.json");
+test("the .vsix carries only bundles the extension runs: client.js (main), features.js, lsp.js and execa.js (required by the client after activation), server.js, history.js and dashboard.js (loaded by the client), cli.js (the gpu-pilot mcp server it registers)", async () => {
+  const { names, texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/dist/features.js" || n === "extension/package.json");
   const bundles = names.filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n)).map((n) => n.slice("extension/dist/".length)).sort();
-  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "execa.js", "history.js", "lsp.js", "server.js"]);
+  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "execa.js", "features.js", "history.js", "lsp.js", "server.js"]);
   assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/client.js");
-  // Each other bundle is named by the client: it starts the server, loads the history webview from
-  // dist/ and names dist/cli.js in its MCP server definition (gpu-pilot mcp).
+  // The main names features.js; the two of them name each other bundle: the client starts the
+  // server, loads the history webview from dist/ and names dist/cli.js in its MCP server definition (gpu-pilot mcp).
   const client = texts.get("extension/dist/client.js") ?? "";
-  for (const b of ["server.js", "lsp.js", "execa.js", "history.js", "history.css", "dashboard.js", "dashboard.css", "cli.js"]) assert.ok(client.includes(b), `the client never names ${b}`);
+  const features = texts.get("extension/dist/features.js") ?? "";
+  assert.match(client, /require\("\.\/features\.js"\)/);
+  for (const b of ["server.js", "lsp.js", "execa.js", "history.js", "history.css", "dashboard.js", "dashboard.css", "cli.js"]) assert.ok(client.includes(b) || features.includes(b), `the client never names ${b}`);
 });
 
 test("the client bundle holds no parser: no web-tree-sitter or tree-sitter-python code and no .wasm reference (the language server parses; the server bundle does)", async () => {
-  const { texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/dist/server.js");
-  const client = texts.get("extension/dist/client.js") ?? "";
+  const { texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/dist/features.js" || n === "extension/dist/server.js");
+  // The client is two bundles (client.js, features.js): the parser is in neither.
+  const client = (texts.get("extension/dist/client.js") ?? "") + (texts.get("extension/dist/features.js") ?? "");
   const server = texts.get("extension/dist/server.js") ?? "";
   assert.ok(client.length > 10_000 && server.length > 10_000, "both bundles packed");
   // Each marker is in the server bundle (so the check can fail): package names, wasm file names,
@@ -109,21 +112,32 @@ test("the client bundle holds no parser: no web-tree-sitter or tree-sitter-pytho
   }
 });
 
-test("the client's entry bundle holds neither the language client nor execa: they are dist/lsp.js and dist/execa.js, each once (issue 20, load time)", async () => {
-  const { texts } = await readZip(vsix, (n) => /^extension\/dist\/(client|lsp|execa)\.js$/.test(n));
+test("the client's entry bundle holds neither the language client nor execa nor the features: they are dist/lsp.js, dist/execa.js and dist/features.js, each once (issue 20, load time)", async () => {
+  const { texts } = await readZip(vsix, (n) => /^extension\/dist\/(client|features|lsp|execa)\.js$/.test(n));
   const client = texts.get("extension/dist/client.js") ?? "";
+  const features = texts.get("extension/dist/features.js") ?? "";
   const lsp = texts.get("extension/dist/lsp.js") ?? "";
   const execa = texts.get("extension/dist/execa.js") ?? "";
-  // Messages of vscode-languageclient / vscode-jsonrpc and of execa: each in its own bundle (so the check can fail), in no other.
-  for (const [m, home] of [["Connection to server got closed", "lsp"], ["Pending response rejected since connection got disposed", "lsp"], ["Command failed with exit code", "execa"]] as const) {
-    const found = { client: client.includes(m), lsp: lsp.includes(m), execa: execa.includes(m) };
-    assert.deepEqual(found, { client: false, lsp: home === "lsp", execa: home === "execa" }, `where "${m}" is`);
+  // Messages of vscode-languageclient / vscode-jsonrpc, of execa, of the features (monitor, dashboard,
+  // Slurm, runs) and of the modules dist/client.js shares with dist/features.js (the log, the
+  // selection, the status bar, the agent tools' registration): each in its own bundle (so the check can fail), in no other.
+  const where = [
+    ["Connection to server got closed", "lsp"], ["Pending response rejected since connection got disposed", "lsp"], ["Command failed with exit code", "execa"],
+    ["Reading nvidia-smi...", "features"], ["GPU query failed unexpectedly", "features"], ["scancel stops it; its output so far stays.", "features"], ["Language server not found at", "features"],
+    ["GPU Pilot LSP Trace", "client"], ["Not a GPU index or UUID", "client"], ["No GPU selected for runs. Click to choose GPUs.", "client"], ["Agent tools are off (gpuPilot.agentTools.enabled).", "client"],
+  ] as const;
+  for (const [m, home] of where) {
+    const found = { client: client.includes(m), features: features.includes(m), lsp: lsp.includes(m), execa: execa.includes(m) };
+    assert.deepEqual(found, { client: home === "client", features: home === "features", lsp: home === "lsp", execa: home === "execa" }, `where "${m}" is`);
   }
-  // The entry requires them by name, beside it; the parser is in neither.
-  assert.match(client, /require\("\.\/lsp\.js"\)/);
-  assert.match(client, /require\("\.\/execa\.js"\)/);
+  // The entry requires the features by name, beside it; they require the others; the parser is in none.
+  assert.match(client, /require\("\.\/features\.js"\)/);
+  assert.match(features, /require\("\.\/lsp\.js"\)/);
+  assert.match(features, /require\("\.\/execa\.js"\)/);
+  // dist/features.js takes the shared modules from the loaded dist/client.js (esbuild.mjs sharedFromClient).
+  assert.match(features, /__gpuPilotShared/);
   for (const m of ["web-tree-sitter", "tree-sitter-python", ".wasm"]) assert.ok(!lsp.includes(m) && !execa.includes(m), `${m} in dist/lsp.js or dist/execa.js`);
-  assert.ok(client.length < 200 * 1024, `dist/client.js is ${client.length} bytes`);
+  assert.ok(client.length < 32 * 1024, `dist/client.js is ${client.length} bytes`);
 });
 
 /** Every link and image target of Markdown text: `[x](t)`, `![x](t)`, `<a href="t">`, `<img src="t">`. */

@@ -12,15 +12,10 @@ import type { ComputeApp, Gpu, Inventory, ProcessDetails } from "../gpu/nvidiaSm
 import { normalizePolicy, pickFreeGpus, type PickPolicy, type PickResult } from "../gpu/policy";
 import { escapeControls } from "../../../server/src/engine/text";
 import { indexOfEntry, isDeviceId, normalizeSelection, type SelectBy } from "../gpu/selection";
+import { TOOL, type ToolName } from "./toolNames";
 
 /** Tool names, as `contributes.languageModelTools` and the MCP server list them. */
-export const TOOL = {
-  listGpus: "gpu-pilot_listGpus",
-  pickGpus: "gpu-pilot_pickGpus",
-  checkFile: "gpu-pilot_checkFile",
-  runOnGpus: "gpu-pilot_runOnGpus",
-} as const;
-export type ToolName = (typeof TOOL)[keyof typeof TOOL];
+export { TOOL, type ToolName } from "./toolNames";
 
 /** The launchers an agent may ask for: those that need no workspace-only settings (custom, docker) or another machine (slurm). */
 export const AGENT_LAUNCHERS = ["python", "torchrun", "accelerate", "deepspeed"] as const;

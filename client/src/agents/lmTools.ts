@@ -32,48 +32,18 @@ import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, formatFindings, formatGpuList, formatPick, formatRunResult,
   resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
 } from "./core";
+import { type AgentTool, lmApi } from "./register";
+
+// The registration (at activation, in dist/client.js) is register.ts; these names stay importable from here.
+export { ENABLED_KEY, MCP_PROVIDER_ID, mcpDefinitionArgs, registerAgentTools, type AgentTool, type PreparedToolInvocation, type ToolInvocationOptions } from "./register";
 
 /** The button of GPU Pilot's own run confirmation (a call outside a chat request). */
 export const RUN_ANSWER = "Run";
 /** An inventory older than this is re-read before a tool answers, ms. */
 export const FRESH_MS = 2000;
-/** The setting that turns every agent tool (and the MCP registration) off. */
-export const ENABLED_KEY = `${config.SECTION}.agentTools.enabled`;
-/** The MCP server definition provider's id (package.json `contributes.mcpServerDefinitionProviders`). */
-export const MCP_PROVIDER_ID = "gpuPilot.mcp";
-
-// ---- The parts of the vscode.lm API used here (VS Code 1.95+ for tools, 1.101+ for MCP) ----
-
-/** `vscode.LanguageModelToolInvocationOptions<T>`. */
-export interface ToolInvocationOptions<T> {
-  input: T;
-  toolInvocationToken?: unknown;
-}
-/** `vscode.PreparedToolInvocation`. */
-export interface PreparedToolInvocation {
-  invocationMessage?: string;
-  confirmationMessages?: { title: string; message: string | vscode.MarkdownString };
-}
-/** `vscode.LanguageModelTool<T>`, as GPU Pilot implements it: results are text. */
-export interface AgentTool {
-  prepareInvocation?(options: { input: unknown }, token: vscode.CancellationToken): Promise<PreparedToolInvocation | undefined>;
-  invoke(options: ToolInvocationOptions<unknown>, token: vscode.CancellationToken): Promise<unknown>;
-}
-interface LmApi {
-  registerTool?(name: string, tool: AgentTool): vscode.Disposable;
-  registerMcpServerDefinitionProvider?(id: string, provider: { onDidChangeMcpServerDefinitions?: vscode.Event<void>; provideMcpServerDefinitions(token: vscode.CancellationToken): unknown[] }): vscode.Disposable;
-}
-interface LmClasses {
-  lm?: LmApi;
-  LanguageModelToolResult?: new (content: unknown[]) => unknown;
-  LanguageModelTextPart?: new (value: string) => unknown;
-  McpStdioServerDefinition?: new (label: string, command: string, args?: string[], env?: Record<string, string | number | null>, version?: string) => unknown;
-}
-const api = (): LmClasses => vscode as unknown as LmClasses;
-
 /** The text a tool returns, as a `LanguageModelToolResult` of one text part (plain `{ content: [{ value }] }` where the classes are missing). */
 export function textResult(text: string): unknown {
-  const { LanguageModelToolResult: Result, LanguageModelTextPart: Part } = api();
+  const { LanguageModelToolResult: Result, LanguageModelTextPart: Part } = lmApi();
   if (Result && Part) return new Result([new Part(text)]);
   return { content: [{ value: text }] };
 }
@@ -248,72 +218,3 @@ export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
   };
 }
 
-/** The `gpu-pilot mcp` definition VS Code starts: this extension's node (`ELECTRON_RUN_AS_NODE`) on dist/cli.js, without --allow-run. */
-export function mcpDefinitionArgs(extensionPath: string): { command: string; args: string[]; env: Record<string, string> } {
-  const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
-  return {
-    command: process.execPath,
-    args: [path.join(extensionPath, "dist", "cli.js"), "mcp", "--nvidia-smi", config.nvidiaSmiPath(), ...(root ? ["--root", root] : [])],
-    env: { ELECTRON_RUN_AS_NODE: "1" },
-  };
-}
-
-/**
- * Registers the tools and the MCP server definition while `gpuPilot.agentTools.enabled` is true
- * (re-checked on every change of it). Where `vscode.lm.registerTool` or
- * `registerMcpServerDefinitionProvider` is missing (VS Code before 1.95 / 1.101) that part is
- * skipped with a log line.
- * @returns what to dispose, and `registered()`: the tool names registered now (tests, the e2e).
- */
-export function registerAgentTools(host: AgentHost, extensionPath: string): { disposables: vscode.Disposable[]; registered(): string[]; tools: Record<ToolName, AgentTool> } {
-  const tools = createAgentTools(host);
-  const live: vscode.Disposable[] = [];
-  let names: string[] = [];
-  const mcpChanged = new vscode.EventEmitter<void>();
-  const enabled = () => vscode.workspace.getConfiguration(config.SECTION).get<unknown>("agentTools.enabled") !== false;
-  const apply = () => {
-    for (const d of live.splice(0)) d.dispose();
-    names = [];
-    if (!enabled()) {
-      log.info("Agent tools are off (gpuPilot.agentTools.enabled).");
-      return;
-    }
-    const lm = api().lm;
-    if (typeof lm?.registerTool !== "function") {
-      log.info("This VS Code has no language-model tool API (vscode.lm.registerTool, VS Code 1.95+): GPU Pilot's agent tools are not registered.");
-    } else {
-      for (const [name, tool] of Object.entries(tools)) {
-        try {
-          live.push(lm.registerTool(name, tool));
-          names.push(name);
-        } catch (e) {
-          log.warn(`Could not register the agent tool ${name}: ${(e as Error).message}`);
-        }
-      }
-    }
-    const Def = api().McpStdioServerDefinition;
-    if (typeof lm?.registerMcpServerDefinitionProvider === "function" && Def) {
-      try {
-        live.push(lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
-          onDidChangeMcpServerDefinitions: mcpChanged.event,
-          provideMcpServerDefinitions: () => {
-            const d = mcpDefinitionArgs(extensionPath);
-            return [new Def("GPU Pilot", d.command, d.args, d.env)];
-          },
-        }));
-      } catch (e) {
-        log.warn(`Could not register the GPU Pilot MCP server: ${(e as Error).message}`);
-      }
-    }
-  };
-  apply();
-  const sub = vscode.workspace.onDidChangeConfiguration((e) => {
-    if (e.affectsConfiguration(ENABLED_KEY)) apply();
-    else if (config.affects(e, config.NVIDIA_SMI_KEYS)) mcpChanged.fire();
-  });
-  return {
-    disposables: [sub, mcpChanged, { dispose: () => { for (const d of live.splice(0)) d.dispose(); } }],
-    registered: () => [...names],
-    tools,
-  };
-}

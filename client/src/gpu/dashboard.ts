@@ -20,12 +20,13 @@ import * as vscode from "vscode";
 import { webviewPage } from "./webviewPage";
 import * as config from "../config";
 import { log } from "../log";
+import { DASHBOARD_VIEW_ID } from "../views";
 import { buildDashboardModel, DEFAULT_SORT, type DashboardModel, nextSort, type ProcessSort, type ProcessSortKey } from "./dashboardModel";
 import type { GpuMonitor } from "./monitor";
 import { type SelectionStore, toggleEntry } from "./selection";
 
 /** View id in package.json. */
-export const DASHBOARD_VIEW_ID = "gpuPilot.dashboard";
+export { DASHBOARD_VIEW_ID } from "../views";
 
 /** A control of the dashboard that {@link GpuDashboard.click} can click. */
 export type DashboardClickTarget =
@@ -241,8 +242,10 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
  * with `ready` when shown).
  * @returns the dashboard and what to dispose.
  */
-export function registerGpuDashboard(extensionUri: vscode.Uri, monitor: GpuMonitor, selection: SelectionStore, state: vscode.Memento): { dashboard: GpuDashboard; disposables: vscode.Disposable[] } {
+export function registerGpuDashboard(extensionUri: vscode.Uri, monitor: GpuMonitor, selection: SelectionStore, state: vscode.Memento, registered = false): { dashboard: GpuDashboard; disposables: vscode.Disposable[] } {
   const dashboard = new GpuDashboard(extensionUri, monitor, selection, state);
+  // `registered`: the entry bundle registered a stand-in at activation (shell.ts) that hands the view to this dashboard.
+  if (registered) return { dashboard, disposables: [dashboard] };
   const reg = vscode.window.registerWebviewViewProvider(DASHBOARD_VIEW_ID, dashboard);
   return { dashboard, disposables: [dashboard, reg] };
 }

@@ -8,7 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "../log";
-import type { GpuMonitor } from "./monitor";
+import type { InventorySource } from "./monitor";
 import type { Inventory } from "./nvidiaSmi";
 import { indexOfEntry, type SelectionStore } from "./selection";
 
@@ -83,7 +83,7 @@ export const PYTHON_DEBUG_TYPES = ["debugpy", "python"] as const;
  * `attach` configuration. CUDA_DEVICE_ORDER is added unless `env` sets it.
  */
 export class GpuDebugConfigurationProvider implements vscode.DebugConfigurationProvider {
-  constructor(private readonly selection: SelectionStore, private readonly monitor: GpuMonitor) {}
+  constructor(private readonly selection: SelectionStore, private readonly monitor: InventorySource) {}
 
   resolveDebugConfiguration(folder: vscode.WorkspaceFolder | undefined, debugConfiguration: vscode.DebugConfiguration): vscode.ProviderResult<vscode.DebugConfiguration> {
     const env = selectionEnvironment(this.selection.get());
@@ -122,7 +122,7 @@ export class GpuDebugConfigurationProvider implements vscode.DebugConfigurationP
 export function registerSelectionEnvironment(
   collection: vscode.GlobalEnvironmentVariableCollection | undefined,
   selection: SelectionStore,
-  monitor: GpuMonitor,
+  monitor: InventorySource,
 ): { provider: GpuDebugConfigurationProvider; disposables: vscode.Disposable[] } {
   const provider = new GpuDebugConfigurationProvider(selection, monitor);
   const disposables: vscode.Disposable[] = PYTHON_DEBUG_TYPES.map((type) => vscode.debug.registerDebugConfigurationProvider(type, provider));

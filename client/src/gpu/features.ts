@@ -5,26 +5,37 @@
 import * as vscode from "vscode";
 import type { GpuViewApi } from "../api";
 import { pickFreeGpusCommand } from "./actions";
-import { registerGpuDashboard } from "./dashboard";
+import { type GpuDashboard, registerGpuDashboard } from "./dashboard";
 import { registerSelectionEnvironment } from "./environment";
 import type { GpuMonitor } from "./monitor";
 import type { SelectionStore } from "./selection";
 import { createSelectionStatusBar, statusBarContent } from "./statusBar";
-import { createGpuTreeView, treeRows } from "./tree";
+import { createGpuTreeView, type GpuTreeNode, treeRows } from "./tree";
+import type { LateView } from "../views";
 
 const MUTATOR_TYPE: Record<number, "replace" | "append" | "prepend"> = { 1: "replace", 2: "append", 3: "prepend" };
+
+/** What the entry bundle (shell.ts) sets up for the GPU side at activation, before dist/features.js is loaded. */
+export interface GpuEarly {
+  /** The GPU view, created at activation. */
+  view: LateView<GpuTreeNode>;
+  /** The terminal environment and the debug configuration provider (registerSelectionEnvironment, at activation). */
+  env: ReturnType<typeof registerSelectionEnvironment>;
+}
 
 /**
  * Creates the GPU view, the status bar item, the terminal environment and the debug configuration
  * provider. `extCtx.environmentVariableCollection` may be absent (stand-in contexts): terminals are
- * then left alone.
+ * then left alone. With `early` (the extension: shell.ts) the view, the dashboard's registration,
+ * the status bar item and the environment exist already: the view gets its provider, the dashboard
+ * its object.
  * @returns what to dispose (push into `ExtensionContext.subscriptions`) and the API part.
  */
-export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuMonitor, selection: SelectionStore): { disposables: vscode.Disposable[]; api: GpuViewApi } {
-  const tree = createGpuTreeView(monitor, selection);
-  const dash = registerGpuDashboard(extCtx.extensionUri, monitor, selection, extCtx.workspaceState);
+export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuMonitor, selection: SelectionStore, early?: GpuEarly): { disposables: vscode.Disposable[]; api: GpuViewApi; dashboard: GpuDashboard } {
+  const tree = createGpuTreeView(monitor, selection, early?.view);
+  const dash = registerGpuDashboard(extCtx.extensionUri, monitor, selection, extCtx.workspaceState, early !== undefined);
   const collection = (extCtx as { environmentVariableCollection?: vscode.GlobalEnvironmentVariableCollection }).environmentVariableCollection;
-  const env = registerSelectionEnvironment(collection, selection, monitor);
+  const env = early?.env ?? registerSelectionEnvironment(collection, selection, monitor);
   const api: GpuViewApi = {
     gpuTreeProvider: tree.provider as vscode.TreeDataProvider<unknown>,
     getTreeRows: () => treeRows(tree.provider),
@@ -41,5 +52,7 @@ export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuM
     getDashboardState: () => dash.dashboard.getState(),
     clickInDashboard: (target) => dash.dashboard.click(target),
   };
-  return { disposables: [...tree.disposables, ...dash.disposables, ...createSelectionStatusBar(selection, monitor), ...env.disposables], api };
+  // Early, the status bar item and the environment belong to the entry bundle (their disposables too).
+  const own = early ? [] : [...createSelectionStatusBar(selection, monitor), ...env.disposables];
+  return { disposables: [...tree.disposables, ...dash.disposables, ...own], api, dashboard: dash.dashboard };
 }

@@ -72,6 +72,17 @@ export interface MonitorOptions {
 /** Retries of a one-shot query that timed out (each with a doubled limit, at most 4x). */
 const ONE_SHOT_RETRIES = 4;
 
+/**
+ * What the status bar and the terminal environment read of the monitor (they are in the entry
+ * bundle, dist/client.js, and read it through shell.ts's LateMonitor until dist/features.js has made one).
+ */
+export interface InventorySource {
+  /** The last inventory; undefined before the first answer. */
+  readonly inventory: Inventory | undefined;
+  /** Fires after every update. */
+  readonly onDidChange: vscode.Event<void>;
+}
+
 /** Owns the inventory; fires {@link onDidChange} after every update (tick, process list, query). */
 export class GpuMonitor implements vscode.Disposable {
   private readonly emitter = new vscode.EventEmitter<void>();

@@ -5,7 +5,7 @@
  * view is visible, else from the last query).
  */
 import * as vscode from "vscode";
-import type { GpuMonitor } from "./monitor";
+import type { InventorySource } from "./monitor";
 import type { Gpu, Inventory } from "./nvidiaSmi";
 import { indexOfEntry, selectionLabel, type SelectionStore, unknownEntries } from "./selection";
 import { formatMemoryPair, formatPercent, formatTemperature } from "./units";
@@ -63,7 +63,7 @@ export function statusBarContent(ids: readonly string[], inv: Inventory | undefi
 }
 
 /** Creates, shows and keeps updated the selection status bar item. @returns what to dispose. */
-export function createSelectionStatusBar(selection: SelectionStore, monitor: GpuMonitor): vscode.Disposable[] {
+export function createSelectionStatusBar(selection: SelectionStore, monitor: InventorySource): vscode.Disposable[] {
   const item = vscode.window.createStatusBarItem("gpuPilot.selection", vscode.StatusBarAlignment.Left, 100);
   item.name = "GPU Pilot: GPU Selection";
   item.command = "gpuPilot.selectGpus";

@@ -24,9 +24,10 @@ import {
 } from "./present";
 import { isMigSelected, isSelected, type SelectionStore, toggleEntry } from "./selection";
 import { log } from "../log";
+import { GPU_VIEW_ID, GPU_VIEW_OPTIONS, type LateView } from "../views";
 
 /** View id in package.json. */
-export const VIEW_ID = "gpuPilot.gpus";
+export { GPU_VIEW_ID as VIEW_ID } from "../views";
 
 /** A row of the view. */
 export type GpuTreeNode =
@@ -237,18 +238,16 @@ export function treeRows(provider: GpuTreeProvider): GpuTreeRow[] {
 }
 
 /**
- * Creates the view with its provider; ticking a GPU's or MIG device's checkbox updates the
+ * Creates the view with its provider (or, with `late`, connects the provider to the view the entry
+ * bundle created at activation, views.ts); ticking a GPU's or MIG device's checkbox updates the
  * selection (written per `gpuPilot.selectBy`; UUIDs once a MIG device is in it). The monitor
  * streams while the view is visible.
- * @returns the TreeView, its provider and everything to dispose with it.
+ * @returns the TreeView, its provider and everything to dispose with it (not a late view: its creator disposes it).
  */
-export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
+export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore, late?: LateView<GpuTreeNode>): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
   const provider = new GpuTreeProvider(monitor, selection);
-  const view = vscode.window.createTreeView<GpuTreeNode>(VIEW_ID, {
-    treeDataProvider: provider,
-    manageCheckboxStateManually: true,
-    showCollapseAll: true,
-  });
+  const view = late?.view ?? vscode.window.createTreeView<GpuTreeNode>(GPU_VIEW_ID, { treeDataProvider: provider, ...GPU_VIEW_OPTIONS });
+  const own = late ? late.connect(provider) : view;
   const onCheck = view.onDidChangeCheckboxState(async (e) => {
     const gpus = monitor.inventory?.gpus ?? [];
     const migs = monitor.inventory?.mig ?? [];
@@ -266,5 +265,5 @@ export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore
     }
   });
   const visibility = monitor.followVisibility(view);
-  return { view, provider, disposables: [provider, view, onCheck, visibility] };
+  return { view, provider, disposables: [provider, own, onCheck, visibility] };
 }

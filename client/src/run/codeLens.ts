@@ -10,6 +10,7 @@ import type { SelectionStore } from "../gpu/selection";
 import { log } from "../log";
 import { mainGuardLine } from "./mainGuard";
 import * as settings from "./settings";
+import { type LateCodeLensProvider, RUN_CODELENS_SELECTOR } from "../views";
 
 /** The command the lens runs. */
 export const RUN_COMMAND = "gpuPilot.runActiveFile";
@@ -59,13 +60,16 @@ export class RunCodeLensProvider implements vscode.CodeLensProvider {
   }
 }
 
-/** Registers the provider for Python files and refreshes it on selection, setting and trust changes. */
-export function registerRunCodeLens(selection: SelectionStore): vscode.Disposable[] {
+/**
+ * Registers the provider for Python files (or, with `late`, connects it to the stand-in the entry
+ * bundle registered at activation, views.ts) and refreshes it on selection, setting and trust changes.
+ */
+export function registerRunCodeLens(selection: SelectionStore, late?: LateCodeLensProvider): vscode.Disposable[] {
   const provider = new RunCodeLensProvider(selection);
   const sub = selection.onDidChange(() => provider.refresh());
   return [
     provider,
-    vscode.languages.registerCodeLensProvider([{ language: "python", scheme: "file" }, { language: "python", scheme: "untitled" }], provider),
+    late ? late.connect(provider) : vscode.languages.registerCodeLensProvider(RUN_CODELENS_SELECTOR, provider),
     { dispose: () => sub.dispose() },
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (config.affects(e, settings.CODELENS_KEYS)) provider.refresh();

@@ -7,12 +7,22 @@ import * as os from "node:os";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "../log";
-import { findProgram } from "../run/which";
 import { cancelJob, currentUser, jobDetails } from "./cli";
 import type { SlurmJob } from "./parse";
 import { isActive } from "./present";
 import { SlurmJobs, SubmitCodeLensProvider, submitCommand, type SlurmHost, type SubmitOptions, type SubmittedJob } from "./submit";
-import { createSlurmTreeView, SLURM_CONTEXT_KEY, type SlurmNode, type SlurmSnapshot } from "./view";
+import { createSlurmTreeView, type SlurmNode, type SlurmSnapshot } from "./view";
+import { type LateCodeLensProvider, type LateView, probeSlurm, SUBMIT_CODELENS_SELECTOR } from "../views";
+
+/** What the entry bundle (shell.ts) sets up for Slurm at activation, before dist/features.js is loaded. */
+export interface SlurmEarly {
+  /** {@link probeSlurm}'s answer. */
+  available: boolean;
+  /** The Slurm view, created at activation. */
+  view: LateView<SlurmNode>;
+  /** The submit CodeLens provider registered at activation. */
+  codeLens: LateCodeLensProvider;
+}
 
 /** `gpuPilot.slurm.pollSeconds`: the view's poll period, s (default 30, at least 30). */
 export function pollSeconds(): number {
@@ -47,12 +57,14 @@ export class SlurmFeatures implements vscode.Disposable {
   private readonly host: SlurmHost;
   readonly disposables: vscode.Disposable[] = [];
 
-  /** `runFacts`: the language server's `gpuPilot/runFacts` (Ctx.runFacts), for the launcher the submit command proposes. */
-  constructor(extCtx: vscode.ExtensionContext, runFacts?: SlurmHost["runFacts"]) {
-    this.available = findProgram("sinfo", { pathEnv: process.env.PATH }) !== undefined;
-    void vscode.commands.executeCommand("setContext", SLURM_CONTEXT_KEY, this.available);
-    log.info(this.available ? "Slurm: sinfo found on PATH; the Slurm view is available." : "Slurm: no sinfo on PATH; the Slurm view is hidden.");
-    this.tree = createSlurmTreeView({ pollSeconds, timeoutMs });
+  /**
+   * `runFacts`: the language server's `gpuPilot/runFacts` (Ctx.runFacts), for the launcher the submit command proposes.
+   * `early`: what the entry bundle did at activation (shell.ts: the sinfo probe and its context key,
+   * the view, the CodeLens registration); without it this constructor does all of that itself.
+   */
+  constructor(extCtx: vscode.ExtensionContext, runFacts?: SlurmHost["runFacts"], early?: SlurmEarly) {
+    this.available = early?.available ?? probeSlurm();
+    this.tree = createSlurmTreeView({ pollSeconds, timeoutMs }, early?.view);
     this.host = {
       // The extension's global storage (usually in the home folder, which compute nodes share); a stand-in context may have none.
       get scratchFolder() { return path.join(extCtx.globalStorageUri?.fsPath ?? path.join(os.tmpdir(), "gpu-pilot"), "slurm"); },
@@ -61,10 +73,11 @@ export class SlurmFeatures implements vscode.Disposable {
       ...(runFacts ? { runFacts } : {}),
     };
     this.jobs = new SlurmJobs(this.host);
+    const lens = new SubmitCodeLensProvider();
     this.disposables.push(
       ...this.tree.disposables,
       this.jobs,
-      vscode.languages.registerCodeLensProvider([{ language: "shellscript", scheme: "file" }, { scheme: "file", pattern: "**/*.{sbatch,slurm}" }], new SubmitCodeLensProvider()),
+      early ? early.codeLens.connect(lens) : vscode.languages.registerCodeLensProvider(SUBMIT_CODELENS_SELECTOR, lens),
     );
   }
 

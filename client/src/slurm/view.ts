@@ -11,14 +11,15 @@
 import * as vscode from "vscode";
 import { Poller } from "../gpu/poller";
 import { log } from "../log";
+import { SLURM_VIEW_ID, SLURM_VIEW_OPTIONS, type LateView } from "../views";
 import { queryJobs, queryPartitions, type SlurmCliOptions } from "./cli";
 import type { PartitionGpus, SlurmJob } from "./parse";
 import { backoffSeconds, failureRow, isActive, jobDetailRows, jobRow, partitionRow } from "./present";
 
 /** View id in package.json. */
-export const SLURM_VIEW_ID = "gpuPilot.slurm";
+export { SLURM_VIEW_ID } from "../views";
 /** Context key: true when `sinfo` was found on PATH at activation (the view's `when`). */
-export const SLURM_CONTEXT_KEY = "gpuPilot.slurmAvailable";
+export { SLURM_CONTEXT_KEY } from "../views";
 
 /** A row of the view. */
 export type SlurmNode =
@@ -187,11 +188,15 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
   }
 }
 
-/** Creates the view; polling follows its visibility. */
-export function createSlurmTreeView(settings: SlurmViewSettings): { provider: SlurmTreeProvider; view: vscode.TreeView<SlurmNode>; disposables: vscode.Disposable[] } {
+/**
+ * Creates the view (or, with `late`, connects the provider to the view the entry bundle created at
+ * activation, views.ts); polling follows its visibility.
+ */
+export function createSlurmTreeView(settings: SlurmViewSettings, late?: LateView<SlurmNode>): { provider: SlurmTreeProvider; view: vscode.TreeView<SlurmNode>; disposables: vscode.Disposable[] } {
   const provider = new SlurmTreeProvider(settings);
-  const view = vscode.window.createTreeView(SLURM_VIEW_ID, { treeDataProvider: provider, showCollapseAll: false });
+  const view = late?.view ?? vscode.window.createTreeView(SLURM_VIEW_ID, { treeDataProvider: provider, ...SLURM_VIEW_OPTIONS });
+  const own = late ? late.connect(provider) : view;
   const sync = () => provider.poller.setActive(view.visible);
   sync();
-  return { provider, view, disposables: [provider, view, view.onDidChangeVisibility(sync)] };
+  return { provider, view, disposables: [provider, own, view.onDidChangeVisibility(sync)] };
 }

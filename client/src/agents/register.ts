@@ -1,0 +1,138 @@
+/**
+ * Registers the agent tools (issue 22) at activation: the language-model tools of
+ * `contributes.languageModelTools` through `vscode.lm.registerTool` and the `gpu-pilot mcp` server
+ * through `vscode.lm.registerMcpServerDefinitionProvider`, while `gpuPilot.agentTools.enabled` is
+ * true. This file is in the entry bundle (dist/client.js); what the tools do (lmTools.ts, core.ts) is
+ * in dist/features.js, loaded at a tool's first call. Both APIs are newer than this extension's
+ * engine floor (1.91): they are looked up at run time and skipped (one log line) where missing.
+ */
+import * as path from "node:path";
+import * as vscode from "vscode";
+import * as config from "../config";
+import { log } from "../log";
+import { PREPARED_TOOLS, TOOL, type ToolName } from "./toolNames";
+
+/** The setting that turns every agent tool (and the MCP registration) off. */
+export const ENABLED_KEY = `${config.SECTION}.agentTools.enabled`;
+/** The MCP server definition provider's id (package.json `contributes.mcpServerDefinitionProviders`). */
+export const MCP_PROVIDER_ID = "gpuPilot.mcp";
+
+// ---- The parts of the vscode.lm API used here (VS Code 1.95+ for tools, 1.101+ for MCP) ----
+
+/** `vscode.LanguageModelToolInvocationOptions<T>`. */
+export interface ToolInvocationOptions<T> {
+  input: T;
+  toolInvocationToken?: unknown;
+}
+/** `vscode.PreparedToolInvocation`. */
+export interface PreparedToolInvocation {
+  invocationMessage?: string;
+  confirmationMessages?: { title: string; message: string | vscode.MarkdownString };
+}
+/** `vscode.LanguageModelTool<T>`, as GPU Pilot implements it: results are text. */
+export interface AgentTool {
+  prepareInvocation?(options: { input: unknown }, token: vscode.CancellationToken): Promise<PreparedToolInvocation | undefined>;
+  invoke(options: ToolInvocationOptions<unknown>, token: vscode.CancellationToken): Promise<unknown>;
+}
+interface LmApi {
+  registerTool?(name: string, tool: AgentTool): vscode.Disposable;
+  registerMcpServerDefinitionProvider?(id: string, provider: { onDidChangeMcpServerDefinitions?: vscode.Event<void>; provideMcpServerDefinitions(token: vscode.CancellationToken): unknown[] }): vscode.Disposable;
+}
+export interface LmClasses {
+  lm?: LmApi;
+  LanguageModelToolResult?: new (content: unknown[]) => unknown;
+  LanguageModelTextPart?: new (value: string) => unknown;
+  McpStdioServerDefinition?: new (label: string, command: string, args?: string[], env?: Record<string, string | number | null>, version?: string) => unknown;
+}
+/** The `vscode` module with the parts of the lm API it may lack. */
+export const lmApi = (): LmClasses => vscode as unknown as LmClasses;
+
+/**
+ * Stand-ins for the tools, by name: each forwards to the real tool, loaded (`load`) at the first
+ * call; only the tools of {@link PREPARED_TOOLS} have a `prepareInvocation` (VS Code asks it only
+ * where one exists).
+ */
+export function lateTools(load: () => Record<ToolName, AgentTool>): Record<ToolName, AgentTool> {
+  const out = {} as Record<ToolName, AgentTool>;
+  for (const name of Object.values(TOOL)) {
+    out[name] = {
+      invoke: (options, token) => load()[name].invoke(options, token),
+      ...(PREPARED_TOOLS.includes(name) ? { prepareInvocation: (options: { input: unknown }, token: vscode.CancellationToken) => load()[name].prepareInvocation?.(options, token) ?? Promise.resolve(undefined) } : {}),
+    };
+  }
+  return out;
+}
+
+/** The `gpu-pilot mcp` definition VS Code starts: this extension's node (`ELECTRON_RUN_AS_NODE`) on dist/cli.js, without --allow-run. */
+export function mcpDefinitionArgs(extensionPath: string): { command: string; args: string[]; env: Record<string, string> } {
+  const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  return {
+    command: process.execPath,
+    args: [path.join(extensionPath, "dist", "cli.js"), "mcp", "--nvidia-smi", config.nvidiaSmiPath(), ...(root ? ["--root", root] : [])],
+    env: { ELECTRON_RUN_AS_NODE: "1" },
+  };
+}
+
+/**
+ * Registers the tools and the MCP server definition while `gpuPilot.agentTools.enabled` is true
+ * (re-checked on every change of it). Where `vscode.lm.registerTool` or
+ * `registerMcpServerDefinitionProvider` is missing (VS Code before 1.95 / 1.101) that part is
+ * skipped with a log line.
+ * The tools VS Code gets are stand-ins ({@link lateTools}): the first call loads the real ones
+ * (`load`: dist/features.js, agents/lmTools.ts's createAgentTools).
+ * @returns what to dispose, `registered()`: the tool names registered now (tests, the e2e), and `tools`: the real tools (loads them).
+ */
+export function registerAgentTools(load: () => Record<ToolName, AgentTool>, extensionPath: string): { disposables: vscode.Disposable[]; registered(): string[]; readonly tools: Record<ToolName, AgentTool> } {
+  const tools = lateTools(load);
+  const live: vscode.Disposable[] = [];
+  let names: string[] = [];
+  const mcpChanged = new vscode.EventEmitter<void>();
+  const enabled = () => vscode.workspace.getConfiguration(config.SECTION).get<unknown>("agentTools.enabled") !== false;
+  const apply = () => {
+    for (const d of live.splice(0)) d.dispose();
+    names = [];
+    if (!enabled()) {
+      log.info("Agent tools are off (gpuPilot.agentTools.enabled).");
+      return;
+    }
+    const lm = lmApi().lm;
+    if (typeof lm?.registerTool !== "function") {
+      log.info("This VS Code has no language-model tool API (vscode.lm.registerTool, VS Code 1.95+): GPU Pilot's agent tools are not registered.");
+    } else {
+      for (const [name, tool] of Object.entries(tools)) {
+        try {
+          live.push(lm.registerTool(name, tool));
+          names.push(name);
+        } catch (e) {
+          log.warn(`Could not register the agent tool ${name}: ${(e as Error).message}`);
+        }
+      }
+    }
+    const Def = lmApi().McpStdioServerDefinition;
+    if (typeof lm?.registerMcpServerDefinitionProvider === "function" && Def) {
+      try {
+        live.push(lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
+          onDidChangeMcpServerDefinitions: mcpChanged.event,
+          provideMcpServerDefinitions: () => {
+            const d = mcpDefinitionArgs(extensionPath);
+            return [new Def("GPU Pilot", d.command, d.args, d.env)];
+          },
+        }));
+      } catch (e) {
+        log.warn(`Could not register the GPU Pilot MCP server: ${(e as Error).message}`);
+      }
+    }
+  };
+  apply();
+  const sub = vscode.workspace.onDidChangeConfiguration((e) => {
+    if (e.affectsConfiguration(ENABLED_KEY)) apply();
+    else if (config.affects(e, config.NVIDIA_SMI_KEYS)) mcpChanged.fire();
+  });
+  return {
+    disposables: [sub, mcpChanged, { dispose: () => { for (const d of live.splice(0)) d.dispose(); } }],
+    registered: () => [...names],
+    get tools() {
+      return load();
+    },
+  };
+}
