@@ -126,6 +126,9 @@ test("GPU007's trigger judges the whole string or keyword around a near miss: a 
   assert.equal(fires("import os\nos.environ['cuda_visible_devices'] = '0'\n"), true, "the wrong case");
   assert.equal(fires("import os\nos.environ['CUDA_AVAILABLE_DEVICES'] = '0'\n"), true, "a known wrong name");
   assert.equal(fires("import os\nx = os.environ\n# CUDA_VISIBLE_DEVICES is read by CUDA\n"), false, "a right name in a comment");
+  assert.equal(fires("import os\nos.environ.update(\n    CUDA_VISBLE_DEVICES  # a comment\n    = '0')\n"), true, "a keyword whose = opens a line");
+  assert.equal(fires("import os\nos.environ.get('A', 'CUDA_VISIBLE_DEVICE')\n"), true, "the second of two strings on a line");
+  assert.equal(fires("import os\nif os.environ.get('CUDA_VISIBLE_DEVICES') == 'CUDA_VISIBLE_DEVICES': pass\n"), false, "== is no keyword, the strings are right");
 });
 
 test("hasSbatchLine: only a line that starts with #SBATCH makes a shell script a job script", async () => {
@@ -226,4 +229,36 @@ test("GPU008's default trigger needs a constant device after a set_device in a f
   assert.equal(fires("import threading, torch\ndef work():\n    torch.cuda.set_device(torch.device('cuda', 1))\n"), true);
   assert.equal(fires("import threading, torch\ndef work():\n    print(f\"{torch.cuda.set_device(1)}\")\n"), true, "a call in an f-string is code");
   assert.equal(fires("import torch\ntorch.cuda.set_device(rank)\n", true), true, "preview: any set_device");
+});
+
+test("TextProbe.after answers has and hasWord as a fresh probe does, over 3,000 chained random edits of real files", async () => {
+  const { textChange } = await import("../../server/src/engine/python/keptText");
+  const { STARTUP_VARIABLES } = await import("../../server/src/engine/frameworks");
+  const words = ["environ", "getenv", "putenv", "del", "import", "torch", "cuda", "device", "set_device", "init_process_group", "LOCAL_RANK", "x", "_", ...STARTUP_VARIABLES];
+  const inserts = ["environ", "os.getenv", "del ", " import", "x", "_", "torch", "\n", " ", "CUDA_VISIBLE_DEVICES", "VISIBLE", "(", "e"];
+  let rng = 11;
+  const random = (n: number) => { rng = (rng * 1103515245 + 12345) % 2147483648; return rng % n; };
+  let checked = 0, derived = 0;
+  for (const f of FILES.filter((_, i) => i % 9 === 0).slice(0, 10)) {
+    let text = readFileSync(f, "utf8");
+    let probe = new TextProbe(text);
+    for (const w of words) { probe.has(w); probe.hasWord(w); }
+    for (let k = 0; k < 300; k++) {
+      const at = random(text.length + 1);
+      const del = random(3) === 0 ? random(12) : 0;
+      const next = text.slice(0, at) + (random(4) === 0 ? "" : inserts[random(inserts.length)]) + text.slice(Math.min(text.length, at + del));
+      const p = TextProbe.after(probe, next, textChange(text, next));
+      const fresh = new TextProbe(next);
+      for (const w of words) {
+        assert.equal(p.has(w), fresh.has(w), `${f} edit ${k}: has(${w})`);
+        assert.equal(p.hasWord(w), fresh.hasWord(w), `${f} edit ${k}: hasWord(${w})`);
+        checked += 2;
+      }
+      p.detach();
+      probe = p;
+      text = next;
+      derived++;
+    }
+  }
+  assert.ok(derived >= 3000 && checked > 100000, `${derived} edits, ${checked} answers`);
 });

@@ -7,7 +7,7 @@ import { initPythonParser, parsePython, reparsePython, syntaxErrorCount, type Sy
 import { buildModel, ModelCache, type MagicLine, type KnownChange } from "./python/model";
 import { RULES } from "./rules/index";
 import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
-import { candidateRules } from "./prefilter";
+import { candidateRules, TextProbe } from "./prefilter";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
 import { lineStructureError } from "./python/lineStructure";
@@ -127,6 +127,8 @@ const keptFacts = new WeakMap<SyntaxTree, ModelCache>();
 
 /** The nesting scan's state of the text each tree that an incremental lint returned was parsed from. */
 const keptNesting = new WeakMap<SyntaxTree, KeptNesting>();
+/** The prefilter's probe of the text a kept tree was parsed from: the next version's probe starts from its answers (prefilter.ts `TextProbe.after`). */
+const keptProbes = new WeakMap<SyntaxTree, TextProbe>();
 
 /**
  * limits.ts `nestingProblem(text)`, from the state kept with `previousTree` when there is one
@@ -181,13 +183,18 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   if (tooLarge) return notLinted(tooLarge);
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
   const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
+  const previousProbe = extra.previousTree && keptProbes.get(extra.previousTree);
+  if (extra.previousTree) keptProbes.delete(extra.previousTree);
+  const probe = previousProbe && nesting?.edit ? TextProbe.after(previousProbe, text, nesting.edit.change) : new TextProbe(text);
   const candidates = options.noPrefilter
     ? new Set(enabled.map((r) => r.meta.code as string))
-    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview });
+    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview }, probe);
+  probe.detach();
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
   // The size and nesting check above found the nesting safe for the parser: parsePython need not scan it again.
   const tree = parsePython(text, extra.previousTree, true);
   if (nesting?.kept) keptNesting.set(tree, nesting.kept);
+  if (nesting) keptProbes.set(tree, probe);
   const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
   if (facts) { if (extra.previousTree) keptFacts.delete(extra.previousTree); keptFacts.set(tree, facts); }
   const model = buildModel(tree, text, {

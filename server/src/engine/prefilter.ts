@@ -21,25 +21,73 @@ import { codeWords } from "./python/lineStructure";
 
 const ENV = ["environ", "putenv", "getenv"];
 const CVD = ["CUDA_VISIBLE_DEVICES"];
-const WRONG_NAMES_LOWER = [...KNOWN_WRONG_NAMES.keys()].map((k) => k.toLowerCase());
+/** The shortest and longest name misspellingOf can report: 2 edits around a startup variable, 1 around a vendor one, or a known wrong name. */
+const MIN_NAME = Math.min(...STARTUP_VARIABLES.map((v) => v.length - 2), ...VENDOR_VARIABLES.map((v) => v.length - 1), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length));
+const MAX_NAME = Math.max(...STARTUP_VARIABLES.map((v) => v.length + 2), ...VENDOR_VARIABLES.map((v) => v.length + 1), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length));
 /** The frameworks GPU009 knows a re-import of (rules/GPU009 `FRAMEWORKS`). */
 const REIMPORTED = ["torch", "tensorflow", "jax"];
 const FOLKLORE = [...FOLKLORE_VARIABLES.keys()];
 
-/** Substring tests on one text, each word searched at most once however many rules ask. */
+/** Where a new version of a text differs from the old one (python/keptText.ts `TextChange`). */
+interface ProbeChange { start: number; oldEnd: number; newEnd: number }
+
+/**
+ * Substring tests on one text, each word searched at most once however many rules ask. A probe
+ * made with {@link TextProbe.after} from the probe of the previous version of a document answers
+ * `has` and `hasWord` from the previous answers and the changed text (issue 20 item 2: no
+ * whole-file scan per keystroke for a word the edit cannot have added or removed).
+ */
 export class TextProbe {
-  private readonly found = new Map<string, boolean>();
-  private readonly words = new Map<string, boolean>();
+  /** First index of each word asked for (-1: absent). */
+  private readonly found = new Map<string, number>();
+  /** First index of each word asked for as a whole identifier (-1: absent). */
+  private readonly words = new Map<string, number>();
+  private prev: { probe: TextProbe; change: ProbeChange } | undefined;
   constructor(private readonly text: string) {}
+  /**
+   * A probe of `text`, the next version of `previous`'s text, `change` being where they differ.
+   * Call {@link detach} when done asking (the probe then stops holding the old one).
+   */
+  static after(previous: TextProbe, text: string, change: ProbeChange): TextProbe {
+    const p = new TextProbe(text);
+    p.prev = { probe: previous, change };
+    return p;
+  }
+  /** Drops the previous version's probe (answers found so far stay, for the next version). */
+  detach(): void {
+    this.prev = undefined;
+  }
   /** The text probed. */
   get source(): string {
     return this.text;
   }
   /** The text contains `w`. */
   has(w: string): boolean {
-    let v = this.found.get(w);
-    if (v === undefined) { v = this.text.includes(w); this.found.set(w, v); }
-    return v;
+    let at = this.found.get(w);
+    if (at === undefined) { at = this.firstIndex(w, false); this.found.set(w, at); }
+    return at >= 0;
+  }
+  /**
+   * The first index of `w` (as a whole identifier: `whole`), from the previous version's answer
+   * where that settles it: an occurrence before the change (with the character after it) is still
+   * the first; with none before, every occurrence in the new text touches the changed part (or,
+   * for a whole identifier, the characters beside it), so only that window is searched.
+   */
+  private firstIndex(w: string, whole: boolean): number {
+    const full = () => whole ? wordIndex(this.text, w, 0) : this.text.indexOf(w);
+    const old = this.prev && (whole ? this.prev.probe.words : this.prev.probe.found).get(w);
+    if (old === undefined) return full();
+    const { start, newEnd } = this.prev!.change;
+    const margin = whole ? 1 : 0;
+    if (old >= 0 && old + w.length + margin <= start) return old;
+    if (old >= 0) return full();
+    // Occurrences starting in [from, newEnd + margin): searched in that window only.
+    const from = Math.max(0, start - w.length - margin + 1);
+    const window = this.text.slice(from, Math.min(this.text.length, newEnd + margin + w.length - 1));
+    for (let i = window.indexOf(w); i >= 0; i = window.indexOf(w, i + 1)) {
+      if (!whole || wholeAt(this.text, w, from + i)) return from + i;
+    }
+    return -1;
   }
   /** The text contains any of `ws`. */
   hasAny(ws: readonly string[]): boolean {
@@ -66,66 +114,38 @@ export class TextProbe {
     return this.hasAnyWord(ENV) && this.hasAny(names);
   }
   /**
-   * Some string in the text is within `edits` edits of one of `names`, ignoring case (for
-   * GPU007's misspellings, whose names are printable ASCII: rules/GPU007 `SPELLABLE`). Pigeonhole:
-   * cut a name into `edits + 3` pieces; each edit touches at most one piece, so 3 pieces stay
-   * intact, and each edit shifts what follows by at most one character, so each later intact piece
-   * starts within `edits` characters of where the name puts it relative to the first.
-   */
-  nearMiss(names: readonly string[], edits: number, judge?: (at: number) => boolean): boolean {
-    const text = this.lowerText();
-    // toLowerCase can change the length of a text with some non-ASCII letters: offsets into the
-    // lower case are then no offsets into the text, and a candidate is taken as it is.
-    const check = judge && text.length === this.text.length ? judge : () => true;
-    const near = (s: string, at: number) => {
-      for (let d = -edits; d <= edits; d++) if (at + d >= 0 && text.startsWith(s, at + d)) return true;
-      return false;
-    };
-    return names.some((n) => {
-      const pieces = piecesOf(n.toLowerCase(), edits + 3);
-      for (let i = 0; i < pieces.length; i++) {
-        for (let a = text.indexOf(pieces[i].s); a >= 0; a = text.indexOf(pieces[i].s, a + 1)) {
-          for (let j = i + 1; j < pieces.length; j++) {
-            if (!near(pieces[j].s, a + pieces[j].at - pieces[i].at)) continue;
-            for (let l = j + 1; l < pieces.length; l++) if (near(pieces[l].s, a + pieces[l].at - pieces[i].at) && check(a)) return true;
-          }
-        }
-      }
-      return false;
-    });
-  }
-  /**
    * GPU007's test: some name written in the text is one `misspellingOf` reports. Such a name is
-   * printable ASCII without quotes or backslash (rules/GPU007 `SPELLABLE`), so the model can only
-   * have taken it from a string literal whose whole content it is (a maximal run of such
-   * characters: the quotes around it are not in the run) or from an `update(K=...)` keyword (a
-   * maximal identifier). Candidates come from {@link nearMiss} (within 2 edits of a startup
-   * variable, 1 of a vendor variable) and from the known wrong names, in any case; each is judged
-   * by the run of text around it, with misspellingOf itself.
+   * printable ASCII without quotes or backslash (rules/GPU007 `SPELLABLE`), and the model takes a
+   * variable name only from one string literal (python/parser.ts `keyName`) or an `update(K=...)`
+   * keyword. So it is the whole text between two consecutive quote characters (no escape can
+   * produce it), or an identifier followed by `=` (not `==`); a `=` that opens a line (after
+   * blanks) passes, as its keyword may stand lines above. Each candidate of a plausible length is
+   * judged by misspellingOf itself (cached by name), so the test is exact on those.
    */
   misspelledName(): boolean {
-    const judge = (at: number) => this.misspelledAround(at);
-    if (WRONG_NAMES_LOWER.some((k) => this.hasLower(k) && this.someLowerAt(k, judge))) return true;
-    return this.nearMiss(STARTUP_VARIABLES, 2, judge) || this.nearMiss(VENDOR_VARIABLES, 1, judge);
-  }
-  /** Some occurrence of `w` in the lower-case text starts where `judge` accepts. */
-  private someLowerAt(w: string, judge: (at: number) => boolean): boolean {
-    const text = this.lowerText();
-    if (text.length !== this.text.length) return true;
-    for (let i = text.indexOf(w); i >= 0; i = text.indexOf(w, i + 1)) if (judge(i)) return true;
-    return false;
-  }
-  /** Whether the maximal run of name characters or of identifier characters around `at` is a misspelling. */
-  private misspelledAround(at: number): boolean {
     const t = this.text;
-    let a = at, b = at;
-    while (a > 0 && isSpellable(t.charCodeAt(a - 1))) a--;
-    while (b < t.length && isSpellable(t.charCodeAt(b))) b++;
-    if (b > a && misspellingOf(t.slice(a, b)) !== null) return true;
-    let c = at, d = at;
-    while (c > 0 && isIdent(t.charCodeAt(c - 1))) c--;
-    while (d < t.length && isIdent(t.charCodeAt(d))) d++;
-    return d > c && (c !== a || d !== b) && misspellingOf(t.slice(c, d)) !== null;
+    const judge = (from: number, to: number) => to - from >= MIN_NAME && to - from <= MAX_NAME && misspellingOf(t.slice(from, to)) !== null;
+    let prev = -1;
+    let dq = t.indexOf('"'), sq = t.indexOf("'");
+    while (dq >= 0 || sq >= 0) {
+      const q = dq < 0 ? sq : sq < 0 ? dq : Math.min(dq, sq);
+      if (prev >= 0 && judge(prev + 1, q)) return true;
+      prev = q;
+      if (q === dq) dq = t.indexOf('"', q + 1); else sq = t.indexOf("'", q + 1);
+    }
+    for (let i = t.indexOf("="); i >= 0; i = t.indexOf("=", i + 1)) {
+      if (t.charCodeAt(i + 1) === 61) { i++; continue; } // `==`
+      let k = i - 1;
+      while (k >= 0 && (t.charCodeAt(k) === 32 || t.charCodeAt(k) === 9 || t.charCodeAt(k) === 12)) k--;
+      if (k < 0) continue;
+      const c = t.charCodeAt(k);
+      if (c === 10 || c === 13) return true;
+      if (!isIdent(c)) continue;
+      let from = k;
+      while (from > 0 && isIdent(t.charCodeAt(from - 1))) from--;
+      if (judge(from, k + 1)) return true;
+    }
+    return false;
   }
   /**
    * Some code word `word` (python/lineStructure.ts `codeWords`) is followed, before its logical
@@ -194,14 +214,11 @@ export class TextProbe {
   }
   /** The text contains `w` as a whole identifier. */
   hasWord(w: string): boolean {
-    let v = this.words.get(w);
-    if (v === undefined) { v = this.has(w) && hasWord(this.text, w); this.words.set(w, v); }
-    return v;
+    let at = this.words.get(w);
+    if (at === undefined) { at = this.has(w) ? this.firstIndex(w, true) : -1; this.words.set(w, at); }
+    return at >= 0;
   }
 }
-
-/** rules/GPU007 `SPELLABLE`: printable ASCII without `"`, `'` and `\\`. */
-const isSpellable = (c: number) => c >= 0x20 && c <= 0x7e && c !== 0x22 && c !== 0x27 && c !== 0x5c;
 
 const isIdent = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c > 127;
 
@@ -269,17 +286,6 @@ function aliasesOf(text: string, module: string): string[] {
   return out;
 }
 
-/** `name` cut into `n` pieces of nearly equal length, each with its offset. */
-function piecesOf(name: string, n: number): Array<{ s: string; at: number }> {
-  const out: Array<{ s: string; at: number }> = [];
-  for (let k = 0; k < n; k++) {
-    const from = Math.floor((k * name.length) / n);
-    const to = Math.floor(((k + 1) * name.length) / n);
-    if (to > from) out.push({ s: name.slice(from, to), at: from });
-  }
-  return out;
-}
-
 /** Whether `word` occurs in `text` as a whole identifier (not inside a longer one). */
 export function hasWord(text: string, word: string): boolean {
   return wordIndex(text, word, 0) >= 0;
@@ -343,13 +349,13 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
 };
 
 /**
- * The rules worth running on a Python file's text, among `enabled`. Notebooks run every rule (their
+ * The rules worth running on a Python file's text, among `enabled`; `probe` a probe of `text`
+ * (the editor passes one made with {@link TextProbe.after} from the previous version's). Notebooks run every rule (their
  * `%env`/`!export` lines are events too). GPU017 only runs when the machine is known, GPU036 and
  * GPU037 only when a job script starts the file (`slurmLaunched`).
  */
-export function candidateRules(text: string, enabled: readonly string[], opts: { notebook: boolean; machineKnown: boolean; slurmLaunched?: boolean; preview?: boolean }): Set<string> {
+export function candidateRules(text: string, enabled: readonly string[], opts: { notebook: boolean; machineKnown: boolean; slurmLaunched?: boolean; preview?: boolean }, probe = new TextProbe(text)): Set<string> {
   const out = new Set<string>();
-  const probe = new TextProbe(text);
   for (const code of enabled) {
     if (code === "GPU017" && !opts.machineKnown) continue;
     if ((code === "GPU036" || code === "GPU037") && !opts.slurmLaunched) continue;

@@ -61,8 +61,8 @@ export function editDistance(a: string, b: string, max = Infinity): number {
 
 /**
  * The names GPU007 judges: printable ASCII without backslash or quotes. Such a name is written in
- * the source exactly as it is (no escape can produce it), and its upper case has its length, which
- * the text prefilter's test for near misses relies on (prefilter.ts `nearMiss`). A variable name
+ * the source exactly as it is (no escape can produce it), which the text prefilter relies on
+ * (prefilter.ts `TextProbe.misspelledName`). A variable name
  * with other characters is not a typing slip of a CUDA variable.
  */
 const SPELLABLE = /^[\x20-\x21\x23-\x26\x28-\x5b\x5d-\x7e]+$/;
