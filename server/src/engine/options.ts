@@ -9,7 +9,7 @@ import { statSync } from "node:fs";
 import { findPyproject, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
 import type { LintOptions } from "./lint";
 import type { Severity } from "./types";
-import { slurmLaunchesOf } from "./slurmLaunch";
+import { jobScriptsAround, launchesIn, type JobScriptsAround } from "./slurmLaunch";
 
 export type ConfigurationPreference = "editorFirst" | "filesystemFirst" | "editorOnly";
 
@@ -49,19 +49,28 @@ const nonEmpty = <T>(a: T[] | undefined): a is T[] => !!a && a.length > 0;
  */
 export function resolveLintOptions(file: string | null, editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): ResolvedOptions {
   const folder = file ? folderFacts(dirname(file), preference, roots) : null;
-  return resolveIn(file, folder, editor, preference, flags, roots);
+  return resolveIn(file, folder, editor, preference, flags);
 }
 
 /** What {@link resolveLintOptions} gives. */
 export type ResolvedOptions = { options: LintOptions; problems: ConfigProblem[]; pyproject: string | null };
 
-/** What the options of a file take from its folder: the nearest pyproject.toml (and its config) and the folder's torch pin. */
-interface FolderFacts { pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean }
+/**
+ * What the options of a file take from its folder: the nearest pyproject.toml (and its config), the
+ * folder's torch pin, and the job scripts around it (slurmLaunch.ts `jobScriptsAround`); the last
+ * two computed at their first use.
+ */
+interface FolderFacts { pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean; jobScripts: () => JobScriptsAround }
 
 function folderFacts(dir: string, preference: ConfigurationPreference, roots: readonly string[]): FolderFacts {
   const pyproject = preference !== "editorOnly" ? findPyproject(dir, roots) : null;
   let pins: boolean | undefined;
-  return { pyproject, entry: pyproject ? projectConfig(pyproject) : null, pinsTorchBelow24: () => (pins ??= projectPinsTorchBelow24(dir)) };
+  let scripts: JobScriptsAround | undefined;
+  return {
+    pyproject, entry: pyproject ? projectConfig(pyproject) : null,
+    pinsTorchBelow24: () => (pins ??= projectPinsTorchBelow24(dir)),
+    jobScripts: () => (scripts ??= jobScriptsAround(dir, roots)),
+  };
 }
 
 /**
@@ -73,15 +82,15 @@ function folderFacts(dir: string, preference: ConfigurationPreference, roots: re
 export function optionsResolver(editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): (file: string | null) => ResolvedOptions {
   const folders = new Map<string, FolderFacts>();
   return (file) => {
-    if (!file) return resolveIn(null, null, editor, preference, flags, roots);
+    if (!file) return resolveIn(null, null, editor, preference, flags);
     const dir = dirname(file);
     let folder = folders.get(dir);
     if (!folder) { folder = folderFacts(dir, preference, roots); folders.set(dir, folder); }
-    return resolveIn(file, folder, editor, preference, flags, roots);
+    return resolveIn(file, folder, editor, preference, flags);
   };
 }
 
-function resolveIn(file: string | null, folder: FolderFacts | null, editor: LintOverrides, preference: ConfigurationPreference, flags: LintOverrides, roots: readonly string[]): ResolvedOptions {
+function resolveIn(file: string | null, folder: FolderFacts | null, editor: LintOverrides, preference: ConfigurationPreference, flags: LintOverrides): ResolvedOptions {
   const pyproject = folder?.pyproject ?? null;
   const entry = folder?.entry ?? null;
   const project = entry?.config ?? null;
@@ -106,7 +115,7 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     : { ...(project?.severity ?? {}), ...(editor.severity ?? {}), ...(flags.severity ?? {}) };
   const preview = flags.preview ?? (preference === "filesystemFirst" ? project?.preview ?? editor.preview : editor.preview ?? project?.preview);
   // Job scripts that start this file (GPU036-GPU037); only for Python files, not for notebooks or manifests.
-  const slurm = file && /\.py$/i.test(file) ? slurmLaunchesOf(file, roots) : [];
+  const slurm = file && folder && /\.py$/i.test(file) ? launchesIn(file, folder.jobScripts()) : [];
   const eager = flags.eagerInitModules ?? pick(editor.eagerInitModules, project?.eagerInitModules, nonEmpty);
   const options: LintOptions = {
     ...(select || extend.length ? { select: [...(select ?? ["GPU"]), ...extend] } : {}),
