@@ -9,7 +9,7 @@
  * and hint findings do not fail a run; --fail-level changes it, --exit-zero never fails), 1 findings
  * at or above it, 2 bad usage, an unreadable path or a broken file (message on stderr).
  */
-import { readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { readFileSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { join, resolve, extname, relative, sep, dirname } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
@@ -193,29 +193,34 @@ function collectFiles(paths: string[], note: (s: string) => void): Target[] {
   const seenDirs = new Set<string>();
   const seenFiles = new Set<string>();
   const inside = (real: string, tree: string) => real === tree || real.startsWith(tree.endsWith(sep) ? tree : tree + sep);
-  const add = (path: string, tree: string) => {
-    let real: string;
-    try { real = realpathSync(path); } catch { real = path; }
+  /** `real`: the file's real path when known (an entry that is no link, in a folder whose real path is known). */
+  const add = (path: string, tree: string, real?: string) => {
+    if (real === undefined) { try { real = realpathSync(path); } catch { real = path; } }
     if (seenFiles.has(real)) return;
     seenFiles.add(real);
     out.push({ path, real, tree });
   };
-  const walk = (dir: string, tree: string) => {
+  const walk = (dir: string, tree: string, knownReal?: string) => {
     let realDir: string;
-    try { realDir = realpathSync(dir); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
+    if (knownReal !== undefined) realDir = knownReal;
+    else { try { realDir = realpathSync(dir); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); } }
     if (seenDirs.has(realDir)) return;
     if (!inside(realDir, tree)) { note(`gpu-pilot: skipped ${dir}: a link to the folder ${realDir}, outside ${tree}\n`); return; }
     seenDirs.add(realDir);
-    let names: string[];
-    try { names = readdirSync(dir).sort(); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
-    for (const n of names) {
+    let entries: Dirent[];
+    try { entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
+    for (const e of entries) {
+      const n = e.name;
       const p = join(dir, n);
-      let st;
-      try { st = statSync(p); } catch { continue; } // a dangling link, or a link loop (ELOOP)
-      if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p, tree); }
+      // A folder or regular file as listed needs no stat (and its real path is its folder's plus its
+      // name); a link or anything else is stat'ed (through the link) as before.
+      const plain = e.isDirectory() || e.isFile();
+      let st: Stats | Dirent = e;
+      if (!plain) { try { st = statSync(p); } catch { continue; } } // a dangling link, or a link loop (ELOOP)
+      if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p, tree, plain ? join(realDir, n) : undefined); }
       else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) {
-        if (st.isFile()) add(p, tree);
-        else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st)})\n`);
+        if (st.isFile()) add(p, tree, plain ? join(realDir, n) : undefined);
+        else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st as Stats)})\n`);
       }
     }
   };
