@@ -28,6 +28,23 @@ import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./en
 import { decodeSource } from "./engine/sourceEncoding";
 import { escapeControls as plain } from "./engine/text";
 
+import * as lintModule from "./engine/lint";
+import * as optionsModule from "./engine/options";
+import * as workspaceFileModule from "./engine/workspaceFile";
+import * as textModule from "./engine/text";
+import * as agentCheckModule from "./agentCheck";
+import * as nvidiaSmiParseModule from "./nvidiaSmi/parse";
+
+/**
+ * The server modules that dist/mcp.js (`gpu-pilot mcp`, a bundle of its own: esbuild.mjs
+ * `mcpSharesCli`) takes from this bundle, so that the process has one engine and the .vsix carries
+ * it once. Keyed by path under server/src.
+ */
+export const MCP_SHARED = {
+  "engine/lint": lintModule, "engine/options": optionsModule, "engine/workspaceFile": workspaceFileModule,
+  "engine/text": textModule, agentCheck: agentCheckModule, "nvidiaSmi/parse": nvidiaSmiParseModule,
+};
+
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
        gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]   (gpu-pilot mcp --help)
