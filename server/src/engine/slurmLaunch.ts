@@ -93,16 +93,29 @@ function scriptFacts(path: string): { facts: JobScriptFacts; text: string } | nu
   return facts ? { facts, text } : null;
 }
 
+/**
+ * What one run (the CLI's optionsResolver) keeps between the folders it looks up: per folder, the
+ * job-script paths in it and its direct subfolders, and whether it holds `.git`. For files that do
+ * not change during the run.
+ */
+export interface JobScriptSearchMemo { scriptsIn: Map<string, string[]>; isRepo: Map<string, boolean> }
+
+/** A memo for {@link jobScriptsAround}, empty. */
+export const jobScriptSearchMemo = (): JobScriptSearchMemo => ({ scriptsIn: new Map(), isRepo: new Map() });
+
 /** The folders searched for the files of folder `dir`, nearest first, and the top one (no folder above it is used). */
-function searchFolders(dir: string, roots: readonly string[]): { folders: string[]; top: string } {
+function searchFolders(dir: string, roots: readonly string[], memo?: JobScriptSearchMemo): { folders: string[]; top: string } {
   const stops = new Set(roots.map((r) => resolve(r)));
   const folders: string[] = [];
   let d = resolve(dir);
   for (let level = 0; ; level++) {
     folders.push(d);
     const up = dirname(d);
-    let isRepo = false;
-    try { isRepo = statSync(join(d, ".git"), { throwIfNoEntry: false }) !== undefined; } catch { isRepo = false; }
+    let isRepo = memo?.isRepo.get(d);
+    if (isRepo === undefined) {
+      try { isRepo = statSync(join(d, ".git"), { throwIfNoEntry: false }) !== undefined; } catch { isRepo = false; }
+      memo?.isRepo.set(d, isRepo);
+    }
     if (stops.has(d) || isRepo || level >= LEVELS_UP || up === d) return { folders, top: d };
     d = up;
   }
@@ -177,21 +190,30 @@ export interface JobScriptsAround {
   top: string;
 }
 
+/** The job-script paths in folder `d` and in its direct subfolders, in listing order. */
+function scriptsIn(d: string): string[] {
+  const out: string[] = [];
+  for (const e of list(d)) {
+    if (!e.dir) { if (SCRIPT.test(e.name)) out.push(join(d, e.name)); continue; }
+    for (const f of list(join(d, e.name))) if (!f.dir && SCRIPT.test(f.name)) out.push(join(d, e.name, f.name));
+  }
+  return out;
+}
+
 /**
  * The job scripts looked at for the Python files of folder `dir` (see the module comment).
  * @param dir absolute path of the folder holding the Python file.
  * @param roots workspace folders: the search does not go above one.
+ * @param memo what one run keeps between folders ({@link jobScriptSearchMemo}); none: everything looked up again.
  */
-export function jobScriptsAround(dir: string, roots: readonly string[] = []): JobScriptsAround {
-  const { folders, top } = searchFolders(resolve(dir), roots);
+export function jobScriptsAround(dir: string, roots: readonly string[] = [], memo?: JobScriptSearchMemo): JobScriptsAround {
+  const { folders, top } = searchFolders(resolve(dir), roots, memo);
   const paths: string[] = [];
   const seen = new Set<string>();
-  const add = (p: string) => { if (!seen.has(p) && paths.length < MAX_SCRIPTS) { seen.add(p); paths.push(p); } };
   for (const d of folders) {
-    for (const e of list(d)) {
-      if (!e.dir) { if (SCRIPT.test(e.name)) add(join(d, e.name)); continue; }
-      for (const f of list(join(d, e.name))) if (!f.dir && SCRIPT.test(f.name)) add(join(d, e.name, f.name));
-    }
+    let found = memo?.scriptsIn.get(d);
+    if (!found) { found = scriptsIn(d); memo?.scriptsIn.set(d, found); }
+    for (const p of found) if (!seen.has(p) && paths.length < MAX_SCRIPTS) { seen.add(p); paths.push(p); }
   }
   const scripts: JobScriptsAround["scripts"] = [];
   for (const script of paths) {
