@@ -534,7 +534,6 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
   try {
     const args = parseArgs(argv);
     const machine = machineOf(args);
-    await initEngine();
     const all: JsonDiagnostic[] = [];
     const problemsShown = new Set<string>();
     let fixedCount = 0;
@@ -550,6 +549,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
     if (stdinMode) {
       const name = resolve(args.stdinFilename!);
+      await initEngine();
       let text = await io.stdin();
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       const kind = manifestKindOf(name);
@@ -561,6 +561,8 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     } else {
       const files = collectFiles(args.paths, io.err);
       const workers = workerCount(files.length);
+      // The parser is loaded where the files are checked: in each worker, or here (not in both).
+      if (workers === 1 && files.length > 0) await initEngine();
       const results = workers > 1 ? await checkInWorkers(files, argv, workers) : files.map((f) => checkPath(f, args, optionsFor));
       for (const r of results) {
         fixedCount += r.applied;
