@@ -7,7 +7,7 @@
 import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, relative, resolve } from "node:path";
+import { dirname, join, relative, resolve, sep } from "node:path";
 
 const require = createRequire(import.meta.url);
 const watch = process.argv.includes("--watch");
@@ -173,13 +173,53 @@ function checkNoFileTwice(metafiles) {
     throw new Error(`a file is in two bundles (two copies of its module): ${twice.map(([f, b]) => `${f} in ${b.join(" and ")}`).join("; ")} (dist/features.js takes the modules of dist/client.js from client/src/shared.ts: add it there)`);
   }
 }
+/**
+ * `gpu-pilot mcp` (the MCP SDK, zod, ajv, execa and the client modules it shares: about half of the
+ * CLI's code) is its own bundle, dist/mcp.js: server/src/cli.ts loads it with
+ * `import("./mcp/server")` only for that command, which becomes an import of "./mcp.js" beside it,
+ * so `gpu-pilot check` (and each of its worker threads) does not compile it (issue 20, start-up).
+ * @type {esbuild.Plugin}
+ */
+const mcpOutOfCli = {
+  name: "mcp-out-of-cli",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/mcp\/server$/ }, (args) => args.kind === "dynamic-import"
+      ? { path: "./mcp.js", external: true }
+      : { errors: [{ text: `${args.importer} imports ./mcp/server statically: the MCP server is dist/mcp.js, loaded by import() for \`gpu-pilot mcp\` only` }] });
+  },
+};
+/** The server modules dist/mcp.js takes from dist/cli.js (its MCP_SHARED export) instead of bundling a second engine. */
+const MCP_SHARED = ["engine/lint", "engine/options", "engine/workspaceFile", "engine/text", "agentCheck", "nvidiaSmi/parse"];
+/**
+ * In dist/mcp.js an import of one of {@link MCP_SHARED} becomes `require("./cli.js").MCP_SHARED[...]`
+ * (the one engine of the process: the .vsix carries it once); any other server module outside
+ * server/src/mcp fails the build (it would be a second copy).
+ * @type {esbuild.Plugin}
+ */
+const mcpSharesCli = {
+  name: "mcp-shares-cli",
+  setup(build) {
+    const src = resolve("server/src");
+    build.onResolve({ filter: /^\./ }, (args) => {
+      if (args.kind === "entry-point" || /[\\/]node_modules[\\/]/.test(args.importer)) return undefined;
+      const rel = relative(src, resolve(args.resolveDir, args.path)).split(sep).join("/").replace(/\.ts$/, "");
+      if (rel.startsWith("..") || rel.startsWith("mcp/")) return undefined;
+      if (MCP_SHARED.includes(rel)) return { path: rel, namespace: "gp-cli-shared" };
+      return { errors: [{ text: `dist/mcp.js may take from the server only ${MCP_SHARED.join(", ")} (from dist/cli.js): ${args.importer} imports ${args.path}` }] };
+    });
+    build.onLoad({ filter: /.*/, namespace: "gp-cli-shared" }, (args) => ({
+      contents: `module.exports = require(require("node:path").join(__dirname, "cli.js")).MCP_SHARED[${JSON.stringify(args.path)}];`, loader: "js",
+    }));
+  },
+};
 const entries = [
   { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfEntry, execaOutOfEntry, featuresOutOfEntry], metafile: true },
   { entryPoints: ["client/src/features.ts"], outfile: `${outdir}/features.js`, plugins: [noParserInClient, sharedFromClient, lspOutOfEntry, execaOutOfEntry], metafile: true },
   { entryPoints: ["client/src/execa.ts"], outfile: `${outdir}/execa.js`, metafile: true },
   { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports], metafile: true },
   { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js` },
-  { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js` },
+  { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js`, plugins: [mcpOutOfCli] },
+  { entryPoints: ["server/src/mcp/server.ts"], outfile: `${outdir}/mcp.js`, plugins: [mcpSharesCli] },
   // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.
   { entryPoints: ["client/webview/history.ts"], outfile: `${outdir}/history.js`, platform: "browser", target: "es2022", format: "iife",
     external: [], define: {}, banner: {} },

@@ -9,7 +9,7 @@
  * and hint findings do not fail a run; --fail-level changes it, --exit-zero never fails), 1 findings
  * at or above it, 2 bad usage, an unreadable path or a broken file (message on stderr).
  */
-import { readFileSync, readdirSync, realpathSync, statSync } from "node:fs";
+import { readFileSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { join, resolve, extname, relative, sep, dirname } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
@@ -27,6 +27,23 @@ import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
 import { escapeControls as plain } from "./engine/text";
+
+import * as lintModule from "./engine/lint";
+import * as optionsModule from "./engine/options";
+import * as workspaceFileModule from "./engine/workspaceFile";
+import * as textModule from "./engine/text";
+import * as agentCheckModule from "./agentCheck";
+import * as nvidiaSmiParseModule from "./nvidiaSmi/parse";
+
+/**
+ * The server modules that dist/mcp.js (`gpu-pilot mcp`, a bundle of its own: esbuild.mjs
+ * `mcpSharesCli`) takes from this bundle, so that the process has one engine and the .vsix carries
+ * it once. Keyed by path under server/src.
+ */
+export const MCP_SHARED = {
+  "engine/lint": lintModule, "engine/options": optionsModule, "engine/workspaceFile": workspaceFileModule,
+  "engine/text": textModule, agentCheck: agentCheckModule, "nvidiaSmi/parse": nvidiaSmiParseModule,
+};
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
@@ -193,29 +210,34 @@ function collectFiles(paths: string[], note: (s: string) => void): Target[] {
   const seenDirs = new Set<string>();
   const seenFiles = new Set<string>();
   const inside = (real: string, tree: string) => real === tree || real.startsWith(tree.endsWith(sep) ? tree : tree + sep);
-  const add = (path: string, tree: string) => {
-    let real: string;
-    try { real = realpathSync(path); } catch { real = path; }
+  /** `real`: the file's real path when known (an entry that is no link, in a folder whose real path is known). */
+  const add = (path: string, tree: string, real?: string) => {
+    if (real === undefined) { try { real = realpathSync(path); } catch { real = path; } }
     if (seenFiles.has(real)) return;
     seenFiles.add(real);
     out.push({ path, real, tree });
   };
-  const walk = (dir: string, tree: string) => {
+  const walk = (dir: string, tree: string, knownReal?: string) => {
     let realDir: string;
-    try { realDir = realpathSync(dir); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
+    if (knownReal !== undefined) realDir = knownReal;
+    else { try { realDir = realpathSync(dir); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); } }
     if (seenDirs.has(realDir)) return;
     if (!inside(realDir, tree)) { note(`gpu-pilot: skipped ${dir}: a link to the folder ${realDir}, outside ${tree}\n`); return; }
     seenDirs.add(realDir);
-    let names: string[];
-    try { names = readdirSync(dir).sort(); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
-    for (const n of names) {
+    let entries: Dirent[];
+    try { entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
+    for (const e of entries) {
+      const n = e.name;
       const p = join(dir, n);
-      let st;
-      try { st = statSync(p); } catch { continue; } // a dangling link, or a link loop (ELOOP)
-      if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p, tree); }
+      // A folder or regular file as listed needs no stat (and its real path is its folder's plus its
+      // name); a link or anything else is stat'ed (through the link) as before.
+      const plain = e.isDirectory() || e.isFile();
+      let st: Stats | Dirent = e;
+      if (!plain) { try { st = statSync(p); } catch { continue; } } // a dangling link, or a link loop (ELOOP)
+      if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p, tree, plain ? join(realDir, n) : undefined); }
       else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) {
-        if (st.isFile()) add(p, tree);
-        else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st)})\n`);
+        if (st.isFile()) add(p, tree, plain ? join(realDir, n) : undefined);
+        else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st as Stats)})\n`);
       }
     }
   };
@@ -512,7 +534,6 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
   try {
     const args = parseArgs(argv);
     const machine = machineOf(args);
-    await initEngine();
     const all: JsonDiagnostic[] = [];
     const problemsShown = new Set<string>();
     let fixedCount = 0;
@@ -528,6 +549,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
     if (stdinMode) {
       const name = resolve(args.stdinFilename!);
+      await initEngine();
       let text = await io.stdin();
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       const kind = manifestKindOf(name);
@@ -539,6 +561,8 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     } else {
       const files = collectFiles(args.paths, io.err);
       const workers = workerCount(files.length);
+      // The parser is loaded where the files are checked: in each worker, or here (not in both).
+      if (workers === 1 && files.length > 0) await initEngine();
       const results = workers > 1 ? await checkInWorkers(files, argv, workers) : files.map((f) => checkPath(f, args, optionsFor));
       for (const r of results) {
         fixedCount += r.applied;

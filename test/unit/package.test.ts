@@ -71,23 +71,30 @@ test("npm run package builds a .vsix of at most 1.5 MB", () => {
 test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing else", async () => {
   const { names } = await readZip(vsix);
   const files = names.filter((n) => n.startsWith("extension/")).map((n) => n.slice("extension/".length));
-  for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/features.js", "dist/lsp.js", "dist/execa.js", "dist/server.js", "dist/cli.js",
+  for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/features.js", "dist/lsp.js", "dist/execa.js", "dist/server.js", "dist/cli.js", "dist/mcp.js",
     "dist/tree-sitter.wasm", "dist/tree-sitter-python.wasm", "dist/history.js", "dist/history.css", "dist/dashboard.js", "dist/dashboard.css", "media/icon.png", "media/gpu.svg",
     "media/walkthrough/select.md", "media/walkthrough/run.md"]) {
     assert.ok(files.includes(f), `${f} missing from the .vsix (${files.join(", ")})`);
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
-  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|features|lsp|execa|server|history|dashboard|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|features|lsp|execa|server|history|dashboard|cli|mcp)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")), "source maps, sources or node_modules packed");
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
 });
 
-test("the .vsix carries only bundles the extension runs: client.js (main), features.js, lsp.js and execa.js (required by the client after activation), server.js, history.js and dashboard.js (loaded by the client), cli.js (the gpu-pilot mcp server it registers)", async () => {
-  const { names, texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/dist/features.js" || n === "extension/package.json");
+test("the .vsix carries only bundles the extension runs: client.js (main), features.js, lsp.js and execa.js (required by the client after activation), server.js, history.js and dashboard.js (loaded by the client), cli.js (the gpu-pilot mcp server it registers) and mcp.js (which cli.js loads for that command)", async () => {
+  const { names, texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/dist/features.js" || n === "extension/package.json" || n === "extension/dist/cli.js" || n === "extension/dist/mcp.js");
   const bundles = names.filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n)).map((n) => n.slice("extension/dist/".length)).sort();
-  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "execa.js", "features.js", "history.js", "lsp.js", "server.js"]);
+  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "execa.js", "features.js", "history.js", "lsp.js", "mcp.js", "server.js"]);
+  // The MCP server is dist/mcp.js, loaded by cli.js for `gpu-pilot mcp` only; it takes the engine
+  // from cli.js (one copy in the .vsix): the parser's runtime is in cli.js, not in mcp.js.
+  const cli = texts.get("extension/dist/cli.js") ?? "";
+  const mcp = texts.get("extension/dist/mcp.js") ?? "";
+  assert.ok(cli.includes("./mcp.js") && cli.includes("ts_parser_new_wasm"), "cli.js loads mcp.js and holds the parser");
+  assert.ok(mcp.includes("tools/list") && !mcp.includes("ts_parser_new_wasm"), "mcp.js holds the MCP server and no second parser");
+  assert.ok(!cli.includes("tools/list"), "cli.js does not hold the MCP SDK");
   assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/client.js");
   // The main names features.js; the two of them name each other bundle: the client starts the
   // server, loads the history webview from dist/ and names dist/cli.js in its MCP server definition (gpu-pilot mcp).

@@ -77,3 +77,26 @@ test("slurmLaunchesOf: the search stops at the repository root and three levels 
     assert.deepEqual(slurmLaunchesOf(join(outer, "repo", "train.py")), []);
   } finally { rmSync(outer, { recursive: true, force: true }); }
 });
+
+test("the CLI's optionsResolver (job scripts found once per folder, shared folders once per run) gives every file the launches slurmLaunchesOf gives it", async () => {
+  const { optionsResolver } = await import("../../server/src/engine/options");
+  const root = project({
+    "src/pkg/train.py": "", "src/pkg/util.py": "", "src/eval.py": "", "other/eval.py": "", "deep/a/b/c/d/run.py": "", "train.py": "",
+    "jobs/a.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:4\nROOT=/home/me/proj\npython $ROOT/src/eval.py\n",
+    "jobs/b.sh": "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 8 src/pkg/train.py\n",
+    "slurm/train.sbatch": "#!/bin/bash\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-task=1\nsrun python -u train.py\n",
+    "deep/a/job.sbatch": "#!/bin/bash\n#SBATCH --gpus=2\nsrun python b/c/d/run.py\n",
+    "src/plain.sh": "echo no python here\n",
+  });
+  try {
+    const resolve = optionsResolver({}, "filesystemFirst");
+    const files = ["src/pkg/train.py", "src/pkg/util.py", "src/eval.py", "other/eval.py", "deep/a/b/c/d/run.py", "train.py"].map((f) => join(root, f));
+    let launched = 0;
+    for (const f of files) {
+      const want = slurmLaunchesOf(f);
+      launched += want.length ? 1 : 0;
+      assert.deepEqual(resolve(f).options.slurm ?? [], want, f);
+    }
+    assert.equal(launched, 4, "the eval.py of src/, pkg/train.py, train.py and the deep run.py are launched");
+  } finally { rmSync(root, { recursive: true, force: true }); }
+});

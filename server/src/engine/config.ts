@@ -68,15 +68,16 @@ const SEVERITIES = new Set(["error", "warning", "information", "hint"]);
  * folders), after looking there: a pyproject.toml above them belongs to no project of the user's
  * (on a shared host /tmp or /home may hold anyone's). When `dir` is under no root, the walk goes
  * on up, but a pyproject.toml owned by another user (not the current one, not root) is passed over.
+ * `exists`: the existence test of a path (a run over files that do not change may pass a memoised one).
  */
-export function findPyproject(dir: string, roots: readonly string[] = []): string | null {
+export function findPyproject(dir: string, roots: readonly string[] = [], exists: (path: string) => boolean = existsSync): string | null {
   const stops = new Set(roots.map((r) => resolve(r)));
   let d = resolve(dir);
   const found: string[] = [];
   for (;;) {
     const p = join(d, "pyproject.toml");
-    if (existsSync(p)) found.push(p);
-    if (stops.has(d) || existsSync(join(d, ".git"))) return found[0] ?? null;
+    if (exists(p)) found.push(p);
+    if (stops.has(d) || exists(join(d, ".git"))) return found[0] ?? null;
     const up = dirname(d);
     if (up === d) return found.find(ownedByUs) ?? null;
     d = up;

@@ -34,7 +34,60 @@ const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) 
  * `if` / `await` words and the longest run of unary operators. Real code stays far below.
  */
 export function nestingProblem(text: string): string | null {
-  return scanNesting(text, 0, 0);
+  // The same answer as scanNesting(text, 0, 0), faster (issue 20: the scan runs on every file,
+  // parsed or not): the brackets are found by a regular expression, and only a line longer than
+  // MAX_NESTING characters can hold more than MAX_NESTING unary operators or nesting words (lines
+  // cut at `\n` only: a `\r` only splits a line further). Of the problems found, the first in the
+  // text is the one the scan meets first.
+  let first = -1;
+  let problem: string | null = null;
+  BRACKET.lastIndex = 0;
+  let depth = 0;
+  for (let m = BRACKET.exec(text); m; m = BRACKET.exec(text)) {
+    const c = text.charCodeAt(m.index);
+    if (c === 40 || c === 91 || c === 123) { // ( [ {
+      if (++depth > MAX_NESTING) { first = m.index; problem = `its brackets nest more than ${MAX_NESTING} deep (Python allows 200)`; break; }
+    } else if (depth > 0) depth--;
+  }
+  for (let start = 0; start < text.length && (first < 0 || start < first);) {
+    let end = text.indexOf("\n", start);
+    if (end < 0) end = text.length;
+    if (end - start > MAX_NESTING) {
+      const chain = chainProblem(text, start, end);
+      if (chain && (first < 0 || chain.at < first)) return chain.problem;
+    }
+    start = end + 1;
+  }
+  return problem;
+}
+
+/** The characters scanNesting counts the depth of: ( [ { ) ] }. */
+const BRACKET = /[()[\]{}]/g;
+
+/**
+ * The unary-operator and nesting-word half of {@link scanNesting} on the characters `from`..`end`
+ * (`from` a line start, `end` the line's `\n` or the text's end): the first problem and its offset, or null.
+ */
+function chainProblem(text: string, from: number, end: number): { at: number; problem: string } | null {
+  let words = 0;
+  let unary = 0;
+  for (let i = from; i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 40 || c === 91 || c === 123 || c === 41 || c === 93 || c === 125) unary = 0;
+    else if (c === 13) { words = 0; unary = 0; }
+    else if (c === 45 || c === 43 || c === 126) { // - + ~
+      if (++unary > MAX_NESTING) return { at: i, problem: `a line chains more than ${MAX_NESTING} unary operators` };
+    } else if (c !== 32 && c !== 9) {
+      unary = 0;
+      if (isWordChar(c) && (i === 0 || !isWordChar(text.charCodeAt(i - 1)))) {
+        let j = i + 1;
+        while (j < text.length && isWordChar(text.charCodeAt(j))) j++;
+        if (j - i >= 2 && j - i <= 6 && (c === 110 || c === 108 || c === 105 || c === 97) && CHAIN_WORDS.has(text.slice(i, j)) && ++words > MAX_NESTING) return { at: i, problem: `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)` };
+        i = j - 1;
+      }
+    }
+  }
+  return null;
 }
 
 /**

@@ -5,11 +5,11 @@
  * `filesystemFirst` (pyproject wins where present), `editorOnly` (pyproject ignored).
  */
 import { dirname } from "node:path";
-import { statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { findPyproject, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
 import type { LintOptions } from "./lint";
 import type { Severity } from "./types";
-import { slurmLaunchesOf } from "./slurmLaunch";
+import { jobScriptsAround, jobScriptSearchMemo, launchesIn, type JobScriptsAround, type JobScriptSearchMemo } from "./slurmLaunch";
 
 export type ConfigurationPreference = "editorFirst" | "filesystemFirst" | "editorOnly";
 
@@ -49,39 +49,58 @@ const nonEmpty = <T>(a: T[] | undefined): a is T[] => !!a && a.length > 0;
  */
 export function resolveLintOptions(file: string | null, editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): ResolvedOptions {
   const folder = file ? folderFacts(dirname(file), preference, roots) : null;
-  return resolveIn(file, folder, editor, preference, flags, roots);
+  return resolveIn(file, folder, editor, preference, flags);
 }
 
 /** What {@link resolveLintOptions} gives. */
 export type ResolvedOptions = { options: LintOptions; problems: ConfigProblem[]; pyproject: string | null };
 
-/** What the options of a file take from its folder: the nearest pyproject.toml (and its config) and the folder's torch pin. */
-interface FolderFacts { pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean }
+/**
+ * What the options of a file take from its folder: the nearest pyproject.toml (and its config), the
+ * folder's torch pin, and the job scripts around it (slurmLaunch.ts `jobScriptsAround`); the last
+ * two computed at their first use.
+ */
+interface FolderFacts { pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean; jobScripts: () => JobScriptsAround }
 
-function folderFacts(dir: string, preference: ConfigurationPreference, roots: readonly string[]): FolderFacts {
-  const pyproject = preference !== "editorOnly" ? findPyproject(dir, roots) : null;
+/** What one run keeps between the folders it resolves: existence tests and the job-script search's memo. */
+interface RunMemo { exists: (path: string) => boolean; jobScripts: JobScriptSearchMemo }
+
+function folderFacts(dir: string, preference: ConfigurationPreference, roots: readonly string[], memo?: RunMemo): FolderFacts {
+  const pyproject = preference !== "editorOnly" ? findPyproject(dir, roots, memo?.exists) : null;
   let pins: boolean | undefined;
-  return { pyproject, entry: pyproject ? projectConfig(pyproject) : null, pinsTorchBelow24: () => (pins ??= projectPinsTorchBelow24(dir)) };
+  let scripts: JobScriptsAround | undefined;
+  return {
+    pyproject, entry: pyproject ? projectConfig(pyproject) : null,
+    pinsTorchBelow24: () => (pins ??= projectPinsTorchBelow24(dir)),
+    jobScripts: () => (scripts ??= jobScriptsAround(dir, roots, memo?.jobScripts)),
+  };
 }
 
 /**
  * {@link resolveLintOptions} for many files of one run (the CLI): the folder's part (the
- * pyproject.toml lookup, its config, the folder's torch pin) is resolved once per folder; the
- * file's own part (per-file ignores) per file. For a run over files that do not change meanwhile
- * (a pyproject.toml edited during the run is read at its first use).
+ * pyproject.toml lookup, its config, the folder's torch pin, the job scripts around it) is resolved
+ * once per folder, and what folders share (whether a path exists on the way up, the job scripts in
+ * each ancestor) once per run; the file's own part (per-file ignores, which job scripts start it)
+ * per file. For a run over files that do not change meanwhile (a pyproject.toml edited during the
+ * run is read at its first use).
  */
 export function optionsResolver(editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): (file: string | null) => ResolvedOptions {
   const folders = new Map<string, FolderFacts>();
+  const existing = new Map<string, boolean>();
+  const memo: RunMemo = {
+    exists: (p) => { let v = existing.get(p); if (v === undefined) { v = existsSync(p); existing.set(p, v); } return v; },
+    jobScripts: jobScriptSearchMemo(),
+  };
   return (file) => {
-    if (!file) return resolveIn(null, null, editor, preference, flags, roots);
+    if (!file) return resolveIn(null, null, editor, preference, flags);
     const dir = dirname(file);
     let folder = folders.get(dir);
-    if (!folder) { folder = folderFacts(dir, preference, roots); folders.set(dir, folder); }
-    return resolveIn(file, folder, editor, preference, flags, roots);
+    if (!folder) { folder = folderFacts(dir, preference, roots, memo); folders.set(dir, folder); }
+    return resolveIn(file, folder, editor, preference, flags);
   };
 }
 
-function resolveIn(file: string | null, folder: FolderFacts | null, editor: LintOverrides, preference: ConfigurationPreference, flags: LintOverrides, roots: readonly string[]): ResolvedOptions {
+function resolveIn(file: string | null, folder: FolderFacts | null, editor: LintOverrides, preference: ConfigurationPreference, flags: LintOverrides): ResolvedOptions {
   const pyproject = folder?.pyproject ?? null;
   const entry = folder?.entry ?? null;
   const project = entry?.config ?? null;
@@ -106,7 +125,7 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     : { ...(project?.severity ?? {}), ...(editor.severity ?? {}), ...(flags.severity ?? {}) };
   const preview = flags.preview ?? (preference === "filesystemFirst" ? project?.preview ?? editor.preview : editor.preview ?? project?.preview);
   // Job scripts that start this file (GPU036-GPU037); only for Python files, not for notebooks or manifests.
-  const slurm = file && /\.py$/i.test(file) ? slurmLaunchesOf(file, roots) : [];
+  const slurm = file && folder && /\.py$/i.test(file) ? launchesIn(file, folder.jobScripts()) : [];
   const eager = flags.eagerInitModules ?? pick(editor.eagerInitModules, project?.eagerInitModules, nonEmpty);
   const options: LintOptions = {
     ...(select || extend.length ? { select: [...(select ?? ["GPU"]), ...extend] } : {}),

@@ -93,16 +93,29 @@ function scriptFacts(path: string): { facts: JobScriptFacts; text: string } | nu
   return facts ? { facts, text } : null;
 }
 
-/** The folders searched for `file`, nearest first, and the top one (no folder above it is used). */
-function searchFolders(file: string, roots: readonly string[]): { folders: string[]; top: string } {
+/**
+ * What one run (the CLI's optionsResolver) keeps between the folders it looks up: per folder, the
+ * job-script paths in it and its direct subfolders, and whether it holds `.git`. For files that do
+ * not change during the run.
+ */
+export interface JobScriptSearchMemo { scriptsIn: Map<string, string[]>; isRepo: Map<string, boolean> }
+
+/** A memo for {@link jobScriptsAround}, empty. */
+export const jobScriptSearchMemo = (): JobScriptSearchMemo => ({ scriptsIn: new Map(), isRepo: new Map() });
+
+/** The folders searched for the files of folder `dir`, nearest first, and the top one (no folder above it is used). */
+function searchFolders(dir: string, roots: readonly string[], memo?: JobScriptSearchMemo): { folders: string[]; top: string } {
   const stops = new Set(roots.map((r) => resolve(r)));
   const folders: string[] = [];
-  let d = dirname(resolve(file));
+  let d = resolve(dir);
   for (let level = 0; ; level++) {
     folders.push(d);
     const up = dirname(d);
-    let isRepo = false;
-    try { isRepo = statSync(join(d, ".git"), { throwIfNoEntry: false }) !== undefined; } catch { isRepo = false; }
+    let isRepo = memo?.isRepo.get(d);
+    if (isRepo === undefined) {
+      try { isRepo = statSync(join(d, ".git"), { throwIfNoEntry: false }) !== undefined; } catch { isRepo = false; }
+      memo?.isRepo.set(d, isRepo);
+    }
     if (stops.has(d) || isRepo || level >= LEVELS_UP || up === d) return { folders, top: d };
     d = up;
   }
@@ -168,6 +181,49 @@ function gpusOf(facts: JobScriptFacts, srun: ReturnType<typeof launchOf>["srun"]
 }
 
 /**
+ * The job scripts around one folder that may start a Python file (they mention `.py` or `-m `),
+ * parsed, and the top folder of the search: what {@link launchesIn} matches files against. The same
+ * for every file of the folder; the CLI computes it once per folder (options.ts `optionsResolver`).
+ */
+export interface JobScriptsAround {
+  scripts: Array<{ script: string; facts: JobScriptFacts; text: string }>;
+  top: string;
+}
+
+/** The job-script paths in folder `d` and in its direct subfolders, in listing order. */
+function scriptsIn(d: string): string[] {
+  const out: string[] = [];
+  for (const e of list(d)) {
+    if (!e.dir) { if (SCRIPT.test(e.name)) out.push(join(d, e.name)); continue; }
+    for (const f of list(join(d, e.name))) if (!f.dir && SCRIPT.test(f.name)) out.push(join(d, e.name, f.name));
+  }
+  return out;
+}
+
+/**
+ * The job scripts looked at for the Python files of folder `dir` (see the module comment).
+ * @param dir absolute path of the folder holding the Python file.
+ * @param roots workspace folders: the search does not go above one.
+ * @param memo what one run keeps between folders ({@link jobScriptSearchMemo}); none: everything looked up again.
+ */
+export function jobScriptsAround(dir: string, roots: readonly string[] = [], memo?: JobScriptSearchMemo): JobScriptsAround {
+  const { folders, top } = searchFolders(resolve(dir), roots, memo);
+  const paths: string[] = [];
+  const seen = new Set<string>();
+  for (const d of folders) {
+    let found = memo?.scriptsIn.get(d);
+    if (!found) { found = scriptsIn(d); memo?.scriptsIn.set(d, found); }
+    for (const p of found) if (!seen.has(p) && paths.length < MAX_SCRIPTS) { seen.add(p); paths.push(p); }
+  }
+  const scripts: JobScriptsAround["scripts"] = [];
+  for (const script of paths) {
+    const s = scriptFacts(script);
+    if (s && (s.text.includes(".py") || s.text.includes("-m "))) scripts.push({ script, ...s });
+  }
+  return { scripts, top };
+}
+
+/**
  * The launches of `file` by the job scripts around it (see the module comment for where they are
  * looked for and how a launch is matched to the file).
  * @param file absolute path of the Python file.
@@ -175,26 +231,22 @@ function gpusOf(facts: JobScriptFacts, srun: ReturnType<typeof launchOf>["srun"]
  * @returns the launches found, in no particular order; empty when none (or on any read error).
  */
 export function slurmLaunchesOf(file: string, roots: readonly string[] = []): SlurmLaunch[] {
+  return launchesIn(file, jobScriptsAround(dirname(resolve(file)), roots));
+}
+
+/**
+ * The launches of `file` by `around`'s job scripts ({@link jobScriptsAround} of the file's folder).
+ * @param file absolute path of the Python file.
+ */
+export function launchesIn(file: string, around: JobScriptsAround): SlurmLaunch[] {
   const target = resolve(file);
-  const { folders, top } = searchFolders(target, roots);
-  const scripts: string[] = [];
-  const seen = new Set<string>();
-  const add = (p: string) => { if (!seen.has(p) && scripts.length < MAX_SCRIPTS) { seen.add(p); scripts.push(p); } };
-  for (const d of folders) {
-    for (const e of list(d)) {
-      if (!e.dir) { if (SCRIPT.test(e.name)) add(join(d, e.name)); continue; }
-      for (const f of list(join(d, e.name))) if (!f.dir && SCRIPT.test(f.name)) add(join(d, e.name, f.name));
-    }
-  }
+  const { top } = around;
   const out: SlurmLaunch[] = [];
-  for (const script of scripts) {
-    const s = scriptFacts(script);
-    if (!s || (!s.text.includes(".py") && !s.text.includes("-m "))) continue;
-    const { facts } = s;
-    const setsLocalRank = facts.literals.has("LOCAL_RANK") || /(^|[\s;])(export\s+)?LOCAL_RANK=/m.test(s.text);
+  for (const { script, facts, text } of around.scripts) {
+    const setsLocalRank = facts.literals.has("LOCAL_RANK") || /(^|[\s;])(export\s+)?LOCAL_RANK=/m.test(text);
     const bases: string[] = [];
     for (let d = dirname(script); within(d, top); d = dirname(d)) { bases.push(d); if (d === top || dirname(d) === d) break; }
-    const src = new SourceText(s.text);
+    const src = new SourceText(text);
     for (const c of facts.commands) {
       const l = launchOf(c);
       if (l.program !== "python" && l.program !== "torchrun") continue;

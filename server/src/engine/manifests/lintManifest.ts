@@ -16,6 +16,7 @@ import { manifestNoqaLines } from "./noqa";
 import { yamlErrorCount } from "./yaml";
 import { fileOverSizeLimit } from "../limits";
 import { hasSbatchLine } from "../prefilter";
+import { hasNeedleEscape, manifestRuleMayFire } from "./prefilter";
 
 export type { ManifestKind } from "./files";
 export { manifestKindOf } from "./files";
@@ -35,11 +36,17 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
   // A shell script is a job script only with an `#SBATCH` line; any other gets no finding (and no parse).
   if (kind === "jobscript" && !hasSbatchLine(text)) return { diagnostics: [], ruleFailures: [] };
+  // The rules to run: enabled, and (YAML, unless the prefilter is off) passing their text trigger
+  // (manifests/prefilter.ts); a YAML text that none passes is not parsed.
+  let escapes: boolean | undefined;
+  const mayFire = (code: string) => options.noPrefilter || manifestRuleMayFire(code, text, kind, () => (escapes ??= hasNeedleEscape(text)));
+  const rules = (options.rules ?? RULES).filter((rule) => isManifestRule(rule) && (options.rules ? true : isRuleOn(rule, options) && mayFire(rule.meta.code)));
+  if (!rules.length) return { diagnostics: [], ruleFailures: [] };
   const model = buildManifestModel(text, kind);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
-  for (const rule of options.rules ?? RULES) {
-    if (!isManifestRule(rule) || (!options.rules && !isRuleOn(rule, options))) continue;
+  for (const rule of rules) {
+    if (!isManifestRule(rule)) continue;
     const ctx: ManifestRuleContext = { manifest: model, report: reporter(rule, diagnostics, options.preview) };
     const before = diagnostics.length;
     try {
