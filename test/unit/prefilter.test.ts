@@ -110,12 +110,15 @@ test("GPU009's trigger is sharp: the del, pop or reload must be about the framew
   assert.equal(fires("import torch as th\n  x = 1\ndel th\nimport torch\n"), true);
 });
 
-test("GPU011's default trigger needs an NCCL backend named in the text (issue 20: 23 -> 14 files of python3-torch)", () => {
+test("GPU011's default trigger needs init_process_group in the code, an NCCL backend and work on the current device (issue 20: 23 -> 8 files of python3-torch)", () => {
   const fires = (t: string, preview = false) => PYTHON_TRIGGERS.GPU011(new TextProbe(t), preview);
   assert.equal(fires("import torch.distributed as dist\ndist.init_process_group('gloo')\n"), false);
-  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group(backend='NCCL')\n"), true);
-  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group(dist.Backend.NCCL)\n"), true);
+  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group(backend='NCCL')\nm.cuda()\n"), true);
+  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group(dist.Backend.NCCL)\nx.to('cuda')\n"), true);
   assert.equal(fires("import torch.distributed as dist\ndist.init_process_group('gloo')\n", true), true, "preview: constant devices in any distributed file");
+  assert.equal(fires("def f():\n    \"\"\"Call init_process_group('nccl') first, then .cuda().\"\"\"\n"), false, "only a docstring names it");
+  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group('nccl')\nx = 1\n"), false, "no work on the current device");
+  assert.equal(fires("import torch.distributed as dist\ndist.init_process_group('nccl')\ndist.barrier()\n"), true, "a barrier");
 });
 
 test("GPU007's trigger judges the whole string or keyword around a near miss: a right name is no misspelling", () => {

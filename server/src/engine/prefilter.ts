@@ -17,6 +17,7 @@
 import { ALLOC_CONF_VARIABLES, STARTUP_VARIABLES } from "./frameworks";
 import { FOLKLORE_VARIABLES } from "./rules/GPU016-unknown-gpu-variable";
 import { KNOWN_WRONG_NAMES, VENDOR_VARIABLES, misspellingOf } from "./rules/GPU007-misspelled-cuda-variable";
+import { CURRENT_DEVICE_COLLECTIVE_NAMES } from "./rules/GPU011-ddp-device-setup";
 import { codeWords } from "./python/lineStructure";
 
 const ENV = ["environ", "putenv", "getenv"];
@@ -319,10 +320,13 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
     (t.wordBefore("pop", "import") && t.hasWord("modules") && t.hasWord("sys") && t.quotedAfterWord("pop", REIMPORTED)) ||
     (t.wordBefore("del", "import") && ((t.hasWord("modules") && t.hasWord("sys") && t.quotedAfterWord("del", REIMPORTED)) || t.delOfModule(REIMPORTED)))),
   GPU010: (t) => t.hasWord("DataParallel"), // torch.nn(.parallel(.data_parallel)).DataParallel, not DistributedDataParallel
-  // Default: an init_process_group whose backend is NCCL (a string holding "nccl" in any case, or
-  // a name ending in .NCCL: rules/GPU011 `isNccl`); preview: also constant devices and the file's
-  // LOCAL_RANK reads.
-  GPU011: (t, preview) => (t.has("init_process_group") && (preview || t.hasLower("nccl"))) || (preview && t.has("LOCAL_RANK")),
+  // Default: an init_process_group in the code (not only in a docstring or comment) whose backend
+  // is NCCL (a string holding "nccl" in any case, or a name ending in .NCCL: rules/GPU011 `isNccl`),
+  // followed by work on the current device (`.cuda()`, "cuda", or a collective that uses it:
+  // rules/GPU011 `usesCurrentDevice`); preview: also constant devices and the file's LOCAL_RANK reads.
+  GPU011: (t, preview) => (t.has("init_process_group") && (preview ||
+    (t.hasLower("nccl") && (t.has("cuda") || t.hasAnyWord(CURRENT_DEVICE_COLLECTIVE_NAMES)) && t.afterWord("init_process_group", () => true)))) ||
+    (preview && t.has("LOCAL_RANK")),
   GPU012: (t) => t.has("tensorflow") || t.has("keras"),
   GPU013: (t) => t.has("tensorflow") || t.has("keras"),
   GPU014: () => false, // notebook shell lines only

@@ -99,8 +99,9 @@ export const rule: Rule = {
   },
 };
 
-/** Collectives that run on the current device when given no device (object collectives, barrier). */
-const CURRENT_DEVICE_COLLECTIVES = new Set(["barrier", "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list", "monitored_barrier"].map((n) => `torch.distributed.${n}`));
+/** Collectives that run on the current device when given no device (object collectives, barrier); the prefilter's GPU011 test needs one of them or "cuda". */
+export const CURRENT_DEVICE_COLLECTIVE_NAMES: readonly string[] = ["barrier", "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list", "monitored_barrier"];
+const CURRENT_DEVICE_COLLECTIVES = new Set(CURRENT_DEVICE_COLLECTIVE_NAMES.map((n) => `torch.distributed.${n}`));
 
 /**
  * The first CUDA work on the current device after `init` in the same scope (function, or the
