@@ -1,5 +1,5 @@
 /** Test helpers: lint a string or a fixture, read `# expect: GPUnnn` annotations. */
-import { readFileSync, readdirSync } from "node:fs";
+import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { initEngine, lintPython, type LintOptions } from "../../server/src/engine/lint";
 import { parsePython, syntaxErrorCount } from "../../server/src/engine/python/parser";
@@ -11,6 +11,18 @@ export const ROOT = join(__dirname, "..", "..");
 export const CASES = join(ROOT, "test", "cases");
 /** A rule case's path: test/cases/<name>. */
 export const caseFile = (name: string): string => join(CASES, name);
+
+/** The files below `dir` (recursively; none when it does not exist) whose name passes `keep`. */
+export function filesUnder(dir: string, keep: (name: string) => boolean): string[] {
+  if (!existsSync(dir)) return [];
+  const out: string[] = [];
+  for (const n of readdirSync(dir)) {
+    const p = join(dir, n);
+    if (statSync(p).isDirectory()) out.push(...filesUnder(p, keep));
+    else if (keep(n)) out.push(p);
+  }
+  return out;
+}
 
 /** Lints Python text (loads the engine on first use). */
 export async function lint(text: string, options: LintOptions = {}): Promise<LintDiagnostic[]> {

@@ -7,24 +7,15 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT } from "./helpers";
+import { ROOT, filesUnder } from "./helpers";
 import { lintManifest, manifestKindOf } from "../../server/src/engine/manifests/lintManifest";
 import { YAML_TRIGGERS, hasNeedleEscape, manifestRuleMayFire } from "../../server/src/engine/manifests/prefilter";
 import { RULES } from "../../server/src/engine/rules/index";
 import { isManifestRule } from "../../server/src/engine/rule";
 
-function yamlFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const n of readdirSync(dir)) {
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) out.push(...yamlFiles(p));
-    else if (/\.ya?ml$/.test(n)) out.push(p);
-  }
-  return out;
-}
+const yamlFiles = (dir: string): string[] => filesUnder(dir, (n) => n.endsWith(".yaml") || n.endsWith(".yml"));
 
 const FILES = [join(ROOT, "test", "fixtures"), join(ROOT, "test", "corpus"), join(ROOT, "test", "e2e", "workspace"), join(ROOT, "examples")].flatMap(yamlFiles);
 

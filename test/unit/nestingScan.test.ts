@@ -6,9 +6,9 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT } from "./helpers";
+import { ROOT, filesUnder } from "./helpers";
 import { nestingProblem, scanNesting, MAX_NESTING } from "../../server/src/engine/limits";
 
 /** A small deterministic generator (xorshift32). */
@@ -53,16 +53,7 @@ test("nestingProblem at each limit exactly, and the first problem in the text wi
   assert.equal(nestingProblem("(".repeat(MAX_NESTING)), null);
 });
 
-function pyFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const n of readdirSync(dir)) {
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) out.push(...pyFiles(p));
-    else if (n.endsWith(".py")) out.push(p);
-  }
-  return out;
-}
+const pyFiles = (dir: string): string[] => filesUnder(dir, (n) => n.endsWith(".py"));
 
 test("nestingProblem answers scanNesting's full scan on every Python file of the tests and examples", () => {
   const files = ["test", "examples", "verify"].flatMap((d) => pyFiles(join(ROOT, d)));

@@ -6,24 +6,15 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, CASES } from "./helpers";
+import { ROOT, CASES, filesUnder } from "./helpers";
 import { initEngine, lintPython } from "../../server/src/engine/lint";
 import { candidateRules, hasWord, PYTHON_TRIGGERS, TextProbe } from "../../server/src/engine/prefilter";
 import { RULES } from "../../server/src/engine/rules/index";
 import { isManifestRule } from "../../server/src/engine/rule";
 
-function pyFiles(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  const out: string[] = [];
-  for (const n of readdirSync(dir)) {
-    const p = join(dir, n);
-    if (statSync(p).isDirectory()) out.push(...pyFiles(p));
-    else if (n.endsWith(".py")) out.push(p);
-  }
-  return out;
-}
+const pyFiles = (dir: string): string[] => filesUnder(dir, (n) => n.endsWith(".py"));
 
 const FILES = [
   ...pyFiles(join(ROOT, "test", "fixtures", "rules")), ...pyFiles(CASES), ...pyFiles(join(ROOT, "examples")),
