@@ -65,6 +65,12 @@ test("formatDuration, back-off and the failure row", () => {
     description: "squeue --me --json did not answer within 2 s — next try in 60 s",
     tooltip: "squeue --me --json did not answer within 2 s — next try in 60 s\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).",
   });
+  // A failing command: Slurm's words first (the 300 px side bar showed only the command line), the whole message in the tooltip.
+  const msg = "sinfo -N -h -O NodeList:|,Partition:|: sinfo: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host";
+  const row = failureRow("sinfo", msg, 60);
+  assert.equal(row.description, "resolve_ctls_from_dns_srv: res_nsearch error: Unknown host — next try in 60 s");
+  assert.ok(row.tooltip.startsWith(`${msg} — next try in 60 s\n`));
+  assert.equal(failureRow("sinfo", "sinfo is not installed or not on PATH", null).description, "sinfo is not installed or not on PATH");
 });
 
 const skip = slurmAvailability() ?? false;

@@ -108,7 +108,21 @@ export function jobDetailRows(job: SlurmJob, nowSec: number): SlurmDetailRow[] {
  */
 export function failureRow(what: string, message: string, retryInSeconds: number | null): SlurmRow {
   const retry = retryInSeconds === null ? "" : ` — next try in ${retryInSeconds} s`;
-  return { label: `${what} failed`, description: `${message}${retry}`, tooltip: `${message}${retry}\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).` };
+  return { label: `${what} failed`, description: `${failureReason(what, message)}${retry}`, tooltip: `${message}${retry}\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).` };
+}
+
+/**
+ * What a row at the default side-bar width should show first of a failure message: Slurm's words,
+ * not the command line before them (`sinfo -N -h -O ...: sinfo: error: Unknown host` → `Unknown
+ * host`: the command and the program's `sinfo: error:` prefix are dropped; the tooltip keeps the
+ * whole message). A message of another form is kept as it is.
+ */
+function failureReason(what: string, message: string): string {
+  const colon = message.indexOf(": ");
+  if (!message.startsWith(`${what} `) || colon < 0) return message;
+  let rest = message.slice(colon + 2);
+  for (const prefix of [`${what}: `, "error: "]) if (rest.startsWith(prefix)) rest = rest.slice(prefix.length);
+  return rest || message;
 }
 
 /**
