@@ -299,9 +299,12 @@ async function problemShot(page, outDir) {
  * Screenshots the smallest rectangle holding every element of `parts` (playwright locators), its
  * bottom edge that of `parts[bottomOf]` when given (else the lowest part's) and `padBottom` CSS
  * pixels lower, clamped to the viewport, and writes it to `file` (PNG).
- * Throws when a part has no box (not visible).
+ * Throws when a part has no box (not visible 15 s after the call).
  */
 async function shotOf(page, file, parts, { padBottom = 0, bottomOf } = {}) {
+  // On a loaded machine a view can still be laying itself out (the fresh user's dashboard shot
+  // once failed here while npm test ran beside it): wait up to 15 s for each part to be visible.
+  await Promise.all(parts.map((p) => p.waitFor({ state: "visible", timeout: 15_000 }).catch(() => undefined)));
   const boxes = await Promise.all(parts.map((p) => p.boundingBox()));
   if (boxes.some((b) => !b)) throw new Error(`${path.basename(file)}: a part to show is not visible`);
   const vp = page.viewportSize();
