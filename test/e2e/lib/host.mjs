@@ -1,7 +1,7 @@
 // Shared helpers for the real-VS-Code harness (test/e2e/run.mjs), `npm start` (scripts/start.mjs) and
 // scripts/screenshot.mjs: code-server 4.139.1 (VS Code 1.139 server + web workbench) driven by headless
 // Debian Chromium through playwright-core, all installed into .e2e-tools/ by scripts/e2e-tools.sh.
-// See /work/shared/vscode-host.md for how this was worked out. No shell strings: argument arrays only.
+// How this was worked out: the project contract's vscode-host.md (../shared, where it sits beside the repository). No shell strings: argument arrays only.
 import { spawn, spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
 import * as fs from "node:fs";
