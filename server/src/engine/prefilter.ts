@@ -16,15 +16,12 @@
 
 import { ALLOC_CONF_VARIABLES, STARTUP_VARIABLES } from "./frameworks";
 import { FOLKLORE_VARIABLES } from "./rules/GPU016-unknown-gpu-variable";
-import { KNOWN_WRONG_NAMES, VENDOR_VARIABLES, misspellingOf } from "./rules/GPU007-misspelled-cuda-variable";
+import { MISSPELLING_LENGTHS, misspellingOf } from "./rules/GPU007-misspelled-cuda-variable";
 import { CURRENT_DEVICE_COLLECTIVE_NAMES } from "./rules/GPU011-ddp-device-setup";
 import { codeWords } from "./python/lineStructure";
 
 const ENV = ["environ", "putenv", "getenv"];
 const CVD = ["CUDA_VISIBLE_DEVICES"];
-/** The shortest and longest name misspellingOf can report: 2 edits around a startup variable, 1 around a vendor one, or a known wrong name. */
-const MIN_NAME = Math.min(...STARTUP_VARIABLES.map((v) => v.length - 2), ...VENDOR_VARIABLES.map((v) => v.length - 1), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length));
-const MAX_NAME = Math.max(...STARTUP_VARIABLES.map((v) => v.length + 2), ...VENDOR_VARIABLES.map((v) => v.length + 1), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length));
 /** The frameworks GPU009 knows a re-import of (rules/GPU009 `FRAMEWORKS`). */
 const REIMPORTED = ["torch", "tensorflow", "jax"];
 const FOLKLORE = [...FOLKLORE_VARIABLES.keys()];
@@ -57,10 +54,6 @@ export class TextProbe {
   /** Drops the previous version's probe (answers found so far stay, for the next version). */
   detach(): void {
     this.prev = undefined;
-  }
-  /** The text probed. */
-  get source(): string {
-    return this.text;
   }
   /** The text contains `w`. */
   has(w: string): boolean {
@@ -125,7 +118,7 @@ export class TextProbe {
    */
   misspelledName(): boolean {
     const t = this.text;
-    const judge = (from: number, to: number) => to - from >= MIN_NAME && to - from <= MAX_NAME && misspellingOf(t.slice(from, to)) !== null;
+    const judge = (from: number, to: number) => to - from >= MISSPELLING_LENGTHS.min && to - from <= MISSPELLING_LENGTHS.max && misspellingOf(t.slice(from, to)) !== null;
     let prev = -1;
     let dq = t.indexOf('"'), sq = t.indexOf("'");
     while (dq >= 0 || sq >= 0) {
@@ -158,15 +151,15 @@ export class TextProbe {
    * of the name between quotes (`"to" "rch"`). A text whose line structure CPython rejects passes.
    */
   quotedAfterWord(word: string, modules: readonly string[]): boolean {
-    return this.afterWord(word, (from, to) => quotedModuleIn(this.text, modules, from, to));
+    return this.afterWord(word, (text, from, to) => quotedModuleIn(text, modules, from, to));
   }
   /**
    * Some code word `word` (python/lineStructure.ts `codeWords`: not in a string or comment) is
-   * followed, up to the end of its logical line, by text `test` accepts: the rest of any statement
+   * followed, up to the end of its logical line, by text `test` accepts (`text[from, to)`): the rest of any statement
    * or call the word starts lies there. True for a text whose line structure CPython rejects (the
    * scan stops at the error).
    */
-  afterWord(word: string, test: (from: number, to: number) => boolean): boolean {
+  afterWord(word: string, test: (text: string, from: number, to: number) => boolean): boolean {
     if (!this.hasWord(word)) return false;
     const t = this.text;
     const spans: Array<[number, number]> = [];
@@ -176,7 +169,7 @@ export class TextProbe {
     }, (offset) => { if (open >= 0) spans.push([open, offset]); open = -1; });
     if (error !== null) return true;
     if (open >= 0) spans.push([open, t.length]);
-    return spans.some(([from, to]) => test(from, to));
+    return spans.some(([from, to]) => test(t, from, to));
   }
   /**
    * GPU009's `del NAME` test: some `del` statement names a name an import binds to exactly one of
@@ -309,7 +302,7 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   // A default finding also needs a constant device (an integer, a string or a device(...) of them,
   // rules/GPU008 `isConstantDevice`): a digit or a quote after a set_device in its logical line.
   GPU008: (t, preview) => t.has("set_device") && (preview || (t.hasAnyWord(["threading", "concurrent", "multiprocessing", "asyncio", "run_in_executor"]) &&
-    t.afterWord("set_device", (from, to) => digitOrQuoteIn(t.source, from, to)))),
+    t.afterWord("set_device", digitOrQuoteIn))),
   // A framework it knows, by name, and: `importlib.reload(torch)` / `imp.reload` (the names reload
   // and importlib or imp); `sys.modules.pop("torch")` (sys, modules, pop); a `del` before an
   // `import` (the re-import) whose target is `sys.modules[...]` or a name bound to the framework

@@ -86,21 +86,35 @@ export function misspellingOf(name: string): string | null {
 const misspellings = new Map<string, string | null>();
 const MISSPELLINGS_KEPT = 10_000;
 
+/** Edits a misspelling may be away from a startup variable, and from a vendor variable. */
+const STARTUP_EDITS = 2;
+const VENDOR_EDITS = 1;
+
+/**
+ * The shortest and longest name {@link misspellingOf} can report (characters): within the edits
+ * above of a startup or vendor variable, or a known wrong name. The text prefilter judges only
+ * candidates of these lengths (prefilter.ts `TextProbe.misspelledName`).
+ */
+export const MISSPELLING_LENGTHS: { readonly min: number; readonly max: number } = {
+  min: Math.min(...STARTUP_VARIABLES.map((v) => v.length - STARTUP_EDITS), ...VENDOR_VARIABLES.map((v) => v.length - VENDOR_EDITS), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length)),
+  max: Math.max(...STARTUP_VARIABLES.map((v) => v.length + STARTUP_EDITS), ...VENDOR_VARIABLES.map((v) => v.length + VENDOR_EDITS), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length)),
+};
+
 function computeMisspelling(name: string): string | null {
   if (!SPELLABLE.test(name)) return null;
   if (STARTUP_VARIABLES.includes(name) || REAL_VARIABLES.has(name) || FOLKLORE_VARIABLES.has(name) || name.startsWith("NCCL_")) return null;
   const known = KNOWN_WRONG_NAMES.get(name.toUpperCase());
   if (known) return known;
   let best: string | null = null;
-  let bestDistance = 3;
+  let bestDistance = STARTUP_EDITS + 1;
   const upper = name.toUpperCase();
   for (const v of STARTUP_VARIABLES) {
-    const d = editDistance(upper, v, 2);
+    const d = editDistance(upper, v, STARTUP_EDITS);
     if (d < bestDistance) { best = v; bestDistance = d; }
   }
   // Vendor names: one edit away only (other accelerators' real names sit two edits from them).
   if (!best) {
-    for (const v of VENDOR_VARIABLES) if (editDistance(upper, v, 1) <= 1) return v;
+    for (const v of VENDOR_VARIABLES) if (editDistance(upper, v, VENDOR_EDITS) <= VENDOR_EDITS) return v;
   }
   return best;
 }
