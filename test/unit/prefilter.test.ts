@@ -225,20 +225,22 @@ test("GPU008's default trigger needs a constant device after a set_device in a f
   assert.equal(fires("import torch\ntorch.cuda.set_device(rank)\n", true), true, "preview: any set_device");
 });
 
-test("TextProbe.after answers has and hasWord as a fresh probe does, over 3,000 chained random edits of real files", async () => {
+test("TextProbe.after answers has, hasWord and misspelledName as a fresh probe does, over 3,000 chained random edits of real files", async () => {
   const { textChange } = await import("../../server/src/engine/python/keptText");
   const { STARTUP_VARIABLES } = await import("../../server/src/engine/frameworks");
   const words = ["environ", "getenv", "putenv", "del", "import", "torch", "cuda", "device", "set_device", "init_process_group", "LOCAL_RANK", "x", "_", ...STARTUP_VARIABLES];
-  const inserts = ["environ", "os.getenv", "del ", " import", "x", "_", "torch", "\n", " ", "CUDA_VISIBLE_DEVICES", "VISIBLE", "(", "e"];
+  const inserts = ["environ", "os.getenv", "del ", " import", "x", "_", "torch", "\n", " ", "CUDA_VISIBLE_DEVICES", "VISIBLE", "(", "e", "\"", "'", "=", "==", "CUDA_VISIBLE_DEVICE", "S", "\r"];
   let rng = 11;
   const random = (n: number) => { rng = (rng * 1103515245 + 12345) % 2147483648; return rng % n; };
-  let checked = 0, derived = 0;
+  let checked = 0, derived = 0, misspelled = 0;
   for (const f of FILES.filter((_, i) => i % 9 === 0).slice(0, 10)) {
-    let text = readFileSync(f, "utf8");
+    // A last line whose name one deleted character spoils; a third of the edits land near it.
+    let text = readFileSync(f, "utf8") + '\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
     let probe = new TextProbe(text);
     for (const w of words) { probe.has(w); probe.hasWord(w); }
+    probe.misspelledName();
     for (let k = 0; k < 300; k++) {
-      const at = random(text.length + 1);
+      const at = random(3) === 0 ? Math.max(0, text.length - 1 - random(40)) : random(text.length + 1);
       const del = random(3) === 0 ? random(12) : 0;
       const next = text.slice(0, at) + (random(4) === 0 ? "" : inserts[random(inserts.length)]) + text.slice(Math.min(text.length, at + del));
       const p = TextProbe.after(probe, next, textChange(text, next));
@@ -248,6 +250,8 @@ test("TextProbe.after answers has and hasWord as a fresh probe does, over 3,000 
         assert.equal(p.hasWord(w), fresh.hasWord(w), `${f} edit ${k}: hasWord(${w})`);
         checked += 2;
       }
+      assert.equal(p.misspelledName(), fresh.misspelledName(), `${f} edit ${k}: misspelledName`);
+      misspelled += +fresh.misspelledName();
       p.detach();
       probe = p;
       text = next;
@@ -255,4 +259,23 @@ test("TextProbe.after answers has and hasWord as a fresh probe does, over 3,000 
     }
   }
   assert.ok(derived >= 3000 && checked > 100000, `${derived} edits, ${checked} answers`);
+  assert.ok(misspelled > 0 && misspelled < derived, `${misspelled} of ${derived} versions hold a misspelled name: both answers were checked`);
+});
+
+test("misspelledName after an edit: a name spoiled inside its quotes or before its `=` is found again, an edit elsewhere keeps the answer", async () => {
+  const { textChange } = await import("../../server/src/engine/python/keptText");
+  const after = (text: string, next: string) => {
+    const p = new TextProbe(text);
+    p.misspelledName();
+    const q = TextProbe.after(p, next, textChange(text, next));
+    return [q.misspelledName(), new TextProbe(next).misspelledName()];
+  };
+  const quoted = "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nx = 1\n";
+  assert.deepEqual(after(quoted, quoted.replace("DEVICES", "DEVICE")), [true, true], "the quoted name lost its S");
+  assert.deepEqual(after(quoted, quoted.replace("x = 1", "xy = 1")), [false, false]);
+  const keyword = "import os\nos.environ.update(CUDA_VISIBLE_DEVICES=1)\n";
+  assert.deepEqual(after(keyword, keyword.replace("DEVICES=", "DEVICE=")), [true, true], "the keyword lost its S");
+  assert.deepEqual(after(keyword, keyword.replace("update(", "update(\n")), [false, false]);
+  const opening = "import os\nos.environ.update(\n  CUDA_VISIBLE_DEVICES\n  =1)\n";
+  assert.deepEqual(after(opening, opening.replace("DEVICES\n", "DEVICES\n\n")), [true, true], "a `=` that opens its line passes");
 });

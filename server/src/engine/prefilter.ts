@@ -117,17 +117,59 @@ export class TextProbe {
    * judged by misspellingOf itself (cached by name), so the test is exact on those.
    */
   misspelledName(): boolean {
+    this.misspelled ??= this.misspelledAfterEdit() ?? (this.quotedMisspelling(0, this.text.length) || this.keywordMisspelling(0, this.text.length));
+    return this.misspelled;
+  }
+  /** {@link misspelledName}'s answer, once asked. */
+  private misspelled: boolean | undefined;
+  /**
+   * {@link misspelledName} from the previous version's answer where that settles it (the editor,
+   * issue 20 item 2): the previous text had no such name, and the edit neither removed nor
+   * inserted a quote or `=`. Then the quotes and the `=` signs are the old ones, so every text
+   * between consecutive quotes is an old one except the one around the edit, and every `=`'s
+   * identifier (which stops at a line's start) is an old one except on the lines the edit
+   * touches: only those are judged. Undefined when it does not settle it.
+   */
+  private misspelledAfterEdit(): boolean | undefined {
+    if (!this.prev || this.prev.probe.misspelled !== false) return undefined;
+    const { start, oldEnd, newEnd } = this.prev.change;
+    const old = this.prev.probe.text, t = this.text;
+    const cutIn = (s: string, from: number, to: number) => {
+      for (let i = from; i < to; i++) { const c = s.charCodeAt(i); if (c === 0x22 || c === 0x27 || c === 0x3d) return true; }
+      return false;
+    };
+    if (cutIn(old, start, oldEnd) || cutIn(t, start, newEnd)) return undefined;
+    const before = Math.max(t.lastIndexOf('"', start - 1), t.lastIndexOf("'", start - 1));
+    let after = t.indexOf('"', newEnd);
+    const sq = t.indexOf("'", newEnd);
+    if (after < 0 || (sq >= 0 && sq < after)) after = sq;
+    if (before >= 0 && after >= 0 && this.quotedMisspelling(before, after + 1)) return true;
+    let lineStart = start;
+    while (lineStart > 0 && t.charCodeAt(lineStart - 1) !== 10 && t.charCodeAt(lineStart - 1) !== 13) lineStart--;
+    let lineEnd = newEnd;
+    while (lineEnd < t.length && t.charCodeAt(lineEnd) !== 10 && t.charCodeAt(lineEnd) !== 13) lineEnd++;
+    return this.keywordMisspelling(lineStart, lineEnd);
+  }
+  /** Whether the text between two consecutive quotes of `text[from, to)` is a name misspellingOf reports. */
+  private quotedMisspelling(from: number, to: number): boolean {
     const t = this.text;
-    const judge = (from: number, to: number) => to - from >= MISSPELLING_LENGTHS.min && to - from <= MISSPELLING_LENGTHS.max && misspellingOf(t.slice(from, to)) !== null;
     let prev = -1;
-    let dq = t.indexOf('"'), sq = t.indexOf("'");
-    while (dq >= 0 || sq >= 0) {
-      const q = dq < 0 ? sq : sq < 0 ? dq : Math.min(dq, sq);
-      if (prev >= 0 && judge(prev + 1, q)) return true;
+    let dq = t.indexOf('"', from), sq = t.indexOf("'", from);
+    while ((dq >= 0 && dq < to) || (sq >= 0 && sq < to)) {
+      const q = dq < 0 || dq >= to ? sq : sq < 0 || sq >= to ? dq : Math.min(dq, sq);
+      if (prev >= 0 && misjudged(t, prev + 1, q)) return true;
       prev = q;
       if (q === dq) dq = t.indexOf('"', q + 1); else sq = t.indexOf("'", q + 1);
     }
-    for (let i = t.indexOf("="); i >= 0; i = t.indexOf("=", i + 1)) {
+    return false;
+  }
+  /**
+   * Whether some `=` (not `==`) in `text[from, to)` follows a name misspellingOf reports, or opens
+   * its line. `from` is a line's start, so no run of `=` is cut.
+   */
+  private keywordMisspelling(from: number, to: number): boolean {
+    const t = this.text;
+    for (let i = t.indexOf("=", from); i >= 0 && i < to; i = t.indexOf("=", i + 1)) {
       if (t.charCodeAt(i + 1) === 61) { i++; continue; } // `==`
       let k = i - 1;
       while (k >= 0 && (t.charCodeAt(k) === 32 || t.charCodeAt(k) === 9 || t.charCodeAt(k) === 12)) k--;
@@ -135,9 +177,9 @@ export class TextProbe {
       const c = t.charCodeAt(k);
       if (c === 10 || c === 13) return true;
       if (!isIdent(c)) continue;
-      let from = k;
-      while (from > 0 && isIdent(t.charCodeAt(from - 1))) from--;
-      if (judge(from, k + 1)) return true;
+      let start = k;
+      while (start > 0 && isIdent(t.charCodeAt(start - 1))) start--;
+      if (misjudged(t, start, k + 1)) return true;
     }
     return false;
   }
@@ -213,6 +255,10 @@ export class TextProbe {
     return at >= 0;
   }
 }
+
+/** Whether `text[from, to)` is of a length misspellingOf can report and is a name it reports. */
+const misjudged = (text: string, from: number, to: number) =>
+  to - from >= MISSPELLING_LENGTHS.min && to - from <= MISSPELLING_LENGTHS.max && misspellingOf(text.slice(from, to)) !== null;
 
 const isIdent = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c > 127;
 

@@ -315,7 +315,11 @@ interface ValueRef { type: string; text: string; start: number; node(): SyntaxNo
  * of the file while none of these names is bound differently: `resolved` (symbols and aliases),
  * `values` (valueOf), `callees` (module functions a call might inline).
  */
-interface Deps { resolved: Set<string>; values: Set<string>; callees: Set<string> }
+interface Deps {
+  resolved: Set<string>; values: Set<string>; callees: Set<string>;
+  /** {@link namesMask} of each set, once the record the names belong to is complete (made on first use by `stale`). */
+  masks?: [number, number, number];
+}
 
 /** Where the queries record the names they look up (the analysis of one top-level statement); null: nowhere. */
 interface Tracker { deps: Deps | null }
@@ -592,7 +596,14 @@ class Mentions {
  * `getenv`, and the local names bound to `os`, `os.environ` or `os.getenv` by an import or a
  * module-level alias. A cheap text test that spares resolving every call of a large file.
  */
-function envWordsOf({ symbols, assignments }: Bindings): string[] {
+function envWordsOf(b: Bindings): string[] {
+  let words = envWordsKept.get(b);
+  if (!words) { words = computeEnvWords(b); envWordsKept.set(b, words); }
+  return words;
+}
+/** {@link envWordsOf} per bindings: asked twice per lint of a document (the model's key and the reads), found once. */
+const envWordsKept = new WeakMap<Bindings, string[]>();
+function computeEnvWords({ symbols, assignments }: Bindings): string[] {
   const words = ["environ", "getenv"];
   for (const [name, path] of symbols) if (path === "os" || path === "os.environ" || path === "os.getenv") words.push(name);
   for (const [name, values] of assignments) if (values.some((v) => v.text.includes("environ") || v.text.includes("getenv"))) words.push(name);
@@ -752,7 +763,20 @@ class TimelineWalker {
 
   /** The walk state a statement's events depend on besides the names it looks up. */
   private stateKey(): string {
-    return `${+this.nvmlCheck}${+this.kinetoDaemon}${+this.torchLoaded}|${[...this.inlined].join(",")}`;
+    const flags = +this.nvmlCheck | (+this.kinetoDaemon << 1) | (+this.torchLoaded << 2);
+    const k = this.keyKept;
+    if (k && k.flags === flags && k.inlined === this.inlinedVersion) return k.key;
+    const key = `${+this.nvmlCheck}${+this.kinetoDaemon}${+this.torchLoaded}|${[...this.inlined].join(",")}`;
+    this.keyKept = { flags, inlined: this.inlinedVersion, key };
+    return key;
+  }
+  /** The last {@link stateKey} and what it was made of (asked once per top-level statement and module function). */
+  private keyKept: { flags: number; inlined: number; key: string } | undefined;
+  /** Counts changes of `inlined`. */
+  private inlinedVersion = 0;
+  private setInlined(name: string, on: boolean): void {
+    if (on) this.inlined.add(name); else this.inlined.delete(name);
+    this.inlinedVersion++;
   }
 
   /** The module-level walk with kept facts: each top-level statement's record replayed, or walked and recorded. */
@@ -828,9 +852,9 @@ class TimelineWalker {
         const body = def.childForFieldName("body");
         if (!body) continue;
         const walk = () => {
-          this.inlined.add(name);
+          this.setInlined(name, true);
           this.walkBlock(body, 1, true, true);
-          this.inlined.delete(name);
+          this.setInlined(name, false);
         };
         if (f) f.fn = this.record(this.memo!, entry, false, walk);
         else walk();
@@ -917,11 +941,11 @@ class TimelineWalker {
       if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !this.inlined.has(fn.text)) {
         const body = functions.get(fn.text)!.childForFieldName("body");
         if (body) {
-          this.inlined.add(fn.text);
+          this.setInlined(fn.text, true);
           this.everInlined.add(fn.text);
           this.inlinedLog?.push(fn.text);
           this.walkBlock(body, depth + 1, true);
-          this.inlined.delete(fn.text);
+          this.setInlined(fn.text, false);
         }
       }
     }
@@ -1272,9 +1296,31 @@ class Memo {
 }
 
 /** Whether a record looked up a name bound differently now, or names a statement that changed. */
-function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: { resolved: Set<string>; values: Set<string>; callees: Set<string> }, epoch: number): boolean {
-  if (r.owners) for (const o of r.owners) if (o.epoch !== epoch) return true;
-  return meets(r.deps.resolved, changed.resolved) || meets(r.deps.values, changed.values) || meets(r.deps.callees, changed.callees);
+function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: ChangedNames, epoch: number, gone: readonly StatementFacts[] | null): boolean {
+  if (r.owners && r.owners.size > 0) {
+    if (gone) { for (const g of gone) if (r.owners.has(g)) return true; }
+    else for (const o of r.owners) if (o.epoch !== epoch) return true;
+  }
+  const d = r.deps;
+  const m = (d.masks ??= [namesMask(d.resolved), namesMask(d.values), namesMask(d.callees)]);
+  return ((m[0] & changed.masks[0]) !== 0 && meets(d.resolved, changed.resolved)) ||
+    ((m[1] & changed.masks[1]) !== 0 && meets(d.values, changed.values)) ||
+    ((m[2] & changed.masks[2]) !== 0 && meets(d.callees, changed.callees));
+}
+
+/**
+ * A 32-bit summary of a set of names, one bit per name (its FNV-1a hash mod 32): two sets whose
+ * summaries share no bit share no name, so most of the ~1,800 records of a 5,000-line file are
+ * found fresh at a keystroke without a lookup (issue 20 item 2).
+ */
+function namesMask(names: ReadonlySet<string>): number {
+  let m = 0;
+  for (const n of names) {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < n.length; i++) h = Math.imul(h ^ n.charCodeAt(i), 0x01000193);
+    m |= 1 << (h & 31);
+  }
+  return m;
 }
 
 /** Whether the two sets share a name (run for every kept record at each keystroke: no allocation). */
@@ -1313,13 +1359,16 @@ function bindingsOf(memo: Memo): { b: Bindings; functionTexts: Map<string, strin
   return { b, functionTexts };
 }
 
+/** The names bound differently than at the last lint, by what a record looked up about them, with each set's {@link namesMask}. */
+interface ChangedNames { resolved: Set<string>; values: Set<string>; callees: Set<string>; masks: [number, number, number] }
+
 /**
  * The names bound differently in `now` than in `before`, among those bound by statements that
  * changed: for resolve (the import binding or alias), for valueOf (the values), for inlining (the
  * function definition or an import of the name).
  */
-function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowTexts: Map<string, string>): { resolved: Set<string>; values: Set<string>; callees: Set<string> } {
-  const out = { resolved: new Set<string>(), values: new Set<string>(), callees: new Set<string>() };
+function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowTexts: Map<string, string>): ChangedNames {
+  const out: ChangedNames = { resolved: new Set<string>(), values: new Set<string>(), callees: new Set<string>(), masks: [0, 0, 0] };
   const before = cache.bindings;
   if (!before) return out;
   const names = new Set<string>();
@@ -1345,6 +1394,7 @@ function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowTexts: Ma
     if (valuesOf(before, n) !== valuesOf(now, n)) out.values.add(n);
     if (fnOf(before, cache.functionTexts, n) !== fnOf(now, nowTexts, n)) out.callees.add(n);
   }
+  out.masks = [namesMask(out.resolved), namesMask(out.values), namesMask(out.callees)];
   return out;
 }
 
@@ -1352,11 +1402,19 @@ function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowTexts: Ma
 function dropStale(memo: Memo, key: string, changed: ReturnType<typeof changedNames>): void {
   const epoch = memo.cache.epoch;
   const all = key !== memo.cache.key;
+  // A record is stale when one of its owners was not matched by this lint. Its owners were all
+  // facts of the last lint (a record made then names facts of then; one kept since then names
+  // facts each lint matched, or it was dropped), so the facts of the last lint that this one did
+  // not match are the owners to look for: after a keystroke one or two, asked of each record,
+  // instead of each record's owners asked for their epoch. (Called before the cache's statements
+  // become this lint's.)
+  const unmatched = memo.cache.statements.filter((f) => f.epoch !== epoch);
+  const gone = unmatched.length <= 8 ? unmatched : null;
   for (const f of memo.facts) {
-    if (f.main && (all || stale(f.main, changed, epoch))) delete f.main;
-    if (f.fn && (all || stale(f.fn, changed, epoch))) delete f.fn;
-    if (f.reads && (all || stale(f.reads, changed, epoch))) delete f.reads;
-    if (f.writes && (all || stale(f.writes, changed, epoch))) delete f.writes;
+    if (f.main && (all || stale(f.main, changed, epoch, gone))) delete f.main;
+    if (f.fn && (all || stale(f.fn, changed, epoch, gone))) delete f.fn;
+    if (f.reads && (all || stale(f.reads, changed, epoch, gone))) delete f.reads;
+    if (f.writes && (all || stale(f.writes, changed, epoch, gone))) delete f.writes;
   }
 }
 
