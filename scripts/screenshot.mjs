@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Takes the screenshots of the READMEs, the walkthrough and the extension's details page in a real
 // VS Code (code-server + headless Chromium), the same set-up as `npm start` but with fresh state in
-// .e2e-run/screenshot/ and a copy of examples/ (nothing in the repository is edited). Each shot is
+// .e2e-run/screenshot/ and a copy of examples/. It writes only the shots, into --out-dir: by default
+// media/, replacing the committed ones (pass --out-dir DIR to look without changing the clone). Each shot is
 // cropped to the part it shows and taken at 2 device pixels per CSS pixel (--scale), so that text
 // stays readable when the image is shown at half its width:
 //   media/screenshot-tree.png       the GPUs tree only, side bar at 300 px (2 x H200 from nvidia-smi, GPU 1 ticked)
