@@ -1302,7 +1302,7 @@ function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: Changed
     else for (const o of r.owners) if (o.epoch !== epoch) return true;
   }
   const d = r.deps;
-  const m = (d.masks ??= [namesMask(d.resolved), namesMask(d.values), namesMask(d.callees)]);
+  const m = (d.masks ??= masksOf(d));
   return ((m[0] & changed.masks[0]) !== 0 && meets(d.resolved, changed.resolved)) ||
     ((m[1] & changed.masks[1]) !== 0 && meets(d.values, changed.values)) ||
     ((m[2] & changed.masks[2]) !== 0 && meets(d.callees, changed.callees));
@@ -1322,6 +1322,10 @@ function namesMask(names: ReadonlySet<string>): number {
   }
   return m;
 }
+
+/** {@link namesMask} of a record's names or of the changed names, per kind. */
+const masksOf = (d: Pick<Deps, "resolved" | "values" | "callees">): [number, number, number] =>
+  [namesMask(d.resolved), namesMask(d.values), namesMask(d.callees)];
 
 /** Whether the two sets share a name (run for every kept record at each keystroke: no allocation). */
 function meets(mine: ReadonlySet<string>, theirs: ReadonlySet<string>): boolean {
@@ -1394,12 +1398,12 @@ function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowTexts: Ma
     if (valuesOf(before, n) !== valuesOf(now, n)) out.values.add(n);
     if (fnOf(before, cache.functionTexts, n) !== fnOf(now, nowTexts, n)) out.callees.add(n);
   }
-  out.masks = [namesMask(out.resolved), namesMask(out.values), namesMask(out.callees)];
+  out.masks = masksOf(out);
   return out;
 }
 
 /** Drops the records of `memo`'s statements that may not hold in this version of the file. */
-function dropStale(memo: Memo, key: string, changed: ReturnType<typeof changedNames>): void {
+function dropStale(memo: Memo, key: string, changed: ChangedNames): void {
   const epoch = memo.cache.epoch;
   const all = key !== memo.cache.key;
   // A record is stale when one of its owners was not matched by this lint. Its owners were all
