@@ -112,6 +112,29 @@ test("GPU011's default trigger needs init_process_group in the code, an NCCL bac
   assert.equal(fires("import torch.distributed as dist\ndist.init_process_group('nccl')\ndist.barrier()\n"), true, "a barrier");
 });
 
+test("GPU010, GPU012 and GPU013 need their names in the code, not only in a docstring or comment (issue 20: 30 -> 17 files of python3-torch)", () => {
+  const fires = (code: string, t: string) => PYTHON_TRIGGERS[code](new TextProbe(t), false);
+  assert.equal(fires("GPU010", "import torch\n\ndef f(m):\n    \"\"\"Unlike DataParallel, this keeps one device.\"\"\"\n    return m  # not nn.DataParallel\n"), false, "docstring and comment");
+  assert.equal(fires("GPU010", "import torch.nn as nn\nm = nn.DataParallel(model)\n"), true);
+  assert.equal(fires("GPU010", "from torch.nn import DataParallel as DP\n"), true);
+  assert.equal(fires("GPU010", "x = f\"{nn.DataParallel(m)}\"\n"), true, "code in an f-string's replacement field");
+  assert.equal(fires("GPU010", "from torch.nn.parallel import DistributedDataParallel\n"), false, "a longer word only");
+  assert.equal(fires("GPU010", "x = 1\n  y = nn.DataParallel\n# DataParallel\n"), true, "a text CPython's tokenizer rejects passes");
+  for (const code of ["GPU012", "GPU013"]) {
+    assert.equal(fires(code, "# ported from tensorflow's summary writer\n'''see keras.callbacks'''\nimport numpy\n"), false, `${code}: comment and string`);
+    assert.equal(fires(code, "import tensorflow as tf\n"), true, code);
+    assert.equal(fires(code, "from tensorflow.keras import layers\n"), true, code);
+    assert.equal(fires(code, "import tf_keras\n"), true, `${code}: inside a longer code word`);
+  }
+  // One scan serves GPU008's, GPU009's, GPU011's and these words' questions.
+  const p = new TextProbe("import tensorflow\nimport torch\nfrom torch.nn import DataParallel\ndel torch\nimport torch\n");
+  assert.equal(p.codeWord("tensorflow", false), true);
+  assert.equal(p.codeWord("DataParallel", true), true);
+  assert.equal(p.codeWord("keras", false), false);
+  assert.equal(p.delOfModule(["torch"]), true);
+  assert.equal((p as unknown as { scans: unknown[] }).scans.length, 1);
+});
+
 test("GPU007's trigger judges the whole string or keyword around a near miss: a right name is no misspelling", () => {
   const fires = (t: string) => PYTHON_TRIGGERS.GPU007(new TextProbe(t), false);
   assert.equal(fires("import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nos.environ.get('CUDA_DEVICE_ORDER')\n"), false, "right names");

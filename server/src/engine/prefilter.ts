@@ -203,16 +203,67 @@ export class TextProbe {
    */
   afterWord(word: string, test: (text: string, from: number, to: number) => boolean): boolean {
     if (!this.hasWord(word)) return false;
-    const t = this.text;
-    const spans: Array<[number, number]> = [];
-    let open = -1;
-    const error = codeWords(t, (start, end) => {
-      if (open < 0 && end - start === word.length && t.startsWith(word, start)) open = end;
-    }, (offset) => { if (open >= 0) spans.push([open, offset]); open = -1; });
-    if (error !== null) return true;
-    if (open >= 0) spans.push([open, t.length]);
-    return spans.some(([from, to]) => test(t, from, to));
+    const scan = this.codeSpans(word);
+    return scan.error || scan.spans.get(word)!.some((span) => test(this.text, span.from, span.to));
   }
+  /**
+   * Some code word (python/lineStructure.ts `codeWords`: not in a string or comment) is `word`
+   * (`whole`) or contains it; true for a text whose line structure CPython rejects. The model
+   * resolves a name only through code words (import bindings and attributes), so a rule about
+   * a dotted name (GPU010's `torch.nn.DataParallel`, GPU012/013's `tensorflow.config...`) needs
+   * its words in the code, not only in a docstring or comment. Words of {@link CODE_WORDS} share
+   * one scan with {@link afterWord}'s.
+   */
+  codeWord(word: string, whole: boolean): boolean {
+    if (!(whole ? this.hasWord(word) : this.has(word))) return false;
+    const scan = this.codeSpans(word);
+    return scan.error || (whole ? scan.exact : scan.within).has(word);
+  }
+  /**
+   * For `word` and each of {@link SPAN_WORDS}: from the end of its first code word on each logical
+   * line to that line's end (python/lineStructure.ts `codeWords`), in order; which words of
+   * {@link CODE_WORDS} are or lie in a code word; `error` when CPython rejects the text's line
+   * structure (the scan stopped there). One scan of the text serves every word of SPAN_WORDS and
+   * CODE_WORDS (GPU008 to GPU013 ask for them: issue 20 item 3); another word gets a scan of its own.
+   */
+  private codeSpans(word: string): CodeSpans {
+    const done = this.scans.find((s) => s.spans.has(word) || s.sought.includes(word));
+    if (done) return done;
+    const shared = SPAN_WORDS.includes(word) || CODE_WORDS.includes(word);
+    const watched = shared ? SPAN_WORDS : [word];
+    const sought = shared ? CODE_WORDS : [];
+    const t = this.text;
+    const spans = new Map<string, CodeSpan[]>(watched.map((w) => [w, []]));
+    const open: Array<CodeSpan | null> = watched.map(() => null);
+    let anyOpen = false;
+    // Each sought word's next occurrence in the raw text at or after the current code word.
+    const next = sought.map((w) => t.indexOf(w));
+    const exact = new Set<string>(), within = new Set<string>();
+    const error = codeWords(t, (start, end) => {
+      if (anyOpen) { const w = t.slice(start, end); for (const o of open) o?.words.push(w); }
+      for (let k = 0; k < watched.length; k++) {
+        const w = watched[k];
+        if (open[k] === null && end - start === w.length && t.startsWith(w, start)) { open[k] = { from: end, to: t.length, words: [] }; anyOpen = true; }
+      }
+      for (let k = 0; k < sought.length; k++) {
+        const w = sought[k];
+        while (next[k] >= 0 && next[k] < start) next[k] = t.indexOf(w, next[k] + 1);
+        if (next[k] >= 0 && next[k] + w.length <= end) { within.add(w); if (next[k] === start && end - start === w.length) exact.add(w); }
+      }
+    }, (offset) => {
+      if (!anyOpen) return;
+      for (let k = 0; k < watched.length; k++) {
+        const o = open[k];
+        if (o) { o.to = offset; spans.get(watched[k])!.push(o); open[k] = null; }
+      }
+      anyOpen = false;
+    });
+    for (let k = 0; k < watched.length; k++) if (open[k]) spans.get(watched[k])!.push(open[k]!);
+    const scan = { error: error !== null, spans, sought, exact, within };
+    this.scans.push(scan);
+    return scan;
+  }
+  private readonly scans: CodeSpans[] = [];
   /**
    * GPU009's `del NAME` test: some `del` statement names a name an import binds to exactly one of
    * `frameworks` (python/model.ts `importBindings`: `import torch`, `import torch.cuda` bind
@@ -228,16 +279,10 @@ export class TextProbe {
       names.add(f);
       for (const alias of aliasesOf(this.text, f)) names.add(alias);
     }
-    if (names.size === 0) return false;
-    const t = this.text;
-    let inDel = false, found = false;
-    const error = codeWords(t, (start, end) => {
-      if (found) return;
-      const len = end - start;
-      if (len === 3 && t.startsWith("del", start)) inDel = true;
-      else if (inDel && names.has(t.slice(start, end))) found = true;
-    }, () => { inDel = false; });
-    return found || error !== null;
+    if (names.size === 0 || !this.hasWord("del")) return false;
+    const scan = this.codeSpans("del");
+    if (scan.error) return true;
+    return scan.spans.get("del")!.some((span) => span.words.some((w) => names.has(w)));
   }
   /** The lower-case text contains `w` (lower case). */
   hasLower(w: string): boolean {
@@ -264,6 +309,24 @@ const isIdent = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (
 
 const wholeAt = (text: string, word: string, i: number) =>
   (i === 0 || !isIdent(text.charCodeAt(i - 1))) && (i + word.length >= text.length || !isIdent(text.charCodeAt(i + word.length)));
+
+/**
+ * The code words whose logical lines one scan records for all (TextProbe.codeSpans): GPU008's
+ * `set_device`, GPU009's `del` and `pop`, GPU011's `init_process_group`.
+ */
+const SPAN_WORDS = ["set_device", "del", "pop", "init_process_group"];
+
+/** The words the same scan looks for in code words (TextProbe.codeWord): GPU010's and GPU012/013's. */
+const CODE_WORDS = ["DataParallel", "tensorflow", "keras"];
+
+/** The rest of a logical line after a code word: `text[from, to)` and the code words in it. */
+interface CodeSpan { from: number; to: number; words: string[] }
+/**
+ * One codeWords scan: per word, the rest of each logical line it is a code word of; which `sought`
+ * words are a code word (`exact`) or lie in one (`within`); `error`: the scan stopped at a
+ * line-structure error.
+ */
+interface CodeSpans { error: boolean; spans: Map<string, CodeSpan[]>; sought: readonly string[]; exact: Set<string>; within: Set<string> }
 
 /** Index of the first whole-identifier `word` at or after `from`, or -1. */
 function wordIndex(text: string, word: string, from: number): number {
@@ -358,7 +421,7 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
     (t.hasWord("reload") && t.hasAnyWord(["importlib", "imp"])) ||
     (t.wordBefore("pop", "import") && t.hasWord("modules") && t.hasWord("sys") && t.quotedAfterWord("pop", REIMPORTED)) ||
     (t.wordBefore("del", "import") && ((t.hasWord("modules") && t.hasWord("sys") && t.quotedAfterWord("del", REIMPORTED)) || t.delOfModule(REIMPORTED)))),
-  GPU010: (t) => t.hasWord("DataParallel"), // torch.nn(.parallel(.data_parallel)).DataParallel, not DistributedDataParallel
+  GPU010: (t) => t.codeWord("DataParallel", true), // torch.nn(.parallel(.data_parallel)).DataParallel, not DistributedDataParallel
   // Default: an init_process_group in the code (not only in a docstring or comment) whose backend
   // is NCCL (a string holding "nccl" in any case, or a name ending in .NCCL: rules/GPU011 `isNccl`),
   // followed by work on the current device (`.cuda()`, "cuda", or a collective that uses it:
@@ -366,8 +429,8 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU011: (t, preview) => (t.has("init_process_group") && (preview ||
     (t.hasLower("nccl") && (t.has("cuda") || t.hasAnyWord(CURRENT_DEVICE_COLLECTIVE_NAMES)) && t.afterWord("init_process_group", () => true)))) ||
     (preview && t.has("LOCAL_RANK")),
-  GPU012: (t) => t.has("tensorflow") || t.has("keras"),
-  GPU013: (t) => t.has("tensorflow") || t.has("keras"),
+  GPU012: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
+  GPU013: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
   GPU014: () => false, // notebook shell lines only
   GPU015: (t) => t.has("putenv") && t.hasAny(STARTUP_VARIABLES),
   GPU016: (t) => t.envWith(FOLKLORE),

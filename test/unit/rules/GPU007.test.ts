@@ -55,6 +55,42 @@ test("editDistance and misspellingOf", () => {
   }
 });
 
+/** The whole Levenshtein table, as a reference for editDistance's band. */
+function fullDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length];
+}
+
+test("editDistance with a bound is exact up to the bound and above it beyond (issue 20: the banded table)", () => {
+  let seed = 7;
+  const rand = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+  const word = () => { let s = ""; const n = rand(9); for (let i = 0; i < n; i++) s += "ABC_"[rand(4)]; return s; };
+  let exact = 0, above = 0;
+  for (let k = 0; k < 20000; k++) {
+    const a = word(), b = k % 3 === 0 ? a.slice(0, rand(a.length + 1)) + "AB".slice(0, rand(3)) + a.slice(rand(a.length + 1)) : word();
+    const max = rand(4), d = fullDistance(a, b), got = editDistance(a, b, max);
+    if (d <= max) { assert.equal(got, d, `${a} ${b} max ${max}`); exact++; } else { assert.ok(got > max, `${a} ${b} max ${max}: ${got}`); above++; }
+    assert.equal(editDistance(a, b), d, `${a} ${b} unbounded`);
+  }
+  assert.ok(exact > 2000 && above > 2000, `${exact} exact, ${above} above`);
+  // Paths along the band's edge: `max` insertions or deletions at one end.
+  for (let k = 0; k < 300; k++) {
+    const a = word() + "ABC", max = 1 + rand(3), z = "Z".repeat(max);
+    for (const b of [z + a, a + z, a.slice(max), a.slice(0, a.length - max), z + a.slice(max)]) {
+      const d = fullDistance(a, b), got = editDistance(a, b, max);
+      if (d <= max) assert.equal(got, d, `${a} ${b} max ${max}`); else assert.ok(got > max, `${a} ${b} max ${max}: ${got}`);
+    }
+  }
+  // Rows grow for a long second word, and shrink back to a short one correctly.
+  assert.equal(editDistance("X".repeat(100), "X".repeat(99) + "Y", 2), 1);
+  assert.equal(editDistance("AB", "BA", 2), 2);
+});
+
 test("GPU007 in a notebook shell line is reported without a fix (the line is not Python)", async () => {
   await initEngine();
   const { diagnostics } = lintNotebook([{ kind: "code", text: "!export CUDA_VISIBLE_DEVICE=1" }]);

@@ -32,11 +32,10 @@ export interface LineStructureError {
 const TAB_SIZE = 8; // CPython's tok->tabsize
 const ALT_TAB_SIZE = 1; // CPython's ALTTABSIZE
 const PREFIXES = new Set(["r", "u", "b", "br", "rb", "f", "fr", "rf", "t", "tr", "rt"]);
-/** Letters, digits, `_` and any non-ASCII character (identifiers, numbers and string prefixes). */
-const isWordChar = (c: string): boolean => {
-  const k = c.charCodeAt(0);
-  return (k >= 97 && k <= 122) || (k >= 65 && k <= 90) || (k >= 48 && k <= 57) || k === 95 || k > 0x7f;
-};
+/** Letters, digits, `_` and any non-ASCII character (identifiers, numbers and string prefixes), by UTF-16 code unit. */
+const isWordCode = (k: number): boolean => (k >= 97 && k <= 122) || (k >= 65 && k <= 90) || (k >= 48 && k <= 57) || k === 95 || k > 0x7f;
+/** The longest string prefix in PREFIXES. */
+const PREFIX_MAX = 2;
 
 /**
  * The first indentation, tab or block error CPython's tokenizer and parser would raise for `text`,
@@ -104,9 +103,11 @@ class LineScanner {
         if (err) return err;
       }
       if (this.i >= n) break;
+      const k = text.charCodeAt(this.i);
+      if (isWordCode(k)) { this.word(); this.lastColon = false; continue; }
+      if (k === 32 || k === 9 || k === 12) { this.i++; continue; }
       const c = text[this.i];
-      if (c === " " || c === "\t" || c === "\f") { this.i++; continue; }
-      if (c === "#") { while (this.i < n && !this.isNl(this.i)) this.i++; continue; }
+      if (k === 35) { while (this.i < n && !this.isNl(this.i)) this.i++; continue; } // `#`
       if (c === "\\" && this.isNl(this.i + 1)) { this.i++; this.newline(); continue; }
       if (this.isNl(this.i)) {
         if (this.level === 0) this.hooks?.onLineEnd(this.i);
@@ -125,19 +126,28 @@ class LineScanner {
   private token(c: string): void {
     const text = this.text;
     if (c === "'" || c === '"') { this.scanString(""); this.lastColon = false; return; }
-    if (isWordChar(c)) {
-      const s = this.i;
-      while (this.i < this.n && isWordChar(text[this.i])) this.i++;
-      const word = text.slice(s, this.i).toLowerCase();
-      if ((text[this.i] === "'" || text[this.i] === '"') && PREFIXES.has(word)) this.scanString(word);
-      else this.hooks?.onWord(s, this.i);
-      this.lastColon = false;
-      return;
-    }
     if (c === "(" || c === "[" || c === "{") this.level++;
     else if ((c === ")" || c === "]" || c === "}") && this.level > 0) this.level--;
     this.lastColon = c === ":" && text[this.i + 1] !== "=";
     this.i += c === ":" && text[this.i + 1] === "=" ? 2 : 1;
+  }
+
+  /**
+   * A word (identifier, keyword or number) starting at `i`, or the prefix of the string after it
+   * (then the string is scanned). Leaves `i` after it. A word is sliced and lower-cased only when a
+   * quote follows it and it is no longer than a prefix.
+   */
+  private word(): void {
+    const text = this.text, n = this.n, s = this.i;
+    let i = s + 1;
+    while (i < n && isWordCode(text.charCodeAt(i))) i++;
+    this.i = i;
+    const q = text.charCodeAt(i);
+    if ((q === 0x27 || q === 0x22) && i - s <= PREFIX_MAX) {
+      const prefix = text.slice(s, i).toLowerCase();
+      if (PREFIXES.has(prefix)) { this.scanString(prefix); return; }
+    }
+    this.hooks?.onWord(s, i);
   }
 
   /** At the start of a physical line: its indentation, checked when it starts a logical line. */
@@ -186,30 +196,32 @@ class LineScanner {
   }
 
   private isNl(k: number): boolean {
-    return this.text[k] === "\n" || this.text[k] === "\r";
+    const c = this.text.charCodeAt(k);
+    return c === 10 || c === 13;
   }
 
   /** Consumes a newline at `i` (\r\n, \n or \r); returns whether there was one. */
   private newline(): boolean {
     const text = this.text;
-    if (text[this.i] === "\r") { this.i += text[this.i + 1] === "\n" ? 2 : 1; this.line++; return true; }
-    if (text[this.i] === "\n") { this.i++; this.line++; return true; }
+    const c = text.charCodeAt(this.i);
+    if (c === 13) { this.i += text.charCodeAt(this.i + 1) === 10 ? 2 : 1; this.line++; return true; }
+    if (c === 10) { this.i++; this.line++; return true; }
     return false;
   }
 
   /** Scans a string whose opening quote is at `i`; `prefix` in lower case. Leaves `i` after it. */
   private scanString(prefix: string): void {
-    const text = this.text;
-    const q = text[this.i];
-    const triple = text[this.i + 1] === q && text[this.i + 2] === q;
+    const text = this.text, n = this.n;
+    const q = text.charCodeAt(this.i);
+    const triple = text.charCodeAt(this.i + 1) === q && text.charCodeAt(this.i + 2) === q;
     this.i += triple ? 3 : 1;
     const f = prefix.includes("f") || prefix.includes("t");
-    while (this.i < this.n) {
-      const c = text[this.i];
-      if (c === "\\") { this.i++; if (!this.newline()) this.i++; continue; }
-      if (this.isNl(this.i)) { if (!triple) return; this.newline(); continue; } // unterminated: CPython stops; so do we
-      if (c === q && (!triple || (text[this.i + 1] === q && text[this.i + 2] === q))) { this.i += triple ? 3 : 1; return; }
-      if (f && c === "{") { if (text[this.i + 1] === "{") { this.i += 2; continue; } this.i++; this.scanField(); continue; }
+    while (this.i < n) {
+      const c = text.charCodeAt(this.i);
+      if (c === 92) { this.i++; if (!this.newline()) this.i++; continue; } // `\`
+      if (c === 10 || c === 13) { if (!triple) return; this.newline(); continue; } // unterminated: CPython stops; so do we
+      if (c === q && (!triple || (text.charCodeAt(this.i + 1) === q && text.charCodeAt(this.i + 2) === q))) { this.i += triple ? 3 : 1; return; }
+      if (f && c === 123) { if (text.charCodeAt(this.i + 1) === 123) { this.i += 2; continue; } this.i++; this.scanField(); continue; } // `{`
       this.i++;
     }
   }
@@ -223,13 +235,7 @@ class LineScanner {
       if (this.newline()) continue;
       if (c === "\\") { this.i++; if (!this.newline()) this.i++; continue; }
       if (c === "'" || c === '"') { this.scanString(""); continue; }
-      if (isWordChar(c)) {
-        const s = this.i;
-        while (this.i < this.n && isWordChar(text[this.i])) this.i++;
-        if ((text[this.i] === "'" || text[this.i] === '"') && PREFIXES.has(text.slice(s, this.i).toLowerCase())) this.scanString(text.slice(s, this.i).toLowerCase());
-        else this.hooks?.onWord(s, this.i);
-        continue;
-      }
+      if (isWordCode(text.charCodeAt(this.i))) { this.word(); continue; }
       if (c === "(" || c === "[" || c === "{") { depth++; this.i++; continue; }
       if (c === ")" || c === "]") { if (depth > 0) depth--; this.i++; continue; }
       if (c === "}") { this.i++; if (depth === 0) return; depth--; continue; }

@@ -42,22 +42,40 @@ export const REAL_VARIABLES: ReadonlySet<string> = new Set([
   ...VENDOR_VARIABLES,
 ]);
 
-/** Levenshtein distance, stopping early once it exceeds `max`. */
+/**
+ * Levenshtein distance of `a` and `b` (UTF-16 code units): exact when it is at most `max`, some
+ * number above `max` otherwise. Only the band of cells within `max` of the diagonal is filled (a
+ * path of cost d never leaves the band of width d; a cell outside stands in as `max + 1`, which no
+ * cell outside it is below), in two reused rows, and it stops once a row exceeds `max` (issue 20:
+ * the CLI judges thousands of names against every startup variable).
+ */
 export function editDistance(a: string, b: string, max = Infinity): number {
-  if (Math.abs(a.length - b.length) > max) return max + 1;
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-      rowMin = Math.min(rowMin, cur[j]);
+  const n = a.length, m = b.length;
+  if (Math.abs(n - m) > max) return max + 1;
+  const band = Math.min(max, Math.max(n, m));
+  const outside = band + 1;
+  if (rows[0].length < m + 2) rows = [new Int32Array(m + 2), new Int32Array(m + 2)];
+  let [prev, cur] = rows;
+  for (let j = 0; j <= m + 1; j++) prev[j] = j <= band ? j : outside;
+  for (let i = 1; i <= n; i++) {
+    const lo = Math.max(1, i - band), hi = Math.min(m, i + band);
+    cur[lo - 1] = lo === 1 ? i : outside;
+    let rowMin = cur[lo - 1];
+    const c = a.charCodeAt(i - 1);
+    for (let j = lo; j <= hi; j++) {
+      const sub = prev[j - 1] + (c === b.charCodeAt(j - 1) ? 0 : 1), del = prev[j] + 1, ins = cur[j - 1] + 1;
+      const v = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+      cur[j] = v;
+      if (v < rowMin) rowMin = v;
     }
+    if (hi < m) cur[hi + 1] = outside;
     if (rowMin > max) return max + 1;
-    prev = cur;
+    const done = prev; prev = cur; cur = done;
   }
-  return prev[b.length];
+  return prev[m];
 }
+/** editDistance's two rows, grown to the longest `b` asked. */
+let rows = [new Int32Array(64), new Int32Array(64)];
 
 /**
  * The names GPU007 judges: printable ASCII without backslash or quotes. Such a name is written in
