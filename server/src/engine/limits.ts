@@ -5,6 +5,7 @@
  * markdown do not count).
  */
 import type { LintDiagnostic } from "./types";
+import { isWordCode } from "./python/lineStructure";
 
 /** Default limit in KB (1 KB = 1024 bytes). */
 export const DEFAULT_MAX_FILE_SIZE_KB = 2048;
@@ -23,7 +24,6 @@ function utf8BytesOver(text: string, limitBytes: number): number | null {
 export const MAX_NESTING = 256;
 
 const CHAIN_WORDS = new Set(["not", "lambda", "if", "await"]);
-const isWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 95 || c > 127;
 
 /**
  * Why tree-sitter's wasm parser cannot take `text` safely, or null. Around 1,000 levels of
@@ -79,9 +79,9 @@ function chainProblem(text: string, from: number, end: number): { at: number; pr
       if (++unary > MAX_NESTING) return { at: i, problem: `a line chains more than ${MAX_NESTING} unary operators` };
     } else if (c !== 32 && c !== 9) {
       unary = 0;
-      if (isWordChar(c) && (i === 0 || !isWordChar(text.charCodeAt(i - 1)))) {
+      if (isWordCode(c) && (i === 0 || !isWordCode(text.charCodeAt(i - 1)))) {
         let j = i + 1;
-        while (j < text.length && isWordChar(text.charCodeAt(j))) j++;
+        while (j < text.length && isWordCode(text.charCodeAt(j))) j++;
         if (j - i >= 2 && j - i <= 6 && (c === 110 || c === 108 || c === 105 || c === 97) && CHAIN_WORDS.has(text.slice(i, j)) && ++words > MAX_NESTING) return { at: i, problem: `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)` };
         i = j - 1;
       }
@@ -116,9 +116,9 @@ export function scanNesting(text: string, from: number, depth: number, atLine?: 
       if (++unary > MAX_NESTING) return `a line chains more than ${MAX_NESTING} unary operators`;
     } else if (c !== 32 && c !== 9) {
       unary = 0;
-      if (isWordChar(c) && (i === 0 || !isWordChar(text.charCodeAt(i - 1)))) {
+      if (isWordCode(c) && (i === 0 || !isWordCode(text.charCodeAt(i - 1)))) {
         let j = i + 1;
-        while (j < text.length && isWordChar(text.charCodeAt(j))) j++;
+        while (j < text.length && isWordCode(text.charCodeAt(j))) j++;
         // Only a word of 2-6 characters starting n, l, i or a can be one of them: no slice otherwise.
         if (j - i >= 2 && j - i <= 6 && (c === 110 || c === 108 || c === 105 || c === 97) && CHAIN_WORDS.has(text.slice(i, j)) && ++words > MAX_NESTING) return `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)`;
         i = j - 1;

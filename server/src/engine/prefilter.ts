@@ -18,7 +18,7 @@ import { ALLOC_CONF_VARIABLES, STARTUP_VARIABLES } from "./frameworks";
 import { FOLKLORE_VARIABLES } from "./rules/GPU016-unknown-gpu-variable";
 import { MISSPELLING_LENGTHS, misspellingOf } from "./rules/GPU007-misspelled-cuda-variable";
 import { CURRENT_DEVICE_COLLECTIVE_NAMES } from "./rules/GPU011-ddp-device-setup";
-import { codeWords } from "./python/lineStructure";
+import { codeWords, isWordCode } from "./python/lineStructure";
 
 const ENV = ["environ", "putenv", "getenv"];
 const CVD = ["CUDA_VISIBLE_DEVICES"];
@@ -176,9 +176,9 @@ export class TextProbe {
       if (k < 0) continue;
       const c = t.charCodeAt(k);
       if (c === 10 || c === 13) return true;
-      if (!isIdent(c)) continue;
+      if (!isWordCode(c)) continue;
       let start = k;
-      while (start > 0 && isIdent(t.charCodeAt(start - 1))) start--;
+      while (start > 0 && isWordCode(t.charCodeAt(start - 1))) start--;
       if (misjudged(t, start, k + 1)) return true;
     }
     return false;
@@ -305,10 +305,8 @@ export class TextProbe {
 const misjudged = (text: string, from: number, to: number) =>
   to - from >= MISSPELLING_LENGTHS.min && to - from <= MISSPELLING_LENGTHS.max && misspellingOf(text.slice(from, to)) !== null;
 
-const isIdent = (c: number) => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c > 127;
-
 const wholeAt = (text: string, word: string, i: number) =>
-  (i === 0 || !isIdent(text.charCodeAt(i - 1))) && (i + word.length >= text.length || !isIdent(text.charCodeAt(i + word.length)));
+  (i === 0 || !isWordCode(text.charCodeAt(i - 1))) && (i + word.length >= text.length || !isWordCode(text.charCodeAt(i + word.length)));
 
 /**
  * The code words whose logical lines one scan records for all (TextProbe.codeSpans): GPU008's
@@ -383,7 +381,7 @@ function aliasesOf(text: string, module: string): string[] {
     if (!text.startsWith("as", as) || !wholeAt(text, "as", as)) continue;
     const from = blanks(as + 2);
     let to = from;
-    while (to < text.length && isIdent(text.charCodeAt(to))) to++;
+    while (to < text.length && isWordCode(text.charCodeAt(to))) to++;
     if (to > from) out.push(text.slice(from, to));
   }
   return out;

@@ -32,8 +32,12 @@ export interface LineStructureError {
 const TAB_SIZE = 8; // CPython's tok->tabsize
 const ALT_TAB_SIZE = 1; // CPython's ALTTABSIZE
 const PREFIXES = new Set(["r", "u", "b", "br", "rb", "f", "fr", "rf", "t", "tr", "rt"]);
-/** Letters, digits, `_` and any non-ASCII character (identifiers, numbers and string prefixes), by UTF-16 code unit. */
-const isWordCode = (k: number): boolean => (k >= 97 && k <= 122) || (k >= 65 && k <= 90) || (k >= 48 && k <= 57) || k === 95 || k > 0x7f;
+/**
+ * Whether UTF-16 code unit `k` can be part of a word as the tokenizer reads one: a letter, digit,
+ * `_` or any non-ASCII character (identifiers, numbers and string prefixes). The engine's text
+ * scans (prefilter.ts, limits.ts, python/model.ts) use the same test.
+ */
+export const isWordCode = (k: number): boolean => (k >= 97 && k <= 122) || (k >= 65 && k <= 90) || (k >= 48 && k <= 57) || k === 95 || k > 0x7f;
 /** The longest string prefix in PREFIXES. */
 const PREFIX_MAX = 2;
 

@@ -12,6 +12,7 @@ import {
 } from "../frameworks";
 import type { Range } from "../types";
 import { textChange, type TextChange } from "./keptText";
+import { isWordCode } from "./lineStructure";
 
 /** How an environment variable was written. `%env` is IPython's magic (it sets os.environ). */
 export type EnvWriteForm = "subscript" | "setdefault" | "update" | "putenv" | "magic-env";
@@ -491,9 +492,6 @@ function writeWordsOf({ symbols, assignments }: Bindings, resolveNoAlias: (node:
  * Which top-level statements of a module mention which words: each word's offsets are found once
  * in the text (String.indexOf), each statement located by binary search over their start offsets.
  */
-/** A character of an identifier (ASCII letters, digits, `_`, any non-ASCII code unit). */
-const isIdentChar = (c: number): boolean => (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 || c > 127;
-
 class Mentions {
   private readonly byWords = new Map<string, Array<{ start: number; end: number }>>();
   /**
@@ -516,7 +514,7 @@ class Mentions {
       if (!w) continue;
       for (let i = part.indexOf(w); i >= 0; i = part.indexOf(w, i + 1)) {
         const at = start + i;
-        if (!whole || ((at === 0 || !isIdentChar(t.charCodeAt(at - 1))) && !isIdentChar(t.charCodeAt(at + w.length)))) return true;
+        if (!whole || ((at === 0 || !isWordCode(t.charCodeAt(at - 1))) && !isWordCode(t.charCodeAt(at + w.length)))) return true;
       }
     }
     return false;
@@ -531,7 +529,7 @@ class Mentions {
       for (const w of words) {
         if (!w) continue;
         for (let i = t.indexOf(w); i >= 0; i = t.indexOf(w, i + 1)) {
-          if (!whole || ((i === 0 || !isIdentChar(t.charCodeAt(i - 1))) && !isIdentChar(t.charCodeAt(i + w.length)))) occ.push({ start: i, end: i + w.length });
+          if (!whole || ((i === 0 || !isWordCode(t.charCodeAt(i - 1))) && !isWordCode(t.charCodeAt(i + w.length)))) occ.push({ start: i, end: i + w.length });
         }
       }
       occ.sort((a, b) => a.start - b.start || a.end - b.end);
