@@ -85,12 +85,23 @@ if (only.includes("cli")) {
   // First pass of each warm process: its start-up (module load, WebAssembly compile, parser start).
   const startup = {};
   for (const [k, t] of Object.entries(tools)) startup[k] = round((await t.pass({ list: corpora[0].list, tree: corpora[0].tree, pass: 0 })).seconds);
+  // The cached row: the same command with a result cache (cliCache.ts) that an untimed run filled,
+  // so every file is unchanged since it (pre-commit, a re-run in CI with the cache kept).
+  const cacheDir = mkdtempSync(join(tmpdir(), "gp-bench-cache-"));
+  const cliRun = (c, cached) => {
+    const { seconds, r } = timedProcess([join(root, "dist", "cli.js"), "check", "--format", "json", "--statistics", ...(cached ? ["--cache-dir", cacheDir] : ["--no-cache"]), c.tree]);
+    if (r.status === 2) throw new Error(`gpu-pilot failed: ${r.stderr}`);
+    const m = /skipped (\d+) of (\d+) files/.exec(r.stderr ?? "");
+    const fromCache = /(\d+) of \d+ files from the cache/.exec(r.stderr ?? "");
+    return { seconds, count: JSON.parse(r.stdout).length, skipped: m ? Number(m[1]) : null, files: m ? Number(m[2]) : null, fromCache: fromCache ? Number(fromCache[1]) : null };
+  };
+  for (const c of corpora) cliRun(c, true);
   const steps = {
-    cli: (c) => {
-      const { seconds, r } = timedProcess([join(root, "dist", "cli.js"), "check", "--format", "json", "--statistics", c.tree]);
-      if (r.status === 2) throw new Error(`gpu-pilot failed: ${r.stderr}`);
-      const m = /skipped (\d+) of (\d+) files/.exec(r.stderr ?? "");
-      return { seconds, count: JSON.parse(r.stdout).length, skipped: m ? Number(m[1]) : null };
+    cli: (c) => cliRun(c, false),
+    cli_cached: (c) => {
+      const r = cliRun(c, true);
+      if (r.fromCache === null || r.fromCache !== r.files) throw new Error(`cached run of ${c.name}: ${r.fromCache} of ${r.files} files from the cache`);
+      return r;
     },
     ruff_process: (c) => {
       const { seconds, r } = timedProcess([join(root, "bench", "passes.mjs"), "ruff"], JSON.stringify({ list: c.list, tree: c.tree, pass: 0 }) + "\n");
@@ -113,6 +124,7 @@ if (only.includes("cli")) {
         const r = await steps[name](c, i + 1);
         row[name] = round(r.seconds);
         if (name === "cli") { row.cli_findings = r.count; row.cli_skipped_without_parse = r.skipped; }
+        if (name === "cli_cached") row.cli_cached_findings = r.count;
         if (name === "ruff") row.ruff_findings = r.count;
       }
       row.load_after = load();
@@ -120,11 +132,15 @@ if (only.includes("cli")) {
       row.ratio_cli_to_floor = round(row.cli / row.floor);
       row.ratio_cli_to_ruff_process = round(row.cli / row.ruff_process);
       row.ratio_gp_warm_to_warm_ruff = round(row.gp_warm / row.ruff);
+      row.ratio_cli_cached_to_warm_ruff = round(row.cli_cached / row.ruff);
+      row.ratio_cli_cached_to_floor = round(row.cli_cached / row.floor);
+      if (row.cli_cached_findings !== row.cli_findings) throw new Error(`cached run of ${c.name}: ${row.cli_cached_findings} findings, ${row.cli_findings} without the cache`);
       rounds.push(row);
       console.log(`cli round ${i + 1} ${c.name}: ${JSON.stringify(row)}`);
     }
   }
   for (const t of Object.values(tools)) t.stop();
+  rmSync(cacheDir, { recursive: true, force: true });
   results.cli = {
     date: new Date().toISOString(), startup_seconds: startup, runs, rounds,
     ruff: "@astral-sh/ruff-wasm-nodejs, lint.select = E4, E7, E9, F (Ruff's CLI defaults)",
@@ -132,8 +148,8 @@ if (only.includes("cli")) {
       const rs = rounds.filter((r) => r.corpus === c.name);
       const col = (k) => ratioStats(rs.map((r) => r[k]));
       return [c.name, {
-        ...c.size, seconds: { cli: col("cli"), ruff_warm: col("ruff"), gp_warm_one_thread: col("gp_warm"), floor: col("floor"), parse_only: col("parse"), ruff_process: col("ruff_process") },
-        ratios: { cli_to_warm_ruff: col("ratio_cli_to_warm_ruff"), cli_to_floor: col("ratio_cli_to_floor"), cli_to_ruff_process: col("ratio_cli_to_ruff_process"), gp_warm_to_warm_ruff: col("ratio_gp_warm_to_warm_ruff") },
+        ...c.size, seconds: { cli: col("cli"), cli_cached: col("cli_cached"), ruff_warm: col("ruff"), gp_warm_one_thread: col("gp_warm"), floor: col("floor"), parse_only: col("parse"), ruff_process: col("ruff_process") },
+        ratios: { cli_to_warm_ruff: col("ratio_cli_to_warm_ruff"), cli_to_floor: col("ratio_cli_to_floor"), cli_to_ruff_process: col("ratio_cli_to_ruff_process"), gp_warm_to_warm_ruff: col("ratio_gp_warm_to_warm_ruff"), cli_cached_to_warm_ruff: col("ratio_cli_cached_to_warm_ruff"), cli_cached_to_floor: col("ratio_cli_cached_to_floor") },
         cli_findings: rs[0].cli_findings, cli_skipped_without_parse: rs[0].cli_skipped_without_parse,
       }];
     })),

@@ -107,7 +107,7 @@ export async function ensureCorpus() {
  * @throws Error when the CLI exits 2 (bad usage or unreadable input).
  */
 export async function lintTrees(trees) {
-  const r = await execa(process.execPath, [join(ROOT, "scripts", "gpu-pilot.mjs"), "check", "--format", "json", "--statistics", "--exit-zero", ...trees], { reject: false, maxBuffer: 256 << 20 });
+  const r = await execa(process.execPath, [join(ROOT, "scripts", "gpu-pilot.mjs"), "check", "--format", "json", "--statistics", "--exit-zero", "--no-cache", ...trees], { reject: false, maxBuffer: 256 << 20 });
   if (r.exitCode !== 0) throw new Error(`gpu-pilot check exited ${r.exitCode}: ${r.stderr}`);
   const files = Number(/parsed \d+ of (\d+) files/.exec(r.stderr)?.[1] ?? NaN);
   const byTree = new Map(trees.map((t) => [t, []]));

@@ -97,7 +97,7 @@ function checkout({ repo, commit }) {
 
 /** Runs the CLI over `dir`; returns its JSON findings with paths relative to `dir`. */
 function lint(dir, extraArgs) {
-  const r = spawnSync(process.execPath, [join(root, "scripts", "gpu-pilot.mjs"), "check", "--format", "json", "--exit-zero", ...extraArgs, dir], { encoding: "utf8", maxBuffer: 1 << 30, cwd: dir });
+  const r = spawnSync(process.execPath, [join(root, "scripts", "gpu-pilot.mjs"), "check", "--format", "json", "--exit-zero", "--no-cache", ...extraArgs, dir], { encoding: "utf8", maxBuffer: 1 << 30, cwd: dir });
   if (r.status !== 0) throw new Error(`gpu-pilot check exited ${r.status} on ${dir}:\n${(r.stderr ?? "").slice(-2000)}`);
   return { findings: JSON.parse(r.stdout), stderr: r.stderr };
 }

@@ -5,8 +5,9 @@
 // is listed above it with its reason (node:test `# SKIP`/`# TODO`, mocha's pending tests).
 // GPU_PILOT_SKIP_E2E=1 skips the end-to-end stage (counted as one skipped check).
 import { spawnSync } from "node:child_process";
-import { readFileSync, existsSync, readdirSync, rmSync } from "node:fs";
+import { readFileSync, existsSync, readdirSync, rmSync, mkdtempSync } from "node:fs";
 import { join, dirname } from "node:path";
+import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -43,6 +44,14 @@ const unitFiles = () => {
   walk(join(root, "test", "unit"));
   return out.sort();
 };
+
+// The CLI's result cache (server/src/cliCache.ts) of every `gpu-pilot check` the tests run goes to
+// a folder of this run, not to the user's ~/.cache, and goes with it.
+const cacheDir = process.env.GPU_PILOT_CACHE_DIR ? null : mkdtempSync(join(tmpdir(), "gpu-pilot-test-cache-"));
+if (cacheDir) {
+  process.env.GPU_PILOT_CACHE_DIR = cacheDir;
+  process.on("exit", () => rmSync(cacheDir, { recursive: true, force: true }));
+}
 
 rmSync(join(root, "dist"), { recursive: true, force: true });
 check("build", process.execPath, ["esbuild.mjs"]);

@@ -27,6 +27,7 @@ import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
 import { escapeControls as plain } from "./engine/text";
+import { ResultCache, buildIdOf, cacheDirOf, optionsKey, sha1, stampOf, type CachedResult, type FileStamp } from "./cliCache";
 
 import * as lintModule from "./engine/lint";
 import * as optionsModule from "./engine/options";
@@ -65,6 +66,10 @@ options:
   --exit-zero             exit 0 even when problems are reported
   --statistics            print counts per rule and how many files were parsed, on stderr
   --no-prefilter          parse every file, even those no enabled rule can fire on (benchmarks)
+  --no-cache              check every file, also those unchanged since an earlier run (the result
+                          cache is not read or written; it is never used with --fix or stdin)
+  --cache-dir DIR         keep the result cache in DIR (default: $GPU_PILOT_CACHE_DIR, else
+                          $XDG_CACHE_HOME/gpu-pilot or ~/.cache/gpu-pilot)
   --stdin-filename FILE   read the source from stdin; FILE names it (config lookup, messages)
   --gpus N                the machine has N GPUs (enables GPU017)
   --inventory FILE        nvidia-smi --query-gpu=index,uuid,... CSV of the machine (enables GPU017)
@@ -103,6 +108,10 @@ interface CliArgs {
   maxFileSizeKB: number;
   statistics: boolean;
   noPrefilter: boolean;
+  /** `--no-cache`: neither read nor write the result cache (cliCache.ts). */
+  noCache: boolean;
+  /** `--cache-dir`: the result cache's folder; null: cliCache.ts `cacheDirOf`. */
+  cacheDir: string | null;
 }
 
 const codeList = (v: string, flag: string): string[] => {
@@ -113,7 +122,7 @@ const codeList = (v: string, flag: string): string[] => {
 };
 
 /** Options that take no value. */
-const SWITCHES = new Set(["--fix", "--exit-zero", "--statistics", "--no-prefilter", "--preview"]);
+const SWITCHES = new Set(["--fix", "--exit-zero", "--statistics", "--no-prefilter", "--no-cache", "--preview"]);
 /** The largest `--gpus` accepted (a bound, not a claim about machines). */
 const MAX_GPUS = 4096;
 
@@ -122,7 +131,7 @@ function parseArgs(argv: string[]): CliArgs {
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"`, true);
-  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false };
+  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false, noCache: false, cacheDir: null };
   const given = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -167,6 +176,8 @@ function parseArgs(argv: string[]): CliArgs {
       }
       case "--statistics": a.statistics = true; break;
       case "--no-prefilter": a.noPrefilter = true; break;
+      case "--no-cache": a.noCache = true; break;
+      case "--cache-dir": a.cacheDir = value(); break;
       case "--stdin-filename": a.stdinFilename = value(); break;
       case "--gpus": {
         const v = value();
@@ -410,8 +421,11 @@ function configProblemText(p: { file: string; line?: number; message: string }):
   return `gpu-pilot: ${plain(p.file)}${p.line ? `:${p.line}` : ""}: ${plain(p.message)} (linting goes on without it)\n`;
 }
 
-/** What checking one file gave, as passed back from a worker thread. */
-interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[] }
+/**
+ * What checking one file gave, as passed back from a worker thread; `cacheKeys` (when the run keeps
+ * a result cache): the SHA-1 of the bytes checked and of the options they were checked with.
+ */
+interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[]; cacheKeys?: { content: string; options: string } }
 
 /**
  * Lints (and with --fix, fixes in place) one file. The bytes are decoded as the file says
@@ -419,7 +433,7 @@ interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: b
  * edits changes. Notes (a fix not written, and why) are returned in `problems`.
  * @throws UsageError when it cannot be read.
  */
-function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => LintOptions): FileResult {
+function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => LintOptions, cached = false): FileResult {
   const file = target.path;
   const read = readWorkspaceFile(file, { maxBytes: SOURCE_MAX_BYTES });
   if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
@@ -447,7 +461,8 @@ function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => 
       }
     }
   }
-  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems };
+  const cacheKeys = cached ? { content: sha1(read.bytes), options: optionsKey(options) } : undefined;
+  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems, cacheKeys };
 }
 
 /**
@@ -462,7 +477,7 @@ function workerCount(files: number): number {
 }
 
 /** Checks `files` in `n` worker threads pulling batches from a shared queue; results in file order. */
-function checkInWorkers(files: Target[], argv: string[], n: number): Promise<FileResult[]> {
+function checkInWorkers(files: Target[], argv: string[], n: number, cached: boolean): Promise<FileResult[]> {
   const results: FileResult[] = new Array(files.length);
   let next = 0;
   const BATCH = 8;
@@ -470,7 +485,7 @@ function checkInWorkers(files: Target[], argv: string[], n: number): Promise<Fil
     let live = n;
     let failed = false;
     for (let i = 0; i < n; i++) {
-      const worker = new Worker(__filename, { workerData: { gpuPilotCliWorker: true, argv } });
+      const worker = new Worker(__filename, { workerData: { gpuPilotCliWorker: true, argv, cached } });
       const feed = () => {
         if (next >= files.length) { worker.postMessage({ done: true }); return; }
         const start = next;
@@ -493,7 +508,7 @@ function checkInWorkers(files: Target[], argv: string[], n: number): Promise<Fil
 }
 
 /** The worker side of {@link checkInWorkers}. */
-async function runWorker(argv: string[]): Promise<void> {
+async function runWorker(argv: string[], cached: boolean): Promise<void> {
   const args = parseArgs(argv);
   const machine = machineOf(args);
   await initEngine();
@@ -510,7 +525,7 @@ async function runWorker(argv: string[]): Promise<void> {
           problems.push(...r.problems.map(configProblemText));
           return { ...r.options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
         };
-        const r = checkPath(f, args, optionsFor);
+        const r = checkPath(f, args, optionsFor, cached);
         out.push({ ...r, problems: [...problems, ...r.problems] });
       }
       parentPort!.postMessage({ start: m.start, results: out });
@@ -520,12 +535,27 @@ async function runWorker(argv: string[]): Promise<void> {
   });
 }
 
-/** `--statistics`: diagnostics per code and how many files the prefilter let through, on stderr. */
-function statistics(all: JsonDiagnostic[], files: number, parsed: number, workers: number): string {
+/** `--statistics`: diagnostics per code, how many files the prefilter let through and how many came from the result cache, on stderr. */
+function statistics(all: JsonDiagnostic[], files: number, parsed: number, fromCache: number, workers: number): string {
   const by = new Map<string, number>();
   for (const d of all) by.set(d.code, (by.get(d.code) ?? 0) + 1);
   const rows = [...by.entries()].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${String(n).padStart(6)}  ${c}`);
-  return `${rows.join("\n")}${rows.length ? "\n" : ""}gpu-pilot: parsed ${parsed} of ${files} files; skipped ${files - parsed} of ${files} files without parsing (no enabled rule can fire on them); ${workers} worker${workers === 1 ? "" : "s"}\n`;
+  return `${rows.join("\n")}${rows.length ? "\n" : ""}gpu-pilot: parsed ${parsed} of ${files} files; skipped ${files - parsed - fromCache} of ${files} files without parsing (no enabled rule can fire on them); ${fromCache} of ${files} files from the cache (unchanged since an earlier run); ${workers} worker${workers === 1 ? "" : "s"}\n`;
+}
+
+/**
+ * The run's result cache (cliCache.ts), or null: with --no-cache, --fix (files are rewritten) or
+ * when the running code is not a bundle (cliCache.ts `buildIdOf`).
+ */
+function openCache(args: CliArgs, note: (s: string) => void): ResultCache | null {
+  if (args.noCache || args.fix) return null;
+  const build = buildIdOf(__filename);
+  return build ? new ResultCache(args.cacheDir ?? cacheDirOf(), process.cwd(), build, note) : null;
+}
+
+/** The folders among `paths` (absolute): walked in full, so a cached file under one that was not found is gone. */
+function walkedFolders(paths: readonly string[]): string[] {
+  return paths.map((p) => resolve(p)).filter((p) => { try { return statSync(p).isDirectory(); } catch { return false; } });
 }
 
 /** Runs the CLI; returns the exit code. */
@@ -560,19 +590,37 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return exitCodeOf(all, args); }
     } else {
       const files = collectFiles(args.paths, io.err);
-      const workers = workerCount(files.length);
+      const cache = openCache(args, io.err);
+      const results: FileResult[] = new Array(files.length);
+      // With a cache: each file's stamp, taken before anything reads it; unchanged files' results reused.
+      const nowMs = Date.now();
+      const stamps: Array<FileStamp | null> = cache ? files.map((f) => stampOf(f.path)) : [];
+      const misses: number[] = [];
+      files.forEach((f, i) => {
+        const kept = cache?.has(f.path) ? cache.lookup(f.path, stamps[i], optionsKey(optionsFor(f.path)), nowMs) : null;
+        if (kept?.hit) results[i] = { ...(kept.result as FileResult), problems: [] };
+        else misses.push(i);
+      });
+      const toCheck = misses.map((i) => files[i]);
+      const workers = workerCount(toCheck.length);
       // The parser is loaded where the files are checked: in each worker, or here (not in both).
-      if (workers === 1 && files.length > 0) await initEngine();
-      const results = workers > 1 ? await checkInWorkers(files, argv, workers) : files.map((f) => checkPath(f, args, optionsFor));
+      if (workers === 1 && toCheck.length > 0) await initEngine();
+      const checked = workers > 1 ? await checkInWorkers(toCheck, argv, workers, !!cache) : toCheck.map((f) => checkPath(f, args, optionsFor, !!cache));
+      checked.forEach((r, k) => {
+        const i = misses[k];
+        parsedCount += r.parsed ? 1 : 0;
+        results[i] = r;
+        if (cache && r.cacheKeys) cache.record(files[i].path, stamps[i], nowMs, r.cacheKeys.options, r.cacheKeys.content, { diagnostics: r.diagnostics, applied: r.applied, parsed: r.parsed } satisfies CachedResult);
+      });
+      if (cache) { cache.forgetMissingUnder(walkedFolders(args.paths)); cache.save(); }
       for (const r of results) {
         fixedCount += r.applied;
-        parsedCount += r.parsed ? 1 : 0;
         all.push(...r.diagnostics);
         for (const p of r.problems) {
           if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
         }
       }
-      if (args.statistics) io.err(statistics(all, files.length, parsedCount, workers));
+      if (args.statistics) io.err(statistics(all, files.length, parsedCount, files.length - misses.length, toCheck.length ? workers : 0));
     }
     const render = { text: () => formatText(all, fixedCount), json: () => jsonSafe(JSON.stringify(all, null, 2)) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
     io.out(render());
@@ -604,7 +652,8 @@ async function mcp(argv: string[], io: Io): Promise<number> {
 }
 
 if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpuPilotCliWorker) {
-  void runWorker((workerData as { argv: string[] }).argv);
+  const data = workerData as { argv: string[]; cached: boolean };
+  void runWorker(data.argv, data.cached);
 } else if (require.main === module) {
   // `gpu-pilot check ... | head`: a reader that closes the pipe early ends the run quietly, as other
   // command-line tools do, instead of an unhandled EPIPE with a stack trace.

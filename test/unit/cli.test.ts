@@ -193,8 +193,8 @@ test("[tool.gpu-pilot] in pyproject.toml is honoured; a broken one is reported w
 
 test("worker threads give the same output, in the same order, as one thread; --statistics reports the prefilter", () => {
   const env = (n: string) => ({ ...process.env, GPU_PILOT_WORKERS: n });
-  const one = spawnSync(process.execPath, [CLI, "check", "--format", "json", CASES, join(ROOT, "examples")], { encoding: "utf8", env: env("1") });
-  const two = spawnSync(process.execPath, [CLI, "check", "--format", "json", "--statistics", CASES, join(ROOT, "examples")], { encoding: "utf8", env: env("2") });
+  const one = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "json", CASES, join(ROOT, "examples")], { encoding: "utf8", env: env("1") });
+  const two = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "json", "--statistics", CASES, join(ROOT, "examples")], { encoding: "utf8", env: env("2") });
   assert.equal(two.status, one.status);
   assert.deepEqual(JSON.parse(two.stdout), JSON.parse(one.stdout));
   assert.match(two.stderr, /gpu-pilot: parsed \d+ of \d+ files; skipped \d+ of \d+ files without parsing .*; 2 workers/);

@@ -1,0 +1,227 @@
+/**
+ * The CLI's result cache (`gpu-pilot check`; `--no-cache` turns it off): what checking a file gave,
+ * kept between runs and reused while the file, its options and GPU Pilot itself are unchanged, as
+ * Ruff's `.ruff_cache` does for `ruff check`. A pre-commit hook or an editor-save run over a large
+ * tree then lints only the files that changed.
+ *
+ * Where: `$GPU_PILOT_CACHE_DIR`, else `$XDG_CACHE_HOME/gpu-pilot`, else `~/.cache/gpu-pilot`
+ * (Windows: `%LOCALAPPDATA%\gpu-pilot`); one JSON file per working folder, `v1/<sha1 of the
+ * folder>.json`, so nothing is written into the project.
+ *
+ * When an entry is reused (a "hit"):
+ * - the build is the same: a hash of the running bundle's bytes and path (docUrl is derived from
+ *   it) and of the two tree-sitter wasm files beside it;
+ * - the options are the same: a hash of the {@link LintOptions} the run resolved for the file,
+ *   which carry everything the engine reads besides the file (pyproject `[tool.gpu-pilot]`, the
+ *   torch pin, the job scripts that start the file, `--gpus`/`--inventory`, the size limit);
+ * - the file is the same: size, mtime, ctime and inode as recorded, and both times older than the
+ *   check that recorded them by more than {@link RACY_MS} (git's "racily clean" rule: an edit in the
+ *   same clock tick as the check, keeping the size, would otherwise go unseen); otherwise the bytes
+ *   are read and their SHA-1 compared.
+ *
+ * Never used with `--fix` (files are written) or for stdin. A missing cache is no message; an
+ * unreadable or corrupt one is a note on stderr and an empty start; a failed write is a note, and
+ * the run's output and exit code are unaffected in every case.
+ */
+import { createHash } from "node:crypto";
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { dirname, join, sep } from "node:path";
+
+/** What checking one file gave that is kept: Ruff-shaped diagnostics (cli.ts `JsonDiagnostic`), as JSON values. */
+export interface CachedResult { diagnostics: unknown[]; applied: number; parsed: boolean }
+
+/** A file's identity as `stat` gives it: sizes in bytes, times in ns since the epoch (decimal strings). */
+export interface FileStamp { size: string; mtimeNs: string; ctimeNs: string; ino: string }
+
+interface Entry extends FileStamp {
+  /** SHA-1 (hex) of the options JSON ({@link optionsKey}). */
+  options: string;
+  /** SHA-1 (hex) of the file's bytes. */
+  content: string;
+  /** When the stamp was taken (ms since the epoch, this machine's clock, taken before the stat). */
+  checkedAtMs: number;
+  result: CachedResult;
+}
+
+interface CacheFile { version: 1; build: string; entries: Record<string, Entry> }
+
+/** A stamp whose mtime or ctime is this close to (or after) its check is not trusted alone (ms). */
+export const RACY_MS = 2000;
+/** The most entries one cache file keeps; the least recently checked go first. */
+export const MAX_ENTRIES = 50_000;
+
+/** SHA-1 (hex) of bytes or text. */
+export const sha1 = (data: string | Uint8Array): string => createHash("sha1").update(data).digest("hex");
+
+/** The key of a file's options: SHA-1 of their JSON (the resolver builds them in a fixed key order). */
+export const optionsKey = (options: unknown): string => sha1(JSON.stringify(options));
+
+/** The folder the cache lives in (see the module comment), from the environment given. */
+export function cacheDirOf(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  if (env.GPU_PILOT_CACHE_DIR) return env.GPU_PILOT_CACHE_DIR;
+  if (platform === "win32" && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, "gpu-pilot");
+  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, "gpu-pilot");
+  return join(homedir(), ".cache", "gpu-pilot");
+}
+
+/**
+ * The identity of the running GPU Pilot: SHA-1 over `bundle`'s path and bytes and those of the
+ * tree-sitter wasm files beside it (those it loads: python/parser.ts `locate`). Null when `bundle`
+ * is not a .js bundle (a run from TypeScript sources, whose rules live in other files) or cannot
+ * be read: then there is no cache.
+ */
+export function buildIdOf(bundle: string): string | null {
+  if (!bundle.endsWith(".js")) return null;
+  const h = createHash("sha1").update(bundle).update("\0");
+  try {
+    h.update(readFileSync(bundle));
+    for (const wasm of ["tree-sitter.wasm", "tree-sitter-python.wasm"]) {
+      h.update("\0");
+      try { h.update(readFileSync(join(dirname(bundle), wasm))); } catch { h.update("absent"); }
+    }
+  } catch {
+    return null;
+  }
+  return h.digest("hex");
+}
+
+/** The stamp of `path` (through links), or null when it cannot be stat'ed. */
+export function stampOf(path: string): FileStamp | null {
+  try {
+    const s = statSync(path, { bigint: true });
+    return { size: String(s.size), mtimeNs: String(s.mtimeNs), ctimeNs: String(s.ctimeNs), ino: String(s.ino) };
+  } catch {
+    return null;
+  }
+}
+
+/** SHA-1 of the file's bytes, or null when it cannot be read (the check reports why). */
+function contentHashOf(path: string): string | null {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    const size = fstatSync(fd).size;
+    const h = createHash("sha1");
+    const buf = Buffer.allocUnsafe(Math.min(Math.max(size, 1), 1 << 20));
+    for (;;) {
+      const n = readSync(fd, buf, 0, buf.length, null);
+      if (n <= 0) break;
+      h.update(buf.subarray(0, n));
+    }
+    return h.digest("hex");
+  } catch {
+    return null;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+const sameStamp = (a: FileStamp, b: FileStamp) => a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
+
+/** Whether `e`'s stamp was taken long enough after its file's last change to be trusted alone. */
+function settled(e: Entry): boolean {
+  const latestMs = Number((BigInt(e.mtimeNs) > BigInt(e.ctimeNs) ? BigInt(e.mtimeNs) : BigInt(e.ctimeNs)) / 1_000_000n);
+  return latestMs < e.checkedAtMs - RACY_MS;
+}
+
+const isEntry = (e: unknown): e is Entry => {
+  if (typeof e !== "object" || e === null) return false;
+  const x = e as Record<string, unknown>;
+  const r = x.result as Record<string, unknown> | undefined;
+  return ["size", "mtimeNs", "ctimeNs", "ino", "options", "content"].every((k) => typeof x[k] === "string" && /^\d+$|^[0-9a-f]{40}$/.test(x[k] as string))
+    && typeof x.checkedAtMs === "number" && !!r && Array.isArray(r.diagnostics) && typeof r.applied === "number" && typeof r.parsed === "boolean";
+};
+
+/** How one file stands against the cache: reused, or to be checked (with what to record then). */
+export type Lookup = { hit: true; result: CachedResult } | { hit: false };
+
+/**
+ * One run's view of the cache file: {@link lookup} each file (before checking it), {@link record}
+ * what a check gave, then {@link save}. Not shared between processes; two runs in one folder at
+ * once each write the whole file atomically, and the last one's entries stay.
+ */
+export class ResultCache {
+  private entries = new Map<string, Entry>();
+  private used = new Set<string>();
+  private dirty = false;
+  private readonly file: string;
+
+  /**
+   * @param dir the cache folder ({@link cacheDirOf}).
+   * @param cwd the working folder the run's paths and messages are relative to.
+   * @param build the running build's identity ({@link buildIdOf}).
+   * @param note where a problem with the cache file is reported (one line, ending in a newline).
+   */
+  constructor(dir: string, cwd: string, private readonly build: string, private readonly note: (s: string) => void) {
+    this.file = join(dir, "v1", `${sha1(cwd)}.json`);
+    let text: string;
+    try { text = readFileSync(this.file, "utf8"); } catch (e) {
+      if (!["ENOENT", "ENOTDIR"].includes((e as NodeJS.ErrnoException).code ?? "")) this.note(`gpu-pilot: cannot read the result cache ${this.file} (${(e as Error).message}); every file is checked\n`);
+      return;
+    }
+    let data: Partial<CacheFile>;
+    try { data = JSON.parse(text) as Partial<CacheFile>; } catch {
+      this.note(`gpu-pilot: the result cache ${this.file} is not valid JSON; it is rebuilt\n`);
+      this.dirty = true;
+      return;
+    }
+    if (data?.version !== 1 || data.build !== build || typeof data.entries !== "object" || data.entries === null) { this.dirty = true; return; }
+    for (const [path, e] of Object.entries(data.entries)) if (isEntry(e)) this.entries.set(path, e);
+  }
+
+  /** Whether `path` has an entry at all (only then are its options worth resolving for {@link lookup}). */
+  has(path: string): boolean { return this.entries.has(path); }
+
+  /**
+   * The kept result of `path` when it is unchanged (see the module comment) and was checked with
+   * options of key `options`; a file whose stamp changed but whose bytes did not is a hit too, and
+   * its entry takes the new stamp.
+   * @param stamp the file's stamp taken now, before it is read ({@link stampOf}); null: a miss.
+   * @param nowMs the time taken before `stamp`.
+   */
+  lookup(path: string, stamp: FileStamp | null, options: string, nowMs: number): Lookup {
+    const e = this.entries.get(path);
+    if (!e || !stamp || e.options !== options) return { hit: false };
+    if (sameStamp(e, stamp) && settled(e)) { this.used.add(path); return { hit: true, result: e.result }; }
+    if (contentHashOf(path) !== e.content) return { hit: false };
+    this.entries.set(path, { ...e, ...stamp, checkedAtMs: nowMs });
+    this.used.add(path);
+    this.dirty = true;
+    return { hit: true, result: e.result };
+  }
+
+  /** Keeps what checking `path` gave: `stamp` and `nowMs` as taken before it was read, the hashes of what was checked. */
+  record(path: string, stamp: FileStamp | null, nowMs: number, options: string, content: string, result: CachedResult): void {
+    if (!stamp) return;
+    this.entries.set(path, { ...stamp, options, content, checkedAtMs: nowMs, result });
+    this.used.add(path);
+    this.dirty = true;
+  }
+
+  /** Drops the entries of files under `folders` (walked in full this run) that were not found in them. */
+  forgetMissingUnder(folders: readonly string[]): void {
+    const prefixes = folders.map((f) => (f.endsWith(sep) ? f : f + sep));
+    for (const path of this.entries.keys()) {
+      if (!this.used.has(path) && prefixes.some((p) => path.startsWith(p))) { this.entries.delete(path); this.dirty = true; }
+    }
+  }
+
+  /** Writes the cache file when anything changed (atomically: a temporary file renamed over it); a failure is a note. */
+  save(): void {
+    if (!this.dirty) return;
+    let list = [...this.entries.entries()];
+    // Over the cap: the entries this run used stay, then the most recently checked.
+    if (list.length > MAX_ENTRIES) list = list.sort((a, b) => Number(this.used.has(b[0])) - Number(this.used.has(a[0])) || b[1].checkedAtMs - a[1].checkedAtMs).slice(0, MAX_ENTRIES);
+    const data: CacheFile = { version: 1, build: this.build, entries: Object.fromEntries(list) };
+    const tmp = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    try {
+      mkdirSync(dirname(this.file), { recursive: true });
+      writeFileSync(tmp, JSON.stringify(data));
+      renameSync(tmp, this.file);
+    } catch (e) {
+      try { rmSync(tmp, { force: true }); } catch { /* nothing was written */ }
+      this.note(`gpu-pilot: results are not cached: cannot write ${this.file} (${(e as Error).message}); --no-cache turns the cache off\n`);
+    }
+  }
+}

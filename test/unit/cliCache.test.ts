@@ -1,0 +1,195 @@
+/**
+ * The CLI's result cache (server/src/cliCache.ts): a second run over unchanged files reuses their
+ * results and prints exactly what a run without the cache prints; any change to a file, its
+ * options or the build is a miss; a broken or unwritable cache costs a note, never output.
+ */
+import assert from "node:assert/strict";
+import { test, before } from "node:test";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { ROOT, CASES } from "./helpers";
+import { ResultCache, RACY_MS, buildIdOf, cacheDirOf, sha1, stampOf } from "../../server/src/cliCache";
+
+const CLI = join(ROOT, "dist", "cli.js");
+
+before(() => {
+  if (!existsSync(CLI)) spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit" });
+});
+
+/** A project folder with a cache folder of its own; `run` checks in it (cwd = the project). */
+function project(files: Record<string, string>) {
+  const dir = mkdtempSync(join(tmpdir(), "gp-cache-"));
+  const src = join(dir, "src");
+  const cache = join(dir, "cache");
+  mkdirSync(src);
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(src, name), text);
+  const run = (args: string[], cli = CLI) => spawnSync(process.execPath, [cli, "check", ...args], { encoding: "utf8", cwd: dir, env: { ...process.env, GPU_PILOT_CACHE_DIR: cache, GPU_PILOT_WORKERS: "1" } });
+  /** How many files the last `--statistics` run took from the cache. */
+  const fromCache = (stderr: string) => Number(/(\d+) of \d+ files from the cache/.exec(stderr)?.[1] ?? NaN);
+  return { dir, src, cache, run, fromCache };
+}
+
+const BAD = readFileSync(join(CASES, "env_after_is_available.py"), "utf8");
+// The same bytes with lines 5 and 6 swapped: the same size, other findings.
+const SWAPPED = (() => { const l = BAD.split("\n"); [l[4], l[5]] = [l[5], l[4]]; return l.join("\n"); })();
+
+test("a second run takes every unchanged file from the cache and prints exactly what --no-cache prints", () => {
+  const p = project({ "bad.py": BAD, "good.py": readFileSync(join(CASES, "env_before_import_ok.py"), "utf8") });
+  for (const format of ["json", "text", "sarif", "github"]) {
+    const plain = p.run(["--no-cache", "--format", format, "src"]);
+    const first = p.run(["--format", format, "--statistics", "src"]);
+    const second = p.run(["--format", format, "--statistics", "src"]);
+    assert.equal(first.status, 1, first.stderr);
+    assert.equal(second.status, 1, second.stderr);
+    assert.equal(first.stdout, plain.stdout, format);
+    assert.equal(second.stdout, plain.stdout, format);
+    assert.equal(p.fromCache(second.stderr), 2, second.stderr);
+    // Nothing left to check: no parser is started and no worker runs.
+    assert.match(second.stderr, /parsed 0 of 2 files; skipped 0 of 2 files without parsing .*; 2 of 2 files from the cache \(unchanged since an earlier run\); 0 workers/);
+  }
+  assert.match(p.run(["--format", "json", "--statistics", "src"]).stderr, /parsed 0 of 2 files/);
+  // The cache lives in the cache folder, not in the project.
+  assert.deepEqual(readdirSync(p.src).sort(), ["bad.py", "good.py"]);
+  assert.equal(readdirSync(join(p.cache, "v1")).length, 1);
+});
+
+test("an edit that keeps the size, within the same second as the last check, is seen", () => {
+  const p = project({ "a.py": BAD });
+  const before = p.run(["--format", "json", "src"]);
+  writeFileSync(join(p.src, "a.py"), SWAPPED);
+  const after = p.run(["--format", "json", "--statistics", "src"]);
+  const truth = p.run(["--no-cache", "--format", "json", "src"]);
+  assert.equal(after.stdout, truth.stdout);
+  assert.notEqual(after.stdout, before.stdout);
+  assert.equal(p.fromCache(after.stderr), 0);
+  // Rewriting the same bytes (a new mtime and ctime) is a hit by content.
+  writeFileSync(join(p.src, "a.py"), SWAPPED);
+  const same = p.run(["--format", "json", "--statistics", "src"]);
+  assert.equal(same.stdout, truth.stdout);
+  assert.equal(p.fromCache(same.stderr), 1);
+});
+
+test("a change of options is a miss: pyproject [tool.gpu-pilot], --select, --gpus; a config problem is still printed on a cached run", () => {
+  const p = project({ "a.py": BAD });
+  const base = JSON.parse(p.run(["--format", "json", "src"]).stdout).map((d: { code: string }) => d.code);
+  assert.ok(base.includes("GPU001"), String(base));
+  writeFileSync(join(p.dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU001"]\n');
+  const ignored = p.run(["--format", "json", "--statistics", "src"]);
+  assert.equal(p.fromCache(ignored.stderr), 0);
+  assert.equal(ignored.stdout, p.run(["--no-cache", "--format", "json", "src"]).stdout);
+  assert.equal(JSON.parse(ignored.stdout).some((d: { code: string }) => d.code === "GPU001"), false);
+  const selected = p.run(["--format", "json", "--statistics", "--select", "GPU002", "src"]);
+  assert.equal(p.fromCache(selected.stderr), 0);
+  assert.equal(selected.stdout, p.run(["--no-cache", "--format", "json", "--select", "GPU002", "src"]).stdout);
+  assert.equal(p.fromCache(p.run(["--format", "json", "--statistics", "--gpus", "1", "src"]).stderr), 0);
+  assert.equal(p.fromCache(p.run(["--format", "json", "--statistics", "--gpus", "1", "src"]).stderr), 1);
+  writeFileSync(join(p.dir, "pyproject.toml"), "[tool.gpu-pilot\n");
+  const broken1 = p.run(["--format", "json", "src"]);
+  const broken2 = p.run(["--format", "json", "--statistics", "src"]);
+  assert.equal(p.fromCache(broken2.stderr), 1);
+  for (const r of [broken1, broken2]) assert.match(r.stderr, /pyproject\.toml:\d+: TOML error/);
+  assert.equal(broken2.stdout, broken1.stdout);
+});
+
+test("another build (a bundle at another path or with other bytes) does not reuse the results", () => {
+  const p = project({ "a.py": BAD });
+  p.run(["--format", "json", "src"]);
+  const other = join(p.dir, "dist");
+  mkdirSync(other);
+  for (const f of ["cli.js", "tree-sitter.wasm", "tree-sitter-python.wasm"]) copyFileSync(join(ROOT, "dist", f), join(other, f));
+  const moved = p.run(["--format", "json", "--statistics", "src"], join(other, "cli.js"));
+  assert.equal(p.fromCache(moved.stderr), 0, moved.stderr);
+  assert.equal(moved.status, 1);
+  assert.notEqual(buildIdOf(join(other, "cli.js")), buildIdOf(CLI));
+  writeFileSync(join(other, "cli.js"), readFileSync(join(other, "cli.js"), "utf8") + "\n// changed\n");
+  const a = buildIdOf(join(other, "cli.js"));
+  writeFileSync(join(other, "tree-sitter-python.wasm"), "changed");
+  assert.notEqual(buildIdOf(join(other, "cli.js")), a);
+  // Running from the TypeScript sources: no build identity, so no cache.
+  assert.equal(buildIdOf(join(ROOT, "server", "src", "cli.ts")), null);
+});
+
+test("an unwritable or corrupt cache is a note on stderr; the output and exit code are unchanged", () => {
+  const p = project({ "a.py": BAD });
+  const truth = p.run(["--no-cache", "--format", "json", "src"]);
+  writeFileSync(join(p.dir, "not-a-folder"), "");
+  const unwritable = p.run(["--format", "json", "--cache-dir", join(p.dir, "not-a-folder"), "src"]);
+  assert.equal(unwritable.status, truth.status);
+  assert.equal(unwritable.stdout, truth.stdout);
+  assert.match(unwritable.stderr, /gpu-pilot: results are not cached: cannot write .*not-a-folder.*; --no-cache turns the cache off\n/);
+  p.run(["--format", "json", "src"]);
+  const [file] = readdirSync(join(p.cache, "v1"));
+  writeFileSync(join(p.cache, "v1", file), "{ not json");
+  const corrupt = p.run(["--format", "json", "--statistics", "src"]);
+  assert.equal(corrupt.stdout, truth.stdout);
+  assert.equal(corrupt.status, truth.status);
+  assert.match(corrupt.stderr, /the result cache .* is not valid JSON; it is rebuilt/);
+  assert.equal(p.fromCache(corrupt.stderr), 0);
+  const rebuilt = p.run(["--format", "json", "--statistics", "src"]);
+  assert.equal(p.fromCache(rebuilt.stderr), 1);
+  assert.doesNotMatch(rebuilt.stderr, /result cache/);
+  // A malformed entry is a miss, not a crash.
+  const data = JSON.parse(readFileSync(join(p.cache, "v1", file), "utf8"));
+  for (const e of Object.values(data.entries) as Array<{ result: unknown }>) e.result = { diagnostics: "x" };
+  writeFileSync(join(p.cache, "v1", file), JSON.stringify(data));
+  const malformed = p.run(["--format", "json", "--statistics", "src"]);
+  assert.equal(malformed.stdout, truth.stdout);
+  assert.equal(p.fromCache(malformed.stderr), 0);
+});
+
+test("--no-cache, --fix and stdin neither read nor write the cache; a deleted file's entry goes", () => {
+  const p = project({ "a.py": BAD, "b.py": BAD });
+  p.run(["--no-cache", "src"]);
+  assert.equal(existsSync(p.cache), false);
+  const fixed = p.run(["--fix", "src"]);
+  assert.equal(existsSync(p.cache), false, fixed.stderr);
+  assert.notEqual(readFileSync(join(p.src, "a.py"), "utf8"), BAD);
+  spawnSync(process.execPath, [CLI, "check", "--stdin-filename", "x.py"], { input: BAD, cwd: p.dir, env: { ...process.env, GPU_PILOT_CACHE_DIR: p.cache } });
+  assert.equal(existsSync(p.cache), false);
+  p.run(["src"]);
+  const [file] = readdirSync(join(p.cache, "v1"));
+  const keys = () => Object.keys(JSON.parse(readFileSync(join(p.cache, "v1", file), "utf8")).entries).map((k) => k.slice(p.src.length + 1)).sort();
+  assert.deepEqual(keys(), ["a.py", "b.py"]);
+  rmSync(join(p.src, "b.py"));
+  p.run(["src"]);
+  assert.deepEqual(keys(), ["a.py"]);
+});
+
+test("ResultCache trusts a stamp only when the file was last changed well before the check; otherwise it compares the bytes", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-cache-unit-"));
+  const file = join(dir, "a.py");
+  writeFileSync(file, "x = 1\n");
+  const stamp = stampOf(file)!;
+  const changedMs = Number(BigInt(stamp.ctimeNs) / 1_000_000n);
+  const result = { diagnostics: [{ code: "GPU001" }], applied: 0, parsed: true };
+  const notes: string[] = [];
+  const opts = sha1("options");
+  // Checked long after the last change: the same stamp is a hit even though the bytes differ now
+  // (what a stamp-preserving rewrite would need to defeat: same size, mtime, ctime and inode).
+  const settled = new ResultCache(join(dir, "c1"), dir, "build", (s) => notes.push(s));
+  settled.record(file, stamp, changedMs + RACY_MS + 1000, opts, sha1("something else"), result);
+  assert.deepEqual(settled.lookup(file, stamp, opts, Date.now()), { hit: true, result });
+  assert.deepEqual(settled.lookup(file, stamp, sha1("other options"), Date.now()), { hit: false });
+  // Checked within RACY_MS of the last change: the bytes are compared.
+  const racy = new ResultCache(join(dir, "c2"), dir, "build", (s) => notes.push(s));
+  racy.record(file, stamp, changedMs + 500, opts, sha1("something else"), result);
+  assert.deepEqual(racy.lookup(file, stamp, opts, Date.now()), { hit: false });
+  racy.record(file, stamp, changedMs + 500, opts, sha1("x = 1\n"), result);
+  assert.deepEqual(racy.lookup(file, stamp, opts, Date.now()), { hit: true, result });
+  // A file that cannot be stat'ed is never a hit.
+  assert.deepEqual(racy.lookup(file, null, opts, Date.now()), { hit: false });
+  // Saved and loaded again under the same build: kept; under another build: dropped.
+  racy.save();
+  assert.equal(new ResultCache(join(dir, "c2"), dir, "build", (s) => notes.push(s)).has(file), true);
+  assert.equal(new ResultCache(join(dir, "c2"), dir, "another build", (s) => notes.push(s)).has(file), false);
+  assert.deepEqual(notes, []);
+});
+
+test("the cache folder: GPU_PILOT_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache (LOCALAPPDATA on Windows)", () => {
+  assert.equal(cacheDirOf({ GPU_PILOT_CACHE_DIR: "/c", XDG_CACHE_HOME: "/x" }, "linux"), "/c");
+  assert.equal(cacheDirOf({ XDG_CACHE_HOME: "/x" }, "linux"), join("/x", "gpu-pilot"));
+  assert.equal(cacheDirOf({ LOCALAPPDATA: "C:\\Users\\u\\AppData\\Local" }, "win32"), join("C:\\Users\\u\\AppData\\Local", "gpu-pilot"));
+  assert.match(cacheDirOf({}, "linux"), /[/\\]\.cache[/\\]gpu-pilot$/);
+});
