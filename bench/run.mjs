@@ -162,6 +162,7 @@ if (only.includes("cli")) {
     table.push([`CLI ${c.name}`, "floor / parse", `read+regex ${f(x.seconds.floor)}`, `tree-sitter parse ${f(x.seconds.parse_only)}`, `CLI/floor ${q(x.ratios.cli_to_floor)} (goal <= 3)`]);
     table.push([`CLI ${c.name}`, "whole processes", `GPU Pilot ${f(x.seconds.cli)}`, `Ruff-wasm process ${f(x.seconds.ruff_process)}`, `ratio ${q(x.ratios.cli_to_ruff_process)}`]);
     table.push([`CLI ${c.name}`, "warm, one thread", `GPU Pilot ${f(x.seconds.gp_warm_one_thread)}`, `Ruff-wasm ${f(x.seconds.ruff_warm)}`, `ratio ${q(x.ratios.gp_warm_to_warm_ruff)}`]);
+    table.push([`CLI ${c.name}`, "cached (unchanged files)", `GPU Pilot CLI process ${f(x.seconds.cli_cached)}`, `/ warm Ruff ${q(x.ratios.cli_cached_to_warm_ruff)}`, `/ floor ${q(x.ratios.cli_cached_to_floor)}`]);
   }
   table.push(["CLI start-up (first pass)", "python3-torch", `Ruff-wasm ${startup.ruff} s, GPU Pilot in-process ${startup.gp} s`, `tree-sitter ${startup.parse} s, floor ${startup.floor} s`, ""]);
 }
