@@ -138,12 +138,13 @@ export type Lookup = { hit: true; result: CachedResult } | { hit: false };
 
 /**
  * One run's view of the cache file: {@link lookup} each file (before checking it), {@link record}
- * what a check gave, then {@link save}. Not shared between processes; two runs in one folder at
- * once each write the whole file atomically, and the last one's entries stay.
+ * what a check gave, then {@link save}. Runs in one folder at the same time each write the whole
+ * file atomically (a temporary file renamed over it), merged with what is there when they write.
  */
 export class ResultCache {
   private entries = new Map<string, Entry>();
   private used = new Set<string>();
+  private forgotten = new Set<string>();
   private dirty = false;
   private readonly file: string;
 
@@ -155,19 +156,32 @@ export class ResultCache {
    */
   constructor(dir: string, cwd: string, private readonly build: string, private readonly note: (s: string) => void) {
     this.file = join(dir, "v1", `${sha1(cwd)}.json`);
+    const kept = this.read(true);
+    if (kept) this.entries = kept;
+    else this.dirty = true;
+  }
+
+  /**
+   * The entries in the cache file now (those of this build, well-formed); null when there is none
+   * to take (missing, unreadable, corrupt or of another build). `report`: say why on `note` (not
+   * for a missing file or folder).
+   */
+  private read(report: boolean): Map<string, Entry> | null {
+    const note = report ? this.note : () => {};
     let text: string;
     try { text = readFileSync(this.file, "utf8"); } catch (e) {
-      if (!["ENOENT", "ENOTDIR"].includes((e as NodeJS.ErrnoException).code ?? "")) this.note(`gpu-pilot: cannot read the result cache ${this.file} (${(e as Error).message}); every file is checked\n`);
-      return;
+      if (!["ENOENT", "ENOTDIR"].includes((e as NodeJS.ErrnoException).code ?? "")) note(`gpu-pilot: cannot read the result cache ${this.file} (${(e as Error).message}); every file is checked\n`);
+      return null;
     }
     let data: Partial<CacheFile>;
     try { data = JSON.parse(text) as Partial<CacheFile>; } catch {
-      this.note(`gpu-pilot: the result cache ${this.file} is not valid JSON; it is rebuilt\n`);
-      this.dirty = true;
-      return;
+      note(`gpu-pilot: the result cache ${this.file} is not valid JSON; it is rebuilt\n`);
+      return null;
     }
-    if (data?.version !== 1 || data.build !== build || typeof data.entries !== "object" || data.entries === null) { this.dirty = true; return; }
-    for (const [path, e] of Object.entries(data.entries)) if (isEntry(e)) this.entries.set(path, e);
+    if (data?.version !== 1 || data.build !== this.build || typeof data.entries !== "object" || data.entries === null) return null;
+    const out = new Map<string, Entry>();
+    for (const [path, e] of Object.entries(data.entries)) if (isEntry(e)) out.set(path, e);
+    return out;
   }
 
   /** Whether `path` has an entry at all (only then are its options worth resolving for {@link lookup}). */
@@ -203,14 +217,19 @@ export class ResultCache {
   forgetMissingUnder(folders: readonly string[]): void {
     const prefixes = folders.map((f) => (f.endsWith(sep) ? f : f + sep));
     for (const path of this.entries.keys()) {
-      if (!this.used.has(path) && prefixes.some((p) => path.startsWith(p))) { this.entries.delete(path); this.dirty = true; }
+      if (!this.used.has(path) && prefixes.some((p) => path.startsWith(p))) { this.entries.delete(path); this.forgotten.add(path); this.dirty = true; }
     }
   }
 
   /** Writes the cache file when anything changed (atomically: a temporary file renamed over it); a failure is a note. */
   save(): void {
     if (!this.dirty) return;
-    let list = [...this.entries.entries()];
+    // Runs at the same time in one folder (pre-commit starts several, each with some of the files):
+    // what another run wrote meanwhile is kept, and this run's own entries win.
+    const merged = this.read(false) ?? new Map<string, Entry>();
+    for (const [path, e] of this.entries) if (this.used.has(path) || !merged.has(path)) merged.set(path, e);
+    for (const path of this.forgotten) merged.delete(path);
+    let list = [...merged.entries()];
     // Over the cap: the entries this run used stay, then the most recently checked.
     if (list.length > MAX_ENTRIES) list = list.sort((a, b) => Number(this.used.has(b[0])) - Number(this.used.has(a[0])) || b[1].checkedAtMs - a[1].checkedAtMs).slice(0, MAX_ENTRIES);
     const data: CacheFile = { version: 1, build: this.build, entries: Object.fromEntries(list) };

@@ -187,6 +187,31 @@ test("ResultCache trusts a stamp only when the file was last changed well before
   assert.deepEqual(notes, []);
 });
 
+test("two runs at once in one folder (pre-commit's parallel hook processes) keep each other's entries", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-cache-merge-"));
+  const [a, b] = ["a.py", "b.py"].map((n) => { const f = join(dir, n); writeFileSync(f, n); return f; });
+  const result = { diagnostics: [], applied: 0, parsed: false };
+  const opts = sha1("options");
+  const one = new ResultCache(join(dir, "c"), dir, "build", () => {});
+  const two = new ResultCache(join(dir, "c"), dir, "build", () => {});
+  one.record(a, stampOf(a), Date.now(), opts, sha1("a.py"), result);
+  two.record(b, stampOf(b), Date.now(), opts, sha1("b.py"), result);
+  one.save();
+  two.save();
+  const after = new ResultCache(join(dir, "c"), dir, "build", () => {});
+  assert.equal(after.has(a), true);
+  assert.equal(after.has(b), true);
+  // A file one run found gone under a folder it walked is dropped, whatever the other run kept.
+  rmSync(b);
+  const walk = new ResultCache(join(dir, "c"), dir, "build", () => {});
+  walk.lookup(a, stampOf(a), opts, Date.now());
+  walk.forgetMissingUnder([dir]);
+  walk.save();
+  const last = new ResultCache(join(dir, "c"), dir, "build", () => {});
+  assert.equal(last.has(a), true);
+  assert.equal(last.has(b), false);
+});
+
 test("the cache folder: GPU_PILOT_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache (LOCALAPPDATA on Windows)", () => {
   assert.equal(cacheDirOf({ GPU_PILOT_CACHE_DIR: "/c", XDG_CACHE_HOME: "/x" }, "linux"), "/c");
   assert.equal(cacheDirOf({ XDG_CACHE_HOME: "/x" }, "linux"), join("/x", "gpu-pilot"));
