@@ -224,8 +224,21 @@ export class ResultCache {
   /** Writes the cache file when anything changed (atomically: a temporary file renamed over it); a failure is a note. */
   save(): void {
     if (!this.dirty) return;
-    // Runs at the same time in one folder (pre-commit starts several, each with some of the files):
-    // what another run wrote meanwhile is kept, and this run's own entries win.
+    try {
+      mkdirSync(dirname(this.file), { recursive: true });
+    } catch (e) {
+      this.note(`gpu-pilot: results are not cached: cannot write ${this.file} (${(e as Error).message}); --no-cache turns the cache off\n`);
+      return;
+    }
+    const unlock = lockFile(`${this.file}.lock`);
+    try { this.write(); } finally { unlock(); }
+  }
+
+  /**
+   * Runs at the same time in one folder (pre-commit starts several, each with some of the files):
+   * under the lock, what another run wrote meanwhile is kept, and this run's own entries win.
+   */
+  private write(): void {
     const merged = this.read(false) ?? new Map<string, Entry>();
     for (const [path, e] of this.entries) if (this.used.has(path) || !merged.has(path)) merged.set(path, e);
     for (const path of this.forgotten) merged.delete(path);
@@ -235,7 +248,6 @@ export class ResultCache {
     const data: CacheFile = { version: 1, build: this.build, entries: Object.fromEntries(list) };
     const tmp = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
-      mkdirSync(dirname(this.file), { recursive: true });
       writeFileSync(tmp, JSON.stringify(data));
       renameSync(tmp, this.file);
     } catch (e) {
@@ -243,4 +255,30 @@ export class ResultCache {
       this.note(`gpu-pilot: results are not cached: cannot write ${this.file} (${(e as Error).message}); --no-cache turns the cache off\n`);
     }
   }
+}
+
+/** How long a writer waits for another's lock (ms), and the age after which a lock is taken as left behind (ms). */
+const LOCK_WAIT_MS = 2000;
+const LOCK_STALE_MS = 10_000;
+
+/**
+ * Takes `lock` (a file created exclusively) for a read-merge-write of the cache file, waiting up to
+ * {@link LOCK_WAIT_MS} for another run's; a lock older than {@link LOCK_STALE_MS} (a run that was
+ * killed) is removed. Without the lock in time, or where it cannot be created, the write goes on
+ * unlocked: at worst an entry of another run is lost, which costs a re-check, never a wrong result.
+ * @returns what releases it.
+ */
+function lockFile(lock: string): () => void {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (let waited = 0; waited <= LOCK_WAIT_MS; waited += 10) {
+    try {
+      closeSync(openSync(lock, "wx"));
+      return () => { try { rmSync(lock, { force: true }); } catch { /* gone already */ } };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") return () => {};
+      try { if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, { force: true }); } catch { /* released meanwhile */ }
+      Atomics.wait(pause, 0, 0, 10);
+    }
+  }
+  return () => {};
 }

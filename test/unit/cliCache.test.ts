@@ -5,7 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
@@ -210,6 +210,23 @@ test("two runs at once in one folder (pre-commit's parallel hook processes) keep
   const last = new ResultCache(join(dir, "c"), dir, "build", () => {});
   assert.equal(last.has(a), true);
   assert.equal(last.has(b), false);
+});
+
+test("parallel gpu-pilot processes on parts of one tree (pre-commit) leave every file cached", async () => {
+  const files: Record<string, string> = {};
+  for (let i = 1; i <= 12; i++) files[`f${i}.py`] = BAD;
+  const p = project(files);
+  const names = Object.keys(files);
+  const env = { ...process.env, GPU_PILOT_CACHE_DIR: p.cache, GPU_PILOT_WORKERS: "1" };
+  await Promise.all([0, 1, 2, 3].map((k) => new Promise<void>((done, fail) => {
+    const part = names.slice(k * 3, k * 3 + 3).map((n) => join("src", n));
+    const child = spawn(process.execPath, [CLI, "check", ...part], { cwd: p.dir, env, stdio: "ignore" });
+    child.on("error", fail);
+    child.on("exit", (code) => (code === 1 ? done() : fail(new Error(`exit ${code}`))));
+  })));
+  const all = p.run(["--statistics", "src"]);
+  assert.equal(p.fromCache(all.stderr), 12, all.stderr);
+  assert.deepEqual(readdirSync(join(p.cache, "v1")).filter((n) => !n.endsWith(".json")), [], "no lock or temporary file is left");
 });
 
 test("the cache folder: GPU_PILOT_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache (LOCALAPPDATA on Windows)", () => {
