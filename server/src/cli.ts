@@ -64,7 +64,8 @@ options:
   --fail-level LEVEL      exit 1 when a finding is at least this severe: error | warning (default) |
                           information | hint  (alias: --exit-non-zero-on)
   --exit-zero             exit 0 even when problems are reported
-  --statistics            print counts per rule and how many files were parsed, on stderr
+  --statistics            print counts per rule and how many files were parsed, skipped without
+                          parsing and taken from the result cache, on stderr
   --no-prefilter          parse every file, even those no enabled rule can fire on (benchmarks)
   --no-cache              check every file, also those unchanged since an earlier run (the result
                           cache is not read or written; it is never used with --fix or stdin)
