@@ -24,9 +24,10 @@
  * the run's output and exit code are unaffected in every case.
  */
 import { createHash } from "node:crypto";
-import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, sep } from "node:path";
+import { readWorkspaceFile, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 
 /** What checking one file gave that is kept: Ruff-shaped diagnostics (cli.ts `JsonDiagnostic`), as JSON values. */
 export interface CachedResult { diagnostics: unknown[]; applied: number; parsed: boolean }
@@ -96,25 +97,13 @@ export function stampOf(path: string): FileStamp | null {
   }
 }
 
-/** SHA-1 of the file's bytes, or null when it cannot be read (the check reports why). */
+/**
+ * SHA-1 of the file's bytes, or null when it cannot be read or is no longer a regular file (then
+ * the check reports why). Read as the check reads it (workspaceFile.ts: never blocks on a FIFO).
+ */
 function contentHashOf(path: string): string | null {
-  let fd: number | undefined;
-  try {
-    fd = openSync(path, "r");
-    const size = fstatSync(fd).size;
-    const h = createHash("sha1");
-    const buf = Buffer.allocUnsafe(Math.min(Math.max(size, 1), 1 << 20));
-    for (;;) {
-      const n = readSync(fd, buf, 0, buf.length, null);
-      if (n <= 0) break;
-      h.update(buf.subarray(0, n));
-    }
-    return h.digest("hex");
-  } catch {
-    return null;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  const read = readWorkspaceFile(path, { maxBytes: SOURCE_MAX_BYTES });
+  return read.ok ? sha1(read.bytes) : null;
 }
 
 const sameStamp = (a: FileStamp, b: FileStamp) => a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;

@@ -229,6 +229,18 @@ test("parallel gpu-pilot processes on parts of one tree (pre-commit) leave every
   assert.deepEqual(readdirSync(join(p.cache, "v1")).filter((n) => !n.endsWith(".json")), [], "no lock or temporary file is left");
 });
 
+test("a cached file replaced by a FIFO is refused as before, without blocking on it", { skip: process.platform === "win32" && "no mkfifo" }, () => {
+  const p = project({ "a.py": BAD });
+  const file = join(p.src, "a.py");
+  p.run([file]);
+  rmSync(file);
+  assert.equal(spawnSync("mkfifo", [file]).status, 0);
+  const r = spawnSync(process.execPath, [CLI, "check", file], { encoding: "utf8", cwd: p.dir, timeout: 20_000, env: { ...process.env, GPU_PILOT_CACHE_DIR: p.cache } });
+  assert.equal(r.signal, null, "it did not hang");
+  assert.equal(r.status, 2, r.stderr);
+  assert.match(r.stderr, /cannot read .*a\.py: .*not a regular file/i);
+});
+
 test("the cache folder: GPU_PILOT_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache (LOCALAPPDATA on Windows)", () => {
   assert.equal(cacheDirOf({ GPU_PILOT_CACHE_DIR: "/c", XDG_CACHE_HOME: "/x" }, "linux"), "/c");
   assert.equal(cacheDirOf({ XDG_CACHE_HOME: "/x" }, "linux"), join("/x", "gpu-pilot"));
