@@ -4,7 +4,8 @@
  * utilisation (axis 0..100 %) and memory used (axis 0..the GPU's memory.total, every tick in one
  * unit: GiB from a 1 GiB total up, else MiB) with uPlot, each chart the panel's full width, in the
  * theme's colours (CSS variables of the webview), the selected GPUs highlighted, run starts and
- * ends marked with lines labelled with the file, and the values under the cursor in the legend. It
+ * ends marked with lines labelled with the file, and in the legend the values under the cursor (the
+ * newest sample's while the cursor is off the chart). It
  * keeps nothing when hidden: it asks the extension for the whole history (`ready`) each time it
  * starts. After each redraw it reports the axes it drew (`drawn`), for the API and tests.
  */
@@ -151,6 +152,21 @@ function hoverValue(v: number | null | undefined, unit: "%" | "GiB" | "MiB"): st
   return unit === "GiB" ? `${v.toFixed(1)} GiB` : `${Math.round(v)} MiB`;
 }
 
+/** The newest value of `ys` that is not a gap (null), or null when there is none. */
+function newest(ys: ArrayLike<number | null | undefined> | undefined): number | null {
+  if (!ys) return null;
+  for (let i = ys.length - 1; i >= 0; i--) {
+    const v = ys[i];
+    if (v !== null && v !== undefined && Number.isFinite(v)) return v;
+  }
+  return null;
+}
+
+/** The legend of `u` as drawn: its series' values, the time first (`latest 07:25:31`, `100%`). */
+function legendOf(u: uPlot): string[] {
+  return [...u.root.querySelectorAll(".u-legend .u-value")].map((e) => e.textContent ?? "");
+}
+
 function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: number, el: HTMLElement, emphasised: boolean, labelRuns: boolean): uPlot {
   const t = theme();
   const axis: uPlot.Axis = { stroke: t.fg, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: t.font };
@@ -173,8 +189,9 @@ function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: 
       },
     ],
     series: [
-      { value: (_u, v) => (v === null ? "" : new Date(v * 1000).toLocaleTimeString()) },
-      { label: title, stroke: color, width: (emphasised ? 3 : 1.5), fill: `${color}22`, spanGaps: false, points: { show: false }, value: (_u, v) => hoverValue(v, unit) },
+      // Off the chart (no cursor index), the legend gives the newest sample, not "n/a".
+      { value: (u, v, _s, idx) => { const at = idx === null ? newest(u.data[0]) : v; return at === null ? "" : `${idx === null ? "latest " : ""}${new Date(at * 1000).toLocaleTimeString()}`; } },
+      { label: title, stroke: color, width: (emphasised ? 3 : 1.5), fill: `${color}22`, spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) },
     ],
     legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
@@ -244,6 +261,7 @@ function axesOf(c: Chart): HistoryAxes {
     memoryUnit: c.memUnit,
     memoryTicks: [...(ticksOf.get(c.mem) ?? [])],
     runLabels: [...(runLabelsOf.get(c.util) ?? [])],
+    legend: { utilization: legendOf(c.util), memory: legendOf(c.mem) },
     width: c.util.width,
     availableWidth: availableWidth(),
   };

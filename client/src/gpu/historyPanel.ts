@@ -58,6 +58,11 @@ export interface HistoryAxes {
   memoryTicks: string[];
   /** The labels drawn beside run markers, e.g. `▶ train.py`. */
   runLabels: string[];
+  /**
+   * The charts' legends as drawn: the time, then the value (`["latest 07:25:31", "100%"]`,
+   * `["latest 07:25:31", "3.3 GiB"]`); under the cursor its sample's, else the newest sample's.
+   */
+  legend: { utilization: string[]; memory: string[] };
   /** Chart width in CSS pixels and the width it had to fill. */
   width: number;
   availableWidth: number;

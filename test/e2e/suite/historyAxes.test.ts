@@ -32,6 +32,11 @@ suite("GPU history axes", () => {
       assert.equal(a.time[1] - a.time[0], 600, `time axis of 10 min: ${JSON.stringify(a.time)}`);
       assert.ok(Math.abs(a.time[1] * 1000 - Date.now()) < 30_000, `time axis ends now: ${a.time[1]}`);
       assert.deepEqual(a.timeTicks, ["-10 min", "-8 min", "-6 min", "-4 min", "-2 min", "now"]);
+      // With the cursor off the charts the legends give the newest sample (they said "n/a").
+      assert.equal(a.legend.utilization.length, 2, JSON.stringify(a.legend));
+      assert.match(a.legend.utilization[0], /^latest \d{1,2}:\d{2}:\d{2}/, JSON.stringify(a.legend));
+      assert.match(a.legend.utilization[1], /^\d{1,3}%$/, JSON.stringify(a.legend));
+      assert.match(a.legend.memory[1], /^\d+\.\d GiB$/, JSON.stringify(a.legend));
     }
   });
 });
