@@ -20,7 +20,7 @@
 // With FAKE_NVIDIA_SMI_MODE=x8 --suffix=-8 the same with the constructed 8 x H200 fixture:
 // screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
 //
-//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,picker]
+//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,slurm,picker]
 //                               [--sidebar-width 300] [--suffix -8]
 //
 // Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:

@@ -23,15 +23,34 @@ import { log, onShutdown, repoRoot } from "../test/e2e/lib/host.mjs";
 import { startDevServer } from "../test/e2e/lib/devserver.mjs";
 import { startWorkspace } from "./startWorkspace.mjs";
 
-const { values: opts } = parseArgs({
-  options: {
-    port: { type: "string", default: process.env.PORT || "" },
-    host: { type: "string", default: process.env.HOST || "127.0.0.1" },
-    folder: { type: "string" },
-    "no-build": { type: "boolean", default: false },
-    fresh: { type: "boolean", default: false },
-  },
-});
+const USAGE = `usage: npm start [-- OPTIONS]
+  --port N         listen on port N (default: $PORT, else a free port)
+  --host ADDR      listen on ADDR (default: $HOST, else 127.0.0.1; 0.0.0.0 has no authentication!)
+  --folder DIR     open DIR instead of a fresh copy of examples/
+  --no-build       use dist/ as it is (no build even when it is missing or older than the sources)
+  --fresh          forget the saved state (settings, open editors) in .e2e-run/start/ first
+  -h, --help       print this`;
+
+let opts;
+try {
+  ({ values: opts } = parseArgs({
+    options: {
+      port: { type: "string", default: process.env.PORT || "" },
+      host: { type: "string", default: process.env.HOST || "127.0.0.1" },
+      folder: { type: "string" },
+      "no-build": { type: "boolean", default: false },
+      fresh: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  }));
+} catch (e) {
+  console.error(`npm start: ${e.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (opts.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 let cs = null;
 let stopping = false;
