@@ -152,6 +152,32 @@ function hoverValue(v: number | null | undefined, unit: "%" | "GiB" | "MiB"): st
   return unit === "GiB" ? `${v.toFixed(1)} GiB` : `${Math.round(v)} MiB`;
 }
 
+/**
+ * `color` (any CSS colour: a theme variable may be `#rgb`, `#rrggbb`, `#rrggbbaa` or `rgb(...)`) with
+ * opacity `alpha` (or its own, when lower), as `rgba(...)`, so that every chart's area is equally
+ * faint whatever the theme gives its line: appending an alpha to the text (`${color}22`) is no
+ * colour when the theme's value already has one, and the canvas then kept its previous fill (the
+ * selected GPU's area was grey instead of orange).
+ */
+function translucent(color: string, alpha: number): string {
+  const probe = document.createElement("span");
+  probe.style.color = color;
+  document.body.append(probe);
+  const rgb = getComputedStyle(probe).color;
+  probe.remove();
+  const [r, g, b, a = 1] = (rgb.match(/[\d.]+/g) ?? []).map(Number);
+  return r === undefined ? color : `rgba(${r}, ${g}, ${b}, ${Math.min(a, alpha)})`;
+}
+
+/** The area fill of each plot by its title's chart, as given to uPlot (reported in `drawn`). */
+const fills = new Map<string, string>();
+function fillOf(title: string, color: string): string {
+  const f = translucent(color, 0.13);
+  fills.set(title, f);
+  return f;
+}
+const fillOfPlot = new WeakMap<uPlot, string>();
+
 /** The newest value of `ys` that is not a gap (null), or null when there is none. */
 function newest(ys: ArrayLike<number | null | undefined> | undefined): number | null {
   if (!ys) return null;
@@ -191,13 +217,15 @@ function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: 
     series: [
       // Off the chart (no cursor index), the legend gives the newest sample, not "n/a".
       { value: (u, v, _s, idx) => { const at = idx === null ? newest(u.data[0]) : v; return at === null ? "" : `${idx === null ? "latest " : ""}${new Date(at * 1000).toLocaleTimeString()}`; } },
-      { label: title, stroke: color, width: (emphasised ? 3 : 1.5), fill: `${color}22`, spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) },
+      { label: title, stroke: color, width: (emphasised ? 3 : 1.5), fill: fillOf(title, color), spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) },
     ],
     legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
     plugins: [runMarksPlugin(labelRuns)],
   };
-  return new uPlot(opts, [[], []], el);
+  const plot = new uPlot(opts, [[], []], el);
+  fillOfPlot.set(plot, fills.get(title) ?? "");
+  return plot;
 }
 
 function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uPlot.AlignedData {
@@ -262,6 +290,7 @@ function axesOf(c: Chart): HistoryAxes {
     memoryTicks: [...(ticksOf.get(c.mem) ?? [])],
     runLabels: [...(runLabelsOf.get(c.util) ?? [])],
     legend: { utilization: legendOf(c.util), memory: legendOf(c.mem) },
+    fill: { utilization: fillOfPlot.get(c.util) ?? "", memory: fillOfPlot.get(c.mem) ?? "" },
     width: c.util.width,
     availableWidth: availableWidth(),
   };

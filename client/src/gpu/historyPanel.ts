@@ -63,6 +63,8 @@ export interface HistoryAxes {
    * `["latest 07:25:31", "3.3 GiB"]`); under the cursor its sample's, else the newest sample's.
    */
   legend: { utilization: string[]; memory: string[] };
+  /** The charts' area fills as given to uPlot: the line's colour at 13 % opacity, `rgba(r, g, b, 0.13)`. */
+  fill: { utilization: string; memory: string };
   /** Chart width in CSS pixels and the width it had to fill. */
   width: number;
   availableWidth: number;
