@@ -559,6 +559,39 @@ function walkedFolders(paths: readonly string[]): string[] {
   return paths.map((p) => resolve(p)).filter((p) => { try { return statSync(p).isDirectory(); } catch { return false; } });
 }
 
+/**
+ * Checks `files` (in worker threads when there are many: {@link workerCount}), taking those
+ * unchanged since an earlier run from `cache` and recording the others in it; results in file order.
+ * @returns the results, how many files were parsed and taken from the cache, and the workers used (0: none checked).
+ * @throws UsageError when a file cannot be read.
+ */
+async function checkFiles(files: Target[], args: CliArgs, argv: string[], optionsFor: (file: string) => LintOptions, cache: ResultCache | null): Promise<{ results: FileResult[]; parsed: number; fromCache: number; workers: number }> {
+  const results: FileResult[] = new Array(files.length);
+  // Each file's stamp is taken before anything reads it (cliCache.ts `lookup`, `record`).
+  const nowMs = Date.now();
+  const stamps: Array<FileStamp | null> = cache ? files.map((f) => stampOf(f.path)) : [];
+  const misses: number[] = [];
+  files.forEach((f, i) => {
+    const kept = cache?.has(f.path) ? cache.lookup(f.path, stamps[i], optionsKey(optionsFor(f.path)), nowMs) : null;
+    if (kept?.hit) results[i] = { ...(kept.result as FileResult), problems: [] };
+    else misses.push(i);
+  });
+  const toCheck = misses.map((i) => files[i]);
+  const workers = workerCount(toCheck.length);
+  // The parser is loaded where the files are checked: in each worker, or here (not in both).
+  if (workers === 1 && toCheck.length > 0) await initEngine();
+  const checked = workers > 1 ? await checkInWorkers(toCheck, argv, workers, !!cache) : toCheck.map((f) => checkPath(f, args, optionsFor, !!cache));
+  let parsed = 0;
+  checked.forEach((r, k) => {
+    const i = misses[k];
+    parsed += r.parsed ? 1 : 0;
+    results[i] = r;
+    if (cache && r.cacheKeys) cache.record(files[i].path, stamps[i], nowMs, r.cacheKeys.options, r.cacheKeys.content, { diagnostics: r.diagnostics, applied: r.applied, parsed: r.parsed } satisfies CachedResult);
+  });
+  if (cache) { cache.forgetMissingUnder(walkedFolders(args.paths)); cache.save(); }
+  return { results, parsed, fromCache: files.length - misses.length, workers: toCheck.length ? workers : 0 };
+}
+
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[], io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin }): Promise<number> {
   if (argv[0] === "mcp") return mcp(argv.slice(1), io);
@@ -568,7 +601,6 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     const all: JsonDiagnostic[] = [];
     const problemsShown = new Set<string>();
     let fixedCount = 0;
-    let parsedCount = 0;
     const resolveOptions = optionsResolver({}, "filesystemFirst", args.flags); // once per folder
     const optionsFor = (file: string | null): LintOptions => {
       const { options, problems } = resolveOptions(file);
@@ -591,37 +623,15 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return exitCodeOf(all, args); }
     } else {
       const files = collectFiles(args.paths, io.err);
-      const cache = openCache(args, io.err);
-      const results: FileResult[] = new Array(files.length);
-      // With a cache: each file's stamp, taken before anything reads it; unchanged files' results reused.
-      const nowMs = Date.now();
-      const stamps: Array<FileStamp | null> = cache ? files.map((f) => stampOf(f.path)) : [];
-      const misses: number[] = [];
-      files.forEach((f, i) => {
-        const kept = cache?.has(f.path) ? cache.lookup(f.path, stamps[i], optionsKey(optionsFor(f.path)), nowMs) : null;
-        if (kept?.hit) results[i] = { ...(kept.result as FileResult), problems: [] };
-        else misses.push(i);
-      });
-      const toCheck = misses.map((i) => files[i]);
-      const workers = workerCount(toCheck.length);
-      // The parser is loaded where the files are checked: in each worker, or here (not in both).
-      if (workers === 1 && toCheck.length > 0) await initEngine();
-      const checked = workers > 1 ? await checkInWorkers(toCheck, argv, workers, !!cache) : toCheck.map((f) => checkPath(f, args, optionsFor, !!cache));
-      checked.forEach((r, k) => {
-        const i = misses[k];
-        parsedCount += r.parsed ? 1 : 0;
-        results[i] = r;
-        if (cache && r.cacheKeys) cache.record(files[i].path, stamps[i], nowMs, r.cacheKeys.options, r.cacheKeys.content, { diagnostics: r.diagnostics, applied: r.applied, parsed: r.parsed } satisfies CachedResult);
-      });
-      if (cache) { cache.forgetMissingUnder(walkedFolders(args.paths)); cache.save(); }
-      for (const r of results) {
+      const run = await checkFiles(files, args, argv, optionsFor, openCache(args, io.err));
+      for (const r of run.results) {
         fixedCount += r.applied;
         all.push(...r.diagnostics);
         for (const p of r.problems) {
           if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
         }
       }
-      if (args.statistics) io.err(statistics(all, files.length, parsedCount, files.length - misses.length, toCheck.length ? workers : 0));
+      if (args.statistics) io.err(statistics(all, files.length, run.parsed, run.fromCache, run.workers));
     }
     const render = { text: () => formatText(all, fixedCount), json: () => jsonSafe(JSON.stringify(all, null, 2)) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
     io.out(render());
