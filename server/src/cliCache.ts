@@ -216,7 +216,7 @@ export class ResultCache {
     try {
       mkdirSync(dirname(this.file), { recursive: true });
     } catch (e) {
-      this.note(`gpu-pilot: results are not cached: cannot write ${this.file} (${(e as Error).message}); --no-cache turns the cache off\n`);
+      this.cannotWrite(e);
       return;
     }
     const unlock = lockFile(`${this.file}.lock`);
@@ -241,8 +241,12 @@ export class ResultCache {
       renameSync(tmp, this.file);
     } catch (e) {
       try { rmSync(tmp, { force: true }); } catch { /* nothing was written */ }
-      this.note(`gpu-pilot: results are not cached: cannot write ${this.file} (${(e as Error).message}); --no-cache turns the cache off\n`);
+      this.cannotWrite(e);
     }
+  }
+
+  private cannotWrite(e: unknown): void {
+    this.note(`gpu-pilot: results are not cached: cannot write ${this.file} (${(e as Error).message}); --no-cache turns the cache off\n`);
   }
 }
 
