@@ -169,13 +169,7 @@ function translucent(color: string, alpha: number): string {
   return r === undefined ? color : `rgba(${r}, ${g}, ${b}, ${Math.min(a, alpha)})`;
 }
 
-/** The area fill of each plot by its title's chart, as given to uPlot (reported in `drawn`). */
-const fills = new Map<string, string>();
-function fillOf(title: string, color: string): string {
-  const f = translucent(color, 0.13);
-  fills.set(title, f);
-  return f;
-}
+/** Per plot: its area fill as given to uPlot (reported in `drawn`). */
 const fillOfPlot = new WeakMap<uPlot, string>();
 
 /** The newest value of `ys` that is not a gap (null), or null when there is none. */
@@ -195,6 +189,7 @@ function legendOf(u: uPlot): string[] {
 
 function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: number, el: HTMLElement, emphasised: boolean, labelRuns: boolean): uPlot {
   const t = theme();
+  const fill = translucent(color, 0.13);
   const axis: uPlot.Axis = { stroke: t.fg, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: t.font };
   const opts: uPlot.Options = {
     title,
@@ -217,14 +212,14 @@ function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: 
     series: [
       // Off the chart (no cursor index), the legend gives the newest sample, not "n/a".
       { value: (u, v, _s, idx) => { const at = idx === null ? newest(u.data[0]) : v; return at === null ? "" : `${idx === null ? "latest " : ""}${new Date(at * 1000).toLocaleTimeString()}`; } },
-      { label: title, stroke: color, width: (emphasised ? 3 : 1.5), fill: fillOf(title, color), spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) },
+      { label: title, stroke: color, width: (emphasised ? 3 : 1.5), fill, spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) },
     ],
     legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
     plugins: [runMarksPlugin(labelRuns)],
   };
   const plot = new uPlot(opts, [[], []], el);
-  fillOfPlot.set(plot, fills.get(title) ?? "");
+  fillOfPlot.set(plot, fill);
   return plot;
 }
 
