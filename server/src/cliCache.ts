@@ -50,7 +50,7 @@ interface CacheFile { version: 1; build: string; entries: Record<string, Entry> 
 /** A stamp whose mtime or ctime is this close to (or after) its check is not trusted alone (ms). */
 export const RACY_MS = 2000;
 /** The most entries one cache file keeps; the least recently checked go first. */
-export const MAX_ENTRIES = 50_000;
+const MAX_ENTRIES = 50_000;
 
 /** SHA-1 (hex) of bytes or text. */
 export const sha1 = (data: string | Uint8Array): string => createHash("sha1").update(data).digest("hex");
@@ -122,7 +122,7 @@ const isEntry = (e: unknown): e is Entry => {
     && typeof x.checkedAtMs === "number" && !!r && Array.isArray(r.diagnostics) && typeof r.applied === "number" && typeof r.parsed === "boolean";
 };
 
-/** How one file stands against the cache: reused, or to be checked (with what to record then). */
+/** How one file stands against the cache: its kept result, or a miss (the file is checked). */
 export type Lookup = { hit: true; result: CachedResult } | { hit: false };
 
 /**
