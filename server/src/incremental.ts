@@ -1,14 +1,15 @@
 /**
- * Incremental parsing for the language server: keeps each open Python document's last syntax tree
- * and applies every content change of `textDocument/didChange` to it (`Tree.edit`), so the next
- * parse reuses the unchanged parts (tree-sitter's incremental parsing). Positions are LSP's:
- * 0-based lines, UTF-16 columns, which is also what web-tree-sitter's edit takes for JS strings.
+ * Incremental parsing for the language server: keeps each open Python document's last syntax trees
+ * (python/moduleTrees.ts, one per chunk of top-level statements) and applies every content change
+ * of `textDocument/didChange` to them (`ModuleTrees.edit`), so the next lint parses only the chunks
+ * the changes touched. Positions are LSP's: 0-based lines, UTF-16 columns, which is also what
+ * web-tree-sitter's edit takes for JS strings.
  */
 import type { Connection, DidChangeTextDocumentParams, NotificationHandler } from "vscode-languageserver/node";
-import type { SyntaxTree } from "./engine/python/parser";
+import type { ModuleTrees } from "./engine/python/moduleTrees";
 import { lineStarts, offsetAt } from "./engine/fixes";
 
-interface Kept { tree: SyntaxTree; text: string }
+interface Kept { tree: ModuleTrees; text: string }
 
 /**
  * How many documents keep their tree. A tree costs about 8.3 MiB of the parser's WebAssembly
@@ -40,7 +41,7 @@ export class DocumentTrees {
    * tree-sitter's new tree shares the old one's unchanged subtrees (reference-counted, tree-sitter's
    * `ts_parser_parse` with an old tree), so the old tree costs little beside it.
    */
-  take(uri: string, text: string): SyntaxTree | undefined {
+  take(uri: string, text: string): ModuleTrees | undefined {
     const k = this.kept.get(uri);
     this.kept.delete(uri);
     if (k && k.text === text) return k.tree;
@@ -53,7 +54,7 @@ export class DocumentTrees {
   }
 
   /** Keeps `tree` as the parse of `text` (the most recent); frees the least recent trees beyond the limit. */
-  keep(uri: string, text: string, tree: SyntaxTree): void {
+  keep(uri: string, text: string, tree: ModuleTrees): void {
     this.forget(uri);
     this.kept.set(uri, { tree, text });
     for (const old of this.kept.keys()) {

@@ -6,12 +6,12 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DocumentTrees, KEPT_TREES } from "../../server/src/incremental";
-import type { SyntaxTree } from "../../server/src/engine/python/parser";
+import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
 
 /** A stand-in tree that records edits and whether it was freed. */
 function fakeTree(name: string) {
   const t = { name, deleted: false, edits: 0, delete() { this.deleted = true; }, edit() { this.edits++; } };
-  return t as typeof t & SyntaxTree;
+  return t as unknown as typeof t & ModuleTrees;
 }
 
 test("at most KEPT_TREES trees are kept; the least recently kept are freed first", () => {

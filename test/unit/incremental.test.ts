@@ -15,7 +15,7 @@ import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, CASES } from "./helpers";
 import { initEngine, lintPython, type LintOptions } from "../../server/src/engine/lint";
-import type { SyntaxTree } from "../../server/src/engine/python/parser";
+import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
 
 function pyFiles(dir: string, depth = 0): string[] {
   if (!existsSync(dir) || depth > 12) return [];
@@ -91,7 +91,7 @@ function point(text: string, offset: number): { row: number; column: number } {
 }
 
 /** Applies the edit to the tree as server/src/incremental.ts does for a didChange; returns the new text. */
-function applyEdit(tree: SyntaxTree, text: string, e: Edit): string {
+function applyEdit(tree: ModuleTrees, text: string, e: Edit): string {
   const next = text.slice(0, e.start) + e.text + text.slice(e.end);
   tree.edit({
     startIndex: e.start, oldEndIndex: e.end, newEndIndex: e.start + e.text.length,
@@ -105,12 +105,12 @@ const shape = (r: ReturnType<typeof lintPython>) => JSON.stringify({ d: r.diagno
 test("incremental lint equals a lint from scratch after random edits of real files", async () => {
   await initEngine();
   assert.ok(FILES.length > 50, `found only ${FILES.length} files`);
-  let steps = 0, withFindings = 0;
+  let steps = 0, withFindings = 0, clean = 0;
   for (const [k, file] of FILES.entries()) {
     const r = rng(0x9e3779b1 ^ (k * 2654435761));
     let text = readFileSync(file, "utf8").replace(/\r\n?/g, "\n");
     let prev = lintPython(text, OPTIONS, { incremental: true });
-    const fresh0 = lintPython(text, OPTIONS);
+    const fresh0 = lintPython(text, OPTIONS); // one tree: the file parses (real code)
     assert.equal(shape(prev), shape(fresh0), `${file}: first incremental lint differs`);
     fresh0.tree?.delete();
     const edits: Edit[] = [];
@@ -121,16 +121,23 @@ test("incremental lint equals a lint from scratch after random edits of real fil
       text = applyEdit(prev.tree!, text, e);
       const next = lintPython(text, OPTIONS, { previousTree: prev.tree!, incremental: true });
       prev.tree!.delete();
-      const fresh = lintPython(text, OPTIONS);
+      const fresh = lintPython(text, OPTIONS, { incremental: true });
       if (shape(next) !== shape(fresh)) {
         assert.fail(`${file}: after edits ${JSON.stringify(edits)} (last on ${JSON.stringify(before.slice(Math.max(0, e.start - 40), e.end + 40))}):\nincremental ${shape(next)}\nfrom scratch ${shape(fresh)}`);
       }
       fresh.tree?.delete();
+      // The editor's chunks and the CLI's one tree give the same findings wherever the text parses.
+      if (!next.syntaxErrors) {
+        const whole = lintPython(text, OPTIONS);
+        if (shape(whole) !== shape(next)) assert.fail(`${file}: after edits ${JSON.stringify(edits)}:\nin chunks ${shape(next)}\none tree ${shape(whole)}`);
+        whole.tree?.delete();
+        clean++;
+      }
       if (next.diagnostics.length) withFindings++;
       steps++;
       prev = next;
     }
     prev.tree?.delete();
   }
-  assert.ok(steps >= FILES.length * 6 && withFindings > FILES.length, `steps ${steps}, with findings ${withFindings}`);
+  assert.ok(steps >= FILES.length * 6 && withFindings > FILES.length && clean > steps / 3, `steps ${steps}, with findings ${withFindings}, without syntax errors ${clean}`);
 });

@@ -65,7 +65,7 @@ export function fixAllPython(text: string, options: LintOptions): { text: string
   let applied = 0;
   for (let pass = 0; pass < 10; pass++) {
     const r = lintPython(out, { ...options, lazyFixValidation: true });
-    const base = { errors: r.tree ? syntaxErrorCount(r.tree) : 0, linesOk: lineStructureError(out) === null };
+    const base = { errors: r.tree ? r.tree.syntaxErrorCount() : 0, linesOk: lineStructureError(out) === null };
     r.tree?.delete();
     let { edits, count, chosen } = safeEdits<TextEdit, LintDiagnostic>(r.diagnostics);
     if (!edits.length) break;

@@ -112,7 +112,7 @@ function boundBefore(model: ModuleModel, offset: number): ReadonlySet<string> {
   if (known) return known;
   const out = new Set<string>();
   byOffset.set(offset, out);
-  for (let s = model.tree.rootNode.firstNamedChild; s; s = s.nextNamedSibling) {
+  for (const s of model.tree.statements) {
     if (s.startIndex >= offset) break;
     if (s.type === "import_statement" || s.type === "import_from_statement") for (const [n] of importBindings(s)) out.add(n);
     else if (s.type === "expression_statement") {

@@ -3,7 +3,8 @@
  * selection and severity overrides, and check every fix re-parses. Shared by the language server
  * and the CLI; imports nothing from `vscode` or the LSP transport.
  */
-import { initPythonParser, parsePython, reparsePython, syntaxErrorCount, type SyntaxTree, type SyntaxNode } from "./python/parser";
+import { initPythonParser, parsePython, pythonInput, syntaxErrorCount, type SyntaxNode } from "./python/parser";
+import { ModuleTrees } from "./python/moduleTrees";
 import { buildModel, ModelCache, type MagicLine, type KnownChange } from "./python/model";
 import { RULES } from "./rules/index";
 import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
@@ -52,8 +53,11 @@ export interface RuleFailure { code: string; error: string }
 export interface LintResult {
   diagnostics: LintDiagnostic[];
   ruleFailures: RuleFailure[];
-  /** The parsed tree (for incremental re-parse by the server); null when the prefilter skipped parsing. */
-  tree: SyntaxTree | null;
+  /**
+   * The module's syntax trees (for the server's next incremental lint: `edit` them, pass them as
+   * `previousTree`); null when the prefilter skipped parsing. The caller deletes them.
+   */
+  tree: ModuleTrees | null;
   /** False when no enabled rule could fire on the text, so it was not parsed (prefilter.ts). */
   parsed: boolean;
   /** Whether the source had syntax errors (rules still run on the recovered tree). */
@@ -72,7 +76,7 @@ function notLinted(why: LintDiagnostic): LintResult {
  * The caller deletes `model.tree` when done.
  */
 export function analyzePython(text: string, options: LintOptions = {}, magics: MagicLine[] = []): ReturnType<typeof buildModel> {
-  const tree = parsePython(text);
+  const tree = ModuleTrees.parse(pythonInput(text), false);
   return buildModel(tree, text, { eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: options.torchBelow24 ?? false }, magics);
 }
 
@@ -108,9 +112,9 @@ function longestPrefix(code: string, prefixes: readonly string[]): number {
  * `# noqa` comments by 0-based line: `null` means bare `# noqa` (every code), else the listed codes.
  * Parses comment nodes of the tree (never string contents).
  */
-export function noqaLines(tree: SyntaxTree, comments?: readonly SyntaxNode[]): Map<number, Set<string> | null> {
+export function noqaLines(tree: ModuleTrees, comments?: readonly SyntaxNode[]): Map<number, Set<string> | null> {
   const out = new Map<number, Set<string> | null>();
-  for (const c of comments ?? tree.rootNode.descendantsOfType("comment")) {
+  for (const c of comments ?? tree.descendantsOfType("comment")) {
     if (!c) continue;
     const m = /#\s*noqa(?::\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?/i.exec(c.text);
     if (!m) continue;
@@ -123,19 +127,19 @@ export function noqaLines(tree: SyntaxTree, comments?: readonly SyntaxNode[]): M
  * The per-statement facts kept with each tree that an incremental lint returned (see
  * {@link lintPython}'s `incremental`): the entry lives as long as the tree object.
  */
-const keptFacts = new WeakMap<SyntaxTree, ModelCache>();
+const keptFacts = new WeakMap<ModuleTrees, ModelCache>();
 
 /** The nesting scan's state of the text each tree that an incremental lint returned was parsed from. */
-const keptNesting = new WeakMap<SyntaxTree, KeptNesting>();
+const keptNesting = new WeakMap<ModuleTrees, KeptNesting>();
 /** The prefilter's probe of the text a kept tree was parsed from: the next version's probe starts from its answers (prefilter.ts `TextProbe.after`). */
-const keptProbes = new WeakMap<SyntaxTree, TextProbe>();
+const keptProbes = new WeakMap<ModuleTrees, TextProbe>();
 
 /**
  * limits.ts `nestingProblem(text)`, from the state kept with `previousTree` when there is one
  * (rescanning only the changed lines), else from scratch; with the state to keep for `text`.
  * Called only for a text within the size limit.
  */
-function keptNestingScan(text: string, previousTree: SyntaxTree | undefined): ReturnType<typeof KeptNesting.scan> & { edit?: KnownChange } {
+function keptNestingScan(text: string, previousTree: ModuleTrees | undefined): ReturnType<typeof KeptNesting.scan> & { edit?: KnownChange } {
   const kept = previousTree && keptNesting.get(previousTree);
   if (previousTree) keptNesting.delete(previousTree);
   if (!kept) return KeptNesting.scan(text);
@@ -144,14 +148,14 @@ function keptNestingScan(text: string, previousTree: SyntaxTree | undefined): Re
 }
 
 /** The comment nodes that start on one of `lines` whose text mentions `noqa` (any case). */
-function commentsOnLines(tree: SyntaxTree, text: string, lines: ReadonlySet<number>): SyntaxNode[] {
+function commentsOnLines(tree: ModuleTrees, text: string, lines: ReadonlySet<number>): SyntaxNode[] {
   const starts = lineStarts(text);
   const out: SyntaxNode[] = [];
   for (const line of [...lines].sort((a, b) => a - b)) {
     if (line >= starts.length) continue;
     const end = line + 1 < starts.length ? starts[line + 1] : text.length;
     if (!text.slice(starts[line], end).toLowerCase().includes("noqa")) continue;
-    const found = tree.rootNode.descendantsOfType("comment", { row: line, column: 0 }, { row: line + 1, column: 0 });
+    const found = tree.descendantsOfType("comment", { row: line, column: 0 }, { row: line + 1, column: 0 });
     for (const c of found) if (c && c.startPosition.row === line) out.push(c);
   }
   return out;
@@ -161,9 +165,11 @@ function commentsOnLines(tree: SyntaxTree, text: string, lines: ReadonlySet<numb
  * Lints Python source. Never throws for any input text: a rule that throws is recorded in
  * `ruleFailures` and the other rules still report.
  * @param magics IPython lines blanked out of `text` (notebooks only).
- * @param extra.previousTree the tree of the previous version of this document, edited (`Tree.edit`)
- *   to match `text`: the parse reuses its unchanged parts.
- * @param extra.incremental (the editor) keep the facts of each top-level statement with the
+ * @param extra.previousTree the trees of the previous version of this document (a result's
+ *   `tree`), edited (`ModuleTrees.edit`) to match `text`: only the chunks the edits touched are
+ *   parsed again. They are handed over to the result (delete them after as before: a no-op).
+ * @param extra.incremental (the editor) parse the module in chunks of top-level statements
+ *   (python/moduleTrees.ts: an edit re-parses one chunk), keep the facts of each top-level statement with the
  *   returned tree, and reuse those kept with `previousTree`: a statement that tree-sitter's
  *   incremental parse reused (same subtree, same text) is not analysed again unless a name it
  *   looked up (an import, an alias, an assigned value, a module function) is bound differently.
@@ -172,7 +178,7 @@ function commentsOnLines(tree: SyntaxTree, text: string, lines: ReadonlySet<numb
  *   `r.tree.edit(...)`, `next = lintPython(newText, o, { previousTree: r.tree, incremental: true })`,
  *   `r.tree.delete()`, `r = next`. Python files only (ignored for notebooks).
  */
-export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: SyntaxTree; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
+export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: ModuleTrees; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
   // Size and nesting first: a text the parser cannot take gets GPU000 whether or not a rule could
   // fire on it, so the output is the same with and without the prefilter. The editor's nesting scan
   // covers only the lines an edit changed (python/keptText.ts).
@@ -192,7 +198,8 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   probe.detach();
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
   // The size and nesting check above found the nesting safe for the parser: parsePython need not scan it again.
-  const tree = parsePython(text, extra.previousTree, true);
+  const input = pythonInput(text);
+  const tree = extra.previousTree ? extra.previousTree.next(input) : ModuleTrees.parse(input, !!extra.incremental && !extra.notebook);
   if (nesting?.kept) keptNesting.set(tree, nesting.kept);
   if (nesting) keptProbes.set(tree, probe);
   const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
@@ -217,7 +224,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
       ruleFailures.push({ code: rule.meta.code, error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e) });
     }
   }
-  if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.rootNode.hasError, parsed: true };
+  if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.hasError, parsed: true };
   // Comments only on the lines of findings, and only where the line says `noqa` (a comment that
   // starts there is on that line): no traversal of the whole tree for one finding.
   const noqa = noqaLines(tree, commentsOnLines(tree, text, new Set(diagnostics.map((d) => d.range.start.line))));
@@ -226,7 +233,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     const codes = noqa.get(d.range.start.line);
     return codes !== null && !codes!.has(d.code);
   });
-  const baseErrors = syntaxErrorCount(tree);
+  const baseErrors = tree.syntaxErrorCount();
   let linesOk: boolean | undefined; // CPython accepts the text's line structure (computed once, when a fix needs it)
   for (const d of kept) {
     const override = options.severity?.[d.code];
@@ -253,6 +260,16 @@ export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["
   return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: base, linesOk: lineStructureError(text) === null }, notebook);
 }
 
+/** One edit that turns `oldText` into `newText`: what lies between their common prefix and suffix. */
+function differingSpan(oldText: string, newText: string): { start: number; end: number; text: string } {
+  const max = Math.min(oldText.length, newText.length);
+  let start = 0;
+  while (start < max && oldText.charCodeAt(start) === newText.charCodeAt(start)) start++;
+  let oldEnd = oldText.length, newEnd = newText.length;
+  while (oldEnd > start && newEnd > start && oldText.charCodeAt(oldEnd - 1) === newText.charCodeAt(newEnd - 1)) { oldEnd--; newEnd--; }
+  return { start, end: oldEnd, text: newText.slice(start, newEnd) };
+}
+
 /** A fix's edits as offsets in `text` (for incremental re-parsing). */
 function editOffsets(text: string, edits: readonly TextEdit[]): Array<{ start: number; end: number; text: string }> {
   const starts = lineStarts(text);
@@ -266,7 +283,7 @@ function editOffsets(text: string, edits: readonly TextEdit[]): Array<{ start: n
  * continuation or spaces in a tab-indented block, CPython does not (issue 18 item 7). In a
  * notebook, IPython lines the fix writes (`%env K=v`) are blanked first, as the linted text's were.
  */
-function fixKeepsSyntax(text: string, d: LintDiagnostic, before: { errors: number; linesOk: boolean }, notebook: boolean, base?: SyntaxTree): boolean {
+function fixKeepsSyntax(text: string, d: LintDiagnostic, before: { errors: number; linesOk: boolean }, notebook: boolean, base?: ModuleTrees): boolean {
   const baseErrors = before.errors;
   try {
     const applied = applyEdits(text, d.fix!.edits);
@@ -274,7 +291,8 @@ function fixKeepsSyntax(text: string, d: LintDiagnostic, before: { errors: numbe
     if (before.linesOk && lineStructureError(fixed) !== null) return false;
     // With the text's tree at hand, re-parse incrementally: one full parse per fix made a file with
     // many findings quadratic (a 0.25 MB file with 400 fixes took 34 s; issue 9's bench).
-    const t = !base ? parsePython(fixed) : reparsePython(base, text, fixed, notebook ? undefined : editOffsets(text, d.fix!.edits));
+    if (base) return base.syntaxErrorsAfter(pythonInput(fixed), notebook ? [differingSpan(text, fixed)] : editOffsets(text, d.fix!.edits)) <= baseErrors;
+    const t = parsePython(fixed);
     const ok = syntaxErrorCount(t) <= baseErrors;
     t.delete();
     return ok;

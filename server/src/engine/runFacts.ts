@@ -9,7 +9,8 @@
  *   means it has no effect and replaces nothing.
  * The engine must be initialised (`initEngine`) first.
  */
-import { parsePython, type SyntaxNode } from "./python/parser";
+import { pythonInput, type SyntaxNode } from "./python/parser";
+import { ModuleTrees } from "./python/moduleTrees";
 import { buildModel } from "./python/model";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import { reporter, type RuleContext } from "./rule";
@@ -70,7 +71,7 @@ const EXPLICIT_INIT = new Set(["rank", "world_size", "init_method", "store"]);
  * @throws Error when the parser is not initialised (`initEngine` not awaited).
  */
 export function runFacts(text: string, options: RunFactsOptions = {}): RunFacts {
-  const tree = parsePython(text);
+  const tree = ModuleTrees.parse(pythonInput(text), false);
   try {
     const model = buildModel(tree, text, {
       eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
@@ -98,7 +99,7 @@ export function runFacts(text: string, options: RunFactsOptions = {}): RunFacts 
         });
       }
     }
-    for (const call of tree.rootNode.descendantsOfType("call")) {
+    for (const call of tree.descendantsOfType("call")) {
       if (!call || model.resolve(call.childForFieldName("function")) !== "torch.distributed.init_process_group") continue;
       const keywords = (call.childForFieldName("arguments")?.namedChildren ?? [])
         .filter((a): a is SyntaxNode => a?.type === "keyword_argument")

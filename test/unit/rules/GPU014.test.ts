@@ -7,7 +7,7 @@ import { CASES } from "../helpers";
 import { rule } from "../../../server/src/engine/rules/GPU014-notebook-shell-export";
 import { initEngine } from "../../../server/src/engine/lint";
 import { blankMagics, cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
-import { parsePython } from "../../../server/src/engine/python/parser";
+import { ModuleTrees } from "../../../server/src/engine/python/moduleTrees";
 import { buildModel } from "../../../server/src/engine/python/model";
 import { applyEdits } from "../../../server/src/engine/fixes";
 import type { RuleContext } from "../../../server/src/engine/rule";
@@ -18,7 +18,7 @@ fixtureTests("GPU014");
 async function check(cell: string): Promise<Array<Parameters<RuleContext["report"]>[0]>> {
   await initEngine();
   const { text, magics } = blankMagics(cell, 0);
-  const tree = parsePython(text);
+  const tree = ModuleTrees.parse(text, false);
   const model = buildModel(tree, text, { eagerInitModules: [], torchBelow24: false }, magics);
   const out: Array<Parameters<RuleContext["report"]>[0]> = [];
   rule.check({ model, machine: { gpuCount: null, uuids: [] }, notebook: true, where: (l) => `line ${l + 1}`, report: (f) => out.push(f) });

@@ -74,6 +74,22 @@ function scanLines(text: string, onLine?: (line: number, offset: number, col: nu
   return new LineScanner(text, onLine).scan();
 }
 
+/**
+ * Calls `onStart` with the offset and 0-based line of each logical line at column 0 (no
+ * indentation) that starts after `from`, in order, until it returns true or the text ends. `from`
+ * must be such a line's start (or 0): there the tokenizer is outside brackets and strings.
+ * Indentation is not checked, so a line-structure error does not end the scan (python/moduleTrees.ts
+ * splits a module there; CPython's own line rules decide where a logical line starts). Linear in
+ * the part scanned; never throws.
+ */
+export function columnZeroLines(text: string, from: { offset: number; line: number }, onStart: (offset: number, line: number) => boolean): void {
+  const scanner = new LineScanner(text, (line, offset, col) => {
+    if (col !== 0 || offset === from.offset) return false;
+    return onStart(offset, line);
+  }, undefined, from);
+  scanner.scan();
+}
+
 /** What a scan reports besides logical line starts (codeWords). */
 interface ScanHooks {
   onWord(start: number, end: number): void;
@@ -93,8 +109,14 @@ class LineScanner {
   private pendingBlock = false; // the previous logical line ended with `:`
   private lastColon = false; // the last token of this logical line so far is `:`
 
-  constructor(private readonly text: string, private readonly onLine?: (line: number, offset: number, col: number) => void, private readonly hooks?: ScanHooks) {
+  /** Set by a scan from an offset (columnZeroLines): it stops when `onLine` returns true and checks no indentation. */
+  private readonly partial: boolean;
+  private stopped = false;
+
+  constructor(private readonly text: string, private readonly onLine?: (line: number, offset: number, col: number) => boolean | void, private readonly hooks?: ScanHooks, from?: { offset: number; line: number }) {
     this.n = text.length;
+    this.partial = !!from;
+    if (from) { this.i = from.offset; this.line = from.line; }
   }
 
   scan(): LineStructureError | null {
@@ -105,6 +127,7 @@ class LineScanner {
         atBol = false;
         const err = this.lineStart();
         if (err) return err;
+        if (this.stopped) return null;
       }
       if (this.i >= n) break;
       const k = text.charCodeAt(this.i);
@@ -122,7 +145,7 @@ class LineScanner {
       }
       this.token(c);
     }
-    if (this.pendingBlock || this.lastColon) return this.error("IndentationError", "expected an indented block");
+    if (!this.partial && (this.pendingBlock || this.lastColon)) return this.error("IndentationError", "expected an indented block");
     return null;
   }
 
@@ -169,7 +192,8 @@ class LineScanner {
     const blank = this.i >= this.n || text[this.i] === "#" || this.isNl(this.i);
     if (blank || this.level !== 0) return null;
     if (contCol) { col = contCol; altcol = contCol; }
-    this.onLine?.(this.line, this.i, col);
+    if (this.onLine?.(this.line, this.i, col)) { this.stopped = true; return null; }
+    if (this.partial) return null;
     const err = this.indentation(col, altcol);
     this.pendingBlock = false;
     return err;

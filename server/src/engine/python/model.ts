@@ -4,7 +4,8 @@
  * writes, in execution order at module level (including `if __name__ == "__main__":` blocks and the
  * bodies of module functions called at top level, two levels deep).
  */
-import type { SyntaxNode, SyntaxTree } from "./parser";
+import type { SyntaxNode } from "./parser";
+import type { ModuleTrees } from "./moduleTrees";
 import { keyName, stringValue } from "./parser";
 import {
   type Framework, type InitDepth, frameworkOfModule, isEagerInitModule, cudaDeviceOrdinal,
@@ -118,7 +119,8 @@ export interface FunctionTimeline { def: SyntaxNode; events: TimelineEvent[] }
 
 /** The analysed module. */
 export interface ModuleModel {
-  tree: SyntaxTree;
+  /** The module's syntax trees (python/moduleTrees.ts: one per chunk of top-level statements). */
+  tree: ModuleTrees;
   text: string;
   /** Local name → dotted path it is bound to by an import or a module-level alias. */
   symbols: Map<string, string>;
@@ -220,7 +222,7 @@ class NodeIndex {
    * @param perStatement answer {@link callsAndScopesIn} from one traversal of the scope's top-level
    *   statement (where most statements' facts are reused, a traversal of the whole tree is the cost to avoid).
    */
-  constructor(private readonly root: SyntaxNode, private readonly perStatement = false, statements?: SyntaxNode[]) {
+  constructor(private readonly root: ModuleTrees, private readonly perStatement = false, statements?: SyntaxNode[]) {
     this.topLevel = statements;
   }
 
@@ -238,23 +240,24 @@ class NodeIndex {
   }
 
   private callsAndScopesOfStatement(scope: SyntaxNode): Array<{ n: SyntaxNode; start: number; end: number; i: number }> {
-    const owner = this.statementAt(scope.startIndex) ?? this.root;
-    let list = this.ofStatement.get(owner.id);
+    const owner = this.statementAt(scope.startIndex);
+    let list = this.ofStatement.get(owner ? owner.id : -1);
     if (!list) {
-      list = owner.descendantsOfType(["call", ...DEFERRED]).filter((n): n is SyntaxNode => !!n).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
-      this.ofStatement.set(owner.id, list);
+      const types = ["call", ...DEFERRED];
+      list = (owner ? owner.descendantsOfType(types) : this.root.descendantsOfType(types)).filter((n): n is SyntaxNode => !!n).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
+      this.ofStatement.set(owner ? owner.id : -1, list);
     }
     return list;
   }
 
   /** The top-level statements (named children of the module, comments included), in order. */
   statements(): SyntaxNode[] {
-    return (this.topLevel ??= this.root.namedChildren.filter((n): n is SyntaxNode => !!n));
+    return (this.topLevel ??= this.root.statements);
   }
 
   private collect(types: readonly string[]): SyntaxNode[] {
     for (const t of types) this.byType.set(t, []);
-    const all = this.root.descendantsOfType([...types]).filter((n): n is SyntaxNode => !!n);
+    const all = this.root.descendantsOfType([...types]);
     for (const n of all) this.byType.get(n.type)?.push(n);
     return all;
   }
@@ -284,7 +287,7 @@ class NodeIndex {
     if (Array.isArray(types) && types.every((t) => CORE_TYPES.includes(t) || EXTRA_TYPES.includes(t))) {
       hit = types.flatMap((t) => this.byType.get(t)!).sort((a, b) => a.startIndex - b.startIndex || b.endIndex - a.endIndex);
     } else {
-      hit = this.root.descendantsOfType(types).filter((n): n is SyntaxNode => !!n);
+      hit = this.root.descendantsOfType(types);
     }
     this.byType.set(key, hit);
     return hit;
@@ -615,9 +618,9 @@ function computeEnvWords({ symbols, assignments }: Bindings): string[] {
  *   unless a name they looked up is bound differently now; the cache is updated to this tree.
  *   Ignored for notebooks (magic lines). The model is the same as without a cache.
  */
-export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache, edit?: KnownChange): ModuleModel {
+export function buildModel(tree: ModuleTrees, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache, edit?: KnownChange): ModuleModel {
   if (cache && magics.length === 0) return buildKeptModel(tree, text, options, cache, edit);
-  const index = new NodeIndex(tree.rootNode);
+  const index = new NodeIndex(tree);
   const nodesOfType = (types: string | string[]) => index.ofType(types);
   const bindings = collectBindings(index);
   const { writeWords, ...queries } = makeQueries(bindings);
@@ -625,7 +628,7 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
   // Pass 2, the timeline walk, runs on first use of `events`, `calls` or `functionTimelines`: a
   // file whose candidate rules (prefilter.ts) need none of them skips it.
   let timeline: Timeline | undefined;
-  const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, magics, mentions, writeWords, index).run());
+  const walk = () => (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index).run());
   return {
     tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, nodesOfType, ...queries,
     nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
@@ -641,21 +644,21 @@ export function buildModel(tree: SyntaxTree, text: string, options: ModelOptions
 export interface KnownChange { from: string; change: TextChange }
 
 /** {@link buildModel} with kept facts. */
-function buildKeptModel(tree: SyntaxTree, text: string, options: ModelOptions, cache: ModelCache, edit?: KnownChange): ModuleModel {
-  const statements = tree.rootNode.namedChildren.filter((n): n is SyntaxNode => !!n);
+function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, cache: ModelCache, edit?: KnownChange): ModuleModel {
+  const statements = tree.statements;
   const last = cache.text;
   const change = last === undefined ? undefined : edit && edit.from === last ? edit.change : textChange(last, text);
-  const memo = new Memo(cache, statements, text, change, tree.rootNode.hasError);
+  const memo = new Memo(cache, statements, text, change, tree.hasError);
   cache.text = text;
   const { b: bindings, functionTexts } = bindingsOf(memo);
   const { writeWords, ...queries } = makeQueries(bindings, memo.track);
   const key = [options.eagerInitModules.join(","), options.torchBelow24, [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
   dropStale(memo, key, changedNames(memo, cache, bindings, functionTexts));
   Object.assign(cache, { statements: memo.facts, key, bindings, functionTexts });
-  const index = new NodeIndex(tree.rootNode, true, statements);
+  const index = new NodeIndex(tree, true, statements);
   const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
-  const walk = () => (timeline ??= new TimelineWalker(tree.rootNode, bindings, queries, options, [], mentions, writeWords, index, memo).run());
+  const walk = () => (timeline ??= new TimelineWalker(tree, bindings, queries, options, [], mentions, writeWords, index, memo).run());
   return {
     tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, ...queries,
     nodesOfType: (types) => index.ofType(types),
@@ -730,7 +733,7 @@ class TimelineWalker {
   private readonly everInlined = new Set<string>();
 
   constructor(
-    private readonly root: SyntaxNode,
+    private readonly root: ModuleTrees,
     private readonly b: Bindings,
     private readonly q: Queries,
     private readonly options: ModelOptions,
@@ -749,7 +752,7 @@ class TimelineWalker {
   /** The whole walk: module level, then the uncalled functions, then the reads anywhere. */
   run(): Timeline {
     if (this.memo) this.walkKept(this.memo);
-    else this.walkBlock(this.root, 0, false);
+    else this.walkStatements(this.root.statements, 0, false);
     this.flushMagics(Number.MAX_SAFE_INTEGER);
     const functionTimelines = this.uncalledFunctions();
     // Reads anywhere in the file (for GPU005 and GPU007).
@@ -868,7 +871,12 @@ class TimelineWalker {
   }
 
   private walkBlock(block: SyntaxNode, depth: number, inFunction: boolean, nested = false): void {
-    for (const s of block.namedChildren) {
+    this.walkStatements(block.namedChildren, depth, inFunction, nested);
+  }
+
+  /** The statements of a block or of the module, in order (comments skipped). */
+  private walkStatements(statements: ReadonlyArray<SyntaxNode | null>, depth: number, inFunction: boolean, nested = false): void {
+    for (const s of statements) {
       if (!s || s.type === "comment") continue;
       if (depth === 0 && !nested) this.flushMagics(s.startPosition.row);
       this.walkStatement(s, depth, inFunction, nested);

@@ -50,9 +50,7 @@ export async function pythonLanguage(): Promise<Language> {
  */
 export function parsePython(text: string, previous?: Tree, nestingChecked = false): Tree {
   if (!sharedParser) throw new Error("parsePython called before loadPython() resolved");
-  // A lone \r ends a line for Python (universal newlines) and for LSP, but not for tree-sitter's
-  // Python grammar: parse it as \n. Same length, so offsets stay valid and rows match LSP lines.
-  let input = text.includes("\r") ? text.replace(/\r(?!\n)/g, "\n") : text;
+  let input = pythonInput(text);
   // Nesting deep enough to overflow tree-sitter's wasm stack would kill the parser for the whole
   // process: parse the text blanked instead (same lines and lengths, no nodes). lintPython reports it.
   const tooDeep = !nestingChecked && nestingProblem(input) !== null;
@@ -60,6 +58,24 @@ export function parsePython(text: string, previous?: Tree, nestingChecked = fals
   const tree = sharedParser.parse(input, tooDeep ? null : (previous ?? null));
   if (!tree) throw new Error("tree-sitter returned no tree (parse cancelled)");
   return tree;
+}
+
+/**
+ * The text as the parser reads it: a lone \r ends a line for Python (universal newlines) and for
+ * LSP, but not for tree-sitter's Python grammar, so it is read as \n. Same length, so offsets stay
+ * valid and rows match LSP lines.
+ */
+export function pythonInput(text: string): string {
+  return text.includes("\r") ? text.replace(/\r(?!\n)/g, "\n") : text;
+}
+
+/**
+ * The process's one parser (parsing is synchronous, so there is no interleaving): python/moduleTrees.ts parses chunks with it.
+ * @throws Error if {@link initPythonParser} has not resolved yet.
+ */
+export function pythonParser(): Parser {
+  if (!sharedParser) throw new Error("the Python parser is used before initPythonParser() resolved");
+  return sharedParser;
 }
 
 /** Row and column (UTF-16 code units) of `offset`, lines ending at \n, \r\n or a lone \r as parsePython reads them. */

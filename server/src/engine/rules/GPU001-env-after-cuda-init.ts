@@ -4,7 +4,7 @@ import { STARTUP_VARIABLES } from "../frameworks";
 import { stateBefore, statesInFunction } from "../python/timeline";
 import { nodeRange, type EnvWriteEvent, type InitEvent } from "../python/model";
 import { moveWriteFix } from "./shared/moveWrite";
-import { calleePath } from "./shared/py";
+import { blockStatements, calleePath } from "./shared/py";
 import type { RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 
@@ -18,17 +18,16 @@ const CHILD_PROCESS = /^(subprocess\.(Popen|run|call|check_call|check_output)|os
  * many writes quadratic (issue 18 item 3: 800 writes took 4.7 s, most of it here).
  */
 function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode, last: Map<number, number>): boolean {
-  const block = stmt.parent;
+  const block = blockStatements(ctx.model, stmt);
   if (!block) return false;
-  let at = last.get(block.id);
+  let at = last.get(block.key);
   if (at === undefined) {
     at = -1;
-    for (const s of block.namedChildren) {
-      if (!s) continue;
+    for (const s of block.statements) {
       const calls = [...(s.type === "call" ? [s] : []), ...s.descendantsOfType("call")];
       if (calls.some((c) => !!c && CHILD_PROCESS.test(calleePath(ctx.model, c) ?? ""))) at = Math.max(at, s.startIndex);
     }
-    last.set(block.id, at);
+    last.set(block.key, at);
   }
   return at > stmt.startIndex;
 }

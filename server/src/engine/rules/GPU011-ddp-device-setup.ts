@@ -229,10 +229,9 @@ function spawnedWorkerIndex(ctx: RuleContext, init: SyntaxNode): string | null {
 function importOsEdit(ctx: RuleContext): TextEdit {
   const eol = /\r\n/.test(ctx.model.text) ? "\r\n" : "\n";
   let line = 0;
-  const root = ctx.model.tree.rootNode;
-  for (const s of root.namedChildren) {
-    if (!s) continue;
-    const isDocstring = s.type === "expression_statement" && s.namedChildren[0]?.type === "string" && s.startIndex === root.namedChildren[0]?.startIndex;
+  const top = ctx.model.tree.statements;
+  for (const s of top) {
+    const isDocstring = s.type === "expression_statement" && s.namedChildren[0]?.type === "string" && s.startIndex === top[0]?.startIndex;
     const isFuture = s.type === "future_import_statement";
     if (s.type === "comment" || isDocstring || isFuture) { line = s.endPosition.row + 1; continue; }
     break;

@@ -107,7 +107,7 @@ function moveBlockFix(ctx: RuleContext, call: SyntaxNode, init: InitEvent): Fix 
   if (target.startIndex >= stmt.startIndex || !startsItsLine(ctx.model, target)) return undefined;
   const inits = ctx.model.events.filter((e): e is InitEvent => e.kind === "init" && e.framework === "tensorflow");
   const initialises = (s: SyntaxNode) => inits.some((e) => contains(s, e.node));
-  const siblings = ctx.model.tree.rootNode.namedChildren.filter((s): s is SyntaxNode => !!s && s.type !== "comment");
+  const siblings = ctx.model.tree.statements.filter((s) => s.type !== "comment");
   const from = siblings.findIndex((s) => s.id === target.id);
   const to = siblings.findIndex((s) => s.id === stmt.id);
   if (from < 0 || to < 0 || initialises(stmt)) return undefined;

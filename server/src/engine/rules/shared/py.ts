@@ -34,6 +34,19 @@ export function calleePath(model: ModuleModel, call: SyntaxNode): string | null 
   return model.resolve(call.childForFieldName("function"))?.replace(/\(\)/g, "") ?? null;
 }
 
+/**
+ * The statements of the block that holds `stmt`, comments included, in order, and a key for that
+ * block (its node id; -1 for the module). A top-level statement's parent is the root of its chunk
+ * (python/moduleTrees.ts), which holds only that chunk's statements: the module's are
+ * `model.tree.statements`. Null when `stmt` has no parent.
+ */
+export function blockStatements(model: ModuleModel, stmt: SyntaxNode): { key: number; statements: readonly SyntaxNode[] } | null {
+  const block = stmt.parent;
+  if (!block) return null;
+  if (block.type === "module") return { key: -1, statements: model.tree.statements };
+  return { key: block.id, statements: block.namedChildren.filter((c): c is SyntaxNode => !!c) };
+}
+
 /** The statement (a child of a block or of the module) that contains `node`. */
 export function statementOf(node: SyntaxNode): SyntaxNode {
   let n = node;
@@ -173,7 +186,7 @@ export function continuesLineAbove(model: ModuleModel, stmt: SyntaxNode): boolea
   if (model.text[k] === "\n" && model.text[k - 1] === "\r") k--;
   k--;
   if (k < 0 || model.text[k] !== "\\") return false;
-  return model.tree.rootNode.descendantForIndex(k)?.type === "line_continuation";
+  return model.tree.descendantForIndex(k)?.type === "line_continuation";
 }
 
 /**
@@ -212,12 +225,12 @@ export function removeStatement(model: ModuleModel, stmt: SyntaxNode): TextEdit 
  * the block shares its line, or when a multi-line string would change by being indented.
  */
 export function wrapRestOfBlock(model: ModuleModel, stmt: SyntaxNode, header: string): TextEdit | null {
-  const block = stmt.parent;
-  if (!block || (block.type !== "block" && block.type !== "module")) return null;
+  const type = stmt.parent?.type;
+  const block = type === "block" || type === "module" ? blockStatements(model, stmt) : null;
+  if (!block) return null;
   const rest: SyntaxNode[] = [];
   let seen = false;
-  for (const c of block.namedChildren) {
-    if (!c) continue;
+  for (const c of block.statements) {
     if (c.id === stmt.id) { seen = true; continue; }
     if (seen) rest.push(c);
   }

@@ -1,0 +1,295 @@
+/**
+ * A Python module parsed as a run of chunks, each a few top-level statements with its own
+ * tree-sitter tree, so that an edit re-parses the chunk it falls in and nothing else.
+ *
+ * Why (issue 20, BENCHMARKS.md "Editor: what tree-sitter's incremental parse re-does"): an
+ * incremental parse of one tree cannot reuse a *fragile* subtree, and in tree-sitter-python every
+ * `module_repeat1` node of a fresh parse is fragile, so the first edits after opening a 5,000-line
+ * file re-consumed the whole file (p95 of the parse alone 9–25 ms). A chunk's parse costs what
+ * its own text costs.
+ *
+ * Soundness: a chunk starts at a logical line at column 0 (python/lineStructure.ts
+ * `columnZeroLines`, CPython's line rules: not inside brackets, a string or after a `\`), which is
+ * not an `else`/`elif`/`except`/`finally` clause and does not follow a decorator. There every
+ * enclosing block has ended, so the statements of a chunk parse as they do in the whole file.
+ * Each chunk is parsed over the document's own text with `includedRanges` (tree-sitter's
+ * `ts_parser_set_included_ranges`), so node offsets and points are the document's; positions are
+ * those of {@link parsePython} (UTF-16 code units, a lone `\r` read as `\n`). Every chunk tree
+ * reads node text from one holder that always has the text of the current version.
+ */
+import type { Edit, Node, Point, Tree } from "web-tree-sitter";
+import { columnZeroLines, isWordCode } from "./lineStructure";
+import { pythonParser, syntaxErrorCount } from "./parser";
+
+/**
+ * One split point in {@link SPLIT_EVERY} (on average) ends a chunk: the one whose first line's
+ * hash is 0 modulo it. The choice depends only on that line (content-defined chunking, as rsync
+ * and backup tools cut files), so an edit moves no boundary but those of the lines it touches,
+ * and a module edited step by step is cut exactly as the same text parsed afresh. Smaller chunks
+ * re-parse less per edit; each costs a parse call (~0.08 ms) when a file is opened and an edit of
+ * its tree (~1.4 µs) per edit above it (measured on the 5,000-line training file).
+ */
+export const SPLIT_EVERY = 4;
+
+/**
+ * A chunk at least this long (UTF-16 code units) is re-parsed incrementally from its old tree;
+ * a shorter one afresh. tree-sitter's error recovery can build a different tree incrementally
+ * than afresh for the same broken text, so short chunks (almost all) are parsed as a new file's
+ * would be: an edited module is exactly the same text parsed anew. A long one (a big class) keeps
+ * the cost of an edit in it low, as for one tree (a fresh parse costs ~0.25 ms per KB).
+ */
+export const INCREMENTAL_FROM = 8192;
+
+/** First words of a column-0 line that continue the statement before it. */
+const CONTINUING = new Set(["else", "elif", "except", "finally"]);
+
+interface Chunk {
+  /** Offsets in the current text: [start, end). */
+  start: number;
+  end: number;
+  /** 0-based line of `start` (a chunk starts at column 0). */
+  row: number;
+  tree: Tree;
+  /** An edit touched the chunk since it was parsed: {@link ModuleTrees.next} re-parses it. */
+  dirty: boolean;
+  statements?: Node[];
+  errors?: number;
+}
+
+/** The text every chunk tree of one document reads node text from. */
+interface TextHolder { text: string }
+
+/**
+ * A module's chunk trees. The text must be what {@link parsePython} parses: within the size and
+ * nesting limits (lint.ts checks them first), lone `\r` already read as `\n` ({@link pythonInput}).
+ */
+export class ModuleTrees {
+  /** {@link statements}, kept until the next edit. */
+  private all: Node[] | undefined;
+  private edited = false;
+
+  /** @param splitting cut the text into chunks (the editor); false: one chunk, one tree (the CLI). */
+  private constructor(private readonly holder: TextHolder, private chunks: Chunk[], private readonly splitting: boolean) {}
+
+  /**
+   * Parses `text` from scratch.
+   * @throws Error if parser.ts `initPythonParser` has not resolved yet.
+   */
+  static parse(text: string, splitting = true): ModuleTrees {
+    const holder = { text };
+    const chunks = split(holder, splitting, 0, 0, text.length, new Map());
+    return new ModuleTrees(holder, chunks.made, splitting);
+  }
+
+  /** The text the trees are of (the last {@link next}'s or {@link parse}'s). */
+  get text(): string {
+    return this.holder.text;
+  }
+
+  /** The chunks' ranges, [start, end) offsets (tests). */
+  get chunkRanges(): Array<[number, number]> {
+    return this.chunks.map((c) => [c.start, c.end]);
+  }
+
+  /** How many chunks (and trees) the module has. */
+  get chunkCount(): number {
+    return this.chunks.length;
+  }
+
+  /**
+   * Records one edit of the text (LSP content change order; offsets and points as in
+   * `Tree.edit`): chunks after it move, chunks it touches are re-parsed by {@link next}.
+   */
+  edit(e: Edit): void {
+    this.edited = true;
+    this.all = undefined;
+    const delta = e.newEndIndex - e.oldEndIndex;
+    const rows = e.newEndPosition.row - e.oldEndPosition.row;
+    for (const c of this.chunks) {
+      if (c.end < e.startIndex) continue;
+      c.tree.edit(e);
+      c.statements = undefined;
+      if (c.start > e.oldEndIndex) { c.start += delta; c.end += delta; c.row += rows; continue; }
+      c.dirty = true;
+      c.errors = undefined;
+      if (e.startIndex < c.start) { c.start = e.startIndex; c.row = e.startPosition.row; }
+      c.end = c.end >= e.oldEndIndex ? c.end + delta : e.newEndIndex;
+    }
+  }
+
+  /**
+   * The module of `text`, the text after the recorded edits: touched chunks re-parsed (each
+   * incrementally from its old tree when it starts where it did), the others kept as they are.
+   * This object gives its trees to the result and holds none after.
+   */
+  next(text: string): ModuleTrees {
+    const unchanged = !this.edited && this.holder.text === text;
+    this.holder.text = text;
+    const old = this.chunks;
+    this.chunks = [];
+    if (unchanged) return new ModuleTrees(this.holder, old, this.splitting);
+    if (!this.edited) { for (const c of old) c.tree.delete(); return ModuleTrees.parse(text, this.splitting); }
+    const out: Chunk[] = [];
+    let k = 0;
+    while (k < old.length) {
+      if (!old[k].dirty) { out.push(old[k++]); continue; }
+      // A run of touched chunks, widened left while its first line no longer starts a chunk.
+      while (out.length && !startsChunk(text, old[k].start)) { k--; out.pop(); }
+      let j = k;
+      while (j + 1 < old.length && old[j + 1].dirty) j++;
+      const cleanStarts = new Map<number, number>();
+      for (let m = j + 1; m < old.length; m++) if (!old[m].dirty) cleanStarts.set(old[m].start, m);
+      const reusable = new Map<number, Tree>();
+      for (let m = k; m <= j; m++) reusable.set(old[m].start, old[m].tree);
+      const { made, syncedAt } = split(this.holder, this.splitting, old[k].start, old[k].row, old[j].end, cleanStarts, reusable);
+      out.push(...made);
+      const until = syncedAt ?? old.length;
+      const kept = new Set(made.map((c) => c.tree));
+      for (let m = k; m < until; m++) if (!kept.has(old[m].tree)) old[m].tree.delete();
+      k = until;
+    }
+    return new ModuleTrees(this.holder, out, this.splitting);
+  }
+
+  /** The module's top-level named nodes (statements and comments), in source order. */
+  get statements(): Node[] {
+    if (this.all) return this.all;
+    const out: Node[] = (this.all = []);
+    for (const c of this.chunks) {
+      c.statements ??= c.tree.rootNode.namedChildren.filter((n): n is Node => !!n);
+      for (const s of c.statements) out.push(s);
+    }
+    return out;
+  }
+
+  /** Whether any chunk has a syntax error (ERROR or MISSING node). */
+  get hasError(): boolean {
+    return this.chunks.some((c) => c.tree.rootNode.hasError);
+  }
+
+  /** ERROR and MISSING nodes of all chunks (parser.ts `syntaxErrorCount` per chunk, kept). */
+  syntaxErrorCount(): number {
+    let n = 0;
+    for (const c of this.chunks) n += (c.errors ??= syntaxErrorCount(c.tree));
+    return n;
+  }
+
+  /** `Node.descendantsOfType` over the module, optionally only between two points. */
+  descendantsOfType(types: string | string[], start?: Point, end?: Point): Node[] {
+    const out: Node[] = [];
+    for (const c of this.chunks) {
+      const root = c.tree.rootNode;
+      if (start && root.endPosition.row < start.row) continue;
+      if (end && root.startPosition.row > end.row) break;
+      for (const n of root.descendantsOfType(types, start, end)) if (n) out.push(n);
+    }
+    return out;
+  }
+
+  /** The smallest node that spans `index`, or null past the text. */
+  descendantForIndex(index: number): Node | null {
+    const c = this.chunks.find((ch) => index >= ch.start && index < ch.end) ?? this.chunks[this.chunks.length - 1];
+    return c ? c.tree.rootNode.descendantForIndex(index) : null;
+  }
+
+  /**
+   * The number of syntax errors of `newText`, this text with `edits` applied (offsets in this
+   * text, non-overlapping), leaving this module as it is: only the chunks the edits touch are
+   * parsed again (lint.ts uses it to check that a fix adds no syntax error).
+   */
+  syntaxErrorsAfter(newText: string, edits: ReadonlyArray<{ start: number; end: number; text: string }>): number {
+    const copy = new ModuleTrees({ text: this.holder.text }, this.chunks.map((c) => ({ ...c, tree: c.tree.copy(), statements: undefined })), this.splitting);
+    try {
+      for (const e of [...edits].sort((a, b) => b.start - a.start)) copy.edit(editOf(copy.holder.text, e));
+      const next = copy.next(newText);
+      try { return next.syntaxErrorCount(); } finally { next.delete(); }
+    } finally {
+      copy.delete();
+    }
+  }
+
+  /** Frees every tree this object holds. */
+  delete(): void {
+    for (const c of this.chunks) c.tree.delete();
+    this.chunks = [];
+    this.all = undefined;
+  }
+}
+
+/**
+ * Whether a split point (a column-0 logical line not after a decorator) at `offset` starts a
+ * chunk: its first word is not a clause of the statement before (`else`, `except`, ...), and
+ * its first line (up to 120 code units) hashes to 0 modulo {@link SPLIT_EVERY} (FNV-1a). Offset 0
+ * always does.
+ */
+function startsChunk(text: string, offset: number): boolean {
+  if (offset === 0) return true;
+  let e = offset;
+  while (e < text.length && isWordCode(text.charCodeAt(e))) e++;
+  if (e - offset <= 7 && CONTINUING.has(text.slice(offset, e))) return false;
+  let h = 0x811c9dc5;
+  for (let i = offset, end = Math.min(text.length, offset + 120); i < end; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 10) break;
+    h = Math.imul(h ^ c, 0x01000193);
+  }
+  h ^= h >>> 15;
+  return (h >>> 0) % SPLIT_EVERY === 0;
+}
+
+/**
+ * Chunks of the text from `start` (a chunk start at line `row`): each ends where the next starts
+ * ({@link startsChunk}) or at the end of the text; the scan stops at a chunk start at or after
+ * `dirtyEnd` that is in `cleanStarts` (the chunks from there on are unchanged). `reusable`: old
+ * trees by start offset, edited to this text.
+ */
+function split(holder: TextHolder, splitting: boolean, start: number, row: number, dirtyEnd: number, cleanStarts: ReadonlyMap<number, number>, reusable = new Map<number, Tree>()): { made: Chunk[]; syncedAt?: number } {
+  const text = holder.text;
+  const made: Chunk[] = [];
+  let from = start, fromRow = row, syncedAt: number | undefined;
+  let decorator = text.charCodeAt(start) === 64; // `@`: the next line belongs to this definition
+  const close = (end: number, endRow: number) => {
+    made.push(parseChunk(holder, from, end, fromRow, endRow, end - from >= INCREMENTAL_FROM ? reusable.get(from) : undefined));
+    reusable.delete(from);
+    from = end; fromRow = endRow;
+  };
+  if (splitting) columnZeroLines(text, { offset: start, line: row }, (offset, line) => {
+    const wasDecorator = decorator;
+    decorator = text.charCodeAt(offset) === 64;
+    if (wasDecorator || !startsChunk(text, offset)) return false;
+    close(offset, line);
+    const sync = offset >= dirtyEnd ? cleanStarts.get(offset) : undefined;
+    if (sync !== undefined) { syncedAt = sync; return true; }
+    return false;
+  });
+  if (syncedAt === undefined) close(text.length, -1);
+  return { made, syncedAt };
+}
+
+/** Parses [start, end) of the holder's text (`endRow` -1: the end of the text). */
+function parseChunk(holder: TextHolder, start: number, end: number, row: number, endRow: number, old?: Tree): Chunk {
+  const text = holder.text;
+  const endPosition = endRow >= 0 ? { row: endRow, column: 0 } : pointAfter(text, start, row, end);
+  const range = { startIndex: start, endIndex: end, startPosition: { row, column: 0 }, endPosition };
+  const tree = pythonParser().parse((i: number) => holder.text.slice(i), old ?? null, { includedRanges: [range] });
+  if (!tree) throw new Error("tree-sitter returned no tree (parse cancelled)");
+  return { start, end, row, tree, dirty: false };
+}
+
+/** The point of offset `end`, counting lines from `start` (line `row`, column 0); `\r\n` and `\n` end a line (lone `\r` is already `\n`). */
+function pointAfter(text: string, start: number, row: number, end: number): Point {
+  let lineStart = start;
+  for (let i = text.indexOf("\n", start); i >= 0 && i < end; i = text.indexOf("\n", i + 1)) { row++; lineStart = i + 1; }
+  return { row, column: end - lineStart };
+}
+
+/** A `Tree.edit` for replacing [start, end) of `text` by `inserted`. */
+function editOf(text: string, e: { start: number; end: number; text: string }): Edit {
+  const startPosition = pointAfter(text, 0, 0, e.start);
+  const oldEndPosition = pointAfter(text, 0, 0, e.end);
+  const lines = e.text.split("\n");
+  const newEndPosition = lines.length === 1
+    ? { row: startPosition.row, column: startPosition.column + e.text.length }
+    : { row: startPosition.row + lines.length - 1, column: lines[lines.length - 1].length };
+  return { startIndex: e.start, oldEndIndex: e.end, newEndIndex: e.start + e.text.length, startPosition, oldEndPosition, newEndPosition };
+}
