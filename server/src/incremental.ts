@@ -9,7 +9,8 @@ import type { Connection, DidChangeTextDocumentParams, NotificationHandler } fro
 import type { ModuleTrees } from "./engine/python/moduleTrees";
 import { lineStarts, offsetAt } from "./engine/fixes";
 
-interface Kept { tree: ModuleTrees; text: string }
+/** A kept tree, the text it is of, and that text's document version (LSP: it grows with every change; -1 when unknown). */
+interface Kept { tree: ModuleTrees; text: string; version: number }
 
 /**
  * How many documents keep their tree. A tree costs about 8.3 MiB of the parser's WebAssembly
@@ -34,17 +35,19 @@ export class DocumentTrees {
 
   /**
    * Takes the edited tree for `uri` if it was kept for exactly the text that the recorded edits
-   * lead to (`text`); otherwise drops it. The caller owns (and deletes) the returned tree.
+   * lead to (`text`); otherwise drops it. With `version`, the document's version, the texts are
+   * not compared when the recorded edits lead to that version (comparing two equal 200 KB strings
+   * costs ~0.2 ms a keystroke). The caller owns (and deletes) the returned tree.
    * When there is none, the caller parses from scratch and keeps the new tree, which would free the
    * least recent one: that one is freed now, before the parse, so the parser's WebAssembly memory
    * (which never shrinks) never holds `limit + 1` trees. An incremental parse needs no such room:
    * tree-sitter's new tree shares the old one's unchanged subtrees (reference-counted, tree-sitter's
    * `ts_parser_parse` with an old tree), so the old tree costs little beside it.
    */
-  take(uri: string, text: string): ModuleTrees | undefined {
+  take(uri: string, text: string, version = -1): ModuleTrees | undefined {
     const k = this.kept.get(uri);
     this.kept.delete(uri);
-    if (k && k.text === text) return k.tree;
+    if (k && ((version >= 0 && k.version === version && k.text.length === text.length) || k.text === text)) return k.tree;
     k?.tree.delete();
     for (const old of this.kept.keys()) {
       if (this.kept.size < this.limit) break;
@@ -53,10 +56,10 @@ export class DocumentTrees {
     return undefined;
   }
 
-  /** Keeps `tree` as the parse of `text` (the most recent); frees the least recent trees beyond the limit. */
-  keep(uri: string, text: string, tree: ModuleTrees): void {
+  /** Keeps `tree` as the parse of `text` (the most recent), version `version` of the document; frees the least recent trees beyond the limit. */
+  keep(uri: string, text: string, tree: ModuleTrees, version = -1): void {
     this.forget(uri);
-    this.kept.set(uri, { tree, text });
+    this.kept.set(uri, { tree, text, version });
     for (const old of this.kept.keys()) {
       if (this.kept.size <= this.limit) break;
       this.forget(old);
@@ -74,8 +77,10 @@ export class DocumentTrees {
     const k = this.kept.get(params.textDocument.uri);
     if (!k) return;
     let text = k.text;
+    const versionBefore = k.version;
     for (const change of params.contentChanges) {
       if (!("range" in change) || !change.range) { this.forget(params.textDocument.uri); return; }
+      k.version = -1;
       const starts = lineStarts(text);
       const startIndex = offsetAt(starts, text, change.range.start);
       const oldEndIndex = offsetAt(starts, text, change.range.end);
@@ -93,6 +98,8 @@ export class DocumentTrees {
       text = text.slice(0, startIndex) + change.text + text.slice(oldEndIndex);
     }
     k.text = text;
+    // The version these edits lead to, if the kept text was the one just before them.
+    k.version = versionBefore >= 0 && params.textDocument.version > versionBefore ? params.textDocument.version : -1;
   }
 
   /**

@@ -98,6 +98,7 @@ test("edited step by step, a module is cut and parsed as the same text afresh (r
     let text = original;
     let m = ModuleTrees.parse(text);
     for (let step = 0; step < 25; step++) {
+      const old = text;
       // Every fifth step the whole text is replaced by the original (one edit, as "revert file" sends).
       if (step % 5 === 4) text = applyEdit(m, text, 0, text.length, original);
       else for (let k = 1 + r(2); k > 0; k--) {
@@ -105,9 +106,15 @@ test("edited step by step, a module is cut and parsed as the same text afresh (r
         const end = Math.min(text.length, start + (r(4) === 0 ? r(300) : r(3) ? 0 : r(3)));
         text = applyEdit(m, text, start, end, insert());
       }
+      // pendingChange: outside it, the old and the new text are the same.
+      const c = m.pendingChange!;
+      assert.ok(c.start <= c.oldEnd && c.start <= c.newEnd && old.length - c.oldEnd === text.length - c.newEnd, `${f} step ${step}: ${JSON.stringify(c)}`);
+      assert.equal(old.slice(0, c.start), text.slice(0, c.start));
+      assert.equal(old.slice(c.oldEnd), text.slice(c.newEnd));
       const next = m.next(text);
       m.delete();
       m = next;
+      assert.equal(m.pendingChange, undefined);
       const fresh = ModuleTrees.parse(text);
       assert.deepEqual(m.chunkRanges, fresh.chunkRanges, `${f} step ${step}: chunks`);
       const big = fresh.chunkRanges.some(([s, e]) => e - s >= INCREMENTAL_FROM);

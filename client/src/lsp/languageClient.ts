@@ -51,7 +51,7 @@ export interface LanguageClientOptionsIn {
   traceOutputChannel?: vscode.LogOutputChannel;
   /** Where crash and restart lines go (log.ts's `log`). */
   log: RestartLog & { error(message: string, e?: unknown): void };
-  /** Watches the files the server re-reads (pyproject.toml, requirements*.txt, environment.yml). */
+  /** Watches the files the server re-reads (pyproject.toml, requirements*.txt, environment.yml, job scripts): it keeps each document's options until one changes. */
   fileEvents: vscode.FileSystemWatcher;
   /** Called each time the client reaches the running state (first start and automatic restarts). */
   onRunning: () => void;

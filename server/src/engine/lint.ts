@@ -143,7 +143,9 @@ function keptNestingScan(text: string, previousTree: ModuleTrees | undefined): R
   const kept = previousTree && keptNesting.get(previousTree);
   if (previousTree) keptNesting.delete(previousTree);
   if (!kept) return KeptNesting.scan(text);
-  const change = textChange(kept.text, text);
+  // The trees know what their recorded edits changed (the server's didChange ranges); else compare the texts.
+  const known = previousTree.pendingChange;
+  const change = known && kept.text === previousTree.text && previousTree.text.length - (known.oldEnd - known.newEnd) === text.length ? known : textChange(kept.text, text);
   return { ...kept.next(text, change), edit: { from: kept.text, change } };
 }
 
