@@ -1,11 +1,13 @@
 /**
  * DocumentTrees (server/src/incremental.ts): the kept syntax trees of open documents are bounded
  * (issue 20 item 4: a 5,000-line file's tree takes about 8 MiB of the parser's WebAssembly memory,
- * so 20 open files held 166 MiB of trees alone); the least recently linted trees are freed.
+ * so 20 open files held 166 MiB of trees alone); the least recently linted trees are freed. offsetOf
+ * maps an LSP position to an offset as offsetAt does.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DocumentTrees, KEPT_TREES } from "../../server/src/incremental";
+import { DocumentTrees, KEPT_TREES, offsetOf } from "../../server/src/incremental";
+import { lineStarts, offsetAt } from "../../server/src/engine/fixes";
 import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
 
 /** A stand-in tree that records edits and whether it was freed. */
@@ -67,4 +69,15 @@ test("take for a document without a kept tree frees the least recent one before 
   assert.equal(trees.take("file:///b.py", "b"), made[1]);
   assert.equal(made[2].deleted, false, "c kept: taking b leaves room");
   assert.equal(trees.size, 1);
+});
+
+test("offsetOf: the offset offsetAt(lineStarts) gives, for every position of texts with \\n, \\r\\n and lone \\r (past line ends and past the end too)", () => {
+  for (const text of ["", "a", "ab\ncd\n", "ab\ncd", "\n\n\nx", "x = 1\r\ny = 2\r\n", "a\rb\r\nc\n", "é😀\nz\n"]) {
+    const starts = lineStarts(text);
+    for (let line = 0; line <= starts.length + 1; line++) {
+      for (let character = 0; character <= 6; character++) {
+        assert.equal(offsetOf(text, { line, character }), offsetAt(starts, text, { line, character }), `${JSON.stringify(text)} ${line}:${character}`);
+      }
+    }
+  }
 });

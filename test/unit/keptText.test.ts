@@ -87,6 +87,20 @@ test("KeptNesting.next: an unclosed bracket typed far above a deep nest is found
   assert.equal(first.kept!.next(next).problem, nestingProblem(next));
 });
 
+test("KeptNesting.next hands its state on (patched in place) and refuses a second call; a pasted 300,000-line text is taken", () => {
+  const text = "a = (1,\n     2)\n".repeat(50);
+  const first = KeptNesting.scan(text).kept!;
+  const typed = text.slice(0, 10) + "x" + text.slice(10);
+  const second = first.next(typed).kept!;
+  assert.throws(() => first.next(typed), /handed on/);
+  const pasted = typed.slice(0, 20) + "b = [\n1,\n]\n".repeat(100_000) + typed.slice(20);
+  const third = second.next(pasted);
+  assert.equal(third.problem, nestingProblem(pasted));
+  const back = third.kept!.next(typed);
+  assert.equal(back.problem, null);
+  assert.equal(back.kept!.next(typed.replace("(1", "((1")).problem, nestingProblem(typed.replace("(1", "((1")));
+});
+
 test("lineStarts: \\n, \\r\\n and a lone \\r end lines; a text with only \\n is searched line by line", () => {
   assert.deepEqual(lineStarts("a\nbc\n\nd"), [0, 2, 5, 6]);
   assert.deepEqual(lineStarts("a\r\nb\rc\n"), [0, 3, 5, 7]);

@@ -149,16 +149,15 @@ function keptNestingScan(text: string, previousTree: ModuleTrees | undefined): R
   return { ...kept.next(text, change), edit: { from: kept.text, change } };
 }
 
-/** The comment nodes that start on one of `lines` whose text mentions `noqa` (any case). */
-function commentsOnLines(tree: ModuleTrees, text: string, lines: ReadonlySet<number>): SyntaxNode[] {
-  const starts = lineStarts(text);
+/**
+ * The comment nodes that start on one of `lines` whose text mentions `noqa` (any case): a query
+ * of the trees per line, no scan of the text (the editor lints every keystroke).
+ */
+function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxNode[] {
   const out: SyntaxNode[] = [];
   for (const line of [...lines].sort((a, b) => a - b)) {
-    if (line >= starts.length) continue;
-    const end = line + 1 < starts.length ? starts[line + 1] : text.length;
-    if (!text.slice(starts[line], end).toLowerCase().includes("noqa")) continue;
     const found = tree.descendantsOfType("comment", { row: line, column: 0 }, { row: line + 1, column: 0 });
-    for (const c of found) if (c && c.startPosition.row === line) out.push(c);
+    for (const c of found) if (c.startPosition.row === line && /noqa/i.test(c.text)) out.push(c);
   }
   return out;
 }
@@ -229,7 +228,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.hasError, parsed: true };
   // Comments only on the lines of findings, and only where the line says `noqa` (a comment that
   // starts there is on that line): no traversal of the whole tree for one finding.
-  const noqa = noqaLines(tree, commentsOnLines(tree, text, new Set(diagnostics.map((d) => d.range.start.line))));
+  const noqa = noqaLines(tree, commentsOnLines(tree, new Set(diagnostics.map((d) => d.range.start.line))));
   const kept = diagnostics.filter((d) => {
     if (!noqa.has(d.range.start.line)) return true;
     const codes = noqa.get(d.range.start.line);

@@ -56,6 +56,8 @@ export class KeptNesting {
    * @param lines the offset after each `\n` of it, ascending; @param depths the bracket depth there.
    */
   private constructor(readonly text: string, private readonly lines: number[], private readonly depths: number[]) {}
+  /** Set once {@link next} has handed this state's arrays to its result. */
+  private spent = false;
 
   /** The scan of `text` from its start: its problem (limits.ts wording) or null with the state kept. */
   static scan(text: string): { problem: string | null; kept: KeptNesting | null } {
@@ -64,9 +66,17 @@ export class KeptNesting {
     return problem === null ? { problem, kept: new KeptNesting(text, lines, depths) } : { problem, kept: null };
   }
 
-  /** The scan of `text`, a later version of this text, from what `change` (textChange of the two) touched. */
+  /**
+   * The scan of `text`, a later version of this text, from what `change` (textChange of the two)
+   * touched. The result takes over this state's arrays (patched in place: a keystroke allocates
+   * only the rescanned lines' entries, not two arrays of the file's line count); this state is
+   * not asked again.
+   * @throws Error when asked a second time.
+   */
   next(text: string, change: TextChange = textChange(this.text, text)): { problem: string | null; kept: KeptNesting | null } {
+    if (this.spent) throw new Error("KeptNesting.next: this state was handed on already");
     if (text === this.text) return { problem: null, kept: this };
+    this.spent = true;
     const { lines, depths } = this;
     const delta = text.length - this.text.length;
     const tailStart = change.newEnd; // text[tailStart, end) is the old text's tail, shifted by delta
@@ -86,13 +96,23 @@ export class KeptNesting {
       return true;
     });
     if (problem !== null) return { problem, kept: null };
-    const keptLines = lines.slice(0, first + 1).concat(newLines);
-    const keptDepths = depths.slice(0, first + 1).concat(newDepths);
-    if (joined >= 0) {
-      for (let j = joined + 1; j < lines.length; j++) { keptLines.push(lines[j] + delta); keptDepths.push(depths[j]); }
-    }
-    return { problem: null, kept: new KeptNesting(text, keptLines, keptDepths) };
+    // Entries first+1 .. joined (or the end) are replaced by the rescanned ones; the tail after
+    // `joined` moves by delta.
+    const end = joined >= 0 ? joined + 1 : lines.length;
+    if (delta !== 0) for (let j = end; j < lines.length; j++) lines[j] += delta;
+    replaceRange(lines, first + 1, end - (first + 1), newLines);
+    replaceRange(depths, first + 1, end - (first + 1), newDepths);
+    return { problem: null, kept: new KeptNesting(text, lines, depths) };
   }
+}
+
+/** `list.splice(from, count, ...items)` for any number of items (a spread of a pasted file's lines would overflow the stack); in place when the count stays. */
+function replaceRange(list: number[], from: number, count: number, items: readonly number[]): void {
+  if (items.length === count) { for (let k = 0; k < count; k++) list[from + k] = items[k]; return; }
+  const tail = list.slice(from + count);
+  list.length = from;
+  for (const x of items) list.push(x);
+  for (const x of tail) list.push(x);
 }
 
 /** Index of the last entry of ascending `list` that is ≤ `at`, or -1. */
