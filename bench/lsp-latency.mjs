@@ -119,10 +119,23 @@ const summary = (times) => {
 };
 
 /**
+ * Every `    loss = ` line of the file (one per training function), in an order that jumps around
+ * the file: each next one 37 functions further on (mod their count), so consecutive edits are
+ * far apart. [{line, col}].
+ */
+function scatteredSpots(text) {
+  const spots = [];
+  text.split("\n").forEach((l, line) => { if (l.startsWith("    loss = ")) spots.push({ line, col: "    loss".length }); });
+  return spots.map((_, i) => spots[(i * 37) % spots.length]);
+}
+
+/**
  * didChange -> diagnostics of that version, `edits` single-character edits, each awaited.
  * `serverPath`: another build of the server (to compare two versions in one run).
+ * `scattered`: each edit in another function of the file ({@link scatteredSpots}), as a user who
+ * moves around types, instead of all at one spot.
  */
-export async function measure({ edits = 200, serverPath, serverFlags, serverTimes = false } = {}) {
+export async function measure({ edits = 200, serverPath, serverFlags, serverTimes = false, scattered = false } = {}) {
   const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: serverTimes });
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_train.py")).href;
   const text = trainingFile();
@@ -130,13 +143,16 @@ export async function measure({ edits = 200, serverPath, serverFlags, serverTime
   const opened = s.waitVersion(uri, 1);
   await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
   await opened;
-  const { line, col } = typingSpot(text);
+  const spots = scattered ? scatteredSpots(text) : [typingSpot(text)];
+  const typed = spots.map(() => 0);
   const times = [];
   for (let i = 0; i < edits; i++) {
     const version = i + 2;
+    const k = i % spots.length;
+    const { line, col } = spots[k];
     const done = s.waitVersion(uri, version);
     const t0 = process.hrtime.bigint();
-    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [insertAt(line, col + i, "x")] });
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [insertAt(line, col + typed[k]++, "x")] });
     times.push(Number((await done) - t0) / 1e6);
   }
   await s.stop();

@@ -52,7 +52,8 @@ export class DocumentTrees {
 
   /**
    * Takes the edited tree for `uri` if it was kept for exactly the text that the recorded edits
-   * lead to (`text`); otherwise drops it. With `version`, the document's version, the texts are
+   * lead to (`text`; null: whatever text it is of, for a notebook's trees, which the caller edits
+   * to the new joined cells with `ModuleTrees.editTo`); otherwise drops it. With `version`, the document's version, the texts are
    * not compared when the recorded edits lead to that version (comparing two equal 200 KB strings
    * costs ~0.2 ms a keystroke). The caller owns (and deletes) the returned tree.
    * When there is none, the caller parses from scratch and keeps the new tree, which would free the
@@ -61,10 +62,10 @@ export class DocumentTrees {
    * tree-sitter's new tree shares the old one's unchanged subtrees (reference-counted, tree-sitter's
    * `ts_parser_parse` with an old tree), so the old tree costs little beside it.
    */
-  take(uri: string, text: string, version = -1): ModuleTrees | undefined {
+  take(uri: string, text: string | null, version = -1): ModuleTrees | undefined {
     const k = this.kept.get(uri);
     this.kept.delete(uri);
-    if (k && ((version >= 0 && k.version === version && k.text.length === text.length) || k.text === text)) return k.tree;
+    if (k && (text === null || (version >= 0 && k.version === version && k.text.length === text.length) || k.text === text)) return k.tree;
     k?.tree.delete();
     for (const old of this.kept.keys()) {
       if (this.kept.size < this.limit) break;

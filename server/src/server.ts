@@ -192,7 +192,9 @@ const cellPublished = new Map<string, string>();
 /** Lints a notebook (all cells: the timeline crosses cells) at its current version; nothing is published yet. */
 function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
   const { cells, uris } = cellsOf(nb);
-  const { diagnostics, ruleFailures } = lintNotebook(cells, lintOptions(nb.uri));
+  const previous = trees.take(nb.uri, null);
+  const { diagnostics, ruleFailures, tree } = lintNotebook(cells, lintOptions(nb.uri), { previous });
+  if (tree) trees.keep(nb.uri, tree.text, tree);
   for (const f of ruleFailures) connection.console.error(`rule ${f.code} failed on ${nb.uri}: ${f.error}`);
   const perCell = new Map<string, Diagnostic[]>(uris.map((u) => [u, []]));
   const cellFixes = new Map<string, Map<string, CellFix>>(uris.map((u) => [u, new Map()]));
@@ -217,6 +219,7 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
         void connection.sendDiagnostics({ uri: cell, diagnostics: diags });
       }
     },
+    dispose: () => previous?.delete(),
   };
 }
 
@@ -323,7 +326,7 @@ documents.onDidClose((e) => {
 });
 notebooks.onDidOpen((nb) => schedule(nb.uri));
 notebooks.onDidChange((e) => schedule(e.notebookDocument.uri));
-notebooks.onDidClose((nb) => { for (const c of nb.cells) void connection.sendDiagnostics({ uri: c.document, diagnostics: [] }); });
+notebooks.onDidClose((nb) => { trees.forget(nb.uri); for (const c of nb.cells) void connection.sendDiagnostics({ uri: c.document, diagnostics: [] }); });
 
 connection.onNotification(InventoryNotification.type, (params: unknown) => {
   const checked = checkInventoryParams(params);

@@ -170,7 +170,8 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
  *   `tree`), edited (`ModuleTrees.edit`) to match `text`: only the chunks the edits touched are
  *   parsed again. They are handed over to the result (delete them after as before: a no-op).
  * @param extra.incremental (the editor) parse the module in chunks of top-level statements
- *   (python/moduleTrees.ts: an edit re-parses one chunk), keep the facts of each top-level statement with the
+ *   (python/moduleTrees.ts: an edit re-parses one chunk; notebooks too) and, for Python files,
+ *   keep the facts of each top-level statement with the
  *   returned tree, and reuse those kept with `previousTree`: a statement that tree-sitter's
  *   incremental parse reused (same subtree, same text) is not analysed again unless a name it
  *   looked up (an import, an alias, an assigned value, a module function) is bound differently.
@@ -200,7 +201,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
   // The size and nesting check above found the nesting safe for the parser: parsePython need not scan it again.
   const input = pythonInput(text);
-  const tree = extra.previousTree ? extra.previousTree.next(input) : ModuleTrees.parse(input, !!extra.incremental && !extra.notebook);
+  const tree = extra.previousTree ? extra.previousTree.next(input) : ModuleTrees.parse(input, !!extra.incremental);
   if (nesting?.kept) keptNesting.set(tree, nesting.kept);
   if (nesting) keptProbes.set(tree, probe);
   const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;

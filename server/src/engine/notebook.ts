@@ -7,6 +7,8 @@ import type { LintDiagnostic, Range, TextEdit } from "./types";
 import type { MagicLine } from "./python/model";
 import { lintPython, type LintOptions, type RuleFailure } from "./lint";
 import { lineStarts, eolOf } from "./fixes";
+import { pythonInput } from "./python/parser";
+import type { ModuleTrees } from "./python/moduleTrees";
 import { parseTree, type Node as JsonNode } from "jsonc-parser";
 
 /** One cell as given by the caller. */
@@ -136,8 +138,14 @@ export function blankMagics(cellText: string, lineOffset: number): { text: strin
   return { text: parts.join(""), magics };
 }
 
-/** Lints the code cells of a notebook as one program; non-code cells are skipped. */
-export function lintNotebook(cells: CellInput[], options: LintOptions = {}): { diagnostics: CellDiagnostic[]; ruleFailures: RuleFailure[] } {
+/**
+ * Lints the code cells of a notebook as one program; non-code cells are skipped.
+ * @param keep (the editor) parse in chunks and return the trees as `tree` (the caller deletes them);
+ *   `keep.previous`, the trees the last lint of this notebook returned, are edited to the new
+ *   joined text (the one change between the texts) and re-parsed only where it changed. Without
+ *   `keep` no trees are returned.
+ */
+export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep?: { previous?: ModuleTrees }): { diagnostics: CellDiagnostic[]; ruleFailures: RuleFailure[]; tree?: ModuleTrees | null } {
   const starts: Array<{ cell: number; line: number; lines: number }> = [];
   const parts: string[] = [];
   const magics: MagicLine[] = [];
@@ -158,8 +166,9 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}): { d
     for (const st of starts) if (st.line <= l) s = st;
     return s ? `cell ${s.cell + 1}, line ${l - s.line + 1}` : `line ${l + 1}`;
   };
-  const result = lintPython(joined, options, { notebook: true, magics, where });
-  result.tree?.delete();
+  keep?.previous?.editTo(pythonInput(joined));
+  const result = lintPython(joined, options, { notebook: true, magics, where, ...(keep ? { incremental: true, previousTree: keep.previous } : {}) });
+  if (!keep) result.tree?.delete();
   const lastLineLength = new Map<number, number>();
   const locate = (r: Range): { cell: number; range: Range } => {
     let s = starts[0];
@@ -193,5 +202,5 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}): { d
       ...(d.fix && d.fix.edits.every((e) => fitsInCell(e.range)) ? { fix: { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ ...locate(e.range), newText: e.newText })) } } : {}),
     };
   });
-  return { diagnostics, ruleFailures: result.ruleFailures };
+  return { diagnostics, ruleFailures: result.ruleFailures, ...(keep ? { tree: result.tree } : {}) };
 }

@@ -20,7 +20,7 @@
 import type { Edit, Node, Point, Tree } from "web-tree-sitter";
 import { columnZeroLines, isWordCode } from "./lineStructure";
 import { pythonParser, syntaxErrorCount } from "./parser";
-import type { TextChange } from "./keptText";
+import { textChange, type TextChange } from "./keptText";
 
 /**
  * One split point in {@link SPLIT_EVERY} (on average) ends a chunk: the one whose first line's
@@ -122,6 +122,23 @@ export class ModuleTrees {
       if (e.startIndex < c.start) { c.start = e.startIndex; c.row = e.startPosition.row; }
       c.end = c.end >= e.oldEndIndex ? c.end + delta : e.newEndIndex;
     }
+  }
+
+  /**
+   * Records the one edit that turns {@link text} into `newText` (keptText.ts `textChange`: the
+   * common prefix and suffix kept), for a caller that has the new text but not the edits (a
+   * notebook's joined cells). Then call {@link next} with `newText`.
+   */
+  editTo(newText: string): void {
+    const old = this.holder.text;
+    if (this.edited || old === newText) return;
+    const c = textChange(old, newText);
+    const startPosition = pointAfter(old, 0, 0, c.start);
+    this.edit({
+      startIndex: c.start, oldEndIndex: c.oldEnd, newEndIndex: c.newEnd, startPosition,
+      oldEndPosition: pointAfter(old, c.start, startPosition.row, c.oldEnd, startPosition.column),
+      newEndPosition: pointAfter(newText, c.start, startPosition.row, c.newEnd, startPosition.column),
+    });
   }
 
   /**
@@ -311,9 +328,9 @@ function parseChunk(holder: TextHolder, start: number, end: number, row: number,
   return { start, end, row, tree, dirty: false };
 }
 
-/** The point of offset `end`, counting lines from `start` (line `row`, column 0); `\r\n` and `\n` end a line (lone `\r` is already `\n`). */
-function pointAfter(text: string, start: number, row: number, end: number): Point {
-  let lineStart = start;
+/** The point of offset `end`, counting lines from `start` (line `row`, column `column`); `\r\n` and `\n` end a line (lone `\r` is already `\n`). */
+function pointAfter(text: string, start: number, row: number, end: number, column = 0): Point {
+  let lineStart = start - column;
   for (let i = text.indexOf("\n", start); i >= 0 && i < end; i = text.indexOf("\n", i + 1)) { row++; lineStart = i + 1; }
   return { row, column: end - lineStart };
 }

@@ -78,57 +78,6 @@ export function pythonParser(): Parser {
   return sharedParser;
 }
 
-/** Row and column (UTF-16 code units) of `offset`, lines ending at \n, \r\n or a lone \r as parsePython reads them. */
-function pointAt(text: string, offset: number): { row: number; column: number } {
-  let row = 0;
-  let lineStart = 0;
-  for (let i = 0; i < offset; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 10 || (c === 13 && text.charCodeAt(i + 1) !== 10)) { row++; lineStart = i + 1; }
-  }
-  return { row, column: offset - lineStart };
-}
-
-/**
- * Parses `newText` incrementally from `oldTree`, the tree of `oldText` (left unchanged: a copy is
- * edited), so that the cost follows the change, not the file. Used to check fixes.
- * @param edits what turned `oldText` into `newText` (non-overlapping offsets in `oldText`); when
- *   absent, one edit covers what differs between the texts (common prefix and suffix kept).
- */
-export function reparsePython(oldTree: Tree, oldText: string, newText: string, edits?: ReadonlyArray<{ start: number; end: number; text: string }>): Tree {
-  if (edits && edits.length > 0) {
-    // Each edit separately, last first (the text before an edit is still the old text's), so that
-    // a fix touching the top and the bottom of a file does not re-parse everything in between.
-    const copy = oldTree.copy();
-    try {
-      for (const e of [...edits].sort((a, b) => b.start - a.start)) {
-        const startPosition = pointAt(oldText, e.start);
-        const lines = e.text.split(/\r\n|\r|\n/);
-        const newEndPosition = lines.length === 1
-          ? { row: startPosition.row, column: startPosition.column + e.text.length }
-          : { row: startPosition.row + lines.length - 1, column: lines[lines.length - 1].length };
-        copy.edit({ startIndex: e.start, oldEndIndex: e.end, newEndIndex: e.start + e.text.length, startPosition, oldEndPosition: pointAt(oldText, e.end), newEndPosition });
-      }
-      return parsePython(newText, copy);
-    } finally {
-      copy.delete();
-    }
-  }
-  const max = Math.min(oldText.length, newText.length);
-  let start = 0;
-  while (start < max && oldText.charCodeAt(start) === newText.charCodeAt(start)) start++;
-  let oldEnd = oldText.length;
-  let newEnd = newText.length;
-  while (oldEnd > start && newEnd > start && oldText.charCodeAt(oldEnd - 1) === newText.charCodeAt(newEnd - 1)) { oldEnd--; newEnd--; }
-  const copy = oldTree.copy();
-  try {
-    copy.edit({ startIndex: start, oldEndIndex: oldEnd, newEndIndex: newEnd, startPosition: pointAt(oldText, start), oldEndPosition: pointAt(oldText, oldEnd), newEndPosition: pointAt(newText, newEnd) });
-    return parsePython(newText, copy);
-  } finally {
-    copy.delete();
-  }
-}
-
 /** Loads the grammar and prepares the shared parser; call once before {@link parsePython}. */
 export async function initPythonParser(): Promise<void> {
   const language = await loadPython();
