@@ -9,8 +9,20 @@ import type { Connection, DidChangeTextDocumentParams, NotificationHandler } fro
 import type { ModuleTrees } from "./engine/python/moduleTrees";
 import { lineStarts, offsetAt } from "./engine/fixes";
 
-/** A kept tree, the text it is of, and that text's document version (LSP: it grows with every change; -1 when unknown). */
-interface Kept { tree: ModuleTrees; text: string; version: number }
+/**
+ * A kept tree, the text it is of (null when not built: a single change mapped through the
+ * document, see {@link DocumentTrees.applyChanges}), and that text's document version (LSP: it
+ * grows with every change; -1 when unknown).
+ */
+interface Kept { tree: ModuleTrees; text: string | null; version: number }
+
+/** What applyChanges reads of the document as it was before the change (vscode-languageserver-textdocument's TextDocument). */
+export interface DocumentBefore {
+  readonly version: number;
+  getText(): string;
+  offsetAt(p: { line: number; character: number }): number;
+  positionAt(offset: number): { line: number; character: number };
+}
 
 /**
  * How many documents keep their tree. A tree costs about 8.3 MiB of the parser's WebAssembly
@@ -36,6 +48,14 @@ export function offsetOf(text: string, p: { line: number; character: number }): 
   }
   const nl = text.indexOf("\n", at);
   return Math.min(at + p.character, nl < 0 ? text.length : nl + 1);
+}
+
+/** Where inserting `text` at `start` ends (lines end at \n, \r\n or a lone \r, as in LSP). */
+function endAfter(start: { row: number; column: number }, text: string): { row: number; column: number } {
+  const inserted = lineStarts(text);
+  return inserted.length === 1
+    ? { row: start.row, column: start.column + text.length }
+    : { row: start.row + inserted.length - 1, column: text.length - inserted[inserted.length - 1] };
 }
 
 /** The trees, by document URI, the most recently kept last; at most `limit` of them. */
@@ -65,7 +85,7 @@ export class DocumentTrees {
   take(uri: string, text: string | null, version = -1): ModuleTrees | undefined {
     const k = this.kept.get(uri);
     this.kept.delete(uri);
-    if (k && (text === null || (version >= 0 && k.version === version && k.text.length === text.length) || k.text === text)) return k.tree;
+    if (k && (text === null || (version >= 0 && k.version === version && (k.text === null || k.text.length === text.length)) || (k.text !== null && k.text === text))) return k.tree;
     k?.tree.delete();
     for (const old of this.kept.keys()) {
       if (this.kept.size < this.limit) break;
@@ -90,22 +110,41 @@ export class DocumentTrees {
     this.kept.delete(uri);
   }
 
-  /** Applies one didChange notification's content changes, in order, to the kept tree and text. */
-  applyChanges(params: DidChangeTextDocumentParams): void {
+  /**
+   * Applies one didChange notification's content changes, in order, to the kept tree.
+   * @param before the document as it was before the change (TextDocuments updates it after this
+   *   runs). A single range change to the version the tree is of is mapped with its `offsetAt` and
+   *   `positionAt` (the offsets TextDocuments itself applies; its line table is kept per version):
+   *   no copy of the text is built. Otherwise the kept text (or `before`'s) is edited change by
+   *   change, the offsets found by {@link offsetOf}.
+   */
+  applyChanges(params: DidChangeTextDocumentParams, before?: DocumentBefore): void {
     const k = this.kept.get(params.textDocument.uri);
     if (!k) return;
-    let text = k.text;
     const versionBefore = k.version;
+    const changes = params.contentChanges;
+    const first = changes[0];
+    const atVersion = !!before && versionBefore >= 0 && before.version === versionBefore && params.textDocument.version > versionBefore;
+    if (atVersion && changes.length === 1 && "range" in first && first.range) {
+      const startIndex = before!.offsetAt(first.range.start), oldEndIndex = before!.offsetAt(first.range.end);
+      const s = before!.positionAt(startIndex), e = before!.positionAt(oldEndIndex);
+      k.tree.edit({
+        startIndex, oldEndIndex, newEndIndex: startIndex + first.text.length,
+        startPosition: { row: s.line, column: s.character }, oldEndPosition: { row: e.line, column: e.character },
+        newEndPosition: endAfter({ row: s.line, column: s.character }, first.text),
+      });
+      k.text = null;
+      k.version = params.textDocument.version;
+      return;
+    }
+    let text = k.text ?? (atVersion ? before!.getText() : null);
+    if (text === null) { this.forget(params.textDocument.uri); return; }
     for (const change of params.contentChanges) {
       if (!("range" in change) || !change.range) { this.forget(params.textDocument.uri); return; }
       k.version = -1;
       const startIndex = offsetOf(text, change.range.start);
       const oldEndIndex = offsetOf(text, change.range.end);
-      const inserted = lineStarts(change.text);
-      const lastLine = change.text.length - inserted[inserted.length - 1];
-      const newEndPosition = inserted.length === 1
-        ? { row: change.range.start.line, column: change.range.start.character + change.text.length }
-        : { row: change.range.start.line + inserted.length - 1, column: lastLine };
+      const newEndPosition = endAfter({ row: change.range.start.line, column: change.range.start.character }, change.text);
       k.tree.edit({
         startIndex, oldEndIndex, newEndIndex: startIndex + change.text.length,
         startPosition: { row: change.range.start.line, column: change.range.start.character },
@@ -122,13 +161,14 @@ export class DocumentTrees {
   /**
    * A view of `connection` for `TextDocuments.listen` whose didChange handler first applies the
    * change to the kept tree.
+   * @param documentOf the open document of a URI as it is before the change (`documents.get`).
    */
-  intercept(connection: Connection): Connection {
+  intercept(connection: Connection, documentOf?: (uri: string) => DocumentBefore | undefined): Connection {
     return new Proxy(connection, {
       get: (target, prop, receiver) => {
         if (prop === "onDidChangeTextDocument") {
           return (handler: NotificationHandler<DidChangeTextDocumentParams>) =>
-            target.onDidChangeTextDocument((params) => { this.applyChanges(params); return handler(params); });
+            target.onDidChangeTextDocument((params) => { this.applyChanges(params, documentOf?.(params.textDocument.uri)); return handler(params); });
         }
         const v = Reflect.get(target, prop, receiver) as unknown;
         return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;

@@ -502,6 +502,6 @@ connection.onRequest(RunFactsRequest.type, async (params: unknown): Promise<RunF
 
 connection.listen();
 // Edits pass through DocumentTrees first (to edit the kept syntax tree), then to TextDocuments.
-documents.listen(trees.intercept(connection));
+documents.listen(trees.intercept(connection, (uri) => documents.get(uri)));
 notebooks.listen(connection);
 observeArrivals()?.listen((message) => backlog.arrived(message));

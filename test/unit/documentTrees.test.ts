@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { DocumentTrees, KEPT_TREES, offsetOf } from "../../server/src/incremental";
 import { lineStarts, offsetAt } from "../../server/src/engine/fixes";
+import { TextDocument } from "vscode-languageserver-textdocument";
 import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
 
 /** A stand-in tree that records edits and whether it was freed. */
@@ -80,4 +81,38 @@ test("offsetOf: the offset offsetAt(lineStarts) gives, for every position of tex
       }
     }
   }
+});
+
+test("applyChanges maps a single change through the document before it (its own offsets, clamped past a line end) and takes by version; several changes edit a copy of the text", () => {
+  const edits: Array<{ startIndex: number; oldEndIndex: number; newEndIndex: number; startPosition: { row: number; column: number }; newEndPosition: { row: number; column: number } }> = [];
+  const tree = { delete() {}, edit(e: (typeof edits)[number]) { edits.push(e); } } as unknown as ModuleTrees;
+  const uri = "file:///d.py";
+  const trees = new DocumentTrees(3);
+  let doc = TextDocument.create(uri, "python", 1, "ab\r\ncd\nef");
+  trees.keep(uri, doc.getText(), tree, 1);
+  const change = (version: number, contentChanges: Array<{ range: { start: { line: number; character: number }; end: { line: number; character: number } }; text: string }>) => {
+    trees.applyChanges({ textDocument: { uri, version }, contentChanges }, doc);
+    doc = TextDocument.update(doc, contentChanges, version);
+  };
+  // Line 0 has 2 characters before \r\n: character 9 is clamped to its end by the document, as its update does.
+  change(2, [{ range: { start: { line: 0, character: 9 }, end: { line: 0, character: 9 } }, text: "X\nY" }]);
+  assert.deepEqual(edits[0], { startIndex: 2, oldEndIndex: 2, newEndIndex: 5, startPosition: { row: 0, column: 2 }, oldEndPosition: { row: 0, column: 2 }, newEndPosition: { row: 1, column: 1 } });
+  assert.equal(doc.getText(), "abX\nY\r\ncd\nef");
+  assert.equal(trees.take(uri, doc.getText(), 2), tree, "taken by version");
+  trees.keep(uri, doc.getText(), tree, 2);
+  // Two changes in one notification: the second's positions are in the text after the first.
+  change(3, [
+    { range: { start: { line: 3, character: 0 }, end: { line: 3, character: 1 } }, text: "E" },
+    { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "#\n" },
+  ]);
+  assert.deepEqual(edits.slice(1).map((e) => [e.startIndex, e.oldEndIndex, e.newEndIndex]), [[10, 11, 11], [0, 0, 2]]);
+  assert.equal(doc.getText(), "#\nabX\nY\r\ncd\nEf");
+  assert.equal(trees.take(uri, doc.getText(), 3), tree);
+  // After a change mapped through the document no text is kept: a change that comes with a
+  // document of another version than the tree's drops the tree.
+  trees.keep(uri, doc.getText(), tree, 3);
+  change(4, [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "z" }]);
+  assert.equal(trees.size, 1);
+  trees.applyChanges({ textDocument: { uri, version: 9 }, contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "z" }] }, TextDocument.create(uri, "python", 7, "x"));
+  assert.equal(trees.size, 0);
 });
