@@ -178,7 +178,8 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
  *   The findings are the same as without it (test/unit/incremental.test.ts checks random edits
  *   of real files). Usage: `r = lintPython(text, o, { incremental: true })`, then per edit
  *   `r.tree.edit(...)`, `next = lintPython(newText, o, { previousTree: r.tree, incremental: true })`,
- *   `r.tree.delete()`, `r = next`. Python files only (ignored for notebooks).
+ *   `r.tree.delete()`, `r = next`. The kept facts are for Python files only: a notebook keeps
+ *   its trees (notebook.ts `lintNotebook` with `keep`), not the facts (magic lines).
  */
 export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: ModuleTrees; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
   // Size and nesting first: a text the parser cannot take gets GPU000 whether or not a rule could
@@ -199,7 +200,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview }, probe);
   probe.detach();
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
-  // The size and nesting check above found the nesting safe for the parser: parsePython need not scan it again.
+  // The size and nesting check above found the nesting safe for the parser: no other scan before parsing.
   const input = pythonInput(text);
   const tree = extra.previousTree ? extra.previousTree.next(input) : ModuleTrees.parse(input, !!extra.incremental);
   if (nesting?.kept) keptNesting.set(tree, nesting.kept);

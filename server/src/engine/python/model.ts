@@ -222,7 +222,7 @@ class NodeIndex {
    * @param perStatement answer {@link callsAndScopesIn} from one traversal of the scope's top-level
    *   statement (where most statements' facts are reused, a traversal of the whole tree is the cost to avoid).
    */
-  constructor(private readonly root: ModuleTrees, private readonly perStatement = false, statements?: SyntaxNode[]) {
+  constructor(private readonly module: ModuleTrees, private readonly perStatement = false, statements?: SyntaxNode[]) {
     this.topLevel = statements;
   }
 
@@ -244,7 +244,7 @@ class NodeIndex {
     let list = this.ofStatement.get(owner ? owner.id : -1);
     if (!list) {
       const types = ["call", ...DEFERRED];
-      list = (owner ? owner.descendantsOfType(types) : this.root.descendantsOfType(types)).filter((n): n is SyntaxNode => !!n).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
+      list = (owner ? owner.descendantsOfType(types) : this.module.descendantsOfType(types)).filter((n): n is SyntaxNode => !!n).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
       this.ofStatement.set(owner ? owner.id : -1, list);
     }
     return list;
@@ -252,12 +252,12 @@ class NodeIndex {
 
   /** The top-level statements (named children of the module, comments included), in order. */
   statements(): SyntaxNode[] {
-    return (this.topLevel ??= this.root.statements);
+    return (this.topLevel ??= this.module.statements);
   }
 
   private collect(types: readonly string[]): SyntaxNode[] {
     for (const t of types) this.byType.set(t, []);
-    const all = this.root.descendantsOfType([...types]);
+    const all = this.module.descendantsOfType([...types]);
     for (const n of all) this.byType.get(n.type)?.push(n);
     return all;
   }
@@ -287,7 +287,7 @@ class NodeIndex {
     if (Array.isArray(types) && types.every((t) => CORE_TYPES.includes(t) || EXTRA_TYPES.includes(t))) {
       hit = types.flatMap((t) => this.byType.get(t)!).sort((a, b) => a.startIndex - b.startIndex || b.endIndex - a.endIndex);
     } else {
-      hit = this.root.descendantsOfType(types);
+      hit = this.module.descendantsOfType(types);
     }
     this.byType.set(key, hit);
     return hit;
@@ -733,7 +733,7 @@ class TimelineWalker {
   private readonly everInlined = new Set<string>();
 
   constructor(
-    private readonly root: ModuleTrees,
+    private readonly module: ModuleTrees,
     private readonly b: Bindings,
     private readonly q: Queries,
     private readonly options: ModelOptions,
@@ -752,7 +752,7 @@ class TimelineWalker {
   /** The whole walk: module level, then the uncalled functions, then the reads anywhere. */
   run(): Timeline {
     if (this.memo) this.walkKept(this.memo);
-    else this.walkStatements(this.root.statements, 0, false);
+    else this.walkStatements(this.module.statements, 0, false);
     this.flushMagics(Number.MAX_SAFE_INTEGER);
     const functionTimelines = this.uncalledFunctions();
     // Reads anywhere in the file (for GPU005 and GPU007).
