@@ -34,8 +34,22 @@ import { startDevServer } from "../test/e2e/lib/devserver.mjs";
 import { startWorkspace } from "./startWorkspace.mjs";
 import { slurmAvailability, slurmCommand, startCluster, waitJob } from "./slurm-cluster.mjs";
 
-const { values: opts } = parseArgs({
+const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
+  --out-dir DIR            where the shots go (default: media/, replacing the committed ones)
+  --only LIST              tree,dashboard,problem,history,slurm (the default) and/or picker
+  --file NAME              the examples/ file of the editor shot (default: finetune_wrong_gpu.py)
+  --sidebar-width PX       side bar width (default: 300, VS Code's default)
+  --suffix S               appended to each file name (e.g. -8 with FAKE_NVIDIA_SMI_MODE=x8)
+  --width PX --height PX   the window (default: 1280 x 720); --history-height, --dashboard-height
+  --scale N                device pixels per CSS pixel (default: 2)
+  -h, --help               print this
+FAKE_NVIDIA_SMI_MODE (when no nvidia-smi is on PATH): spin (the committed 2-GPU shots), busy, idle, x8.`;
+
+let opts;
+try {
+  ({ values: opts } = parseArgs({
   options: {
+    help: { type: "boolean", short: "h", default: false },
     "out-dir": { type: "string", default: path.join(repoRoot, "media") },
     file: { type: "string", default: "finetune_wrong_gpu.py" },
     width: { type: "string", default: "1280" },
@@ -47,7 +61,15 @@ const { values: opts } = parseArgs({
     "dashboard-height": { type: "string", default: "1800" },
     suffix: { type: "string", default: "" },
   },
-});
+  }));
+} catch (e) {
+  console.error(`screenshot.mjs: ${e.message}\n${USAGE}`);
+  process.exit(2);
+}
+if (opts.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 let cs = null;
 let browser = null;

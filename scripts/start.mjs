@@ -78,7 +78,7 @@ try {
   cs = started.cs;
   if (started.smi.fake) {
     console.log(`\nNote: no nvidia-smi on PATH, so GPU Pilot uses ${path.relative(repoRoot, started.smi.path)}, which replays the` +
-      "\n      recorded output of a 2 x NVIDIA H200 machine (FAKE_NVIDIA_SMI_MODE=busy|idle|hang|fail9 changes it).");
+      "\n      recorded output of a 2 x NVIDIA H200 machine (FAKE_NVIDIA_SMI_MODE=busy|idle|spin|x8|hang|fail9 changes it; the README pictures use spin).");
   } else {
     console.log(`\nUsing nvidia-smi from PATH: ${started.smi.path}`);
   }
