@@ -57,3 +57,16 @@ test("the copy lies under .e2e-run/, which git ignores", () => {
   assert.match(readFileSync(join(ROOT, ".gitignore"), "utf8"), /^\.e2e-run\/$/m);
   assert.match(readFileSync(join(ROOT, "scripts", "start.mjs"), "utf8"), /startWorkspace\(\{ repoRoot, runDir, folder: opts\.folder \}\)/);
 });
+
+test("npm start and scripts/screenshot.mjs: --help prints the options (exit 0); an unknown option is one message with the usage (exit 2), no stack trace", () => {
+  for (const script of ["start.mjs", "screenshot.mjs"]) {
+    const help = spawnSync(process.execPath, [join(ROOT, "scripts", script), "--help"], { encoding: "utf8", timeout: 20_000 });
+    assert.equal(help.status, 0, help.stderr);
+    assert.match(help.stdout, /^usage: /);
+    assert.match(help.stdout, /-h, --help/);
+    const bad = spawnSync(process.execPath, [join(ROOT, "scripts", script), "--bogus"], { encoding: "utf8", timeout: 20_000 });
+    assert.equal(bad.status, 2, `${script}: ${bad.stderr}`);
+    assert.match(bad.stderr, /Unknown option '--bogus'\nusage: /);
+    assert.doesNotMatch(bad.stderr, /\n\s+at /, "no stack trace");
+  }
+});
