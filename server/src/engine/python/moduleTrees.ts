@@ -181,8 +181,9 @@ export class ModuleTrees {
     let k = 0;
     while (k < old.length) {
       if (!old[k].dirty) { out.push(old[k++]); continue; }
-      // A run of touched chunks, widened left while its first line no longer starts a chunk.
-      while (out.length && !startsChunk(text, old[k].start)) { k--; out.pop(); }
+      // A run of touched chunks, widened left while its first line no longer starts a chunk (a
+      // clause keyword typed into it): by the untouched chunk before it, whose start still does.
+      while (k > 0 && out[out.length - 1] === old[k - 1] && !startsChunk(text, old[k].start)) { k--; out.pop(); }
       let j = k;
       while (j + 1 < old.length && old[j + 1].dirty) j++;
       const cleanStarts = new Map<number, number>();
