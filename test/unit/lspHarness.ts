@@ -53,10 +53,18 @@ export function useLanguageServer(capabilities: ClientCapabilities = {}): LspHar
     markReady();
   });
   after(async () => {
-    await h.conn.sendRequest(ShutdownRequest.type).catch(() => undefined);
-    await h.conn.sendNotification(ExitNotification.type).catch(() => undefined);
+    // Bounded: a server that does not answer `shutdown` (stuck in a lint) fails the file with
+    // that said, instead of holding the whole test run until CI's time limit.
+    let timer: NodeJS.Timeout | undefined;
+    const answered = await Promise.race([
+      h.conn.sendRequest(ShutdownRequest.type).then(() => true, () => true),
+      new Promise<boolean>((r) => { timer = setTimeout(() => r(false), 20_000); }),
+    ]);
+    clearTimeout(timer);
+    if (answered) await h.conn.sendNotification(ExitNotification.type).catch(() => undefined);
     h.conn.dispose();
-    server.kill();
+    server.kill(answered ? "SIGTERM" : "SIGKILL");
+    if (!answered) throw new Error("the language server did not answer shutdown within 20 s (stuck?); killed");
   });
   return h;
 }
