@@ -7,7 +7,7 @@
  */
 import type { Connection, DidChangeTextDocumentParams, NotificationHandler } from "vscode-languageserver/node";
 import type { ModuleTrees } from "./engine/python/moduleTrees";
-import { lineStarts, offsetAt } from "./engine/fixes";
+import { lineStarts, offsetAt, pointAfterInsert } from "./engine/fixes";
 
 /**
  * A kept tree, the text it is of (null when not built: a single change mapped through the
@@ -48,14 +48,6 @@ export function offsetOf(text: string, p: { line: number; character: number }): 
   }
   const nl = text.indexOf("\n", at);
   return Math.min(at + p.character, nl < 0 ? text.length : nl + 1);
-}
-
-/** Where inserting `text` at `start` ends (lines end at \n, \r\n or a lone \r, as in LSP). */
-function endAfter(start: { row: number; column: number }, text: string): { row: number; column: number } {
-  const inserted = lineStarts(text);
-  return inserted.length === 1
-    ? { row: start.row, column: start.column + text.length }
-    : { row: start.row + inserted.length - 1, column: text.length - inserted[inserted.length - 1] };
 }
 
 /** The trees, by document URI, the most recently kept last; at most `limit` of them. */
@@ -131,7 +123,7 @@ export class DocumentTrees {
       k.tree.edit({
         startIndex, oldEndIndex, newEndIndex: startIndex + first.text.length,
         startPosition: { row: s.line, column: s.character }, oldEndPosition: { row: e.line, column: e.character },
-        newEndPosition: endAfter({ row: s.line, column: s.character }, first.text),
+        newEndPosition: pointAfterInsert({ row: s.line, column: s.character }, first.text),
       });
       k.text = null;
       k.version = params.textDocument.version;
@@ -144,7 +136,7 @@ export class DocumentTrees {
       k.version = -1;
       const startIndex = offsetOf(text, change.range.start);
       const oldEndIndex = offsetOf(text, change.range.end);
-      const newEndPosition = endAfter({ row: change.range.start.line, column: change.range.start.character }, change.text);
+      const newEndPosition = pointAfterInsert({ row: change.range.start.line, column: change.range.start.character }, change.text);
       k.tree.edit({
         startIndex, oldEndIndex, newEndIndex: startIndex + change.text.length,
         startPosition: { row: change.range.start.line, column: change.range.start.character },

@@ -30,6 +30,14 @@ export function lineStarts(text: string): readonly number[] {
 let lastText: string | null = null;
 let lastStarts: readonly number[] = [0];
 
+/** Where inserting `text` at point `start` ends (lines end at \n, \r\n or a lone \r, as in LSP); columns in UTF-16 code units. */
+export function pointAfterInsert(start: { row: number; column: number }, text: string): { row: number; column: number } {
+  const inserted = lineStarts(text);
+  return inserted.length === 1
+    ? { row: start.row, column: start.column + text.length }
+    : { row: start.row + inserted.length - 1, column: text.length - inserted[inserted.length - 1] };
+}
+
 /** Offset of a position, clamped into the text. */
 export function offsetAt(starts: readonly number[], text: string, p: Position): number {
   if (p.line >= starts.length) return text.length;

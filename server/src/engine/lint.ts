@@ -263,14 +263,10 @@ export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["
   return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: base, linesOk: lineStructureError(text) === null }, notebook);
 }
 
-/** One edit that turns `oldText` into `newText`: what lies between their common prefix and suffix. */
+/** One edit that turns `oldText` into `newText`: what lies between their common prefix and suffix (keptText.ts `textChange`). */
 function differingSpan(oldText: string, newText: string): { start: number; end: number; text: string } {
-  const max = Math.min(oldText.length, newText.length);
-  let start = 0;
-  while (start < max && oldText.charCodeAt(start) === newText.charCodeAt(start)) start++;
-  let oldEnd = oldText.length, newEnd = newText.length;
-  while (oldEnd > start && newEnd > start && oldText.charCodeAt(oldEnd - 1) === newText.charCodeAt(newEnd - 1)) { oldEnd--; newEnd--; }
-  return { start, end: oldEnd, text: newText.slice(start, newEnd) };
+  const c = textChange(oldText, newText);
+  return { start: c.start, end: c.oldEnd, text: newText.slice(c.start, c.newEnd) };
 }
 
 /** A fix's edits as offsets in `text` (for incremental re-parsing). */

@@ -20,6 +20,7 @@
 import type { Edit, Node, Point, Tree } from "web-tree-sitter";
 import { columnZeroLines, isWordCode } from "./lineStructure";
 import { pythonParser, syntaxErrorCount } from "./parser";
+import { pointAfterInsert } from "../fixes";
 import { textChange, type TextChange } from "./keptText";
 
 /**
@@ -340,9 +341,6 @@ function pointAfter(text: string, start: number, row: number, end: number, colum
 function editOf(text: string, e: { start: number; end: number; text: string }): Edit {
   const startPosition = pointAfter(text, 0, 0, e.start);
   const oldEndPosition = pointAfter(text, 0, 0, e.end);
-  const lines = e.text.split("\n");
-  const newEndPosition = lines.length === 1
-    ? { row: startPosition.row, column: startPosition.column + e.text.length }
-    : { row: startPosition.row + lines.length - 1, column: lines[lines.length - 1].length };
+  const newEndPosition = pointAfterInsert(startPosition, e.text);
   return { startIndex: e.start, oldEndIndex: e.end, newEndIndex: e.start + e.text.length, startPosition, oldEndPosition, newEndPosition };
 }
