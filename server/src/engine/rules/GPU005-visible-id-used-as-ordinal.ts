@@ -48,68 +48,80 @@ export const rule: Rule = {
       });
     };
 
-    // Device strings: f"cuda:{gpu}", "cuda:" + gpu, "cuda:%s" % gpu, "cuda:{}".format(gpu).
-    for (const s of ctx.model.nodesOfType("string")) {
-      if (!s || !isCudaFString(s)) continue;
-      for (const i of s.namedChildren) {
-        if (i?.type !== "interpolation") continue;
-        const hit = flowsFrom(ctx.model, i.childForFieldName("expression"), sources);
-        if (hit) { report(s, snippetOf(s), hit, exactCudaFString(s) ? `${quoteOf(s)}cuda:0${quoteOf(s)}` : null); break; }
-      }
-    }
-    for (const b of ctx.model.nodesOfType("binary_operator")) {
-      if (!b) continue;
-      const left = b.childForFieldName("left");
-      const op = b.childForFieldName("operator")?.text;
-      const lv = stringValue(left);
-      if (lv === null || !left) continue;
-      if ((op === "+" && lv === "cuda:") || (op === "%" && /^cuda:%[sd]$/.test(lv))) {
-        const hit = flowsFrom(ctx.model, b.childForFieldName("right"), sources);
-        if (hit) report(b, snippetOf(b), hit, `${quoteOf(left)}cuda:0${quoteOf(left)}`);
-      }
-    }
-    for (const call of ctx.model.nodesOfType("call")) {
-      if (!call) continue;
-      const fn = call.childForFieldName("function");
-      if (fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "format") continue;
-      const obj = fn.childForFieldName("object");
-      if (!obj || !/^cuda:\{0?\}$/.test(stringValue(obj) ?? "")) continue;
-      const hit = flowsFrom(ctx.model, callArgs(call).positional[0], sources);
-      if (hit) report(call, snippetOf(call), hit, `${quoteOf(obj)}cuda:0${quoteOf(obj)}`);
-    }
-
-    // Integer ordinals: set_device(n), torch.device("cuda", n), .cuda(n), .to(n), device=n, device_ids=[n], jax.devices()[n].
-    const stop = new Set(reported);
-    const ordinal = (node: SyntaxNode | undefined, form: string) => {
-      if (!node || node.type === "string" || node.type === "list_splat" || node.type === "dictionary_splat") return;
-      const hit = flowsFrom(ctx.model, node, sources, 0, stop);
-      // A loop or comprehension variable walks a list of devices: "0" would put them all on cuda:0
-      // (issue 16: Lightning's device list); no fix then, the message alone.
-      if (hit) report(node, `\`${form}\``, hit, isLoopVariable(node) ? null : "0");
-    };
-    const torch = ctx.model.frameworks.has("torch");
-    for (const call of ctx.model.nodesOfType("call")) {
-      if (!call) continue;
-      const q = calleePath(ctx.model, call);
-      const { positional, keywords } = callArgs(call);
-      const fn = call.childForFieldName("function");
-      const method = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
-      if ((q !== null && SET_DEVICE_PATHS.includes(q)) || q === "torch.cuda.device") ordinal(positional[0] ?? keywords.get("device"), `${q}(${(positional[0] ?? keywords.get("device"))?.text ?? ""})`);
-      else if (q === "torch.device" && positional.length >= 2 && stringValue(positional[0]) === "cuda") ordinal(positional[1], `torch.device("cuda", ${positional[1].text})`);
-      else if (q === "torch.device" && positional.length === 1) ordinal(positional[0], `torch.device(${positional[0].text})`);
-      else if (torch && (method === "cuda" || method === "to") && !isModule(ctx, fn?.childForFieldName("object"))) ordinal(positional[0], `.${method}(${positional[0]?.text ?? ""})`);
-      for (const [name, value] of keywords) {
-        if ((name === "device" || name === "output_device") && (q?.startsWith("torch.") || (torch && q === null))) ordinal(value, `${name}=${value.text}`);
-        if (name === "device_ids" && (value.type === "list" || value.type === "tuple")) for (const el of value.namedChildren) if (el) ordinal(el, `device_ids=${value.text}`);
-      }
-    }
-    for (const sub of ctx.model.nodesOfType("subscript")) {
-      if (!sub) continue;
-      const base = ctx.model.resolve(sub.childForFieldName("value"));
-      if (base === "jax.devices()" || base === "jax.local_devices()") ordinal(sub.childForFieldName("subscript") ?? undefined, `${base}[...]`);
-    }
+    deviceStrings(ctx, sources, report);
+    integerOrdinals(ctx, sources, report, new Set(reported));
   },
 };
+
+/** Reports a use of a CUDA_VISIBLE_DEVICES source: the node, its snippet, the source node, the fix's text (null: no fix). */
+type Report = (node: SyntaxNode, what: string, source: SyntaxNode, replacement: string | null) => void;
+
+/** Device strings built from a source: f"cuda:{gpu}", "cuda:" + gpu, "cuda:%s" % gpu, "cuda:{}".format(gpu). */
+function deviceStrings(ctx: RuleContext, sources: Set<number>, report: Report): void {
+  for (const s of ctx.model.nodesOfType("string")) {
+    if (!s || !isCudaFString(s)) continue;
+    for (const i of s.namedChildren) {
+      if (i?.type !== "interpolation") continue;
+      const hit = flowsFrom(ctx.model, i.childForFieldName("expression"), sources);
+      if (hit) { report(s, snippetOf(s), hit, exactCudaFString(s) ? `${quoteOf(s)}cuda:0${quoteOf(s)}` : null); break; }
+    }
+  }
+  for (const b of ctx.model.nodesOfType("binary_operator")) {
+    if (!b) continue;
+    const left = b.childForFieldName("left");
+    const op = b.childForFieldName("operator")?.text;
+    const lv = stringValue(left);
+    if (lv === null || !left) continue;
+    if ((op === "+" && lv === "cuda:") || (op === "%" && /^cuda:%[sd]$/.test(lv))) {
+      const hit = flowsFrom(ctx.model, b.childForFieldName("right"), sources);
+      if (hit) report(b, snippetOf(b), hit, `${quoteOf(left)}cuda:0${quoteOf(left)}`);
+    }
+  }
+  for (const call of ctx.model.nodesOfType("call")) {
+    if (!call) continue;
+    const fn = call.childForFieldName("function");
+    if (fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "format") continue;
+    const obj = fn.childForFieldName("object");
+    if (!obj || !/^cuda:\{0?\}$/.test(stringValue(obj) ?? "")) continue;
+    const hit = flowsFrom(ctx.model, callArgs(call).positional[0], sources);
+    if (hit) report(call, snippetOf(call), hit, `${quoteOf(obj)}cuda:0${quoteOf(obj)}`);
+  }
+}
+
+/**
+ * Integer ordinals taken from a source: set_device(n), torch.device("cuda", n), .cuda(n), .to(n),
+ * device=n, device_ids=[n], jax.devices()[n]. `stop`: nodes already reported as device strings.
+ */
+function integerOrdinals(ctx: RuleContext, sources: Set<number>, report: Report, stop: Set<number>): void {
+  const ordinal = (node: SyntaxNode | undefined, form: string) => {
+    if (!node || node.type === "string" || node.type === "list_splat" || node.type === "dictionary_splat") return;
+    const hit = flowsFrom(ctx.model, node, sources, 0, stop);
+    // A loop or comprehension variable walks a list of devices: "0" would put them all on cuda:0
+    // (issue 16: Lightning's device list); no fix then, the message alone.
+    if (hit) report(node, `\`${form}\``, hit, isLoopVariable(node) ? null : "0");
+  };
+  const torch = ctx.model.frameworks.has("torch");
+  for (const call of ctx.model.nodesOfType("call")) {
+    if (!call) continue;
+    const q = calleePath(ctx.model, call);
+    const { positional, keywords } = callArgs(call);
+    const fn = call.childForFieldName("function");
+    const method = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
+    if ((q !== null && SET_DEVICE_PATHS.includes(q)) || q === "torch.cuda.device") ordinal(positional[0] ?? keywords.get("device"), `${q}(${(positional[0] ?? keywords.get("device"))?.text ?? ""})`);
+    else if (q === "torch.device" && positional.length >= 2 && stringValue(positional[0]) === "cuda") ordinal(positional[1], `torch.device("cuda", ${positional[1].text})`);
+    else if (q === "torch.device" && positional.length === 1) ordinal(positional[0], `torch.device(${positional[0].text})`);
+    else if (torch && (method === "cuda" || method === "to") && !isModule(ctx, fn?.childForFieldName("object"))) ordinal(positional[0], `.${method}(${positional[0]?.text ?? ""})`);
+    for (const [name, value] of keywords) {
+      if ((name === "device" || name === "output_device") && (q?.startsWith("torch.") || (torch && q === null))) ordinal(value, `${name}=${value.text}`);
+      if (name === "device_ids" && (value.type === "list" || value.type === "tuple")) for (const el of value.namedChildren) if (el) ordinal(el, `device_ids=${value.text}`);
+    }
+  }
+  for (const sub of ctx.model.nodesOfType("subscript")) {
+    if (!sub) continue;
+    const base = ctx.model.resolve(sub.childForFieldName("value"));
+    if (base === "jax.devices()" || base === "jax.local_devices()") ordinal(sub.childForFieldName("subscript") ?? undefined, `${base}[...]`);
+  }
+}
 
 /** Whether `node` is a name bound by an enclosing `for` loop or comprehension (`for i in ids`, `[... for i in ids]`). */
 function isLoopVariable(node: SyntaxNode): boolean {
