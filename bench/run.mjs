@@ -4,11 +4,12 @@
 // monitor, machine, load_average.
 // - cli: per round, interleaved (the order rotates): the GPU Pilot CLI as a process; Ruff-wasm with
 //   Ruff's CLI default rules warm in one process (its first pass reported apart as start-up), and as
-//   a whole process; GPU Pilot warm in one process on one thread; the read-and-regex floor; a
-//   tree-sitter parse of every file. On python3-torch (Debian) and on 4 copies of it.
+//   a whole process; GPU Pilot warm in one process on one thread; the read-and-regex floor, warm in
+//   one process and as a whole process; a tree-sitter parse of every file. On python3-torch (Debian) and on 4 copies of it.
 //   Ratios are computed per round and reported as median (min-max); load average per round.
-// - editor: the 5,000-line file through the real server (p50/p95 per edit) against Ruff-wasm in
-//   this process on the same edits; typing at 10 characters/s (last key -> last diagnostics); 200
+// - editor: the 5,000-line file through the real server (p50/p95 per edit, after 20 edits timed
+//   apart as "first edits", as Ruff-wasm gets 20 warm-up checks) against Ruff-wasm in this process
+//   on the same edits; typing at 10 characters/s (last key -> last diagnostics); 200
 //   edits each in another function of the file ("moving").
 // - memory: server RSS/heap, 20 open 5,000-line documents, 1,000 edits (one run).
 // - client: require of dist/client.js + activate(), fresh process each (at least 5).
@@ -109,6 +110,13 @@ if (only.includes("cli")) {
       if (r.status !== 0) throw new Error(`ruff wasm failed: ${r.stderr}`);
       return { seconds, count: JSON.parse(r.stdout.trim()).count };
     },
+    // The floor as a whole process too (Node.js start, reading every file, one regular expression):
+    // what no linter run as a process from this runtime can go below; the CLI is a process.
+    floor_process: (c) => {
+      const { seconds, r } = timedProcess([join(root, "bench", "passes.mjs"), "floor"], JSON.stringify({ list: c.list, tree: c.tree, pass: 0 }) + "\n");
+      if (r.status !== 0) throw new Error(`floor process failed: ${r.stderr}`);
+      return { seconds };
+    },
     ruff: (c, n) => tools.ruff.pass({ list: c.list, tree: c.tree, pass: n }),
     gp_warm: (c, n) => tools.gp.pass({ list: c.list, tree: c.tree, pass: n }),
     floor: (c, n) => tools.floor.pass({ list: c.list, tree: c.tree, pass: n }),
@@ -131,6 +139,7 @@ if (only.includes("cli")) {
       row.load_after = load();
       row.ratio_cli_to_warm_ruff = round(row.cli / row.ruff);
       row.ratio_cli_to_floor = round(row.cli / row.floor);
+      row.ratio_cli_to_floor_process = round(row.cli / row.floor_process);
       row.ratio_cli_to_ruff_process = round(row.cli / row.ruff_process);
       row.ratio_gp_warm_to_warm_ruff = round(row.gp_warm / row.ruff);
       row.ratio_cli_cached_to_warm_ruff = round(row.cli_cached / row.ruff);
@@ -149,8 +158,8 @@ if (only.includes("cli")) {
       const rs = rounds.filter((r) => r.corpus === c.name);
       const col = (k) => ratioStats(rs.map((r) => r[k]));
       return [c.name, {
-        ...c.size, seconds: { cli: col("cli"), cli_cached: col("cli_cached"), ruff_warm: col("ruff"), gp_warm_one_thread: col("gp_warm"), floor: col("floor"), parse_only: col("parse"), ruff_process: col("ruff_process") },
-        ratios: { cli_to_warm_ruff: col("ratio_cli_to_warm_ruff"), cli_to_floor: col("ratio_cli_to_floor"), cli_to_ruff_process: col("ratio_cli_to_ruff_process"), gp_warm_to_warm_ruff: col("ratio_gp_warm_to_warm_ruff"), cli_cached_to_warm_ruff: col("ratio_cli_cached_to_warm_ruff"), cli_cached_to_floor: col("ratio_cli_cached_to_floor") },
+        ...c.size, seconds: { cli: col("cli"), cli_cached: col("cli_cached"), ruff_warm: col("ruff"), gp_warm_one_thread: col("gp_warm"), floor: col("floor"), floor_process: col("floor_process"), parse_only: col("parse"), ruff_process: col("ruff_process") },
+        ratios: { cli_to_warm_ruff: col("ratio_cli_to_warm_ruff"), cli_to_floor: col("ratio_cli_to_floor"), cli_to_floor_process: col("ratio_cli_to_floor_process"), cli_to_ruff_process: col("ratio_cli_to_ruff_process"), gp_warm_to_warm_ruff: col("ratio_gp_warm_to_warm_ruff"), cli_cached_to_warm_ruff: col("ratio_cli_cached_to_warm_ruff"), cli_cached_to_floor: col("ratio_cli_cached_to_floor") },
         cli_findings: rs[0].cli_findings, cli_skipped_without_parse: rs[0].cli_skipped_without_parse,
       }];
     })),
@@ -162,6 +171,7 @@ if (only.includes("cli")) {
     table.push([`CLI ${c.name}`, `${c.size.files} files`, `GPU Pilot CLI process ${f(x.seconds.cli)}`, `Ruff-wasm warm pass ${f(x.seconds.ruff_warm)}`, `ratio ${q(x.ratios.cli_to_warm_ruff)} (goal <= 0.5)`]);
     table.push([`CLI ${c.name}`, "floor / parse", `read+regex ${f(x.seconds.floor)}`, `tree-sitter parse ${f(x.seconds.parse_only)}`, `CLI/floor ${q(x.ratios.cli_to_floor)} (goal <= 3)`]);
     table.push([`CLI ${c.name}`, "whole processes", `GPU Pilot ${f(x.seconds.cli)}`, `Ruff-wasm process ${f(x.seconds.ruff_process)}`, `ratio ${q(x.ratios.cli_to_ruff_process)}`]);
+    table.push([`CLI ${c.name}`, "floor as a process", `read+regex process ${f(x.seconds.floor_process)}`, "", `CLI/floor process ${q(x.ratios.cli_to_floor_process)}`]);
     table.push([`CLI ${c.name}`, "warm, one thread", `GPU Pilot ${f(x.seconds.gp_warm_one_thread)}`, `Ruff-wasm ${f(x.seconds.ruff_warm)}`, `ratio ${q(x.ratios.gp_warm_to_warm_ruff)}`]);
     table.push([`CLI ${c.name}`, "cached (unchanged files)", `GPU Pilot CLI process ${f(x.seconds.cli_cached)}`, `/ warm Ruff ${q(x.ratios.cli_cached_to_warm_ruff)}`, `/ floor ${q(x.ratios.cli_cached_to_floor)}`]);
   }
@@ -188,11 +198,13 @@ if (only.includes("editor")) {
     ratio_p95_to_ruff: col((r) => r.ratio_p95_to_ruff),
     typing_last_key_to_diagnostics_ms: col((r) => r.typing.last_key_to_diagnostics_ms), typing_lints_of_40: col((r) => r.typing.lints),
     scattered_p50_ms: col((r) => r.scattered.p50_ms), scattered_p95_ms: col((r) => r.scattered.p95_ms),
+    first20_p50_ms: col((r) => r.lsp.first.p50_ms), first20_p95_ms: col((r) => r.lsp.first.p95_ms), first20_max_ms: col((r) => r.lsp.first.max_ms),
   };
   results.editor = e;
   delete results.lsp;
   const q = (s, u = " ms") => `${s.median}${u} (${s.min}-${s.max})`;
-  table.push(["editor, 5,000 lines", "200 edits, each awaited", `GPU Pilot p50 ${q(e.lsp_p50_ms)}, p95 ${q(e.lsp_p95_ms)}`, `Ruff-wasm p50 ${q(e.ruff_p50_ms)}, p95 ${q(e.ruff_p95_ms)}`, `goal p95 <= 15 ms, p50 <= 5 ms`]);
+  table.push(["editor, 5,000 lines", "200 edits, each awaited, after 20 (as Ruff's 20 warm-up checks)", `GPU Pilot p50 ${q(e.lsp_p50_ms)}, p95 ${q(e.lsp_p95_ms)}`, `Ruff-wasm p50 ${q(e.ruff_p50_ms)}, p95 ${q(e.ruff_p95_ms)}`, `goal p95 <= 15 ms, p50 <= 5 ms`]);
+  table.push(["editor, 5,000 lines, first edits", "the 20 edits right after opening", `GPU Pilot p50 ${q(e.first20_p50_ms)}, p95 ${q(e.first20_p95_ms)}, max ${q(e.first20_max_ms)}`, "", ""]);
   table.push(["editor, 5,000 lines, moving", "200 edits, each in another function", `GPU Pilot p50 ${q(e.scattered_p50_ms)}, p95 ${q(e.scattered_p95_ms)}`, "", ""]);
   table.push(["editor, typing 10 char/s", "40 keys", `last key -> last diagnostics ${q(e.typing_last_key_to_diagnostics_ms)}`, `lints ${q(e.typing_lints_of_40, "")}`, "goal <= 50 ms"]);
 }
