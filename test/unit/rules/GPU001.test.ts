@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { lint as lintAll, lintCode, applyFix } from "../helpers";
-import type { LintOptions } from "../../../server/src/engine/lint";
+import { initEngine, lintPython, type LintOptions } from "../../../server/src/engine/lint";
 import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU001");
@@ -164,4 +164,42 @@ test("GPU001: with KINETO_USE_DAEMON=1 set before it, import torch itself freeze
   assert.deepEqual(ds.map((d) => d.code), ["GPU001"]);
   assert.match(ds[0].message, /import torch with KINETO_USE_DAEMON=1/);
   assert.deepEqual((await lint(src.replace('"1"\nimport', '"0"\nimport'))).map((d) => d.code), ["GPU002"]);
+});
+
+test("GPU001: a write for a child process started later in its block is no GPU001, however the start is named", async () => {
+  const head = "import os\nimport torch\nx = torch.ones(1).cuda()\n";
+  const write = 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const late = async (src: string) => (await lint(src)).filter((d) => d.code === "GPU001").map((d) => d.range.start.line);
+  // The start's name: the path's last name, an import alias, a module-level alias, torch.multiprocessing.
+  for (const [imports, start] of [
+    ["import subprocess\n", "subprocess.Popen(['python', 'w.py'])"],
+    ["from subprocess import Popen as P\n", "P(['python', 'w.py'])"],
+    ["import subprocess\nlaunch = subprocess.check_call\n", "launch(['python', 'w.py'])"],
+    ["import torch.multiprocessing as mp\n", "mp.spawn(print, nprocs=2)"],
+    ["import os as o\n", "o.execvpe('python', ['python'], o.environ)"],
+    ["import subprocess\n", "def later():\n    subprocess.run(['python'])"],
+  ]) {
+    assert.deepEqual(await late(imports + head + write + start + "\n"), [], start);
+    // The start before the write does not count: the write is late.
+    assert.deepEqual(await late(imports + head + start + "\n" + write), [imports.split("\n").length - 1 + 3 + start.split("\n").length], `${start} before`);
+  }
+  // A start after the write's block (an if) does not exempt it; one inside the block after it does.
+  const inIf = 'if True:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  assert.deepEqual(await late("import subprocess\n" + head + inIf + "subprocess.run(['python'])\n"), [5]);
+  assert.deepEqual(await late("import subprocess\n" + head + inIf + "    subprocess.run(['python'])\n"), []);
+  // A name that merely looks like one (no import) is no start.
+  assert.deepEqual(await late(head + write + "Popen(['python'])\n"), [3]);
+});
+
+test("GPU001: the editor's chunked module finds a child process started many statements later (another chunk)", async () => {
+  await initEngine();
+  const filler = Array.from({ length: 60 }, (_, i) => `v${i} = ${i}`).join("\n");
+  const src = `import os\nimport subprocess\nimport torch\nx = torch.ones(1).cuda()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n${filler}\nsubprocess.run(["python", "w.py"])\n`;
+  const r = lintPython(src, { select: ["GPU001"] }, { incremental: true });
+  assert.ok(r.tree!.chunkCount > 1);
+  assert.deepEqual(r.diagnostics.map((d) => d.code), []);
+  r.tree!.delete();
+  const r2 = lintPython(src.replace('subprocess.run(["python", "w.py"])\n', ""), { select: ["GPU001"] }, { incremental: true });
+  assert.deepEqual(r2.diagnostics.map((d) => d.range.start.line), [4]);
+  r2.tree!.delete();
 });

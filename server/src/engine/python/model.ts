@@ -161,8 +161,15 @@ export interface ModuleModel {
   isCudaDevice(node: SyntaxNode | null | undefined): boolean;
   /** The latest module-level assignment `name = value` before `before` (a byte offset), or null. */
   valueOf(name: string, before: number): SyntaxNode | null;
-  /** Words one of which the text of every statement that writes the environment contains (see writeWordsOf). */
+  /** Words one of which the text of every statement that writes the environment contains (see namesResolvingIn). */
   writeWords: readonly string[];
+  /**
+   * The local names that {@link resolve} turns into a path passing `test` when one stands alone:
+   * import bindings (`from subprocess import Popen as P`: `P`) and module-level aliases as resolve
+   * follows them (`launch = subprocess.Popen`). With the last attribute names of the paths, the
+   * words one of which the text of every expression resolving to such a path contains.
+   */
+  namesResolvingTo(test: (path: string) => boolean): string[];
   /** The literal string names of `os.environ`-like reads and writes are resolved through this. */
   isEnviron(node: SyntaxNode | null | undefined): boolean;
 }
@@ -359,7 +366,7 @@ function collectBindings(index: NodeIndex): Bindings {
 }
 
 /** The queries of a model over its bindings: resolve, valueOf, isCudaDevice, isEnviron. */
-type Queries = Pick<ModuleModel, "resolve" | "valueOf" | "isCudaDevice" | "isEnviron">;
+type Queries = Pick<ModuleModel, "resolve" | "valueOf" | "isCudaDevice" | "isEnviron" | "namesResolvingTo">;
 
 /** `resolve` of {@link ModuleModel}, cached per node id (several rules resolve the same calls). */
 function makeResolve({ symbols, assignments }: Bindings, track: Tracker): { resolve: ModuleModel["resolve"]; resolveNoAlias: (node: SyntaxNode | null) => string | null } {
@@ -467,28 +474,29 @@ function makeQueries(b: Bindings, track: Tracker = { deps: null }): Queries & { 
     }
   };
   const isEnviron = (node: SyntaxNode | null | undefined): boolean => resolve(node) === "os.environ";
-  return { resolve, valueOf, isCudaDevice, isEnviron, writeWords: writeWordsOf(b, resolveNoAlias) };
+  const namesResolvingTo = (test: (path: string) => boolean) => namesResolvingIn(b, resolveNoAlias, test);
+  return { resolve, valueOf, isCudaDevice, isEnviron, namesResolvingTo, writeWords: ["environ", "putenv", ...namesResolvingTo((p) => WRITE_PATHS.has(p))] };
 }
 
 /** The paths through which a statement writes the environment (envWritesOf). */
 const WRITE_PATHS = new Set(["os", "os.environ", "os.putenv"]);
 
 /**
- * Words one of which the text of every statement that writes the environment (envWritesOf)
- * contains: `environ`, `putenv`, and each local name that resolves to `os`, `os.environ` or
- * `os.putenv` (an import binding, or a module-level alias as `resolve` follows one). A write needs
- * `resolve` to give `os.environ` or `os.putenv`, and a resolved path is made of one such name
- * followed by attribute names written in the text.
+ * {@link ModuleModel.namesResolvingTo} over `b`. The words one of which the text of every statement
+ * that writes the environment (envWritesOf) contains are `environ`, `putenv` and the names resolving
+ * to `os`, `os.environ` or `os.putenv` ({@link ModuleModel.writeWords}): a write needs `resolve` to
+ * give `os.environ` or `os.putenv`, and a resolved path is made of one such name followed by
+ * attribute names written in the text.
  */
-function writeWordsOf({ symbols, assignments }: Bindings, resolveNoAlias: (node: SyntaxNode | null) => string | null): string[] {
-  const words = ["environ", "putenv"];
-  for (const [name, path] of symbols) if (WRITE_PATHS.has(path)) words.push(name);
+function namesResolvingIn({ symbols, assignments }: Bindings, resolveNoAlias: (node: SyntaxNode | null) => string | null, test: (path: string) => boolean): string[] {
+  const names: string[] = [];
+  for (const [name, path] of symbols) if (test(path)) names.push(name);
   for (const [name, vals] of assignments) {
     if (symbols.has(name) || vals.length !== 1 || (vals[0].type !== "attribute" && vals[0].type !== "identifier") || vals[0].text === name) continue;
     const path = resolveNoAlias(vals[0].node());
-    if (path && WRITE_PATHS.has(path)) words.push(name);
+    if (path && test(path)) names.push(name);
   }
-  return words;
+  return names;
 }
 
 /**

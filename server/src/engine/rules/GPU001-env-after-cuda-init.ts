@@ -4,32 +4,48 @@ import { STARTUP_VARIABLES } from "../frameworks";
 import { stateBefore, statesInFunction } from "../python/timeline";
 import { nodeRange, type EnvWriteEvent, type InitEvent } from "../python/model";
 import { moveWriteFix } from "./shared/moveWrite";
-import { blockStatements, calleePath } from "./shared/py";
+import { calleePath } from "./shared/py";
 import type { RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 
-/** Calls that start a child process, which inherits os.environ (Python's subprocess and os documentation). */
-const CHILD_PROCESS = /^(subprocess\.(Popen|run|call|check_call|check_output)|os\.(system|popen|exec[lv]p?e?|spawn[lv]p?e?|posix_spawnp?)|asyncio\.create_subprocess_(exec|shell)|multiprocessing\.(Process|context\.Process|get_context)|torch\.multiprocessing\.(spawn|start_processes|Process))$/;
+const EXEC_SUFFIXES = ["l", "le", "lp", "lpe", "v", "ve", "vp", "vpe"];
+/** Calls that start a child process, which inherits os.environ (Python's subprocess, os, asyncio and multiprocessing documentation; torch.multiprocessing). */
+const CHILD_PROCESS: ReadonlySet<string> = new Set([
+  ...["Popen", "run", "call", "check_call", "check_output"].map((f) => `subprocess.${f}`),
+  "os.system", "os.popen", ...EXEC_SUFFIXES.flatMap((s) => [`os.exec${s}`, `os.spawn${s}`]), "os.posix_spawn", "os.posix_spawnp",
+  "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
+  "multiprocessing.Process", "multiprocessing.context.Process", "multiprocessing.get_context",
+  "torch.multiprocessing.spawn", "torch.multiprocessing.start_processes", "torch.multiprocessing.Process",
+]);
+/** The last name of each {@link CHILD_PROCESS} path (`Popen`, `run`, `system`, ...). */
+const CHILD_PROCESS_NAMES: readonly string[] = [...new Set([...CHILD_PROCESS].map((p) => p.slice(p.lastIndexOf(".") + 1)))];
 
 /**
- * Whether a statement after `stmt` in its block starts a child process (see {@link CHILD_PROCESS}).
- * Each block is searched once per lint: the start of its last such statement is kept in `last`
- * (by block node id; -1 for none). Searching the rest of the block for every write made a file with
- * many writes quadratic (issue 18 item 3: 800 writes took 4.7 s, most of it here).
+ * The start offsets of the calls of the module that start a child process ({@link CHILD_PROCESS}),
+ * in order. Such a call's callee resolves to one of those paths, so its text holds the path's last
+ * name or a local name resolving to the whole path (`from subprocess import Popen as P`):
+ * only the top-level statements mentioning one of those words are searched, not every call of the
+ * file (a flat 5,000-line script: 40 ms per keystroke, most of the lint, went here).
  */
-function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode, last: Map<number, number>): boolean {
-  const block = blockStatements(ctx.model, stmt);
+function childProcessStarts(ctx: RuleContext): number[] {
+  const words = [...CHILD_PROCESS_NAMES, ...ctx.model.namesResolvingTo((p) => CHILD_PROCESS.has(p))];
+  return ctx.model.nodesMentioning("call", words, true).filter((c) => CHILD_PROCESS.has(calleePath(ctx.model, c) ?? "")).map((c) => c.startIndex).sort((x, y) => x - y);
+}
+
+/**
+ * Whether a statement after `stmt` in its block starts a child process: a call of
+ * {@link childProcessStarts} after `stmt` and inside its block (the whole module for a top-level
+ * statement, whose parent is its chunk's root: python/moduleTrees.ts). `starts` is found once per
+ * lint; each question is a binary search (issue 18 item 3: searching the rest of the block for every
+ * write made a file with many writes quadratic, 800 writes 4.7 s).
+ */
+function startsChildAfter(stmt: SyntaxNode, starts: readonly number[]): boolean {
+  const block = stmt.parent;
   if (!block) return false;
-  let at = last.get(block.key);
-  if (at === undefined) {
-    at = -1;
-    for (const s of block.statements) {
-      const calls = [...(s.type === "call" ? [s] : []), ...s.descendantsOfType("call")];
-      if (calls.some((c) => !!c && CHILD_PROCESS.test(calleePath(ctx.model, c) ?? ""))) at = Math.max(at, s.startIndex);
-    }
-    last.set(block.key, at);
-  }
-  return at > stmt.startIndex;
+  const blockEnd = block.type === "module" ? Number.POSITIVE_INFINITY : block.endIndex;
+  let lo = 0, hi = starts.length;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (starts[mid] < stmt.endIndex) lo = mid + 1; else hi = mid; }
+  return lo < starts.length && starts[lo] < blockEnd;
 }
 
 /** GPU001: a startup variable written after a CUDA-initialising call of a framework that reads it. */
@@ -53,9 +69,9 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const childStarts = new Map<number, number>();
+    let childStarts: number[] | undefined;
     const report = (w: EnvWriteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
-      if (w.statement && startsChildAfter(ctx, w.statement, childStarts)) return;
+      if (w.statement && startsChildAfter(w.statement, (childStarts ??= childProcessStarts(ctx)))) return;
       const line = ctx.where(frozenBy.node.startPosition.row);
       ctx.report({
         range: w.range,
