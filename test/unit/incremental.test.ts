@@ -141,3 +141,23 @@ test("incremental lint equals a lint from scratch after random edits of real fil
   }
   assert.ok(steps >= FILES.length * 6 && withFindings > FILES.length && clean > steps / 3, `steps ${steps}, with findings ${withFindings}, without syntax errors ${clean}`);
 });
+
+test("a second `def f` with the first one's text is the definition a kept call of f() inlines after the edit", async () => {
+  await initEngine();
+  // Bug fixed 2026-12-03: the kept record of `f()` was kept when an identical definition was
+  // typed above the call (the definitions were compared by text), so the related location of
+  // GPU001 stayed in the first body (line 4) while a lint from scratch names the second (line 6).
+  const v1 = 'import os\nimport torch\ndef f():\n    torch.cuda.init()\nf()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const options: LintOptions = { select: ["GPU001"] };
+  const first = lintPython(v1, options, { incremental: true });
+  assert.deepEqual(first.diagnostics.map((d) => d.related?.[0].range.start.line), [3]);
+  const at = v1.indexOf("f()\n");
+  const v2 = applyEdit(first.tree!, v1, { start: at, end: at, text: "def f():\n    torch.cuda.init()\n" });
+  const next = lintPython(v2, options, { previousTree: first.tree!, incremental: true });
+  first.tree!.delete();
+  const fresh = lintPython(v2, options);
+  assert.deepEqual(fresh.diagnostics.map((d) => d.related?.[0].range.start.line), [5]);
+  assert.equal(shape(next), shape(fresh));
+  next.tree!.delete();
+  fresh.tree?.delete();
+});

@@ -658,11 +658,11 @@ function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, 
   const change = last === undefined ? undefined : edit && edit.from === last ? edit.change : textChange(last, text);
   const memo = new Memo(cache, statements, text, change, tree.hasError);
   cache.text = text;
-  const { b: bindings, functionTexts } = bindingsOf(memo);
+  const { b: bindings, functionDefs } = bindingsOf(memo);
   const { writeWords, ...queries } = makeQueries(bindings, memo.track);
   const key = [options.eagerInitModules.join(","), options.torchBelow24, [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
-  dropStale(memo, key, changedNames(memo, cache, bindings, functionTexts));
-  Object.assign(cache, { statements: memo.facts, key, bindings, functionTexts });
+  dropStale(memo, key, changedNames(memo, cache, bindings, functionDefs));
+  Object.assign(cache, { statements: memo.facts, key, bindings, functionDefs });
   const index = new NodeIndex(tree, true, statements);
   const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
@@ -1084,8 +1084,11 @@ interface WalkRecord {
   entry: string;
   exit: { nvmlCheck: boolean; kinetoDaemon: boolean; torchLoaded: boolean };
   events: EventRecord[];
-  /** `at` counts the events before the call from the statement's first event. */
-  calls: Array<{ ref: NodeRef; path: string | null; at: number }>;
+  /**
+   * `at` counts the events before the call from the statement's first event. `live`: the call as
+   * last handed out ({@link Memo.call}), with the count of events before the statement then.
+   */
+  calls: Array<{ ref: NodeRef; path: string | null; at: number; live?: { memo: Memo; base: number; call: TimelineCall } }>;
   /** Functions the walk inlined (everInlined). */
   inlined: string[];
   deps: Deps;
@@ -1132,8 +1135,12 @@ export class ModelCache {
   key = "";
   /** @internal The bindings of the last model (to find the names bound differently now). */
   bindings: Bindings | null = null;
-  /** @internal Function name → its definition statement's text, of the last model. */
-  functionTexts = new Map<string, string>();
+  /**
+   * @internal Function name → the facts of the statement defining it, of the last model. Compared
+   * by identity: kept facts mean the same subtree at the same place in the statement order, while
+   * the same text elsewhere (a second `def f` written like the first) is another definition.
+   */
+  functionDefs = new Map<string, StatementFacts>();
   /** @internal */
   epoch = 0;
   /** @internal The text of the last model (the facts' offsets are in it). */
@@ -1301,11 +1308,19 @@ class Memo {
     return live.event;
   }
 
-  /** A timeline call whose node is found on first use. */
+  /**
+   * A timeline call whose node is found on first use (once per lint). As with {@link event}, the
+   * object is made once and handed out again while the events before the statement are as many as
+   * then (a flat script has thousands of calls at module level: a new object for each at every
+   * keystroke was ~5 ms of a 5,000-line one's lint); nothing writes to calls.
+   */
   call(c: WalkRecord["calls"][number], base: number): TimelineCall {
-    const find = () => this.node(c.ref);
-    let node: SyntaxNode | undefined;
-    return { path: c.path, at: c.at + base, get node() { return (node ??= find()); } };
+    if (c.live && c.live.base === base) { c.live.memo = this; return c.live.call; }
+    const live: { memo: Memo; base: number; call: TimelineCall } = { memo: this, base, call: undefined as unknown as TimelineCall };
+    let node: SyntaxNode | undefined, nodeMemo: Memo | undefined;
+    live.call = { path: c.path, at: c.at + base, get node() { if (nodeMemo !== live.memo || !node) { node = live.memo.node(c.ref); nodeMemo = live.memo; } return node; } };
+    c.live = live;
+    return live.call;
   }
 }
 
@@ -1351,9 +1366,9 @@ function meets(mine: ReadonlySet<string>, theirs: ReadonlySet<string>): boolean 
 }
 
 /** The bindings of a model whose statements' facts are kept: from the facts, nodes found on use. */
-function bindingsOf(memo: Memo): { b: Bindings; functionTexts: Map<string, string> } {
+function bindingsOf(memo: Memo): { b: Bindings; functionDefs: Map<string, StatementFacts> } {
   const b: Bindings = { symbols: new Map(), functions: new Map(), assignments: new Map(), frameworks: new Set() };
-  const functionTexts = new Map<string, string>();
+  const functionDefs = new Map<string, StatementFacts>();
   for (const f of memo.facts) {
     for (const [local, path] of f.imports) {
       b.symbols.set(local, path);
@@ -1364,7 +1379,7 @@ function bindingsOf(memo: Memo): { b: Bindings; functionTexts: Map<string, strin
   for (const f of memo.facts) {
     if (!f.def) continue;
     b.functions.set(f.def.name, f.def.ref.start === 0 && f.def.ref.type === f.type ? f.node : memo.node(f.def.ref));
-    functionTexts.set(f.def.name, f.text);
+    functionDefs.set(f.def.name, f);
   }
   for (const f of memo.facts) {
     for (const a of f.assignments) {
@@ -1374,7 +1389,7 @@ function bindingsOf(memo: Memo): { b: Bindings; functionTexts: Map<string, strin
       b.assignments.set(a.name, list);
     }
   }
-  return { b, functionTexts };
+  return { b, functionDefs };
 }
 
 /** The names bound differently than at the last lint, by what a record looked up about them, with each set's {@link namesMask}. */
@@ -1385,7 +1400,7 @@ interface ChangedNames { resolved: Set<string>; values: Set<string>; callees: Se
  * changed: for resolve (the import binding or alias), for valueOf (the values), for inlining (the
  * function definition or an import of the name).
  */
-function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowTexts: Map<string, string>): ChangedNames {
+function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowDefs: Map<string, StatementFacts>): ChangedNames {
   const out: ChangedNames = { resolved: new Set<string>(), values: new Set<string>(), callees: new Set<string>(), masks: [0, 0, 0] };
   const before = cache.bindings;
   if (!before) return out;
@@ -1406,11 +1421,13 @@ function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowTexts: Ma
     return v && v.length === 1 && (v[0].type === "attribute" || v[0].type === "identifier") && v[0].text !== n ? `~${v[0].text}` : "";
   };
   const valuesOf = (b: Bindings, n: string) => (b.assignments.get(n) ?? []).map((v) => `${v.type}:${v.text}`).join("\u0001");
-  const fnOf = (b: Bindings, texts: Map<string, string>, n: string) => `${b.symbols.has(n) ? "S" : ""}|${texts.get(n) ?? ""}`;
+  // The definition by its statement's facts (ModelCache.functionDefs), not its text: a second
+  // `def f` with the first one's text is another subtree, which a kept inlining did not walk.
+  const fnChanged = (n: string) => before.symbols.has(n) !== now.symbols.has(n) || cache.functionDefs.get(n) !== nowDefs.get(n);
   for (const n of names) {
     if (aliasOf(before, n) !== aliasOf(now, n)) out.resolved.add(n);
     if (valuesOf(before, n) !== valuesOf(now, n)) out.values.add(n);
-    if (fnOf(before, cache.functionTexts, n) !== fnOf(now, nowTexts, n)) out.callees.add(n);
+    if (fnChanged(n)) out.callees.add(n);
   }
   out.masks = masksOf(out);
   return out;
