@@ -161,3 +161,57 @@ test("a second `def f` with the first one's text is the definition a kept call o
   next.tree!.delete();
   fresh.tree?.delete();
 });
+
+/** Definitions and calls of module functions (what a kept inlining depends on), inserted at a line start. */
+const DEFINITIONS = [
+  "def main():\n    torch.cuda.synchronize()\n", "def main():\n    pass\n", "main()\n",
+  "def helper():\n    torch.cuda.init()\n", "def helper():\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n", "helper()\n",
+  "main = helper\n", "from x import main\n",
+];
+function definitionEdit(text: string, r: (n: number) => number): Edit {
+  const starts = [0];
+  for (let i = 0; i < text.length; i++) if (text[i] === "\n") starts.push(i + 1);
+  const at = starts[r(starts.length)];
+  return { start: at, end: at, text: DEFINITIONS[r(DEFINITIONS.length)] };
+}
+
+test("the kept model's timeline (events, calls, function timelines) equals a fresh model's after random edits", async () => {
+  await initEngine();
+  const { ModuleTrees } = await import("../../server/src/engine/python/moduleTrees");
+  const { buildModel, ModelCache } = await import("../../server/src/engine/python/model");
+  const modelOptions = { eagerInitModules: [], torchBelow24: false };
+  type Model = ReturnType<typeof buildModel>;
+  const timeline = (m: Model) => JSON.stringify({
+    calls: m.calls.map((c) => [c.path, c.at, c.node.startIndex, c.node.type]),
+    events: m.events.map((e) => [e.kind, "node" in e ? (e.node as { startIndex: number } | undefined)?.startIndex : null, "variable" in e ? e.variable : null]),
+    functions: m.functionTimelines.map((f) => [f.def.startIndex, f.events.map((e) => e.kind)]),
+  });
+  const files = FILES.filter((f) => /torch|cuda|environ/.test(readFileSync(f, "utf8"))).filter((_, i) => i % 3 === 0);
+  assert.ok(files.length > 20, `only ${files.length} files`);
+  let steps = 0, withCalls = 0;
+  for (const [k, file] of files.entries()) {
+    const r = rng(0x51ed27 ^ (k * 40503));
+    let text = readFileSync(file, "utf8").replace(/\r\n?/g, "\n");
+    let tree = ModuleTrees.parse(text, true);
+    const cache = new ModelCache();
+    timeline(buildModel(tree, text, modelOptions, [], cache));
+    const edits: Edit[] = [];
+    for (let i = 0; i < 12; i++) {
+      const e = r(2) ? randomEdit(text, r) : definitionEdit(text, r);
+      edits.push(e);
+      text = applyEdit(tree, text, e);
+      const next = tree.next(text);
+      tree.delete();
+      tree = next;
+      const kept = timeline(buildModel(tree, text, modelOptions, [], cache));
+      const freshTree = ModuleTrees.parse(text, true);
+      const fresh = timeline(buildModel(freshTree, text, modelOptions, [], new ModelCache()));
+      freshTree.delete();
+      if (kept !== fresh) assert.fail(`${file}: after edits ${JSON.stringify(edits)}:\nkept  ${kept}\nfresh ${fresh}`);
+      if (kept.includes('"calls":[[')) withCalls++;
+      steps++;
+    }
+    tree.delete();
+  }
+  assert.ok(withCalls > steps / 2, `steps ${steps}, with calls ${withCalls}`);
+});
