@@ -7,6 +7,7 @@ import { moveWriteFix } from "./shared/moveWrite";
 import { calleePath } from "./shared/py";
 import type { RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
+import { isWordCode } from "../python/lineStructure";
 
 const EXEC_SUFFIXES = ["l", "le", "lp", "lpe", "v", "ve", "vp", "vpe"];
 /** Calls that start a child process, which inherits os.environ (Python's subprocess, os, asyncio and multiprocessing documentation; torch.multiprocessing). */
@@ -21,31 +22,57 @@ const CHILD_PROCESS: ReadonlySet<string> = new Set([
 const CHILD_PROCESS_NAMES: readonly string[] = [...new Set([...CHILD_PROCESS].map((p) => p.slice(p.lastIndexOf(".") + 1)))];
 
 /**
- * The start offsets of the calls of the module that start a child process ({@link CHILD_PROCESS}),
- * in order. Such a call's callee resolves to one of those paths, so its text holds the path's last
- * name or a local name resolving to the whole path (`from subprocess import Popen as P`):
- * only the top-level statements mentioning one of those words are searched, not every call of the
- * file (a flat 5,000-line script: 40 ms per keystroke, most of the lint, went here).
+ * The words one of which the text of every call that starts a child process ({@link CHILD_PROCESS})
+ * contains, as a whole identifier: its callee resolves to one of those paths, so it is written with
+ * the path's last name or with a local name resolving to the whole path (`from subprocess import
+ * Popen as P`, `launch = subprocess.Popen`).
  */
-function childProcessStarts(ctx: RuleContext): number[] {
-  const words = [...CHILD_PROCESS_NAMES, ...ctx.model.namesResolvingTo((p) => CHILD_PROCESS.has(p))];
-  return ctx.model.nodesMentioning("call", words, true).filter((c) => CHILD_PROCESS.has(calleePath(ctx.model, c) ?? "")).map((c) => c.startIndex).sort((x, y) => x - y);
+function childProcessWords(ctx: RuleContext): string[] {
+  return [...CHILD_PROCESS_NAMES, ...ctx.model.namesResolvingTo((p) => CHILD_PROCESS.has(p))];
+}
+
+/** Whether `text[from, end)` holds one of `words` as a whole identifier (searched from `from` only). */
+function wordIn(text: string, from: number, end: number, words: readonly string[]): boolean {
+  for (const w of words) {
+    for (let i = text.indexOf(w, from); i >= 0 && i + w.length <= end; i = text.indexOf(w, i + 1)) {
+      if ((i === 0 || !isWordCode(text.charCodeAt(i - 1))) && !isWordCode(text.charCodeAt(i + w.length))) return true;
+    }
+  }
+  return false;
 }
 
 /**
- * Whether a statement after `stmt` in its block starts a child process: a call of
- * {@link childProcessStarts} after `stmt` and inside its block (the whole module for a top-level
- * statement, whose parent is its chunk's root: python/moduleTrees.ts). `starts` is found once per
- * lint; each question is a binary search (issue 18 item 3: searching the rest of the block for every
- * write made a file with many writes quadratic, 800 writes 4.7 s).
+ * The start offsets of the module's calls that start a child process, in order: the calls of the
+ * top-level statements that mention one of `words`, resolved.
  */
-function startsChildAfter(stmt: SyntaxNode, starts: readonly number[]): boolean {
+function childProcessStarts(ctx: RuleContext, words: readonly string[]): number[] {
+  return ctx.model.nodesMentioning("call", words, true).filter((c) => CHILD_PROCESS.has(calleePath(ctx.model, c) ?? "")).map((c) => c.startIndex).sort((x, y) => x - y);
+}
+
+/** What {@link startsChildAfter} finds once per lint. */
+interface ChildProcessFacts { words?: string[]; starts?: number[] }
+
+/**
+ * Whether a statement after `stmt` in its block starts a child process: a call of
+ * {@link CHILD_PROCESS} after `stmt` and inside its block (the whole module for a top-level
+ * statement, whose parent is its chunk's root: python/moduleTrees.ts). First a text test of only
+ * the rest of the block (such a call's text holds one of {@link childProcessWords}); where it
+ * passes, the module's starts, found once per lint ({@link childProcessStarts}), by binary search.
+ * Issue 18 item 3: searching the rest of the block's calls for every write made a file with many
+ * writes quadratic (800 writes 4.7 s); a flat 5,000-line script spent 40 ms of each keystroke's lint
+ * resolving every call after a late write.
+ */
+function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode, facts: ChildProcessFacts): boolean {
   const block = stmt.parent;
   if (!block) return false;
-  const blockEnd = block.type === "module" ? Number.POSITIVE_INFINITY : block.endIndex;
+  const text = ctx.model.text;
+  const from = stmt.endIndex, end = block.type === "module" ? text.length : block.endIndex;
+  const words = (facts.words ??= childProcessWords(ctx));
+  if (!wordIn(text, from, end, words)) return false;
+  const starts = (facts.starts ??= childProcessStarts(ctx, words));
   let lo = 0, hi = starts.length;
-  while (lo < hi) { const mid = (lo + hi) >> 1; if (starts[mid] < stmt.endIndex) lo = mid + 1; else hi = mid; }
-  return lo < starts.length && starts[lo] < blockEnd;
+  while (lo < hi) { const mid = (lo + hi) >> 1; if (starts[mid] < from) lo = mid + 1; else hi = mid; }
+  return lo < starts.length && starts[lo] < end;
 }
 
 /** GPU001: a startup variable written after a CUDA-initialising call of a framework that reads it. */
@@ -69,9 +96,9 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    let childStarts: number[] | undefined;
+    const childFacts: ChildProcessFacts = {};
     const report = (w: EnvWriteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
-      if (w.statement && startsChildAfter(w.statement, (childStarts ??= childProcessStarts(ctx)))) return;
+      if (w.statement && startsChildAfter(ctx, w.statement, childFacts)) return;
       const line = ctx.where(frozenBy.node.startPosition.row);
       ctx.report({
         range: w.range,
