@@ -44,14 +44,27 @@ export function trainingFile(lines = 5000) {
 }
 
 /**
+ * A flat script of `lines` lines: the same training steps written at module level, as a script
+ * exported from a notebook is (thousands of top-level statements instead of hundreds of functions),
+ * with a late CUDA_VISIBLE_DEVICES write at the end (one finding).
+ */
+export function flatScript(lines = 5000) {
+  const out = ["import os", "import torch", "import torch.nn as nn", "model = nn.Linear(8, 8).cuda()", "opt = torch.optim.SGD(model.parameters(), lr=0.1)", 'device = "cuda:0"'];
+  for (let i = 0; out.length + 6 <= lines - 1; i++) out.push(`x_${i} = torch.randn(4, 8, device=device)`, `loss_${i} = model(x_${i}).sum()`, `loss_${i}.backward()`, "opt.step()", `print("step", ${i}, loss_${i}.item())`, "");
+  out.push('os.environ["CUDA_VISIBLE_DEVICES"] = "1"');
+  while (out.length < lines) out.push("");
+  return out.slice(0, lines).join("\n") + "\n";
+}
+
+/**
  * Where the edits go: the identifier `loss` of a `loss = nn.functional...` line in the middle of
  * the file grows to `lossxxxx...` (every keystroke changes the program). Returns {line, col}.
  */
 function typingSpot(text) {
   const lines = text.split("\n");
   let line = Math.floor((lines.length - 1) / 2);
-  while (!lines[line].startsWith("    loss = ")) line++;
-  return { line, col: "    loss".length };
+  while (!lines[line].startsWith("    loss = ") && !/^loss_\d+ = /.test(lines[line])) line++;
+  return { line, col: lines[line].indexOf("loss") + "loss".length };
 }
 
 /**
@@ -136,12 +149,12 @@ function scatteredSpots(text) {
  * meets right after opening a file is reported as its own row instead of hidden in the p95.
  * `serverPath`: another build of the server (to compare two versions in one run).
  * `scattered`: each edit in another function of the file ({@link scatteredSpots}), as a user who
- * moves around types, instead of all at one spot.
+ * moves around types, instead of all at one spot. `flat`: the file is {@link flatScript} instead.
  */
-export async function measure({ edits = 200, warmup = 20, serverPath, serverFlags, serverTimes = false, scattered = false } = {}) {
+export async function measure({ edits = 200, warmup = 20, serverPath, serverFlags, serverTimes = false, scattered = false, flat = false } = {}) {
   const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: serverTimes });
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_train.py")).href;
-  const text = trainingFile();
+  const text = flat ? flatScript() : trainingFile();
   const lineCount = text.split("\n").length - 1;
   const opened = s.waitVersion(uri, 1);
   await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
