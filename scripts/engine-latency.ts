@@ -6,7 +6,8 @@
 // the engines run in interleaved rounds, so that load on the machine hits each alike. Each edit is
 // timed twice: wall clock, and CPU time of this process (process.cpuUsage, user + system), which
 // a loaded machine (other processes on the same cores) inflates far less.
-// Usage: node --import tsx scripts/engine-latency.ts [--edits N] [--rounds R] [ENGINE_ROOT...]
+// `--flat`: the flat 5,000-line script of bench/lsp-latency.mjs `flatScript` (this checkout's) instead.
+// Usage: node --import tsx scripts/engine-latency.ts [--edits N] [--rounds R] [--flat] [ENGINE_ROOT...]
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
@@ -14,11 +15,12 @@ interface Engine { initEngine(): Promise<void>; lintPython(text: string, o: obje
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  let edits = 200, rounds = 1;
+  let edits = 200, rounds = 1, flat = false;
   const roots: string[] = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] === "--edits") edits = Number(args[++i]);
     else if (args[i] === "--rounds") rounds = Number(args[++i]);
+    else if (args[i] === "--flat") flat = true;
     else roots.push(resolve(args[i]));
   }
   if (roots.length === 0) roots.push(resolve(__dirname, ".."));
@@ -29,11 +31,13 @@ async function main(): Promise<void> {
     engines.push(e);
   }
   const { trainingFile } = (await import(pathToFileURL(join(roots[0], "bench/lsp-latency.mjs")).href)) as { trainingFile(): string };
+  const { flatScript } = (await import(pathToFileURL(join(__dirname, "..", "bench/lsp-latency.mjs")).href)) as { flatScript(): string };
+  const file = flat ? flatScript : trainingFile;
   const times: number[][] = roots.map(() => []);
   const cpu: number[][] = roots.map(() => []);
   let findings: number[] = [];
   for (let round = 0; round < rounds; round++) {
-    findings = engines.map((e, k) => typeEdits(e, trainingFile(), edits, times[k], cpu[k]));
+    findings = engines.map((e, k) => typeEdits(e, file(), edits, times[k], cpu[k]));
   }
   roots.forEach((r, k) => {
     const pct = (list: number[], p: number) => { const t = [...list].sort((a, b) => a - b); return +t[Math.min(t.length - 1, Math.floor((p / 100) * t.length))].toFixed(2); };
@@ -49,8 +53,8 @@ function typeEdits(engine: Engine, start: string, edits: number, out: number[], 
   let text = start;
   const lines = text.split("\n");
   let line = Math.floor((lines.length - 1) / 2);
-  while (!lines[line].startsWith("    loss = ")) line++;
-  const col = "    loss".length;
+  while (!lines[line].startsWith("    loss = ") && !/^loss_\d+ = /.test(lines[line])) line++;
+  const col = lines[line].indexOf("loss") + "loss".length;
   let offset = lines.slice(0, line).join("\n").length + 1 + col;
   let r = engine.lintPython(text, { lazyFixValidation: true }, { incremental: true });
   for (let i = 0; i < edits + 10; i++) {
