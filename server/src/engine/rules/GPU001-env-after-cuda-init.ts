@@ -31,14 +31,21 @@ function childProcessWords(ctx: RuleContext): string[] {
   return [...CHILD_PROCESS_NAMES, ...ctx.model.namesResolvingTo((p) => CHILD_PROCESS.has(p))];
 }
 
-/** Whether `text[from, end)` holds one of `words` as a whole identifier (searched from `from` only). */
-function wordIn(text: string, from: number, end: number, words: readonly string[]): boolean {
+/**
+ * The offset of the last whole-identifier occurrence of one of `words` in `text[start, end)`, or
+ * -1. Only that range is searched (a block's own text: the writes of many small blocks would
+ * otherwise each search the rest of the file).
+ */
+function lastWordIn(text: string, start: number, end: number, words: readonly string[]): number {
+  const part = start === 0 && end === text.length ? text : text.slice(start, end);
+  let last = -1;
   for (const w of words) {
-    for (let i = text.indexOf(w, from); i >= 0 && i + w.length <= end; i = text.indexOf(w, i + 1)) {
-      if ((i === 0 || !isWordCode(text.charCodeAt(i - 1))) && !isWordCode(text.charCodeAt(i + w.length))) return true;
+    for (let i = part.lastIndexOf(w); i >= 0 && start + i > last; i = i > 0 ? part.lastIndexOf(w, i - 1) : -1) {
+      const at = start + i;
+      if ((at === 0 || !isWordCode(text.charCodeAt(at - 1))) && !isWordCode(text.charCodeAt(at + w.length))) { last = at; break; }
     }
   }
-  return false;
+  return last;
 }
 
 /**
@@ -49,18 +56,21 @@ function childProcessStarts(ctx: RuleContext, words: readonly string[]): number[
   return ctx.model.nodesMentioning("call", words, true).filter((c) => CHILD_PROCESS.has(calleePath(ctx.model, c) ?? "")).map((c) => c.startIndex).sort((x, y) => x - y);
 }
 
-/** What {@link startsChildAfter} finds once per lint. */
-interface ChildProcessFacts { words?: string[]; starts?: number[] }
+/**
+ * What {@link startsChildAfter} finds once per lint: the words, the module's child-process starts,
+ * and per block (its node id; -1 for the module) the offset of its last child-process word.
+ */
+interface ChildProcessFacts { words?: string[]; starts?: number[]; lastWord: Map<number, number> }
 
 /**
  * Whether a statement after `stmt` in its block starts a child process: a call of
  * {@link CHILD_PROCESS} after `stmt` and inside its block (the whole module for a top-level
- * statement, whose parent is its chunk's root: python/moduleTrees.ts). First a text test of only
- * the rest of the block (such a call's text holds one of {@link childProcessWords}); where it
- * passes, the module's starts, found once per lint ({@link childProcessStarts}), by binary search.
- * Issue 18 item 3: searching the rest of the block's calls for every write made a file with many
- * writes quadratic (800 writes 4.7 s); a flat 5,000-line script spent 40 ms of each keystroke's lint
- * resolving every call after a late write.
+ * statement, whose parent is its chunk's root: python/moduleTrees.ts). First a text test: such a
+ * call's text holds one of {@link childProcessWords}, so the block's last such word (found once per
+ * block and lint) must come after `stmt`; where it does, the module's starts, found once per lint
+ * ({@link childProcessStarts}), by binary search. Issue 18 item 3: searching the rest of the block
+ * for every write made a file with many writes quadratic (800 writes 4.7 s); a flat 5,000-line
+ * script spent 40 ms of each keystroke's lint resolving every call after a late write.
  */
 function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode, facts: ChildProcessFacts): boolean {
   const block = stmt.parent;
@@ -68,7 +78,10 @@ function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode, facts: ChildProces
   const text = ctx.model.text;
   const from = stmt.endIndex, end = block.type === "module" ? text.length : block.endIndex;
   const words = (facts.words ??= childProcessWords(ctx));
-  if (!wordIn(text, from, end, words)) return false;
+  const key = block.type === "module" ? -1 : block.id;
+  let last = facts.lastWord.get(key);
+  if (last === undefined) { last = lastWordIn(text, key === -1 ? 0 : block.startIndex, end, words); facts.lastWord.set(key, last); }
+  if (last < from) return false;
   const starts = (facts.starts ??= childProcessStarts(ctx, words));
   let lo = 0, hi = starts.length;
   while (lo < hi) { const mid = (lo + hi) >> 1; if (starts[mid] < from) lo = mid + 1; else hi = mid; }
@@ -96,7 +109,7 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const childFacts: ChildProcessFacts = {};
+    const childFacts: ChildProcessFacts = { lastWord: new Map() };
     const report = (w: EnvWriteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
       if (w.statement && startsChildAfter(ctx, w.statement, childFacts)) return;
       const line = ctx.where(frozenBy.node.startPosition.row);
