@@ -160,6 +160,7 @@ export async function measure({ edits = 200, warmup = 20, serverPath, serverFlag
   await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
   await opened;
   const spots = scattered ? scatteredSpots(text) : [typingSpot(text)];
+  if (spots.length === 0) throw new Error("measure: scattered needs the function-structured file (the flat script has no `    loss = ` lines)");
   const typed = spots.map(() => 0);
   const times = [];
   for (let i = 0; i < warmup + edits; i++) {
