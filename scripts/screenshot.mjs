@@ -337,7 +337,9 @@ async function shotOf(page, file, parts, { padBottom = 0, bottomOf } = {}) {
   const lowest = bottomOf === undefined ? Math.max(...boxes.map((b) => b.y + b.height)) : boxes[bottomOf].y + boxes[bottomOf].height;
   const bottom = Math.min(vp.height, Math.ceil(lowest + padBottom));
   await page.screenshot({ path: file, clip: { x, y, width: right - x, height: bottom - y } });
-  log(`wrote ${path.relative(process.cwd(), file)} (${right - x} x ${bottom - y} CSS px)`);
+  // Relative to where the script was started when the file is under it, else the full path (--out-dir elsewhere).
+  const shown = file.startsWith(process.cwd() + path.sep) ? path.relative(process.cwd(), file) : file;
+  log(`wrote ${shown} (${right - x} x ${bottom - y} CSS px)`);
 }
 
 main().then(() => shutdown(0), async (e) => {
