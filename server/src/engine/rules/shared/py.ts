@@ -35,16 +35,15 @@ export function calleePath(model: ModuleModel, call: SyntaxNode): string | null 
 }
 
 /**
- * The statements of the block that holds `stmt`, comments included, in order, and a key for that
- * block (its node id; -1 for the module). A top-level statement's parent is the root of its chunk
- * (python/moduleTrees.ts), which holds only that chunk's statements: the module's are
- * `model.tree.statements`. Null when `stmt` has no parent.
+ * The statements of the block that holds `stmt`, comments included, in order. A top-level
+ * statement's parent is the root of its chunk (python/moduleTrees.ts), which holds only that
+ * chunk's statements: the module's are `model.tree.statements`. Null when `stmt` has no parent.
  */
-export function blockStatements(model: ModuleModel, stmt: SyntaxNode): { key: number; statements: readonly SyntaxNode[] } | null {
+export function blockStatements(model: ModuleModel, stmt: SyntaxNode): readonly SyntaxNode[] | null {
   const block = stmt.parent;
   if (!block) return null;
-  if (block.type === "module") return { key: -1, statements: model.tree.statements };
-  return { key: block.id, statements: block.namedChildren.filter((c): c is SyntaxNode => !!c) };
+  if (block.type === "module") return model.tree.statements;
+  return block.namedChildren.filter((c): c is SyntaxNode => !!c);
 }
 
 /** The statement (a child of a block or of the module) that contains `node`. */
@@ -230,7 +229,7 @@ export function wrapRestOfBlock(model: ModuleModel, stmt: SyntaxNode, header: st
   if (!block) return null;
   const rest: SyntaxNode[] = [];
   let seen = false;
-  for (const c of block.statements) {
+  for (const c of block) {
     if (c.id === stmt.id) { seen = true; continue; }
     if (seen) rest.push(c);
   }
