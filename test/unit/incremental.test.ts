@@ -15,7 +15,9 @@ import { readdirSync, readFileSync, statSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, CASES } from "./helpers";
 import { initEngine, lintPython, type LintOptions } from "../../server/src/engine/lint";
-import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
+import { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
+import { buildModel, ModelCache } from "../../server/src/engine/python/model";
+import { lineStarts } from "../../server/src/engine/fixes";
 
 function pyFiles(dir: string, depth = 0): string[] {
   if (!existsSync(dir) || depth > 12) return [];
@@ -65,8 +67,7 @@ function rng(seed: number): (n: number) => number {
 interface Edit { start: number; end: number; text: string }
 
 function randomEdit(text: string, r: (n: number) => number): Edit {
-  const lineStarts = [0];
-  for (let i = 0; i < text.length; i++) if (text[i] === "\n") lineStarts.push(i + 1);
+  const starts = lineStarts(text);
   switch (r(7)) {
     case 6: {
       // Text replaced by as many characters (typing over a selection, a rename to a name of the
@@ -78,8 +79,8 @@ function randomEdit(text: string, r: (n: number) => number): Edit {
     }
     case 0: case 1: { const at = r(text.length + 1); return { start: at, end: at, text: CHARS[r(CHARS.length)] }; }
     case 2: { const at = r(text.length + 1); return { start: at, end: Math.min(text.length, at + 1 + r(5)), text: "" }; }
-    case 3: { const l = r(lineStarts.length); const end = lineStarts[l + 1] ?? text.length; return { start: lineStarts[l], end, text: "" }; }
-    default: { const at = lineStarts[r(lineStarts.length)]; return { start: at, end: at, text: SNIPPETS[r(SNIPPETS.length)] }; }
+    case 3: { const l = r(starts.length); const end = starts[l + 1] ?? text.length; return { start: starts[l], end, text: "" }; }
+    default: { const at = starts[r(starts.length)]; return { start: at, end: at, text: SNIPPETS[r(SNIPPETS.length)] }; }
   }
 }
 
@@ -169,16 +170,13 @@ const DEFINITIONS = [
   "main = helper\n", "from x import main\n",
 ];
 function definitionEdit(text: string, r: (n: number) => number): Edit {
-  const starts = [0];
-  for (let i = 0; i < text.length; i++) if (text[i] === "\n") starts.push(i + 1);
+  const starts = lineStarts(text);
   const at = starts[r(starts.length)];
   return { start: at, end: at, text: DEFINITIONS[r(DEFINITIONS.length)] };
 }
 
 test("the kept model's timeline (events, calls, function timelines) equals a fresh model's after random edits", async () => {
   await initEngine();
-  const { ModuleTrees } = await import("../../server/src/engine/python/moduleTrees");
-  const { buildModel, ModelCache } = await import("../../server/src/engine/python/model");
   const modelOptions = { eagerInitModules: [], torchBelow24: false };
   type Model = ReturnType<typeof buildModel>;
   const timeline = (m: Model) => JSON.stringify({
