@@ -92,7 +92,13 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
     const w = waiting.get(key);
     if (w) { waiting.delete(key); w(at); }
   });
-  conn.onNotification(rpc.LogTraceNotification.type, (p) => traces.push(p.message));
+  const traceWaits = [];
+  conn.onNotification(rpc.LogTraceNotification.type, (p) => {
+    const at = process.hrtime.bigint();
+    traces.push(p.message);
+    const k = traceWaits.findIndex((w) => p.message.startsWith(w.prefix));
+    if (k >= 0) traceWaits.splice(k, 1)[0].resolve(at);
+  });
   conn.listen();
   await conn.sendRequest(rpc.InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {}, workspaceFolders: null });
   await conn.sendNotification(rpc.InitializedNotification.type, {});
@@ -101,6 +107,8 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
     conn, server, traces,
     published: (uri) => versions.get(uri) ?? [],
     waitVersion: (uri, version) => new Promise((r) => waiting.set(`${uri}#${version}`, r)),
+    /** Resolves (hrtime) when a `$/logTrace` line starting with `prefix` arrives (needs `trace`). */
+    waitTrace: (prefix) => new Promise((resolve) => traceWaits.push({ prefix, resolve })),
     async stop() {
       await conn.sendRequest(rpc.ShutdownRequest.type).catch(() => undefined);
       await conn.sendNotification(rpc.ExitNotification.type).catch(() => undefined);
@@ -179,6 +187,58 @@ export async function measure({ edits = 200, warmup = 20, serverPath, serverFlag
   // The server's own lint time per version (its `$/logTrace` lines), to split engine from transport.
   const lints = s.traces.map((m) => /^lint \S+ version (\d+): ([\d.]+) ms$/.exec(m)).filter((m) => m && Number(m[1]) >= 2 + warmup).map((m) => Number(m[2]));
   return { ...summary(times), edits, lines: lineCount, ...first, server_lint: lints.length ? { ...summary(lints), lints: lints.length } : null };
+}
+
+/**
+ * The 5,000-line training file ({@link trainingFile}) as a notebook: cells of 25 lines (201 code
+ * cells), the first starting with an IPython line (`%env CUDA_DEVICE_ORDER=PCI_BUS_ID`). Returns
+ * {cells: string[], spot: {cell, line, col}}: where the edits go, `loss` in the middle cell.
+ */
+export function trainingNotebook(lines = 5000) {
+  const src = trainingFile(lines).split("\n");
+  const cells = [];
+  for (let i = 0; i < src.length; i += 25) cells.push(src.slice(i, i + 25).join("\n"));
+  cells[0] = "%env CUDA_DEVICE_ORDER=PCI_BUS_ID\n" + cells[0];
+  let cell = Math.floor(cells.length / 2);
+  while (!cells[cell].split("\n").some((l) => l.startsWith("    loss = "))) cell++;
+  const cellLines = cells[cell].split("\n");
+  const line = cellLines.findIndex((l) => l.startsWith("    loss = "));
+  return { cells, spot: { cell, line, col: "    loss".length } };
+}
+
+/**
+ * {@link measure} for a notebook ({@link trainingNotebook}): notebookDocument/didOpen, then
+ * `warmup` + `edits` single-character notebookDocument/didChange edits of one cell, each awaited.
+ * A notebook's lint publishes only the cells whose findings changed, so an edit is timed until the
+ * server's trace of that notebook version's lint (`$/logTrace` "lint URI version N: ...", sent as
+ * the lint ends; the publish follows two event-loop turns later).
+ */
+export async function measureNotebook({ edits = 200, warmup = 20, serverPath, serverFlags } = {}) {
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: true });
+  const nbUri = pathToFileURL(join(root, "bench", "cache", "latency_train.ipynb")).href;
+  const { cells, spot } = trainingNotebook();
+  const cellUri = (i) => `vscode-notebook-cell:${join(root, "bench", "cache", "latency_train.ipynb")}#cell${i}`;
+  const opened = s.waitTrace(`lint ${nbUri} version 1:`);
+  await s.conn.sendNotification(rpc.DidOpenNotebookDocumentNotification.type, {
+    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((_, i) => ({ kind: rpc.NotebookCellKind.Code, document: cellUri(i) })) },
+    cellTextDocuments: cells.map((text, i) => ({ uri: cellUri(i), languageId: "python", version: 1, text })),
+  });
+  await opened;
+  const times = [];
+  for (let i = 0; i < warmup + edits; i++) {
+    const version = i + 2;
+    const done = s.waitTrace(`lint ${nbUri} version ${version}:`);
+    const t0 = process.hrtime.bigint();
+    await s.conn.sendNotification(rpc.DidChangeNotebookDocumentNotification.type, {
+      notebookDocument: { uri: nbUri, version },
+      change: { cells: { textContent: [{ document: { uri: cellUri(spot.cell), version }, changes: [insertAt(spot.line, spot.col + i, "x")] }] } },
+    });
+    times.push(Number((await done) - t0) / 1e6);
+  }
+  await s.stop();
+  const first = { ...summary(times.slice(0, warmup)), edits: warmup };
+  times.splice(0, warmup);
+  return { ...summary(times), edits, cells: cells.length, lines: cells.reduce((n, c) => n + c.split("\n").length, 0), first };
 }
 
 /**
@@ -313,6 +373,6 @@ export function treeMemory({ count = 20 } = {}) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const what = process.argv[2] ?? "measure";
-  const f = { measure, typing, memory, ruff: ruffLatency, trees: treeMemory }[what];
+  const f = { measure, notebook: measureNotebook, typing, memory, ruff: ruffLatency, trees: treeMemory }[what];
   Promise.resolve(f()).then((r) => console.log(JSON.stringify(r)));
 }

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { initEngine, lintPython, analyzePython, fixParsesCleanly, type LintOptions } from "./engine/lint";
 import { DocumentTrees } from "./incremental";
 import { machineHover, machineInlayHints, useSelectionEdit } from "./engine/machineHelp";
-import { lintNotebook, type CellInput } from "./engine/notebook";
+import { cellFixParsesCleanly, lintNotebook, type CellInput } from "./engine/notebook";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { partitionHover, PartitionGpuCache } from "./slurm/partitionHover";
 import { resolveLintOptions } from "./engine/options";
@@ -193,7 +193,8 @@ const cellPublished = new Map<string, string>();
 function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
   const { cells, uris } = cellsOf(nb);
   const previous = trees.take(nb.uri, null);
-  const { diagnostics, ruleFailures, tree } = lintNotebook(cells, lintOptions(nb.uri), { previous });
+  // Fixes are checked when offered (onCodeAction: cellFixParsesCleanly), as a text document's are.
+  const { diagnostics, ruleFailures, tree } = lintNotebook(cells, { ...lintOptions(nb.uri), lazyFixValidation: true }, { previous });
   if (tree) trees.keep(nb.uri, tree.text, tree);
   for (const f of ruleFailures) connection.console.error(`rule ${f.code} failed on ${nb.uri}: ${f.error}`);
   const perCell = new Map<string, Diagnostic[]>(uris.map((u) => [u, []]));
@@ -391,6 +392,18 @@ function fixAllAction(uri: string): CodeAction | null {
   return { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: { changes: { [uri]: [full(doc, r.text)] } } };
 }
 
+/**
+ * Whether a notebook cell's fix (edits of its notebook's cells) still adds no syntax error to the
+ * notebook's code (notebook.ts `cellFixParsesCleanly`); false when its cells are no longer open.
+ */
+function cellFixValid(cellUri: string, fix: CellFix): boolean {
+  const nb = notebooks.findNotebookDocumentForCell(cellUri);
+  if (!nb) return false;
+  const { cells, uris } = cellsOf(nb);
+  const edits = fix.edits.map((e) => ({ cell: uris.indexOf(e.uri), range: e.edit.range, newText: e.edit.newText }));
+  return edits.every((e) => e.cell >= 0) && cellFixParsesCleanly(cells, edits);
+}
+
 connection.onCodeAction(async (params) => {
   await engineReady;
   const uri = params.textDocument.uri;
@@ -408,7 +421,7 @@ connection.onCodeAction(async (params) => {
     if (d.source !== "gpu-pilot") continue;
     const code = String(d.code);
     const fix = known?.get(keyOf(code, d.range.start.line, d.range.start.character));
-    const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || "uri" in fix.edits[0] || !doc || (kind ? manifestFixParsesCleanly(doc.getText(), kind, fix as Fix) : fixParsesCleanly(doc.getText(), fix as Fix)));
+    const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || ("uri" in fix.edits[0] ? cellFixValid(uri, fix as CellFix) : !doc || (kind ? manifestFixParsesCleanly(doc.getText(), kind, fix as Fix) : fixParsesCleanly(doc.getText(), fix as Fix))));
     if (fix && valid) actions.push({ title: fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: fix.safe, edit: editOf(uri, fix) });
     if (doc) {
       const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code);

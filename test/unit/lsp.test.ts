@@ -94,6 +94,12 @@ test("notebook cells are linted as one program", async () => {
   assert.equal(d[0].code, "GPU001");
   assert.equal(d[0].range.start.line, 1);
   assert.equal(d[0].relatedInformation?.[0].location.uri, cell(0));
+  // The lint leaves the fix's syntax check to the code action (lazyFixValidation), which checks
+  // the notebook's joined cells (cellFixParsesCleanly): the fix is offered, its edits in both cells.
+  const actions = await conn.sendRequest(CodeActionRequest.type, { textDocument: { uri: cell(1) }, range: d[0].range, context: { diagnostics: [d[0]] } }) as Array<{ title: string; isPreferred?: boolean; edit?: { changes: Record<string, unknown[]> } }>;
+  const fix = actions.find((a) => a.edit && !a.title.startsWith("Disable") && !a.title.startsWith("Fix all"));
+  assert.ok(fix, JSON.stringify(actions.map((a) => a.title)));
+  assert.deepEqual(Object.keys(fix.edit!.changes).sort(), [cell(0), cell(1)].sort(), fix.title);
 });
 
 test("notebook cells are numbered as VS Code shows them, markdown cells counted (as the CLI does): every cell is synced, GPU001 in cell 3 says (cell 2, line 2)", async () => {

@@ -35,7 +35,7 @@ test(`prefilter soundness on ${FILES.length} real files: what fires is always a 
     const text = readFileSync(f, "utf8");
     const full = lintPython(text, { noPrefilter: true, machine: MACHINE });
     full.tree?.delete();
-    const cands = candidateRules(text, PYTHON_CODES, { notebook: false, machineKnown: true });
+    const cands = candidateRules(text, PYTHON_CODES, { machineKnown: true });
     for (const d of full.diagnostics) assert.ok(cands.has(d.code), `${f}: ${d.code} fired but the prefilter would skip it`);
     const fast = lintPython(text, { machine: MACHINE });
     fast.tree?.delete();
@@ -44,7 +44,7 @@ test(`prefilter soundness on ${FILES.length} real files: what fires is always a 
     // Preview rules and checks have triggers of their own (GPU008, GPU011 are wider with preview on).
     const fullPreview = lintPython(text, { noPrefilter: true, machine: MACHINE, preview: true });
     fullPreview.tree?.delete();
-    const candsPreview = candidateRules(text, PYTHON_CODES, { notebook: false, machineKnown: true, preview: true });
+    const candsPreview = candidateRules(text, PYTHON_CODES, { machineKnown: true, preview: true });
     for (const d of fullPreview.diagnostics) assert.ok(candsPreview.has(d.code), `${f}: ${d.code} fired with --preview but the prefilter would skip it`);
     const fastPreview = lintPython(text, { machine: MACHINE, preview: true });
     fastPreview.tree?.delete();
@@ -198,14 +198,14 @@ test("GPU007's trigger: every misspelling misspellingOf finds, 1 or 2 edits in a
 
 test("the environment rules need their variable by name: a torch-style file that only reads other variables is skipped", () => {
   const text = "import os\nDEBUG = os.environ.get('TORCH_SHOW_CPP_STACKTRACES')\nimport sys\nx = sys.modules[__name__]\n";
-  const cands = candidateRules(text, PYTHON_CODES, { notebook: false, machineKnown: false });
+  const cands = candidateRules(text, PYTHON_CODES, { machineKnown: false });
   assert.deepEqual([...cands], []);
   for (const [code, text] of [
     ["GPU003", "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0,0'\n"], ["GPU026", "import os\nos.putenv('PYTORCH_ALLOC_CONF', 'x')\n"],
     ["GPU027", "import os\nos.environ['JAX_PLATFORMS'] = 'gpu'\n"], ["GPU028", "import os\nos.environ['XLA_PYTHON_CLIENT_MEM_FRACTION'] = '.5'\n"],
     ["GPU030", "import os\nos.environ.update(KERAS_BACKEND='jax')\n"], ["GPU031", "from os import environ\nenviron['HIP_VISIBLE_DEVICES'] = '1'\n"],
     ["GPU032", "import os\nos.environ['ZE_AFFINITY_MASK'] = '0.1'\n"], ["GPU016", "import os\nos.environ['CUDA_MEMORY_LIMIT'] = '1'\n"],
-  ] as const) assert.ok(candidateRules(text, PYTHON_CODES, { notebook: false, machineKnown: false }).has(code), code);
+  ] as const) assert.ok(candidateRules(text, PYTHON_CODES, { machineKnown: false }).has(code), code);
 });
 
 test("GPU008 and GPU011 default triggers: a thread for set_device, init_process_group; preview widens them", () => {
@@ -301,4 +301,35 @@ test("misspelledName after an edit: a name spoiled inside its quotes or before i
   assert.deepEqual(after(keyword, keyword.replace("update(", "update(\n")), [false, false]);
   const opening = "import os\nos.environ.update(\n  CUDA_VISIBLE_DEVICES\n  =1)\n";
   assert.deepEqual(after(opening, opening.replace("DEVICES\n", "DEVICES\n\n")), [true, true], "a `=` that opens its line passes");
+});
+
+/**
+ * Notebooks: the project's notebooks, and every Python file above as a notebook three ways (one
+ * cell per blank-line-separated part; then with each `os.environ["K"] = "v"` line written as
+ * `%env K=v`, and as `!export K=v`), so that IPython lines carry the writes. With the prefilter,
+ * the findings equal those with every rule run (before, a notebook ran every rule).
+ */
+test("prefilter soundness on notebooks: IPython lines' writes count, output unchanged", async () => {
+  const { cellsOfIpynb, lintNotebook } = await import("../../server/src/engine/notebook");
+  await initEngine();
+  const asCells = (text: string) => text.split(/\n\s*\n/).map((t) => ({ kind: "code" as const, text: t }));
+  const magic = (text: string, form: (k: string, v: string) => string) => text.split("\n").map((l) => {
+    const m = /^(\s*)os\.environ\[["']([A-Za-z_][A-Za-z0-9_]*)["']\]\s*=\s*["']([^"'\s]*)["']\s*$/.exec(l);
+    return m ? m[1] + form(m[2], m[3]) : l;
+  }).join("\n");
+  const notebooks = [
+    ...[join(ROOT, "test"), join(ROOT, "examples")].flatMap((d) => filesUnder(d, (n) => n.endsWith(".ipynb"))).map((f) => cellsOfIpynb(readFileSync(f, "utf8"))),
+    ...FILES.flatMap((f) => { const t = readFileSync(f, "utf8"); return [t, magic(t, (k, v) => `%env ${k}=${v}`), magic(t, (k, v) => `!export ${k}=${v}`)].map(asCells); }),
+  ];
+  let fired = 0, magicFired = 0;
+  for (const cells of notebooks) {
+    for (const preview of [false, true]) {
+      const full = lintNotebook(cells, { noPrefilter: true, machine: MACHINE, preview, lazyFixValidation: true });
+      const fast = lintNotebook(cells, { machine: MACHINE, preview, lazyFixValidation: true });
+      assert.deepEqual(fast.diagnostics, full.diagnostics, cells.map((c) => c.text).join("\n# ---\n").slice(0, 400));
+      fired += full.diagnostics.length;
+      magicFired += full.diagnostics.filter((d) => /^\s*[%!]/.test(cells[d.cell].text.split("\n")[d.range.start.line] ?? "")).length;
+    }
+  }
+  assert.ok(fired > 300 && magicFired > 40, `${fired} findings, ${magicFired} on IPython lines`);
 });

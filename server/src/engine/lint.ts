@@ -5,7 +5,7 @@
  */
 import { initPythonParser, parsePython, pythonInput, syntaxErrorCount, type SyntaxNode } from "./python/parser";
 import { ModuleTrees } from "./python/moduleTrees";
-import { buildModel, ModelCache, type MagicLine, type KnownChange } from "./python/model";
+import { buildModel, magicVariables, ModelCache, type MagicLine, type KnownChange } from "./python/model";
 import { RULES } from "./rules/index";
 import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
 import { candidateRules, TextProbe } from "./prefilter";
@@ -170,23 +170,22 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
  *   `tree`), edited (`ModuleTrees.edit`) to match `text`: only the chunks the edits touched are
  *   parsed again. They are handed over to the result (delete them after as before: a no-op).
  * @param extra.incremental (the editor) parse the module in chunks of top-level statements
- *   (python/moduleTrees.ts: an edit re-parses one chunk; notebooks too) and, for Python files,
- *   keep the facts of each top-level statement with the
+ *   (python/moduleTrees.ts: an edit re-parses one chunk) and keep the facts of each top-level statement with the
  *   returned tree, and reuse those kept with `previousTree`: a statement that tree-sitter's
  *   incremental parse reused (same subtree, same text) is not analysed again unless a name it
  *   looked up (an import, an alias, an assigned value, a module function) is bound differently.
  *   The findings are the same as without it (test/unit/incremental.test.ts checks random edits
  *   of real files). Usage: `r = lintPython(text, o, { incremental: true })`, then per edit
  *   `r.tree.edit(...)`, `next = lintPython(newText, o, { previousTree: r.tree, incremental: true })`,
- *   `r.tree.delete()`, `r = next`. The kept facts are for Python files only: a notebook keeps
- *   its trees (notebook.ts `lintNotebook` with `keep`), not the facts (magic lines).
+ *   `r.tree.delete()`, `r = next`. A notebook (notebook.ts `lintNotebook` with `keep`) keeps its
+ *   trees and facts the same way; its IPython lines' events are read again at each lint.
  */
 export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: ModuleTrees; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
   // Size and nesting first: a text the parser cannot take gets GPU000 whether or not a rule could
   // fire on it, so the output is the same with and without the prefilter. The editor's nesting scan
   // covers only the lines an edit changed (python/keptText.ts).
   const overSize = fileOverSizeLimit(text, options.maxFileSizeKB);
-  const nesting = !overSize && extra.incremental && !extra.notebook ? keptNestingScan(text, extra.previousTree) : null;
+  const nesting = !overSize && extra.incremental ? keptNestingScan(text, extra.previousTree) : null;
   const deep = overSize ? null : nesting ? nesting.problem : nestingProblem(text);
   const tooLarge = overSize ?? (deep === null ? null : nestingDiagnostic(deep));
   if (tooLarge) return notLinted(tooLarge);
@@ -194,10 +193,11 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
   const previousProbe = extra.previousTree && keptProbes.get(extra.previousTree);
   if (extra.previousTree) keptProbes.delete(extra.previousTree);
-  const probe = previousProbe && nesting?.edit ? TextProbe.after(previousProbe, text, nesting.edit.change) : new TextProbe(text);
+  const magics = extra.magics?.length ? magicVariables(extra.magics) : [];
+  const probe = previousProbe && nesting?.edit ? TextProbe.after(previousProbe, text, nesting.edit.change, magics) : new TextProbe(text, magics);
   const candidates = options.noPrefilter
     ? new Set(enabled.map((r) => r.meta.code as string))
-    : candidateRules(text, enabled.map((r) => r.meta.code), { notebook: !!extra.notebook, machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview }, probe);
+    : candidateRules(text, enabled.map((r) => r.meta.code), { machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview }, probe);
   probe.detach();
   if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
   // The size and nesting check above found the nesting safe for the parser: no other scan before parsing.
@@ -205,7 +205,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   const tree = extra.previousTree ? extra.previousTree.next(input) : ModuleTrees.parse(input, !!extra.incremental);
   if (nesting?.kept) keptNesting.set(tree, nesting.kept);
   if (nesting) keptProbes.set(tree, probe);
-  const facts = extra.incremental && !extra.notebook && !extra.magics?.length ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
+  const facts = extra.incremental ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
   if (facts) { if (extra.previousTree) keptFacts.delete(extra.previousTree); keptFacts.set(tree, facts); }
   const model = buildModel(tree, text, {
     eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
@@ -261,6 +261,17 @@ export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["
   const base = syntaxErrorCount(before);
   before.delete();
   return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: base, linesOk: lineStructureError(text) === null }, notebook);
+}
+
+/**
+ * Whether `fixed` (a fix applied to `text`, both whole Python texts) has no more tree-sitter
+ * syntax errors than `text`, and CPython's line structure wherever `text` has it: the test of
+ * {@link fixKeepsSyntax}, by two full parses (a notebook's fix, checked when it is offered).
+ */
+export function fixedTextParsesCleanly(text: string, fixed: string): boolean {
+  if (lineStructureError(text) === null && lineStructureError(fixed) !== null) return false;
+  const errors = (t: string) => { const tree = parsePython(t); try { return syntaxErrorCount(tree); } finally { tree.delete(); } };
+  return errors(fixed) <= errors(text);
 }
 
 /** One edit that turns `oldText` into `newText`: what lies between their common prefix and suffix (keptText.ts `textChange`). */

@@ -5,8 +5,8 @@
  */
 import type { LintDiagnostic, Range, TextEdit } from "./types";
 import type { MagicLine } from "./python/model";
-import { lintPython, type LintOptions, type RuleFailure } from "./lint";
-import { lineStarts, eolOf } from "./fixes";
+import { fixedTextParsesCleanly, lintPython, type LintOptions, type RuleFailure } from "./lint";
+import { applyEdits, lineStarts, eolOf } from "./fixes";
 import { pythonInput } from "./python/parser";
 import type { ModuleTrees } from "./python/moduleTrees";
 import { parseTree, type Node as JsonNode } from "jsonc-parser";
@@ -139,13 +139,11 @@ export function blankMagics(cellText: string, lineOffset: number): { text: strin
 }
 
 /**
- * Lints the code cells of a notebook as one program; non-code cells are skipped.
- * @param keep (the editor) parse in chunks and return the trees as `tree` (the caller deletes them);
- *   `keep.previous`, the trees the last lint of this notebook returned, are edited to the new
- *   joined text (the one change between the texts) and re-parsed only where it changed. Without
- *   `keep` no trees are returned.
+ * The code cells of a notebook as one Python text: joined with `\n`, IPython lines blanked
+ * ({@link blankMagics}) and returned as `magics`; `starts` gives each code cell's index, first
+ * line in the joined text and line count (0-based lines).
  */
-export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep?: { previous?: ModuleTrees }): { diagnostics: CellDiagnostic[]; ruleFailures: RuleFailure[]; tree?: ModuleTrees | null } {
+export function joinCells(cells: readonly CellInput[]): { joined: string; starts: Array<{ cell: number; line: number; lines: number }>; magics: MagicLine[] } {
   const starts: Array<{ cell: number; line: number; lines: number }> = [];
   const parts: string[] = [];
   const magics: MagicLine[] = [];
@@ -160,7 +158,33 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep
     magics.push(...blank.magics);
     line += count;
   });
-  const joined = parts.join("\n");
+  return { joined: parts.join("\n"), starts, magics };
+}
+
+/**
+ * Whether a fix given as edits of cells (`cell`: index in `cells`; ranges in that cell's text, as
+ * {@link lintNotebook} reports them) adds no syntax error to the notebook's code: the check lint.ts
+ * `fixKeepsSyntax` makes, on the joined cells before and after (the editor's lint leaves it to the
+ * moment a fix is offered: `lazyFixValidation`).
+ */
+export function cellFixParsesCleanly(cells: readonly CellInput[], edits: ReadonlyArray<{ cell: number; range: Range; newText: string }>): boolean {
+  if (edits.some((e) => cells[e.cell]?.kind !== "code")) return false;
+  const fixed = cells.map((c, i) => {
+    const mine = edits.filter((e) => e.cell === i);
+    return mine.length ? { ...c, text: applyEdits(c.text, mine) } : c;
+  });
+  return fixedTextParsesCleanly(joinCells(cells).joined, joinCells(fixed).joined);
+}
+
+/**
+ * Lints the code cells of a notebook as one program; non-code cells are skipped.
+ * @param keep (the editor) parse in chunks and return the trees as `tree` (the caller deletes them);
+ *   `keep.previous`, the trees the last lint of this notebook returned, are edited to the new
+ *   joined text (the one change between the texts) and re-parsed only where it changed. Without
+ *   `keep` no trees are returned.
+ */
+export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep?: { previous?: ModuleTrees }): { diagnostics: CellDiagnostic[]; ruleFailures: RuleFailure[]; tree?: ModuleTrees | null } {
+  const { joined, starts, magics } = joinCells(cells);
   const where = (l: number): string => {
     let s = starts[0];
     for (const st of starts) if (st.line <= l) s = st;

@@ -9,7 +9,10 @@
  * text containing `environ`, `putenv` or `getenv` as a whole identifier (an attribute or an
  * imported name: a resolved path is an import binding followed by attribute names, so
  * `environment` or `getenvironment` in a comment or a name does not count); a framework only
- * through an import naming it; a call only through its name. The soundness of this table is tested
+ * through an import naming it; a call only through its name. In a notebook, an IPython line
+ * (`%env K=v`, `!export K=v`) is an environment write with no Python text: the probe is given the
+ * variables those lines write, and every test about a variable or an environment access counts
+ * them (TextProbe `magicVariables`). The soundness of this table is tested
  * on every fixture, shared case, example and verify program (test/unit/prefilter.test.ts), and the
  * benchmark compares the prefiltered and the full output on the whole corpus.
  */
@@ -41,13 +44,19 @@ export class TextProbe {
   /** First index of each word asked for as a whole identifier (-1: absent). */
   private readonly words = new Map<string, number>();
   private prev: { probe: TextProbe; change: ProbeChange } | undefined;
-  constructor(private readonly text: string) {}
+  /**
+   * @param text the Python text (a notebook's code cells joined, IPython lines blanked).
+   * @param magicVariables the variables a notebook's IPython lines write (python/model.ts
+   *   `magicEvents`: `%env K=v`, `%set_env K v`, `!export K=v`, `!K=v cmd`), which reach the model
+   *   as writes without any Python text; empty for a Python file.
+   */
+  constructor(private readonly text: string, private readonly magicVariables: readonly string[] = []) {}
   /**
    * A probe of `text`, the next version of `previous`'s text, `change` being where they differ.
    * Call {@link detach} when done asking (the probe then stops holding the old one).
    */
-  static after(previous: TextProbe, text: string, change: ProbeChange): TextProbe {
-    const p = new TextProbe(text);
+  static after(previous: TextProbe, text: string, change: ProbeChange, magicVariables: readonly string[] = []): TextProbe {
+    const p = new TextProbe(text, magicVariables);
     p.prev = { probe: previous, change };
     return p;
   }
@@ -105,7 +114,15 @@ export class TextProbe {
    * source as it is, so a rule about these variables needs one of them in the text.
    */
   envWith(names: readonly string[]): boolean {
-    return this.hasAnyWord(ENV) && this.hasAny(names);
+    return (this.hasAnyWord(ENV) && this.hasAny(names)) || this.magicVariables.some((v) => names.some((n) => v.includes(n)));
+  }
+  /** The text names an environment access (`environ` / `putenv` / `getenv`), or an IPython line writes a variable. */
+  envAccess(): boolean {
+    return this.magicVariables.length > 0 || this.hasAnyWord(ENV);
+  }
+  /** An IPython line writes a variable whose name holds one of `names` (a notebook's `%env` or `!export`). */
+  magicWith(names: readonly string[]): boolean {
+    return this.magicVariables.some((v) => names.some((n) => v.includes(n)));
   }
   /**
    * GPU007's test: some name written in the text is one `misspellingOf` reports. Such a name is
@@ -118,7 +135,7 @@ export class TextProbe {
    */
   misspelledName(): boolean {
     this.misspelled ??= this.misspelledAfterEdit() ?? (this.quotedMisspelling(0, this.text.length) || this.keywordMisspelling(0, this.text.length));
-    return this.misspelled;
+    return this.misspelled || this.magicVariables.some((v) => misjudged(v, 0, v.length));
   }
   /** {@link misspelledName}'s answer, once asked. */
   private misspelled: boolean | undefined;
@@ -403,7 +420,8 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU005: (t) => t.envWith(CVD), // a read of CUDA_VISIBLE_DEVICES or the value the file wrote to it
   GPU006: (t) => t.envWith(CVD),
   // A name misspellingOf reports, written whole in a string literal or a keyword (TextProbe.misspelledName).
-  GPU007: (t) => t.hasAnyWord(ENV) && t.misspelledName(),
+  // In a notebook, a variable an IPython line writes counts too (TextProbe `magicVariables`).
+  GPU007: (t) => t.envAccess() && t.misspelledName(),
   // Default: set_device in a thread (threading, concurrent.futures, multiprocessing's thread pools,
   // asyncio.to_thread, any run_in_executor); preview: any set_device.
   // A default finding also needs a constant device (an integer, a string or a device(...) of them,
@@ -429,10 +447,10 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
     (preview && t.has("LOCAL_RANK")),
   GPU012: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
   GPU013: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
-  GPU014: () => false, // notebook shell lines only
+  GPU014: (t) => t.magicWith(STARTUP_VARIABLES), // notebook shell lines only (`!export K=v` of a startup variable)
   GPU015: (t) => t.has("putenv") && t.hasAny(STARTUP_VARIABLES),
   GPU016: (t) => t.envWith(FOLKLORE),
-  GPU017: (t) => t.hasAnyWord(ENV) || t.has("cuda") || t.has("device"), // only with a known machine
+  GPU017: (t) => t.envAccess() || t.has("cuda") || t.has("device"), // only with a known machine
   // Issue 21: environment writes (GPU026, 027, 028, 030) and `jax.config.update("jax_platforms", ...)` (GPU027, 029).
   GPU026: (t) => t.envWith(ALLOC_CONF_VARIABLES),
   GPU027: (t) => t.envWith(["JAX_PLATFORMS"]) || t.has("jax_platforms"),
@@ -454,17 +472,19 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
 
 /**
  * The rules worth running on a Python file's text, among `enabled`; `probe` a probe of `text`
- * (the editor passes one made with {@link TextProbe.after} from the previous version's). Notebooks run every rule (their
- * `%env`/`!export` lines are events too). GPU017 only runs when the machine is known, GPU036 and
- * GPU037 only when a job script starts the file (`slurmLaunched`).
+ * (the editor passes one made with {@link TextProbe.after} from the previous version's). For a
+ * notebook, `text` is its code cells joined with the IPython lines blanked, and the probe is made
+ * with the variables those lines write (their only events: `%env`/`!export` writes), so a rule
+ * about a variable runs when a magic writes it. GPU017 only runs when the machine is known, GPU036
+ * and GPU037 only when a job script starts the file (`slurmLaunched`).
  */
-export function candidateRules(text: string, enabled: readonly string[], opts: { notebook: boolean; machineKnown: boolean; slurmLaunched?: boolean; preview?: boolean }, probe = new TextProbe(text)): Set<string> {
+export function candidateRules(text: string, enabled: readonly string[], opts: { machineKnown: boolean; slurmLaunched?: boolean; preview?: boolean }, probe = new TextProbe(text)): Set<string> {
   const out = new Set<string>();
   for (const code of enabled) {
     if (code === "GPU017" && !opts.machineKnown) continue;
     if ((code === "GPU036" || code === "GPU037") && !opts.slurmLaunched) continue;
     const trigger = PYTHON_TRIGGERS[code];
-    if (opts.notebook || !trigger || trigger(probe, !!opts.preview)) out.add(code);
+    if (!trigger || trigger(probe, !!opts.preview)) out.add(code);
   }
   return out;
 }

@@ -624,10 +624,11 @@ function computeEnvWords({ symbols, assignments }: Bindings): string[] {
  * @param cache the facts kept from the lint of an earlier version of the same document (a new
  *   ModelCache for the first): statements whose subtree tree-sitter reused are not analysed again
  *   unless a name they looked up is bound differently now; the cache is updated to this tree.
- *   Ignored for notebooks (magic lines). The model is the same as without a cache.
+ *   A notebook's IPython lines (`magics`) are not kept: their events are read from the lines at
+ *   each lint and placed between the statements' kept ones. The model is the same as without a cache.
  */
 export function buildModel(tree: ModuleTrees, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache, edit?: KnownChange): ModuleModel {
-  if (cache && magics.length === 0) return buildKeptModel(tree, text, options, cache, edit);
+  if (cache) return buildKeptModel(tree, text, options, cache, magics, edit);
   const index = new NodeIndex(tree);
   const nodesOfType = (types: string | string[]) => index.ofType(types);
   const bindings = collectBindings(index);
@@ -652,7 +653,7 @@ export function buildModel(tree: ModuleTrees, text: string, options: ModelOption
 export interface KnownChange { from: string; change: TextChange }
 
 /** {@link buildModel} with kept facts. */
-function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, cache: ModelCache, edit?: KnownChange): ModuleModel {
+function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, cache: ModelCache, magics: readonly MagicLine[], edit?: KnownChange): ModuleModel {
   const statements = tree.statements;
   const last = cache.text;
   const change = last === undefined ? undefined : edit && edit.from === last ? edit.change : textChange(last, text);
@@ -666,7 +667,7 @@ function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, 
   const index = new NodeIndex(tree, true, statements);
   const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
-  const walk = () => (timeline ??= new TimelineWalker(tree, bindings, queries, options, [], mentions, writeWords, index, memo).run());
+  const walk = () => (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index, memo).run());
   return {
     tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, ...queries,
     nodesOfType: (types) => index.ofType(types),
@@ -788,10 +789,15 @@ class TimelineWalker {
     this.inlinedVersion++;
   }
 
-  /** The module-level walk with kept facts: each top-level statement's record replayed, or walked and recorded. */
+  /**
+   * The module-level walk with kept facts: each top-level statement's record replayed, or walked
+   * and recorded. A notebook's IPython lines before a statement come first, as in
+   * {@link walkStatements} (their events are in no record: they change no walk state).
+   */
   private walkKept(memo: Memo): void {
     for (const f of memo.facts) {
       if (f.type === "comment") continue;
+      if (this.magicQueue.length) this.flushMagics(f.node.startPosition.row);
       const entry = this.stateKey();
       if (f.main?.entry === entry) this.replay(memo, f.main);
       else f.main = this.record(memo, entry, true, () => this.walkStatement(f.node, 0, false, false));
@@ -1650,6 +1656,16 @@ function readsAmong(subscripts: ReadonlyArray<SyntaxNode | null>, callNodes: Rea
     if (name !== null && first) viaCall.push({ kind: "envRead", variable: name, node: c, nameNode: first });
   }
   return [out, viaCall];
+}
+
+/**
+ * The variables IPython lines write (each line's {@link magicEvents}: `%env`/`%set_env` writes and
+ * shell exports), in line order; the prefilter counts them as writes (prefilter.ts `TextProbe`).
+ */
+export function magicVariables(magics: readonly MagicLine[]): string[] {
+  const out: string[] = [];
+  for (const m of magics) for (const e of magicEvents(m)) if (e.kind === "envWrite" || e.kind === "shellExport") out.push(e.variable);
+  return out;
 }
 
 /** Events of one IPython line: `%env K=V` / `%env K V` / `%set_env K V` writes; `!export K=V` / `!K=V cmd` shell exports. */
