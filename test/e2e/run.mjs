@@ -177,6 +177,25 @@ async function suitePhase(ctx, folder, suiteIndex, extEnv) {
   return res.code;
 }
 
+/**
+ * The frame (iframe#active-frame in a webview's iframe) that holds `selector`: the GPU Pilot
+ * dashboard's, among every webview open (the workbench may restore a notebook editor from the
+ * suite, whose outputs are a webview too). Polls until `timeout` ms; throws with the count seen.
+ */
+async function dashboardFrame(page, selector, timeout) {
+  const deadline = Date.now() + timeout;
+  for (;;) {
+    const frames = page.locator("iframe.webview.ready");
+    const n = await frames.count();
+    for (let i = 0; i < n; i++) {
+      const inner = frames.nth(i).contentFrame().frameLocator("iframe#active-frame");
+      if (await inner.locator(selector).count().catch(() => 0)) return inner;
+    }
+    if (Date.now() > deadline) throw new Error(`no webview holds ${selector} after ${timeout} ms (${n} webviews open)`);
+    await page.waitForTimeout(250);
+  }
+}
+
 async function uiPhase(ctx, folder, extEnv) {
   const page = await ctx.newPage();
   const url = workbenchUrl(codeServer.origin, folder, [
@@ -196,9 +215,8 @@ async function uiPhase(ctx, folder, extEnv) {
     }
     const rows = await sidebar.locator(".monaco-list-row .label-name").allTextContents();
     // The dashboard's webview (iframe in iframe): a real click on GPU 1's tick box.
-    const dash = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-    const tick = dash.locator('input.tick[data-uuid="GPU-6486822f-842c-1320-f829-e4155c0d2130"]');
-    await tick.waitFor({ timeout: 30_000 });
+    const tickSelector = 'input.tick[data-uuid="GPU-6486822f-842c-1320-f829-e4155c0d2130"]';
+    const tick = (await dashboardFrame(page, tickSelector, 30_000)).locator(tickSelector);
     await tick.click();
     const gpu1Row = sidebar.locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1$/ }) }).first();
     await gpu1Row.locator(".codicon-check, [aria-checked=true], .checked").first().waitFor({ timeout: 15_000 });

@@ -138,27 +138,40 @@ export function blankMagics(cellText: string, lineOffset: number): { text: strin
   return { text: parts.join(""), magics };
 }
 
+/** A code cell's text as it is joined (IPython lines blanked, lone `\r` as `\n`), its IPython lines (lines counted in the cell) and its line count. */
+interface JoinedCell { text: string; magics: MagicLine[]; lines: number }
+
+/** {@link joinCells}' per-cell work, by cell text, kept with the trees of a notebook's last lint (the editor: one cell changes per keystroke). */
+const keptCells = new WeakMap<ModuleTrees, Map<string, JoinedCell>>();
+
+function joinCell(text: string): JoinedCell {
+  const blank = blankMagics(text, 0);
+  // A cell ending in a lone \r would merge with the joining \n into one \r\n: use \n (same length).
+  return { text: blank.text.includes("\r") ? blank.text.replace(/\r(?!\n)/g, "\n") : blank.text, magics: blank.magics, lines: lineStarts(text).length };
+}
+
 /**
  * The code cells of a notebook as one Python text: joined with `\n`, IPython lines blanked
  * ({@link blankMagics}) and returned as `magics`; `starts` gives each code cell's index, first
- * line in the joined text and line count (0-based lines).
+ * line in the joined text and line count (0-based lines). `reuse`: the `joinedCells` of an
+ * earlier call, whose cells of the same text are not blanked again.
  */
-export function joinCells(cells: readonly CellInput[]): { joined: string; starts: Array<{ cell: number; line: number; lines: number }>; magics: MagicLine[] } {
+export function joinCells(cells: readonly CellInput[], reuse?: ReadonlyMap<string, JoinedCell>): { joined: string; starts: Array<{ cell: number; line: number; lines: number }>; magics: MagicLine[]; joinedCells: Map<string, JoinedCell> } {
   const starts: Array<{ cell: number; line: number; lines: number }> = [];
   const parts: string[] = [];
   const magics: MagicLine[] = [];
+  const joinedCells = new Map<string, JoinedCell>();
   let line = 0;
   cells.forEach((c, index) => {
     if (c.kind !== "code") return;
-    const blank = blankMagics(c.text, line);
-    const count = lineStarts(c.text).length;
-    starts.push({ cell: index, line, lines: count });
-    // A cell ending in a lone \r would merge with the joining \n into one \r\n: use \n (same length).
-    parts.push(blank.text.includes("\r") ? blank.text.replace(/\r(?!\n)/g, "\n") : blank.text);
-    magics.push(...blank.magics);
-    line += count;
+    const j = joinedCells.get(c.text) ?? reuse?.get(c.text) ?? joinCell(c.text);
+    joinedCells.set(c.text, j);
+    starts.push({ cell: index, line, lines: j.lines });
+    parts.push(j.text);
+    for (const m of j.magics) magics.push({ ...m, line: m.line + line });
+    line += j.lines;
   });
-  return { joined: parts.join("\n"), starts, magics };
+  return { joined: parts.join("\n"), starts, magics, joinedCells };
 }
 
 /**
@@ -184,7 +197,7 @@ export function cellFixParsesCleanly(cells: readonly CellInput[], edits: Readonl
  *   `keep` no trees are returned.
  */
 export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep?: { previous?: ModuleTrees }): { diagnostics: CellDiagnostic[]; ruleFailures: RuleFailure[]; tree?: ModuleTrees | null } {
-  const { joined, starts, magics } = joinCells(cells);
+  const { joined, starts, magics, joinedCells } = joinCells(cells, keep?.previous && keptCells.get(keep.previous));
   const where = (l: number): string => {
     let s = starts[0];
     for (const st of starts) if (st.line <= l) s = st;
@@ -193,6 +206,7 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep
   keep?.previous?.editTo(pythonInput(joined));
   const result = lintPython(joined, options, { notebook: true, magics, where, ...(keep ? { incremental: true, previousTree: keep.previous } : {}) });
   if (!keep) result.tree?.delete();
+  else if (result.tree) keptCells.set(result.tree, joinedCells);
   const lastLineLength = new Map<number, number>();
   const locate = (r: Range): { cell: number; range: Range } => {
     let s = starts[0];

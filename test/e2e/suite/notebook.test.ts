@@ -36,6 +36,18 @@ suite("GPU Pilot: notebooks", () => {
     try {
       const gpu001 = await waitFor(() => gpuDiagnostics(cell2.uri, "GPU001")[0], "GPU001 in cell 2", 60_000);
       assert.equal(gpu001.range.start.line, 1, `GPU001 on row 2 of cell 2: ${describeCells(nb)}`);
+      // The fix is checked for syntax errors when it is offered (the server's lint leaves that to the
+      // code action, as for a Python file): it is offered, and it edits cell 1 and cell 2.
+      let seen = "[]";
+      await waitFor(async () => {
+        const all = (await vscode.commands.executeCommand<(vscode.CodeAction | vscode.Command)[]>("vscode.executeCodeActionProvider", cell2.uri, gpu001.range, vscode.CodeActionKind.QuickFix.value)) ?? [];
+        const actions = all.filter((a): a is vscode.CodeAction => typeof (a as vscode.Command).command !== "string");
+        seen = JSON.stringify(actions.map((a) => ({ title: a.title, cells: a.edit?.entries().map(([u]) => nb.getCells().findIndex((c) => c.document.uri.toString() === u.toString()) + 1) })));
+        return actions.find((a) => {
+          const cells = new Set(a.edit?.entries().map(([u]) => u.toString()) ?? []);
+          return cells.has(nb.cellAt(0).document.uri.toString()) && cells.has(cell2.uri.toString());
+        });
+      }, "GPU001's quick fix editing cells 1 and 2", 30_000).catch((e: Error) => { throw new Error(`${e.message}; code actions: ${seen}`); });
       const gpu014 = await waitFor(() => gpuDiagnostics(cell3.uri, "GPU014")[0], "GPU014 in cell 3", 30_000);
       assert.equal(gpu014.range.start.line, 0, `GPU014 on row 1 of cell 3: ${describeCells(nb)}`);
       // expected.json forbids GPU002 here: the write comes after is_available(), which is GPU001's case.
