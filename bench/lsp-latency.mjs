@@ -241,6 +241,52 @@ export async function measureNotebook({ edits = 200, warmup = 20, serverPath, se
   return { ...summary(times), edits, cells: cells.length, lines: cells.reduce((n, c) => n + c.split("\n").length, 0), first };
 }
 
+/** The two H200s of test/fixtures/nvidia-smi/h200x2 as the client's inventory notification sends them. */
+const H200X2 = [
+  { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+  { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+];
+
+/**
+ * What VS Code asks after each keystroke on a machine with GPUs: the 5,000-line file with the
+ * inventory of two GPUs and inlay hints on (the client's defaults); per edit (awaited, as
+ * {@link measure}), an inlay hint request for the 60 lines around the edit and a hover on a
+ * device string there, each timed from request to response (the language server answers them
+ * between lints, on the same thread). `warmup` edits first, not timed.
+ */
+export async function measureHints({ edits = 100, warmup = 20, serverPath, serverFlags } = {}) {
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
+  await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/settings"), { inlayHints: true });
+  await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
+  const uri = pathToFileURL(join(root, "bench", "cache", "hints_train.py")).href;
+  const text = trainingFile();
+  const opened = s.waitVersion(uri, 1);
+  await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+  await opened;
+  const { line, col } = typingSpot(text);
+  // The `device="cuda:0"` default of the function above the edit: its string's first character.
+  const lines = text.split("\n");
+  let defLine = line;
+  while (!lines[defLine].startsWith("def ")) defLine--;
+  const hoverAt = { line: defLine, character: lines[defLine].indexOf('"cuda:0"') + 1 };
+  const hints = [], hovers = [];
+  let found = 0;
+  for (let i = 0; i < warmup + edits; i++) {
+    const version = i + 2;
+    const done = s.waitVersion(uri, version);
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [insertAt(line, col + i, "x")] });
+    await done;
+    const t0 = process.hrtime.bigint();
+    const h = await s.conn.sendRequest(rpc.InlayHintRequest.type, { textDocument: { uri }, range: { start: { line: Math.max(0, line - 30), character: 0 }, end: { line: line + 30, character: 0 } } });
+    const t1 = process.hrtime.bigint();
+    const hover = await s.conn.sendRequest(rpc.HoverRequest.type, { textDocument: { uri }, position: hoverAt });
+    const t2 = process.hrtime.bigint();
+    if (i >= warmup) { hints.push(Number(t1 - t0) / 1e6); hovers.push(Number(t2 - t1) / 1e6); found += (h?.length ?? 0) > 0 && hover ? 1 : 0; }
+  }
+  await s.stop();
+  return { inlay_hints: summary(hints), hover: summary(hovers), edits, answered: found, lines: text.split("\n").length - 1 };
+}
+
 /**
  * Ruff-wasm in this process on the same file and the same edits (Ruff's CLI default rules, set
  * explicitly): 20 warm-up checks, then one timed `Workspace.check` of the whole text per edit.
@@ -373,6 +419,6 @@ export function treeMemory({ count = 20 } = {}) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const what = process.argv[2] ?? "measure";
-  const f = { measure, notebook: measureNotebook, typing, memory, ruff: ruffLatency, trees: treeMemory }[what];
+  const f = { measure, notebook: measureNotebook, hints: measureHints, typing, memory, ruff: ruffLatency, trees: treeMemory }[what];
   Promise.resolve(f()).then((r) => console.log(JSON.stringify(r)));
 }

@@ -12,7 +12,8 @@
 //   on the same edits; typing at 10 characters/s (last key -> last diagnostics); 200
 //   edits each in another function of the file ("moving"); 200 edits of a flat 5,000-line script
 //   (the same steps at module level, as a notebook exported to a script); 200 edits of the 5,000-line
-//   file as a notebook of 201 cells (each timed until the server's trace of that version's lint).
+//   file as a notebook of 201 cells (each timed until the server's trace of that version's lint);
+//   with two GPUs in the inventory and inlay hints on, an inlay hint request and a hover after each edit.
 // - memory: server RSS/heap, 20 open 5,000-line documents, 1,000 edits (one run).
 // - client: require of dist/client.js + activate(), fresh process each (at least 5).
 // usage: node bench/run.mjs [--runs N] [--only cli,editor,memory,client,vsix,activation,monitor]
@@ -23,7 +24,7 @@ import { tmpdir, cpus, totalmem, platform, release, loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ensureTorchTree, pythonFiles, corpusSize } from "./corpus.mjs";
-import { measure as lspMeasure, measureNotebook, ruffLatency, typing, memory as lspMemory, treeMemory } from "./lsp-latency.mjs";
+import { measure as lspMeasure, measureNotebook, measureHints, ruffLatency, typing, memory as lspMemory, treeMemory } from "./lsp-latency.mjs";
 import { buildFake, measureOnce as clientLoad } from "./client-load.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -185,7 +186,7 @@ if (only.includes("editor")) {
   for (let i = 0; i < runs; i++) {
     const row = { round: i + 1, load_before: load() };
     // Interleaved: the order of the server and Ruff alternates per round.
-    const parts = [["lsp", () => lspMeasure({ edits: 200 })], ["ruff", () => ruffLatency({ edits: 200 })], ["typing", () => typing({ keys: 40, perSecond: 10 })], ["scattered", () => lspMeasure({ edits: 200, scattered: true })], ["flat", () => lspMeasure({ edits: 200, flat: true })], ["notebook", () => measureNotebook({ edits: 200 })]];
+    const parts = [["lsp", () => lspMeasure({ edits: 200 })], ["ruff", () => ruffLatency({ edits: 200 })], ["typing", () => typing({ keys: 40, perSecond: 10 })], ["scattered", () => lspMeasure({ edits: 200, scattered: true })], ["flat", () => lspMeasure({ edits: 200, flat: true })], ["notebook", () => measureNotebook({ edits: 200 })], ["hints", () => measureHints({ edits: 100 })]];
     for (const [name, f] of i % 2 ? [parts[1], parts[0], ...parts.slice(2)] : parts) row[name] = await f();
     row.load_after = load();
     row.ratio_p95_to_ruff = round(row.lsp.p95_ms / row.ruff.p95_ms);
@@ -201,6 +202,7 @@ if (only.includes("editor")) {
     typing_last_key_to_diagnostics_ms: col((r) => r.typing.last_key_to_diagnostics_ms), typing_lints_of_40: col((r) => r.typing.lints),
     scattered_p50_ms: col((r) => r.scattered.p50_ms), scattered_p95_ms: col((r) => r.scattered.p95_ms),
     flat_p50_ms: col((r) => r.flat.p50_ms), flat_p95_ms: col((r) => r.flat.p95_ms),
+    hints_p50_ms: col((r) => r.hints.inlay_hints.p50_ms), hints_p95_ms: col((r) => r.hints.inlay_hints.p95_ms), hover_p50_ms: col((r) => r.hints.hover.p50_ms), hover_p95_ms: col((r) => r.hints.hover.p95_ms),
     notebook_p50_ms: col((r) => r.notebook.p50_ms), notebook_p95_ms: col((r) => r.notebook.p95_ms), notebook_first20_p95_ms: col((r) => r.notebook.first.p95_ms),
     first20_p50_ms: col((r) => r.lsp.first.p50_ms), first20_p95_ms: col((r) => r.lsp.first.p95_ms), first20_max_ms: col((r) => r.lsp.first.max_ms),
   };
@@ -212,6 +214,7 @@ if (only.includes("editor")) {
   table.push(["editor, 5,000 lines, moving", "200 edits, each in another function", `GPU Pilot p50 ${q(e.scattered_p50_ms)}, p95 ${q(e.scattered_p95_ms)}`, "", ""]);
   table.push(["editor, flat script, 5,000 lines", "200 edits, 4,167 top-level statements", `GPU Pilot p50 ${q(e.flat_p50_ms)}, p95 ${q(e.flat_p95_ms)}`, "", ""]);
   table.push(["editor, notebook, 5,000 lines", "200 edits of one cell, 201 cells", `GPU Pilot p50 ${q(e.notebook_p50_ms)}, p95 ${q(e.notebook_p95_ms)}`, `first 20 edits p95 ${q(e.notebook_first20_p95_ms)}`, ""]);
+  table.push(["editor, with GPUs, 5,000 lines", "after each of 100 edits: inlay hints (60 lines), a hover", `inlay hints p50 ${q(e.hints_p50_ms)}, p95 ${q(e.hints_p95_ms)}`, `hover p50 ${q(e.hover_p50_ms)}, p95 ${q(e.hover_p95_ms)}`, ""]);
   table.push(["editor, typing 10 char/s", "40 keys", `last key -> last diagnostics ${q(e.typing_last_key_to_diagnostics_ms)}`, `lints ${q(e.typing_lints_of_40, "")}`, "goal <= 50 ms"]);
 }
 

@@ -1,9 +1,11 @@
 /**
- * Editor helpers of the server that need no parse: `# noqa` comment edits and lookups on one line,
- * and the Markdown of a rule's documentation for hovers.
+ * Editor helpers of the server: `# noqa` comment edits and lookups on one line (from the kept
+ * syntax trees of the document's last lint when they are of its text, else from a parse), and the
+ * Markdown of a rule's documentation for hovers.
  */
 import type { Position, Range, RuleMeta, TextEdit } from "./engine/types";
 import { parsePython } from "./engine/python/parser";
+import type { ModuleTrees } from "./engine/python/moduleTrees";
 
 /** The text of 0-based `line` (without its line break). */
 function lineText(text: string, line: number): string | null {
@@ -13,9 +15,18 @@ function lineText(text: string, line: number): string | null {
 
 /**
  * The comment on 0-based `line` (tree-sitter's `comment` node, so `#` inside strings never counts):
- * its start column and text, or null. Requires the parser to be loaded.
+ * its start column and text, or null. `trees`: the parse of `text` at hand (the server's kept trees
+ * of this document version), queried on that line only; without them the text is parsed (the
+ * parser must be loaded). A line without `#` has no comment: no parse.
  */
-export function commentOnLine(text: string, line: number): { column: number; text: string } | null {
+export function commentOnLine(text: string, line: number, trees?: ModuleTrees): { column: number; text: string } | null {
+  if (!lineText(text, line)?.includes("#")) return null;
+  if (trees) {
+    for (const c of trees.descendantsOfType("comment", { row: line, column: 0 }, { row: line + 1, column: 0 })) {
+      if (c.startPosition.row === line) return { column: c.startPosition.column, text: c.text };
+    }
+    return null;
+  }
   const tree = parsePython(text);
   try {
     for (const c of tree.rootNode.descendantsOfType("comment")) {
@@ -32,12 +43,12 @@ const NOQA = /#\s*noqa(?::\s*([A-Za-z]+[0-9]+(?:\s*,\s*[A-Za-z]+[0-9]+)*))?/;
 /**
  * The edit that suppresses `code` on `line`: appends `  # noqa: CODE`, or extends an existing
  * `# noqa: A, B` list (found in the line's comment node). Null when the line already suppresses it
- * (bare `# noqa` or the code listed).
+ * (bare `# noqa` or the code listed). `trees`: as {@link commentOnLine}'s.
  */
-export function noqaEdit(text: string, line: number, code: string): TextEdit | null {
+export function noqaEdit(text: string, line: number, code: string, trees?: ModuleTrees): TextEdit | null {
   const l = lineText(text, line);
   if (l === null) return null;
-  const comment = commentOnLine(text, line);
+  const comment = commentOnLine(text, line, trees);
   const found = comment ? NOQA.exec(comment.text) : null;
   const m = found ? Object.assign(found, { index: found.index + comment!.column }) : null;
   if (m) {
@@ -53,8 +64,9 @@ export function noqaEdit(text: string, line: number, code: string): TextEdit | n
 }
 
 /** The rule code under `position` inside a `# noqa: ...` comment, with its range. */
-export function noqaCodeAt(text: string, position: Position): { code: string; range: Range } | null {
-  const comment = commentOnLine(text, position.line);
+export function noqaCodeAt(text: string, position: Position, trees?: ModuleTrees): { code: string; range: Range } | null {
+  if (!lineText(text, position.line)?.includes("noqa")) return null; // NOQA needs it in the line's comment
+  const comment = commentOnLine(text, position.line, trees);
   if (!comment) return null;
   const m = NOQA.exec(comment.text);
   if (!m || !m[1]) return null;

@@ -7,6 +7,7 @@
  */
 import type { Connection, DidChangeTextDocumentParams, NotificationHandler } from "vscode-languageserver/node";
 import type { ModuleTrees } from "./engine/python/moduleTrees";
+import type { ModuleModel } from "./engine/python/model";
 import { lineStarts, offsetAt, pointAfterInsert } from "./engine/fixes";
 
 /**
@@ -14,7 +15,7 @@ import { lineStarts, offsetAt, pointAfterInsert } from "./engine/fixes";
  * document, see {@link DocumentTrees.applyChanges}), and that text's document version (LSP: it
  * grows with every change; -1 when unknown).
  */
-interface Kept { tree: ModuleTrees; text: string | null; version: number }
+interface Kept { tree: ModuleTrees; text: string | null; version: number; model?: ModuleModel }
 
 /** What applyChanges reads of the document as it was before the change (vscode-languageserver-textdocument's TextDocument). */
 export interface DocumentBefore {
@@ -86,14 +87,27 @@ export class DocumentTrees {
     return undefined;
   }
 
-  /** Keeps `tree` as the parse of `text` (the most recent), version `version` of the document; frees the least recent trees beyond the limit. */
-  keep(uri: string, text: string, tree: ModuleTrees, version = -1): void {
+  /**
+   * Keeps `tree` as the parse of `text` (the most recent), version `version` of the document, with
+   * `model`, the lint's model of that tree (lint.ts `LintResult.model`); frees the least recent
+   * trees beyond the limit.
+   */
+  keep(uri: string, text: string, tree: ModuleTrees, version = -1, model?: ModuleModel): void {
     this.forget(uri);
-    this.kept.set(uri, { tree, text, version });
+    this.kept.set(uri, { tree, text, version, ...(model ? { model } : {}) });
     for (const old of this.kept.keys()) {
       if (this.kept.size <= this.limit) break;
       this.forget(old);
     }
+  }
+
+  /**
+   * The model kept with `uri`'s tree, while the tree is still of document version `version`
+   * (no change applied since: an edited tree's nodes no longer match their offsets); else undefined.
+   */
+  modelOf(uri: string, version: number): ModuleModel | undefined {
+    const k = this.kept.get(uri);
+    return k && k.version === version && k.version >= 0 ? k.model : undefined;
   }
 
   /** Drops the tree of a closed document. */
@@ -113,6 +127,7 @@ export class DocumentTrees {
   applyChanges(params: DidChangeTextDocumentParams, before?: DocumentBefore): void {
     const k = this.kept.get(params.textDocument.uri);
     if (!k) return;
+    k.model = undefined; // its nodes are of the text before this change
     const versionBefore = k.version;
     const changes = params.contentChanges;
     const first = changes[0];

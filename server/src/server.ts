@@ -148,7 +148,7 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const text = doc.getText();
   const previous = kind ? undefined : trees.take(doc.uri, text, doc.version);
   const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous, incremental: true });
-  if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version);
+  if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version, python.model);
   const result = python ?? lintManifest(doc.getText(), kind!, lintOptions(doc.uri));
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
   const byKey = new Map<string, Fix>();
@@ -344,6 +344,10 @@ connection.onNotification(InventoryNotification.type, (params: unknown) => {
 function withModel<T>(uri: string, f: (model: ReturnType<typeof analyzePython>) => T): T | null {
   const doc = documents.get(uri);
   if (!doc || doc.languageId !== "python" || notebooks.findNotebookDocumentForCell(uri)) return null;
+  // The last lint's model while it is of this version (hovers, inlay hints and the light bulb ask
+  // at every cursor move and edit: a fresh analysis of a 5,000-line file took ~100 ms each).
+  const kept = trees.modelOf(uri, doc.version);
+  if (kept) return f(kept);
   if (fileTooLarge(doc.getText(), settings.maxFileSizeKB)) return null;
   const model = analyzePython(doc.getText(), lintOptions(uri));
   try { return f(model); } finally { model.tree.delete(); }
@@ -421,15 +425,15 @@ connection.onCodeAction(async (params) => {
     if (d.source !== "gpu-pilot") continue;
     const code = String(d.code);
     const fix = known?.get(keyOf(code, d.range.start.line, d.range.start.character));
-    const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || ("uri" in fix.edits[0] ? cellFixValid(uri, fix as CellFix) : !doc || (kind ? manifestFixParsesCleanly(doc.getText(), kind, fix as Fix) : fixParsesCleanly(doc.getText(), fix as Fix))));
+    const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || ("uri" in fix.edits[0] ? cellFixValid(uri, fix as CellFix) : !doc || (kind ? manifestFixParsesCleanly(doc.getText(), kind, fix as Fix) : fixParsesCleanly(doc.getText(), fix as Fix, false, trees.modelOf(uri, doc.version)?.tree))));
     if (fix && valid) actions.push({ title: fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: fix.safe, edit: editOf(uri, fix) });
     if (doc) {
-      const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code);
+      const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code, trees.modelOf(uri, doc.version)?.tree);
       if (edit) actions.push({ title: `Disable ${code} for this ${kind === "dockerfile" ? "instruction" : "line"}`, kind: CodeActionKind.QuickFix, diagnostics: [d], edit: { changes: { [uri]: [edit] } } });
     }
     actions.push({ title: `Show documentation for ${code}`, kind: CodeActionKind.QuickFix, diagnostics: [d], command: { title: `Show documentation for ${code}`, command: SHOW_RULE_DOC_COMMAND, arguments: [code] } });
   }
-  const useSel = withModel(uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection));
+  const useSel = inventory.selection.length ? withModel(uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection)) : null;
   if (useSel) actions.push({ title: useSel.title, kind: CodeActionKind.QuickFix, edit: { changes: { [uri]: [{ range: useSel.range, newText: useSel.newText }] } } });
   if ((!params.context.diagnostics.some((d) => d.source === "gpu-pilot") || !only) && actions.length) {
     // The light bulb asks on every cursor move: a whole fix-all here cost 8 s on a 10 KB file with
@@ -463,7 +467,7 @@ connection.onHover(async (params): Promise<Hover | null> => {
   const doc = documents.get(params.textDocument.uri);
   if (!doc) return null;
   const kind = manifestKindOfDoc(doc);
-  const hit = kind ? manifestNoqaCodeAt(doc.getText(), kind, params.position) : noqaCodeAt(doc.getText(), params.position);
+  const hit = kind ? manifestNoqaCodeAt(doc.getText(), kind, params.position) : noqaCodeAt(doc.getText(), params.position, trees.modelOf(params.textDocument.uri, doc.version)?.tree);
   const rule = hit ? ruleByCode(hit.code) : undefined;
   if (hit && rule) return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
   if (kind === "jobscript") {
@@ -471,13 +475,15 @@ connection.onHover(async (params): Promise<Hover | null> => {
     const part = await partitionHover(doc.getText(), params.position, partitionGpus);
     return part ? { contents: { kind: MarkupKind.Markdown, value: part.markdown }, range: part.range } : null;
   }
+  // Without GPUs there is no machine hover (machineHelp.ts fileVisibleMap): no model is needed.
+  if (!inventory.gpus?.length) return null;
   const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines));
   return help ? { contents: { kind: MarkupKind.Markdown, value: help.markdown }, range: help.range } : null;
 });
 
 connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
   await engineReady;
-  if (!settings.inlayHints) return [];
+  if (!settings.inlayHints || !inventory.gpus?.length) return [];
   return withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines)
     .map((h) => ({ position: h.position, label: ` ${h.label}`, tooltip: h.tooltip, paddingLeft: true }))) ?? [];
 });

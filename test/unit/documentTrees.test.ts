@@ -116,3 +116,26 @@ test("applyChanges maps a single change through the document before it (its own 
   trees.applyChanges({ textDocument: { uri, version: 9 }, contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "z" }] }, TextDocument.create(uri, "python", 7, "x"));
   assert.equal(trees.size, 0);
 });
+
+test("the model kept with a tree is handed out only for the version it is of: not after a change, a take or a forget", () => {
+  const trees = new DocumentTrees(2);
+  const uri = "file:///m.py";
+  const model = { name: "model of version 3" } as unknown as import("../../server/src/engine/python/model").ModuleModel;
+  const doc = TextDocument.create(uri, "python", 3, "x = 1\n");
+  trees.keep(uri, doc.getText(), fakeTree("m"), 3, model);
+  assert.equal(trees.modelOf(uri, 3), model);
+  assert.equal(trees.modelOf(uri, 2), undefined, "another version");
+  assert.equal(trees.modelOf("file:///other.py", 3), undefined);
+  trees.applyChanges({ textDocument: { uri, version: 4 }, contentChanges: [{ range: { start: { line: 0, character: 4 }, end: { line: 0, character: 5 } }, text: "2" }] }, doc);
+  assert.equal(trees.modelOf(uri, 4), undefined, "the tree was edited to version 4: the model's nodes are of version 3");
+  assert.equal(trees.modelOf(uri, 3), undefined);
+  trees.keep(uri, "x = 2\n", fakeTree("m2"), 4, model);
+  assert.equal(trees.modelOf(uri, 4), model);
+  trees.take(uri, "x = 2\n", 4);
+  assert.equal(trees.modelOf(uri, 4), undefined, "taken for the next lint");
+  trees.keep(uri, "x = 2\n", fakeTree("m3"), 5, model);
+  trees.forget(uri);
+  assert.equal(trees.modelOf(uri, 5), undefined, "forgotten");
+  trees.keep(uri, "x = 2\n", fakeTree("m4"), -1, model);
+  assert.equal(trees.modelOf(uri, -1), undefined, "a tree of no known version");
+});

@@ -181,3 +181,33 @@ test("the engine drops a fix whose text CPython's line structure rejects, where 
   assert.equal(fine.diagnostics[0].fix?.edits[0].newText, "    z = 2\n");
   assert.equal(fixAllPython("if True:\n    MARK = 1\n", { rules: [insertRule("$INDENTz = 2")], noPrefilter: true }).applied, 10, "kept: one insert per pass (the rule fires again)");
 });
+
+test("fixParsesCleanly with the editor's kept trees (in chunks) agrees with a whole parse, for every fix on the fixtures and for fixes that break the code", async () => {
+  await initEngine();
+  const { filesUnder, ROOT } = await import("./helpers");
+  const { join } = await import("node:path");
+  const { readFileSync } = await import("node:fs");
+  const { ModuleTrees } = await import("../../server/src/engine/python/moduleTrees");
+  const { pythonInput } = await import("../../server/src/engine/python/parser");
+  let checked = 0, refused = 0;
+  for (const f of filesUnder(join(ROOT, "test", "fixtures", "rules"), (n) => n.endsWith(".py"))) {
+    const text = readFileSync(f, "utf8");
+    const r = lintPython(text, { preview: true, lazyFixValidation: true });
+    r.tree?.delete();
+    const trees = ModuleTrees.parse(pythonInput(text), true);
+    try {
+      for (const d of r.diagnostics) {
+        if (!d.fix) continue;
+        const at = d.fix.edits[0].range.start;
+        const broken = { ...d.fix, edits: [...d.fix.edits, { range: { start: { line: at.line, character: 0 }, end: { line: at.line, character: 0 } }, newText: "x = (\n" }] };
+        for (const fix of [d.fix, broken]) {
+          const whole = fixParsesCleanly(text, fix);
+          assert.equal(fixParsesCleanly(text, fix, false, trees), whole, `${f}: ${d.code} ${fix === broken ? "(broken)" : ""}`);
+          checked++;
+          if (!whole) refused++;
+        }
+      }
+    } finally { trees.delete(); }
+  }
+  assert.ok(checked > 200 && refused > 80, `${checked} fixes checked, ${refused} refused`);
+});

@@ -149,4 +149,14 @@ test("machine-aware hover over the protocol: the inventory notification drives i
   });
   const hover = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 28 } });
   assert.match((hover!.contents as { value: string }).value, /cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07\.0/);
+  // The hover is answered from the last lint's model only while that model is of the document's
+  // version: right after an edit (before its lint) and after its lint, it describes the new text.
+  const text0 = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 28 } });
+  assert.deepEqual(text0, hover, "asked again at the same version");
+  await conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: 2 }, contentChanges: [{ range: { start: { line: 3, character: 31 }, end: { line: 3, character: 32 } }, text: "1" }] });
+  const early = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 28 } });
+  assert.match((early!.contents as { value: string }).value, /cuda:1 → no such device/);
+  await diagnosticsFor(uri, () => published.get(uri)!.some((p) => p.version === 2));
+  const late = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 28 } });
+  assert.deepEqual(late, early);
 });

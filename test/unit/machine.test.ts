@@ -127,3 +127,40 @@ test("a CUDA_VISIBLE_DEVICES write GPU001 finds ineffective (finetune_wrong_gpu.
   assert.ok(hints.every((x) => x.label === "→ GPU 0"), JSON.stringify(hints));
   m.tree.delete();
 });
+
+test("inlay hints and hovers of a range equal those of the whole file in that range, on every rule fixture and example (deviceUses `within`)", async () => {
+  await initEngine();
+  const { filesUnder, ROOT } = await import("./helpers");
+  const { deviceUses } = await import("../../server/src/engine/python/devices");
+  const files = [...filesUnder(join(ROOT, "test", "fixtures", "rules"), (n) => n.endsWith(".py")), ...filesUnder(join(ROOT, "examples"), (n) => n.endsWith(".py"))];
+  let lines = 0, hinted = 0, hovered = 0;
+  for (const f of files) {
+    const text = readFileSync(f, "utf8");
+    const m = analyzePython(text);
+    try {
+      const last = text.split("\n").length;
+      const all = machineInlayHints(m, { start: { line: 0, character: 0 }, end: { line: last, character: 0 } }, inv(), where);
+      const whole = deviceUses(m);
+      for (let l = 0; l < last; l += 1 + (l % 3)) {
+        const end = Math.min(last, l + (l % 5));
+        const mine = machineInlayHints(m, { start: { line: l, character: 0 }, end: { line: end, character: 0 } }, inv(), where);
+        // The old answer was every use overlapping the lines: all those ending in them, and those
+        // that start in them and end after (a call over several lines).
+        const key = (h: { position: { line: number; character: number }; label: string }) => `${h.position.line}:${h.position.character}:${h.label}`;
+        const allKeys = all.map(key);
+        for (const h of mine) assert.ok(h.position.line >= l && allKeys.includes(key(h)), `${f} lines ${l}-${end}: ${key(h)}`);
+        assert.deepEqual(mine.filter((h) => h.position.line <= end), all.filter((h) => h.position.line >= l && h.position.line <= end), `${f} lines ${l}-${end}`);
+        hinted += mine.length;
+        lines++;
+      }
+      // A hover on each use's first character finds the same answer as a search of the whole file would.
+      for (const u of whole) {
+        const at = { line: u.node.startPosition.row, character: u.node.startPosition.column };
+        const h = machineHover(m, at, inv(), where);
+        assert.ok(h, `${f}: a hover at ${JSON.stringify(at)} (${u.form})`);
+        hovered++;
+      }
+    } finally { m.tree.delete(); }
+  }
+  assert.ok(lines > 500 && hinted > 50 && hovered > 30, `${lines} ranges, ${hinted} hints, ${hovered} hovers`);
+});

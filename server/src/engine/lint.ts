@@ -5,7 +5,7 @@
  */
 import { initPythonParser, parsePython, pythonInput, syntaxErrorCount, type SyntaxNode } from "./python/parser";
 import { ModuleTrees } from "./python/moduleTrees";
-import { buildModel, magicVariables, ModelCache, type MagicLine, type KnownChange } from "./python/model";
+import { buildModel, magicVariables, ModelCache, type MagicLine, type KnownChange, type ModuleModel } from "./python/model";
 import { RULES } from "./rules/index";
 import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
 import { candidateRules, TextProbe } from "./prefilter";
@@ -62,6 +62,12 @@ export interface LintResult {
   parsed: boolean;
   /** Whether the source had syntax errors (rules still run on the recovered tree). */
   syntaxErrors: boolean;
+  /**
+   * The module model the rules read (python/model.ts), when the text was parsed: valid while
+   * `tree` is neither edited nor deleted (the server answers hovers, inlay hints and code actions
+   * of that document version from it instead of analysing the text again).
+   */
+  model?: ModuleModel;
 }
 
 /** The result for a text that is not linted: that of an empty text, plus the GPU000 diagnostic `why`. */
@@ -227,7 +233,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
       ruleFailures.push({ code: rule.meta.code, error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e) });
     }
   }
-  if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.hasError, parsed: true };
+  if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.hasError, parsed: true, model };
   // Comments only on the lines of findings, and only where the line says `noqa` (a comment that
   // starts there is on that line): no traversal of the whole tree for one finding.
   const noqa = noqaLines(tree, commentsOnLines(tree, new Set(diagnostics.map((d) => d.range.start.line))));
@@ -247,20 +253,25 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     }
   }
   kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
-  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true };
+  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true, model };
 }
 
 /**
  * Whether applying `fix` to `text` adds no syntax error (the check every fix passes before the
  * user sees it): no more tree-sitter ERROR/MISSING nodes, and no CPython line-structure error
  * (indentation, tabs, continuation: python/lineStructure.ts) where the text had none. For
- * notebooks pass the joined, magic-blanked text and `notebook: true`.
+ * notebooks pass the joined, magic-blanked text and `notebook: true`. `trees`: the parse of `text`
+ * at hand (the server's kept trees of this document version, in chunks): the errors are counted
+ * there and only the chunks the fix touches are parsed again, as the lint's own check does;
+ * without them the text is parsed whole.
  */
-export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["fix"]>, notebook = false): boolean {
+export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["fix"]>, notebook = false, trees?: ModuleTrees): boolean {
+  const linesOk = lineStructureError(text) === null;
+  if (trees) return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: trees.syntaxErrorCount(), linesOk }, notebook, trees);
   const before = parsePython(text);
   const base = syntaxErrorCount(before);
   before.delete();
-  return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: base, linesOk: lineStructureError(text) === null }, notebook);
+  return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: base, linesOk }, notebook);
 }
 
 /**

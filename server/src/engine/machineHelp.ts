@@ -44,9 +44,9 @@ export function fileVisibleMap(model: ModuleModel, inventory: InventoryParams, w
 }
 
 /** Device expressions including bare `"cuda"` (the current device, 0 unless set_device changed it). */
-function allDeviceUses(model: ModuleModel): DeviceUse[] {
-  const uses = deviceUses(model);
-  for (const s of model.nodesOfType("string")) {
+function allDeviceUses(model: ModuleModel, within: { startLine: number; endLine: number }): DeviceUse[] {
+  const uses = deviceUses(model, within);
+  for (const s of model.tree.descendantsOfType("string", { row: within.startLine, column: 0 }, { row: within.endLine + 1, column: 0 })) {
     if (!s) continue;
     const v = stringValue(s);
     if (v !== null && cudaDeviceOrdinal(v) === -1) uses.push({ ordinal: 0, node: s, form: `"cuda"`, replace: () => s.text });
@@ -62,7 +62,7 @@ function allDeviceUses(model: ModuleModel): DeviceUse[] {
 export function machineHover(model: ModuleModel, position: Position, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): { markdown: string; range: Range } | null {
   const map = fileVisibleMap(model, inventory, where, noEffect);
   if (!map) return null;
-  const use = allDeviceUses(model).find((u) => inside(nodeRange(u.node), position));
+  const use = allDeviceUses(model, { startLine: position.line, endLine: position.line }).find((u) => inside(nodeRange(u.node), position));
   if (use) {
     const lines = [`**${describeOrdinal(map, use.ordinal)}**`, "", `because ${map.because}.`];
     if (use.form === `"cuda"`) lines.push("", "`\"cuda\"` is the current device: cuda:0 unless `torch.cuda.set_device` changed it.");
@@ -98,7 +98,7 @@ export function machineInlayHints(model: ModuleModel, range: Range, inventory: I
   const map = fileVisibleMap(model, inventory, where, noEffect);
   if (!map) return [];
   const out: Array<{ position: Position; label: string; tooltip: string }> = [];
-  for (const u of allDeviceUses(model)) {
+  for (const u of allDeviceUses(model, { startLine: range.start.line, endLine: range.end.line })) {
     const r = nodeRange(u.node);
     if (r.end.line < range.start.line || r.start.line > range.end.line) continue;
     const g = map.devices[u.ordinal];

@@ -25,14 +25,21 @@ function intValue(n: SyntaxNode | null | undefined): number | null {
   return [...t].every((c) => c >= "0" && c <= "9") ? Number(t) : null;
 }
 
-/** Every literal device ordinal in the module (anywhere, not only on the timeline). */
-export function deviceUses(model: ModuleModel): DeviceUse[] {
+/**
+ * Every literal device ordinal in the module (anywhere, not only on the timeline); with `within`,
+ * only those in expressions that overlap those lines (0-based, inclusive; the editor's visible
+ * range or a hovered line: no walk of the whole file).
+ */
+export function deviceUses(model: ModuleModel, within?: { startLine: number; endLine: number }): DeviceUse[] {
   const out: DeviceUse[] = [];
+  const nodes = (type: string): Array<SyntaxNode | null> => within
+    ? model.tree.descendantsOfType(type, { row: within.startLine, column: 0 }, { row: within.endLine + 1, column: 0 })
+    : model.nodesOfType(type);
   // Cheap text gate: every device expression names `cuda`/`device(s)`, or an alias imported from such a path.
   const words = ["cuda", "device"];
   for (const [name, path] of model.symbols) if (path.includes("cuda") || path.includes("device")) words.push(name);
   const mentions = (n: SyntaxNode) => { const t = n.text; return words.some((w) => t.includes(w)); };
-  for (const s of model.nodesOfType("string")) {
+  for (const s of nodes("string")) {
     if (!s || !s.text.includes("cuda")) continue;
     const v = stringValue(s);
     if (v === null) continue;
@@ -40,7 +47,7 @@ export function deviceUses(model: ModuleModel): DeviceUse[] {
     if (n === null || n < 0) continue;
     out.push({ ordinal: n, node: s, form: `"${v}"`, replace: (k) => s.text.replace(/cuda:\s*\d+/, `cuda:${k}`) });
   }
-  for (const call of model.nodesOfType("call")) {
+  for (const call of nodes("call")) {
     if (!call || !mentions(call)) continue;
     const fn = call.childForFieldName("function");
     const args = call.childForFieldName("arguments")?.namedChildren.filter((a): a is SyntaxNode => !!a && a.type !== "comment") ?? [];
@@ -63,7 +70,7 @@ export function deviceUses(model: ModuleModel): DeviceUse[] {
       }
     }
   }
-  for (const sub of model.nodesOfType("subscript")) {
+  for (const sub of nodes("subscript")) {
     if (!sub) continue;
     const base = model.resolve(sub.childForFieldName("value"));
     if (base !== "jax.devices()" && base !== "jax.local_devices()") continue;
