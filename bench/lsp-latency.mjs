@@ -347,8 +347,9 @@ export async function typing({ keys = 40, perSecond = 10, serverPath, serverFlag
  * Server memory: `docs` open documents of `lines` lines, then `edits` single-character edits
  * round-robin over them, each awaited (so each is linted), then all closed. At each stage the
  * server collects garbage and reports process.memoryUsage() (bench/memory-probe.cjs). MiB.
+ * `gpus`: with two GPUs in the inventory (as on a GPU machine).
  */
-export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath, serverFlags } = {}) {
+export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath, serverFlags, gpus = false } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "gp-mem-"));
   let n = 0;
   const flags = serverFlags ?? await serverNodeFlags();
@@ -364,6 +365,8 @@ export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath
     const maps = Object.fromEntries(Object.entries(m.mappings ?? {}).map(([k, v]) => [k, mib(v)]));
     return { stage, rss_mib: mib(m.rss), rss_immediate_mib: m.rss_immediate === undefined ? null : mib(m.rss_immediate), settle_ms: m.settle_ms ?? 0, heap_used_mib: mib(m.heapUsed), heap_total_mib: mib(m.heapTotal), external_mib: mib(m.external), array_buffers_mib: mib(m.arrayBuffers), heap_spaces_physical_mib: spaces, proc_mib: proc, rss_by_mapping_mib: maps };
   };
+  // `gpus`: the inventory of two GPUs first (the server then keeps what its machine hovers read per document).
+  if (gpus) await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
   const stages = [await probe("server started")];
   const text = trainingFile(lines);
   const { line, col } = typingSpot(text);

@@ -221,11 +221,14 @@ if (only.includes("editor")) {
 if (only.includes("memory")) {
   const before = load();
   const m = await lspMemory({ docs: 20, lines: 5000, edits: 1000 });
+  const withGpus = await lspMemory({ docs: 20, lines: 5000, edits: 1000, gpus: true });
   const tree = treeMemory();
-  results.memory = { date: new Date().toISOString(), load_before: before, load_after: load(), ...m, one_tree: tree };
+  results.memory = { date: new Date().toISOString(), load_before: before, load_after: load(), ...m, with_gpus: withGpus.stages, one_tree: tree };
   const at = (k) => m.stages.find((s) => s.stage === k);
   const last = at("after 1000 edits");
   table.push(["server memory", "20 open 5,000-line docs", `after open: RSS ${at("20 documents open").rss_mib} MiB`, `after 1,000 edits: RSS ${last.rss_mib} MiB settled (${last.rss_immediate_mib} MiB right after the collection), heap ${last.heap_used_mib} MiB, external ${last.external_mib} MiB`, "goal <= 150 MiB"]);
+  const lastGpus = withGpus.stages.find((x) => x.stage === "after 1000 edits");
+  table.push(["server memory, with GPUs", "the same, two GPUs in the inventory", `after open: RSS ${withGpus.stages.find((x) => x.stage === "20 documents open").rss_mib} MiB`, `after 1,000 edits: RSS ${lastGpus.rss_mib} MiB settled, heap ${lastGpus.heap_used_mib} MiB`, "goal <= 150 MiB"]);
   table.push(["one kept syntax tree", `5,000 lines, ${tree.nodes} nodes`, `${tree.per_tree_mib} MiB of WebAssembly memory`, "", ""]);
 }
 

@@ -7,7 +7,7 @@
  */
 import type { Connection, DidChangeTextDocumentParams, NotificationHandler } from "vscode-languageserver/node";
 import type { ModuleTrees } from "./engine/python/moduleTrees";
-import type { ModuleModel } from "./engine/python/model";
+import type { MachineModel } from "./engine/machineHelp";
 import { lineStarts, offsetAt, pointAfterInsert } from "./engine/fixes";
 
 /**
@@ -15,7 +15,7 @@ import { lineStarts, offsetAt, pointAfterInsert } from "./engine/fixes";
  * document, see {@link DocumentTrees.applyChanges}), and that text's document version (LSP: it
  * grows with every change; -1 when unknown).
  */
-interface Kept { tree: ModuleTrees; text: string | null; version: number; model?: ModuleModel }
+interface Kept { tree: ModuleTrees; text: string | null; version: number; model?: MachineModel }
 
 /** What applyChanges reads of the document as it was before the change (vscode-languageserver-textdocument's TextDocument). */
 export interface DocumentBefore {
@@ -89,10 +89,10 @@ export class DocumentTrees {
 
   /**
    * Keeps `tree` as the parse of `text` (the most recent), version `version` of the document, with
-   * `model`, the lint's model of that tree (lint.ts `LintResult.model`); frees the least recent
-   * trees beyond the limit.
+   * `model`, what the machine hovers read of the lint's model of that tree (machineHelp.ts
+   * `machineModel`); frees the least recent trees beyond the limit.
    */
-  keep(uri: string, text: string, tree: ModuleTrees, version = -1, model?: ModuleModel): void {
+  keep(uri: string, text: string, tree: ModuleTrees, version = -1, model?: MachineModel): void {
     this.forget(uri);
     this.kept.set(uri, { tree, text, version, ...(model ? { model } : {}) });
     for (const old of this.kept.keys()) {
@@ -105,7 +105,7 @@ export class DocumentTrees {
    * The model kept with `uri`'s tree, while the tree is still of document version `version`
    * (no change applied since: an edited tree's nodes no longer match their offsets); else undefined.
    */
-  modelOf(uri: string, version: number): ModuleModel | undefined {
+  modelOf(uri: string, version: number): MachineModel | undefined {
     const k = this.kept.get(uri);
     return k && k.version === version && k.version >= 0 ? k.model : undefined;
   }

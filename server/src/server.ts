@@ -13,7 +13,7 @@ import { TextDocument } from "vscode-languageserver-textdocument";
 import { fileURLToPath } from "node:url";
 import { initEngine, lintPython, analyzePython, fixParsesCleanly, type LintOptions } from "./engine/lint";
 import { DocumentTrees } from "./incremental";
-import { machineHover, machineInlayHints, useSelectionEdit } from "./engine/machineHelp";
+import { machineHover, machineInlayHints, machineModel, useSelectionEdit, type MachineModel } from "./engine/machineHelp";
 import { cellFixParsesCleanly, lintNotebook, type CellInput } from "./engine/notebook";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { partitionHover, PartitionGpuCache } from "./slurm/partitionHover";
@@ -148,7 +148,8 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const text = doc.getText();
   const previous = kind ? undefined : trees.take(doc.uri, text, doc.version);
   const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous, incremental: true });
-  if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version, python.model);
+  // The model for the machine hovers and inlay hints, which need GPUs in the inventory.
+  if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version, python.model && inventory.gpus?.length ? machineModel(python.model) : undefined);
   const result = python ?? lintManifest(doc.getText(), kind!, lintOptions(doc.uri));
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
   const byKey = new Map<string, Fix>();
@@ -341,7 +342,7 @@ connection.onNotification(InventoryNotification.type, (params: unknown) => {
 });
 
 /** Runs `f` on the model of a plain Python document (not notebook cells), deleting the tree after. */
-function withModel<T>(uri: string, f: (model: ReturnType<typeof analyzePython>) => T): T | null {
+function withModel<T>(uri: string, f: (model: MachineModel) => T): T | null {
   const doc = documents.get(uri);
   if (!doc || doc.languageId !== "python" || notebooks.findNotebookDocumentForCell(uri)) return null;
   // The last lint's model while it is of this version (hovers, inlay hints and the light bulb ask

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { visibleDevices, describeOrdinal, gpuForEntry } from "../../server/src/engine/machine";
-import { machineHover, machineInlayHints, useSelectionEdit } from "../../server/src/engine/machineHelp";
+import { machineHover, machineInlayHints, machineModel, useSelectionEdit } from "../../server/src/engine/machineHelp";
 import { analyzePython, initEngine, lintPython } from "../../server/src/engine/lint";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -140,6 +140,9 @@ test("inlay hints and hovers of a range equal those of the whole file in that ra
     try {
       const last = text.split("\n").length;
       const all = machineInlayHints(m, { start: { line: 0, character: 0 }, end: { line: last, character: 0 } }, inv(), where);
+      // What the server keeps per document answers as the model does.
+      const slim = machineModel(m);
+      assert.deepEqual(machineInlayHints(slim, { start: { line: 0, character: 0 }, end: { line: last, character: 0 } }, inv(), where), all, `${f}: machineModel`);
       const whole = deviceUses(m);
       for (let l = 0; l < last; l += 1 + (l % 3)) {
         const end = Math.min(last, l + (l % 5));
@@ -158,6 +161,8 @@ test("inlay hints and hovers of a range equal those of the whole file in that ra
         const at = { line: u.node.startPosition.row, character: u.node.startPosition.column };
         const h = machineHover(m, at, inv(), where);
         assert.ok(h, `${f}: a hover at ${JSON.stringify(at)} (${u.form})`);
+        assert.deepEqual(machineHover(slim, at, inv(), where), h, `${f}: machineModel's hover at ${JSON.stringify(at)}`);
+        assert.deepEqual(useSelectionEdit(slim, at, ["1"]), useSelectionEdit(m, at, ["1"]));
         hovered++;
       }
     } finally { m.tree.delete(); }

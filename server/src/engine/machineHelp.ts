@@ -6,18 +6,38 @@
  */
 import type { InventoryParams } from "../protocol";
 import type { ModuleModel, EnvWriteEvent } from "./python/model";
-import { nodeRange } from "./python/model";
+import { freshResolve, nodeRange } from "./python/model";
 import { deviceUses, type DeviceUse } from "./python/devices";
 import { stringValue } from "./python/parser";
 import { cudaDeviceOrdinal } from "./frameworks";
 import { describeOrdinal, visibleDevices, type VisibleMap } from "./machine";
 import type { Position, Range } from "./types";
 
+/**
+ * What the machine hovers, inlay hints and the "use the selected GPUs" action read of a module
+ * model: its trees, import bindings, name resolution and environment writes.
+ */
+export type MachineModel = Pick<ModuleModel, "tree" | "symbols" | "frameworks" | "resolve" | "nodesOfType" | "events">;
+
+/**
+ * The {@link MachineModel} of `model`, holding none of its indexes or caches (the server keeps one
+ * per document for its hovers: the whole model of a 5,000-line file held ~2 MiB, mostly the lint's
+ * cache of resolved names; python/model.ts `freshResolve`). Its `events`
+ * are the model's environment writes (computed now if the lint's rules did not ask for them);
+ * `nodesOfType` walks the trees. Valid while `model.tree` is neither edited nor deleted.
+ */
+export function machineModel(model: ModuleModel): MachineModel {
+  const { tree, symbols, frameworks } = model;
+  const resolve = freshResolve(model);
+  const events = model.events.filter((e) => e.kind === "envWrite");
+  return { tree, symbols, frameworks, resolve, events, nodesOfType: (types) => tree.descendantsOfType(types) };
+}
+
 const inside = (r: Range, p: Position) =>
   (p.line > r.start.line || (p.line === r.start.line && p.character >= r.start.character))
   && (p.line < r.end.line || (p.line === r.end.line && p.character <= r.end.character));
 
-function cvdWrites(model: ModuleModel): EnvWriteEvent[] {
+function cvdWrites(model: MachineModel): EnvWriteEvent[] {
   return model.events.filter((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_VISIBLE_DEVICES");
 }
 
@@ -26,7 +46,7 @@ function cvdWrites(model: ModuleModel): EnvWriteEvent[] {
  * selection, else all. `noEffect`: 0-based lines of writes the engine found to have no effect
  * (GPU001: CUDA was already initialised when they run); those writes are not the file's value.
  */
-export function fileVisibleMap(model: ModuleModel, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): VisibleMap | null {
+export function fileVisibleMap(model: MachineModel, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): VisibleMap | null {
   const gpus = inventory.gpus;
   if (!gpus || gpus.length === 0) return null;
   const orderWrite = model.events.find((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_DEVICE_ORDER");
@@ -44,7 +64,7 @@ export function fileVisibleMap(model: ModuleModel, inventory: InventoryParams, w
 }
 
 /** Device expressions including bare `"cuda"` (the current device, 0 unless set_device changed it). */
-function allDeviceUses(model: ModuleModel, within: { startLine: number; endLine: number }): DeviceUse[] {
+function allDeviceUses(model: MachineModel, within: { startLine: number; endLine: number }): DeviceUse[] {
   const uses = deviceUses(model, within);
   for (const s of model.tree.descendantsOfType("string", { row: within.startLine, column: 0 }, { row: within.endLine + 1, column: 0 })) {
     if (!s) continue;
@@ -59,7 +79,7 @@ function allDeviceUses(model: ModuleModel, within: { startLine: number; endLine:
  * in {@link fileVisibleMap} (the lines of the document's GPU001 findings): such a write's hover says
  * it has no effect, and device expressions do not map through it.
  */
-export function machineHover(model: ModuleModel, position: Position, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): { markdown: string; range: Range } | null {
+export function machineHover(model: MachineModel, position: Position, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): { markdown: string; range: Range } | null {
   const map = fileVisibleMap(model, inventory, where, noEffect);
   if (!map) return null;
   const use = allDeviceUses(model, { startLine: position.line, endLine: position.line }).find((u) => inside(nodeRange(u.node), position));
@@ -94,7 +114,7 @@ export function machineHover(model: ModuleModel, position: Position, inventory: 
 }
 
 /** Inlay hints `→ GPU n` after each device literal inside `range` (`noEffect` as in {@link fileVisibleMap}). */
-export function machineInlayHints(model: ModuleModel, range: Range, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): Array<{ position: Position; label: string; tooltip: string }> {
+export function machineInlayHints(model: MachineModel, range: Range, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): Array<{ position: Position; label: string; tooltip: string }> {
   const map = fileVisibleMap(model, inventory, where, noEffect);
   if (!map) return [];
   const out: Array<{ position: Position; label: string; tooltip: string }> = [];
@@ -108,7 +128,7 @@ export function machineInlayHints(model: ModuleModel, range: Range, inventory: I
 }
 
 /** The edit that rewrites a literal CUDA_VISIBLE_DEVICES value to the selection (code action "Use the selected GPUs"). */
-export function useSelectionEdit(model: ModuleModel, position: Position, selection: readonly string[]): { range: Range; newText: string; title: string } | null {
+export function useSelectionEdit(model: MachineModel, position: Position, selection: readonly string[]): { range: Range; newText: string; title: string } | null {
   if (selection.length === 0) return null;
   const sel = selection.join(",");
   const w = cvdWrites(model).find((x) => inside(x.range, position) && x.literal !== null && x.literal !== sel);

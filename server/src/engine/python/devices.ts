@@ -30,7 +30,7 @@ function intValue(n: SyntaxNode | null | undefined): number | null {
  * only those in expressions that overlap those lines (0-based, inclusive; the editor's visible
  * range or a hovered line: no walk of the whole file).
  */
-export function deviceUses(model: ModuleModel, within?: { startLine: number; endLine: number }): DeviceUse[] {
+export function deviceUses(model: Pick<ModuleModel, "symbols" | "nodesOfType" | "resolve" | "frameworks" | "tree">, within?: { startLine: number; endLine: number }): DeviceUse[] {
   const out: DeviceUse[] = [];
   const nodes = (type: string): Array<SyntaxNode | null> => within
     ? model.tree.descendantsOfType(type, { row: within.startLine, column: 0 }, { row: within.endLine + 1, column: 0 })

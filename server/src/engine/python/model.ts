@@ -638,7 +638,7 @@ export function buildModel(tree: ModuleTrees, text: string, options: ModelOption
   // file whose candidate rules (prefilter.ts) need none of them skips it.
   let timeline: Timeline | undefined;
   const walk = () => (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index).run());
-  return {
+  return withBindings(bindings, {
     tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, nodesOfType, ...queries,
     nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
     writeWords,
@@ -646,7 +646,24 @@ export function buildModel(tree: ModuleTrees, text: string, options: ModelOption
     get events() { return walk().events; },
     get calls() { return walk().calls; },
     get functionTimelines() { return walk().functionTimelines; },
-  };
+  });
+}
+
+/** Each built model's bindings (for {@link freshResolve}). */
+const modelBindings = new WeakMap<ModuleModel, Bindings>();
+function withBindings(b: Bindings, model: ModuleModel): ModuleModel {
+  modelBindings.set(model, b);
+  return model;
+}
+
+/**
+ * `model.resolve` with a cache of its own, which starts empty: for a caller that keeps a model's
+ * name resolution after the lint (the server's machine hovers, machineHelp.ts `machineModel`)
+ * without the cache the lint filled (an entry per resolved node: MiBs on a large file).
+ */
+export function freshResolve(model: ModuleModel): ModuleModel["resolve"] {
+  const b = modelBindings.get(model);
+  return b ? makeResolve(b, { deps: null }).resolve : model.resolve;
 }
 
 /** Where a text differs from an earlier one (`from`), when the caller has found it already. */
@@ -668,7 +685,7 @@ function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, 
   const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
   const walk = () => (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index, memo).run());
-  return {
+  return withBindings(bindings, {
     tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, ...queries,
     nodesOfType: (types) => index.ofType(types),
     nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
@@ -677,7 +694,7 @@ function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, 
     get events() { return walk().events; },
     get calls() { return walk().calls; },
     get functionTimelines() { return walk().functionTimelines; },
-  };
+  });
 }
 
 /** The environment writes of each of `statements` that has one (ModuleModel.statementWrites). */
