@@ -107,6 +107,12 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
     conn, server, traces,
     published: (uri) => versions.get(uri) ?? [],
     waitVersion: (uri, version) => new Promise((r) => waiting.set(`${uri}#${version}`, r)),
+    /** Opens `uri` (Python, version 1, `text`) and resolves once its first diagnostics arrive. */
+    async open(uri, text) {
+      const opened = this.waitVersion(uri, 1);
+      await conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+      await opened;
+    },
     /** Resolves (hrtime) when a `$/logTrace` line starting with `prefix` arrives (needs `trace`). */
     waitTrace: (prefix) => new Promise((resolve) => traceWaits.push({ prefix, resolve })),
     async stop() {
@@ -164,9 +170,7 @@ export async function measure({ edits = 200, warmup = 20, serverPath, serverFlag
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_train.py")).href;
   const text = flat ? flatScript() : trainingFile();
   const lineCount = text.split("\n").length - 1;
-  const opened = s.waitVersion(uri, 1);
-  await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
-  await opened;
+  await s.open(uri, text);
   const spots = scattered ? scatteredSpots(text) : [typingSpot(text)];
   if (spots.length === 0) throw new Error("measure: scattered needs the function-structured file (the flat script has no `    loss = ` lines)");
   const typed = spots.map(() => 0);
@@ -260,9 +264,7 @@ export async function measureHints({ edits = 100, warmup = 20, serverPath, serve
   await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
   const uri = pathToFileURL(join(root, "bench", "cache", "hints_train.py")).href;
   const text = trainingFile();
-  const opened = s.waitVersion(uri, 1);
-  await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
-  await opened;
+  await s.open(uri, text);
   const { line, col } = typingSpot(text);
   // The `device="cuda:0"` default of the function above the edit: its string's first character.
   const lines = text.split("\n");
@@ -319,9 +321,7 @@ export async function typing({ keys = 40, perSecond = 10, serverPath, serverFlag
   const s = await startServer({ trace: true, serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
   const uri = pathToFileURL(join(root, "bench", "cache", "typing_train.py")).href;
   const text = trainingFile();
-  const opened = s.waitVersion(uri, 1);
-  await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
-  await opened;
+  await s.open(uri, text);
   const { line, col } = typingSpot(text);
   const last = s.waitVersion(uri, keys + 1);
   const gap = 1000 / perSecond;
