@@ -15,7 +15,13 @@ import { lineStarts, offsetAt, pointAfterInsert } from "./engine/fixes";
  * document, see {@link DocumentTrees.applyChanges}), and that text's document version (LSP: it
  * grows with every change; -1 when unknown).
  */
-interface Kept { tree: ModuleTrees; text: string | null; version: number; model?: MachineModel }
+interface Kept {
+  tree: ModuleTrees; text: string | null; version: number;
+  /** What the machine hovers read of the lint's model of `tree`; dropped by a change. */
+  model?: MachineModel;
+  /** No change was applied to `tree` since it was kept: its nodes are those of `text`'s parse. */
+  unedited: boolean;
+}
 
 /** What applyChanges reads of the document as it was before the change (vscode-languageserver-textdocument's TextDocument). */
 export interface DocumentBefore {
@@ -94,7 +100,7 @@ export class DocumentTrees {
    */
   keep(uri: string, text: string, tree: ModuleTrees, version = -1, model?: MachineModel): void {
     this.forget(uri);
-    this.kept.set(uri, { tree, text, version, ...(model ? { model } : {}) });
+    this.kept.set(uri, { tree, text, version, unedited: true, ...(model ? { model } : {}) });
     for (const old of this.kept.keys()) {
       if (this.kept.size <= this.limit) break;
       this.forget(old);
@@ -106,8 +112,21 @@ export class DocumentTrees {
    * (no change applied since: an edited tree's nodes no longer match their offsets); else undefined.
    */
   modelOf(uri: string, version: number): MachineModel | undefined {
+    return this.current(uri, version)?.model;
+  }
+
+  /**
+   * `uri`'s kept tree while it is the parse of document version `version` (no change applied since
+   * it was kept), for lookups on the current text (a `# noqa` comment, a fix's syntax check); else
+   * undefined. The caller must not edit or delete it.
+   */
+  treeOf(uri: string, version: number): ModuleTrees | undefined {
+    return this.current(uri, version)?.tree;
+  }
+
+  private current(uri: string, version: number): Kept | undefined {
     const k = this.kept.get(uri);
-    return k && k.version === version && k.version >= 0 ? k.model : undefined;
+    return k && k.unedited && k.version === version && version >= 0 ? k : undefined;
   }
 
   /** Drops the tree of a closed document. */
@@ -127,7 +146,9 @@ export class DocumentTrees {
   applyChanges(params: DidChangeTextDocumentParams, before?: DocumentBefore): void {
     const k = this.kept.get(params.textDocument.uri);
     if (!k) return;
-    k.model = undefined; // its nodes are of the text before this change
+    // The tree's nodes (and the model's) are of the text before this change.
+    k.model = undefined;
+    k.unedited = false;
     const versionBefore = k.version;
     const changes = params.contentChanges;
     const first = changes[0];

@@ -341,7 +341,10 @@ connection.onNotification(InventoryNotification.type, (params: unknown) => {
   if (settings.inlayHints) void connection.languages.inlayHint.refresh().catch(() => undefined);
 });
 
-/** Runs `f` on the model of a plain Python document (not notebook cells), deleting the tree after. */
+/**
+ * Runs `f` on the model of a plain Python document (not notebook cells): the one kept with the
+ * last lint while that lint is of the document's version, else a fresh analysis (its tree deleted after).
+ */
 function withModel<T>(uri: string, f: (model: MachineModel) => T): T | null {
   const doc = documents.get(uri);
   if (!doc || doc.languageId !== "python" || notebooks.findNotebookDocumentForCell(uri)) return null;
@@ -426,10 +429,10 @@ connection.onCodeAction(async (params) => {
     if (d.source !== "gpu-pilot") continue;
     const code = String(d.code);
     const fix = known?.get(keyOf(code, d.range.start.line, d.range.start.character));
-    const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || ("uri" in fix.edits[0] ? cellFixValid(uri, fix as CellFix) : !doc || (kind ? manifestFixParsesCleanly(doc.getText(), kind, fix as Fix) : fixParsesCleanly(doc.getText(), fix as Fix, false, trees.modelOf(uri, doc.version)?.tree))));
+    const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || ("uri" in fix.edits[0] ? cellFixValid(uri, fix as CellFix) : !doc || (kind ? manifestFixParsesCleanly(doc.getText(), kind, fix as Fix) : fixParsesCleanly(doc.getText(), fix as Fix, false, trees.treeOf(uri, doc.version)))));
     if (fix && valid) actions.push({ title: fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: fix.safe, edit: editOf(uri, fix) });
     if (doc) {
-      const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code, trees.modelOf(uri, doc.version)?.tree);
+      const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code, trees.treeOf(uri, doc.version));
       if (edit) actions.push({ title: `Disable ${code} for this ${kind === "dockerfile" ? "instruction" : "line"}`, kind: CodeActionKind.QuickFix, diagnostics: [d], edit: { changes: { [uri]: [edit] } } });
     }
     actions.push({ title: `Show documentation for ${code}`, kind: CodeActionKind.QuickFix, diagnostics: [d], command: { title: `Show documentation for ${code}`, command: SHOW_RULE_DOC_COMMAND, arguments: [code] } });
@@ -468,7 +471,7 @@ connection.onHover(async (params): Promise<Hover | null> => {
   const doc = documents.get(params.textDocument.uri);
   if (!doc) return null;
   const kind = manifestKindOfDoc(doc);
-  const hit = kind ? manifestNoqaCodeAt(doc.getText(), kind, params.position) : noqaCodeAt(doc.getText(), params.position, trees.modelOf(params.textDocument.uri, doc.version)?.tree);
+  const hit = kind ? manifestNoqaCodeAt(doc.getText(), kind, params.position) : noqaCodeAt(doc.getText(), params.position, trees.treeOf(params.textDocument.uri, doc.version));
   const rule = hit ? ruleByCode(hit.code) : undefined;
   if (hit && rule) return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
   if (kind === "jobscript") {

@@ -117,18 +117,21 @@ test("applyChanges maps a single change through the document before it (its own 
   assert.equal(trees.size, 0);
 });
 
-test("the model kept with a tree is handed out only for the version it is of: not after a change, a take or a forget", () => {
+test("the model kept with a tree, and the tree for lookups, are handed out only for the version they are of: not after a change, a take or a forget", () => {
   const trees = new DocumentTrees(2);
   const uri = "file:///m.py";
   const model = { name: "model of version 3" } as unknown as import("../../server/src/engine/python/model").ModuleModel;
   const doc = TextDocument.create(uri, "python", 3, "x = 1\n");
-  trees.keep(uri, doc.getText(), fakeTree("m"), 3, model);
+  const m = fakeTree("m");
+  trees.keep(uri, doc.getText(), m, 3, model);
   assert.equal(trees.modelOf(uri, 3), model);
+  assert.equal(trees.treeOf(uri, 3), m, "the tree is the parse of version 3");
   assert.equal(trees.modelOf(uri, 2), undefined, "another version");
   assert.equal(trees.modelOf("file:///other.py", 3), undefined);
   trees.applyChanges({ textDocument: { uri, version: 4 }, contentChanges: [{ range: { start: { line: 0, character: 4 }, end: { line: 0, character: 5 } }, text: "2" }] }, doc);
   assert.equal(trees.modelOf(uri, 4), undefined, "the tree was edited to version 4: the model's nodes are of version 3");
   assert.equal(trees.modelOf(uri, 3), undefined);
+  assert.equal(trees.treeOf(uri, 4), undefined, "an edited tree is no parse of version 4's text");
   trees.keep(uri, "x = 2\n", fakeTree("m2"), 4, model);
   assert.equal(trees.modelOf(uri, 4), model);
   trees.take(uri, "x = 2\n", 4);
