@@ -114,7 +114,7 @@ export class TextProbe {
    * source as it is, so a rule about these variables needs one of them in the text.
    */
   envWith(names: readonly string[]): boolean {
-    return (this.hasAnyWord(ENV) && this.hasAny(names)) || this.magicVariables.some((v) => names.some((n) => v.includes(n)));
+    return (this.hasAnyWord(ENV) && this.hasAny(names)) || this.magicWith(names);
   }
   /** The text names an environment access (`environ` / `putenv` / `getenv`), or an IPython line writes a variable. */
   envAccess(): boolean {
