@@ -268,10 +268,13 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
 export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["fix"]>, notebook = false, trees?: ModuleTrees): boolean {
   const linesOk = lineStructureError(text) === null;
   if (trees) return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: trees.syntaxErrorCount(), linesOk }, notebook, trees);
-  const before = parsePython(text);
-  const base = syntaxErrorCount(before);
-  before.delete();
-  return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: base, linesOk }, notebook);
+  return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: errorsOfParse(text), linesOk }, notebook);
+}
+
+/** The syntax errors (ERROR and MISSING nodes) of a fresh parse of `text`, the tree freed after. */
+function errorsOfParse(text: string): number {
+  const tree = parsePython(text);
+  try { return syntaxErrorCount(tree); } finally { tree.delete(); }
 }
 
 /**
@@ -281,8 +284,7 @@ export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["
  */
 export function fixedTextParsesCleanly(text: string, fixed: string): boolean {
   if (lineStructureError(text) === null && lineStructureError(fixed) !== null) return false;
-  const errors = (t: string) => { const tree = parsePython(t); try { return syntaxErrorCount(tree); } finally { tree.delete(); } };
-  return errors(fixed) <= errors(text);
+  return errorsOfParse(fixed) <= errorsOfParse(text);
 }
 
 /** One edit that turns `oldText` into `newText`: what lies between their common prefix and suffix (keptText.ts `textChange`). */
@@ -313,10 +315,7 @@ function fixKeepsSyntax(text: string, d: LintDiagnostic, before: { errors: numbe
     // With the text's tree at hand, re-parse incrementally: one full parse per fix made a file with
     // many findings quadratic (a 0.25 MB file with 400 fixes took 34 s; issue 9's bench).
     if (base) return base.syntaxErrorsAfter(pythonInput(fixed), notebook ? [differingSpan(text, fixed)] : editOffsets(text, d.fix!.edits)) <= baseErrors;
-    const t = parsePython(fixed);
-    const ok = syntaxErrorCount(t) <= baseErrors;
-    t.delete();
-    return ok;
+    return errorsOfParse(fixed) <= baseErrors;
   } catch {
     return false;
   }
