@@ -164,11 +164,12 @@ function scatteredSpots(text) {
  * `serverPath`: another build of the server (to compare two versions in one run).
  * `scattered`: each edit in another function of the file ({@link scatteredSpots}), as a user who
  * moves around types, instead of all at one spot. `flat`: the file is {@link flatScript} instead.
+ * `lines`: the file's length (the fixed cost of an edit shows on a short one).
  */
-export async function measure({ edits = 200, warmup = 20, serverPath, serverFlags, serverTimes = false, scattered = false, flat = false } = {}) {
+export async function measure({ edits = 200, warmup = 20, serverPath, serverFlags, serverTimes = false, scattered = false, flat = false, lines = 5000 } = {}) {
   const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: serverTimes });
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_train.py")).href;
-  const text = flat ? flatScript() : trainingFile();
+  const text = flat ? flatScript(lines) : trainingFile(lines);
   const lineCount = text.split("\n").length - 1;
   await s.open(uri, text);
   const spots = scattered ? scatteredSpots(text) : [typingSpot(text)];

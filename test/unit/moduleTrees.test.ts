@@ -119,6 +119,8 @@ test("edited step by step, a module is cut and parsed as the same text afresh (r
       assert.deepEqual(m.chunkRanges, fresh.chunkRanges, `${f} step ${step}: chunks`);
       const big = fresh.chunkRanges.some(([s, e]) => e - s >= INCREMENTAL_FROM);
       if (!big) assert.deepEqual(signatures(m), signatures(fresh), `${f} step ${step}: trees`);
+      // hasError is kept per chunk: it must follow each edit of the chunk (and not change by a move).
+      if (!big) assert.equal(m.hasError, fresh.hasError, `${f} step ${step}: hasError`);
       if (!fresh.hasError) { assert.deepEqual(signatures(m), wholeTree(text), `${f} step ${step}: one tree`); clean++; }
       assert.equal(m.statements.map((s) => s.text).join("\u0000"), fresh.statements.map((s) => s.text).join("\u0000"), `${f} step ${step}: node text`);
       fresh.delete();

@@ -832,7 +832,7 @@ class TimelineWalker {
     const owners = new Set<StatementFacts>();
     const events = this.events.slice(e0).map((e) => memo.record(e, owners));
     const calls = keepCalls ? this.calls.slice(c0).map((c) => { const ref = memo.ref(c.node); owners.add(ref.owner); return { ref, path: c.path, at: c.at - e0 }; }) : [];
-    return { entry, exit: { nvmlCheck: this.nvmlCheck, kinetoDaemon: this.kinetoDaemon, torchLoaded: this.torchLoaded }, events, calls, inlined: log, deps, owners };
+    return { entry, function: undefined, exit: { nvmlCheck: this.nvmlCheck, kinetoDaemon: this.kinetoDaemon, torchLoaded: this.torchLoaded }, events, calls, inlined: log, deps, owners };
   }
 
   /** Appends a record's events and calls, and leaves the state it left. */
@@ -877,9 +877,13 @@ class TimelineWalker {
       if (this.everInlined.has(name)) continue;
       const at = this.events.length, callsAt = this.calls.length;
       // A kept record was made from this subtree (same text), which had a body: no need to ask.
+      // The record is keyed by the walk state, the name and where the definition sits in its
+      // statement, compared field by field (a key string per function and keystroke was ~60 bytes
+      // for each of the 453 functions of the 5,000-line file).
       const f = this.memo?.ownerOf(def);
-      const entry = f ? `${this.stateKey()}|${name}|${def.startIndex - f.start}` : "";
-      if (f?.fn && f.fn.entry === entry) this.replay(this.memo!, f.fn);
+      const entry = f ? this.stateKey() : "";
+      const offset = f ? def.startIndex - f.start : 0;
+      if (f?.fn && f.fn.entry === entry && f.fn.function?.name === name && f.fn.function.offset === offset) this.replay(this.memo!, f.fn);
       else {
         const body = def.childForFieldName("body");
         if (!body) continue;
@@ -888,11 +892,11 @@ class TimelineWalker {
           this.walkBlock(body, 1, true, true);
           this.setInlined(name, false);
         };
-        if (f) f.fn = this.record(this.memo!, entry, false, walk);
+        if (f) { f.fn = this.record(this.memo!, entry, false, walk); f.fn.function = { name, offset }; }
         else walk();
       }
       out.push({ def, events: this.events.splice(at) });
-      this.calls.splice(callsAt);
+      this.calls.length = callsAt;
     }
     return out;
   }
@@ -1105,6 +1109,8 @@ const NODE_FIELDS = ["node", "statement", "value", "nameNode"] as const;
 interface WalkRecord {
   /** The walk state the statement was walked in ({@link TimelineWalker.stateKey}). */
   entry: string;
+  /** For an uncalled function's record: its name and the offset of its definition in its top-level statement. */
+  function: { name: string; offset: number } | undefined;
   exit: { nvmlCheck: boolean; kinetoDaemon: boolean; torchLoaded: boolean };
   events: EventRecord[];
   /**

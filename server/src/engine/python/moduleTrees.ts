@@ -58,6 +58,8 @@ interface Chunk {
   dirty: boolean;
   statements?: Node[];
   errors?: number;
+  /** The tree's root `hasError`, kept: moving a chunk (`Tree.edit` after it) changes no node's kind. */
+  hasError?: boolean;
 }
 
 /** The text every chunk tree of one document reads node text from. */
@@ -120,6 +122,7 @@ export class ModuleTrees {
       if (c.start > e.oldEndIndex) { c.start += delta; c.end += delta; c.row += rows; continue; }
       c.dirty = true;
       c.errors = undefined;
+      c.hasError = undefined;
       if (e.startIndex < c.start) { c.start = e.startIndex; c.row = e.startPosition.row; }
       c.end = c.end >= e.oldEndIndex ? c.end + delta : e.newEndIndex;
     }
@@ -214,7 +217,7 @@ export class ModuleTrees {
 
   /** Whether any chunk has a syntax error (ERROR or MISSING node). */
   get hasError(): boolean {
-    return this.chunks.some((c) => c.tree.rootNode.hasError);
+    return this.chunks.some((c) => (c.hasError ??= c.tree.rootNode.hasError));
   }
 
   /** ERROR and MISSING nodes of all chunks (parser.ts `syntaxErrorCount` per chunk, kept). */

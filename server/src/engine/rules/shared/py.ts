@@ -6,7 +6,7 @@
 import type { SyntaxNode } from "../../python/parser";
 import type { EnvReadEvent, ModuleModel } from "../../python/model";
 import type { Position, TextEdit } from "../../types";
-import { eolOf, lineStarts } from "../../fixes";
+import { eolOf, lineEndAt, lineStartAt, nextLineStartAt } from "../../fixes";
 
 /** The arguments of a call: positional ones (in order) and keyword ones (by name). */
 export interface CallArgs {
@@ -145,15 +145,13 @@ export function flowsFrom(model: ModuleModel, node: SyntaxNode | null | undefine
 
 /** The indentation (spaces/tabs) that the line of `node` starts with. */
 export function indentOf(model: ModuleModel, node: SyntaxNode): string {
-  const starts = lineStarts(model.text);
-  const line = model.text.slice(starts[node.startPosition.row], node.startIndex);
+  const line = model.text.slice(lineStartAt(model.text, node.startIndex), node.startIndex);
   return /^[ \t]*/.exec(line)![0];
 }
 
 /** Whether a statement is the first thing on its line (only indentation before it). */
 export function startsItsLine(model: ModuleModel, stmt: SyntaxNode): boolean {
-  const starts = lineStarts(model.text);
-  return model.text.slice(starts[stmt.startPosition.row], stmt.startIndex).trim() === "";
+  return model.text.slice(lineStartAt(model.text, stmt.startIndex), stmt.startIndex).trim() === "";
 }
 
 /** Whether a statement has its lines to itself: nothing but indentation before it, nothing but a comment after it. */
@@ -161,16 +159,8 @@ export function ownsItsLines(model: ModuleModel, stmt: SyntaxNode): boolean {
   if (!startsItsLine(model, stmt)) return false;
   const next = stmt.nextSibling;
   if (next && next.startPosition.row === stmt.endPosition.row && next.type !== "comment") return false;
-  const after = model.text.slice(stmt.endIndex, lineEndOffset(model, stmt.endPosition.row)).trim();
+  const after = model.text.slice(stmt.endIndex, lineEndAt(model.text, stmt.endIndex)).trim();
   return after === "" || after.startsWith("#");
-}
-
-function lineEndOffset(model: ModuleModel, row: number): number {
-  const starts = lineStarts(model.text);
-  if (row + 1 >= starts.length) return model.text.length;
-  let end = starts[row + 1];
-  while (end > starts[row] && (model.text[end - 1] === "\n" || model.text[end - 1] === "\r")) end--;
-  return end;
 }
 
 /**
@@ -178,10 +168,9 @@ function lineEndOffset(model: ModuleModel, row: number): number {
  * not the statement's: a line inserted above it would join the continued line, issue 18 item 7).
  */
 export function continuesLineAbove(model: ModuleModel, stmt: SyntaxNode): boolean {
-  const starts = lineStarts(model.text);
-  const row = stmt.startPosition.row;
-  if (row === 0) return false;
-  let k = starts[row] - 1; // the line break that ends the line above: \n, \r or \r\n
+  const lineStart = lineStartAt(model.text, stmt.startIndex);
+  if (lineStart === 0) return false;
+  let k = lineStart - 1; // the line break that ends the line above: \n, \r or \r\n
   if (model.text[k] === "\n" && model.text[k - 1] === "\r") k--;
   k--;
   if (k < 0 || model.text[k] !== "\\") return false;
@@ -208,13 +197,13 @@ export function insertAbove(model: ModuleModel, stmt: SyntaxNode, code: string):
  */
 export function removeStatement(model: ModuleModel, stmt: SyntaxNode): TextEdit | null {
   if (!ownsItsLines(model, stmt)) return null;
-  const starts = lineStarts(model.text);
   const first = stmt.startPosition.row;
   const last = stmt.endPosition.row;
   const parent = stmt.parent;
   const alone = parent?.type === "block" && parent.namedChildren.filter((c) => c && c.type !== "comment").length === 1;
-  const end: Position = last + 1 < starts.length ? { line: last + 1, character: 0 } : { line: last, character: model.text.length - starts[last] };
-  const eol = last + 1 < starts.length ? eolOf(model.text) : "";
+  const hasNext = nextLineStartAt(model.text, stmt.endIndex) !== null;
+  const end: Position = hasNext ? { line: last + 1, character: 0 } : { line: last, character: model.text.length - lineStartAt(model.text, stmt.endIndex) };
+  const eol = hasNext ? eolOf(model.text) : "";
   return { range: { start: { line: first, character: 0 }, end }, newText: alone ? `${indentOf(model, stmt)}pass${eol}` : "" };
 }
 
@@ -240,18 +229,17 @@ export function wrapRestOfBlock(model: ModuleModel, stmt: SyntaxNode, header: st
   for (const s of [stmt, ...rest]) {
     for (const str of s.descendantsOfType("string")) if (str && str.startPosition.row !== str.endPosition.row) return null;
   }
-  const starts = lineStarts(model.text);
   const indent = indentOf(model, stmt);
   const unit = indent.includes("\t") ? "\t" : "    ";
   const eol = eolOf(model.text);
   const firstRow = stmt.startPosition.row;
   const endRow = last.endPosition.row;
-  const endOffset = lineEndOffset(model, endRow);
-  const body = model.text.slice(starts[stmt.endPosition.row + 1] ?? model.text.length, endOffset);
+  const endOffset = lineEndAt(model.text, last.endIndex);
+  const body = model.text.slice(nextLineStartAt(model.text, stmt.endIndex) ?? model.text.length, endOffset);
   const indented = body.split(/(\r\n|\n|\r)/).map((part, i) => (i % 2 === 1 || part.trim() === "" ? part : unit + part)).join("");
-  const trailing = model.text.slice(stmt.endIndex, lineEndOffset(model, stmt.endPosition.row)).trim();
+  const trailing = model.text.slice(stmt.endIndex, lineEndAt(model.text, stmt.endIndex)).trim();
   return {
-    range: { start: { line: firstRow, character: 0 }, end: { line: endRow, character: endOffset - starts[endRow] } },
+    range: { start: { line: firstRow, character: 0 }, end: { line: endRow, character: endOffset - lineStartAt(model.text, last.endIndex) } },
     newText: `${indent}${header}${trailing ? `  ${trailing}` : ""}${eol}${indented}`,
   };
 }
