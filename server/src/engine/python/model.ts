@@ -1144,6 +1144,8 @@ interface StatementFacts {
   end: number;
   type: string;
   epoch: number;
+  /** The epoch of the lint that made these facts (Memo.fresh). */
+  born: number;
   imports: Array<[string, string]>;
   def: { name: string; ref: NodeRef } | null;
   assignments: Array<{ name: string; type: string; text: string; ref: NodeRef }>;
@@ -1209,7 +1211,6 @@ class Memo {
     const reusable = (prev: StatementFacts | null | undefined, i: number): prev is StatementFacts =>
       !!prev && prev.epoch === epoch - 1 && prev.type === types[i] && !(treeHasError && statements[i].hasError);
     const matched: Array<StatementFacts | undefined> = new Array(statements.length);
-    const taken = new Set<StatementFacts>();
     if (change) {
       const delta = change.newEnd - change.oldEnd;
       let j = 0;
@@ -1219,10 +1220,11 @@ class Memo {
         if (shift === null) return;
         while (j < olds.length && olds[j].start < s - shift) j++;
         const prev = olds[j];
-        if (prev && prev.start === s - shift && prev.end === e - shift && reusable(prev, i)) { matched[i] = prev; taken.add(prev); }
+        // Marked as this lint's at once (no set of the matched: each keystroke matches nearly all).
+        if (prev && prev.start === s - shift && prev.end === e - shift && reusable(prev, i)) { matched[i] = prev; prev.epoch = epoch; }
       });
     }
-    const left = olds.filter((f) => !taken.has(f));
+    const left = olds.filter((f) => f.epoch !== epoch);
     const old = new Map<string, StatementFacts | null>();
     for (const f of left) old.set(f.text, old.has(f.text) ? null : f);
     const bodies = statements.map((st, i) => (matched[i] ? "" : text.slice(st.startIndex, ends[i])));
@@ -1243,7 +1245,7 @@ class Memo {
 
   /** Facts of a statement seen for the first time: what it binds. */
   private fresh(st: SyntaxNode, body: string, epoch: number, end: number, type: string): StatementFacts {
-    const f: StatementFacts = { id: st.id, text: body, node: st, start: st.startIndex, end, type, epoch, imports: [], def: null, assignments: [] };
+    const f: StatementFacts = { id: st.id, text: body, node: st, start: st.startIndex, end, type, epoch, born: epoch, imports: [], def: null, assignments: [] };
     for (const n of st.descendantsOfType(["import_statement", "import_from_statement", "assignment"])) {
       if (!n) continue;
       if (n.type !== "assignment") { f.imports.push(...importBindings(n)); continue; }
@@ -1439,10 +1441,11 @@ function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowDefs: Map
     if (f.def) names.add(f.def.name);
     for (const a of f.assignments) names.add(a.name);
   };
-  const live = new Set(memo.facts);
-  const last = new Set(cache.statements);
-  for (const f of memo.facts) if (!last.has(f)) touched(f);
-  for (const f of cache.statements) if (!live.has(f)) touched(f);
+  // The facts this lint made, and those of the last lint it did not match (no sets of all facts:
+  // every fact of this lint has its epoch, a new one was born in it).
+  const epoch = memo.cache.epoch;
+  for (const f of memo.facts) if (f.born === epoch) touched(f);
+  for (const f of cache.statements) if (f.epoch !== epoch) touched(f);
   const aliasOf = (b: Bindings, n: string) => {
     const s = b.symbols.get(n);
     if (s) return `=${s}`;
