@@ -291,6 +291,45 @@ export async function measureHints({ edits = 100, warmup = 20, serverPath, serve
 }
 
 /**
+ * The server's CPU time (user + system, ms) so far, from /proc/PID/stat (Linux; null elsewhere).
+ * Clock ticks of 10 ms: meant for totals over many operations.
+ */
+function cpuMsOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // after the command name, which may hold spaces
+    return (Number(f[11]) + Number(f[12])) * 10; // utime, stime (fields 14 and 15), at 100 ticks per second
+  } catch { return null; }
+}
+
+/**
+ * What a training run costs the language server while the GPU view is visible: the client sends
+ * the inventory whenever a GPU's free memory changes (each second, gpuPilot.refreshIntervalMs).
+ * `docs` open 5,000-line documents, two GPUs; then `updates` inventories 250 ms apart, only the free
+ * memory changed; the server's CPU time over them (/proc, ms per update) and how many diagnostics it
+ * published per update (each open document linted again and published, before 2026-12-03).
+ */
+export async function measureInventory({ docs = 20, updates = 20, serverPath, serverFlags } = {}) {
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
+  await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
+  const text = trainingFile();
+  const uris = Array.from({ length: docs }, (_, i) => pathToFileURL(join(root, "bench", "cache", `inv_${i}.py`)).href);
+  for (const uri of uris) await s.open(uri, text);
+  await new Promise((r) => setTimeout(r, 500));
+  const count = () => uris.reduce((n, u) => n + s.published(u).length, 0);
+  const published0 = count(), cpu0 = cpuMsOf(s.server.pid);
+  for (let i = 1; i <= updates; i++) {
+    const gpus = H200X2.map((g) => ({ ...g, memoryFreeMiB: g.memoryFreeMiB - 1024 * i }));
+    await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus, selection: [] });
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  const cpu1 = cpuMsOf(s.server.pid);
+  const publishes = count() - published0;
+  await s.stop();
+  return { docs, updates, cpu_ms_per_update: cpu0 === null || cpu1 === null ? null : +((cpu1 - cpu0) / updates).toFixed(1), publishes_per_update: +(publishes / updates).toFixed(1) };
+}
+
+/**
  * Ruff-wasm in this process on the same file and the same edits (Ruff's CLI default rules, set
  * explicitly): 20 warm-up checks, then one timed `Workspace.check` of the whole text per edit.
  */

@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import { initEngine, lintPython, analyzePython, fixParsesCleanly, type LintOptions } from "./engine/lint";
 import { DocumentTrees } from "./incremental";
 import { machineHover, machineInlayHints, machineModel, useSelectionEdit, type MachineModel } from "./engine/machineHelp";
+import { freeText } from "./engine/machine";
 import { cellFixParsesCleanly, lintNotebook, type CellInput } from "./engine/notebook";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { partitionHover, PartitionGpuCache } from "./slurm/partitionHover";
@@ -336,10 +337,26 @@ connection.onNotification(InventoryNotification.type, (params: unknown) => {
     connection.console.warn(`GPU Pilot: ignored a ${InventoryNotification.method} notification: ${checked.problem}.`);
     return;
   }
+  const before = inventory;
   inventory = checked.value;
-  relintAll();
-  if (settings.inlayHints) void connection.languages.inlayHint.refresh().catch(() => undefined);
+  // The client sends the inventory whenever a GPU's free memory changes (every second of a training
+  // run while the GPU view is visible): the findings depend only on the GPUs' count and UUIDs
+  // (lintOptions `machine`, and whether the machine model is kept), so only a change of those lints
+  // the open documents again; the inlay hints show each GPU's name, bus id and free GiB.
+  if (inventoryLintKey(before) !== inventoryLintKey(inventory)) relintAll();
+  else connection.tracer.log("inventory: the GPUs' count and UUIDs are unchanged, nothing linted again");
+  if (settings.inlayHints && inventoryHintKey(before) !== inventoryHintKey(inventory)) void connection.languages.inlayHint.refresh().catch(() => undefined);
 });
+
+/** What of the inventory the lint reads (lintOptions `machine`): the GPUs' UUIDs in order, or null without nvidia-smi. */
+function inventoryLintKey(inv: InventoryParams): string {
+  return JSON.stringify(inv.gpus?.map((g) => g.uuid) ?? null);
+}
+
+/** What of the inventory the inlay hints show (machineHelp.ts: `→ GPU n`, machine.ts `describeOrdinal` as the tooltip): per GPU its index, UUID, name, bus id and `freeText`. */
+function inventoryHintKey(inv: InventoryParams): string {
+  return JSON.stringify(inv.gpus?.map((g) => [g.index, g.uuid, g.name, g.pciBusId, freeText(g)]) ?? null);
+}
 
 /**
  * Runs `f` on the model of a plain Python document (not notebook cells): the one kept with the

@@ -160,3 +160,21 @@ test("machine-aware hover over the protocol: the inventory notification drives i
   const late = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 28 } });
   assert.deepEqual(late, early);
 });
+
+test("an inventory that changes only the GPUs' free memory lints nothing again; a change of the GPUs does", async () => {
+  // The client sends the inventory at every change of free memory (each second of a training run
+  // while the GPU view is visible): each used to lint every open document again and publish it.
+  const uri = pathToFileURL("/tmp/inv-free.py").href;
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text: "import torch\nx = torch.ones(1, device=\"cuda:1\")\n" } });
+  await diagnosticsFor(uri, () => true);
+  const gpu = (index: number, uuid: string, free: number) => ({ index, uuid, name: "NVIDIA H200", pciBusId: `00000000:00:0${6 + index}.0`, memoryTotalMiB: 143771, memoryFreeMiB: free });
+  const a = "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", b = "GPU-6486822f-842c-1320-f829-e4155c0d2130";
+  await conn.sendNotification(InventoryNotification.type, { gpus: [gpu(0, a, 143156), gpu(1, b, 143156)], selection: [] });
+  await new Promise((r) => setTimeout(r, 300));
+  const settled = published.get(uri)!.length;
+  for (const free of [120000, 90000, 143156]) await conn.sendNotification(InventoryNotification.type, { gpus: [gpu(0, a, free), gpu(1, b, free - 1000)], selection: ["0"] });
+  await new Promise((r) => setTimeout(r, 400));
+  assert.equal(published.get(uri)!.length, settled, "free memory and the selection do not change a finding");
+  await conn.sendNotification(InventoryNotification.type, { gpus: [gpu(0, a, 143156)], selection: [] });
+  await diagnosticsFor(uri, () => published.get(uri)!.length > settled);
+});

@@ -203,3 +203,13 @@ test("GPU001: the editor's chunked module finds a child process started many sta
   assert.deepEqual(r2.diagnostics.map((d) => d.range.start.line), [4]);
   r2.tree!.delete();
 });
+
+test("GPU001: many writes are placed on the timeline as one is (the first eight by search, the rest by a map of the events)", async () => {
+  // 12 writes each side of the initialising call: stateBefore (timeline.ts) finds a write's place by
+  // searching the events for its first eight lookups and from a map after; every write after the
+  // call is late, none before it is.
+  const writes = (from: number) => Array.from({ length: 12 }, (_, i) => `os.environ["CUDA_VISIBLE_DEVICES"] = "${from + i}"\n`).join("");
+  const text = `import os\n${writes(0)}import torch\ntorch.cuda.is_available()\n${writes(100)}`;
+  const found = (await lintCode(text, "GPU001")).map((d) => d.range.start.line);
+  assert.deepEqual(found, Array.from({ length: 12 }, (_, i) => 15 + i));
+});
