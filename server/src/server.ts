@@ -151,7 +151,7 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous, incremental: true });
   // The model for the machine hovers and inlay hints, which need GPUs in the inventory.
   if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version, python.model && inventory.gpus?.length ? machineModel(python.model) : undefined);
-  const result = python ?? lintManifest(doc.getText(), kind!, lintOptions(doc.uri));
+  const result = python ?? lintManifest(doc.getText(), kind!, { ...lintOptions(doc.uri), lazyFixValidation: true });
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
   const byKey = new Map<string, Fix>();
   const diagnostics = result.diagnostics.map((d) => {

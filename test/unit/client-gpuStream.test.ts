@@ -286,12 +286,14 @@ test("trickle: bytes that never make a sample do not keep nvidia-smi alive (issu
 });
 
 test("trickle: a sample that keeps coming in time keeps the stream alive, however it is split", async () => {
-  // A whole line every 150 ms, written in 1-byte chunks 1 ms apart: samples in time, no fault.
+  // A whole line 400 ms after the last one ended, written in 7-byte chunks 1 ms apart (each split
+  // inside a field): samples in time, no fault. One line at a time: a writer that started the next
+  // line every 400 ms interleaved two lines' bytes once its timer was starved (a loaded 2-core
+  // machine fired a 1 ms timer 89 times a second), and the stream rightly saw no sample.
   const split = join(tmp, "bytewise-smi");
-  writeFileSync(split, `#!/usr/bin/env node\nconst l = ${JSON.stringify(gpuLine(0) + "\n")};\nsetInterval(() => { let i = 0; const t = setInterval(() => { process.stdout.write(l[i++]); if (i >= l.length) clearInterval(t); }, 1); }, 400);\n`);
+  writeFileSync(split, `#!/usr/bin/env node\nconst l = ${JSON.stringify(gpuLine(0) + "\n")};\nconst line = () => { let i = 0; const t = setInterval(() => { process.stdout.write(l.slice(i, i + 7)); i += 7; if (i >= l.length) { clearInterval(t); setTimeout(line, 400); } }, 1); };\nline();\n`);
   chmodSync(split, 0o755);
-  // timeoutMs leaves room for a starved writer: on a loaded 2-core machine its 1 ms timer fired
-  // only 89 times in 1000 ms, and the 600 ms limit this test had made it fail there.
+  // timeoutMs leaves room for a starved writer (the 600 ms limit this test once had failed there).
   const stream = new GpuStream({ path: split, intervalMs: 400, timeoutMs: 2600, processesEvery: 0, settleMs: 20 });
   const r = record(stream);
   stream.start();

@@ -41,6 +41,19 @@ test("lintManifest drops exactly the fixes the per-fix check drops (groups halve
   assert.equal(all.text, text.replace(/MARK(?! # BREAK)/g, "good"));
 });
 
+test("the editor's lint (lazyFixValidation) keeps every fix; the check it runs when offering one refuses exactly the breaking ones", () => {
+  // The language server checks a manifest fix when VS Code asks for code actions
+  // (server.ts onCodeAction: manifestFixParsesCleanly), so its lint parses no fixed text.
+  const breaks = new Set([3, 11]);
+  const text = Array.from({ length: 20 }, (_, i) => `k${i}: MARK${breaks.has(i) ? " # BREAK" : ""}`).join("\n") + "\n";
+  const lazy = lintManifest(text, "yaml", { rules: [markRule], lazyFixValidation: true });
+  assert.equal(lazy.diagnostics.filter((d) => d.fix).length, 20);
+  const offered = lazy.diagnostics.filter((d) => manifestFixParsesCleanly(text, "yaml", d.fix!)).map((d) => d.range.start.line);
+  const eager = lintManifest(text, "yaml", { rules: [markRule] }).diagnostics.filter((d) => d.fix).map((d) => d.range.start.line);
+  assert.deepEqual(offered, eager);
+  assert.deepEqual(eager, Array.from({ length: 20 }, (_, i) => i).filter((i) => !breaks.has(i)));
+});
+
 test("GPU018 on a Deployment of 60 containers: every fix kept, each one parses on its own", () => {
   const text = manifestWithFindings(60);
   const r = lintManifest(text, "yaml", {});
