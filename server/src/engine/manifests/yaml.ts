@@ -4,7 +4,7 @@
  * pair to a block or flow mapping, replace a scalar), computed from node ranges so the rest of the
  * file keeps its formatting and comments.
  */
-import { parseAllDocuments, isMap, isSeq, isScalar, isPair, isCollection, type Document, type Node, type Pair, type YAMLMap, type YAMLSeq, type CST } from "yaml";
+import { parseAllDocuments, isMap, isSeq, isScalar, isPair, isCollection, type Document, type Node, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
 import type { SourceText } from "./source";
 import type { TextEdit } from "../types";
 
@@ -20,7 +20,7 @@ export interface YamlDocument {
 /** Parses every document of a YAML stream; never throws. */
 export function parseYaml(text: string): YamlDocument[] {
   try {
-    return parseAllDocuments(text, { keepSourceTokens: true, prettyErrors: false, uniqueKeys: false })
+    return parseAllDocuments(text, { prettyErrors: false, uniqueKeys: false })
       .map((doc, index) => ({ index, doc: doc as Document.Parsed, broken: doc.errors.length > 0 }));
   } catch {
     return [];
@@ -80,15 +80,29 @@ export function pairStart(pair: Pair): number {
   return (pair.key as Node | null)?.range?.[0] ?? (pair.value as Node | null)?.range?.[0] ?? 0;
 }
 
-/** Start offset of the i-th item of a sequence: its `-` in block style, the item itself in flow style. */
-function itemStart(seq: YAMLSeq, i: number): number {
-  const item = seq.items[i] as Node;
-  if (!seq.flow) {
-    const tok = seq.srcToken as CST.BlockSequence | undefined;
-    const dash = tok?.type === "block-seq" ? tok.items[i]?.start.find((t) => t.type === "seq-item-ind") : undefined;
-    if (dash) return dash.offset;
+/**
+ * Start offset of the i-th item of a sequence: in block style its `-`, found from the item back
+ * across blanks, line breaks and comments (only those may stand between an indicator and its
+ * item); the item itself in flow style. Null when something else comes first (a tag or an anchor
+ * before the item): no removal is offered. (Read from the text, not from source tokens: keeping
+ * every token cost a third of the parse of a YAML stream.)
+ */
+export function itemStart(text: string, seq: YAMLSeq, i: number): number | null {
+  const at = (seq.items[i] as Node | null)?.range?.[0];
+  if (at === undefined) return null;
+  if (seq.flow) return at;
+  let end = at; // the part of the line before the item (or before the comment that ends it)
+  for (;;) {
+    let lineStart = end;
+    while (lineStart > 0 && text[lineStart - 1] !== "\n" && text[lineStart - 1] !== "\r") lineStart--;
+    const before = text.slice(lineStart, end);
+    const hash = before.search(/(?:^|[ \t])#/);
+    const code = (hash < 0 ? before : before.slice(0, hash)).replace(/[ \t]+$/, "");
+    if (code.endsWith("-") && (code.length === 1 || code[code.length - 2] === " " || code[code.length - 2] === "\t")) return lineStart + code.length - 1;
+    if (code.trim() !== "" || lineStart === 0) return null;
+    end = lineStart - 1; // the line break before this line (\r\n: its \n, then the \r is skipped)
+    if (text[end] === "\n" && text[end - 1] === "\r") end--;
   }
-  return item.range?.[0] ?? 0;
 }
 
 /**
@@ -121,9 +135,10 @@ export function removePair(src: SourceText, map: YAMLMap, pair: Pair, parent?: P
 /** Edits removing the i-th item of `seq` (with the parent's key when it was the only item). */
 export function removeItem(src: SourceText, seq: YAMLSeq, i: number, parent?: Parent): TextEdit[] | null {
   if (seq.items.length === 1 && parent) return removePair(src, parent.map, parent.pair);
-  const starts = seq.items.map((_, k) => itemStart(seq, k));
+  const starts = seq.items.map((_, k) => itemStart(src.text, seq, k));
+  if (starts.some((s) => s === null)) return null;
   const ends = seq.items.map((n) => contentEnd(n as Node));
-  return removeEntry(src, starts, ends, i, !!seq.flow);
+  return removeEntry(src, starts as number[], ends, i, !!seq.flow);
 }
 
 /**
