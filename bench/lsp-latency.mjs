@@ -291,6 +291,42 @@ export async function measureHints({ edits = 100, warmup = 20, serverPath, serve
 }
 
 /**
+ * A Kubernetes YAML stream of `docs` copies of test/fixtures/rules/GPU018/valid.yaml (GPU
+ * requests that are right: no finding), ~63 lines each, `---` between them.
+ */
+export function manifestStream(docs = 60) {
+  const one = readFileSync(join(root, "test", "fixtures", "rules", "GPU018", "valid.yaml"), "utf8").trimEnd();
+  return Array.from({ length: docs }, () => one).join("\n---\n") + "\n";
+}
+
+/**
+ * {@link measure} for a container manifest: {@link manifestStream} (3,780 lines) opened as YAML,
+ * `edits` single-character edits of an image name in its middle document, each awaited
+ * (didChange -> diagnostics of that version), after `warmup` edits timed apart.
+ */
+export async function measureManifest({ edits = 100, warmup = 10, serverPath, serverFlags } = {}) {
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
+  const uri = pathToFileURL(join(root, "bench", "cache", "latency_k8s.yaml")).href;
+  const text = manifestStream();
+  const lines = text.split("\n");
+  const line = lines.indexOf("          image: pytorch/pytorch:latest", Math.floor(lines.length / 2));
+  const col = lines[line].length;
+  const opened = s.waitVersion(uri, 1);
+  await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "yaml", version: 1, text } });
+  await opened;
+  const times = [];
+  for (let i = 0; i < warmup + edits; i++) {
+    const version = i + 2;
+    const done = s.waitVersion(uri, version);
+    const t0 = process.hrtime.bigint();
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [insertAt(line, col + i, "x")] });
+    times.push(Number((await done) - t0) / 1e6);
+  }
+  await s.stop();
+  return { ...summary(times.slice(warmup)), edits, lines: lines.length - 1 };
+}
+
+/**
  * The server's CPU time (user + system, ms) so far, from /proc/PID/stat (Linux; null elsewhere).
  * Clock ticks of 10 ms: meant for totals over many operations.
  */
