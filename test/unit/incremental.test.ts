@@ -55,6 +55,8 @@ const SNIPPETS = [
   "def helper():\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n", "helper()\n", "gpu = os.environ.get(\"CUDA_VISIBLE_DEVICES\")\n",
   "torch.cuda.set_device(int(gpu))\n", "import jax\n", "jax.devices()\n", "os = None\n", "torch = None\n",
   "if __name__ == \"__main__\":\n    main()\n", "import tensorflow as tf\n", "os.putenv(\"CUDA_VISIBLE_DEVICES\", \"1\")\n",
+  // A child process after a write makes the write no GPU001 (its words are answered by the kept probe).
+  "import subprocess\n", "subprocess.run([\"python\", \"train.py\"])\n", "from subprocess import Popen as P\nP([\"x\"])\n",
 ];
 const CHARS = ["x", " ", "\n", "(", ")", ":", "'", "\"", "#", "1", ".", "_", "=", "\t", "    "];
 

@@ -121,6 +121,9 @@ test("edited step by step, a module is cut and parsed as the same text afresh (r
       if (!big) assert.deepEqual(signatures(m), signatures(fresh), `${f} step ${step}: trees`);
       // hasError is kept per chunk: it must follow each edit of the chunk (and not change by a move).
       if (!big) assert.equal(m.hasError, fresh.hasError, `${f} step ${step}: hasError`);
+      // statementShapes is kept per chunk across moves: it must be the nodes' ends and types now.
+      const shapes = m.statementShapes();
+      assert.deepEqual(shapes, { ends: m.statements.map((n) => n.endIndex), types: m.statements.map((n) => n.type) }, `${f} step ${step}: shapes`);
       if (!fresh.hasError) { assert.deepEqual(signatures(m), wholeTree(text), `${f} step ${step}: one tree`); clean++; }
       assert.equal(m.statements.map((s) => s.text).join("\u0000"), fresh.statements.map((s) => s.text).join("\u0000"), `${f} step ${step}: node text`);
       fresh.delete();

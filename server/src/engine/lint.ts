@@ -204,8 +204,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   const candidates = options.noPrefilter
     ? new Set(enabled.map((r) => r.meta.code as string))
     : candidateRules(text, enabled.map((r) => r.meta.code), { machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview }, probe);
-  probe.detach();
-  if (candidates.size === 0 && !extra.previousTree) return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
+  if (candidates.size === 0 && !extra.previousTree) { probe.detach(); return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false }; }
   // The size and nesting check above found the nesting safe for the parser: no other scan before parsing.
   const input = pythonInput(text);
   const tree = extra.previousTree ? extra.previousTree.next(input) : ModuleTrees.parse(input, !!extra.incremental);
@@ -223,7 +222,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     if (!candidates.has(rule.meta.code) && !options.rules) continue;
     const ctx: RuleContext = {
       model, machine, notebook: !!extra.notebook, slurm: options.slurm ?? [], where: extra.where ?? ((l) => `line ${l + 1}`),
-      report: reporter(rule, diagnostics, options.preview),
+      report: reporter(rule, diagnostics, options.preview), hasWord: (w) => probe.hasWord(w),
     };
     const before = diagnostics.length;
     try {
@@ -233,6 +232,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
       ruleFailures.push({ code: rule.meta.code, error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e) });
     }
   }
+  probe.detach(); // after the rules: their words too are answered from the last version's probe
   if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.hasError, parsed: true, model };
   // Comments only on the lines of findings, and only where the line says `noqa` (a comment that
   // starts there is on that line): no traversal of the whole tree for one finding.

@@ -28,6 +28,12 @@ export interface RuleContext {
   slurm?: readonly SlurmLaunch[];
   /** Names a 0-based line for messages: "line 4" in a file, "cell 2, line 1" in a notebook. */
   where(line: number): string;
+  /**
+   * Whether the model's text holds `word` as a whole identifier (prefilter.ts TextProbe: in the
+   * editor an answer is carried from the last version, so a keystroke searches only around its
+   * change). Absent: the rule searches the text itself.
+   */
+  hasWord?(word: string): boolean;
   /** Reports one finding; severity defaults to the rule's. */
   report(finding: { range: Range; message: string; severity?: Severity; related?: RelatedInfo[]; fix?: Fix; preview?: boolean }): void;
 }

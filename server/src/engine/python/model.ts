@@ -674,7 +674,7 @@ function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, 
   const statements = tree.statements;
   const last = cache.text;
   const change = last === undefined ? undefined : edit && edit.from === last ? edit.change : textChange(last, text);
-  const memo = new Memo(cache, statements, text, change, tree.hasError);
+  const memo = new Memo(cache, statements, text, change, tree.hasError, tree.statementShapes());
   cache.text = text;
   const { b: bindings, functionDefs } = bindingsOf(memo);
   const { writeWords, ...queries } = makeQueries(bindings, memo.track);
@@ -1202,12 +1202,13 @@ class Memo {
    * @param change where `text` differs from the text of the last lint (keptText.ts textChange);
    *   absent: every statement is matched by text.
    * @param treeHasError whether the tree has any syntax error (when not, no statement is asked).
+   * @param shapes each statement's end offset and type, aligned with `statements` (ModuleTrees.statementShapes: kept per chunk); absent: asked of each node.
    */
-  constructor(readonly cache: ModelCache, statements: SyntaxNode[], text: string, change?: TextChange, treeHasError = true) {
+  constructor(readonly cache: ModelCache, statements: SyntaxNode[], text: string, change?: TextChange, treeHasError = true, shapes?: { ends: number[]; types: string[] }) {
     const epoch = ++cache.epoch;
     const olds = cache.statements;
-    const ends = statements.map((st) => st.endIndex);
-    const types = statements.map((st) => st.type);
+    const ends = shapes?.ends ?? statements.map((st) => st.endIndex);
+    const types = shapes?.types ?? statements.map((st) => st.type);
     const reusable = (prev: StatementFacts | null | undefined, i: number): prev is StatementFacts =>
       !!prev && prev.epoch === epoch - 1 && prev.type === types[i] && !(treeHasError && statements[i].hasError);
     const matched: Array<StatementFacts | undefined> = new Array(statements.length);

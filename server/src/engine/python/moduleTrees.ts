@@ -57,6 +57,13 @@ interface Chunk {
   /** An edit touched the chunk since it was parsed: {@link ModuleTrees.next} re-parses it. */
   dirty: boolean;
   statements?: Node[];
+  /**
+   * Each statement's end (relative to the chunk's start) and type, aligned with `statements`: a
+   * chunk that only moves keeps them (its nodes are fetched again, their ends and types are not
+   * asked of the parser again: two calls per statement and keystroke, ~2.7 ms on a flat
+   * 5,000-line script).
+   */
+  shapes?: { ends: number[]; types: string[] };
   errors?: number;
   /** The tree's root `hasError`, kept: moving a chunk (`Tree.edit` after it) changes no node's kind. */
   hasError?: boolean;
@@ -123,6 +130,7 @@ export class ModuleTrees {
       c.dirty = true;
       c.errors = undefined;
       c.hasError = undefined;
+      c.shapes = undefined;
       if (e.startIndex < c.start) { c.start = e.startIndex; c.row = e.startPosition.row; }
       c.end = c.end >= e.oldEndIndex ? c.end + delta : e.newEndIndex;
     }
@@ -213,6 +221,22 @@ export class ModuleTrees {
       for (const s of c.statements) out.push(s);
     }
     return out;
+  }
+
+  /**
+   * The end offset and the type of each of {@link statements}, in the same order (for callers that
+   * ask them of every statement at every keystroke: python/model.ts `Memo`).
+   */
+  statementShapes(): { ends: number[]; types: string[] } {
+    const ends: number[] = [], types: string[] = [];
+    for (const c of this.chunks) {
+      if (!c.shapes) {
+        const sts = (c.statements ??= c.tree.rootNode.namedChildren.filter((n): n is Node => !!n));
+        c.shapes = { ends: sts.map((n) => n.endIndex - c.start), types: sts.map((n) => n.type) };
+      }
+      for (let i = 0; i < c.shapes.ends.length; i++) { ends.push(c.start + c.shapes.ends[i]); types.push(c.shapes.types[i]); }
+    }
+    return { ends, types };
   }
 
   /** Whether any chunk has a syntax error (ERROR or MISSING node). */

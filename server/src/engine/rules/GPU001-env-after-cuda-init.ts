@@ -77,7 +77,9 @@ function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode, facts: ChildProces
   if (!block) return false;
   const text = ctx.model.text;
   const from = stmt.endIndex, end = block.type === "module" ? text.length : block.endIndex;
-  const words = (facts.words ??= childProcessWords(ctx));
+  // Only the words the text holds (the probe answers from the last version in the editor).
+  const words = (facts.words ??= childProcessWords(ctx).filter((w) => ctx.hasWord?.(w) ?? true));
+  if (!words.length) return false;
   const key = block.type === "module" ? -1 : block.id;
   let last = facts.lastWord.get(key);
   if (last === undefined) { last = lastWordIn(text, key === -1 ? 0 : block.startIndex, end, words); facts.lastWord.set(key, last); }
