@@ -27,6 +27,7 @@ import { escapeControls } from "./engine/text";
 import { fileTooLarge, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { ruleMarkdown, noqaEdit, noqaCodeAt } from "./editorHelpers";
 import { lintManifest, fixAllManifest, manifestFixParsesCleanly, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
+import type { YamlParse } from "./engine/manifests/yaml";
 import { manifestNoqaEdit, manifestNoqaCodeAt } from "./engine/manifests/noqa";
 import { checkCells, checkFileOnDisk, checkText } from "./agentCheck";
 import { runFacts } from "./engine/runFacts";
@@ -143,6 +144,18 @@ const trees = new DocumentTrees();
  */
 interface LintOutcome { uri: string; version: number; current(): boolean; commit(): void; /** Frees what the lint no longer needs (after publishing: not on the way to the diagnostics). */ dispose?(): void }
 
+/**
+ * Each open YAML manifest's parsed documents from its last lint (manifests/yaml.ts YamlParse): the
+ * next version's lint parses again only the documents an edit touches. Taken out when used (the
+ * documents are reused), forgotten when the document closes.
+ */
+const keptYaml = new Map<string, YamlParse>();
+function takeYaml(uri: string): YamlParse | undefined {
+  const y = keptYaml.get(uri);
+  keptYaml.delete(uri);
+  return y;
+}
+
 /** Lints a text document (Python or manifest) at its current version; nothing is published yet. */
 function lintTextDocument(doc: TextDocument): LintOutcome {
   const kind = manifestKindOfDoc(doc);
@@ -151,7 +164,9 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous, incremental: true });
   // The model for the machine hovers and inlay hints, which need GPUs in the inventory.
   if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version, python.model && inventory.gpus?.length ? machineModel(python.model) : undefined);
-  const result = python ?? lintManifest(doc.getText(), kind!, { ...lintOptions(doc.uri), lazyFixValidation: true });
+  const manifest = python ? null : lintManifest(doc.getText(), kind!, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previous: takeYaml(doc.uri) });
+  if (manifest?.yaml) keptYaml.set(doc.uri, manifest.yaml);
+  const result = python ?? manifest!;
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
   const byKey = new Map<string, Fix>();
   const diagnostics = result.diagnostics.map((d) => {
@@ -324,6 +339,7 @@ documents.onDidClose((e) => {
   cellPublished.delete(e.document.uri);
   pending.delete(e.document.uri);
   trees.forget(e.document.uri);
+  keptYaml.delete(e.document.uri);
   resolvedOptions.delete(e.document.uri);
   if (!notebooks.findNotebookDocumentForCell(e.document.uri)) void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
 });

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { pathToFileURL } from "node:url";
 import {
-  DidOpenTextDocumentNotification, CodeActionRequest, HoverRequest,
+  DidOpenTextDocumentNotification, DidChangeTextDocumentNotification, CodeActionRequest, HoverRequest,
   type ProtocolConnection, type Diagnostic,
 } from "vscode-languageserver-protocol/node";
 import { useLanguageServer } from "./lspHarness";
@@ -82,4 +82,32 @@ test("other YAML and other languages get no manifest diagnostics", async () => {
   const uri = await open("/tmp/gp manifests/values.yaml", "yaml", "resources:\n  requests:\n    nvidia.com/gpu: 1\n");
   assert.deepEqual(await diagnosticsFor(uri, () => true), []);
   assert.equal(published.get(md), undefined);
+});
+
+test("editing one document of a YAML stream: the findings of every version are those of the same text opened afresh", async () => {
+  // The server keeps the stream's parsed documents and parses again only those an edit touches
+  // (manifests/yaml.ts parseYamlAfter); after each edit the findings must be what a new document
+  // with that text gets: the moved documents' findings at their new lines, the edited one's new.
+  const docs = Array.from({ length: 5 }, (_, k) => DEPLOYMENT.replace("name: train", `name: train-${k}`));
+  let text = docs.join("---\n");
+  const uri = await open("/tmp/gp manifests/k8s/stream.yaml", "yaml", text);
+  await diagnosticsFor(uri, (ds) => ds.filter((x) => x.code === "GPU018").length === 5);
+  // Lines into the second document: a limit that fixes it, a line that moves the rest, a quote that opens and closes.
+  const edits = [
+    { line: 25, character: 0, text: "            limits:\n              nvidia.com/gpu: 1\n" },
+    { line: 16, character: 0, text: "# a comment that moves the documents after it\n" },
+    { line: 16, character: 2, text: "\"" },
+    { line: 16, character: 3, text: "\"" },
+  ];
+  for (const [k, e] of edits.entries()) {
+    const lines = text.split("\n");
+    lines[e.line] = lines[e.line].slice(0, e.character) + e.text + lines[e.line].slice(e.character);
+    text = lines.join("\n");
+    await conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri, version: k + 2 }, contentChanges: [{ range: { start: { line: e.line, character: e.character }, end: { line: e.line, character: e.character } }, text: e.text }] });
+    await diagnosticsFor(uri, () => published.get(uri)!.some((p) => p.version === k + 2));
+    const fresh = await open(`/tmp/gp manifests/k8s/stream-${k}.yaml`, "yaml", text);
+    const expected = await diagnosticsFor(fresh, () => true);
+    const strip = (ds: Diagnostic[]) => JSON.stringify(ds.map((d) => ({ code: d.code, range: d.range, message: d.message })));
+    assert.equal(strip(published.get(uri)!.find((p) => p.version === k + 2)!.diagnostics), strip(expected), `after edit ${k}`);
+  }
 });

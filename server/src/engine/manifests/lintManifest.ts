@@ -13,7 +13,7 @@ import type { LintDiagnostic, TextEdit } from "../types";
 import type { ManifestKind } from "./files";
 import { buildManifestModel } from "./model";
 import { manifestNoqaLines } from "./noqa";
-import { yamlErrorCount } from "./yaml";
+import { yamlErrorCount, type YamlParse } from "./yaml";
 import { fileOverSizeLimit } from "../limits";
 import { hasSbatchLine } from "../prefilter";
 import { hasNeedleEscape, manifestRuleMayFire } from "./prefilter";
@@ -25,13 +25,17 @@ export { manifestKindOf } from "./files";
 export interface ManifestLintResult {
   diagnostics: LintDiagnostic[];
   ruleFailures: RuleFailure[];
+  /** A YAML text's parsed documents (yaml.ts YamlParse), for `extra.previous` of the next version's lint; absent when it was not parsed. */
+  yaml?: YamlParse;
 }
 
 /**
  * Lints manifest text. Never throws for any input: a rule that throws is recorded in
  * `ruleFailures` and the other rules still report.
+ * @param extra.previous the last version's `yaml` (the editor): a YAML stream's documents the
+ *   change does not touch are not parsed again. Its documents are reused: do not use it after.
  */
-export function lintManifest(text: string, kind: ManifestKind, options: LintOptions = {}): ManifestLintResult {
+export function lintManifest(text: string, kind: ManifestKind, options: LintOptions = {}, extra: { previous?: YamlParse } = {}): ManifestLintResult {
   const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
   // A shell script is a job script only with an `#SBATCH` line; any other gets no finding (and no parse).
@@ -42,7 +46,8 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   const mayFire = (code: string) => options.noPrefilter || manifestRuleMayFire(code, text, kind, () => (escapes ??= hasNeedleEscape(text)));
   const rules = (options.rules ?? RULES).filter((rule) => isManifestRule(rule) && (options.rules ? true : isRuleOn(rule, options) && mayFire(rule.meta.code)));
   if (!rules.length) return { diagnostics: [], ruleFailures: [] };
-  const model = buildManifestModel(text, kind);
+  const model = buildManifestModel(text, kind, extra.previous);
+  const yaml = kind === "yaml" || kind === "compose" ? { text, documents: model.documents } : undefined;
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
   for (const rule of rules) {
@@ -56,7 +61,7 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
       ruleFailures.push({ code: rule.meta.code, error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e) });
     }
   }
-  if (!diagnostics.length) return { diagnostics, ruleFailures };
+  if (!diagnostics.length) return { diagnostics, ruleFailures, yaml };
   // Comments are read only for a text with findings (a second pass over a YAML stream: ~17 ms on 3,800 lines).
   const noqa = manifestNoqaLines(text, kind, model.dockerfile);
   const kept = diagnostics.filter((d) => {
@@ -73,7 +78,7 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   // for Python files; here that would parse the fixed text at every keystroke (~60 ms on 3,800 lines).
   if (!options.lazyFixValidation) for (const d of invalidFixes(text, kind, kept.filter((x) => x.fix), baseErrors)) delete d.fix;
   kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
-  return { diagnostics: kept, ruleFailures };
+  return { diagnostics: kept, ruleFailures, yaml };
 }
 
 /** A fix is kept only if it applies and the YAML has no more errors after it. */

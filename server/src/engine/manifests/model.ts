@@ -9,7 +9,7 @@ import type { ManifestKind } from "./files";
 import { SourceText } from "./source";
 import { dockerfileFacts, type DockerfileFacts } from "./dockerfile";
 import { jobScriptFacts, type JobScriptFacts } from "./jobscript";
-import { parseYaml, pairOf, valueOf, scalarText, removeItem, removePair, contentEnd, pairStart, isMap, isSeq, isScalar, type YamlDocument } from "./yaml";
+import { parseYaml, parseYamlAfter, pairOf, valueOf, scalarText, removeItem, removePair, contentEnd, pairStart, isMap, isSeq, isScalar, type YamlDocument, type YamlParse } from "./yaml";
 
 /** A container of a Kubernetes pod spec (Pod, a workload's pod template, a CronJob's job template, a custom resource's template). */
 export interface PodContainer {
@@ -142,8 +142,11 @@ function composeEnv(src: SourceText, s: ComposeService, out: EnvSetting[]): void
   }
 }
 
-/** Builds the model of a manifest. Never throws for any text. */
-export function buildManifestModel(text: string, kind: ManifestKind): ManifestModel {
+/**
+ * Builds the model of a manifest. Never throws for any text.
+ * @param previous the last version's YAML parse (the editor): only the documents the change touches are parsed again (yaml.ts parseYamlAfter).
+ */
+export function buildManifestModel(text: string, kind: ManifestKind, previous?: YamlParse): ManifestModel {
   const src = new SourceText(text);
   const model: ManifestModel = { kind, src, documents: [], containers: [], services: [], env: [], dockerfile: null, jobscript: null };
   if (kind === "jobscript") {
@@ -157,7 +160,7 @@ export function buildManifestModel(text: string, kind: ManifestKind): ManifestMo
     }
     return model;
   }
-  model.documents = parseYaml(text);
+  model.documents = previous ? parseYamlAfter(previous, text).documents : parseYaml(text);
   for (const { doc, index, broken } of model.documents) {
     const root = doc.contents;
     if (broken || !isMap(root)) continue;
