@@ -40,7 +40,7 @@ export interface YamlParse { text: string; documents: YamlDocument[] }
  * parsed where that is not plain: a `%` directive line, ranges that do not tile, a change outside
  * the documents, an opened quote or bracket running on past the part read, an error at its end, an
  * error filed outside its document's range (the parser files a stray `}` under the document before).
- * A 3,780-line Kubernetes stream of 60 documents: ~30 ms a keystroke parsed whole.
+ * A 3,780-line Kubernetes stream of 300 documents: ~47 ms a keystroke parsed whole, ~4 ms this way (in process).
  * Never throws. The previous parse's documents are reused: do not use `previous` after.
  */
 export function parseYamlAfter(previous: YamlParse | undefined, text: string): YamlParse {
