@@ -217,8 +217,7 @@ export class ModuleTrees {
     if (this.all) return this.all;
     const out: Node[] = (this.all = []);
     for (const c of this.chunks) {
-      c.statements ??= c.tree.rootNode.namedChildren.filter((n): n is Node => !!n);
-      for (const s of c.statements) out.push(s);
+      for (const s of statementsOf(c)) out.push(s);
     }
     return out;
   }
@@ -231,7 +230,7 @@ export class ModuleTrees {
     const ends: number[] = [], types: string[] = [];
     for (const c of this.chunks) {
       if (!c.shapes) {
-        const sts = (c.statements ??= c.tree.rootNode.namedChildren.filter((n): n is Node => !!n));
+        const sts = statementsOf(c);
         c.shapes = { ends: sts.map((n) => n.endIndex - c.start), types: sts.map((n) => n.type) };
       }
       for (let i = 0; i < c.shapes.ends.length; i++) { ends.push(c.start + c.shapes.ends[i]); types.push(c.shapes.types[i]); }
@@ -299,6 +298,11 @@ export class ModuleTrees {
     this.chunks = [];
     this.all = undefined;
   }
+}
+
+/** A chunk's top-level named nodes (statements and comments), fetched once per move or parse. */
+function statementsOf(c: Chunk): Node[] {
+  return (c.statements ??= c.tree.rootNode.namedChildren.filter((n): n is Node => !!n));
 }
 
 /**
