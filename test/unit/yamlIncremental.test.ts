@@ -19,8 +19,10 @@ function shape(docs: readonly YamlDocument[]): string {
   return JSON.stringify(docs.map((d) => {
     const nodes: unknown[] = [];
     visit(d.doc, { Node(_, n) { nodes.push([n.constructor.name, n.range]); } });
+    // mapAsMap: a key that is a collection (a Helm template's `{ .Release.Name }`) stays a key
+    // instead of a stringified one with a warning; maps are written out as their entries.
     let value: unknown;
-    try { value = d.doc.toJS({ maxAliasCount: -1 }); } catch (e) { value = `throws ${(e as Error).message}`; }
+    try { value = JSON.stringify(d.doc.toJS({ maxAliasCount: -1, mapAsMap: true }), (_k, v: unknown) => (v instanceof Map ? [...v] : v)); } catch (e) { value = `throws ${(e as Error).message}`; }
     return { index: d.index, broken: d.broken, range: d.doc.range, errors: d.doc.errors.map((e) => [e.code, e.pos]), warnings: d.doc.warnings.map((e) => [e.code, e.pos]), nodes, value };
   }));
 }
