@@ -15,7 +15,7 @@ import { initEngine, lintPython, analyzePython, fixParsesCleanly, type LintOptio
 import { DocumentTrees } from "./incremental";
 import { machineHover, machineInlayHints, machineModel, useSelectionEdit, type MachineModel } from "./engine/machineHelp";
 import { freeText } from "./engine/machine";
-import { cellFixParsesCleanly, lintNotebook, type CellInput } from "./engine/notebook";
+import { cellFixParsesCleanly, cellInJoined, lintNotebook, type CellInput, type CellStart } from "./engine/notebook";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { partitionHover, PartitionGpuCache } from "./slurm/partitionHover";
 import { resolveLintOptions } from "./engine/options";
@@ -211,8 +211,11 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
   const { cells, uris } = cellsOf(nb);
   const previous = trees.take(nb.uri, null);
   // Fixes are checked when offered (onCodeAction: cellFixParsesCleanly), as a text document's are.
-  const { diagnostics, ruleFailures, tree } = lintNotebook(cells, { ...lintOptions(nb.uri), lazyFixValidation: true }, { previous });
-  if (tree) trees.keep(nb.uri, tree.text, tree);
+  const { diagnostics, ruleFailures, tree, model, starts } = lintNotebook(cells, { ...lintOptions(nb.uri), lazyFixValidation: true }, { previous });
+  // With the model of the joined cells for the machine hovers and inlay hints in cells (as a text document's).
+  if (tree) trees.keep(nb.uri, tree.text, tree, nb.version, model && inventory.gpus?.length ? machineModel(model) : undefined);
+  const firstLine = new Map(starts.map((s) => [s.cell, s.line]));
+  const noEffect = new Set(diagnostics.filter((d) => d.code === "GPU001").map((d) => firstLine.get(d.cell)! + d.range.start.line));
   for (const f of ruleFailures) connection.console.error(`rule ${f.code} failed on ${nb.uri}: ${f.error}`);
   const perCell = new Map<string, Diagnostic[]>(uris.map((u) => [u, []]));
   const cellFixes = new Map<string, Map<string, CellFix>>(uris.map((u) => [u, new Map()]));
@@ -230,6 +233,7 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
     current: () => notebooks.getNotebookDocument(uri)?.version === version && !backlog.has(uri),
     commit: () => {
       for (const [cell, f] of cellFixes) fixes.set(cell, f);
+      noEffectLines.set(uri, { version, lines: noEffect });
       for (const [cell, diags] of perCell) {
         const json = JSON.stringify(diags);
         if (cellPublished.get(cell) === json) continue;
@@ -345,7 +349,7 @@ documents.onDidClose((e) => {
 });
 notebooks.onDidOpen((nb) => schedule(nb.uri));
 notebooks.onDidChange((e) => schedule(e.notebookDocument.uri));
-notebooks.onDidClose((nb) => { trees.forget(nb.uri); for (const c of nb.cells) void connection.sendDiagnostics({ uri: c.document, diagnostics: [] }); });
+notebooks.onDidClose((nb) => { trees.forget(nb.uri); noEffectLines.delete(nb.uri); for (const c of nb.cells) void connection.sendDiagnostics({ uri: c.document, diagnostics: [] }); });
 
 connection.onNotification(InventoryNotification.type, (params: unknown) => {
   const checked = checkInventoryParams(params);
@@ -373,6 +377,29 @@ function inventoryLintKey(inv: InventoryParams): string {
 function inventoryHintKey(inv: InventoryParams): string {
   return JSON.stringify(inv.gpus?.map((g) => [g.index, g.uuid, g.name, g.pciBusId, freeText(g)]) ?? null);
 }
+
+/**
+ * A notebook cell's machine help: `f` gets the model of the notebook's joined code cells (the last
+ * lint's while it is of the notebook's version, else a fresh analysis), the cell's place in the
+ * joined text, the "cell K, line N" of a joined line and the notebook's GPU001 lines (joined).
+ * Null for a URI that is no code cell of an open notebook.
+ */
+function withCellModel<T>(cellUri: string, f: (model: MachineModel, start: CellStart, where: (line: number) => string, noEffect: ReadonlySet<number> | undefined) => T): T | null {
+  const nb = notebooks.findNotebookDocumentForCell(cellUri);
+  if (!nb) return null;
+  const { cells, uris } = cellsOf(nb);
+  const place = cellInJoined(cells, uris.indexOf(cellUri), trees.treeOf(nb.uri, nb.version));
+  if (!place) return null;
+  const noEffect = noEffectLines.get(nb.uri)?.lines;
+  const kept = trees.modelOf(nb.uri, nb.version);
+  if (kept) return f(kept, place.start, place.where, noEffect);
+  if (fileTooLarge(place.joined, settings.maxFileSizeKB)) return null;
+  const model = analyzePython(place.joined, lintOptions(nb.uri), place.magics);
+  try { return f(model, place.start, place.where, noEffect); } finally { model.tree.delete(); }
+}
+
+/** A position in a cell moved to the joined text (`by`: the cell's first line there), or back (`-by`). */
+const shifted = (p: { line: number; character: number }, by: number) => ({ line: p.line + by, character: p.character });
 
 /**
  * Runs `f` on the model of a plain Python document (not notebook cells): the one kept with the
@@ -470,7 +497,11 @@ connection.onCodeAction(async (params) => {
     }
     actions.push({ title: `Show documentation for ${code}`, kind: CodeActionKind.QuickFix, diagnostics: [d], command: { title: `Show documentation for ${code}`, command: SHOW_RULE_DOC_COMMAND, arguments: [code] } });
   }
-  const useSel = inventory.selection.length ? withModel(uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection)) : null;
+  const useSel = inventory.selection.length ? withModel(uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection))
+    ?? withCellModel(uri, (m, start) => {
+      const e = useSelectionEdit(m, shifted(params.range.start, start.line), inventory.selection);
+      return e && { ...e, range: { start: shifted(e.range.start, -start.line), end: shifted(e.range.end, -start.line) } };
+    }) : null;
   if (useSel) actions.push({ title: useSel.title, kind: CodeActionKind.QuickFix, edit: { changes: { [uri]: [{ range: useSel.range, newText: useSel.newText }] } } });
   if ((!params.context.diagnostics.some((d) => d.source === "gpu-pilot") || !only) && actions.length) {
     // The light bulb asks on every cursor move: a whole fix-all here cost 8 s on a 10 KB file with
@@ -514,15 +545,28 @@ connection.onHover(async (params): Promise<Hover | null> => {
   }
   // Without GPUs there is no machine hover (machineHelp.ts fileVisibleMap): no model is needed.
   if (!inventory.gpus?.length) return null;
-  const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines));
+  const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines))
+    ?? withCellModel(params.textDocument.uri, (m, start, where, noEffect) => {
+      const h = machineHover(m, shifted(params.position, start.line), inventory, where, noEffect, true);
+      return h && { markdown: h.markdown, range: { start: shifted(h.range.start, -start.line), end: shifted(h.range.end, -start.line) } };
+    });
   return help ? { contents: { kind: MarkupKind.Markdown, value: help.markdown }, range: help.range } : null;
 });
 
 connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
   await engineReady;
   if (!settings.inlayHints || !inventory.gpus?.length) return [];
-  return withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines)
-    .map((h) => ({ position: h.position, label: ` ${h.label}`, tooltip: h.tooltip, paddingLeft: true }))) ?? [];
+  const hints = withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines))
+    ?? withCellModel(params.textDocument.uri, (m, start, where, noEffect) => {
+      // The asked range, within the cell, in the joined text; the hints back in the cell.
+      const last = start.line + start.lines - 1;
+      const range = { start: shifted(params.range.start, start.line), end: shifted(params.range.end, start.line) };
+      if (range.end.line > last) range.end = { line: last, character: Number.MAX_SAFE_INTEGER };
+      return machineInlayHints(m, range, inventory, where, noEffect, true)
+        .filter((h) => h.position.line >= start.line && h.position.line <= last)
+        .map((h) => ({ ...h, position: shifted(h.position, -start.line) }));
+    });
+  return hints?.map((h) => ({ position: h.position, label: ` ${h.label}`, tooltip: h.tooltip, paddingLeft: true })) ?? [];
 });
 
 // The agent tool gpu-pilot_checkFile (client/src/agents): one file's findings now, from the open

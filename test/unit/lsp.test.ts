@@ -8,7 +8,7 @@ import {
   DidOpenNotebookDocumentNotification, NotebookCellKind, HoverRequest,
 } from "vscode-languageserver-protocol/node";
 import { useLanguageServer } from "./lspHarness";
-import { InventoryNotification } from "../../server/src/protocol";
+import { InventoryNotification, SettingsNotification } from "../../server/src/protocol";
 
 const lsp = useLanguageServer();
 const { published } = lsp;
@@ -159,6 +159,82 @@ test("machine-aware hover over the protocol: the inventory notification drives i
   await diagnosticsFor(uri, () => published.get(uri)!.some((p) => p.version === 2));
   const late = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 28 } });
   assert.deepEqual(late, early);
+});
+
+test("notebook cells get the machine hover, inlay hints and 'Use the selected GPUs' of the whole notebook: a write in one cell maps \"cuda:0\" in a later one", async () => {
+  const { InlayHintRequest } = await import("vscode-languageserver-protocol/node");
+  const nbUri = pathToFileURL("/tmp/machine-nb.ipynb").href;
+  const cell = (i: number) => `vscode-notebook-cell:/tmp/machine-nb.ipynb#cell${i}`;
+  const cells = [
+    { kind: NotebookCellKind.Markup, languageId: "markdown", text: "# Train on GPU 1" },
+    { kind: NotebookCellKind.Code, languageId: "python", text: 'import os\n%env OTHER=1\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"' },
+    { kind: NotebookCellKind.Code, languageId: "python", text: 'import torch\nx = torch.ones(1, device="cuda:0")\ny = x.to("cuda:1")' },
+  ];
+  await conn.sendNotification(InventoryNotification.type, {
+    gpus: [
+      { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+      { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+    ],
+    selection: ["0"],
+  });
+  await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
+    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((c, i) => ({ kind: c.kind, document: cell(i) })) },
+    cellTextDocuments: cells.map((c, i) => ({ uri: cell(i), languageId: c.languageId, version: 1, text: c.text })),
+  });
+  await diagnosticsFor(cell(2), () => true);
+  // Cell 3, line 2: "cuda:0" is the first visible GPU, GPU 1, because cell 2's line 3 made only GPU 1 visible.
+  const hover = await conn.sendRequest(HoverRequest.type, { textDocument: { uri: cell(2) }, position: { line: 1, character: 28 } });
+  const value = (hover!.contents as { value: string }).value;
+  assert.match(value, /cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07\.0/);
+  assert.match(value, /because cell 2, line 3 sets CUDA_VISIBLE_DEVICES="1"/);
+  assert.deepEqual(hover!.range, { start: { line: 1, character: 25 }, end: { line: 1, character: 33 } }, "the string's range in the cell");
+  // The write's own hover, in cell 2.
+  const write = await conn.sendRequest(HoverRequest.type, { textDocument: { uri: cell(1) }, position: { line: 2, character: 5 } });
+  assert.match((write!.contents as { value: string }).value, /makes 1 GPU visible, renumbered from 0/);
+  assert.equal(write!.range?.start.line, 2);
+  // Nothing device-related in the markdown cell, nor on cell 3's import line.
+  assert.equal(await conn.sendRequest(HoverRequest.type, { textDocument: { uri: cell(0) }, position: { line: 0, character: 3 } }), null);
+  assert.equal(await conn.sendRequest(HoverRequest.type, { textDocument: { uri: cell(2) }, position: { line: 0, character: 3 } }), null);
+  // Inlay hints (the client sends the setting gpuPilot.inlayHints) of cell 3 only, at the ends of its
+  // strings, in the cell's own lines; a range past the cell's end gives no hint of another cell.
+  await conn.sendNotification(SettingsNotification.type, { inlayHints: true });
+  const hints = await conn.sendRequest(InlayHintRequest.type, { textDocument: { uri: cell(2) }, range: { start: { line: 0, character: 0 }, end: { line: 99, character: 0 } } });
+  assert.deepEqual(hints?.map((h) => ({ position: h.position, label: h.label })), [
+    { position: { line: 1, character: 33 }, label: " → GPU 1" },
+    { position: { line: 2, character: 17 }, label: " → no such GPU" },
+  ]);
+  const none = await conn.sendRequest(InlayHintRequest.type, { textDocument: { uri: cell(1) }, range: { start: { line: 0, character: 0 }, end: { line: 2, character: 0 } } });
+  assert.deepEqual(none, []);
+  // "Use the selected GPUs" on the write, in cell 2's coordinates.
+  const actions = await conn.sendRequest(CodeActionRequest.type, { textDocument: { uri: cell(1) }, range: { start: { line: 2, character: 40 }, end: { line: 2, character: 40 } }, context: { diagnostics: [] } }) as Array<{ title: string; edit?: { changes: Record<string, Array<{ range: unknown; newText: string }>> } }>;
+  const use = actions.find((a) => a.title === "Use the selected GPUs (0)");
+  assert.ok(use, JSON.stringify(actions.map((a) => a.title)));
+  assert.deepEqual(use.edit!.changes[cell(1)], [{ range: { start: { line: 2, character: 38 }, end: { line: 2, character: 39 } }, newText: "0" }]);
+  // A write after CUDA initialised in an earlier cell (GPU001) has no effect: its hover says so, and
+  // "cuda:0" after it is the kernel's first GPU. GPU Pilot's selection (now GPU 1) reaches terminals
+  // and runs, not notebook kernels: a .py file would map "cuda:0" to GPU 1, the notebook does not.
+  await conn.sendNotification(InventoryNotification.type, {
+    gpus: [
+      { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+      { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+    ],
+    selection: ["1"],
+  });
+  const lateUri = pathToFileURL("/tmp/machine-nb-late.ipynb").href;
+  const late = (i: number) => `vscode-notebook-cell:/tmp/machine-nb-late.ipynb#cell${i}`;
+  const lateTexts = ["import torch\ntorch.cuda.init()", 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = torch.ones(1, device="cuda:0")'];
+  await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
+    notebookDocument: { uri: lateUri, notebookType: "jupyter-notebook", version: 1, cells: lateTexts.map((_, i) => ({ kind: NotebookCellKind.Code, document: late(i) })) },
+    cellTextDocuments: lateTexts.map((text, i) => ({ uri: late(i), languageId: "python", version: 1, text })),
+  });
+  await diagnosticsFor(late(1), (d) => d.some((x) => x.code === "GPU001"));
+  const noEffect = await conn.sendRequest(HoverRequest.type, { textDocument: { uri: late(1) }, position: { line: 1, character: 5 } });
+  assert.match((noEffect!.contents as { value: string }).value, /has no effect here/);
+  const after = await conn.sendRequest(HoverRequest.type, { textDocument: { uri: late(1) }, position: { line: 2, character: 28 } });
+  const afterText = (after!.contents as { value: string }).value;
+  assert.match(afterText, /cuda:0 → GPU 0 ·/);
+  assert.match(afterText, /because cell 2, line 2 sets CUDA_VISIBLE_DEVICES only after CUDA initialised \(no effect: GPU001\), so its kernel sees every GPU it was started with/);
+  assert.doesNotMatch(afterText, /selection is 1/);
 });
 
 test("an inventory that changes only the GPUs' free memory lints nothing again; a change of the GPUs does", async () => {

@@ -125,6 +125,13 @@ test("a CUDA_VISIBLE_DEVICES write GPU001 finds ineffective (finetune_wrong_gpu.
   assert.match(onWrite.markdown, /^\*\*CUDA_VISIBLE_DEVICES="1" has no effect here\*\*: CUDA is already initialised when this line runs \(GPU001\)/);
   const hints = machineInlayHints(m, { start: { line: 0, character: 0 }, end: { line: 40, character: 0 } }, inv(["0"]), where, noEffect);
   assert.ok(hints.every((x) => x.label === "→ GPU 0"), JSON.stringify(hints));
+  // No selection: the reason names the late write, not "nothing sets CUDA_VISIBLE_DEVICES".
+  const bare = machineHover(m, onCuda, inv(), where, noEffect)!;
+  assert.match(bare.markdown, new RegExp(`because line ${writeLine + 1} sets CUDA_VISIBLE_DEVICES only after CUDA initialised \\(no effect: GPU001\\) and no GPU is selected, so every GPU is visible`));
+  // The same model as a notebook's: the selection never reaches a kernel.
+  const nb = machineHover(m, onCuda, inv(["1"]), where, noEffect, true)!;
+  assert.match(nb.markdown, /cuda:0 → GPU 0/);
+  assert.match(nb.markdown, /so its kernel sees every GPU it was started with \(GPU Pilot's selection reaches terminals and runs started from VS Code, not notebook kernels\)/);
   m.tree.delete();
 });
 

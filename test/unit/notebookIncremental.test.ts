@@ -10,7 +10,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, filesUnder } from "./helpers";
 import { initEngine, type LintOptions } from "../../server/src/engine/lint";
-import { cellsOfIpynb, lintNotebook, type CellInput } from "../../server/src/engine/notebook";
+import { cellInJoined, cellsOfIpynb, lintNotebook, type CellInput } from "../../server/src/engine/notebook";
 import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
 
 const MACHINE = { gpuCount: 2, uuids: ["GPU-0a1b2c3d-0000-0000-0000-000000000000"] };
@@ -111,4 +111,28 @@ test("cellFixParsesCleanly: a notebook fix checked when offered equals the lint'
   assert.equal(cellFixParsesCleanly(cells, [{ cell: 2, range: { start: { line: 1, character: 0 }, end: { line: 1, character: 0 } }, newText: "  y = 1\n" }]), false, "an unexpected indent (CPython's line structure)");
   assert.equal(cellFixParsesCleanly(cells, [{ cell: 2, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: "%env BAR=2\n" }]), true, "an IPython line is blanked as in the lint");
   assert.equal(cellFixParsesCleanly(cells, [{ cell: 0, range: { start: at, end: at }, newText: "x" }]), false, "an edit of a markdown cell");
+});
+
+test("cellInJoined: each code cell's lines are its lines of the joined text (IPython lines blanked to the same length); markup cells and bad indices give null", () => {
+  let checked = 0;
+  for (const file of NOTEBOOKS) {
+    const cells = cellsOfIpynb(readFileSync(file, "utf8"));
+    assert.equal(cellInJoined(cells, cells.length), null);
+    assert.equal(cellInJoined(cells, -1), null);
+    cells.forEach((c, i) => {
+      const place = cellInJoined(cells, i);
+      if (c.kind !== "code") { assert.equal(place, null, `${file} cell ${i + 1} is markup`); return; }
+      const own = c.text.split(/\r\n|\r|\n/);
+      const joined = place!.joined.split(/\r\n|\r|\n/).slice(place!.start.line, place!.start.line + place!.start.lines);
+      assert.equal(place!.start.cell, i);
+      assert.equal(place!.start.lines, own.length, `${file} cell ${i + 1}: line count`);
+      own.forEach((line, k) => {
+        assert.equal(joined[k].length, line.length, `${file} cell ${i + 1} line ${k + 1}: same length`);
+        if (!/^\s*[%!]/.test(line)) assert.equal(joined[k], line, `${file} cell ${i + 1} line ${k + 1}`);
+        checked++;
+      });
+      assert.equal(place!.where(place!.start.line), `cell ${i + 1}, line 1`);
+    });
+  }
+  assert.ok(checked >= 40, `${checked} cell lines checked`);
 });

@@ -45,8 +45,11 @@ function cvdWrites(model: MachineModel): EnvWriteEvent[] {
  * The visible devices this file runs with: its own literal CUDA_VISIBLE_DEVICES, else GPU Pilot's
  * selection, else all. `noEffect`: 0-based lines of writes the engine found to have no effect
  * (GPU001: CUDA was already initialised when they run); those writes are not the file's value.
+ * `notebook`: the model is a notebook's joined cells, run by a kernel: the selection reaches
+ * terminals, runs and debug sessions started from VS Code (client/src/terminal, run, debug), never
+ * a notebook's kernel, so it is not the notebook's value.
  */
-export function fileVisibleMap(model: MachineModel, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): VisibleMap | null {
+export function fileVisibleMap(model: MachineModel, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false): VisibleMap | null {
   const gpus = inventory.gpus;
   if (!gpus || gpus.length === 0) return null;
   const orderWrite = model.events.find((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_DEVICE_ORDER");
@@ -56,11 +59,17 @@ export function fileVisibleMap(model: MachineModel, inventory: InventoryParams, 
     const w = writes[writes.length - 1];
     return visibleDevices(gpus, w.literal, `${where(w.range.start.line)} sets CUDA_VISIBLE_DEVICES="${w.literal}"`, order);
   }
+  // A write with no effect is named as such: "nothing sets it" would be false beside it.
+  const late = cvdWrites(model).filter((w) => noEffect.has(w.range.start.line)).at(-1);
+  const lateWrite = late && `${where(late.range.start.line)} sets CUDA_VISIBLE_DEVICES only after CUDA initialised (no effect: GPU001)`;
+  if (notebook) {
+    return visibleDevices(gpus, null, `${lateWrite ?? "nothing in the notebook sets CUDA_VISIBLE_DEVICES"}, so its kernel sees every GPU it was started with (GPU Pilot's selection reaches terminals and runs started from VS Code, not notebook kernels)`, order);
+  }
   if (inventory.selection.length > 0) {
     const sel = inventory.selection.join(",");
     return visibleDevices(gpus, sel, `GPU Pilot's selection is ${sel} (terminals and runs started from VS Code)`, "PCI_BUS_ID");
   }
-  return visibleDevices(gpus, null, "nothing sets CUDA_VISIBLE_DEVICES and no GPU is selected, so every GPU is visible", order);
+  return visibleDevices(gpus, null, `${lateWrite ?? "nothing sets CUDA_VISIBLE_DEVICES"} and no GPU is selected, so every GPU is visible`, order);
 }
 
 /** Device expressions including bare `"cuda"` (the current device, 0 unless set_device changed it). */
@@ -79,8 +88,8 @@ function allDeviceUses(model: MachineModel, within: { startLine: number; endLine
  * in {@link fileVisibleMap} (the lines of the document's GPU001 findings): such a write's hover says
  * it has no effect, and device expressions do not map through it.
  */
-export function machineHover(model: MachineModel, position: Position, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): { markdown: string; range: Range } | null {
-  const map = fileVisibleMap(model, inventory, where, noEffect);
+export function machineHover(model: MachineModel, position: Position, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false): { markdown: string; range: Range } | null {
+  const map = fileVisibleMap(model, inventory, where, noEffect, notebook);
   if (!map) return null;
   const use = allDeviceUses(model, { startLine: position.line, endLine: position.line }).find((u) => inside(nodeRange(u.node), position));
   if (use) {
@@ -105,7 +114,7 @@ export function machineHover(model: MachineModel, position: Position, inventory:
       : ["- no GPU is visible"];
     const lines = [`**CUDA_VISIBLE_DEVICES="${write.literal}"** makes ${own.devices.length} GPU${own.devices.length === 1 ? "" : "s"} visible, renumbered from 0:`, "", ...rows];
     for (const n of own.notes) lines.push("", `⚠ ${n}`);
-    if (inventory.selection.length && inventory.selection.join(",") !== write.literal) {
+    if (!notebook && inventory.selection.length && inventory.selection.join(",") !== write.literal) {
       lines.push("", `GPU Pilot's selection is ${inventory.selection.join(",")}: this line overrides it for runs of this file.`);
     }
     return { markdown: lines.join("\n"), range: write.range };
@@ -113,9 +122,9 @@ export function machineHover(model: MachineModel, position: Position, inventory:
   return null;
 }
 
-/** Inlay hints `→ GPU n` after each device literal inside `range` (`noEffect` as in {@link fileVisibleMap}). */
-export function machineInlayHints(model: MachineModel, range: Range, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set()): Array<{ position: Position; label: string; tooltip: string }> {
-  const map = fileVisibleMap(model, inventory, where, noEffect);
+/** Inlay hints `→ GPU n` after each device literal inside `range` (`noEffect` and `notebook` as in {@link fileVisibleMap}). */
+export function machineInlayHints(model: MachineModel, range: Range, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false): Array<{ position: Position; label: string; tooltip: string }> {
+  const map = fileVisibleMap(model, inventory, where, noEffect, notebook);
   if (!map) return [];
   const out: Array<{ position: Position; label: string; tooltip: string }> = [];
   for (const u of allDeviceUses(model, { startLine: range.start.line, endLine: range.end.line })) {

@@ -4,7 +4,7 @@
  * timeline events, and diagnostics mapped back to cells.
  */
 import type { LintDiagnostic, Range, TextEdit } from "./types";
-import type { MagicLine } from "./python/model";
+import type { MagicLine, ModuleModel } from "./python/model";
 import { fixedTextParsesCleanly, lintPython, type LintOptions, type RuleFailure } from "./lint";
 import { applyEdits, lineStarts, eolOf } from "./fixes";
 import { pythonInput } from "./python/parser";
@@ -156,8 +156,8 @@ function joinCell(text: string): JoinedCell {
  * line in the joined text and line count (0-based lines). `reuse`: the `joinedCells` of an
  * earlier call, whose cells of the same text are not blanked again.
  */
-export function joinCells(cells: readonly CellInput[], reuse?: ReadonlyMap<string, JoinedCell>): { joined: string; starts: Array<{ cell: number; line: number; lines: number }>; magics: MagicLine[]; joinedCells: Map<string, JoinedCell> } {
-  const starts: Array<{ cell: number; line: number; lines: number }> = [];
+export function joinCells(cells: readonly CellInput[], reuse?: ReadonlyMap<string, JoinedCell>): { joined: string; starts: CellStart[]; magics: MagicLine[]; joinedCells: Map<string, JoinedCell> } {
+  const starts: CellStart[] = [];
   const parts: string[] = [];
   const magics: MagicLine[] = [];
   const joinedCells = new Map<string, JoinedCell>();
@@ -195,14 +195,13 @@ export function cellFixParsesCleanly(cells: readonly CellInput[], edits: Readonl
  *   `keep.previous`, the trees the last lint of this notebook returned, are edited to the new
  *   joined text (the one change between the texts) and re-parsed only where it changed. Without
  *   `keep` no trees are returned.
+ * @returns the diagnostics by cell; with `keep`, the trees and the joined text's model (lint.ts
+ *   `LintResult.model`, valid while the trees are neither edited nor deleted); `starts`, where each
+ *   code cell lies in the joined text.
  */
-export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep?: { previous?: ModuleTrees }): { diagnostics: CellDiagnostic[]; ruleFailures: RuleFailure[]; tree?: ModuleTrees | null } {
+export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep?: { previous?: ModuleTrees }): { diagnostics: CellDiagnostic[]; ruleFailures: RuleFailure[]; tree?: ModuleTrees | null; model?: ModuleModel; starts: CellStart[] } {
   const { joined, starts, magics, joinedCells } = joinCells(cells, keep?.previous && keptCells.get(keep.previous));
-  const where = (l: number): string => {
-    let s = starts[0];
-    for (const st of starts) if (st.line <= l) s = st;
-    return s ? `cell ${s.cell + 1}, line ${l - s.line + 1}` : `line ${l + 1}`;
-  };
+  const where = cellWhere(starts);
   keep?.previous?.editTo(pythonInput(joined));
   const result = lintPython(joined, options, { notebook: true, magics, where, ...(keep ? { incremental: true, previousTree: keep.previous } : {}) });
   if (!keep) result.tree?.delete();
@@ -240,5 +239,34 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep
       ...(d.fix && d.fix.edits.every((e) => fitsInCell(e.range)) ? { fix: { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ ...locate(e.range), newText: e.newText })) } } : {}),
     };
   });
-  return { diagnostics, ruleFailures: result.ruleFailures, ...(keep ? { tree: result.tree } : {}) };
+  return { diagnostics, ruleFailures: result.ruleFailures, ...(keep ? { tree: result.tree, ...(result.model ? { model: result.model } : {}) } : {}), starts };
+}
+
+/** A code cell's place in the joined text of {@link joinCells}: its index among all cells, first line (0-based) and line count. */
+export interface CellStart { cell: number; line: number; lines: number }
+
+/** "cell K, line N" (K counting every cell, as VS Code shows them) of a 0-based line of the joined text. */
+export function cellWhere(starts: readonly CellStart[]): (line: number) => string {
+  return (l: number): string => {
+    let s = starts[0];
+    for (const st of starts) if (st.line <= l) s = st;
+    return s ? `cell ${s.cell + 1}, line ${l - s.line + 1}` : `line ${l + 1}`;
+  };
+}
+
+/**
+ * Code cell `cell` (its index among all of `cells`) in the joined text, for the editor's machine
+ * hovers and inlay hints in a cell: they read the model of the whole notebook (a cell's
+ * CUDA_VISIBLE_DEVICES write decides what `"cuda:0"` in a later cell is), at positions moved by the
+ * cell's first line. `joined` and `magics` are what a lint parses (to analyse it when no lint's
+ * model is kept); `where` names a joined line as "cell K, line N". Null for a markup cell or an
+ * index out of range.
+ * @param kept the trees of the notebook's last lint (with `keep`), if any: the cells they were
+ *   joined from are not blanked again (a notebook's every visible cell asks for its inlay hints).
+ */
+export function cellInJoined(cells: readonly CellInput[], cell: number, kept?: ModuleTrees): { start: CellStart; joined: string; magics: MagicLine[]; where: (line: number) => string } | null {
+  if (cells[cell]?.kind !== "code") return null;
+  const { joined, starts, magics } = joinCells(cells, kept && keptCells.get(kept));
+  const start = starts.find((s) => s.cell === cell)!;
+  return { start, joined, magics, where: cellWhere(starts) };
 }

@@ -2,7 +2,8 @@
 // 00000000:00:07.0), the language server gets the inventory and selection from the client
 // (gpuPilot/inventory notification) and says which physical GPU a device expression lands on:
 // hover on "cuda:0" and, with gpuPilot.inlayHints.physicalDevice, an inlay hint `→ GPU n`.
-// Fixtures: machine_env.py (sets CUDA_VISIBLE_DEVICES="1" itself), machine_plain.py (sets nothing).
+// Fixtures: machine_env.py (sets CUDA_VISIBLE_DEVICES="1" itself), machine_plain.py (sets nothing),
+// machine_nb.ipynb (cell 2 sets CUDA_VISIBLE_DEVICES="1", cell 3 uses "cuda:0").
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
 import * as vscode from "vscode";
@@ -66,6 +67,31 @@ suite("GPU Pilot: machine-aware help", () => {
     } finally {
       if (restoreHints) await restoreHints();
       await api.setSelection([]);
+    }
+  });
+
+  test('c. in a notebook, hover on "cuda:0" in cell 3 reads cell 2\'s CUDA_VISIBLE_DEVICES="1": cuda:0 → GPU 1; the inlay hint in the cell says → GPU 1', async () => {
+    const api = await getApi();
+    await waitForInventory(api);
+    const nb = await vscode.workspace.openNotebookDocument(vscode.Uri.joinPath(vscode.workspace.workspaceFolders![0].uri, "machine_nb.ipynb"));
+    await vscode.window.showNotebookDocument(nb);
+    let restoreHints: (() => Promise<void>) | undefined;
+    try {
+      const cell = nb.cellAt(2).document;
+      const text = await hoverOnCuda0(cell, (t) => t.includes("cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07.0"), 'the hover in cell 3 to say "cuda:0 → GPU 1"');
+      assert.match(text, /because cell 2, line 4 sets CUDA_VISIBLE_DEVICES="1"/, `the hover names the cell and line of the write: ${text}`);
+      restoreHints = await setWorkspaceSetting("gpuPilot", "inlayHints.physicalDevice", true);
+      const cuda0 = positionOf(cell, '"cuda:0"');
+      let last: Awaited<ReturnType<typeof inlayHintLabels>> = [];
+      await waitFor(async () => {
+        last = await inlayHintLabels(cell.uri, new vscode.Range(0, 0, cell.lineCount, 0));
+        return last.length === 1 && last[0].label.trim() === "→ GPU 1" && last[0].line === cuda0.line && last[0].character === cuda0.character + '"cuda:0"'.length;
+      }, "one inlay hint `→ GPU 1` right after \"cuda:0\" in cell 3", 30_000).catch((e: Error) => {
+        throw new Error(`${e.message}; inlay hints: ${JSON.stringify(last)}`);
+      });
+    } finally {
+      if (restoreHints) await restoreHints();
+      await vscode.commands.executeCommand("workbench.action.closeActiveEditor");
     }
   });
 });
