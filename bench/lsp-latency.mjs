@@ -291,6 +291,58 @@ export async function measureHints({ edits = 100, warmup = 20, serverPath, serve
 }
 
 /**
+ * {@link measureHints} for the notebook of {@link measureNotebook} (201 cells of the 5,000-line
+ * file): per edit of one cell (awaited until the server's trace of that version's lint), the inlay
+ * hints of the edited cell and of the two cells around it (VS Code asks per visible cell editor),
+ * then a hover on a device string in the first cell above the edit that holds one. The cells'
+ * machine help reads the model of the whole notebook (server.ts `withCellModel`).
+ */
+export async function measureNotebookHints({ edits = 100, warmup = 20, serverPath, serverFlags } = {}) {
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: true });
+  await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/settings"), { inlayHints: true });
+  await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
+  const file = join(root, "bench", "cache", "hints_train.ipynb");
+  const nbUri = pathToFileURL(file).href;
+  const cellUri = (i) => `vscode-notebook-cell:${file}#cell${i}`;
+  const { cells, spot } = trainingNotebook();
+  const opened = s.waitTrace(`lint ${nbUri} version 1:`);
+  await s.conn.sendNotification(rpc.DidOpenNotebookDocumentNotification.type, {
+    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((_, i) => ({ kind: rpc.NotebookCellKind.Code, document: cellUri(i) })) },
+    cellTextDocuments: cells.map((text, i) => ({ uri: cellUri(i), languageId: "python", version: 1, text })),
+  });
+  await opened;
+  let hoverCell = spot.cell;
+  while (!cells[hoverCell].includes('"cuda:0"')) hoverCell--;
+  const hoverLines = cells[hoverCell].split("\n");
+  const hoverLine = hoverLines.findIndex((l) => l.includes('"cuda:0"'));
+  const hoverAt = { line: hoverLine, character: hoverLines[hoverLine].indexOf('"cuda:0"') + 1 };
+  const hints = [], hovers = [];
+  let found = 0;
+  for (let i = 0; i < warmup + edits; i++) {
+    const version = i + 2;
+    const done = s.waitTrace(`lint ${nbUri} version ${version}:`);
+    await s.conn.sendNotification(rpc.DidChangeNotebookDocumentNotification.type, {
+      notebookDocument: { uri: nbUri, version },
+      change: { cells: { textContent: [{ document: { uri: cellUri(spot.cell), version }, changes: [insertAt(spot.line, spot.col + i, "x")] }] } },
+    });
+    await done;
+    const t0 = process.hrtime.bigint();
+    let n = 0;
+    for (const c of [spot.cell - 1, spot.cell, spot.cell + 1]) {
+      const h = await s.conn.sendRequest(rpc.InlayHintRequest.type, { textDocument: { uri: cellUri(c) }, range: { start: { line: 0, character: 0 }, end: { line: cells[c].split("\n").length, character: 0 } } });
+      n += h?.length ?? 0;
+    }
+    const t1 = process.hrtime.bigint();
+    const hover = await s.conn.sendRequest(rpc.HoverRequest.type, { textDocument: { uri: cellUri(hoverCell) }, position: hoverAt });
+    const t2 = process.hrtime.bigint();
+    if (i >= warmup) { hints.push(Number(t1 - t0) / 1e6); hovers.push(Number(t2 - t1) / 1e6); found += hover ? 1 : 0; }
+    if (i === 0 && !hover) throw new Error(`no hover at cell ${hoverCell + 1} ${JSON.stringify(hoverAt)} (${n} inlay hints)`);
+  }
+  await s.stop();
+  return { inlay_hints_3_cells: summary(hints), hover: summary(hovers), edits, answered: found, cells: cells.length };
+}
+
+/**
  * A Kubernetes YAML stream of `docs` copies of test/fixtures/rules/GPU018/valid.yaml (GPU
  * requests that are right: no finding), ~63 lines each, `---` between them.
  */
@@ -498,6 +550,6 @@ export function treeMemory({ count = 20 } = {}) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const what = process.argv[2] ?? "measure";
-  const f = { measure, notebook: measureNotebook, hints: measureHints, typing, memory, ruff: ruffLatency, trees: treeMemory }[what];
+  const f = { measure, notebook: measureNotebook, hints: measureHints, notebookHints: measureNotebookHints, typing, memory, ruff: ruffLatency, trees: treeMemory }[what];
   Promise.resolve(f()).then((r) => console.log(JSON.stringify(r)));
 }

@@ -13,7 +13,8 @@
 //   edits each in another function of the file ("moving"); 200 edits of a flat 5,000-line script
 //   (the same steps at module level, as a notebook exported to a script); 200 edits of the 5,000-line
 //   file as a notebook of 201 cells (each timed until the server's trace of that version's lint);
-//   with two GPUs in the inventory and inlay hints on, an inlay hint request and a hover after each edit;
+//   with two GPUs in the inventory and inlay hints on, an inlay hint request and a hover after each edit
+//   (and in the notebook: the inlay hints of 3 cells and a hover in a cell);
 //   20 open 5,000-line files and 20 inventories that change only the GPUs' free memory (the server's
 //   CPU time per inventory, from /proc); 100 edits of a 3,780-line Kubernetes YAML stream.
 // - memory: server RSS/heap, 20 open 5,000-line documents, 1,000 edits (one run).
@@ -26,7 +27,7 @@ import { tmpdir, cpus, totalmem, platform, release, loadavg } from "node:os";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { ensureTorchTree, pythonFiles, corpusSize } from "./corpus.mjs";
-import { measure as lspMeasure, measureNotebook, measureHints, measureInventory, measureManifest, ruffLatency, typing, memory as lspMemory, treeMemory } from "./lsp-latency.mjs";
+import { measure as lspMeasure, measureNotebook, measureHints, measureNotebookHints, measureInventory, measureManifest, ruffLatency, typing, memory as lspMemory, treeMemory } from "./lsp-latency.mjs";
 import { buildFake, measureOnce as clientLoad } from "./client-load.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -188,7 +189,7 @@ if (only.includes("editor")) {
   for (let i = 0; i < runs; i++) {
     const row = { round: i + 1, load_before: load() };
     // Interleaved: the order of the server and Ruff alternates per round.
-    const parts = [["lsp", () => lspMeasure({ edits: 200 })], ["ruff", () => ruffLatency({ edits: 200 })], ["typing", () => typing({ keys: 40, perSecond: 10 })], ["scattered", () => lspMeasure({ edits: 200, scattered: true })], ["flat", () => lspMeasure({ edits: 200, flat: true })], ["notebook", () => measureNotebook({ edits: 200 })], ["hints", () => measureHints({ edits: 100 })], ["inventory", () => measureInventory({ docs: 20, updates: 20 })], ["manifest", () => measureManifest({ edits: 100 })]];
+    const parts = [["lsp", () => lspMeasure({ edits: 200 })], ["ruff", () => ruffLatency({ edits: 200 })], ["typing", () => typing({ keys: 40, perSecond: 10 })], ["scattered", () => lspMeasure({ edits: 200, scattered: true })], ["flat", () => lspMeasure({ edits: 200, flat: true })], ["notebook", () => measureNotebook({ edits: 200 })], ["hints", () => measureHints({ edits: 100 })], ["notebookHints", () => measureNotebookHints({ edits: 100 })], ["inventory", () => measureInventory({ docs: 20, updates: 20 })], ["manifest", () => measureManifest({ edits: 100 })]];
     for (const [name, f] of i % 2 ? [parts[1], parts[0], ...parts.slice(2)] : parts) row[name] = await f();
     row.load_after = load();
     row.ratio_p95_to_ruff = round(row.lsp.p95_ms / row.ruff.p95_ms);
@@ -205,6 +206,7 @@ if (only.includes("editor")) {
     scattered_p50_ms: col((r) => r.scattered.p50_ms), scattered_p95_ms: col((r) => r.scattered.p95_ms),
     flat_p50_ms: col((r) => r.flat.p50_ms), flat_p95_ms: col((r) => r.flat.p95_ms),
     hints_p50_ms: col((r) => r.hints.inlay_hints.p50_ms), hints_p95_ms: col((r) => r.hints.inlay_hints.p95_ms), hover_p50_ms: col((r) => r.hints.hover.p50_ms), hover_p95_ms: col((r) => r.hints.hover.p95_ms),
+    notebook_hints_p50_ms: col((r) => r.notebookHints.inlay_hints_3_cells.p50_ms), notebook_hints_p95_ms: col((r) => r.notebookHints.inlay_hints_3_cells.p95_ms), notebook_hover_p50_ms: col((r) => r.notebookHints.hover.p50_ms), notebook_hover_p95_ms: col((r) => r.notebookHints.hover.p95_ms),
     manifest_p50_ms: col((r) => r.manifest.p50_ms), manifest_p95_ms: col((r) => r.manifest.p95_ms),
     inventory_cpu_ms_per_update: col((r) => r.inventory.cpu_ms_per_update ?? NaN), inventory_publishes_per_update: col((r) => r.inventory.publishes_per_update),
     notebook_p50_ms: col((r) => r.notebook.p50_ms), notebook_p95_ms: col((r) => r.notebook.p95_ms), notebook_first20_p95_ms: col((r) => r.notebook.first.p95_ms),
@@ -219,6 +221,7 @@ if (only.includes("editor")) {
   table.push(["editor, flat script, 5,000 lines", "200 edits, 4,167 top-level statements", `GPU Pilot p50 ${q(e.flat_p50_ms)}, p95 ${q(e.flat_p95_ms)}`, "", ""]);
   table.push(["editor, notebook, 5,000 lines", "200 edits of one cell, 201 cells", `GPU Pilot p50 ${q(e.notebook_p50_ms)}, p95 ${q(e.notebook_p95_ms)}`, `first 20 edits p95 ${q(e.notebook_first20_p95_ms)}`, ""]);
   table.push(["editor, with GPUs, 5,000 lines", "after each of 100 edits: inlay hints (60 lines), a hover", `inlay hints p50 ${q(e.hints_p50_ms)}, p95 ${q(e.hints_p95_ms)}`, `hover p50 ${q(e.hover_p50_ms)}, p95 ${q(e.hover_p95_ms)}`, ""]);
+  table.push(["editor, notebook with GPUs, 5,000 lines", "after each of 100 edits of one cell: inlay hints of 3 cells, a hover", `inlay hints p50 ${q(e.notebook_hints_p50_ms)}, p95 ${q(e.notebook_hints_p95_ms)}`, `hover p50 ${q(e.notebook_hover_p50_ms)}, p95 ${q(e.notebook_hover_p95_ms)}`, ""]);
   table.push(["editor, Kubernetes YAML, 3,780 lines", "100 edits, 300 documents", `GPU Pilot p50 ${q(e.manifest_p50_ms)}, p95 ${q(e.manifest_p95_ms)}`, "", ""]);
   table.push(["editor, 20 open files, GPU free memory changes", "20 inventories, only free memory changed (each second of a training run)", `server CPU ${q(e.inventory_cpu_ms_per_update)} per update`, `publishes per update ${q(e.inventory_publishes_per_update, "")}`, ""]);
   table.push(["editor, typing 10 char/s", "40 keys", `last key -> last diagnostics ${q(e.typing_last_key_to_diagnostics_ms)}`, `lints ${q(e.typing_lints_of_40, "")}`, "goal <= 50 ms"]);
