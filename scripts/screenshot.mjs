@@ -15,12 +15,14 @@
 //                                   pending job; skipped with the reason where Slurm cannot be started
 // The dashboard shows SM activity from the fake's dmon replay of the H200 captures; the committed
 // 2-GPU shots use FAKE_NVIDIA_SMI_MODE=spin (GPU 0 spins one thread block: busy but idle).
+//   media/screenshot-notebook.png   only with --only notebook: examples/notebook.ipynb with the
+//                                   machine hover on "cuda" in its last cell (GPU 1 ticked)
 //   media/screenshot-picker.png     only with --only picker: the "Select GPUs..." quick pick at its
 //                                   default width; the log says whether a label or detail line is cut
 // With FAKE_NVIDIA_SMI_MODE=x8 --suffix=-8 the same with the constructed 8 x H200 fixture:
 // screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
 //
-//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,slurm,picker]
+//   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,slurm,picker,notebook]
 //                               [--sidebar-width 300] [--suffix -8]
 //
 // Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
@@ -36,7 +38,7 @@ import { slurmAvailability, slurmCommand, startCluster, waitJob } from "./slurm-
 
 const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --out-dir DIR            where the shots go (default: media/, replacing the committed ones)
-  --only LIST              tree,dashboard,problem,history,slurm (the default) and/or picker
+  --only LIST              tree,dashboard,problem,history,slurm (the default) and/or picker, notebook
   --file NAME              the examples/ file of the editor shot (default: finetune_wrong_gpu.py)
   --sidebar-width PX       side bar width (default: 300, VS Code's default)
   --suffix S               appended to each file name (e.g. -8 with FAKE_NVIDIA_SMI_MODE=x8)
@@ -160,6 +162,7 @@ async function main() {
   await setSidebarWidth(page, sidebar, 220);
   if (only.has("problem")) await problemShot(page, outDir);
   if (only.has("history")) await historyShot(page, outDir, suffix);
+  if (only.has("notebook")) await notebookShot(page, outDir);
 }
 
 /** Sets the side bar's width to `width` CSS pixels by dragging its right edge. */
@@ -316,6 +319,47 @@ async function problemShot(page, outDir) {
   // The editor and the Problems panel down to its last row (no side bar, no empty panel space).
   const markers = page.locator(".markers-panel .monaco-list-row");
   await shotOf(page, path.join(outDir, "screenshot.png"), [page.locator(".part.editor"), markers.last()], { padBottom: 8 });
+}
+
+async function notebookShot(page, outDir) {
+  // 3. examples/notebook.ipynb: its cell 3 sets CUDA_VISIBLE_DEVICES after cell 2 initialised CUDA
+  // (GPU001), so "cuda" in cell 4 is still GPU 0; the hover says so (GPU Pilot's selection, GPU 1,
+  // does not reach notebook kernels).
+  await page.keyboard.press("Control+P");
+  const input = page.locator(".quick-input-widget input").first();
+  await input.waitFor({ timeout: 15_000 });
+  await input.fill("notebook.ipynb");
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "notebook.ipynb" }).first().waitFor({ timeout: 15_000 });
+  await page.keyboard.press("Enter");
+  const editor = page.locator(".part.editor");
+  // The hover on "cuda" in the last cell (retried while the server starts and lints the cells).
+  // The `"cuda"` token of the last cell, found in the page (the cells render after the built-in
+  // vscode.ipynb extension starts); its box in CSS pixels.
+  let box = null;
+  for (let i = 0; i < 60 && !box; i++) {
+    box = await page.evaluate(() => { // runs in the page
+      const span = [...globalThis.document.querySelectorAll(".view-line span")].find((x) => x.children.length === 0 && x.textContent === '"cuda"');
+      const r = span?.getBoundingClientRect();
+      return r && r.width > 0 ? { x: r.x, y: r.y, width: r.width, height: r.height } : null;
+    });
+    if (!box) await page.waitForTimeout(1000);
+  }
+  if (!box) {
+    await page.screenshot({ path: path.join(outDir, "notebook-failed.png") });
+    throw new Error('notebook shot: no "cuda" token in the notebook (notebook-failed.png)');
+  }
+  const hover = page.locator(".monaco-hover:visible", { hasText: "GPU 0" }).first();
+  for (let i = 0; i < 10 && !(await hover.isVisible()); i++) {
+    await page.mouse.move(5, Number(opts.height) - 5);
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2 + (i % 2));
+    await hover.waitFor({ timeout: 5_000 }).catch(() => undefined);
+  }
+  if (!(await hover.isVisible())) {
+    await page.screenshot({ path: path.join(outDir, "notebook-failed.png") });
+    throw new Error('notebook shot: no hover saying "GPU 0" on "cuda" (notebook-failed.png)');
+  }
+  log(`notebook hover: ${(await hover.textContent().catch(() => ""))?.slice(0, 200)}`);
+  await shotOf(page, path.join(outDir, "screenshot-notebook.png"), [editor], { padBottom: 0 });
 }
 
 /**
