@@ -269,11 +269,7 @@ async function resizeSidebar(page, sidebar, dx) {
 async function historyShot(page, outDir, suffix = "") {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["history-height"]) });
   // The bottom panel (Problems, from the problem shot) closed: the history gets the editor's whole height.
-  await page.keyboard.press("F1");
-  await page.locator(".quick-input-widget input").first().waitFor({ timeout: 15_000 });
-  await page.locator(".quick-input-widget input").first().fill(">View: Hide Panel");
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Hide Panel" }).first().waitFor({ timeout: 10_000 })
-    .then(() => page.keyboard.press("Enter"), () => page.keyboard.press("Escape"));
+  await hidePanel(page);
   await page.keyboard.press("F1");
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ timeout: 15_000 });
@@ -292,14 +288,28 @@ async function historyShot(page, outDir, suffix = "") {
     { padBottom: 16, bottomOf: 1 });
 }
 
-async function problemShot(page, outDir) {
-  // 2. A file with a GPU001: quick open, wait for the squiggle, open the Problems panel.
+/** Closes the bottom panel (View: Hide Panel); nothing when it is closed already. */
+async function hidePanel(page) {
+  await page.keyboard.press("F1");
+  await page.locator(".quick-input-widget input").first().waitFor({ timeout: 15_000 });
+  await page.locator(".quick-input-widget input").first().fill(">View: Hide Panel");
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Hide Panel" }).first().waitFor({ timeout: 10_000 })
+    .then(() => page.keyboard.press("Enter"), () => page.keyboard.press("Escape"));
+}
+
+/** Opens the workspace file `name` with Quick Open (Ctrl+P). */
+async function quickOpen(page, name) {
   await page.keyboard.press("Control+P");
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ timeout: 15_000 });
-  await input.fill(opts.file);
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: opts.file }).first().waitFor({ timeout: 15_000 });
+  await input.fill(name);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
   await page.keyboard.press("Enter");
+}
+
+async function problemShot(page, outDir) {
+  // 2. A file with a GPU001: quick open, wait for the squiggle, open the Problems panel.
+  await quickOpen(page, opts.file);
   await page.locator(".tabs-container .tab", { hasText: opts.file }).first().waitFor({ timeout: 15_000 });
   await page.locator(".part.editor .monaco-editor .squiggly-error").first().waitFor({ timeout: 60_000 });
   await page.keyboard.press("Control+Shift+M");
@@ -325,12 +335,9 @@ async function notebookShot(page, outDir) {
   // 3. examples/notebook.ipynb: its cell 3 sets CUDA_VISIBLE_DEVICES after cell 2 initialised CUDA
   // (GPU001), so "cuda" in cell 4 is still GPU 0; the hover says so (GPU Pilot's selection, GPU 1,
   // does not reach notebook kernels).
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input").first();
-  await input.waitFor({ timeout: 15_000 });
-  await input.fill("notebook.ipynb");
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "notebook.ipynb" }).first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press("Enter");
+  await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) }); // the history shot makes it taller
+  await hidePanel(page); // the Problems panel of the problem shot would hide the last cell
+  await quickOpen(page, "notebook.ipynb");
   const editor = page.locator(".part.editor");
   // The hover on "cuda" in the last cell (retried while the server starts and lints the cells).
   // The `"cuda"` token of the last cell, found in the page (the cells render after the built-in

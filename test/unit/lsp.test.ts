@@ -16,6 +16,23 @@ const diagnosticsFor = lsp.diagnosticsFor;
 let conn: ProtocolConnection;
 before(async () => { await lsp.ready; conn = lsp.conn; assert.ok(lsp.init.capabilities.codeActionProvider); });
 
+/** The two H200s of test/fixtures/nvidia-smi/h200x2 as the client's inventory notification sends them. */
+const H200X2 = [
+  { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+  { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+];
+
+/** Opens a notebook of `cells` at version 1; returns the URI of cell `i`. */
+async function openNotebook(path: string, cells: ReadonlyArray<{ kind: NotebookCellKind; languageId: string; text: string }>): Promise<(i: number) => string> {
+  const cell = (i: number) => `vscode-notebook-cell:${path}#cell${i}`;
+  await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
+    notebookDocument: { uri: pathToFileURL(path).href, notebookType: "jupyter-notebook", version: 1, cells: cells.map((c, i) => ({ kind: c.kind, document: cell(i) })) },
+    cellTextDocuments: cells.map((c, i) => ({ uri: cell(i), languageId: c.languageId, version: 1, text: c.text })),
+  });
+  return cell;
+}
+const code = (text: string) => ({ kind: NotebookCellKind.Code, languageId: "python", text });
+
 const C01 = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nmodel = torch.nn.Linear(8, 8).cuda()\n';
 
 test("didOpen gives GPU001 with code, source, doc link and related information", async () => {
@@ -83,13 +100,7 @@ test("an incremental edit that fixes the file clears the diagnostics", async () 
 });
 
 test("notebook cells are linted as one program", async () => {
-  const nbUri = pathToFileURL("/tmp/nb.ipynb").href;
-  const cell = (i: number) => `vscode-notebook-cell:/tmp/nb.ipynb#cell${i}`;
-  const texts = ["import torch\nprint(torch.cuda.is_available())", 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"'];
-  await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
-    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: texts.map((_, i) => ({ kind: NotebookCellKind.Code, document: cell(i) })) },
-    cellTextDocuments: texts.map((text, i) => ({ uri: cell(i), languageId: "python", version: 1, text })),
-  });
+  const cell = await openNotebook("/tmp/nb.ipynb", [code("import torch\nprint(torch.cuda.is_available())"), code('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"')]);
   const d = await diagnosticsFor(cell(1), (x) => x.length > 0);
   assert.equal(d[0].code, "GPU001");
   assert.equal(d[0].range.start.line, 1);
@@ -106,18 +117,12 @@ test("notebook cells are numbered as VS Code shows them, markdown cells counted 
   // A `cells` filter (e.g. python only) makes the language client drop the markdown cells, and the
   // server would count code cells only ("cell 1, line 2" where VS Code and the CLI say cell 2).
   assert.deepEqual(lsp.init.capabilities.notebookDocumentSync, { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" } }] });
-  const nbUri = pathToFileURL("/tmp/md-first.ipynb").href;
-  const cell = (i: number) => `vscode-notebook-cell:/tmp/md-first.ipynb#cell${i}`;
   // test/cases/notebook.ipynb's cells.
-  const cells = [
+  const cell = await openNotebook("/tmp/md-first.ipynb", [
     { kind: NotebookCellKind.Markup, languageId: "markdown", text: "# Pick a GPU in a notebook" },
-    { kind: NotebookCellKind.Code, languageId: "python", text: "import torch\ntorch.zeros(1).cuda()" },
-    { kind: NotebookCellKind.Code, languageId: "python", text: 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"' },
-  ];
-  await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
-    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((c, i) => ({ kind: c.kind, document: cell(i) })) },
-    cellTextDocuments: cells.map((c, i) => ({ uri: cell(i), languageId: c.languageId, version: 1, text: c.text })),
-  });
+    code("import torch\ntorch.zeros(1).cuda()"),
+    code('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"'),
+  ]);
   const d = await diagnosticsFor(cell(2), (x) => x.some((y) => y.code === "GPU001"));
   const gpu001 = d.find((x) => x.code === "GPU001")!;
   assert.equal(gpu001.range.start.line, 1);
@@ -141,10 +146,7 @@ test("machine-aware hover over the protocol: the inventory notification drives i
   await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
   await diagnosticsFor(uri, () => true);
   await conn.sendNotification(InventoryNotification.type, {
-    gpus: [
-      { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
-      { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
-    ],
+    gpus: H200X2,
     selection: [],
   });
   const hover = await conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 3, character: 28 } });
@@ -163,24 +165,12 @@ test("machine-aware hover over the protocol: the inventory notification drives i
 
 test("notebook cells get the machine hover, inlay hints and 'Use the selected GPUs' of the whole notebook: a write in one cell maps \"cuda:0\" in a later one", async () => {
   const { InlayHintRequest } = await import("vscode-languageserver-protocol/node");
-  const nbUri = pathToFileURL("/tmp/machine-nb.ipynb").href;
-  const cell = (i: number) => `vscode-notebook-cell:/tmp/machine-nb.ipynb#cell${i}`;
-  const cells = [
+  await conn.sendNotification(InventoryNotification.type, { gpus: H200X2, selection: ["0"] });
+  const cell = await openNotebook("/tmp/machine-nb.ipynb", [
     { kind: NotebookCellKind.Markup, languageId: "markdown", text: "# Train on GPU 1" },
-    { kind: NotebookCellKind.Code, languageId: "python", text: 'import os\n%env OTHER=1\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"' },
-    { kind: NotebookCellKind.Code, languageId: "python", text: 'import torch\nx = torch.ones(1, device="cuda:0")\ny = x.to("cuda:1")' },
-  ];
-  await conn.sendNotification(InventoryNotification.type, {
-    gpus: [
-      { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
-      { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
-    ],
-    selection: ["0"],
-  });
-  await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
-    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((c, i) => ({ kind: c.kind, document: cell(i) })) },
-    cellTextDocuments: cells.map((c, i) => ({ uri: cell(i), languageId: c.languageId, version: 1, text: c.text })),
-  });
+    code('import os\n%env OTHER=1\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"'),
+    code('import torch\nx = torch.ones(1, device="cuda:0")\ny = x.to("cuda:1")'),
+  ]);
   await diagnosticsFor(cell(2), () => true);
   // Cell 3, line 2: "cuda:0" is the first visible GPU, GPU 1, because cell 2's line 3 made only GPU 1 visible.
   const hover = await conn.sendRequest(HoverRequest.type, { textDocument: { uri: cell(2) }, position: { line: 1, character: 28 } });
@@ -213,20 +203,8 @@ test("notebook cells get the machine hover, inlay hints and 'Use the selected GP
   // A write after CUDA initialised in an earlier cell (GPU001) has no effect: its hover says so, and
   // "cuda:0" after it is the kernel's first GPU. GPU Pilot's selection (now GPU 1) reaches terminals
   // and runs, not notebook kernels: a .py file would map "cuda:0" to GPU 1, the notebook does not.
-  await conn.sendNotification(InventoryNotification.type, {
-    gpus: [
-      { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
-      { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
-    ],
-    selection: ["1"],
-  });
-  const lateUri = pathToFileURL("/tmp/machine-nb-late.ipynb").href;
-  const late = (i: number) => `vscode-notebook-cell:/tmp/machine-nb-late.ipynb#cell${i}`;
-  const lateTexts = ["import torch\ntorch.cuda.init()", 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = torch.ones(1, device="cuda:0")'];
-  await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
-    notebookDocument: { uri: lateUri, notebookType: "jupyter-notebook", version: 1, cells: lateTexts.map((_, i) => ({ kind: NotebookCellKind.Code, document: late(i) })) },
-    cellTextDocuments: lateTexts.map((text, i) => ({ uri: late(i), languageId: "python", version: 1, text })),
-  });
+  await conn.sendNotification(InventoryNotification.type, { gpus: H200X2, selection: ["1"] });
+  const late = await openNotebook("/tmp/machine-nb-late.ipynb", [code("import torch\ntorch.cuda.init()"), code('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = torch.ones(1, device="cuda:0")')]);
   await diagnosticsFor(late(1), (d) => d.some((x) => x.code === "GPU001"));
   const noEffect = await conn.sendRequest(HoverRequest.type, { textDocument: { uri: late(1) }, position: { line: 1, character: 5 } });
   assert.match((noEffect!.contents as { value: string }).value, /has no effect here/);
