@@ -46,7 +46,7 @@ function cvdWrites(model: MachineModel): EnvWriteEvent[] {
  * selection, else all. `noEffect`: 0-based lines of writes the engine found to have no effect
  * (GPU001: CUDA was already initialised when they run); those writes are not the file's value.
  * `notebook`: the model is a notebook's joined cells, run by a kernel: the selection reaches
- * terminals, runs and debug sessions started from VS Code (client/src/terminal, run, debug), never
+ * terminals, runs and debug sessions started from VS Code (client/src/gpu/environment.ts, client/src/run), never
  * a notebook's kernel, so it is not the notebook's value.
  */
 export function fileVisibleMap(model: MachineModel, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false): VisibleMap | null {
