@@ -112,7 +112,9 @@ async function main() {
   const started = await startDevServer({
     runDir, folder: startWorkspace({ repoRoot, runDir: path.join(repoRoot, ".e2e-run", "screenshot-workspace") }), freshUserData: true,
     env,
-    settings: { "workbench.colorTheme": "Default Light Modern", "editor.minimap.enabled": false, "window.commandCenter": false },
+    settings: { "workbench.colorTheme": "Default Light Modern", "editor.minimap.enabled": false, "window.commandCenter": false,
+      // The notebook shot's hover under its line, so that the cell above (the write) stays in view.
+      "editor.hover.above": false },
   });
   cs = started.cs;
   if (started.smi.fake) log("nvidia-smi: the recorded 2 x H200 output (test/fixtures/bin/nvidia-smi)");
@@ -288,14 +290,17 @@ async function historyShot(page, outDir, suffix = "") {
     { padBottom: 16, bottomOf: 1 });
 }
 
-/** Closes the bottom panel (View: Hide Panel); nothing when it is closed already. */
-async function hidePanel(page) {
+/** Runs the command `title` from the Command Palette (`row`: text of its row); nothing when it is not offered. */
+async function runCommand(page, title, row) {
   await page.keyboard.press("F1");
   await page.locator(".quick-input-widget input").first().waitFor({ timeout: 15_000 });
-  await page.locator(".quick-input-widget input").first().fill(">View: Hide Panel");
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Hide Panel" }).first().waitFor({ timeout: 10_000 })
+  await page.locator(".quick-input-widget input").first().fill(`>${title}`);
+  await page.locator(".quick-input-widget .monaco-list-row", { hasText: row }).first().waitFor({ timeout: 10_000 })
     .then(() => page.keyboard.press("Enter"), () => page.keyboard.press("Escape"));
 }
+
+/** Closes the bottom panel (View: Hide Panel); nothing when it is closed already. */
+const hidePanel = (page) => runCommand(page, "View: Hide Panel", "Hide Panel");
 
 /** Opens the workspace file `name` with Quick Open (Ctrl+P). */
 async function quickOpen(page, name) {
@@ -337,6 +342,7 @@ async function notebookShot(page, outDir) {
   // does not reach notebook kernels).
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) }); // the history shot makes it taller
   await hidePanel(page); // the Problems panel of the problem shot would hide the last cell
+  await runCommand(page, "View: Close All Editors", "Close All Editors"); // the other shots' tabs
   await quickOpen(page, "notebook.ipynb");
   const editor = page.locator(".part.editor");
   // The hover on "cuda" in the last cell (retried while the server starts and lints the cells).
