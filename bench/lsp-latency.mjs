@@ -212,6 +212,39 @@ export function trainingNotebook(lines = 5000) {
 }
 
 /**
+ * Opens {@link trainingNotebook} as bench/cache/`name` on server `s` (with `trace`) and waits for
+ * the lint of its version 1; returns its URI, its cells' URIs, the cells and the edit spot.
+ */
+async function openTrainingNotebook(s, name) {
+  const file = join(root, "bench", "cache", name);
+  const nbUri = pathToFileURL(file).href;
+  const cellUri = (i) => `vscode-notebook-cell:${file}#cell${i}`;
+  const { cells, spot } = trainingNotebook();
+  const opened = s.waitTrace(`lint ${nbUri} version 1:`);
+  await s.conn.sendNotification(rpc.DidOpenNotebookDocumentNotification.type, {
+    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((_, i) => ({ kind: rpc.NotebookCellKind.Code, document: cellUri(i) })) },
+    cellTextDocuments: cells.map((text, i) => ({ uri: cellUri(i), languageId: "python", version: 1, text })),
+  });
+  await opened;
+  return { nbUri, cellUri, cells, spot };
+}
+
+/**
+ * Edit `i` (0-based) of a notebook {@link openTrainingNotebook} opened: one "x" typed at the spot,
+ * one column further each time, as notebook version `i + 2`. Resolves to the time
+ * (process.hrtime.bigint) of the server's trace of that version's lint, when it arrives.
+ */
+async function typeInCell(s, { nbUri, cellUri, spot }, i) {
+  const version = i + 2;
+  const done = s.waitTrace(`lint ${nbUri} version ${version}:`);
+  await s.conn.sendNotification(rpc.DidChangeNotebookDocumentNotification.type, {
+    notebookDocument: { uri: nbUri, version },
+    change: { cells: { textContent: [{ document: { uri: cellUri(spot.cell), version }, changes: [insertAt(spot.line, spot.col + i, "x")] }] } },
+  });
+  return done;
+}
+
+/**
  * {@link measure} for a notebook ({@link trainingNotebook}): notebookDocument/didOpen, then
  * `warmup` + `edits` single-character notebookDocument/didChange edits of one cell, each awaited.
  * A notebook's lint publishes only the cells whose findings changed, so an edit is timed until the
@@ -220,25 +253,11 @@ export function trainingNotebook(lines = 5000) {
  */
 export async function measureNotebook({ edits = 200, warmup = 20, serverPath, serverFlags } = {}) {
   const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: true });
-  const nbUri = pathToFileURL(join(root, "bench", "cache", "latency_train.ipynb")).href;
-  const { cells, spot } = trainingNotebook();
-  const cellUri = (i) => `vscode-notebook-cell:${join(root, "bench", "cache", "latency_train.ipynb")}#cell${i}`;
-  const opened = s.waitTrace(`lint ${nbUri} version 1:`);
-  await s.conn.sendNotification(rpc.DidOpenNotebookDocumentNotification.type, {
-    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((_, i) => ({ kind: rpc.NotebookCellKind.Code, document: cellUri(i) })) },
-    cellTextDocuments: cells.map((text, i) => ({ uri: cellUri(i), languageId: "python", version: 1, text })),
-  });
-  await opened;
+  const { nbUri, cellUri, cells, spot } = await openTrainingNotebook(s, "latency_train.ipynb");
   const times = [];
   for (let i = 0; i < warmup + edits; i++) {
-    const version = i + 2;
-    const done = s.waitTrace(`lint ${nbUri} version ${version}:`);
     const t0 = process.hrtime.bigint();
-    await s.conn.sendNotification(rpc.DidChangeNotebookDocumentNotification.type, {
-      notebookDocument: { uri: nbUri, version },
-      change: { cells: { textContent: [{ document: { uri: cellUri(spot.cell), version }, changes: [insertAt(spot.line, spot.col + i, "x")] }] } },
-    });
-    times.push(Number((await done) - t0) / 1e6);
+    times.push(Number((await typeInCell(s, { nbUri, cellUri, spot }, i)) - t0) / 1e6);
   }
   await s.stop();
   const first = { ...summary(times.slice(0, warmup)), edits: warmup };
@@ -301,16 +320,7 @@ export async function measureNotebookHints({ edits = 100, warmup = 20, serverPat
   const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: true });
   await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/settings"), { inlayHints: true });
   await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
-  const file = join(root, "bench", "cache", "hints_train.ipynb");
-  const nbUri = pathToFileURL(file).href;
-  const cellUri = (i) => `vscode-notebook-cell:${file}#cell${i}`;
-  const { cells, spot } = trainingNotebook();
-  const opened = s.waitTrace(`lint ${nbUri} version 1:`);
-  await s.conn.sendNotification(rpc.DidOpenNotebookDocumentNotification.type, {
-    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((_, i) => ({ kind: rpc.NotebookCellKind.Code, document: cellUri(i) })) },
-    cellTextDocuments: cells.map((text, i) => ({ uri: cellUri(i), languageId: "python", version: 1, text })),
-  });
-  await opened;
+  const { nbUri, cellUri, cells, spot } = await openTrainingNotebook(s, "hints_train.ipynb");
   let hoverCell = spot.cell;
   while (!cells[hoverCell].includes('"cuda:0"')) hoverCell--;
   const hoverLines = cells[hoverCell].split("\n");
@@ -319,13 +329,7 @@ export async function measureNotebookHints({ edits = 100, warmup = 20, serverPat
   const hints = [], hovers = [];
   let found = 0;
   for (let i = 0; i < warmup + edits; i++) {
-    const version = i + 2;
-    const done = s.waitTrace(`lint ${nbUri} version ${version}:`);
-    await s.conn.sendNotification(rpc.DidChangeNotebookDocumentNotification.type, {
-      notebookDocument: { uri: nbUri, version },
-      change: { cells: { textContent: [{ document: { uri: cellUri(spot.cell), version }, changes: [insertAt(spot.line, spot.col + i, "x")] }] } },
-    });
-    await done;
+    await typeInCell(s, { nbUri, cellUri, spot }, i);
     const t0 = process.hrtime.bigint();
     let n = 0;
     for (const c of [spot.cell - 1, spot.cell, spot.cell + 1]) {

@@ -344,10 +344,13 @@ async function notebookShot(page, outDir) {
   await hidePanel(page); // the Problems panel of the problem shot would hide the last cell
   await runCommand(page, "View: Close All Editors", "Close All Editors"); // the other shots' tabs
   await quickOpen(page, "notebook.ipynb");
-  const editor = page.locator(".part.editor");
-  // The hover on "cuda" in the last cell (retried while the server starts and lints the cells).
+  const failed = async (why) => {
+    await page.screenshot({ path: path.join(outDir, "notebook-failed.png") });
+    return new Error(`notebook shot: ${why} (notebook-failed.png)`);
+  };
   // The `"cuda"` token of the last cell, found in the page (the cells render after the built-in
-  // vscode.ipynb extension starts); its box in CSS pixels.
+  // vscode.ipynb extension starts); its box in CSS pixels. Then its hover, retried while the
+  // language server starts and lints the cells.
   let box = null;
   for (let i = 0; i < 60 && !box; i++) {
     box = await page.evaluate(() => { // runs in the page
@@ -357,22 +360,16 @@ async function notebookShot(page, outDir) {
     });
     if (!box) await page.waitForTimeout(1000);
   }
-  if (!box) {
-    await page.screenshot({ path: path.join(outDir, "notebook-failed.png") });
-    throw new Error('notebook shot: no "cuda" token in the notebook (notebook-failed.png)');
-  }
+  if (!box) throw await failed('no "cuda" token in the notebook');
   const hover = page.locator(".monaco-hover:visible", { hasText: "GPU 0" }).first();
   for (let i = 0; i < 10 && !(await hover.isVisible()); i++) {
     await page.mouse.move(5, Number(opts.height) - 5);
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2 + (i % 2));
     await hover.waitFor({ timeout: 5_000 }).catch(() => undefined);
   }
-  if (!(await hover.isVisible())) {
-    await page.screenshot({ path: path.join(outDir, "notebook-failed.png") });
-    throw new Error('notebook shot: no hover saying "GPU 0" on "cuda" (notebook-failed.png)');
-  }
+  if (!(await hover.isVisible())) throw await failed('no hover saying "GPU 0" on "cuda"');
   log(`notebook hover: ${(await hover.textContent().catch(() => ""))?.slice(0, 200)}`);
-  await shotOf(page, path.join(outDir, "screenshot-notebook.png"), [editor], { padBottom: 0 });
+  await shotOf(page, path.join(outDir, "screenshot-notebook.png"), [page.locator(".part.editor")], { padBottom: 0 });
 }
 
 /**
