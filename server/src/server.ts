@@ -400,6 +400,8 @@ function withCellModel<T>(cellUri: string, f: (model: MachineModel, start: CellS
 
 /** A position in a cell moved to the joined text (`by`: the cell's first line there), or back (`-by`). */
 const shifted = (p: { line: number; character: number }, by: number) => ({ line: p.line + by, character: p.character });
+/** {@link shifted} for both ends of a range. */
+const shiftedRange = (r: { start: { line: number; character: number }; end: { line: number; character: number } }, by: number) => ({ start: shifted(r.start, by), end: shifted(r.end, by) });
 
 /**
  * Runs `f` on the model of a plain Python document (not notebook cells): the one kept with the
@@ -500,7 +502,7 @@ connection.onCodeAction(async (params) => {
   const useSel = inventory.selection.length ? withModel(uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection))
     ?? withCellModel(uri, (m, start) => {
       const e = useSelectionEdit(m, shifted(params.range.start, start.line), inventory.selection);
-      return e && { ...e, range: { start: shifted(e.range.start, -start.line), end: shifted(e.range.end, -start.line) } };
+      return e && { ...e, range: shiftedRange(e.range, -start.line) };
     }) : null;
   if (useSel) actions.push({ title: useSel.title, kind: CodeActionKind.QuickFix, edit: { changes: { [uri]: [{ range: useSel.range, newText: useSel.newText }] } } });
   if ((!params.context.diagnostics.some((d) => d.source === "gpu-pilot") || !only) && actions.length) {
@@ -548,7 +550,7 @@ connection.onHover(async (params): Promise<Hover | null> => {
   const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines))
     ?? withCellModel(params.textDocument.uri, (m, start, where, noEffect) => {
       const h = machineHover(m, shifted(params.position, start.line), inventory, where, noEffect, true);
-      return h && { markdown: h.markdown, range: { start: shifted(h.range.start, -start.line), end: shifted(h.range.end, -start.line) } };
+      return h && { markdown: h.markdown, range: shiftedRange(h.range, -start.line) };
     });
   return help ? { contents: { kind: MarkupKind.Markdown, value: help.markdown }, range: help.range } : null;
 });
@@ -560,7 +562,7 @@ connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
     ?? withCellModel(params.textDocument.uri, (m, start, where, noEffect) => {
       // The asked range, within the cell, in the joined text; the hints back in the cell.
       const last = start.line + start.lines - 1;
-      const range = { start: shifted(params.range.start, start.line), end: shifted(params.range.end, start.line) };
+      const range = shiftedRange(params.range, start.line);
       if (range.end.line > last) range.end = { line: last, character: Number.MAX_SAFE_INTEGER };
       return machineInlayHints(m, range, inventory, where, noEffect, true)
         .filter((h) => h.position.line >= start.line && h.position.line <= last)
