@@ -206,3 +206,25 @@ test("over Node IPC (the transport the extension uses) a burst of edits is coale
     server.kill();
   }
 });
+
+test("after a burst of lints the idle server trims its heap once (server/src/heapTrim.ts, needs the client's --expose-gc)", async () => {
+  const uri = pathToFileURL("/tmp/sched/trim.py").href;
+  const before = traces.filter((t) => t.startsWith("idle: heap trimmed")).length;
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text: program(50) } });
+  await lsp.diagnosticsFor(uri, (d) => d.some((x) => x.code === "GPU001"));
+  // IDLE_TRIM_MS (2 s) after the lint; waited for up to 15 s (a loaded CI machine).
+  const deadline = Date.now() + 15000;
+  let trims: string[] = [];
+  while (Date.now() < deadline) {
+    trims = traces.filter((t) => t.startsWith("idle: heap trimmed")).slice(before);
+    if (trims.length) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  assert.equal(trims.length, 1, `trace lines: ${traces.slice(-5).join(" | ")}`);
+  const m = /^idle: heap trimmed, RSS ([\d.]+) -> ([\d.]+) MiB in ([\d.]+) ms$/.exec(trims[0]);
+  assert.ok(m, trims[0]);
+  assert.ok(Number(m[1]) > 0 && Number(m[2]) > 0);
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.equal(traces.filter((t) => t.startsWith("idle: heap trimmed")).length - before, 1, "no second trim without new work");
+  await conn.sendNotification(DidCloseTextDocumentNotification.type, { textDocument: { uri } });
+});
