@@ -207,7 +207,7 @@ test("over Node IPC (the transport the extension uses) a burst of edits is coale
   }
 });
 
-test("after a burst of lints the idle server trims its heap once (server/src/heapTrim.ts, needs the client's --expose-gc)", async () => {
+test("after a burst of lints the idle server trims its heap once (server/src/heapTrim.ts, needs the client's --expose-gc)", async (t) => {
   const uri = pathToFileURL("/tmp/sched/trim.py").href;
   const before = traces.filter((t) => t.startsWith("idle: heap trimmed")).length;
   await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text: program(50) } });
@@ -223,6 +223,7 @@ test("after a burst of lints the idle server trims its heap once (server/src/hea
   assert.equal(trims.length, 1, `trace lines: ${traces.slice(-5).join(" | ")}`);
   const m = /^idle: heap trimmed, RSS ([\d.]+) -> ([\d.]+) MiB in ([\d.]+) ms$/.exec(trims[0]);
   assert.ok(m, trims[0]);
+  t.diagnostic(trims[0]);
   assert.ok(Number(m[1]) > 0 && Number(m[2]) > 0);
   await new Promise((r) => setTimeout(r, 2500));
   assert.equal(traces.filter((t) => t.startsWith("idle: heap trimmed")).length - before, 1, "no second trim without new work");
