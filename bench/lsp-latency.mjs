@@ -80,7 +80,8 @@ function serverArgs() {
  * published(uri) -> versions, stop()}. `nodeArgs` go before the bundle (e.g. --expose-gc).
  */
 async function startServer({ nodeArgs = [], env = process.env, trace = false, serverPath = join(root, "dist", "server.js") } = {}) {
-  const server = spawn(process.execPath, [...nodeArgs, ...serverArgs(), serverPath, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env });
+  // The environment the client adds to the server's (server/src/nodeFlags.ts serverEnvironment), as users run it.
+  const server = spawn(process.execPath, [...nodeArgs, ...serverArgs(), serverPath, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env: { ...env, ...(await serverEnvironmentOf(env)) } });
   const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(server.stdout), new rpc.StreamMessageWriter(server.stdin));
   const waiting = new Map();
   const versions = new Map();
@@ -136,6 +137,15 @@ export async function serverNodeFlags(at = root) {
   if (!existsSync(file)) return [];
   const { tsImport } = await import("tsx/esm/api");
   return [...(await tsImport(pathToFileURL(file).href, import.meta.url)).SERVER_NODE_FLAGS];
+}
+
+/** The variables the extension's client adds to the server's environment (server/src/nodeFlags.ts serverEnvironment), given `parent`. */
+export async function serverEnvironmentOf(parent = process.env, at = root) {
+  const file = join(at, "server", "src", "nodeFlags.ts");
+  if (!existsSync(file)) return {};
+  const { tsImport } = await import("tsx/esm/api");
+  const m = await tsImport(pathToFileURL(file).href, import.meta.url);
+  return m.serverEnvironment ? m.serverEnvironment(parent) : {};
 }
 
 const insertAt = (line, character, text) => ({ range: { start: { line, character }, end: { line, character } }, text });
@@ -481,11 +491,12 @@ export async function typing({ keys = 40, perSecond = 10, serverPath, serverFlag
  * server collects garbage and reports process.memoryUsage() (bench/memory-probe.cjs). MiB.
  * `gpus`: with two GPUs in the inventory (as on a GPU machine).
  */
-export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath, serverFlags, gpus = false } = {}) {
+export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath, serverFlags, gpus = false, pauseMs = 5000 } = {}) {
   const dir = mkdtempSync(join(tmpdir(), "gp-mem-"));
   let n = 0;
   const flags = serverFlags ?? await serverNodeFlags();
-  const s = await startServer({ serverPath, nodeArgs: [...flags, "--expose-gc", "--import", pathToFileURL(join(root, "bench", "memory-probe.mjs")).href], env: { ...process.env, GP_MEMORY_PROBE_DIR: dir } });
+  // Traced: the server's idle heap trims (server/src/heapTrim.ts) are logged with their duration.
+  const s = await startServer({ serverPath, trace: true, nodeArgs: [...flags, "--expose-gc", "--import", pathToFileURL(join(root, "bench", "memory-probe.mjs")).href], env: { ...process.env, GP_MEMORY_PROBE_DIR: dir } });
   const probe = async (stage) => {
     const file = join(dir, `${n++}.json`);
     s.server.kill("SIGUSR2");
@@ -495,7 +506,7 @@ export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath
     const spaces = Object.fromEntries(Object.entries(m.spaces ?? {}).map(([k, v]) => [k, mib(v.physical)]));
     const proc = Object.fromEntries(Object.entries(m.proc ?? {}).map(([k, v]) => [k, mib(v)]));
     const maps = Object.fromEntries(Object.entries(m.mappings ?? {}).map(([k, v]) => [k, mib(v)]));
-    return { stage, rss_mib: mib(m.rss), rss_immediate_mib: m.rss_immediate === undefined ? null : mib(m.rss_immediate), settle_ms: m.settle_ms ?? 0, heap_used_mib: mib(m.heapUsed), heap_total_mib: mib(m.heapTotal), external_mib: mib(m.external), array_buffers_mib: mib(m.arrayBuffers), heap_spaces_physical_mib: spaces, proc_mib: proc, rss_by_mapping_mib: maps };
+    return { stage, rss_mib: mib(m.rss), rss_immediate_mib: m.rss_immediate === undefined ? null : mib(m.rss_immediate), settle_ms: m.settle_ms ?? 0, heap_used_mib: mib(m.heapUsed), heap_total_mib: mib(m.heapTotal), external_mib: mib(m.external), array_buffers_mib: mib(m.arrayBuffers), heap_spaces_physical_mib: spaces, proc_mib: proc, rss_by_mapping_mib: maps, pooled_pages_mib: m.mappings?.v8_pages === undefined ? null : mib(Math.max(0, m.mappings.v8_pages - m.heapTotal)) };
   };
   // `gpus`: the inventory of two GPUs first (the server then keeps what its machine hovers read per document).
   if (gpus) await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
@@ -520,11 +531,17 @@ export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath
     if (i + 1 === edits / 2) stages.push(await probe(`after ${edits / 2} edits`));
   }
   stages.push(await probe(`after ${edits} edits`));
+  // A user who stops typing: nothing sent for `pauseMs`, then the same probe (the server's idle work,
+  // such as giving freed heap pages back, has had its time).
+  await new Promise((r) => setTimeout(r, pauseMs));
+  stages.push(await probe(`after ${edits} edits and a ${pauseMs / 1000} s pause`));
   for (const uri of uris) await s.conn.sendNotification(rpc.DidCloseTextDocumentNotification.type, { textDocument: { uri } });
   await new Promise((r) => setTimeout(r, 200));
   stages.push(await probe("all closed"));
   await s.stop();
-  return { docs, lines, edits, server_flags: flags, stages };
+  // "idle: heap trimmed, RSS a -> b MiB in t ms" lines: how often the server trimmed and how long each took.
+  const trims = s.traces.filter((t) => t.startsWith("idle: heap trimmed"));
+  return { docs, lines, edits, server_flags: flags, stages, trims };
 }
 
 /**

@@ -9,7 +9,10 @@
 //   memory and malloc;
 // - `mappings`: /proc/self/smaps's Rss summed by kind (bytes): `binary` (the node executable),
 //   `libs` (other files), `brk` ([heap], malloc's main arena), `stack`, `anon` (everything else:
-//   V8's heap pages, WebAssembly memory, malloc's mmapped chunks and thread arenas).
+//   V8's heap pages, WebAssembly memory, malloc's mmapped chunks and thread arenas); and, part of
+//   `anon`, `v8_pages`: the anonymous mappings of exactly 256 KiB, V8's regular heap pages, in use
+//   or kept pooled after a collection (since V8 12 freed pages stay pooled until a memory-reducing
+//   collection: `node --trace-gc` prints "pooled: N MB"; server/src/heapTrim.ts).
 // Benchmark only: never loaded by the extension.
 import { writeFileSync, renameSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -30,21 +33,26 @@ function procStatus() {
 /** /proc/self/smaps's Rss by mapping kind, bytes (empty off Linux). */
 function mappings() {
   try {
-    const out = { binary: 0, libs: 0, brk: 0, stack: 0, anon: 0 };
+    const out = { binary: 0, libs: 0, brk: 0, stack: 0, anon: 0, v8_pages: 0 };
     let kind = "anon";
+    let size = 0;
     for (const line of readFileSync("/proc/self/smaps", "utf8").split("\n")) {
-      const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+      const head = /^([0-9a-f]+)-([0-9a-f]+) \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
       if (head) {
-        const name = head[1];
+        const name = head[3];
+        size = parseInt(head[2], 16) - parseInt(head[1], 16);
         kind = name === process.execPath || name.endsWith("/node") ? "binary" : name === "[heap]" ? "brk" : name.startsWith("[stack") ? "stack" : name.startsWith("/") ? "libs" : "anon";
         continue;
       }
       const rss = /^Rss:\s+(\d+) kB/.exec(line);
-      if (rss) out[kind] += Number(rss[1]) * 1024;
+      if (rss) { out[kind] += Number(rss[1]) * 1024; if (kind === "anon" && size === V8_PAGE) out.v8_pages += Number(rss[1]) * 1024; }
     }
     return out;
   } catch { return {}; }
 }
+
+/** V8's regular heap page size on 64-bit hosts (bytes). */
+const V8_PAGE = 256 * 1024;
 
 /** Milliseconds the probe waits after the first collection before it reads the settled numbers. */
 const SETTLE_MS = 1000;

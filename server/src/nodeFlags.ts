@@ -18,3 +18,20 @@
  *   5,000-line documents, BENCHMARKS.md "Memory on Node.js 22 and 24"). Known to every Node.js.
  */
 export const SERVER_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=1", "--expose-gc"];
+
+/**
+ * Environment variables the client adds to the language server's (vscode-languageclient merges
+ * them over the extension host's environment: NodeModule `options.env`, its `getEnvironment`).
+ *
+ * - `MALLOC_ARENA_MAX=2`: glibc's malloc makes an arena per thread that allocates (up to 8 per
+ *   core), and V8's and libuv's worker threads each kept one partly resident. Two arenas: ~11 MiB
+ *   less RSS with 20 open 5,000-line documents after 1,000 edits and a pause (146.6 against
+ *   158.2 MiB, back to back, Node.js 24) and no measured cost per edit (p50 ratio 0.96–1.07 over 4
+ *   interleaved rounds of 200 edits). glibc's documented tunable (mallopt(3), "M_ARENA_MAX"); other
+ *   C libraries ignore it. A value the user's environment already has is kept.
+ *
+ * @param parent the environment the extension host runs with (process.env).
+ */
+export function serverEnvironment(parent: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return { MALLOC_ARENA_MAX: parent.MALLOC_ARENA_MAX ?? "2" };
+}

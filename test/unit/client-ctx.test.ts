@@ -66,8 +66,8 @@ test("activate: registers exactly the commands of package.json, starts the serve
   const client = FakeLanguageClient.instances[0];
   assert.equal(client.id, "gpuPilot");
   assert.deepEqual(client.serverOptions, {
-    run: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc"] } },
-    debug: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc"] } },
+    run: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
+    debug: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
   });
   assert.deepEqual(client.clientOptions.documentSelector, [
     { scheme: "file", language: "python" },

@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { SERVER_NODE_FLAGS } from "../../server/src/nodeFlags";
+import { SERVER_NODE_FLAGS, serverEnvironment } from "../../server/src/nodeFlags";
 
 test("a server forked as vscode-languageclient forks it (execArgv) runs with SERVER_NODE_FLAGS", async () => {
   // vscode-languageclient's NodeModule transport passes `options.execArgv` to child_process.fork.
@@ -35,4 +35,11 @@ test("node refuses a malformed semi-space size, so the flag is parsed, not ignor
 test("the benchmark starts the server with the same flags", async () => {
   const bench = (await import(pathToFileURL(join(__dirname, "..", "..", "bench", "lsp-latency.mjs")).href)) as { serverNodeFlags(): Promise<string[]> };
   assert.deepEqual(await bench.serverNodeFlags(), [...SERVER_NODE_FLAGS]);
+});
+
+test("the server's environment: two malloc arenas unless the user's environment sets its own", async () => {
+  assert.deepEqual(serverEnvironment({}), { MALLOC_ARENA_MAX: "2" });
+  assert.deepEqual(serverEnvironment({ MALLOC_ARENA_MAX: "8", PATH: "/usr/bin" }), { MALLOC_ARENA_MAX: "8" });
+  const bench = (await import(pathToFileURL(join(__dirname, "..", "..", "bench", "lsp-latency.mjs")).href)) as { serverEnvironmentOf(parent: Record<string, string>): Promise<Record<string, string>> };
+  assert.deepEqual(await bench.serverEnvironmentOf({}), { MALLOC_ARENA_MAX: "2" }, "the benchmark starts the server with the same environment");
 });

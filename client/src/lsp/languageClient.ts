@@ -34,7 +34,7 @@ import {
   SettingsNotification,
 } from "../../../server/src/protocol";
 import { type RestartLog, restartingErrorHandler } from "../serverRestart";
-import { SERVER_NODE_FLAGS } from "../../../server/src/nodeFlags";
+import { SERVER_NODE_FLAGS, serverEnvironment } from "../../../server/src/nodeFlags";
 
 /** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
 export const CLIENT_ID = "gpuPilot";
@@ -82,8 +82,9 @@ export interface GpuPilotLanguageClient {
  * LanguageClient's constructor throws.
  */
 export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLanguageClient {
-  // The same server for run and debug, with its V8 flags (server/src/nodeFlags.ts: a young generation of 1 MiB semi-spaces).
-  const server = { module: o.serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS] } };
+  // The same server for run and debug, with its V8 flags and environment (server/src/nodeFlags.ts:
+  // a young generation of 1 MiB semi-spaces, V8's gc for the idle heap trim, two malloc arenas).
+  const server = { module: o.serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS], env: serverEnvironment(process.env) } };
   const serverOptions: ServerOptions = { run: server, debug: server };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
