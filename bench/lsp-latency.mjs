@@ -133,19 +133,21 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
  * as users do. `at`: another checkout's root (its own flags; [] where it has none).
  */
 export async function serverNodeFlags(at = root) {
+  return [...((await nodeFlagsModule(at))?.SERVER_NODE_FLAGS ?? [])];
+}
+
+/** server/src/nodeFlags.ts of the checkout at `at`, read through tsx, or null where it has none. */
+async function nodeFlagsModule(at) {
   const file = join(at, "server", "src", "nodeFlags.ts");
-  if (!existsSync(file)) return [];
+  if (!existsSync(file)) return null;
   const { tsImport } = await import("tsx/esm/api");
-  return [...(await tsImport(pathToFileURL(file).href, import.meta.url)).SERVER_NODE_FLAGS];
+  return tsImport(pathToFileURL(file).href, import.meta.url);
 }
 
 /** The variables the extension's client adds to the server's environment (server/src/nodeFlags.ts serverEnvironment), given `parent`. */
 export async function serverEnvironmentOf(parent = process.env, at = root) {
-  const file = join(at, "server", "src", "nodeFlags.ts");
-  if (!existsSync(file)) return {};
-  const { tsImport } = await import("tsx/esm/api");
-  const m = await tsImport(pathToFileURL(file).href, import.meta.url);
-  return m.serverEnvironment ? m.serverEnvironment(parent) : {};
+  const m = await nodeFlagsModule(at);
+  return m?.serverEnvironment ? m.serverEnvironment(parent) : {};
 }
 
 const insertAt = (line, character, text) => ({ range: { start: { line, character }, end: { line, character } }, text });
