@@ -67,12 +67,6 @@ export class IdleHeapTrim {
     this.timer = t;
   }
 
-  /** Stops a pending trim (the server is shutting down). */
-  cancel(): void {
-    if (this.timer !== null) this.timers.clearTimeout(this.timer);
-    this.timer = null;
-  }
-
   private trim(): void {
     const mib = (b: number) => Math.round(b / 2 ** 20 * 10) / 10;
     const before = this.rssBytes();

@@ -44,16 +44,6 @@ test("one last-resort collection after the idle time, re-armed by every burst of
   assert.equal(calls.length, 2, "the next burst gets its own trim");
 });
 
-test("cancel drops a pending trim", () => {
-  const timers = manualTimers();
-  let called = 0;
-  const trim = new IdleHeapTrim(() => { called++; }, () => {}, 10, timers, () => 0);
-  trim.afterWork();
-  trim.cancel();
-  assert.equal(timers.pending.size, 0);
-  assert.equal(called, 0);
-});
-
 test("without V8's gc (no --expose-gc) nothing is scheduled", () => {
   const timers = manualTimers();
   const trim = new IdleHeapTrim(undefined, () => {}, 10, timers, () => 0);
