@@ -35,7 +35,7 @@ function check(name, cmd, args) {
 function countPending(where, results) {
   const pending = (results.tests ?? []).filter((t) => t.state === "pending" || t.state === "skipped");
   skipped += pending.length;
-  for (const t of pending) skips.push(`${where}: ${t.title}${t.error ? ` (${t.error})` : ""}`);
+  for (const t of pending) { const why = t.reason ?? t.error; skips.push(`${where}: ${t.title}${why ? ` (${why})` : ""}`); }
 }
 
 const unitFiles = () => {

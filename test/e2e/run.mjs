@@ -16,7 +16,8 @@
 // 5. UI phase: opens the workbench again (extension loaded, no tests), clicks the GPU Pilot activity
 //    bar item, checks the tree rows `GPU 0`, `GPU 1` and clicks GPU 1's tick box in the dashboard's
 //    webview (a real mouse click), which must tick GPU 1 in the tree and the status bar;
-// 6. writes .e2e-run/results.json {passed, failed, tests:[{title, state, error}]}, screenshots in
+// 6. writes .e2e-run/results.json {passed, failed, tests:[{title, state, error, reason?}]} (reason: why a
+//    pending test was skipped, suite/skipReason.ts), screenshots in
 //    .e2e-run/screens/, logs in .e2e-run/logs/; kills code-server's whole process group (also on
 //    failure, timeout and Ctrl-C); exits 0 only if every test passed.
 // Env: FAKE_NVIDIA_SMI_MODE (idle|busy|hang|fail9, passed through), GPU_PILOT_E2E_TIMEOUT_S.
@@ -46,7 +47,7 @@ const screens = path.join(runDir, "screens");
 const logsDir = path.join(runDir, "logs");
 const resultsDir = path.join(runDir, "results");
 const csDir = path.join(runDir, "code-server");
-const tests = []; // {title, state, error?, durationMs?}
+const tests = []; // {title, state, error?, durationMs?, reason?}
 const timings = {};
 let codeServer = null;
 let browser = null;
@@ -97,7 +98,7 @@ function writeResults(note) {
   fs.mkdirSync(runDir, { recursive: true });
   resultsWritten = true;
   fs.writeFileSync(path.join(runDir, "results.json"), JSON.stringify({
-    passed, failed, tests: tests.map(({ title, state, error = null, durationMs }) => ({ title, state, error, durationMs })),
+    passed, failed, tests: tests.map(({ title, state, error = null, durationMs, reason }) => ({ title, state, error, durationMs, ...(reason ? { reason } : {}) })),
     timingsMs: timings, screenshots: fs.existsSync(screens) ? fs.readdirSync(screens).map((f) => path.join(screens, f)) : [],
     ...(note ? { note } : {}), finishedAt: new Date().toISOString(),
   }, null, 2) + "\n");

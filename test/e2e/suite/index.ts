@@ -5,12 +5,24 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import Mocha from "mocha";
+import { SKIP_REASON } from "./skipReason";
 
 interface TestRecord {
   title: string;
   state: "passed" | "failed" | "pending";
   durationMs?: number;
   error?: string;
+  /** Why a pending test was skipped (util.ts skipWithReason). */
+  reason?: string;
+}
+
+/** The reason util.ts `skipWithReason` left on the test's suite or one around it, if any. */
+function skipReasonOf(t: Mocha.Runnable): string | undefined {
+  for (let s: Mocha.Suite | undefined = t.parent; s; s = s.parent) {
+    const r = (s as Mocha.Suite & { [SKIP_REASON]?: unknown })[SKIP_REASON];
+    if (typeof r === "string") return r;
+  }
+  return undefined;
 }
 
 export function run(): Promise<void> {
@@ -47,8 +59,9 @@ export function run(): Promise<void> {
         write();
       });
       runner.on("pending", (t) => {
-        records.push({ title: t.fullTitle(), state: "pending" });
-        console.log(`SKIP: ${t.fullTitle()}`);
+        const reason = skipReasonOf(t);
+        records.push({ title: t.fullTitle(), state: "pending", ...(reason ? { reason } : {}) });
+        console.log(`SKIP: ${t.fullTitle()}${reason ? ` (${reason})` : ""}`);
       });
     } catch (e) {
       write({ done: true, loadError: String((e as Error)?.stack || e) });

@@ -8,6 +8,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { getApi, waitFor } from "./util";
+import { skipWithReason } from "./skipReason";
 import { setWorkspaceSetting, wsUri } from "./helpers";
 
 interface SlurmRow { label: string; description: string; contextValue: string }
@@ -24,10 +25,7 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
   let api: SlurmApi;
 
   suiteSetup(async function () {
-    if (process.env.GPU_PILOT_E2E_SLURM_SKIP) {
-      console.log(`[gpu-pilot e2e] Slurm tests skipped: ${process.env.GPU_PILOT_E2E_SLURM_SKIP}`);
-      this.skip();
-    }
+    if (process.env.GPU_PILOT_E2E_SLURM_SKIP) skipWithReason(this, process.env.GPU_PILOT_E2E_SLURM_SKIP);
     assert.ok(process.env.SLURM_CONF, "the runner passes SLURM_CONF to the extension host");
     api = (await getApi()) as unknown as SlurmApi;
     restore.push(await setWorkspaceSetting("gpuPilot.slurm", "time", "5"));
