@@ -95,4 +95,3 @@ export function applyToText(doc: vscode.TextDocument, edits: readonly vscode.Tex
   for (const e of sorted) text = text.slice(0, doc.offsetAt(e.range.start)) + e.newText + text.slice(doc.offsetAt(e.range.end));
   return text;
 }
-
