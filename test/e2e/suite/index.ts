@@ -12,11 +12,11 @@ interface TestRecord {
   state: "passed" | "failed" | "pending";
   durationMs?: number;
   error?: string;
-  /** Why a pending test was skipped (util.ts skipWithReason). */
+  /** Why a pending test was skipped (skipReason.ts skipWithReason). */
   reason?: string;
 }
 
-/** The reason util.ts `skipWithReason` left on the test's suite or one around it, if any. */
+/** The reason skipReason.ts `skipWithReason` left on the test's suite or one around it, if any. */
 function skipReasonOf(t: Mocha.Runnable): string | undefined {
   for (let s: Mocha.Suite | undefined = t.parent; s; s = s.parent) {
     const r = (s as Mocha.Suite & { [SKIP_REASON]?: unknown })[SKIP_REASON];
