@@ -302,7 +302,7 @@ function checkPython(filename: string, source: string, options: LintOptions, fix
 /** Lints a Dockerfile, compose file, Kubernetes YAML or Slurm job script, applying safe fixes first when `fix`. */
 function checkManifest(filename: string, source: string, kind: ManifestKind, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
   const { text, applied } = fix ? fixAllManifest(source, kind, options) : { text: source, applied: 0 };
-  const r = lintManifest(text, kind, options);
+  const r = lintManifest(text, kind, options, { file: filename });
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
 }
 

@@ -165,7 +165,7 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous, incremental: true });
   // The model for the machine hovers and inlay hints, which need GPUs in the inventory.
   if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version, python.model && inventory.gpus?.length ? machineModel(python.model) : undefined);
-  const manifest = python ? null : lintManifest(doc.getText(), kind!, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previous: takeYaml(doc.uri) });
+  const manifest = python ? null : lintManifest(doc.getText(), kind!, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previous: takeYaml(doc.uri), file: pathOf(doc.uri) });
   if (manifest?.yaml) keptYaml.set(doc.uri, manifest.yaml);
   const result = python ?? manifest!;
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
