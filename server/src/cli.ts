@@ -397,7 +397,7 @@ export function formatGithub(all: JsonDiagnostic[]): string {
 }
 
 /** The machine facts from --gpus / --inventory. */
-function machineOf(a: CliArgs): LintOptions["machine"] {
+function machineOf(a: CliArgs): NonNullable<LintOptions["machine"]> {
   if (a.inventory) {
     let csv: string;
     try { csv = readFileSync(a.inventory, "utf8"); } catch (e) { throw new UsageError(`cannot read inventory ${a.inventory}: ${(e as Error).message}`); }
@@ -407,6 +407,11 @@ function machineOf(a: CliArgs): LintOptions["machine"] {
   }
   if (a.gpus !== null) return { gpuCount: a.gpus, uuids: [] };
   return { gpuCount: null, uuids: [] };
+}
+
+/** The machine a file is checked for: `--gpus`/`--inventory` when given, else its pyproject's `[tool.gpu-pilot] gpus`/`inventory` (options.ts). */
+function machineFor(flags: NonNullable<LintOptions["machine"]>, options: LintOptions): NonNullable<LintOptions["machine"]> {
+  return flags.gpuCount !== null ? flags : options.machine ?? flags;
 }
 
 async function readStdin(): Promise<string> {
@@ -524,7 +529,7 @@ async function runWorker(argv: string[], cached: boolean): Promise<void> {
         const optionsFor = (file: string): LintOptions => {
           const r = resolveOptions(file);
           problems.push(...r.problems.map(configProblemText));
-          return { ...r.options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+          return { ...r.options, machine: machineFor(machine, r.options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
         };
         const r = checkPath(f, args, optionsFor, cached);
         out.push({ ...r, problems: [...problems, ...r.problems] });
@@ -607,7 +612,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       for (const p of problems.map(configProblemText)) {
         if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
       }
-      return { ...options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+      return { ...options, machine: machineFor(machine, options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
     };
     const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
     if (stdinMode) {

@@ -97,7 +97,9 @@ function lintOptions(uri: string): LintOptions {
     resolved = resolveOptionsOf(uri);
     if (documents.get(uri)) resolvedOptions.set(uri, resolved); // open text documents only (their close forgets it)
   }
-  return { ...resolved.options, maxFileSizeKB: settings.maxFileSizeKB, machine: { gpuCount: inventory.gpus ? inventory.gpus.length : null, uuids: inventory.gpus?.map((g) => g.uuid) ?? [] } };
+  // The live inventory (nvidia-smi on this machine) wins; without one, the pyproject's `[tool.gpu-pilot] gpus`/`inventory`.
+  const live = inventory.gpus ? { gpuCount: inventory.gpus.length, uuids: inventory.gpus.map((g) => g.uuid) } : null;
+  return { ...resolved.options, maxFileSizeKB: settings.maxFileSizeKB, machine: live ?? resolved.options.machine ?? { gpuCount: null, uuids: [] } };
 }
 
 /** resolveLintOptions for a document's file, its problems shown once each (log and a warning). */

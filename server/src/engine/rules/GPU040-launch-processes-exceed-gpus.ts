@@ -106,9 +106,11 @@ function checkLaunch(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<str
       return;
     }
     const hostfile = l.words.some((w) => w.value === "--hostfile" || w.value.startsWith("--hostfile=") || w.value === "-H");
-    if (f.visible && (l.processes || filter) && !hostfile) {
+    const given = l.processes ?? filter;
+    if (f.visible && given && !hostfile) {
       ctx.report({
-        range: f.visible.range,
+        range: wordsRange(ctx, given.start, given.end),
+        related: [{ range: f.visible.range, message: "CUDA_VISIBLE_DEVICES, which deepspeed unsets" }],
         message: `deepspeed ignores CUDA_VISIBLE_DEVICES="${f.visible.value}" (${f.visible.from}) when --num_gpus, --include or --exclude is given: it unsets it and starts its workers on GPUs ${l.gpuIds ? "from --include" : "0..N-1"}; pick the GPUs with --include localhost:${f.visible.value ?? ""} instead`,
       });
     }
