@@ -302,7 +302,7 @@ function checkPython(filename: string, source: string, options: LintOptions, fix
 /** Lints a Dockerfile, compose file, Kubernetes YAML or Slurm job script, applying safe fixes first when `fix`. */
 function checkManifest(filename: string, source: string, kind: ManifestKind, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
   const { text, applied } = fix ? fixAllManifest(source, kind, options) : { text: source, applied: 0 };
-  const r = lintManifest(text, kind, options);
+  const r = lintManifest(text, kind, options, { file: filename });
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
 }
 
@@ -397,7 +397,7 @@ export function formatGithub(all: JsonDiagnostic[]): string {
 }
 
 /** The machine facts from --gpus / --inventory. */
-function machineOf(a: CliArgs): LintOptions["machine"] {
+function machineOf(a: CliArgs): NonNullable<LintOptions["machine"]> {
   if (a.inventory) {
     let csv: string;
     try { csv = readFileSync(a.inventory, "utf8"); } catch (e) { throw new UsageError(`cannot read inventory ${a.inventory}: ${(e as Error).message}`); }
@@ -407,6 +407,11 @@ function machineOf(a: CliArgs): LintOptions["machine"] {
   }
   if (a.gpus !== null) return { gpuCount: a.gpus, uuids: [] };
   return { gpuCount: null, uuids: [] };
+}
+
+/** The machine a file is checked for: `--gpus`/`--inventory` when given, else its pyproject's `[tool.gpu-pilot] gpus`/`inventory` (options.ts). */
+function machineFor(flags: NonNullable<LintOptions["machine"]>, options: LintOptions): NonNullable<LintOptions["machine"]> {
+  return flags.gpuCount !== null ? flags : options.machine ?? flags;
 }
 
 async function readStdin(): Promise<string> {
@@ -524,7 +529,7 @@ async function runWorker(argv: string[], cached: boolean): Promise<void> {
         const optionsFor = (file: string): LintOptions => {
           const r = resolveOptions(file);
           problems.push(...r.problems.map(configProblemText));
-          return { ...r.options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+          return { ...r.options, machine: machineFor(machine, r.options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
         };
         const r = checkPath(f, args, optionsFor, cached);
         out.push({ ...r, problems: [...problems, ...r.problems] });
@@ -607,7 +612,7 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       for (const p of problems.map(configProblemText)) {
         if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
       }
-      return { ...options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+      return { ...options, machine: machineFor(machine, options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
     };
     const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
     if (stdinMode) {

@@ -34,7 +34,22 @@ export interface ProjectConfig {
    * over the pin found in the project's dependency files.
    */
   targetTorch?: string;
+  /**
+   * `gpus = N`: the machine the code is checked for has N GPUs (0..1024), for GPU017 and GPU040 in
+   * pre-commit and CI, where no nvidia-smi runs. The CLI's `--gpus`/`--inventory` win over it; in
+   * the editor, the live inventory from nvidia-smi wins.
+   */
+  gpus?: number;
+  /**
+   * `inventory = "path/to/gpus.csv"`: an `nvidia-smi --query-gpu=index,uuid,... --format=csv,noheader`
+   * file, relative to the pyproject.toml's folder, read through workspaceFile.ts; absolute path
+   * here. Wins over `gpus` when both are set (it also gives the UUIDs).
+   */
+  inventory?: string;
 }
+
+/** The largest `gpus` accepted (a bound, as the CLI's `--gpus`). */
+export const MAX_CONFIG_GPUS = 1024;
 
 /** A target version as written in `target-torch`: MAJOR.MINOR or MAJOR.MINOR.PATCH. */
 export const TARGET_VERSION = /^\d+\.\d+(\.\d+)?$/;
@@ -156,12 +171,20 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
         if (typeof value !== "string" || !TARGET_VERSION.test(value)) problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] target-torch must be a version string such as \"2.11\"" });
         else config.targetTorch = value;
         break;
+      case "gpus":
+        if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_CONFIG_GPUS) problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] gpus must be a whole number from 0 to ${MAX_CONFIG_GPUS}, not ${JSON.stringify(value)}` });
+        else config.gpus = value;
+        break;
+      case "inventory":
+        if (typeof value !== "string" || value.trim() === "") problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] inventory must be the path of an nvidia-smi CSV file (nvidia-smi --query-gpu=index,uuid,name,pci.bus_id --format=csv,noheader)" });
+        else config.inventory = resolve(dirname(file), value);
+        break;
       case "eager-init-modules":
         if (!Array.isArray(value) || value.some((m) => typeof m !== "string")) problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] eager-init-modules must be a list of module names" });
         else config.eagerInitModules = value as string[];
         break;
       default:
-        problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] unknown key "${key}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch)` });
+        problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] unknown key "${key}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory)` });
     }
   }
   return { config, problems };

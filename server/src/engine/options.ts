@@ -8,6 +8,9 @@ import { dirname } from "node:path";
 import { existsSync, statSync } from "node:fs";
 import { findPyproject, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
 import type { LintOptions } from "./lint";
+import type { MachineFacts } from "./rule";
+import { readWorkspaceText } from "./workspaceFile";
+import { parseQueryGpu } from "../nvidiaSmi/parse";
 import type { Severity } from "./types";
 import { jobScriptsAround, jobScriptSearchMemo, launchesIn, type JobScriptsAround, type JobScriptSearchMemo } from "./slurmLaunch";
 
@@ -26,7 +29,27 @@ export interface LintOverrides {
   targetTorch?: string;
 }
 
-interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean }
+interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean; machine: MachineFacts | null }
+
+/**
+ * The machine `[tool.gpu-pilot]` describes: its `inventory` file (nvidia-smi CSV, read through
+ * workspaceFile.ts, at most 1 MiB) when set, else `gpus`; null when neither is set or the inventory
+ * cannot be used (then a problem says why).
+ */
+export function configMachine(config: ProjectConfig | null, problems: ConfigProblem[]): MachineFacts | null {
+  if (!config) return null;
+  if (config.inventory) {
+    const read = readWorkspaceText(config.inventory, 1024 * 1024);
+    if (!("text" in read)) { problems.push({ file: config.file, message: `[tool.gpu-pilot] inventory ${config.inventory} not read: ${read.reason}` }); return config.gpus !== undefined ? { gpuCount: config.gpus, uuids: [] } : null; }
+    const parsed = parseQueryGpu(read.text);
+    if (parsed.rows.length === 0) {
+      problems.push({ file: config.file, message: `[tool.gpu-pilot] inventory ${config.inventory} has no GPU lines: expected \`nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,... --format=csv,noheader,nounits\` output${parsed.problems[0] ? ` (line ${parsed.problems[0].line}: ${parsed.problems[0].reason})` : ""}` });
+      return config.gpus !== undefined ? { gpuCount: config.gpus, uuids: [] } : null;
+    }
+    return { gpuCount: parsed.rows.length, uuids: parsed.rows.map((g) => g.uuid) };
+  }
+  return config.gpus !== undefined ? { gpuCount: config.gpus, uuids: [] } : null;
+}
 const cache = new Map<string, CacheEntry>();
 
 function projectConfig(pyproject: string): CacheEntry {
@@ -35,7 +58,8 @@ function projectConfig(pyproject: string): CacheEntry {
   const hit = cache.get(pyproject);
   if (hit && hit.mtimeMs === mtimeMs) return hit;
   const { config, problems } = loadProjectConfig(pyproject);
-  const entry = { mtimeMs, config, problems, torchBelow24: projectPinsTorchBelow24(dirname(pyproject)) };
+  const machine = configMachine(config, problems);
+  const entry = { mtimeMs, config, problems, torchBelow24: projectPinsTorchBelow24(dirname(pyproject)), machine };
   cache.set(pyproject, entry);
   return entry;
 }
@@ -135,6 +159,8 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     ...(preview ? { preview: true } : {}),
     torchBelow24,
     ...(slurm.length ? { slurm } : {}),
+    // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, server.ts).
+    ...(entry?.machine ? { machine: entry.machine } : {}),
   };
   return { options, problems: entry?.problems ?? [], pyproject };
 }
