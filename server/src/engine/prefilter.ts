@@ -469,6 +469,9 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU036: (t) => t.has("LOCAL_RANK"),
   GPU037: (t) => t.has("cuda") || t.has("device"),
   GPU038: (t) => t.has("SLURM_") && t.envWith(CVD),
+  // A global rank: an environment read of RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK (the word RANK or
+  // PROCID in the text), torch.distributed's get_rank, or Accelerate's process_index (python/rankFlow.ts).
+  GPU039: (t) => t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index"]),
 };
 
 /**
