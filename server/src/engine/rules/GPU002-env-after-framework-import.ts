@@ -43,7 +43,7 @@ export const rule: Rule = {
     fixable: true,
     docs: {
       what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA. The message says what the write depends on: where a library that may initialise CUDA and that the catalogue (docs/init-catalogue.md) does not know is imported between the framework import and the write (not the standard library, not a framework, not a catalogued library, not a library with no CUDA code), it names that import; otherwise it says the write works today and is one initialising import away from GPU001. A catalogued library that initialises at import makes the write GPU001. Reported in both cases (rules.md amendment 2026-12-05: hygiene, information).",
-      why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `flash_attn`, `deepspeed` do), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is information, not an error: on 21 real ML code bases (test/ecosystem) every such write worked as written.",
+      why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `deepspeed` and `bitsandbytes` do: docs/init-catalogue.md), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is information, not an error: on 21 real ML code bases (test/ecosystem) every such write worked as written.",
       example: "import os\nimport torch\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"  # GPU002: works, but one import away from GPU001\nx = torch.ones(4, device=\"cuda\")\n",
       fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\nx = torch.ones(4, device=\"cuda\")\n",
       whenNotToCare: "When the value is only known after parsing arguments that need the framework. Better still: let the launcher set the variable (GPU Pilot's run command, `CUDA_VISIBLE_DEVICES=1 python train.py`).",
@@ -67,7 +67,7 @@ export const rule: Rule = {
       const line = ctx.where(firstImport.node.startPosition.row);
       const suspect = uncataloguedImportBetween(ctx.model, firstImport.node.endPosition.row, w.range.start.line);
       const why = suspect
-        ? `: it works only if \`${suspect.module}\` (imported ${ctx.where(suspect.node.startPosition.row)}) does not initialise CUDA; it is not in the catalogue of libraries that do (docs/init-catalogue.md)`
+        ? `: it works only if \`${suspect.module}\` (imported on ${ctx.where(suspect.node.startPosition.row)}) does not initialise CUDA; it is not in the catalogue of libraries that do (docs/init-catalogue.md)`
         : `: it works today (importing ${firstImport.module.split(".")[0]} leaves CUDA uninitialised, measured), but only while nothing initialises CUDA before the write`;
       ctx.report({
         range: w.range,
