@@ -165,3 +165,17 @@ test("scanner: a package that only defines functions has no finding", async () =
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("every measured entry names a real row of verify/, and agrees with it (frozen iff the entry says import initialises)", () => {
+  for (const e of INIT_CATALOGUE) {
+    if (e.provenance.kind !== "measured") continue;
+    const [file, id] = e.provenance.row.split("#");
+    const res = JSON.parse(readFileSync(join(ROOT, file), "utf8")) as { environment: Record<string, string>; cases: Array<{ group: string; case: string; frozen?: boolean; version?: string }> };
+    const row = res.cases.find((c) => `${c.group}|${c.case}` === id);
+    assert.ok(row, `${e.library}: no row ${id} in ${file}`);
+    assert.equal(row.frozen, e.initialises === "import", `${e.library}: measured ${row.frozen ? "freezing" : "lazy"}`);
+    assert.equal(row.version, e.provenance.library_version, e.library);
+    assert.equal(res.environment.torch, e.provenance.torch, e.library);
+    assert.ok(res.environment.nvidia_smi.some((l) => l.endsWith(e.provenance.kind === "measured" ? e.provenance.driver : "")), e.library);
+  }
+});
