@@ -9,11 +9,12 @@ import type { ModuleTrees } from "./moduleTrees";
 import { keyName, stringValue } from "./parser";
 import {
   type Framework, type InitDepth, frameworkOfModule, isEagerInitModule, cudaDeviceOrdinal,
-  TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
+  TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, INIT_CALLABLES, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
 } from "../frameworks";
 import type { Range } from "../types";
 import { textChange, type TextChange } from "./keptText";
 import { isWordCode } from "./lineStructure";
+import { importInitNote } from "../initCatalogue";
 
 /** How an environment variable was written. `%env` is IPython's magic (it sets os.environ). */
 export type EnvWriteForm = "subscript" | "setdefault" | "update" | "putenv" | "magic-env";
@@ -39,6 +40,11 @@ export interface InitEvent {
   depth: InitDepth;
   /** Short description for messages, e.g. `torch.cuda.is_available()`. */
   what: string;
+  /**
+   * For the import of a catalogued library: what the catalogue says and where it comes from
+   * (initCatalogue.ts `importInitNote`: `kornia >=0.7,<0.8 initialises CUDA when imported (read in ...)`).
+   */
+  note?: string;
 }
 
 /** A write of an environment variable with a literal name. */
@@ -1059,7 +1065,10 @@ class TimelineWalker {
       const framework = frameworkOfModule(path);
       const eager = isEagerInitModule(path, this.options.eagerInitModules);
       if (framework || eager) this.events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
-      if (eager) this.events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}` });
+      if (eager) {
+        const note = importInitNote(path.split(".")[0]);
+        this.events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}`, ...(note ? { note } : {}) });
+      }
       else if (framework === "torch" && this.kinetoDaemon && !this.torchLoaded) this.events.push({ kind: "init", node: stmt, framework: "torch", depth: "nvml", what: `import ${path} with KINETO_USE_DAEMON=1` });
       if (framework === "torch") this.torchLoaded = true;
     }
@@ -1170,7 +1179,9 @@ function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, op
 
 /** {@link classifyCall} for a resolved path outside `torch` (accelerate, JAX, Keras, TensorFlow, CuPy, Numba). */
 function classifyOtherPath(bare: string): PathVerdict {
-  if (bare === "accelerate.Accelerator" || bare === "accelerate.accelerator.Accelerator") return ["torch", "context", "accelerate.Accelerator()"];
+  // Catalogued callables (initCatalogue.json: accelerate.Accelerator, ...).
+  const callable = INIT_CALLABLES.get(bare);
+  if (callable) return [callable.framework, callable.depth, `${bare}()`];
   if (bare.startsWith("jax.")) {
     const member = bare.slice(4);
     return JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + ".")) ? ["jax", "context", `${bare}()`] : null;

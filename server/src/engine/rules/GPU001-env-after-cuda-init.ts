@@ -106,6 +106,7 @@ export const rule: Rule = {
       references: [
         "ground-truth.md: 'When does setting os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\" still take effect?' rows `torch.cuda.is_available()`, `accelerate.Accelerator()`, `jax.devices()`",
         "ground-truth.md: 'Each variable freezes at its own moment'",
+        "docs/init-catalogue.md: the libraries that initialise CUDA when imported, each measured or read at a named commit and line; the message quotes the entry",
         "CUDA C Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES is read at CUDA initialisation",
       ],
     },
@@ -118,7 +119,7 @@ export const rule: Rule = {
       ctx.report({
         range: w.range,
         ...(severity ? { severity } : {}),
-        message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line})${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
+        message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
         related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
         fix: moveWriteFix(ctx, w) ?? undefined,
       });
