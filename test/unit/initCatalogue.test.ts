@@ -27,7 +27,9 @@ test("every catalogue entry validates; the file parses into entries with provena
   const doc = JSON.parse(readFileSync(join(ROOT, "server/src/engine/initCatalogue.json"), "utf8"));
   assert.equal(loadCatalogue(doc).length, doc.entries.length);
   assert.ok(INIT_CATALOGUE.length >= 20);
-  for (const e of INIT_CATALOGUE) assert.ok(e.provenance.kind === "read" || e.provenance.kind === "measured", e.library);
+  for (const e of INIT_CATALOGUE) assert.ok(["read", "measured", "reported"].includes(e.provenance.kind), e.library);
+  // A reported entry is kept only for the contract's defaults and reports not yet measured.
+  assert.deepEqual(INIT_CATALOGUE.filter((e) => e.provenance.kind === "reported").map((e) => e.library).sort(), ["flash_attn", "kornia", "monai"]);
 });
 
 test("a bad range, a missing provenance, a short commit, a depthless initialising entry each fail validation", () => {
@@ -58,12 +60,15 @@ test("version intervals: PEP 440 clauses, wildcards, ~=, and overlap", () => {
 });
 
 test("unpinned: the default eager list is the catalogue's current initialising entries, with their depths", () => {
-  assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), ["bitsandbytes", "deepspeed", "torch_geometric", "transformer_engine"]);
+  // The contract's defaults (spec/rules.md: flash_attn, deepspeed, kornia, monai, transformer_engine)
+  // stay eager through their reported entries until measured; bitsandbytes and torch_geometric join.
+  assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), ["bitsandbytes", "deepspeed", "flash_attn", "kornia", "monai", "torch_geometric", "transformer_engine"]);
   assert.equal(EAGER_INIT_DEPTH.get("torch_geometric"), "nvml", "the measured entry (nvml) comes first");
   assert.equal(EAGER_INIT_DEPTH.get("bitsandbytes"), "driver");
   // xformers initialised at import only in 0.0.20-0.0.22: an unpinned install gets a newer one.
   assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("xformers"));
-  for (const lib of ["kornia", "monai", "apex", "flash_attn"]) assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes(lib), lib);
+  assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("apex"));
+  assert.equal(EAGER_INIT_DEPTH.get("kornia"), "context", "a reported entry keeps the old default depth");
 });
 
 test("pins: an entry whose versions exclude the pin is skipped; a pin inside the range keeps it", () => {
@@ -92,8 +97,13 @@ test("GPU001 after a catalogued import names the library, its version range and 
   assert.equal(importInitNote("torch_geometric"), "torch_geometric ==2.8.0.post1 initialises CUDA when imported (measured with torch_geometric 2.8.0.post1, torch 2.11.0+cu130)");
   // nvml depth: the allocator variables still apply after `import deepspeed` (frameworks.ts freezes()).
   assert.deepEqual(await lintCode('import os\nimport deepspeed\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n', "GPU001"), []);
-  // A catalogued library read as not initialising is no GPU001.
-  assert.deepEqual(await lintCode('import os\nimport kornia\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001"), []);
+  // A catalogued library read as not initialising is no GPU001 (apex: read, nothing at import).
+  assert.deepEqual(await lintCode('import os\nimport apex\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001"), []);
+  // A reported entry (kornia: a user's report and the contract's default) says so, and that it is not measured.
+  const [k] = await lintCode('import os\nimport kornia\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001");
+  assert.match(k.message, /import kornia \(line 2: kornia initialises CUDA when imported \(reported in https:\/\/github\.com\/kornia\/kornia\/issues\/1951; not measured yet\)\)/);
+  // With a pin the reading covers (>=0.6.12), the reported "*" entry still applies: reported wins until measured.
+  assert.ok(eagerModulesOf(applicableEntries({ kornia: "==0.7.0" })).includes("kornia"));
 });
 
 test("GPU001: accelerate.Accelerator() is a catalogued init callable", async () => {
@@ -102,16 +112,16 @@ test("GPU001: accelerate.Accelerator() is a catalogued init callable", async () 
 });
 
 test("GPU002 names an uncatalogued library imported between the framework import and the write; otherwise says the write works today", async () => {
-  const between = 'import os\nimport torch\nimport numpy as np\nimport flash_attn\nimport kornia\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const between = 'import os\nimport torch\nimport numpy as np\nimport my_cuda_ext\nimport apex\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
   const [d] = await lintCode(between, "GPU002");
-  assert.equal(d.message, "CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): it works only if `flash_attn` (imported on line 4) does not initialise CUDA; it is not in the catalogue of libraries that do (docs/init-catalogue.md); set it before the import");
-  const [plain] = await lintCode('import os\nimport torch\nimport numpy\nimport kornia\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n', "GPU002");
+  assert.equal(d.message, "CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): it works only if `my_cuda_ext` (imported on line 4) does not initialise CUDA; it is not in the catalogue of libraries that do (docs/init-catalogue.md); set it before the import");
+  const [plain] = await lintCode('import os\nimport torch\nimport numpy\nimport apex\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n', "GPU002");
   assert.equal(plain.message, "CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): it works today (importing torch leaves CUDA uninitialised, measured), but only while nothing initialises CUDA before the write; set it before the import");
   // An import in a try block runs too; one in a function does not.
   const [tried] = await lintCode('import os\nimport torch\ntry:\n    import my_cuda_ext\nexcept ImportError:\n    pass\ndef f():\n    import other_ext\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n', "GPU002");
   assert.match(tried.message, /`my_cuda_ext` \(imported on line 4\)/);
   // An import after the write is not between.
-  const [after] = await lintCode('import os\nimport torch\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport flash_attn\n', "GPU002");
+  const [after] = await lintCode('import os\nimport torch\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport my_cuda_ext\n', "GPU002");
   assert.match(after.message, /it works today/);
 });
 

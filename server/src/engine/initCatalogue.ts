@@ -41,7 +41,23 @@ export interface ReadProvenance {
   checked?: string;
 }
 
-export type Provenance = MeasuredProvenance | ReadProvenance;
+/**
+ * Reported, neither measured nor read to the line: a public user report (or the contract's default
+ * list, ../shared/spec/rules.md) says the import initialises CUDA. Such an entry keeps a library
+ * in the default eager list until a measurement (issue 47) confirms or refutes it, also where a
+ * reading of newer versions found no initialising call (that reading is kept as its own entry).
+ */
+export interface ReportedProvenance {
+  kind: "reported";
+  /** The report's URL, or `spec/rules.md` for the contract's default list. */
+  source: string;
+  /** The report's date, `YYYY-MM-DD`, when `source` is a report. */
+  date?: string;
+  /** What was reported, in our words, and what a reading found against it. */
+  summary: string;
+}
+
+export type Provenance = MeasuredProvenance | ReadProvenance | ReportedProvenance;
 
 /** One catalogue fact about one library over a version range. A library may have several entries. */
 export interface CatalogueEntry {
@@ -177,7 +193,10 @@ export function validateEntry(e: unknown, index: number): CatalogueEntry {
     if (!/^[0-9a-f]{40}$/.test(str(p!.commit, "provenance.commit"))) fail("provenance.commit must be 40 hex digits");
     str(p!.path, "provenance.path"); str(p!.quote, "provenance.quote");
     if (!Number.isInteger(p!.line) || (p!.line as number) < 1) fail("provenance.line must be a line number");
-  } else fail('provenance.kind must be "measured" or "read"');
+  } else if (p!.kind === "reported") {
+    str(p!.source, "provenance.source"); str(p!.summary, "provenance.summary");
+    if (p!.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(p!.date))) fail("provenance.date must be YYYY-MM-DD");
+  } else fail('provenance.kind must be "measured", "read" or "reported"');
   return o as unknown as CatalogueEntry;
 }
 
@@ -237,6 +256,7 @@ export function eagerModulesOf(entries: readonly CatalogueEntry[]): string[] {
 /** Where a fact was read or measured, briefly, for a message: `read in kornia/kornia kornia/x.py:12` or `measured: torch_geometric 2.8.0.post1, torch 2.11.0+cu130`. */
 export function provenanceBrief(e: CatalogueEntry): string {
   const p = e.provenance;
+  if (p.kind === "reported") return `reported in ${p.source}; not measured yet`;
   return p.kind === "read" ? `read in ${p.repo} ${p.path}:${p.line}` : `measured with ${e.library} ${p.library_version}, torch ${p.torch}`;
 }
 
