@@ -10,7 +10,7 @@
  * at or above it, 2 bad usage, an unreadable path or a broken file (message on stderr).
  */
 import { readFileSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
-import { join, resolve, extname, relative, sep, dirname } from "node:path";
+import { join, resolve, extname, relative, sep, dirname, basename } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
@@ -76,6 +76,10 @@ options:
   --inventory FILE        nvidia-smi --query-gpu=index,uuid,... CSV of the machine (enables GPU017)
   --max-file-size-kb N    report a file whose code is over N KB as not linted (GPU000) instead of linting it (default 2048; 0: no limit)
 exit codes: 0 no finding at or above the fail level, 1 findings at or above it, 2 bad usage or unreadable input`;
+
+/** The project configuration file: read for `[tool.gpu-pilot]`, never linted. */
+const PYPROJECT = "pyproject.toml";
+const isFile = (p: string): boolean => { try { return statSync(p).isFile(); } catch { return false; } };
 
 const SKIP_DIRS = new Set(["node_modules", "__pycache__", ".git", ".hg", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache", "site-packages", ".ipynb_checkpoints"]);
 
@@ -622,7 +626,11 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       fixedCount += r.applied;
       if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return exitCodeOf(all, args); }
     } else {
-      const files = collectFiles(args.paths, io.err);
+      // A pyproject.toml named on the command line (pre-commit passes it when it is staged) is
+      // configuration, not Python: its [tool.gpu-pilot] table is read (problems on stderr), not linted.
+      const isConfig = (p: string) => basename(p) === PYPROJECT && isFile(p);
+      for (const c of args.paths.filter(isConfig)) optionsFor(resolve(c));
+      const files = collectFiles(args.paths.filter((p) => !isConfig(p)), io.err);
       const run = await checkFiles(files, args, argv, optionsFor, openCache(args, io.err));
       for (const r of run.results) {
         fixedCount += r.applied;
