@@ -22,7 +22,7 @@ import { RULES } from "./engine/rules/index";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "./nvidiaSmi/parse";
-import { docUrl } from "./docsUrl";
+import { ownProjectLinks, ruleDocsWebUrl } from "./docsUrl";
 import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
@@ -291,9 +291,13 @@ export interface JsonDiagnostic {
   location: { row: number; column: number };
   message: string;
   noqa_row: number;
-  url: string;
+  /** The rule's documentation page in the project's repository (docsUrl.ts `ruleDocsWebUrl`); null when package.json names none. */
+  url: string | null;
   severity: Severity;
 }
+
+/** A rule's documentation page for the reports (never a file:// URL: docsUrl.ts `ruleDocsWebUrl`). */
+const ruleUrl = (code: string): string | null => ruleDocsWebUrl(code, ownProjectLinks());
 
 const loc = (p: { line: number; character: number }) => ({ row: p.line + 1, column: p.character + 1 });
 
@@ -301,7 +305,7 @@ function toJson(filename: string, d: { code: string; message: string; severity: 
   return {
     cell, code: d.code, end_location: loc(d.range.end), filename,
     fix: d.fix ? { applicability: d.fix.safe ? "safe" : "unsafe", message: d.fix.title, edits: d.fix.edits.map((e) => ({ content: e.newText, location: loc(e.range.start), end_location: loc(e.range.end) })) } : null,
-    location: loc(d.range.start), message: d.message, noqa_row: d.range.start.line + 1, url: docUrl(d.code), severity: d.severity,
+    location: loc(d.range.start), message: d.message, noqa_row: d.range.start.line + 1, url: ruleUrl(d.code), severity: d.severity,
   };
 }
 
@@ -399,7 +403,7 @@ export function formatSarif(all: JsonDiagnostic[]): string {
     shortDescription: { text: r.meta.docs.what.split(". ")[0].replace(/\.$/, "") + "." },
     fullDescription: { text: r.meta.docs.what },
     help: { text: r.meta.docs.why, markdown: `${r.meta.docs.why}\n\n**Fix**\n\n\`\`\`${r.meta.docs.language ?? "python"}\n${r.meta.docs.fix}\`\`\`` },
-    helpUri: docUrl(r.meta.code),
+    ...(ruleUrl(r.meta.code) ? { helpUri: ruleUrl(r.meta.code) } : {}),
     defaultConfiguration: { level: SARIF_LEVEL[r.meta.severity] },
     properties: { tags: ["gpu", "cuda"] },
   }));
@@ -705,6 +709,8 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       for (const r of run.results) {
         fixedCount += r.applied;
         if (r.diff) diffs.push(r.diff);
+        // Results from the cache carry the url of the run that made them.
+        for (const d of r.diagnostics) d.url = ruleUrl(d.code);
         all.push(...r.diagnostics);
         for (const p of r.problems) {
           if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
