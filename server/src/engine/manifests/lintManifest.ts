@@ -136,12 +136,12 @@ function invalidFixes(text: string, kind: ManifestKind, withFix: LintDiagnostic[
   return bad;
 }
 
-/** Applies all safe fixes to a manifest, re-linting between passes (at most 10), like fixAllPython. */
-export function fixAllManifest(text: string, kind: ManifestKind, options: LintOptions): { text: string; applied: number } {
+/** Applies all safe fixes (and unsafe ones when `unsafe`) to a manifest, re-linting between passes (at most 10), like fixAllPython. */
+export function fixAllManifest(text: string, kind: ManifestKind, options: LintOptions, unsafe = false): { text: string; applied: number } {
   let out = text;
   let applied = 0;
   for (let pass = 0; pass < 10; pass++) {
-    const { edits, count } = safeEdits<TextEdit>(lintManifest(out, kind, options).diagnostics);
+    const { edits, count } = safeEdits<TextEdit>(lintManifest(out, kind, options).diagnostics, unsafe);
     if (!edits.length) break;
     applied += count;
     out = applyEdits(out, edits);
