@@ -457,7 +457,7 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU028: (t) => t.envWith(["XLA_PYTHON_CLIENT_MEM_FRACTION"]),
   GPU029: (t) => t.has("jax_platforms"),
   GPU030: (t) => t.envWith(["KERAS_BACKEND"]),
-  GPU043: (t) => t.envWith(["JAX_PLATFORMS", "JAX_PLATFORM_NAME"]),
+  GPU041: (t) => t.envWith(["JAX_PLATFORMS", "JAX_PLATFORM_NAME"]),
   // Vendor rules: HIP_VISIBLE_DEVICES (GPU031), the MPS fallback and Level Zero mask (GPU032);
   // `@ray.remote` needs `ray` imported (GPU033, 034); CUDA_VISIBLE_DEVICES (GPU035).
   GPU031: (t) => t.envWith(["HIP_VISIBLE_DEVICES"]),

@@ -19,17 +19,17 @@ import { moveWriteFix } from "./shared/moveWrite";
  */
 export const JAX_IMPORT_TIME_VARIABLES: readonly string[] = ["JAX_PLATFORMS", "JAX_PLATFORM_NAME"];
 
-/** GPU043: `JAX_PLATFORMS` written after `import jax`: JAX read it when it was imported. */
+/** GPU041: `JAX_PLATFORMS` written after `import jax`: JAX read it when it was imported. */
 export const rule: Rule = {
   meta: {
-    code: "GPU043",
+    code: "GPU041",
     name: "jax-platforms-after-import",
     severity: "warning",
     fixable: true,
     docs: {
       what: "Finds `JAX_PLATFORMS` (or the deprecated `JAX_PLATFORM_NAME`) written to `os.environ` after `import jax` (or an import of a library that imports jax: flax, optax, ...) in the same program. Follows the module's timeline, the module functions it calls and the constructors and methods of its classes; not other modules, and not a write that only prepares a child process's environment.",
       why: "JAX copies `JAX_PLATFORMS` into its configuration when `jax` is imported, and its backend later reads only that configuration: written afterwards, the variable is ignored and JAX starts on the platforms it would have picked anyway (the GPU when one is there, where the write asked for `cpu`). Read in JAX's source (jax-ml/jax at cec06d116c05): jax/_src/config.py line 906 `default = os.getenv(name.upper(), default)` runs when `jax_platforms` is defined (line 1156), and xla_bridge.py line 803 reads `config.jax_platforms.value`. Not measured here (no GPU machine this session); `jax.config.update(\"jax_platforms\", ...)` before the backend starts is the documented way after the import.",
-      example: "import os\nimport jax\n\nos.environ[\"JAX_PLATFORMS\"] = \"cpu\"  # GPU043: JAX read it at import\nprint(jax.devices())\n",
+      example: "import os\nimport jax\n\nos.environ[\"JAX_PLATFORMS\"] = \"cpu\"  # GPU041: JAX read it at import\nprint(jax.devices())\n",
       fix: "import os\n\nos.environ[\"JAX_PLATFORMS\"] = \"cpu\"\nimport jax\n\nprint(jax.devices())\n",
       whenNotToCare: "When the write only prepares the environment of a child process started afterwards (it inherits `os.environ`), or when `jax.config.update(\"jax_platforms\", ...)` sets the same value before the backend starts.",
       references: [
