@@ -269,3 +269,11 @@ test("GPU001 leaves test classes' methods out of the object-life timelines (a te
   const app = `import os\nimport jax\nclass Flags:\n${body}`;
   assert.deepEqual((await lintCode(app, "GPU001")).map((d) => d.range.start.line), [5]);
 });
+
+test("GPU001 follows an instance's method call inside a function where the instance was made", async () => {
+  const src = [
+    "import os", "import torch", "class Probe:", "    def run(self):", "        torch.cuda.init()",
+    "def main():", "    p = Probe()", "    p.run()", '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"', "main()", "",
+  ].join("\n");
+  assert.deepEqual((await lintCode(src, "GPU001")).map((d) => [d.range.start.line, d.related?.[0].range.start.line]), [[8, 4]]);
+});

@@ -6,7 +6,7 @@
  */
 import type { SyntaxNode } from "./parser";
 import type { ModuleTrees } from "./moduleTrees";
-import { keyName, stringValue } from "./parser";
+import { enclosingFunction, keyName, stringValue } from "./parser";
 import {
   type Framework, type InitDepth, frameworkOfModule, isEagerInitModule, cudaDeviceOrdinal,
   TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, INIT_CALLABLES, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
@@ -939,12 +939,8 @@ class TimelineWalker {
       for (const [name, def] of methods) {
         if (name === "__post_init__" || this.everInlined.has(`${cls}.${name}`) || isStaticOrClassMethod(def)) continue;
         const at = this.events.length, callsAt = this.calls.length;
-        const outer = this.classCtx;
-        this.classCtx = cls;
-        try {
-          if (name !== "__init__") this.construct(cls, 0);
-          this.inlineMethod(cls, name, 0);
-        } finally { this.classCtx = outer; }
+        if (name !== "__init__") this.construct(cls, 0);
+        this.inlineMethod(cls, name, 0);
         out.push({ def, events: this.events.splice(at), owner: cls });
         this.calls.length = callsAt;
       }
@@ -999,7 +995,7 @@ class TimelineWalker {
     if (v?.type !== "call") return null;
     const c = v.childForFieldName("function");
     if (c?.type !== "identifier" || !this.b.classes.has(c.text) || this.b.symbols.has(c.text) || this.b.functions.has(c.text)) return null;
-    return enclosingDef(v) === enclosingDef(call) ? c.text : null;
+    return enclosingFunction(v)?.id === enclosingFunction(call)?.id ? c.text : null;
   }
 
   private flushMagics(beforeLine: number): void {
@@ -1852,12 +1848,6 @@ function unquote(v: string): string {
   const t = v.trim();
   if (t.length >= 2 && (t[0] === '"' || t[0] === "'") && t[t.length - 1] === t[0]) return t.slice(1, -1);
   return t;
-}
-
-/** The innermost function definition around `n`, or null at module level. */
-function enclosingDef(n: SyntaxNode): SyntaxNode | null {
-  for (let p = n.parent; p; p = p.parent) if (p.type === "function_definition") return p;
-  return null;
 }
 
 /** Whether a method is decorated `@staticmethod` or `@classmethod` (no instance: the constructor has not run). */

@@ -147,3 +147,9 @@ export function keyName(node: Node | null | undefined): string | null {
 function unescapePython(s: string): string {
   return s.replace(/\\(["'\\nt])/g, (_m, ch: string) => (ch === "n" ? "\n" : ch === "t" ? "\t" : ch));
 }
+
+/** The nearest enclosing function definition, or null at module level. */
+export function enclosingFunction(node: Node): Node | null {
+  for (let p = node.parent; p; p = p.parent) if (p.type === "function_definition") return p;
+  return null;
+}

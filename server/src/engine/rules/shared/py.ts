@@ -53,11 +53,7 @@ export function statementOf(node: SyntaxNode): SyntaxNode {
   return n;
 }
 
-/** The nearest enclosing function definition, or null at module level. */
-export function enclosingFunction(node: SyntaxNode): SyntaxNode | null {
-  for (let p = node.parent; p; p = p.parent) if (p.type === "function_definition") return p;
-  return null;
-}
+export { enclosingFunction } from "../../python/parser";
 
 /** Whether `inner` lies inside `outer` (or is it). */
 export function contains(outer: SyntaxNode, inner: SyntaxNode): boolean {
