@@ -2,8 +2,7 @@ import type { Rule } from "../rule";
 import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
 import type { ImportEvent } from "../python/model";
-import type { RuleContext } from "../rule";
-import type { SyntaxNode } from "../python/parser";
+import { startsChildAfter, type ChildProcessFacts } from "./shared/childProcess";
 import { moveWriteFix } from "./shared/moveWrite";
 
 /**
@@ -40,11 +39,12 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
+    const childFacts: ChildProcessFacts = { lastWord: new Map() };
     for (const w of envWrites(ctx.model)) {
       if (!JAX_IMPORT_TIME_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
       const idx = ctx.model.events.indexOf(w);
       const jax = ctx.model.events.slice(0, idx).find((e): e is ImportEvent => e.kind === "import" && e.framework === "jax");
-      if (!jax || childProcessAfter(ctx, w.statement)) continue;
+      if (!jax || (w.statement && startsChildAfter(ctx, w.statement, childFacts))) continue;
       const fix = moveWriteFix(ctx, w);
       ctx.report({
         range: w.range,
@@ -55,18 +55,3 @@ export const rule: Rule = {
     }
   },
 };
-
-/** Calls that start a child process (which inherits os.environ): the write may be meant for it. */
-const CHILD_STARTS: ReadonlySet<string> = new Set([
-  "subprocess.Popen", "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output", "os.system",
-  "multiprocessing.Process", "torch.multiprocessing.spawn",
-]);
-
-/** Whether a call after `stmt` in its block starts a child process. */
-function childProcessAfter(ctx: RuleContext, stmt: SyntaxNode | null): boolean {
-  const block = stmt?.parent;
-  if (!stmt || !block) return false;
-  const end = block.type === "module" ? ctx.model.text.length : block.endIndex;
-  return ctx.model.nodesMentioning("call", ["Popen", "run", "call", "check_call", "check_output", "system", "Process", "spawn"], true)
-    .some((c) => c.startIndex >= stmt.endIndex && c.startIndex < end && CHILD_STARTS.has((ctx.model.resolve(c.childForFieldName("function")) ?? "").replace(/\(\)/g, "")));
-}
