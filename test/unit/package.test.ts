@@ -1,5 +1,5 @@
 // The installable extension: `npm run package` (scripts/package.mjs, vsce) builds a .vsix of at most
-// 1.5 MB holding exactly what the extension reads (no sources, maps, tests or node_modules), and the
+// 1.75 MiB holding exactly what the extension reads (no sources, maps, tests or node_modules), and the
 // manifest is fit to ship (engine, categories, icon, activation, settings, walkthrough, bin,
 // pre-commit hook). The .vsix is installed into a real VS Code by test/e2e/vsix.mjs.
 import assert from "node:assert/strict";
@@ -15,7 +15,7 @@ import { parse as parseYaml } from "yaml";
 const ROOT = join(__dirname, "..", "..");
 /** Every rule code (test/rule-names.json, which the registry test holds to the registered rules). */
 const RULE_CODES = Object.keys(JSON.parse(readFileSync(join(ROOT, "test", "rule-names.json"), "utf8")) as Record<string, string>).filter((k) => /^GPU\d{3}$/.test(k));
-const MAX_VSIX_BYTES = 1.5 * 1024 * 1024;
+const MAX_VSIX_BYTES = 1.75 * 1024 * 1024;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- package.json is untyped JSON */
 const pkg: any = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
@@ -60,7 +60,7 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test("npm run package builds a .vsix of at most 1.5 MB", () => {
+test("npm run package builds a .vsix of at most 1.75 MiB", () => {
   assert.equal(pack.status, 0, pack.output.slice(-3000));
   assert.ok(existsSync(vsix), "no .vsix written");
   const size = statSync(vsix).size;
