@@ -77,9 +77,12 @@ const configProblemsShown = new Set<string>();
  * the transport): a rejection is logged, never left unhandled. Node ends a process on an unhandled
  * rejection, and a minimal client answers `window/showMessageRequest` with MethodNotFound (issue 46
  * item 3: the server died on a pyproject.toml with one bad key). `what` names the message in the log.
+ * `p` is taken as `unknown`: `window.showWarningMessage(message)` is typed `void` without actions,
+ * yet sends `window/showMessageRequest` and returns its promise.
  */
-function settle(p: Promise<unknown>, what: string): void {
-  p.catch((e: unknown) => {
+function settle(p: unknown, what: string): void {
+  if (typeof (p as Promise<unknown> | undefined)?.catch !== "function") return;
+  (p as Promise<unknown>).catch((e: unknown) => {
     try { connection.console.log(`GPU Pilot: ${what} failed: ${e instanceof Error ? e.message : String(e)}`); } catch { /* the connection is gone */ }
   });
 }
