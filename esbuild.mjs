@@ -8,8 +8,17 @@ import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, relative, resolve, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
+const root = dirname(fileURLToPath(import.meta.url));
+/**
+ * Whether esbuild's `importer` is a third-party module: a file under a node_modules folder *below this
+ * repository* (its path relative to the repository root). The repository itself may sit in a
+ * node_modules folder (an `npm install -g` of a clone, pre-commit's environment): an absolute-path test
+ * would take every project file for a dependency and let the bundle checks pass them through.
+ */
+const isDependency = (importer) => /(^|[\\/])node_modules[\\/]/.test(relative(root, importer));
 const watch = process.argv.includes("--watch");
 const minify = process.argv.includes("--minify") || process.env.GPU_PILOT_MINIFY === "1";
 const outdir = process.argv.find((a) => a.startsWith("--outdir="))?.slice("--outdir=".length) || "dist";
@@ -80,7 +89,7 @@ const lspBundleImports = {
   setup(build) {
     const allowed = ["../serverRestart", "../../../server/src/protocol", "./commandIds", "../../../server/src/nodeFlags"];
     build.onResolve({ filter: /^\./ }, (args) => {
-      if (args.kind === "entry-point" || /[\\/]node_modules[\\/]/.test(args.importer) || allowed.includes(args.path)) return undefined;
+      if (args.kind === "entry-point" || isDependency(args.importer) || allowed.includes(args.path)) return undefined;
       return { errors: [{ text: `dist/lsp.js may import only ${allowed.join(", ")}: ${args.importer} imports ${args.path}` }] };
     });
   },
@@ -139,7 +148,7 @@ const sharedFromClient = {
   name: "shared-from-client",
   setup(build) {
     build.onResolve({ filter: /^\./ }, (args) => {
-      if (/[\\/]node_modules[\\/]/.test(args.importer) || args.kind === "entry-point") return undefined;
+      if (isDependency(args.importer) || args.kind === "entry-point") return undefined;
       const file = relative(".", resolve(dirname(args.importer), args.path)).split("\\").join("/").replace(/\.ts$/, "");
       return sharedFiles.includes(file) ? { path: file, namespace: "gp-shared" } : undefined;
     });
@@ -201,7 +210,7 @@ const mcpSharesCli = {
   setup(build) {
     const src = resolve("server/src");
     build.onResolve({ filter: /^\./ }, (args) => {
-      if (args.kind === "entry-point" || /[\\/]node_modules[\\/]/.test(args.importer)) return undefined;
+      if (args.kind === "entry-point" || isDependency(args.importer)) return undefined;
       const rel = relative(src, resolve(args.resolveDir, args.path)).split(sep).join("/").replace(/\.ts$/, "");
       if (rel.startsWith("..") || rel.startsWith("mcp/")) return undefined;
       if (MCP_SHARED.includes(rel)) return { path: rel, namespace: "gp-cli-shared" };

@@ -1,20 +1,21 @@
 #!/usr/bin/env node
-// `npm run -s gpu-pilot -- check ...` and the `gpu-pilot` bin of package.json: runs the CLI bundle,
-// building it first when it is missing or older than the sources (so a fresh clone works after
-// `npm install`).
+// `npm run -s gpu-pilot -- check ...` and the `gpu-pilot` bin of package.json: runs the CLI bundle.
 //
-// An installed package (`npm install -g`, pre-commit's `language: node`, see .pre-commit-hooks.yaml)
-// carries the sources and esbuild (.npmignore) but no build: the first run builds dist/ there. No npm
-// lifecycle script does it, because pre-commit reads `npm pack`'s output and npm 11 skips the
-// scripts of git dependencies. pre-commit runs several hook processes at once, so one builds under
-// dist/.build.lock and the others wait for it (the bundle exists only while or after the lock is held).
+// An installed package (`npm install -g` of the tarball, pre-commit's `language: node`, see
+// .pre-commit-hooks.yaml) carries dist/cli.js, built by `prepack` (.npmignore), and no sources or
+// esbuild.mjs: it is run as it is, never built. In a clone (esbuild.mjs beside the sources) the bundle
+// is built first when it is missing or older than the sources, so a fresh clone works after
+// `npm install`; several processes at once (`npm run gpu-pilot` in parallel) build once, under
+// dist/.build.lock, and the others wait for it (the bundle exists only while or after the lock is held).
 import { spawnSync } from "node:child_process";
-import { statSync, readdirSync, existsSync, mkdirSync, openSync, writeSync, closeSync, rmSync, readFileSync } from "node:fs";
+import { statSync, readdirSync, existsSync, mkdirSync, openSync, writeSync, closeSync, rmSync, readFileSync, realpathSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const bundle = join(root, "dist", "cli.js");
+/** A clone (sources and build script present), not an installed package. */
+const clone = existsSync(join(root, "esbuild.mjs"));
 const lock = join(root, "dist", ".build.lock");
 const sources = [join(root, "server", "src"), join(root, "client", "src")];
 const newest = (dir) => {
@@ -55,7 +56,7 @@ function build() {
       writeSync(fd, String(process.pid));
       closeSync(fd);
       if (!stale()) return true;
-      const b = spawnSync(process.execPath, [join(root, "esbuild.mjs")], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+      const b = spawnSync(process.execPath, [join(root, "esbuild.mjs")], { cwd: root, stdio: ["ignore", "ignore", "inherit"], timeout: 300_000 });
       return b.status === 0;
     } finally {
       rmSync(lock, { force: true });
@@ -63,9 +64,28 @@ function build() {
   }
 }
 
-if ((stale() || existsSync(lock)) && !build()) {
+if (!clone && !existsSync(bundle)) {
+  console.error(`gpu-pilot: ${bundle} is missing: this package was packed without its prepack build (npm pack --ignore-scripts?); pack it again with \`npm pack\``);
+  process.exit(2);
+}
+if (clone && (stale() || existsSync(lock)) && !build()) {
   console.error("gpu-pilot: building the CLI failed");
   process.exit(2);
 }
-const r = spawnSync(process.execPath, [bundle, ...process.argv.slice(2)], { stdio: "inherit" });
+/**
+ * The folder the user ran the command from. `npm run gpu-pilot -- check dir` runs this script from the
+ * package root, and npm keeps the caller's folder in INIT_CWD: paths on the command line, the
+ * messages and the reports are relative to it. Only for this package's own script (a project whose
+ * npm script calls an installed gpu-pilot means paths from its own root, where npm runs it).
+ */
+function callerCwd() {
+  const init = process.env.INIT_CWD;
+  if (!init || process.env.npm_lifecycle_event !== "gpu-pilot" || process.env.npm_package_name !== "gpu-pilot") return process.cwd();
+  try {
+    return realpathSync(process.cwd()) === realpathSync(root) && statSync(init).isDirectory() ? init : process.cwd();
+  } catch {
+    return process.cwd();
+  }
+}
+const r = spawnSync(process.execPath, [bundle, ...process.argv.slice(2)], { stdio: "inherit", cwd: callerCwd() });
 process.exit(r.status ?? 2);

@@ -19,7 +19,8 @@ export const SERVER_RESTART_KEYS: readonly string[] = [`${SECTION}.eagerInitModu
 /** Settings the GPU view reads on each poll: a change triggers a refresh. */
 export const NVIDIA_SMI_KEYS: readonly string[] = [`${SECTION}.nvidiaSmiPath`, `${SECTION}.nvidiaSmiTimeoutMs`];
 
-const DEFAULT_EAGER = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine", "torch_geometric"];
+/** package.json's default for gpuPilot.eagerInitModules: the init catalogue's list (server/src/engine/initCatalogue.json; frameworkTable.test.ts holds package.json to it). */
+const DEFAULT_EAGER = ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "flash_attn", "kornia", "monai"];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);

@@ -10,7 +10,7 @@
  * at or above it, 2 bad usage, an unreadable path or a broken file (message on stderr).
  */
 import { readFileSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
-import { join, resolve, extname, relative, sep, dirname } from "node:path";
+import { join, resolve, extname, relative, sep, dirname, basename } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
@@ -22,11 +22,12 @@ import { RULES } from "./engine/rules/index";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "./nvidiaSmi/parse";
-import { docUrl } from "./docsUrl";
+import { ownProjectLinks, ruleDocsWebUrl } from "./docsUrl";
 import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE } from "./engine/limits";
 import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
 import { escapeControls as plain } from "./engine/text";
+import { createTwoFilesPatch } from "diff";
 import { ResultCache, buildIdOf, cacheDirOf, optionsKey, sha1, stampOf, type CachedResult, type FileStamp } from "./cliCache";
 
 import * as lintModule from "./engine/lint";
@@ -58,6 +59,9 @@ options:
   --extend-select CODES   enable these in addition
   --ignore CODES          disable these codes or prefixes
   --fix                   apply safe fixes in place, then report what remains
+  --unsafe-fixes          also apply the unsafe fixes (with --fix or --diff), which may change what the
+                          code does: review them
+  --diff                  print the fixes as a unified diff and write nothing; exit 1 when there are fixes
   --preview               also run the preview rules and checks (below the default set's precision bar)
   --target-torch VERSION  the torch version the code runs on (e.g. 2.11; < 2.4: device_count()
                           initialises CUDA); wins over [tool.gpu-pilot] target-torch and the pin
@@ -76,6 +80,10 @@ options:
   --inventory FILE        nvidia-smi --query-gpu=index,uuid,... CSV of the machine (enables GPU017)
   --max-file-size-kb N    report a file whose code is over N KB as not linted (GPU000) instead of linting it (default 2048; 0: no limit)
 exit codes: 0 no finding at or above the fail level, 1 findings at or above it, 2 bad usage or unreadable input`;
+
+/** The project configuration file: read for `[tool.gpu-pilot]`, never linted. */
+const PYPROJECT = "pyproject.toml";
+const isFile = (p: string): boolean => { try { return statSync(p).isFile(); } catch { return false; } };
 
 const SKIP_DIRS = new Set(["node_modules", "__pycache__", ".git", ".hg", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache", "site-packages", ".ipynb_checkpoints"]);
 
@@ -100,6 +108,10 @@ interface CliArgs {
   paths: string[];
   flags: LintOverrides;
   fix: boolean;
+  /** `--unsafe-fixes`: fixing (--fix, --diff) applies unsafe fixes too. */
+  unsafeFixes: boolean;
+  /** `--diff`: the fixes are printed as a unified diff, not written. */
+  diff: boolean;
   exitZero: boolean;
   /** Findings at least this severe make the exit code 1. */
   failLevel: Severity;
@@ -123,7 +135,7 @@ const codeList = (v: string, flag: string): string[] => {
 };
 
 /** Options that take no value. */
-const SWITCHES = new Set(["--fix", "--exit-zero", "--statistics", "--no-prefilter", "--no-cache", "--preview"]);
+const SWITCHES = new Set(["--fix", "--unsafe-fixes", "--diff", "--exit-zero", "--statistics", "--no-prefilter", "--no-cache", "--preview"]);
 /** The largest `--gpus` accepted (a bound, not a claim about machines). */
 const MAX_GPUS = 4096;
 
@@ -132,7 +144,7 @@ function parseArgs(argv: string[]): CliArgs {
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"`, true);
-  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false, noCache: false, cacheDir: null };
+  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, unsafeFixes: false, diff: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false, noCache: false, cacheDir: null };
   const given = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -160,6 +172,8 @@ function parseArgs(argv: string[]): CliArgs {
       case "--extend-select": a.flags.extendSelect = codeList(value(), name); break;
       case "--ignore": a.flags.ignore = codeList(value(), name); break;
       case "--fix": a.fix = true; break;
+      case "--unsafe-fixes": a.unsafeFixes = true; break;
+      case "--diff": a.diff = true; break;
       case "--exit-zero": a.exitZero = true; break;
       case "--preview": a.flags.preview = true; break;
       case "--target-torch": {
@@ -277,9 +291,13 @@ export interface JsonDiagnostic {
   location: { row: number; column: number };
   message: string;
   noqa_row: number;
-  url: string;
+  /** The rule's documentation page in the project's repository (docsUrl.ts `ruleDocsWebUrl`); null when package.json names none. */
+  url: string | null;
   severity: Severity;
 }
+
+/** A rule's documentation page for the reports (never a file:// URL: docsUrl.ts `ruleDocsWebUrl`). */
+const ruleUrl = (code: string): string | null => ruleDocsWebUrl(code, ownProjectLinks());
 
 const loc = (p: { line: number; character: number }) => ({ row: p.line + 1, column: p.character + 1 });
 
@@ -287,27 +305,32 @@ function toJson(filename: string, d: { code: string; message: string; severity: 
   return {
     cell, code: d.code, end_location: loc(d.range.end), filename,
     fix: d.fix ? { applicability: d.fix.safe ? "safe" : "unsafe", message: d.fix.title, edits: d.fix.edits.map((e) => ({ content: e.newText, location: loc(e.range.start), end_location: loc(e.range.end) })) } : null,
-    location: loc(d.range.start), message: d.message, noqa_row: d.range.start.line + 1, url: docUrl(d.code), severity: d.severity,
+    location: loc(d.range.start), message: d.message, noqa_row: d.range.start.line + 1, url: ruleUrl(d.code), severity: d.severity,
   };
 }
 
-/** Lints Python source, applying safe fixes first when `fix`. */
-function checkPython(filename: string, source: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; parsed: boolean } {
-  const { text, applied } = fix ? fixAllPython(source, options) : { text: source, applied: 0 };
+/** Which fixes a run applies: none, the safe ones (--fix, --diff) or all (with --unsafe-fixes). */
+type FixMode = false | "safe" | "unsafe";
+/** The fix mode of a run's arguments. */
+const fixModeOf = (a: Pick<CliArgs, "fix" | "diff" | "unsafeFixes">): FixMode => (a.fix || a.diff ? (a.unsafeFixes ? "unsafe" : "safe") : false);
+
+/** Lints Python source, applying fixes first when `fix`. */
+function checkPython(filename: string, source: string, options: LintOptions, fix: FixMode): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; parsed: boolean } {
+  const { text, applied } = fix ? fixAllPython(source, options, fix === "unsafe") : { text: source, applied: 0 };
   const r = lintPython(text, options);
   r.tree?.delete();
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied, parsed: r.parsed };
 }
 
-/** Lints a Dockerfile, compose file, Kubernetes YAML or Slurm job script, applying safe fixes first when `fix`. */
-function checkManifest(filename: string, source: string, kind: ManifestKind, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
-  const { text, applied } = fix ? fixAllManifest(source, kind, options) : { text: source, applied: 0 };
-  const r = lintManifest(text, kind, options);
+/** Lints a Dockerfile, compose file, Kubernetes YAML or Slurm job script, applying fixes first when `fix`. */
+function checkManifest(filename: string, source: string, kind: ManifestKind, options: LintOptions, fix: FixMode): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+  const { text, applied } = fix ? fixAllManifest(source, kind, options, fix === "unsafe") : { text: source, applied: 0 };
+  const r = lintManifest(text, kind, options, { file: filename });
   return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
 }
 
-/** Lints a notebook's JSON text, applying safe fixes to its cells when `fix`. */
-function checkNotebook(filename: string, json: string, options: LintOptions, fix: boolean): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+/** Lints a notebook's JSON text, applying fixes to its cells when `fix`. */
+function checkNotebook(filename: string, json: string, options: LintOptions, fix: FixMode): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
   let original;
   try {
     original = cellsOfIpynb(json);
@@ -318,7 +341,7 @@ function checkNotebook(filename: string, json: string, options: LintOptions, fix
     const message = `GPU Pilot did not lint this notebook: cannot read notebook (${(e as Error).message}).`;
     return { diagnostics: [toJson(filename, { code: FILE_TOO_LARGE_CODE, message, severity: "warning", range: { start: at, end: at } }, null)], fixed: null, applied: 0 };
   }
-  const { cells, applied } = fix ? fixAllNotebook(original, options) : { cells: original, applied: 0 };
+  const { cells, applied } = fix ? fixAllNotebook(original, options, fix === "unsafe") : { cells: original, applied: 0 };
   const r = lintNotebook(cells, options);
   let fixed: string | null = null;
   if (cells.some((c, i) => c.text !== original[i].text)) fixed = withCellSources(json, cells.map((c) => c.text));
@@ -330,15 +353,35 @@ function displayName(file: string): string {
   return rel && !rel.startsWith("..") ? rel.split(sep).join("/") : file;
 }
 
-function formatText(all: JsonDiagnostic[], fixedCount: number): string {
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
+
+/**
+ * The summary after the findings, as Ruff's: how many were found (and with --fix, fixed and
+ * remaining), how many more the fixes of this run's kind would fix, and the unsafe fixes left out
+ * without --unsafe-fixes ("hidden fixes"), also when they are the only ones.
+ * @param all the findings reported (with --fix: those that remain)
+ * @param mode whether this run fixed (`fix`) and with unsafe fixes (`unsafe`)
+ */
+export function summaryText(all: readonly JsonDiagnostic[], fixedCount: number, mode: { fix: boolean; unsafe: boolean }): string {
+  if (all.length === 0) return fixedCount ? `Fixed ${plural(fixedCount, "problem")}; all checks passed!` : "All checks passed!";
+  const safe = all.filter((d) => d.fix?.applicability === "safe").length;
+  const unsafe = all.filter((d) => d.fix?.applicability === "unsafe").length;
+  const fixable = mode.unsafe ? safe + unsafe : safe;
+  const hidden = mode.unsafe ? 0 : unsafe;
+  const lines = [`Found ${plural(all.length, "problem")}${mode.fix ? ` (${fixedCount} fixed, ${all.length} remaining)` : ""}.`];
+  const hiddenText = `${hidden} hidden fix${hidden === 1 ? "" : "es"} can be enabled with the \`--unsafe-fixes\` option`;
+  if (fixable) lines.push(`[*] ${fixable} fixable with the \`--fix${mode.unsafe ? " --unsafe-fixes" : ""}\` option${hidden ? ` (${hiddenText})` : ""}.`);
+  else if (hidden) lines.push(`No fixes available (${hiddenText}).`);
+  return lines.join("\n");
+}
+
+function formatText(all: JsonDiagnostic[], fixedCount: number, mode: { fix: boolean; unsafe: boolean }): string {
   const lines = all.map((d) => {
     const name = plain(displayName(d.filename));
     const where = d.cell !== null ? `${name}:cell ${d.cell}:${d.location.row}:${d.location.column}` : `${name}:${d.location.row}:${d.location.column}`;
     return `${where}: ${d.severity} ${d.code} ${plain(d.message.replace(/\s*[\r\n]+\s*/g, " "))}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${plain(d.fix.message)}]` : ""}`;
   });
-  const safe = all.filter((d) => d.fix?.applicability === "safe").length;
-  if (all.length === 0) lines.push(fixedCount ? `Fixed ${fixedCount} problem${fixedCount === 1 ? "" : "s"}; all checks passed!` : "All checks passed!");
-  else lines.push(`Found ${all.length} problem${all.length === 1 ? "" : "s"}${fixedCount ? ` (${fixedCount} fixed, ${all.length} remaining)` : ""}.${safe ? `\n[*] ${safe} fixable with the \`--fix\` option.` : ""}`);
+  lines.push(summaryText(all, fixedCount, mode));
   return lines.join("\n") + "\n";
 }
 
@@ -360,7 +403,7 @@ export function formatSarif(all: JsonDiagnostic[]): string {
     shortDescription: { text: r.meta.docs.what.split(". ")[0].replace(/\.$/, "") + "." },
     fullDescription: { text: r.meta.docs.what },
     help: { text: r.meta.docs.why, markdown: `${r.meta.docs.why}\n\n**Fix**\n\n\`\`\`${r.meta.docs.language ?? "python"}\n${r.meta.docs.fix}\`\`\`` },
-    helpUri: docUrl(r.meta.code),
+    ...(ruleUrl(r.meta.code) ? { helpUri: ruleUrl(r.meta.code) } : {}),
     defaultConfiguration: { level: SARIF_LEVEL[r.meta.severity] },
     properties: { tags: ["gpu", "cuda"] },
   }));
@@ -397,7 +440,7 @@ export function formatGithub(all: JsonDiagnostic[]): string {
 }
 
 /** The machine facts from --gpus / --inventory. */
-function machineOf(a: CliArgs): LintOptions["machine"] {
+function machineOf(a: CliArgs): NonNullable<LintOptions["machine"]> {
   if (a.inventory) {
     let csv: string;
     try { csv = readFileSync(a.inventory, "utf8"); } catch (e) { throw new UsageError(`cannot read inventory ${a.inventory}: ${(e as Error).message}`); }
@@ -407,6 +450,11 @@ function machineOf(a: CliArgs): LintOptions["machine"] {
   }
   if (a.gpus !== null) return { gpuCount: a.gpus, uuids: [] };
   return { gpuCount: null, uuids: [] };
+}
+
+/** The machine a file is checked for: `--gpus`/`--inventory` when given, else its pyproject's `[tool.gpu-pilot] gpus`/`inventory` (options.ts). */
+function machineFor(flags: NonNullable<LintOptions["machine"]>, options: LintOptions): NonNullable<LintOptions["machine"]> {
+  return flags.gpuCount !== null ? flags : options.machine ?? flags;
 }
 
 async function readStdin(): Promise<string> {
@@ -426,10 +474,11 @@ function configProblemText(p: { file: string; line?: number; message: string }):
  * What checking one file gave, as passed back from a worker thread; `cacheKeys` (when the run keeps
  * a result cache): the SHA-1 of the bytes checked and of the options they were checked with.
  */
-interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[]; cacheKeys?: { content: string; options: string } }
+interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[]; cacheKeys?: { content: string; options: string }; diff?: string }
 
 /**
- * Lints (and with --fix, fixes in place) one file. The bytes are decoded as the file says
+ * Lints (and with --fix, fixes in place; with --diff, returns the fixes as a unified diff and writes
+ * nothing) one file. The bytes are decoded as the file says
  * (sourceEncoding.ts); a fix is written only when the encoding round-trips, so no byte outside the
  * edits changes. Notes (a fix not written, and why) are returned in `problems`.
  * @throws UsageError when it cannot be read.
@@ -443,11 +492,18 @@ function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => 
   const decoded = decodeSource(read.bytes, !notebook && !kind);
   const problems: string[] = [];
   const options = optionsFor(file);
-  const check = (fix: boolean) => notebook ? checkNotebook(file, decoded.text, options, fix)
+  const check = (fix: FixMode) => notebook ? checkNotebook(file, decoded.text, options, fix)
     : kind ? checkManifest(file, decoded.text, kind, options, fix) : checkPython(file, decoded.text, options, fix);
-  if (args.fix && decoded.noFix) problems.push(`gpu-pilot: ${file}: not fixed: ${decoded.noFix}\n`);
-  let r = check(args.fix && decoded.noFix === null);
-  if (r.fixed !== null) {
+  const mode = fixModeOf(args);
+  if (mode && decoded.noFix) problems.push(`gpu-pilot: ${file}: not fixed: ${decoded.noFix}\n`);
+  let r = check(decoded.noFix === null ? mode : false);
+  let diff: string | undefined;
+  if (r.fixed !== null && args.diff) {
+    if (decoded.encode(r.fixed) === null) {
+      problems.push(`gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`);
+      r = check(false);
+    } else diff = unifiedDiff(file, decoded.text, r.fixed);
+  } else if (r.fixed !== null) {
     const bytes = decoded.encode(r.fixed);
     if (bytes === null) {
       problems.push(`gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`);
@@ -463,7 +519,19 @@ function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => 
     }
   }
   const cacheKeys = cached ? { content: sha1(read.bytes), options: optionsKey(options) } : undefined;
-  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems, cacheKeys };
+  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems, cacheKeys, ...(diff !== undefined ? { diff } : {}) };
+}
+
+/**
+ * A unified diff (3 lines of context) from `before` to `after` of `file`, named as in the reports
+ * (relative to the working folder) with git's `a/` and `b/` prefixes, so `git apply` and `patch -p1`
+ * take it; controls in the name escaped.
+ */
+export function unifiedDiff(file: string, before: string, after: string): string {
+  const name = plain(displayName(file));
+  const patch = createTwoFilesPatch(`a/${name}`, `b/${name}`, before, after, undefined, undefined, { context: 3 });
+  // jsdiff starts with a line of "=" (and "Index:" for equal names): neither is part of a unified diff.
+  return patch.replace(/^(Index: .*\n)?=+\n/, "");
 }
 
 /**
@@ -524,7 +592,7 @@ async function runWorker(argv: string[], cached: boolean): Promise<void> {
         const optionsFor = (file: string): LintOptions => {
           const r = resolveOptions(file);
           problems.push(...r.problems.map(configProblemText));
-          return { ...r.options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+          return { ...r.options, machine: machineFor(machine, r.options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
         };
         const r = checkPath(f, args, optionsFor, cached);
         out.push({ ...r, problems: [...problems, ...r.problems] });
@@ -549,7 +617,7 @@ function statistics(all: JsonDiagnostic[], files: number, parsed: number, fromCa
  * when the running code is not a bundle (cliCache.ts `buildIdOf`).
  */
 function openCache(args: CliArgs, note: (s: string) => void): ResultCache | null {
-  if (args.noCache || args.fix) return null;
+  if (args.noCache || args.fix || args.diff) return null;
   const build = buildIdOf(__filename);
   return build ? new ResultCache(args.cacheDir ?? cacheDirOf(), process.cwd(), build, note) : null;
 }
@@ -592,6 +660,13 @@ async function checkFiles(files: Target[], args: CliArgs, argv: string[], option
   return { results, parsed, fromCache: files.length - misses.length, workers: toCheck.length ? workers : 0 };
 }
 
+/** `--diff`'s line on stderr: how many problems the diff fixes, and the unsafe fixes it left out. */
+function diffSummary(fixedCount: number, remaining: readonly JsonDiagnostic[], args: Pick<CliArgs, "unsafeFixes">): string {
+  const hidden = args.unsafeFixes ? 0 : remaining.filter((d) => d.fix?.applicability === "unsafe").length;
+  const more = hidden ? ` (${hidden} hidden fix${hidden === 1 ? "" : "es"} can be enabled with the \`--unsafe-fixes\` option)` : "";
+  return `${fixedCount ? `Would fix ${plural(fixedCount, "problem")}` : "No fixes available"}${more}.\n`;
+}
+
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[], io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin }): Promise<number> {
   if (argv[0] === "mcp") return mcp(argv.slice(1), io);
@@ -601,13 +676,15 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     const all: JsonDiagnostic[] = [];
     const problemsShown = new Set<string>();
     let fixedCount = 0;
+    const diffs: string[] = [];
+    const textMode = { fix: args.fix, unsafe: args.unsafeFixes };
     const resolveOptions = optionsResolver({}, "filesystemFirst", args.flags); // once per folder
     const optionsFor = (file: string | null): LintOptions => {
       const { options, problems } = resolveOptions(file);
       for (const p of problems.map(configProblemText)) {
         if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
       }
-      return { ...options, machine, maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+      return { ...options, machine: machineFor(machine, options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
     };
     const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
     if (stdinMode) {
@@ -616,16 +693,29 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       let text = await io.stdin();
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       const kind = manifestKindOf(name);
-      const r = name.endsWith(".ipynb") ? checkNotebook(name, text, optionsFor(name), args.fix)
-        : kind ? checkManifest(name, text, kind, optionsFor(name), args.fix) : checkPython(name, text, optionsFor(name), args.fix);
+      const mode = fixModeOf(args);
+      const r = name.endsWith(".ipynb") ? checkNotebook(name, text, optionsFor(name), mode)
+        : kind ? checkManifest(name, text, kind, optionsFor(name), mode) : checkPython(name, text, optionsFor(name), mode);
       all.push(...r.diagnostics);
       fixedCount += r.applied;
-      if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount)); return exitCodeOf(all, args); }
+      if (args.diff) {
+        if (r.fixed !== null) io.out(unifiedDiff(name, text, r.fixed));
+        io.err(diffSummary(fixedCount, all, args));
+        return fixedCount > 0 ? 1 : 0;
+      }
+      if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount, textMode)); return exitCodeOf(all, args); }
     } else {
-      const files = collectFiles(args.paths, io.err);
+      // A pyproject.toml named on the command line (pre-commit passes it when it is staged) is
+      // configuration, not Python: its [tool.gpu-pilot] table is read (problems on stderr), not linted.
+      const isConfig = (p: string) => basename(p) === PYPROJECT && isFile(p);
+      for (const c of args.paths.filter(isConfig)) optionsFor(resolve(c));
+      const files = collectFiles(args.paths.filter((p) => !isConfig(p)), io.err);
       const run = await checkFiles(files, args, argv, optionsFor, openCache(args, io.err));
       for (const r of run.results) {
         fixedCount += r.applied;
+        if (r.diff) diffs.push(r.diff);
+        // Results from the cache carry the url of the run that made them.
+        for (const d of r.diagnostics) d.url = ruleUrl(d.code);
         all.push(...r.diagnostics);
         for (const p of r.problems) {
           if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
@@ -633,7 +723,13 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       }
       if (args.statistics) io.err(statistics(all, files.length, run.parsed, run.fromCache, run.workers));
     }
-    const render = { text: () => formatText(all, fixedCount), json: () => jsonSafe(JSON.stringify(all, null, 2)) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
+    if (args.diff) {
+      // Ruff's --diff: the diff on stdout, what it would fix on stderr; exit 1 when there is a fix.
+      io.out(diffs.join(""));
+      io.err(diffSummary(fixedCount, all, args));
+      return fixedCount > 0 ? 1 : 0;
+    }
+    const render = { text: () => formatText(all, fixedCount, textMode), json: () => jsonSafe(JSON.stringify(all, null, 2)) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
     io.out(render());
     return exitCodeOf(all, args);
   } catch (e) {

@@ -113,7 +113,9 @@ function lintOptions(uri: string): LintOptions {
     resolved = resolveOptionsOf(uri);
     if (documents.get(uri)) resolvedOptions.set(uri, resolved); // open text documents only (their close forgets it)
   }
-  return { ...resolved.options, maxFileSizeKB: settings.maxFileSizeKB, machine: { gpuCount: inventory.gpus ? inventory.gpus.length : null, uuids: inventory.gpus?.map((g) => g.uuid) ?? [] } };
+  // The live inventory (nvidia-smi on this machine) wins; without one, the pyproject's `[tool.gpu-pilot] gpus`/`inventory`.
+  const live = inventory.gpus ? { gpuCount: inventory.gpus.length, uuids: inventory.gpus.map((g) => g.uuid) } : null;
+  return { ...resolved.options, maxFileSizeKB: settings.maxFileSizeKB, machine: live ?? resolved.options.machine ?? { gpuCount: null, uuids: [] } };
 }
 
 /** resolveLintOptions for a document's file, its problems shown once each (log and a warning). */
@@ -194,7 +196,7 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous, incremental: true });
   // The model for the machine hovers and inlay hints, which need GPUs in the inventory.
   if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version, python.model && inventory.gpus?.length ? machineModel(python.model) : undefined);
-  const manifest = python ? null : lintManifest(doc.getText(), kind!, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previous: takeYaml(doc.uri) });
+  const manifest = python ? null : lintManifest(doc.getText(), kind!, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previous: takeYaml(doc.uri), file: pathOf(doc.uri) });
   if (manifest?.yaml) keptYaml.set(doc.uri, manifest.yaml);
   const result = python ?? manifest!;
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);

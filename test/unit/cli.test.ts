@@ -23,7 +23,7 @@ test("check --format json prints Ruff-shaped diagnostics and exits 1", () => {
   assert.equal(d.noqa_row, 6);
   assert.equal(d.cell, null);
   assert.equal(d.fix.applicability, "safe");
-  assert.match(d.url, /^file:\/\/.*docs\/rules\/GPU001\.md$/);
+  assert.doesNotMatch(String(d.url), /^file:/); // a page anyone can open, or null (cliLinks.test.ts)
   assert.ok(d.filename.endsWith("env_after_is_available.py"));
 });
 

@@ -170,6 +170,10 @@ const DEFINITIONS = [
   "def main():\n    torch.cuda.synchronize()\n", "def main():\n    pass\n", "main()\n",
   "def helper():\n    torch.cuda.init()\n", "def helper():\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n", "helper()\n",
   "main = helper\n", "from x import main\n",
+  // Classes: a constructor a kept `T()` inlines, a method a kept `t.go()` inlines, object lives.
+  "class T:\n    def __init__(self):\n        torch.cuda.init()\n    def go(self):\n        os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n",
+  "class T:\n    def __init__(self):\n        pass\n    def go(self):\n        self.run()\n    def run(self):\n        torch.cuda.init()\n",
+  "t = T()\n", "t.go()\n", "T()\n", "T = None\n",
 ];
 function definitionEdit(text: string, r: (n: number) => number): Edit {
   const starts = lineStarts(text);
@@ -184,7 +188,7 @@ test("the kept model's timeline (events, calls, function timelines) equals a fre
   const timeline = (m: Model) => JSON.stringify({
     calls: m.calls.map((c) => [c.path, c.at, c.node.startIndex, c.node.type]),
     events: m.events.map((e) => [e.kind, "node" in e ? (e.node as { startIndex: number } | undefined)?.startIndex : null, "variable" in e ? e.variable : null]),
-    functions: m.functionTimelines.map((f) => [f.def.startIndex, f.events.map((e) => e.kind)]),
+    functions: m.functionTimelines.map((f) => [f.def.startIndex, f.owner ?? null, f.events.map((e) => e.kind)]),
   });
   const files = FILES.filter((f) => /torch|cuda|environ/.test(readFileSync(f, "utf8"))).filter((_, i) => i % 3 === 0);
   assert.ok(files.length > 20, `only ${files.length} files`);
@@ -214,4 +218,21 @@ test("the kept model's timeline (events, calls, function timelines) equals a fre
     tree.delete();
   }
   assert.ok(withCalls > steps / 2, `steps ${steps}, with calls ${withCalls}`);
+});
+
+test("an edit of a class's __init__ reaches the kept record of a module-level `T()` that inlined it", async () => {
+  await initEngine();
+  const v1 = 'import os\nimport torch\nclass T:\n    def __init__(self):\n        torch.cuda.init()\nt = T()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const options: LintOptions = { select: ["GPU001"] };
+  const first = lintPython(v1, options, { incremental: true });
+  assert.deepEqual(first.diagnostics.map((d) => [d.code, d.range.start.line, d.related?.[0].range.start.line]), [["GPU001", 6, 4]]);
+  const at = v1.indexOf("torch.cuda.init()");
+  const v2 = applyEdit(first.tree!, v1, { start: at, end: at + "torch.cuda.init()".length, text: "pass" });
+  const next = lintPython(v2, options, { previousTree: first.tree!, incremental: true });
+  first.tree!.delete();
+  const fresh = lintPython(v2, options);
+  assert.deepEqual(next.diagnostics, []);
+  assert.equal(shape(next), shape(fresh));
+  next.tree!.delete();
+  fresh.tree?.delete();
 });

@@ -301,14 +301,19 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   const launcher = readFileSync(join(ROOT, pkg.bin["gpu-pilot"]), "utf8");
   assert.match(launcher, /^#!\/usr\/bin\/env node\n/);
   // An installed package's layout: scripts/gpu-pilot.mjs + dist/ with a minified build made in a folder
-  // of its own (never the shared dist/, which other tests read while this runs).
+  // of its own (never the shared dist/, which other tests read while this runs). The whole npm package
+  // (npm pack, npm install -g, npm exec) is tested by npmPackage.test.ts.
   const installed = join(dir, "installed");
   mkdirSync(join(installed, "scripts"), { recursive: true });
   writeFileSync(join(installed, "scripts", "gpu-pilot.mjs"), launcher);
+  const bin = join(installed, "scripts", "gpu-pilot.mjs");
+  // Without its build an installed package says so; it never tries to build (no sources, no esbuild.mjs).
+  const unbuilt = spawnSync(process.execPath, [bin, "check", join(ROOT, "examples", "pick_gpu_fixed.py")], { encoding: "utf8", timeout: 60_000 });
+  assert.equal(unbuilt.status, 2);
+  assert.match(unbuilt.stderr, /dist\/cli\.js is missing: this package was packed without its prepack build/);
   const build = spawnSync(process.execPath, [join(ROOT, "esbuild.mjs"), "--minify", `--outdir=${join(installed, "dist")}`], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
   assert.equal(build.status, 0, build.stdout + build.stderr);
   assert.ok(existsSync(join(installed, "dist", "cli.js")));
-  const bin = join(installed, "scripts", "gpu-pilot.mjs");
   const clean = spawnSync(process.execPath, [bin, "check", join(ROOT, "examples", "pick_gpu_fixed.py")], { encoding: "utf8", timeout: 60_000 });
   assert.equal(clean.status, 0, clean.stdout + clean.stderr);
   const bad = spawnSync(process.execPath, [bin, "check", "--format", "json", join(ROOT, "examples", "finetune_wrong_gpu.py")], { encoding: "utf8", timeout: 60_000 });
@@ -319,13 +324,23 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   assert.ok(hook);
   assert.equal(hook.language, "node");
   assert.equal(hook.entry, "gpu-pilot check");
+  // Every kind of file the rules read (Python's `re` and JavaScript's agree on this pattern).
   const files = new RegExp(hook.files);
-  assert.ok(files.test("train.py") && files.test("nb/explore.ipynb") && !files.test("notes.txt") && !files.test("x.pyc"));
-  // pre-commit installs the npm package: .npmignore must ship the launcher, the build script and sources.
+  for (const f of ["train.py", "nb/explore.ipynb", "jobs/train.sbatch", "run.SLURM", "launch.sh", "x.bash", "Dockerfile", "docker/Dockerfile.gpu", "app.dockerfile", "Containerfile",
+    "compose.yaml", "deploy/docker-compose.gpu.yml", "k8s/job.yaml", "pyproject.toml", "sub/pyproject.toml"]) assert.ok(files.test(f), `the hook does not run on ${f}`);
+  for (const f of ["notes.txt", "x.pyc", "pyproject.toml.bak", "docs/dockerfiles.md", "setup.cfg"]) assert.ok(!files.test(f), `the hook runs on ${f}`);
+  // pre-commit runs it on the pinned Node 24 (nodeenv), not on the machine's: the same pin as .ci/run.
+  const pin = readFileSync(join(ROOT, ".ci", "run"), "utf8").match(/^NODE_VERSION=(\S+)/m)?.[1];
+  assert.equal(hook.language_version, pin);
+  // The npm package carries its build (prepack) and nothing to install: every dependency is bundled
+  // (devDependencies), and no install script runs (it would need a shell, and a compiler for tree-sitter-python's).
+  assert.equal(pkg.scripts.prepack, "node esbuild.mjs --minify");
+  assert.equal(pkg.dependencies, undefined, "the bundles hold every dependency: the npm package must list none");
+  for (const s of ["prepare", "postinstall", "install", "preinstall"]) assert.equal(pkg.scripts[s], undefined, `npm lifecycle script ${s} runs at install (or, prepare, prints on npm pack's stdout)`);
   const npmignore = readFileSync(join(ROOT, ".npmignore"), "utf8");
-  for (const p of ["!/scripts/gpu-pilot.mjs", "!/esbuild.mjs", "!/server/", "!/client/"]) assert.ok(npmignore.includes(p), p);
-  assert.ok(pkg.dependencies.esbuild, "esbuild must be a dependency: an installed package builds its CLI on first run");
-  for (const s of ["prepare", "prepack", "postinstall", "install"]) assert.equal(pkg.scripts[s], undefined, `npm lifecycle script ${s} breaks pre-commit`);
+  for (const p of ["!/scripts/gpu-pilot.mjs", "!/dist/cli.js", "!/dist/mcp.js", "!/dist/tree-sitter.wasm", "!/dist/tree-sitter-python.wasm"]) assert.ok(npmignore.includes(p), p);
+  // pre-commit reads `npm pack`'s standard output as the tarball's name: the prepack build must not print there.
+  assert.match(readFileSync(join(ROOT, ".npmrc"), "utf8"), /^foreground-scripts=false$/m);
 });
 
 test("README documents every setting, command and rule, the two set-up commands, and links files that exist", () => {

@@ -34,7 +34,22 @@ export interface ProjectConfig {
    * over the pin found in the project's dependency files.
    */
   targetTorch?: string;
+  /**
+   * `gpus = N`: the machine the code is checked for has N GPUs (0..1024), for GPU017 and GPU040 in
+   * pre-commit and CI, where no nvidia-smi runs. The CLI's `--gpus`/`--inventory` win over it; in
+   * the editor, the live inventory from nvidia-smi wins.
+   */
+  gpus?: number;
+  /**
+   * `inventory = "path/to/gpus.csv"`: an `nvidia-smi --query-gpu=index,uuid,... --format=csv,noheader`
+   * file, relative to the pyproject.toml's folder, read through workspaceFile.ts; absolute path
+   * here. Wins over `gpus` when both are set (it also gives the UUIDs).
+   */
+  inventory?: string;
 }
+
+/** The largest `gpus` accepted (a bound, as the CLI's `--gpus`). */
+export const MAX_CONFIG_GPUS = 1024;
 
 /** A target version as written in `target-torch`: MAJOR.MINOR or MAJOR.MINOR.PATCH. */
 export const TARGET_VERSION = /^\d+\.\d+(\.\d+)?$/;
@@ -203,12 +218,20 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
         if (typeof value !== "string" || !TARGET_VERSION.test(value)) problems.add(key, "[tool.gpu-pilot] target-torch must be a version string such as \"2.11\"");
         else config.targetTorch = value;
         break;
+      case "gpus":
+        if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_CONFIG_GPUS) problems.add(key, `[tool.gpu-pilot] gpus must be a whole number from 0 to ${MAX_CONFIG_GPUS}, not ${short(JSON.stringify(value) ?? String(value))}`);
+        else config.gpus = value;
+        break;
+      case "inventory":
+        if (typeof value !== "string" || value.trim() === "") problems.add(key, "[tool.gpu-pilot] inventory must be the path of an nvidia-smi CSV file (nvidia-smi --query-gpu=index,uuid,name,pci.bus_id --format=csv,noheader)");
+        else config.inventory = resolve(dirname(file), value);
+        break;
       case "eager-init-modules":
         if (!Array.isArray(value) || value.some((m) => typeof m !== "string")) problems.add(key, "[tool.gpu-pilot] eager-init-modules must be a list of module names");
         else config.eagerInitModules = value as string[];
         break;
       default:
-        problems.add(key, `[tool.gpu-pilot] unknown key "${short(key)}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch)`);
+        problems.add(key, `[tool.gpu-pilot] unknown key "${short(key)}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory)`);
     }
   }
   return { config, problems: problems.done() };
@@ -250,39 +273,70 @@ export function pinsTorchBelow24(specifier: string): boolean {
 }
 
 /**
- * Looks for a torch pin in the project folder `dir`: requirements*.txt, pyproject.toml
- * (`[project].dependencies`, `[tool.poetry.dependencies]`), environment.yml / environment.yaml.
- * @returns true when some file pins torch below 2.4.
+ * The dependency requirements (PEP 508 strings, `name<specifier>`) the project folder `dir` declares:
+ * requirements*.txt lines, pyproject.toml `[project].dependencies` and
+ * `[tool.poetry.dependencies]` (`^X` read as `>=X`, a bare version as `==X`), environment.yml /
+ * environment.yaml dependencies and their `pip:` list (conda `name=X` read as `name==X`, `pytorch`
+ * as `torch`). Unreadable or broken files give nothing.
  */
-export function projectPinsTorchBelow24(dir: string): boolean {
+export function projectRequirements(dir: string): string[] {
   let names: string[] = [];
-  try { names = readdirSync(dir); } catch { return false; }
-  const specs: string[] = [];
+  try { names = readdirSync(dir); } catch { return []; }
+  const out: string[] = [];
   for (const n of names) {
     const p = join(dir, n);
     // Only regular files, capped (a committed symlink to /dev/zero or a FIFO must not hang the server).
     const read = (): string => { const r = readWorkspaceText(p); if (!("text" in r)) throw new Error(r.reason); return r.text; };
     try {
       if (/^requirements.*\.txt$/.test(n)) {
-        for (const line of read().split(/\r?\n/)) { const s = torchSpecifier(line); if (s !== null) specs.push(s); }
+        for (const line of read().split(/\r?\n/)) out.push(line);
       } else if (n === "pyproject.toml") {
         const doc = parseToml(read()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-        for (const dep of (doc.project?.dependencies ?? []) as unknown[]) { if (typeof dep === "string") { const s = torchSpecifier(dep); if (s !== null) specs.push(s); } }
-        const poetry = doc.tool?.poetry?.dependencies?.torch;
-        if (typeof poetry === "string") specs.push(/^[\d.]+$/.test(poetry) ? `==${poetry}` : poetry.replace(/^\^/, ">="));
-        else if (poetry && typeof poetry.version === "string") specs.push(poetry.version);
+        for (const dep of (doc.project?.dependencies ?? []) as unknown[]) if (typeof dep === "string") out.push(dep);
+        for (const [name, v] of Object.entries((doc.tool?.poetry?.dependencies ?? {}) as Record<string, unknown>)) {
+          const spec = typeof v === "string" ? v : v && typeof (v as { version?: unknown }).version === "string" ? (v as { version: string }).version : null;
+          if (spec !== null) out.push(`${name}${/^[\d.]+$/.test(spec) ? `==${spec}` : spec.replace(/^\^/, ">=")}`);
+        }
       } else if (n === "environment.yml" || n === "environment.yaml") {
         const doc = parseYaml(read()) as { dependencies?: unknown[] } | null;
         for (const dep of doc?.dependencies ?? []) {
-          if (typeof dep === "string") { const s = torchSpecifier(dep.replace(/^pytorch/, "torch").replace(/^torch=(?!=)/, "torch==")); if (s !== null) specs.push(s); }
+          if (typeof dep === "string") out.push(dep.replace(/^pytorch/, "torch").replace(/^([\w.-]+)=(?!=)/, "$1=="));
           else if (dep && typeof dep === "object" && Array.isArray((dep as { pip?: unknown[] }).pip)) {
-            for (const pd of (dep as { pip: unknown[] }).pip) if (typeof pd === "string") { const s = torchSpecifier(pd); if (s !== null) specs.push(s); }
+            for (const pd of (dep as { pip: unknown[] }).pip) if (typeof pd === "string") out.push(pd);
           }
         }
       }
     } catch {
-      // An unreadable or broken dependency file tells us nothing about the pin.
+      // An unreadable or broken dependency file tells us nothing about the pins.
     }
   }
+  return out;
+}
+
+/**
+ * Looks for a torch pin in the project folder `dir` ({@link projectRequirements}).
+ * @returns true when some file pins torch below 2.4.
+ */
+export function projectPinsTorchBelow24(dir: string): boolean {
+  const specs: string[] = [];
+  for (const r of projectRequirements(dir)) { const s = torchSpecifier(r); if (s !== null) specs.push(s); }
   return specs.some(pinsTorchBelow24);
+}
+
+/**
+ * The specifier each requirement gives its distribution, by PEP 503-normalised name (`kornia==0.7.0`
+ * → `{ kornia: "==0.7.0" }`); requirements without a specifier are left out; a name given twice
+ * keeps both specifiers (`,`-joined: both hold).
+ */
+export function libraryPins(requirements: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const r of requirements) {
+    const line = r.split("#")[0].split(";")[0].trim();
+    const m = /^([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*\(?\s*([<>=!~][^)]*)\)?$/.exec(line);
+    if (!m) continue;
+    const name = m[1].toLowerCase().replace(/[-_.]+/g, "-");
+    const spec = m[3].replace(/\+[\w.]+/g, "").trim();
+    out[name] = out[name] ? `${out[name]},${spec}` : spec;
+  }
+  return out;
 }

@@ -3,6 +3,7 @@
  * initialise CUDA (and so freeze which startup variables), per ../shared/spec/ground-truth.md
  * (measured on 2 x H200, torch 2.11, jax 0.11) and ../shared/spec/rules.md.
  */
+import { APPLICABLE_UNPINNED, INIT_CATALOGUE, eagerModulesOf } from "./initCatalogue";
 
 /** A runtime that reads CUDA startup variables when it initialises. */
 export type Framework = "torch" | "jax" | "tensorflow" | "cupy" | "numba" | "paddle" | "mxnet";
@@ -28,18 +29,29 @@ export const FRAMEWORK_MODULES: ReadonlyMap<string, Framework> = new Map<string,
 ]);
 
 /**
- * Default modules that initialise CUDA at import (rules.md; configurable: eagerInitModules).
- * `torch_geometric`: measured (verify/results-frameworks-h200.json, torch_geometric 2.8.0.post1 on
- * torch 2.11): after `import torch_geometric`, `CUDA_VISIBLE_DEVICES=""` no longer hides the GPU,
- * while `torch.cuda.is_initialized()` is still False.
+ * Default modules that initialise CUDA at import: the catalogue's `"import"` entries
+ * (initCatalogue.json, each measured or read at a named commit and line; docs/init-catalogue.md),
+ * for a project that pins none of them (a pin outside an entry's range drops it: options.ts).
+ * Configurable: eagerInitModules.
  */
-export const DEFAULT_EAGER_INIT_MODULES: readonly string[] = ["flash_attn", "deepspeed", "kornia", "monai", "transformer_engine", "torch_geometric"];
+export const DEFAULT_EAGER_INIT_MODULES: readonly string[] = eagerModulesOf(APPLICABLE_UNPINNED);
 
 /**
- * How deep an eager module's import initialises (default `context`). `torch_geometric` measured like
- * `torch.cuda.is_available()`: the CUDA variables freeze, torch's lazy init has not run.
+ * How deep an eager module's import initialises: the depth of the library's first `"import"` entry
+ * in the catalogue (measured entries come first). A module listed only in the eagerInitModules
+ * setting gets `context`.
  */
-export const EAGER_INIT_DEPTH: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>([["torch_geometric", "nvml"]]);
+export const EAGER_INIT_DEPTH: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>(
+  [...APPLICABLE_UNPINNED].reverse().filter((e) => e.initialises === "import").map((e) => [e.library, e.depth!]),
+);
+
+/**
+ * Callables that initialise CUDA when called, by their dotted path (`accelerate.Accelerator`): the
+ * catalogue's named entries, with their depth and framework.
+ */
+export const INIT_CALLABLES: ReadonlyMap<string, { depth: InitDepth; framework: Framework }> = new Map(
+  [...INIT_CATALOGUE].reverse().flatMap((e) => (Array.isArray(e.initialises) ? e.initialises.map((n) => [n, { depth: e.depth!, framework: e.framework ?? "torch" }] as const) : [])),
+);
 
 /** Which framework an imported module path brings, or null. `numba` alone brings none, `numba.cuda` does. */
 export function frameworkOfModule(modulePath: string): Framework | null {

@@ -6,8 +6,13 @@
  */
 import { dirname } from "node:path";
 import { existsSync, statSync } from "node:fs";
-import { findPyproject, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
+import { findPyproject, libraryPins, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, projectRequirements, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
+import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
+import { applicableEntries, eagerModulesOf, INIT_CATALOGUE, normalisePackage } from "./initCatalogue";
 import type { LintOptions } from "./lint";
+import type { MachineFacts } from "./rule";
+import { readWorkspaceText } from "./workspaceFile";
+import { parseQueryGpu } from "../nvidiaSmi/parse";
 import type { Severity } from "./types";
 import { jobScriptsAround, jobScriptSearchMemo, launchesIn, type JobScriptsAround, type JobScriptSearchMemo } from "./slurmLaunch";
 
@@ -26,7 +31,27 @@ export interface LintOverrides {
   targetTorch?: string;
 }
 
-interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean }
+interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean; machine: MachineFacts | null }
+
+/**
+ * The machine `[tool.gpu-pilot]` describes: its `inventory` file (nvidia-smi CSV, read through
+ * workspaceFile.ts, at most 1 MiB) when set, else `gpus`; null when neither is set or the inventory
+ * cannot be used (then a problem says why).
+ */
+export function configMachine(config: ProjectConfig | null, problems: ConfigProblem[]): MachineFacts | null {
+  if (!config) return null;
+  if (config.inventory) {
+    const read = readWorkspaceText(config.inventory, 1024 * 1024);
+    if (!("text" in read)) { problems.push({ file: config.file, message: `[tool.gpu-pilot] inventory ${config.inventory} not read: ${read.reason}` }); return config.gpus !== undefined ? { gpuCount: config.gpus, uuids: [] } : null; }
+    const parsed = parseQueryGpu(read.text);
+    if (parsed.rows.length === 0) {
+      problems.push({ file: config.file, message: `[tool.gpu-pilot] inventory ${config.inventory} has no GPU lines: expected \`nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,... --format=csv,noheader,nounits\` output${parsed.problems[0] ? ` (line ${parsed.problems[0].line}: ${parsed.problems[0].reason})` : ""}` });
+      return config.gpus !== undefined ? { gpuCount: config.gpus, uuids: [] } : null;
+    }
+    return { gpuCount: parsed.rows.length, uuids: parsed.rows.map((g) => g.uuid) };
+  }
+  return config.gpus !== undefined ? { gpuCount: config.gpus, uuids: [] } : null;
+}
 const cache = new Map<string, CacheEntry>();
 
 function projectConfig(pyproject: string): CacheEntry {
@@ -35,11 +60,13 @@ function projectConfig(pyproject: string): CacheEntry {
   const hit = cache.get(pyproject);
   if (hit && hit.mtimeMs === mtimeMs) return hit;
   const { config, problems } = loadProjectConfig(pyproject);
-  const entry = { mtimeMs, config, problems, torchBelow24: projectPinsTorchBelow24(dirname(pyproject)) };
+  const machine = configMachine(config, problems);
+  const entry = { mtimeMs, config, problems, torchBelow24: projectPinsTorchBelow24(dirname(pyproject)), machine };
   cache.set(pyproject, entry);
   return entry;
 }
 
+const sameList = (a: readonly string[] | undefined, b: readonly string[]): boolean => !!a && a.length === b.length && a.every((x, i) => x === b[i]);
 const nonEmpty = <T>(a: T[] | undefined): a is T[] => !!a && a.length > 0;
 
 /**
@@ -60,18 +87,36 @@ export type ResolvedOptions = { options: LintOptions; problems: ConfigProblem[];
  * folder's torch pin, and the job scripts around it (slurmLaunch.ts `jobScriptsAround`); the last
  * two computed at their first use.
  */
-interface FolderFacts { pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean; jobScripts: () => JobScriptsAround }
+interface FolderFacts {
+  pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean; jobScripts: () => JobScriptsAround;
+  /** The eager-init modules of the catalogue for the folder's pins (its dependency files and the pyproject folder's); undefined when it pins no catalogued library. */
+  catalogueEager: () => string[] | undefined;
+}
 
 /** What one run keeps between the folders it resolves: existence tests and the job-script search's memo. */
 interface RunMemo { exists: (path: string) => boolean; jobScripts: JobScriptSearchMemo }
+
+/**
+ * The catalogue's eager-init modules for the library pins found in `dirs` (config.ts
+ * projectRequirements; the first folder's pin of a library wins), or undefined when none of them
+ * pins a catalogued library (the engine's default list applies).
+ */
+export function catalogueEagerFor(dirs: readonly string[]): string[] | undefined {
+  const pins: Record<string, string> = {};
+  for (const d of dirs) for (const [k, v] of Object.entries(libraryPins(projectRequirements(d)))) pins[k] ??= v;
+  if (!INIT_CATALOGUE.some((e) => pins[normalisePackage(e.package)])) return undefined;
+  return eagerModulesOf(applicableEntries(pins));
+}
 
 function folderFacts(dir: string, preference: ConfigurationPreference, roots: readonly string[], memo?: RunMemo): FolderFacts {
   const pyproject = preference !== "editorOnly" ? findPyproject(dir, roots, memo?.exists) : null;
   let pins: boolean | undefined;
   let scripts: JobScriptsAround | undefined;
+  let eager: { modules: string[] | undefined } | undefined;
   return {
     pyproject, entry: pyproject ? projectConfig(pyproject) : null,
     pinsTorchBelow24: () => (pins ??= projectPinsTorchBelow24(dir)),
+    catalogueEager: () => (eager ??= { modules: catalogueEagerFor([dir, ...(pyproject && dirname(pyproject) !== dir ? [dirname(pyproject)] : [])]) }).modules,
     jobScripts: () => (scripts ??= jobScriptsAround(dir, roots, memo?.jobScripts)),
   };
 }
@@ -126,7 +171,10 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
   const preview = flags.preview ?? (preference === "filesystemFirst" ? project?.preview ?? editor.preview : editor.preview ?? project?.preview);
   // Job scripts that start this file (GPU036-GPU037); only for Python files, not for notebooks or manifests.
   const slurm = file && folder && /\.py$/i.test(file) ? launchesIn(file, folder.jobScripts()) : [];
-  const eager = flags.eagerInitModules ?? pick(editor.eagerInitModules, project?.eagerInitModules, nonEmpty);
+  // The editor sends the setting's default (package.json: DEFAULT_EAGER_INIT_MODULES) when the user set
+  // none: the project's library pins (the catalogue's versions) decide then.
+  const editorEager = sameList(editor.eagerInitModules, DEFAULT_EAGER_INIT_MODULES) ? undefined : editor.eagerInitModules;
+  const eager = flags.eagerInitModules ?? pick(editorEager, project?.eagerInitModules, nonEmpty) ?? folder?.catalogueEager();
   const options: LintOptions = {
     ...(select || extend.length ? { select: [...(select ?? ["GPU"]), ...extend] } : {}),
     ...(ignore.length ? { ignore } : {}),
@@ -135,6 +183,8 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     ...(preview ? { preview: true } : {}),
     torchBelow24,
     ...(slurm.length ? { slurm } : {}),
+    // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, server.ts).
+    ...(entry?.machine ? { machine: entry.machine } : {}),
   };
   return { options, problems: entry?.problems ?? [], pyproject };
 }

@@ -457,6 +457,7 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU028: (t) => t.envWith(["XLA_PYTHON_CLIENT_MEM_FRACTION"]),
   GPU029: (t) => t.has("jax_platforms"),
   GPU030: (t) => t.envWith(["KERAS_BACKEND"]),
+  GPU041: (t) => t.envWith(["JAX_PLATFORMS", "JAX_PLATFORM_NAME"]),
   // Vendor rules: HIP_VISIBLE_DEVICES (GPU031), the MPS fallback and Level Zero mask (GPU032);
   // `@ray.remote` needs `ray` imported (GPU033, 034); CUDA_VISIBLE_DEVICES (GPU035).
   GPU031: (t) => t.envWith(["HIP_VISIBLE_DEVICES"]),
@@ -468,6 +469,9 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU036: (t) => t.has("LOCAL_RANK"),
   GPU037: (t) => t.has("cuda") || t.has("device"),
   GPU038: (t) => t.has("SLURM_") && t.envWith(CVD),
+  // A global rank: an environment read of RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK (the word RANK or
+  // PROCID in the text), torch.distributed's get_rank, or Accelerate's process_index (python/rankFlow.ts).
+  GPU039: (t) => t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index"]),
 };
 
 /**

@@ -41,6 +41,10 @@ export interface RuleContext {
 /** Everything a manifest rule (GPU018-GPU020: Dockerfiles, compose files, Kubernetes manifests) may read. */
 export interface ManifestRuleContext {
   manifest: ManifestModel;
+  /** The machine, when known (the launch rule, GPU040, compares a plain shell script's launches with it). */
+  machine: MachineFacts;
+  /** Absolute path of the linted file; null for an unsaved buffer or text without a name. */
+  file: string | null;
   /** Reports one finding; severity defaults to the rule's. */
   report(finding: Parameters<RuleContext["report"]>[0]): void;
 }

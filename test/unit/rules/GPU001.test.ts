@@ -213,3 +213,59 @@ test("GPU001: many writes are placed on the timeline as one is (the first eight 
   const found = (await lintCode(text, "GPU001")).map((d) => d.range.start.line);
   assert.deepEqual(found, Array.from({ length: 12 }, (_, i) => 15 + i));
 });
+
+// Methods: the object's life (the constructor, then the method), `self.method()` calls, and a
+// module-level instance's calls.
+const TRAINER = [
+  "import os", "import torch", "", "class Trainer:", "    def __init__(self, gpus):", "        self.gpus = gpus",
+  "        self.cuda = torch.cuda.is_available()", "", "    def setup(self):", '        os.environ["CUDA_VISIBLE_DEVICES"] = self.gpus', "",
+].join("\n");
+
+test("GPU001 in a method after the constructor initialised CUDA: error, named Class.method, related at the constructor's call", async () => {
+  const [d, ...rest] = await lintCode(TRAINER, "GPU001");
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "error");
+  assert.deepEqual([d.range.start.line, d.related?.[0].range.start.line], [9, 6]);
+  assert.match(d.message, /torch\.cuda\.is_available\(\) \(line 7\) whenever `Trainer\.setup\(\)` runs/);
+  assert.equal(d.fix, undefined, "no move fix out of a method");
+});
+
+test("GPU001 follows self.method() calls within the class, and a module-level instance's method calls", async () => {
+  const viaSelf = [
+    "import os", "import torch", "class Job:", "    def _probe(self):", "        return torch.cuda.get_device_name(0)",
+    "    def run(self):", "        name = self._probe()", '        os.environ["CUDA_VISIBLE_DEVICES"] = "1"', "",
+  ].join("\n");
+  const [a] = await lintCode(viaSelf, "GPU001");
+  assert.deepEqual([a?.range.start.line, a?.related?.[0].range.start.line], [7, 4]);
+  assert.match(a.message, /whenever `Job\.run\(\)` runs/);
+  const instance = `${TRAINER}t = Trainer("0")\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\nt.setup()\n`;
+  const found = (await lint(instance)).filter((x) => x.code === "GPU001").map((x) => x.range.start.line);
+  // The module-level `Trainer("0")` runs __init__ (is_available freezes CUDA_VISIBLE_DEVICES, not the
+  // allocator variable: ground truth); `t.setup()` runs the late write of line 10.
+  assert.deepEqual(found, [9]);
+});
+
+test("GPU001 stays silent where no constructor ran or nothing initialised", async () => {
+  const noInit = TRAINER.replace("torch.cuda.is_available()", "torch.cuda.device_count()");
+  assert.deepEqual((await lintCode(noInit, "GPU001")).length, 0, "device_count() is lazy (ground truth)");
+  const staticWrite = [
+    "import os", "import torch", "class Boot:", "    def __init__(self):", "        torch.cuda.init()", "    @staticmethod",
+    "    def pick():", '        os.environ["CUDA_VISIBLE_DEVICES"] = "1"', "",
+  ].join("\n");
+  assert.deepEqual((await lintCode(staticWrite, "GPU001")).length, 0, "a static method runs without the constructor");
+  // `t` is bound to a Trainer in another function: the call in `later` is not followed.
+  const otherScope = `${TRAINER}def make():\n    t = Trainer("0")\ndef later(t):\n    t.setup()\n`;
+  const d = (await lintCode(otherScope, "GPU001")).map((x) => x.message);
+  assert.deepEqual(d.length, 1);
+  assert.match(d[0], /whenever `Trainer\.setup\(\)` runs/);
+});
+
+test("GPU001 leaves test classes' methods out of the object-life timelines (a test sets a variable for the code it tests)", async () => {
+  const body = ['    def test_flags(self):', '        jax.local_devices()', '        os.environ["XLA_FLAGS"] = "--xla_gpu_autotune_level=0"', ""].join("\n");
+  for (const head of ["class FlagsTest(absltest.TestCase):", "class FlagsTest(jtu.JaxTestCase):", "class TestFlags:"]) {
+    const src = `import os\nimport jax\nfrom absl.testing import absltest\nimport jax._src.test_util as jtu\n${head}\n${body}`;
+    assert.deepEqual((await lintCode(src, "GPU001")).length, 0, head);
+  }
+  const app = `import os\nimport jax\nclass Flags:\n${body}`;
+  assert.deepEqual((await lintCode(app, "GPU001")).map((d) => d.range.start.line), [5]);
+});

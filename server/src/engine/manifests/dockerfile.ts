@@ -7,6 +7,7 @@
 import { DockerfileParser, type Dockerfile, type Property } from "dockerfile-ast";
 import type { SourceText } from "./source";
 import type { Range, TextEdit } from "../types";
+import type { ShellWord } from "./shell";
 
 /** One variable set by an `ENV` instruction. */
 export interface DockerEnv {
@@ -36,6 +37,29 @@ export interface DockerfileFacts {
   comments: DockerComment[];
   /** Line ranges (0-based, inclusive) of every instruction, in order. */
   instructions: Array<{ first: number; last: number; column: number }>;
+  /** What the image runs (the last stage's `ENTRYPOINT` and `CMD`); null when it sets neither. */
+  run: DockerRun | null;
+}
+
+/**
+ * The command the image runs: "If CMD is used to provide default arguments for the ENTRYPOINT
+ * instruction, both the CMD and ENTRYPOINT instructions should be specified in the exec form"
+ * (Dockerfile reference, https://docs.docker.com/reference/dockerfile/#cmd). An exec-form
+ * `ENTRYPOINT` is followed by the exec-form `CMD`'s words; a shell-form one runs alone; without
+ * `ENTRYPOINT` the `CMD` runs (a shell-form `CMD` under `/bin/sh -c`).
+ */
+export interface DockerRun {
+  /** The exec-form words (JSON strings), offsets into the Dockerfile; empty for the shell form. */
+  argv: ShellWord[];
+  /** The shell form: the text from `start` to `end` is a shell command line. */
+  shellForm: boolean;
+  start: number;
+  end: number;
+  /** `CMD` or `ENTRYPOINT`: the instruction that names the program. */
+  keyword: string;
+  /** 0-based line of that instruction, and of the last stage's `FROM` (0 when none). */
+  line: number;
+  stageLine: number;
 }
 
 /** Parses a Dockerfile; never throws (a parser failure gives no facts). */
@@ -44,7 +68,7 @@ export function dockerfileFacts(src: SourceText): DockerfileFacts {
   try {
     df = DockerfileParser.parse(src.text);
   } catch {
-    return { env: [], comments: [], instructions: [] };
+    return { env: [], comments: [], instructions: [], run: null };
   }
   const env: DockerEnv[] = [];
   const instructions: DockerfileFacts["instructions"] = [];
@@ -69,5 +93,33 @@ export function dockerfileFacts(src: SourceText): DockerfileFacts {
     .map((c) => c.getRange())
     .filter((r) => !directives.has(r.start.line))
     .map((r) => ({ line: r.start.line, column: r.start.character, text: src.text.slice(src.lineStart(r.start.line) + r.start.character, src.lineEnd(r.start.line)) }));
-  return { env, comments, instructions };
+  return { env, comments, instructions, run: runOf(src, df) };
+}
+
+/** The last stage's ENTRYPOINT/CMD (see {@link DockerRun}); null when none. */
+function runOf(src: SourceText, df: Dockerfile): DockerRun | null {
+  const froms = df.getFROMs();
+  const stageLine = froms.length ? froms[froms.length - 1].getRange().start.line : 0;
+  const inStage = <T extends { getRange(): { start: { line: number } } }>(xs: T[]) => xs.filter((x) => x.getRange().start.line >= stageLine).pop();
+  const entry = inStage(df.getENTRYPOINTs());
+  const cmd = inStage(df.getCMDs());
+  const offset = (p: { line: number; character: number }) => src.lineStart(p.line) + p.character;
+  const piece = (ins: NonNullable<typeof cmd> | NonNullable<typeof entry>) => {
+    const json = ins.getJSONStrings();
+    const args = ins.getArgumentsRange();
+    if (json.length) {
+      return { exec: true, words: json.map((j): ShellWord => { const r = j.getRange(); const start = offset(r.start); const end = offset(r.end); return { raw: src.text.slice(start, end), value: j.getJSONValue(), start, end, expands: false }; }), start: 0, end: 0 };
+    }
+    if (!args) return null;
+    return { exec: false, words: [], start: offset(args.start), end: offset(args.end) };
+  };
+  const e = entry ? piece(entry) : null;
+  const c = cmd ? piece(cmd) : null;
+  const line = (entry ?? cmd)?.getRange().start.line ?? 0;
+  if (e) {
+    if (!e.exec) return { argv: [], shellForm: true, start: e.start, end: e.end, keyword: "ENTRYPOINT", line, stageLine };
+    return { argv: [...e.words, ...(c?.exec ? c.words : [])], shellForm: false, start: 0, end: 0, keyword: "ENTRYPOINT", line: Math.max(line, cmd?.getRange().start.line ?? 0), stageLine };
+  }
+  if (!c) return null;
+  return c.exec ? { argv: c.words, shellForm: false, start: 0, end: 0, keyword: "CMD", line, stageLine } : { argv: [], shellForm: true, start: c.start, end: c.end, keyword: "CMD", line, stageLine };
 }

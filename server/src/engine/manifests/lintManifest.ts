@@ -16,7 +16,7 @@ import { manifestNoqaLines } from "./noqa";
 import { yamlErrorCount, type YamlParse } from "./yaml";
 import { fileOverSizeLimit } from "../limits";
 import { hasSbatchLine } from "../prefilter";
-import { hasNeedleEscape, manifestRuleMayFire } from "./prefilter";
+import { hasNeedleEscape, manifestRuleMayFire, mentionsLauncher } from "./prefilter";
 
 export type { ManifestKind } from "./files";
 export { manifestKindOf } from "./files";
@@ -34,12 +34,15 @@ export interface ManifestLintResult {
  * `ruleFailures` and the other rules still report.
  * @param extra.previous the last version's `yaml` (the editor): a YAML stream's documents the
  *   change does not touch are not parsed again. Its documents are reused: do not use it after.
+ * @param extra.file the file's absolute path, when it has one: GPU040 reads an accelerate config
+ *   file named by a launch relative to it.
  */
-export function lintManifest(text: string, kind: ManifestKind, options: LintOptions = {}, extra: { previous?: YamlParse } = {}): ManifestLintResult {
+export function lintManifest(text: string, kind: ManifestKind, options: LintOptions = {}, extra: { previous?: YamlParse; file?: string | null } = {}): ManifestLintResult {
   const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
-  // A shell script is a job script only with an `#SBATCH` line; any other gets no finding (and no parse).
-  if (kind === "jobscript" && !hasSbatchLine(text)) return { diagnostics: [], ruleFailures: [] };
+  // A shell script is a job script only with an `#SBATCH` line; any other is read only for its
+  // launch command lines (GPU040), when it names a launcher.
+  if (kind === "jobscript" && !hasSbatchLine(text) && !mentionsLauncher(text)) return { diagnostics: [], ruleFailures: [] };
   // The rules to run: enabled, and (YAML, unless the prefilter is off) passing their text trigger
   // (manifests/prefilter.ts); a YAML text that none passes is not parsed.
   let escapes: boolean | undefined;
@@ -52,7 +55,7 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   const ruleFailures: RuleFailure[] = [];
   for (const rule of rules) {
     if (!isManifestRule(rule)) continue;
-    const ctx: ManifestRuleContext = { manifest: model, report: reporter(rule, diagnostics, options.preview) };
+    const ctx: ManifestRuleContext = { manifest: model, machine: options.machine ?? { gpuCount: null, uuids: [] }, file: extra.file ?? null, report: reporter(rule, diagnostics, options.preview) };
     const before = diagnostics.length;
     try {
       rule.checkManifest(ctx);
@@ -133,12 +136,12 @@ function invalidFixes(text: string, kind: ManifestKind, withFix: LintDiagnostic[
   return bad;
 }
 
-/** Applies all safe fixes to a manifest, re-linting between passes (at most 10), like fixAllPython. */
-export function fixAllManifest(text: string, kind: ManifestKind, options: LintOptions): { text: string; applied: number } {
+/** Applies all safe fixes (and unsafe ones when `unsafe`) to a manifest, re-linting between passes (at most 10), like fixAllPython. */
+export function fixAllManifest(text: string, kind: ManifestKind, options: LintOptions, unsafe = false): { text: string; applied: number } {
   let out = text;
   let applied = 0;
   for (let pass = 0; pass < 10; pass++) {
-    const { edits, count } = safeEdits<TextEdit>(lintManifest(out, kind, options).diagnostics);
+    const { edits, count } = safeEdits<TextEdit>(lintManifest(out, kind, options).diagnostics, unsafe);
     if (!edits.length) break;
     applied += count;
     out = applyEdits(out, edits);

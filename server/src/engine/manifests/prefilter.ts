@@ -39,7 +39,19 @@ export const YAML_TRIGGERS: Readonly<Record<string, (text: string, kind: "compos
   GPU023: () => false,
   GPU024: () => false,
   GPU025: () => false,
+  // A launcher in a container's command (compose, Kubernetes), or an accelerate config (num_processes with gpu_ids).
+  GPU040: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
 };
+
+/**
+ * Whether a text names a launcher that GPU040 reads (launch/commandLine.ts): `torchrun`,
+ * `torch.distributed.run|launch`, `accelerate`, `deepspeed`. A shell script without `#SBATCH` is
+ * linted only when this holds; a YAML file is parsed for GPU040 only when this (or an accelerate
+ * config's keys) holds.
+ */
+export function mentionsLauncher(text: string): boolean {
+  return text.includes("torchrun") || text.includes("torch.distributed.") || text.includes("accelerate") || text.includes("deepspeed");
+}
 
 /**
  * Whether manifest rule `code` may report on a manifest of `kind` with this text. Dockerfiles and

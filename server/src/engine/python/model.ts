@@ -9,11 +9,12 @@ import type { ModuleTrees } from "./moduleTrees";
 import { keyName, stringValue } from "./parser";
 import {
   type Framework, type InitDepth, frameworkOfModule, isEagerInitModule, cudaDeviceOrdinal,
-  TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
+  TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, INIT_CALLABLES, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
 } from "../frameworks";
 import type { Range } from "../types";
 import { textChange, type TextChange } from "./keptText";
 import { isWordCode } from "./lineStructure";
+import { importInitNote } from "../initCatalogue";
 
 /** How an environment variable was written. `%env` is IPython's magic (it sets os.environ). */
 export type EnvWriteForm = "subscript" | "setdefault" | "update" | "putenv" | "magic-env";
@@ -39,6 +40,11 @@ export interface InitEvent {
   depth: InitDepth;
   /** Short description for messages, e.g. `torch.cuda.is_available()`. */
   what: string;
+  /**
+   * For the import of a catalogued library: what the catalogue says and where it comes from
+   * (initCatalogue.ts `importInitNote`: `kornia >=0.7,<0.8 initialises CUDA when imported (read in ...)`).
+   */
+  note?: string;
 }
 
 /** A write of an environment variable with a literal name. */
@@ -114,8 +120,13 @@ export interface ModelOptions {
   torchBelow24: boolean;
 }
 
-/** A module-level function the module never calls, and its events in execution order within it. */
-export interface FunctionTimeline { def: SyntaxNode; events: TimelineEvent[] }
+/**
+ * A module-level function the module never calls, and its events in execution order within it; or
+ * a method of a module-level class the module never calls, with the events of the object's life
+ * before it: the constructor (`__init__`, then a dataclass's `__post_init__`), then the method
+ * (`self.other()` calls inlined). `owner` names the class for a method.
+ */
+export interface FunctionTimeline { def: SyntaxNode; events: TimelineEvent[]; owner?: string }
 
 /** The analysed module. */
 export interface ModuleModel {
@@ -205,6 +216,8 @@ interface Bindings {
   symbols: Map<string, string>;
   /** Module-level function definitions by name. */
   functions: Map<string, SyntaxNode>;
+  /** Module-level class definitions by name (the `class_definition` node, also under decorators). */
+  classes: Map<string, SyntaxNode>;
   /** `name = value` assignments anywhere, by name: the values in document order. */
   assignments: Map<string, ValueRef[]>;
   /** Frameworks imported anywhere. */
@@ -337,7 +350,7 @@ interface Tracker { deps: Deps | null }
 
 /** Pass 1: imports anywhere (aliases are file-wide), module-level defs and `name = value` assignments. */
 function collectBindings(index: NodeIndex): Bindings {
-  const b: Bindings = { symbols: new Map(), functions: new Map(), assignments: new Map(), frameworks: new Set() };
+  const b: Bindings = { symbols: new Map(), functions: new Map(), classes: new Map(), assignments: new Map(), frameworks: new Set() };
   for (const imp of index.ofType(["import_statement", "import_from_statement"])) {
     if (!imp) continue;
     for (const [local, path] of importBindings(imp)) {
@@ -351,6 +364,9 @@ function collectBindings(index: NodeIndex): Bindings {
     if (def?.type === "function_definition") {
       const name = def.childForFieldName("name")?.text;
       if (name) b.functions.set(name, def);
+    } else if (def?.type === "class_definition") {
+      const name = def.childForFieldName("name")?.text;
+      if (name) b.classes.set(name, def);
     }
   }
   for (const a of index.ofType("assignment")) {
@@ -676,11 +692,11 @@ function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, 
   const change = last === undefined ? undefined : edit && edit.from === last ? edit.change : textChange(last, text);
   const memo = new Memo(cache, statements, text, change, tree.hasError, tree.statementShapes());
   cache.text = text;
-  const { b: bindings, functionDefs } = bindingsOf(memo);
+  const { b: bindings, functionDefs, classDefs } = bindingsOf(memo);
   const { writeWords, ...queries } = makeQueries(bindings, memo.track);
   const key = [options.eagerInitModules.join(","), options.torchBelow24, [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
-  dropStale(memo, key, changedNames(memo, cache, bindings, functionDefs));
-  Object.assign(cache, { statements: memo.facts, key, bindings, functionDefs });
+  dropStale(memo, key, changedNames(memo, cache, bindings, functionDefs, classDefs));
+  Object.assign(cache, { statements: memo.facts, key, bindings, functionDefs, classDefs });
   const index = new NodeIndex(tree, true, statements);
   const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
@@ -755,8 +771,12 @@ class TimelineWalker {
   private readonly magicQueue: MagicLine[];
   /** Functions being inlined now (no recursion). */
   private readonly inlined = new Set<string>();
-  /** Functions the module-level walk inlined at least once. */
+  /** Functions the module-level walk inlined at least once (a method as `Class.method`). */
   private readonly everInlined = new Set<string>();
+  /** The class whose method the walk is in (for `self.method()` calls), or null. */
+  private classCtx: string | null = null;
+  /** Each class's methods by name (found once per class and walk). */
+  private readonly methodCache = new Map<string, Map<string, SyntaxNode>>();
 
   constructor(
     private readonly module: ModuleTrees,
@@ -898,7 +918,88 @@ class TimelineWalker {
       out.push({ def, events: this.events.splice(at) });
       this.calls.length = callsAt;
     }
+    out.push(...this.objectLives());
     return out;
+  }
+
+  /**
+   * The methods of each module-level class the module never calls, each as the object's life up to
+   * it: the constructor, then the method. Only classes whose text holds a word of an environment
+   * write are walked (a timeline matters to the rules for the writes in it), and they are walked
+   * afresh at each lint (no kept records: such classes are few). Test classes are left out
+   * ({@link isTestClass}): a test sets a variable to see how the code under test reads it (on the
+   * ecosystem corpus, jax's cache-key test writes XLA_FLAGS after `jax.local_devices()` for a
+   * function that reads it at each call), not to configure the process it runs in.
+   */
+  private objectLives(): FunctionTimeline[] {
+    const out: FunctionTimeline[] = [];
+    for (const [cls, node] of this.b.classes) {
+      if (this.b.symbols.has(cls) || isTestClass(node) || !this.mentions.within(node.startIndex, node.endIndex, this.writeWords, true)) continue;
+      const methods = this.methodsOf(cls);
+      for (const [name, def] of methods) {
+        if (name === "__post_init__" || this.everInlined.has(`${cls}.${name}`) || isStaticOrClassMethod(def)) continue;
+        const at = this.events.length, callsAt = this.calls.length;
+        const outer = this.classCtx;
+        this.classCtx = cls;
+        try {
+          if (name !== "__init__") this.construct(cls, 0);
+          this.inlineMethod(cls, name, 0);
+        } finally { this.classCtx = outer; }
+        out.push({ def, events: this.events.splice(at), owner: cls });
+        this.calls.length = callsAt;
+      }
+    }
+    return out;
+  }
+
+  /** The methods defined in a module-level class's body, by name (decorated ones included). */
+  private methodsOf(cls: string): Map<string, SyntaxNode> {
+    let m = this.methodCache.get(cls);
+    if (m) return m;
+    m = new Map();
+    const body = this.b.classes.get(cls)?.childForFieldName("body");
+    for (const s of body?.namedChildren ?? []) {
+      const def = s?.type === "decorated_definition" ? s.childForFieldName("definition") : s;
+      const name = def?.type === "function_definition" ? def.childForFieldName("name")?.text : undefined;
+      if (def && name) m.set(name, def);
+    }
+    this.methodCache.set(cls, m);
+    return m;
+  }
+
+  /** Walks a method's body where it is called (`depth` of the call), in its class's context; once per call chain. */
+  private inlineMethod(cls: string, name: string, depth: number): void {
+    const key = `${cls}.${name}`;
+    const body = this.methodsOf(cls).get(name)?.childForFieldName("body");
+    if (!body || this.inlined.has(key)) return;
+    this.memo?.track.deps?.callees.add(cls);
+    const outer = this.classCtx;
+    this.classCtx = cls;
+    this.setInlined(key, true);
+    this.everInlined.add(key);
+    this.inlinedLog?.push(key);
+    try { this.walkBlock(body, depth + 1, true); } finally { this.setInlined(key, false); this.classCtx = outer; }
+  }
+
+  /** A class instantiated: its `__init__`, then a dataclass's `__post_init__` (Python's data model and dataclasses documentation). */
+  private construct(cls: string, depth: number): void {
+    this.inlineMethod(cls, "__init__", depth);
+    this.inlineMethod(cls, "__post_init__", depth);
+  }
+
+  /**
+   * The class a call's receiver is an instance of: `self` in a method, or a name whose latest
+   * assignment before the call, in the same function (or both at module level), is `Class(...)`
+   * of a module-level class; null otherwise.
+   */
+  private receiverClass(receiver: SyntaxNode, call: SyntaxNode): string | null {
+    if (receiver.type !== "identifier") return null;
+    if (receiver.text === "self") return this.classCtx;
+    const v = this.q.valueOf(receiver.text, call.startIndex);
+    if (v?.type !== "call") return null;
+    const c = v.childForFieldName("function");
+    if (c?.type !== "identifier" || !this.b.classes.has(c.text) || this.b.symbols.has(c.text) || this.b.functions.has(c.text)) return null;
+    return enclosingDef(v) === enclosingDef(call) ? c.text : null;
   }
 
   private flushMagics(beforeLine: number): void {
@@ -964,7 +1065,10 @@ class TimelineWalker {
       const framework = frameworkOfModule(path);
       const eager = isEagerInitModule(path, this.options.eagerInitModules);
       if (framework || eager) this.events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
-      if (eager) this.events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}` });
+      if (eager) {
+        const note = importInitNote(path.split(".")[0]);
+        this.events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}`, ...(note ? { note } : {}) });
+      }
       else if (framework === "torch" && this.kinetoDaemon && !this.torchLoaded) this.events.push({ kind: "init", node: stmt, framework: "torch", depth: "nvml", what: `import ${path} with KINETO_USE_DAEMON=1` });
       if (framework === "torch") this.torchLoaded = true;
     }
@@ -988,6 +1092,12 @@ class TimelineWalker {
           this.walkBlock(body, depth + 1, true);
           this.setInlined(fn.text, false);
         }
+      } else if (fn?.type === "identifier" && depth < 2 && this.b.classes.has(fn.text) && !symbols.has(fn.text) && !functions.has(fn.text)) {
+        this.construct(fn.text, depth);
+      } else if (fn?.type === "attribute" && depth < 2) {
+        const receiver = fn.childForFieldName("object"), name = fn.childForFieldName("attribute")?.text;
+        const cls = receiver && name ? this.receiverClass(receiver, call) : null;
+        if (cls && name && this.methodsOf(cls).has(name)) this.inlineMethod(cls, name, depth);
       }
     }
   }
@@ -1069,7 +1179,9 @@ function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, op
 
 /** {@link classifyCall} for a resolved path outside `torch` (accelerate, JAX, Keras, TensorFlow, CuPy, Numba). */
 function classifyOtherPath(bare: string): PathVerdict {
-  if (bare === "accelerate.Accelerator" || bare === "accelerate.accelerator.Accelerator") return ["torch", "context", "accelerate.Accelerator()"];
+  // Catalogued callables (initCatalogue.json: accelerate.Accelerator, ...).
+  const callable = INIT_CALLABLES.get(bare);
+  if (callable) return [callable.framework, callable.depth, `${bare}()`];
   if (bare.startsWith("jax.")) {
     const member = bare.slice(4);
     return JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + ".")) ? ["jax", "context", `${bare}()`] : null;
@@ -1148,6 +1260,8 @@ interface StatementFacts {
   born: number;
   imports: Array<[string, string]>;
   def: { name: string; ref: NodeRef } | null;
+  /** The module-level class the statement defines. */
+  cls: { name: string; ref: NodeRef } | null;
   assignments: Array<{ name: string; type: string; text: string; ref: NodeRef }>;
   main?: WalkRecord;
   fn?: WalkRecord;
@@ -1172,6 +1286,8 @@ export class ModelCache {
    * the same text elsewhere (a second `def f` written like the first) is another definition.
    */
   functionDefs = new Map<string, StatementFacts>();
+  /** @internal Class name → the facts of the statement defining it, of the last model (as functionDefs). */
+  classDefs = new Map<string, StatementFacts>();
   /** @internal */
   epoch = 0;
   /** @internal The text of the last model (the facts' offsets are in it). */
@@ -1246,7 +1362,7 @@ class Memo {
 
   /** Facts of a statement seen for the first time: what it binds. */
   private fresh(st: SyntaxNode, body: string, epoch: number, end: number, type: string): StatementFacts {
-    const f: StatementFacts = { id: st.id, text: body, node: st, start: st.startIndex, end, type, epoch, born: epoch, imports: [], def: null, assignments: [] };
+    const f: StatementFacts = { id: st.id, text: body, node: st, start: st.startIndex, end, type, epoch, born: epoch, imports: [], def: null, cls: null, assignments: [] };
     for (const n of st.descendantsOfType(["import_statement", "import_from_statement", "assignment"])) {
       if (!n) continue;
       if (n.type !== "assignment") { f.imports.push(...importBindings(n)); continue; }
@@ -1257,6 +1373,8 @@ class Memo {
     const def = type === "decorated_definition" ? st.childForFieldName("definition") : st;
     const name = def?.type === "function_definition" ? def.childForFieldName("name")?.text : undefined;
     if (def && name) f.def = { name, ref: this.refIn(f, def) };
+    const clsName = def?.type === "class_definition" ? def.childForFieldName("name")?.text : undefined;
+    if (def && clsName) f.cls = { name: clsName, ref: this.refIn(f, def) };
     return f;
   }
 
@@ -1398,9 +1516,10 @@ function meets(mine: ReadonlySet<string>, theirs: ReadonlySet<string>): boolean 
 }
 
 /** The bindings of a model whose statements' facts are kept: from the facts, nodes found on use. */
-function bindingsOf(memo: Memo): { b: Bindings; functionDefs: Map<string, StatementFacts> } {
-  const b: Bindings = { symbols: new Map(), functions: new Map(), assignments: new Map(), frameworks: new Set() };
+function bindingsOf(memo: Memo): { b: Bindings; functionDefs: Map<string, StatementFacts>; classDefs: Map<string, StatementFacts> } {
+  const b: Bindings = { symbols: new Map(), functions: new Map(), classes: new Map(), assignments: new Map(), frameworks: new Set() };
   const functionDefs = new Map<string, StatementFacts>();
+  const classDefs = new Map<string, StatementFacts>();
   for (const f of memo.facts) {
     for (const [local, path] of f.imports) {
       b.symbols.set(local, path);
@@ -1409,6 +1528,10 @@ function bindingsOf(memo: Memo): { b: Bindings; functionDefs: Map<string, Statem
     }
   }
   for (const f of memo.facts) {
+    if (f.cls) {
+      b.classes.set(f.cls.name, f.cls.ref.start === 0 && f.cls.ref.type === f.type ? f.node : memo.node(f.cls.ref));
+      classDefs.set(f.cls.name, f);
+    }
     if (!f.def) continue;
     b.functions.set(f.def.name, f.def.ref.start === 0 && f.def.ref.type === f.type ? f.node : memo.node(f.def.ref));
     functionDefs.set(f.def.name, f);
@@ -1421,7 +1544,7 @@ function bindingsOf(memo: Memo): { b: Bindings; functionDefs: Map<string, Statem
       b.assignments.set(a.name, list);
     }
   }
-  return { b, functionDefs };
+  return { b, functionDefs, classDefs };
 }
 
 /** The names bound differently than at the last lint, by what a record looked up about them, with each set's {@link namesMask}. */
@@ -1432,7 +1555,7 @@ interface ChangedNames { resolved: Set<string>; values: Set<string>; callees: Se
  * changed: for resolve (the import binding or alias), for valueOf (the values), for inlining (the
  * function definition or an import of the name).
  */
-function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowDefs: Map<string, StatementFacts>): ChangedNames {
+function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowDefs: Map<string, StatementFacts>, nowClassDefs: Map<string, StatementFacts>): ChangedNames {
   const out: ChangedNames = { resolved: new Set<string>(), values: new Set<string>(), callees: new Set<string>(), masks: [0, 0, 0] };
   const before = cache.bindings;
   if (!before) return out;
@@ -1440,6 +1563,7 @@ function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowDefs: Map
   const touched = (f: StatementFacts) => {
     for (const [l] of f.imports) names.add(l);
     if (f.def) names.add(f.def.name);
+    if (f.cls) names.add(f.cls.name);
     for (const a of f.assignments) names.add(a.name);
   };
   // The facts this lint made, and those of the last lint it did not match (no sets of all facts:
@@ -1456,7 +1580,8 @@ function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowDefs: Map
   const valuesOf = (b: Bindings, n: string) => (b.assignments.get(n) ?? []).map((v) => `${v.type}:${v.text}`).join("\u0001");
   // The definition by its statement's facts (ModelCache.functionDefs), not its text: a second
   // `def f` with the first one's text is another subtree, which a kept inlining did not walk.
-  const fnChanged = (n: string) => before.symbols.has(n) !== now.symbols.has(n) || cache.functionDefs.get(n) !== nowDefs.get(n);
+  // A class by its statement's facts the same way (inlined constructors and methods).
+  const fnChanged = (n: string) => before.symbols.has(n) !== now.symbols.has(n) || cache.functionDefs.get(n) !== nowDefs.get(n) || cache.classDefs.get(n) !== nowClassDefs.get(n);
   for (const n of names) {
     if (aliasOf(before, n) !== aliasOf(now, n)) out.resolved.add(n);
     if (valuesOf(before, n) !== valuesOf(now, n)) out.values.add(n);
@@ -1727,4 +1852,33 @@ function unquote(v: string): string {
   const t = v.trim();
   if (t.length >= 2 && (t[0] === '"' || t[0] === "'") && t[t.length - 1] === t[0]) return t.slice(1, -1);
   return t;
+}
+
+/** The innermost function definition around `n`, or null at module level. */
+function enclosingDef(n: SyntaxNode): SyntaxNode | null {
+  for (let p = n.parent; p; p = p.parent) if (p.type === "function_definition") return p;
+  return null;
+}
+
+/** Whether a method is decorated `@staticmethod` or `@classmethod` (no instance: the constructor has not run). */
+function isStaticOrClassMethod(def: SyntaxNode): boolean {
+  const dec = def.parent?.type === "decorated_definition" ? def.parent : null;
+  return !!dec && dec.namedChildren.some((d) => {
+    const e = d?.type === "decorator" ? d.namedChildren[0] : null;
+    return e?.type === "identifier" && (e.text === "staticmethod" || e.text === "classmethod");
+  });
+}
+
+/**
+ * Whether a class is a test case: a base class named `TestCase` or `…TestCase` (unittest, absltest,
+ * parameterized, jax's `JaxTestCase`), or a name starting with `Test` (pytest's default
+ * `python_classes = Test*`).
+ */
+function isTestClass(cls: SyntaxNode): boolean {
+  if (cls.childForFieldName("name")?.text.startsWith("Test")) return true;
+  const bases = cls.childForFieldName("superclasses")?.namedChildren ?? [];
+  return bases.some((b) => {
+    const last = b?.type === "attribute" ? b.childForFieldName("attribute")?.text : b?.type === "identifier" ? b.text : undefined;
+    return !!last && last.endsWith("TestCase");
+  });
 }

@@ -106,6 +106,7 @@ export const rule: Rule = {
       references: [
         "ground-truth.md: 'When does setting os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\" still take effect?' rows `torch.cuda.is_available()`, `accelerate.Accelerator()`, `jax.devices()`",
         "ground-truth.md: 'Each variable freezes at its own moment'",
+        "docs/init-catalogue.md: the libraries that initialise CUDA when imported, each measured or read at a named commit and line; the message quotes the entry",
         "CUDA C Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES is read at CUDA initialisation",
       ],
     },
@@ -118,7 +119,7 @@ export const rule: Rule = {
       ctx.report({
         range: w.range,
         ...(severity ? { severity } : {}),
-        message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line})${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
+        message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
         related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
         fix: moveWriteFix(ctx, w) ?? undefined,
       });
@@ -130,13 +131,20 @@ export const rule: Rule = {
     }
     // Functions the module never calls (tests, hooks, callbacks) run after the module's own code:
     // a write there is checked against the module's timeline and the function's own events.
+    // A method of a class the module never calls runs after the object's constructor (its timeline
+    // starts with `__init__`): "whenever `Trainer.fit()` runs". A write reached from two timelines
+    // (a helper method called by another) is reported once, from the first.
+    const reported = new Set<string>();
     for (const fn of ctx.model.functionTimelines) {
       const stateOf = statesInFunction(ctx.model, fn);
       for (const w of fn.events) {
         if (w.kind !== "envWrite" || !STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
-        const name = fn.def.childForFieldName("name")?.text ?? "";
+        const own = fn.def.childForFieldName("name")?.text ?? "";
+        const name = fn.owner ? `${fn.owner}.${own}` : own;
         const { frozenBy } = stateOf(w);
         if (!frozenBy) continue;
+        const key = `${w.range.start.line}:${w.range.start.character}:${w.variable}`;
+        if (reported.has(key)) continue;
         const inside = fn.events.includes(frozenBy);
         // Only a real initialising call: a library merely imported at module level (eager-init
         // modules, a default list) does not make a helper's write certainly late. On the ecosystem
@@ -146,6 +154,7 @@ export const rule: Rule = {
         // Initialised in the function itself, then written: certain (error). Initialised by the
         // module above: the write is late whenever the function runs in this process, but a helper
         // may run it only to prepare a child's environment (warning).
+        reported.add(key);
         report(w, frozenBy, ` whenever \`${name}()\` runs`, inside ? undefined : "warning");
       }
     }

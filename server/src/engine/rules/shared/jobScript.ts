@@ -3,10 +3,12 @@ import type { ManifestRuleContext } from "../../rule";
 import type { JobScriptFacts } from "../../manifests/jobscript";
 import type { ShellWord } from "../../manifests/shell";
 import type { Range } from "../../types";
+import { hasSbatchLine } from "../../prefilter";
 
-/** The job-script facts of the linted file, or null when it is no job script. */
+/** The job-script facts of the linted file, or null when it is no job script (a shell script without an `#SBATCH` line is none). */
 export function jobScriptOf(ctx: ManifestRuleContext): JobScriptFacts | null {
-  return ctx.manifest.kind === "jobscript" ? ctx.manifest.jobscript : null;
+  const facts = ctx.manifest.kind === "jobscript" ? ctx.manifest.jobscript : null;
+  return facts && hasSbatchLine(ctx.manifest.src.text) ? facts : null;
 }
 
 /** The range of the words `first`..`last` (inclusive). */

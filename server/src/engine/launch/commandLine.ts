@@ -1,0 +1,199 @@
+/**
+ * One model of a launch command line, whatever file it is written in (a shell script, a Slurm job
+ * script, a Dockerfile `CMD`/`ENTRYPOINT`, a compose `command`, a Kubernetes container's
+ * `command`/`args`): from the argv words it tells the launcher, the number of processes it starts
+ * per node, the GPU ids it selects itself, and the environment written in front of it.
+ *
+ * Launchers and what they start (sources quoted in the docstrings below):
+ * - `torchrun`, `python -m torch.distributed.run|launch`: `--nproc_per_node`/`--nproc-per-node`
+ *   workers per node (default 1; `gpu`/`auto`: one per visible GPU);
+ * - `accelerate launch` (also `python -m accelerate.commands.launch`): `--num_processes` in total,
+ *   `--num_machines` nodes, `--gpu_ids` (which accelerate writes into CUDA_VISIBLE_DEVICES),
+ *   `--config_file` (an accelerate YAML read by the caller);
+ * - `deepspeed`: `--num_gpus` per node, `--include localhost:0,1`;
+ * - anything else (`python train.py`, a console script) is `other`: one process, not read.
+ *
+ * Prefixes unwrapped: `VAR=value cmd`, `env [-i] [-u NAME] VAR=value cmd`, `nohup`, `exec`, `srun
+ * [options]` (its options are kept for the Slurm rules: manifests/jobscript.ts `launchOf`).
+ * Words are shell.ts words: quotes removed, expansions (`$X`) kept as written.
+ */
+import type { ShellWord } from "../manifests/shell";
+import { launchOf, optionValue } from "../manifests/jobscript";
+import type { ShellCommand } from "../manifests/shell";
+
+/** The launchers told apart. */
+export type Launcher = "torchrun" | "accelerate" | "deepspeed" | "other";
+
+/** An option's value with the words that hold it (one word for `--x=v`, two for `--x v`). */
+export interface OptionValue {
+  value: string;
+  start: ShellWord;
+  end: ShellWord;
+}
+
+/** A launch command line, parsed. */
+export interface LaunchLine {
+  launcher: Launcher;
+  /** The launcher's words (after any `env`/`VAR=`/`srun` prefix): `words[0]` names the program. */
+  words: ShellWord[];
+  /** `srun` runs it (the Slurm rules, GPU022, check the task count). */
+  underSrun: boolean;
+  /** Variables set for this command only: `VAR=v cmd` and `env VAR=v cmd`, by name. */
+  inlineEnv: Map<string, { value: string; word: ShellWord }>;
+  /** `env -i`: the command starts with an empty environment (no exported variable reaches it). */
+  clearsEnv: boolean;
+  /**
+   * The option that sets the number of processes per node (torchrun `--nproc_per_node`,
+   * deepspeed `--num_gpus`) or in total (accelerate `--num_processes`); null when not written.
+   */
+  processes: OptionValue | null;
+  /** accelerate `--num_machines`; null when not written. */
+  machines: OptionValue | null;
+  /** accelerate `--gpu_ids`, deepspeed `--include`: GPU ids the launcher selects itself. */
+  gpuIds: OptionValue | null;
+  /** deepspeed `--exclude`. */
+  exclude: OptionValue | null;
+  /** accelerate `--config_file`. */
+  configFile: OptionValue | null;
+}
+
+/** Whether a word names a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
+const isPython = (w: string) => /^(?:.*\/)?python(?:[0-9.]*)$/.test(w);
+const base = (w: string) => w.replace(/^.*\//, "");
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** Options of `env` (GNU coreutils env(1)) that take a value. */
+const ENV_VALUE_OPTIONS = new Set(["-u", "--unset", "-C", "--chdir", "-S", "--split-string"]);
+
+/**
+ * The launcher of `words` and the index of the word after it (where its own options start).
+ * accelerate's CLI: "accelerate launch {script_name.py}" (Accelerate docs, "The Command Line":
+ * https://huggingface.co/docs/accelerate/package_reference/cli).
+ */
+function launcherOf(words: readonly ShellWord[]): { launcher: Launcher; from: number } {
+  const first = words[0]?.value ?? "";
+  const b = base(first);
+  if (b === "torchrun") return { launcher: "torchrun", from: 1 };
+  if (b === "accelerate" && words[1]?.value === "launch") return { launcher: "accelerate", from: 2 };
+  if (b === "accelerate-launch") return { launcher: "accelerate", from: 1 };
+  if (b === "deepspeed") return { launcher: "deepspeed", from: 1 };
+  if (isPython(first)) {
+    // python [-u -O -B ...] -m module
+    for (let k = 1; k < words.length; k++) {
+      const w = words[k].value;
+      if (w === "-m") {
+        const mod = words[k + 1]?.value ?? "";
+        if (/^torch\.distributed\.(?:run|launch)$/.test(mod)) return { launcher: "torchrun", from: k + 2 };
+        if (mod === "accelerate.commands.launch") return { launcher: "accelerate", from: k + 2 };
+        if (mod === "deepspeed.launcher.runner") return { launcher: "deepspeed", from: k + 2 };
+        return { launcher: "other", from: k + 2 };
+      }
+      if (!w.startsWith("-")) break; // a script: python runs it, one process
+    }
+  }
+  return { launcher: "other", from: 1 };
+}
+
+/**
+ * The launcher's own options: the words from `from` up to its program (the first word that is no
+ * option and no option's value). An option's value is taken as the next word when the option has
+ * no `=` and the next word does not start with `-`; a switch followed by the script name is rare
+ * in these launchers' option lists (`--multi_gpu`, `--standalone`, `--no_python`), listed here.
+ */
+const SWITCHES = new Set([
+  "--standalone", "--no_python", "--no-python", "--module", "-m", "--run_path", "--run-path", "--use_env", "--use-env",
+  "--multi_gpu", "--multi-gpu", "--cpu", "--tpu", "--use_deepspeed", "--use-deepspeed", "--use_fsdp", "--use-fsdp",
+  "--use_megatron_lm", "--use-megatron-lm", "--same_network", "--same-network", "--debug", "-q", "--quiet",
+  "--no_local_rank", "--no-local-rank", "--no_ssh_check", "--no-ssh-check", "--no_ssh", "--no-ssh", "--force_multi", "--force-multi",
+  "--save_pid", "--save-pid", "--enable_each_rank_log", "--elastic_training", "--bind_cores_to_rank", "--autotuning",
+  "--dynamo_use_fullgraph", "--dynamo_use_dynamic", "--enable_cpu_affinity", "--rdzv_conf",
+]);
+function launcherOptions(words: readonly ShellWord[], from: number): ShellWord[] {
+  let k = from;
+  for (; k < words.length; k++) {
+    const w = words[k].value;
+    if (w === "--") break;
+    if (!w.startsWith("-")) break;
+    if (w.includes("=") || SWITCHES.has(w)) continue;
+    if (k + 1 < words.length && !words[k + 1].value.startsWith("-") && !/\.py$/.test(words[k + 1].value)) k++;
+  }
+  return words.slice(from, k);
+}
+
+/** `underscore_name` → both spellings with dashes and underscores (accelerate accepts either). */
+const spellings = (...names: string[]) => names.flatMap((n) => [n, n.replace(/_/g, "-")]).filter((n, i, a) => a.indexOf(n) === i);
+
+/**
+ * Parses a launch command line from its words and the assignments written before them.
+ * @param words the command's words (redirections already left out, shell.ts).
+ * @param assignments `VAR=value` words written before the command (shell.ts ShellCommand.assignments).
+ * @returns the launch; `launcher` is `other` for any program that is not a known launcher.
+ */
+export function parseLaunchLine(words: readonly ShellWord[], assignments: ReadonlyArray<{ name: string; value: string; word: ShellWord }> = []): LaunchLine {
+  const inlineEnv = new Map<string, { value: string; word: ShellWord }>();
+  for (const a of assignments) inlineEnv.set(a.name, { value: a.value, word: a.word });
+  let clearsEnv = false;
+  let rest = [...words];
+  let underSrun = false;
+  // Unwrap prefixes, in any order: env, nohup, exec, srun.
+  for (let guard = 0; guard < 8 && rest.length; guard++) {
+    const b = base(rest[0].value);
+    if (b === "env") {
+      let k = 1;
+      for (; k < rest.length; k++) {
+        const w = rest[k].value;
+        if (w === "-i" || w === "--ignore-environment" || w === "-") { clearsEnv = true; continue; }
+        if (ENV_VALUE_OPTIONS.has(w)) { if (w === "-u" || w === "--unset") inlineEnv.delete(rest[k + 1]?.value ?? ""); k++; continue; }
+        if (w.startsWith("-")) continue;
+        const eq = w.indexOf("=");
+        if (eq > 0 && NAME.test(w.slice(0, eq))) { inlineEnv.set(w.slice(0, eq), { value: w.slice(eq + 1), word: rest[k] }); continue; }
+        break;
+      }
+      rest = rest.slice(k);
+      continue;
+    }
+    if (b === "nohup" || b === "exec") { rest = rest.slice(1).filter((w, i) => !(i === 0 && w.value.startsWith("-"))); continue; }
+    if (b === "srun") {
+      const l = launchOf({ assignments: [], words: rest, start: 0, end: 0 } as ShellCommand);
+      underSrun = true;
+      rest = l.words;
+      continue;
+    }
+    break;
+  }
+  const { launcher, from } = launcherOf(rest);
+  const empty: LaunchLine = { launcher, words: rest, underSrun, inlineEnv, clearsEnv, processes: null, machines: null, gpuIds: null, exclude: null, configFile: null };
+  if (launcher === "other") return empty;
+  const opts = launcherOptions(rest, from);
+  if (launcher === "torchrun") {
+    return { ...empty, processes: optionValue(opts, ["--nproc_per_node", "--nproc-per-node"]) };
+  }
+  if (launcher === "accelerate") {
+    return {
+      ...empty,
+      processes: optionValue(opts, spellings("--num_processes")),
+      machines: optionValue(opts, spellings("--num_machines")),
+      gpuIds: optionValue(opts, spellings("--gpu_ids")),
+      configFile: optionValue(opts, spellings("--config_file")),
+    };
+  }
+  return {
+    ...empty,
+    processes: optionValue(opts, spellings("--num_gpus")),
+    gpuIds: optionValue(opts, ["--include", "-i"]),
+    exclude: optionValue(opts, ["--exclude", "-e"]),
+  };
+}
+
+/** A whole number written as digits, or null. */
+export const wholeNumber = (s: string | null | undefined): number | null => (s !== null && s !== undefined && /^[0-9]{1,6}$/.test(s.trim()) ? Number(s.trim()) : null);
+
+/**
+ * The local GPU ids of a deepspeed `--include` value when it names only this node (`localhost:0,1`
+ * or `localhost:0,1@...` is not read): DeepSpeed's "NODE_SPEC[@NODE_SPEC ...] where NODE_SPEC=NAME[:SLOT[,SLOT ...]]"
+ * (deepspeed --help, `--include`). Null when it names other hosts, or no slots.
+ */
+export function deepspeedLocalIds(value: string): number[] | null {
+  const m = /^localhost:([0-9]+(?:,[0-9]+)*)$/.exec(value.trim());
+  return m ? m[1].split(",").map(Number) : null;
+}

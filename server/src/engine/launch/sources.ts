@@ -1,0 +1,275 @@
+/**
+ * Where launch command lines are written and what each one runs with: the launches of a shell or
+ * job script, of a Dockerfile's `CMD`/`ENTRYPOINT`, of a compose service's `command`/`entrypoint`,
+ * and of a Kubernetes container's `command`/`args`, each with the CUDA_VISIBLE_DEVICES in force for
+ * it and the GPUs its container or job asks for. commandLine.ts parses each command line.
+ *
+ * What is followed: a `VAR=v cmd` / `env VAR=v cmd` prefix; an `export VAR=v` (or `declare -x`)
+ * earlier in the same script; a Dockerfile `ENV` earlier in the last stage; a compose service's
+ * `environment`; a container's `env`; `sh -c '...'` / `bash -c '...'` with a literal script.
+ * What is not: variables set in another script or by the caller, a value that expands a variable
+ * (`CUDA_VISIBLE_DEVICES=$GPUS`), a bare `VAR=v` line without `export` (the variable reaches the
+ * launcher only if the caller had exported it: unknown, so nothing is concluded).
+ */
+import type { Node, YAMLMap } from "yaml";
+import type { ManifestModel } from "../manifests/model";
+import type { Range } from "../types";
+import { SourceText } from "../manifests/source";
+import { parseShell, type ShellCommand, type ShellWord } from "../manifests/shell";
+import { isMap, isScalar, isSeq, pairOf, scalarText, valueAt, valueOf } from "../manifests/yaml";
+import { parseLaunchLine, wholeNumber, type LaunchLine } from "./commandLine";
+
+/** A CUDA_VISIBLE_DEVICES value in force for a launch. */
+export interface VisibleSetting {
+  /** The value as written; null when it expands a variable or is otherwise not literal. */
+  value: string | null;
+  /** Where it is set, for messages: `inline`, `exported on line 3`, `the image's ENV`, `service "x"`. */
+  from: string;
+  /** Set for this command alone (inline prefix) or in the same container spec: its effect is certain. */
+  sameCommand: boolean;
+  range: Range;
+}
+
+/** The GPUs a container or a job asks for, per node. */
+export interface GpuRequest {
+  count: number;
+  /** For messages: `nvidia.com/gpu: 2`, `count: 2`, `device_ids: [0, 1]`, `#SBATCH --gres=gpu:4`. */
+  from: string;
+  range: Range;
+  kind: "container" | "slurm";
+}
+
+/** One launch found in a manifest, with what it runs under. */
+export interface FoundLaunch {
+  line: LaunchLine;
+  /** The range of the command (for a finding without a better word). */
+  range: Range;
+  /** CUDA_VISIBLE_DEVICES in force; null when none is set as far as the file says. */
+  visible: VisibleSetting | null;
+  /** A CUDA_VISIBLE_DEVICES assignment that may or may not reach the launch (not exported, not literal): nothing is concluded. */
+  visibleUnknown: boolean;
+  /** The container's or job's GPU request; null when none. */
+  request: GpuRequest | null;
+  /** The machine's GPU count applies (a plain shell script run where it is linted: pre-commit, CI, the editor). */
+  onThisMachine: boolean;
+  /** Where it is written, for messages: `the script`, `CMD`, `service "train"`, `container "t" of Job "x"`. */
+  where: string;
+}
+
+const CVD = "CUDA_VISIBLE_DEVICES";
+const isShell = (w: string) => /^(?:.*\/)?(?:ba|da|z)?sh$/.test(w);
+
+/** Shell words whose offsets are moved by `delta`, or all set to `clamp` when the text's offsets do not map onto the file. */
+function moveWords(words: readonly ShellWord[], delta: number, clamp: [number, number] | null): ShellWord[] {
+  return words.map((w) => (clamp ? { ...w, start: clamp[0], end: clamp[1] } : { ...w, start: w.start + delta, end: w.end + delta }));
+}
+
+/** Commands of a shell text written at `offset` in the file (`exact`: its characters are the file's, else every word spans `clamp`). */
+function commandsOf(text: string, offset: number, exact: boolean, clamp: [number, number]): ShellCommand[] {
+  const script = parseShell(new SourceText(text));
+  return script.commands.map((c) => ({
+    ...c,
+    words: moveWords(c.words, offset, exact ? null : clamp),
+    assignments: c.assignments.map((a) => ({ ...a, word: moveWords([a.word], offset, exact ? null : clamp)[0] })),
+    start: exact ? c.start + offset : clamp[0],
+    end: exact ? c.end + offset : clamp[1],
+  }));
+}
+
+/**
+ * The launch lines of an argv (exec form): the argv itself, or, for `sh -c SCRIPT` / `bash -lc
+ * SCRIPT`, each command of the script.
+ * @param scriptAt where the script word's text lies in the file: its start offset when the file holds it character for character, else null.
+ */
+function launchesOfArgv(argv: ShellWord[], scriptAt: (w: ShellWord) => number | null): Array<{ line: LaunchLine; command: ShellCommand }> {
+  if (argv.length >= 3 && isShell(argv[0].value)) {
+    const c = argv.findIndex((w, i) => i > 0 && /^-[a-z]*c[a-z]*$/.test(w.value));
+    const script = c > 0 ? argv[c + 1] : undefined;
+    if (!script) return [];
+    const at = scriptAt(script);
+    return commandsOf(script.value, at ?? 0, at !== null, [script.start, script.end]).map((command) => ({ line: parseLaunchLine(command.words, command.assignments), command }));
+  }
+  const command: ShellCommand = { assignments: [], words: argv, start: argv[0]?.start ?? 0, end: argv[argv.length - 1]?.end ?? 0 };
+  return [{ line: parseLaunchLine(argv), command }];
+}
+
+/** A CUDA_VISIBLE_DEVICES setting of a script's commands before `before` (the last one wins): `export`/`declare -x`, or a bare assignment (unknown). */
+function scriptVisible(src: SourceText, commands: readonly ShellCommand[], before: number): { visible: VisibleSetting | null; unknown: boolean } {
+  let visible: VisibleSetting | null = null;
+  let unknown = false;
+  let assigned: { value: string | null; word: ShellWord } | null = null;
+  for (const c of commands) {
+    if (c.start >= before) break;
+    if (c.words.length === 0) {
+      for (const a of c.assignments) if (a.name === CVD) { assigned = { value: a.word.expands ? null : a.value, word: a.word }; unknown = true; visible = null; }
+      continue;
+    }
+    const head = c.words[0].value;
+    const exporting = head === "export" || ((head === "declare" || head === "typeset") && c.words.some((w) => /^-[a-zA-Z]*x/.test(w.value)));
+    if (head === "unset" && c.words.some((w) => w.value === CVD)) { visible = null; unknown = false; assigned = null; continue; }
+    if (!exporting) continue;
+    for (const w of c.words.slice(1)) {
+      if (w.value === CVD && assigned) {
+        visible = { value: assigned.value, from: `exported on line ${src.lineOf(assigned.word.start) + 1}`, sameCommand: false, range: src.range(assigned.word.start, assigned.word.end) };
+        unknown = assigned.value === null;
+      } else if (w.value.startsWith(`${CVD}=`)) {
+        const value = w.expands ? null : w.value.slice(CVD.length + 1);
+        visible = { value, from: `exported on line ${src.lineOf(w.start) + 1}`, sameCommand: false, range: src.range(w.start, w.end) };
+        unknown = value === null;
+      }
+    }
+  }
+  return { visible: visible && visible.value !== null ? visible : null, unknown };
+}
+
+/** The launches of a shell script or Slurm job script (every command; the launcher decides which are read). */
+function scriptLaunches(model: ManifestModel): FoundLaunch[] {
+  const facts = model.jobscript;
+  if (!facts) return [];
+  const src = model.src;
+  const isJob = facts.directives.length > 0;
+  const out: FoundLaunch[] = [];
+  for (const c of facts.commands) {
+    const line = parseLaunchLine(c.words, c.assignments);
+    if (line.launcher === "other") continue;
+    const inline = line.inlineEnv.get(CVD);
+    let visible: VisibleSetting | null = null;
+    let unknown = false;
+    if (inline) {
+      if (inline.word.expands) unknown = true;
+      else visible = { value: inline.value, from: "inline", sameCommand: true, range: src.range(inline.word.start, inline.word.end) };
+    } else if (!line.clearsEnv) {
+      ({ visible, unknown } = scriptVisible(src, facts.commands, c.start));
+    }
+    let request: GpuRequest | null = null;
+    if (isJob) {
+      const req = facts.request;
+      const l = line.underSrun;
+      if (req.asksForGpus && req.where) {
+        const count = l && req.gpusPerTask !== null ? req.gpusPerTask : !l && req.gpusPerTask !== null ? null : req.gpusPerNode;
+        if (count !== null) request = { count, from: `#SBATCH --${req.where.name}=${req.where.value}`, range: req.where.range, kind: "slurm" };
+      }
+    }
+    out.push({ line, range: src.range(c.start, c.end), visible, visibleUnknown: unknown, request, onThisMachine: !isJob, where: "the script" });
+  }
+  return out;
+}
+
+/** The launches of a Dockerfile's last stage: `ENTRYPOINT` (exec form) followed by `CMD`, or either alone. */
+function dockerfileLaunches(model: ManifestModel): FoundLaunch[] {
+  const df = model.dockerfile;
+  if (!df || !df.run) return [];
+  const src = model.src;
+  const { argv, shellForm, start, end } = df.run;
+  const found = shellForm
+    ? commandsOf(src.text.slice(start, end), start, true, [start, end]).map((command) => ({ line: parseLaunchLine(command.words, command.assignments), command }))
+    : launchesOfArgv(argv, () => null);
+  const env = df.env.filter((e) => e.name === CVD && e.range.start.line >= df.run!.stageLine && e.range.start.line < df.run!.line).pop();
+  return found.filter((f) => f.line.launcher !== "other").map(({ line, command }) => {
+    const inline = line.inlineEnv.get(CVD);
+    const visible: VisibleSetting | null = inline && !inline.word.expands ? { value: inline.value, from: "inline", sameCommand: true, range: src.range(inline.word.start, inline.word.end) }
+      : env && env.value !== null && !env.value.includes("$") && !line.clearsEnv ? { value: env.value, from: "the image's ENV", sameCommand: false, range: env.range } : null;
+    return { line, range: src.range(command.start, command.end), visible, visibleUnknown: !!inline?.word.expands, request: null, onThisMachine: false, where: df.run!.keyword };
+  });
+}
+
+/** The words of a YAML `command`/`args`/`entrypoint` value: a list of scalars (each a word) or a string (split as a shell would). */
+function yamlArgv(src: SourceText, node: Node | null): { argv: ShellWord[]; scriptAt: (w: ShellWord) => number | null } | null {
+  if (!node) return null;
+  const starts = new Map<ShellWord, number>();
+  const wordOf = (n: unknown): ShellWord | null => {
+    const text = scalarText(n);
+    const r = (n as Node).range;
+    if (text === null || !r) return null;
+    const w: ShellWord = { raw: src.text.slice(r[0], r[1]), value: text, start: r[0], end: r[1], expands: false };
+    // The scalar's characters are the file's when it is plain, or single-line quoted without escapes.
+    const raw = w.raw;
+    if (raw === text) starts.set(w, r[0]);
+    else if ((raw.startsWith("'") || raw.startsWith('"')) && raw.slice(1, -1) === text) starts.set(w, r[0] + 1);
+    return w;
+  };
+  if (isSeq(node)) {
+    const argv = node.items.map(wordOf);
+    if (argv.some((w) => w === null)) return null;
+    return { argv: argv as ShellWord[], scriptAt: (w) => starts.get(w) ?? null };
+  }
+  const w = wordOf(node);
+  if (!w) return null;
+  const at = starts.get(w);
+  const cmds = commandsOf(w.value, at ?? 0, at !== undefined, [w.start, w.end]);
+  return cmds.length ? { argv: cmds[0].words, scriptAt: () => null } : null;
+}
+
+/** CUDA_VISIBLE_DEVICES set in a container's or service's environment (model.env, by owner). */
+function envVisible(model: ManifestModel, owner: string): VisibleSetting | null {
+  const e = model.env.filter((x) => x.owner === owner && x.name === CVD).pop();
+  if (!e || e.value === null || e.value.includes("$")) return null;
+  return { value: e.value, from: owner, sameCommand: true, range: e.range };
+}
+
+/** GPUs a compose service reserves: `count: N` or `device_ids` of its GPU device reservations; null when none or `all`. */
+function composeRequest(model: ManifestModel, service: YAMLMap): GpuRequest | null {
+  const devices = valueAt(service, ["deploy", "resources", "reservations", "devices"]);
+  if (!isSeq(devices)) return null;
+  for (const d of devices.items) {
+    if (!isMap(d)) continue;
+    const caps = valueOf(d, "capabilities");
+    const gpu = (isSeq(caps) && caps.items.some((c) => scalarText(c) === "gpu")) || scalarText(valueOf(d, "driver")) === "nvidia";
+    if (!gpu) continue;
+    const count = pairOf(d, "count");
+    const ids = pairOf(d, "device_ids");
+    const r = (n: Node | null | undefined) => model.src.range(n?.range?.[0] ?? 0, n?.range?.[1] ?? 0);
+    if (ids && !count && isSeq(ids.value)) {
+      const list = ids.value.items.map((i) => scalarText(i) ?? "?");
+      return { count: list.length, from: `device_ids: [${list.join(", ")}]`, range: r(ids.value as Node), kind: "container" };
+    }
+    const n = isScalar(count?.value) && typeof count!.value.value === "number" && Number.isInteger(count!.value.value) ? count!.value.value : null;
+    if (count && !ids && n !== null) return { count: n, from: `count: ${n}`, range: r(count.value as Node), kind: "container" };
+    return null;
+  }
+  return null;
+}
+
+/** GPUs a pod container asks for: `resources.limits["nvidia.com/gpu"]`, a whole number. */
+function podRequest(model: ManifestModel, container: YAMLMap): GpuRequest | null {
+  const limit = valueAt(container, ["resources", "limits"]);
+  const p = pairOf(limit, "nvidia.com/gpu");
+  const n = wholeNumber(scalarText(p?.value));
+  if (!p || n === null) return null;
+  const v = p.value as Node;
+  return { count: n, from: `nvidia.com/gpu: ${n}`, range: model.src.range(v.range?.[0] ?? 0, v.range?.[1] ?? 0), kind: "container" };
+}
+
+/** Launches of YAML argv pieces joined (`entrypoint` + `command`, `command` + `args`). */
+function containerLaunches(model: ManifestModel, parts: Array<Node | null>, owner: string, where: string, request: GpuRequest | null): FoundLaunch[] {
+  const src = model.src;
+  const pieces = parts.map((p) => yamlArgv(src, p)).filter((p): p is NonNullable<typeof p> => p !== null);
+  if (!pieces.length) return [];
+  const argv = pieces.flatMap((p) => p.argv);
+  const scriptAt = (w: ShellWord) => pieces.map((p) => p.scriptAt(w)).find((x) => x !== null) ?? null;
+  const containerVisible = envVisible(model, owner);
+  return launchesOfArgv(argv, scriptAt).filter((f) => f.line.launcher !== "other").map(({ line, command }) => {
+    const inline = line.inlineEnv.get(CVD);
+    const visible = inline && !inline.word.expands ? { value: inline.value, from: "inline", sameCommand: true, range: src.range(inline.word.start, inline.word.end) } : line.clearsEnv ? null : containerVisible;
+    return { line, range: src.range(command.start, command.end), visible, visibleUnknown: !!inline?.word.expands, request, onThisMachine: false, where };
+  });
+}
+
+/**
+ * Every launch a manifest writes, with the environment and GPU request it runs under. Never throws
+ * for a model built by manifests/model.ts.
+ */
+export function launchesOf(model: ManifestModel): FoundLaunch[] {
+  if (model.kind === "jobscript") return scriptLaunches(model);
+  if (model.kind === "dockerfile") return dockerfileLaunches(model);
+  const out: FoundLaunch[] = [];
+  for (const s of model.services) {
+    const owner = `service "${s.name}"`;
+    out.push(...containerLaunches(model, [valueOf(s.node, "entrypoint"), valueOf(s.node, "command")], owner, owner, composeRequest(model, s.node)));
+  }
+  for (const c of model.containers) {
+    const owner = `container${c.name === null ? "" : ` "${c.name}"`} of ${c.owner}`;
+    out.push(...containerLaunches(model, [valueOf(c.node, "command"), valueOf(c.node, "args")], owner, owner, podRequest(model, c.node)));
+  }
+  return out;
+}

@@ -1,0 +1,606 @@
+/**
+ * Rank value flow: where the value of an expression comes from, as a process rank. GPU039 asks it
+ * whether the ordinal given to a CUDA device is the job's global rank (the process's number among
+ * all nodes) rather than its local rank (its number on its own node).
+ *
+ * Sources (each cited in GPU039's references):
+ * - environment reads (`os.environ["RANK"]`, `.get`, `os.getenv`): {@link RANK_VARIABLES};
+ * - calls: `torch.distributed.get_rank()` with no group (global), `torch.distributed.get_node_local_rank()` (local);
+ * - Hugging Face Accelerate: `.process_index` (global) and `.local_process_index` (local) of an
+ *   object the file builds with `Accelerator(...)`, `PartialState(...)` or `AcceleratorState(...)`.
+ *
+ * Followed, within this file only: names to their latest assignment before the use in the same
+ * function (or module; a name a nested function reads from outside: every assignment there must
+ * agree), `int(...)`/`str(...)`, parentheses, tuple unpacking of a tuple of the same length,
+ * `self.x` set in any method of the same class, `obj.x = ...` and `d["k"] = ...` in the same
+ * scope, dict literals with literal keys, argparse defaults (`add_argument("--rank", default=...)`
+ * read as `args.rank`), the return values of the file's own module-level functions,
+ * `a if c else b` and `a or b` (branches that agree; integer literals do not count), and
+ * `rank % n` (no longer a global rank). Not followed: other modules, function parameters (an
+ * `mp.spawn`ed worker's first parameter is its local index), other arithmetic: these are
+ * `unknown`, and a rule stays silent on them.
+ */
+import type { SyntaxNode } from "./parser";
+import { stringValue } from "./parser";
+import type { ModuleModel } from "./model";
+
+/** Where a rank comes from: all nodes (`global`), this node (`local`), the node's number (`node`), or not known. */
+export type RankKind = "global" | "local" | "node" | "unknown";
+
+/** The origin of a value as a rank. */
+export interface RankOrigin {
+  kind: RankKind;
+  /** The expression the rank is read from (the environment read, the call, the attribute); null when unknown. */
+  source: SyntaxNode | null;
+  /** The environment variable read, when the source is an environment read. */
+  variable: string | null;
+  /**
+   * Whether the value is the source's value itself, reached through names, `int(...)`, `str(...)`
+   * and parentheses only (no `if`/`or`, attribute, argparse or function return on the way).
+   */
+  plain: boolean;
+}
+
+/**
+ * Rank environment variables by kind. RANK, LOCAL_RANK, GROUP_RANK: torchrun sets them ("RANK -
+ * The global rank", "LOCAL_RANK - The local rank", GROUP_RANK "the rank of the node" with one
+ * worker group per node: https://pytorch.org/docs/stable/elastic/run.html, Environment Variables).
+ * SLURM_PROCID "The MPI rank (or relative process ID) of the current process", SLURM_LOCALID "Node
+ * local task ID for the process within a job", SLURM_NODEID "The relative node ID of the current
+ * node" (srun(1), OUTPUT ENVIRONMENT VARIABLES). OMPI_COMM_WORLD_RANK "the MPI rank of this process
+ * in MPI_COMM_WORLD", OMPI_COMM_WORLD_LOCAL_RANK "the relative rank of this process on this node
+ * within its job" (https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html).
+ * NODE_RANK: the node's number as torch.distributed.launch's `--node-rank` and Lightning set it.
+ */
+export const RANK_VARIABLES: Readonly<Record<string, RankKind>> = {
+  RANK: "global", SLURM_PROCID: "global", OMPI_COMM_WORLD_RANK: "global",
+  LOCAL_RANK: "local", SLURM_LOCALID: "local", OMPI_COMM_WORLD_LOCAL_RANK: "local",
+  GROUP_RANK: "node", NODE_RANK: "node", SLURM_NODEID: "node",
+};
+
+/** Calls returning a rank (dotted paths as the model resolves them); `get_rank` only without arguments (with a group it is the rank in that group). */
+const RANK_CALLS: Readonly<Record<string, RankKind>> = {
+  "torch.distributed.get_rank": "global",
+  "torch.distributed.distributed_c10d.get_rank": "global",
+  "torch.distributed.get_node_local_rank": "local",
+  "torch.distributed.distributed_c10d.get_node_local_rank": "local",
+};
+
+/** Accelerate's state classes (https://huggingface.co/docs/accelerate/package_reference/state: "process_index (int) -- The index of the current process", "local_process_index (int) -- The index of the current process on the current server"). */
+const ACCELERATE_STATES = new Set([
+  "accelerate.Accelerator", "accelerate.accelerator.Accelerator", "accelerate.PartialState", "accelerate.state.PartialState",
+  "accelerate.AcceleratorState", "accelerate.state.AcceleratorState",
+]);
+const ACCELERATE_ATTRIBUTES: Readonly<Record<string, RankKind>> = { process_index: "global", local_process_index: "local" };
+
+/** Internal value: a rank kind, or an integer literal (`0` in `rank if dist else 0`), which does not decide. */
+type Flow = { kind: RankKind | "constant"; source: SyntaxNode | null; variable: string | null; plain: boolean };
+
+const UNKNOWN: Flow = { kind: "unknown", source: null, variable: null, plain: false };
+const CONSTANT: Flow = { kind: "constant", source: null, variable: null, plain: false };
+
+/** How a name (or `obj.attr`, `d["k"]`) is bound in a scope: the value assigned, or null when bound otherwise (loop, `with`, import, `+=`). */
+interface Binding { end: number; value: SyntaxNode | null }
+
+/** The bindings of one function body or of the module (nested functions and classes excluded). */
+interface Scope {
+  names: Map<string, Binding[]>;
+  /** `obj.attr = v` and `d["k"] = v` by `obj.attr` / `d["k"]` (the key's value). */
+  members: Map<string, Binding[]>;
+  params: Set<string>;
+  /** Names declared `global` in the function. */
+  globals: Set<string>;
+}
+
+const PATTERNS = new Set(["pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list"]);
+const OWN_SCOPES = new Set(["function_definition", "class_definition", "lambda", "list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression"]);
+const MAX_DEPTH = 24;
+
+/**
+ * The rank analysis of one module. Answers are cached per node; each query costs at most a walk
+ * of the scopes it looks into (collected once each).
+ */
+export class RankFlow {
+  private readonly envReads = new Map<number, string>();
+  private readonly scopes = new Map<number, Scope>();
+  private readonly memo = new Map<number, Flow>();
+  private readonly busy = new Set<number>();
+  private argparse: Map<string, Array<SyntaxNode | null>> | null = null;
+  private depth = 0;
+
+  constructor(private readonly model: ModuleModel) {
+    for (const e of model.events) if (e.kind === "envRead" && e.variable in RANK_VARIABLES) this.envReads.set(e.node.id, e.variable);
+  }
+
+  /** Where the value of `node` comes from as a rank (`unknown` when the analysis cannot see it). */
+  origin(node: SyntaxNode | null | undefined): RankOrigin {
+    const f = node ? this.flow(node) : UNKNOWN;
+    if (f.kind === "constant") return { kind: "unknown", source: null, variable: null, plain: false };
+    return { kind: f.kind, source: f.source, variable: f.variable, plain: f.plain };
+  }
+
+  private flow(node: SyntaxNode): Flow {
+    const hit = this.memo.get(node.id);
+    if (hit) return hit;
+    if (this.busy.has(node.id) || this.depth > MAX_DEPTH) return UNKNOWN;
+    this.busy.add(node.id);
+    this.depth++;
+    let f: Flow;
+    try { f = this.compute(node); } finally { this.depth--; this.busy.delete(node.id); }
+    this.memo.set(node.id, f);
+    return f;
+  }
+
+  private compute(n: SyntaxNode): Flow {
+    const variable = this.envReads.get(n.id);
+    if (variable) return { kind: RANK_VARIABLES[variable], source: n, variable, plain: true };
+    switch (n.type) {
+      case "integer": return CONSTANT;
+      case "parenthesized_expression": return n.namedChildren[0] ? this.flow(n.namedChildren[0]) : UNKNOWN;
+      case "identifier": return this.ofName(n);
+      case "call": return this.ofCall(n);
+      case "attribute": return this.ofAttribute(n);
+      case "subscript": return this.ofSubscript(n);
+      case "conditional_expression": return combine([n.namedChildren[0], n.namedChildren[2]].map((c) => (c ? this.flow(c) : UNKNOWN)), false);
+      case "boolean_operator": return combine([n.childForFieldName("left"), n.childForFieldName("right")].map((c) => (c ? this.flow(c) : UNKNOWN)), false);
+      case "binary_operator": {
+        // `rank % n`: a position within n, no longer the global rank (GPU039 does not judge n).
+        if (n.children.some((c) => c?.type === "%")) {
+          const left = n.childForFieldName("left");
+          if (left?.type !== "string" && left && this.flow(left).kind === "global") return { ...UNKNOWN, kind: "local" };
+        }
+        return UNKNOWN;
+      }
+      default: return UNKNOWN;
+    }
+  }
+
+  /** `int(x)`, `str(x)`, rank calls, Accelerate constructors' attributes, the file's own functions. */
+  private ofCall(n: SyntaxNode): Flow {
+    const fn = n.childForFieldName("function");
+    const args = (n.childForFieldName("arguments")?.namedChildren ?? []).filter((a): a is SyntaxNode => !!a && a.type !== "comment");
+    if (fn?.type === "identifier" && (fn.text === "int" || fn.text === "str") && !this.model.symbols.has(fn.text)) {
+      return args[0] && args[0].type !== "keyword_argument" && args[0].type !== "list_splat" ? this.flow(args[0]) : UNKNOWN;
+    }
+    const path = this.model.resolve(fn)?.replace(/\(\)/g, "") ?? null;
+    if (path && path in RANK_CALLS) {
+      const kind = RANK_CALLS[path];
+      if (kind === "global" && args.length) return UNKNOWN; // get_rank(group): the rank within the group
+      return { kind, source: n, variable: null, plain: true };
+    }
+    // A module-level function of this file, called by its name: what its returns agree on.
+    if (fn?.type === "identifier" && !this.model.symbols.has(fn.text)) {
+      const def = this.model.functions.get(fn.text);
+      if (def && this.lookup(fn.text, fn) === "module-function") {
+        const returns: Flow[] = [];
+        walkScope(def.childForFieldName("body"), (c) => { if (c.type === "return_statement") returns.push(c.namedChildren[0] ? this.flow(c.namedChildren[0]) : CONSTANT); });
+        return returns.length ? notPlain(combine(returns, true)) : UNKNOWN;
+      }
+    }
+    return UNKNOWN;
+  }
+
+  /** `accelerator.process_index`, `self.x`, `obj.x` assigned in the same scope, `args.x` from argparse. */
+  private ofAttribute(n: SyntaxNode): Flow {
+    const obj = n.childForFieldName("object");
+    const attr = n.childForFieldName("attribute")?.text;
+    if (!obj || !attr) return UNKNOWN;
+    const accel = ACCELERATE_ATTRIBUTES[attr];
+    if (accel && this.isAccelerateState(obj)) return { kind: accel, source: n, variable: null, plain: false };
+    if (obj.type !== "identifier") return UNKNOWN;
+    const fn = enclosingFunction(n);
+    // self.x in a method: the method's own assignment before the use, else every method's assignments.
+    const self = fn ? selfName(fn) : null;
+    if (fn && self === obj.text) {
+      const own = latestBefore(this.scopeOf(fn).members.get(`${self}.${attr}`), n.startIndex);
+      if (own) return notPlain(own.value ? this.flow(own.value) : UNKNOWN);
+      const values: Flow[] = [];
+      for (const m of methodsOf(fn)) {
+        const s = selfName(m);
+        for (const b of (s && this.scopeOf(m).members.get(`${s}.${attr}`)) || []) values.push(b.value ? this.flow(b.value) : UNKNOWN);
+      }
+      return values.length ? notPlain(combine(values, true)) : UNKNOWN;
+    }
+    const scope = fn ? this.scopeOf(fn) : this.scopeOf(null);
+    const own = latestBefore(scope.members.get(`${obj.text}.${attr}`), n.startIndex);
+    if (own) return notPlain(own.value ? this.flow(own.value) : UNKNOWN);
+    const value = this.valueOfName(obj);
+    if (value && isParseArgs(value)) {
+      const defaults = this.argparseDefaults().get(attr);
+      if (!defaults?.length) return UNKNOWN;
+      return notPlain(combine(defaults.map((d) => (d ? this.flow(d) : UNKNOWN)), true));
+    }
+    return UNKNOWN;
+  }
+
+  /** `d["k"]`: an assignment `d["k"] = v` in the scope before the use, or the entry of a dict literal `d` is bound to. */
+  private ofSubscript(n: SyntaxNode): Flow {
+    const obj = n.childForFieldName("value");
+    const key = stringValue(n.childForFieldName("subscript"));
+    if (obj?.type !== "identifier" || key === null) return UNKNOWN;
+    const fn = enclosingFunction(n);
+    const own = latestBefore(this.scopeOf(fn).members.get(`${obj.text}[${JSON.stringify(key)}]`), n.startIndex);
+    if (own) return notPlain(own.value ? this.flow(own.value) : UNKNOWN);
+    const value = this.valueOfName(obj);
+    if (value?.type === "dictionary_comprehension" && key in RANK_VARIABLES && this.copiesEnvironment(value, key)) {
+      return { kind: RANK_VARIABLES[key], source: n, variable: key, plain: false };
+    }
+    if (value?.type !== "dictionary") return UNKNOWN;
+    let entry: SyntaxNode | null = null;
+    for (const p of value.namedChildren) {
+      if (p?.type === "pair" && stringValue(p.childForFieldName("key")) === key) entry = p.childForFieldName("value");
+      else if (p?.type === "dictionary_splat") return UNKNOWN;
+    }
+    return entry ? notPlain(this.flow(entry)) : UNKNOWN;
+  }
+
+  /**
+   * Whether a dict comprehension copies the environment variable `key`: `{k: os.environ[k] for k in
+   * ("RANK", ...)}` (or `.get(k)`, `os.getenv(k)`) over a literal tuple or list that holds `key`.
+   */
+  private copiesEnvironment(comp: SyntaxNode, key: string): boolean {
+    const pair = comp.childForFieldName("body");
+    const clauses = comp.namedChildren.filter((c) => c?.type === "for_in_clause");
+    if (pair?.type !== "pair" || clauses.length !== 1 || comp.namedChildren.some((c) => c?.type === "if_clause")) return false;
+    const loopVar = clauses[0]!.childForFieldName("left");
+    const names = clauses[0]!.childForFieldName("right");
+    if (loopVar?.type !== "identifier" || pair.childForFieldName("key")?.text !== loopVar.text) return false;
+    if (!names || !["tuple", "list"].includes(names.type) || !names.namedChildren.some((c) => stringValue(c) === key)) return false;
+    const read = pair.childForFieldName("value");
+    if (read?.type === "subscript") return this.model.isEnviron(read.childForFieldName("value")) && read.childForFieldName("subscript")?.text === loopVar.text;
+    if (read?.type !== "call") return false;
+    const fn = read.childForFieldName("function");
+    const isGet = fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "get" && this.model.isEnviron(fn.childForFieldName("object"));
+    return (isGet || this.model.resolve(fn) === "os.getenv") && read.childForFieldName("arguments")?.namedChildren[0]?.text === loopVar.text;
+  }
+
+  /** Whether `obj` is an Accelerate state object built in this file (`Accelerator(...)`, through names and `self.x`). */
+  private isAccelerateState(obj: SyntaxNode, depth = 0): boolean {
+    if (depth > 4) return false;
+    if (obj.type === "call") return ACCELERATE_STATES.has(this.model.resolve(obj.childForFieldName("function")) ?? "");
+    if (obj.type === "identifier") {
+      const v = this.valueOfName(obj);
+      return !!v && this.isAccelerateState(v, depth + 1);
+    }
+    if (obj.type === "attribute" && obj.childForFieldName("object")?.type === "identifier") {
+      const fn = enclosingFunction(obj);
+      const self = fn ? selfName(fn) : null;
+      const attr = obj.childForFieldName("attribute")?.text;
+      if (!fn || !attr || self !== obj.childForFieldName("object")?.text) return false;
+      const values: SyntaxNode[] = [];
+      for (const m of methodsOf(fn)) {
+        const s = selfName(m);
+        for (const b of (s && this.scopeOf(m).members.get(`${s}.${attr}`)) || []) if (b.value) values.push(b.value); else return false;
+      }
+      return values.length > 0 && values.every((v) => this.isAccelerateState(v, depth + 1));
+    }
+    return false;
+  }
+
+  /** The flow of a name read at `use`. */
+  private ofName(use: SyntaxNode): Flow {
+    const found = this.lookup(use.text, use);
+    if (found === "module-function" || found === null) return UNKNOWN;
+    return notPlainIf(combine(found.map((b) => (b.value ? this.flow(b.value) : UNKNOWN)), true), found.length > 1);
+  }
+
+  /** The single value a name read at `use` is bound to (for objects: a dict literal, a parse_args call), or null. */
+  private valueOfName(use: SyntaxNode): SyntaxNode | null {
+    const found = this.lookup(use.text, use);
+    return Array.isArray(found) && found.length === 1 ? found[0].value : null;
+  }
+
+  /**
+   * The bindings that give `name` its value at `use`: in the innermost function that binds it, the
+   * latest before the use; in an enclosing one (a closure) or the module seen from a function,
+   * all of them. Null when a parameter, a comprehension or a `for` target binds it, or nothing
+   * does; "module-function" for a module-level `def`.
+   */
+  private lookup(name: string, use: SyntaxNode): Binding[] | "module-function" | null {
+    let fn: SyntaxNode | null = null;
+    for (let p = use.parent; p; p = p.parent) {
+      if (p.type === "lambda") {
+        const params = p.childForFieldName("parameters");
+        if (params && paramNames(params).has(name)) return null;
+      }
+      if (p.type === "for_in_clause" || p.type === "for_statement") {
+        const left = p.childForFieldName("left");
+        if (left && identifiersIn(left).has(name) && p.type === "for_in_clause") return null;
+      }
+      if (p.type === "list_comprehension" || p.type === "generator_expression" || p.type === "set_comprehension" || p.type === "dictionary_comprehension") {
+        for (const c of p.namedChildren) {
+          const left = c?.type === "for_in_clause" ? c.childForFieldName("left") : null;
+          if (left && identifiersIn(left).has(name)) return null;
+        }
+      }
+      if (p.type === "function_definition") { fn = p; break; }
+    }
+    let innermost = true;
+    for (let f = fn; f; f = enclosingFunction(f)) {
+      const scope = this.scopeOf(f);
+      if (scope.params.has(name)) return null;
+      if (scope.globals.has(name)) break;
+      const list = scope.names.get(name);
+      if (list?.length) {
+        if (!innermost) return list;
+        const b = latestBefore(list, use.startIndex);
+        return b ? [b] : null;
+      }
+      innermost = false;
+    }
+    const module = this.scopeOf(null);
+    const list = module.names.get(name);
+    if (!list?.length) return null;
+    if (list.every((b) => b.value?.type === "function_definition")) return "module-function";
+    if (fn === null) {
+      const b = latestBefore(list, use.startIndex);
+      return b ? [b] : null;
+    }
+    return list;
+  }
+
+  /** The bindings of a function body (`def`), or of the module (null). */
+  private scopeOf(def: SyntaxNode | null): Scope {
+    const key = def ? def.id : -1;
+    let s = this.scopes.get(key);
+    if (s) return s;
+    s = { names: new Map(), members: new Map(), params: new Set(), globals: new Set() };
+    if (def) {
+      const params = def.childForFieldName("parameters");
+      if (params) s.params = paramNames(params);
+      collectBindings(def.childForFieldName("body"), s);
+    } else {
+      for (const st of this.model.tree.statements) {
+        const def = st.type === "decorated_definition" ? st.childForFieldName("definition") : st;
+        const name = def && (def.type === "function_definition" || def.type === "class_definition") ? def.childForFieldName("name") : null;
+        if (def && name) {
+          const list = s.names.get(name.text) ?? [];
+          list.push({ end: def.startIndex, value: def.type === "function_definition" ? def : null });
+          s.names.set(name.text, list);
+        } else collectBindings(st, s);
+      }
+    }
+    this.scopes.set(key, s);
+    return s;
+  }
+
+  /** `dest` → the `default=` values of the file's `add_argument` calls (null for one without a default). */
+  private argparseDefaults(): Map<string, Array<SyntaxNode | null>> {
+    if (this.argparse) return this.argparse;
+    const out = new Map<string, Array<SyntaxNode | null>>();
+    for (const call of this.model.nodesOfType("call")) {
+      const fn = call?.childForFieldName("function");
+      if (!call || fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "add_argument") continue;
+      let dest: string | null = null;
+      let defaultValue: SyntaxNode | null = null;
+      const flags: string[] = [];
+      for (const a of call.childForFieldName("arguments")?.namedChildren ?? []) {
+        if (!a) continue;
+        if (a.type === "keyword_argument") {
+          const k = a.childForFieldName("name")?.text;
+          if (k === "dest") dest = stringValue(a.childForFieldName("value"));
+          if (k === "default") defaultValue = a.childForFieldName("value");
+        } else {
+          const v = stringValue(a);
+          if (v !== null) flags.push(v);
+        }
+      }
+      // argparse: dest is the first long option without its dashes, `-` turned into `_` (else the first short one, or the positional name).
+      const long = flags.find((f) => f.startsWith("--"));
+      dest ??= (long ?? flags[0] ?? "").replace(/^-+/, "").replace(/-/g, "_");
+      if (!dest) continue;
+      const list = out.get(dest) ?? [];
+      list.push(defaultValue);
+      out.set(dest, list);
+    }
+    this.argparse = out;
+    return out;
+  }
+}
+
+/** Merges alternatives: the kind they agree on (integer literals do not count), else unknown. `plain` survives only when `keepPlain` and one alternative decides. */
+function combine(flows: Flow[], keepPlain: boolean): Flow {
+  const deciding = flows.filter((f) => f.kind !== "constant");
+  if (!deciding.length) return CONSTANT;
+  const first = deciding[0];
+  if (deciding.some((f) => f.kind !== first.kind)) return UNKNOWN;
+  return { ...first, plain: keepPlain && flows.length === 1 && first.plain };
+}
+
+function notPlain(f: Flow): Flow {
+  return f.plain ? { ...f, plain: false } : f;
+}
+
+function notPlainIf(f: Flow, cond: boolean): Flow {
+  return cond ? notPlain(f) : f;
+}
+
+/** The latest binding that ends before `at`, or null. */
+function latestBefore(list: Binding[] | undefined, at: number): Binding | null {
+  let best: Binding | null = null;
+  for (const b of list ?? []) if (b.end <= at && (!best || b.end > best.end)) best = b;
+  return best;
+}
+
+/** The nearest enclosing `def` of a node (a class body in between is skipped, as Python's name lookup skips it). */
+function enclosingFunction(node: SyntaxNode): SyntaxNode | null {
+  for (let p = node.parent; p; p = p.parent) if (p.type === "function_definition") return p;
+  return null;
+}
+
+/** The name of a method's first parameter (`self`) when `def` is directly in a class body and not a staticmethod, else null. */
+function selfName(def: SyntaxNode): string | null {
+  const holder = def.parent?.type === "decorated_definition" ? def.parent : def;
+  if (holder.parent?.type !== "block" || holder.parent.parent?.type !== "class_definition") return null;
+  if (holder.type === "decorated_definition" && holder.namedChildren.some((d) => d?.type === "decorator" && /\b(staticmethod|classmethod)\b/.test(d.text))) return null;
+  const first = def.childForFieldName("parameters")?.namedChildren.find((p) => p && p.type !== "comment");
+  return first?.type === "identifier" ? first.text : null;
+}
+
+/** The methods of the class whose method `def` is (itself included). */
+function methodsOf(def: SyntaxNode): SyntaxNode[] {
+  const holder = def.parent?.type === "decorated_definition" ? def.parent : def;
+  const body = holder.parent;
+  if (body?.type !== "block") return [def];
+  const out: SyntaxNode[] = [];
+  for (const c of body.namedChildren) {
+    const d = c?.type === "decorated_definition" ? c.childForFieldName("definition") : c;
+    if (d?.type === "function_definition") out.push(d);
+  }
+  return out;
+}
+
+/** Parameter names of a `parameters` / `lambda_parameters` node. */
+function paramNames(params: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  for (const p of params.namedChildren) {
+    if (!p) continue;
+    if (p.type === "identifier") out.add(p.text);
+    else {
+      const name = p.childForFieldName("name") ?? p.namedChildren.find((c) => c?.type === "identifier");
+      if (name?.type === "identifier") out.add(name.text);
+    }
+  }
+  return out;
+}
+
+/** The identifiers of an assignment target or `for` target (not inside attributes or subscripts). */
+function identifiersIn(target: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  const stack = [target];
+  while (stack.length) {
+    const t = stack.pop()!;
+    if (t.type === "identifier") out.add(t.text);
+    else if (PATTERNS.has(t.type) || t.type === "parenthesized_expression" || t.type === "list_splat_pattern" || t.type === "list_splat") {
+      for (const c of t.namedChildren) if (c) stack.push(c);
+    }
+  }
+  return out;
+}
+
+/** Whether a value is `X.parse_args(...)` or `X.parse_known_args(...)[0]` (an argparse namespace). */
+function isParseArgs(v: SyntaxNode): boolean {
+  const callName = (c: SyntaxNode | null) => (c?.type === "call" && c.childForFieldName("function")?.type === "attribute" ? c.childForFieldName("function")!.childForFieldName("attribute")?.text : undefined);
+  if (callName(v) === "parse_args") return true;
+  return v.type === "subscript" && callName(v.childForFieldName("value")) === "parse_known_args" && v.childForFieldName("subscript")?.text === "0";
+}
+
+/** Visits the nodes of a scope's body in document order, not entering nested functions, classes, lambdas or comprehensions. */
+function walkScope(root: SyntaxNode | null, visit: (n: SyntaxNode) => void): void {
+  if (!root) return;
+  const stack: SyntaxNode[] = [root];
+  while (stack.length) {
+    const n = stack.pop()!;
+    visit(n);
+    if (n !== root && OWN_SCOPES.has(n.type)) continue;
+    const kids = n.namedChildren;
+    for (let i = kids.length - 1; i >= 0; i--) { const c = kids[i]; if (c) stack.push(c); }
+  }
+}
+
+/** Records the bindings made in `root` (a function body or a top-level statement) into `scope`. */
+function collectBindings(root: SyntaxNode | null, scope: Scope): void {
+  const add = (map: Map<string, Binding[]>, key: string, end: number, value: SyntaxNode | null) => {
+    const list = map.get(key) ?? [];
+    list.push({ end, value });
+    map.set(key, list);
+  };
+  const bind = (target: SyntaxNode, value: SyntaxNode | null, end: number): void => {
+    switch (target.type) {
+      case "identifier": add(scope.names, target.text, end, value); return;
+      case "parenthesized_expression": if (target.namedChildren[0]) bind(target.namedChildren[0], value, end); return;
+      case "attribute": {
+        const obj = target.childForFieldName("object");
+        const attr = target.childForFieldName("attribute")?.text;
+        if (obj?.type === "identifier" && attr) add(scope.members, `${obj.text}.${attr}`, end, value);
+        return;
+      }
+      case "subscript": {
+        const obj = target.childForFieldName("value");
+        const key = stringValue(target.childForFieldName("subscript"));
+        if (obj?.type === "identifier" && key !== null) add(scope.members, `${obj.text}[${JSON.stringify(key)}]`, end, value);
+        return;
+      }
+      default:
+        if (!PATTERNS.has(target.type)) return;
+    }
+    const targets = target.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "comment");
+    const values = value && PATTERNS.has(value.type) ? value.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "comment") : null;
+    const paired = values && values.length === targets.length && !values.some((v) => v.type === "list_splat") && !targets.some((t) => t.type === "list_splat_pattern");
+    targets.forEach((t, i) => bind(t, paired ? values[i] : null, end));
+  };
+  walkScope(root, (n) => {
+    switch (n.type) {
+      case "assignment": {
+        const left = n.childForFieldName("left");
+        let right = n.childForFieldName("right");
+        while (right?.type === "assignment") right = right.childForFieldName("right"); // a = b = v
+        if (left) bind(left, right, n.endIndex);
+        break;
+      }
+      case "augmented_assignment": {
+        const left = n.childForFieldName("left");
+        if (left) bind(left, null, n.endIndex);
+        break;
+      }
+      case "named_expression": {
+        const name = n.childForFieldName("name");
+        if (name) bind(name, n.childForFieldName("value"), n.endIndex);
+        break;
+      }
+      case "for_statement": {
+        const left = n.childForFieldName("left");
+        if (left) for (const id of identifiersIn(left)) add(scope.names, id, n.startIndex, null);
+        break;
+      }
+      case "as_pattern": {
+        const alias = n.childForFieldName("alias");
+        if (alias) for (const id of identifiersIn(alias.namedChildren[0] ?? alias)) add(scope.names, id, n.endIndex, null);
+        break;
+      }
+      case "import_statement": case "import_from_statement":
+        for (const c of n.namedChildren) {
+          if (c?.type === "dotted_name" && c.id !== n.childForFieldName("module_name")?.id) add(scope.names, c.text.split(".")[0], n.endIndex, null);
+          if (c?.type === "aliased_import") { const a = c.childForFieldName("alias")?.text; if (a) add(scope.names, a, n.endIndex, null); }
+        }
+        break;
+      case "global_statement":
+        for (const c of n.namedChildren) if (c?.type === "identifier") scope.globals.add(c.text);
+        break;
+      case "function_definition": case "class_definition": {
+        const name = n.childForFieldName("name");
+        if (name && n !== root) add(scope.names, name.text, n.startIndex, n.type === "function_definition" ? n : null);
+        break;
+      }
+    }
+  });
+}
+
+/** How a device string names its ordinal: `f"cuda:{x}"`, `"cuda:" + str(x)`, `"cuda:{}".format(x)`, `"cuda:%d" % x`; the expression `x`, or null. */
+export function cudaStringOrdinal(n: SyntaxNode): SyntaxNode | null {
+  if (n.type === "string") {
+    const parts = n.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "string_start" && c.type !== "string_end");
+    if (parts.length === 2 && parts[0].type === "string_content" && parts[0].text === "cuda:" && parts[1].type === "interpolation") {
+      const expr = parts[1].namedChildren[0];
+      // f"cuda:{x}" only: no conversion or format spec.
+      return parts[1].namedChildren.length === 1 && expr ? expr : null;
+    }
+    return null;
+  }
+  if (n.type === "binary_operator") {
+    const left = n.childForFieldName("left");
+    const right = n.childForFieldName("right");
+    const op = n.childForFieldName("operator")?.type;
+    if (op === "+" && stringValue(left) === "cuda:") return right;
+    if (op === "%" && /^cuda:%[di]$/.test(stringValue(left) ?? "")) return right?.type === "tuple" && right.namedChildren.length === 1 ? right.namedChildren[0] : right;
+    return null;
+  }
+  if (n.type === "call") {
+    const fn = n.childForFieldName("function");
+    if (fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "format") return null;
+    if (!/^cuda:\{0?\}$/.test(stringValue(fn.childForFieldName("object")) ?? "")) return null;
+    const args = (n.childForFieldName("arguments")?.namedChildren ?? []).filter((a) => a && a.type !== "comment");
+    return args.length === 1 && args[0]?.type !== "keyword_argument" ? args[0] : null;
+  }
+  return null;
+}

@@ -1,0 +1,72 @@
+import type { Rule } from "../rule";
+import { envWrites } from "../rule";
+import { nodeRange } from "../python/model";
+import type { ImportEvent } from "../python/model";
+import type { RuleContext } from "../rule";
+import type { SyntaxNode } from "../python/parser";
+import { moveWriteFix } from "./shared/moveWrite";
+
+/**
+ * The JAX configuration variables that choose platforms and devices, each read once when `jax` is
+ * imported (read in jax-ml/jax at cec06d116c05, 2026-08-08):
+ * - `JAX_PLATFORMS`: jax/_src/config.py line 1156 defines `jax_platforms` with
+ *   `optional_string_state`, whose state takes its default from
+ *   `default = os.getenv(name.upper(), default)` (line 906) when the module runs; `jax/__init__.py`
+ *   line 47 imports it. The backend later reads `config.jax_platforms.value` (xla_bridge.py line
+ *   803), never the environment.
+ * - `JAX_PLATFORM_NAME` (deprecated): xla_bridge.py line 79, `os.getenv('JAX_PLATFORM_NAME', '')`
+ *   at module level; `jax/__init__.py` line 137 imports xla_bridge.
+ */
+export const JAX_IMPORT_TIME_VARIABLES: readonly string[] = ["JAX_PLATFORMS", "JAX_PLATFORM_NAME"];
+
+/** GPU041: `JAX_PLATFORMS` written after `import jax`: JAX read it when it was imported. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU041",
+    name: "jax-platforms-after-import",
+    severity: "warning",
+    fixable: true,
+    docs: {
+      what: "Finds `JAX_PLATFORMS` (or the deprecated `JAX_PLATFORM_NAME`) written to `os.environ` after `import jax` (or an import of a library that imports jax: flax, optax, ...) in the same program. Follows the module's timeline, the module functions it calls and the constructors and methods of its classes; not other modules, and not a write that only prepares a child process's environment.",
+      why: "JAX copies `JAX_PLATFORMS` into its configuration when `jax` is imported, and its backend later reads only that configuration: written afterwards, the variable is ignored and JAX starts on the platforms it would have picked anyway (the GPU when one is there, where the write asked for `cpu`). Read in JAX's source (jax-ml/jax at cec06d116c05): jax/_src/config.py line 906 `default = os.getenv(name.upper(), default)` runs when `jax_platforms` is defined (line 1156), and xla_bridge.py line 803 reads `config.jax_platforms.value`. Not measured here (no GPU machine this session); `jax.config.update(\"jax_platforms\", ...)` before the backend starts is the documented way after the import.",
+      example: "import os\nimport jax\n\nos.environ[\"JAX_PLATFORMS\"] = \"cpu\"  # GPU041: JAX read it at import\nprint(jax.devices())\n",
+      fix: "import os\n\nos.environ[\"JAX_PLATFORMS\"] = \"cpu\"\nimport jax\n\nprint(jax.devices())\n",
+      whenNotToCare: "When the write only prepares the environment of a child process started afterwards (it inherits `os.environ`), or when `jax.config.update(\"jax_platforms\", ...)` sets the same value before the backend starts.",
+      references: [
+        "jax-ml/jax cec06d116c05 jax/_src/config.py line 906: `default = os.getenv(name.upper(), default)`; line 1156: `jax_platforms = optional_string_state(`",
+        "jax-ml/jax cec06d116c05 jax/_src/xla_bridge.py line 79: `os.getenv('JAX_PLATFORM_NAME', '').lower(),`; line 803: `if jax_platforms := config.jax_platforms.value:`",
+        "JAX documentation, 'Configuration options': options are read from environment variables when JAX is imported, or set with jax.config.update",
+      ],
+    },
+  },
+  check(ctx) {
+    for (const w of envWrites(ctx.model)) {
+      if (!JAX_IMPORT_TIME_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
+      const idx = ctx.model.events.indexOf(w);
+      const jax = ctx.model.events.slice(0, idx).find((e): e is ImportEvent => e.kind === "import" && e.framework === "jax");
+      if (!jax || childProcessAfter(ctx, w.statement)) continue;
+      const fix = moveWriteFix(ctx, w);
+      ctx.report({
+        range: w.range,
+        message: `${w.variable} is set after \`${jax.node.text.split("\n")[0]}\` (${ctx.where(jax.node.startPosition.row)}): JAX read it when it was imported, so this write has no effect (jax/_src/config.py); set it before importing jax, or use jax.config.update("jax_platforms", ...) before the first JAX call`,
+        related: [{ range: nodeRange(jax.node), message: "jax imported here: JAX_PLATFORMS was read" }],
+        ...(fix ? { fix } : {}),
+      });
+    }
+  },
+};
+
+/** Calls that start a child process (which inherits os.environ): the write may be meant for it. */
+const CHILD_STARTS: ReadonlySet<string> = new Set([
+  "subprocess.Popen", "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output", "os.system",
+  "multiprocessing.Process", "torch.multiprocessing.spawn",
+]);
+
+/** Whether a call after `stmt` in its block starts a child process. */
+function childProcessAfter(ctx: RuleContext, stmt: SyntaxNode | null): boolean {
+  const block = stmt?.parent;
+  if (!stmt || !block) return false;
+  const end = block.type === "module" ? ctx.model.text.length : block.endIndex;
+  return ctx.model.nodesMentioning("call", ["Popen", "run", "call", "check_call", "check_output", "system", "Process", "spawn"], true)
+    .some((c) => c.startIndex >= stmt.endIndex && c.startIndex < end && CHILD_STARTS.has((ctx.model.resolve(c.childForFieldName("function")) ?? "").replace(/\(\)/g, "")));
+}

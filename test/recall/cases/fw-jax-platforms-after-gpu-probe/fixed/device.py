@@ -1,0 +1,24 @@
+def init_device(device="auto", backend="jax"):
+    """Select the compute device for the active backend ('cpu', 'gpu' or 'auto')."""
+    if device == "cpu":
+        return _cpu_case(backend)
+    return _gpu_case(backend)
+
+
+def _cpu_case(backend):
+    if backend == "jax":
+        import jax
+
+        # Choose the platform before anything asks JAX for devices: the first
+        # jax.devices() call starts the backend and fixes the platform list.
+        jax.config.update("jax_platforms", "cpu")
+        return jax.devices()[0]
+    return "cpu"
+
+
+def _gpu_case(backend):
+    if backend == "jax":
+        import jax
+
+        return jax.devices()[0]
+    return "cuda:0"

@@ -1,0 +1,17 @@
+import os
+
+# GPU 1 for the whole script: choose it before torch_geometric (which queries the
+# GPUs when imported) and before Ultralytics, whose device= argument would
+# otherwise try to set this variable after CUDA started.
+os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+
+import torch_geometric
+from torch_geometric.nn import GCNConv
+from ultralytics import YOLO
+
+# Scene-graph head (trained later on the detections) and the detector share this script.
+relation_head = GCNConv(256, 64)
+
+model = YOLO("yolo11n.pt")
+results = model.train(data="coco8.yaml", epochs=3, imgsz=640, device=0)
+print(torch_geometric.__version__, results.save_dir)

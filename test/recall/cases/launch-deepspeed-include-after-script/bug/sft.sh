@@ -1,0 +1,8 @@
+#!/bin/bash
+# Only GPUs 0 and 1 of this 6-GPU server are ours.
+deepspeed train_lora.py \
+    --include="localhost:0,1" \
+    --output_dir ./lora_checkpoint \
+    --per_device_train_batch_size 1 \
+    --fp16 \
+    --deepspeed ds_zero3.json

@@ -1,0 +1,21 @@
+"""Instruction fine-tuning with the Hugging Face Trainer (one process per GPU under torchrun)."""
+from dataclasses import dataclass, field
+
+import transformers
+
+
+@dataclass
+class ModelArguments:
+    model_name_or_path: str = field(default="facebook/opt-125m")
+
+
+def train():
+    parser = transformers.HfArgumentParser((ModelArguments, transformers.TrainingArguments))
+    model_args, training_args = parser.parse_args_into_dataclasses()
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_args.model_name_or_path)
+    trainer = transformers.Trainer(model=model, args=training_args)
+    trainer.train()
+
+
+if __name__ == "__main__":
+    train()

@@ -1,0 +1,26 @@
+"""ImageNet training script (timm style)."""
+import argparse
+import os
+
+import torch
+import torch.distributed as dist
+
+parser = argparse.ArgumentParser(description="ImageNet training")
+parser.add_argument("data_dir", metavar="DIR")
+parser.add_argument("--model", default="convformer_s18")
+parser.add_argument("-b", "--batch-size", type=int, default=128)
+parser.add_argument("--local-rank", "--local_rank", dest="local_rank", type=int,
+                    default=int(os.environ.get("LOCAL_RANK", 0)))
+
+
+def main():
+    args = parser.parse_args()
+    args.distributed = torch.cuda.device_count() > 1
+    if args.distributed:
+        torch.cuda.set_device(args.local_rank)
+        dist.init_process_group(backend="nccl", init_method="env://")
+    print("local rank", args.local_rank)
+
+
+if __name__ == "__main__":
+    main()

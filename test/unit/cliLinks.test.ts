@@ -1,0 +1,74 @@
+// Paths and links of the CLI (issue 43 item 4): `npm run gpu-pilot -- check PATH` takes PATH from the
+// caller's folder (npm's INIT_CWD), and the rule links in JSON and SARIF are pages anyone can open
+// (the repository's docs/rules/GPUnnn.md, from package.json), never file:// URLs into a local clone.
+import assert from "node:assert/strict";
+import { before, test } from "node:test";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { ROOT } from "./helpers";
+import { ruleDocsWebUrl } from "../../server/src/docsUrl";
+
+const CLI = join(ROOT, "dist", "cli.js");
+const BAD = 'import os\nimport torch\nprint(torch.cuda.is_available())\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+/* eslint-disable-next-line @typescript-eslint/no-explicit-any -- package.json is untyped JSON */
+const pkg: any = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
+
+before(() => {
+  if (!existsSync(CLI)) spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit", timeout: 120_000 });
+});
+
+test("ruleDocsWebUrl: the rule's page on the repository's forge, from every form of package.json's repository and homepage; null without one", () => {
+  const gh = "https://github.com/acme/gpu-pilot/blob/HEAD/docs/rules/GPU001.md";
+  for (const repository of ["https://github.com/acme/gpu-pilot", "git+https://github.com/acme/gpu-pilot.git", "git@github.com:acme/gpu-pilot.git", "github:acme/gpu-pilot",
+    "acme/gpu-pilot", { type: "git", url: "git+ssh://git@github.com/acme/gpu-pilot.git" }]) {
+    assert.equal(ruleDocsWebUrl("GPU001", { repository }), gh, JSON.stringify(repository));
+  }
+  assert.equal(ruleDocsWebUrl("GPU007", { repository: { url: "https://github.com/acme/tools.git", directory: "packages/gpu-pilot" } }),
+    "https://github.com/acme/tools/blob/HEAD/packages/gpu-pilot/docs/rules/GPU007.md");
+  assert.equal(ruleDocsWebUrl("GPU001", { repository: "https://gitlab.com/lab/ml/gpu-pilot.git" }), "https://gitlab.com/lab/ml/gpu-pilot/-/blob/HEAD/docs/rules/GPU001.md");
+  assert.equal(ruleDocsWebUrl("GPU001", { repository: "gitlab:lab/gpu-pilot" }), "https://gitlab.com/lab/gpu-pilot/-/blob/HEAD/docs/rules/GPU001.md");
+  assert.equal(ruleDocsWebUrl("GPU001", { homepage: "https://github.com/acme/gpu-pilot#readme" }), gh);
+  assert.equal(ruleDocsWebUrl("GPU001", { homepage: "https://gpu-pilot.example.org/" }), "https://gpu-pilot.example.org/docs/rules/GPU001.md");
+  // Nothing to link to: no field, a local path, a file URL, a rule code without a page.
+  assert.equal(ruleDocsWebUrl("GPU001", {}), null);
+  assert.equal(ruleDocsWebUrl("GPU001", { repository: "file:../gpu-pilot" }), null);
+  assert.equal(ruleDocsWebUrl("GPU001", { homepage: "file:///home/me/gpu-pilot" }), null);
+  assert.equal(ruleDocsWebUrl("GPU000", { repository: "acme/gpu-pilot" }), null);
+});
+
+test("JSON url and SARIF helpUri are the repository's page of the rule (package.json), never a file:// URL into this clone", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-links-"));
+  writeFileSync(join(dir, "bad.py"), BAD);
+  const expected = ruleDocsWebUrl("GPU001", { repository: pkg.repository, homepage: pkg.homepage });
+  const json = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "json", "bad.py"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+  assert.equal(json.status, 1, json.stderr);
+  const [d] = JSON.parse(json.stdout) as Array<{ code: string; url: string | null }>;
+  assert.equal(d.code, "GPU001");
+  assert.equal(d.url, expected);
+  const sarif = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "sarif", "bad.py"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+  const rules = JSON.parse(sarif.stdout).runs[0].tool.driver.rules as Array<{ id: string; helpUri?: string }>;
+  assert.equal(rules.find((r) => r.id === "GPU001")?.helpUri, expected ?? undefined);
+  assert.doesNotMatch(json.stdout + sarif.stdout, /file:\/\//);
+});
+
+test("npm run gpu-pilot -- check PATH: PATH is taken from the caller's folder (INIT_CWD), only for this package's own script", () => {
+  // The launcher in a package of its own (no esbuild.mjs: it runs the built dist/, never builds).
+  const pkgDir = mkdtempSync(join(tmpdir(), "gp-initcwd-pkg-"));
+  mkdirSync(join(pkgDir, "scripts"));
+  copyFileSync(join(ROOT, "scripts", "gpu-pilot.mjs"), join(pkgDir, "scripts", "gpu-pilot.mjs"));
+  symlinkSync(join(ROOT, "dist"), join(pkgDir, "dist"), "dir");
+  const caller = mkdtempSync(join(tmpdir(), "gp-initcwd-caller-"));
+  mkdirSync(join(caller, "src"));
+  writeFileSync(join(caller, "src", "bad.py"), BAD);
+  const npmEnv = (name: string) => ({ ...process.env, INIT_CWD: caller, npm_lifecycle_event: "gpu-pilot", npm_package_name: name });
+  const run = (env: NodeJS.ProcessEnv) => spawnSync(process.execPath, [join(pkgDir, "scripts", "gpu-pilot.mjs"), "check", "--no-cache", "src"], { cwd: pkgDir, env, encoding: "utf8", timeout: 60_000 });
+  const own = run(npmEnv("gpu-pilot"));
+  assert.equal(own.status, 1, own.stdout + own.stderr);
+  assert.match(own.stdout, /^src\/bad\.py:4:1: error GPU001 /m);
+  // Another project's script named gpu-pilot means paths from that project's root, where npm runs it.
+  const other = run(npmEnv("someone-elses-project"));
+  assert.equal(other.status, 2);
+  assert.match(other.stderr, /no such file or folder: src/);
+});

@@ -1,0 +1,68 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { applyFix, lintCode } from "../helpers";
+import { fixtureTests } from "./fixtureCheck";
+
+fixtureTests("GPU039");
+
+const SRC = 'import os\nimport torch\n\nrank = int(os.environ["RANK"])\ntorch.cuda.set_device(rank)\n';
+
+test("GPU039: set_device(rank) with rank read from RANK: a preview warning at the argument, the source as related information, the LOCAL_RANK fix", async () => {
+  assert.deepEqual(await lintCode(SRC, "GPU039"), [], "preview: off by default");
+  const [d, ...rest] = await lintCode(SRC, "GPU039", { preview: true });
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 4, character: 22 }, end: { line: 4, character: 26 } });
+  assert.equal(d.message, "rank is the global rank (os.environ[\"RANK\"], line 4) used as a CUDA device (torch.cuda.set_device()): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal); use the local rank: int(os.environ[\"LOCAL_RANK\"]) (torchrun sets it), or rank % torch.cuda.device_count()");
+  assert.deepEqual(d.related, [{ range: { start: { line: 3, character: 11 }, end: { line: 3, character: 29 } }, message: "the global rank is read here: os.environ[\"RANK\"]" }]);
+  assert.equal(d.fix?.safe, false);
+  assert.equal(d.fix?.title, "Use int(os.environ[\"LOCAL_RANK\"]) as the device");
+  const fixed = applyFix(SRC, d);
+  assert.equal(fixed, SRC.replace("set_device(rank)", "set_device(int(os.environ[\"LOCAL_RANK\"]))"));
+  assert.deepEqual(await lintCode(fixed, "GPU039", { preview: true }), []);
+});
+
+test("GPU039: the fix keeps the read's form (.get with its default, the quotes) and is offered only for RANK read directly", async () => {
+  const get = "import os\nimport torch\nr = int(os.environ.get('RANK', 0))\nx = torch.zeros(1).to(r)\n";
+  const [g] = await lintCode(get, "GPU039", { preview: true });
+  assert.equal(applyFix(get, g), get.replace(".to(r)", ".to(int(os.environ.get('LOCAL_RANK', 0)))"));
+  // In an f-string the read must not reuse the string's quote: no fix there.
+  const f = 'import os\nimport torch\nr = int(os.environ["RANK"])\nd = torch.device(f"cuda:{r}")\n';
+  const [fs] = await lintCode(f, "GPU039", { preview: true });
+  assert.equal(fs.range.start.line, 3);
+  assert.equal(fs.fix, undefined);
+  const fSingle = f.replace('f"cuda:{r}"', "f'cuda:{r}'");
+  assert.equal(applyFix(fSingle, (await lintCode(fSingle, "GPU039", { preview: true }))[0]), fSingle.replace("{r}", '{int(os.environ["LOCAL_RANK"])}'));
+  // get_rank(), SLURM_PROCID, argparse defaults: reported without a fix, with the matching advice.
+  const [a] = await lintCode("import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(dist.get_rank())\n", "GPU039", { preview: true });
+  assert.equal(a.fix, undefined);
+  assert.match(a.message, /^dist\.get_rank\(\) is the global rank used as a CUDA device \(torch\.cuda\.set_device\(\)\)/);
+  const [s] = await lintCode('import os\nimport torch\ntorch.cuda.set_device(int(os.environ["SLURM_PROCID"]))\n', "GPU039", { preview: true });
+  assert.match(s.message, /use the local rank: int\(os\.environ\["SLURM_LOCALID"\]\) \(srun sets it\)$/);
+  assert.equal(s.fix, undefined);
+  const [acc] = await lintCode("import torch\nfrom accelerate import Accelerator\naccelerator = Accelerator()\nm = torch.nn.Linear(1, 1).cuda(accelerator.process_index)\n", "GPU039", { preview: true });
+  assert.match(acc.message, /use the local rank: accelerator\.local_process_index$/);
+});
+
+test("GPU039: every device slot (set_device, torch.device, .to, .cuda, device_ids, output_device, device_id, device=, device strings)", async () => {
+  const head = "import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nr = dist.get_rank()\n";
+  const lines = [
+    "torch.cuda.set_device(r)", "torch.cuda.device(r)", "torch.device(r)", 'torch.device("cuda", r)', "m.to(r)", "m.to(device=r)", "m.cuda(r)",
+    "DDP(m, device_ids=[r])", "DDP(m, device_ids=[0], output_device=r)", 'dist.init_process_group("nccl", device_id=r)', "torch.zeros(1, device=r)",
+    'f"cuda:{r}"', '"cuda:" + str(r)', '"cuda:{}".format(r)', '"cuda:%d" % r',
+  ];
+  const ds = await lintCode(head + lines.join("\n") + "\n", "GPU039", { preview: true });
+  assert.deepEqual(ds.map((d) => d.range.start.line - 4), lines.map((_, i) => i));
+});
+
+test("GPU039: silent for the local rank, rank % device_count(), parameters (mp.spawn workers), other functions' names, and unknown values", async () => {
+  const silent = [
+    'import os\nimport torch\ntorch.cuda.set_device(int(os.environ["LOCAL_RANK"]))\n',
+    "import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(dist.get_rank() % torch.cuda.device_count())\n",
+    "import torch\nimport torch.distributed as dist\nrank = dist.get_rank()\ndef worker(rank, world_size):\n    torch.cuda.set_device(rank)\n",
+    "import torch\nimport torch.distributed as dist\ndef a():\n    r = dist.get_rank()\ndef b(r):\n    torch.cuda.set_device(r)\n",
+    "import torch\nfrom utils import rank\ntorch.cuda.set_device(rank)\n",
+    "import torch\nimport torch.distributed as dist\nrank = dist.get_rank()\nx = torch.zeros(1).to(torch.float16)\nprint(f\"rank {rank}\")\n",
+  ];
+  for (const code of silent) assert.deepEqual(await lintCode(code, "GPU039", { preview: true }), [], code);
+});
