@@ -22,12 +22,31 @@
  * Never used with `--fix` (files are written) or for stdin. A missing cache is no message; an
  * unreadable or corrupt one is a note on stderr and an empty start; a failed write is a note, and
  * the run's output and exit code are unaffected in every case.
+ *
+ * The cache is input, not trusted (issue 46 item 5: an entry with the right content hash and no
+ * diagnostics made a CI gate pass; `[null]` crashed every format; a raw `code` reached
+ * `--format github`'s workflow commands; a cache file that was /dev/zero took 1.85 GB):
+ * - the cache folder, its `v1` folder and the cache file are used only when they are no symbolic
+ *   links, belong to the current user and are not writable by group or others (folders are made
+ *   0700); otherwise there is no cache for the run (a note), neither read nor written;
+ * - the cache file is read through workspaceFile.ts (a regular file, at most {@link CACHE_MAX_BYTES},
+ *   never waiting on a FIFO);
+ * - every entry is checked against the shape the CLI writes (known rule codes and severities,
+ *   positive positions, bounded strings); one that is not is a miss, and is checked again;
+ * - every entry carries an HMAC-SHA-256 over the build, the file's path and the entry, keyed by 32
+ *   random bytes in `v1/key` (0600, made on first use): an entry forged without the key (copied in,
+ *   written by another tool or user) is a miss. What it cannot stop: someone who can read this
+ *   user's files (they can read the key), or a cache folder restored whole, key included, from an
+ *   untrusted source (a CI cache saved by a pull request's job): a CI gate on such a cache runs with
+ *   `--no-cache` or keeps the cache folder out of what untrusted jobs can save.
  */
-import { createHash } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, sep } from "node:path";
-import { readWorkspaceFile, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
+import { fileKind, readWorkspaceFile, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
+import { RULES } from "./engine/rules/index";
+import { FILE_TOO_LARGE_CODE } from "./engine/limits";
 
 /** What checking one file gave that is kept: Ruff-shaped diagnostics (cli.ts `JsonDiagnostic`), as JSON values. */
 export interface CachedResult { diagnostics: unknown[]; applied: number; parsed: boolean }
@@ -43,12 +62,17 @@ interface Entry extends FileStamp {
   /** When the stamp was taken (ms since the epoch, this machine's clock, taken before the stat). */
   checkedAtMs: number;
   result: CachedResult;
+  /** HMAC-SHA-256 (hex) of the build, the path and the fields above, keyed by `v1/key` ({@link macOf}). */
+  mac: string;
 }
 
 interface CacheFile { version: 1; build: string; entries: Record<string, Entry> }
 
 /** A stamp whose mtime or ctime is this close to (or after) its check is not trusted alone (ms). */
 export const RACY_MS = 2000;
+/** The largest cache file read: 64 MiB (50,000 entries of a few findings each fit in a few MiB). */
+export const CACHE_MAX_BYTES = 64 * 1024 * 1024;
+
 /** The most entries one cache file keeps; the least recently checked go first. */
 const MAX_ENTRIES = 50_000;
 
@@ -114,13 +138,66 @@ function settled(e: Entry): boolean {
   return latestMs < e.checkedAtMs - RACY_MS;
 }
 
+const KNOWN_CODES: ReadonlySet<string> = new Set([FILE_TOO_LARGE_CODE, ...RULES.map((r) => r.meta.code)]);
+const SEVERITIES: ReadonlySet<string> = new Set(["error", "warning", "information", "hint"]);
+/** No C0 or C1 control character but tab, CR and LF (messages span lines; positions and names do not). */
+// eslint-disable-next-line no-control-regex -- finding control characters is the point
+const PRINTABLE = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]*$/;
+const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
+const isRowCol = (x: unknown) => isObject(x) && Number.isSafeInteger(x.row) && (x.row as number) >= 1 && Number.isSafeInteger(x.column) && (x.column as number) >= 1;
+const isText = (x: unknown, max: number, lines = true) => typeof x === "string" && x.length <= max && PRINTABLE.test(x) && (lines || !/[\r\n]/.test(x));
+
+/**
+ * Whether `d` has the shape of a diagnostic the CLI writes (cli.ts `JsonDiagnostic`): a known rule
+ * code, a known severity, 1-based positions, bounded strings without control characters, the
+ * documentation URL of its code's shape, and a fix that is null or well-formed. Anything else in a
+ * cache entry is a poisoned entry.
+ */
+export function isCachedDiagnostic(d: unknown): boolean {
+  if (!isObject(d)) return false;
+  if (typeof d.code !== "string" || !KNOWN_CODES.has(d.code) || typeof d.severity !== "string" || !SEVERITIES.has(d.severity)) return false;
+  if (!(d.cell === null || (Number.isSafeInteger(d.cell) && (d.cell as number) >= 1))) return false;
+  if (!isRowCol(d.location) || !isRowCol(d.end_location) || !Number.isSafeInteger(d.noqa_row)) return false;
+  if (!isText(d.filename, 4096, false) || !isText(d.message, 16_384) || !isText(d.url, 2048, false)) return false;
+  if (d.fix === null) return true;
+  const f = d.fix;
+  return isObject(f) && (f.applicability === "safe" || f.applicability === "unsafe") && isText(f.message, 4096, false) && Array.isArray(f.edits)
+    && f.edits.every((e) => isObject(e) && typeof e.content === "string" && e.content.length <= 1 << 20 && isRowCol(e.location) && isRowCol(e.end_location));
+}
+
 const isEntry = (e: unknown): e is Entry => {
-  if (typeof e !== "object" || e === null) return false;
-  const x = e as Record<string, unknown>;
-  const r = x.result as Record<string, unknown> | undefined;
-  return ["size", "mtimeNs", "ctimeNs", "ino", "options", "content"].every((k) => typeof x[k] === "string" && /^\d+$|^[0-9a-f]{40}$/.test(x[k] as string))
-    && typeof x.checkedAtMs === "number" && !!r && Array.isArray(r.diagnostics) && typeof r.applied === "number" && typeof r.parsed === "boolean";
+  if (!isObject(e)) return false;
+  const x = e;
+  const r = x.result;
+  return ["size", "mtimeNs", "ctimeNs", "ino", "options", "content"].every((k) => typeof x[k] === "string" && /^\d{1,30}$|^[0-9a-f]{40}$/.test(x[k] as string))
+    && typeof x.mac === "string" && /^[0-9a-f]{64}$/.test(x.mac)
+    && typeof x.checkedAtMs === "number" && Number.isFinite(x.checkedAtMs) && isObject(r) && Array.isArray(r.diagnostics) && r.diagnostics.every(isCachedDiagnostic)
+    && Number.isSafeInteger(r.applied) && (r.applied as number) >= 0 && typeof r.parsed === "boolean";
 };
+
+/** The HMAC (hex) of an entry: over the build, the path and the entry's fields but `mac`, in a fixed order. */
+function macOf(key: Buffer, build: string, path: string, e: Omit<Entry, "mac">): string {
+  const fields = [build, path, e.size, e.mtimeNs, e.ctimeNs, e.ino, e.options, e.content, e.checkedAtMs, e.result.applied, e.result.parsed, JSON.stringify(e.result.diagnostics)];
+  return createHmac("sha256", key).update(JSON.stringify(fields)).digest("hex");
+}
+
+/**
+ * Why `path` is not fit to hold or be the cache (a phrase), or null: it must not be a symbolic link,
+ * must be a folder (or, `file`, a regular file), belong to the current user and not be writable by
+ * group or others. Where uids do not exist (Windows) only the link and the kind are checked.
+ * A missing path is null (it will be made).
+ */
+function unfit(path: string, kind: "folder" | "file"): string | null {
+  let st;
+  try { st = lstatSync(path); } catch (e) { return (e as NodeJS.ErrnoException).code === "ENOENT" ? null : `${path} cannot be examined (${(e as NodeJS.ErrnoException).code})`; }
+  if (st.isSymbolicLink()) return `${path} is a symbolic link`;
+  if (kind === "folder" ? !st.isDirectory() : !st.isFile()) return `${path} is ${fileKind(st)}`;
+  if (typeof process.getuid === "function") {
+    if (st.uid !== process.getuid()) return `${path} belongs to another user (uid ${st.uid})`;
+    if ((st.mode & 0o022) !== 0) return `${path} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`;
+  }
+  return null;
+}
 
 /** How one file stands against the cache: its kept result, or a miss (the file is checked). */
 export type Lookup = { hit: true; result: CachedResult } | { hit: false };
@@ -136,6 +213,8 @@ export class ResultCache {
   private forgotten = new Set<string>();
   private dirty = false;
   private readonly file: string;
+  /** The HMAC key (v1/key), or null: no cache this run (the folder is unfit, or the key cannot be had). */
+  private key: Buffer | null = null;
 
   /**
    * @param dir the cache folder ({@link cacheDirOf}).
@@ -143,36 +222,67 @@ export class ResultCache {
    * @param build the running build's identity ({@link buildIdOf}).
    * @param note where a problem with the cache file is reported (one line, ending in a newline).
    */
-  constructor(dir: string, cwd: string, private readonly build: string, private readonly note: (s: string) => void) {
+  constructor(private readonly dir: string, cwd: string, private readonly build: string, private readonly note: (s: string) => void) {
     this.file = join(dir, "v1", `${sha1(cwd)}.json`);
-    const kept = this.read(true);
+    const why = unfit(dir, "folder") ?? unfit(join(dir, "v1"), "folder") ?? unfit(this.file, "file");
+    if (why) {
+      note(`gpu-pilot: the result cache is not used: ${why}; every file is checked\n`);
+      return;
+    }
+    this.key = this.readKey(false);
+    const kept = this.key ? this.read(true) : null;
     if (kept) this.entries = kept;
     else this.dirty = true;
   }
-
   /**
-   * The entries in the cache file now (those of this build, well-formed); null when there is none
-   * to take (missing, unreadable, corrupt or of another build). `report`: say why on `note` (not
-   * for a missing file or folder).
+   * The 32-byte key in `v1/key`, or null when there is none (`make`: then one is made, 0600, as the
+   * cache is written) or it is unfit (a link, not ours, readable by others, not 32 bytes).
+   */
+  private readKey(make: boolean): Buffer | null {
+    const path = join(this.dir, "v1", "key");
+    if (unfit(path, "file")) return null;
+    const read = readWorkspaceFile(path, { maxBytes: 64 });
+    if (read.ok) {
+      const mode = read.stats.mode & 0o077;
+      return read.bytes.length === 32 && (typeof process.getuid !== "function" || mode === 0) ? read.bytes : null;
+    }
+    if (!make || read.code !== "ENOENT") return null;
+    const key = randomBytes(32);
+    try {
+      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
+      try { writeSync(fd, key); } finally { closeSync(fd); }
+      return key;
+    } catch {
+      return this.readKey(false); // another run made it meanwhile
+    }
+  }
+  /**
+   * The entries in the cache file now (those of this build, well-formed and signed with the key);
+   * null when there is none to take (missing, unreadable, corrupt or of another build). `report`: say
+   * why on `note` (not for a missing file or folder).
    */
   private read(report: boolean): Map<string, Entry> | null {
     const note = report ? this.note : () => {};
-    let text: string;
-    try { text = readFileSync(this.file, "utf8"); } catch (e) {
-      if (!["ENOENT", "ENOTDIR"].includes((e as NodeJS.ErrnoException).code ?? "")) note(`gpu-pilot: cannot read the result cache ${this.file} (${(e as Error).message}); every file is checked\n`);
+    const got = unfit(this.file, "file") === null ? readWorkspaceFile(this.file, { maxBytes: CACHE_MAX_BYTES }) : { ok: false as const, reason: "not a regular file of this user's", code: "not-regular" };
+    if (!got.ok) {
+      if (!["ENOENT", "ENOTDIR"].includes(got.code)) note(`gpu-pilot: cannot read the result cache ${this.file} (${got.reason}); every file is checked\n`);
       return null;
     }
     let data: Partial<CacheFile>;
-    try { data = JSON.parse(text) as Partial<CacheFile>; } catch {
+    try { data = JSON.parse(got.bytes.toString("utf8")) as Partial<CacheFile>; } catch {
       note(`gpu-pilot: the result cache ${this.file} is not valid JSON; it is rebuilt\n`);
       return null;
     }
-    if (data?.version !== 1 || data.build !== this.build || typeof data.entries !== "object" || data.entries === null) return null;
+    if (!isObject(data) || data.version !== 1 || data.build !== this.build || !isObject(data.entries) || !this.key) return null;
     const out = new Map<string, Entry>();
-    for (const [path, e] of Object.entries(data.entries)) if (isEntry(e)) out.set(path, e);
+    let poisoned = 0;
+    for (const [path, e] of Object.entries(data.entries)) {
+      if (isEntry(e) && macMatches(macOf(this.key, this.build, path, e), e.mac)) out.set(path, e);
+      else poisoned++;
+    }
+    if (poisoned) note(`gpu-pilot: ${poisoned} entr${poisoned === 1 ? "y" : "ies"} of the result cache ${this.file} ${poisoned === 1 ? "is" : "are"} malformed or not signed with its key; ${poisoned === 1 ? "that file is" : "those files are"} checked\n`);
     return out;
   }
-
   /** Whether `path` has an entry at all (only then are its options worth resolving for {@link lookup}). */
   has(path: string): boolean { return this.entries.has(path); }
 
@@ -188,7 +298,7 @@ export class ResultCache {
     if (!e || !stamp || e.options !== options) return { hit: false };
     if (sameStamp(e, stamp) && settled(e)) { this.used.add(path); return { hit: true, result: e.result }; }
     if (contentHashOf(path) !== e.content) return { hit: false };
-    this.entries.set(path, { ...e, ...stamp, checkedAtMs: nowMs });
+    this.entries.set(path, this.signed(path, { ...e, ...stamp, checkedAtMs: nowMs }));
     this.used.add(path);
     this.dirty = true;
     return { hit: true, result: e.result };
@@ -197,11 +307,16 @@ export class ResultCache {
   /** Keeps what checking `path` gave: `stamp` and `nowMs` as taken before it was read, the hashes of what was checked. */
   record(path: string, stamp: FileStamp | null, nowMs: number, options: string, content: string, result: CachedResult): void {
     if (!stamp) return;
-    this.entries.set(path, { ...stamp, options, content, checkedAtMs: nowMs, result });
+    this.entries.set(path, this.signed(path, { ...stamp, options, content, checkedAtMs: nowMs, result }));
     this.used.add(path);
     this.dirty = true;
   }
 
+  /** `e` with its HMAC (an empty one while there is no key yet: {@link save} signs again). */
+  private signed(path: string, e: Omit<Entry, "mac"> & { mac?: string }): Entry {
+    const { mac: _old, ...fields } = e;
+    return { ...fields, mac: this.key ? macOf(this.key, this.build, path, fields) : "" };
+  }
   /** Drops the entries of files under `folders` (walked in full this run) that were not found in them. */
   forgetMissingUnder(folders: readonly string[]): void {
     const prefixes = folders.map((f) => (f.endsWith(sep) ? f : f + sep));
@@ -213,11 +328,20 @@ export class ResultCache {
   /** Writes the cache file when anything changed (atomically: a temporary file renamed over it); a failure is a note. */
   save(): void {
     if (!this.dirty) return;
+    const why = unfit(this.dir, "folder") ?? unfit(dirname(this.file), "folder");
+    if (why) return; // said when the run began (or the folder changed since: not written)
     try {
-      mkdirSync(dirname(this.file), { recursive: true });
+      mkdirSync(dirname(this.file), { recursive: true, mode: 0o700 });
     } catch (e) {
       this.cannotWrite(e);
       return;
+    }
+    const fresh = unfit(this.dir, "folder") ?? unfit(dirname(this.file), "folder");
+    if (fresh) { this.note(`gpu-pilot: results are not cached: ${fresh}\n`); return; }
+    if (!this.key) {
+      this.key = this.readKey(true);
+      if (!this.key) { this.note(`gpu-pilot: results are not cached: the key ${join(dirname(this.file), "key")} cannot be made or read\n`); return; }
+      for (const [path, e] of this.entries) this.entries.set(path, this.signed(path, e));
     }
     const unlock = lockFile(`${this.file}.lock`);
     try { this.write(); } finally { unlock(); }
@@ -237,7 +361,7 @@ export class ResultCache {
     const data: CacheFile = { version: 1, build: this.build, entries: Object.fromEntries(list) };
     const tmp = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
-      writeFileSync(tmp, JSON.stringify(data));
+      writeFileSync(tmp, JSON.stringify(data), { mode: 0o600, flag: "wx" });
       renameSync(tmp, this.file);
     } catch (e) {
       try { rmSync(tmp, { force: true }); } catch { /* nothing was written */ }
@@ -248,6 +372,12 @@ export class ResultCache {
   private cannotWrite(e: unknown): void {
     this.note(`gpu-pilot: results are not cached: cannot write ${this.file} (${(e as Error).message}); --no-cache turns the cache off\n`);
   }
+}
+
+/** Compares two hex MACs in constant time. */
+function macMatches(expected: string, given: string): boolean {
+  const a = Buffer.from(expected, "hex"), b = Buffer.from(given, "hex");
+  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 /** How long a writer waits for another's lock (ms), and the age after which a lock is taken as left behind (ms). */

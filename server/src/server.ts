@@ -21,6 +21,7 @@ import { partitionHover, PartitionGpuCache } from "./slurm/partitionHover";
 import { resolveLintOptions } from "./engine/options";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
+import type { ConfigProblem } from "./engine/config";
 import { CheckFileRequest, type CheckFileResult, checkEditorSettings, checkInventoryParams, InventoryNotification, RunFactsRequest, type RunFactsResult, SettingsNotification, SHOW_RULE_DOC_COMMAND, type InventoryParams, type EditorLintSettings } from "./protocol";
 import { docUrl } from "./docsUrl";
 import { escapeControls } from "./engine/text";
@@ -71,6 +72,21 @@ let workspaceRoots: string[] = [];
 let engineReady: Promise<void> = Promise.resolve();
 const configProblemsShown = new Set<string>();
 
+/**
+ * Handles a promise the connection returned (a request to the client, or a notification written to
+ * the transport): a rejection is logged, never left unhandled. Node ends a process on an unhandled
+ * rejection, and a minimal client answers `window/showMessageRequest` with MethodNotFound (issue 46
+ * item 3: the server died on a pyproject.toml with one bad key). `what` names the message in the log.
+ * `p` is taken as `unknown`: `window.showWarningMessage(message)` is typed `void` without actions,
+ * yet sends `window/showMessageRequest` and returns its promise.
+ */
+function settle(p: unknown, what: string): void {
+  if (typeof (p as Promise<unknown> | undefined)?.catch !== "function") return;
+  (p as Promise<unknown>).catch((e: unknown) => {
+    try { connection.console.log(`GPU Pilot: ${what} failed: ${e instanceof Error ? e.message : String(e)}`); } catch { /* the connection is gone */ }
+  });
+}
+
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
   error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning,
   information: DiagnosticSeverity.Information, hint: DiagnosticSeverity.Hint,
@@ -109,16 +125,29 @@ function resolveOptionsOf(uri: string): ReturnType<typeof resolveLintOptions> {
     ...(typeof settings.preview === "boolean" ? { preview: settings.preview } : {}),
     ...(typeof settings.targetTorch === "string" ? { targetTorch: settings.targetTorch } : {}),
   }, settings.configurationPreference ?? "editorFirst", {}, workspaceRoots);
-  for (const p of resolved.problems) {
-    const key = `${p.file}:${p.line}:${p.message}`;
+  showConfigProblems(resolved.problems);
+  return resolved;
+}
+
+/**
+ * Logs each configuration problem (at most 21 a file: config.ts lists 20, then counts the rest)
+ * and shows ONE warning per file and content, naming the first problem and how many there are
+ * (issue 46 item 1: a pyproject.toml with 30,000 bad keys opened 30,000 pop-ups). A file is warned
+ * about again only when its problems change (a watched-file change clears the memory).
+ */
+function showConfigProblems(problems: readonly ConfigProblem[]): void {
+  const byFile = new Map<string, ConfigProblem[]>();
+  for (const p of problems) byFile.set(p.file, [...(byFile.get(p.file) ?? []), p]);
+  for (const [path, list] of byFile) {
+    const key = JSON.stringify(list.map((p) => [p.file, p.line ?? null, p.message]));
     if (configProblemsShown.has(key)) continue;
     configProblemsShown.add(key);
-    const file = escapeControls(p.file);
-    const message = escapeControls(p.message);
-    connection.console.warn(`${file}${p.line ? `:${p.line}` : ""}: ${message}`);
-    void connection.window.showWarningMessage(`GPU Pilot: ${file}${p.line ? `, line ${p.line}` : ""}: ${message}. Linting goes on without it.`);
+    const file = escapeControls(path);
+    for (const p of list) connection.console.warn(`${file}${p.line ? `:${p.line}` : ""}: ${escapeControls(p.message)}`);
+    const first = list[0];
+    const more = list.length > 1 ? ` (and more: ${list.length === 2 ? "1 other problem" : "other problems"} in the GPU Pilot output)` : "";
+    settle(connection.window.showWarningMessage(`GPU Pilot: ${file}${first.line ? `, line ${first.line}` : ""}: ${escapeControls(first.message)}${more}. Linting goes on without ${list.length > 1 ? "them" : "it"}.`), "window/showMessageRequest");
   }
-  return resolved;
 }
 
 const keyOf = (code: string, line: number, character: number) => `${code}@${line}:${character}`;
@@ -184,7 +213,7 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
     commit: () => {
       fixes.set(uri, byKey);
       noEffectLines.set(uri, { version, lines });
-      void connection.sendDiagnostics({ uri, version, diagnostics });
+      settle(connection.sendDiagnostics({ uri, version, diagnostics }), "textDocument/publishDiagnostics");
     },
     // The edited old tree: deleting it (~0.7 ms on a 5,000-line file) waits until the diagnostics are out.
     dispose: () => previous?.delete(),
@@ -241,7 +270,7 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
         const json = JSON.stringify(diags);
         if (cellPublished.get(cell) === json) continue;
         cellPublished.set(cell, json);
-        void connection.sendDiagnostics({ uri: cell, diagnostics: diags });
+        settle(connection.sendDiagnostics({ uri: cell, diagnostics: diags }), "textDocument/publishDiagnostics");
       }
     },
     dispose: () => previous?.delete(),
@@ -265,7 +294,7 @@ function schedule(uri: string): void {
   pending.add(uri);
   if (scheduled) return;
   scheduled = true;
-  setImmediate(() => void lintNext());
+  setImmediate(() => settle(lintNext(), "the lint queue"));
 }
 async function lintNext(): Promise<void> {
   await engineReady;
@@ -282,7 +311,7 @@ async function lintNext(): Promise<void> {
       connection.console.error(`linting ${uri} failed: ${e instanceof Error ? e.stack : String(e)}`);
     }
   }
-  if (pending.size) setImmediate(() => void lintNext());
+  if (pending.size) setImmediate(() => settle(lintNext(), "the lint queue"));
   else { scheduled = false; heapTrim.afterWork(); }
 }
 /** Lints the text document or notebook `uri` belongs to, or null when it is not linted now (stale, closed, not ours). */
@@ -351,11 +380,11 @@ documents.onDidClose((e) => {
   trees.forget(e.document.uri);
   keptYaml.delete(e.document.uri);
   resolvedOptions.delete(e.document.uri);
-  if (!notebooks.findNotebookDocumentForCell(e.document.uri)) void connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] });
+  if (!notebooks.findNotebookDocumentForCell(e.document.uri)) settle(connection.sendDiagnostics({ uri: e.document.uri, diagnostics: [] }), "textDocument/publishDiagnostics");
 });
 notebooks.onDidOpen((nb) => schedule(nb.uri));
 notebooks.onDidChange((e) => schedule(e.notebookDocument.uri));
-notebooks.onDidClose((nb) => { trees.forget(nb.uri); noEffectLines.delete(nb.uri); for (const c of nb.cells) void connection.sendDiagnostics({ uri: c.document, diagnostics: [] }); });
+notebooks.onDidClose((nb) => { trees.forget(nb.uri); noEffectLines.delete(nb.uri); for (const c of nb.cells) settle(connection.sendDiagnostics({ uri: c.document, diagnostics: [] }), "textDocument/publishDiagnostics"); });
 
 connection.onNotification(InventoryNotification.type, (params: unknown) => {
   const checked = checkInventoryParams(params);
@@ -371,7 +400,7 @@ connection.onNotification(InventoryNotification.type, (params: unknown) => {
   // the open documents again; the inlay hints show each GPU's name, bus id and free GiB.
   if (inventoryLintKey(before) !== inventoryLintKey(inventory)) relintAll();
   else connection.tracer.log("inventory: the GPUs' count and UUIDs are unchanged, nothing linted again");
-  if (settings.inlayHints && inventoryHintKey(before) !== inventoryHintKey(inventory)) void connection.languages.inlayHint.refresh().catch(() => undefined);
+  if (settings.inlayHints && inventoryHintKey(before) !== inventoryHintKey(inventory)) settle(connection.languages.inlayHint.refresh(), "workspace/inlayHint/refresh");
 });
 
 /** What of the inventory the lint reads (lintOptions `machine`): the GPUs' UUIDs in order, or null without nvidia-smi. */
@@ -433,7 +462,7 @@ connection.onNotification(SettingsNotification.type, (raw: unknown) => {
   configProblemsShown.clear();
   resolvedOptions.clear();
   relintAll();
-  if (hintsChanged) void connection.languages.inlayHint.refresh().catch(() => undefined);
+  if (hintsChanged) settle(connection.languages.inlayHint.refresh(), "workspace/inlayHint/refresh");
 });
 connection.onDidChangeWatchedFiles(() => { configProblemsShown.clear(); resolvedOptions.clear(); relintAll(); });
 

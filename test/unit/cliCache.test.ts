@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawn, spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT, CASES } from "./helpers";
@@ -32,6 +32,8 @@ function project(files: Record<string, string>) {
 }
 
 const BAD = readFileSync(join(CASES, "env_after_is_available.py"), "utf8");
+/** A diagnostic of the shape the CLI caches (cli.ts JsonDiagnostic). */
+const DIAGNOSTIC = { cell: null, code: "GPU001", end_location: { row: 1, column: 5 }, filename: "a.py", fix: null, location: { row: 1, column: 1 }, message: "m", noqa_row: 1, url: "https://example.invalid/GPU001", severity: "error" };
 // The same bytes with lines 5 and 6 swapped: the same size, other findings.
 const SWAPPED = (() => { const l = BAD.split("\n"); [l[4], l[5]] = [l[5], l[4]]; return l.join("\n"); })();
 
@@ -52,7 +54,7 @@ test("a second run takes every unchanged file from the cache and prints exactly 
   assert.match(p.run(["--format", "json", "--statistics", "src"]).stderr, /parsed 0 of 2 files/);
   // The cache lives in the cache folder, not in the project.
   assert.deepEqual(readdirSync(p.src).sort(), ["bad.py", "good.py"]);
-  assert.equal(readdirSync(join(p.cache, "v1")).length, 1);
+  assert.equal(readdirSync(join(p.cache, "v1")).filter((n) => n.endsWith(".json")).length, 1);
 });
 
 test("an edit that keeps the size, within the same second as the last check, is seen", () => {
@@ -118,9 +120,9 @@ test("an unwritable or corrupt cache is a note on stderr; the output and exit co
   const unwritable = p.run(["--format", "json", "--cache-dir", join(p.dir, "not-a-folder"), "src"]);
   assert.equal(unwritable.status, truth.status);
   assert.equal(unwritable.stdout, truth.stdout);
-  assert.match(unwritable.stderr, /gpu-pilot: results are not cached: cannot write .*not-a-folder.*; --no-cache turns the cache off\n/);
+  assert.match(unwritable.stderr, /gpu-pilot: the result cache is not used: .*not-a-folder is a regular file; every file is checked\n/);
   p.run(["--format", "json", "src"]);
-  const [file] = readdirSync(join(p.cache, "v1"));
+  const [file] = readdirSync(join(p.cache, "v1")).filter((n) => n.endsWith(".json"));
   writeFileSync(join(p.cache, "v1", file), "{ not json");
   const corrupt = p.run(["--format", "json", "--statistics", "src"]);
   assert.equal(corrupt.stdout, truth.stdout);
@@ -149,7 +151,7 @@ test("--no-cache, --fix and stdin neither read nor write the cache; a deleted fi
   spawnSync(process.execPath, [CLI, "check", "--stdin-filename", "x.py"], { input: BAD, cwd: p.dir, env: { ...process.env, GPU_PILOT_CACHE_DIR: p.cache } });
   assert.equal(existsSync(p.cache), false);
   p.run(["src"]);
-  const [file] = readdirSync(join(p.cache, "v1"));
+  const [file] = readdirSync(join(p.cache, "v1")).filter((n) => n.endsWith(".json"));
   const keys = () => Object.keys(JSON.parse(readFileSync(join(p.cache, "v1", file), "utf8")).entries).map((k) => k.slice(p.src.length + 1)).sort();
   assert.deepEqual(keys(), ["a.py", "b.py"]);
   rmSync(join(p.src, "b.py"));
@@ -163,7 +165,7 @@ test("ResultCache trusts a stamp only when the file was last changed well before
   writeFileSync(file, "x = 1\n");
   const stamp = stampOf(file)!;
   const changedMs = Number(BigInt(stamp.ctimeNs) / 1_000_000n);
-  const result = { diagnostics: [{ code: "GPU001" }], applied: 0, parsed: true };
+  const result = { diagnostics: [DIAGNOSTIC], applied: 0, parsed: true };
   const notes: string[] = [];
   const opts = sha1("options");
   // Checked long after the last change: the same stamp is a hit even though the bytes differ now
@@ -226,7 +228,7 @@ test("parallel gpu-pilot processes on parts of one tree (pre-commit) leave every
   })));
   const all = p.run(["--statistics", "src"]);
   assert.equal(p.fromCache(all.stderr), 12, all.stderr);
-  assert.deepEqual(readdirSync(join(p.cache, "v1")).filter((n) => !n.endsWith(".json")), [], "no lock or temporary file is left");
+  assert.deepEqual(readdirSync(join(p.cache, "v1")).filter((n) => !n.endsWith(".json") && n !== "key"), [], "no lock or temporary file is left");
 });
 
 test("a cached file replaced by a FIFO is refused as before, without blocking on it", { skip: process.platform === "win32" && "no mkfifo" }, () => {
@@ -246,4 +248,64 @@ test("the cache folder: GPU_PILOT_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache 
   assert.equal(cacheDirOf({ XDG_CACHE_HOME: "/x" }, "linux"), join("/x", "gpu-pilot"));
   assert.equal(cacheDirOf({ LOCALAPPDATA: "C:\\Users\\u\\AppData\\Local" }, "win32"), join("C:\\Users\\u\\AppData\\Local", "gpu-pilot"));
   assert.match(cacheDirOf({}, "linux"), /[/\\]\.cache[/\\]gpu-pilot$/);
+});
+
+// Issue 46 item 5: the cache is input. Each poison below made a run trust it (a CI gate passing on
+// a forged "no diagnostics" entry), crash with a stack trace, print a raw workflow command, take
+// gigabytes or block; each is now a miss or no cache, with the output of a --no-cache run.
+test("poisoned cache entries are misses: forged, unsigned, [null], [{}], an unknown code or a workflow command in the code", () => {
+  const p = project({ "a.py": BAD });
+  const truth = p.run(["--no-cache", "--format", "github", "src"]);
+  assert.notEqual(truth.status, 0);
+  assert.equal(p.run(["--format", "github", "src"]).stdout, truth.stdout);
+  const [file] = readdirSync(join(p.cache, "v1")).filter((n) => n.endsWith(".json"));
+  const path = join(p.cache, "v1", file);
+  const good = JSON.parse(readFileSync(path, "utf8"));
+  const [[key, entry]] = Object.entries(good.entries) as Array<[string, Record<string, unknown>]>;
+  const poisons: Array<[string, Record<string, unknown>]> = [
+    ["no diagnostics, the right hashes, the old MAC", { ...entry, result: { diagnostics: [], applied: 0, parsed: true } }],
+    ["no MAC", (({ mac: _m, ...rest }) => rest)(entry)],
+    ["[null]", { ...entry, result: { diagnostics: [null], applied: 0, parsed: true } }],
+    ["[{}]", { ...entry, result: { diagnostics: [{}], applied: 0, parsed: true } }],
+    ["a workflow command in the code", { ...entry, result: { diagnostics: [{ ...DIAGNOSTIC, code: "GPU001::warning::x\n::error::forged" }], applied: 0, parsed: true } }],
+    ["an unknown severity", { ...entry, result: { diagnostics: [{ ...DIAGNOSTIC, severity: "fatal\n::error::x" }], applied: 0, parsed: true } }],
+  ];
+  for (const [what, poisoned] of poisons) {
+    writeFileSync(path, JSON.stringify({ ...good, entries: { [key]: poisoned } }));
+    const r = p.run(["--format", "github", "--statistics", "src"]);
+    assert.equal(r.stdout, truth.stdout, what);
+    assert.equal(r.status, truth.status, what);
+    assert.doesNotMatch(r.stderr, /\n\s+at /, what);
+    assert.match(r.stderr, /1 entry of the result cache .* is malformed or not signed with its key/, what);
+    assert.equal(p.fromCache(r.stderr), 0, what);
+  }
+});
+
+test("a cache file that is /dev/zero, a FIFO or a link, a linked or group-writable cache folder: no cache, nothing blocks", { skip: process.platform === "win32" }, () => {
+  const p = project({ "a.py": BAD });
+  const truth = p.run(["--no-cache", "--format", "json", "src"]);
+  p.run(["--format", "json", "src"]);
+  const [file] = readdirSync(join(p.cache, "v1")).filter((n) => n.endsWith(".json"));
+  const path = join(p.cache, "v1", file);
+  const check = (what: string, pattern: RegExp, cacheDir = p.cache) => {
+    const r = spawnSync(process.execPath, [CLI, "check", "--format", "json", "src"], { encoding: "utf8", cwd: p.dir, timeout: 60_000, env: { ...process.env, GPU_PILOT_CACHE_DIR: cacheDir, GPU_PILOT_WORKERS: "1" } });
+    assert.equal(r.error, undefined, `${what}: ${r.error}`);
+    assert.equal(r.stdout, truth.stdout, what);
+    assert.equal(r.status, truth.status, what);
+    assert.match(r.stderr, pattern, what);
+  };
+  rmSync(path);
+  symlinkSync("/dev/zero", path);
+  check("a link to /dev/zero", /the result cache is not used: .* is a symbolic link/);
+  rmSync(path);
+  spawnSync("mkfifo", [path]);
+  check("a FIFO", /the result cache is not used: .* is a FIFO/);
+  rmSync(path);
+  const elsewhere = mkdtempSync(join(tmpdir(), "gp-cache-elsewhere-"));
+  const linked = join(p.dir, "linked-cache");
+  symlinkSync(elsewhere, linked);
+  check("a linked cache folder", /the result cache is not used: .*linked-cache is a symbolic link/, linked);
+  assert.deepEqual(readdirSync(elsewhere), [], "nothing written through the link");
+  chmodSync(p.cache, 0o775);
+  check("a group-writable cache folder", /the result cache is not used: .* is writable by group or others \(mode 775\)/);
 });

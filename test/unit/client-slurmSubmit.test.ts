@@ -9,7 +9,8 @@ import { after, test } from "node:test";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { isJobScript, scriptPathFor, SlurmJobs, submitCommand, type SlurmHost } from "../../client/src/slurm/submit";
+import { spawnSync } from "node:child_process";
+import { isJobScript, scriptPathFor, SlurmJobs, submitCommand, writeNewScript, type SlurmHost } from "../../client/src/slurm/submit";
 import { lintManifest } from "../../server/src/engine/manifests/lintManifest";
 import { initEngine } from "../../server/src/engine/lint";
 import { runFacts } from "../../server/src/engine/runFacts";
@@ -45,12 +46,29 @@ test("isJobScript: .sbatch/.slurm or an #SBATCH line", () => {
 
 test("scriptPathFor: the same text reuses the name; other text (an edited script) gets the next free name", () => {
   const dir = tmp();
-  assert.equal(scriptPathFor(dir, "train", "A"), path.join(dir, "train.sbatch"));
+  assert.deepEqual(scriptPathFor(dir, "train", "A"), { path: path.join(dir, "train.sbatch"), exists: false });
   fs.writeFileSync(path.join(dir, "train.sbatch"), "A");
-  assert.equal(scriptPathFor(dir, "train", "A"), path.join(dir, "train.sbatch"));
-  assert.equal(scriptPathFor(dir, "train", "B"), path.join(dir, "train-2.sbatch"));
+  assert.deepEqual(scriptPathFor(dir, "train", "A"), { path: path.join(dir, "train.sbatch"), exists: true });
+  assert.deepEqual(scriptPathFor(dir, "train", "B"), { path: path.join(dir, "train-2.sbatch"), exists: false });
   fs.writeFileSync(path.join(dir, "train-2.sbatch"), "edited");
-  assert.equal(scriptPathFor(dir, "train", "B"), path.join(dir, "train-3.sbatch"));
+  assert.deepEqual(scriptPathFor(dir, "train", "B"), { path: path.join(dir, "train-3.sbatch"), exists: false });
+});
+
+// Issue 46 item 4: a committed `train.sbatch -> /dev/zero` took the extension host to 3.4 GB, a
+// FIFO blocked it for good, and a dangling link was written through (outside the workspace).
+test("scriptPathFor and writeNewScript: a /dev/zero link, a FIFO and a dangling link are passed over, never read or written through", { skip: process.platform === "win32" }, () => {
+  const dir = tmp();
+  const outside = tmp();
+  fs.symlinkSync("/dev/zero", path.join(dir, "train.sbatch"));
+  spawnSync("mkfifo", [path.join(dir, "train-2.sbatch")]);
+  fs.symlinkSync(path.join(outside, "planted.sbatch"), path.join(dir, "train-3.sbatch"));
+  const free = scriptPathFor(dir, "train", "A");
+  assert.deepEqual(free, { path: path.join(dir, "train-4.sbatch"), exists: false });
+  assert.equal(writeNewScript(free.path, "A"), null);
+  assert.equal(fs.readFileSync(free.path, "utf8"), "A");
+  // Written where a dangling link stands (put there after the name was chosen): refused.
+  assert.match(writeNewScript(path.join(dir, "train-3.sbatch"), "A") ?? "", /appeared meanwhile/);
+  assert.deepEqual(fs.readdirSync(outside), [], "nothing written outside through the link");
 });
 
 test("Restricted Mode: nothing is written or submitted, and the user is told why", async () => {

@@ -1,9 +1,10 @@
 // The language server's idle heap trim (server/src/heapTrim.ts): one memory-reducing collection
-// after a burst of lints, never while work keeps coming, nothing without V8's `gc`; and, in a real
-// Node.js process, that such a collection gives pooled heap pages back (what the trim is for).
+// after a burst of lints, never while work keeps coming, nothing without V8's `gc`; with the real
+// `gc`, the collection is made. What it gives back is the bench's figure (bench/heap-trim.mjs).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import v8 from "node:v8";
+import { runInNewContext } from "node:vm";
 import { IdleHeapTrim, IDLE_TRIM_MS, type GcFunction, type TrimReport } from "../../server/src/heapTrim";
 
 /** Timers driven by hand: `fire()` runs the pending callback. */
@@ -52,30 +53,18 @@ test("without V8's gc (no --expose-gc) nothing is scheduled", () => {
   assert.equal(timers.pending.size, 0);
 });
 
-test("in a real Node.js process a last-resort collection gives the pooled heap pages back", () => {
-  // Rounds of 80 MiB of objects, each dropped before the next: V8's own full collections free their
-  // pages while the process runs, and since V8 12 (Node.js 22, 24) it keeps them pooled (Node.js 20
-  // unmaps them). Then a plain full collection, then a last-resort one: after it, little beyond the
-  // heap stays resident, whatever the version.
-  const script = `
-    const beyondHeap = () => process.memoryUsage.rss() - process.memoryUsage().heapTotal;
-    for (let round = 0; round < 4; round++) {
-      let keep = [];
-      for (let i = 0; i < 10; i++) keep.push(Array.from({ length: 100000 }, (_, j) => ({ j, s: "x" + j })));
-      keep = null;
-    }
-    gc();
-    const plain = beyondHeap();
-    gc({ type: "major", execution: "sync", flavor: "last-resort" });
-    const last = beyondHeap();
-    process.stdout.write(JSON.stringify({ plain, last }));`;
-  const r = spawnSync(process.execPath, ["--max-semi-space-size=1", "--expose-gc", "-e", script], { encoding: "utf8" });
-  assert.equal(r.status, 0, r.stderr);
-  const { plain, last } = JSON.parse(r.stdout) as { plain: number; last: number };
-  const mib = (b: number) => (b / 2 ** 20).toFixed(1);
-  // What stays is the node binary's pages (~40-47 MiB), libraries and malloc: measured 51-63 MiB.
-  assert.ok(last < 100 * 2 ** 20, `RSS beyond the heap after a last-resort gc: ${mib(last)} MiB (after a plain gc ${mib(plain)} MiB)`);
-  if (Number(process.versions.v8.split(".")[0]) >= 12) {
-    assert.ok(plain - last > 60 * 2 ** 20, `pooled pages given back by the last-resort gc: ${mib(plain)} -> ${mib(last)} MiB`);
-  }
+test("with V8's real gc, the idle trim calls a last-resort collection and reports the RSS", async () => {
+  // The behaviour only: how much RSS the collection gives back depends on the allocator and the
+  // kernel, so that figure is measured by the bench (bench/heap-trim.mjs, in `npm run bench`'s
+  // memory part), not asserted here (issue 46 item 10: the assertion failed now and then).
+  v8.setFlagsFromString("--expose-gc");
+  const realGc = runInNewContext("gc") as GcFunction;
+  const calls: unknown[] = [];
+  const report = await new Promise<TrimReport>((resolve) => {
+    const trim = new IdleHeapTrim((o) => { calls.push(o); return realGc(o); }, resolve, 1);
+    assert.equal(trim.enabled, true);
+    trim.afterWork();
+  });
+  assert.deepEqual(calls, [{ type: "major", execution: "sync", flavor: "last-resort" }]);
+  assert.ok(report.rssBeforeMiB > 0 && report.rssAfterMiB > 0 && report.ms >= 0, JSON.stringify(report));
 });

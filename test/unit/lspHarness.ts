@@ -57,9 +57,12 @@ export function useLanguageServer(capabilities: ClientCapabilities = {}): LspHar
   after(async () => {
     // Bounded: a server that does not answer `shutdown` (stuck in a lint) fails the file with
     // that said, instead of holding the whole test run until CI's time limit.
+    // A server that has died (the test's failure) is not asked: writing to it may never settle.
+    if (server.exitCode !== null || server.signalCode !== null) { h.conn.dispose(); return; }
     let timer: NodeJS.Timeout | undefined;
     const answered = await Promise.race([
       h.conn.sendRequest(ShutdownRequest.type).then(() => true, () => true),
+      new Promise<boolean>((r) => server.once("exit", () => r(true))),
       new Promise<boolean>((r) => { timer = setTimeout(() => r(false), 20_000); }),
     ]);
     clearTimeout(timer);

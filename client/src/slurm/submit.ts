@@ -22,6 +22,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "../log";
+import { fileKind, readWorkspaceFile } from "../../../server/src/engine/workspaceFile";
 import { requireTrust } from "../run/runActiveFile";
 import { resolveInterpreter } from "../run/interpreter";
 import * as runSettings from "../run/settings";
@@ -246,15 +247,47 @@ function writable(dir: string): boolean {
   }
 }
 
-/** The first `<stem>.sbatch`, `<stem>-2.sbatch`, ... in `dir` that is free or already holds exactly `text`. */
-export function scriptPathFor(dir: string, stem: string, text: string): string {
-  for (let n = 1; ; n++) {
+/** The largest existing job script read to compare with a new one (bytes): job scripts are a few KB. */
+const SCRIPT_MAX_BYTES = 1024 * 1024;
+/** How many names (`<stem>.sbatch` ... `<stem>-N.sbatch`) are tried before giving up. */
+const SCRIPT_NAMES = 1000;
+
+/**
+ * The first `<stem>.sbatch`, `<stem>-2.sbatch`, ... in `dir` that is free or is a regular file that
+ * already holds exactly `text` (`exists`: then nothing need be written). A name taken by anything
+ * else (a symbolic link, dangling or not, a FIFO, a device, a folder, a file over 1 MiB) is passed
+ * over, never read through or written through: issue 46 item 4 (a committed `train.sbatch ->
+ * /dev/zero` took the extension host to 3.4 GB, a FIFO blocked it, a dangling link was written
+ * through, outside the workspace). Existing files are read by workspaceFile.ts's safe reader.
+ * @throws Error when the first 1,000 names are all taken.
+ */
+export function scriptPathFor(dir: string, stem: string, text: string): { path: string; exists: boolean } {
+  for (let n = 1; n <= SCRIPT_NAMES; n++) {
     const p = path.join(dir, `${stem}${n === 1 ? "" : `-${n}`}.sbatch`);
-    try {
-      if (fs.readFileSync(p, "utf8") === text) return p;
-    } catch {
-      return p; // free
+    let st: fs.Stats;
+    try { st = fs.lstatSync(p); } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") return { path: p, exists: false }; // free
+      continue;
     }
+    if (!st.isFile()) { log.info(`Slurm job script: ${p} is passed over: it is ${fileKind(st)}`); continue; }
+    const read = readWorkspaceFile(p, { maxBytes: SCRIPT_MAX_BYTES });
+    if (read.ok && read.bytes.equals(Buffer.from(text, "utf8"))) return { path: p, exists: true };
+  }
+  throw new Error(`no free name for the job script: ${stem}.sbatch to ${stem}-${SCRIPT_NAMES}.sbatch in ${dir} are all taken`);
+}
+
+/**
+ * Writes a new job script at `p`, which must not exist: created exclusively (O_EXCL, so a link or
+ * FIFO put there meanwhile is never followed), 0644 before the umask.
+ * @returns null, or why it was not written (a phrase).
+ */
+export function writeNewScript(p: string, text: string): string | null {
+  try {
+    const fd = fs.openSync(p, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0), 0o644);
+    try { fs.writeFileSync(fd, text); } finally { fs.closeSync(fd); }
+    return null;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EEXIST" ? `${p} appeared meanwhile` : `${p}: ${(e as Error).message}`;
   }
 }
 
@@ -378,8 +411,16 @@ export async function submitCommand(host: SlurmHost, jobs: SlurmJobs, uri?: vsco
     if (e instanceof JobScriptError) { void vscode.window.showErrorMessage(`GPU Pilot: cannot write the job script: ${e.message}`); return undefined; }
     throw e;
   }
-  const script = scriptPathFor(dir, jobNameFor(file), text);
-  fs.writeFileSync(script, text);
+  let script: string;
+  try {
+    const free = scriptPathFor(dir, jobNameFor(file), text);
+    script = free.path;
+    const why = free.exists ? null : writeNewScript(script, text);
+    if (why) throw new Error(why);
+  } catch (e) {
+    void vscode.window.showErrorMessage(`GPU Pilot: the job script was not written: ${(e as Error).message}`);
+    return undefined;
+  }
   log.info(`Slurm job script written: ${script}${dir !== own ? ` (${own} cannot be written)` : ""}`);
   const scriptDoc = await vscode.workspace.openTextDocument(vscode.Uri.file(script));
   await vscode.window.showTextDocument(scriptDoc, { preview: false });

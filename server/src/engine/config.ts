@@ -110,15 +110,62 @@ function ownedByUs(file: string): boolean {
   }
 }
 
-/** 1-based line of the first occurrence of `needle` in `text` (for pointing at a bad key), or undefined. */
-function lineOf(text: string, needle: string): number | undefined {
-  const i = text.indexOf(needle);
-  return i < 0 ? undefined : text.slice(0, i).split("\n").length;
+/** How many configuration problems of one file are listed; the rest are counted in one closing problem (issue 46). */
+export const MAX_CONFIG_PROBLEMS = 20;
+
+/** Longest key or value quoted in a problem's message, in UTF-16 code units; longer ones end in "…". */
+const QUOTE_MAX = 80;
+
+/** `s` cut to {@link QUOTE_MAX} code units (a committed key may be a megabyte long). */
+function short(s: string): string {
+  return s.length <= QUOTE_MAX ? s : `${s.slice(0, QUOTE_MAX)}…`;
+}
+
+/** `items` joined with ", ", at most `max` of them, then "and N more". */
+function listed(items: readonly string[], max = 10): string {
+  const shown = items.slice(0, max).map(short).join(", ");
+  return items.length > max ? `${shown} and ${(items.length - max).toLocaleString("en-US")} more` : shown;
+}
+
+/**
+ * The problems of one configuration file, listed up to {@link MAX_CONFIG_PROBLEMS}, counted after
+ * that. The line of a listed problem is that of the first occurrence of its key: the text is
+ * searched only for listed problems, so a file with 50,000 bad keys costs one pass, not one per key
+ * (a 30,000-key severity table froze the server for 57 s: issue 46 item 1).
+ */
+class ProblemList {
+  private readonly list: ConfigProblem[] = [];
+  private more = 0;
+  private starts: number[] | null = null;
+  constructor(private readonly file: string, private readonly text: string) {}
+  /** Records a problem about `needle` (a key; its line is looked up only if the problem is listed). */
+  add(needle: string, message: string): void {
+    if (this.list.length >= MAX_CONFIG_PROBLEMS) { this.more++; return; }
+    this.list.push({ file: this.file, line: this.lineOf(needle), message });
+  }
+  /** The listed problems, then one "and N more" problem when some were only counted. */
+  done(): ConfigProblem[] {
+    if (this.more === 0) return this.list;
+    return [...this.list, { file: this.file, message: `[tool.gpu-pilot] and ${this.more.toLocaleString("en-US")} more problem${this.more === 1 ? "" : "s"} (only the first ${MAX_CONFIG_PROBLEMS} are listed)` }];
+  }
+  /** 1-based line of the first occurrence of `needle`, or undefined: a binary search in the line starts (computed once). */
+  private lineOf(needle: string): number | undefined {
+    const i = this.text.indexOf(needle);
+    if (i < 0) return undefined;
+    if (!this.starts) {
+      this.starts = [0];
+      for (let at = this.text.indexOf("\n"); at >= 0; at = this.text.indexOf("\n", at + 1)) this.starts.push(at + 1);
+    }
+    let lo = 0, hi = this.starts.length - 1;
+    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (this.starts[mid] <= i) lo = mid; else hi = mid - 1; }
+    return lo + 1;
+  }
 }
 
 /**
  * Reads `[tool.gpu-pilot]` from a pyproject.toml. Never throws: a TOML error or a bad value becomes
- * a problem (with its line) and the offending key is left out.
+ * a problem (with its line) and the offending key is left out. At most {@link MAX_CONFIG_PROBLEMS}
+ * problems are listed, then one more counts the rest; keys quoted in messages are cut to 80 characters.
  */
 export function loadProjectConfig(file: string): { config: ProjectConfig | null; problems: ConfigProblem[] } {
   const read = readWorkspaceText(file);
@@ -126,17 +173,17 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
   const text = read.text;
   let doc: Record<string, unknown>;
   try { doc = parseToml(text) as Record<string, unknown>; } catch (e) {
-    if (e instanceof TomlError) return { config: null, problems: [{ file, line: e.line, message: `TOML error: ${e.message.split("\n")[0]}` }] };
-    return { config: null, problems: [{ file, message: `TOML error: ${(e as Error).message}` }] };
+    if (e instanceof TomlError) return { config: null, problems: [{ file, line: e.line, message: `TOML error: ${short(e.message.split("\n")[0])}` }] };
+    return { config: null, problems: [{ file, message: `TOML error: ${short((e as Error).message)}` }] };
   }
   const table = (doc.tool as Record<string, unknown> | undefined)?.["gpu-pilot"] as Record<string, unknown> | undefined;
   if (!table) return { config: null, problems: [] };
-  const problems: ConfigProblem[] = [];
+  const problems = new ProblemList(file, text);
   const config: ProjectConfig = { file };
   const codes = (key: string, v: unknown): string[] | undefined => {
-    if (!Array.isArray(v) || v.some((c) => typeof c !== "string")) { problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] ${key} must be a list of rule codes` }); return undefined; }
+    if (!Array.isArray(v) || v.some((c) => typeof c !== "string")) { problems.add(key, `[tool.gpu-pilot] ${short(key)} must be a list of rule codes`); return undefined; }
     const bad = (v as string[]).filter((c) => !CODE.test(c) || (c.length === 6 && !KNOWN_CODES.has(c)));
-    if (bad.length) { problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] ${key}: unknown rule code${bad.length > 1 ? "s" : ""} ${bad.join(", ")} (codes are ${[...KNOWN_CODES].join(", ")})` }); return (v as string[]).filter((c) => !bad.includes(c)); }
+    if (bad.length) { const badSet = new Set(bad); problems.add(key, `[tool.gpu-pilot] ${short(key)}: unknown rule code${bad.length > 1 ? "s" : ""} ${listed(bad)} (codes are ${[...KNOWN_CODES].join(", ")})`); return (v as string[]).filter((c) => !badSet.has(c)); }
     return v as string[];
   };
   for (const [key, value] of Object.entries(table)) {
@@ -145,7 +192,7 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
       case "extend-select": config.extendSelect = codes(key, value); break;
       case "ignore": config.ignore = codes(key, value); break;
       case "per-file-ignores": {
-        if (typeof value !== "object" || value === null || Array.isArray(value)) { problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] per-file-ignores must be a table of glob = [codes]" }); break; }
+        if (typeof value !== "object" || value === null || Array.isArray(value)) { problems.add(key, "[tool.gpu-pilot] per-file-ignores must be a table of glob = [codes]"); break; }
         config.perFileIgnores = {};
         for (const [glob, list] of Object.entries(value)) {
           const c = codes(`per-file-ignores."${glob}"`, list);
@@ -154,40 +201,40 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
         break;
       }
       case "severity": {
-        if (typeof value !== "object" || value === null || Array.isArray(value)) { problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] severity must be a table of CODE = \"error\"|\"warning\"|\"information\"|\"hint\"" }); break; }
+        if (typeof value !== "object" || value === null || Array.isArray(value)) { problems.add(key, "[tool.gpu-pilot] severity must be a table of CODE = \"error\"|\"warning\"|\"information\"|\"hint\""); break; }
         config.severity = {};
         for (const [code, sev] of Object.entries(value)) {
-          if (!KNOWN_CODES.has(code)) problems.push({ file, line: lineOf(text, code), message: `[tool.gpu-pilot] severity: unknown rule code ${code}` });
-          else if (typeof sev !== "string" || !SEVERITIES.has(sev)) problems.push({ file, line: lineOf(text, code), message: `[tool.gpu-pilot] severity.${code} must be one of error, warning, information, hint` });
+          if (!KNOWN_CODES.has(code)) problems.add(code, `[tool.gpu-pilot] severity: unknown rule code ${short(code)}`);
+          else if (typeof sev !== "string" || !SEVERITIES.has(sev)) problems.add(code, `[tool.gpu-pilot] severity.${short(code)} must be one of error, warning, information, hint`);
           else config.severity[code] = sev as Severity;
         }
         break;
       }
       case "preview":
-        if (typeof value !== "boolean") problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] preview must be true or false" });
+        if (typeof value !== "boolean") problems.add(key, "[tool.gpu-pilot] preview must be true or false");
         else config.preview = value;
         break;
       case "target-torch":
-        if (typeof value !== "string" || !TARGET_VERSION.test(value)) problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] target-torch must be a version string such as \"2.11\"" });
+        if (typeof value !== "string" || !TARGET_VERSION.test(value)) problems.add(key, "[tool.gpu-pilot] target-torch must be a version string such as \"2.11\"");
         else config.targetTorch = value;
         break;
       case "gpus":
-        if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_CONFIG_GPUS) problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] gpus must be a whole number from 0 to ${MAX_CONFIG_GPUS}, not ${JSON.stringify(value)}` });
+        if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_CONFIG_GPUS) problems.add(key, `[tool.gpu-pilot] gpus must be a whole number from 0 to ${MAX_CONFIG_GPUS}, not ${short(JSON.stringify(value) ?? String(value))}`);
         else config.gpus = value;
         break;
       case "inventory":
-        if (typeof value !== "string" || value.trim() === "") problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] inventory must be the path of an nvidia-smi CSV file (nvidia-smi --query-gpu=index,uuid,name,pci.bus_id --format=csv,noheader)" });
+        if (typeof value !== "string" || value.trim() === "") problems.add(key, "[tool.gpu-pilot] inventory must be the path of an nvidia-smi CSV file (nvidia-smi --query-gpu=index,uuid,name,pci.bus_id --format=csv,noheader)");
         else config.inventory = resolve(dirname(file), value);
         break;
       case "eager-init-modules":
-        if (!Array.isArray(value) || value.some((m) => typeof m !== "string")) problems.push({ file, line: lineOf(text, key), message: "[tool.gpu-pilot] eager-init-modules must be a list of module names" });
+        if (!Array.isArray(value) || value.some((m) => typeof m !== "string")) problems.add(key, "[tool.gpu-pilot] eager-init-modules must be a list of module names");
         else config.eagerInitModules = value as string[];
         break;
       default:
-        problems.push({ file, line: lineOf(text, key), message: `[tool.gpu-pilot] unknown key "${key}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory)` });
+        problems.add(key, `[tool.gpu-pilot] unknown key "${short(key)}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory)`);
     }
   }
-  return { config, problems };
+  return { config, problems: problems.done() };
 }
 
 /** Codes ignored for `file` by the config's per-file-ignores (globs relative to the pyproject folder). */

@@ -68,6 +68,11 @@ export interface LintResult {
    * of that document version from it instead of analysing the text again).
    */
   model?: ModuleModel;
+  /**
+   * How many parses of fixed texts checked this lint's fixes (0 with `lazyFixValidation`): at most
+   * one per fix, and one per round of non-overlapping fixes where there are many (for tests and benches).
+   */
+  fixChecks?: number;
 }
 
 /** The result for a text that is not linted: that of an empty text, plus the GPU000 diagnostic `why`. */
@@ -243,17 +248,16 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     return codes !== null && !codes!.has(d.code);
   });
   const baseErrors = tree.syntaxErrorCount();
-  let linesOk: boolean | undefined; // CPython accepts the text's line structure (computed once, when a fix needs it)
   for (const d of kept) {
     const override = options.severity?.[d.code];
     if (override) d.severity = override;
-    if (d.fix && !options.lazyFixValidation) {
-      linesOk ??= lineStructureError(text) === null;
-      if (!fixKeepsSyntax(text, d, { errors: baseErrors, linesOk }, !!extra.notebook, tree)) delete d.fix;
-    }
+  }
+  let fixChecks = 0;
+  if (!options.lazyFixValidation && kept.some((d) => d.fix)) {
+    fixChecks = checkFixes(text, kept.filter((d) => d.fix), { errors: baseErrors, linesOk: lineStructureError(text) === null }, !!extra.notebook, tree);
   }
   kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
-  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true, model };
+  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true, model, fixChecks };
 }
 
 /**
@@ -269,6 +273,94 @@ export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["
   const linesOk = lineStructureError(text) === null;
   if (trees) return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: trees.syntaxErrorCount(), linesOk }, notebook, trees);
   return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: errorsOfParse(text), linesOk }, notebook);
+}
+
+/** Up to this many fixes in one text are checked one by one; with more, in batches ({@link checkFixes}). */
+export const FIXES_CHECKED_ALONE = 32;
+
+/**
+ * At most this many checks (each a parse of the text, whole or incremental) settle the fixes of one
+ * text checked in batches; fixes not settled within are not offered (never offered unchecked).
+ */
+export const MAX_FIX_CHECKS = 256;
+
+/**
+ * Keeps the fixes of `ds` that pass {@link fixKeepsSyntax} and deletes the others, linear in the
+ * number of fixes where they pass (issue 46 item 2: one re-parse per fix made `check` quadratic:
+ * 2,000 GPU002 findings took 41-60 s). Up to {@link FIXES_CHECKED_ALONE} fixes are checked one by
+ * one. With more: fixes with the same edits share one verdict; the others are laid out in rounds of
+ * fixes whose edits do not overlap (applyEdits's rule: zero-width inserts at one point do not), and
+ * each round is applied at once and parsed once. A round that keeps the syntax keeps all its fixes;
+ * one that does not is halved until the fixes that fail are found alone. At most
+ * {@link MAX_FIX_CHECKS} parses; fixes left unsettled lose their fix.
+ * The one thing a batch cannot see: a fix that breaks the syntax alone, repaired by another fix of
+ * the same round (each fix is made on its own by a rule and inserts or moves whole statements, so
+ * no rule makes such pairs; fix-all applies the fixes of a pass together anyway).
+ * @returns the number of checks made (parses of a fixed text).
+ */
+function checkFixes(text: string, ds: LintDiagnostic[], before: { errors: number; linesOk: boolean }, notebook: boolean, tree: ModuleTrees): number {
+  if (ds.length <= FIXES_CHECKED_ALONE) {
+    for (const d of ds) if (!fixKeepsSyntax(text, d, before, notebook, tree)) delete d.fix;
+    return ds.length;
+  }
+  // Same edits, same verdict: one representative each.
+  const starts = lineStarts(text);
+  const same = new Map<string, LintDiagnostic[]>();
+  for (const d of ds) {
+    const key = JSON.stringify(d.fix!.edits.map((e) => [e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.newText]));
+    const list = same.get(key);
+    if (list) list.push(d); else same.set(key, [d]);
+  }
+  type Candidate = { d: LintDiagnostic; spans: Array<{ s: number; e: number }> };
+  const candidates: Candidate[] = [...same.values()].map(([d]) => ({ d, spans: d.fix!.edits.map((e) => ({ s: offsetAt(starts, text, e.range.start), e: offsetAt(starts, text, e.range.end) })) }));
+  // Rounds of fixes with no overlapping edits. In a round's spans sorted by start (then end), the ends
+  // do not decrease either, so the one span that may overlap [s, e) is the first that ends after s.
+  const rounds: Array<{ fixes: Candidate[]; spans: Array<{ s: number; e: number }> }> = [];
+  const overlaps = (spans: Array<{ s: number; e: number }>, x: { s: number; e: number }): boolean => {
+    let lo = 0, hi = spans.length;
+    while (lo < hi) { const mid = (lo + hi) >> 1; if (spans[mid].e > x.s) hi = mid; else lo = mid + 1; }
+    return lo < spans.length && spans[lo].s < x.e;
+  };
+  const selfOverlap = (spans: Array<{ s: number; e: number }>) => [...spans].sort((a, b) => a.s - b.s || a.e - b.e).some((x, i, a) => i > 0 && x.s < a[i - 1].e);
+  const settled = new Set<Candidate>();
+  for (const c of candidates) {
+    if (selfOverlap(c.spans)) { settled.add(c); delete c.d.fix; continue; } // applyEdits would throw: it never passed
+    let round = rounds.find((r) => !c.spans.some((x) => overlaps(r.spans, x)));
+    if (!round) { round = { fixes: [], spans: [] }; rounds.push(round); }
+    round.fixes.push(c);
+    for (const x of c.spans) {
+      let at = 0, hi = round.spans.length;
+      while (at < hi) { const mid = (at + hi) >> 1; const y = round.spans[mid]; if (y.s < x.s || (y.s === x.s && y.e <= x.e)) at = mid + 1; else hi = mid; }
+      round.spans.splice(at, 0, x);
+    }
+  }
+  let checks = 0;
+  const verdict = (c: Candidate, ok: boolean) => { settled.add(c); if (!ok) delete c.d.fix; };
+  const settle = (fixes: Candidate[]): void => {
+    if (checks >= MAX_FIX_CHECKS) return;
+    checks++;
+    if (fixes.length === 1) { verdict(fixes[0], fixKeepsSyntax(text, fixes[0].d, before, notebook, tree)); return; }
+    if (batchKeepsSyntax(text, fixes.flatMap((c) => c.d.fix!.edits), before, notebook)) { for (const c of fixes) verdict(c, true); return; }
+    const half = fixes.length >> 1;
+    settle(fixes.slice(0, half));
+    settle(fixes.slice(half));
+  };
+  for (const r of rounds) settle(r.fixes);
+  for (const c of candidates) if (!settled.has(c)) delete c.d.fix; // over the budget: not offered
+  for (const list of same.values()) if (!list[0].fix) for (const d of list) delete d.fix;
+  return checks;
+}
+
+/** {@link fixKeepsSyntax} for several fixes' non-overlapping edits applied together, by one whole parse. */
+function batchKeepsSyntax(text: string, edits: TextEdit[], before: { errors: number; linesOk: boolean }, notebook: boolean): boolean {
+  try {
+    const applied = applyEdits(text, edits);
+    const fixed = notebook ? blankMagics(applied, 0).text : applied;
+    if (before.linesOk && lineStructureError(fixed) !== null) return false;
+    return errorsOfParse(fixed) <= before.errors;
+  } catch {
+    return false;
+  }
 }
 
 /** The syntax errors (ERROR and MISSING nodes) of a fresh parse of `text`, the tree freed after. */
