@@ -269,7 +269,7 @@ export class Ctx implements RunHost, AgentHost {
       initializationOptions: config.lintSettings(),
       // What the server's options come from (it keeps them per document until one of these changes):
       // project configuration and pins, and the Slurm job scripts that start Python files (slurmLaunch.ts).
-      fileEvents: vscode.workspace.createFileSystemWatcher("**/{pyproject.toml,requirements*.txt,environment.yml,environment.yaml,*.sbatch,*.slurm,*.sh,*.bash}"),
+      fileEvents: vscode.workspace.createFileSystemWatcher("**/{pyproject.toml,requirements*.txt,environment.yml,environment.yaml,*.sbatch,*.slurm,*.sh,*.bash,*.py}"),
       outputChannel: logChannel(),
       ...(config.traceServer() !== "off" ? { traceOutputChannel: traceChannel() } : {}),
       log,

@@ -14,6 +14,8 @@ import { join, resolve, extname, relative, sep, dirname, basename } from "node:p
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
+import { ProjectIndex, type FileLookup } from "./engine/python/project";
+import { DEFAULT_EAGER_INIT_MODULES } from "./engine/frameworks";
 import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
 import { optionsResolver, type LintOverrides } from "./engine/options";
 import { TARGET_VERSION } from "./engine/config";
@@ -314,6 +316,15 @@ type FixMode = false | "safe" | "unsafe";
 /** The fix mode of a run's arguments. */
 const fixModeOf = (a: Pick<CliArgs, "fix" | "diff" | "unsafeFixes">): FixMode => (a.fix || a.diff ? (a.unsafeFixes ? "unsafe" : "safe") : false);
 
+/**
+ * The project lookup of a Python file or notebook (python/project.ts), as LintOptions' `project`;
+ * none for manifests (their rules read no imports).
+ */
+function projectOf(index: ProjectIndex, file: string, options: LintOptions): Pick<LintOptions, "project"> {
+  if (manifestKindOf(file)) return {};
+  return { project: index.lookupFor(resolve(file), { eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: options.torchBelow24 ?? false }) };
+}
+
 /** Lints Python source, applying fixes first when `fix`. */
 function checkPython(filename: string, source: string, options: LintOptions, fix: FixMode): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; parsed: boolean } {
   const { text, applied } = fix ? fixAllPython(source, options, fix === "unsafe") : { text: source, applied: 0 };
@@ -474,7 +485,7 @@ function configProblemText(p: { file: string; line?: number; message: string }):
  * What checking one file gave, as passed back from a worker thread; `cacheKeys` (when the run keeps
  * a result cache): the SHA-1 of the bytes checked and of the options they were checked with.
  */
-interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[]; cacheKeys?: { content: string; options: string }; diff?: string }
+interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[]; cacheKeys?: { content: string; options: string; deps: string[] }; diff?: string }
 
 /**
  * Lints (and with --fix, fixes in place; with --diff, returns the fixes as a unified diff and writes
@@ -518,7 +529,7 @@ function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => 
       }
     }
   }
-  const cacheKeys = cached ? { content: sha1(read.bytes), options: optionsKey(options) } : undefined;
+  const cacheKeys = cached ? { content: sha1(read.bytes), options: optionsKey(options), deps: [...(options.project as FileLookup | undefined)?.deps() ?? []] } : undefined;
   return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems, cacheKeys, ...(diff !== undefined ? { diff } : {}) };
 }
 
@@ -582,6 +593,7 @@ async function runWorker(argv: string[], cached: boolean): Promise<void> {
   const machine = machineOf(args);
   await initEngine();
   const resolveOptions = optionsResolver({}, "filesystemFirst", args.flags); // once per folder
+  const project = new ProjectIndex();
   parentPort!.postMessage({ ready: true });
   parentPort!.on("message", (m: { done?: true; start?: number; files?: Target[] }) => {
     if (m.done) { parentPort!.close(); return; }
@@ -592,7 +604,7 @@ async function runWorker(argv: string[], cached: boolean): Promise<void> {
         const optionsFor = (file: string): LintOptions => {
           const r = resolveOptions(file);
           problems.push(...r.problems.map(configProblemText));
-          return { ...r.options, machine: machineFor(machine, r.options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+          return { ...r.options, machine: machineFor(machine, r.options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}), ...projectOf(project, file, r.options) };
         };
         const r = checkPath(f, args, optionsFor, cached);
         out.push({ ...r, problems: [...problems, ...r.problems] });
@@ -654,7 +666,7 @@ async function checkFiles(files: Target[], args: CliArgs, argv: string[], option
     const i = misses[k];
     parsed += r.parsed ? 1 : 0;
     results[i] = r;
-    if (cache && r.cacheKeys) cache.record(files[i].path, stamps[i], nowMs, r.cacheKeys.options, r.cacheKeys.content, { diagnostics: r.diagnostics, applied: r.applied, parsed: r.parsed } satisfies CachedResult);
+    if (cache && r.cacheKeys) cache.record(files[i].path, stamps[i], nowMs, r.cacheKeys.options, r.cacheKeys.content, { diagnostics: r.diagnostics, applied: r.applied, parsed: r.parsed } satisfies CachedResult, r.cacheKeys.deps);
   });
   if (cache) { cache.forgetMissingUnder(walkedFolders(args.paths)); cache.save(); }
   return { results, parsed, fromCache: files.length - misses.length, workers: toCheck.length ? workers : 0 };
@@ -679,12 +691,13 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     const diffs: string[] = [];
     const textMode = { fix: args.fix, unsafe: args.unsafeFixes };
     const resolveOptions = optionsResolver({}, "filesystemFirst", args.flags); // once per folder
+    const project = new ProjectIndex();
     const optionsFor = (file: string | null): LintOptions => {
       const { options, problems } = resolveOptions(file);
       for (const p of problems.map(configProblemText)) {
         if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
       }
-      return { ...options, machine: machineFor(machine, options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}) };
+      return { ...options, machine: machineFor(machine, options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}), ...(file ? projectOf(project, file, options) : {}) };
     };
     const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
     if (stdinMode) {

@@ -43,7 +43,7 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { closeSync, constants, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, sep } from "node:path";
+import { dirname, isAbsolute, join, sep } from "node:path";
 import { fileKind, readWorkspaceFile, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { RULES } from "./engine/rules/index";
 import { FILE_TOO_LARGE_CODE } from "./engine/limits";
@@ -62,6 +62,11 @@ interface Entry extends FileStamp {
   /** When the stamp was taken (ms since the epoch, this machine's clock, taken before the stat). */
   checkedAtMs: number;
   result: CachedResult;
+  /**
+   * The other files the result depends on (the project modules the file imports: python/project.ts),
+   * each with the SHA-1 (hex) of its bytes when it was checked; absent: none. A changed or missing one is a miss.
+   */
+  deps?: Record<string, string>;
   /** HMAC-SHA-256 (hex) of the build, the path and the fields above, keyed by `v1/key` ({@link macOf}). */
   mac: string;
 }
@@ -158,7 +163,7 @@ export function isCachedDiagnostic(d: unknown): boolean {
   if (typeof d.code !== "string" || !KNOWN_CODES.has(d.code) || typeof d.severity !== "string" || !SEVERITIES.has(d.severity)) return false;
   if (!(d.cell === null || (Number.isSafeInteger(d.cell) && (d.cell as number) >= 1))) return false;
   if (!isRowCol(d.location) || !isRowCol(d.end_location) || !Number.isSafeInteger(d.noqa_row)) return false;
-  if (!isText(d.filename, 4096, false) || !isText(d.message, 16_384) || !isText(d.url, 2048, false)) return false;
+  if (!isText(d.filename, 4096, false) || !isText(d.message, 16_384) || !(d.url === null || isText(d.url, 2048, false))) return false;
   if (d.fix === null) return true;
   const f = d.fix;
   return isObject(f) && (f.applicability === "safe" || f.applicability === "unsafe") && isText(f.message, 4096, false) && Array.isArray(f.edits)
@@ -172,12 +177,19 @@ const isEntry = (e: unknown): e is Entry => {
   return ["size", "mtimeNs", "ctimeNs", "ino", "options", "content"].every((k) => typeof x[k] === "string" && /^\d{1,30}$|^[0-9a-f]{40}$/.test(x[k] as string))
     && typeof x.mac === "string" && /^[0-9a-f]{64}$/.test(x.mac)
     && typeof x.checkedAtMs === "number" && Number.isFinite(x.checkedAtMs) && isObject(r) && Array.isArray(r.diagnostics) && r.diagnostics.every(isCachedDiagnostic)
-    && Number.isSafeInteger(r.applied) && (r.applied as number) >= 0 && typeof r.parsed === "boolean";
+    && Number.isSafeInteger(r.applied) && (r.applied as number) >= 0 && typeof r.parsed === "boolean"
+    && (x.deps === undefined || isDeps(x.deps));
 };
+
+/** At most this many dependencies per entry (a module importing thousands of project modules is not cached). */
+export const MAX_DEPS = 4096;
+/** Whether `d` is an entry's `deps`: at most MAX_DEPS absolute paths (at most 4096 characters) each with a SHA-1. */
+const isDeps = (d: unknown): boolean => isObject(d) && Object.keys(d).length <= MAX_DEPS
+  && Object.entries(d).every(([k, v]) => k.length <= 4096 && isAbsolute(k) && typeof v === "string" && /^[0-9a-f]{40}$/.test(v));
 
 /** The HMAC (hex) of an entry: over the build, the path and the entry's fields but `mac`, in a fixed order. */
 function macOf(key: Buffer, build: string, path: string, e: Omit<Entry, "mac">): string {
-  const fields = [build, path, e.size, e.mtimeNs, e.ctimeNs, e.ino, e.options, e.content, e.checkedAtMs, e.result.applied, e.result.parsed, JSON.stringify(e.result.diagnostics)];
+  const fields = [build, path, e.size, e.mtimeNs, e.ctimeNs, e.ino, e.options, e.content, e.checkedAtMs, e.result.applied, e.result.parsed, JSON.stringify(e.result.diagnostics), JSON.stringify(e.deps ?? null)];
   return createHmac("sha256", key).update(JSON.stringify(fields)).digest("hex");
 }
 
@@ -296,6 +308,7 @@ export class ResultCache {
   lookup(path: string, stamp: FileStamp | null, options: string, nowMs: number): Lookup {
     const e = this.entries.get(path);
     if (!e || !stamp || e.options !== options) return { hit: false };
+    if (e.deps && Object.entries(e.deps).some(([dep, hash]) => this.hashOf(dep) !== hash)) return { hit: false };
     if (sameStamp(e, stamp) && settled(e)) { this.used.add(path); return { hit: true, result: e.result }; }
     if (contentHashOf(path) !== e.content) return { hit: false };
     this.entries.set(path, this.signed(path, { ...e, ...stamp, checkedAtMs: nowMs }));
@@ -304,10 +317,27 @@ export class ResultCache {
     return { hit: true, result: e.result };
   }
 
-  /** Keeps what checking `path` gave: `stamp` and `nowMs` as taken before it was read, the hashes of what was checked. */
-  record(path: string, stamp: FileStamp | null, nowMs: number, options: string, content: string, result: CachedResult): void {
-    if (!stamp) return;
-    this.entries.set(path, this.signed(path, { ...stamp, options, content, checkedAtMs: nowMs, result }));
+  /** The SHA-1 of a dependency's bytes now (read once per run), or null when it cannot be read. */
+  hashOf(path: string): string | null {
+    if (!this.depHashes.has(path)) this.depHashes.set(path, contentHashOf(path));
+    return this.depHashes.get(path)!;
+  }
+  private readonly depHashes = new Map<string, string | null>();
+
+  /**
+   * Keeps what checking `path` gave: `stamp` and `nowMs` as taken before it was read, the hashes of
+   * what was checked; `deps`: the other files the result depends on (hashed now; one that cannot be
+   * read, or more than MAX_DEPS, and the result is not kept).
+   */
+  record(path: string, stamp: FileStamp | null, nowMs: number, options: string, content: string, result: CachedResult, deps: readonly string[] = []): void {
+    if (!stamp || deps.length > MAX_DEPS) return;
+    const hashes: Record<string, string> = {};
+    for (const d of deps) {
+      const h = this.hashOf(d);
+      if (h === null) return;
+      hashes[d] = h;
+    }
+    this.entries.set(path, this.signed(path, { ...stamp, options, content, checkedAtMs: nowMs, result, ...(deps.length ? { deps: hashes } : {}) }));
     this.used.add(path);
     this.dirty = true;
   }

@@ -6,7 +6,7 @@
  */
 import {
   createConnection, ProposedFeatures, TextDocuments, NotebookDocuments, TextDocumentSyncKind,
-  CodeActionKind, DiagnosticSeverity, MarkupKind, type Diagnostic, type CodeAction, type InitializeResult,
+  CodeActionKind, DiagnosticSeverity, FileChangeType, MarkupKind, type Diagnostic, type CodeAction, type InitializeResult,
   type WorkspaceEdit, type TextEdit as LspTextEdit, type NotebookDocument, type Hover, type InlayHint,
 } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
@@ -19,6 +19,8 @@ import { cellFixParsesCleanly, cellInJoined, lintNotebook, type CellInput, type 
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { partitionHover, PartitionGpuCache } from "./slurm/partitionHover";
 import { resolveLintOptions } from "./engine/options";
+import { diskReader, ProjectIndex, type FileLookup } from "./engine/python/project";
+import { DEFAULT_EAGER_INIT_MODULES } from "./engine/frameworks";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
 import type { ConfigProblem } from "./engine/config";
@@ -95,6 +97,33 @@ const SEVERITY: Record<Severity, DiagnosticSeverity> = {
 /** The path of a file URI, or null (untitled buffers, notebook cells of unsaved notebooks, other schemes). */
 function pathOf(uri: string): string | null {
   try { return uri.startsWith("file:") ? fileURLToPath(uri) : null; } catch { return null; }
+}
+
+/**
+ * The project's own modules as the open files import them (python/project.ts): an open document's
+ * text (saved or not) first, then the file on disk through the safe reader.
+ */
+const projectIndex = new ProjectIndex((file) => {
+  for (const d of documents.all()) if (pathOf(d.uri) === file) return d.getText();
+  return diskReader(file);
+});
+/** The project files each open document's (or notebook's) last lint read through {@link projectIndex}, by URI. */
+const projectDeps = new Map<string, ReadonlySet<string>>();
+
+/** The project lookup for a Python document or notebook with a file path (none for an untitled one). */
+function projectLookup(uri: string, options: LintOptions): FileLookup | undefined {
+  const path = pathOf(uri);
+  return path ? projectIndex.lookupFor(path, { eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: options.torchBelow24 ?? false }) : undefined;
+}
+
+/**
+ * After the project file at `path` changed (an edit, a save on disk, a close that reverts to the
+ * disk's text): forgets what was read from it and lints again the open documents whose last lint
+ * read it (not `except`, which is linted anyway).
+ */
+function projectFileChanged(path: string, except?: string): void {
+  if (!projectIndex.invalidate(path)) return;
+  for (const [uri, deps] of projectDeps) if (uri !== except && deps.has(path)) schedule(uri);
 }
 
 /** Options for a document: editor settings + nearest pyproject + torch pin; config problems shown once. */
@@ -193,7 +222,10 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const kind = manifestKindOfDoc(doc);
   const text = doc.getText();
   const previous = kind ? undefined : trees.take(doc.uri, text, doc.version);
-  const python = kind ? null : lintPython(text, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previousTree: previous, incremental: true });
+  const options = lintOptions(doc.uri);
+  const project = kind ? undefined : projectLookup(doc.uri, options);
+  const python = kind ? null : lintPython(text, { ...options, ...(project ? { project } : {}), lazyFixValidation: true }, { previousTree: previous, incremental: true });
+  if (project) projectDeps.set(doc.uri, project.deps());
   // The model for the machine hovers and inlay hints, which need GPUs in the inventory.
   if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version, python.model && inventory.gpus?.length ? machineModel(python.model) : undefined);
   const manifest = python ? null : lintManifest(doc.getText(), kind!, { ...lintOptions(doc.uri), lazyFixValidation: true }, { previous: takeYaml(doc.uri), file: pathOf(doc.uri) });
@@ -243,7 +275,10 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
   const { cells, uris } = cellsOf(nb);
   const previous = trees.take(nb.uri, null);
   // Fixes are checked when offered (onCodeAction: cellFixParsesCleanly), as a text document's are.
-  const { diagnostics, ruleFailures, tree, model, starts } = lintNotebook(cells, { ...lintOptions(nb.uri), lazyFixValidation: true }, { previous });
+  const options = lintOptions(nb.uri);
+  const project = projectLookup(nb.uri, options);
+  const { diagnostics, ruleFailures, tree, model, starts } = lintNotebook(cells, { ...options, ...(project ? { project } : {}), lazyFixValidation: true }, { previous });
+  if (project) projectDeps.set(nb.uri, project.deps());
   // With the model of the joined cells for the machine hovers and inlay hints in cells (as a text document's).
   if (tree) trees.keep(nb.uri, tree.text, tree, nb.version, model && inventory.gpus?.length ? machineModel(model) : undefined);
   const firstLine = new Map(starts.map((s) => [s.cell, s.line]));
@@ -371,8 +406,15 @@ connection.onInitialize((params): InitializeResult => {
 });
 
 documents.onDidOpen((e) => schedule(e.document.uri));
-documents.onDidChangeContent((e) => schedule(e.document.uri));
+documents.onDidChangeContent((e) => {
+  schedule(e.document.uri);
+  const path = pathOf(e.document.uri);
+  if (path?.endsWith(".py")) projectFileChanged(path, e.document.uri);
+});
 documents.onDidClose((e) => {
+  projectDeps.delete(e.document.uri);
+  const path = pathOf(e.document.uri);
+  if (path?.endsWith(".py")) projectFileChanged(path);
   fixes.delete(e.document.uri);
   noEffectLines.delete(e.document.uri);
   cellPublished.delete(e.document.uri);
@@ -384,7 +426,7 @@ documents.onDidClose((e) => {
 });
 notebooks.onDidOpen((nb) => schedule(nb.uri));
 notebooks.onDidChange((e) => schedule(e.notebookDocument.uri));
-notebooks.onDidClose((nb) => { trees.forget(nb.uri); noEffectLines.delete(nb.uri); for (const c of nb.cells) settle(connection.sendDiagnostics({ uri: c.document, diagnostics: [] }), "textDocument/publishDiagnostics"); });
+notebooks.onDidClose((nb) => { projectDeps.delete(nb.uri); trees.forget(nb.uri); noEffectLines.delete(nb.uri); for (const c of nb.cells) settle(connection.sendDiagnostics({ uri: c.document, diagnostics: [] }), "textDocument/publishDiagnostics"); });
 
 connection.onNotification(InventoryNotification.type, (params: unknown) => {
   const checked = checkInventoryParams(params);
@@ -464,7 +506,17 @@ connection.onNotification(SettingsNotification.type, (raw: unknown) => {
   relintAll();
   if (hintsChanged) settle(connection.languages.inlayHint.refresh(), "workspace/inlayHint/refresh");
 });
-connection.onDidChangeWatchedFiles(() => { configProblemsShown.clear(); resolvedOptions.clear(); relintAll(); });
+connection.onDidChangeWatchedFiles((params) => {
+  // A Python module changed on disk: the documents that read it are linted again. One created or
+  // deleted may change how imports resolve: everything is read again. Anything else is configuration.
+  const python = params.changes.filter((c) => c.uri.endsWith(".py"));
+  if (python.some((c) => c.type !== FileChangeType.Changed)) { projectIndex.clear(); relintAll(); }
+  else for (const c of python) { const path = pathOf(c.uri); if (path) projectFileChanged(path); }
+  if (python.length === params.changes.length) return;
+  configProblemsShown.clear();
+  resolvedOptions.clear();
+  relintAll();
+});
 
 function editOf(uri: string, fix: Fix | CellFix): WorkspaceEdit {
   const changes: Record<string, LspTextEdit[]> = {};

@@ -10,7 +10,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSy
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT, CASES } from "./helpers";
-import { ResultCache, RACY_MS, buildIdOf, cacheDirOf, sha1, stampOf } from "../../server/src/cliCache";
+import { ResultCache, RACY_MS, buildIdOf, cacheDirOf, isCachedDiagnostic, sha1, stampOf } from "../../server/src/cliCache";
 
 const CLI = join(ROOT, "dist", "cli.js");
 
@@ -308,4 +308,11 @@ test("a cache file that is /dev/zero, a FIFO or a link, a linked or group-writab
   assert.deepEqual(readdirSync(elsewhere), [], "nothing written through the link");
   chmodSync(p.cache, 0o775);
   check("a group-writable cache folder", /the result cache is not used: .* is writable by group or others \(mode 775\)/);
+});
+
+test("a cached diagnostic without a documentation URL (url null: package.json names no repository) is well-formed, not poisoned", () => {
+  // Every file with a finding was checked again at each run, with a "malformed" note, while package.json had no repository.
+  assert.equal(isCachedDiagnostic({ ...DIAGNOSTIC, url: null }), true);
+  assert.equal(isCachedDiagnostic({ ...DIAGNOSTIC, url: 7 }), false);
+  assert.equal(isCachedDiagnostic({ ...DIAGNOSTIC, url: "https://x.invalid/\u0007" }), false);
 });

@@ -15,6 +15,7 @@ import { lineStructureError } from "./python/lineStructure";
 import { fileOverSizeLimit, nestingDiagnostic, nestingProblem } from "./limits";
 import { KeptNesting, textChange } from "./python/keptText";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
+import type { ProjectLookup } from "./python/model";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
 import type { SlurmLaunch } from "./slurmLaunch";
 
@@ -29,6 +30,11 @@ export interface LintOptions {
   eagerInitModules?: readonly string[];
   /** The project pins torch < 2.4. */
   torchBelow24?: boolean;
+  /**
+   * The project's own modules as this file imports them (python/project.ts `ProjectIndex.lookupFor`):
+   * imports and calls of project code that initialise CUDA count as initialising here. Absent: they are opaque.
+   */
+  project?: ProjectLookup;
   machine?: MachineFacts;
   /** How the project's Slurm job scripts start the file (slurmLaunch.ts `slurmLaunchesOf`); default none. */
   slurm?: readonly SlurmLaunch[];
@@ -88,7 +94,7 @@ function notLinted(why: LintDiagnostic): LintResult {
  */
 export function analyzePython(text: string, options: LintOptions = {}, magics: MagicLine[] = []): ReturnType<typeof buildModel> {
   const tree = ModuleTrees.parse(pythonInput(text), false);
-  return buildModel(tree, text, { eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: options.torchBelow24 ?? false }, magics);
+  return buildModel(tree, text, { eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: options.torchBelow24 ?? false, ...(options.project ? { project: options.project } : {}) }, magics);
 }
 
 /** Loads the parser. Call once (awaited) before {@link lintPython}. */
@@ -220,6 +226,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   const model = buildModel(tree, text, {
     eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
     torchBelow24: options.torchBelow24 ?? false,
+    ...(options.project ? { project: options.project } : {}),
   }, extra.magics ?? [], facts, nesting?.edit);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];

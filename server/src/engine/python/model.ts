@@ -40,6 +40,8 @@ export interface InitEvent {
   depth: InitDepth;
   /** Short description for messages, e.g. `torch.cuda.is_available()`. */
   what: string;
+  /** For an import or call of the project's own code (python/project.ts): what it runs, and where. */
+  project?: ProjectInit;
   /**
    * For the import of a catalogued library: what the catalogue says and where it comes from
    * (initCatalogue.ts `importInitNote`: `kornia >=0.7,<0.8 initialises CUDA when imported (read in ...)`).
@@ -118,6 +120,46 @@ export interface ModelOptions {
   eagerInitModules: readonly string[];
   /** The project pins torch < 2.4: `device_count()` initialises CUDA (ground truth). */
   torchBelow24: boolean;
+  /**
+   * The project's own modules (python/project.ts): an import of one that initialises CUDA when
+   * imported, and a call of one of their functions that initialises CUDA, are init events here.
+   * Absent: imports and calls of other modules are opaque (no event).
+   */
+  project?: ProjectLookup;
+  /**
+   * Walk the module as an import runs it (python/project.ts): `if __name__ == "__main__":` blocks
+   * are skipped, and every module function gets its own timeline, also those the module calls.
+   */
+  asImported?: boolean;
+}
+
+/** What a project module or function does to CUDA, as python/project.ts found it in its source. */
+export interface ProjectInit {
+  framework: Framework;
+  depth: InitDepth;
+  /** The initialising call or import as it reads in the other module, e.g. `torch.cuda.is_available()`. */
+  what: string;
+  /**
+   * Where, for messages, relative to the importing file's folder: each import or call on the way,
+   * then the initialising line (`modules/img2img.py:3 → modules/shared.py:6 → modules/devices.py:5`).
+   */
+  where: string;
+  /** The same places as absolute paths and 1-based lines, outermost first. */
+  chain: ReadonlyArray<readonly [file: string, line: number]>;
+}
+
+/**
+ * The project's modules as seen from one file (python/project.ts `ProjectIndex.lookupFor`). Paths
+ * are dotted as the file's imports bind them; a relative import's path starts with its dots
+ * (`from .utils import f`: `.utils.f`).
+ */
+export interface ProjectLookup {
+  /** The first CUDA initialisation that importing the module at `path` runs (its parent packages' `__init__` included), or null. */
+  moduleInit(path: string): ProjectInit | null;
+  /** The first CUDA initialisation that calling the project function at `path` runs, or null (not a project function, or none). */
+  callableInit(path: string): ProjectInit | null;
+  /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
+  readonly version: string;
 }
 
 /**
@@ -694,7 +736,7 @@ function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, 
   cache.text = text;
   const { b: bindings, functionDefs, classDefs } = bindingsOf(memo);
   const { writeWords, ...queries } = makeQueries(bindings, memo.track);
-  const key = [options.eagerInitModules.join(","), options.torchBelow24, [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
+  const key = [options.eagerInitModules.join(","), options.torchBelow24, options.project?.version ?? "", [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
   dropStale(memo, key, changedNames(memo, cache, bindings, functionDefs, classDefs));
   Object.assign(cache, { statements: memo.facts, key, bindings, functionDefs, classDefs });
   const index = new NodeIndex(tree, true, statements);
@@ -894,7 +936,7 @@ class TimelineWalker {
   private uncalledFunctions(): FunctionTimeline[] {
     const out: FunctionTimeline[] = [];
     for (const [name, def] of this.b.functions) {
-      if (this.everInlined.has(name)) continue;
+      if (this.everInlined.has(name) && !this.options.asImported) continue;
       const at = this.events.length, callsAt = this.calls.length;
       // A kept record was made from this subtree (same text), which had a body: no need to ask.
       // The record is keyed by the walk state, the name and where the definition sits in its
@@ -1024,6 +1066,10 @@ class TimelineWalker {
         return;
       case "function_definition":
         return;
+      case "if_statement":
+        if (this.options.asImported && depth === 0 && !inFunction && !nested && isMainGuard(stmt)) return;
+        this.walkCompound(stmt, depth, inFunction);
+        return;
       case "class_definition": {
         const body = stmt.childForFieldName("body");
         if (body) for (const s of body.namedChildren) if (s && s.type !== "function_definition" && s.type !== "decorated_definition") this.walkStatement(s, depth, inFunction, true);
@@ -1057,11 +1103,17 @@ class TimelineWalker {
   }
 
   private walkImport(stmt: SyntaxNode): void {
+    let ownInit = false; // one init event per statement for the project's modules
     for (const [, path] of importBindings(stmt)) {
       const framework = frameworkOfModule(path);
       const eager = isEagerInitModule(path, this.options.eagerInitModules);
-      if (framework || eager) this.events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager });
-      if (eager) {
+      const own = !framework && !eager && !ownInit ? this.options.project?.moduleInit(path) : null;
+      if (framework || eager || own) this.events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager || !!own });
+      if (own) {
+        ownInit = true;
+        this.events.push({ kind: "init", node: stmt, framework: own.framework, depth: own.depth, what: `import ${path}`, note: `it runs ${own.what} at ${own.where}`, project: own });
+      }
+      else if (eager) {
         const note = importInitNote(path.split(".")[0]);
         this.events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}`, ...(note ? { note } : {}) });
       }
@@ -1076,7 +1128,7 @@ class TimelineWalker {
     for (const call of callsInOrder(this.index.callsAndScopesIn(scope))) {
       const fn = call.childForFieldName("function");
       this.calls.push({ node: call, path: this.q.resolve(fn)?.replace(/\(\)/g, "") ?? null, at: this.events.length });
-      const init = classifyCall(call, fn, this.q, this.b.frameworks, this.options, this.nvmlCheck);
+      const init = classifyCall(call, fn, this.q, this.b.frameworks, this.options, this.nvmlCheck) ?? this.projectCall(call, fn);
       if (init) this.events.push(init);
       if (fn?.type === "identifier" && depth < 2) this.memo?.track.deps?.callees.add(fn.text);
       if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !this.inlined.has(fn.text)) {
@@ -1096,6 +1148,16 @@ class TimelineWalker {
         if (cls && name && this.methodsOf(cls).has(name)) this.inlineMethod(cls, name, depth);
       }
     }
+  }
+
+  /** A call of a project function that initialises CUDA (python/project.ts), as an init event here; else null. */
+  private projectCall(call: SyntaxNode, fn: SyntaxNode | null): InitEvent | null {
+    const project = this.options.project;
+    if (!project || !fn || (fn.type !== "identifier" && fn.type !== "attribute")) return null;
+    const path = this.q.resolve(fn);
+    if (!path || path.includes("()")) return null;
+    const own = project.callableInit(path);
+    return own ? { kind: "init", node: call, framework: own.framework, depth: own.depth, what: `${fn.text}()`, note: `it runs ${own.what} at ${own.where}`, project: own } : null;
   }
 
   private recordEnv(stmt: SyntaxNode, inFunction: boolean, nested: boolean): void {
@@ -1626,15 +1688,19 @@ export function importBindings(imp: SyntaxNode): Array<[string, string]> {
     // `import torch.distributed` binds `torch` but imports the submodule: record the full path too.
     for (const n of imp.namedChildren) if (n?.type === "dotted_name" && n.text.includes(".")) out.push([`\u0000${n.text}`, n.text]);
   } else if (imp.type === "import_from_statement") {
-    const mod = imp.childForFieldName("module_name")?.text;
-    if (!mod || mod.startsWith(".")) return out;
+    // A relative import's path keeps its dots (`from .utils import f`: `.utils.f`; `from . import x`:
+    // `.x`): only python/project.ts resolves such a path, against the importing file's folder.
+    const modNode = imp.childForFieldName("module_name");
+    const mod = modNode?.type === "relative_import" ? modNode.text.replace(/\s+/g, "") : modNode?.text;
+    if (!mod) return out;
+    const join = (name: string) => (mod.endsWith(".") ? `${mod}${name}` : `${mod}.${name}`);
     for (const n of imp.childrenForFieldName("name")) {
       if (!n) continue;
-      if (n.type === "dotted_name") out.push([n.text, `${mod}.${n.text}`]);
+      if (n.type === "dotted_name") out.push([n.text, join(n.text)]);
       else if (n.type === "aliased_import") {
         const name = n.childForFieldName("name")?.text;
         const alias = n.childForFieldName("alias")?.text;
-        if (name && alias) out.push([alias, `${mod}.${name}`]);
+        if (name && alias) out.push([alias, join(name)]);
       }
     }
     if (imp.namedChildren.some((c) => c?.type === "wildcard_import")) out.push([`\u0000${mod}.*`, mod]);
@@ -1871,4 +1937,14 @@ function isTestClass(cls: SyntaxNode): boolean {
     const last = b?.type === "attribute" ? b.childForFieldName("attribute")?.text : b?.type === "identifier" ? b.text : undefined;
     return !!last && last.endsWith("TestCase");
   });
+}
+
+/** Whether an `if` statement is the script guard `if __name__ == "__main__":` (either operand order, either quote). */
+export function isMainGuard(stmt: SyntaxNode): boolean {
+  const cond = stmt.childForFieldName("condition");
+  if (cond?.type !== "comparison_operator" || cond.namedChildCount !== 2 || cond.children[1]?.type !== "==") return false;
+  const [a, b] = [cond.namedChildren[0], cond.namedChildren[1]];
+  const isName = (n: SyntaxNode | null) => n?.type === "identifier" && n.text === "__name__";
+  const isMain = (n: SyntaxNode | null) => n?.type === "string" && stringValue(n) === "__main__";
+  return (isName(a) && isMain(b)) || (isMain(a) && isName(b));
 }

@@ -1,0 +1,272 @@
+// The project's own modules, as the files that import them see them: which ones initialise CUDA
+// when imported, and which of their functions initialise CUDA when called. A file's lint asks this
+// through ModelOptions.project (python/model.ts), so that
+//
+//     import modules.img2img            # modules/shared.py, imported by it, calls torch.cuda.is_available()
+//     os.environ["CUDA_VISIBLE_DEVICES"] = "1"
+//
+// is GPU001 (the write comes after CUDA initialised), as the same code written in one file is.
+//
+// How a module is found (Python's import system, docs.python.org/3/reference/import.html, "The
+// module search path"): `python script.py` puts the script's folder first on sys.path and
+// `python -m pkg.mod` the working folder, usually the project root. So an absolute import is looked
+// up in the importing file's folder, then each folder above it up to the project root (the nearest
+// folder holding pyproject.toml, setup.py, setup.cfg or .git), then the root's `src/` (the src
+// layout). Without a project root above, in the file's folder and, while that is a regular package,
+// the folders above it up to the one that holds the top package. `a.b.c` is `a/b/c.py` or `a/b/c/__init__.py`; importing it first runs `a/__init__.py` and
+// `a/b/__init__.py` (docs.python.org/3/reference/import.html#regular-packages). A relative import
+// (`from .utils import f`) is looked up from the importing file's folder, one folder up per extra dot.
+//
+// What the analysis cannot see it does not guess: a module that is not found, not a regular file,
+// over MAX_MODULE_BYTES or part of an import cycle counts as initialising nothing; names of the
+// frameworks and of the catalogued libraries are never looked up in the project (a vendored copy
+// of torch is not the torch the program imports).
+import { readdirSync } from "node:fs";
+import { dirname, join, relative, sep } from "node:path";
+import { frameworkOfModule, isEagerInitModule } from "../frameworks";
+import { readWorkspaceText } from "../workspaceFile";
+import { buildModel, type InitEvent, type ModelOptions, type ProjectInit, type ProjectLookup } from "./model";
+import { ModuleTrees } from "./moduleTrees";
+import { pythonInput } from "./parser";
+
+/** Reads a module's source; null when it cannot be read (missing, not a regular file, too large). */
+export type SourceReader = (file: string) => string | null;
+
+/** Modules over this many bytes (UTF-8) are not analysed (they count as initialising nothing). */
+export const MAX_MODULE_BYTES = 2 * 1024 * 1024;
+/** At most this many modules are analysed per index (a monorepo's import graph): the rest count as initialising nothing. */
+export const MAX_MODULES = 4000;
+/** Folders that mark a project root (the search for one stops there). */
+const ROOT_MARKERS = ["pyproject.toml", "setup.py", "setup.cfg", ".git"];
+/** How many folders above a file the search for a project root climbs at most. */
+const MAX_LEVELS_UP = 8;
+
+/** The default reader: a regular file through the safe reader (engine/workspaceFile.ts), at most MAX_MODULE_BYTES. */
+export const diskReader: SourceReader = (file) => {
+  const r = readWorkspaceText(file, MAX_MODULE_BYTES);
+  return "text" in r ? r.text : null;
+};
+
+/** What one module does when imported and what each of its module-level functions does when called. */
+interface Summary {
+  importInit: Found | null;
+  functions: Map<string, Found | null>;
+  /** Every project file this summary read (the module itself and, transitively, those it imports). */
+  deps: Set<string>;
+}
+
+/** A {@link ProjectInit} before its places are put relative to an importer. */
+type Found = Omit<ProjectInit, "where">;
+
+/** The model options a summary depends on besides the project. */
+type BaseOptions = Pick<ModelOptions, "eagerInitModules" | "torchBelow24">;
+
+/** A {@link ProjectLookup} for one file, which also tells the project files its answers read. */
+export interface FileLookup extends ProjectLookup {
+  /** The project files (absolute paths) the answers so far were read from. */
+  deps(): ReadonlySet<string>;
+}
+
+/**
+ * The project modules' summaries, kept between lints (one index per CLI run or per language
+ * server): {@link lookupFor} a file, pass it as `ModelOptions.project`; after a file changes,
+ * {@link invalidate} it. Each module is parsed and walked once per options (and again after it or a
+ * module it imports changed).
+ */
+export class ProjectIndex {
+  private readonly summaries = new Map<string, Summary | "busy">();
+  private readonly listings = new Map<string, ReadonlySet<string> | null>();
+  private readonly roots = new Map<string, { roots: string[]; root: string }>();
+  private generation = 0;
+  private analysed = 0;
+
+  /** @param read where module sources come from (the server: open documents first, then the disk). */
+  constructor(private readonly read: SourceReader = diskReader) {}
+
+  /** The lookup for the file at `file` (absolute path), with the lint's options. */
+  lookupFor(file: string, options: BaseOptions): FileLookup {
+    const deps = new Set<string>();
+    const take = (s: Summary | null) => { if (s) for (const d of s.deps) deps.add(d); return s; };
+    const from = dirname(file);
+    const shown = (init: Found | null | undefined): ProjectInit | null => init ? { ...init, where: init.chain.map(([f, line]) => `${this.label(f, from)}:${line}`).join(" → ") } : null;
+    return {
+      version: String(this.generation),
+      deps: () => deps,
+      moduleInit: (path) => {
+        for (const f of this.importedFiles(file, path, options)) {
+          const init = take(this.summary(f, options))?.importInit;
+          if (init) return shown(init);
+        }
+        return null;
+      },
+      callableInit: (path) => {
+        const at = path.lastIndexOf(".");
+        if (at <= 0 || path.endsWith(".")) return null;
+        const files = this.importedFiles(file, path.slice(0, at), options, true);
+        const target = files[files.length - 1];
+        return target ? shown(take(this.summary(target, options))?.functions.get(path.slice(at + 1))) : null;
+      },
+    };
+  }
+
+  /**
+   * Forgets what was read from `file` and every summary that read it; true when any did (then the
+   * next lookups have a new version, so kept facts built with the old answers are dropped).
+   */
+  invalidate(file: string): boolean {
+    let dropped = false;
+    for (const [key, s] of this.summaries) {
+      if (s !== "busy" && s.deps.has(file)) { this.summaries.delete(key); dropped = true; }
+    }
+    this.listings.delete(dirname(file));
+    if (dropped) this.generation++;
+    return dropped;
+  }
+
+  /** Forgets everything (a file was created, deleted or renamed: module resolution may differ). */
+  clear(): void {
+    this.summaries.clear();
+    this.listings.clear();
+    this.roots.clear();
+    this.analysed = 0;
+    this.generation++;
+  }
+
+  /**
+   * The files importing `path` from `importer` runs, in order (parent packages' `__init__.py`, then
+   * the module); [] when it is not a project module. `exact`: `path` must name a module (a
+   * function's module) and its own file comes last; otherwise a last part that is no module is taken
+   * as a name in the package before it (`from pkg import name`).
+   */
+  private importedFiles(importer: string, path: string, options: BaseOptions, exact = false): string[] {
+    const dots = /^\.*/.exec(path)![0].length;
+    const parts = path.slice(dots).split(".").filter(Boolean);
+    if (!parts.length) return [];
+    if (dots === 0) {
+      if (frameworkOfModule(parts[0]) || isEagerInitModule(parts[0], options.eagerInitModules)) return [];
+      const base = this.place(importer).roots.find((r) => this.has(r, parts[0]) || this.has(r, `${parts[0]}.py`));
+      return base ? this.chain(base, parts, exact, true) : [];
+    }
+    let base = dirname(importer);
+    for (let i = 1; i < dots; i++) base = dirname(base);
+    return this.chain(base, parts, exact, false);
+  }
+
+  /**
+   * The files of the dotted `parts` under `base` as Python's path finder takes them: a folder with
+   * `__init__.py` is a regular package, else `name.py` a module, else a folder a namespace package
+   * (no file). `packages`: the packages' `__init__.py` files are included (an absolute import runs
+   * them; a relative one is made from inside the package, which already ran).
+   */
+  private chain(base: string, parts: readonly string[], exact: boolean, packages: boolean): string[] {
+    const out: string[] = [];
+    let dir = base;
+    for (let i = 0; i < parts.length; i++) {
+      const last = i === parts.length - 1;
+      const sub = join(dir, parts[i]);
+      if (this.has(dir, parts[i]) && this.has(sub, "__init__.py")) {
+        if (packages || last) out.push(join(sub, "__init__.py"));
+        dir = sub;
+      } else if (this.has(dir, `${parts[i]}.py`)) {
+        out.push(join(dir, `${parts[i]}.py`));
+        return last || !exact ? out : []; // the rest are names in this module
+      } else if (this.has(dir, parts[i])) {
+        if (exact && last) return []; // a namespace package has no code
+        dir = sub;
+      } else {
+        return i === 0 || exact ? [] : out; // `from pkg import name`: a name in pkg
+      }
+    }
+    return out;
+  }
+
+  /** The folders an absolute import is searched in from `file`, and its project root (see the module comment). */
+  private place(file: string): { roots: string[]; root: string } {
+    const start = dirname(file);
+    const kept = this.roots.get(start);
+    if (kept) return kept;
+    const up: string[] = [start];
+    let dir = start, found = ROOT_MARKERS.some((m) => this.has(dir, m));
+    for (let i = 0; i < MAX_LEVELS_UP && !found && dirname(dir) !== dir; i++) {
+      dir = dirname(dir);
+      up.push(dir);
+      found = ROOT_MARKERS.some((m) => this.has(dir, m));
+    }
+    if (!found) {
+      // No project root above: the folder holding the file's top package (the file's folder, or
+      // above it while the folder is a regular package), which must be on sys.path for the
+      // package's own absolute imports to work.
+      up.length = 1;
+      dir = start;
+      while (this.has(dir, "__init__.py") && dirname(dir) !== dir && up.length <= MAX_LEVELS_UP) up.push(dir = dirname(dir));
+    }
+    const place = { roots: found && this.has(dir, "src") ? [...up, join(dir, "src")] : up, root: dir };
+    this.roots.set(start, place);
+    return place;
+  }
+
+  /** Whether the folder `dir` holds an entry `name` (one listing per folder, kept). */
+  private has(dir: string, name: string): boolean {
+    let names = this.listings.get(dir);
+    if (names === undefined) {
+      try { names = new Set(readdirSync(dir)); } catch { names = null; }
+      this.listings.set(dir, names);
+    }
+    return !!names?.has(name);
+  }
+
+  /** The summary of the module at `file`, made once per options; null when it cannot be had. */
+  private summary(file: string, options: BaseOptions): Summary | null {
+    const key = `${file}\u0000${options.eagerInitModules.join(",")}\u0000${options.torchBelow24}`;
+    const kept = this.summaries.get(key);
+    if (kept === "busy") return null; // an import cycle: the module is being analysed further up
+    if (kept) return kept;
+    if (this.analysed >= MAX_MODULES) return null;
+    const text = this.read(file);
+    if (text === null || text.length > MAX_MODULE_BYTES) return null;
+    this.analysed++;
+    this.summaries.set(key, "busy");
+    let s: Summary | null = null;
+    try { s = this.analyse(file, text, options); } finally {
+      if (s) this.summaries.set(key, s); else this.summaries.delete(key);
+    }
+    return s;
+  }
+
+  /** Walks the module as an import runs it, and each of its functions as a call runs it. */
+  private analyse(file: string, text: string, options: BaseOptions): Summary {
+    const project = this.lookupFor(file, options);
+    const tree = ModuleTrees.parse(pythonInput(text), false);
+    try {
+      const model = buildModel(tree, text, { ...options, project, asImported: true });
+      const firstInit = (events: readonly { kind: string }[]) => events.find((e): e is InitEvent => e.kind === "init") ?? null;
+      const functions = new Map<string, Found | null>();
+      for (const t of model.functionTimelines) {
+        const name = t.def.childForFieldName("name")?.text;
+        if (!t.owner && name) functions.set(name, asFound(firstInit(t.events), file));
+      }
+      return { importInit: asFound(firstInit(model.events), file), functions, deps: new Set([file, ...project.deps()]) };
+    } finally {
+      tree.delete();
+    }
+  }
+
+  /** `file` for messages: relative to the folder `from` when below it, else to its project root ('/' separators), else as it is. */
+  private label(file: string, from: string): string {
+    for (const base of [from, this.place(file).root]) {
+      const rel = relative(base, file);
+      if (rel && !rel.startsWith("..")) return rel.split(sep).join("/");
+    }
+    return file;
+  }
+}
+
+/** An init event of a module as its summary keeps it: the innermost call, and the places on the way there, outermost first. */
+function asFound(e: InitEvent | null, file: string): Found | null {
+  if (!e) return null;
+  const at = [file, e.node.startPosition.row + 1] as const;
+  const inner = e.project;
+  return inner
+    ? { framework: inner.framework, depth: inner.depth, what: inner.what, chain: [at, ...inner.chain] }
+    : { framework: e.framework, depth: e.depth, what: e.what, chain: [at] };
+}
