@@ -149,7 +149,9 @@ test("a 10-second hang does not block the event loop and resolves as a timeout a
   const path = fake(`require("fs").writeFileSync(${JSON.stringify(pidFile)}, String(process.pid)); setTimeout(() => {}, 10_000);`);
   let ticks = 0;
   const timer = setInterval(() => { ticks++; }, 10);
-  const timeoutMs = 500;
+  // Long enough for the fake (a Node process) to start and write its pid on a loaded 2-core CI
+  // machine: at 500 ms it was sometimes killed before it wrote it.
+  const timeoutMs = 2000;
   const started = performance.now();
   try {
     const pending = queryInventory({ path, timeoutMs });
@@ -161,7 +163,7 @@ test("a 10-second hang does not block the event loop and resolves as a timeout a
     assert.equal(r.kind, "timeout");
     if (r.kind === "timeout") {
       assert.equal(r.ms, timeoutMs);
-      assert.match(r.message, /did not answer within 500 ms/);
+      assert.match(r.message, /did not answer within 2000 ms/);
     }
     assert.ok(elapsed >= timeoutMs - 5, `resolved after ${elapsed} ms, before the ${timeoutMs} ms timeout`);
     assert.ok(ticks > before, "the interval kept firing during the query");
