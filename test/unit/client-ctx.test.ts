@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { activate, deactivate, type GpuPilotApi } from "../../client/src/extension";
-import { InvalidDeviceIdError } from "../../client/src/gpu/selection";
+import { InvalidDeviceIdError } from "../../common/src/gpu/selection";
 import { Ctx } from "../../client/src/ctx";
 import { Shell } from "../../client/src/shell";
 import { Uri } from "./client-fakeVscode";

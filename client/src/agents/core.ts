@@ -11,7 +11,7 @@ import type { AgentFinding } from "../../../server/src/protocol";
 import type { ComputeApp, Gpu, Inventory, ProcessDetails } from "../gpu/nvidiaSmi";
 import { normalizePolicy, pickFreeGpus, type PickPolicy, type PickResult } from "../gpu/policy";
 import { escapeControls } from "../../../server/src/engine/text";
-import { indexOfEntry, isDeviceId, normalizeSelection, type SelectBy } from "../gpu/selection";
+import { indexOfEntry, isDeviceId, normalizeSelection, type SelectBy } from "../../../common/src/gpu/selection";
 import { TOOL, type ToolName } from "./toolNames";
 
 /** Tool names, as `contributes.languageModelTools` and the MCP server list them. */

@@ -23,11 +23,11 @@ import type { Inventory } from "../gpu/nvidiaSmi";
 import { DEFAULT_PICK_POLICY, normalizePolicy, pickFreeGpus } from "../gpu/policy";
 import { log } from "../log";
 import { resolveInterpreter } from "../run/interpreter";
-import { buildLaunch, expandEnv, LAUNCHER_PROGRAMS, LaunchError } from "../run/launch";
+import { buildLaunch, expandEnv, LAUNCHER_PROGRAMS, LaunchError } from "../../../common/src/run/launch";
 import type { ProcessExit } from "../run/processTerminal";
 import { type RunHost, startTask } from "../run/runActiveFile";
 import * as runSettings from "../run/settings";
-import { findProgram } from "../run/which";
+import { findProgram } from "../../../common/src/run/which";
 import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, formatFindings, formatGpuList, formatPick, formatRunResult,
   resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,

@@ -10,7 +10,7 @@
  * `${env:…}`, `${config:…}`, `${workspaceFolder}` and runs `${command:…}` in a ProcessExecution's
  * command, arguments, cwd and environment, so a file named `x_${command:ID}.py` would run that
  * command and `${env:HF_TOKEN}` would land in argv. For a CustomExecution it resolves nothing.
- * The only expansion is gpuPilot.run.env's documented `${env:NAME}` (launch.ts `expandEnv`).
+ * The only expansion is gpuPilot.run.env's documented `${env:NAME}` (common/src/run/launch.ts `expandEnv`).
  *
  * Nothing runs in an untrusted workspace.
  */
@@ -22,16 +22,16 @@ import type { RunFactsResult } from "../../../server/src/protocol";
 import type { LastRun } from "../api";
 import type { GpuMonitor } from "../gpu/monitor";
 import { pickGpus } from "../gpu/picker";
-import type { SelectionStore, StateLike } from "../gpu/selection";
+import type { SelectionStore, StateLike } from "../../../common/src/gpu/selection";
 import { log } from "../log";
 import { checkRun, type RunFinding } from "./checks";
 import { resolveInterpreter } from "./interpreter";
-import { buildLaunch, describeExit, expandEnv, LAUNCHER_PROGRAMS, LAUNCHERS, LaunchError, type LauncherKind, type LaunchSpec, runEnvironment, splitArgs } from "./launch";
+import { buildLaunch, describeExit, expandEnv, LAUNCHER_PROGRAMS, LAUNCHERS, LaunchError, type LauncherKind, type LaunchSpec, runEnvironment, splitArgs } from "../../../common/src/run/launch";
 import { type ProcessOwner, processOwner } from "./owners";
 import { type ProcessExit, ProcessTerminal } from "./processTerminal";
 import * as settings from "./settings";
-import { findProgram } from "./which";
-import { detectVendor } from "../gpu/vendor";
+import { findProgram } from "../../../common/src/run/which";
+import { detectVendor } from "../../../common/src/gpu/vendor";
 
 /** Task definition type of GPU Pilot runs (package.json `taskDefinitions`). */
 export const TASK_TYPE = "gpuPilot";

@@ -1,14 +1,14 @@
 /**
  * gpu-pilot_runOnGpus outside VS Code (`gpu-pilot mcp --allow-run`): builds the argument array
- * with the run command's buildLaunch (client/src/run/launch.ts: no shell, nothing expanded),
+ * with the run command's buildLaunch (common/src/run/launch.ts: no shell, nothing expanded),
  * starts it with execa in its own process group, keeps the tail of its output and stops the group
  * when it runs past its time.
  */
 import { dirname, isAbsolute } from "node:path";
 import { loadExeca, killIfStarted } from "../../../client/src/gpu/nvidiaSmi";
-import { buildLaunch, LAUNCHER_PROGRAMS, LaunchError, runEnvironment, type LaunchSpec } from "../../../client/src/run/launch";
-import { findProgram } from "../../../client/src/run/which";
-import type { GpuKey } from "../../../client/src/gpu/selection";
+import { buildLaunch, LAUNCHER_PROGRAMS, LaunchError, runEnvironment, type LaunchSpec } from "../../../common/src/run/launch";
+import { findProgram } from "../../../common/src/run/which";
+import type { GpuKey } from "../../../common/src/gpu/selection";
 import type { AgentLauncher, RunEnd } from "../../../client/src/agents/core";
 import { readWorkspaceFile } from "../engine/workspaceFile";
 
