@@ -57,5 +57,5 @@ export async function queryAmdInventory(tool: AmdTool, options: RunOptions): Pro
     return { kind: "garbage", message: `${tool.name}'s GPU list could not be read: ${p?.reason ?? "no GPU"}`, sample: p?.text ?? "" };
   }
   problems.push(...parsed.problems.map((p) => describeProblem(tool.name, p)));
-  return { kind: "ok", inventory: { gpus: parsed.rows, apps: [], problems, takenAt: Date.now(), mig: [] } };
+  return { kind: "ok", inventory: { gpus: parsed.rows, apps: [], problems, takenAt: Date.now(), mig: [], vendor: "amd" } };
 }
