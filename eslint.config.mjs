@@ -43,6 +43,10 @@ export default tseslint.config(
   { files: ["server/src/engine/**/*.ts"], rules: { "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true }] } },
   // common/ is imported by both processes (client/ and server/), so it imports neither and never
   // `vscode` (the CLI and the MCP server run without VS Code). docs/architecture.md, "Roots".
+  // server/ is the language server, the CLI and the MCP server: plain Node processes, never VS Code's.
+  { files: ["server/**/*.ts"], rules: { "no-restricted-imports": ["error", {
+    paths: [...SHELL_IMPORTS, { name: "vscode", message: "server/ runs in plain Node (language server, CLI, MCP server): no vscode module there." }],
+  }] } },
   { files: ["common/**/*.ts"], rules: { "no-restricted-imports": ["error", {
     paths: [...SHELL_IMPORTS, { name: "vscode", message: "common/ runs outside VS Code too (CLI, MCP server): take what you need as a parameter." }],
     patterns: [{ group: ["**/client/**", "**/server/**"], message: "common/ imports neither client/ nor server/: move what it needs into common/." }],

@@ -1,6 +1,6 @@
 // The roots (docs/architecture.md): common/ is imported by client/ and server/ and imports neither,
-// nor `vscode`. eslint.config.mjs enforces it; this checks that the rule bites, and that no file
-// under common/src breaks it today.
+// nor `vscode`; server/ never imports `vscode`. eslint.config.mjs enforces both; this checks that the
+// rules bite, and that no file under common/src breaks them today.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -22,6 +22,12 @@ test("ESLint refuses an import of vscode, client/ or server/ in common/", async 
     assert.match(got[0], /^no-restricted-imports: .*common\/ imports neither client\/ nor server\/: move what it needs into common\/\.$/);
   }
   assert.deepEqual(await lintCommon('import { basename } from "node:path";\nimport { isDeviceId } from "../gpu/selection";\nvoid basename; void isDeviceId;\n'), []);
+});
+
+test("ESLint refuses an import of vscode in server/ (language server, CLI, MCP server: plain Node)", async () => {
+  const [r] = await new ESLint({ cwd: ROOT }).lintText('import * as vscode from "vscode";\nvoid vscode;\n', { filePath: join(ROOT, "server/src/engine/__probe.ts") });
+  assert.deepEqual(r.messages.map((m) => `${m.ruleId}: ${m.message}`),
+    ["no-restricted-imports: 'vscode' import is restricted from being used. server/ runs in plain Node (language server, CLI, MCP server): no vscode module there."]);
 });
 
 test("no file under common/src imports vscode, client/ or server/", () => {
