@@ -67,7 +67,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
   assert.equal(client.id, "gpuPilot");
   assert.deepEqual(client.serverOptions, {
     run: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
-    debug: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
+    debug: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc", "--inspect=6009"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
   });
   assert.deepEqual(client.clientOptions.documentSelector, [
     { scheme: "file", language: "python" },
