@@ -199,10 +199,12 @@ const mcpOutOfCli = {
 };
 /** The server modules dist/mcp.js takes from dist/cli.js (its MCP_SHARED export) instead of bundling a second engine. */
 const MCP_SHARED = ["engine/lint", "engine/options", "engine/workspaceFile", "engine/text", "agentCheck", "nvidiaSmi/parse"];
+/** Server modules outside server/src/mcp that only dist/mcp.js uses (dist/cli.js has none of them): bundled into it. */
+const MCP_OWN = ["amdSmi/parse"];
 /**
  * In dist/mcp.js an import of one of {@link MCP_SHARED} becomes `require("./cli.js").MCP_SHARED[...]`
- * (the one engine of the process: the .vsix carries it once); any other server module outside
- * server/src/mcp fails the build (it would be a second copy).
+ * (the one engine of the process: the .vsix carries it once); {@link MCP_OWN} is bundled; any other
+ * server module outside server/src/mcp fails the build (it would be a second copy).
  * @type {esbuild.Plugin}
  */
 const mcpSharesCli = {
@@ -212,7 +214,7 @@ const mcpSharesCli = {
     build.onResolve({ filter: /^\./ }, (args) => {
       if (args.kind === "entry-point" || isDependency(args.importer)) return undefined;
       const rel = relative(src, resolve(args.resolveDir, args.path)).split(sep).join("/").replace(/\.ts$/, "");
-      if (rel.startsWith("..") || rel.startsWith("mcp/")) return undefined;
+      if (rel.startsWith("..") || rel.startsWith("mcp/") || MCP_OWN.includes(rel)) return undefined;
       if (MCP_SHARED.includes(rel)) return { path: rel, namespace: "gp-cli-shared" };
       return { errors: [{ text: `dist/mcp.js may take from the server only ${MCP_SHARED.join(", ")} (from dist/cli.js): ${args.importer} imports ${args.path}` }] };
     });

@@ -2,6 +2,13 @@ import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 import globals from "globals";
 
+/** Imports that run a command string (issue 9); every block that sets no-restricted-imports repeats them. */
+const SHELL_IMPORTS = [
+  { name: "child_process", importNames: ["exec", "execSync"], message: "Runs a shell command string: use spawn/execFile (or execa) with an argument array." },
+  { name: "node:child_process", importNames: ["exec", "execSync"], message: "Runs a shell command string: use spawn/execFile (or execa) with an argument array." },
+  { name: "execa", importNames: ["execaCommand", "execaCommandSync", "$"], message: "Parses a command string or template: use execa(file, args)." },
+];
+
 export default tseslint.config(
   { ignores: ["dist/**", "node_modules/**", ".e2e-tools/**", ".e2e-run/**", "examples/**", "test/fixtures/**", "bench/cache/**"] },
   js.configs.recommended,
@@ -20,13 +27,7 @@ export default tseslint.config(
         { property: "execaCommand", message: "execaCommand parses a command string: use execa(file, args)." },
         { property: "execaCommandSync", message: "execaCommandSync parses a command string: use execa(file, args)." },
         { property: "sendText", message: "Never type a built command into a terminal; use a Task with ProcessExecution." }],
-      "no-restricted-imports": ["error", {
-        paths: [
-          { name: "child_process", importNames: ["exec", "execSync"], message: "Runs a shell command string: use spawn/execFile (or execa) with an argument array." },
-          { name: "node:child_process", importNames: ["exec", "execSync"], message: "Runs a shell command string: use spawn/execFile (or execa) with an argument array." },
-          { name: "execa", importNames: ["execaCommand", "execaCommandSync", "$"], message: "Parses a command string or template: use execa(file, args)." },
-        ],
-      }],
+      "no-restricted-imports": ["error", { paths: SHELL_IMPORTS }],
       "no-restricted-syntax": ["error",
         { selector: "Property[key.name='shell']:not([value.value=false]), Property[key.value='shell']:not([value.value=false])", message: "A shell (shell: true or a shell path) is forbidden: pass argument arrays with shell: false." },
         { selector: "ImportDeclaration[source.value=/^(node:)?child_process$/] > :matches(ImportNamespaceSpecifier, ImportDefaultSpecifier)", message: "Import child_process functions by name (spawn, execFile), so that exec/execSync stay caught." },
@@ -40,4 +41,14 @@ export default tseslint.config(
   },
   // Issue 20 item 5: the engine is made of small walkers (one statement kind, one rule check each).
   { files: ["server/src/engine/**/*.ts"], rules: { "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true }] } },
+  // common/ is imported by both processes (client/ and server/), so it imports neither and never
+  // `vscode` (the CLI and the MCP server run without VS Code). docs/architecture.md, "Roots".
+  // server/ is the language server, the CLI and the MCP server: plain Node processes, never VS Code's.
+  { files: ["server/**/*.ts"], rules: { "no-restricted-imports": ["error", {
+    paths: [...SHELL_IMPORTS, { name: "vscode", message: "server/ runs in plain Node (language server, CLI, MCP server): no vscode module there." }],
+  }] } },
+  { files: ["common/**/*.ts"], rules: { "no-restricted-imports": ["error", {
+    paths: [...SHELL_IMPORTS, { name: "vscode", message: "common/ runs outside VS Code too (CLI, MCP server): take what you need as a parameter." }],
+    patterns: [{ group: ["**/client/**", "**/server/**"], message: "common/ imports neither client/ nor server/: move what it needs into common/." }],
+  }] } },
 );

@@ -17,7 +17,7 @@ const bundle = join(root, "dist", "cli.js");
 /** A clone (sources and build script present), not an installed package. */
 const clone = existsSync(join(root, "esbuild.mjs"));
 const lock = join(root, "dist", ".build.lock");
-const sources = [join(root, "server", "src"), join(root, "client", "src")];
+const sources = [join(root, "server", "src"), join(root, "client", "src"), join(root, "common", "src")];
 const newest = (dir) => {
   let t = 0;
   if (!existsSync(dir)) return t;

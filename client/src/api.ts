@@ -11,7 +11,7 @@
 import type { Inventory } from "./gpu/nvidiaSmi";
 import type { SmiState } from "./gpu/monitor";
 import type { RunFinding } from "./run/checks";
-import type { LauncherKind } from "./run/launch";
+import type { LauncherKind } from "../../common/src/run/launch";
 import type { Uri } from "vscode";
 
 /** The last run started by `gpuPilot.runActiveFile` (updated in place as the run progresses). */

@@ -19,7 +19,7 @@ import * as config from "./config";
 import { HistoryPanel } from "./gpu/historyPanel";
 import { GpuMonitor } from "./gpu/monitor";
 import { toInventoryParams } from "./gpu/present";
-import { orderSelection, type SelectionStore } from "./gpu/selection";
+import { orderSelection, type SelectionStore } from "../../common/src/gpu/selection";
 import type { GpuDashboard } from "./gpu/dashboard";
 import { createGpuFeatures } from "./gpu/features";
 import { log, logChannel, traceChannel } from "./log";

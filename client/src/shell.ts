@@ -23,7 +23,7 @@ import type { Ctx } from "./ctx";
 import { registerSelectionEnvironment } from "./gpu/environment";
 import type { GpuEarly } from "./gpu/features";
 import type { InventorySource } from "./gpu/monitor";
-import { SelectionStore } from "./gpu/selection";
+import { SelectionStore } from "../../common/src/gpu/selection";
 import { createSelectionStatusBar } from "./gpu/statusBar";
 import type { GpuTreeNode } from "./gpu/tree";
 import { log } from "./log";

@@ -7,7 +7,7 @@
  */
 import * as vscode from "vscode";
 import { log } from "./log";
-import { findProgram } from "./run/which";
+import { findProgram } from "../../common/src/run/which";
 
 /** The GPU view (gpu/tree.ts). */
 export const GPU_VIEW_ID = "gpuPilot.gpus";

@@ -118,6 +118,7 @@ test("queryAmdInventory runs the fake amd-smi (metric, static, list) and joins t
   assert.equal(ok.inventory.gpus[0].memoryUsedMiB, 14569);
   assert.equal(ok.inventory.gpus[0].uuid, "00ff1900-0000-1000-8000-000000000000");
   assert.deepEqual(ok.inventory.apps, []);
+  assert.equal(ok.inventory.vendor, "amd", "runs planned on it get ROCR_VISIBLE_DEVICES");
   const nolist = await queryAmdInventory(tool, { timeoutMs: 10_000, env: { FAKE_AMD_SMI_MODE: "nolist" } });
   assert.equal(nolist.kind, "ok");
   if (nolist.kind === "ok") assert.match(nolist.inventory.problems[0], /^amd-smi list unavailable: amd-smi: list failed/);

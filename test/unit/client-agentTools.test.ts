@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LastRun } from "../../client/src/api";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
-import { SelectionStore } from "../../client/src/gpu/selection";
+import { SelectionStore } from "../../common/src/gpu/selection";
 import { type AgentHost, type AgentTool, createAgentTools, registerAgentTools } from "../../client/src/agents/lmTools";
 import { DESCRIPTIONS, INPUT_SCHEMAS, TOOL } from "../../client/src/agents/core";
 import type { CheckFileResult } from "../../server/src/protocol";

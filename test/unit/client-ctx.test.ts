@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { activate, deactivate, type GpuPilotApi } from "../../client/src/extension";
-import { InvalidDeviceIdError } from "../../client/src/gpu/selection";
+import { InvalidDeviceIdError } from "../../common/src/gpu/selection";
 import { Ctx } from "../../client/src/ctx";
 import { Shell } from "../../client/src/shell";
 import { Uri } from "./client-fakeVscode";
@@ -67,7 +67,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
   assert.equal(client.id, "gpuPilot");
   assert.deepEqual(client.serverOptions, {
     run: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
-    debug: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
+    debug: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc", "--inspect=6009"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
   });
   assert.deepEqual(client.clientOptions.documentSelector, [
     { scheme: "file", language: "python" },

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
-import { SelectionStore } from "../../client/src/gpu/selection";
+import { SelectionStore } from "../../common/src/gpu/selection";
 import { GpuDashboard, type FromDashboard, type ToDashboard } from "../../client/src/gpu/dashboard";
 import { buildDashboardModel, bucketByTime, nextSort, sortProcesses, type DashboardProcess } from "../../client/src/gpu/dashboardModel";
 import { GpuTreeProvider, treeRows } from "../../client/src/gpu/tree";

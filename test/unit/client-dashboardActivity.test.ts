@@ -13,7 +13,7 @@ import { buildDashboardModel } from "../../client/src/gpu/dashboardModel";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import type { Inventory, ProcessDetails } from "../../client/src/gpu/nvidiaSmi";
 import { GpuTreeProvider, treeRows } from "../../client/src/gpu/tree";
-import { SelectionStore } from "../../client/src/gpu/selection";
+import { SelectionStore } from "../../common/src/gpu/selection";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 const DIR = join(__dirname, "..", "fixtures", "nvidia-smi", "h200-gpm");

@@ -28,6 +28,7 @@ test("no nvidia-smi, amd-smi on PATH: the monitor's inventory comes from amd-smi
     const gpus = monitor.inventory?.gpus ?? [];
     assert.deepEqual(gpus.map((g) => [g.index, g.name, g.memoryTotalMiB, g.utilizationGpuPercent]), [[0, "AMD Radeon RX 7800 XT", 16368, 2]]);
     assert.equal(monitor.isStreaming, false, "AMD: polled, never the nvidia-smi stream");
+    assert.equal(monitor.inventory?.vendor, "amd", "the inventory says whose tool read it");
   } finally {
     monitor.dispose();
   }

@@ -14,7 +14,7 @@ import { applyToCollection, GpuDebugConfigurationProvider, registerSelectionEnvi
 import { createGpuFeatures } from "../../client/src/gpu/features";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { readProcStat } from "../../client/src/gpu/procinfo";
-import { SelectionStore } from "../../client/src/gpu/selection";
+import { SelectionStore } from "../../common/src/gpu/selection";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-env-"));

@@ -1,10 +1,10 @@
-// The selection with MIG devices and gpuPilot.selectBy (client/src/gpu/selection.ts): pure.
+// The selection with MIG devices and gpuPilot.selectBy (common/src/gpu/selection.ts): pure.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseListGpus } from "../../client/src/gpu/nvidiaSmi";
-import { indexOfEntry, isMigSelected, normalizeSelection, orderSelection, toggleEntry, unknownEntries, validateDeviceIds } from "../../client/src/gpu/selection";
+import { indexOfEntry, isMigSelected, normalizeSelection, orderSelection, toggleEntry, unknownEntries, validateDeviceIds } from "../../common/src/gpu/selection";
 
 const listed = parseListGpus(readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2-mig", "nvsmi_L.txt"), "utf8"));
 const gpus = listed.gpus;

@@ -8,7 +8,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:f
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { GpuMonitor, type MonitorOptions, PROBLEM_KEY, STATE_KEY } from "../../client/src/gpu/monitor";
-import { SelectionStore } from "../../client/src/gpu/selection";
+import { SelectionStore } from "../../common/src/gpu/selection";
 import { createGpuTreeView, type GpuTreeNode, GpuTreeProvider, treeRows } from "../../client/src/gpu/tree";
 import { createSelectionStatusBar } from "../../client/src/gpu/statusBar";
 

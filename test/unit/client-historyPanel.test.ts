@@ -6,7 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
-import { SelectionStore } from "../../client/src/gpu/selection";
+import { SelectionStore } from "../../common/src/gpu/selection";
 import { HistoryPanel, type ToWebview } from "../../client/src/gpu/historyPanel";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");

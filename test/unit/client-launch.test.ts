@@ -1,10 +1,10 @@
 // Launch building for "Run Active File on Selected GPUs": argument arrays and environments of every
-// launcher, exactly (client/src/run/launch.ts has no vscode import).
+// launcher, exactly (common/src/run/launch.ts has no vscode import).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   buildLaunch, deepspeedIndices, describeExit, expandCustomArgs, expandEnv, LaunchError, LAUNCHERS, runEnvironment, splitArgs, visibleDevicesValue,
-} from "../../client/src/run/launch";
+} from "../../common/src/run/launch";
 
 const PY = "/home/me/.venv/bin/python";
 const FILE = "/work/proj/train.py";

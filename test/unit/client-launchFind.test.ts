@@ -1,11 +1,11 @@
 // Finding torchrun / accelerate / deepspeed / docker / srun: next to an absolute interpreter first,
-// then on the run's PATH (client/src/run/which.ts).
+// then on the run's PATH (common/src/run/which.ts).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findProgram } from "../../client/src/run/which";
+import { findProgram } from "../../common/src/run/which";
 
 const root = mkdtempSync(join(tmpdir(), "gpu-pilot-which-"));
 test.after(() => rmSync(root, { recursive: true, force: true }));

@@ -1,8 +1,8 @@
 // The launcher on an AMD ROCm machine (issue 21): ROCR_VISIBLE_DEVICES alone, and how the vendor is found.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { buildLaunch, LaunchError, runEnvironment } from "../../client/src/run/launch";
-import { detectVendor } from "../../client/src/gpu/vendor";
+import { buildLaunch, LaunchError, runEnvironment } from "../../common/src/run/launch";
+import { detectVendor } from "../../common/src/gpu/vendor";
 
 const PY = "/opt/venv/bin/python";
 const FILE = "/work/proj/train.py";

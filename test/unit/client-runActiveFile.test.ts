@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { LastRun } from "../../client/src/api";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
-import { SelectionStore } from "../../client/src/gpu/selection";
+import { SelectionStore } from "../../common/src/gpu/selection";
 import type { ProcessOwner } from "../../client/src/run/owners";
 import type { ProcessTerminal, ProcessTerminalOptions } from "../../client/src/run/processTerminal";
 import { initEngine } from "../../server/src/engine/lint";

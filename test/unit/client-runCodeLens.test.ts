@@ -3,7 +3,7 @@
 import { changeSettings, FakeDocument, languages, settings, Uri, workspace } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { SelectionStore } from "../../client/src/gpu/selection";
+import { SelectionStore } from "../../common/src/gpu/selection";
 import { lensTitle, registerRunCodeLens, type RunCodeLensProvider } from "../../client/src/run/codeLens";
 
 const MAIN = 'import torch\n\n\ndef main():\n    print(torch.cuda.device_count())\n\n\nif __name__ == "__main__":\n    main()\n';

@@ -13,7 +13,7 @@ import {
   toggleGpu,
   unknownEntries,
   validateDeviceIds,
-} from "../../client/src/gpu/selection";
+} from "../../common/src/gpu/selection";
 
 const GPU0 = { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f" };
 const GPU1 = { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130" };

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ESLint } from "eslint";
 import fc from "fast-check";
-import { DEVICE_ID, InvalidDeviceIdError, validateDeviceIds } from "../../client/src/gpu/selection";
-import { LaunchError, visibleDevicesValue } from "../../client/src/run/launch";
+import { DEVICE_ID, InvalidDeviceIdError, validateDeviceIds } from "../../common/src/gpu/selection";
+import { LaunchError, visibleDevicesValue } from "../../common/src/run/launch";
 
 const ROOT = join(__dirname, "..", "..");
 
@@ -40,7 +40,7 @@ const BAD: Array<{ name: string; code: string; rule: string }> = [
 
 test("ESLint (eslint.config.mjs) reports every way of running a shell string", async () => {
   const eslint = new ESLint({ cwd: ROOT });
-  for (const file of ["client/src/__probe.ts", "server/src/__probe.ts", "scripts/__probe.mjs"]) {
+  for (const file of ["client/src/__probe.ts", "server/src/__probe.ts", "common/src/__probe.ts", "scripts/__probe.mjs"]) {
     for (const bad of BAD) {
       if (file.endsWith(".mjs") && /declare |: \{/.test(bad.code)) continue; // TypeScript-only snippets
       const [r] = await eslint.lintText(bad.code, { filePath: join(ROOT, file) });

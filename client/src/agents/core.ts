@@ -11,7 +11,8 @@ import type { AgentFinding } from "../../../server/src/protocol";
 import type { ComputeApp, Gpu, Inventory, ProcessDetails } from "../gpu/nvidiaSmi";
 import { normalizePolicy, pickFreeGpus, type PickPolicy, type PickResult } from "../gpu/policy";
 import { escapeControls } from "../../../server/src/engine/text";
-import { indexOfEntry, isDeviceId, normalizeSelection, type SelectBy } from "../gpu/selection";
+import { indexOfEntry, isDeviceId, normalizeSelection, type SelectBy } from "../../../common/src/gpu/selection";
+import type { GpuVendor } from "../../../common/src/run/launch";
 import { TOOL, type ToolName } from "./toolNames";
 
 /** Tool names, as `contributes.languageModelTools` and the MCP server list them. */
@@ -280,13 +281,17 @@ export interface RunEnd {
   timedOut?: boolean;
 }
 
-/** gpu-pilot_runOnGpus's text: what ran, how it ended, then the last output lines. */
-export function formatRunResult(what: { file: string; launcher: string; visibleDevices: string; command: readonly string[] }, end: RunEnd, output: string, timeoutSeconds: number): string {
+/**
+ * gpu-pilot_runOnGpus's text: what ran (on an AMD `vendor`, the selection is named as
+ * ROCR_VISIBLE_DEVICES, the variable the run got), how it ended, then the last output lines.
+ */
+export function formatRunResult(what: { file: string; launcher: string; visibleDevices: string; vendor?: GpuVendor; command: readonly string[] }, end: RunEnd, output: string, timeoutSeconds: number): string {
   const how = end.error !== undefined ? `could not start: ${oneLine(end.error)}`
     : end.timedOut ? `stopped after ${timeoutSeconds} s (timeoutSeconds)${end.signal ? ` by ${end.signal}` : ""}`
     : end.signal ? `ended by ${end.signal}` : end.exitCode === null ? "ended without an exit code" : `exit code ${end.exitCode}`;
   const tail = lastLines(output);
-  return [`Ran ${what.file} with ${what.launcher} on CUDA_VISIBLE_DEVICES=${what.visibleDevices} (CUDA_DEVICE_ORDER=PCI_BUS_ID): ${how}.`,
+  const on = what.vendor === "amd" ? `ROCR_VISIBLE_DEVICES=${what.visibleDevices}` : `CUDA_VISIBLE_DEVICES=${what.visibleDevices} (CUDA_DEVICE_ORDER=PCI_BUS_ID)`;
+  return [`Ran ${what.file} with ${what.launcher} on ${on}: ${how}.`,
     `exitCode: ${end.exitCode === null ? "none" : end.exitCode}`,
     `command: ${JSON.stringify(what.command)}`,
     tail.lines.length === 0 ? "output: (none)" : `last ${tail.lines.length} line${tail.lines.length === 1 ? "" : "s"} of output${tail.dropped ? ` (${tail.dropped} earlier lines left out)` : ""}:`,

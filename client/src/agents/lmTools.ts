@@ -8,7 +8,8 @@
  * - gpu-pilot_listGpus / gpu-pilot_pickGpus read the GPU view's inventory (GpuMonitor; refreshed
  *   when older than {@link FRESH_MS}) and the `gpuPilot.pick.*` policy; pickGpus changes nothing.
  * - gpu-pilot_checkFile asks the language server (`gpuPilot/checkFile`): the client bundles no parser.
- * - gpu-pilot_runOnGpus runs through the run command's Task (runActiveFile.ts `startTask`), after
+ * - gpu-pilot_runOnGpus plans its launch with common/src/run/plan.ts `planLaunch` (as the run command
+ *   and the MCP server do) and runs it through the run command's Task (runActiveFile.ts `startTask`), after
  *   VS Code's confirmation (`prepareInvocation`) in a chat request, or GPU Pilot's own modal one
  *   when invoked without a chat request; never in Restricted Mode.
  *
@@ -23,11 +24,11 @@ import type { Inventory } from "../gpu/nvidiaSmi";
 import { DEFAULT_PICK_POLICY, normalizePolicy, pickFreeGpus } from "../gpu/policy";
 import { log } from "../log";
 import { resolveInterpreter } from "../run/interpreter";
-import { buildLaunch, expandEnv, LAUNCHER_PROGRAMS, LaunchError } from "../run/launch";
+import { planLaunch } from "../../../common/src/run/plan";
 import type { ProcessExit } from "../run/processTerminal";
 import { type RunHost, startTask } from "../run/runActiveFile";
 import * as runSettings from "../run/settings";
-import { findProgram } from "../run/which";
+import { findProgram } from "../../../common/src/run/which";
 import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, formatFindings, formatGpuList, formatPick, formatRunResult,
   resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
@@ -111,16 +112,12 @@ async function runForAgent(host: AgentHost, input: RunInput, token: vscode.Cance
   const deviceIds = (ids as { value: string[] }).value;
   const interpreter = await resolveInterpreter(uri);
   const folder = vscode.workspace.getWorkspaceFolder(uri);
-  let spec;
-  try {
-    const extraEnv = expandEnv(runSettings.runEnv(uri), process.env);
-    const prog = LAUNCHER_PROGRAMS[input.launcher];
-    const program = prog ? findProgram(prog.name, { pathEnv: extraEnv.PATH ?? process.env.PATH, interpreter: interpreter.path }) : undefined;
-    spec = buildLaunch({ launcher: input.launcher, interpreter: interpreter.path, file, cwd: folder?.uri.fsPath ?? path.dirname(file), deviceIds, scriptArgs: input.args, program, gpus: inv.gpus, extraEnv });
-  } catch (e) {
-    if (e instanceof LaunchError) fail(e.message);
-    throw e;
-  }
+  const plan = planLaunch({
+    file, cwd: folder?.uri.fsPath ?? path.dirname(file), launcher: input.launcher, deviceIds, inventory: inv,
+    interpreter: interpreter.path, scriptArgs: input.args, runEnv: runSettings.runEnv(uri), hostEnv: process.env, find: findProgram,
+  });
+  if (!plan.ok) return fail(plan.message);
+  const { spec, vendor } = plan;
   let output = "";
   let resolveEnd!: (e: ProcessExit) => void;
   const ended = new Promise<ProcessExit>((r) => (resolveEnd = r));
@@ -142,7 +139,7 @@ async function runForAgent(host: AgentHost, input: RunInput, token: vscode.Cance
   clearTimeout(timer);
   cancel.dispose();
   const end: RunEnd = { exitCode: exit.exitCode ?? null, ...(exit.signal ? { signal: exit.signal } : {}), ...(exit.error !== undefined ? { error: exit.error } : {}), ...(timedOut ? { timedOut: true } : {}) };
-  return formatRunResult({ file, launcher: input.launcher, visibleDevices: spec.visibleDevices, command: [spec.command, ...spec.args] }, end, output, input.timeoutSeconds);
+  return formatRunResult({ file, launcher: input.launcher, visibleDevices: spec.visibleDevices, vendor, command: [spec.command, ...spec.args] }, end, output, input.timeoutSeconds);
 }
 
 /**

@@ -8,7 +8,7 @@ import { log } from "../log";
 import type { GpuMonitor } from "./monitor";
 import { normalizePolicy, pickFreeGpus, type PickPolicy } from "./policy";
 import { stopProcess as sendStop, type StopOptions } from "./procinfo";
-import { normalizeSelection, type SelectionStore } from "./selection";
+import { normalizeSelection, type SelectionStore } from "../../../common/src/gpu/selection";
 import { formatFree, formatMiB, formatPercent } from "./units";
 
 /** What "Pick Free GPUs" did, as plain data (the API returns it). */

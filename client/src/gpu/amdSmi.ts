@@ -9,7 +9,7 @@
  */
 import { type InventoryResult, type RunOptions, type SmiFailure, type SmiResult, describeProblem, runNvidiaSmi } from "./nvidiaSmi";
 import { AMD_SMI_LIST_ARGS, AMD_SMI_METRIC_ARGS, AMD_SMI_STATIC_ARGS, ROCM_SMI_ARGS, parseAmdSmi, parseRocmSmi } from "../../../server/src/amdSmi/parse";
-import type { VendorFacts } from "./vendor";
+import type { VendorFacts } from "../../../common/src/gpu/vendor";
 
 /** The AMD tool to read: vendor.ts {@link VendorFacts.amdTool}. */
 export type AmdTool = NonNullable<VendorFacts["amdTool"]>;
@@ -57,5 +57,5 @@ export async function queryAmdInventory(tool: AmdTool, options: RunOptions): Pro
     return { kind: "garbage", message: `${tool.name}'s GPU list could not be read: ${p?.reason ?? "no GPU"}`, sample: p?.text ?? "" };
   }
   problems.push(...parsed.problems.map((p) => describeProblem(tool.name, p)));
-  return { kind: "ok", inventory: { gpus: parsed.rows, apps: [], problems, takenAt: Date.now(), mig: [] } };
+  return { kind: "ok", inventory: { gpus: parsed.rows, apps: [], problems, takenAt: Date.now(), mig: [], vendor: "amd" } };
 }

@@ -23,7 +23,7 @@ import { log } from "../log";
 import { DASHBOARD_VIEW_ID } from "../views";
 import { buildDashboardModel, DEFAULT_SORT, type DashboardModel, nextSort, type ProcessSort, type ProcessSortKey } from "./dashboardModel";
 import type { GpuMonitor } from "./monitor";
-import { type SelectionStore, toggleEntry } from "./selection";
+import { type SelectionStore, toggleEntry } from "../../../common/src/gpu/selection";
 
 /** View id in package.json. */
 export { DASHBOARD_VIEW_ID } from "../views";

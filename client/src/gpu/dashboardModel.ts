@@ -16,7 +16,7 @@ import { type ActivitySnapshot, busyButIdleSentence, NOT_AVAILABLE } from "./act
 import type { HistorySnapshot } from "./history";
 import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import { appsOf, gpuWarnings, printableName, processUser, programCommand, unknownUserNote } from "./present";
-import { isMigSelected, isSelected } from "./selection";
+import { isMigSelected, isSelected } from "../../../common/src/gpu/selection";
 import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, fraction, type Level, levelOf } from "./units";
 
 /** A column the process tables sort by. */

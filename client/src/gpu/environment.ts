@@ -10,7 +10,7 @@ import * as vscode from "vscode";
 import { log } from "../log";
 import type { InventorySource } from "./monitor";
 import type { Inventory } from "./nvidiaSmi";
-import { indexOfEntry, type SelectionStore } from "./selection";
+import { indexOfEntry, type SelectionStore } from "../../../common/src/gpu/selection";
 
 /** The variables a selection puts into an environment. */
 export interface SelectionEnvironment {

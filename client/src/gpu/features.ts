@@ -8,7 +8,7 @@ import { pickFreeGpusCommand } from "./actions";
 import { type GpuDashboard, registerGpuDashboard } from "./dashboard";
 import { registerSelectionEnvironment } from "./environment";
 import type { GpuMonitor } from "./monitor";
-import type { SelectionStore } from "./selection";
+import type { SelectionStore } from "../../../common/src/gpu/selection";
 import { createSelectionStatusBar, statusBarContent } from "./statusBar";
 import { createGpuTreeView, type GpuTreeNode, treeRows } from "./tree";
 import type { LateView } from "../views";

@@ -16,7 +16,7 @@ import type { LastRun } from "../api";
 import * as config from "../config";
 import type { HistorySnapshot } from "./history";
 import type { GpuMonitor } from "./monitor";
-import { isSelected, type SelectionStore } from "./selection";
+import { isSelected, type SelectionStore } from "../../../common/src/gpu/selection";
 
 /** A run's start and end, as the panel marks them (labelled with `file`). */
 export interface RunMark {

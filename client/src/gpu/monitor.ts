@@ -22,8 +22,8 @@ import { describeProcesses, type ProcOptions } from "./procinfo";
 import { GpuHistory, historyCapacity } from "./history";
 import { GpuStream, type StreamEvent } from "./stream";
 import { type AmdTool, queryAmdInventory } from "./amdSmi";
-import { detectVendor } from "./vendor";
-import { findProgram } from "../run/which";
+import { detectVendor } from "../../../common/src/gpu/vendor";
+import { findProgram } from "../../../common/src/run/which";
 import { ACTIVITY_OFF, type ActivityEvent, type ActivitySnapshot, ActivityStream } from "./activity";
 
 /**
@@ -133,7 +133,7 @@ export class GpuMonitor implements vscode.Disposable {
 
   /**
    * Set when nvidia-smi (by its default bare name) is not installed and amd-smi or rocm-smi is
-   * (gpu/vendor.ts): the GPUs are then read from that tool by polling (no stream: AMD's tools have
+   * (common/src/gpu/vendor.ts): the GPUs are then read from that tool by polling (no stream: AMD's tools have
    * no sampling loop GPU Pilot reads), issue 21.
    */
   private amdTool: AmdTool | undefined;

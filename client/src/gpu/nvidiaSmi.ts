@@ -37,6 +37,7 @@ import {
   QUERY_APPS_ARGS,
   QUERY_GPU_ARGS,
 } from "../../../server/src/nvidiaSmi/parse";
+import type { GpuVendor } from "../../../common/src/run/launch";
 
 // ---------------------------------------------------------------------------------------------
 // Running nvidia-smi
@@ -265,6 +266,8 @@ export interface Inventory {
   mig?: MigDevice[];
   /** User and command line of each process of {@link apps} (by pid), once read from /proc. */
   processes?: ProcessDetails[];
+  /** `amd` when amd-smi or rocm-smi read the GPUs (amdSmi.ts); absent: nvidia-smi did. Runs follow it (common/src/run/plan.ts). */
+  vendor?: GpuVendor;
 }
 
 /** Result of {@link queryInventory}. */

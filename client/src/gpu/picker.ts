@@ -7,7 +7,7 @@ import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
 import type { Gpu, MigDevice } from "./nvidiaSmi";
 import { appsOf, gpuLabel, gpuRowDescription, gpuWarnings } from "./present";
-import { isMigSelected, isSelected, normalizeSelection, type SelectBy } from "./selection";
+import { isMigSelected, isSelected, normalizeSelection, type SelectBy } from "../../../common/src/gpu/selection";
 import { formatFree } from "./units";
 import { log } from "../log";
 

@@ -7,7 +7,7 @@
 import * as vscode from "vscode";
 import type { InventorySource } from "./monitor";
 import type { Gpu, Inventory } from "./nvidiaSmi";
-import { indexOfEntry, selectionLabel, type SelectionStore, unknownEntries } from "./selection";
+import { indexOfEntry, selectionLabel, type SelectionStore, unknownEntries } from "../../../common/src/gpu/selection";
 import { formatMemoryPair, formatPercent, formatTemperature } from "./units";
 
 /** The GPUs the entries name (MIG devices count as their parent GPU), each once, in index order. */

@@ -22,7 +22,7 @@ import {
   processRow,
   processTooltipMarkdown,
 } from "./present";
-import { isMigSelected, isSelected, type SelectionStore, toggleEntry } from "./selection";
+import { isMigSelected, isSelected, type SelectionStore, toggleEntry } from "../../../common/src/gpu/selection";
 import { log } from "../log";
 import { GPU_VIEW_ID, GPU_VIEW_OPTIONS, type LateView } from "../views";
 

@@ -76,16 +76,22 @@ export interface GpuPilotLanguageClient {
   sendSettings(settings: Partial<EditorLintSettings>): Promise<void>;
 }
 
+/** The port the language server's inspector listens on in debug mode (.vscode/launch.json attaches to it). */
+export const SERVER_INSPECT_PORT = 6009;
+
 /**
  * Constructs (does not start) the LanguageClient for dist/server.js with GPU Pilot's document
  * selector (Python files, notebooks, GPU manifests, Slurm job scripts). Throws what
  * LanguageClient's constructor throws.
  */
 export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLanguageClient {
-  // The same server for run and debug, with its V8 flags and environment (server/src/nodeFlags.ts:
-  // a young generation of 1 MiB semi-spaces, V8's gc for the idle heap trim, two malloc arenas).
+  // The server with its V8 flags and environment (server/src/nodeFlags.ts: a young generation of
+  // 1 MiB semi-spaces, V8's gc for the idle heap trim, two malloc arenas). When the extension host
+  // itself runs under a debugger (vscode-languageclient's debug mode), the server also listens for
+  // one on SERVER_INSPECT_PORT (.vscode/launch.json "Attach to Language Server").
   const server = { module: o.serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS], env: serverEnvironment(process.env) } };
-  const serverOptions: ServerOptions = { run: server, debug: server };
+  const debug = { ...server, options: { ...server.options, execArgv: [...SERVER_NODE_FLAGS, `--inspect=${SERVER_INSPECT_PORT}`] } };
+  const serverOptions: ServerOptions = { run: server, debug };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [
       { scheme: "file", language: "python" },

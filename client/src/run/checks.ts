@@ -6,9 +6,9 @@
 import { basename } from "node:path";
 import type { ComputeApp, Inventory } from "../gpu/nvidiaSmi";
 import { escapeControls } from "../../../server/src/engine/text";
-import { indexOfEntry, unknownEntries } from "../gpu/selection";
+import { indexOfEntry, unknownEntries } from "../../../common/src/gpu/selection";
 import type { DistributedRead, RunFacts, VisibleDevicesWrite } from "../../../server/src/engine/runFacts";
-import type { LauncherKind } from "./launch";
+import type { LauncherKind } from "../../../common/src/run/launch";
 import type { ProcessOwner } from "./owners";
 import { formatMiB } from "../gpu/units";
 

@@ -6,7 +6,7 @@
  */
 import * as vscode from "vscode";
 import * as config from "../config";
-import type { SelectionStore } from "../gpu/selection";
+import type { SelectionStore } from "../../../common/src/gpu/selection";
 import { log } from "../log";
 import { mainGuardLine } from "./mainGuard";
 import * as settings from "./settings";

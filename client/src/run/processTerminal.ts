@@ -39,7 +39,7 @@ export interface ProcessTerminalOptions {
   args: readonly string[];
   /** Absolute working directory. */
   cwd: string;
-  /** The program's whole environment (see launch.ts `runEnvironment`). */
+  /** The program's whole environment (see common/src/run/launch.ts `runEnvironment`). */
   env: Readonly<Record<string, string>>;
   /** Called once with the pid when the program has started. */
   onStart?(pid: number): void;

@@ -4,13 +4,15 @@
  * or one picked from a list; the checks of checks.ts come first, each with a way forward. A
  * notification offers "Show Output" / "Stop" while it runs; the exit code is reported at the end.
  *
+ * This file gathers the run's inputs (document, settings, selection, inventory, interpreter) and
+ * asks common/src/run/plan.ts `planLaunch` for the launch, as the agent tool and the MCP server do.
  * The Task's execution is a `CustomExecution` whose pseudoterminal (processTerminal.ts) starts the
- * program with execa: an argument array, the whole environment built here (launch.ts
- * `runEnvironment`), cwd = the workspace folder. Never a `ProcessExecution`: VS Code resolves
+ * program with execa: an argument array, the whole environment built here
+ * (common/src/run/launch.ts `runEnvironment`), cwd = the workspace folder. Never a `ProcessExecution`: VS Code resolves
  * `${env:…}`, `${config:…}`, `${workspaceFolder}` and runs `${command:…}` in a ProcessExecution's
  * command, arguments, cwd and environment, so a file named `x_${command:ID}.py` would run that
  * command and `${env:HF_TOKEN}` would land in argv. For a CustomExecution it resolves nothing.
- * The only expansion is gpuPilot.run.env's documented `${env:NAME}` (launch.ts `expandEnv`).
+ * The only expansion is gpuPilot.run.env's documented `${env:NAME}` (common/src/run/launch.ts `expandEnv`).
  *
  * Nothing runs in an untrusted workspace.
  */
@@ -22,16 +24,16 @@ import type { RunFactsResult } from "../../../server/src/protocol";
 import type { LastRun } from "../api";
 import type { GpuMonitor } from "../gpu/monitor";
 import { pickGpus } from "../gpu/picker";
-import type { SelectionStore, StateLike } from "../gpu/selection";
+import type { SelectionStore, StateLike } from "../../../common/src/gpu/selection";
 import { log } from "../log";
 import { checkRun, type RunFinding } from "./checks";
 import { resolveInterpreter } from "./interpreter";
-import { buildLaunch, describeExit, expandEnv, LAUNCHER_PROGRAMS, LAUNCHERS, LaunchError, type LauncherKind, type LaunchSpec, runEnvironment, splitArgs } from "./launch";
+import { describeExit, LAUNCHERS, type LauncherKind, type LaunchSpec, runEnvironment, splitArgs } from "../../../common/src/run/launch";
+import { planLaunch } from "../../../common/src/run/plan";
 import { type ProcessOwner, processOwner } from "./owners";
 import { type ProcessExit, ProcessTerminal } from "./processTerminal";
 import * as settings from "./settings";
-import { findProgram } from "./which";
-import { detectVendor } from "../gpu/vendor";
+import { findProgram } from "../../../common/src/run/which";
 
 /** Task definition type of GPU Pilot runs (package.json `taskDefinitions`). */
 export const TASK_TYPE = "gpuPilot";
@@ -195,21 +197,21 @@ export async function checkRunFor(host: RunHost, uri?: vscode.Uri, launcher?: La
 }
 
 /** Where a run stands while its findings are answered. */
-interface Plan {
+interface RunChoice {
   launcher: LauncherKind;
   ids: string[];
   nproc: number;
 }
 
 /**
- * Asks about each finding in turn (recomputed after an answer changes the plan).
+ * Asks about each finding in turn (recomputed after an answer changes the choice).
  * @returns false when the user chose not to run.
  */
-async function resolveFindings(host: RunHost, doc: vscode.TextDocument, plan: Plan, analysis: RunFacts | undefined): Promise<boolean> {
+async function resolveFindings(host: RunHost, doc: vscode.TextDocument, choice: RunChoice, analysis: RunFacts | undefined): Promise<boolean> {
   const answered = new Set<RunFinding["kind"]>();
   for (let round = 0; round < 10; round++) {
     const findings = checkRun({
-      launcher: plan.launcher, file: doc.uri.fsPath, ids: plan.ids, nproc: plan.nproc, analysis,
+      launcher: choice.launcher, file: doc.uri.fsPath, ids: choice.ids, nproc: choice.nproc, analysis,
       inventory: host.monitor.inventory, ownerOf: host.ownerOf ?? processOwner,
     }).filter((f) => !answered.has(f.kind));
     const f = findings[0];
@@ -221,23 +223,23 @@ async function resolveFindings(host: RunHost, doc: vscode.TextDocument, plan: Pl
         const c = await vscode.window.showWarningMessage(f.message, { modal: true }, "Choose GPUs", "Run Anyway");
         if (c === "Run Anyway") break;
         if (c !== "Choose GPUs") return false;
-        const picked = await pickGpus(host.monitor, plan.ids);
+        const picked = await pickGpus(host.monitor, choice.ids);
         if (!picked || picked.length === 0) return false;
         await host.selection.set(picked);
-        plan.ids = picked;
+        choice.ids = picked;
         answered.delete("unknownIds");
         break;
       }
       case "tooManyProcesses": {
         const one = `Use ${f.gpus} Process${f.gpus === 1 ? "" : "es"}`;
         const c = await vscode.window.showWarningMessage(f.message, { modal: true }, one, "Run Anyway");
-        if (c === one) plan.nproc = f.gpus;
+        if (c === one) choice.nproc = f.gpus;
         else if (c !== "Run Anyway") return false;
         break;
       }
       case "needsDistributedLauncher": {
         const c = await vscode.window.showWarningMessage(f.message, { modal: true }, "Run with torchrun", "Run with python");
-        if (c === "Run with torchrun") plan.launcher = "torchrun";
+        if (c === "Run with torchrun") choice.launcher = "torchrun";
         else if (c !== "Run with python") return false;
         break;
       }
@@ -282,16 +284,16 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
     return;
   }
   const file = doc.uri.fsPath;
-  const plan: Plan = { launcher: options.launcher ?? settings.launcher(doc.uri), ids: [], nproc: settings.nproc(doc.uri) };
+  const choice: RunChoice = { launcher: options.launcher ?? settings.launcher(doc.uri), ids: [], nproc: settings.nproc(doc.uri) };
 
   let gpuCount: number | undefined;
-  if (plan.launcher === "slurm" && host.selection.get().length === 0) {
+  if (choice.launcher === "slurm" && host.selection.get().length === 0) {
     gpuCount = await askGpuCount();
     if (gpuCount === undefined) return;
   } else {
     const ids = await chooseGpus(host);
     if (!ids) return;
-    plan.ids = ids;
+    choice.ids = ids;
   }
 
   let prompt = rememberedArgs(host, file);
@@ -315,41 +317,22 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
   }
 
   const analysis = await analyse(doc, host, true);
-  if (!(await resolveFindings(host, doc, plan, analysis))) return;
+  if (!(await resolveFindings(host, doc, choice, analysis))) return;
 
   const interpreter = await resolveInterpreter(doc.uri);
   const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
-  let spec: LaunchSpec;
-  try {
-    const extraEnv = expandEnv(settings.runEnv(doc.uri), process.env);
-    const prog = LAUNCHER_PROGRAMS[plan.launcher];
-    let program: string | undefined;
-    if (prog) {
-      program = findProgram(prog.name, { pathEnv: extraEnv.PATH ?? process.env.PATH, interpreter: interpreter.path });
-      if (!program && !prog.module) throw new LaunchError(`${prog.name} was not found on PATH${extraEnv.PATH !== undefined ? " (gpuPilot.run.env's PATH)" : ""}: install it or choose another launcher.`);
-    }
-    spec = buildLaunch({
-      launcher: plan.launcher,
-      interpreter: interpreter.path,
-      file,
-      cwd: folder?.uri.fsPath ?? path.dirname(file),
-      deviceIds: plan.ids,
-      gpuCount,
-      scriptArgs,
-      nproc: plan.nproc,
-      program,
-      customArgs: settings.customArgs(doc.uri),
-      dockerImage: settings.dockerImage(doc.uri),
-      gpus: host.monitor.inventory?.gpus ?? [],
-      extraEnv,
-      vendor: detectVendor((n) => findProgram(n, { pathEnv: extraEnv.PATH ?? process.env.PATH })).vendor,
-    });
-  } catch (e) {
-    if (!(e instanceof LaunchError)) throw e;
-    log.warn(`Not running ${file}: ${e.message}`);
-    void vscode.window.showErrorMessage(`GPU Pilot: ${e.message}`);
+  const plan = planLaunch({
+    file, cwd: folder?.uri.fsPath ?? path.dirname(file), launcher: choice.launcher, deviceIds: choice.ids, gpuCount,
+    inventory: host.monitor.inventory, interpreter: interpreter.path, scriptArgs, nproc: choice.nproc,
+    customArgs: settings.customArgs(doc.uri), dockerImage: settings.dockerImage(doc.uri), runEnv: settings.runEnv(doc.uri),
+    hostEnv: process.env, find: findProgram,
+  });
+  if (!plan.ok) {
+    log.warn(`Not running ${file}: ${plan.message}`);
+    void vscode.window.showErrorMessage(`GPU Pilot: ${plan.message}`);
     return;
   }
+  const spec = plan.spec;
   for (const note of spec.notes) log.info(note);
   await startTask(host, spec, file, folder, interpreter.source);
 }

@@ -5,7 +5,7 @@
  * (customArgs, env, dockerImage), and the run command refuses to run at all.
  */
 import * as vscode from "vscode";
-import { isLauncher, type LauncherKind } from "./launch";
+import { isLauncher, type LauncherKind } from "../../../common/src/run/launch";
 
 /** Settings that change what the CodeLens shows. */
 export const CODELENS_KEYS: readonly string[] = ["gpuPilot.run.codeLens", "gpuPilot.run.launcher"];

@@ -1,14 +1,14 @@
 /**
- * gpu-pilot_runOnGpus outside VS Code (`gpu-pilot mcp --allow-run`): builds the argument array
- * with the run command's buildLaunch (client/src/run/launch.ts: no shell, nothing expanded),
- * starts it with execa in its own process group, keeps the tail of its output and stops the group
- * when it runs past its time.
+ * gpu-pilot_runOnGpus outside VS Code (`gpu-pilot mcp --allow-run`): plans the launch with the run
+ * command's planner (common/src/run/plan.ts `planLaunch`: program, vendor, argument array and
+ * environment; no shell, nothing expanded), starts it with execa in its own process group, keeps the
+ * tail of its output and stops the group when it runs past its time.
  */
 import { dirname, isAbsolute } from "node:path";
 import { loadExeca, killIfStarted } from "../../../client/src/gpu/nvidiaSmi";
-import { buildLaunch, LAUNCHER_PROGRAMS, LaunchError, runEnvironment, type LaunchSpec } from "../../../client/src/run/launch";
-import { findProgram } from "../../../client/src/run/which";
-import type { GpuKey } from "../../../client/src/gpu/selection";
+import { type GpuVendor, runEnvironment, type LaunchSpec } from "../../../common/src/run/launch";
+import { planLaunch, type PlanInventory } from "../../../common/src/run/plan";
+import { findProgram } from "../../../common/src/run/which";
 import type { AgentLauncher, RunEnd } from "../../../client/src/agents/core";
 import { readWorkspaceFile } from "../engine/workspaceFile";
 
@@ -26,29 +26,28 @@ export interface RunRequest {
   interpreter: string;
   /** Working directory (absolute). */
   cwd: string;
-  gpus: readonly GpuKey[];
+  /** The GPUs read for this request, with the vendor of the tool that read them. */
+  inventory: PlanInventory;
   /** SIGTERM → SIGKILL delay on timeout, ms (default 3000). */
   killAfterMs?: number;
 }
 
 /**
  * Runs `req` to its end.
- * @returns the launch, how it ended and its (tail of) interleaved stdout/stderr; or `error` in
- *   words when the file is missing or not a regular file, or the launch is refused (LaunchError).
+ * @returns the launch, the vendor it was planned for, how it ended and its (tail of) interleaved
+ *   stdout/stderr; or `error` in words when the file is missing or not a regular file, or the
+ *   planner refuses the launch.
  */
-export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; end: RunEnd; output: string } | { error: string }> {
+export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; vendor: GpuVendor; end: RunEnd; output: string } | { error: string }> {
   if (!isAbsolute(req.file)) return { error: `"${req.file}" is not an absolute path` };
   const read = readWorkspaceFile(req.file, { maxBytes: 256 * 1024 * 1024 });
   if (!read.ok) return { error: `cannot run ${req.file}: ${read.reason}` };
-  let spec: LaunchSpec;
-  try {
-    const prog = LAUNCHER_PROGRAMS[req.launcher];
-    const program = prog ? findProgram(prog.name, { pathEnv: process.env.PATH, interpreter: req.interpreter }) : undefined;
-    spec = buildLaunch({ launcher: req.launcher, interpreter: req.interpreter, file: req.file, cwd: req.cwd || dirname(req.file), deviceIds: req.deviceIds, scriptArgs: req.args, program, gpus: req.gpus });
-  } catch (e) {
-    if (e instanceof LaunchError) return { error: e.message };
-    throw e;
-  }
+  const plan = planLaunch({
+    file: req.file, cwd: req.cwd || dirname(req.file), launcher: req.launcher, deviceIds: req.deviceIds, inventory: req.inventory,
+    interpreter: req.interpreter, scriptArgs: req.args, hostEnv: process.env, find: findProgram,
+  });
+  if (!plan.ok) return { error: plan.message };
+  const { spec, vendor } = plan;
   const { execa } = await loadExeca();
   let output = "";
   const keep = (chunk: Buffer | string) => {
@@ -82,5 +81,5 @@ export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; end
     ...(startError !== undefined ? { error: startError } : {}),
     ...(timedOut ? { timedOut: true } : {}),
   };
-  return { spec, end, output: output.length > KEEP_CHARS ? output.slice(-KEEP_CHARS) : output };
+  return { spec, vendor, end, output: output.length > KEEP_CHARS ? output.slice(-KEEP_CHARS) : output };
 }

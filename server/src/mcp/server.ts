@@ -2,8 +2,9 @@
  * `gpu-pilot mcp`: the GPU Pilot agent tools as a Model Context Protocol server on stdio (the
  * official `@modelcontextprotocol/sdk`), for agents outside VS Code (issue 22). The same tools,
  * schemas and texts as the VS Code language-model tools (client/src/agents/core.ts); it reads
- * nvidia-smi itself (client/src/gpu/nvidiaSmi.ts, procinfo.ts) and lints with the same engine and
- * configuration as `gpu-pilot check` (`[tool.gpu-pilot]`, `# noqa`).
+ * nvidia-smi itself (client/src/gpu/nvidiaSmi.ts, procinfo.ts; amd-smi or rocm-smi when nvidia-smi
+ * is not installed, amdSmi.ts), plans runs with the run command's planner (common/src/run/plan.ts)
+ * and lints with the same engine and configuration as `gpu-pilot check` (`[tool.gpu-pilot]`, `# noqa`).
  *
  *   gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]
  *
@@ -21,6 +22,9 @@ import {
 } from "../../../client/src/agents/core";
 import { DEFAULT_PICK_POLICY, pickFreeGpus } from "../../../client/src/gpu/policy";
 import { queryInventory, type Inventory, type ProcessDetails } from "../../../client/src/gpu/nvidiaSmi";
+import { queryAmdInventory } from "../../../client/src/gpu/amdSmi";
+import { detectVendor } from "../../../common/src/gpu/vendor";
+import { findProgram } from "../../../common/src/run/which";
 import { describeProcesses } from "../../../client/src/gpu/procinfo";
 import { initEngine, type LintOptions } from "../engine/lint";
 import { resolveLintOptions } from "../engine/options";
@@ -100,9 +104,20 @@ export class McpTools {
     }
   }
 
+  /**
+   * The GPUs now: from nvidia-smi; when it is not installed (by its bare name) and amd-smi or
+   * rocm-smi is on PATH, from that AMD tool, as the GPU view does (the inventory's `vendor` is then `amd`).
+   */
   private async inventory(): Promise<{ inv: Inventory; details: ProcessDetails[] } | { error: string }> {
-    const r = await queryInventory({ path: this.options.nvidiaSmi, timeoutMs: this.options.nvidiaSmiTimeoutMs });
-    if (r.kind !== "ok") return { error: `nvidia-smi (${this.options.nvidiaSmi}) could not be read: ${r.message}` };
+    const { nvidiaSmi, nvidiaSmiTimeoutMs: timeoutMs } = this.options;
+    let r = await queryInventory({ path: nvidiaSmi, timeoutMs });
+    let tool = `nvidia-smi (${nvidiaSmi})`;
+    const amd = r.kind === "missing" && !/[\\/]/.test(nvidiaSmi) ? detectVendor((n) => findProgram(n, { pathEnv: process.env.PATH })).amdTool : undefined;
+    if (amd) {
+      r = await queryAmdInventory(amd, { timeoutMs });
+      tool = `${amd.name} (${amd.path})`;
+    }
+    if (r.kind !== "ok") return { error: `${tool} could not be read: ${r.message}` };
     return { inv: r.inventory, details: await describeProcesses(r.inventory.apps, undefined) };
   }
 
@@ -150,9 +165,9 @@ export class McpTools {
     const ids = resolveRunGpus(c.value.gpus, q.inv);
     if ("error" in ids) return text(ids.error, true);
     const file = isAbsolute(c.value.path) ? c.value.path : resolve(this.options.root, c.value.path);
-    const r = await runToEnd({ ...c.value, file, deviceIds: ids.value, interpreter: this.options.python, cwd: this.options.root, gpus: q.inv.gpus });
+    const r = await runToEnd({ ...c.value, file, deviceIds: ids.value, interpreter: this.options.python, cwd: this.options.root, inventory: q.inv });
     if ("error" in r) return text(`${TOOL.runOnGpus}: ${r.error}`, true);
-    return text(formatRunResult({ file, launcher: c.value.launcher, visibleDevices: r.spec.visibleDevices, command: [r.spec.command, ...r.spec.args] }, r.end, r.output, c.value.timeoutSeconds), r.end.exitCode !== 0);
+    return text(formatRunResult({ file, launcher: c.value.launcher, visibleDevices: r.spec.visibleDevices, vendor: r.vendor, command: [r.spec.command, ...r.spec.args] }, r.end, r.output, c.value.timeoutSeconds), r.end.exitCode !== 0);
   }
 }
 
