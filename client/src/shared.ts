@@ -10,14 +10,17 @@ import * as agentsRegister from "./agents/register";
 import * as agentsToolNames from "./agents/toolNames";
 import * as config from "./config";
 import * as gpuEnvironment from "./gpu/environment";
+import * as gpuKernelSelection from "./gpu/kernelSelection";
 import * as gpuSelection from "./gpu/selection";
 import * as gpuStatusBar from "./gpu/statusBar";
 import * as gpuUnits from "./gpu/units";
+import * as gpuVendor from "./gpu/vendor";
 import * as log from "./log";
 import * as runWhich from "./run/which";
 import * as shell from "./shell";
 import * as views from "./views";
 import * as commandIds from "../../server/src/commandIds";
+import * as kernelSelectionFile from "../../server/src/kernel/selectionFile";
 
 /** Module namespace by path (the key esbuild.mjs's virtual modules read). */
 export const shared: Readonly<Record<string, unknown>> = {
@@ -25,12 +28,15 @@ export const shared: Readonly<Record<string, unknown>> = {
   "client/src/agents/toolNames": agentsToolNames,
   "client/src/config": config,
   "client/src/gpu/environment": gpuEnvironment,
+  "client/src/gpu/kernelSelection": gpuKernelSelection,
   "client/src/gpu/selection": gpuSelection,
   "client/src/gpu/statusBar": gpuStatusBar,
   "client/src/gpu/units": gpuUnits,
+  "client/src/gpu/vendor": gpuVendor,
   "client/src/log": log,
   "client/src/run/which": runWhich,
   "client/src/shell": shell,
   "client/src/views": views,
   "server/src/commandIds": commandIds,
+  "server/src/kernel/selectionFile": kernelSelectionFile,
 };

@@ -203,3 +203,27 @@ test("gpu-pilot kernel: usage errors exit 2, refusals exit 1 with the reason, li
     if (saved === undefined) delete process.env.JUPYTER_DATA_DIR; else process.env.JUPYTER_DATA_DIR = saved;
   }
 });
+
+const jupyterPython = ["/usr/bin/python3", "python3"].find((p) => spawnSync(p, ["-c", "import ipykernel"], { timeout: 30_000, stdio: "ignore" }).status === 0);
+
+test("gpu-pilot kernel install: makes the selection file when missing (no GPU selected), keeps one that exists", { skip: jupyterPython ? false : "no python3 with ipykernel", timeout: 120_000 }, async () => {
+  const dir = tmp("cli-install");
+  const saved = { JUPYTER_DATA_DIR: process.env.JUPYTER_DATA_DIR, GPU_PILOT_STATE_DIR: process.env.GPU_PILOT_STATE_DIR };
+  Object.assign(process.env, { JUPYTER_DATA_DIR: join(dir, "data"), GPU_PILOT_STATE_DIR: join(dir, "state") });
+  const out: string[] = [];
+  const io = { out: (s: string) => void out.push(s), err: (s: string) => void out.push(s), stdin: async () => "" };
+  try {
+    assert.equal(await main(["kernel", "install", "--python", jupyterPython!, "--name", "One"], io), 0, out.join(""));
+    const file = join(dir, "state", "selection.json");
+    assert.deepEqual(readSelectionState(file)?.devices, []);
+    assert.match(out.join(""), /Installed kernel "one" \(Python 3\.\d+.* · GPU Pilot\)[^]*made now with no GPU selected/);
+    writeSelectionState(file, ["1"], "nvidia");
+    assert.equal(await main(["kernel", "install", "--python", jupyterPython!, "--name", "two"], io), 0);
+    assert.deepEqual(readSelectionState(file)?.devices, ["1"], "an existing selection is kept");
+    assert.deepEqual(listKernels(join(dir, "data")).map((k) => k.name), ["one", "two"]);
+    assert.equal(await main(["kernel", "install", "--python", jupyterPython!, "--gpus", "2", "--name", "two"], io), 0);
+    assert.equal(listKernels(join(dir, "data"))[1].gpuPilot?.selection.kind, "pinned");
+  } finally {
+    for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  }
+});

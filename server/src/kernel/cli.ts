@@ -15,7 +15,7 @@ import { detectVendor } from "../../../client/src/gpu/vendor";
 import { LaunchError, visibleDevicesValue } from "../../../client/src/run/launch";
 import { defaultKernelName, installKernel, KernelError, type KernelSelection, listKernels, removeKernel, validateKernelName } from "./kernelspec";
 import { kernelEnvironmentOf, resolveJupyterDataDir } from "./pythonProbe";
-import { selectionFileOf } from "./selectionFile";
+import { ensureSelectionFile, selectionFileOf } from "./selectionFile";
 
 /** Where the command writes. */
 export interface KernelIo {
@@ -56,6 +56,9 @@ function parseFlags(argv: readonly string[], known: readonly string[], bools: re
   return { flags, rest };
 }
 
+/** This machine's GPU vendor, as runs decide it (client/src/gpu/vendor.ts). */
+const machineVendor = () => detectVendor((n) => findProgram(n, { pathEnv: process.env.PATH })).vendor;
+
 /** The selection of an install: pinned `--gpus` (validated, vendor of this machine) or the selection file. */
 function selectionOf(gpus: string | undefined): KernelSelection {
   if (gpus === undefined) return { kind: "file", file: selectionFileOf() };
@@ -64,8 +67,7 @@ function selectionOf(gpus: string | undefined): KernelSelection {
     if (e instanceof LaunchError) throw new Usage(`--gpus: ${e.message}`);
     throw e;
   }
-  const vendor = detectVendor((n) => findProgram(n, { pathEnv: process.env.PATH })).vendor;
-  return { kind: "pinned", devices: value.split(","), vendor };
+  return { kind: "pinned", devices: value.split(","), vendor: machineVendor() };
 }
 
 async function install(argv: readonly string[], io: KernelIo): Promise<number> {
@@ -78,9 +80,12 @@ async function install(argv: readonly string[], io: KernelIo): Promise<number> {
   const kernelName = name ?? defaultKernelName(env, selection);
   const { dir, spec } = installKernel({ dataDir: data.dir, name: kernelName, env, selection });
   io.out(`Installed kernel "${kernelName}" (${String(spec.display_name)}) in ${dir}\n`);
-  io.out(selection.kind === "file"
-    ? `It follows the GPU selection in ${selection.file} each time it starts or restarts.\n`
-    : `It runs on GPU ${selection.devices.join(",")} (pinned).\n`);
+  if (selection.kind === "pinned") { io.out(`It runs on GPU ${selection.devices.join(",")} (pinned).\n`); return 0; }
+  let made: boolean;
+  try { made = ensureSelectionFile(selection.file, machineVendor()); } catch (e) {
+    throw new KernelError(`The kernel is installed, but the GPU selection file ${selection.file} cannot be made (${(e as Error).message}): until it can, the kernel keeps the environment's GPUs.`);
+  }
+  io.out(`It follows the GPU selection in ${selection.file} each time it starts or restarts${made ? " (made now with no GPU selected: the kernel keeps the environment's GPUs until GPU Pilot in VS Code writes a selection there)" : ""}.\n`);
   return 0;
 }
 

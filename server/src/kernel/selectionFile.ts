@@ -116,3 +116,16 @@ export function readSelectionState(file: string): SelectionState | undefined {
     return undefined;
   }
 }
+
+/**
+ * Makes the selection file with no GPU selected when nothing is at `file` yet (an existing file,
+ * valid or not, is left alone), so that the editor, which only updates a file that exists
+ * (client/src/gpu/kernelSelection.ts), keeps it in step from then on.
+ * @returns true when it was made.
+ * @throws Error as {@link writeFileSafely} does.
+ */
+export function ensureSelectionFile(file: string, vendor: KernelVendor): boolean {
+  try { lstatSync(file); return false; } catch (e) { if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e; }
+  writeFileSafely(file, selectionStateText([], vendor));
+  return true;
+}
