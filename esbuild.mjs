@@ -197,6 +197,20 @@ const mcpOutOfCli = {
       : { errors: [{ text: `${args.importer} imports ./mcp/server statically: the MCP server is dist/mcp.js, loaded by import() for \`gpu-pilot mcp\` only` }] });
   },
 };
+/**
+ * `gpu-pilot kernel` (server/src/kernel/cli.ts, issue 42) is its own small bundle, dist/kernel.js:
+ * server/src/cli.ts loads it with `import("./kernel/cli")` for that command only; it takes execa
+ * from dist/execa.js (execaOutOfEntry), which the .vsix and the npm package both carry.
+ * @type {esbuild.Plugin}
+ */
+const kernelOutOfCli = {
+  name: "kernel-out-of-cli",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/kernel\/cli$/ }, (args) => args.kind === "dynamic-import"
+      ? { path: "./kernel.js", external: true }
+      : { errors: [{ text: `${args.importer} imports ./kernel/cli statically: it is dist/kernel.js, loaded by import() for \`gpu-pilot kernel\` only` }] });
+  },
+};
 /** The server modules dist/mcp.js takes from dist/cli.js (its MCP_SHARED export) instead of bundling a second engine. */
 const MCP_SHARED = ["engine/lint", "engine/options", "engine/workspaceFile", "engine/text", "agentCheck", "nvidiaSmi/parse"];
 /** Server modules outside server/src/mcp that only dist/mcp.js uses (dist/cli.js has none of them): bundled into it. */
@@ -229,7 +243,8 @@ const entries = [
   { entryPoints: ["client/src/execa.ts"], outfile: `${outdir}/execa.js`, metafile: true },
   { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports], metafile: true },
   { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js` },
-  { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js`, plugins: [mcpOutOfCli] },
+  { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js`, plugins: [mcpOutOfCli, kernelOutOfCli] },
+  { entryPoints: ["server/src/kernel/cli.ts"], outfile: `${outdir}/kernel.js`, plugins: [execaOutOfEntry] },
   { entryPoints: ["server/src/mcp/server.ts"], outfile: `${outdir}/mcp.js`, plugins: [mcpSharesCli] },
   // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.
   { entryPoints: ["client/webview/history.ts"], outfile: `${outdir}/history.js`, platform: "browser", target: "es2022", format: "iife",

@@ -7,6 +7,7 @@ import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
 import type { CommandId } from "./shell";
 import { pickFreeGpusCommand, stopProcessCommand } from "./gpu/actions";
+import { installKernelCommand, removeKernelCommand } from "./gpu/kernels";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
 import { runActiveFile, runActiveFileWith } from "./run/runActiveFile";
@@ -51,6 +52,8 @@ export const commands: Record<CommandId, Factory> = {
     }
     await vscode.commands.executeCommand("editor.action.codeAction", { kind: "source.fixAll.gpuPilot", apply: "first" });
   },
+  "gpuPilot.installKernel": (ctx) => () => installKernelCommand(ctx.selection),
+  "gpuPilot.removeKernel": () => () => removeKernelCommand(),
   [SHOW_RULE_DOC_COMMAND]: (ctx) => async (code?: unknown) => {
     let rule = typeof code === "string" && /^GPU\d{3}$/.test(code) ? code : undefined;
     if (!rule) {

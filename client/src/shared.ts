@@ -11,13 +11,16 @@ import * as agentsToolNames from "./agents/toolNames";
 import * as config from "./config";
 import * as gpuEnvironment from "./gpu/environment";
 import * as gpuSelection from "../../common/src/gpu/selection";
+import * as gpuKernelSelection from "./gpu/kernelSelection";
 import * as gpuStatusBar from "./gpu/statusBar";
 import * as gpuUnits from "./gpu/units";
+import * as gpuVendor from "../../common/src/gpu/vendor";
 import * as log from "./log";
 import * as runWhich from "../../common/src/run/which";
 import * as shell from "./shell";
 import * as views from "./views";
 import * as commandIds from "../../server/src/commandIds";
+import * as kernelSelectionFile from "../../server/src/kernel/selectionFile";
 
 /** Module namespace by path (the key esbuild.mjs's virtual modules read). */
 export const shared: Readonly<Record<string, unknown>> = {
@@ -26,11 +29,14 @@ export const shared: Readonly<Record<string, unknown>> = {
   "client/src/config": config,
   "client/src/gpu/environment": gpuEnvironment,
   "common/src/gpu/selection": gpuSelection,
+  "client/src/gpu/kernelSelection": gpuKernelSelection,
   "client/src/gpu/statusBar": gpuStatusBar,
   "client/src/gpu/units": gpuUnits,
+  "common/src/gpu/vendor": gpuVendor,
   "client/src/log": log,
   "common/src/run/which": runWhich,
   "client/src/shell": shell,
   "client/src/views": views,
   "server/src/commandIds": commandIds,
+  "server/src/kernel/selectionFile": kernelSelectionFile,
 };

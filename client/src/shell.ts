@@ -21,6 +21,7 @@ import type { GpuPilotApi } from "./api";
 import { registerAgentTools } from "./agents/register";
 import type { Ctx } from "./ctx";
 import { registerSelectionEnvironment } from "./gpu/environment";
+import { registerSelectionFile } from "./gpu/kernelSelection";
 import type { GpuEarly } from "./gpu/features";
 import type { InventorySource } from "./gpu/monitor";
 import { SelectionStore } from "../../common/src/gpu/selection";
@@ -40,7 +41,7 @@ export const COMMAND_IDS = [
   "gpuPilot.refreshGpus", "gpuPilot.selectGpus", "gpuPilot.clearSelection", "gpuPilot.pickFreeGpus", "gpuPilot.showHistory",
   "gpuPilot.stopProcess", "gpuPilot.runActiveFile", "gpuPilot.runActiveFileWith", "gpuPilot.restartServer", "gpuPilot.showOutput",
   "gpuPilot.slurm.submit", "gpuPilot.slurm.refresh", "gpuPilot.slurm.cancel", "gpuPilot.slurm.openOutput", "gpuPilot.fixAll",
-  SHOW_RULE_DOC_COMMAND,
+  SHOW_RULE_DOC_COMMAND, "gpuPilot.installKernel", "gpuPilot.removeKernel",
 ] as const;
 /** A command id of {@link COMMAND_IDS}. */
 export type CommandId = (typeof COMMAND_IDS)[number];
@@ -127,6 +128,8 @@ export class Shell {
     const env = registerSelectionEnvironment(collection, this.selection, this.monitor);
     this.gpu = { view: gpuView, env };
     const statusBar = createSelectionStatusBar(this.selection, this.monitor);
+    // GPU Pilot kernels read the selection from a file at each start (issue 42): kept in step here.
+    const kernelFile = registerSelectionFile(this.selection, (listener) => vscode.window.onDidChangeWindowState((s) => { if (s.focused) listener(); }), (m) => log.warn(m));
     const available = probeSlurm();
     const slurmView = createLateTreeView<SlurmNode>(SLURM_VIEW_ID, SLURM_VIEW_OPTIONS, load);
     const submitLens = new LateCodeLensProvider(load, false);
@@ -139,6 +142,7 @@ export class Shell {
       dashboard,
       ...env.disposables,
       ...statusBar,
+      ...kernelFile,
       ...slurmView.disposables,
       submitLens,
       vscode.languages.registerCodeLensProvider(SUBMIT_CODELENS_SELECTOR, submitLens),

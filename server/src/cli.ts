@@ -52,6 +52,7 @@ export const MCP_SHARED = {
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
        gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]   (gpu-pilot mcp --help)
+       gpu-pilot kernel install|list|remove ...   Jupyter kernels on the selected GPUs (gpu-pilot kernel --help)
   PATH                    a .py or .ipynb file, a Dockerfile, compose file, Kubernetes YAML or Slurm
                           job script (.sbatch, .slurm, .sh with #SBATCH lines), or a folder
                           (searched recursively for all of these); - for stdin
@@ -682,6 +683,7 @@ function diffSummary(fixedCount: number, remaining: readonly JsonDiagnostic[], a
 /** Runs the CLI; returns the exit code. */
 export async function main(argv: string[], io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin }): Promise<number> {
   if (argv[0] === "mcp") return mcp(argv.slice(1), io);
+  if (argv[0] === "kernel") return kernel(argv.slice(1), io);
   try {
     const args = parseArgs(argv);
     const machine = machineOf(args);
@@ -769,6 +771,12 @@ async function mcp(argv: string[], io: Io): Promise<number> {
   }
   await startMcpServer(options, VERSION);
   return 0;
+}
+
+/** `gpu-pilot kernel ...` (kernel/cli.ts): loaded only for this command (dist/kernel.js). */
+async function kernel(argv: string[], io: Io): Promise<number> {
+  const { kernelMain } = await import("./kernel/cli");
+  return kernelMain(argv, io);
 }
 
 if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpuPilotCliWorker) {

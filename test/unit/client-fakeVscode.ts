@@ -397,8 +397,13 @@ function withProgress<R>(options: { title?: string }, task: (progress: { report(
   return done;
 }
 
+/** window.onDidChangeWindowState: fire `{ focused: true }` for "this window gained focus". */
+export const windowStateEmitter = new EventEmitter<{ focused: boolean }>();
+
 export const window = {
   withProgress,
+  onDidChangeWindowState: windowStateEmitter.event,
+  activeNotebookEditor: undefined as { notebook: { uri: Uri } } | undefined,
   /** WebviewViewProviders registered (registerWebviewViewProvider), by view id. */
   webviewViews: new Map<string, unknown>(),
   registerWebviewViewProvider(id: string, provider: unknown) {

@@ -28,7 +28,7 @@ test("an open module's unsaved edit reaches the importer's diagnostics, both way
   const mod = pathToFileURL(join(dir, "gpu_setup.py")).href;
   await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: main, languageId: "python", version: 1, text: MAIN } });
   const first = await lsp.diagnosticsFor(main, (d) => codes(d).includes("GPU001"));
-  assert.match(first.find((d) => d.code === "GPU001")!.message, /import gpu_setup \(line 2: it runs torch\.cuda\.init\(\) at gpu_setup\.py:3\)/);
+  assert.match(String(first.find((d) => d.code === "GPU001")!.message), /import gpu_setup \(line 2: it runs torch\.cuda\.init\(\) at gpu_setup\.py:3\)/);
   // The module is opened and its init removed, unsaved: the importer is linted again.
   await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: mod, languageId: "python", version: 1, text: INIT } });
   await conn.sendNotification(DidChangeTextDocumentNotification.type, { textDocument: { uri: mod, version: 2 }, contentChanges: [{ text: "import torch\n\nX = 1\n" }] });

@@ -17,7 +17,7 @@ import { ROOT } from "./helpers";
 /** The top-level entries of the repository that the copy leaves out (not needed to pack; large). */
 const LEFT_OUT = new Set(["node_modules", ".git", "dist", "test", "bench", "verify", "media", ".e2e-tools", ".e2e-run", "out", ".cache"]);
 /** Every file the package holds (npm adds package.json, README.md and LICENSE itself). */
-const PACKAGE_FILES = ["LICENSE", "README.md", "dist/cli.js", "dist/mcp.js", "dist/tree-sitter-python.wasm", "dist/tree-sitter.wasm", "package.json", "scripts/gpu-pilot.mjs"];
+const PACKAGE_FILES = ["LICENSE", "README.md", "dist/cli.js", "dist/execa.js", "dist/kernel.js", "dist/mcp.js", "dist/tree-sitter-python.wasm", "dist/tree-sitter.wasm", "package.json", "scripts/gpu-pilot.mjs"];
 const BAD = 'import os\nimport torch\nprint(torch.cuda.is_available())\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
 const CLEAN = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\nprint(torch.cuda.is_available())\n';
 
@@ -108,6 +108,10 @@ test("the package installed from the tarball into a fresh prefix under node_modu
     assert.equal(clean.status, 0, `${round} run: ${show(clean)}`);
     assert.equal(clean.stdout, "All checks passed!\n");
   }
+  // `gpu-pilot kernel` loads dist/kernel.js, which takes execa from dist/execa.js (to ask the interpreter).
+  const kernel = run(bin, ["kernel", "install", "--python", join(dir, "no-python")], work, 60_000);
+  assert.equal(kernel.status, 1, show(kernel));
+  assert.match(kernel.stderr, /^gpu-pilot kernel: Cannot start .*no-python/);
   // Nothing was built in the installed package (no dist/.build.lock, no new file).
   assert.deepEqual(filesBelow(installed), PACKAGE_FILES);
 });

@@ -1,0 +1,130 @@
+/**
+ * The launcher of a GPU Pilot kernel (issue 42 item 1): a small Python script written beside
+ * kernel.json ({@link LAUNCHER_FILE_NAME}) that the kernelspec's `argv` runs with the environment's
+ * own interpreter. Each time Jupyter starts or restarts the kernel it
+ * 1. reads the GPU selection: from the selection file (`--selection FILE`, selectionFile.ts) as the
+ *    editor last wrote it, or from the ids pinned at install time (`--gpus IDS --vendor VENDOR`);
+ * 2. applies it to its own environment as a run does (client/src/run/launch.ts): on NVIDIA
+ *    `CUDA_VISIBLE_DEVICES=<ids>` and `CUDA_DEVICE_ORDER=PCI_BUS_ID`; on AMD ROCm
+ *    `ROCR_VISIBLE_DEVICES=<ids>` alone, with an inherited HIP_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL,
+ *    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER removed (launch.ts AMD_SELECTION_VARS);
+ *    `GPU_PILOT_KERNEL_DEVICES` records what it applied (empty when it applied nothing);
+ * 3. becomes `python -m ipykernel_launcher -f {connection_file}` with `os.execve` (same process id,
+ *    so Jupyter's interrupt and kill signals reach the kernel). On Windows, where execve starts a
+ *    new process and ends this one, the kernel runs as a child and its exit code is passed on.
+ *
+ * Everything else in the environment is the one Jupyter gave the kernel (the user's variables, a
+ * `.env` the Jupyter extension applied, the kernelspec's `env`): only the selection's variables are
+ * decided by the launcher. No selection file, an unreadable or malformed one, an empty selection or
+ * entries that are not GPU ids: the environment is left as it is (a line on the kernel's stderr
+ * says why), as a terminal gets no variable for an empty selection (client/src/gpu/environment.ts).
+ * The kernel always starts: a launcher that refused would leave the user with a dead kernel and a
+ * message in a log they rarely see.
+ */
+
+/** The launcher's file name inside the kernelspec folder. */
+export const LAUNCHER_FILE_NAME = "gpu_pilot_launcher.py";
+
+/** The variable the launcher sets to the devices it applied (empty: none); item 2's probe reads it. */
+export const KERNEL_DEVICES_VAR = "GPU_PILOT_KERNEL_DEVICES";
+
+const HEX_UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
+/**
+ * A CUDA_VISIBLE_DEVICES entry, as a pattern Python's `re` and JavaScript read alike: the same as
+ * client/src/gpu/selection.ts DEVICE_ID (a test checks they agree).
+ */
+export const DEVICE_ID_PATTERN = `^(?:\\d{1,4}|GPU-${HEX_UUID}|MIG-(?:${HEX_UUID}|GPU-${HEX_UUID}/\\d+/\\d+))$`;
+
+/** The launcher's Python source (Python 3.6+, standard library only). */
+export const LAUNCHER_SOURCE = `"""GPU Pilot kernel launcher, written by GPU Pilot beside kernel.json: do not edit (reinstall instead).
+
+Each start or restart of the kernel applies the GPU selection, then runs the kernel in this process:
+  python ${LAUNCHER_FILE_NAME} (--selection FILE | --gpus IDS --vendor nvidia|amd) -- -m ipykernel_launcher -f CONNECTION_FILE
+"""
+import json
+import os
+import re
+import sys
+
+DEVICE_ID = re.compile(r"${DEVICE_ID_PATTERN}")
+AMD_VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
+MAX_BYTES = 65536
+
+
+def note(message):
+    sys.stderr.write("GPU Pilot: " + message + "\\n")
+    sys.stderr.flush()
+
+
+def read_selection(path):
+    """(devices, vendor) from the selection file, or (None, why)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        return None, "no selection file at %s (the editor writes it when GPUs are selected)" % path
+    except OSError as e:
+        return None, "cannot read %s (%s)" % (path, e)
+    if len(data) > MAX_BYTES:
+        return None, "%s is over %d bytes" % (path, MAX_BYTES)
+    try:
+        state = json.loads(data.decode("utf-8"))
+    except ValueError as e:
+        return None, "%s is not JSON (%s)" % (path, e)
+    if not isinstance(state, dict) or state.get("version") != 1 or not isinstance(state.get("devices"), list):
+        return None, "%s is not a GPU Pilot selection file (version 1)" % path
+    return (state["devices"], state.get("vendor", "nvidia")), None
+
+
+def apply(env, devices, vendor):
+    """Sets the selection's variables in env; returns what was done, in words."""
+    bad = [d for d in devices if not isinstance(d, str) or not DEVICE_ID.match(d)]
+    if bad:
+        return "not GPU ids: %s; the environment is left as it is" % ", ".join(repr(d) for d in bad)
+    if vendor not in ("nvidia", "amd"):
+        return "unknown vendor %r; the environment is left as it is" % (vendor,)
+    numeric = [d for d in devices if d.isdigit()]
+    if numeric and len(numeric) != len(devices):
+        return "the selection mixes GPU indices and UUIDs (%s); the environment is left as it is" % ",".join(devices)
+    if not devices:
+        return "no GPU selected: the kernel keeps the environment's CUDA_VISIBLE_DEVICES (%s)" % env.get("CUDA_VISIBLE_DEVICES", "unset")
+    value = ",".join(devices)
+    if vendor == "amd":
+        for name in AMD_VARS:
+            env.pop(name, None)
+        env["ROCR_VISIBLE_DEVICES"] = value
+    else:
+        env["CUDA_VISIBLE_DEVICES"] = value
+        env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+    env["${KERNEL_DEVICES_VAR}"] = value
+    return "kernel on GPU %s (%s)" % (value, "ROCR_VISIBLE_DEVICES" if vendor == "amd" else "CUDA_VISIBLE_DEVICES")
+
+
+def selection_of(opts):
+    """(devices, vendor) from the options before --, or (None, why)."""
+    if len(opts) == 2 and opts[0] == "--selection":
+        return read_selection(opts[1])
+    if len(opts) == 4 and opts[0] == "--gpus" and opts[2] == "--vendor":
+        return ([d for d in opts[1].split(",") if d], opts[3]), None
+    return None, "unexpected launcher options %r" % (opts,)
+
+
+def main(argv):
+    if "--" not in argv:
+        note("usage: %s (--selection FILE | --gpus IDS --vendor VENDOR) -- ARGS..." % os.path.basename(__file__))
+        return 2
+    sep = argv.index("--")
+    env = dict(os.environ)
+    env["${KERNEL_DEVICES_VAR}"] = ""
+    selection, why = selection_of(argv[:sep])
+    note(why if selection is None else apply(env, selection[0], selection[1]))
+    cmd = [sys.executable] + argv[sep + 1:]
+    if os.name == "nt":
+        import subprocess
+        return subprocess.call(cmd, env=env)
+    os.execve(sys.executable, cmd, env)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+`;
