@@ -150,7 +150,7 @@ const isText = (x: unknown, max: number, lines = true) => typeof x === "string" 
 /**
  * Whether `d` has the shape of a diagnostic the CLI writes (cli.ts `JsonDiagnostic`): a known rule
  * code, a known severity, 1-based positions, bounded strings without control characters, the
- * documentation URL of its code's shape, and a fix that is null or well-formed. Anything else in a
+ * documentation URL of its code's shape (or null: package.json names no repository or homepage), and a fix that is null or well-formed. Anything else in a
  * cache entry is a poisoned entry.
  */
 export function isCachedDiagnostic(d: unknown): boolean {
@@ -158,7 +158,7 @@ export function isCachedDiagnostic(d: unknown): boolean {
   if (typeof d.code !== "string" || !KNOWN_CODES.has(d.code) || typeof d.severity !== "string" || !SEVERITIES.has(d.severity)) return false;
   if (!(d.cell === null || (Number.isSafeInteger(d.cell) && (d.cell as number) >= 1))) return false;
   if (!isRowCol(d.location) || !isRowCol(d.end_location) || !Number.isSafeInteger(d.noqa_row)) return false;
-  if (!isText(d.filename, 4096, false) || !isText(d.message, 16_384) || !isText(d.url, 2048, false)) return false;
+  if (!isText(d.filename, 4096, false) || !isText(d.message, 16_384) || !(d.url === null || isText(d.url, 2048, false))) return false;
   if (d.fix === null) return true;
   const f = d.fix;
   return isObject(f) && (f.applicability === "safe" || f.applicability === "unsafe") && isText(f.message, 4096, false) && Array.isArray(f.edits)
