@@ -36,6 +36,7 @@ import { pathToFileURL } from "node:url";
 import { ChangeBacklog } from "./scheduling";
 import { IdleHeapTrim, type GcFunction } from "./heapTrim";
 import { IPCMessageReader, StreamMessageReader, type MessageReader } from "vscode-languageserver/node";
+import { asBaselined, baselinedIn, BaselineFiles, type EditorFinding } from "./editorBaseline";
 
 /** Changes read from the transport but not yet dispatched, per document (see scheduling.ts). */
 const backlog = new ChangeBacklog();
@@ -152,6 +153,20 @@ function showConfigProblems(problems: readonly ConfigProblem[]): void {
 
 const keyOf = (code: string, line: number, character: number) => `${code}@${line}:${character}`;
 
+/** Baseline files named by open documents' pyproject.toml (editorBaseline.ts); problems logged once. */
+const baselineFiles = new BaselineFiles((m) => connection.console.warn(escapeControls(m)));
+
+/**
+ * Which of a document's findings its pyproject's baseline holds (all false without one).
+ * @param texts the document's text, or each notebook cell's.
+ */
+function baselinedOf(uri: string, findings: readonly EditorFinding[], texts: readonly string[]): boolean[] {
+  const path = findings.length ? pathOf(uri) : null;
+  const named = path ? (resolvedOptions.get(uri) ?? resolveOptionsOf(uri)).baseline : null;
+  const baseline = named ? baselineFiles.get(named) : null;
+  return baseline ? baselinedIn(baseline, path!, findings, texts) : findings.map(() => false);
+}
+
 /** The LSP diagnostic; messages are escaped by the engine already, escaped again here as a last guard (idempotent). */
 function toLsp(d: Omit<LintDiagnostic, "related">, related: Diagnostic["relatedInformation"]): Diagnostic {
   return {
@@ -201,9 +216,11 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const result = python ?? manifest!;
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
   const byKey = new Map<string, Fix>();
-  const diagnostics = result.diagnostics.map((d) => {
+  const baselined = baselinedOf(doc.uri, result.diagnostics, [text]);
+  const diagnostics = result.diagnostics.map((d, i) => {
     if (d.fix) byKey.set(keyOf(d.code, d.range.start.line, d.range.start.character), d.fix);
-    return toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
+    const lsp = toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
+    return baselined[i] ? asBaselined(lsp) : lsp;
   });
   const lines = new Set(result.diagnostics.filter((d) => d.code === "GPU001").map((d) => d.range.start.line));
   const { uri, version } = doc;
@@ -251,9 +268,11 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
   for (const f of ruleFailures) connection.console.error(`rule ${f.code} failed on ${nb.uri}: ${f.error}`);
   const perCell = new Map<string, Diagnostic[]>(uris.map((u) => [u, []]));
   const cellFixes = new Map<string, Map<string, CellFix>>(uris.map((u) => [u, new Map()]));
-  for (const d of diagnostics) {
+  const baselined = baselinedOf(nb.uri, diagnostics, cells.map((c) => c.text));
+  for (const [i, d] of diagnostics.entries()) {
     const uri = uris[d.cell];
-    perCell.get(uri)!.push(toLsp(d, d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message }))));
+    const lsp = toLsp(d, d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message })));
+    perCell.get(uri)!.push(baselined[i] ? asBaselined(lsp) : lsp);
     if (d.fix) {
       const cellFix: CellFix = { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ uri: uris[e.cell], edit: { range: e.range, newText: e.newText } })) };
       cellFixes.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), cellFix);
@@ -464,7 +483,7 @@ connection.onNotification(SettingsNotification.type, (raw: unknown) => {
   relintAll();
   if (hintsChanged) settle(connection.languages.inlayHint.refresh(), "workspace/inlayHint/refresh");
 });
-connection.onDidChangeWatchedFiles(() => { configProblemsShown.clear(); resolvedOptions.clear(); relintAll(); });
+connection.onDidChangeWatchedFiles(() => { configProblemsShown.clear(); resolvedOptions.clear(); baselineFiles.clear(); relintAll(); });
 
 function editOf(uri: string, fix: Fix | CellFix): WorkspaceEdit {
   const changes: Record<string, LspTextEdit[]> = {};
