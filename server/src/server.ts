@@ -36,6 +36,7 @@ import { pathToFileURL } from "node:url";
 import { ChangeBacklog } from "./scheduling";
 import { IdleHeapTrim, type GcFunction } from "./heapTrim";
 import { IPCMessageReader, StreamMessageReader, type MessageReader } from "vscode-languageserver/node";
+import { UNSAFE_FIXES_KIND } from "./commandIds";
 import { asBaselined, baselinedIn, BaselineFiles, type EditorFinding } from "./editorBaseline";
 
 /** Changes read from the transport but not yet dispatched, per document (see scheduling.ts). */
@@ -381,7 +382,7 @@ connection.onInitialize((params): InitializeResult => {
       // (the position among all cells, as the CLI counts them in the .ipynb). Non-Python cells are
       // markup to the engine (cellsOf).
       notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" } }] },
-      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`], resolveProvider: true },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`, UNSAFE_FIXES_KIND], resolveProvider: true },
       hoverProvider: true,
       inlayHintProvider: true,
     },
@@ -496,24 +497,37 @@ function editOf(uri: string, fix: Fix | CellFix): WorkspaceEdit {
 
 const wants = (only: string[] | undefined, kind: string) => !only || only.some((k) => kind === k || kind.startsWith(`${k}.`));
 
-/** `source.fixAll.gpuPilot`: every safe fix, as whole-document (or whole-cell) replacements. */
-function fixAllAction(uri: string): CodeAction | null {
+/**
+ * `source.fixAll.gpuPilot`: every safe fix, as whole-document (or whole-cell) replacements; with
+ * `unsafe`, {@link UNSAFE_FIXES_KIND}: every fix, the unsafe ones (which may change what the code
+ * does) too. Null when there is nothing to apply.
+ */
+function fixAllAction(uri: string, unsafe = false): CodeAction | null {
+  const a = fixAllEdit(uri, unsafe);
+  if (!a) return null;
+  return unsafe
+    ? { title: "GPU Pilot: Apply all fixes, unsafe ones included", kind: UNSAFE_FIXES_KIND, edit: a }
+    : { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: a };
+}
+
+/** The edit of {@link fixAllAction}, or null when no fix applies. */
+function fixAllEdit(uri: string, unsafe: boolean): WorkspaceEdit | null {
   const nb = notebooks.findNotebookDocumentForCell(uri);
   const full = (doc: TextDocument, text: string): LspTextEdit => ({ range: { start: { line: 0, character: 0 }, end: doc.positionAt(doc.getText().length) }, newText: text });
   if (nb) {
     const { cells, uris } = cellsOf(nb);
-    const r = fixAllNotebook(cells, lintOptions(nb.uri));
+    const r = fixAllNotebook(cells, lintOptions(nb.uri), unsafe);
     if (!r.applied) return null;
     const changes: Record<string, LspTextEdit[]> = {};
     r.cells.forEach((c, i) => { const doc = documents.get(uris[i]); if (doc && c.text !== cells[i].text) changes[uris[i]] = [full(doc, c.text)]; });
-    return { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: { changes } };
+    return { changes };
   }
   const doc = documents.get(uri);
   if (!doc) return null;
   const kind = manifestKindOfDoc(doc);
-  const r = kind ? fixAllManifest(doc.getText(), kind, lintOptions(uri)) : fixAllPython(doc.getText(), lintOptions(uri));
+  const r = kind ? fixAllManifest(doc.getText(), kind, lintOptions(uri), unsafe) : fixAllPython(doc.getText(), lintOptions(uri), unsafe);
   if (!r.applied) return null;
-  return { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: { changes: { [uri]: [full(doc, r.text)] } } };
+  return { changes: { [uri]: [full(doc, r.text)] } };
 }
 
 /**
@@ -533,6 +547,11 @@ connection.onCodeAction(async (params) => {
   const uri = params.textDocument.uri;
   const only = params.context.only;
   const actions: CodeAction[] = [];
+  // Unsafe fixes only when asked for by name (gpuPilot.applyUnsafeFixes), never for a broader kind.
+  if (only?.includes(UNSAFE_FIXES_KIND)) {
+    const a = fixAllAction(uri, true);
+    return a ? [a] : [];
+  }
   if (only && wants(only, `${CodeActionKind.SourceFixAll}.gpuPilot`)) {
     const a = fixAllAction(uri);
     return a ? [a] : [];
