@@ -11,7 +11,7 @@ import { installKernelCommand, removeKernelCommand } from "./gpu/kernels";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
 import { runActiveFile, runActiveFileWith } from "./run/runActiveFile";
-import { SHOW_RULE_DOC_COMMAND } from "../../server/src/commandIds";
+import { SHOW_RULE_DOC_COMMAND, UNSAFE_FIXES_KIND } from "../../server/src/commandIds";
 
 type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
 
@@ -21,6 +21,20 @@ type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
  * Kubernetes YAML).
  */
 export const FIX_ALL_LANGUAGES: ReadonlySet<string> = new Set(["python", "dockerfile", "dockercompose", "yaml", "shellscript"]);
+
+/**
+ * Asks the server for the code action `kind` on the active editor and applies it (the safe Fix All,
+ * or every fix with the unsafe ones: commandIds.ts UNSAFE_FIXES_KIND); in another language, or
+ * with no editor, says what to open instead.
+ */
+async function applyFixes(kind: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor;
+  if (!editor || !FIX_ALL_LANGUAGES.has(editor.document.languageId)) {
+    void vscode.window.showInformationMessage("GPU Pilot: open a Python file or notebook cell, a Dockerfile, a compose file or Kubernetes YAML to fix.");
+    return;
+  }
+  await vscode.commands.executeCommand("editor.action.codeAction", { kind, apply: "first" });
+}
 
 /** Command id → handler factory. */
 export const commands: Record<CommandId, Factory> = {
@@ -44,14 +58,8 @@ export const commands: Record<CommandId, Factory> = {
   "gpuPilot.slurm.refresh": (ctx) => () => ctx.slurm.refresh(),
   "gpuPilot.slurm.cancel": (ctx) => (node?: unknown) => ctx.slurm.cancel(node),
   "gpuPilot.slurm.openOutput": (ctx) => (node?: unknown) => ctx.slurm.openOutput(node),
-  "gpuPilot.fixAll": () => async () => {
-    const editor = vscode.window.activeTextEditor;
-    if (!editor || !FIX_ALL_LANGUAGES.has(editor.document.languageId)) {
-      void vscode.window.showInformationMessage("GPU Pilot: open a Python file or notebook cell, a Dockerfile, a compose file or Kubernetes YAML to fix.");
-      return;
-    }
-    await vscode.commands.executeCommand("editor.action.codeAction", { kind: "source.fixAll.gpuPilot", apply: "first" });
-  },
+  "gpuPilot.fixAll": () => () => applyFixes("source.fixAll.gpuPilot"),
+  "gpuPilot.applyUnsafeFixes": () => () => applyFixes(UNSAFE_FIXES_KIND),
   "gpuPilot.installKernel": (ctx) => () => installKernelCommand(ctx.selection),
   "gpuPilot.removeKernel": () => () => removeKernelCommand(),
   [SHOW_RULE_DOC_COMMAND]: (ctx) => async (code?: unknown) => {

@@ -30,6 +30,8 @@ import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./en
 import { decodeSource } from "./engine/sourceEncoding";
 import { escapeControls as plain } from "./engine/text";
 import { createTwoFilesPatch } from "diff";
+import { applyBaselines, baselineSummary, textOnDisk, type BaselineOutcome } from "./cliBaseline";
+import { BaselineError } from "./engine/baseline";
 import { ResultCache, buildIdOf, cacheDirOf, optionsKey, sha1, stampOf, type CachedResult, type FileStamp } from "./cliCache";
 
 import * as lintModule from "./engine/lint";
@@ -79,6 +81,11 @@ options:
   --cache-dir DIR         keep the result cache in DIR (default: $GPU_PILOT_CACHE_DIR, else
                           $XDG_CACHE_HOME/gpu-pilot or ~/.cache/gpu-pilot)
   --stdin-filename FILE   read the source from stdin; FILE names it (config lookup, messages)
+  --baseline FILE         leave out the findings FILE holds (written by --write-baseline; default: the
+                          nearest pyproject's [tool.gpu-pilot] baseline); reports how many were left
+                          out and the entries that no longer match
+  --write-baseline FILE   write this run's findings to FILE (JSON, paths relative to its folder) and
+                          report none; entries of files the run did not check are kept
   --gpus N                the machine has N GPUs (enables GPU017)
   --inventory FILE        nvidia-smi --query-gpu=index,uuid,... CSV of the machine (enables GPU017)
   --max-file-size-kb N    report a file whose code is over N KB as not linted (GPU000) instead of linting it (default 2048; 0: no limit)
@@ -128,6 +135,10 @@ interface CliArgs {
   noCache: boolean;
   /** `--cache-dir`: the result cache's folder; null: cliCache.ts `cacheDirOf`. */
   cacheDir: string | null;
+  /** `--baseline`: the baseline file for every file checked; null: each file's pyproject's. */
+  baseline: string | null;
+  /** `--write-baseline`: write the findings to this file. */
+  writeBaseline: string | null;
 }
 
 const codeList = (v: string, flag: string): string[] => {
@@ -147,7 +158,7 @@ function parseArgs(argv: string[]): CliArgs {
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"`, true);
-  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, unsafeFixes: false, diff: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false, noCache: false, cacheDir: null };
+  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, unsafeFixes: false, diff: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false, noCache: false, cacheDir: null, baseline: null, writeBaseline: null };
   const given = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -196,6 +207,8 @@ function parseArgs(argv: string[]): CliArgs {
       case "--no-prefilter": a.noPrefilter = true; break;
       case "--no-cache": a.noCache = true; break;
       case "--cache-dir": a.cacheDir = value(); break;
+      case "--baseline": a.baseline = value(); break;
+      case "--write-baseline": a.writeBaseline = value(); break;
       case "--stdin-filename": a.stdinFilename = value(); break;
       case "--gpus": {
         const v = value();
@@ -220,6 +233,8 @@ function parseArgs(argv: string[]): CliArgs {
     }
   }
   if (a.paths.length === 0 && a.stdinFilename === null) throw new UsageError("no PATH given", true);
+  if (a.writeBaseline !== null && (a.fix || a.diff)) throw new UsageError("--write-baseline cannot be combined with --fix or --diff (fix first, then write the baseline)");
+  if (a.writeBaseline !== null && a.baseline !== null && resolve(a.writeBaseline) !== resolve(a.baseline)) throw new UsageError("--baseline and --write-baseline name different files");
   return a;
 }
 
@@ -687,7 +702,8 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
   try {
     const args = parseArgs(argv);
     const machine = machineOf(args);
-    const all: JsonDiagnostic[] = [];
+    let all: JsonDiagnostic[] = [];
+    let baseline: BaselineOutcome | null = null;
     const problemsShown = new Set<string>();
     let fixedCount = 0;
     const diffs: string[] = [];
@@ -718,7 +734,15 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
         io.err(diffSummary(fixedCount, all, args));
         return fixedCount > 0 ? 1 : 0;
       }
-      if (args.fix) { io.out(r.fixed ?? text); if (all.length) io.err(formatText(all, fixedCount, textMode)); return exitCodeOf(all, args); }
+      const checked = r.fixed ?? text;
+      baseline = baselineStep(all, [name], args, resolveOptions, (f) => (f === name ? checked : null));
+      if (baseline) all = baseline.shown;
+      if (args.fix) {
+        io.out(checked);
+        if (all.length) io.err(formatText(all, fixedCount, textMode));
+        if (baseline) io.err(baselineSummary(baseline, (p) => plain(displayName(p))));
+        return exitCodeOf(all, args);
+      }
     } else {
       // A pyproject.toml named on the command line (pre-commit passes it when it is staged) is
       // configuration, not Python: its [tool.gpu-pilot] table is read (problems on stderr), not linted.
@@ -736,6 +760,10 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
           if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
         }
       }
+      if (!args.diff) {
+        baseline = baselineStep(all, files.map((f) => f.path), args, resolveOptions, textOnDisk);
+        if (baseline) all = baseline.shown;
+      }
       if (args.statistics) io.err(statistics(all, files.length, run.parsed, run.fromCache, run.workers));
     }
     if (args.diff) {
@@ -744,8 +772,11 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       io.err(diffSummary(fixedCount, all, args));
       return fixedCount > 0 ? 1 : 0;
     }
-    const render = { text: () => formatText(all, fixedCount, textMode), json: () => jsonSafe(JSON.stringify(all, null, 2)) + "\n", sarif: () => formatSarif(all), github: () => formatGithub(all) }[args.format];
+    const shown = all;
+    const render = { text: () => formatText(shown, fixedCount, textMode), json: () => jsonSafe(JSON.stringify(shown, null, 2)) + "\n", sarif: () => formatSarif(shown), github: () => formatGithub(shown) }[args.format];
     io.out(render());
+    // The baseline's line: after the text report's summary, on stderr for the machine-read formats.
+    if (baseline) (args.format === "text" ? io.out : io.err)(baselineSummary(baseline, (p) => plain(displayName(p))));
     return exitCodeOf(all, args);
   } catch (e) {
     if (e instanceof UsageError) {
@@ -755,6 +786,31 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     }
     io.err(`gpu-pilot: internal error: ${e instanceof Error ? e.stack : String(e)}\n`);
     return 2;
+  }
+}
+
+/**
+ * The run's baseline step (cliBaseline.ts), or null when no baseline applies: `--write-baseline`,
+ * `--baseline`, or a checked file's pyproject naming one (`[tool.gpu-pilot] baseline`).
+ * @param textOf the text checked for a file (for the findings' fingerprints).
+ * @throws UsageError when a baseline cannot be read, is not valid, or cannot be written.
+ */
+function baselineStep(all: readonly JsonDiagnostic[], checked: readonly string[], args: CliArgs, resolveOptions: (file: string | null) => { baseline: string | null }, textOf: (file: string) => string | null): BaselineOutcome | null {
+  const flag = args.baseline !== null ? resolve(args.baseline) : null;
+  const write = args.writeBaseline !== null ? resolve(args.writeBaseline) : null;
+  const perFolder = new Map<string, string | null>();
+  const fromPyproject = (file: string): string | null => {
+    const dir = dirname(file);
+    if (!perFolder.has(dir)) perFolder.set(dir, resolveOptions(file).baseline);
+    return perFolder.get(dir)!;
+  };
+  const baselineOf = (file: string): string | null => flag ?? fromPyproject(file);
+  if (!write && !flag && !checked.some((f) => fromPyproject(f) !== null)) return null;
+  try {
+    return applyBaselines(all, checked, { baselineOf, write, textOf });
+  } catch (e) {
+    if (e instanceof BaselineError) throw new UsageError(e.message);
+    throw e;
   }
 }
 

@@ -155,7 +155,7 @@ const isText = (x: unknown, max: number, lines = true) => typeof x === "string" 
 /**
  * Whether `d` has the shape of a diagnostic the CLI writes (cli.ts `JsonDiagnostic`): a known rule
  * code, a known severity, 1-based positions, bounded strings without control characters, the
- * documentation URL of its code's shape, and a fix that is null or well-formed. Anything else in a
+ * documentation URL of its code's shape (or null: package.json names no repository or homepage), and a fix that is null or well-formed. Anything else in a
  * cache entry is a poisoned entry.
  */
 export function isCachedDiagnostic(d: unknown): boolean {

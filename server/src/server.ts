@@ -38,6 +38,8 @@ import { pathToFileURL } from "node:url";
 import { ChangeBacklog } from "./scheduling";
 import { IdleHeapTrim, type GcFunction } from "./heapTrim";
 import { IPCMessageReader, StreamMessageReader, type MessageReader } from "vscode-languageserver/node";
+import { UNSAFE_FIXES_KIND } from "./commandIds";
+import { asBaselined, baselinedIn, BaselineFiles, type EditorFinding } from "./editorBaseline";
 
 /** Changes read from the transport but not yet dispatched, per document (see scheduling.ts). */
 const backlog = new ChangeBacklog();
@@ -181,6 +183,20 @@ function showConfigProblems(problems: readonly ConfigProblem[]): void {
 
 const keyOf = (code: string, line: number, character: number) => `${code}@${line}:${character}`;
 
+/** Baseline files named by open documents' pyproject.toml (editorBaseline.ts); problems logged once. */
+const baselineFiles = new BaselineFiles((m) => connection.console.warn(escapeControls(m)));
+
+/**
+ * Which of a document's findings its pyproject's baseline holds (all false without one).
+ * @param texts the document's text, or each notebook cell's.
+ */
+function baselinedOf(uri: string, findings: readonly EditorFinding[], texts: readonly string[]): boolean[] {
+  const path = findings.length ? pathOf(uri) : null;
+  const named = path ? (resolvedOptions.get(uri) ?? resolveOptionsOf(uri)).baseline : null;
+  const baseline = named ? baselineFiles.get(named) : null;
+  return baseline ? baselinedIn(baseline, path!, findings, texts) : findings.map(() => false);
+}
+
 /** The LSP diagnostic; messages are escaped by the engine already, escaped again here as a last guard (idempotent). */
 function toLsp(d: Omit<LintDiagnostic, "related">, related: Diagnostic["relatedInformation"]): Diagnostic {
   return {
@@ -233,9 +249,11 @@ function lintTextDocument(doc: TextDocument): LintOutcome {
   const result = python ?? manifest!;
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
   const byKey = new Map<string, Fix>();
-  const diagnostics = result.diagnostics.map((d) => {
+  const baselined = baselinedOf(doc.uri, result.diagnostics, [text]);
+  const diagnostics = result.diagnostics.map((d, i) => {
     if (d.fix) byKey.set(keyOf(d.code, d.range.start.line, d.range.start.character), d.fix);
-    return toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
+    const lsp = toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
+    return baselined[i] ? asBaselined(lsp) : lsp;
   });
   const lines = new Set(result.diagnostics.filter((d) => d.code === "GPU001").map((d) => d.range.start.line));
   const { uri, version } = doc;
@@ -286,9 +304,11 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
   for (const f of ruleFailures) connection.console.error(`rule ${f.code} failed on ${nb.uri}: ${f.error}`);
   const perCell = new Map<string, Diagnostic[]>(uris.map((u) => [u, []]));
   const cellFixes = new Map<string, Map<string, CellFix>>(uris.map((u) => [u, new Map()]));
-  for (const d of diagnostics) {
+  const baselined = baselinedOf(nb.uri, diagnostics, cells.map((c) => c.text));
+  for (const [i, d] of diagnostics.entries()) {
     const uri = uris[d.cell];
-    perCell.get(uri)!.push(toLsp(d, d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message }))));
+    const lsp = toLsp(d, d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message })));
+    perCell.get(uri)!.push(baselined[i] ? asBaselined(lsp) : lsp);
     if (d.fix) {
       const cellFix: CellFix = { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ uri: uris[e.cell], edit: { range: e.range, newText: e.newText } })) };
       cellFixes.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), cellFix);
@@ -397,7 +417,7 @@ connection.onInitialize((params): InitializeResult => {
       // (the position among all cells, as the CLI counts them in the .ipynb). Non-Python cells are
       // markup to the engine (cellsOf).
       notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" } }] },
-      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`], resolveProvider: true },
+      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`, UNSAFE_FIXES_KIND], resolveProvider: true },
       hoverProvider: true,
       inlayHintProvider: true,
     },
@@ -515,6 +535,7 @@ connection.onDidChangeWatchedFiles((params) => {
   if (python.length === params.changes.length) return;
   configProblemsShown.clear();
   resolvedOptions.clear();
+  baselineFiles.clear();
   relintAll();
 });
 
@@ -529,24 +550,37 @@ function editOf(uri: string, fix: Fix | CellFix): WorkspaceEdit {
 
 const wants = (only: string[] | undefined, kind: string) => !only || only.some((k) => kind === k || kind.startsWith(`${k}.`));
 
-/** `source.fixAll.gpuPilot`: every safe fix, as whole-document (or whole-cell) replacements. */
-function fixAllAction(uri: string): CodeAction | null {
+/**
+ * `source.fixAll.gpuPilot`: every safe fix, as whole-document (or whole-cell) replacements; with
+ * `unsafe`, {@link UNSAFE_FIXES_KIND}: every fix, the unsafe ones (which may change what the code
+ * does) too. Null when there is nothing to apply.
+ */
+function fixAllAction(uri: string, unsafe = false): CodeAction | null {
+  const a = fixAllEdit(uri, unsafe);
+  if (!a) return null;
+  return unsafe
+    ? { title: "GPU Pilot: Apply all fixes, unsafe ones included", kind: UNSAFE_FIXES_KIND, edit: a }
+    : { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: a };
+}
+
+/** The edit of {@link fixAllAction}, or null when no fix applies. */
+function fixAllEdit(uri: string, unsafe: boolean): WorkspaceEdit | null {
   const nb = notebooks.findNotebookDocumentForCell(uri);
   const full = (doc: TextDocument, text: string): LspTextEdit => ({ range: { start: { line: 0, character: 0 }, end: doc.positionAt(doc.getText().length) }, newText: text });
   if (nb) {
     const { cells, uris } = cellsOf(nb);
-    const r = fixAllNotebook(cells, lintOptions(nb.uri));
+    const r = fixAllNotebook(cells, lintOptions(nb.uri), unsafe);
     if (!r.applied) return null;
     const changes: Record<string, LspTextEdit[]> = {};
     r.cells.forEach((c, i) => { const doc = documents.get(uris[i]); if (doc && c.text !== cells[i].text) changes[uris[i]] = [full(doc, c.text)]; });
-    return { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: { changes } };
+    return { changes };
   }
   const doc = documents.get(uri);
   if (!doc) return null;
   const kind = manifestKindOfDoc(doc);
-  const r = kind ? fixAllManifest(doc.getText(), kind, lintOptions(uri)) : fixAllPython(doc.getText(), lintOptions(uri));
+  const r = kind ? fixAllManifest(doc.getText(), kind, lintOptions(uri), unsafe) : fixAllPython(doc.getText(), lintOptions(uri), unsafe);
   if (!r.applied) return null;
-  return { title: "GPU Pilot: Fix all auto-fixable problems", kind: `${CodeActionKind.SourceFixAll}.gpuPilot`, edit: { changes: { [uri]: [full(doc, r.text)] } } };
+  return { changes: { [uri]: [full(doc, r.text)] } };
 }
 
 /**
@@ -566,6 +600,11 @@ connection.onCodeAction(async (params) => {
   const uri = params.textDocument.uri;
   const only = params.context.only;
   const actions: CodeAction[] = [];
+  // Unsafe fixes only when asked for by name (gpuPilot.applyUnsafeFixes), never for a broader kind.
+  if (only?.includes(UNSAFE_FIXES_KIND)) {
+    const a = fixAllAction(uri, true);
+    return a ? [a] : [];
+  }
   if (only && wants(only, `${CodeActionKind.SourceFixAll}.gpuPilot`)) {
     const a = fixAllAction(uri);
     return a ? [a] : [];

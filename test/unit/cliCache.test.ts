@@ -253,6 +253,13 @@ test("the cache folder: GPU_PILOT_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache 
 // Issue 46 item 5: the cache is input. Each poison below made a run trust it (a CI gate passing on
 // a forged "no diagnostics" entry), crash with a stack trace, print a raw workflow command, take
 // gigabytes or block; each is now a miss or no cache, with the output of a --no-cache run.
+test("a diagnostic without a documentation URL (package.json names no repository: url null) is cached; a URL that is not text is not", () => {
+  assert.equal(isCachedDiagnostic({ ...DIAGNOSTIC, url: null }), true);
+  assert.equal(isCachedDiagnostic(DIAGNOSTIC), true);
+  assert.equal(isCachedDiagnostic({ ...DIAGNOSTIC, url: 3 }), false);
+  assert.equal(isCachedDiagnostic({ ...DIAGNOSTIC, url: "https://x/\u001b[31m" }), false);
+});
+
 test("poisoned cache entries are misses: forged, unsigned, [null], [{}], an unknown code or a workflow command in the code", () => {
   const p = project({ "a.py": BAD });
   const truth = p.run(["--no-cache", "--format", "github", "src"]);

@@ -7,14 +7,14 @@ import assert from "node:assert/strict";
 import { commands, FIX_ALL_LANGUAGES } from "../../client/src/commands";
 import type { Ctx } from "../../client/src/ctx";
 
-/** Runs gpuPilot.fixAll with an editor of `languageId` (undefined: no editor); returns the codeAction calls and the messages. */
-async function fixAll(languageId: string | undefined): Promise<{ actions: unknown[][]; messages: string[] }> {
+/** Runs `command` (gpuPilot.fixAll by default) with an editor of `languageId` (undefined: no editor); returns the codeAction calls and the messages. */
+async function fixAll(languageId: string | undefined, command: "gpuPilot.fixAll" | "gpuPilot.applyUnsafeFixes" = "gpuPilot.fixAll"): Promise<{ actions: unknown[][]; messages: string[] }> {
   recorded.messages.length = 0;
   window.activeTextEditor = languageId === undefined ? undefined : { document: new FakeDocument(Uri.file("/work/proj/f"), languageId) };
   const actions: unknown[][] = [];
   vscodeCommands.registered.set("editor.action.codeAction", (...args: unknown[]) => actions.push(args));
   try {
-    await commands["gpuPilot.fixAll"]({} as Ctx)();
+    await commands[command]({} as Ctx)();
   } finally {
     vscodeCommands.registered.delete("editor.action.codeAction");
     window.activeTextEditor = undefined;
@@ -37,4 +37,13 @@ test("gpuPilot.fixAll: another language or no editor: a friendly message, nothin
     assert.deepEqual(actions, [], String(languageId));
     assert.deepEqual(messages, ["GPU Pilot: open a Python file or notebook cell, a Dockerfile, a compose file or Kubernetes YAML to fix."], String(languageId));
   }
+});
+
+test("gpuPilot.applyUnsafeFixes asks for the unsafe kind (not under source.fixAll), in the same editors", async () => {
+  const { actions, messages } = await fixAll("python", "gpuPilot.applyUnsafeFixes");
+  assert.deepEqual(actions, [[{ kind: "source.gpuPilot.applyUnsafeFixes", apply: "first" }]]);
+  assert.deepEqual(messages, []);
+  const other = await fixAll("markdown", "gpuPilot.applyUnsafeFixes");
+  assert.deepEqual(other.actions, []);
+  assert.equal(other.messages.length, 1);
 });

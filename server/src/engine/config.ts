@@ -46,6 +46,12 @@ export interface ProjectConfig {
    * here. Wins over `gpus` when both are set (it also gives the UUIDs).
    */
   inventory?: string;
+  /**
+   * `baseline = "gpu-pilot-baseline.json"`: the baseline file (engine/baseline.ts), relative to the
+   * pyproject.toml's folder; absolute path here. Its findings are not reported by the CLI and show
+   * as hints in the editor.
+   */
+  baseline?: string;
 }
 
 /** The largest `gpus` accepted (a bound, as the CLI's `--gpus`). */
@@ -226,12 +232,16 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
         if (typeof value !== "string" || value.trim() === "") problems.add(key, "[tool.gpu-pilot] inventory must be the path of an nvidia-smi CSV file (nvidia-smi --query-gpu=index,uuid,name,pci.bus_id --format=csv,noheader)");
         else config.inventory = resolve(dirname(file), value);
         break;
+      case "baseline":
+        if (typeof value !== "string" || value.trim() === "") problems.add(key, "[tool.gpu-pilot] baseline must be the path of a baseline file (gpu-pilot check --write-baseline FILE)");
+        else config.baseline = resolve(dirname(file), value);
+        break;
       case "eager-init-modules":
         if (!Array.isArray(value) || value.some((m) => typeof m !== "string")) problems.add(key, "[tool.gpu-pilot] eager-init-modules must be a list of module names");
         else config.eagerInitModules = value as string[];
         break;
       default:
-        problems.add(key, `[tool.gpu-pilot] unknown key "${short(key)}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory)`);
+        problems.add(key, `[tool.gpu-pilot] unknown key "${short(key)}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory, baseline)`);
     }
   }
   return { config, problems: problems.done() };

@@ -80,7 +80,11 @@ export function resolveLintOptions(file: string | null, editor: LintOverrides, p
 }
 
 /** What {@link resolveLintOptions} gives. */
-export type ResolvedOptions = { options: LintOptions; problems: ConfigProblem[]; pyproject: string | null };
+export type ResolvedOptions = {
+  options: LintOptions; problems: ConfigProblem[]; pyproject: string | null;
+  /** The baseline file the pyproject names (`[tool.gpu-pilot] baseline`, absolute), or null. */
+  baseline: string | null;
+};
 
 /**
  * What the options of a file take from its folder: the nearest pyproject.toml (and its config), the
@@ -186,5 +190,5 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, server.ts).
     ...(entry?.machine ? { machine: entry.machine } : {}),
   };
-  return { options, problems: entry?.problems ?? [], pyproject };
+  return { options, problems: entry?.problems ?? [], pyproject, baseline: project?.baseline ?? null };
 }
