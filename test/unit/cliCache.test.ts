@@ -316,10 +316,3 @@ test("a cache file that is /dev/zero, a FIFO or a link, a linked or group-writab
   chmodSync(p.cache, 0o775);
   check("a group-writable cache folder", /the result cache is not used: .* is writable by group or others \(mode 775\)/);
 });
-
-test("a cached diagnostic without a documentation URL (url null: package.json names no repository) is well-formed, not poisoned", () => {
-  // Every file with a finding was checked again at each run, with a "malformed" note, while package.json had no repository.
-  assert.equal(isCachedDiagnostic({ ...DIAGNOSTIC, url: null }), true);
-  assert.equal(isCachedDiagnostic({ ...DIAGNOSTIC, url: 7 }), false);
-  assert.equal(isCachedDiagnostic({ ...DIAGNOSTIC, url: "https://x.invalid/\u0007" }), false);
-});
