@@ -128,6 +128,14 @@ export interface RunInput {
   timeoutSeconds: number;
 }
 
+/**
+ * Why `file` cannot be run by gpu-pilot_runOnGpus, or undefined when it can: every launcher
+ * (python, torchrun, accelerate, deepspeed) runs a Python file, so only `.py` files.
+ */
+export function notRunnable(file: string): string | undefined {
+  return /\.py$/i.test(file) ? undefined : `${TOOL.runOnGpus} runs Python files (.py); ${file} is not one`;
+}
+
 /** Checks gpu-pilot_runOnGpus's input: path, gpus (device ids), launcher, args, timeoutSeconds. */
 export function checkRunInput(input: unknown): Checked<RunInput> {
   const f = fields(input, TOOL.runOnGpus);

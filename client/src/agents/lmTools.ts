@@ -30,7 +30,7 @@ import * as runSettings from "../run/settings";
 import { findProgram } from "../run/which";
 import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, formatFindings, formatGpuList, formatPick, formatRunResult,
-  resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
+  notRunnable, resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
 } from "./core";
 import { type AgentTool, lmApi } from "./register";
 
@@ -98,7 +98,8 @@ const KEEP_CHARS = 256 * 1024;
 async function runForAgent(host: AgentHost, input: RunInput, token: vscode.CancellationToken): Promise<string> {
   if (!vscode.workspace.isTrusted) fail("Refused: the workspace is not trusted (Restricted Mode), and running a file executes its code. The user can trust the workspace to allow runs.");
   const file = resolvePath(input.path);
-  if (path.extname(file) !== ".py") fail(`${TOOL.runOnGpus} runs Python files (.py); ${file} is not one`);
+  const refused = notRunnable(file);
+  if (refused) fail(refused);
   const uri = vscode.Uri.file(file);
   try {
     await vscode.workspace.fs.stat(uri);
