@@ -127,10 +127,20 @@ interface CliArgs {
   cacheDir: string | null;
 }
 
+/**
+ * A `--select`/`--extend-select`/`--ignore` value: codes, prefixes or ALL, comma-separated.
+ * @throws UsageError for an entry that is not a code or prefix, or that no rule's code matches.
+ */
 const codeList = (v: string, flag: string): string[] => {
   const list = v.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
   const bad = list.filter((c) => !/^GPU\d{0,3}$/.test(c) && c !== "ALL");
   if (bad.length) throw new UsageError(`${flag}: not a rule code or prefix: ${bad.join(", ")}`);
+  const codes = RULES.map((r) => r.meta.code);
+  const none = list.find((c) => c !== "ALL" && !codes.some((k) => k.startsWith(c)));
+  if (none) {
+    const what = none.length === 6 ? `the code ${none}` : `a code starting with ${none}`;
+    throw new UsageError(`${flag}: no rule has ${what} (codes are ${[...codes].sort().join(", ")})`);
+  }
   return list;
 };
 
@@ -216,6 +226,9 @@ function parseArgs(argv: string[]): CliArgs {
         a.paths.push(arg);
     }
   }
+  if (a.paths.includes("-") && a.paths.length > 1) throw new UsageError("- (stdin) cannot be checked together with other paths", true);
+  // `check -`: the source from stdin, named "-" (config looked up from the working folder).
+  if (a.paths.length === 1 && a.paths[0] === "-" && a.stdinFilename === null) a.stdinFilename = "-";
   if (a.paths.length === 0 && a.stdinFilename === null) throw new UsageError("no PATH given", true);
   return a;
 }
