@@ -30,7 +30,7 @@ import * as runSettings from "../run/settings";
 import { findProgram } from "../run/which";
 import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, formatFindings, formatGpuList, formatPick, formatRunResult,
-  notRunnable, resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
+  confirmationMarkdown, notRunnable, resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
 } from "./core";
 import { type AgentTool, lmApi } from "./register";
 
@@ -190,7 +190,7 @@ export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
         try { file = resolvePath(file); } catch { /* invoke says why */ }
         const gpuText = `GPU ${c.value.gpus.join(", ")}${inv ? ` (${describeEntries(c.value.gpus, inv)})` : ""}`;
         const { title, message } = runConfirmation(file, c.value.launcher, gpuText, c.value.args);
-        return { invocationMessage: `Running ${path.basename(file)} on ${gpuText}`, confirmationMessages: { title, message: new vscode.MarkdownString(message.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&")) } };
+        return { invocationMessage: `Running ${path.basename(file)} on ${gpuText}`, confirmationMessages: { title, message: new vscode.MarkdownString(confirmationMarkdown(message)) } };
       },
       async invoke(options, token) {
         const c = checkRunInput(options.input);
