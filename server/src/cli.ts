@@ -23,7 +23,7 @@ import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from 
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "./nvidiaSmi/parse";
 import { ownProjectLinks, ruleDocsWebUrl } from "./docsUrl";
-import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE } from "./engine/limits";
+import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE, sizeOverLimit, sourceReadCap } from "./engine/limits";
 import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
 import { escapeControls as plain } from "./engine/text";
@@ -498,13 +498,18 @@ interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: b
  */
 function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => LintOptions, cached = false): FileResult {
   const file = target.path;
-  const read = readWorkspaceFile(file, { maxBytes: SOURCE_MAX_BYTES });
-  if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
   const kind = manifestKindOf(file);
   const notebook = extname(file) === ".ipynb";
+  const options = optionsFor(file);
+  // Not read past the size limit: such a file gets GPU000 from its size alone.
+  const cap = sourceReadCap(options.maxFileSizeKB, notebook, SOURCE_MAX_BYTES);
+  const read = readWorkspaceFile(file, { maxBytes: cap });
+  if (!read.ok && read.code === "too-large" && cap < SOURCE_MAX_BYTES) {
+    return { diagnostics: [toJson(file, sizeOverLimit(read.size ?? cap, options.maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB), null)], applied: 0, parsed: false, problems: [] };
+  }
+  if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
   const decoded = decodeSource(read.bytes, !notebook && !kind);
   const problems: string[] = [];
-  const options = optionsFor(file);
   const check = (fix: FixMode) => notebook ? checkNotebook(file, decoded.text, options, fix)
     : kind ? checkManifest(file, decoded.text, kind, options, fix) : checkPython(file, decoded.text, options, fix);
   const mode = fixModeOf(args);
