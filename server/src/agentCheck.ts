@@ -10,7 +10,7 @@ import { cellsOfIpynb, lintNotebook, type CellInput } from "./engine/notebook";
 import { lintManifest, manifestKindOf } from "./engine/manifests/lintManifest";
 import { readWorkspaceFile, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
-import { FILE_TOO_LARGE_CODE } from "./engine/limits";
+import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE, sizeOverLimit, sourceReadCap } from "./engine/limits";
 import { escapeControls } from "./engine/text";
 import { docUrl } from "./docsUrl";
 import type { Range, Severity, TextEdit } from "./engine/types";
@@ -70,9 +70,15 @@ export function checkText(path: string, text: string, options: LintOptions, lang
  */
 export function checkFileOnDisk(path: string, optionsFor: (file: string) => LintOptions): CheckFileResult {
   if (!isAbsolute(path)) return { ok: false, path, error: `"${path}" is not an absolute path` };
-  const read = readWorkspaceFile(path, { maxBytes: SOURCE_MAX_BYTES });
-  if (!read.ok) return { ok: false, path, error: `cannot read ${path}: ${read.reason}` };
   const kind = kindOf(path);
+  const options = optionsFor(path);
+  // Not read past the size limit: such a file gets GPU000 from its size alone.
+  const cap = sourceReadCap(options.maxFileSizeKB, kind.notebook, SOURCE_MAX_BYTES);
+  const read = readWorkspaceFile(path, { maxBytes: cap });
+  if (!read.ok && read.code === "too-large" && cap < SOURCE_MAX_BYTES) {
+    return { ok: true, path, source: "disk", findings: [finding(sizeOverLimit(read.size ?? cap, options.maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB))] };
+  }
+  if (!read.ok) return { ok: false, path, error: `cannot read ${path}: ${read.reason}` };
   const decoded = decodeSource(read.bytes, !kind.notebook && !kind.manifest);
-  return { ok: true, path, source: "disk", findings: checkText(path, decoded.text, optionsFor(path)) };
+  return { ok: true, path, source: "disk", findings: checkText(path, decoded.text, options) };
 }

@@ -25,7 +25,7 @@ import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from 
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "./nvidiaSmi/parse";
 import { ownProjectLinks, ruleDocsWebUrl } from "./docsUrl";
-import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE } from "./engine/limits";
+import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE, sizeOverLimit, sourceReadCap } from "./engine/limits";
 import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
 import { escapeControls as plain } from "./engine/text";
@@ -141,10 +141,20 @@ interface CliArgs {
   writeBaseline: string | null;
 }
 
+/**
+ * A `--select`/`--extend-select`/`--ignore` value: codes, prefixes or ALL, comma-separated.
+ * @throws UsageError for an entry that is not a code or prefix, or that no rule's code matches.
+ */
 const codeList = (v: string, flag: string): string[] => {
   const list = v.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
   const bad = list.filter((c) => !/^GPU\d{0,3}$/.test(c) && c !== "ALL");
   if (bad.length) throw new UsageError(`${flag}: not a rule code or prefix: ${bad.join(", ")}`);
+  const codes = RULES.map((r) => r.meta.code);
+  const none = list.find((c) => c !== "ALL" && !codes.some((k) => k.startsWith(c)));
+  if (none) {
+    const what = none.length === 6 ? `the code ${none}` : `a code starting with ${none}`;
+    throw new UsageError(`${flag}: no rule has ${what} (codes are ${[...codes].sort().join(", ")})`);
+  }
   return list;
 };
 
@@ -232,6 +242,9 @@ function parseArgs(argv: string[]): CliArgs {
         a.paths.push(arg);
     }
   }
+  if (a.paths.includes("-") && a.paths.length > 1) throw new UsageError("- (stdin) cannot be checked together with other paths", true);
+  // `check -`: the source from stdin, named "-" (config looked up from the working folder).
+  if (a.paths.length === 1 && a.paths[0] === "-" && a.stdinFilename === null) a.stdinFilename = "-";
   if (a.paths.length === 0 && a.stdinFilename === null) throw new UsageError("no PATH given", true);
   if (a.writeBaseline !== null && (a.fix || a.diff)) throw new UsageError("--write-baseline cannot be combined with --fix or --diff (fix first, then write the baseline)");
   if (a.writeBaseline !== null && a.baseline !== null && resolve(a.writeBaseline) !== resolve(a.baseline)) throw new UsageError("--baseline and --write-baseline name different files");
@@ -512,13 +525,18 @@ interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: b
  */
 function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => LintOptions, cached = false): FileResult {
   const file = target.path;
-  const read = readWorkspaceFile(file, { maxBytes: SOURCE_MAX_BYTES });
-  if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
   const kind = manifestKindOf(file);
   const notebook = extname(file) === ".ipynb";
+  const options = optionsFor(file);
+  // Not read past the size limit: such a file gets GPU000 from its size alone.
+  const cap = sourceReadCap(options.maxFileSizeKB, notebook, SOURCE_MAX_BYTES);
+  const read = readWorkspaceFile(file, { maxBytes: cap });
+  if (!read.ok && read.code === "too-large" && cap < SOURCE_MAX_BYTES) {
+    return { diagnostics: [toJson(file, sizeOverLimit(read.size ?? cap, options.maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB), null)], applied: 0, parsed: false, problems: [] };
+  }
+  if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
   const decoded = decodeSource(read.bytes, !notebook && !kind);
   const problems: string[] = [];
-  const options = optionsFor(file);
   const check = (fix: FixMode) => notebook ? checkNotebook(file, decoded.text, options, fix)
     : kind ? checkManifest(file, decoded.text, kind, options, fix) : checkPython(file, decoded.text, options, fix);
   const mode = fixModeOf(args);

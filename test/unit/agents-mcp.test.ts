@@ -118,7 +118,7 @@ test("gpu-pilot_runOnGpus with --allow-run: exit code and last lines, CUDA_VISIB
     "print('CVD=' + os.environ.get('CUDA_VISIBLE_DEVICES', ''), 'ORDER=' + os.environ.get('CUDA_DEVICE_ORDER', ''), 'ARGS=' + ','.join(sys.argv[1:]))",
     "sys.exit(3)",
   ].join("\n") + "\n");
-  const c = await connect(["--allow-run"]);
+  const c = await connect(["--allow-run", "--root", dir]);
   const r = await call(c, TOOL.runOnGpus, { path: script, gpus: ["1"], args: ["--a", "$HOME"] });
   assert.equal(r.isError, true, "a non-zero exit is an error result");
   assert.match(r.text, /^Ran .*show_env\.py with python on CUDA_VISIBLE_DEVICES=1 \(CUDA_DEVICE_ORDER=PCI_BUS_ID\): exit code 3\./);
@@ -145,7 +145,7 @@ test("gpu-pilot_runOnGpus stops a run past timeoutSeconds and says so", async ()
   const dir = mkdtempSync(join(tmpdir(), "gpu-pilot-mcp-"));
   const script = join(dir, "sleep.py");
   writeFileSync(script, "import time\nprint('started', flush=True)\ntime.sleep(60)\n");
-  const c = await connect(["--allow-run"]);
+  const c = await connect(["--allow-run", "--root", dir]);
   const r = await call(c, TOOL.runOnGpus, { path: script, gpus: ["0"], timeoutSeconds: 1 });
   assert.equal(r.isError, true);
   assert.match(r.text, /: stopped after 1 s \(timeoutSeconds\) by SIGTERM\./);

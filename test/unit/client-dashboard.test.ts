@@ -2,13 +2,13 @@
 // processes, MIG, ticks) from the fake nvidia-smi's 2 x H200, 8 x H200 and MIG shapes, and its
 // provider (client/src/gpu/dashboard.ts) with a stand-in webview: ticks in the webview write the
 // selection the tree and status bar read, sort clicks re-sort, the CSP is strict.
-import { memento, recorded, settings, Uri, EventEmitter } from "./client-fakeVscode";
+import { commands, memento, recorded, settings, Uri, EventEmitter } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { SelectionStore } from "../../common/src/gpu/selection";
-import { GpuDashboard, type FromDashboard, type ToDashboard } from "../../client/src/gpu/dashboard";
+import { checkDashboardMessage, GpuDashboard, type FromDashboard, type ToDashboard } from "../../client/src/gpu/dashboard";
 import { buildDashboardModel, bucketByTime, nextSort, sortProcesses, type DashboardProcess } from "../../client/src/gpu/dashboardModel";
 import { GpuTreeProvider, treeRows } from "../../client/src/gpu/tree";
 import { statusBarContent } from "../../client/src/gpu/statusBar";
@@ -215,4 +215,37 @@ test("provider: strict CSP with a nonce; ticks from the webview change the selec
   tree.dispose();
   dash.dispose();
   monitor.dispose();
+});
+
+test("messages from the webview are checked (issue 46 item 9): wrong shapes are ignored; a failing command is logged, not an unhandled rejection", async () => {
+  assert.deepEqual(checkDashboardMessage({ type: "toggle", kind: "gpu", uuid: "GPU-1", checked: true }), { type: "toggle", kind: "gpu", uuid: "GPU-1", checked: true });
+  for (const bad of [null, 5, "ready", { type: "toggle", kind: "gpu", uuid: 5, checked: true }, { type: "toggle", kind: "gpu", uuid: "GPU-1", checked: "yes" },
+    { type: "toggle", kind: "x", uuid: "GPU-1", checked: true }, { type: "sort", key: "__proto__" }, { type: "showHistory", uuid: {} },
+    { type: "showHistory", uuid: "x".repeat(129) }, { type: "rendered", rendered: "garbage" }, { type: "rendered", rendered: { gpus: [null], width: 1 } }, { type: "nope" }]) {
+    assert.equal(checkDashboardMessage(bad), undefined, JSON.stringify(bad));
+  }
+  const monitor = await monitorFor("busy");
+  const state = memento();
+  const dash = new GpuDashboard(Uri.file("/ext") as never, monitor, new SelectionStore(state), state as never);
+  const f = fakeView();
+  dash.resolveWebviewView(f.view as never);
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown) => unhandled.push(e);
+  process.on("unhandledRejection", onUnhandled);
+  const cmd = commands.registerCommand("gpuPilot.showHistory", () => { throw new Error("history refused"); });
+  try {
+    f.send({ type: "rendered", rendered: "garbage" } as never);
+    f.send({ type: "toggle", kind: "gpu", uuid: Object.create(null) as string, checked: true });
+    f.send({ type: "showHistory", uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130" });
+    await settle();
+    await new Promise((r) => setTimeout(r, 50));
+    assert.deepEqual(unhandled, []);
+    assert.notEqual(dash.getState().rendered as unknown, "garbage");
+    assert.ok(recorded.log.some((l) => /GPU dashboard: a message from the webview failed/.test(l)), recorded.log.slice(-5).join("\n"));
+  } finally {
+    process.off("unhandledRejection", onUnhandled);
+    cmd.dispose();
+    dash.dispose();
+    monitor.dispose();
+  }
 });

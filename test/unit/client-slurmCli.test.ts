@@ -9,6 +9,7 @@ import { after, test } from "node:test";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
+import { spawnSync } from "node:child_process";
 import { ROOT } from "./helpers";
 import { queryJobs, resetSqueueProbe, runSlurm, SlurmError, parseScontrolJob } from "../../client/src/slurm/cli";
 
@@ -57,4 +58,53 @@ test("parseScontrolJob: paths with spaces, and 22.05's unexpanded %%", () => {
     "   StdOut=/home/ada/it's a dir/100%%/slurm-probe-7.out",
   ].join("\n");
   assert.deepEqual(parseScontrolJob(text), { state: "RUNNING", user: "ada", stdout: "/home/ada/it's a dir/100%/slurm-probe-7.out", workDir: "/home/ada/it's a dir" });
+});
+
+/** Whether process `pid` is still alive (signal 0); a zombie reaped by init counts as gone. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  const stat = fs.existsSync(`/proc/${pid}/stat`) ? fs.readFileSync(`/proc/${pid}/stat`, "utf8") : "";
+  return !/^\d+ \(.*\) Z/.test(stat);
+}
+
+test("issue 46 item 6: a wrapper script's child dies with it at the limit, not 8 s later", async () => {
+  const dir = fs.mkdtempSync(path.join(TMP, "wrap-"));
+  const pidFile = path.join(dir, "child.pid");
+  // A site wrapper / `ssh login squeue` shim: the real work is a child holding stdout open.
+  fs.writeFileSync(path.join(dir, "squeue"), `#!/bin/sh\nsleep 8 &\necho $! > '${pidFile}'\nwait\n`, { mode: 0o755 });
+  const t = Date.now();
+  await assert.rejects(runSlurm("squeue", ["--me"], { env: { PATH: `${dir}:${process.env.PATH}` }, timeoutMs: 500 }), (e: unknown) => e instanceof SlurmError && e.timedOut);
+  const took = Date.now() - t;
+  const child = Number(fs.readFileSync(pidFile, "utf8"));
+  assert.ok(took < 2500, `returned after ${took} ms (limit 500 ms)`);
+  await new Promise((r) => setTimeout(r, 100));
+  assert.equal(alive(child), false, `the wrapper's child ${child} was killed with it`);
+});
+
+test("issue 46 item 6: a 300 MB squeue output is cut at the cap: a clear error, memory bounded", () => {
+  const dir = fs.mkdtempSync(path.join(TMP, "flood-"));
+  fs.writeFileSync(path.join(dir, "squeue"), "#!/bin/sh\nexec head -c 300000000 /dev/zero\n", { mode: 0o755 });
+  // In a process of its own, so that the peak RSS is this call's.
+  const script = `
+    const { runSlurm } = require(${JSON.stringify(path.join(ROOT, "client/src/slurm/cli.ts"))});
+    const before = process.resourceUsage().maxRSS;
+    runSlurm("squeue", ["--me", "--json"], { env: { PATH: ${JSON.stringify(dir)} + ":" + process.env.PATH }, timeoutMs: 60000 })
+      .then(() => console.log(JSON.stringify({ ok: true })), (e) => console.log(JSON.stringify({ message: e.message, grewKiB: process.resourceUsage().maxRSS - before })));`;
+  const r = spawnSync(process.execPath, ["--import", "tsx", "-e", script], { encoding: "utf8", cwd: ROOT, timeout: 60_000 });
+  const out = JSON.parse(r.stdout.trim().split("\n").pop() ?? "{}") as { message?: string; grewKiB?: number };
+  assert.match(out.message ?? "", /^squeue --me --json printed more than 32 MiB: stopped$/);
+  assert.ok((out.grewKiB ?? Infinity) < 128 * 1024, `peak RSS grew ${Math.round((out.grewKiB ?? 0) / 1024)} MiB`);
+});
+
+test("issue 46 item 6: a squeue --json past the cap: the user's own jobs in the format string instead", async () => {
+  resetSqueueProbe();
+  fs.rmSync(LOG, { force: true });
+  const r = await queryJobs({ env: env("huge"), user: "root" });
+  assert.equal(r.source, "format");
+  assert.deepEqual(r.jobs.map((j) => j.id), [4, 3, 2, 1]);
+  assert.deepEqual(calls(), ["--me --json", "--me -t all -h -o %i|%j|%T|%P|%u|%b|%N|%D|%r|%l|%M|"]);
 });

@@ -129,6 +129,14 @@ export interface RunInput {
   timeoutSeconds: number;
 }
 
+/**
+ * Why `file` cannot be run by gpu-pilot_runOnGpus, or undefined when it can: every launcher
+ * (python, torchrun, accelerate, deepspeed) runs a Python file, so only `.py` files.
+ */
+export function notRunnable(file: string): string | undefined {
+  return /\.py$/i.test(file) ? undefined : `${TOOL.runOnGpus} runs Python files (.py); ${file} is not one`;
+}
+
 /** Checks gpu-pilot_runOnGpus's input: path, gpus (device ids), launcher, args, timeoutSeconds. */
 export function checkRunInput(input: unknown): Checked<RunInput> {
   const f = fields(input, TOOL.runOnGpus);
@@ -298,10 +306,20 @@ export function formatRunResult(what: { file: string; launcher: string; visibleD
     ...tail.lines].join("\n");
 }
 
-/** The confirmation VS Code shows before gpu-pilot_runOnGpus runs anything. */
+/**
+ * The confirmation VS Code shows before gpu-pilot_runOnGpus runs anything: one line, with line
+ * breaks, other controls and bidirectional overrides (U+202E) in the file name, GPUs and arguments
+ * written as escapes (escapeControls), so a name cannot fake a second sentence or reorder the text.
+ */
 export function runConfirmation(file: string, launcher: string, gpuText: string, args: readonly string[]): { title: string; message: string } {
+  const argText = args.length ? `, arguments ${escapeControls(JSON.stringify(args))}` : "";
   return {
     title: "Run a file on GPUs?",
-    message: `GPU Pilot will run ${file} with ${launcher} on ${gpuText}${args.length ? `, arguments ${JSON.stringify(args)}` : ""}. This executes the file's code.`,
+    message: `GPU Pilot will run ${escapeControls(file)} with ${escapeControls(launcher)} on ${escapeControls(gpuText)}${argText}. This executes the file's code.`,
   };
+}
+
+/** `text` as Markdown that shows every character as typed (`~~`, `*`, backticks... escaped with a backslash). */
+export function confirmationMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]()#+\-.!|<>~=:^$&]/g, "\\$&");
 }

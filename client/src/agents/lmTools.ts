@@ -31,7 +31,7 @@ import * as runSettings from "../run/settings";
 import { findProgram } from "../../../common/src/run/which";
 import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, formatFindings, formatGpuList, formatPick, formatRunResult,
-  resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
+  confirmationMarkdown, notRunnable, resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
 } from "./core";
 import { type AgentTool, lmApi } from "./register";
 
@@ -99,7 +99,8 @@ const KEEP_CHARS = 256 * 1024;
 async function runForAgent(host: AgentHost, input: RunInput, token: vscode.CancellationToken): Promise<string> {
   if (!vscode.workspace.isTrusted) fail("Refused: the workspace is not trusted (Restricted Mode), and running a file executes its code. The user can trust the workspace to allow runs.");
   const file = resolvePath(input.path);
-  if (path.extname(file) !== ".py") fail(`${TOOL.runOnGpus} runs Python files (.py); ${file} is not one`);
+  const refused = notRunnable(file);
+  if (refused) fail(refused);
   const uri = vscode.Uri.file(file);
   try {
     await vscode.workspace.fs.stat(uri);
@@ -186,7 +187,7 @@ export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
         try { file = resolvePath(file); } catch { /* invoke says why */ }
         const gpuText = `GPU ${c.value.gpus.join(", ")}${inv ? ` (${describeEntries(c.value.gpus, inv)})` : ""}`;
         const { title, message } = runConfirmation(file, c.value.launcher, gpuText, c.value.args);
-        return { invocationMessage: `Running ${path.basename(file)} on ${gpuText}`, confirmationMessages: { title, message: new vscode.MarkdownString(message.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, "\\$&")) } };
+        return { invocationMessage: `Running ${path.basename(file)} on ${gpuText}`, confirmationMessages: { title, message: new vscode.MarkdownString(confirmationMarkdown(message)) } };
       },
       async invoke(options, token) {
         const c = checkRunInput(options.input);

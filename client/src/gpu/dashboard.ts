@@ -68,6 +68,33 @@ export type FromDashboard =
   | { type: "showHistory"; uuid: string }
   | { type: "rendered"; rendered: DashboardRendered };
 
+/** Whether `r` has {@link DashboardRendered}'s outer shape (a `gpus` array of objects, a width). */
+function isRendered(r: unknown): r is DashboardRendered {
+  if (!r || typeof r !== "object") return false;
+  const o = r as Record<string, unknown>;
+  return Array.isArray(o.gpus) && o.gpus.length <= 4096 && o.gpus.every((g) => g !== null && typeof g === "object") && typeof o.width === "number";
+}
+
+/**
+ * `m` as a {@link FromDashboard} message when it has one of its shapes (types, a known sort key,
+ * UUIDs as strings of at most 128 characters), else undefined: the webview's messages are checked,
+ * not trusted (issue 46 item 9), and anything else is ignored.
+ */
+export function checkDashboardMessage(m: unknown): FromDashboard | undefined {
+  if (!m || typeof m !== "object") return undefined;
+  const o = m as Record<string, unknown>;
+  const uuid = typeof o.uuid === "string" && o.uuid.length <= 128 ? o.uuid : undefined;
+  switch (o.type) {
+    case "ready": return { type: "ready" };
+    case "toggle":
+      return uuid !== undefined && (o.kind === "gpu" || o.kind === "mig") && typeof o.checked === "boolean" ? { type: "toggle", kind: o.kind, uuid, checked: o.checked } : undefined;
+    case "sort": return SORT_KEYS.includes(o.key as ProcessSortKey) ? { type: "sort", key: o.key as ProcessSortKey } : undefined;
+    case "showHistory": return uuid !== undefined ? { type: "showHistory", uuid } : undefined;
+    case "rendered": return isRendered(o.rendered) ? { type: "rendered", rendered: o.rendered } : undefined;
+    default: return undefined;
+  }
+}
+
 /** What {@link GpuDashboard.getState} reports (the API's `getDashboardState`). */
 export interface DashboardState {
   /** Whether VS Code has resolved the view (it was shown once). */
@@ -118,7 +145,12 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
     this.viewDisposables.push(
       view.onDidDispose(() => this.closed()),
       view.onDidChangeVisibility(() => this.followVisibility()),
-      view.webview.onDidReceiveMessage((m: FromDashboard) => void this.onMessage(m)),
+      view.webview.onDidReceiveMessage((m: unknown) => {
+        const checked = checkDashboardMessage(m);
+        if (!checked) return;
+        // A failing command or state update is logged, never an unhandled rejection in the extension host.
+        this.onMessage(checked).catch((e: unknown) => log.error("GPU dashboard: a message from the webview failed", e));
+      }),
       this.monitor.onDidChange(() => this.post()),
       this.selection.onDidChange(() => this.post(true)),
     );
@@ -194,7 +226,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private async onMessage(m: FromDashboard): Promise<void> {
-    switch (m?.type) {
+    switch (m.type) {
       case "ready":
         this.post(true);
         return;
@@ -203,18 +235,17 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
         this.renders++;
         return;
       case "sort":
-        if (!SORT_KEYS.includes(m.key)) return;
         this.sort = nextSort(this.sort, m.key);
         await this.state.update(SORT_KEY, this.sort);
         this.post(true);
         return;
       case "showHistory":
-        await vscode.commands.executeCommand("gpuPilot.showHistory", { kind: "gpu", gpu: { uuid: String(m.uuid) } });
+        await vscode.commands.executeCommand("gpuPilot.showHistory", { kind: "gpu", gpu: { uuid: m.uuid } });
         return;
       case "toggle": {
         const inv = this.monitor.inventory;
         if (!inv) return;
-        const uuid = String(m.uuid).toLowerCase();
+        const uuid = m.uuid.toLowerCase();
         const gpu = inv.gpus.find((g) => g.uuid.toLowerCase() === uuid);
         const mig = (inv.mig ?? []).find((d) => d.uuid.toLowerCase() === uuid);
         const target = m.kind === "gpu" && gpu ? { kind: "gpu" as const, gpu } : m.kind === "mig" && mig ? { kind: "mig" as const, mig } : undefined;

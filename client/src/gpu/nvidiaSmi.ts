@@ -25,6 +25,7 @@ export function loadExeca(): Promise<ExecaModule> {
 }
 
 export * from "../../../server/src/nvidiaSmi/parse";
+import { runBounded } from "../run/boundedRun";
 import {
   type ComputeApp,
   type Gpu,
@@ -112,11 +113,6 @@ function ownMessage(stdout: string, stderr: string): string {
   return msg.length > 500 ? `${msg.slice(0, 497)}...` : msg;
 }
 
-function asText(v: unknown): string {
-  if (typeof v === "string") return v;
-  if (v instanceof Uint8Array) return Buffer.from(v).toString("utf8");
-  return "";
-}
 
 
 /**
@@ -160,54 +156,24 @@ export function killIfStarted(child: { pid?: number; kill(signal?: NodeJS.Signal
 export async function runNvidiaSmi(path: string, args: readonly string[], options: RunOptions): Promise<SmiResult> {
   const timeoutMs = Math.max(1, Math.floor(options.timeoutMs));
   if (options.signal?.aborted) return { kind: "canceled", message: "nvidia-smi call was canceled" };
-  const { execa } = await loadExeca();
-  const subprocess = execa(path, [...args], {
-    timeout: timeoutMs,
-    killSignal: "SIGTERM",
-    forceKillAfterDelay: FORCE_KILL_AFTER_MS,
-    reject: false,
-    stdin: "ignore",
-    encoding: "utf8",
-    stripFinalNewline: false,
-    maxBuffer: MAX_OUTPUT_BYTES,
-    windowsHide: true,
-    env: options.env,
-    extendEnv: true,
+  // In a process group of its own (a wrapper's children are stopped too), output capped; the
+  // runner never signals a pid-less child (after ENOENT its kill() would reach our own group).
+  const r = await runBounded(path, args, {
+    timeoutMs,
+    maxBytes: MAX_OUTPUT_BYTES,
+    killAfterMs: FORCE_KILL_AFTER_MS,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.env ? { env: options.env } : {}),
   });
-  // The caller's abort kills it, but only a child that has a pid: right after a failed spawn
-  // (ENOENT) Node still holds a handle whose kill() signals pid 0 (our whole process group) or a
-  // stale pid. So no execa cancelSignal (it kills unconditionally); the abort is handled here.
-  let canceled = false;
-  const onAbort = () => {
-    canceled = true;
-    killIfStarted(subprocess);
-  };
-  options.signal?.addEventListener("abort", onAbort, { once: true });
-  if (options.signal?.aborted) onAbort(); // aborted while execa loaded
-  // Last resort: if a grandchild keeps the pipes open after the kill, stop waiting anyway.
-  let hardTimer: NodeJS.Timeout | undefined;
-  const hardDeadline = new Promise<"deadline">((resolve) => {
-    hardTimer = setTimeout(() => resolve("deadline"), timeoutMs + FORCE_KILL_AFTER_MS + 2000);
-  });
-  const r = await Promise.race([subprocess, hardDeadline]);
-  clearTimeout(hardTimer);
-  options.signal?.removeEventListener("abort", onAbort);
-  if (canceled) return { kind: "canceled", message: "nvidia-smi call was canceled" };
-  if (r === "deadline") {
-    killIfStarted(subprocess, "SIGKILL");
-    return { kind: "timeout", ms: timeoutMs, message: `nvidia-smi did not answer within ${timeoutMs} ms and was stopped` };
-  }
-
-  const stdout = asText(r.stdout);
-  const stderr = asText(r.stderr);
-  if (r.isCanceled) return { kind: "canceled", message: "nvidia-smi call was canceled" };
+  if (r.canceled) return { kind: "canceled", message: "nvidia-smi call was canceled" };
   if (r.timedOut) {
     return { kind: "timeout", ms: timeoutMs, message: `nvidia-smi did not answer within ${timeoutMs} ms and was stopped` };
   }
-  if (r.isMaxBuffer) {
+  const { stdout, stderr } = r;
+  if (r.overflow) {
     return { kind: "garbage", message: `nvidia-smi printed more than ${MAX_OUTPUT_BYTES} bytes`, sample: stdout.slice(0, 200) };
   }
-  if (r.exitCode === undefined && !r.isTerminated) return startFailure(path, r.code);
+  if (r.startError !== undefined) return startFailure(path, r.startError);
   if (r.exitCode !== 0) {
     const exitCode = r.exitCode ?? null;
     const explanation = exitCode === null ? `nvidia-smi was killed by ${r.signal ?? "a signal"}` : describeExitCode(exitCode);

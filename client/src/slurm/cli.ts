@@ -6,7 +6,7 @@
  * Slurm's own first error line. No `vscode` import: tested against a real Slurm
  * (test/unit/client-slurmCluster.test.ts).
  */
-import { loadExeca } from "../gpu/nvidiaSmi";
+import { runBounded } from "../run/boundedRun";
 import * as os from "node:os";
 import { parseSinfoNodes, parseSqueueFormat, parseSqueueJson, partitionGpus, SINFO_NODE_FORMAT, SQUEUE_FORMAT, type PartitionGpus, type SlurmJob } from "./parse";
 
@@ -34,6 +34,8 @@ export class SlurmError extends Error {
     readonly notFound = false,
     /** Slurm's own error line (stderr), without the command; empty when there was none. */
     readonly detail = "",
+    /** True when it printed more than {@link MAX_OUTPUT_BYTES} and was stopped. */
+    readonly tooLarge = false,
   ) {
     super(message);
     this.name = "SlurmError";
@@ -42,34 +44,44 @@ export class SlurmError extends Error {
 
 /** Default limit of one Slurm command, ms. */
 export const DEFAULT_TIMEOUT_MS = 15_000;
+/**
+ * Most stdout one Slurm command may print, bytes: more stops it (an error). 22.05's `squeue --json`
+ * lists every user's jobs (3-5 KB each); past this {@link queryJobs} asks for the user's own jobs
+ * in the short format instead.
+ */
+export const MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
 
 /**
- * Runs `program args` and returns its stdout.
- * @throws SlurmError: not found, timed out (after `timeoutMs`), or a non-zero exit (message: the
- *   first `error:` line of stderr, else its first line, else the exit code).
+ * Runs `program args` (no shell) in a process group of its own, under a deadline and an output cap
+ * (client/src/run/boundedRun.ts, as nvidia-smi's queries): at the limit the whole group is stopped,
+ * so a wrapper script's children (`ssh login squeue`) end too, within about 2 s of it.
+ * @returns its stdout.
+ * @throws SlurmError: not found, timed out (after `timeoutMs`), cancelled, more than
+ *   {@link MAX_OUTPUT_BYTES} of output, or a non-zero exit (message: the first `error:` line of
+ *   stderr, else its first line, else the exit code).
  */
 export async function runSlurm(program: string, args: readonly string[], opts: SlurmCliOptions = {}): Promise<string> {
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   const shown = [program, ...args].join(" ");
-  const { execa } = await loadExeca();
-  const r = await execa(program, args, {
+  const r = await runBounded(program, args, {
+    timeoutMs: timeout,
+    maxBytes: MAX_OUTPUT_BYTES,
     env: opts.env ? { ...process.env, ...opts.env } : process.env,
     extendEnv: false,
-    timeout,
-    reject: false,
-    stdin: "ignore",
-    ...(opts.signal ? { cancelSignal: opts.signal } : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
     ...(opts.cwd ? { cwd: opts.cwd } : {}),
   });
-  if ((r as { code?: string }).code === "ENOENT") throw new SlurmError(shown, `${program} is not installed or not on PATH`, false, true);
+  if (r.startError === "ENOENT") throw new SlurmError(shown, `${program} is not installed or not on PATH`, false, true);
+  if (r.canceled) throw new SlurmError(shown, `${shown} was cancelled`);
   if (r.timedOut) throw new SlurmError(shown, `${shown} did not answer within ${Math.round(timeout / 1000)} s (is slurmctld reachable?)`, true);
-  if (r.isCanceled) throw new SlurmError(shown, `${shown} was cancelled`);
+  if (r.overflow) throw new SlurmError(shown, `${shown} printed more than ${MAX_OUTPUT_BYTES / 1024 / 1024} MiB: stopped`, false, false, "", true);
+  if (r.startError) throw new SlurmError(shown, `${program} could not be started (${r.startError})`);
   if (r.exitCode !== 0) {
-    const lines = String(r.stderr ?? "").split("\n").map((l) => l.trim()).filter(Boolean);
+    const lines = r.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
     const line = lines.find((l) => /error/i.test(l)) ?? lines[0] ?? `exit code ${String(r.exitCode ?? r.signal)}`;
     throw new SlurmError(shown, `${shown}: ${line}`, false, false, lines.length ? line : "");
   }
-  return String(r.stdout ?? "");
+  return r.stdout;
 }
 
 /** GPUs of each partition: `sinfo -N -h -O <Gres, GresUsed, ...>`, summed per partition. @throws SlurmError, or Error for output it cannot read. */
@@ -113,7 +125,8 @@ export async function queryJobs(opts: SlurmCliOptions & { user?: string } = {}):
       // A squeue before 21.08 says "unrecognized option '--json'", one built without the JSON
       // plugins names the plugin; anything else (timeout, controller down) is a real failure, and
       // --json is tried again next time.
-      if (!(e instanceof SlurmError) || e.timedOut || e.notFound || !/unrecognized option|invalid option|plugin/i.test(e.detail)) throw e;
+      // So is a JSON list too large to read (22.05 lists every user's jobs there).
+      if (!(e instanceof SlurmError) || e.timedOut || e.notFound || !(e.tooLarge || /unrecognized option|invalid option|plugin/i.test(e.detail))) throw e;
       squeueJson = false;
     }
   }

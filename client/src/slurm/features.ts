@@ -91,23 +91,41 @@ export class SlurmFeatures implements vscode.Disposable {
     return this.tree.provider.refresh();
   }
 
-  /** The job of a view row or a job id. */
-  private jobOf(node: unknown): SlurmJob | { id: string; name: string; user: string; state: string } | undefined {
+  /** The job of a view row or a job id; a job id not in the view is `unknown` (whose it is not known). */
+  private jobOf(node: unknown): SlurmJob | { id: string; name: string; user: string; state: string; unknown?: true } | undefined {
     if (node && typeof node === "object" && (node as SlurmNode).kind === "job") return (node as Extract<SlurmNode, { kind: "job" }>).job;
     if (typeof node === "string" && /^\d+(_\d+)?$/.test(node)) {
       const known = this.tree.provider.snapshot.jobs?.find((j) => String(j.id) === node);
-      return known ?? { id: node, name: "", user: currentUser(), state: "UNKNOWN" };
+      return known ?? { id: node, name: "", user: "", state: "UNKNOWN", unknown: true };
     }
     return undefined;
   }
 
   /**
+   * Whose job `id` is and its state, as `scontrol show job` says (a job id not in the view).
+   * @returns undefined, after a warning saying why, when Slurm cannot tell.
+   */
+  private async lookUp(id: string): Promise<{ id: string; name: string; user: string; state: string } | undefined> {
+    let why = "Slurm did not say whose it is";
+    try {
+      const d = await jobDetails(id, { ...this.host.cliOptions(), timeoutMs: timeoutMs() });
+      if (d.user) return { id, name: "", user: d.user, state: d.state ?? "UNKNOWN" };
+    } catch (e) {
+      why = (e as Error).message;
+    }
+    void vscode.window.showWarningMessage(`GPU Pilot cancels only your own jobs and cannot tell whose job ${id} is: ${why}.`);
+    return undefined;
+  }
+
+  /**
    * `gpuPilot.slurm.cancel` on a job row: own jobs that are still active only, after a modal
-   * confirmation. `confirmed` skips the modal (the API's {@link cancelJobNow}).
+   * confirmation; a job id not in the view is looked up first (`scontrol show job`), and refused
+   * when Slurm cannot say whose it is. `confirmed` skips the modal (the API's {@link cancelJobNow}).
    * @returns true when scancel ran.
    */
   async cancel(node?: unknown, confirmed = false): Promise<boolean> {
-    const job = this.jobOf(node);
+    const seen = this.jobOf(node);
+    const job = seen && "unknown" in seen ? await this.lookUp(seen.id) : seen;
     if (!job) return false;
     const me = currentUser();
     if (job.user && me && job.user !== me) {

@@ -3,7 +3,8 @@
  * added since the last read and hands it on as text. Survives the file not existing yet (a pending
  * job has none) and its being replaced or cut (read again from the start). Polling, not fs.watch:
  * job output usually lies on a network file system, where change events from other hosts do not
- * arrive. No `vscode` import.
+ * arrive. Bounded (issue 46 item 7): a backlog over `maxBacklogBytes` is skipped, with the count
+ * handed to `onSkip`, and {@link TextTail} keeps only the end of the text. No `vscode` import.
  */
 import * as fs from "node:fs";
 import { StringDecoder } from "node:string_decoder";
@@ -16,7 +17,14 @@ export interface FollowOptions {
   onData(text: string): void;
   /** Called once when the file first appears (after zero or more polls without it). */
   onAppear?(): void;
+  /** Most unread bytes kept: when the file is further ahead, the older part is skipped (default 8 MiB). */
+  maxBacklogBytes?: number;
+  /** Called with the number of bytes skipped (never read) each time a backlog is cut. */
+  onSkip?(bytes: number): void;
 }
+
+/** Default of {@link FollowOptions.maxBacklogBytes}. */
+export const MAX_BACKLOG_BYTES = 8 * 1024 * 1024;
 
 /** A running follow; {@link stop} ends it after one last read. */
 export interface Follow {
@@ -24,8 +32,10 @@ export interface Follow {
   poll(): Promise<void>;
   /** Reads what is new one last time, then stops. */
   stop(): Promise<void>;
-  /** Bytes read so far. */
+  /** Offset reached in the file, bytes (read or skipped). */
   readonly bytes: number;
+  /** Bytes skipped, never read. */
+  readonly skipped: number;
 }
 
 /** Starts following `file` (absolute path). Never throws; unreadable states count as "not there yet". */
@@ -36,6 +46,8 @@ export function followFile(file: string, opts: FollowOptions): Follow {
   let stopped = false;
   let decoder = new StringDecoder("utf8");
   let busy: Promise<void> | undefined;
+  let skipped = 0;
+  const maxBacklog = opts.maxBacklogBytes ?? MAX_BACKLOG_BYTES;
 
   const readNew = async (): Promise<void> => {
     let st: fs.Stats;
@@ -54,6 +66,13 @@ export function followFile(file: string, opts: FollowOptions): Follow {
     }
     ino = st.ino;
     if (st.size <= offset) return;
+    if (st.size - offset > maxBacklog) {
+      const cut = st.size - maxBacklog - offset;
+      offset += cut;
+      skipped += cut;
+      decoder = new StringDecoder("utf8"); // a character split at the cut is dropped with it
+      opts.onSkip?.(cut);
+    }
     const fh = await fs.promises.open(file, "r").catch(() => null);
     if (!fh) return;
     try {
@@ -88,5 +107,25 @@ export function followFile(file: string, opts: FollowOptions): Follow {
     get bytes() {
       return offset;
     },
+    get skipped() {
+      return skipped;
+    },
   };
+}
+
+/** Keeps the last `keep` characters of the text appended (at most twice that in memory); counts the rest. */
+export class TextTail {
+  /** The kept end of the text. */
+  text = "";
+  /** Characters dropped from the front so far. */
+  dropped = 0;
+  constructor(readonly keep: number) {}
+
+  /** Appends `t`, dropping the front when over twice `keep`. */
+  append(t: string): void {
+    this.text += t;
+    if (this.text.length <= 2 * this.keep) return;
+    this.dropped += this.text.length - this.keep;
+    this.text = this.text.slice(-this.keep);
+  }
 }

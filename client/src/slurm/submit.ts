@@ -27,11 +27,14 @@ import { requireTrust } from "../run/runActiveFile";
 import { resolveInterpreter } from "../run/interpreter";
 import * as runSettings from "../run/settings";
 import { jobDetails, queryPartitions, submitScript, type SlurmCliOptions } from "./cli";
-import { followFile, type Follow } from "./follow";
+import { followFile, TextTail, type Follow } from "./follow";
 import type { RunFacts } from "../../../server/src/engine/runFacts";
 import type { RunFactsResult } from "../../../server/src/protocol";
 import { isActive, partitionRow } from "./present";
 import { isSlurmTime, jobNameFor, jobScript, JobScriptError, outputPathFor, SLURM_LAUNCHERS, type GpuOption, type JobScriptSpec, type SlurmLauncher } from "./jobScript";
+
+/** Characters of a followed job's output kept in memory (its end). */
+export const JOB_TAIL_CHARS = 1024 * 1024;
 
 /** The `gpuPilot.slurm.*` values for one submission. */
 export interface SlurmSubmitSettings {
@@ -90,8 +93,8 @@ export interface SubmittedJob {
   script: string;
   /** The output file Slurm writes (from scontrol), null until known. */
   output: string | null;
-  /** What the output channel has shown of the job's output. */
-  text: string;
+  /** The end of what the output channel has shown of the job's output ({@link JOB_TAIL_CHARS} at most). */
+  tail: TextTail;
   /** The last state seen; null before the first look. */
   state: string | null;
   /** True once the job ended and the output was read to its end. */
@@ -160,7 +163,7 @@ export class SlurmJobs implements vscode.Disposable {
    * job` after 2, 4, 8, 16 s and then every 30 s (the view's own limit), until it ends.
    */
   follow(jobId: string, script: string): SubmittedJob {
-    const job: SubmittedJob = this.jobs.get(jobId) ?? { jobId, script, output: null, text: "", state: null, done: false };
+    const job: SubmittedJob = this.jobs.get(jobId) ?? { jobId, script, output: null, tail: new TextTail(JOB_TAIL_CHARS), state: null, done: false };
     this.jobs.set(jobId, job);
     if (this.follows.has(jobId)) return job;
     const ch = this.channel(jobId);
@@ -176,7 +179,11 @@ export class SlurmJobs implements vscode.Disposable {
         if (!entry.follow && d.stdout) {
           job.output = d.stdout;
           ch.appendLine(`[GPU Pilot] Job ${jobId}: following ${d.stdout}`);
-          entry.follow = followFile(d.stdout, { intervalMs: 500, onData: (t) => { job.text += t; ch.append(t); } });
+          entry.follow = followFile(d.stdout, {
+            intervalMs: 500,
+            onData: (t) => { job.tail.append(t); ch.append(t); },
+            onSkip: (n) => ch.appendLine(`\n[GPU Pilot] Job ${jobId}: ${(n / 1024 / 1024).toFixed(1)} MiB of output skipped (written faster than shown); the whole output is in ${d.stdout}`),
+          });
         }
         if (d.state && !isActive(d.state)) {
           await entry.follow?.stop();

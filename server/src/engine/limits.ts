@@ -156,14 +156,29 @@ export function nestingDiagnostic(problem: string): LintDiagnostic {
 export function fileOverSizeLimit(text: string, maxFileSizeKB: number | undefined): LintDiagnostic | null {
   const limitKB = maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB;
   const bytes = limitKB > 0 && Number.isFinite(limitKB) ? utf8BytesOver(text, limitKB * 1024) : null;
+  return bytes === null ? null : sizeOverLimit(bytes, limitKB);
+}
+
+/** The GPU000 diagnostic for code of `bytes` bytes over a limit of `limitKB` KB. */
+export function sizeOverLimit(bytes: number, limitKB: number): LintDiagnostic {
   const kb = (n: number) => `${Math.ceil(n).toLocaleString("en-US")} KB`;
-  const range = { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } };
-  if (bytes === null) return null;
   return {
     code: FILE_TOO_LARGE_CODE,
     name: "file-too-large",
     severity: "information",
     message: `GPU Pilot did not lint this file: its code is ${kb(bytes / 1024)}, over the ${kb(limitKB)} limit. Raise gpuPilot.maxFileSizeKB (CLI: --max-file-size-kb; 0: no limit) to lint it.`,
-    range,
+    range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
   };
+}
+
+/**
+ * Most bytes worth reading of a source file before linting it (issue 46 item 9: a 256 MiB file was
+ * read whole before the 2 MB limit applied): the size limit plus a BOM's 3 bytes for a Python
+ * file or manifest, whose code is all of it (decoded text is never shorter in UTF-8 than its
+ * bytes, a BOM aside); `fallback` for a notebook (its outputs do not count) or with no limit.
+ */
+export function sourceReadCap(maxFileSizeKB: number | undefined, notebook: boolean, fallback: number): number {
+  const limitKB = maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB;
+  if (notebook || !(limitKB > 0) || !Number.isFinite(limitKB)) return fallback;
+  return Math.min(fallback, Math.ceil(limitKB * 1024) + 3);
 }

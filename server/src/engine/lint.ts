@@ -104,7 +104,8 @@ export async function initEngine(): Promise<void> {
 
 /** Whether `code` is enabled by select/ignore (Ruff semantics: the longest matching prefix wins). */
 export function isEnabled(code: string, select: readonly string[] | undefined, ignore: readonly string[] | undefined): boolean {
-  const sel = select && select.length ? select : ["GPU"];
+  // No select: every rule, at the weakest level (ALL), so that `--ignore ALL` turns them all off.
+  const sel = select && select.length ? select : ["ALL"];
   const s = longestPrefix(code, sel);
   const i = longestPrefix(code, ignore ?? []);
   return s >= 0 && s > i;

@@ -9,6 +9,7 @@ import { loadExeca, killIfStarted } from "../../../client/src/gpu/nvidiaSmi";
 import { type GpuVendor, runEnvironment, type LaunchSpec } from "../../../common/src/run/launch";
 import { planLaunch, type PlanInventory } from "../../../common/src/run/plan";
 import { findProgram } from "../../../common/src/run/which";
+import { killAllGroups, liveGroupCount, OWN_GROUP, signalGroup, trackGroup } from "../../../common/src/run/processGroup";
 import type { AgentLauncher, RunEnd } from "../../../client/src/agents/core";
 import { readWorkspaceFile } from "../engine/workspaceFile";
 
@@ -54,16 +55,17 @@ export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; ven
     output += chunk.toString();
     if (output.length > 2 * KEEP_CHARS) output = output.slice(-KEEP_CHARS);
   };
-  const group = process.platform !== "win32";
+  const group = OWN_GROUP;
   const child = execa(spec.command, spec.args, { cwd: spec.cwd, env: runEnvironment(process.env, spec), extendEnv: false, detached: group, stdin: "ignore", buffer: false, reject: false });
+  // Remembered until it ends: the server's shutdown (stopAllRuns) and exit stop the group.
+  const forget = trackGroup(group ? child.pid : undefined);
   child.stdout?.on("data", keep);
   child.stderr?.on("data", keep);
   let timedOut = false;
   const signalAll = (signal: NodeJS.Signals) => {
-    // Never without a pid: process.kill(-undefined) / kill(0) would signal this server's own group.
-    if (group && child.pid !== undefined && child.pid > 0) {
-      try { process.kill(-child.pid, signal); } catch { /* already gone */ }
-    } else killIfStarted(child, signal);
+    // signalGroup never signals without a pid: kill(-0) would reach this server's own group.
+    if (group) signalGroup(child.pid, signal);
+    else killIfStarted(child, signal);
   };
   let killTimer: NodeJS.Timeout | undefined;
   const timer = setTimeout(() => {
@@ -72,6 +74,7 @@ export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; ven
     killTimer = setTimeout(() => signalAll("SIGKILL"), req.killAfterMs ?? 3000);
   }, req.timeoutSeconds * 1000);
   const r = await child;
+  forget();
   clearTimeout(timer);
   if (killTimer) clearTimeout(killTimer);
   const startError = r.failed && r.exitCode === undefined && r.signal === undefined ? (r.cause instanceof Error ? r.cause.message : r.shortMessage) : undefined;
@@ -82,4 +85,14 @@ export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; ven
     ...(timedOut ? { timedOut: true } : {}),
   };
   return { spec, vendor, end, output: output.length > KEEP_CHARS ? output.slice(-KEEP_CHARS) : output };
+}
+
+/**
+ * Stops every run still going (the server's shutdown): SIGTERM to each process group, SIGKILL to
+ * those still there after `graceMs` ms. Resolves when the last signal is sent.
+ */
+export async function stopAllRuns(graceMs = 2000): Promise<void> {
+  if (killAllGroups("SIGTERM") === 0) return;
+  for (const end = Date.now() + graceMs; liveGroupCount() > 0 && Date.now() < end;) await new Promise((r) => setTimeout(r, 50));
+  killAllGroups("SIGKILL");
 }

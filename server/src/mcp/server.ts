@@ -12,13 +12,13 @@
  * the server was started with `--allow-run`. A bad input is an error result (`isError: true`) with
  * a sentence saying what is wrong; the server never exits for one.
  */
-import { isAbsolute, resolve } from "node:path";
+import { realpathSync } from "node:fs";
+import { basename, dirname, isAbsolute, relative, resolve, sep } from "node:path";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, DESCRIPTIONS, formatFindings, formatGpuList, formatPick,
-  formatRunResult, INPUT_SCHEMAS, resolveRunGpus, TOOL, type ToolName,
+  formatRunResult, INPUT_SCHEMAS, notRunnable, resolveRunGpus, TOOL, type ToolName,
 } from "../../../client/src/agents/core";
 import { DEFAULT_PICK_POLICY, pickFreeGpus } from "../../../client/src/gpu/policy";
 import { queryInventory, type Inventory, type ProcessDetails } from "../../../client/src/gpu/nvidiaSmi";
@@ -29,7 +29,8 @@ import { describeProcesses } from "../../../client/src/gpu/procinfo";
 import { initEngine, type LintOptions } from "../engine/lint";
 import { resolveLintOptions } from "../engine/options";
 import { checkFileOnDisk } from "../agentCheck";
-import { runToEnd } from "./run";
+import { runToEnd, stopAllRuns } from "./run";
+import { LineTransport } from "./transport";
 
 /** Options of {@link startMcpServer} (the `gpu-pilot mcp` flags). */
 export interface McpOptions {
@@ -104,11 +105,20 @@ export class McpTools {
     }
   }
 
+  /** The inventory query under way: calls that come meanwhile share it (one nvidia-smi at a time). */
+  private inventoryQuery?: Promise<{ inv: Inventory; details: ProcessDetails[] } | { error: string }>;
+
   /**
    * The GPUs now: from nvidia-smi; when it is not installed (by its bare name) and amd-smi or
    * rocm-smi is on PATH, from that AMD tool, as the GPU view does (the inventory's `vendor` is then `amd`).
+   * Calls made while a query is under way share it.
    */
-  private async inventory(): Promise<{ inv: Inventory; details: ProcessDetails[] } | { error: string }> {
+  private inventory(): Promise<{ inv: Inventory; details: ProcessDetails[] } | { error: string }> {
+    this.inventoryQuery ??= this.queryInventory().finally(() => { this.inventoryQuery = undefined; });
+    return this.inventoryQuery;
+  }
+
+  private async queryInventory(): Promise<{ inv: Inventory; details: ProcessDetails[] } | { error: string }> {
     const { nvidiaSmi, nvidiaSmiTimeoutMs: timeoutMs } = this.options;
     let r = await queryInventory({ path: nvidiaSmi, timeoutMs });
     let tool = `nvidia-smi (${nvidiaSmi})`;
@@ -138,6 +148,20 @@ export class McpTools {
     return text(outcome.text, outcome.ids.length === 0);
   }
 
+  /**
+   * `path` (relative ones against --root) if it lies inside the root after links are followed:
+   * `file` as asked, `real` the path to read. Else an error sentence naming the root.
+   */
+  private confine(tool: string, path: string): { file: string; real: string } | { error: string } {
+    const file = isAbsolute(path) ? path : resolve(this.options.root, path);
+    const real = realOf(file);
+    const rel = relative(realOf(this.options.root), real);
+    if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
+      return { error: `${tool}: ${file} is outside the root ${this.options.root} (--root): this server reads and runs only files below it` };
+    }
+    return { file, real };
+  }
+
   private lintOptions = (machine: LintOptions["machine"]) => (file: string): LintOptions => {
     const { options } = resolveLintOptions(file, {}, "filesystemFirst", {});
     return { ...options, machine };
@@ -146,12 +170,14 @@ export class McpTools {
   private async checkFile(input: unknown): Promise<CallToolResult> {
     const c = checkCheckInput(input);
     if ("error" in c) return text(c.error, true);
-    const file = isAbsolute(c.value.path) ? c.value.path : resolve(this.options.root, c.value.path);
+    const where = this.confine(TOOL.checkFile, c.value.path);
+    if ("error" in where) return text(where.error, true);
+    const file = where.file;
     await initEngine();
     const q = await this.inventory();
     // Without nvidia-smi the machine-aware rule (GPU017) stays silent, as in the editor.
     const machine = "error" in q ? { gpuCount: null, uuids: [] } : { gpuCount: q.inv.gpus.length, uuids: q.inv.gpus.map((g) => g.uuid) };
-    const r = checkFileOnDisk(file, this.lintOptions(machine));
+    const r = checkFileOnDisk(where.real, this.lintOptions(machine));
     if (!r.ok) return text(`${TOOL.checkFile}: ${r.error}`, true);
     return text(formatFindings(file, r.findings));
   }
@@ -160,19 +186,37 @@ export class McpTools {
     if (!this.options.allowRun) return text(`${TOOL.runOnGpus} is off: this MCP server was started without --allow-run, so it runs nothing. Restart it as "gpu-pilot mcp --allow-run" to let it run files (each run executes the file's code).`, true);
     const c = checkRunInput(input);
     if ("error" in c) return text(c.error, true);
+    const where = this.confine(TOOL.runOnGpus, c.value.path);
+    if ("error" in where) return text(where.error, true);
+    const refused = notRunnable(where.file) ?? notRunnable(where.real);
+    if (refused) return text(refused, true);
     const q = await this.inventory();
     if ("error" in q) return text(q.error, true);
     const ids = resolveRunGpus(c.value.gpus, q.inv);
     if ("error" in ids) return text(ids.error, true);
-    const file = isAbsolute(c.value.path) ? c.value.path : resolve(this.options.root, c.value.path);
-    const r = await runToEnd({ ...c.value, file, deviceIds: ids.value, interpreter: this.options.python, cwd: this.options.root, inventory: q.inv });
+    const file = where.file;
+    const r = await runToEnd({ ...c.value, file: where.real, deviceIds: ids.value, interpreter: this.options.python, cwd: this.options.root, inventory: q.inv });
     if ("error" in r) return text(`${TOOL.runOnGpus}: ${r.error}`, true);
     return text(formatRunResult({ file, launcher: c.value.launcher, visibleDevices: r.spec.visibleDevices, vendor: r.vendor, command: [r.spec.command, ...r.spec.args] }, r.end, r.output, c.value.timeoutSeconds), r.end.exitCode !== 0);
   }
 }
 
+/** `path`'s real path (links followed); for a missing file, its folder's real path joined with its name. */
+function realOf(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    try {
+      return resolve(realpathSync(dirname(path)), basename(path));
+    } catch {
+      return resolve(path);
+    }
+  }
+}
+
 /**
- * Serves the tools on stdin/stdout until stdin closes.
+ * Serves the tools on stdin/stdout until stdin closes or a SIGTERM, SIGINT or SIGHUP comes; then
+ * stops the runs still going (their process groups: SIGTERM, SIGKILL 2 s later).
  * @returns when the transport has closed.
  */
 export async function startMcpServer(options: McpOptions, version: string): Promise<void> {
@@ -180,12 +224,15 @@ export async function startMcpServer(options: McpOptions, version: string): Prom
   const server = new Server({ name: "gpu-pilot", version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.list() }));
   server.setRequestHandler(CallToolRequestSchema, (req) => tools.call(req.params.name, req.params.arguments));
-  const transport = new StdioServerTransport();
+  const transport = new LineTransport();
   const closed = new Promise<void>((done) => {
     transport.onclose = () => done();
-    process.stdin.once("end", () => done());
   });
+  for (const [signal, n] of [["SIGTERM", 15], ["SIGINT", 2], ["SIGHUP", 1]] as const) {
+    process.once(signal, () => void stopAllRuns().finally(() => process.exit(128 + n)));
+  }
   await server.connect(transport);
   await closed;
+  await stopAllRuns();
   await server.close();
 }

@@ -208,13 +208,34 @@ function requiredText(field: string, value: string): string {
   return value;
 }
 
-/** A required non-negative integer; throws FieldError otherwise. */
+/** Largest GPU index taken (a 400-digit one would be Infinity; 2^53 + 1 loses its last digit). */
+const MAX_INDEX = 2 ** 31 - 1;
+
+/** A required non-negative integer below 2^31; throws FieldError otherwise. */
 function integer(field: string, value: string): number {
   if (!/^\d+$/.test(value)) {
     if (isPlaceholder(value)) throw new FieldError(`${field} is "${value}"`);
     throw new FieldError(`${field} is "${value}", expected a whole number`);
   }
-  return Number(value);
+  const n = Number(value);
+  if (n > MAX_INDEX) throw new FieldError(`${field} is "${value}", expected a whole number below 2^31`);
+  return n;
+}
+
+/**
+ * Remembers the GPUs seen (by index and UUID): the function returns why a GPU is a repeat
+ * (one GPU listed twice: the first is kept), or undefined the first time. `line` is the 1-based line.
+ */
+function gpuRegistry() {
+  const byIndex = new Map<number, number>();
+  const byUuid = new Map<string, number>();
+  return (g: { index: number; uuid: string }, line: number): string | undefined => {
+    const again = byIndex.has(g.index) ? `GPU index ${g.index} again (line ${byIndex.get(g.index)})` : byUuid.has(g.uuid.toLowerCase()) ? `GPU ${g.uuid} again (line ${byUuid.get(g.uuid.toLowerCase())})` : undefined;
+    if (again) return `${again}: ignored`;
+    byIndex.set(g.index, line);
+    byUuid.set(g.uuid.toLowerCase(), line);
+    return undefined;
+  };
 }
 
 /**
@@ -232,6 +253,7 @@ function integer(field: string, value: string): number {
 export function parseQueryGpu(csv: string): Parsed<Gpu> {
   const rows: Gpu[] = [];
   const problems: ParseProblem[] = [];
+  const firstSeen = gpuRegistry();
   for (const { line, text: t } of lines(csv)) {
     const f = splitFields(t);
     if (f[0] === "index") {
@@ -248,7 +270,7 @@ export function parseQueryGpu(csv: string): Parsed<Gpu> {
       continue;
     }
     try {
-      rows.push({
+      const gpu: Gpu = {
         index: integer("index", f[0]),
         uuid: requiredText("uuid", f[1]),
         name: requiredText("name", f[2]),
@@ -270,7 +292,10 @@ export function parseQueryGpu(csv: string): Parsed<Gpu> {
         clockMaxSmMHz: num("clocks.max.sm", f[18], "MHz"),
         pstate: text(f[19]),
         ...(f.some((v) => /^\[GPU is lost\]$/i.test(v)) ? { lost: true as const } : {}),
-      });
+      };
+      const again = firstSeen(gpu, line);
+      if (again) problems.push({ line, text: t, reason: again });
+      else rows.push(gpu);
     } catch (e) {
       if (!(e instanceof FieldError)) throw e;
       problems.push({ line, text: t, reason: e.message });
@@ -385,10 +410,14 @@ export function parseListGpus(text: string): { gpus: ListedGpu[]; mig: MigDevice
   const gpus: ListedGpu[] = [];
   const mig: MigDevice[] = [];
   const problems: ParseProblem[] = [];
+  const firstSeen = gpuRegistry();
   for (const { line, text: t } of lines(text)) {
     const g = /^GPU (\d+): (.*?) \(UUID: (GPU-[^)\s]+)\)$/.exec(t);
     if (g) {
-      gpus.push({ index: Number(g[1]), name: g[2], uuid: g[3] });
+      const gpu = { index: Number(g[1]), name: g[2], uuid: g[3] };
+      const bad = gpu.index > MAX_INDEX ? "GPU index too large" : firstSeen(gpu, line);
+      if (bad) problems.push({ line, text: t, reason: bad });
+      else gpus.push(gpu);
       continue;
     }
     const m = /^MIG\s+(\S+)\s+Device\s+(\d+):\s+\(UUID:\s+(MIG-[^)\s]+)\)$/.exec(t);
