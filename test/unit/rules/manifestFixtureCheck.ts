@@ -43,16 +43,16 @@ export function expectedManifestLines(text: string, kind: ManifestKind, code: st
   return out;
 }
 
-/** Lints manifest text, failing the test on a rule failure. */
-export function lintManifestText(text: string, kind: ManifestKind, options: LintOptions = {}): LintDiagnostic[] {
-  const r = lintManifest(text, kind, options);
+/** Lints manifest text (as the file `file`, when given), failing the test on a rule failure. */
+export function lintManifestText(text: string, kind: ManifestKind, options: LintOptions = {}, file?: string): LintDiagnostic[] {
+  const r = lintManifest(text, kind, options, file ? { file } : {});
   if (r.ruleFailures.length) throw new Error(`rule failures: ${JSON.stringify(r.ruleFailures)}`);
   return r.diagnostics;
 }
 
 /** Lints manifest text and keeps only one code. */
-export function lintManifestCode(text: string, kind: ManifestKind, code: string, options: LintOptions = {}): LintDiagnostic[] {
-  return lintManifestText(text, kind, options).filter((d) => d.code === code);
+export function lintManifestCode(text: string, kind: ManifestKind, code: string, options: LintOptions = {}, file?: string): LintDiagnostic[] {
+  return lintManifestText(text, kind, options, file).filter((d) => d.code === code);
 }
 
 /** Applies a diagnostic's fix to manifest text, asserting the YAML gains no error. */
@@ -63,20 +63,24 @@ export function applyManifestFix(text: string, kind: ManifestKind, d: LintDiagno
   return out;
 }
 
-/** Registers the fixture tests of a manifest rule. */
-export function manifestFixtureTests(code: string, options: LintOptions = {}): void {
+/**
+ * Registers the fixture tests of a manifest rule. `asFiles`: each fixture is linted as the file it
+ * is (for a rule that reads the files a launch line names beside it: GPU042); otherwise as text alone.
+ */
+export function manifestFixtureTests(code: string, options: LintOptions = {}, asFiles = false): void {
   const files = manifestFixtureFiles(code);
+  const at = (name: string) => (asFiles ? join(ROOT, "test", "fixtures", "rules", code, name) : undefined);
   test(`${code} has manifest fixtures`, () => assert.ok(files.length > 0));
   for (const f of files) {
     test(`${code} fixture ${f.name}: reports exactly the annotated lines`, () => {
-      const got = lintManifestCode(f.text, f.kind, code, options).map((d) => d.range.start.line + 1);
+      const got = lintManifestCode(f.text, f.kind, code, options, at(f.name)).map((d) => d.range.start.line + 1);
       assert.deepEqual([...new Set(got)].sort((a, b) => a - b), expectedManifestLines(f.text, f.kind, code));
     });
     test(`${code} fixture ${f.name}: each fix keeps the file valid and is not offered again`, () => {
       const same = (ds: LintDiagnostic[], d: LintDiagnostic) => ds.filter((x) => x.fix?.title === d.fix!.title && x.message === d.message).length;
-      const before = lintManifestCode(f.text, f.kind, code, options);
+      const before = lintManifestCode(f.text, f.kind, code, options, at(f.name));
       for (const d of before.filter((x) => x.fix)) {
-        const after = lintManifestCode(applyManifestFix(f.text, f.kind, d), f.kind, code, options);
+        const after = lintManifestCode(applyManifestFix(f.text, f.kind, d), f.kind, code, options, at(f.name));
         assert.ok(same(after, d) < same(before, d), `${f.name}:${d.range.start.line + 1} "${d.fix!.title}" is offered again after applying it`);
       }
     });

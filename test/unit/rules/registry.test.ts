@@ -6,7 +6,8 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { existsSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, lint, expectedLines, fixtureFiles, applyFix } from "../helpers";
 import { RULES } from "../../../server/src/engine/rules/index";
@@ -134,9 +135,19 @@ test("docs/rules/README.md indexes exactly the registered rules", () => {
  * with a two-GPU machine so that machine-aware rules can speak.
  */
 /** A manifest example's codes: a Dockerfile, a Slurm job script, or YAML linted both as Kubernetes and as compose (preview on). */
+/**
+ * A project folder for the manifest examples: a shell example is linted as `example.sh` in it,
+ * beside the `train.py` the examples launch (GPU042 reads the script a launch line names).
+ */
+const EXAMPLE_DIR = (() => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-examples-"));
+  writeFileSync(join(dir, "train.py"), "print('training')\n");
+  return dir;
+})();
+
 function manifestCodes(text: string, language: string): string[] {
   const kinds: ManifestKind[] = language === "dockerfile" ? ["dockerfile"] : language === "bash" ? ["jobscript"] : ["yaml", "compose"];
-  return kinds.flatMap((k) => lintManifest(text, k, { preview: true }).diagnostics.map((d) => d.code));
+  return kinds.flatMap((k) => lintManifest(text, k, { preview: true }, k === "jobscript" ? { file: join(EXAMPLE_DIR, "example.sh") } : {}).diagnostics.map((d) => d.code));
 }
 
 async function lintExample(text: string, code: string): Promise<string[]> {

@@ -11,6 +11,8 @@
  *   `--num_machines` nodes, `--gpu_ids` (which accelerate writes into CUDA_VISIBLE_DEVICES),
  *   `--config_file` (an accelerate YAML read by the caller);
  * - `deepspeed`: `--num_gpus` per node, `--include localhost:0,1`;
+ * - `colossalai run`: `--nproc_per_node` per node, passed on to torch's launcher
+ *   (hpcaitech/ColossalAI 4f9953be, colossalai/cli/launcher/run.py: `f"--nproc_per_node={nproc_per_node}"`);
  * - anything else (`python train.py`, a console script) is `other`: one process, not read.
  *
  * Prefixes unwrapped: `VAR=value cmd`, `env [-i] [-u NAME] VAR=value cmd`, `nohup`, `exec`, `srun
@@ -22,7 +24,7 @@ import { launchOf, optionValue } from "../manifests/jobscript";
 import type { ShellCommand } from "../manifests/shell";
 
 /** The launchers told apart. */
-export type Launcher = "torchrun" | "accelerate" | "deepspeed" | "other";
+export type Launcher = "torchrun" | "accelerate" | "deepspeed" | "colossalai" | "other";
 
 /** An option's value with the words that hold it (one word for `--x=v`, two for `--x v`). */
 export interface OptionValue {
@@ -55,6 +57,10 @@ export interface LaunchLine {
   exclude: OptionValue | null;
   /** accelerate `--config_file`. */
   configFile: OptionValue | null;
+  /** The program the launcher starts (the word after its own options: a script path, or a module after `-m`); null when none is written. */
+  script: ShellWord | null;
+  /** The words after {@link script}: the program's arguments, which the launcher passes on unread. */
+  scriptArgs: ShellWord[];
 }
 
 /** Whether a word names a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
@@ -77,6 +83,7 @@ function launcherOf(words: readonly ShellWord[]): { launcher: Launcher; from: nu
   if (b === "accelerate" && words[1]?.value === "launch") return { launcher: "accelerate", from: 2 };
   if (b === "accelerate-launch") return { launcher: "accelerate", from: 1 };
   if (b === "deepspeed") return { launcher: "deepspeed", from: 1 };
+  if (b === "colossalai" && words[1]?.value === "run") return { launcher: "colossalai", from: 2 };
   if (isPython(first)) {
     // python [-u -O -B ...] -m module
     for (let k = 1; k < words.length; k++) {
@@ -162,10 +169,13 @@ export function parseLaunchLine(words: readonly ShellWord[], assignments: Readon
     break;
   }
   const { launcher, from } = launcherOf(rest);
-  const empty: LaunchLine = { launcher, words: rest, underSrun, inlineEnv, clearsEnv, processes: null, machines: null, gpuIds: null, exclude: null, configFile: null };
-  if (launcher === "other") return empty;
+  const none: LaunchLine = { launcher, words: rest, underSrun, inlineEnv, clearsEnv, processes: null, machines: null, gpuIds: null, exclude: null, configFile: null, script: null, scriptArgs: [] };
+  if (launcher === "other") return none;
   const opts = launcherOptions(rest, from);
-  if (launcher === "torchrun") {
+  const at = from + opts.length;
+  const script = rest[at] && rest[at].value !== "--" ? rest[at] : null;
+  const empty: LaunchLine = { ...none, script, scriptArgs: script ? rest.slice(at + 1) : [] };
+  if (launcher === "torchrun" || launcher === "colossalai") {
     return { ...empty, processes: optionValue(opts, ["--nproc_per_node", "--nproc-per-node"]) };
   }
   if (launcher === "accelerate") {

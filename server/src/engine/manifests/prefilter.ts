@@ -41,16 +41,17 @@ export const YAML_TRIGGERS: Readonly<Record<string, (text: string, kind: "compos
   GPU025: () => false,
   // A launcher in a container's command (compose, Kubernetes), or an accelerate config (num_processes with gpu_ids).
   GPU040: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
+  GPU042: (t) => mentionsLauncher(t),
 };
 
 /**
- * Whether a text names a launcher that GPU040 reads (launch/commandLine.ts): `torchrun`,
- * `torch.distributed.run|launch`, `accelerate`, `deepspeed`. A shell script without `#SBATCH` is
+ * Whether a text names a launcher that GPU040 and GPU042 read (launch/commandLine.ts): `torchrun`,
+ * `torch.distributed.run|launch`, `accelerate`, `deepspeed`, `colossalai run`. A shell script without `#SBATCH` is
  * linted only when this holds; a YAML file is parsed for GPU040 only when this (or an accelerate
  * config's keys) holds.
  */
 export function mentionsLauncher(text: string): boolean {
-  return text.includes("torchrun") || text.includes("torch.distributed.") || text.includes("accelerate") || text.includes("deepspeed");
+  return text.includes("torchrun") || text.includes("torch.distributed.") || text.includes("accelerate") || text.includes("deepspeed") || text.includes("colossalai");
 }
 
 /**

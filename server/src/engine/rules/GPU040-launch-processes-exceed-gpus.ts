@@ -17,7 +17,7 @@ const DEEPSPEED_DOC = "DeepSpeed, deepspeed/launcher/runner.py (microsoft/DeepSp
 const GROUND_TRUTH = "ground-truth.md: `cuda:1` with one visible GPU raises 'invalid device ordinal'; docs/ground-truth.md (GPU011): two torchrun ranks on one GPU make NCCL fail ('invalid usage')";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-const LAUNCHER_NAME = { torchrun: "torchrun", accelerate: "accelerate launch", deepspeed: "deepspeed", other: "" } as const;
+const LAUNCHER_NAME = { torchrun: "torchrun", accelerate: "accelerate launch", deepspeed: "deepspeed", colossalai: "colossalai run", other: "" } as const;
 
 /** The accelerate config values a launch reads (`--config_file`), or from an accelerate YAML file. */
 interface AccelerateConfig { numProcesses: number | null; numMachines: number | null; gpuIds: string | null; file: string }

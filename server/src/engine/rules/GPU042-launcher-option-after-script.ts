@@ -1,0 +1,102 @@
+import { dirname, isAbsolute, join } from "node:path";
+import type { ManifestRuleContext, Rule } from "../rule";
+import type { ShellWord } from "../manifests/shell";
+import { resolveLiteral } from "../manifests/jobscript";
+import { readWorkspaceText } from "../workspaceFile";
+import { launchesOf } from "../launch/sources";
+import type { Launcher } from "../launch/commandLine";
+
+const TORCHRUN_DOC = "torchrun (https://pytorch.org/docs/stable/elastic/run.html), usage: `torchrun [--nnodes ...] [--nproc-per-node ...] ... training_script [training_script_args ...]`; the arguments after the script are the script's";
+const DEEPSPEED_DOC = "DeepSpeed, deepspeed/launcher/runner.py (microsoft/DeepSpeed): `parser.add_argument(\"user_script\", ...)` then `parser.add_argument('user_args', nargs=argparse.REMAINDER)`: every word after the script goes to it; without `--include`/`--num_gpus` the runner uses every GPU of the node (DeepSpeed Getting Started, Resource Configuration: \"By default, DeepSpeed will use all available GPUs\")";
+const ACCELERATE_DOC = "Accelerate, The Command Line (https://huggingface.co/docs/accelerate/package_reference/cli): `accelerate launch [arguments] {training_script} --{training_script-argument-1} ...`";
+const COLOSSALAI_DOC = "ColossalAI, colossalai/cli/launcher/__init__.py (hpcaitech/ColossalAI 4f9953be): `@click.argument(\"user_script\")` then `@click.argument(\"user_args\", nargs=-1)`";
+
+/**
+ * Options of each launcher that configure the launch itself (how many processes, which GPUs,
+ * which nodes), by spelling. Written after the script, they reach the script instead.
+ * torchrun: torch/distributed/run.py; deepspeed: deepspeed/launcher/runner.py; accelerate:
+ * accelerate/commands/launch.py; colossalai: colossalai/cli/launcher/__init__.py.
+ */
+const LAUNCH_OPTIONS: Record<Exclude<Launcher, "other">, readonly string[]> = {
+  torchrun: ["--nproc_per_node", "--nproc-per-node", "--nnodes", "--node_rank", "--node-rank", "--standalone", "--rdzv_endpoint", "--rdzv-endpoint", "--rdzv_backend", "--rdzv-backend", "--master_addr", "--master-addr", "--master_port", "--master-port"],
+  deepspeed: ["--include", "--exclude", "--num_gpus", "--num_accelerators", "--num_nodes", "--hostfile"],
+  accelerate: ["--num_processes", "--num-processes", "--num_machines", "--num-machines", "--gpu_ids", "--gpu-ids", "--multi_gpu", "--multi-gpu", "--machine_rank", "--machine-rank", "--main_process_port", "--main-process-port"],
+  colossalai: ["--nproc_per_node", "--include", "--exclude", "--num_nodes", "--hostfile", "--host"],
+};
+const LAUNCHER_NAME: Record<Exclude<Launcher, "other">, string> = { torchrun: "torchrun", deepspeed: "deepspeed", accelerate: "accelerate launch", colossalai: "colossalai run" };
+const DEFAULT_EFFECT: Record<Exclude<Launcher, "other">, string> = {
+  torchrun: "torchrun uses its defaults (one process, a single node)",
+  deepspeed: "deepspeed uses its defaults (a process on every GPU of the node)",
+  accelerate: "accelerate uses its defaults (its config file, else one process)",
+  colossalai: "colossalai run uses its defaults",
+};
+
+/** Where a script named in a launch line is, as a file: relative to the script's folder, then up to three folders above it. */
+function scriptText(file: string | null, path: string): string | null {
+  if (!file || path.includes("$") || path.startsWith("~") || !path.endsWith(".py")) return null;
+  const candidates = isAbsolute(path) ? [path] : [0, 1, 2, 3].map((k) => { let d = dirname(file); for (let i = 0; i < k; i++) d = dirname(d); return join(d, path); });
+  for (const c of candidates) {
+    const read = readWorkspaceText(c, 4 * 1024 * 1024);
+    if ("text" in read) return read.text;
+  }
+  return null;
+}
+
+/** Whether the script's text names the option (`--num_gpus` as `num_gpus` or `num-gpus`): it may take it itself. */
+function scriptNames(text: string, option: string): boolean {
+  const bare = option.replace(/^-+/, "");
+  return [bare, bare.replace(/-/g, "_"), bare.replace(/_/g, "-")].some((n) => new RegExp(`(^|[^A-Za-z0-9_-])${n.replace(/[-]/g, "\\-")}($|[^A-Za-z0-9_-])`).test(text));
+}
+
+/** GPU042: a launcher's own option written after the script, where it goes to the script. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU042",
+    name: "launcher-option-after-script",
+    severity: "warning",
+    fixable: false,
+    docs: {
+      what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `deepspeed`, `accelerate launch`, `colossalai run`) in shell scripts, Slurm job scripts, Dockerfiles, compose files and Kubernetes manifests, and reports an option of the launcher itself (`--nproc_per_node`, `--nnodes`, `--include`, `--num_gpus`, `--num_processes`, `--gpu_ids`, ...) written after the training script, when the script is a file of the project that does not name that option.",
+      why: "Each of these launchers takes its own options before the script and hands every word after the script to the script: torchrun's usage is `torchrun [options] training_script [training_script_args ...]`, DeepSpeed's runner declares `user_args` with `argparse.REMAINDER` after `user_script`, accelerate's is `accelerate launch [arguments] {training_script} --{training_script-argument-1}`, and colossalai run's `user_args` follows `user_script`. So `deepspeed train.py --include localhost:0,1` starts a process on every GPU of the node (DeepSpeed's default) and passes `--include` to train.py, which rejects it or ignores it.",
+      example: "#!/bin/bash\ndeepspeed train.py --include localhost:0,1 --deepspeed ds.json   # GPU042: --include goes to train.py\n",
+      fix: "#!/bin/bash\ndeepspeed --include localhost:0,1 train.py --deepspeed ds.json\n",
+      whenNotToCare: "When the script takes an option of the same name for itself: the rule is silent when the script's text names the option (`num_gpus`, `--num-gpus`), and when the script is not a `.py` file of the project it can read (a module run with `-m`, a path in a variable, a script elsewhere). Words after `--` are not read.",
+      references: [TORCHRUN_DOC, DEEPSPEED_DOC, ACCELERATE_DOC, COLOSSALAI_DOC],
+      language: "bash",
+    },
+  },
+  check: () => undefined,
+  checkManifest(ctx) {
+    const literals = ctx.manifest.jobscript?.literals ?? new Map<string, string>();
+    for (const f of launchesOf(ctx.manifest)) {
+      const l = f.line;
+      if (l.launcher === "other" || !l.script) continue;
+      const late = lateOptions(l.launcher, l.scriptArgs);
+      if (!late.length) continue;
+      const text = scriptText(ctx.file, resolveLiteral(l.script.value, literals) ?? "$");
+      if (text === null) continue;
+      for (const w of late) {
+        const option = w.value.split("=")[0];
+        if (scriptNames(text, option)) continue;
+        report(ctx, l.launcher, w, option, l.script.value);
+      }
+    }
+  },
+};
+
+/** The words after the script that are the launcher's own options (up to a `--`). */
+function lateOptions(launcher: Exclude<Launcher, "other">, args: readonly ShellWord[]): ShellWord[] {
+  const out: ShellWord[] = [];
+  for (const w of args) {
+    if (w.value === "--") break;
+    if (LAUNCH_OPTIONS[launcher].includes(w.value.split("=")[0])) out.push(w);
+  }
+  return out;
+}
+
+function report(ctx: ManifestRuleContext, launcher: Exclude<Launcher, "other">, w: ShellWord, option: string, script: string): void {
+  ctx.report({
+    range: ctx.manifest.src.range(w.start, w.end),
+    message: `${option} comes after the script ${script}, so ${LAUNCHER_NAME[launcher]} passes it to ${script} (which does not name it) instead of reading it: ${DEFAULT_EFFECT[launcher]}; write it before ${script}`,
+  });
+}
