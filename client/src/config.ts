@@ -20,7 +20,7 @@ export const SERVER_RESTART_KEYS: readonly string[] = [`${SECTION}.eagerInitModu
 export const NVIDIA_SMI_KEYS: readonly string[] = [`${SECTION}.nvidiaSmiPath`, `${SECTION}.nvidiaSmiTimeoutMs`];
 
 /** package.json's default for gpuPilot.eagerInitModules: the init catalogue's list (server/src/engine/initCatalogue.json; frameworkTable.test.ts holds package.json to it). */
-const DEFAULT_EAGER = ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "flash_attn", "kornia", "monai"];
+const DEFAULT_EAGER = ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "unsloth", "flash_attn", "kornia", "monai"];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
