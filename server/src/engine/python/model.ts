@@ -128,9 +128,13 @@ export interface ModelOptions {
   project?: ProjectLookup;
   /**
    * Walk the module as an import runs it (python/project.ts): `if __name__ == "__main__":` blocks
-   * are skipped, and every module function gets its own timeline, also those the module calls.
+   * are skipped, and no reads are collected. `"module"`: the module level only (no function
+   * timelines); `"functions"`: also every module function as its own timeline, including those the
+   * module calls (methods are not walked).
    */
-  asImported?: boolean;
+  asImported?: "module" | "functions";
+  /** With `asImported: "functions"`: walk only these module functions. */
+  onlyFunctions?: ReadonlySet<string>;
 }
 
 /** What a project module or function does to CUDA, as python/project.ts found it in its source. */
@@ -842,7 +846,8 @@ class TimelineWalker {
     if (this.memo) this.walkKept(this.memo);
     else this.walkStatements(this.module.statements, 0, false);
     this.flushMagics(Number.MAX_SAFE_INTEGER);
-    const functionTimelines = this.uncalledFunctions();
+    const functionTimelines = this.options.asImported === "module" ? [] : this.uncalledFunctions();
+    if (this.options.asImported) return { events: this.events, calls: this.calls, functionTimelines };
     // Reads anywhere in the file (for GPU005 and GPU007).
     const words = envWordsOf(this.b);
     const reads = this.memo ? this.readsKept(this.memo, words) : envReadsOf(this.mentions, this.q.isEnviron, this.q.resolve, words);
@@ -852,10 +857,10 @@ class TimelineWalker {
 
   /** The walk state a statement's events depend on besides the names it looks up. */
   private stateKey(): string {
-    const flags = +this.nvmlCheck | (+this.kinetoDaemon << 1) | (+this.torchLoaded << 2);
+    const flags = +this.nvmlCheck | (+this.kinetoDaemon << 1) | (+this.torchLoaded << 2) | (+this.projectWanted() << 3);
     const k = this.keyKept;
     if (k && k.flags === flags && k.inlined === this.inlinedVersion) return k.key;
-    const key = `${+this.nvmlCheck}${+this.kinetoDaemon}${+this.torchLoaded}|${[...this.inlined].join(",")}`;
+    const key = `${+this.nvmlCheck}${+this.kinetoDaemon}${+this.torchLoaded}${flags >> 3}|${[...this.inlined].join(",")}`;
     this.keyKept = { flags, inlined: this.inlinedVersion, key };
     return key;
   }
@@ -876,6 +881,7 @@ class TimelineWalker {
   private walkKept(memo: Memo): void {
     for (const f of memo.facts) {
       if (f.type === "comment") continue;
+      this.topStart = f.node.startIndex;
       if (this.magicQueue.length) this.flushMagics(f.node.startPosition.row);
       const entry = this.stateKey();
       if (f.main?.entry === entry) this.replay(memo, f.main);
@@ -936,8 +942,11 @@ class TimelineWalker {
   private uncalledFunctions(): FunctionTimeline[] {
     const out: FunctionTimeline[] = [];
     for (const [name, def] of this.b.functions) {
-      if (this.everInlined.has(name) && !this.options.asImported) continue;
+      if (this.everInlined.has(name) && this.options.asImported !== "functions") continue;
+      if (this.options.onlyFunctions && !this.options.onlyFunctions.has(name)) continue;
       const at = this.events.length, callsAt = this.calls.length;
+      this.timelineStart = at;
+      this.ownRange = [def.startIndex, def.endIndex];
       // A kept record was made from this subtree (same text), which had a body: no need to ask.
       // The record is keyed by the walk state, the name and where the definition sits in its
       // statement, compared field by field (a key string per function and keystroke was ~60 bytes
@@ -960,7 +969,8 @@ class TimelineWalker {
       out.push({ def, events: this.events.splice(at) });
       this.calls.length = callsAt;
     }
-    out.push(...this.objectLives());
+    if (!this.options.asImported) out.push(...this.objectLives());
+    this.ownRange = null;
     return out;
   }
 
@@ -980,6 +990,7 @@ class TimelineWalker {
       const methods = this.methodsOf(cls);
       for (const [name, def] of methods) {
         if (name === "__post_init__" || this.everInlined.has(`${cls}.${name}`) || isStaticOrClassMethod(def)) continue;
+        this.ownRange = [node.startIndex, node.endIndex];
         const at = this.events.length, callsAt = this.calls.length;
         if (name !== "__init__") this.construct(cls, 0);
         this.inlineMethod(cls, name, 0);
@@ -1052,7 +1063,7 @@ class TimelineWalker {
   private walkStatements(statements: ReadonlyArray<SyntaxNode | null>, depth: number, inFunction: boolean, nested = false): void {
     for (const s of statements) {
       if (!s || s.type === "comment") continue;
-      if (depth === 0 && !nested) this.flushMagics(s.startPosition.row);
+      if (depth === 0 && !nested) { this.flushMagics(s.startPosition.row); this.topStart = s.startIndex; }
       this.walkStatement(s, depth, inFunction, nested);
     }
   }
@@ -1107,7 +1118,7 @@ class TimelineWalker {
     for (const [, path] of importBindings(stmt)) {
       const framework = frameworkOfModule(path);
       const eager = isEagerInitModule(path, this.options.eagerInitModules);
-      const own = !framework && !eager && !ownInit ? this.options.project?.moduleInit(path) : null;
+      const own = !framework && !eager && !ownInit && this.projectWanted() ? this.options.project!.moduleInit(path) : null;
       if (framework || eager || own) this.events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager || !!own });
       if (own) {
         ownInit = true;
@@ -1150,10 +1161,47 @@ class TimelineWalker {
     }
   }
 
+  /** Where the timeline being walked starts in `events` (0: the module level; a function's own timeline: where it began). */
+  private timelineStart = 0;
+  /**
+   * Whether the project's modules are worth asking about now: not when walking a module as an
+   * import runs it (python/project.ts) and its timeline already has an init (only the first counts there).
+   */
+  private projectWanted(): boolean {
+    if (!this.options.project) return false;
+    if (!this.options.asImported) {
+      // The linted file: an init matters before an environment write. The module level asks up to
+      // its last top-level statement that writes (every statement when a write sits in a function
+      // or class, which may be called from anywhere); a function's own timeline asks only when the
+      // function (or the class of a method) holds a write.
+      const w = this.writeSpan();
+      return this.ownRange ? w.starts.some((x) => x >= this.ownRange![0] && x < this.ownRange![1]) : this.topStart <= w.limit;
+    }
+    for (let i = this.events.length - 1; i >= this.timelineStart; i--) if (this.events[i].kind === "init") return false;
+    return true;
+  }
+  /** Start offset of the top-level statement the module-level walk is in. */
+  private topStart = 0;
+  /** The function (or class, for a method's timeline) whose own timeline is walked; null at module level. */
+  private ownRange: [number, number] | null = null;
+  private writeSpanKept?: { limit: number; starts: number[] };
+  /** Where the file writes the environment: the starts of the writing statements, and the last top-level one's start (Infinity when one is in a def or class). */
+  private writeSpan(): { limit: number; starts: number[] } {
+    if (this.writeSpanKept) return this.writeSpanKept;
+    const writing = this.mentions.nodesIn("expression_statement", this.writeWords, true).filter((st) => envWritesOf(st, this.q.isEnviron, this.q.resolve).length > 0);
+    let limit = -1;
+    for (const st of writing) {
+      let top: SyntaxNode = st, inDef = false;
+      for (let p = st.parent; p && p.type !== "module"; p = p.parent) { top = p; if (p.type === "function_definition" || p.type === "class_definition" || p.type === "lambda") inDef = true; }
+      limit = inDef ? Infinity : Math.max(limit, top.startIndex);
+    }
+    return (this.writeSpanKept = { limit, starts: writing.map((st) => st.startIndex) });
+  }
+
   /** A call of a project function that initialises CUDA (python/project.ts), as an init event here; else null. */
   private projectCall(call: SyntaxNode, fn: SyntaxNode | null): InitEvent | null {
     const project = this.options.project;
-    if (!project || !fn || (fn.type !== "identifier" && fn.type !== "attribute")) return null;
+    if (!project || !fn || (fn.type !== "identifier" && fn.type !== "attribute") || !this.projectWanted()) return null;
     const path = this.q.resolve(fn);
     if (!path || path.includes("()")) return null;
     const own = project.callableInit(path);

@@ -36,6 +36,13 @@ export type SourceReader = (file: string) => string | null;
 export const MAX_MODULE_BYTES = 2 * 1024 * 1024;
 /** At most this many modules are analysed per index (a monorepo's import graph): the rest count as initialising nothing. */
 export const MAX_MODULES = 4000;
+/**
+ * How many imports or calls deep a chain from the linted file is followed (the linted file's own
+ * import is 1): `import a` → a imports b → b calls c.f() → f calls torch is 3. Deeper chains count
+ * as initialising nothing: the cost of following a whole import graph (every module of a
+ * framework-sized project) is paid for a finding that is rarely there.
+ */
+export const MAX_DEPTH = 4;
 /** Folders that mark a project root (the search for one stops there). */
 const ROOT_MARKERS = ["pyproject.toml", "setup.py", "setup.cfg", ".git"];
 /** How many folders above a file the search for a project root climbs at most. */
@@ -47,12 +54,18 @@ export const diskReader: SourceReader = (file) => {
   return "text" in r ? r.text : null;
 };
 
-/** What one module does when imported and what each of its module-level functions does when called. */
+/** What one module does when imported and (once asked) what each of its module-level functions does when called. */
 interface Summary {
   importInit: Found | null;
-  functions: Map<string, Found | null>;
+  /** By function name, each walked when first asked for (a walk of that function alone); null until then. */
+  functions: Map<string, Found | null> | null;
+  /** The module's source, for that second walk. */
+  text: string;
   /** Every project file this summary read (the module itself and, transitively, those it imports). */
   deps: Set<string>;
+  /** The import depth it was made with, and whether that depth cut anything off (then a deeper request makes it again). */
+  depth: number;
+  truncated: boolean;
 }
 
 /** A {@link ProjectInit} before its places are put relative to an importer. */
@@ -83,18 +96,26 @@ export class ProjectIndex {
   /** @param read where module sources come from (the server: open documents first, then the disk). */
   constructor(private readonly read: SourceReader = diskReader) {}
 
-  /** The lookup for the file at `file` (absolute path), with the lint's options. */
-  lookupFor(file: string, options: BaseOptions): FileLookup {
+  /**
+   * The lookup for the file at `file` (absolute path), with the lint's options. `depth`: how many
+   * imports or calls deep its answers look ({@link MAX_DEPTH}; the index passes less to the modules it analyses).
+   */
+  lookupFor(file: string, options: BaseOptions, depth = MAX_DEPTH): FileLookup & { truncated(): boolean } {
     const deps = new Set<string>();
-    const take = (s: Summary | null) => { if (s) for (const d of s.deps) deps.add(d); return s; };
+    let truncated = false;
+    const take = (s: Summary | null) => { if (s) { for (const d of s.deps) deps.add(d); if (s.truncated) truncated = true; } return s; };
     const from = dirname(file);
     const shown = (init: Found | null | undefined): ProjectInit | null => init ? { ...init, where: init.chain.map(([f, line]) => `${this.label(f, from)}:${line}`).join(" → ") } : null;
+    const deepEnough = (files: readonly string[]) => { if (files.length && depth <= 0) truncated = true; return depth > 0; };
     return {
       version: String(this.generation),
       deps: () => deps,
+      truncated: () => truncated,
       moduleInit: (path) => {
-        for (const f of this.importedFiles(file, path, options)) {
-          const init = take(this.summary(f, options))?.importInit;
+        const files = this.importedFiles(file, path, options);
+        if (!deepEnough(files)) return null;
+        for (const f of files) {
+          const init = take(this.summary(f, options, depth))?.importInit;
           if (init) return shown(init);
         }
         return null;
@@ -104,7 +125,12 @@ export class ProjectIndex {
         if (at <= 0 || path.endsWith(".")) return null;
         const files = this.importedFiles(file, path.slice(0, at), options, true);
         const target = files[files.length - 1];
-        return target ? shown(take(this.summary(target, options))?.functions.get(path.slice(at + 1))) : null;
+        if (!target || !deepEnough(files)) return null;
+        const s = this.summary(target, options, depth);
+        if (!s) return null;
+        const init = this.functionInit(target, s, options, path.slice(at + 1));
+        take(s);
+        return shown(init);
       },
     };
   }
@@ -215,41 +241,77 @@ export class ProjectIndex {
     return !!names?.has(name);
   }
 
-  /** The summary of the module at `file`, made once per options; null when it cannot be had. */
-  private summary(file: string, options: BaseOptions): Summary | null {
+  /**
+   * The summary of the module at `file`, made once per options (again for a deeper `depth` when the
+   * kept one was cut off by its depth); null when it cannot be had.
+   */
+  private summary(file: string, options: BaseOptions, depth: number): Summary | null {
     const key = `${file}\u0000${options.eagerInitModules.join(",")}\u0000${options.torchBelow24}`;
     const kept = this.summaries.get(key);
     if (kept === "busy") return null; // an import cycle: the module is being analysed further up
-    if (kept) return kept;
+    if (kept && (!kept.truncated || kept.depth >= depth)) return kept;
     if (this.analysed >= MAX_MODULES) return null;
     const text = this.read(file);
     if (text === null || text.length > MAX_MODULE_BYTES) return null;
     this.analysed++;
     this.summaries.set(key, "busy");
     let s: Summary | null = null;
-    try { s = this.analyse(file, text, options); } finally {
-      if (s) this.summaries.set(key, s); else this.summaries.delete(key);
+    try { s = this.analyse(file, text, options, depth); } finally {
+      if (s) this.summaries.set(key, s); else if (kept) this.summaries.set(key, kept); else this.summaries.delete(key);
     }
     return s;
   }
 
-  /** Walks the module as an import runs it, and each of its functions as a call runs it. */
-  private analyse(file: string, text: string, options: BaseOptions): Summary {
-    const project = this.lookupFor(file, options);
+  /**
+   * Walks the module as an import runs it (the `if __name__ == "__main__":` block left out), asking
+   * about the project modules it imports and calls until its first init (python/model.ts
+   * `projectWanted`); and each of its module-level functions as a call runs it, with the module's
+   * own functions inlined but calls into other project modules left opaque: following every
+   * function's calls through the project made a cold check of Megatron-LM 3.5 x slower.
+   */
+  private analyse(file: string, text: string, options: BaseOptions, depth: number): Summary {
+    const project = this.lookupFor(file, options, depth - 1);
     const tree = ModuleTrees.parse(pythonInput(text), false);
     try {
-      const model = buildModel(tree, text, { ...options, project, asImported: true });
-      const firstInit = (events: readonly { kind: string }[]) => events.find((e): e is InitEvent => e.kind === "init") ?? null;
+      const model = buildModel(tree, text, { ...options, project, asImported: "module" });
+      const importInit = asFound(firstInit(model.events), file);
       const functions = new Map<string, Found | null>();
-      for (const t of model.functionTimelines) {
+      for (const t of buildModel(tree, text, { ...options, asImported: "functions" }).functionTimelines) {
         const name = t.def.childForFieldName("name")?.text;
         if (!t.owner && name) functions.set(name, asFound(firstInit(t.events), file));
       }
-      return { importInit: asFound(firstInit(model.events), file), functions, deps: new Set([file, ...project.deps()]) };
+      return { importInit, functions, text, deps: new Set([file, ...project.deps()]), depth, truncated: project.truncated() };
     } finally {
       tree.delete();
     }
   }
+
+  /**
+   * What the module-level function `name` of the summarised module does when called (walked on the
+   * first question, alone, with the summary's depth; kept); null while that walk is under way (a call cycle).
+   */
+  private functionInit(file: string, s: Summary, options: BaseOptions, name: string): Found | null {
+    const functions = (s.functions ??= new Map());
+    if (functions.has(name)) return functions.get(name)!;
+    const key = `${file}\u0000${name}`;
+    if (this.walkingFunctions.has(key)) return null;
+    this.walkingFunctions.add(key);
+    const project = this.lookupFor(file, options, s.depth - 1);
+    const tree = ModuleTrees.parse(pythonInput(s.text), false);
+    try {
+      const model = buildModel(tree, s.text, { ...options, project, asImported: "functions", onlyFunctions: new Set([name]) });
+      const t = model.functionTimelines.find((x) => !x.owner && x.def.childForFieldName("name")?.text === name);
+      const found = t ? asFound(firstInit(t.events), file) : null;
+      for (const d of project.deps()) s.deps.add(d);
+      if (project.truncated()) s.truncated = true;
+      functions.set(name, found);
+      return found;
+    } finally {
+      tree.delete();
+      this.walkingFunctions.delete(key);
+    }
+  }
+  private readonly walkingFunctions = new Set<string>();
 
   /** `file` for messages: relative to the folder `from` when below it, else to its project root ('/' separators), else as it is. */
   private label(file: string, from: string): string {
@@ -260,6 +322,9 @@ export class ProjectIndex {
     return file;
   }
 }
+
+/** The first init event of a timeline, or null. */
+const firstInit = (events: readonly { kind: string }[]): InitEvent | null => events.find((e): e is InitEvent => e.kind === "init") ?? null;
 
 /** An init event of a module as its summary keeps it: the innermost call, and the places on the way there, outermost first. */
 function asFound(e: InitEvent | null, file: string): Found | null {
