@@ -80,7 +80,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
     { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
   ]);
   assert.deepEqual(client.clientOptions.initializationOptions, {
-    eagerInitModules: ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "flash_attn", "kornia", "monai"],
+    eagerInitModules: ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "unsloth", "flash_attn", "kornia", "monai"],
     select: [], ignore: [], severity: {}, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null, targetTorch: null,
   });
 
@@ -116,7 +116,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
   changeSettings(["gpuPilot.lint.ignore", "gpuPilot.lint"]);
   const sent = second.notifications.filter((n) => n.method === "gpuPilot/settings");
   assert.equal(sent.length, 1);
-  assert.deepEqual(sent[0].params, { eagerInitModules: ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "flash_attn", "kornia", "monai"], select: [], ignore: ["GPU002"], severity: { GPU001: "warning" }, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null, targetTorch: null });
+  assert.deepEqual(sent[0].params, { eagerInitModules: ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "unsloth", "flash_attn", "kornia", "monai"], select: [], ignore: ["GPU002"], severity: { GPU001: "warning" }, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null, targetTorch: null });
   assert.equal(FakeLanguageClient.instances.length, 2, "no restart for lint settings");
   settings.delete("lint.ignore");
   settings.delete("lint.severity");
