@@ -16,7 +16,7 @@ import { manifestNoqaLines } from "./noqa";
 import { yamlErrorCount, type YamlParse } from "./yaml";
 import { fileOverSizeLimit } from "../limits";
 import { hasSbatchLine } from "../prefilter";
-import { hasNeedleEscape, manifestRuleMayFire, mentionsLauncher } from "./prefilter";
+import { hasNeedleEscape, manifestRuleMayFire, mentionsContainerGpus, mentionsLauncher } from "./prefilter";
 
 export type { ManifestKind } from "./files";
 export { manifestKindOf } from "./files";
@@ -41,8 +41,9 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
   // A shell script is a job script only with an `#SBATCH` line; any other is read only for its
-  // launch command lines (GPU040), when it names a launcher.
-  if (kind === "jobscript" && !hasSbatchLine(text) && !mentionsLauncher(text)) return { diagnostics: [], ruleFailures: [] };
+  // launch command lines (GPU040, GPU042), when it names a launcher, and its container runs
+  // (GPU043), when it runs one with --gpus.
+  if (kind === "jobscript" && !hasSbatchLine(text) && !mentionsLauncher(text) && !mentionsContainerGpus(text)) return { diagnostics: [], ruleFailures: [] };
   // The rules to run: enabled, and (YAML, unless the prefilter is off) passing their text trigger
   // (manifests/prefilter.ts); a YAML text that none passes is not parsed.
   let escapes: boolean | undefined;

@@ -42,7 +42,16 @@ export const YAML_TRIGGERS: Readonly<Record<string, (text: string, kind: "compos
   // A launcher in a container's command (compose, Kubernetes), or an accelerate config (num_processes with gpu_ids).
   GPU040: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
   GPU042: (t) => mentionsLauncher(t),
+  GPU043: () => false,
 };
+
+/**
+ * Whether a shell text may run a container with GPUs (`docker run --gpus`, GPU043): a script without
+ * `#SBATCH` or a launcher is read only when this holds.
+ */
+export function mentionsContainerGpus(text: string): boolean {
+  return text.includes("--gpus") && (text.includes("docker") || text.includes("podman") || text.includes("nerdctl"));
+}
 
 /**
  * Whether a text names a launcher that GPU040 and GPU042 read (launch/commandLine.ts): `torchrun`,
