@@ -13,6 +13,7 @@ import { type ActivitySnapshot, activityTooltipMarkdown } from "./activity";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import {
   appsOf,
+  claimText,
   gpuRowDescription,
   gpuShortLabel,
   gpuTooltipMarkdown,
@@ -25,6 +26,14 @@ import {
 import { isMigSelected, isSelected, type SelectionStore, toggleEntry } from "../../../common/src/gpu/selection";
 import { log } from "../log";
 import { GPU_VIEW_ID, GPU_VIEW_OPTIONS, type LateView } from "../views";
+import type { Claim } from "../../../common/src/gpu/claims";
+
+/** What the view reads of the claims ledger (claimKeeper.ts): who holds a GPU, and a text that changes with the ledger. */
+export interface ClaimsView {
+  claimOf(gpuUuid: string): { mine: boolean; claim: Claim } | undefined;
+  key(): string;
+}
+
 
 /** View id in package.json. */
 export { GPU_VIEW_ID as VIEW_ID } from "../views";
@@ -59,6 +68,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   constructor(
     private readonly monitor: GpuMonitor,
     private readonly selection: SelectionStore,
+    private readonly claims?: ClaimsView,
   ) {
     this.disposables.push(monitor.onDidChange(() => this.changed()), selection.onDidChange(() => this.changed(true)));
   }
@@ -67,7 +77,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   private changed(force = false): void {
     const m = this.monitor;
     const inv = m.inventory;
-    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }, activityKey(m.activity)]);
+    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }, activityKey(m.activity), this.claims?.key()]);
     if (!force && key === this.lastRendered) return;
     this.lastRendered = key;
     this.emitter.fire();
@@ -123,9 +133,10 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         const { gpu, apps } = node;
         const item = new vscode.TreeItem(gpuShortLabel(gpu), apps.length + node.mig.length + node.warnings.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
         item.id = `gpu/${gpu.uuid}`;
-        item.description = gpuRowDescription(gpu);
+        const claim = claimText(this.claims?.claimOf(gpu.uuid));
+        item.description = gpuRowDescription(gpu) + claim.suffix;
         const activity = activityTooltipMarkdown(gpu.index, this.monitor.activity);
-        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings) + (activity ? `\n\n${activity}` : ""));
+        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings) + (activity ? `\n\n${activity}` : "") + (claim.tooltip ? `\n\n${claim.tooltip}` : ""));
         tooltip.supportThemeIcons = true;
         item.tooltip = tooltip;
         // No icon on a healthy GPU: its room goes to the numbers (a 300 px side bar); the dashboard
@@ -244,8 +255,8 @@ export function treeRows(provider: GpuTreeProvider): GpuTreeRow[] {
  * streams while the view is visible.
  * @returns the TreeView, its provider and everything to dispose with it (not a late view: its creator disposes it).
  */
-export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore, late?: LateView<GpuTreeNode>): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
-  const provider = new GpuTreeProvider(monitor, selection);
+export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore, late?: LateView<GpuTreeNode>, claims?: ClaimsView): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
+  const provider = new GpuTreeProvider(monitor, selection, claims);
   const view = late?.view ?? vscode.window.createTreeView<GpuTreeNode>(GPU_VIEW_ID, { treeDataProvider: provider, ...GPU_VIEW_OPTIONS });
   const own = late ? late.connect(provider) : view;
   const onCheck = view.onDidChangeCheckboxState(async (e) => {

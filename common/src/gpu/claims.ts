@@ -438,7 +438,7 @@ export async function waitAndClaim(ledger: ClaimLedger, candidates: () => Promis
   let reason = "";
   for (let tries = 1; ; tries++) {
     const uuids = await candidates();
-    const r = ledger.claimMany(uuids, count, purpose, note);
+    const r = uuids.length >= count ? ledger.claimMany(uuids, count, purpose, note) : { claimed: [], refused: [] };
     if (r.claimed.length === count) return { claims: r.claimed, tries };
     const held = r.refused.filter((x) => x.heldBy).map((x) => `${x.gpuUuid}: ${describeClaim(x.heldBy as Claim)}`);
     reason = `${count} wanted, ${uuids.length - held.length} of ${uuids.length} eligible GPUs unclaimed${held.length ? `; claimed: ${held.join("; ")}` : ""}`;
