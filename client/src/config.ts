@@ -185,3 +185,8 @@ export function claims(): { enabled: boolean; directory: string; ttlMs: number }
     ttlMs: numberSetting("claims.ttlMinutes", 15, 1) * 60_000,
   };
 }
+
+/** `gpuPilot.monitor.idleHeldMinutes`: flag a process that holds GPU memory while its GPU does nothing for this long, minutes (default 10; 0: off). */
+export function idleHeldMinutes(): number {
+  return numberSetting("monitor.idleHeldMinutes", 10, 0);
+}

@@ -10,6 +10,7 @@ import * as vscode from "vscode";
 import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
 import { type ActivitySnapshot, activityTooltipMarkdown } from "./activity";
+import { idleHeldLabel, idleHeldSentence } from "./idleHeld";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import {
   appsOf,
@@ -178,10 +179,13 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         const row = processRow(app, details);
         const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
         item.id = `app/${node.gpu.uuid}/${app.pid}`;
-        item.description = row.description;
-        item.tooltip = new vscode.MarkdownString(processTooltipMarkdown(app, details, node.gpu));
-        // Icons only where they say something: this workspace's run, or one of your processes.
-        if (details?.workspaceRun) item.iconPath = new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"));
+        const idle = this.monitor.idleHeld(app.pid, node.gpu.uuid);
+        item.description = row.description + (idle ? ` · ${idleHeldLabel(idle, Date.now())}` : "");
+        item.tooltip = new vscode.MarkdownString(processTooltipMarkdown(app, details, node.gpu) + (idle ? `\n\n${idleHeldSentence(idle, Date.now())}` : ""));
+        // Icons only where they say something: this workspace's run, one of your processes (idle-held: orange).
+        if (idle && details?.own) item.iconPath = new vscode.ThemeIcon("debug-pause", new vscode.ThemeColor("charts.orange"));
+        else if (details?.workspaceRun) item.iconPath = new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"));
+        else if (idle) item.iconPath = new vscode.ThemeIcon("debug-pause");
         else if (details?.own) item.iconPath = new vscode.ThemeIcon("account");
         item.contextValue = processContextValue(details);
         return item;
