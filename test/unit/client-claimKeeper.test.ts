@@ -56,7 +56,10 @@ test("a GPU another window claimed: the view says who; ticking it warns once and
   const c = keeper.claimOf(u1);
   assert.equal(c?.mine, false);
   assert.match(claimText(c).suffix, /^ · claimed by \S+$/);
-  assert.match(claimText(c).tooltip, /Claimed by \S+ \(run: eval\.py, pid \d+, since \d\d:\d\d\)/);
+  assert.match(claimText(c).tooltip, /Claimed by \S+ \\\(run: eval\\\.py, pid \d+, since \d\d:\d\d\\\)/, "escaped for Markdown");
+  const hostile = { ...c!.claim, owner: { ...c!.claim.owner, user: "eve\u001b]0;x\u0007![img](https://evil.example/p.png)" }, note: "$(zap) [link](command:x)" };
+  const t = claimText({ mine: false, claim: hostile });
+  assert.ok(!t.tooltip.includes("![img]") && !t.tooltip.includes("[link](") && !t.tooltip.includes("$(zap)") && !/[\u0000-\u001f]/.test(t.tooltip + t.suffix), t.tooltip);
   assert.deepEqual(claimText(undefined), { suffix: "", tooltip: "" });
   await selection.set(["1"]);
   await selection.set(["0", "1"]);

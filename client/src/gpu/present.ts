@@ -5,7 +5,7 @@
 import type { InventoryGpu, InventoryParams } from "../../../server/src/protocol";
 import { escapeControls } from "../../../server/src/engine/text";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
-import { type Claim, describeClaim } from "../../../common/src/gpu/claims";
+import { type Claim, claimField, describeClaim } from "../../../common/src/gpu/claims";
 import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature } from "./units";
 
 /** `GPU <index>: <name>`, e.g. `GPU 0: NVIDIA H200`. */
@@ -248,6 +248,6 @@ export function migTooltipMarkdown(mig: MigDevice, gpu: Gpu): string {
 /** The GPU row's claim: a description suffix (`claimed by alice`, `claimed by you`) and a tooltip line; empty when unclaimed. */
 export function claimText(c: { mine: boolean; claim: Claim } | undefined): { suffix: string; tooltip: string } {
   if (!c) return { suffix: "", tooltip: "" };
-  const who = c.mine ? "you" : c.claim.owner.user;
-  return { suffix: ` · claimed by ${who}`, tooltip: `$(lock) Claimed by ${c.mine ? `you (this window, ${c.claim.purpose})` : describeClaim(c.claim)} in the GPU claims ledger.` };
+  const who = c.mine ? "you" : claimField(c.claim.owner.user, 32);
+  return { suffix: ` · claimed by ${who}`, tooltip: `$(lock) Claimed by ${c.mine ? `you (this window, ${c.claim.purpose})` : escapeMarkdown(describeClaim(c.claim))} in the GPU claims ledger.` };
 }

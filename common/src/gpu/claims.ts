@@ -151,11 +151,18 @@ export function currentOwner(session = `cli-${process.pid}`, pid = process.pid):
   return { user, uid, host: hostname(), pid, ...(start !== undefined ? { pidStart: start } : {}), session };
 }
 
-/** "alice (run, pid 4242, since 10:02)": who holds a claim, for tooltips and messages. */
+/** A claim file's text field as it may be shown: control characters as U+FFFD, at most `max` characters (another user wrote it). */
+export function claimField(text: string, max = 64): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f]/g, "\uFFFD");
+  return clean.length > max ? `${clean.slice(0, max - 1)}…` : clean;
+}
+
+/** "alice (run: train.py, pid 4242, since 10:02)": who holds a claim, for tooltips and messages (plain text: escape it for Markdown). */
 export function describeClaim(c: Claim): string {
   const since = new Date(c.createdAt).toTimeString().slice(0, 5);
-  const where = c.owner.host === hostname() ? "" : ` on ${c.owner.host}`;
-  return `${c.owner.user} (${c.purpose}${c.note ? `: ${c.note}` : ""}, pid ${c.owner.pid}${where}, since ${since})`;
+  const where = c.owner.host === hostname() ? "" : ` on ${claimField(c.owner.host)}`;
+  return `${claimField(c.owner.user)} (${c.purpose}${c.note ? `: ${claimField(c.note, 200)}` : ""}, pid ${c.owner.pid}${where}, since ${since})`;
 }
 
 /** Checks the shape of a parsed claim file; returns the reason it is not a claim, or undefined. */
