@@ -59,6 +59,7 @@ test("a GPU another window claimed: the view says who; ticking it warns once and
   assert.match(claimText(c).tooltip, /Claimed by \S+ \\\(run: eval\\\.py, pid \d+, since \d\d:\d\d\\\)/, "escaped for Markdown");
   const hostile = { ...c!.claim, owner: { ...c!.claim.owner, user: "eve\u001b]0;x\u0007![img](https://evil.example/p.png)" }, note: "$(zap) [link](command:x)" };
   const t = claimText({ mine: false, claim: hostile });
+  // eslint-disable-next-line no-control-regex
   assert.ok(!t.tooltip.includes("![img]") && !t.tooltip.includes("[link](") && !t.tooltip.includes("$(zap)") && !/[\u0000-\u001f]/.test(t.tooltip + t.suffix), t.tooltip);
   assert.deepEqual(claimText(undefined), { suffix: "", tooltip: "" });
   await selection.set(["1"]);
