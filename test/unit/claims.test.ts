@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, ftruncateSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, ftruncateSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Claim, ClaimLedger, claimStem, currentOwner, ledgerDir, pidAlive, waitAndClaim } from "../../common/src/gpu/claims";
@@ -159,6 +159,9 @@ test("a ledger folder that is a symlink, or a file, is refused", () => {
   const real = join(base, "real");
   const l1 = new ClaimLedger({ dir: real });
   assert.equal(l1.prepare(), undefined);
+  chmodSync(real, 0o755);
+  assert.equal(l1.prepare(), undefined);
+  assert.equal(statSync(real).mode & 0o7777, 0o1777, "one's own folder is set to 1777 again");
   symlinkSync(real, join(base, "link"));
   assert.match(new ClaimLedger({ dir: join(base, "link") }).prepare() ?? "", /not a folder/);
   writeFileSync(join(base, "file"), "");

@@ -200,8 +200,8 @@ export class ClaimLedger {
   }
 
   /**
-   * Creates the folder (mode 1777) when it is missing and checks it: a real folder (not a link),
-   * and when another user owns it, world-writable with the sticky bit.
+   * Creates the folder (mode 1777) when it is missing, sets 1777 on one this user owns, and checks
+   * it: a real folder (not a link), and when another user owns it, world-writable with the sticky bit.
    * @returns undefined when usable, else why not (a sentence for a warning).
    */
   prepare(): string | undefined {
@@ -214,6 +214,9 @@ export class ClaimLedger {
     let st;
     try { st = lstatSync(this.dir); } catch (e) { return `the claims folder ${this.dir} cannot be read (${(e as NodeJS.ErrnoException).code})`; }
     if (!st.isDirectory()) return `the claims folder ${this.dir} is not a folder (a link or a file): claims are off`;
+    if (st.uid === this.owner.uid && (st.mode & 0o7777) !== 0o1777) {
+      try { chmodSync(this.dir, 0o1777); } catch { /* reported below when others cannot use it */ }
+    }
     if (st.uid !== this.owner.uid && (st.mode & 0o1002) !== 0o1002) return `the claims folder ${this.dir} belongs to uid ${st.uid} and is not world-writable with the sticky bit (mode ${(st.mode & 0o7777).toString(8)}): claims are off`;
     return undefined;
   }
