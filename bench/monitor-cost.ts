@@ -3,11 +3,14 @@
  * refresh, the way the view does while visible, and prints the CPU time it cost per minute (ms):
  * this process (parsing, timers) plus its nvidia-smi children (read from /proc/self/stat's
  * utime+stime+cutime+cstime, children counted once they have exited and been reaped).
- *   stream: one long-lived `nvidia-smi --query-gpu=... -lms 1000` (client/src/gpu/stream.ts),
- *           compute apps every 5th tick, as the extension does;
+ *   stream: one long-lived `nvidia-smi --query-gpu=... -lms 1000` (client/src/gpu/stream.ts) and
+ *           one long-lived `--query-compute-apps=... -lms 5000` (appsStream.ts), as the extension does;
+ *   stream-poll: the GPU stream with a fresh compute-apps query every 5th tick (the extension
+ *           before issue 45 item 6; still its fallback);
  *   spawn:  one `nvidia-smi --query-gpu=...` process per tick plus compute apps every 5th tick (the
  *           baseline: what the view did before streaming).
- * usage: node --import tsx bench/monitor-cost.ts stream|spawn SECONDS [NVIDIA_SMI_PATH]
+ * usage: node --import tsx bench/monitor-cost.ts stream|stream-poll|spawn SECONDS [NVIDIA_SMI_PATH]
+ * (FAKE_NVIDIA_SMI_MODE=x8 in the environment: the fake's 8-GPU replay.)
  */
 import { readFileSync } from "node:fs";
 import { GpuStream } from "../client/src/gpu/stream";
@@ -30,8 +33,8 @@ async function main(): Promise<void> {
   const start = cpuMs();
   const t0 = Date.now();
   let ticks = 0;
-  if (mode === "stream") {
-    const stream = new GpuStream({ path: smi, intervalMs: 1000, timeoutMs: 5000, processesEvery: 5 });
+  if (mode === "stream" || mode === "stream-poll") {
+    const stream = new GpuStream({ path: smi, intervalMs: 1000, timeoutMs: 5000, processesEvery: 5, streamProcesses: mode === "stream" });
     stream.on((e) => { if (e.kind === "tick") ticks++; });
     stream.start();
     await new Promise((r) => setTimeout(r, seconds * 1000));
@@ -45,7 +48,7 @@ async function main(): Promise<void> {
       await new Promise((res) => setTimeout(res, Math.max(0, 1000 - (Date.now() - tickStart))));
     }
   } else {
-    throw new Error(`mode must be stream or spawn, not ${mode}`);
+    throw new Error(`mode must be stream, stream-poll or spawn, not ${mode}`);
   }
   const wall = (Date.now() - t0) / 1000;
   const used = cpuMs() - start;

@@ -6,7 +6,7 @@
 import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
 import type { CommandId } from "./shell";
-import { pickFreeGpusCommand, stopProcessCommand } from "./gpu/actions";
+import { pickFreeGpusCommand, stopProcessCommand, waitForFreeGpusCommand } from "./gpu/actions";
 import { installKernelCommand, removeKernelCommand } from "./gpu/kernels";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
@@ -44,7 +44,8 @@ export const commands: Record<CommandId, Factory> = {
     if (picked !== undefined) await ctx.selection.set(picked);
   },
   "gpuPilot.clearSelection": (ctx) => () => ctx.selection.set([]),
-  "gpuPilot.pickFreeGpus": (ctx) => () => pickFreeGpusCommand(ctx.monitor, ctx.selection),
+  "gpuPilot.pickFreeGpus": (ctx) => () => pickFreeGpusCommand(ctx.monitor, ctx.selection, {}, ctx.claims),
+  "gpuPilot.waitForFreeGpus": (ctx) => () => waitForFreeGpusCommand(ctx.monitor, ctx.selection, ctx.claims),
   "gpuPilot.showHistory": (ctx) => (node?: unknown) => ctx.historyPanel.show(node),
   "gpuPilot.stopProcess": (ctx) => (node?: unknown) => stopProcessCommand(ctx.monitor, node),
   "gpuPilot.runActiveFile": (ctx) => (uri?: unknown) => runActiveFile(ctx, uri instanceof vscode.Uri ? uri : undefined),

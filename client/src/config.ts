@@ -170,3 +170,23 @@ export function lintSettings(): EditorLintSettings {
 export function affects(e: vscode.ConfigurationChangeEvent, keys: readonly string[]): boolean {
   return keys.some((k) => e.affectsConfiguration(k));
 }
+
+/**
+ * `gpuPilot.claims.*`: whether picking GPUs claims them in the machine-wide ledger (`enabled`,
+ * default true), the ledger folder (`directory`; empty: `$GPU_PILOT_CLAIMS_DIR`, else
+ * `/tmp/gpu-pilot-claims`) and how long a claim lives without the window's heartbeat
+ * (`ttlMinutes`, default 15, at least 1). docs/claims.md.
+ */
+export function claims(): { enabled: boolean; directory: string; ttlMs: number } {
+  const dir = cfg().get<unknown>("claims.directory");
+  return {
+    enabled: cfg().get<unknown>("claims.enabled") !== false,
+    directory: typeof dir === "string" ? dir : "",
+    ttlMs: numberSetting("claims.ttlMinutes", 15, 1) * 60_000,
+  };
+}
+
+/** `gpuPilot.monitor.idleHeldMinutes`: flag a process that holds GPU memory while its GPU does nothing for this long, minutes (default 10; 0: off). */
+export function idleHeldMinutes(): number {
+  return numberSetting("monitor.idleHeldMinutes", 10, 0);
+}

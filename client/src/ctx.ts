@@ -18,6 +18,8 @@ import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
 import { HistoryPanel } from "./gpu/historyPanel";
 import { GpuMonitor } from "./gpu/monitor";
+import { ClaimKeeper } from "./gpu/claimKeeper";
+import { ledgerDir } from "../../common/src/gpu/claims";
 import { toInventoryParams } from "./gpu/present";
 import { orderSelection, type SelectionStore } from "../../common/src/gpu/selection";
 import type { GpuDashboard } from "./gpu/dashboard";
@@ -55,6 +57,8 @@ export class Ctx implements RunHost, AgentHost {
   readonly extCtx: vscode.ExtensionContext;
   readonly monitor: GpuMonitor;
   readonly selection: SelectionStore;
+  /** This window's GPU claims (claimKeeper.ts, docs/claims.md); its ledger is undefined when claims are off. */
+  readonly claims: ClaimKeeper;
   /** The "Show GPU History" panel (gpuPilot.showHistory). */
   readonly historyPanel: HistoryPanel;
   /** The dashboard webview view's provider (the shell's stand-in hands it the view). */
@@ -82,7 +86,12 @@ export class Ctx implements RunHost, AgentHost {
     // The run's pid while it runs: its processes are marked "this workspace's run" in the GPU view.
     this.monitor = new GpuMonitor({ runPid: () => (this._lastRun?.endedAt === undefined ? this._lastRun?.pid : undefined) });
     this.selection = shell.selection;
-    this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection, shell.gpu);
+    const claimSettings = config.claims();
+    this.claims = new ClaimKeeper(this.monitor, this.selection, {
+      dir: claimSettings.enabled ? ledgerDir(claimSettings.directory) : undefined, session: (vscode.env as { sessionId?: string } | undefined)?.sessionId ?? `window-${process.pid}`,
+      ttlMs: claimSettings.ttlMs, warn: (m) => { log.warn(m); void vscode.window.showWarningMessage(`GPU Pilot: ${m}`); },
+    });
+    this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection, shell.gpu, this.claims);
     this.dashboard = this.gpuFeatures.dashboard;
     this.historyPanel = new HistoryPanel(extCtx.extensionUri, this.monitor, this.selection, () => this._lastRun);
     // The submit command waits at most 5 s for the script's facts (then keeps the launcher setting).
@@ -92,6 +101,7 @@ export class Ctx implements RunHost, AgentHost {
       this.slurm,
       this.historyPanel,
       this.monitor,
+      this.claims,
       ...this.gpuFeatures.disposables,
       ...registerRunCodeLens(this.selection, shell.runCodeLens),
       shell.monitor.attach(this.monitor),

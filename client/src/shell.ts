@@ -41,7 +41,7 @@ export const COMMAND_IDS = [
   "gpuPilot.refreshGpus", "gpuPilot.selectGpus", "gpuPilot.clearSelection", "gpuPilot.pickFreeGpus", "gpuPilot.showHistory",
   "gpuPilot.stopProcess", "gpuPilot.runActiveFile", "gpuPilot.runActiveFileWith", "gpuPilot.restartServer", "gpuPilot.showOutput",
   "gpuPilot.slurm.submit", "gpuPilot.slurm.refresh", "gpuPilot.slurm.cancel", "gpuPilot.slurm.openOutput", "gpuPilot.fixAll",
-  "gpuPilot.applyUnsafeFixes", SHOW_RULE_DOC_COMMAND, "gpuPilot.installKernel", "gpuPilot.removeKernel",
+  "gpuPilot.applyUnsafeFixes", SHOW_RULE_DOC_COMMAND, "gpuPilot.installKernel", "gpuPilot.removeKernel", "gpuPilot.waitForFreeGpus",
 ] as const;
 /** A command id of {@link COMMAND_IDS}. */
 export type CommandId = (typeof COMMAND_IDS)[number];

@@ -53,7 +53,7 @@ export const MCP_SHARED = {
 
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
-       gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]   (gpu-pilot mcp --help)
+       gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR] [--claims-dir DIR | --no-claims] [--claim-minutes N]   (gpu-pilot mcp --help)
        gpu-pilot kernel install|list|remove ...   Jupyter kernels on the selected GPUs (gpu-pilot kernel --help)
   PATH                    a .py or .ipynb file, a Dockerfile, compose file, Kubernetes YAML or Slurm
                           job script (.sbatch, .slurm, .sh with #SBATCH lines), or a folder

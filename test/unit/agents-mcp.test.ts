@@ -19,7 +19,8 @@ async function connect(args: string[] = [], env: Record<string, string> = {}): P
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [join(ROOT, "scripts", "gpu-pilot.mjs"), "mcp", "--root", EXAMPLES, ...args],
-    env: { ...(process.env as Record<string, string>), PATH: `${BIN}:${process.env.PATH}`, FAKE_NVIDIA_SMI_MODE: "busy", ...env },
+    // Each server its own claims ledger (never the machine's /tmp/gpu-pilot-claims), unless the test shares one.
+    env: { ...(process.env as Record<string, string>), PATH: `${BIN}:${process.env.PATH}`, FAKE_NVIDIA_SMI_MODE: "busy", GPU_PILOT_CLAIMS_DIR: join(mkdtempSync(join(tmpdir(), "gpu-pilot-mcp-claims-")), "ledger"), ...env },
     stderr: "pipe",
   });
   const client = new Client({ name: "gpu-pilot-test", version: "1" });
@@ -170,4 +171,25 @@ test("an unknown tool is an error result; bad flags exit 2 with the usage", asyn
   const bad = spawnSync(process.execPath, [join(ROOT, "scripts", "gpu-pilot.mjs"), "mcp", "--allow-runs"], { encoding: "utf8" });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /gpu-pilot mcp: unknown option "--allow-runs"\nusage: gpu-pilot mcp/);
+});
+
+test("claims: a pick claims GPU 1 for its server; a second server sharing the ledger is refused it (pick and run) until the first exits", async () => {
+  const ledger = join(mkdtempSync(join(tmpdir(), "gpu-pilot-mcp-claims-")), "ledger");
+  const a = await connect(["--allow-run"], { GPU_PILOT_CLAIMS_DIR: ledger });
+  const b = await connect(["--allow-run"], { GPU_PILOT_CLAIMS_DIR: ledger });
+  const first = await call(a, TOOL.pickGpus, { count: 1 });
+  assert.match(first.text, /^Use GPU 1 /);
+  assert.match(first.text, /Claimed for this MCP server for 15 minutes/);
+  const second = await call(b, TOOL.pickGpus, { count: 1 });
+  assert.equal(second.isError, true);
+  assert.match(second.text, /GPU 1: claimed by \S+ \(mcp: gpu-pilot mcp \d+, pid \d+, since \d\d:\d\d\)/);
+  const list = await call(b, TOOL.listGpus, {});
+  assert.match(list.text, /free: no \(claimed by /);
+  const run = await call(b, TOOL.runOnGpus, { path: join(EXAMPLES, "no_such_file.py"), gpus: ["1"] });
+  assert.match(run.text, /GPU 1 is claimed by .*pick other GPUs with gpu-pilot_pickGpus/);
+  const waited = call(b, TOOL.pickGpus, { count: 1, waitSeconds: 30 });
+  await new Promise((done) => setTimeout(done, 300));
+  await a.close(); // the server exits and releases its claims
+  const got = await waited;
+  assert.match(got.text, /^Use GPU 1 /, got.text);
 });

@@ -77,3 +77,10 @@ test("normalizePolicy clamps settings", () => {
   assert.deepEqual(normalizePolicy({}), DEFAULT_PICK_POLICY);
   assert.equal(normalizePolicy({ count: 2.7 }).count, 2);
 });
+
+test("a GPU claimed by someone else in the claims ledger is skipped, with who holds it", () => {
+  const claimed = new Map([[gpus[1].uuid.toLowerCase(), "alice (run: train.py, pid 4242, since 10:02)"]]);
+  const r = pickFreeGpus(gpus, apps, who(true), policy({ count: 1 }), claimed);
+  assert.deepEqual(r.picked.map((g) => g.index), [0], "GPU 1 is claimed: the own-busy GPU 0 is next");
+  assert.deepEqual(r.candidates.find((c) => c.gpu.index === 1)?.reasons, ["claimed by alice (run: train.py, pid 4242, since 10:02)"]);
+});

@@ -399,3 +399,26 @@ test("status bar: selection with the chosen GPUs' load, tooltip, and a warning f
   for (const d of disposables) d.dispose();
   monitor.dispose();
 });
+
+test("idle-held: a process holding memory on a GPU at 0 % past gpuPilot.monitor.idleHeldMinutes is flagged; one's own in orange", async () => {
+  for (const [uid, icon, color] of [[1001, "debug-pause", undefined], [1000, "debug-pause", "charts.orange"]] as const) {
+    const { monitor, selection } = setup("busy", FAKE, { proc: fakeProc(uid) });
+    settings.set("monitor.idleHeldMinutes", 0.005); // 300 ms: loop.txt's GPU 0 is at 0 % while python3 holds 3,380 MiB
+    const { view, disposables } = createGpuTreeView(monitor, selection);
+    const fakeView = view as unknown as FakeTreeView;
+    const provider = fakeView.options.treeDataProvider as GpuTreeProvider;
+    fakeView.setVisible(true);
+    const row = () => treeRows(provider).find((r) => r.id.startsWith("app/"));
+    await until(() => /idle 1 min/.test(row()?.description ?? ""), "the idle-held flag on the process row");
+    const r = row();
+    assert.match(r?.tooltip ?? "", /\*\*Idle-held\*\*: holds 3380 MiB of GPU memory while its GPU has done nothing/);
+    assert.equal(r?.icon, icon);
+    assert.equal(r?.iconColor, color);
+    settings.set("monitor.idleHeldMinutes", 0);
+    await until(() => !/idle/.test(row()?.description ?? "idle"), "no flag with the setting at 0");
+    fakeView.setVisible(false);
+    await monitor.stopStreaming();
+    for (const d of disposables) d.dispose();
+    monitor.dispose();
+  }
+});

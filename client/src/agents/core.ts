@@ -27,6 +27,8 @@ export const OUTPUT_TAIL_LINES = 40;
 /** The default and the largest run time an agent may ask for, s. */
 export const RUN_TIMEOUT_DEFAULT_S = 600;
 export const RUN_TIMEOUT_MAX_S = 24 * 3600;
+/** The longest wait gpu-pilot_pickGpus accepts (`waitSeconds`), s. */
+export const PICK_WAIT_MAX_S = 3600;
 
 /** JSON Schema (draft 7 subset) of each tool's input; package.json's `languageModelTools` holds the same (a unit test compares them). */
 export const INPUT_SCHEMAS: Record<ToolName, Record<string, unknown>> = {
@@ -38,6 +40,7 @@ export const INPUT_SCHEMAS: Record<ToolName, Record<string, unknown>> = {
       minFreeMemoryMiB: { type: "number", minimum: 0, description: "Each GPU needs at least this much free memory, MiB (default: gpuPilot.pick.minFreeMemoryMiB, 1024). 0: no limit." },
       maxUtilizationPercent: { type: "number", minimum: 0, maximum: 100, description: "Each GPU may be at most this busy (utilization.gpu), % (default: gpuPilot.pick.maxUtilizationPercent, 10). 100: no limit." },
       excludeBusyWithOtherUsers: { type: "boolean", description: "Skip GPUs on which another user's process runs (default: true)." },
+      waitSeconds: { type: "integer", minimum: 0, maximum: PICK_WAIT_MAX_S, description: "Wait up to this many seconds until enough GPUs are free and unclaimed, then claim them all at once (default 0: answer now). Picked GPUs are claimed in the machine-wide GPU claims ledger, so other GPU Pilots skip them." },
     },
     additionalProperties: false,
   },
@@ -94,7 +97,7 @@ export function checkListInput(input: unknown): Checked<Record<string, never>> {
  * Checks gpu-pilot_pickGpus's input; absent fields come from `defaults` (the `gpuPilot.pick.*`
  * settings, or DEFAULT_PICK_POLICY).
  */
-export function checkPickInput(input: unknown, defaults: PickPolicy): Checked<PickPolicy> {
+export function checkPickInput(input: unknown, defaults: PickPolicy): Checked<PickPolicy & { waitSeconds: number }> {
   const f = fields(input, TOOL.pickGpus);
   if ("error" in f) return f;
   const v = f.value;
@@ -105,10 +108,12 @@ export function checkPickInput(input: unknown, defaults: PickPolicy): Checked<Pi
   const problem = num("count", (n) => Number.isInteger(n) && n >= 1, "a whole number ≥ 1")
     ?? num("minFreeMemoryMiB", (n) => n >= 0, "a number of MiB ≥ 0")
     ?? num("maxUtilizationPercent", (n) => n >= 0 && n <= 100, "a percentage from 0 to 100")
+    ?? num("waitSeconds", (n) => Number.isInteger(n) && n >= 0 && n <= PICK_WAIT_MAX_S, `a whole number of seconds from 0 to ${PICK_WAIT_MAX_S}`)
     ?? (v.excludeBusyWithOtherUsers !== undefined && typeof v.excludeBusyWithOtherUsers !== "boolean" ? `${TOOL.pickGpus}: excludeBusyWithOtherUsers must be true or false` : undefined);
   if (problem) return { error: problem };
-  return { value: normalizePolicy({ ...defaults, ...(v as Partial<PickPolicy>) }) };
+  return { value: { ...normalizePolicy({ ...defaults, ...(v as Partial<PickPolicy>) }), waitSeconds: typeof v.waitSeconds === "number" ? v.waitSeconds : 0 } };
 }
+
 
 /** Checks gpu-pilot_checkFile's input: a non-empty `path` without NUL. */
 export function checkCheckInput(input: unknown): Checked<{ path: string }> {
@@ -195,9 +200,9 @@ function processLine(app: ComputeApp, details: ProcessDetails | undefined): stri
  * whether it is free by `policy` (and why not), and one line per compute process.
  * SM activity is not in nvidia-smi's query (DCGM's DCGM_FI_PROF_SM_ACTIVE is): the header says so.
  */
-export function formatGpuList(inv: Inventory, details: readonly ProcessDetails[], policy: PickPolicy): string {
+export function formatGpuList(inv: Inventory, details: readonly ProcessDetails[], policy: PickPolicy, claimedByOthers: ReadonlyMap<string, string> = new Map()): string {
   if (inv.gpus.length === 0) return "nvidia-smi lists no GPUs on this machine.";
-  const all = pickFreeGpus(inv.gpus, inv.apps, details, { ...policy, count: inv.gpus.length });
+  const all = pickFreeGpus(inv.gpus, inv.apps, details, { ...policy, count: inv.gpus.length }, claimedByOthers);
   const byUuid = new Map(all.candidates.map((c) => [c.gpu.uuid, c]));
   const byPid = new Map(details.map((d) => [d.pid, d]));
   const lines = [`${inv.gpus.length} GPU${inv.gpus.length === 1 ? "" : "s"} (nvidia-smi at ${new Date(inv.takenAt).toISOString()}; free means: ${policyText(policy)}; SM activity: unknown, nvidia-smi does not report it):`];
@@ -229,7 +234,7 @@ export interface PickOutcome {
  * gpu-pilot_pickGpus's answer: the picked GPUs and the environment lines to use, or (fewer GPUs
  * eligible than asked) that none fits, with each GPU's reason. Nothing partial is offered.
  */
-export function formatPick(result: PickResult, inv: Inventory, policy: PickPolicy, selectBy: SelectBy = "index"): PickOutcome {
+export function formatPick(result: PickResult, inv: Inventory, policy: PickPolicy, selectBy: SelectBy = "index", claims: { held?: string; note?: string } = {}): PickOutcome {
   const skipped = result.candidates.filter((c) => c.reasons.length > 0).map((c) => `  GPU ${c.gpu.index}: ${c.reasons.join("; ")}`);
   if (result.short) {
     const eligible = result.candidates.length - skipped.length;
@@ -237,7 +242,8 @@ export function formatPick(result: PickResult, inv: Inventory, policy: PickPolic
       ids: [],
       text: [`No ${policy.count} GPU${policy.count === 1 ? "" : "s"} fit (${policyText(policy)}): ${eligible} of ${inv.gpus.length} GPU${inv.gpus.length === 1 ? "" : "s"} qualif${eligible === 1 ? "ies" : "y"}.`,
         ...(skipped.length ? ["Why the others do not:", ...skipped] : []),
-        "Ask for fewer GPUs, less free memory or a higher utilisation limit, or wait for a GPU to become free (gpu-pilot_listGpus)."].join("\n"),
+        ...(claims.note ? [`Claims: ${claims.note}.`] : []),
+        "Ask for fewer GPUs, less free memory or a higher utilisation limit, or wait for GPUs to become free (waitSeconds)."].join("\n"),
     };
   }
   const ids = normalizeSelection(result.picked.map((g) => String(g.index)), inv.gpus, inv.mig ?? [], selectBy);
@@ -247,6 +253,7 @@ export function formatPick(result: PickResult, inv: Inventory, policy: PickPolic
       "Start the job with this environment (set before the process starts, not inside it after importing a framework):",
       `CUDA_VISIBLE_DEVICES=${ids.join(",")}`,
       "CUDA_DEVICE_ORDER=PCI_BUS_ID",
+      ...(claims.held ? [`Claimed for ${claims.held} in the machine-wide GPU claims ledger: other GPU Pilots skip these GPUs.`] : []),
       ...(skipped.length ? ["Not picked:", ...skipped] : [])].join("\n"),
   };
 }

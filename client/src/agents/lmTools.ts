@@ -21,7 +21,8 @@ import type { CheckFileResult } from "../../../server/src/protocol";
 import * as config from "../config";
 import { describeEntries } from "../gpu/environment";
 import type { Inventory } from "../gpu/nvidiaSmi";
-import { DEFAULT_PICK_POLICY, normalizePolicy, pickFreeGpus } from "../gpu/policy";
+import { DEFAULT_PICK_POLICY, normalizePolicy, type PickPolicy } from "../gpu/policy";
+import { othersClaims, pickAndClaim } from "../gpu/claimPick";
 import { log } from "../log";
 import { resolveInterpreter } from "../run/interpreter";
 import { planLaunch } from "../../../common/src/run/plan";
@@ -87,6 +88,25 @@ const processDetails = (host: AgentHost, inv: Inventory) =>
   inv.apps.map((a) => host.monitor.processOf(a.pid)).filter((d): d is NonNullable<typeof d> => d !== undefined);
 
 const policy = () => normalizePolicy({ ...DEFAULT_PICK_POLICY, ...config.pickPolicy() });
+
+/** How long the agent's picked GPUs stay claimed for it without a run on them: 10 min. */
+const AGENT_HOLD_MS = 10 * 60_000;
+
+/** gpu-pilot_pickGpus: picks, claims (purpose `agent`, kept 10 min for the agent's run), waiting up to `waitSeconds`. */
+async function pickForAgent(host: AgentHost, p: PickPolicy & { waitSeconds: number }, token: vscode.CancellationToken): Promise<string> {
+  const abort = new AbortController();
+  token.onCancellationRequested(() => abort.abort());
+  let inv: Inventory | undefined;
+  const read = async () => {
+    inv = await freshInventory(host);
+    return { gpus: inv.gpus, apps: inv.apps, details: processDetails(host, inv) };
+  };
+  const ledger = host.claims?.ledger;
+  const r = await pickAndClaim(ledger, read, p, "agent", "language-model tool", { waitMs: p.waitSeconds * 1000, signal: abort.signal });
+  if (r.claims.length > 0) host.claims?.adopt(r.claims, AGENT_HOLD_MS);
+  const held = r.claims.length > 0 ? "this VS Code window for 10 minutes (a run on them keeps them)" : undefined;
+  return formatPick(r.result, inv as Inventory, p, config.selectBy(), { ...(held ? { held } : {}), ...(r.note ? { note: r.note } : {}) }).text;
+}
 
 /** A run's tail kept in memory, characters. */
 const KEEP_CHARS = 256 * 1024;
@@ -154,15 +174,14 @@ export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
         const c = checkListInput(options.input);
         if ("error" in c) fail(c.error);
         const inv = await freshInventory(host);
-        return textResult(formatGpuList(inv, processDetails(host, inv), policy()));
+        return textResult(formatGpuList(inv, processDetails(host, inv), policy(), othersClaims(host.claims?.ledger)));
       },
     },
     [TOOL.pickGpus]: {
-      async invoke(options) {
+      async invoke(options, token) {
         const c = checkPickInput(options.input, policy());
         if ("error" in c) return fail(c.error);
-        const inv = await freshInventory(host);
-        return textResult(formatPick(pickFreeGpus(inv.gpus, inv.apps, processDetails(host, inv), c.value), inv, c.value, config.selectBy()).text);
+        return textResult(await pickForAgent(host, c.value, token));
       },
     },
     [TOOL.checkFile]: {

@@ -63,12 +63,14 @@ export function lateTools(load: () => Record<ToolName, AgentTool>): Record<ToolN
   return out;
 }
 
-/** The `gpu-pilot mcp` definition VS Code starts: this extension's node (`ELECTRON_RUN_AS_NODE`) on dist/cli.js, without --allow-run. */
+/** The `gpu-pilot mcp` definition VS Code starts: this extension's node (`ELECTRON_RUN_AS_NODE`) on dist/cli.js, without --allow-run, with the window's claims settings (`--no-claims`, `--claims-dir`). */
 export function mcpDefinitionArgs(extensionPath: string): { command: string; args: string[]; env: Record<string, string> } {
   const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
+  const claims = config.claims();
+  const claimArgs = !claims.enabled ? ["--no-claims"] : claims.directory.trim() ? ["--claims-dir", claims.directory.trim()] : [];
   return {
     command: process.execPath,
-    args: [path.join(extensionPath, "dist", "cli.js"), "mcp", "--nvidia-smi", config.nvidiaSmiPath(), ...(root ? ["--root", root] : [])],
+    args: [path.join(extensionPath, "dist", "cli.js"), "mcp", "--nvidia-smi", config.nvidiaSmiPath(), ...(root ? ["--root", root] : []), ...claimArgs],
     env: { ELECTRON_RUN_AS_NODE: "1" },
   };
 }

@@ -6,7 +6,9 @@ import * as vscode from "vscode";
 import * as config from "../config";
 import { log } from "../log";
 import type { GpuMonitor } from "./monitor";
-import { normalizePolicy, pickFreeGpus, type PickPolicy } from "./policy";
+import { normalizePolicy, type PickPolicy, type PickResult } from "./policy";
+import { pickAndClaim } from "./claimPick";
+import type { ClaimKeeper } from "./claimKeeper";
 import { stopProcess as sendStop, type StopOptions } from "./procinfo";
 import { normalizeSelection, type SelectionStore } from "../../../common/src/gpu/selection";
 import { formatFree, formatMiB, formatPercent } from "./units";
@@ -27,33 +29,53 @@ export interface PickFreeOutcome {
   problem?: string;
 }
 
+/** Options of {@link pickFreeGpusCommand}: wait (ms, 0: once) until enough GPUs are free and unclaimed; a cancel signal. */
+export interface PickWait {
+  waitMs?: number;
+  signal?: AbortSignal;
+}
+
 /**
- * Picks free GPUs by the `gpuPilot.pick.*` policy (overridden by `overrides`) and makes them the
- * selection. Reports in a notification that does not block; never throws.
+ * Picks free GPUs by the `gpuPilot.pick.*` policy (overridden by `overrides`), skipping GPUs others
+ * claimed, claims them all at once in the ledger (`claims`; absent or off: no claims) and makes
+ * them the selection. With `wait.waitMs` it reads nvidia-smi again every 2 s until enough are free.
+ * Reports in a notification that does not block; never throws.
  */
-export async function pickFreeGpusCommand(monitor: GpuMonitor, selection: SelectionStore, overrides: Partial<PickPolicy> = {}): Promise<PickFreeOutcome> {
+export async function pickFreeGpusCommand(monitor: GpuMonitor, selection: SelectionStore, overrides: Partial<PickPolicy> = {}, claims?: ClaimKeeper, wait: PickWait = {}): Promise<PickFreeOutcome> {
   const policy = normalizePolicy({ ...config.pickPolicy(), ...overrides });
   await monitor.refresh();
-  const inv = monitor.inventory;
-  if (!inv || inv.gpus.length === 0) {
+  if (!monitor.inventory || monitor.inventory.gpus.length === 0) {
     const problem = monitor.problem || "nvidia-smi lists no GPUs";
     void vscode.window.showWarningMessage(`GPU Pilot: no GPUs to pick from. ${problem}`);
     return { policy, picked: [], skipped: [], short: true, selection: selection.get(), problem };
   }
-  const result = pickFreeGpus(inv.gpus, inv.apps, inv.processes ?? [], policy);
+  let first = true;
+  const read = async () => {
+    if (!first) await monitor.refresh();
+    first = false;
+    const inv = monitor.inventory;
+    return { gpus: inv?.gpus ?? [], apps: inv?.apps ?? [], details: inv?.processes ?? [] };
+  };
+  const { result, note } = await pickAndClaim(claims?.ledger, read, policy, "pick", undefined, { ...(wait.waitMs ? { waitMs: wait.waitMs } : {}), ...(wait.signal ? { signal: wait.signal } : {}) });
+  return reportPick(result, note, policy, monitor, selection);
+}
+
+/** Logs and shows what a pick did, and makes the picked GPUs the selection. */
+async function reportPick(result: PickResult, note: string | undefined, policy: PickPolicy, monitor: GpuMonitor, selection: SelectionStore): Promise<PickFreeOutcome> {
   const skipped = result.candidates.filter((c) => c.reasons.length > 0).map((c) => ({ index: c.gpu.index, reasons: c.reasons }));
   const rules = `count ${policy.count}, ≥ ${formatMiB(policy.minFreeMemoryMiB)} free, ≤ ${policy.maxUtilizationPercent}% busy${policy.excludeBusyWithOtherUsers ? ", no other users' processes" : ""}`;
-  log.info(`Pick Free GPUs (${rules}): picked ${result.picked.map((g) => g.index).join(", ") || "none"}; ${skipped.map((s) => `GPU ${s.index}: ${s.reasons.join("; ")}`).join(" | ") || "none skipped"}`);
+  log.info(`Pick Free GPUs (${rules}): picked ${result.picked.map((g) => g.index).join(", ") || "none"}; ${skipped.map((s) => `GPU ${s.index}: ${s.reasons.join("; ")}`).join(" | ") || "none skipped"}${note ? `; ${note}` : ""}`);
   if (result.picked.length === 0) {
     void vscode.window.showWarningMessage(
-      `GPU Pilot: no GPU is free by the pick policy (${rules}). ${skipped.map((s) => `GPU ${s.index}: ${s.reasons[0]}`).join("; ")}.`,
+      `GPU Pilot: no GPU is free by the pick policy (${rules}). ${[...skipped.map((s) => `GPU ${s.index}: ${s.reasons[0]}`), ...(note ? [note] : [])].join("; ")}.`,
       "Open Settings",
     ).then((c) => {
       if (c) void vscode.commands.executeCommand("workbench.action.openSettings", "gpuPilot.pick");
     });
     return { policy, picked: [], skipped, short: true, selection: selection.get() };
   }
-  const ids = normalizeSelection(result.picked.map((g) => String(g.index)), inv.gpus, inv.mig ?? [], config.selectBy());
+  const inv = monitor.inventory;
+  const ids = normalizeSelection(result.picked.map((g) => String(g.index)), inv?.gpus ?? [], inv?.mig ?? [], config.selectBy());
   await selection.set(ids);
   const what = result.picked.map((g) => `GPU ${g.index} (${formatFree(g)}, ${formatPercent(g.utilizationGpuPercent)} busy)`).join(", ");
   void vscode.window.showInformationMessage(
@@ -61,6 +83,32 @@ export async function pickFreeGpusCommand(monitor: GpuMonitor, selection: Select
   );
   return { policy, picked: result.picked.map((g) => g.index), skipped, short: result.short, selection: selection.get() };
 }
+
+/**
+ * "Wait for Free GPUs": asks how many (default `gpuPilot.pick.count`), then waits (a cancellable
+ * notification) until that many GPUs are free by the pick policy and unclaimed, claims them all at
+ * once and selects them. Never throws.
+ */
+export async function waitForFreeGpusCommand(monitor: GpuMonitor, selection: SelectionStore, claims: ClaimKeeper | undefined): Promise<PickFreeOutcome | undefined> {
+  const policy = normalizePolicy(config.pickPolicy());
+  const answer = await vscode.window.showInputBox({
+    title: "Wait for Free GPUs", prompt: "How many GPUs to wait for and claim (the pick policy gpuPilot.pick.* applies)",
+    value: String(policy.count), validateInput: (v) => (/^[1-9]\d{0,2}$/.test(v.trim()) ? undefined : "A whole number from 1"),
+  });
+  if (answer === undefined) return undefined;
+  const count = Number(answer.trim());
+  return vscode.window.withProgress(
+    { location: vscode.ProgressLocation.Notification, title: `GPU Pilot: waiting for ${count} free GPU${count === 1 ? "" : "s"}…`, cancellable: true },
+    (_p, token) => {
+      const abort = new AbortController();
+      token.onCancellationRequested(() => abort.abort());
+      return pickFreeGpusCommand(monitor, selection, { count }, claims, { waitMs: WAIT_FOREVER_MS, signal: abort.signal });
+    },
+  );
+}
+
+/** How long "Wait for Free GPUs" waits before giving up: 7 days (cancel ends it sooner). */
+const WAIT_FOREVER_MS = 7 * 24 * 3600_000;
 
 /** The part of a tree node the stop command reads (a process row of the GPU view). */
 interface ProcessNodeLike {

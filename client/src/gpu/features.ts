@@ -5,6 +5,7 @@
 import * as vscode from "vscode";
 import type { GpuViewApi } from "../api";
 import { pickFreeGpusCommand } from "./actions";
+import type { ClaimKeeper } from "./claimKeeper";
 import { type GpuDashboard, registerGpuDashboard } from "./dashboard";
 import { registerSelectionEnvironment } from "./environment";
 import type { GpuMonitor } from "./monitor";
@@ -25,14 +26,15 @@ export interface GpuEarly {
 
 /**
  * Creates the GPU view, the status bar item, the terminal environment and the debug configuration
- * provider. `extCtx.environmentVariableCollection` may be absent (stand-in contexts): terminals are
+ * provider. With `claims` the view shows who claimed each GPU and Pick Free GPUs claims what it picks.
+ * `extCtx.environmentVariableCollection` may be absent (stand-in contexts): terminals are
  * then left alone. With `early` (the extension: shell.ts) the view, the dashboard's registration,
  * the status bar item and the environment exist already: the view gets its provider, the dashboard
  * its object.
  * @returns what to dispose (push into `ExtensionContext.subscriptions`) and the API part.
  */
-export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuMonitor, selection: SelectionStore, early?: GpuEarly): { disposables: vscode.Disposable[]; api: GpuViewApi; dashboard: GpuDashboard } {
-  const tree = createGpuTreeView(monitor, selection, early?.view);
+export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuMonitor, selection: SelectionStore, early?: GpuEarly, claims?: ClaimKeeper): { disposables: vscode.Disposable[]; api: GpuViewApi; dashboard: GpuDashboard } {
+  const tree = createGpuTreeView(monitor, selection, early?.view, claims);
   const dash = registerGpuDashboard(extCtx.extensionUri, monitor, selection, extCtx.workspaceState, early !== undefined);
   const collection = (extCtx as { environmentVariableCollection?: vscode.GlobalEnvironmentVariableCollection }).environmentVariableCollection;
   const env = early?.env ?? registerSelectionEnvironment(collection, selection, monitor);
@@ -40,7 +42,7 @@ export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuM
     gpuTreeProvider: tree.provider as vscode.TreeDataProvider<unknown>,
     getTreeRows: () => treeRows(tree.provider),
     getProcesses: () => [...(monitor.inventory?.processes ?? [])],
-    pickFreeGpus: (policy) => pickFreeGpusCommand(monitor, selection, policy ?? {}),
+    pickFreeGpus: (policy) => pickFreeGpusCommand(monitor, selection, policy ?? {}, claims),
     getTerminalEnvironment: () => {
       const out: Record<string, { value: string; type: "replace" | "append" | "prepend" }> = {};
       collection?.forEach((name, m) => (out[name] = { value: m.value, type: MUTATOR_TYPE[m.type] ?? "replace" }));

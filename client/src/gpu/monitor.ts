@@ -4,7 +4,8 @@
  *
  * - while the GPU view is visible (or a quick pick holds it, {@link GpuMonitor.hold}) one long-lived
  *   `nvidia-smi ... -lms <gpuPilot.refreshIntervalMs>` streams the GPU fields ({@link GpuStream}),
- *   the compute processes are queried on every 5th tick, and their users and command lines are read
+ *   a second one streams the compute processes every 5th interval (appsStream.ts; else they are
+ *   queried on every 5th tick), and their users and command lines are read
  *   from /proc; everything stops when the view is hidden;
  * - while the GPU view or the dashboard is visible (not for a quick pick or the history panel), and
  *   `gpuPilot.monitor.smActivity` is `auto`, one `nvidia-smi dmon --gpm-metrics` streams SM
@@ -25,6 +26,7 @@ import { type AmdTool, queryAmdInventory } from "./amdSmi";
 import { detectVendor } from "../../../common/src/gpu/vendor";
 import { findProgram } from "../../../common/src/run/which";
 import { ACTIVITY_OFF, type ActivityEvent, type ActivitySnapshot, ActivityStream } from "./activity";
+import { type IdleHeld, IdleHeldTracker } from "./idleHeld";
 
 /**
  * Value of the `gpuPilot.nvidiaSmiState` context key:
@@ -92,6 +94,8 @@ export class GpuMonitor implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
   private _state: SmiState = "unknown";
   private _inventory: Inventory | undefined;
+  /** Processes holding memory on idle GPUs (idleHeld.ts), fed every sample. */
+  private readonly idleTracker = new IdleHeldTracker(config.idleHeldMinutes() * 60_000);
   private _failure: SmiFailure | undefined;
   private _retryAt: number | undefined;
   private lastLogged = "";
@@ -215,6 +219,25 @@ export class GpuMonitor implements vscode.Disposable {
   /** The dmon process id while one runs. */
   get activityPid(): number | undefined {
     return this.activityStream?.pid;
+  }
+
+  /**
+   * The process `pid` on GPU `gpuUuid` when it has held memory while the GPU did nothing for
+   * `gpuPilot.monitor.idleHeldMinutes` (idleHeld.ts); undefined otherwise or when that is 0.
+   */
+  idleHeld(pid: number, gpuUuid: string, now = Date.now()): IdleHeld | undefined {
+    return this.idleTracker.flagged(pid, gpuUuid, now);
+  }
+
+  /** Feeds the idle-held tracker one sample: utilisation, SM activity (dmon) by GPU, the processes. */
+  private observeIdle(inv: Inventory): void {
+    this.idleTracker.setThreshold(config.idleHeldMinutes() * 60_000);
+    const sm = new Map(this.activity.gpus.map((g) => [g.index, g.latest?.smActivityPercent]));
+    this.idleTracker.observe({
+      at: Date.now(),
+      gpus: inv.gpus.map((g) => ({ uuid: g.uuid, utilizationGpuPercent: g.utilizationGpuPercent, smActivityPercent: sm.get(g.index) })),
+      apps: inv.apps,
+    });
   }
 
   /** User and command line of a compute process, once read from /proc. */
@@ -505,6 +528,7 @@ export class GpuMonitor implements vscode.Disposable {
 
   private setInventory(inv: Inventory): void {
     this.trackGpus(inv.gpus);
+    this.observeIdle(inv);
     this._state = "ok";
     this._inventory = inv;
     this._failure = undefined;

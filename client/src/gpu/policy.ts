@@ -64,13 +64,17 @@ export function normalizePolicy(p: Partial<PickPolicy>): PickPolicy {
  * @param gpus the GPUs of the inventory.
  * @param apps the compute processes (matched to GPUs by UUID).
  * @param details user details by pid (from /proc); a pid without details counts as another user's.
+ * @param claimedByOthers GPUs claimed in the claims ledger by someone else (common/src/gpu/claims.ts):
+ *   UUID (lower case) → who, in words (`describeClaim`); such a GPU is skipped.
  */
-export function pickFreeGpus(gpus: readonly Gpu[], apps: readonly ComputeApp[], details: readonly ProcessDetails[], policy: PickPolicy): PickResult {
+export function pickFreeGpus(gpus: readonly Gpu[], apps: readonly ComputeApp[], details: readonly ProcessDetails[], policy: PickPolicy, claimedByOthers: ReadonlyMap<string, string> = new Map()): PickResult {
   const byPid = new Map(details.map((d) => [d.pid, d]));
   const candidates: PickCandidate[] = gpus.map((gpu) => {
     const mine = apps.filter((a) => a.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase());
     const reasons: string[] = [];
     if (gpu.lost) reasons.push("the GPU is lost");
+    const claim = claimedByOthers.get(gpu.uuid.toLowerCase());
+    if (claim) reasons.push(`claimed by ${claim}`);
     if (gpu.migMode?.toLowerCase() === "enabled") reasons.push("MIG is enabled: pick one of its MIG devices");
     if (gpu.computeMode === "Prohibited") reasons.push("compute mode Prohibited");
     if (gpu.computeMode === "Exclusive_Process" && mine.length > 0) reasons.push("Exclusive_Process and already in use: a second process would fail");

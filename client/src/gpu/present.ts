@@ -5,6 +5,7 @@
 import type { InventoryGpu, InventoryParams } from "../../../server/src/protocol";
 import { escapeControls } from "../../../server/src/engine/text";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
+import { type Claim, claimField, describeClaim } from "../../../common/src/gpu/claims";
 import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature } from "./units";
 
 /** `GPU <index>: <name>`, e.g. `GPU 0: NVIDIA H200`. */
@@ -242,4 +243,11 @@ export function migTooltipMarkdown(mig: MigDevice, gpu: Gpu): string {
     "Tick it to run on this MIG device: CUDA_VISIBLE_DEVICES then holds its UUID (MIG devices have no index).",
     "A CUDA process uses a single MIG device (NVIDIA MIG user guide, CUDA device enumeration).",
   ].join("\n");
+}
+
+/** The GPU row's claim: a description suffix (`claimed by alice`, `claimed by you`) and a tooltip line; empty when unclaimed. */
+export function claimText(c: { mine: boolean; claim: Claim } | undefined): { suffix: string; tooltip: string } {
+  if (!c) return { suffix: "", tooltip: "" };
+  const who = c.mine ? "you" : claimField(c.claim.owner.user, 32);
+  return { suffix: ` · claimed by ${who}`, tooltip: `$(lock) Claimed by ${c.mine ? `you (this window, ${c.claim.purpose})` : escapeMarkdown(describeClaim(c.claim))} in the GPU claims ledger.` };
 }

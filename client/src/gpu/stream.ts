@@ -27,6 +27,7 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import { ChildReaper, emitTo, streamOptions, type StreamChild } from "./streamProcess";
+import { AppsStream } from "./appsStream";
 import {
   anyMigEnabled,
   type ComputeApp,
@@ -60,6 +61,13 @@ export interface GpuStreamOptions {
   timeoutMs: number;
   /** Run the compute-process query on every N-th tick (1st, N+1-th, ...); default 5. 0 turns it off. */
   processesEvery?: number;
+  /**
+   * Stream the process list (appsStream.ts: one `--query-compute-apps ... -lms <intervalMs x
+   * processesEvery>`) instead of a query every N-th tick; default true. The per-tick query still
+   * runs while that stream is not delivering (starting up, restarting, unsupported) and under MIG
+   * (which needs `nvidia-smi -L` too).
+   */
+  streamProcesses?: boolean;
   /** Extra environment variables for nvidia-smi (tests use FAKE_NVIDIA_SMI_*). */
   env?: Record<string, string>;
   /** First restart delay after a fault, ms (default 1000); doubled per consecutive fault. */
@@ -235,6 +243,10 @@ export class GpuStream {
   private restartTimer: NodeJS.Timeout | undefined;
   private watchdog: NodeJS.Timeout | undefined;
   private settleTimer: NodeJS.Timeout | undefined;
+  /** The process-list stream (while streaming and {@link GpuStreamOptions.streamProcesses}). */
+  private apps: AppsStream | undefined;
+  /** Why this nvidia-smi cannot stream the process list (then it is not tried again). */
+  private appsUnsupported: string | undefined;
 
   constructor(options: GpuStreamOptions) {
     this.options = { ...options };
@@ -283,6 +295,9 @@ export class GpuStream {
     this.running = true;
     this.faults = 0;
     this.killChild();
+    const apps = this.apps;
+    this.apps = undefined;
+    void apps?.stop();
     void this.spawn();
   }
 
@@ -343,7 +358,9 @@ export class GpuStream {
     this.clearTimers();
     this.processController?.abort();
     this.killChild();
-    const pending = [...this.reaper.pending(), ...(this.processRun ? [this.processRun] : [])];
+    const apps = this.apps;
+    this.apps = undefined;
+    const pending = [...this.reaper.pending(), ...(this.processRun ? [this.processRun] : []), ...(apps ? [apps.stop()] : [])];
     await Promise.allSettled(pending);
   }
 
@@ -389,6 +406,39 @@ export class GpuStream {
     this.armWatchdog(gen, timeoutMs + intervalMs);
     void child.then((r) => this.onExit(gen, r, stderrTail), () => undefined);
     this.emit({ kind: "started", pid: child.pid, restarts: this.faults });
+    this.startApps();
+  }
+
+  /** Starts the process-list stream once per {@link start} (it restarts by itself after faults). */
+  private startApps(): void {
+    const every = this.options.processesEvery ?? 5;
+    if (this.apps || every <= 0 || this.options.streamProcesses === false || this.appsUnsupported) return;
+    const { path, intervalMs, timeoutMs, env } = this.options;
+    const apps = new AppsStream({ path, periodMs: intervalMs * every, timeoutMs, ...(env ? { env } : {}) });
+    this.apps = apps;
+    apps.on((e) => {
+      if (e.kind === "unsupported") this.appsUnsupported = e.message;
+      if (this.apps !== apps || e.kind !== "sample" || anyMigEnabled(this.lastGpus) || this.processRun) return;
+      this.emit({ kind: "processes", processes: { apps: e.sample.apps, mig: [], problems: e.sample.problems, at: e.at } });
+    });
+    apps.start();
+  }
+
+  /**
+   * True while the process-list stream delivers: a sample within its period plus the timeout
+   * (and plus that again right after its start), not under MIG.
+   */
+  private appsDelivering(): boolean {
+    const a = this.apps;
+    if (!a?.isRunning || anyMigEnabled(this.lastGpus)) return false;
+    const { intervalMs, timeoutMs, processesEvery } = this.options;
+    const window = intervalMs * (processesEvery ?? 5) + timeoutMs;
+    return a.lastSampleAt > 0 ? Date.now() - a.lastSampleAt <= window : Date.now() - this.runStartedAt <= timeoutMs;
+  }
+
+  /** The process-list stream's nvidia-smi pid while it runs (tests, the API). */
+  get appsPid(): number | undefined {
+    return this.apps?.pid;
   }
 
   private armWatchdog(gen: number, ms: number): void {
@@ -462,7 +512,8 @@ export class GpuStream {
       const healthyFor = Date.now() - this.runStartedAt;
       if (this.faults > 0 && healthyFor >= Math.max(10 * this.options.intervalMs, 10_000)) this.faults = 0;
       this.emit({ kind: "tick", tick });
-      if (every > 0 && (this.ticksThisRun === 1 || (this.seq - 1) % every === 0 || migBefore !== anyMigEnabled(t.gpus))) {
+      const due = this.ticksThisRun === 1 || (this.seq - 1) % every === 0 || migBefore !== anyMigEnabled(t.gpus);
+      if (every > 0 && due && !this.appsDelivering()) {
         void this.refreshProcesses();
       }
     } else {

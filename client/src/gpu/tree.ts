@@ -10,9 +10,11 @@ import * as vscode from "vscode";
 import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
 import { type ActivitySnapshot, activityTooltipMarkdown } from "./activity";
+import { idleHeldLabel, idleHeldSentence } from "./idleHeld";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import {
   appsOf,
+  claimText,
   gpuRowDescription,
   gpuShortLabel,
   gpuTooltipMarkdown,
@@ -25,6 +27,14 @@ import {
 import { isMigSelected, isSelected, type SelectionStore, toggleEntry } from "../../../common/src/gpu/selection";
 import { log } from "../log";
 import { GPU_VIEW_ID, GPU_VIEW_OPTIONS, type LateView } from "../views";
+import type { Claim } from "../../../common/src/gpu/claims";
+
+/** What the view reads of the claims ledger (claimKeeper.ts): who holds a GPU, and a text that changes with the ledger. */
+export interface ClaimsView {
+  claimOf(gpuUuid: string): { mine: boolean; claim: Claim } | undefined;
+  key(): string;
+}
+
 
 /** View id in package.json. */
 export { GPU_VIEW_ID as VIEW_ID } from "../views";
@@ -59,6 +69,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   constructor(
     private readonly monitor: GpuMonitor,
     private readonly selection: SelectionStore,
+    private readonly claims?: ClaimsView,
   ) {
     this.disposables.push(monitor.onDidChange(() => this.changed()), selection.onDidChange(() => this.changed(true)));
   }
@@ -67,7 +78,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   private changed(force = false): void {
     const m = this.monitor;
     const inv = m.inventory;
-    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }, activityKey(m.activity)]);
+    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }, activityKey(m.activity), this.claims?.key()]);
     if (!force && key === this.lastRendered) return;
     this.lastRendered = key;
     this.emitter.fire();
@@ -123,9 +134,10 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         const { gpu, apps } = node;
         const item = new vscode.TreeItem(gpuShortLabel(gpu), apps.length + node.mig.length + node.warnings.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
         item.id = `gpu/${gpu.uuid}`;
-        item.description = gpuRowDescription(gpu);
+        const claim = claimText(this.claims?.claimOf(gpu.uuid));
+        item.description = gpuRowDescription(gpu) + claim.suffix;
         const activity = activityTooltipMarkdown(gpu.index, this.monitor.activity);
-        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings) + (activity ? `\n\n${activity}` : ""));
+        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings) + (activity ? `\n\n${activity}` : "") + (claim.tooltip ? `\n\n${claim.tooltip}` : ""));
         tooltip.supportThemeIcons = true;
         item.tooltip = tooltip;
         // No icon on a healthy GPU: its room goes to the numbers (a 300 px side bar); the dashboard
@@ -167,10 +179,13 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         const row = processRow(app, details);
         const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
         item.id = `app/${node.gpu.uuid}/${app.pid}`;
-        item.description = row.description;
-        item.tooltip = new vscode.MarkdownString(processTooltipMarkdown(app, details, node.gpu));
-        // Icons only where they say something: this workspace's run, or one of your processes.
-        if (details?.workspaceRun) item.iconPath = new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"));
+        const idle = this.monitor.idleHeld(app.pid, node.gpu.uuid);
+        item.description = row.description + (idle ? ` · ${idleHeldLabel(idle, Date.now())}` : "");
+        item.tooltip = new vscode.MarkdownString(processTooltipMarkdown(app, details, node.gpu) + (idle ? `\n\n${idleHeldSentence(idle, Date.now())}` : ""));
+        // Icons only where they say something: this workspace's run, one of your processes (idle-held: orange).
+        if (idle && details?.own) item.iconPath = new vscode.ThemeIcon("debug-pause", new vscode.ThemeColor("charts.orange"));
+        else if (details?.workspaceRun) item.iconPath = new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"));
+        else if (idle) item.iconPath = new vscode.ThemeIcon("debug-pause");
         else if (details?.own) item.iconPath = new vscode.ThemeIcon("account");
         item.contextValue = processContextValue(details);
         return item;
@@ -244,8 +259,8 @@ export function treeRows(provider: GpuTreeProvider): GpuTreeRow[] {
  * streams while the view is visible.
  * @returns the TreeView, its provider and everything to dispose with it (not a late view: its creator disposes it).
  */
-export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore, late?: LateView<GpuTreeNode>): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
-  const provider = new GpuTreeProvider(monitor, selection);
+export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore, late?: LateView<GpuTreeNode>, claims?: ClaimsView): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
+  const provider = new GpuTreeProvider(monitor, selection, claims);
   const view = late?.view ?? vscode.window.createTreeView<GpuTreeNode>(GPU_VIEW_ID, { treeDataProvider: provider, ...GPU_VIEW_OPTIONS });
   const own = late ? late.connect(provider) : view;
   const onCheck = view.onDidChangeCheckboxState(async (e) => {

@@ -19,6 +19,7 @@
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as vscode from "vscode";
+import { entryUuids, type ClaimKeeper } from "../gpu/claimKeeper";
 import type { RunFacts } from "../../../server/src/engine/runFacts";
 import type { RunFactsResult } from "../../../server/src/protocol";
 import type { LastRun } from "../api";
@@ -51,6 +52,8 @@ export interface RunHost {
   readonly workspaceState: StateLike;
   /** Receives the run record, updated in place as the task starts and ends. */
   setLastRun(run: LastRun): void;
+  /** The window's GPU claims (claimKeeper.ts): a run's GPUs are claimed (purpose `run`) until it ends. Absent: no claims. */
+  readonly claims?: Pick<ClaimKeeper, "holdForRun" | "adopt" | "ledger">;
   /** Whose a process is; default: `/proc` (owners.ts). Tests replace it. */
   readonly ownerOf?: (pid: number) => ProcessOwner;
   /**
@@ -388,6 +391,8 @@ export async function startTask(host: RunHost, spec: LaunchSpec, file: string, f
   // the run ends (a plain message would stay, stale, beside the exit notification).
   let endRunning!: () => void;
   const runningEnded = new Promise<void>((resolve) => (endRunning = resolve));
+  const gpus = entryUuids(spec.visibleDevices.split(",").filter(Boolean), host.monitor.inventory);
+  if (host.claims && gpus.length > 0) void runningEnded.then(host.claims.holdForRun(gpus, path.basename(file)));
   const onExit = (exit: ProcessExit) => {
     tap?.exit(exit);
     endRunning();

@@ -6,7 +6,13 @@
  * is not installed, amdSmi.ts), plans runs with the run command's planner (common/src/run/plan.ts)
  * and lints with the same engine and configuration as `gpu-pilot check` (`[tool.gpu-pilot]`, `# noqa`).
  *
- *   gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]
+ *   gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR] [--claims-dir DIR | --no-claims] [--claim-minutes N]
+ *
+ * GPU claims (docs/claims.md, common/src/gpu/claims.ts): gpu-pilot_pickGpus skips GPUs others
+ * claimed and claims what it picks (purpose `mcp`, owner this server's pid) for `--claim-minutes`
+ * (default 15; not renewed), waiting up to the input's `waitSeconds`; gpu-pilot_runOnGpus refuses
+ * GPUs claimed by others and claims its GPUs (purpose `run`) until the run ends. The server
+ * releases its claims when it exits.
  *
  * gpu-pilot_runOnGpus is listed always but refuses (an error result naming `--allow-run`) unless
  * the server was started with `--allow-run`. A bad input is an error result (`isError: true`) with
@@ -20,7 +26,10 @@ import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, DESCRIPTIONS, formatFindings, formatGpuList, formatPick,
   formatRunResult, INPUT_SCHEMAS, notRunnable, resolveRunGpus, TOOL, type ToolName,
 } from "../../../client/src/agents/core";
-import { DEFAULT_PICK_POLICY, pickFreeGpus } from "../../../client/src/gpu/policy";
+import { DEFAULT_PICK_POLICY } from "../../../client/src/gpu/policy";
+import { othersClaims, pickAndClaim } from "../../../client/src/gpu/claimPick";
+import { entryUuids } from "../../../client/src/gpu/claimKeeper";
+import { ClaimLedger, currentOwner, DEFAULT_CLAIM_TTL_MS, describeClaim, ledgerDir } from "../../../common/src/gpu/claims";
 import { queryInventory, type Inventory, type ProcessDetails } from "../../../client/src/gpu/nvidiaSmi";
 import { queryAmdInventory } from "../../../client/src/gpu/amdSmi";
 import { detectVendor } from "../../../common/src/gpu/vendor";
@@ -44,19 +53,26 @@ export interface McpOptions {
   root: string;
   /** One nvidia-smi call's limit, ms (default 5000, as gpuPilot.nvidiaSmiTimeoutMs). */
   nvidiaSmiTimeoutMs: number;
+  /** `--claims-dir DIR` ({@link parseMcpArgs}' default: $GPU_PILOT_CLAIMS_DIR, else /tmp/gpu-pilot-claims); undefined (`--no-claims`): no claims. */
+  claimsDir?: string;
+  /** `--claim-minutes N`: how long a pick's claims last, ms (default 15 min). */
+  claimTtlMs?: number;
 }
 
-export const MCP_USAGE = `usage: gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR]
+export const MCP_USAGE = `usage: gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR] [--claims-dir DIR | --no-claims] [--claim-minutes N]
   Serves GPU Pilot's agent tools over MCP on stdin/stdout: gpu-pilot_listGpus, gpu-pilot_pickGpus,
   gpu-pilot_checkFile, gpu-pilot_runOnGpus (which runs nothing unless --allow-run is given).
   --allow-run         let gpu-pilot_runOnGpus run Python files on GPUs
   --nvidia-smi PATH   the nvidia-smi to read (default: nvidia-smi on PATH)
   --python PATH       the Python interpreter for runs (default: python3 on PATH)
-  --root DIR          resolve relative paths against DIR (default: the working directory)`;
+  --root DIR          resolve relative paths against DIR (default: the working directory)
+  --claims-dir DIR    the GPU claims ledger (default: $GPU_PILOT_CLAIMS_DIR, else /tmp/gpu-pilot-claims)
+  --no-claims         neither read nor write GPU claims
+  --claim-minutes N   how long GPUs picked by gpu-pilot_pickGpus stay claimed (default 15)`;
 
 /** Parses the flags after `mcp`. @throws Error naming the bad flag (the caller prints {@link MCP_USAGE} after it). */
 export function parseMcpArgs(argv: readonly string[], cwd = process.cwd()): McpOptions {
-  const o: McpOptions = { allowRun: false, nvidiaSmi: "nvidia-smi", python: "python3", root: cwd, nvidiaSmiTimeoutMs: 5000 };
+  const o: McpOptions = { allowRun: false, nvidiaSmi: "nvidia-smi", python: "python3", root: cwd, nvidiaSmiTimeoutMs: 5000, claimsDir: ledgerDir(), claimTtlMs: DEFAULT_CLAIM_TTL_MS };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const eq = a.indexOf("=");
@@ -70,6 +86,13 @@ export function parseMcpArgs(argv: readonly string[], cwd = process.cwd()): McpO
     else if (name === "--nvidia-smi") o.nvidiaSmi = value();
     else if (name === "--python") o.python = value();
     else if (name === "--root") o.root = resolve(cwd, value());
+    else if (name === "--claims-dir") o.claimsDir = resolve(cwd, value());
+    else if (name === "--no-claims" && eq < 0) delete o.claimsDir;
+    else if (name === "--claim-minutes") {
+      const n = Number(value());
+      if (!Number.isFinite(n) || n < 1 || n > 24 * 60) throw new Error("--claim-minutes needs a number of minutes from 1 to 1440");
+      o.claimTtlMs = n * 60_000;
+    }
     else throw new Error(`unknown option "${a}"`);
   }
   return o;
@@ -79,7 +102,16 @@ const text = (t: string, isError = false): CallToolResult => ({ content: [{ type
 
 /** The tools' behaviour, apart from the transport (tests call it directly too). */
 export class McpTools {
-  constructor(private readonly options: McpOptions) {}
+  /** The claims ledger (undefined: `--no-claims`, or the folder is unusable: {@link claimsProblem}). */
+  readonly ledger: ClaimLedger | undefined;
+  /** Why claims are off although asked for, in words. */
+  readonly claimsProblem: string | undefined;
+
+  constructor(private readonly options: McpOptions) {
+    const ledger = options.claimsDir ? new ClaimLedger({ dir: options.claimsDir, owner: currentOwner(`mcp-${process.pid}`), ttlMs: options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS }) : undefined;
+    this.claimsProblem = ledger?.prepare();
+    this.ledger = this.claimsProblem ? undefined : ledger;
+  }
 
   /** Lists the tools (name, description, input schema). */
   list(): Array<{ name: ToolName; description: string; inputSchema: { type: "object"; [k: string]: unknown } }> {
@@ -136,15 +168,22 @@ export class McpTools {
     if ("error" in c) return text(c.error, true);
     const q = await this.inventory();
     if ("error" in q) return text(q.error, true);
-    return text(formatGpuList(q.inv, q.details, DEFAULT_PICK_POLICY));
+    return text(formatGpuList(q.inv, q.details, DEFAULT_PICK_POLICY, othersClaims(this.ledger)));
   }
 
   private async pickGpus(input: unknown): Promise<CallToolResult> {
     const c = checkPickInput(input, DEFAULT_PICK_POLICY);
     if ("error" in c) return text(c.error, true);
-    const q = await this.inventory();
-    if ("error" in q) return text(q.error, true);
-    const outcome = formatPick(pickFreeGpus(q.inv.gpus, q.inv.apps, q.details, c.value), q.inv, c.value);
+    let inv: Inventory | undefined;
+    const read = async () => {
+      const q = await this.inventory();
+      if ("error" in q) throw new Error(q.error);
+      inv = q.inv;
+      return { gpus: q.inv.gpus, apps: q.inv.apps, details: q.details };
+    };
+    const r = await pickAndClaim(this.ledger, read, c.value, "mcp", `gpu-pilot mcp ${process.pid}`, { waitMs: c.value.waitSeconds * 1000 });
+    const held = r.claims.length > 0 ? `this MCP server for ${Math.round((this.options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS) / 60_000)} minutes (a run on them with gpu-pilot_runOnGpus keeps them while it runs)` : undefined;
+    const outcome = formatPick(r.result, inv as Inventory, c.value, "index", { ...(held ? { held } : {}), ...(r.note ? { note: r.note } : {}), ...(this.claimsProblem ? { note: `off: ${this.claimsProblem}` } : {}) });
     return text(outcome.text, outcome.ids.length === 0);
   }
 
@@ -182,6 +221,28 @@ export class McpTools {
     return text(formatFindings(file, r.findings));
   }
 
+  /**
+   * Claims a run's GPUs (purpose `run`) and renews them every 5 min until `release()`; a GPU claimed
+   * by someone else refuses the run (an error naming the holder). Without a ledger: nothing to hold.
+   */
+  private holdForRun(ids: readonly string[], inv: Inventory, note: string): { release(): void } | { error: string } {
+    const ledger = this.ledger;
+    if (!ledger) return { release: () => undefined };
+    const got: string[] = [];
+    for (const uuid of entryUuids(ids, inv)) {
+      const r = ledger.claim(uuid, "run", note);
+      if (!r.ok) {
+        for (const u of got) ledger.release(u);
+        const gpu = inv.gpus.find((g) => g.uuid.toLowerCase() === uuid)?.index ?? uuid;
+        return { error: `GPU ${gpu} is claimed by ${r.heldBy ? describeClaim(r.heldBy) : `someone else (${r.reason})`}: pick other GPUs with gpu-pilot_pickGpus (waitSeconds waits for free ones).` };
+      }
+      got.push(uuid);
+    }
+    const timer = setInterval(() => { for (const u of got) ledger.claim(u, "run", note); }, 5 * 60_000);
+    timer.unref();
+    return { release: () => { clearInterval(timer); for (const u of got) ledger.release(u); } };
+  }
+
   private async runOnGpus(input: unknown): Promise<CallToolResult> {
     if (!this.options.allowRun) return text(`${TOOL.runOnGpus} is off: this MCP server was started without --allow-run, so it runs nothing. Restart it as "gpu-pilot mcp --allow-run" to let it run files (each run executes the file's code).`, true);
     const c = checkRunInput(input);
@@ -195,7 +256,14 @@ export class McpTools {
     const ids = resolveRunGpus(c.value.gpus, q.inv);
     if ("error" in ids) return text(ids.error, true);
     const file = where.file;
-    const r = await runToEnd({ ...c.value, file: where.real, deviceIds: ids.value, interpreter: this.options.python, cwd: this.options.root, inventory: q.inv });
+    const hold = this.holdForRun(ids.value, q.inv, basename(file));
+    if ("error" in hold) return text(`${TOOL.runOnGpus}: ${hold.error}`, true);
+    let r: Awaited<ReturnType<typeof runToEnd>>;
+    try {
+      r = await runToEnd({ ...c.value, file: where.real, deviceIds: ids.value, interpreter: this.options.python, cwd: this.options.root, inventory: q.inv });
+    } finally {
+      hold.release();
+    }
     if ("error" in r) return text(`${TOOL.runOnGpus}: ${r.error}`, true);
     return text(formatRunResult({ file, launcher: c.value.launcher, visibleDevices: r.spec.visibleDevices, vendor: r.vendor, command: [r.spec.command, ...r.spec.args] }, r.end, r.output, c.value.timeoutSeconds), r.end.exitCode !== 0);
   }
@@ -216,11 +284,14 @@ function realOf(path: string): string {
 
 /**
  * Serves the tools on stdin/stdout until stdin closes or a SIGTERM, SIGINT or SIGHUP comes; then
- * stops the runs still going (their process groups: SIGTERM, SIGKILL 2 s later).
+ * stops the runs still going (their process groups: SIGTERM, SIGKILL 2 s later) and releases the
+ * server's GPU claims.
  * @returns when the transport has closed.
  */
 export async function startMcpServer(options: McpOptions, version: string): Promise<void> {
   const tools = new McpTools(options);
+  const release = () => tools.ledger?.releaseAll();
+  process.once("exit", release);
   const server = new Server({ name: "gpu-pilot", version }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: tools.list() }));
   server.setRequestHandler(CallToolRequestSchema, (req) => tools.call(req.params.name, req.params.arguments));
@@ -235,4 +306,5 @@ export async function startMcpServer(options: McpOptions, version: string): Prom
   await closed;
   await stopAllRuns();
   await server.close();
+  release();
 }
