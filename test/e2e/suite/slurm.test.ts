@@ -13,7 +13,7 @@ import { setWorkspaceSetting, wsUri } from "./helpers";
 
 interface SlurmRow { label: string; description: string; contextValue: string }
 interface SlurmApi {
-  getSlurmState(): { available: boolean; visible: boolean; rows: SlurmRow[]; snapshot: { polls: number; jobsError: string | null }; submitted: Array<{ jobId: string; output: string | null; text: string; state: string | null; done: boolean }> };
+  getSlurmState(): { available: boolean; visible: boolean; rows: SlurmRow[]; snapshot: { polls: number; jobsError: string | null }; submitted: Array<{ jobId: string; output: string | null; tail: { text: string; dropped: number }; state: string | null; done: boolean }> };
   refreshSlurm(): Promise<void>;
   submitToSlurm(uri: vscode.Uri, opts?: { ask?: boolean; submit?: boolean }): Promise<{ jobId?: string; script?: string } | undefined>;
   cancelSlurmJob(id: string): Promise<boolean>;
@@ -55,7 +55,7 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     const job = await waitFor(() => api.getSlurmState().submitted.find((j) => j.jobId === r.jobId && j.done), `job ${r.jobId} followed to its end`, 60_000);
     assert.equal(job.state, "COMPLETED");
     assert.equal(job.output, path.join(path.dirname(r.script), `slurm-probe_gpus-${r.jobId}.out`));
-    assert.deepEqual(job.text.trim().split("\n").sort(), [
+    assert.deepEqual(job.tail.text.trim().split("\n").sort(), [
       "task 0: CUDA_VISIBLE_DEVICES=0,1 CUDA_DEVICE_ORDER=PCI_BUS_ID",
       "task 1: CUDA_VISIBLE_DEVICES=0,1 CUDA_DEVICE_ORDER=PCI_BUS_ID",
     ]);
@@ -93,8 +93,8 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     const r = await api.submitToSlurm(wsUri("slurm/long_train.py"), { ask: false, submit: true });
     assert.ok(r?.jobId);
     const id = r.jobId;
-    const live = await waitFor(() => api.getSlurmState().submitted.find((j) => j.jobId === id && j.text.includes("step 1\n")), "the long job's output streaming in", 60_000);
-    assert.match(live.text, /^training on CUDA_VISIBLE_DEVICES=0\n/);
+    const live = await waitFor(() => api.getSlurmState().submitted.find((j) => j.jobId === id && j.tail.text.includes("step 1\n")), "the long job's output streaming in", 60_000);
+    assert.match(live.tail.text, /^training on CUDA_VISIBLE_DEVICES=0\n/);
     await api.refreshSlurm();
     const rows = api.getSlurmState().rows;
     const row = rows.find((x) => x.label === `${id} long_train`);
