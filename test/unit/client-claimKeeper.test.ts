@@ -62,6 +62,10 @@ test("a GPU another window claimed: the view says who; ticking it warns once and
   // eslint-disable-next-line no-control-regex
   assert.ok(!t.tooltip.includes("![img]") && !t.tooltip.includes("[link](") && !t.tooltip.includes("$(zap)") && !/[\u0000-\u001f]/.test(t.tooltip + t.suffix), t.tooltip);
   assert.deepEqual(claimText(undefined), { suffix: "", tooltip: "" });
+  // This window's own claim: no suffix (the tick says it; the suffix cut the row at 300 px), the tooltip says it.
+  const mine = claimText({ mine: true, claim: c!.claim });
+  assert.equal(mine.suffix, "");
+  assert.match(mine.tooltip, /^\$\(lock\) Claimed by you \(this window, run\) in the GPU claims ledger\.$/);
   await selection.set(["1"]);
   await selection.set(["0", "1"]);
   assert.equal(warnings.length, 1, warnings.join("\n"));

@@ -245,9 +245,13 @@ export function migTooltipMarkdown(mig: MigDevice, gpu: Gpu): string {
   ].join("\n");
 }
 
-/** The GPU row's claim: a description suffix (`claimed by alice`, `claimed by you`) and a tooltip line; empty when unclaimed. */
+/**
+ * The GPU row's claim: a description suffix for another's claim (`claimed by alice`) and a tooltip
+ * line; empty when unclaimed. A claim of this window's gets the tooltip line only: its tick already
+ * says the GPU is ours, and the suffix cut the row at the default 300 px side bar.
+ */
 export function claimText(c: { mine: boolean; claim: Claim } | undefined): { suffix: string; tooltip: string } {
   if (!c) return { suffix: "", tooltip: "" };
-  const who = c.mine ? "you" : claimField(c.claim.owner.user, 32);
-  return { suffix: ` · claimed by ${who}`, tooltip: `$(lock) Claimed by ${c.mine ? `you (this window, ${c.claim.purpose})` : escapeMarkdown(describeClaim(c.claim))} in the GPU claims ledger.` };
+  const tooltip = `$(lock) Claimed by ${c.mine ? `you (this window, ${c.claim.purpose})` : escapeMarkdown(describeClaim(c.claim))} in the GPU claims ledger.`;
+  return { suffix: c.mine ? "" : ` · claimed by ${claimField(c.claim.owner.user, 32)}`, tooltip };
 }
