@@ -133,8 +133,6 @@ export interface ModelOptions {
    * module calls (methods are not walked).
    */
   asImported?: "module" | "functions";
-  /** With `asImported: "functions"`: walk only these module functions. */
-  onlyFunctions?: ReadonlySet<string>;
 }
 
 /** What a project module or function does to CUDA, as python/project.ts found it in its source. */
@@ -943,7 +941,6 @@ class TimelineWalker {
     const out: FunctionTimeline[] = [];
     for (const [name, def] of this.b.functions) {
       if (this.everInlined.has(name) && this.options.asImported !== "functions") continue;
-      if (this.options.onlyFunctions && !this.options.onlyFunctions.has(name)) continue;
       const at = this.events.length, callsAt = this.calls.length;
       this.timelineStart = at;
       this.ownRange = [def.startIndex, def.endIndex];

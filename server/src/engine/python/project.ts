@@ -54,13 +54,11 @@ export const diskReader: SourceReader = (file) => {
   return "text" in r ? r.text : null;
 };
 
-/** What one module does when imported and (once asked) what each of its module-level functions does when called. */
+/** What one module does when imported and what each of its module-level functions does when called. */
 interface Summary {
   importInit: Found | null;
-  /** By function name, each walked when first asked for (a walk of that function alone); null until then. */
-  functions: Map<string, Found | null> | null;
-  /** The module's source, for that second walk. */
-  text: string;
+  /** By module-level function name: what calling it runs first (calls into other project modules left opaque). */
+  functions: Map<string, Found | null>;
   /** Every project file this summary read (the module itself and, transitively, those it imports). */
   deps: Set<string>;
   /** The import depth it was made with, and whether that depth cut anything off (then a deeper request makes it again). */
@@ -128,7 +126,7 @@ export class ProjectIndex {
         if (!target || !deepEnough(files)) return null;
         const s = this.summary(target, options, depth);
         if (!s) return null;
-        const init = this.functionInit(target, s, options, path.slice(at + 1));
+        const init = s.functions.get(path.slice(at + 1)) ?? null;
         take(s);
         return shown(init);
       },
@@ -280,38 +278,12 @@ export class ProjectIndex {
         const name = t.def.childForFieldName("name")?.text;
         if (!t.owner && name) functions.set(name, asFound(firstInit(t.events), file));
       }
-      return { importInit, functions, text, deps: new Set([file, ...project.deps()]), depth, truncated: project.truncated() };
+      return { importInit, functions, deps: new Set([file, ...project.deps()]), depth, truncated: project.truncated() };
     } finally {
       tree.delete();
     }
   }
 
-  /**
-   * What the module-level function `name` of the summarised module does when called (walked on the
-   * first question, alone, with the summary's depth; kept); null while that walk is under way (a call cycle).
-   */
-  private functionInit(file: string, s: Summary, options: BaseOptions, name: string): Found | null {
-    const functions = (s.functions ??= new Map());
-    if (functions.has(name)) return functions.get(name)!;
-    const key = `${file}\u0000${name}`;
-    if (this.walkingFunctions.has(key)) return null;
-    this.walkingFunctions.add(key);
-    const project = this.lookupFor(file, options, s.depth - 1);
-    const tree = ModuleTrees.parse(pythonInput(s.text), false);
-    try {
-      const model = buildModel(tree, s.text, { ...options, project, asImported: "functions", onlyFunctions: new Set([name]) });
-      const t = model.functionTimelines.find((x) => !x.owner && x.def.childForFieldName("name")?.text === name);
-      const found = t ? asFound(firstInit(t.events), file) : null;
-      for (const d of project.deps()) s.deps.add(d);
-      if (project.truncated()) s.truncated = true;
-      functions.set(name, found);
-      return found;
-    } finally {
-      tree.delete();
-      this.walkingFunctions.delete(key);
-    }
-  }
-  private readonly walkingFunctions = new Set<string>();
 
   /** `file` for messages: relative to the folder `from` when below it, else to its project root ('/' separators), else as it is. */
   private label(file: string, from: string): string {
