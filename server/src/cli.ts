@@ -14,8 +14,7 @@ import { join, resolve, extname, relative, sep, dirname, basename } from "node:p
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
-import { ProjectIndex, type FileLookup } from "./engine/python/project";
-import { DEFAULT_EAGER_INIT_MODULES } from "./engine/frameworks";
+import { lookupOptions, ProjectIndex, type FileLookup } from "./engine/python/project";
 import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
 import { optionsResolver, type LintOverrides } from "./engine/options";
 import { TARGET_VERSION } from "./engine/config";
@@ -351,7 +350,7 @@ const fixModeOf = (a: Pick<CliArgs, "fix" | "diff" | "unsafeFixes">): FixMode =>
  */
 function projectOf(index: ProjectIndex, file: string, options: LintOptions): Pick<LintOptions, "project"> {
   if (manifestKindOf(file)) return {};
-  return { project: index.lookupFor(resolve(file), { eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: options.torchBelow24 ?? false }) };
+  return { project: index.lookupFor(resolve(file), lookupOptions(options)) };
 }
 
 /** Lints Python source, applying fixes first when `fix`. */

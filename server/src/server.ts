@@ -19,8 +19,7 @@ import { cellFixParsesCleanly, cellInJoined, lintNotebook, type CellInput, type 
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { partitionHover, PartitionGpuCache } from "./slurm/partitionHover";
 import { resolveLintOptions } from "./engine/options";
-import { diskReader, ProjectIndex, type FileLookup } from "./engine/python/project";
-import { DEFAULT_EAGER_INIT_MODULES } from "./engine/frameworks";
+import { diskReader, lookupOptions, ProjectIndex, type FileLookup } from "./engine/python/project";
 import { ruleByCode } from "./engine/rules/index";
 import type { LintDiagnostic, Severity, Fix } from "./engine/types";
 import type { ConfigProblem } from "./engine/config";
@@ -115,7 +114,7 @@ const projectDeps = new Map<string, ReadonlySet<string>>();
 /** The project lookup for a Python document or notebook with a file path (none for an untitled one). */
 function projectLookup(uri: string, options: LintOptions): FileLookup | undefined {
   const path = pathOf(uri);
-  return path ? projectIndex.lookupFor(path, { eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: options.torchBelow24 ?? false }) : undefined;
+  return path ? projectIndex.lookupFor(path, lookupOptions(options)) : undefined;
 }
 
 /**

@@ -23,7 +23,7 @@
 // of torch is not the torch the program imports).
 import { readdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
-import { frameworkOfModule, isEagerInitModule } from "../frameworks";
+import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule } from "../frameworks";
 import { readWorkspaceText } from "../workspaceFile";
 import { buildModel, type InitEvent, type ModelOptions, type ProjectInit, type ProjectLookup } from "./model";
 import { ModuleTrees } from "./moduleTrees";
@@ -71,6 +71,10 @@ type Found = Omit<ProjectInit, "where">;
 
 /** The model options a summary depends on besides the project. */
 type BaseOptions = Pick<ModelOptions, "eagerInitModules" | "torchBelow24">;
+
+/** A lint's options as a lookup takes them (the defaults lint.ts uses for the ones not set). */
+export const lookupOptions = (o: { eagerInitModules?: readonly string[]; torchBelow24?: boolean }): BaseOptions =>
+  ({ eagerInitModules: o.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: o.torchBelow24 ?? false });
 
 /** A {@link ProjectLookup} for one file, which also tells the project files its answers read. */
 export interface FileLookup extends ProjectLookup {
