@@ -188,7 +188,7 @@ export async function scanInitAtImport(dir: string, eager: readonly string[] = D
 
 /** Proposed catalogue entries, one per package with findings: the deepest finding as its provenance line, for a reviewer to complete (`package`, `versions`, `repo`, `commit`). */
 export function proposedEntries(result: ScanResult): object[] {
-  const rank: Record<InitDepth, number> = { nvml: 0, driver: 1, context: 2 };
+  const rank: Record<InitDepth, number> = { nvml: 0, driver: 1, context: 2, alloc: 3 };
   const byPkg = new Map<string, ScanFinding[]>();
   for (const f of result.findings) byPkg.set(f.package, [...(byPkg.get(f.package) ?? []), f]);
   return [...byPkg].map(([pkg, fs]) => {

@@ -83,7 +83,7 @@ for (const file of files) {
   test(`${file}: allocator variables: freezes() agrees with each measured point, for both names`, () => {
     const points: [string, InitDepth | null][] = [
       ["after import torch", null], ["after cuda.is_available", "nvml"], ["after cuda.device_count", null],
-      ["after cuda.get_device_name", "driver"], ["after accelerator.current_device_index", "driver"], ["after tensor", "context"],
+      ["after cuda.get_device_name", "driver"], ["after accelerator.current_device_index", "driver"], ["after tensor", "alloc"],
     ];
     for (const v of ALLOC_CONF_VARIABLES) {
       assert.equal(get("alloc", `${v}=expandable_segments:True before import torch`).expandable, true, `${v} is honoured`);

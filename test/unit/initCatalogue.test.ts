@@ -61,8 +61,8 @@ test("version intervals: PEP 440 clauses, wildcards, ~=, and overlap", () => {
 
 test("unpinned: the default eager list is the catalogue's current initialising entries, with their depths", () => {
   // The contract's defaults (spec/rules.md: flash_attn, deepspeed, kornia, monai, transformer_engine)
-  // stay eager through their reported entries until measured; bitsandbytes, torch_geometric and unsloth join.
-  assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), ["bitsandbytes", "deepspeed", "flash_attn", "kornia", "monai", "torch_geometric", "transformer_engine", "unsloth"]);
+  // stay eager through their reported entries until measured; bitsandbytes, catalyst, torch_geometric and unsloth join.
+  assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), ["bitsandbytes", "catalyst", "deepspeed", "flash_attn", "kornia", "monai", "torch_geometric", "transformer_engine", "unsloth"]);
   assert.equal(EAGER_INIT_DEPTH.get("unsloth"), "context", "get_device_capability() at import runs the lazy init");
   assert.equal(EAGER_INIT_DEPTH.get("torch_geometric"), "nvml", "the measured entry (nvml) comes first");
   assert.equal(EAGER_INIT_DEPTH.get("bitsandbytes"), "driver");

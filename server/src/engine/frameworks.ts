@@ -20,7 +20,7 @@ export const FRAMEWORK_MODULES: ReadonlyMap<string, Framework> = new Map<string,
   ["xformers", "torch"], ["torch_geometric", "torch"], ["sentence_transformers", "torch"], ["ultralytics", "torch"],
   ["torchmetrics", "torch"], ["fairseq", "torch"], ["detectron2", "torch"], ["mmcv", "torch"], ["mmdet", "torch"],
   ["vllm", "torch"], ["apex", "torch"], ["einops", "torch"],
-  ["tensorflow", "tensorflow"], ["keras", "tensorflow"], ["tf_keras", "tensorflow"], ["tensorflow_hub", "tensorflow"],
+  ["tensorflow", "tensorflow"], ["keras", "tensorflow"], ["keras_core", "tensorflow"], ["tf_keras", "tensorflow"], ["tensorflow_hub", "tensorflow"],
   ["jax", "jax"], ["jaxlib", "jax"], ["flax", "jax"], ["optax", "jax"], ["haiku", "jax"], ["equinox", "jax"],
   ["orbax", "jax"], ["chex", "jax"],
   ["cupy", "cupy"], ["cupyx", "cupy"],
@@ -73,7 +73,7 @@ export const STARTUP_VARIABLES: readonly string[] = [
   "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
   "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_NVML_BASED_CUDA_CHECK", "XLA_PYTHON_CLIENT_PREALLOCATE",
   "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR", "XLA_FLAGS",
-  "TF_FORCE_GPU_ALLOW_GROWTH", "TF_GPU_ALLOCATOR",
+  "TF_FORCE_GPU_ALLOW_GROWTH", "TF_GPU_ALLOCATOR", "PYTORCH_NO_CUDA_MEMORY_CACHING",
 ];
 
 /**
@@ -96,9 +96,19 @@ export function readersOf(variable: string): readonly Framework[] | null {
  * - `driver`: device queries (`get_device_name`, ...): freeze the CUDA variables and the allocator
  *   variables (they run torch's lazy init; measured for `get_device_name(0)` and
  *   `torch.accelerator.current_device_index()`, torch 2.11);
- * - `context`: first context or allocation (tensors, `mem_get_info`, `set_device`).
+ * - `context`: a CUDA context (`mem_get_info`, `set_device`, streams);
+ * - `alloc`: a first allocation through torch's caching allocator (a tensor or module put on CUDA);
+ *   everything `context` freezes, and `PYTORCH_NO_CUDA_MEMORY_CACHING` too.
  */
-export type InitDepth = "nvml" | "driver" | "context";
+export type InitDepth = "nvml" | "driver" | "context" | "alloc";
+
+/**
+ * `PYTORCH_NO_CUDA_MEMORY_CACHING`: read once, at the first allocation through torch's caching
+ * allocator (pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp `forceUncachedAllocator()` keeps
+ * `getenv("PYTORCH_NO_CUDA_MEMORY_CACHING")` in a function-local static; its first caller is the
+ * first `allocate()`). A context alone does not read it.
+ */
+export const NO_CACHING_VARIABLE = "PYTORCH_NO_CUDA_MEMORY_CACHING";
 
 /**
  * The caching allocator's configuration variables: `PYTORCH_ALLOC_CONF` is the newer name,
@@ -130,6 +140,7 @@ export function freezes(framework: Framework, depth: InitDepth, variable: string
   const readers = readersOf(variable);
   if (readers && !readers.includes(framework)) return false;
   if (ALLOC_CONF_VARIABLES.includes(variable) && depth === "nvml") return false;
+  if (variable === NO_CACHING_VARIABLE) return depth === "alloc";
   return true;
 }
 

@@ -85,7 +85,7 @@ export interface CatalogueEntry {
 /** A catalogue entry that fails {@link validateEntry}: the entry's index and library, and why. */
 export class CatalogueError extends Error {}
 
-const DEPTHS: readonly InitDepth[] = ["nvml", "driver", "context"];
+const DEPTHS: readonly InitDepth[] = ["nvml", "driver", "context", "alloc"];
 const FRAMEWORKS: readonly Framework[] = ["torch", "jax", "tensorflow", "cupy", "numba", "paddle", "mxnet"];
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 

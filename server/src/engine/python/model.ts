@@ -1234,12 +1234,12 @@ function classifyCall(call: SyntaxNode, fn: SyntaxNode | null, q: Queries, frame
     const attr = fn.childForFieldName("attribute")?.text;
     const objQ = q.resolve(fn.childForFieldName("object"));
     if (objQ === "torch" || objQ === "torch.cuda") return null;
-    if (attr === "cuda") return ev("torch", "context", ".cuda()");
+    if (attr === "cuda") return ev("torch", "alloc", ".cuda()");
     if (attr === "to" && args && args.namedChildren.some((a) => a && (q.isCudaDevice(a) || (a.type === "keyword_argument" && a.childForFieldName("name")?.text === "device" && q.isCudaDevice(a.childForFieldName("value")))))) {
-      return ev("torch", "context", `.to(${args.namedChildren[0]?.text ?? ""})`);
+      return ev("torch", "alloc", `.to(${args.namedChildren[0]?.text ?? ""})`);
     }
     const dev = keyword(args, "device");
-    if (dev && q.isCudaDevice(dev)) return ev("torch", "context", `${attr}(device=${dev.text})`);
+    if (dev && q.isCudaDevice(dev)) return ev("torch", "alloc", `${attr}(device=${dev.text})`);
   }
   return null;
 }
@@ -1275,7 +1275,8 @@ function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, op
   if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare)) return ["torch", "context", "DataParallel(...)"];
   if (bare.startsWith("torch.")) {
     const dev = keyword(args, "device");
-    if (dev && q.isCudaDevice(dev)) return ["torch", "context", `${bare}(device=${dev.text})`];
+    // A factory with device=cuda allocates (depth `alloc`); a generator on cuda only makes a context.
+    if (dev && q.isCudaDevice(dev)) return ["torch", bare === "torch.Generator" ? "context" : "alloc", `${bare}(device=${dev.text})`];
   }
   return undefined;
 }

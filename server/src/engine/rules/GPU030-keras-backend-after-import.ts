@@ -3,6 +3,14 @@ import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
 import type { ImportEvent } from "../python/model";
 
+/**
+ * The packages that choose their backend from `KERAS_BACKEND` when imported: `keras` (Keras 3) and
+ * `keras_core`, the Keras 3 preview package of 2023 (read in keras-team/keras @ 10d0349a75,
+ * `keras_core/backend/config.py:248`: `if "KERAS_BACKEND" in os.environ: _BACKEND = ...` at module
+ * level, reached from `keras_core/__init__.py` through `from keras_core import backend`).
+ */
+const KERAS_PACKAGES = ["keras", "keras_core"] as const;
+
 /** GPU030: `KERAS_BACKEND` written after `import keras`: Keras 3 already chose its backend. */
 export const rule: Rule = {
   meta: {
@@ -11,7 +19,7 @@ export const rule: Rule = {
     severity: "warning",
     fixable: false,
     docs: {
-      what: "Finds `KERAS_BACKEND` written after `import keras` (or `from keras import ...`) in the same program.",
+      what: "Finds `KERAS_BACKEND` written after `import keras` (or `from keras import ...`, or the Keras 3 preview package `keras_core`) in the same program.",
       why: "Keras 3 reads `KERAS_BACKEND` once, when `keras` is imported, and loads that backend; writing the variable afterwards changes nothing, and the program runs on the backend chosen at import (TensorFlow by default, or the one in `~/.keras/keras.json`). Keras's documentation: 'You must set the KERAS_BACKEND environment variable before importing keras'; `keras.config.set_backend()` afterwards is documented as unsafe for objects already created. Documented, not measured here: Keras is not installed on the GPU machine this project measures on.",
       example: "import os\nimport keras\n\nos.environ[\"KERAS_BACKEND\"] = \"jax\"  # GPU030: Keras already chose its backend\nmodel = keras.Sequential([keras.layers.Dense(1)])\n",
       fix: "import os\n\nos.environ[\"KERAS_BACKEND\"] = \"jax\"\nimport keras\n\nmodel = keras.Sequential([keras.layers.Dense(1)])\n",
@@ -19,6 +27,7 @@ export const rule: Rule = {
       references: [
         "Keras documentation, Getting started / Configuring your backend: 'You must set the KERAS_BACKEND environment variable before importing keras, and the backend cannot be changed after the package has been imported.'",
         "Keras API documentation, keras.config.set_backend: 'calling this function will not affect existing objects ... unsafe'",
+        "keras_core (the Keras 3 preview package): keras-team/keras @ 10d0349a75 keras_core/backend/config.py:248 reads KERAS_BACKEND at module level, when keras_core is imported",
       ],
     },
   },
@@ -26,7 +35,7 @@ export const rule: Rule = {
     for (const w of envWrites(ctx.model)) {
       if (w.variable !== "KERAS_BACKEND" || w.form === "putenv") continue;
       const idx = ctx.model.events.indexOf(w);
-      const keras = ctx.model.events.slice(0, idx).find((e): e is ImportEvent => e.kind === "import" && (e.module === "keras" || e.module.startsWith("keras.")));
+      const keras = ctx.model.events.slice(0, idx).find((e): e is ImportEvent => e.kind === "import" && KERAS_PACKAGES.some((k) => e.module === k || e.module.startsWith(k + ".")));
       if (!keras) continue;
       ctx.report({
         range: w.range,
