@@ -1,0 +1,91 @@
+import type { Rule, RuleContext } from "../rule";
+import { freezes } from "../frameworks";
+import { nodeRange, type InitEvent } from "../python/model";
+import { stringValue, type SyntaxNode } from "../python/parser";
+import { callArgs, calleePath } from "./shared/py";
+
+/**
+ * Ultralytics' model classes (the `ultralytics` package's exports). Each one's `predict`, `train`,
+ * `val`, `track`, `benchmark`, `export` and `tune`, and a call of the model itself (`model(src)` is
+ * `predict`), pass `device=` to `select_device`.
+ */
+const MODEL_CLASSES: ReadonlySet<string> = new Set(["YOLO", "YOLOWorld", "YOLOE", "RTDETR", "SAM", "FastSAM", "NAS"]);
+const DEVICE_METHODS: ReadonlySet<string> = new Set(["predict", "train", "val", "track", "benchmark", "export", "tune"]);
+
+/**
+ * How Ultralytics applies `device=N` (read in ultralytics/ultralytics @ 0009995d90,
+ * `ultralytics/utils/torch_utils.py`, `select_device`): `os.environ["CUDA_VISIBLE_DEVICES"] = device
+ * # set environment variable - must be before assert is_available()`, then `arg = "cuda:0"`, i.e. it
+ * selects GPU N by hiding the others and using the first visible one. YOLOv5's `select_device` does
+ * the same (ultralytics/yolov5 @ 5081342f04, utils/torch_utils.py:117).
+ */
+export const SELECT_DEVICE_SOURCE = "ultralytics/utils/torch_utils.py select_device";
+
+/** The single GPU ordinal a `device=` value names when it is a literal (`2`, `"2"`, `"cuda:2"`), or null. */
+export function literalOrdinal(node: SyntaxNode | null | undefined): number | null {
+  if (!node) return null;
+  if (node.type === "integer") return /^\d+$/.test(node.text) ? Number(node.text) : null;
+  const s = node.type === "string" ? stringValue(node) : null;
+  if (s === null) return null;
+  const m = /^\s*(?:cuda:)?(\d+)\s*$/i.exec(s);
+  return m ? Number(m[1]) : null;
+}
+
+/** Whether `call` passes `device=` to Ultralytics: a device method of, or a call of, a name bound to an Ultralytics model. */
+function ultralyticsModelCall(ctx: RuleContext, call: SyntaxNode): boolean {
+  const fn = call.childForFieldName("function");
+  let receiver: SyntaxNode | null | undefined = null;
+  if (fn?.type === "attribute" && DEVICE_METHODS.has(fn.childForFieldName("attribute")?.text ?? "")) receiver = fn.childForFieldName("object");
+  else if (fn?.type === "identifier") receiver = fn;
+  if (!receiver) return false;
+  // `YOLO("x.pt").predict(...)` or `model.predict(...)` with `model = YOLO("x.pt")` at module level.
+  const made = receiver.type === "call" ? receiver : receiver.type === "identifier" ? ctx.model.valueOf(receiver.text, call.startIndex) : null;
+  if (!made || made.type !== "call") return false;
+  const path = calleePath(ctx.model, made);
+  return !!path && path.startsWith("ultralytics.") && MODEL_CLASSES.has(path.split(".").pop()!);
+}
+
+/** The first init before timeline position `at` that froze CUDA_VISIBLE_DEVICES, unless the program wrote the variable itself before it. */
+function frozenBefore(ctx: RuleContext, at: number): InitEvent | null {
+  for (const e of ctx.model.events.slice(0, at)) {
+    if (e.kind === "envWrite" && e.variable === "CUDA_VISIBLE_DEVICES") return null;
+    if (e.kind === "init" && freezes(e.framework, e.depth, "CUDA_VISIBLE_DEVICES")) return e;
+  }
+  return null;
+}
+
+/** GPU046: Ultralytics' `device=N` after CUDA was initialised: the model runs on the first visible GPU, not GPU N. */
+export const rule: Rule = {
+  meta: {
+    code: "GPU046",
+    name: "ultralytics-device-after-cuda-init",
+    severity: "error",
+    fixable: false,
+    docs: {
+      what: "Finds an Ultralytics model call (`model.predict/train/val/track/benchmark/export/tune(..., device=N)` or `model(src, device=N)`, where `model` is a `YOLO`, `RTDETR`, `SAM`, ... made in this module) with a literal GPU ordinal N >= 1 (`2`, `\"2\"`, `\"cuda:2\"`) after something initialised CUDA in this program (`torch.cuda.is_available()`, a tensor on CUDA, an import that initialises CUDA). Follows the module's timeline and the module functions it calls; not a device held in a variable, a list of GPUs, or a program that set `CUDA_VISIBLE_DEVICES` itself before.",
+      why: "Ultralytics applies `device=N` by writing `CUDA_VISIBLE_DEVICES=N` and then using `cuda:0`, the first visible GPU (ultralytics/utils/torch_utils.py, `select_device`: `os.environ[\"CUDA_VISIBLE_DEVICES\"] = device  # set environment variable - must be before assert is_available()`, then `arg = \"cuda:0\"`; read at ultralytics/ultralytics 0009995d90; YOLOv5's `select_device` is the same). Once CUDA is initialised the variable is no longer read (measured, ground-truth.md: after `torch.cuda.is_available()` a `CUDA_VISIBLE_DEVICES` write has no effect), so every GPU stays visible and `cuda:0` is physical GPU 0: the model runs on GPU 0 whatever N says, often on a card someone else is using.",
+      example: "import torch\nfrom ultralytics import YOLO\n\nassert torch.cuda.is_available()\nmodel = YOLO(\"yolo11n.pt\")\nmodel.predict(\"video.mp4\", device=2)  # GPU046: runs on GPU 0\n",
+      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"2\"  # before anything touches CUDA\nimport torch\nfrom ultralytics import YOLO\n\nassert torch.cuda.is_available()\nmodel = YOLO(\"yolo11n.pt\")\nmodel.predict(\"video.mp4\", device=0)  # GPU 2, the only one visible\n",
+      whenNotToCare: "When the process already hides every GPU but the one meant (CUDA_VISIBLE_DEVICES set by the shell or a launcher), so `cuda:0` is that GPU anyway.",
+      references: [
+        "ultralytics/ultralytics 0009995d90 ultralytics/utils/torch_utils.py select_device: `os.environ[\"CUDA_VISIBLE_DEVICES\"] = device  # set environment variable - must be before assert is_available()` ... `arg = \"cuda:0\"`",
+        "ultralytics/yolov5 5081342f04 utils/torch_utils.py:117, the same write in YOLOv5's select_device",
+        "ground-truth.md: 'When does setting os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\" still take effect?' (not after torch.cuda.is_available())",
+      ],
+    },
+  },
+  check(ctx) {
+    for (const tc of ctx.model.calls) {
+      const device = callArgs(tc.node).keywords.get("device");
+      const n = literalOrdinal(device);
+      if (n === null || n < 1 || !ultralyticsModelCall(ctx, tc.node)) continue;
+      const init = frozenBefore(ctx, tc.at);
+      if (!init) continue;
+      ctx.report({
+        range: nodeRange(device!.parent ?? device!),
+        message: `Ultralytics applies device=${device!.text} by writing CUDA_VISIBLE_DEVICES and then using cuda:0 (${SELECT_DEVICE_SOURCE}), but CUDA was already initialised by ${init.what} (${ctx.where(init.node.startPosition.row)}${init.note ? `: ${init.note}` : ""}): the write has no effect, so this runs on the first GPU the process sees (GPU 0), not GPU ${n}; set CUDA_VISIBLE_DEVICES=${n} before CUDA is initialised and pass device=0`,
+        related: [{ range: nodeRange(init.node), message: `CUDA initialised here by ${init.what}` }],
+      });
+    }
+  },
+};
