@@ -460,6 +460,8 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   GPU041: (t) => t.envWith(["JAX_PLATFORMS", "JAX_PLATFORM_NAME"]),
   // An Ultralytics model call with device= (the import names the package).
   GPU046: (t) => t.hasWord("ultralytics") && t.has("device"),
+  // A startup-variable write and a child start (`.start()` of a Process, or a subprocess call) in the file.
+  GPU047: (t) => t.envWith(STARTUP_VARIABLES) && (t.has("Process") || t.hasWord("subprocess")),
   // Vendor rules: HIP_VISIBLE_DEVICES (GPU031), the MPS fallback and Level Zero mask (GPU032);
   // `@ray.remote` needs `ray` imported (GPU033, 034); CUDA_VISIBLE_DEVICES (GPU035).
   GPU031: (t) => t.envWith(["HIP_VISIBLE_DEVICES"]),
