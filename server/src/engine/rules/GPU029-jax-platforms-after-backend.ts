@@ -1,8 +1,14 @@
 import type { Rule } from "../rule";
 import { nodeRange } from "../python/model";
-import type { InitEvent } from "../python/model";
-import { stringValue } from "../python/parser";
-import { callArgs } from "./shared/py";
+import type { InitEvent, TimelineEvent } from "../python/model";
+import { stringValue, type SyntaxNode } from "../python/parser";
+import { callArgs, calleePath } from "./shared/py";
+
+/** The syntax node an event stands for, or null (a notebook `!export` line, a `%env` magic). */
+function eventNode(e: TimelineEvent): SyntaxNode | null {
+  if (e.kind === "envWrite") return e.statement;
+  return e.kind === "shellExport" ? null : e.node;
+}
 
 /** GPU029: `jax.config.update("jax_platforms", ...)` after the JAX backend started: no effect. */
 export const rule: Rule = {
@@ -12,7 +18,7 @@ export const rule: Rule = {
     severity: "error",
     fixable: false,
     docs: {
-      what: "Finds `jax.config.update(\"jax_platforms\", ...)` after a call that started JAX's backend (`jax.devices()`, `jax.device_count()`, an array from `jax.numpy` or `jax.random`, ...).",
+      what: "Finds `jax.config.update(\"jax_platforms\", ...)` after a call that started JAX's backend (`jax.devices()`, `jax.device_count()`, an array from `jax.numpy` or `jax.random`, ...). Follows the module's timeline, the module functions it calls, and a function the module never calls (a device helper) from its own body and its callers'.",
       why: "JAX picks its platforms once, when the backend starts. Measured on 1 x H200 with jax 0.11.2 (docs/ground-truth.md, 'JAX and Keras'): `jax.config.update(\"jax_platforms\", \"cpu\")` before the first `jax.devices()` gives the CPU; after it, new arrays still land on the GPU and `jax.devices()` still lists the GPU. No error or warning says so.",
       example: "import jax\n\nprint(jax.devices())\njax.config.update(\"jax_platforms\", \"cpu\")  # GPU029: no effect, still on the GPU\nx = jax.numpy.ones(3)\n",
       fix: "import jax\n\njax.config.update(\"jax_platforms\", \"cpu\")\nprint(jax.devices())\nx = jax.numpy.ones(3)\n",
@@ -24,17 +30,43 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
+    const report = (call: SyntaxNode, started: InitEvent, value: SyntaxNode | undefined) => ctx.report({
+      range: nodeRange(call),
+      message: `jax_platforms is set after \`${started.what}\` (${ctx.where(started.node.startPosition.row)}) started JAX's backend: the platforms are already chosen, so this has no effect (measured: arrays stay on the GPU); set it before the first JAX call${value ? ` or JAX_PLATFORMS=${stringValue(value) ?? "..."} in the environment` : ""}`,
+      related: [{ range: nodeRange(started.node), message: "JAX's backend started here" }],
+    });
+    const onTimeline = new Set<number>();
     for (const c of ctx.model.calls) {
+      onTimeline.add(c.node.id);
       if (c.path !== "jax.config.update") continue;
       const [key, value] = callArgs(c.node).positional;
       if (!key || stringValue(key) !== "jax_platforms") continue;
       const started = ctx.model.events.slice(0, c.at).find((e): e is InitEvent => e.kind === "init" && e.framework === "jax");
-      if (!started) continue;
-      ctx.report({
-        range: nodeRange(c.node),
-        message: `jax_platforms is set after \`${started.what}\` (${ctx.where(started.node.startPosition.row)}) started JAX's backend: the platforms are already chosen, so this has no effect (measured: arrays stay on the GPU); set it before the first JAX call${value ? ` or JAX_PLATFORMS=${stringValue(value) ?? "..."} in the environment` : ""}`,
-        related: [{ range: nodeRange(started.node), message: "JAX's backend started here" }],
-      });
+      if (started) report(c.node, started, value);
+    }
+    // In a function the module never calls (a library's device helper): the backend started earlier
+    // in the same function body, in the order the body runs (its own events, python/model.ts
+    // functionTimelines), or by the module's own code, which runs first.
+    const moduleStart = ctx.model.events.find((e): e is InitEvent => e.kind === "init" && e.framework === "jax");
+    for (const call of ctx.model.nodesMentioning("call", ["jax_platforms"])) {
+      if (onTimeline.has(call.id) || calleePath(ctx.model, call) !== "jax.config.update") continue;
+      const [key, value] = callArgs(call).positional;
+      if (!key || stringValue(key) !== "jax_platforms") continue;
+      // The def holding the call, and a timeline that runs it (its own, or a caller's that inlined it).
+      let def: SyntaxNode | null = call.parent;
+      while (def && def.type !== "function_definition") def = def.parent;
+      if (!def) continue;
+      const d = def;
+      const inDef = (e: TimelineEvent) => {
+        const n = eventNode(e);
+        return !!n && d.startIndex <= n.startIndex && n.endIndex <= d.endIndex;
+      };
+      const fn = ctx.model.functionTimelines.find((f) => f.def.id === d.id) ?? ctx.model.functionTimelines.find((f) => f.events.some(inDef));
+      if (!fn) continue;
+      const firstInDef = fn.events.findIndex(inDef);
+      const started = moduleStart ?? fn.events.find((e, i): e is InitEvent => e.kind === "init" && e.framework === "jax" &&
+        (inDef(e) ? e.node.endIndex <= call.startIndex : i < firstInDef));
+      if (started) report(call, started, value);
     }
   },
 };
