@@ -7,8 +7,9 @@ import { initPythonParser, parsePython, pythonInput, syntaxErrorCount, type Synt
 import { ModuleTrees } from "./python/moduleTrees";
 import { buildModel, magicVariables, ModelCache, type MagicLine, type KnownChange, type ModuleModel } from "./python/model";
 import { RULES } from "./rules/index";
-import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
-import { candidateRules, TextProbe } from "./prefilter";
+import { reporter, isPythonRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
+import { candidateRules } from "./prefilter";
+import { TextProbe } from "./textProbe";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
 import { lineStructureError } from "./python/lineStructure";
@@ -149,7 +150,7 @@ const keptFacts = new WeakMap<ModuleTrees, ModelCache>();
 
 /** The nesting scan's state of the text each tree that an incremental lint returned was parsed from. */
 const keptNesting = new WeakMap<ModuleTrees, KeptNesting>();
-/** The prefilter's probe of the text a kept tree was parsed from: the next version's probe starts from its answers (prefilter.ts `TextProbe.after`). */
+/** The prefilter's probe of the text a kept tree was parsed from: the next version's probe starts from its answers (textProbe.ts `TextProbe.after`). */
 const keptProbes = new WeakMap<ModuleTrees, TextProbe>();
 
 /**
@@ -208,7 +209,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   const tooLarge = overSize ?? (deep === null ? null : nestingDiagnostic(deep));
   if (tooLarge) return notLinted(tooLarge);
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
-  const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
+  const enabled = RULES.filter(isPythonRule).filter((r) => isRuleOn(r, options));
   const previousProbe = extra.previousTree && keptProbes.get(extra.previousTree);
   if (extra.previousTree) keptProbes.delete(extra.previousTree);
   const magics = extra.magics?.length ? magicVariables(extra.magics) : [];
@@ -231,7 +232,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   }, extra.magics ?? [], facts, nesting?.edit);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
-  for (const rule of options.rules ?? enabled) {
+  for (const rule of options.rules?.filter(isPythonRule) ?? enabled) {
     if (!candidates.has(rule.meta.code) && !options.rules) continue;
     const ctx: RuleContext = {
       model, machine, notebook: !!extra.notebook, slurm: options.slurm ?? [], where: extra.where ?? ((l) => `line ${l + 1}`),

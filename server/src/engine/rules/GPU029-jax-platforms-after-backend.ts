@@ -1,16 +1,18 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { nodeRange } from "../python/model";
 import type { InitEvent } from "../python/model";
 import { stringValue } from "../python/parser";
 import { callArgs } from "./shared/py";
 
 /** GPU029: `jax.config.update("jax_platforms", ...)` after the JAX backend started: no effect. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU029",
     name: "jax-platforms-after-backend",
     severity: "error",
     fixable: false,
+    // `jax.config.update("jax_platforms", ...)`.
+    trigger: (t) => t.has("jax_platforms"),
     docs: {
       what: "Finds `jax.config.update(\"jax_platforms\", ...)` after a call that started JAX's backend (`jax.devices()`, `jax.device_count()`, an array from `jax.numpy` or `jax.random`, ...).",
       why: "JAX picks its platforms once, when the backend starts. Measured on 1 x H200 with jax 0.11.2 (docs/ground-truth.md, 'JAX and Keras'): `jax.config.update(\"jax_platforms\", \"cpu\")` before the first `jax.devices()` gives the CPU; after it, new arrays still land on the GPU and `jax.devices()` still lists the GPU. No error or warning says so.",
