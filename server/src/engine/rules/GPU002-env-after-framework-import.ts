@@ -62,7 +62,7 @@ export const rule: PythonRule = {
     for (const w of envWrites(ctx.model)) {
       if (async.has(w)) continue;
       // PYTORCH_NVML_BASED_CUDA_CHECK is read by every torch.cuda.is_available() call, not frozen at
-      // import (issue 16, pattern 10), so writing it after `import torch` is fine.
+      // import, so writing it after `import torch` is fine.
       if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv" || w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK") continue;
       const { frozenBy, firstImport } = stateBefore(ctx.model, w);
       if (frozenBy || !firstImport) continue;

@@ -87,7 +87,7 @@ function checkType(ctx: RuleContext, w: EnvWriteEvent, value: SyntaxNode): void 
   const isNum = value.type === "float" || intLike(ctx.model, value);
   if (!isSeq && !isNum) return;
   const what = isSeq ? `a ${value.type}` : "an int";
-  // A literal becomes the string it means (`1` → `"1"`, not `str(1)`: issue 16); other values are converted.
+  // A literal becomes the string it means (`1` → `"1"`, not `str(1)`, which reads worse); other values are converted.
   const literalInts = isSeq && value.namedChildren.every((c) => c?.type === "integer");
   const replacement = value.type === "integer" ? `"${value.text}"`
     : literalInts ? `"${value.namedChildren.map((c) => c!.text).join(",")}"`

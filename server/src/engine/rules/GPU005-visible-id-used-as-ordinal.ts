@@ -37,8 +37,8 @@ export const rule: PythonRule = {
       if (reported.has(node.id)) return;
       const origin = origins.get(source.id)!;
       // Python names are local to their function: a value read or written in one function does not
-      // reach a same-named parameter or variable of another (issue 16, pattern 6). A module-level
-      // source reaches every function.
+      // reach a same-named parameter or variable of another (else real code gets false positives). A
+      // module-level source reaches every function.
       const from = enclosingFunction(origin.node);
       if (from && from.id !== enclosingFunction(node)?.id) return;
       reported.add(node.id);
@@ -99,7 +99,7 @@ function integerOrdinals(ctx: RuleContext, sources: Set<number>, report: Report,
     if (!node || node.type === "string" || node.type === "list_splat" || node.type === "dictionary_splat") return;
     const hit = flowsFrom(ctx.model, node, sources, 0, stop);
     // A loop or comprehension variable walks a list of devices: "0" would put them all on cuda:0
-    // (issue 16: Lightning's device list); no fix then, the message alone.
+    // (Lightning walks its device list so); no fix then, the message alone.
     if (hit) report(node, `\`${form}\``, hit, isLoopVariable(node) ? null : "0");
   };
   const torch = ctx.model.frameworks.has("torch");

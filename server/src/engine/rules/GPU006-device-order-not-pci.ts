@@ -37,7 +37,8 @@ export const rule: PythonRule = {
       if (orders.some((o) => orderCovers(ctx.model, o, w))) continue;
       // On the timeline: a write after CUDA initialised has no effect at all (GPU001 says so), and
       // its order is moot; after a framework import, the inserted order line would itself be a
-      // late write (GPU002), so the fix is offered but not safe (issue 16: the fix property check).
+      // late write (GPU002), so the fix is offered but not safe (applied on its own it would
+      // create a GPU002 finding).
       const onTimeline = ctx.model.events.includes(w);
       const state = onTimeline ? stateBefore(ctx.model, w) : null;
       if (state?.frozenBy) continue;

@@ -47,8 +47,8 @@ export const REAL_VARIABLES: ReadonlySet<string> = new Set([
  * Levenshtein distance of `a` and `b` (UTF-16 code units): exact when it is at most `max`, some
  * number above `max` otherwise. Only the band of cells within `max` of the diagonal is filled (a
  * path of cost d never leaves the band of width d; a cell outside stands in as `max + 1`, which no
- * cell outside it is below), in two reused rows, and it stops once a row exceeds `max` (issue 20:
- * the CLI judges thousands of names against every startup variable).
+ * cell outside it is below), in two reused rows, and it stops once a row exceeds `max` (the
+ * CLI judges thousands of names against every startup variable).
  */
 export function editDistance(a: string, b: string, max = Infinity): number {
   const n = a.length, m = b.length;

@@ -134,7 +134,7 @@ function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
  * Any other argument carries a device handed in by the thread's creator (`set_device(parent_device)`,
  * `set_device(self.cuda_device)`, `set_device(rank_of_this_worker())`): that propagates the
  * parent's device into the worker, the remedy for the per-thread current device, not the hazard
- * (issue 16, pattern 7; on the ecosystem corpus Megatron-LM, fairseq and ColossalAI do exactly this).
+ * (on the ecosystem corpus Megatron-LM, fairseq and ColossalAI do exactly this).
  */
 function isConstantDevice(arg: SyntaxNode | undefined): boolean {
   if (!arg) return false;

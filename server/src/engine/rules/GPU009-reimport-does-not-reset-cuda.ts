@@ -95,7 +95,7 @@ function deletedFramework(ctx: RuleContext, target: SyntaxNode): string | null {
   }
   // `del torch` only unbinds a name. It is an attempted reset only for the framework's own top-level
   // module (`import torch ... del torch`); `import jax.numpy as _jnp; del _jnp` is namespace hygiene
-  // (issue 16, pattern 5), as is deleting any submodule or imported member.
+  // (a common pattern on real code), as is deleting any submodule or imported member.
   if (target.type === "identifier") {
     const path = ctx.model.symbols.get(target.text) ?? null;
     return path && FRAMEWORKS.includes(path) ? path : null;

@@ -49,7 +49,7 @@ export const rule: PythonRule = {
       if (keywords.has("device_id") || !isNccl(ctx, keywords.get("backend") ?? positional[0])) continue;
       if (setDevices.some((s) => runsBefore(ctx, s, init))) continue;
       // `if not dist.is_initialized(): dist.init_process_group(...)`: a fallback for when no fixture
-      // or launcher set the group (and its device) up already (issue 16, pattern 2).
+      // or launcher set the group (and its device) up already: common on real code, and no bug.
       if (isFallbackInit(ctx, init)) continue;
       // Measured (verify/GPU011, verify/GPU011-set-device-after-init): without device_id,
       // init_process_group("nccl") leaves CUDA uninitialised and NCCL builds its communicator at the
@@ -195,7 +195,7 @@ function setDeviceFix(ctx: RuleContext, init: SyntaxNode, localRank: SyntaxNode 
   if (!torch) return undefined;
   const stmt = statementOf(init);
   // In a worker started by torch.multiprocessing.spawn there is no LOCAL_RANK (only torchrun sets
-  // it): the worker's first parameter is its process index, the device to use (issue 16: the fix
+  // it): the worker's first parameter is its process index, the device to use (the fix
   // inserted os.environ["LOCAL_RANK"] there, a KeyError).
   const spawnIndex = spawnedWorkerIndex(ctx, init);
   if (spawnIndex) {

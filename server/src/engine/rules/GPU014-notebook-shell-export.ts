@@ -61,7 +61,7 @@ export const rule: PythonRule = {
         const { command } = splitComment(e.text);
         const exported = command.slice(1).trim().startsWith("export");
         // `!CUDA_VISIBLE_DEVICES=1 python train.py`: the assignment is for that command, which is
-        // what the line means (issue 16, pattern 12). Only a line that sets and runs nothing is lost.
+        // what the line means. Only a line that sets and runs nothing is lost.
         if (!exported && runsACommand(command)) continue;
         ctx.report({
           range: e.range,

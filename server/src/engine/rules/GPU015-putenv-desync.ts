@@ -29,8 +29,8 @@ export const rule: PythonRule = {
   check(ctx) {
     for (const w of envWritesAnywhere(ctx.model)) {
       if (w.form !== "putenv" || !STARTUP_VARIABLES.includes(w.variable)) continue;
-      // `os.environ[K] = v` and `os.putenv(K, v)` with the same value: both views agree (issue 16,
-      // pattern 14; os.environ's assignment calls putenv itself, so the repeat is redundant, not wrong).
+      // `os.environ[K] = v` and `os.putenv(K, v)` with the same value: both views agree
+      // (os.environ's assignment calls putenv itself, so the repeat is redundant, not wrong).
       const same = (o: EnvWriteEvent) => o !== w && o.form !== "putenv" && o.variable === w.variable &&
         ((o.literal !== null && o.literal === w.literal) || (!!o.value && !!w.value && o.value.text === w.value.text));
       if (envWritesAnywhere(ctx.model).some(same)) continue;

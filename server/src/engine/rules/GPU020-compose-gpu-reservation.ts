@@ -79,7 +79,7 @@ function checkDevice(ctx: ManifestRuleContext, s: ComposeService, d: YAMLMap): v
     const text = countValue.value.trim();
     if (text.toLowerCase() === "all" || templated(text)) return;
     if (/^\d+$/.test(text)) {
-      // The digits themselves, leading zeros dropped: Number() would round a count beyond 2^53 (issue 18 item 7).
+      // The digits themselves, leading zeros dropped: Number() would round a count beyond 2^53.
       const digits = text.replace(/^0+(?=\d)/, "");
       ctx.report({
         range: rangeOfPair(count),
