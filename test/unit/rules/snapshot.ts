@@ -38,7 +38,11 @@ export function unifiedDiff(name: string, before: string, after: string): string
   return patch.replace(/^(Index: .*\n)?=+\n/, "").replace(/\t\n/g, "\n");
 }
 
-const indent = (text: string, by: string) => text.replace(/\n$/, "").split("\n").map((l) => (l ? by + l : by.trimEnd())).join("\n");
+/**
+ * `text`'s lines, each after `by`, without trailing blanks (a blank context line of a diff is then
+ * empty): an editor that trims trailing white space on save leaves a snapshot as it is.
+ */
+const indent = (text: string, by: string) => text.replace(/\n$/, "").split("\n").map((l) => (by + l).trimEnd()).join("\n");
 
 /** The lines of a fix: title, safety, note, and the diff(s) `diffs` gives. */
 function renderFix(fix: Pick<Fix, "title" | "safe" | "note">, diffs: string): string {
@@ -107,27 +111,27 @@ export function renderSnapshot(code: string, fixtures: readonly FixtureSnapshot[
 }
 
 /**
- * Compares `actual` with the rule's snapshot file: rewrites it under UPDATE_SNAPSHOTS=1, writes a
- * missing one outside CI, and fails (with the diff, or with how to make it) otherwise.
+ * Compares `actual` with the snapshot file `file`: rewrites it under UPDATE_SNAPSHOTS=1, writes a
+ * missing one outside CI, and fails (with the diff, or with how to make it: `remake`) otherwise.
+ * `env` is the environment read (the process's by default).
  */
-export function checkSnapshot(code: string, actual: string): void {
-  const file = snapshotPath(code);
+export function checkSnapshot(file: string, actual: string, remake: string, env: NodeJS.ProcessEnv = process.env): void {
   const shown = relative(ROOT, file);
-  const update = process.env.UPDATE_SNAPSHOTS === "1";
+  const update = env.UPDATE_SNAPSHOTS === "1";
   if (!existsSync(file) && !update) {
-    assert.ok(!process.env.CI, `${shown} is missing: run UPDATE_SNAPSHOTS=1 node --import tsx --test test/unit/rules/${code}.test.ts, review the file and commit it`);
+    assert.ok(!env.CI, `${shown} is missing: run ${remake}, review the file and commit it`);
     writeFileSync(file, actual);
     return;
   }
   if (update) { writeFileSync(file, actual); return; }
   const expected = readFileSync(file, "utf8");
   if (expected === actual) return;
-  assert.fail(`${shown} differs from what the rule reports now (UPDATE_SNAPSHOTS=1 rewrites it; review before committing):\n${unifiedDiff(shown, expected, actual)}`);
+  assert.fail(`${shown} differs from what the rules report now (UPDATE_SNAPSHOTS=1 rewrites it; review before committing):\n${unifiedDiff(shown, expected, actual)}`);
 }
 
 /** Registers the snapshot test of a rule: `render` gives each fixture's part. */
 export function snapshotTest(code: string, render: () => Promise<FixtureSnapshot[]> | FixtureSnapshot[]): void {
   test(`${code} snapshot: messages, ranges and fixes on its fixtures are as ${code}.snap records`, async () => {
-    checkSnapshot(code, renderSnapshot(code, await render()));
+    checkSnapshot(snapshotPath(code), renderSnapshot(code, await render()), `UPDATE_SNAPSHOTS=1 node --import tsx --test test/unit/rules/${code}.test.ts`);
   });
 }
