@@ -1,7 +1,7 @@
 /**
  * Entry point: activate / deactivate only. What activation registers is {@link Shell} (shell.ts,
  * this bundle: dist/client.js); the code behind it is dist/features.js (features.ts, ctx.ts), loaded
- * at its first use and in any case a turn of the event loop after activation (issue 20, load time).
+ * at its first use and in any case a turn of the event loop after activation (for load time).
  *
  * `activate()` returns the {@link GpuPilotApi} (see api.ts): selection, inventory, refresh and the
  * last run, for tests and other extensions.
@@ -20,7 +20,7 @@ let shell: Shell | undefined;
 export function activate(context: vscode.ExtensionContext): GpuPilotApi {
   const started = performance.now();
   shell = new Shell(context);
-  // What is heavy waits for the event loop's next turn (issue 20; VS Code's guidance: activation
+  // What is heavy waits for the event loop's next turn (VS Code's guidance: activation
   // registers, the work comes later): the features (dist/features.js), which queue the language
   // server's start (dist/lsp.js, a turn later again), and one inventory query (dist/execa.js at the
   // first process) so the language server knows the GPUs even while the view is hidden.

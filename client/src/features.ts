@@ -1,5 +1,5 @@
 /**
- * Entry of dist/features.js (issue 20, load time): the code behind what the shell (shell.ts,
+ * Entry of dist/features.js (loaded late for load time): the code behind what the shell (shell.ts,
  * dist/client.js) registered at activation. The shell requires this bundle at the first use of
  * anything in it, and at the latest a turn of the event loop after activation. Its imports of modules
  * that are in dist/client.js (log, config, the selection...: shared.ts) are that bundle's, not copies.

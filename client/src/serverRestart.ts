@@ -1,5 +1,5 @@
 /**
- * What the language client does when the server process dies (issue 9): restart it, up to
+ * What the language client does when the server process dies: restart it, up to
  * {@link RestartPolicy.maxRestarts} times within {@link RestartPolicy.windowMs}, saying so in one line
  * of the "GPU Pilot" output channel each time; past that, stop restarting and say how to restart by
  * hand. Replaces vscode-languageclient's default handler, which pops up notifications.

@@ -1,5 +1,5 @@
 /**
- * What `activate()` runs (issue 20, load time): the registrations VS Code needs from an active
+ * What `activate()` runs (kept small for load time): the registrations VS Code needs from an active
  * extension, with thin stand-ins for the code behind them, which is the bundle dist/features.js
  * (ctx.ts and everything it imports: monitor, GPU view, dashboard, history panel, Slurm, runs, agent
  * tools, the language client's management). {@link Shell.load} requires it, synchronously, the first
@@ -128,7 +128,7 @@ export class Shell {
     const env = registerSelectionEnvironment(collection, this.selection, this.monitor);
     this.gpu = { view: gpuView, env };
     const statusBar = createSelectionStatusBar(this.selection, this.monitor);
-    // GPU Pilot kernels read the selection from a file at each start (issue 42): kept in step here.
+    // GPU Pilot kernels read the selection from a file at each start: kept in step here.
     const kernelFile = registerSelectionFile(this.selection, (listener) => vscode.window.onDidChangeWindowState((s) => { if (s.focused) listener(); }), (m) => log.warn(m));
     const available = probeSlurm();
     const slurmView = createLateTreeView<SlurmNode>(SLURM_VIEW_ID, SLURM_VIEW_OPTIONS, load);

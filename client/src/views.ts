@@ -1,6 +1,6 @@
 /**
  * What the entry bundle (dist/client.js) registers for the views and providers whose code lives in
- * dist/features.js (issue 20, load time): the ids and options, and stand-in providers that VS Code
+ * dist/features.js (for load time): the ids and options, and stand-in providers that VS Code
  * gets at activation. Each stand-in loads the features (`load()`, a synchronous `require`) the first
  * time VS Code asks it for something, then answers with the real provider's answer; events of the
  * real provider (onDidChangeTreeData, onDidChangeCodeLenses) are relayed once it is connected.

@@ -1,5 +1,5 @@
 /**
- * `gpu-pilot_checkFile` (issue 22): one file's findings for a coding agent, with 1-based positions
+ * `gpu-pilot_checkFile`: one file's findings for a coding agent, with 1-based positions
  * and each fix written out. Shared by the language server (`gpuPilot/checkFile`, the VS Code
  * language-model tool) and `gpu-pilot mcp`, so both lint with the same engine and configuration.
  * The engine must be initialised (`initEngine`) before {@link checkText} or {@link checkFileOnDisk}.

@@ -255,7 +255,7 @@ interface Target { path: string; real: string; tree: string }
 
 /**
  * Expands folders into .py/.ipynb files and manifests (sorted; hidden and virtualenv folders
- * skipped). Real paths are walked once (issue 18 item 2): a symlink loop or a second link to a
+ * skipped). Real paths are walked once: a symlink loop or a second link to a
  * folder or file already seen adds nothing, and a link to a folder outside the tree is not
  * followed (a note says so). A matching name in a folder that is not a regular file (a FIFO, a
  * link to a device) is skipped with a note through `note`; a path named on the command line is

@@ -1,5 +1,5 @@
 /**
- * The CLI's baseline (issue 43 item 3; the format and matching are engine/baseline.ts):
+ * The CLI's baseline (the format and matching are engine/baseline.ts):
  * `--write-baseline FILE` writes a run's findings, `--baseline FILE` or the nearest pyproject's
  * `[tool.gpu-pilot] baseline` leaves out the findings it holds.
  */

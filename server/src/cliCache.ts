@@ -23,7 +23,7 @@
  * unreadable or corrupt one is a note on stderr and an empty start; a failed write is a note, and
  * the run's output and exit code are unaffected in every case.
  *
- * The cache is input, not trusted (issue 46 item 5: an entry with the right content hash and no
+ * The cache is input, not trusted (an entry with the right content hash and no
  * diagnostics made a CI gate pass; `[null]` crashed every format; a raw `code` reached
  * `--format github`'s workflow commands; a cache file that was /dev/zero took 1.85 GB):
  * - the cache folder, its `v1` folder and the cache file are used only when they are no symbolic

@@ -1,5 +1,5 @@
 /**
- * The baseline in the editor (issue 43 item 3): when the document's pyproject.toml names one
+ * The baseline in the editor: when the document's pyproject.toml names one
  * (`[tool.gpu-pilot] baseline`), the findings it holds are published as hints with " (baselined)"
  * after the message, matched as the CLI matches them (engine/baseline.ts).
  */

@@ -33,7 +33,7 @@ export interface DocumentBefore {
 
 /**
  * How many documents keep their tree. A tree costs about 8.3 MiB of the parser's WebAssembly
- * memory for a 5,000-line file (89,000 nodes; measured in bench/, issue 20), and WebAssembly memory
+ * memory for a 5,000-line file (89,000 nodes; measured in bench/), and WebAssembly memory
  * never shrinks: with a tree per open document, 20 such files held 166 MiB in trees alone. The
  * documents linted last keep theirs; another document's next edit is parsed from scratch (about
  * 55 ms instead of 16 ms on that file, once) and then kept again.

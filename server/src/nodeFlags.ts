@@ -8,7 +8,7 @@
  *   each at 1 MiB (`node --v8-options`: "max size of a semi-space (in MBytes), the new space
  *   consists of two semi-spaces"; Node.js docs, "--max-semi-space-size" under CLI options / V8
  *   options). By default V8 grows the semi-spaces up to 16 MiB each on 64-bit hosts, and the
- *   server's short-lived lint objects kept them grown: measured (bench/memory-probe.mjs, issue 20),
+ *   server's short-lived lint objects kept them grown: measured (bench/memory-probe.mjs),
  *   V8's heap total 70 MiB for 29 MiB used with 20 open 5,000-line documents, 34 MiB with the flag;
  *   RSS 198 MiB → 172 MiB after 200 edits. The cost is more frequent scavenges of a small young
  *   generation (BENCHMARKS.md "Memory" gives the measured per-edit latency ratio).

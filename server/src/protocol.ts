@@ -101,7 +101,7 @@ export interface EditorLintSettings extends LintSettings {
 
 // The client command that opens a rule's documentation page (argument: the rule code). It lives in
 // commandIds.ts, which imports nothing: the client's entry bundle uses it without pulling in the
-// LSP protocol library this file imports (issue 20, client load time).
+// LSP protocol library this file imports, which would slow the client's load.
 export { SHOW_RULE_DOC_COMMAND } from "./commandIds";
 
 export namespace SettingsNotification {
@@ -162,7 +162,7 @@ export function checkEditorSettings(v: unknown): { value: Partial<EditorLintSett
   return { value, problems };
 }
 
-// ---- Agent tools (issue 22): `gpu-pilot_checkFile` asks the server, the client bundles no parser ----
+// ---- Agent tools: `gpu-pilot_checkFile` asks the server, the client bundles no parser ----
 
 /** One edit of a fix, 1-based lines and columns (UTF-16 code units), end exclusive. */
 export interface AgentEdit {

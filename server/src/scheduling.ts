@@ -4,7 +4,7 @@
  * vscode-jsonrpc reads every complete message from the transport at once but dispatches them one
  * per event-loop turn (`setImmediate`), so a lint started after the first of several queued
  * `didChange` notifications lints a version that is already stale: typing 10 characters a second
- * into a file whose lint takes longer than 100 ms linted every version (issue 20). The server
+ * into a file whose lint takes longer than 100 ms linted every version. The server
  * therefore observes messages twice: when the transport reads them ({@link ChangeBacklog.arrived},
  * from a second reader on the same transport) and when the connection dispatches them
  * ({@link ChangeBacklog.dispatched}, from the connection's message strategy). A document with a

@@ -78,8 +78,8 @@ const configProblemsShown = new Set<string>();
 /**
  * Handles a promise the connection returned (a request to the client, or a notification written to
  * the transport): a rejection is logged, never left unhandled. Node ends a process on an unhandled
- * rejection, and a minimal client answers `window/showMessageRequest` with MethodNotFound (issue 46
- * item 3: the server died on a pyproject.toml with one bad key). `what` names the message in the log.
+ * rejection, and a minimal client answers `window/showMessageRequest` with MethodNotFound (the
+ * server died on a pyproject.toml with one bad key). `what` names the message in the log.
  * `p` is taken as `unknown`: `window.showWarningMessage(message)` is typed `void` without actions,
  * yet sends `window/showMessageRequest` and returns its promise.
  */
@@ -162,7 +162,7 @@ function resolveOptionsOf(uri: string): ReturnType<typeof resolveLintOptions> {
 /**
  * Logs each configuration problem (at most 21 a file: config.ts lists 20, then counts the rest)
  * and shows ONE warning per file and content, naming the first problem and how many there are
- * (issue 46 item 1: a pyproject.toml with 30,000 bad keys opened 30,000 pop-ups). A file is warned
+ * (a pyproject.toml with 30,000 bad keys opened 30,000 pop-ups). A file is warned
  * about again only when its problems change (a watched-file change clears the memory).
  */
 function showConfigProblems(problems: readonly ConfigProblem[]): void {
@@ -632,7 +632,7 @@ connection.onCodeAction(async (params) => {
   if (useSel) actions.push({ title: useSel.title, kind: CodeActionKind.QuickFix, edit: { changes: { [uri]: [{ range: useSel.range, newText: useSel.newText }] } } });
   if ((!params.context.diagnostics.some((d) => d.source === "gpu-pilot") || !only) && actions.length) {
     // The light bulb asks on every cursor move: a whole fix-all here cost 8 s on a 10 KB file with
-    // 332 findings (issue 18 item 3). A client that resolves edits gets the action without its edit,
+    // 332 findings. A client that resolves edits gets the action without its edit,
     // offered when the last lint found a safe fix, and the edit is computed only when it is chosen.
     const title = "Fix all auto-fixable GPU Pilot problems";
     if (clientResolvesEdits) {

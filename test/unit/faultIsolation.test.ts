@@ -10,15 +10,15 @@ import { join } from "node:path";
 import { initEngine, lintPython } from "../../server/src/engine/lint";
 import { lintNotebook } from "../../server/src/engine/notebook";
 import { ruleByCode } from "../../server/src/engine/rules/index";
-import type { Rule } from "../../server/src/engine/rule";
+import type { PythonRule } from "../../server/src/engine/rule";
 import { restartingErrorHandler } from "../../client/src/serverRestart";
 import { activate, deactivate } from "../../client/src/extension";
 
 const SOURCE = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nos.environ["CUDA_VISIBLE_DEVICE"] = "0"\n';
 
 /** A rule that reports once, then throws: its report must be dropped with it. */
-const THROWING: Rule = {
-  meta: { ...ruleByCode("GPU001")!.meta, code: "GPU099", name: "throws" },
+const THROWING: PythonRule = {
+  meta: { ...(ruleByCode("GPU001") as PythonRule).meta, code: "GPU099", name: "throws" },
   check(ctx) {
     ctx.report({ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } }, message: "half-done" });
     throw new TypeError("boom in a rule");

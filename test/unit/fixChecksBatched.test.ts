@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { fixParsesCleanly, initEngine, lintPython, FIXES_CHECKED_ALONE, MAX_FIX_CHECKS } from "../../server/src/engine/lint";
-import type { Rule } from "../../server/src/engine/rule";
+import type { PythonRule } from "../../server/src/engine/rule";
 import { ruleByCode } from "../../server/src/engine/rules/index";
 
 before(async () => { await initEngine(); });
@@ -21,8 +21,8 @@ test("2,000 GPU002 findings: every move fix checked and kept, with a handful of 
 });
 
 /** A rule that reports every `MARK` line, with a fix that inserts `insert(i)` before the i-th one. */
-function insertRule(insert: (i: number) => string): Rule {
-  const base = ruleByCode("GPU001")!;
+function insertRule(insert: (i: number) => string): PythonRule {
+  const base = ruleByCode("GPU001") as PythonRule;
   return {
     meta: { ...base.meta },
     check(ctx) {
@@ -57,8 +57,8 @@ test("with many fixes, the batches keep exactly the fixes that pass alone", () =
 test("a fix whose edits are the same as another's shares its verdict", () => {
   const n = 2 * FIXES_CHECKED_ALONE;
   const text = Array.from({ length: n }, (_, i) => `MARK_${i} = ${i}\n`).join("");
-  const base = ruleByCode("GPU001")!;
-  const same: Rule = {
+  const base = ruleByCode("GPU001") as PythonRule;
+  const same: PythonRule = {
     meta: { ...base.meta },
     check(ctx) {
       ctx.model.text.split("\n").forEach((l, row) => {

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fixParsesCleanly, initEngine, lintPython, type LintOptions } from "../../server/src/engine/lint";
-import type { Rule } from "../../server/src/engine/rule";
+import type { PythonRule } from "../../server/src/engine/rule";
 import { ruleByCode } from "../../server/src/engine/rules/index";
 import { fixAllPython } from "../../server/src/engine/fixAll";
 import { fixAllManifest, lintManifest } from "../../server/src/engine/manifests/lintManifest";
@@ -141,9 +141,9 @@ test("lineStructureError agrees with CPython's tokenizer and block rule on every
 
 // A rule made for this test, so that the engine's check is seen to work whatever the real rules'
 // fixes do: GPU094 reports MARK with a safe fix that puts a line (with MARK's indentation) above it.
-const meta = (code: string) => ({ ...ruleByCode("GPU001")!.meta, code, name: `test-${code}` });
-const insertRule = (line: string): Rule => ({
-  meta: meta("GPU094") as Rule["meta"],
+const meta = (code: string) => ({ ...(ruleByCode("GPU001") as PythonRule).meta, code, name: `test-${code}` });
+const insertRule = (line: string): PythonRule => ({
+  meta: meta("GPU094") as PythonRule["meta"],
   check(ctx) {
     ctx.model.text.split("\n").forEach((l, row) => {
       const k = l.indexOf("MARK");

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { join, relative } from "node:path";
 import { tmpdir } from "node:os";
 import { checkFixProperty, diffFindings, lineOrigins, notebookShape, parseFixSummary, writeTree, type Violation } from "../../scripts/fixProperty";
-import type { Rule } from "../../server/src/engine/rule";
+import type { PythonRule } from "../../server/src/engine/rule";
 import { ruleByCode } from "../../server/src/engine/rules/index";
 
 const ROOT = join(__dirname, "..", "..");
@@ -40,9 +40,9 @@ test("notebookShape: a rewritten untouched cell, a changed source shape and refo
 // GPU098 reports BAD with a safe fix to NEW; GPU097 reports NEW (no fix); GPU096 reports RET with a
 // safe fix to `return 1` (tree-sitter accepts it at module level, CPython does not); GPU095 reports
 // LOOP with a safe fix to LOOPX, which is reported again (fix-all never settles).
-const meta = (code: string) => ({ ...ruleByCode("GPU001")!.meta, code, name: `test-${code}` });
-const wordRule = (code: string, word: RegExp, fixTo: string | null): Rule => ({
-  meta: meta(code) as Rule["meta"],
+const meta = (code: string) => ({ ...(ruleByCode("GPU001") as PythonRule).meta, code, name: `test-${code}` });
+const wordRule = (code: string, word: RegExp, fixTo: string | null): PythonRule => ({
+  meta: meta(code) as PythonRule["meta"],
   check(ctx) {
     ctx.model.text.split("\n").forEach((l, line) => {
       const m = word.exec(l);

@@ -6,15 +6,14 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { fixAllManifest, lintManifest, manifestFixParsesCleanly } from "../../server/src/engine/manifests/lintManifest";
-import type { Rule } from "../../server/src/engine/rule";
+import type { ManifestRule } from "../../server/src/engine/rule";
 import { ruleByCode } from "../../server/src/engine/rules/index";
 import { manifestWithFindings } from "../../bench/fix-scaling";
 
 // A rule made for this test: GPU093 reports every `MARK` with a fix to `good`, or to `[` (an
 // unclosed flow sequence: a YAML error) on lines that also say BREAK.
-const markRule: Rule = {
-  meta: { ...ruleByCode("GPU018")!.meta, code: "GPU093", name: "test-GPU093" } as Rule["meta"],
-  check() {},
+const markRule: ManifestRule = {
+  meta: { ...(ruleByCode("GPU018") as ManifestRule).meta, code: "GPU093", name: "test-GPU093" } as ManifestRule["meta"],
   checkManifest(ctx) {
     ctx.manifest.src.text.split("\n").forEach((l, line) => {
       const k = l.indexOf("MARK");

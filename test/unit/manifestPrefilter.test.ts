@@ -11,9 +11,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, filesUnder } from "./helpers";
 import { lintManifest, manifestKindOf } from "../../server/src/engine/manifests/lintManifest";
-import { YAML_TRIGGERS, hasNeedleEscape, manifestRuleMayFire } from "../../server/src/engine/manifests/prefilter";
-import { RULES } from "../../server/src/engine/rules/index";
-import { isManifestRule } from "../../server/src/engine/rule";
+import { hasNeedleEscape, manifestRuleMayFire as mayFire } from "../../server/src/engine/manifests/prefilter";
+import { RULES, ruleByCode } from "../../server/src/engine/rules/index";
+import { isManifestRule, isPythonRule } from "../../server/src/engine/rule";
+import type { ManifestKind } from "../../server/src/engine/manifests/files";
 
 const yamlFiles = (dir: string): string[] => filesUnder(dir, (n) => n.endsWith(".yaml") || n.endsWith(".yml"));
 
@@ -32,10 +33,19 @@ const HIDDEN: Array<{ name: string; text: string; kind: "compose" | "yaml"; fire
   { name: "GPU020 quoted keys", kind: "compose", fires: "GPU020", text: '"services":\n  a:\n    \'deploy\':\n      resources:\n        reservations:\n          "devices":\n            - driver: nvidia\n' },
 ];
 
-const CODES = RULES.filter(isManifestRule).map((r) => r.meta.code as string);
+const MANIFEST_RULES = RULES.filter(isManifestRule);
 
-test("every manifest rule has a YAML trigger", () => {
-  for (const code of CODES) assert.equal(typeof YAML_TRIGGERS[code], "function", code);
+/** Whether the manifest rule `code` may fire on `text` (manifests/prefilter.ts `manifestRuleMayFire` with the registry's rule). */
+function manifestRuleMayFire(code: string, text: string, kind: ManifestKind, escapes: () => boolean): boolean {
+  const rule = ruleByCode(code);
+  assert.ok(rule && isManifestRule(rule), `${code} is no manifest rule`);
+  return mayFire(rule, text, kind, escapes);
+}
+
+test("every manifest rule has a YAML trigger in its meta, and every rule is a Python or a manifest rule, never both", () => {
+  assert.deepEqual(MANIFEST_RULES.map((r) => r.meta.code), ["GPU018", "GPU019", "GPU020", "GPU021", "GPU022", "GPU023", "GPU024", "GPU025", "GPU040", "GPU042", "GPU043"]);
+  for (const rule of MANIFEST_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
+  for (const rule of RULES) assert.notEqual(isManifestRule(rule), isPythonRule(rule), rule.meta.code);
 });
 
 test(`YAML prefilter soundness on ${FILES.length} files and ${HIDDEN.length} hidden spellings: what fires passes its trigger, output unchanged`, () => {

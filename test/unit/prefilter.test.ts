@@ -10,9 +10,12 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, CASES, filesUnder } from "./helpers";
 import { initEngine, lintPython } from "../../server/src/engine/lint";
-import { candidateRules, hasWord, PYTHON_TRIGGERS, TextProbe } from "../../server/src/engine/prefilter";
+import { candidateRules } from "../../server/src/engine/prefilter";
+import { hasWord, TextProbe } from "../../server/src/engine/textProbe";
+import { hasSbatchLine } from "../../server/src/engine/manifests/prefilter";
 import { RULES } from "../../server/src/engine/rules/index";
-import { isManifestRule } from "../../server/src/engine/rule";
+import { MISSPELLINGS } from "../../server/src/engine/rules/GPU007-misspelled-cuda-variable";
+import { isPythonRule, type PythonTrigger } from "../../server/src/engine/rule";
 
 const pyFiles = (dir: string): string[] => filesUnder(dir, (n) => n.endsWith(".py"));
 
@@ -20,11 +23,26 @@ const FILES = [
   ...pyFiles(join(ROOT, "test", "fixtures", "rules")), ...pyFiles(CASES), ...pyFiles(join(ROOT, "examples")),
   ...pyFiles(join(ROOT, "verify")), ...pyFiles(join(ROOT, "test", "e2e", "workspace")),
 ];
-const PYTHON_CODES = RULES.filter((r) => !isManifestRule(r)).map((r) => r.meta.code as string);
+const PYTHON_RULES = RULES.filter(isPythonRule);
+const PYTHON_CODES = PYTHON_RULES.map((r) => r.meta.code as string);
+/** Each Python rule's trigger, by code (the rule's `meta.trigger`). */
+const PYTHON_TRIGGERS: Readonly<Record<string, PythonTrigger>> = Object.fromEntries(PYTHON_RULES.map((r) => [r.meta.code, r.meta.trigger]));
 const MACHINE = { gpuCount: 2, uuids: ["GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", "GPU-6486822f-842c-1320-f829-e4155c0d2130"] };
 
-test("every Python rule has a trigger", () => {
-  for (const code of PYTHON_CODES) assert.equal(typeof PYTHON_TRIGGERS[code], "function", code);
+test("every Python rule has a trigger in its meta; GPU017 needs the machine, GPU036 and GPU037 a job script", () => {
+  assert.equal(PYTHON_CODES.length, 32);
+  for (const rule of PYTHON_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
+  assert.deepEqual(PYTHON_RULES.filter((r) => r.meta.needs).map((r) => `${r.meta.code}:${r.meta.needs}`), ["GPU017:machine", "GPU036:slurm", "GPU037:slurm"]);
+});
+
+test("candidateRules leaves out a rule whose need is not met, whatever its trigger says", () => {
+  const text = "import os, torch\nr = int(os.environ['LOCAL_RANK'])\nx = torch.zeros(1).to(f'cuda:{r}')\nos.environ['CUDA_VISIBLE_DEVICES'] = '7'\n";
+  const codes = ["GPU017", "GPU036", "GPU037", "GPU003"];
+  assert.deepEqual([...candidateRules(text, codes, { machineKnown: false })], ["GPU003"]);
+  assert.deepEqual([...candidateRules(text, codes, { machineKnown: true })], ["GPU017", "GPU003"]);
+  assert.deepEqual([...candidateRules(text, codes, { machineKnown: false, slurmLaunched: true })], ["GPU036", "GPU037", "GPU003"]);
+  // A code that names no Python rule (a manifest rule) is kept: the prefilter does not judge it.
+  assert.deepEqual([...candidateRules("x = 1\n", ["GPU018", "GPU003"], { machineKnown: true })], ["GPU018"]);
 });
 
 test(`prefilter soundness on ${FILES.length} real files: what fires is always a candidate, output unchanged`, async () => {
@@ -149,7 +167,6 @@ test("GPU007's trigger judges the whole string or keyword around a near miss: a 
 });
 
 test("hasSbatchLine: only a line that starts with #SBATCH makes a shell script a job script", async () => {
-  const { hasSbatchLine } = await import("../../server/src/engine/prefilter");
   assert.equal(hasSbatchLine("#SBATCH --gres=gpu:1\n"), true);
   assert.equal(hasSbatchLine("#!/bin/bash\r\n#SBATCH -N 1\r\n"), true);
   assert.equal(hasSbatchLine("#!/bin/bash\n  #SBATCH -N 1\necho '#SBATCH'\n"), false);
@@ -248,7 +265,7 @@ test("GPU008's default trigger needs a constant device after a set_device in a f
   assert.equal(fires("import torch\ntorch.cuda.set_device(rank)\n", true), true, "preview: any set_device");
 });
 
-test("TextProbe.after answers has, hasWord and misspelledName as a fresh probe does, over 3,000 chained random edits of real files", async () => {
+test("TextProbe.after answers has, hasWord and writesName as a fresh probe does, over 3,000 chained random edits of real files", async () => {
   const { textChange } = await import("../../server/src/engine/python/keptText");
   const { STARTUP_VARIABLES } = await import("../../server/src/engine/frameworks");
   const words = ["environ", "getenv", "putenv", "del", "import", "torch", "cuda", "device", "set_device", "init_process_group", "LOCAL_RANK", "x", "_", ...STARTUP_VARIABLES];
@@ -261,7 +278,7 @@ test("TextProbe.after answers has, hasWord and misspelledName as a fresh probe d
     let text = readFileSync(f, "utf8") + '\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
     let probe = new TextProbe(text);
     for (const w of words) { probe.has(w); probe.hasWord(w); }
-    probe.misspelledName();
+    probe.writesName(MISSPELLINGS);
     for (let k = 0; k < 300; k++) {
       const at = random(3) === 0 ? Math.max(0, text.length - 1 - random(40)) : random(text.length + 1);
       const del = random(3) === 0 ? random(12) : 0;
@@ -273,8 +290,8 @@ test("TextProbe.after answers has, hasWord and misspelledName as a fresh probe d
         assert.equal(p.hasWord(w), fresh.hasWord(w), `${f} edit ${k}: hasWord(${w})`);
         checked += 2;
       }
-      assert.equal(p.misspelledName(), fresh.misspelledName(), `${f} edit ${k}: misspelledName`);
-      misspelled += +fresh.misspelledName();
+      assert.equal(p.writesName(MISSPELLINGS), fresh.writesName(MISSPELLINGS), `${f} edit ${k}: writesName`);
+      misspelled += +fresh.writesName(MISSPELLINGS);
       p.detach();
       probe = p;
       text = next;
@@ -285,13 +302,13 @@ test("TextProbe.after answers has, hasWord and misspelledName as a fresh probe d
   assert.ok(misspelled > 0 && misspelled < derived, `${misspelled} of ${derived} versions hold a misspelled name: both answers were checked`);
 });
 
-test("misspelledName after an edit: a name spoiled inside its quotes or before its `=` is found again, an edit elsewhere keeps the answer", async () => {
+test("writesName after an edit: a name spoiled inside its quotes or before its `=` is found again, an edit elsewhere keeps the answer", async () => {
   const { textChange } = await import("../../server/src/engine/python/keptText");
   const after = (text: string, next: string) => {
     const p = new TextProbe(text);
-    p.misspelledName();
+    p.writesName(MISSPELLINGS);
     const q = TextProbe.after(p, next, textChange(text, next));
-    return [q.misspelledName(), new TextProbe(next).misspelledName()];
+    return [q.writesName(MISSPELLINGS), new TextProbe(next).writesName(MISSPELLINGS)];
   };
   const quoted = "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nx = 1\n";
   assert.deepEqual(after(quoted, quoted.replace("DEVICES", "DEVICE")), [true, true], "the quoted name lost its S");

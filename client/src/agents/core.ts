@@ -1,5 +1,5 @@
 /**
- * The GPU Pilot agent tools (issue 22), without `vscode` and without processes: their names, JSON
+ * The GPU Pilot agent tools, without `vscode` and without processes: their names, JSON
  * input schemas, input validation and the text results an agent reads. The VS Code
  * language-model tools (lmTools.ts) and `gpu-pilot mcp` (server/src/mcp/server.ts) both use this
  * module, so an agent gets the same answer in and outside the editor.

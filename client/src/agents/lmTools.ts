@@ -1,5 +1,5 @@
 /**
- * GPU Pilot for coding agents in VS Code (issue 22): the language-model tools of
+ * GPU Pilot for coding agents in VS Code: the language-model tools of
  * `contributes.languageModelTools` registered through `vscode.lm.registerTool`, and the
  * `gpu-pilot mcp` server registered through `vscode.lm.registerMcpServerDefinitionProvider`.
  * Both APIs are newer than this extension's engine floor (1.91): they are looked up at run time and

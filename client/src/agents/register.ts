@@ -1,5 +1,5 @@
 /**
- * Registers the agent tools (issue 22) at activation: the language-model tools of
+ * Registers the agent tools at activation: the language-model tools of
  * `contributes.languageModelTools` through `vscode.lm.registerTool` and the `gpu-pilot mcp` server
  * through `vscode.lm.registerMcpServerDefinitionProvider`, while `gpuPilot.agentTools.enabled` is
  * true. This file is in the entry bundle (dist/client.js); what the tools do (lmTools.ts, core.ts) is

@@ -1,5 +1,5 @@
 /**
- * The compute-process list streamed (issue 45 item 6): one long-lived
+ * The compute-process list streamed: one long-lived
  * `nvidia-smi --query-compute-apps=<QUERY_APPS_FIELDS> --format=csv,nounits -lms <periodMs>`
  * instead of a fresh nvidia-smi every fifth tick, which was about 90% of the GPU view's CPU.
  *

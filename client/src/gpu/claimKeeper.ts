@@ -1,5 +1,5 @@
 /**
- * The window's side of the claims ledger (issue 45 item 3, common/src/gpu/claims.ts): the GPUs in
+ * The window's side of the claims ledger (common/src/gpu/claims.ts): the GPUs in
  * the selection (ticked by hand, or picked) and the GPUs of a running run are claimed for this
  * window (owner: the extension host's pid and VS Code's session id); unticked ones are released;
  * a heartbeat renews the claims every third of their time to live; all are released when the

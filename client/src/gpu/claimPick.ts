@@ -1,5 +1,5 @@
 /**
- * Pick Free GPUs with claims (issue 45 item 3): the pick policy (policy.ts) on a fresh inventory,
+ * Pick Free GPUs with claims: the pick policy (policy.ts) on a fresh inventory,
  * skipping GPUs that others claimed in the ledger (common/src/gpu/claims.ts), then claiming the
  * best eligible ones all at once; optionally waiting until enough are free. Used by the command,
  * the VS Code agent tool and the MCP server. No `vscode`.

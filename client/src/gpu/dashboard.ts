@@ -78,7 +78,7 @@ function isRendered(r: unknown): r is DashboardRendered {
 /**
  * `m` as a {@link FromDashboard} message when it has one of its shapes (types, a known sort key,
  * UUIDs as strings of at most 128 characters), else undefined: the webview's messages are checked,
- * not trusted (issue 46 item 9), and anything else is ignored.
+ * not trusted, and anything else is ignored.
  */
 export function checkDashboardMessage(m: unknown): FromDashboard | undefined {
   if (!m || typeof m !== "object") return undefined;

@@ -184,7 +184,7 @@ export class GpuHistory {
   /**
    * Each GPU's newest sample, GPUs in index order, without copying the rings: O(GPUs), for the
    * history panel's per-tick append (a whole {@link snapshot} per tick copied every sample of every
-   * GPU, issue 18 item 4).
+   * GPU, O(samples) per tick).
    */
   latest(): Array<{ uuid: string; index: number; sample: HistorySample }> {
     const out: Array<{ uuid: string; index: number; sample: HistorySample }> = [];

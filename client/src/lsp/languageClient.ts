@@ -1,6 +1,6 @@
 /**
  * The language client, built as a bundle of its own (dist/lsp.js, see esbuild.mjs) and loaded by
- * {@link Ctx} only after `activate()` has returned (issue 20). vscode-languageclient with
+ * {@link Ctx} only after `activate()` has returned. vscode-languageclient with
  * vscode-jsonrpc, the LSP protocol types, minimatch and semver is about 420 KiB of the client's
  * code and most of its load time (measured: ~60 ms of ~61 ms for `require` + `activate()` of the
  * old single bundle, BENCHMARKS.md "Client bundle"); VS Code's guidance is that activation does

@@ -1,5 +1,5 @@
 /**
- * One short external command with a deadline and an output cap (issue 46 item 6): nvidia-smi's
+ * One short external command with a deadline and an output cap: nvidia-smi's
  * queries and the Slurm commands. The program leads its own process group (processGroup.ts), so
  * the deadline, a cancel or too much output stops the children a wrapper started as well; at most
  * `maxBytes` of stdout and {@link STDERR_KEEP_BYTES} of stderr are kept. Argument arrays only,

@@ -14,8 +14,8 @@ const MAIN_GUARD = /^if[ \t]*\(?[ \t]*(?:__name__[ \t]*==[ \t]*(["'])__main__\1|
 
 /**
  * The 0-based line of the first module-level `if __name__ == "__main__":` in `text`, or undefined;
- * for the CodeLens, which VS Code asks for on every edit in the extension host. No parse (issue 18
- * item 4: it parsed the whole file there, with no size limit): a line scan over the logical lines
+ * for the CodeLens, which VS Code asks for on every edit in the extension host. No parse (it
+ * parsed the whole file there, with no size limit): a line scan over the logical lines
  * at column 0 (engine/python/lineStructure.ts skips lines inside strings and brackets and
  * continued lines), and nothing for a text over {@link MAIN_GUARD_MAX_CHARS}. Linear in the text.
  */

@@ -1,5 +1,5 @@
 /**
- * The Slurm commands GPU Pilot runs (issue 23): `sinfo`, `squeue`, `sbatch --parsable`, `scancel`,
+ * The Slurm commands GPU Pilot runs: `sinfo`, `squeue`, `sbatch --parsable`, `scancel`,
  * `scontrol show job`. Each is started with execa and an argument array (never a shell string),
  * with a time limit (Slurm clients retry for about 9 s when slurmctld is down, see
  * ../shared/slurm-host.md "Pitfalls"), and its failure becomes a {@link SlurmError} whose message is

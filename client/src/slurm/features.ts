@@ -1,5 +1,5 @@
 /**
- * Wires the Slurm side of the extension (issue 23): the `gpuPilot.slurm` view (shown when `sinfo` is
+ * Wires the Slurm side of the extension: the `gpuPilot.slurm` view (shown when `sinfo` is
  * on PATH: context key `gpuPilot.slurmAvailable`, probed at activation), the submit command and its
  * CodeLens on job scripts, cancel (own jobs, confirmed by a modal) and open output; and the API part.
  */

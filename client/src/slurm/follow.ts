@@ -3,7 +3,7 @@
  * added since the last read and hands it on as text. Survives the file not existing yet (a pending
  * job has none) and its being replaced or cut (read again from the start). Polling, not fs.watch:
  * job output usually lies on a network file system, where change events from other hosts do not
- * arrive. Bounded (issue 46 item 7): a backlog over `maxBacklogBytes` is skipped, with the count
+ * arrive. Bounded: a backlog over `maxBacklogBytes` is skipped, with the count
  * handed to `onSkip`, and {@link TextTail} keeps only the end of the text. No `vscode` import.
  */
 import * as fs from "node:fs";

@@ -1,5 +1,5 @@
 /**
- * The Slurm job script that "GPU Pilot: Submit Active File to Slurm" writes (issue 23). Pure: no
+ * The Slurm job script that "GPU Pilot: Submit Active File to Slurm" writes. Pure: no
  * `vscode` import, no file system; unit-tested, and its output is linted by the project's own
  * job-script rules (GPU021-GPU025) in the tests.
  *

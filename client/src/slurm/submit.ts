@@ -1,5 +1,5 @@
 /**
- * "GPU Pilot: Submit Active File to Slurm" (`gpuPilot.slurm.submit`, issue 23).
+ * "GPU Pilot: Submit Active File to Slurm" (`gpuPilot.slurm.submit`).
  *
  * On a Python file: asks (quick pick, pre-filled from the `gpuPilot.slurm.*` settings) for partition
  * (the Slurm view's partition rows: free GPUs, the default marked), nodes, GPUs per node, launcher
@@ -263,7 +263,7 @@ const SCRIPT_NAMES = 1000;
  * The first `<stem>.sbatch`, `<stem>-2.sbatch`, ... in `dir` that is free or is a regular file that
  * already holds exactly `text` (`exists`: then nothing need be written). A name taken by anything
  * else (a symbolic link, dangling or not, a FIFO, a device, a folder, a file over 1 MiB) is passed
- * over, never read through or written through: issue 46 item 4 (a committed `train.sbatch ->
+ * over, never read through or written through (a committed `train.sbatch ->
  * /dev/zero` took the extension host to 3.4 GB, a FIFO blocked it, a dangling link was written
  * through, outside the workspace). Existing files are read by workspaceFile.ts's safe reader.
  * @throws Error when the first 1,000 names are all taken.

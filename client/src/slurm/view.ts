@@ -1,5 +1,5 @@
 /**
- * The `gpuPilot.slurm` view (issue 23): partitions with total/free GPUs (`sinfo -O ...Gres,GresUsed`)
+ * The `gpuPilot.slurm` view: partitions with total/free GPUs (`sinfo -O ...Gres,GresUsed`)
  * and the user's jobs (`squeue --me`, JSON where supported) with state, GPUs, nodes, elapsed/limit
  * and reason. Shown when `sinfo` is on PATH (context key {@link SLURM_CONTEXT_KEY}, set at activation).
  *

@@ -1,5 +1,5 @@
 /**
- * Reading a file from the workspace safely (issue 18): the workspace is untrusted input, in
+ * Reading a file from the workspace safely: the workspace is untrusted input, in
  * Restricted Mode too. A `requirements.txt` that is a symlink to `/dev/zero` (git commits symlinks)
  * or a FIFO must neither exhaust memory nor block the language server or the CLI. So: only regular
  * files (after following symlinks), at most `maxBytes`, opened with O_NONBLOCK so that opening a
@@ -111,7 +111,7 @@ export function readWorkspaceText(path: string, maxBytes = CONFIG_MAX_BYTES): { 
 }
 
 /**
- * Replaces the content of the regular file `path` with `bytes`, atomically (issue 18 item 8): the
+ * Replaces the content of the regular file `path` with `bytes`, atomically: the
  * bytes go to a temp file in the same folder (same file system), which gets the file's mode and
  * owner, is flushed to disk and renamed over the file. A failed write (a full disk) leaves the
  * file as it was and removes the temp file. The file is left alone when it is read-only (no

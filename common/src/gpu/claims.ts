@@ -1,5 +1,5 @@
 /**
- * GPU claims (issue 45 item 3): a machine-wide ledger that every GPU Pilot on the machine (VS Code
+ * GPU claims: a machine-wide ledger that every GPU Pilot on the machine (VS Code
  * windows, `gpu-pilot mcp`, the CLI) reads and honours, so two people, two windows or an agent do
  * not pick the same free card a second apart. Format and permissions: docs/claims.md.
  *

@@ -1,6 +1,6 @@
 /**
  * Which vendor's GPUs this machine has, from the management tools on PATH: NVIDIA when `nvidia-smi`
- * is there, AMD ROCm when `amd-smi` or `rocm-smi` is there and `nvidia-smi` is not (issue 21). No
+ * is there, AMD ROCm when `amd-smi` or `rocm-smi` is there and `nvidia-smi` is not. No
  * `vscode` import; nothing is run, the tools are only looked up.
  */
 import type { GpuVendor } from "../run/launch";

@@ -1,5 +1,5 @@
 /**
- * Process groups of the programs GPU Pilot starts (issue 46 items 6 and 8): on POSIX a program is
+ * Process groups of the programs GPU Pilot starts: on POSIX a program is
  * started as the leader of its own group (execa's `detached`), so one signal to the group reaches
  * the children a wrapper script started too (`ssh login squeue`, `sh -c '... & wait'`, a training
  * script's workers). Groups still alive are remembered here, and this process's `exit` kills them:

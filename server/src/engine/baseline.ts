@@ -1,5 +1,5 @@
 /**
- * The baseline file (issue 43 item 3): the findings a legacy repository accepts for now, so that a
+ * The baseline file: the findings a legacy repository accepts for now, so that a
  * run reports only new ones. `gpu-pilot check --write-baseline FILE` writes it; `--baseline FILE` or
  * `[tool.gpu-pilot] baseline = "FILE"` reads it; the language server shows baselined findings as hints.
  *

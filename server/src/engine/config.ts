@@ -116,7 +116,7 @@ function ownedByUs(file: string): boolean {
   }
 }
 
-/** How many configuration problems of one file are listed; the rest are counted in one closing problem (issue 46). */
+/** How many configuration problems of one file are listed; the rest are counted in one closing problem. */
 export const MAX_CONFIG_PROBLEMS = 20;
 
 /** Longest key or value quoted in a problem's message, in UTF-16 code units; longer ones end in "…". */
@@ -137,7 +137,7 @@ function listed(items: readonly string[], max = 10): string {
  * The problems of one configuration file, listed up to {@link MAX_CONFIG_PROBLEMS}, counted after
  * that. The line of a listed problem is that of the first occurrence of its key: the text is
  * searched only for listed problems, so a file with 50,000 bad keys costs one pass, not one per key
- * (a 30,000-key severity table froze the server for 57 s: issue 46 item 1).
+ * (a 30,000-key severity table froze the server for 57 s).
  */
 class ProblemList {
   private readonly list: ConfigProblem[] = [];

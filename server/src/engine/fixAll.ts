@@ -58,7 +58,7 @@ export function safeEdits<E extends { range: Range; cell?: number; newText?: str
  * not check each fix by re-parsing (lazy validation); the fixes picked in a pass are applied
  * together and the result is parsed once. Only when that adds a syntax error are the picked fixes
  * checked one by one (the rule every fix passes: no more syntax errors than before), and the ones
- * that pass applied. (Issue 18 item 3: a 40 KB file took 234 s with one re-parse per fix per pass.)
+ * that pass applied. (A 40 KB file took 234 s with one re-parse per fix per pass.)
  */
 export function fixAllPython(text: string, options: LintOptions, unsafe = false): { text: string; applied: number } {
   let out = text;

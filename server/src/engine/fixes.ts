@@ -10,7 +10,7 @@ import { importBindings } from "./python/model";
 /** Start offsets of each line of `text` (line breaks: \n, \r\n, \r). */
 export function lineStarts(text: string): readonly number[] {
   // The rules ask for the same text's line starts once per finding: the last answer is kept, so a
-  // file with n findings costs one scan, not n (issue 18 item 3). Callers never modify the array.
+  // file with n findings costs one scan, not n. Callers never modify the array.
   if (text === lastText) return lastStarts;
   const starts = [0];
   if (!text.includes("\r")) {
@@ -140,7 +140,7 @@ function namesRead(node: SyntaxNode): Set<string> {
  * Names bound by module-level statements that start before `offset` (read-only: shared). Each
  * model keeps its answers by offset, and the statements are visited by sibling links up to
  * `offset` only: building the module's whole child list for every moved write made a file with
- * many writes quadratic (issue 18 item 3: 1,000 writes, 3.4 s of 9.3 s).
+ * many writes quadratic (1,000 writes, 3.4 s of 9.3 s).
  */
 const boundCache = new WeakMap<ModuleModel, Map<number, Set<string>>>();
 function boundBefore(model: ModuleModel, offset: number): ReadonlySet<string> {
@@ -225,7 +225,7 @@ export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor:
       ? { start: { line: firstRow, character: 0 }, end: { line: lastRow + 1, character: 0 } }
       : { start: { line: firstRow, character: 0 }, end: { line: lastRow, character: endOffset - lineStartAt(text, stmt.endIndex) } };
   // `pass` takes the statement's own indentation text: spaces in a tab-indented block are a TabError
-  // or an unindent to no level for CPython (issue 18 item 7).
+  // or an unindent to no level for CPython.
   edits.push({ range: removal, newText: onlyStatement ? `${text.slice(firstStart, stmt.startIndex)}pass${eol}` : "" });
   const literalValue = write.value === null || write.literal !== null;
   return { edits, safe: literalValue && !write.nested };

@@ -44,7 +44,7 @@ export interface ReadProvenance {
 /**
  * Reported, neither measured nor read to the line: a public user report (or the contract's default
  * list, ../shared/spec/rules.md) says the import initialises CUDA. Such an entry keeps a library
- * in the default eager list until a measurement (issue 47) confirms or refutes it, also where a
+ * in the default eager list until a measurement confirms or refutes it, also where a
  * reading of newer versions found no initialising call (that reading is kept as its own entry).
  */
 export interface ReportedProvenance {

@@ -1,5 +1,5 @@
 /**
- * Input size limit (issue 9): a file over `maxFileSizeKB` (setting `gpuPilot.maxFileSizeKB`, CLI
+ * Input size limit: a file over `maxFileSizeKB` (setting `gpuPilot.maxFileSizeKB`, CLI
  * `--max-file-size-kb`) is not parsed; the engine reports one information diagnostic saying why.
  * Sizes are UTF-8 bytes of the linted text (for a notebook: its code cells joined; outputs and
  * markdown do not count).
@@ -34,7 +34,7 @@ const CHAIN_WORDS = new Set(["not", "lambda", "if", "await"]);
  * `if` / `await` words and the longest run of unary operators. Real code stays far below.
  */
 export function nestingProblem(text: string): string | null {
-  // The same answer as scanNesting(text, 0, 0), faster (issue 20: the scan runs on every file,
+  // The same answer as scanNesting(text, 0, 0), faster (the scan runs on every file,
   // parsed or not): the brackets are found by a regular expression, and only a line longer than
   // MAX_NESTING characters can hold more than MAX_NESTING unary operators or nesting words (lines
   // cut at `\n` only: a `\r` only splits a line further). Of the problems found, the first in the
@@ -151,7 +151,7 @@ export function nestingDiagnostic(problem: string): LintDiagnostic {
 
 /**
  * The size half of {@link fileTooLarge}: the GPU000 diagnostic for a text over the limit, or null.
- * Used for manifests too (issue 18 item 3: a 600 KB Kubernetes YAML ran past 280 s with no limit).
+ * Used for manifests too (a 600 KB Kubernetes YAML ran past 280 s with no limit).
  */
 export function fileOverSizeLimit(text: string, maxFileSizeKB: number | undefined): LintDiagnostic | null {
   const limitKB = maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB;
@@ -172,7 +172,7 @@ export function sizeOverLimit(bytes: number, limitKB: number): LintDiagnostic {
 }
 
 /**
- * Most bytes worth reading of a source file before linting it (issue 46 item 9: a 256 MiB file was
+ * Most bytes worth reading of a source file before linting it (a 256 MiB file was
  * read whole before the 2 MB limit applied): the size limit plus a BOM's 3 bytes for a Python
  * file or manifest, whose code is all of it (decoded text is never shorter in UTF-8 than its
  * bytes, a BOM aside); `fallback` for a notebook (its outputs do not count) or with no limit.

@@ -7,8 +7,9 @@ import { initPythonParser, parsePython, pythonInput, syntaxErrorCount, type Synt
 import { ModuleTrees } from "./python/moduleTrees";
 import { buildModel, magicVariables, ModelCache, type MagicLine, type KnownChange, type ModuleModel } from "./python/model";
 import { RULES } from "./rules/index";
-import { reporter, isManifestRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
-import { candidateRules, TextProbe } from "./prefilter";
+import { reporter, isPythonRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
+import { candidateRules } from "./prefilter";
+import { TextProbe } from "./textProbe";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
 import { lineStructureError } from "./python/lineStructure";
@@ -149,7 +150,7 @@ const keptFacts = new WeakMap<ModuleTrees, ModelCache>();
 
 /** The nesting scan's state of the text each tree that an incremental lint returned was parsed from. */
 const keptNesting = new WeakMap<ModuleTrees, KeptNesting>();
-/** The prefilter's probe of the text a kept tree was parsed from: the next version's probe starts from its answers (prefilter.ts `TextProbe.after`). */
+/** The prefilter's probe of the text a kept tree was parsed from: the next version's probe starts from its answers (textProbe.ts `TextProbe.after`). */
 const keptProbes = new WeakMap<ModuleTrees, TextProbe>();
 
 /**
@@ -208,7 +209,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   const tooLarge = overSize ?? (deep === null ? null : nestingDiagnostic(deep));
   if (tooLarge) return notLinted(tooLarge);
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
-  const enabled = RULES.filter((r) => !isManifestRule(r) && isRuleOn(r, options));
+  const enabled = RULES.filter(isPythonRule).filter((r) => isRuleOn(r, options));
   const previousProbe = extra.previousTree && keptProbes.get(extra.previousTree);
   if (extra.previousTree) keptProbes.delete(extra.previousTree);
   const magics = extra.magics?.length ? magicVariables(extra.magics) : [];
@@ -231,7 +232,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   }, extra.magics ?? [], facts, nesting?.edit);
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
-  for (const rule of options.rules ?? enabled) {
+  for (const rule of options.rules?.filter(isPythonRule) ?? enabled) {
     if (!candidates.has(rule.meta.code) && !options.rules) continue;
     const ctx: RuleContext = {
       model, machine, notebook: !!extra.notebook, slurm: options.slurm ?? [], where: extra.where ?? ((l) => `line ${l + 1}`),
@@ -294,7 +295,7 @@ export const MAX_FIX_CHECKS = 256;
 
 /**
  * Keeps the fixes of `ds` that pass {@link fixKeepsSyntax} and deletes the others, linear in the
- * number of fixes where they pass (issue 46 item 2: one re-parse per fix made `check` quadratic:
+ * number of fixes where they pass (one re-parse per fix made `check` quadratic:
  * 2,000 GPU002 findings took 41-60 s). Up to {@link FIXES_CHECKED_ALONE} fixes are checked one by
  * one. With more: fixes with the same edits share one verdict; the others are laid out in rounds of
  * fixes whose edits do not overlap (applyEdits's rule: zero-width inserts at one point do not), and
@@ -403,7 +404,7 @@ function editOffsets(text: string, edits: readonly TextEdit[]): Array<{ start: n
  * A fix is kept only if the fixed text parses with no more syntax errors than the original
  * (`before.errors`) and, when CPython accepted the original's line structure (`before.linesOk`),
  * it accepts the fixed text's too: tree-sitter's error recovery takes a line inserted after a `\`
- * continuation or spaces in a tab-indented block, CPython does not (issue 18 item 7). In a
+ * continuation or spaces in a tab-indented block, CPython does not. In a
  * notebook, IPython lines the fix writes (`%env K=v`) are blanked first, as the linted text's were.
  */
 function fixKeepsSyntax(text: string, d: LintDiagnostic, before: { errors: number; linesOk: boolean }, notebook: boolean, base?: ModuleTrees): boolean {
@@ -413,7 +414,7 @@ function fixKeepsSyntax(text: string, d: LintDiagnostic, before: { errors: numbe
     const fixed = notebook ? blankMagics(applied, 0).text : applied;
     if (before.linesOk && lineStructureError(fixed) !== null) return false;
     // With the text's tree at hand, re-parse incrementally: one full parse per fix made a file with
-    // many findings quadratic (a 0.25 MB file with 400 fixes took 34 s; issue 9's bench).
+    // many findings quadratic (a 0.25 MB file with 400 fixes took 34 s).
     if (base) return base.syntaxErrorsAfter(pythonInput(fixed), notebook ? [differingSpan(text, fixed)] : editOffsets(text, d.fix!.edits)) <= baseErrors;
     return errorsOfParse(fixed) <= baseErrors;
   } catch {

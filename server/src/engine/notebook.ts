@@ -45,8 +45,9 @@ function lastProperty(obj: JsonNode | undefined, key: string): JsonNode | undefi
 }
 
 /**
- * The .ipynb text with new cell sources, written into the original text (issue 18 item 6, issue
- * 16): only the `source` values of cells whose text changed are edited, every other byte stays
+ * The .ipynb text with new cell sources, written into the original text (a rewritten notebook must
+ * not lose or reformat what it did not change): only the `source` values of cells whose text
+ * changed are edited, every other byte stays
  * (big integers, `1.0`, key order, line ends, indentation, `\u00e9` escapes). A source that was a
  * string stays a string; a list of lines stays a list, and only the lines that changed are
  * rewritten (the unchanged leading and trailing lines keep their original text).

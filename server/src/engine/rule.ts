@@ -1,12 +1,14 @@
 /**
- * The rule contract, after ESLint's shape: `meta` (code, name, severity, fixable, docs) plus
- * `check(context)`, which reports findings through `context.report`.
+ * The rule contract, after ESLint's shape: `meta` (code, name, severity, fixable, docs, and the
+ * text trigger the prefilter reads) plus `check(context)` for a Python rule or
+ * `checkManifest(context)` for a manifest rule, which report findings through `context.report`.
  */
 import type { LintDiagnostic, RuleMeta, Severity, Fix, RelatedInfo, Range } from "./types";
 import type { ModuleModel, EnvWriteEvent } from "./python/model";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
 import type { SlurmLaunch } from "./slurmLaunch";
+import type { TextProbe } from "./textProbe";
 import { escapeControls } from "./text";
 
 /** Facts about the machine, for GPU017 (inventory sent by the client, or `--gpus`/`--inventory` in the CLI). */
@@ -29,7 +31,7 @@ export interface RuleContext {
   /** Names a 0-based line for messages: "line 4" in a file, "cell 2, line 1" in a notebook. */
   where(line: number): string;
   /**
-   * Whether the model's text holds `word` as a whole identifier (prefilter.ts TextProbe: in the
+   * Whether the model's text holds `word` as a whole identifier (textProbe.ts TextProbe: in the
    * editor an answer is carried from the last version, so a keystroke searches only around its
    * change). Absent: the rule searches the text itself.
    */
@@ -49,17 +51,66 @@ export interface ManifestRuleContext {
   report(finding: Parameters<RuleContext["report"]>[0]): void;
 }
 
-export interface Rule {
-  meta: RuleMeta;
-  /** Lints a Python module or notebook. Manifest rules do nothing here. */
-  check(context: RuleContext): void;
-  /** Lints a Dockerfile, compose file or Kubernetes manifest; only manifest rules have it. */
-  checkManifest?(context: ManifestRuleContext): void;
+/**
+ * A Python rule's text trigger: false only for a text on which the rule cannot report anything, so
+ * the file (or, for this rule, the rule) can be skipped without parsing (prefilter.ts). `probe`
+ * answers cheap questions about the raw text (textProbe.ts); `preview` is whether preview checks
+ * run (a preview check may need a wider trigger). Each trigger says in a comment why it is sound;
+ * test/unit/prefilter.test.ts checks it on every Python file of the repository.
+ */
+export type PythonTrigger = (probe: TextProbe, preview: boolean) => boolean;
+
+/** What a Python rule needs besides the text: the machine's GPUs (GPU017), a job script that starts the file (GPU036, GPU037). */
+export type PythonRuleNeed = "machine" | "slurm";
+
+/** The metadata of a Python rule: the common part and its text trigger. */
+export interface PythonRuleMeta extends RuleMeta {
+  /** The cheap text test that decides whether the rule can fire on a file (prefilter.ts). */
+  trigger: PythonTrigger;
+  /** The rule runs only when this is known (the linter skips it otherwise). */
+  needs?: PythonRuleNeed;
 }
 
-/** Whether a rule lints manifests (it has {@link Rule.checkManifest}). */
-export function isManifestRule(rule: Rule): rule is Rule & Required<Pick<Rule, "checkManifest">> {
+/**
+ * A manifest rule's text trigger for a YAML manifest (`kind` compose or yaml): false only for a
+ * text on which the rule cannot report (manifests/prefilter.ts, which says why a substring test is
+ * sound on YAML). Dockerfiles and job scripts are not prefiltered by it.
+ */
+export type ManifestTrigger = (text: string, kind: "compose" | "yaml") => boolean;
+
+/** The metadata of a manifest rule: the common part and its YAML trigger. */
+export interface ManifestRuleMeta extends RuleMeta {
+  /** The cheap text test that decides whether the rule can fire on a YAML manifest. */
+  trigger: ManifestTrigger;
+}
+
+/** A rule that lints Python modules and notebooks. */
+export interface PythonRule {
+  meta: PythonRuleMeta;
+  /** Lints a Python module or notebook. */
+  check(context: RuleContext): void;
+  checkManifest?: never;
+}
+
+/** A rule that lints Dockerfiles, compose files, Kubernetes manifests and shell (job) scripts. */
+export interface ManifestRule {
+  meta: ManifestRuleMeta;
+  /** Lints one manifest. */
+  checkManifest(context: ManifestRuleContext): void;
+  check?: never;
+}
+
+/** A rule: Python or manifest, told apart by {@link isManifestRule}. */
+export type Rule = PythonRule | ManifestRule;
+
+/** Whether a rule lints manifests (it has {@link ManifestRule.checkManifest}). */
+export function isManifestRule(rule: Rule): rule is ManifestRule {
   return typeof rule.checkManifest === "function";
+}
+
+/** Whether a rule lints Python (it has {@link PythonRule.check}). */
+export function isPythonRule(rule: Rule): rule is PythonRule {
+  return typeof rule.check === "function";
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * What the checks before a run (client/src/run/checks.ts) need to know about a script, from the
  * engine's tree-sitter parse and module model; the language server answers `gpuPilot/runFacts`
- * with it, so the client bundles no parser (issue 19 item 5). No `vscode` import.
+ * with it, so the client bundles no parser. No `vscode` import.
  * - reads of LOCAL_RANK / RANK / WORLD_SIZE (`envRead` events) and env:// `init_process_group`
  *   calls: the script expects a distributed launcher such as torchrun;
  * - its own writes of CUDA_VISIBLE_DEVICES (`envWrite` events), each with the engine's verdict on

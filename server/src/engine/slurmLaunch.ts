@@ -1,5 +1,5 @@
 /**
- * How the project's own Slurm job scripts start a Python file (issue 23 item 4): the Python rules
+ * How the project's own Slurm job scripts start a Python file: the Python rules
  * GPU036-GPU037 need to know whether a file runs under `srun python` (no LOCAL_RANK), as the batch
  * step, or under torchrun, and how many GPUs each of its processes sees.
  *

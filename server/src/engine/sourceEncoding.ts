@@ -1,5 +1,5 @@
 /**
- * Decoding a source file's bytes, and encoding a fixed text back (issue 18, item 5): `--fix` must
+ * Decoding a source file's bytes, and encoding a fixed text back: `--fix` must
  * never touch bytes outside its edits, so a file is only rewritten when its encoding round-trips
  * exactly.
  *

@@ -1,6 +1,6 @@
 /**
  * `gpu-pilot kernel`: GPU Pilot Jupyter kernels for JupyterLab, classic Jupyter and the VS Code
- * Jupyter extension (issue 42 item 1; kernelspec.ts says what is written where).
+ * Jupyter extension (kernelspec.ts says what is written where).
  *
  *   gpu-pilot kernel install [--python PATH] [--gpus IDS] [--name NAME]
  *   gpu-pilot kernel list [--all] [--json]

@@ -1,5 +1,5 @@
 /**
- * The launcher of a GPU Pilot kernel (issue 42 item 1): a small Python script written beside
+ * The launcher of a GPU Pilot kernel: a small Python script written beside
  * kernel.json ({@link LAUNCHER_FILE_NAME}) that the kernelspec's `argv` runs with the environment's
  * own interpreter. Each time Jupyter starts or restarts the kernel it
  * 1. reads the GPU selection: from the selection file (`--selection FILE`, selectionFile.ts) as the

@@ -1,5 +1,5 @@
 /**
- * GPU Pilot kernelspecs (issue 42 item 1): one per Python environment, in the user's Jupyter data
+ * GPU Pilot kernelspecs: one per Python environment, in the user's Jupyter data
  * folder, `<data>/kernels/<name>/kernel.json` plus the launcher beside it (kernelLauncher.ts).
  * Jupyter (JupyterLab, classic Notebook, `jupyter console`, the VS Code Jupyter extension) lists
  * them with its other kernels; starting or restarting one applies the GPU selection of that moment.

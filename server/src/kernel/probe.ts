@@ -1,5 +1,5 @@
 /**
- * The running-kernel probe (issue 42 item 2, its core): a short Python snippet to execute in a
+ * The running-kernel probe (its core): a short Python snippet to execute in a
  * notebook's kernel (silently) that says whether CUDA is already initialised there by torch, JAX,
  * TensorFlow or CuPy and which devices the kernel sees, and the parser of its one line of output.
  * The Jupyter-extension wiring that runs it is not here.

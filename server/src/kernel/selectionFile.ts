@@ -1,5 +1,5 @@
 /**
- * The selection state file (issue 42 item 1): the GPU selection as the editor last had it, which a
+ * The selection state file: the GPU selection as the editor last had it, which a
  * GPU Pilot kernel's launcher reads each time the kernel starts or restarts (kernelLauncher.ts).
  * The extension rewrites it whenever the selection changes and when a window gains focus; the CLI
  * only reads its path (`gpu-pilot kernel install` bakes the path into the kernelspec).

@@ -1,6 +1,6 @@
 /**
  * `gpu-pilot mcp`: the GPU Pilot agent tools as a Model Context Protocol server on stdio (the
- * official `@modelcontextprotocol/sdk`), for agents outside VS Code (issue 22). The same tools,
+ * official `@modelcontextprotocol/sdk`), for agents outside VS Code. The same tools,
  * schemas and texts as the VS Code language-model tools (client/src/agents/core.ts); it reads
  * nvidia-smi itself (client/src/gpu/nvidiaSmi.ts, procinfo.ts; amd-smi or rocm-smi when nvidia-smi
  * is not installed, amdSmi.ts), plans runs with the run command's planner (common/src/run/plan.ts)

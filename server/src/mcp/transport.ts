@@ -1,5 +1,5 @@
 /**
- * The MCP server's stdio transport (issue 46 item 8), in place of the SDK's StdioServerTransport,
+ * The MCP server's stdio transport, in place of the SDK's StdioServerTransport,
  * which ended the server with exit 0 on a message over 10 MiB, answered nothing to a malformed one,
  * joined every chunk to the whole buffer and searched it from the start (a message just under the
  * limit took 5-16 s), and read on while its answers piled up unread.

@@ -1,5 +1,5 @@
 /**
- * Parsers for what the Slurm commands print, for the Slurm view (issue 23): `sinfo -N -h -O
+ * Parsers for what the Slurm commands print, for the Slurm view: `sinfo -N -h -O
  * 'NodeList:|,Partition:|,Gres:|,GresUsed:|,StateCompact:|'` (one line per node and partition, each
  * field followed by `|`) and `squeue --me --json`. Shapes as printed by Slurm 22.05.8; the captures
  * in test/fixtures/slurm/ are real output of that version (test/fixtures/slurm/measured.md).

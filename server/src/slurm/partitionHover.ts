@@ -1,5 +1,5 @@
 /**
- * The partition hover of job scripts (issue 23): hovering `#SBATCH --partition=<name>` (or `-p
+ * The partition hover of job scripts: hovering `#SBATCH --partition=<name>` (or `-p
  * <name>`) shows that partition's total and free GPUs, as `sinfo` reports them now.
  *
  * sinfo is run with an argument array through execa (`sinfo -N -h -O <SINFO_NODE_FORMAT>
@@ -19,7 +19,7 @@ import { SourceText } from "../engine/manifests/source";
 import { jobScriptFacts } from "../engine/manifests/jobscript";
 import { parseSinfoNodes, partitionGpus, SINFO_NODE_FORMAT, type PartitionGpus } from "./parse";
 
-/** How long an answer of sinfo is reused, ms (issue 23: at most every 30 s). */
+/** How long an answer of sinfo is reused, ms (at most every 30 s). */
 export const SINFO_CACHE_MS = 30_000;
 /** How long sinfo may take before the hover gives up, ms (sinfo retries for about 9 s without a controller). */
 export const SINFO_TIMEOUT_MS = 4_000;

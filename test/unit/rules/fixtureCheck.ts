@@ -11,7 +11,12 @@ import { join } from "node:path";
 import { fixtureFiles, expectedLines, lint, ROOT } from "../helpers";
 import { initEngine, type LintOptions } from "../../../server/src/engine/lint";
 import { cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
+import { renderNotebookFixture, renderTextFixture, snapshotTest } from "./snapshot";
 
+/**
+ * Registers a rule's fixture tests: each fixture reports exactly its annotated lines, and what the
+ * user sees on all of them (messages, ranges, fixes) matches the rule's snapshot (snapshot.ts).
+ */
 export function fixtureTests(code: string, options: LintOptions = { preview: true }): void {
   for (const f of fixtureFiles(code)) {
     test(`${code} fixture ${f.name}: reports exactly the annotated lines`, async () => {
@@ -30,6 +35,16 @@ export function fixtureTests(code: string, options: LintOptions = { preview: tru
       assert.deepEqual([...new Set(got)].sort(), expected.sort());
     });
   }
+  snapshotTest(code, async () => {
+    await initEngine();
+    const texts = await Promise.all(fixtureFiles(code).map(async (f) => renderTextFixture(f.name, f.text, (await lint(f.text, options)).filter((d) => d.code === code))));
+    const notebooks = notebookFixtures(code).map((f) => {
+      const cells = cellsOfIpynb(f.text);
+      const result = lintNotebook(cells, options);
+      return renderNotebookFixture(f.name, cells, result.diagnostics.filter((d) => d.code === code));
+    });
+    return [...texts, ...notebooks];
+  });
 }
 
 /** The notebook fixtures of a rule: test/fixtures/rules/<code>/*.ipynb */

@@ -19,6 +19,7 @@ import { applyEdits } from "../../../server/src/engine/fixes";
 import type { LintOptions } from "../../../server/src/engine/lint";
 import type { LintDiagnostic } from "../../../server/src/engine/types";
 import { ruleByCode } from "../../../server/src/engine/rules/index";
+import { renderTextFixture, snapshotTest } from "./snapshot";
 
 /** A manifest fixture. */
 export interface ManifestFixture { name: string; text: string; kind: ManifestKind }
@@ -64,8 +65,9 @@ export function applyManifestFix(text: string, kind: ManifestKind, d: LintDiagno
 }
 
 /**
- * Registers the fixture tests of a manifest rule. `asFiles`: each fixture is linted as the file it
- * is (for a rule that reads the files a launch line names beside it: GPU042); otherwise as text alone.
+ * Registers the fixture tests of a manifest rule, its snapshot (snapshot.ts) among them. `asFiles`:
+ * each fixture is linted as the file it is (for a rule that reads the files a launch line names
+ * beside it: GPU042); otherwise as text alone.
  */
 export function manifestFixtureTests(code: string, options: LintOptions = {}, asFiles = false): void {
   const files = manifestFixtureFiles(code);
@@ -85,6 +87,7 @@ export function manifestFixtureTests(code: string, options: LintOptions = {}, as
       }
     });
   }
+  snapshotTest(code, () => files.map((f) => renderTextFixture(f.name, f.text, lintManifestCode(f.text, f.kind, code, options, at(f.name)))));
 }
 
 /** The rule's doc example (read as `kind`) fires it, and its doc fix does not. */

@@ -92,10 +92,18 @@ for (const rule of RULES) {
     if (rule.meta.fixable) assert.ok(/applyFix\(|applyEdits\(/.test(text), `${code} is fixable but its test applies no fix`);
   });
 
+  test(`${code}: has a snapshot of what the user sees on its fixtures, beside them`, () => {
+    const file = join(FIXTURES_DIR, code, `${code}.snap`);
+    assert.ok(existsSync(file), `missing test/fixtures/rules/${code}/${code}.snap (UPDATE_SNAPSHOTS=1 node --import tsx --test test/unit/rules/${code}.test.ts writes it)`);
+    const text = readFileSync(file, "utf8");
+    assert.ok(text.startsWith(`# ${code}: what the user sees`), `${code}.snap has no header`);
+    assert.ok(text.includes(`\n${code} `), `${code}.snap records no finding of ${code}`);
+  });
+
   test(`${code}: has fixtures that fire and fixtures that must not`, () => {
     const dir = join(FIXTURES_DIR, code);
     assert.ok(existsSync(dir), `missing test/fixtures/rules/${code}/`);
-    const files = readdirSync(dir, { withFileTypes: true }).filter((f) => f.isFile()).map((f) => f.name);
+    const files = readdirSync(dir, { withFileTypes: true }).filter((f) => f.isFile() && !f.name.endsWith(".snap")).map((f) => f.name);
     const fires = (f: string) => {
       const text = readFileSync(join(dir, f), "utf8");
       const sources = f.endsWith(".ipynb") ? cellsOfIpynb(text).filter((c) => c.kind === "code").map((c) => c.text) : [text];

@@ -5,7 +5,7 @@
  * `--fix` and `source.fixAll.gpuPilot`.
  */
 import { RULES } from "../rules/index";
-import { isManifestRule, reporter, type ManifestRuleContext } from "../rule";
+import { isManifestRule, reporter, type ManifestRule, type ManifestRuleContext } from "../rule";
 import { isRuleOn, type LintOptions, type RuleFailure } from "../lint";
 import { applyEdits } from "../fixes";
 import { safeEdits } from "../fixAll";
@@ -15,8 +15,7 @@ import { buildManifestModel } from "./model";
 import { manifestNoqaLines } from "./noqa";
 import { yamlErrorCount, type YamlParse } from "./yaml";
 import { fileOverSizeLimit } from "../limits";
-import { hasSbatchLine } from "../prefilter";
-import { hasNeedleEscape, manifestRuleMayFire, mentionsContainerGpus, mentionsLauncher } from "./prefilter";
+import { hasNeedleEscape, hasSbatchLine, manifestRuleMayFire, mentionsContainerGpus, mentionsLauncher } from "./prefilter";
 
 export type { ManifestKind } from "./files";
 export { manifestKindOf } from "./files";
@@ -47,15 +46,14 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   // The rules to run: enabled, and (YAML, unless the prefilter is off) passing their text trigger
   // (manifests/prefilter.ts); a YAML text that none passes is not parsed.
   let escapes: boolean | undefined;
-  const mayFire = (code: string) => options.noPrefilter || manifestRuleMayFire(code, text, kind, () => (escapes ??= hasNeedleEscape(text)));
-  const rules = (options.rules ?? RULES).filter((rule) => isManifestRule(rule) && (options.rules ? true : isRuleOn(rule, options) && mayFire(rule.meta.code)));
+  const mayFire = (rule: ManifestRule) => options.noPrefilter || manifestRuleMayFire(rule, text, kind, () => (escapes ??= hasNeedleEscape(text)));
+  const rules = (options.rules ?? RULES).filter(isManifestRule).filter((rule) => (options.rules ? true : isRuleOn(rule, options) && mayFire(rule)));
   if (!rules.length) return { diagnostics: [], ruleFailures: [] };
   const model = buildManifestModel(text, kind, extra.previous);
   const yaml = kind === "yaml" || kind === "compose" ? { text, documents: model.documents } : undefined;
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
   for (const rule of rules) {
-    if (!isManifestRule(rule)) continue;
     const ctx: ManifestRuleContext = { manifest: model, machine: options.machine ?? { gpuCount: null, uuids: [] }, file: extra.file ?? null, report: reporter(rule, diagnostics, options.preview) };
     const before = diagnostics.length;
     try {
@@ -111,7 +109,7 @@ export function manifestFixParsesCleanly(text: string, kind: ManifestKind, fix: 
  * fixes are fine: the fixes are split into groups of disjoint edits (usually one), each group is
  * applied at once and parsed once, and only a group that adds an error is halved and checked again,
  * down to single fixes. Checking each fix with its own parse of the whole file made a Kubernetes
- * YAML with 800 GPU018 findings take 35 s (issue 18 item 3). A group that parses cleanly is taken
+ * YAML with 800 GPU018 findings take 35 s. A group that parses cleanly is taken
  * as each of its fixes parsing cleanly: the edits are disjoint and each changes one mapping.
  */
 function invalidFixes(text: string, kind: ManifestKind, withFix: LintDiagnostic[], baseErrors: number): LintDiagnostic[] {

@@ -1,10 +1,11 @@
 /**
  * The sound text prefilter of YAML manifests (compose files and other YAML, read for Kubernetes
- * objects), as prefilter.ts is for Python: per manifest rule, a substring test on the raw text that
- * every YAML file the rule can report on passes. A YAML file that no enabled rule's test passes is
- * not parsed at all (issue 20: on the python3-torch tree, parsing native_functions.yaml, 0.5 MB with
- * no container, service or GPU in it, was most of the manifest time). Dockerfiles and job scripts
- * are not prefiltered here (job scripts have their own `#SBATCH` test, prefilter.ts `hasSbatchLine`).
+ * objects), as prefilter.ts is for Python: each manifest rule's `meta.trigger` (rule.ts
+ * `ManifestTrigger`) is a substring test on the raw text that every YAML file the rule can report
+ * on passes. A YAML file that no enabled rule's test passes is not parsed at all (on the
+ * python3-torch tree, parsing native_functions.yaml, 0.5 MB with no container, service or GPU in
+ * it, was most of the manifest time). Dockerfiles and job scripts are not prefiltered by the
+ * triggers (job scripts have their own `#SBATCH` test, {@link hasSbatchLine}).
  *
  * Why each test is sound. The rules compare keys and names with fixed strings (yaml.ts `pairOf`,
  * `scalarText`: the scalar's value); a YAML scalar's value is its source text except for (1) line
@@ -14,36 +15,16 @@
  * lines without a space. The other escapes (`\"`, `\\`, `\t`, `\n`, `\0`, `\_`, ...) write
  * characters no needle has. So a text with none of `\/ \x \u \U`, `\` + line break holds every key
  * and name as written, and one with any of them is parsed with every rule (as without the prefilter).
- * Anchors and aliases repeat a node written elsewhere in the same text. The soundness of this table
+ * Anchors and aliases repeat a node written elsewhere in the same text. The soundness of the triggers
  * is tested on every YAML fixture and on escaped, aliased and flow-style spellings
  * (test/unit/manifestPrefilter.test.ts); the CLI's output is the same with and without
  * `--no-prefilter` on the corpora (BENCHMARKS.md).
  */
 import type { ManifestKind } from "./files";
+import type { ManifestRule } from "../rule";
 
 /** An escape of a double-quoted YAML scalar that can write a character of a needle (see the module comment). */
 const NEEDLE_ESCAPE = /\\[/xuU\r\n]/;
-
-/** Per manifest rule: a necessary condition on a YAML manifest's text (kind `compose` or `yaml`) for the rule to report. */
-export const YAML_TRIGGERS: Readonly<Record<string, (text: string, kind: "compose" | "yaml") => boolean>> = {
-  // A GPU resource name in a container's limits or requests (GPU018 isGpuResource): nvidia.com/gpu,
-  // nvidia.com/gpu.shared, nvidia.com/mig-*, amd.com/gpu; pod containers are read from YAML, not compose files.
-  GPU018: (t, kind) => kind === "yaml" && (t.includes("nvidia.com/") || t.includes("amd.com/gpu")),
-  // CUDA_VISIBLE_DEVICES or NVIDIA_VISIBLE_DEVICES set in a compose environment or a pod's env.
-  GPU019: (t) => t.includes("VISIBLE_DEVICES"),
-  // services.<name>.deploy.resources.reservations.devices of a compose file.
-  GPU020: (t, kind) => kind === "compose" && t.includes("devices") && t.includes("services"),
-  // Job-script rules report on job scripts only (rules/shared/jobScript.ts `jobScriptOf`).
-  GPU021: () => false,
-  GPU022: () => false,
-  GPU023: () => false,
-  GPU024: () => false,
-  GPU025: () => false,
-  // A launcher in a container's command (compose, Kubernetes), or an accelerate config (num_processes with gpu_ids).
-  GPU040: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
-  GPU042: (t) => mentionsLauncher(t),
-  GPU043: () => false,
-};
 
 /**
  * Whether a shell text may run a container with GPUs (`docker run --gpus`, GPU043): a script without
@@ -64,13 +45,25 @@ export function mentionsLauncher(text: string): boolean {
 }
 
 /**
- * Whether manifest rule `code` may report on a manifest of `kind` with this text. Dockerfiles and
- * job scripts: always (not prefiltered here); a code without a trigger: always.
+ * Whether manifest rule `rule` may report on a manifest of `kind` with this text: for YAML, its
+ * `meta.trigger` passes or the text has an escape that can write a needle (`escapes`, asked only
+ * then). Dockerfiles and job scripts: always (not prefiltered here).
  */
-export function manifestRuleMayFire(code: string, text: string, kind: ManifestKind, escapes: () => boolean): boolean {
+export function manifestRuleMayFire(rule: ManifestRule, text: string, kind: ManifestKind, escapes: () => boolean): boolean {
   if (kind !== "compose" && kind !== "yaml") return true;
-  const trigger = YAML_TRIGGERS[code];
-  return !trigger || escapes() || trigger(text, kind);
+  return escapes() || rule.meta.trigger(text, kind);
+}
+
+/**
+ * The prefilter of shell scripts: whether some line starts with `#SBATCH`. sbatch reads a directive
+ * only from a line that starts with it, and every job-script rule (GPU021-GPU025) needs the GPUs or
+ * the directives those lines give, so a script without one is not parsed.
+ */
+export function hasSbatchLine(text: string): boolean {
+  for (let i = text.indexOf("#SBATCH"); i >= 0; i = text.indexOf("#SBATCH", i + 1)) {
+    if (i === 0 || text[i - 1] === "\n" || text[i - 1] === "\r") return true;
+  }
+  return false;
 }
 
 /** Whether `text` has an escape that can write a needle character (then every rule runs). */

@@ -1,5 +1,5 @@
 /**
- * What the editor keeps of a document's last linted text between keystrokes (issue 20 item 2):
+ * What the editor keeps of a document's last linted text between keystrokes:
  * where a new version differs from it ({@link textChange}), and the state of limits.ts's nesting
  * scan at each line ({@link KeptNesting}), so that a keystroke rescans only the lines it changed
  * instead of the whole file.

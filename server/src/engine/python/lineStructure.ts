@@ -1,7 +1,7 @@
 /**
  * CPython's line structure, for checking fixes: where logical lines start, how they are indented,
  * and whether every indented block follows a `:`. tree-sitter's error recovery accepts texts that
- * CPython rejects at this level (issue 18 item 7: a line inserted after a `\` continuation, `pass`
+ * CPython rejects at this level (a line inserted after a `\` continuation, `pass`
  * indented with spaces in a tab-indented block), so each fix is also checked with these rules.
  *
  * This mirrors the parts of CPython's tokenizer (Parser/tokenizer.c, `tok_get` and its indentation

@@ -1292,7 +1292,7 @@ function classifyOtherPath(bare: string): PathVerdict {
   }
   // Keras 3 is multi-backend: a call into `keras` starts TensorFlow only where it builds tensors
   // (ops, layers, models...); `keras.src.*` internals and decorators such as `keras_export`
-  // run no backend code (issue 16, pattern 8).
+  // run no backend code (a false positive on real code otherwise).
   if (bare.startsWith("keras.") && !KERAS_TENSOR_NAMESPACES.some((p) => bare === `keras.${p}` || bare.startsWith(`keras.${p}.`))) return null;
   if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
     const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
@@ -1594,7 +1594,7 @@ function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: Changed
 /**
  * A 32-bit summary of a set of names, one bit per name (its FNV-1a hash mod 32): two sets whose
  * summaries share no bit share no name, so most of the ~1,800 records of a 5,000-line file are
- * found fresh at a keystroke without a lookup (issue 20 item 2).
+ * found fresh at a keystroke without a lookup.
  */
 function namesMask(names: ReadonlySet<string>): number {
   let m = 0;

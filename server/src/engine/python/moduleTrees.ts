@@ -2,7 +2,7 @@
  * A Python module parsed as a run of chunks, each a few top-level statements with its own
  * tree-sitter tree, so that an edit re-parses the chunk it falls in and nothing else.
  *
- * Why (issue 20, BENCHMARKS.md "Editor: what tree-sitter's incremental parse re-does"): an
+ * Why (BENCHMARKS.md "Editor: what tree-sitter's incremental parse re-does"): an
  * incremental parse of one tree cannot reuse a *fragile* subtree, and in tree-sitter-python every
  * `module_repeat1` node of a fresh parse is fragile, so the first edits after opening a 5,000-line
  * file re-consumed the whole file (p95 of the parse alone 9–25 ms). A chunk's parse costs what

@@ -18,7 +18,7 @@ export interface WriteState {
  * would turn into `%env`): the first freezing init and the first reading import in the timeline before it. Both depend only on the variable, so each model keeps, per variable, the
  * first of each over the whole timeline (one walk), and per event its position: O(1) per write.
  * Walking the timeline up to each write made a file with n writes cost O(n²) in GPU001, GPU002 and
- * GPU004 (issue 18 item 3).
+ * GPU004.
  */
 export function stateBefore(model: ModuleModel, write: EnvWriteEvent | ShellExportEvent): WriteState {
   let memo = firstsCache.get(model);
@@ -51,7 +51,7 @@ const firstsCache = new WeakMap<ModuleModel, Firsts>();
 
 /**
  * The index of `e` in `events`, or undefined. The first eight lookups of a model search the array;
- * the ninth makes a map of every event (a file with 1,000 writes asks 1,000 times: issue 18 item 3).
+ * the ninth makes a map of every event (a file with 1,000 writes asks 1,000 times).
  * A map per lint for the one write of a typical file was 50 KB of garbage per keystroke on the
  * 5,000-line file (~900 events).
  */

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { STARTUP_VARIABLES } from "../frameworks";
 import { stateBefore, statesInFunction } from "../python/timeline";
@@ -7,12 +7,14 @@ import { moveWriteFix } from "./shared/moveWrite";
 import { startsChildAfter, type ChildProcessFacts } from "./shared/childProcess";
 
 /** GPU001: a startup variable written after a CUDA-initialising call of a framework that reads it. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU001",
     name: "env-after-cuda-init",
     severity: "error",
     fixable: true,
+    // An environment write of a startup variable, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(STARTUP_VARIABLES),
     docs: {
       what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import. The project's own modules count too: importing a project module whose top level initialises CUDA (directly or through the project modules and functions it uses), or calling a project function that does, initialises CUDA here (the message names each file and line on the way). Modules are found as Python's import system finds them from the file (its folder up to the project root, `src/`, relative imports); a module that cannot be found or read counts as initialising nothing.",
       why: "These variables are read once, when the CUDA driver or the framework initialises. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `torch.cuda.is_available()`, setting `CUDA_VISIBLE_DEVICES=\"1\"` has no effect — the program still runs on physical GPU 0, while `device_count()` now reports 1: a silent mismatch. After `jax.devices()`, `XLA_PYTHON_CLIENT_PREALLOCATE=false` is ignored and JAX preallocates 75% of the GPU (107,918 MiB of 143,771 MiB). Each variable freezes at its own moment: `PYTORCH_CUDA_ALLOC_CONF` survives `is_available()` but not the first allocation; `PYTORCH_NO_CUDA_MEMORY_CACHING` is read at the first allocation through torch's caching allocator (a tensor or module put on CUDA), so a context alone (`set_device`) leaves it open (read in pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp, `forceUncachedAllocator()`: a function-local static).",

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { STARTUP_VARIABLES } from "../frameworks";
 import { stateBefore } from "../python/timeline";
@@ -33,7 +33,7 @@ export function uncataloguedImportBetween(model: ModuleModel, afterRow: number, 
 }
 
 /** GPU002: a startup variable written after a framework import, before any initialising call. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU002",
     name: "env-after-framework-import",
@@ -41,6 +41,8 @@ export const rule: Rule = {
     // fragile, not wrong. On the ecosystem corpus every finding was of this kind (test/ecosystem).
     severity: "information",
     fixable: true,
+    // An environment write of a startup variable, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(STARTUP_VARIABLES),
     docs: {
       what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA. The message says what the write depends on: where a library that may initialise CUDA and that the catalogue (docs/init-catalogue.md) does not know is imported between the framework import and the write (not the standard library, not a framework, not a catalogued library, not a library with no CUDA code), it names that import; otherwise it says the write works today and is one initialising import away from GPU001. A catalogued library that initialises at import makes the write GPU001. Reported in both cases (rules.md amendment 2026-12-05: hygiene, information).",
       why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `deepspeed` and `bitsandbytes` do: docs/init-catalogue.md), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is information, not an error: on 21 real ML code bases (test/ecosystem) every such write worked as written.",
@@ -60,7 +62,7 @@ export const rule: Rule = {
     for (const w of envWrites(ctx.model)) {
       if (async.has(w)) continue;
       // PYTORCH_NVML_BASED_CUDA_CHECK is read by every torch.cuda.is_available() call, not frozen at
-      // import (issue 16, pattern 10), so writing it after `import torch` is fine.
+      // import, so writing it after `import torch` is fine.
       if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv" || w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK") continue;
       const { frozenBy, firstImport } = stateBefore(ctx.model, w);
       if (frozenBy || !firstImport) continue;

@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import { envWrites } from "../rule";
 import type { EnvWriteEvent, ModuleModel } from "../python/model";
 import { nodeRange } from "../python/model";
@@ -8,12 +8,14 @@ import { parseVisibleDevices } from "../visibleDevices";
 import { cudaUsedAfter } from "../python/timeline";
 
 /** GPU003: a CUDA_VISIBLE_DEVICES value that is not a string, repeats an id, stops parsing early, or hides every GPU before CUDA use. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU003",
     name: "invalid-visible-devices",
     severity: "error",
     fixable: true,
+    // A CUDA_VISIBLE_DEVICES write, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
       what: "Checks the value written to CUDA_VISIBLE_DEVICES: a non-string (int, list, tuple, an `argparse` argument declared `type=int`), a repeated id, a malformed or negative id followed by more ids, and `\"\"`/`\"-1\"` in a file that then uses CUDA. Computed values it can work out are checked too: `\",\".join(...)` of literal ids (`\",\".join(map(str, [1, 1]))` is `\"1,1\"`), and `str()` of a list, a tuple or an `argparse` argument declared with `nargs` (a list), which gives `\"[0, 1]\"`.",
       why: "Measured on 2 x H200 (ground-truth.md, 'How CUDA parses CUDA_VISIBLE_DEVICES'): `os.environ[...] = 1` raises `TypeError: str expected, not int` at the assignment; `\"0,0\"` hides every GPU (0 devices, the first CUDA use raises); CUDA stops parsing at the first id it cannot use, so `\"0,-1,1\"` leaves only GPU 0; `\"\"` and `\"-1\"` hide all GPUs and `is_available()` is False. Measured on 1 x H200, torch 2.11 (docs/ground-truth.md, 'CUDA_VISIBLE_DEVICES values'): `\"[0, 1]\"` and `\"[0]\"` (what `str()` of a Python list gives), `\"(0)\"` and `\"'0'\"` give 0 devices: the first entry does not start with a digit.",
@@ -85,7 +87,7 @@ function checkType(ctx: RuleContext, w: EnvWriteEvent, value: SyntaxNode): void 
   const isNum = value.type === "float" || intLike(ctx.model, value);
   if (!isSeq && !isNum) return;
   const what = isSeq ? `a ${value.type}` : "an int";
-  // A literal becomes the string it means (`1` → `"1"`, not `str(1)`: issue 16); other values are converted.
+  // A literal becomes the string it means (`1` → `"1"`, not `str(1)`, which reads worse); other values are converted.
   const literalInts = isSeq && value.namedChildren.every((c) => c?.type === "integer");
   const replacement = value.type === "integer" ? `"${value.text}"`
     : literalInts ? `"${value.namedChildren.map((c) => c!.text).join(",")}"`

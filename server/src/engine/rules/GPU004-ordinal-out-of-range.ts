@@ -1,15 +1,17 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { nodeRange } from "../python/model";
 import { deviceUses } from "../python/devices";
 import { fileVisibleDevices } from "./shared/fileVisible";
 
 /** GPU004: a device ordinal at or beyond the number of devices the file's own CUDA_VISIBLE_DEVICES leaves visible. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU004",
     name: "ordinal-out-of-range",
     severity: "error",
     fixable: true,
+    // Needs the file's own CUDA_VISIBLE_DEVICES write (TextProbe.envWith).
+    trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
       what: "Finds `cuda:N`, `torch.device(\"cuda\", N)`, `set_device(N)`, `.cuda(N)`, `device_ids=[...]` and `jax.devices()[N]` whose N is not below the number of ids that the same file put in CUDA_VISIBLE_DEVICES.",
       why: "CUDA renumbers the visible devices from 0. Measured on 2 x H200 (ground-truth.md, 'Other facts measured'): with `CUDA_VISIBLE_DEVICES=\"1\"`, `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. The author usually meant physical GPU 1, which is now `cuda:0`.",

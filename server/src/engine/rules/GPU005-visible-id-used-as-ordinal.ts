@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { envWritesAnywhere, nodeRange } from "../python/model";
@@ -7,12 +7,14 @@ import { SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom } from "./shared/py";
 
 /** GPU005: a device string or ordinal built from the value of CUDA_VISIBLE_DEVICES. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU005",
     name: "visible-id-used-as-ordinal",
     severity: "error",
     fixable: true,
+    // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith).
+    trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
       what: "Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f\"cuda:{os.environ['CUDA_VISIBLE_DEVICES']}\"`, `\"cuda:\" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it).",
       why: "CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES=\"1\"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f\"cuda:{os.environ['CUDA_VISIBLE_DEVICES']}\"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `\"1,0\"` it is not even a device string).",
@@ -35,8 +37,8 @@ export const rule: Rule = {
       if (reported.has(node.id)) return;
       const origin = origins.get(source.id)!;
       // Python names are local to their function: a value read or written in one function does not
-      // reach a same-named parameter or variable of another (issue 16, pattern 6). A module-level
-      // source reaches every function.
+      // reach a same-named parameter or variable of another (else real code gets false positives). A
+      // module-level source reaches every function.
       const from = enclosingFunction(origin.node);
       if (from && from.id !== enclosingFunction(node)?.id) return;
       reported.add(node.id);
@@ -97,7 +99,7 @@ function integerOrdinals(ctx: RuleContext, sources: Set<number>, report: Report,
     if (!node || node.type === "string" || node.type === "list_splat" || node.type === "dictionary_splat") return;
     const hit = flowsFrom(ctx.model, node, sources, 0, stop);
     // A loop or comprehension variable walks a list of devices: "0" would put them all on cuda:0
-    // (issue 16: Lightning's device list); no fix then, the message alone.
+    // (Lightning walks its device list so); no fix then, the message alone.
     if (hit) report(node, `\`${form}\``, hit, isLoopVariable(node) ? null : "0");
   };
   const torch = ctx.model.frameworks.has("torch");

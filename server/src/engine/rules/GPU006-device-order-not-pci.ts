@@ -1,5 +1,5 @@
 import { stateBefore } from "../python/timeline";
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import type { EnvWriteEvent, ModuleModel } from "../python/model";
 import { envWritesAnywhere } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
@@ -7,13 +7,15 @@ import { parseVisibleDevices } from "../visibleDevices";
 import { insertAbove, walk } from "./shared/py";
 
 /** GPU006: numeric CUDA_VISIBLE_DEVICES ids without CUDA_DEVICE_ORDER="PCI_BUS_ID". */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU006",
     name: "device-order-not-pci",
     severity: "information",
     fixable: true,
     preview: true,
+    // A CUDA_VISIBLE_DEVICES write, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
       what: "Finds numeric CUDA_VISIBLE_DEVICES ids (`\"1\"`, `\"0,2\"`, `str(args.gpu)`) written when the file does not set `CUDA_DEVICE_ORDER=\"PCI_BUS_ID\"` before them (or next to them, before CUDA starts).",
       why: "The ids in CUDA_VISIBLE_DEVICES are CUDA's own device numbers, and by default CUDA numbers GPUs fastest first, while nvidia-smi numbers them by PCI bus (ground-truth.md: nvidia-smi ignores the variable and numbers GPUs in PCI bus order). On a machine with mixed GPU models, `CUDA_VISIBLE_DEVICES=\"1\"` can then be a different board than the one nvidia-smi, GPU Pilot's GPU view or a colleague calls GPU 1. `CUDA_DEVICE_ORDER=\"PCI_BUS_ID\"` makes both agree. On identical GPUs the orders coincide, which is why this is only information.",
@@ -35,7 +37,8 @@ export const rule: Rule = {
       if (orders.some((o) => orderCovers(ctx.model, o, w))) continue;
       // On the timeline: a write after CUDA initialised has no effect at all (GPU001 says so), and
       // its order is moot; after a framework import, the inserted order line would itself be a
-      // late write (GPU002), so the fix is offered but not safe (issue 16: the fix property check).
+      // late write (GPU002), so the fix is offered but not safe (applied on its own it would
+      // create a GPU002 finding).
       const onTimeline = ctx.model.events.includes(w);
       const state = onTimeline ? stateBefore(ctx.model, w) : null;
       if (state?.frozenBy) continue;

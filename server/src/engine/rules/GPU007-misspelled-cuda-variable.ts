@@ -1,4 +1,5 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
+import type { NameSet } from "../textProbe";
 import { envWritesAnywhere, nodeRange } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
 import { STARTUP_VARIABLES } from "../frameworks";
@@ -46,8 +47,8 @@ export const REAL_VARIABLES: ReadonlySet<string> = new Set([
  * Levenshtein distance of `a` and `b` (UTF-16 code units): exact when it is at most `max`, some
  * number above `max` otherwise. Only the band of cells within `max` of the diagonal is filled (a
  * path of cost d never leaves the band of width d; a cell outside stands in as `max + 1`, which no
- * cell outside it is below), in two reused rows, and it stops once a row exceeds `max` (issue 20:
- * the CLI judges thousands of names against every startup variable).
+ * cell outside it is below), in two reused rows, and it stops once a row exceeds `max` (the
+ * CLI judges thousands of names against every startup variable).
  */
 export function editDistance(a: string, b: string, max = Infinity): number {
   const n = a.length, m = b.length;
@@ -80,7 +81,7 @@ let rows = [new Int32Array(64), new Int32Array(64)];
 /**
  * The names GPU007 judges: printable ASCII without backslash or quotes. Such a name is written in
  * the source exactly as it is (no escape can produce it), which the text prefilter relies on
- * (prefilter.ts `TextProbe.misspelledName`). A variable name
+ * (textProbe.ts `TextProbe.writesName`). A variable name
  * with other characters is not a typing slip of a CUDA variable.
  */
 const SPELLABLE = /^[\x20-\x21\x23-\x26\x28-\x5b\x5d-\x7e]+$/;
@@ -110,12 +111,22 @@ const VENDOR_EDITS = 1;
 
 /**
  * The shortest and longest name {@link misspellingOf} can report (characters): within the edits
- * above of a startup or vendor variable, or a known wrong name. The text prefilter judges only
- * candidates of these lengths (prefilter.ts `TextProbe.misspelledName`).
+ * above of a startup or vendor variable, or a known wrong name. The text trigger judges only
+ * candidates of these lengths ({@link MISSPELLINGS}).
  */
-export const MISSPELLING_LENGTHS: { readonly min: number; readonly max: number } = {
+const MISSPELLING_LENGTHS: { readonly min: number; readonly max: number } = {
   min: Math.min(...STARTUP_VARIABLES.map((v) => v.length - STARTUP_EDITS), ...VENDOR_VARIABLES.map((v) => v.length - VENDOR_EDITS), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length)),
   max: Math.max(...STARTUP_VARIABLES.map((v) => v.length + STARTUP_EDITS), ...VENDOR_VARIABLES.map((v) => v.length + VENDOR_EDITS), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length)),
+};
+
+/**
+ * The names {@link misspellingOf} reports, as the text trigger asks for them (textProbe.ts
+ * `TextProbe.writesName`: every name a text writes of a length in this range is judged).
+ */
+export const MISSPELLINGS: NameSet = {
+  minLength: MISSPELLING_LENGTHS.min,
+  maxLength: MISSPELLING_LENGTHS.max,
+  has: (name) => misspellingOf(name) !== null,
 };
 
 function computeMisspelling(name: string): string | null {
@@ -138,12 +149,15 @@ function computeMisspelling(name: string): string | null {
 }
 
 /** GPU007: an environment variable name a typo away from a CUDA startup variable. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU007",
     name: "misspelled-cuda-variable",
     severity: "warning",
     fixable: true,
+    // An environment access and a name misspellingOf reports, written whole in a string literal or a
+    // keyword (TextProbe.writesName); in a notebook, a variable an IPython line writes counts too.
+    trigger: (t) => t.envAccess() && t.writesName(MISSPELLINGS),
     docs: {
       what: "Finds reads and writes of environment variables whose name is within two edits of a startup variable (`CUDA_VISIBLE_DEVICE`, `PYTORCH_CUDA_ALLOC_CNOF`, `XLA_PYTHON_CLIENT_PREALLOCATE` in lower case) or is a known wrong name (`CUDA_VISIBLE_DEVICE`, `CUDA_AVAILABLE_DEVICES`, `CUDA_DEVICES`). Names one edit away from another vendor's device variable (`ROCR_VISIBLE_DEVICE`, `ZE_AFFINITY_MASKS`, `PYTORCH_ENABLE_MPS_FALLBAK`) are reported too. Real variables near them (`CUDA_HOME`, `CUDA_PATH`, `CUDA_LAUNCH_BLOCKING`, `NCCL_*`, `HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, `ZE_FLAT_DEVICE_HIERARCHY`, `PYTORCH_ENABLE_MPS_FALLBACK`, `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES`, ...) are never reported.",
       why: "Environment variable names are exact and case-sensitive, and nothing warns about a name no one reads: `os.environ[\"CUDA_VISIBLE_DEVICE\"] = \"0\"` simply does nothing, so the program runs on every GPU (ground-truth.md: with the variable unset, all GPUs are visible) while its author believes it is confined to one. A misspelled read returns the default, so the code takes the 'not set' branch.",

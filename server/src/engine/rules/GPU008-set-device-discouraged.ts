@@ -1,8 +1,9 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { nodeRange } from "../python/model";
 import type { Fix, RelatedInfo } from "../types";
 import { callArgs, calleePath, contains, enclosingFunction, envReadsOf, flowsFrom, namesFor, wrapRestOfBlock } from "./shared/py";
+import { digitOrQuoteIn } from "../textProbe";
 
 /** Thread pools whose submit/map methods run a function in a worker thread. */
 const THREAD_POOLS = new Set(["concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor", "multiprocessing.pool.ThreadPool", "multiprocessing.dummy.Pool"]);
@@ -11,12 +12,18 @@ const POOL_METHODS = new Set(["submit", "map", "imap", "imap_unordered", "starma
 const DISTRIBUTED_CALLS = new Set(["torch.distributed.init_process_group", "torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"]);
 
 /** GPU008: `torch.cuda.set_device` outside the distributed pattern, and in thread targets. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU008",
     name: "set-device-discouraged",
     severity: "information",
     fixable: true,
+    // Default: set_device in a thread (threading, concurrent.futures, multiprocessing's thread pools,
+    // asyncio.to_thread, any run_in_executor); preview: any set_device. A default finding also needs a
+    // constant device (an integer, a string or a device(...) of them, `isConstantDevice`): a digit or
+    // a quote after a set_device in its logical line.
+    trigger: (t, preview) => t.has("set_device") && (preview || (t.hasAnyWord(["threading", "concurrent", "multiprocessing", "asyncio", "run_in_executor"]) &&
+      t.afterWord("set_device", digitOrQuoteIn))),
     docs: {
       what: "Default set: `torch.cuda.set_device(<constant>)` (`1`, `\"cuda:1\"`, `torch.device(\"cuda\", 1)`) inside a thread target or a thread-pool function (`threading.Thread(target=...)`, `ThreadPoolExecutor.submit/map`, a `Thread` subclass's `run`): warning. A thread's `set_device(<name>)` that carries the device handed in by its creator (`set_device(parent_device)`, `set_device(self.device)`) is the remedy and is not reported. Preview set: any other `torch.cuda.set_device(n)` outside the distributed pattern (information).",
       why: "PyTorch's own documentation of `torch.cuda.set_device` says its use is discouraged in favour of `torch.cuda.device` and, in most cases, of CUDA_VISIBLE_DEVICES. It changes a hidden, per-thread current device: measured on 2 x H200 (ground-truth.md, 'Other facts measured'), after `torch.cuda.set_device(1)` in the main thread, a new thread's `current_device()` is 0. So a worker thread that calls it moves only itself, and code that relies on it in another thread silently runs on GPU 0. Explicit devices (`torch.device(\"cuda:1\")`, `.to(device)`) or a scoped `with torch.cuda.device(1):` say what they mean.",
@@ -127,7 +134,7 @@ function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
  * Any other argument carries a device handed in by the thread's creator (`set_device(parent_device)`,
  * `set_device(self.cuda_device)`, `set_device(rank_of_this_worker())`): that propagates the
  * parent's device into the worker, the remedy for the per-thread current device, not the hazard
- * (issue 16, pattern 7; on the ecosystem corpus Megatron-LM, fairseq and ColossalAI do exactly this).
+ * (on the ecosystem corpus Megatron-LM, fairseq and ColossalAI do exactly this).
  */
 function isConstantDevice(arg: SyntaxNode | undefined): boolean {
   if (!arg) return false;

@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import { envWrites } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
@@ -18,12 +18,21 @@ function frameworkOf(path: string | null | undefined): string | null {
 }
 
 /** GPU009: `importlib.reload(torch)`, `del sys.modules["torch"]` / `del torch` followed by `import torch`. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU009",
     name: "reimport-does-not-reset-cuda",
     severity: "error",
     fixable: true,
+    // A framework it knows (FRAMEWORKS), by name, and: `importlib.reload(torch)` / `imp.reload` (the
+    // names reload and importlib or imp); `sys.modules.pop("torch")` (sys, modules, pop); a `del`
+    // before an `import` (the re-import) whose target is `sys.modules[...]` or a name bound to the
+    // framework itself (TextProbe.delOfModule). The key of `sys.modules` is a string naming the
+    // framework (TextProbe.quotedAfterWord); the pop's re-import follows it (a `pop` before an `import`).
+    trigger: (t) => t.hasAnyWord(FRAMEWORKS) && (
+      (t.hasWord("reload") && t.hasAnyWord(["importlib", "imp"])) ||
+      (t.wordBefore("pop", "import") && t.hasWord("modules") && t.hasWord("sys") && t.quotedAfterWord("pop", FRAMEWORKS)) ||
+      (t.wordBefore("del", "import") && ((t.hasWord("modules") && t.hasWord("sys") && t.quotedAfterWord("del", FRAMEWORKS)) || t.delOfModule(FRAMEWORKS)))),
     docs: {
       what: "Finds attempts to 're-import' a framework so that a changed CUDA_VISIBLE_DEVICES (or another startup variable) takes effect: `importlib.reload(torch)`, and `del sys.modules[\"torch\"]`, `sys.modules.pop(\"torch\")` or `del torch` followed by another `import torch`; for torch, tensorflow and jax.",
       why: "The CUDA driver and the framework's device state belong to the process, not to the Python module object. Measured on 2 x H200 with torch 2.11 (ground-truth.md): `del torch; import torch` after CUDA initialised changes nothing — `torch` stays in `sys.modules`, the program stays on the GPUs it already saw, and a CUDA_VISIBLE_DEVICES set in between still has no effect. Removing the module from `sys.modules` or reloading it only re-runs the package's Python code: the native extension (`torch._C`, with the CUDA state) stays loaded, and Python does not initialise an extension module a second time (importlib documentation), so the environment is not read again; the result can also hold two inconsistent copies of the module's classes. Measured with `npm run verify:gpu` on 2 x H200 (docs/ground-truth.md): with torch 2.11, `del sys.modules[\"torch\"]` followed by `import torch` does not even complete — the re-import raises `RuntimeError: Only a single TORCH_LIBRARY can be used to register the namespace triton`, and the process stays on physical GPU 0. The only reset is a new process.",
@@ -86,7 +95,7 @@ function deletedFramework(ctx: RuleContext, target: SyntaxNode): string | null {
   }
   // `del torch` only unbinds a name. It is an attempted reset only for the framework's own top-level
   // module (`import torch ... del torch`); `import jax.numpy as _jnp; del _jnp` is namespace hygiene
-  // (issue 16, pattern 5), as is deleting any submodule or imported member.
+  // (a common pattern on real code), as is deleting any submodule or imported member.
   if (target.type === "identifier") {
     const path = ctx.model.symbols.get(target.text) ?? null;
     return path && FRAMEWORKS.includes(path) ? path : null;

@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { envWritesAnywhere, nodeRange } from "../python/model";
@@ -14,12 +14,14 @@ type Place = number | "cpu" | null;
 interface Placed { place: Place; at: SyntaxNode }
 
 /** GPU010: DataParallel whose first device is not the module's, or that silently takes every GPU. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU010",
     name: "dataparallel-pitfalls",
     severity: "error",
     fixable: true,
+    // torch.nn(.parallel(.data_parallel)).DataParallel in the code, not DistributedDataParallel (TextProbe.codeWord).
+    trigger: (t) => t.codeWord("DataParallel", true),
     docs: {
       what: "Checks `torch.nn.DataParallel`: with `device_ids=[...]`, the module must already sit on `device_ids[0]` (error when the file puts it elsewhere, e.g. `.cuda()` = cuda:0 with `device_ids=[1, 2]`); without `device_ids`, in a file that does not restrict CUDA_VISIBLE_DEVICES, it takes every visible GPU (information). Both messages point to DistributedDataParallel.",
       why: "Measured on 2 x H200 with torch 2.11 (ground-truth.md, 'Distributed and DataParallel'): a module on cuda:0 wrapped in `DataParallel(m, device_ids=[1, 0])` fails at the first forward with `RuntimeError: module must have its parameters and buffers on device cuda:1 (device_ids[0])`; `DataParallel(model)` with no device_ids uses every visible device (`[0, 1]`), so on a shared machine it grabs GPUs other jobs are using. PyTorch's documentation recommends DistributedDataParallel over DataParallel even on a single machine.",

@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { nodeRange } from "../python/model";
@@ -12,12 +12,19 @@ import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom, insertA
 const INIT = "torch.distributed.init_process_group";
 
 /** GPU011: distributed (DDP) device setup: set_device before NCCL init, no constant devices, LOCAL_RANK reads. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU011",
     name: "ddp-device-setup",
     severity: "warning",
     fixable: true,
+    // Default: an init_process_group in the code (not only in a docstring or comment) whose backend
+    // is NCCL (a string holding "nccl" in any case, or a name ending in .NCCL: `isNccl`), followed by
+    // work on the current device (`.cuda()`, "cuda", or a collective that uses it:
+    // `usesCurrentDevice`); preview: also constant devices and the file's LOCAL_RANK reads.
+    trigger: (t, preview) => (t.has("init_process_group") && (preview ||
+      (t.hasLower("nccl") && (t.has("cuda") || t.hasAnyWord(CURRENT_DEVICE_COLLECTIVE_NAMES)) && t.afterWord("init_process_group", () => true)))) ||
+      (preview && t.has("LOCAL_RANK")),
     docs: {
       what: "Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group(\"nccl\")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to(\"cuda\")`, `device=\"cuda\"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning). Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: a constant device (`set_device(0)`, `\"cuda:0\"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ[\"LOCAL_RANK\"]` without a default (information).",
       why: "Measured (verify/GPU011-set-device-after-init, docs/ground-truth.md): `init_process_group(\"nccl\")` without `device_id` leaves CUDA uninitialised (`torch.cuda.is_initialized()` is False after it; 1 x H200, torch 2.11, this session), and NCCL builds its communicator at the first collective, on the device current then; so `set_device(local_rank)` after the init works. CUDA work before the set_device runs on the current device, GPU 0 in every rank: on 2 x H200 with torch 2.11 the all-reduce then fails with `DistBackendError ... invalid usage` (NCCL 2.28.9; verify/GPU011). A constant `cuda:0` is only wrong when every process sees every GPU (torchrun); under launchers that give each process one GPU (Ray actors with num_gpus=1, Slurm per-task binding, one device per JAX process) it is right, which is why that check is preview. `int(os.environ[\"LOCAL_RANK\"])` run with plain `python` raises `KeyError: 'LOCAL_RANK'` (measured), but library and test code that only runs under a launcher is the common case (preview).",
@@ -42,7 +49,7 @@ export const rule: Rule = {
       if (keywords.has("device_id") || !isNccl(ctx, keywords.get("backend") ?? positional[0])) continue;
       if (setDevices.some((s) => runsBefore(ctx, s, init))) continue;
       // `if not dist.is_initialized(): dist.init_process_group(...)`: a fallback for when no fixture
-      // or launcher set the group (and its device) up already (issue 16, pattern 2).
+      // or launcher set the group (and its device) up already: common on real code, and no bug.
       if (isFallbackInit(ctx, init)) continue;
       // Measured (verify/GPU011, verify/GPU011-set-device-after-init): without device_id,
       // init_process_group("nccl") leaves CUDA uninitialised and NCCL builds its communicator at the
@@ -188,7 +195,7 @@ function setDeviceFix(ctx: RuleContext, init: SyntaxNode, localRank: SyntaxNode 
   if (!torch) return undefined;
   const stmt = statementOf(init);
   // In a worker started by torch.multiprocessing.spawn there is no LOCAL_RANK (only torchrun sets
-  // it): the worker's first parameter is its process index, the device to use (issue 16: the fix
+  // it): the worker's first parameter is its process index, the device to use (the fix
   // inserted os.environ["LOCAL_RANK"] there, a KeyError).
   const spawnIndex = spawnedWorkerIndex(ctx, init);
   if (spawnIndex) {

@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import { snippet } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import type { InitEvent } from "../python/model";
@@ -22,12 +22,14 @@ const MEMORY_GROWTH = "tensorflow.config.experimental.set_memory_growth";
 const TF_BUILD_QUERIES = ["tensorflow.test.is_built_with_cuda", "tensorflow.test.is_built_with_gpu_support", "tensorflow.test.is_built_with_rocm", "tensorflow.sysconfig.", "tensorflow.io.gfile.", "tensorflow.version."];
 
 /** GPU012: TensorFlow device configuration after the runtime initialised; memory growth on some GPUs only. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU012",
     name: "tf-config-after-init",
     severity: "error",
     fixable: true,
+    // tensorflow or keras in a code word (TextProbe.codeWord): the config call resolves through them.
+    trigger: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
     docs: {
       what: "Finds `tf.config.set_visible_devices`, `tf.config.experimental.set_memory_growth`, `tf.config.set_logical_device_configuration` and `tf.config.experimental.set_virtual_device_configuration` called after something initialised the TensorFlow runtime (any op such as `tf.constant`, model construction, `tf.config.list_logical_devices`, `tf.test.is_gpu_available`): error. Also memory growth set on some GPUs but not all (`set_memory_growth(gpus[0], True)` with no loop and no `set_visible_devices`): warning.",
       why: "From TensorFlow's documentation (TensorFlow was not installed on the measured machine, so this is documented, not measured): these functions raise `RuntimeError` once the runtime is initialised ('Physical devices cannot be modified after being initialized' / 'Visible devices cannot be modified after being initialized'), and `tf.config.list_physical_devices` exists precisely to query devices before that point. Scripts often wrap the call in `try/except RuntimeError: print(e)`, so the setting is silently lost and TensorFlow maps nearly all GPU memory. TensorFlow also refuses to start when memory growth differs between visible GPUs ('Memory growth cannot differ between GPU devices'), so setting it for `gpus[0]` alone breaks on any machine with two GPUs.",

@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { nodeRange } from "../python/model";
 import type { Fix } from "../types";
@@ -21,12 +21,14 @@ const TF1_STYLE = new Set([
 ]);
 
 /** GPU013: TensorFlow GPU APIs that are deprecated, TF1-only, or were never released. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU013",
     name: "tf-deprecated-gpu-api",
     severity: "warning",
     fixable: true,
+    // tensorflow or keras in a code word (TextProbe.codeWord): the deprecated call resolves through them.
+    trigger: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
     docs: {
       what: "Finds TensorFlow GPU APIs with a current replacement: `tf.compat.v1.GPUOptions(per_process_gpu_memory_fraction=...)` / `allow_growth` (and `config.gpu_options.allow_growth = True`) in TF2 code, `tf.test.is_gpu_available()`, the deprecated `tf.config.experimental.list_physical_devices` / `set_visible_devices` (and the other deprecated `tf.config.experimental` device endpoints): warnings. Calls into `tf.config.gpu.*`: errors.",
       why: "From TensorFlow's documentation and source (documented, not measured: TensorFlow was not installed on the measured machine). `GPUOptions` configures a TF1 `Session`; eager TF2 code never creates one, so the memory fraction or growth setting is silently ignored — the TF2 controls are `tf.config.experimental.set_memory_growth` and `tf.config.set_logical_device_configuration(memory_limit=...)`. `tf.test.is_gpu_available` is deprecated (its documentation: use `tf.config.list_physical_devices(\"GPU\")` instead) and, unlike its replacement, initialises the runtime, after which device configuration fails (GPU012). The `tf.config.experimental` device endpoints are deprecated aliases of `tf.config` functions. `tf.config.gpu` existed only in a TensorFlow 2.0 pre-release: every released TF 2.x raises `AttributeError` (module has no attribute `gpu`).",

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import type { ShellExportEvent } from "../python/model";
 import { STARTUP_VARIABLES } from "../frameworks";
 import { stateBefore } from "../python/timeline";
@@ -24,12 +24,14 @@ export function runsACommand(command: string): boolean {
   return rest.length > 0;
 }
 
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU014",
     name: "notebook-shell-export",
     severity: "warning",
     fixable: true,
+    // Notebook shell lines only (`!export K=v` of a startup variable: TextProbe.magicWith).
+    trigger: (t) => t.magicWith(STARTUP_VARIABLES),
     docs: {
       what: "Finds notebook shell lines that set a CUDA startup variable: `!export CUDA_VISIBLE_DEVICES=1` and `!CUDA_VISIBLE_DEVICES=1 python train.py`.",
       why: "Each `!` line runs in its own subshell, which exits when the line ends: `export` changes that subshell's environment only, and the kernel's `os.environ` never sees it. The kernel keeps using every GPU (with CUDA_VISIBLE_DEVICES unset, both GPUs of the measured machine were visible: ground-truth.md), and the next `!` line starts from the kernel's environment again. `!K=v cmd` does reach `cmd`, but nothing else: later cells and later commands run without it. IPython's `%env K=v` sets the variable in the kernel (`os.environ`), where both the kernel's own CUDA initialisation and every later `!` command see it.",
@@ -59,7 +61,7 @@ export const rule: Rule = {
         const { command } = splitComment(e.text);
         const exported = command.slice(1).trim().startsWith("export");
         // `!CUDA_VISIBLE_DEVICES=1 python train.py`: the assignment is for that command, which is
-        // what the line means (issue 16, pattern 12). Only a line that sets and runs nothing is lost.
+        // what the line means. Only a line that sets and runs nothing is lost.
         if (!exported && runsACommand(command)) continue;
         ctx.report({
           range: e.range,

@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import type { EnvWriteEvent } from "../python/model";
 import { envWritesAnywhere, nodeRange } from "../python/model";
 import { STARTUP_VARIABLES } from "../frameworks";
@@ -6,12 +6,14 @@ import type { Fix } from "../types";
 import { callArgs, namesFor } from "./shared/py";
 
 /** GPU015: `os.putenv` of a startup variable. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU015",
     name: "putenv-desync",
     severity: "error",
     fixable: true,
+    // os.putenv of a startup variable, by name.
+    trigger: (t) => t.has("putenv") && t.hasAny(STARTUP_VARIABLES),
     docs: {
       what: "Finds `os.putenv(K, v)` for a CUDA startup variable (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, PYTORCH_CUDA_ALLOC_CONF, XLA_*, TF_*).",
       why: "`os.putenv` changes the C-level environment but not `os.environ`, which is what PyTorch consults in Python. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `os.putenv(\"CUDA_VISIBLE_DEVICES\", \"1\")` torch's view and the CUDA runtime's disagree, and the first CUDA use failed: the program crashes instead of running on GPU 1. Python's documentation also says to prefer `os.environ`, since `putenv` does not update it.",
@@ -27,8 +29,8 @@ export const rule: Rule = {
   check(ctx) {
     for (const w of envWritesAnywhere(ctx.model)) {
       if (w.form !== "putenv" || !STARTUP_VARIABLES.includes(w.variable)) continue;
-      // `os.environ[K] = v` and `os.putenv(K, v)` with the same value: both views agree (issue 16,
-      // pattern 14; os.environ's assignment calls putenv itself, so the repeat is redundant, not wrong).
+      // `os.environ[K] = v` and `os.putenv(K, v)` with the same value: both views agree
+      // (os.environ's assignment calls putenv itself, so the repeat is redundant, not wrong).
       const same = (o: EnvWriteEvent) => o !== w && o.form !== "putenv" && o.variable === w.variable &&
         ((o.literal !== null && o.literal === w.literal) || (!!o.value && !!w.value && o.value.text === w.value.text));
       if (envWritesAnywhere(ctx.model).some(same)) continue;

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWritesAnywhere } from "../python/model";
 import type { EnvWriteEvent } from "../python/model";
 import type { Framework } from "../frameworks";
@@ -36,13 +36,18 @@ export const FOLKLORE_VARIABLES: ReadonlyMap<string, FolkloreVariable> = new Map
   }],
 ]);
 
+/** The folklore variables' names, for the text trigger. */
+const FOLKLORE_NAMES: readonly string[] = [...FOLKLORE_VARIABLES.keys()];
+
 /** GPU016: a write of a variable that folklore recommends but no CUDA component reads. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU016",
     name: "unknown-gpu-variable",
     severity: "warning",
     fixable: true,
+    // An environment access naming one of the folklore variables (TextProbe.envWith).
+    trigger: (t) => t.envWith(FOLKLORE_NAMES),
     docs: {
       what: "Finds writes of environment variables that are often recommended for GPU selection or memory limits but that no CUDA component reads: `CUDA_MEMORY_LIMIT`, `CUDA_DEVICE`, and `GPU_DEVICE_ORDINAL` in PyTorch code (an AMD ROCm variable). The message names the real control.",
       why: "Nothing reads these names on a CUDA machine, so the write is silently ignored: the process still sees every GPU and may take all of their memory. The project's seed article recommends `CUDA_MEMORY_LIMIT`; ground-truth.md lists it among the claims that are wrong ('CUDA_MEMORY_LIMIT is not a variable any CUDA component reads'). The real controls are `torch.cuda.set_per_process_memory_fraction`, `PYTORCH_CUDA_ALLOC_CONF`, TensorFlow's `memory_limit` and JAX's `XLA_CLIENT_MEM_FRACTION` (formerly `XLA_PYTHON_CLIENT_MEM_FRACTION`) for memory, and CUDA_VISIBLE_DEVICES for the device.",

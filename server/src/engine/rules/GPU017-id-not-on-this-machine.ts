@@ -1,16 +1,20 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
 import { deviceUses } from "../python/devices";
 import { parseVisibleDevices } from "../visibleDevices";
 
 /** GPU017: CUDA_VISIBLE_DEVICES ids or device ordinals that do not exist on this machine (machine-aware). */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU017",
     name: "id-not-on-this-machine",
     severity: "warning",
     fixable: false,
+    // A CUDA_VISIBLE_DEVICES access, or a device use (the words cuda or device: python/devices.ts
+    // `deviceUses`); runs only with a known machine.
+    trigger: (t) => t.envAccess() || t.has("cuda") || t.has("device"),
+    needs: "machine",
     docs: {
       what: "Compares CUDA_VISIBLE_DEVICES ids (indices and `GPU-`/`MIG-` UUIDs or UUID prefixes) and device ordinals with the GPUs of the machine: the inventory that GPU Pilot's GPU view reads from nvidia-smi, or, in the CLI, `--gpus N` / `--inventory FILE` (nvidia-smi CSV). Off when the machine is unknown.",
       why: "Measured on 2 x H200 (ground-truth.md, 'How CUDA parses CUDA_VISIBLE_DEVICES'): CUDA stops parsing at the first id that does not exist, so `\"1,7,0\"` leaves only GPU 1 visible and GPU 0 silently disappears; `\"7\"` alone hides every GPU. A `cuda:N` ordinal at or beyond the number of GPUs raises `invalid device ordinal` at first use.",

@@ -1,16 +1,19 @@
 import type { Node, Pair, YAMLMap } from "yaml";
-import type { Rule, ManifestRuleContext } from "../rule";
+import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { PodContainer } from "../manifests/model";
 import type { Fix, TextEdit } from "../types";
 import { contentEnd, indentStep, insertPairs, isMap, pairOf, pairStart, replaceNode, scalarText } from "../manifests/yaml";
 
 /** GPU018: a Kubernetes container whose GPU resources the API server rejects (request without limit, request ≠ limit, a fraction). */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU018",
     name: "k8s-gpu-resources",
     severity: "error",
     fixable: true,
+    // A GPU resource name in a container's limits or requests (`isGpuResource`): nvidia.com/gpu,
+    // nvidia.com/gpu.shared, nvidia.com/mig-*, amd.com/gpu; pod containers are read from YAML, not compose files.
+    trigger: (t, kind) => kind === "yaml" && (t.includes("nvidia.com/") || t.includes("amd.com/gpu")),
     docs: {
       what: "Checks the GPU resources (`nvidia.com/gpu`, `nvidia.com/mig-*`, `nvidia.com/gpu.shared`, `amd.com/gpu`) of every container in a Kubernetes manifest: a GPU request without a limit, a request that differs from the limit, and a count that is not a whole number (`0.5`, `500m`, `1.5`). Pods, Deployments, StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs (`jobTemplate`) and pod templates inside custom resources are read; every document of a multi-document file.",
       why: "The Kubernetes documentation ('Schedule GPUs') says GPUs are only supposed to be specified in `limits`: you may give a limit without a request (the limit is then the request), you may give both but they must be equal, and you cannot give a request without a limit. GPUs are extended resources, which cannot be overcommitted and are allocated as whole devices: containers do not share GPUs and a fraction of a GPU cannot be requested. The API server rejects such a pod (or the workload's pods never get created), so the job never starts; sharing a GPU goes through the NVIDIA device plugin's time-slicing or MIG resources instead, which are still whole-number counts.",
@@ -25,7 +28,6 @@ export const rule: Rule = {
       language: "yaml",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     for (const c of ctx.manifest.containers) checkContainer(ctx, c);
   },

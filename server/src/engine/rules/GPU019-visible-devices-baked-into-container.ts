@@ -1,13 +1,15 @@
-import type { Rule } from "../rule";
+import type { ManifestRule } from "../rule";
 import type { EnvSetting } from "../manifests/model";
 
 /** GPU019: CUDA_VISIBLE_DEVICES (or a numeric NVIDIA_VISIBLE_DEVICES) set in a Dockerfile, compose file or pod spec. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU019",
     name: "visible-devices-baked-into-container",
     severity: "warning",
     fixable: true,
+    // CUDA_VISIBLE_DEVICES or NVIDIA_VISIBLE_DEVICES set in a compose environment or a pod's env.
+    trigger: (t) => t.includes("VISIBLE_DEVICES"),
     docs: {
       what: "Finds `CUDA_VISIBLE_DEVICES` set in a Dockerfile `ENV`, a compose service's `environment` (also `- CUDA_VISIBLE_DEVICES` without a value, which copies the host's value in) or a Kubernetes container's `env`, and `NVIDIA_VISIBLE_DEVICES` set there to numeric host GPU ids. A value that hides every GPU (`\"\"`, `\"-1\"`) is left alone, and so are `NVIDIA_VISIBLE_DEVICES=all`/`none`/`void` and GPU UUIDs (no host index; NVIDIA's CUDA base images set `all`). In a Dockerfile, `# noqa: GPU019` goes on its own line above the `ENV` (a `#` after `ENV K=V` would be part of the instruction).",
       why: "A container sees only the GPUs allocated to it (`docker run --gpus`, compose `deploy.resources.reservations.devices`, the `nvidia.com/gpu` limit in Kubernetes), and CUDA numbers them from 0 inside the container. A host id written into the container's environment therefore picks another GPU than the one meant, or none (`CUDA_VISIBLE_DEVICES=3` in a container given one GPU leaves CUDA with no device), and it keeps doing so on every machine and every allocation the image or manifest meets. `NVIDIA_VISIBLE_DEVICES` is how the NVIDIA container runtime and the Kubernetes device plugin (envvar strategy) pass the allocation; a fixed host id there bypasses the allocation, so two containers can end up on the same GPU (NVIDIA's device plugin documents this as the reason for its volume-mounts strategy).",
@@ -24,7 +26,6 @@ export const rule: Rule = {
       language: "dockerfile",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     for (const e of ctx.manifest.env) {
       const finding = judge(e);

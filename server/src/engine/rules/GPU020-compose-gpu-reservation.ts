@@ -1,16 +1,18 @@
 import type { Node, Pair, YAMLMap } from "yaml";
-import type { Rule, ManifestRuleContext } from "../rule";
+import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ComposeService } from "../manifests/model";
 import type { TextEdit } from "../types";
 import { contentEnd, insertPairs, isMap, isScalar, isSeq, pairOf, pairStart, removePair, replaceNode, valueAt } from "../manifests/yaml";
 
 /** GPU020: a compose GPU reservation with both count and device_ids, without capabilities, or with a count that is no number. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU020",
     name: "compose-gpu-reservation",
     severity: "error",
     fixable: true,
+    // services.<name>.deploy.resources.reservations.devices of a compose file.
+    trigger: (t, kind) => kind === "compose" && t.includes("devices") && t.includes("services"),
     docs: {
       what: "Checks each entry of `deploy.resources.reservations.devices` in a compose file: `count` and `device_ids` both set, `capabilities` missing or empty, and a `count` written as a string that is neither `all` nor a whole number (a quoted number such as `\"2\"` is reported as information: Compose reads it, but the documented form is an integer).",
       why: "The Compose Deploy Specification says `count` and `device_ids` are exclusive and Compose returns an error if both are specified; the GPU support page says `capabilities` must be set, otherwise deploying the service fails. `count` is an integer or `all`: `count: \"0,1\"` (device ids written as a count) is refused with 'the only value allowed is all or a number'. Each of these stops `docker compose up` before any container starts.",
@@ -25,7 +27,6 @@ export const rule: Rule = {
       language: "yaml",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     for (const s of ctx.manifest.services) {
       const devices = valueAt(s.node, ["deploy", "resources", "reservations", "devices"]);
@@ -78,7 +79,7 @@ function checkDevice(ctx: ManifestRuleContext, s: ComposeService, d: YAMLMap): v
     const text = countValue.value.trim();
     if (text.toLowerCase() === "all" || templated(text)) return;
     if (/^\d+$/.test(text)) {
-      // The digits themselves, leading zeros dropped: Number() would round a count beyond 2^53 (issue 18 item 7).
+      // The digits themselves, leading zeros dropped: Number() would round a count beyond 2^53.
       const digits = text.replace(/^0+(?=\d)/, "");
       ctx.report({
         range: rangeOfPair(count),

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { ManifestRule } from "../rule";
 import type { ShellCommand, ShellWord } from "../manifests/shell";
 import { jobScriptOf, wordsRange, GRES_DOC, SBATCH_DOC } from "./shared/jobScript";
 
@@ -17,12 +17,14 @@ const NO_GPU_PROGRAMS = new Set([
 ]);
 
 /** GPU021: a Slurm job script that asks for GPUs sets CUDA_VISIBLE_DEVICES itself. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU021",
     name: "job-script-sets-visible-devices",
     severity: "warning",
     fixable: false,
+    // Reports on job scripts only (rules/shared/jobScript.ts `jobScriptOf`), never on a YAML manifest.
+    trigger: () => false,
     docs: {
       what: "Reports `CUDA_VISIBLE_DEVICES=...` and `export CUDA_VISIBLE_DEVICES=...` (also as a prefix of one command) in a Slurm job script that asks Slurm for GPUs (`--gres=gpu...`, `--gpus`, `--gpus-per-node`, `--gpus-per-task`).",
       why: "Slurm sets `CUDA_VISIBLE_DEVICES` for the job to the GPUs it allocated on the node, and again for each srun step. Measured on Slurm 22.05.8 (single node, four GPUs, no device cgroups; test/fixtures/slurm/measured.md): a job given GPUs 2 and 3 while another job held 0 and 1 got `CUDA_VISIBLE_DEVICES=2,3`; after `export CUDA_VISIBLE_DEVICES=0,1` the batch script's own commands saw `0,1`, the other job's GPUs, while `srun` steps still got `2,3` (an export or a `CUDA_VISIBLE_DEVICES=1 srun ...` prefix has no effect on a step). So the setting is either wrong (commands run in the batch script, without device cgroups) or does nothing (srun steps). With device cgroups the job's GPUs are renumbered from 0 and ids outside the allocation are not visible at all.",
@@ -37,7 +39,6 @@ export const rule: Rule = {
       language: "bash",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     const job = jobScriptOf(ctx);
     if (!job || !job.request.asksForGpus) return;

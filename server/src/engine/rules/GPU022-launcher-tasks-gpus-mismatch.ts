@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { ManifestRule } from "../rule";
 import { launchOf, optionValue, resolveLiteral, type Launch } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 
@@ -25,12 +25,14 @@ function stepTasksPerNode(l: Launch, jobTasksPerNode: number | null): number | n
 }
 
 /** GPU022: torchrun started once per task by srun, `--nproc_per_node` not the GPUs per node, or fewer Python tasks than GPUs. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU022",
     name: "launcher-tasks-gpus-mismatch",
     severity: "warning",
     fixable: false,
+    // Reports on job scripts only (rules/shared/jobScript.ts `jobScriptOf`), never on a YAML manifest.
+    trigger: () => false,
     docs: {
       what: "In a Slurm job script: `srun torchrun` (also `python -m torch.distributed.run`/`launch`, `tune run`) in a step with more than one task per node; torchrun's `--nproc_per_node` that differs from the GPUs per node the script asks for; and, in the preview set, `python`/`srun python` started with fewer tasks per node than GPUs.",
       why: "srun starts its program once per task. torchrun is itself a launcher that starts `--nproc_per_node` workers, so it needs exactly one task per node: with `--ntasks-per-node=4` each node runs four torchruns with four workers each, sixteen processes on four GPUs, and the four rendezvous clash. A `--nproc_per_node` larger than the GPUs the step sees makes workers pick device ordinals that do not exist (or share a GPU); a smaller one leaves GPUs idle. A plain Python program started with one task per node on a four-GPU allocation gets one process, which uses one GPU unless it spreads work itself.",
@@ -45,7 +47,6 @@ export const rule: Rule = {
       language: "bash",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     const job = jobScriptOf(ctx);
     if (!job) return;

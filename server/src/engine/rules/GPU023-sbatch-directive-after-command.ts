@@ -1,13 +1,15 @@
-import type { Rule } from "../rule";
+import type { ManifestRule } from "../rule";
 import { jobScriptOf, SBATCH_DOC } from "./shared/jobScript";
 
 /** GPU023: `#SBATCH` lines after the first command of a job script, which sbatch never reads. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU023",
     name: "sbatch-directive-after-command",
     severity: "warning",
     fixable: true,
+    // Reports on job scripts only (rules/shared/jobScript.ts `jobScriptOf`), never on a YAML manifest.
+    trigger: () => false,
     docs: {
       what: "Reports each `#SBATCH` line (a comment starting the line) that comes after the first command of a Slurm job script.",
       why: "sbatch reads `#SBATCH` options only before any executable command: it stops processing directives at the first line that is neither a comment nor blank. A `--gres=gpu:4` or `--time` written below a `module load` or `export` line is an ordinary comment; the job runs without it (no GPUs, the default time limit) and nothing warns.",
@@ -21,7 +23,6 @@ export const rule: Rule = {
       language: "bash",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     const job = jobScriptOf(ctx);
     if (!job || job.firstCommandLine === null) return;

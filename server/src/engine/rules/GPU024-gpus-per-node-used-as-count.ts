@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { ManifestRule } from "../rule";
 import type { ShellCommand, ShellWord } from "../manifests/shell";
 import { jobScriptOf, wordsRange, SBATCH_DOC } from "./shared/jobScript";
 
@@ -32,12 +32,14 @@ function numericUses(c: ShellCommand): ShellWord[] {
 }
 
 /** GPU024: SLURM_GPUS_PER_NODE read as a number where it is `type:count` or unset. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU024",
     name: "gpus-per-node-used-as-count",
     severity: "warning",
     fixable: true,
+    // Reports on job scripts only (rules/shared/jobScript.ts `jobScriptOf`), never on a YAML manifest.
+    trigger: () => false,
     docs: {
       what: "Reports `$SLURM_GPUS_PER_NODE` used as a number (in `$(( ))`, in a numeric `[ ... -gt ... ]` test, or as the value of `--nproc_per_node`, `--num_processes`, `--gpus` and similar counts) in a job script whose `--gpus-per-node` names a GPU type (`a100:4`), or that asks for GPUs without `--gpus-per-node` at all.",
       why: "SLURM_GPUS_PER_NODE holds what `--gpus-per-node` was given, so `--gpus-per-node=a100:4` makes it `a100:4`, which is no number: measured on Slurm 22.05.8 (test/fixtures/slurm/measured.md), `$(( SLURM_GPUS_PER_NODE * 2 ))` stops the job with 'a100:2: syntax error in expression', and torchrun's `--nproc-per-node` takes only a number, `gpu`, `cpu` or `auto`. It is also only set when `--gpus-per-node` is given: with `--gres=gpu:2` it was unset while SLURM_GPUS_ON_NODE was 2. SLURM_GPUS_ON_NODE is the number of GPUs allocated on the node, whatever option asked for them.",
@@ -52,7 +54,6 @@ export const rule: Rule = {
       language: "bash",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     const job = jobScriptOf(ctx);
     if (!job || !job.request.asksForGpus) return;

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { ManifestRule } from "../rule";
 import type { ShellWord } from "../manifests/shell";
 import { launchOf, resolveLiteral } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, GRES_DOC, SBATCH_DOC } from "./shared/jobScript";
@@ -18,12 +18,14 @@ function idsOf(value: string, single: boolean): number[] | null {
 }
 
 /** GPU025: a GPU id written in a job script that is not among the GPUs Slurm gives the step. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU025",
     name: "job-gpu-id-out-of-range",
     severity: "warning",
     fixable: false,
+    // Reports on job scripts only (rules/shared/jobScript.ts `jobScriptOf`), never on a YAML manifest.
+    trigger: () => false,
     docs: {
       what: "In a Slurm job script that asks for N GPUs per node (or per task), reports a GPU id written in a `python`/`torchrun` command line (`--device cuda:3`, `--gpu_ids 4,5`, `--gpus 0,1,2,3,4`) that is N or more.",
       why: "Inside a job, CUDA numbers only the GPUs Slurm allocated, from 0: Slurm sets CUDA_VISIBLE_DEVICES to the job's GPUs (renumbered from 0 under device cgroups), and CUDA then calls the first visible GPU device 0. A job that asked for 2 GPUs has device ordinals 0 and 1 whatever the node's GPUs are numbered, so an id written for a workstation (`--gpu_ids 4,5`) names a device that does not exist and CUDA fails with 'invalid device ordinal'.",
@@ -38,7 +40,6 @@ export const rule: Rule = {
       language: "bash",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     const job = jobScriptOf(ctx);
     if (!job || !job.request.asksForGpus) return;

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { ALLOC_CONF_VARIABLES, selectsAsyncAllocator } from "../frameworks";
 import { stateBefore } from "../python/timeline";
@@ -24,12 +24,14 @@ export function asyncBackendWritesAfterImport(model: ModuleModel): Array<{ write
 }
 
 /** GPU026: `backend:cudaMallocAsync` written after `import torch`: the first CUDA use crashes. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU026",
     name: "alloc-backend-after-import",
     severity: "error",
     fixable: true,
+    // An environment write of an allocator variable, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(ALLOC_CONF_VARIABLES),
     docs: {
       what: "Finds `PYTORCH_CUDA_ALLOC_CONF` or `PYTORCH_ALLOC_CONF` set to a value with `backend:cudaMallocAsync` after `import torch` (or a library that imports it), before anything initialised CUDA.",
       why: "torch reads the allocator backend twice: once when it loads (`import torch`) and again at the first CUDA use, and it insists they agree. Measured on 1 x H200 with torch 2.11 (docs/ground-truth.md, 'Allocator variables'; verify/results-frameworks-h200.json): `os.environ[\"PYTORCH_CUDA_ALLOC_CONF\"] = \"backend:cudaMallocAsync\"` after `import torch` — also after `torch.cuda.is_available()` or `device_count()` — makes the first CUDA tensor raise `RuntimeError: tokenizer[i] == get()->name() INTERNAL ASSERT FAILED ... Allocator backend parsed at runtime != allocator backend parsed at load time`; the same with the newer name `PYTORCH_ALLOC_CONF`. Other options (`expandable_segments:True`, ...) written at that point do apply; set before `import torch`, the async backend works. This is pytorch#104801, open since torch 2.0.",

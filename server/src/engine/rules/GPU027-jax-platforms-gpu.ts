@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWritesAnywhere, nodeRange } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
@@ -18,12 +18,14 @@ function cudaEdit(node: SyntaxNode | null | undefined, value: string) {
 }
 
 /** GPU027: `JAX_PLATFORMS="gpu"` (or `jax.config.update("jax_platforms", "gpu")`): JAX 0.11 fails to start. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU027",
     name: "jax-platforms-gpu",
     severity: "warning",
     fixable: true,
+    // A JAX_PLATFORMS write, or `jax.config.update("jax_platforms", ...)`.
+    trigger: (t) => t.envWith(["JAX_PLATFORMS"]) || t.has("jax_platforms"),
     docs: {
       what: "Finds `JAX_PLATFORMS` set to a list containing `gpu` (`os.environ[\"JAX_PLATFORMS\"] = \"gpu\"`, `jax.config.update(\"jax_platforms\", \"gpu\")`).",
       why: "Measured on 1 x H200 with jax 0.11.2 and its CUDA 13 plugin (docs/ground-truth.md, 'JAX and Keras'): with `JAX_PLATFORMS=gpu`, `jax.devices()` raises `RuntimeError: Unable to initialize backend 'rocm': Backend 'rocm' is not in the list of known backends: ['cpu', 'tpu', 'cuda']`, while `JAX_PLATFORMS=cuda` (and `cuda,cpu`) gives the GPU. `gpu` is an alias that JAX expands to both GPU vendors' platforms, and the one not installed fails. Older JAX releases accepted `gpu`, so this is a warning, not an error.",

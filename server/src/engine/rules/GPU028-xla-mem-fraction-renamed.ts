@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWritesAnywhere, nodeRange, type EnvWriteEvent } from "../python/model";
 import type { Fix } from "../types";
 
@@ -16,12 +16,14 @@ function renameFix(w: EnvWriteEvent): Fix | undefined {
 }
 
 /** GPU028: `XLA_PYTHON_CLIENT_MEM_FRACTION`, deprecated for `XLA_CLIENT_MEM_FRACTION`; both together fail. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU028",
     name: "xla-mem-fraction-renamed",
     severity: "information",
     fixable: true,
+    // An XLA_PYTHON_CLIENT_MEM_FRACTION write, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(["XLA_PYTHON_CLIENT_MEM_FRACTION"]),
     docs: {
       what: "Finds a file that writes both `XLA_CLIENT_MEM_FRACTION` and the name it replaced, `XLA_PYTHON_CLIENT_MEM_FRACTION` (an error); with preview on, also any write of the deprecated `XLA_PYTHON_CLIENT_MEM_FRACTION` (information).",
       why: "Measured on 1 x H200 with jax 0.11.2 (docs/ground-truth.md, 'JAX and Keras'): `XLA_PYTHON_CLIENT_MEM_FRACTION=.25` and `XLA_CLIENT_MEM_FRACTION=.25` each limit JAX's pool to 37,528,535,040 bytes (default 112,583,507,968), and neither warns. With both set, the CUDA backend does not start: the plugin raises `ValueError: XLA_CLIENT_MEM_FRACTION is specified together with XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated.`, JAX logs 'Falling back to cpu' and the program runs on no GPU (verify/GPU028: no process on the GPU). So the old name works today (information), and a file that sets both — say, the new name added next to the old one — silently loses the GPU (error).",

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { nodeRange } from "../python/model";
 import type { InitEvent, TimelineEvent } from "../python/model";
 import { stringValue, type SyntaxNode } from "../python/parser";
@@ -11,12 +11,14 @@ function eventNode(e: TimelineEvent): SyntaxNode | null {
 }
 
 /** GPU029: `jax.config.update("jax_platforms", ...)` after the JAX backend started: no effect. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU029",
     name: "jax-platforms-after-backend",
     severity: "error",
     fixable: false,
+    // `jax.config.update("jax_platforms", ...)`.
+    trigger: (t) => t.has("jax_platforms"),
     docs: {
       what: "Finds `jax.config.update(\"jax_platforms\", ...)` after a call that started JAX's backend (`jax.devices()`, `jax.device_count()`, an array from `jax.numpy` or `jax.random`, ...). Follows the module's timeline, the module functions it calls, and a function the module never calls (a device helper) from its own body and its callers'.",
       why: "JAX picks its platforms once, when the backend starts. Measured on 1 x H200 with jax 0.11.2 (docs/ground-truth.md, 'JAX and Keras'): `jax.config.update(\"jax_platforms\", \"cpu\")` before the first `jax.devices()` gives the CPU; after it, new arrays still land on the GPU and `jax.devices()` still lists the GPU. No error or warning says so.",

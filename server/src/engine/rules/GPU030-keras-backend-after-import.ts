@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
 import type { ImportEvent } from "../python/model";
@@ -12,12 +12,14 @@ import type { ImportEvent } from "../python/model";
 const KERAS_PACKAGES = ["keras", "keras_core"] as const;
 
 /** GPU030: `KERAS_BACKEND` written after `import keras`: Keras 3 already chose its backend. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU030",
     name: "keras-backend-after-import",
     severity: "warning",
     fixable: false,
+    // A KERAS_BACKEND write, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(["KERAS_BACKEND"]),
     docs: {
       what: "Finds `KERAS_BACKEND` written after `import keras` (or `from keras import ...`, or the Keras 3 preview package `keras_core`) in the same program.",
       why: "Keras 3 reads `KERAS_BACKEND` once, when `keras` is imported, and loads that backend; writing the variable afterwards changes nothing, and the program runs on the backend chosen at import (TensorFlow by default, or the one in `~/.keras/keras.json`). Keras's documentation: 'You must set the KERAS_BACKEND environment variable before importing keras'; `keras.config.set_backend()` afterwards is documented as unsafe for objects already created. Documented, not measured here: Keras is not installed on the GPU machine this project measures on.",

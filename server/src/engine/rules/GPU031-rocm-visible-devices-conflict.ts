@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import type { EnvWriteEvent } from "../python/model";
 import { rocmConflict } from "../rocmVisible";
@@ -15,12 +15,14 @@ function singleValue(writes: EnvWriteEvent[], variable: string): { value: string
  * GPU031: ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES both set so that HIP's indices fall outside
  * what ROCR left (or HIP lists UUIDs); HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES set to different values.
  */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU031",
     name: "rocm-visible-devices-conflict",
     severity: "error",
     fixable: false,
+    // A HIP_VISIBLE_DEVICES access, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(["HIP_VISIBLE_DEVICES"]),
     docs: {
       what: "Finds files that set both `ROCR_VISIBLE_DEVICES` and `HIP_VISIBLE_DEVICES` (literal values) where an index of `HIP_VISIBLE_DEVICES` is not below the number of devices `ROCR_VISIBLE_DEVICES` lists, or where `HIP_VISIBLE_DEVICES` lists UUIDs; and files that set `HIP_VISIBLE_DEVICES` and `CUDA_VISIBLE_DEVICES` to different values (a warning).",
       why: "On AMD GPUs the two variables are applied in sequence: the ROCm runtime first keeps the devices `ROCR_VISIBLE_DEVICES` lists, then HIP numbers those from 0 and keeps the ones `HIP_VISIBLE_DEVICES` names (ROCm documentation, 'GPU isolation techniques'). `ROCR_VISIBLE_DEVICES=2,3` with `HIP_VISIBLE_DEVICES=2` therefore names a third device that does not exist, and when no HIP index is in range every GPU is hidden. PyTorch on ROCm checks this when it counts devices and raises 'HIP_VISIBLE_DEVICES out of bounds index after applying ROCR_VISIBLE_DEVICES', or 'Cannot specify both ROCR_VISIBLE_DEVICES and HIP_VISIBLE_DEVICES using UUIDs' (pytorch/pytorch#142292). AMD recommends `ROCR_VISIBLE_DEVICES` alone on Linux. HIP's documentation no longer lists `CUDA_VISIBLE_DEVICES` as an alias of `HIP_VISIBLE_DEVICES` (ROCm/rocm-systems#10473, 2026), and ROCm 7.14's profiler library aborts on 'Conflicting visibility between HIP_VISIBLE_DEVICES and CUDA_VISIBLE_DEVICES' (pytorch/pytorch#190579), so the two set to different values is a warning. Documented, not measured here: there is no AMD GPU on the machine this project measures on.",

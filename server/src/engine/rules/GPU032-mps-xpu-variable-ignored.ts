@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
 import type { ImportEvent } from "../python/model";
@@ -8,12 +8,14 @@ import type { ImportEvent } from "../python/model";
  * `PYTORCH_ENABLE_MPS_FALLBACK` written after `import torch`; `ZE_AFFINITY_MASK` in the
  * `card.tile` form while the Level Zero hierarchy is FLAT (the default).
  */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU032",
     name: "mps-xpu-variable-ignored",
     severity: "warning",
     fixable: false,
+    // The MPS fallback or the Level Zero mask, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(["PYTORCH_ENABLE_MPS_FALLBACK", "ZE_AFFINITY_MASK"]),
     docs: {
       what: "Finds `PYTORCH_ENABLE_MPS_FALLBACK` written after `import torch` in the same program; and (preview) `ZE_AFFINITY_MASK` values in the `card.tile` form (`\"0.1\"`) in a file that sets `ZE_FLAT_DEVICE_HIERARCHY=FLAT` or leaves it unset (FLAT is the default).",
       why: "`PYTORCH_ENABLE_MPS_FALLBACK=1` makes operators the MPS backend lacks run on the CPU (PyTorch documentation, 'MPS Environment Variables'). PyTorch reads it when it registers the MPS fallback, as `torch` loads, so it must be set before `import torch`; written afterwards, the first unsupported operator still raises NotImplementedError with the advice to set the variable. On Intel GPUs, Level Zero's `ZE_FLAT_DEVICE_HIERARCHY` decides what a device is: in FLAT mode, the default, each tile (stack) of a card is its own root device with no sub-devices, and in COMPOSITE mode a card is one device whose tiles are sub-devices (Intel, 'Flattening GPU Tile Hierarchy'; oneAPI GPU Optimization Guide, 'Exposing the Device Hierarchy'). `ZE_AFFINITY_MASK` is read in that model: the `card.tile` form names sub-devices, which FLAT devices do not have, so the mask does not select the tile meant; in FLAT mode, tiles are numbered as devices (`\"1\"` for the second tile). Documented, not measured here: there is no Apple or Intel GPU on the machine this project measures on.",

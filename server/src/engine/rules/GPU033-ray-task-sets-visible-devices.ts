@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { snippet } from "../rule";
 import { envWritesAnywhere, nodeRange } from "../python/model";
 import { inside, remoteDefinitions } from "../python/ray";
@@ -12,12 +12,14 @@ export const RAY_NOSET_CUDA = "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES";
  * already set it from `num_gpus`; or RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES written inside one,
  * where it is too late to change what Ray did for that worker.
  */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU033",
     name: "ray-task-sets-visible-devices",
     severity: "warning",
     fixable: false,
+    // `@ray.remote` needs `ray` imported, and the task writes CUDA_VISIBLE_DEVICES (or Ray's opt-out).
+    trigger: (t) => t.has("remote") && t.hasWord("ray") && t.envWith(["CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"]),
     docs: {
       what: "Finds `CUDA_VISIBLE_DEVICES` written in the body of a function or class decorated with `@ray.remote` (a Ray task or actor), when the file does not set `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES`; and `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES` written inside such a body.",
       why: "Ray assigns GPUs to a task or actor from its `num_gpus` and sets `CUDA_VISIBLE_DEVICES` in the worker to the ids of the GPUs it assigned, before the task runs (Ray documentation, 'Accelerator Support'; `ray.get_gpu_ids()` returns them). A task that writes its own value picks GPUs that Ray may have given to another task or actor on the same node, so two workers share one GPU while another idles, and Ray's accounting no longer says where work runs; with `num_gpus=0` Ray set the variable to an empty string and, in a reused worker where CUDA already started, a new value has no effect at all (vllm-project/vllm#3198). `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES` is read by Ray when it starts a worker; written inside the task it changes nothing for that worker. Documented, not measured here: Ray is not run on the GPU machine this project measures on.",

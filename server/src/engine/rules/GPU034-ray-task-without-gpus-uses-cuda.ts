@@ -1,15 +1,17 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWritesAnywhere, nodeRange } from "../python/model";
 import { cudaUseIn, remoteDefinitions } from "../python/ray";
 import { RAY_NOSET_CUDA } from "./GPU033-ray-task-sets-visible-devices";
 
 /** GPU034: a Ray task or actor that asks for no GPU (`num_gpus` absent or 0) but puts work on CUDA. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU034",
     name: "ray-task-without-gpus-uses-cuda",
     severity: "warning",
     fixable: false,
+    // `@ray.remote` needs `ray` imported.
+    trigger: (t) => t.has("remote") && t.hasWord("ray"),
     docs: {
       what: "Finds functions and classes decorated with `@ray.remote` without `num_gpus` (or with `num_gpus=0`) whose body puts work on a CUDA device: a `\"cuda\"`/`\"cuda:N\"` device argument, `.cuda()`, a `torch.cuda.*` call, or a vLLM `LLM(...)` engine. Only definitions the file itself starts (`Name.remote(...)`) are reported: one started from another module may get its GPUs there (`Name.options(num_gpus=1).remote()`). Bodies that ask `torch.cuda.is_available()` or `device_count()` first (and so handle the no-GPU case) are not reported, nor definitions whose resources `Name.options(...)` may change.",
       why: "Ray gives a task or actor the GPUs it asks for with `num_gpus`, and the default is 0: Ray then sets `CUDA_VISIBLE_DEVICES` to an empty value in the worker (Ray documentation, 'Accelerator Support'; vllm-project/vllm#3198: 'When LLM engine is initialized in a ray actor with num_gpus=0, ray set its CUDA_VISIBLE_DEVICES to \"\"'), so torch sees no GPU and the first CUDA use raises 'No CUDA GPUs are available'. Processes the actor starts inherit the empty value, so vLLM workers spawned from it see no GPU either. Documented, not measured here: Ray is not run on the GPU machine this project measures on.",

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { nodeRange } from "../python/model";
 import { fileVisibleDevices } from "./shared/fileVisible";
 
@@ -6,12 +6,14 @@ import { fileVisibleDevices } from "./shared/fileVisible";
 export const VLLM_TP_CALLS: readonly string[] = ["vllm.LLM", "vllm.EngineArgs", "vllm.AsyncEngineArgs", "vllm.engine.arg_utils.EngineArgs", "vllm.engine.arg_utils.AsyncEngineArgs"];
 
 /** GPU035: `LLM(tensor_parallel_size=N)` with N above the number of GPUs the file's CUDA_VISIBLE_DEVICES leaves. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU035",
     name: "vllm-tensor-parallel-exceeds-visible",
     severity: "error",
     fixable: false,
+    // A CUDA_VISIBLE_DEVICES access and vLLM's `tensor_parallel_size` (the word parallel_size).
+    trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]) && t.has("parallel_size"),
     docs: {
       what: "Finds vLLM's `LLM(...)`, `EngineArgs(...)` and `AsyncEngineArgs(...)` with a literal `tensor_parallel_size` (times a literal `pipeline_parallel_size`) larger than the number of GPUs that the same file puts in `CUDA_VISIBLE_DEVICES`.",
       why: "vLLM runs one worker per GPU of the tensor-parallel (and pipeline-parallel) group on a single node, and counts the GPUs it may use from `CUDA_VISIBLE_DEVICES`. With fewer visible GPUs than workers, it stops at start-up (vllm-project/vllm#25113, #22677, #5790: 'please set tensor_parallel_size to less than max local gpu count'), or, with a Ray cluster, waits for GPUs that never come. Documented, not measured here: vLLM is not run on the GPU machine this project measures on.",

@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import { envWrites } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
@@ -18,12 +18,15 @@ function checksPresence(ctx: RuleContext): boolean {
 }
 
 /** GPU036: `os.environ["LOCAL_RANK"]` in a file that the project's job script starts with srun or as the batch step (no torchrun). */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU036",
     name: "local-rank-unset-under-srun",
     severity: "warning",
     fixable: true,
+    // A LOCAL_RANK read, by name; runs only when a job script starts the file.
+    trigger: (t) => t.has("LOCAL_RANK"),
+    needs: "slurm",
     docs: {
       what: "Reports `os.environ[\"LOCAL_RANK\"]` (no default) in a Python file that a Slurm job script of the project starts with `srun python file.py` or as the batch step (`python file.py` in a script with `#SBATCH` lines), not through torchrun. The job scripts are looked for beside the file, in its parent folders up to the repository root (three levels at most) and in their direct subfolders (`slurm/`, `scripts/`). Not reported: a file that also reads `SLURM_LOCALID`, checks `\"LOCAL_RANK\" in os.environ` or sets LOCAL_RANK itself, and a job script that sets LOCAL_RANK.",
       why: `Measured on Slurm 22.05.8 (${MEASURED}): under \`srun python\` every task has SLURM_LOCALID and SLURM_PROCID but no LOCAL_RANK, RANK or WORLD_SIZE, and \`int(os.environ["LOCAL_RANK"])\` raises \`KeyError: 'LOCAL_RANK'\`; the batch step has none of them either. Only torchrun (and launchers built on it) sets LOCAL_RANK for its workers. SLURM_LOCALID is the node-local task id, the same number.`,

@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import { envWrites } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { nodeRange } from "../python/model";
@@ -24,12 +24,16 @@ function narrowest(ctx: RuleContext): (SlurmLaunch & { gpusPerProcess: number })
 const scriptName = (l: SlurmLaunch) => l.script.replace(/^.*[\\/]/, "");
 
 /** GPU037: a device ordinal at or beyond the GPUs each process gets from the job script that starts the file. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU037",
     name: "ordinal-beyond-job-gpus",
     severity: "warning",
     fixable: true,
+    // A device use (the words cuda or device: python/devices.ts `deviceUses`); runs only when a job
+    // script starts the file.
+    trigger: (t) => t.has("cuda") || t.has("device"),
+    needs: "slurm",
     docs: {
       what: "In a Python file that a Slurm job script of the project starts (see GPU036 for where job scripts are looked for), compares device ordinals with the GPUs each of its processes gets: `--gpus-per-task=k` (srun's or the job's) gives each task k, `--gres=gpu:N` / `--gpus-per-node=N` without a per-task option gives every task and the batch step all N. Reports `cuda:N`, `set_device(N)`, `device_ids=[...]` with N at or beyond that count, and, when each task gets one GPU and several tasks run per node, `set_device(local_rank)` (or `torch.device(\"cuda\", local_rank)`) with the rank read from SLURM_LOCALID, LOCAL_RANK, SLURM_PROCID or RANK. A file that writes CUDA_VISIBLE_DEVICES itself is left to GPU004.",
       why: `Slurm lists only the GPUs it gave a process in its CUDA_VISIBLE_DEVICES, and CUDA numbers the visible devices from 0. Measured on Slurm 22.05.8 (${MEASURED}): with \`srun -n2 --gpus-per-task=1\` task 0 sees \`CUDA_VISIBLE_DEVICES=0\` and task 1 sees \`CUDA_VISIBLE_DEVICES=1\`: one device each, \`cuda:0\`. An ordinal beyond the visible devices raises \`invalid device ordinal\` (measured on 2 x H200: ground-truth.md, \`CUDA_VISIBLE_DEVICES="1"\` then \`set_device(1)\`), so \`set_device(local_rank)\` fails in every task but the first. With \`--gpus=2\` and no per-task option both tasks see \`0,1\` (measured), and there \`set_device(local_rank)\` is right.`,

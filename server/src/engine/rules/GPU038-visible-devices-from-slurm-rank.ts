@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { envReadsOf, flowsFrom } from "./shared/py";
 
@@ -7,12 +7,14 @@ const MEASURED = "test/fixtures/slurm/python-launch/measured.md";
 const RANK_VARIABLES = ["SLURM_LOCALID", "SLURM_PROCID", "SLURM_NODEID"];
 
 /** GPU038: CUDA_VISIBLE_DEVICES written from a Slurm task number (SLURM_LOCALID, SLURM_PROCID, SLURM_NODEID). */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU038",
     name: "visible-devices-from-slurm-rank",
     severity: "warning",
     fixable: false,
+    // A SLURM_ variable and a CUDA_VISIBLE_DEVICES write.
+    trigger: (t) => t.has("SLURM_") && t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
       what: "Reports a write of CUDA_VISIBLE_DEVICES whose value is computed from SLURM_LOCALID, SLURM_PROCID or SLURM_NODEID (`os.environ[\"CUDA_VISIBLE_DEVICES\"] = os.environ[\"SLURM_LOCALID\"]`, `= str(local_rank)` with `local_rank` read from it).",
       why: `Under srun, Slurm has already set CUDA_VISIBLE_DEVICES for the step to the GPUs it allocated on the node, and a task's number is not its GPU's id. Measured on Slurm 22.05.8 (${MEASURED}): while another job held GPUs 0 and 1, \`srun -n2 --gpus-per-task=1\` gave the tasks with SLURM_LOCALID 0 and 1 \`CUDA_VISIBLE_DEVICES=2\` and \`=3\`; writing the local id instead points each task at the other job's GPU (no device cgroups) or at an id outside the allocation (with device cgroups, where CUDA then sees no GPU: it stops at an id that does not exist, ground-truth.md). It happens to work only when the job owns GPUs 0..n-1 of every node.`,

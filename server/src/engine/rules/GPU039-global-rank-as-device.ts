@@ -1,4 +1,4 @@
-import type { Rule, RuleContext } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { nodeRange } from "../python/model";
@@ -94,13 +94,16 @@ function localRankFix(ctx: RuleContext, slot: DeviceSlot, origin: RankOrigin) {
 }
 
 /** GPU039: a global rank (RANK, SLURM_PROCID, dist.get_rank(), accelerator.process_index) used as a CUDA device ordinal. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU039",
     name: "global-rank-as-device",
     severity: "warning",
     fixable: true,
     preview: true,
+    // A global rank: an environment read of RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK (the word RANK
+    // or PROCID in the text), torch.distributed's get_rank, or Accelerate's process_index (python/rankFlow.ts).
+    trigger: (t) => t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index"]),
     docs: {
       what: "Reports a CUDA device ordinal whose value is the job's global rank: `torch.cuda.set_device(rank)`, `torch.device(\"cuda\", rank)`, `f\"cuda:{rank}\"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, with `rank` read from `os.environ[\"RANK\"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate's `process_index`. The value is followed within the file: assignments (the latest before the use in the same function or module), `int()`/`str()`, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), the file's own functions' return values, and f-strings. Not followed: other modules and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent. `rank % torch.cuda.device_count()` is not reported.",
       why: `On one node the global rank equals the local rank, so the program works there; on the second node of a job the global ranks go on from the first node's count (with 8 GPUs a node, ranks 8 to 15), and cuda:8 does not exist on an 8-GPU node: CUDA raises \`invalid device ordinal\` as for any ordinal beyond the visible GPUs (measured: ground-truth.md, GPU004). The torchrun documentation says the device is the local rank: "Please ensure that device_ids argument is set to be the only GPU device id that your code will be operating on. This is generally the local rank of the process. In other words, the device_ids needs to be [int(os.environ("LOCAL_RANK"))]", and "NEVER hard code any assumptions about the stable-ness of ranks or some correlation between RANK and LOCAL_RANK" (${TORCHRUN}). The PyTorch DDP tutorial's two-node torchrun example uses \`device_id = rank % torch.cuda.device_count()\` (${TUTORIAL}), which this rule does not report.`,

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseYamlText } from "yaml";
-import type { ManifestRuleContext, Rule } from "../rule";
+import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { Range } from "../types";
 import type { ShellWord } from "../manifests/shell";
 import { resolveLiteral } from "../manifests/jobscript";
@@ -10,6 +10,7 @@ import { parseVisibleDevices } from "../visibleDevices";
 import { readWorkspaceText } from "../workspaceFile";
 import { deepspeedLocalIds, wholeNumber, type OptionValue } from "../launch/commandLine";
 import { launchesOf, type FoundLaunch } from "../launch/sources";
+import { mentionsLauncher } from "../manifests/prefilter";
 
 const TORCHRUN_DOC = "PyTorch, torch.distributed launch utility (https://pytorch.org/docs/stable/distributed.html#launch-utility): \"If used for GPU training, this number needs to be less or equal to the number of GPUs on the current system (nproc_per_node), and each process will be operating on a single GPU from GPU 0 to GPU (nproc_per_node - 1)\"; torchrun (https://pytorch.org/docs/stable/elastic/run.html) takes the same --nproc-per-node and sets LOCAL_RANK";
 const ACCELERATE_DOC = "Accelerate, The Command Line (https://huggingface.co/docs/accelerate/package_reference/cli): `--num_processes` \"The total number of processes to be launched in parallel\", `--gpu_ids` \"What GPUs (by id) should be used for training on this machine as a comma-separated list\"; accelerate/utils/launch.py writes `--gpu_ids` into CUDA_VISIBLE_DEVICES and passes num_processes // num_machines to torchrun as nproc_per_node";
@@ -60,12 +61,14 @@ function visibleCount(value: string): number | null {
 interface Processes { n: number; range: Range; sameLine: boolean; text: string }
 
 /** GPU040: a launcher starts more processes per node than GPUs are visible to them. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU040",
     name: "launch-processes-exceed-gpus",
     severity: "warning",
     fixable: false,
+    // A launcher in a container's command (compose, Kubernetes), or an accelerate config (num_processes with gpu_ids).
+    trigger: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
     docs: {
       what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `accelerate launch`, `deepspeed`, also behind `srun`, `env VAR=...`, `VAR=... cmd`, `nohup`, `sh -c '...'`) in shell scripts, Slurm job scripts, Dockerfile `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint` and Kubernetes `command`/`args`, and reports a launch that starts more processes per node than GPUs are visible to it. Visible GPUs are, in this order: the CUDA_VISIBLE_DEVICES in force (an inline prefix, an earlier `export` in the script, the image's `ENV`, the service's `environment`, the container's `env`; accelerate's `--gpu_ids`), else the container's GPU request (compose `count`/`device_ids`, Kubernetes `nvidia.com/gpu` limit), else the Slurm allocation (accelerate and deepspeed; torchrun's is GPU022's), else, for a plain shell script, the machine's GPU count (`--gpus`, `--inventory`, `[tool.gpu-pilot] gpus`/`inventory`, the editor's nvidia-smi). Also: an accelerate config YAML whose `num_processes` per machine exceeds its `gpu_ids`; deepspeed's `--num_gpus` with `--include`; a deepspeed `--include` id the container or machine lacks; and CUDA_VISIBLE_DEVICES set for a `deepspeed --num_gpus/--include` launch, which DeepSpeed ignores.",
       why: "torchrun starts `--nproc_per_node` workers and gives each a LOCAL_RANK; the launch utility's documentation says this number must be at most the GPUs of the node, each process operating on GPU LOCAL_RANK. A worker whose LOCAL_RANK is at or beyond the visible GPUs has no `cuda:LOCAL_RANK`: selecting it raises 'invalid device ordinal' (measured, ground-truth.md), and workers that wrap around to share a GPU make NCCL fail (measured, docs/ground-truth.md). accelerate passes `num_processes // num_machines` to torchrun with CUDA_VISIBLE_DEVICES set to `gpu_ids`. DeepSpeed's launcher unsets CUDA_VISIBLE_DEVICES when `--num_gpus`/`--include`/`--exclude` is given (it says so and goes on with GPUs 0..N-1), refuses `--num_gpus` with `--include`, and refuses an `--include` slot the node lacks.",
@@ -79,7 +82,6 @@ export const rule: Rule = {
       language: "bash",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     if (ctx.manifest.kind === "yaml") checkAccelerateYaml(ctx);
     const literals = ctx.manifest.jobscript?.literals ?? new Map<string, string>();

@@ -1,4 +1,4 @@
-import type { Rule } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
 import type { ImportEvent } from "../python/model";
@@ -19,12 +19,14 @@ import { moveWriteFix } from "./shared/moveWrite";
 export const JAX_IMPORT_TIME_VARIABLES: readonly string[] = ["JAX_PLATFORMS", "JAX_PLATFORM_NAME"];
 
 /** GPU041: `JAX_PLATFORMS` written after `import jax`: JAX read it when it was imported. */
-export const rule: Rule = {
+export const rule: PythonRule = {
   meta: {
     code: "GPU041",
     name: "jax-platforms-after-import",
     severity: "warning",
     fixable: true,
+    // A JAX_PLATFORMS or JAX_PLATFORM_NAME write, by name (TextProbe.envWith).
+    trigger: (t) => t.envWith(["JAX_PLATFORMS", "JAX_PLATFORM_NAME"]),
     docs: {
       what: "Finds `JAX_PLATFORMS` (or the deprecated `JAX_PLATFORM_NAME`) written to `os.environ` after `import jax` (or an import of a library that imports jax: flax, optax, ...) in the same program. Follows the module's timeline, the module functions it calls and the constructors and methods of its classes; not other modules, and not a write that only prepares a child process's environment.",
       why: "JAX copies `JAX_PLATFORMS` into its configuration when `jax` is imported, and its backend later reads only that configuration: written afterwards, the variable is ignored and JAX starts on the platforms it would have picked anyway (the GPU when one is there, where the write asked for `cpu`). Read in JAX's source (jax-ml/jax at cec06d116c05): jax/_src/config.py line 906 `default = os.getenv(name.upper(), default)` runs when `jax_platforms` is defined (line 1156), and xla_bridge.py line 803 reads `config.jax_platforms.value`. Not measured here (no GPU machine this session); `jax.config.update(\"jax_platforms\", ...)` before the backend starts is the documented way after the import.",

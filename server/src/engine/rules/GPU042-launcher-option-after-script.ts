@@ -1,10 +1,11 @@
 import { dirname, isAbsolute, join } from "node:path";
-import type { ManifestRuleContext, Rule } from "../rule";
+import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ShellWord } from "../manifests/shell";
 import { resolveLiteral } from "../manifests/jobscript";
 import { readWorkspaceText } from "../workspaceFile";
 import { launchesOf } from "../launch/sources";
 import type { Launcher } from "../launch/commandLine";
+import { mentionsLauncher } from "../manifests/prefilter";
 
 const TORCHRUN_DOC = "torchrun (https://pytorch.org/docs/stable/elastic/run.html), usage: `torchrun [--nnodes ...] [--nproc-per-node ...] ... training_script [training_script_args ...]`; the arguments after the script are the script's";
 const DEEPSPEED_DOC = "DeepSpeed, deepspeed/launcher/runner.py (microsoft/DeepSpeed): `parser.add_argument(\"user_script\", ...)` then `parser.add_argument('user_args', nargs=argparse.REMAINDER)`: every word after the script goes to it; without `--include`/`--num_gpus` the runner uses every GPU of the node (DeepSpeed Getting Started, Resource Configuration: \"By default, DeepSpeed will use all available GPUs\")";
@@ -49,12 +50,14 @@ function scriptNames(text: string, option: string): boolean {
 }
 
 /** GPU042: a launcher's own option written after the script, where it goes to the script. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU042",
     name: "launcher-option-after-script",
     severity: "warning",
     fixable: false,
+    // A launcher in a container's command (compose, Kubernetes).
+    trigger: (t) => mentionsLauncher(t),
     docs: {
       what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `deepspeed`, `accelerate launch`, `colossalai run`) in shell scripts, Slurm job scripts, Dockerfiles, compose files and Kubernetes manifests, and reports an option of the launcher itself (`--nproc_per_node`, `--nnodes`, `--include`, `--num_gpus`, `--num_processes`, `--gpu_ids`, ...) written after the training script, when the script is a file of the project that does not name that option.",
       why: "Each of these launchers takes its own options before the script and hands every word after the script to the script: torchrun's usage is `torchrun [options] training_script [training_script_args ...]`, DeepSpeed's runner declares `user_args` with `argparse.REMAINDER` after `user_script`, accelerate's is `accelerate launch [arguments] {training_script} --{training_script-argument-1}`, and colossalai run's `user_args` follows `user_script`. So `deepspeed train.py --include localhost:0,1` starts a process on every GPU of the node (DeepSpeed's default) and passes `--include` to train.py, which rejects it or ignores it.",
@@ -65,7 +68,6 @@ export const rule: Rule = {
       language: "bash",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     const literals = ctx.manifest.jobscript?.literals ?? new Map<string, string>();
     for (const f of launchesOf(ctx.manifest)) {

@@ -1,4 +1,4 @@
-import type { ManifestRuleContext, Rule } from "../rule";
+import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ShellCommand, ShellWord } from "../manifests/shell";
 import { parseVisibleDevices } from "../visibleDevices";
 
@@ -76,12 +76,14 @@ function exposed(value: string): number | null {
 }
 
 /** GPU043: `docker run --gpus <some GPUs>` that also passes the host's CUDA_VISIBLE_DEVICES into the container. */
-export const rule: Rule = {
+export const rule: ManifestRule = {
   meta: {
     code: "GPU043",
     name: "container-gets-host-visible-devices",
     severity: "warning",
     fixable: false,
+    // Reports on shell scripts only (`docker run --gpus` lines), never on a YAML manifest.
+    trigger: () => false,
     docs: {
       what: "Reads `docker run` / `podman run` / `nerdctl run` (also `create`, `docker container run`, behind `sudo`) in shell scripts and Slurm job scripts, and reports `-e CUDA_VISIBLE_DEVICES` (passing the host's value on), `-e CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES`, or a literal id the container does not have, together with `--gpus` that gives the container some of the host's GPUs (`device=...`, a count), not all.",
       why: "`--gpus device=2,3` makes the NVIDIA Container Toolkit enumerate only GPUs 2 and 3 inside the container, where CUDA numbers the GPUs it can see from 0. The host's CUDA_VISIBLE_DEVICES (say `3`, the id a CI runner or a scheduler gave the job) names host GPUs: inside the container id 3 does not exist, so CUDA finds no device (or, with two ids, the wrong one). The container already sees exactly the selected GPUs; no CUDA_VISIBLE_DEVICES is needed inside.",
@@ -97,7 +99,6 @@ export const rule: Rule = {
       language: "bash",
     },
   },
-  check: () => undefined,
   checkManifest(ctx) {
     for (const c of ctx.manifest.jobscript?.commands ?? []) {
       const run = containerRun(c);

@@ -61,6 +61,8 @@ export const rule: Rule = {
     name: "ultralytics-device-after-cuda-init",
     severity: "error",
     fixable: false,
+    // An Ultralytics model call with device= needs the package's name (its import) and the keyword.
+    trigger: (t) => t.hasWord("ultralytics") && t.has("device"),
     docs: {
       what: "Finds an Ultralytics model call (`model.predict/train/val/track/benchmark/export/tune(..., device=N)` or `model(src, device=N)`, where `model` is a `YOLO`, `RTDETR`, `SAM`, ... made in this module) with a literal GPU ordinal N >= 1 (`2`, `\"2\"`, `\"cuda:2\"`) after something initialised CUDA in this program (`torch.cuda.is_available()`, a tensor on CUDA, an import that initialises CUDA). Follows the module's timeline and the module functions it calls; not a device held in a variable, a list of GPUs, or a program that set `CUDA_VISIBLE_DEVICES` itself before.",
       why: "Ultralytics applies `device=N` by writing `CUDA_VISIBLE_DEVICES=N` and then using `cuda:0`, the first visible GPU (ultralytics/utils/torch_utils.py, `select_device`: `os.environ[\"CUDA_VISIBLE_DEVICES\"] = device  # set environment variable - must be before assert is_available()`, then `arg = \"cuda:0\"`; read at ultralytics/ultralytics 0009995d90; YOLOv5's `select_device` is the same). Once CUDA is initialised the variable is no longer read (measured, ground-truth.md: after `torch.cuda.is_available()` a `CUDA_VISIBLE_DEVICES` write has no effect), so every GPU stays visible and `cuda:0` is physical GPU 0: the model runs on GPU 0 whatever N says, often on a card someone else is using.",

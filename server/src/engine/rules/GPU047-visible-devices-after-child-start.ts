@@ -82,6 +82,8 @@ export const rule: Rule = {
     name: "visible-devices-after-child-start",
     severity: "warning",
     fixable: false,
+    // A startup-variable write (by name) and a child start: a `Process` (its `.start()`) or `subprocess`.
+    trigger: (t) => t.envWith(STARTUP_VARIABLES) && (t.has("Process") || t.hasWord("subprocess")),
     docs: {
       what: "Finds, in the body of a `for` loop, a write of `CUDA_VISIBLE_DEVICES` (or another startup variable) whose value depends on the loop variable and that comes after the statement that started a child process in the same iteration: `p.start()` of a `multiprocessing`/`torch.multiprocessing` `Process` made in the loop, or a `subprocess.Popen/run/call` without `env=`. Only writes directly in the loop body; not a write that restores a saved value, and not when the body wrote the variable before the start too.",
       why: "A child process takes its copy of the environment when it starts: `Process.start()` (spawn passes the parent's `os.environ`; fork copies the whole process) or `subprocess.Popen(...)` (the `env` argument defaults to the parent's environment). A write after the start reaches only the children started later, so child k runs with the value meant for child k-1 and the first child with the parent's own: every worker lands on the wrong GPU, the first on all of them. Python documentation: `subprocess.Popen` 'If env is not None, it must be a mapping that defines the environment variables for the new process; these are used instead of the default behavior of inheriting the current process' environment'; `os.environ` 'changes to the environment made by modifying os.environ ... affect subprocesses started with os.system(), popen() or fork() and execv()'.",

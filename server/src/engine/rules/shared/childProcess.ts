@@ -67,7 +67,7 @@ export interface ChildProcessFacts { words?: string[]; starts?: number[]; lastWo
  * statement, whose parent is its chunk's root: python/moduleTrees.ts). First a text test: such a
  * call's text holds one of {@link childProcessWords}, so the block's last such word (found once per
  * block and lint) must come after `stmt`; where it does, the module's starts, found once per lint
- * ({@link childProcessStarts}), by binary search. Issue 18 item 3: searching the rest of the block
+ * ({@link childProcessStarts}), by binary search: searching the rest of the block
  * for every write made a file with many writes quadratic (800 writes 4.7 s); a flat 5,000-line
  * script spent 40 ms of each keystroke's lint resolving every call after a late write.
  */

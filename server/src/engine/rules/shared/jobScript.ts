@@ -3,7 +3,7 @@ import type { ManifestRuleContext } from "../../rule";
 import type { JobScriptFacts } from "../../manifests/jobscript";
 import type { ShellWord } from "../../manifests/shell";
 import type { Range } from "../../types";
-import { hasSbatchLine } from "../../prefilter";
+import { hasSbatchLine } from "../../manifests/prefilter";
 
 /** The job-script facts of the linted file, or null when it is no job script (a shell script without an `#SBATCH` line is none). */
 export function jobScriptOf(ctx: ManifestRuleContext): JobScriptFacts | null {

@@ -161,7 +161,7 @@ export function ownsItsLines(model: ModuleModel, stmt: SyntaxNode): boolean {
 
 /**
  * Whether the line `stmt` starts on continues the line above through a `\` (its indentation is then
- * not the statement's: a line inserted above it would join the continued line, issue 18 item 7).
+ * not the statement's: a line inserted above it would join the continued line).
  */
 export function continuesLineAbove(model: ModuleModel, stmt: SyntaxNode): boolean {
   const lineStart = lineStartAt(model.text, stmt.startIndex);
