@@ -47,7 +47,7 @@ test("GPU005 also follows the value the file itself wrote to CUDA_VISIBLE_DEVICE
   assert.deepEqual(await lintCode(src, "GPU005"), [], "a subscript is not followed: only names and attributes");
   const src2 = 'import os\ngpu = "3"\nos.environ["CUDA_VISIBLE_DEVICES"] = gpu\nimport torch\nx = torch.ones(1, device=f"cuda:{gpu}")\n';
   const [d] = await lintCode(src2, "GPU005");
-  assert.match(d.message, /`gpu`, the value written to CUDA_VISIBLE_DEVICES \(line 3\)/);
+  assert.match(d.message, /uses the value written to CUDA_VISIBLE_DEVICES from `gpu` \(line 3\) as a device ordinal/);
   assert.equal(d.related?.[0].range.start.line, 2);
 });
 

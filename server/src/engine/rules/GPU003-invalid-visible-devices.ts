@@ -249,7 +249,7 @@ function checkLiteral(ctx: RuleContext, w: EnvWriteEvent, value: string, shown: 
     const reason = stop.kind === "negative" ? "a negative id" : `a malformed id "${stop.text}"`;
     const effect = first
       ? "CUDA stops parsing there, so no GPU is visible"
-      : `CUDA stops parsing there, so only ${parsed.kept.map((e) => e.text).join(",")} stay visible${after.length ? ` and ${after.join(",")} ${after.length === 1 ? "is" : "are"} dropped` : ""}`;
+      : `CUDA stops parsing there, so only ${parsed.kept.map((e) => e.text).join(",")} ${parsed.kept.length === 1 ? "stays" : "stay"} visible${after.length ? ` and ${after.join(",")} ${after.length === 1 ? "is" : "are"} dropped` : ""}`;
     ctx.report({ range: w.range, message: `CUDA_VISIBLE_DEVICES=${shown} contains ${reason}: ${effect}` });
   }
 }

@@ -164,7 +164,7 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
     for (const n of ctx.model.nodesOfType(root.type)) {
       if (!n || n.startIndex < after || n.text !== root.text) continue;
       if (n.parent?.type === "attribute" && n.parent.childForFieldName("object")?.id !== n.id) continue;
-      out.set(n.id, { node: stmt, what: `\`${root.text}\`, the value written to CUDA_VISIBLE_DEVICES`, related: { range: w.range, message: `CUDA_VISIBLE_DEVICES set from ${root.text} here: inside the process that GPU is cuda:0` } });
+      out.set(n.id, { node: stmt, what: `the value written to CUDA_VISIBLE_DEVICES from \`${root.text}\``, related: { range: w.range, message: `CUDA_VISIBLE_DEVICES set from ${root.text} here: inside the process that GPU is cuda:0` } });
     }
   }
   return out;

@@ -202,7 +202,7 @@ function checkAccelerateYaml(ctx: ManifestRuleContext): void {
     const src = ctx.manifest.src;
     ctx.report({
       range: src.range((np.key as { range?: [number, number, number] }).range?.[0] ?? 0, v.range?.[1] ?? 0),
-      message: `num_processes: ${total}${machines > 1 ? ` on ${machines} machines (${perNode} per machine)` : ""} but gpu_ids lists ${plural(ids.length, "GPU")}: accelerate launch sets CUDA_VISIBLE_DEVICES to gpu_ids and starts ${perNode} workers per machine, so LOCAL_RANK ${ids.length}${perNode - ids.length > 1 ? `..${perNode - 1}` : ""} ${perNode - ids.length > 1 ? "have" : "has"} no GPU of its own ('invalid device ordinal' when selected, or ranks sharing a GPU make NCCL fail)`,
+      message: `num_processes: ${total}${machines > 1 ? ` on ${machines} machines (${perNode} per machine)` : ""} but gpu_ids lists ${plural(ids.length, "GPU")}: accelerate launch sets CUDA_VISIBLE_DEVICES to gpu_ids and starts ${perNode} workers per machine, so LOCAL_RANK ${ids.length}${perNode - ids.length > 1 ? `..${perNode - 1}` : ""} ${perNode - ids.length > 1 ? "have no GPU of their own" : "has no GPU of its own"} ('invalid device ordinal' when selected, or ranks sharing a GPU make NCCL fail)`,
       ...(idsNode?.range ? { related: [{ range: src.range(idsNode.range[0], idsNode.range[1]), message: "gpu_ids" }] } : {}),
     });
   }
