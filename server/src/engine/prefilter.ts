@@ -468,6 +468,8 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
   // Issue 23: Slurm-started Python (GPU036, GPU037 run only when a job script starts the file).
   GPU036: (t) => t.has("LOCAL_RANK"),
   GPU037: (t) => t.has("cuda") || t.has("device"),
+  // Runs only when a script of the project starts the file with torch.distributed.launch (slurmLaunched).
+  GPU044: (t) => t.has("local_rank") && t.has("parse_args"),
   GPU038: (t) => t.has("SLURM_") && t.envWith(CVD),
   // A global rank: an environment read of RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK (the word RANK or
   // PROCID in the text), torch.distributed's get_rank, or Accelerate's process_index (python/rankFlow.ts).
@@ -479,14 +481,14 @@ export const PYTHON_TRIGGERS: Readonly<Record<string, (t: TextProbe, preview: bo
  * (the editor passes one made with {@link TextProbe.after} from the previous version's). For a
  * notebook, `text` is its code cells joined with the IPython lines blanked, and the probe is made
  * with the variables those lines write (their only events: `%env`/`!export` writes), so a rule
- * about a variable runs when a magic writes it. GPU017 only runs when the machine is known, GPU036
- * and GPU037 only when a job script starts the file (`slurmLaunched`).
+ * about a variable runs when a magic writes it. GPU017 only runs when the machine is known, GPU036,
+ * GPU037 and GPU044 only when a job script starts the file (`slurmLaunched`).
  */
 export function candidateRules(text: string, enabled: readonly string[], opts: { machineKnown: boolean; slurmLaunched?: boolean; preview?: boolean }, probe = new TextProbe(text)): Set<string> {
   const out = new Set<string>();
   for (const code of enabled) {
     if (code === "GPU017" && !opts.machineKnown) continue;
-    if ((code === "GPU036" || code === "GPU037") && !opts.slurmLaunched) continue;
+    if ((code === "GPU036" || code === "GPU037" || code === "GPU044") && !opts.slurmLaunched) continue;
     const trigger = PYTHON_TRIGGERS[code];
     if (!trigger || trigger(probe, !!opts.preview)) out.add(code);
   }

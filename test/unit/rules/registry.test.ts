@@ -17,7 +17,7 @@ import { languageOf, renderRuleDoc, renderRulesIndex } from "../../../scripts/ru
 import type { LintDiagnostic } from "../../../server/src/engine/types";
 import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
 import type { ManifestKind } from "../../../server/src/engine/manifests/files";
-import { SRUN_ONE_GPU_PER_TASK } from "../slurmLaunches";
+import { DISTRIBUTED_LAUNCH, SRUN_ONE_GPU_PER_TASK } from "../slurmLaunches";
 
 /** Rules that read how a job script starts the file (LintOptions.slurm). */
 const SLURM_STARTED = new Set(["GPU036", "GPU037"]);
@@ -155,6 +155,8 @@ async function lintExample(text: string, code: string): Promise<string[]> {
   // The rules about files that a Slurm job script starts get the launch their example's first
   // comment describes (`srun python`, --ntasks-per-node=4, --gpus-per-task=1).
   if (SLURM_STARTED.has(code)) return (await lint(text, { machine, preview: true, slurm: [SRUN_ONE_GPU_PER_TASK] })).map((d) => d.code);
+  // GPU044's example is started by `python -m torch.distributed.launch` (its first comment).
+  if (code === "GPU044") return (await lint(text, { machine, preview: true, slurm: [DISTRIBUTED_LAUNCH] })).map((d) => d.code);
   if (text.split("\n").some((l) => /^\s*[!%]/.test(l))) {
     await initEngine();
     return lintNotebook([{ kind: "code", text }], { machine, preview: true }).diagnostics.map((d) => d.code);
