@@ -43,6 +43,8 @@ export const YAML_TRIGGERS: Readonly<Record<string, (text: string, kind: "compos
   GPU040: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
   GPU042: (t) => mentionsLauncher(t),
   GPU043: () => false,
+  // Shell scripts only.
+  GPU045: () => false,
 };
 
 /**
