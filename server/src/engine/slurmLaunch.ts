@@ -184,8 +184,10 @@ function gpusOf(facts: JobScriptFacts, srun: ReturnType<typeof launchOf>["srun"]
   const req = facts.request;
   const opts = srun?.options;
   const typed = (v: string | null | undefined) => int(v?.split(":").pop());
-  // --gpu-bind (job or step) rebinds the GPUs per task: not followed.
-  if (opts?.has("gpu-bind") || facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind"))) return { n: null, from: null };
+  // --gpu-bind (job or step) rebinds the GPUs per task, and so does srun --accel-bind=g ("Bind each
+  // task to GPUs which are closest to the allocated CPUs", srun(1)): how many each task keeps
+  // depends on the node's topology (one NUMA node's GPUs, or all of them). Not followed.
+  if (opts?.has("gpu-bind") || /g/.test(opts?.get("accel-bind")?.value ?? "") || facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind"))) return { n: null, from: null };
   if (launcher === "srun") {
     const perTask = opts?.get("gpus-per-task");
     if (perTask) return { n: typed(perTask.value), from: `srun --gpus-per-task=${perTask.value}` };
