@@ -100,3 +100,12 @@ test("the CLI's optionsResolver (job scripts found once per folder, shared folde
     assert.equal(launched, 4, "the eval.py of src/, pkg/train.py, train.py and the deep run.py are launched");
   } finally { rmSync(root, { recursive: true, force: true }); }
 });
+
+test("slurmLaunchesOf: srun --accel-bind=g and --gpu-bind leave the GPUs per task unknown (the node's topology decides)", () => {
+  const job = (srun: string) => `#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:4\n#SBATCH --ntasks-per-node=4\n\nsrun ${srun} python -u main.py\n`;
+  const root = project({ "main.py": "print(1)\n", "a.sbatch": job("--cpu_bind=v --accel-bind=gn"), "b.sbatch": job("--accel-bind v"), "c.sbatch": job("--gpu-bind=closest"), "d.sbatch": job("--accel-bind=n") });
+  try {
+    const got = slurmLaunchesOf(join(root, "main.py")).map((l) => [l.script.slice(root.length + 1), l.gpusPerProcess]).sort();
+    assert.deepEqual(got, [["a.sbatch", null], ["b.sbatch", 4], ["c.sbatch", null], ["d.sbatch", 4]]);
+  } finally { rmSync(root, { recursive: true, force: true }); }
+});

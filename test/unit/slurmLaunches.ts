@@ -9,3 +9,7 @@ export const SRUN_ONE_GPU_PER_TASK: SlurmLaunch = {
 export const SRUN_SHARED_GPUS: SlurmLaunch = { ...SRUN_ONE_GPU_PER_TASK, gpusPerProcess: 4, gpusFrom: "#SBATCH --gres=gpu:4" };
 /** `torchrun --nproc_per_node 4 train.py` in the batch step. */
 export const TORCHRUN: SlurmLaunch = { ...SRUN_ONE_GPU_PER_TASK, launcher: "torchrun", gpusPerProcess: 4, gpusFrom: "#SBATCH --gres=gpu:4", processesPerNode: null };
+/** `python -m torch.distributed.launch --nproc_per_node 4 train.py` in run.sh line 4 (0-based 3), a plain shell script: the launcher passes --local-rank=N. */
+export const DISTRIBUTED_LAUNCH: SlurmLaunch = {
+  script: "/proj/run.sh", line: 3, launcher: "torchrun", gpusPerProcess: null, gpusFrom: null, processesPerNode: null, setsLocalRank: false, passesLocalRankArg: true,
+};

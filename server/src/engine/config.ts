@@ -283,6 +283,23 @@ export function pinsTorchBelow24(specifier: string): boolean {
 }
 
 /**
+ * Whether a specifier allows only torch < 2.0 (e.g. `==1.13.1`, `<2.0`, `>=1.10,<1.14`): before 2.0,
+ * `python -m torch.distributed.launch` passed `--local_rank=N` to the script, since then
+ * `--local-rank=N` (GPU044). An empty specifier (any version) is not a pin.
+ */
+export function pinsTorchBelow20(specifier: string): boolean {
+  if (!specifier) return false;
+  const spec = specifier.replace(/\+[\w.]+/g, "");
+  const newer = ["2.0.0", "2.0.1", "2.1.2", "2.4.0", "2.8.0", "2.11.0", "3.0.0"];
+  const older = ["1.8.1", "1.9.1", "1.10.2", "1.11.0", "1.12.1", "1.13.1"];
+  try {
+    return !newer.some((v) => satisfies(v, spec)) && (older.some((v) => satisfies(v, spec)) || /^==\s*[01]\./.test(spec.trim()));
+  } catch {
+    return false;
+  }
+}
+
+/**
  * The dependency requirements (PEP 508 strings, `name<specifier>`) the project folder `dir` declares:
  * requirements*.txt lines, pyproject.toml `[project].dependencies` and
  * `[tool.poetry.dependencies]` (`^X` read as `>=X`, a bare version as `==X`), environment.yml /
@@ -331,6 +348,15 @@ export function projectPinsTorchBelow24(dir: string): boolean {
   const specs: string[] = [];
   for (const r of projectRequirements(dir)) { const s = torchSpecifier(r); if (s !== null) specs.push(s); }
   return specs.some(pinsTorchBelow24);
+}
+
+/**
+ * Looks for a torch pin below 2.0 in the project folder `dir` ({@link projectRequirements}).
+ * @returns true when some file pins torch below 2.0.
+ */
+export function projectPinsTorchBelow20(dir: string): boolean {
+  for (const r of projectRequirements(dir)) { const s = torchSpecifier(r); if (s !== null && pinsTorchBelow20(s)) return true; }
+  return false;
 }
 
 /**

@@ -31,6 +31,8 @@ export interface LintOptions {
   eagerInitModules?: readonly string[];
   /** The project pins torch < 2.4. */
   torchBelow24?: boolean;
+  /** The project pins torch < 2.0 (or targets it): torch.distributed.launch then passes `--local_rank` (GPU044). */
+  torchBelow20?: boolean;
   /**
    * The project's own modules as this file imports them (python/project.ts `ProjectIndex.lookupFor`):
    * imports and calls of project code that initialise CUDA count as initialising here. Absent: they are opaque.
@@ -235,7 +237,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   for (const rule of options.rules?.filter(isPythonRule) ?? enabled) {
     if (!candidates.has(rule.meta.code) && !options.rules) continue;
     const ctx: RuleContext = {
-      model, machine, notebook: !!extra.notebook, slurm: options.slurm ?? [], where: extra.where ?? ((l) => `line ${l + 1}`),
+      model, machine, notebook: !!extra.notebook, slurm: options.slurm ?? [], torchBelow20: !!options.torchBelow20, where: extra.where ?? ((l) => `line ${l + 1}`),
       report: reporter(rule, diagnostics, options.preview), hasWord: (w) => probe.hasWord(w),
     };
     const before = diagnostics.length;

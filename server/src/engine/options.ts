@@ -6,7 +6,7 @@
  */
 import { dirname } from "node:path";
 import { existsSync, statSync } from "node:fs";
-import { findPyproject, libraryPins, loadProjectConfig, perFileIgnored, projectPinsTorchBelow24, projectRequirements, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
+import { findPyproject, libraryPins, loadProjectConfig, perFileIgnored, projectPinsTorchBelow20, projectPinsTorchBelow24, projectRequirements, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import { applicableEntries, eagerModulesOf, INIT_CATALOGUE, normalisePackage } from "./initCatalogue";
 import type { LintOptions } from "./lint";
@@ -31,7 +31,7 @@ export interface LintOverrides {
   targetTorch?: string;
 }
 
-interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean; machine: MachineFacts | null }
+interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean; torchBelow20: boolean; machine: MachineFacts | null }
 
 /**
  * The machine `[tool.gpu-pilot]` describes: its `inventory` file (nvidia-smi CSV, read through
@@ -61,7 +61,7 @@ function projectConfig(pyproject: string): CacheEntry {
   if (hit && hit.mtimeMs === mtimeMs) return hit;
   const { config, problems } = loadProjectConfig(pyproject);
   const machine = configMachine(config, problems);
-  const entry = { mtimeMs, config, problems, torchBelow24: projectPinsTorchBelow24(dirname(pyproject)), machine };
+  const entry = { mtimeMs, config, problems, torchBelow24: projectPinsTorchBelow24(dirname(pyproject)), torchBelow20: projectPinsTorchBelow20(dirname(pyproject)), machine };
   cache.set(pyproject, entry);
   return entry;
 }
@@ -92,7 +92,7 @@ export type ResolvedOptions = {
  * two computed at their first use.
  */
 interface FolderFacts {
-  pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean; jobScripts: () => JobScriptsAround;
+  pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean; pinsTorchBelow20: () => boolean; jobScripts: () => JobScriptsAround;
   /** The eager-init modules of the catalogue for the folder's pins (its dependency files and the pyproject folder's); undefined when it pins no catalogued library. */
   catalogueEager: () => string[] | undefined;
 }
@@ -115,11 +115,13 @@ export function catalogueEagerFor(dirs: readonly string[]): string[] | undefined
 function folderFacts(dir: string, preference: ConfigurationPreference, roots: readonly string[], memo?: RunMemo): FolderFacts {
   const pyproject = preference !== "editorOnly" ? findPyproject(dir, roots, memo?.exists) : null;
   let pins: boolean | undefined;
+  let pins20: boolean | undefined;
   let scripts: JobScriptsAround | undefined;
   let eager: { modules: string[] | undefined } | undefined;
   return {
     pyproject, entry: pyproject ? projectConfig(pyproject) : null,
     pinsTorchBelow24: () => (pins ??= projectPinsTorchBelow24(dir)),
+    pinsTorchBelow20: () => (pins20 ??= projectPinsTorchBelow20(dir)),
     catalogueEager: () => (eager ??= { modules: catalogueEagerFor([dir, ...(pyproject && dirname(pyproject) !== dir ? [dirname(pyproject)] : [])]) }).modules,
     jobScripts: () => (scripts ??= jobScriptsAround(dir, roots, memo?.jobScripts)),
   };
@@ -160,6 +162,10 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     : preference === "filesystemFirst" ? (validTarget(project?.targetTorch) ? project?.targetTorch : validTarget(editor.targetTorch) ? editor.targetTorch : undefined)
     : validTarget(editor.targetTorch) ? editor.targetTorch : validTarget(project?.targetTorch) ? project?.targetTorch : undefined;
   const torchBelow24 = targetTorch ? versionBelow(targetTorch, 2, 4) : entry?.torchBelow24 || (folder ? folder.pinsTorchBelow24() : false);
+  // Before torch 2.0, torch.distributed.launch passed --local_rank (GPU044): asked only for a file some launch passes it to.
+  const slurm = file && folder && /\.py$/i.test(file) ? launchesIn(file, folder.jobScripts()) : [];
+  const torchBelow20 = slurm.some((l) => l.passesLocalRankArg)
+    && (targetTorch ? versionBelow(targetTorch, 2, 0) : !!entry?.torchBelow20 || (folder ? folder.pinsTorchBelow20() : false));
   const pick = <T>(e: T | undefined, p: T | undefined, has: (v: T | undefined) => boolean): T | undefined =>
     preference === "filesystemFirst" ? (has(p) ? p : e) : has(e) ? e : p;
   const select = nonEmpty(flags.select) ? flags.select : pick(editor.select, project?.select, nonEmpty);
@@ -173,8 +179,7 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     ? { ...(editor.severity ?? {}), ...(project?.severity ?? {}), ...(flags.severity ?? {}) }
     : { ...(project?.severity ?? {}), ...(editor.severity ?? {}), ...(flags.severity ?? {}) };
   const preview = flags.preview ?? (preference === "filesystemFirst" ? project?.preview ?? editor.preview : editor.preview ?? project?.preview);
-  // Job scripts that start this file (GPU036-GPU037); only for Python files, not for notebooks or manifests.
-  const slurm = file && folder && /\.py$/i.test(file) ? launchesIn(file, folder.jobScripts()) : [];
+  // Job scripts that start this file (GPU036-GPU037, GPU044; above); only for Python files, not for notebooks or manifests.
   // The editor sends the setting's default (package.json: DEFAULT_EAGER_INIT_MODULES) when the user set
   // none: the project's library pins (the catalogue's versions) decide then.
   const editorEager = sameList(editor.eagerInitModules, DEFAULT_EAGER_INIT_MODULES) ? undefined : editor.eagerInitModules;
@@ -186,6 +191,7 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     ...(eager ? { eagerInitModules: eager } : {}),
     ...(preview ? { preview: true } : {}),
     torchBelow24,
+    ...(torchBelow20 ? { torchBelow20: true } : {}),
     ...(slurm.length ? { slurm } : {}),
     // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, server.ts).
     ...(entry?.machine ? { machine: entry.machine } : {}),

@@ -28,6 +28,8 @@ export interface RuleContext {
   notebook: boolean;
   /** How the project's Slurm job scripts start this file (slurmLaunch.ts); empty when none does or the file is unknown. */
   slurm?: readonly SlurmLaunch[];
+  /** The project pins (or targets) torch < 2.0 (LintOptions.torchBelow20). */
+  torchBelow20?: boolean;
   /** Names a 0-based line for messages: "line 4" in a file, "cell 2, line 1" in a notebook. */
   where(line: number): string;
   /**

@@ -45,6 +45,12 @@ export interface SlurmLaunch {
   gpusFrom: string | null;
   /** Processes per node that run the file: srun tasks per node, 1 for the batch step; null when unknown. */
   processesPerNode: number | null;
+  /**
+   * `python -m torch.distributed.launch` without `--use-env`/`--use_env`: the launcher passes the
+   * local rank to the script as an argument (`--local-rank=N` since torch 2.0, `--local_rank=N`
+   * before; torch/distributed/launch.py). torchrun and `torch.distributed.run` never do. Absent: false.
+   */
+  passesLocalRankArg?: boolean;
   /** The job script sets LOCAL_RANK itself (an assignment or export anywhere in it, or srun `--export=...LOCAL_RANK`). */
   setsLocalRank: boolean;
 }
@@ -157,13 +163,31 @@ function targetOf(words: readonly ShellWord[]): { path: string; module: boolean 
   return null;
 }
 
+/**
+ * Whether a launch's words run `python -m torch.distributed.launch` without `--use-env`/`--use_env`
+ * before the script: torch/distributed/run.py `get_use_env` ("``use_env`` is only used by the
+ * ``torch.distributed.launch``"; torchrun has no such option and never passes the argument).
+ */
+function passesLocalRank(words: readonly ShellWord[]): boolean {
+  const m = words.findIndex((w) => w.value === "-m");
+  if (m < 0 || words[m + 1]?.value !== "torch.distributed.launch") return false;
+  for (let k = m + 2; k < words.length; k++) {
+    const w = words[k].value;
+    if (w === "--use-env" || w === "--use_env") return false;
+    if (/\.py$/.test(w) || w === "--") break;
+  }
+  return true;
+}
+
 /** GPUs per process and their source for one launch. */
 function gpusOf(facts: JobScriptFacts, srun: ReturnType<typeof launchOf>["srun"], launcher: SlurmLaunch["launcher"]): { n: number | null; from: string | null } {
   const req = facts.request;
   const opts = srun?.options;
   const typed = (v: string | null | undefined) => int(v?.split(":").pop());
-  // --gpu-bind (job or step) rebinds the GPUs per task: not followed.
-  if (opts?.has("gpu-bind") || facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind"))) return { n: null, from: null };
+  // --gpu-bind (job or step) rebinds the GPUs per task, and so does srun --accel-bind=g ("Bind each
+  // task to GPUs which are closest to the allocated CPUs", srun(1)): how many each task keeps
+  // depends on the node's topology (one NUMA node's GPUs, or all of them). Not followed.
+  if (opts?.has("gpu-bind") || /g/.test(opts?.get("accel-bind")?.value ?? "") || facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind"))) return { n: null, from: null };
   if (launcher === "srun") {
     const perTask = opts?.get("gpus-per-task");
     if (perTask) return { n: typed(perTask.value), from: `srun --gpus-per-task=${perTask.value}` };
@@ -265,7 +289,10 @@ export function launchesIn(file: string, around: JobScriptsAround): SlurmLaunch[
         : launcher === "srun" ? int(srunTasks) ?? (int(srunN) !== null && (facts.request.nodes ?? 1) === 1 ? int(srunN) : null) ?? facts.request.tasksPerNode
         : null;
       const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
-      out.push({ script, line: src.lineOf(c.start), launcher, gpusPerProcess: g.n, gpusFrom: g.from, processesPerNode, setsLocalRank: setsLocalRank || exportsLocalRank });
+      out.push({
+        script, line: src.lineOf(c.start), launcher, gpusPerProcess: g.n, gpusFrom: g.from, processesPerNode, setsLocalRank: setsLocalRank || exportsLocalRank,
+        ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
+      });
     }
   }
   return out;

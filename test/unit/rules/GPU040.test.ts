@@ -117,3 +117,42 @@ test("GPU040: a shell script without #SBATCH gets no job-script finding (GPU021)
   const d = lintManifest("export CUDA_VISIBLE_DEVICES=0\ntorchrun --nproc_per_node=1 t.py\n", "jobscript").diagnostics;
   assert.deepEqual(d, []);
 });
+
+test("GPU040: the launched script writes CUDA_VISIBLE_DEVICES from its own --device option: the ids on the line are the visible GPUs", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-dev-"));
+  const py = [
+    "import argparse", "import os", "", "parser = argparse.ArgumentParser()",
+    'parser.add_argument("--device", default="0", help="cuda device(s), i.e. 0 or 0,1,2,3")',
+    'parser.add_argument("--local_rank", "--local-rank", dest="local_rank", type=int,', "                    default=int(os.environ.get(\"LOCAL_RANK\", -1)))",
+    "args = parser.parse_args()", 'os.environ["CUDA_VISIBLE_DEVICES"] = args.device', "import torch", "",
+  ].join("\n");
+  writeFileSync(join(dir, "train.py"), py);
+  const sh = join(dir, "train.sh");
+  const run = (line: string) => lintManifestCode(`#!/bin/bash\n${line}\n`, "jobscript", "GPU040", {}, sh);
+  const [d, ...rest] = run("python -m torch.distributed.launch --nproc_per_node 8 train.py --batch 32 --device 0,1");
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual([d.range.start.line, d.range.start.character, d.range.end.character], [1, 35, 53]);
+  assert.equal(d.message, "torchrun starts 8 workers per node (--nproc_per_node 8, LOCAL_RANK 0..7) but only 2 GPUs are visible to them (CUDA_VISIBLE_DEVICES=\"0,1\": train.py sets it from --device 0,1): the 6 workers with LOCAL_RANK 2..7 have no cuda:LOCAL_RANK ('invalid device ordinal' when selected), and ranks sharing a GPU make NCCL fail; start 2 per node");
+  assert.equal(d.related?.[0].range.start.character, 74);
+  // --device=0,1 and a once-assigned variable are read; the script's write wins over an export.
+  assert.equal(run("torchrun --nproc_per_node=4 train.py --device=0,1").length, 1);
+  assert.equal(run("DEV=0,1,2\nexport CUDA_VISIBLE_DEVICES=0,1,2,3\ntorchrun --nproc_per_node=4 train.py --device $DEV").length, 1);
+  // Fixed, unknown or absent: silent.
+  assert.deepEqual(run("python -m torch.distributed.launch --nproc_per_node 2 train.py --device 0,1"), []);
+  assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --device $GPUS"), []);
+  assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --device cuda"), []);
+  assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --batch 32"), []);
+  assert.deepEqual(run("torchrun --nproc_per_node 8 train.py -- --device 0,1"), []);
+  // A script that writes the variable twice, or from something else, is not followed.
+  writeFileSync(join(dir, "train.py"), py.replace("import torch", 'if args.local_rank == -1:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch'));
+  assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --device 0,1"), []);
+  writeFileSync(join(dir, "train.py"), py.replace("= args.device", "= args.device.replace(' ', '')"));
+  assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --device 0,1"), []);
+  // The option's destination decides: --gpus with dest="device" is the one read.
+  writeFileSync(join(dir, "train.py"), py.replace('"--device", default="0"', '"--gpus", dest="device", default="0"'));
+  assert.equal(run("torchrun --nproc_per_node 8 train.py --gpus 0,1").length, 1);
+  assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --device 0,1"), []);
+  // Without a file (an unsaved buffer) nothing is read.
+  assert.deepEqual(lintManifestCode("torchrun --nproc_per_node 8 train.py --device 0,1\n", "jobscript", "GPU040"), []);
+});

@@ -17,7 +17,7 @@ import { languageOf, renderRuleDoc, renderRulesIndex } from "../../../scripts/ru
 import type { LintDiagnostic } from "../../../server/src/engine/types";
 import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
 import type { ManifestKind } from "../../../server/src/engine/manifests/files";
-import { SRUN_ONE_GPU_PER_TASK } from "../slurmLaunches";
+import { DISTRIBUTED_LAUNCH, SRUN_ONE_GPU_PER_TASK } from "../slurmLaunches";
 
 /** Rules that read how a job script starts the file (LintOptions.slurm). */
 const SLURM_STARTED = new Set(["GPU036", "GPU037"]);
@@ -79,7 +79,7 @@ for (const rule of RULES) {
 
   test(`${code}: the doc example fires the rule and the doc fix does not`, async () => {
     const language = languageOf(rule);
-    const codes = async (text: string) => (language === "python" ? await lintExample(text, code) : manifestCodes(text, language)).filter((c) => c === code);
+    const codes = async (text: string) => (language === "python" ? await lintExample(text, code) : manifestCodes(text, language, code)).filter((c) => c === code);
     assert.ok((await codes(rule.meta.docs.example)).length > 0, `${code}'s example does not trigger it`);
     assert.deepEqual(await codes(rule.meta.docs.fix), [], `${code}'s fixed example still triggers it`);
   });
@@ -153,9 +153,11 @@ const EXAMPLE_DIR = (() => {
   return dir;
 })();
 
-function manifestCodes(text: string, language: string): string[] {
+function manifestCodes(text: string, language: string, code: string): string[] {
   const kinds: ManifestKind[] = language === "dockerfile" ? ["dockerfile"] : language === "bash" ? ["jobscript"] : ["yaml", "compose"];
-  return kinds.flatMap((k) => lintManifest(text, k, { preview: true }, k === "jobscript" ? { file: join(EXAMPLE_DIR, "example.sh") } : {}).diagnostics.map((d) => d.code));
+  // GPU045 compares ids with the machine its example names (one GPU).
+  const machine = code === "GPU045" ? { machine: { gpuCount: 1, uuids: [] } } : {};
+  return kinds.flatMap((k) => lintManifest(text, k, { preview: true, ...machine }, k === "jobscript" ? { file: join(EXAMPLE_DIR, "example.sh") } : {}).diagnostics.map((d) => d.code));
 }
 
 async function lintExample(text: string, code: string): Promise<string[]> {
@@ -163,6 +165,8 @@ async function lintExample(text: string, code: string): Promise<string[]> {
   // The rules about files that a Slurm job script starts get the launch their example's first
   // comment describes (`srun python`, --ntasks-per-node=4, --gpus-per-task=1).
   if (SLURM_STARTED.has(code)) return (await lint(text, { machine, preview: true, slurm: [SRUN_ONE_GPU_PER_TASK] })).map((d) => d.code);
+  // GPU044's example is started by `python -m torch.distributed.launch` (its first comment).
+  if (code === "GPU044") return (await lint(text, { machine, preview: true, slurm: [DISTRIBUTED_LAUNCH] })).map((d) => d.code);
   if (text.split("\n").some((l) => /^\s*[!%]/.test(l))) {
     await initEngine();
     return lintNotebook([{ kind: "code", text }], { machine, preview: true }).diagnostics.map((d) => d.code);

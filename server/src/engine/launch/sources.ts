@@ -122,6 +122,21 @@ function scriptVisible(src: SourceText, commands: readonly ShellCommand[], befor
   return { visible: visible && visible.value !== null ? visible : null, unknown };
 }
 
+/**
+ * The CUDA_VISIBLE_DEVICES in force for one command of a shell or job script: its inline prefix
+ * (`VAR=v cmd`, `env VAR=v cmd`), else the last `export` before it (none after `env -i`); `unknown`
+ * when an assignment may or may not reach it (not exported, or not literal).
+ */
+export function visibleForCommand(model: ManifestModel, c: ShellCommand, line: LaunchLine = parseLaunchLine(c.words, c.assignments)): { visible: VisibleSetting | null; unknown: boolean } {
+  const src = model.src;
+  const inline = line.inlineEnv.get(CVD);
+  if (inline) {
+    return inline.word.expands ? { visible: null, unknown: true } : { visible: { value: inline.value, from: "inline", sameCommand: true, range: src.range(inline.word.start, inline.word.end) }, unknown: false };
+  }
+  if (line.clearsEnv || !model.jobscript) return { visible: null, unknown: false };
+  return scriptVisible(src, model.jobscript.commands, c.start);
+}
+
 /** The launches of a shell script or Slurm job script (every command; the launcher decides which are read). */
 function scriptLaunches(model: ManifestModel): FoundLaunch[] {
   const facts = model.jobscript;
@@ -132,15 +147,7 @@ function scriptLaunches(model: ManifestModel): FoundLaunch[] {
   for (const c of facts.commands) {
     const line = parseLaunchLine(c.words, c.assignments);
     if (line.launcher === "other") continue;
-    const inline = line.inlineEnv.get(CVD);
-    let visible: VisibleSetting | null = null;
-    let unknown = false;
-    if (inline) {
-      if (inline.word.expands) unknown = true;
-      else visible = { value: inline.value, from: "inline", sameCommand: true, range: src.range(inline.word.start, inline.word.end) };
-    } else if (!line.clearsEnv) {
-      ({ visible, unknown } = scriptVisible(src, facts.commands, c.start));
-    }
+    const { visible, unknown } = visibleForCommand(model, c, line);
     let request: GpuRequest | null = null;
     if (isJob) {
       const req = facts.request;

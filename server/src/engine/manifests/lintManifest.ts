@@ -41,8 +41,9 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
   // A shell script is a job script only with an `#SBATCH` line; any other is read only for its
   // launch command lines (GPU040, GPU042), when it names a launcher, and its container runs
-  // (GPU043), when it runs one with --gpus.
-  if (kind === "jobscript" && !hasSbatchLine(text) && !mentionsLauncher(text) && !mentionsContainerGpus(text)) return { diagnostics: [], ruleFailures: [] };
+  // (GPU043), when it runs one with --gpus, and for CUDA_VISIBLE_DEVICES ids compared with a known machine (GPU045).
+  const machineIds = options.machine?.gpuCount != null && text.includes("CUDA_VISIBLE_DEVICES");
+  if (kind === "jobscript" && !hasSbatchLine(text) && !mentionsLauncher(text) && !mentionsContainerGpus(text) && !machineIds) return { diagnostics: [], ruleFailures: [] };
   // The rules to run: enabled, and (YAML, unless the prefilter is off) passing their text trigger
   // (manifests/prefilter.ts); a YAML text that none passes is not parsed.
   let escapes: boolean | undefined;

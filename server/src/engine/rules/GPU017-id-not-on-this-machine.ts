@@ -2,7 +2,7 @@ import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { nodeRange } from "../python/model";
 import { deviceUses } from "../python/devices";
-import { parseVisibleDevices } from "../visibleDevices";
+import { missingIdMessage } from "./shared/machineIds";
 
 /** GPU017: CUDA_VISIBLE_DEVICES ids or device ordinals that do not exist on this machine (machine-aware). */
 export const rule: PythonRule = {
@@ -27,21 +27,10 @@ export const rule: PythonRule = {
   check(ctx) {
     const n = ctx.machine.gpuCount;
     if (n === null) return;
-    const uuids = ctx.machine.uuids.map((u) => u.toUpperCase());
     const writes = envWrites(ctx.model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES" && w.literal !== null);
     for (const w of writes) {
-      const parsed = parseVisibleDevices(w.literal!);
-      for (const [i, e] of parsed.kept.entries()) {
-        const missing = e.kind === "index" ? e.index! >= n : uuids.length > 0 && !uuids.some((u) => u.startsWith(e.text.toUpperCase()));
-        if (!missing) continue;
-        const rest = parsed.kept.slice(i + 1).map((x) => x.text);
-        const kept = parsed.kept.slice(0, i).map((x) => x.text);
-        ctx.report({
-          range: w.range,
-          message: `CUDA_VISIBLE_DEVICES="${w.literal}": GPU ${e.text} does not exist on this machine (${n} GPU${n === 1 ? "" : "s"}: ${n ? `0..${n - 1}` : "none"}); CUDA stops parsing there, so ${kept.length ? `only ${kept.join(",")} stay${kept.length === 1 ? "s" : ""} visible` : "no GPU is visible"}${rest.length ? ` and ${rest.join(",")} ${rest.length === 1 ? "is" : "are"} dropped` : ""}`,
-        });
-        break;
-      }
+      const message = missingIdMessage(w.literal!, ctx.machine);
+      if (message) ctx.report({ range: w.range, message });
     }
     if (writes.length > 0) return; // ordinals are then relative to the file's own selection (GPU004)
     // A file that a Slurm job script starts runs on the job's GPUs, not this machine's (GPU037).

@@ -11,6 +11,7 @@ import { readWorkspaceText } from "../workspaceFile";
 import { deepspeedLocalIds, wholeNumber, type OptionValue } from "../launch/commandLine";
 import { launchesOf, type FoundLaunch } from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";
+import { launchedScriptText, visibleFromOption } from "../launch/script";
 
 const TORCHRUN_DOC = "PyTorch, torch.distributed launch utility (https://pytorch.org/docs/stable/distributed.html#launch-utility): \"If used for GPU training, this number needs to be less or equal to the number of GPUs on the current system (nproc_per_node), and each process will be operating on a single GPU from GPU 0 to GPU (nproc_per_node - 1)\"; torchrun (https://pytorch.org/docs/stable/elastic/run.html) takes the same --nproc-per-node and sets LOCAL_RANK";
 const ACCELERATE_DOC = "Accelerate, The Command Line (https://huggingface.co/docs/accelerate/package_reference/cli): `--num_processes` \"The total number of processes to be launched in parallel\", `--gpu_ids` \"What GPUs (by id) should be used for training on this machine as a comma-separated list\"; accelerate/utils/launch.py writes `--gpu_ids` into CUDA_VISIBLE_DEVICES and passes num_processes // num_machines to torchrun as nproc_per_node";
@@ -70,11 +71,11 @@ export const rule: ManifestRule = {
     // A launcher in a container's command (compose, Kubernetes), or an accelerate config (num_processes with gpu_ids).
     trigger: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
     docs: {
-      what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `accelerate launch`, `deepspeed`, also behind `srun`, `env VAR=...`, `VAR=... cmd`, `nohup`, `sh -c '...'`) in shell scripts, Slurm job scripts, Dockerfile `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint` and Kubernetes `command`/`args`, and reports a launch that starts more processes per node than GPUs are visible to it. Visible GPUs are, in this order: the CUDA_VISIBLE_DEVICES in force (an inline prefix, an earlier `export` in the script, the image's `ENV`, the service's `environment`, the container's `env`; accelerate's `--gpu_ids`), else the container's GPU request (compose `count`/`device_ids`, Kubernetes `nvidia.com/gpu` limit), else the Slurm allocation (accelerate and deepspeed; torchrun's is GPU022's), else, for a plain shell script, the machine's GPU count (`--gpus`, `--inventory`, `[tool.gpu-pilot] gpus`/`inventory`, the editor's nvidia-smi). Also: an accelerate config YAML whose `num_processes` per machine exceeds its `gpu_ids`; deepspeed's `--num_gpus` with `--include`; a deepspeed `--include` id the container or machine lacks; and CUDA_VISIBLE_DEVICES set for a `deepspeed --num_gpus/--include` launch, which DeepSpeed ignores.",
+      what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `accelerate launch`, `deepspeed`, also behind `srun`, `env VAR=...`, `VAR=... cmd`, `nohup`, `sh -c '...'`) in shell scripts, Slurm job scripts, Dockerfile `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint` and Kubernetes `command`/`args`, and reports a launch that starts more processes per node than GPUs are visible to it. Visible GPUs are, in this order: the CUDA_VISIBLE_DEVICES that the launched script itself writes from one of its options given on the line (`train.py --device 0,1` with `os.environ[\"CUDA_VISIBLE_DEVICES\"] = args.device`, its only write of the variable, and `add_argument(\"--device\", ...)`: shell and job scripts, the script read beside the launching file or up to three folders above it), the CUDA_VISIBLE_DEVICES in force (an inline prefix, an earlier `export` in the script, the image's `ENV`, the service's `environment`, the container's `env`; accelerate's `--gpu_ids`), else the container's GPU request (compose `count`/`device_ids`, Kubernetes `nvidia.com/gpu` limit), else the Slurm allocation (accelerate and deepspeed; torchrun's is GPU022's), else, for a plain shell script, the machine's GPU count (`--gpus`, `--inventory`, `[tool.gpu-pilot] gpus`/`inventory`, the editor's nvidia-smi). Also: an accelerate config YAML whose `num_processes` per machine exceeds its `gpu_ids`; deepspeed's `--num_gpus` with `--include`; a deepspeed `--include` id the container or machine lacks; and CUDA_VISIBLE_DEVICES set for a `deepspeed --num_gpus/--include` launch, which DeepSpeed ignores.",
       why: "torchrun starts `--nproc_per_node` workers and gives each a LOCAL_RANK; the launch utility's documentation says this number must be at most the GPUs of the node, each process operating on GPU LOCAL_RANK. A worker whose LOCAL_RANK is at or beyond the visible GPUs has no `cuda:LOCAL_RANK`: selecting it raises 'invalid device ordinal' (measured, ground-truth.md), and workers that wrap around to share a GPU make NCCL fail (measured, docs/ground-truth.md). accelerate passes `num_processes // num_machines` to torchrun with CUDA_VISIBLE_DEVICES set to `gpu_ids`. DeepSpeed's launcher unsets CUDA_VISIBLE_DEVICES when `--num_gpus`/`--include`/`--exclude` is given (it says so and goes on with GPUs 0..N-1), refuses `--num_gpus` with `--include`, and refuses an `--include` slot the node lacks.",
       example: "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=4 train.py   # GPU040: 4 workers, 2 GPUs\n",
       fix: "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 train.py\n",
-      whenNotToCare: "Counts are compared only when written as literal numbers (a `$VAR` assigned once in the script to a literal is followed); `--nproc_per_node gpu`/`auto` and a missing count are right by construction. Not followed: variables set in another script or by the caller, counts computed by the shell (`$((N*2))`), CUDA_VISIBLE_DEVICES assigned without `export` (it reaches the launcher only if the caller exported it), commands built in variables (`$CMD`), branches (the last `export` before the launch in the text wins), a Dockerfile's ENV overridden by `docker run -e`, an accelerate config that is not a file of the workspace (the default one under ~/.cache), multi-node DeepSpeed hostfiles. CPU-only training (gloo) with more workers than GPUs is fine: silence the line with `# noqa: GPU040`. The machine's count is used only for plain shell scripts (a job script runs on its allocation, a container on its request).",
+      whenNotToCare: "Counts are compared only when written as literal numbers (a `$VAR` assigned once in the script to a literal is followed); `--nproc_per_node gpu`/`auto` and a missing count are right by construction. Not followed: variables set in another script or by the caller, counts computed by the shell (`$((N*2))`), CUDA_VISIBLE_DEVICES assigned without `export` (it reaches the launcher only if the caller exported it), commands built in variables (`$CMD`), a launched script that writes CUDA_VISIBLE_DEVICES more than once or from anything but an option's value (`select_device(args.device)` in another module), branches (the last `export` before the launch in the text wins), a Dockerfile's ENV overridden by `docker run -e`, an accelerate config that is not a file of the workspace (the default one under ~/.cache), multi-node DeepSpeed hostfiles. CPU-only training (gloo) with more workers than GPUs is fine: silence the line with `# noqa: GPU040`. The machine's count is used only for plain shell scripts (a job script runs on its allocation, a container on its request).",
       references: [TORCHRUN_DOC, ACCELERATE_DOC, DEEPSPEED_DOC, GROUND_TRUTH,
         "Docker Compose, GPU support (https://docs.docker.com/compose/gpu-support/): `count` \"the number of GPU devices that should be reserved\", `device_ids` \"the IDs of the GPU devices\"",
         "Kubernetes, Schedule GPUs (https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/): GPUs are specified in the limits section (`nvidia.com/gpu`)",
@@ -148,7 +149,7 @@ function checkLaunch(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<str
       return;
     }
     if (idsText !== null && idsText.trim() !== "all") return; // ids not read
-    visibleOrNode(ctx, f, procs, node);
+    visibleOrNode(ctx, f, procs, node, literals);
     return;
   }
 
@@ -158,11 +159,43 @@ function checkLaunch(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<str
   if (n === null) return;
   const procs: Processes = { n, range: wordsRange(ctx, l.processes.start, l.processes.end), sameLine: true, text: `--nproc_per_node ${n}` };
   // A job script's torchrun without CUDA_VISIBLE_DEVICES is compared with the allocation by GPU022.
-  visibleOrNode(ctx, f, procs, f.request?.kind === "slurm" ? null : node);
+  visibleOrNode(ctx, f, procs, f.request?.kind === "slurm" ? null : node, literals);
 }
 
-/** Compares with the CUDA_VISIBLE_DEVICES in force, else with the node's GPUs. */
-function visibleOrNode(ctx: ManifestRuleContext, f: FoundLaunch, procs: Processes, node: { n: number; text: string; certain: boolean; range: Range | null } | null): void {
+/**
+ * The CUDA_VISIBLE_DEVICES that the launched script writes from one of its own options given on the
+ * line: `train.py --device 0,1` with `os.environ["CUDA_VISIBLE_DEVICES"] = args.device` (its one
+ * write of the variable) and `add_argument("--device", ...)`. Null when the script cannot be read,
+ * writes the variable otherwise, or the option is not on the line with a literal value.
+ */
+function scriptVisible(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<string, string>): { value: string; text: string; range: Range } | null {
+  const l = f.line;
+  if (!l.script || !l.scriptArgs.length || ctx.manifest.kind !== "jobscript") return null;
+  const script = resolveLiteral(l.script.value, literals) ?? "$";
+  const text = launchedScriptText(ctx.file, script);
+  const options = text === null ? null : visibleFromOption(text);
+  if (!options) return null;
+  let found: { value: string; start: ShellWord; end: ShellWord } | null = null;
+  const args = l.scriptArgs;
+  for (let k = 0; k < args.length && args[k].value !== "--"; k++) {
+    const w = args[k].value;
+    const eq = w.indexOf("=");
+    if (eq > 0 && options.includes(w.slice(0, eq))) found = { value: w.slice(eq + 1), start: args[k], end: args[k] };
+    else if (options.includes(w)) found = k + 1 < args.length ? { value: args[k + 1].value, start: args[k], end: args[k + 1] } : null;
+  }
+  const value = found ? resolveLiteral(found.value, literals) : null;
+  if (!found || value === null || idList(value) === null) return null;
+  return { value, text: `${script.replace(/^.*\//, "")} sets it from ${found.start === found.end ? found.start.value : `${found.start.value} ${found.end.value}`}`, range: wordsRange(ctx, found.start, found.end) };
+}
+
+/** Compares with the CUDA_VISIBLE_DEVICES in force (the launched script's own write from its options first), else with the node's GPUs. */
+function visibleOrNode(ctx: ManifestRuleContext, f: FoundLaunch, procs: Processes, node: { n: number; text: string; certain: boolean; range: Range | null } | null, literals: Map<string, string>): void {
+  const own = scriptVisible(ctx, f, literals);
+  if (own) {
+    const v = idList(own.value)!.length;
+    if (procs.n > v) report(ctx, f, procs, { n: v, text: `CUDA_VISIBLE_DEVICES="${own.value}": ${own.text}`, certain: false, range: own.range });
+    return;
+  }
   if (f.visibleUnknown) return;
   if (f.visible) {
     const v = visibleCount(f.visible.value ?? "");

@@ -1,8 +1,7 @@
-import { dirname, isAbsolute, join } from "node:path";
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ShellWord } from "../manifests/shell";
 import { resolveLiteral } from "../manifests/jobscript";
-import { readWorkspaceText } from "../workspaceFile";
+import { launchedScriptText as scriptText } from "../launch/script";
 import { launchesOf } from "../launch/sources";
 import type { Launcher } from "../launch/commandLine";
 import { mentionsLauncher } from "../manifests/prefilter";
@@ -31,17 +30,6 @@ const DEFAULT_EFFECT: Record<Exclude<Launcher, "other">, string> = {
   accelerate: "accelerate uses its defaults (its config file, else one process)",
   colossalai: "colossalai run uses its defaults",
 };
-
-/** Where a script named in a launch line is, as a file: relative to the script's folder, then up to three folders above it. */
-function scriptText(file: string | null, path: string): string | null {
-  if (!file || path.includes("$") || path.startsWith("~") || !path.endsWith(".py")) return null;
-  const candidates = isAbsolute(path) ? [path] : [0, 1, 2, 3].map((k) => { let d = dirname(file); for (let i = 0; i < k; i++) d = dirname(d); return join(d, path); });
-  for (const c of candidates) {
-    const read = readWorkspaceText(c, 4 * 1024 * 1024);
-    if ("text" in read) return read.text;
-  }
-  return null;
-}
 
 /** Whether the script's text names the option (`--num_gpus` as `num_gpus` or `num-gpus`): it may take it itself. */
 function scriptNames(text: string, option: string): boolean {

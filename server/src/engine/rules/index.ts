@@ -43,10 +43,12 @@ import { rule as GPU040 } from "./GPU040-launch-processes-exceed-gpus";
 import { rule as GPU041 } from "./GPU041-jax-platforms-after-import";
 import { rule as GPU042 } from "./GPU042-launcher-option-after-script";
 import { rule as GPU043 } from "./GPU043-container-gets-host-visible-devices";
+import { rule as GPU044 } from "./GPU044-launch-local-rank-option-spelling";
+import { rule as GPU045 } from "./GPU045-shell-visible-id-not-on-this-machine";
 import { rule as GPU046 } from "./GPU046-ultralytics-device-after-cuda-init";
 import { rule as GPU047 } from "./GPU047-visible-devices-after-child-start";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU021, GPU022, GPU023, GPU024, GPU025, GPU026, GPU027, GPU028, GPU029, GPU030, GPU031, GPU032, GPU033, GPU034, GPU035, GPU036, GPU037, GPU038, GPU039, GPU040, GPU041, GPU042, GPU043, GPU046, GPU047];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU021, GPU022, GPU023, GPU024, GPU025, GPU026, GPU027, GPU028, GPU029, GPU030, GPU031, GPU032, GPU033, GPU034, GPU035, GPU036, GPU037, GPU038, GPU039, GPU040, GPU041, GPU042, GPU043, GPU044, GPU045, GPU046, GPU047];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {
