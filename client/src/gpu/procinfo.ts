@@ -16,11 +16,9 @@ import * as path from "node:path";
 import type { ComputeApp, ProcessDetails } from "./nvidiaSmi";
 import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 
-/**
- * Clock ticks per second of the times in /proc/<pid>/stat (`USER_HZ`, `sysconf(_SC_CLK_TCK)`): 100 on
- * every Linux architecture VS Code runs on (x86-64, arm64; proc(5)). Node cannot call sysconf.
- */
-export const CLOCK_TICKS_PER_S = 100;
+import { CLOCK_TICKS_PER_S, type CpuSample } from "./processTable";
+
+export { CLOCK_TICKS_PER_S, runningSeconds, type CpuSample } from "./processTable";
 
 /** Cap for one /proc file (a command line is at most ARG_MAX, 2 MiB by default): 4 MiB. */
 const PROC_MAX_BYTES = 4 * 1024 * 1024;
@@ -177,12 +175,6 @@ export async function descendsFrom(pid: number, ancestor: number, options: ProcO
   return current === ancestor;
 }
 
-/** What {@link cpuPercent} reads of a process: CPU ticks, start ticks (clock ticks) and when, s since boot. */
-export interface CpuSample {
-  cpuTicks?: number;
-  startTicks?: number;
-  readAtS?: number;
-}
 
 /**
  * CPU use in % of one core (as top and nvitop: 200 = two cores busy), rounded to 0.1: the CPU time
@@ -199,11 +191,6 @@ export function cpuPercent(now: CpuSample, prev?: CpuSample): number | undefined
   return Math.round((1000 * ticks) / CLOCK_TICKS_PER_S / seconds) / 10;
 }
 
-/** How long a process has run, s: `readAtS` minus its start (`startTicks` / {@link CLOCK_TICKS_PER_S}); undefined when unknown. */
-export function runningSeconds(d: CpuSample): number | undefined {
-  if (d.readAtS === undefined || d.startTicks === undefined) return undefined;
-  return Math.max(0, d.readAtS - d.startTicks / CLOCK_TICKS_PER_S);
-}
 
 /** What {@link processDetails} may reuse: seconds since boot read once for all processes, and their previous details (CPU %). */
 export interface DetailsContext {
