@@ -302,16 +302,17 @@ function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   return row;
 }
 
-const TABLE_COLUMNS: { key: ProcessSortKey; label: string; line: 1 | 2 }[] = [
+/** The table's columns by line: six columns; line 2 spans GPU and PID with host memory; line 3 is the command line, full width. */
+const TABLE_COLUMNS: { key: ProcessSortKey; label: string; line: 1 | 2 | 3; span?: number }[] = [
   { key: "gpu", label: "GPU", line: 1 },
   { key: "pid", label: "PID", line: 1 },
   { key: "user", label: "User", line: 1 },
   { key: "memory", label: "GPU mem", line: 1 },
   { key: "sm", label: "SM", line: 1 },
   { key: "cpu", label: "CPU", line: 1 },
-  { key: "host", label: "Host mem", line: 2 },
+  { key: "host", label: "Host mem", line: 2, span: 2 },
   { key: "time", label: "Time", line: 2 },
-  { key: "command", label: "Command", line: 2 },
+  { key: "command", label: "Command", line: 3, span: 6 },
 ];
 
 /** The value of `p` in column `key`, as the table writes it. */
@@ -359,48 +360,58 @@ function processesView(m: DashboardModel): HTMLElement {
   const table = el("table", "ptable");
   table.setAttribute("aria-label", "Processes on every GPU");
   const head = el("thead");
-  const h1 = el("tr", "line1");
-  const h2 = el("tr", "line2");
-  for (const c of TABLE_COLUMNS) (c.line === 1 ? h1 : h2).append(sortButton(c.key, c.label, m));
-  h2.lastElementChild?.setAttribute("colspan", "4");
-  h2.append(el("th", "col-actions"));
-  head.append(h1, h2);
+  // Six columns: line 1 holds GPU, PID, User, GPU mem, SM, CPU; line 2 host memory (under GPU and
+  // PID), time (under User) and Stop/Kill (under the numbers); line 3 the full command line.
+  const lines = [el("tr", "line1"), el("tr", "line2"), el("tr", "line3")];
+  for (const c of TABLE_COLUMNS) {
+    const th = sortButton(c.key, c.label, m);
+    if (c.span) th.setAttribute("colspan", String(c.span));
+    lines[c.line - 1].append(th);
+  }
+  lines[1].append(el("th", "col-actions"));
+  lines[1].lastElementChild?.setAttribute("colspan", "3");
+  head.append(...lines);
   table.append(head);
   for (const p of m.processes) {
     const body = el("tbody", [p.workspaceRun ? "run" : p.own ? "own" : "", p.busyButIdle ? "busy-idle" : ""].filter(Boolean).join(" "));
     body.dataset.pid = String(p.pid);
-    const r1 = el("tr", "line1");
-    const r2 = el("tr", "line2");
+    const rows = [el("tr", "line1"), el("tr", "line2"), el("tr", "line3")];
     for (const c of TABLE_COLUMNS) {
       const td = el("td", `col-${c.key}`, cellText(p, c.key));
+      if (c.span) td.setAttribute("colspan", String(c.span));
       if (c.key === "user") td.title = p.userNote ?? p.user;
       if (c.key === "sm") td.title = SM_NOTE;
       if ((c.key === "cpu" || c.key === "host" || c.key === "time") && p.hostNote) td.title = `Not readable: ${p.hostNote}`;
-      if (c.key === "command") {
-        td.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.hostNote ? `\n${p.hostNote}` : "");
-        td.setAttribute("colspan", "3");
-      }
-      (c.line === 1 ? r1 : r2).append(td);
+      if (c.key === "command") td.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.hostNote ? `\n${p.hostNote}` : "");
+      rows[c.line - 1].append(td);
     }
-    const actions = el("td", "col-actions");
-    if (p.canSignal) {
-      for (const [signal, text] of [["SIGTERM", "Stop"], ["SIGKILL", "Kill"]] as const) {
-        const b = el("button", `signal ${signal === "SIGKILL" ? "kill" : "stop"}`, text);
-        b.type = "button";
-        b.dataset.signal = signal;
-        b.dataset.pid = String(p.pid);
-        b.title = `${text} process ${p.pid} (${signal}); asks first`;
-        b.addEventListener("click", () => vscode.postMessage({ type: "askSignal", pid: p.pid, signal }));
-        actions.append(b);
-      }
-    } else {
-      actions.title = p.hostNote ? `Stop and Kill need the process in this /proc: ${p.hostNote}` : "Not read yet";
-    }
-    r2.append(actions);
-    body.append(r1, r2);
+    const act = el("td", "col-actions");
+    act.setAttribute("colspan", "3");
+    act.append(actions(p));
+    rows[1].append(act);
+    body.append(...rows);
     table.append(body);
   }
   box.append(table);
+  return box;
+}
+
+/** Stop and Kill of a process row (where /proc showed it), or a tooltip saying why not. */
+function actions(p: DashboardProcess): HTMLElement {
+  const box = el("span", "col-actions");
+  if (!p.canSignal) {
+    box.title = p.hostNote ? `Stop and Kill need the process in this /proc: ${p.hostNote}` : "Not read yet";
+    return box;
+  }
+  for (const [signal, text] of [["SIGTERM", "Stop"], ["SIGKILL", "Kill"]] as const) {
+    const b = el("button", `signal ${signal === "SIGKILL" ? "kill" : "stop"}`, text);
+    b.type = "button";
+    b.dataset.signal = signal;
+    b.dataset.pid = String(p.pid);
+    b.title = `${text} process ${p.pid} (${signal}); asks first`;
+    b.addEventListener("click", () => vscode.postMessage({ type: "askSignal", pid: p.pid, signal }));
+    box.append(b);
+  }
   return box;
 }
 
