@@ -505,7 +505,8 @@ function report(m: DashboardModel): void {
         mig: Array.from(c.querySelectorAll<HTMLInputElement>("ul.mig input.tick")).map((b) => ({ uuid: b.dataset.uuid ?? "", checked: b.checked })),
         utilization: c.querySelector('[data-metric="util"] .metric-value, span[data-metric="util"]')?.textContent ?? "",
         memory: c.querySelector('[data-metric="memory"] .metric-value, span[data-metric="memory"]')?.textContent ?? "",
-        smActivity: c.querySelector('[data-metric="sm"] .metric-value')?.textContent ?? "",
+        // A compact row writes SM activity in its util tooltip; the value is the model's.
+        smActivity: c.querySelector('[data-metric="sm"] .metric-value')?.textContent ?? (full ? "" : g?.smActivity?.text ?? ""),
         busyButIdle: c.querySelector(".busy-idle:not(tr)") !== null,
         busyIdlePids: Array.from(c.querySelectorAll<HTMLElement>("tbody tr.busy-idle")).map((r) => Number(r.dataset.pid)),
       };
