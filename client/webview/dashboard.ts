@@ -538,8 +538,10 @@ function click(target: DashboardClickTarget): void {
       root.querySelector<HTMLInputElement>(`input.tick[data-uuid="${CSS.escape(target.uuid)}"]`)?.click();
       return;
     case "sort": {
-      const scope = target.uuid ? cardOf(target.uuid) : root;
-      scope?.querySelector<HTMLButtonElement>(`button[data-sort="${target.key}"]`)?.click();
+      const button = () => (target.uuid ? cardOf(target.uuid) : root)?.querySelector<HTMLButtonElement>(`button[data-sort="${target.key}"]`);
+      // A compact row's table is in its full card: open it first, as a user would.
+      if (!button() && target.uuid) cardOf(target.uuid)?.querySelector<HTMLButtonElement>("button.expand")?.click();
+      button()?.click();
       return;
     }
     case "view":
