@@ -3,7 +3,8 @@
  * data: one card per GPU with its labelled utilisation and memory bars (fractions 0..1 and the
  * threshold level that colours them), temperature, power and cap, free memory, a sparkline of the
  * recent minutes from the history ring (history.ts), its MIG devices and its compute processes
- * (sortable by pid, user, GPU memory or command), and whether it is ticked in the selection.
+ * (sortable by any column: processTable.ts), the process table of every GPU (filtered by user), and
+ * whether it is ticked in the selection.
  *
  * Where `nvidia-smi dmon --gpm-metrics` works (activity.ts), a card also shows SM activity beside
  * GPU-Util and flags "busy but idle" on the GPU and on the user's own processes on it.
