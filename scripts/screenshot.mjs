@@ -195,15 +195,36 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   await setPaneExpanded(page, "GPUs", false);
   await setPaneExpanded(page, "Slurm", false);
   const frame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
-  const cards = frame.locator("section.gpu");
+  // A card per GPU, or (from 5 GPUs: dashboardLayout.ts) a two-line row per GPU.
+  const cards = frame.locator("main > section.gpu, main > section.gpu-row");
   await cards.first().waitFor({ timeout: 30_000 });
   await page.waitForTimeout(10_000); // sparklines: some samples
-  // SM activity comes from nvidia-smi dmon from its third sample on: wait for a value in the SM bar.
-  await frame.locator('[data-metric="sm"] .metric-value', { hasText: /%$/ }).first().waitFor({ timeout: 15_000 }).catch(() => log("dashboard: no SM activity shown"));
-  log(`dashboard SM activity: ${JSON.stringify(await frame.locator('[data-metric="sm"] .metric-value').allTextContents())}`);
+  const compact = (await frame.locator("main > section.gpu-row").count()) > 0;
+  if (!compact) {
+    // SM activity comes from nvidia-smi dmon from its third sample on: wait for a value in the SM bar.
+    await frame.locator('[data-metric="sm"] .metric-value', { hasText: /%$/ }).first().waitFor({ timeout: 15_000 }).catch(() => log("dashboard: no SM activity shown"));
+    log(`dashboard SM activity: ${JSON.stringify(await frame.locator('[data-metric="sm"] .metric-value').allTextContents())}`);
+  }
   await page.mouse.move(5, Number(opts["dashboard-height"]) - 5);
-  log(`dashboard: ${await cards.count()} cards`);
+  log(`dashboard: ${await cards.count()} ${compact ? "compact rows" : "cards"}`);
   await shotOf(page, path.join(outDir, `screenshot-dashboard${suffix}.png`), [sidebar.locator(".composite.title").first(), cards.last()], { padBottom: 8, bottomOf: 1 });
+  // The window at its default height: does every GPU fit the pane without scrolling (compact)?
+  await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) });
+  await page.waitForTimeout(1500);
+  const fit = await frame.locator("html").evaluate((h) => ({ scroll: h.scrollHeight, client: h.clientHeight }));
+  log(`dashboard at ${opts.height} px: content ${fit.scroll} px in ${fit.client} px (${fit.scroll <= fit.client + 1 ? "fits, no scrolling" : "scrolls"})`);
+  await shotOf(page, path.join(outDir, `screenshot-dashboard-window${suffix}.png`), [sidebar.locator(".composite.title").first(), sidebar], { padBottom: 0 });
+  // The Processes tab: every GPU's processes, sortable, filterable, Stop/Kill.
+  await page.setViewportSize({ width: Number(opts.width), height: Number(opts["dashboard-height"]) });
+  await frame.locator('button[data-view="processes"]').click();
+  const procs = frame.locator("table.ptable tbody");
+  await procs.first().waitFor({ timeout: 10_000 }).catch(() => log("dashboard: no process table"));
+  await page.waitForTimeout(1000);
+  await page.mouse.move(5, Number(opts["dashboard-height"]) - 5);
+  log(`processes: ${await procs.count()} rows; headers ${JSON.stringify(await frame.locator("table.ptable th button").allTextContents())}`);
+  const lastRow = (await procs.count()) > 0 ? procs.last() : frame.locator("div.processes");
+  await shotOf(page, path.join(outDir, `screenshot-processes${suffix}.png`), [sidebar.locator(".composite.title").first(), lastRow], { padBottom: 8, bottomOf: 1 });
+  await frame.locator('button[data-view="gpus"]').click();
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) });
 }
 

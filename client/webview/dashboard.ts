@@ -1,22 +1,48 @@
 /// <reference lib="dom" />
 /**
  * The GPU dashboard webview (bundled by esbuild into dist/dashboard.js: browser, iife). Renders the
- * {@link DashboardModel} the extension posts (client/src/gpu/dashboard.ts) as one card per GPU:
- * tick box, name and index, temperature, labelled utilisation and memory bars coloured by
- * threshold, power/cap and free memory, a sparkline of the recent minutes, MIG devices with their
- * tick boxes, and a process table whose column headers sort it. Everything is a native control
- * (checkbox, button), so it is reachable with Tab and works with Space/Enter. Text goes in through
- * textContent only; bar widths through the CSSOM (the CSP forbids inline style attributes).
+ * {@link DashboardModel} the extension posts (client/src/gpu/dashboard.ts) in two tabs:
+ *
+ * - **GPUs**: one card per GPU (tick box, name and index, temperature, labelled utilisation and
+ *   memory bars coloured by threshold, power/cap and free memory, a sparkline of the recent minutes,
+ *   MIG devices with their tick boxes, a process table whose column headers sort it), or, when the
+ *   GPUs would not fit the pane (dashboardLayout.ts chooseLayout: from 5 GPUs, or too little
+ *   height), nvitop's density: two lines per GPU (tick, index and short name, util and memory bars,
+ *   °C, W, processes and their users), a click on a row opening its full card beneath it;
+ * - **Processes**: every GPU's processes in one table (GPU, pid, user, GPU memory, SM %, CPU %, host
+ *   memory, running time, full command line), sorted by any column header, filtered by user, with
+ *   Stop (SIGTERM) and Kill (SIGKILL) per process behind a confirmation the extension words.
+ *
+ * Everything is a native control (checkbox, button, select), so it is reachable with Tab and works
+ * with Space/Enter. Text goes in through textContent only; bar widths through the CSSOM (the CSP
+ * forbids inline style attributes).
  */
-import type { DashboardClickTarget, DashboardRendered, FromDashboard, ToDashboard } from "../src/gpu/dashboard";
-import type { DashboardBar, DashboardGpu, DashboardModel, ProcessSortKey } from "../src/gpu/dashboardModel";
+import type { DashboardClickTarget, DashboardRendered, DashboardView, FromDashboard, ToDashboard } from "../src/gpu/dashboard";
+import type { DashboardBar, DashboardGpu, DashboardModel } from "../src/gpu/dashboardModel";
+import { chooseLayout, type DashboardLayout } from "../src/gpu/dashboardLayout";
+import { type DashboardProcess, type ProcessSortKey, SM_NOTE } from "../src/gpu/processTable";
 
-declare function acquireVsCodeApi(): { postMessage(m: FromDashboard): void };
+interface PageState {
+  view: DashboardView;
+  expanded: string[];
+}
+declare function acquireVsCodeApi(): { postMessage(m: FromDashboard): void; getState(): PageState | undefined; setState(s: PageState): void };
 const vscode = acquireVsCodeApi();
 const root = document.getElementById("cards") as HTMLElement;
 const SVG = "http://www.w3.org/2000/svg";
 
 let model: DashboardModel | undefined;
+const saved = vscode.getState();
+let view: DashboardView = saved?.view === "processes" ? "processes" : "gpus";
+const expanded = new Set<string>(Array.isArray(saved?.expanded) ? saved.expanded.filter((u) => typeof u === "string") : []);
+let layout: DashboardLayout = "full";
+/** The confirmation on screen (from the extension), and the last result line. */
+let confirm: Extract<ToDashboard, { type: "confirm" }> | undefined;
+let result: { ok: boolean; message: string } | undefined;
+
+function saveState(): void {
+  vscode.setState({ view, expanded: [...expanded] });
+}
 
 function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
@@ -93,25 +119,33 @@ const COLUMNS: { key: ProcessSortKey; label: string }[] = [
   { key: "command", label: "Command" },
 ];
 
+/** What a column is, for the sort buttons' tooltips. */
+const COLUMN_TITLES: Record<ProcessSortKey, string> = {
+  gpu: "GPU index", pid: "process id", user: "user", memory: "GPU memory (nvidia-smi used_memory)", sm: "SM % of the process",
+  cpu: "CPU % of one core (/proc/<pid>/stat)", host: "host memory (resident, VmRSS)", time: "running time", command: "command line",
+};
+
+function sortButton(key: ProcessSortKey, label: string, m: DashboardModel): HTMLTableCellElement {
+  const th = el("th", `col-${key}`);
+  th.setAttribute("scope", "col");
+  const active = m.sort.key === key;
+  th.setAttribute("aria-sort", active ? (m.sort.descending ? "descending" : "ascending") : "none");
+  const b = el("button", "sort", `${label}${active ? (m.sort.descending ? " ▾" : " ▴") : ""}`);
+  b.type = "button";
+  b.dataset.sort = key;
+  b.title = `Sort the processes by ${COLUMN_TITLES[key]}`;
+  b.addEventListener("click", () => vscode.postMessage({ type: "sort", key }));
+  th.append(b);
+  return th;
+}
+
 function processTable(g: DashboardGpu, m: DashboardModel): HTMLElement {
   if (g.processes.length === 0) return el("p", "none", "No compute processes");
   const table = el("table", "procs");
   table.setAttribute("aria-label", `Processes on GPU ${g.index}`);
   const head = el("thead");
   const tr = el("tr");
-  for (const c of COLUMNS) {
-    const th = el("th", `col-${c.key}`);
-    th.setAttribute("scope", "col");
-    const active = m.sort.key === c.key;
-    th.setAttribute("aria-sort", active ? (m.sort.descending ? "descending" : "ascending") : "none");
-    const b = el("button", "sort", `${c.label}${active ? (m.sort.descending ? " ▾" : " ▴") : ""}`);
-    b.type = "button";
-    b.dataset.sort = c.key;
-    b.title = `Sort the processes by ${c.key === "memory" ? "GPU memory" : c.label.toLowerCase()}`;
-    b.addEventListener("click", () => vscode.postMessage({ type: "sort", key: c.key }));
-    th.append(b);
-    tr.append(th);
-  }
+  for (const c of COLUMNS) tr.append(sortButton(c.key, c.label, m));
   head.append(tr);
   const body = el("tbody");
   for (const p of g.processes) {
@@ -191,52 +225,345 @@ function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
   return c;
 }
 
+/** A small bar for the compact row: role meter, its value in the label. */
+function miniBar(b: DashboardBar, what: string, key: string): HTMLElement {
+  const track = el("div", `bar mini level-${b.level}`);
+  track.dataset.metric = key;
+  track.setAttribute("role", "meter");
+  track.setAttribute("aria-label", `${what}: ${b.text}`);
+  track.setAttribute("aria-valuemin", "0");
+  track.setAttribute("aria-valuemax", "100");
+  if (b.fraction !== null) track.setAttribute("aria-valuenow", String(Math.round(b.fraction * 100)));
+  const fill = el("div", "fill");
+  fill.style.width = `${b.fraction === null ? 0 : Math.max(b.fraction > 0 ? 1 : 0, b.fraction * 100)}%`;
+  track.append(fill);
+  return track;
+}
+
+/**
+ * A GPU in two lines (nvitop's density): tick, `0 H200`, util bar and %, memory bar and
+ * `used/total GiB`; then °C, W (draw/cap) and the processes with their users. The name opens
+ * (or closes) the full card beneath the row.
+ */
+function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
+  const open = expanded.has(g.uuid);
+  const row = el("section", `gpu-row${g.selected ? " selected" : ""}${g.lost ? " lost" : ""}${g.busyButIdle || g.warnings.length ? " flagged" : ""}`);
+  row.dataset.uuid = g.uuid;
+  row.setAttribute("aria-label", `GPU ${g.index}: ${g.name}`);
+  const line1 = el("div", "line1");
+  const tick = el("input", "tick");
+  tick.type = "checkbox";
+  tick.id = `tick-${g.index}`;
+  tick.checked = g.selected;
+  tick.dataset.uuid = g.uuid;
+  tick.title = g.selected ? `Runs, terminals and debug sessions see GPU ${g.index} (CUDA_VISIBLE_DEVICES)` : `Tick to let runs use GPU ${g.index}`;
+  tick.addEventListener("change", () => vscode.postMessage({ type: "toggle", kind: "gpu", uuid: g.uuid, checked: tick.checked }));
+  const name = el("button", "expand");
+  name.type = "button";
+  name.dataset.expand = g.uuid;
+  name.setAttribute("aria-expanded", String(open));
+  name.title = `${open ? "Hide" : "Show"} the full card of GPU ${g.index}: ${g.name}`;
+  name.append(el("span", "index", String(g.index)), el("span", "model", g.shortName));
+  name.addEventListener("click", () => {
+    if (expanded.has(g.uuid)) expanded.delete(g.uuid);
+    else expanded.add(g.uuid);
+    saveState();
+    if (model) render(model);
+  });
+  line1.append(tick, name);
+  if (g.lost) {
+    line1.append(el("span", "warning", "lost: reboot to recover"));
+    row.append(line1);
+    return row;
+  }
+  const util = el("span", "metric-value util", g.utilization.text);
+  util.dataset.metric = "util";
+  util.title = ["GPU-Util (utilization.gpu)", g.smActivity ? `SM activity ${g.smActivity.text}` : g.activityNote].filter(Boolean).join(" · ");
+  const mem = el("span", "metric-value mem", g.memory.text);
+  mem.dataset.metric = "memory";
+  mem.title = `Memory used of total (${g.free})`;
+  line1.append(miniBar(g.utilization, "GPU utilisation", "util-bar"), util, miniBar(g.memory, "Memory used", "memory-bar"), mem);
+  const line2 = el("div", "line2");
+  line2.append(el("span", "temp", g.temperature), el("span", "power", g.power.replace("/", " / ").replace(" / ", "/")));
+  const procs = el("span", "procs-summary", g.summary || "no processes");
+  procs.title = g.processes.map((p) => `${p.pid} ${p.user} ${p.memory} ${p.program}`).join("\n") || "No compute processes";
+  line2.append(procs);
+  if (g.busyButIdle) {
+    const flag = el("span", "warning busy-idle", "busy but idle");
+    flag.title = g.busyButIdleText;
+    line2.append(flag);
+  } else if (g.warnings.length > 0) {
+    const flag = el("span", "warning", "⚠");
+    flag.title = g.warnings.join("\n");
+    line2.append(flag);
+  }
+  row.append(line1, line2);
+  if (open) row.append(card(g, m));
+  return row;
+}
+
+/** The table's columns by line: six columns; line 2 spans GPU and PID with host memory; line 3 is the command line, full width. */
+const TABLE_COLUMNS: { key: ProcessSortKey; label: string; line: 1 | 2 | 3; span?: number }[] = [
+  { key: "gpu", label: "GPU", line: 1 },
+  { key: "pid", label: "PID", line: 1 },
+  { key: "user", label: "User", line: 1 },
+  { key: "memory", label: "GPU mem", line: 1 },
+  { key: "sm", label: "SM", line: 1 },
+  { key: "cpu", label: "CPU", line: 1 },
+  { key: "host", label: "Host mem", line: 2, span: 2 },
+  { key: "time", label: "Time", line: 2 },
+  { key: "command", label: "Command", line: 3, span: 6 },
+];
+
+/** The value of `p` in column `key`, as the table writes it. */
+function cellText(p: DashboardProcess, key: ProcessSortKey): string {
+  switch (key) {
+    case "gpu": return String(p.gpuIndex);
+    case "pid": return String(p.pid);
+    case "user": return p.user;
+    case "memory": return p.memory;
+    case "sm": return p.sm;
+    case "cpu": return p.cpu;
+    case "host": return p.hostMemory;
+    case "time": return p.time;
+    case "command": return p.hostNote && p.command === p.program ? `${p.command} (${p.hostNote.split(":")[0]})` : p.command;
+  }
+}
+
+/** The process table of every GPU: two lines per process, every header sorts, a user filter, Stop and Kill. */
+function processesView(m: DashboardModel): HTMLElement {
+  const box = el("div", "processes");
+  const bar = el("div", "table-bar");
+  const label = el("label", "filter");
+  label.append(el("span", "", "User "));
+  const select = el("select", "user-filter");
+  select.title = "Show the processes of one user";
+  const all = el("option", "", `everyone (${m.processCount})`);
+  all.value = "";
+  select.append(all);
+  for (const u of m.users) {
+    const o = el("option", "", u);
+    o.value = u;
+    select.append(o);
+  }
+  select.value = m.userFilter;
+  select.addEventListener("change", () => vscode.postMessage({ type: "filter", user: select.value }));
+  label.append(select);
+  bar.append(label, el("span", "count", `${m.processes.length} of ${m.processCount}`));
+  box.append(bar);
+  if (confirm) box.append(confirmBox(confirm));
+  if (result) box.append(el("p", `result${result.ok ? "" : " warning"}`, result.message));
+  if (m.processes.length === 0) {
+    box.append(el("p", "none", m.processCount === 0 ? "No compute processes on any GPU" : "No processes of this user"));
+    return box;
+  }
+  const table = el("table", "ptable");
+  table.setAttribute("aria-label", "Processes on every GPU");
+  const head = el("thead");
+  // Six columns: line 1 holds GPU, PID, User, GPU mem, SM, CPU; line 2 host memory (under GPU and
+  // PID), time (under User) and Stop/Kill (under the numbers); line 3 the full command line.
+  const lines = [el("tr", "line1"), el("tr", "line2"), el("tr", "line3")];
+  for (const c of TABLE_COLUMNS) {
+    const th = sortButton(c.key, c.label, m);
+    if (c.span) th.setAttribute("colspan", String(c.span));
+    lines[c.line - 1].append(th);
+  }
+  lines[1].append(el("th", "col-actions"));
+  lines[1].lastElementChild?.setAttribute("colspan", "3");
+  head.append(...lines);
+  table.append(head);
+  for (const p of m.processes) {
+    const body = el("tbody", [p.workspaceRun ? "run" : p.own ? "own" : "", p.busyButIdle ? "busy-idle" : ""].filter(Boolean).join(" "));
+    body.dataset.pid = String(p.pid);
+    const rows = [el("tr", "line1"), el("tr", "line2"), el("tr", "line3")];
+    for (const c of TABLE_COLUMNS) {
+      const td = el("td", `col-${c.key}`, cellText(p, c.key));
+      if (c.span) td.setAttribute("colspan", String(c.span));
+      if (c.key === "user") td.title = p.userNote ?? p.user;
+      if (c.key === "sm") td.title = SM_NOTE;
+      if ((c.key === "cpu" || c.key === "host" || c.key === "time") && p.hostNote) td.title = `Not readable: ${p.hostNote}`;
+      if (c.key === "command") td.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.hostNote ? `\n${p.hostNote}` : "");
+      rows[c.line - 1].append(td);
+    }
+    const act = el("td", "col-actions");
+    act.setAttribute("colspan", "3");
+    act.append(actions(p));
+    rows[1].append(act);
+    body.append(...rows);
+    table.append(body);
+  }
+  box.append(table);
+  return box;
+}
+
+/** Stop and Kill of a process row (where /proc showed it), or a tooltip saying why not. */
+function actions(p: DashboardProcess): HTMLElement {
+  const box = el("span", "col-actions");
+  if (!p.canSignal) {
+    box.title = p.hostNote ? `Stop and Kill need the process in this /proc: ${p.hostNote}` : "Not read yet";
+    return box;
+  }
+  for (const [signal, text] of [["SIGTERM", "Stop"], ["SIGKILL", "Kill"]] as const) {
+    const b = el("button", `signal ${signal === "SIGKILL" ? "kill" : "stop"}`, text);
+    b.type = "button";
+    b.dataset.signal = signal;
+    b.dataset.pid = String(p.pid);
+    b.title = `${text} process ${p.pid} (${signal}); asks first`;
+    b.addEventListener("click", () => vscode.postMessage({ type: "askSignal", pid: p.pid, signal }));
+    box.append(b);
+  }
+  return box;
+}
+
+/** The Stop/Kill confirmation: the extension's question (pid, user, command line), its warning, the two answers. */
+function confirmBox(c: Extract<ToDashboard, { type: "confirm" }>): HTMLElement {
+  const box = el("div", "confirm");
+  box.setAttribute("role", "alertdialog");
+  box.setAttribute("aria-label", c.question);
+  box.append(el("p", "question", c.question));
+  if (c.warning) box.append(el("p", "warning", c.warning));
+  const yes = el("button", `confirm-yes ${c.signal === "SIGKILL" ? "kill" : "stop"}`, c.signal === "SIGKILL" ? `Kill ${c.pid}` : `Stop ${c.pid}`);
+  yes.type = "button";
+  yes.dataset.confirm = "yes";
+  const no = el("button", "confirm-no", "Cancel");
+  no.type = "button";
+  no.dataset.confirm = "no";
+  const answer = (confirmed: boolean) => {
+    vscode.postMessage({ type: "signal", token: c.token, confirmed });
+    confirm = undefined;
+    if (model) render(model);
+  };
+  yes.addEventListener("click", () => answer(true));
+  no.addEventListener("click", () => answer(false));
+  const buttons = el("div", "buttons");
+  buttons.append(yes, no);
+  box.append(buttons);
+  return box;
+}
+
+/** The tabs: GPUs and Processes, with their counts. */
+function tabs(m: DashboardModel): HTMLElement {
+  const nav = el("div", "tabs");
+  nav.setAttribute("role", "tablist");
+  for (const [v, text] of [["gpus", `GPUs (${m.gpus.length})`], ["processes", `Processes (${m.processCount})`]] as const) {
+    const b = el("button", `tab${view === v ? " active" : ""}`, text);
+    b.type = "button";
+    b.setAttribute("role", "tab");
+    b.setAttribute("aria-selected", String(view === v));
+    b.dataset.view = v;
+    b.addEventListener("click", () => {
+      view = v;
+      saveState();
+      if (model) render(model);
+    });
+    nav.append(b);
+  }
+  return nav;
+}
+
 function render(m: DashboardModel): void {
   // Keep the focused control focused across re-renders (keyboard users), by its data attributes.
   const focused = document.activeElement as HTMLElement | null;
-  const focusKey = focused?.dataset.sort ? `[data-sort="${focused.dataset.sort}"]` : focused?.dataset.uuid ? `input[data-uuid="${CSS.escape(focused.dataset.uuid)}"]` : undefined;
-  const focusCard = focused?.closest("section.gpu") as HTMLElement | null;
+  const focusKey = focused?.dataset.sort ? `[data-sort="${focused.dataset.sort}"]`
+    : focused?.dataset.uuid ? `input[data-uuid="${CSS.escape(focused.dataset.uuid)}"]`
+      : focused?.dataset.view ? `[data-view="${focused.dataset.view}"]`
+        : focused?.dataset.expand ? `[data-expand="${CSS.escape(focused.dataset.expand)}"]`
+          : focused?.dataset.signal ? `[data-signal="${focused.dataset.signal}"][data-pid="${focused.dataset.pid ?? ""}"]`
+            : focused?.dataset.confirm ? `[data-confirm="${focused.dataset.confirm}"]`
+              : focused?.classList.contains("user-filter") ? "select.user-filter" : undefined;
+  const focusCard = focused?.closest("section.gpu, section.gpu-row") as HTMLElement | null;
   root.replaceChildren();
-  if (m.gpus.length === 0) root.append(el("p", "message", m.message || "No GPUs"));
-  for (const g of m.gpus) root.append(card(g, m));
+  layout = chooseLayout(m.gpus.length, window.innerHeight);
+  document.body.dataset.layout = layout;
+  if (m.gpus.length === 0) {
+    root.append(el("p", "message", m.message || "No GPUs"));
+  } else {
+    root.append(tabs(m));
+    if (view === "processes") root.append(processesView(m));
+    else for (const g of m.gpus) root.append(layout === "compact" ? compactRow(g, m) : card(g, m));
+  }
   if (focusKey) {
-    const scope = focusCard?.dataset.uuid ? root.querySelector(`section.gpu[data-uuid="${CSS.escape(focusCard.dataset.uuid)}"]`) ?? root : root;
+    const scope = focusCard?.dataset.uuid ? root.querySelector(`section[data-uuid="${CSS.escape(focusCard.dataset.uuid)}"]`) ?? root : root;
     (scope.querySelector(focusKey) as HTMLElement | null)?.focus();
   }
   report(m);
 }
 
 function report(m: DashboardModel): void {
-  const cards = Array.from(root.querySelectorAll<HTMLElement>("section.gpu"));
+  const sections = Array.from(root.querySelectorAll<HTMLElement>(":scope > section.gpu, :scope > section.gpu-row"));
+  const doc = document.documentElement;
   const rendered: DashboardRendered = {
-    gpus: cards.map((c) => ({
-      uuid: c.dataset.uuid ?? "",
-      index: Number(c.querySelector(".index")?.textContent?.replace(/^GPU /, "") ?? NaN),
-      checked: (c.querySelector<HTMLInputElement>(".head input.tick")?.checked) ?? false,
-      pids: Array.from(c.querySelectorAll<HTMLElement>("tbody tr")).map((r) => Number(r.dataset.pid)),
-      mig: Array.from(c.querySelectorAll<HTMLInputElement>("ul.mig input.tick")).map((b) => ({ uuid: b.dataset.uuid ?? "", checked: b.checked })),
-      utilization: c.querySelector('[data-metric="util"] .metric-value')?.textContent ?? "",
-      memory: c.querySelector('[data-metric="memory"] .metric-value')?.textContent ?? "",
-      smActivity: c.querySelector('[data-metric="sm"] .metric-value')?.textContent ?? "",
-      busyButIdle: c.querySelector("p.busy-idle") !== null,
-      busyIdlePids: Array.from(c.querySelectorAll<HTMLElement>("tbody tr.busy-idle")).map((r) => Number(r.dataset.pid)),
-    })),
+    gpus: sections.map((c) => {
+      const full = c.matches("section.gpu") ? c : c.querySelector<HTMLElement>("section.gpu");
+      const g = m.gpus.find((x) => x.uuid === c.dataset.uuid);
+      return {
+        uuid: c.dataset.uuid ?? "",
+        index: Number(c.querySelector(".index")?.textContent?.replace(/^GPU /, "") ?? NaN),
+        checked: (c.querySelector<HTMLInputElement>("input.tick")?.checked) ?? false,
+        // A compact row lists its processes in its summary; the pids are the model's in the card's order.
+        pids: full ? Array.from(full.querySelectorAll<HTMLElement>("tbody tr")).map((r) => Number(r.dataset.pid)) : (g?.processes.map((p) => p.pid) ?? []),
+        mig: Array.from(c.querySelectorAll<HTMLInputElement>("ul.mig input.tick")).map((b) => ({ uuid: b.dataset.uuid ?? "", checked: b.checked })),
+        utilization: c.querySelector('[data-metric="util"] .metric-value, span[data-metric="util"]')?.textContent ?? "",
+        memory: c.querySelector('[data-metric="memory"] .metric-value, span[data-metric="memory"]')?.textContent ?? "",
+        // A compact row writes SM activity in its util tooltip; the value is the model's.
+        smActivity: c.querySelector('[data-metric="sm"] .metric-value')?.textContent ?? (full ? "" : g?.smActivity?.text ?? ""),
+        busyButIdle: c.querySelector(".busy-idle:not(tr)") !== null,
+        busyIdlePids: Array.from(c.querySelectorAll<HTMLElement>("tbody tr.busy-idle")).map((r) => Number(r.dataset.pid)),
+      };
+    }),
     sort: m.sort,
-    width: document.documentElement.clientWidth,
-    overflowing: cards.some((c) => c.scrollWidth > c.clientWidth + 1) || document.documentElement.scrollWidth > document.documentElement.clientWidth + 1,
+    view,
+    layout,
+    expanded: [...expanded].filter((u) => m.gpus.some((g) => g.uuid === u)),
+    table: {
+      pids: Array.from(root.querySelectorAll<HTMLElement>("table.ptable tbody")).map((b) => Number(b.dataset.pid)),
+      userFilter: root.querySelector<HTMLSelectElement>("select.user-filter")?.value ?? m.userFilter,
+      headers: Array.from(root.querySelectorAll<HTMLElement>("table.ptable th button")).map((b) => b.textContent ?? ""),
+    },
+    confirm: root.querySelector(".confirm .question")?.textContent ?? "",
+    result: root.querySelector("p.result")?.textContent ?? "",
+    height: doc.clientHeight,
+    fitsHeight: doc.scrollHeight <= doc.clientHeight + 1,
+    width: doc.clientWidth,
+    overflowing: sections.some((c) => c.scrollWidth > c.clientWidth + 1) || doc.scrollWidth > doc.clientWidth + 1,
   };
   vscode.postMessage({ type: "rendered", rendered });
 }
 
 /** Clicks one of the dashboard's own controls (end-to-end tests: the same handlers as a user's click). */
 function click(target: DashboardClickTarget): void {
-  const cardOf = (uuid: string) => root.querySelector<HTMLElement>(`section.gpu[data-uuid="${CSS.escape(uuid)}"]`);
-  if (target.kind === "tick") {
-    const box = root.querySelector<HTMLInputElement>(`input.tick[data-uuid="${CSS.escape(target.uuid)}"]`);
-    box?.click();
-  } else {
-    const scope = target.uuid ? cardOf(target.uuid) : root;
-    scope?.querySelector<HTMLButtonElement>(`button[data-sort="${target.key}"]`)?.click();
+  const cardOf = (uuid: string) => root.querySelector<HTMLElement>(`section[data-uuid="${CSS.escape(uuid)}"]`);
+  switch (target.kind) {
+    case "tick":
+      root.querySelector<HTMLInputElement>(`input.tick[data-uuid="${CSS.escape(target.uuid)}"]`)?.click();
+      return;
+    case "sort": {
+      const button = () => (target.uuid ? cardOf(target.uuid) : root)?.querySelector<HTMLButtonElement>(`button[data-sort="${target.key}"]`);
+      // A compact row's table is in its full card: open it first, as a user would.
+      if (!button() && target.uuid) cardOf(target.uuid)?.querySelector<HTMLButtonElement>("button.expand")?.click();
+      button()?.click();
+      return;
+    }
+    case "view":
+      root.querySelector<HTMLButtonElement>(`button[data-view="${target.view}"]`)?.click();
+      return;
+    case "expand":
+      root.querySelector<HTMLButtonElement>(`button[data-expand="${CSS.escape(target.uuid)}"]`)?.click();
+      return;
+    case "filter": {
+      const select = root.querySelector<HTMLSelectElement>("select.user-filter");
+      if (!select) return;
+      select.value = target.user;
+      select.dispatchEvent(new Event("change"));
+      return;
+    }
+    case "signal":
+      root.querySelector<HTMLButtonElement>(`button[data-signal="${target.signal}"][data-pid="${target.pid}"]`)?.click();
+      return;
+    case "confirm":
+    case "cancel":
+      root.querySelector<HTMLButtonElement>(`button[data-confirm="${target.kind === "confirm" ? "yes" : "no"}"]`)?.click();
+      return;
   }
 }
 
@@ -247,6 +574,14 @@ window.addEventListener("message", (ev: MessageEvent<ToDashboard>) => {
     render(model);
   } else if (m?.type === "click") {
     click(m.target);
+  } else if (m?.type === "confirm") {
+    confirm = m;
+    result = undefined;
+    view = "processes";
+    if (model) render(model);
+  } else if (m?.type === "signalResult") {
+    result = { ok: m.ok, message: m.message };
+    if (model) render(model);
   }
 });
 
@@ -254,7 +589,9 @@ let resizeTimer: number | undefined;
 window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
   resizeTimer = window.setTimeout(() => {
-    if (model) report(model);
+    // The layout follows the pane's height: render again when it changes the choice.
+    if (model && chooseLayout(model.gpus.length, window.innerHeight) !== layout) render(model);
+    else if (model) report(model);
   }, 100);
 });
 

@@ -12,7 +12,7 @@
 import uPlot from "uplot";
 import type { FromWebview, HistoryAxes, RunMark, ToWebview } from "../src/gpu/historyPanel";
 import { type GpuSeries, timeAxis, type TimeAxis } from "../src/gpu/history";
-import { formatMiB } from "../src/gpu/units";
+import { formatMemoryPair } from "../src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
 const vscode = acquireVsCodeApi();
@@ -299,7 +299,7 @@ function redraw(): void {
     if (!c) continue;
     const isSel = selected.some((u) => u.toLowerCase() === g.uuid.toLowerCase());
     const n = g.at.length;
-    const last = n > 0 ? `${hoverValue(g.utilizationPercent[n - 1], "%")} · ${formatMiB(g.memoryUsedMiB[n - 1])} of ${formatMiB(g.memoryTotalMiB)}` : "no samples yet";
+    const last = n > 0 ? `${hoverValue(g.utilizationPercent[n - 1], "%")} · ${formatMemoryPair(g.memoryUsedMiB[n - 1], g.memoryTotalMiB)}` : "no samples yet";
     c.title.textContent = `GPU ${g.index}: ${g.name}${isSel ? " (selected)" : ""} · ${last}`;
     c.util.setData(dataOf(g, "util", c.memUnit));
     c.mem.setData(dataOf(g, "mem", c.memUnit));

@@ -28,7 +28,10 @@ async function monitorFor(mode: string): Promise<GpuMonitor> {
   return monitor;
 }
 
-const proc = (pid: number, user: string, memoryMiB: number | null, command: string): DashboardProcess => ({ pid, user, memoryMiB, memory: "", command, program: command, own: false, workspaceRun: false, busyButIdle: false });
+const proc = (pid: number, user: string, memoryMiB: number | null, command: string, more: Partial<DashboardProcess> = {}): DashboardProcess => ({
+  pid, gpuIndex: 0, gpuUuid: "GPU-0", user, memoryMiB, memory: "", smPercent: null, sm: "–", cpuPercent: null, cpu: "–", hostMemoryMiB: null, hostMemory: "–",
+  runningS: null, time: "–", command, program: command, own: false, workspaceRun: false, busyButIdle: false, canSignal: false, ...more,
+});
 
 test("sortProcesses: each column both ways, unknown memory last when descending, ties by pid", () => {
   const rows = [proc(30, "bob", 100, "python b.py"), proc(10, "alice", null, "torchrun x"), proc(20, "Carol", 5000, "jupyter"), proc(5, "alice", 100, "a.out")];
@@ -203,7 +206,7 @@ test("provider: strict CSP with a nonce; ticks from the webview change the selec
   assert.deepEqual(models().at(-1)?.sort, { key: "pid", descending: true });
   assert.deepEqual(state.data.get("gpuPilot.dashboard.sort"), { key: "pid", descending: true }, "the sort is remembered");
 
-  f.send({ type: "rendered", rendered: { gpus: [], sort: { key: "pid", descending: true }, width: 300, overflowing: false } });
+  f.send({ type: "rendered", rendered: { gpus: [], sort: { key: "pid", descending: true }, view: "gpus", layout: "full", expanded: [], table: { pids: [], userFilter: "", headers: [] }, confirm: "", result: "", height: 600, fitsHeight: true, width: 300, overflowing: false } });
   assert.equal(dash.getState().renders, 1);
   assert.equal(dash.getState().rendered?.width, 300);
   assert.equal(await dash.click({ kind: "sort", key: "memory" }), true);

@@ -8,7 +8,7 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import type { ComputeApp } from "../../client/src/gpu/nvidiaSmi";
-import { describeProcesses, parseCmdline, parseStat, processDetails, readProcStat, sameProgram, stopProcess } from "../../client/src/gpu/procinfo";
+import { checkSignalTarget, cpuPercent, describeProcesses, parseCmdline, parseStat, processDetails, readProcStat, readUptime, runningSeconds, sameProgram, signalProcess, stopProcess } from "../../client/src/gpu/procinfo";
 
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-proc-"));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
@@ -17,12 +17,13 @@ const passwdFile = join(tmp, "passwd");
 writeFileSync(passwdFile, "root:x:0:0:root:/root:/bin/bash\nalice:x:1001:1001::/home/alice:/bin/sh\n# comment\nbroken line\n");
 
 /** A fake /proc/<pid> with status, cmdline and stat. */
-function fakeProc(pid: number, { uid, name, argv, ppid = 1, start = 4242 }: { uid?: number; name: string; argv: string[]; ppid?: number; start?: number }) {
+function fakeProc(pid: number, { uid, name, argv, ppid = 1, start = 4242, utime = 0, stime = 0, rssKiB }: { uid?: number; name: string; argv: string[]; ppid?: number; start?: number; utime?: number; stime?: number; rssKiB?: number }) {
   const dir = join(procRoot, String(pid));
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, "status"), `Name:\t${name}\nUmask:\t0022\nState:\tS (sleeping)\nPid:\t${pid}\nPPid:\t${ppid}\n${uid !== undefined ? `Uid:\t${uid}\t${uid}\t${uid}\t${uid}\n` : ""}`);
+  writeFileSync(join(dir, "status"), `Name:\t${name}\nUmask:\t0022\nState:\tS (sleeping)\nPid:\t${pid}\nPPid:\t${ppid}\n${uid !== undefined ? `Uid:\t${uid}\t${uid}\t${uid}\t${uid}\n` : ""}${rssKiB !== undefined ? `VmRSS:\t  ${rssKiB} kB\n` : ""}`);
   writeFileSync(join(dir, "cmdline"), argv.map((a) => a + "\u0000").join(""));
-  const fields = ["S", String(ppid), ...Array(17).fill("0"), String(start), "0"]; // state, ppid, ..., starttime is field 22
+  // state (3), ppid (4), 9 zeros (5-13), utime (14), stime (15), 6 zeros (16-21), starttime (22), vsize (23)
+  const fields = ["S", String(ppid), ...Array(9).fill("0"), String(utime), String(stime), ...Array(6).fill("0"), String(start), "0"];
   writeFileSync(join(dir, "stat"), `${pid} (${name}) ${fields.join(" ")}\n`);
 }
 /** Waits until the spawned child has exec'd (before that, /proc shows the parent's cmdline). */
@@ -35,20 +36,27 @@ async function execed(pid: number): Promise<void> {
 }
 const app = (pid: number, processName = "python3"): ComputeApp => ({ gpuUuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", gpuBusId: null, pid, processName, usedMemoryMiB: 3380 });
 
-fakeProc(582, { uid: 1001, name: "python3", argv: ["python3", "train.py", "--lr", "3e-4"], start: 777 });
+mkdirSync(procRoot, { recursive: true });
+writeFileSync(join(procRoot, "uptime"), "107.77 200.00\n"); // seconds since boot, idle seconds
+// started 7.77 s after boot, 100 s ago; 50 s of CPU (user 4000 + system 1000 ticks): 50 % of a core on average
+fakeProc(582, { uid: 1001, name: "python3", argv: ["python3", "train.py", "--lr", "3e-4"], start: 777, utime: 4000, stime: 1000, rssKiB: 2_516_582 });
 fakeProc(583, { uid: 1002, name: "python3", argv: ["/usr/bin/python3", "-m", "torch.distributed.run"] });
 fakeProc(600, { uid: 1001, name: "sshd", argv: ["sshd: alice"] }); // another program under the pid nvidia-smi reports
 fakeProc(601, { name: "python3", argv: [] }); // no Uid line, kernel-thread-like empty cmdline
 
 test("parsers: cmdline is NUL-separated; stat's command may contain ') '", () => {
   assert.deepEqual(parseCmdline("python3\u0000a b.py\u0000\u0000x\u0000"), ["python3", "a b.py", "", "x"]);
-  assert.deepEqual(parseStat("42 (weird) name) S 7 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 99 0"), { ppid: 7, startTicks: 99 });
+  assert.deepEqual(parseStat("42 (weird) name) S 7 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 99 0"), { ppid: 7, cpuTicks: 0, startTicks: 99 });
+  assert.deepEqual(parseStat("42 (w) S 7 0 0 0 0 0 0 0 0 0 250 30 0 0 0 0 0 0 99 0"), { ppid: 7, cpuTicks: 280, startTicks: 99 });
   assert.deepEqual(parseStat("garbage"), {});
 });
 
 test("another user's process: user from /etc/passwd, full command line, not own", async () => {
   const d = await processDetails(app(582), undefined, { procRoot, passwdFile, ownUid: 1000, ownUser: "me" });
-  assert.deepEqual(d, { pid: 582, uid: 1001, user: "alice", commandLine: "python3 train.py --lr 3e-4", argv: ["python3", "train.py", "--lr", "3e-4"], own: false, workspaceRun: false, startTicks: 777 });
+  assert.deepEqual(d, {
+    pid: 582, uid: 1001, user: "alice", commandLine: "python3 train.py --lr 3e-4", argv: ["python3", "train.py", "--lr", "3e-4"], own: false, workspaceRun: false, startTicks: 777,
+    cpuTicks: 5000, rssKiB: 2_516_582, readAtS: 107.77, cpuPercent: 50,
+  });
   const unnamed = await processDetails(app(583), undefined, { procRoot, passwdFile, ownUid: 1000, ownUser: "me" });
   assert.equal(unnamed.user, "uid 1002", "a uid without a passwd entry");
   assert.equal(unnamed.commandLine, "/usr/bin/python3 -m torch.distributed.run");
@@ -142,4 +150,58 @@ test("stopProcess: SIGTERM to an own process holding a GPU device; refuses other
   const mine = await stopProcess(582, { startTicks: 777 }, { procRoot, ownUid: 1001 }, (pid, sig) => killed.push(pid, sig === "SIGTERM" ? 15 : 0));
   assert.deepEqual(mine, { ok: true });
   assert.deepEqual(killed, [582, 15]);
+});
+
+test("host numbers: CPU % of one core since the last read (or since start), running time, uptime", () => {
+  assert.equal(readUptime(procRoot), 107.77);
+  assert.equal(readUptime(join(tmp, "nowhere")), undefined);
+  // first read: 5000 ticks = 50 s of CPU over 100 s of life
+  assert.equal(cpuPercent({ cpuTicks: 5000, startTicks: 777, readAtS: 107.77 }), 50);
+  // 2 s later 380 more ticks (3.8 s of CPU): 190 % (nearly two cores)
+  assert.equal(cpuPercent({ cpuTicks: 5380, startTicks: 777, readAtS: 109.77 }, { cpuTicks: 5000, startTicks: 777, readAtS: 107.77 }), 190);
+  // a reused pid (another start time): the average since its own start, not a delta
+  assert.equal(cpuPercent({ cpuTicks: 100, startTicks: 9777, readAtS: 107.77 }, { cpuTicks: 5000, startTicks: 777, readAtS: 105 }), 10);
+  assert.equal(cpuPercent({ startTicks: 777, readAtS: 107.77 }), undefined, "no CPU ticks read");
+  assert.equal(runningSeconds({ startTicks: 777, readAtS: 107.77 }), 100);
+  assert.equal(runningSeconds({ startTicks: 777 }), undefined);
+});
+
+test("checkSignalTarget / signalProcess: any user's process with the listed start time and program; EPERM said with the owner; refusals calm", async () => {
+  const opts = { procRoot, passwdFile, ownUid: 1000, ownUser: "me" };
+  const sent: [number, string][] = [];
+  const eperm = (pid: number) => {
+    sent.push([pid, "tried"]);
+    throw Object.assign(new Error("kill EPERM"), { code: "EPERM" });
+  };
+  const denied = await signalProcess(582, "SIGKILL", { startTicks: 777, processName: "python3" }, opts, eperm);
+  assert.deepEqual(denied, { ok: false, reason: "permission", message: "Not permitted (EPERM): process 582 belongs to alice; only alice or root can send it SIGKILL. Nothing was sent." });
+  assert.deepEqual(sent, [[582, "tried"]], "another user's process is tried: the kernel decides");
+  const ok = await signalProcess(582, "SIGTERM", { startTicks: 777, processName: "python3" }, opts, (pid, sig) => sent.push([pid, sig]));
+  assert.deepEqual(ok.ok ? ok.user : ok.reason, "alice");
+  assert.deepEqual(sent.at(-1), [582, "SIGTERM"]);
+  const reused = await checkSignalTarget(582, { startTicks: 778, processName: "python3" }, opts);
+  assert.equal(reused.ok ? "ok" : reused.reason, "reused");
+  const noStart = await checkSignalTarget(582, { processName: "python3" }, opts);
+  assert.equal(noStart.ok ? "ok" : noStart.reason, "unsure");
+  const other = await checkSignalTarget(600, { startTicks: 4242, processName: "python3" }, opts);
+  assert.deepEqual(other.ok ? "ok" : [other.reason, other.message], ["other-namespace", "pid 600 here is sshd: alice, not python3: nvidia-smi sees another PID namespace. Nothing was sent."]);
+  const gone = await checkSignalTarget(9999, { startTicks: 1, processName: "python3" }, opts);
+  assert.deepEqual(gone.ok ? "ok" : [gone.reason, gone.message], ["gone", "Process 9999 is not visible here: it has ended, or it runs in another PID namespace (a container) that VS Code cannot see. Nothing was sent."]);
+});
+
+test("signalProcess on a real child: SIGKILL ends it; the no-device warning is carried to the confirmation", async () => {
+  const child = spawn("sleep", ["300"], { stdio: "ignore" });
+  const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_c, sig) => r(sig)));
+  assert.ok(child.pid);
+  const end = Date.now() + 10_000;
+  while ((await readProcStat(child.pid)).argv?.[0] !== "sleep") {
+    if (Date.now() > end) assert.fail("sleep did not start");
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const stat = await readProcStat(child.pid);
+  const check = await checkSignalTarget(child.pid, { startTicks: stat.startTicks, processName: "sleep" });
+  assert.deepEqual(check, { ok: true, user: userInfo().username, warning: `It holds no NVIDIA device open here: nvidia-smi may see another PID namespace, where pid ${child.pid} is another process.` });
+  const r = await signalProcess(child.pid, "SIGKILL", { startTicks: stat.startTicks, processName: "sleep" });
+  assert.equal(r.ok, true);
+  assert.equal(await exited, "SIGKILL");
 });

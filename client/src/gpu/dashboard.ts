@@ -21,9 +21,13 @@ import { webviewPage } from "./webviewPage";
 import * as config from "../config";
 import { log } from "../log";
 import { DASHBOARD_VIEW_ID } from "../views";
-import { buildDashboardModel, DEFAULT_SORT, type DashboardModel, nextSort, type ProcessSort, type ProcessSortKey } from "./dashboardModel";
+import { buildDashboardModel, type DashboardModel } from "./dashboardModel";
+import type { DashboardLayout } from "./dashboardLayout";
+import { DEFAULT_SORT, nextSort, PROCESS_SORT_KEYS, type ProcessSort, type ProcessSortKey, signalQuestion } from "./processTable";
+import { checkSignalTarget, type ProcessSignal, signalProcess, type StopOptions } from "./procinfo";
 import type { GpuMonitor } from "./monitor";
 import { type SelectionStore, toggleEntry } from "../../../common/src/gpu/selection";
+import { printableName } from "./present";
 
 /** View id in package.json. */
 export { DASHBOARD_VIEW_ID } from "../views";
@@ -31,7 +35,20 @@ export { DASHBOARD_VIEW_ID } from "../views";
 /** A control of the dashboard that {@link GpuDashboard.click} can click. */
 export type DashboardClickTarget =
   | { kind: "tick"; uuid: string }
-  | { kind: "sort"; key: ProcessSortKey; uuid?: string };
+  | { kind: "sort"; key: ProcessSortKey; uuid?: string }
+  /** The tabs above the page: the GPUs, or the process table of every GPU. */
+  | { kind: "view"; view: DashboardView }
+  /** A compact GPU row: shows (or hides) its full card. */
+  | { kind: "expand"; uuid: string }
+  /** Picks a user in the process table's filter ("" = everyone). */
+  | { kind: "filter"; user: string }
+  /** A process row's Stop (SIGTERM) or Kill (SIGKILL) button; then the confirmation's buttons. */
+  | { kind: "signal"; pid: number; signal: ProcessSignal }
+  | { kind: "confirm" }
+  | { kind: "cancel" };
+
+/** What the dashboard page shows: the GPUs, or the process table. */
+export type DashboardView = "gpus" | "processes";
 
 /** What the webview drew, as it reports it after each render. */
 export interface DashboardRendered {
@@ -52,20 +69,44 @@ export interface DashboardRendered {
   }[];
   /** The sort its column headers show (aria-sort). */
   sort: ProcessSort;
+  /** The tab shown, and the GPU layout chosen (dashboardModel.ts chooseLayout: by GPU count and the pane's height). */
+  view: DashboardView;
+  layout: DashboardLayout;
+  /** UUIDs of the compact rows whose full card is open. */
+  expanded: string[];
+  /** The process table as drawn (its tab): pids top to bottom, the filter, the header cells' text. */
+  table: { pids: number[]; userFilter: string; headers: string[] };
+  /** The confirmation shown (Stop/Kill), "" when none; the last result line, "" when none. */
+  confirm: string;
+  result: string;
+  /** The page's height in CSS px, and whether everything drawn fits it without scrolling. */
+  height: number;
+  fitsHeight: boolean;
   /** The webview's width in CSS pixels, and whether any card's content is wider than it (clipped). */
   width: number;
   overflowing: boolean;
 }
 
 /** Messages to the webview. */
-export type ToDashboard = { type: "model"; model: DashboardModel } | { type: "click"; target: DashboardClickTarget };
+export type ToDashboard =
+  | { type: "model"; model: DashboardModel }
+  | { type: "click"; target: DashboardClickTarget }
+  /** Asks the user to confirm a signal (the question names pid, user and command line); `token` answers it. */
+  | { type: "confirm"; token: string; pid: number; signal: ProcessSignal; question: string; warning?: string }
+  /** What a Stop/Kill did, in words. */
+  | { type: "signalResult"; ok: boolean; message: string };
 
 /** Messages from the webview. */
 export type FromDashboard =
   | { type: "ready" }
   | { type: "toggle"; kind: "gpu" | "mig"; uuid: string; checked: boolean }
   | { type: "sort"; key: ProcessSortKey }
+  | { type: "filter"; user: string }
   | { type: "showHistory"; uuid: string }
+  /** A Stop/Kill button: the extension checks the process and asks to confirm. */
+  | { type: "askSignal"; pid: number; signal: ProcessSignal }
+  /** The confirmation's answer. */
+  | { type: "signal"; token: string; confirmed: boolean }
   | { type: "rendered"; rendered: DashboardRendered };
 
 /** Whether `r` has {@link DashboardRendered}'s outer shape (a `gpus` array of objects, a width). */
@@ -88,7 +129,12 @@ export function checkDashboardMessage(m: unknown): FromDashboard | undefined {
     case "ready": return { type: "ready" };
     case "toggle":
       return uuid !== undefined && (o.kind === "gpu" || o.kind === "mig") && typeof o.checked === "boolean" ? { type: "toggle", kind: o.kind, uuid, checked: o.checked } : undefined;
-    case "sort": return SORT_KEYS.includes(o.key as ProcessSortKey) ? { type: "sort", key: o.key as ProcessSortKey } : undefined;
+    case "sort": return PROCESS_SORT_KEYS.includes(o.key as ProcessSortKey) ? { type: "sort", key: o.key as ProcessSortKey } : undefined;
+    case "filter": return typeof o.user === "string" && o.user.length <= 256 ? { type: "filter", user: o.user } : undefined;
+    case "askSignal":
+      return Number.isInteger(o.pid) && (o.pid as number) > 0 && (o.pid as number) < 2 ** 31 && (o.signal === "SIGTERM" || o.signal === "SIGKILL") ? { type: "askSignal", pid: o.pid as number, signal: o.signal } : undefined;
+    case "signal":
+      return typeof o.token === "string" && /^[0-9a-f]{32}$/.test(o.token) && typeof o.confirmed === "boolean" ? { type: "signal", token: o.token, confirmed: o.confirmed } : undefined;
     case "showHistory": return uuid !== undefined ? { type: "showHistory", uuid } : undefined;
     case "rendered": return isRendered(o.rendered) ? { type: "rendered", rendered: o.rendered } : undefined;
     default: return undefined;
@@ -108,10 +154,12 @@ export interface DashboardState {
   renders: number;
   /** Selection changes made by ticks in the dashboard. */
   toggles: number;
+  /** What the last Stop/Kill did; absent before one. */
+  lastSignal?: { ok: boolean; message: string };
 }
 
 const SORT_KEY = "gpuPilot.dashboard.sort";
-const SORT_KEYS: readonly ProcessSortKey[] = ["pid", "user", "memory", "command"];
+const FILTER_KEY = "gpuPilot.dashboard.userFilter";
 
 /** The dashboard's WebviewViewProvider. */
 export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposable {
@@ -124,15 +172,23 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   private rendered: DashboardRendered | undefined;
   private renders = 0;
   private toggles = 0;
+  private userFilter: string;
+  /** Confirmations asked and not answered yet, by token (one at a time: a new one replaces the old). */
+  private readonly pending = new Map<string, { pid: number; signal: ProcessSignal; startTicks: number; processName: string; command: string }>();
+  private lastSignal: { ok: boolean; message: string } | undefined;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly monitor: GpuMonitor,
     private readonly selection: SelectionStore,
     private readonly state: vscode.Memento,
+    /** Where /proc is and what a GPU device is (tests); see procinfo.ts. */
+    private readonly stopOptions: StopOptions = {},
   ) {
     const saved = state.get<ProcessSort>(SORT_KEY);
-    this.sort = saved && SORT_KEYS.includes(saved.key) && typeof saved.descending === "boolean" ? saved : DEFAULT_SORT;
+    this.sort = saved && PROCESS_SORT_KEYS.includes(saved.key) && typeof saved.descending === "boolean" ? saved : DEFAULT_SORT;
+    const filter = state.get<string>(FILTER_KEY);
+    this.userFilter = typeof filter === "string" ? filter : "";
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -166,6 +222,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
       rendered: this.rendered,
       renders: this.renders,
       toggles: this.toggles,
+      ...(this.lastSignal ? { lastSignal: this.lastSignal } : {}),
     };
   }
 
@@ -211,6 +268,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
       sparkSeconds: config.historyMinutes() * 60,
       sort: this.sort,
       activity: this.monitor.activity,
+      userFilter: this.userFilter,
     });
   }
 
@@ -239,6 +297,17 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
         await this.state.update(SORT_KEY, this.sort);
         this.post(true);
         return;
+      case "filter":
+        this.userFilter = m.user;
+        await this.state.update(FILTER_KEY, this.userFilter);
+        this.post(true);
+        return;
+      case "askSignal":
+        await this.askSignal(m.pid, m.signal);
+        return;
+      case "signal":
+        await this.answerSignal(m.token, m.confirmed);
+        return;
       case "showHistory":
         await vscode.commands.executeCommand("gpuPilot.showHistory", { kind: "gpu", gpu: { uuid: m.uuid } });
         return;
@@ -263,6 +332,60 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
     }
   }
 
+  private postResult(ok: boolean, message: string): void {
+    this.lastSignal = { ok, message };
+    void this.view?.webview.postMessage({ type: "signalResult", ok, message } satisfies ToDashboard).then(undefined, () => undefined);
+  }
+
+  /**
+   * A Stop/Kill button: the pid must be one the current sample lists; /proc must show it with the
+   * start time read when it was listed and the program nvidia-smi named (procinfo.ts
+   * checkSignalTarget). Then the webview asks to confirm, naming pid, user and command line.
+   */
+  private async askSignal(pid: number, signal: ProcessSignal): Promise<void> {
+    const inv = this.monitor.inventory;
+    const app = inv?.apps.find((a) => a.pid === pid);
+    const gpu = app && inv?.gpus.find((g) => g.uuid.toLowerCase() === app.gpuUuid.toLowerCase());
+    if (!inv || !app || !gpu) {
+      this.postResult(false, `Process ${pid} is no longer listed by nvidia-smi. Nothing was sent.`);
+      return;
+    }
+    const details = inv.processes?.find((p) => p.pid === pid);
+    if (details?.startTicks === undefined) {
+      this.postResult(false, `Process ${pid} is not visible here (${details?.note ?? "in another PID namespace"}): GPU Pilot cannot tell which process it is, so it sends nothing.`);
+      return;
+    }
+    const check = await checkSignalTarget(pid, { startTicks: details.startTicks, processName: app.processName }, this.stopOptions);
+    if (!check.ok) {
+      this.postResult(false, check.message);
+      return;
+    }
+    this.pending.clear();
+    const token = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(16))).toString("hex");
+    this.pending.set(token, { pid, signal, startTicks: details.startTicks, processName: app.processName, command: details.commandLine });
+    const question = signalQuestion(signal, { pid, user: check.user, command: printableName(details.commandLine), gpuIndex: gpu.index });
+    void this.view?.webview.postMessage({ type: "confirm", token, pid, signal, question, ...(check.warning ? { warning: check.warning } : {}) } satisfies ToDashboard).then(undefined, () => undefined);
+  }
+
+  /** The confirmation's answer: sends the signal (checked again right before) or nothing. */
+  private async answerSignal(token: string, confirmed: boolean): Promise<void> {
+    const p = this.pending.get(token);
+    this.pending.delete(token);
+    if (!p || !confirmed) return;
+    const r = await signalProcess(p.pid, p.signal, { startTicks: p.startTicks, processName: p.processName }, this.stopOptions);
+    const verb = p.signal === "SIGKILL" ? "killed" : "stopped";
+    if (r.ok) {
+      log.info(`Sent ${p.signal} to process ${p.pid} (${p.command}).`);
+      this.postResult(true, `Sent ${p.signal} to process ${p.pid}.`);
+      void vscode.window.showInformationMessage(`GPU Pilot: sent ${p.signal} to process ${p.pid} (${verb === "killed" ? "kill" : "stop"}).`);
+    } else {
+      log.warn(r.message);
+      this.postResult(false, r.message);
+      void vscode.window.showWarningMessage(`GPU Pilot: ${r.message}`);
+    }
+    await this.monitor.refresh();
+  }
+
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
     return webviewPage(webview, dist, { script: "dashboard.js", style: "dashboard.css" }, "GPU Dashboard", `<main id="cards" aria-live="polite"><p class="message">Reading nvidia-smi...</p></main>`);
   }
@@ -273,8 +396,8 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
  * with `ready` when shown).
  * @returns the dashboard and what to dispose.
  */
-export function registerGpuDashboard(extensionUri: vscode.Uri, monitor: GpuMonitor, selection: SelectionStore, state: vscode.Memento, registered = false): { dashboard: GpuDashboard; disposables: vscode.Disposable[] } {
-  const dashboard = new GpuDashboard(extensionUri, monitor, selection, state);
+export function registerGpuDashboard(extensionUri: vscode.Uri, monitor: GpuMonitor, selection: SelectionStore, state: vscode.Memento, registered = false, stopOptions: StopOptions = {}): { dashboard: GpuDashboard; disposables: vscode.Disposable[] } {
+  const dashboard = new GpuDashboard(extensionUri, monitor, selection, state, stopOptions);
   // `registered`: the entry bundle registered a stand-in at activation (shell.ts) that hands the view to this dashboard.
   if (registered) return { dashboard, disposables: [dashboard] };
   const reg = vscode.window.registerWebviewViewProvider(DASHBOARD_VIEW_ID, dashboard);

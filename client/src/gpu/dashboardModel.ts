@@ -3,7 +3,8 @@
  * data: one card per GPU with its labelled utilisation and memory bars (fractions 0..1 and the
  * threshold level that colours them), temperature, power and cap, free memory, a sparkline of the
  * recent minutes from the history ring (history.ts), its MIG devices and its compute processes
- * (sortable by pid, user, GPU memory or command), and whether it is ticked in the selection.
+ * (sortable by any column: processTable.ts), the process table of every GPU (filtered by user), and
+ * whether it is ticked in the selection.
  *
  * Where `nvidia-smi dmon --gpm-metrics` works (activity.ts), a card also shows SM activity beside
  * GPU-Util and flags "busy but idle" on the GPU and on the user's own processes on it.
@@ -17,42 +18,10 @@ import type { HistorySnapshot } from "./history";
 import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import { appsOf, gpuWarnings, printableName, processUser, programCommand, unknownUserNote } from "./present";
 import { isMigSelected, isSelected } from "../../../common/src/gpu/selection";
-import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, fraction, type Level, levelOf } from "./units";
+import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, fraction, type Level, levelOf, shortGpuName } from "./units";
+import { DEFAULT_SORT, type DashboardProcess, filterByUser, hostFields, NO_VALUE, processSummary, type ProcessSort, sortProcesses, usersOf } from "./processTable";
 
-/** A column the process tables sort by. */
-export type ProcessSortKey = "pid" | "user" | "memory" | "command";
-
-/** How the process tables are sorted: by `key`, descending or not. */
-export interface ProcessSort {
-  key: ProcessSortKey;
-  descending: boolean;
-}
-
-/** The default: most GPU memory first (as nvitop). */
-export const DEFAULT_SORT: ProcessSort = { key: "memory", descending: true };
-
-/** A process row of a card. */
-export interface DashboardProcess {
-  pid: number;
-  /** {@link processUser}: a name, `unknown` (present.ts UNKNOWN_USER) or `…` (not read yet). */
-  user: string;
-  /** When the user is unknown: `User unknown: <why>` (another PID namespace, ...), {@link unknownUserNote}; the tree's tooltip says the same. */
-  userNote?: string;
-  /** `used_memory`, MiB; null when nvidia-smi did not say (MIG). */
-  memoryMiB: number | null;
-  /** {@link formatMiB} of it. */
-  memory: string;
-  /** The command line (or nvidia-smi's process name), control characters escaped. */
-  command: string;
-  /** {@link programCommand}: the command without its program's directory (what the table shows; `command` is its tooltip). */
-  program: string;
-  /** Runs as VS Code's user. */
-  own: boolean;
-  /** Is (or descends from) this workspace's run. */
-  workspaceRun: boolean;
-  /** One of the user's own processes on a GPU flagged {@link DashboardGpu.busyButIdle}. */
-  busyButIdle: boolean;
-}
+export { DEFAULT_SORT, type DashboardProcess, nextSort, type ProcessSort, type ProcessSortKey, sortProcesses } from "./processTable";
 
 /** A MIG device row of a card. */
 export interface DashboardMig {
@@ -75,6 +44,10 @@ export interface DashboardGpu {
   index: number;
   /** nvidia-smi's `name`, e.g. `NVIDIA H200`. */
   name: string;
+  /** The name without the vendor prefix (units.ts shortGpuName), e.g. `H200`: the compact row's. */
+  shortName: string;
+  /** The compact row's process summary (processTable.ts processSummary): `2 procs · alice, bob`, "" without. */
+  summary: string;
   selected: boolean;
   lost: boolean;
   /** `utilization.gpu`: text `12%`. */
@@ -116,41 +89,25 @@ export interface DashboardModel {
   /** The selection entries (CUDA_VISIBLE_DEVICES). */
   selection: string[];
   sort: ProcessSort;
+  /** Every GPU's processes for the process table: filtered by {@link userFilter}, sorted by {@link sort}. */
+  processes: DashboardProcess[];
+  /** All processes before the filter. */
+  processCount: number;
+  /** The users of all processes, sorted (the filter's choices). */
+  users: string[];
+  /** The user the table is filtered to; "" for everyone (a user no longer listed falls back to ""). */
+  userFilter: string;
+  /**
+   * When the shown sample was taken, ms since the epoch (the inventory's `takenAt`; 0 without one):
+   * the tree and the dashboard render the same monitor sample, so this is the tree's too.
+   */
+  takenAt: number;
 }
 
 /** Points in a sparkline: equal slices of its window, each the average of the samples in it. */
 export const SPARK_POINTS = 60;
 /** The sparkline's window when {@link DashboardInput.sparkSeconds} is not given, s. */
 export const SPARK_SECONDS = 300;
-
-const collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" });
-
-/**
- * Sorts process rows by `sort` (a copy); ties by pid ascending. Unknown memory sorts below every
- * known amount (descending) or above it (ascending).
- */
-export function sortProcesses(rows: readonly DashboardProcess[], sort: ProcessSort): DashboardProcess[] {
-  const dir = sort.descending ? -1 : 1;
-  const cmp = (a: DashboardProcess, b: DashboardProcess): number => {
-    switch (sort.key) {
-      case "pid":
-        return a.pid - b.pid;
-      case "user":
-        return collator.compare(a.user, b.user);
-      case "command":
-        return collator.compare(a.command, b.command);
-      case "memory":
-        return (a.memoryMiB ?? -1) - (b.memoryMiB ?? -1);
-    }
-  };
-  return [...rows].sort((a, b) => dir * cmp(a, b) || a.pid - b.pid);
-}
-
-/** The sort after a click on column `key`: the same column flips direction; another starts descending for memory, ascending otherwise. */
-export function nextSort(current: ProcessSort, key: ProcessSortKey): ProcessSort {
-  if (current.key === key) return { key, descending: !current.descending };
-  return { key, descending: key === "memory" };
-}
 
 /**
  * Averages timed samples into `points` equal slices of the window `[from, to]` (ms since the epoch),
@@ -188,13 +145,18 @@ function sparkOf(gpu: Gpu, history: HistorySnapshot | undefined, now: number, se
   };
 }
 
-function processOf(app: ComputeApp, details: ProcessDetails | undefined, gpuBusyButIdle: boolean): DashboardProcess {
+function processOf(gpu: Gpu, app: ComputeApp, details: ProcessDetails | undefined, gpuBusyButIdle: boolean): DashboardProcess {
   return {
     pid: app.pid,
+    gpuIndex: gpu.index,
+    gpuUuid: gpu.uuid,
     user: processUser(details),
     ...(details?.note ? { userNote: unknownUserNote(details) } : {}),
     memoryMiB: app.usedMemoryMiB,
     memory: formatMiB(app.usedMemoryMiB),
+    smPercent: null,
+    sm: NO_VALUE,
+    ...hostFields(details),
     command: printableName(details?.commandLine || app.processName),
     program: programCommand(details?.commandLine || app.processName),
     own: details?.own ?? false,
@@ -218,6 +180,8 @@ export interface DashboardInput {
   sparkSeconds?: number;
   /** SM activity from the monitor ({@link GpuMonitor.activity}); absent or `off`: not shown. */
   activity?: ActivitySnapshot;
+  /** The process table's user filter; "" or absent: everyone. */
+  userFilter?: string;
 }
 
 /** The SM activity fields of a card for GPU `index`. */
@@ -253,6 +217,8 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
       uuid: gpu.uuid,
       index: gpu.index,
       name: gpu.name,
+      shortName: "",
+      summary: "",
       selected: isSelected(gpu, input.selection),
       lost: gpu.lost === true,
       utilization: { fraction: util === null ? null : Math.min(1, Math.max(0, util / 100)), level: levelOf(util), text: formatPercent(util) },
@@ -262,10 +228,26 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
       power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
       free: formatFree(gpu),
       spark: sparkOf(gpu, input.history, now, input.sparkSeconds),
-      processes: sortProcesses(appsOf(gpu, inv.apps).map((a) => processOf(a, inv.processes?.find((p) => p.pid === a.pid), activity.busyButIdle)), sort),
+      processes: sortProcesses(appsOf(gpu, inv.apps).map((a) => processOf(gpu, a, inv.processes?.find((p) => p.pid === a.pid), activity.busyButIdle)), sort),
       mig: migs.map((m) => ({ uuid: m.uuid, profile: m.profile, device: m.device, selected: isMigSelected(m, input.selection) })),
       warnings: gpuWarnings(gpu, inv.apps, migs.length),
     };
   });
-  return { state: input.state, message, gpus, selection: [...input.selection], sort };
+  const all = gpus.flatMap((g) => g.processes);
+  const users = usersOf(all);
+  const userFilter = input.userFilter && users.includes(input.userFilter) ? input.userFilter : "";
+  for (const g of gpus) {
+    g.shortName = shortGpuName(g.name);
+    g.summary = processSummary(g.processes);
+  }
+  return {
+    state: input.state, message, gpus, selection: [...input.selection], sort,
+    processes: sortProcesses(filterByUser(all, userFilter), sort),
+    processCount: all.length,
+    users,
+    userFilter,
+    takenAt: input.state === "ok" && inv ? inv.takenAt : 0,
+  };
 }
+
+export { chooseLayout, COMPACT_FROM_GPUS, type DashboardLayout, FULL_CARD_PX } from "./dashboardLayout";

@@ -462,7 +462,7 @@ export class GpuMonitor implements vscode.Disposable {
   private async readDetails(): Promise<void> {
     const seq = ++this.detailsSeq;
     const runPid = this.options.runPid?.();
-    const details = await describeProcesses(this.apps, runPid, this.options.proc);
+    const details = await describeProcesses(this.apps, runPid, this.options.proc, this.processes);
     if (seq !== this.detailsSeq || this.disposed) return;
     this.processes = details;
     if (this._inventory) {

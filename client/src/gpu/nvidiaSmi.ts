@@ -216,6 +216,14 @@ export interface ProcessDetails {
   startTicks?: number;
   /** Why the details are incomplete, in words (e.g. not readable from this PID namespace); absent when complete. */
   note?: string;
+  /** CPU time used so far, user + system, clock ticks (/proc/<pid>/stat fields 14 and 15; procinfo.ts CLOCK_TICKS_PER_S). */
+  cpuTicks?: number;
+  /** Resident host memory, KiB (`VmRSS:` of /proc/<pid>/status). */
+  rssKiB?: number;
+  /** Seconds since boot when these details were read (/proc/uptime): with {@link startTicks}, how long the process has run. */
+  readAtS?: number;
+  /** CPU use, % of one core (100 = one core busy): since the previous read of the same process, or since it started (procinfo.ts cpuPercent). */
+  cpuPercent?: number;
 }
 
 /** The GPUs and compute processes at one moment. */

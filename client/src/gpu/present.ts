@@ -85,7 +85,11 @@ export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[], warnin
     ["UUID", `\`${gpu.uuid}\``],
     ["PCI bus id", `\`${gpu.pciBusId}\``],
     ["Memory used", `${formatMiB(gpu.memoryUsedMiB)} of ${formatMiB(gpu.memoryTotalMiB)} (${formatFree(gpu)})`],
-    ["Utilization", `GPU ${withUnit(gpu.utilizationGpuPercent, "%")}, memory ${withUnit(gpu.utilizationMemoryPercent, "%")}`],
+    // utilization.gpu and utilization.memory (nvidia-smi --help-query-gpu): the share of the last sample
+    // period in which a kernel ran, and in which device memory was read or written: the latter is
+    // memory *bandwidth* use, not how full the memory is (that is "Memory used").
+    ["GPU-Util", `${withUnit(gpu.utilizationGpuPercent, "%")} of the time a kernel ran`],
+    ["Memory bandwidth", `${withUnit(gpu.utilizationMemoryPercent, "%")} of the time memory was read or written`],
     ["Temperature", withUnit(gpu.temperatureC, "°C")],
     ["Power", `${formatPower(gpu.powerDrawW, gpu.powerLimitW)} (draw/cap)`],
     ["Fan", withUnit(gpu.fanSpeedPercent, "%")],

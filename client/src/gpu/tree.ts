@@ -11,7 +11,7 @@ import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
 import { type ActivitySnapshot, activityTooltipMarkdown } from "./activity";
 import { idleHeldLabel, idleHeldSentence } from "./idleHeld";
-import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
+import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "./nvidiaSmi";
 import {
   appsOf,
   claimText,
@@ -65,6 +65,12 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   readonly onDidChangeTreeData = this.emitter.event;
   private readonly disposables: vscode.Disposable[] = [this.emitter];
   private lastRendered = "";
+  /**
+   * The monitor sample the rows show, taken when the monitor fired (not when VS Code asks for the
+   * rows later): the dashboard builds its model from the same sample at the same event, so both
+   * panes show one sample at once ({@link sampleTakenAt} = the dashboard model's `takenAt`).
+   */
+  private sample: Inventory | undefined;
 
   constructor(
     private readonly monitor: GpuMonitor,
@@ -78,10 +84,16 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
   private changed(force = false): void {
     const m = this.monitor;
     const inv = m.inventory;
+    this.sample = inv;
     const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }, activityKey(m.activity), this.claims?.key()]);
     if (!force && key === this.lastRendered) return;
     this.lastRendered = key;
     this.emitter.fire();
+  }
+
+  /** When the sample the rows show was taken, ms since the epoch (0 before one). */
+  get sampleTakenAt(): number {
+    return this.sample?.takenAt ?? 0;
   }
 
   getChildren(node?: GpuTreeNode): GpuTreeNode[] {
@@ -102,7 +114,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         return [{ kind: "message", id: "message/failure", label: m.problem || "nvidia-smi failed", detail, icon: "warning" }];
       }
       case "ok": {
-        const inv = m.inventory;
+        const inv = this.sample ?? m.inventory;
         if (!inv) return [];
         const rows: GpuTreeNode[] = inv.gpus.map((gpu) => {
           const apps = appsOf(gpu, inv.apps);
@@ -124,7 +136,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
     return [
       ...node.warnings.map((text, n): GpuTreeNode => ({ kind: "gpuWarning", gpu, n, text })),
       ...node.mig.map((mig): GpuTreeNode => ({ kind: "mig", gpu, mig })),
-      ...node.apps.map((app): GpuTreeNode => ({ kind: "app", gpu, app, details: this.monitor.processOf(app.pid) })),
+      ...node.apps.map((app): GpuTreeNode => ({ kind: "app", gpu, app, details: (this.sample ?? this.monitor.inventory)?.processes?.find((p) => p.pid === app.pid) ?? this.monitor.processOf(app.pid) })),
     ];
   }
 
