@@ -1,5 +1,5 @@
 /**
- * The running-kernel probe (server/src/kernel/probe.ts, issue 42 item 2's core) in a real Jupyter
+ * The running-kernel probe (common/src/kernel/probe.ts, issue 42 item 2's core) in a real Jupyter
  * kernel (Debian's ipykernel and jupyter_client): without torch it reports nothing imported; with
  * torch imported (Debian's python3-torch, a CPU build) it reports torch imported and CUDA not
  * initialised, and leaves CUDA uninitialised, imports nothing and leaves no name behind. The parser
@@ -12,7 +12,7 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { installKernel } from "../../server/src/kernel/kernelspec";
-import { cudaInitialised, KERNEL_PROBE_SOURCE, parseKernelProbe, PROBE_MARKER } from "../../server/src/kernel/probe";
+import { cudaInitialised, KERNEL_PROBE_SOURCE, parseKernelProbe, PROBE_MARKER } from "../../common/src/kernel/probe";
 import { kernelEnvironmentOf } from "../../server/src/kernel/pythonProbe";
 
 const python = ["/usr/bin/python3", "python3"].find((p) => spawnSync(p, ["-c", "import ipykernel, jupyter_client"], { timeout: 30_000, stdio: "ignore" }).status === 0);

@@ -1,6 +1,9 @@
 import type { Rule } from "../rule";
 import { envWrites } from "../rule";
-import { STARTUP_VARIABLES } from "../frameworks";
+import { freezes, STARTUP_VARIABLES } from "../frameworks";
+import type { RuleContext } from "../rule";
+import type { KernelRestart } from "../types";
+import { frameworksText } from "../../../../common/src/kernel/runningKernel";
 import { stateBefore, statesInFunction } from "../python/timeline";
 import { nodeRange, type EnvWriteEvent, type InitEvent } from "../python/model";
 import { moveWriteFix } from "./shared/moveWrite";
@@ -38,13 +41,16 @@ export const rule: Rule = {
         message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
         related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
         fix: moveWriteFix(ctx, w) ?? undefined,
+        ...(frozenInKernel(ctx, w.variable).length ? { kernelRestart: kernelRestartOf(w) } : {}),
       });
     };
+    const staticLines = new Set<string>();
     for (const w of envWrites(ctx.model)) {
       if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
       const { frozenBy } = stateBefore(ctx.model, w);
-      if (frozenBy) report(w, frozenBy, "");
+      if (frozenBy) { report(w, frozenBy, ""); staticLines.add(writeKey(w)); }
     }
+    runningKernelFindings(ctx, staticLines);
     // Functions the module never calls (tests, hooks, callbacks) run after the module's own code:
     // a write there is checked against the module's timeline and the function's own events.
     // A method of a class the module never calls runs after the object's constructor (its timeline
@@ -59,7 +65,7 @@ export const rule: Rule = {
         const name = fn.owner ? `${fn.owner}.${own}` : own;
         const { frozenBy } = stateOf(w);
         if (!frozenBy) continue;
-        const key = `${w.range.start.line}:${w.range.start.character}:${w.variable}`;
+        const key = writeKey(w);
         if (reported.has(key)) continue;
         const inside = fn.events.includes(frozenBy);
         // Only a real initialising call: a library merely imported at module level (eager-init
@@ -76,3 +82,43 @@ export const rule: Rule = {
     }
   },
 };
+
+/** A write's identity: its place and variable. */
+const writeKey = (w: EnvWriteEvent): string => `${w.range.start.line}:${w.range.start.character}:${w.variable}`;
+
+/**
+ * The frameworks that initialised CUDA in the notebook's running kernel and freeze `variable`
+ * (frameworks.ts `freezes` at the `driver` depth: `torch.cuda.is_initialized()` is true only after
+ * torch's lazy init, which freezes the allocator variables too). Empty for a file, a notebook
+ * whose kernel is not known, or a kernel where nothing that reads `variable` initialised yet.
+ */
+function frozenInKernel(ctx: RuleContext, variable: string) {
+  return (ctx.runningKernel?.initialisedBy ?? []).filter((f) => freezes(f, "driver", variable));
+}
+
+/** The restart a finding offers: CUDA_VISIBLE_DEVICES with a literal value asks for its ids; else the selection as it is. */
+function kernelRestartOf(w: EnvWriteEvent): KernelRestart {
+  const ids = w.variable === "CUDA_VISIBLE_DEVICES" && w.literal !== null ? w.literal.split(",").map((s) => s.trim()).filter(Boolean) : null;
+  return { variable: w.variable, devices: ids && ids.length ? ids : null };
+}
+
+/**
+ * GPU001 from the running kernel (issue 42 item 2): in a notebook whose kernel reports CUDA
+ * initialised, every module-level write of a startup variable that the kernel froze has no effect
+ * when its cell runs, whatever the cells' order says; the writes the timeline already reported
+ * (`reported`, by {@link writeKey}) are not reported twice.
+ */
+function runningKernelFindings(ctx: RuleContext, reported: ReadonlySet<string>): void {
+  if (!ctx.notebook || !ctx.runningKernel?.initialisedBy.length) return;
+  for (const w of envWrites(ctx.model)) {
+    if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv" || reported.has(writeKey(w))) continue;
+    const by = frozenInKernel(ctx, w.variable);
+    if (!by.length) continue;
+    const stays = w.variable === "CUDA_VISIBLE_DEVICES" ? ` (the kernel stays on the GPUs it started with: CUDA_VISIBLE_DEVICES=${ctx.runningKernel.cudaVisibleDevices ?? "unset, every GPU"})` : "";
+    ctx.report({
+      range: w.range,
+      message: `${w.variable} is set here, but it has no effect in the running kernel: CUDA was initialised there (by ${frameworksText(by)}, as the kernel reports)${stays}. Restart the kernel, then run this cell before any CUDA call`,
+      kernelRestart: kernelRestartOf(w),
+    });
+  }
+}
