@@ -52,7 +52,7 @@ test("GPU001 from the running kernel on the first cell, 'Restart kernel on GPU 1
   assert.equal(d.code, "GPU001");
   assert.equal(d.severity, 1);
   assert.deepEqual(d.range, { start: { line: 1, character: 0 }, end: { line: 1, character: 40 } });
-  assert.match(d.message, /^CUDA_VISIBLE_DEVICES is set here, but it has no effect in the running kernel: CUDA was initialised there \(by torch, as the kernel reports\)/);
+  assert.match(String(d.message), /^CUDA_VISIBLE_DEVICES is set here, but it has no effect in the running kernel: CUDA was initialised there \(by torch, as the kernel reports\)/);
   const actions = await conn.sendRequest(CodeActionRequest.type, { textDocument: { uri: cell(0) }, range: d.range, context: { diagnostics: [d] } }) as Array<{ title: string; command?: { command: string; arguments: unknown[] } }>;
   const restart = actions.find((a) => a.title === "Restart kernel on GPU 1");
   assert.ok(restart, JSON.stringify(actions.map((a) => a.title)));

@@ -24,6 +24,7 @@ import { lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync 
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { LAUNCHER_FILE_NAME, LAUNCHER_SOURCE } from "./kernelLauncher";
+import { START_RECORD_NAME, START_RECORDS_FOLDER } from "../../../common/src/kernel/startRecord";
 import type { KernelVendor } from "./selectionFile";
 import { writeFileSafely } from "./selectionFile";
 
@@ -156,6 +157,16 @@ export function readKernel(dir: string, name: string): KernelEntry | undefined {
   }
 }
 
+/** Removes the launcher's records (and its temporary files) in `folder`, then the folder when that left it empty. Never throws: what stays is named by the caller. */
+function removeStartRecords(folder: string): void {
+  let names: string[];
+  try { names = readdirSync(folder); } catch { return; }
+  for (const n of names) {
+    if (START_RECORD_NAME.test(n) || /^\.[0-9]{1,10}\.tmp$/.test(n)) { try { unlinkSync(join(folder, n)); } catch { /* named below */ } }
+  }
+  try { rmdirSync(folder); } catch { /* not empty: kept */ }
+}
+
 const isFile = (p: string): boolean => { try { return lstatSync(p).isFile(); } catch { return false; } };
 
 /**
@@ -217,7 +228,7 @@ function existingKind(dir: string): "none" | "ours" | "link" | "other" {
 
 /**
  * Removes the GPU Pilot kernel `name` from `<dataDir>/kernels`: its kernel.json, its launcher,
- * then its folder.
+ * the launcher's start records (`starts/<pid>.json`, common/src/kernel/startRecord.ts), then its folder.
  * @returns the folder removed.
  * @throws KernelError when the name is not valid, there is no such kernel, it is not GPU Pilot's
  *   (no `metadata.gpu_pilot` or no launcher: refused, nothing removed), or its folder holds files
@@ -230,6 +241,7 @@ export function removeKernel(dataDir: string, name: string): string {
   if (kind === "none") throw new KernelError(`No kernel named "${n}" in ${join(dataDir, "kernels")}.`);
   if (kind !== "ours") throw new KernelError(`The kernel "${n}" (${dir}) was not created by GPU Pilot: not removed (jupyter kernelspec remove ${n} removes any kernel).`);
   for (const f of ["kernel.json", LAUNCHER_FILE_NAME]) unlinkSync(join(dir, f));
+  removeStartRecords(join(dir, START_RECORDS_FOLDER));
   const rest = readdirSync(dir);
   if (rest.length > 0) throw new KernelError(`Removed the kernel "${n}", but its folder ${dir} still holds files GPU Pilot did not write (${rest.join(", ")}): kept.`);
   rmdirSync(dir);
