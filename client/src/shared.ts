@@ -21,6 +21,7 @@ import * as shell from "./shell";
 import * as views from "./views";
 import * as commandIds from "../../server/src/commandIds";
 import * as kernelSelectionFile from "../../server/src/kernel/selectionFile";
+import * as kernelCommandIds from "../../common/src/kernel/commandIds";
 
 /** Module namespace by path (the key esbuild.mjs's virtual modules read). */
 export const shared: Readonly<Record<string, unknown>> = {
@@ -39,4 +40,5 @@ export const shared: Readonly<Record<string, unknown>> = {
   "client/src/views": views,
   "server/src/commandIds": commandIds,
   "server/src/kernel/selectionFile": kernelSelectionFile,
+  "common/src/kernel/commandIds": kernelCommandIds,
 };

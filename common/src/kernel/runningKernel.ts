@@ -1,22 +1,14 @@
 /**
  * What the language server is told about a notebook's running kernel (issue 42 item 2): the
  * client asks the kernel with the probe (probe.ts) through the Jupyter extension's kernel API and
- * sends the facts as the notification {@link RUNNING_KERNEL_METHOD}; the server's notebook lint
+ * sends the facts as the notification `gpuPilot/runningKernel` (commandIds.ts); the server's notebook lint
  * (GPU001) and its hover on `"cuda:0"` read them. Shared by both processes: no `vscode`, no LSP
  * package (the method is a plain string both sides pass to their connection).
  */
 import { cudaInitialised, type KernelProbe } from "./probe";
 
-/** The LSP notification the client sends when a notebook's kernel facts change or are lost. */
-export const RUNNING_KERNEL_METHOD = "gpuPilot/runningKernel";
 
-/**
- * The command "GPU Pilot: Restart Kernel on Selected GPUs" (package.json). Arguments, both
- * optional: the notebook's URI (a string; default the active notebook) and the GPU ids to select
- * first (a list of CUDA_VISIBLE_DEVICES entries; default: the selection as it is). The language
- * server's code action "Restart kernel on GPU N" calls it with both.
- */
-export const RESTART_KERNEL_COMMAND = "gpuPilot.restartKernelOnSelectedGpus";
+export { RESTART_KERNEL_COMMAND, RUNNING_KERNEL_METHOD } from "./commandIds";
 
 /** The frameworks the probe reports, in its order. */
 export const KERNEL_FRAMEWORKS = ["torch", "jax", "tensorflow", "cupy"] as const;
