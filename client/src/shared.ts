@@ -22,6 +22,7 @@ import * as views from "./views";
 import * as commandIds from "../../server/src/commandIds";
 import * as kernelSelectionFile from "../../server/src/kernel/selectionFile";
 import * as kernelCommandIds from "../../common/src/kernel/commandIds";
+import * as fsWorkspaceFile from "../../common/src/fs/workspaceFile";
 
 /** Module namespace by path (the key esbuild.mjs's virtual modules read). */
 export const shared: Readonly<Record<string, unknown>> = {
@@ -41,4 +42,5 @@ export const shared: Readonly<Record<string, unknown>> = {
   "server/src/commandIds": commandIds,
   "server/src/kernel/selectionFile": kernelSelectionFile,
   "common/src/kernel/commandIds": kernelCommandIds,
+  "common/src/fs/workspaceFile": fsWorkspaceFile,
 };

@@ -20,7 +20,8 @@
  * Only such kernelspecs are replaced or removed; any other is refused.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
+import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { LAUNCHER_FILE_NAME, LAUNCHER_SOURCE } from "./kernelLauncher";
@@ -142,12 +143,21 @@ export interface KernelEntry {
   gpuPilot?: GpuPilotMetadata;
 }
 
-/** The kernelspec in `dir` (named `name`), or undefined when `dir` is no folder with a readable kernel.json. Never throws. */
+/** The largest kernel.json read (bytes); Jupyter's are well under 4 KiB. */
+export const KERNEL_JSON_MAX_BYTES = 256 * 1024;
+
+/**
+ * The kernelspec in `dir` (named `name`), or undefined when `dir` is no folder with a readable
+ * kernel.json (read through the safe reader: a regular file of at most {@link KERNEL_JSON_MAX_BYTES}).
+ * Never throws.
+ */
 export function readKernel(dir: string, name: string): KernelEntry | undefined {
   try {
     const st = lstatSync(dir);
     if (!st.isDirectory()) return undefined;
-    const spec = JSON.parse(readFileSync(join(dir, "kernel.json"), "utf8")) as Record<string, unknown>;
+    const read = readWorkspaceFile(join(dir, "kernel.json"), { maxBytes: KERNEL_JSON_MAX_BYTES });
+    if (!read.ok) return undefined;
+    const spec = JSON.parse(read.bytes.toString("utf8")) as Record<string, unknown>;
     const displayName = typeof spec.display_name === "string" ? spec.display_name : name;
     const meta = (spec.metadata as Record<string, unknown> | undefined)?.gpu_pilot as GpuPilotMetadata | undefined;
     const ours = meta && typeof meta === "object" && typeof meta.version === "number" && isFile(join(dir, LAUNCHER_FILE_NAME));
