@@ -71,7 +71,7 @@ test("access is asked once and remembered; granted, the probe runs through execu
   assert.deepEqual(kernel.executed, [KERNEL_PROBE_SOURCE]);
   assert.deepEqual(out, { ok: true, facts: { initialisedBy: ["torch"], cudaVisibleDevices: "1", cudaDeviceOrder: "PCI_BUS_ID", rocrVisibleDevices: null, launcherDevices: "1", torchCurrent: 0, pid: 4242 } });
   assert.deepEqual(sent, [{ notebook: nb.uri.toString(), kernel: (out as { facts: unknown }).facts }]);
-  assert.equal(item.text, "$(chip) Kernel: GPU 1");
+  assert.equal(item.text, "$(notebook) Kernel: GPU 1");
   assert.equal(item.shown, true);
   assert.equal(item.command, "gpuPilot.restartKernelOnSelectedGpus");
   assert.match(String(item.tooltip), /the running kernel \(pid 4242\) reports it; CUDA is initialised there/);
@@ -91,7 +91,7 @@ test("access is asked once and remembered; granted, the probe runs through execu
   kernel.setStatus("idle");
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(kernel.executed.length, 3, "probed after the restart");
-  assert.equal(item.text, "$(chip) Kernel: GPUs 0,1");
+  assert.equal(item.text, "$(notebook) Kernel: GPUs 0,1");
   assert.deepEqual(sent.at(-1)?.kernel?.initialisedBy, []);
   // Its own probe's busy/idle does not probe again.
   await new Promise((r) => setTimeout(r, 600));
@@ -106,7 +106,7 @@ test("a kernel with no selection variable shows 'all GPUs'; refused or dismissed
   let s = setup({ jupyter });
   s.state.map.set(KERNEL_ACCESS_KEY, "granted");
   await s.kernels.refresh(nb as never);
-  assert.equal(s.item.text, "$(chip) Kernel: all GPUs");
+  assert.equal(s.item.text, "$(notebook) Kernel: all GPUs");
   s.kernels.dispose();
 
   for (const answer of ["Don't Allow", undefined]) {
@@ -167,7 +167,7 @@ test("without kernel access the status bar reads the launcher's start record of 
   assert.equal(kernelspecNameOf({ metadata: { custom: { metadata: { kernelspec: { name: "../x" } } } } } as never), undefined, "not a kernel name");
   const { kernels, item } = setup({ dataDir: data });
   await kernels.refresh(nb as never);
-  assert.equal(item.text, "$(chip) Kernel: GPU 1");
+  assert.equal(item.text, "$(notebook) Kernel: GPU 1");
   assert.match(String(item.tooltip), /launcher recorded it at the start of 2026-12-05T11:00:00Z \(pid 77, CUDA_VISIBLE_DEVICES\)/);
   // The active notebook goes away: hidden.
   window.activeNotebookEditor = undefined;

@@ -82,6 +82,15 @@ test("hover on \"cuda:0\" in a notebook names the physical GPU of the kernel's C
   } finally {
     model.tree.delete();
   }
+  // Bare "cuda": torch's current device as the kernel reports it (set_device(1) ran there).
+  const bare = analyzePython('import torch\ny = torch.ones(1, device="cuda")\n', {});
+  try {
+    const h = machineHover(machineModel(bare), { line: 1, character: 27 }, { gpus, selection: [] }, (l) => `line ${l + 1}`, new Set(), true, kernel({ cudaVisibleDevices: "0,2", torchCurrent: 1 }))!;
+    assert.match(h.markdown, /^\*\*cuda:1 → GPU 2 · NVIDIA H100/);
+    assert.match(h.markdown, /the running kernel's torch reports cuda:1/);
+  } finally {
+    bare.tree.delete();
+  }
 });
 
 test("the notification's params are checked; probe reports become facts; the status bar's words", () => {

@@ -173,7 +173,7 @@ export class NotebookKernels implements vscode.Disposable {
       }
     }
     if (!text) { this.item.hide(); return; }
-    this.item.text = `$(chip) ${text}`;
+    this.item.text = `$(notebook) ${text}`;
     this.item.tooltip = `GPU Pilot: ${text.replace(/^Kernel: /, "this notebook's kernel uses ")}: ${source}. Click to restart it on the selected GPUs.`;
     this.item.show();
   }

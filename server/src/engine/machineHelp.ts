@@ -102,7 +102,9 @@ export function machineHover(model: MachineModel, position: Position, inventory:
   if (!map) return null;
   const use = allDeviceUses(model, { startLine: position.line, endLine: position.line }).find((u) => inside(nodeRange(u.node), position));
   if (use) {
-    const lines = [`**${describeOrdinal(map, use.ordinal)}**`, "", `because ${map.because}.`];
+    // Bare "cuda" is torch's current device: the running kernel says which one it is.
+    const ordinal = use.form === `"cuda"` && kernel?.torchCurrent !== undefined ? kernel.torchCurrent : use.ordinal;
+    const lines = [`**${describeOrdinal(map, ordinal)}**`, "", `because ${map.because}.`];
     if (use.form === `"cuda"`) lines.push("", kernel?.torchCurrent !== undefined ? `\`"cuda"\` is the current device: the running kernel's torch reports cuda:${kernel.torchCurrent}.` : "`\"cuda\"` is the current device: cuda:0 unless `torch.cuda.set_device` changed it.");
     for (const n of map.notes) lines.push("", `⚠ ${n}`);
     return { markdown: lines.join("\n"), range: nodeRange(use.node) };
