@@ -8,6 +8,8 @@ import type { Ctx } from "./ctx";
 import type { CommandId } from "./shell";
 import { pickFreeGpusCommand, stopProcessCommand, waitForFreeGpusCommand } from "./gpu/actions";
 import { installKernelCommand, removeKernelCommand } from "./gpu/kernels";
+import { restartKernelCommand } from "./notebook/restartKernel";
+import { RESTART_KERNEL_COMMAND } from "../../common/src/kernel/commandIds";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
 import { runActiveFile, runActiveFileWith } from "./run/runActiveFile";
@@ -63,6 +65,8 @@ export const commands: Record<CommandId, Factory> = {
   "gpuPilot.applyUnsafeFixes": () => () => applyFixes(UNSAFE_FIXES_KIND),
   "gpuPilot.installKernel": (ctx) => () => installKernelCommand(ctx.selection),
   "gpuPilot.removeKernel": () => () => removeKernelCommand(),
+  [RESTART_KERNEL_COMMAND]: (ctx) => (uri?: unknown, devices?: unknown) =>
+    restartKernelCommand({ selection: ctx.selection, kernels: ctx.notebookKernels, dataDir: () => ctx.jupyterDataDir() }, uri, devices),
   [SHOW_RULE_DOC_COMMAND]: (ctx) => async (code?: unknown) => {
     let rule = typeof code === "string" && /^GPU\d{3}$/.test(code) ? code : undefined;
     if (!rule) {

@@ -29,6 +29,10 @@ import type { GpuPilotLanguageClient } from "./lsp/languageClient";
 import { registerRunCodeLens } from "./run/codeLens";
 import { checkRunFor, type RunHost } from "./run/runActiveFile";
 import { SlurmFeatures } from "./slurm/features";
+import { jupyterApi } from "./notebook/jupyterApi";
+import { NotebookKernels } from "./notebook/runningKernel";
+import { resolveJupyterDataDir } from "../../server/src/kernel/pythonProbe";
+import { RUNNING_KERNEL_METHOD, type RunningKernelParams } from "../../common/src/kernel/runningKernel";
 import type { CommandId, Shell } from "./shell";
 
 /** How long the checks before a run wait for `gpuPilot/runFacts` (ms); then the run goes on without them. */
@@ -77,6 +81,10 @@ export class Ctx implements RunHost, AgentHost {
   readonly agentTools: Record<ToolName, AgentTool>;
   /** The Slurm view, submit, cancel and job output (slurm/features.ts). */
   readonly slurm: SlurmFeatures;
+  /** The active notebook's running kernel: its status bar item and the facts sent to the server (issue 42). */
+  readonly notebookKernels: NotebookKernels;
+  /** The Jupyter data folder, asked once (`jupyter --data-dir` takes a while). */
+  private dataDirAnswer: Promise<string> | undefined;
   private readonly handlers = new Map<CommandId, (...args: unknown[]) => unknown>();
   private apiObject: GpuPilotApi | undefined;
 
@@ -97,7 +105,11 @@ export class Ctx implements RunHost, AgentHost {
     // The submit command waits at most 5 s for the script's facts (then keeps the launcher setting).
     this.slurm = new SlurmFeatures(extCtx, (uri, text) => this.runFacts(uri, text, 5000), shell.slurm);
     this.agentTools = createAgentTools(this);
+    this.notebookKernels = new NotebookKernels({
+      globalState: extCtx.globalState, jupyter: jupyterApi, dataDir: () => this.jupyterDataDir(), send: (p) => this.sendRunningKernel(p),
+    }).register(vscode.window.onDidChangeActiveNotebookEditor);
     extCtx.subscriptions.push(
+      this.notebookKernels,
       this.slurm,
       this.historyPanel,
       this.monitor,
@@ -115,6 +127,12 @@ export class Ctx implements RunHost, AgentHost {
     let handler = this.handlers.get(id);
     if (!handler) this.handlers.set(id, (handler = commands[id](this)));
     return handler;
+  }
+
+  /** The Jupyter data folder (pythonProbe.ts resolveJupyterDataDir), resolved at the first call. */
+  jupyterDataDir(): Promise<string> {
+    this.dataDirAnswer ??= resolveJupyterDataDir().then((d) => d.dir);
+    return this.dataDirAnswer;
   }
 
   /** A change of settings (the shell's listener): restarts the server or sends it the lint settings. */
@@ -286,6 +304,7 @@ export class Ctx implements RunHost, AgentHost {
       onRunning: () => {
         this.lastSentInventory = undefined;
         this.sendInventory();
+        for (const p of this.notebookKernels.all()) this.sendRunningKernel(p);
       },
     });
     this.timings = { loadMs: t1 - t0, constructMs: performance.now() - t1 };
@@ -324,6 +343,15 @@ export class Ctx implements RunHost, AgentHost {
     if (!client || !client.isRunning()) return;
     client.sendSettings(config.lintSettings()).catch((e: unknown) => {
       log.warn(`Could not send the lint settings to the language server: ${(e as Error).message}`);
+    });
+  }
+
+  /** Sends `gpuPilot/runningKernel` when the client runs (a server started later gets every known kernel in onRunning). */
+  private sendRunningKernel(params: RunningKernelParams): void {
+    const client = this.client;
+    if (!client || !client.isRunning()) return;
+    client.sendNotification(RUNNING_KERNEL_METHOD, params).catch((e: unknown) => {
+      log.warn(`Could not send the notebook kernel's state to the language server: ${(e as Error).message}`);
     });
   }
 

@@ -21,6 +21,8 @@ import * as shell from "./shell";
 import * as views from "./views";
 import * as commandIds from "../../server/src/commandIds";
 import * as kernelSelectionFile from "../../server/src/kernel/selectionFile";
+import * as kernelCommandIds from "../../common/src/kernel/commandIds";
+import * as fsWorkspaceFile from "../../common/src/fs/workspaceFile";
 
 /** Module namespace by path (the key esbuild.mjs's virtual modules read). */
 export const shared: Readonly<Record<string, unknown>> = {
@@ -39,4 +41,6 @@ export const shared: Readonly<Record<string, unknown>> = {
   "client/src/views": views,
   "server/src/commandIds": commandIds,
   "server/src/kernel/selectionFile": kernelSelectionFile,
+  "common/src/kernel/commandIds": kernelCommandIds,
+  "common/src/fs/workspaceFile": fsWorkspaceFile,
 };

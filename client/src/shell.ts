@@ -35,6 +35,7 @@ import {
   RUN_CODELENS_SELECTOR, SLURM_VIEW_ID, SLURM_VIEW_OPTIONS, SUBMIT_CODELENS_SELECTOR,
 } from "./views";
 import { SHOW_RULE_DOC_COMMAND } from "../../server/src/commandIds";
+import { RESTART_KERNEL_COMMAND } from "../../common/src/kernel/commandIds";
 
 /** The commands of package.json; their handlers are commands.ts's (dist/features.js). */
 export const COMMAND_IDS = [
@@ -42,6 +43,7 @@ export const COMMAND_IDS = [
   "gpuPilot.stopProcess", "gpuPilot.runActiveFile", "gpuPilot.runActiveFileWith", "gpuPilot.restartServer", "gpuPilot.showOutput",
   "gpuPilot.slurm.submit", "gpuPilot.slurm.refresh", "gpuPilot.slurm.cancel", "gpuPilot.slurm.openOutput", "gpuPilot.fixAll",
   "gpuPilot.applyUnsafeFixes", SHOW_RULE_DOC_COMMAND, "gpuPilot.installKernel", "gpuPilot.removeKernel", "gpuPilot.waitForFreeGpus",
+  RESTART_KERNEL_COMMAND,
 ] as const;
 /** A command id of {@link COMMAND_IDS}. */
 export type CommandId = (typeof COMMAND_IDS)[number];

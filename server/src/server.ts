@@ -39,6 +39,8 @@ import { IdleHeapTrim, type GcFunction } from "./heapTrim";
 import { IPCMessageReader, StreamMessageReader, type MessageReader } from "vscode-languageserver/node";
 import { UNSAFE_FIXES_KIND } from "./commandIds";
 import { asBaselined, baselinedIn, BaselineFiles, type EditorFinding } from "./editorBaseline";
+import { checkRunningKernelParams, RESTART_KERNEL_COMMAND, RUNNING_KERNEL_METHOD, type RunningKernelFacts } from "../../common/src/kernel/runningKernel";
+import type { KernelRestart } from "./engine/types";
 
 /** Changes read from the transport but not yet dispatched, per document (see scheduling.ts). */
 const backlog = new ChangeBacklog();
@@ -67,6 +69,15 @@ const fixes = new Map<string, Map<string, Fix | CellFix>>();
  * engine's verdict from here instead of treating every write as effective.
  */
 const noEffectLines = new Map<string, { version: number; lines: Set<number> }>();
+
+/**
+ * Each open notebook's running kernel, as the client's probe last saw it (gpuPilot/runningKernel,
+ * issue 42 item 2), by notebook URI. Absent: not known (no kernel access, no kernel, the probe
+ * timed out): the notebook lint is the static one.
+ */
+const runningKernels = new Map<string, RunningKernelFacts>();
+/** Per notebook cell URI: the restart each GPU001 finding of the running kernel offers, keyed as {@link fixes}. */
+const kernelRestarts = new Map<string, Map<string, { notebook: string; restart: KernelRestart }>>();
 
 let settings: Partial<EditorLintSettings> = {};
 let inventory: InventoryParams = { gpus: null, selection: [] };
@@ -294,7 +305,8 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
   // Fixes are checked when offered (onCodeAction: cellFixParsesCleanly), as a text document's are.
   const options = lintOptions(nb.uri);
   const project = projectLookup(nb.uri, options);
-  const { diagnostics, ruleFailures, tree, model, starts } = lintNotebook(cells, { ...options, ...(project ? { project } : {}), lazyFixValidation: true }, { previous });
+  const kernel = runningKernels.get(nb.uri);
+  const { diagnostics, ruleFailures, tree, model, starts } = lintNotebook(cells, { ...options, ...(project ? { project } : {}), ...(kernel ? { runningKernel: kernel } : {}), lazyFixValidation: true }, { previous });
   if (project) projectDeps.set(nb.uri, project.deps());
   // With the model of the joined cells for the machine hovers and inlay hints in cells (as a text document's).
   if (tree) trees.keep(nb.uri, tree.text, tree, nb.version, model && inventory.gpus?.length ? machineModel(model) : undefined);
@@ -303,11 +315,13 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
   for (const f of ruleFailures) connection.console.error(`rule ${f.code} failed on ${nb.uri}: ${f.error}`);
   const perCell = new Map<string, Diagnostic[]>(uris.map((u) => [u, []]));
   const cellFixes = new Map<string, Map<string, CellFix>>(uris.map((u) => [u, new Map()]));
+  const restarts = new Map<string, Map<string, { notebook: string; restart: KernelRestart }>>(uris.map((u) => [u, new Map()]));
   const baselined = baselinedOf(nb.uri, diagnostics, cells.map((c) => c.text));
   for (const [i, d] of diagnostics.entries()) {
     const uri = uris[d.cell];
     const lsp = toLsp(d, d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message })));
     perCell.get(uri)!.push(baselined[i] ? asBaselined(lsp) : lsp);
+    if (d.kernelRestart) restarts.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), { notebook: nb.uri, restart: d.kernelRestart });
     if (d.fix) {
       const cellFix: CellFix = { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ uri: uris[e.cell], edit: { range: e.range, newText: e.newText } })) };
       cellFixes.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), cellFix);
@@ -319,6 +333,7 @@ function lintNotebookDocument(nb: NotebookDocument): LintOutcome {
     current: () => notebooks.getNotebookDocument(uri)?.version === version && !backlog.has(uri),
     commit: () => {
       for (const [cell, f] of cellFixes) fixes.set(cell, f);
+      for (const [cell, r] of restarts) kernelRestarts.set(cell, r);
       noEffectLines.set(uri, { version, lines: noEffect });
       for (const [cell, diags] of perCell) {
         const json = JSON.stringify(diags);
@@ -435,6 +450,7 @@ documents.onDidClose((e) => {
   const path = pathOf(e.document.uri);
   if (path?.endsWith(".py")) projectFileChanged(path);
   fixes.delete(e.document.uri);
+  kernelRestarts.delete(e.document.uri);
   noEffectLines.delete(e.document.uri);
   cellPublished.delete(e.document.uri);
   pending.delete(e.document.uri);
@@ -445,7 +461,7 @@ documents.onDidClose((e) => {
 });
 notebooks.onDidOpen((nb) => schedule(nb.uri));
 notebooks.onDidChange((e) => schedule(e.notebookDocument.uri));
-notebooks.onDidClose((nb) => { projectDeps.delete(nb.uri); trees.forget(nb.uri); noEffectLines.delete(nb.uri); for (const c of nb.cells) settle(connection.sendDiagnostics({ uri: c.document, diagnostics: [] }), "textDocument/publishDiagnostics"); });
+notebooks.onDidClose((nb) => { projectDeps.delete(nb.uri); runningKernels.delete(nb.uri); trees.forget(nb.uri); noEffectLines.delete(nb.uri); for (const c of nb.cells) settle(connection.sendDiagnostics({ uri: c.document, diagnostics: [] }), "textDocument/publishDiagnostics"); });
 
 connection.onNotification(InventoryNotification.type, (params: unknown) => {
   const checked = checkInventoryParams(params);
@@ -464,6 +480,24 @@ connection.onNotification(InventoryNotification.type, (params: unknown) => {
   if (settings.inlayHints && inventoryHintKey(before) !== inventoryHintKey(inventory)) settle(connection.languages.inlayHint.refresh(), "workspace/inlayHint/refresh");
 });
 
+// The notebook's running kernel (issue 42 item 2): its GPU001 findings and hovers follow what the
+// kernel reports; a change of what the lint reads (the frameworks that initialised CUDA, the
+// visible devices) lints that notebook again.
+connection.onNotification(RUNNING_KERNEL_METHOD, (params: unknown) => {
+  const checked = checkRunningKernelParams(params);
+  if ("problem" in checked) {
+    connection.console.warn(`GPU Pilot: ignored a ${RUNNING_KERNEL_METHOD} notification: ${checked.problem}.`);
+    return;
+  }
+  const { notebook, kernel } = checked.value;
+  const before = JSON.stringify(runningKernels.get(notebook) ?? null);
+  if (kernel) runningKernels.set(notebook, kernel);
+  else runningKernels.delete(notebook);
+  if (JSON.stringify(kernel) === before) return;
+  connection.tracer.log(`runningKernel ${notebook}: ${kernel ? `CUDA initialised by [${kernel.initialisedBy.join(", ")}], CUDA_VISIBLE_DEVICES=${kernel.cudaVisibleDevices ?? "unset"}` : "not known"}`);
+  if (notebooks.getNotebookDocument(notebook)) schedule(notebook);
+});
+
 /** What of the inventory the lint reads (lintOptions `machine`): the GPUs' UUIDs in order, or null without nvidia-smi. */
 function inventoryLintKey(inv: InventoryParams): string {
   return JSON.stringify(inv.gpus?.map((g) => g.uuid) ?? null);
@@ -480,18 +514,19 @@ function inventoryHintKey(inv: InventoryParams): string {
  * joined text, the "cell K, line N" of a joined line and the notebook's GPU001 lines (joined).
  * Null for a URI that is no code cell of an open notebook.
  */
-function withCellModel<T>(cellUri: string, f: (model: MachineModel, start: CellStart, where: (line: number) => string, noEffect: ReadonlySet<number> | undefined) => T): T | null {
+function withCellModel<T>(cellUri: string, f: (model: MachineModel, start: CellStart, where: (line: number) => string, noEffect: ReadonlySet<number> | undefined, kernel: RunningKernelFacts | undefined) => T): T | null {
   const nb = notebooks.findNotebookDocumentForCell(cellUri);
   if (!nb) return null;
   const { cells, uris } = cellsOf(nb);
   const place = cellInJoined(cells, uris.indexOf(cellUri), trees.treeOf(nb.uri, nb.version));
   if (!place) return null;
   const noEffect = noEffectLines.get(nb.uri)?.lines;
+  const kernel = runningKernels.get(nb.uri);
   const kept = trees.modelOf(nb.uri, nb.version);
-  if (kept) return f(kept, place.start, place.where, noEffect);
+  if (kept) return f(kept, place.start, place.where, noEffect, kernel);
   if (fileTooLarge(place.joined, settings.maxFileSizeKB)) return null;
   const model = analyzePython(place.joined, lintOptions(nb.uri), place.magics);
-  try { return f(model, place.start, place.where, noEffect); } finally { model.tree.delete(); }
+  try { return f(model, place.start, place.where, noEffect, kernel); } finally { model.tree.delete(); }
 }
 
 /** A position in a cell moved to the joined text (`by`: the cell's first line there), or back (`-by`). */
@@ -622,6 +657,11 @@ connection.onCodeAction(async (params) => {
       const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code, trees.treeOf(uri, doc.version));
       if (edit) actions.push({ title: `Disable ${code} for this ${kind === "dockerfile" ? "instruction" : "line"}`, kind: CodeActionKind.QuickFix, diagnostics: [d], edit: { changes: { [uri]: [edit] } } });
     }
+    const restart = kernelRestarts.get(uri)?.get(keyOf(code, d.range.start.line, d.range.start.character));
+    if (restart) {
+      const title = restart.restart.devices ? `Restart kernel on GPU ${restart.restart.devices.join(",")}` : "Restart kernel on the selected GPUs";
+      actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: !fix, command: { title, command: RESTART_KERNEL_COMMAND, arguments: [restart.notebook, restart.restart.devices] } });
+    }
     actions.push({ title: `Show documentation for ${code}`, kind: CodeActionKind.QuickFix, diagnostics: [d], command: { title: `Show documentation for ${code}`, command: SHOW_RULE_DOC_COMMAND, arguments: [code] } });
   }
   const useSel = inventory.selection.length ? withModel(uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection))
@@ -673,8 +713,8 @@ connection.onHover(async (params): Promise<Hover | null> => {
   // Without GPUs there is no machine hover (machineHelp.ts fileVisibleMap): no model is needed.
   if (!inventory.gpus?.length) return null;
   const help = withModel(params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines))
-    ?? withCellModel(params.textDocument.uri, (m, start, where, noEffect) => {
-      const h = machineHover(m, shifted(params.position, start.line), inventory, where, noEffect, true);
+    ?? withCellModel(params.textDocument.uri, (m, start, where, noEffect, kernel) => {
+      const h = machineHover(m, shifted(params.position, start.line), inventory, where, noEffect, true, kernel);
       return h && { markdown: h.markdown, range: shiftedRange(h.range, -start.line) };
     });
   return help ? { contents: { kind: MarkupKind.Markdown, value: help.markdown }, range: help.range } : null;
@@ -684,12 +724,12 @@ connection.languages.inlayHint.on(async (params): Promise<InlayHint[]> => {
   await engineReady;
   if (!settings.inlayHints || !inventory.gpus?.length) return [];
   const hints = withModel(params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere, noEffectLines.get(params.textDocument.uri)?.lines))
-    ?? withCellModel(params.textDocument.uri, (m, start, where, noEffect) => {
+    ?? withCellModel(params.textDocument.uri, (m, start, where, noEffect, kernel) => {
       // The asked range, within the cell, in the joined text; the hints back in the cell.
       const last = start.line + start.lines - 1;
       const range = shiftedRange(params.range, start.line);
       if (range.end.line > last) range.end = { line: last, character: Number.MAX_SAFE_INTEGER };
-      return machineInlayHints(m, range, inventory, where, noEffect, true)
+      return machineInlayHints(m, range, inventory, where, noEffect, true, kernel)
         .filter((h) => h.position.line >= start.line && h.position.line <= last)
         .map((h) => ({ ...h, position: shifted(h.position, -start.line) }));
     });

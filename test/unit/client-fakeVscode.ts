@@ -234,6 +234,8 @@ export const recorded = {
   shown: [] as { uri: string; line?: number }[],
   /** Commands run through executeCommand that no one registered (e.g. workbench.trust.manage). */
   executed: [] as string[],
+  /** The same commands with their arguments. */
+  executedWith: [] as { command: string; args: unknown[] }[],
   context: new Map<string, unknown>(),
   messages: [] as string[],
   /** Progress notifications (window.withProgress): title, whether still open, and Cancel. */
@@ -316,6 +318,9 @@ export class FakeStatusItem {
   show(): void {
     this.shown = true;
   }
+  hide(): void {
+    this.shown = false;
+  }
   dispose(): void {}
 }
 
@@ -397,13 +402,17 @@ function withProgress<R>(options: { title?: string }, task: (progress: { report(
   return done;
 }
 
+/** window.onDidChangeActiveNotebookEditor: fire the new active notebook editor (or undefined). */
+export const activeNotebookEmitter = new EventEmitter<{ notebook: { uri: Uri; metadata?: unknown } } | undefined>();
+
 /** window.onDidChangeWindowState: fire `{ focused: true }` for "this window gained focus". */
 export const windowStateEmitter = new EventEmitter<{ focused: boolean }>();
 
 export const window = {
   withProgress,
   onDidChangeWindowState: windowStateEmitter.event,
-  activeNotebookEditor: undefined as { notebook: { uri: Uri } } | undefined,
+  activeNotebookEditor: undefined as { notebook: { uri: Uri; metadata?: unknown } } | undefined,
+  onDidChangeActiveNotebookEditor: activeNotebookEmitter.event,
   /** WebviewViewProviders registered (registerWebviewViewProvider), by view id. */
   webviewViews: new Map<string, unknown>(),
   registerWebviewViewProvider(id: string, provider: unknown) {
@@ -465,6 +474,8 @@ export const workspace = {
     return { dispose() { /* nothing to release */ }, onDidCreate: () => ({ dispose() { /* */ } }), onDidChange: () => ({ dispose() { /* */ } }), onDidDelete: () => ({ dispose() { /* */ } }) };
   },
   textDocuments: [] as FakeDocument[],
+  /** Open notebooks (workspace.notebookDocuments). */
+  notebookDocuments: [] as { uri: Uri; metadata?: unknown }[],
   /** The workspace folder of every file under it. */
   folder: undefined as { uri: Uri; name: string; index: number } | undefined,
   /** `[folder]`, or undefined without one. */
@@ -502,8 +513,10 @@ export const debug = {
   },
 };
 
+/** Installed extensions by id (extensions.getExtension), e.g. a Jupyter extension double. */
+export const installedExtensions = new Map<string, { isActive: boolean; exports: unknown; activate(): Promise<unknown> }>();
 export const extensions = {
-  getExtension: () => undefined,
+  getExtension: (id: string) => installedExtensions.get(id),
 };
 
 const registered = new Map<string, (...args: unknown[]) => unknown>();
@@ -520,9 +533,12 @@ export const commands = {
       return Promise.resolve(undefined);
     }
     const handler = registered.get(command);
-    if (!handler) recorded.executed.push(command);
+    if (!handler) { recorded.executed.push(command); recorded.executedWith.push({ command, args }); }
     return Promise.resolve(handler ? handler(...args) : undefined);
   },
+  /** Ids of commands other extensions contribute (commands.getCommands), besides those registered here. */
+  contributed: new Set<string>(),
+  getCommands: (_filterInternal?: boolean) => Promise.resolve([...registered.keys(), ...commands.contributed]),
 };
 
 /** `vscode.LanguageModelTextPart` / `LanguageModelToolResult` / `McpStdioServerDefinition`. */

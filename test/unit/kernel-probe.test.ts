@@ -1,5 +1,5 @@
 /**
- * The running-kernel probe (server/src/kernel/probe.ts, issue 42 item 2's core) in a real Jupyter
+ * The running-kernel probe (common/src/kernel/probe.ts, issue 42 item 2's core) in a real Jupyter
  * kernel (Debian's ipykernel and jupyter_client): without torch it reports nothing imported; with
  * torch imported (Debian's python3-torch, a CPU build) it reports torch imported and CUDA not
  * initialised, and leaves CUDA uninitialised, imports nothing and leaves no name behind. The parser
@@ -12,8 +12,10 @@ import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { installKernel } from "../../server/src/kernel/kernelspec";
-import { cudaInitialised, KERNEL_PROBE_SOURCE, parseKernelProbe, PROBE_MARKER } from "../../server/src/kernel/probe";
+import { cudaInitialised, KERNEL_PROBE_SOURCE, parseKernelProbe, PROBE_MARKER } from "../../common/src/kernel/probe";
 import { kernelEnvironmentOf } from "../../server/src/kernel/pythonProbe";
+import { factsOfProbe } from "../../common/src/kernel/runningKernel";
+import { readKernelStarts } from "../../common/src/kernel/startRecord";
 
 const python = ["/usr/bin/python3", "python3"].find((p) => spawnSync(p, ["-c", "import ipykernel, jupyter_client"], { timeout: 30_000, stdio: "ignore" }).status === 0);
 const skip = python ? false : "no python3 with ipykernel and jupyter_client (Debian: apt-get install python3-ipykernel python3-jupyter-client)";
@@ -44,11 +46,14 @@ print(json.dumps(outs))
 /** What the kernel's own sys.modules and globals say after the probe: names that would show a side effect. */
 const AFTER = "import sys; print(sorted(k for k in ('torch', 'jax', 'tensorflow', 'cupy') if k in sys.modules), '__gpu_pilot_probe' in globals())";
 
+/** The kernelspec folder of the last {@link runCells}. */
+let lastKernelDir = "";
+
 async function runCells(cells: string[]): Promise<string[]> {
   const { execa } = await import("execa");
   const dir = mkdtempSync(join(tmpdir(), "gp-probe-"));
   const env = { ...process.env, JUPYTER_DATA_DIR: join(dir, "data"), JUPYTER_RUNTIME_DIR: join(dir, "runtime") };
-  installKernel({ dataDir: env.JUPYTER_DATA_DIR, name: "gp-probe", env: await kernelEnvironmentOf(python!), selection: { kind: "pinned", devices: ["1"], vendor: "nvidia" } });
+  lastKernelDir = installKernel({ dataDir: env.JUPYTER_DATA_DIR, name: "gp-probe", env: await kernelEnvironmentOf(python!), selection: { kind: "pinned", devices: ["1"], vendor: "nvidia" } }).dir;
   const r = await execa(python!, ["-c", DRIVER, "gp-probe", JSON.stringify(cells)], { env, extendEnv: false, timeout: 240_000, maxBuffer: 1024 * 1024, stdin: "ignore", reject: false });
   assert.equal(r.exitCode, 0, r.stderr);
   return JSON.parse(r.stdout.trim().split("\n").pop()!) as string[];
@@ -62,6 +67,10 @@ test("probe in a real kernel without torch: nothing imported, the GPU Pilot laun
   for (const f of ["torch", "jax", "tensorflow", "cupy"] as const) assert.deepEqual(p.frameworks[f], { imported: false, initialised: false, devices: null }, f);
   assert.equal(cudaInitialised(p), false);
   assert.equal(after.trim(), "[] False");
+  // What the editor makes of it (the status bar, gpuPilot/runningKernel), and the launcher's record of this start.
+  assert.deepEqual(factsOfProbe(p), { initialisedBy: [], cudaVisibleDevices: "1", cudaDeviceOrder: "PCI_BUS_ID", rocrVisibleDevices: null, launcherDevices: "1", pid: p.pid });
+  assert.deepEqual(readKernelStarts(lastKernelDir).map((s) => [s.applied, s.variable, s.visible]), [["1", "CUDA_VISIBLE_DEVICES", "1"]], "the record of the kernel started (its process is gone: a later start prunes it)");
+  assert.equal(readKernelStarts(lastKernelDir)[0].pid, p.pid, "the launcher's pid is the kernel's (execve)");
 });
 
 test("probe in a real kernel with torch imported (CPU build): torch imported, CUDA not initialised, and still not after the probe", { skip: skip || (hasTorch ? false : "torch is not installed for that interpreter (Debian: apt-get install python3-torch)"), timeout: 300_000 }, async () => {

@@ -17,6 +17,7 @@ import { buildKernelJson, defaultJupyterDataDir, defaultKernelName, installKerne
 import { envNameOf } from "../../server/src/kernel/pythonProbe";
 import { readSelectionState, selectionFileOf, stateDirOf, writeFileSafely, writeSelectionState } from "../../server/src/kernel/selectionFile";
 import { main } from "../../server/src/cli";
+import { kernelStartOf, readKernelStarts } from "../../common/src/kernel/startRecord";
 
 const tmp = (p: string) => mkdtempSync(join(tmpdir(), `gp-kernel-${p}-`));
 const ENV: KernelEnvironment = { python: "/usr/bin/python3", version: "3.12", envName: ".venv", debugpy: true };
@@ -128,6 +129,58 @@ test("launcher: an empty, missing, malformed or mixed selection leaves the envir
   assert.equal(launch(["--gpus", "2,3", "--vendor", "nvidia"]).vars.CUDA_VISIBLE_DEVICES, "2,3");
 });
 
+/** Runs the launcher in `dir` (kernel.json's folder) with a stand-in for ipykernel; returns the kernel's pid and stderr. */
+function launchIn(dir: string, opts: string[], env: Record<string, string> = {}): { pid: number; stderr: string } {
+  const launcher = join(dir, LAUNCHER_FILE_NAME);
+  if (!existsSync(launcher)) writeFileSync(launcher, LAUNCHER_SOURCE);
+  const base = { ...process.env };
+  for (const n of ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_PILOT_KERNEL_DEVICES"]) delete base[n];
+  const r = spawnSync(python!, [launcher, ...opts, "--", "-c", "import os; print(os.getpid())"], { encoding: "utf8", timeout: 20_000, env: { ...base, ...env } });
+  assert.equal(r.status, 0, r.stderr);
+  return { pid: Number(r.stdout.trim()), stderr: r.stderr };
+}
+
+test("launcher: each start is recorded in starts/<pid>.json (what it applied, what the kernel sees); records of gone processes are pruned", { skip: python ? false : "no python3" }, () => {
+  const dir = tmp("starts");
+  const file = join(dir, "selection.json");
+  writeSelectionState(file, ["1"], "nvidia");
+  const first = launchIn(dir, ["--selection", file]);
+  const [rec] = readKernelStarts(dir);
+  assert.deepEqual({ ...rec, startedAt: undefined }, { pid: first.pid, applied: "1", variable: "CUDA_VISIBLE_DEVICES", visible: "1", startedAt: undefined });
+  assert.match(rec.startedAt, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+  // No GPU selected: nothing applied, the environment's value is what the kernel sees.
+  writeSelectionState(file, [], "nvidia");
+  const second = launchIn(dir, ["--selection", file], { CUDA_VISIBLE_DEVICES: "3" });
+  assert.deepEqual(readKernelStarts(dir).map((s) => [s.pid, s.applied, s.visible]), [[second.pid, null, "3"]], "the first kernel's process is gone: its record too");
+  assert.deepEqual(kernelStartOf(dir, second.pid)?.visible, "3");
+  // AMD pinned ids; a file that only looks like a record is left alone by the pruning.
+  writeFileSync(join(dir, "starts", "1xjson"), "mine");
+  const third = launchIn(dir, ["--gpus", "0,1", "--vendor", "amd"]);
+  assert.deepEqual(kernelStartOf(dir, third.pid), { ...kernelStartOf(dir, third.pid)!, applied: "0,1", variable: "ROCR_VISIBLE_DEVICES", visible: "0,1" });
+  // What is not a record is not read: junk, a link, a record whose pid is not its name.
+  writeFileSync(join(dir, "starts", "12.json"), "{not json");
+  symlinkSync(join(dir, "starts", `${third.pid}.json`), join(dir, "starts", "13.json"));
+  writeFileSync(join(dir, "starts", "14.json"), JSON.stringify({ version: 1, pid: 15, applied: null, variable: "CUDA_VISIBLE_DEVICES", visible: null, startedAt: "2099-01-01T00:00:00Z" }));
+  assert.deepEqual(readKernelStarts(dir).map((s) => s.pid), [third.pid]);
+  assert.equal(readFileSync(join(dir, "starts", "1xjson"), "utf8"), "mine");
+  assert.deepEqual(readKernelStarts(join(dir, "missing")), []);
+});
+
+test("launcher: a kernelspec folder where the record cannot be written (read-only, a file in the way) still starts the kernel", { skip: python ? false : "no python3" }, () => {
+  const dir = tmp("starts-ro");
+  writeFileSync(join(dir, "starts"), "in the way");
+  const r = launchIn(dir, ["--gpus", "1", "--vendor", "nvidia"]);
+  assert.ok(r.pid > 0);
+  assert.match(r.stderr, /GPU Pilot: could not record this start in .*starts \(.*\); the kernel starts all the same/);
+  assert.deepEqual(readKernelStarts(dir), []);
+  if (process.getuid?.() !== 0) {
+    const ro = tmp("starts-ro2");
+    writeFileSync(join(ro, LAUNCHER_FILE_NAME), LAUNCHER_SOURCE);
+    chmodSync(ro, 0o555);
+    assert.match(launchIn(ro, ["--gpus", "1", "--vendor", "nvidia"]).stderr, /could not record this start .*Permission denied/);
+  }
+});
+
 test("install writes kernel.json and the launcher; a kernel GPU Pilot did not create is neither replaced nor removed", () => {
   const data = join(tmp("data"), "missing", "jupyter");
   const sel = { kind: "file" as const, file: "/state/selection.json" };
@@ -154,6 +207,9 @@ test("install writes kernel.json and the launcher; a kernel GPU Pilot did not cr
   assert.deepEqual(listKernels(data, true).map((k) => k.name), ["gp", "python3"], "a link is no kernel folder of ours to list");
   assert.throws(() => removeKernel(data, "../kernels"), /Not a Jupyter kernel name/);
   assert.throws(() => removeKernel(data, "nope"), /No kernel named "nope"/);
+  // Its launcher's start records go with it.
+  mkdirSync(join(dir, "starts"));
+  writeFileSync(join(dir, "starts", "123.json"), "{}");
   assert.equal(removeKernel(data, "GP"), dir);
   assert.equal(existsSync(dir), false);
 });

@@ -131,7 +131,7 @@ test("a CUDA_VISIBLE_DEVICES write GPU001 finds ineffective (finetune_wrong_gpu.
   // The same model as a notebook's: the selection never reaches a kernel.
   const nb = machineHover(m, onCuda, inv(["1"]), where, noEffect, true)!;
   assert.match(nb.markdown, /cuda:0 → GPU 0/);
-  assert.match(nb.markdown, /so its kernel sees every GPU it was started with \(GPU Pilot's selection reaches terminals and runs started from VS Code, not notebook kernels\)/);
+  assert.match(nb.markdown, /so its kernel sees every GPU it was started with \(GPU Pilot's selection reaches a notebook's kernel only through a GPU Pilot kernel, at its start; its running kernel is not known here\)/);
   m.tree.delete();
 });
 

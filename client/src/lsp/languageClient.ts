@@ -74,6 +74,11 @@ export interface GpuPilotLanguageClient {
   sendInventory(params: InventoryParams): Promise<void>;
   /** `gpuPilot/settings`. */
   sendSettings(settings: Partial<EditorLintSettings>): Promise<void>;
+  /**
+   * A notification the caller names, for the methods whose types live in common/ (dist/lsp.js
+   * bundles none of common/: ctx.ts sends `gpuPilot/runningKernel`, common/src/kernel/runningKernel.ts).
+   */
+  sendNotification(method: string, params: unknown): Promise<void>;
 }
 
 /** The port the language server's inspector listens on in debug mode (.vscode/launch.json attaches to it). */
@@ -135,5 +140,6 @@ export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLangua
     checkFile: (params) => client.sendRequest(CheckFileRequest.type, params),
     sendInventory: (params) => client.sendNotification(InventoryNotification.type, params),
     sendSettings: (settings) => client.sendNotification(SettingsNotification.type, settings),
+    sendNotification: (method, params) => client.sendNotification(method, params),
   };
 }

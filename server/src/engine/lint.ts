@@ -7,6 +7,7 @@ import { initPythonParser, parsePython, pythonInput, syntaxErrorCount, type Synt
 import { ModuleTrees } from "./python/moduleTrees";
 import { buildModel, magicVariables, ModelCache, type MagicLine, type KnownChange, type ModuleModel } from "./python/model";
 import { RULES } from "./rules/index";
+import type { RunningKernelFacts } from "../../../common/src/kernel/runningKernel";
 import { reporter, isPythonRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
 import { candidateRules } from "./prefilter";
 import { TextProbe } from "./textProbe";
@@ -54,6 +55,8 @@ export interface LintOptions {
   preview?: boolean;
   /** Replaces the registry (tests: a throwing rule is isolated). */
   rules?: readonly Rule[];
+  /** A notebook's running kernel (RuleContext.runningKernel); read only when the text is a notebook. */
+  runningKernel?: RunningKernelFacts;
 }
 
 /** A rule that threw: reported to the log, never to the user as a crash. */
@@ -239,6 +242,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
     const ctx: RuleContext = {
       model, machine, notebook: !!extra.notebook, slurm: options.slurm ?? [], torchBelow20: !!options.torchBelow20, where: extra.where ?? ((l) => `line ${l + 1}`),
       report: reporter(rule, diagnostics, options.preview), hasWord: (w) => probe.hasWord(w),
+      ...(extra.notebook && options.runningKernel ? { runningKernel: options.runningKernel } : {}),
     };
     const before = diagnostics.length;
     try {

@@ -12,6 +12,7 @@ import { stringValue } from "./python/parser";
 import { cudaDeviceOrdinal } from "./frameworks";
 import { describeOrdinal, visibleDevices, type VisibleMap } from "./machine";
 import type { Position, Range } from "./types";
+import { frameworksText, type RunningKernelFacts } from "../../../common/src/kernel/runningKernel";
 
 /**
  * What the machine hovers, inlay hints and the "use the selected GPUs" action read of a module
@@ -48,8 +49,11 @@ function cvdWrites(model: MachineModel): EnvWriteEvent[] {
  * `notebook`: the model is a notebook's joined cells, run by a kernel: the selection reaches
  * terminals, runs and debug sessions started from VS Code (client/src/gpu/environment.ts, client/src/run), never
  * a notebook's kernel, so it is not the notebook's value.
+ * `kernel`: a notebook's running kernel as the editor's probe saw it (common/src/kernel/runningKernel.ts):
+ * when no cell's write takes effect, the kernel's own CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER
+ * decide (the physical GPU the kernel really uses), not "every GPU it was started with".
  */
-export function fileVisibleMap(model: MachineModel, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false): VisibleMap | null {
+export function fileVisibleMap(model: MachineModel, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false, kernel?: RunningKernelFacts): VisibleMap | null {
   const gpus = inventory.gpus;
   if (!gpus || gpus.length === 0) return null;
   const orderWrite = model.events.find((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_DEVICE_ORDER");
@@ -62,8 +66,13 @@ export function fileVisibleMap(model: MachineModel, inventory: InventoryParams, 
   // A write with no effect is named as such: "nothing sets it" would be false beside it.
   const late = cvdWrites(model).filter((w) => noEffect.has(w.range.start.line)).at(-1);
   const lateWrite = late && `${where(late.range.start.line)} sets CUDA_VISIBLE_DEVICES only after CUDA initialised (no effect: GPU001)`;
+  if (notebook && kernel) {
+    const init = kernel.initialisedBy.length ? `, and ${frameworksText(kernel.initialisedBy)} initialised CUDA there` : "";
+    const value = kernel.cudaVisibleDevices === null ? "CUDA_VISIBLE_DEVICES unset" : `CUDA_VISIBLE_DEVICES="${kernel.cudaVisibleDevices}"`;
+    return visibleDevices(gpus, kernel.cudaVisibleDevices, `the running kernel (pid ${kernel.pid}) reports ${value}${init}${lateWrite ? `; ${lateWrite}` : ""}`, kernel.cudaDeviceOrder);
+  }
   if (notebook) {
-    return visibleDevices(gpus, null, `${lateWrite ?? "nothing in the notebook sets CUDA_VISIBLE_DEVICES"}, so its kernel sees every GPU it was started with (GPU Pilot's selection reaches terminals and runs started from VS Code, not notebook kernels)`, order);
+    return visibleDevices(gpus, null, `${lateWrite ?? "nothing in the notebook sets CUDA_VISIBLE_DEVICES"}, so its kernel sees every GPU it was started with (GPU Pilot's selection reaches a notebook's kernel only through a GPU Pilot kernel, at its start; its running kernel is not known here)`, order);
   }
   if (inventory.selection.length > 0) {
     const sel = inventory.selection.join(",");
@@ -88,13 +97,15 @@ function allDeviceUses(model: MachineModel, within: { startLine: number; endLine
  * in {@link fileVisibleMap} (the lines of the document's GPU001 findings): such a write's hover says
  * it has no effect, and device expressions do not map through it.
  */
-export function machineHover(model: MachineModel, position: Position, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false): { markdown: string; range: Range } | null {
-  const map = fileVisibleMap(model, inventory, where, noEffect, notebook);
+export function machineHover(model: MachineModel, position: Position, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false, kernel?: RunningKernelFacts): { markdown: string; range: Range } | null {
+  const map = fileVisibleMap(model, inventory, where, noEffect, notebook, kernel);
   if (!map) return null;
   const use = allDeviceUses(model, { startLine: position.line, endLine: position.line }).find((u) => inside(nodeRange(u.node), position));
   if (use) {
-    const lines = [`**${describeOrdinal(map, use.ordinal)}**`, "", `because ${map.because}.`];
-    if (use.form === `"cuda"`) lines.push("", "`\"cuda\"` is the current device: cuda:0 unless `torch.cuda.set_device` changed it.");
+    // Bare "cuda" is torch's current device: the running kernel says which one it is.
+    const ordinal = use.form === `"cuda"` && kernel?.torchCurrent !== undefined ? kernel.torchCurrent : use.ordinal;
+    const lines = [`**${describeOrdinal(map, ordinal)}**`, "", `because ${map.because}.`];
+    if (use.form === `"cuda"`) lines.push("", kernel?.torchCurrent !== undefined ? `\`"cuda"\` is the current device: the running kernel's torch reports cuda:${kernel.torchCurrent}.` : "`\"cuda\"` is the current device: cuda:0 unless `torch.cuda.set_device` changed it.");
     for (const n of map.notes) lines.push("", `⚠ ${n}`);
     return { markdown: lines.join("\n"), range: nodeRange(use.node) };
   }
@@ -123,8 +134,8 @@ export function machineHover(model: MachineModel, position: Position, inventory:
 }
 
 /** Inlay hints `→ GPU n` after each device literal inside `range` (`noEffect` and `notebook` as in {@link fileVisibleMap}). */
-export function machineInlayHints(model: MachineModel, range: Range, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false): Array<{ position: Position; label: string; tooltip: string }> {
-  const map = fileVisibleMap(model, inventory, where, noEffect, notebook);
+export function machineInlayHints(model: MachineModel, range: Range, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false, kernel?: RunningKernelFacts): Array<{ position: Position; label: string; tooltip: string }> {
+  const map = fileVisibleMap(model, inventory, where, noEffect, notebook, kernel);
   if (!map) return [];
   const out: Array<{ position: Position; label: string; tooltip: string }> = [];
   for (const u of allDeviceUses(model, { startLine: range.start.line, endLine: range.end.line })) {

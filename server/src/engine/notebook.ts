@@ -237,6 +237,7 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep
     return {
       code: d.code, name: d.name, message: d.message, severity: d.severity, cell: at.cell, range: at.range,
       ...(d.related ? { related: d.related.map((r) => ({ ...locate(r.range), message: r.message })) } : {}),
+      ...(d.kernelRestart ? { kernelRestart: d.kernelRestart } : {}),
       ...(d.fix && d.fix.edits.every((e) => fitsInCell(e.range)) ? { fix: { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ ...locate(e.range), newText: e.newText })) } } : {}),
     };
   });

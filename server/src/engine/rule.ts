@@ -3,7 +3,8 @@
  * text trigger the prefilter reads) plus `check(context)` for a Python rule or
  * `checkManifest(context)` for a manifest rule, which report findings through `context.report`.
  */
-import type { LintDiagnostic, RuleMeta, Severity, Fix, RelatedInfo, Range } from "./types";
+import type { LintDiagnostic, RuleMeta, Severity, Fix, RelatedInfo, Range, KernelRestart } from "./types";
+import type { RunningKernelFacts } from "../../../common/src/kernel/runningKernel";
 import type { ModuleModel, EnvWriteEvent } from "./python/model";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
@@ -38,8 +39,13 @@ export interface RuleContext {
    * change). Absent: the rule searches the text itself.
    */
   hasWord?(word: string): boolean;
+  /**
+   * A notebook's running kernel as the editor's probe saw it (common/src/kernel/runningKernel.ts);
+   * absent for files, the CLI, and notebooks whose kernel is not known (no access, the probe timed out).
+   */
+  runningKernel?: RunningKernelFacts;
   /** Reports one finding; severity defaults to the rule's. */
-  report(finding: { range: Range; message: string; severity?: Severity; related?: RelatedInfo[]; fix?: Fix; preview?: boolean }): void;
+  report(finding: { range: Range; message: string; severity?: Severity; related?: RelatedInfo[]; fix?: Fix; preview?: boolean; kernelRestart?: KernelRestart }): void;
 }
 
 /** Everything a manifest rule (GPU018-GPU020: Dockerfiles, compose files, Kubernetes manifests) may read. */
@@ -127,6 +133,7 @@ export function toDiagnostic(rule: Rule, f: Parameters<RuleContext["report"]>[0]
     range: f.range,
     ...(f.related ? { related: f.related.map((r) => ({ ...r, message: escapeControls(r.message) })) } : {}),
     ...(f.fix ? { fix: { ...f.fix, title: escapeControls(f.fix.title) } } : {}),
+    ...(f.kernelRestart ? { kernelRestart: f.kernelRestart } : {}),
   };
 }
 

@@ -40,7 +40,16 @@ export interface LintDiagnostic {
   range: Range;
   related?: RelatedInfo[];
   fix?: Fix;
+  /**
+   * The finding is undone by restarting the notebook's kernel (GPU001 from the running kernel's
+   * state): the editor offers "Restart kernel on GPU N". `devices`: the CUDA_VISIBLE_DEVICES ids
+   * the write asks for (a literal value), else null (restart on the GPU selection as it is).
+   */
+  kernelRestart?: KernelRestart;
 }
+
+/** What {@link LintDiagnostic.kernelRestart} says: the variable written and, for CUDA_VISIBLE_DEVICES with a literal value, its ids. */
+export interface KernelRestart { variable: string; devices: string[] | null }
 
 /** Rule documentation, in Ruff's order; rendered into docs/rules/GPUnnn.md and hovers. */
 export interface RuleDocs {

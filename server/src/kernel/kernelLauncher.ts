@@ -9,7 +9,13 @@
  *    `ROCR_VISIBLE_DEVICES=<ids>` alone, with an inherited HIP_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL,
  *    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER removed (launch.ts AMD_SELECTION_VARS);
  *    `GPU_PILOT_KERNEL_DEVICES` records what it applied (empty when it applied nothing);
- * 3. becomes `python -m ipykernel_launcher -f {connection_file}` with `os.execve` (same process id,
+ * 3. records this start in `starts/<pid>.json` beside itself ({@link START_RECORDS_DIR}; the shape is
+ *    common/src/kernel/startRecord.ts's): the process id, what it applied, the visible-devices value
+ *    the kernel gets and the time, so that the editor's status bar can say which GPUs a notebook's
+ *    kernel started with without asking the kernel. Records of processes that are gone are removed
+ *    (POSIX), and at most {@link MAX_START_RECORDS} are kept. A folder it cannot write (a read-only
+ *    kernelspec folder) costs a line on stderr, never the start;
+ * 4. becomes `python -m ipykernel_launcher -f {connection_file}` with `os.execve` (same process id,
  *    so Jupyter's interrupt and kill signals reach the kernel). On Windows, where execve starts a
  *    new process and ends this one, the kernel runs as a child and its exit code is passed on.
  *
@@ -24,6 +30,11 @@
 
 /** The launcher's file name inside the kernelspec folder. */
 export const LAUNCHER_FILE_NAME = "gpu_pilot_launcher.py";
+
+/** The folder beside the launcher where each start is recorded (`<pid>.json`). */
+export const START_RECORDS_DIR = "starts";
+/** The most start records kept in {@link START_RECORDS_DIR} (the newest). */
+export const MAX_START_RECORDS = 32;
 
 /** The variable the launcher sets to the devices it applied (empty: none); item 2's probe reads it. */
 export const KERNEL_DEVICES_VAR = "GPU_PILOT_KERNEL_DEVICES";
@@ -45,10 +56,14 @@ import json
 import os
 import re
 import sys
+import time
 
 DEVICE_ID = re.compile(r"${DEVICE_ID_PATTERN}")
 AMD_VARS = ("ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER")
 MAX_BYTES = 65536
+STARTS = "${START_RECORDS_DIR}"
+MAX_STARTS = ${MAX_START_RECORDS}
+RECORD_NAME = re.compile(r"^[0-9]{1,10}\\.json$")
 
 
 def note(message):
@@ -109,6 +124,54 @@ def selection_of(opts):
     return None, "unexpected launcher options %r" % (opts,)
 
 
+def gone(pid):
+    """True when no process has this id (POSIX; on Windows nothing is pruned by id)."""
+    if os.name == "nt":
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False
+    return False
+
+
+def prune(folder):
+    """Removes the records of processes that are gone, then the oldest beyond MAX_STARTS - 1."""
+    kept = []
+    for name in os.listdir(folder):
+        if not RECORD_NAME.match(name):
+            continue
+        path = os.path.join(folder, name)
+        if gone(int(name[:-5])):
+            os.unlink(path)
+        else:
+            kept.append((os.lstat(path).st_mtime, path))
+    kept.sort()
+    for _, path in kept[:max(0, len(kept) - MAX_STARTS + 1)]:
+        os.unlink(path)
+
+
+def record_start(env, vendor):
+    """Writes starts/<pid>.json beside this launcher (through a temporary file); a failure is a note."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), STARTS)
+    variable = "ROCR_VISIBLE_DEVICES" if vendor == "amd" else "CUDA_VISIBLE_DEVICES"
+    record = {"version": 1, "pid": os.getpid(), "applied": env.get("${KERNEL_DEVICES_VAR}") or None, "variable": variable,
+              "visible": env.get(variable), "startedAt": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    tmp = os.path.join(folder, ".%d.tmp" % os.getpid())
+    try:
+        if not os.path.isdir(folder):
+            os.mkdir(folder, 0o755)
+        prune(folder)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        with os.fdopen(fd, "w") as f:
+            json.dump(record, f)
+        os.replace(tmp, os.path.join(folder, "%d.json" % os.getpid()))
+    except OSError as e:
+        note("could not record this start in %s (%s); the kernel starts all the same" % (folder, e))
+
+
 def main(argv):
     if "--" not in argv:
         note("usage: %s (--selection FILE | --gpus IDS --vendor VENDOR) -- ARGS..." % os.path.basename(__file__))
@@ -118,6 +181,7 @@ def main(argv):
     env["${KERNEL_DEVICES_VAR}"] = ""
     selection, why = selection_of(argv[:sep])
     note(why if selection is None else apply(env, selection[0], selection[1]))
+    record_start(env, selection[1] if selection is not None else "nvidia")
     cmd = [sys.executable] + argv[sep + 1:]
     if os.name == "nt":
         import subprocess

@@ -20,10 +20,12 @@
  * Only such kernelspecs are replaced or removed; any other is refused.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, unlinkSync } from "node:fs";
+import { lstatSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
+import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { LAUNCHER_FILE_NAME, LAUNCHER_SOURCE } from "./kernelLauncher";
+import { START_RECORD_NAME, START_RECORDS_FOLDER } from "../../../common/src/kernel/startRecord";
 import type { KernelVendor } from "./selectionFile";
 import { writeFileSafely } from "./selectionFile";
 
@@ -141,12 +143,21 @@ export interface KernelEntry {
   gpuPilot?: GpuPilotMetadata;
 }
 
-/** The kernelspec in `dir` (named `name`), or undefined when `dir` is no folder with a readable kernel.json. Never throws. */
+/** The largest kernel.json read (bytes); Jupyter's are well under 4 KiB. */
+export const KERNEL_JSON_MAX_BYTES = 256 * 1024;
+
+/**
+ * The kernelspec in `dir` (named `name`), or undefined when `dir` is no folder with a readable
+ * kernel.json (read through the safe reader: a regular file of at most {@link KERNEL_JSON_MAX_BYTES}).
+ * Never throws.
+ */
 export function readKernel(dir: string, name: string): KernelEntry | undefined {
   try {
     const st = lstatSync(dir);
     if (!st.isDirectory()) return undefined;
-    const spec = JSON.parse(readFileSync(join(dir, "kernel.json"), "utf8")) as Record<string, unknown>;
+    const read = readWorkspaceFile(join(dir, "kernel.json"), { maxBytes: KERNEL_JSON_MAX_BYTES });
+    if (!read.ok) return undefined;
+    const spec = JSON.parse(read.bytes.toString("utf8")) as Record<string, unknown>;
     const displayName = typeof spec.display_name === "string" ? spec.display_name : name;
     const meta = (spec.metadata as Record<string, unknown> | undefined)?.gpu_pilot as GpuPilotMetadata | undefined;
     const ours = meta && typeof meta === "object" && typeof meta.version === "number" && isFile(join(dir, LAUNCHER_FILE_NAME));
@@ -154,6 +165,16 @@ export function readKernel(dir: string, name: string): KernelEntry | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Removes the launcher's records (and its temporary files) in `folder`, then the folder when that left it empty. Never throws: what stays is named by the caller. */
+function removeStartRecords(folder: string): void {
+  let names: string[];
+  try { names = readdirSync(folder); } catch { return; }
+  for (const n of names) {
+    if (START_RECORD_NAME.test(n) || /^\.[0-9]{1,10}\.tmp$/.test(n)) { try { unlinkSync(join(folder, n)); } catch { /* named below */ } }
+  }
+  try { rmdirSync(folder); } catch { /* not empty: kept */ }
 }
 
 const isFile = (p: string): boolean => { try { return lstatSync(p).isFile(); } catch { return false; } };
@@ -217,7 +238,7 @@ function existingKind(dir: string): "none" | "ours" | "link" | "other" {
 
 /**
  * Removes the GPU Pilot kernel `name` from `<dataDir>/kernels`: its kernel.json, its launcher,
- * then its folder.
+ * the launcher's start records (`starts/<pid>.json`, common/src/kernel/startRecord.ts), then its folder.
  * @returns the folder removed.
  * @throws KernelError when the name is not valid, there is no such kernel, it is not GPU Pilot's
  *   (no `metadata.gpu_pilot` or no launcher: refused, nothing removed), or its folder holds files
@@ -230,6 +251,7 @@ export function removeKernel(dataDir: string, name: string): string {
   if (kind === "none") throw new KernelError(`No kernel named "${n}" in ${join(dataDir, "kernels")}.`);
   if (kind !== "ours") throw new KernelError(`The kernel "${n}" (${dir}) was not created by GPU Pilot: not removed (jupyter kernelspec remove ${n} removes any kernel).`);
   for (const f of ["kernel.json", LAUNCHER_FILE_NAME]) unlinkSync(join(dir, f));
+  removeStartRecords(join(dir, START_RECORDS_FOLDER));
   const rest = readdirSync(dir);
   if (rest.length > 0) throw new KernelError(`Removed the kernel "${n}", but its folder ${dir} still holds files GPU Pilot did not write (${rest.join(", ")}): kept.`);
   rmdirSync(dir);

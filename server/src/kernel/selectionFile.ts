@@ -18,7 +18,8 @@
  *
  * No `vscode` import: the client (gpu/kernelSelection.ts) and the CLI both use it.
  */
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { closeSync, constants, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
+import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 
@@ -106,15 +107,13 @@ export function writeSelectionState(file: string, devices: readonly string[], ve
   return true;
 }
 
-/** The state in `file`, or undefined when it is missing, unreadable, over 64 KiB or malformed. Never throws. */
+/**
+ * The state in `file`, or undefined when it is missing, unreadable, a link, not a regular file,
+ * over 64 KiB or malformed (read through the safe reader, common/src/fs/workspaceFile.ts). Never throws.
+ */
 export function readSelectionState(file: string): SelectionState | undefined {
-  try {
-    const st = lstatSync(file);
-    if (!st.isFile() || st.size > 64 * 1024) return undefined;
-    return parseSelectionState(readFileSync(file, "utf8"));
-  } catch {
-    return undefined;
-  }
+  const r = readWorkspaceFile(file, { maxBytes: 64 * 1024, noFollow: true });
+  return r.ok ? parseSelectionState(r.bytes.toString("utf8")) : undefined;
 }
 
 /**

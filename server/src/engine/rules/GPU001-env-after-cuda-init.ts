@@ -1,6 +1,9 @@
 import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
-import { STARTUP_VARIABLES } from "../frameworks";
+import { freezes, STARTUP_VARIABLES } from "../frameworks";
+import type { RuleContext } from "../rule";
+import type { KernelRestart } from "../types";
+import { frameworksText } from "../../../../common/src/kernel/runningKernel";
 import { stateBefore, statesInFunction } from "../python/timeline";
 import { nodeRange, type EnvWriteEvent, type InitEvent } from "../python/model";
 import { moveWriteFix } from "./shared/moveWrite";
@@ -16,7 +19,7 @@ export const rule: PythonRule = {
     // An environment write of a startup variable, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(STARTUP_VARIABLES),
     docs: {
-      what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import. The project's own modules count too: importing a project module whose top level initialises CUDA (directly or through the project modules and functions it uses), or calling a project function that does, initialises CUDA here (the message names each file and line on the way). Modules are found as Python's import system finds them from the file (its folder up to the project root, `src/`, relative imports); a module that cannot be found or read counts as initialising nothing.",
+      what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import. The project's own modules count too: importing a project module whose top level initialises CUDA (directly or through the project modules and functions it uses), or calling a project function that does, initialises CUDA here (the message names each file and line on the way). Modules are found as Python's import system finds them from the file (its folder up to the project root, `src/`, relative imports); a module that cannot be found or read counts as initialising nothing. In a notebook whose running kernel GPU Pilot may ask (VS Code with the Jupyter extension, access granted), a cell that writes a startup variable is flagged whatever the cells' order when the kernel reports that a framework reading it has already initialised CUDA there (\"no effect in the running kernel\"), with the action *Restart kernel on GPU N*.",
       why: "These variables are read once, when the CUDA driver or the framework initialises. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `torch.cuda.is_available()`, setting `CUDA_VISIBLE_DEVICES=\"1\"` has no effect — the program still runs on physical GPU 0, while `device_count()` now reports 1: a silent mismatch. After `jax.devices()`, `XLA_PYTHON_CLIENT_PREALLOCATE=false` is ignored and JAX preallocates 75% of the GPU (107,918 MiB of 143,771 MiB). Each variable freezes at its own moment: `PYTORCH_CUDA_ALLOC_CONF` survives `is_available()` but not the first allocation; `PYTORCH_NO_CUDA_MEMORY_CACHING` is read at the first allocation through torch's caching allocator (a tensor or module put on CUDA), so a context alone (`set_device`) leaves it open (read in pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp, `forceUncachedAllocator()`: a function-local static).",
       example: "import os\nimport torch\n\nif torch.cuda.is_available():\n    print(\"cuda ok\")\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"  # GPU001: too late, still GPU 0\n",
       fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\nif torch.cuda.is_available():\n    print(\"cuda ok\")\n",
@@ -41,13 +44,16 @@ export const rule: PythonRule = {
         message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
         related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
         fix: moveWriteFix(ctx, w) ?? undefined,
+        ...(frozenInKernel(ctx, w.variable).length ? { kernelRestart: kernelRestartOf(w) } : {}),
       });
     };
+    const staticLines = new Set<string>();
     for (const w of envWrites(ctx.model)) {
       if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
       const { frozenBy } = stateBefore(ctx.model, w);
-      if (frozenBy) report(w, frozenBy, "");
+      if (frozenBy) { report(w, frozenBy, ""); staticLines.add(writeKey(w)); }
     }
+    runningKernelFindings(ctx, staticLines);
     // Functions the module never calls (tests, hooks, callbacks) run after the module's own code:
     // a write there is checked against the module's timeline and the function's own events.
     // A method of a class the module never calls runs after the object's constructor (its timeline
@@ -62,7 +68,7 @@ export const rule: PythonRule = {
         const name = fn.owner ? `${fn.owner}.${own}` : own;
         const { frozenBy } = stateOf(w);
         if (!frozenBy) continue;
-        const key = `${w.range.start.line}:${w.range.start.character}:${w.variable}`;
+        const key = writeKey(w);
         if (reported.has(key)) continue;
         const inside = fn.events.includes(frozenBy);
         // Only a real initialising call: a library merely imported at module level (eager-init
@@ -79,3 +85,43 @@ export const rule: PythonRule = {
     }
   },
 };
+
+/** A write's identity: its place and variable. */
+const writeKey = (w: EnvWriteEvent): string => `${w.range.start.line}:${w.range.start.character}:${w.variable}`;
+
+/**
+ * The frameworks that initialised CUDA in the notebook's running kernel and freeze `variable`
+ * (frameworks.ts `freezes` at the `driver` depth: `torch.cuda.is_initialized()` is true only after
+ * torch's lazy init, which freezes the allocator variables too). Empty for a file, a notebook
+ * whose kernel is not known, or a kernel where nothing that reads `variable` initialised yet.
+ */
+function frozenInKernel(ctx: RuleContext, variable: string) {
+  return (ctx.runningKernel?.initialisedBy ?? []).filter((f) => freezes(f, "driver", variable));
+}
+
+/** The restart a finding offers: CUDA_VISIBLE_DEVICES with a literal value asks for its ids; else the selection as it is. */
+function kernelRestartOf(w: EnvWriteEvent): KernelRestart {
+  const ids = w.variable === "CUDA_VISIBLE_DEVICES" && w.literal !== null ? w.literal.split(",").map((s) => s.trim()).filter(Boolean) : null;
+  return { variable: w.variable, devices: ids && ids.length ? ids : null };
+}
+
+/**
+ * GPU001 from the running kernel (issue 42 item 2): in a notebook whose kernel reports CUDA
+ * initialised, every module-level write of a startup variable that the kernel froze has no effect
+ * when its cell runs, whatever the cells' order says; the writes the timeline already reported
+ * (`reported`, by {@link writeKey}) are not reported twice.
+ */
+function runningKernelFindings(ctx: RuleContext, reported: ReadonlySet<string>): void {
+  if (!ctx.notebook || !ctx.runningKernel?.initialisedBy.length) return;
+  for (const w of envWrites(ctx.model)) {
+    if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv" || reported.has(writeKey(w))) continue;
+    const by = frozenInKernel(ctx, w.variable);
+    if (!by.length) continue;
+    const stays = w.variable === "CUDA_VISIBLE_DEVICES" ? ` (the kernel stays on the GPUs it started with: CUDA_VISIBLE_DEVICES=${ctx.runningKernel.cudaVisibleDevices ?? "unset, every GPU"})` : "";
+    ctx.report({
+      range: w.range,
+      message: `${w.variable} is set here, but it has no effect in the running kernel: CUDA was initialised there (by ${frameworksText(by)}, as the kernel reports)${stays}. Restart the kernel, then run this cell before any CUDA call`,
+      kernelRestart: kernelRestartOf(w),
+    });
+  }
+}

@@ -2,7 +2,8 @@
  * The running-kernel probe (its core): a short Python snippet to execute in a
  * notebook's kernel (silently) that says whether CUDA is already initialised there by torch, JAX,
  * TensorFlow or CuPy and which devices the kernel sees, and the parser of its one line of output.
- * The Jupyter-extension wiring that runs it is not here.
+ * The editor runs it through the Jupyter extension's kernel API (client/src/notebook/kernelProbe.ts)
+ * and sends what it found to the language server (runningKernel.ts).
  *
  * Side-effect free: it imports nothing that is not already in `sys.modules` (every module is taken
  * from there, never imported), calls only what does not initialise CUDA, defines one function and
