@@ -184,7 +184,7 @@ function newest(ys: ArrayLike<number | null | undefined> | undefined): number | 
 
 /** The legend of `u` as drawn: its series' values, the time first (`latest 07:25:31`, `100%`). */
 function legendOf(u: uPlot): string[] {
-  return [...u.root.querySelectorAll(".u-legend .u-value")].map((e) => e.textContent ?? "");
+  return Array.from(u.root.querySelectorAll(".u-legend .u-value"), (e) => e.textContent ?? "");
 }
 
 function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: number, el: HTMLElement, emphasised: boolean, labelRuns: boolean): uPlot {
