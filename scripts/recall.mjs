@@ -39,9 +39,11 @@ if (problems.length) {
 const chosen = only.length ? cases.filter((c) => only.includes(c.slug)) : cases;
 
 const cli = join(root, "dist", "cli.js");
-if (!existsSync(cli)) {
-  const b = spawnSync(process.execPath, [join(root, "esbuild.mjs")], { stdio: "inherit" });
-  if (b.status !== 0) process.exit(2);
+// Build the CLI when it is missing or older than the sources (scripts/gpu-pilot.mjs does the check,
+// under its build lock): a stale bundle would measure yesterday's rules.
+{
+  const b = spawnSync(process.execPath, [join(root, "scripts", "gpu-pilot.mjs"), "--version"], { stdio: ["ignore", "ignore", "inherit"] });
+  if (b.status !== 0 || !existsSync(cli)) process.exit(2);
 }
 
 /**

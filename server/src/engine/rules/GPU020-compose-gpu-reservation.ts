@@ -14,14 +14,15 @@ export const rule: ManifestRule = {
     // services.<name>.deploy.resources.reservations.devices of a compose file.
     trigger: (t, kind) => kind === "compose" && t.includes("devices") && t.includes("services"),
     docs: {
-      what: "Checks each entry of `deploy.resources.reservations.devices` in a compose file: `count` and `device_ids` both set, `capabilities` missing or empty, and a `count` written as a string that is neither `all` nor a whole number (a quoted number such as `\"2\"` is reported as information: Compose reads it, but the documented form is an integer).",
-      why: "The Compose Deploy Specification says `count` and `device_ids` are exclusive and Compose returns an error if both are specified; the GPU support page says `capabilities` must be set, otherwise deploying the service fails. `count` is an integer or `all`: `count: \"0,1\"` (device ids written as a count) is refused with 'the only value allowed is all or a number'. Each of these stops `docker compose up` before any container starts.",
+      what: "Checks each entry of `deploy.resources.reservations.devices` in a compose file: `count` and `device_ids` both set, neither set on a GPU request (a warning: Docker Engine 27.3 and later then give no GPU), `capabilities` missing or empty, and a `count` written as a string that is neither `all` nor a whole number (a quoted number such as `\"2\"` is reported as information: Compose reads it, but the documented form is an integer).",
+      why: "The Compose Deploy Specification says `count` and `device_ids` are exclusive and Compose returns an error if both are specified; the GPU support page says `capabilities` must be set, otherwise deploying the service fails. `count` is an integer or `all`: `count: \"0,1\"` (device ids written as a count) is refused with 'the only value allowed is all or a number'. Each of these stops `docker compose up` before any container starts. A GPU request with neither `count` nor `device_ids` was documented as 'all GPUs', but Docker Engine 27.3 and later (moby/moby#48483) give such a container `NVIDIA_VISIBLE_DEVICES=void` and no GPU at all: reported in docker/docs#21026 and #20588 and by NVIDIA Morpheus (#2099, fixed by writing `count: all`).",
       example: "services:\n  train:\n    image: pytorch/pytorch:latest\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: 1                # GPU020: count and device_ids are exclusive\n              device_ids: [\"1\"]\n",
       fix: "services:\n  train:\n    image: pytorch/pytorch:latest\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              device_ids: [\"1\"]\n              capabilities: [gpu]\n",
       whenNotToCare: "Values filled in by interpolation (`count: ${GPU_COUNT}`) are skipped: Compose substitutes them before it checks. Only files named like compose files (`compose*.yaml`, `docker-compose*.yml`) are read.",
       references: [
         "Docker Compose documentation, 'Run Docker Compose services with GPU access' (https://docs.docker.com/compose/gpu-support/): `capabilities` must be set or deployment fails; `count` is an integer or `all`; `device_ids` are host GPU ids as nvidia-smi shows them",
         "Compose Deploy Specification, devices (https://docs.docker.com/reference/compose-file/deploy/): `count` and `device_ids` fields are exclusive; Compose returns an error if both are specified",
+        "docker/docs#21026 (2024-09-28): 'Since moby v27.3.0, either device_ids or count must be specified to load GPUs' (moby/moby#48483); skipping both sets NVIDIA_VISIBLE_DEVICES=void; also docker/docs#20588 and nv-morpheus/Morpheus#2099",
         "compose-go (the loader of docker compose), DeviceRequest: \"capabilities\" attribute is mandatory; \"count\" and \"device_ids\" are exclusive; count accepts only 'all' or a number",
       ],
       language: "yaml",
@@ -37,6 +38,11 @@ export const rule: ManifestRule = {
 };
 
 const templated = (s: string) => s.includes("$");
+
+/** Whether a `capabilities` value asks for GPUs (`[gpu]`, `[gpu, utility]`, ...). */
+function requestsGpus(v: Node | null): boolean {
+  return isSeq(v) && v.items.some((i) => isScalar(i) && String(i.value).toLowerCase() === "gpu");
+}
 
 function checkDevice(ctx: ManifestRuleContext, s: ComposeService, d: YAMLMap): void {
   const src = ctx.manifest.src;
@@ -68,6 +74,21 @@ function checkDevice(ctx: ManifestRuleContext, s: ComposeService, d: YAMLMap): v
       range: caps ? rangeOfPair(caps) : first ? src.range(pairStart(first), contentEnd(first)) : src.range(d.range?.[0] ?? 0, d.range?.[1] ?? 0),
       message: `${who} has no capabilities: Compose requires them (capabilities: [gpu] for NVIDIA GPUs) and fails to deploy the service without them`,
       ...(edits ? { fix: { title: "Add capabilities: [gpu]", edits, safe: true } } : {}),
+    });
+  }
+
+  // A service that also names the NVIDIA runtime gets its GPUs from the image's NVIDIA_VISIBLE_DEVICES
+  // through that runtime; how the empty request combines with it is not documented: stay silent.
+  const runtime = valueAt(s.node, ["runtime"]);
+  const nvidiaRuntime = isScalar(runtime) && String(runtime.value).trim() === "nvidia";
+  if (!count && !ids && !capsEmpty && !nvidiaRuntime && requestsGpus(caps!.value as Node | null)) {
+    const edits = insertPairs(src, d, ["count: all"], "count: all");
+    const first = d.items[0] as Pair;
+    ctx.report({
+      range: rangeOfPair(first),
+      severity: "warning",
+      message: `${who} sets neither count nor device_ids: since Docker Engine 27.3 such a request gives the container no GPU (NVIDIA_VISIBLE_DEVICES=void; moby/moby#48483), although the Compose documentation still says all GPUs; write count: all, or device_ids`,
+      ...(edits ? { fix: { title: "Add count: all", edits, safe: true } } : {}),
     });
   }
 
