@@ -121,3 +121,15 @@ test("GpuStream with the process stream: process lists arrive with no per-tick q
   await g.stop();
   assert.throws(() => process.kill(appsPid, 0), /ESRCH/, "the process stream's nvidia-smi has exited");
 });
+
+test("real driver 580.159.04 (H100, test/fixtures/nvidia-smi/h100-stream): -lms prints the process query's header once, then bare rows, so samples cannot be delimited and the stream gives up to the polled query", () => {
+  const lines = readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h100-stream", "stream-apps-lms1000.txt"), "utf8").split("\n").filter(Boolean);
+  assert.equal(lines.length, 32, "30 s of -lms 1000 with one process holding memory: a header and 31 rows");
+  assert.equal(lines.filter(isAppsHeader).length, 1);
+  const a = new AppsAssembler();
+  const finished = lines.map((l) => a.push(l)).filter(Boolean);
+  assert.deepEqual([a.headers, finished.length], [1, 0], "one header: no sample ever closes, which AppsStream reads as 'header printed only once' (unsupported)");
+  // The -l 1 form is the same; every row names the holder process.
+  const l1 = readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h100-stream", "stream-apps-l1.txt"), "utf8").split("\n").filter(Boolean);
+  assert.deepEqual([l1.filter(isAppsHeader).length, l1.length], [0, 32], "-l 1 with noheader: 32 bare rows");
+});

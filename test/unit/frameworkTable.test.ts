@@ -20,7 +20,9 @@ interface Case { group: string; case: string; env: Record<string, string>; froze
 interface Results { environment: Record<string, string>; cases: Case[] }
 
 const VERIFY = join(ROOT, "verify");
-const files = readdirSync(VERIFY).filter((f) => /^results-frameworks-.*\.json$/.test(f)).sort();
+// The full probe's tables (probe.py); results-frameworks-*-imports.json (import_probe.py: libraries and
+// framework helpers) are checked against the catalogue in initCatalogue.test.ts and below.
+const files = readdirSync(VERIFY).filter((f) => /^results-frameworks-.*\.json$/.test(f) && !f.endsWith("-imports.json")).sort();
 
 test("at least one measured framework table is committed", () => {
   assert.ok(files.length >= 1, "verify/results-frameworks-*.json");
@@ -127,4 +129,20 @@ for (const file of files) {
 test("the editor setting's default eager-init modules are the engine's (package.json gpuPilot.eagerInitModules)", () => {
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
   assert.deepEqual(pkg.contributes.configuration.properties["gpuPilot.eagerInitModules"].default, [...DEFAULT_EAGER_INIT_MODULES]);
+});
+
+test("results-frameworks-h100-imports.json: an NCCL process group freezes CUDA_VISIBLE_DEVICES but not the allocator, gloo neither (the model's init_process_group(\"nccl\") at depth nvml)", () => {
+  const res = JSON.parse(readFileSync(join(VERIFY, "results-frameworks-h100-imports.json"), "utf8")) as { cases: Array<{ case: string; frozen: boolean; allocator_configured_before_write: boolean }> };
+  const row = (id: string) => res.cases.find((c) => c.case === id)!;
+  assert.deepEqual([row("torch.distributed.init_process_group('nccl')").frozen, row("torch.distributed.init_process_group('nccl')").allocator_configured_before_write], [true, false]);
+  assert.equal(freezes("torch", "nvml", "CUDA_VISIBLE_DEVICES"), true);
+  assert.equal(freezes("torch", "nvml", "PYTORCH_CUDA_ALLOC_CONF"), false);
+  assert.deepEqual([row("torch.distributed.init_process_group('gloo')").frozen, row("torch.distributed.init_process_group('gloo')").allocator_configured_before_write], [false, false]);
+  // PYTORCH_NO_CUDA_MEMORY_CACHING: open after a context, closed by the first allocation (depth alloc).
+  const nc = JSON.parse(readFileSync(join(VERIFY, "results-nocache-h100.json"), "utf8")) as { cases: Array<{ case: string; caching_off: boolean }> };
+  const off = (id: string) => nc.cases.find((c) => c.case === id)!.caching_off;
+  for (const p of ["before import torch", "after cuda.is_available", "after cuda.get_device_name", "after cuda.set_device", "after cuda.mem_get_info", "after cuda.synchronize"]) assert.equal(off(p), true, p);
+  for (const p of ["after tensor", "after module.to(cuda)"]) assert.equal(off(p), false, p);
+  assert.equal(freezes("torch", "context", "PYTORCH_NO_CUDA_MEMORY_CACHING"), false);
+  assert.equal(freezes("torch", "alloc", "PYTORCH_NO_CUDA_MEMORY_CACHING"), true);
 });

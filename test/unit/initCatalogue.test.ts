@@ -60,16 +60,18 @@ test("version intervals: PEP 440 clauses, wildcards, ~=, and overlap", () => {
 });
 
 test("unpinned: the default eager list is the catalogue's current initialising entries, with their depths", () => {
-  // The contract's defaults (spec/rules.md: flash_attn, deepspeed, kornia, monai, transformer_engine)
-  // stay eager through their reported entries until measured; bitsandbytes, catalyst, torch_geometric and unsloth join.
-  assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), ["bitsandbytes", "catalyst", "deepspeed", "flash_attn", "kornia", "monai", "torch_geometric", "transformer_engine", "unsloth"]);
+  // The contract's defaults (spec/rules.md: flash_attn, deepspeed, kornia, monai, transformer_engine) stay eager
+  // through their entries, except kornia: read and measured (0.9.0rc1) as initialising nothing from 0.6.12 on;
+  // bitsandbytes, catalyst, torch_geometric and unsloth join.
+  assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), ["bitsandbytes", "catalyst", "deepspeed", "flash_attn", "monai", "torch_geometric", "transformer_engine", "unsloth"]);
   assert.equal(EAGER_INIT_DEPTH.get("unsloth"), "context", "get_device_capability() at import runs the lazy init");
   assert.equal(EAGER_INIT_DEPTH.get("torch_geometric"), "nvml", "the measured entry (nvml) comes first");
-  assert.equal(EAGER_INIT_DEPTH.get("bitsandbytes"), "driver");
+  assert.equal(EAGER_INIT_DEPTH.get("bitsandbytes"), "context", "measured: is_initialized() after the import");
   // xformers initialised at import only in 0.0.20-0.0.22: an unpinned install gets a newer one.
   assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("xformers"));
   assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("apex"));
-  assert.equal(EAGER_INIT_DEPTH.get("kornia"), "context", "a reported entry keeps the old default depth");
+  assert.equal(EAGER_INIT_DEPTH.get("monai"), "context", "a reported entry keeps the old default depth");
+  assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("kornia"), "kornia >= 0.6.12 initialises nothing (read; measured 0.9.0rc1)");
 });
 
 test("pins: an entry whose versions exclude the pin is skipped; a pin inside the range keeps it", () => {
@@ -100,11 +102,17 @@ test("GPU001 after a catalogued import names the library, its version range and 
   assert.deepEqual(await lintCode('import os\nimport deepspeed\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n', "GPU001"), []);
   // A catalogued library read as not initialising is no GPU001 (apex: read, nothing at import).
   assert.deepEqual(await lintCode('import os\nimport apex\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001"), []);
-  // A reported entry (kornia: a user's report and the contract's default) says so, and that it is not measured.
-  const [k] = await lintCode('import os\nimport kornia\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001");
-  assert.match(k.message, /import kornia \(line 2: kornia initialises CUDA when imported \(reported in https:\/\/github\.com\/kornia\/kornia\/issues\/1951; not measured yet\)\)/);
-  // With a pin the reading covers (>=0.6.12), the reported "*" entry still applies: reported wins until measured.
-  assert.ok(eagerModulesOf(applicableEntries({ kornia: "==0.7.0" })).includes("kornia"));
+  // A reported entry (kornia before 0.6.12: a user's report on 0.6.8) says so, and that it is not measured;
+  // unpinned, the newest kornia applies, read and measured (0.9.0rc1) as initialising nothing: GPU002, not GPU001.
+  const [k] = await lintCode('import os\nimport kornia\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001", { eagerInitModules: eagerModulesOf(applicableEntries({ kornia: "==0.6.8" })) });
+  assert.match(k.message, /^CUDA_VISIBLE_DEVICES is set after CUDA was initialised by import kornia \(line 2/);
+  const reported = applicableEntries({ kornia: "==0.6.8" }).find((e) => e.library === "kornia")!;
+  assert.deepEqual([reported.versions, reported.provenance.kind], ["<0.6.12", "reported"]);
+  assert.ok(eagerModulesOf(applicableEntries({ kornia: "==0.6.8" })).includes("kornia"));
+  assert.ok(!eagerModulesOf(applicableEntries({ kornia: "==0.7.0" })).includes("kornia"));
+  assert.deepEqual(await lintCode('import os\nimport kornia\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001"), []);
+  // bitsandbytes: measured at the commit read (torch.cuda.is_initialized() after the import): context.
+  assert.equal(EAGER_INIT_DEPTH.get("bitsandbytes"), "context");
 });
 
 test("GPU001: accelerate.Accelerator() is a catalogued init callable", async () => {
@@ -184,7 +192,9 @@ test("every measured entry names a real row of verify/, and agrees with it (froz
     const res = JSON.parse(readFileSync(join(ROOT, file), "utf8")) as { environment: Record<string, string>; cases: Array<{ group: string; case: string; frozen?: boolean; version?: string }> };
     const row = res.cases.find((c) => `${c.group}|${c.case}` === id);
     assert.ok(row, `${e.library}: no row ${id} in ${file}`);
-    assert.equal(row.frozen, e.initialises === "import", `${e.library}: measured ${row.frozen ? "freezing" : "lazy"}`);
+    // An entry that initialises (at import, or through the callables it names) froze the variable; one that names nothing did not.
+    const initialises = e.initialises === "import" || e.initialises.length > 0;
+    assert.equal(row.frozen, initialises, `${e.library}: measured ${row.frozen ? "freezing" : "lazy"}`);
     assert.equal(row.version, e.provenance.library_version, e.library);
     assert.equal(res.environment.torch, e.provenance.torch, e.library);
     const driver = e.provenance.driver;

@@ -125,7 +125,7 @@ def run_case(fw, case, method):
     env.update(env_extra)
     if "MASTER_PORT" in env_extra:  # one port per concurrent process
         env["MASTER_PORT"] = str(29500 + (abs(hash((cid, method))) % 2000))
-    extra = [os.path.join(fw, p) for p in paths]
+    extra = [os.path.abspath(os.path.join(fw, p)) for p in paths]
     env["PYTHONPATH"] = os.pathsep.join(extra + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     src = HEAD.replace("__CODE__", repr(code)) + (TAIL_CVD if method == "cvd" else TAIL_ALLOC)
     t0 = time.time()
@@ -151,6 +151,8 @@ def main():
     ap.add_argument("--fw", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--jobs", type=int, default=12)
+    ap.add_argument("--only-sources", action="store_true", help="only the cases that need a library folder from --fw")
+    ap.add_argument("--match", default="", help="only the cases whose id contains this text")
     a = ap.parse_args()
     import torch
     smi = subprocess.run(["nvidia-smi", "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
@@ -163,7 +165,7 @@ def main():
             envinfo[mod] = __import__(mod).__version__
         except BaseException as e:  # recorded, not fatal
             envinfo[mod] = "missing: " + type(e).__name__
-    jobs = [(c, m) for c in CASES for m in ("cvd", "alloc")]
+    jobs = [(c, m) for c in CASES for m in ("cvd", "alloc") if (c[1] or not a.only_sources) and a.match in c[0]]
     results = []
     with concurrent.futures.ThreadPoolExecutor(a.jobs) as ex:
         for r in ex.map(lambda j: run_case(a.fw, *j), jobs):

@@ -8,9 +8,10 @@
  * loop applies to the `--query-*` options. A sample with no process prints no row, so rows alone
  * cannot tell "no processes now" from "nothing yet": the stream is asked WITH the CSV header
  * (no `noheader`), and the header line that starts every sample is the delimiter. Where nvidia-smi
- * prints the header only once (not seen on the drivers we know, but nothing documents it), the
- * second header does not come within a period plus the timeout: the stream reports `unsupported`
- * and stops, and the caller goes back to one query every fifth tick (stream.ts).
+ * prints the header only once, the second header does not come within a period plus the timeout:
+ * the stream reports `unsupported` and stops, and the caller goes back to one query every fifth
+ * tick (stream.ts). Driver 580.159.04 (H100, measured 2026-12-05: test/fixtures/nvidia-smi/h100-stream)
+ * prints it only once, so there the polled query is what runs (23 ms of CPU per query).
  *
  * Faults never throw: a process that exits or stops printing is restarted after an exponential
  * back-off (1 s, 2 s, ... at most 30 s); exit code 2 (arguments rejected) is `unsupported`.

@@ -277,3 +277,15 @@ test("GPU001 follows an instance's method call inside a function where the insta
   ].join("\n");
   assert.deepEqual((await lintCode(src, "GPU001")).map((d) => [d.range.start.line, d.related?.[0].range.start.line]), [[8, 4]]);
 });
+
+test("GPU001 after an NCCL process group (measured: init_process_group('nccl') freezes CUDA_VISIBLE_DEVICES, not the allocator) and after TrainingArguments() (measured: context)", async () => {
+  const nccl = 'import os\nimport torch.distributed as dist\ndist.init_process_group("nccl")\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n';
+  const found = await lintCode(nccl, "GPU001");
+  assert.deepEqual(found.map((d) => d.range.start.line), [3]);
+  assert.match(found[0].message, /initialised by torch\.distributed\.init_process_group\("nccl"\) \(line 3\)/);
+  assert.deepEqual(await lintCode(nccl.replace('"nccl"', '"gloo"'), "GPU001"), []);
+  assert.deepEqual(await lintCode(nccl.replace('"nccl"', "backend"), "GPU001"), []);
+  const ta = 'import os\nfrom transformers import TrainingArguments\nargs = TrainingArguments(output_dir="out")\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n';
+  const [d] = await lintCode(ta, "GPU001");
+  assert.match(d.message, /initialised by transformers\.TrainingArguments\(\) \(line 3\)/);
+});

@@ -1247,6 +1247,12 @@ function classifyCall(call: SyntaxNode, fn: SyntaxNode | null, q: Queries, frame
 /** An init's framework, depth and description; null: the path names no init; undefined: look at the method call too. */
 type PathVerdict = [Framework, InitDepth, string] | null | undefined;
 
+/** Whether a backend argument is a string literal naming NCCL (`"nccl"`, `"cuda:nccl,cpu:gloo"`). */
+function isNcclBackend(node: SyntaxNode | null | undefined): boolean {
+  const v = node ? stringValue(node) : null;
+  return v !== null && /\bnccl\b/i.test(v);
+}
+
 /** {@link classifyCall} for a resolved path under `torch`. */
 function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, options: ModelOptions, nvmlCheck: boolean): PathVerdict {
   if (bare.startsWith("torch.cuda.")) {
@@ -1264,6 +1270,10 @@ function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, op
   }
   const otherDepth = TORCH_OTHER_INIT.get(bare);
   if (otherDepth) return ["torch", otherDepth, `${bare}()`];
+  // An NCCL process group freezes CUDA_VISIBLE_DEVICES without configuring the allocator (measured,
+  // torch 2.11: verify/results-frameworks-h100-imports.json rows init_process_group('nccl'), also with
+  // device_id); gloo does not. Only a literal backend naming nccl counts.
+  if (bare === "torch.distributed.init_process_group" && isNcclBackend(firstArgOrKeyword(args, "backend"))) return ["torch", "nvml", `${bare}("nccl")`];
   if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
     const dev = firstArgOrKeyword(args, "device_type");
     return dev && stringValue(dev) === "cuda" ? ["torch", "context", `${bare}("cuda")`] : null;
