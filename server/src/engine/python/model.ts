@@ -14,7 +14,7 @@ import {
 import type { Range } from "../types";
 import { textChange, type TextChange } from "./keptText";
 import { isWordCode } from "./lineStructure";
-import { importInitNote } from "../initCatalogue";
+import { importInitNote, INIT_CATALOGUE } from "../initCatalogue";
 
 /** How an environment variable was written. `%env` is IPython's magic (it sets os.environ). */
 export type EnvWriteForm = "subscript" | "setdefault" | "update" | "putenv" | "magic-env";
@@ -1122,7 +1122,8 @@ class TimelineWalker {
         this.events.push({ kind: "init", node: stmt, framework: own.framework, depth: own.depth, what: `import ${path}`, note: `it runs ${own.what} at ${own.where}`, project: own });
       }
       else if (eager) {
-        const note = importInitNote(path.split(".")[0]);
+        // The unpinned entry, else (a project whose pin selects an older entry) the catalogue's entry that initialises.
+        const note = importInitNote(path.split(".")[0]) ?? importInitNote(path.split(".")[0], INIT_CATALOGUE);
         this.events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}`, ...(note ? { note } : {}) });
       }
       else if (framework === "torch" && this.kinetoDaemon && !this.torchLoaded) this.events.push({ kind: "init", node: stmt, framework: "torch", depth: "nvml", what: `import ${path} with KINETO_USE_DAEMON=1` });
