@@ -164,11 +164,8 @@ function processTable(g: DashboardGpu, m: DashboardModel): HTMLElement {
   return table;
 }
 
-function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
-  const c = el("section", `gpu${g.selected ? " selected" : ""}${g.lost ? " lost" : ""}`);
-  c.dataset.uuid = g.uuid;
-  c.setAttribute("aria-label", `GPU ${g.index}: ${g.name}`);
-  const head = el("div", "head");
+/** The tick box that selects GPU `g` for runs (the card's and the compact row's). */
+function gpuTick(g: DashboardGpu): HTMLInputElement {
   const tick = el("input", "tick");
   tick.type = "checkbox";
   tick.id = `tick-${g.index}`;
@@ -176,6 +173,15 @@ function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
   tick.dataset.uuid = g.uuid;
   tick.title = g.selected ? `Runs, terminals and debug sessions see GPU ${g.index} (CUDA_VISIBLE_DEVICES)` : `Tick to let runs use GPU ${g.index}`;
   tick.addEventListener("change", () => vscode.postMessage({ type: "toggle", kind: "gpu", uuid: g.uuid, checked: tick.checked }));
+  return tick;
+}
+
+function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
+  const c = el("section", `gpu${g.selected ? " selected" : ""}${g.lost ? " lost" : ""}`);
+  c.dataset.uuid = g.uuid;
+  c.setAttribute("aria-label", `GPU ${g.index}: ${g.name}`);
+  const head = el("div", "head");
+  const tick = gpuTick(g);
   const name = el("label", "name");
   name.htmlFor = tick.id;
   name.append(el("span", "index", `GPU ${g.index}`), el("span", "model", g.name));
@@ -251,13 +257,7 @@ function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   row.dataset.uuid = g.uuid;
   row.setAttribute("aria-label", `GPU ${g.index}: ${g.name}`);
   const line1 = el("div", "line1");
-  const tick = el("input", "tick");
-  tick.type = "checkbox";
-  tick.id = `tick-${g.index}`;
-  tick.checked = g.selected;
-  tick.dataset.uuid = g.uuid;
-  tick.title = g.selected ? `Runs, terminals and debug sessions see GPU ${g.index} (CUDA_VISIBLE_DEVICES)` : `Tick to let runs use GPU ${g.index}`;
-  tick.addEventListener("change", () => vscode.postMessage({ type: "toggle", kind: "gpu", uuid: g.uuid, checked: tick.checked }));
+  const tick = gpuTick(g);
   const name = el("button", "expand");
   name.type = "button";
   name.dataset.expand = g.uuid;
