@@ -36,6 +36,11 @@ export interface LastRun {
   title: string;
   /** ms since the epoch. */
   startedAt: number;
+  /**
+   * Lower-case UUIDs of the GPUs (or MIG instances) the run was given, from its CUDA_VISIBLE_DEVICES
+   * at start and the inventory then; empty when not known (Slurm picks elsewhere, no inventory yet).
+   */
+  gpus?: string[];
   /** Process id, once the task's process has started. */
   pid?: number;
   /** Set when the process has ended: its exit code, or null when VS Code reported none. */

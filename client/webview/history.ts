@@ -1,17 +1,22 @@
 /// <reference lib="dom" />
 /**
- * The GPU History webview (bundled by esbuild into dist/history.js: browser, iife). Draws, per GPU,
+ * The GPU History webview (bundled by esbuild into dist/history.js: browser, iife). Draws, at the
+ * top, an "All GPUs" chart (every GPU's utilisation, one line each, and the memory used by all of
+ * them against their total), then per GPU
  * utilisation (axis 0..100 %) and memory used (axis 0..the GPU's memory.total, every tick in one
  * unit: GiB from a 1 GiB total up, else MiB) with uPlot, each chart the panel's full width, in the
  * theme's colours (CSS variables of the webview), the selected GPUs highlighted, run starts and
- * ends marked with lines labelled with the file, and in the legend the values under the cursor (the
+ * ends marked with lines labelled with the file (a run only on its GPUs' charts, every run on "All
+ * GPUs"; labels stacked on rows so that none overlap, those with no room shown while the cursor is
+ * near their line: historyMarks.ts), and in the legend the values under the cursor (the
  * newest sample's while the cursor is off the chart). It
  * keeps nothing when hidden: it asks the extension for the whole history (`ready`) each time it
  * starts. After each redraw it reports the axes it drew (`drawn`), for the API and tests.
  */
 import uPlot from "uplot";
-import type { FromWebview, HistoryAxes, RunMark, ToWebview } from "../src/gpu/historyPanel";
+import type { FromWebview, HistoryAllAxes, HistoryAxes, RunMark, ToWebview } from "../src/gpu/historyPanel";
 import { type GpuSeries, timeAxis, type TimeAxis } from "../src/gpu/history";
+import { combineGpus, hoveredMark, layoutMarkLabels, marksForGpu } from "../src/gpu/historyMarks";
 import { formatMemoryPair } from "../src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
@@ -35,6 +40,8 @@ let runs: RunMark[] = [];
 let minutes = 10;
 let focus: string | undefined;
 const charts = new Map<string, Chart>();
+/** The "All GPUs" chart (undefined with no GPUs). */
+let allChart: { box: HTMLElement; title: HTMLElement; util: uPlot; mem: uPlot; memUnit: "GiB" | "MiB"; memMax: number } | undefined;
 const root = document.getElementById("charts") as HTMLElement;
 const summary = document.getElementById("summary") as HTMLElement;
 
@@ -58,9 +65,11 @@ function theme() {
 }
 
 /** Per plot: the labels drawn beside run markers and the y tick labels, at its last draw (reported in `drawn`). */
-const runLabelsOf = new WeakMap<uPlot, string[]>();
+const runLabelsOf = new WeakMap<uPlot, { drawn: string[]; rows: number[]; hover: string[] }>();
 const ticksOf = new WeakMap<uPlot, string[]>();
 const timeTicksOf = new WeakMap<uPlot, string[]>();
+/** Per plot: its markers at the last draw, for the hover: x in CSS px from the plot area's left, label, colour, drawn or not. */
+const markersOf = new WeakMap<uPlot, { xs: number[]; texts: string[]; colors: string[]; visible: boolean[] }>();
 
 /**
  * The x axis of every chart: the whole `gpuPilot.history.minutes` window ending at the newest
@@ -71,13 +80,43 @@ function currentTimeAxis(): TimeAxis {
   return timeAxis(minutes, Number.isFinite(newest) ? newest : Date.now());
 }
 
+/** Height of one row of marker labels, CSS px (11 px text on a 14 px background, 2 px apart). */
+const LABEL_ROW_PX = 16;
+/** Rows of marker labels at most; labels with no room on them are shown on hover. */
+const MAX_LABEL_ROWS = 3;
+
 /**
- * Draws the run starts (green, `▶ <file>`) and ends (red, `■ <file>`) as vertical lines over the
- * plot area, each labelled at its top with the script's file name.
+ * Draws the run starts (green, `▶ <file>`) and ends (red, `■ <file>`) of `runsOf()` as vertical
+ * lines over the plot area; when `labelled`, each labelled with the script's file name at the top,
+ * on the row layoutMarkLabels gives it (a short run's start and end labels stacked, not over each
+ * other); a label with no row is shown while the cursor is within 6 px of its line.
  */
-function runMarksPlugin(labelled: boolean): uPlot.Plugin {
+function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugin {
+  let tip: HTMLElement | undefined;
   return {
     hooks: {
+      init: [
+        (u: uPlot) => {
+          if (!labelled) return;
+          tip = document.createElement("div");
+          tip.className = "mark-tip";
+          tip.hidden = true;
+          u.over.append(tip);
+        },
+      ],
+      setCursor: [
+        (u: uPlot) => {
+          const m = markersOf.get(u);
+          if (!tip || !m) return;
+          const i = u.cursor.left === undefined || u.cursor.left < 0 ? -1 : hoveredMark(m.xs, m.visible, u.cursor.left, 6);
+          tip.hidden = i < 0;
+          if (i < 0) return;
+          tip.textContent = m.texts[i];
+          tip.style.color = m.colors[i];
+          tip.style.left = `${m.xs[i] + 4}px`;
+          tip.style.top = "2px";
+        },
+      ],
       draw: [
         (u: uPlot) => {
           const t = theme();
@@ -85,12 +124,11 @@ function runMarksPlugin(labelled: boolean): uPlot.Plugin {
           const { left, top, width, height } = u.bbox;
           const [min, max] = [u.scales.x.min ?? 0, u.scales.x.max ?? 0];
           const px = devicePixelRatio;
-          const drawnLabels: string[] = [];
-          runLabelsOf.set(u, drawnLabels);
+          const marks: { x: number; css: number; text: string; color: string }[] = [];
           ctx.save();
           ctx.font = `${Math.round(11 * px)}px ${cssVar("--vscode-font-family", "sans-serif")}`;
           ctx.textBaseline = "top";
-          for (const r of runs) {
+          for (const r of runsOf()) {
             for (const [ms, color, glyph] of [[r.startedAt, t.green, "▶"], [r.endedAt, t.red, "■"]] as [number | undefined, string, string][]) {
               if (ms === undefined) continue;
               const s = ms / 1000;
@@ -103,19 +141,35 @@ function runMarksPlugin(labelled: boolean): uPlot.Plugin {
               ctx.moveTo(x, top);
               ctx.lineTo(x, top + height);
               ctx.stroke();
-              if (!labelled) continue;
-              const text = `${glyph} ${r.file || r.title}`;
-              const w = ctx.measureText(text).width;
-              // Right of the line, or left of it when it would leave the plot.
-              const tx = x + 4 * px + w > left + width ? x - 4 * px - w : x + 4 * px;
-              ctx.setLineDash([]);
-              ctx.fillStyle = t.bg;
-              ctx.fillRect(tx - 2 * px, top + 2 * px, w + 4 * px, 14 * px);
-              ctx.fillStyle = color;
-              ctx.fillText(text, tx, top + 3 * px);
-              drawnLabels.push(text);
+              marks.push({ x, css: u.valToPos(s, "x"), text: `${glyph} ${r.file || r.title}`, color });
             }
           }
+          const drawn: string[] = [];
+          const rows: number[] = [];
+          const hover: string[] = [];
+          if (labelled) {
+            // Each label's box: its text plus 2 px of background either side.
+            const boxes = marks.map((m) => ({ x: m.x, width: ctx.measureText(m.text).width + 4 * px }));
+            const maxRows = Math.max(1, Math.min(MAX_LABEL_ROWS, Math.floor(height / (LABEL_ROW_PX * px * 2))));
+            const slots = layoutMarkLabels(boxes, { plotLeft: left, plotRight: left + width, pad: 2 * px, gap: 4 * px, maxRows });
+            ctx.setLineDash([]);
+            slots.forEach((slot, i) => {
+              const m = marks[i];
+              if (!slot.visible) {
+                hover.push(m.text);
+                return;
+              }
+              const y = top + (2 + slot.row * LABEL_ROW_PX) * px;
+              ctx.fillStyle = t.bg;
+              ctx.fillRect(slot.left, y, boxes[i].width, 14 * px);
+              ctx.fillStyle = m.color;
+              ctx.fillText(m.text, slot.left + 2 * px, y + px);
+              drawn.push(m.text);
+              rows.push(slot.row);
+            });
+            markersOf.set(u, { xs: marks.map((m) => m.css), texts: marks.map((m) => m.text), colors: marks.map((m) => m.color), visible: slots.map((x) => x.visible) });
+          }
+          runLabelsOf.set(u, { drawn, rows, hover });
           ctx.restore();
         },
       ],
@@ -187,9 +241,17 @@ function legendOf(u: uPlot): string[] {
   return Array.from(u.root.querySelectorAll(".u-legend .u-value"), (e) => e.textContent ?? "");
 }
 
-function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: number, el: HTMLElement, emphasised: boolean, labelRuns: boolean): uPlot {
+/** One line of a chart: its legend label, colour and whether it is drawn thick (the selected GPU). */
+interface Line {
+  label: string;
+  color: string;
+  emphasised: boolean;
+}
+
+function makePlot(title: string, unit: "%" | "GiB" | "MiB", lines: Line[], max: number, el: HTMLElement, labelRuns: boolean, runsOf: () => RunMark[]): uPlot {
   const t = theme();
-  const fill = translucent(color, 0.13);
+  // One line: its area filled; several (All GPUs): lines only, a fill each would hide the others.
+  const fill = lines.length === 1 ? translucent(lines[0].color, 0.13) : undefined;
   const axis: uPlot.Axis = { stroke: t.fg, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: t.font };
   const opts: uPlot.Options = {
     title,
@@ -212,33 +274,71 @@ function makePlot(title: string, unit: "%" | "GiB" | "MiB", color: string, max: 
     series: [
       // Off the chart (no cursor index), the legend gives the newest sample, not "n/a".
       { value: (u, v, _s, idx) => { const at = idx === null ? newest(u.data[0]) : v; return at === null ? "" : `${idx === null ? "latest " : ""}${new Date(at * 1000).toLocaleTimeString()}`; } },
-      { label: title, stroke: color, width: (emphasised ? 3 : 1.5), fill, spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) },
+      ...lines.map((l): uPlot.Series => ({ label: l.label, stroke: l.color, width: (l.emphasised ? 3 : 1.5), ...(fill ? { fill } : {}), spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) })),
     ],
     legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
-    plugins: [runMarksPlugin(labelRuns)],
+    plugins: [runMarksPlugin(labelRuns, runsOf)],
   };
-  const plot = new uPlot(opts, [[], []], el);
-  fillOfPlot.set(plot, fill);
+  const plot = new uPlot(opts, [[], ...lines.map(() => [])], el);
+  fillOfPlot.set(plot, fill ?? "");
   return plot;
 }
 
-function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uPlot.AlignedData {
-  const ys = which === "util" ? g.utilizationPercent : g.memoryUsedMiB.map((m) => (m === null ? null : memUnit === "GiB" ? m / 1024 : m));
-  // Where the stream stopped (the views were hidden) no line joins the samples either side: a
-  // point without a value 1 ms after the last sample before the gap (more than 3 sample intervals).
+/**
+ * uPlot's data for samples at `at` (ms since the epoch) with one array of values per line. Where
+ * the stream stopped (the views were hidden) no line joins the samples either side: a point without
+ * a value 1 ms after the last sample before the gap (more than 3 sample intervals).
+ */
+function aligned(at: readonly number[], ys: readonly (readonly (number | null)[])[]): uPlot.AlignedData {
   const gapMs = 3 * ((minutes * 60_000) / Math.max(1, capacity));
   const xs: number[] = [];
-  const vs: (number | null)[] = [];
-  g.at.forEach((ms, i) => {
-    if (i > 0 && ms - g.at[i - 1] > gapMs) {
-      xs.push((g.at[i - 1] + 1) / 1000);
-      vs.push(null);
+  const vs: (number | null)[][] = ys.map(() => []);
+  at.forEach((ms, i) => {
+    if (i > 0 && ms - at[i - 1] > gapMs) {
+      xs.push((at[i - 1] + 1) / 1000);
+      for (const v of vs) v.push(null);
     }
     xs.push(ms / 1000);
-    vs.push(ys[i]);
+    ys.forEach((y, k) => vs[k].push(y[i] ?? null));
   });
-  return [xs, vs];
+  return [xs, ...vs];
+}
+
+/** Memory used MiB in the axis unit. */
+function inUnit(ys: readonly (number | null)[], unit: "GiB" | "MiB"): (number | null)[] {
+  return ys.map((m) => (m === null ? null : unit === "GiB" ? m / 1024 : m));
+}
+
+function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uPlot.AlignedData {
+  return aligned(g.at, [which === "util" ? g.utilizationPercent : inUnit(g.memoryUsedMiB, memUnit)]);
+}
+
+/** The colour of GPU `i`'s line on the All GPUs chart (the theme's chart colours in turn). */
+function lineColor(i: number): string {
+  const t = theme();
+  const palette = [t.blue, t.purple, t.green, t.orange, t.red, cssVar("--vscode-charts-yellow", "#cca700")];
+  return palette[i % palette.length];
+}
+
+function isSelected(uuid: string): boolean {
+  return selected.some((u) => u.toLowerCase() === uuid.toLowerCase());
+}
+
+/** A chart box (section with a heading and a column for the two charts) appended to the charts' root. */
+function chartBox(className: string): { box: HTMLElement; title: HTMLElement; util: HTMLElement; mem: HTMLElement } {
+  const box = document.createElement("section");
+  box.className = className;
+  const title = document.createElement("h2");
+  box.append(title);
+  const row = document.createElement("div");
+  row.className = "row";
+  const util = document.createElement("div");
+  const mem = document.createElement("div");
+  row.append(util, mem);
+  box.append(row);
+  root.append(box);
+  return { box, title, util, mem };
 }
 
 function rebuild(): void {
@@ -247,26 +347,32 @@ function rebuild(): void {
     c.mem.destroy();
   }
   charts.clear();
+  allChart?.util.destroy();
+  allChart?.mem.destroy();
+  allChart = undefined;
   root.replaceChildren();
   const t = theme();
+  if (series.length > 0) {
+    // All GPUs: each GPU's utilisation (its own colour; the selected ones thick) and the memory of
+    // all of them against their total; every run marked.
+    const b = chartBox("gpu all");
+    const combined = combineGpus(series);
+    const axis = memoryAxis(combined.memoryTotalMiB);
+    const util = makePlot("Utilisation of every GPU (%)", "%", series.map((g, i) => ({ label: `GPU ${g.index}`, color: lineColor(i), emphasised: isSelected(g.uuid) })), 100, b.util, true, () => runs);
+    const mem = makePlot(`Memory used by all GPUs (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`, axis.unit, [{ label: "All GPUs", color: t.purple, emphasised: false }], axis.max, b.mem, false, () => runs);
+    allChart = { box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max };
+  }
   for (const g of series) {
-    const isSel = selected.some((u) => u.toLowerCase() === g.uuid.toLowerCase());
-    const box = document.createElement("section");
-    box.className = `gpu${isSel ? " selected" : ""}${focus === g.uuid ? " focus" : ""}`;
-    const title = document.createElement("h2");
-    box.append(title);
-    const row = document.createElement("div");
-    row.className = "row";
-    const u = document.createElement("div");
-    const m = document.createElement("div");
-    row.append(u, m);
-    box.append(row);
-    root.append(box);
-    const util = makePlot("Utilisation (%)", "%", isSel ? t.orange : t.blue, 100, u, isSel, true);
+    const isSel = isSelected(g.uuid);
+    const b = chartBox(`gpu${isSel ? " selected" : ""}${focus === g.uuid ? " focus" : ""}`);
+    // A run is marked only on the charts of the GPUs it was given.
+    const mine = () => marksForGpu(runs, g.uuid);
+    const util = makePlot("Utilisation (%)", "%", [{ label: "Utilisation (%)", color: isSel ? t.orange : t.blue, emphasised: isSel }], 100, b.util, true, mine);
     // Memory: from 0 to the GPU's total, so that the chart shows how full the GPU is.
     const axis = memoryAxis(g.memoryTotalMiB);
-    const mem = makePlot(`Memory used (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`, axis.unit, isSel ? t.orange : t.purple, axis.max, m, isSel, false);
-    charts.set(g.uuid, { uuid: g.uuid, box, title, util, mem, memUnit: axis.unit, memMax: axis.max });
+    const memTitle = `Memory used (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`;
+    const mem = makePlot(memTitle, axis.unit, [{ label: memTitle, color: isSel ? t.orange : t.purple, emphasised: isSel }], axis.max, b.mem, false, mine);
+    charts.set(g.uuid, { uuid: g.uuid, box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max });
   }
   redraw();
   if (focus) charts.get(focus)?.box.scrollIntoView({ block: "nearest" });
@@ -275,6 +381,7 @@ function rebuild(): void {
 /** What the charts of `c` were drawn with: y ranges, memory unit and tick labels, run labels, widths. */
 function axesOf(c: Chart): HistoryAxes {
   const range = (u: uPlot): [number, number] => [u.scales.y.min ?? NaN, u.scales.y.max ?? NaN];
+  const labels = runLabelsOf.get(c.util);
   return {
     uuid: c.uuid,
     utilization: range(c.util),
@@ -283,7 +390,9 @@ function axesOf(c: Chart): HistoryAxes {
     memory: range(c.mem),
     memoryUnit: c.memUnit,
     memoryTicks: [...(ticksOf.get(c.mem) ?? [])],
-    runLabels: [...(runLabelsOf.get(c.util) ?? [])],
+    runLabels: [...(labels?.drawn ?? [])],
+    runLabelRows: [...(labels?.rows ?? [])],
+    hoverLabels: [...(labels?.hover ?? [])],
     legend: { utilization: legendOf(c.util), memory: legendOf(c.mem) },
     fill: { utilization: fillOfPlot.get(c.util) ?? "", memory: fillOfPlot.get(c.mem) ?? "" },
     width: c.util.width,
@@ -291,13 +400,35 @@ function axesOf(c: Chart): HistoryAxes {
   };
 }
 
+/** What the All GPUs chart was drawn with (undefined with no GPUs). */
+function allAxes(): HistoryAllAxes | undefined {
+  if (!allChart) return undefined;
+  const labels = runLabelsOf.get(allChart.util);
+  return {
+    series: allChart.util.series.slice(1).map((s) => String(s.label ?? "")),
+    memory: [allChart.mem.scales.y.min ?? NaN, allChart.mem.scales.y.max ?? NaN],
+    memoryUnit: allChart.memUnit,
+    runLabels: [...(labels?.drawn ?? [])],
+    hoverLabels: [...(labels?.hover ?? [])],
+  };
+}
+
 function redraw(): void {
   let drawn = 0;
 
+  if (allChart) {
+    const combined = combineGpus(series);
+    const busy = series.map((g) => g.utilizationPercent[g.utilizationPercent.length - 1]).filter((v): v is number => v !== null && v !== undefined);
+    const used = combined.memoryUsedMiB[combined.memoryUsedMiB.length - 1] ?? null;
+    const mean = busy.length > 0 ? `${Math.round(busy.reduce((a, b) => a + b, 0) / busy.length)}% mean` : "no samples yet";
+    allChart.title.textContent = `All ${series.length} GPUs · ${mean}${combined.at.length > 0 ? ` · ${formatMemoryPair(used, combined.memoryTotalMiB)}` : ""}`;
+    allChart.util.setData(aligned(combined.at, combined.utilizationPercent));
+    allChart.mem.setData(aligned(combined.at, [inUnit(combined.memoryUsedMiB, allChart.memUnit)]));
+  }
   for (const g of series) {
     const c = charts.get(g.uuid);
     if (!c) continue;
-    const isSel = selected.some((u) => u.toLowerCase() === g.uuid.toLowerCase());
+    const isSel = isSelected(g.uuid);
     const n = g.at.length;
     const last = n > 0 ? `${hoverValue(g.utilizationPercent[n - 1], "%")} · ${formatMemoryPair(g.memoryUsedMiB[n - 1], g.memoryTotalMiB)}` : "no samples yet";
     c.title.textContent = `GPU ${g.index}: ${g.name}${isSel ? " (selected)" : ""} · ${last}`;
@@ -308,12 +439,13 @@ function redraw(): void {
   const n = series.reduce((m, g) => Math.max(m, g.at.length), 0);
   summary.textContent = series.length === 0
     ? "No samples yet: the numbers are recorded while nvidia-smi streams (this panel or the GPU view is open)."
-    : `Last ${minutes} min · ${n} of ${capacity} samples per GPU · ${runs.length} run(s) marked (▶ start, ■ end) · hover a chart for its values`;
+    : `Last ${minutes} min · ${n} of ${capacity} samples per GPU · ${runs.length} run(s) marked (▶ start, ■ end) on the GPUs they used · hover a chart for its values`;
   // uPlot draws in a microtask after setData: report once the frame is drawn.
   const gpus = charts.size;
   requestAnimationFrame(() => {
     const axes = series.map((g) => charts.get(g.uuid)).filter((c): c is Chart => c !== undefined).map(axesOf);
-    vscode.postMessage({ type: "drawn", samples: drawn, gpus, axes });
+    const all = allAxes();
+    vscode.postMessage({ type: "drawn", samples: drawn, gpus, axes, ...(all ? { all } : {}) });
   });
 }
 
@@ -353,7 +485,7 @@ let resizeTimer: number | undefined;
 window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
   resizeTimer = window.setTimeout(() => {
-    for (const c of charts.values()) {
+    for (const c of [...charts.values(), ...(allChart ? [allChart] : [])]) {
       c.util.setSize({ width: chartWidth(), height: 170 });
       c.mem.setSize({ width: chartWidth(), height: 170 });
     }

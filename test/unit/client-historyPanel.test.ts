@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { SelectionStore } from "../../common/src/gpu/selection";
-import { HistoryPanel, type ToWebview } from "../../client/src/gpu/historyPanel";
+import { HistoryPanel, type ToWebview, validFromWebview } from "../../client/src/gpu/historyPanel";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 
@@ -72,4 +72,30 @@ test("hidden views stop the stream; shown again, the panel posts the old samples
   panel.dispose();
   await monitor.stopStreaming();
   monitor.dispose();
+});
+
+test("a run is posted with the GPUs it was given (lower case; an unknown MIG instance dropped), for its markers", async () => {
+  const { monitor, panel: plain } = setup();
+  plain.dispose(); // (setup's panel has no run)
+  const run = { file: "/p/train.py", launcher: "python" as const, command: "python3", args: [], cwd: "/p", env: {}, unset: [], interpreterSource: "default" as const, title: "train.py on GPU 1", startedAt: 1_000, gpus: ["GPU-ABC", "MIG-not-here"] };
+  const panel = new HistoryPanel(Uri.file("/ext") as never, monitor, new SelectionStore(memento()), () => run);
+  panel.show();
+  const fake = window.webviewPanels.at(-1) as FakeWebviewPanel;
+  fake.receive({ type: "ready" });
+  const h = histories(fake).at(-1);
+  assert.deepEqual(h?.runs, [{ title: "train.py on GPU 1", file: "train.py", startedAt: 1_000, gpus: ["gpu-abc"] }]);
+  panel.dispose();
+  await monitor.stopStreaming();
+  monitor.dispose();
+});
+
+test("the webview's messages are checked: junk is dropped, counts are whole and not negative", () => {
+  assert.equal(validFromWebview(null), undefined);
+  assert.equal(validFromWebview({ type: "run", command: "rm" }), undefined);
+  assert.deepEqual(validFromWebview({ type: "ready", extra: 1 }), { type: "ready" });
+  assert.deepEqual(validFromWebview({ type: "drawn", samples: -3, gpus: "2", axes: [{ uuid: 1 }, "x"] }), { type: "drawn", samples: 0, gpus: 0, axes: [] });
+  const all = { series: ["GPU 0", "GPU 1"], memory: [0, 280.8], memoryUnit: "GiB", runLabels: ["▶ a.py"], hoverLabels: [] };
+  const axes = { uuid: "GPU-1", runLabels: ["▶ a.py", "■ a.py"], runLabelRows: [0, 1] };
+  assert.deepEqual(validFromWebview({ type: "drawn", samples: 12.7, gpus: 2, axes: [axes], all }), { type: "drawn", samples: 12, gpus: 2, axes: [axes], all });
+  assert.deepEqual(validFromWebview({ type: "drawn", samples: 1, gpus: 1, all: { series: "x" } }), { type: "drawn", samples: 1, gpus: 1, axes: [] });
 });

@@ -134,6 +134,10 @@ test("runs the active file as a Task with a CustomExecution, a running notificat
   assert.equal(h.lastRun?.launcher, "python");
   assert.deepEqual(h.lastRun?.unset, []);
   assert.equal(h.lastRun?.exitCode, undefined);
+  // The GPUs it was given (the History panel marks the run on their charts only): GPU 1's UUID.
+  const gpu1 = h.monitor.inventory?.gpus.find((g) => g.index === 1)?.uuid;
+  assert.ok(gpu1);
+  assert.deepEqual(h.lastRun?.gpus, [gpu1.toLowerCase()]);
   assert.equal(h.subscriptions.length, 0, "no task listeners: the pseudoterminal reports the run");
   h.dispose();
 });

@@ -1,8 +1,9 @@
 /**
  * "GPU Pilot: Show GPU History" (`gpuPilot.showHistory`): a webview panel that draws, per GPU,
  * utilisation % and memory used MiB over the last `gpuPilot.history.minutes` with uPlot
- * (dist/history.js, dist/history.css: bundled, no CDN), the selected GPUs highlighted and the
- * starts and ends of this workspace's runs marked.
+ * (dist/history.js, dist/history.css: bundled, no CDN), above them an "All GPUs" chart (every GPU's
+ * utilisation, the memory used by all), the selected GPUs highlighted and the starts and ends of this
+ * workspace's runs marked: on the charts of the GPUs each run was given, and all on "All GPUs".
  *
  * The numbers come from {@link GpuMonitor.history} (a ring per GPU fed by the streamed ticks). While
  * the panel is open it holds the monitor's stream ({@link GpuMonitor.hold}). The webview is not
@@ -23,8 +24,15 @@ export interface RunMark {
   title: string;
   /** The script's file name (basename), the markers' label. */
   file: string;
+  /** ms since the epoch. */
   startedAt: number;
+  /** ms since the epoch, once ended. */
   endedAt?: number;
+  /**
+   * Lower-case UUIDs of the physical GPUs the run was given (a MIG instance's parent GPU): its
+   * markers are drawn on these GPUs' charts (and on "All GPUs"); empty when not known.
+   */
+  gpus: string[];
 }
 
 /** Messages to the webview. */
@@ -39,7 +47,36 @@ export type ToWebview =
     };
 
 /** Messages from the webview. */
-export type FromWebview = { type: "ready" } | { type: "drawn"; samples: number; gpus: number; axes?: HistoryAxes[] };
+export type FromWebview = { type: "ready" } | { type: "drawn"; samples: number; gpus: number; axes?: HistoryAxes[]; all?: HistoryAllAxes };
+
+/** `m` when it is a message the webview may send ({@link FromWebview}: the fields the panel reads checked), else undefined. */
+export function validFromWebview(m: unknown): FromWebview | undefined {
+  if (typeof m !== "object" || m === null) return undefined;
+  const o = m as Record<string, unknown>;
+  if (o.type === "ready") return { type: "ready" };
+  if (o.type !== "drawn") return undefined;
+  const count = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
+  const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
+  const axes = Array.isArray(o.axes)
+    ? (o.axes as unknown[]).filter((a): a is HistoryAxes => typeof a === "object" && a !== null && typeof (a as HistoryAxes).uuid === "string" && strings((a as HistoryAxes).runLabels))
+    : [];
+  const all = o.all as HistoryAllAxes | undefined;
+  const allOk = typeof all === "object" && all !== null && strings(all.series) && strings(all.runLabels) && strings(all.hoverLabels);
+  return { type: "drawn", samples: count(o.samples), gpus: count(o.gpus), axes, ...(allOk ? { all } : {}) };
+}
+
+/** What the webview reports of the "All GPUs" chart at its last draw. */
+export interface HistoryAllAxes {
+  /** The utilisation chart's series labels, one per GPU: `GPU 0`, `GPU 1`, ... */
+  series: string[];
+  /** The memory chart's axis in `memoryUnit`: [0, the GPUs' memory.total added up]. */
+  memory: [number, number];
+  memoryUnit: "GiB" | "MiB";
+  /** The labels drawn beside run markers (every run's), e.g. `▶ train.py`. */
+  runLabels: string[];
+  /** Labels with no room on a row, shown only on hover. */
+  hoverLabels: string[];
+}
 
 /** The y-axis bounds a GPU's two charts were drawn with (what the webview reports). */
 export interface HistoryAxes {
@@ -56,8 +93,12 @@ export interface HistoryAxes {
   memoryUnit: "GiB" | "MiB";
   /** The memory tick labels as drawn. */
   memoryTicks: string[];
-  /** The labels drawn beside run markers, e.g. `▶ train.py`. */
+  /** The labels drawn beside run markers (only runs given this GPU), e.g. `▶ train.py`. */
   runLabels: string[];
+  /** The row (0 at the top) each of {@link runLabels} was drawn on: close markers' labels are stacked. */
+  runLabelRows: number[];
+  /** Labels of this chart's markers with no room on a row, shown only while the cursor is near. */
+  hoverLabels: string[];
   /**
    * The charts' legends as drawn: the time, then the value (`["latest 07:25:31", "100%"]`,
    * `["latest 07:25:31", "3.3 GiB"]`); under the cursor its sample's, else the newest sample's.
@@ -90,6 +131,8 @@ export interface HistoryPanelState {
   gpusDrawn: number;
   /** The axes of each GPU's charts at the last redraw. */
   axes: HistoryAxes[];
+  /** The "All GPUs" chart at the last redraw (undefined before, or with no GPUs). */
+  all?: HistoryAllAxes;
 }
 
 /** Runs remembered for the marks (the newest). */
@@ -139,13 +182,16 @@ export class HistoryPanel implements vscode.Disposable {
         // second chance in case that message raced the reload.
         if (e.webviewPanel.visible) this.postHistory();
       }),
-      panel.webview.onDidReceiveMessage((m: FromWebview) => {
+      panel.webview.onDidReceiveMessage((raw: unknown) => {
+        const m = validFromWebview(raw);
         if (m?.type === "ready") this.postHistory();
         else if (m?.type === "drawn") {
           this.state.drawReports++;
-          this.state.samplesDrawn = Number(m.samples) || 0;
-          this.state.gpusDrawn = Number(m.gpus) || 0;
-          this.state.axes = Array.isArray(m.axes) ? m.axes : [];
+          this.state.samplesDrawn = m.samples;
+          this.state.gpusDrawn = m.gpus;
+          this.state.axes = m.axes ?? [];
+          if (m.all) this.state.all = m.all;
+          else delete this.state.all;
         }
       }),
       this.monitor.onDidChange(() => this.onMonitorChange()),
@@ -179,8 +225,21 @@ export class HistoryPanel implements vscode.Disposable {
       if (run.endedAt !== undefined) known.endedAt = run.endedAt;
       return;
     }
-    this.runs.push({ title: run.title, file: path.basename(run.file), startedAt: run.startedAt, ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}) });
+    this.runs.push({ title: run.title, file: path.basename(run.file), startedAt: run.startedAt, gpus: this.physicalGpus(run.gpus ?? []), ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}) });
     if (this.runs.length > MAX_RUNS) this.runs.shift();
+  }
+
+  /** The physical GPUs of `ids` (GPU or MIG UUIDs, as {@link LastRun.gpus}), lower case: a MIG instance gives its parent. */
+  private physicalGpus(ids: readonly string[]): string[] {
+    const mig = this.monitor.inventory?.mig ?? [];
+    const out = new Set<string>();
+    for (const id of ids) {
+      const lower = id.toLowerCase();
+      const parent = mig.find((m) => m.uuid.toLowerCase() === lower)?.gpuUuid;
+      if (parent) out.add(parent.toLowerCase());
+      else if (!/^mig-/.test(lower)) out.add(lower);
+    }
+    return [...out];
   }
 
   private selectedUuids(gpus: readonly { index: number; uuid: string }[]): string[] {

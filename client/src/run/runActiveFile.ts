@@ -378,6 +378,7 @@ export async function startTask(host: RunHost, spec: LaunchSpec, file: string, f
     interpreterSource,
     title: spec.title,
     startedAt: Date.now(),
+    gpus: entryUuids(spec.visibleDevices.split(",").filter(Boolean), host.monitor.inventory),
   };
   host.setLastRun(run);
 
@@ -391,7 +392,7 @@ export async function startTask(host: RunHost, spec: LaunchSpec, file: string, f
   // the run ends (a plain message would stay, stale, beside the exit notification).
   let endRunning!: () => void;
   const runningEnded = new Promise<void>((resolve) => (endRunning = resolve));
-  const gpus = entryUuids(spec.visibleDevices.split(",").filter(Boolean), host.monitor.inventory);
+  const gpus = run.gpus ?? [];
   if (host.claims && gpus.length > 0) void runningEnded.then(host.claims.holdForRun(gpus, path.basename(file)));
   const onExit = (exit: ProcessExit) => {
     tap?.exit(exit);
