@@ -2,15 +2,22 @@
 // `gpuPilot.showHistory` opens a webview panel that holds the nvidia-smi stream, is sent the history
 // (a ring per GPU fed by the streamed ticks, loop.txt's numbers) and reports back what it drew; hidden
 // and shown again (not retained), it is sent the whole history again; closed, it lets the stream go.
+// A run on GPU 1 is marked on GPU 1's chart and on "All GPUs" only, its start and end labels on two
+// rows (issue 45 item 5).
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
+import * as fs from "node:fs";
+import * as path from "node:path";
 import * as vscode from "vscode";
-import { getApi, openWorkspaceFile, waitFor } from "./util";
+import { getApi, openWorkspaceFile, outDir, waitFor } from "./util";
 import type { HistoryPanelState } from "../../../client/src/gpu/historyPanel";
 
 
 interface HistoryApi {
   getHistoryPanelState(): HistoryPanelState;
+  setSelection(ids: string[]): Promise<void>;
+  getInventory(): { gpus: { index: number; uuid: string }[] } | undefined;
+  readonly lastRun?: { file: string; exitCode?: number | null; gpus?: string[] };
   getMonitorStatus(): { streaming: boolean; streamPid: number | undefined; notices: string[] };
 }
 
@@ -64,5 +71,49 @@ suite("GPU history panel", () => {
     const api = await historyApi();
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
     await waitFor(() => !api.getHistoryPanelState().open, "the panel to close", 20_000);
+  });
+
+  test("m. a run on GPU 1 is marked on GPU 1's chart and All GPUs only; its start and end labels do not overlap", async () => {
+    const api = await historyApi();
+    const inv = await waitFor(() => (api.getInventory()?.gpus.length === 2 ? api.getInventory() : undefined), "the inventory", 20_000);
+    const [gpu0, gpu1] = [0, 1].map((i) => inv.gpus.find((g) => g.index === i)!.uuid);
+    // A script of its own (the Run tests run launch_target.py on GPUs 0 and 1): it ends at once.
+    const file = path.join(outDir(), `history_mark_${process.pid}.py`);
+    fs.writeFileSync(file, "print('history mark')\n");
+    const config = vscode.workspace.getConfiguration("gpuPilot");
+    await config.update("run.launcher", "python", vscode.ConfigurationTarget.Workspace);
+    try {
+      await api.setSelection(["1"]);
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(vscode.Uri.file(file)), { preview: false });
+      await vscode.commands.executeCommand("gpuPilot.runActiveFile");
+      const run = await waitFor(() => (api.lastRun?.file === file && api.lastRun.exitCode !== undefined ? api.lastRun : undefined), `the run to end (${JSON.stringify(api.lastRun)})`, 60_000);
+      assert.equal(run.exitCode, 0, JSON.stringify(run));
+      assert.deepEqual(run.gpus, [gpu1.toLowerCase()], "the run records the GPU it was given");
+      await vscode.commands.executeCommand("gpuPilot.showHistory");
+      const name = path.basename(file);
+      const labels = [`▶ ${name}`, `■ ${name}`];
+      const mine = (l: string[]) => l.filter((x) => x.endsWith(name));
+      const state = await waitFor(() => {
+        const s = api.getHistoryPanelState();
+        const a1 = s.axes.find((a) => a.uuid === gpu1);
+        return a1 && mine(a1.runLabels).length === 2 && s.all ? s : undefined;
+      }, "GPU 1's chart to draw the run's start and end labels", 60_000);
+      const a0 = state.axes.find((a) => a.uuid === gpu0)!;
+      const a1 = state.axes.find((a) => a.uuid === gpu1)!;
+      assert.deepEqual(mine([...a0.runLabels, ...a0.hoverLabels]), [], `no marker of the run on GPU 0's chart: ${JSON.stringify(a0)}`);
+      assert.deepEqual(mine(a1.runLabels), labels);
+      // The run lasted well under the 10 min window's few px per label: start and end stacked on
+      // their own rows, not drawn over each other.
+      const rows = a1.runLabels.map((l, i) => (l.endsWith(name) ? a1.runLabelRows[i] : -1)).filter((r) => r >= 0);
+      assert.equal(new Set(rows).size, 2, `start and end on different rows: ${JSON.stringify(a1)}`);
+      assert.deepEqual(mine([...state.all!.runLabels, ...state.all!.hoverLabels]).sort(), [...labels].sort(), `All GPUs marks every run: ${JSON.stringify(state.all)}`);
+      assert.deepEqual(state.all!.series, ["GPU 0", "GPU 1"]);
+      assert.equal(state.all!.memoryUnit, "GiB");
+      assert.deepEqual(state.all!.memory, [0, (2 * 143771) / 1024], "memory of all: 0..both totals");
+    } finally {
+      await config.update("run.launcher", undefined, vscode.ConfigurationTarget.Workspace);
+      await api.setSelection([]);
+      fs.rmSync(file, { force: true });
+    }
   });
 });
