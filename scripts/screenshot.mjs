@@ -9,7 +9,7 @@
 //   media/screenshot-dashboard.png  the GPU dashboard only, side bar at 300 px
 //   media/screenshot.png            the editor on examples/finetune_wrong_gpu.py with its GPU001
 //                                   squiggle, and the Problems panel under it
-//   media/screenshot-history.png    the GPU History panel only (utilisation and memory, GPU 1 selected)
+//   media/screenshot-history.png    the GPU History panel only (All GPUs on top, then each GPU; a short run on GPU 1, the selected one, marked)
 //   media/screenshot-slurm.png      the Slurm view only, side bar at 300 px: a test single-node Slurm
 //                                   (scripts/slurm-cluster.mjs, 2 fake GPUs) with a running and a
 //                                   pending job; skipped with the reason where Slurm cannot be started
@@ -56,7 +56,7 @@ try {
     file: { type: "string", default: "finetune_wrong_gpu.py" },
     width: { type: "string", default: "1280" },
     height: { type: "string", default: "720" },
-    "history-height": { type: "string", default: "1200" },
+    "history-height": { type: "string", default: "1750" },
     scale: { type: "string", default: "2" },
     only: { type: "string", default: "tree,dashboard,problem,history,slurm" },
     "sidebar-width": { type: "string", default: "300" },
@@ -76,6 +76,8 @@ if (opts.help) {
 let cs = null;
 let browser = null;
 let slurm = null;
+/** The screenshot workspace (a copy of examples/), once started. */
+let workspaceFolder = "";
 const shutdown = onShutdown(async () => {
   if (browser) await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
   if (cs) await cs.stop();
@@ -110,7 +112,7 @@ async function main() {
     }
   }
   const started = await startDevServer({
-    runDir, folder: startWorkspace({ repoRoot, runDir: path.join(repoRoot, ".e2e-run", "screenshot-workspace") }), freshUserData: true,
+    runDir, folder: (workspaceFolder = startWorkspace({ repoRoot, runDir: path.join(repoRoot, ".e2e-run", "screenshot-workspace") })), freshUserData: true,
     env,
     settings: { "workbench.colorTheme": "Default Light Modern", "editor.minimap.enabled": false, "window.commandCenter": false,
       // The notebook shot's hover under its line, so that the cell above (the write) stays in view.
@@ -136,8 +138,14 @@ async function main() {
   const gpu1 = sidebar.locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1$/ }) }).first();
   const checkbox = gpu1.locator(".custom-view-tree-node-item-checkbox, input[type=checkbox], .monaco-checkbox").first();
   if (await checkbox.count()) {
-    await checkbox.click();
-    await page.locator(".part.statusbar", { hasText: /GPU[^\n]*1/ }).first().waitFor({ timeout: 10_000 }).catch(() => log("status bar shows no GPU 1 selection"));
+    // Up to three clicks: on a loaded machine a click can land before the row takes it (the history
+    // shot's run then asked for GPUs and never ran).
+    const ticked = page.locator(".part.statusbar", { hasText: /GPU[^\n]*1/ }).first();
+    for (let attempt = 1; attempt <= 3; attempt++) {
+      await checkbox.click();
+      if (await ticked.waitFor({ timeout: 10_000 }).then(() => true, () => false)) break;
+      log(`status bar shows no GPU 1 selection after click ${attempt}`);
+    }
   } else {
     log("no checkbox found in the GPU 1 row");
   }
@@ -285,12 +293,31 @@ async function resizeSidebar(page, sidebar, dx) {
   await page.mouse.up();
 }
 
+/** The short run the history shot marks: a script of the workspace copy that "trains" for about 6 s. */
+const HISTORY_RUN = "train_short.py";
+
 /**
- * 3. The GPU History panel: the command from the palette, then a few seconds of streamed samples.
- * The window is made taller first, so that both GPUs' charts fit in the editor.
+ * 3. The GPU History panel: first a short run on the selected GPU (GPU 1: its start and end are
+ * marked on GPU 1's chart and on All GPUs only, the two labels stacked), then the command from the
+ * palette and a few seconds of streamed samples. The window is made taller first, so that the All
+ * GPUs chart and both GPUs' charts fit in the editor.
  */
 async function historyShot(page, outDir, suffix = "") {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["history-height"]) });
+  fs.writeFileSync(path.join(workspaceFolder, HISTORY_RUN), [
+    "# A short stand-in for a training run: the history shot marks its start and end.",
+    "import time",
+    "",
+    "for epoch in range(3):",
+    "    time.sleep(2)",
+    "    print(f'epoch {epoch}: done', flush=True)",
+    "",
+  ].join("\n"));
+  await quickOpen(page, HISTORY_RUN);
+  await page.locator(".tabs-container .tab", { hasText: HISTORY_RUN }).first().waitFor({ timeout: 15_000 });
+  await runCommand(page, "GPU Pilot: Run Active File on Selected GPUs", "Run Active File on Selected GPUs");
+  await page.waitForTimeout(10_000); // the run's 6 s and its end
+  await runCommand(page, "Notifications: Clear All Notifications", "Clear All Notifications");
   // The bottom panel (Problems, from the problem shot) closed: the history gets the editor's whole height.
   await hidePanel(page);
   await page.keyboard.press("F1");
@@ -305,7 +332,9 @@ async function historyShot(page, outDir, suffix = "") {
   await frame.locator("#summary", { hasText: /samples per GPU/ }).waitFor({ timeout: 30_000 });
   await page.waitForTimeout(8_000); // some samples after the first
   await page.mouse.move(5, Number(opts.height) - 5);
-  log(`history: ${await frame.locator("#summary").textContent()}`);
+  const summary = await frame.locator("#summary").textContent();
+  log(`history: ${summary}`);
+  if (/ 0 run\(s\)/.test(summary ?? "")) log(`history: ${HISTORY_RUN} did not run (no GPU ticked?): the shot has no run markers`);
   // The editor's width, from its tabs down to the last GPU's charts.
   await shotOf(page, path.join(outDir, `screenshot-history${suffix}.png`), [page.locator(".part.editor"), frame.locator("section.gpu").last()],
     { padBottom: 16, bottomOf: 1 });

@@ -153,6 +153,8 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
             const maxRows = Math.max(1, Math.min(MAX_LABEL_ROWS, Math.floor(height / (LABEL_ROW_PX * px * 2))));
             const slots = layoutMarkLabels(boxes, { plotLeft: left, plotRight: left + width, pad: 2 * px, gap: 4 * px, maxRows });
             ctx.setLineDash([]);
+            // A see-through background: the lines under a label stay visible, its text readable.
+            const labelBg = translucent(t.bg, 0.75);
             slots.forEach((slot, i) => {
               const m = marks[i];
               if (!slot.visible) {
@@ -160,7 +162,7 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
                 return;
               }
               const y = top + (2 + slot.row * LABEL_ROW_PX) * px;
-              ctx.fillStyle = t.bg;
+              ctx.fillStyle = labelBg;
               ctx.fillRect(slot.left, y, boxes[i].width, 14 * px);
               ctx.fillStyle = m.color;
               ctx.fillText(m.text, slot.left + 2 * px, y + px);
@@ -246,6 +248,8 @@ interface Line {
   label: string;
   color: string;
   emphasised: boolean;
+  /** Dash pattern, CSS px (`[6, 3]`); solid when absent. */
+  dash?: number[];
 }
 
 function makePlot(title: string, unit: "%" | "GiB" | "MiB", lines: Line[], max: number, el: HTMLElement, labelRuns: boolean, runsOf: () => RunMark[]): uPlot {
@@ -274,7 +278,7 @@ function makePlot(title: string, unit: "%" | "GiB" | "MiB", lines: Line[], max: 
     series: [
       // Off the chart (no cursor index), the legend gives the newest sample, not "n/a".
       { value: (u, v, _s, idx) => { const at = idx === null ? newest(u.data[0]) : v; return at === null ? "" : `${idx === null ? "latest " : ""}${new Date(at * 1000).toLocaleTimeString()}`; } },
-      ...lines.map((l): uPlot.Series => ({ label: l.label, stroke: l.color, width: (l.emphasised ? 3 : 1.5), ...(fill ? { fill } : {}), spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) })),
+      ...lines.map((l): uPlot.Series => ({ label: l.label, stroke: l.color, width: (l.emphasised ? 3 : 1.5), ...(l.dash ? { dash: l.dash } : {}), ...(fill ? { fill } : {}), spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) })),
     ],
     legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
@@ -314,11 +318,15 @@ function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uP
   return aligned(g.at, [which === "util" ? g.utilizationPercent : inUnit(g.memoryUsedMiB, memUnit)]);
 }
 
-/** The colour of GPU `i`'s line on the All GPUs chart (the theme's chart colours in turn). */
-function lineColor(i: number): string {
+/**
+ * GPU `i`'s line on the All GPUs chart: the theme's six chart colours in turn, solid for GPUs 0-5,
+ * dashed for 6-11, dotted after (8 or 16 GPUs: no two lines alike up to 18).
+ */
+function allGpusLine(i: number, label: string, emphasised: boolean): Line {
   const t = theme();
   const palette = [t.blue, t.purple, t.green, t.orange, t.red, cssVar("--vscode-charts-yellow", "#cca700")];
-  return palette[i % palette.length];
+  const round = Math.floor(i / palette.length);
+  return { label, color: palette[i % palette.length], emphasised, ...(round === 0 ? {} : { dash: round === 1 ? [6, 3] : [2, 2] }) };
 }
 
 function isSelected(uuid: string): boolean {
@@ -358,7 +366,7 @@ function rebuild(): void {
     const b = chartBox("gpu all");
     const combined = combineGpus(series);
     const axis = memoryAxis(combined.memoryTotalMiB);
-    const util = makePlot("Utilisation of every GPU (%)", "%", series.map((g, i) => ({ label: `GPU ${g.index}`, color: lineColor(i), emphasised: isSelected(g.uuid) })), 100, b.util, true, () => runs);
+    const util = makePlot("Utilisation of every GPU (%)", "%", series.map((g, i) => allGpusLine(i, `GPU ${g.index}`, isSelected(g.uuid))), 100, b.util, true, () => runs);
     const mem = makePlot(`Memory used by all GPUs (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`, axis.unit, [{ label: "All GPUs", color: t.purple, emphasised: false }], axis.max, b.mem, false, () => runs);
     allChart = { box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max };
   }
