@@ -279,9 +279,10 @@ function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   const util = el("span", "metric-value util", g.utilization.text);
   util.dataset.metric = "util";
   util.title = ["GPU-Util (utilization.gpu)", g.smActivity ? `SM activity ${g.smActivity.text}` : g.activityNote].filter(Boolean).join(" · ");
-  const mem = el("span", "metric-value mem", g.memory.text);
+  // The compact column is fixed (bars line up across GPUs): the unit moves to the tooltip, "129.9/140.4".
+  const mem = el("span", "metric-value mem", g.memory.text.replace(/ GiB$/, ""));
   mem.dataset.metric = "memory";
-  mem.title = `Memory used of total (${g.free})`;
+  mem.title = `Memory used of total: ${g.memory.text} (${g.free})`;
   line1.append(miniBar(g.utilization, "GPU utilisation", "util-bar"), util, miniBar(g.memory, "Memory used", "memory-bar"), mem);
   const line2 = el("div", "line2");
   line2.append(el("span", "temp", g.temperature), el("span", "power", g.power.replace("/", " / ").replace(" / ", "/")));
