@@ -45,7 +45,7 @@ const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --width PX --height PX   the window (default: 1280 x 720); --history-height, --dashboard-height
   --scale N                device pixels per CSS pixel (default: 2)
   -h, --help               print this
-FAKE_NVIDIA_SMI_MODE (when no nvidia-smi is on PATH): spin (the committed 2-GPU shots), busy, idle, x8.`;
+FAKE_NVIDIA_SMI_MODE (when no nvidia-smi is on PATH): spin (the committed 2-GPU shots), busy, idle, x8, x16.`;
 
 let opts;
 try {
@@ -163,14 +163,14 @@ async function main() {
     await shotOf(page, path.join(outDir, `screenshot-tree${suffix}.png`), [sidebar.locator(".composite.title").first(), rows.last()], { padBottom: 10 });
   }
   if (only.has("dashboard")) await dashboardShot(page, sidebar, outDir, suffix);
-  if (only.has("slurm")) await slurmShot(page, sidebar, outDir);
+  if (only.has("slurm")) await slurmShot(page, sidebar, outDir, suffix);
   if (only.has("picker")) await pickerShot(page, outDir, suffix);
 
   // Back to a narrower side bar: the editor shots are cropped to the editor, which gets the room.
   await setPaneExpanded(page, "GPUs", true);
   await setPaneExpanded(page, "Dashboard", false); // one webview (the history panel's) in the page
   await setSidebarWidth(page, sidebar, 220);
-  if (only.has("problem")) await problemShot(page, outDir);
+  if (only.has("problem")) await problemShot(page, outDir, suffix);
   if (only.has("history")) await historyShot(page, outDir, suffix);
   if (only.has("notebook")) await notebookShot(page, outDir);
 }
@@ -237,7 +237,7 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
 }
 
 /** The Slurm view alone in the container (the other panes collapsed), at the side bar's width; from the container's title to its last row. */
-async function slurmShot(page, sidebar, outDir) {
+async function slurmShot(page, sidebar, outDir, suffix = "") {
   await setPaneExpanded(page, "Dashboard", false);
   await setPaneExpanded(page, "GPUs", false);
   await setPaneExpanded(page, "Slurm", true);
@@ -246,7 +246,7 @@ async function slurmShot(page, sidebar, outDir) {
   await page.waitForTimeout(1500);
   await page.mouse.move(5, Number(opts.height) - 5);
   log(`slurm rows: ${JSON.stringify(await pane.locator(".monaco-list-row").allTextContents())}`);
-  await shotOf(page, path.join(outDir, "screenshot-slurm.png"), [sidebar.locator(".composite.title").first(), pane.locator(".monaco-list-row").last()], { padBottom: 10 });
+  await shotOf(page, path.join(outDir, `screenshot-slurm${suffix}.png`), [sidebar.locator(".composite.title").first(), pane.locator(".monaco-list-row").last()], { padBottom: 10 });
   await setPaneExpanded(page, "Slurm", false);
 }
 
@@ -362,7 +362,7 @@ async function quickOpen(page, name) {
   await page.keyboard.press("Enter");
 }
 
-async function problemShot(page, outDir) {
+async function problemShot(page, outDir, suffix = "") {
   // 2. A file with a GPU001: quick open, wait for the squiggle, open the Problems panel.
   await quickOpen(page, opts.file);
   await page.locator(".tabs-container .tab", { hasText: opts.file }).first().waitFor({ timeout: 15_000 });
@@ -383,7 +383,7 @@ async function problemShot(page, outDir) {
   await page.mouse.move(5, Number(opts.height) - 5);
   // The editor and the Problems panel down to its last row (no side bar, no empty panel space).
   const markers = page.locator(".markers-panel .monaco-list-row");
-  await shotOf(page, path.join(outDir, "screenshot.png"), [page.locator(".part.editor"), markers.last()], { padBottom: 8 });
+  await shotOf(page, path.join(outDir, `screenshot${suffix}.png`), [page.locator(".part.editor"), markers.last()], { padBottom: 8 });
 }
 
 async function notebookShot(page, outDir) {
