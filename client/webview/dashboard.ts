@@ -279,8 +279,11 @@ function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   const util = el("span", "metric-value util", g.utilization.text);
   util.dataset.metric = "util";
   util.title = ["GPU-Util (utilization.gpu)", g.smActivity ? `SM activity ${g.smActivity.text}` : g.activityNote].filter(Boolean).join(" · ");
-  // The compact column is fixed (bars line up across GPUs): the unit moves to the tooltip, "129.9/140.4".
-  const mem = el("span", "metric-value mem", g.memory.text.replace(/ GiB$/, ""));
+  // The compact column is fixed (bars line up across GPUs): "129.9/140.4" is shown, the unit is in the
+  // tooltip and in a hidden span (the element's text stays the tree's `129.9/140.4 GiB`).
+  const shown = g.memory.text.replace(/ GiB$/, "");
+  const mem = el("span", "metric-value mem", shown);
+  if (shown !== g.memory.text) mem.append(el("span", "unit", g.memory.text.slice(shown.length)));
   mem.dataset.metric = "memory";
   mem.title = `Memory used of total: ${g.memory.text} (${g.free})`;
   line1.append(miniBar(g.utilization, "GPU utilisation", "util-bar"), util, miniBar(g.memory, "Memory used", "memory-bar"), mem);
