@@ -56,8 +56,13 @@ function bar(label: string, b: DashboardBar, what: string, key: string, title?: 
   const row = el("div", "metric");
   row.dataset.metric = key;
   if (title) row.title = title;
-  row.append(el("span", "metric-label", label));
-  const track = el("div", `bar level-${b.level}`);
+  row.append(el("span", "metric-label", label), meterTrack(b, what, "bar"), el("span", "metric-value", b.text));
+  return row;
+}
+
+/** A bar's track (class `cls`, plus its level) with its fill: role meter, `what: 12%` for screen readers. */
+function meterTrack(b: DashboardBar, what: string, cls: string): HTMLElement {
+  const track = el("div", `${cls} level-${b.level}`);
   track.setAttribute("role", "meter");
   track.setAttribute("aria-label", `${what}: ${b.text}`);
   track.setAttribute("aria-valuemin", "0");
@@ -66,8 +71,7 @@ function bar(label: string, b: DashboardBar, what: string, key: string, title?: 
   const fill = el("div", "fill");
   fill.style.width = `${b.fraction === null ? 0 : Math.max(b.fraction > 0 ? 1 : 0, b.fraction * 100)}%`;
   track.append(fill);
-  row.append(track, el("span", "metric-value", b.text));
-  return row;
+  return track;
 }
 
 /** The sparkline: utilisation (0..100) and memory (0..1) over the window, as two polylines in an SVG. */
@@ -233,16 +237,8 @@ function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
 
 /** A small bar for the compact row: role meter, its value in the label. */
 function miniBar(b: DashboardBar, what: string, key: string): HTMLElement {
-  const track = el("div", `bar mini level-${b.level}`);
+  const track = meterTrack(b, what, "bar mini");
   track.dataset.metric = key;
-  track.setAttribute("role", "meter");
-  track.setAttribute("aria-label", `${what}: ${b.text}`);
-  track.setAttribute("aria-valuemin", "0");
-  track.setAttribute("aria-valuemax", "100");
-  if (b.fraction !== null) track.setAttribute("aria-valuenow", String(Math.round(b.fraction * 100)));
-  const fill = el("div", "fill");
-  fill.style.width = `${b.fraction === null ? 0 : Math.max(b.fraction > 0 ? 1 : 0, b.fraction * 100)}%`;
-  track.append(fill);
   return track;
 }
 

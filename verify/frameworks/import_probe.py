@@ -92,29 +92,24 @@ import torch
 R["is_initialized_after_code"] = torch.cuda.is_initialized()
 '''
 
-TAIL_CVD = r'''
-os.environ["CUDA_VISIBLE_DEVICES"] = ""
+# After the case's code: write the method's variable(s), then allocate; `key` says whether it worked.
+TAIL = r'''
+__WRITE__
 try:
     torch.ones(1, device="cuda")
-    R["frozen"] = True
+    R["__KEY__"] = True
 except BaseException as e:
-    R["frozen"] = False
+    R["__KEY__"] = False
     R["alloc_error"] = (type(e).__name__ + ": " + (str(e).splitlines() or [""])[0])[:200]
 print("@@RESULT " + json.dumps(R), flush=True)
 '''
-
-TAIL_ALLOC = r'''
-os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "bogus_option:1"
-os.environ.pop("PYTORCH_ALLOC_CONF", None)
-try:
-    torch.ones(1, device="cuda")
-    R["allocator_configured_before_write"] = True
-except BaseException as e:
-    R["allocator_configured_before_write"] = False
-    R["alloc_error"] = (type(e).__name__ + ": " + (str(e).splitlines() or [""])[0])[:200]
-print("@@RESULT " + json.dumps(R), flush=True)
-'''
-
+# method: (the writes, the result key). cvd: hide every GPU (works = frozen); alloc: an unknown
+# allocator option (works = the allocator was configured before the write).
+METHODS = {
+    "cvd": ('os.environ["CUDA_VISIBLE_DEVICES"] = ""', "frozen"),
+    "alloc": ('os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "bogus_option:1"\nos.environ.pop("PYTORCH_ALLOC_CONF", None)',
+              "allocator_configured_before_write"),
+}
 
 def run_case(fw, case, method):
     """Run one case with one method ('cvd' or 'alloc') in a fresh python3; returns its result dict."""
@@ -127,7 +122,8 @@ def run_case(fw, case, method):
         env["MASTER_PORT"] = str(29500 + (abs(hash((cid, method))) % 2000))
     extra = [os.path.abspath(os.path.join(fw, p)) for p in paths]
     env["PYTHONPATH"] = os.pathsep.join(extra + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
-    src = HEAD.replace("__CODE__", repr(code)) + (TAIL_CVD if method == "cvd" else TAIL_ALLOC)
+    write, key = METHODS[method]
+    src = HEAD.replace("__CODE__", repr(code)) + TAIL.replace("__WRITE__", write).replace("__KEY__", key)
     t0 = time.time()
     try:
         p = subprocess.run([sys.executable, "-c", src], env=env, capture_output=True, text=True, timeout=240,

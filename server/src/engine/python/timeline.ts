@@ -63,7 +63,7 @@ function positionOf(events: readonly TimelineEvent[], e: TimelineEvent, memo: Fi
 }
 
 /** Whether an event is an initialising call that freezes `variable` (its framework reads it). */
-function freezesVariable(e: TimelineEvent, variable: string): e is InitEvent {
+export function freezesVariable(e: TimelineEvent, variable: string): e is InitEvent {
   return e.kind === "init" && freezes(e.framework, e.depth, variable);
 }
 

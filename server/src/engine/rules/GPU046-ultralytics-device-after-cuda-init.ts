@@ -1,5 +1,5 @@
 import type { Rule, RuleContext } from "../rule";
-import { freezes } from "../frameworks";
+import { freezesVariable } from "../python/timeline";
 import { nodeRange, type InitEvent } from "../python/model";
 import { stringValue, type SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
@@ -49,7 +49,7 @@ function ultralyticsModelCall(ctx: RuleContext, call: SyntaxNode): boolean {
 function frozenBefore(ctx: RuleContext, at: number): InitEvent | null {
   for (const e of ctx.model.events.slice(0, at)) {
     if (e.kind === "envWrite" && e.variable === "CUDA_VISIBLE_DEVICES") return null;
-    if (e.kind === "init" && freezes(e.framework, e.depth, "CUDA_VISIBLE_DEVICES")) return e;
+    if (freezesVariable(e, "CUDA_VISIBLE_DEVICES")) return e;
   }
   return null;
 }
