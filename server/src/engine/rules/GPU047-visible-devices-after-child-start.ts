@@ -3,9 +3,8 @@ import { STARTUP_VARIABLES } from "../frameworks";
 import { nodeRange, type EnvWriteEvent } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
+import { SUBPROCESS_STARTS } from "./shared/childProcess";
 
-/** subprocess functions that start a child with the parent's environment unless `env=` is given. */
-const SUBPROCESS_STARTS: ReadonlySet<string> = new Set(["subprocess.Popen", "subprocess.run", "subprocess.call", "subprocess.check_call", "subprocess.check_output"]);
 
 /** Packages whose `Process` class (or a context's `ctx.Process`) starts a child at `.start()`. */
 const PROCESS_PACKAGES = ["multiprocessing", "torch.multiprocessing", "multiprocess"];

@@ -9,9 +9,11 @@ import { isWordCode } from "../../python/lineStructure";
 import { calleePath } from "./py";
 
 const EXEC_SUFFIXES = ["l", "le", "lp", "lpe", "v", "ve", "vp", "vpe"];
+/** The subprocess functions that start a child with the parent's environment unless `env=` is given (Python's subprocess documentation). */
+export const SUBPROCESS_STARTS: ReadonlySet<string> = new Set(["Popen", "run", "call", "check_call", "check_output"].map((f) => `subprocess.${f}`));
 /** Calls that start a child process, which inherits os.environ (Python's subprocess, os, asyncio and multiprocessing documentation; torch.multiprocessing). */
 const CHILD_PROCESS: ReadonlySet<string> = new Set([
-  ...["Popen", "run", "call", "check_call", "check_output"].map((f) => `subprocess.${f}`),
+  ...SUBPROCESS_STARTS,
   "os.system", "os.popen", ...EXEC_SUFFIXES.flatMap((s) => [`os.exec${s}`, `os.spawn${s}`]), "os.posix_spawn", "os.posix_spawnp",
   "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
   "multiprocessing.Process", "multiprocessing.context.Process", "multiprocessing.get_context",
