@@ -114,7 +114,8 @@ test("--format sarif is SARIF 2.1.0 with rules, levels and regions", () => {
 });
 
 test("--format github prints workflow annotations with escaped properties", () => {
-  const r = run(["check", "--format", "github", join(CASES, "env_after_import_only.py")]);
+  // GPU002 on a write that works today is a preview check (rules.md amendment 2026-12-05).
+  const r = run(["check", "--preview", "--format", "github", join(CASES, "env_after_import_only.py")]);
   assert.equal(r.status, 0, "information findings do not fail a run");
   assert.match(r.stdout.trim(), /^::notice title=gpu-pilot \(GPU002\),file=.*env_after_import_only\.py,line=5,col=1,endLine=5,endColumn=41::GPU002 /);
 });
@@ -134,13 +135,15 @@ test("--select/--ignore/--exit-zero", () => {
 test("--fix on the rule cases: fixed files re-parse and re-lint without the fixed codes", () => {
   const names = ["env_after_is_available.py", "env_after_import_only.py", "int_value.py", "duplicate_ids.py", "jax_after_devices.py", "accelerator_then_env.py", "seed_is_lazy.py", "notebook.ipynb"];
   const dir = tmpCopy(names);
-  const before = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null; fix: { applicability: string } | null }>;
+  // With GPU002's preview check (the moves) and without GPU006's order insert, a preview fix of its own.
+  const P = ["--preview", "--ignore", "GPU006"];
+  const before = JSON.parse(run(["check", ...P, "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null; fix: { applicability: string } | null }>;
   // Keyed by cell too: in notebook.ipynb, GPU014's fix turns `!export` into `%env` in cell 4, which is then (rightly) GPU001 there.
   const fixedCodes = new Set(before.filter((d) => d.fix?.applicability === "safe").map((d) => `${d.filename}|${d.code}|${d.cell}`));
   assert.ok(fixedCodes.size >= 7, [...fixedCodes].join("\n"));
-  const r = run(["check", "--fix", dir]);
+  const r = run(["check", ...P, "--fix", dir]);
   assert.match(r.stdout, /Fixed \d+ problem|\(\d+ fixed, \d+ remaining\)/);
-  const after = JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null }>;
+  const after = JSON.parse(run(["check", ...P, "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null }>;
   for (const d of after) assert.ok(!fixedCodes.has(`${d.filename}|${d.code}|${d.cell}`), `still reported after --fix: ${d.filename} ${d.code} cell ${d.cell}`);
   // The literal becomes the string it means (issue 16: not str(0)); GPU006's order insert is preview, not applied.
   assert.equal(readFileSync(join(dir, "int_value.py"), "utf8"), 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch\n\nprint(torch.__version__)\n');
@@ -178,13 +181,15 @@ test("--inventory reads nvidia-smi CSV and enables GPU017; --gpus too", () => {
 
 test("[tool.gpu-pilot] in pyproject.toml is honoured; a broken one is reported with its line and linting goes on", () => {
   const dir = tmpCopy(["env_after_import_only.py", "env_after_is_available.py"]);
-  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002"]\n[tool.gpu-pilot.severity]\nGPU001 = "warning"\n');
+  // preview = true: GPU002 on env_after_import_only.py (a write that works today) is a preview check.
+  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\npreview = true\nignore = ["GPU002"]\n[tool.gpu-pilot.severity]\nGPU001 = "warning"\n');
   const r = (JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; severity: string }>).filter((d) => d.code === "GPU001" || d.code === "GPU002");
   assert.deepEqual(r.map((d) => [d.code, d.severity]), [["GPU001", "warning"]]);
-  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002"\n');
+  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\npreview = true\nignore = ["GPU002"\n');
   const broken = run(["check", "--format", "json", dir]);
-  assert.match(broken.stderr, /pyproject\.toml:3: TOML error/);
-  assert.deepEqual(JSON.parse(broken.stdout).map((d: { code: string }) => d.code).filter((c: string) => c === "GPU001" || c === "GPU002").sort(), ["GPU001", "GPU002"]);
+  assert.match(broken.stderr, /pyproject\.toml:4: TOML error/);
+  // The broken table is not used at all: the defaults (no preview, so no GPU002; GPU001 an error).
+  assert.deepEqual(JSON.parse(broken.stdout).filter((d: { code: string }) => d.code === "GPU001" || d.code === "GPU002").map((d: { code: string; severity: string }) => [d.code, d.severity]), [["GPU001", "error"]]);
   writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002", "GPU777"]\nper-file-ignores = { "env_after_is_*.py" = ["GPU001"] }\n');
   const unknown = run(["check", "--format", "json", dir]);
   assert.match(unknown.stderr, /pyproject\.toml:2: \[tool\.gpu-pilot\] ignore: unknown rule code GPU777/);
@@ -203,10 +208,11 @@ test("worker threads give the same output, in the same order, as one thread; --s
 test("exit codes like ESLint's: information does not fail; --fail-level and --exit-non-zero-on change the bar; text shows the severity on one line", () => {
   const dir = mkdtempSync(join(tmpdir(), "gp-fail-level-"));
   const info = join(dir, "info.py");
-  writeFileSync(info, 'import os\nimport torch\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n');
+  // GPU002 in the default set: vllm (unmeasured) imported between torch and the write.
+  writeFileSync(info, 'import os\nimport torch\nimport vllm\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n');
   const r = run(["check", info]);
   assert.equal(r.status, 0, r.stdout);
-  assert.match(r.stdout, /info\.py:3:1: information GPU002 /);
+  assert.match(r.stdout, /info\.py:4:1: information GPU002 /);
   assert.equal(run(["check", "--fail-level", "information", info]).status, 1);
   assert.equal(run(["check", "--exit-non-zero-on", "hint", info]).status, 1);
   const bad = run(["check", "--fail-level", "fatal", info]);

@@ -2,8 +2,8 @@
 // editor.codeActionsOnSave), the "Disable GPUnnn for this line" noqa action, `[tool.gpu-pilot]` in
 // the nearest pyproject.toml (re-read when it changes), and gpuPilot.lint.ignore applied live.
 // Fixture files of this suite: fix_on_save.py, noqa_action.py, pyproject_ignore/ (pyproject.toml
-// ignoring GPU002 + a copy of the shared case c02_env_after_import_only.py), no_pyproject/ (the same
-// case, no pyproject). Settings changed here are put back at the end of each test.
+// ignoring GPU002 + write_after_vllm_import.py: the write after `import torch` and `import vllm`, GPU002
+// in the default set because vllm's import is not measured), no_pyproject/ (the same file, no pyproject). Settings changed here are put back at the end of each test.
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -12,7 +12,7 @@ import { describeDiagnostics, getApi, gpuDiagnostics, openWorkspaceFile, waitFor
 import { revertDirtyWorkspaceDocuments, setWorkspaceSetting, wsUri } from "./helpers";
 
 const CUDA_WRITE = 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"';
-const C02 = "c02_env_after_import_only.py";
+const C02 = "write_after_vllm_import.py";
 
 /** Whether the CUDA_VISIBLE_DEVICES write is above `import torch`, exactly once. */
 function writeAboveImport(text: string): boolean {

@@ -9,7 +9,8 @@ import { fixtureTests } from "./fixtureCheck";
 fixtureTests("GPU001");
 
 /** These tests are about the timing rules; later rules (GPU006's device-order hint, GPU008, GPU010) have their own tests. */
-const lint = (text: string, options: LintOptions = {}) => lintAll(text, { select: ["GPU001", "GPU002", "GPU003", "GPU004"], ...options });
+// Preview on: GPU002, the contrast these tests draw (a write that still works), is a preview check.
+const lint = (text: string, options: LintOptions = {}) => lintAll(text, { select: ["GPU001", "GPU002", "GPU003", "GPU004"], preview: true, ...options });
 
 const C01 = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nmodel = torch.nn.Linear(8, 8).cuda()\n';
 

@@ -66,3 +66,39 @@ test("GPU039: silent for the local rank, rank % device_count(), parameters (mp.s
   ];
   for (const code of silent) assert.deepEqual(await lintCode(code, "GPU039", { preview: true }), [], code);
 });
+
+test("GPU039 in the default set: the program reads its local rank too, and passes the global rank as the device", async () => {
+  const src = [
+    "import os", "import torch", "import torch.distributed as dist", "", "def main():",
+    '    dist.init_process_group("nccl")', '    local_rank = int(os.environ["LOCAL_RANK"])', '    rank = int(os.environ["RANK"])',
+    "    torch.cuda.set_device(rank)", "", "main()", "",
+  ].join("\n");
+  const [d, ...rest] = await lintCode(src, "GPU039");
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.equal(d.range.start.line, 8);
+  assert.deepEqual(d.related?.map((r) => [r.range.start.line, r.message]), [
+    [7, "the global rank is read here: os.environ[\"RANK\"]"],
+    [6, "the local rank is read here: os.environ[\"LOCAL_RANK\"]"],
+  ]);
+  // The fix uses the name the program keeps its local rank in.
+  assert.equal(d.fix?.title, "Use local_rank as the device");
+  assert.equal(d.fix?.safe, false);
+  const fixed = applyFix(src, d);
+  assert.equal(fixed, src.replace("set_device(rank)", "set_device(local_rank)"));
+  assert.deepEqual(await lintCode(fixed, "GPU039", { preview: true }), []);
+});
+
+test("GPU039 default set: SLURM_LOCALID and Accelerate's local_process_index count as local rank reads; a local read in another function offers the LOCAL_RANK read instead of its name", async () => {
+  const slurm = 'import os\nimport torch\nlocal = int(os.environ["SLURM_LOCALID"])\nrank = int(os.environ["SLURM_PROCID"])\nx = torch.zeros(1).to(rank)\n';
+  const [s] = await lintCode(slurm, "GPU039");
+  assert.equal(s.range.start.line, 4);
+  assert.equal(s.fix?.title, "Use local as the device");
+  const acc = "import torch\nfrom accelerate import Accelerator\nacc = Accelerator()\nprint(acc.local_process_index)\ntorch.cuda.set_device(acc.process_index)\n";
+  assert.equal((await lintCode(acc, "GPU039")).length, 1);
+  const elsewhere = 'import os\nimport torch\ndef helper():\n    return int(os.environ["LOCAL_RANK"])\ndef main():\n    rank = int(os.environ["RANK"])\n    torch.cuda.set_device(rank)\n';
+  const [e] = await lintCode(elsewhere, "GPU039");
+  assert.equal(e.fix?.title, "Use int(os.environ[\"LOCAL_RANK\"]) as the device");
+  // Without any local rank read the finding stays in preview (single-node tests on the ecosystem corpus).
+  assert.deepEqual(await lintCode('import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(dist.get_rank())\n', "GPU039"), []);
+});

@@ -41,6 +41,7 @@ export const NON_GPU_LIBRARIES: ReadonlySet<string> = new Set([
   "numpy", "pandas", "scipy", "matplotlib", "sklearn", "tqdm", "yaml", "PIL", "requests", "click", "typer", "rich",
   "omegaconf", "hydra", "wandb", "tensorboard", "absl", "fire", "dotenv", "pydantic", "attr", "attrs", "packaging",
   "psutil", "h5py", "seaborn", "safetensors", "tokenizers", "datasets", "huggingface_hub", "sentencepiece", "regex", "mlflow",
+  "hypothesis", "pytest",
 ]);
 
 /**

@@ -12,21 +12,34 @@ import type { ModuleModel } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
 
 /**
+ * The framework roots: the runtimes themselves, whose import leaves CUDA uninitialised (ground-truth.md
+ * rows `import torch` only, `import jax` only, `import cupy`; TensorFlow's and Keras's import by their
+ * documentation: the runtime initialises at the first op). A library that merely imports one of them
+ * (FRAMEWORK_MODULES' other keys: vllm, diffusers, ultralytics, ...) is not a root: its own
+ * module-level code may initialise CUDA, and unless the catalogue holds it nothing says it does not.
+ */
+/** TensorFlow and Keras: import laziness documented (the runtime initialises at the first op), not measured here. */
+const TF_FAMILY: ReadonlySet<string> = new Set(["tensorflow", "keras", "tf_keras", "keras_core"]);
+const FRAMEWORK_ROOTS: ReadonlySet<string> = new Set(["torch", "tensorflow", "keras", "tf_keras", "keras_core", "jax", "jaxlib", "cupy", "cupyx", "numba", "paddle", "mxnet"]);
+
+/**
  * The first import that runs between two lines of the module (0-based rows, both exclusive) of a
  * library that may initialise CUDA and that the catalogue does not know: not the standard library,
- * not a framework (measured lazy at import: ground-truth.md), not catalogued (initCatalogue.json,
- * whatever it says), not a library with no CUDA code ({@link NON_GPU_LIBRARIES}), not relative.
+ * not a framework root ({@link FRAMEWORK_ROOTS}), not catalogued (initCatalogue.json, whatever it
+ * says: measured or read), not a library with no CUDA code ({@link NON_GPU_LIBRARIES}), not relative.
  * Top-level statements and the blocks that run with them (python/imports.ts `importsRunAtImport`).
- * @returns the module path and its import statement, or null.
+ * @returns the module path, its import statement, and `gpu`: whether the library brings a GPU
+ *   framework itself (a FRAMEWORK_MODULES key such as vllm or diffusers: GPU code that may run at
+ *   import) rather than being an unknown library of any kind; or null.
  */
-export function uncataloguedImportBetween(model: ModuleModel, afterRow: number, beforeRow: number): { module: string; node: SyntaxNode } | null {
+export function uncataloguedImportBetween(model: ModuleModel, afterRow: number, beforeRow: number): { module: string; node: SyntaxNode; gpu: boolean } | null {
   const between = model.tree.statements.filter((s) => s.startPosition.row > afterRow && s.startPosition.row < beforeRow);
   for (const stmt of importsRunAtImport(between)) {
     if (stmt.startPosition.row >= beforeRow) break;
     for (const module of importedModules(stmt)) {
       const top = module.split(".")[0];
-      if (STDLIB_MODULES.has(top) || NON_GPU_LIBRARIES.has(top) || frameworkOfModule(module) || isCatalogued(module)) continue;
-      return { module, node: stmt };
+      if (STDLIB_MODULES.has(top) || NON_GPU_LIBRARIES.has(top) || FRAMEWORK_ROOTS.has(top) || isCatalogued(module)) continue;
+      return { module, node: stmt, gpu: frameworkOfModule(module) !== null };
     }
   }
   return null;
@@ -44,8 +57,8 @@ export const rule: PythonRule = {
     // An environment write of a startup variable, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(STARTUP_VARIABLES),
     docs: {
-      what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA. The message says what the write depends on: where a library that may initialise CUDA and that the catalogue (docs/init-catalogue.md) does not know is imported between the framework import and the write (not the standard library, not a framework, not a catalogued library, not a library with no CUDA code), it names that import; otherwise it says the write works today and is one initialising import away from GPU001. A catalogued library that initialises at import makes the write GPU001. Reported in both cases (rules.md amendment 2026-12-05: hygiene, information).",
-      why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `deepspeed` and `bitsandbytes` do: docs/init-catalogue.md), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is information, not an error: on 21 real ML code bases (test/ecosystem) every such write worked as written.",
+      what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA. In the default set only where a GPU library that is neither measured nor catalogued (one that brings a framework itself: `vllm`, `diffusers`, `flax`, `ultralytics`, ...; docs/init-catalogue.md) is imported between the framework import and the write, or is that import: the message names it, since its own import-time code may initialise CUDA. With preview on, also where the library in between has no known GPU code (named), and where nothing in between can initialise (the write works today and is one initialising import away from GPU001). A catalogued library that initialises at import makes the write GPU001 (rules.md amendment 2026-12-05: hygiene, information). Follows: the module's top level and the blocks that run with it; not functions' bodies or other modules.",
+      why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `deepspeed` and `bitsandbytes` do: docs/init-catalogue.md), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is information, not an error: on 29 real ML code bases (test/ecosystem, 14,504 files) every such write worked as written; the 22 writes with nothing unmeasured in between moved to preview on 2026-12-05 (23 findings, all noise, 1.6 per 1,000 files against the goal of 1), and the one behind `ray.util.queue` (a library with no known GPU code) with them.",
       example: "import os\nimport torch\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"  # GPU002: works, but one import away from GPU001\nx = torch.ones(4, device=\"cuda\")\n",
       fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\nx = torch.ones(4, device=\"cuda\")\n",
       whenNotToCare: "When the value is only known after parsing arguments that need the framework. Better still: let the launcher set the variable (GPU Pilot's run command, `CUDA_VISIBLE_DEVICES=1 python train.py`).",
@@ -67,15 +80,20 @@ export const rule: PythonRule = {
       const { frozenBy, firstImport } = stateBefore(ctx.model, w);
       if (frozenBy || !firstImport) continue;
       const line = ctx.where(firstImport.node.startPosition.row);
-      const suspect = uncataloguedImportBetween(ctx.model, firstImport.node.endPosition.row, w.range.start.line);
+      // From the framework import itself: `from vllm import LLM` as the first one is a suspect too.
+      const suspect = uncataloguedImportBetween(ctx.model, firstImport.node.startPosition.row - 1, w.range.start.line);
       const why = suspect
         ? `: it works only if \`${suspect.module}\` (imported on ${ctx.where(suspect.node.startPosition.row)}) does not initialise CUDA; it is not in the catalogue of libraries that do (docs/init-catalogue.md)`
-        : `: it works today (importing ${firstImport.module.split(".")[0]} leaves CUDA uninitialised, measured), but only while nothing initialises CUDA before the write`;
+        : `: it works today (importing ${firstImport.module.split(".")[0]} leaves CUDA uninitialised, ${TF_FAMILY.has(firstImport.module.split(".")[0]) ? "documented" : "measured"}), but only while nothing initialises CUDA before the write`;
       ctx.report({
         range: w.range,
         message: `${w.variable} is set after \`${firstImport.node.text.split("\n")[0]}\` (${line})${why}; set it before the import`,
         related: [{ range: nodeRange(firstImport.node), message: `${firstImport.module} imported here` }],
         fix: moveWriteFix(ctx, w) ?? undefined,
+        // Default only where an unmeasured GPU library (one that brings a framework) sits between the
+        // import and the write; a write that works today, or that depends on a library of no known GPU
+        // code, is hygiene (rules.md amendment 2026-12-05): preview. Ecosystem: test/ecosystem.
+        preview: !suspect?.gpu,
       });
     }
   },
