@@ -57,7 +57,7 @@ const noParserInClient = {
   name: "no-parser-in-client",
   setup(build) {
     build.onResolve({ filter: /^(web-tree-sitter|tree-sitter-python)(\/|$)/ }, (args) => ({
-      errors: [{ text: `the client must not bundle the parser: ${args.importer} imports ${args.path} (ask the language server, see server/src/protocol.ts)` }],
+      errors: [{ text: `the client must not bundle the parser: ${args.importer} imports ${args.path} (ask the language server, see common/src/lsp/protocol.ts)` }],
     }));
   },
 };
@@ -87,7 +87,7 @@ const lspOutOfEntry = {
 const lspBundleImports = {
   name: "lsp-bundle-imports",
   setup(build) {
-    const allowed = ["../serverRestart", "../../../server/src/protocol", "./commandIds", "../../../server/src/nodeFlags"];
+    const allowed = ["../serverRestart", "../../../common/src/lsp/protocol", "./commandIds", "../../../common/src/lsp/nodeFlags"];
     build.onResolve({ filter: /^\./ }, (args) => {
       if (args.kind === "entry-point" || isDependency(args.importer) || allowed.includes(args.path)) return undefined;
       return { errors: [{ text: `dist/lsp.js may import only ${allowed.join(", ")}: ${args.importer} imports ${args.path}` }] };
@@ -96,7 +96,7 @@ const lspBundleImports = {
 };
 /**
  * execa (with its dependencies ~115 KiB) is its own bundle too, dist/execa.js: client code loads it
- * only with `import("execa")` (gpu/nvidiaSmi.ts's loadExeca), which becomes a require of "./execa.js"
+ * only with `import("execa")` (common/src/gpu/nvidiaSmi.ts's loadExeca), which becomes a require of "./execa.js"
  * at the first process the client starts; a static import fails the build.
  * @type {esbuild.Plugin}
  */
@@ -107,7 +107,7 @@ const execaOutOfEntry = {
     // require, not an import() of dist/execa.js: the extension host loads the client as CommonJS).
     build.onResolve({ filter: /^execa$/ }, (args) => args.kind === "dynamic-import"
       ? { path: "execa", namespace: "gp-execa-bundle" }
-      : { errors: [{ text: `${args.importer} imports execa statically: use loadExeca() (gpu/nvidiaSmi.ts), execa is dist/execa.js, loaded on first use` }] });
+      : { errors: [{ text: `${args.importer} imports execa statically: use loadExeca() (common/src/gpu/nvidiaSmi.ts), execa is dist/execa.js, loaded on first use` }] });
     build.onLoad({ filter: /.*/, namespace: "gp-execa-bundle" }, () => ({ contents: 'module.exports = require("./execa.js");', loader: "js" }));
     build.onResolve({ filter: /^\.\/execa\.js$/ }, () => ({ path: "./execa.js", external: true }));
   },
@@ -183,7 +183,7 @@ function checkNoFileTwice(metafiles) {
   }
 }
 /**
- * `gpu-pilot mcp` (the MCP SDK, zod, ajv, execa and the client modules it shares: about half of the
+ * `gpu-pilot mcp` (the MCP SDK, zod, ajv, execa and the common/ modules it shares: about half of the
  * CLI's code) is its own bundle, dist/mcp.js: server/src/cli.ts loads it with
  * `import("./mcp/server")` only for that command, which becomes an import of "./mcp.js" beside it,
  * so `gpu-pilot check` (and each of its worker threads) does not compile it (issue 20, start-up).
@@ -211,25 +211,25 @@ const kernelOutOfCli = {
       : { errors: [{ text: `${args.importer} imports ./kernel/cli statically: it is dist/kernel.js, loaded by import() for \`gpu-pilot kernel\` only` }] });
   },
 };
-/** The server modules dist/mcp.js takes from dist/cli.js (its MCP_SHARED export) instead of bundling a second engine. */
-const MCP_SHARED = ["engine/lint", "engine/options", "engine/workspaceFile", "engine/text", "agentCheck", "nvidiaSmi/parse"];
-/** Server modules outside server/src/mcp that only dist/mcp.js uses (dist/cli.js has none of them): bundled into it. */
-const MCP_OWN = ["amdSmi/parse"];
+/**
+ * The modules dist/mcp.js takes from dist/cli.js (its MCP_SHARED export, server/src/cli.ts) instead of
+ * bundling a second engine: paths from the repository root, without the extension.
+ */
+const MCP_SHARED = ["server/src/engine/lint", "server/src/engine/options", "common/src/fs/workspaceFile", "common/src/text/controls", "server/src/agentCheck", "common/src/nvidiaSmi/parse"];
 /**
  * In dist/mcp.js an import of one of {@link MCP_SHARED} becomes `require("./cli.js").MCP_SHARED[...]`
- * (the one engine of the process: the .vsix carries it once); {@link MCP_OWN} is bundled; any other
- * server module outside server/src/mcp fails the build (it would be a second copy).
+ * (the one engine of the process: the .vsix carries it once); any other server module outside
+ * server/src/mcp fails the build (it would be a second copy). Modules of common/ are bundled.
  * @type {esbuild.Plugin}
  */
 const mcpSharesCli = {
   name: "mcp-shares-cli",
   setup(build) {
-    const src = resolve("server/src");
     build.onResolve({ filter: /^\./ }, (args) => {
       if (args.kind === "entry-point" || isDependency(args.importer)) return undefined;
-      const rel = relative(src, resolve(args.resolveDir, args.path)).split(sep).join("/").replace(/\.ts$/, "");
-      if (rel.startsWith("..") || rel.startsWith("mcp/") || MCP_OWN.includes(rel)) return undefined;
+      const rel = relative(root, resolve(args.resolveDir, args.path)).split(sep).join("/").replace(/\.ts$/, "");
       if (MCP_SHARED.includes(rel)) return { path: rel, namespace: "gp-cli-shared" };
+      if (!rel.startsWith("server/src/") || rel.startsWith("server/src/mcp/")) return undefined;
       return { errors: [{ text: `dist/mcp.js may take from the server only ${MCP_SHARED.join(", ")} (from dist/cli.js): ${args.importer} imports ${args.path}` }] };
     });
     build.onLoad({ filter: /.*/, namespace: "gp-cli-shared" }, (args) => ({

@@ -41,11 +41,18 @@ export default tseslint.config(
   },
   // Issue 20 item 5: the engine is made of small walkers (one statement kind, one rule check each).
   { files: ["server/src/engine/**/*.ts"], rules: { "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true }] } },
+  // The three roots (docs/architecture.md, "Roots"); test/unit/roots.test.ts checks that these bite.
   // common/ is imported by both processes (client/ and server/), so it imports neither and never
-  // `vscode` (the CLI and the MCP server run without VS Code). docs/architecture.md, "Roots".
-  // server/ is the language server, the CLI and the MCP server: plain Node processes, never VS Code's.
+  // `vscode` (the CLI and the MCP server run without VS Code).
+  // server/ is the language server, the CLI and the MCP server: plain Node processes, never VS Code's;
+  // it and client/ (the extension host) never import each other: what both need lives in common/.
+  { files: ["client/**/*.ts"], rules: { "no-restricted-imports": ["error", {
+    paths: SHELL_IMPORTS,
+    patterns: [{ group: ["**/server/**"], message: "client/ never imports server/ (another process): what both need lives in common/." }],
+  }] } },
   { files: ["server/**/*.ts"], rules: { "no-restricted-imports": ["error", {
     paths: [...SHELL_IMPORTS, { name: "vscode", message: "server/ runs in plain Node (language server, CLI, MCP server): no vscode module there." }],
+    patterns: [{ group: ["**/client/**"], message: "server/ never imports client/ (another process): what both need lives in common/." }],
   }] } },
   { files: ["common/**/*.ts"], rules: { "no-restricted-imports": ["error", {
     paths: [...SHELL_IMPORTS, { name: "vscode", message: "common/ runs outside VS Code too (CLI, MCP server): take what you need as a parameter." }],

@@ -1,5 +1,5 @@
 /**
- * Issue 18 item 7: python/lineStructure.ts against CPython itself over real code. For every .py file
+ * Issue 18 item 7: common/src/python/lineStructure.ts against CPython itself over real code. For every .py file
  * under the given folders: CPython's verdict (`compile(..., "exec")` with the local python3) and
  * lineStructureError's. Prints the files where they disagree: CPython compiles it and the check
  * reports an error (a valid fix would be dropped), or CPython raises IndentationError/TabError and
@@ -12,7 +12,7 @@
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { lineStructureError } from "../server/src/engine/python/lineStructure";
+import { lineStructureError } from "../common/src/python/lineStructure";
 
 function* pyFiles(dir: string): Generator<string> {
   for (const e of readdirSync(dir, { withFileTypes: true })) {

@@ -80,7 +80,7 @@ function serverArgs() {
  * published(uri) -> versions, stop()}. `nodeArgs` go before the bundle (e.g. --expose-gc).
  */
 async function startServer({ nodeArgs = [], env = process.env, trace = false, serverPath = join(root, "dist", "server.js") } = {}) {
-  // The environment the client adds to the server's (server/src/nodeFlags.ts serverEnvironment), as users run it.
+  // The environment the client adds to the server's (common/src/lsp/nodeFlags.ts serverEnvironment), as users run it.
   const server = spawn(process.execPath, [...nodeArgs, ...serverArgs(), serverPath, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env: { ...env, ...(await serverEnvironmentOf(env)) } });
   const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(server.stdout), new rpc.StreamMessageWriter(server.stdin));
   const waiting = new Map();
@@ -129,22 +129,25 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
 
 /**
  * The Node/V8 flags the extension's client starts the language server with
- * (server/src/nodeFlags.ts SERVER_NODE_FLAGS, read through tsx), so the benchmarks run the server
+ * (common/src/lsp/nodeFlags.ts SERVER_NODE_FLAGS, read through tsx), so the benchmarks run the server
  * as users do. `at`: another checkout's root (its own flags; [] where it has none).
  */
 export async function serverNodeFlags(at = root) {
   return [...((await nodeFlagsModule(at))?.SERVER_NODE_FLAGS ?? [])];
 }
 
-/** server/src/nodeFlags.ts of the checkout at `at`, read through tsx, or null where it has none. */
+/**
+ * common/src/lsp/nodeFlags.ts of the checkout at `at` (server/src/nodeFlags.ts in a checkout from before
+ * the roots were separated), read through tsx, or null where it has none.
+ */
 async function nodeFlagsModule(at) {
-  const file = join(at, "server", "src", "nodeFlags.ts");
-  if (!existsSync(file)) return null;
+  const file = [join(at, "common", "src", "lsp", "nodeFlags.ts"), join(at, "server", "src", "nodeFlags.ts")].find((f) => existsSync(f));
+  if (!file) return null;
   const { tsImport } = await import("tsx/esm/api");
   return tsImport(pathToFileURL(file).href, import.meta.url);
 }
 
-/** The variables the extension's client adds to the server's environment (server/src/nodeFlags.ts serverEnvironment), given `parent`. */
+/** The variables the extension's client adds to the server's environment (common/src/lsp/nodeFlags.ts serverEnvironment), given `parent`. */
 export async function serverEnvironmentOf(parent = process.env, at = root) {
   const m = await nodeFlagsModule(at);
   return m?.serverEnvironment ? m.serverEnvironment(parent) : {};

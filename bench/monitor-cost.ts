@@ -14,7 +14,7 @@
  */
 import { readFileSync } from "node:fs";
 import { GpuStream } from "../client/src/gpu/stream";
-import { runNvidiaSmi, QUERY_GPU_ARGS, QUERY_APPS_ARGS, parseQueryGpu } from "../client/src/gpu/nvidiaSmi";
+import { runNvidiaSmi, QUERY_GPU_ARGS, QUERY_APPS_ARGS, parseQueryGpu } from "../common/src/gpu/nvidiaSmi";
 
 const [mode, secondsArg, smiArg] = process.argv.slice(2);
 const seconds = Number(secondsArg ?? "20");

@@ -8,7 +8,7 @@
  * api.getInventory()?.gpus.length; // 2 with the fake nvidia-smi
  * ```
  */
-import type { Inventory } from "./gpu/nvidiaSmi";
+import type { Inventory } from "../../common/src/gpu/nvidiaSmi";
 import type { SmiState } from "./gpu/monitor";
 import type { RunFinding } from "./run/checks";
 import type { LauncherKind } from "../../common/src/run/launch";
@@ -62,7 +62,7 @@ export type { DashboardClickTarget, DashboardRendered, DashboardState } from "./
 /** The dashboard's model (cards, processes, sort). */
 export type { DashboardModel } from "./gpu/dashboardModel";
 /** The "Pick Free GPUs" policy: count (GPUs), minFreeMemoryMiB (MiB), maxUtilizationPercent (%), excludeBusyWithOtherUsers. */
-export type { PickPolicy } from "./gpu/policy";
+export type { PickPolicy } from "../../common/src/gpu/policy";
 
 /**
  * The GPU view's part of the API: what the view, the status bar, new terminals and Python debug
@@ -81,12 +81,12 @@ export interface GpuViewApi {
   /** Every row of the view, depth first, fully expanded, as plain data (label, description, tooltip, contextValue, checkbox, icon). */
   getTreeRows(): import("./gpu/tree").GpuTreeRow[];
   /** User, uid, command line, own / this workspace's run, of each compute process (from /proc; `unknown` where unreadable). */
-  getProcesses(): import("./gpu/nvidiaSmi").ProcessDetails[];
+  getProcesses(): import("../../common/src/gpu/nvidiaSmi").ProcessDetails[];
   /**
    * "Pick Free GPUs": refreshes, applies the `gpuPilot.pick.*` policy (fields of `policy` override
    * the settings) and makes the picked GPUs the selection. Never rejects.
    */
-  pickFreeGpus(policy?: Partial<import("./gpu/policy").PickPolicy>): Promise<import("./gpu/actions").PickFreeOutcome>;
+  pickFreeGpus(policy?: Partial<import("../../common/src/gpu/policy").PickPolicy>): Promise<import("./gpu/actions").PickFreeOutcome>;
   /** What `ExtensionContext.environmentVariableCollection` gives new terminals: variable → mutator (empty without a selection). */
   getTerminalEnvironment(): Record<string, { value: string; type: "replace" | "append" | "prepend" }>;
   /** Runs GPU Pilot's DebugConfigurationProvider (registered for `debugpy` and `python`) on a configuration. */

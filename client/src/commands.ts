@@ -13,7 +13,7 @@ import { RESTART_KERNEL_COMMAND } from "../../common/src/kernel/commandIds";
 import { pickGpus } from "./gpu/picker";
 import { log } from "./log";
 import { runActiveFile, runActiveFileWith } from "./run/runActiveFile";
-import { SHOW_RULE_DOC_COMMAND, UNSAFE_FIXES_KIND } from "../../server/src/commandIds";
+import { SHOW_RULE_DOC_COMMAND, UNSAFE_FIXES_KIND } from "../../common/src/lsp/commandIds";
 
 type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
 

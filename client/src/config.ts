@@ -5,7 +5,7 @@
  */
 import * as os from "node:os";
 import * as vscode from "vscode";
-import type { EditorLintSettings } from "../../server/src/protocol";
+import type { EditorLintSettings } from "../../common/src/lsp/protocol";
 
 /** The settings section: every key below is `gpuPilot.<key>`. */
 export const SECTION = "gpuPilot";

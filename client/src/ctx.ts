@@ -10,15 +10,15 @@
  */
 import * as fs from "node:fs";
 import * as vscode from "vscode";
-import type { CheckFileResult, RunFactsResult } from "../../server/src/protocol";
+import type { CheckFileResult, RunFactsResult } from "../../common/src/lsp/protocol";
 import { type AgentHost, type AgentTool, createAgentTools } from "./agents/lmTools";
-import type { ToolName } from "./agents/toolNames";
+import type { ToolName } from "../../common/src/agents/toolNames";
 import { commands } from "./commands";
 import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
 import { HistoryPanel } from "./gpu/historyPanel";
 import { GpuMonitor } from "./gpu/monitor";
-import { ClaimKeeper } from "./gpu/claimKeeper";
+import { ClaimKeeper } from "../../common/src/gpu/claimKeeper";
 import { ledgerDir } from "../../common/src/gpu/claims";
 import { toInventoryParams } from "./gpu/present";
 import { orderSelection, type SelectionStore } from "../../common/src/gpu/selection";
@@ -31,7 +31,7 @@ import { checkRunFor, type RunHost } from "./run/runActiveFile";
 import { SlurmFeatures } from "./slurm/features";
 import { jupyterApi } from "./notebook/jupyterApi";
 import { NotebookKernels } from "./notebook/runningKernel";
-import { resolveJupyterDataDir } from "../../server/src/kernel/pythonProbe";
+import { resolveJupyterDataDir } from "../../common/src/kernel/pythonProbe";
 import { RUNNING_KERNEL_METHOD, type RunningKernelParams } from "../../common/src/kernel/runningKernel";
 import type { CommandId, Shell } from "./shell";
 

@@ -34,7 +34,7 @@ import {
   createLateTreeView, DASHBOARD_VIEW_ID, GPU_VIEW_ID, GPU_VIEW_OPTIONS, LateCodeLensProvider, probeSlurm,
   RUN_CODELENS_SELECTOR, SLURM_VIEW_ID, SLURM_VIEW_OPTIONS, SUBMIT_CODELENS_SELECTOR,
 } from "./views";
-import { SHOW_RULE_DOC_COMMAND } from "../../server/src/commandIds";
+import { SHOW_RULE_DOC_COMMAND } from "../../common/src/lsp/commandIds";
 import { RESTART_KERNEL_COMMAND } from "../../common/src/kernel/commandIds";
 
 /** The commands of package.json; their handlers are commands.ts's (dist/features.js). */

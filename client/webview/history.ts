@@ -17,7 +17,7 @@ import uPlot from "uplot";
 import type { FromWebview, HistoryAllAxes, HistoryAxes, RunMark, ToWebview } from "../src/gpu/historyPanel";
 import { type GpuSeries, timeAxis, type TimeAxis } from "../src/gpu/history";
 import { combineGpus, hoveredMark, layoutMarkLabels, marksForGpu } from "../src/gpu/historyMarks";
-import { formatMemoryPair } from "../src/gpu/units";
+import { formatMemoryPair } from "../../common/src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
 const vscode = acquireVsCodeApi();

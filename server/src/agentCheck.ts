@@ -8,13 +8,13 @@ import { extname, isAbsolute } from "node:path";
 import { lintPython, type LintOptions } from "./engine/lint";
 import { cellsOfIpynb, lintNotebook, type CellInput } from "./engine/notebook";
 import { lintManifest, manifestKindOf } from "./engine/manifests/lintManifest";
-import { readWorkspaceFile, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
+import { readWorkspaceFile, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
 import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE, sizeOverLimit, sourceReadCap } from "./engine/limits";
-import { escapeControls } from "./engine/text";
+import { escapeControls } from "../../common/src/text/controls";
 import { docUrl } from "./docsUrl";
 import type { Range, Severity, TextEdit } from "./engine/types";
-import type { AgentEdit, AgentFinding, CheckFileResult } from "./protocol";
+import type { AgentEdit, AgentFinding, CheckFileResult } from "../../common/src/lsp/protocol";
 
 const edit = (e: TextEdit & { cell?: number }): AgentEdit => ({
   line: e.range.start.line + 1, column: e.range.start.character + 1, endLine: e.range.end.line + 1, endColumn: e.range.end.character + 1,

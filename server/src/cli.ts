@@ -22,12 +22,12 @@ import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import type { Range, TextEdit, Severity } from "./engine/types";
-import { parseQueryGpu } from "./nvidiaSmi/parse";
+import { parseQueryGpu } from "../../common/src/nvidiaSmi/parse";
 import { ownProjectLinks, ruleDocsWebUrl } from "./docsUrl";
 import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE, sizeOverLimit, sourceReadCap } from "./engine/limits";
-import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
+import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
-import { escapeControls as plain } from "./engine/text";
+import { escapeControls as plain } from "../../common/src/text/controls";
 import { createTwoFilesPatch } from "diff";
 import { applyBaselines, baselineSummary, textOnDisk, type BaselineOutcome } from "./cliBaseline";
 import { BaselineError } from "./engine/baseline";
@@ -35,19 +35,19 @@ import { ResultCache, buildIdOf, cacheDirOf, optionsKey, sha1, stampOf, type Cac
 
 import * as lintModule from "./engine/lint";
 import * as optionsModule from "./engine/options";
-import * as workspaceFileModule from "./engine/workspaceFile";
-import * as textModule from "./engine/text";
+import * as workspaceFileModule from "../../common/src/fs/workspaceFile";
+import * as textModule from "../../common/src/text/controls";
 import * as agentCheckModule from "./agentCheck";
-import * as nvidiaSmiParseModule from "./nvidiaSmi/parse";
+import * as nvidiaSmiParseModule from "../../common/src/nvidiaSmi/parse";
 
 /**
- * The server modules that dist/mcp.js (`gpu-pilot mcp`, a bundle of its own: esbuild.mjs
+ * The modules that dist/mcp.js (`gpu-pilot mcp`, a bundle of its own: esbuild.mjs
  * `mcpSharesCli`) takes from this bundle, so that the process has one engine and the .vsix carries
- * it once. Keyed by path under server/src.
+ * it once. Keyed by path from the repository root, without the extension.
  */
 export const MCP_SHARED = {
-  "engine/lint": lintModule, "engine/options": optionsModule, "engine/workspaceFile": workspaceFileModule,
-  "engine/text": textModule, agentCheck: agentCheckModule, "nvidiaSmi/parse": nvidiaSmiParseModule,
+  "server/src/engine/lint": lintModule, "server/src/engine/options": optionsModule, "common/src/fs/workspaceFile": workspaceFileModule,
+  "common/src/text/controls": textModule, "server/src/agentCheck": agentCheckModule, "common/src/nvidiaSmi/parse": nvidiaSmiParseModule,
 };
 
 const VERSION = "0.1.0";
@@ -465,7 +465,7 @@ export function formatSarif(all: JsonDiagnostic[]): string {
   }, null, 2)) + "\n";
 }
 
-/** A workflow command's data: controls escaped (engine/text.ts `escapeControls`, as in every format) (no raw ESC in the log), then GitHub's own %-encoding (no line break can end the command). */
+/** A workflow command's data: controls escaped (common/src/text/controls.ts `escapeControls`, as in every format) (no raw ESC in the log), then GitHub's own %-encoding (no line break can end the command). */
 const ghData = (s: string) => plain(s).replace(/%/g, "%25").replace(/\r/g, "%0D").replace(/\n/g, "%0A");
 const ghProp = (s: string) => ghData(s).replace(/:/g, "%3A").replace(/,/g, "%2C");
 

@@ -11,7 +11,7 @@ import {
 } from "./engine/baseline";
 import { cellsOfIpynb } from "./engine/notebook";
 import { decodeSource } from "./engine/sourceEncoding";
-import { readWorkspaceFile, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
+import { readWorkspaceFile, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
 import { manifestKindOf } from "./engine/manifests/lintManifest";
 import type { JsonDiagnostic } from "./cli";
 

@@ -44,7 +44,7 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 import { closeSync, constants, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, sep } from "node:path";
-import { fileKind, readWorkspaceFile, SOURCE_MAX_BYTES } from "./engine/workspaceFile";
+import { fileKind, readWorkspaceFile, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
 import { RULES } from "./engine/rules/index";
 import { FILE_TOO_LARGE_CODE } from "./engine/limits";
 

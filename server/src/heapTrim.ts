@@ -12,7 +12,7 @@
  * `--optimize-for-size` keep the pool empty but made every edit slower (p50 +25 %, p95 +50 %).
  *
  * So the server asks for one memory-reducing ("last-resort") collection when it has been idle for
- * {@link IDLE_TRIM_MS} after linting: the `gc` function that `--expose-gc` (server/src/nodeFlags.ts)
+ * {@link IDLE_TRIM_MS} after linting: the `gc` function that `--expose-gc` (common/src/lsp/nodeFlags.ts)
  * defines, with V8's options object `{ type: "major", execution: "sync", flavor: "last-resort" }`
  * (V8 src/extensions/gc-extension.cc; an older V8 ignores the flavor and runs a plain full
  * collection). Without `--expose-gc` (a server started by another editor without the flags) it does

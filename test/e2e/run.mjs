@@ -5,7 +5,7 @@
 //   node test/e2e/run.mjs [--grep RE] [--no-ui] [--build] [--timeout SEC] [--keep]
 //
 // 1. installs the tools if missing (scripts/e2e-tools.sh -> .e2e-tools/), builds dist/ when missing
-//    or older than client/src, server/src (--build forces it), bundles test/e2e/suite/*.ts into
+//    or older than client/src, server/src, common/src (--build forces it), bundles test/e2e/suite/*.ts into
 //    .e2e-run/suite/;
 // 2. copies test/e2e/workspace/ to a fresh .e2e-run/ws-<stamp>/, writes code-server user + machine
 //    settings (gpuPilot.nvidiaSmiPath = test/fixtures/bin/nvidia-smi, the recorded 2 x H200 output);

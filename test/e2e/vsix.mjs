@@ -158,7 +158,7 @@ async function main() {
     for (const f of ["package.json", "dist/client.js", "dist/features.js", "dist/server.js", "dist/tree-sitter-python.wasm", "syntaxes/cuda-env.injection.tmLanguage.json"]) {
       if (!fs.existsSync(path.join(dir, f))) throw new Error(`${f} not installed`);
     }
-    for (const f of ["client/src", "server/src", "node_modules", "test"]) {
+    for (const f of ["client/src", "server/src", "common/src", "node_modules", "test"]) {
       if (fs.existsSync(path.join(dir, f))) throw new Error(`${f} was installed from the .vsix`);
     }
     return `${path.relative(repoRoot, dir)}`;

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { INPUT_SCHEMAS, TOOL } from "../../client/src/agents/core";
+import { INPUT_SCHEMAS, TOOL } from "../../common/src/agents/core";
 import { ROOT } from "./helpers";
 
 const BIN = join(ROOT, "test", "fixtures", "bin");
@@ -39,7 +39,7 @@ async function call(c: Client, name: string, args: Record<string, unknown>): Pro
   return { text: r.content[0].text ?? "", isError: r.isError === true };
 }
 
-test("lists the four tools with the schemas of client/src/agents/core.ts", async () => {
+test("lists the four tools with the schemas of common/src/agents/core.ts", async () => {
   const c = await connect();
   const { tools } = await c.listTools();
   assert.deepEqual(tools.map((t) => t.name), [TOOL.listGpus, TOOL.pickGpus, TOOL.checkFile, TOOL.runOnGpus]);

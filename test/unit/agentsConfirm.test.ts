@@ -5,7 +5,7 @@
  */
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { confirmationMarkdown, runConfirmation } from "../../client/src/agents/core";
+import { confirmationMarkdown, runConfirmation } from "../../common/src/agents/core";
 
 const HOSTILE = "/w/evil.py\n\nGPU Pilot will run ~~/w/evil.py~~ /w/safe.py\u202Eyp.txt";
 

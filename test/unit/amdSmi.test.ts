@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { amdNumber, parseAmdSmi, parseRocmSmi } from "../../server/src/amdSmi/parse";
+import { amdNumber, parseAmdSmi, parseRocmSmi } from "../../common/src/amdSmi/parse";
 
 const fx = (name: string) => readFileSync(join(__dirname, "..", "fixtures", "amd-smi", name), "utf8");
 
@@ -109,7 +109,7 @@ test("rocm-smi: a Unique ID becomes the GPU- UUID ROCR_VISIBLE_DEVICES takes; ca
 });
 
 test("queryAmdInventory runs the fake amd-smi (metric, static, list) and joins them; a failed list is a problem line", async () => {
-  const { queryAmdInventory } = await import("../../client/src/gpu/amdSmi");
+  const { queryAmdInventory } = await import("../../common/src/gpu/amdSmi");
   const tool = { name: "amd-smi" as const, path: join(__dirname, "..", "fixtures", "bin", "amd-smi") };
   const ok = await queryAmdInventory(tool, { timeoutMs: 10_000 });
   assert.equal(ok.kind, "ok");

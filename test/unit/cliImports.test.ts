@@ -1,9 +1,9 @@
 // The CLI does not reach into the client (issue 19): `gpu-pilot check` (server/src/cli.ts and what it
 // imports statically) pulls in no file under client/ (the nvidia-smi parsers its --inventory needs
-// are in server/src/nvidiaSmi/parse.ts, which the client imports too). `gpu-pilot mcp`, loaded by a
-// dynamic import only for that command, is a second face of the extension: it reuses the client's
-// pure launch and pick-policy modules, which therefore must not import vscode. Checked on esbuild's
-// own import graph of the bundle.
+// are in common/src/nvidiaSmi/parse.ts, which the client imports too). `gpu-pilot mcp`, loaded by a
+// dynamic import only for that command, is a second face of the extension: it reuses the launch,
+// pick-policy and agent modules of common/ that the client uses, which therefore must not import
+// vscode. Checked on esbuild's own import graph of the bundle.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
@@ -11,7 +11,7 @@ import * as esbuild from "esbuild";
 
 const root = join(__dirname, "..", "..");
 
-test("gpu-pilot check has no input under client/ (the parsers come from server/src/nvidiaSmi/parse.ts); the client modules gpu-pilot mcp shares import no vscode", async () => {
+test("gpu-pilot check has no input under client/ (the parsers come from common/src/nvidiaSmi/parse.ts); the common/ modules gpu-pilot mcp shares with the client import no vscode", async () => {
   const r = await esbuild.build({
     absWorkingDir: root,
     entryPoints: ["server/src/cli.ts"],
@@ -39,7 +39,7 @@ test("gpu-pilot check has no input under client/ (the parsers come from server/s
     return seen;
   };
   const check = [...staticFrom("server/src/cli.ts")];
-  assert.ok(check.includes("server/src/nvidiaSmi/parse.ts"), check.filter((i) => !i.startsWith("node_modules")).join("\n"));
+  assert.ok(check.includes("common/src/nvidiaSmi/parse.ts"), check.filter((i) => !i.startsWith("node_modules")).join("\n"));
   assert.deepEqual(check.filter((i) => i.startsWith("client/")), [], "gpu-pilot check reaches into client/");
   const shared = Object.keys(graph).filter((i) => i.startsWith("client/") || i.startsWith("common/"));
   for (const f of shared) assert.ok(!(graph[f].imports ?? []).some((imp) => imp.path === "vscode"), `${f} (used by gpu-pilot mcp) imports vscode`);

@@ -2,7 +2,7 @@
 // (client-fakeVscode.ts, imported first) and the fake nvidia-smi: registration and the setting that
 // turns them off, each tool's input validation and text result, the run tool's confirmation,
 // Restricted Mode refusal and a real run through the run command's Task. Also: package.json's
-// contributes.languageModelTools matches client/src/agents/core.ts.
+// contributes.languageModelTools matches common/src/agents/core.ts.
 import { changeSettings, recorded, lm, LanguageModelToolResult, MarkdownString, McpStdioServerDefinition, memento, settings, tasks, Uri, workspace, FakeDocument } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -13,8 +13,8 @@ import type { LastRun } from "../../client/src/api";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { SelectionStore } from "../../common/src/gpu/selection";
 import { type AgentHost, type AgentTool, createAgentTools, registerAgentTools } from "../../client/src/agents/lmTools";
-import { DESCRIPTIONS, INPUT_SCHEMAS, TOOL } from "../../client/src/agents/core";
-import type { CheckFileResult } from "../../server/src/protocol";
+import { DESCRIPTIONS, INPUT_SCHEMAS, TOOL } from "../../common/src/agents/core";
+import type { CheckFileResult } from "../../common/src/lsp/protocol";
 
 const ROOT = join(__dirname, "..", "..");
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { AppsAssembler, type AppsEvent, AppsStream, isAppsHeader, streamAppsArgs } from "../../client/src/gpu/appsStream";
 import { GpuStream, type StreamEvent } from "../../client/src/gpu/stream";
-import { QUERY_APPS_FIELDS } from "../../client/src/gpu/nvidiaSmi";
+import { QUERY_APPS_FIELDS } from "../../common/src/gpu/nvidiaSmi";
 
 const ROOT = join(__dirname, "..", "..");
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");

@@ -1,4 +1,4 @@
-// The window's claims (client/src/gpu/claimKeeper.ts) on a real ledger in a temp folder: the
+// The window's claims (common/src/gpu/claimKeeper.ts) on a real ledger in a temp folder: the
 // selection is claimed and released as it changes, a run holds its GPUs until it ends, the view
 // is told who holds what, and closing the window releases everything.
 import { test } from "node:test";
@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ClaimKeeper, entryUuids } from "../../client/src/gpu/claimKeeper";
-import { parseQueryGpu, type Inventory } from "../../client/src/gpu/nvidiaSmi";
+import { ClaimKeeper, entryUuids } from "../../common/src/gpu/claimKeeper";
+import { parseQueryGpu, type Inventory } from "../../common/src/gpu/nvidiaSmi";
 import { SelectionStore } from "../../common/src/gpu/selection";
 import { ClaimLedger, claimStem, currentOwner } from "../../common/src/gpu/claims";
 import { claimText } from "../../client/src/gpu/present";

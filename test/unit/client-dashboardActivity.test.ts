@@ -7,11 +7,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseDmon } from "../../server/src/nvidiaSmi/dmon";
+import { parseDmon } from "../../client/src/gpu/dmon";
 import { ActivityTracker, type ActivitySnapshot, NOT_AVAILABLE } from "../../client/src/gpu/activity";
 import { buildDashboardModel } from "../../client/src/gpu/dashboardModel";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
-import type { Inventory, ProcessDetails } from "../../client/src/gpu/nvidiaSmi";
+import type { Inventory, ProcessDetails } from "../../common/src/gpu/nvidiaSmi";
 import { GpuTreeProvider, treeRows } from "../../client/src/gpu/tree";
 import { SelectionStore } from "../../common/src/gpu/selection";
 

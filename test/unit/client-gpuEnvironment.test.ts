@@ -13,7 +13,7 @@ import { pickFreeGpusCommand, stopProcessCommand } from "../../client/src/gpu/ac
 import { applyToCollection, GpuDebugConfigurationProvider, registerSelectionEnvironment } from "../../client/src/gpu/environment";
 import { createGpuFeatures } from "../../client/src/gpu/features";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
-import { readProcStat } from "../../client/src/gpu/procinfo";
+import { readProcStat } from "../../common/src/gpu/procinfo";
 import { SelectionStore } from "../../common/src/gpu/selection";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");

@@ -3,7 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { GpuHistory, historyCapacity, Ring, timeAxis } from "../../client/src/gpu/history";
-import type { Gpu } from "../../client/src/gpu/nvidiaSmi";
+import type { Gpu } from "../../common/src/gpu/nvidiaSmi";
 
 const UUID0 = "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f";
 const UUID1 = "GPU-11111111-2222-3333-4444-555555555555";

@@ -1,11 +1,11 @@
-// "Pick Free GPUs" (client/src/gpu/policy.ts) on the captured 2 x H200 fixtures and the constructed
+// "Pick Free GPUs" (common/src/gpu/policy.ts) on the captured 2 x H200 fixtures and the constructed
 // fault / MIG fixtures: pure, no processes.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { type Gpu, parseComputeApps, parseQueryGpu, type ProcessDetails } from "../../client/src/gpu/nvidiaSmi";
-import { DEFAULT_PICK_POLICY, normalizePolicy, pickFreeGpus, type PickPolicy } from "../../client/src/gpu/policy";
+import { type Gpu, parseComputeApps, parseQueryGpu, type ProcessDetails } from "../../common/src/gpu/nvidiaSmi";
+import { DEFAULT_PICK_POLICY, normalizePolicy, pickFreeGpus, type PickPolicy } from "../../common/src/gpu/policy";
 
 const NVSMI = join(__dirname, "..", "fixtures", "nvidia-smi");
 const read = (dir: string, name: string) => readFileSync(join(NVSMI, dir, name), "utf8");

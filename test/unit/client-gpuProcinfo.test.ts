@@ -1,4 +1,4 @@
-// User and command line of GPU processes from /proc (client/src/gpu/procinfo.ts): a fake /proc tree
+// User and command line of GPU processes from /proc (common/src/gpu/procinfo.ts): a fake /proc tree
 // for other users and other PID namespaces, the real /proc for a child of this test, and stopping
 // (SIGTERM through process.kill, only own processes, never a reused pid).
 import { test } from "node:test";
@@ -7,8 +7,8 @@ import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import type { ComputeApp } from "../../client/src/gpu/nvidiaSmi";
-import { checkSignalTarget, cpuPercent, describeProcesses, parseCmdline, parseStat, processDetails, readProcStat, readUptime, runningSeconds, sameProgram, signalProcess, stopProcess } from "../../client/src/gpu/procinfo";
+import type { ComputeApp } from "../../common/src/gpu/nvidiaSmi";
+import { checkSignalTarget, cpuPercent, describeProcesses, parseCmdline, parseStat, processDetails, readProcStat, readUptime, runningSeconds, sameProgram, signalProcess, stopProcess } from "../../common/src/gpu/procinfo";
 
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-proc-"));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseListGpus } from "../../client/src/gpu/nvidiaSmi";
+import { parseListGpus } from "../../common/src/gpu/nvidiaSmi";
 import { indexOfEntry, isMigSelected, normalizeSelection, orderSelection, toggleEntry, unknownEntries, validateDeviceIds } from "../../common/src/gpu/selection";
 
 const listed = parseListGpus(readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2-mig", "nvsmi_L.txt"), "utf8"));

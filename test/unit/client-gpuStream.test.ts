@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { QUERY_GPU_FIELDS, streamGpuArgs } from "../../client/src/gpu/nvidiaSmi";
+import { QUERY_GPU_FIELDS, streamGpuArgs } from "../../common/src/gpu/nvidiaSmi";
 import { GpuStream, type StreamEvent, TickAssembler } from "../../client/src/gpu/stream";
 
 const ROOT = join(__dirname, "..", "..");

@@ -13,7 +13,7 @@ import { commands } from "../../client/src/commands";
 import type { Ctx } from "../../client/src/ctx";
 import { registerSelectionFile, syncSelectionFile } from "../../client/src/gpu/kernelSelection";
 import { SelectionStore } from "../../common/src/gpu/selection";
-import { readSelectionState } from "../../server/src/kernel/selectionFile";
+import { readSelectionState } from "../../common/src/kernel/selectionFile";
 
 /** A Memento stand-in. */
 function memento() {

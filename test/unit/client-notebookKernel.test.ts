@@ -17,8 +17,8 @@ import { jupyterApi } from "../../client/src/notebook/jupyterApi";
 import { KERNEL_PROBE_SOURCE, PROBE_MARKER } from "../../common/src/kernel/probe";
 import type { RunningKernelParams } from "../../common/src/kernel/runningKernel";
 import { SelectionStore } from "../../common/src/gpu/selection";
-import { installKernel } from "../../server/src/kernel/kernelspec";
-import { readSelectionState } from "../../server/src/kernel/selectionFile";
+import { installKernel } from "../../common/src/kernel/kernelspec";
+import { readSelectionState } from "../../common/src/kernel/selectionFile";
 import { JupyterDouble, KernelDouble } from "./jupyterDouble";
 
 /** A Memento stand-in. */

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { join } from "node:path";
-import { type ComputeApp, parseComputeApps, parseQueryGpu, queryInventory } from "../../client/src/gpu/nvidiaSmi";
+import { type ComputeApp, parseComputeApps, parseQueryGpu, queryInventory } from "../../common/src/gpu/nvidiaSmi";
 import { appLabel, gpuTooltipMarkdown, processRow, processTooltipMarkdown } from "../../client/src/gpu/present";
 import { checkRun } from "../../client/src/run/checks";
 

@@ -3,7 +3,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseComputeApps, parseQueryGpu, type Gpu } from "../../client/src/gpu/nvidiaSmi";
+import { parseComputeApps, parseQueryGpu, type Gpu } from "../../common/src/gpu/nvidiaSmi";
 import {
   appLabel,
   appsOf,

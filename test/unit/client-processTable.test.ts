@@ -20,7 +20,7 @@ import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { GpuTreeProvider, treeRows } from "../../client/src/gpu/tree";
 import { SelectionStore } from "../../common/src/gpu/selection";
 import { checkDashboardMessage, GpuDashboard, type FromDashboard, type ToDashboard } from "../../client/src/gpu/dashboard";
-import { readProcStat } from "../../client/src/gpu/procinfo";
+import { readProcStat } from "../../common/src/gpu/procinfo";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-ptable-"));

@@ -17,7 +17,7 @@ import type { ProcessOwner } from "../../client/src/run/owners";
 import type { ProcessTerminal, ProcessTerminalOptions } from "../../client/src/run/processTerminal";
 import { initEngine } from "../../server/src/engine/lint";
 import { runFacts } from "../../server/src/engine/runFacts";
-import type { RunFactsResult } from "../../server/src/protocol";
+import type { RunFactsResult } from "../../common/src/lsp/protocol";
 import { ARGS_STATE_KEY, checkRunFor, runActiveFile, runActiveFileWith, type RunHost } from "../../client/src/run/runActiveFile";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");

@@ -10,7 +10,7 @@ import { MAIN_GUARD_MAX_CHARS, mainGuardLine } from "../../client/src/run/mainGu
 import { initEngine } from "../../server/src/engine/lint";
 import { runFacts } from "../../server/src/engine/runFacts";
 import { checkRun, type RunFinding } from "../../client/src/run/checks";
-import type { Inventory } from "../../client/src/gpu/nvidiaSmi";
+import type { Inventory } from "../../common/src/gpu/nvidiaSmi";
 import { type ProcessOwner, processOwner } from "../../client/src/run/owners";
 
 const CASES = join(__dirname, "..", "cases");

@@ -13,9 +13,9 @@ import { commands } from "../../client/src/commands";
 import { COMMAND_IDS, LateMonitor } from "../../client/src/shell";
 import { createAgentTools } from "../../client/src/agents/lmTools";
 import { lateTools, type AgentTool } from "../../client/src/agents/register";
-import { PREPARED_TOOLS, TOOL, type ToolName } from "../../client/src/agents/toolNames";
+import { PREPARED_TOOLS, TOOL, type ToolName } from "../../common/src/agents/toolNames";
 import { LateTreeProvider } from "../../client/src/views";
-import type { Inventory } from "../../client/src/gpu/nvidiaSmi";
+import type { Inventory } from "../../common/src/gpu/nvidiaSmi";
 
 const ROOT = join(__dirname, "..", "..");
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");

@@ -14,7 +14,7 @@ import { isJobScript, scriptPathFor, SlurmJobs, submitCommand, writeNewScript, t
 import { lintManifest } from "../../server/src/engine/manifests/lintManifest";
 import { initEngine } from "../../server/src/engine/lint";
 import { runFacts } from "../../server/src/engine/runFacts";
-import type { RunFactsResult } from "../../server/src/protocol";
+import type { RunFactsResult } from "../../common/src/lsp/protocol";
 
 const ROOT = path.join(__dirname, "..", "..");
 

@@ -14,9 +14,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./helpers";
 import { slurmAvailability, startCluster, waitJob, type Cluster } from "../../scripts/slurm-cluster.mjs";
-import { parseSinfoNodes, parseSqueueFormat, parseSqueueJson, partitionGpus } from "../../client/src/slurm/parse";
+import { parseSinfoNodes, parseSqueueFormat, parseSqueueJson, partitionGpus } from "../../common/src/slurm/parse";
 import { backoffSeconds, elapsedSeconds, failureRow, formatDuration, isActive, jobDetailRows, jobGpus, jobRow, partitionRow } from "../../client/src/slurm/present";
-import type { SlurmJob } from "../../client/src/slurm/parse";
+import type { SlurmJob } from "../../common/src/slurm/parse";
 
 /** A job's row description, then its detail rows, as `state | GPUs: .. | Time: .. | Nodes: ..`. */
 const shown = (j: SlurmJob, now: number) => [jobRow(j, now).description, ...jobDetailRows(j, now).map((d) => `${d.label}: ${d.description}`)].join(" | ");

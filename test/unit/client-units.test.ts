@@ -1,11 +1,11 @@
-// The one units policy of the GPU side (client/src/gpu/units.ts): GiB with one decimal from 1 GiB
+// The one units policy of the GPU side (common/src/gpu/units.ts): GiB with one decimal from 1 GiB
 // up, MiB below; `?` for what nvidia-smi did not report; one free-memory number for tree and picker.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseQueryGpu } from "../../client/src/gpu/nvidiaSmi";
-import { fraction, formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, freeMemoryMiB, levelOf, shortGpuName } from "../../client/src/gpu/units";
+import { parseQueryGpu } from "../../common/src/gpu/nvidiaSmi";
+import { fraction, formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, freeMemoryMiB, levelOf, shortGpuName } from "../../common/src/gpu/units";
 
 const gpus = parseQueryGpu(readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2", "query_gpu_nounits.csv"), "utf8")).rows;
 

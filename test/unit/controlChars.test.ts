@@ -13,7 +13,7 @@ import { DidOpenTextDocumentNotification } from "vscode-languageserver-protocol/
 import { main } from "../../server/src/cli";
 import { initEngine, lintPython } from "../../server/src/engine/lint";
 import { lintManifest } from "../../server/src/engine/manifests/lintManifest";
-import { escapeControls, hasControls } from "../../server/src/engine/text";
+import { escapeControls, hasControls } from "../../common/src/text/controls";
 import { useLanguageServer } from "./lspHarness";
 
 const ESC = "\x1b";

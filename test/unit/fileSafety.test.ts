@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync, symlinkSync, existsSync, mkdirSync, readFil
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT } from "./helpers";
-import { readWorkspaceFile, replaceFile } from "../../server/src/engine/workspaceFile";
+import { readWorkspaceFile, replaceFile } from "../../common/src/fs/workspaceFile";
 import { codingCookie, decodeSource } from "../../server/src/engine/sourceEncoding";
 import { withCellSources } from "../../server/src/engine/notebook";
 

@@ -11,7 +11,7 @@ import { ruleByCode } from "../../server/src/engine/rules/index";
 import { fixAllPython } from "../../server/src/engine/fixAll";
 import { fixAllManifest, lintManifest } from "../../server/src/engine/manifests/lintManifest";
 import { applyEdits } from "../../server/src/engine/fixes";
-import { lineStructureError } from "../../server/src/engine/python/lineStructure";
+import { lineStructureError } from "../../common/src/python/lineStructure";
 
 /** CPython's verdict on each text: null when it compiles, else "ExceptionName: message". */
 async function cpython(texts: string[]): Promise<Array<string | null>> {

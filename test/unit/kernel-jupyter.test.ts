@@ -12,9 +12,9 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { installKernel } from "../../server/src/kernel/kernelspec";
-import { kernelEnvironmentOf, probePython, resolveJupyterDataDir } from "../../server/src/kernel/pythonProbe";
-import { writeSelectionState } from "../../server/src/kernel/selectionFile";
+import { installKernel } from "../../common/src/kernel/kernelspec";
+import { kernelEnvironmentOf, probePython, resolveJupyterDataDir } from "../../common/src/kernel/pythonProbe";
+import { writeSelectionState } from "../../common/src/kernel/selectionFile";
 
 /** The first interpreter with ipykernel and jupyter_client, or undefined. */
 const python = ["/usr/bin/python3", "python3"].find((p) => spawnSync(p, ["-c", "import ipykernel, jupyter_client"], { timeout: 30_000, stdio: "ignore" }).status === 0);

@@ -11,9 +11,9 @@ import { spawnSync } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { installKernel } from "../../server/src/kernel/kernelspec";
+import { installKernel } from "../../common/src/kernel/kernelspec";
 import { cudaInitialised, KERNEL_PROBE_SOURCE, parseKernelProbe, PROBE_MARKER } from "../../common/src/kernel/probe";
-import { kernelEnvironmentOf } from "../../server/src/kernel/pythonProbe";
+import { kernelEnvironmentOf } from "../../common/src/kernel/pythonProbe";
 import { factsOfProbe } from "../../common/src/kernel/runningKernel";
 import { readKernelStarts } from "../../common/src/kernel/startRecord";
 

@@ -12,10 +12,10 @@ import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync,
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { DEVICE_ID } from "../../common/src/gpu/selection";
-import { DEVICE_ID_PATTERN, LAUNCHER_FILE_NAME, LAUNCHER_SOURCE } from "../../server/src/kernel/kernelLauncher";
-import { buildKernelJson, defaultJupyterDataDir, defaultKernelName, installKernel, KernelError, type KernelEnvironment, listKernels, removeKernel, validateKernelName } from "../../server/src/kernel/kernelspec";
-import { envNameOf } from "../../server/src/kernel/pythonProbe";
-import { readSelectionState, selectionFileOf, stateDirOf, writeFileSafely, writeSelectionState } from "../../server/src/kernel/selectionFile";
+import { DEVICE_ID_PATTERN, LAUNCHER_FILE_NAME, LAUNCHER_SOURCE } from "../../common/src/kernel/kernelLauncher";
+import { buildKernelJson, defaultJupyterDataDir, defaultKernelName, installKernel, KernelError, type KernelEnvironment, listKernels, removeKernel, validateKernelName } from "../../common/src/kernel/kernelspec";
+import { envNameOf } from "../../common/src/kernel/pythonProbe";
+import { readSelectionState, selectionFileOf, stateDirOf, writeFileSafely, writeSelectionState } from "../../common/src/kernel/selectionFile";
 import { main } from "../../server/src/cli";
 import { kernelStartOf, readKernelStarts } from "../../common/src/kernel/startRecord";
 

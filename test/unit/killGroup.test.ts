@@ -7,7 +7,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ChildProcess } from "node:child_process";
 import { GpuStream } from "../../client/src/gpu/stream";
-import { QUERY_GPU_ARGS, runNvidiaSmi } from "../../client/src/gpu/nvidiaSmi";
+import { QUERY_GPU_ARGS, runNvidiaSmi } from "../../common/src/gpu/nvidiaSmi";
 import { ProcessTerminal } from "../../client/src/run/processTerminal";
 
 const MISSING = "/nonexistent-gpu-pilot/nvidia-smi";

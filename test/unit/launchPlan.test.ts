@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { planLaunch, runVendor, type PlanInput } from "../../common/src/run/plan";
 import type { FindOptions } from "../../common/src/run/which";
-import { formatRunResult } from "../../client/src/agents/core";
+import { formatRunResult } from "../../common/src/agents/core";
 
 const FILE = "/work/proj/train.py";
 const GPUS = [{ index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f" }, { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130" }];

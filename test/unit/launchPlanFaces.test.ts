@@ -16,7 +16,7 @@ import { SelectionStore } from "../../common/src/gpu/selection";
 import { findProgram } from "../../common/src/run/which";
 import { runActiveFile } from "../../client/src/run/runActiveFile";
 import { type AgentHost, createAgentTools } from "../../client/src/agents/lmTools";
-import { TOOL } from "../../client/src/agents/core";
+import { TOOL } from "../../common/src/agents/core";
 import { McpTools } from "../../server/src/mcp/server";
 
 const BIN = join(__dirname, "..", "fixtures", "bin");

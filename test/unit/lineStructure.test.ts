@@ -1,7 +1,7 @@
-/** python/lineStructure.ts codeWords: the words of the code as CPython's tokenizer reads them, and where logical lines end. */
+/** common/src/python/lineStructure.ts codeWords: the words of the code as CPython's tokenizer reads them, and where logical lines end. */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { codeWords } from "../../server/src/engine/python/lineStructure";
+import { codeWords } from "../../common/src/python/lineStructure";
 
 function scan(text: string): { words: string[]; ends: number[]; error: string | null } {
   const words: string[] = [], ends: number[] = [];

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DidOpenTextDocumentNotification, type ProtocolConnection } from "vscode-languageserver-protocol/node";
 import { useLanguageServer } from "./lspHarness";
-import { CheckFileRequest, type CheckFileResult } from "../../server/src/protocol";
+import { CheckFileRequest, type CheckFileResult } from "../../common/src/lsp/protocol";
 import { ROOT } from "./helpers";
 
 const lsp = useLanguageServer();

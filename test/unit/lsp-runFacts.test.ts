@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type ProtocolConnection } from "vscode-languageserver-protocol/node";
 import { useLanguageServer } from "./lspHarness";
-import { checkRunFactsResult, RunFactsRequest, type RunFactsResult } from "../../server/src/protocol";
+import { checkRunFactsResult, RunFactsRequest, type RunFactsResult } from "../../common/src/lsp/protocol";
 
 const lsp = useLanguageServer();
 let conn: ProtocolConnection;

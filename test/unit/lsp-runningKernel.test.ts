@@ -11,7 +11,7 @@ import { test, before } from "node:test";
 import { pathToFileURL } from "node:url";
 import { CodeActionRequest, DidOpenNotebookDocumentNotification, HoverRequest, NotebookCellKind, type Diagnostic, type ProtocolConnection } from "vscode-languageserver-protocol/node";
 import { useLanguageServer } from "./lspHarness";
-import { InventoryNotification } from "../../server/src/protocol";
+import { InventoryNotification } from "../../common/src/lsp/protocol";
 import { RESTART_KERNEL_COMMAND, RUNNING_KERNEL_METHOD, type RunningKernelFacts } from "../../common/src/kernel/runningKernel";
 
 const lsp = useLanguageServer();

@@ -6,7 +6,7 @@ import { test, before } from "node:test";
 import { pathToFileURL } from "node:url";
 import { DidOpenTextDocumentNotification, CodeActionRequest, type CodeAction, type CodeActionKind } from "vscode-languageserver-protocol/node";
 import { useLanguageServer } from "./lspHarness";
-import { UNSAFE_FIXES_KIND } from "../../server/src/commandIds";
+import { UNSAFE_FIXES_KIND } from "../../common/src/lsp/commandIds";
 
 const lsp = useLanguageServer();
 before(() => lsp.ready);

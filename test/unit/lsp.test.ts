@@ -8,7 +8,7 @@ import {
   DidOpenNotebookDocumentNotification, NotebookCellKind, HoverRequest,
 } from "vscode-languageserver-protocol/node";
 import { useLanguageServer } from "./lspHarness";
-import { InventoryNotification, SettingsNotification } from "../../server/src/protocol";
+import { InventoryNotification, SettingsNotification } from "../../common/src/lsp/protocol";
 
 const lsp = useLanguageServer();
 const { published } = lsp;

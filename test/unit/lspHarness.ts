@@ -9,7 +9,7 @@ import {
   type PublishDiagnosticsParams, type Diagnostic, type InitializeResult, type ClientCapabilities,
 } from "vscode-languageserver-protocol/node";
 import { ROOT } from "./helpers";
-import { SERVER_NODE_FLAGS, serverEnvironment } from "../../server/src/nodeFlags";
+import { SERVER_NODE_FLAGS, serverEnvironment } from "../../common/src/lsp/nodeFlags";
 
 /** A running server: its connection, what it published, and a bounded wait for diagnostics. */
 export interface LspHarness {
@@ -42,7 +42,7 @@ export function useLanguageServer(capabilities: ClientCapabilities = {}): LspHar
   before(async () => {
     const bundle = join(ROOT, "dist", "server.js");
     if (!existsSync(bundle)) spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit" });
-    // With the flags and environment the client starts it with (server/src/nodeFlags.ts), as users run it.
+    // With the flags and environment the client starts it with (common/src/lsp/nodeFlags.ts), as users run it.
     server = spawn(process.execPath, [...SERVER_NODE_FLAGS, bundle, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env: { ...process.env, ...serverEnvironment(process.env) } });
     h.conn = createProtocolConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
     h.conn.onNotification(PublishDiagnosticsNotification.type, (p) => {

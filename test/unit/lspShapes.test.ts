@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { DidOpenTextDocumentNotification } from "vscode-languageserver-protocol/node";
-import { checkEditorSettings, checkInventoryParams, InventoryNotification, SettingsNotification } from "../../server/src/protocol";
+import { checkEditorSettings, checkInventoryParams, InventoryNotification, SettingsNotification } from "../../common/src/lsp/protocol";
 import { useLanguageServer } from "./lspHarness";
 
 const GPU = { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: null };

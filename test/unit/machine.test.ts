@@ -6,7 +6,7 @@ import { machineHover, machineInlayHints, machineModel, useSelectionEdit } from 
 import { analyzePython, initEngine, lintPython } from "../../server/src/engine/lint";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { InventoryGpu, InventoryParams } from "../../server/src/protocol";
+import type { InventoryGpu, InventoryParams } from "../../common/src/lsp/protocol";
 
 /** The two H200s of test/fixtures/nvidia-smi/h200x2/query_gpu_nounits.csv. */
 const H200: InventoryGpu[] = [

@@ -1,4 +1,4 @@
-// The language server's Node/V8 flags (server/src/nodeFlags.ts): Node accepts them (an unknown or
+// The language server's Node/V8 flags (common/src/lsp/nodeFlags.ts): Node accepts them (an unknown or
 // malformed flag makes node exit with status 9 before the server starts), the process really runs
 // with them, and the benchmark reads the same constant it starts the server with.
 import { test } from "node:test";
@@ -8,7 +8,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { SERVER_NODE_FLAGS, serverEnvironment } from "../../server/src/nodeFlags";
+import { SERVER_NODE_FLAGS, serverEnvironment } from "../../common/src/lsp/nodeFlags";
 
 test("a server forked as vscode-languageclient forks it (execArgv) runs with SERVER_NODE_FLAGS", async () => {
   // vscode-languageclient's NodeModule transport passes `options.execArgv` to child_process.fork.

@@ -15,7 +15,7 @@ import {
   QUERY_APPS_FIELDS,
   QUERY_GPU_ARGS,
   QUERY_GPU_FIELDS,
-} from "../../client/src/gpu/nvidiaSmi";
+} from "../../common/src/gpu/nvidiaSmi";
 
 const FIXTURES = join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2");
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), "utf8");

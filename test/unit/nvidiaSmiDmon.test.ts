@@ -1,11 +1,11 @@
-// nvidia-smi dmon with GPM metrics (server/src/nvidiaSmi/dmon.ts) on the real H200 captures of
+// nvidia-smi dmon with GPM metrics (client/src/gpu/dmon.ts) on the real H200 captures of
 // test/fixtures/nvidia-smi/h200-gpm (driver 580.159.04), and the "busy but idle" tracker
 // (client/src/gpu/activity.ts) fed with them.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { dmonActivity, dmonArgs, DmonReader, parseDmon } from "../../server/src/nvidiaSmi/dmon";
+import { dmonActivity, dmonArgs, DmonReader, parseDmon } from "../../client/src/gpu/dmon";
 import { ActivityTracker, isBusyButIdle, PROBE_SAMPLES } from "../../client/src/gpu/activity";
 
 const DIR = join(__dirname, "..", "fixtures", "nvidia-smi", "h200-gpm");

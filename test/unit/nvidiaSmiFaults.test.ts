@@ -1,6 +1,6 @@
 // nvidia-smi faults (issue 9), each against a fake executable written here: missing, not executable,
 // exit codes with their messages, killed by a signal, garbage, "GPU is lost", [N/A] / [Not Supported]
-// fields, and a 10-second hang that must not block the event loop. Uses client/src/gpu/nvidiaSmi.ts
+// fields, and a 10-second hang that must not block the event loop. Uses common/src/gpu/nvidiaSmi.ts
 // as the GPU view does (runNvidiaSmi, queryInventory). No timing assertions beyond "not before the
 // configured timeout".
 import { test } from "node:test";
@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describeExitCode, MAX_OUTPUT_BYTES, queryInventory, QUERY_GPU_ARGS, runNvidiaSmi } from "../../client/src/gpu/nvidiaSmi";
+import { describeExitCode, MAX_OUTPUT_BYTES, queryInventory, QUERY_GPU_ARGS, runNvidiaSmi } from "../../common/src/gpu/nvidiaSmi";
 
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-smi-faults-"));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));

@@ -4,7 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { parseListGpus, parseQueryGpu, QUERY_GPU_FIELDS } from "../../server/src/nvidiaSmi/parse";
+import { parseListGpus, parseQueryGpu, QUERY_GPU_FIELDS } from "../../common/src/nvidiaSmi/parse";
 
 /** One --query-gpu line with `index` and `uuid`, the other fields plausible. */
 function row(index: string, uuid: string): string {

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { FORCE_KILL_AFTER_MS, queryInventory, QUERY_GPU_ARGS, runNvidiaSmi } from "../../client/src/gpu/nvidiaSmi";
+import { FORCE_KILL_AFTER_MS, queryInventory, QUERY_GPU_ARGS, runNvidiaSmi } from "../../common/src/gpu/nvidiaSmi";
 
 const ROOT = join(__dirname, "..", "..");
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");

@@ -7,7 +7,7 @@ import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./helpers";
-import { parseGres, parseSinfoNodes, partitionGpus, parseSqueueJson, parseSqueueFormat, parseSlurmDuration } from "../../client/src/slurm/parse";
+import { parseGres, parseSinfoNodes, partitionGpus, parseSqueueJson, parseSqueueFormat, parseSlurmDuration } from "../../common/src/slurm/parse";
 
 const capture = (name: string) => readFileSync(join(ROOT, "test", "fixtures", "slurm", name), "utf8");
 

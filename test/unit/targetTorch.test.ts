@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { ROOT } from "./helpers";
 import { resolveLintOptions } from "../../server/src/engine/options";
 import { loadProjectConfig, versionBelow } from "../../server/src/engine/config";
-import { checkEditorSettings } from "../../server/src/protocol";
+import { checkEditorSettings } from "../../common/src/lsp/protocol";
 
 const CLI = join(ROOT, "scripts", "gpu-pilot.mjs");
 const SRC = 'import os\nimport torch\n\nn = torch.cuda.device_count()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n';

@@ -7,7 +7,7 @@ system, s). Output goes to ``--out-dir/stream-<mode>.txt`` (first 256 KiB), the 
 per tick) are timed the same way, 20 in a row.
 
 The modes are the GPU view's two streams with the exact arguments it passes (client/src/gpu/stream.ts
-and appsStream.ts; fields from server/src/nvidiaSmi/parse.ts), their ``-l 1`` variants, and
+and appsStream.ts; fields from common/src/nvidiaSmi/parse.ts), their ``-l 1`` variants, and
 ``pmon``/``dmon`` (documented in ``nvidia-smi -h`` as the process and device monitors).
 
 usage: python3 verify/frameworks/smi_stream.py --out-dir DIR [--seconds 30]

@@ -17,12 +17,12 @@
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
-import type { CheckFileResult } from "../../../server/src/protocol";
+import type { CheckFileResult } from "../../../common/src/lsp/protocol";
 import * as config from "../config";
 import { describeEntries } from "../gpu/environment";
-import type { Inventory } from "../gpu/nvidiaSmi";
-import { DEFAULT_PICK_POLICY, normalizePolicy, type PickPolicy } from "../gpu/policy";
-import { othersClaims, pickAndClaim } from "../gpu/claimPick";
+import type { Inventory } from "../../../common/src/gpu/nvidiaSmi";
+import { DEFAULT_PICK_POLICY, normalizePolicy, type PickPolicy } from "../../../common/src/gpu/policy";
+import { othersClaims, pickAndClaim } from "../../../common/src/gpu/claimPick";
 import { log } from "../log";
 import { resolveInterpreter } from "../run/interpreter";
 import { planLaunch } from "../../../common/src/run/plan";
@@ -33,7 +33,7 @@ import { findProgram } from "../../../common/src/run/which";
 import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, formatFindings, formatGpuList, formatPick, formatRunResult,
   confirmationMarkdown, notRunnable, resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
-} from "./core";
+} from "../../../common/src/agents/core";
 import { type AgentTool, lmApi } from "./register";
 
 // The registration (at activation, in dist/client.js) is register.ts; these names stay importable from here.

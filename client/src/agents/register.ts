@@ -10,7 +10,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import * as config from "../config";
 import { log } from "../log";
-import { PREPARED_TOOLS, TOOL, type ToolName } from "./toolNames";
+import { PREPARED_TOOLS, TOOL, type ToolName } from "../../../common/src/agents/toolNames";
 
 /** The setting that turns every agent tool (and the MCP registration) off. */
 export const ENABLED_KEY = `${config.SECTION}.agentTools.enabled`;

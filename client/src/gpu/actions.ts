@@ -6,12 +6,12 @@ import * as vscode from "vscode";
 import * as config from "../config";
 import { log } from "../log";
 import type { GpuMonitor } from "./monitor";
-import { normalizePolicy, type PickPolicy, type PickResult } from "./policy";
-import { pickAndClaim } from "./claimPick";
-import type { ClaimKeeper } from "./claimKeeper";
-import { stopProcess as sendStop, type StopOptions } from "./procinfo";
+import { normalizePolicy, type PickPolicy, type PickResult } from "../../../common/src/gpu/policy";
+import { pickAndClaim } from "../../../common/src/gpu/claimPick";
+import type { ClaimKeeper } from "../../../common/src/gpu/claimKeeper";
+import { stopProcess as sendStop, type StopOptions } from "../../../common/src/gpu/procinfo";
 import { normalizeSelection, type SelectionStore } from "../../../common/src/gpu/selection";
-import { formatFree, formatMiB, formatPercent } from "./units";
+import { formatFree, formatMiB, formatPercent } from "../../../common/src/gpu/units";
 
 /** What "Pick Free GPUs" did, as plain data (the API returns it). */
 export interface PickFreeOutcome {

@@ -1,6 +1,6 @@
 /**
  * True utilisation: SM activity beside GPU-Util, from one long-lived
- * `nvidia-smi dmon -s u --gpm-metrics 2,3,5 -d <s>` per nvidia-smi (server/src/nvidiaSmi/dmon.ts
+ * `nvidia-smi dmon -s u --gpm-metrics 2,3,5 -d <s>` per nvidia-smi (client/src/gpu/dmon.ts
  * parses it), and the "busy but idle" flag.
  *
  * GPU-Util (`utilization.gpu`, dmon's `sm`) is the share of time *any* kernel ran; SM activity
@@ -22,10 +22,10 @@
  * No `vscode` import (unit-tested against the fake nvidia-smi's dmon replay).
  */
 import { StringDecoder } from "node:string_decoder";
-import { type DmonActivity, dmonActivity, dmonArgs, DmonReader, type DmonSample, hasGpmValue } from "../../../server/src/nvidiaSmi/dmon";
-import { describeExitCode, loadExeca } from "./nvidiaSmi";
+import { type DmonActivity, dmonActivity, dmonArgs, DmonReader, type DmonSample, hasGpmValue } from "./dmon";
+import { describeExitCode, loadExeca } from "../../../common/src/gpu/nvidiaSmi";
 import { ChildReaper, emitTo, streamOptions, type StreamChild } from "./streamProcess";
-import { formatPercent } from "./units";
+import { formatPercent } from "../../../common/src/gpu/units";
 
 /** Samples of a GPU without a GPM value after which its GPM support is taken as absent (the H200 printed values from the 3rd). */
 export const PROBE_SAMPLES = 3;

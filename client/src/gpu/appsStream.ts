@@ -19,7 +19,7 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import { ChildReaper, emitTo, streamOptions, type StreamChild } from "./streamProcess";
-import { type ComputeApp, loadExeca, parseComputeApps, QUERY_APPS_FIELDS } from "./nvidiaSmi";
+import { type ComputeApp, loadExeca, parseComputeApps, QUERY_APPS_FIELDS } from "../../../common/src/gpu/nvidiaSmi";
 
 /** Arguments of the streamed process query: with the header (the sample delimiter), without units, every `periodMs`. */
 export function streamAppsArgs(periodMs: number): string[] {

@@ -24,7 +24,7 @@ import { DASHBOARD_VIEW_ID } from "../views";
 import { buildDashboardModel, type DashboardModel } from "./dashboardModel";
 import type { DashboardLayout } from "./dashboardLayout";
 import { DEFAULT_SORT, nextSort, PROCESS_SORT_KEYS, type ProcessSort, type ProcessSortKey, signalQuestion } from "./processTable";
-import { checkSignalTarget, type ProcessSignal, signalProcess, type StopOptions } from "./procinfo";
+import { checkSignalTarget, type ProcessSignal, signalProcess, type StopOptions } from "../../../common/src/gpu/procinfo";
 import type { GpuMonitor } from "./monitor";
 import { type SelectionStore, toggleEntry } from "../../../common/src/gpu/selection";
 import { printableName } from "./present";

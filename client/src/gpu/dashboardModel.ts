@@ -15,10 +15,10 @@
  */
 import { type ActivitySnapshot, busyButIdleSentence, NOT_AVAILABLE } from "./activity";
 import type { HistorySnapshot } from "./history";
-import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "./nvidiaSmi";
+import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "../../../common/src/gpu/nvidiaSmi";
 import { appsOf, gpuWarnings, printableName, processUser, programCommand, unknownUserNote } from "./present";
 import { isMigSelected, isSelected } from "../../../common/src/gpu/selection";
-import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, fraction, type Level, levelOf, shortGpuName } from "./units";
+import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, fraction, type Level, levelOf, shortGpuName } from "../../../common/src/gpu/units";
 import { DEFAULT_SORT, type DashboardProcess, filterByUser, hostFields, NO_VALUE, processSummary, type ProcessSort, sortProcesses, usersOf } from "./processTable";
 
 export { DEFAULT_SORT, type DashboardProcess, nextSort, type ProcessSort, type ProcessSortKey, sortProcesses } from "./processTable";

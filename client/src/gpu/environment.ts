@@ -9,7 +9,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "../log";
 import type { InventorySource } from "./monitor";
-import type { Inventory } from "./nvidiaSmi";
+import type { Inventory } from "../../../common/src/gpu/nvidiaSmi";
 import { indexOfEntry, type SelectionStore } from "../../../common/src/gpu/selection";
 
 /** The variables a selection puts into an environment. */

@@ -5,7 +5,7 @@
 import * as vscode from "vscode";
 import type { GpuViewApi } from "../api";
 import { pickFreeGpusCommand } from "./actions";
-import type { ClaimKeeper } from "./claimKeeper";
+import type { ClaimKeeper } from "../../../common/src/gpu/claimKeeper";
 import { type GpuDashboard, registerGpuDashboard } from "./dashboard";
 import { registerSelectionEnvironment } from "./environment";
 import type { GpuMonitor } from "./monitor";

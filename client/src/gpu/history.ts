@@ -11,7 +11,7 @@
  * Memory is bounded: each ring holds at most `capacity` samples (the oldest is overwritten), and a
  * GPU that has not been seen for a whole window is dropped, so running for a day does not grow it.
  */
-import type { Gpu } from "./nvidiaSmi";
+import type { Gpu } from "../../../common/src/gpu/nvidiaSmi";
 
 /** Samples per GPU for `minutes` of history at one sample every `intervalMs` (at least 2, at most 100 000). */
 export function historyCapacity(minutes: number, intervalMs: number): number {

@@ -1,5 +1,5 @@
 /**
- * Keeps the selection file (server/src/kernel/selectionFile.ts) in step with the GPU selection, so
+ * Keeps the selection file (common/src/kernel/selectionFile.ts) in step with the GPU selection, so
  * that a GPU Pilot kernel started or restarted now runs on the GPUs selected now.
  *
  * Written when the selection changes and when a VS Code window gains focus (the selection is kept
@@ -9,7 +9,7 @@
  * gets no file. A write that fails is logged once until one succeeds; it never interrupts the user.
  */
 import { lstatSync } from "node:fs";
-import { type KernelVendor, selectionFileOf, writeSelectionState } from "../../../server/src/kernel/selectionFile";
+import { type KernelVendor, selectionFileOf, writeSelectionState } from "../../../common/src/kernel/selectionFile";
 import { findProgram } from "../../../common/src/run/which";
 import type { SelectionStore } from "../../../common/src/gpu/selection";
 import { detectVendor } from "../../../common/src/gpu/vendor";

@@ -1,7 +1,7 @@
 /**
  * The commands GPU Pilot: Install Jupyter Kernel on Selected GPUs (`gpuPilot.installKernel`) and
  * GPU Pilot: Remove Jupyter Kernel (`gpuPilot.removeKernel`). The kernelspec and
- * its launcher are server/src/kernel/kernelspec.ts's, the same the CLI's `gpu-pilot kernel` writes.
+ * its launcher are common/src/kernel/kernelspec.ts's, the same the CLI's `gpu-pilot kernel` writes.
  *
  * Install: the interpreter is the Python extension's active environment for the active notebook
  * (or editor, or first workspace folder) when that extension is installed, else `python3` on PATH
@@ -11,9 +11,9 @@
  * Code: Select Kernel → Jupyter Kernel...) lists the kernel as `Python 3.12 (.venv) · GPU Pilot`.
  */
 import * as vscode from "vscode";
-import { defaultKernelName, installKernel, KernelError, listKernels, removeKernel } from "../../../server/src/kernel/kernelspec";
-import { kernelEnvironmentOf, resolveJupyterDataDir } from "../../../server/src/kernel/pythonProbe";
-import { selectionFileOf } from "../../../server/src/kernel/selectionFile";
+import { defaultKernelName, installKernel, KernelError, listKernels, removeKernel } from "../../../common/src/kernel/kernelspec";
+import { kernelEnvironmentOf, resolveJupyterDataDir } from "../../../common/src/kernel/pythonProbe";
+import { selectionFileOf } from "../../../common/src/kernel/selectionFile";
 import { log } from "../log";
 import { resolveInterpreter } from "../run/interpreter";
 import { machineVendor, syncSelectionFile } from "./kernelSelection";

@@ -17,12 +17,12 @@
 import * as vscode from "vscode";
 import * as config from "../config";
 import { log } from "../log";
-import { type ComputeApp, describeProblem, type Gpu, type Inventory, type MigDevice, type ProcessDetails, queryInventory, type SmiFailure } from "./nvidiaSmi";
+import { type ComputeApp, describeProblem, type Gpu, type Inventory, type MigDevice, type ProcessDetails, queryInventory, type SmiFailure } from "../../../common/src/gpu/nvidiaSmi";
 import { Poller } from "./poller";
-import { describeProcesses, type ProcOptions } from "./procinfo";
+import { describeProcesses, type ProcOptions } from "../../../common/src/gpu/procinfo";
 import { GpuHistory, historyCapacity } from "./history";
 import { GpuStream, type StreamEvent } from "./stream";
-import { type AmdTool, queryAmdInventory } from "./amdSmi";
+import { type AmdTool, queryAmdInventory } from "../../../common/src/gpu/amdSmi";
 import { detectVendor } from "../../../common/src/gpu/vendor";
 import { findProgram } from "../../../common/src/run/which";
 import { ACTIVITY_OFF, type ActivityEvent, type ActivitySnapshot, ActivityStream } from "./activity";

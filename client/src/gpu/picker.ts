@@ -5,10 +5,10 @@
 import * as vscode from "vscode";
 import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
-import type { Gpu, MigDevice } from "./nvidiaSmi";
+import type { Gpu, MigDevice } from "../../../common/src/gpu/nvidiaSmi";
 import { appsOf, gpuLabel, gpuRowDescription, gpuWarnings } from "./present";
 import { isMigSelected, isSelected, normalizeSelection, type SelectBy } from "../../../common/src/gpu/selection";
-import { formatFree } from "./units";
+import { formatFree } from "../../../common/src/gpu/units";
 import { log } from "../log";
 
 interface GpuPickItem extends vscode.QuickPickItem {

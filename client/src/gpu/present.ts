@@ -2,11 +2,11 @@
  * How GPUs and processes read in the tree view, the quick pick and the tooltips. Pure text; the
  * vscode objects (TreeItem, ThemeIcon, MarkdownString) are made in tree.ts and picker.ts.
  */
-import type { InventoryGpu, InventoryParams } from "../../../server/src/protocol";
-import { escapeControls } from "../../../server/src/engine/text";
-import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "./nvidiaSmi";
+import type { InventoryGpu, InventoryParams } from "../../../common/src/lsp/protocol";
+import { escapeControls } from "../../../common/src/text/controls";
+import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "../../../common/src/gpu/nvidiaSmi";
 import { type Claim, claimField, describeClaim } from "../../../common/src/gpu/claims";
-import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature } from "./units";
+import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature } from "../../../common/src/gpu/units";
 
 /** `GPU <index>: <name>`, e.g. `GPU 0: NVIDIA H200`. */
 export function gpuLabel(gpu: Gpu): string {
@@ -46,7 +46,7 @@ export function loadLevel(gpu: Gpu): LoadLevel {
 
 /**
  * A process name or command line for one line of text: control characters (a newline nvidia-smi
- * printed as is, an ESC) written as visible escapes (`\n`, `\x1b`; server/src/engine/text.ts).
+ * printed as is, an ESC) written as visible escapes (`\n`, `\x1b`; common/src/text/controls.ts).
  */
 export function printableName(name: string): string {
   return escapeControls(name);
@@ -116,7 +116,7 @@ export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[], warnin
   return lines.join("\n");
 }
 
-/** The GPU as the language server sees it (server/src/protocol.ts). */
+/** The GPU as the language server sees it (common/src/lsp/protocol.ts). */
 export function toInventoryGpu(gpu: Gpu): InventoryGpu {
   return {
     index: gpu.index,

@@ -5,27 +5,9 @@
  * file access): the numbers come from nvidia-smi (`--query-compute-apps`: pid, used_memory MiB)
  * and from /proc as procinfo.ts read them (CPU ticks, VmRSS KiB, start time), written by units.ts.
  */
-import type { ComputeApp, ProcessDetails } from "./nvidiaSmi";
-import { formatMiB } from "./units";
-
-/**
- * Clock ticks per second of the times in /proc/<pid>/stat (`USER_HZ`, `sysconf(_SC_CLK_TCK)`): 100 on
- * every Linux architecture VS Code runs on (x86-64, arm64; proc(5)). Node cannot call sysconf.
- */
-export const CLOCK_TICKS_PER_S = 100;
-
-/** What CPU % and running time read of a process: CPU ticks and start ticks (clock ticks), and when, s since boot. */
-export interface CpuSample {
-  cpuTicks?: number;
-  startTicks?: number;
-  readAtS?: number;
-}
-
-/** How long a process has run, s: `readAtS` minus its start (`startTicks` / {@link CLOCK_TICKS_PER_S}); undefined when unknown. */
-export function runningSeconds(d: CpuSample): number | undefined {
-  if (d.readAtS === undefined || d.startTicks === undefined) return undefined;
-  return Math.max(0, d.readAtS - d.startTicks / CLOCK_TICKS_PER_S);
-}
+import type { ComputeApp, ProcessDetails } from "../../../common/src/gpu/nvidiaSmi";
+import { formatMiB } from "../../../common/src/gpu/units";
+import { runningSeconds } from "../../../common/src/gpu/procTicks";
 
 /** A column the process tables sort by (every column of the table). */
 export type ProcessSortKey = "gpu" | "pid" | "user" | "memory" | "sm" | "cpu" | "host" | "time" | "command";

@@ -6,9 +6,9 @@
  */
 import * as vscode from "vscode";
 import type { InventorySource } from "./monitor";
-import type { Gpu, Inventory } from "./nvidiaSmi";
+import type { Gpu, Inventory } from "../../../common/src/gpu/nvidiaSmi";
 import { indexOfEntry, selectionLabel, type SelectionStore, unknownEntries } from "../../../common/src/gpu/selection";
-import { formatMemoryPair, formatPercent, formatTemperature } from "./units";
+import { formatMemoryPair, formatPercent, formatTemperature } from "../../../common/src/gpu/units";
 
 /** The GPUs the entries name (MIG devices count as their parent GPU), each once, in index order. */
 export function selectedGpus(ids: readonly string[], inv: Inventory | undefined): Gpu[] {

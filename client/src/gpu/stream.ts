@@ -44,7 +44,7 @@ import {
   type SmiFailure,
   startFailure,
   streamGpuArgs,
-} from "./nvidiaSmi";
+} from "../../../common/src/gpu/nvidiaSmi";
 
 /** Options of {@link GpuStream}. */
 export interface GpuStreamOptions {

@@ -4,7 +4,7 @@
  * is killed and awaited, and how events reach listeners. Each stream keeps its own parsing,
  * watchdog and fault policy.
  */
-import { FORCE_KILL_AFTER_MS, killIfStarted, loadExeca } from "./nvidiaSmi";
+import { FORCE_KILL_AFTER_MS, killIfStarted, loadExeca } from "../../../common/src/gpu/nvidiaSmi";
 
 /** A started nvidia-smi process (execa's result promise with the child's streams). */
 export type StreamChild = ReturnType<Awaited<ReturnType<typeof loadExeca>>["execa"]>;

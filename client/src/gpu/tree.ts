@@ -11,7 +11,7 @@ import * as config from "../config";
 import type { GpuMonitor } from "./monitor";
 import { type ActivitySnapshot, activityTooltipMarkdown } from "./activity";
 import { idleHeldLabel, idleHeldSentence } from "./idleHeld";
-import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "./nvidiaSmi";
+import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "../../../common/src/gpu/nvidiaSmi";
 import {
   appsOf,
   claimText,

@@ -7,7 +7,7 @@
  * only what must be there at once (its "activation" and "bundling" pages, code.visualstudio.com/api).
  *
  * Rules for this module (checked by esbuild.mjs's lspBundleImports plugin): it imports only
- * `vscode`, vscode-languageclient, server/src/protocol.ts, server/src/nodeFlags.ts and client/src/serverRestart.ts, never a
+ * `vscode`, vscode-languageclient, common/src/lsp/protocol.ts, common/src/lsp/nodeFlags.ts and client/src/serverRestart.ts, never a
  * client module with state (log.ts, config.ts): what it needs of those the caller passes in
  * {@link LanguageClientOptionsIn}, so nothing is bundled twice.
  */
@@ -32,9 +32,9 @@ import {
   type RunFactsParams,
   type RunFactsResult,
   SettingsNotification,
-} from "../../../server/src/protocol";
+} from "../../../common/src/lsp/protocol";
 import { type RestartLog, restartingErrorHandler } from "../serverRestart";
-import { SERVER_NODE_FLAGS, serverEnvironment } from "../../../server/src/nodeFlags";
+import { SERVER_NODE_FLAGS, serverEnvironment } from "../../../common/src/lsp/nodeFlags";
 
 /** LanguageClient id: vscode-languageclient reads `gpuPilot.trace.server` from it. */
 export const CLIENT_ID = "gpuPilot";
@@ -90,7 +90,7 @@ export const SERVER_INSPECT_PORT = 6009;
  * LanguageClient's constructor throws.
  */
 export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLanguageClient {
-  // The server with its V8 flags and environment (server/src/nodeFlags.ts: a young generation of
+  // The server with its V8 flags and environment (common/src/lsp/nodeFlags.ts: a young generation of
   // 1 MiB semi-spaces, V8's gc for the idle heap trim, two malloc arenas). When the extension host
   // itself runs under a debugger (vscode-languageclient's debug mode), the server also listens for
   // one on SERVER_INSPECT_PORT (.vscode/launch.json "Attach to Language Server").

@@ -15,8 +15,8 @@
 import * as vscode from "vscode";
 import { join } from "node:path";
 import { DEVICE_ID, type SelectionStore } from "../../../common/src/gpu/selection";
-import { readKernel } from "../../../server/src/kernel/kernelspec";
-import { selectionFileOf } from "../../../server/src/kernel/selectionFile";
+import { readKernel } from "../../../common/src/kernel/kernelspec";
+import { selectionFileOf } from "../../../common/src/kernel/selectionFile";
 import { machineVendor, syncSelectionFile } from "../gpu/kernelSelection";
 import { log } from "../log";
 import { kernelspecNameOf, type NotebookKernels } from "./runningKernel";

@@ -20,7 +20,7 @@ import * as vscode from "vscode";
 import { join } from "node:path";
 import { kernelGpusText, RESTART_KERNEL_COMMAND, type RunningKernelFacts, type RunningKernelParams } from "../../../common/src/kernel/runningKernel";
 import { kernelStartOf, type KernelStart } from "../../../common/src/kernel/startRecord";
-import { KERNEL_NAME } from "../../../server/src/kernel/kernelspec";
+import { KERNEL_NAME } from "../../../common/src/kernel/kernelspec";
 import type { JupyterApi, JupyterKernel } from "./jupyterApi";
 import { probeRunningKernel, PROBE_DEADLINE_MS, type ProbeOutcome } from "./kernelProbe";
 

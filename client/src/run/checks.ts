@@ -4,13 +4,13 @@
  * No `vscode` import; `checkRun` of the API returns these without asking anything.
  */
 import { basename } from "node:path";
-import type { ComputeApp, Inventory } from "../gpu/nvidiaSmi";
-import { escapeControls } from "../../../server/src/engine/text";
+import type { ComputeApp, Inventory } from "../../../common/src/gpu/nvidiaSmi";
+import { escapeControls } from "../../../common/src/text/controls";
 import { indexOfEntry, unknownEntries } from "../../../common/src/gpu/selection";
-import type { DistributedRead, RunFacts, VisibleDevicesWrite } from "../../../server/src/engine/runFacts";
+import type { DistributedRead, RunFacts, VisibleDevicesWrite } from "../../../common/src/run/runFacts";
 import type { LauncherKind } from "../../../common/src/run/launch";
 import type { ProcessOwner } from "./owners";
-import { formatMiB } from "../gpu/units";
+import { formatMiB } from "../../../common/src/gpu/units";
 
 /**
  * Something to know before the run.

@@ -4,7 +4,7 @@
  * host). What the run checks need about a script comes from the language server instead
  * (`gpuPilot/runFacts`, server/src/engine/runFacts.ts).
  */
-import { logicalLines } from "../../../server/src/engine/python/lineStructure";
+import { logicalLines } from "../../../common/src/python/lineStructure";
 
 /** Texts longer than this (UTF-16 code units, 2 Mi: `gpuPilot.maxFileSizeKB`'s default) get no CodeLens. */
 export const MAIN_GUARD_MAX_CHARS = 2 * 1024 * 1024;
@@ -16,7 +16,7 @@ const MAIN_GUARD = /^if[ \t]*\(?[ \t]*(?:__name__[ \t]*==[ \t]*(["'])__main__\1|
  * The 0-based line of the first module-level `if __name__ == "__main__":` in `text`, or undefined;
  * for the CodeLens, which VS Code asks for on every edit in the extension host. No parse (it
  * parsed the whole file there, with no size limit): a line scan over the logical lines
- * at column 0 (engine/python/lineStructure.ts skips lines inside strings and brackets and
+ * at column 0 (common/src/python/lineStructure.ts skips lines inside strings and brackets and
  * continued lines), and nothing for a text over {@link MAIN_GUARD_MAX_CHARS}. Linear in the text.
  */
 export function mainGuardLine(text: string): number | undefined {

@@ -21,7 +21,7 @@
  */
 import { constants as osConstants } from "node:os";
 import type * as vscode from "vscode";
-import { loadExeca } from "../gpu/nvidiaSmi";
+import { loadExeca } from "../../../common/src/gpu/nvidiaSmi";
 
 /** How a run ended: an exit code, or the signal that ended it, or why it could not start. */
 export interface ProcessExit {

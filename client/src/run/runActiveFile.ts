@@ -19,9 +19,9 @@
 import * as path from "node:path";
 import { pathToFileURL } from "node:url";
 import * as vscode from "vscode";
-import { entryUuids, type ClaimKeeper } from "../gpu/claimKeeper";
-import type { RunFacts } from "../../../server/src/engine/runFacts";
-import type { RunFactsResult } from "../../../server/src/protocol";
+import { entryUuids, type ClaimKeeper } from "../../../common/src/gpu/claimKeeper";
+import type { RunFacts } from "../../../common/src/run/runFacts";
+import type { RunFactsResult } from "../../../common/src/lsp/protocol";
 import type { LastRun } from "../api";
 import type { GpuMonitor } from "../gpu/monitor";
 import { pickGpus } from "../gpu/picker";

@@ -6,9 +6,9 @@
  * Slurm's own first error line. No `vscode` import: tested against a real Slurm
  * (test/unit/client-slurmCluster.test.ts).
  */
-import { runBounded } from "../run/boundedRun";
+import { runBounded } from "../../../common/src/run/boundedRun";
 import * as os from "node:os";
-import { parseSinfoNodes, parseSqueueFormat, parseSqueueJson, partitionGpus, SINFO_NODE_FORMAT, SQUEUE_FORMAT, type PartitionGpus, type SlurmJob } from "./parse";
+import { parseSinfoNodes, parseSqueueFormat, parseSqueueJson, partitionGpus, SINFO_NODE_FORMAT, SQUEUE_FORMAT, type PartitionGpus, type SlurmJob } from "../../../common/src/slurm/parse";
 
 /** Where and how the commands run. */
 export interface SlurmCliOptions {
@@ -53,7 +53,7 @@ export const MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
 
 /**
  * Runs `program args` (no shell) in a process group of its own, under a deadline and an output cap
- * (client/src/run/boundedRun.ts, as nvidia-smi's queries): at the limit the whole group is stopped,
+ * (common/src/run/boundedRun.ts, as nvidia-smi's queries): at the limit the whole group is stopped,
  * so a wrapper script's children (`ssh login squeue`) end too, within about 2 s of it.
  * @returns its stdout.
  * @throws SlurmError: not found, timed out (after `timeoutMs`), cancelled, more than

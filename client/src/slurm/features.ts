@@ -8,7 +8,7 @@ import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "../log";
 import { cancelJob, currentUser, jobDetails } from "./cli";
-import type { SlurmJob } from "./parse";
+import type { SlurmJob } from "../../../common/src/slurm/parse";
 import { isActive } from "./present";
 import { SlurmJobs, SubmitCodeLensProvider, submitCommand, type SlurmHost, type SubmitOptions, type SubmittedJob } from "./submit";
 import { createSlurmTreeView, type SlurmNode, type SlurmSnapshot } from "./view";

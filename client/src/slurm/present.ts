@@ -3,7 +3,7 @@
  * with total/free GPUs, one per job of the user with state, GPUs, nodes, elapsed/limit and reason,
  * and the calm status line of a slow or failing query.
  */
-import type { PartitionGpus, SlurmJob } from "./parse";
+import type { PartitionGpus, SlurmJob } from "../../../common/src/slurm/parse";
 
 /** Job states in which a job may still run (scancel makes sense). Others are final (squeue(1), JOB STATE CODES). */
 export const ACTIVE_STATES: ReadonlySet<string> = new Set(["PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"]);

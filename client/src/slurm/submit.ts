@@ -22,14 +22,14 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
 import { log } from "../log";
-import { fileKind, readWorkspaceFile } from "../../../server/src/engine/workspaceFile";
+import { fileKind, readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 import { requireTrust } from "../run/runActiveFile";
 import { resolveInterpreter } from "../run/interpreter";
 import * as runSettings from "../run/settings";
 import { jobDetails, queryPartitions, submitScript, type SlurmCliOptions } from "./cli";
 import { followFile, TextTail, type Follow } from "./follow";
-import type { RunFacts } from "../../../server/src/engine/runFacts";
-import type { RunFactsResult } from "../../../server/src/protocol";
+import type { RunFacts } from "../../../common/src/run/runFacts";
+import type { RunFactsResult } from "../../../common/src/lsp/protocol";
 import { isActive, partitionRow } from "./present";
 import { isSlurmTime, jobNameFor, jobScript, JobScriptError, outputPathFor, SLURM_LAUNCHERS, type GpuOption, type JobScriptSpec, type SlurmLauncher } from "./jobScript";
 

@@ -13,7 +13,7 @@ import { Poller } from "../gpu/poller";
 import { log } from "../log";
 import { SLURM_VIEW_ID, SLURM_VIEW_OPTIONS, type LateView } from "../views";
 import { queryJobs, queryPartitions, type SlurmCliOptions } from "./cli";
-import type { PartitionGpus, SlurmJob } from "./parse";
+import type { PartitionGpus, SlurmJob } from "../../../common/src/slurm/parse";
 import { backoffSeconds, failureRow, isActive, jobDetailRows, jobRow, partitionRow } from "./present";
 
 /** View id in package.json. */

@@ -1,6 +1,6 @@
 /**
  * The start records of a GPU Pilot kernel (issue 42 item 1): at each start or restart the launcher
- * (server/src/kernel/kernelLauncher.ts) writes `<kernelspec folder>/starts/<pid>.json`, what it
+ * (common/src/kernel/kernelLauncher.ts) writes `<kernelspec folder>/starts/<pid>.json`, what it
  * applied and the visible-devices value the kernel got. The editor's status bar reads the newest
  * one for the notebook's kernelspec when it cannot ask the kernel itself (no kernel access), and
  * `removeKernel` removes them with the kernel.

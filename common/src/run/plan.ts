@@ -17,7 +17,7 @@ import type { FindOptions } from "./which";
 export interface PlanInventory {
   /** The machine's GPUs (index and UUID): deepspeed's `--include` translates UUIDs through them. */
   readonly gpus: readonly GpuKey[];
-  /** `amd` when amd-smi or rocm-smi read them (client/src/gpu/amdSmi.ts); absent: nvidia-smi did. */
+  /** `amd` when amd-smi or rocm-smi read them (common/src/gpu/amdSmi.ts); absent: nvidia-smi did. */
   readonly vendor?: GpuVendor;
 }
 

@@ -17,7 +17,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, constants, openSync, renameSync, statSync, unlinkSync, writeSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
-import { fileKind, readWorkspaceFile } from "./workspaceFile";
+import { fileKind, readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 
 /** The format version written and the only one read. */
 export const BASELINE_VERSION = 1;

@@ -12,7 +12,7 @@ import { parse as parseYaml } from "yaml";
 import { satisfies } from "@renovatebot/pep440";
 import { minimatch } from "minimatch";
 import type { Severity } from "./types";
-import { readWorkspaceText } from "./workspaceFile";
+import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
 import { RULES } from "./rules/index";
 
 /** The `[tool.gpu-pilot]` table, validated. Keys are kebab-case as in pyproject. */

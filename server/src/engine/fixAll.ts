@@ -7,7 +7,7 @@ import { lintPython, fixParsesCleanly, type LintOptions } from "./lint";
 import { parsePython, syntaxErrorCount } from "./python/parser";
 import { lintNotebook, type CellInput, type CellDiagnostic } from "./notebook";
 import { applyEdits } from "./fixes";
-import { lineStructureError } from "./python/lineStructure";
+import { lineStructureError } from "../../../common/src/python/lineStructure";
 import type { LintDiagnostic, Position, Range, TextEdit } from "./types";
 
 const cmp = (a: { line: number; character: number }, b: { line: number; character: number }) => a.line - b.line || a.character - b.character;

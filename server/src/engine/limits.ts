@@ -5,7 +5,7 @@
  * markdown do not count).
  */
 import type { LintDiagnostic } from "./types";
-import { isWordCode } from "./python/lineStructure";
+import { isWordCode } from "../../../common/src/python/lineStructure";
 
 /** Default limit in KB (1 KB = 1024 bytes). */
 export const DEFAULT_MAX_FILE_SIZE_KB = 2048;

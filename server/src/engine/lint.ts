@@ -13,7 +13,7 @@ import { candidateRules } from "./prefilter";
 import { TextProbe } from "./textProbe";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
-import { lineStructureError } from "./python/lineStructure";
+import { lineStructureError } from "../../../common/src/python/lineStructure";
 import { fileOverSizeLimit, nestingDiagnostic, nestingProblem } from "./limits";
 import { KeptNesting, textChange } from "./python/keptText";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
@@ -278,7 +278,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
 /**
  * Whether applying `fix` to `text` adds no syntax error (the check every fix passes before the
  * user sees it): no more tree-sitter ERROR/MISSING nodes, and no CPython line-structure error
- * (indentation, tabs, continuation: python/lineStructure.ts) where the text had none. For
+ * (indentation, tabs, continuation: common/src/python/lineStructure.ts) where the text had none. For
  * notebooks pass the joined, magic-blanked text and `notebook: true`. `trees`: the parse of `text`
  * at hand (the server's kept trees of this document version, in chunks): the errors are counted
  * there and only the chunks the fix touches are parsed again, as the lint's own check does;

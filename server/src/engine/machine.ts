@@ -7,7 +7,7 @@
  * unique prefix of one selects that GPU. Without the variable, CUDA numbers devices fastest-first
  * unless CUDA_DEVICE_ORDER=PCI_BUS_ID (CUDA C Programming Guide, CUDA Environment Variables).
  */
-import type { InventoryGpu } from "../protocol";
+import type { InventoryGpu } from "../../../common/src/lsp/protocol";
 import { parseVisibleDevices } from "./visibleDevices";
 
 /** The visible devices in CUDA ordinal order, with why. */

@@ -4,7 +4,7 @@
  * or a CUDA_VISIBLE_DEVICES write means on this machine, from the client's GPU inventory and
  * selection. Pure: no `vscode`, no transport.
  */
-import type { InventoryParams } from "../protocol";
+import type { InventoryParams } from "../../../common/src/lsp/protocol";
 import type { ModuleModel, EnvWriteEvent } from "./python/model";
 import { freshResolve, nodeRange } from "./python/model";
 import { deviceUses, type DeviceUse } from "./python/devices";

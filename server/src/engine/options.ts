@@ -11,8 +11,8 @@ import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import { applicableEntries, eagerModulesOf, INIT_CATALOGUE, normalisePackage } from "./initCatalogue";
 import type { LintOptions } from "./lint";
 import type { MachineFacts } from "./rule";
-import { readWorkspaceText } from "./workspaceFile";
-import { parseQueryGpu } from "../nvidiaSmi/parse";
+import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
+import { parseQueryGpu } from "../../../common/src/nvidiaSmi/parse";
 import type { Severity } from "./types";
 import { jobScriptsAround, jobScriptSearchMemo, launchesIn, type JobScriptsAround, type JobScriptSearchMemo } from "./slurmLaunch";
 

@@ -10,7 +10,7 @@ import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
 import type { SlurmLaunch } from "./slurmLaunch";
 import type { TextProbe } from "./textProbe";
-import { escapeControls } from "./text";
+import { escapeControls } from "../../../common/src/text/controls";
 
 /** Facts about the machine, for GPU017 (inventory sent by the client, or `--gpus`/`--inventory` in the CLI). */
 export interface MachineFacts {
@@ -124,7 +124,7 @@ export function isPythonRule(rule: Rule): rule is PythonRule {
 /**
  * Builds a diagnostic from a rule and a finding (used by the engine, for Python, notebooks and
  * manifests alike). Messages quote values from the code under review, so the message, the related
- * messages and the fix title get their control characters escaped here (text.ts
+ * messages and the fix title get their control characters escaped here (common/src/text/controls.ts
  * {@link escapeControls}): a value with a newline or an ESC reaches no output raw.
  */
 export function toDiagnostic(rule: Rule, f: Parameters<RuleContext["report"]>[0]): LintDiagnostic {

@@ -1,7 +1,7 @@
 /**
  * What the checks before a run (client/src/run/checks.ts) need to know about a script, from the
  * engine's tree-sitter parse and module model; the language server answers `gpuPilot/runFacts`
- * with it, so the client bundles no parser. No `vscode` import.
+ * with it (the result's types are common/src/run/runFacts.ts), so the client bundles no parser. No `vscode` import.
  * - reads of LOCAL_RANK / RANK / WORLD_SIZE (`envRead` events) and env:// `init_process_group`
  *   calls: the script expects a distributed launcher such as torchrun;
  * - its own writes of CUDA_VISIBLE_DEVICES (`envWrite` events), each with the engine's verdict on
@@ -16,43 +16,10 @@ import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import { reporter, type RuleContext } from "./rule";
 import { rule as GPU001 } from "./rules/GPU001-env-after-cuda-init";
 import type { LintDiagnostic } from "./types";
+import type { RunFacts } from "../../../common/src/run/runFacts";
 
 /** Variables only a distributed launcher (torchrun, accelerate, deepspeed) sets. */
 export const DISTRIBUTED_VARIABLES: readonly string[] = ["LOCAL_RANK", "RANK", "WORLD_SIZE"];
-
-/** A read of a launcher-set variable. `line` is 0-based. */
-export interface DistributedRead {
-  variable: string;
-  line: number;
-  /** `os.environ.get("K", default)` / `os.getenv("K", default)`: it does not fail under plain python. */
-  withDefault: boolean;
-  /** The expression as written, e.g. `os.environ["LOCAL_RANK"]`. */
-  text: string;
-}
-
-/** A write of CUDA_VISIBLE_DEVICES by the script itself. `line` is 0-based. */
-export interface VisibleDevicesWrite {
-  line: number;
-  /** The literal value, or null when it is computed. */
-  value: string | null;
-  /** The statement as written. */
-  text: string;
-  /**
-   * Null when the write takes effect (it replaces the GPUs the process was given); otherwise why it
-   * has none: GPU001's message for it (CUDA was already initialised when it runs). The verdict is
-   * the rule's own, before the user's select/ignore/noqa: a suppressed finding changes nothing CUDA does.
-   */
-  noEffect: string | null;
-}
-
-/** What {@link runFacts} found. Lines are 0-based. */
-export interface RunFacts {
-  distributedReads: DistributedRead[];
-  /** `init_process_group(...)` calls that take rank and world size from the environment (env://). */
-  envInitProcessGroup: { line: number; text: string }[];
-  /** Writes of CUDA_VISIBLE_DEVICES that replace a value already set (not `setdefault`, which keeps it), in line order. */
-  visibleDevicesWrites: VisibleDevicesWrite[];
-}
 
 /** Options of {@link runFacts}: the lint options that change the module model. */
 export interface RunFactsOptions {

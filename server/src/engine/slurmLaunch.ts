@@ -21,7 +21,7 @@
  */
 import { readdirSync, statSync } from "node:fs";
 import { dirname, join, resolve, sep } from "node:path";
-import { readWorkspaceText } from "./workspaceFile";
+import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
 import { SourceText } from "./manifests/source";
 import { jobScriptFacts, launchOf, resolveLiteral, type JobScriptFacts } from "./manifests/jobscript";
 import type { ShellWord } from "./manifests/shell";

@@ -15,7 +15,7 @@
  * variables those lines write, and every test about a variable or an environment access counts
  * them (`magicVariables`).
  */
-import { codeWords, isWordCode } from "./python/lineStructure";
+import { codeWords, isWordCode } from "../../../common/src/python/lineStructure";
 
 const ENV = ["environ", "putenv", "getenv"];
 
@@ -207,7 +207,7 @@ export class TextProbe {
     return false;
   }
   /**
-   * Some code word `word` (python/lineStructure.ts `codeWords`) is followed, before its logical
+   * Some code word `word` (common/src/python/lineStructure.ts `codeWords`) is followed, before its logical
    * line ends, by a string literal that can hold the name of one of `modules` or of a submodule
    * (`"torch"`, `'torch.cuda'`): the key of `del sys.modules[...]` and the argument of
    * `sys.modules.pop(...)`, read by python/parser.ts `stringValue`, which joins implicitly
@@ -219,7 +219,7 @@ export class TextProbe {
     return this.afterWord(word, (text, from, to) => quotedModuleIn(text, modules, from, to));
   }
   /**
-   * Some code word `word` (python/lineStructure.ts `codeWords`: not in a string or comment) is
+   * Some code word `word` (common/src/python/lineStructure.ts `codeWords`: not in a string or comment) is
    * followed, up to the end of its logical line, by text `test` accepts (`text[from, to)`): the rest of any statement
    * or call the word starts lies there. True for a text whose line structure CPython rejects (the
    * scan stops at the error).
@@ -230,7 +230,7 @@ export class TextProbe {
     return scan.error || scan.spans.get(word)!.some((span) => test(this.text, span.from, span.to));
   }
   /**
-   * Some code word (python/lineStructure.ts `codeWords`: not in a string or comment) is `word`
+   * Some code word (common/src/python/lineStructure.ts `codeWords`: not in a string or comment) is `word`
    * (`whole`) or contains it; true for a text whose line structure CPython rejects. The model
    * resolves a name only through code words (import bindings and attributes), so a rule about
    * a dotted name (GPU010's `torch.nn.DataParallel`, GPU012/013's `tensorflow.config...`) needs
@@ -244,7 +244,7 @@ export class TextProbe {
   }
   /**
    * For `word` and each of {@link SPAN_WORDS}: from the end of its first code word on each logical
-   * line to that line's end (python/lineStructure.ts `codeWords`), in order; which words of
+   * line to that line's end (common/src/python/lineStructure.ts `codeWords`), in order; which words of
    * {@link CODE_WORDS} are or lie in a code word; `error` when CPython rejects the text's line
    * structure (the scan stopped there). One scan of the text serves every word of SPAN_WORDS and
    * CODE_WORDS (the triggers of GPU008 to GPU013 ask for them, often on the same file); another word
@@ -292,7 +292,7 @@ export class TextProbe {
    * GPU009's `del NAME` test: some `del` statement names a name an import binds to exactly one of
    * `frameworks` (python/model.ts `importBindings`: `import torch`, `import torch.cuda` bind
    * `torch`; `import torch as t` binds `t`; a from-import always binds a dotted path). The words
-   * are those of the code as CPython's tokenizer reads them (python/lineStructure.ts `codeWords`:
+   * are those of the code as CPython's tokenizer reads them (common/src/python/lineStructure.ts `codeWords`:
    * a `del` in a string or a comment is no statement), and a statement ends with its logical
    * line. A text whose line structure CPython rejects passes (the scan stops at the error).
    */

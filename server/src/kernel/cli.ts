@@ -1,6 +1,6 @@
 /**
  * `gpu-pilot kernel`: GPU Pilot Jupyter kernels for JupyterLab, classic Jupyter and the VS Code
- * Jupyter extension (kernelspec.ts says what is written where).
+ * Jupyter extension (common/src/kernel/kernelspec.ts says what is written where).
  *
  *   gpu-pilot kernel install [--python PATH] [--gpus IDS] [--name NAME]
  *   gpu-pilot kernel list [--all] [--json]
@@ -13,9 +13,9 @@
 import { findProgram } from "../../../common/src/run/which";
 import { detectVendor } from "../../../common/src/gpu/vendor";
 import { LaunchError, visibleDevicesValue } from "../../../common/src/run/launch";
-import { defaultKernelName, installKernel, KernelError, type KernelSelection, listKernels, removeKernel, validateKernelName } from "./kernelspec";
-import { kernelEnvironmentOf, resolveJupyterDataDir } from "./pythonProbe";
-import { ensureSelectionFile, selectionFileOf } from "./selectionFile";
+import { defaultKernelName, installKernel, KernelError, type KernelSelection, listKernels, removeKernel, validateKernelName } from "../../../common/src/kernel/kernelspec";
+import { kernelEnvironmentOf, resolveJupyterDataDir } from "../../../common/src/kernel/pythonProbe";
+import { ensureSelectionFile, selectionFileOf } from "../../../common/src/kernel/selectionFile";
 
 /** Where the command writes. */
 export interface KernelIo {

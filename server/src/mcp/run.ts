@@ -5,13 +5,13 @@
  * tail of its output and stops the group when it runs past its time.
  */
 import { dirname, isAbsolute } from "node:path";
-import { loadExeca, killIfStarted } from "../../../client/src/gpu/nvidiaSmi";
+import { loadExeca, killIfStarted } from "../../../common/src/gpu/nvidiaSmi";
 import { type GpuVendor, runEnvironment, type LaunchSpec } from "../../../common/src/run/launch";
 import { planLaunch, type PlanInventory } from "../../../common/src/run/plan";
 import { findProgram } from "../../../common/src/run/which";
 import { killAllGroups, liveGroupCount, OWN_GROUP, signalGroup, trackGroup } from "../../../common/src/run/processGroup";
-import type { AgentLauncher, RunEnd } from "../../../client/src/agents/core";
-import { readWorkspaceFile } from "../engine/workspaceFile";
+import type { AgentLauncher, RunEnd } from "../../../common/src/agents/core";
+import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 
 /** Output kept from a run, characters (its end). */
 const KEEP_CHARS = 256 * 1024;

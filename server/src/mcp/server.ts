@@ -1,8 +1,8 @@
 /**
  * `gpu-pilot mcp`: the GPU Pilot agent tools as a Model Context Protocol server on stdio (the
  * official `@modelcontextprotocol/sdk`), for agents outside VS Code. The same tools,
- * schemas and texts as the VS Code language-model tools (client/src/agents/core.ts); it reads
- * nvidia-smi itself (client/src/gpu/nvidiaSmi.ts, procinfo.ts; amd-smi or rocm-smi when nvidia-smi
+ * schemas and texts as the VS Code language-model tools (common/src/agents/core.ts); it reads
+ * nvidia-smi itself (common/src/gpu/nvidiaSmi.ts, procinfo.ts; amd-smi or rocm-smi when nvidia-smi
  * is not installed, amdSmi.ts), plans runs with the run command's planner (common/src/run/plan.ts)
  * and lints with the same engine and configuration as `gpu-pilot check` (`[tool.gpu-pilot]`, `# noqa`).
  *
@@ -25,16 +25,16 @@ import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } fr
 import {
   checkCheckInput, checkListInput, checkPickInput, checkRunInput, DESCRIPTIONS, formatFindings, formatGpuList, formatPick,
   formatRunResult, INPUT_SCHEMAS, notRunnable, resolveRunGpus, TOOL, type ToolName,
-} from "../../../client/src/agents/core";
-import { DEFAULT_PICK_POLICY } from "../../../client/src/gpu/policy";
-import { othersClaims, pickAndClaim } from "../../../client/src/gpu/claimPick";
-import { entryUuids } from "../../../client/src/gpu/claimKeeper";
+} from "../../../common/src/agents/core";
+import { DEFAULT_PICK_POLICY } from "../../../common/src/gpu/policy";
+import { othersClaims, pickAndClaim } from "../../../common/src/gpu/claimPick";
+import { entryUuids } from "../../../common/src/gpu/claimKeeper";
 import { ClaimLedger, currentOwner, DEFAULT_CLAIM_TTL_MS, describeClaim, ledgerDir } from "../../../common/src/gpu/claims";
-import { queryInventory, type Inventory, type ProcessDetails } from "../../../client/src/gpu/nvidiaSmi";
-import { queryAmdInventory } from "../../../client/src/gpu/amdSmi";
+import { queryInventory, type Inventory, type ProcessDetails } from "../../../common/src/gpu/nvidiaSmi";
+import { queryAmdInventory } from "../../../common/src/gpu/amdSmi";
 import { detectVendor } from "../../../common/src/gpu/vendor";
 import { findProgram } from "../../../common/src/run/which";
-import { describeProcesses } from "../../../client/src/gpu/procinfo";
+import { describeProcesses } from "../../../common/src/gpu/procinfo";
 import { initEngine, type LintOptions } from "../engine/lint";
 import { resolveLintOptions } from "../engine/options";
 import { checkFileOnDisk } from "../agentCheck";

@@ -17,7 +17,7 @@
 import type { Position, Range } from "../engine/types";
 import { SourceText } from "../engine/manifests/source";
 import { jobScriptFacts } from "../engine/manifests/jobscript";
-import { parseSinfoNodes, partitionGpus, SINFO_NODE_FORMAT, type PartitionGpus } from "./parse";
+import { parseSinfoNodes, partitionGpus, SINFO_NODE_FORMAT, type PartitionGpus } from "../../../common/src/slurm/parse";
 
 /** How long an answer of sinfo is reused, ms (at most every 30 s). */
 export const SINFO_CACHE_MS = 30_000;

@@ -70,7 +70,7 @@ export function ensureBuilt({ force = false } = {}) {
   const outs = ["client.js", "server.js"].map((f) => path.join(repoRoot, "dist", f));
   const missing = outs.some((f) => !fs.existsSync(f));
   const builtAt = missing ? 0 : Math.min(...outs.map((f) => fs.statSync(f).mtimeMs));
-  const srcAt = Math.max(newestMtime(path.join(repoRoot, "client", "src")), newestMtime(path.join(repoRoot, "server", "src")),
+  const srcAt = Math.max(...["client", "server", "common"].map((root) => newestMtime(path.join(repoRoot, root, "src"))),
     fs.statSync(path.join(repoRoot, "package.json")).mtimeMs);
   if (!force && !missing && builtAt >= srcAt) return false;
   log(`building the extension (npm run build)${missing ? ": dist/ incomplete" : force ? "" : ": sources changed"}`);

@@ -4,7 +4,7 @@
  * are null whenever the text is not of the plain shapes below.
  */
 import { dirname, isAbsolute, join } from "node:path";
-import { readWorkspaceText } from "../workspaceFile";
+import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 
 /** The text of a script named in a launch line: relative to the launching file's folder, then up to three folders above it; null when not a readable `.py` path. */
 export function launchedScriptText(file: string | null, path: string): string | null {

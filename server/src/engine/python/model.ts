@@ -13,7 +13,7 @@ import {
 } from "../frameworks";
 import type { Range } from "../types";
 import { textChange, type TextChange } from "./keptText";
-import { isWordCode } from "./lineStructure";
+import { isWordCode } from "../../../../common/src/python/lineStructure";
 import { importInitNote, INIT_CATALOGUE } from "../initCatalogue";
 
 /** How an environment variable was written. `%env` is IPython's magic (it sets os.environ). */

@@ -8,7 +8,7 @@
  * file re-consumed the whole file (p95 of the parse alone 9–25 ms). A chunk's parse costs what
  * its own text costs.
  *
- * Soundness: a chunk starts at a logical line at column 0 (python/lineStructure.ts
+ * Soundness: a chunk starts at a logical line at column 0 (common/src/python/lineStructure.ts
  * `columnZeroLines`, CPython's line rules: not inside brackets, a string or after a `\`), which is
  * not an `else`/`elif`/`except`/`finally` clause and does not follow a decorator. There every
  * enclosing block has ended, so the statements of a chunk parse as they do in the whole file.
@@ -18,7 +18,7 @@
  * reads node text from one holder that always has the text of the current version.
  */
 import type { Edit, Node, Point, Tree } from "web-tree-sitter";
-import { columnZeroLines, isWordCode } from "./lineStructure";
+import { columnZeroLines, isWordCode } from "../../../../common/src/python/lineStructure";
 import { pythonParser, syntaxErrorCount } from "./parser";
 import { pointAfterInsert } from "../fixes";
 import { textChange, type TextChange } from "./keptText";

@@ -24,7 +24,7 @@
 import { readdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule } from "../frameworks";
-import { readWorkspaceText } from "../workspaceFile";
+import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 import { buildModel, type InitEvent, type ModelOptions, type ProjectInit, type ProjectLookup } from "./model";
 import { ModuleTrees } from "./moduleTrees";
 import { pythonInput } from "./parser";
@@ -48,7 +48,7 @@ const ROOT_MARKERS = ["pyproject.toml", "setup.py", "setup.cfg", ".git"];
 /** How many folders above a file the search for a project root climbs at most. */
 const MAX_LEVELS_UP = 8;
 
-/** The default reader: a regular file through the safe reader (engine/workspaceFile.ts), at most MAX_MODULE_BYTES. */
+/** The default reader: a regular file through the safe reader (common/src/fs/workspaceFile.ts), at most MAX_MODULE_BYTES. */
 export const diskReader: SourceReader = (file) => {
   const r = readWorkspaceText(file, MAX_MODULE_BYTES);
   return "text" in r ? r.text : null;

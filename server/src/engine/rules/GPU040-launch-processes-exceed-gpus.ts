@@ -7,7 +7,7 @@ import type { ShellWord } from "../manifests/shell";
 import { resolveLiteral } from "../manifests/jobscript";
 import { isMap, pairOf, scalarText, valueOf } from "../manifests/yaml";
 import { parseVisibleDevices } from "../visibleDevices";
-import { readWorkspaceText } from "../workspaceFile";
+import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 import { deepspeedLocalIds, wholeNumber, type OptionValue } from "../launch/commandLine";
 import { launchesOf, type FoundLaunch } from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";

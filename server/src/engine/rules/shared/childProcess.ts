@@ -5,7 +5,7 @@
  */
 import type { RuleContext } from "../../rule";
 import type { SyntaxNode } from "../../python/parser";
-import { isWordCode } from "../../python/lineStructure";
+import { isWordCode } from "../../../../../common/src/python/lineStructure";
 import { calleePath } from "./py";
 
 const EXEC_SUFFIXES = ["l", "le", "lp", "lpe", "v", "ve", "vp", "vpe"];

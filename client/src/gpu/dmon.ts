@@ -20,7 +20,7 @@
  * GPM ids and what they measure, and real captures on an H200 with driver 580.159.04
  * (test/fixtures/nvidia-smi/h200-gpm, see its README).
  */
-import type { ParseProblem } from "./parse";
+import type { ParseProblem } from "../../../common/src/nvidiaSmi/parse";
 
 /**
  * GPM metrics GPU Pilot reads: NVML's `nvmlGpmMetricId_t` id, the column name dmon prints for it

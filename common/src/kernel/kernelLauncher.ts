@@ -4,7 +4,7 @@
  * own interpreter. Each time Jupyter starts or restarts the kernel it
  * 1. reads the GPU selection: from the selection file (`--selection FILE`, selectionFile.ts) as the
  *    editor last wrote it, or from the ids pinned at install time (`--gpus IDS --vendor VENDOR`);
- * 2. applies it to its own environment as a run does (client/src/run/launch.ts): on NVIDIA
+ * 2. applies it to its own environment as a run does (common/src/run/launch.ts): on NVIDIA
  *    `CUDA_VISIBLE_DEVICES=<ids>` and `CUDA_DEVICE_ORDER=PCI_BUS_ID`; on AMD ROCm
  *    `ROCR_VISIBLE_DEVICES=<ids>` alone, with an inherited HIP_VISIBLE_DEVICES, GPU_DEVICE_ORDINAL,
  *    CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER removed (launch.ts AMD_SELECTION_VARS);
@@ -42,7 +42,7 @@ export const KERNEL_DEVICES_VAR = "GPU_PILOT_KERNEL_DEVICES";
 const HEX_UUID = "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}";
 /**
  * A CUDA_VISIBLE_DEVICES entry, as a pattern Python's `re` and JavaScript read alike: the same as
- * client/src/gpu/selection.ts DEVICE_ID (a test checks they agree).
+ * common/src/gpu/selection.ts DEVICE_ID (a test checks they agree).
  */
 export const DEVICE_ID_PATTERN = `^(?:\\d{1,4}|GPU-${HEX_UUID}|MIG-(?:${HEX_UUID}|GPU-${HEX_UUID}/\\d+/\\d+))$`;
 

@@ -12,14 +12,14 @@
  * `$XDG_STATE_HOME` (default `~/.local/state`).
  *
  * Shape (version 1): `{"version":1,"devices":["1"],"vendor":"nvidia","updatedAt":"<ISO 8601>"}`.
- * `devices` are CUDA_VISIBLE_DEVICES entries (client/src/gpu/selection.ts DEVICE_ID); an empty list
+ * `devices` are CUDA_VISIBLE_DEVICES entries (common/src/gpu/selection.ts DEVICE_ID); an empty list
  * means "no GPU selected" and the launcher then leaves the kernel's environment as it is, as a new
  * terminal gets no variable for an empty selection (client/src/gpu/environment.ts).
  *
- * No `vscode` import: the client (gpu/kernelSelection.ts) and the CLI both use it.
+ * No `vscode` import: the client (client/src/gpu/kernelSelection.ts) and the CLI both use it.
  */
 import { closeSync, constants, lstatSync, mkdirSync, openSync, renameSync, rmSync, writeSync } from "node:fs";
-import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
+import { readWorkspaceFile } from "../fs/workspaceFile";
 import { homedir } from "node:os";
 import { dirname, join } from "node:path";
 

@@ -1,9 +1,9 @@
 /**
  * Messages and setting shapes shared by the client (extension host) and the language server.
- * Imports only the LSP protocol package (and the engine's result types, erased at build): no `vscode`, no transport.
+ * Imports only the LSP protocol package (and the run facts' types, erased at build): no `vscode`, no transport.
  */
 import { NotificationType, RequestType } from "vscode-languageserver-protocol";
-import type { RunFacts } from "./engine/runFacts";
+import type { RunFacts } from "../run/runFacts";
 
 /** One physical GPU as nvidia-smi reports it (PCI bus order, the order nvidia-smi numbers in). */
 export interface InventoryGpu {
@@ -45,7 +45,7 @@ export type RunFactsResult = { ok: true; facts: RunFacts } | { ok: false; error:
 
 /**
  * `gpuPilot/runFacts` (client → server): what the checks before a run need to know about a Python
- * script (engine/runFacts.ts): launcher-set variables it reads, env:// init_process_group calls,
+ * script (server/src/engine/runFacts.ts computes it, common/src/run/runFacts.ts types it): launcher-set variables it reads, env:// init_process_group calls,
  * its CUDA_VISIBLE_DEVICES writes with the engine's verdict on whether each takes effect (GPU001).
  * The client asks instead of bundling a second copy of the parser.
  */

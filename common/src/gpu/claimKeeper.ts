@@ -6,8 +6,8 @@
  * window closes (dispose). The GPU view asks it who holds a GPU. No `vscode` import: warnings go
  * to a callback, so it is unit-tested with a real ledger.
  */
-import { type Claim, ClaimLedger, type ClaimPurpose, currentOwner, describeClaim } from "../../../common/src/gpu/claims";
-import { indexOfEntry, type SelectionStore } from "../../../common/src/gpu/selection";
+import { type Claim, ClaimLedger, type ClaimPurpose, currentOwner, describeClaim } from "./claims";
+import { indexOfEntry, type SelectionStore } from "./selection";
 import type { Inventory } from "./nvidiaSmi";
 
 /** What the keeper reads of the GPU monitor. */

@@ -2,7 +2,7 @@
  * nvidia-smi's query output, parsed: the `--query-gpu` / `--query-compute-apps` CSV (`--format=csv,
  * noheader,nounits`) and the `-L` device listing, into {@link Gpu}, {@link ComputeApp} and
  * {@link MigDevice} records. Pure text in, data out (no process, no `vscode`): shared by the
- * extension's GPU view (client/src/gpu/nvidiaSmi.ts, which runs nvidia-smi) and the CLI's
+ * extension's GPU view (common/src/gpu/nvidiaSmi.ts, which runs nvidia-smi) and the CLI's
  * `--inventory` (server/src/cli.ts), so the CLI does not reach into the client.
  *
  * Sources for field names, units and formats: `nvidia-smi --help-query-gpu`,

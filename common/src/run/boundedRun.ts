@@ -7,7 +7,7 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import { loadExeca } from "../gpu/nvidiaSmi";
-import { OWN_GROUP, signalGroup, trackGroup } from "../../../common/src/run/processGroup";
+import { OWN_GROUP, signalGroup, trackGroup } from "./processGroup";
 
 /** Options of {@link runBounded}. */
 export interface BoundedOptions {

@@ -1,18 +1,18 @@
 /**
  * The GPU Pilot agent tools, without `vscode` and without processes: their names, JSON
  * input schemas, input validation and the text results an agent reads. The VS Code
- * language-model tools (lmTools.ts) and `gpu-pilot mcp` (server/src/mcp/server.ts) both use this
+ * language-model tools (client/src/agents/lmTools.ts) and `gpu-pilot mcp` (server/src/mcp/server.ts) both use this
  * module, so an agent gets the same answer in and outside the editor.
  *
  * Every validator returns `{ value }` or `{ error }` (a sentence naming the field and what it must
  * be); none throws.
  */
-import type { AgentFinding } from "../../../server/src/protocol";
+import type { AgentFinding } from "../lsp/protocol";
 import type { ComputeApp, Gpu, Inventory, ProcessDetails } from "../gpu/nvidiaSmi";
 import { normalizePolicy, pickFreeGpus, type PickPolicy, type PickResult } from "../gpu/policy";
-import { escapeControls } from "../../../server/src/engine/text";
-import { indexOfEntry, isDeviceId, normalizeSelection, type SelectBy } from "../../../common/src/gpu/selection";
-import type { GpuVendor } from "../../../common/src/run/launch";
+import { escapeControls } from "../text/controls";
+import { indexOfEntry, isDeviceId, normalizeSelection, type SelectBy } from "../gpu/selection";
+import type { GpuVendor } from "../run/launch";
 import { TOOL, type ToolName } from "./toolNames";
 
 /** Tool names, as `contributes.languageModelTools` and the MCP server list them. */

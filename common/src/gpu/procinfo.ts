@@ -14,11 +14,11 @@ import { promises as fsp } from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import type { ComputeApp, ProcessDetails } from "./nvidiaSmi";
-import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
+import { readWorkspaceFile } from "../fs/workspaceFile";
 
-import { CLOCK_TICKS_PER_S, type CpuSample } from "./processTable";
+import { CLOCK_TICKS_PER_S, type CpuSample } from "./procTicks";
 
-export { CLOCK_TICKS_PER_S, runningSeconds, type CpuSample } from "./processTable";
+export { CLOCK_TICKS_PER_S, runningSeconds, type CpuSample } from "./procTicks";
 
 /** Cap for one /proc file (a command line is at most ARG_MAX, 2 MiB by default): 4 MiB. */
 const PROC_MAX_BYTES = 4 * 1024 * 1024;

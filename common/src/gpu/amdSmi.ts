@@ -1,15 +1,15 @@
 /**
  * The GPU view's inventory on an AMD ROCm machine: runs `amd-smi` (metric, static and list, each
  * `--json`) or, without it, the deprecated `rocm-smi --showallinfo --json`, and parses the output
- * with server/src/amdSmi/parse.ts. No `vscode` import; processes are started by
+ * with common/src/amdSmi/parse.ts. No `vscode` import; processes are started by
  * nvidiaSmi.ts's runner (execa, argument arrays, timeouts, abort), whose words are rewritten to
  * name the AMD tool.
  *
  * Not read on AMD: the compute processes (the inventory's `apps` is empty) and MIG.
  */
 import { type InventoryResult, type RunOptions, type SmiFailure, type SmiResult, describeProblem, runNvidiaSmi } from "./nvidiaSmi";
-import { AMD_SMI_LIST_ARGS, AMD_SMI_METRIC_ARGS, AMD_SMI_STATIC_ARGS, ROCM_SMI_ARGS, parseAmdSmi, parseRocmSmi } from "../../../server/src/amdSmi/parse";
-import type { VendorFacts } from "../../../common/src/gpu/vendor";
+import { AMD_SMI_LIST_ARGS, AMD_SMI_METRIC_ARGS, AMD_SMI_STATIC_ARGS, ROCM_SMI_ARGS, parseAmdSmi, parseRocmSmi } from "../amdSmi/parse";
+import type { VendorFacts } from "./vendor";
 
 /** The AMD tool to read: vendor.ts {@link VendorFacts.amdTool}. */
 export type AmdTool = NonNullable<VendorFacts["amdTool"]>;

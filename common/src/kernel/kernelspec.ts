@@ -21,11 +21,11 @@
  */
 import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
-import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
+import { readWorkspaceFile } from "../fs/workspaceFile";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { LAUNCHER_FILE_NAME, LAUNCHER_SOURCE } from "./kernelLauncher";
-import { START_RECORD_NAME, START_RECORDS_FOLDER } from "../../../common/src/kernel/startRecord";
+import { START_RECORD_NAME, START_RECORDS_FOLDER } from "./startRecord";
 import type { KernelVendor } from "./selectionFile";
 import { writeFileSafely } from "./selectionFile";
 

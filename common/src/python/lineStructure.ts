@@ -35,7 +35,7 @@ const PREFIXES = new Set(["r", "u", "b", "br", "rb", "f", "fr", "rf", "t", "tr",
 /**
  * Whether UTF-16 code unit `k` can be part of a word as the tokenizer reads one: a letter, digit,
  * `_` or any non-ASCII character (identifiers, numbers and string prefixes). The engine's text
- * scans (prefilter.ts, limits.ts, python/model.ts) use the same test.
+ * scans (server/src/engine/: prefilter.ts, limits.ts, python/model.ts) use the same test.
  */
 export const isWordCode = (k: number): boolean => (k >= 97 && k <= 122) || (k >= 65 && k <= 90) || (k >= 48 && k <= 57) || k === 95 || k > 0x7f;
 /** The longest string prefix in PREFIXES. */
@@ -78,7 +78,7 @@ function scanLines(text: string, onLine?: (line: number, offset: number, col: nu
  * Calls `onStart` with the offset and 0-based line of each logical line at column 0 (no
  * indentation) that starts after `from`, in order, until it returns true or the text ends. `from`
  * must be such a line's start (or 0): there the tokenizer is outside brackets and strings.
- * Indentation is not checked, so a line-structure error does not end the scan (python/moduleTrees.ts
+ * Indentation is not checked, so a line-structure error does not end the scan (server/src/engine/python/moduleTrees.ts
  * splits a module there; CPython's own line rules decide where a logical line starts). Linear in
  * the part scanned; never throws.
  */

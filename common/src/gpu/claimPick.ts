@@ -4,7 +4,7 @@
  * best eligible ones all at once; optionally waiting until enough are free. Used by the command,
  * the VS Code agent tool and the MCP server. No `vscode`.
  */
-import { type Claim, type ClaimLedger, type ClaimPurpose, describeClaim, waitAndClaim } from "../../../common/src/gpu/claims";
+import { type Claim, type ClaimLedger, type ClaimPurpose, describeClaim, waitAndClaim } from "./claims";
 import type { ComputeApp, Gpu, ProcessDetails } from "./nvidiaSmi";
 import { pickFreeGpus, type PickPolicy, type PickResult } from "./policy";
 

@@ -1,7 +1,7 @@
 /**
  * The agent tools' names (package.json `contributes.languageModelTools`), in a file that imports
  * nothing: the entry bundle (dist/client.js) registers the tools at activation by these names
- * (agents/register.ts) while their code (agents/core.ts, lmTools.ts) is in dist/features.js.
+ * (client/src/agents/register.ts) while their code (core.ts, client/src/agents/lmTools.ts) is in dist/features.js.
  */
 export const TOOL = {
   listGpus: "gpu-pilot_listGpus",

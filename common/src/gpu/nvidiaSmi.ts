@@ -1,6 +1,6 @@
 /**
  * nvidia-smi: run it safely and query the inventory. The parsers of its output (and the Gpu,
- * ComputeApp, MigDevice records) live in server/src/nvidiaSmi/parse.ts, shared with the CLI's
+ * ComputeApp, MigDevice records) live in common/src/nvidiaSmi/parse.ts, shared with the CLI's
  * `--inventory`, and are re-exported here.
  *
  * No `vscode` import: everything here is unit-tested against real captured output
@@ -24,7 +24,7 @@ export function loadExeca(): Promise<ExecaModule> {
   return execaModule;
 }
 
-export * from "../../../server/src/nvidiaSmi/parse";
+export * from "../nvidiaSmi/parse";
 import { runBounded } from "../run/boundedRun";
 import {
   type ComputeApp,
@@ -37,8 +37,8 @@ import {
   LIST_GPUS_ARGS,
   QUERY_APPS_ARGS,
   QUERY_GPU_ARGS,
-} from "../../../server/src/nvidiaSmi/parse";
-import type { GpuVendor } from "../../../common/src/run/launch";
+} from "../nvidiaSmi/parse";
+import type { GpuVendor } from "../run/launch";
 
 // ---------------------------------------------------------------------------------------------
 // Running nvidia-smi

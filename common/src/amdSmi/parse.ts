@@ -2,7 +2,7 @@
  * AMD's GPU tools, parsed into the GPU view's {@link Gpu} records: `amd-smi metric --json` with
  * `amd-smi static --json` (and optionally `amd-smi list --json` for the UUIDs), or the older
  * `rocm-smi --showallinfo --json`. Pure text in, data out (no process, no `vscode`), so the
- * extension (client/src/gpu/amdSmi.ts runs the tools) and the CLI can both import it, as with
+ * extension (common/src/gpu/amdSmi.ts runs the tools) and the CLI can both import it, as with
  * ../nvidiaSmi/parse.ts.
  *
  * Shapes, from output published in public issues (the reduced copies and their URLs are in

@@ -4,8 +4,8 @@
  * field followed by `|`) and `squeue --me --json`. Shapes as printed by Slurm 22.05.8; the captures
  * in test/fixtures/slurm/ are real output of that version (test/fixtures/slurm/measured.md).
  * No `vscode` import: unit-tested on the captures. Shared by the client's Slurm view
- * (client/src/slurm/parse.ts re-exports it) and the language server's partition hover
- * (server/src/slurm/partitionHover.ts), so the server does not reach into the client.
+ * (client/src/slurm/) and the language server's partition hover
+ * (server/src/slurm/partitionHover.ts), so neither reaches into the other.
  */
 
 /** The `sinfo -O` fields these parsers expect, in order, each ending in `|` (no width: the whole value). */
