@@ -47,8 +47,9 @@ import { rule as GPU044 } from "./GPU044-launch-local-rank-option-spelling";
 import { rule as GPU045 } from "./GPU045-shell-visible-id-not-on-this-machine";
 import { rule as GPU046 } from "./GPU046-ultralytics-device-after-cuda-init";
 import { rule as GPU047 } from "./GPU047-visible-devices-after-child-start";
+import { rule as GPU048 } from "./GPU048-notebook-launcher-after-cuda-init";
 
-export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU021, GPU022, GPU023, GPU024, GPU025, GPU026, GPU027, GPU028, GPU029, GPU030, GPU031, GPU032, GPU033, GPU034, GPU035, GPU036, GPU037, GPU038, GPU039, GPU040, GPU041, GPU042, GPU043, GPU044, GPU045, GPU046, GPU047];
+export const RULES: readonly Rule[] = [GPU001, GPU002, GPU003, GPU004, GPU005, GPU006, GPU007, GPU008, GPU009, GPU010, GPU011, GPU012, GPU013, GPU014, GPU015, GPU016, GPU017, GPU018, GPU019, GPU020, GPU021, GPU022, GPU023, GPU024, GPU025, GPU026, GPU027, GPU028, GPU029, GPU030, GPU031, GPU032, GPU033, GPU034, GPU035, GPU036, GPU037, GPU038, GPU039, GPU040, GPU041, GPU042, GPU043, GPU044, GPU045, GPU046, GPU047, GPU048];
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {
