@@ -243,6 +243,7 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
       model, machine, notebook: !!extra.notebook, slurm: options.slurm ?? [], torchBelow20: !!options.torchBelow20, where: extra.where ?? ((l) => `line ${l + 1}`),
       report: reporter(rule, diagnostics, options.preview), hasWord: (w) => probe.hasWord(w),
       ...(extra.notebook && options.runningKernel ? { runningKernel: options.runningKernel } : {}),
+      ...(options.project ? { project: options.project } : {}),
     };
     const before = diagnostics.length;
     try {

@@ -5,7 +5,7 @@
  */
 import type { LintDiagnostic, RuleMeta, Severity, Fix, RelatedInfo, Range, KernelRestart } from "./types";
 import type { RunningKernelFacts } from "../../../common/src/kernel/runningKernel";
-import type { ModuleModel, EnvWriteEvent } from "./python/model";
+import type { ModuleModel, EnvWriteEvent, ProjectLookup } from "./python/model";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
 import type { SlurmLaunch } from "./slurmLaunch";
@@ -44,6 +44,11 @@ export interface RuleContext {
    * absent for files, the CLI, and notebooks whose kernel is not known (no access, the probe timed out).
    */
   runningKernel?: RunningKernelFacts;
+  /**
+   * The project's other modules as this file imports them (python/project.ts), for rules that
+   * follow values into them (GPU039: ranks returned by a project function). Absent: opaque.
+   */
+  project?: ProjectLookup;
   /** Reports one finding; severity defaults to the rule's. */
   report(finding: { range: Range; message: string; severity?: Severity; related?: RelatedInfo[]; fix?: Fix; preview?: boolean; kernelRestart?: KernelRestart }): void;
 }

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { applyFix, lintCode } from "../helpers";
+import { lintPython } from "../../../server/src/engine/lint";
+import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
 import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU039");
@@ -101,4 +106,40 @@ test("GPU039 default set: SLURM_LOCALID and Accelerate's local_process_index cou
   assert.equal(e.fix?.title, "Use int(os.environ[\"LOCAL_RANK\"]) as the device");
   // Without any local rank read the finding stays in preview (single-node tests on the ecosystem corpus).
   assert.deepEqual(await lintCode('import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(dist.get_rank())\n', "GPU039"), []);
+});
+
+test("GPU039 follows a returned tuple element by element: a swapped unpacking in this file, and one of another project module's function", async () => {
+  const same = [
+    "import os", "import torch", "", "def envs():", '    return int(os.environ["LOCAL_RANK"]), int(os.environ["RANK"])', "",
+    "rank, local_rank = envs()", "torch.cuda.set_device(local_rank)", "",
+  ].join("\n");
+  const [d, ...rest] = await lintCode(same, "GPU039");
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 7);
+  assert.match(d.message, /^local_rank is the global rank \(os\.environ\["RANK"\], line 5\)/);
+  // The first local-rank read of the file is the one inside envs(): named as it reads.
+  assert.match(d.message, /use the local rank: os\.environ\["LOCAL_RANK"\], which this file reads on line 5$/);
+  // The right order is silent.
+  assert.deepEqual(await lintCode(same.replace("rank, local_rank = envs()", "local_rank, rank = envs()"), "GPU039"), []);
+});
+
+test("GPU039 with the project: get_envs() in envs.py returns (local_rank, rank, world_size); train.py unpacks it swapped", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-rank-tuple-"));
+  writeFileSync(join(dir, "envs.py"), 'import os\n\n\ndef get_envs():\n    local_rank = int(os.getenv("LOCAL_RANK", -1))\n    rank = int(os.getenv("RANK", -1))\n    return local_rank, rank, int(os.getenv("WORLD_SIZE", 1))\n');
+  const train = "import torch\nfrom envs import get_envs\n\n\ndef main(args):\n    args.rank, args.local_rank, args.world_size = get_envs()\n    torch.cuda.set_device(args.local_rank)\n";
+  writeFileSync(join(dir, "train.py"), train);
+  const project = new ProjectIndex().lookupFor(join(dir, "train.py"), lookupOptions({}));
+  const r = lintPython(train, { project, select: ["GPU039"] });
+  r.tree?.delete();
+  assert.equal(r.diagnostics.length, 1);
+  const [d] = r.diagnostics;
+  assert.equal(d.range.start.line, 6);
+  assert.equal(d.severity, "warning");
+  assert.match(d.message, /^args\.local_rank is the global rank \(get_envs\(\), line 6: it returns RANK there, read at envs\.py:6\)/);
+  assert.equal(d.related?.[0].message, "the global rank comes from here: get_envs() (read at envs.py:6)");
+  // Unpacked in the order it is returned: silent; the file read by the lookup is a dependency (re-lint when envs.py changes).
+  const ok = lintPython(train.replace("args.rank, args.local_rank", "args.local_rank, args.rank"), { project, select: ["GPU039"] });
+  ok.tree?.delete();
+  assert.deepEqual(ok.diagnostics, []);
+  assert.ok([...project.deps()].some((f) => f.endsWith("envs.py")));
 });

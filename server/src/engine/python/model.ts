@@ -160,8 +160,24 @@ export interface ProjectLookup {
   moduleInit(path: string): ProjectInit | null;
   /** The first CUDA initialisation that calling the project function at `path` runs, or null (not a project function, or none). */
   callableInit(path: string): ProjectInit | null;
+  /**
+   * What the project function at `path` returns as a tuple, per position: the rank it holds (the
+   * function's own environment reads and rank calls, python/rankFlow.ts), with where it is read for
+   * messages (`envs.py:7`, relative to the importing file's folder); null when not a project function
+   * or it returns no tuple of one length. Optional: lookups made before it existed answer nothing.
+   */
+  callableReturns?(path: string): ReadonlyArray<ProjectRank> | null;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
+}
+
+/** One element of a project function's returned tuple, as a rank (ProjectLookup.callableReturns). */
+export interface ProjectRank {
+  kind: "global" | "local" | "node" | "unknown";
+  /** The environment variable read there (`RANK`), or null (a rank call, or unknown). */
+  variable: string | null;
+  /** Where it is read: `envs.py:7`; empty when unknown. */
+  where: string;
 }
 
 /**

@@ -25,7 +25,8 @@ import { readdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule } from "../frameworks";
 import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
-import { buildModel, type InitEvent, type ModelOptions, type ProjectInit, type ProjectLookup } from "./model";
+import { buildModel, type InitEvent, type ModelOptions, type ModuleModel, type ProjectInit, type ProjectLookup, type ProjectRank } from "./model";
+import { RankFlow } from "./rankFlow";
 import { ModuleTrees } from "./moduleTrees";
 import { pythonInput } from "./parser";
 
@@ -66,6 +67,9 @@ interface Summary {
   truncated: boolean;
 }
 
+/** By module-level function name: the ranks of its returned tuple (python/rankFlow.ts `returnedTuple`), with 1-based lines; absent when it returns no tuple. */
+type ReturnedRanks = Map<string, Array<{ kind: ProjectRank["kind"]; variable: string | null; line: number }>>;
+
 /** A {@link ProjectInit} before its places are put relative to an importer. */
 type Found = Omit<ProjectInit, "where">;
 
@@ -90,6 +94,12 @@ export interface FileLookup extends ProjectLookup {
  */
 export class ProjectIndex {
   private readonly summaries = new Map<string, Summary | "busy">();
+  /**
+   * By module file: the ranks its functions return as tuples ({@link returnedRanks}), made only when
+   * a lookup asks (a tuple unpacked into a device slot is rare; making them with every summary made
+   * a cold check of ColossalAI 1.5 x slower).
+   */
+  private readonly returns = new Map<string, ReturnedRanks>();
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
   private readonly roots = new Map<string, { roots: string[]; root: string }>();
   private generation = 0;
@@ -134,6 +144,17 @@ export class ProjectIndex {
         take(s);
         return shown(init);
       },
+      callableReturns: (path) => {
+        const at = path.lastIndexOf(".");
+        if (at <= 0 || path.endsWith(".")) return null;
+        const files = this.importedFiles(file, path.slice(0, at), options, true);
+        const target = files[files.length - 1];
+        if (!target || !deepEnough(files)) return null;
+        const returned = this.returnsOf(target, options).get(path.slice(at + 1));
+        deps.add(target);
+        if (!returned) return null;
+        return returned.map((r) => ({ kind: r.kind, variable: r.variable, where: r.line ? `${this.label(target, from)}:${r.line}` : "" }));
+      },
     };
   }
 
@@ -142,7 +163,7 @@ export class ProjectIndex {
    * next lookups have a new version, so kept facts built with the old answers are dropped).
    */
   invalidate(file: string): boolean {
-    let dropped = false;
+    let dropped = this.returns.delete(file);
     for (const [key, s] of this.summaries) {
       if (s !== "busy" && s.deps.has(file)) { this.summaries.delete(key); dropped = true; }
     }
@@ -154,6 +175,7 @@ export class ProjectIndex {
   /** Forgets everything (a file was created, deleted or renamed: module resolution may differ). */
   clear(): void {
     this.summaries.clear();
+    this.returns.clear();
     this.listings.clear();
     this.roots.clear();
     this.analysed = 0;
@@ -278,7 +300,8 @@ export class ProjectIndex {
       const model = buildModel(tree, text, { ...options, project, asImported: "module" });
       const importInit = asFound(firstInit(model.events), file);
       const functions = new Map<string, Found | null>();
-      for (const t of buildModel(tree, text, { ...options, asImported: "functions" }).functionTimelines) {
+      const asCalled = buildModel(tree, text, { ...options, asImported: "functions" });
+      for (const t of asCalled.functionTimelines) {
         const name = t.def.childForFieldName("name")?.text;
         if (!t.owner && name) functions.set(name, asFound(firstInit(t.events), file));
       }
@@ -288,6 +311,20 @@ export class ProjectIndex {
     }
   }
 
+
+  /** The ranks the functions of the module at `file` return as tuples, made once (empty when it cannot be read). */
+  private returnsOf(file: string, options: BaseOptions): ReturnedRanks {
+    let r = this.returns.get(file);
+    if (r) return r;
+    const text = this.read(file);
+    r = new Map();
+    if (text !== null && text.length <= MAX_MODULE_BYTES && RANK_WORDS.some((w) => text.includes(w))) {
+      const tree = ModuleTrees.parse(pythonInput(text), false);
+      try { r = returnedRanks(tree, text, options); } finally { tree.delete(); }
+    }
+    this.returns.set(file, r);
+    return r;
+  }
 
   /** `file` for messages: relative to the folder `from` when below it, else to its project root ('/' separators), else as it is. */
   private label(file: string, from: string): string {
@@ -310,4 +347,25 @@ function asFound(e: InitEvent | null, file: string): Found | null {
   return inner
     ? { framework: inner.framework, depth: inner.depth, what: inner.what, chain: [at, ...inner.chain] }
     : { framework: e.framework, depth: e.depth, what: e.what, chain: [at] };
+}
+
+/**
+ * The rank kinds of the tuples the module's module-level functions return (`return local_rank, rank,
+ * world_size`), by function name: only functions returning a tuple, and only when some element is a
+ * known rank. The module's own reads only (other modules' functions are not followed from here).
+ */
+/** A cheap gate: no rank can be read without one of these words (RANK_VARIABLES, the rank calls, Accelerate's attributes). */
+const RANK_WORDS = ["RANK", "PROCID", "LOCALID", "get_rank", "process_index", "get_node_local_rank"];
+
+function returnedRanks(tree: ModuleTrees, text: string, options: BaseOptions): ReturnedRanks {
+  const out: ReturnedRanks = new Map();
+  // A full model (the environment reads anywhere: the walks as imported leave them out).
+  const model: ModuleModel = buildModel(tree, text, { ...options });
+  const flow = new RankFlow(model);
+  for (const [name, def] of model.functions) {
+    const tuple = flow.returnedTuple(def);
+    if (!tuple || tuple.every((o) => o.kind === "unknown")) continue;
+    out.set(name, tuple.map((o) => ({ kind: o.kind, variable: o.variable, line: o.source ? o.source.startPosition.row + 1 : 0 })));
+  }
+  return out;
 }

@@ -22,7 +22,7 @@
  */
 import type { SyntaxNode } from "./parser";
 import { stringValue } from "./parser";
-import type { ModuleModel } from "./model";
+import type { ModuleModel, ProjectLookup } from "./model";
 
 /** Where a rank comes from: all nodes (`global`), this node (`local`), the node's number (`node`), or not known. */
 export type RankKind = "global" | "local" | "node" | "unknown";
@@ -39,6 +39,11 @@ export interface RankOrigin {
    * and parentheses only (no `if`/`or`, attribute, argparse or function return on the way).
    */
   plain: boolean;
+  /**
+   * Set when the rank comes from another project module's function through its returned tuple:
+   * where that module reads it, for messages (`envs.py:7`).
+   */
+  via?: string;
 }
 
 /**
@@ -74,13 +79,18 @@ const ACCELERATE_STATES = new Set([
 const ACCELERATE_ATTRIBUTES: Readonly<Record<string, RankKind>> = { process_index: "global", local_process_index: "local" };
 
 /** Internal value: a rank kind, or an integer literal (`0` in `rank if dist else 0`), which does not decide. */
-type Flow = { kind: RankKind | "constant"; source: SyntaxNode | null; variable: string | null; plain: boolean };
+type Flow = { kind: RankKind | "constant"; source: SyntaxNode | null; variable: string | null; plain: boolean; via?: string };
 
 const UNKNOWN: Flow = { kind: "unknown", source: null, variable: null, plain: false };
 const CONSTANT: Flow = { kind: "constant", source: null, variable: null, plain: false };
 
 /** How a name (or `obj.attr`, `d["k"]`) is bound in a scope: the value assigned, or null when bound otherwise (loop, `with`, import, `+=`). */
-interface Binding { end: number; value: SyntaxNode | null }
+interface Binding {
+  end: number;
+  value: SyntaxNode | null;
+  /** Set when the target is one element of an unpacked call's result (`a, b = f()`): its position in the returned tuple. */
+  index?: number;
+}
 
 /** The bindings of one function body or of the module (nested functions and classes excluded). */
 interface Scope {
@@ -108,7 +118,13 @@ export class RankFlow {
   private argparse: Map<string, Array<SyntaxNode | null>> | null = null;
   private depth = 0;
 
-  constructor(private readonly model: ModuleModel) {
+  /**
+   * @param model the module
+   * @param project the project's other modules (python/project.ts): a call of one of their functions
+   *   whose returned tuple is unpacked (`local_rank, rank = get_envs()`) takes each element's rank kind
+   *   from it. Absent: such calls are unknown.
+   */
+  constructor(private readonly model: ModuleModel, private readonly project?: ProjectLookup) {
     for (const e of model.events) if (e.kind === "envRead" && e.variable in RANK_VARIABLES) this.envReads.set(e.node.id, e.variable);
   }
 
@@ -116,7 +132,53 @@ export class RankFlow {
   origin(node: SyntaxNode | null | undefined): RankOrigin {
     const f = node ? this.flow(node) : UNKNOWN;
     if (f.kind === "constant") return { kind: "unknown", source: null, variable: null, plain: false };
-    return { kind: f.kind, source: f.source, variable: f.variable, plain: f.plain };
+    return { kind: f.kind, source: f.source, variable: f.variable, plain: f.plain, ...(f.via ? { via: f.via } : {}) };
+  }
+
+  /**
+   * What a function of this module returns as a tuple: per position, the rank origin its `return`
+   * statements agree on; null when a return gives no tuple, or tuples of different lengths.
+   * @param def a `function_definition` node of this module
+   */
+  returnedTuple(def: SyntaxNode): RankOrigin[] | null {
+    const tuples: SyntaxNode[][] = [];
+    let bad = false;
+    walkScope(def.childForFieldName("body"), (c) => {
+      if (c.type !== "return_statement") return;
+      let v = c.namedChildren[0] ?? null;
+      while (v?.type === "parenthesized_expression") v = v.namedChildren[0] ?? null;
+      if (!v || (v.type !== "expression_list" && v.type !== "tuple")) { bad = true; return; }
+      tuples.push(v.namedChildren.filter((x): x is SyntaxNode => !!x && x.type !== "comment"));
+    });
+    if (bad || !tuples.length || tuples.some((t) => t.length !== tuples[0].length || t.some((x) => x.type === "list_splat"))) return null;
+    return tuples[0].map((_, i) => {
+      const f = combine(tuples.map((t) => this.flow(t[i])), true);
+      return f.kind === "constant" ? { kind: "unknown", source: null, variable: null, plain: false } : { kind: f.kind, source: f.source, variable: f.variable, plain: false };
+    });
+  }
+
+  /** The flow of one binding: its value, or, for an element of an unpacked call, that element of the call's returned tuple. */
+  private ofBinding(b: Binding): Flow {
+    if (!b.value) return UNKNOWN;
+    return b.index === undefined ? this.flow(b.value) : this.tupleElement(b.value, b.index);
+  }
+
+  /**
+   * Element `i` of the tuple a call returns: a function of this module called by name
+   * ({@link returnedTuple}), or a function of another project module (ProjectLookup.callableReturns).
+   */
+  private tupleElement(call: SyntaxNode, i: number): Flow {
+    if (call.type !== "call") return UNKNOWN;
+    const fn = call.childForFieldName("function");
+    if (fn?.type === "identifier" && !this.model.symbols.has(fn.text)) {
+      const def = this.model.functions.get(fn.text);
+      if (!def || this.lookup(fn.text, fn) !== "module-function") return UNKNOWN;
+      const el = this.returnedTuple(def)?.[i];
+      return el && el.kind !== "unknown" ? { kind: el.kind, source: el.source, variable: el.variable, plain: false } : UNKNOWN;
+    }
+    const path = this.model.resolve(fn)?.replace(/\(\)/g, "") ?? null;
+    const el = path && this.project?.callableReturns ? this.project.callableReturns(path)?.[i] : undefined;
+    return el && el.kind !== "unknown" ? { kind: el.kind, source: call, variable: el.variable, plain: false, via: el.where } : UNKNOWN;
   }
 
   private flow(node: SyntaxNode): Flow {
@@ -193,17 +255,17 @@ export class RankFlow {
     const self = fn ? selfName(fn) : null;
     if (fn && self === obj.text) {
       const own = latestBefore(this.scopeOf(fn).members.get(`${self}.${attr}`), n.startIndex);
-      if (own) return notPlain(own.value ? this.flow(own.value) : UNKNOWN);
+      if (own) return notPlain(this.ofBinding(own));
       const values: Flow[] = [];
       for (const m of methodsOf(fn)) {
         const s = selfName(m);
-        for (const b of (s && this.scopeOf(m).members.get(`${s}.${attr}`)) || []) values.push(b.value ? this.flow(b.value) : UNKNOWN);
+        for (const b of (s && this.scopeOf(m).members.get(`${s}.${attr}`)) || []) values.push(this.ofBinding(b));
       }
       return values.length ? notPlain(combine(values, true)) : UNKNOWN;
     }
     const scope = fn ? this.scopeOf(fn) : this.scopeOf(null);
     const own = latestBefore(scope.members.get(`${obj.text}.${attr}`), n.startIndex);
-    if (own) return notPlain(own.value ? this.flow(own.value) : UNKNOWN);
+    if (own) return notPlain(this.ofBinding(own));
     const value = this.valueOfName(obj);
     if (value && isParseArgs(value)) {
       const defaults = this.argparseDefaults().get(attr);
@@ -220,7 +282,7 @@ export class RankFlow {
     if (obj?.type !== "identifier" || key === null) return UNKNOWN;
     const fn = enclosingFunction(n);
     const own = latestBefore(this.scopeOf(fn).members.get(`${obj.text}[${JSON.stringify(key)}]`), n.startIndex);
-    if (own) return notPlain(own.value ? this.flow(own.value) : UNKNOWN);
+    if (own) return notPlain(this.ofBinding(own));
     const value = this.valueOfName(obj);
     if (value?.type === "dictionary_comprehension" && key in RANK_VARIABLES && this.copiesEnvironment(value, key)) {
       return { kind: RANK_VARIABLES[key], source: n, variable: key, plain: false };
@@ -281,13 +343,13 @@ export class RankFlow {
   private ofName(use: SyntaxNode): Flow {
     const found = this.lookup(use.text, use);
     if (found === "module-function" || found === null) return UNKNOWN;
-    return notPlainIf(combine(found.map((b) => (b.value ? this.flow(b.value) : UNKNOWN)), true), found.length > 1);
+    return notPlainIf(combine(found.map((b) => this.ofBinding(b)), true), found.length > 1 || found.some((b) => b.index !== undefined));
   }
 
   /** The single value a name read at `use` is bound to (for objects: a dict literal, a parse_args call), or null. */
   private valueOfName(use: SyntaxNode): SyntaxNode | null {
     const found = this.lookup(use.text, use);
-    return Array.isArray(found) && found.length === 1 ? found[0].value : null;
+    return Array.isArray(found) && found.length === 1 && found[0].index === undefined ? found[0].value : null;
   }
 
   /**
@@ -500,34 +562,36 @@ function walkScope(root: SyntaxNode | null, visit: (n: SyntaxNode) => void): voi
 
 /** Records the bindings made in `root` (a function body or a top-level statement) into `scope`. */
 function collectBindings(root: SyntaxNode | null, scope: Scope): void {
-  const add = (map: Map<string, Binding[]>, key: string, end: number, value: SyntaxNode | null) => {
+  const add = (map: Map<string, Binding[]>, key: string, end: number, value: SyntaxNode | null, index?: number) => {
     const list = map.get(key) ?? [];
-    list.push({ end, value });
+    list.push(index === undefined ? { end, value } : { end, value, index });
     map.set(key, list);
   };
-  const bind = (target: SyntaxNode, value: SyntaxNode | null, end: number): void => {
+  const bind = (target: SyntaxNode, value: SyntaxNode | null, end: number, index?: number): void => {
     switch (target.type) {
-      case "identifier": add(scope.names, target.text, end, value); return;
-      case "parenthesized_expression": if (target.namedChildren[0]) bind(target.namedChildren[0], value, end); return;
+      case "identifier": add(scope.names, target.text, end, value, index); return;
+      case "parenthesized_expression": if (target.namedChildren[0]) bind(target.namedChildren[0], value, end, index); return;
       case "attribute": {
         const obj = target.childForFieldName("object");
         const attr = target.childForFieldName("attribute")?.text;
-        if (obj?.type === "identifier" && attr) add(scope.members, `${obj.text}.${attr}`, end, value);
+        if (obj?.type === "identifier" && attr) add(scope.members, `${obj.text}.${attr}`, end, value, index);
         return;
       }
       case "subscript": {
         const obj = target.childForFieldName("value");
         const key = stringValue(target.childForFieldName("subscript"));
-        if (obj?.type === "identifier" && key !== null) add(scope.members, `${obj.text}[${JSON.stringify(key)}]`, end, value);
+        if (obj?.type === "identifier" && key !== null) add(scope.members, `${obj.text}[${JSON.stringify(key)}]`, end, value, index);
         return;
       }
       default:
-        if (!PATTERNS.has(target.type)) return;
+        if (!PATTERNS.has(target.type) || index !== undefined) return;
     }
     const targets = target.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "comment");
     const values = value && PATTERNS.has(value.type) ? value.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "comment") : null;
     const paired = values && values.length === targets.length && !values.some((v) => v.type === "list_splat") && !targets.some((t) => t.type === "list_splat_pattern");
-    targets.forEach((t, i) => bind(t, paired ? values[i] : null, end));
+    // `a, b = f()`: each target is that element of what f returns (no starred target: positions would shift).
+    const unpacked = !values && value?.type === "call" && !targets.some((t) => t.type === "list_splat_pattern");
+    targets.forEach((t, i) => (unpacked ? bind(t, value, end, i) : bind(t, paired ? values[i] : null, end)));
   };
   walkScope(root, (n) => {
     switch (n.type) {

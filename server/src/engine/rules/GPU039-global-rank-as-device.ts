@@ -121,16 +121,33 @@ function localRankFix(ctx: RuleContext, slot: DeviceSlot, origin: RankOrigin) {
  * reads its local rank is written for launchers that start it on several nodes, and has the right
  * device number at hand: the global rank used as a device there is a mix-up, not a one-node shortcut.
  */
-function localRankRead(ctx: RuleContext): SyntaxNode | null {
+function localRankRead(ctx: RuleContext, flow: RankFlow): SyntaxNode | null {
   let first: SyntaxNode | null = null;
   const take = (n: SyntaxNode) => { if (!first || n.startIndex < first.startIndex) first = n; };
   for (const e of ctx.model.events) if (e.kind === "envRead" && RANK_VARIABLES[e.variable] === "local") take(e.node);
   for (const call of ctx.model.nodesOfType("call")) {
     const path = call ? calleePath(ctx.model, call) : null;
     if (call && path?.endsWith(".get_node_local_rank") && path.startsWith("torch.distributed")) take(call);
+    // A function (of this module or another project module) whose returned tuple holds a local rank.
+    if (call && path && returnsLocalRank(ctx, flow, call, path)) take(call);
   }
   for (const a of ctx.model.nodesOfType("attribute")) if (a?.childForFieldName("attribute")?.text === "local_process_index") take(a);
   return first;
+}
+
+/** Whether `call` (resolved to `path`) is a function of this module or of the project that returns a tuple holding a local rank. */
+function returnsLocalRank(ctx: RuleContext, flow: RankFlow, call: SyntaxNode, path: string): boolean {
+  const fn = call.childForFieldName("function");
+  const def = fn?.type === "identifier" ? ctx.model.functions.get(fn.text) : undefined;
+  if (def) return !!flow.returnedTuple(def)?.some((o) => o.kind === "local");
+  return !!ctx.project?.callableReturns?.(path)?.some((r) => r.kind === "local");
+}
+
+/** How the message names the file's local-rank read: the read itself, or the call whose returned tuple holds it. */
+function localShown(ctx: RuleContext, local: SyntaxNode): string {
+  const text = local.text.length > 60 ? `${local.text.slice(0, 57)}...` : local.text;
+  const returned = local.type === "call" && !calleePath(ctx.model, local)?.endsWith(".get_node_local_rank");
+  return returned ? `the one ${text} also returns (${ctx.where(local.startPosition.row)}; check the order the values are unpacked in)` : `${text}, which this file reads on ${ctx.where(local.startPosition.row)}`;
 }
 
 /** GPU039: a global rank (RANK, SLURM_PROCID, dist.get_rank(), accelerator.process_index) used as a CUDA device ordinal. */
@@ -142,9 +159,13 @@ export const rule: PythonRule = {
     fixable: true,
     // A global rank: an environment read of RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK (the word RANK
     // or PROCID in the text), torch.distributed's get_rank, or Accelerate's process_index (python/rankFlow.ts).
-    trigger: (t) => t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index"]),
+    // A rank returned by a project function reaches a file with none of those: followed where the file
+    // names a `local_rank` (the swapped unpacking `rank, local_rank = get_envs()` leaves the global rank
+    // in a variable of that name), a documented limit of the gate that keeps the rest of a distributed
+    // code base unparsed for this rule.
+    trigger: (t) => t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index", "local_rank"]),
     docs: {
-      what: "Reports a CUDA device ordinal whose value is the job's global rank: `torch.cuda.set_device(rank)`, `torch.device(\"cuda\", rank)`, `f\"cuda:{rank}\"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, with `rank` read from `os.environ[\"RANK\"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate's `process_index`. The value is followed within the file: assignments (the latest before the use in the same function or module), `int()`/`str()`, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), the file's own functions' return values, and f-strings. Not followed: other modules and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent. `rank % torch.cuda.device_count()` is not reported.",
+      what: "Reports a CUDA device ordinal whose value is the job's global rank: `torch.cuda.set_device(rank)`, `torch.device(\"cuda\", rank)`, `f\"cuda:{rank}\"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, with `rank` read from `os.environ[\"RANK\"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate's `process_index`. The value is followed within the file: assignments (the latest before the use in the same function or module), `int()`/`str()`, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), the file's own functions' return values (also element by element where a returned tuple is unpacked), the tuples that functions of the project's other modules return (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and f-strings. Not followed: other modules' values otherwise, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent. `rank % torch.cuda.device_count()` is not reported.",
       why: `On one node the global rank equals the local rank, so the program works there; on the second node of a job the global ranks go on from the first node's count (with 8 GPUs a node, ranks 8 to 15), and cuda:8 does not exist on an 8-GPU node: CUDA raises \`invalid device ordinal\` as for any ordinal beyond the visible GPUs (measured: ground-truth.md, GPU004). The torchrun documentation says the device is the local rank: "Please ensure that device_ids argument is set to be the only GPU device id that your code will be operating on. This is generally the local rank of the process. In other words, the device_ids needs to be [int(os.environ("LOCAL_RANK"))]", and "NEVER hard code any assumptions about the stable-ness of ranks or some correlation between RANK and LOCAL_RANK" (${TORCHRUN}). The PyTorch DDP tutorial's two-node torchrun example uses \`device_id = rank % torch.cuda.device_count()\` (${TUTORIAL}), which this rule does not report.`,
       example: "import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ[\"RANK\"])\ndist.init_process_group(\"nccl\")\ntorch.cuda.set_device(rank)  # GPU039: cuda:8 on the second node\n",
       fix: "import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ[\"RANK\"])\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\ndist.init_process_group(\"nccl\")\ntorch.cuda.set_device(local_rank)\n",
@@ -160,8 +181,8 @@ export const rule: PythonRule = {
     },
   },
   check(ctx) {
-    const flow = new RankFlow(ctx.model);
-    const local = localRankRead(ctx);
+    const flow = new RankFlow(ctx.model, ctx.project);
+    const local = localRankRead(ctx, flow);
     const seen = new Set<number>();
     for (const slot of deviceSlots(ctx)) {
       if (seen.has(slot.ordinal.id)) continue;
@@ -173,9 +194,9 @@ export const rule: PythonRule = {
       const expr = slot.ordinal.text.length > 40 ? `${slot.ordinal.text.slice(0, 37)}...` : slot.ordinal.text;
       ctx.report({
         range: nodeRange(slot.ordinal),
-        message: `${expr} is the global rank${src.id === slot.ordinal.id ? "" : ` (${label}, ${ctx.where(src.startPosition.row)})`} used as a CUDA device (${slot.form}): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal); use the local rank: ${local ? `${local.text.length > 60 ? `${local.text.slice(0, 57)}...` : local.text}, which this file reads on ${ctx.where(local.startPosition.row)}` : localInstead(origin)}`,
+        message: `${expr} is the global rank${src.id === slot.ordinal.id ? "" : ` (${label}, ${ctx.where(src.startPosition.row)}${origin.via ? `: it returns ${origin.variable ?? "the global rank"} there, read at ${origin.via}` : ""})`} used as a CUDA device (${slot.form}): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal); use the local rank: ${local ? localShown(ctx, local) : localInstead(origin)}`,
         related: [
-          { range: nodeRange(src), message: `the global rank is read here: ${label}` },
+          { range: nodeRange(src), message: origin.via ? `the global rank comes from here: ${label} (read at ${origin.via})` : `the global rank is read here: ${label}` },
           ...(local ? [{ range: nodeRange(local), message: `the local rank is read here: ${local.text.length > 60 ? `${local.text.slice(0, 57)}...` : local.text}` }] : []),
         ],
         fix: localNameFix(slot, local) ?? localRankFix(ctx, slot, origin),
