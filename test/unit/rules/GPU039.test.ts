@@ -143,3 +143,32 @@ test("GPU039 with the project: get_envs() in envs.py returns (local_rank, rank, 
   assert.deepEqual(ok.diagnostics, []);
   assert.ok([...project.deps()].some((f) => f.endsWith("envs.py")));
 });
+
+test("GPU039 follows an argument into the callee's device slot: a function of this file, and one of another project module", () => {
+  const same = [
+    "import os", "import torch.distributed as dist", "", 'LOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))', 'RANK = int(os.getenv("RANK", -1))', "",
+    "def zero_first(local_rank):", "    dist.barrier(device_ids=[local_rank])", "", "def load():", "    zero_first(RANK)", "    zero_first(local_rank=LOCAL_RANK)", "",
+  ].join("\n");
+  const r = lintPython(same, { select: ["GPU039"] });
+  r.tree?.delete();
+  assert.deepEqual(r.diagnostics.map((d) => d.range.start.line), [10]);
+  const [d] = r.diagnostics;
+  assert.match(d.message, /^RANK is the global rank \(os\.getenv\("RANK", -1\), line 5\) used as a CUDA device \(passed as local_rank to zero_first\(\), which uses it in device_ids=\[…\] \(line 8\)\)/);
+  // The module-level LOCAL_RANK is the fix's name (the function reads the global).
+  assert.equal(d.fix?.title, "Use LOCAL_RANK as the device");
+
+  const dir = mkdtempSync(join(tmpdir(), "gp-rank-arg-"));
+  writeFileSync(join(dir, "torch_utils.py"), "import torch.distributed as dist\n\n\ndef zero_first(local_rank: int):\n    if local_rank not in {-1, 0}:\n        dist.barrier(device_ids=[local_rank])\n");
+  const trainer = 'import os\nfrom torch_utils import zero_first\n\nRANK = int(os.getenv("RANK", -1))\nLOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))\n\n\ndef build():\n    zero_first(RANK)\n';
+  writeFileSync(join(dir, "trainer.py"), trainer);
+  const project = new ProjectIndex().lookupFor(join(dir, "trainer.py"), lookupOptions({}));
+  const p = lintPython(trainer, { project, select: ["GPU039"] });
+  p.tree?.delete();
+  assert.equal(p.diagnostics.length, 1);
+  assert.match(p.diagnostics[0].message, /passed as local_rank to zero_first\(\), which uses it in device_ids=\[…\] \(torch_utils\.py:6\)/);
+  assert.ok([...project.deps()].some((f) => f.endsWith("torch_utils.py")));
+  // A parameter the callee rebinds, or uses only after arithmetic, is not followed.
+  const rebinds = lintPython(same.replace("def zero_first(local_rank):", "def zero_first(local_rank):\n    local_rank = 0"), { select: ["GPU039"] });
+  rebinds.tree?.delete();
+  assert.deepEqual(rebinds.diagnostics, []);
+});

@@ -6,6 +6,8 @@ import type { SyntaxNode } from "./parser";
 import { stringValue } from "./parser";
 import type { ModuleModel } from "./model";
 import { cudaDeviceOrdinal, SET_DEVICE_PATHS } from "../frameworks";
+import { cudaStringOrdinal } from "./rankFlow";
+import { callArgs, calleePath } from "../rules/shared/py";
 
 /** One device ordinal written in code. */
 export interface DeviceUse {
@@ -77,6 +79,111 @@ export function deviceUses(model: Pick<ModuleModel, "symbols" | "nodesOfType" | 
     const idx = sub.childForFieldName("subscript");
     const n = intValue(idx);
     if (idx && n !== null) out.push({ ordinal: n, node: idx, form: `${base}[${n}]`, replace: (k) => String(k) });
+  }
+  return out;
+}
+
+/** Where one device ordinal is given: the expression and how the call names it, for messages. */
+export interface DeviceSlot { ordinal: SyntaxNode; form: string }
+
+/**
+ * The device ordinals the module passes to CUDA: `torch.cuda.set_device(x)`, `torch.cuda.device(x)`,
+ * `torch.device("cuda", x)` / `torch.device(x)`, `.to(x)` / `.cuda(x)` (positional or `device=`),
+ * `device_ids=[x]`, `output_device=x`, `device_id=x` on any call, `device=x` on a `torch.*` call,
+ * and device strings built from `x` (`f"cuda:{x}"`, `"cuda:" + str(x)`, `"cuda:{}".format(x)`).
+ */
+export function deviceSlots(model: ModuleModel): DeviceSlot[] {
+  const out: DeviceSlot[] = [];
+  for (const call of model.nodesOfType("call")) {
+    if (!call) continue;
+    const fn = call.childForFieldName("function");
+    const path = calleePath(model, call);
+    const { positional, keywords } = callArgs(call);
+    const first = positional[0];
+    const method = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
+    if (path && (SET_DEVICE_PATHS.includes(path) || path === "torch.cuda.device")) {
+      const x = first ?? keywords.get("device");
+      if (x) out.push({ ordinal: x, form: `${path}()` });
+    } else if (path === "torch.device") {
+      if (positional.length >= 2 && stringValue(positional[0]) === "cuda") out.push({ ordinal: positional[1], form: "torch.device(\"cuda\", …)" });
+      else if (positional.length === 1) out.push({ ordinal: first, form: "torch.device()" });
+      const index = keywords.get("index");
+      if (index) out.push({ ordinal: index, form: "torch.device(index=…)" });
+    } else if ((method === "to" || method === "cuda") && !path?.startsWith("torch.cuda")) {
+      const x = first ?? keywords.get("device");
+      if (x) out.push({ ordinal: x, form: `.${method}()` });
+    }
+    for (const [name, value] of keywords) {
+      if (name === "device_ids" && (value.type === "list" || value.type === "tuple")) {
+        for (const el of value.namedChildren) if (el && el.type !== "comment") out.push({ ordinal: el, form: "device_ids=[…]" });
+      } else if (name === "output_device" || name === "device_id") out.push({ ordinal: value, form: `${name}=` });
+      else if (name === "device" && path?.startsWith("torch.") && path !== "torch.device" && !SET_DEVICE_PATHS.includes(path) && path !== "torch.cuda.device") out.push({ ordinal: value, form: "device=" });
+    }
+    const inString = cudaStringOrdinal(call);
+    if (inString) out.push({ ordinal: inString, form: "\"cuda:{}\".format()" });
+  }
+  for (const s of model.nodesOfType("string")) {
+    if (!s || !s.text.includes("cuda:")) continue;
+    const x = cudaStringOrdinal(s);
+    if (x) out.push({ ordinal: x, form: "f\"cuda:{…}\"" });
+  }
+  for (const b of model.nodesOfType("binary_operator")) {
+    if (!b || !b.text.includes("cuda:")) continue;
+    const x = cudaStringOrdinal(b);
+    if (x) out.push({ ordinal: x, form: "\"cuda:\" + …" });
+  }
+  return out;
+}
+
+/** A parameter of a function that the function passes on as a CUDA device ordinal (ProjectLookup.callableDeviceParams). */
+export interface DeviceParam {
+  /** Its position among the parameters (0-based; `self` counts), and its name (for keyword arguments). */
+  index: number;
+  name: string;
+  /** How the function uses it, for messages: `dist.barrier(device_ids=[…])`. */
+  form: string;
+  /** The 1-based line of that use. */
+  line: number;
+}
+
+/**
+ * The parameters of `def` that reach one of {@link deviceSlots} as they are (the slot's ordinal is
+ * the parameter's name, or `int(name)`), and that the function never rebinds.
+ * @param slots the module's device slots (computed once per module by the caller)
+ */
+export function deviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): DeviceParam[] {
+  const params: string[] = [];
+  for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
+    if (!p || p.type === "comment") continue;
+    const name = p.type === "identifier" ? p : p.childForFieldName("name") ?? p.namedChildren.find((c) => c?.type === "identifier");
+    if (p.type === "list_splat_pattern" || p.type === "dictionary_splat_pattern" || p.type === "keyword_separator" || p.type === "positional_separator") break;
+    params.push(name?.type === "identifier" ? name.text : "");
+  }
+  const body = def.childForFieldName("body");
+  if (!body || !params.some(Boolean)) return [];
+  const rebound = new Set<string>();
+  const stack: SyntaxNode[] = [body];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === "function_definition" || n.type === "class_definition" || n.type === "lambda") continue;
+    if (n.type === "assignment" || n.type === "augmented_assignment" || n.type === "for_statement") {
+      const left = n.childForFieldName("left");
+      if (left?.type === "identifier") rebound.add(left.text);
+    }
+    for (const c of n.namedChildren) if (c) stack.push(c);
+  }
+  const out: DeviceParam[] = [];
+  for (const slot of slots) {
+    if (slot.ordinal.startIndex < body.startIndex || slot.ordinal.endIndex > body.endIndex) continue;
+    let o: SyntaxNode | null = slot.ordinal;
+    if (o.type === "call" && o.childForFieldName("function")?.text === "int") o = o.childForFieldName("arguments")?.namedChildren[0] ?? null;
+    if (o?.type !== "identifier" || rebound.has(o.text)) continue;
+    // The slot belongs to this function, not to a nested one.
+    let owner: SyntaxNode | null = o.parent;
+    while (owner && owner.type !== "function_definition" && owner.type !== "lambda") owner = owner.parent;
+    if (owner?.id !== def.id) continue;
+    const index = params.indexOf(o.text);
+    if (index >= 0 && !out.some((d) => d.index === index)) out.push({ index, name: o.text, form: slot.form, line: slot.ordinal.startPosition.row + 1 });
   }
   return out;
 }

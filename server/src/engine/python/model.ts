@@ -167,6 +167,12 @@ export interface ProjectLookup {
    * or it returns no tuple of one length. Optional: lookups made before it existed answer nothing.
    */
   callableReturns?(path: string): ReadonlyArray<ProjectRank> | null;
+  /**
+   * The parameters the project function at `path` passes on as a CUDA device ordinal as they are
+   * (python/devices.ts `deviceParams`), with where (`torch_utils.py:11`); null when none or not a
+   * project function. Optional, as {@link callableReturns}.
+   */
+  callableDeviceParams?(path: string): ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
 }

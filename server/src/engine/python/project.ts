@@ -27,6 +27,7 @@ import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule } from
 import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 import { buildModel, type InitEvent, type ModelOptions, type ModuleModel, type ProjectInit, type ProjectLookup, type ProjectRank } from "./model";
 import { RankFlow } from "./rankFlow";
+import { deviceParams, deviceSlots, type DeviceParam } from "./devices";
 import { ModuleTrees } from "./moduleTrees";
 import { pythonInput } from "./parser";
 
@@ -70,6 +71,9 @@ interface Summary {
 /** By module-level function name: the ranks of its returned tuple (python/rankFlow.ts `returnedTuple`), with 1-based lines; absent when it returns no tuple. */
 type ReturnedRanks = Map<string, Array<{ kind: ProjectRank["kind"]; variable: string | null; line: number }>>;
 
+/** What a module's functions hand on: rank tuples they return, parameters they use as device ordinals (by function name). */
+interface ModuleValues { returns: ReturnedRanks; params: Map<string, DeviceParam[]> }
+
 /** A {@link ProjectInit} before its places are put relative to an importer. */
 type Found = Omit<ProjectInit, "where">;
 
@@ -99,7 +103,7 @@ export class ProjectIndex {
    * a lookup asks (a tuple unpacked into a device slot is rare; making them with every summary made
    * a cold check of ColossalAI 1.5 x slower).
    */
-  private readonly returns = new Map<string, ReturnedRanks>();
+  private readonly values = new Map<string, ModuleValues>();
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
   private readonly roots = new Map<string, { roots: string[]; root: string }>();
   private generation = 0;
@@ -119,6 +123,14 @@ export class ProjectIndex {
     const from = dirname(file);
     const shown = (init: Found | null | undefined): ProjectInit | null => init ? { ...init, where: init.chain.map(([f, line]) => `${this.label(f, from)}:${line}`).join(" → ") } : null;
     const deepEnough = (files: readonly string[]) => { if (files.length && depth <= 0) truncated = true; return depth > 0; };
+    /** The project file that defines the function at dotted `path` (its module's own file), or null. */
+    const functionFile = (path: string): string | null => {
+      const at = path.lastIndexOf(".");
+      if (at <= 0 || path.endsWith(".")) return null;
+      const files = this.importedFiles(file, path.slice(0, at), options, true);
+      const target = files[files.length - 1];
+      return target && deepEnough(files) ? target : null;
+    };
     return {
       version: String(this.generation),
       deps: () => deps,
@@ -145,15 +157,20 @@ export class ProjectIndex {
         return shown(init);
       },
       callableReturns: (path) => {
+        const target = functionFile(path);
+        if (!target) return null;
         const at = path.lastIndexOf(".");
-        if (at <= 0 || path.endsWith(".")) return null;
-        const files = this.importedFiles(file, path.slice(0, at), options, true);
-        const target = files[files.length - 1];
-        if (!target || !deepEnough(files)) return null;
-        const returned = this.returnsOf(target, options).get(path.slice(at + 1));
+        const returned = this.valuesOf(target, options).returns.get(path.slice(at + 1));
         deps.add(target);
         if (!returned) return null;
         return returned.map((r) => ({ kind: r.kind, variable: r.variable, where: r.line ? `${this.label(target, from)}:${r.line}` : "" }));
+      },
+      callableDeviceParams: (path) => {
+        const target = functionFile(path);
+        if (!target) return null;
+        const params = this.valuesOf(target, options).params.get(path.slice(path.lastIndexOf(".") + 1));
+        deps.add(target);
+        return params?.length ? params.map((d) => ({ index: d.index, name: d.name, form: d.form, where: `${this.label(target, from)}:${d.line}` })) : null;
       },
     };
   }
@@ -163,7 +180,7 @@ export class ProjectIndex {
    * next lookups have a new version, so kept facts built with the old answers are dropped).
    */
   invalidate(file: string): boolean {
-    let dropped = this.returns.delete(file);
+    let dropped = this.values.delete(file);
     for (const [key, s] of this.summaries) {
       if (s !== "busy" && s.deps.has(file)) { this.summaries.delete(key); dropped = true; }
     }
@@ -175,7 +192,7 @@ export class ProjectIndex {
   /** Forgets everything (a file was created, deleted or renamed: module resolution may differ). */
   clear(): void {
     this.summaries.clear();
-    this.returns.clear();
+    this.values.clear();
     this.listings.clear();
     this.roots.clear();
     this.analysed = 0;
@@ -312,18 +329,21 @@ export class ProjectIndex {
   }
 
 
-  /** The ranks the functions of the module at `file` return as tuples, made once (empty when it cannot be read). */
-  private returnsOf(file: string, options: BaseOptions): ReturnedRanks {
-    let r = this.returns.get(file);
-    if (r) return r;
+  /**
+   * What the functions of the module at `file` return as rank tuples and pass on as device ordinals
+   * ({@link moduleValues}), made once per file (empty when it cannot be read).
+   */
+  private valuesOf(file: string, options: BaseOptions): ModuleValues {
+    let v = this.values.get(file);
+    if (v) return v;
     const text = this.read(file);
-    r = new Map();
-    if (text !== null && text.length <= MAX_MODULE_BYTES && RANK_WORDS.some((w) => text.includes(w))) {
+    v = { returns: new Map(), params: new Map() };
+    if (text !== null && text.length <= MAX_MODULE_BYTES && (RANK_WORDS.some((w) => text.includes(w)) || text.includes("device") || text.includes("cuda"))) {
       const tree = ModuleTrees.parse(pythonInput(text), false);
-      try { r = returnedRanks(tree, text, options); } finally { tree.delete(); }
+      try { v = moduleValues(tree, text, options); } finally { tree.delete(); }
     }
-    this.returns.set(file, r);
-    return r;
+    this.values.set(file, v);
+    return v;
   }
 
   /** `file` for messages: relative to the folder `from` when below it, else to its project root ('/' separators), else as it is. */
@@ -357,15 +377,19 @@ function asFound(e: InitEvent | null, file: string): Found | null {
 /** A cheap gate: no rank can be read without one of these words (RANK_VARIABLES, the rank calls, Accelerate's attributes). */
 const RANK_WORDS = ["RANK", "PROCID", "LOCALID", "get_rank", "process_index", "get_node_local_rank"];
 
-function returnedRanks(tree: ModuleTrees, text: string, options: BaseOptions): ReturnedRanks {
-  const out: ReturnedRanks = new Map();
+function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): ModuleValues {
+  const out: ModuleValues = { returns: new Map(), params: new Map() };
   // A full model (the environment reads anywhere: the walks as imported leave them out).
   const model: ModuleModel = buildModel(tree, text, { ...options });
-  const flow = new RankFlow(model);
+  const flow = RANK_WORDS.some((w) => text.includes(w)) ? new RankFlow(model) : null;
+  const slots = deviceSlots(model);
   for (const [name, def] of model.functions) {
-    const tuple = flow.returnedTuple(def);
-    if (!tuple || tuple.every((o) => o.kind === "unknown")) continue;
-    out.set(name, tuple.map((o) => ({ kind: o.kind, variable: o.variable, line: o.source ? o.source.startPosition.row + 1 : 0 })));
+    const tuple = flow?.returnedTuple(def);
+    if (tuple && !tuple.every((o) => o.kind === "unknown")) {
+      out.returns.set(name, tuple.map((o) => ({ kind: o.kind, variable: o.variable, line: o.source ? o.source.startPosition.row + 1 : 0 })));
+    }
+    const params = slots.length ? deviceParams(def, slots) : [];
+    if (params.length) out.params.set(name, params);
   }
   return out;
 }

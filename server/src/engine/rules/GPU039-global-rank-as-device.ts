@@ -2,64 +2,12 @@ import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { nodeRange } from "../python/model";
-import { RankFlow, RANK_VARIABLES, cudaStringOrdinal, type RankOrigin } from "../python/rankFlow";
-import { SET_DEVICE_PATHS } from "../frameworks";
+import { RankFlow, RANK_VARIABLES, type RankOrigin } from "../python/rankFlow";
+import { deviceSlots, deviceParams, type DeviceSlot } from "../python/devices";
 import { callArgs, calleePath } from "./shared/py";
 
 const TORCHRUN = "https://pytorch.org/docs/stable/elastic/run.html";
 const TUTORIAL = "https://pytorch.org/tutorials/intermediate/ddp_tutorial.html";
-
-/** Where one device ordinal is given: the expression and how the call names it, for messages. */
-interface DeviceSlot { ordinal: SyntaxNode; form: string }
-
-/**
- * The device ordinals the module passes to CUDA: `torch.cuda.set_device(x)`, `torch.cuda.device(x)`,
- * `torch.device("cuda", x)` / `torch.device(x)`, `.to(x)` / `.cuda(x)` (positional or `device=`),
- * `device_ids=[x]`, `output_device=x`, `device_id=x` on any call, `device=x` on a `torch.*` call,
- * and device strings built from `x` (`f"cuda:{x}"`, `"cuda:" + str(x)`, `"cuda:{}".format(x)`).
- */
-function deviceSlots(ctx: RuleContext): DeviceSlot[] {
-  const out: DeviceSlot[] = [];
-  for (const call of ctx.model.nodesOfType("call")) {
-    if (!call) continue;
-    const fn = call.childForFieldName("function");
-    const path = calleePath(ctx.model, call);
-    const { positional, keywords } = callArgs(call);
-    const first = positional[0];
-    const method = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
-    if (path && (SET_DEVICE_PATHS.includes(path) || path === "torch.cuda.device")) {
-      const x = first ?? keywords.get("device");
-      if (x) out.push({ ordinal: x, form: `${path}()` });
-    } else if (path === "torch.device") {
-      if (positional.length >= 2 && stringValue(positional[0]) === "cuda") out.push({ ordinal: positional[1], form: "torch.device(\"cuda\", …)" });
-      else if (positional.length === 1) out.push({ ordinal: first, form: "torch.device()" });
-      const index = keywords.get("index");
-      if (index) out.push({ ordinal: index, form: "torch.device(index=…)" });
-    } else if ((method === "to" || method === "cuda") && !path?.startsWith("torch.cuda")) {
-      const x = first ?? keywords.get("device");
-      if (x) out.push({ ordinal: x, form: `.${method}()` });
-    }
-    for (const [name, value] of keywords) {
-      if (name === "device_ids" && (value.type === "list" || value.type === "tuple")) {
-        for (const el of value.namedChildren) if (el && el.type !== "comment") out.push({ ordinal: el, form: "device_ids=[…]" });
-      } else if (name === "output_device" || name === "device_id") out.push({ ordinal: value, form: `${name}=` });
-      else if (name === "device" && path?.startsWith("torch.") && path !== "torch.device" && !SET_DEVICE_PATHS.includes(path) && path !== "torch.cuda.device") out.push({ ordinal: value, form: "device=" });
-    }
-    const inString = cudaStringOrdinal(call);
-    if (inString) out.push({ ordinal: inString, form: "\"cuda:{}\".format()" });
-  }
-  for (const s of ctx.model.nodesOfType("string")) {
-    if (!s || !s.text.includes("cuda:")) continue;
-    const x = cudaStringOrdinal(s);
-    if (x) out.push({ ordinal: x, form: "f\"cuda:{…}\"" });
-  }
-  for (const b of ctx.model.nodesOfType("binary_operator")) {
-    if (!b || !b.text.includes("cuda:")) continue;
-    const x = cudaStringOrdinal(b);
-    if (x) out.push({ ordinal: x, form: "\"cuda:\" + …" });
-  }
-  return out;
-}
 
 /** What to use instead of the global rank, by where it was read. */
 function localInstead(origin: RankOrigin): string {
@@ -83,14 +31,33 @@ function enclosingFunction(n: SyntaxNode): SyntaxNode | null {
  * (the read, bare or in `int()`, as the whole right side) in the same function as the device slot and
  * above it; the device argument becomes that name.
  */
-function localNameFix(slot: DeviceSlot, local: SyntaxNode | null) {
+function localNameFix(slot: DeviceSlot, read: LocalRead | null) {
+  const local = read?.node ?? null;
   let value: SyntaxNode | null = local;
   if (value?.parent?.type === "argument_list" && value.parent.parent?.type === "call" && value.parent.parent.childForFieldName("function")?.text === "int") value = value.parent.parent;
   const assign = value?.parent;
   const name = assign?.type === "assignment" && assign.childForFieldName("right")?.id === value?.id ? assign.childForFieldName("left") : null;
   if (!local || !assign || name?.type !== "identifier") return undefined;
-  if (enclosingFunction(assign)?.id !== enclosingFunction(slot.ordinal)?.id || assign.endIndex > slot.ordinal.startIndex) return undefined;
+  // In the slot's function, or at module level (a global the function reads, unless it binds the name itself).
+  const home = enclosingFunction(assign);
+  const fn = enclosingFunction(slot.ordinal);
+  if (home ? home.id !== fn?.id : fn && bindsName(fn, name.text)) return undefined;
+  if (assign.endIndex > slot.ordinal.startIndex && home) return undefined;
   return { title: `Use ${name.text} as the device`, edits: [{ range: nodeRange(slot.ordinal), newText: name.text }], safe: false };
+}
+
+/** Whether a function's own body assigns `name` (then the module's `name` is not what it reads). */
+function bindsName(def: SyntaxNode, name: string): boolean {
+  const stack: SyntaxNode[] = [];
+  const body = def.childForFieldName("body");
+  if (body) stack.push(body);
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === "function_definition" || n.type === "class_definition") continue;
+    if ((n.type === "assignment" || n.type === "augmented_assignment") && n.childForFieldName("left")?.text === name) return true;
+    for (const c of n.namedChildren) if (c) stack.push(c);
+  }
+  return false;
 }
 
 /** The fix: the device argument becomes the LOCAL_RANK read, written as the file reads RANK (`os.environ[...]`, `.get(..., d)`, `os.getenv(...)`). */
@@ -121,19 +88,22 @@ function localRankFix(ctx: RuleContext, slot: DeviceSlot, origin: RankOrigin) {
  * reads its local rank is written for launchers that start it on several nodes, and has the right
  * device number at hand: the global rank used as a device there is a mix-up, not a one-node shortcut.
  */
-function localRankRead(ctx: RuleContext, flow: RankFlow): SyntaxNode | null {
-  let first: SyntaxNode | null = null;
-  const take = (n: SyntaxNode) => { if (!first || n.startIndex < first.startIndex) first = n; };
+function localRankRead(ctx: RuleContext, flow: RankFlow): LocalRead | null {
+  let first: LocalRead | null = null;
+  const take = (n: SyntaxNode, returned = false) => { if (!first || n.startIndex < first.node.startIndex) first = { node: n, returned }; };
   for (const e of ctx.model.events) if (e.kind === "envRead" && RANK_VARIABLES[e.variable] === "local") take(e.node);
   for (const call of ctx.model.nodesOfType("call")) {
     const path = call ? calleePath(ctx.model, call) : null;
     if (call && path?.endsWith(".get_node_local_rank") && path.startsWith("torch.distributed")) take(call);
     // A function (of this module or another project module) whose returned tuple holds a local rank.
-    if (call && path && returnsLocalRank(ctx, flow, call, path)) take(call);
+    if (call && path && returnsLocalRank(ctx, flow, call, path)) take(call, true);
   }
   for (const a of ctx.model.nodesOfType("attribute")) if (a?.childForFieldName("attribute")?.text === "local_process_index") take(a);
   return first;
 }
+
+/** A local-rank read of the file: the read itself, or a call whose returned tuple holds one (`returned`). */
+interface LocalRead { node: SyntaxNode; returned: boolean }
 
 /** Whether `call` (resolved to `path`) is a function of this module or of the project that returns a tuple holding a local rank. */
 function returnsLocalRank(ctx: RuleContext, flow: RankFlow, call: SyntaxNode, path: string): boolean {
@@ -144,10 +114,42 @@ function returnsLocalRank(ctx: RuleContext, flow: RankFlow, call: SyntaxNode, pa
 }
 
 /** How the message names the file's local-rank read: the read itself, or the call whose returned tuple holds it. */
-function localShown(ctx: RuleContext, local: SyntaxNode): string {
-  const text = local.text.length > 60 ? `${local.text.slice(0, 57)}...` : local.text;
-  const returned = local.type === "call" && !calleePath(ctx.model, local)?.endsWith(".get_node_local_rank");
-  return returned ? `the one ${text} also returns (${ctx.where(local.startPosition.row)}; check the order the values are unpacked in)` : `${text}, which this file reads on ${ctx.where(local.startPosition.row)}`;
+function localShown(ctx: RuleContext, local: LocalRead): string {
+  const text = local.node.text.length > 60 ? `${local.node.text.slice(0, 57)}...` : local.node.text;
+  const at = ctx.where(local.node.startPosition.row);
+  return local.returned ? `the one ${text} also returns (${at}; check the order the values are unpacked in)` : `${text}, which this file reads on ${at}`;
+}
+
+/**
+ * The arguments of calls that end up as a device ordinal in the callee: a module-level function of
+ * this file, or a function of another project module (ProjectLookup.callableDeviceParams), whose
+ * parameter reaches a device slot as it is (python/devices.ts `deviceParams`); asked only for calls
+ * that pass a global rank. The slot's form says
+ * where: `passed as local_rank to f(), which uses it in dist.barrier(device_ids=[…]) (torch_utils.py:11)`.
+ */
+function argumentSlots(ctx: RuleContext, slots: readonly DeviceSlot[], flow: RankFlow): DeviceSlot[] {
+  const out: DeviceSlot[] = [];
+  for (const call of ctx.model.nodesOfType("call")) {
+    const fn = call?.childForFieldName("function");
+    if (!call || !fn) continue;
+    // Only calls that pass a global rank at all: the callee (and its module) is looked at only then.
+    const { positional, keywords } = callArgs(call);
+    if (![...positional, ...keywords.values()].some((a) => flow.origin(a).kind === "global")) continue;
+    let params: ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null | undefined = null;
+    const def = fn.type === "identifier" && !ctx.model.symbols.has(fn.text) ? ctx.model.functions.get(fn.text) : undefined;
+    if (def) params = deviceParams(def, slots).map((d) => ({ ...d, where: ctx.where(d.line - 1) }));
+    else if (ctx.project?.callableDeviceParams && (fn.type === "identifier" || fn.type === "attribute")) {
+      const path = calleePath(ctx.model, call);
+      params = path ? ctx.project.callableDeviceParams(path) : null;
+    }
+    if (!params?.length) continue;
+    const name = fn.text.length > 40 ? `${fn.text.slice(0, 37)}...` : fn.text;
+    for (const p of params) {
+      const arg = keywords.get(p.name) ?? positional[p.index];
+      if (arg && arg.type !== "list_splat" && arg.type !== "dictionary_splat") out.push({ ordinal: arg, form: `passed as ${p.name} to ${name}(), which uses it in ${p.form} (${p.where})` });
+    }
+  }
+  return out;
 }
 
 /** GPU039: a global rank (RANK, SLURM_PROCID, dist.get_rank(), accelerator.process_index) used as a CUDA device ordinal. */
@@ -165,7 +167,7 @@ export const rule: PythonRule = {
     // code base unparsed for this rule.
     trigger: (t) => t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index", "local_rank"]),
     docs: {
-      what: "Reports a CUDA device ordinal whose value is the job's global rank: `torch.cuda.set_device(rank)`, `torch.device(\"cuda\", rank)`, `f\"cuda:{rank}\"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, with `rank` read from `os.environ[\"RANK\"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate's `process_index`. The value is followed within the file: assignments (the latest before the use in the same function or module), `int()`/`str()`, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), the file's own functions' return values (also element by element where a returned tuple is unpacked), the tuples that functions of the project's other modules return (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and f-strings. Not followed: other modules' values otherwise, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent. `rank % torch.cuda.device_count()` is not reported.",
+      what: "Reports a CUDA device ordinal whose value is the job's global rank: `torch.cuda.set_device(rank)`, `torch.device(\"cuda\", rank)`, `f\"cuda:{rank}\"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, with `rank` read from `os.environ[\"RANK\"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate's `process_index`. The value is followed within the file: assignments (the latest before the use in the same function or module), `int()`/`str()`, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), the file's own functions' return values (also element by element where a returned tuple is unpacked), the tuples that functions of the project's other modules return (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), f-strings, and a rank passed as an argument to a function (of this file or another project module) that uses that parameter as a device as it is (`zero_first(RANK)` with `dist.barrier(device_ids=[local_rank])` inside: reported at the argument). Not followed: other modules' values otherwise, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent. `rank % torch.cuda.device_count()` is not reported.",
       why: `On one node the global rank equals the local rank, so the program works there; on the second node of a job the global ranks go on from the first node's count (with 8 GPUs a node, ranks 8 to 15), and cuda:8 does not exist on an 8-GPU node: CUDA raises \`invalid device ordinal\` as for any ordinal beyond the visible GPUs (measured: ground-truth.md, GPU004). The torchrun documentation says the device is the local rank: "Please ensure that device_ids argument is set to be the only GPU device id that your code will be operating on. This is generally the local rank of the process. In other words, the device_ids needs to be [int(os.environ("LOCAL_RANK"))]", and "NEVER hard code any assumptions about the stable-ness of ranks or some correlation between RANK and LOCAL_RANK" (${TORCHRUN}). The PyTorch DDP tutorial's two-node torchrun example uses \`device_id = rank % torch.cuda.device_count()\` (${TUTORIAL}), which this rule does not report.`,
       example: "import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ[\"RANK\"])\ndist.init_process_group(\"nccl\")\ntorch.cuda.set_device(rank)  # GPU039: cuda:8 on the second node\n",
       fix: "import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ[\"RANK\"])\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\ndist.init_process_group(\"nccl\")\ntorch.cuda.set_device(local_rank)\n",
@@ -184,7 +186,8 @@ export const rule: PythonRule = {
     const flow = new RankFlow(ctx.model, ctx.project);
     const local = localRankRead(ctx, flow);
     const seen = new Set<number>();
-    for (const slot of deviceSlots(ctx)) {
+    const slots = deviceSlots(ctx.model);
+    for (const slot of [...slots, ...argumentSlots(ctx, slots, flow)]) {
       if (seen.has(slot.ordinal.id)) continue;
       seen.add(slot.ordinal.id);
       const origin = flow.origin(slot.ordinal);
@@ -197,7 +200,7 @@ export const rule: PythonRule = {
         message: `${expr} is the global rank${src.id === slot.ordinal.id ? "" : ` (${label}, ${ctx.where(src.startPosition.row)}${origin.via ? `: it returns ${origin.variable ?? "the global rank"} there, read at ${origin.via}` : ""})`} used as a CUDA device (${slot.form}): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal); use the local rank: ${local ? localShown(ctx, local) : localInstead(origin)}`,
         related: [
           { range: nodeRange(src), message: origin.via ? `the global rank comes from here: ${label} (read at ${origin.via})` : `the global rank is read here: ${label}` },
-          ...(local ? [{ range: nodeRange(local), message: `the local rank is read here: ${local.text.length > 60 ? `${local.text.slice(0, 57)}...` : local.text}` }] : []),
+          ...(local ? [{ range: nodeRange(local.node), message: `the local rank is read here: ${local.node.text.length > 60 ? `${local.node.text.slice(0, 57)}...` : local.node.text}` }] : []),
         ],
         fix: localNameFix(slot, local) ?? localRankFix(ctx, slot, origin),
         // Default where the program reads its local rank too (written for several nodes, the right
