@@ -74,6 +74,9 @@ export interface NoEffectLines { version: number; lines: ReadonlySet<number> }
 /**
  * What the server keeps about one open text document (Python, a manifest) or notebook, by URI.
  * Fields a kind does not use stay undefined (a text document has no cells; a notebook no YAML).
+ * A URI synced both as a text document and as a notebook (which the client's document selector
+ * does not do for `.ipynb` files) would share one entry, as it shared the keys of the maps this
+ * replaced, and either's close would drop it.
  */
 export class OpenDocument {
   /**
