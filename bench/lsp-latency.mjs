@@ -329,7 +329,7 @@ export async function measureHints({ edits = 100, warmup = 20, serverPath, serve
  * file): per edit of one cell (awaited until the server's trace of that version's lint), the inlay
  * hints of the edited cell and of the two cells around it (VS Code asks per visible cell editor),
  * then a hover on a device string in the first cell above the edit that holds one. The cells'
- * machine help reads the model of the whole notebook (server.ts `withCellModel`).
+ * machine help reads the model of the whole notebook (server/src/handlers/models.ts `withCellModel`).
  */
 export async function measureNotebookHints({ edits = 100, warmup = 20, serverPath, serverFlags } = {}) {
   const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: true });

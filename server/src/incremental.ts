@@ -15,7 +15,7 @@ import { lineStarts, offsetAt, pointAfterInsert } from "./engine/fixes";
  * document, see {@link DocumentTrees.applyChanges}), and that text's document version (LSP: it
  * grows with every change; -1 when unknown).
  */
-interface Kept {
+export interface KeptTree {
   tree: ModuleTrees; text: string | null; version: number;
   /** What the machine hovers read of the lint's model of `tree`; dropped by a change. */
   model?: MachineModel;
@@ -57,12 +57,28 @@ export function offsetOf(text: string, p: { line: number; character: number }): 
   return Math.min(at + p.character, nl < 0 ? text.length : nl + 1);
 }
 
+/**
+ * Where {@link DocumentTrees} puts the trees it keeps: by document URI, `keys()` in the order they
+ * were kept (the least recent first; `set` comes only after `delete` of the same URI, so a Map's
+ * insertion order is that order). Deleting the URI being visited must not end a `keys()` walk.
+ * A `Map<string, KeptTree>` is one (the default); the language server's Session keeps each tree in
+ * its document's OpenDocument (session.ts).
+ */
+export interface KeptTrees {
+  get(uri: string): KeptTree | undefined;
+  set(uri: string, kept: KeptTree): void;
+  delete(uri: string): void;
+  keys(): Iterable<string>;
+  readonly size: number;
+}
+
 /** The trees, by document URI, the most recently kept last; at most `limit` of them. */
 export class DocumentTrees {
-  private readonly kept = new Map<string, Kept>();
-
-  /** @param limit how many trees are kept at most (the least recently kept are freed first). */
-  constructor(private readonly limit = KEPT_TREES) {}
+  /**
+   * @param limit how many trees are kept at most (the least recently kept are freed first).
+   * @param kept where they are kept (a Map of its own unless given).
+   */
+  constructor(private readonly limit = KEPT_TREES, private readonly kept: KeptTrees = new Map<string, KeptTree>()) {}
 
   /** How many trees are kept now. */
   get size(): number {
@@ -124,7 +140,7 @@ export class DocumentTrees {
     return this.current(uri, version)?.tree;
   }
 
-  private current(uri: string, version: number): Kept | undefined {
+  private current(uri: string, version: number): KeptTree | undefined {
     const k = this.kept.get(uri);
     return k && k.unedited && k.version === version && version >= 0 ? k : undefined;
   }

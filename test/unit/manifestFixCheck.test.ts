@@ -42,7 +42,7 @@ test("lintManifest drops exactly the fixes the per-fix check drops (groups halve
 
 test("the editor's lint (lazyFixValidation) keeps every fix; the check it runs when offering one refuses exactly the breaking ones", () => {
   // The language server checks a manifest fix when VS Code asks for code actions
-  // (server.ts onCodeAction: manifestFixParsesCleanly), so its lint parses no fixed text.
+  // (handlers/codeActions.ts: manifestFixParsesCleanly), so its lint parses no fixed text.
   const breaks = new Set([3, 11]);
   const text = Array.from({ length: 20 }, (_, i) => `k${i}: MARK${breaks.has(i) ? " # BREAK" : ""}`).join("\n") + "\n";
   const lazy = lintManifest(text, "yaml", { rules: [markRule], lazyFixValidation: true });

@@ -193,7 +193,7 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     torchBelow24,
     ...(torchBelow20 ? { torchBelow20: true } : {}),
     ...(slurm.length ? { slurm } : {}),
-    // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, server.ts).
+    // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, handlers/context.ts lintOptions).
     ...(entry?.machine ? { machine: entry.machine } : {}),
   };
   return { options, problems: entry?.problems ?? [], pyproject, baseline: project?.baseline ?? null };

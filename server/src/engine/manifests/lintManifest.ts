@@ -77,7 +77,7 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
     const override = options.severity?.[d.code];
     if (override) d.severity = override;
   }
-  // The editor checks a fix when it offers it (server.ts onCodeAction: manifestFixParsesCleanly), as
+  // The editor checks a fix when it offers it (handlers/codeActions.ts: manifestFixParsesCleanly), as
   // for Python files; here that would parse the fixed text at every keystroke (~60 ms on 3,800 lines).
   if (!options.lazyFixValidation) for (const d of invalidFixes(text, kind, kept.filter((x) => x.fix), baseErrors)) delete d.fix;
   kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
