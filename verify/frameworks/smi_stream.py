@@ -28,6 +28,8 @@ MODES = {
     "apps-lms1000": ["nvidia-smi", f"--query-compute-apps={APPS_FIELDS}", "--format=csv,nounits", "-lms", "1000"],
     "apps-lms5000": ["nvidia-smi", f"--query-compute-apps={APPS_FIELDS}", "--format=csv,nounits", "-lms", "5000"],
     "apps-l1": ["nvidia-smi", f"--query-compute-apps={APPS_FIELDS}", "--format=csv,noheader,nounits", "-l", "1"],
+    # the process stream's arguments since it delimits samples by the rows' timestamp (appsStream.ts)
+    "apps-ts-lms5000": ["nvidia-smi", f"--query-compute-apps=timestamp,{APPS_FIELDS}", "--format=csv,nounits", "-lms", "5000"],
     "pmon-d1": ["nvidia-smi", "pmon", "-d", "1", "-s", "um"],
     "dmon-d1": ["nvidia-smi", "dmon", "-d", "1", "-s", "pucm"],
 }
