@@ -97,9 +97,12 @@ test("on an older Node, npm install reports no engine problem with gpu-pilot its
   for (const f of ["package.json", "package-lock.json", ".npmrc"]) copyFileSync(join(ROOT, f), join(dir, f));
   const npmCli = join(OLD!.path, "..", "..", "lib", "node_modules", "npm", "bin", "npm-cli.js");
   const npmArgs = ["install", "--dry-run", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"];
+  // npm's warnings at their default level: `npm run -s` (silent) passes npm_config_loglevel=silent to
+  // the tests it runs, which would hide the very warning asserted below.
+  const env = { ...process.env, npm_config_loglevel: "warn" };
   const r = existsSync(npmCli)
-    ? spawnSync(OLD!.path, [npmCli, ...npmArgs], { cwd: dir, encoding: "utf8", timeout: 120_000 })
-    : spawnSync("npm", npmArgs, { cwd: dir, encoding: "utf8", timeout: 120_000, env: { ...process.env, PATH: `${join(OLD!.path, "..")}${delimiter}${process.env.PATH}` } });
+    ? spawnSync(OLD!.path, [npmCli, ...npmArgs], { cwd: dir, encoding: "utf8", timeout: 120_000, env })
+    : spawnSync("npm", npmArgs, { cwd: dir, encoding: "utf8", timeout: 120_000, env: { ...env, PATH: `${join(OLD!.path, "..")}${delimiter}${process.env.PATH}` } });
   if (r.status !== 0 && /ENOTCACHED/.test(r.stderr)) { t.skip("npm's cache cannot serve the dry run offline"); return; }
   assert.equal(r.status, 0, r.stderr);
   // Today's one engine warning, @vscode/test-electron 3.1.0 (Node >= 22; only `npm run test:desktop`
