@@ -24,6 +24,7 @@ export function renderRuleDoc(rule: Rule): string {
     "",
     paragraph(docs.what),
     "",
+    ...(docs.follows ? ["## What it follows", "", paragraph(docs.follows), ""] : []),
     "## Why is this bad",
     "",
     paragraph(docs.why),
