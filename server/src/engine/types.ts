@@ -60,7 +60,7 @@ export interface RuleDocs {
    * the module's own code in the order it runs, the functions it inlines, the project's modules,
    * notebook cells, the job script or manifest itself, ... Rendered as "What it follows".
    */
-  follows?: string;
+  follows: string;
   /** Why is this bad: with the measured fact (ground-truth row) or the cited source. */
   why: string;
   /** An example that triggers the rule (Python unless `language` says otherwise). */
