@@ -55,6 +55,12 @@ export interface KernelRestart { variable: string; devices: string[] | null }
 export interface RuleDocs {
   /** What it does. */
   what: string;
+  /**
+   * What the analysis follows for this rule and what it does not, in one or two plain sentences:
+   * the module's own code in the order it runs, the functions it inlines, the project's modules,
+   * notebook cells, the job script or manifest itself, ... Rendered as "What it follows".
+   */
+  follows: string;
   /** Why is this bad: with the measured fact (ground-truth row) or the cited source. */
   why: string;
   /** An example that triggers the rule (Python unless `language` says otherwise). */

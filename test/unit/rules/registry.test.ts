@@ -69,7 +69,7 @@ for (const rule of RULES) {
 
   test(`${code}: every doc section is written`, () => {
     const d = rule.meta.docs;
-    for (const key of ["what", "why", "example", "fix", "whenNotToCare"] as const) {
+    for (const key of ["what", "follows", "why", "example", "fix", "whenNotToCare"] as const) {
       assert.equal(typeof d[key], "string", `${code} docs.${key}`);
       assert.ok(d[key].trim().length >= 20, `${code} docs.${key} is empty or a stub`);
     }

@@ -34,6 +34,7 @@ export const rule: PythonRule = {
     trigger: (t) => t.magicWith(STARTUP_VARIABLES),
     docs: {
       what: "Finds notebook shell lines that set a CUDA startup variable: `!export CUDA_VISIBLE_DEVICES=1` and `!CUDA_VISIBLE_DEVICES=1 python train.py`.",
+      follows: "The `!` lines of every code cell of the notebook, in cell order (whether CUDA was already initialised above a line decides whether the fix is safe). Not followed: `%%bash` and other cell-magic cells, shell commands run from Python (`subprocess`, `os.system`), and Python files, which have no `!` lines.",
       why: "Each `!` line runs in its own subshell, which exits when the line ends: `export` changes that subshell's environment only, and the kernel's `os.environ` never sees it. The kernel keeps using every GPU (with CUDA_VISIBLE_DEVICES unset, both GPUs of the measured machine were visible: ground-truth.md), and the next `!` line starts from the kernel's environment again. `!K=v cmd` does reach `cmd`, but nothing else: later cells and later commands run without it. IPython's `%env K=v` sets the variable in the kernel (`os.environ`), where both the kernel's own CUDA initialisation and every later `!` command see it.",
       example: "# cell 1\n!export CUDA_VISIBLE_DEVICES=1   # GPU014: gone when the line ends\n# cell 2\nimport torch\nx = torch.ones(1, device=\"cuda\")  # still on physical GPU 0\n",
       fix: "# cell 1\n%env CUDA_VISIBLE_DEVICES=1\n# cell 2\nimport torch\nx = torch.ones(1, device=\"cuda\")  # physical GPU 1\n",

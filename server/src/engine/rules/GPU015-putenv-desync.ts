@@ -16,6 +16,7 @@ export const rule: PythonRule = {
     trigger: (t) => t.has("putenv") && t.hasAny(STARTUP_VARIABLES),
     docs: {
       what: "Finds `os.putenv(K, v)` for a CUDA startup variable (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, PYTORCH_CUDA_ALLOC_CONF, XLA_*, TF_*).",
+      follows: "Every `os.putenv` call in the file (functions and methods included) with a literal name, and the file's `os.environ` writes of the same variable and value. Not followed: names built at run time, a `putenv` the file's imports do not bind to `os`, and other modules.",
       why: "`os.putenv` changes the C-level environment but not `os.environ`, which is what PyTorch consults in Python. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `os.putenv(\"CUDA_VISIBLE_DEVICES\", \"1\")` torch's view and the CUDA runtime's disagree, and the first CUDA use failed: the program crashes instead of running on GPU 1. Python's documentation also says to prefer `os.environ`, since `putenv` does not update it.",
       example: "import os\n\nos.putenv(\"CUDA_VISIBLE_DEVICES\", \"1\")  # GPU015: torch and CUDA disagree, first CUDA use fails\nimport torch\n",
       fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n",

@@ -50,6 +50,7 @@ export const rule: PythonRule = {
     trigger: (t) => t.envWith(FOLKLORE_NAMES),
     docs: {
       what: "Finds writes of environment variables that are often recommended for GPU selection or memory limits but that no CUDA component reads: `CUDA_MEMORY_LIMIT`, `CUDA_DEVICE`, and `GPU_DEVICE_ORDINAL` in PyTorch code (an AMD ROCm variable). The message names the real control.",
+      follows: "Every environment write in the file with a literal name (functions included) and a notebook's `%env` and `!export` lines, with the frameworks the file imports and its ROCm variables (which decide about `GPU_DEVICE_ORDINAL`). Not followed: variables set outside the file (shell scripts, manifests, other modules), and names built at run time.",
       why: "Nothing reads these names on a CUDA machine, so the write is silently ignored: the process still sees every GPU and may take all of their memory. The project's seed article recommends `CUDA_MEMORY_LIMIT`; ground-truth.md lists it among the claims that are wrong ('CUDA_MEMORY_LIMIT is not a variable any CUDA component reads'). The real controls are `torch.cuda.set_per_process_memory_fraction`, `PYTORCH_CUDA_ALLOC_CONF`, TensorFlow's `memory_limit` and JAX's `XLA_CLIENT_MEM_FRACTION` (formerly `XLA_PYTHON_CLIENT_MEM_FRACTION`) for memory, and CUDA_VISIBLE_DEVICES for the device.",
       example: "import os\n\nos.environ[\"CUDA_MEMORY_LIMIT\"] = \"0.8\"  # GPU016: nothing reads this\nimport torch\n",
       fix: "import torch\n\ntorch.cuda.set_per_process_memory_fraction(0.8)  # a real cap (it initialises CUDA)\n",

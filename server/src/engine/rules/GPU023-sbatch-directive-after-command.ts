@@ -12,6 +12,7 @@ export const rule: ManifestRule = {
     trigger: () => false,
     docs: {
       what: "Reports each `#SBATCH` line (a comment starting the line) that comes after the first command of a Slurm job script.",
+      follows: "The job script's own lines: its `#SBATCH` comments and its first command (here-document bodies skipped). Not followed: options given to `sbatch` on its command line or through `SBATCH_*` environment variables, and other scripts.",
       why: "sbatch reads `#SBATCH` options only before any executable command: it stops processing directives at the first line that is neither a comment nor blank. A `--gres=gpu:4` or `--time` written below a `module load` or `export` line is an ordinary comment; the job runs without it (no GPUs, the default time limit) and nothing warns.",
       example: "#!/bin/bash\n#SBATCH --job-name=train\nmodule load cuda\n#SBATCH --gres=gpu:4   # GPU023: ignored, after the first command\n\npython train.py\n",
       fix: "#!/bin/bash\n#SBATCH --job-name=train\n#SBATCH --gres=gpu:4\nmodule load cuda\n\npython train.py\n",

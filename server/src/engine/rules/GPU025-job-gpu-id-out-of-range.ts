@@ -28,6 +28,7 @@ export const rule: ManifestRule = {
     trigger: () => false,
     docs: {
       what: "In a Slurm job script that asks for N GPUs per node (or per task), reports a GPU id written in a `python`/`torchrun` command line (`--device cuda:3`, `--gpu_ids 4,5`, `--gpus 0,1,2,3,4`) that is N or more.",
+      follows: "The job script itself: the GPUs per node (or per task) its `#SBATCH` lines ask for, and the GPU-id options of its `python` and `torchrun` lines (also under `srun`), with a `$VAR` assigned once to a literal in the script. Not followed: ids computed by the shell or passed in by the caller, configuration files the program reads, srun steps that ask for GPUs of their own (skipped), and what the program does with the option.",
       why: "Inside a job, CUDA numbers only the GPUs Slurm allocated, from 0: Slurm sets CUDA_VISIBLE_DEVICES to the job's GPUs (renumbered from 0 under device cgroups), and CUDA then calls the first visible GPU device 0. A job that asked for 2 GPUs has device ordinals 0 and 1 whatever the node's GPUs are numbered, so an id written for a workstation (`--gpu_ids 4,5`) names a device that does not exist and CUDA fails with 'invalid device ordinal'.",
       example: "#!/bin/bash\n#SBATCH --gres=gpu:2\n\npython train.py --gpu_ids 2,3   # GPU025: the job's GPUs are 0 and 1\n",
       fix: "#!/bin/bash\n#SBATCH --gres=gpu:2\n\npython train.py --gpu_ids 0,1\n",

@@ -26,6 +26,7 @@ export const rule: PythonRule = {
     trigger: (t) => t.envWith(["XLA_PYTHON_CLIENT_MEM_FRACTION"]),
     docs: {
       what: "Finds a file that writes both `XLA_CLIENT_MEM_FRACTION` and the name it replaced, `XLA_PYTHON_CLIENT_MEM_FRACTION` (an error); with preview on, also any write of the deprecated `XLA_PYTHON_CLIENT_MEM_FRACTION` (information).",
+      follows: "Every write of XLA_PYTHON_CLIENT_MEM_FRACTION and XLA_CLIENT_MEM_FRACTION in the file (functions and notebook `%env` lines included). Not followed: either variable set in the shell, a launcher or another module.",
       why: "Measured on 1 x H200 with jax 0.11.2 (docs/ground-truth.md, 'JAX and Keras'): `XLA_PYTHON_CLIENT_MEM_FRACTION=.25` and `XLA_CLIENT_MEM_FRACTION=.25` each limit JAX's pool to 37,528,535,040 bytes (default 112,583,507,968), and neither warns. With both set, the CUDA backend does not start: the plugin raises `ValueError: XLA_CLIENT_MEM_FRACTION is specified together with XLA_PYTHON_CLIENT_MEM_FRACTION. Remove the latter one, it is deprecated.`, JAX logs 'Falling back to cpu' and the program runs on no GPU (verify/GPU028: no process on the GPU). So the old name works today (information), and a file that sets both — say, the new name added next to the old one — silently loses the GPU (error).",
       example: "import os\n\nos.environ[\"XLA_PYTHON_CLIENT_MEM_FRACTION\"] = \".5\"  # GPU028: deprecated name\nimport jax\n",
       fix: "import os\n\nos.environ[\"XLA_CLIENT_MEM_FRACTION\"] = \".5\"\nimport jax\n",
