@@ -9,14 +9,17 @@
  * - Hugging Face Accelerate: `.process_index` (global) and `.local_process_index` (local) of an
  *   object the file builds with `Accelerator(...)`, `PartialState(...)` or `AcceleratorState(...)`.
  *
- * Followed, within this file only: names to their latest assignment before the use in the same
+ * Followed, within this file: names to their latest assignment before the use in the same
  * function (or module; a name a nested function reads from outside: every assignment there must
  * agree), `int(...)`/`str(...)`, parentheses, tuple unpacking of a tuple of the same length,
  * `self.x` set in any method of the same class, `obj.x = ...` and `d["k"] = ...` in the same
  * scope, dict literals with literal keys, argparse defaults (`add_argument("--rank", default=...)`
- * read as `args.rank`), the return values of the file's own module-level functions,
- * `a if c else b` and `a or b` (branches that agree; integer literals do not count), and
- * `rank % n` (no longer a global rank). Not followed: other modules, function parameters (an
+ * read as `args.rank`), the return values of the file's own module-level functions (element by
+ * element where a returned tuple is unpacked: `a, b = f()`), `a if c else b` and `a or b` (branches
+ * that agree; integer literals do not count), and `rank % n` (no longer a global rank). Across
+ * modules: the tuples that functions of the project's other modules return, through the
+ * ProjectLookup given to the constructor (python/project.ts). Not followed: other modules' values
+ * otherwise, function parameters (an
  * `mp.spawn`ed worker's first parameter is its local index), other arithmetic: these are
  * `unknown`, and a rule stays silent on them.
  */
