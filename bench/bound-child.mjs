@@ -43,4 +43,14 @@ for (const text of texts.values()) {
   tree.delete();
 }
 const parseMs = performance.now() - t;
-process.stdout.write(JSON.stringify({ start_ms: startMs, parser_ms: parserMs, read_ms: readMs, parse_ms: parseMs, read_chars: readChars, parsed_chars: parsedChars, parsed: texts.size }) + "\n");
+process.stdout.write(
+  JSON.stringify({
+    start_ms: startMs,
+    parser_ms: parserMs,
+    read_ms: readMs,
+    parse_ms: parseMs,
+    read_chars: readChars,
+    parsed_chars: parsedChars,
+    parsed: texts.size,
+  }) + "\n",
+);

@@ -16,9 +16,16 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const argv = process.argv.slice(2);
-const opt = (name, dflt) => { const i = argv.indexOf(name); return i >= 0 ? argv[i + 1] : dflt; };
-const a = opt("--a"), b = opt("--b");
-if (!a || !b) { console.error("usage: node bench/cli-ab.mjs --a DIR --b DIR [--tree PATH] [--rounds N] [--workers N]"); process.exit(2); }
+const opt = (name, dflt) => {
+  const i = argv.indexOf(name);
+  return i >= 0 ? argv[i + 1] : dflt;
+};
+const a = opt("--a"),
+  b = opt("--b");
+if (!a || !b) {
+  console.error("usage: node bench/cli-ab.mjs --a DIR --b DIR [--tree PATH] [--rounds N] [--workers N]");
+  process.exit(2);
+}
 const tree = opt("--tree", join(root, ".cache", "debian", "python3-torch_1.13.1+dfsg-4"));
 const rounds = Number(opt("--rounds", "5"));
 const workers = opt("--workers", null);
@@ -37,11 +44,21 @@ function run(dir) {
   const timed = existsSync(TIME);
   const t = process.hrtime.bigint();
   const r = timed
-    ? spawnSync(TIME, ["-f", "%U %S", "-o", cpuFile, process.execPath, ...args], { env, encoding: "utf8", maxBuffer: 1 << 28 })
+    ? spawnSync(TIME, ["-f", "%U %S", "-o", cpuFile, process.execPath, ...args], {
+        env,
+        encoding: "utf8",
+        maxBuffer: 1 << 28,
+      })
     : spawnSync(process.execPath, args, { env, encoding: "utf8", maxBuffer: 1 << 28 });
   const seconds = Number(process.hrtime.bigint() - t) / 1e9;
   if (r.status !== 0) throw new Error(`${dir}: exit ${r.status}: ${r.stderr.slice(-2000)}`);
-  const cpu = timed ? readFileSync(cpuFile, "utf8").trim().split(/\s+/).map(Number).reduce((x, y) => x + y, 0) : null;
+  const cpu = timed
+    ? readFileSync(cpuFile, "utf8")
+        .trim()
+        .split(/\s+/)
+        .map(Number)
+        .reduce((x, y) => x + y, 0)
+    : null;
   return { seconds, cpu, out: r.stdout };
 }
 
@@ -49,7 +66,9 @@ const times = { a: [], b: [] };
 const cpus = { a: [], b: [] };
 let same = true;
 for (let i = 0; i < rounds; i++) {
-  const load = loadavg().map((x) => x.toFixed(2)).join(" ");
+  const load = loadavg()
+    .map((x) => x.toFixed(2))
+    .join(" ");
   const order = i % 2 === 0 ? ["a", "b", "b", "a"] : ["b", "a", "a", "b"];
   const outs = {};
   for (const k of order) {
@@ -60,10 +79,26 @@ for (let i = 0; i < rounds; i++) {
     outs[k] = r.out;
   }
   if (outs.a !== outs.b) same = false;
-  console.log(`round ${i + 1} (load ${load}): a ${times.a.slice(-2).map((s) => s.toFixed(3)).join(", ")} s; b ${times.b.slice(-2).map((s) => s.toFixed(3)).join(", ")} s`);
+  console.log(
+    `round ${i + 1} (load ${load}): a ${times.a
+      .slice(-2)
+      .map((s) => s.toFixed(3))
+      .join(", ")} s; b ${times.b
+      .slice(-2)
+      .map((s) => s.toFixed(3))
+      .join(", ")} s`,
+  );
 }
-const median = (xs) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
-const ma = median(times.a), mb = median(times.b);
-const cpu = cpus.a.length ? `; CPU (user+sys) a median ${median(cpus.a).toFixed(3)} s, b median ${median(cpus.b).toFixed(3)} s, b/a ${(median(cpus.b) / median(cpus.a)).toFixed(3)}` : "";
-console.log(`${opt("--label", tree)}: wall a median ${ma.toFixed(3)} s (min ${Math.min(...times.a).toFixed(3)}), b median ${mb.toFixed(3)} s (min ${Math.min(...times.b).toFixed(3)}), b/a ${(mb / ma).toFixed(3)}; ${times.a.length} runs each${workers ? `, GPU_PILOT_WORKERS=${workers}` : ""}; output ${same ? "identical" : "DIFFERS"}${cpu}`);
+const median = (xs) => {
+  const s = [...xs].sort((x, y) => x - y);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const ma = median(times.a),
+  mb = median(times.b);
+const cpu = cpus.a.length
+  ? `; CPU (user+sys) a median ${median(cpus.a).toFixed(3)} s, b median ${median(cpus.b).toFixed(3)} s, b/a ${(median(cpus.b) / median(cpus.a)).toFixed(3)}`
+  : "";
+console.log(
+  `${opt("--label", tree)}: wall a median ${ma.toFixed(3)} s (min ${Math.min(...times.a).toFixed(3)}), b median ${mb.toFixed(3)} s (min ${Math.min(...times.b).toFixed(3)}), b/a ${(mb / ma).toFixed(3)}; ${times.a.length} runs each${workers ? `, GPU_PILOT_WORKERS=${workers}` : ""}; output ${same ? "identical" : "DIFFERS"}${cpu}`,
+);
 process.exit(same ? 0 : 1);

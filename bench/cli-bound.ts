@@ -41,50 +41,95 @@ function timed(argv: string[]): { ms: number; stdout: string; stderr: string } {
 
 async function main(): Promise<void> {
   // An ES module (it reaches execa through scripts/debian-corpus.mjs), so imported, not required.
-  const { ensureTorchTree, pythonFiles } = (await import(join(root, "bench", "corpus.mjs"))) as { ensureTorchTree(): Promise<{ tree: string }>; pythonFiles(dir: string): string[] };
+  const { ensureTorchTree, pythonFiles } = (await import(join(root, "bench", "corpus.mjs"))) as {
+    ensureTorchTree(): Promise<{ tree: string }>;
+    pythonFiles(dir: string): string[];
+  };
   const { tree } = await ensureTorchTree();
   const files: string[] = pythonFiles(tree);
   await initEngine();
-  const parsed = files.filter((f) => { const r = lintPython(readFileSync(f, "utf8")); r.tree?.delete(); return r.parsed; });
+  const parsed = files.filter((f) => {
+    const r = lintPython(readFileSync(f, "utf8"));
+    r.tree?.delete();
+    return r.parsed;
+  });
   const dir = mkdtempSync(join(tmpdir(), "gp-bound-"));
   writeFileSync(join(dir, "all.txt"), files.join("\n"));
   writeFileSync(join(dir, "parse.txt"), parsed.join("\n"));
   const cliArgs = [join(root, "dist", "cli.js"), "check", "--no-cache", "--format", "json", "--statistics", tree];
   // The CLI also checks the tree's job scripts and manifests (not Python: not parsed by tree-sitter).
   const stat = /parsed (\d+) of (\d+) files/.exec(timed(cliArgs).stderr);
-  if (!stat || Number(stat[1]) < parsed.length) throw new Error(`the CLI parsed ${stat?.[1]} files, fewer than the ${parsed.length} Python files the engine's prefilter lets through`);
-  console.log(`python3-torch: ${files.length} .py files, ${parsed.length} of them parsed (${parsed.reduce((n, f) => n + readFileSync(f, "utf8").length, 0)} characters); the CLI parsed ${stat[1]} of ${stat[2]} files`);
+  if (!stat || Number(stat[1]) < parsed.length)
+    throw new Error(
+      `the CLI parsed ${stat?.[1]} files, fewer than the ${parsed.length} Python files the engine's prefilter lets through`,
+    );
+  console.log(
+    `python3-torch: ${files.length} .py files, ${parsed.length} of them parsed (${parsed.reduce((n, f) => n + readFileSync(f, "utf8").length, 0)} characters); the CLI parsed ${stat[1]} of ${stat[2]} files`,
+  );
 
-  const ruff = spawn(process.execPath, [join(root, "bench", "passes.mjs"), "ruff"], { stdio: ["pipe", "pipe", "inherit"] });
+  const ruff = spawn(process.execPath, [join(root, "bench", "passes.mjs"), "ruff"], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
   const answers = createInterface({ input: ruff.stdout! })[Symbol.asyncIterator]();
   let pass = 0;
-  const ruffPass = async () => { ruff.stdin!.write(JSON.stringify({ list: join(dir, "all.txt"), tree, pass: pass++ }) + "\n"); return JSON.parse((await answers.next()).value as string).seconds * 1000; };
+  const ruffPass = async () => {
+    ruff.stdin!.write(JSON.stringify({ list: join(dir, "all.txt"), tree, pass: pass++ }) + "\n");
+    return JSON.parse((await answers.next()).value as string).seconds * 1000;
+  };
   await ruffPass(); // its start-up: the 10 MB WebAssembly module compiled
 
   const rows: Record<string, number[]> = { cli: [], bound: [], node: [], ruff: [], parser: [], read: [], parse: [] };
   const steps: Record<string, () => Promise<void>> = {
-    cli: async () => { rows.cli.push(timed(cliArgs).ms); },
+    cli: async () => {
+      rows.cli.push(timed(cliArgs).ms);
+    },
     bound: async () => {
       const r = timed([join(root, "bench", "bound-child.mjs"), join(dir, "all.txt"), join(dir, "parse.txt")]);
       const phases = JSON.parse(r.stdout);
-      rows.bound.push(r.ms); rows.parser.push(phases.parser_ms); rows.read.push(phases.read_ms); rows.parse.push(phases.parse_ms);
+      rows.bound.push(r.ms);
+      rows.parser.push(phases.parser_ms);
+      rows.read.push(phases.read_ms);
+      rows.parse.push(phases.parse_ms);
     },
-    node: async () => { rows.node.push(timed(["-e", "0"]).ms); },
-    ruff: async () => { rows.ruff.push(await ruffPass()); },
+    node: async () => {
+      rows.node.push(timed(["-e", "0"]).ms);
+    },
+    ruff: async () => {
+      rows.ruff.push(await ruffPass());
+    },
   };
   const order = Object.keys(steps);
   for (let i = 0; i < runs; i++) {
     const load = loadavg()[0];
     for (let k = 0; k < order.length; k++) await steps[order[(i + k) % order.length]]();
     const at = (name: string) => round(rows[name][rows[name].length - 1]);
-    console.log(JSON.stringify({ round: i + 1, load: round(load, 2), cli_ms: at("cli"), bound_ms: at("bound"), node_ms: at("node"), ruff_warm_ms: at("ruff"), bound_parser_ms: at("parser"), bound_read_ms: at("read"), bound_parse_ms: at("parse") }));
+    console.log(
+      JSON.stringify({
+        round: i + 1,
+        load: round(load, 2),
+        cli_ms: at("cli"),
+        bound_ms: at("bound"),
+        node_ms: at("node"),
+        ruff_warm_ms: at("ruff"),
+        bound_parser_ms: at("parser"),
+        bound_read_ms: at("read"),
+        bound_parse_ms: at("parse"),
+      }),
+    );
   }
   ruff.stdin!.end();
   const ratio = (name: string) => round(median(rows[name].map((x, i) => x / rows.ruff[i])), 3);
-  console.log(JSON.stringify({
-    runs, median_ms: Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, round(median(v))])),
-    ratio_to_warm_ruff: { cli: ratio("cli"), bound: ratio("bound"), node: ratio("node") }, goal: "cli <= 0.5",
-  }));
+  console.log(
+    JSON.stringify({
+      runs,
+      median_ms: Object.fromEntries(Object.entries(rows).map(([k, v]) => [k, round(median(v))])),
+      ratio_to_warm_ruff: { cli: ratio("cli"), bound: ratio("bound"), node: ratio("node") },
+      goal: "cli <= 0.5",
+    }),
+  );
 }
 
-void main().catch((e) => { console.error(e instanceof Error ? e.message : e); process.exit(1); });
+void main().catch((e) => {
+  console.error(e instanceof Error ? e.message : e);
+  process.exit(1);
+});

@@ -38,7 +38,14 @@ const bundle = process.env.GP_CLIENT_BUNDLE || join(root, "dist", "client.js");
 export function buildFake() {
   const out = join(mkdtempSync(join(tmpdir(), "gp-client-load-")), "fake-vscode.cjs");
   const esbuild = require("esbuild");
-  esbuild.buildSync({ entryPoints: [join(root, "test", "unit", "client-fakeVscode.ts")], outfile: out, bundle: true, platform: "node", format: "cjs", logLevel: "error" });
+  esbuild.buildSync({
+    entryPoints: [join(root, "test", "unit", "client-fakeVscode.ts")],
+    outfile: out,
+    bundle: true,
+    platform: "node",
+    format: "cjs",
+    logLevel: "error",
+  });
   return out;
 }
 
@@ -49,14 +56,28 @@ export function buildFake() {
  */
 export function measureOnce(fake) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--child", fake], { cwd: root, detached: true, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "", err = "";
-    child.stdout.on("data", (d) => { out += d; });
-    child.stderr.on("data", (d) => { err += d; });
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), "--child", fake], {
+      cwd: root,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "",
+      err = "";
+    child.stdout.on("data", (d) => {
+      out += d;
+    });
+    child.stderr.on("data", (d) => {
+      err += d;
+    });
     child.on("error", reject);
     child.on("close", () => {
-      const line = out.trim().split("\n").filter((l) => l.startsWith("{")).pop();
-      if (line) resolve(JSON.parse(line)); else reject(new Error(`client-load child failed: ${err}`));
+      const line = out
+        .trim()
+        .split("\n")
+        .filter((l) => l.startsWith("{"))
+        .pop();
+      if (line) resolve(JSON.parse(line));
+      else reject(new Error(`client-load child failed: ${err}`));
     });
   });
 }
@@ -77,13 +98,18 @@ const anything = new Proxy(function anythingAtAll() {}, {
  */
 function lenient(object, seen = new WeakMap()) {
   if (!seen.has(object)) {
-    seen.set(object, new Proxy(object, {
-      get: (t, k) => {
-        if (!(k in t)) return anything;
-        const v = t[k];
-        return v && typeof v === "object" && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype ? lenient(v, seen) : v;
-      },
-    }));
+    seen.set(
+      object,
+      new Proxy(object, {
+        get: (t, k) => {
+          if (!(k in t)) return anything;
+          const v = t[k];
+          return v && typeof v === "object" && !Array.isArray(v) && Object.getPrototypeOf(v) === Object.prototype
+            ? lenient(v, seen)
+            : v;
+        },
+      }),
+    );
   }
   return seen.get(object);
 }
@@ -114,11 +140,23 @@ async function child(fake) {
   // A server stand-in that exits at once: what the client does with it happens after activate().
   writeFileSync(join(ext, "dist", "server.js"), "process.exit(0);\n");
   const data = new Map();
-  const state = { get: (k) => data.get(k), update: (k, v) => { data.set(k, v); return Promise.resolve(); }, keys: () => [...data.keys()], setKeysForSync: () => undefined };
+  const state = {
+    get: (k) => data.get(k),
+    update: (k, v) => {
+      data.set(k, v);
+      return Promise.resolve();
+    },
+    keys: () => [...data.keys()],
+    setKeysForSync: () => undefined,
+  };
   const context = {
-    subscriptions: [], workspaceState: state, globalState: state,
-    asAbsolutePath: (p) => join(ext, p), extension: { packageJSON: { version: "0.1.0" } },
-    extensionUri: { fsPath: ext }, extensionPath: ext,
+    subscriptions: [],
+    workspaceState: state,
+    globalState: state,
+    asAbsolutePath: (p) => join(ext, p),
+    extension: { packageJSON: { version: "0.1.0" } },
+    extensionUri: { fsPath: ext },
+    extensionPath: ext,
   };
   const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
@@ -132,16 +170,30 @@ async function child(fake) {
   const cpuMs = (a, b) => (b.user - a.user + b.system - a.system) / 1000;
   // (b): wait (at most 5 s) for the later turn's language client and first process; a build before the split has neither.
   const split = existsSync(join(dirname(bundle), "lsp.js"));
-  for (let waited = 0; split && waited < 5000 && !(api.getLanguageClientTimings?.() && "execa" in deferred); waited += 10) await new Promise((r) => setTimeout(r, 10));
+  for (
+    let waited = 0;
+    split && waited < 5000 && !(api.getLanguageClientTimings?.() && "execa" in deferred);
+    waited += 10
+  )
+    await new Promise((r) => setTimeout(r, 10));
   const lc = api.getLanguageClientTimings?.();
   const ft = api.getFeaturesTimings?.();
   const size = (f) => (existsSync(join(dirname(bundle), f)) ? statSync(join(dirname(bundle), f)).size : 0);
-  process.stdout.write(JSON.stringify({
-    load_ms: Number(t1 - t0) / 1e6, activate_ms: Number(t2 - t1) / 1e6, load_cpu_ms: cpuMs(c0, c1), activate_cpu_ms: cpuMs(c1, c2), bundle_bytes: statSync(bundle).size,
-    deferred_features_load_ms: deferred.features ?? null, features_construct_ms: ft?.constructMs ?? null,
-    deferred_lsp_load_ms: deferred.lsp ?? null, lsp_construct_ms: lc?.constructMs ?? null, deferred_execa_load_ms: deferred.execa ?? null,
-    deferred_bytes: split ? size("features.js") + size("lsp.js") + size("execa.js") : null,
-  }) + "\n");
+  process.stdout.write(
+    JSON.stringify({
+      load_ms: Number(t1 - t0) / 1e6,
+      activate_ms: Number(t2 - t1) / 1e6,
+      load_cpu_ms: cpuMs(c0, c1),
+      activate_cpu_ms: cpuMs(c1, c2),
+      bundle_bytes: statSync(bundle).size,
+      deferred_features_load_ms: deferred.features ?? null,
+      features_construct_ms: ft?.constructMs ?? null,
+      deferred_lsp_load_ms: deferred.lsp ?? null,
+      lsp_construct_ms: lc?.constructMs ?? null,
+      deferred_execa_load_ms: deferred.execa ?? null,
+      deferred_bytes: split ? size("features.js") + size("lsp.js") + size("execa.js") : null,
+    }) + "\n",
+  );
   await mod.deactivate?.().catch?.(() => undefined);
   rmSync(dirname(ext), { recursive: true, force: true });
   process.exit(0);

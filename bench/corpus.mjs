@@ -16,7 +16,8 @@ export function ensureTorchTree() {
 
 /** Files, lines and bytes of a file list. */
 export function corpusSize(files) {
-  let lines = 0, bytes = 0;
+  let lines = 0,
+    bytes = 0;
   for (const f of files) {
     const t = readFileSync(f, "utf8");
     bytes += Buffer.byteLength(t);

@@ -7,8 +7,16 @@
 import { spawn } from "node:child_process";
 import { join } from "node:path";
 import {
-  createProtocolConnection, StreamMessageReader, StreamMessageWriter, InitializeRequest, InitializedNotification,
-  PublishDiagnosticsNotification, DidOpenTextDocumentNotification, CodeActionRequest, ShutdownRequest, ExitNotification,
+  createProtocolConnection,
+  StreamMessageReader,
+  StreamMessageWriter,
+  InitializeRequest,
+  InitializedNotification,
+  PublishDiagnosticsNotification,
+  DidOpenTextDocumentNotification,
+  CodeActionRequest,
+  ShutdownRequest,
+  ExitNotification,
   type Diagnostic,
 } from "vscode-languageserver-protocol/node";
 
@@ -16,19 +24,39 @@ const ROOT = join(__dirname, "..");
 
 /** Opens `text` as file:///bench/big.py and times one quick-fix request (the median of 3). */
 export async function measureCodeAction(text: string): Promise<{ findings: number; ms: number }> {
-  const server = spawn(process.execPath, [join(ROOT, "dist", "server.js"), "--stdio"], { stdio: ["pipe", "pipe", "inherit"] });
-  const conn = createProtocolConnection(new StreamMessageReader(server.stdout!), new StreamMessageWriter(server.stdin!));
+  const server = spawn(process.execPath, [join(ROOT, "dist", "server.js"), "--stdio"], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const conn = createProtocolConnection(
+    new StreamMessageReader(server.stdout!),
+    new StreamMessageWriter(server.stdin!),
+  );
   conn.listen();
   const uri = "file:///bench/big.py";
-  const got = new Promise<Diagnostic[]>((resolve) => conn.onNotification(PublishDiagnosticsNotification.type, (p) => { if (p.uri === uri && p.diagnostics.length) resolve(p.diagnostics); }));
-  await conn.sendRequest(InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: { textDocument: { codeAction: { resolveSupport: { properties: ["edit"] } } } }, initializationOptions: { maxFileSizeKB: 0 } });
+  const got = new Promise<Diagnostic[]>((resolve) =>
+    conn.onNotification(PublishDiagnosticsNotification.type, (p) => {
+      if (p.uri === uri && p.diagnostics.length) resolve(p.diagnostics);
+    }),
+  );
+  await conn.sendRequest(InitializeRequest.type, {
+    processId: process.pid,
+    rootUri: null,
+    capabilities: { textDocument: { codeAction: { resolveSupport: { properties: ["edit"] } } } },
+    initializationOptions: { maxFileSizeKB: 0 },
+  });
   await conn.sendNotification(InitializedNotification.type, {});
-  await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: "python", version: 1, text },
+  });
   const diagnostics = await got;
   const times: number[] = [];
   for (let i = 0; i < 3; i++) {
     const t = performance.now();
-    await conn.sendRequest(CodeActionRequest.type, { textDocument: { uri }, range: diagnostics[0].range, context: { diagnostics: [diagnostics[0]] } });
+    await conn.sendRequest(CodeActionRequest.type, {
+      textDocument: { uri },
+      range: diagnostics[0].range,
+      context: { diagnostics: [diagnostics[0]] },
+    });
     times.push(performance.now() - t);
   }
   await conn.sendRequest(ShutdownRequest.type);

@@ -23,23 +23,46 @@ const want = (k: string) => which.length === 0 || which.includes(k);
 
 /** N late CUDA_VISIBLE_DEVICES writes after torch.cuda.init(). */
 export function pythonWithFindings(n: number): string {
-  return "import os\nimport torch\ntorch.cuda.init()\n" + Array.from({ length: n }, (_, i) => `os.environ["CUDA_VISIBLE_DEVICES"] = "${i % 4}"\nx${i} = torch.zeros(1).cuda()\n`).join("");
+  return (
+    "import os\nimport torch\ntorch.cuda.init()\n" +
+    Array.from(
+      { length: n },
+      (_, i) => `os.environ["CUDA_VISIBLE_DEVICES"] = "${i % 4}"\nx${i} = torch.zeros(1).cuda()\n`,
+    ).join("")
+  );
 }
 
 /** N functions that each initialise CUDA, then write CUDA_VISIBLE_DEVICES (a GPU001 each). */
 export function functionsWithFindings(n: number): string {
-  return "import os\nimport torch\n\n" + Array.from({ length: n }, (_, i) => `def f_${i}():\n    torch.cuda.init()\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n    print("step", ${i})\n\n`).join("");
+  return (
+    "import os\nimport torch\n\n" +
+    Array.from(
+      { length: n },
+      (_, i) =>
+        `def f_${i}():\n    torch.cuda.init()\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n    print("step", ${i})\n\n`,
+    ).join("")
+  );
 }
 
 /** A Kubernetes Deployment with N containers that request GPUs without a limit (GPU018 each). */
 export function manifestWithFindings(n: number): string {
-  const containers = Array.from({ length: n }, (_, i) => `      - name: c${i}\n        image: nvcr.io/nvidia/pytorch:24.01-py3\n        resources:\n          requests:\n            nvidia.com/gpu: 1\n`).join("");
+  const containers = Array.from(
+    { length: n },
+    (_, i) =>
+      `      - name: c${i}\n        image: nvcr.io/nvidia/pytorch:24.01-py3\n        resources:\n          requests:\n            nvidia.com/gpu: 1\n`,
+  ).join("");
   return `apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: train\nspec:\n  template:\n    spec:\n      containers:\n${containers}`;
 }
 
-const time = <T>(f: () => T): [T, number] => { const t = performance.now(); const r = f(); return [r, performance.now() - t]; };
+const time = <T>(f: () => T): [T, number] => {
+  const t = performance.now();
+  const r = f();
+  return [r, performance.now() - t];
+};
 const line = (what: string, n: number, findings: number, ms: number, extra = "") =>
-  console.log(`${what.padEnd(22)} n=${String(n).padStart(5)}  findings=${String(findings).padStart(5)}  ${ms.toFixed(0).padStart(7)} ms  ${(ms / Math.max(1, findings)).toFixed(2).padStart(7)} ms/finding${extra}`);
+  console.log(
+    `${what.padEnd(22)} n=${String(n).padStart(5)}  findings=${String(findings).padStart(5)}  ${ms.toFixed(0).padStart(7)} ms  ${(ms / Math.max(1, findings)).toFixed(2).padStart(7)} ms/finding${extra}`,
+  );
 
 async function main(): Promise<void> {
   await initEngine();
@@ -49,7 +72,13 @@ async function main(): Promise<void> {
       const r = lintPython(text, { maxFileSizeKB: 0 });
       r.tree?.delete();
       const [fixed, ms] = time(() => fixAllPython(text, { maxFileSizeKB: 0 }));
-      line("python fixAll", n, r.diagnostics.length, ms, `  applied=${fixed.applied}  ${(text.length / 1024).toFixed(0)} KB`);
+      line(
+        "python fixAll",
+        n,
+        r.diagnostics.length,
+        ms,
+        `  applied=${fixed.applied}  ${(text.length / 1024).toFixed(0)} KB`,
+      );
     }
     if (want("functions")) {
       const text = functionsWithFindings(n);

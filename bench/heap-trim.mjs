@@ -31,11 +31,20 @@ const SCRIPT = `
  *   `given_back_mib` (their difference), and the `v8` version. Throws when the child fails.
  */
 export function lastResortGcFigure() {
-  const r = spawnSync(process.execPath, ["--max-semi-space-size=1", "--expose-gc", "-e", SCRIPT], { encoding: "utf8", timeout: 60_000, maxBuffer: 1 << 20 });
+  const r = spawnSync(process.execPath, ["--max-semi-space-size=1", "--expose-gc", "-e", SCRIPT], {
+    encoding: "utf8",
+    timeout: 60_000,
+    maxBuffer: 1 << 20,
+  });
   if (r.status !== 0) throw new Error(`heap-trim probe failed (${r.status ?? r.signal}): ${r.stderr}`);
   const { plain, last } = JSON.parse(r.stdout);
   const mib = (b) => Math.round((b / 2 ** 20) * 10) / 10;
-  return { beyond_heap_after_plain_gc_mib: mib(plain), beyond_heap_after_last_resort_gc_mib: mib(last), given_back_mib: mib(plain - last), v8: process.versions.v8 };
+  return {
+    beyond_heap_after_plain_gc_mib: mib(plain),
+    beyond_heap_after_last_resort_gc_mib: mib(last),
+    given_back_mib: mib(plain - last),
+    v8: process.versions.v8,
+  };
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) console.log(JSON.stringify(lastResortGcFigure(), null, 2));

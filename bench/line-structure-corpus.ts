@@ -29,7 +29,10 @@ async function main(): Promise<void> {
   const mutants = m >= 0 ? Number(args.splice(m, 2)[1]) : 0;
   const all = args.flatMap((d) => [...pyFiles(d)]);
   let seed = 7;
-  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   const texts: string[] = [];
   const files: string[] = [];
   if (mutants) {
@@ -41,13 +44,25 @@ async function main(): Promise<void> {
       const indent = (l: string) => /^[ \t]*/.exec(l)![0];
       const kind = rnd(4);
       if (kind === 0) lines.splice(at, 0, `${indent(lines[rnd(lines.length)])}x = 1`);
-      else if (kind === 1) { const k = lines.findIndex((l, i) => i >= at && l.endsWith("\\")); if (k < 0) continue; lines.splice(k + 1, 0, `${indent(lines[k])}x = 1`); }
-      else if (kind === 2) { if (!lines[at].startsWith("    ")) continue; lines[at] = "\t" + lines[at].slice(4); }
-      else { if (!lines[at].startsWith("\t")) continue; lines[at] = " ".repeat(1 + rnd(8)) + lines[at].slice(1); }
+      else if (kind === 1) {
+        const k = lines.findIndex((l, i) => i >= at && l.endsWith("\\"));
+        if (k < 0) continue;
+        lines.splice(k + 1, 0, `${indent(lines[k])}x = 1`);
+      } else if (kind === 2) {
+        if (!lines[at].startsWith("    ")) continue;
+        lines[at] = "\t" + lines[at].slice(4);
+      } else {
+        if (!lines[at].startsWith("\t")) continue;
+        lines[at] = " ".repeat(1 + rnd(8)) + lines[at].slice(1);
+      }
       texts.push(lines.join("\n"));
       files.push(`${f} (mutant ${texts.length})`);
     }
-  } else for (const f of all) { files.push(f); texts.push(readFileSync(f, "utf8")); }
+  } else
+    for (const f of all) {
+      files.push(f);
+      texts.push(readFileSync(f, "utf8"));
+    }
   const script = [
     "import json, sys",
     "out = []",
@@ -61,7 +76,14 @@ async function main(): Promise<void> {
   ].join("\n");
   const r = await execa("python3", ["-c", script], { input: JSON.stringify(texts), maxBuffer: 256 << 20 });
   const verdicts = JSON.parse(r.stdout) as Array<[string, number | null] | null>;
-  let otherLine = 0, compiled = 0, indentErrors = 0, otherErrors = 0, falseAlarms = 0, misses = 0, ms = 0, bytes = 0;
+  let otherLine = 0,
+    compiled = 0,
+    indentErrors = 0,
+    otherErrors = 0,
+    falseAlarms = 0,
+    misses = 0,
+    ms = 0,
+    bytes = 0;
   files.forEach((f, k) => {
     const text = texts[k];
     bytes += text.length;
@@ -71,14 +93,27 @@ async function main(): Promise<void> {
     const cp = verdicts[k];
     if (cp === null) {
       compiled++;
-      if (mine) { falseAlarms++; console.log(`false alarm ${f}:${mine.line + 1}: ${mine.kind}: ${mine.message}`); }
+      if (mine) {
+        falseAlarms++;
+        console.log(`false alarm ${f}:${mine.line + 1}: ${mine.kind}: ${mine.message}`);
+      }
     } else if (cp[0] === "IndentationError" || cp[0] === "TabError") {
       indentErrors++;
-      if (mine && mine.kind === cp[0] && mine.line + 1 !== cp[1]) { otherLine++; console.log(`other line ${f}: CPython ${cp[0]} line ${cp[1]}, check ${mine.message} line ${mine.line + 1}`); }
-      else if (!mine || mine.kind !== cp[0]) { misses++; console.log(`miss ${f}: CPython ${cp[0]} line ${cp[1]}, check ${mine ? `${mine.kind} ${mine.message} line ${mine.line + 1}` : "none"}`); if (process.env.SHOW) console.log(JSON.stringify(text.split("\n").slice((cp[1] ?? 1) - 4, (cp[1] ?? 1) + 2))); }
+      if (mine && mine.kind === cp[0] && mine.line + 1 !== cp[1]) {
+        otherLine++;
+        console.log(`other line ${f}: CPython ${cp[0]} line ${cp[1]}, check ${mine.message} line ${mine.line + 1}`);
+      } else if (!mine || mine.kind !== cp[0]) {
+        misses++;
+        console.log(
+          `miss ${f}: CPython ${cp[0]} line ${cp[1]}, check ${mine ? `${mine.kind} ${mine.message} line ${mine.line + 1}` : "none"}`,
+        );
+        if (process.env.SHOW) console.log(JSON.stringify(text.split("\n").slice((cp[1] ?? 1) - 4, (cp[1] ?? 1) + 2)));
+      }
     } else otherErrors++;
   });
-  console.log(`${files.length} files (${(bytes / 1e6).toFixed(1)} M chars): CPython compiles ${compiled}, IndentationError/TabError ${indentErrors}, other errors ${otherErrors}; check: ${falseAlarms} false alarms, ${misses} misses (none or another kind), ${otherLine} at another line; ${ms.toFixed(0)} ms in lineStructureError`);
+  console.log(
+    `${files.length} files (${(bytes / 1e6).toFixed(1)} M chars): CPython compiles ${compiled}, IndentationError/TabError ${indentErrors}, other errors ${otherErrors}; check: ${falseAlarms} false alarms, ${misses} misses (none or another kind), ${otherLine} at another line; ${ms.toFixed(0)} ms in lineStructureError`,
+  );
 }
 
 void main();

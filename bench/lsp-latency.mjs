@@ -22,7 +22,7 @@ const rpc = require("vscode-languageserver-protocol/node");
 
 /** A 5,000-line file made of the examples' training code, renamed so each block is distinct. */
 export function trainingFile(lines = 5000) {
-  const head = 'import os\nimport argparse\nimport torch\nimport torch.nn as nn\nimport torch.distributed as dist\n\n';
+  const head = "import os\nimport argparse\nimport torch\nimport torch.nn as nn\nimport torch.distributed as dist\n\n";
   const block = (i) => [
     `def train_step_${i}(model, batch, opt, device="cuda:0"):`,
     `    x, y = batch[0].to(device), batch[1].to(device)`,
@@ -38,7 +38,12 @@ export function trainingFile(lines = 5000) {
   ];
   const out = head.split("\n");
   for (let i = 0; out.length + block(i).length + 4 <= lines; i++) out.push(...block(i));
-  out.push('if __name__ == "__main__":', '    print(torch.cuda.is_available())', '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"', "    model = nn.Linear(8, 8).cuda()");
+  out.push(
+    'if __name__ == "__main__":',
+    "    print(torch.cuda.is_available())",
+    '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"',
+    "    model = nn.Linear(8, 8).cuda()",
+  );
   while (out.length < lines) out.push("");
   return out.slice(0, lines).join("\n") + "\n";
 }
@@ -49,8 +54,23 @@ export function trainingFile(lines = 5000) {
  * with a late CUDA_VISIBLE_DEVICES write at the end (one finding).
  */
 export function flatScript(lines = 5000) {
-  const out = ["import os", "import torch", "import torch.nn as nn", "model = nn.Linear(8, 8).cuda()", "opt = torch.optim.SGD(model.parameters(), lr=0.1)", 'device = "cuda:0"'];
-  for (let i = 0; out.length + 6 <= lines - 1; i++) out.push(`x_${i} = torch.randn(4, 8, device=device)`, `loss_${i} = model(x_${i}).sum()`, `loss_${i}.backward()`, "opt.step()", `print("step", ${i}, loss_${i}.item())`, "");
+  const out = [
+    "import os",
+    "import torch",
+    "import torch.nn as nn",
+    "model = nn.Linear(8, 8).cuda()",
+    "opt = torch.optim.SGD(model.parameters(), lr=0.1)",
+    'device = "cuda:0"',
+  ];
+  for (let i = 0; out.length + 6 <= lines - 1; i++)
+    out.push(
+      `x_${i} = torch.randn(4, 8, device=device)`,
+      `loss_${i} = model(x_${i}).sum()`,
+      `loss_${i}.backward()`,
+      "opt.step()",
+      `print("step", ${i}, loss_${i}.item())`,
+      "",
+    );
   out.push('os.environ["CUDA_VISIBLE_DEVICES"] = "1"');
   while (out.length < lines) out.push("");
   return out.slice(0, lines).join("\n") + "\n";
@@ -79,10 +99,21 @@ function serverArgs() {
  * Starts the server; returns {conn, server, waitVersion(uri, v) -> Promise<bigint hrtime>, traces,
  * published(uri) -> versions, stop()}. `nodeArgs` go before the bundle (e.g. --expose-gc).
  */
-async function startServer({ nodeArgs = [], env = process.env, trace = false, serverPath = join(root, "dist", "server.js") } = {}) {
+async function startServer({
+  nodeArgs = [],
+  env = process.env,
+  trace = false,
+  serverPath = join(root, "dist", "server.js"),
+} = {}) {
   // The environment the client adds to the server's (common/src/lsp/nodeFlags.ts serverEnvironment), as users run it.
-  const server = spawn(process.execPath, [...nodeArgs, ...serverArgs(), serverPath, "--stdio"], { stdio: ["pipe", "pipe", "inherit"], env: { ...env, ...(await serverEnvironmentOf(env)) } });
-  const conn = rpc.createProtocolConnection(new rpc.StreamMessageReader(server.stdout), new rpc.StreamMessageWriter(server.stdin));
+  const server = spawn(process.execPath, [...nodeArgs, ...serverArgs(), serverPath, "--stdio"], {
+    stdio: ["pipe", "pipe", "inherit"],
+    env: { ...env, ...(await serverEnvironmentOf(env)) },
+  });
+  const conn = rpc.createProtocolConnection(
+    new rpc.StreamMessageReader(server.stdout),
+    new rpc.StreamMessageWriter(server.stdin),
+  );
   const waiting = new Map();
   const versions = new Map();
   const traces = [];
@@ -91,7 +122,10 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
     versions.set(p.uri, [...(versions.get(p.uri) ?? []), p.version]);
     const key = `${p.uri}#${p.version}`;
     const w = waiting.get(key);
-    if (w) { waiting.delete(key); w(at); }
+    if (w) {
+      waiting.delete(key);
+      w(at);
+    }
   });
   const traceWaits = [];
   conn.onNotification(rpc.LogTraceNotification.type, (p) => {
@@ -101,17 +135,26 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
     if (k >= 0) traceWaits.splice(k, 1)[0].resolve(at);
   });
   conn.listen();
-  await conn.sendRequest(rpc.InitializeRequest.type, { processId: process.pid, rootUri: null, capabilities: {}, workspaceFolders: null });
+  await conn.sendRequest(rpc.InitializeRequest.type, {
+    processId: process.pid,
+    rootUri: null,
+    capabilities: {},
+    workspaceFolders: null,
+  });
   await conn.sendNotification(rpc.InitializedNotification.type, {});
   if (trace) await conn.sendNotification(rpc.SetTraceNotification.type, { value: "messages" });
   return {
-    conn, server, traces,
+    conn,
+    server,
+    traces,
     published: (uri) => versions.get(uri) ?? [],
     waitVersion: (uri, version) => new Promise((r) => waiting.set(`${uri}#${version}`, r)),
     /** Opens `uri` (Python, version 1, `text`) and resolves once its first diagnostics arrive. */
     async open(uri, text) {
       const opened = this.waitVersion(uri, 1);
-      await conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
+      await conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, {
+        textDocument: { uri, languageId: "python", version: 1, text },
+      });
       await opened;
     },
     /** Resolves (hrtime) when a `$/logTrace` line starting with `prefix` arrives (needs `trace`). */
@@ -120,7 +163,13 @@ async function startServer({ nodeArgs = [], env = process.env, trace = false, se
       await conn.sendRequest(rpc.ShutdownRequest.type).catch(() => undefined);
       await conn.sendNotification(rpc.ExitNotification.type).catch(() => undefined);
       // The server exits on `exit`; a kill only after 2 s (an exit of its own writes --cpu-prof profiles).
-      await new Promise((resolve) => { const t = setTimeout(resolve, 2000); server.once("exit", () => { clearTimeout(t); resolve(); }); });
+      await new Promise((resolve) => {
+        const t = setTimeout(resolve, 2000);
+        server.once("exit", () => {
+          clearTimeout(t);
+          resolve();
+        });
+      });
       conn.dispose();
       server.kill();
     },
@@ -141,7 +190,9 @@ export async function serverNodeFlags(at = root) {
  * the roots were separated), read through tsx, or null where it has none.
  */
 async function nodeFlagsModule(at) {
-  const file = [join(at, "common", "src", "lsp", "nodeFlags.ts"), join(at, "server", "src", "nodeFlags.ts")].find((f) => existsSync(f));
+  const file = [join(at, "common", "src", "lsp", "nodeFlags.ts"), join(at, "server", "src", "nodeFlags.ts")].find((f) =>
+    existsSync(f),
+  );
   if (!file) return null;
   const { tsImport } = await import("tsx/esm/api");
   return tsImport(pathToFileURL(file).href, import.meta.url);
@@ -167,7 +218,9 @@ const summary = (times) => {
  */
 function scatteredSpots(text) {
   const spots = [];
-  text.split("\n").forEach((l, line) => { if (l.startsWith("    loss = ")) spots.push({ line, col: "    loss".length }); });
+  text.split("\n").forEach((l, line) => {
+    if (l.startsWith("    loss = ")) spots.push({ line, col: "    loss".length });
+  });
   return spots.map((_, i) => spots[(i * 37) % spots.length]);
 }
 
@@ -181,14 +234,26 @@ function scatteredSpots(text) {
  * moves around types, instead of all at one spot. `flat`: the file is {@link flatScript} instead.
  * `lines`: the file's length (the fixed cost of an edit shows on a short one).
  */
-export async function measure({ edits = 200, warmup = 20, serverPath, serverFlags, serverTimes = false, scattered = false, flat = false, lines = 5000 } = {}) {
-  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: serverTimes });
+export async function measure({
+  edits = 200,
+  warmup = 20,
+  serverPath,
+  serverFlags,
+  serverTimes = false,
+  scattered = false,
+  flat = false,
+  lines = 5000,
+} = {}) {
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? (await serverNodeFlags()), trace: serverTimes });
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_train.py")).href;
   const text = flat ? flatScript(lines) : trainingFile(lines);
   const lineCount = text.split("\n").length - 1;
   await s.open(uri, text);
   const spots = scattered ? scatteredSpots(text) : [typingSpot(text)];
-  if (spots.length === 0) throw new Error("measure: scattered needs the function-structured file (the flat script has no `    loss = ` lines)");
+  if (spots.length === 0)
+    throw new Error(
+      "measure: scattered needs the function-structured file (the flat script has no `    loss = ` lines)",
+    );
   const typed = spots.map(() => 0);
   const times = [];
   for (let i = 0; i < warmup + edits; i++) {
@@ -197,7 +262,10 @@ export async function measure({ edits = 200, warmup = 20, serverPath, serverFlag
     const { line, col } = spots[k];
     const done = s.waitVersion(uri, version);
     const t0 = process.hrtime.bigint();
-    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [insertAt(line, col + typed[k]++, "x")] });
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version },
+      contentChanges: [insertAt(line, col + typed[k]++, "x")],
+    });
     times.push(Number((await done) - t0) / 1e6);
   }
   await s.stop();
@@ -205,8 +273,17 @@ export async function measure({ edits = 200, warmup = 20, serverPath, serverFlag
   times.splice(0, warmup);
   if (!serverTimes) return { ...summary(times), edits, lines: lineCount, ...first };
   // The server's own lint time per version (its `$/logTrace` lines), to split engine from transport.
-  const lints = s.traces.map((m) => /^lint \S+ version (\d+): ([\d.]+) ms$/.exec(m)).filter((m) => m && Number(m[1]) >= 2 + warmup).map((m) => Number(m[2]));
-  return { ...summary(times), edits, lines: lineCount, ...first, server_lint: lints.length ? { ...summary(lints), lints: lints.length } : null };
+  const lints = s.traces
+    .map((m) => /^lint \S+ version (\d+): ([\d.]+) ms$/.exec(m))
+    .filter((m) => m && Number(m[1]) >= 2 + warmup)
+    .map((m) => Number(m[2]));
+  return {
+    ...summary(times),
+    edits,
+    lines: lineCount,
+    ...first,
+    server_lint: lints.length ? { ...summary(lints), lints: lints.length } : null,
+  };
 }
 
 /**
@@ -237,7 +314,12 @@ async function openTrainingNotebook(s, name) {
   const { cells, spot } = trainingNotebook();
   const opened = s.waitTrace(`lint ${nbUri} version 1:`);
   await s.conn.sendNotification(rpc.DidOpenNotebookDocumentNotification.type, {
-    notebookDocument: { uri: nbUri, notebookType: "jupyter-notebook", version: 1, cells: cells.map((_, i) => ({ kind: rpc.NotebookCellKind.Code, document: cellUri(i) })) },
+    notebookDocument: {
+      uri: nbUri,
+      notebookType: "jupyter-notebook",
+      version: 1,
+      cells: cells.map((_, i) => ({ kind: rpc.NotebookCellKind.Code, document: cellUri(i) })),
+    },
     cellTextDocuments: cells.map((text, i) => ({ uri: cellUri(i), languageId: "python", version: 1, text })),
   });
   await opened;
@@ -254,7 +336,13 @@ async function typeInCell(s, { nbUri, cellUri, spot }, i) {
   const done = s.waitTrace(`lint ${nbUri} version ${version}:`);
   await s.conn.sendNotification(rpc.DidChangeNotebookDocumentNotification.type, {
     notebookDocument: { uri: nbUri, version },
-    change: { cells: { textContent: [{ document: { uri: cellUri(spot.cell), version }, changes: [insertAt(spot.line, spot.col + i, "x")] }] } },
+    change: {
+      cells: {
+        textContent: [
+          { document: { uri: cellUri(spot.cell), version }, changes: [insertAt(spot.line, spot.col + i, "x")] },
+        ],
+      },
+    },
   });
   return done;
 }
@@ -267,7 +355,7 @@ async function typeInCell(s, { nbUri, cellUri, spot }, i) {
  * the lint ends; the publish follows two event-loop turns later).
  */
 export async function measureNotebook({ edits = 200, warmup = 20, serverPath, serverFlags } = {}) {
-  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: true });
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? (await serverNodeFlags()), trace: true });
   const { nbUri, cellUri, cells, spot } = await openTrainingNotebook(s, "latency_train.ipynb");
   const times = [];
   for (let i = 0; i < warmup + edits; i++) {
@@ -277,13 +365,33 @@ export async function measureNotebook({ edits = 200, warmup = 20, serverPath, se
   await s.stop();
   const first = { ...summary(times.slice(0, warmup)), edits: warmup };
   times.splice(0, warmup);
-  return { ...summary(times), edits, cells: cells.length, lines: cells.reduce((n, c) => n + c.split("\n").length, 0), first };
+  return {
+    ...summary(times),
+    edits,
+    cells: cells.length,
+    lines: cells.reduce((n, c) => n + c.split("\n").length, 0),
+    first,
+  };
 }
 
 /** The two H200s of test/fixtures/nvidia-smi/h200x2 as the client's inventory notification sends them. */
 const H200X2 = [
-  { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
-  { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+  {
+    index: 0,
+    uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
+    name: "NVIDIA H200",
+    pciBusId: "00000000:00:06.0",
+    memoryTotalMiB: 143771,
+    memoryFreeMiB: 143156,
+  },
+  {
+    index: 1,
+    uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130",
+    name: "NVIDIA H200",
+    pciBusId: "00000000:00:07.0",
+    memoryTotalMiB: 143771,
+    memoryFreeMiB: 143156,
+  },
 ];
 
 /**
@@ -294,7 +402,7 @@ const H200X2 = [
  * between lints, on the same thread). `warmup` edits first, not timed.
  */
 export async function measureHints({ edits = 100, warmup = 20, serverPath, serverFlags } = {}) {
-  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? (await serverNodeFlags()) });
   await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/settings"), { inlayHints: true });
   await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
   const uri = pathToFileURL(join(root, "bench", "cache", "hints_train.py")).href;
@@ -306,22 +414,39 @@ export async function measureHints({ edits = 100, warmup = 20, serverPath, serve
   let defLine = line;
   while (!lines[defLine].startsWith("def ")) defLine--;
   const hoverAt = { line: defLine, character: lines[defLine].indexOf('"cuda:0"') + 1 };
-  const hints = [], hovers = [];
+  const hints = [],
+    hovers = [];
   let found = 0;
   for (let i = 0; i < warmup + edits; i++) {
     const version = i + 2;
     const done = s.waitVersion(uri, version);
-    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [insertAt(line, col + i, "x")] });
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version },
+      contentChanges: [insertAt(line, col + i, "x")],
+    });
     await done;
     const t0 = process.hrtime.bigint();
-    const h = await s.conn.sendRequest(rpc.InlayHintRequest.type, { textDocument: { uri }, range: { start: { line: Math.max(0, line - 30), character: 0 }, end: { line: line + 30, character: 0 } } });
+    const h = await s.conn.sendRequest(rpc.InlayHintRequest.type, {
+      textDocument: { uri },
+      range: { start: { line: Math.max(0, line - 30), character: 0 }, end: { line: line + 30, character: 0 } },
+    });
     const t1 = process.hrtime.bigint();
     const hover = await s.conn.sendRequest(rpc.HoverRequest.type, { textDocument: { uri }, position: hoverAt });
     const t2 = process.hrtime.bigint();
-    if (i >= warmup) { hints.push(Number(t1 - t0) / 1e6); hovers.push(Number(t2 - t1) / 1e6); found += (h?.length ?? 0) > 0 && hover ? 1 : 0; }
+    if (i >= warmup) {
+      hints.push(Number(t1 - t0) / 1e6);
+      hovers.push(Number(t2 - t1) / 1e6);
+      found += (h?.length ?? 0) > 0 && hover ? 1 : 0;
+    }
   }
   await s.stop();
-  return { inlay_hints: summary(hints), hover: summary(hovers), edits, answered: found, lines: text.split("\n").length - 1 };
+  return {
+    inlay_hints: summary(hints),
+    hover: summary(hovers),
+    edits,
+    answered: found,
+    lines: text.split("\n").length - 1,
+  };
 }
 
 /**
@@ -332,7 +457,7 @@ export async function measureHints({ edits = 100, warmup = 20, serverPath, serve
  * machine help reads the model of the whole notebook (server/src/handlers/models.ts `withCellModel`).
  */
 export async function measureNotebookHints({ edits = 100, warmup = 20, serverPath, serverFlags } = {}) {
-  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags(), trace: true });
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? (await serverNodeFlags()), trace: true });
   await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/settings"), { inlayHints: true });
   await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
   const { nbUri, cellUri, cells, spot } = await openTrainingNotebook(s, "hints_train.ipynb");
@@ -341,21 +466,33 @@ export async function measureNotebookHints({ edits = 100, warmup = 20, serverPat
   const hoverLines = cells[hoverCell].split("\n");
   const hoverLine = hoverLines.findIndex((l) => l.includes('"cuda:0"'));
   const hoverAt = { line: hoverLine, character: hoverLines[hoverLine].indexOf('"cuda:0"') + 1 };
-  const hints = [], hovers = [];
+  const hints = [],
+    hovers = [];
   let found = 0;
   for (let i = 0; i < warmup + edits; i++) {
     await typeInCell(s, { nbUri, cellUri, spot }, i);
     const t0 = process.hrtime.bigint();
     let n = 0;
     for (const c of [spot.cell - 1, spot.cell, spot.cell + 1]) {
-      const h = await s.conn.sendRequest(rpc.InlayHintRequest.type, { textDocument: { uri: cellUri(c) }, range: { start: { line: 0, character: 0 }, end: { line: cells[c].split("\n").length, character: 0 } } });
+      const h = await s.conn.sendRequest(rpc.InlayHintRequest.type, {
+        textDocument: { uri: cellUri(c) },
+        range: { start: { line: 0, character: 0 }, end: { line: cells[c].split("\n").length, character: 0 } },
+      });
       n += h?.length ?? 0;
     }
     const t1 = process.hrtime.bigint();
-    const hover = await s.conn.sendRequest(rpc.HoverRequest.type, { textDocument: { uri: cellUri(hoverCell) }, position: hoverAt });
+    const hover = await s.conn.sendRequest(rpc.HoverRequest.type, {
+      textDocument: { uri: cellUri(hoverCell) },
+      position: hoverAt,
+    });
     const t2 = process.hrtime.bigint();
-    if (i >= warmup) { hints.push(Number(t1 - t0) / 1e6); hovers.push(Number(t2 - t1) / 1e6); found += hover ? 1 : 0; }
-    if (i === 0 && !hover) throw new Error(`no hover at cell ${hoverCell + 1} ${JSON.stringify(hoverAt)} (${n} inlay hints)`);
+    if (i >= warmup) {
+      hints.push(Number(t1 - t0) / 1e6);
+      hovers.push(Number(t2 - t1) / 1e6);
+      found += hover ? 1 : 0;
+    }
+    if (i === 0 && !hover)
+      throw new Error(`no hover at cell ${hoverCell + 1} ${JSON.stringify(hoverAt)} (${n} inlay hints)`);
   }
   await s.stop();
   return { inlay_hints_3_cells: summary(hints), hover: summary(hovers), edits, answered: found, cells: cells.length };
@@ -376,21 +513,26 @@ export function manifestStream(docs = 60) {
  * (didChange -> diagnostics of that version), after `warmup` edits timed apart.
  */
 export async function measureManifest({ edits = 100, warmup = 10, serverPath, serverFlags } = {}) {
-  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? (await serverNodeFlags()) });
   const uri = pathToFileURL(join(root, "bench", "cache", "latency_k8s.yaml")).href;
   const text = manifestStream();
   const lines = text.split("\n");
   const line = lines.indexOf("          image: pytorch/pytorch:latest", Math.floor(lines.length / 2));
   const col = lines[line].length;
   const opened = s.waitVersion(uri, 1);
-  await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "yaml", version: 1, text } });
+  await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: "yaml", version: 1, text },
+  });
   await opened;
   const times = [];
   for (let i = 0; i < warmup + edits; i++) {
     const version = i + 2;
     const done = s.waitVersion(uri, version);
     const t0 = process.hrtime.bigint();
-    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version }, contentChanges: [insertAt(line, col + i, "x")] });
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version },
+      contentChanges: [insertAt(line, col + i, "x")],
+    });
     times.push(Number((await done) - t0) / 1e6);
   }
   await s.stop();
@@ -406,7 +548,9 @@ function cpuMsOf(pid) {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // after the command name, which may hold spaces
     return (Number(f[11]) + Number(f[12])) * 10; // utime, stime (fields 14 and 15), at 100 ticks per second
-  } catch { return null; }
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -417,7 +561,7 @@ function cpuMsOf(pid) {
  * published per update (each open document linted again and published, before 2026-12-03).
  */
 export async function measureInventory({ docs = 20, updates = 20, serverPath, serverFlags } = {}) {
-  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
+  const s = await startServer({ serverPath, nodeArgs: serverFlags ?? (await serverNodeFlags()) });
   await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
   const text = trainingFile();
   const uris = Array.from({ length: docs }, (_, i) => pathToFileURL(join(root, "bench", "cache", `inv_${i}.py`)).href);
@@ -426,7 +570,8 @@ export async function measureInventory({ docs = 20, updates = 20, serverPath, se
   // so that its collection is not counted as the inventories' CPU.
   await new Promise((r) => setTimeout(r, 3000));
   const count = () => uris.reduce((n, u) => n + s.published(u).length, 0);
-  const published0 = count(), cpu0 = cpuMsOf(s.server.pid);
+  const published0 = count(),
+    cpu0 = cpuMsOf(s.server.pid);
   for (let i = 1; i <= updates; i++) {
     const gpus = H200X2.map((g) => ({ ...g, memoryFreeMiB: g.memoryFreeMiB - 1024 * i }));
     await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus, selection: [] });
@@ -435,7 +580,12 @@ export async function measureInventory({ docs = 20, updates = 20, serverPath, se
   const cpu1 = cpuMsOf(s.server.pid);
   const publishes = count() - published0;
   await s.stop();
-  return { docs, updates, cpu_ms_per_update: cpu0 === null || cpu1 === null ? null : +((cpu1 - cpu0) / updates).toFixed(1), publishes_per_update: +(publishes / updates).toFixed(1) };
+  return {
+    docs,
+    updates,
+    cpu_ms_per_update: cpu0 === null || cpu1 === null ? null : +((cpu1 - cpu0) / updates).toFixed(1),
+    publishes_per_update: +(publishes / updates).toFixed(1),
+  };
 }
 
 /**
@@ -467,7 +617,7 @@ export function ruffLatency({ edits = 200 } = {}) {
  * versions were published.
  */
 export async function typing({ keys = 40, perSecond = 10, serverPath, serverFlags } = {}) {
-  const s = await startServer({ trace: true, serverPath, nodeArgs: serverFlags ?? await serverNodeFlags() });
+  const s = await startServer({ trace: true, serverPath, nodeArgs: serverFlags ?? (await serverNodeFlags()) });
   const uri = pathToFileURL(join(root, "bench", "cache", "typing_train.py")).href;
   const text = trainingFile();
   await s.open(uri, text);
@@ -478,9 +628,13 @@ export async function typing({ keys = 40, perSecond = 10, serverPath, serverFlag
   let lastKey = 0n;
   for (let i = 0; i < keys; i++) {
     const due = start + i * gap;
-    while (performance.now() < due) await new Promise((r) => setTimeout(r, Math.max(0, Math.min(5, due - performance.now()))));
+    while (performance.now() < due)
+      await new Promise((r) => setTimeout(r, Math.max(0, Math.min(5, due - performance.now()))));
     lastKey = process.hrtime.bigint();
-    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: i + 2 }, contentChanges: [insertAt(line, col + i, "x")] });
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version: i + 2 },
+      contentChanges: [insertAt(line, col + i, "x")],
+    });
   }
   const ms = Number((await last) - lastKey) / 1e6;
   const mine = s.traces.filter((t) => t.startsWith(`lint ${uri}`) && !/ version 1:/.test(t));
@@ -489,7 +643,16 @@ export async function typing({ keys = 40, perSecond = 10, serverPath, serverFlag
   const skipped = mine.filter((t) => /skipped/.test(t)).length;
   const published = s.published(uri).filter((v) => v > 1).length;
   await s.stop();
-  return { last_key_to_diagnostics_ms: +ms.toFixed(1), keys, per_second: perSecond, lints, skipped, dropped, published_versions: published, ...(process.env.GP_BENCH_TRACE ? { trace: mine } : {}) };
+  return {
+    last_key_to_diagnostics_ms: +ms.toFixed(1),
+    keys,
+    per_second: perSecond,
+    lints,
+    skipped,
+    dropped,
+    published_versions: published,
+    ...(process.env.GP_BENCH_TRACE ? { trace: mine } : {}),
+  };
 }
 
 /**
@@ -498,12 +661,25 @@ export async function typing({ keys = 40, perSecond = 10, serverPath, serverFlag
  * server collects garbage and reports process.memoryUsage() (bench/memory-probe.cjs). MiB.
  * `gpus`: with two GPUs in the inventory (as on a GPU machine).
  */
-export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath, serverFlags, gpus = false, pauseMs = 5000 } = {}) {
+export async function memory({
+  docs = 20,
+  lines = 5000,
+  edits = 1000,
+  serverPath,
+  serverFlags,
+  gpus = false,
+  pauseMs = 5000,
+} = {}) {
   const dir = mkdtempSync(join(tmpdir(), "gp-mem-"));
   let n = 0;
-  const flags = serverFlags ?? await serverNodeFlags();
+  const flags = serverFlags ?? (await serverNodeFlags());
   // Traced: the server's idle heap trims (server/src/heapTrim.ts) are logged with their duration.
-  const s = await startServer({ serverPath, trace: true, nodeArgs: [...flags, "--expose-gc", "--import", pathToFileURL(join(root, "bench", "memory-probe.mjs")).href], env: { ...process.env, GP_MEMORY_PROBE_DIR: dir } });
+  const s = await startServer({
+    serverPath,
+    trace: true,
+    nodeArgs: [...flags, "--expose-gc", "--import", pathToFileURL(join(root, "bench", "memory-probe.mjs")).href],
+    env: { ...process.env, GP_MEMORY_PROBE_DIR: dir },
+  });
   const probe = async (stage) => {
     const file = join(dir, `${n++}.json`);
     s.server.kill("SIGUSR2");
@@ -513,27 +689,48 @@ export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath
     const spaces = Object.fromEntries(Object.entries(m.spaces ?? {}).map(([k, v]) => [k, mib(v.physical)]));
     const proc = Object.fromEntries(Object.entries(m.proc ?? {}).map(([k, v]) => [k, mib(v)]));
     const maps = Object.fromEntries(Object.entries(m.mappings ?? {}).map(([k, v]) => [k, mib(v)]));
-    return { stage, rss_mib: mib(m.rss), rss_immediate_mib: m.rss_immediate === undefined ? null : mib(m.rss_immediate), settle_ms: m.settle_ms ?? 0, heap_used_mib: mib(m.heapUsed), heap_total_mib: mib(m.heapTotal), external_mib: mib(m.external), array_buffers_mib: mib(m.arrayBuffers), heap_spaces_physical_mib: spaces, proc_mib: proc, rss_by_mapping_mib: maps, pooled_pages_mib: m.mappings?.v8_pages === undefined ? null : mib(Math.max(0, m.mappings.v8_pages - m.heapTotal)) };
+    return {
+      stage,
+      rss_mib: mib(m.rss),
+      rss_immediate_mib: m.rss_immediate === undefined ? null : mib(m.rss_immediate),
+      settle_ms: m.settle_ms ?? 0,
+      heap_used_mib: mib(m.heapUsed),
+      heap_total_mib: mib(m.heapTotal),
+      external_mib: mib(m.external),
+      array_buffers_mib: mib(m.arrayBuffers),
+      heap_spaces_physical_mib: spaces,
+      proc_mib: proc,
+      rss_by_mapping_mib: maps,
+      pooled_pages_mib: m.mappings?.v8_pages === undefined ? null : mib(Math.max(0, m.mappings.v8_pages - m.heapTotal)),
+    };
   };
   // `gpus`: the inventory of two GPUs first (the server then keeps what its machine hovers read per document).
-  if (gpus) await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
+  if (gpus)
+    await s.conn.sendNotification(new rpc.NotificationType("gpuPilot/inventory"), { gpus: H200X2, selection: [] });
   const stages = [await probe("server started")];
   const text = trainingFile(lines);
   const { line, col } = typingSpot(text);
   const uris = Array.from({ length: docs }, (_, i) => pathToFileURL(join(root, "bench", "cache", `mem_${i}.py`)).href);
   const version = new Map(uris.map((u) => [u, 1]));
-  await Promise.all(uris.map(async (uri) => {
-    const done = s.waitVersion(uri, 1);
-    await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text } });
-    await done;
-  }));
+  await Promise.all(
+    uris.map(async (uri) => {
+      const done = s.waitVersion(uri, 1);
+      await s.conn.sendNotification(rpc.DidOpenTextDocumentNotification.type, {
+        textDocument: { uri, languageId: "python", version: 1, text },
+      });
+      await done;
+    }),
+  );
   stages.push(await probe(`${docs} documents open`));
   for (let i = 0; i < edits; i++) {
     const uri = uris[i % docs];
     const k = version.get(uri);
     version.set(uri, k + 1);
     const done = s.waitVersion(uri, k + 1);
-    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, { textDocument: { uri, version: k + 1 }, contentChanges: [insertAt(line, col + k - 1, "x")] });
+    await s.conn.sendNotification(rpc.DidChangeTextDocumentNotification.type, {
+      textDocument: { uri, version: k + 1 },
+      contentChanges: [insertAt(line, col + k - 1, "x")],
+    });
     await done;
     if (i + 1 === edits / 2) stages.push(await probe(`after ${edits / 2} edits`));
   }
@@ -542,7 +739,8 @@ export async function memory({ docs = 20, lines = 5000, edits = 1000, serverPath
   // such as giving freed heap pages back, has had its time).
   await new Promise((r) => setTimeout(r, pauseMs));
   stages.push(await probe(`after ${edits} edits and a ${pauseMs / 1000} s pause`));
-  for (const uri of uris) await s.conn.sendNotification(rpc.DidCloseTextDocumentNotification.type, { textDocument: { uri } });
+  for (const uri of uris)
+    await s.conn.sendNotification(rpc.DidCloseTextDocumentNotification.type, { textDocument: { uri } });
   await new Promise((r) => setTimeout(r, 200));
   stages.push(await probe("all closed"));
   await s.stop();
@@ -578,6 +776,15 @@ export function treeMemory({ count = 20 } = {}) {
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const what = process.argv[2] ?? "measure";
-  const f = { measure, notebook: measureNotebook, hints: measureHints, notebookHints: measureNotebookHints, typing, memory, ruff: ruffLatency, trees: treeMemory }[what];
+  const f = {
+    measure,
+    notebook: measureNotebook,
+    hints: measureHints,
+    notebookHints: measureNotebookHints,
+    typing,
+    memory,
+    ruff: ruffLatency,
+    trees: treeMemory,
+  }[what];
   Promise.resolve(f()).then((r) => console.log(JSON.stringify(r)));
 }

@@ -25,9 +25,12 @@ let n = 0;
 function procStatus() {
   try {
     const out = {};
-    for (const m of readFileSync("/proc/self/status", "utf8").matchAll(/^(Rss\w+|VmHWM):\s+(\d+) kB/gm)) out[m[1]] = Number(m[2]) * 1024;
+    for (const m of readFileSync("/proc/self/status", "utf8").matchAll(/^(Rss\w+|VmHWM):\s+(\d+) kB/gm))
+      out[m[1]] = Number(m[2]) * 1024;
     return out;
-  } catch { return {}; }
+  } catch {
+    return {};
+  }
 }
 
 /** /proc/self/smaps's Rss by mapping kind, bytes (empty off Linux). */
@@ -41,14 +44,28 @@ function mappings() {
       if (head) {
         const name = head[3];
         size = parseInt(head[2], 16) - parseInt(head[1], 16);
-        kind = name === process.execPath || name.endsWith("/node") ? "binary" : name === "[heap]" ? "brk" : name.startsWith("[stack") ? "stack" : name.startsWith("/") ? "libs" : "anon";
+        kind =
+          name === process.execPath || name.endsWith("/node")
+            ? "binary"
+            : name === "[heap]"
+              ? "brk"
+              : name.startsWith("[stack")
+                ? "stack"
+                : name.startsWith("/")
+                  ? "libs"
+                  : "anon";
         continue;
       }
       const rss = /^Rss:\s+(\d+) kB/.exec(line);
-      if (rss) { out[kind] += Number(rss[1]) * 1024; if (kind === "anon" && size === V8_PAGE) out.v8_pages += Number(rss[1]) * 1024; }
+      if (rss) {
+        out[kind] += Number(rss[1]) * 1024;
+        if (kind === "anon" && size === V8_PAGE) out.v8_pages += Number(rss[1]) * 1024;
+      }
     }
     return out;
-  } catch { return {}; }
+  } catch {
+    return {};
+  }
 }
 
 /** V8's regular heap page size on 64-bit hosts (bytes). */
@@ -59,7 +76,12 @@ const SETTLE_MS = 1000;
 
 if (dir) {
   process.on("SIGUSR2", () => {
-    const gc = () => { if (typeof global.gc === "function") { global.gc(); global.gc(); } };
+    const gc = () => {
+      if (typeof global.gc === "function") {
+        global.gc();
+        global.gc();
+      }
+    };
     gc();
     // Read at once after the collection, and again SETTLE_MS later, after a second one: V8 gives
     // freed heap pages back to the system (and its concurrent sweeper finishes) some time after a
@@ -68,9 +90,23 @@ if (dir) {
     const immediate = process.memoryUsage().rss;
     setTimeout(() => {
       gc();
-      const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { physical: s.physical_space_size, used: s.space_used_size }]));
+      const spaces = Object.fromEntries(
+        v8
+          .getHeapSpaceStatistics()
+          .map((s) => [s.space_name, { physical: s.physical_space_size, used: s.space_used_size }]),
+      );
       const file = join(dir, `${n++}.json`);
-      writeFileSync(`${file}.tmp`, JSON.stringify({ ...process.memoryUsage(), rss_immediate: immediate, settle_ms: SETTLE_MS, spaces, proc: procStatus(), mappings: mappings() }));
+      writeFileSync(
+        `${file}.tmp`,
+        JSON.stringify({
+          ...process.memoryUsage(),
+          rss_immediate: immediate,
+          settle_ms: SETTLE_MS,
+          spaces,
+          proc: procStatus(),
+          mappings: mappings(),
+        }),
+      );
       renameSync(`${file}.tmp`, file);
     }, SETTLE_MS);
   });

@@ -34,8 +34,16 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   let ticks = 0;
   if (mode === "stream" || mode === "stream-poll") {
-    const stream = new GpuStream({ path: smi, intervalMs: 1000, timeoutMs: 5000, processesEvery: 5, streamProcesses: mode === "stream" });
-    stream.on((e) => { if (e.kind === "tick") ticks++; });
+    const stream = new GpuStream({
+      path: smi,
+      intervalMs: 1000,
+      timeoutMs: 5000,
+      processesEvery: 5,
+      streamProcesses: mode === "stream",
+    });
+    stream.on((e) => {
+      if (e.kind === "tick") ticks++;
+    });
     stream.start();
     await new Promise((r) => setTimeout(r, seconds * 1000));
     await stream.stop();
@@ -55,4 +63,7 @@ async function main(): Promise<void> {
   console.log(JSON.stringify({ mode, seconds: wall, ticks, cpu_ms: used, cpu_ms_per_min: (used / wall) * 60 }));
 }
 
-main().catch((e) => { console.error(e); process.exit(1); });
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

@@ -22,7 +22,9 @@ async function main(): Promise<void> {
   for (const logged of [true, false]) {
     let text = trainingFile();
     const lossLines: number[] = [];
-    text.split("\n").forEach((l, k) => { if (l.startsWith("    loss = ")) lossLines.push(k); });
+    text.split("\n").forEach((l, k) => {
+      if (l.startsWith("    loss = ")) lossLines.push(k);
+    });
     const mid = lossLines[Math.floor(lossLines.length / 2)];
     let tree = parser.parse(text) as Tree;
     const counts: string[] = [];
@@ -32,8 +34,17 @@ async function main(): Promise<void> {
       const column = "    loss".length + (spread ? 0 : i);
       const offset = text.split("\n").slice(0, line).join("\n").length + 1 + column;
       const next = text.slice(0, offset) + "x" + text.slice(offset);
-      tree.edit({ startIndex: offset, oldEndIndex: offset, newEndIndex: offset + 1, startPosition: { row: line, column }, oldEndPosition: { row: line, column }, newEndPosition: { row: line, column: column + 1 } });
-      let consumed = 0, fragile = 0, reused = 0;
+      tree.edit({
+        startIndex: offset,
+        oldEndIndex: offset,
+        newEndIndex: offset + 1,
+        startPosition: { row: line, column },
+        oldEndPosition: { row: line, column },
+        newEndPosition: { row: line, column: column + 1 },
+      });
+      let consumed = 0,
+        fragile = 0,
+        reused = 0;
       if (logged) {
         parser.setLogger((m: string) => {
           if (m.startsWith("consume")) consumed++;
@@ -51,11 +62,22 @@ async function main(): Promise<void> {
       text = next;
     }
     tree.delete();
-    if (logged) console.log(`consumed/fragile/reused per edit (${spread ? "a different line each edit" : "one spot"}):\n${counts.join(" ")}`);
+    if (logged)
+      console.log(
+        `consumed/fragile/reused per edit (${spread ? "a different line each edit" : "one spot"}):\n${counts.join(" ")}`,
+      );
     else {
       const sorted = [...times].sort((a, b) => a - b);
       const pct = (p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))].toFixed(2);
-      console.log(JSON.stringify({ edits, spread, parse_p50_ms: +pct(50), parse_p95_ms: +pct(95), slow_over_5ms: times.filter((t) => t > 5).length }));
+      console.log(
+        JSON.stringify({
+          edits,
+          spread,
+          parse_p50_ms: +pct(50),
+          parse_p95_ms: +pct(95),
+          slow_over_5ms: times.filter((t) => t > 5).length,
+        }),
+      );
     }
   }
 }

@@ -54,14 +54,26 @@ async function pass({ list, tree, pass: n }) {
     for (const f of filesOf(list)) count += state.ws.check(`${readFileSync(f, "utf8")}\n# pass ${n}\n`).length;
   } else if (tool === "gp") {
     let out = "";
-    const code = await state.main(["check", "--format", "json", "--no-cache", tree], { out: (s) => { out += s; }, err: () => {}, stdin: async () => "" });
+    const code = await state.main(["check", "--format", "json", "--no-cache", tree], {
+      out: (s) => {
+        out += s;
+      },
+      err: () => {},
+      stdin: async () => "",
+    });
     if (code === 2) throw new Error("gpu-pilot check failed");
     count = JSON.parse(out).length;
   } else if (tool === "floor") {
     const re = /CUDA_VISIBLE_DEVICES|environ|cuda/;
     for (const f of filesOf(list)) if (re.test(readFileSync(f, "utf8"))) count++;
   } else {
-    for (const f of filesOf(list)) { const t = state.parser.parse(readFileSync(f, "utf8")); if (t) { count++; t.delete(); } }
+    for (const f of filesOf(list)) {
+      const t = state.parser.parse(readFileSync(f, "utf8"));
+      if (t) {
+        count++;
+        t.delete();
+      }
+    }
   }
   return count;
 }

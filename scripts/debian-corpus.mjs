@@ -62,24 +62,34 @@ async function aptVersion(spec) {
 export async function ensurePackage(pkg, version) {
   const pinnedTree = join(CACHE_DIR, `${pkg}_${version}`);
   if (existsSync(join(pinnedTree, ".unpacked"))) return { tree: pinnedTree, version, drift: null };
-  if (!(await have("apt-get")) || !(await have("dpkg"))) throw new CorpusUnavailable("apt-get or dpkg is not installed (not a Debian-based machine)");
+  if (!(await have("apt-get")) || !(await have("dpkg")))
+    throw new CorpusUnavailable("apt-get or dpkg is not installed (not a Debian-based machine)");
   let got = await aptVersion(`${pkg}=${version}`);
   let drift = null;
   if (got === null) {
     got = await aptVersion(pkg);
-    if (got === null) throw new CorpusUnavailable(`apt has no record of ${pkg} (its package lists are empty or lack the suite: run \`apt-get update\` first)`);
+    if (got === null)
+      throw new CorpusUnavailable(
+        `apt has no record of ${pkg} (its package lists are empty or lack the suite: run \`apt-get update\` first)`,
+      );
     drift = got;
   }
   const tree = join(CACHE_DIR, `${pkg}_${got}`);
   if (existsSync(join(tree, ".unpacked"))) return { tree, version: got, drift };
   const debs = join(CACHE_DIR, "debs");
   mkdirSync(debs, { recursive: true });
-  const isDeb = (f) => { const m = /^(.+?)_(.+?)_[^_]+\.deb$/.exec(f); return m !== null && m[1] === pkg && decodeURIComponent(m[2]) === got; };
+  const isDeb = (f) => {
+    const m = /^(.+?)_(.+?)_[^_]+\.deb$/.exec(f);
+    return m !== null && m[1] === pkg && decodeURIComponent(m[2]) === got;
+  };
   let deb = readdirSync(debs).find(isDeb);
   if (!deb) {
     const r = await execa("apt-get", ["download", `${pkg}=${got}`], { cwd: debs, reject: false });
     deb = readdirSync(debs).find(isDeb);
-    if (!deb) throw new CorpusUnavailable(`apt-get download ${pkg}=${got} failed (offline?): ${(r.stderr || r.stdout || String(r.exitCode)).trim().split("\n").pop()}`);
+    if (!deb)
+      throw new CorpusUnavailable(
+        `apt-get download ${pkg}=${got} failed (offline?): ${(r.stderr || r.stdout || String(r.exitCode)).trim().split("\n").pop()}`,
+      );
   }
   const partial = `${tree}.partial`;
   rmSync(partial, { recursive: true, force: true });
@@ -95,7 +105,8 @@ export async function ensurePackage(pkg, version) {
 export async function ensureCorpus() {
   const { packages } = readCorpusFile(EXPECTED_FILE);
   const out = [];
-  for (const [pkg, pinned] of Object.entries(packages)) out.push({ pkg, pinned, ...(await ensurePackage(pkg, pinned)) });
+  for (const [pkg, pinned] of Object.entries(packages))
+    out.push({ pkg, pinned, ...(await ensurePackage(pkg, pinned)) });
   return out;
 }
 
@@ -107,14 +118,35 @@ export async function ensureCorpus() {
  * @throws Error when the CLI exits 2 (bad usage or unreadable input).
  */
 export async function lintTrees(trees) {
-  const r = await execa(process.execPath, [join(ROOT, "scripts", "gpu-pilot.mjs"), "check", "--format", "json", "--statistics", "--exit-zero", "--no-cache", ...trees], { reject: false, maxBuffer: 256 << 20 });
+  const r = await execa(
+    process.execPath,
+    [
+      join(ROOT, "scripts", "gpu-pilot.mjs"),
+      "check",
+      "--format",
+      "json",
+      "--statistics",
+      "--exit-zero",
+      "--no-cache",
+      ...trees,
+    ],
+    { reject: false, maxBuffer: 256 << 20 },
+  );
   if (r.exitCode !== 0) throw new Error(`gpu-pilot check exited ${r.exitCode}: ${r.stderr}`);
   const files = Number(/parsed \d+ of (\d+) files/.exec(r.stderr)?.[1] ?? NaN);
   const byTree = new Map(trees.map((t) => [t, []]));
   for (const d of JSON.parse(r.stdout)) {
     const tree = trees.find((t) => !relative(t, d.filename).startsWith(".."));
-    if (tree === undefined) throw new Error(`gpu-pilot reported ${d.filename}, which is in none of ${trees.join(", ")}`);
-    byTree.get(tree).push({ file: relative(tree, d.filename).split(sep).join("/"), line: d.location.row, column: d.location.column, code: d.code, severity: d.severity, message: d.message });
+    if (tree === undefined)
+      throw new Error(`gpu-pilot reported ${d.filename}, which is in none of ${trees.join(", ")}`);
+    byTree.get(tree).push({
+      file: relative(tree, d.filename).split(sep).join("/"),
+      line: d.location.row,
+      column: d.location.column,
+      code: d.code,
+      severity: d.severity,
+      message: d.message,
+    });
   }
   return { byTree, files };
 }
@@ -144,35 +176,59 @@ const where = (f) => `${f.package} ${f.file}:${f.line}:${f.column} ${f.code}`;
  * one, and a version drift are failures.
  */
 export function compare(expected, knownFalse, runs) {
-  const failures = [], notes = [];
-  for (const [name, doc] of [["debian-expected.json", expected], ["debian-known-false.json", knownFalse]]) {
+  const failures = [],
+    notes = [];
+  for (const [name, doc] of [
+    ["debian-expected.json", expected],
+    ["debian-known-false.json", knownFalse],
+  ]) {
     for (const e of doc.findings) {
-      if (expected.packages[e.package] === undefined) failures.push(`${name}: ${where(e)}: package ${e.package} is not pinned in debian-expected.json`);
-      else if (e.version !== expected.packages[e.package]) failures.push(`${name}: ${where(e)}: version ${e.version} is not the pinned ${expected.packages[e.package]}`);
+      if (expected.packages[e.package] === undefined)
+        failures.push(`${name}: ${where(e)}: package ${e.package} is not pinned in debian-expected.json`);
+      else if (e.version !== expected.packages[e.package])
+        failures.push(`${name}: ${where(e)}: version ${e.version} is not the pinned ${expected.packages[e.package]}`);
       if (!e.reason || !e.reason.trim()) failures.push(`${name}: ${where(e)}: no reason given`);
-      if (name === "debian-expected.json" && !VERDICTS.has(e.verdict)) failures.push(`${name}: ${where(e)}: verdict "${e.verdict}" (give true or noise after reading the code; a wrong finding goes to debian-known-false.json)`);
-      if (name === "debian-known-false.json" && e.verdict !== "false") failures.push(`${name}: ${where(e)}: verdict "${e.verdict}" (this list holds wrong findings only)`);
+      if (name === "debian-expected.json" && !VERDICTS.has(e.verdict))
+        failures.push(
+          `${name}: ${where(e)}: verdict "${e.verdict}" (give true or noise after reading the code; a wrong finding goes to debian-known-false.json)`,
+        );
+      if (name === "debian-known-false.json" && e.verdict !== "false")
+        failures.push(`${name}: ${where(e)}: verdict "${e.verdict}" (this list holds wrong findings only)`);
     }
   }
   const exp = new Map(expected.findings.map((e) => [keyOf(e), e]));
   const kf = new Map(knownFalse.findings.map((e) => [keyOf(e), e]));
   let knownFalseCount = 0;
   for (const run of runs) {
-    if (run.drift) failures.push(`${run.pkg}: the Debian archive now has version ${run.drift}, not the pinned ${run.pinned} (suite: ${expected.suite}): this report compares ${run.drift}; review its diff, then run \`node scripts/debian-corpus.mjs update\` and give every new finding a verdict`);
+    if (run.drift)
+      failures.push(
+        `${run.pkg}: the Debian archive now has version ${run.drift}, not the pinned ${run.pinned} (suite: ${expected.suite}): this report compares ${run.drift}; review its diff, then run \`node scripts/debian-corpus.mjs update\` and give every new finding a verdict`,
+      );
     const seen = new Set();
-    let matched = 0, kfHere = 0;
-    const newOnes = [], changed = [];
+    let matched = 0,
+      kfHere = 0;
+    const newOnes = [],
+      changed = [];
     for (const f of run.findings) {
       const a = { ...f, package: run.pkg };
       const k = keyOf(a);
       seen.add(k);
       const e = exp.get(k) ?? kf.get(k);
-      if (!e) { newOnes.push(`  new      ${where(a)} ${a.severity}: ${a.message}`); continue; }
+      if (!e) {
+        newOnes.push(`  new      ${where(a)} ${a.severity}: ${a.message}`);
+        continue;
+      }
       if (e.severity !== a.severity) changed.push(`  changed  ${where(a)}: severity ${e.severity} -> ${a.severity}`);
-      if (kf.has(k)) kfHere++; else matched++;
+      if (kf.has(k)) kfHere++;
+      else matched++;
     }
-    const gone = [...exp.values(), ...kf.values()].filter((e) => e.package === run.pkg && !seen.has(keyOf(e)))
-      .map((e) => kf.has(keyOf(e)) ? `  fixed    ${where(e)} (known false, no longer reported: remove it from debian-known-false.json)` : `  gone     ${where(e)} (${e.verdict}: ${e.reason})`);
+    const gone = [...exp.values(), ...kf.values()]
+      .filter((e) => e.package === run.pkg && !seen.has(keyOf(e)))
+      .map((e) =>
+        kf.has(keyOf(e))
+          ? `  fixed    ${where(e)} (known false, no longer reported: remove it from debian-known-false.json)`
+          : `  gone     ${where(e)} (${e.verdict}: ${e.reason})`,
+      );
     knownFalseCount += kfHere;
     const head = `${run.pkg} ${run.version}: ${run.pythonFiles} .py files, ${run.findings.length} findings: ${matched} as expected, ${kfHere} known false (to fix), ${newOnes.length} new, ${gone.length} gone, ${changed.length} changed`;
     const bad = [...newOnes, ...gone, ...changed];
@@ -185,7 +241,9 @@ export function compare(expected, knownFalse, runs) {
   if (knownFalseCount) {
     const byCode = new Map();
     for (const e of knownFalse.findings) byCode.set(e.code, (byCode.get(e.code) ?? 0) + 1);
-    notes.push(`known false, to fix: ${knownFalseCount} (${[...byCode].map(([c, n]) => `${c} ${n}`).join(", ")}), listed with reproductions in test/corpus/debian-known-false.json`);
+    notes.push(
+      `known false, to fix: ${knownFalseCount} (${[...byCode].map(([c, n]) => `${c} ${n}`).join(", ")}), listed with reproductions in test/corpus/debian-known-false.json`,
+    );
   }
   return { failures, notes, knownFalse: knownFalseCount };
 }
@@ -197,7 +255,10 @@ export function compare(expected, knownFalse, runs) {
 export async function runCorpus() {
   const packages = await ensureCorpus();
   const { byTree, files } = await lintTrees(packages.map((p) => p.tree));
-  return { runs: packages.map((p) => ({ ...p, findings: byTree.get(p.tree), pythonFiles: pythonFiles(p.tree).length })), files };
+  return {
+    runs: packages.map((p) => ({ ...p, findings: byTree.get(p.tree), pythonFiles: pythonFiles(p.tree).length })),
+    files,
+  };
 }
 
 /**
@@ -206,32 +267,60 @@ export async function runCorpus() {
  */
 export async function checkCorpus() {
   let runs, files;
-  try { ({ runs, files } = await runCorpus()); } catch (e) {
+  try {
+    ({ runs, files } = await runCorpus());
+  } catch (e) {
     if (e instanceof CorpusUnavailable) return { status: "skipped", text: `Debian corpus skipped: ${e.message}` };
     return { status: "failed", text: `Debian corpus: ${e instanceof Error ? e.stack : String(e)}` };
   }
   const r = compare(readCorpusFile(EXPECTED_FILE), readCorpusFile(KNOWN_FALSE_FILE), runs);
-  const text = [`gpu-pilot checked ${files} files of ${runs.length} Debian packages (${readCorpusFile(EXPECTED_FILE).suite})`, ...r.notes, ...r.failures.map((f) => `FAIL ${f}`)].join("\n");
+  const text = [
+    `gpu-pilot checked ${files} files of ${runs.length} Debian packages (${readCorpusFile(EXPECTED_FILE).suite})`,
+    ...r.notes,
+    ...r.failures.map((f) => `FAIL ${f}`),
+  ].join("\n");
   return { status: r.failures.length ? "failed" : "passed", text };
 }
 
 /** `update`: rewrites both files from `runs`, keeping verdicts and reasons of findings still reported. */
 function update(runs) {
-  const expected = readCorpusFile(EXPECTED_FILE), knownFalse = readCorpusFile(KNOWN_FALSE_FILE);
+  const expected = readCorpusFile(EXPECTED_FILE),
+    knownFalse = readCorpusFile(KNOWN_FALSE_FILE);
   const old = new Map([...expected.findings, ...knownFalse.findings].map((e) => [keyOf(e), e]));
-  const nextExp = [], nextKf = [];
+  const nextExp = [],
+    nextKf = [];
   for (const run of runs) {
     expected.packages[run.pkg] = run.version;
     for (const f of run.findings) {
-      const a = { package: run.pkg, version: run.version, file: f.file, line: f.line, column: f.column, code: f.code, severity: f.severity };
+      const a = {
+        package: run.pkg,
+        version: run.version,
+        file: f.file,
+        line: f.line,
+        column: f.column,
+        code: f.code,
+        severity: f.severity,
+      };
       const e = old.get(keyOf(a));
       if (e?.verdict === "false") nextKf.push({ ...e, ...a });
-      else nextExp.push(e ? { ...a, verdict: e.verdict, reason: e.reason } : { ...a, verdict: "unreviewed", reason: "", message: f.message });
+      else
+        nextExp.push(
+          e
+            ? { ...a, verdict: e.verdict, reason: e.reason }
+            : { ...a, verdict: "unreviewed", reason: "", message: f.message },
+        );
     }
   }
   writeFileSync(EXPECTED_FILE, JSON.stringify({ ...expected, findings: nextExp }, null, 2) + "\n");
-  writeFileSync(KNOWN_FALSE_FILE, JSON.stringify({ ...knownFalse, packages: expected.packages, findings: nextKf }, null, 2) + "\n");
-  return { expected: nextExp.length, knownFalse: nextKf.length, unreviewed: nextExp.filter((e) => e.verdict === "unreviewed").length };
+  writeFileSync(
+    KNOWN_FALSE_FILE,
+    JSON.stringify({ ...knownFalse, packages: expected.packages, findings: nextKf }, null, 2) + "\n",
+  );
+  return {
+    expected: nextExp.length,
+    knownFalse: nextKf.length,
+    unreviewed: nextExp.filter((e) => e.verdict === "unreviewed").length,
+  };
 }
 
 /** The command line (see the top of this file); no top-level await, so that the TypeScript tests can import this module. */
@@ -243,17 +332,24 @@ async function cli() {
       console.log(r.text);
       process.exitCode = r.status === "passed" ? 0 : r.status === "skipped" ? EXIT_SKIPPED : 1;
     } else if (cmd === "fetch") {
-      for (const p of await ensureCorpus()) console.log(`${p.pkg} ${p.version}${p.drift ? ` (pinned ${p.pinned} is gone from the archive)` : ""}: ${p.tree}`);
+      for (const p of await ensureCorpus())
+        console.log(
+          `${p.pkg} ${p.version}${p.drift ? ` (pinned ${p.pinned} is gone from the archive)` : ""}: ${p.tree}`,
+        );
     } else if (cmd === "update") {
       const r = update((await runCorpus()).runs);
-      console.log(`wrote ${relative(ROOT, EXPECTED_FILE)} (${r.expected}, ${r.unreviewed} unreviewed: give each a verdict and a reason) and ${relative(ROOT, KNOWN_FALSE_FILE)} (${r.knownFalse})`);
+      console.log(
+        `wrote ${relative(ROOT, EXPECTED_FILE)} (${r.expected}, ${r.unreviewed} unreviewed: give each a verdict and a reason) and ${relative(ROOT, KNOWN_FALSE_FILE)} (${r.knownFalse})`,
+      );
     } else {
       console.error(`unknown command "${cmd}" (check | fetch | update)`);
       process.exitCode = 2;
     }
   } catch (e) {
-    if (e instanceof CorpusUnavailable) { console.log(`Debian corpus skipped: ${e.message}`); process.exitCode = EXIT_SKIPPED; }
-    else throw e;
+    if (e instanceof CorpusUnavailable) {
+      console.log(`Debian corpus skipped: ${e.message}`);
+      process.exitCode = EXIT_SKIPPED;
+    } else throw e;
   }
 }
 

@@ -11,11 +11,20 @@
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 
-interface Engine { initEngine(): Promise<void>; lintPython(text: string, o: object, extra: object): { tree: { edit(e: object): void; delete(): void } | null; diagnostics: unknown[] } }
+interface Engine {
+  initEngine(): Promise<void>;
+  lintPython(
+    text: string,
+    o: object,
+    extra: object,
+  ): { tree: { edit(e: object): void; delete(): void } | null; diagnostics: unknown[] };
+}
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
-  let edits = 200, rounds = 1, flat = false;
+  let edits = 200,
+    rounds = 1,
+    flat = false;
   const roots: string[] = [];
   for (let i = 0; i < args.length; i++) {
     if (args[i] === "--edits") edits = Number(args[++i]);
@@ -30,8 +39,12 @@ async function main(): Promise<void> {
     await e.initEngine();
     engines.push(e);
   }
-  const { trainingFile } = (await import(pathToFileURL(join(roots[0], "bench/lsp-latency.mjs")).href)) as { trainingFile(): string };
-  const { flatScript } = (await import(pathToFileURL(join(__dirname, "..", "bench/lsp-latency.mjs")).href)) as { flatScript(): string };
+  const { trainingFile } = (await import(pathToFileURL(join(roots[0], "bench/lsp-latency.mjs")).href)) as {
+    trainingFile(): string;
+  };
+  const { flatScript } = (await import(pathToFileURL(join(__dirname, "..", "bench/lsp-latency.mjs")).href)) as {
+    flatScript(): string;
+  };
   const file = flat ? flatScript : trainingFile;
   const times: number[][] = roots.map(() => []);
   const cpu: number[][] = roots.map(() => []);
@@ -40,11 +53,22 @@ async function main(): Promise<void> {
     findings = engines.map((e, k) => typeEdits(e, file(), edits, times[k], cpu[k]));
   }
   roots.forEach((r, k) => {
-    const pct = (list: number[], p: number) => { const t = [...list].sort((a, b) => a - b); return +t[Math.min(t.length - 1, Math.floor((p / 100) * t.length))].toFixed(2); };
-    console.log(JSON.stringify({
-      engine: r, p50_ms: pct(times[k], 50), p95_ms: pct(times[k], 95), max_ms: pct(times[k], 100),
-      cpu_p50_ms: pct(cpu[k], 50), cpu_p95_ms: pct(cpu[k], 95), edits: times[k].length, findings: findings[k],
-    }));
+    const pct = (list: number[], p: number) => {
+      const t = [...list].sort((a, b) => a - b);
+      return +t[Math.min(t.length - 1, Math.floor((p / 100) * t.length))].toFixed(2);
+    };
+    console.log(
+      JSON.stringify({
+        engine: r,
+        p50_ms: pct(times[k], 50),
+        p95_ms: pct(times[k], 95),
+        max_ms: pct(times[k], 100),
+        cpu_p50_ms: pct(cpu[k], 50),
+        cpu_p95_ms: pct(cpu[k], 95),
+        edits: times[k].length,
+        findings: findings[k],
+      }),
+    );
   });
 }
 
@@ -63,13 +87,24 @@ function typeEdits(engine: Engine, start: string, edits: number, out: number[], 
     const t0 = performance.now();
     const prev = r.tree!;
     const column = col + i;
-    prev.edit({ startIndex: offset, oldEndIndex: offset, newEndIndex: offset + 1, startPosition: { row: line, column }, oldEndPosition: { row: line, column }, newEndPosition: { row: line, column: column + 1 } });
+    prev.edit({
+      startIndex: offset,
+      oldEndIndex: offset,
+      newEndIndex: offset + 1,
+      startPosition: { row: line, column },
+      oldEndPosition: { row: line, column },
+      newEndPosition: { row: line, column: column + 1 },
+    });
     r = engine.lintPython(next, { lazyFixValidation: true }, { previousTree: prev, incremental: true });
     prev.delete();
     const t1 = performance.now();
     const c1 = process.cpuUsage(c0);
-    if (i >= 10) { out.push(t1 - t0); outCpu.push((c1.user + c1.system) / 1000); }
-    text = next; offset++;
+    if (i >= 10) {
+      out.push(t1 - t0);
+      outCpu.push((c1.user + c1.system) / 1000);
+    }
+    text = next;
+    offset++;
   }
   r.tree?.delete();
   return r.diagnostics.length;

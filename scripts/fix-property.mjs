@@ -15,25 +15,36 @@ import { fileURLToPath } from "node:url";
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 if (!process.execArgv.some((a) => a.includes("tsx"))) {
   // The property check imports the TypeScript engine: run again under tsx.
-  const r = await execa(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit", reject: false });
+  const r = await execa(
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    { stdio: "inherit", reject: false },
+  );
   process.exit(r.exitCode ?? 1);
 }
 const args = process.argv.slice(2);
 const paths = args.filter((a) => !a.startsWith("--"));
 const bad = args.filter((a) => a.startsWith("--") && !["--debian", "--preview", "--no-cli", "--json"].includes(a));
 if (bad.length || (!paths.length && !args.includes("--debian"))) {
-  console.error(`${bad.length ? `unknown option ${bad.join(", ")}\n` : ""}usage: node scripts/fix-property.mjs [--debian] [--preview] [--no-cli] [--json] PATH...`);
+  console.error(
+    `${bad.length ? `unknown option ${bad.join(", ")}\n` : ""}usage: node scripts/fix-property.mjs [--debian] [--preview] [--no-cli] [--json] PATH...`,
+  );
   process.exit(2);
 }
 if (args.includes("--debian")) {
   const { ensureCorpus, CorpusUnavailable } = await import("./debian-corpus.mjs");
-  try { paths.push(...(await ensureCorpus()).map((p) => p.tree)); } catch (e) {
+  try {
+    paths.push(...(await ensureCorpus()).map((p) => p.tree));
+  } catch (e) {
     if (!(e instanceof CorpusUnavailable)) throw e;
     console.log(`fix property over the Debian corpus skipped: ${e.message}`);
     process.exit(3);
   }
 }
 const { checkFixProperty, formatReport } = await import("./fixProperty.ts");
-const report = await checkFixProperty(paths, { preview: args.includes("--preview"), cli: args.includes("--no-cli") ? null : [process.execPath, join(root, "scripts", "gpu-pilot.mjs")] });
+const report = await checkFixProperty(paths, {
+  preview: args.includes("--preview"),
+  cli: args.includes("--no-cli") ? null : [process.execPath, join(root, "scripts", "gpu-pilot.mjs")],
+});
 console.log(args.includes("--json") ? JSON.stringify(report, null, 2) : formatReport(paths, report));
 process.exitCode = report.violations.length ? 1 : 0;

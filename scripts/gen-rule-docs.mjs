@@ -14,7 +14,9 @@ const dir = join(root, "docs", "rules");
 const check = process.argv.includes("--check");
 
 const pages = [...RULES.map((r) => [`${r.meta.code}.md`, renderRuleDoc(r)]), ["README.md", renderRulesIndex(RULES)]];
-const stale = pages.filter(([file, text]) => !existsSync(join(dir, file)) || readFileSync(join(dir, file), "utf8") !== text).map(([file]) => file);
+const stale = pages
+  .filter(([file, text]) => !existsSync(join(dir, file)) || readFileSync(join(dir, file), "utf8") !== text)
+  .map(([file]) => file);
 
 if (check) {
   if (stale.length) {

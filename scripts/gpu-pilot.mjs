@@ -8,7 +8,18 @@
 // `npm install`; several processes at once (`npm run gpu-pilot` in parallel) build once, under
 // dist/.build.lock, and the others wait for it (the bundle exists only while or after the lock is held).
 import { spawnSync } from "node:child_process";
-import { statSync, readdirSync, existsSync, mkdirSync, openSync, writeSync, closeSync, rmSync, readFileSync, realpathSync } from "node:fs";
+import {
+  statSync,
+  readdirSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  writeSync,
+  closeSync,
+  rmSync,
+  readFileSync,
+  realpathSync,
+} from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -56,7 +67,11 @@ function build() {
       writeSync(fd, String(process.pid));
       closeSync(fd);
       if (!stale()) return true;
-      const b = spawnSync(process.execPath, [join(root, "esbuild.mjs")], { cwd: root, stdio: ["ignore", "ignore", "inherit"], timeout: 300_000 });
+      const b = spawnSync(process.execPath, [join(root, "esbuild.mjs")], {
+        cwd: root,
+        stdio: ["ignore", "ignore", "inherit"],
+        timeout: 300_000,
+      });
       return b.status === 0;
     } finally {
       rmSync(lock, { force: true });
@@ -65,7 +80,9 @@ function build() {
 }
 
 if (!clone && !existsSync(bundle)) {
-  console.error(`gpu-pilot: ${bundle} is missing: this package was packed without its prepack build (npm pack --ignore-scripts?); pack it again with \`npm pack\``);
+  console.error(
+    `gpu-pilot: ${bundle} is missing: this package was packed without its prepack build (npm pack --ignore-scripts?); pack it again with \`npm pack\``,
+  );
   process.exit(2);
 }
 if (clone && (stale() || existsSync(lock)) && !build()) {
@@ -80,7 +97,8 @@ if (clone && (stale() || existsSync(lock)) && !build()) {
  */
 function callerCwd() {
   const init = process.env.INIT_CWD;
-  if (!init || process.env.npm_lifecycle_event !== "gpu-pilot" || process.env.npm_package_name !== "gpu-pilot") return process.cwd();
+  if (!init || process.env.npm_lifecycle_event !== "gpu-pilot" || process.env.npm_package_name !== "gpu-pilot")
+    return process.cwd();
   try {
     return realpathSync(process.cwd()) === realpathSync(root) && statSync(init).isDirectory() ? init : process.cwd();
   } catch {

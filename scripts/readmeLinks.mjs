@@ -16,15 +16,31 @@ export function packagedReadme(text, fromFile, root, stageDir, repoUrl) {
   const problems = [];
   const out = text.replace(/(!?)\[([^\]]*)\]\(([^)\s]+)\)/g, (whole, bang, label, target) => {
     if (/^(#|https:|mailto:)/.test(target)) return whole;
-    if (/^[a-z]+:/i.test(target)) { problems.push(`${target}: only https: links, #anchors and relative paths are allowed`); return whole; }
+    if (/^[a-z]+:/i.test(target)) {
+      problems.push(`${target}: only https: links, #anchors and relative paths are allowed`);
+      return whole;
+    }
     const [file, anchor = ""] = target.split(/(?=#)/);
-    const rel = relative(root, resolve(dirname(join(root, fromFile)), file)).split(sep).join("/");
-    if (rel.startsWith("../") || !existsSync(join(root, rel))) { problems.push(`${target}: ${rel} is not a file of the repository`); return whole; }
+    const rel = relative(root, resolve(dirname(join(root, fromFile)), file))
+      .split(sep)
+      .join("/");
+    if (rel.startsWith("../") || !existsSync(join(root, rel))) {
+      problems.push(`${target}: ${rel} is not a file of the repository`);
+      return whole;
+    }
     if (bang) {
-      if (!existsSync(join(stageDir, rel))) { problems.push(`${target}: the image ${rel} is not packed into the .vsix`); return whole; }
+      if (!existsSync(join(stageDir, rel))) {
+        problems.push(`${target}: the image ${rel} is not packed into the .vsix`);
+        return whole;
+      }
       return `${bang}[${label}](${repoUrl ? `${repoUrl}/raw/HEAD/${rel}` : rel}${anchor})`;
     }
-    if (!repoUrl) { problems.push(`${target}: a link to ${rel} needs a repository URL in package.json (the details page cannot open repository files)`); return whole; }
+    if (!repoUrl) {
+      problems.push(
+        `${target}: a link to ${rel} needs a repository URL in package.json (the details page cannot open repository files)`,
+      );
+      return whole;
+    }
     return `[${label}](${repoUrl}/blob/HEAD/${rel}${anchor})`;
   });
   return { text: out, problems };

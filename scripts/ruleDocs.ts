@@ -6,7 +6,8 @@
 import type { Rule } from "../server/src/engine/rule";
 
 /** The generated-file banner (an HTML comment: invisible when the Markdown is rendered). */
-const BANNER = "<!-- Generated from the rule's meta by scripts/gen-rule-docs.mjs (npm run docs:rules). Do not edit by hand. -->";
+const BANNER =
+  "<!-- Generated from the rule's meta by scripts/gen-rule-docs.mjs (npm run docs:rules). Do not edit by hand. -->";
 
 /** The doc page of one rule, as committed in docs/rules/<code>.md. */
 export function renderRuleDoc(rule: Rule): string {
@@ -94,7 +95,13 @@ export function firstSentence(text: string): string {
   let inCode = false;
   for (let i = 0; i < t.length; i++) {
     if (t[i] === "`") inCode = !inCode;
-    if (!inCode && t[i] === "." && (i + 1 === t.length || t[i + 1] === " ") && !/\b(e\.g|i\.e|etc|vs)$/.test(t.slice(Math.max(0, i - 4), i))) return t.slice(0, i + 1);
+    if (
+      !inCode &&
+      t[i] === "." &&
+      (i + 1 === t.length || t[i + 1] === " ") &&
+      !/\b(e\.g|i\.e|etc|vs)$/.test(t.slice(Math.max(0, i - 4), i))
+    )
+      return t.slice(0, i + 1);
   }
   return t;
 }

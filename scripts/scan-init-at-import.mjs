@@ -13,14 +13,20 @@ import { fileURLToPath } from "node:url";
 
 if (!process.execArgv.some((a) => a.includes("tsx"))) {
   // The scan imports the TypeScript engine: run again under tsx.
-  const r = await execa(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.slice(2)], { stdio: "inherit", reject: false });
+  const r = await execa(
+    process.execPath,
+    ["--import", "tsx", fileURLToPath(import.meta.url), ...process.argv.slice(2)],
+    { stdio: "inherit", reject: false },
+  );
   process.exit(r.exitCode ?? 1);
 }
 const args = process.argv.slice(2);
 const dirs = args.filter((a) => !a.startsWith("--"));
 const bad = args.filter((a) => a.startsWith("--") && a !== "--json" && a !== "--all");
 if (bad.length || dirs.length !== 1) {
-  console.error(`${bad.length ? `unknown option ${bad.join(", ")}\n` : ""}usage: node scripts/scan-init-at-import.mjs [--json] [--all] DIR`);
+  console.error(
+    `${bad.length ? `unknown option ${bad.join(", ")}\n` : ""}usage: node scripts/scan-init-at-import.mjs [--json] [--all] DIR`,
+  );
   process.exit(2);
 }
 const { scanInitAtImport, proposedEntries } = await import("./initScan.ts");
@@ -28,11 +34,17 @@ const result = await scanInitAtImport(dirs[0], undefined, args.includes("--all")
 if (args.includes("--json")) {
   console.log(JSON.stringify({ ...result, proposed: proposedEntries(result) }, null, 1));
 } else {
-  for (const p of result.packages) console.log(`package ${p.name} (${p.root}): its import reaches ${result.reached[p.name] ?? 0} modules`);
+  for (const p of result.packages)
+    console.log(`package ${p.name} (${p.root}): its import reaches ${result.reached[p.name] ?? 0} modules`);
   for (const f of result.findings) {
-    console.log(`${f.file}:${f.line}: ${f.what} [${f.framework}, ${f.depth}] in ${f.module}, imported by ${f.chain.join(" -> ")}\n    ${f.quote}`);
+    console.log(
+      `${f.file}:${f.line}: ${f.what} [${f.framework}, ${f.depth}] in ${f.module}, imported by ${f.chain.join(" -> ")}\n    ${f.quote}`,
+    );
   }
   if (!result.findings.length) console.log("nothing initialises at import");
-  else console.log(`\nproposed entries (review, then complete package, versions, repo and commit):\n${JSON.stringify(proposedEntries(result), null, 1)}`);
+  else
+    console.log(
+      `\nproposed entries (review, then complete package, versions, repo and commit):\n${JSON.stringify(proposedEntries(result), null, 1)}`,
+    );
 }
 process.exit(result.findings.length ? 1 : 0);

@@ -50,19 +50,19 @@ FAKE_NVIDIA_SMI_MODE (when no nvidia-smi is on PATH): spin (the committed 2-GPU 
 let opts;
 try {
   ({ values: opts } = parseArgs({
-  options: {
-    help: { type: "boolean", short: "h", default: false },
-    "out-dir": { type: "string", default: path.join(repoRoot, "media") },
-    file: { type: "string", default: "finetune_wrong_gpu.py" },
-    width: { type: "string", default: "1280" },
-    height: { type: "string", default: "720" },
-    "history-height": { type: "string", default: "1750" },
-    scale: { type: "string", default: "2" },
-    only: { type: "string", default: "tree,dashboard,problem,history,slurm" },
-    "sidebar-width": { type: "string", default: "300" },
-    "dashboard-height": { type: "string", default: "1800" },
-    suffix: { type: "string", default: "" },
-  },
+    options: {
+      help: { type: "boolean", short: "h", default: false },
+      "out-dir": { type: "string", default: path.join(repoRoot, "media") },
+      file: { type: "string", default: "finetune_wrong_gpu.py" },
+      width: { type: "string", default: "1280" },
+      height: { type: "string", default: "720" },
+      "history-height": { type: "string", default: "1750" },
+      scale: { type: "string", default: "2" },
+      only: { type: "string", default: "tree,dashboard,problem,history,slurm" },
+      "sidebar-width": { type: "string", default: "300" },
+      "dashboard-height": { type: "string", default: "1800" },
+      suffix: { type: "string", default: "" },
+    },
   }));
 } catch (e) {
   console.error(`screenshot.mjs: ${e.message}\n${USAGE}`);
@@ -105,23 +105,44 @@ async function main() {
       slurm = await startCluster({ gpus: 2, cpus: 4 });
       env.SLURM_CONF = slurm.conf;
       // A running 1-GPU job and a 2-GPU job that waits for it.
-      for (const [name, gpus, time] of [["finetune", "--gpus-per-node=1", "2:00:00"], ["ddp_train", "--gres=gpu:2", "1-00:00:00"]]) {
-        const r = await slurmCommand(slurm.env, "sbatch", ["--parsable", `--job-name=${name}`, gpus, `--time=${time}`, `--chdir=${slurm.jobsDir}`, "--wrap", "sleep 600"]);
+      for (const [name, gpus, time] of [
+        ["finetune", "--gpus-per-node=1", "2:00:00"],
+        ["ddp_train", "--gres=gpu:2", "1-00:00:00"],
+      ]) {
+        const r = await slurmCommand(slurm.env, "sbatch", [
+          "--parsable",
+          `--job-name=${name}`,
+          gpus,
+          `--time=${time}`,
+          `--chdir=${slurm.jobsDir}`,
+          "--wrap",
+          "sleep 600",
+        ]);
         if (name === "finetune") await waitJob(slurm.env, String(r.stdout).trim(), { states: ["RUNNING"] });
       }
     }
   }
   const started = await startDevServer({
-    runDir, folder: (workspaceFolder = startWorkspace({ repoRoot, runDir: path.join(repoRoot, ".e2e-run", "screenshot-workspace") })), freshUserData: true,
+    runDir,
+    folder: (workspaceFolder = startWorkspace({
+      repoRoot,
+      runDir: path.join(repoRoot, ".e2e-run", "screenshot-workspace"),
+    })),
+    freshUserData: true,
     env,
-    settings: { "workbench.colorTheme": "Default Light Modern", "editor.minimap.enabled": false, "window.commandCenter": false,
+    settings: {
+      "workbench.colorTheme": "Default Light Modern",
+      "editor.minimap.enabled": false,
+      "window.commandCenter": false,
       // The notebook shot's hover under its line, so that the cell above (the write) stays in view.
-      "editor.hover.above": false },
+      "editor.hover.above": false,
+    },
   });
   cs = started.cs;
   if (started.smi.fake) log("nvidia-smi: the recorded 2 x H200 output (test/fixtures/bin/nvidia-smi)");
   browser = await launchBrowser(path.join(runDir, "chromium-profile"), {
-    viewport: { width: Number(opts.width), height: Number(opts.height) }, deviceScaleFactor: Number(opts.scale),
+    viewport: { width: Number(opts.width), height: Number(opts.height) },
+    deviceScaleFactor: Number(opts.scale),
   });
   const page = browser.pages()[0] ?? (await browser.newPage());
   await page.goto(started.url, { waitUntil: "domcontentloaded", timeout: 60_000 });
@@ -132,10 +153,15 @@ async function main() {
   await openGpuPilotView(page);
   const sidebar = page.locator(".part.sidebar");
   const labels = sidebar.locator(".monaco-list-row .label-name");
-  await sidebar.locator(".monaco-list-row .label-name", { hasText: /^GPU 1$/ }).first().waitFor({ timeout: 30_000 });
+  await sidebar
+    .locator(".monaco-list-row .label-name", { hasText: /^GPU 1$/ })
+    .first()
+    .waitFor({ timeout: 30_000 });
   await setSidebarWidth(page, sidebar, Number(opts["sidebar-width"]));
   // Tick GPU 1 (the tree's checkbox), so the status bar and the run command show a selection.
-  const gpu1 = sidebar.locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1$/ }) }).first();
+  const gpu1 = sidebar
+    .locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1$/ }) })
+    .first();
   const checkbox = gpu1.locator(".custom-view-tree-node-item-checkbox, input[type=checkbox], .monaco-checkbox").first();
   if (await checkbox.count()) {
     // Up to three clicks: on a loaded machine a click can land before the row takes it (the history
@@ -143,7 +169,13 @@ async function main() {
     const ticked = page.locator(".part.statusbar", { hasText: /GPU[^\n]*1/ }).first();
     for (let attempt = 1; attempt <= 3; attempt++) {
       await checkbox.click();
-      if (await ticked.waitFor({ timeout: 10_000 }).then(() => true, () => false)) break;
+      if (
+        await ticked.waitFor({ timeout: 10_000 }).then(
+          () => true,
+          () => false,
+        )
+      )
+        break;
       log(`status bar shows no GPU 1 selection after click ${attempt}`);
     }
   } else {
@@ -160,7 +192,12 @@ async function main() {
     await rows.last().waitFor({ timeout: 10_000 });
     await page.waitForTimeout(1500);
     await page.mouse.move(5, Number(opts.height) - 5);
-    await shotOf(page, path.join(outDir, `screenshot-tree${suffix}.png`), [sidebar.locator(".composite.title").first(), rows.last()], { padBottom: 10 });
+    await shotOf(
+      page,
+      path.join(outDir, `screenshot-tree${suffix}.png`),
+      [sidebar.locator(".composite.title").first(), rows.last()],
+      { padBottom: 10 },
+    );
   }
   if (only.has("dashboard")) await dashboardShot(page, sidebar, outDir, suffix);
   if (only.has("slurm")) await slurmShot(page, sidebar, outDir, suffix);
@@ -210,28 +247,56 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   const compact = (await frame.locator("main > section.gpu-row").count()) > 0;
   if (!compact) {
     // SM activity comes from nvidia-smi dmon from its third sample on: wait for a value in the SM bar.
-    await frame.locator('[data-metric="sm"] .metric-value', { hasText: /%$/ }).first().waitFor({ timeout: 15_000 }).catch(() => log("dashboard: no SM activity shown"));
-    log(`dashboard SM activity: ${JSON.stringify(await frame.locator('[data-metric="sm"] .metric-value').allTextContents())}`);
+    await frame
+      .locator('[data-metric="sm"] .metric-value', { hasText: /%$/ })
+      .first()
+      .waitFor({ timeout: 15_000 })
+      .catch(() => log("dashboard: no SM activity shown"));
+    log(
+      `dashboard SM activity: ${JSON.stringify(await frame.locator('[data-metric="sm"] .metric-value').allTextContents())}`,
+    );
   }
   await page.mouse.move(5, Number(opts["dashboard-height"]) - 5);
   log(`dashboard: ${await cards.count()} ${compact ? "compact rows" : "cards"}`);
-  await shotOf(page, path.join(outDir, `screenshot-dashboard${suffix}.png`), [sidebar.locator(".composite.title").first(), cards.last()], { padBottom: 8, bottomOf: 1 });
+  await shotOf(
+    page,
+    path.join(outDir, `screenshot-dashboard${suffix}.png`),
+    [sidebar.locator(".composite.title").first(), cards.last()],
+    { padBottom: 8, bottomOf: 1 },
+  );
   // The window at its default height: does every GPU fit the pane without scrolling (compact)?
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) });
   await page.waitForTimeout(1500);
   const fit = await frame.locator("html").evaluate((h) => ({ scroll: h.scrollHeight, client: h.clientHeight }));
-  log(`dashboard at ${opts.height} px: content ${fit.scroll} px in ${fit.client} px (${fit.scroll <= fit.client + 1 ? "fits, no scrolling" : "scrolls"})`);
-  await shotOf(page, path.join(outDir, `screenshot-dashboard-window${suffix}.png`), [sidebar.locator(".composite.title").first(), sidebar], { padBottom: 0 });
+  log(
+    `dashboard at ${opts.height} px: content ${fit.scroll} px in ${fit.client} px (${fit.scroll <= fit.client + 1 ? "fits, no scrolling" : "scrolls"})`,
+  );
+  await shotOf(
+    page,
+    path.join(outDir, `screenshot-dashboard-window${suffix}.png`),
+    [sidebar.locator(".composite.title").first(), sidebar],
+    { padBottom: 0 },
+  );
   // The Processes tab: every GPU's processes, sortable, filterable, Stop/Kill.
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["dashboard-height"]) });
   await frame.locator('button[data-view="processes"]').click();
   const procs = frame.locator("table.ptable tbody");
-  await procs.first().waitFor({ timeout: 10_000 }).catch(() => log("dashboard: no process table"));
+  await procs
+    .first()
+    .waitFor({ timeout: 10_000 })
+    .catch(() => log("dashboard: no process table"));
   await page.waitForTimeout(1000);
   await page.mouse.move(5, Number(opts["dashboard-height"]) - 5);
-  log(`processes: ${await procs.count()} rows; headers ${JSON.stringify(await frame.locator("table.ptable th button").allTextContents())}`);
+  log(
+    `processes: ${await procs.count()} rows; headers ${JSON.stringify(await frame.locator("table.ptable th button").allTextContents())}`,
+  );
   const lastRow = (await procs.count()) > 0 ? procs.last() : frame.locator("div.processes");
-  await shotOf(page, path.join(outDir, `screenshot-processes${suffix}.png`), [sidebar.locator(".composite.title").first(), lastRow], { padBottom: 8, bottomOf: 1 });
+  await shotOf(
+    page,
+    path.join(outDir, `screenshot-processes${suffix}.png`),
+    [sidebar.locator(".composite.title").first(), lastRow],
+    { padBottom: 8, bottomOf: 1 },
+  );
   await frame.locator('button[data-view="gpus"]').click();
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) });
 }
@@ -241,12 +306,19 @@ async function slurmShot(page, sidebar, outDir, suffix = "") {
   await setPaneExpanded(page, "Dashboard", false);
   await setPaneExpanded(page, "GPUs", false);
   await setPaneExpanded(page, "Slurm", true);
-  const pane = page.locator(".part.sidebar .pane", { has: page.locator(".pane-header", { hasText: /^\s*Slurm/i }) }).first();
+  const pane = page
+    .locator(".part.sidebar .pane", { has: page.locator(".pane-header", { hasText: /^\s*Slurm/i }) })
+    .first();
   await pane.locator(".monaco-list-row", { hasText: "ddp_train" }).first().waitFor({ timeout: 60_000 });
   await page.waitForTimeout(1500);
   await page.mouse.move(5, Number(opts.height) - 5);
   log(`slurm rows: ${JSON.stringify(await pane.locator(".monaco-list-row").allTextContents())}`);
-  await shotOf(page, path.join(outDir, `screenshot-slurm${suffix}.png`), [sidebar.locator(".composite.title").first(), pane.locator(".monaco-list-row").last()], { padBottom: 10 });
+  await shotOf(
+    page,
+    path.join(outDir, `screenshot-slurm${suffix}.png`),
+    [sidebar.locator(".composite.title").first(), pane.locator(".monaco-list-row").last()],
+    { padBottom: 10 },
+  );
   await setPaneExpanded(page, "Slurm", false);
 }
 
@@ -260,25 +332,40 @@ async function pickerShot(page, outDir, suffix) {
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ timeout: 15_000 });
   await input.fill(">GPU Pilot: Select GPUs");
-  const command = page.locator(".quick-input-widget .monaco-list-row", { hasText: /GPU Pilot: Select GPUs\.\.\./ }).first();
+  const command = page
+    .locator(".quick-input-widget .monaco-list-row", { hasText: /GPU Pilot: Select GPUs\.\.\./ })
+    .first();
   await command.waitFor({ timeout: 15_000 });
   await command.click();
   const widget = page.locator(".quick-input-widget").first();
-  await widget.locator(".monaco-list-row", { hasText: "GPU 0" }).first().waitFor({ timeout: 15_000 }).catch(async (e) => {
-    await page.screenshot({ path: path.join(outDir, "picker-failed.png") });
-    throw e;
-  });
+  await widget
+    .locator(".monaco-list-row", { hasText: "GPU 0" })
+    .first()
+    .waitFor({ timeout: 15_000 })
+    .catch(async (e) => {
+      await page.screenshot({ path: path.join(outDir, "picker-failed.png") });
+      throw e;
+    });
   await page.mouse.move(5, Number(opts.height) - 5); // no hover tooltip in the shot
   await page.waitForTimeout(1500);
-  const rows = await widget.evaluate((w) => [...w.querySelectorAll(".monaco-list-row")].map((row) => {
-    // Cut: a box that ends its text with an ellipsis (text-overflow) and is narrower than its text.
-    const cut = [...row.querySelectorAll("*")]
-      .filter((e) => e.textContent && e.ownerDocument.defaultView.getComputedStyle(e).textOverflow === "ellipsis" && e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
-      .map((e) => e.textContent);
-    return { text: row.textContent, cut };
-  }));
+  const rows = await widget.evaluate((w) =>
+    [...w.querySelectorAll(".monaco-list-row")].map((row) => {
+      // Cut: a box that ends its text with an ellipsis (text-overflow) and is narrower than its text.
+      const cut = [...row.querySelectorAll("*")]
+        .filter(
+          (e) =>
+            e.textContent &&
+            e.ownerDocument.defaultView.getComputedStyle(e).textOverflow === "ellipsis" &&
+            e.clientWidth > 0 &&
+            e.scrollWidth > e.clientWidth + 1,
+        )
+        .map((e) => e.textContent);
+      return { text: row.textContent, cut };
+    }),
+  );
   log(`picker: ${Math.round((await widget.boundingBox())?.width ?? 0)} px wide`);
-  for (const r of rows) log(`picker row: ${JSON.stringify(r.text)}${r.cut.length ? ` CUT: ${JSON.stringify(r.cut)}` : " (nothing cut)"}`);
+  for (const r of rows)
+    log(`picker row: ${JSON.stringify(r.text)}${r.cut.length ? ` CUT: ${JSON.stringify(r.cut)}` : " (nothing cut)"}`);
   await shotOf(page, path.join(outDir, `screenshot-picker${suffix}.png`), [widget], { padBottom: 0 });
   await page.keyboard.press("Escape");
 }
@@ -304,15 +391,18 @@ const HISTORY_RUN = "train_short.py";
  */
 async function historyShot(page, outDir, suffix = "") {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["history-height"]) });
-  fs.writeFileSync(path.join(workspaceFolder, HISTORY_RUN), [
-    "# A short stand-in for a training run: the history shot marks its start and end.",
-    "import time",
-    "",
-    "for epoch in range(3):",
-    "    time.sleep(2)",
-    "    print(f'epoch {epoch}: done', flush=True)",
-    "",
-  ].join("\n"));
+  fs.writeFileSync(
+    path.join(workspaceFolder, HISTORY_RUN),
+    [
+      "# A short stand-in for a training run: the history shot marks its start and end.",
+      "import time",
+      "",
+      "for epoch in range(3):",
+      "    time.sleep(2)",
+      "    print(f'epoch {epoch}: done', flush=True)",
+      "",
+    ].join("\n"),
+  );
   await quickOpen(page, HISTORY_RUN);
   await page.locator(".tabs-container .tab", { hasText: HISTORY_RUN }).first().waitFor({ timeout: 15_000 });
   await runCommand(page, "GPU Pilot: Run Active File on Selected GPUs", "Run Active File on Selected GPUs");
@@ -324,7 +414,10 @@ async function historyShot(page, outDir, suffix = "") {
   const input = page.locator(".quick-input-widget input").first();
   await input.waitFor({ timeout: 15_000 });
   await input.fill(">GPU Pilot: Show GPU History");
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: "Show GPU History" }).first().waitFor({ timeout: 15_000 });
+  await page
+    .locator(".quick-input-widget .monaco-list-row", { hasText: "Show GPU History" })
+    .first()
+    .waitFor({ timeout: 15_000 });
   await page.keyboard.press("Enter");
   await page.locator(".tabs-container .tab", { hasText: "GPU History" }).first().waitFor({ timeout: 15_000 });
   const frame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
@@ -334,10 +427,15 @@ async function historyShot(page, outDir, suffix = "") {
   await page.mouse.move(5, Number(opts.height) - 5);
   const summary = await frame.locator("#summary").textContent();
   log(`history: ${summary}`);
-  if (/ 0 run\(s\)/.test(summary ?? "")) log(`history: ${HISTORY_RUN} did not run (no GPU ticked?): the shot has no run markers`);
+  if (/ 0 run\(s\)/.test(summary ?? ""))
+    log(`history: ${HISTORY_RUN} did not run (no GPU ticked?): the shot has no run markers`);
   // The editor's width, from its tabs down to the last GPU's charts.
-  await shotOf(page, path.join(outDir, `screenshot-history${suffix}.png`), [page.locator(".part.editor"), frame.locator("section.gpu").last()],
-    { padBottom: 16, bottomOf: 1 });
+  await shotOf(
+    page,
+    path.join(outDir, `screenshot-history${suffix}.png`),
+    [page.locator(".part.editor"), frame.locator("section.gpu").last()],
+    { padBottom: 16, bottomOf: 1 },
+  );
 }
 
 /** Runs the command `title` from the Command Palette (`row`: text of its row); nothing when it is not offered. */
@@ -345,8 +443,14 @@ async function runCommand(page, title, row) {
   await page.keyboard.press("F1");
   await page.locator(".quick-input-widget input").first().waitFor({ timeout: 15_000 });
   await page.locator(".quick-input-widget input").first().fill(`>${title}`);
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: row }).first().waitFor({ timeout: 10_000 })
-    .then(() => page.keyboard.press("Enter"), () => page.keyboard.press("Escape"));
+  await page
+    .locator(".quick-input-widget .monaco-list-row", { hasText: row })
+    .first()
+    .waitFor({ timeout: 10_000 })
+    .then(
+      () => page.keyboard.press("Enter"),
+      () => page.keyboard.press("Escape"),
+    );
 }
 
 /** Closes the bottom panel (View: Hide Panel); nothing when it is closed already. */
@@ -378,12 +482,17 @@ async function problemShot(page, outDir, suffix = "") {
   await page.locator(".quick-input-widget input").first().waitFor({ timeout: 10_000 });
   await page.keyboard.type(line);
   await page.keyboard.press("Enter");
-  await page.locator(".part.editor .monaco-editor .codicon-light-bulb, .part.editor .monaco-editor .lightBulbWidget").first()
-    .waitFor({ timeout: 10_000 }).catch(() => log("no lightbulb shown"));
+  await page
+    .locator(".part.editor .monaco-editor .codicon-light-bulb, .part.editor .monaco-editor .lightBulbWidget")
+    .first()
+    .waitFor({ timeout: 10_000 })
+    .catch(() => log("no lightbulb shown"));
   await page.mouse.move(5, Number(opts.height) - 5);
   // The editor and the Problems panel down to its last row (no side bar, no empty panel space).
   const markers = page.locator(".markers-panel .monaco-list-row");
-  await shotOf(page, path.join(outDir, `screenshot${suffix}.png`), [page.locator(".part.editor"), markers.last()], { padBottom: 8 });
+  await shotOf(page, path.join(outDir, `screenshot${suffix}.png`), [page.locator(".part.editor"), markers.last()], {
+    padBottom: 8,
+  });
 }
 
 async function notebookShot(page, outDir) {
@@ -403,8 +512,11 @@ async function notebookShot(page, outDir) {
   // language server starts and lints the cells.
   let box = null;
   for (let i = 0; i < 60 && !box; i++) {
-    box = await page.evaluate(() => { // runs in the page
-      const span = [...globalThis.document.querySelectorAll(".view-line span")].find((x) => x.children.length === 0 && x.textContent === '"cuda"');
+    box = await page.evaluate(() => {
+      // runs in the page
+      const span = [...globalThis.document.querySelectorAll(".view-line span")].find(
+        (x) => x.children.length === 0 && x.textContent === '"cuda"',
+      );
       const r = span?.getBoundingClientRect();
       return r && r.width > 0 ? { x: r.x, y: r.y, width: r.width, height: r.height } : null;
     });
@@ -438,7 +550,8 @@ async function shotOf(page, file, parts, { padBottom = 0, bottomOf } = {}) {
   const x = Math.max(0, Math.floor(Math.min(...boxes.map((b) => b.x))));
   const y = Math.max(0, Math.floor(Math.min(...boxes.map((b) => b.y))));
   const right = Math.min(vp.width, Math.ceil(Math.max(...boxes.map((b) => b.x + b.width))));
-  const lowest = bottomOf === undefined ? Math.max(...boxes.map((b) => b.y + b.height)) : boxes[bottomOf].y + boxes[bottomOf].height;
+  const lowest =
+    bottomOf === undefined ? Math.max(...boxes.map((b) => b.y + b.height)) : boxes[bottomOf].y + boxes[bottomOf].height;
   const bottom = Math.min(vp.height, Math.ceil(lowest + padBottom));
   await page.screenshot({ path: file, clip: { x, y, width: right - x, height: bottom - y } });
   // Relative to where the script was started when the file is under it, else the full path (--out-dir elsewhere).
@@ -446,7 +559,10 @@ async function shotOf(page, file, parts, { padBottom = 0, bottomOf } = {}) {
   log(`wrote ${shown} (${right - x} x ${bottom - y} CSS px)`);
 }
 
-main().then(() => shutdown(0), async (e) => {
-  console.error(`screenshot failed: ${e?.stack || e}`);
-  await shutdown(1);
-});
+main().then(
+  () => shutdown(0),
+  async (e) => {
+    console.error(`screenshot failed: ${e?.stack || e}`);
+    await shutdown(1);
+  },
+);

@@ -24,9 +24,22 @@ import { fileURLToPath } from "node:url";
 import { freePort } from "./freePort.mjs";
 
 /** The programs the cluster needs, all looked up on PATH (plus /usr/sbin, where Debian puts the daemons). */
-export const SLURM_PROGRAMS = ["slurmctld", "slurmd", "munged", "mungekey", "sbatch", "squeue", "sinfo", "scontrol", "scancel", "sdiag", "mknod"];
+export const SLURM_PROGRAMS = [
+  "slurmctld",
+  "slurmd",
+  "munged",
+  "mungekey",
+  "sbatch",
+  "squeue",
+  "sinfo",
+  "scontrol",
+  "scancel",
+  "sdiag",
+  "mknod",
+];
 
-const SEARCH_PATH = () => [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/sbin"].filter((d) => d && path.isAbsolute(d));
+const SEARCH_PATH = () =>
+  [...(process.env.PATH ?? "").split(":"), "/usr/sbin", "/sbin"].filter((d) => d && path.isAbsolute(d));
 
 /** Absolute path of `name` on PATH or in /usr/sbin, or null. */
 export function findExecutable(name) {
@@ -35,7 +48,9 @@ export function findExecutable(name) {
     try {
       fs.accessSync(p, fs.constants.X_OK);
       if (fs.statSync(p).isFile()) return p;
-    } catch { /* next */ }
+    } catch {
+      /* next */
+    }
   }
   return null;
 }
@@ -46,8 +61,10 @@ export function findExecutable(name) {
  */
 export function slurmAvailability() {
   const missing = SLURM_PROGRAMS.filter((p) => !findExecutable(p));
-  if (missing.length) return `Slurm is not installed here (missing ${missing.join(", ")}; apt-get install --no-install-recommends slurm-wlm munge)`;
-  if (typeof process.getuid === "function" && process.getuid() !== 0) return "starting a test Slurm cluster needs root (mknod for the fake GPUs; slurmd runs jobs as their users)";
+  if (missing.length)
+    return `Slurm is not installed here (missing ${missing.join(", ")}; apt-get install --no-install-recommends slurm-wlm munge)`;
+  if (typeof process.getuid === "function" && process.getuid() !== 0)
+    return "starting a test Slurm cluster needs root (mknod for the fake GPUs; slurmd runs jobs as their users)";
   return null;
 }
 
@@ -78,7 +95,12 @@ function readPid(file) {
 /** The tail of a daemon log's error lines (pmix noise left out), for a failure message. */
 function logErrors(file) {
   try {
-    return fs.readFileSync(file, "utf8").split("\n").filter((l) => /fatal|error/i.test(l) && !/pmix/.test(l)).slice(-3).join("\n");
+    return fs
+      .readFileSync(file, "utf8")
+      .split("\n")
+      .filter((l) => /fatal|error/i.test(l) && !/pmix/.test(l))
+      .slice(-3)
+      .join("\n");
   } catch {
     return "(no log)";
   }
@@ -111,7 +133,17 @@ export async function waitJob(env, id, { timeoutMs = 60_000, states = FINAL_STAT
 }
 
 /** Job states after which a job runs no more (scontrol's JobState). */
-export const FINAL_STATES = ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "OUT_OF_MEMORY", "NODE_FAIL", "PREEMPTED", "BOOT_FAIL", "DEADLINE"];
+export const FINAL_STATES = [
+  "COMPLETED",
+  "FAILED",
+  "CANCELLED",
+  "TIMEOUT",
+  "OUT_OF_MEMORY",
+  "NODE_FAIL",
+  "PREEMPTED",
+  "BOOT_FAIL",
+  "DEADLINE",
+];
 
 /** `Key=Value` fields of one `scontrol show job -o` line (values contain no spaces there, except Command= which is last-ish; good enough for states and paths without spaces). */
 export function parseScontrolLine(line) {
@@ -133,18 +165,38 @@ export async function startCluster({ base, nodeName = "gpunode1", gpus = 2, cpus
   const why = slurmAvailability();
   if (why) throw new Error(why);
   const B = base ?? fs.mkdtempSync(path.join(os.tmpdir(), "gpu-pilot-slurm-"));
-  for (const d of ["etc", "munge-key", "munge", "state", "spool", "log", "run", "dev", "jobs"]) fs.mkdirSync(path.join(B, d), { recursive: true });
-  fs.chmodSync(B, 0o755); fs.chmodSync(path.join(B, "munge"), 0o755); fs.chmodSync(path.join(B, "munge-key"), 0o700); fs.chmodSync(path.join(B, "jobs"), 0o1777);
+  for (const d of ["etc", "munge-key", "munge", "state", "spool", "log", "run", "dev", "jobs"])
+    fs.mkdirSync(path.join(B, d), { recursive: true });
+  fs.chmodSync(B, 0o755);
+  fs.chmodSync(path.join(B, "munge"), 0o755);
+  fs.chmodSync(path.join(B, "munge-key"), 0o700);
+  fs.chmodSync(path.join(B, "jobs"), 0o1777);
   const conf = path.join(B, "etc", "slurm.conf");
   const env = { SLURM_CONF: conf };
-  const cluster = { base: B, conf, env, nodeName, gpus, partition: "gpu", jobsDir: path.join(B, "jobs"), stop: () => stopCluster(B, { remove: !keep && !base }) };
-  const run = (program, args) => execa(program, args, { env: { ...process.env, ...env }, stdio: "ignore", timeout: 30_000 });
+  const cluster = {
+    base: B,
+    conf,
+    env,
+    nodeName,
+    gpus,
+    partition: "gpu",
+    jobsDir: path.join(B, "jobs"),
+    stop: () => stopCluster(B, { remove: !keep && !base }),
+  };
+  const run = (program, args) =>
+    execa(program, args, { env: { ...process.env, ...env }, stdio: "ignore", timeout: 30_000 });
   try {
     const key = path.join(B, "munge-key", "munge.key");
     if (!fs.existsSync(key)) await run(findExecutable("mungekey"), ["--create", `--keyfile=${key}`]);
     const socket = path.join(B, "munge", "munge.socket.2");
-    await run(findExecutable("munged"), ["--force", `--key-file=${key}`, `--socket=${socket}`, `--pid-file=${path.join(B, "run", "munged.pid")}`,
-      `--log-file=${path.join(B, "log", "munged.log")}`, `--seed-file=${path.join(B, "munge-key", "munged.seed")}`]);
+    await run(findExecutable("munged"), [
+      "--force",
+      `--key-file=${key}`,
+      `--socket=${socket}`,
+      `--pid-file=${path.join(B, "run", "munged.pid")}`,
+      `--log-file=${path.join(B, "log", "munged.log")}`,
+      `--seed-file=${path.join(B, "munge-key", "munged.seed")}`,
+    ]);
     for (let i = 0; i < gpus; i++) {
       const dev = path.join(B, "dev", `nvidia${i}`);
       if (!fs.existsSync(dev)) await run(findExecutable("mknod"), [dev, "c", "195", String(i)]);
@@ -152,47 +204,53 @@ export async function startCluster({ base, nodeName = "gpunode1", gpus = 2, cpus
     const hw = await execa(findExecutable("slurmd"), ["-C"], { reject: false, timeout: 10_000 });
     const mem = /RealMemory=(\d+)/.exec(hw.stdout ?? "")?.[1] ?? "1000";
     const [ctldPort, dPort] = [await freePort(), await freePort()];
-    fs.writeFileSync(conf, [
-      "ClusterName=gpupilot",
-      "SlurmctldHost=localhost",
-      "SlurmUser=root",
-      "SlurmdUser=root",
-      "AuthType=auth/munge",
-      "CredType=cred/munge",
-      `AuthInfo=socket=${socket}`,
-      `SlurmctldPort=${ctldPort}`,
-      `SlurmdPort=${dPort}`,
-      `StateSaveLocation=${B}/state`,
-      `SlurmdSpoolDir=${B}/spool`,
-      `SlurmctldPidFile=${B}/run/slurmctld.pid`,
-      `SlurmdPidFile=${B}/run/slurmd.pid`,
-      `SlurmctldLogFile=${B}/log/slurmctld.log`,
-      `SlurmdLogFile=${B}/log/slurmd.log`,
-      "SlurmctldDebug=info",
-      "SlurmdDebug=info",
-      "MailProg=/bin/true",
-      "ProctrackType=proctrack/linuxproc",
-      "TaskPlugin=task/none",
-      "SelectType=select/cons_tres",
-      "SelectTypeParameters=CR_Core",
-      "GresTypes=gpu",
-      "SchedulerType=sched/backfill",
-      "SchedulerParameters=batch_sched_delay=0",
-      "MpiDefault=none",
-      "AccountingStorageType=accounting_storage/none",
-      "JobAcctGatherType=jobacct_gather/none",
-      "JobCompType=jobcomp/filetxt",
-      `JobCompLoc=${B}/log/jobcomp.txt`,
-      "ReturnToService=2",
-      "MinJobAge=300",
-      "KillWait=5",
-      "InactiveLimit=0",
-      "SlurmdParameters=config_overrides",
-      `NodeName=${nodeName} NodeAddr=127.0.0.1 CPUs=${cpus} Boards=1 SocketsPerBoard=1 CoresPerSocket=${cpus} ThreadsPerCore=1 RealMemory=${mem} Gres=gpu:${gpus} State=UNKNOWN`,
-      `PartitionName=gpu Nodes=${nodeName} Default=YES MaxTime=INFINITE State=UP`,
-      "",
-    ].join("\n"));
-    fs.writeFileSync(path.join(B, "etc", "gres.conf"), `NodeName=${nodeName} Name=gpu File=${B}/dev/nvidia[0-${gpus - 1}]\n`);
+    fs.writeFileSync(
+      conf,
+      [
+        "ClusterName=gpupilot",
+        "SlurmctldHost=localhost",
+        "SlurmUser=root",
+        "SlurmdUser=root",
+        "AuthType=auth/munge",
+        "CredType=cred/munge",
+        `AuthInfo=socket=${socket}`,
+        `SlurmctldPort=${ctldPort}`,
+        `SlurmdPort=${dPort}`,
+        `StateSaveLocation=${B}/state`,
+        `SlurmdSpoolDir=${B}/spool`,
+        `SlurmctldPidFile=${B}/run/slurmctld.pid`,
+        `SlurmdPidFile=${B}/run/slurmd.pid`,
+        `SlurmctldLogFile=${B}/log/slurmctld.log`,
+        `SlurmdLogFile=${B}/log/slurmd.log`,
+        "SlurmctldDebug=info",
+        "SlurmdDebug=info",
+        "MailProg=/bin/true",
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "SelectType=select/cons_tres",
+        "SelectTypeParameters=CR_Core",
+        "GresTypes=gpu",
+        "SchedulerType=sched/backfill",
+        "SchedulerParameters=batch_sched_delay=0",
+        "MpiDefault=none",
+        "AccountingStorageType=accounting_storage/none",
+        "JobAcctGatherType=jobacct_gather/none",
+        "JobCompType=jobcomp/filetxt",
+        `JobCompLoc=${B}/log/jobcomp.txt`,
+        "ReturnToService=2",
+        "MinJobAge=300",
+        "KillWait=5",
+        "InactiveLimit=0",
+        "SlurmdParameters=config_overrides",
+        `NodeName=${nodeName} NodeAddr=127.0.0.1 CPUs=${cpus} Boards=1 SocketsPerBoard=1 CoresPerSocket=${cpus} ThreadsPerCore=1 RealMemory=${mem} Gres=gpu:${gpus} State=UNKNOWN`,
+        `PartitionName=gpu Nodes=${nodeName} Default=YES MaxTime=INFINITE State=UP`,
+        "",
+      ].join("\n"),
+    );
+    fs.writeFileSync(
+      path.join(B, "etc", "gres.conf"),
+      `NodeName=${nodeName} Name=gpu File=${B}/dev/nvidia[0-${gpus - 1}]\n`,
+    );
     await run(findExecutable("slurmctld"), ["-f", conf]);
     await run(findExecutable("slurmd"), ["-N", nodeName, "-f", conf]);
     // Both daemons fork and exit 0 at once, even when they die of a config error a moment later:
@@ -246,9 +304,18 @@ export async function stopCluster(base, { remove = false } = {}) {
     const pid = readPid(f);
     if (pid === null) continue;
     if (alive(pid)) {
-      try { process.kill(pid, "SIGTERM"); } catch { /* gone */ }
+      try {
+        process.kill(pid, "SIGTERM");
+      } catch {
+        /* gone */
+      }
       for (let i = 0; i < 150 && alive(pid); i++) await sleep(100);
-      if (alive(pid)) try { process.kill(pid, "SIGKILL"); } catch { /* gone */ }
+      if (alive(pid))
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          /* gone */
+        }
     }
     fs.rmSync(f, { force: true });
   }
@@ -259,7 +326,9 @@ async function main() {
   const [cmd, base] = process.argv.slice(2);
   if (cmd === "up") {
     const c = await startCluster({ base: base ? path.resolve(base) : undefined, keep: true });
-    console.log(`export SLURM_CONF=${c.conf}   # node ${c.nodeName}, ${c.gpus} GPUs; stop: node scripts/slurm-cluster.mjs down ${c.base}`);
+    console.log(
+      `export SLURM_CONF=${c.conf}   # node ${c.nodeName}, ${c.gpus} GPUs; stop: node scripts/slurm-cluster.mjs down ${c.base}`,
+    );
   } else if (cmd === "down" && base) {
     await stopCluster(path.resolve(base));
     console.log("slurm down");
@@ -270,5 +339,8 @@ async function main() {
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
-  main().catch((e) => { console.error(e.message); process.exitCode = 1; });
+  main().catch((e) => {
+    console.error(e.message);
+    process.exitCode = 1;
+  });
 }

@@ -77,13 +77,17 @@ try {
   });
   cs = started.cs;
   if (started.smi.fake) {
-    console.log(`\nNote: no nvidia-smi on PATH, so GPU Pilot uses ${path.relative(repoRoot, started.smi.path)}, which replays the` +
-      "\n      recorded output of a 2 x NVIDIA H200 machine (FAKE_NVIDIA_SMI_MODE=busy|idle|spin|x8|hang|fail9 changes it; the README pictures use spin).");
+    console.log(
+      `\nNote: no nvidia-smi on PATH, so GPU Pilot uses ${path.relative(repoRoot, started.smi.path)}, which replays the` +
+        "\n      recorded output of a 2 x NVIDIA H200 machine (FAKE_NVIDIA_SMI_MODE=busy|idle|spin|x8|hang|fail9 changes it; the README pictures use spin).",
+    );
   } else {
     console.log(`\nUsing nvidia-smi from PATH: ${started.smi.path}`);
   }
-  console.log(`\nGPU Pilot in VS Code (code-server): ${started.url}\n` +
-    `Workspace: ${folder}${opts.folder ? "" : " (a fresh copy of examples/: edits there leave the repository unchanged)"}\nAfter \`npm run build\`, run "Developer: Reload Window" to load the new build. Ctrl-C stops.\n`);
+  console.log(
+    `\nGPU Pilot in VS Code (code-server): ${started.url}\n` +
+      `Workspace: ${folder}${opts.folder ? "" : " (a fresh copy of examples/: edits there leave the repository unchanged)"}\nAfter \`npm run build\`, run "Developer: Reload Window" to load the new build. Ctrl-C stops.\n`,
+  );
   const { code, signal } = await cs.exited;
   if (stopping) await new Promise(() => {}); // Ctrl-C: the shutdown hook exits
   console.error(`code-server exited by itself (${code ?? signal}); log: ${cs.logFile}\n${cs.logTail(20)}`);

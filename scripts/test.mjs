@@ -12,7 +12,9 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 process.chdir(root);
-let passed = 0, failed = 0, skipped = 0;
+let passed = 0,
+  failed = 0,
+  skipped = 0;
 const failures = [];
 /** "where: test title (reason)" of every skipped test. */
 const skips = [];
@@ -20,7 +22,11 @@ const skips = [];
 function stage(name, cmd, args, opts = {}) {
   const t0 = Date.now();
   console.log(`\n=== ${name}: ${[cmd, ...args].join(" ")}`);
-  const r = spawnSync(cmd, args, { stdio: opts.capture ? ["ignore", "pipe", "inherit"] : "inherit", encoding: "utf8", env: { ...process.env, ...(opts.env ?? {}) } });
+  const r = spawnSync(cmd, args, {
+    stdio: opts.capture ? ["ignore", "pipe", "inherit"] : "inherit",
+    encoding: "utf8",
+    env: { ...process.env, ...(opts.env ?? {}) },
+  });
   if (opts.capture) process.stdout.write(r.stdout ?? "");
   console.log(`=== ${name}: exit ${r.status} in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   return r;
@@ -28,19 +34,32 @@ function stage(name, cmd, args, opts = {}) {
 
 function check(name, cmd, args) {
   const r = stage(name, cmd, args);
-  if (r.status === 0) passed++; else { failed++; failures.push(name); }
+  if (r.status === 0) passed++;
+  else {
+    failed++;
+    failures.push(name);
+  }
 }
 
 /** Adds an e2e results file's skipped (mocha: pending) tests to the count, with their titles. */
 function countPending(where, results) {
   const pending = (results.tests ?? []).filter((t) => t.state === "pending" || t.state === "skipped");
   skipped += pending.length;
-  for (const t of pending) { const why = t.reason ?? t.error; skips.push(`${where}: ${t.title}${why ? ` (${why})` : ""}`); }
+  for (const t of pending) {
+    const why = t.reason ?? t.error;
+    skips.push(`${where}: ${t.title}${why ? ` (${why})` : ""}`);
+  }
 }
 
 const unitFiles = () => {
   const out = [];
-  const walk = (d) => { for (const n of readdirSync(d, { withFileTypes: true })) { const p = join(d, n.name); if (n.isDirectory()) walk(p); else if (n.name.endsWith(".test.ts")) out.push(p); } };
+  const walk = (d) => {
+    for (const n of readdirSync(d, { withFileTypes: true })) {
+      const p = join(d, n.name);
+      if (n.isDirectory()) walk(p);
+      else if (n.name.endsWith(".test.ts")) out.push(p);
+    }
+  };
   walk(join(root, "test", "unit"));
   return out.sort();
 };
@@ -56,24 +75,55 @@ if (cacheDir) {
 rmSync(join(root, "dist"), { recursive: true, force: true });
 check("build", process.execPath, ["esbuild.mjs"]);
 check("typecheck", process.execPath, [join(root, "node_modules", "typescript", "bin", "tsc"), "-p", ".", "--noEmit"]);
-check("lint", process.execPath, [join(root, "node_modules", "eslint", "bin", "eslint.js"), "--max-warnings=0", "client", "server", "test", "scripts", "bench"]);
+check("lint", process.execPath, [
+  join(root, "node_modules", "eslint", "bin", "eslint.js"),
+  "--max-warnings=0",
+  "common",
+  "client",
+  "server",
+  "test",
+  "scripts",
+  "bench",
+]);
+// The formatter, as `npm run lint` runs it (Prettier's check: a file it would change fails).
+check("format", process.execPath, [
+  join(root, "node_modules", "prettier", "bin", "prettier.cjs"),
+  "--check",
+  "--log-level",
+  "warn",
+  "{common,client,server,test,scripts,bench}/**/*.{ts,mts,cts,mjs,cjs,js}",
+  "package.json",
+  ".prettierrc.json",
+]);
 
-const unit = stage("unit", process.execPath, ["--import", "tsx", "--test", "--test-reporter=spec", "--test-reporter-destination=stdout", "--test-reporter=tap", "--test-reporter-destination=.test-unit.tap", ...unitFiles()]);
+const unit = stage("unit", process.execPath, [
+  "--import",
+  "tsx",
+  "--test",
+  "--test-reporter=spec",
+  "--test-reporter-destination=stdout",
+  "--test-reporter=tap",
+  "--test-reporter-destination=.test-unit.tap",
+  ...unitFiles(),
+]);
 try {
   const tap = readFileSync(join(root, ".test-unit.tap"), "utf8");
   const p = Number(/^# pass (\d+)/m.exec(tap)?.[1] ?? 0);
   const f = Number(/^# fail (\d+)/m.exec(tap)?.[1] ?? 0);
-  passed += p; failed += f;
+  passed += p;
+  failed += f;
   // node:test counts `{ skip }` and `{ todo }` tests apart from pass/fail: `ok N - title # SKIP reason`.
   const s = Number(/^# skipped (\d+)/m.exec(tap)?.[1] ?? 0) + Number(/^# todo (\d+)/m.exec(tap)?.[1] ?? 0);
   skipped += s;
-  for (const m of tap.matchAll(/^\s*(?:not )?ok \d+ - (.*?) # (SKIP|TODO)\b ?(.*)$/gm)) skips.push(`unit: ${m[1]} (${m[3] || m[2].toLowerCase()})`);
+  for (const m of tap.matchAll(/^\s*(?:not )?ok \d+ - (.*?) # (SKIP|TODO)\b ?(.*)$/gm))
+    skips.push(`unit: ${m[1]} (${m[3] || m[2].toLowerCase()})`);
   if (skips.length < s) skips.push(`unit: ${s - skips.length} more without a readable reason`);
   if (f || unit.status !== 0) failures.push(`unit (${f} failed, exit ${unit.status})`);
   if (unit.status !== 0 && f === 0) failed++;
   rmSync(join(root, ".test-unit.tap"), { force: true });
 } catch {
-  failed++; failures.push("unit (no report)");
+  failed++;
+  failures.push("unit (no report)");
 }
 
 if (process.env.GPU_PILOT_SKIP_E2E === "1") {
@@ -83,20 +133,26 @@ if (process.env.GPU_PILOT_SKIP_E2E === "1") {
 } else {
   const resultsFile = join(root, ".e2e-run", "results.json");
   rmSync(resultsFile, { force: true });
-  const e2e = stage("e2e (real VS Code: code-server + headless Chromium)", process.execPath, [join(root, "test", "e2e", "run.mjs")]);
+  const e2e = stage("e2e (real VS Code: code-server + headless Chromium)", process.execPath, [
+    join(root, "test", "e2e", "run.mjs"),
+  ]);
   if (existsSync(resultsFile)) {
     const r = JSON.parse(readFileSync(resultsFile, "utf8"));
-    passed += r.passed ?? 0; failed += r.failed ?? 0;
+    passed += r.passed ?? 0;
+    failed += r.failed ?? 0;
     countPending("e2e", r);
     if (r.failed || e2e.status !== 0) failures.push(`e2e (${r.failed} failed, exit ${e2e.status})`);
     if (e2e.status !== 0 && !r.failed) failed++;
   } else {
-    failed++; failures.push(`e2e (no results, exit ${e2e.status})`);
+    failed++;
+    failures.push(`e2e (no results, exit ${e2e.status})`);
   }
   // The packaged .vsix, installed into code-server (no development path), activates and works.
   const vsixFile = join(root, ".e2e-run", "vsix-results.json");
   rmSync(vsixFile, { force: true });
-  const vs = stage("e2e: the .vsix installed in code-server", process.execPath, [join(root, "test", "e2e", "vsix.mjs")]);
+  const vs = stage("e2e: the .vsix installed in code-server", process.execPath, [
+    join(root, "test", "e2e", "vsix.mjs"),
+  ]);
   const vr = existsSync(vsixFile) ? JSON.parse(readFileSync(vsixFile, "utf8")) : { passed: 0, failed: 1 };
   passed += vr.passed ?? 0;
   countPending("vsix e2e", vr);

@@ -86,11 +86,16 @@ export interface GpuViewApi {
    * "Pick Free GPUs": refreshes, applies the `gpuPilot.pick.*` policy (fields of `policy` override
    * the settings) and makes the picked GPUs the selection. Never rejects.
    */
-  pickFreeGpus(policy?: Partial<import("../../common/src/gpu/policy").PickPolicy>): Promise<import("./gpu/actions").PickFreeOutcome>;
+  pickFreeGpus(
+    policy?: Partial<import("../../common/src/gpu/policy").PickPolicy>,
+  ): Promise<import("./gpu/actions").PickFreeOutcome>;
   /** What `ExtensionContext.environmentVariableCollection` gives new terminals: variable → mutator (empty without a selection). */
   getTerminalEnvironment(): Record<string, { value: string; type: "replace" | "append" | "prepend" }>;
   /** Runs GPU Pilot's DebugConfigurationProvider (registered for `debugpy` and `python`) on a configuration. */
-  resolveDebugConfiguration(configuration: import("vscode").DebugConfiguration, folder?: import("vscode").WorkspaceFolder): Promise<import("vscode").DebugConfiguration | null | undefined>;
+  resolveDebugConfiguration(
+    configuration: import("vscode").DebugConfiguration,
+    folder?: import("vscode").WorkspaceFolder,
+  ): Promise<import("vscode").DebugConfiguration | null | undefined>;
   /** The status bar item's text, e.g. `$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB`. */
   getStatusBarText(): string;
   /** Whether the nvidia-smi stream runs (the view is visible), its pid, and the view's notices (restarting stream, vanished GPUs). */
@@ -171,7 +176,10 @@ export interface GpuPilotApi extends GpuViewApi {
    * `gpuPilot.slurm.submit` without quick picks when `opts.ask` is false: writes the job script for a
    * Python file (and submits it when `opts.submit`), or submits a job script. Refused in Restricted Mode.
    */
-  submitToSlurm(uri: Uri, opts?: import("./slurm/submit").SubmitOptions): Promise<{ jobId?: string; script?: string } | undefined>;
+  submitToSlurm(
+    uri: Uri,
+    opts?: import("./slurm/submit").SubmitOptions,
+  ): Promise<{ jobId?: string; script?: string } | undefined>;
   /** scancel of one of the user's active jobs, without the modal the command shows. @returns true when scancel ran. */
   cancelSlurmJob(id: string): Promise<boolean>;
 }

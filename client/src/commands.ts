@@ -22,7 +22,13 @@ type Factory = (ctx: Ctx) => (...args: unknown[]) => unknown;
  * notebook cells) and the GPU manifests (ctx.ts's document selector: Dockerfiles, compose files,
  * Kubernetes YAML).
  */
-export const FIX_ALL_LANGUAGES: ReadonlySet<string> = new Set(["python", "dockerfile", "dockercompose", "yaml", "shellscript"]);
+export const FIX_ALL_LANGUAGES: ReadonlySet<string> = new Set([
+  "python",
+  "dockerfile",
+  "dockercompose",
+  "yaml",
+  "shellscript",
+]);
 
 /**
  * Asks the server for the code action `kind` on the active editor and applies it (the safe Fix All,
@@ -32,7 +38,9 @@ export const FIX_ALL_LANGUAGES: ReadonlySet<string> = new Set(["python", "docker
 async function applyFixes(kind: string): Promise<void> {
   const editor = vscode.window.activeTextEditor;
   if (!editor || !FIX_ALL_LANGUAGES.has(editor.document.languageId)) {
-    void vscode.window.showInformationMessage("GPU Pilot: open a Python file or notebook cell, a Dockerfile, a compose file or Kubernetes YAML to fix.");
+    void vscode.window.showInformationMessage(
+      "GPU Pilot: open a Python file or notebook cell, a Dockerfile, a compose file or Kubernetes YAML to fix.",
+    );
     return;
   }
   await vscode.commands.executeCommand("editor.action.codeAction", { kind, apply: "first" });
@@ -51,7 +59,8 @@ export const commands: Record<CommandId, Factory> = {
   "gpuPilot.showHistory": (ctx) => (node?: unknown) => ctx.historyPanel.show(node),
   "gpuPilot.stopProcess": (ctx) => (node?: unknown) => stopProcessCommand(ctx.monitor, node),
   "gpuPilot.runActiveFile": (ctx) => (uri?: unknown) => runActiveFile(ctx, uri instanceof vscode.Uri ? uri : undefined),
-  "gpuPilot.runActiveFileWith": (ctx) => (uri?: unknown) => runActiveFileWith(ctx, uri instanceof vscode.Uri ? uri : undefined),
+  "gpuPilot.runActiveFileWith": (ctx) => (uri?: unknown) =>
+    runActiveFileWith(ctx, uri instanceof vscode.Uri ? uri : undefined),
   "gpuPilot.restartServer": (ctx) => async () => {
     log.info("Restarting the language server (GPU Pilot: Restart Server).");
     await ctx.restartServer();
@@ -66,13 +75,26 @@ export const commands: Record<CommandId, Factory> = {
   "gpuPilot.installKernel": (ctx) => () => installKernelCommand(ctx.selection),
   "gpuPilot.removeKernel": () => () => removeKernelCommand(),
   [RESTART_KERNEL_COMMAND]: (ctx) => (uri?: unknown, devices?: unknown) =>
-    restartKernelCommand({ selection: ctx.selection, kernels: ctx.notebookKernels, dataDir: () => ctx.jupyterDataDir() }, uri, devices),
+    restartKernelCommand(
+      { selection: ctx.selection, kernels: ctx.notebookKernels, dataDir: () => ctx.jupyterDataDir() },
+      uri,
+      devices,
+    ),
   [SHOW_RULE_DOC_COMMAND]: (ctx) => async (code?: unknown) => {
     let rule = typeof code === "string" && /^GPU\d{3}$/.test(code) ? code : undefined;
     if (!rule) {
       const docs = vscode.Uri.joinPath(ctx.extCtx.extensionUri, "docs", "rules");
-      const files = await vscode.workspace.fs.readDirectory(docs).then((e) => e.map(([n]) => n), () => [] as string[]);
-      rule = await vscode.window.showQuickPick(files.filter((n) => /^GPU\d{3}\.md$/.test(n)).map((n) => n.slice(0, 6)).sort(), { title: "GPU Pilot: rule documentation" });
+      const files = await vscode.workspace.fs.readDirectory(docs).then(
+        (e) => e.map(([n]) => n),
+        () => [] as string[],
+      );
+      rule = await vscode.window.showQuickPick(
+        files
+          .filter((n) => /^GPU\d{3}\.md$/.test(n))
+          .map((n) => n.slice(0, 6))
+          .sort(),
+        { title: "GPU Pilot: rule documentation" },
+      );
       if (!rule) return;
     }
     const page = vscode.Uri.joinPath(ctx.extCtx.extensionUri, "docs", "rules", `${rule}.md`);

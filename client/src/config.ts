@@ -20,7 +20,16 @@ export const SERVER_RESTART_KEYS: readonly string[] = [`${SECTION}.eagerInitModu
 export const NVIDIA_SMI_KEYS: readonly string[] = [`${SECTION}.nvidiaSmiPath`, `${SECTION}.nvidiaSmiTimeoutMs`];
 
 /** package.json's default for gpuPilot.eagerInitModules: the init catalogue's list (server/src/engine/initCatalogue.json; frameworkTable.test.ts holds package.json to it). */
-const DEFAULT_EAGER = ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "unsloth", "flash_attn", "kornia", "monai"];
+const DEFAULT_EAGER = [
+  "torch_geometric",
+  "deepspeed",
+  "bitsandbytes",
+  "transformer_engine",
+  "unsloth",
+  "flash_attn",
+  "kornia",
+  "monai",
+];
 
 function cfg(): vscode.WorkspaceConfiguration {
   return vscode.workspace.getConfiguration(SECTION);
@@ -71,7 +80,12 @@ export function selectBy(): "index" | "uuid" {
  * `maxUtilizationPercent` (%), `excludeBusyWithOtherUsers`. Missing or malformed values are left
  * out (the policy's defaults apply).
  */
-export function pickPolicy(): { count?: number; minFreeMemoryMiB?: number; maxUtilizationPercent?: number; excludeBusyWithOtherUsers?: boolean } {
+export function pickPolicy(): {
+  count?: number;
+  minFreeMemoryMiB?: number;
+  maxUtilizationPercent?: number;
+  excludeBusyWithOtherUsers?: boolean;
+} {
   const n = (key: string) => {
     const v = cfg().get<unknown>(key);
     return typeof v === "number" && Number.isFinite(v) ? v : undefined;
@@ -80,7 +94,9 @@ export function pickPolicy(): { count?: number; minFreeMemoryMiB?: number; maxUt
   return {
     ...(n("pick.count") !== undefined ? { count: n("pick.count") } : {}),
     ...(n("pick.minFreeMemoryMiB") !== undefined ? { minFreeMemoryMiB: n("pick.minFreeMemoryMiB") } : {}),
-    ...(n("pick.maxUtilizationPercent") !== undefined ? { maxUtilizationPercent: n("pick.maxUtilizationPercent") } : {}),
+    ...(n("pick.maxUtilizationPercent") !== undefined
+      ? { maxUtilizationPercent: n("pick.maxUtilizationPercent") }
+      : {}),
     ...(typeof b === "boolean" ? { excludeBusyWithOtherUsers: b } : {}),
   };
 }
@@ -107,14 +123,23 @@ export function traceServer(): "off" | "messages" | "verbose" {
 }
 
 /** Settings sent to the running server (SettingsNotification) when they change: no restart. */
-export const LINT_KEYS: readonly string[] = [`${SECTION}.lint`, `${SECTION}.configurationPreference`, `${SECTION}.inlayHints`, `${SECTION}.maxFileSizeKB`];
+export const LINT_KEYS: readonly string[] = [
+  `${SECTION}.lint`,
+  `${SECTION}.configurationPreference`,
+  `${SECTION}.inlayHints`,
+  `${SECTION}.maxFileSizeKB`,
+];
 
 const CODE = /^(GPU\d{0,3}|ALL)$/;
 const SEVERITIES = new Set(["error", "warning", "information", "hint"]);
 
 function codeList(key: string): string[] {
   const v = cfg().get<unknown>(key);
-  return Array.isArray(v) ? v.filter((s): s is string => typeof s === "string" && CODE.test(s.trim().toUpperCase())).map((s) => s.trim().toUpperCase()) : [];
+  return Array.isArray(v)
+    ? v
+        .filter((s): s is string => typeof s === "string" && CODE.test(s.trim().toUpperCase()))
+        .map((s) => s.trim().toUpperCase())
+    : [];
 }
 
 /** `gpuPilot.lint.severity`: code → severity; malformed entries are dropped. */
@@ -123,7 +148,8 @@ export function lintSeverity(): EditorLintSettings["severity"] {
   const out: EditorLintSettings["severity"] = {};
   if (v && typeof v === "object" && !Array.isArray(v)) {
     for (const [code, sev] of Object.entries(v as Record<string, unknown>)) {
-      if (/^GPU\d{3}$/.test(code) && typeof sev === "string" && SEVERITIES.has(sev)) out[code] = sev as EditorLintSettings["severity"][string];
+      if (/^GPU\d{3}$/.test(code) && typeof sev === "string" && SEVERITIES.has(sev))
+        out[code] = sev as EditorLintSettings["severity"][string];
     }
   }
   return out;
@@ -157,8 +183,11 @@ export function lintTargetTorch(): string | undefined {
 /** The settings the language server needs, resolved here (the server never reads raw settings). */
 export function lintSettings(): EditorLintSettings {
   return {
-    eagerInitModules: eagerInitModules(), select: codeList("lint.select"), ignore: codeList("lint.ignore"),
-    severity: lintSeverity(), configurationPreference: configurationPreference(),
+    eagerInitModules: eagerInitModules(),
+    select: codeList("lint.select"),
+    ignore: codeList("lint.ignore"),
+    severity: lintSeverity(),
+    configurationPreference: configurationPreference(),
     inlayHints: cfg().get<unknown>("inlayHints.physicalDevice") === true,
     maxFileSizeKB: maxFileSizeKB(),
     preview: lintPreview() ?? null,

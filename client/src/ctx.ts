@@ -92,12 +92,19 @@ export class Ctx implements RunHost, AgentHost {
   constructor(private readonly shell: Shell) {
     const extCtx = (this.extCtx = shell.extCtx);
     // The run's pid while it runs: its processes are marked "this workspace's run" in the GPU view.
-    this.monitor = new GpuMonitor({ runPid: () => (this._lastRun?.endedAt === undefined ? this._lastRun?.pid : undefined) });
+    this.monitor = new GpuMonitor({
+      runPid: () => (this._lastRun?.endedAt === undefined ? this._lastRun?.pid : undefined),
+    });
     this.selection = shell.selection;
     const claimSettings = config.claims();
     this.claims = new ClaimKeeper(this.monitor, this.selection, {
-      dir: claimSettings.enabled ? ledgerDir(claimSettings.directory) : undefined, session: (vscode.env as { sessionId?: string } | undefined)?.sessionId ?? `window-${process.pid}`,
-      ttlMs: claimSettings.ttlMs, warn: (m) => { log.warn(m); void vscode.window.showWarningMessage(`GPU Pilot: ${m}`); },
+      dir: claimSettings.enabled ? ledgerDir(claimSettings.directory) : undefined,
+      session: (vscode.env as { sessionId?: string } | undefined)?.sessionId ?? `window-${process.pid}`,
+      ttlMs: claimSettings.ttlMs,
+      warn: (m) => {
+        log.warn(m);
+        void vscode.window.showWarningMessage(`GPU Pilot: ${m}`);
+      },
     });
     this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection, shell.gpu, this.claims);
     this.dashboard = this.gpuFeatures.dashboard;
@@ -106,7 +113,10 @@ export class Ctx implements RunHost, AgentHost {
     this.slurm = new SlurmFeatures(extCtx, (uri, text) => this.runFacts(uri, text, 5000), shell.slurm);
     this.agentTools = createAgentTools(this);
     this.notebookKernels = new NotebookKernels({
-      globalState: extCtx.globalState, jupyter: jupyterApi, dataDir: () => this.jupyterDataDir(), send: (p) => this.sendRunningKernel(p),
+      globalState: extCtx.globalState,
+      jupyter: jupyterApi,
+      dataDir: () => this.jupyterDataDir(),
+      send: (p) => this.sendRunningKernel(p),
     }).register(vscode.window.onDidChangeActiveNotebookEditor);
     extCtx.subscriptions.push(
       this.notebookKernels,
@@ -173,15 +183,22 @@ export class Ctx implements RunHost, AgentHost {
   async runFacts(uri: vscode.Uri, text: string, timeoutMs = RUN_FACTS_TIMEOUT_MS): Promise<RunFactsResult> {
     await this.serverOp;
     const client = this.client;
-    if (!client || !client.isRunning()) return { ok: false, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" };
+    if (!client || !client.isRunning())
+      return { ok: false, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" };
     let timer: NodeJS.Timeout | undefined;
     // A late answer after the timeout is dropped (the request is not worth cancelling: one parse).
     const timeout = new Promise<RunFactsResult>((resolve) => {
-      timer = setTimeout(() => resolve({ ok: false, error: `the language server did not answer within ${timeoutMs / 1000} s` }), timeoutMs);
+      timer = setTimeout(
+        () => resolve({ ok: false, error: `the language server did not answer within ${timeoutMs / 1000} s` }),
+        timeoutMs,
+      );
     });
     const asked = client.runFacts({ uri: uri.toString(), text }).then(
       (r) => r,
-      (e: unknown): RunFactsResult => ({ ok: false, error: `the language server could not analyse it: ${(e as Error)?.message ?? String(e)}` }),
+      (e: unknown): RunFactsResult => ({
+        ok: false,
+        error: `the language server could not analyse it: ${(e as Error)?.message ?? String(e)}`,
+      }),
     );
     try {
       return await Promise.race([asked, timeout]);
@@ -234,7 +251,8 @@ export class Ctx implements RunHost, AgentHost {
   async checkFile(path: string): Promise<CheckFileResult> {
     await this.serverOp;
     const client = this.client;
-    if (!client || !client.isRunning()) return { ok: false, path, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" };
+    if (!client || !client.isRunning())
+      return { ok: false, path, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" };
     try {
       return await client.checkFile({ path });
     } catch (e) {
@@ -286,7 +304,9 @@ export class Ctx implements RunHost, AgentHost {
     if (this.client || this.disposed) return;
     const serverModule = this.extCtx.asAbsolutePath("dist/server.js");
     if (!fs.existsSync(serverModule)) {
-      log.error(`Language server not found at ${serverModule}: linting is off until it is built ("npm run build") and "GPU Pilot: Restart Server" is run.`);
+      log.error(
+        `Language server not found at ${serverModule}: linting is off until it is built ("npm run build") and "GPU Pilot: Restart Server" is run.`,
+      );
       return;
     }
     const t0 = performance.now();
@@ -297,7 +317,9 @@ export class Ctx implements RunHost, AgentHost {
       initializationOptions: config.lintSettings(),
       // What the server's options come from (it keeps them per document until one of these changes):
       // project configuration and pins, and the Slurm job scripts that start Python files (slurmLaunch.ts).
-      fileEvents: vscode.workspace.createFileSystemWatcher("**/{pyproject.toml,requirements*.txt,environment.yml,environment.yaml,*.sbatch,*.slurm,*.sh,*.bash,*.py}"),
+      fileEvents: vscode.workspace.createFileSystemWatcher(
+        "**/{pyproject.toml,requirements*.txt,environment.yml,environment.yaml,*.sbatch,*.slurm,*.sh,*.bash,*.py}",
+      ),
       outputChannel: logChannel(),
       ...(config.traceServer() !== "off" ? { traceOutputChannel: traceChannel() } : {}),
       log,
@@ -308,7 +330,9 @@ export class Ctx implements RunHost, AgentHost {
       },
     });
     this.timings = { loadMs: t1 - t0, constructMs: performance.now() - t1 };
-    log.info(`Language client loaded in ${this.timings.loadMs.toFixed(1)} ms and constructed in ${this.timings.constructMs.toFixed(1)} ms.`);
+    log.info(
+      `Language client loaded in ${this.timings.loadMs.toFixed(1)} ms and constructed in ${this.timings.constructMs.toFixed(1)} ms.`,
+    );
     this.client = client;
     this.lastSentInventory = undefined;
     try {

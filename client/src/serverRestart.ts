@@ -28,16 +28,23 @@ export function restartingErrorHandler(log: RestartLog, policy: Partial<RestartP
   const minutes = `${Math.round(windowMs / 60_000)} minute${Math.round(windowMs / 60_000) === 1 ? "" : "s"}`;
   return {
     // A failed write or read on the connection: keep going unless it keeps failing (the library's default rule).
-    error: (_error, _message, count) => ({ action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown, handled: true }),
+    error: (_error, _message, count) => ({
+      action: (count ?? 0) <= 3 ? ErrorAction.Continue : ErrorAction.Shutdown,
+      handled: true,
+    }),
     closed: () => {
       const t = now();
       while (restarts.length > 0 && t - restarts[0] >= windowMs) restarts.shift();
       if (restarts.length >= maxRestarts) {
-        log.error(`The GPU Pilot language server stopped unexpectedly ${maxRestarts + 1} times in ${minutes}: it is not restarted again. Linting is off until "GPU Pilot: Restart Server".`);
+        log.error(
+          `The GPU Pilot language server stopped unexpectedly ${maxRestarts + 1} times in ${minutes}: it is not restarted again. Linting is off until "GPU Pilot: Restart Server".`,
+        );
         return { action: CloseAction.DoNotRestart, handled: true };
       }
       restarts.push(t);
-      log.warn(`The GPU Pilot language server stopped unexpectedly: restarting it (${restarts.length} of ${maxRestarts} restarts in ${minutes}).`);
+      log.warn(
+        `The GPU Pilot language server stopped unexpectedly: restarting it (${restarts.length} of ${maxRestarts} restarts in ${minutes}).`,
+      );
       return { action: CloseAction.Restart, handled: true };
     },
   };

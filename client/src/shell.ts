@@ -31,18 +31,42 @@ import { log } from "./log";
 import type { SlurmEarly } from "./slurm/features";
 import type { SlurmNode } from "./slurm/view";
 import {
-  createLateTreeView, DASHBOARD_VIEW_ID, GPU_VIEW_ID, GPU_VIEW_OPTIONS, LateCodeLensProvider, probeSlurm,
-  RUN_CODELENS_SELECTOR, SLURM_VIEW_ID, SLURM_VIEW_OPTIONS, SUBMIT_CODELENS_SELECTOR,
+  createLateTreeView,
+  DASHBOARD_VIEW_ID,
+  GPU_VIEW_ID,
+  GPU_VIEW_OPTIONS,
+  LateCodeLensProvider,
+  probeSlurm,
+  RUN_CODELENS_SELECTOR,
+  SLURM_VIEW_ID,
+  SLURM_VIEW_OPTIONS,
+  SUBMIT_CODELENS_SELECTOR,
 } from "./views";
 import { SHOW_RULE_DOC_COMMAND } from "../../common/src/lsp/commandIds";
 import { RESTART_KERNEL_COMMAND } from "../../common/src/kernel/commandIds";
 
 /** The commands of package.json; their handlers are commands.ts's (dist/features.js). */
 export const COMMAND_IDS = [
-  "gpuPilot.refreshGpus", "gpuPilot.selectGpus", "gpuPilot.clearSelection", "gpuPilot.pickFreeGpus", "gpuPilot.showHistory",
-  "gpuPilot.stopProcess", "gpuPilot.runActiveFile", "gpuPilot.runActiveFileWith", "gpuPilot.restartServer", "gpuPilot.showOutput",
-  "gpuPilot.slurm.submit", "gpuPilot.slurm.refresh", "gpuPilot.slurm.cancel", "gpuPilot.slurm.openOutput", "gpuPilot.fixAll",
-  "gpuPilot.applyUnsafeFixes", SHOW_RULE_DOC_COMMAND, "gpuPilot.installKernel", "gpuPilot.removeKernel", "gpuPilot.waitForFreeGpus",
+  "gpuPilot.refreshGpus",
+  "gpuPilot.selectGpus",
+  "gpuPilot.clearSelection",
+  "gpuPilot.pickFreeGpus",
+  "gpuPilot.showHistory",
+  "gpuPilot.stopProcess",
+  "gpuPilot.runActiveFile",
+  "gpuPilot.runActiveFileWith",
+  "gpuPilot.restartServer",
+  "gpuPilot.showOutput",
+  "gpuPilot.slurm.submit",
+  "gpuPilot.slurm.refresh",
+  "gpuPilot.slurm.cancel",
+  "gpuPilot.slurm.openOutput",
+  "gpuPilot.fixAll",
+  "gpuPilot.applyUnsafeFixes",
+  SHOW_RULE_DOC_COMMAND,
+  "gpuPilot.installKernel",
+  "gpuPilot.removeKernel",
+  "gpuPilot.waitForFreeGpus",
   RESTART_KERNEL_COMMAND,
 ] as const;
 /** A command id of {@link COMMAND_IDS}. */
@@ -92,13 +116,34 @@ export class LateMonitor implements InventorySource, vscode.Disposable {
 }
 
 /** The methods of {@link GpuPilotApi} (every one, once: the type checks it). */
-type ApiMethod = { [K in keyof GpuPilotApi]-?: NonNullable<GpuPilotApi[K]> extends (...args: never[]) => unknown ? K : never }[keyof GpuPilotApi];
+type ApiMethod = {
+  [K in keyof GpuPilotApi]-?: NonNullable<GpuPilotApi[K]> extends (...args: never[]) => unknown ? K : never;
+}[keyof GpuPilotApi];
 const API_METHODS: Record<ApiMethod, true> = {
-  getTreeRows: true, getProcesses: true, pickFreeGpus: true, getTerminalEnvironment: true, resolveDebugConfiguration: true,
-  getStatusBarText: true, getMonitorStatus: true, getDashboardState: true, clickInDashboard: true, getSelection: true,
-  setSelection: true, getInventory: true, getNvidiaSmiState: true, refresh: true, isServerRunning: true,
-  getLanguageClientTimings: true, getFeaturesTimings: true, checkRun: true, getHistoryPanelState: true, getAgentTools: true,
-  getSlurmState: true, refreshSlurm: true, submitToSlurm: true, cancelSlurmJob: true,
+  getTreeRows: true,
+  getProcesses: true,
+  pickFreeGpus: true,
+  getTerminalEnvironment: true,
+  resolveDebugConfiguration: true,
+  getStatusBarText: true,
+  getMonitorStatus: true,
+  getDashboardState: true,
+  clickInDashboard: true,
+  getSelection: true,
+  setSelection: true,
+  getInventory: true,
+  getNvidiaSmiState: true,
+  refresh: true,
+  isServerRunning: true,
+  getLanguageClientTimings: true,
+  getFeaturesTimings: true,
+  checkRun: true,
+  getHistoryPanelState: true,
+  getAgentTools: true,
+  getSlurmState: true,
+  refreshSlurm: true,
+  submitToSlurm: true,
+  cancelSlurmJob: true,
 };
 
 /** The registrations of one activation; {@link load} makes the features behind them. */
@@ -126,12 +171,20 @@ export class Shell {
     const dashboard = vscode.window.registerWebviewViewProvider(DASHBOARD_VIEW_ID, {
       resolveWebviewView: (view) => this.load().dashboard.resolveWebviewView(view),
     });
-    const collection = (extCtx as { environmentVariableCollection?: vscode.GlobalEnvironmentVariableCollection }).environmentVariableCollection;
+    const collection = (extCtx as { environmentVariableCollection?: vscode.GlobalEnvironmentVariableCollection })
+      .environmentVariableCollection;
     const env = registerSelectionEnvironment(collection, this.selection, this.monitor);
     this.gpu = { view: gpuView, env };
     const statusBar = createSelectionStatusBar(this.selection, this.monitor);
     // GPU Pilot kernels read the selection from a file at each start: kept in step here.
-    const kernelFile = registerSelectionFile(this.selection, (listener) => vscode.window.onDidChangeWindowState((s) => { if (s.focused) listener(); }), (m) => log.warn(m));
+    const kernelFile = registerSelectionFile(
+      this.selection,
+      (listener) =>
+        vscode.window.onDidChangeWindowState((s) => {
+          if (s.focused) listener();
+        }),
+      (m) => log.warn(m),
+    );
     const available = probeSlurm();
     const slurmView = createLateTreeView<SlurmNode>(SLURM_VIEW_ID, SLURM_VIEW_OPTIONS, load);
     const submitLens = new LateCodeLensProvider(load, false);
@@ -178,7 +231,9 @@ export class Shell {
       this.loading = false;
     }
     this.timings = { loadMs: t1 - t0, constructMs: performance.now() - t1 };
-    log.info(`Features loaded in ${this.timings.loadMs.toFixed(1)} ms and constructed in ${this.timings.constructMs.toFixed(1)} ms.`);
+    log.info(
+      `Features loaded in ${this.timings.loadMs.toFixed(1)} ms and constructed in ${this.timings.constructMs.toFixed(1)} ms.`,
+    );
     return this.features;
   }
 

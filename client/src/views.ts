@@ -22,9 +22,15 @@ export const SLURM_VIEW_OPTIONS = { showCollapseAll: false } as const;
 /** Context key: sinfo is on PATH (the Slurm view's `when`). */
 export const SLURM_CONTEXT_KEY = "gpuPilot.slurmAvailable";
 /** Where the run CodeLens is offered (run/codeLens.ts). */
-export const RUN_CODELENS_SELECTOR: vscode.DocumentSelector = [{ language: "python", scheme: "file" }, { language: "python", scheme: "untitled" }];
+export const RUN_CODELENS_SELECTOR: vscode.DocumentSelector = [
+  { language: "python", scheme: "file" },
+  { language: "python", scheme: "untitled" },
+];
 /** Where the Slurm submit CodeLens is offered (slurm/submit.ts). */
-export const SUBMIT_CODELENS_SELECTOR: vscode.DocumentSelector = [{ language: "shellscript", scheme: "file" }, { scheme: "file", pattern: "**/*.{sbatch,slurm}" }];
+export const SUBMIT_CODELENS_SELECTOR: vscode.DocumentSelector = [
+  { language: "shellscript", scheme: "file" },
+  { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
+];
 
 /** A tree view created at activation whose provider comes later (see {@link LateTreeProvider}). */
 export interface LateView<T> {
@@ -73,7 +79,11 @@ export class LateTreeProvider<T> implements vscode.TreeDataProvider<T>, vscode.D
 }
 
 /** Creates a tree view at activation with a {@link LateTreeProvider}. @returns the view, its late connection and what to dispose. */
-export function createLateTreeView<T>(id: string, options: Omit<vscode.TreeViewOptions<T>, "treeDataProvider">, load: () => void): LateView<T> & { disposables: vscode.Disposable[] } {
+export function createLateTreeView<T>(
+  id: string,
+  options: Omit<vscode.TreeViewOptions<T>, "treeDataProvider">,
+  load: () => void,
+): LateView<T> & { disposables: vscode.Disposable[] } {
   const provider = new LateTreeProvider<T>(load);
   const view = vscode.window.createTreeView<T>(id, { ...options, treeDataProvider: provider });
   return { view, connect: (p) => provider.connect(p), disposables: [view, provider] };
@@ -89,7 +99,10 @@ export class LateCodeLensProvider implements vscode.CodeLensProvider, vscode.Dis
   readonly onDidChangeCodeLenses: vscode.Event<void> | undefined;
   private target: vscode.CodeLensProvider | undefined;
 
-  constructor(private readonly load: () => void, withEvents: boolean) {
+  constructor(
+    private readonly load: () => void,
+    withEvents: boolean,
+  ) {
     this.relay = withEvents ? new vscode.EventEmitter<void>() : undefined;
     this.onDidChangeCodeLenses = this.relay?.event;
   }
@@ -100,7 +113,10 @@ export class LateCodeLensProvider implements vscode.CodeLensProvider, vscode.Dis
     return (this.relay && provider.onDidChangeCodeLenses?.(() => this.relay?.fire())) || { dispose: () => undefined };
   }
 
-  provideCodeLenses(document: vscode.TextDocument, token: vscode.CancellationToken): vscode.ProviderResult<vscode.CodeLens[]> {
+  provideCodeLenses(
+    document: vscode.TextDocument,
+    token: vscode.CancellationToken,
+  ): vscode.ProviderResult<vscode.CodeLens[]> {
     if (!this.target) this.load();
     return this.target?.provideCodeLenses(document, token) ?? [];
   }
@@ -117,7 +133,10 @@ export class LateCodeLensProvider implements vscode.CodeLensProvider, vscode.Dis
 export function probeSlurm(): boolean {
   const available = findProgram("sinfo", { pathEnv: process.env.PATH }) !== undefined;
   void vscode.commands.executeCommand("setContext", SLURM_CONTEXT_KEY, available);
-  log.info(available ? "Slurm: sinfo found on PATH; the Slurm view is available." : "Slurm: no sinfo on PATH; the Slurm view is hidden.");
+  log.info(
+    available
+      ? "Slurm: sinfo found on PATH; the Slurm view is available."
+      : "Slurm: no sinfo on PATH; the Slurm view is hidden.",
+  );
   return available;
 }
-

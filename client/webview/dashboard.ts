@@ -17,7 +17,13 @@
  * with Space/Enter. Text goes in through textContent only; bar widths through the CSSOM (the CSP
  * forbids inline style attributes).
  */
-import type { DashboardClickTarget, DashboardRendered, DashboardView, FromDashboard, ToDashboard } from "../src/gpu/dashboard";
+import type {
+  DashboardClickTarget,
+  DashboardRendered,
+  DashboardView,
+  FromDashboard,
+  ToDashboard,
+} from "../src/gpu/dashboard";
 import type { DashboardBar, DashboardGpu, DashboardModel } from "../src/gpu/dashboardModel";
 import { chooseLayout, type DashboardLayout } from "../src/gpu/dashboardLayout";
 import { type DashboardProcess, type ProcessSortKey, SM_NOTE } from "../src/gpu/processTable";
@@ -26,7 +32,11 @@ interface PageState {
   view: DashboardView;
   expanded: string[];
 }
-declare function acquireVsCodeApi(): { postMessage(m: FromDashboard): void; getState(): PageState | undefined; setState(s: PageState): void };
+declare function acquireVsCodeApi(): {
+  postMessage(m: FromDashboard): void;
+  getState(): PageState | undefined;
+  setState(s: PageState): void;
+};
 const vscode = acquireVsCodeApi();
 const root = document.getElementById("cards") as HTMLElement;
 const SVG = "http://www.w3.org/2000/svg";
@@ -34,7 +44,9 @@ const SVG = "http://www.w3.org/2000/svg";
 let model: DashboardModel | undefined;
 const saved = vscode.getState();
 let view: DashboardView = saved?.view === "processes" ? "processes" : "gpus";
-const expanded = new Set<string>(Array.isArray(saved?.expanded) ? saved.expanded.filter((u) => typeof u === "string") : []);
+const expanded = new Set<string>(
+  Array.isArray(saved?.expanded) ? saved.expanded.filter((u) => typeof u === "string") : [],
+);
 let layout: DashboardLayout = "full";
 /** The confirmation on screen (from the extension), and the last result line. */
 let confirm: Extract<ToDashboard, { type: "confirm" }> | undefined;
@@ -44,7 +56,11 @@ function saveState(): void {
   vscode.setState({ view, expanded: [...expanded] });
 }
 
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className?: string, text?: string): HTMLElementTagNameMap[K] {
+function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  className?: string,
+  text?: string,
+): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (className) e.className = className;
   if (text !== undefined) e.textContent = text;
@@ -100,7 +116,8 @@ function sparkline(g: DashboardGpu): HTMLElement {
       const after = i + 1 < values.length && values[i + 1] !== null;
       if (before) d += `L${x.toFixed(1)} ${yOf(v)} `;
       else if (after) d += `M${x.toFixed(1)} ${yOf(v)} `;
-      else d += `M${Math.max(0, x - step / 2).toFixed(1)} ${yOf(v)} L${Math.min(w, x + step / 2).toFixed(1)} ${yOf(v)} `;
+      else
+        d += `M${Math.max(0, x - step / 2).toFixed(1)} ${yOf(v)} L${Math.min(w, x + step / 2).toFixed(1)} ${yOf(v)} `;
     });
     const path = document.createElementNS(SVG, "path");
     path.setAttribute("d", d.trim());
@@ -111,7 +128,11 @@ function sparkline(g: DashboardGpu): HTMLElement {
   line(g.spark.memory, 1, "spark-mem");
   box.append(svg);
   const legend = el("div", "spark-legend");
-  legend.append(el("span", "key-util", "util"), el("span", "key-mem", "memory"), el("span", "spark-span", n === 0 ? "no history yet" : `last ${span}`));
+  legend.append(
+    el("span", "key-util", "util"),
+    el("span", "key-mem", "memory"),
+    el("span", "spark-span", n === 0 ? "no history yet" : `last ${span}`),
+  );
   box.append(legend);
   return box;
 }
@@ -125,8 +146,15 @@ const COLUMNS: { key: ProcessSortKey; label: string }[] = [
 
 /** What a column is, for the sort buttons' tooltips. */
 const COLUMN_TITLES: Record<ProcessSortKey, string> = {
-  gpu: "GPU index", pid: "process id", user: "user", memory: "GPU memory (nvidia-smi used_memory)", sm: "SM % of the process",
-  cpu: "CPU % of one core (/proc/<pid>/stat)", host: "host memory (resident, VmRSS)", time: "running time", command: "command line",
+  gpu: "GPU index",
+  pid: "process id",
+  user: "user",
+  memory: "GPU memory (nvidia-smi used_memory)",
+  sm: "SM % of the process",
+  cpu: "CPU % of one core (/proc/<pid>/stat)",
+  host: "host memory (resident, VmRSS)",
+  time: "running time",
+  command: "command line",
 };
 
 function sortButton(key: ProcessSortKey, label: string, m: DashboardModel): HTMLTableCellElement {
@@ -153,14 +181,18 @@ function processTable(g: DashboardGpu, m: DashboardModel): HTMLElement {
   head.append(tr);
   const body = el("tbody");
   for (const p of g.processes) {
-    const row = el("tr", [p.workspaceRun ? "run" : p.own ? "own" : "", p.busyButIdle ? "busy-idle" : ""].filter(Boolean).join(" "));
+    const row = el(
+      "tr",
+      [p.workspaceRun ? "run" : p.own ? "own" : "", p.busyButIdle ? "busy-idle" : ""].filter(Boolean).join(" "),
+    );
     row.dataset.pid = String(p.pid);
     if (p.busyButIdle) row.title = `Your process on a GPU that is busy but idle. ${g.busyButIdleText}`;
     // The column says "User": an unknown one reads "unknown" (as in the tree), its tooltip says why.
     const user = el("td", "col-user", p.user);
     user.title = p.userNote ?? p.user;
     const cmd = el("td", "col-command", p.program);
-    cmd.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.busyButIdle ? `\n${g.busyButIdleText}` : "");
+    cmd.title =
+      p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.busyButIdle ? `\n${g.busyButIdleText}` : "");
     row.append(el("td", "col-pid", String(p.pid)), user, el("td", "col-memory", p.memory), cmd);
     body.append(row);
   }
@@ -175,8 +207,12 @@ function gpuTick(g: DashboardGpu): HTMLInputElement {
   tick.id = `tick-${g.index}`;
   tick.checked = g.selected;
   tick.dataset.uuid = g.uuid;
-  tick.title = g.selected ? `Runs, terminals and debug sessions see GPU ${g.index} (CUDA_VISIBLE_DEVICES)` : `Tick to let runs use GPU ${g.index}`;
-  tick.addEventListener("change", () => vscode.postMessage({ type: "toggle", kind: "gpu", uuid: g.uuid, checked: tick.checked }));
+  tick.title = g.selected
+    ? `Runs, terminals and debug sessions see GPU ${g.index} (CUDA_VISIBLE_DEVICES)`
+    : `Tick to let runs use GPU ${g.index}`;
+  tick.addEventListener("change", () =>
+    vscode.postMessage({ type: "toggle", kind: "gpu", uuid: g.uuid, checked: tick.checked }),
+  );
   return tick;
 }
 
@@ -199,8 +235,25 @@ function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
     c.append(el("p", "warning", "nvidia-smi reports this GPU as lost: reboot to recover it."));
     return c;
   }
-  c.append(bar("Util", g.utilization, "GPU utilisation", "util", ["GPU-Util: the share of time any kernel ran (utilization.gpu)", g.activityNote].filter(Boolean).join("\n")));
-  if (g.smActivity) c.append(bar("SM", g.smActivity, "SM activity", "sm", "SM activity: the share of SMs that were busy (nvidia-smi dmon, GPM). GPU-Util only says that some kernel ran."));
+  c.append(
+    bar(
+      "Util",
+      g.utilization,
+      "GPU utilisation",
+      "util",
+      ["GPU-Util: the share of time any kernel ran (utilization.gpu)", g.activityNote].filter(Boolean).join("\n"),
+    ),
+  );
+  if (g.smActivity)
+    c.append(
+      bar(
+        "SM",
+        g.smActivity,
+        "SM activity",
+        "sm",
+        "SM activity: the share of SMs that were busy (nvidia-smi dmon, GPM). GPU-Util only says that some kernel ran.",
+      ),
+    );
   c.append(bar("Mem", g.memory, "Memory used", "memory"));
   const facts = el("div", "facts");
   facts.append(el("span", "", `Power ${g.power}`), el("span", "", g.free));
@@ -208,7 +261,11 @@ function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
   for (const w of g.warnings) c.append(el("p", "warning", w));
   if (g.busyButIdle) {
     const mine = g.processes.filter((p) => p.busyButIdle).map((p) => p.pid);
-    const flag = el("p", "warning busy-idle", `Busy but idle: GPU-Util ${g.utilization.text}, SM ${g.smActivity?.text ?? "?"}${mine.length ? ` · your process ${mine.join(", ")}` : ""}`);
+    const flag = el(
+      "p",
+      "warning busy-idle",
+      `Busy but idle: GPU-Util ${g.utilization.text}, SM ${g.smActivity?.text ?? "?"}${mine.length ? ` · your process ${mine.join(", ")}` : ""}`,
+    );
     flag.title = g.busyButIdleText;
     c.append(flag);
   }
@@ -222,7 +279,9 @@ function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
       box.id = `mig-${d.uuid}`;
       box.checked = d.selected;
       box.dataset.uuid = d.uuid;
-      box.addEventListener("change", () => vscode.postMessage({ type: "toggle", kind: "mig", uuid: d.uuid, checked: box.checked }));
+      box.addEventListener("change", () =>
+        vscode.postMessage({ type: "toggle", kind: "mig", uuid: d.uuid, checked: box.checked }),
+      );
       const label = el("label", "", `MIG ${d.profile} · device ${d.device}`);
       label.htmlFor = box.id;
       label.title = d.uuid;
@@ -249,7 +308,10 @@ function miniBar(b: DashboardBar, what: string, key: string): HTMLElement {
  */
 function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   const open = expanded.has(g.uuid);
-  const row = el("section", `gpu-row${g.selected ? " selected" : ""}${g.lost ? " lost" : ""}${g.busyButIdle || g.warnings.length ? " flagged" : ""}`);
+  const row = el(
+    "section",
+    `gpu-row${g.selected ? " selected" : ""}${g.lost ? " lost" : ""}${g.busyButIdle || g.warnings.length ? " flagged" : ""}`,
+  );
   row.dataset.uuid = g.uuid;
   row.setAttribute("aria-label", `GPU ${g.index}: ${g.name}`);
   const line1 = el("div", "line1");
@@ -274,7 +336,9 @@ function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   }
   const util = el("span", "metric-value util", g.utilization.text);
   util.dataset.metric = "util";
-  util.title = ["GPU-Util (utilization.gpu)", g.smActivity ? `SM activity ${g.smActivity.text}` : g.activityNote].filter(Boolean).join(" · ");
+  util.title = ["GPU-Util (utilization.gpu)", g.smActivity ? `SM activity ${g.smActivity.text}` : g.activityNote]
+    .filter(Boolean)
+    .join(" · ");
   // The compact column is fixed (bars line up across GPUs): "129.9/140.4" is shown, the unit is in the
   // tooltip and in a hidden span (the element's text stays the tree's `129.9/140.4 GiB`).
   const shown = g.memory.text.replace(/ GiB$/, "");
@@ -282,11 +346,17 @@ function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   if (shown !== g.memory.text) mem.append(el("span", "unit", g.memory.text.slice(shown.length)));
   mem.dataset.metric = "memory";
   mem.title = `Memory used of total: ${g.memory.text} (${g.free})`;
-  line1.append(miniBar(g.utilization, "GPU utilisation", "util-bar"), util, miniBar(g.memory, "Memory used", "memory-bar"), mem);
+  line1.append(
+    miniBar(g.utilization, "GPU utilisation", "util-bar"),
+    util,
+    miniBar(g.memory, "Memory used", "memory-bar"),
+    mem,
+  );
   const line2 = el("div", "line2");
   line2.append(el("span", "temp", g.temperature), el("span", "power", g.power.replace("/", " / ").replace(" / ", "/")));
   const procs = el("span", "procs-summary", g.summary || "no processes");
-  procs.title = g.processes.map((p) => `${p.pid} ${p.user} ${p.memory} ${p.program}`).join("\n") || "No compute processes";
+  procs.title =
+    g.processes.map((p) => `${p.pid} ${p.user} ${p.memory} ${p.program}`).join("\n") || "No compute processes";
   line2.append(procs);
   if (g.busyButIdle) {
     const flag = el("span", "warning busy-idle", "busy but idle");
@@ -318,15 +388,24 @@ const TABLE_COLUMNS: { key: ProcessSortKey; label: string; line: 1 | 2 | 3; span
 /** The value of `p` in column `key`, as the table writes it. */
 function cellText(p: DashboardProcess, key: ProcessSortKey): string {
   switch (key) {
-    case "gpu": return String(p.gpuIndex);
-    case "pid": return String(p.pid);
-    case "user": return p.user;
-    case "memory": return p.memory;
-    case "sm": return p.sm;
-    case "cpu": return p.cpu;
-    case "host": return p.hostMemory;
-    case "time": return p.time;
-    case "command": return p.hostNote && p.command === p.program ? `${p.command} (${p.hostNote.split(":")[0]})` : p.command;
+    case "gpu":
+      return String(p.gpuIndex);
+    case "pid":
+      return String(p.pid);
+    case "user":
+      return p.user;
+    case "memory":
+      return p.memory;
+    case "sm":
+      return p.sm;
+    case "cpu":
+      return p.cpu;
+    case "host":
+      return p.hostMemory;
+    case "time":
+      return p.time;
+    case "command":
+      return p.hostNote && p.command === p.program ? `${p.command} (${p.hostNote.split(":")[0]})` : p.command;
   }
 }
 
@@ -373,7 +452,10 @@ function processesView(m: DashboardModel): HTMLElement {
   head.append(...lines);
   table.append(head);
   for (const p of m.processes) {
-    const body = el("tbody", [p.workspaceRun ? "run" : p.own ? "own" : "", p.busyButIdle ? "busy-idle" : ""].filter(Boolean).join(" "));
+    const body = el(
+      "tbody",
+      [p.workspaceRun ? "run" : p.own ? "own" : "", p.busyButIdle ? "busy-idle" : ""].filter(Boolean).join(" "),
+    );
     body.dataset.pid = String(p.pid);
     const rows = [el("tr", "line1"), el("tr", "line2"), el("tr", "line3")];
     for (const c of TABLE_COLUMNS) {
@@ -381,8 +463,11 @@ function processesView(m: DashboardModel): HTMLElement {
       if (c.span) td.setAttribute("colspan", String(c.span));
       if (c.key === "user") td.title = p.userNote ?? p.user;
       if (c.key === "sm") td.title = SM_NOTE;
-      if ((c.key === "cpu" || c.key === "host" || c.key === "time") && p.hostNote) td.title = `Not readable: ${p.hostNote}`;
-      if (c.key === "command") td.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.hostNote ? `\n${p.hostNote}` : "");
+      if ((c.key === "cpu" || c.key === "host" || c.key === "time") && p.hostNote)
+        td.title = `Not readable: ${p.hostNote}`;
+      if (c.key === "command")
+        td.title =
+          p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.hostNote ? `\n${p.hostNote}` : "");
       rows[c.line - 1].append(td);
     }
     const act = el("td", "col-actions");
@@ -403,7 +488,10 @@ function actions(p: DashboardProcess): HTMLElement {
     box.title = p.hostNote ? `Stop and Kill need the process in this /proc: ${p.hostNote}` : "Not read yet";
     return box;
   }
-  for (const [signal, text] of [["SIGTERM", "Stop"], ["SIGKILL", "Kill"]] as const) {
+  for (const [signal, text] of [
+    ["SIGTERM", "Stop"],
+    ["SIGKILL", "Kill"],
+  ] as const) {
     const b = el("button", `signal ${signal === "SIGKILL" ? "kill" : "stop"}`, text);
     b.type = "button";
     b.dataset.signal = signal;
@@ -422,7 +510,11 @@ function confirmBox(c: Extract<ToDashboard, { type: "confirm" }>): HTMLElement {
   box.setAttribute("aria-label", c.question);
   box.append(el("p", "question", c.question));
   if (c.warning) box.append(el("p", "warning", c.warning));
-  const yes = el("button", `confirm-yes ${c.signal === "SIGKILL" ? "kill" : "stop"}`, c.signal === "SIGKILL" ? `Kill ${c.pid}` : `Stop ${c.pid}`);
+  const yes = el(
+    "button",
+    `confirm-yes ${c.signal === "SIGKILL" ? "kill" : "stop"}`,
+    c.signal === "SIGKILL" ? `Kill ${c.pid}` : `Stop ${c.pid}`,
+  );
   yes.type = "button";
   yes.dataset.confirm = "yes";
   const no = el("button", "confirm-no", "Cancel");
@@ -445,7 +537,10 @@ function confirmBox(c: Extract<ToDashboard, { type: "confirm" }>): HTMLElement {
 function tabs(m: DashboardModel): HTMLElement {
   const nav = el("div", "tabs");
   nav.setAttribute("role", "tablist");
-  for (const [v, text] of [["gpus", `GPUs (${m.gpus.length})`], ["processes", `Processes (${m.processCount})`]] as const) {
+  for (const [v, text] of [
+    ["gpus", `GPUs (${m.gpus.length})`],
+    ["processes", `Processes (${m.processCount})`],
+  ] as const) {
     const b = el("button", `tab${view === v ? " active" : ""}`, text);
     b.type = "button";
     b.setAttribute("role", "tab");
@@ -464,13 +559,21 @@ function tabs(m: DashboardModel): HTMLElement {
 function render(m: DashboardModel): void {
   // Keep the focused control focused across re-renders (keyboard users), by its data attributes.
   const focused = document.activeElement as HTMLElement | null;
-  const focusKey = focused?.dataset.sort ? `[data-sort="${focused.dataset.sort}"]`
-    : focused?.dataset.uuid ? `input[data-uuid="${CSS.escape(focused.dataset.uuid)}"]`
-      : focused?.dataset.view ? `[data-view="${focused.dataset.view}"]`
-        : focused?.dataset.expand ? `[data-expand="${CSS.escape(focused.dataset.expand)}"]`
-          : focused?.dataset.signal ? `[data-signal="${focused.dataset.signal}"][data-pid="${focused.dataset.pid ?? ""}"]`
-            : focused?.dataset.confirm ? `[data-confirm="${focused.dataset.confirm}"]`
-              : focused?.classList.contains("user-filter") ? "select.user-filter" : undefined;
+  const focusKey = focused?.dataset.sort
+    ? `[data-sort="${focused.dataset.sort}"]`
+    : focused?.dataset.uuid
+      ? `input[data-uuid="${CSS.escape(focused.dataset.uuid)}"]`
+      : focused?.dataset.view
+        ? `[data-view="${focused.dataset.view}"]`
+        : focused?.dataset.expand
+          ? `[data-expand="${CSS.escape(focused.dataset.expand)}"]`
+          : focused?.dataset.signal
+            ? `[data-signal="${focused.dataset.signal}"][data-pid="${focused.dataset.pid ?? ""}"]`
+            : focused?.dataset.confirm
+              ? `[data-confirm="${focused.dataset.confirm}"]`
+              : focused?.classList.contains("user-filter")
+                ? "select.user-filter"
+                : undefined;
   const focusCard = focused?.closest("section.gpu, section.gpu-row") as HTMLElement | null;
   root.replaceChildren();
   layout = chooseLayout(m.gpus.length, window.innerHeight);
@@ -483,7 +586,9 @@ function render(m: DashboardModel): void {
     else for (const g of m.gpus) root.append(layout === "compact" ? compactRow(g, m) : card(g, m));
   }
   if (focusKey) {
-    const scope = focusCard?.dataset.uuid ? root.querySelector(`section[data-uuid="${CSS.escape(focusCard.dataset.uuid)}"]`) ?? root : root;
+    const scope = focusCard?.dataset.uuid
+      ? (root.querySelector(`section[data-uuid="${CSS.escape(focusCard.dataset.uuid)}"]`) ?? root)
+      : root;
     (scope.querySelector(focusKey) as HTMLElement | null)?.focus();
   }
   report(m);
@@ -499,16 +604,24 @@ function report(m: DashboardModel): void {
       return {
         uuid: c.dataset.uuid ?? "",
         index: Number(c.querySelector(".index")?.textContent?.replace(/^GPU /, "") ?? NaN),
-        checked: (c.querySelector<HTMLInputElement>("input.tick")?.checked) ?? false,
+        checked: c.querySelector<HTMLInputElement>("input.tick")?.checked ?? false,
         // A compact row lists its processes in its summary; the pids are the model's in the card's order.
-        pids: full ? Array.from(full.querySelectorAll<HTMLElement>("tbody tr")).map((r) => Number(r.dataset.pid)) : (g?.processes.map((p) => p.pid) ?? []),
-        mig: Array.from(c.querySelectorAll<HTMLInputElement>("ul.mig input.tick")).map((b) => ({ uuid: b.dataset.uuid ?? "", checked: b.checked })),
+        pids: full
+          ? Array.from(full.querySelectorAll<HTMLElement>("tbody tr")).map((r) => Number(r.dataset.pid))
+          : (g?.processes.map((p) => p.pid) ?? []),
+        mig: Array.from(c.querySelectorAll<HTMLInputElement>("ul.mig input.tick")).map((b) => ({
+          uuid: b.dataset.uuid ?? "",
+          checked: b.checked,
+        })),
         utilization: c.querySelector('[data-metric="util"] .metric-value, span[data-metric="util"]')?.textContent ?? "",
         memory: c.querySelector('[data-metric="memory"] .metric-value, span[data-metric="memory"]')?.textContent ?? "",
         // A compact row writes SM activity in its util tooltip; the value is the model's.
-        smActivity: c.querySelector('[data-metric="sm"] .metric-value')?.textContent ?? (full ? "" : g?.smActivity?.text ?? ""),
+        smActivity:
+          c.querySelector('[data-metric="sm"] .metric-value')?.textContent ?? (full ? "" : (g?.smActivity?.text ?? "")),
         busyButIdle: c.querySelector(".busy-idle:not(tr)") !== null,
-        busyIdlePids: Array.from(c.querySelectorAll<HTMLElement>("tbody tr.busy-idle")).map((r) => Number(r.dataset.pid)),
+        busyIdlePids: Array.from(c.querySelectorAll<HTMLElement>("tbody tr.busy-idle")).map((r) =>
+          Number(r.dataset.pid),
+        ),
       };
     }),
     sort: m.sort,
@@ -538,7 +651,10 @@ function click(target: DashboardClickTarget): void {
       root.querySelector<HTMLInputElement>(`input.tick[data-uuid="${CSS.escape(target.uuid)}"]`)?.click();
       return;
     case "sort": {
-      const button = () => (target.uuid ? cardOf(target.uuid) : root)?.querySelector<HTMLButtonElement>(`button[data-sort="${target.key}"]`);
+      const button = () =>
+        (target.uuid ? cardOf(target.uuid) : root)?.querySelector<HTMLButtonElement>(
+          `button[data-sort="${target.key}"]`,
+        );
       // A compact row's table is in its full card: open it first, as a user would.
       if (!button() && target.uuid) cardOf(target.uuid)?.querySelector<HTMLButtonElement>("button.expand")?.click();
       button()?.click();
@@ -558,11 +674,15 @@ function click(target: DashboardClickTarget): void {
       return;
     }
     case "signal":
-      root.querySelector<HTMLButtonElement>(`button[data-signal="${target.signal}"][data-pid="${target.pid}"]`)?.click();
+      root
+        .querySelector<HTMLButtonElement>(`button[data-signal="${target.signal}"][data-pid="${target.pid}"]`)
+        ?.click();
       return;
     case "confirm":
     case "cancel":
-      root.querySelector<HTMLButtonElement>(`button[data-confirm="${target.kind === "confirm" ? "yes" : "no"}"]`)?.click();
+      root
+        .querySelector<HTMLButtonElement>(`button[data-confirm="${target.kind === "confirm" ? "yes" : "no"}"]`)
+        ?.click();
       return;
   }
 }

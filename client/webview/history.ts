@@ -41,7 +41,8 @@ let minutes = 10;
 let focus: string | undefined;
 const charts = new Map<string, Chart>();
 /** The "All GPUs" chart (undefined with no GPUs). */
-let allChart: { box: HTMLElement; title: HTMLElement; util: uPlot; mem: uPlot; memUnit: "GiB" | "MiB"; memMax: number } | undefined;
+let allChart:
+  { box: HTMLElement; title: HTMLElement; util: uPlot; mem: uPlot; memUnit: "GiB" | "MiB"; memMax: number } | undefined;
 const root = document.getElementById("charts") as HTMLElement;
 const summary = document.getElementById("summary") as HTMLElement;
 
@@ -108,7 +109,8 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
         (u: uPlot) => {
           const m = markersOf.get(u);
           if (!tip || !m) return;
-          const i = u.cursor.left === undefined || u.cursor.left < 0 ? -1 : hoveredMark(m.xs, m.visible, u.cursor.left, 6);
+          const i =
+            u.cursor.left === undefined || u.cursor.left < 0 ? -1 : hoveredMark(m.xs, m.visible, u.cursor.left, 6);
           tip.hidden = i < 0;
           if (i < 0) return;
           tip.textContent = m.texts[i];
@@ -129,7 +131,10 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
           ctx.font = `${Math.round(11 * px)}px ${cssVar("--vscode-font-family", "sans-serif")}`;
           ctx.textBaseline = "top";
           for (const r of runsOf()) {
-            for (const [ms, color, glyph] of [[r.startedAt, t.green, "▶"], [r.endedAt, t.red, "■"]] as [number | undefined, string, string][]) {
+            for (const [ms, color, glyph] of [
+              [r.startedAt, t.green, "▶"],
+              [r.endedAt, t.red, "■"],
+            ] as [number | undefined, string, string][]) {
               if (ms === undefined) continue;
               const s = ms / 1000;
               if (s < min || s > max) continue;
@@ -151,7 +156,13 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
             // Each label's box: its text plus 2 px of background either side.
             const boxes = marks.map((m) => ({ x: m.x, width: ctx.measureText(m.text).width + 4 * px }));
             const maxRows = Math.max(1, Math.min(MAX_LABEL_ROWS, Math.floor(height / (LABEL_ROW_PX * px * 2))));
-            const slots = layoutMarkLabels(boxes, { plotLeft: left, plotRight: left + width, pad: 2 * px, gap: 4 * px, maxRows });
+            const slots = layoutMarkLabels(boxes, {
+              plotLeft: left,
+              plotRight: left + width,
+              pad: 2 * px,
+              gap: 4 * px,
+              maxRows,
+            });
             ctx.setLineDash([]);
             // A see-through background: the lines under a label stay visible, its text readable.
             const labelBg = translucent(t.bg, 0.75);
@@ -169,7 +180,12 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
               drawn.push(m.text);
               rows.push(slot.row);
             });
-            markersOf.set(u, { xs: marks.map((m) => m.css), texts: marks.map((m) => m.text), colors: marks.map((m) => m.color), visible: slots.map((x) => x.visible) });
+            markersOf.set(u, {
+              xs: marks.map((m) => m.css),
+              texts: marks.map((m) => m.text),
+              colors: marks.map((m) => m.color),
+              visible: slots.map((x) => x.visible),
+            });
           }
           runLabelsOf.set(u, { drawn, rows, hover });
           ctx.restore();
@@ -252,18 +268,48 @@ interface Line {
   dash?: number[];
 }
 
-function makePlot(title: string, unit: "%" | "GiB" | "MiB", lines: Line[], max: number, el: HTMLElement, labelRuns: boolean, runsOf: () => RunMark[]): uPlot {
+function makePlot(
+  title: string,
+  unit: "%" | "GiB" | "MiB",
+  lines: Line[],
+  max: number,
+  el: HTMLElement,
+  labelRuns: boolean,
+  runsOf: () => RunMark[],
+): uPlot {
   const t = theme();
   // One line: its area filled; several (All GPUs): lines only, a fill each would hide the others.
   const fill = lines.length === 1 ? translucent(lines[0].color, 0.13) : undefined;
-  const axis: uPlot.Axis = { stroke: t.fg, grid: { stroke: t.grid, width: 1 }, ticks: { stroke: t.grid, width: 1 }, font: t.font };
+  const axis: uPlot.Axis = {
+    stroke: t.fg,
+    grid: { stroke: t.grid, width: 1 },
+    ticks: { stroke: t.grid, width: 1 },
+    font: t.font,
+  };
   const opts: uPlot.Options = {
     title,
     width: chartWidth(),
     height: 170,
-    scales: { x: { time: true, range: () => { const x = currentTimeAxis(); return [x.min, x.max]; } }, y: { range: [0, max] } },
+    scales: {
+      x: {
+        time: true,
+        range: () => {
+          const x = currentTimeAxis();
+          return [x.min, x.max];
+        },
+      },
+      y: { range: [0, max] },
+    },
     axes: [
-      { ...axis, splits: () => currentTimeAxis().ticks, values: (u) => { const labels = currentTimeAxis().labels; timeTicksOf.set(u, labels); return labels; } },
+      {
+        ...axis,
+        splits: () => currentTimeAxis().ticks,
+        values: (u) => {
+          const labels = currentTimeAxis().labels;
+          timeTicksOf.set(u, labels);
+          return labels;
+        },
+      },
       {
         ...axis,
         size: 72,
@@ -277,8 +323,22 @@ function makePlot(title: string, unit: "%" | "GiB" | "MiB", lines: Line[], max: 
     ],
     series: [
       // Off the chart (no cursor index), the legend gives the newest sample, not "n/a".
-      { value: (u, v, _s, idx) => { const at = idx === null ? newest(u.data[0]) : v; return at === null ? "" : `${idx === null ? "latest " : ""}${new Date(at * 1000).toLocaleTimeString()}`; } },
-      ...lines.map((l): uPlot.Series => ({ label: l.label, stroke: l.color, width: (l.emphasised ? 3 : 1.5), ...(l.dash ? { dash: l.dash } : {}), ...(fill ? { fill } : {}), spanGaps: false, points: { show: false }, value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit) })),
+      {
+        value: (u, v, _s, idx) => {
+          const at = idx === null ? newest(u.data[0]) : v;
+          return at === null ? "" : `${idx === null ? "latest " : ""}${new Date(at * 1000).toLocaleTimeString()}`;
+        },
+      },
+      ...lines.map((l): uPlot.Series => ({
+        label: l.label,
+        stroke: l.color,
+        width: l.emphasised ? 3 : 1.5,
+        ...(l.dash ? { dash: l.dash } : {}),
+        ...(fill ? { fill } : {}),
+        spanGaps: false,
+        points: { show: false },
+        value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit),
+      })),
     ],
     legend: { show: true, live: true },
     cursor: { drag: { x: false, y: false } },
@@ -326,7 +386,12 @@ function allGpusLine(i: number, label: string, emphasised: boolean): Line {
   const t = theme();
   const palette = [t.blue, t.purple, t.green, t.orange, t.red, cssVar("--vscode-charts-yellow", "#cca700")];
   const round = Math.floor(i / palette.length);
-  return { label, color: palette[i % palette.length], emphasised, ...(round === 0 ? {} : { dash: round === 1 ? [6, 3] : [2, 2] }) };
+  return {
+    label,
+    color: palette[i % palette.length],
+    emphasised,
+    ...(round === 0 ? {} : { dash: round === 1 ? [6, 3] : [2, 2] }),
+  };
 }
 
 function isSelected(uuid: string): boolean {
@@ -366,8 +431,24 @@ function rebuild(): void {
     const b = chartBox("gpu all");
     const combined = combineGpus(series);
     const axis = memoryAxis(combined.memoryTotalMiB);
-    const util = makePlot("Utilisation of every GPU (%)", "%", series.map((g, i) => allGpusLine(i, `GPU ${g.index}`, isSelected(g.uuid))), 100, b.util, true, () => runs);
-    const mem = makePlot(`Memory used by all GPUs (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`, axis.unit, [{ label: "All GPUs", color: t.purple, emphasised: false }], axis.max, b.mem, false, () => runs);
+    const util = makePlot(
+      "Utilisation of every GPU (%)",
+      "%",
+      series.map((g, i) => allGpusLine(i, `GPU ${g.index}`, isSelected(g.uuid))),
+      100,
+      b.util,
+      true,
+      () => runs,
+    );
+    const mem = makePlot(
+      `Memory used by all GPUs (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`,
+      axis.unit,
+      [{ label: "All GPUs", color: t.purple, emphasised: false }],
+      axis.max,
+      b.mem,
+      false,
+      () => runs,
+    );
     allChart = { box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max };
   }
   for (const g of series) {
@@ -375,11 +456,27 @@ function rebuild(): void {
     const b = chartBox(`gpu${isSel ? " selected" : ""}${focus === g.uuid ? " focus" : ""}`);
     // A run is marked only on the charts of the GPUs it was given.
     const mine = () => marksForGpu(runs, g.uuid);
-    const util = makePlot("Utilisation (%)", "%", [{ label: "Utilisation (%)", color: isSel ? t.orange : t.blue, emphasised: isSel }], 100, b.util, true, mine);
+    const util = makePlot(
+      "Utilisation (%)",
+      "%",
+      [{ label: "Utilisation (%)", color: isSel ? t.orange : t.blue, emphasised: isSel }],
+      100,
+      b.util,
+      true,
+      mine,
+    );
     // Memory: from 0 to the GPU's total, so that the chart shows how full the GPU is.
     const axis = memoryAxis(g.memoryTotalMiB);
     const memTitle = `Memory used (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`;
-    const mem = makePlot(memTitle, axis.unit, [{ label: memTitle, color: isSel ? t.orange : t.purple, emphasised: isSel }], axis.max, b.mem, false, mine);
+    const mem = makePlot(
+      memTitle,
+      axis.unit,
+      [{ label: memTitle, color: isSel ? t.orange : t.purple, emphasised: isSel }],
+      axis.max,
+      b.mem,
+      false,
+      mine,
+    );
     charts.set(g.uuid, { uuid: g.uuid, box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max });
   }
   redraw();
@@ -426,9 +523,12 @@ function redraw(): void {
 
   if (allChart) {
     const combined = combineGpus(series);
-    const busy = series.map((g) => g.utilizationPercent[g.utilizationPercent.length - 1]).filter((v): v is number => v !== null && v !== undefined);
+    const busy = series
+      .map((g) => g.utilizationPercent[g.utilizationPercent.length - 1])
+      .filter((v): v is number => v !== null && v !== undefined);
     const used = combined.memoryUsedMiB[combined.memoryUsedMiB.length - 1] ?? null;
-    const mean = busy.length > 0 ? `${Math.round(busy.reduce((a, b) => a + b, 0) / busy.length)}% mean` : "no samples yet";
+    const mean =
+      busy.length > 0 ? `${Math.round(busy.reduce((a, b) => a + b, 0) / busy.length)}% mean` : "no samples yet";
     allChart.title.textContent = `All ${series.length} GPUs · ${mean}${combined.at.length > 0 ? ` · ${formatMemoryPair(used, combined.memoryTotalMiB)}` : ""}`;
     allChart.util.setData(aligned(combined.at, combined.utilizationPercent));
     allChart.mem.setData(aligned(combined.at, [inUnit(combined.memoryUsedMiB, allChart.memUnit)]));
@@ -438,20 +538,27 @@ function redraw(): void {
     if (!c) continue;
     const isSel = isSelected(g.uuid);
     const n = g.at.length;
-    const last = n > 0 ? `${hoverValue(g.utilizationPercent[n - 1], "%")} · ${formatMemoryPair(g.memoryUsedMiB[n - 1], g.memoryTotalMiB)}` : "no samples yet";
+    const last =
+      n > 0
+        ? `${hoverValue(g.utilizationPercent[n - 1], "%")} · ${formatMemoryPair(g.memoryUsedMiB[n - 1], g.memoryTotalMiB)}`
+        : "no samples yet";
     c.title.textContent = `GPU ${g.index}: ${g.name}${isSel ? " (selected)" : ""} · ${last}`;
     c.util.setData(dataOf(g, "util", c.memUnit));
     c.mem.setData(dataOf(g, "mem", c.memUnit));
     drawn += n;
   }
   const n = series.reduce((m, g) => Math.max(m, g.at.length), 0);
-  summary.textContent = series.length === 0
-    ? "No samples yet: the numbers are recorded while nvidia-smi streams (this panel or the GPU view is open)."
-    : `Last ${minutes} min · ${n} of ${capacity} samples per GPU · ${runs.length} run(s) marked (▶ start, ■ end) on the GPUs they used · hover a chart for its values`;
+  summary.textContent =
+    series.length === 0
+      ? "No samples yet: the numbers are recorded while nvidia-smi streams (this panel or the GPU view is open)."
+      : `Last ${minutes} min · ${n} of ${capacity} samples per GPU · ${runs.length} run(s) marked (▶ start, ■ end) on the GPUs they used · hover a chart for its values`;
   // uPlot draws in a microtask after setData: report once the frame is drawn.
   const gpus = charts.size;
   requestAnimationFrame(() => {
-    const axes = series.map((g) => charts.get(g.uuid)).filter((c): c is Chart => c !== undefined).map(axesOf);
+    const axes = series
+      .map((g) => charts.get(g.uuid))
+      .filter((c): c is Chart => c !== undefined)
+      .map(axesOf);
     const all = allAxes();
     vscode.postMessage({ type: "drawn", samples: drawn, gpus, axes, ...(all ? { all } : {}) });
   });

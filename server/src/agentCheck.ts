@@ -17,13 +17,30 @@ import type { Range, Severity, TextEdit } from "./engine/types";
 import type { AgentEdit, AgentFinding, CheckFileResult } from "../../common/src/lsp/protocol";
 
 const edit = (e: TextEdit & { cell?: number }): AgentEdit => ({
-  line: e.range.start.line + 1, column: e.range.start.character + 1, endLine: e.range.end.line + 1, endColumn: e.range.end.character + 1,
-  ...(e.cell !== undefined ? { cell: e.cell + 1 } : {}), newText: e.newText,
+  line: e.range.start.line + 1,
+  column: e.range.start.character + 1,
+  endLine: e.range.end.line + 1,
+  endColumn: e.range.end.character + 1,
+  ...(e.cell !== undefined ? { cell: e.cell + 1 } : {}),
+  newText: e.newText,
 });
 
-function finding(d: { code: string; severity: Severity; message: string; range: Range; fix?: { title: string; safe: boolean; edits: Array<TextEdit & { cell?: number }> } }, cell?: number): AgentFinding {
+function finding(
+  d: {
+    code: string;
+    severity: Severity;
+    message: string;
+    range: Range;
+    fix?: { title: string; safe: boolean; edits: Array<TextEdit & { cell?: number }> };
+  },
+  cell?: number,
+): AgentFinding {
   return {
-    code: d.code, severity: d.severity, message: escapeControls(d.message), line: d.range.start.line + 1, column: d.range.start.character + 1,
+    code: d.code,
+    severity: d.severity,
+    message: escapeControls(d.message),
+    line: d.range.start.line + 1,
+    column: d.range.start.character + 1,
     ...(cell !== undefined ? { cell: cell + 1 } : {}),
     ...(d.code === FILE_TOO_LARGE_CODE ? {} : { url: docUrl(d.code) }),
     ...(d.fix ? { fix: { title: escapeControls(d.fix.title), safe: d.fix.safe, edits: d.fix.edits.map(edit) } } : {}),
@@ -53,7 +70,14 @@ export function checkText(path: string, text: string, options: LintOptions, lang
       cells = cellsOfIpynb(text);
     } catch (e) {
       const at = { line: 0, character: 0 };
-      return [finding({ code: FILE_TOO_LARGE_CODE, severity: "warning", message: `GPU Pilot did not lint this notebook: cannot read notebook (${(e as Error).message}).`, range: { start: at, end: at } })];
+      return [
+        finding({
+          code: FILE_TOO_LARGE_CODE,
+          severity: "warning",
+          message: `GPU Pilot did not lint this notebook: cannot read notebook (${(e as Error).message}).`,
+          range: { start: at, end: at },
+        }),
+      ];
     }
     return checkCells(cells, options);
   }
@@ -76,7 +100,12 @@ export function checkFileOnDisk(path: string, optionsFor: (file: string) => Lint
   const cap = sourceReadCap(options.maxFileSizeKB, kind.notebook, SOURCE_MAX_BYTES);
   const read = readWorkspaceFile(path, { maxBytes: cap });
   if (!read.ok && read.code === "too-large" && cap < SOURCE_MAX_BYTES) {
-    return { ok: true, path, source: "disk", findings: [finding(sizeOverLimit(read.size ?? cap, options.maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB))] };
+    return {
+      ok: true,
+      path,
+      source: "disk",
+      findings: [finding(sizeOverLimit(read.size ?? cap, options.maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB))],
+    };
   }
   if (!read.ok) return { ok: false, path, error: `cannot read ${path}: ${read.reason}` };
   const decoded = decodeSource(read.bytes, !kind.notebook && !kind.manifest);

@@ -31,7 +31,16 @@ import { escapeControls as plain } from "../../common/src/text/controls";
 import { createTwoFilesPatch } from "diff";
 import { applyBaselines, baselineSummary, textOnDisk, type BaselineOutcome } from "./cliBaseline";
 import { BaselineError } from "./engine/baseline";
-import { ResultCache, buildIdOf, cacheDirOf, optionsKey, sha1, stampOf, type CachedResult, type FileStamp } from "./cliCache";
+import {
+  ResultCache,
+  buildIdOf,
+  cacheDirOf,
+  optionsKey,
+  sha1,
+  stampOf,
+  type CachedResult,
+  type FileStamp,
+} from "./cliCache";
 
 import * as lintModule from "./engine/lint";
 import * as optionsModule from "./engine/options";
@@ -46,8 +55,12 @@ import * as nvidiaSmiParseModule from "../../common/src/nvidiaSmi/parse";
  * it once. Keyed by path from the repository root, without the extension.
  */
 export const MCP_SHARED = {
-  "server/src/engine/lint": lintModule, "server/src/engine/options": optionsModule, "common/src/fs/workspaceFile": workspaceFileModule,
-  "common/src/text/controls": textModule, "server/src/agentCheck": agentCheckModule, "common/src/nvidiaSmi/parse": nvidiaSmiParseModule,
+  "server/src/engine/lint": lintModule,
+  "server/src/engine/options": optionsModule,
+  "common/src/fs/workspaceFile": workspaceFileModule,
+  "common/src/text/controls": textModule,
+  "server/src/agentCheck": agentCheckModule,
+  "common/src/nvidiaSmi/parse": nvidiaSmiParseModule,
 };
 
 const VERSION = "0.1.0";
@@ -92,9 +105,27 @@ exit codes: 0 no finding at or above the fail level, 1 findings at or above it, 
 
 /** The project configuration file: read for `[tool.gpu-pilot]`, never linted. */
 const PYPROJECT = "pyproject.toml";
-const isFile = (p: string): boolean => { try { return statSync(p).isFile(); } catch { return false; } };
+const isFile = (p: string): boolean => {
+  try {
+    return statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
 
-const SKIP_DIRS = new Set(["node_modules", "__pycache__", ".git", ".hg", ".venv", "venv", ".tox", ".mypy_cache", ".ruff_cache", "site-packages", ".ipynb_checkpoints"]);
+const SKIP_DIRS = new Set([
+  "node_modules",
+  "__pycache__",
+  ".git",
+  ".hg",
+  ".venv",
+  "venv",
+  ".tox",
+  ".mypy_cache",
+  ".ruff_cache",
+  "site-packages",
+  ".ipynb_checkpoints",
+]);
 
 /** Severities from most to least severe (LSP's order): a lower rank is more severe. */
 const SEVERITY_RANK: Record<Severity, number> = { error: 1, warning: 2, information: 3, hint: 4 };
@@ -108,7 +139,12 @@ function exitCodeOf(all: readonly JsonDiagnostic[], args: Pick<CliArgs, "exitZer
 /** Thrown for bad usage or unreadable input; the message goes to stderr and the exit code is 2. */
 class UsageError extends Error {
   /** @param withUsage print the usage text after the message (as it is: its line breaks are not escaped). */
-  constructor(message: string, readonly withUsage = false) { super(message); }
+  constructor(
+    message: string,
+    readonly withUsage = false,
+  ) {
+    super(message);
+  }
 }
 
 type Format = "text" | "json" | "sarif" | "github";
@@ -145,7 +181,10 @@ interface CliArgs {
  * @throws UsageError for an entry that is not a code or prefix, or that no rule's code matches.
  */
 const codeList = (v: string, flag: string): string[] => {
-  const list = v.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
+  const list = v
+    .split(",")
+    .map((s) => s.trim().toUpperCase())
+    .filter(Boolean);
   const bad = list.filter((c) => !/^GPU\d{0,3}$/.test(c) && c !== "ALL");
   if (bad.length) throw new UsageError(`${flag}: not a rule code or prefix: ${bad.join(", ")}`);
   const codes = RULES.map((r) => r.meta.code);
@@ -158,7 +197,16 @@ const codeList = (v: string, flag: string): string[] => {
 };
 
 /** Options that take no value. */
-const SWITCHES = new Set(["--fix", "--unsafe-fixes", "--diff", "--exit-zero", "--statistics", "--no-prefilter", "--no-cache", "--preview"]);
+const SWITCHES = new Set([
+  "--fix",
+  "--unsafe-fixes",
+  "--diff",
+  "--exit-zero",
+  "--statistics",
+  "--no-prefilter",
+  "--no-cache",
+  "--preview",
+]);
 /** The largest `--gpus` accepted (a bound, not a claim about machines). */
 const MAX_GPUS = 4096;
 
@@ -167,7 +215,26 @@ function parseArgs(argv: string[]): CliArgs {
   if (!command || command === "-h" || command === "--help") throw new UsageError(USAGE);
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"`, true);
-  const a: CliArgs = { format: "text", paths: [], flags: {}, fix: false, unsafeFixes: false, diff: false, exitZero: false, failLevel: "warning", stdinFilename: null, gpus: null, inventory: null, maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB, statistics: false, noPrefilter: false, noCache: false, cacheDir: null, baseline: null, writeBaseline: null };
+  const a: CliArgs = {
+    format: "text",
+    paths: [],
+    flags: {},
+    fix: false,
+    unsafeFixes: false,
+    diff: false,
+    exitZero: false,
+    failLevel: "warning",
+    stdinFilename: null,
+    gpus: null,
+    inventory: null,
+    maxFileSizeKB: DEFAULT_MAX_FILE_SIZE_KB,
+    statistics: false,
+    noPrefilter: false,
+    noCache: false,
+    cacheDir: null,
+    baseline: null,
+    writeBaseline: null,
+  };
   const given = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
     const arg = rest[i];
@@ -180,25 +247,43 @@ function parseArgs(argv: string[]): CliArgs {
       given.add(name);
       const v = eq > 0 ? arg.slice(eq + 1) : rest[++i];
       if (v === undefined || v === "") throw new UsageError(`${name} needs a value`);
-      if (eq < 0 && v.startsWith("-") && v !== "-") throw new UsageError(`${name} needs a value, not the option "${v}"`);
+      if (eq < 0 && v.startsWith("-") && v !== "-")
+        throw new UsageError(`${name} needs a value, not the option "${v}"`);
       return v;
     };
     if (eq > 0 && SWITCHES.has(name)) throw new UsageError(`${name} takes no value (got "${arg}")`);
     switch (name) {
       case "--format": {
         const v = value();
-        if (!["text", "json", "sarif", "github"].includes(v)) throw new UsageError(`--format must be text, json, sarif or github, not "${v}"`);
+        if (!["text", "json", "sarif", "github"].includes(v))
+          throw new UsageError(`--format must be text, json, sarif or github, not "${v}"`);
         a.format = v as Format;
         break;
       }
-      case "--select": a.flags.select = codeList(value(), name); break;
-      case "--extend-select": a.flags.extendSelect = codeList(value(), name); break;
-      case "--ignore": a.flags.ignore = codeList(value(), name); break;
-      case "--fix": a.fix = true; break;
-      case "--unsafe-fixes": a.unsafeFixes = true; break;
-      case "--diff": a.diff = true; break;
-      case "--exit-zero": a.exitZero = true; break;
-      case "--preview": a.flags.preview = true; break;
+      case "--select":
+        a.flags.select = codeList(value(), name);
+        break;
+      case "--extend-select":
+        a.flags.extendSelect = codeList(value(), name);
+        break;
+      case "--ignore":
+        a.flags.ignore = codeList(value(), name);
+        break;
+      case "--fix":
+        a.fix = true;
+        break;
+      case "--unsafe-fixes":
+        a.unsafeFixes = true;
+        break;
+      case "--diff":
+        a.diff = true;
+        break;
+      case "--exit-zero":
+        a.exitZero = true;
+        break;
+      case "--preview":
+        a.flags.preview = true;
+        break;
       case "--target-torch": {
         const v = value();
         if (!TARGET_VERSION.test(v)) throw new UsageError(`--target-torch must be a version such as 2.11, not "${v}"`);
@@ -208,27 +293,48 @@ function parseArgs(argv: string[]): CliArgs {
       case "--fail-level":
       case "--exit-non-zero-on": {
         const v = value();
-        if (!(v in SEVERITY_RANK)) throw new UsageError(`${name} must be error, warning, information or hint, not "${v}"`);
+        if (!(v in SEVERITY_RANK))
+          throw new UsageError(`${name} must be error, warning, information or hint, not "${v}"`);
         a.failLevel = v as Severity;
         break;
       }
-      case "--statistics": a.statistics = true; break;
-      case "--no-prefilter": a.noPrefilter = true; break;
-      case "--no-cache": a.noCache = true; break;
-      case "--cache-dir": a.cacheDir = value(); break;
-      case "--baseline": a.baseline = value(); break;
-      case "--write-baseline": a.writeBaseline = value(); break;
-      case "--stdin-filename": a.stdinFilename = value(); break;
+      case "--statistics":
+        a.statistics = true;
+        break;
+      case "--no-prefilter":
+        a.noPrefilter = true;
+        break;
+      case "--no-cache":
+        a.noCache = true;
+        break;
+      case "--cache-dir":
+        a.cacheDir = value();
+        break;
+      case "--baseline":
+        a.baseline = value();
+        break;
+      case "--write-baseline":
+        a.writeBaseline = value();
+        break;
+      case "--stdin-filename":
+        a.stdinFilename = value();
+        break;
       case "--gpus": {
         const v = value();
-        if (!/^\d{1,4}$/.test(v) || Number(v) > MAX_GPUS) throw new UsageError(`--gpus must be a whole number from 0 to ${MAX_GPUS}, not "${v}"`);
+        if (!/^\d{1,4}$/.test(v) || Number(v) > MAX_GPUS)
+          throw new UsageError(`--gpus must be a whole number from 0 to ${MAX_GPUS}, not "${v}"`);
         a.gpus = Number(v);
         break;
       }
-      case "--inventory": a.inventory = value(); break;
+      case "--inventory":
+        a.inventory = value();
+        break;
       case "--max-file-size-kb": {
         const v = value();
-        if (!/^\d{1,9}$/.test(v)) throw new UsageError(`--max-file-size-kb must be a whole number of KB up to 999999999 (0: no limit), not "${v}"`);
+        if (!/^\d{1,9}$/.test(v))
+          throw new UsageError(
+            `--max-file-size-kb must be a whole number of KB up to 999999999 (0: no limit), not "${v}"`,
+          );
         a.maxFileSizeKB = Number(v);
         break;
       }
@@ -241,17 +347,26 @@ function parseArgs(argv: string[]): CliArgs {
         a.paths.push(arg);
     }
   }
-  if (a.paths.includes("-") && a.paths.length > 1) throw new UsageError("- (stdin) cannot be checked together with other paths", true);
+  if (a.paths.includes("-") && a.paths.length > 1)
+    throw new UsageError("- (stdin) cannot be checked together with other paths", true);
   // `check -`: the source from stdin, named "-" (config looked up from the working folder).
   if (a.paths.length === 1 && a.paths[0] === "-" && a.stdinFilename === null) a.stdinFilename = "-";
   if (a.paths.length === 0 && a.stdinFilename === null) throw new UsageError("no PATH given", true);
-  if (a.writeBaseline !== null && (a.fix || a.diff)) throw new UsageError("--write-baseline cannot be combined with --fix or --diff (fix first, then write the baseline)");
-  if (a.writeBaseline !== null && a.baseline !== null && resolve(a.writeBaseline) !== resolve(a.baseline)) throw new UsageError("--baseline and --write-baseline name different files");
+  if (a.writeBaseline !== null && (a.fix || a.diff))
+    throw new UsageError(
+      "--write-baseline cannot be combined with --fix or --diff (fix first, then write the baseline)",
+    );
+  if (a.writeBaseline !== null && a.baseline !== null && resolve(a.writeBaseline) !== resolve(a.baseline))
+    throw new UsageError("--baseline and --write-baseline name different files");
   return a;
 }
 
 /** A file to check: the path as found, its real path (symlinks resolved) and the real path of the tree it was found in. */
-interface Target { path: string; real: string; tree: string }
+interface Target {
+  path: string;
+  real: string;
+  tree: string;
+}
 
 /**
  * Expands folders into .py/.ipynb files and manifests (sorted; hidden and virtualenv folders
@@ -265,10 +380,17 @@ function collectFiles(paths: string[], note: (s: string) => void): Target[] {
   const out: Target[] = [];
   const seenDirs = new Set<string>();
   const seenFiles = new Set<string>();
-  const inside = (real: string, tree: string) => real === tree || real.startsWith(tree.endsWith(sep) ? tree : tree + sep);
+  const inside = (real: string, tree: string) =>
+    real === tree || real.startsWith(tree.endsWith(sep) ? tree : tree + sep);
   /** `real`: the file's real path when known (an entry that is no link, in a folder whose real path is known). */
   const add = (path: string, tree: string, real?: string) => {
-    if (real === undefined) { try { real = realpathSync(path); } catch { real = path; } }
+    if (real === undefined) {
+      try {
+        real = realpathSync(path);
+      } catch {
+        real = path;
+      }
+    }
     if (seenFiles.has(real)) return;
     seenFiles.add(real);
     out.push({ path, real, tree });
@@ -276,12 +398,27 @@ function collectFiles(paths: string[], note: (s: string) => void): Target[] {
   const walk = (dir: string, tree: string, knownReal?: string) => {
     let realDir: string;
     if (knownReal !== undefined) realDir = knownReal;
-    else { try { realDir = realpathSync(dir); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); } }
+    else {
+      try {
+        realDir = realpathSync(dir);
+      } catch (e) {
+        throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`);
+      }
+    }
     if (seenDirs.has(realDir)) return;
-    if (!inside(realDir, tree)) { note(`gpu-pilot: skipped ${dir}: a link to the folder ${realDir}, outside ${tree}\n`); return; }
+    if (!inside(realDir, tree)) {
+      note(`gpu-pilot: skipped ${dir}: a link to the folder ${realDir}, outside ${tree}\n`);
+      return;
+    }
     seenDirs.add(realDir);
     let entries: Dirent[];
-    try { entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)); } catch (e) { throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`); }
+    try {
+      entries = readdirSync(dir, { withFileTypes: true }).sort((a, b) =>
+        a.name < b.name ? -1 : a.name > b.name ? 1 : 0,
+      );
+    } catch (e) {
+      throw new UsageError(`cannot read folder ${dir}: ${(e as Error).message}`);
+    }
     for (const e of entries) {
       const n = e.name;
       const p = join(dir, n);
@@ -289,9 +426,16 @@ function collectFiles(paths: string[], note: (s: string) => void): Target[] {
       // name); a link or anything else is stat'ed (through the link) as before.
       const plain = e.isDirectory() || e.isFile();
       let st: Stats | Dirent = e;
-      if (!plain) { try { st = statSync(p); } catch { continue; } } // a dangling link, or a link loop (ELOOP)
-      if (st.isDirectory()) { if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p, tree, plain ? join(realDir, n) : undefined); }
-      else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) {
+      if (!plain) {
+        try {
+          st = statSync(p);
+        } catch {
+          continue;
+        }
+      } // a dangling link, or a link loop (ELOOP)
+      if (st.isDirectory()) {
+        if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p, tree, plain ? join(realDir, n) : undefined);
+      } else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) {
         if (st.isFile()) add(p, tree, plain ? join(realDir, n) : undefined);
         else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st as Stats)})\n`);
       }
@@ -300,11 +444,19 @@ function collectFiles(paths: string[], note: (s: string) => void): Target[] {
   for (const p of paths) {
     const abs = resolve(p);
     let st;
-    try { st = statSync(abs); } catch { throw new UsageError(`no such file or folder: ${p}`); }
+    try {
+      st = statSync(abs);
+    } catch {
+      throw new UsageError(`no such file or folder: ${p}`);
+    }
     if (st.isDirectory()) walk(abs, realpathSync(abs));
     else {
       let tree: string;
-      try { tree = realpathSync(dirname(abs)); } catch { tree = dirname(abs); }
+      try {
+        tree = realpathSync(dirname(abs));
+      } catch {
+        tree = dirname(abs);
+      }
       add(abs, tree);
     }
   }
@@ -317,7 +469,15 @@ export interface JsonDiagnostic {
   code: string;
   end_location: { row: number; column: number };
   filename: string;
-  fix: { applicability: "safe" | "unsafe"; message: string; edits: Array<{ content: string; location: { row: number; column: number }; end_location: { row: number; column: number } }> } | null;
+  fix: {
+    applicability: "safe" | "unsafe";
+    message: string;
+    edits: Array<{
+      content: string;
+      location: { row: number; column: number };
+      end_location: { row: number; column: number };
+    }>;
+  } | null;
   location: { row: number; column: number };
   message: string;
   noqa_row: number;
@@ -331,18 +491,46 @@ const ruleUrl = (code: string): string | null => ruleDocsWebUrl(code, ownProject
 
 const loc = (p: { line: number; character: number }) => ({ row: p.line + 1, column: p.character + 1 });
 
-function toJson(filename: string, d: { code: string; message: string; severity: Severity; range: Range; fix?: { title: string; safe: boolean; edits: TextEdit[] } }, cell: number | null): JsonDiagnostic {
+function toJson(
+  filename: string,
+  d: {
+    code: string;
+    message: string;
+    severity: Severity;
+    range: Range;
+    fix?: { title: string; safe: boolean; edits: TextEdit[] };
+  },
+  cell: number | null,
+): JsonDiagnostic {
   return {
-    cell, code: d.code, end_location: loc(d.range.end), filename,
-    fix: d.fix ? { applicability: d.fix.safe ? "safe" : "unsafe", message: d.fix.title, edits: d.fix.edits.map((e) => ({ content: e.newText, location: loc(e.range.start), end_location: loc(e.range.end) })) } : null,
-    location: loc(d.range.start), message: d.message, noqa_row: d.range.start.line + 1, url: ruleUrl(d.code), severity: d.severity,
+    cell,
+    code: d.code,
+    end_location: loc(d.range.end),
+    filename,
+    fix: d.fix
+      ? {
+          applicability: d.fix.safe ? "safe" : "unsafe",
+          message: d.fix.title,
+          edits: d.fix.edits.map((e) => ({
+            content: e.newText,
+            location: loc(e.range.start),
+            end_location: loc(e.range.end),
+          })),
+        }
+      : null,
+    location: loc(d.range.start),
+    message: d.message,
+    noqa_row: d.range.start.line + 1,
+    url: ruleUrl(d.code),
+    severity: d.severity,
   };
 }
 
 /** Which fixes a run applies: none, the safe ones (--fix, --diff) or all (with --unsafe-fixes). */
 type FixMode = false | "safe" | "unsafe";
 /** The fix mode of a run's arguments. */
-const fixModeOf = (a: Pick<CliArgs, "fix" | "diff" | "unsafeFixes">): FixMode => (a.fix || a.diff ? (a.unsafeFixes ? "unsafe" : "safe") : false);
+const fixModeOf = (a: Pick<CliArgs, "fix" | "diff" | "unsafeFixes">): FixMode =>
+  a.fix || a.diff ? (a.unsafeFixes ? "unsafe" : "safe") : false;
 
 /**
  * The project lookup of a Python file or notebook (python/project.ts), as LintOptions' `project`;
@@ -354,22 +542,49 @@ function projectOf(index: ProjectIndex, file: string, options: LintOptions): Pic
 }
 
 /** Lints Python source, applying fixes first when `fix`. */
-function checkPython(filename: string, source: string, options: LintOptions, fix: FixMode): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; parsed: boolean } {
+function checkPython(
+  filename: string,
+  source: string,
+  options: LintOptions,
+  fix: FixMode,
+): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; parsed: boolean } {
   const { text, applied } = fix ? fixAllPython(source, options, fix === "unsafe") : { text: source, applied: 0 };
   const r = lintPython(text, options);
   r.tree?.delete();
-  return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied, parsed: r.parsed };
+  return {
+    diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)),
+    fixed: text !== source ? text : null,
+    applied,
+    parsed: r.parsed,
+  };
 }
 
 /** Lints a Dockerfile, compose file, Kubernetes YAML or Slurm job script, applying fixes first when `fix`. */
-function checkManifest(filename: string, source: string, kind: ManifestKind, options: LintOptions, fix: FixMode): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
-  const { text, applied } = fix ? fixAllManifest(source, kind, options, fix === "unsafe") : { text: source, applied: 0 };
+function checkManifest(
+  filename: string,
+  source: string,
+  kind: ManifestKind,
+  options: LintOptions,
+  fix: FixMode,
+): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+  const { text, applied } = fix
+    ? fixAllManifest(source, kind, options, fix === "unsafe")
+    : { text: source, applied: 0 };
   const r = lintManifest(text, kind, options, { file: filename });
-  return { diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)), fixed: text !== source ? text : null, applied };
+  return {
+    diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)),
+    fixed: text !== source ? text : null,
+    applied,
+  };
 }
 
 /** Lints a notebook's JSON text, applying fixes to its cells when `fix`. */
-function checkNotebook(filename: string, json: string, options: LintOptions, fix: FixMode): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+function checkNotebook(
+  filename: string,
+  json: string,
+  options: LintOptions,
+  fix: FixMode,
+): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
   let original;
   try {
     original = cellsOfIpynb(json);
@@ -378,13 +593,39 @@ function checkNotebook(filename: string, json: string, options: LintOptions, fix
     // so `--format sarif > results.sarif` still holds every other file's findings.
     const at = { line: 0, character: 0 };
     const message = `GPU Pilot did not lint this notebook: cannot read notebook (${(e as Error).message}).`;
-    return { diagnostics: [toJson(filename, { code: FILE_TOO_LARGE_CODE, message, severity: "warning", range: { start: at, end: at } }, null)], fixed: null, applied: 0 };
+    return {
+      diagnostics: [
+        toJson(
+          filename,
+          { code: FILE_TOO_LARGE_CODE, message, severity: "warning", range: { start: at, end: at } },
+          null,
+        ),
+      ],
+      fixed: null,
+      applied: 0,
+    };
   }
-  const { cells, applied } = fix ? fixAllNotebook(original, options, fix === "unsafe") : { cells: original, applied: 0 };
+  const { cells, applied } = fix
+    ? fixAllNotebook(original, options, fix === "unsafe")
+    : { cells: original, applied: 0 };
   const r = lintNotebook(cells, options);
   let fixed: string | null = null;
-  if (cells.some((c, i) => c.text !== original[i].text)) fixed = withCellSources(json, cells.map((c) => c.text));
-  return { diagnostics: r.diagnostics.map((d) => toJson(filename, { ...d, fix: d.fix ? { title: d.fix.title, safe: d.fix.safe, edits: d.fix.edits } : undefined }, d.cell + 1)), fixed, applied };
+  if (cells.some((c, i) => c.text !== original[i].text))
+    fixed = withCellSources(
+      json,
+      cells.map((c) => c.text),
+    );
+  return {
+    diagnostics: r.diagnostics.map((d) =>
+      toJson(
+        filename,
+        { ...d, fix: d.fix ? { title: d.fix.title, safe: d.fix.safe, edits: d.fix.edits } : undefined },
+        d.cell + 1,
+      ),
+    ),
+    fixed,
+    applied,
+  };
 }
 
 function displayName(file: string): string {
@@ -401,15 +642,25 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
  * @param all the findings reported (with --fix: those that remain)
  * @param mode whether this run fixed (`fix`) and with unsafe fixes (`unsafe`)
  */
-export function summaryText(all: readonly JsonDiagnostic[], fixedCount: number, mode: { fix: boolean; unsafe: boolean }): string {
-  if (all.length === 0) return fixedCount ? `Fixed ${plural(fixedCount, "problem")}; all checks passed!` : "All checks passed!";
+export function summaryText(
+  all: readonly JsonDiagnostic[],
+  fixedCount: number,
+  mode: { fix: boolean; unsafe: boolean },
+): string {
+  if (all.length === 0)
+    return fixedCount ? `Fixed ${plural(fixedCount, "problem")}; all checks passed!` : "All checks passed!";
   const safe = all.filter((d) => d.fix?.applicability === "safe").length;
   const unsafe = all.filter((d) => d.fix?.applicability === "unsafe").length;
   const fixable = mode.unsafe ? safe + unsafe : safe;
   const hidden = mode.unsafe ? 0 : unsafe;
-  const lines = [`Found ${plural(all.length, "problem")}${mode.fix ? ` (${fixedCount} fixed, ${all.length} remaining)` : ""}.`];
+  const lines = [
+    `Found ${plural(all.length, "problem")}${mode.fix ? ` (${fixedCount} fixed, ${all.length} remaining)` : ""}.`,
+  ];
   const hiddenText = `${hidden} hidden fix${hidden === 1 ? "" : "es"} can be enabled with the \`--unsafe-fixes\` option`;
-  if (fixable) lines.push(`[*] ${fixable} fixable with the \`--fix${mode.unsafe ? " --unsafe-fixes" : ""}\` option${hidden ? ` (${hiddenText})` : ""}.`);
+  if (fixable)
+    lines.push(
+      `[*] ${fixable} fixable with the \`--fix${mode.unsafe ? " --unsafe-fixes" : ""}\` option${hidden ? ` (${hiddenText})` : ""}.`,
+    );
   else if (hidden) lines.push(`No fixes available (${hiddenText}).`);
   return lines.join("\n");
 }
@@ -417,7 +668,10 @@ export function summaryText(all: readonly JsonDiagnostic[], fixedCount: number, 
 function formatText(all: JsonDiagnostic[], fixedCount: number, mode: { fix: boolean; unsafe: boolean }): string {
   const lines = all.map((d) => {
     const name = plain(displayName(d.filename));
-    const where = d.cell !== null ? `${name}:cell ${d.cell}:${d.location.row}:${d.location.column}` : `${name}:${d.location.row}:${d.location.column}`;
+    const where =
+      d.cell !== null
+        ? `${name}:cell ${d.cell}:${d.location.row}:${d.location.column}`
+        : `${name}:${d.location.row}:${d.location.column}`;
     return `${where}: ${d.severity} ${d.code} ${plain(d.message.replace(/\s*[\r\n]+\s*/g, " "))}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${plain(d.fix.message)}]` : ""}`;
   });
   lines.push(summaryText(all, fixedCount, mode));
@@ -432,37 +686,61 @@ const SARIF_LEVEL: Record<Severity, string> = { error: "error", warning: "warnin
  * or log viewer showing the file would act on. They only occur inside strings, where the escape is valid.
  */
 export function jsonSafe(json: string): string {
-  return json.replace(/[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return json.replace(
+    /[\u007f-\u009f\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 }
 
 /** SARIF 2.1.0, as GitHub code scanning accepts it (paths relative to the working folder, %SRCROOT%). */
 export function formatSarif(all: JsonDiagnostic[]): string {
   const rules = RULES.map((r) => ({
-    id: r.meta.code, name: r.meta.name,
+    id: r.meta.code,
+    name: r.meta.name,
     shortDescription: { text: r.meta.docs.what.split(". ")[0].replace(/\.$/, "") + "." },
     fullDescription: { text: r.meta.docs.what },
-    help: { text: r.meta.docs.why, markdown: `${r.meta.docs.why}\n\n**Fix**\n\n\`\`\`${r.meta.docs.language ?? "python"}\n${r.meta.docs.fix}\`\`\`` },
+    help: {
+      text: r.meta.docs.why,
+      markdown: `${r.meta.docs.why}\n\n**Fix**\n\n\`\`\`${r.meta.docs.language ?? "python"}\n${r.meta.docs.fix}\`\`\``,
+    },
     ...(ruleUrl(r.meta.code) ? { helpUri: ruleUrl(r.meta.code) } : {}),
     defaultConfiguration: { level: SARIF_LEVEL[r.meta.severity] },
     properties: { tags: ["gpu", "cuda"] },
   }));
   const index = new Map<string, number>(rules.map((r, i) => [r.id, i]));
   const results = all.map((d) => ({
-    ruleId: d.code, ruleIndex: index.get(d.code) ?? -1, level: SARIF_LEVEL[d.severity],
+    ruleId: d.code,
+    ruleIndex: index.get(d.code) ?? -1,
+    level: SARIF_LEVEL[d.severity],
     message: { text: plain(d.message) },
-    locations: [{
-      physicalLocation: {
-        artifactLocation: { uri: displayName(d.filename), uriBaseId: "%SRCROOT%" },
-        region: { startLine: d.location.row, startColumn: d.location.column, endLine: d.end_location.row, endColumn: d.end_location.column },
+    locations: [
+      {
+        physicalLocation: {
+          artifactLocation: { uri: displayName(d.filename), uriBaseId: "%SRCROOT%" },
+          region: {
+            startLine: d.location.row,
+            startColumn: d.location.column,
+            endLine: d.end_location.row,
+            endColumn: d.end_location.column,
+          },
+        },
       },
-    }],
+    ],
     ...(d.cell !== null ? { properties: { cell: d.cell } } : {}),
   }));
-  return jsonSafe(JSON.stringify({
-    $schema: "https://json.schemastore.org/sarif-2.1.0.json",
-    version: "2.1.0",
-    runs: [{ tool: { driver: { name: "gpu-pilot", version: VERSION, rules } }, results }],
-  }, null, 2)) + "\n";
+  return (
+    jsonSafe(
+      JSON.stringify(
+        {
+          $schema: "https://json.schemastore.org/sarif-2.1.0.json",
+          version: "2.1.0",
+          runs: [{ tool: { driver: { name: "gpu-pilot", version: VERSION, rules } }, results }],
+        },
+        null,
+        2,
+      ),
+    ) + "\n"
+  );
 }
 
 /** A workflow command's data: controls escaped (common/src/text/controls.ts `escapeControls`, as in every format) (no raw ESC in the log), then GitHub's own %-encoding (no line break can end the command). */
@@ -471,20 +749,31 @@ const ghProp = (s: string) => ghData(s).replace(/:/g, "%3A").replace(/,/g, "%2C"
 
 /** GitHub Actions workflow commands (`::error file=...,line=...::message`). */
 export function formatGithub(all: JsonDiagnostic[]): string {
-  return all.map((d) => {
-    const level = d.severity === "error" ? "error" : d.severity === "warning" ? "warning" : "notice";
-    const cell = d.cell !== null ? ` (cell ${d.cell})` : "";
-    return `::${level} title=${ghProp(`gpu-pilot (${d.code})`)},file=${ghProp(displayName(d.filename))},line=${d.location.row},col=${d.location.column},endLine=${d.end_location.row},endColumn=${d.end_location.column}::${ghData(`${d.code} ${d.message}${cell}`)}`;
-  }).join("\n") + (all.length ? "\n" : "");
+  return (
+    all
+      .map((d) => {
+        const level = d.severity === "error" ? "error" : d.severity === "warning" ? "warning" : "notice";
+        const cell = d.cell !== null ? ` (cell ${d.cell})` : "";
+        return `::${level} title=${ghProp(`gpu-pilot (${d.code})`)},file=${ghProp(displayName(d.filename))},line=${d.location.row},col=${d.location.column},endLine=${d.end_location.row},endColumn=${d.end_location.column}::${ghData(`${d.code} ${d.message}${cell}`)}`;
+      })
+      .join("\n") + (all.length ? "\n" : "")
+  );
 }
 
 /** The machine facts from --gpus / --inventory. */
 function machineOf(a: CliArgs): NonNullable<LintOptions["machine"]> {
   if (a.inventory) {
     let csv: string;
-    try { csv = readFileSync(a.inventory, "utf8"); } catch (e) { throw new UsageError(`cannot read inventory ${a.inventory}: ${(e as Error).message}`); }
+    try {
+      csv = readFileSync(a.inventory, "utf8");
+    } catch (e) {
+      throw new UsageError(`cannot read inventory ${a.inventory}: ${(e as Error).message}`);
+    }
     const parsed = parseQueryGpu(csv);
-    if (parsed.rows.length === 0) throw new UsageError(`inventory ${a.inventory} has no GPU lines: expected \`nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,... --format=csv,noheader,nounits\` output${parsed.problems[0] ? ` (line ${parsed.problems[0].line}: ${parsed.problems[0].reason})` : ""}`);
+    if (parsed.rows.length === 0)
+      throw new UsageError(
+        `inventory ${a.inventory} has no GPU lines: expected \`nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,... --format=csv,noheader,nounits\` output${parsed.problems[0] ? ` (line ${parsed.problems[0].line}: ${parsed.problems[0].reason})` : ""}`,
+      );
     return { gpuCount: parsed.rows.length, uuids: parsed.rows.map((g) => g.uuid) };
   }
   if (a.gpus !== null) return { gpuCount: a.gpus, uuids: [] };
@@ -492,8 +781,11 @@ function machineOf(a: CliArgs): NonNullable<LintOptions["machine"]> {
 }
 
 /** The machine a file is checked for: `--gpus`/`--inventory` when given, else its pyproject's `[tool.gpu-pilot] gpus`/`inventory` (options.ts). */
-function machineFor(flags: NonNullable<LintOptions["machine"]>, options: LintOptions): NonNullable<LintOptions["machine"]> {
-  return flags.gpuCount !== null ? flags : options.machine ?? flags;
+function machineFor(
+  flags: NonNullable<LintOptions["machine"]>,
+  options: LintOptions,
+): NonNullable<LintOptions["machine"]> {
+  return flags.gpuCount !== null ? flags : (options.machine ?? flags);
 }
 
 async function readStdin(): Promise<string> {
@@ -502,7 +794,11 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8");
 }
 
-interface Io { out: (s: string) => void; err: (s: string) => void; stdin: () => Promise<string> }
+interface Io {
+  out: (s: string) => void;
+  err: (s: string) => void;
+  stdin: () => Promise<string>;
+}
 
 /** One configuration problem as printed on stderr (once per run). */
 function configProblemText(p: { file: string; line?: number; message: string }): string {
@@ -513,7 +809,14 @@ function configProblemText(p: { file: string; line?: number; message: string }):
  * What checking one file gave, as passed back from a worker thread; `cacheKeys` (when the run keeps
  * a result cache): the SHA-1 of the bytes checked and of the options they were checked with.
  */
-interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: boolean; problems: string[]; cacheKeys?: { content: string; options: string; deps: string[] }; diff?: string }
+interface FileResult {
+  diagnostics: JsonDiagnostic[];
+  applied: number;
+  parsed: boolean;
+  problems: string[];
+  cacheKeys?: { content: string; options: string; deps: string[] };
+  diff?: string;
+}
 
 /**
  * Lints (and with --fix, fixes in place; with --diff, returns the fixes as a unified diff and writes
@@ -522,7 +825,12 @@ interface FileResult { diagnostics: JsonDiagnostic[]; applied: number; parsed: b
  * edits changes. Notes (a fix not written, and why) are returned in `problems`.
  * @throws UsageError when it cannot be read.
  */
-function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => LintOptions, cached = false): FileResult {
+function checkPath(
+  target: Target,
+  args: CliArgs,
+  optionsFor: (file: string) => LintOptions,
+  cached = false,
+): FileResult {
   const file = target.path;
   const kind = manifestKindOf(file);
   const notebook = extname(file) === ".ipynb";
@@ -531,39 +839,71 @@ function checkPath(target: Target, args: CliArgs, optionsFor: (file: string) => 
   const cap = sourceReadCap(options.maxFileSizeKB, notebook, SOURCE_MAX_BYTES);
   const read = readWorkspaceFile(file, { maxBytes: cap });
   if (!read.ok && read.code === "too-large" && cap < SOURCE_MAX_BYTES) {
-    return { diagnostics: [toJson(file, sizeOverLimit(read.size ?? cap, options.maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB), null)], applied: 0, parsed: false, problems: [] };
+    return {
+      diagnostics: [
+        toJson(file, sizeOverLimit(read.size ?? cap, options.maxFileSizeKB ?? DEFAULT_MAX_FILE_SIZE_KB), null),
+      ],
+      applied: 0,
+      parsed: false,
+      problems: [],
+    };
   }
   if (!read.ok) throw new UsageError(`cannot read ${file}: ${read.reason}`);
   const decoded = decodeSource(read.bytes, !notebook && !kind);
   const problems: string[] = [];
-  const check = (fix: FixMode) => notebook ? checkNotebook(file, decoded.text, options, fix)
-    : kind ? checkManifest(file, decoded.text, kind, options, fix) : checkPython(file, decoded.text, options, fix);
+  const check = (fix: FixMode) =>
+    notebook
+      ? checkNotebook(file, decoded.text, options, fix)
+      : kind
+        ? checkManifest(file, decoded.text, kind, options, fix)
+        : checkPython(file, decoded.text, options, fix);
   const mode = fixModeOf(args);
   if (mode && decoded.noFix) problems.push(`gpu-pilot: ${file}: not fixed: ${decoded.noFix}\n`);
   let r = check(decoded.noFix === null ? mode : false);
   let diff: string | undefined;
   if (r.fixed !== null && args.diff) {
     if (decoded.encode(r.fixed) === null) {
-      problems.push(`gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`);
+      problems.push(
+        `gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`,
+      );
       r = check(false);
     } else diff = unifiedDiff(file, decoded.text, r.fixed);
   } else if (r.fixed !== null) {
     const bytes = decoded.encode(r.fixed);
     if (bytes === null) {
-      problems.push(`gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`);
+      problems.push(
+        `gpu-pilot: ${file}: not fixed: the fixed text has characters that ${decoded.encoding} cannot hold\n`,
+      );
       r = check(false);
     } else {
       // Written at its real path (a link inside the tree stays a link); never through a link out of the tree.
-      const inTree = target.real === target.tree || target.real.startsWith(target.tree.endsWith(sep) ? target.tree : target.tree + sep);
-      const w = inTree ? replaceFile(target.real, bytes, read.bytes) : { ok: false as const, reason: `it is a link to ${target.real}, outside ${target.tree}` };
+      const inTree =
+        target.real === target.tree ||
+        target.real.startsWith(target.tree.endsWith(sep) ? target.tree : target.tree + sep);
+      const w = inTree
+        ? replaceFile(target.real, bytes, read.bytes)
+        : { ok: false as const, reason: `it is a link to ${target.real}, outside ${target.tree}` };
       if (!w.ok) {
         problems.push(`gpu-pilot: ${file}: not fixed: ${w.reason}\n`);
         r = check(false);
       }
     }
   }
-  const cacheKeys = cached ? { content: sha1(read.bytes), options: optionsKey(options), deps: [...(options.project as FileLookup | undefined)?.deps() ?? []] } : undefined;
-  return { diagnostics: r.diagnostics, applied: r.applied, parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true, problems, cacheKeys, ...(diff !== undefined ? { diff } : {}) };
+  const cacheKeys = cached
+    ? {
+        content: sha1(read.bytes),
+        options: optionsKey(options),
+        deps: [...((options.project as FileLookup | undefined)?.deps() ?? [])],
+      }
+    : undefined;
+  return {
+    diagnostics: r.diagnostics,
+    applied: r.applied,
+    parsed: "parsed" in r ? (r as { parsed: boolean }).parsed : true,
+    problems,
+    cacheKeys,
+    ...(diff !== undefined ? { diff } : {}),
+  };
 }
 
 /**
@@ -600,22 +940,41 @@ function checkInWorkers(files: Target[], argv: string[], n: number, cached: bool
     for (let i = 0; i < n; i++) {
       const worker = new Worker(__filename, { workerData: { gpuPilotCliWorker: true, argv, cached } });
       const feed = () => {
-        if (next >= files.length) { worker.postMessage({ done: true }); return; }
+        if (next >= files.length) {
+          worker.postMessage({ done: true });
+          return;
+        }
         const start = next;
         next = Math.min(files.length, next + BATCH);
         worker.postMessage({ start, files: files.slice(start, next) });
       };
-      worker.on("message", (m: { ready?: true; start?: number; results?: FileResult[]; error?: string; usage?: boolean }) => {
-        if (m.error !== undefined) {
-          if (!failed) { failed = true; reject(m.usage ? new UsageError(m.error) : new Error(m.error)); }
-          void worker.terminate();
-          return;
+      worker.on(
+        "message",
+        (m: { ready?: true; start?: number; results?: FileResult[]; error?: string; usage?: boolean }) => {
+          if (m.error !== undefined) {
+            if (!failed) {
+              failed = true;
+              reject(m.usage ? new UsageError(m.error) : new Error(m.error));
+            }
+            void worker.terminate();
+            return;
+          }
+          if (m.results && m.start !== undefined)
+            m.results.forEach((r, k) => {
+              results[m.start! + k] = r;
+            });
+          feed();
+        },
+      );
+      worker.on("error", (e) => {
+        if (!failed) {
+          failed = true;
+          reject(e);
         }
-        if (m.results && m.start !== undefined) m.results.forEach((r, k) => { results[m.start! + k] = r; });
-        feed();
       });
-      worker.on("error", (e) => { if (!failed) { failed = true; reject(e); } });
-      worker.on("exit", () => { if (--live === 0 && !failed) resolvePromise(results); });
+      worker.on("exit", () => {
+        if (--live === 0 && !failed) resolvePromise(results);
+      });
     }
   });
 }
@@ -629,7 +988,10 @@ async function runWorker(argv: string[], cached: boolean): Promise<void> {
   const project = new ProjectIndex();
   parentPort!.postMessage({ ready: true });
   parentPort!.on("message", (m: { done?: true; start?: number; files?: Target[] }) => {
-    if (m.done) { parentPort!.close(); return; }
+    if (m.done) {
+      parentPort!.close();
+      return;
+    }
     try {
       const out: FileResult[] = [];
       for (const f of m.files ?? []) {
@@ -637,7 +999,13 @@ async function runWorker(argv: string[], cached: boolean): Promise<void> {
         const optionsFor = (file: string): LintOptions => {
           const r = resolveOptions(file);
           problems.push(...r.problems.map(configProblemText));
-          return { ...r.options, machine: machineFor(machine, r.options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}), ...projectOf(project, file, r.options) };
+          return {
+            ...r.options,
+            machine: machineFor(machine, r.options),
+            maxFileSizeKB: args.maxFileSizeKB,
+            ...(args.noPrefilter ? { noPrefilter: true } : {}),
+            ...projectOf(project, file, r.options),
+          };
         };
         const r = checkPath(f, args, optionsFor, cached);
         out.push({ ...r, problems: [...problems, ...r.problems] });
@@ -669,7 +1037,15 @@ function openCache(args: CliArgs, note: (s: string) => void): ResultCache | null
 
 /** The folders among `paths` (absolute): walked in full, so a cached file under one that was not found is gone. */
 function walkedFolders(paths: readonly string[]): string[] {
-  return paths.map((p) => resolve(p)).filter((p) => { try { return statSync(p).isDirectory(); } catch { return false; } });
+  return paths
+    .map((p) => resolve(p))
+    .filter((p) => {
+      try {
+        return statSync(p).isDirectory();
+      } catch {
+        return false;
+      }
+    });
 }
 
 /**
@@ -678,7 +1054,13 @@ function walkedFolders(paths: readonly string[]): string[] {
  * @returns the results, how many files were parsed and taken from the cache, and the workers used (0: none checked).
  * @throws UsageError when a file cannot be read.
  */
-async function checkFiles(files: Target[], args: CliArgs, argv: string[], optionsFor: (file: string) => LintOptions, cache: ResultCache | null): Promise<{ results: FileResult[]; parsed: number; fromCache: number; workers: number }> {
+async function checkFiles(
+  files: Target[],
+  args: CliArgs,
+  argv: string[],
+  optionsFor: (file: string) => LintOptions,
+  cache: ResultCache | null,
+): Promise<{ results: FileResult[]; parsed: number; fromCache: number; workers: number }> {
   const results: FileResult[] = new Array(files.length);
   // Each file's stamp is taken before anything reads it (cliCache.ts `lookup`, `record`).
   const nowMs = Date.now();
@@ -693,27 +1075,51 @@ async function checkFiles(files: Target[], args: CliArgs, argv: string[], option
   const workers = workerCount(toCheck.length);
   // The parser is loaded where the files are checked: in each worker, or here (not in both).
   if (workers === 1 && toCheck.length > 0) await initEngine();
-  const checked = workers > 1 ? await checkInWorkers(toCheck, argv, workers, !!cache) : toCheck.map((f) => checkPath(f, args, optionsFor, !!cache));
+  const checked =
+    workers > 1
+      ? await checkInWorkers(toCheck, argv, workers, !!cache)
+      : toCheck.map((f) => checkPath(f, args, optionsFor, !!cache));
   let parsed = 0;
   checked.forEach((r, k) => {
     const i = misses[k];
     parsed += r.parsed ? 1 : 0;
     results[i] = r;
-    if (cache && r.cacheKeys) cache.record(files[i].path, stamps[i], nowMs, r.cacheKeys.options, r.cacheKeys.content, { diagnostics: r.diagnostics, applied: r.applied, parsed: r.parsed } satisfies CachedResult, r.cacheKeys.deps);
+    if (cache && r.cacheKeys)
+      cache.record(
+        files[i].path,
+        stamps[i],
+        nowMs,
+        r.cacheKeys.options,
+        r.cacheKeys.content,
+        { diagnostics: r.diagnostics, applied: r.applied, parsed: r.parsed } satisfies CachedResult,
+        r.cacheKeys.deps,
+      );
   });
-  if (cache) { cache.forgetMissingUnder(walkedFolders(args.paths)); cache.save(); }
+  if (cache) {
+    cache.forgetMissingUnder(walkedFolders(args.paths));
+    cache.save();
+  }
   return { results, parsed, fromCache: files.length - misses.length, workers: toCheck.length ? workers : 0 };
 }
 
 /** `--diff`'s line on stderr: how many problems the diff fixes, and the unsafe fixes it left out. */
-function diffSummary(fixedCount: number, remaining: readonly JsonDiagnostic[], args: Pick<CliArgs, "unsafeFixes">): string {
+function diffSummary(
+  fixedCount: number,
+  remaining: readonly JsonDiagnostic[],
+  args: Pick<CliArgs, "unsafeFixes">,
+): string {
   const hidden = args.unsafeFixes ? 0 : remaining.filter((d) => d.fix?.applicability === "unsafe").length;
-  const more = hidden ? ` (${hidden} hidden fix${hidden === 1 ? "" : "es"} can be enabled with the \`--unsafe-fixes\` option)` : "";
+  const more = hidden
+    ? ` (${hidden} hidden fix${hidden === 1 ? "" : "es"} can be enabled with the \`--unsafe-fixes\` option)`
+    : "";
   return `${fixedCount ? `Would fix ${plural(fixedCount, "problem")}` : "No fixes available"}${more}.\n`;
 }
 
 /** Runs the CLI; returns the exit code. */
-export async function main(argv: string[], io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin }): Promise<number> {
+export async function main(
+  argv: string[],
+  io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin },
+): Promise<number> {
   if (argv[0] === "mcp") return mcp(argv.slice(1), io);
   if (argv[0] === "kernel") return kernel(argv.slice(1), io);
   try {
@@ -730,11 +1136,21 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
     const optionsFor = (file: string | null): LintOptions => {
       const { options, problems } = resolveOptions(file);
       for (const p of problems.map(configProblemText)) {
-        if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
+        if (!problemsShown.has(p)) {
+          problemsShown.add(p);
+          io.err(p);
+        }
       }
-      return { ...options, machine: machineFor(machine, options), maxFileSizeKB: args.maxFileSizeKB, ...(args.noPrefilter ? { noPrefilter: true } : {}), ...(file ? projectOf(project, file, options) : {}) };
+      return {
+        ...options,
+        machine: machineFor(machine, options),
+        maxFileSizeKB: args.maxFileSizeKB,
+        ...(args.noPrefilter ? { noPrefilter: true } : {}),
+        ...(file ? projectOf(project, file, options) : {}),
+      };
     };
-    const stdinMode = args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
+    const stdinMode =
+      args.stdinFilename !== null && (args.paths.length === 0 || (args.paths.length === 1 && args.paths[0] === "-"));
     if (stdinMode) {
       const name = resolve(args.stdinFilename!);
       await initEngine();
@@ -742,8 +1158,11 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
       const kind = manifestKindOf(name);
       const mode = fixModeOf(args);
-      const r = name.endsWith(".ipynb") ? checkNotebook(name, text, optionsFor(name), mode)
-        : kind ? checkManifest(name, text, kind, optionsFor(name), mode) : checkPython(name, text, optionsFor(name), mode);
+      const r = name.endsWith(".ipynb")
+        ? checkNotebook(name, text, optionsFor(name), mode)
+        : kind
+          ? checkManifest(name, text, kind, optionsFor(name), mode)
+          : checkPython(name, text, optionsFor(name), mode);
       all.push(...r.diagnostics);
       fixedCount += r.applied;
       if (args.diff) {
@@ -765,7 +1184,10 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       // configuration, not Python: its [tool.gpu-pilot] table is read (problems on stderr), not linted.
       const isConfig = (p: string) => basename(p) === PYPROJECT && isFile(p);
       for (const c of args.paths.filter(isConfig)) optionsFor(resolve(c));
-      const files = collectFiles(args.paths.filter((p) => !isConfig(p)), io.err);
+      const files = collectFiles(
+        args.paths.filter((p) => !isConfig(p)),
+        io.err,
+      );
       const run = await checkFiles(files, args, argv, optionsFor, openCache(args, io.err));
       for (const r of run.results) {
         fixedCount += r.applied;
@@ -774,11 +1196,20 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
         for (const d of r.diagnostics) d.url = ruleUrl(d.code);
         all.push(...r.diagnostics);
         for (const p of r.problems) {
-          if (!problemsShown.has(p)) { problemsShown.add(p); io.err(p); }
+          if (!problemsShown.has(p)) {
+            problemsShown.add(p);
+            io.err(p);
+          }
         }
       }
       if (!args.diff) {
-        baseline = baselineStep(all, files.map((f) => f.path), args, resolveOptions, textOnDisk);
+        baseline = baselineStep(
+          all,
+          files.map((f) => f.path),
+          args,
+          resolveOptions,
+          textOnDisk,
+        );
         if (baseline) all = baseline.shown;
       }
       if (args.statistics) io.err(statistics(all, files.length, run.parsed, run.fromCache, run.workers));
@@ -790,14 +1221,22 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
       return fixedCount > 0 ? 1 : 0;
     }
     const shown = all;
-    const render = { text: () => formatText(shown, fixedCount, textMode), json: () => jsonSafe(JSON.stringify(shown, null, 2)) + "\n", sarif: () => formatSarif(shown), github: () => formatGithub(shown) }[args.format];
+    const render = {
+      text: () => formatText(shown, fixedCount, textMode),
+      json: () => jsonSafe(JSON.stringify(shown, null, 2)) + "\n",
+      sarif: () => formatSarif(shown),
+      github: () => formatGithub(shown),
+    }[args.format];
     io.out(render());
     // The baseline's line: after the text report's summary, on stderr for the machine-read formats.
     if (baseline) (args.format === "text" ? io.out : io.err)(baselineSummary(baseline, (p) => plain(displayName(p))));
     return exitCodeOf(all, args);
   } catch (e) {
     if (e instanceof UsageError) {
-      if (e.message === USAGE || e.message === VERSION) { io.out(e.message + "\n"); return 0; }
+      if (e.message === USAGE || e.message === VERSION) {
+        io.out(e.message + "\n");
+        return 0;
+      }
       io.err(`gpu-pilot: ${plain(e.message)}\n${e.withUsage ? `${USAGE}\n` : ""}`);
       return 2;
     }
@@ -812,7 +1251,13 @@ export async function main(argv: string[], io: Io = { out: (s) => process.stdout
  * @param textOf the text checked for a file (for the findings' fingerprints).
  * @throws UsageError when a baseline cannot be read, is not valid, or cannot be written.
  */
-function baselineStep(all: readonly JsonDiagnostic[], checked: readonly string[], args: CliArgs, resolveOptions: (file: string | null) => { baseline: string | null }, textOf: (file: string) => string | null): BaselineOutcome | null {
+function baselineStep(
+  all: readonly JsonDiagnostic[],
+  checked: readonly string[],
+  args: CliArgs,
+  resolveOptions: (file: string | null) => { baseline: string | null },
+  textOf: (file: string) => string | null,
+): BaselineOutcome | null {
   const flag = args.baseline !== null ? resolve(args.baseline) : null;
   const write = args.writeBaseline !== null ? resolve(args.writeBaseline) : null;
   const perFolder = new Map<string, string | null>();
@@ -834,7 +1279,10 @@ function baselineStep(all: readonly JsonDiagnostic[], checked: readonly string[]
 /** `gpu-pilot mcp`: the MCP server on stdio until stdin closes (0), or a usage error (2). Loaded only for this command. */
 async function mcp(argv: string[], io: Io): Promise<number> {
   const { parseMcpArgs, startMcpServer, MCP_USAGE } = await import("./mcp/server");
-  if (argv.includes("--help") || argv.includes("-h")) { io.out(MCP_USAGE + "\n"); return 0; }
+  if (argv.includes("--help") || argv.includes("-h")) {
+    io.out(MCP_USAGE + "\n");
+    return 0;
+  }
   let options;
   try {
     options = parseMcpArgs(argv);
@@ -864,5 +1312,7 @@ if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpu
       throw e;
     });
   }
-  main(process.argv.slice(2)).then((code) => { process.exitCode = code; });
+  main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
 }

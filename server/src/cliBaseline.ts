@@ -6,8 +6,15 @@
 import { existsSync } from "node:fs";
 import { dirname, extname, resolve } from "node:path";
 import {
-  baselinePath, entriesOf, findingLines, loadBaseline, matchBaseline, splitLines, writeBaselineFile,
-  BaselineError, type BaselineFinding,
+  baselinePath,
+  entriesOf,
+  findingLines,
+  loadBaseline,
+  matchBaseline,
+  splitLines,
+  writeBaselineFile,
+  BaselineError,
+  type BaselineFinding,
 } from "./engine/baseline";
 import { cellsOfIpynb } from "./engine/notebook";
 import { decodeSource } from "./engine/sourceEncoding";
@@ -16,7 +23,12 @@ import { manifestKindOf } from "./engine/manifests/lintManifest";
 import type { JsonDiagnostic } from "./cli";
 
 /** What the baseline did to a run: the findings still shown, how many it left out, its stale entries, what was written. */
-export interface BaselineOutcome { shown: JsonDiagnostic[]; baselined: number; stale: number; wrote: { path: string; entries: number } | null }
+export interface BaselineOutcome {
+  shown: JsonDiagnostic[];
+  baselined: number;
+  stale: number;
+  wrote: { path: string; entries: number } | null;
+}
 
 /** How a run finds its baseline(s) and the text its findings point into. */
 export interface BaselineSetup {
@@ -46,13 +58,23 @@ function findingsOf(all: readonly JsonDiagnostic[], textOf: (file: string) => st
     if (!m) {
       const text = textOf(d.filename) ?? "";
       let cells: string[][] | null = null;
-      if (extname(d.filename) === ".ipynb") { try { cells = cellsOfIpynb(text).map((c) => splitLines(c.text)); } catch { cells = null; } }
+      if (extname(d.filename) === ".ipynb") {
+        try {
+          cells = cellsOfIpynb(text).map((c) => splitLines(c.text));
+        } catch {
+          cells = null;
+        }
+      }
       m = { lines: splitLines(text), cells };
       memo.set(d.filename, m);
     }
-    return d.cell !== null ? m.cells?.[d.cell - 1] ?? [] : m.lines;
+    return d.cell !== null ? (m.cells?.[d.cell - 1] ?? []) : m.lines;
   };
-  return all.map((d) => ({ code: d.code, file: d.filename, lines: findingLines(linesOf(d), d.location.row - 1, d.end_location.row - 1) }));
+  return all.map((d) => ({
+    code: d.code,
+    file: d.filename,
+    lines: findingLines(linesOf(d), d.location.row - 1, d.end_location.row - 1),
+  }));
 }
 
 /**
@@ -62,7 +84,11 @@ function findingsOf(all: readonly JsonDiagnostic[], textOf: (file: string) => st
  * @param checked the absolute paths this run checked (its stale entries are counted only among them).
  * @throws BaselineError when a baseline cannot be read, is not a valid baseline, or cannot be written.
  */
-export function applyBaselines(all: readonly JsonDiagnostic[], checked: readonly string[], setup: BaselineSetup): BaselineOutcome {
+export function applyBaselines(
+  all: readonly JsonDiagnostic[],
+  checked: readonly string[],
+  setup: BaselineSetup,
+): BaselineOutcome {
   const findings = findingsOf(all, setup.textOf);
   if (setup.write) return writeRun(findings, checked, setup.write, all.length);
   const byBaseline = new Map<string, number[]>();
@@ -70,7 +96,8 @@ export function applyBaselines(all: readonly JsonDiagnostic[], checked: readonly
     const b = setup.baselineOf(f.file);
     if (!b) return;
     const list = byBaseline.get(b);
-    if (list) list.push(i); else byBaseline.set(b, [i]);
+    if (list) list.push(i);
+    else byBaseline.set(b, [i]);
   });
   for (const f of checked) {
     const b = setup.baselineOf(f);
@@ -80,20 +107,36 @@ export function applyBaselines(all: readonly JsonDiagnostic[], checked: readonly
   let stale = 0;
   for (const [path, indexes] of byBaseline) {
     const baseline = loadBaseline(path);
-    const m = matchBaseline(baseline, indexes.map((i) => findings[i]), checked.filter((f) => setup.baselineOf(f) === path));
-    m.baselined.forEach((b, k) => { if (b) hidden.add(indexes[k]); });
+    const m = matchBaseline(
+      baseline,
+      indexes.map((i) => findings[i]),
+      checked.filter((f) => setup.baselineOf(f) === path),
+    );
+    m.baselined.forEach((b, k) => {
+      if (b) hidden.add(indexes[k]);
+    });
     stale += m.stale;
   }
   return { shown: all.filter((_, i) => !hidden.has(i)), baselined: hidden.size, stale, wrote: null };
 }
 
 /** `--write-baseline`: the file holds this run's findings and the still-existing files' entries it did not check. */
-function writeRun(findings: BaselineFinding[], checked: readonly string[], path: string, count: number): BaselineOutcome {
+function writeRun(
+  findings: BaselineFinding[],
+  checked: readonly string[],
+  path: string,
+  count: number,
+): BaselineOutcome {
   const dir = dirname(path);
   const entries = entriesOf(findings, dir);
   if (existsSync(path)) {
     let old;
-    try { old = loadBaseline(path); } catch (e) { if (!(e instanceof BaselineError)) throw e; old = null; } // an unreadable old file is replaced
+    try {
+      old = loadBaseline(path);
+    } catch (e) {
+      if (!(e instanceof BaselineError)) throw e;
+      old = null;
+    } // an unreadable old file is replaced
     const done = new Set(checked.map((f) => baselinePath(dir, f)));
     if (old) entries.push(...old.entries.filter((e) => !done.has(e.file) && existsSync(resolve(dir, e.file))));
   }
@@ -103,7 +146,9 @@ function writeRun(findings: BaselineFinding[], checked: readonly string[], path:
 
 /** The summary line of a run with a baseline: "Wrote N entries to FILE; " and "N baselined, M entries no longer match". */
 export function baselineSummary(o: BaselineOutcome, shownPath: (p: string) => string): string {
-  const wrote = o.wrote ? `Wrote ${o.wrote.entries} baseline entr${o.wrote.entries === 1 ? "y" : "ies"} to ${shownPath(o.wrote.path)}; ` : "";
+  const wrote = o.wrote
+    ? `Wrote ${o.wrote.entries} baseline entr${o.wrote.entries === 1 ? "y" : "ies"} to ${shownPath(o.wrote.path)}; `
+    : "";
   const stale = o.stale ? ` (write the baseline again to drop ${o.stale === 1 ? "it" : "them"})` : "";
   return `${wrote}${o.baselined} baselined, ${o.stale} entr${o.stale === 1 ? "y" : "ies"} no longer match${o.stale === 1 ? "es" : ""}${stale}.\n`;
 }

@@ -41,7 +41,19 @@
  *   `--no-cache` or keeps the cache folder out of what untrusted jobs can save.
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { closeSync, constants, lstatSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join, sep } from "node:path";
 import { fileKind, readWorkspaceFile, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
@@ -49,10 +61,19 @@ import { RULES } from "./engine/rules/index";
 import { FILE_TOO_LARGE_CODE } from "./engine/limits";
 
 /** What checking one file gave that is kept: Ruff-shaped diagnostics (cli.ts `JsonDiagnostic`), as JSON values. */
-export interface CachedResult { diagnostics: unknown[]; applied: number; parsed: boolean }
+export interface CachedResult {
+  diagnostics: unknown[];
+  applied: number;
+  parsed: boolean;
+}
 
 /** A file's identity as `stat` gives it: sizes in bytes, times in ns since the epoch (decimal strings). */
-export interface FileStamp { size: string; mtimeNs: string; ctimeNs: string; ino: string }
+export interface FileStamp {
+  size: string;
+  mtimeNs: string;
+  ctimeNs: string;
+  ino: string;
+}
 
 interface Entry extends FileStamp {
   /** SHA-1 (hex) of the options JSON ({@link optionsKey}). */
@@ -71,7 +92,11 @@ interface Entry extends FileStamp {
   mac: string;
 }
 
-interface CacheFile { version: 1; build: string; entries: Record<string, Entry> }
+interface CacheFile {
+  version: 1;
+  build: string;
+  entries: Record<string, Entry>;
+}
 
 /** A stamp whose mtime or ctime is this close to (or after) its check is not trusted alone (ms). */
 export const RACY_MS = 2000;
@@ -108,7 +133,11 @@ export function buildIdOf(bundle: string): string | null {
     h.update(readFileSync(bundle));
     for (const wasm of ["tree-sitter.wasm", "tree-sitter-python.wasm"]) {
       h.update("\0");
-      try { h.update(readFileSync(join(dirname(bundle), wasm))); } catch { h.update("absent"); }
+      try {
+        h.update(readFileSync(join(dirname(bundle), wasm)));
+      } catch {
+        h.update("absent");
+      }
     }
   } catch {
     return null;
@@ -135,7 +164,8 @@ function contentHashOf(path: string): string | null {
   return read.ok ? sha1(read.bytes) : null;
 }
 
-const sameStamp = (a: FileStamp, b: FileStamp) => a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
+const sameStamp = (a: FileStamp, b: FileStamp) =>
+  a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
 
 /** Whether `e`'s stamp was taken long enough after its file's last change to be trusted alone. */
 function settled(e: Entry): boolean {
@@ -149,8 +179,14 @@ const SEVERITIES: ReadonlySet<string> = new Set(["error", "warning", "informatio
 // eslint-disable-next-line no-control-regex -- finding control characters is the point
 const PRINTABLE = /^[^\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]*$/;
 const isObject = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
-const isRowCol = (x: unknown) => isObject(x) && Number.isSafeInteger(x.row) && (x.row as number) >= 1 && Number.isSafeInteger(x.column) && (x.column as number) >= 1;
-const isText = (x: unknown, max: number, lines = true) => typeof x === "string" && x.length <= max && PRINTABLE.test(x) && (lines || !/[\r\n]/.test(x));
+const isRowCol = (x: unknown) =>
+  isObject(x) &&
+  Number.isSafeInteger(x.row) &&
+  (x.row as number) >= 1 &&
+  Number.isSafeInteger(x.column) &&
+  (x.column as number) >= 1;
+const isText = (x: unknown, max: number, lines = true) =>
+  typeof x === "string" && x.length <= max && PRINTABLE.test(x) && (lines || !/[\r\n]/.test(x));
 
 /**
  * Whether `d` has the shape of a diagnostic the CLI writes (cli.ts `JsonDiagnostic`): a known rule
@@ -160,36 +196,84 @@ const isText = (x: unknown, max: number, lines = true) => typeof x === "string" 
  */
 export function isCachedDiagnostic(d: unknown): boolean {
   if (!isObject(d)) return false;
-  if (typeof d.code !== "string" || !KNOWN_CODES.has(d.code) || typeof d.severity !== "string" || !SEVERITIES.has(d.severity)) return false;
+  if (
+    typeof d.code !== "string" ||
+    !KNOWN_CODES.has(d.code) ||
+    typeof d.severity !== "string" ||
+    !SEVERITIES.has(d.severity)
+  )
+    return false;
   if (!(d.cell === null || (Number.isSafeInteger(d.cell) && (d.cell as number) >= 1))) return false;
   if (!isRowCol(d.location) || !isRowCol(d.end_location) || !Number.isSafeInteger(d.noqa_row)) return false;
-  if (!isText(d.filename, 4096, false) || !isText(d.message, 16_384) || !(d.url === null || isText(d.url, 2048, false))) return false;
+  if (!isText(d.filename, 4096, false) || !isText(d.message, 16_384) || !(d.url === null || isText(d.url, 2048, false)))
+    return false;
   if (d.fix === null) return true;
   const f = d.fix;
-  return isObject(f) && (f.applicability === "safe" || f.applicability === "unsafe") && isText(f.message, 4096, false) && Array.isArray(f.edits)
-    && f.edits.every((e) => isObject(e) && typeof e.content === "string" && e.content.length <= 1 << 20 && isRowCol(e.location) && isRowCol(e.end_location));
+  return (
+    isObject(f) &&
+    (f.applicability === "safe" || f.applicability === "unsafe") &&
+    isText(f.message, 4096, false) &&
+    Array.isArray(f.edits) &&
+    f.edits.every(
+      (e) =>
+        isObject(e) &&
+        typeof e.content === "string" &&
+        e.content.length <= 1 << 20 &&
+        isRowCol(e.location) &&
+        isRowCol(e.end_location),
+    )
+  );
 }
 
 const isEntry = (e: unknown): e is Entry => {
   if (!isObject(e)) return false;
   const x = e;
   const r = x.result;
-  return ["size", "mtimeNs", "ctimeNs", "ino", "options", "content"].every((k) => typeof x[k] === "string" && /^\d{1,30}$|^[0-9a-f]{40}$/.test(x[k] as string))
-    && typeof x.mac === "string" && /^[0-9a-f]{64}$/.test(x.mac)
-    && typeof x.checkedAtMs === "number" && Number.isFinite(x.checkedAtMs) && isObject(r) && Array.isArray(r.diagnostics) && r.diagnostics.every(isCachedDiagnostic)
-    && Number.isSafeInteger(r.applied) && (r.applied as number) >= 0 && typeof r.parsed === "boolean"
-    && (x.deps === undefined || isDeps(x.deps));
+  return (
+    ["size", "mtimeNs", "ctimeNs", "ino", "options", "content"].every(
+      (k) => typeof x[k] === "string" && /^\d{1,30}$|^[0-9a-f]{40}$/.test(x[k] as string),
+    ) &&
+    typeof x.mac === "string" &&
+    /^[0-9a-f]{64}$/.test(x.mac) &&
+    typeof x.checkedAtMs === "number" &&
+    Number.isFinite(x.checkedAtMs) &&
+    isObject(r) &&
+    Array.isArray(r.diagnostics) &&
+    r.diagnostics.every(isCachedDiagnostic) &&
+    Number.isSafeInteger(r.applied) &&
+    (r.applied as number) >= 0 &&
+    typeof r.parsed === "boolean" &&
+    (x.deps === undefined || isDeps(x.deps))
+  );
 };
 
 /** At most this many dependencies per entry (a module importing thousands of project modules is not cached). */
 export const MAX_DEPS = 4096;
 /** Whether `d` is an entry's `deps`: at most MAX_DEPS absolute paths (at most 4096 characters) each with a SHA-1. */
-const isDeps = (d: unknown): boolean => isObject(d) && Object.keys(d).length <= MAX_DEPS
-  && Object.entries(d).every(([k, v]) => k.length <= 4096 && isAbsolute(k) && typeof v === "string" && /^[0-9a-f]{40}$/.test(v));
+const isDeps = (d: unknown): boolean =>
+  isObject(d) &&
+  Object.keys(d).length <= MAX_DEPS &&
+  Object.entries(d).every(
+    ([k, v]) => k.length <= 4096 && isAbsolute(k) && typeof v === "string" && /^[0-9a-f]{40}$/.test(v),
+  );
 
 /** The HMAC (hex) of an entry: over the build, the path and the entry's fields but `mac`, in a fixed order. */
 function macOf(key: Buffer, build: string, path: string, e: Omit<Entry, "mac">): string {
-  const fields = [build, path, e.size, e.mtimeNs, e.ctimeNs, e.ino, e.options, e.content, e.checkedAtMs, e.result.applied, e.result.parsed, JSON.stringify(e.result.diagnostics), JSON.stringify(e.deps ?? null)];
+  const fields = [
+    build,
+    path,
+    e.size,
+    e.mtimeNs,
+    e.ctimeNs,
+    e.ino,
+    e.options,
+    e.content,
+    e.checkedAtMs,
+    e.result.applied,
+    e.result.parsed,
+    JSON.stringify(e.result.diagnostics),
+    JSON.stringify(e.deps ?? null),
+  ];
   return createHmac("sha256", key).update(JSON.stringify(fields)).digest("hex");
 }
 
@@ -201,12 +285,19 @@ function macOf(key: Buffer, build: string, path: string, e: Omit<Entry, "mac">):
  */
 function unfit(path: string, kind: "folder" | "file"): string | null {
   let st;
-  try { st = lstatSync(path); } catch (e) { return (e as NodeJS.ErrnoException).code === "ENOENT" ? null : `${path} cannot be examined (${(e as NodeJS.ErrnoException).code})`; }
+  try {
+    st = lstatSync(path);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "ENOENT"
+      ? null
+      : `${path} cannot be examined (${(e as NodeJS.ErrnoException).code})`;
+  }
   if (st.isSymbolicLink()) return `${path} is a symbolic link`;
   if (kind === "folder" ? !st.isDirectory() : !st.isFile()) return `${path} is ${fileKind(st)}`;
   if (typeof process.getuid === "function") {
     if (st.uid !== process.getuid()) return `${path} belongs to another user (uid ${st.uid})`;
-    if ((st.mode & 0o022) !== 0) return `${path} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`;
+    if ((st.mode & 0o022) !== 0)
+      return `${path} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`;
   }
   return null;
 }
@@ -234,7 +325,12 @@ export class ResultCache {
    * @param build the running build's identity ({@link buildIdOf}).
    * @param note where a problem with the cache file is reported (one line, ending in a newline).
    */
-  constructor(private readonly dir: string, cwd: string, private readonly build: string, private readonly note: (s: string) => void) {
+  constructor(
+    private readonly dir: string,
+    cwd: string,
+    private readonly build: string,
+    private readonly note: (s: string) => void,
+  ) {
     this.file = join(dir, "v1", `${sha1(cwd)}.json`);
     const why = unfit(dir, "folder") ?? unfit(join(dir, "v1"), "folder") ?? unfit(this.file, "file");
     if (why) {
@@ -261,8 +357,16 @@ export class ResultCache {
     if (!make || read.code !== "ENOENT") return null;
     const key = randomBytes(32);
     try {
-      const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
-      try { writeSync(fd, key); } finally { closeSync(fd); }
+      const fd = openSync(
+        path,
+        constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+        0o600,
+      );
+      try {
+        writeSync(fd, key);
+      } finally {
+        closeSync(fd);
+      }
       return key;
     } catch {
       return this.readKey(false); // another run made it meanwhile
@@ -275,28 +379,40 @@ export class ResultCache {
    */
   private read(report: boolean): Map<string, Entry> | null {
     const note = report ? this.note : () => {};
-    const got = unfit(this.file, "file") === null ? readWorkspaceFile(this.file, { maxBytes: CACHE_MAX_BYTES }) : { ok: false as const, reason: "not a regular file of this user's", code: "not-regular" };
+    const got =
+      unfit(this.file, "file") === null
+        ? readWorkspaceFile(this.file, { maxBytes: CACHE_MAX_BYTES })
+        : { ok: false as const, reason: "not a regular file of this user's", code: "not-regular" };
     if (!got.ok) {
-      if (!["ENOENT", "ENOTDIR"].includes(got.code)) note(`gpu-pilot: cannot read the result cache ${this.file} (${got.reason}); every file is checked\n`);
+      if (!["ENOENT", "ENOTDIR"].includes(got.code))
+        note(`gpu-pilot: cannot read the result cache ${this.file} (${got.reason}); every file is checked\n`);
       return null;
     }
     let data: Partial<CacheFile>;
-    try { data = JSON.parse(got.bytes.toString("utf8")) as Partial<CacheFile>; } catch {
+    try {
+      data = JSON.parse(got.bytes.toString("utf8")) as Partial<CacheFile>;
+    } catch {
       note(`gpu-pilot: the result cache ${this.file} is not valid JSON; it is rebuilt\n`);
       return null;
     }
-    if (!isObject(data) || data.version !== 1 || data.build !== this.build || !isObject(data.entries) || !this.key) return null;
+    if (!isObject(data) || data.version !== 1 || data.build !== this.build || !isObject(data.entries) || !this.key)
+      return null;
     const out = new Map<string, Entry>();
     let poisoned = 0;
     for (const [path, e] of Object.entries(data.entries)) {
       if (isEntry(e) && macMatches(macOf(this.key, this.build, path, e), e.mac)) out.set(path, e);
       else poisoned++;
     }
-    if (poisoned) note(`gpu-pilot: ${poisoned} entr${poisoned === 1 ? "y" : "ies"} of the result cache ${this.file} ${poisoned === 1 ? "is" : "are"} malformed or not signed with its key; ${poisoned === 1 ? "that file is" : "those files are"} checked\n`);
+    if (poisoned)
+      note(
+        `gpu-pilot: ${poisoned} entr${poisoned === 1 ? "y" : "ies"} of the result cache ${this.file} ${poisoned === 1 ? "is" : "are"} malformed or not signed with its key; ${poisoned === 1 ? "that file is" : "those files are"} checked\n`,
+      );
     return out;
   }
   /** Whether `path` has an entry at all (only then are its options worth resolving for {@link lookup}). */
-  has(path: string): boolean { return this.entries.has(path); }
+  has(path: string): boolean {
+    return this.entries.has(path);
+  }
 
   /**
    * The kept result of `path` when it is unchanged (see the module comment) and was checked with
@@ -309,7 +425,10 @@ export class ResultCache {
     const e = this.entries.get(path);
     if (!e || !stamp || e.options !== options) return { hit: false };
     if (e.deps && Object.entries(e.deps).some(([dep, hash]) => this.hashOf(dep) !== hash)) return { hit: false };
-    if (sameStamp(e, stamp) && settled(e)) { this.used.add(path); return { hit: true, result: e.result }; }
+    if (sameStamp(e, stamp) && settled(e)) {
+      this.used.add(path);
+      return { hit: true, result: e.result };
+    }
     if (contentHashOf(path) !== e.content) return { hit: false };
     this.entries.set(path, this.signed(path, { ...e, ...stamp, checkedAtMs: nowMs }));
     this.used.add(path);
@@ -329,7 +448,15 @@ export class ResultCache {
    * what was checked; `deps`: the other files the result depends on (hashed now; one that cannot be
    * read, or more than MAX_DEPS, and the result is not kept).
    */
-  record(path: string, stamp: FileStamp | null, nowMs: number, options: string, content: string, result: CachedResult, deps: readonly string[] = []): void {
+  record(
+    path: string,
+    stamp: FileStamp | null,
+    nowMs: number,
+    options: string,
+    content: string,
+    result: CachedResult,
+    deps: readonly string[] = [],
+  ): void {
     if (!stamp || deps.length > MAX_DEPS) return;
     const hashes: Record<string, string> = {};
     for (const d of deps) {
@@ -337,7 +464,17 @@ export class ResultCache {
       if (h === null) return;
       hashes[d] = h;
     }
-    this.entries.set(path, this.signed(path, { ...stamp, options, content, checkedAtMs: nowMs, result, ...(deps.length ? { deps: hashes } : {}) }));
+    this.entries.set(
+      path,
+      this.signed(path, {
+        ...stamp,
+        options,
+        content,
+        checkedAtMs: nowMs,
+        result,
+        ...(deps.length ? { deps: hashes } : {}),
+      }),
+    );
     this.used.add(path);
     this.dirty = true;
   }
@@ -351,7 +488,11 @@ export class ResultCache {
   forgetMissingUnder(folders: readonly string[]): void {
     const prefixes = folders.map((f) => (f.endsWith(sep) ? f : f + sep));
     for (const path of this.entries.keys()) {
-      if (!this.used.has(path) && prefixes.some((p) => path.startsWith(p))) { this.entries.delete(path); this.forgotten.add(path); this.dirty = true; }
+      if (!this.used.has(path) && prefixes.some((p) => path.startsWith(p))) {
+        this.entries.delete(path);
+        this.forgotten.add(path);
+        this.dirty = true;
+      }
     }
   }
 
@@ -367,14 +508,26 @@ export class ResultCache {
       return;
     }
     const fresh = unfit(this.dir, "folder") ?? unfit(dirname(this.file), "folder");
-    if (fresh) { this.note(`gpu-pilot: results are not cached: ${fresh}\n`); return; }
+    if (fresh) {
+      this.note(`gpu-pilot: results are not cached: ${fresh}\n`);
+      return;
+    }
     if (!this.key) {
       this.key = this.readKey(true);
-      if (!this.key) { this.note(`gpu-pilot: results are not cached: the key ${join(dirname(this.file), "key")} cannot be made or read\n`); return; }
+      if (!this.key) {
+        this.note(
+          `gpu-pilot: results are not cached: the key ${join(dirname(this.file), "key")} cannot be made or read\n`,
+        );
+        return;
+      }
       for (const [path, e] of this.entries) this.entries.set(path, this.signed(path, e));
     }
     const unlock = lockFile(`${this.file}.lock`);
-    try { this.write(); } finally { unlock(); }
+    try {
+      this.write();
+    } finally {
+      unlock();
+    }
   }
 
   /**
@@ -387,26 +540,38 @@ export class ResultCache {
     for (const path of this.forgotten) merged.delete(path);
     let list = [...merged.entries()];
     // Over the cap: the entries this run used stay, then the most recently checked.
-    if (list.length > MAX_ENTRIES) list = list.sort((a, b) => Number(this.used.has(b[0])) - Number(this.used.has(a[0])) || b[1].checkedAtMs - a[1].checkedAtMs).slice(0, MAX_ENTRIES);
+    if (list.length > MAX_ENTRIES)
+      list = list
+        .sort(
+          (a, b) => Number(this.used.has(b[0])) - Number(this.used.has(a[0])) || b[1].checkedAtMs - a[1].checkedAtMs,
+        )
+        .slice(0, MAX_ENTRIES);
     const data: CacheFile = { version: 1, build: this.build, entries: Object.fromEntries(list) };
     const tmp = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
       writeFileSync(tmp, JSON.stringify(data), { mode: 0o600, flag: "wx" });
       renameSync(tmp, this.file);
     } catch (e) {
-      try { rmSync(tmp, { force: true }); } catch { /* nothing was written */ }
+      try {
+        rmSync(tmp, { force: true });
+      } catch {
+        /* nothing was written */
+      }
       this.cannotWrite(e);
     }
   }
 
   private cannotWrite(e: unknown): void {
-    this.note(`gpu-pilot: results are not cached: cannot write ${this.file} (${(e as Error).message}); --no-cache turns the cache off\n`);
+    this.note(
+      `gpu-pilot: results are not cached: cannot write ${this.file} (${(e as Error).message}); --no-cache turns the cache off\n`,
+    );
   }
 }
 
 /** Compares two hex MACs in constant time. */
 function macMatches(expected: string, given: string): boolean {
-  const a = Buffer.from(expected, "hex"), b = Buffer.from(given, "hex");
+  const a = Buffer.from(expected, "hex"),
+    b = Buffer.from(given, "hex");
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
@@ -426,10 +591,20 @@ function lockFile(lock: string): () => void {
   for (let waited = 0; waited <= LOCK_WAIT_MS; waited += 10) {
     try {
       closeSync(openSync(lock, "wx"));
-      return () => { try { rmSync(lock, { force: true }); } catch { /* gone already */ } };
+      return () => {
+        try {
+          rmSync(lock, { force: true });
+        } catch {
+          /* gone already */
+        }
+      };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") return () => {};
-      try { if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, { force: true }); } catch { /* released meanwhile */ }
+      try {
+        if (Date.now() - statSync(lock).mtimeMs > LOCK_STALE_MS) rmSync(lock, { force: true });
+      } catch {
+        /* released meanwhile */
+      }
       Atomics.wait(pause, 0, 0, 10);
     }
   }

@@ -23,8 +23,9 @@ function forgeWebUrl(spec: string): { web: string; host: string } | null {
     const host = { github: "github.com", gitlab: "gitlab.com", bitbucket: "bitbucket.org" }[short[1] ?? "github"]!;
     return { web: `https://${host}/${short[2]}/${short[3]}`, host };
   }
-  const m = /^(?:git\+)?(?:https?|ssh|git):\/\/(?:[^@/]+@)?([^/:]+)(?::\d+)?\/(.+?)(?:\.git)?\/?(?:#.*)?$/.exec(spec)
-    ?? /^(?:[^@/]+@)?([^/:]+):(?!\/)(.+?)(?:\.git)?$/.exec(spec); // scp-like git@github.com:owner/name.git
+  const m =
+    /^(?:git\+)?(?:https?|ssh|git):\/\/(?:[^@/]+@)?([^/:]+)(?::\d+)?\/(.+?)(?:\.git)?\/?(?:#.*)?$/.exec(spec) ??
+    /^(?:[^@/]+@)?([^/:]+):(?!\/)(.+?)(?:\.git)?$/.exec(spec); // scp-like git@github.com:owner/name.git
   if (!m) return null;
   const host = m[1].toLowerCase();
   if (!/(^|\.)(github\.com|gitlab\.com|bitbucket\.org)$/.test(host) && !host.startsWith("gitlab.")) return null;
@@ -76,8 +77,13 @@ export function ownProjectLinks(): ProjectLinks {
   for (let dir = __dirname, i = 0; i < 4; i++, dir = dirname(dir)) {
     try {
       const pkg = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as ProjectLinks & { name?: string };
-      if (pkg.name === "gpu-pilot") { ownLinks = { repository: pkg.repository, homepage: pkg.homepage }; break; }
-    } catch { /* none here: look higher */ }
+      if (pkg.name === "gpu-pilot") {
+        ownLinks = { repository: pkg.repository, homepage: pkg.homepage };
+        break;
+      }
+    } catch {
+      /* none here: look higher */
+    }
   }
   return ownLinks;
 }

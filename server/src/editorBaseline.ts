@@ -22,11 +22,18 @@ export class BaselineFiles {
   /** The baseline at `path` (absolute), or null when it cannot be used (warned once). */
   get(path: string): Baseline | null {
     let stamp: string;
-    try { const st = statSync(path); stamp = `${st.size}:${st.mtimeMs}:${st.ino}`; } catch { stamp = "missing"; }
+    try {
+      const st = statSync(path);
+      stamp = `${st.size}:${st.mtimeMs}:${st.ino}`;
+    } catch {
+      stamp = "missing";
+    }
     const hit = this.kept.get(path);
     if (hit && hit.stamp === stamp) return hit.baseline;
     let baseline: Baseline | null = null;
-    try { baseline = loadBaseline(path); } catch (e) {
+    try {
+      baseline = loadBaseline(path);
+    } catch (e) {
       if (!(e instanceof BaselineError)) throw e;
       this.warn(`GPU Pilot: ${e.message}; findings are shown as usual`);
     }
@@ -35,20 +42,35 @@ export class BaselineFiles {
   }
 
   /** Forgets every file (a watched file changed, or settings did). */
-  clear(): void { this.kept.clear(); }
+  clear(): void {
+    this.kept.clear();
+  }
 }
 
 /** A finding as the editor lints it: code, 0-based range, and (notebooks) its cell index. */
-export interface EditorFinding { code: string; range: { start: { line: number }; end: { line: number } }; cell?: number }
+export interface EditorFinding {
+  code: string;
+  range: { start: { line: number }; end: { line: number } };
+  cell?: number;
+}
 
 /**
  * Which of a document's findings `baseline` holds.
  * @param file the document's path (absolute).
  * @param texts the text of the document, or of each notebook cell (indexed by `cell`).
  */
-export function baselinedIn(baseline: Baseline, file: string, findings: readonly EditorFinding[], texts: readonly string[]): boolean[] {
+export function baselinedIn(
+  baseline: Baseline,
+  file: string,
+  findings: readonly EditorFinding[],
+  texts: readonly string[],
+): boolean[] {
   const lines = texts.map(splitLines);
-  const asFindings = findings.map((d) => ({ code: d.code, file, lines: findingLines(lines[d.cell ?? 0] ?? [], d.range.start.line, d.range.end.line) }));
+  const asFindings = findings.map((d) => ({
+    code: d.code,
+    file,
+    lines: findingLines(lines[d.cell ?? 0] ?? [], d.range.start.line, d.range.end.line),
+  }));
   return matchBaseline(baseline, asFindings, []).baselined;
 }
 

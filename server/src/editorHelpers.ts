@@ -19,7 +19,11 @@ function lineText(text: string, line: number): string | null {
  * of this document version), queried on that line only; without them the text is parsed (the
  * parser must be loaded). A line without `#` has no comment: no parse.
  */
-export function commentOnLine(text: string, line: number, trees?: ModuleTrees): { column: number; text: string } | null {
+export function commentOnLine(
+  text: string,
+  line: number,
+  trees?: ModuleTrees,
+): { column: number; text: string } | null {
   if (!lineText(text, line)?.includes("#")) return null;
   if (trees) {
     for (const c of trees.descendantsOfType("comment", { row: line, column: 0 }, { row: line + 1, column: 0 })) {
@@ -56,15 +60,25 @@ export function noqaEdit(text: string, line: number, code: string, trees?: Modul
     const codes = m[1].split(/\s*,\s*/).map((c) => c.toUpperCase());
     if (codes.includes(code)) return null;
     const start = m.index;
-    return { range: { start: { line, character: start }, end: { line, character: start + m[0].length } }, newText: `# noqa: ${[...codes, code].join(", ")}` };
+    return {
+      range: { start: { line, character: start }, end: { line, character: start + m[0].length } },
+      newText: `# noqa: ${[...codes, code].join(", ")}`,
+    };
   }
   const end = l.length;
   const trimmedEnd = l.trimEnd().length;
-  return { range: { start: { line, character: trimmedEnd }, end: { line, character: end } }, newText: `  # noqa: ${code}` };
+  return {
+    range: { start: { line, character: trimmedEnd }, end: { line, character: end } },
+    newText: `  # noqa: ${code}`,
+  };
 }
 
 /** The rule code under `position` inside a `# noqa: ...` comment, with its range. */
-export function noqaCodeAt(text: string, position: Position, trees?: ModuleTrees): { code: string; range: Range } | null {
+export function noqaCodeAt(
+  text: string,
+  position: Position,
+  trees?: ModuleTrees,
+): { code: string; range: Range } | null {
   if (!lineText(text, position.line)?.includes("noqa")) return null; // NOQA needs it in the line's comment
   const comment = commentOnLine(text, position.line, trees);
   if (!comment) return null;
@@ -77,7 +91,13 @@ export function noqaCodeAt(text: string, position: Position, trees?: ModuleTrees
     const code = part.trim();
     const s = at + lead;
     if (position.character >= s && position.character <= s + code.length) {
-      return { code: code.toUpperCase(), range: { start: { line: position.line, character: s }, end: { line: position.line, character: s + code.length } } };
+      return {
+        code: code.toUpperCase(),
+        range: {
+          start: { line: position.line, character: s },
+          end: { line: position.line, character: s + code.length },
+        },
+      };
     }
     at += part.length + 1;
   }
@@ -88,9 +108,21 @@ export function noqaCodeAt(text: string, position: Position, trees?: ModuleTrees
 export function ruleMarkdown(meta: RuleMeta, href: string): string {
   return [
     `**${meta.code}** \`${meta.name}\` · ${meta.severity}${meta.fixable ? " · fixable" : ""}`,
-    "", meta.docs.what, "", `**Why is this bad?** ${meta.docs.why}`, "",
-    "**Example**", `\`\`\`${meta.docs.language ?? "python"}`, meta.docs.example.trimEnd(), "```", "",
-    "**Use instead**", `\`\`\`${meta.docs.language ?? "python"}`, meta.docs.fix.trimEnd(), "```", "",
+    "",
+    meta.docs.what,
+    "",
+    `**Why is this bad?** ${meta.docs.why}`,
+    "",
+    "**Example**",
+    `\`\`\`${meta.docs.language ?? "python"}`,
+    meta.docs.example.trimEnd(),
+    "```",
+    "",
+    "**Use instead**",
+    `\`\`\`${meta.docs.language ?? "python"}`,
+    meta.docs.fix.trimEnd(),
+    "```",
+    "",
     `[Full documentation](${href})`,
   ].join("\n");
 }

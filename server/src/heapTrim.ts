@@ -20,13 +20,21 @@
  */
 
 /** V8's `gc` function as `--expose-gc` defines it (the options object is V8's, gc-extension.cc). */
-export type GcFunction = (options?: { type?: "major" | "minor"; execution?: "sync" | "async"; flavor?: "regular" | "last-resort" }) => unknown;
+export type GcFunction = (options?: {
+  type?: "major" | "minor";
+  execution?: "sync" | "async";
+  flavor?: "regular" | "last-resort";
+}) => unknown;
 
 /** Milliseconds without a lint after which the server trims its heap (a pause in typing, not a keystroke gap). */
 export const IDLE_TRIM_MS = 2000;
 
 /** What one trim did: RSS before and after (MiB) and the collection's duration (ms). */
-export interface TrimReport { rssBeforeMiB: number; rssAfterMiB: number; ms: number }
+export interface TrimReport {
+  rssBeforeMiB: number;
+  rssAfterMiB: number;
+  ms: number;
+}
 
 /** Timer functions, replaceable in tests. */
 export interface TrimTimers {
@@ -51,24 +59,32 @@ export class IdleHeapTrim {
     private readonly gc: GcFunction | undefined,
     private readonly onTrim: (r: TrimReport) => void = () => {},
     private readonly idleMs = IDLE_TRIM_MS,
-    private readonly timers: TrimTimers = { setTimeout: (f, ms) => setTimeout(f, ms), clearTimeout: (t) => clearTimeout(t as NodeJS.Timeout) },
+    private readonly timers: TrimTimers = {
+      setTimeout: (f, ms) => setTimeout(f, ms),
+      clearTimeout: (t) => clearTimeout(t as NodeJS.Timeout),
+    },
     private readonly rssBytes: () => number = () => process.memoryUsage.rss(),
   ) {}
 
   /** Whether a trim can happen at all (the process has V8's `gc`). */
-  get enabled(): boolean { return this.gc !== undefined; }
+  get enabled(): boolean {
+    return this.gc !== undefined;
+  }
 
   /** Work just ended: trim after `idleMs` more without work (re-armed by the next call). */
   afterWork(): void {
     if (!this.gc) return;
     if (this.timer !== null) this.timers.clearTimeout(this.timer);
-    const t = this.timers.setTimeout(() => { this.timer = null; this.trim(); }, this.idleMs);
+    const t = this.timers.setTimeout(() => {
+      this.timer = null;
+      this.trim();
+    }, this.idleMs);
     t.unref?.(); // never keeps the process alive on its own
     this.timer = t;
   }
 
   private trim(): void {
-    const mib = (b: number) => Math.round(b / 2 ** 20 * 10) / 10;
+    const mib = (b: number) => Math.round((b / 2 ** 20) * 10) / 10;
     const before = this.rssBytes();
     const t0 = performance.now();
     this.gc!({ type: "major", execution: "sync", flavor: "last-resort" });

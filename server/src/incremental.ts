@@ -16,7 +16,9 @@ import { lineStarts, offsetAt, pointAfterInsert } from "./engine/fixes";
  * grows with every change; -1 when unknown).
  */
 export interface KeptTree {
-  tree: ModuleTrees; text: string | null; version: number;
+  tree: ModuleTrees;
+  text: string | null;
+  version: number;
   /** What the machine hovers read of the lint's model of `tree`; dropped by a change. */
   model?: MachineModel;
   /** No change was applied to `tree` since it was kept: its nodes are those of `text`'s parse. */
@@ -78,7 +80,10 @@ export class DocumentTrees {
    * @param limit how many trees are kept at most (the least recently kept are freed first).
    * @param kept where they are kept (a Map of its own unless given).
    */
-  constructor(private readonly limit = KEPT_TREES, private readonly kept: KeptTrees = new Map<string, KeptTree>()) {}
+  constructor(
+    private readonly limit = KEPT_TREES,
+    private readonly kept: KeptTrees = new Map<string, KeptTree>(),
+  ) {}
 
   /** How many trees are kept now. */
   get size(): number {
@@ -100,7 +105,13 @@ export class DocumentTrees {
   take(uri: string, text: string | null, version = -1): ModuleTrees | undefined {
     const k = this.kept.get(uri);
     this.kept.delete(uri);
-    if (k && (text === null || (version >= 0 && k.version === version && (k.text === null || k.text.length === text.length)) || (k.text !== null && k.text === text))) return k.tree;
+    if (
+      k &&
+      (text === null ||
+        (version >= 0 && k.version === version && (k.text === null || k.text.length === text.length)) ||
+        (k.text !== null && k.text === text))
+    )
+      return k.tree;
     k?.tree.delete();
     for (const old of this.kept.keys()) {
       if (this.kept.size < this.limit) break;
@@ -168,13 +179,19 @@ export class DocumentTrees {
     const versionBefore = k.version;
     const changes = params.contentChanges;
     const first = changes[0];
-    const atVersion = !!before && versionBefore >= 0 && before.version === versionBefore && params.textDocument.version > versionBefore;
+    const atVersion =
+      !!before && versionBefore >= 0 && before.version === versionBefore && params.textDocument.version > versionBefore;
     if (atVersion && changes.length === 1 && "range" in first && first.range) {
-      const startIndex = before!.offsetAt(first.range.start), oldEndIndex = before!.offsetAt(first.range.end);
-      const s = before!.positionAt(startIndex), e = before!.positionAt(oldEndIndex);
+      const startIndex = before!.offsetAt(first.range.start),
+        oldEndIndex = before!.offsetAt(first.range.end);
+      const s = before!.positionAt(startIndex),
+        e = before!.positionAt(oldEndIndex);
       k.tree.edit({
-        startIndex, oldEndIndex, newEndIndex: startIndex + first.text.length,
-        startPosition: { row: s.line, column: s.character }, oldEndPosition: { row: e.line, column: e.character },
+        startIndex,
+        oldEndIndex,
+        newEndIndex: startIndex + first.text.length,
+        startPosition: { row: s.line, column: s.character },
+        oldEndPosition: { row: e.line, column: e.character },
         newEndPosition: pointAfterInsert({ row: s.line, column: s.character }, first.text),
       });
       k.text = null;
@@ -182,15 +199,26 @@ export class DocumentTrees {
       return;
     }
     let text = k.text ?? (atVersion ? before!.getText() : null);
-    if (text === null) { this.forget(params.textDocument.uri); return; }
+    if (text === null) {
+      this.forget(params.textDocument.uri);
+      return;
+    }
     for (const change of params.contentChanges) {
-      if (!("range" in change) || !change.range) { this.forget(params.textDocument.uri); return; }
+      if (!("range" in change) || !change.range) {
+        this.forget(params.textDocument.uri);
+        return;
+      }
       k.version = -1;
       const startIndex = offsetOf(text, change.range.start);
       const oldEndIndex = offsetOf(text, change.range.end);
-      const newEndPosition = pointAfterInsert({ row: change.range.start.line, column: change.range.start.character }, change.text);
+      const newEndPosition = pointAfterInsert(
+        { row: change.range.start.line, column: change.range.start.character },
+        change.text,
+      );
       k.tree.edit({
-        startIndex, oldEndIndex, newEndIndex: startIndex + change.text.length,
+        startIndex,
+        oldEndIndex,
+        newEndIndex: startIndex + change.text.length,
         startPosition: { row: change.range.start.line, column: change.range.start.character },
         oldEndPosition: { row: change.range.end.line, column: change.range.end.character },
         newEndPosition,
@@ -212,7 +240,10 @@ export class DocumentTrees {
       get: (target, prop, receiver) => {
         if (prop === "onDidChangeTextDocument") {
           return (handler: NotificationHandler<DidChangeTextDocumentParams>) =>
-            target.onDidChangeTextDocument((params) => { this.applyChanges(params, documentOf?.(params.textDocument.uri)); return handler(params); });
+            target.onDidChangeTextDocument((params) => {
+              this.applyChanges(params, documentOf?.(params.textDocument.uri));
+              return handler(params);
+            });
         }
         const v = Reflect.get(target, prop, receiver) as unknown;
         return typeof v === "function" ? (v as (...a: unknown[]) => unknown).bind(target) : v;

@@ -15,8 +15,10 @@ import type { Message } from "vscode-languageserver/node";
 
 /** The LSP notifications that make a lint of a document's current version stale (LSP 3.17 method names). */
 const STALE_MAKERS = new Set([
-  "textDocument/didChange", "textDocument/didClose",
-  "notebookDocument/didChange", "notebookDocument/didClose",
+  "textDocument/didChange",
+  "textDocument/didClose",
+  "notebookDocument/didChange",
+  "notebookDocument/didClose",
 ]);
 
 /**
@@ -24,7 +26,10 @@ const STALE_MAKERS = new Set([
  * `params.notebookDocument.uri`), or null for every other message.
  */
 export function changedDocument(message: Message): string | null {
-  const m = message as { method?: unknown; params?: { textDocument?: { uri?: unknown }; notebookDocument?: { uri?: unknown } } };
+  const m = message as {
+    method?: unknown;
+    params?: { textDocument?: { uri?: unknown }; notebookDocument?: { uri?: unknown } };
+  };
   if (typeof m.method !== "string" || !STALE_MAKERS.has(m.method)) return null;
   const uri = m.method.startsWith("notebookDocument/") ? m.params?.notebookDocument?.uri : m.params?.textDocument?.uri;
   return typeof uri === "string" ? uri : null;
@@ -45,7 +50,8 @@ export class ChangeBacklog {
     const uri = changedDocument(message);
     if (uri === null) return;
     const n = (this.queued.get(uri) ?? 0) - 1;
-    if (n > 0) this.queued.set(uri, n); else this.queued.delete(uri);
+    if (n > 0) this.queued.set(uri, n);
+    else this.queued.delete(uri);
   }
 
   /** Whether a change or close of `uri` is waiting in the queue (a lint of its current version would be stale). */

@@ -11,8 +11,14 @@
  * inventory, running kernel) and documents.ts (open, change, close).
  */
 import {
-  createConnection, ProposedFeatures, TextDocumentSyncKind, CodeActionKind, type InitializeResult,
-  IPCMessageReader, StreamMessageReader, type MessageReader,
+  createConnection,
+  ProposedFeatures,
+  TextDocumentSyncKind,
+  CodeActionKind,
+  type InitializeResult,
+  IPCMessageReader,
+  StreamMessageReader,
+  type MessageReader,
 } from "vscode-languageserver/node";
 import { initEngine } from "./engine/lint";
 import { checkEditorSettings } from "../../common/src/lsp/protocol";
@@ -31,7 +37,12 @@ import { registerDocumentSync } from "./handlers/documents";
 /** Changes read from the transport but not yet dispatched, per document (see scheduling.ts). */
 const backlog = new ChangeBacklog();
 const connection = createConnection(ProposedFeatures.all, {
-  messageStrategy: { handleMessage: (message, next) => { backlog.dispatched(message); return next(message); } },
+  messageStrategy: {
+    handleMessage: (message, next) => {
+      backlog.dispatched(message);
+      return next(message);
+    },
+  },
 });
 /**
  * A second reader on the transport the connection chose from the command line (`--stdio`,
@@ -49,16 +60,20 @@ const ctx = new ServerContext(connection, session, backlog);
 const queue = new LintQueue(ctx);
 
 connection.onInitialize((params): InitializeResult => {
-  session.clientResolvesEdits = params.capabilities.textDocument?.codeAction?.resolveSupport?.properties.includes("edit") ?? false;
+  session.clientResolvesEdits =
+    params.capabilities.textDocument?.codeAction?.resolveSupport?.properties.includes("edit") ?? false;
   const init = checkEditorSettings(params.initializationOptions);
   session.settings = init.value;
-  for (const p of init.problems) connection.console.warn(`GPU Pilot: initializationOptions: ${p}; the default is used.`);
+  for (const p of init.problems)
+    connection.console.warn(`GPU Pilot: initializationOptions: ${p}; the default is used.`);
   session.workspaceRoots = [
     ...(params.workspaceFolders ?? []).map((f) => pathOf(f.uri)),
     ...(params.workspaceFolders ? [] : [params.rootUri ? pathOf(params.rootUri) : null]),
   ].filter((p): p is string => p !== null);
   ctx.engineReady = initEngine().catch((e) => {
-    connection.console.error(`GPU Pilot could not load its Python parser: ${e instanceof Error ? e.message : String(e)}`);
+    connection.console.error(
+      `GPU Pilot could not load its Python parser: ${e instanceof Error ? e.message : String(e)}`,
+    );
   });
   return {
     capabilities: {
@@ -68,7 +83,10 @@ connection.onInitialize((params): InitializeResult => {
       // (the position among all cells, as the CLI counts them in the .ipynb). Non-Python cells are
       // markup to the engine (cellsOf).
       notebookDocumentSync: { notebookSelector: [{ notebook: { notebookType: "jupyter-notebook" } }] },
-      codeActionProvider: { codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`, UNSAFE_FIXES_KIND], resolveProvider: true },
+      codeActionProvider: {
+        codeActionKinds: [CodeActionKind.QuickFix, `${CodeActionKind.SourceFixAll}.gpuPilot`, UNSAFE_FIXES_KIND],
+        resolveProvider: true,
+      },
       hoverProvider: true,
       inlayHintProvider: true,
     },

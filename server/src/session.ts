@@ -31,7 +31,12 @@
  * Engine side tables (the project index, the baseline files, the partition cache) stay the
  * server's: they are shared by documents, not owned by one.
  */
-import { TextDocuments, NotebookDocuments, type Connection, type TextEdit as LspTextEdit } from "vscode-languageserver/node";
+import {
+  TextDocuments,
+  NotebookDocuments,
+  type Connection,
+  type TextEdit as LspTextEdit,
+} from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import { DocumentTrees, KEPT_TREES, type KeptTree, type KeptTrees } from "./incremental";
 import type { Fix, KernelRestart } from "./engine/types";
@@ -44,13 +49,21 @@ import type { RunningKernelFacts } from "../../common/src/kernel/runningKernel";
  * A notebook cell's fix: the engine's fix with its edits mapped from the joined text to the cells
  * they edit (`{ uri: cellUri, edit: { range, newText } }`, ranges in the cell).
  */
-export interface CellFix { title: string; safe: boolean; note?: string; edits: Array<{ uri: string; edit: LspTextEdit }> }
+export interface CellFix {
+  title: string;
+  safe: boolean;
+  note?: string;
+  edits: Array<{ uri: string; edit: LspTextEdit }>;
+}
 
 /**
  * The "Restart kernel on GPU n" a GPU001 finding of a running kernel offers (issue 42): the
  * notebook's URI (the command's first argument) and the engine's `{ variable, devices }`.
  */
-export interface RestartOffer { notebook: string; restart: KernelRestart }
+export interface RestartOffer {
+  notebook: string;
+  restart: KernelRestart;
+}
 
 /**
  * What a notebook's last committed lint left for one of its cells. Fixes and offers are keyed as
@@ -69,7 +82,10 @@ export class CellState {
 }
 
 /** The GPU001 lines (0-based) of a lint, and the document version that lint was of. */
-export interface NoEffectLines { version: number; lines: ReadonlySet<number> }
+export interface NoEffectLines {
+  version: number;
+  lines: ReadonlySet<number>;
+}
 
 /**
  * What the server keeps about one open text document (Python, a manifest) or notebook, by URI.
@@ -152,7 +168,7 @@ export class OpenDocument {
   /** The state of cell `cellUri`, made empty on first use. */
   cell(cellUri: string): CellState {
     let c = this.cells.get(cellUri);
-    if (!c) this.cells.set(cellUri, c = new CellState());
+    if (!c) this.cells.set(cellUri, (c = new CellState()));
     return c;
   }
 }
@@ -197,7 +213,9 @@ export class Session {
         this.treeOrder.delete(uri);
       },
       keys: () => this.treeOrder.keys(),
-      get size() { return order.size; },
+      get size() {
+        return order.size;
+      },
     };
     this.trees = new DocumentTrees(treeLimit, slots);
   }
@@ -219,7 +237,7 @@ export class Session {
   /** The state of `uri` (a text document or notebook, never a cell), made empty on first use. */
   ensure(uri: string): OpenDocument {
     let d = this.open.get(uri);
-    if (!d) this.open.set(uri, d = new OpenDocument(uri));
+    if (!d) this.open.set(uri, (d = new OpenDocument(uri)));
     return d;
   }
 

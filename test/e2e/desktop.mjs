@@ -18,9 +18,19 @@ function writeResults(tests, note) {
   const passed = tests.filter((t) => t.state === "passed").length;
   const failed = tests.filter((t) => t.state === "failed").length;
   fs.mkdirSync(runDir, { recursive: true });
-  fs.writeFileSync(path.join(runDir, "results.json"), JSON.stringify({
-    passed, failed, tests: tests.map(({ title, state, error = null }) => ({ title, state, error })), ...(note ? { note } : {}),
-  }, null, 2) + "\n");
+  fs.writeFileSync(
+    path.join(runDir, "results.json"),
+    JSON.stringify(
+      {
+        passed,
+        failed,
+        tests: tests.map(({ title, state, error = null }) => ({ title, state, error })),
+        ...(note ? { note } : {}),
+      },
+      null,
+      2,
+    ) + "\n",
+  );
   return { passed, failed };
 }
 
@@ -28,7 +38,8 @@ async function main() {
   const { runTests } = await import("@vscode/test-electron");
   ensureBuilt();
   const out = path.join(runDir, "results");
-  for (const d of [out, path.join(runDir, "ws"), path.join(runDir, "ud")]) fs.rmSync(d, { recursive: true, force: true });
+  for (const d of [out, path.join(runDir, "ws"), path.join(runDir, "ud")])
+    fs.rmSync(d, { recursive: true, force: true });
   fs.mkdirSync(out, { recursive: true });
   const suiteIndex = await compileSuite(path.join(runDir, "suite"));
   const ws = path.join(runDir, "ws");
@@ -56,15 +67,25 @@ async function main() {
       version: process.env.VSCODE_TEST_VERSION || "stable",
       timeout: 30_000,
       ...(process.env.VSCODE_EXECUTABLE_PATH ? { vscodeExecutablePath: process.env.VSCODE_EXECUTABLE_PATH } : {}),
-      launchArgs: [ws, "--user-data-dir", ud, "--disable-extensions", "--disable-workspace-trust", "--skip-welcome",
-        "--skip-release-notes", "--disable-gpu"],
+      launchArgs: [
+        ws,
+        "--user-data-dir",
+        ud,
+        "--disable-extensions",
+        "--disable-workspace-trust",
+        "--skip-welcome",
+        "--skip-release-notes",
+        "--disable-gpu",
+      ],
     });
   } catch (e) {
     const msg = String(e?.message || e);
     if (!fs.existsSync(path.join(out, "suite-results.json"))) {
-      console.error(`\ntest:desktop: no desktop VS Code could be downloaded or started here:\n  ${msg.split("\n")[0]}\n` +
-        "This is expected on machines without internet access or a display. Run the same suite in code-server\n" +
-        "instead: `node test/e2e/run.mjs` (see test/e2e/README.md), or set VSCODE_EXECUTABLE_PATH.");
+      console.error(
+        `\ntest:desktop: no desktop VS Code could be downloaded or started here:\n  ${msg.split("\n")[0]}\n` +
+          "This is expected on machines without internet access or a display. Run the same suite in code-server\n" +
+          "instead: `node test/e2e/run.mjs` (see test/e2e/README.md), or set VSCODE_EXECUTABLE_PATH.",
+      );
       writeResults([{ title: "desktop VS Code", state: "failed", error: msg }], "no desktop VS Code");
       return 1;
     }
@@ -74,8 +95,10 @@ async function main() {
   const tests = fs.existsSync(res) ? JSON.parse(fs.readFileSync(res, "utf8")).tests : [];
   if (!tests.length) tests.push({ title: "suite", state: "failed", error: `no results (exit code ${code})` });
   const { passed, failed } = writeResults(tests);
-  console.log(`\n${failed || code ? "DESKTOP E2E FAILED" : "DESKTOP E2E PASSED"}: ${passed} passed, ${failed} failed (VS Code exit code ${code}); ` +
-    `results: ${path.relative(process.cwd(), path.join(runDir, "results.json"))}`);
+  console.log(
+    `\n${failed || code ? "DESKTOP E2E FAILED" : "DESKTOP E2E PASSED"}: ${passed} passed, ${failed} failed (VS Code exit code ${code}); ` +
+      `results: ${path.relative(process.cwd(), path.join(runDir, "results.json"))}`,
+  );
   return failed === 0 && code === 0 ? 0 : 1;
 }
 
@@ -84,7 +107,10 @@ const timer = setTimeout(() => {
   process.exit(124);
 }, TIMEOUT_S * 1000);
 timer.unref();
-main().then((c) => process.exit(c), (e) => {
-  console.error(`test:desktop failed: ${e?.stack || e}`);
-  process.exit(1);
-});
+main().then(
+  (c) => process.exit(c),
+  (e) => {
+    console.error(`test:desktop failed: ${e?.stack || e}`);
+    process.exit(1);
+  },
+);

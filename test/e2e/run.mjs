@@ -25,8 +25,20 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import {
-  acquireLock, ensureBuilt, ensureTools, fakeNvidiaSmi, launchBrowser, log, onShutdown, openGpuPilotView, remoteUri,
-  repoRoot, startCodeServer, waitForWorkbench, workbenchUrl, writeSettings,
+  acquireLock,
+  ensureBuilt,
+  ensureTools,
+  fakeNvidiaSmi,
+  launchBrowser,
+  log,
+  onShutdown,
+  openGpuPilotView,
+  remoteUri,
+  repoRoot,
+  startCodeServer,
+  waitForWorkbench,
+  workbenchUrl,
+  writeSettings,
 } from "./lib/host.mjs";
 import { compileSuite } from "./lib/compile.mjs";
 import { slurmAvailability, startCluster } from "../../scripts/slurm-cluster.mjs";
@@ -85,11 +97,14 @@ const shutdown = onShutdown(async (code) => {
 });
 
 // Whole-run watchdog: results are still written and the process group still killed.
-const watchdog = setTimeout(async () => {
-  console.error(`[e2e] FAIL: the whole run exceeded ${opts.timeout} s`);
-  tests.push({ title: "e2e run", state: "failed", error: `timed out after ${opts.timeout} s` });
-  await shutdown(124);
-}, Number(opts.timeout) * 1000);
+const watchdog = setTimeout(
+  async () => {
+    console.error(`[e2e] FAIL: the whole run exceeded ${opts.timeout} s`);
+    tests.push({ title: "e2e run", state: "failed", error: `timed out after ${opts.timeout} s` });
+    await shutdown(124);
+  },
+  Number(opts.timeout) * 1000,
+);
 watchdog.unref();
 
 function writeResults(note) {
@@ -97,11 +112,28 @@ function writeResults(note) {
   const failed = tests.filter((t) => t.state === "failed").length;
   fs.mkdirSync(runDir, { recursive: true });
   resultsWritten = true;
-  fs.writeFileSync(path.join(runDir, "results.json"), JSON.stringify({
-    passed, failed, tests: tests.map(({ title, state, error = null, durationMs, reason }) => ({ title, state, error, durationMs, ...(reason ? { reason } : {}) })),
-    timingsMs: timings, screenshots: fs.existsSync(screens) ? fs.readdirSync(screens).map((f) => path.join(screens, f)) : [],
-    ...(note ? { note } : {}), finishedAt: new Date().toISOString(),
-  }, null, 2) + "\n");
+  fs.writeFileSync(
+    path.join(runDir, "results.json"),
+    JSON.stringify(
+      {
+        passed,
+        failed,
+        tests: tests.map(({ title, state, error = null, durationMs, reason }) => ({
+          title,
+          state,
+          error,
+          durationMs,
+          ...(reason ? { reason } : {}),
+        })),
+        timingsMs: timings,
+        screenshots: fs.existsSync(screens) ? fs.readdirSync(screens).map((f) => path.join(screens, f)) : [],
+        ...(note ? { note } : {}),
+        finishedAt: new Date().toISOString(),
+      },
+      null,
+      2,
+    ) + "\n",
+  );
   return { passed, failed };
 }
 
@@ -164,7 +196,10 @@ async function suitePhase(ctx, folder, suiteIndex, extEnv) {
   await page.goto(url, { waitUntil: "domcontentloaded", timeout: 60_000 });
   let timer;
   const limit = Number(opts["suite-timeout"]) * 1000;
-  const res = await Promise.race([exited, new Promise((r) => (timer = setTimeout(() => r({ code: "timeout" }), limit)))]);
+  const res = await Promise.race([
+    exited,
+    new Promise((r) => (timer = setTimeout(() => r({ code: "timeout" }), limit))),
+  ]);
   clearTimeout(timer);
   log(`suite settled: codeAutomationExit(${res.code})`);
   for (const l of res.logs ?? []) {
@@ -190,7 +225,13 @@ async function dashboardFrame(page, selector, timeout) {
     const n = await frames.count();
     for (let i = 0; i < n; i++) {
       const inner = frames.nth(i).contentFrame().frameLocator("iframe#active-frame");
-      if (await inner.locator(selector).count().catch(() => 0)) return inner;
+      if (
+        await inner
+          .locator(selector)
+          .count()
+          .catch(() => 0)
+      )
+        return inner;
     }
     if (Date.now() > deadline) throw new Error(`no webview holds ${selector} after ${timeout} ms (${n} webviews open)`);
     await page.waitForTimeout(250);
@@ -204,7 +245,8 @@ async function uiPhase(ctx, folder, extEnv) {
     ["extensionEnvironment", JSON.stringify(extEnv)],
   ]);
   const t = Date.now();
-  const title = "UI: the GPU Pilot view lists `GPU 0` and `GPU 1`; a click on GPU 1's tick box in the dashboard ticks it in the tree and the status bar";
+  const title =
+    "UI: the GPU Pilot view lists `GPU 0` and `GPU 1`; a click on GPU 1's tick box in the dashboard ticks it in the tree and the status bar";
   try {
     await page.goto(url, { waitUntil: "domcontentloaded", timeout: 60_000 });
     await waitForWorkbench(page);
@@ -212,22 +254,33 @@ async function uiPhase(ctx, folder, extEnv) {
     const sidebar = page.locator(".part.sidebar");
     for (const label of ["GPU 0", "GPU 1"]) {
       // The row's label element holds exactly the label; the description (load, memory) is separate.
-      await sidebar.locator(".monaco-list-row .label-name", { hasText: new RegExp(`^${label}$`) }).first().waitFor({ timeout: 30_000 });
+      await sidebar
+        .locator(".monaco-list-row .label-name", { hasText: new RegExp(`^${label}$`) })
+        .first()
+        .waitFor({ timeout: 30_000 });
     }
     const rows = await sidebar.locator(".monaco-list-row .label-name").allTextContents();
     // The dashboard's webview (iframe in iframe): a real click on GPU 1's tick box.
     const tickSelector = 'input.tick[data-uuid="GPU-6486822f-842c-1320-f829-e4155c0d2130"]';
     const tick = (await dashboardFrame(page, tickSelector, 30_000)).locator(tickSelector);
     await tick.click();
-    const gpu1Row = sidebar.locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1$/ }) }).first();
+    const gpu1Row = sidebar
+      .locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1$/ }) })
+      .first();
     await gpu1Row.locator(".codicon-check, [aria-checked=true], .checked").first().waitFor({ timeout: 15_000 });
-    await page.locator(".part.statusbar", { hasText: /GPU 1 ·/ }).first().waitFor({ timeout: 15_000 });
+    await page
+      .locator(".part.statusbar", { hasText: /GPU 1 ·/ })
+      .first()
+      .waitFor({ timeout: 15_000 });
     await page.screenshot({ path: path.join(screens, "ui-gpu-tree.png"), timeout: 10_000 });
     tests.push({ title, state: "passed", durationMs: Date.now() - t });
     console.log(`  PASS: ${title} (rows: ${JSON.stringify(rows)})`);
   } catch (e) {
     await page.screenshot({ path: path.join(screens, "ui-gpu-tree-failed.png"), timeout: 10_000 }).catch(() => {});
-    const rows = await page.locator(".part.sidebar .monaco-list-row").allTextContents().catch(() => []);
+    const rows = await page
+      .locator(".part.sidebar .monaco-list-row")
+      .allTextContents()
+      .catch(() => []);
     const error = `${e.message.split("\n")[0]}; sidebar rows: ${JSON.stringify(rows)}`;
     tests.push({ title, state: "failed", error, durationMs: Date.now() - t });
     console.log(`  FAIL: ${title} :: ${error}`);
@@ -243,7 +296,8 @@ async function main() {
   await timed("tools", async () => ensureTools());
   await timed("build", async () => ensureBuilt({ force: opts.build }));
   for (const f of ["client.js", "server.js"]) {
-    if (!fs.existsSync(path.join(repoRoot, "dist", f))) log(`warning: dist/${f} missing after the build (is its source written yet?)`);
+    if (!fs.existsSync(path.join(repoRoot, "dist", f)))
+      log(`warning: dist/${f} missing after the build (is its source written yet?)`);
   }
   freshDir(screens);
   freshDir(logsDir);
@@ -251,7 +305,8 @@ async function main() {
   const suiteIndex = await timed("compileSuite", () => compileSuite(path.join(runDir, "suite")));
 
   // Fresh workspace copy and code-server state for every run.
-  for (const d of fs.readdirSync(runDir)) if (d.startsWith("ws-")) fs.rmSync(path.join(runDir, d), { recursive: true, force: true });
+  for (const d of fs.readdirSync(runDir))
+    if (d.startsWith("ws-")) fs.rmSync(path.join(runDir, d), { recursive: true, force: true });
   const ws = path.join(runDir, `ws-${Date.now()}`);
   fs.cpSync(path.join(repoRoot, "test", "e2e", "workspace"), ws, { recursive: true });
   freshDir(csDir);
@@ -289,9 +344,15 @@ async function main() {
     log(`test Slurm cluster: SLURM_CONF=${slurm.conf} (node ${slurm.nodeName}, ${slurm.gpus} GPUs)`);
   }
 
-  codeServer = await timed("codeServerStart", () => startCodeServer({
-    runDir: csDir, workspace: ws, userDataDir: ud, extensionsDir: path.join(csDir, "exts"), env: extEnv,
-  }));
+  codeServer = await timed("codeServerStart", () =>
+    startCodeServer({
+      runDir: csDir,
+      workspace: ws,
+      userDataDir: ud,
+      extensionsDir: path.join(csDir, "exts"),
+      env: extEnv,
+    }),
+  );
   log(`code-server ${codeServer.origin} (pid/pgid ${codeServer.pid}); workspace ${path.relative(repoRoot, ws)}`);
   browser = await timed("browserStart", () => launchBrowser(path.join(runDir, "chromium-profile")));
 
@@ -302,13 +363,25 @@ async function main() {
     const r = JSON.parse(fs.readFileSync(suiteRes, "utf8"));
     tests.push(...r.tests);
     if (r.loadError) tests.push({ title: "suite: load", state: "failed", error: r.loadError });
-    if (!r.done) tests.push({ title: "suite: completion", state: "failed", error: `the suite did not finish (codeAutomationExit ${code})` });
+    if (!r.done)
+      tests.push({
+        title: "suite: completion",
+        state: "failed",
+        error: `the suite did not finish (codeAutomationExit ${code})`,
+      });
   } else {
-    tests.push({ title: "suite: start", state: "failed",
-      error: `no suite-results.json: the suite never ran (codeAutomationExit ${code}); see .e2e-run/logs/` });
+    tests.push({
+      title: "suite: start",
+      state: "failed",
+      error: `no suite-results.json: the suite never ran (codeAutomationExit ${code}); see .e2e-run/logs/`,
+    });
   }
   if (code !== 0 && !tests.some((t) => t.state === "failed")) {
-    tests.push({ title: "suite: exit code", state: "failed", error: `codeAutomationExit(${code}) although no test failed` });
+    tests.push({
+      title: "suite: exit code",
+      state: "failed",
+      error: `codeAutomationExit(${code}) although no test failed`,
+    });
   }
 
   if (!opts["no-ui"]) {
@@ -320,19 +393,29 @@ async function main() {
   timings.total = Date.now() - t0;
   const { passed, failed } = writeResults();
   if (failed && excerpt) console.log(`\nLog excerpts (full logs in .e2e-run/logs/):\n${excerpt}\n`);
-  for (const t of tests.filter((x) => x.state === "failed")) console.log(`FAILED: ${t.title}\n    ${String(t.error).split("\n").slice(0, 6).join("\n    ")}`);
-  console.log(`\n${failed ? "E2E FAILED" : "E2E PASSED"}: ${passed} passed, ${failed} failed in ${(timings.total / 1000).toFixed(1)} s ` +
-    `(${Object.entries(timings).map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}s`).join(", ")})`);
-  console.log(`results: ${path.relative(process.cwd(), path.join(runDir, "results.json"))}; screenshots: ${path.relative(process.cwd(), screens)}/`);
+  for (const t of tests.filter((x) => x.state === "failed"))
+    console.log(`FAILED: ${t.title}\n    ${String(t.error).split("\n").slice(0, 6).join("\n    ")}`);
+  console.log(
+    `\n${failed ? "E2E FAILED" : "E2E PASSED"}: ${passed} passed, ${failed} failed in ${(timings.total / 1000).toFixed(1)} s ` +
+      `(${Object.entries(timings)
+        .map(([k, v]) => `${k} ${(v / 1000).toFixed(1)}s`)
+        .join(", ")})`,
+  );
+  console.log(
+    `results: ${path.relative(process.cwd(), path.join(runDir, "results.json"))}; screenshots: ${path.relative(process.cwd(), screens)}/`,
+  );
   if (!opts.keep) fs.rmSync(path.join(runDir, "chromium-profile"), { recursive: true, force: true });
   return failed === 0 && passed > 0 ? 0 : 1;
 }
 
-main().then((code) => shutdown(code), async (e) => {
-  console.error(`[e2e] FAIL: ${e?.stack || e}`);
-  tests.push({ title: "e2e harness", state: "failed", error: String(e?.message || e) });
-  await cleanup();
-  collectLogs();
-  writeResults("harness error");
-  await shutdown(1);
-});
+main().then(
+  (code) => shutdown(code),
+  async (e) => {
+    console.error(`[e2e] FAIL: ${e?.stack || e}`);
+    tests.push({ title: "e2e harness", state: "failed", error: String(e?.message || e) });
+    await cleanup();
+    collectLogs();
+    writeResults("harness error");
+    await shutdown(1);
+  },
+);

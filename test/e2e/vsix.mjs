@@ -18,8 +18,20 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { parseArgs } from "node:util";
 import {
-  acquireLock, codeServerEntry, ensureTools, extensionId, fakeNvidiaSmi, launchBrowser, log, node24Dir, onShutdown,
-  openGpuPilotView, repoRoot, startCodeServer, waitForWorkbench, writeSettings,
+  acquireLock,
+  codeServerEntry,
+  ensureTools,
+  extensionId,
+  fakeNvidiaSmi,
+  launchBrowser,
+  log,
+  node24Dir,
+  onShutdown,
+  openGpuPilotView,
+  repoRoot,
+  startCodeServer,
+  waitForWorkbench,
+  writeSettings,
 } from "./lib/host.mjs";
 
 const { values: opts } = parseArgs({
@@ -48,11 +60,21 @@ function writeResults(note) {
   const passed = tests.filter((t) => t.state === "passed").length;
   const failed = tests.filter((t) => t.state === "failed").length;
   fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
-  fs.writeFileSync(resultsFile, JSON.stringify({
-    passed, failed, tests: tests.map(({ title, state, error = null, durationMs }) => ({ title, state, error, durationMs })),
-    vsix: fs.existsSync(vsixFile) ? { path: vsixFile, bytes: fs.statSync(vsixFile).size } : null,
-    ...(note ? { note } : {}), finishedAt: new Date().toISOString(),
-  }, null, 2) + "\n");
+  fs.writeFileSync(
+    resultsFile,
+    JSON.stringify(
+      {
+        passed,
+        failed,
+        tests: tests.map(({ title, state, error = null, durationMs }) => ({ title, state, error, durationMs })),
+        vsix: fs.existsSync(vsixFile) ? { path: vsixFile, bytes: fs.statSync(vsixFile).size } : null,
+        ...(note ? { note } : {}),
+        finishedAt: new Date().toISOString(),
+      },
+      null,
+      2,
+    ) + "\n",
+  );
   resultsWritten = true;
   return { passed, failed };
 }
@@ -73,14 +95,18 @@ async function cleanup() {
 
 const shutdown = onShutdown(async (code) => {
   await cleanup();
-  if (code >= 128) tests.push({ title: "vsix e2e run", state: "failed", error: `interrupted by a signal (exit ${code})` });
+  if (code >= 128)
+    tests.push({ title: "vsix e2e run", state: "failed", error: `interrupted by a signal (exit ${code})` });
   if (!resultsWritten || code >= 128) writeResults("interrupted");
 });
-const watchdog = setTimeout(async () => {
-  console.error(`[vsix] FAIL: the run exceeded ${opts.timeout} s`);
-  tests.push({ title: "vsix e2e run", state: "failed", error: `timed out after ${opts.timeout} s` });
-  await shutdown(124);
-}, Number(opts.timeout) * 1000);
+const watchdog = setTimeout(
+  async () => {
+    console.error(`[vsix] FAIL: the run exceeded ${opts.timeout} s`);
+    tests.push({ title: "vsix e2e run", state: "failed", error: `timed out after ${opts.timeout} s` });
+    await shutdown(124);
+  },
+  Number(opts.timeout) * 1000,
+);
 watchdog.unref();
 
 /** Runs one test: records it, prints PASS/FAIL, never throws. Returns the function's value or undefined. */
@@ -92,7 +118,10 @@ async function check(title, fn) {
     console.log(`  PASS: ${title}${detail ? ` (${detail})` : ""}`);
     return true;
   } catch (e) {
-    const error = String(e?.message ?? e).split("\n").slice(0, 8).join("\n");
+    const error = String(e?.message ?? e)
+      .split("\n")
+      .slice(0, 8)
+      .join("\n");
     tests.push({ title, state: "failed", error, durationMs: Date.now() - t });
     console.log(`  FAIL: ${title} :: ${error}`);
     return false;
@@ -103,8 +132,12 @@ async function check(title, fn) {
 function cliEnv() {
   const home = path.join(runDir, "home");
   const env = {
-    ...process.env, HOME: home, TMPDIR: path.join(runDir, "tmp"), XDG_CONFIG_HOME: path.join(home, ".config"),
-    XDG_DATA_HOME: path.join(home, ".local", "share"), XDG_CACHE_HOME: path.join(home, ".cache"),
+    ...process.env,
+    HOME: home,
+    TMPDIR: path.join(runDir, "tmp"),
+    XDG_CONFIG_HOME: path.join(home, ".config"),
+    XDG_DATA_HOME: path.join(home, ".local", "share"),
+    XDG_CACHE_HOME: path.join(home, ".cache"),
     PATH: `${node24Dir}${path.delimiter}${process.env.PATH}`,
   };
   for (const k of Object.keys(env)) if (/^(VSCODE_|ELECTRON_RUN_AS_NODE)/.test(k)) delete env[k];
@@ -113,8 +146,11 @@ function cliEnv() {
 }
 
 function codeServerCli(args) {
-  const r = spawnSync(path.join(node24Dir, "node"), [codeServerEntry, "--user-data-dir", userDataDir, "--extensions-dir", extensionsDir, ...args],
-    { cwd: runDir, env: cliEnv(), encoding: "utf8", timeout: 180_000, killSignal: "SIGKILL" });
+  const r = spawnSync(
+    path.join(node24Dir, "node"),
+    [codeServerEntry, "--user-data-dir", userDataDir, "--extensions-dir", extensionsDir, ...args],
+    { cwd: runDir, env: cliEnv(), encoding: "utf8", timeout: 180_000, killSignal: "SIGKILL" },
+  );
   const output = `${r.stdout ?? ""}${r.stderr ?? ""}${r.error ? `\n${r.error.message}` : ""}`;
   return { status: r.status, output };
 }
@@ -139,8 +175,13 @@ async function main() {
 
   // 1. Package.
   const packaged = await check("package: npm run package builds gpu-pilot.vsix of at most 1.75 MiB", () => {
-    const r = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "package.mjs"), "--out", vsixFile], { cwd: repoRoot, encoding: "utf8", timeout: 300_000 });
-    if (r.status !== 0) throw new Error(`scripts/package.mjs exited ${r.status}: ${`${r.stdout}${r.stderr}`.slice(-1500)}`);
+    const r = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "package.mjs"), "--out", vsixFile], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      timeout: 300_000,
+    });
+    if (r.status !== 0)
+      throw new Error(`scripts/package.mjs exited ${r.status}: ${`${r.stdout}${r.stderr}`.slice(-1500)}`);
     const size = fs.statSync(vsixFile).size;
     if (size > MAX_VSIX_BYTES) throw new Error(`${size} bytes > ${MAX_VSIX_BYTES}`);
     return `${(size / 1024).toFixed(0)} KiB`;
@@ -148,31 +189,54 @@ async function main() {
   if (!packaged) return;
 
   // 2. Install into a fresh extensions folder with the code-server CLI.
-  const installed = await check(`install: code-server --install-extension installs ${extensionId}@${pkg.version} (a real copy, not a link)`, () => {
-    const r = codeServerCli(["--install-extension", vsixFile]);
-    if (r.status !== 0) throw new Error(`--install-extension exited ${r.status}: ${r.output.slice(-1500)}`);
-    const list = codeServerCli(["--list-extensions", "--show-versions"]);
-    if (!list.output.includes(`${extensionId}@${pkg.version}`)) throw new Error(`--list-extensions: ${list.output.trim()}`);
-    const dir = path.join(extensionsDir, installedName);
-    if (!fs.existsSync(dir) || fs.lstatSync(dir).isSymbolicLink()) throw new Error(`${dir} missing or a link`);
-    for (const f of ["package.json", "dist/client.js", "dist/features.js", "dist/server.js", "dist/tree-sitter-python.wasm", "syntaxes/cuda-env.injection.tmLanguage.json"]) {
-      if (!fs.existsSync(path.join(dir, f))) throw new Error(`${f} not installed`);
-    }
-    for (const f of ["client/src", "server/src", "common/src", "node_modules", "test"]) {
-      if (fs.existsSync(path.join(dir, f))) throw new Error(`${f} was installed from the .vsix`);
-    }
-    return `${path.relative(repoRoot, dir)}`;
-  });
+  const installed = await check(
+    `install: code-server --install-extension installs ${extensionId}@${pkg.version} (a real copy, not a link)`,
+    () => {
+      const r = codeServerCli(["--install-extension", vsixFile]);
+      if (r.status !== 0) throw new Error(`--install-extension exited ${r.status}: ${r.output.slice(-1500)}`);
+      const list = codeServerCli(["--list-extensions", "--show-versions"]);
+      if (!list.output.includes(`${extensionId}@${pkg.version}`))
+        throw new Error(`--list-extensions: ${list.output.trim()}`);
+      const dir = path.join(extensionsDir, installedName);
+      if (!fs.existsSync(dir) || fs.lstatSync(dir).isSymbolicLink()) throw new Error(`${dir} missing or a link`);
+      for (const f of [
+        "package.json",
+        "dist/client.js",
+        "dist/features.js",
+        "dist/server.js",
+        "dist/tree-sitter-python.wasm",
+        "syntaxes/cuda-env.injection.tmLanguage.json",
+      ]) {
+        if (!fs.existsSync(path.join(dir, f))) throw new Error(`${f} not installed`);
+      }
+      for (const f of ["client/src", "server/src", "common/src", "node_modules", "test"]) {
+        if (fs.existsSync(path.join(dir, f))) throw new Error(`${f} was installed from the .vsix`);
+      }
+      return `${path.relative(repoRoot, dir)}`;
+    },
+  );
   if (!installed) return;
 
   // 3. The grammar tests against the grammars this VS Code ships (not only the npm copies).
-  await check("grammar: the injection grammars pass their tests on VS Code 1.139's own Python, shell and dotenv grammars", () => {
-    const builtins = path.join(path.dirname(path.dirname(path.dirname(codeServerEntry))), "lib", "vscode", "extensions");
-    const r = spawnSync(process.execPath, [path.join(repoRoot, "test", "grammar", "run.mjs"), "--json", "--vscode-extensions", builtins], { cwd: repoRoot, encoding: "utf8", timeout: 120_000 });
-    const res = JSON.parse((r.stdout || "{}").trim().split("\n").pop());
-    if (!res.ok) throw new Error(`grammar tests: ${JSON.stringify(res)}`);
-    return `${res.passedAssertions}/${res.assertions} assertions in ${res.files} files`;
-  });
+  await check(
+    "grammar: the injection grammars pass their tests on VS Code 1.139's own Python, shell and dotenv grammars",
+    () => {
+      const builtins = path.join(
+        path.dirname(path.dirname(path.dirname(codeServerEntry))),
+        "lib",
+        "vscode",
+        "extensions",
+      );
+      const r = spawnSync(
+        process.execPath,
+        [path.join(repoRoot, "test", "grammar", "run.mjs"), "--json", "--vscode-extensions", builtins],
+        { cwd: repoRoot, encoding: "utf8", timeout: 120_000 },
+      );
+      const res = JSON.parse((r.stdout || "{}").trim().split("\n").pop());
+      if (!res.ok) throw new Error(`grammar tests: ${JSON.stringify(res)}`);
+      return `${res.passedAssertions}/${res.assertions} assertions in ${res.files} files`;
+    },
+  );
 
   // 4. Start code-server with only the installed extension, on a workspace with a GPU001.
   const ws = path.join(runDir, "workspace");
@@ -194,38 +258,57 @@ async function main() {
   log(`code-server ${codeServer.origin} (pid/pgid ${codeServer.pid}) with ${path.relative(repoRoot, extensionsDir)}`);
   browser = await launchBrowser(path.join(runDir, "chromium-profile"));
   const page = browser.pages()[0] ?? (await browser.newPage());
-  await page.goto(`${codeServer.origin}/?folder=${encodeURIComponent(ws)}`, { waitUntil: "domcontentloaded", timeout: 60_000 });
+  await page.goto(`${codeServer.origin}/?folder=${encodeURIComponent(ws)}`, {
+    waitUntil: "domcontentloaded",
+    timeout: 60_000,
+  });
   await waitForWorkbench(page);
 
-  await check("activate: opening gpu001.py shows GPU001 from the installed extension in the Problems panel", async () => {
-    await quickPick(page, "Control+P", "gpu001.py", "gpu001.py");
-    await page.locator(".tabs-container .tab", { hasText: "gpu001.py" }).first().waitFor({ timeout: 15_000 });
-    await page.locator(".part.editor .monaco-editor .squiggly-error").first().waitFor({ timeout: 90_000 });
-    await page.keyboard.press("Control+Shift+M");
-    // The row of the problem itself (the file's row also matches "gpu001", case-insensitively).
-    const problem = page.locator(".markers-panel .monaco-list-row").filter({ hasText: /GPU001/ }).filter({ hasText: /CUDA_VISIBLE_DEVICES/ }).first();
-    await problem.waitFor({ timeout: 30_000 });
-    const text = (await problem.textContent()) ?? "";
-    if (!/Ln 5\b/.test(text)) throw new Error(`GPU001 not on line 5: ${text}`);
-    await page.screenshot({ path: path.join(screens, "problems.png"), timeout: 10_000 }).catch(() => {});
-    return text.replace(/\s+/g, " ").slice(0, 120);
-  });
+  await check(
+    "activate: opening gpu001.py shows GPU001 from the installed extension in the Problems panel",
+    async () => {
+      await quickPick(page, "Control+P", "gpu001.py", "gpu001.py");
+      await page.locator(".tabs-container .tab", { hasText: "gpu001.py" }).first().waitFor({ timeout: 15_000 });
+      await page.locator(".part.editor .monaco-editor .squiggly-error").first().waitFor({ timeout: 90_000 });
+      await page.keyboard.press("Control+Shift+M");
+      // The row of the problem itself (the file's row also matches "gpu001", case-insensitively).
+      const problem = page
+        .locator(".markers-panel .monaco-list-row")
+        .filter({ hasText: /GPU001/ })
+        .filter({ hasText: /CUDA_VISIBLE_DEVICES/ })
+        .first();
+      await problem.waitFor({ timeout: 30_000 });
+      const text = (await problem.textContent()) ?? "";
+      if (!/Ln 5\b/.test(text)) throw new Error(`GPU001 not on line 5: ${text}`);
+      await page.screenshot({ path: path.join(screens, "problems.png"), timeout: 10_000 }).catch(() => {});
+      return text.replace(/\s+/g, " ").slice(0, 120);
+    },
+  );
 
-  await check("grammar: in the editor, the CUDA_VISIBLE_DEVICES of a Python string is its own token, coloured apart from the string", async () => {
-    const name = page.locator(".part.editor .view-lines span span", { hasText: /^CUDA_VISIBLE_DEVICES$/ }).first();
-    await name.waitFor({ timeout: 20_000 });
-    const value = page.locator(".part.editor .view-lines span span", { hasText: /^"1"$/ }).first();
-    await value.waitFor({ timeout: 10_000 });
-    const [c1, c2] = [await name.evaluate((e) => e.ownerDocument.defaultView.getComputedStyle(e).color), await value.evaluate((e) => e.ownerDocument.defaultView.getComputedStyle(e).color)];
-    if (c1 === c2) throw new Error(`same colour as the string: ${c1}`);
-    return `${c1} vs string ${c2}`;
-  });
+  await check(
+    "grammar: in the editor, the CUDA_VISIBLE_DEVICES of a Python string is its own token, coloured apart from the string",
+    async () => {
+      const name = page.locator(".part.editor .view-lines span span", { hasText: /^CUDA_VISIBLE_DEVICES$/ }).first();
+      await name.waitFor({ timeout: 20_000 });
+      const value = page.locator(".part.editor .view-lines span span", { hasText: /^"1"$/ }).first();
+      await value.waitFor({ timeout: 10_000 });
+      const [c1, c2] = [
+        await name.evaluate((e) => e.ownerDocument.defaultView.getComputedStyle(e).color),
+        await value.evaluate((e) => e.ownerDocument.defaultView.getComputedStyle(e).color),
+      ];
+      if (c1 === c2) throw new Error(`same colour as the string: ${c1}`);
+      return `${c1} vs string ${c2}`;
+    },
+  );
 
   await check("UI: the GPU Pilot view lists `GPU 0` and `GPU 1`", async () => {
     await openGpuPilotView(page);
     const sidebar = page.locator(".part.sidebar");
     for (const label of ["GPU 0", "GPU 1"]) {
-      await sidebar.locator(".monaco-list-row .label-name", { hasText: new RegExp(`^${label}$`) }).first().waitFor({ timeout: 30_000 });
+      await sidebar
+        .locator(".monaco-list-row .label-name", { hasText: new RegExp(`^${label}$`) })
+        .first()
+        .waitFor({ timeout: 30_000 });
     }
     await page.screenshot({ path: path.join(screens, "gpu-view.png"), timeout: 10_000 }).catch(() => {});
   });
@@ -236,24 +319,35 @@ async function main() {
     const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: "Get Started with GPU Pilot" }).first();
     await row.waitFor({ timeout: 20_000 });
     await row.click();
-    const steps = ["See your GPUs", "Pick the GPUs to run on", "See a device-selection mistake", "Run a file on the selected GPUs"];
+    const steps = [
+      "See your GPUs",
+      "Pick the GPUs to run on",
+      "See a device-selection mistake",
+      "Run a file on the selected GPUs",
+    ];
     for (const s of steps) await page.locator(".part.editor", { hasText: s }).first().waitFor({ timeout: 20_000 });
     await page.screenshot({ path: path.join(screens, "walkthrough.png"), timeout: 10_000 }).catch(() => {});
     return `${steps.length} steps`;
   });
 }
 
-main().then(async () => {
-  await cleanup();
-  if (!opts.keep) fs.rmSync(path.join(runDir, "chromium-profile"), { recursive: true, force: true });
-  const { passed, failed } = writeResults();
-  for (const t of tests.filter((x) => x.state === "failed")) console.log(`FAILED: ${t.title}\n    ${String(t.error).split("\n").join("\n    ")}`);
-  console.log(`\n${failed ? "VSIX E2E FAILED" : "VSIX E2E PASSED"}: ${passed} passed, ${failed} failed; results: ${path.relative(process.cwd(), resultsFile)}`);
-  await shutdown(failed === 0 && passed > 0 ? 0 : 1);
-}, async (e) => {
-  console.error(`[vsix] FAIL: ${e?.stack || e}`);
-  tests.push({ title: "vsix e2e harness", state: "failed", error: String(e?.message || e) });
-  await cleanup();
-  writeResults("harness error");
-  await shutdown(1);
-});
+main().then(
+  async () => {
+    await cleanup();
+    if (!opts.keep) fs.rmSync(path.join(runDir, "chromium-profile"), { recursive: true, force: true });
+    const { passed, failed } = writeResults();
+    for (const t of tests.filter((x) => x.state === "failed"))
+      console.log(`FAILED: ${t.title}\n    ${String(t.error).split("\n").join("\n    ")}`);
+    console.log(
+      `\n${failed ? "VSIX E2E FAILED" : "VSIX E2E PASSED"}: ${passed} passed, ${failed} failed; results: ${path.relative(process.cwd(), resultsFile)}`,
+    );
+    await shutdown(failed === 0 && passed > 0 ? 0 : 1);
+  },
+  async (e) => {
+    console.error(`[vsix] FAIL: ${e?.stack || e}`);
+    tests.push({ title: "vsix e2e harness", state: "failed", error: String(e?.message || e) });
+    await cleanup();
+    writeResults("harness error");
+    await shutdown(1);
+  },
+);

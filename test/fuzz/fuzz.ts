@@ -13,10 +13,24 @@ import { availableParallelism } from "node:os";
 import { initEngine } from "../../server/src/engine/lint";
 import { loadCorpus, properties } from "./harness";
 
-interface WorkerReport { property: string; runs: number; ms: number; failed: boolean; seed: number; path: string | null; counterexample: string | null; error: string | null }
+interface WorkerReport {
+  property: string;
+  runs: number;
+  ms: number;
+  failed: boolean;
+  seed: number;
+  path: string | null;
+  counterexample: string | null;
+  error: string | null;
+}
 
 /** Runs this worker's share of every property and returns one report per property. */
-async function runWorker(total: number, seed: number, only: string | undefined, path: string | undefined): Promise<WorkerReport[]> {
+async function runWorker(
+  total: number,
+  seed: number,
+  only: string | undefined,
+  path: string | undefined,
+): Promise<WorkerReport[]> {
   await initEngine();
   const corpus = loadCorpus();
   const reports: WorkerReport[] = [];
@@ -26,9 +40,19 @@ async function runWorker(total: number, seed: number, only: string | undefined, 
     const t0 = Date.now();
     const d = p.check({ numRuns, seed, ...(path ? { path } : {}) });
     reports.push({
-      property: p.name, runs: d.numRuns, ms: Date.now() - t0, failed: d.failed, seed: d.seed, path: d.counterexamplePath,
+      property: p.name,
+      runs: d.numRuns,
+      ms: Date.now() - t0,
+      failed: d.failed,
+      seed: d.seed,
+      path: d.counterexamplePath,
       counterexample: d.counterexample ? JSON.stringify(d.counterexample) : null,
-      error: d.errorInstance instanceof Error ? d.errorInstance.message : d.errorInstance === null ? null : String(d.errorInstance),
+      error:
+        d.errorInstance instanceof Error
+          ? d.errorInstance.message
+          : d.errorInstance === null
+            ? null
+            : String(d.errorInstance),
     });
     if (d.failed) break;
   }
@@ -37,7 +61,10 @@ async function runWorker(total: number, seed: number, only: string | undefined, 
 
 async function main(): Promise<void> {
   const runs = Number(process.env.FUZZ_RUNS ?? 100_000);
-  const seed = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
+  const seed =
+    process.env.FUZZ_SEED !== undefined
+      ? Number(process.env.FUZZ_SEED)
+      : (Date.now() ^ (Math.random() * 0x7fffffff)) | 0;
   const only = process.env.FUZZ_ONLY || undefined;
   const path = process.env.FUZZ_PATH || undefined;
   if (process.env.FUZZ_WORKER_INDEX !== undefined) {
@@ -49,21 +76,38 @@ async function main(): Promise<void> {
   const t0 = Date.now();
   console.log(`fuzz: ${runs} cases, ${workers} worker(s), seed ${seed}`);
   const share = (k: number) => Math.floor(runs / workers) + (k < runs % workers ? 1 : 0);
-  const results = await Promise.all(Array.from({ length: workers }, (_, k) => new Promise<WorkerReport[]>((resolve, reject) => {
-    const child = fork(__filename, [], {
-      execArgv: ["--import", "tsx", "--stack-size=984"],
-      env: { ...process.env, FUZZ_WORKER_INDEX: String(k), FUZZ_RUNS: String(share(k)), FUZZ_SEED: String(seed + k) },
-    });
-    let got: WorkerReport[] | undefined;
-    child.on("message", (m) => { got = m as WorkerReport[]; });
-    child.on("exit", (code) => (got ? resolve(got) : reject(new Error(`worker ${k} exited with ${code} without a report`))));
-  })));
+  const results = await Promise.all(
+    Array.from(
+      { length: workers },
+      (_, k) =>
+        new Promise<WorkerReport[]>((resolve, reject) => {
+          const child = fork(__filename, [], {
+            execArgv: ["--import", "tsx", "--stack-size=984"],
+            env: {
+              ...process.env,
+              FUZZ_WORKER_INDEX: String(k),
+              FUZZ_RUNS: String(share(k)),
+              FUZZ_SEED: String(seed + k),
+            },
+          });
+          let got: WorkerReport[] | undefined;
+          child.on("message", (m) => {
+            got = m as WorkerReport[];
+          });
+          child.on("exit", (code) =>
+            got ? resolve(got) : reject(new Error(`worker ${k} exited with ${code} without a report`)),
+          );
+        }),
+    ),
+  );
   let cases = 0;
   let failures = 0;
   results.forEach((reports, k) => {
     for (const r of reports) {
       cases += r.runs;
-      console.log(`  worker ${k} ${r.property}: ${r.runs} cases in ${(r.ms / 1000).toFixed(1)} s${r.failed ? " FAILED" : ""}`);
+      console.log(
+        `  worker ${k} ${r.property}: ${r.runs} cases in ${(r.ms / 1000).toFixed(1)} s${r.failed ? " FAILED" : ""}`,
+      );
       if (r.failed) {
         failures++;
         console.log(`    replay: FUZZ_SEED=${r.seed} FUZZ_PATH=${r.path} FUZZ_ONLY=${r.property} FUZZ_WORKERS=1`);
@@ -72,7 +116,9 @@ async function main(): Promise<void> {
       }
     }
   });
-  console.log(`fuzz: ${cases} cases in ${((Date.now() - t0) / 1000).toFixed(1)} s, ${failures} failure${failures === 1 ? "" : "s"}, seed ${seed}`);
+  console.log(
+    `fuzz: ${cases} cases in ${((Date.now() - t0) / 1000).toFixed(1)} s, ${failures} failure${failures === 1 ? "" : "s"}, seed ${seed}`,
+  );
   process.exitCode = failures ? 1 : 0;
 }
 

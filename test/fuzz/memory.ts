@@ -21,19 +21,35 @@ const MB = 1024 * 1024;
 
 /** Real Python of the repo (examples, rule fixtures), concatenated and repeated to `bytes`. */
 export function bigPython(bytes: number): string {
-  const dirs = [join(ROOT, "examples"), ...readdirSync(join(ROOT, "test", "fixtures", "rules")).map((d) => join(ROOT, "test", "fixtures", "rules", d))];
+  const dirs = [
+    join(ROOT, "examples"),
+    ...readdirSync(join(ROOT, "test", "fixtures", "rules")).map((d) => join(ROOT, "test", "fixtures", "rules", d)),
+  ];
   const sources: string[] = [];
   for (const d of dirs) {
     // Clean files only (fixtures named ok_*, the fixed examples): a big file with a few findings,
     // as real ones are; a file dense with findings costs one re-parse per fix (RELIABILITY.md).
-    try { for (const f of readdirSync(d).sort()) if (/^(ok_.*|.*_fixed|train_ddp)\.py$/.test(f)) sources.push(readFileSync(join(d, f), "utf8")); } catch { /* not a folder */ }
+    try {
+      for (const f of readdirSync(d).sort())
+        if (/^(ok_.*|.*_fixed|train_ddp)\.py$/.test(f)) sources.push(readFileSync(join(d, f), "utf8"));
+    } catch {
+      /* not a folder */
+    }
   }
   const unit = sources.join("\n");
   // Indented inside functions so the repeated module-level code does not all land on the timeline.
-  const chunk = (i: number) => `def part_${i}():\n${unit.split("\n").map((l) => (l ? `    ${l}` : l)).join("\n")}\n    pass\n\n`;
-  const out: string[] = ["import os\nimport torch\ntorch.cuda.init()\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\n\n"];
+  const chunk = (i: number) =>
+    `def part_${i}():\n${unit
+      .split("\n")
+      .map((l) => (l ? `    ${l}` : l))
+      .join("\n")}\n    pass\n\n`;
+  const out: string[] = ['import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n\n'];
   let size = out[0].length;
-  for (let i = 0; size < bytes; i++) { const c = chunk(i); out.push(c); size += c.length; }
+  for (let i = 0; size < bytes; i++) {
+    const c = chunk(i);
+    out.push(c);
+    size += c.length;
+  }
   return out.join("");
 }
 
@@ -48,7 +64,9 @@ export function bigNotebook(bytes: number, codeBytes: number): string {
   const image = "iVBORw0KGgo".padEnd(Math.floor(outputBytes / cellCount), "A");
   for (let i = 0; i < lines.length; i += perCell) {
     cells.push({
-      cell_type: "code", metadata: {}, execution_count: null,
+      cell_type: "code",
+      metadata: {},
+      execution_count: null,
       source: lines.slice(i, i + perCell).map((l) => `${l}\n`),
       outputs: outputBytes > 0 ? [{ output_type: "display_data", metadata: {}, data: { "image/png": image } }] : [],
     });
@@ -56,7 +74,15 @@ export function bigNotebook(bytes: number, codeBytes: number): string {
   return JSON.stringify({ cells, metadata: {}, nbformat: 4, nbformat_minor: 5 });
 }
 
-interface Measure { scenario: string; input: string; ms: number; peakRssMiB: number; heapMiB: number; arrayBuffersMiB: number; result: string }
+interface Measure {
+  scenario: string;
+  input: string;
+  ms: number;
+  peakRssMiB: number;
+  heapMiB: number;
+  arrayBuffersMiB: number;
+  result: string;
+}
 
 const mib = (n: number) => Math.round(n / MB);
 
@@ -102,25 +128,41 @@ async function scenario(name: string): Promise<Measure> {
 
 function mem(): Pick<Measure, "peakRssMiB" | "heapMiB" | "arrayBuffersMiB"> {
   const m = process.memoryUsage();
-  return { peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024), heapMiB: mib(m.heapUsed), arrayBuffersMiB: mib(m.arrayBuffers) };
+  return {
+    peakRssMiB: Math.round(process.resourceUsage().maxRSS / 1024),
+    heapMiB: mib(m.heapUsed),
+    arrayBuffersMiB: mib(m.arrayBuffers),
+  };
 }
 
 const SCENARIOS = ["py-5MB-default", "py-5MB-nolimit", "nb-50MB-outputs", "nb-50MB-code", "py-5MB-x5"];
 
 async function main(): Promise<void> {
   const one = process.env.BENCH_MEMORY_SCENARIO;
-  if (one) { process.send!(await scenario(one)); return; }
+  if (one) {
+    process.send!(await scenario(one));
+    return;
+  }
   console.log(`node ${process.version}, ${process.platform}/${process.arch}`);
-  console.log("| scenario | input | lint time (ms) | peak RSS (MiB) | JS heap after (MiB) | array buffers incl. wasm (MiB) | result |");
+  console.log(
+    "| scenario | input | lint time (ms) | peak RSS (MiB) | JS heap after (MiB) | array buffers incl. wasm (MiB) | result |",
+  );
   console.log("| --- | --- | ---: | ---: | ---: | ---: | --- |");
   for (const s of SCENARIOS) {
     const m = await new Promise<Measure>((resolve, reject) => {
-      const child = fork(__filename, [], { execArgv: ["--import", "tsx", "--expose-gc"], env: { ...process.env, BENCH_MEMORY_SCENARIO: s } });
+      const child = fork(__filename, [], {
+        execArgv: ["--import", "tsx", "--expose-gc"],
+        env: { ...process.env, BENCH_MEMORY_SCENARIO: s },
+      });
       let got: Measure | undefined;
-      child.on("message", (x) => { got = x as Measure; });
+      child.on("message", (x) => {
+        got = x as Measure;
+      });
       child.on("exit", (code) => (got ? resolve(got) : reject(new Error(`${s}: exited ${code}`))));
     });
-    console.log(`| ${m.scenario} | ${m.input} | ${Math.round(m.ms)} | ${m.peakRssMiB} | ${m.heapMiB} | ${m.arrayBuffersMiB} | ${m.result} |`);
+    console.log(
+      `| ${m.scenario} | ${m.input} | ${Math.round(m.ms)} | ${m.peakRssMiB} | ${m.heapMiB} | ${m.arrayBuffersMiB} | ${m.result} |`,
+    );
   }
 }
 

@@ -42,7 +42,9 @@ function baseGrammars() {
   return ["python.json", "shellscript.json", "dotenv.json"].map((f) => join(dir, f));
 }
 
-const fixtures = readdirSync(here).filter((f) => /\.test\.(py|sh|env)$/.test(f)).sort();
+const fixtures = readdirSync(here)
+  .filter((f) => /\.test\.(py|sh|env)$/.test(f))
+  .sort();
 /** Assertion lines: the comment token, then `^`s or `<-`s, then scopes. */
 const countAssertions = (text) => text.split("\n").filter((l) => /^#\s*(\^+|<[-~]+)\s+\S/.test(l)).length;
 const assertions = Object.fromEntries(fixtures.map((f) => [f, countAssertions(readFileSync(join(here, f), "utf8"))]));
@@ -52,9 +54,20 @@ const cli = join(root, "node_modules", "vscode-tmgrammar-test", "dist", "unit.js
 let out = "";
 let status = 1;
 if (missing.length === 0 && fixtures.length > 0) {
-  const args = [cli, "--compact", "--config", join(root, "package.json"), ...baseGrammars().flatMap((g) => ["-g", g]),
-    ...fixtures.map((f) => join(here, f))];
-  const r = spawnSync(process.execPath, args, { cwd: root, encoding: "utf8", env: { ...process.env, FORCE_COLOR: "0" }, timeout: 120_000 });
+  const args = [
+    cli,
+    "--compact",
+    "--config",
+    join(root, "package.json"),
+    ...baseGrammars().flatMap((g) => ["-g", g]),
+    ...fixtures.map((f) => join(here, f)),
+  ];
+  const r = spawnSync(process.execPath, args, {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...process.env, FORCE_COLOR: "0" },
+    timeout: 120_000,
+  });
   out = `${r.stdout ?? ""}${r.stderr ?? ""}${r.error ? `\n${r.error.message}` : ""}`;
   status = r.status ?? 1;
 }
@@ -67,13 +80,27 @@ const passedAssertions = passedFiles.reduce((a, f) => a + assertions[f], 0);
 const ok = status === 0 && failedFiles.length === 0 && fixtures.length > 0 && total > 0 && missing.length === 0;
 
 if (opts.json) {
-  console.log(JSON.stringify({ ok, files: fixtures.length, passedFiles: passedFiles.length, failedFiles, assertions: total, passedAssertions, errors, missing }));
+  console.log(
+    JSON.stringify({
+      ok,
+      files: fixtures.length,
+      passedFiles: passedFiles.length,
+      failedFiles,
+      assertions: total,
+      passedAssertions,
+      errors,
+      missing,
+    }),
+  );
 } else {
   if (missing.length) console.log(`missing base grammars: ${missing.join(", ")}`);
   if (fixtures.length === 0) console.log(`no fixtures (*.test.py|sh|env) in ${relative(process.cwd(), here)}`);
-  for (const f of fixtures) console.log(`${passedFiles.includes(f) ? "ok  " : "FAIL"} ${f} (${assertions[f]} assertions)`);
+  for (const f of fixtures)
+    console.log(`${passedFiles.includes(f) ? "ok  " : "FAIL"} ${f} (${assertions[f]} assertions)`);
   for (const e of errors) console.log(`  ${e}`);
   if (!ok && !errors.length && out.trim()) console.log(out.trim());
-  console.log(`grammar: ${passedAssertions}/${total} assertions in ${passedFiles.length}/${fixtures.length} files passed`);
+  console.log(
+    `grammar: ${passedAssertions}/${total} assertions in ${passedFiles.length}/${fixtures.length} files passed`,
+  );
 }
 process.exit(ok ? 0 : 1);

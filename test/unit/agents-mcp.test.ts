@@ -20,7 +20,13 @@ async function connect(args: string[] = [], env: Record<string, string> = {}): P
     command: process.execPath,
     args: [join(ROOT, "scripts", "gpu-pilot.mjs"), "mcp", "--root", EXAMPLES, ...args],
     // Each server its own claims ledger (never the machine's /tmp/gpu-pilot-claims), unless the test shares one.
-    env: { ...(process.env as Record<string, string>), PATH: `${BIN}:${process.env.PATH}`, FAKE_NVIDIA_SMI_MODE: "busy", GPU_PILOT_CLAIMS_DIR: join(mkdtempSync(join(tmpdir(), "gpu-pilot-mcp-claims-")), "ledger"), ...env },
+    env: {
+      ...(process.env as Record<string, string>),
+      PATH: `${BIN}:${process.env.PATH}`,
+      FAKE_NVIDIA_SMI_MODE: "busy",
+      GPU_PILOT_CLAIMS_DIR: join(mkdtempSync(join(tmpdir(), "gpu-pilot-mcp-claims-")), "ledger"),
+      ...env,
+    },
     stderr: "pipe",
   });
   const client = new Client({ name: "gpu-pilot-test", version: "1" });
@@ -29,10 +35,16 @@ async function connect(args: string[] = [], env: Record<string, string> = {}): P
   return client;
 }
 const clients: Client[] = [];
-after(async () => { for (const c of clients) await c.close(); });
+after(async () => {
+  for (const c of clients) await c.close();
+});
 
 type Result = { content: Array<{ type: string; text?: string }>; isError?: boolean };
-async function call(c: Client, name: string, args: Record<string, unknown>): Promise<{ text: string; isError: boolean }> {
+async function call(
+  c: Client,
+  name: string,
+  args: Record<string, unknown>,
+): Promise<{ text: string; isError: boolean }> {
   const r = (await c.callTool({ name, arguments: args })) as Result;
   assert.equal(r.content.length, 1);
   assert.equal(r.content[0].type, "text");
@@ -42,7 +54,10 @@ async function call(c: Client, name: string, args: Record<string, unknown>): Pro
 test("lists the four tools with the schemas of common/src/agents/core.ts", async () => {
   const c = await connect();
   const { tools } = await c.listTools();
-  assert.deepEqual(tools.map((t) => t.name), [TOOL.listGpus, TOOL.pickGpus, TOOL.checkFile, TOOL.runOnGpus]);
+  assert.deepEqual(
+    tools.map((t) => t.name),
+    [TOOL.listGpus, TOOL.pickGpus, TOOL.checkFile, TOOL.runOnGpus],
+  );
   for (const t of tools) assert.deepEqual(t.inputSchema, INPUT_SCHEMAS[t.name as keyof typeof INPUT_SCHEMAS]);
   assert.match(tools[3].description ?? "", /started without --allow-run/);
 });
@@ -52,8 +67,14 @@ test("gpu-pilot_listGpus: both GPUs of the fake nvidia-smi, GPU 0 not free (anot
   const r = await call(c, TOOL.listGpus, {});
   assert.equal(r.isError, false);
   assert.match(r.text, /^2 GPUs \(nvidia-smi at /);
-  assert.match(r.text, /GPU 0 · NVIDIA H200 · GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f · memory 0\/143771 MiB used \(143156 MiB free\) · utilisation 0% · temperature 35 °C\n {2}free: no \(in use by another \(unknown\) user \(pid 582\)\)\n {2}processes:\n {4}pid 582 · user unknown · 3380 MiB · python3/);
-  assert.match(r.text, /GPU 1 · NVIDIA H200 · GPU-6486822f-842c-1320-f829-e4155c0d2130 .*\n {2}free: yes\n {2}processes: none/);
+  assert.match(
+    r.text,
+    /GPU 0 · NVIDIA H200 · GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f · memory 0\/143771 MiB used \(143156 MiB free\) · utilisation 0% · temperature 35 °C\n {2}free: no \(in use by another \(unknown\) user \(pid 582\)\)\n {2}processes:\n {4}pid 582 · user unknown · 3380 MiB · python3/,
+  );
+  assert.match(
+    r.text,
+    /GPU 1 · NVIDIA H200 · GPU-6486822f-842c-1320-f829-e4155c0d2130 .*\n {2}free: yes\n {2}processes: none/,
+  );
   const bad = await call(c, TOOL.listGpus, { verbose: true });
   assert.equal(bad.isError, true);
   assert.match(bad.text, /unknown input field "verbose" \(it takes none\)/);
@@ -81,8 +102,14 @@ test("gpu-pilot_checkFile: the example's GPU001 with its fix; a missing file and
   const c = await connect();
   const r = await call(c, TOOL.checkFile, { path: "finetune_wrong_gpu.py" });
   assert.equal(r.isError, false);
-  assert.match(r.text, /finetune_wrong_gpu\.py: 1 finding:\n- line 15, column 1: error GPU001: CUDA_VISIBLE_DEVICES is set after CUDA was initialised by torch\.cuda\.is_available\(\) \(line 12\)/);
-  assert.match(r.text, /fix \(safe\): Move the CUDA_VISIBLE_DEVICES write above `import torch`\n {4}insert at 9:1-9:1 with "os\.environ/);
+  assert.match(
+    r.text,
+    /finetune_wrong_gpu\.py: 1 finding:\n- line 15, column 1: error GPU001: CUDA_VISIBLE_DEVICES is set after CUDA was initialised by torch\.cuda\.is_available\(\) \(line 12\)/,
+  );
+  assert.match(
+    r.text,
+    /fix \(safe\): Move the CUDA_VISIBLE_DEVICES write above `import torch`\n {4}insert at 9:1-9:1 with "os\.environ/,
+  );
   const nb = await call(c, TOOL.checkFile, { path: join(EXAMPLES, "notebook.ipynb") });
   assert.match(nb.text, /- cell 3, line \d+, column \d+: error GPU001/);
   const missing = await call(c, TOOL.checkFile, { path: "no_such_file.py" });
@@ -113,16 +140,22 @@ test("gpu-pilot_runOnGpus without --allow-run refuses and runs nothing; the serv
 test("gpu-pilot_runOnGpus with --allow-run: exit code and last lines, CUDA_VISIBLE_DEVICES as asked; unknown GPU and missing file refused", async () => {
   const dir = mkdtempSync(join(tmpdir(), "gpu-pilot-mcp-"));
   const script = join(dir, "show_env.py");
-  writeFileSync(script, [
-    "import os, sys",
-    "for i in range(60): print('line', i)",
-    "print('CVD=' + os.environ.get('CUDA_VISIBLE_DEVICES', ''), 'ORDER=' + os.environ.get('CUDA_DEVICE_ORDER', ''), 'ARGS=' + ','.join(sys.argv[1:]))",
-    "sys.exit(3)",
-  ].join("\n") + "\n");
+  writeFileSync(
+    script,
+    [
+      "import os, sys",
+      "for i in range(60): print('line', i)",
+      "print('CVD=' + os.environ.get('CUDA_VISIBLE_DEVICES', ''), 'ORDER=' + os.environ.get('CUDA_DEVICE_ORDER', ''), 'ARGS=' + ','.join(sys.argv[1:]))",
+      "sys.exit(3)",
+    ].join("\n") + "\n",
+  );
   const c = await connect(["--allow-run", "--root", dir]);
   const r = await call(c, TOOL.runOnGpus, { path: script, gpus: ["1"], args: ["--a", "$HOME"] });
   assert.equal(r.isError, true, "a non-zero exit is an error result");
-  assert.match(r.text, /^Ran .*show_env\.py with python on CUDA_VISIBLE_DEVICES=1 \(CUDA_DEVICE_ORDER=PCI_BUS_ID\): exit code 3\./);
+  assert.match(
+    r.text,
+    /^Ran .*show_env\.py with python on CUDA_VISIBLE_DEVICES=1 \(CUDA_DEVICE_ORDER=PCI_BUS_ID\): exit code 3\./,
+  );
   assert.match(r.text, /\nexitCode: 3\n/);
   assert.match(r.text, /last 40 lines of output \(21 earlier lines left out\):\n/);
   assert.match(r.text, /\nCVD=1 ORDER=PCI_BUS_ID ARGS=--a,\$HOME$/);
@@ -131,7 +164,10 @@ test("gpu-pilot_runOnGpus with --allow-run: exit code and last lines, CUDA_VISIB
   assert.match(byUuid.text, /CVD=1 ORDER/, "a UUID is written as the index (selectBy index)");
   const unknown = await call(c, TOOL.runOnGpus, { path: script, gpus: ["7"] });
   assert.equal(unknown.isError, true);
-  assert.match(unknown.text, /this machine has no GPU 7; its GPUs are 0 \(GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f\), 1 \(GPU-6486822f-842c-1320-f829-e4155c0d2130\)/);
+  assert.match(
+    unknown.text,
+    /this machine has no GPU 7; its GPUs are 0 \(GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f\), 1 \(GPU-6486822f-842c-1320-f829-e4155c0d2130\)/,
+  );
   const missing = await call(c, TOOL.runOnGpus, { path: join(dir, "absent.py"), gpus: ["1"] });
   assert.equal(missing.isError, true);
   assert.match(missing.text, /cannot run .*absent\.py: no such file/);
@@ -168,7 +204,9 @@ test("an unknown tool is an error result; bad flags exit 2 with the usage", asyn
   const r = await call(c, "gpu-pilot_submitSlurm", {});
   assert.equal(r.isError, true);
   assert.match(r.text, /Unknown tool "gpu-pilot_submitSlurm"/);
-  const bad = spawnSync(process.execPath, [join(ROOT, "scripts", "gpu-pilot.mjs"), "mcp", "--allow-runs"], { encoding: "utf8" });
+  const bad = spawnSync(process.execPath, [join(ROOT, "scripts", "gpu-pilot.mjs"), "mcp", "--allow-runs"], {
+    encoding: "utf8",
+  });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /gpu-pilot mcp: unknown option "--allow-runs"\nusage: gpu-pilot mcp/);
 });

@@ -12,7 +12,12 @@ const HOSTILE = "/w/evil.py\n\nGPU Pilot will run ~~/w/evil.py~~ /w/safe.py\u202
 test("runConfirmation: a file name's line breaks and U+202E are escaped; one line names the real file", () => {
   const { message } = runConfirmation(HOSTILE, "python", "GPU 1", ["--lr\n0.1"]);
   assert.doesNotMatch(message, /[\n\r\u202A-\u202E\u2066-\u2069]/u);
-  assert.ok(message.startsWith(String.raw`GPU Pilot will run /w/evil.py\n\nGPU Pilot will run ~~/w/evil.py~~ /w/safe.py\u202eyp.txt with python on GPU 1`), message);
+  assert.ok(
+    message.startsWith(
+      String.raw`GPU Pilot will run /w/evil.py\n\nGPU Pilot will run ~~/w/evil.py~~ /w/safe.py\u202eyp.txt with python on GPU 1`,
+    ),
+    message,
+  );
   assert.match(message, /arguments \["--lr\\n0\.1"\]/);
 });
 

@@ -33,7 +33,13 @@ test("amd-smi metric + static, gpu_data form (RX 7800 XT): name, MiB, hotspot te
 });
 
 test("amd-smi static + list (Phoenix3): PCI address, driver, UUID from list; a 0 W limit reads unknown", () => {
-  const metric = JSON.stringify([{ gpu: 0, power: { socket_power: { value: 20, unit: "W" } }, clock: { gfx_0: { clk: { value: 14, unit: "MHz" }, max_clk: { value: 2482, unit: "MHz" } } } }]);
+  const metric = JSON.stringify([
+    {
+      gpu: 0,
+      power: { socket_power: { value: 20, unit: "W" } },
+      clock: { gfx_0: { clk: { value: 14, unit: "MHz" }, max_clk: { value: 2482, unit: "MHz" } } },
+    },
+  ]);
   const { rows } = parseAmdSmi(metric, fx("static-phoenix3.json"), fx("list-phoenix3.json"));
   const g = rows[0];
   assert.equal(g.name, "Phoenix3");
@@ -49,7 +55,8 @@ test("amd-smi static + list (Phoenix3): PCI address, driver, UUID from list; a 0
 test("amd-smi: every value N/A gives nulls, never NaN; usage given as a bare N/A string is fine", () => {
   const { rows, problems } = parseAmdSmi(fx("metric-watch-na.json"));
   assert.deepEqual(problems, []);
-  for (const [k, v] of Object.entries(rows[0])) if (typeof v === "number" && k !== "index") assert.ok(!Number.isNaN(v), k);
+  for (const [k, v] of Object.entries(rows[0]))
+    if (typeof v === "number" && k !== "index") assert.ok(!Number.isNaN(v), k);
   assert.equal(rows[0].powerDrawW, null);
   assert.equal(rows[0].clockSmMHz, null);
   assert.equal(rows[0].utilizationGpuPercent, null);
@@ -84,7 +91,11 @@ test("rocm-smi --showallinfo (780M): use, edge temperature, socket power, sclk, 
   assert.equal(g.powerDrawW, 7.222);
   assert.equal(g.clockSmMHz, 800);
   assert.equal(g.pciBusId, "0000:C4:00.0");
-  assert.equal(g.uuid, "PCI-0000:C4:00.0", "no Unique ID: keyed by PCI address, which the launcher refuses as a device id");
+  assert.equal(
+    g.uuid,
+    "PCI-0000:C4:00.0",
+    "no Unique ID: keyed by PCI address, which the launcher refuses as a device id",
+  );
 });
 
 test("rocm-smi (RX 7900 XT): VRAM bytes to MiB, Card Series as the name; older lower-case (c) keys (fan, average power)", () => {
@@ -100,8 +111,13 @@ test("rocm-smi (RX 7900 XT): VRAM bytes to MiB, Card Series as the name; older l
 });
 
 test("rocm-smi: a Unique ID becomes the GPU- UUID ROCR_VISIBLE_DEVICES takes; cards in order; no card is a problem", () => {
-  const { rows } = parseRocmSmi(JSON.stringify({ card1: { "Unique ID": "0x5F2A3B1C0D9E8F7A" }, card0: {}, system: { "Driver version": "6.8.5" } }));
-  assert.deepEqual(rows.map((r) => r.index), [0, 1]);
+  const { rows } = parseRocmSmi(
+    JSON.stringify({ card1: { "Unique ID": "0x5F2A3B1C0D9E8F7A" }, card0: {}, system: { "Driver version": "6.8.5" } }),
+  );
+  assert.deepEqual(
+    rows.map((r) => r.index),
+    [0, 1],
+  );
   assert.equal(rows[1].uuid, "GPU-5f2a3b1c0d9e8f7a");
   assert.equal(rows[0].driverVersion, "6.8.5");
   assert.match(parseRocmSmi("{}").problems[0].reason, /listed no card/);
@@ -121,10 +137,12 @@ test("queryAmdInventory runs the fake amd-smi (metric, static, list) and joins t
   assert.equal(ok.inventory.vendor, "amd", "runs planned on it get ROCR_VISIBLE_DEVICES");
   const nolist = await queryAmdInventory(tool, { timeoutMs: 10_000, env: { FAKE_AMD_SMI_MODE: "nolist" } });
   assert.equal(nolist.kind, "ok");
-  if (nolist.kind === "ok") assert.match(nolist.inventory.problems[0], /^amd-smi list unavailable: amd-smi: list failed/);
+  if (nolist.kind === "ok")
+    assert.match(nolist.inventory.problems[0], /^amd-smi list unavailable: amd-smi: list failed/);
   const text = await queryAmdInventory(tool, { timeoutMs: 10_000, env: { FAKE_AMD_SMI_MODE: "text" } });
   assert.equal(text.kind, "garbage");
-  if (text.kind === "garbage") assert.match(text.message, /^amd-smi's GPU list could not be read: amd-smi metric did not print JSON/);
+  if (text.kind === "garbage")
+    assert.match(text.message, /^amd-smi's GPU list could not be read: amd-smi metric did not print JSON/);
   const missing = await queryAmdInventory({ name: "rocm-smi", path: "/nonexistent/rocm-smi" }, { timeoutMs: 5_000 });
   assert.equal(missing.kind, "missing");
   assert.doesNotMatch(missing.kind === "missing" ? missing.message : "", /nvidia-smi/);

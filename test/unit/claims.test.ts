@@ -4,10 +4,30 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, ftruncateSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  ftruncateSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Claim, ClaimLedger, claimStem, currentOwner, ledgerDir, pidAlive, waitAndClaim } from "../../common/src/gpu/claims";
+import {
+  type Claim,
+  ClaimLedger,
+  claimStem,
+  currentOwner,
+  ledgerDir,
+  pidAlive,
+  waitAndClaim,
+} from "../../common/src/gpu/claims";
 
 const ROOT = join(__dirname, "..", "..");
 const CLAIMER = join(ROOT, "test", "fixtures", "claims", "claimer.ts");
@@ -20,13 +40,30 @@ const ledger = (dir: string, session: string, extra: Partial<ConstructorParamete
   return l;
 };
 
-interface ClaimerReport { pid: number; got: string[]; reason?: string; acquiredAt: number; releasedAt: number; problem?: string }
+interface ClaimerReport {
+  pid: number;
+  got: string[];
+  reason?: string;
+  acquiredAt: number;
+  releasedAt: number;
+  problem?: string;
+}
 
 /** Starts `n` claimer processes, lets them all go at once when every one is ready, returns their reports. */
 async function race(n: number, args: string[]): Promise<ClaimerReport[]> {
-  const kids = Array.from({ length: n }, () => spawn(process.execPath, ["--import", "tsx", CLAIMER, ...args], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] }));
+  const kids = Array.from({ length: n }, () =>
+    spawn(process.execPath, ["--import", "tsx", CLAIMER, ...args], { cwd: ROOT, stdio: ["pipe", "pipe", "inherit"] }),
+  );
   const outs = kids.map(() => "");
-  const ready = kids.map((k, i) => new Promise<void>((done) => k.stdout.on("data", (b: Buffer) => { outs[i] += b.toString(); if (outs[i].includes("ready\n")) done(); })));
+  const ready = kids.map(
+    (k, i) =>
+      new Promise<void>((done) =>
+        k.stdout.on("data", (b: Buffer) => {
+          outs[i] += b.toString();
+          if (outs[i].includes("ready\n")) done();
+        }),
+      ),
+  );
   const ended = kids.map((k) => new Promise<void>((done) => k.on("close", () => done())));
   await Promise.all(ready);
   for (const k of kids) k.stdin.write("go\n");
@@ -34,24 +71,32 @@ async function race(n: number, args: string[]): Promise<ClaimerReport[]> {
   return outs.map((o) => JSON.parse(o.slice(o.indexOf("ready\n") + 6).trim()) as ClaimerReport);
 }
 
-test("6 processes claim 1 of 2 free GPUs at the same moment: 2 win, on different GPUs; the 4 others are told who holds them", { timeout: 120_000 }, async () => {
-  const dir = fresh();
-  const reports = await race(6, [dir, "1500", "0", "1", A, B]);
-  const winners = reports.filter((r) => r.got.length > 0);
-  assert.equal(winners.length, 2, JSON.stringify(reports));
-  assert.deepEqual(winners.flatMap((r) => r.got).sort(), [A, B].map((u) => u.toLowerCase()).sort());
-  for (const r of reports.filter((x) => x.got.length === 0)) {
-    assert.match(r.reason ?? "", /gave up after 0 s: .*claimed: .*claimer \d+/, r.reason);
-  }
-  assert.deepEqual(readdirSync(dir), [], "every claim released, no temp file left");
-});
+test(
+  "6 processes claim 1 of 2 free GPUs at the same moment: 2 win, on different GPUs; the 4 others are told who holds them",
+  { timeout: 120_000 },
+  async () => {
+    const dir = fresh();
+    const reports = await race(6, [dir, "1500", "0", "1", A, B]);
+    const winners = reports.filter((r) => r.got.length > 0);
+    assert.equal(winners.length, 2, JSON.stringify(reports));
+    assert.deepEqual(winners.flatMap((r) => r.got).sort(), [A, B].map((u) => u.toLowerCase()).sort());
+    for (const r of reports.filter((x) => x.got.length === 0)) {
+      assert.match(r.reason ?? "", /gave up after 0 s: .*claimed: .*claimer \d+/, r.reason);
+    }
+    assert.deepEqual(readdirSync(dir), [], "every claim released, no temp file left");
+  },
+);
 
 test("4 processes wait for the one GPU: each gets it in turn, never two at once", { timeout: 120_000 }, async () => {
   const dir = fresh();
   const reports = await race(4, [dir, "400", "60000", "1", A]);
-  assert.ok(reports.every((r) => r.got.length === 1), JSON.stringify(reports));
+  assert.ok(
+    reports.every((r) => r.got.length === 1),
+    JSON.stringify(reports),
+  );
   const spans = reports.map((r) => [r.acquiredAt, r.releasedAt]).sort((x, y) => x[0] - y[0]);
-  for (let i = 1; i < spans.length; i++) assert.ok(spans[i][0] >= spans[i - 1][1], `holds overlap: ${JSON.stringify(spans)}`);
+  for (let i = 1; i < spans.length; i++)
+    assert.ok(spans[i][0] >= spans[i - 1][1], `holds overlap: ${JSON.stringify(spans)}`);
 });
 
 test("claim, see it from another session, release; the file is 0644 and names its GPU", () => {
@@ -136,7 +181,15 @@ test("hostile ledger entries are ignored with a reason: a symlink, a FIFO, a 1 G
   ftruncateSync(fd, 1024 ** 3);
   closeSync(fd);
   writeFileSync(join(dir, `${claimStem(A)}.2.json`), "{not json");
-  const forged = { version: 1, id: "f", gpuUuid: A.toLowerCase(), owner: { ...currentOwner("evil"), uid: 4242 }, purpose: "run", createdAt: Date.now(), expiresAt: Date.now() + 60_000 };
+  const forged = {
+    version: 1,
+    id: "f",
+    gpuUuid: A.toLowerCase(),
+    owner: { ...currentOwner("evil"), uid: 4242 },
+    purpose: "run",
+    createdAt: Date.now(),
+    expiresAt: Date.now() + 60_000,
+  };
   writeFileSync(join(dir, `${claimStem(A)}.3.json`), JSON.stringify(forged));
   const t0 = Date.now();
   const scan = me.scan();
@@ -180,7 +233,10 @@ test("claimMany is all or nothing; waitAndClaim gives up with who holds what", a
   const w = await waitAndClaim(me, async () => [A, B], 2, "pick", undefined, { timeoutMs: 300, pollMs: 50 });
   assert.deepEqual(w.claims, []);
   assert.ok(w.tries >= 2);
-  assert.match(w.reason ?? "", /gave up after 0 s: 2 wanted, 1 of 2 eligible GPUs unclaimed; claimed: GPU-0b0e0c0d.*\(mcp, pid \d+/);
+  assert.match(
+    w.reason ?? "",
+    /gave up after 0 s: 2 wanted, 1 of 2 eligible GPUs unclaimed; claimed: GPU-0b0e0c0d.*\(mcp, pid \d+/,
+  );
   other.release(B);
   const ok = await waitAndClaim(me, async () => [A, B], 2, "pick", undefined, { timeoutMs: 0 });
   assert.deepEqual(ok.claims.map((c) => c.gpuUuid).sort(), [A, B].map((u) => u.toLowerCase()).sort());
@@ -191,5 +247,8 @@ test("ledgerDir: setting, then GPU_PILOT_CLAIMS_DIR, then <tmp>/gpu-pilot-claims
   assert.equal(ledgerDir("", { GPU_PILOT_CLAIMS_DIR: "/x" }), "/x");
   assert.equal(ledgerDir(undefined, {}), join(tmpdir(), "gpu-pilot-claims"));
   assert.throws(() => claimStem("../../etc/passwd"), /not a GPU or MIG UUID/);
-  assert.equal(claimStem("MIG-GPU-6d6f4f6a-1111-2222-3333-444455556666/1/0"), "mig-gpu-6d6f4f6a-1111-2222-3333-444455556666_1_0");
+  assert.equal(
+    claimStem("MIG-GPU-6d6f4f6a-1111-2222-3333-444455556666/1/0"),
+    "mig-gpu-6d6f4f6a-1111-2222-3333-444455556666_1_0",
+  );
 });

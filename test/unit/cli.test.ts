@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { ROOT, CASES } from "./helpers";
 
 const CLI = join(ROOT, "dist", "cli.js");
-const run = (args: string[], input?: string) => spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", input, cwd: ROOT });
+const run = (args: string[], input?: string) =>
+  spawnSync(process.execPath, [CLI, ...args], { encoding: "utf8", input, cwd: ROOT });
 
 before(() => {
   if (!existsSync(CLI)) spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit" });
@@ -36,12 +37,23 @@ test("a clean file exits 0 with 'All checks passed!'", () => {
 test("folders are searched for .py and .ipynb; notebooks report 1-based cells", () => {
   const r = run(["check", "--format", "json", CASES]);
   assert.equal(r.status, 1);
-  const all = JSON.parse(r.stdout) as Array<{ filename: string; cell: number | null; code: string; location: { row: number } }>;
+  const all = JSON.parse(r.stdout) as Array<{
+    filename: string;
+    cell: number | null;
+    code: string;
+    location: { row: number };
+  }>;
   const nb = all.filter((d) => d.filename.endsWith("notebook.ipynb"));
-  assert.ok(nb.some((d) => d.code === "GPU001" && d.cell === 3 && d.location.row === 2), JSON.stringify(nb));
+  assert.ok(
+    nb.some((d) => d.code === "GPU001" && d.cell === 3 && d.location.row === 2),
+    JSON.stringify(nb),
+  );
   // Cells are counted as VS Code shows them, the markdown cell first included (the editor says the same: lsp.test.ts).
   const text = run(["check", join(CASES, "notebook.ipynb")]);
-  assert.match(text.stdout, /notebook\.ipynb:cell 3:2:1: error GPU001 CUDA_VISIBLE_DEVICES is set after CUDA was initialised by \.cuda\(\) \(cell 2, line 2\): it has no effect/);
+  assert.match(
+    text.stdout,
+    /notebook\.ipynb:cell 3:2:1: error GPU001 CUDA_VISIBLE_DEVICES is set after CUDA was initialised by \.cuda\(\) \(cell 2, line 2\): it has no effect/,
+  );
 });
 
 test("bad usage and unreadable paths exit 2 with a message on stderr", () => {
@@ -62,13 +74,19 @@ test("bad usage and unreadable paths exit 2 with a message on stderr", () => {
   // An unreadable notebook is a finding (GPU000), not a usage error (issue 18: the SARIF recipe).
   const broken = run(["check", join(dir, "broken.ipynb")]);
   assert.equal(broken.status, 1);
-  assert.match(broken.stdout, /broken\.ipynb:1:1: warning GPU000 GPU Pilot did not lint this notebook: cannot read notebook/);
+  assert.match(
+    broken.stdout,
+    /broken\.ipynb:1:1: warning GPU000 GPU Pilot did not lint this notebook: cannot read notebook/,
+  );
 });
 
 test("a file with syntax errors is still linted, and odd names work", () => {
   const dir = mkdtempSync(join(tmpdir(), "gp cli 'weird' $(x) "));
   const f = join(dir, "a b;$(rm -rf).py");
-  writeFileSync(f, 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\ndef broken(:\n');
+  writeFileSync(
+    f,
+    'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\ndef broken(:\n',
+  );
   const r = run(["check", "--format", "json", f]);
   assert.equal(r.status, 1, r.stderr);
   assert.equal(JSON.parse(r.stdout)[0].code, "GPU001");
@@ -79,12 +97,21 @@ import { chmodSync, cpSync, readFileSync, readdirSync } from "node:fs";
 const tmpCopy = (names: string[]) => {
   const dir = mkdtempSync(join(tmpdir(), "gp-fix-"));
   // The copies are made writable: --fix leaves a read-only file alone.
-  for (const n of names) { cpSync(join(CASES, n), join(dir, n)); chmodSync(join(dir, n), 0o644); }
+  for (const n of names) {
+    cpSync(join(CASES, n), join(dir, n));
+    chmodSync(join(dir, n), 0o644);
+  }
   return dir;
 };
 
 test("--format sarif is SARIF 2.1.0 with rules, levels and regions", () => {
-  const r = run(["check", "--format", "sarif", join(CASES, "env_after_is_available.py"), join(CASES, "notebook.ipynb")]);
+  const r = run([
+    "check",
+    "--format",
+    "sarif",
+    join(CASES, "env_after_is_available.py"),
+    join(CASES, "notebook.ipynb"),
+  ]);
   assert.equal(r.status, 1);
   const sarif = JSON.parse(r.stdout);
   assert.equal(sarif.version, "2.1.0");
@@ -108,8 +135,15 @@ test("--format sarif is SARIF 2.1.0 with rules, levels and regions", () => {
     assert.equal(typeof pl.artifactLocation.uri, "string");
     assert.ok(pl.region.startLine >= 1 && pl.region.startColumn >= 1 && pl.region.endLine >= pl.region.startLine);
   }
-  const c01 = results.find((x: { locations: Array<{ physicalLocation: { artifactLocation: { uri: string } } }> }) => x.locations[0].physicalLocation.artifactLocation.uri.endsWith("/env_after_is_available.py"));
-  assert.deepEqual(c01.locations[0].physicalLocation.region, { startLine: 6, startColumn: 1, endLine: 6, endColumn: 41 });
+  const c01 = results.find((x: { locations: Array<{ physicalLocation: { artifactLocation: { uri: string } } }> }) =>
+    x.locations[0].physicalLocation.artifactLocation.uri.endsWith("/env_after_is_available.py"),
+  );
+  assert.deepEqual(c01.locations[0].physicalLocation.region, {
+    startLine: 6,
+    startColumn: 1,
+    endLine: 6,
+    endColumn: 41,
+  });
   assert.equal(c01.level, "error");
 });
 
@@ -117,7 +151,10 @@ test("--format github prints workflow annotations with escaped properties", () =
   // GPU002 on a write that works today is a preview check (rules.md amendment 2026-12-05).
   const r = run(["check", "--preview", "--format", "github", join(CASES, "env_after_import_only.py")]);
   assert.equal(r.status, 0, "information findings do not fail a run");
-  assert.match(r.stdout.trim(), /^::notice title=gpu-pilot \(GPU002\),file=.*env_after_import_only\.py,line=5,col=1,endLine=5,endColumn=41::GPU002 /);
+  assert.match(
+    r.stdout.trim(),
+    /^::notice title=gpu-pilot \(GPU002\),file=.*env_after_import_only\.py,line=5,col=1,endLine=5,endColumn=41::GPU002 /,
+  );
 });
 
 test("--select/--ignore/--exit-zero", () => {
@@ -133,22 +170,54 @@ test("--select/--ignore/--exit-zero", () => {
 });
 
 test("--fix on the rule cases: fixed files re-parse and re-lint without the fixed codes", () => {
-  const names = ["env_after_is_available.py", "env_after_import_only.py", "int_value.py", "duplicate_ids.py", "jax_after_devices.py", "accelerator_then_env.py", "seed_is_lazy.py", "notebook.ipynb"];
+  const names = [
+    "env_after_is_available.py",
+    "env_after_import_only.py",
+    "int_value.py",
+    "duplicate_ids.py",
+    "jax_after_devices.py",
+    "accelerator_then_env.py",
+    "seed_is_lazy.py",
+    "notebook.ipynb",
+  ];
   const dir = tmpCopy(names);
   // With GPU002's preview check (the moves) and without GPU006's order insert, a preview fix of its own.
   const P = ["--preview", "--ignore", "GPU006"];
-  const before = JSON.parse(run(["check", ...P, "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null; fix: { applicability: string } | null }>;
+  const before = JSON.parse(run(["check", ...P, "--format", "json", dir]).stdout) as Array<{
+    code: string;
+    filename: string;
+    cell: number | null;
+    fix: { applicability: string } | null;
+  }>;
   // Keyed by cell too: in notebook.ipynb, GPU014's fix turns `!export` into `%env` in cell 4, which is then (rightly) GPU001 there.
-  const fixedCodes = new Set(before.filter((d) => d.fix?.applicability === "safe").map((d) => `${d.filename}|${d.code}|${d.cell}`));
+  const fixedCodes = new Set(
+    before.filter((d) => d.fix?.applicability === "safe").map((d) => `${d.filename}|${d.code}|${d.cell}`),
+  );
   assert.ok(fixedCodes.size >= 7, [...fixedCodes].join("\n"));
   const r = run(["check", ...P, "--fix", dir]);
   assert.match(r.stdout, /Fixed \d+ problem|\(\d+ fixed, \d+ remaining\)/);
-  const after = JSON.parse(run(["check", ...P, "--format", "json", dir]).stdout) as Array<{ code: string; filename: string; cell: number | null }>;
-  for (const d of after) assert.ok(!fixedCodes.has(`${d.filename}|${d.code}|${d.cell}`), `still reported after --fix: ${d.filename} ${d.code} cell ${d.cell}`);
+  const after = JSON.parse(run(["check", ...P, "--format", "json", dir]).stdout) as Array<{
+    code: string;
+    filename: string;
+    cell: number | null;
+  }>;
+  for (const d of after)
+    assert.ok(
+      !fixedCodes.has(`${d.filename}|${d.code}|${d.cell}`),
+      `still reported after --fix: ${d.filename} ${d.code} cell ${d.cell}`,
+    );
   // The literal becomes the string it means (issue 16: not str(0)); GPU006's order insert is preview, not applied.
-  assert.equal(readFileSync(join(dir, "int_value.py"), "utf8"), 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch\n\nprint(torch.__version__)\n');
+  assert.equal(
+    readFileSync(join(dir, "int_value.py"), "utf8"),
+    'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch\n\nprint(torch.__version__)\n',
+  );
   const nb = JSON.parse(readFileSync(join(dir, "notebook.ipynb"), "utf8"));
-  assert.deepEqual(nb.cells[1].source, ["import os\n", 'os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "import torch\n", "torch.zeros(1).cuda()"]);
+  assert.deepEqual(nb.cells[1].source, [
+    "import os\n",
+    'os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n',
+    "import torch\n",
+    "torch.zeros(1).cuda()",
+  ]);
   assert.equal(readdirSync(dir).length, names.length);
 });
 
@@ -171,10 +240,26 @@ test("--inventory reads nvidia-smi CSV and enables GPU017; --gpus too", () => {
   const [d] = JSON.parse(r.stdout);
   assert.equal(d.code, "GPU017");
   assert.match(d.message, /2 GPUs/);
-  assert.equal(JSON.parse(run(["check", "--format", "json", "--select", "GPU017", join(dir, "t.py")]).stdout).length, 0);
-  assert.equal(JSON.parse(run(["check", "--format", "json", "--select", "GPU017", "--gpus", "8", join(dir, "t.py")]).stdout).length, 0);
-  assert.equal(JSON.parse(run(["check", "--format", "json", "--select", "GPU017", "--gpus", "1", join(dir, "t.py")]).stdout).length, 1);
-  const bad = run(["check", "--inventory", join(ROOT, "test", "fixtures", "nvidia-smi", "h200x2", "query_gpu_units.csv"), join(dir, "t.py")]);
+  assert.equal(
+    JSON.parse(run(["check", "--format", "json", "--select", "GPU017", join(dir, "t.py")]).stdout).length,
+    0,
+  );
+  assert.equal(
+    JSON.parse(run(["check", "--format", "json", "--select", "GPU017", "--gpus", "8", join(dir, "t.py")]).stdout)
+      .length,
+    0,
+  );
+  assert.equal(
+    JSON.parse(run(["check", "--format", "json", "--select", "GPU017", "--gpus", "1", join(dir, "t.py")]).stdout)
+      .length,
+    1,
+  );
+  const bad = run([
+    "check",
+    "--inventory",
+    join(ROOT, "test", "fixtures", "nvidia-smi", "h200x2", "query_gpu_units.csv"),
+    join(dir, "t.py"),
+  ]);
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /has no GPU lines/);
 });
@@ -182,27 +267,57 @@ test("--inventory reads nvidia-smi CSV and enables GPU017; --gpus too", () => {
 test("[tool.gpu-pilot] in pyproject.toml is honoured; a broken one is reported with its line and linting goes on", () => {
   const dir = tmpCopy(["env_after_import_only.py", "env_after_is_available.py"]);
   // preview = true: GPU002 on env_after_import_only.py (a write that works today) is a preview check.
-  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\npreview = true\nignore = ["GPU002"]\n[tool.gpu-pilot.severity]\nGPU001 = "warning"\n');
-  const r = (JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; severity: string }>).filter((d) => d.code === "GPU001" || d.code === "GPU002");
-  assert.deepEqual(r.map((d) => [d.code, d.severity]), [["GPU001", "warning"]]);
+  writeFileSync(
+    join(dir, "pyproject.toml"),
+    '[tool.gpu-pilot]\npreview = true\nignore = ["GPU002"]\n[tool.gpu-pilot.severity]\nGPU001 = "warning"\n',
+  );
+  const r = (
+    JSON.parse(run(["check", "--format", "json", dir]).stdout) as Array<{ code: string; severity: string }>
+  ).filter((d) => d.code === "GPU001" || d.code === "GPU002");
+  assert.deepEqual(
+    r.map((d) => [d.code, d.severity]),
+    [["GPU001", "warning"]],
+  );
   writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\npreview = true\nignore = ["GPU002"\n');
   const broken = run(["check", "--format", "json", dir]);
   assert.match(broken.stderr, /pyproject\.toml:4: TOML error/);
   // The broken table is not used at all: the defaults (no preview, so no GPU002; GPU001 an error).
-  assert.deepEqual(JSON.parse(broken.stdout).filter((d: { code: string }) => d.code === "GPU001" || d.code === "GPU002").map((d: { code: string; severity: string }) => [d.code, d.severity]), [["GPU001", "error"]]);
-  writeFileSync(join(dir, "pyproject.toml"), '[tool.gpu-pilot]\nignore = ["GPU002", "GPU777"]\nper-file-ignores = { "env_after_is_*.py" = ["GPU001"] }\n');
+  assert.deepEqual(
+    JSON.parse(broken.stdout)
+      .filter((d: { code: string }) => d.code === "GPU001" || d.code === "GPU002")
+      .map((d: { code: string; severity: string }) => [d.code, d.severity]),
+    [["GPU001", "error"]],
+  );
+  writeFileSync(
+    join(dir, "pyproject.toml"),
+    '[tool.gpu-pilot]\nignore = ["GPU002", "GPU777"]\nper-file-ignores = { "env_after_is_*.py" = ["GPU001"] }\n',
+  );
   const unknown = run(["check", "--format", "json", dir]);
   assert.match(unknown.stderr, /pyproject\.toml:2: \[tool\.gpu-pilot\] ignore: unknown rule code GPU777/);
-  assert.deepEqual(JSON.parse(unknown.stdout).filter((d: { code: string }) => d.code === "GPU001" || d.code === "GPU002"), []);
+  assert.deepEqual(
+    JSON.parse(unknown.stdout).filter((d: { code: string }) => d.code === "GPU001" || d.code === "GPU002"),
+    [],
+  );
 });
 
 test("worker threads give the same output, in the same order, as one thread; --statistics reports the prefilter", () => {
   const env = (n: string) => ({ ...process.env, GPU_PILOT_WORKERS: n });
-  const one = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "json", CASES, join(ROOT, "examples")], { encoding: "utf8", env: env("1") });
-  const two = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "json", "--statistics", CASES, join(ROOT, "examples")], { encoding: "utf8", env: env("2") });
+  const one = spawnSync(
+    process.execPath,
+    [CLI, "check", "--no-cache", "--format", "json", CASES, join(ROOT, "examples")],
+    { encoding: "utf8", env: env("1") },
+  );
+  const two = spawnSync(
+    process.execPath,
+    [CLI, "check", "--no-cache", "--format", "json", "--statistics", CASES, join(ROOT, "examples")],
+    { encoding: "utf8", env: env("2") },
+  );
   assert.equal(two.status, one.status);
   assert.deepEqual(JSON.parse(two.stdout), JSON.parse(one.stdout));
-  assert.match(two.stderr, /gpu-pilot: parsed \d+ of \d+ files; skipped \d+ of \d+ files without parsing .*; 2 workers/);
+  assert.match(
+    two.stderr,
+    /gpu-pilot: parsed \d+ of \d+ files; skipped \d+ of \d+ files without parsing .*; 2 workers/,
+  );
 });
 
 test("exit codes like ESLint's: information does not fail; --fail-level and --exit-non-zero-on change the bar; text shows the severity on one line", () => {
@@ -219,12 +334,16 @@ test("exit codes like ESLint's: information does not fail; --fail-level and --ex
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--fail-level must be error, warning, information or hint, not "fatal"/);
   const err = join(dir, "err.py");
-  writeFileSync(err, 'import os\nimport sys\nimport torch\nx = torch.zeros(1).cuda()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\ndel sys.modules["torch"]\nimport torch\n');
+  writeFileSync(
+    err,
+    'import os\nimport sys\nimport torch\nx = torch.zeros(1).cuda()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\ndel sys.modules["torch"]\nimport torch\n',
+  );
   const e = run(["check", err]);
   assert.equal(e.status, 1);
   assert.equal(run(["check", "--fail-level", "error", err]).status, 1);
   // A message quoting multi-line code stays on one line of text output.
-  for (const line of e.stdout.split("\n").filter((l) => l.includes("GPU0"))) assert.match(line, /^.*err\.py:\d+:\d+: (error|warning|information|hint) GPU0\d\d /);
+  for (const line of e.stdout.split("\n").filter((l) => l.includes("GPU0")))
+    assert.match(line, /^.*err\.py:\d+:\d+: (error|warning|information|hint) GPU0\d\d /);
 });
 
 test("--preview adds the preview rules (GPU006 here); the default set leaves them out", () => {
@@ -232,14 +351,25 @@ test("--preview adds the preview rules (GPU006 here); the default set leaves the
   const f = join(dir, "order.py");
   writeFileSync(f, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n');
   assert.deepEqual(JSON.parse(run(["check", "--format", "json", f]).stdout), []);
-  assert.deepEqual(JSON.parse(run(["check", "--format", "json", "--preview", f]).stdout).map((d: { code: string }) => d.code), ["GPU006"]);
+  assert.deepEqual(
+    JSON.parse(run(["check", "--format", "json", "--preview", f]).stdout).map((d: { code: string }) => d.code),
+    ["GPU006"],
+  );
 });
 
 test("a reader that closes the pipe early (gpu-pilot check ... | head) ends the run quietly: no EPIPE stack trace", () => {
   // 300 files with a finding each: far more output than a pipe holds, so the writes after `head`
   // exits meet a closed pipe.
   const dir = mkdtempSync(join(tmpdir(), "gp-epipe-"));
-  for (let i = 0; i < 300; i++) writeFileSync(join(dir, `f${i}.py`), 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n');
-  const r = spawnSync("bash", ["-c", `"${process.execPath}" "${CLI}" check --format sarif "${dir}" | head -c 10 >/dev/null`], { encoding: "utf8" });
+  for (let i = 0; i < 300; i++)
+    writeFileSync(
+      join(dir, `f${i}.py`),
+      'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    );
+  const r = spawnSync(
+    "bash",
+    ["-c", `"${process.execPath}" "${CLI}" check --format sarif "${dir}" | head -c 10 >/dev/null`],
+    { encoding: "utf8" },
+  );
   assert.doesNotMatch(r.stderr, /EPIPE|Error:/, r.stderr);
 });

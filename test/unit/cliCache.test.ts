@@ -6,11 +6,30 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT, CASES } from "./helpers";
-import { ResultCache, RACY_MS, buildIdOf, cacheDirOf, isCachedDiagnostic, sha1, stampOf } from "../../server/src/cliCache";
+import {
+  ResultCache,
+  RACY_MS,
+  buildIdOf,
+  cacheDirOf,
+  isCachedDiagnostic,
+  sha1,
+  stampOf,
+} from "../../server/src/cliCache";
 
 const CLI = join(ROOT, "dist", "cli.js");
 
@@ -25,7 +44,12 @@ function project(files: Record<string, string>) {
   const cache = join(dir, "cache");
   mkdirSync(src);
   for (const [name, text] of Object.entries(files)) writeFileSync(join(src, name), text);
-  const run = (args: string[], cli = CLI) => spawnSync(process.execPath, [cli, "check", ...args], { encoding: "utf8", cwd: dir, env: { ...process.env, GPU_PILOT_CACHE_DIR: cache, GPU_PILOT_WORKERS: "1" } });
+  const run = (args: string[], cli = CLI) =>
+    spawnSync(process.execPath, [cli, "check", ...args], {
+      encoding: "utf8",
+      cwd: dir,
+      env: { ...process.env, GPU_PILOT_CACHE_DIR: cache, GPU_PILOT_WORKERS: "1" },
+    });
   /** How many files the last `--statistics` run took from the cache. */
   const fromCache = (stderr: string) => Number(/(\d+) of \d+ files from the cache/.exec(stderr)?.[1] ?? NaN);
   return { dir, src, cache, run, fromCache };
@@ -33,9 +57,24 @@ function project(files: Record<string, string>) {
 
 const BAD = readFileSync(join(CASES, "env_after_is_available.py"), "utf8");
 /** A diagnostic of the shape the CLI caches (cli.ts JsonDiagnostic). */
-const DIAGNOSTIC = { cell: null, code: "GPU001", end_location: { row: 1, column: 5 }, filename: "a.py", fix: null, location: { row: 1, column: 1 }, message: "m", noqa_row: 1, url: "https://example.invalid/GPU001", severity: "error" };
+const DIAGNOSTIC = {
+  cell: null,
+  code: "GPU001",
+  end_location: { row: 1, column: 5 },
+  filename: "a.py",
+  fix: null,
+  location: { row: 1, column: 1 },
+  message: "m",
+  noqa_row: 1,
+  url: "https://example.invalid/GPU001",
+  severity: "error",
+};
 // The same bytes with lines 5 and 6 swapped: the same size, other findings.
-const SWAPPED = (() => { const l = BAD.split("\n"); [l[4], l[5]] = [l[5], l[4]]; return l.join("\n"); })();
+const SWAPPED = (() => {
+  const l = BAD.split("\n");
+  [l[4], l[5]] = [l[5], l[4]];
+  return l.join("\n");
+})();
 
 test("a second run takes every unchanged file from the cache and prints exactly what --no-cache prints", () => {
   const p = project({ "bad.py": BAD, "good.py": readFileSync(join(CASES, "env_before_import_ok.py"), "utf8") });
@@ -49,7 +88,10 @@ test("a second run takes every unchanged file from the cache and prints exactly 
     assert.equal(second.stdout, plain.stdout, format);
     assert.equal(p.fromCache(second.stderr), 2, second.stderr);
     // Nothing left to check: no parser is started and no worker runs.
-    assert.match(second.stderr, /parsed 0 of 2 files; skipped 0 of 2 files without parsing .*; 2 of 2 files from the cache \(unchanged since an earlier run\); 0 workers/);
+    assert.match(
+      second.stderr,
+      /parsed 0 of 2 files; skipped 0 of 2 files without parsing .*; 2 of 2 files from the cache \(unchanged since an earlier run\); 0 workers/,
+    );
   }
   assert.match(p.run(["--format", "json", "--statistics", "src"]).stderr, /parsed 0 of 2 files/);
   // The cache lives in the cache folder, not in the project.
@@ -81,7 +123,10 @@ test("a change of options is a miss: pyproject [tool.gpu-pilot], --select, --gpu
   const ignored = p.run(["--format", "json", "--statistics", "src"]);
   assert.equal(p.fromCache(ignored.stderr), 0);
   assert.equal(ignored.stdout, p.run(["--no-cache", "--format", "json", "src"]).stdout);
-  assert.equal(JSON.parse(ignored.stdout).some((d: { code: string }) => d.code === "GPU001"), false);
+  assert.equal(
+    JSON.parse(ignored.stdout).some((d: { code: string }) => d.code === "GPU001"),
+    false,
+  );
   const selected = p.run(["--format", "json", "--statistics", "--select", "GPU002", "src"]);
   assert.equal(p.fromCache(selected.stderr), 0);
   assert.equal(selected.stdout, p.run(["--no-cache", "--format", "json", "--select", "GPU002", "src"]).stdout);
@@ -100,7 +145,8 @@ test("another build (a bundle at another path or with other bytes) does not reus
   p.run(["--format", "json", "src"]);
   const other = join(p.dir, "dist");
   mkdirSync(other);
-  for (const f of ["cli.js", "tree-sitter.wasm", "tree-sitter-python.wasm"]) copyFileSync(join(ROOT, "dist", f), join(other, f));
+  for (const f of ["cli.js", "tree-sitter.wasm", "tree-sitter-python.wasm"])
+    copyFileSync(join(ROOT, "dist", f), join(other, f));
   const moved = p.run(["--format", "json", "--statistics", "src"], join(other, "cli.js"));
   assert.equal(p.fromCache(moved.stderr), 0, moved.stderr);
   assert.equal(moved.status, 1);
@@ -120,7 +166,10 @@ test("an unwritable or corrupt cache is a note on stderr; the output and exit co
   const unwritable = p.run(["--format", "json", "--cache-dir", join(p.dir, "not-a-folder"), "src"]);
   assert.equal(unwritable.status, truth.status);
   assert.equal(unwritable.stdout, truth.stdout);
-  assert.match(unwritable.stderr, /gpu-pilot: the result cache is not used: .*not-a-folder is a regular file; every file is checked\n/);
+  assert.match(
+    unwritable.stderr,
+    /gpu-pilot: the result cache is not used: .*not-a-folder is a regular file; every file is checked\n/,
+  );
   p.run(["--format", "json", "src"]);
   const [file] = readdirSync(join(p.cache, "v1")).filter((n) => n.endsWith(".json"));
   writeFileSync(join(p.cache, "v1", file), "{ not json");
@@ -148,11 +197,18 @@ test("--no-cache, --fix and stdin neither read nor write the cache; a deleted fi
   const fixed = p.run(["--fix", "src"]);
   assert.equal(existsSync(p.cache), false, fixed.stderr);
   assert.notEqual(readFileSync(join(p.src, "a.py"), "utf8"), BAD);
-  spawnSync(process.execPath, [CLI, "check", "--stdin-filename", "x.py"], { input: BAD, cwd: p.dir, env: { ...process.env, GPU_PILOT_CACHE_DIR: p.cache } });
+  spawnSync(process.execPath, [CLI, "check", "--stdin-filename", "x.py"], {
+    input: BAD,
+    cwd: p.dir,
+    env: { ...process.env, GPU_PILOT_CACHE_DIR: p.cache },
+  });
   assert.equal(existsSync(p.cache), false);
   p.run(["src"]);
   const [file] = readdirSync(join(p.cache, "v1")).filter((n) => n.endsWith(".json"));
-  const keys = () => Object.keys(JSON.parse(readFileSync(join(p.cache, "v1", file), "utf8")).entries).map((k) => k.slice(p.src.length + 1)).sort();
+  const keys = () =>
+    Object.keys(JSON.parse(readFileSync(join(p.cache, "v1", file), "utf8")).entries)
+      .map((k) => k.slice(p.src.length + 1))
+      .sort();
   assert.deepEqual(keys(), ["a.py", "b.py"]);
   rmSync(join(p.src, "b.py"));
   p.run(["src"]);
@@ -191,7 +247,11 @@ test("ResultCache trusts a stamp only when the file was last changed well before
 
 test("two runs at once in one folder (pre-commit's parallel hook processes) keep each other's entries", () => {
   const dir = mkdtempSync(join(tmpdir(), "gp-cache-merge-"));
-  const [a, b] = ["a.py", "b.py"].map((n) => { const f = join(dir, n); writeFileSync(f, n); return f; });
+  const [a, b] = ["a.py", "b.py"].map((n) => {
+    const f = join(dir, n);
+    writeFileSync(f, n);
+    return f;
+  });
   const result = { diagnostics: [], applied: 0, parsed: false };
   const opts = sha1("options");
   const one = new ResultCache(join(dir, "c"), dir, "build", () => {});
@@ -220,33 +280,54 @@ test("parallel gpu-pilot processes on parts of one tree (pre-commit) leave every
   const p = project(files);
   const names = Object.keys(files);
   const env = { ...process.env, GPU_PILOT_CACHE_DIR: p.cache, GPU_PILOT_WORKERS: "1" };
-  await Promise.all([0, 1, 2, 3].map((k) => new Promise<void>((done, fail) => {
-    const part = names.slice(k * 3, k * 3 + 3).map((n) => join("src", n));
-    const child = spawn(process.execPath, [CLI, "check", ...part], { cwd: p.dir, env, stdio: "ignore" });
-    child.on("error", fail);
-    child.on("exit", (code) => (code === 1 ? done() : fail(new Error(`exit ${code}`))));
-  })));
+  await Promise.all(
+    [0, 1, 2, 3].map(
+      (k) =>
+        new Promise<void>((done, fail) => {
+          const part = names.slice(k * 3, k * 3 + 3).map((n) => join("src", n));
+          const child = spawn(process.execPath, [CLI, "check", ...part], { cwd: p.dir, env, stdio: "ignore" });
+          child.on("error", fail);
+          child.on("exit", (code) => (code === 1 ? done() : fail(new Error(`exit ${code}`))));
+        }),
+    ),
+  );
   const all = p.run(["--statistics", "src"]);
   assert.equal(p.fromCache(all.stderr), 12, all.stderr);
-  assert.deepEqual(readdirSync(join(p.cache, "v1")).filter((n) => !n.endsWith(".json") && n !== "key"), [], "no lock or temporary file is left");
+  assert.deepEqual(
+    readdirSync(join(p.cache, "v1")).filter((n) => !n.endsWith(".json") && n !== "key"),
+    [],
+    "no lock or temporary file is left",
+  );
 });
 
-test("a cached file replaced by a FIFO is refused as before, without blocking on it", { skip: process.platform === "win32" && "no mkfifo" }, () => {
-  const p = project({ "a.py": BAD });
-  const file = join(p.src, "a.py");
-  p.run([file]);
-  rmSync(file);
-  assert.equal(spawnSync("mkfifo", [file]).status, 0);
-  const r = spawnSync(process.execPath, [CLI, "check", file], { encoding: "utf8", cwd: p.dir, timeout: 20_000, env: { ...process.env, GPU_PILOT_CACHE_DIR: p.cache } });
-  assert.equal(r.signal, null, "it did not hang");
-  assert.equal(r.status, 2, r.stderr);
-  assert.match(r.stderr, /cannot read .*a\.py: .*not a regular file/i);
-});
+test(
+  "a cached file replaced by a FIFO is refused as before, without blocking on it",
+  { skip: process.platform === "win32" && "no mkfifo" },
+  () => {
+    const p = project({ "a.py": BAD });
+    const file = join(p.src, "a.py");
+    p.run([file]);
+    rmSync(file);
+    assert.equal(spawnSync("mkfifo", [file]).status, 0);
+    const r = spawnSync(process.execPath, [CLI, "check", file], {
+      encoding: "utf8",
+      cwd: p.dir,
+      timeout: 20_000,
+      env: { ...process.env, GPU_PILOT_CACHE_DIR: p.cache },
+    });
+    assert.equal(r.signal, null, "it did not hang");
+    assert.equal(r.status, 2, r.stderr);
+    assert.match(r.stderr, /cannot read .*a\.py: .*not a regular file/i);
+  },
+);
 
 test("the cache folder: GPU_PILOT_CACHE_DIR, then XDG_CACHE_HOME, then ~/.cache (LOCALAPPDATA on Windows)", () => {
   assert.equal(cacheDirOf({ GPU_PILOT_CACHE_DIR: "/c", XDG_CACHE_HOME: "/x" }, "linux"), "/c");
   assert.equal(cacheDirOf({ XDG_CACHE_HOME: "/x" }, "linux"), join("/x", "gpu-pilot"));
-  assert.equal(cacheDirOf({ LOCALAPPDATA: "C:\\Users\\u\\AppData\\Local" }, "win32"), join("C:\\Users\\u\\AppData\\Local", "gpu-pilot"));
+  assert.equal(
+    cacheDirOf({ LOCALAPPDATA: "C:\\Users\\u\\AppData\\Local" }, "win32"),
+    join("C:\\Users\\u\\AppData\\Local", "gpu-pilot"),
+  );
   assert.match(cacheDirOf({}, "linux"), /[/\\]\.cache[/\\]gpu-pilot$/);
 });
 
@@ -270,12 +351,31 @@ test("poisoned cache entries are misses: forged, unsigned, [null], [{}], an unkn
   const good = JSON.parse(readFileSync(path, "utf8"));
   const [[key, entry]] = Object.entries(good.entries) as Array<[string, Record<string, unknown>]>;
   const poisons: Array<[string, Record<string, unknown>]> = [
-    ["no diagnostics, the right hashes, the old MAC", { ...entry, result: { diagnostics: [], applied: 0, parsed: true } }],
+    [
+      "no diagnostics, the right hashes, the old MAC",
+      { ...entry, result: { diagnostics: [], applied: 0, parsed: true } },
+    ],
     ["no MAC", (({ mac: _m, ...rest }) => rest)(entry)],
     ["[null]", { ...entry, result: { diagnostics: [null], applied: 0, parsed: true } }],
     ["[{}]", { ...entry, result: { diagnostics: [{}], applied: 0, parsed: true } }],
-    ["a workflow command in the code", { ...entry, result: { diagnostics: [{ ...DIAGNOSTIC, code: "GPU001::warning::x\n::error::forged" }], applied: 0, parsed: true } }],
-    ["an unknown severity", { ...entry, result: { diagnostics: [{ ...DIAGNOSTIC, severity: "fatal\n::error::x" }], applied: 0, parsed: true } }],
+    [
+      "a workflow command in the code",
+      {
+        ...entry,
+        result: {
+          diagnostics: [{ ...DIAGNOSTIC, code: "GPU001::warning::x\n::error::forged" }],
+          applied: 0,
+          parsed: true,
+        },
+      },
+    ],
+    [
+      "an unknown severity",
+      {
+        ...entry,
+        result: { diagnostics: [{ ...DIAGNOSTIC, severity: "fatal\n::error::x" }], applied: 0, parsed: true },
+      },
+    ],
   ];
   for (const [what, poisoned] of poisons) {
     writeFileSync(path, JSON.stringify({ ...good, entries: { [key]: poisoned } }));
@@ -288,31 +388,43 @@ test("poisoned cache entries are misses: forged, unsigned, [null], [{}], an unkn
   }
 });
 
-test("a cache file that is /dev/zero, a FIFO or a link, a linked or group-writable cache folder: no cache, nothing blocks", { skip: process.platform === "win32" }, () => {
-  const p = project({ "a.py": BAD });
-  const truth = p.run(["--no-cache", "--format", "json", "src"]);
-  p.run(["--format", "json", "src"]);
-  const [file] = readdirSync(join(p.cache, "v1")).filter((n) => n.endsWith(".json"));
-  const path = join(p.cache, "v1", file);
-  const check = (what: string, pattern: RegExp, cacheDir = p.cache) => {
-    const r = spawnSync(process.execPath, [CLI, "check", "--format", "json", "src"], { encoding: "utf8", cwd: p.dir, timeout: 60_000, env: { ...process.env, GPU_PILOT_CACHE_DIR: cacheDir, GPU_PILOT_WORKERS: "1" } });
-    assert.equal(r.error, undefined, `${what}: ${r.error}`);
-    assert.equal(r.stdout, truth.stdout, what);
-    assert.equal(r.status, truth.status, what);
-    assert.match(r.stderr, pattern, what);
-  };
-  rmSync(path);
-  symlinkSync("/dev/zero", path);
-  check("a link to /dev/zero", /the result cache is not used: .* is a symbolic link/);
-  rmSync(path);
-  spawnSync("mkfifo", [path]);
-  check("a FIFO", /the result cache is not used: .* is a FIFO/);
-  rmSync(path);
-  const elsewhere = mkdtempSync(join(tmpdir(), "gp-cache-elsewhere-"));
-  const linked = join(p.dir, "linked-cache");
-  symlinkSync(elsewhere, linked);
-  check("a linked cache folder", /the result cache is not used: .*linked-cache is a symbolic link/, linked);
-  assert.deepEqual(readdirSync(elsewhere), [], "nothing written through the link");
-  chmodSync(p.cache, 0o775);
-  check("a group-writable cache folder", /the result cache is not used: .* is writable by group or others \(mode 775\)/);
-});
+test(
+  "a cache file that is /dev/zero, a FIFO or a link, a linked or group-writable cache folder: no cache, nothing blocks",
+  { skip: process.platform === "win32" },
+  () => {
+    const p = project({ "a.py": BAD });
+    const truth = p.run(["--no-cache", "--format", "json", "src"]);
+    p.run(["--format", "json", "src"]);
+    const [file] = readdirSync(join(p.cache, "v1")).filter((n) => n.endsWith(".json"));
+    const path = join(p.cache, "v1", file);
+    const check = (what: string, pattern: RegExp, cacheDir = p.cache) => {
+      const r = spawnSync(process.execPath, [CLI, "check", "--format", "json", "src"], {
+        encoding: "utf8",
+        cwd: p.dir,
+        timeout: 60_000,
+        env: { ...process.env, GPU_PILOT_CACHE_DIR: cacheDir, GPU_PILOT_WORKERS: "1" },
+      });
+      assert.equal(r.error, undefined, `${what}: ${r.error}`);
+      assert.equal(r.stdout, truth.stdout, what);
+      assert.equal(r.status, truth.status, what);
+      assert.match(r.stderr, pattern, what);
+    };
+    rmSync(path);
+    symlinkSync("/dev/zero", path);
+    check("a link to /dev/zero", /the result cache is not used: .* is a symbolic link/);
+    rmSync(path);
+    spawnSync("mkfifo", [path]);
+    check("a FIFO", /the result cache is not used: .* is a FIFO/);
+    rmSync(path);
+    const elsewhere = mkdtempSync(join(tmpdir(), "gp-cache-elsewhere-"));
+    const linked = join(p.dir, "linked-cache");
+    symlinkSync(elsewhere, linked);
+    check("a linked cache folder", /the result cache is not used: .*linked-cache is a symbolic link/, linked);
+    assert.deepEqual(readdirSync(elsewhere), [], "nothing written through the link");
+    chmodSync(p.cache, 0o775);
+    check(
+      "a group-writable cache folder",
+      /the result cache is not used: .* is writable by group or others \(mode 775\)/,
+    );
+  },
+);

@@ -39,8 +39,19 @@ test("gpu-pilot check has no input under client/ (the parsers come from common/s
     return seen;
   };
   const check = [...staticFrom("server/src/cli.ts")];
-  assert.ok(check.includes("common/src/nvidiaSmi/parse.ts"), check.filter((i) => !i.startsWith("node_modules")).join("\n"));
-  assert.deepEqual(check.filter((i) => i.startsWith("client/")), [], "gpu-pilot check reaches into client/");
+  assert.ok(
+    check.includes("common/src/nvidiaSmi/parse.ts"),
+    check.filter((i) => !i.startsWith("node_modules")).join("\n"),
+  );
+  assert.deepEqual(
+    check.filter((i) => i.startsWith("client/")),
+    [],
+    "gpu-pilot check reaches into client/",
+  );
   const shared = Object.keys(graph).filter((i) => i.startsWith("client/") || i.startsWith("common/"));
-  for (const f of shared) assert.ok(!(graph[f].imports ?? []).some((imp) => imp.path === "vscode"), `${f} (used by gpu-pilot mcp) imports vscode`);
+  for (const f of shared)
+    assert.ok(
+      !(graph[f].imports ?? []).some((imp) => imp.path === "vscode"),
+      `${f} (used by gpu-pilot mcp) imports vscode`,
+    );
 });

@@ -16,21 +16,41 @@ const BAD = 'import os\nimport torch\nprint(torch.cuda.is_available())\nos.envir
 const pkg: any = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 
 before(() => {
-  if (!existsSync(CLI)) spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit", timeout: 120_000 });
+  if (!existsSync(CLI))
+    spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit", timeout: 120_000 });
 });
 
 test("ruleDocsWebUrl: the rule's page on the repository's forge, from every form of package.json's repository and homepage; null without one", () => {
   const gh = "https://github.com/acme/gpu-pilot/blob/HEAD/docs/rules/GPU001.md";
-  for (const repository of ["https://github.com/acme/gpu-pilot", "git+https://github.com/acme/gpu-pilot.git", "git@github.com:acme/gpu-pilot.git", "github:acme/gpu-pilot",
-    "acme/gpu-pilot", { type: "git", url: "git+ssh://git@github.com/acme/gpu-pilot.git" }]) {
+  for (const repository of [
+    "https://github.com/acme/gpu-pilot",
+    "git+https://github.com/acme/gpu-pilot.git",
+    "git@github.com:acme/gpu-pilot.git",
+    "github:acme/gpu-pilot",
+    "acme/gpu-pilot",
+    { type: "git", url: "git+ssh://git@github.com/acme/gpu-pilot.git" },
+  ]) {
     assert.equal(ruleDocsWebUrl("GPU001", { repository }), gh, JSON.stringify(repository));
   }
-  assert.equal(ruleDocsWebUrl("GPU007", { repository: { url: "https://github.com/acme/tools.git", directory: "packages/gpu-pilot" } }),
-    "https://github.com/acme/tools/blob/HEAD/packages/gpu-pilot/docs/rules/GPU007.md");
-  assert.equal(ruleDocsWebUrl("GPU001", { repository: "https://gitlab.com/lab/ml/gpu-pilot.git" }), "https://gitlab.com/lab/ml/gpu-pilot/-/blob/HEAD/docs/rules/GPU001.md");
-  assert.equal(ruleDocsWebUrl("GPU001", { repository: "gitlab:lab/gpu-pilot" }), "https://gitlab.com/lab/gpu-pilot/-/blob/HEAD/docs/rules/GPU001.md");
+  assert.equal(
+    ruleDocsWebUrl("GPU007", {
+      repository: { url: "https://github.com/acme/tools.git", directory: "packages/gpu-pilot" },
+    }),
+    "https://github.com/acme/tools/blob/HEAD/packages/gpu-pilot/docs/rules/GPU007.md",
+  );
+  assert.equal(
+    ruleDocsWebUrl("GPU001", { repository: "https://gitlab.com/lab/ml/gpu-pilot.git" }),
+    "https://gitlab.com/lab/ml/gpu-pilot/-/blob/HEAD/docs/rules/GPU001.md",
+  );
+  assert.equal(
+    ruleDocsWebUrl("GPU001", { repository: "gitlab:lab/gpu-pilot" }),
+    "https://gitlab.com/lab/gpu-pilot/-/blob/HEAD/docs/rules/GPU001.md",
+  );
   assert.equal(ruleDocsWebUrl("GPU001", { homepage: "https://github.com/acme/gpu-pilot#readme" }), gh);
-  assert.equal(ruleDocsWebUrl("GPU001", { homepage: "https://gpu-pilot.example.org/" }), "https://gpu-pilot.example.org/docs/rules/GPU001.md");
+  assert.equal(
+    ruleDocsWebUrl("GPU001", { homepage: "https://gpu-pilot.example.org/" }),
+    "https://gpu-pilot.example.org/docs/rules/GPU001.md",
+  );
   // Nothing to link to: no field, a local path, a file URL, a rule code without a page.
   assert.equal(ruleDocsWebUrl("GPU001", {}), null);
   assert.equal(ruleDocsWebUrl("GPU001", { repository: "file:../gpu-pilot" }), null);
@@ -42,12 +62,20 @@ test("JSON url and SARIF helpUri are the repository's page of the rule (package.
   const dir = mkdtempSync(join(tmpdir(), "gp-links-"));
   writeFileSync(join(dir, "bad.py"), BAD);
   const expected = ruleDocsWebUrl("GPU001", { repository: pkg.repository, homepage: pkg.homepage });
-  const json = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "json", "bad.py"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+  const json = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "json", "bad.py"], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   assert.equal(json.status, 1, json.stderr);
   const [d] = JSON.parse(json.stdout) as Array<{ code: string; url: string | null }>;
   assert.equal(d.code, "GPU001");
   assert.equal(d.url, expected);
-  const sarif = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "sarif", "bad.py"], { cwd: dir, encoding: "utf8", timeout: 60_000 });
+  const sarif = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "sarif", "bad.py"], {
+    cwd: dir,
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   const rules = JSON.parse(sarif.stdout).runs[0].tool.driver.rules as Array<{ id: string; helpUri?: string }>;
   assert.equal(rules.find((r) => r.id === "GPU001")?.helpUri, expected ?? undefined);
   assert.doesNotMatch(json.stdout + sarif.stdout, /file:\/\//);
@@ -62,8 +90,19 @@ test("npm run gpu-pilot -- check PATH: PATH is taken from the caller's folder (I
   const caller = mkdtempSync(join(tmpdir(), "gp-initcwd-caller-"));
   mkdirSync(join(caller, "src"));
   writeFileSync(join(caller, "src", "bad.py"), BAD);
-  const npmEnv = (name: string) => ({ ...process.env, INIT_CWD: caller, npm_lifecycle_event: "gpu-pilot", npm_package_name: name });
-  const run = (env: NodeJS.ProcessEnv) => spawnSync(process.execPath, [join(pkgDir, "scripts", "gpu-pilot.mjs"), "check", "--no-cache", "src"], { cwd: pkgDir, env, encoding: "utf8", timeout: 60_000 });
+  const npmEnv = (name: string) => ({
+    ...process.env,
+    INIT_CWD: caller,
+    npm_lifecycle_event: "gpu-pilot",
+    npm_package_name: name,
+  });
+  const run = (env: NodeJS.ProcessEnv) =>
+    spawnSync(process.execPath, [join(pkgDir, "scripts", "gpu-pilot.mjs"), "check", "--no-cache", "src"], {
+      cwd: pkgDir,
+      env,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
   const own = run(npmEnv("gpu-pilot"));
   assert.equal(own.status, 1, own.stdout + own.stderr);
   assert.match(own.stdout, /^src\/bad\.py:4:1: error GPU001 /m);

@@ -12,7 +12,11 @@ import { main } from "../../server/src/cli";
 async function cli(argv: string[], stdin = ""): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const code = await main(argv, { out: (s) => void (out += s), err: (s) => void (err += s), stdin: () => Promise.resolve(stdin) });
+  const code = await main(argv, {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    stdin: () => Promise.resolve(stdin),
+  });
   return { code, out, err };
 }
 
@@ -45,7 +49,10 @@ test("--ignore ALL turns every rule off; --select GPU001 --ignore ALL keeps GPU0
 test("check - reads the source from stdin (named -); - with other paths is a usage error", async () => {
   const r = await cli(["check", "--format", "json", "-"], LATE);
   const diags = JSON.parse(r.out) as Array<{ code: string; filename: string }>;
-  assert.ok(diags.some((d) => d.code === "GPU001"), r.out + r.err);
+  assert.ok(
+    diags.some((d) => d.code === "GPU001"),
+    r.out + r.err,
+  );
   assert.doesNotMatch(r.err, /no such file/);
   const mixed = await cli(["check", "-", late]);
   assert.equal(mixed.code, 2);

@@ -11,7 +11,11 @@ import { main } from "../../server/src/cli";
 async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const code = await main(argv, { out: (s) => void (out += s), err: (s) => void (err += s), stdin: () => Promise.resolve("") });
+  const code = await main(argv, {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    stdin: () => Promise.resolve(""),
+  });
   return { code, out, err };
 }
 
@@ -38,7 +42,11 @@ test("odd flag forms are refused with a clear message (exit 2)", async () => {
     assert.equal(r.out, "", argv.join(" "));
   }
   // The ordinary forms still work.
-  for (const argv of [["check", "--select", "GPU001", clean], ["check", "--select=GPU001,GPU002", "--gpus=2", "--exit-zero", clean], ["check", "--", clean]]) {
+  for (const argv of [
+    ["check", "--select", "GPU001", clean],
+    ["check", "--select=GPU001,GPU002", "--gpus=2", "--exit-zero", clean],
+    ["check", "--", clean],
+  ]) {
     const r = await cli(argv);
     assert.equal(r.code, 0, `${argv.join(" ")}: ${r.err}`);
   }
@@ -53,14 +61,28 @@ test("a huge --select list is handled (no stack overflow)", async () => {
 
 test("an nbformat-3 or broken notebook is one finding; the other files are still checked", async () => {
   const d = mkdtempSync(join(tmpdir(), "gp-nb3-"));
-  writeFileSync(join(d, "old.ipynb"), JSON.stringify({ nbformat: 3, nbformat_minor: 0, metadata: {}, worksheets: [{ cells: [{ cell_type: "code", input: "import torch", language: "python" }] }] }));
+  writeFileSync(
+    join(d, "old.ipynb"),
+    JSON.stringify({
+      nbformat: 3,
+      nbformat_minor: 0,
+      metadata: {},
+      worksheets: [{ cells: [{ cell_type: "code", input: "import torch", language: "python" }] }],
+    }),
+  );
   writeFileSync(join(d, "broken.ipynb"), "{ not json");
-  writeFileSync(join(d, "bad.py"), 'import torch\ntorch.cuda.init()\nimport os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n');
+  writeFileSync(
+    join(d, "bad.py"),
+    'import torch\ntorch.cuda.init()\nimport os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+  );
   const r = await cli(["check", "--format", "json", d]);
   assert.equal(r.code, 1, r.err);
   const all = JSON.parse(r.out) as Array<{ filename: string; code: string; message: string }>;
   const byFile = (name: string) => all.filter((x) => x.filename === join(d, name));
-  assert.ok(byFile("bad.py").some((x) => x.code === "GPU001"), JSON.stringify(all));
+  assert.ok(
+    byFile("bad.py").some((x) => x.code === "GPU001"),
+    JSON.stringify(all),
+  );
   for (const name of ["old.ipynb", "broken.ipynb"]) {
     const f = byFile(name);
     assert.equal(f.length, 1, `${name}: ${JSON.stringify(f)}`);

@@ -12,24 +12,39 @@ import { SelectionStore } from "../../common/src/gpu/selection";
 import { ClaimLedger, claimStem, currentOwner } from "../../common/src/gpu/claims";
 import { claimText } from "../../client/src/gpu/present";
 
-const gpus = parseQueryGpu(readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2", "query_gpu_nounits.csv"), "utf8")).rows;
+const gpus = parseQueryGpu(
+  readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2", "query_gpu_nounits.csv"), "utf8"),
+).rows;
 const inv: Inventory = { gpus, apps: [], problems: [], takenAt: 0 };
 const [u0, u1] = gpus.map((g) => g.uuid.toLowerCase());
 
 function setup() {
   const dir = join(mkdtempSync(join(tmpdir(), "gpu-pilot-keeper-")), "ledger");
   const listeners: (() => void)[] = [];
-  const monitor = { inventory: inv as Inventory | undefined, onDidChange: (l: () => void) => (listeners.push(l), { dispose: () => undefined }) };
+  const monitor = {
+    inventory: inv as Inventory | undefined,
+    onDidChange: (l: () => void) => (listeners.push(l), { dispose: () => undefined }),
+  };
   const state = new Map<string, unknown>();
-  const selection = new SelectionStore({ get: <T>(k: string) => state.get(k) as T, update: async (k, v) => void state.set(k, v) });
+  const selection = new SelectionStore({
+    get: <T>(k: string) => state.get(k) as T,
+    update: async (k, v) => void state.set(k, v),
+  });
   const warnings: string[] = [];
-  const keeper = new ClaimKeeper(monitor, selection, { dir, session: "window-A", ttlMs: 60_000, warn: (m) => warnings.push(m) });
+  const keeper = new ClaimKeeper(monitor, selection, {
+    dir,
+    session: "window-A",
+    ttlMs: 60_000,
+    warn: (m) => warnings.push(m),
+  });
   return { dir, keeper, selection, warnings, files: () => readdirSync(dir).sort() };
 }
 
 test("entryUuids: indices and GPU UUIDs to lower-case UUIDs, MIG UUIDs as they are, unknown entries dropped", () => {
   assert.deepEqual(entryUuids(["1", gpus[0].uuid, "7"], inv), [u1, u0]);
-  assert.deepEqual(entryUuids(["MIG-6d6f4f6a-1111-2222-3333-444455556666"], inv), ["mig-6d6f4f6a-1111-2222-3333-444455556666"]);
+  assert.deepEqual(entryUuids(["MIG-6d6f4f6a-1111-2222-3333-444455556666"], inv), [
+    "mig-6d6f4f6a-1111-2222-3333-444455556666",
+  ]);
   assert.deepEqual(entryUuids(["0"], undefined), []);
 });
 
@@ -41,7 +56,11 @@ test("ticking claims (manual), unticking releases, a run holds its GPU until it 
   assert.equal(keeper.claimOf(u0)?.claim.purpose, "manual");
   const end = keeper.holdForRun([u0, u1], "train.py");
   await selection.set([]);
-  assert.deepEqual(files(), [`${claimStem(u0)}.json`, `${claimStem(u1)}.json`].sort(), "the run keeps both while it runs");
+  assert.deepEqual(
+    files(),
+    [`${claimStem(u0)}.json`, `${claimStem(u1)}.json`].sort(),
+    "the run keeps both while it runs",
+  );
   end();
   assert.deepEqual(files(), []);
   await selection.set(["1"]);
@@ -56,11 +75,25 @@ test("a GPU another window claimed: the view says who; ticking it warns once and
   const c = keeper.claimOf(u1);
   assert.equal(c?.mine, false);
   assert.match(claimText(c).suffix, /^ · claimed by \S+$/);
-  assert.match(claimText(c).tooltip, /Claimed by \S+ \\\(run: eval\\\.py, pid \d+, since \d\d:\d\d\\\)/, "escaped for Markdown");
-  const hostile = { ...c!.claim, owner: { ...c!.claim.owner, user: "eve\u001b]0;x\u0007![img](https://evil.example/p.png)" }, note: "$(zap) [link](command:x)" };
+  assert.match(
+    claimText(c).tooltip,
+    /Claimed by \S+ \\\(run: eval\\\.py, pid \d+, since \d\d:\d\d\\\)/,
+    "escaped for Markdown",
+  );
+  const hostile = {
+    ...c!.claim,
+    owner: { ...c!.claim.owner, user: "eve\u001b]0;x\u0007![img](https://evil.example/p.png)" },
+    note: "$(zap) [link](command:x)",
+  };
   const t = claimText({ mine: false, claim: hostile });
-  // eslint-disable-next-line no-control-regex
-  assert.ok(!t.tooltip.includes("![img]") && !t.tooltip.includes("[link](") && !t.tooltip.includes("$(zap)") && !/[\u0000-\u001f]/.test(t.tooltip + t.suffix), t.tooltip);
+  assert.ok(
+    !t.tooltip.includes("![img]") &&
+      !t.tooltip.includes("[link](") &&
+      !t.tooltip.includes("$(zap)") &&
+      // eslint-disable-next-line no-control-regex
+      !/[\u0000-\u001f]/.test(t.tooltip + t.suffix),
+    t.tooltip,
+  );
   assert.deepEqual(claimText(undefined), { suffix: "", tooltip: "" });
   // This window's own claim: no suffix (the tick says it; the suffix cut the row at 300 px), the tooltip says it.
   const mine = claimText({ mine: true, claim: c!.claim });

@@ -8,9 +8,13 @@ import { commands, FIX_ALL_LANGUAGES } from "../../client/src/commands";
 import type { Ctx } from "../../client/src/ctx";
 
 /** Runs `command` (gpuPilot.fixAll by default) with an editor of `languageId` (undefined: no editor); returns the codeAction calls and the messages. */
-async function fixAll(languageId: string | undefined, command: "gpuPilot.fixAll" | "gpuPilot.applyUnsafeFixes" = "gpuPilot.fixAll"): Promise<{ actions: unknown[][]; messages: string[] }> {
+async function fixAll(
+  languageId: string | undefined,
+  command: "gpuPilot.fixAll" | "gpuPilot.applyUnsafeFixes" = "gpuPilot.fixAll",
+): Promise<{ actions: unknown[][]; messages: string[] }> {
   recorded.messages.length = 0;
-  window.activeTextEditor = languageId === undefined ? undefined : { document: new FakeDocument(Uri.file("/work/proj/f"), languageId) };
+  window.activeTextEditor =
+    languageId === undefined ? undefined : { document: new FakeDocument(Uri.file("/work/proj/f"), languageId) };
   const actions: unknown[][] = [];
   vscodeCommands.registered.set("editor.action.codeAction", (...args: unknown[]) => actions.push(args));
   try {
@@ -35,7 +39,11 @@ test("gpuPilot.fixAll: another language or no editor: a friendly message, nothin
   for (const languageId of ["markdown", "json", "plaintext", undefined]) {
     const { actions, messages } = await fixAll(languageId);
     assert.deepEqual(actions, [], String(languageId));
-    assert.deepEqual(messages, ["GPU Pilot: open a Python file or notebook cell, a Dockerfile, a compose file or Kubernetes YAML to fix."], String(languageId));
+    assert.deepEqual(
+      messages,
+      ["GPU Pilot: open a Python file or notebook cell, a Dockerfile, a compose file or Kubernetes YAML to fix."],
+      String(languageId),
+    );
   }
 });
 

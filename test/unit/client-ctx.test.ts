@@ -50,7 +50,10 @@ function fresh() {
   recorded.log.length = 0;
 }
 
-const inventoryOf = (c: FakeLanguageClient) => c.notifications.filter((n) => n.method === "gpuPilot/inventory").map((n) => n.params as { gpus: { index: number }[] | null; selection: string[] });
+const inventoryOf = (c: FakeLanguageClient) =>
+  c.notifications
+    .filter((n) => n.method === "gpuPilot/inventory")
+    .map((n) => n.params as { gpus: { index: number }[] | null; selection: string[] });
 
 test("activate: registers exactly the commands of package.json, starts the server, sends the inventory", async () => {
   fresh();
@@ -59,15 +62,31 @@ test("activate: registers exactly the commands of package.json, starts the serve
   const ctx = context(extRoot);
   const api: GpuPilotApi = activate(ctx as never);
 
-  const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { contributes: { commands: { command: string }[] } };
+  const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    contributes: { commands: { command: string }[] };
+  };
   assert.deepEqual([...commands.registered.keys()].sort(), manifest.contributes.commands.map((c) => c.command).sort());
 
   await until(() => api.isServerRunning(), "the client to run");
   const client = FakeLanguageClient.instances[0];
   assert.equal(client.id, "gpuPilot");
   assert.deepEqual(client.serverOptions, {
-    run: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
-    debug: { module: join(extRoot, "dist", "server.js"), transport: 1, options: { execArgv: ["--max-semi-space-size=1", "--expose-gc", "--inspect=6009"], env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" } } },
+    run: {
+      module: join(extRoot, "dist", "server.js"),
+      transport: 1,
+      options: {
+        execArgv: ["--max-semi-space-size=1", "--expose-gc"],
+        env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" },
+      },
+    },
+    debug: {
+      module: join(extRoot, "dist", "server.js"),
+      transport: 1,
+      options: {
+        execArgv: ["--max-semi-space-size=1", "--expose-gc", "--inspect=6009"],
+        env: { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX ?? "2" },
+      },
+    },
   });
   assert.deepEqual(client.clientOptions.documentSelector, [
     { scheme: "file", language: "python" },
@@ -80,14 +99,33 @@ test("activate: registers exactly the commands of package.json, starts the serve
     { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
   ]);
   assert.deepEqual(client.clientOptions.initializationOptions, {
-    eagerInitModules: ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "unsloth", "flash_attn", "kornia", "monai"],
-    select: [], ignore: [], severity: {}, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null, targetTorch: null,
+    eagerInitModules: [
+      "torch_geometric",
+      "deepspeed",
+      "bitsandbytes",
+      "transformer_engine",
+      "unsloth",
+      "flash_attn",
+      "kornia",
+      "monai",
+    ],
+    select: [],
+    ignore: [],
+    severity: {},
+    configurationPreference: "editorFirst",
+    inlayHints: false,
+    maxFileSizeKB: 2048,
+    preview: null,
+    targetTorch: null,
   });
 
   await api.refresh();
   await until(() => inventoryOf(client).some((p) => p.gpus !== null), "an inventory with GPUs");
   const first = inventoryOf(client).find((p) => p.gpus !== null)!;
-  assert.deepEqual(first.gpus!.map((g) => g.index), [0, 1]);
+  assert.deepEqual(
+    first.gpus!.map((g) => g.index),
+    [0, 1],
+  );
   assert.deepEqual(first.selection, []);
   assert.equal(api.getInventory()?.gpus.length, 2);
   assert.deepEqual(api.getNvidiaSmiState(), { state: "ok", problem: "" });
@@ -116,7 +154,26 @@ test("activate: registers exactly the commands of package.json, starts the serve
   changeSettings(["gpuPilot.lint.ignore", "gpuPilot.lint"]);
   const sent = second.notifications.filter((n) => n.method === "gpuPilot/settings");
   assert.equal(sent.length, 1);
-  assert.deepEqual(sent[0].params, { eagerInitModules: ["torch_geometric", "deepspeed", "bitsandbytes", "transformer_engine", "unsloth", "flash_attn", "kornia", "monai"], select: [], ignore: ["GPU002"], severity: { GPU001: "warning" }, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null, targetTorch: null });
+  assert.deepEqual(sent[0].params, {
+    eagerInitModules: [
+      "torch_geometric",
+      "deepspeed",
+      "bitsandbytes",
+      "transformer_engine",
+      "unsloth",
+      "flash_attn",
+      "kornia",
+      "monai",
+    ],
+    select: [],
+    ignore: ["GPU002"],
+    severity: { GPU001: "warning" },
+    configurationPreference: "editorFirst",
+    inlayHints: false,
+    maxFileSizeKB: 2048,
+    preview: null,
+    targetTorch: null,
+  });
   assert.equal(FakeLanguageClient.instances.length, 2, "no restart for lint settings");
   settings.delete("lint.ignore");
   settings.delete("lint.severity");
@@ -124,8 +181,21 @@ test("activate: registers exactly the commands of package.json, starts the serve
   // a setting the server reads at start restarts it with the new value
   settings.set("eagerInitModules", ["my_cuda_lib"]);
   changeSettings(["gpuPilot.eagerInitModules"]);
-  await until(() => FakeLanguageClient.instances.length === 3 && FakeLanguageClient.instances[2].isRunning(), "a third client");
-  assert.deepEqual(FakeLanguageClient.instances[2].clientOptions.initializationOptions, { eagerInitModules: ["my_cuda_lib"], select: [], ignore: [], severity: {}, configurationPreference: "editorFirst", inlayHints: false, maxFileSizeKB: 2048, preview: null, targetTorch: null });
+  await until(
+    () => FakeLanguageClient.instances.length === 3 && FakeLanguageClient.instances[2].isRunning(),
+    "a third client",
+  );
+  assert.deepEqual(FakeLanguageClient.instances[2].clientOptions.initializationOptions, {
+    eagerInitModules: ["my_cuda_lib"],
+    select: [],
+    ignore: [],
+    severity: {},
+    configurationPreference: "editorFirst",
+    inlayHints: false,
+    maxFileSizeKB: 2048,
+    preview: null,
+    targetTorch: null,
+  });
   assert.equal(second.stopped, true);
 
   assert.equal(api.lastRun, undefined);
@@ -190,24 +260,43 @@ test("runFacts (the checks before a run ask the server): the answer, or ok false
   const uri = Uri.file("/w/train.py") as never;
   try {
     await ctx.startServer(); // no dist/server.js: not started
-    assert.deepEqual(await ctx.runFacts(uri, "x = 1\n"), { ok: false, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" });
+    assert.deepEqual(await ctx.runFacts(uri, "x = 1\n"), {
+      ok: false,
+      error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)",
+    });
 
     mkdirSync(join(empty, "dist"));
     writeFileSync(join(empty, "dist", "server.js"), "// built now\n");
-    const facts = { distributedReads: [], envInitProcessGroup: [], visibleDevicesWrites: [{ line: 1, value: "2", text: "w", noEffect: null }] };
-    FakeLanguageClient.answer = (method) => (method === "gpuPilot/runFacts" ? Promise.resolve({ ok: true, facts }) : Promise.reject(new Error(method)));
+    const facts = {
+      distributedReads: [],
+      envInitProcessGroup: [],
+      visibleDevicesWrites: [{ line: 1, value: "2", text: "w", noEffect: null }],
+    };
+    FakeLanguageClient.answer = (method) =>
+      method === "gpuPilot/runFacts" ? Promise.resolve({ ok: true, facts }) : Promise.reject(new Error(method));
     const starting = ctx.startServer();
     const asked = ctx.runFacts(uri, "import os\n"); // asked while the server starts: waits for it
     await starting;
     assert.deepEqual(await asked, { ok: true, facts });
-    assert.deepEqual(FakeLanguageClient.instances[0].requests, [{ method: "gpuPilot/runFacts", params: { uri: "file:///w/train.py", text: "import os\n" } }]);
+    assert.deepEqual(FakeLanguageClient.instances[0].requests, [
+      { method: "gpuPilot/runFacts", params: { uri: "file:///w/train.py", text: "import os\n" } },
+    ]);
 
     FakeLanguageClient.answer = () => Promise.reject(new Error("Request gpuPilot/runFacts failed with message: boom"));
-    assert.deepEqual(await ctx.runFacts(uri, ""), { ok: false, error: "the language server could not analyse it: Request gpuPilot/runFacts failed with message: boom" });
+    assert.deepEqual(await ctx.runFacts(uri, ""), {
+      ok: false,
+      error: "the language server could not analyse it: Request gpuPilot/runFacts failed with message: boom",
+    });
     FakeLanguageClient.answer = () => Promise.resolve({ ok: true, facts: { distributedReads: "no" } });
-    assert.deepEqual(await ctx.runFacts(uri, ""), { ok: false, error: "the answer is not run facts (distributedReads, envInitProcessGroup, visibleDevicesWrites)" });
+    assert.deepEqual(await ctx.runFacts(uri, ""), {
+      ok: false,
+      error: "the answer is not run facts (distributedReads, envInitProcessGroup, visibleDevicesWrites)",
+    });
     FakeLanguageClient.answer = () => new Promise(() => undefined);
-    assert.deepEqual(await ctx.runFacts(uri, "", 50), { ok: false, error: "the language server did not answer within 0.05 s" });
+    assert.deepEqual(await ctx.runFacts(uri, "", 50), {
+      ok: false,
+      error: "the language server did not answer within 0.05 s",
+    });
   } finally {
     FakeLanguageClient.answer = (method) => Promise.reject(new Error(`Unhandled method ${method}`));
     await ctx.dispose();
@@ -224,13 +313,19 @@ test("startServer(true), as activate() calls it: no language client before the n
   const ctx = new Ctx(new Shell(context(root) as never));
   const facts = { distributedReads: [], envInitProcessGroup: [], visibleDevicesWrites: [] };
   FakeLanguageClient.answer = (method, params) =>
-    method === "gpuPilot/runFacts" ? Promise.resolve({ ok: true, facts }) : Promise.resolve({ ok: true, path: (params as { path: string }).path, findings: [] });
+    method === "gpuPilot/runFacts"
+      ? Promise.resolve({ ok: true, facts })
+      : Promise.resolve({ ok: true, path: (params as { path: string }).path, findings: [] });
   try {
     const started = ctx.startServer(true);
     const asked = ctx.runFacts(Uri.file("/w/train.py") as never, "import os\n");
     const checked = ctx.checkFile("/w/train.py");
     await Promise.resolve();
-    assert.equal(FakeLanguageClient.instances.length, 0, "the language client is constructed in a later turn, not at once");
+    assert.equal(
+      FakeLanguageClient.instances.length,
+      0,
+      "the language client is constructed in a later turn, not at once",
+    );
     assert.equal(ctx.languageClientTimings(), undefined);
     assert.equal(ctx.isServerRunning(), false);
     await started;

@@ -8,8 +8,19 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { SelectionStore } from "../../common/src/gpu/selection";
-import { checkDashboardMessage, GpuDashboard, type FromDashboard, type ToDashboard } from "../../client/src/gpu/dashboard";
-import { buildDashboardModel, bucketByTime, nextSort, sortProcesses, type DashboardProcess } from "../../client/src/gpu/dashboardModel";
+import {
+  checkDashboardMessage,
+  GpuDashboard,
+  type FromDashboard,
+  type ToDashboard,
+} from "../../client/src/gpu/dashboard";
+import {
+  buildDashboardModel,
+  bucketByTime,
+  nextSort,
+  sortProcesses,
+  type DashboardProcess,
+} from "../../client/src/gpu/dashboardModel";
 import { GpuTreeProvider, treeRows } from "../../client/src/gpu/tree";
 import { statusBarContent } from "../../client/src/gpu/statusBar";
 import { GpuHistory } from "../../client/src/gpu/history";
@@ -28,18 +39,64 @@ async function monitorFor(mode: string): Promise<GpuMonitor> {
   return monitor;
 }
 
-const proc = (pid: number, user: string, memoryMiB: number | null, command: string, more: Partial<DashboardProcess> = {}): DashboardProcess => ({
-  pid, gpuIndex: 0, gpuUuid: "GPU-0", user, memoryMiB, memory: "", smPercent: null, sm: "–", cpuPercent: null, cpu: "–", hostMemoryMiB: null, hostMemory: "–",
-  runningS: null, time: "–", command, program: command, own: false, workspaceRun: false, busyButIdle: false, canSignal: false, ...more,
+const proc = (
+  pid: number,
+  user: string,
+  memoryMiB: number | null,
+  command: string,
+  more: Partial<DashboardProcess> = {},
+): DashboardProcess => ({
+  pid,
+  gpuIndex: 0,
+  gpuUuid: "GPU-0",
+  user,
+  memoryMiB,
+  memory: "",
+  smPercent: null,
+  sm: "–",
+  cpuPercent: null,
+  cpu: "–",
+  hostMemoryMiB: null,
+  hostMemory: "–",
+  runningS: null,
+  time: "–",
+  command,
+  program: command,
+  own: false,
+  workspaceRun: false,
+  busyButIdle: false,
+  canSignal: false,
+  ...more,
 });
 
 test("sortProcesses: each column both ways, unknown memory last when descending, ties by pid", () => {
-  const rows = [proc(30, "bob", 100, "python b.py"), proc(10, "alice", null, "torchrun x"), proc(20, "Carol", 5000, "jupyter"), proc(5, "alice", 100, "a.out")];
-  assert.deepEqual(sortProcesses(rows, { key: "memory", descending: true }).map((p) => p.pid), [20, 5, 30, 10]);
-  assert.deepEqual(sortProcesses(rows, { key: "memory", descending: false }).map((p) => p.pid), [10, 5, 30, 20]);
-  assert.deepEqual(sortProcesses(rows, { key: "pid", descending: false }).map((p) => p.pid), [5, 10, 20, 30]);
-  assert.deepEqual(sortProcesses(rows, { key: "user", descending: false }).map((p) => p.pid), [5, 10, 30, 20], "case-insensitive; ties by pid");
-  assert.deepEqual(sortProcesses(rows, { key: "command", descending: true }).map((p) => p.pid), [10, 30, 20, 5]);
+  const rows = [
+    proc(30, "bob", 100, "python b.py"),
+    proc(10, "alice", null, "torchrun x"),
+    proc(20, "Carol", 5000, "jupyter"),
+    proc(5, "alice", 100, "a.out"),
+  ];
+  assert.deepEqual(
+    sortProcesses(rows, { key: "memory", descending: true }).map((p) => p.pid),
+    [20, 5, 30, 10],
+  );
+  assert.deepEqual(
+    sortProcesses(rows, { key: "memory", descending: false }).map((p) => p.pid),
+    [10, 5, 30, 20],
+  );
+  assert.deepEqual(
+    sortProcesses(rows, { key: "pid", descending: false }).map((p) => p.pid),
+    [5, 10, 20, 30],
+  );
+  assert.deepEqual(
+    sortProcesses(rows, { key: "user", descending: false }).map((p) => p.pid),
+    [5, 10, 30, 20],
+    "case-insensitive; ties by pid",
+  );
+  assert.deepEqual(
+    sortProcesses(rows, { key: "command", descending: true }).map((p) => p.pid),
+    [10, 30, 20, 5],
+  );
   assert.deepEqual(nextSort({ key: "memory", descending: true }, "memory"), { key: "memory", descending: false });
   assert.deepEqual(nextSort({ key: "memory", descending: true }, "pid"), { key: "pid", descending: false });
   assert.deepEqual(nextSort({ key: "pid", descending: false }, "memory"), { key: "memory", descending: true });
@@ -48,11 +105,25 @@ test("sortProcesses: each column both ways, unknown memory last when descending,
 test("bucketByTime: equal slices of the window by time, averages, empty slices null, outside ignored", () => {
   // 4 slices of 0..400 ms: samples at 10 and 20 share slice 0, nothing in slice 1, 250 in slice 2, 400 (the right end) in slice 3.
   assert.deepEqual(bucketByTime([10, 20, 250, 400], [2, 4, 6, 8], 0, 400, 4), [3, null, 6, 8]);
-  assert.deepEqual(bucketByTime([-5, 100, 500], [1, 2, 3], 0, 400, 4), [null, 2, null, null], "samples before the window or after its end are ignored");
-  assert.deepEqual(bucketByTime([10, 20], [null, 5], 0, 400, 4), [5, null, null, null], "an unknown value does not count in its slice's average");
+  assert.deepEqual(
+    bucketByTime([-5, 100, 500], [1, 2, 3], 0, 400, 4),
+    [null, 2, null, null],
+    "samples before the window or after its end are ignored",
+  );
+  assert.deepEqual(
+    bucketByTime([10, 20], [null, 5], 0, 400, 4),
+    [5, null, null, null],
+    "an unknown value does not count in its slice's average",
+  );
   // A minute of samples in a 10-minute window fills only the right tenth: the x axis is time, not sample count.
   const at = Array.from({ length: 60 }, (_, i) => 540_000 + i * 1000);
-  const sl = bucketByTime(at, at.map(() => 50), 0, 600_000, 60);
+  const sl = bucketByTime(
+    at,
+    at.map(() => 50),
+    0,
+    600_000,
+    60,
+  );
   assert.equal(sl.length, 60);
   assert.equal(sl.filter((v) => v !== null).length, 6, "60 one-second samples cover 6 of 60 ten-second slices");
   assert.deepEqual(sl.slice(0, 54), new Array(54).fill(null));
@@ -60,19 +131,45 @@ test("bucketByTime: equal slices of the window by time, averages, empty slices n
 
 test("model of the 2 x H200 capture: numbers as the tree writes them, the process, ticks from the selection", async () => {
   const monitor = await monitorFor("busy");
-  const model = buildDashboardModel({ state: monitor.state, problem: monitor.problem, inventory: monitor.inventory, selection: ["1"] });
-  assert.deepEqual(model.gpus.map((g) => [g.index, g.name, g.selected, g.utilization.text, g.memory.text, g.temperature, g.power, g.free]), [
-    [0, "NVIDIA H200", false, "0%", "0.0/140.4 GiB", "35°C", "109/700 W", "139.8 GiB free"],
-    [1, "NVIDIA H200", true, "0%", "0.0/140.4 GiB", "36°C", "101/700 W", "139.8 GiB free"],
-  ]);
+  const model = buildDashboardModel({
+    state: monitor.state,
+    problem: monitor.problem,
+    inventory: monitor.inventory,
+    selection: ["1"],
+  });
+  assert.deepEqual(
+    model.gpus.map((g) => [
+      g.index,
+      g.name,
+      g.selected,
+      g.utilization.text,
+      g.memory.text,
+      g.temperature,
+      g.power,
+      g.free,
+    ]),
+    [
+      [0, "NVIDIA H200", false, "0%", "0.0/140.4 GiB", "35°C", "109/700 W", "139.8 GiB free"],
+      [1, "NVIDIA H200", true, "0%", "0.0/140.4 GiB", "36°C", "101/700 W", "139.8 GiB free"],
+    ],
+  );
   assert.deepEqual(model.gpus[0].utilization, { fraction: 0, level: "low", text: "0%" });
-  assert.deepEqual(model.gpus[0].processes.map((p) => [p.pid, p.user, p.memory, p.command]), [[582, "unknown", "3.3 GiB", "python3"]]);
-  assert.match(model.gpus[0].processes[0].userNote ?? "", /^User unknown: pid 582 is not visible in \/nonexistent-proc \(another PID namespace/);
+  assert.deepEqual(
+    model.gpus[0].processes.map((p) => [p.pid, p.user, p.memory, p.command]),
+    [[582, "unknown", "3.3 GiB", "python3"]],
+  );
+  assert.match(
+    model.gpus[0].processes[0].userNote ?? "",
+    /^User unknown: pid 582 is not visible in \/nonexistent-proc \(another PID namespace/,
+  );
   assert.deepEqual(model.gpus[1].processes, []);
   // The same numbers as the tree's row for the same GPU.
   const tree = new GpuTreeProvider(monitor, new SelectionStore(memento()));
   const row = treeRows(tree).find((r) => r.label === "GPU 0");
-  assert.equal(row?.description, `${model.gpus[0].utilization.text} · ${model.gpus[0].memory.text} · ${model.gpus[0].temperature}`);
+  assert.equal(
+    row?.description,
+    `${model.gpus[0].utilization.text} · ${model.gpus[0].memory.text} · ${model.gpus[0].temperature}`,
+  );
   tree.dispose();
   monitor.dispose();
 });
@@ -81,13 +178,36 @@ test("model of the 8 x H200 shape: 8 cards, threshold levels, processes sorted b
   const monitor = await monitorFor("x8");
   const model = buildDashboardModel({ state: "ok", problem: "", inventory: monitor.inventory, selection: [] });
   assert.equal(model.gpus.length, 8);
-  assert.deepEqual(model.gpus.map((g) => g.utilization.level), ["high", "medium", "low", "low", "medium", "high", "low", "low"]);
-  assert.deepEqual(model.gpus.map((g) => g.memory.level), ["high", "medium", "low", "low", "low", "high", "low", "low"], "131072 of 143771 MiB is 91%: high");
+  assert.deepEqual(
+    model.gpus.map((g) => g.utilization.level),
+    ["high", "medium", "low", "low", "medium", "high", "low", "low"],
+  );
+  assert.deepEqual(
+    model.gpus.map((g) => g.memory.level),
+    ["high", "medium", "low", "low", "low", "high", "low", "low"],
+    "131072 of 143771 MiB is 91%: high",
+  );
   assert.equal(model.gpus[5].memory.text, "137.3/140.4 GiB", "140544 MiB");
-  assert.deepEqual(model.gpus[4].processes.map((p) => p.pid), [5120, 5121], "equal memory: by pid");
-  assert.deepEqual(model.gpus[5].processes.map((p) => [p.command, p.program, p.memory]), [["/opt/conda/bin/python", "python", "137.3 GiB"]]);
-  const byPid = buildDashboardModel({ state: "ok", problem: "", inventory: monitor.inventory, selection: [], sort: { key: "pid", descending: true } });
-  assert.deepEqual(byPid.gpus[0].processes.map((p) => p.pid), [3102, 3101]);
+  assert.deepEqual(
+    model.gpus[4].processes.map((p) => p.pid),
+    [5120, 5121],
+    "equal memory: by pid",
+  );
+  assert.deepEqual(
+    model.gpus[5].processes.map((p) => [p.command, p.program, p.memory]),
+    [["/opt/conda/bin/python", "python", "137.3 GiB"]],
+  );
+  const byPid = buildDashboardModel({
+    state: "ok",
+    problem: "",
+    inventory: monitor.inventory,
+    selection: [],
+    sort: { key: "pid", descending: true },
+  });
+  assert.deepEqual(
+    byPid.gpus[0].processes.map((p) => p.pid),
+    [3102, 3101],
+  );
   monitor.dispose();
 });
 
@@ -96,7 +216,14 @@ test("model: MIG devices under their GPU, ticked by UUID; sparkline from the his
   const inv = monitor.inventory!;
   const mig = inv.mig ?? [];
   const model = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [mig[2].uuid] });
-  assert.deepEqual(model.gpus[0].mig.map((m) => [m.profile, m.device, m.selected]), [["3g.71gb", 0, false], ["2g.35gb", 1, false], ["1g.18gb", 2, true]]);
+  assert.deepEqual(
+    model.gpus[0].mig.map((m) => [m.profile, m.device, m.selected]),
+    [
+      ["3g.71gb", 0, false],
+      ["2g.35gb", 1, false],
+      ["1g.18gb", 2, true],
+    ],
+  );
   assert.deepEqual(model.gpus[1].mig, []);
   assert.equal(model.gpus[0].utilization.text, "?%", "no utilisation under MIG");
   assert.equal(model.gpus[0].utilization.fraction, null);
@@ -108,27 +235,71 @@ test("model: MIG devices under their GPU, ticked by UUID; sparkline from the his
   h.push({ at: now - 2000, gpus: [{ ...g1, utilizationGpuPercent: 10, memoryUsedMiB: 71885 }] });
   h.push({ at: now - 1000, gpus: [{ ...g1, utilizationGpuPercent: null, memoryUsedMiB: null }] });
   h.push({ at: now, gpus: [{ ...g1, utilizationGpuPercent: 30, memoryUsedMiB: 0 }] });
-  const withHistory = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [], history: h.snapshot(), now });
+  const withHistory = buildDashboardModel({
+    state: "ok",
+    problem: "",
+    inventory: inv,
+    selection: [],
+    history: h.snapshot(),
+    now,
+  });
   // The history (2 s) is shorter than the 5 min window: the line spans the last 60 s (its minimum), 60 slices of 1 s.
   assert.equal(withHistory.gpus[1].spark.utilization.length, 60);
   assert.equal(withHistory.gpus[1].spark.seconds, 60, "the legend says the span shown: last 60 s");
-  assert.deepEqual(withHistory.gpus[1].spark.utilization.slice(57), [null, 10, 30], "-2 s in slice 58; -1 s (unknown) and now in slice 59");
-  assert.equal(withHistory.gpus[1].spark.utilization.slice(0, 58).every((v) => v === null), true, "the sample 400 s ago is outside the window");
-  assert.deepEqual(withHistory.gpus[1].spark.memory.slice(58).map((v) => Number(v!.toFixed(3))), [0.5, 0], "memory as a fraction of the GPU's total");
+  assert.deepEqual(
+    withHistory.gpus[1].spark.utilization.slice(57),
+    [null, 10, 30],
+    "-2 s in slice 58; -1 s (unknown) and now in slice 59",
+  );
+  assert.equal(
+    withHistory.gpus[1].spark.utilization.slice(0, 58).every((v) => v === null),
+    true,
+    "the sample 400 s ago is outside the window",
+  );
+  assert.deepEqual(
+    withHistory.gpus[1].spark.memory.slice(58).map((v) => Number(v!.toFixed(3))),
+    [0.5, 0],
+    "memory as a fraction of the GPU's total",
+  );
   assert.deepEqual(withHistory.gpus[0].spark.utilization, [], "no history for GPU 0");
   // The dashboard passes the History panel's window (gpuPilot.history.minutes = 10): the sample 400 s ago is in it.
-  const tenMin = buildDashboardModel({ state: "ok", problem: "", inventory: inv, selection: [], history: h.snapshot(), now, sparkSeconds: 600 });
+  const tenMin = buildDashboardModel({
+    state: "ok",
+    problem: "",
+    inventory: inv,
+    selection: [],
+    history: h.snapshot(),
+    now,
+    sparkSeconds: 600,
+  });
   // The oldest sample in the 600 s window is 400 s old: the line spans 400 s (slices of 6.7 s), first slice 99, last the average of 10 and 30.
   const known = tenMin.gpus[1].spark.utilization.map((v, i) => [i, v]).filter(([, v]) => v !== null);
-  assert.deepEqual(known, [[0, 99], [59, 20]]);
-  assert.equal(tenMin.gpus[1].spark.seconds, 400, "labelled 'last 7 min' (400 s): what the history holds, within the History panel's 10 min");
+  assert.deepEqual(known, [
+    [0, 99],
+    [59, 20],
+  ]);
+  assert.equal(
+    tenMin.gpus[1].spark.seconds,
+    400,
+    "labelled 'last 7 min' (400 s): what the history holds, within the History panel's 10 min",
+  );
   monitor.dispose();
 });
 
 test("model when nvidia-smi is missing or failed: no cards, the reason", () => {
-  assert.deepEqual(buildDashboardModel({ state: "missing", problem: "spawn nvidia-smi ENOENT", inventory: undefined, selection: [] }).message, "nvidia-smi could not be run here, so no GPUs can be shown. spawn nvidia-smi ENOENT");
-  assert.equal(buildDashboardModel({ state: "failed", problem: "", inventory: undefined, selection: [] }).message, "nvidia-smi failed");
-  assert.equal(buildDashboardModel({ state: "unknown", problem: "", inventory: undefined, selection: [] }).gpus.length, 0);
+  assert.deepEqual(
+    buildDashboardModel({ state: "missing", problem: "spawn nvidia-smi ENOENT", inventory: undefined, selection: [] })
+      .message,
+    "nvidia-smi could not be run here, so no GPUs can be shown. spawn nvidia-smi ENOENT",
+  );
+  assert.equal(
+    buildDashboardModel({ state: "failed", problem: "", inventory: undefined, selection: [] }).message,
+    "nvidia-smi failed",
+  );
+  assert.equal(
+    buildDashboardModel({ state: "unknown", problem: "", inventory: undefined, selection: [] }).gpus.length,
+    0,
+  );
 });
 
 /** A stand-in WebviewView: records posted messages; `send` plays the webview. */
@@ -153,7 +324,12 @@ function fakeView() {
     onDidChangeVisibility: visibility.event,
     onDidDispose: disposed.event,
   };
-  return { view, posted, send: (m: FromDashboard) => fromWebview.fire(m), hide: () => ((view.visible = false), visibility.fire()) };
+  return {
+    view,
+    posted,
+    send: (m: FromDashboard) => fromWebview.fire(m),
+    hide: () => ((view.visible = false), visibility.fire()),
+  };
 }
 
 const settle = async () => {
@@ -169,7 +345,10 @@ test("provider: strict CSP with a nonce; ticks from the webview change the selec
   dash.resolveWebviewView(f.view as never);
   const html = f.view.webview.html;
   const csp = /http-equiv="Content-Security-Policy" content="([^"]+)"/.exec(html)?.[1] ?? "";
-  assert.match(csp, /^default-src 'none'; script-src 'nonce-[A-Za-z0-9+/=]{24}'; style-src vscode-resource:; img-src vscode-resource: data:; font-src vscode-resource:$/);
+  assert.match(
+    csp,
+    /^default-src 'none'; script-src 'nonce-[A-Za-z0-9+/=]{24}'; style-src vscode-resource:; img-src vscode-resource: data:; font-src vscode-resource:$/,
+  );
   const nonce = /'nonce-([^']+)'/.exec(csp)?.[1];
   assert.ok(html.includes(`<script nonce="${nonce}" src=`), "the script carries the nonce");
   assert.ok(!/https?:\/\//.test(html.replace(/http-equiv/g, "")), "no network URL (no CDN)");
@@ -178,19 +357,41 @@ test("provider: strict CSP with a nonce; ticks from the webview change the selec
 
   f.send({ type: "ready" });
   await settle();
-  const models = () => f.posted.filter((m): m is Extract<ToDashboard, { type: "model" }> => m.type === "model").map((m) => m.model);
+  const models = () =>
+    f.posted.filter((m): m is Extract<ToDashboard, { type: "model" }> => m.type === "model").map((m) => m.model);
   assert.equal(models().at(-1)?.gpus.length, 2);
 
   f.send({ type: "toggle", kind: "gpu", uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", checked: true });
   await settle();
   assert.deepEqual(selection.get(), ["1"], "the tick wrote the shared selection");
-  assert.deepEqual(models().at(-1)?.gpus.map((g) => g.selected), [false, true], "the dashboard was re-sent with the tick");
+  assert.deepEqual(
+    models()
+      .at(-1)
+      ?.gpus.map((g) => g.selected),
+    [false, true],
+    "the dashboard was re-sent with the tick",
+  );
   const tree = new GpuTreeProvider(monitor, selection);
-  assert.deepEqual(treeRows(tree).filter((r) => r.depth === 0).map((r) => r.checked), [false, true], "the tree shows the same tick");
-  assert.equal(statusBarContent(selection.get(), monitor.inventory).text, "$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB");
+  assert.deepEqual(
+    treeRows(tree)
+      .filter((r) => r.depth === 0)
+      .map((r) => r.checked),
+    [false, true],
+    "the tree shows the same tick",
+  );
+  assert.equal(
+    statusBarContent(selection.get(), monitor.inventory).text,
+    "$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB",
+  );
   await selection.set(["0"]);
   await settle();
-  assert.deepEqual(models().at(-1)?.gpus.map((g) => g.selected), [true, false], "a selection made elsewhere reaches the dashboard");
+  assert.deepEqual(
+    models()
+      .at(-1)
+      ?.gpus.map((g) => g.selected),
+    [true, false],
+    "a selection made elsewhere reaches the dashboard",
+  );
   f.send({ type: "toggle", kind: "gpu", uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", checked: false });
   await settle();
   assert.deepEqual(selection.get(), []);
@@ -204,9 +405,29 @@ test("provider: strict CSP with a nonce; ticks from the webview change the selec
   f.send({ type: "sort", key: "pid" });
   await settle();
   assert.deepEqual(models().at(-1)?.sort, { key: "pid", descending: true });
-  assert.deepEqual(state.data.get("gpuPilot.dashboard.sort"), { key: "pid", descending: true }, "the sort is remembered");
+  assert.deepEqual(
+    state.data.get("gpuPilot.dashboard.sort"),
+    { key: "pid", descending: true },
+    "the sort is remembered",
+  );
 
-  f.send({ type: "rendered", rendered: { gpus: [], sort: { key: "pid", descending: true }, view: "gpus", layout: "full", expanded: [], table: { pids: [], userFilter: "", headers: [] }, confirm: "", result: "", height: 600, fitsHeight: true, width: 300, overflowing: false } });
+  f.send({
+    type: "rendered",
+    rendered: {
+      gpus: [],
+      sort: { key: "pid", descending: true },
+      view: "gpus",
+      layout: "full",
+      expanded: [],
+      table: { pids: [], userFilter: "", headers: [] },
+      confirm: "",
+      result: "",
+      height: 600,
+      fitsHeight: true,
+      width: 300,
+      overflowing: false,
+    },
+  });
   assert.equal(dash.getState().renders, 1);
   assert.equal(dash.getState().rendered?.width, 300);
   assert.equal(await dash.click({ kind: "sort", key: "memory" }), true);
@@ -221,10 +442,26 @@ test("provider: strict CSP with a nonce; ticks from the webview change the selec
 });
 
 test("messages from the webview are checked (issue 46 item 9): wrong shapes are ignored; a failing command is logged, not an unhandled rejection", async () => {
-  assert.deepEqual(checkDashboardMessage({ type: "toggle", kind: "gpu", uuid: "GPU-1", checked: true }), { type: "toggle", kind: "gpu", uuid: "GPU-1", checked: true });
-  for (const bad of [null, 5, "ready", { type: "toggle", kind: "gpu", uuid: 5, checked: true }, { type: "toggle", kind: "gpu", uuid: "GPU-1", checked: "yes" },
-    { type: "toggle", kind: "x", uuid: "GPU-1", checked: true }, { type: "sort", key: "__proto__" }, { type: "showHistory", uuid: {} },
-    { type: "showHistory", uuid: "x".repeat(129) }, { type: "rendered", rendered: "garbage" }, { type: "rendered", rendered: { gpus: [null], width: 1 } }, { type: "nope" }]) {
+  assert.deepEqual(checkDashboardMessage({ type: "toggle", kind: "gpu", uuid: "GPU-1", checked: true }), {
+    type: "toggle",
+    kind: "gpu",
+    uuid: "GPU-1",
+    checked: true,
+  });
+  for (const bad of [
+    null,
+    5,
+    "ready",
+    { type: "toggle", kind: "gpu", uuid: 5, checked: true },
+    { type: "toggle", kind: "gpu", uuid: "GPU-1", checked: "yes" },
+    { type: "toggle", kind: "x", uuid: "GPU-1", checked: true },
+    { type: "sort", key: "__proto__" },
+    { type: "showHistory", uuid: {} },
+    { type: "showHistory", uuid: "x".repeat(129) },
+    { type: "rendered", rendered: "garbage" },
+    { type: "rendered", rendered: { gpus: [null], width: 1 } },
+    { type: "nope" },
+  ]) {
     assert.equal(checkDashboardMessage(bad), undefined, JSON.stringify(bad));
   }
   const monitor = await monitorFor("busy");
@@ -235,7 +472,9 @@ test("messages from the webview are checked (issue 46 item 9): wrong shapes are 
   const unhandled: unknown[] = [];
   const onUnhandled = (e: unknown) => unhandled.push(e);
   process.on("unhandledRejection", onUnhandled);
-  const cmd = commands.registerCommand("gpuPilot.showHistory", () => { throw new Error("history refused"); });
+  const cmd = commands.registerCommand("gpuPilot.showHistory", () => {
+    throw new Error("history refused");
+  });
   try {
     f.send({ type: "rendered", rendered: "garbage" } as never);
     f.send({ type: "toggle", kind: "gpu", uuid: Object.create(null) as string, checked: true });
@@ -244,7 +483,10 @@ test("messages from the webview are checked (issue 46 item 9): wrong shapes are 
     await new Promise((r) => setTimeout(r, 50));
     assert.deepEqual(unhandled, []);
     assert.notEqual(dash.getState().rendered as unknown, "garbage");
-    assert.ok(recorded.log.some((l) => /GPU dashboard: a message from the webview failed/.test(l)), recorded.log.slice(-5).join("\n"));
+    assert.ok(
+      recorded.log.some((l) => /GPU dashboard: a message from the webview failed/.test(l)),
+      recorded.log.slice(-5).join("\n"),
+    );
   } finally {
     process.off("unhandledRejection", onUnhandled);
     cmd.dispose();

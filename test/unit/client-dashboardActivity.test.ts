@@ -31,7 +31,15 @@ function snapshotOf(gpu0: string, gpu1 = "dmon-idle.txt"): ActivitySnapshot {
 }
 
 let inventory: Inventory;
-const own = (pid: number): ProcessDetails => ({ pid, uid: 1000, user: "me", commandLine: "python3 train.py", argv: ["python3", "train.py"], own: true, workspaceRun: false });
+const own = (pid: number): ProcessDetails => ({
+  pid,
+  uid: 1000,
+  user: "me",
+  commandLine: "python3 train.py",
+  argv: ["python3", "train.py"],
+  own: true,
+  workspaceRun: false,
+});
 
 test.before(async () => {
   process.env.FAKE_NVIDIA_SMI_MODE = "busy";
@@ -45,15 +53,27 @@ test.before(async () => {
 });
 
 const model = (activity: ActivitySnapshot | undefined, processes: ProcessDetails[] = []) =>
-  buildDashboardModel({ state: "ok", problem: "", inventory: { ...inventory, processes }, selection: [], ...(activity ? { activity } : {}) });
+  buildDashboardModel({
+    state: "ok",
+    problem: "",
+    inventory: { ...inventory, processes },
+    selection: [],
+    ...(activity ? { activity } : {}),
+  });
 
 test("spin capture: GPU 0 shows SM 0% and is flagged busy but idle, and so is the user's own process on it", () => {
   const m = model(snapshotOf("dmon-spin.txt"), [own(582)]);
   const [g0, g1] = m.gpus;
   assert.deepEqual(g0.smActivity, { fraction: 0, level: "low", text: "0%" });
   assert.equal(g0.busyButIdle, true);
-  assert.equal(g0.busyButIdleText, "Busy but idle: GPU-Util 100% while SM activity is 0% over the last 3 samples: a kernel runs, but almost no SMs work (a heuristic: GPU-Util ≥ 80%, SM activity ≤ 5%).");
-  assert.deepEqual(g0.processes.map((p) => [p.pid, p.own, p.busyButIdle]), [[582, true, true]]);
+  assert.equal(
+    g0.busyButIdleText,
+    "Busy but idle: GPU-Util 100% while SM activity is 0% over the last 3 samples: a kernel runs, but almost no SMs work (a heuristic: GPU-Util ≥ 80%, SM activity ≤ 5%).",
+  );
+  assert.deepEqual(
+    g0.processes.map((p) => [p.pid, p.own, p.busyButIdle]),
+    [[582, true, true]],
+  );
   assert.equal(g1.busyButIdle, false);
   assert.deepEqual(g1.smActivity, { fraction: 0, level: "low", text: "0%" });
 });
@@ -61,7 +81,10 @@ test("spin capture: GPU 0 shows SM 0% and is flagged busy but idle, and so is th
 test("spin capture with another user's process: the GPU is flagged, the process is not", () => {
   const m = model(snapshotOf("dmon-spin.txt"), [{ ...own(582), own: false, uid: 0, user: "root" }]);
   assert.equal(m.gpus[0].busyButIdle, true);
-  assert.deepEqual(m.gpus[0].processes.map((p) => p.busyButIdle), [false]);
+  assert.deepEqual(
+    m.gpus[0].processes.map((p) => p.busyButIdle),
+    [false],
+  );
 });
 
 test("full matmul capture: SM 95% (high), no flag", () => {
@@ -69,12 +92,21 @@ test("full matmul capture: SM 95% (high), no flag", () => {
   assert.deepEqual(m.gpus[0].smActivity, { fraction: 0.95, level: "high", text: "95%" });
   assert.equal(m.gpus[0].busyButIdle, false);
   assert.equal(m.gpus[0].busyButIdleText, "");
-  assert.deepEqual(m.gpus[0].processes.map((p) => p.busyButIdle), [false]);
+  assert.deepEqual(
+    m.gpus[0].processes.map((p) => p.busyButIdle),
+    [false],
+  );
 });
 
 test("idle capture: SM 0%, no flag", () => {
   const m = model(snapshotOf("dmon-idle.txt"), [own(582)]);
-  assert.deepEqual(m.gpus.map((g) => [g.smActivity?.text, g.busyButIdle]), [["0%", false], ["0%", false]]);
+  assert.deepEqual(
+    m.gpus.map((g) => [g.smActivity?.text, g.busyButIdle]),
+    [
+      ["0%", false],
+      ["0%", false],
+    ],
+  );
 });
 
 test("before dmon's first values: SM '…'; off or absent: no SM bar; unsupported: the calm note, no bar", () => {
@@ -85,10 +117,22 @@ test("before dmon's first values: SM '…'; off or absent: no SM bar; unsupporte
   assert.deepEqual(probing.gpus[0].smActivity, { fraction: null, level: "unknown", text: "…" });
   assert.equal(probing.gpus[0].busyButIdle, false);
   for (const m of [model(undefined), model({ state: "off", note: "", gpus: [] })]) {
-    assert.deepEqual(m.gpus.map((g) => [g.smActivity, g.activityNote, g.busyButIdle]), [[undefined, undefined, false], [undefined, undefined, false]]);
+    assert.deepEqual(
+      m.gpus.map((g) => [g.smActivity, g.activityNote, g.busyButIdle]),
+      [
+        [undefined, undefined, false],
+        [undefined, undefined, false],
+      ],
+    );
   }
   const none = model({ state: "unsupported", note: NOT_AVAILABLE, gpus: [] });
-  assert.deepEqual(none.gpus.map((g) => [g.smActivity, g.activityNote]), [[undefined, "SM activity: not available on this GPU/driver"], [undefined, "SM activity: not available on this GPU/driver"]]);
+  assert.deepEqual(
+    none.gpus.map((g) => [g.smActivity, g.activityNote]),
+    [
+      [undefined, "SM activity: not available on this GPU/driver"],
+      [undefined, "SM activity: not available on this GPU/driver"],
+    ],
+  );
 });
 
 async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
@@ -102,7 +146,10 @@ async function until(cond: () => boolean, what: string, ms = 15_000): Promise<vo
 test("monitor: dmon runs while held for the dashboard (not for a quick pick), the tree tooltip shows SM activity, dmon stops on release", async () => {
   settings.clear();
   settings.set("nvidiaSmiPath", FAKE);
-  const monitor = new GpuMonitor({ env: { FAKE_NVIDIA_SMI_MODE: "spin", FAKE_NVIDIA_SMI_DMON_MS: "30" }, proc: { procRoot: "/nonexistent-proc", ownUid: 1000, ownUser: "me" } });
+  const monitor = new GpuMonitor({
+    env: { FAKE_NVIDIA_SMI_MODE: "spin", FAKE_NVIDIA_SMI_DMON_MS: "30" },
+    proc: { procRoot: "/nonexistent-proc", ownUid: 1000, ownUser: "me" },
+  });
   const pick = monitor.hold();
   await until(() => monitor.state === "ok", "the stream");
   assert.equal(monitor.activityPid, undefined, "a quick pick does not start dmon");
@@ -126,11 +173,16 @@ test("monitor: dmon runs while held for the dashboard (not for a quick pick), th
 test("monitor with nogpm: the tree tooltip says once that SM activity is not available", async () => {
   settings.clear();
   settings.set("nvidiaSmiPath", FAKE);
-  const monitor = new GpuMonitor({ env: { FAKE_NVIDIA_SMI_MODE: "nogpm", FAKE_NVIDIA_SMI_DMON_MS: "30" }, proc: { procRoot: "/nonexistent-proc", ownUid: 1000, ownUser: "me" } });
+  const monitor = new GpuMonitor({
+    env: { FAKE_NVIDIA_SMI_MODE: "nogpm", FAKE_NVIDIA_SMI_DMON_MS: "30" },
+    proc: { procRoot: "/nonexistent-proc", ownUid: 1000, ownUser: "me" },
+  });
   const hold = monitor.hold({ activity: true });
   await until(() => monitor.activity.state === "unsupported" && monitor.state === "ok", "unsupported");
   const tree = new GpuTreeProvider(monitor, new SelectionStore(memento()));
-  const tips = treeRows(tree).filter((r) => r.contextValue === "gpu").map((r) => r.tooltip);
+  const tips = treeRows(tree)
+    .filter((r) => r.contextValue === "gpu")
+    .map((r) => r.tooltip);
   assert.equal(tips.length, 2);
   for (const t of tips) assert.equal(t.split("SM activity: not available on this GPU/driver").length - 1, 1);
   tree.dispose();

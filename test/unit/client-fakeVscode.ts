@@ -23,16 +23,33 @@ export class ThemeColor {
   constructor(readonly id: string) {}
 }
 export class ThemeIcon {
-  constructor(readonly id: string, readonly color?: ThemeColor) {}
+  constructor(
+    readonly id: string,
+    readonly color?: ThemeColor,
+  ) {}
 }
 export class MarkdownString {
   supportThemeIcons = false;
   constructor(readonly value = "") {}
 }
-export enum TreeItemCollapsibleState { None = 0, Collapsed = 1, Expanded = 2 }
-export enum TreeItemCheckboxState { Unchecked = 0, Checked = 1 }
-export enum StatusBarAlignment { Left = 1, Right = 2 }
-export enum EnvironmentVariableMutatorType { Replace = 1, Append = 2, Prepend = 3 }
+export enum TreeItemCollapsibleState {
+  None = 0,
+  Collapsed = 1,
+  Expanded = 2,
+}
+export enum TreeItemCheckboxState {
+  Unchecked = 0,
+  Checked = 1,
+}
+export enum StatusBarAlignment {
+  Left = 1,
+  Right = 2,
+}
+export enum EnvironmentVariableMutatorType {
+  Replace = 1,
+  Append = 2,
+  Prepend = 3,
+}
 
 /** Stand-in for `ExtensionContext.environmentVariableCollection` (what new terminals would get). */
 export class FakeEnvironmentVariableCollection {
@@ -56,7 +73,13 @@ export class FakeEnvironmentVariableCollection {
   get(variable: string) {
     return this.map.get(variable);
   }
-  forEach(cb: (variable: string, mutator: { value: string; type: EnvironmentVariableMutatorType; options: object }, c: unknown) => unknown): void {
+  forEach(
+    cb: (
+      variable: string,
+      mutator: { value: string; type: EnvironmentVariableMutatorType; options: object },
+      c: unknown,
+    ) => unknown,
+  ): void {
     for (const [k, v] of this.map) cb(k, v, this);
   }
   delete(variable: string): void {
@@ -81,10 +104,16 @@ export class TreeItem {
   checkboxState?: unknown;
   contextValue?: string;
   command?: unknown;
-  constructor(readonly label: string, readonly collapsibleState?: TreeItemCollapsibleState) {}
+  constructor(
+    readonly label: string,
+    readonly collapsibleState?: TreeItemCollapsibleState,
+  ) {}
 }
 export class Uri {
-  private constructor(readonly scheme: string, readonly path: string) {}
+  private constructor(
+    readonly scheme: string,
+    readonly path: string,
+  ) {}
   get fsPath(): string {
     return this.path;
   }
@@ -107,7 +136,11 @@ export class FakeDocument {
   saves = 0;
   /** The document's text (getText()). */
   text = "";
-  constructor(public uri: Uri, public languageId = "python", public isDirty = false) {}
+  constructor(
+    public uri: Uri,
+    public languageId = "python",
+    public isDirty = false,
+  ) {}
   getText(): string {
     return this.text;
   }
@@ -122,7 +155,10 @@ export class FakeDocument {
 }
 
 export class Position {
-  constructor(readonly line: number, readonly character: number) {}
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
 }
 export class Range {
   readonly start: Position;
@@ -133,11 +169,17 @@ export class Range {
   }
 }
 export class CodeLens {
-  constructor(readonly range: Range, readonly command?: { title: string; command: string; arguments?: unknown[]; tooltip?: string }) {}
+  constructor(
+    readonly range: Range,
+    readonly command?: { title: string; command: string; arguments?: unknown[]; tooltip?: string },
+  ) {}
 }
 /** CodeLens providers registered through languages.registerCodeLensProvider. */
 export const languages = {
-  codeLensProviders: [] as { selector: unknown; provider: { provideCodeLenses(doc: unknown): unknown; onDidChangeCodeLenses?: unknown } }[],
+  codeLensProviders: [] as {
+    selector: unknown;
+    provider: { provideCodeLenses(doc: unknown): unknown; onDidChangeCodeLenses?: unknown };
+  }[],
   registerCodeLensProvider(selector: unknown, provider: { provideCodeLenses(doc: unknown): unknown }) {
     const entry = { selector, provider };
     languages.codeLensProviders.push(entry);
@@ -146,7 +188,11 @@ export const languages = {
 };
 
 export class ProcessExecution {
-  constructor(readonly process: string, readonly args: string[], readonly options?: { cwd?: string; env?: Record<string, string> }) {}
+  constructor(
+    readonly process: string,
+    readonly args: string[],
+    readonly options?: { cwd?: string; env?: Record<string, string> },
+  ) {}
 }
 /** The parts of a `vscode.Pseudoterminal` the fake drives. */
 export interface FakePty {
@@ -160,8 +206,16 @@ export class CustomExecution {
   constructor(readonly callback: (resolvedDefinition: unknown) => Promise<FakePty>) {}
 }
 export const TaskScope = { Global: 1, Workspace: 2 };
-export enum TaskRevealKind { Always = 1, Silent = 2, Never = 3 }
-export enum TaskPanelKind { Shared = 1, Dedicated = 2, New = 3 }
+export enum TaskRevealKind {
+  Always = 1,
+  Silent = 2,
+  Never = 3,
+}
+export enum TaskPanelKind {
+  Shared = 1,
+  Dedicated = 2,
+  New = 3,
+}
 export class Task {
   presentationOptions: unknown;
   constructor(
@@ -259,7 +313,10 @@ export class FakeTreeView {
   readonly checkbox = new EventEmitter<{ items: [unknown, TreeItemCheckboxState][] }>();
   onDidChangeVisibility = this.visibility.event;
   onDidChangeCheckboxState = this.checkbox.event;
-  constructor(readonly id: string, readonly options: { treeDataProvider: unknown; manageCheckboxStateManually?: boolean }) {}
+  constructor(
+    readonly id: string,
+    readonly options: { treeDataProvider: unknown; manageCheckboxStateManually?: boolean },
+  ) {}
   setVisible(visible: boolean): void {
     this.visible = visible;
     this.visibility.fire({ visible });
@@ -291,7 +348,10 @@ export class FakeWebviewPanel {
     },
     onDidReceiveMessage: this.fromPage.event,
   };
-  constructor(readonly viewType: string, readonly title: string) {}
+  constructor(
+    readonly viewType: string,
+    readonly title: string,
+  ) {}
   reveal(): void {
     if (!this.visible) this.setVisible(true);
   }
@@ -324,8 +384,10 @@ export class FakeStatusItem {
   dispose(): void {}
 }
 
-const logLine = (level: string) => (message: unknown, ...args: unknown[]) =>
-  recorded.log.push(`${level} ${String(message)}${args.length ? " " + args.map(String).join(" ") : ""}`);
+const logLine =
+  (level: string) =>
+  (message: unknown, ...args: unknown[]) =>
+    recorded.log.push(`${level} ${String(message)}${args.length ? " " + args.map(String).join(" ") : ""}`);
 
 const channel = {
   trace: logLine("trace"),
@@ -344,7 +406,10 @@ const showMessage = (message: string) => {
   return Promise.resolve(recorded.answers.shift());
 };
 
-interface PickItem { label: string; detail?: string }
+interface PickItem {
+  label: string;
+  detail?: string;
+}
 function createQuickPick() {
   const accept = new EventEmitter<void>();
   const hide = new EventEmitter<void>();
@@ -363,7 +428,12 @@ function createQuickPick() {
     onDidHide: hide.event,
     onDidChangeSelection: selection.event,
     show() {
-      recorded.quickPicks.push({ title: qp.title, labels: qp.items.map((i) => i.label), preselected: qp.selectedItems.map((i) => i.label), details: qp.items.map((i) => i.detail) });
+      recorded.quickPicks.push({
+        title: qp.title,
+        labels: qp.items.map((i) => i.label),
+        preselected: qp.selectedItems.map((i) => i.label),
+        details: qp.items.map((i) => i.detail),
+      });
       const answer = recorded.quickPickAnswer;
       setImmediate(() => {
         if (answer === undefined) return hide.fire();
@@ -384,7 +454,13 @@ function createQuickPick() {
 /** `vscode.ProgressLocation`. */
 export const ProgressLocation = { SourceControl: 1, Window: 10, Notification: 15 };
 
-function withProgress<R>(options: { title?: string }, task: (progress: { report(v: { message?: string }): void }, token: { isCancellationRequested: boolean; onCancellationRequested: (f: () => void) => { dispose(): void } }) => Promise<R>): Promise<R> {
+function withProgress<R>(
+  options: { title?: string },
+  task: (
+    progress: { report(v: { message?: string }): void },
+    token: { isCancellationRequested: boolean; onCancellationRequested: (f: () => void) => { dispose(): void } },
+  ) => Promise<R>,
+): Promise<R> {
   const cancelled = new EventEmitter<void>();
   const token = { isCancellationRequested: false, onCancellationRequested: (f: () => void) => cancelled.event(f) };
   const entry = {
@@ -398,7 +474,10 @@ function withProgress<R>(options: { title?: string }, task: (progress: { report(
   };
   recorded.progress.push(entry);
   const done = task({ report: (v) => (entry.message = v.message) }, token);
-  void done.then(() => (entry.open = false), () => (entry.open = false));
+  void done.then(
+    () => (entry.open = false),
+    () => (entry.open = false),
+  );
   return done;
 }
 
@@ -444,7 +523,11 @@ export const window = {
   showErrorMessage: showMessage,
   showQuickPick(items: readonly (string | { label: string; description?: string })[], options?: { title?: string }) {
     const label = (i: string | { label: string }) => (typeof i === "string" ? i : i.label);
-    recorded.picks.push({ title: options?.title, labels: items.map(label), descriptions: items.map((i) => (typeof i === "string" ? undefined : i.description)) });
+    recorded.picks.push({
+      title: options?.title,
+      labels: items.map(label),
+      descriptions: items.map((i) => (typeof i === "string" ? undefined : i.description)),
+    });
     const answer = recorded.pickAnswers.shift();
     return Promise.resolve(items.find((i) => label(i) === answer));
   },
@@ -462,7 +545,10 @@ export const window = {
 const trustEmitter = new EventEmitter<void>();
 export const workspace = {
   // A key in `settings` reads as set by the user (its global value); any other has no user value.
-  getConfiguration: () => ({ get: (key: string) => settings.get(key), inspect: (key: string) => ({ key, ...(settings.has(key) ? { globalValue: settings.get(key) } : {}) }) }),
+  getConfiguration: () => ({
+    get: (key: string) => settings.get(key),
+    inspect: (key: string) => ({ key, ...(settings.has(key) ? { globalValue: settings.get(key) } : {}) }),
+  }),
   /** Workspace trust (vscode.workspace.isTrusted). */
   isTrusted: true,
   onDidGrantWorkspaceTrust: trustEmitter.event,
@@ -471,7 +557,26 @@ export const workspace = {
   watchers: [] as string[],
   createFileSystemWatcher(glob: string) {
     workspace.watchers.push(glob);
-    return { dispose() { /* nothing to release */ }, onDidCreate: () => ({ dispose() { /* */ } }), onDidChange: () => ({ dispose() { /* */ } }), onDidDelete: () => ({ dispose() { /* */ } }) };
+    return {
+      dispose() {
+        /* nothing to release */
+      },
+      onDidCreate: () => ({
+        dispose() {
+          /* */
+        },
+      }),
+      onDidChange: () => ({
+        dispose() {
+          /* */
+        },
+      }),
+      onDidDelete: () => ({
+        dispose() {
+          /* */
+        },
+      }),
+    };
   },
   textDocuments: [] as FakeDocument[],
   /** Open notebooks (workspace.notebookDocuments). */
@@ -490,10 +595,14 @@ export const workspace = {
     },
   },
   getWorkspaceFolder(uri: Uri) {
-    return workspace.folder && uri.scheme === "file" && uri.fsPath.startsWith(workspace.folder.uri.fsPath + "/") ? workspace.folder : undefined;
+    return workspace.folder && uri.scheme === "file" && uri.fsPath.startsWith(workspace.folder.uri.fsPath + "/")
+      ? workspace.folder
+      : undefined;
   },
   openTextDocument(uri: Uri) {
-    return Promise.resolve(workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) ?? new FakeDocument(uri));
+    return Promise.resolve(
+      workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) ?? new FakeDocument(uri),
+    );
   },
   /** Save As of an untitled document: `saveAsTarget` is where the user saves (undefined = cancels the dialog). */
   saveAsTarget: undefined as string | undefined,
@@ -514,7 +623,10 @@ export const debug = {
 };
 
 /** Installed extensions by id (extensions.getExtension), e.g. a Jupyter extension double. */
-export const installedExtensions = new Map<string, { isActive: boolean; exports: unknown; activate(): Promise<unknown> }>();
+export const installedExtensions = new Map<
+  string,
+  { isActive: boolean; exports: unknown; activate(): Promise<unknown> }
+>();
 export const extensions = {
   getExtension: (id: string) => installedExtensions.get(id),
 };
@@ -533,7 +645,10 @@ export const commands = {
       return Promise.resolve(undefined);
     }
     const handler = registered.get(command);
-    if (!handler) { recorded.executed.push(command); recorded.executedWith.push({ command, args }); }
+    if (!handler) {
+      recorded.executed.push(command);
+      recorded.executedWith.push({ command, args });
+    }
     return Promise.resolve(handler ? handler(...args) : undefined);
   },
   /** Ids of commands other extensions contribute (commands.getCommands), besides those registered here. */
@@ -549,7 +664,12 @@ export class LanguageModelToolResult {
   constructor(readonly content: unknown[]) {}
 }
 export class McpStdioServerDefinition {
-  constructor(readonly label: string, readonly command: string, readonly args?: string[], readonly env?: Record<string, string>) {}
+  constructor(
+    readonly label: string,
+    readonly command: string,
+    readonly args?: string[],
+    readonly env?: Record<string, string>,
+  ) {}
 }
 /**
  * `vscode.lm`: the tools and MCP server definition providers registered, by name / id. Set
@@ -563,19 +683,49 @@ export const lm = {
     lm.tools.set(name, tool);
     return { dispose: () => lm.tools.delete(name) };
   }) as ((name: string, tool: unknown) => { dispose(): void }) | undefined,
-  registerMcpServerDefinitionProvider: ((id: string, provider: { provideMcpServerDefinitions(token: unknown): unknown[] }) => {
+  registerMcpServerDefinitionProvider: ((
+    id: string,
+    provider: { provideMcpServerDefinitions(token: unknown): unknown[] },
+  ) => {
     lm.mcpProviders.set(id, provider);
     return { dispose: () => lm.mcpProviders.delete(id) };
-  }) as ((id: string, provider: { provideMcpServerDefinitions(token: unknown): unknown[] }) => { dispose(): void }) | undefined,
+  }) as
+    | ((id: string, provider: { provideMcpServerDefinitions(token: unknown): unknown[] }) => { dispose(): void })
+    | undefined,
 };
 
 const fake = {
-  LanguageModelTextPart, LanguageModelToolResult, McpStdioServerDefinition, lm,
-  EventEmitter, ThemeColor, ThemeIcon, MarkdownString, TreeItem, TreeItemCollapsibleState,
-  TreeItemCheckboxState, StatusBarAlignment, Uri, window, workspace, commands,
-  ProcessExecution, CustomExecution, Task, TaskScope, TaskRevealKind, TaskPanelKind, tasks, extensions,
-  EnvironmentVariableMutatorType, debug,
-  Position, Range, CodeLens, languages, ProgressLocation,
+  LanguageModelTextPart,
+  LanguageModelToolResult,
+  McpStdioServerDefinition,
+  lm,
+  EventEmitter,
+  ThemeColor,
+  ThemeIcon,
+  MarkdownString,
+  TreeItem,
+  TreeItemCollapsibleState,
+  TreeItemCheckboxState,
+  StatusBarAlignment,
+  Uri,
+  window,
+  workspace,
+  commands,
+  ProcessExecution,
+  CustomExecution,
+  Task,
+  TaskScope,
+  TaskRevealKind,
+  TaskPanelKind,
+  tasks,
+  extensions,
+  EnvironmentVariableMutatorType,
+  debug,
+  Position,
+  Range,
+  CodeLens,
+  languages,
+  ProgressLocation,
   ViewColumn: { Active: -1, Beside: -2, One: 1 },
 };
 
@@ -621,7 +771,8 @@ export class FakeLanguageClient {
     return Promise.resolve();
   }
   /** The server's answers to requests (tests set it); default: the request fails as unhandled. */
-  static answer: (method: string, params: unknown) => Promise<unknown> = (method) => Promise.reject(new Error(`Unhandled method ${method}`));
+  static answer: (method: string, params: unknown) => Promise<unknown> = (method) =>
+    Promise.reject(new Error(`Unhandled method ${method}`));
   readonly requests: { method: string; params: unknown }[] = [];
   sendRequest(type: { method: string }, params: unknown): Promise<unknown> {
     this.requests.push({ method: type.method, params });

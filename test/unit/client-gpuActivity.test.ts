@@ -20,7 +20,14 @@ async function until(cond: () => boolean, what: string, ms = 15_000): Promise<vo
 }
 
 function streamFor(mode: string, path = FAKE, timeoutMs = 2000) {
-  const s = new ActivityStream({ path, intervalMs: 1000, timeoutMs, env: { FAKE_NVIDIA_SMI_MODE: mode, FAKE_NVIDIA_SMI_DMON_MS: "30" }, backoffInitialMs: 20, backoffMaxMs: 100 });
+  const s = new ActivityStream({
+    path,
+    intervalMs: 1000,
+    timeoutMs,
+    env: { FAKE_NVIDIA_SMI_MODE: mode, FAKE_NVIDIA_SMI_DMON_MS: "30" },
+    backoffInitialMs: 20,
+    backoffMaxMs: 100,
+  });
   const events: ActivityEvent[] = [];
   s.on((e) => events.push(e));
   return { s, events, faults: () => events.filter((e) => e.kind === "fault") };
@@ -39,7 +46,13 @@ test("spin: GPU 0 busy but idle (GPU-Util 100, SM activity 0), GPU 1 idle, both 
   await until(() => s.snapshot.gpus[0]?.busyButIdle === true && s.snapshot.gpus.length === 2, "GPU 0 flagged");
   assert.equal(s.snapshot.state, "on");
   assert.equal(s.snapshot.note, "");
-  assert.deepEqual(s.snapshot.gpus.map((g) => [g.index, g.support, g.latest?.gpuUtilPercent, g.latest?.smActivityPercent]), [[0, "supported", 100, 0], [1, "supported", 0, 0]]);
+  assert.deepEqual(
+    s.snapshot.gpus.map((g) => [g.index, g.support, g.latest?.gpuUtilPercent, g.latest?.smActivityPercent]),
+    [
+      [0, "supported", 100, 0],
+      [1, "supported", 0, 0],
+    ],
+  );
   assert.equal(s.snapshot.gpus[1].busyButIdle, false);
   assert.ok(s.pid, "dmon runs");
   await s.stop();
@@ -60,7 +73,10 @@ test("nogpm: only '-' after the third sample: unsupported, said once, dmon stopp
   s.start();
   await until(() => s.snapshot.state === "unsupported", "unsupported");
   assert.equal(s.snapshot.note, NOT_AVAILABLE);
-  assert.deepEqual(s.snapshot.gpus.map((g) => g.support), ["unsupported", "unsupported"]);
+  assert.deepEqual(
+    s.snapshot.gpus.map((g) => g.support),
+    ["unsupported", "unsupported"],
+  );
   assert.equal(s.isRunning, false);
   await until(() => s.pid === undefined, "dmon killed");
   const updates = events.filter((e) => e.kind === "update" && e.snapshot.state === "unsupported").length;
@@ -75,7 +91,10 @@ test("nodmon: dmon exits before any value: unsupported with nvidia-smi's words",
   const { s, faults } = streamFor("nodmon");
   s.start();
   await until(() => s.snapshot.state === "unsupported", "unsupported");
-  assert.match(s.snapshot.note, /^SM activity: not available on this GPU\/driver \(nvidia-smi dmon failed: .*Invalid combination of input arguments/);
+  assert.match(
+    s.snapshot.note,
+    /^SM activity: not available on this GPU\/driver \(nvidia-smi dmon failed: .*Invalid combination of input arguments/,
+  );
   assert.equal(faults().length, 0, "no restart");
 });
 
@@ -88,10 +107,13 @@ test("a missing nvidia-smi: unsupported, no restart loop", async () => {
 });
 
 test("a dmon that worked and then trickles bytes without a newline is killed and restarted", async () => {
-  const p = script("trickle", `
+  const p = script(
+    "trickle",
+    `
 const out = (t) => process.stdout.write(t);
 out("# gpu sm smutil\\n# Idx % GPM:%\\n    0 100 0\\n    0 100 0\\n    0 100 0\\n");
-setInterval(() => out("0"), 50);`);
+setInterval(() => out("0"), 50);`,
+  );
   const { s, faults } = streamFor("busy", p, 200);
   s.start();
   await until(() => faults().length >= 1, "a fault", 10_000);

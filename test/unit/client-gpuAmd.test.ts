@@ -10,11 +10,17 @@ import { GpuMonitor, STATE_KEY } from "../../client/src/gpu/monitor";
 
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-amd-"));
 const savedPath = process.env.PATH;
-test.after(() => { process.env.PATH = savedPath; rmSync(tmp, { recursive: true, force: true }); });
+test.after(() => {
+  process.env.PATH = savedPath;
+  rmSync(tmp, { recursive: true, force: true });
+});
 
 test("no nvidia-smi, amd-smi on PATH: the monitor's inventory comes from amd-smi, state ok", async (t) => {
   const nodeDir = dirname(process.execPath);
-  if (existsSync(join(nodeDir, "nvidia-smi"))) { t.skip("nvidia-smi sits next to node on this machine"); return; }
+  if (existsSync(join(nodeDir, "nvidia-smi"))) {
+    t.skip("nvidia-smi sits next to node on this machine");
+    return;
+  }
   symlinkSync(join(__dirname, "..", "fixtures", "bin", "amd-smi"), join(tmp, "amd-smi"));
   process.env.PATH = `${tmp}:${nodeDir}`;
   settings.clear();
@@ -26,7 +32,10 @@ test("no nvidia-smi, amd-smi on PATH: the monitor's inventory comes from amd-smi
     assert.equal(monitor.state, "ok");
     assert.equal(recorded.context.get(STATE_KEY), "ok");
     const gpus = monitor.inventory?.gpus ?? [];
-    assert.deepEqual(gpus.map((g) => [g.index, g.name, g.memoryTotalMiB, g.utilizationGpuPercent]), [[0, "AMD Radeon RX 7800 XT", 16368, 2]]);
+    assert.deepEqual(
+      gpus.map((g) => [g.index, g.name, g.memoryTotalMiB, g.utilizationGpuPercent]),
+      [[0, "AMD Radeon RX 7800 XT", 16368, 2]],
+    );
     assert.equal(monitor.isStreaming, false, "AMD: polled, never the nvidia-smi stream");
     assert.equal(monitor.inventory?.vendor, "amd", "the inventory says whose tool read it");
   } finally {

@@ -10,7 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { DebugConfiguration } from "vscode";
 import { pickFreeGpusCommand, stopProcessCommand } from "../../client/src/gpu/actions";
-import { applyToCollection, GpuDebugConfigurationProvider, registerSelectionEnvironment } from "../../client/src/gpu/environment";
+import {
+  applyToCollection,
+  GpuDebugConfigurationProvider,
+  registerSelectionEnvironment,
+} from "../../client/src/gpu/environment";
 import { createGpuFeatures } from "../../client/src/gpu/features";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
 import { readProcStat } from "../../common/src/gpu/procinfo";
@@ -20,7 +24,6 @@ const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-env-"));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
 const emptyProc = { procRoot: join(tmp, "no-proc"), passwdFile: join(tmp, "no-passwd"), ownUid: 1000, ownUser: "me" };
-
 
 function setup(mode = "busy") {
   process.env.FAKE_NVIDIA_SMI_MODE = mode;
@@ -34,7 +37,13 @@ function setup(mode = "busy") {
   return { monitor, selection };
 }
 
-const launch = (extra: Partial<DebugConfiguration> = {}): DebugConfiguration => ({ type: "debugpy", request: "launch", name: "Train", program: "/w/train.py", ...extra });
+const launch = (extra: Partial<DebugConfiguration> = {}): DebugConfiguration => ({
+  type: "debugpy",
+  request: "launch",
+  name: "Train",
+  program: "/w/train.py",
+  ...extra,
+});
 
 test("terminals: the selection's variables as Replace mutators with a description; cleared when empty; no rewrite when unchanged", async () => {
   const { monitor, selection } = setup();
@@ -45,7 +54,10 @@ test("terminals: the selection's variables as Replace mutators with a descriptio
   await selection.set(["1"]);
   assert.deepEqual(collection.get("CUDA_VISIBLE_DEVICES"), { value: "1", type: 1, options: {} });
   assert.deepEqual(collection.get("CUDA_DEVICE_ORDER"), { value: "PCI_BUS_ID", type: 1, options: {} });
-  assert.equal(collection.description, "GPU Pilot: CUDA_VISIBLE_DEVICES=1 (GPU 1 (NVIDIA H200)) and CUDA_DEVICE_ORDER=PCI_BUS_ID, from the GPU selection.");
+  assert.equal(
+    collection.description,
+    "GPU Pilot: CUDA_VISIBLE_DEVICES=1 (GPU 1 (NVIDIA H200)) and CUDA_DEVICE_ORDER=PCI_BUS_ID, from the GPU selection.",
+  );
   assert.equal(collection.persistent, true);
   const writes = collection.writes;
   await monitor.refresh(); // a new inventory, same selection
@@ -63,13 +75,26 @@ test("debug: a provider for debugpy and python adds the selection to launch conf
   const { monitor, selection } = setup();
   const before = debug.providers.length;
   const reg = registerSelectionEnvironment(undefined, selection, monitor);
-  assert.deepEqual(debug.providers.slice(before).map((p) => p.type), ["debugpy", "python"]);
+  assert.deepEqual(
+    debug.providers.slice(before).map((p) => p.type),
+    ["debugpy", "python"],
+  );
   const provider = reg.provider;
   assert.deepEqual(provider.resolveDebugConfiguration(undefined, launch()), launch(), "no selection: unchanged");
   await selection.set(["1"]);
-  assert.deepEqual(provider.resolveDebugConfiguration(undefined, launch({ env: { FOO: "bar" } })), launch({ env: { FOO: "bar", CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" } }));
-  assert.deepEqual(provider.resolveDebugConfiguration(undefined, launch({ env: { CUDA_VISIBLE_DEVICES: "0" } })), launch({ env: { CUDA_VISIBLE_DEVICES: "0" } }), "the launch config wins");
-  assert.deepEqual(provider.resolveDebugConfiguration(undefined, launch({ env: { CUDA_DEVICE_ORDER: "FASTEST_FIRST" } })), launch({ env: { CUDA_DEVICE_ORDER: "FASTEST_FIRST", CUDA_VISIBLE_DEVICES: "1" } }));
+  assert.deepEqual(
+    provider.resolveDebugConfiguration(undefined, launch({ env: { FOO: "bar" } })),
+    launch({ env: { FOO: "bar", CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" } }),
+  );
+  assert.deepEqual(
+    provider.resolveDebugConfiguration(undefined, launch({ env: { CUDA_VISIBLE_DEVICES: "0" } })),
+    launch({ env: { CUDA_VISIBLE_DEVICES: "0" } }),
+    "the launch config wins",
+  );
+  assert.deepEqual(
+    provider.resolveDebugConfiguration(undefined, launch({ env: { CUDA_DEVICE_ORDER: "FASTEST_FIRST" } })),
+    launch({ env: { CUDA_DEVICE_ORDER: "FASTEST_FIRST", CUDA_VISIBLE_DEVICES: "1" } }),
+  );
   const attach = { type: "debugpy", request: "attach", name: "Attach", connect: { port: 5678 } };
   assert.deepEqual(provider.resolveDebugConfiguration(undefined, attach), attach, "attach: the process already runs");
   const folder = join(tmp, "ws");
@@ -77,8 +102,16 @@ test("debug: a provider for debugpy and python adds the selection to launch conf
   writeFileSync(join(folder, ".env"), "# settings\nexport CUDA_VISIBLE_DEVICES=0\n");
   writeFileSync(join(folder, "other.env"), "FOO=1\n");
   const ws = { uri: { fsPath: folder }, name: "ws", index: 0 } as never;
-  assert.deepEqual(provider.resolveDebugConfiguration(ws, launch({ envFile: "${workspaceFolder}/.env" })), launch({ envFile: "${workspaceFolder}/.env" }), "the envFile sets it");
-  assert.equal((provider.resolveDebugConfiguration(ws, launch({ envFile: "other.env" })) as DebugConfiguration).env.CUDA_VISIBLE_DEVICES, "1");
+  assert.deepEqual(
+    provider.resolveDebugConfiguration(ws, launch({ envFile: "${workspaceFolder}/.env" })),
+    launch({ envFile: "${workspaceFolder}/.env" }),
+    "the envFile sets it",
+  );
+  assert.equal(
+    (provider.resolveDebugConfiguration(ws, launch({ envFile: "other.env" })) as DebugConfiguration).env
+      .CUDA_VISIBLE_DEVICES,
+    "1",
+  );
   for (const d of reg.disposables) d.dispose();
   assert.equal(debug.providers.length, before, "disposed");
   assert.ok(provider instanceof GpuDebugConfigurationProvider);
@@ -135,15 +168,35 @@ test("Stop Process: asks first, then SIGTERM to the user's own process; refuses 
   // A stand-in for /dev/nvidia*: the child holds it open, as a CUDA process holds its devices.
   const device = join(mkdtempSync(join(tmpdir(), "gpu-pilot-dev-")), "nvidia0");
   writeFileSync(device, "");
-  const child = spawn(process.execPath, ["-e", `const fd = require("fs").openSync(${JSON.stringify(device)}, "r"); process.stdout.write("open"); setTimeout(() => fd, 30000)`], { stdio: ["ignore", "pipe", "ignore"] });
+  const child = spawn(
+    process.execPath,
+    [
+      "-e",
+      `const fd = require("fs").openSync(${JSON.stringify(device)}, "r"); process.stdout.write("open"); setTimeout(() => fd, 30000)`,
+    ],
+    { stdio: ["ignore", "pipe", "ignore"] },
+  );
   const exited = new Promise<NodeJS.Signals | null>((r) => child.on("exit", (_c, s) => r(s)));
   assert.ok(child.pid);
   const pid = child.pid;
   await new Promise((r) => child.stdout!.once("data", r));
   const start = (await readProcStat(pid)).startTicks;
   let refreshed = 0;
-  const own = { pid, uid: 0, user: "me", commandLine: "node -e ...", argv: [], own: true, workspaceRun: false, ...(start !== undefined ? { startTicks: start } : {}) };
-  const fakeMonitor = { processOf: (p: number) => (p === pid ? own : p === 582 ? { ...own, pid: 582, own: false, user: "alice" } : undefined), refresh: () => (refreshed++, Promise.resolve()) };
+  const own = {
+    pid,
+    uid: 0,
+    user: "me",
+    commandLine: "node -e ...",
+    argv: [],
+    own: true,
+    workspaceRun: false,
+    ...(start !== undefined ? { startTicks: start } : {}),
+  };
+  const fakeMonitor = {
+    processOf: (p: number) =>
+      p === pid ? own : p === 582 ? { ...own, pid: 582, own: false, user: "alice" } : undefined,
+    refresh: () => (refreshed++, Promise.resolve()),
+  };
   const node = { kind: "app", gpu: { index: 0 }, app: { pid, processName: "node" } };
   recorded.messages.length = 0;
 
@@ -156,7 +209,10 @@ test("Stop Process: asks first, then SIGTERM to the user's own process; refuses 
   recorded.answers.push("Stop Process");
   await stopProcessCommand(fakeMonitor as never, node);
   assert.doesNotThrow(() => process.kill(pid, 0), "still running");
-  assert.match(recorded.messages.at(-1) ?? "", new RegExp(`^GPU Pilot: Process ${pid} holds no NVIDIA device open here: nvidia-smi may see another PID namespace`));
+  assert.match(
+    recorded.messages.at(-1) ?? "",
+    new RegExp(`^GPU Pilot: Process ${pid} holds no NVIDIA device open here: nvidia-smi may see another PID namespace`),
+  );
 
   recorded.answers.push("Stop Process");
   await stopProcessCommand(fakeMonitor as never, node, { devicePrefix: device });
@@ -164,7 +220,11 @@ test("Stop Process: asks first, then SIGTERM to the user's own process; refuses 
   assert.equal(recorded.messages.at(-1), `GPU Pilot: sent SIGTERM to process ${pid}.`);
   assert.equal(refreshed, 2);
 
-  await stopProcessCommand(fakeMonitor as never, { kind: "app", gpu: { index: 0 }, app: { pid: 582, processName: "python3" } });
+  await stopProcessCommand(fakeMonitor as never, {
+    kind: "app",
+    gpu: { index: 0 },
+    app: { pid: 582, processName: "python3" },
+  });
   assert.equal(recorded.messages.at(-1), "GPU Pilot stops only your own processes; process 582 belongs to alice.");
   await stopProcessCommand(fakeMonitor as never, undefined);
   assert.match(recorded.messages.at(-1) ?? "", /right-click a process/);
@@ -173,23 +233,46 @@ test("Stop Process: asks first, then SIGTERM to the user's own process; refuses 
 test("the GPU view's API part: tree rows, processes, terminal environment, debug resolution, status bar text", async () => {
   const { monitor, selection } = setup("busy");
   const collection = new FakeEnvironmentVariableCollection();
-  const features = createGpuFeatures({ environmentVariableCollection: collection, workspaceState: memento() } as never, monitor, selection);
+  const features = createGpuFeatures(
+    { environmentVariableCollection: collection, workspaceState: memento() } as never,
+    monitor,
+    selection,
+  );
   await monitor.refresh();
   const rows = features.api.getTreeRows();
-  assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0", "GPU 1"]);
+  assert.deepEqual(
+    rows.filter((r) => r.depth === 0).map((r) => r.label),
+    ["GPU 0", "GPU 1"],
+  );
   const proc = rows.find((r) => r.contextValue.startsWith("computeApp"));
-  assert.deepEqual(proc && [proc.label, proc.description], ["582 python3", "3.3 GiB · unknown"], "pid 582 is not in this /proc: a calm 'unknown' (the dashboard's word), explained in the tooltip");
-  assert.match(proc?.tooltip ?? "", /^User unknown: pid 582 is not visible in .*another PID namespace.*a container.*has ended/m, "the tooltip explains the unknown user");
-  assert.deepEqual(features.api.getProcesses().map((p) => [p.pid, p.user, p.own]), [[582, "unknown", false]]);
+  assert.deepEqual(
+    proc && [proc.label, proc.description],
+    ["582 python3", "3.3 GiB · unknown"],
+    "pid 582 is not in this /proc: a calm 'unknown' (the dashboard's word), explained in the tooltip",
+  );
+  assert.match(
+    proc?.tooltip ?? "",
+    /^User unknown: pid 582 is not visible in .*another PID namespace.*a container.*has ended/m,
+    "the tooltip explains the unknown user",
+  );
+  assert.deepEqual(
+    features.api.getProcesses().map((p) => [p.pid, p.user, p.own]),
+    [[582, "unknown", false]],
+  );
   recorded.messages.length = 0;
   const picked = await features.api.pickFreeGpus({ count: 1 });
   assert.deepEqual(picked.selection, ["1"]);
   // One source of numbers: the free memory Pick Free GPUs reports is the tree's for the same GPU.
   const pickedFree = /GPU 1 \(([^,]+ free),/.exec(recorded.messages.at(-1) ?? "")?.[1];
-  const treeFree = /\(([^()]+ free)\)/.exec(features.api.getTreeRows().find((r) => r.label === "GPU 1")?.tooltip ?? "")?.[1];
+  const treeFree = /\(([^()]+ free)\)/.exec(
+    features.api.getTreeRows().find((r) => r.label === "GPU 1")?.tooltip ?? "",
+  )?.[1];
   assert.equal(pickedFree, "139.8 GiB free", recorded.messages.join("\n"));
   assert.equal(treeFree, pickedFree);
-  assert.deepEqual(features.api.getTerminalEnvironment(), { CUDA_VISIBLE_DEVICES: { value: "1", type: "replace" }, CUDA_DEVICE_ORDER: { value: "PCI_BUS_ID", type: "replace" } });
+  assert.deepEqual(features.api.getTerminalEnvironment(), {
+    CUDA_VISIBLE_DEVICES: { value: "1", type: "replace" },
+    CUDA_DEVICE_ORDER: { value: "PCI_BUS_ID", type: "replace" },
+  });
   const resolved = await features.api.resolveDebugConfiguration(launch());
   assert.deepEqual(resolved?.env, { CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
   assert.equal(features.api.getStatusBarText(), "$(circuit-board) GPU 1 · 0% · 0.0/140.4 GiB");

@@ -1,7 +1,17 @@
 // The GPU monitor, tree view and status bar against the fake nvidia-smi, with a stand-in `vscode`
 // module (client-fakeVscode.ts, imported first). /proc details come from a fake /proc tree so that
 // pid 582 of the captures has a known user and command line.
-import { FakeTreeView, recorded, settings, changeSettings, TreeItemCheckboxState, ThemeIcon, ThemeColor, MarkdownString, memento } from "./client-fakeVscode";
+import {
+  FakeTreeView,
+  recorded,
+  settings,
+  changeSettings,
+  TreeItemCheckboxState,
+  ThemeIcon,
+  ThemeColor,
+  MarkdownString,
+  memento,
+} from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -28,7 +38,6 @@ function fakeProc(uid: number): MonitorOptions["proc"] {
   writeFileSync(passwd, "root:x:0:0::/root:/bin/sh\nalice:x:1001:1001::/home/alice:/bin/sh\n");
   return { procRoot: root, passwdFile: passwd, ownUid: 1000, ownUser: "me" };
 }
-
 
 /** `timeoutMs` (gpuPilot.nvidiaSmiTimeoutMs): generous, since the fake is a Node script that starts slowly on a loaded machine; hang tests shorten it. */
 function setup(mode: string, path = FAKE, options: MonitorOptions = {}, timeoutMs = 5000) {
@@ -65,14 +74,29 @@ test("ok: two GPUs with live numbers, details, the process under GPU 0 with its 
   assert.equal(recorded.context.get(PROBLEM_KEY), "");
   const roots = provider.getChildren();
   const items = roots.map((n) => provider.getTreeItem(n));
-  assert.deepEqual(items.map((i) => i.label), ["GPU 0", "GPU 1"], "short labels: the full name is in the tooltip");
-  assert.deepEqual(items.map((i) => i.id), ["gpu/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", "gpu/GPU-6486822f-842c-1320-f829-e4155c0d2130"]);
-  assert.deepEqual(items.map((i) => i.description), [
-    "0% · 0.0/140.4 GiB · 35°C",
-    "0% · 0.0/140.4 GiB · 36°C",
-  ]);
-  for (const i of items) assert.ok(`${String(i.label)}  ${String(i.description)}`.length <= 36, `fits a 300 px side bar: ${String(i.label)} ${String(i.description)}`);
-  assert.deepEqual(items.map((i) => i.collapsibleState), [2, 0], "GPU 0 expanded (its process below); GPU 1 has no children");
+  assert.deepEqual(
+    items.map((i) => i.label),
+    ["GPU 0", "GPU 1"],
+    "short labels: the full name is in the tooltip",
+  );
+  assert.deepEqual(
+    items.map((i) => i.id),
+    ["gpu/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", "gpu/GPU-6486822f-842c-1320-f829-e4155c0d2130"],
+  );
+  assert.deepEqual(
+    items.map((i) => i.description),
+    ["0% · 0.0/140.4 GiB · 35°C", "0% · 0.0/140.4 GiB · 36°C"],
+  );
+  for (const i of items)
+    assert.ok(
+      `${String(i.label)}  ${String(i.description)}`.length <= 36,
+      `fits a 300 px side bar: ${String(i.label)} ${String(i.description)}`,
+    );
+  assert.deepEqual(
+    items.map((i) => i.collapsibleState),
+    [2, 0],
+    "GPU 0 expanded (its process below); GPU 1 has no children",
+  );
   assert.ok(items[0].tooltip instanceof MarkdownString);
   const tip = (items[0].tooltip as MarkdownString).value;
   assert.match(tip, /^\*\*GPU 0: NVIDIA H200\*\* · 0% · 0\\\.0\/140\\\.4 GiB · 35°C/);
@@ -82,16 +106,30 @@ test("ok: two GPUs with live numbers, details, the process under GPU 0 with its 
   assert.match(tip, /\| PCI bus id \| `00000000:00:06\.0` \|/);
   assert.match((items[0].tooltip as MarkdownString).value, /\| UUID \| `GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f` \|/);
   assert.equal(items[0].iconPath, undefined, "no icon on a healthy GPU: the room goes to the numbers");
-  assert.deepEqual(items.map((i) => (i.checkboxState as { state: number }).state), [0, 0]);
+  assert.deepEqual(
+    items.map((i) => (i.checkboxState as { state: number }).state),
+    [0, 0],
+  );
 
   const children = provider.getChildren(roots[0]).map((n) => provider.getTreeItem(n));
-  assert.deepEqual(children.map((c) => c.contextValue), ["computeApp.other"], "no details row: the details are in the GPU's tooltip");
-  assert.equal(children[0].label, "582 python3 train.…", "shortened to fit beside its description; the full line is in the tooltip");
+  assert.deepEqual(
+    children.map((c) => c.contextValue),
+    ["computeApp.other"],
+    "no details row: the details are in the GPU's tooltip",
+  );
+  assert.equal(
+    children[0].label,
+    "582 python3 train.…",
+    "shortened to fit beside its description; the full line is in the tooltip",
+  );
   assert.equal(children[0].description, "3.3 GiB · alice");
   assert.equal(children[0].iconPath, undefined, "another user's process: no icon");
   assert.equal(children[0].id, "app/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f/582");
   assert.match((children[0].tooltip as MarkdownString).value, /\| User \| alice \(uid 1001\) \|/);
-  assert.deepEqual(provider.getChildren(roots[1]).map((n) => n.kind), []);
+  assert.deepEqual(
+    provider.getChildren(roots[1]).map((n) => n.kind),
+    [],
+  );
 
   await selection.set(["1"]);
   const ticked = provider.getChildren().map((n) => (provider.getTreeItem(n).checkboxState as { state: number }).state);
@@ -106,7 +144,10 @@ test("idle: no process rows", async () => {
   await monitor.refresh();
   const roots = provider.getChildren();
   assert.equal(roots.length, 2);
-  assert.deepEqual(provider.getChildren(roots[0]).map((n) => n.kind), []);
+  assert.deepEqual(
+    provider.getChildren(roots[0]).map((n) => n.kind),
+    [],
+  );
   monitor.dispose();
 });
 
@@ -115,7 +156,13 @@ test("own process of this workspace's run: marked, with the context value that o
   await monitor.refresh();
   const rows = treeRows(provider);
   const app = rows.find((r) => r.contextValue.startsWith("computeApp"));
-  assert.deepEqual(app && [app.depth, app.label, app.description, app.contextValue, app.icon], [1, "582 python3 train.py …", "3.3 GiB · me", "computeApp.own.run", "play-circle"]);
+  assert.deepEqual(app && [app.depth, app.label, app.description, app.contextValue, app.icon], [
+    1,
+    "582 python3 train.py …",
+    "3.3 GiB · me",
+    "computeApp.own.run",
+    "play-circle",
+  ]);
   assert.deepEqual(monitor.processOf(582)?.workspaceRun, true);
   monitor.dispose();
 });
@@ -129,7 +176,10 @@ test("missing nvidia-smi: state missing (the view's welcome content shows), empt
   assert.match(String(recorded.context.get(PROBLEM_KEY)), /nvidia-smi was not found/);
   assert.deepEqual(provider.getChildren(), []);
   assert.equal(monitor.inventory, undefined);
-  assert.ok(recorded.log.some((l) => /^warn .*could not be started \(ENOENT\)/.test(l)), recorded.log.join("\n"));
+  assert.ok(
+    recorded.log.some((l) => /^warn .*could not be started \(ENOENT\)/.test(l)),
+    recorded.log.join("\n"),
+  );
   assert.deepEqual(recorded.messages, []);
   monitor.dispose();
 });
@@ -209,14 +259,20 @@ test("lost GPU and [N/A] fields: the good GPU stays, a warning row names the los
   const { monitor, provider } = setup("lost");
   await monitor.refresh();
   const rows = treeRows(provider);
-  assert.deepEqual(rows.filter((r) => r.depth === 0).map((r) => r.label), ["GPU 0", "GPU 00000000:00:07.0: GPU is lost. Reboot the system to recover this GPU"]);
+  assert.deepEqual(
+    rows.filter((r) => r.depth === 0).map((r) => r.label),
+    ["GPU 0", "GPU 00000000:00:07.0: GPU is lost. Reboot the system to recover this GPU"],
+  );
   assert.equal(rows.find((r) => r.label.startsWith("GPU 00000000"))?.icon, "warning");
   monitor.dispose();
 
   const na = setup("na");
   await na.monitor.refresh();
   const naRows = treeRows(na.provider).filter((r) => r.depth === 0);
-  assert.deepEqual(naRows.map((r) => r.description), ["?% · ?/140.4 GiB · ?°C", "GPU is lost: reboot to recover it"]);
+  assert.deepEqual(
+    naRows.map((r) => r.description),
+    ["?% · ?/140.4 GiB · ?°C", "GPU is lost: reboot to recover it"],
+  );
   assert.match(naRows[0].tooltip, /\| Memory used \| \? of 140\.4 GiB \(\? free\) \|/);
   assert.match(naRows[0].tooltip, /\| Power \| \?\/\? W \(draw\/cap\) \|/);
   assert.ok(!JSON.stringify(treeRows(na.provider)).includes("NaN"));
@@ -229,7 +285,10 @@ test("Exclusive_Process with a process on it: a warning row (a second process fa
   await monitor.refresh();
   const rows = treeRows(provider);
   const warn = rows.find((r) => r.contextValue === "gpuWarning");
-  assert.equal(warn?.label, "Exclusive_Process and already in use: a second CUDA process fails here (it does not fall back to another GPU).");
+  assert.equal(
+    warn?.label,
+    "Exclusive_Process and already in use: a second CUDA process fails here (it does not fall back to another GPU).",
+  );
   assert.equal(rows[0].iconColor, "problemsWarningIcon.foreground");
   assert.match(rows[0].tooltip, /\$\(warning\) Exclusive\\_Process and already in use/);
   assert.match(rows[0].tooltip, /\| Compute mode \| Exclusive_Process \|/);
@@ -243,11 +302,14 @@ test("MIG: devices under their GPU with checkboxes; ticking one selects its UUID
   const fakeView = view as unknown as FakeTreeView;
   const rows = treeRows(provider);
   const mig = rows.filter((r) => r.contextValue === "migDevice");
-  assert.deepEqual(mig.map((r) => [r.depth, r.label, r.description, r.checked]), [
-    [1, "MIG 3g.71gb · device 0", "MIG-4f1c2a9e-7b3d-5e8a-9c41-2d6b8e0f1a37", false],
-    [1, "MIG 2g.35gb · device 1", "MIG-a83e5d10-2c6f-5b94-8e17-6f0d3c9b2e58", false],
-    [1, "MIG 1g.18gb · device 2", "MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086", false],
-  ]);
+  assert.deepEqual(
+    mig.map((r) => [r.depth, r.label, r.description, r.checked]),
+    [
+      [1, "MIG 3g.71gb · device 0", "MIG-4f1c2a9e-7b3d-5e8a-9c41-2d6b8e0f1a37", false],
+      [1, "MIG 2g.35gb · device 1", "MIG-a83e5d10-2c6f-5b94-8e17-6f0d3c9b2e58", false],
+      [1, "MIG 1g.18gb · device 2", "MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086", false],
+    ],
+  );
   assert.equal(rows[0].description, "?% · 8.5/140.4 GiB · 38°C", "utilization [N/A] under MIG");
   const [gpu0, gpu1] = provider.getChildren();
   fakeView.checkbox.fire({ items: [[gpu1, TreeItemCheckboxState.Checked]] });
@@ -256,7 +318,10 @@ test("MIG: devices under their GPU with checkboxes; ticking one selects its UUID
   const migNode = provider.getChildren(gpu0).find((n) => n.kind === "mig" && n.mig.device === 2)!;
   fakeView.checkbox.fire({ items: [[migNode, TreeItemCheckboxState.Checked]] });
   await until(() => selection.get().length === 2, "MIG device ticked");
-  assert.deepEqual(selection.get(), ["MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086", "GPU-6486822f-842c-1320-f829-e4155c0d2130"]);
+  assert.deepEqual(selection.get(), [
+    "MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086",
+    "GPU-6486822f-842c-1320-f829-e4155c0d2130",
+  ]);
   assert.equal(treeRows(provider).find((r) => r.label === "MIG 1g.18gb · device 2")?.checked, true);
   assert.equal(treeRows(provider).find((r) => r.label === "GPU 1")?.checked, true, "a UUID entry ticks its GPU");
   for (const d of disposables) d.dispose();
@@ -275,7 +340,10 @@ test("streams while the view is visible (one nvidia-smi -lms), stops when hidden
   assert.equal(changes, 0);
 
   fakeView.setVisible(true);
-  await until(() => changes >= 3 && monitor.inventory?.processes?.length === 1, "three updates and the process details while visible");
+  await until(
+    () => changes >= 3 && monitor.inventory?.processes?.length === 1,
+    "three updates and the process details while visible",
+  );
   const pid = monitor.streamPid;
   assert.ok(pid, "one long-lived nvidia-smi");
   assert.equal(monitor.inventory?.gpus[0].memoryUsedMiB, 3389, "the streamed numbers (loop.txt)");
@@ -303,7 +371,10 @@ test("streams while the view is visible (one nvidia-smi -lms), stops when hidden
   settings.set("selectBy", "uuid");
   fakeView.checkbox.fire({ items: [[gpu1, TreeItemCheckboxState.Checked]] });
   await until(() => selection.get().length === 2, "selection by UUID");
-  assert.deepEqual(selection.get(), ["GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", "GPU-6486822f-842c-1320-f829-e4155c0d2130"]);
+  assert.deepEqual(selection.get(), [
+    "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
+    "GPU-6486822f-842c-1320-f829-e4155c0d2130",
+  ]);
 
   for (const d of disposables) d.dispose();
   monitor.dispose();
@@ -315,7 +386,10 @@ test("streaming faults: a dying stream keeps the numbers with a notice and resta
   await until(() => die.monitor.notices.some((n) => n.id === "notice/stream"), "a notice that the stream stopped");
   assert.equal(die.monitor.state, "ok", "the last numbers stay");
   const notice = treeRows(die.provider).find((r) => r.id === "notice/stream");
-  assert.match(notice?.label ?? "", /^nvidia-smi stopped streaming: Failed to initialize NVML: Unknown Error\. Restarting in 0\.\d s\.$/);
+  assert.match(
+    notice?.label ?? "",
+    /^nvidia-smi stopped streaming: Failed to initialize NVML: Unknown Error\. Restarting in 0\.\d s\.$/,
+  );
   await until(() => !die.monitor.notices.some((n) => n.id === "notice/stream"), "the restarted stream to tick again");
   assert.deepEqual(recorded.messages, []);
   hold.dispose();
@@ -361,7 +435,10 @@ test("a settings change of nvidiaSmiPath triggers a refresh", async () => {
 
 test("a settings change while a query is in flight supersedes it (the stale query is killed, its answer dropped)", async () => {
   const slow = join(tmp, "slow-smi");
-  writeFileSync(slow, "#!/usr/bin/env node\nsetTimeout(() => { process.stdout.write('NVIDIA-SMI has failed because it is slow.\\n'); process.exit(9); }, 20000);\n");
+  writeFileSync(
+    slow,
+    "#!/usr/bin/env node\nsetTimeout(() => { process.stdout.write('NVIDIA-SMI has failed because it is slow.\\n'); process.exit(9); }, 20000);\n",
+  );
   chmodSync(slow, 0o755);
   const { monitor } = setup("busy", slow);
   settings.set("nvidiaSmiTimeoutMs", 30_000);
@@ -401,7 +478,10 @@ test("status bar: selection with the chosen GPUs' load, tooltip, and a warning f
 });
 
 test("idle-held: a process holding memory on a GPU at 0 % past gpuPilot.monitor.idleHeldMinutes is flagged; one's own in orange", async () => {
-  for (const [uid, icon, color] of [[1001, "debug-pause", undefined], [1000, "debug-pause", "charts.orange"]] as const) {
+  for (const [uid, icon, color] of [
+    [1001, "debug-pause", undefined],
+    [1000, "debug-pause", "charts.orange"],
+  ] as const) {
     const { monitor, selection } = setup("busy", FAKE, { proc: fakeProc(uid) });
     settings.set("monitor.idleHeldMinutes", 0.005); // 300 ms: loop.txt's GPU 0 is at 0 % while python3 holds 3,380 MiB
     const { view, disposables } = createGpuTreeView(monitor, selection);

@@ -2,7 +2,13 @@
 // item 5): markers only on the GPUs a run was given, labels that never overlap, every GPU on one chart.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { combineGpus, hoveredMark, layoutMarkLabels, marksForGpu, type MarkLabelOptions } from "../../client/src/gpu/historyMarks";
+import {
+  combineGpus,
+  hoveredMark,
+  layoutMarkLabels,
+  marksForGpu,
+  type MarkLabelOptions,
+} from "../../client/src/gpu/historyMarks";
 import type { GpuSeries } from "../../client/src/gpu/history";
 
 const G0 = "GPU-aaaa0000";
@@ -15,8 +21,14 @@ test("a run's markers go only on the charts of the GPUs it was given; a run with
     { file: "both.py", gpus: ["gpu-aaaa0000", "gpu-bbbb1111"] },
     { file: "slurm.py", gpus: [] },
   ];
-  assert.deepEqual(marksForGpu(runs, G0).map((r) => r.file), ["a.py", "both.py"]);
-  assert.deepEqual(marksForGpu(runs, G1).map((r) => r.file), ["b.py", "both.py"]);
+  assert.deepEqual(
+    marksForGpu(runs, G0).map((r) => r.file),
+    ["a.py", "both.py"],
+  );
+  assert.deepEqual(
+    marksForGpu(runs, G1).map((r) => r.file),
+    ["b.py", "both.py"],
+  );
   assert.deepEqual(marksForGpu(runs, "GPU-cccc2222"), []);
 });
 
@@ -30,20 +42,50 @@ function overlaps(labels: { x: number; width: number }[], slots: ReturnType<type
 
 test("a short run's start and end labels go on two rows (they were drawn over each other)", () => {
   // ▶ train.py at x 100 and ■ train.py at x 102 (a 2 s run), 80 px labels.
-  const labels = [{ x: 100, width: 80 }, { x: 102, width: 80 }];
+  const labels = [
+    { x: 100, width: 80 },
+    { x: 102, width: 80 },
+  ];
   const slots = layoutMarkLabels(labels, OPTS);
-  assert.deepEqual(slots, [{ visible: true, row: 0, left: 104 }, { visible: true, row: 1, left: 106 }]);
+  assert.deepEqual(slots, [
+    { visible: true, row: 0, left: 104 },
+    { visible: true, row: 1, left: 106 },
+  ]);
   assert.equal(overlaps(labels, slots), false);
 });
 
 test("labels far enough apart share row 0; the gap is honoured", () => {
   // 104..184, then the second starts at 190 = 184 + 6: same row; at 189 it would not be.
-  assert.deepEqual(layoutMarkLabels([{ x: 100, width: 80 }, { x: 186, width: 50 }], OPTS).map((s) => s.row), [0, 0]);
-  assert.deepEqual(layoutMarkLabels([{ x: 100, width: 80 }, { x: 185, width: 50 }], OPTS).map((s) => s.row), [0, 1]);
+  assert.deepEqual(
+    layoutMarkLabels(
+      [
+        { x: 100, width: 80 },
+        { x: 186, width: 50 },
+      ],
+      OPTS,
+    ).map((s) => s.row),
+    [0, 0],
+  );
+  assert.deepEqual(
+    layoutMarkLabels(
+      [
+        { x: 100, width: 80 },
+        { x: 185, width: 50 },
+      ],
+      OPTS,
+    ).map((s) => s.row),
+    [0, 1],
+  );
 });
 
 test("a label that would leave the plot goes left of its line, clamped to the plot's left edge", () => {
-  const slots = layoutMarkLabels([{ x: 980, width: 80 }, { x: 30, width: 80 }], { ...OPTS, plotLeft: 50 });
+  const slots = layoutMarkLabels(
+    [
+      { x: 980, width: 80 },
+      { x: 30, width: 80 },
+    ],
+    { ...OPTS, plotLeft: 50 },
+  );
   assert.equal(slots[0].left, 980 - 4 - 80);
   assert.equal(slots[1].left, 50, "x 30 + 4 is left of the plot: clamped to 50");
 });
@@ -51,8 +93,14 @@ test("a label that would leave the plot goes left of its line, clamped to the pl
 test("more close labels than rows: the extra ones are hover-only, and no drawn labels overlap", () => {
   const labels = [0, 1, 2, 3, 4].map((i) => ({ x: 200 + i, width: 90 }));
   const slots = layoutMarkLabels(labels, OPTS);
-  assert.deepEqual(slots.map((s) => s.visible), [true, true, true, false, false]);
-  assert.deepEqual(slots.filter((s) => s.visible).map((s) => s.row), [0, 1, 2]);
+  assert.deepEqual(
+    slots.map((s) => s.visible),
+    [true, true, true, false, false],
+  );
+  assert.deepEqual(
+    slots.filter((s) => s.visible).map((s) => s.row),
+    [0, 1, 2],
+  );
   assert.equal(overlaps(labels, slots), false);
   // A later label with room again goes back to row 0.
   const more = [...labels, { x: 400, width: 90 }];
@@ -62,9 +110,12 @@ test("more close labels than rows: the extra ones are hover-only, and no drawn l
 
 test("many random markers never give overlapping drawn labels", () => {
   let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
   for (let n = 0; n < 200; n++) {
-    const labels = Array.from({ length: 1 + Math.floor(rand() * 12) }, () => ({ x: rand() * 1000, width: 20 + rand() * 120 }));
+    const labels = Array.from({ length: 1 + Math.floor(rand() * 12) }, () => ({
+      x: rand() * 1000,
+      width: 20 + rand() * 120,
+    }));
     assert.equal(overlaps(labels, layoutMarkLabels(labels, OPTS)), false, JSON.stringify(labels));
   }
 });
@@ -78,7 +129,13 @@ test("the hover shows the hidden label nearest the cursor within reach", () => {
   assert.equal(hoveredMark(xs, visible, 300, 8), -1, "drawn labels need no hover");
 });
 
-function gpu(uuid: string, at: number[], util: (number | null)[], mem: (number | null)[], total: number | null): GpuSeries {
+function gpu(
+  uuid: string,
+  at: number[],
+  util: (number | null)[],
+  mem: (number | null)[],
+  total: number | null,
+): GpuSeries {
   return { uuid, index: 0, name: "H200", memoryTotalMiB: total, at, utilizationPercent: util, memoryUsedMiB: mem };
 }
 
@@ -88,7 +145,10 @@ test("All GPUs: each GPU's utilisation on one time axis and the memory of all ad
     gpu(G1, [2000, 3000, 4000], [50, null, 70], [1000, 1000, 1024], 143771),
   ]);
   assert.deepEqual(c.at, [1000, 2000, 3000, 4000]);
-  assert.deepEqual(c.utilizationPercent, [[10, 20, 30, null], [null, 50, null, 70]]);
+  assert.deepEqual(c.utilizationPercent, [
+    [10, 20, 30, null],
+    [null, 50, null, 70],
+  ]);
   // At 1000 and 4000 one GPU has no sample: no sum (a partial sum would read as a drop).
   assert.deepEqual(c.memoryUsedMiB, [null, 1200, 1300, null]);
   assert.equal(c.memoryTotalMiB, 287542);

@@ -33,7 +33,8 @@ function setup() {
   return { monitor, view, panel };
 }
 
-const histories = (p: FakeWebviewPanel) => p.posted.filter((m): m is Extract<ToWebview, { type: "history" }> => (m as ToWebview).type === "history");
+const histories = (p: FakeWebviewPanel) =>
+  p.posted.filter((m): m is Extract<ToWebview, { type: "history" }> => (m as ToWebview).type === "history");
 const timesOf = (m: Extract<ToWebview, { type: "history" }>) => m.snapshot.gpus[0]?.at ?? [];
 
 test("hidden views stop the stream; shown again, the panel posts the old samples too (the history is kept)", async () => {
@@ -55,7 +56,11 @@ test("hidden views stop the stream; shown again, the panel posts the old samples
   fake.receive({ type: "ready" });
   const first = histories(fake).at(-1);
   assert.ok(first, "a whole history was posted");
-  assert.deepEqual(timesOf(first).slice(0, kept.length), kept, "the samples from before the stream stopped are posted, oldest first");
+  assert.deepEqual(
+    timesOf(first).slice(0, kept.length),
+    kept,
+    "the samples from before the stream stopped are posted, oldest first",
+  );
   assert.ok(timesOf(first).length >= kept.length + 2, "and the new ones after them");
   assert.equal(first.snapshot.gpus.length, 2);
 
@@ -77,7 +82,19 @@ test("hidden views stop the stream; shown again, the panel posts the old samples
 test("a run is posted with the GPUs it was given (lower case; an unknown MIG instance dropped), for its markers", async () => {
   const { monitor, panel: plain } = setup();
   plain.dispose(); // (setup's panel has no run)
-  const run = { file: "/p/train.py", launcher: "python" as const, command: "python3", args: [], cwd: "/p", env: {}, unset: [], interpreterSource: "default" as const, title: "train.py on GPU 1", startedAt: 1_000, gpus: ["GPU-ABC", "MIG-not-here"] };
+  const run = {
+    file: "/p/train.py",
+    launcher: "python" as const,
+    command: "python3",
+    args: [],
+    cwd: "/p",
+    env: {},
+    unset: [],
+    interpreterSource: "default" as const,
+    title: "train.py on GPU 1",
+    startedAt: 1_000,
+    gpus: ["GPU-ABC", "MIG-not-here"],
+  };
   const panel = new HistoryPanel(Uri.file("/ext") as never, monitor, new SelectionStore(memento()), () => run);
   panel.show();
   const fake = window.webviewPanels.at(-1) as FakeWebviewPanel;
@@ -93,9 +110,31 @@ test("the webview's messages are checked: junk is dropped, counts are whole and 
   assert.equal(validFromWebview(null), undefined);
   assert.equal(validFromWebview({ type: "run", command: "rm" }), undefined);
   assert.deepEqual(validFromWebview({ type: "ready", extra: 1 }), { type: "ready" });
-  assert.deepEqual(validFromWebview({ type: "drawn", samples: -3, gpus: "2", axes: [{ uuid: 1 }, "x"] }), { type: "drawn", samples: 0, gpus: 0, axes: [] });
-  const all = { series: ["GPU 0", "GPU 1"], memory: [0, 280.8], memoryUnit: "GiB", runLabels: ["▶ a.py"], hoverLabels: [] };
+  assert.deepEqual(validFromWebview({ type: "drawn", samples: -3, gpus: "2", axes: [{ uuid: 1 }, "x"] }), {
+    type: "drawn",
+    samples: 0,
+    gpus: 0,
+    axes: [],
+  });
+  const all = {
+    series: ["GPU 0", "GPU 1"],
+    memory: [0, 280.8],
+    memoryUnit: "GiB",
+    runLabels: ["▶ a.py"],
+    hoverLabels: [],
+  };
   const axes = { uuid: "GPU-1", runLabels: ["▶ a.py", "■ a.py"], runLabelRows: [0, 1] };
-  assert.deepEqual(validFromWebview({ type: "drawn", samples: 12.7, gpus: 2, axes: [axes], all }), { type: "drawn", samples: 12, gpus: 2, axes: [axes], all });
-  assert.deepEqual(validFromWebview({ type: "drawn", samples: 1, gpus: 1, all: { series: "x" } }), { type: "drawn", samples: 1, gpus: 1, axes: [] });
+  assert.deepEqual(validFromWebview({ type: "drawn", samples: 12.7, gpus: 2, axes: [axes], all }), {
+    type: "drawn",
+    samples: 12,
+    gpus: 2,
+    axes: [axes],
+    all,
+  });
+  assert.deepEqual(validFromWebview({ type: "drawn", samples: 1, gpus: 1, all: { series: "x" } }), {
+    type: "drawn",
+    samples: 1,
+    gpus: 1,
+    axes: [],
+  });
 });

@@ -13,8 +13,14 @@ const MIN = 60_000;
 function samples(util0: (number | null)[], t0 = 0, stepMs = 5000, sm0?: (number | undefined)[]): IdleSample[] {
   return util0.map((u, i) => ({
     at: t0 + i * stepMs,
-    gpus: [{ uuid: G0, utilizationGpuPercent: u, smActivityPercent: sm0?.[i] }, { uuid: G1, utilizationGpuPercent: 50 }],
-    apps: [{ pid: 100, gpuUuid: G0, usedMemoryMiB: 3380 }, { pid: 200, gpuUuid: G1, usedMemoryMiB: 1024 }],
+    gpus: [
+      { uuid: G0, utilizationGpuPercent: u, smActivityPercent: sm0?.[i] },
+      { uuid: G1, utilizationGpuPercent: 50 },
+    ],
+    apps: [
+      { pid: 100, gpuUuid: G0, usedMemoryMiB: 3380 },
+      { pid: 200, gpuUuid: G1, usedMemoryMiB: 1024 },
+    ],
   }));
 }
 const idleFor = (minutes: number, stepMs = 5000) => Array<number>(Math.floor((minutes * MIN) / stepMs) + 1).fill(0);
@@ -37,7 +43,10 @@ test("10 minutes at 0 % with memory held: flagged at 10 min, not at 9:55; the bu
   assert.deepEqual(h, { pid: 100, gpuUuid: G0.toLowerCase(), idleSince: 0, usedMemoryMiB: 3380 });
   assert.equal(idleHeldLabel(h!, 10 * MIN), "idle 10 min");
   assert.equal(t.flagged(200, G1, seq.at(-1)!.at), undefined);
-  assert.deepEqual(t.all(seq.at(-1)!.at).map((x) => x.pid), [100]);
+  assert.deepEqual(
+    t.all(seq.at(-1)!.at).map((x) => x.pid),
+    [100],
+  );
 });
 
 test("one busy sample in the middle starts the count again", () => {
@@ -53,7 +62,12 @@ test("one busy sample in the middle starts the count again", () => {
 test("SM activity above 1 % keeps a 0 % GPU from counting as idle (dmon sees work nvidia-smi's utilisation missed)", () => {
   const t = new IdleHeldTracker(1 * MIN);
   const util = idleFor(2);
-  const seq = samples(util, 0, 5000, util.map(() => 4));
+  const seq = samples(
+    util,
+    0,
+    5000,
+    util.map(() => 4),
+  );
   for (const s of seq) t.observe(s);
   assert.equal(t.flagged(100, G0, seq.at(-1)!.at), undefined);
 });
@@ -74,7 +88,8 @@ test("a process that leaves, or frees its memory, is forgotten; threshold 0 flag
   const gone = { ...seq.at(-1)!, at: seq.at(-1)!.at + 5000, apps: [] };
   t.observe(gone);
   assert.equal(t.flagged(100, G0, gone.at), undefined);
-  for (const s of samples(idleFor(2), gone.at + 5000)) t.observe({ ...s, apps: [{ pid: 100, gpuUuid: G0, usedMemoryMiB: 0 }] });
+  for (const s of samples(idleFor(2), gone.at + 5000))
+    t.observe({ ...s, apps: [{ pid: 100, gpuUuid: G0, usedMemoryMiB: 0 }] });
   assert.equal(t.all(gone.at + 3 * MIN).length, 0, "0 MiB held is not holding");
   t.setThreshold(0);
   assert.equal(t.flagged(100, G0, Number.MAX_SAFE_INTEGER), undefined);

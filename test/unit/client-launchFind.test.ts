@@ -18,28 +18,40 @@ function exe(dir: string, name: string, mode = 0o755): string {
   return p;
 }
 
-test("the interpreter's folder wins over PATH; PATH order is kept; relative entries are skipped", { skip: process.platform === "win32" }, () => {
-  const venv = join(root, "venv", "bin");
-  const a = join(root, "a");
-  const b = join(root, "b");
-  const venvTorchrun = exe(venv, "torchrun");
-  exe(a, "torchrun");
-  const bAccelerate = exe(b, "accelerate");
-  const aDeepspeed = exe(a, "deepspeed");
-  exe(b, "deepspeed");
-  const pathEnv = ["relative/bin", a, b].join(":");
-  assert.equal(findProgram("torchrun", { pathEnv, interpreter: join(venv, "python") }), venvTorchrun);
-  assert.equal(findProgram("torchrun", { pathEnv, interpreter: "python3" }), join(a, "torchrun"), "bare interpreter: PATH only");
-  assert.equal(findProgram("accelerate", { pathEnv, interpreter: join(venv, "python") }), bAccelerate);
-  assert.equal(findProgram("deepspeed", { pathEnv }), aDeepspeed);
-  assert.equal(findProgram("srun", { pathEnv }), undefined);
-  assert.equal(findProgram("torchrun", { pathEnv: undefined }), undefined);
-});
+test(
+  "the interpreter's folder wins over PATH; PATH order is kept; relative entries are skipped",
+  { skip: process.platform === "win32" },
+  () => {
+    const venv = join(root, "venv", "bin");
+    const a = join(root, "a");
+    const b = join(root, "b");
+    const venvTorchrun = exe(venv, "torchrun");
+    exe(a, "torchrun");
+    const bAccelerate = exe(b, "accelerate");
+    const aDeepspeed = exe(a, "deepspeed");
+    exe(b, "deepspeed");
+    const pathEnv = ["relative/bin", a, b].join(":");
+    assert.equal(findProgram("torchrun", { pathEnv, interpreter: join(venv, "python") }), venvTorchrun);
+    assert.equal(
+      findProgram("torchrun", { pathEnv, interpreter: "python3" }),
+      join(a, "torchrun"),
+      "bare interpreter: PATH only",
+    );
+    assert.equal(findProgram("accelerate", { pathEnv, interpreter: join(venv, "python") }), bAccelerate);
+    assert.equal(findProgram("deepspeed", { pathEnv }), aDeepspeed);
+    assert.equal(findProgram("srun", { pathEnv }), undefined);
+    assert.equal(findProgram("torchrun", { pathEnv: undefined }), undefined);
+  },
+);
 
-test("a file without any execute bit or a folder of that name does not count", { skip: process.platform === "win32" }, () => {
-  const d = join(root, "noexec");
-  exe(d, "docker", 0o644);
-  mkdirSync(join(d, "srun"), { recursive: true });
-  assert.equal(findProgram("docker", { pathEnv: d }), undefined);
-  assert.equal(findProgram("srun", { pathEnv: d }), undefined);
-});
+test(
+  "a file without any execute bit or a folder of that name does not count",
+  { skip: process.platform === "win32" },
+  () => {
+    const d = join(root, "noexec");
+    exe(d, "docker", 0o644);
+    mkdirSync(join(d, "srun"), { recursive: true });
+    assert.equal(findProgram("docker", { pathEnv: d }), undefined);
+    assert.equal(findProgram("srun", { pathEnv: d }), undefined);
+  },
+);

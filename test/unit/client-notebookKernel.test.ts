@@ -5,7 +5,15 @@
 // ("Kernel: GPU 1", "Kernel: GPUs 0,1", "Kernel: all GPUs") from the probe or from the launcher's
 // start record, a kernel that does not answer within 2 s (cancelled, static lint, nothing shown),
 // and Restart Kernel on Selected GPUs with its refusals.
-import { activeNotebookEmitter, commands as fakeCommands, installedExtensions, recorded, Uri, window, workspace } from "./client-fakeVscode";
+import {
+  activeNotebookEmitter,
+  commands as fakeCommands,
+  installedExtensions,
+  recorded,
+  Uri,
+  window,
+  workspace,
+} from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -24,19 +32,44 @@ import { JupyterDouble, KernelDouble } from "./jupyterDouble";
 /** A Memento stand-in. */
 function memento() {
   const m = new Map<string, unknown>();
-  return { get: <T>(k: string) => m.get(k) as T | undefined, update: (k: string, v: unknown) => { m.set(k, v); return Promise.resolve(); }, map: m };
+  return {
+    get: <T>(k: string) => m.get(k) as T | undefined,
+    update: (k: string, v: unknown) => {
+      m.set(k, v);
+      return Promise.resolve();
+    },
+    map: m,
+  };
 }
 
 /** The probe's line for a kernel whose env has `env` and where torch did (or did not) initialise CUDA. */
 function probeLine(env: Record<string, string | null>, torchInit: boolean): string {
   const off = { imported: false, initialised: false, devices: null };
-  return `${PROBE_MARKER}${JSON.stringify({ pid: 4242, env: { CUDA_VISIBLE_DEVICES: null, CUDA_DEVICE_ORDER: null, ROCR_VISIBLE_DEVICES: null, HIP_VISIBLE_DEVICES: null, GPU_PILOT_KERNEL_DEVICES: null, ...env },
-    frameworks: { torch: torchInit ? { imported: true, initialised: true, devices: 1, current: 0 } : off, jax: off, tensorflow: off, cupy: off } })}\n`;
+  return `${PROBE_MARKER}${JSON.stringify({
+    pid: 4242,
+    env: {
+      CUDA_VISIBLE_DEVICES: null,
+      CUDA_DEVICE_ORDER: null,
+      ROCR_VISIBLE_DEVICES: null,
+      HIP_VISIBLE_DEVICES: null,
+      GPU_PILOT_KERNEL_DEVICES: null,
+      ...env,
+    },
+    frameworks: {
+      torch: torchInit ? { imported: true, initialised: true, devices: 1, current: 0 } : off,
+      jax: off,
+      tensorflow: off,
+      cupy: off,
+    },
+  })}\n`;
 }
 
 /** A notebook at `path` whose metadata names `kernelspec`, made active. */
 function activeNotebook(path: string, kernelspec?: string) {
-  const notebook = { uri: Uri.file(path), metadata: kernelspec ? { metadata: { kernelspec: { name: kernelspec, display_name: "x" } } } : {} };
+  const notebook = {
+    uri: Uri.file(path),
+    metadata: kernelspec ? { metadata: { kernelspec: { name: kernelspec, display_name: "x" } } } : {},
+  };
   window.activeNotebookEditor = { notebook };
   workspace.notebookDocuments.length = 0;
   workspace.notebookDocuments.push(notebook);
@@ -50,8 +83,11 @@ function setup(opts: { jupyter?: JupyterDouble; dataDir?: string; deadlineMs?: n
   const state = memento();
   const sent: RunningKernelParams[] = [];
   const kernels = new NotebookKernels({
-    globalState: state, jupyter: () => Promise.resolve(opts.jupyter), dataDir: () => Promise.resolve(opts.dataDir ?? "/nonexistent"),
-    send: (p) => sent.push(p), ...(opts.deadlineMs ? { deadlineMs: opts.deadlineMs } : {}),
+    globalState: state,
+    jupyter: () => Promise.resolve(opts.jupyter),
+    dataDir: () => Promise.resolve(opts.dataDir ?? "/nonexistent"),
+    send: (p) => sent.push(p),
+    ...(opts.deadlineMs ? { deadlineMs: opts.deadlineMs } : {}),
   });
   const item = recorded.statusItems.find((i) => i.id === "gpuPilot.kernelGpus")!;
   return { kernels, state, sent, item };
@@ -60,16 +96,32 @@ function setup(opts: { jupyter?: JupyterDouble; dataDir?: string; deadlineMs?: n
 test("access is asked once and remembered; granted, the probe runs through executeCode and its facts reach the server and the status bar", async () => {
   const jupyter = new JupyterDouble();
   const nb = activeNotebook("/tmp/a.ipynb");
-  const kernel = new KernelDouble(() => probeLine({ CUDA_VISIBLE_DEVICES: "1", GPU_PILOT_KERNEL_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" }, true));
+  const kernel = new KernelDouble(() =>
+    probeLine({ CUDA_VISIBLE_DEVICES: "1", GPU_PILOT_KERNEL_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" }, true),
+  );
   jupyter.kernelsByUri.set(nb.uri.toString(), kernel);
   const { kernels, state, sent, item } = setup({ jupyter });
   recorded.answers.push("Allow");
   const out = await kernels.refresh(nb as never);
   assert.equal(recorded.messages.length, 1);
-  assert.match(recorded.messages[0], /^GPU Pilot can ask this notebook's running kernel, with one short snippet that changes nothing/);
+  assert.match(
+    recorded.messages[0],
+    /^GPU Pilot can ask this notebook's running kernel, with one short snippet that changes nothing/,
+  );
   assert.equal(state.map.get(KERNEL_ACCESS_KEY), "granted");
   assert.deepEqual(kernel.executed, [KERNEL_PROBE_SOURCE]);
-  assert.deepEqual(out, { ok: true, facts: { initialisedBy: ["torch"], cudaVisibleDevices: "1", cudaDeviceOrder: "PCI_BUS_ID", rocrVisibleDevices: null, launcherDevices: "1", torchCurrent: 0, pid: 4242 } });
+  assert.deepEqual(out, {
+    ok: true,
+    facts: {
+      initialisedBy: ["torch"],
+      cudaVisibleDevices: "1",
+      cudaDeviceOrder: "PCI_BUS_ID",
+      rocrVisibleDevices: null,
+      launcherDevices: "1",
+      torchCurrent: 0,
+      pid: 4242,
+    },
+  });
   assert.deepEqual(sent, [{ notebook: nb.uri.toString(), kernel: (out as { facts: unknown }).facts }]);
   assert.equal(item.text, "$(notebook) Kernel: GPU 1");
   assert.equal(item.shown, true);
@@ -80,14 +132,19 @@ test("access is asked once and remembered; granted, the probe runs through execu
   assert.equal(recorded.messages.length, 1);
   assert.equal(sent.length, 1);
   // CUDA initialised: a cell that ran (busy, idle) probes no more until a restart; the restart forgets the facts.
-  kernel.setStatus("busy"); kernel.setStatus("idle");
+  kernel.setStatus("busy");
+  kernel.setStatus("idle");
   await new Promise((r) => setTimeout(r, 600));
   kernel.setStatus("idle");
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(kernel.executed.length, 2);
   kernel.answer = () => probeLine({ CUDA_VISIBLE_DEVICES: "0,1", GPU_PILOT_KERNEL_DEVICES: "0,1" }, false);
   kernel.setStatus("restarting");
-  assert.deepEqual(sent.at(-1), { notebook: nb.uri.toString(), kernel: null }, "the lint is static while the kernel restarts");
+  assert.deepEqual(
+    sent.at(-1),
+    { notebook: nb.uri.toString(), kernel: null },
+    "the lint is static while the kernel restarts",
+  );
   kernel.setStatus("idle");
   await new Promise((r) => setTimeout(r, 100));
   assert.equal(kernel.executed.length, 3, "probed after the restart");
@@ -129,46 +186,71 @@ test("a kernel with no selection variable shows 'all GPUs'; refused or dismissed
   s.kernels.dispose();
 });
 
-test("a kernel that does not answer the probe within 2 s: cancelled, the server told 'not known', nothing shown to the user", { timeout: 20_000 }, async () => {
-  const jupyter = new JupyterDouble();
-  const nb = activeNotebook("/tmp/c.ipynb");
-  const kernel = new KernelDouble(() => probeLine({ CUDA_VISIBLE_DEVICES: "1" }, true));
-  jupyter.kernelsByUri.set(nb.uri.toString(), kernel);
-  const { kernels, state, sent, item } = setup({ jupyter });
-  state.map.set(KERNEL_ACCESS_KEY, "granted");
-  await kernels.refresh(nb as never);
-  assert.equal(sent.length, 1);
-  kernel.answer = () => undefined; // busy with a long cell: the probe waits in its queue
-  const t0 = Date.now();
-  const out = await kernels.refresh(nb as never);
-  const took = Date.now() - t0;
-  assert.deepEqual(out, { ok: false, why: "timeout" });
-  assert.ok(took >= 1900 && took < 4000, `gave up after ${took} ms`);
-  assert.equal(kernel.cancelled, true, "the execution's token was cancelled");
-  assert.equal(sent.length, 2);
-  assert.deepEqual(sent.at(-1), { notebook: nb.uri.toString(), kernel: null }, "the facts of before are dropped: the lint is static");
-  assert.equal(recorded.messages.length, 0, "quiet");
-  assert.equal(item.shown, false);
-  // Output that is not the probe's, another language: no facts either.
-  kernel.answer = () => "hello\n";
-  assert.deepEqual(await kernels.refresh(nb as never), { ok: false, why: "no-answer" });
-  jupyter.kernelsByUri.set(nb.uri.toString(), new KernelDouble(() => "x", "julia"));
-  assert.deepEqual(await kernels.refresh(nb as never), { ok: false, why: "not-python" });
-  kernels.dispose();
-});
+test(
+  "a kernel that does not answer the probe within 2 s: cancelled, the server told 'not known', nothing shown to the user",
+  { timeout: 20_000 },
+  async () => {
+    const jupyter = new JupyterDouble();
+    const nb = activeNotebook("/tmp/c.ipynb");
+    const kernel = new KernelDouble(() => probeLine({ CUDA_VISIBLE_DEVICES: "1" }, true));
+    jupyter.kernelsByUri.set(nb.uri.toString(), kernel);
+    const { kernels, state, sent, item } = setup({ jupyter });
+    state.map.set(KERNEL_ACCESS_KEY, "granted");
+    await kernels.refresh(nb as never);
+    assert.equal(sent.length, 1);
+    kernel.answer = () => undefined; // busy with a long cell: the probe waits in its queue
+    const t0 = Date.now();
+    const out = await kernels.refresh(nb as never);
+    const took = Date.now() - t0;
+    assert.deepEqual(out, { ok: false, why: "timeout" });
+    assert.ok(took >= 1900 && took < 4000, `gave up after ${took} ms`);
+    assert.equal(kernel.cancelled, true, "the execution's token was cancelled");
+    assert.equal(sent.length, 2);
+    assert.deepEqual(
+      sent.at(-1),
+      { notebook: nb.uri.toString(), kernel: null },
+      "the facts of before are dropped: the lint is static",
+    );
+    assert.equal(recorded.messages.length, 0, "quiet");
+    assert.equal(item.shown, false);
+    // Output that is not the probe's, another language: no facts either.
+    kernel.answer = () => "hello\n";
+    assert.deepEqual(await kernels.refresh(nb as never), { ok: false, why: "no-answer" });
+    jupyter.kernelsByUri.set(nb.uri.toString(), new KernelDouble(() => "x", "julia"));
+    assert.deepEqual(await kernels.refresh(nb as never), { ok: false, why: "not-python" });
+    kernels.dispose();
+  },
+);
 
 test("without kernel access the status bar reads the launcher's start record of the notebook's GPU Pilot kernelspec", async () => {
   const data = mkdtempSync(join(tmpdir(), "gp-nbk-"));
   const dir = join(data, "kernels", "gpu-pilot-venv-abc123");
   mkdirSync(join(dir, "starts"), { recursive: true });
-  writeFileSync(join(dir, "starts", "77.json"), JSON.stringify({ version: 1, pid: 77, applied: "1", variable: "CUDA_VISIBLE_DEVICES", visible: "1", startedAt: "2026-12-05T11:00:00Z" }));
+  writeFileSync(
+    join(dir, "starts", "77.json"),
+    JSON.stringify({
+      version: 1,
+      pid: 77,
+      applied: "1",
+      variable: "CUDA_VISIBLE_DEVICES",
+      visible: "1",
+      startedAt: "2026-12-05T11:00:00Z",
+    }),
+  );
   const nb = activeNotebook("/tmp/d.ipynb", "gpu-pilot-venv-abc123");
   assert.equal(kernelspecNameOf(nb as never), "gpu-pilot-venv-abc123");
-  assert.equal(kernelspecNameOf({ metadata: { custom: { metadata: { kernelspec: { name: "../x" } } } } } as never), undefined, "not a kernel name");
+  assert.equal(
+    kernelspecNameOf({ metadata: { custom: { metadata: { kernelspec: { name: "../x" } } } } } as never),
+    undefined,
+    "not a kernel name",
+  );
   const { kernels, item } = setup({ dataDir: data });
   await kernels.refresh(nb as never);
   assert.equal(item.text, "$(notebook) Kernel: GPU 1");
-  assert.match(String(item.tooltip), /launcher recorded it at the start of 2026-12-05T11:00:00Z \(pid 77, CUDA_VISIBLE_DEVICES\)/);
+  assert.match(
+    String(item.tooltip),
+    /launcher recorded it at the start of 2026-12-05T11:00:00Z \(pid 77, CUDA_VISIBLE_DEVICES\)/,
+  );
   // The active notebook goes away: hidden.
   window.activeNotebookEditor = undefined;
   kernels.register(activeNotebookEmitter.event as never);
@@ -180,8 +262,18 @@ test("without kernel access the status bar reads the launcher's start record of 
 test("Restart Kernel on Selected GPUs: selects the asked GPU, writes the selection file and restarts through jupyter.restartkernel; refusals say why", async () => {
   const data = mkdtempSync(join(tmpdir(), "gp-restart-"));
   const file = join(data, "state", "selection.json");
-  installKernel({ dataDir: data, name: "gp-follow", env: { python: "/usr/bin/python3", version: "3.12", debugpy: false }, selection: { kind: "file", file } });
-  installKernel({ dataDir: data, name: "gp-pinned", env: { python: "/usr/bin/python3", version: "3.12", debugpy: false }, selection: { kind: "pinned", devices: ["2"], vendor: "nvidia" } });
+  installKernel({
+    dataDir: data,
+    name: "gp-follow",
+    env: { python: "/usr/bin/python3", version: "3.12", debugpy: false },
+    selection: { kind: "file", file },
+  });
+  installKernel({
+    dataDir: data,
+    name: "gp-pinned",
+    env: { python: "/usr/bin/python3", version: "3.12", debugpy: false },
+    selection: { kind: "pinned", devices: ["2"], vendor: "nvidia" },
+  });
   const { kernels } = setup({});
   const store = memento();
   const selection = new SelectionStore(store);
@@ -212,7 +304,10 @@ test("Restart Kernel on Selected GPUs: selects the asked GPU, writes the selecti
   await selection.set([]);
   recorded.answers.push(undefined);
   assert.equal(await restartKernelCommand(deps), "cancelled");
-  assert.match(recorded.messages.at(-1)!, /no GPU is selected, so the restarted kernel gets no CUDA_VISIBLE_DEVICES from GPU Pilot/);
+  assert.match(
+    recorded.messages.at(-1)!,
+    /no GPU is selected, so the restarted kernel gets no CUDA_VISIBLE_DEVICES from GPU Pilot/,
+  );
   assert.deepEqual(readSelectionState(file)?.devices, ["1"], "unchanged");
   recorded.answers.push("Restart Anyway");
   assert.equal(await restartKernelCommand(deps), "restarted");
@@ -231,19 +326,34 @@ test("Restart Kernel on Selected GPUs: selects the asked GPU, writes the selecti
   await selection.set(["1"]);
   fakeCommands.contributed.delete("jupyter.restartkernel");
   assert.equal(await restartKernelCommand(deps), "no-jupyter");
-  assert.match(recorded.messages.at(-1)!, /the Jupyter extension \(ms-toolsai\.jupyter\) is not installed or not active/);
+  assert.match(
+    recorded.messages.at(-1)!,
+    /the Jupyter extension \(ms-toolsai\.jupyter\) is not installed or not active/,
+  );
   kernels.dispose();
 });
 
 test("jupyterApi: undefined without the extension or without a kernels API; the double through activate()", async () => {
   installedExtensions.clear();
   assert.equal(await jupyterApi(), undefined);
-  installedExtensions.set("ms-toolsai.jupyter", { isActive: false, exports: undefined, activate: () => Promise.resolve({}) });
+  installedExtensions.set("ms-toolsai.jupyter", {
+    isActive: false,
+    exports: undefined,
+    activate: () => Promise.resolve({}),
+  });
   assert.equal(await jupyterApi(), undefined);
   const double = new JupyterDouble();
-  installedExtensions.set("ms-toolsai.jupyter", { isActive: false, exports: undefined, activate: () => Promise.resolve(double) });
+  installedExtensions.set("ms-toolsai.jupyter", {
+    isActive: false,
+    exports: undefined,
+    activate: () => Promise.resolve(double),
+  });
   assert.equal(await jupyterApi(), double);
-  installedExtensions.set("ms-toolsai.jupyter", { isActive: false, exports: undefined, activate: () => Promise.reject(new Error("failed")) });
+  installedExtensions.set("ms-toolsai.jupyter", {
+    isActive: false,
+    exports: undefined,
+    activate: () => Promise.reject(new Error("failed")),
+  });
   assert.equal(await jupyterApi(), undefined);
   installedExtensions.clear();
 });

@@ -31,33 +31,61 @@ test("parseComputeApps: a record whose process name holds a newline is one proce
   ].join("\n");
   const { rows, problems } = parseComputeApps(csv);
   assert.deepEqual(problems, []);
-  assert.deepEqual(rows.map((r) => [r.pid, r.processName, r.usedMemoryMiB]), [
-    [582, "python3", 3380],
-    [4242, NEWLINE_NAME, 1024],
-    [4243, ESC_NAME, 2048],
-    [4244, "two\n\nblank lines", 7],
-  ]);
+  assert.deepEqual(
+    rows.map((r) => [r.pid, r.processName, r.usedMemoryMiB]),
+    [
+      [582, "python3", 3380],
+      [4242, NEWLINE_NAME, 1024],
+      [4243, ESC_NAME, 2048],
+      [4244, "two\n\nblank lines", 7],
+    ],
+  );
   // A line that continues nothing is still a problem, with its line number.
   const stray = parseComputeApps(`not a record, 1\n${UUID0}, 00000000:00:06.0, 582, python3, 3380\n`);
-  assert.deepEqual(stray.rows.map((r) => r.pid), [582]);
-  assert.deepEqual(stray.problems.map((p) => p.line), [1]);
+  assert.deepEqual(
+    stray.rows.map((r) => r.pid),
+    [582],
+  );
+  assert.deepEqual(
+    stray.problems.map((p) => p.line),
+    [1],
+  );
   // \r\n line ends: the name's own newline stays \n, the record's \r goes.
-  assert.deepEqual(parseComputeApps(`${UUID1}, 00000000:00:07.0, 4242, /opt/evil\r\n::warning::x|tool, 1024\r\n`).rows.map((r) => r.processName), [NEWLINE_NAME]);
+  assert.deepEqual(
+    parseComputeApps(`${UUID1}, 00000000:00:07.0, 4242, /opt/evil\r\n::warning::x|tool, 1024\r\n`).rows.map(
+      (r) => r.processName,
+    ),
+    [NEWLINE_NAME],
+  );
 });
 
 test("the fake nvidia-smi (oddnames) through queryInventory: every process is there, on its GPU", async () => {
-  const r = await queryInventory({ path: FAKE, timeoutMs: 10_000, env: { ...process.env, FAKE_NVIDIA_SMI_MODE: "oddnames" } });
+  const r = await queryInventory({
+    path: FAKE,
+    timeoutMs: 10_000,
+    env: { ...process.env, FAKE_NVIDIA_SMI_MODE: "oddnames" },
+  });
   assert.equal(r.kind, "ok", JSON.stringify(r));
   if (r.kind !== "ok") return;
-  assert.deepEqual(r.inventory.apps.map((a) => [a.gpuUuid, a.pid, a.processName]), [
-    [UUID0, 582, "python3"],
-    [UUID1, 4242, NEWLINE_NAME],
-    [UUID1, 4243, ESC_NAME],
-  ]);
+  assert.deepEqual(
+    r.inventory.apps.map((a) => [a.gpuUuid, a.pid, a.processName]),
+    [
+      [UUID0, 582, "python3"],
+      [UUID1, 4242, NEWLINE_NAME],
+      [UUID1, 4243, ESC_NAME],
+    ],
+  );
   assert.deepEqual(r.inventory.problems, []);
 
   // The busy check sees them, and says so without raw control characters.
-  const busy = checkRun({ launcher: "python", file: "/p/t.py", ids: ["1"], nproc: 0, inventory: r.inventory, ownerOf: () => "other" });
+  const busy = checkRun({
+    launcher: "python",
+    file: "/p/t.py",
+    ids: ["1"],
+    nproc: 0,
+    inventory: r.inventory,
+    ownerOf: () => "other",
+  });
   assert.equal(busy.length, 1);
   assert.equal(busy[0].kind, "busy");
   assert.ok(busy[0].kind === "busy" && busy[0].apps.map((a) => a.pid).join() === "4242,4243");
@@ -66,7 +94,9 @@ test("the fake nvidia-smi (oddnames) through queryInventory: every process is th
 });
 
 test("present: one-line labels, escaped names, and a tooltip table whose rows keep two cells", () => {
-  const gpus = parseQueryGpu(`1, ${UUID1}, NVIDIA H200, 00000000:00:07.0, 580.159.04, 143771, 0, 143156, 0, 0, 36, 100.99, 700.00, [N/A], Default, Disabled, Enabled, 345, 1980, P0\n`).rows;
+  const gpus = parseQueryGpu(
+    `1, ${UUID1}, NVIDIA H200, 00000000:00:07.0, 580.159.04, 143771, 0, 143156, 0, 0, 36, 100.99, 700.00, [N/A], Default, Disabled, Enabled, 345, 1980, P0\n`,
+  ).rows;
   const apps: ComputeApp[] = [
     { gpuUuid: UUID1, gpuBusId: null, pid: 4242, processName: NEWLINE_NAME, usedMemoryMiB: 1024 },
     { gpuUuid: UUID1, gpuBusId: null, pid: 4243, processName: ESC_NAME, usedMemoryMiB: 2048 },

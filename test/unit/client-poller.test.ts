@@ -35,10 +35,12 @@ function manualJob() {
     s.concurrent++;
     s.maxConcurrent = Math.max(s.maxConcurrent, s.concurrent);
     s.signals.push(signal);
-    return new Promise<void>((resolve) => s.finish.push(() => {
-      s.concurrent--;
-      resolve();
-    }));
+    return new Promise<void>((resolve) =>
+      s.finish.push(() => {
+        s.concurrent--;
+        resolve();
+      }),
+    );
   };
   return { s, job };
 }
@@ -67,7 +69,10 @@ test("active: runs at once, then every interval after each run ends", async () =
   assert.equal(t.pending.size, 0, "no timer while running");
   s.finish.shift()!();
   await tick();
-  assert.deepEqual([...t.pending.values()].map((x) => x.ms), [2000]);
+  assert.deepEqual(
+    [...t.pending.values()].map((x) => x.ms),
+    [2000],
+  );
   t.fire();
   assert.equal(s.calls, 2);
   s.finish.shift()!();
@@ -118,7 +123,12 @@ test("re-activating while a run is in progress does not start a second one", asy
 test("a rejecting job is reported and polling continues", async () => {
   const t = manualTimers();
   const errors: unknown[] = [];
-  const p = new Poller(() => Promise.reject(new Error("boom")), () => 500, (e) => errors.push(e), t.timers);
+  const p = new Poller(
+    () => Promise.reject(new Error("boom")),
+    () => 500,
+    (e) => errors.push(e),
+    t.timers,
+  );
   p.setActive(true);
   await tick();
   assert.equal(errors.length, 1);
@@ -144,7 +154,10 @@ test("dispose aborts the running job and stops for good", async () => {
 
 test("with real timers: polls repeatedly while active, stops when inactive", async () => {
   let calls = 0;
-  const p = new Poller(async () => void calls++, () => 5);
+  const p = new Poller(
+    async () => void calls++,
+    () => 5,
+  );
   p.setActive(true);
   const until = async (cond: () => boolean) => {
     for (let i = 0; i < 400 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));

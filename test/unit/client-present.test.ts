@@ -26,13 +26,19 @@ test("labels and descriptions of the captured GPUs", () => {
   assert.equal(gpuLabel(gpus[0]), "GPU 0: NVIDIA H200");
   assert.equal(gpuDescription(gpus[0]), "0% · 0.0/140.4 GiB · 35°C");
   assert.equal(gpuDescription(gpus[1]), "0% · 0.0/140.4 GiB · 36°C");
-  assert.equal(gpuDescription({ ...gpus[0], utilizationGpuPercent: 12, memoryUsedMiB: 3389 }), "12% · 3.3/140.4 GiB · 35°C");
+  assert.equal(
+    gpuDescription({ ...gpus[0], utilizationGpuPercent: 12, memoryUsedMiB: 3389 }),
+    "12% · 3.3/140.4 GiB · 35°C",
+  );
   const unknown: Gpu = { ...gpus[0], utilizationGpuPercent: null, memoryUsedMiB: null, temperatureC: null };
   assert.equal(gpuDescription(unknown), "?% · ?/140.4 GiB · ?°C");
 });
 
 test("processes belong to their GPU by UUID", () => {
-  assert.deepEqual(appsOf(gpus[0], apps).map((a) => a.pid), [582]);
+  assert.deepEqual(
+    appsOf(gpus[0], apps).map((a) => a.pid),
+    [582],
+  );
   assert.deepEqual(appsOf(gpus[1], apps), []);
   assert.equal(appLabel(apps[0]), "pid 582 · python3 · 3.3 GiB");
   assert.equal(appLabel({ ...apps[0], usedMemoryMiB: null }), "pid 582 · python3 · ?");
@@ -60,8 +66,22 @@ test("tooltip lists UUID, bus id, power with units, and the processes", () => {
 test("toInventoryParams: the protocol shape, null GPUs when nvidia-smi failed", () => {
   assert.deepEqual(toInventoryParams(gpus, ["1"]), {
     gpus: [
-      { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
-      { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+      {
+        index: 0,
+        uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
+        name: "NVIDIA H200",
+        pciBusId: "00000000:00:06.0",
+        memoryTotalMiB: 143771,
+        memoryFreeMiB: 143156,
+      },
+      {
+        index: 1,
+        uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130",
+        name: "NVIDIA H200",
+        pciBusId: "00000000:00:07.0",
+        memoryTotalMiB: 143771,
+        memoryFreeMiB: 143156,
+      },
     ],
     selection: ["1"],
   });
@@ -69,8 +89,23 @@ test("toInventoryParams: the protocol shape, null GPUs when nvidia-smi failed", 
 });
 
 test("process rows fit a 300 px side bar: the program without its directory, shortened to 34 characters with the description", () => {
-  const app = { gpuUuid: gpus[0].uuid, gpuBusId: null, pid: 6001, processName: "/opt/conda/bin/python", usedMemoryMiB: 140544 };
-  const unknown = { pid: 6001, uid: null, user: "unknown", commandLine: "/opt/conda/bin/python -m torch.distributed.run --nproc_per_node=8 train.py", argv: [], own: false, workspaceRun: false, note: "pid 6001 is not visible in /proc" };
+  const app = {
+    gpuUuid: gpus[0].uuid,
+    gpuBusId: null,
+    pid: 6001,
+    processName: "/opt/conda/bin/python",
+    usedMemoryMiB: 140544,
+  };
+  const unknown = {
+    pid: 6001,
+    uid: null,
+    user: "unknown",
+    commandLine: "/opt/conda/bin/python -m torch.distributed.run --nproc_per_node=8 train.py",
+    argv: [],
+    own: false,
+    workspaceRun: false,
+    note: "pid 6001 is not visible in /proc",
+  };
   const row = processRow(app, unknown);
   assert.equal(row.description, "137.3 GiB · unknown", "the word the dashboard and the picker use");
   assert.equal(row.label, "6001 python -m…");

@@ -3,7 +3,19 @@
 // whose pseudoterminal runs the program: nothing in a file name or setting is resolved by VS Code),
 // the checks and their ways forward, workspace trust, saving, picking GPUs, Show Output / Stop, and
 // the exit report, with real processes where a run is started.
-import { commands, CustomExecution, FakeDocument, recorded, settings, TaskScope, tasks, Uri, window, workspace, memento } from "./client-fakeVscode";
+import {
+  commands,
+  CustomExecution,
+  FakeDocument,
+  recorded,
+  settings,
+  TaskScope,
+  tasks,
+  Uri,
+  window,
+  workspace,
+  memento,
+} from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -18,15 +30,25 @@ import type { ProcessTerminal, ProcessTerminalOptions } from "../../client/src/r
 import { initEngine } from "../../server/src/engine/lint";
 import { runFacts } from "../../server/src/engine/runFacts";
 import type { RunFactsResult } from "../../common/src/lsp/protocol";
-import { ARGS_STATE_KEY, checkRunFor, runActiveFile, runActiveFileWith, type RunHost } from "../../client/src/run/runActiveFile";
+import {
+  ARGS_STATE_KEY,
+  checkRunFor,
+  runActiveFile,
+  runActiveFileWith,
+  type RunHost,
+} from "../../client/src/run/runActiveFile";
 
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 const LAUNCHERS_BIN = join(__dirname, "..", "fixtures", "bin", "launchers");
 const CASES = join(__dirname, "..", "cases");
 const PROJECT = "/work/proj";
 
-
-type TestHost = RunHost & { runFacts: NonNullable<RunHost["runFacts"]>; lastRun?: LastRun; dispose(): void; state: ReturnType<typeof memento> };
+type TestHost = RunHost & {
+  runFacts: NonNullable<RunHost["runFacts"]>;
+  lastRun?: LastRun;
+  dispose(): void;
+  state: ReturnType<typeof memento>;
+};
 
 async function host(selection: string[] = [], ownerOf: (pid: number) => ProcessOwner = () => "me"): Promise<TestHost> {
   process.env.FAKE_NVIDIA_SMI_MODE = "busy";
@@ -106,7 +128,10 @@ async function launched(i = 0): Promise<ProcessTerminalOptions> {
   return ((await task.execution.callback(task.definition)) as unknown as ProcessTerminal).options;
 }
 /** The CUDA variables of a run's whole environment (null: absent). */
-const cuda = (env: Readonly<Record<string, string>>) => ({ CUDA_VISIBLE_DEVICES: env.CUDA_VISIBLE_DEVICES ?? null, CUDA_DEVICE_ORDER: env.CUDA_DEVICE_ORDER ?? null });
+const cuda = (env: Readonly<Record<string, string>>) => ({
+  CUDA_VISIBLE_DEVICES: env.CUDA_VISIBLE_DEVICES ?? null,
+  CUDA_DEVICE_ORDER: env.CUDA_DEVICE_ORDER ?? null,
+});
 const settle = () => new Promise((r) => setImmediate(r));
 
 test("runs the active file as a Task with a CustomExecution, a running notification that can stop it", async () => {
@@ -115,7 +140,10 @@ test("runs the active file as a Task with a CustomExecution, a running notificat
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 1);
   const task = tasks.executed[0];
-  assert.deepEqual({ ...task.definition, runId: "" }, { type: "gpuPilot", runId: "", file: `file://${PROJECT}/train.py`, gpus: "1", launcher: "python" });
+  assert.deepEqual(
+    { ...task.definition, runId: "" },
+    { type: "gpuPilot", runId: "", file: `file://${PROJECT}/train.py`, gpus: "1", launcher: "python" },
+  );
   assert.equal(task.name, "train.py on GPU 1");
   assert.equal(task.source, "GPU Pilot");
   assert.equal(task.scope, workspace.folder, "scoped to the workspace folder");
@@ -126,7 +154,9 @@ test("runs the active file as a Task with a CustomExecution, a running notificat
   assert.deepEqual(cuda(run.env), expectedEnv("1"));
   assert.equal(run.env.PYTHONUNBUFFERED, "1", "output through a pipe: Python unbuffered");
   assert.equal(run.env.PATH, process.env.PATH, "the extension host's environment is inherited");
-  assert.ok(recorded.log.some((l) => /Python extension \(ms-python\.python\) is not installed: running with python3/.test(l)));
+  assert.ok(
+    recorded.log.some((l) => /Python extension \(ms-python\.python\) is not installed: running with python3/.test(l)),
+  );
   assert.deepEqual(recorded.messages, [], "no plain message: the running notification is a progress notification");
   assert.deepEqual(openProgress(), ["Running train.py on GPU 1"]);
 
@@ -165,7 +195,12 @@ test("the program really runs in the task's terminal: pid, output with \\r\\n, e
   const h = await host(["0", "1"]);
   const dir = realProject({ "train.py": "" });
   settings.set("run.launcher", "custom");
-  settings.set("run.customArgs", [process.execPath, "-e", "process.stdout.write('gpus=' + process.env.CUDA_VISIBLE_DEVICES + '\\n'); process.exitCode = Number(process.argv[2])", "${file}"]);
+  settings.set("run.customArgs", [
+    process.execPath,
+    "-e",
+    "process.stdout.write('gpus=' + process.env.CUDA_VISIBLE_DEVICES + '\\n'); process.exitCode = Number(process.argv[2])",
+    "${file}",
+  ]);
   settings.set("run.args", ["0"]);
   open(new FakeDocument(Uri.file(join(dir, "train.py"))));
   await runActiveFile(h);
@@ -177,8 +212,15 @@ test("the program really runs in the task's terminal: pid, output with \\r\\n, e
   assert.ok(typeof run.pid === "number" && run.pid > 0, `pid ${run.pid}`);
   await settle();
   assert.deepEqual(recorded.messages, ["train.py on GPU 0,1 (custom): finished (exit code 0)."]);
-  assert.deepEqual(recorded.progress.map((p) => [p.title, p.open]), [["Running train.py on GPU 0,1 (custom)", false]], "the running notification closed when the run ended: replaced, not stacked");
-  assert.ok(recorded.log.some((l) => l.includes(`(pid ${run.pid}) in ${JSON.stringify(dir)}`)), recorded.log.join("\n"));
+  assert.deepEqual(
+    recorded.progress.map((p) => [p.title, p.open]),
+    [["Running train.py on GPU 0,1 (custom)", false]],
+    "the running notification closed when the run ended: replaced, not stacked",
+  );
+  assert.ok(
+    recorded.log.some((l) => l.includes(`(pid ${run.pid}) in ${JSON.stringify(dir)}`)),
+    recorded.log.join("\n"),
+  );
 
   settings.set("run.args", ["3"]);
   recorded.messages.length = 0;
@@ -188,31 +230,35 @@ test("the program really runs in the task's terminal: pid, output with \\r\\n, e
   assert.equal((await ended(h)).exitCode, 3);
   await settle();
   assert.deepEqual(recorded.messages, ["train.py on GPU 0,1 (custom): failed with exit code 3."]);
-  assert.deepEqual(openProgress(), [], "no stale \"Running … [Cancel]\" beside the failure");
+  assert.deepEqual(openProgress(), [], 'no stale "Running … [Cancel]" beside the failure');
   h.dispose();
 });
 
-test("Cancel on the running notification terminates the task: the program gets SIGTERM, the run says so", { skip: process.platform === "win32" }, async () => {
-  const h = await host(["0"]);
-  const dir = realProject({ "train.py": "" });
-  settings.set("run.launcher", "custom");
-  settings.set("run.customArgs", [process.execPath, "-e", "setInterval(() => {}, 1000)"]);
-  open(new FakeDocument(Uri.file(join(dir, "train.py"))));
-  await runActiveFile(h);
-  const term = await tasks.open(tasks.executed[0]);
-  while (h.lastRun?.pid === undefined) await new Promise((r) => setTimeout(r, 20));
-  assert.deepEqual(openProgress(), ["Running train.py on GPU 0 (custom)"]);
-  recorded.progress[0].cancel();
-  assert.equal(await term.closed, 143);
-  const run = await ended(h);
-  assert.deepEqual(tasks.terminated, [tasks.executed[0]]);
-  assert.equal(run.exitCode, null);
-  assert.equal(run.signal, "SIGTERM");
-  await settle();
-  assert.equal(recorded.messages.at(-1), "train.py on GPU 0 (custom): stopped by SIGTERM.");
-  assert.deepEqual(openProgress(), [], "the running notification closed");
-  h.dispose();
-});
+test(
+  "Cancel on the running notification terminates the task: the program gets SIGTERM, the run says so",
+  { skip: process.platform === "win32" },
+  async () => {
+    const h = await host(["0"]);
+    const dir = realProject({ "train.py": "" });
+    settings.set("run.launcher", "custom");
+    settings.set("run.customArgs", [process.execPath, "-e", "setInterval(() => {}, 1000)"]);
+    open(new FakeDocument(Uri.file(join(dir, "train.py"))));
+    await runActiveFile(h);
+    const term = await tasks.open(tasks.executed[0]);
+    while (h.lastRun?.pid === undefined) await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(openProgress(), ["Running train.py on GPU 0 (custom)"]);
+    recorded.progress[0].cancel();
+    assert.equal(await term.closed, 143);
+    const run = await ended(h);
+    assert.deepEqual(tasks.terminated, [tasks.executed[0]]);
+    assert.equal(run.exitCode, null);
+    assert.equal(run.signal, "SIGTERM");
+    await settle();
+    assert.equal(recorded.messages.at(-1), "train.py on GPU 0 (custom): stopped by SIGTERM.");
+    assert.deepEqual(openProgress(), [], "the running notification closed");
+    h.dispose();
+  },
+);
 
 test("files named ${env:HOME}.py and x_${command:…}.py in a folder named ${workspaceFolder}: argv, cwd and env byte for byte, no command run", async () => {
   const h = await host(["0", "1"]);
@@ -222,7 +268,12 @@ test("files named ${env:HOME}.py and x_${command:…}.py in a folder named ${wor
   const reg = commands.registerCommand(marker, () => ++markerRan);
   const names = ["${env:HOME}.py", `x_\${command:${marker}}.py`, "${config:editor.fontSize}.py"];
   const dir = realProject(Object.fromEntries(names.map((n) => [n, ""])), "${workspaceFolder}");
-  settings.set("run.env", { PATH: `${LAUNCHERS_BIN}:\${env:PATH}`, GPU_PILOT_LAUNCH_RECORD: record, LITERAL: "${config:x} ${workspaceFolder} ${command:" + marker + "}", HOME_COPY: "${env:HOME}" });
+  settings.set("run.env", {
+    PATH: `${LAUNCHERS_BIN}:\${env:PATH}`,
+    GPU_PILOT_LAUNCH_RECORD: record,
+    LITERAL: "${config:x} ${workspaceFolder} ${command:" + marker + "}",
+    HOME_COPY: "${env:HOME}",
+  });
   settings.set("run.launcher", "torchrun");
   settings.set("run.args", ["${env:HOME}", "${command:" + marker + "}"]);
   for (const name of names) {
@@ -231,17 +282,28 @@ test("files named ${env:HOME}.py and x_${command:…}.py in a folder named ${wor
     tasks.executed.length = 0;
     await runActiveFile(h);
     // VS Code resolves ${...} in a CustomExecution task's definition: none may be there.
-    assert.ok(!JSON.stringify(tasks.executed[0].definition).includes("${"), JSON.stringify(tasks.executed[0].definition));
+    assert.ok(
+      !JSON.stringify(tasks.executed[0].definition).includes("${"),
+      JSON.stringify(tasks.executed[0].definition),
+    );
     assert.equal(fileURLToPath(String(tasks.executed[0].definition.file)), file);
     const opts = await launched();
     assert.equal(opts.cwd, dir);
-    assert.equal(opts.env.LITERAL, "${config:x} ${workspaceFolder} ${command:" + marker + "}", "only ${env:NAME} is expanded in gpuPilot.run.env");
+    assert.equal(
+      opts.env.LITERAL,
+      "${config:x} ${workspaceFolder} ${command:" + marker + "}",
+      "only ${env:NAME} is expanded in gpuPilot.run.env",
+    );
     assert.equal(opts.env.HOME_COPY, process.env.HOME ?? "", "${env:NAME} is (the documented form)");
     await tasks.open(tasks.executed[0]);
     const run = await ended(h);
     assert.equal(run.exitCode, 0, JSON.stringify(run));
     const got = JSON.parse(readFileSync(record, "utf8")) as { argv: string[]; cwd: string; env: unknown };
-    assert.deepEqual(got.argv, ["--standalone", "--nproc_per_node=2", file, "${env:HOME}", "${command:" + marker + "}"], name);
+    assert.deepEqual(
+      got.argv,
+      ["--standalone", "--nproc_per_node=2", file, "${env:HOME}", "${command:" + marker + "}"],
+      name,
+    );
     assert.equal(got.cwd, dir, name);
     assert.deepEqual(got.env, expectedEnv("0,1"));
     assert.equal(h.lastRun?.title, `${name} on GPU 0,1 (torchrun)`);
@@ -285,19 +347,61 @@ test("each launcher from gpuPilot.run.launcher, with the stand-ins first on the 
   process.env.CUDA_DEVICE_ORDER = "FASTEST_FIRST";
   const none = { CUDA_VISIBLE_DEVICES: null, CUDA_DEVICE_ORDER: null };
   const order = { CUDA_VISIBLE_DEVICES: null, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
-  const expected: Record<string, { command: string; args: string[]; env: Record<string, string | null>; added: Record<string, string> }> = {
+  const expected: Record<
+    string,
+    { command: string; args: string[]; env: Record<string, string | null>; added: Record<string, string> }
+  > = {
     python: { command: "python3", args: [file, "--epochs", "1"], env: expectedEnv("0,1"), added: expectedEnv("0,1") },
-    torchrun: { command: bin("torchrun"), args: ["--standalone", "--nproc_per_node=2", file, "--epochs", "1"], env: expectedEnv("0,1"), added: expectedEnv("0,1") },
-    accelerate: { command: bin("accelerate"), args: ["launch", "--num_processes=2", "--gpu_ids=0,1", file, "--epochs", "1"], env: expectedEnv("0,1"), added: expectedEnv("0,1") },
-    deepspeed: { command: bin("deepspeed"), args: ["--include", "localhost:0,1", file, "--epochs", "1"], env: order, added: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
-    custom: { command: "python3", args: ["-u", file, "--gpus", "0,1", "--n=2", "--epochs", "1"], env: expectedEnv("0,1"), added: expectedEnv("0,1") },
+    torchrun: {
+      command: bin("torchrun"),
+      args: ["--standalone", "--nproc_per_node=2", file, "--epochs", "1"],
+      env: expectedEnv("0,1"),
+      added: expectedEnv("0,1"),
+    },
+    accelerate: {
+      command: bin("accelerate"),
+      args: ["launch", "--num_processes=2", "--gpu_ids=0,1", file, "--epochs", "1"],
+      env: expectedEnv("0,1"),
+      added: expectedEnv("0,1"),
+    },
+    deepspeed: {
+      command: bin("deepspeed"),
+      args: ["--include", "localhost:0,1", file, "--epochs", "1"],
+      env: order,
+      added: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" },
+    },
+    custom: {
+      command: "python3",
+      args: ["-u", file, "--gpus", "0,1", "--n=2", "--epochs", "1"],
+      env: expectedEnv("0,1"),
+      added: expectedEnv("0,1"),
+    },
     docker: {
       command: bin("docker"),
-      args: ["run", "--rm", "--gpus", '"device=0,1"', "-v", `${PROJECT}:${PROJECT}`, "-w", PROJECT, "pytorch/pytorch:latest", "python", file, "--epochs", "1"],
+      args: [
+        "run",
+        "--rm",
+        "--gpus",
+        '"device=0,1"',
+        "-v",
+        `${PROJECT}:${PROJECT}`,
+        "-w",
+        PROJECT,
+        "pytorch/pytorch:latest",
+        "python",
+        file,
+        "--epochs",
+        "1",
+      ],
       env: none,
       added: {},
     },
-    slurm: { command: bin("srun"), args: ["--gpus=2", "python3", file, "--epochs", "1"], env: order, added: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" } },
+    slurm: {
+      command: bin("srun"),
+      args: ["--gpus=2", "python3", file, "--epochs", "1"],
+      env: order,
+      added: { CUDA_DEVICE_ORDER: "PCI_BUS_ID" },
+    },
   };
   try {
     for (const [launcher, want] of Object.entries(expected)) {
@@ -313,11 +417,18 @@ test("each launcher from gpuPilot.run.launcher, with the stand-ins first on the 
       const { PATH, ...added } = h.lastRun!.env;
       assert.ok(PATH);
       assert.deepEqual(added, want.added, `${launcher}: the run record's added variables`);
-      assert.deepEqual(h.lastRun!.unset, want.env === none || want.env === order ? ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"] : [], launcher);
+      assert.deepEqual(
+        h.lastRun!.unset,
+        want.env === none || want.env === order ? ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"] : [],
+        launcher,
+      );
       assert.equal(tasks.executed[0].definition.launcher, launcher);
     }
   } finally {
-    for (const [k, v] of [["CUDA_VISIBLE_DEVICES", saved.v], ["CUDA_DEVICE_ORDER", saved.o]] as const) {
+    for (const [k, v] of [
+      ["CUDA_VISIBLE_DEVICES", saved.v],
+      ["CUDA_DEVICE_ORDER", saved.o],
+    ] as const) {
       if (v === undefined) delete process.env[k];
       else process.env[k] = v;
     }
@@ -332,14 +443,26 @@ test("torchrun / accelerate / deepspeed not found: python -m fallback (logged); 
   settings.set("run.launcher", "torchrun");
   await runActiveFile(h);
   assert.equal((await launched(0)).command, "python3");
-  assert.deepEqual((await launched(0)).args, ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1", `${PROJECT}/train.py`]);
-  assert.ok(recorded.log.some((l) => /torchrun was not found on PATH or next to python3: running python3 -m torch\.distributed\.run/.test(l)));
+  assert.deepEqual((await launched(0)).args, [
+    "-m",
+    "torch.distributed.run",
+    "--standalone",
+    "--nproc_per_node=1",
+    `${PROJECT}/train.py`,
+  ]);
+  assert.ok(
+    recorded.log.some((l) =>
+      /torchrun was not found on PATH or next to python3: running python3 -m torch\.distributed\.run/.test(l),
+    ),
+  );
   settings.set("run.launcher", "docker");
   settings.set("run.dockerImage", "img");
   recorded.messages.length = 0;
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 1);
-  assert.deepEqual(recorded.messages, ["GPU Pilot: docker was not found on PATH (gpuPilot.run.env's PATH): install it or choose another launcher."]);
+  assert.deepEqual(recorded.messages, [
+    "GPU Pilot: docker was not found on PATH (gpuPilot.run.env's PATH): install it or choose another launcher.",
+  ]);
   h.dispose();
 });
 
@@ -351,7 +474,10 @@ test("ddp_ok.py (reads LOCAL_RANK) with python: torchrun is suggested; accepting
   recorded.answers.push(undefined);
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 0, "dismissed: nothing runs");
-  assert.match(recorded.messages[0], /^ddp_ok\.py reads LOCAL_RANK \(line 7: os\.environ\["LOCAL_RANK"\]\).*raises KeyError\. Run it with torchrun \(--nproc_per_node=2/);
+  assert.match(
+    recorded.messages[0],
+    /^ddp_ok\.py reads LOCAL_RANK \(line 7: os\.environ\["LOCAL_RANK"\]\).*raises KeyError\. Run it with torchrun \(--nproc_per_node=2/,
+  );
 
   recorded.answers.push("Run with torchrun");
   await runActiveFile(h);
@@ -377,7 +503,10 @@ test("a script that sets CUDA_VISIBLE_DEVICES itself before CUDA initialises (re
   recorded.answers.push("Show the Line");
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 0);
-  assert.equal(recorded.messages[0], 'early.py sets CUDA_VISIBLE_DEVICES itself to "3" (line 4), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?');
+  assert.equal(
+    recorded.messages[0],
+    'early.py sets CUDA_VISIBLE_DEVICES itself to "3" (line 4), which replaces the selection "0,1" that GPU Pilot passes. Run it anyway?',
+  );
   assert.deepEqual(recorded.shown, [{ uri: `file://${file}`, line: 3 }]);
   recorded.answers.push("Run Anyway");
   await runActiveFile(h);
@@ -392,7 +521,11 @@ test("the language server's verdict: a CUDA_VISIBLE_DEVICES write GPU001 finds i
   const asked: string[] = [];
   const server = h.runFacts;
   const withVerdict: RunHost = { ...h, runFacts: (uri, text) => (asked.push(uri.toString()), server(uri, text)) };
-  assert.deepEqual((await checkRunFor(withVerdict, Uri.file(file) as never)).map((f) => f.kind), [], "no overridesSelection");
+  assert.deepEqual(
+    (await checkRunFor(withVerdict, Uri.file(file) as never)).map((f) => f.kind),
+    [],
+    "no overridesSelection",
+  );
   assert.deepEqual(asked, [`file://${file}`]);
   recorded.messages.length = 0;
   await runActiveFile(h);
@@ -403,19 +536,38 @@ test("the language server's verdict: a CUDA_VISIBLE_DEVICES write GPU001 finds i
 
 test("the language server cannot say (not running, an error, a rejection): the run goes on without those checks, and a warning says why", async () => {
   for (const [what, runFacts] of [
-    ["not running", () => Promise.resolve<RunFactsResult>({ ok: false, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" })],
+    [
+      "not running",
+      () =>
+        Promise.resolve<RunFactsResult>({
+          ok: false,
+          error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)",
+        }),
+    ],
     ["rejects", () => Promise.reject(new Error("connection got disposed"))],
   ] as const) {
     const h = await host(["0", "1"]);
     const file = `${PROJECT}/ddp.py`;
     open(new FakeDocument(Uri.file(file)), ruleCase("ddp_ok.py"));
     const down = { ...h, runFacts };
-    assert.deepEqual((await checkRunFor(down, Uri.file(file) as never)).map((f) => f.kind), [], `${what}: no launcher check (API: logged only)`);
+    assert.deepEqual(
+      (await checkRunFor(down, Uri.file(file) as never)).map((f) => f.kind),
+      [],
+      `${what}: no launcher check (API: logged only)`,
+    );
     assert.deepEqual(recorded.messages, [], `${what}: the API asks and shows nothing`);
     await runActiveFile(down);
     assert.equal(recorded.messages.length, 1, `${what}: ${JSON.stringify(recorded.messages)}`);
-    const reason = what === "not running" ? "the GPU Pilot language server is not running \\(see GPU Pilot: Show Output\\)" : "connection got disposed";
-    assert.match(recorded.messages[0], new RegExp(`^GPU Pilot could not check ddp\\.py before the run \\(${reason}\\); it runs without the distributed-launcher and CUDA_VISIBLE_DEVICES checks\\.$`));
+    const reason =
+      what === "not running"
+        ? "the GPU Pilot language server is not running \\(see GPU Pilot: Show Output\\)"
+        : "connection got disposed";
+    assert.match(
+      recorded.messages[0],
+      new RegExp(
+        `^GPU Pilot could not check ddp\\.py before the run \\(${reason}\\); it runs without the distributed-launcher and CUDA_VISIBLE_DEVICES checks\\.$`,
+      ),
+    );
     assert.equal((await launched(0)).command, "python3", `${what}: it ran with python`);
     assert.deepEqual(cuda((await launched(0)).env), expectedEnv("0,1"));
     h.dispose();
@@ -447,9 +599,25 @@ test("Run Active File With...: a launcher from the list, arguments asked and rem
   recorded.pickAnswers.push("accelerate");
   recorded.inputAnswers.push(`--name 'my run' --lr=1e-4`);
   await runActiveFileWith(h);
-  assert.deepEqual(recorded.picks[0].labels, ["python", "torchrun", "accelerate", "deepspeed", "custom", "docker", "slurm"]);
+  assert.deepEqual(recorded.picks[0].labels, [
+    "python",
+    "torchrun",
+    "accelerate",
+    "deepspeed",
+    "custom",
+    "docker",
+    "slurm",
+  ]);
   assert.deepEqual(recorded.inputs[0].value, "");
-  assert.deepEqual((await launched(0)).args, ["launch", "--num_processes=1", "--gpu_ids=1", file, "--name", "my run", "--lr=1e-4"]);
+  assert.deepEqual((await launched(0)).args, [
+    "launch",
+    "--num_processes=1",
+    "--gpu_ids=1",
+    file,
+    "--name",
+    "my run",
+    "--lr=1e-4",
+  ]);
   assert.deepEqual(h.state.data.get(ARGS_STATE_KEY), { [file]: "--name 'my run' --lr=1e-4" });
 
   // The plain command reuses the remembered arguments after gpuPilot.run.args.
@@ -492,7 +660,10 @@ test("slurm with nothing selected asks how many GPUs srun should get", async () 
 test("checkRun (the API): findings without asking or running", async () => {
   const h = await host(["0", "1"]);
   open(new FakeDocument(Uri.file(`${PROJECT}/ddp.py`)), ruleCase("ddp_ok.py"));
-  assert.deepEqual((await checkRunFor(h)).map((f) => f.kind), ["needsDistributedLauncher"]);
+  assert.deepEqual(
+    (await checkRunFor(h)).map((f) => f.kind),
+    ["needsDistributedLauncher"],
+  );
   assert.deepEqual(await checkRunFor(h, undefined, "torchrun"), []);
   assert.equal(tasks.executed.length, 0);
   assert.deepEqual(recorded.messages, []);
@@ -575,7 +746,10 @@ test("no editor, or not Python: a short message and no task", async () => {
   open(new FakeDocument(Uri.file(`${PROJECT}/notes.md`), "markdown"));
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 0);
-  assert.deepEqual(recorded.messages, ["Open a Python file to run it on GPUs.", "GPU Pilot runs Python files; notes.md is markdown."]);
+  assert.deepEqual(recorded.messages, [
+    "Open a Python file to run it on GPUs.",
+    "GPU Pilot runs Python files; notes.md is markdown.",
+  ]);
   h.dispose();
 });
 

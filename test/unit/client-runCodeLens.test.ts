@@ -6,11 +6,15 @@ import assert from "node:assert/strict";
 import { SelectionStore } from "../../common/src/gpu/selection";
 import { lensTitle, registerRunCodeLens, type RunCodeLensProvider } from "../../client/src/run/codeLens";
 
-const MAIN = 'import torch\n\n\ndef main():\n    print(torch.cuda.device_count())\n\n\nif __name__ == "__main__":\n    main()\n';
+const MAIN =
+  'import torch\n\n\ndef main():\n    print(torch.cuda.device_count())\n\n\nif __name__ == "__main__":\n    main()\n';
 
 function store() {
   const data = new Map<string, unknown>();
-  return new SelectionStore({ get: <T>(k: string) => data.get(k) as T | undefined, update: (k: string, v: unknown) => (data.set(k, v), Promise.resolve()) });
+  return new SelectionStore({
+    get: <T>(k: string) => data.get(k) as T | undefined,
+    update: (k: string, v: unknown) => (data.set(k, v), Promise.resolve()),
+  });
 }
 
 function doc(text: string): FakeDocument {
@@ -34,7 +38,10 @@ test("one lens on the __main__ line, following the selection, the setting and wo
   await selection.set(["0", "1"]);
   const disposables = registerRunCodeLens(selection);
   const entry = languages.codeLensProviders.at(-1)!;
-  assert.deepEqual(entry.selector, [{ language: "python", scheme: "file" }, { language: "python", scheme: "untitled" }]);
+  assert.deepEqual(entry.selector, [
+    { language: "python", scheme: "file" },
+    { language: "python", scheme: "untitled" },
+  ]);
   const provider = entry.provider as unknown as RunCodeLensProvider;
   let changes = 0;
   provider.onDidChangeCodeLenses(() => changes++);
@@ -69,7 +76,11 @@ test("one lens on the __main__ line, following the selection, the setting and wo
   workspace.isTrusted = true;
 
   assert.deepEqual(await provider.provideCodeLenses(doc("print('no guard')\n") as never), []);
-  assert.deepEqual(await provider.provideCodeLenses(doc('def f(:\n  if __name__ == "__main__":\n') as never), [], "broken code: no module-level guard");
+  assert.deepEqual(
+    await provider.provideCodeLenses(doc('def f(:\n  if __name__ == "__main__":\n') as never),
+    [],
+    "broken code: no module-level guard",
+  );
 
   for (const x of disposables) x.dispose();
   assert.equal(languages.codeLensProviders.includes(entry), false, "disposing unregisters the provider");

@@ -20,12 +20,34 @@ const GPU1 = { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130" };
 const GPUS = [GPU0, GPU1];
 
 test("isDeviceId accepts indices and GPU-/MIG- UUIDs only", () => {
-  for (const ok of ["0", "1", "15", GPU0.uuid, GPU1.uuid.toUpperCase().replace("GPU-", "GPU-"),
-    "MIG-1f3e4d5c-0000-1111-2222-333344445555", `MIG-${GPU0.uuid}/1/0`]) {
+  for (const ok of [
+    "0",
+    "1",
+    "15",
+    GPU0.uuid,
+    GPU1.uuid.toUpperCase().replace("GPU-", "GPU-"),
+    "MIG-1f3e4d5c-0000-1111-2222-333344445555",
+    `MIG-${GPU0.uuid}/1/0`,
+  ]) {
     assert.ok(isDeviceId(ok), ok);
   }
-  for (const bad of ["", " ", "-1", "0,1", "0 1", "1;rm -rf /", "$(id)", "`id`", "GPU-ddb4766f", "gpu-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
-    "MIG-", "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f\n", "1.5", "NoDevFiles", "12345"]) {
+  for (const bad of [
+    "",
+    " ",
+    "-1",
+    "0,1",
+    "0 1",
+    "1;rm -rf /",
+    "$(id)",
+    "`id`",
+    "GPU-ddb4766f",
+    "gpu-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
+    "MIG-",
+    "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f\n",
+    "1.5",
+    "NoDevFiles",
+    "12345",
+  ]) {
     assert.ok(!isDeviceId(bad), JSON.stringify(bad));
   }
 });
@@ -33,12 +55,15 @@ test("isDeviceId accepts indices and GPU-/MIG- UUIDs only", () => {
 test("validateDeviceIds trims, dedupes, and throws with every bad entry", () => {
   assert.deepEqual(validateDeviceIds([" 1", "0", "1", GPU0.uuid]), ["1", "0", GPU0.uuid]);
   assert.deepEqual(validateDeviceIds([]), []);
-  assert.throws(() => validateDeviceIds(["0", "1,2", "$(reboot)"]), (e: unknown) => {
-    assert.ok(e instanceof InvalidDeviceIdError);
-    assert.deepEqual(e.invalid, ["1,2", "$(reboot)"]);
-    assert.match(e.message, /Not a GPU index or UUID: "1,2", "\$\(reboot\)"/);
-    return true;
-  });
+  assert.throws(
+    () => validateDeviceIds(["0", "1,2", "$(reboot)"]),
+    (e: unknown) => {
+      assert.ok(e instanceof InvalidDeviceIdError);
+      assert.deepEqual(e.invalid, ["1,2", "$(reboot)"]);
+      assert.match(e.message, /Not a GPU index or UUID: "1,2", "\$\(reboot\)"/);
+      return true;
+    },
+  );
 });
 
 test("orderSelection sorts by nvidia-smi index, UUIDs by their GPU, unknown UUIDs last", () => {
@@ -54,7 +79,9 @@ test("orderSelection sorts by nvidia-smi index, UUIDs by their GPU, unknown UUID
 test("unknownEntries names selections that are not on the machine", () => {
   assert.deepEqual(unknownEntries(["0", "1"], GPUS), []);
   assert.deepEqual(unknownEntries(["0", "3"], GPUS), ["3"]);
-  assert.deepEqual(unknownEntries(["GPU-00000000-0000-0000-0000-000000000000"], GPUS), ["GPU-00000000-0000-0000-0000-000000000000"]);
+  assert.deepEqual(unknownEntries(["GPU-00000000-0000-0000-0000-000000000000"], GPUS), [
+    "GPU-00000000-0000-0000-0000-000000000000",
+  ]);
 });
 
 test("isSelected and toggleGpu: ticking adds the index, unticking removes index and UUID", () => {

@@ -2,7 +2,19 @@
 // command, view, provider and the status bar with stand-ins and loads no features; the features
 // (client/src/features.ts, dist/features.js in the extension) come a turn later, or at once when a
 // stand-in is asked first, and then answer through the stand-ins. With the stand-in `vscode` module.
-import { commands as vscodeCommands, EventEmitter, FakeDocument, FakeTreeView, languages, recorded, settings, Uri, window, workspace, FakeLanguageClient } from "./client-fakeVscode";
+import {
+  commands as vscodeCommands,
+  EventEmitter,
+  FakeDocument,
+  FakeTreeView,
+  languages,
+  recorded,
+  settings,
+  Uri,
+  window,
+  workspace,
+  FakeLanguageClient,
+} from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -28,7 +40,13 @@ function context() {
   const data = new Map<string, unknown>();
   return {
     subscriptions: [] as { dispose(): unknown }[],
-    workspaceState: { get: (key: string) => data.get(key), update: (key: string, value: unknown) => { data.set(key, value); return Promise.resolve(); } },
+    workspaceState: {
+      get: (key: string) => data.get(key),
+      update: (key: string, value: unknown) => {
+        data.set(key, value);
+        return Promise.resolve();
+      },
+    },
     asAbsolutePath: (p: string) => join(extRoot, p),
     extension: { packageJSON: { version: "0.1.0" } },
     extensionPath: extRoot,
@@ -37,7 +55,12 @@ function context() {
 }
 
 /** activate() with the fake nvidia-smi; returns the API, the context and the views and item it created. */
-function start(): { api: GpuPilotApi; ctx: ReturnType<typeof context>; gpuView: FakeTreeView; slurmView: FakeTreeView } {
+function start(): {
+  api: GpuPilotApi;
+  ctx: ReturnType<typeof context>;
+  gpuView: FakeTreeView;
+  slurmView: FakeTreeView;
+} {
   process.env.FAKE_NVIDIA_SMI_MODE = "busy";
   settings.clear();
   settings.set("nvidiaSmiPath", FAKE);
@@ -61,7 +84,10 @@ test("activate() registers the commands, views, dashboard, CodeLens providers an
   const { api, ctx, gpuView } = start();
   try {
     assert.equal(api.getFeaturesTimings(), undefined, "no features during activate()");
-    assert.deepEqual([...vscodeCommands.registered.keys()].filter((k) => k.startsWith("gpuPilot.")).sort(), [...COMMAND_IDS].sort());
+    assert.deepEqual(
+      [...vscodeCommands.registered.keys()].filter((k) => k.startsWith("gpuPilot.")).sort(),
+      [...COMMAND_IDS].sort(),
+    );
     assert.equal(gpuView.options.manageCheckboxStateManually, true);
     assert.ok(window.webviewViews.has("gpuPilot.dashboard"));
     assert.equal(languages.codeLensProviders.length, 2, "the run and the Slurm submit CodeLens");
@@ -91,10 +117,17 @@ test("a stand-in asked before that turn loads the features at once: the GPU view
     await api.refresh();
     assert.ok(changes > 0, "the real provider's onDidChangeTreeData is relayed");
     const rows = late.getChildren() as { kind: string }[];
-    assert.deepEqual(rows.map((r) => r.kind), ["gpu", "gpu"]);
+    assert.deepEqual(
+      rows.map((r) => r.kind),
+      ["gpu", "gpu"],
+    );
     assert.deepEqual(rows, api.gpuTreeProvider.getChildren());
     const item = recorded.statusItems.find((i) => i.id === "gpuPilot.selection")!;
-    assert.match(item.text, /^\$\(circuit-board\) GPU 0 · \d+% · /, "the inventory reached the status bar through LateMonitor");
+    assert.match(
+      item.text,
+      /^\$\(circuit-board\) GPU 0 · \d+% · /,
+      "the inventory reached the status bar through LateMonitor",
+    );
   } finally {
     await stop(ctx);
   }
@@ -108,10 +141,19 @@ test("the Slurm view's, the dashboard's and the CodeLens stand-ins asked first l
     const top = late.getChildren() as unknown[];
     assert.notEqual(api.getFeaturesTimings(), undefined, "loaded by the Slurm view's getChildren");
     const labels: unknown[] = [];
-    const walk = (nodes: unknown[]) => { for (const n of nodes) { labels.push((late.getTreeItem(n) as { label?: unknown }).label); walk(late.getChildren(n) as unknown[]); } };
+    const walk = (nodes: unknown[]) => {
+      for (const n of nodes) {
+        labels.push((late.getTreeItem(n) as { label?: unknown }).label);
+        walk(late.getChildren(n) as unknown[]);
+      }
+    };
     walk(top);
     assert.ok(labels.length > 0);
-    assert.deepEqual(labels, api.getSlurmState().rows.map((r) => r.label), "depth first, as the real provider's rows");
+    assert.deepEqual(
+      labels,
+      api.getSlurmState().rows.map((r) => r.label),
+      "depth first, as the real provider's rows",
+    );
   } finally {
     await stop(ctx);
   }
@@ -121,12 +163,24 @@ test("the Slurm view's, the dashboard's and the CodeLens stand-ins asked first l
     const posted: unknown[] = [];
     const view = {
       visible: true,
-      webview: { options: {} as unknown, html: "", cspSource: "vscode-resource:", asWebviewUri: (u: unknown) => u, postMessage: (m: unknown) => { posted.push(m); return Promise.resolve(true); }, onDidReceiveMessage: new EventEmitter<unknown>().event },
+      webview: {
+        options: {} as unknown,
+        html: "",
+        cspSource: "vscode-resource:",
+        asWebviewUri: (u: unknown) => u,
+        postMessage: (m: unknown) => {
+          posted.push(m);
+          return Promise.resolve(true);
+        },
+        onDidReceiveMessage: new EventEmitter<unknown>().event,
+      },
       onDidChangeVisibility: visibility.event,
       onDidDispose: new EventEmitter<void>().event,
     };
     assert.equal(second.api.getFeaturesTimings(), undefined);
-    (window.webviewViews.get("gpuPilot.dashboard") as { resolveWebviewView(v: unknown): void }).resolveWebviewView(view);
+    (window.webviewViews.get("gpuPilot.dashboard") as { resolveWebviewView(v: unknown): void }).resolveWebviewView(
+      view,
+    );
     assert.notEqual(second.api.getFeaturesTimings(), undefined, "loaded by resolveWebviewView");
     assert.equal(second.api.getDashboardState().resolved, true, "the real dashboard got the view");
     assert.match(view.webview.html, /dashboard\.js/);
@@ -136,22 +190,33 @@ test("the Slurm view's, the dashboard's and the CodeLens stand-ins asked first l
   const third = start();
   try {
     const [run, submit] = [languages.codeLensProviders.at(-1)!, languages.codeLensProviders.at(-2)!];
-    assert.deepEqual(run.selector, [{ language: "python", scheme: "file" }, { language: "python", scheme: "untitled" }]);
+    assert.deepEqual(run.selector, [
+      { language: "python", scheme: "file" },
+      { language: "python", scheme: "untitled" },
+    ]);
     assert.equal(typeof run.provider.onDidChangeCodeLenses, "function");
     let changed = 0;
     (run.provider.onDidChangeCodeLenses as (l: () => void) => unknown)(() => changed++);
     const doc = new FakeDocument(Uri.file("/w/train.py"), "python");
-    doc.text = "import torch\n\nif __name__ == \"__main__\":\n    print(1)\n";
-    const lenses = await (run.provider.provideCodeLenses(doc) as Promise<{ command?: { title: string; command: string } }[]>);
+    doc.text = 'import torch\n\nif __name__ == "__main__":\n    print(1)\n';
+    const lenses = await (run.provider.provideCodeLenses(doc) as Promise<
+      { command?: { title: string; command: string } }[]
+    >);
     assert.notEqual(third.api.getFeaturesTimings(), undefined, "loaded by provideCodeLenses");
-    assert.deepEqual(lenses.map((l) => l.command?.command), ["gpuPilot.runActiveFile"]);
+    assert.deepEqual(
+      lenses.map((l) => l.command?.command),
+      ["gpuPilot.runActiveFile"],
+    );
     await third.api.setSelection(["1"]);
     assert.ok(changed > 0, "the run CodeLens' refresh on a selection change is relayed");
     const job = new FakeDocument(Uri.file("/w/job.sbatch"), "shellscript");
     job.text = "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py\n";
     const trusted = workspace.isTrusted;
     const submitted = submit.provider.provideCodeLenses(job) as { command?: { command: string } }[];
-    assert.deepEqual(submitted.map((l) => l.command?.command), trusted ? ["gpuPilot.slurm.submit"] : []);
+    assert.deepEqual(
+      submitted.map((l) => l.command?.command),
+      trusted ? ["gpuPilot.slurm.submit"] : [],
+    );
   } finally {
     await stop(third.ctx);
   }
@@ -177,7 +242,9 @@ test("after deactivate() the next turn loads nothing", async () => {
 });
 
 test("the shell's command ids are commands.ts's handlers and package.json's commands", () => {
-  const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { contributes: { commands: { command: string }[] } };
+  const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    contributes: { commands: { command: string }[] };
+  };
   assert.deepEqual([...COMMAND_IDS].sort(), Object.keys(commands).sort());
   assert.deepEqual([...COMMAND_IDS].sort(), manifest.contributes.commands.map((c) => c.command).sort());
 });
@@ -185,19 +252,39 @@ test("the shell's command ids are commands.ts's handlers and package.json's comm
 test("the agent tools' stand-ins: one per tool, prepareInvocation exactly where the real tool has one, loaded at the first call and forwarded", async () => {
   const real = createAgentTools({} as never);
   assert.deepEqual(Object.keys(real).sort(), Object.values(TOOL).sort());
-  assert.deepEqual(Object.values(TOOL).filter((n) => typeof real[n].prepareInvocation === "function"), [...PREPARED_TOOLS]);
+  assert.deepEqual(
+    Object.values(TOOL).filter((n) => typeof real[n].prepareInvocation === "function"),
+    [...PREPARED_TOOLS],
+  );
   let loads = 0;
   const calls: string[] = [];
-  const stub = Object.fromEntries(Object.values(TOOL).map((n): [ToolName, AgentTool] => [n, {
-    invoke: (o) => { calls.push(`invoke ${n} ${JSON.stringify(o.input)}`); return Promise.resolve(`result of ${n}`); },
-    prepareInvocation: () => { calls.push(`prepare ${n}`); return Promise.resolve({ invocationMessage: n }); },
-  }])) as Record<ToolName, AgentTool>;
-  const late = lateTools(() => { loads++; return stub; });
+  const stub = Object.fromEntries(
+    Object.values(TOOL).map((n): [ToolName, AgentTool] => [
+      n,
+      {
+        invoke: (o) => {
+          calls.push(`invoke ${n} ${JSON.stringify(o.input)}`);
+          return Promise.resolve(`result of ${n}`);
+        },
+        prepareInvocation: () => {
+          calls.push(`prepare ${n}`);
+          return Promise.resolve({ invocationMessage: n });
+        },
+      },
+    ]),
+  ) as Record<ToolName, AgentTool>;
+  const late = lateTools(() => {
+    loads++;
+    return stub;
+  });
   assert.equal(loads, 0);
-  for (const n of Object.values(TOOL)) assert.equal(typeof late[n].prepareInvocation === "function", PREPARED_TOOLS.includes(n), n);
+  for (const n of Object.values(TOOL))
+    assert.equal(typeof late[n].prepareInvocation === "function", PREPARED_TOOLS.includes(n), n);
   const none = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() {} }) } as never;
   assert.equal(await late[TOOL.listGpus].invoke({ input: { a: 1 } }, none), "result of gpu-pilot_listGpus");
-  assert.deepEqual(await late[TOOL.runOnGpus].prepareInvocation!({ input: {} }, none), { invocationMessage: TOOL.runOnGpus });
+  assert.deepEqual(await late[TOOL.runOnGpus].prepareInvocation!({ input: {} }, none), {
+    invocationMessage: TOOL.runOnGpus,
+  });
   assert.deepEqual(calls, ['invoke gpu-pilot_listGpus {"a":1}', "prepare gpu-pilot_runOnGpus"]);
   assert.equal(loads, 2);
 });
@@ -209,7 +296,13 @@ test("LateMonitor: no inventory before a monitor attaches; then the monitor's, a
   assert.equal(late.inventory, undefined);
   const listeners: (() => void)[] = [];
   const inv = { gpus: [], apps: [], problems: [] } as unknown as Inventory;
-  const sub = late.attach({ inventory: inv, onDidChange: (l: () => void) => { listeners.push(l); return { dispose: () => listeners.splice(listeners.indexOf(l), 1) }; } } as never);
+  const sub = late.attach({
+    inventory: inv,
+    onDidChange: (l: () => void) => {
+      listeners.push(l);
+      return { dispose: () => listeners.splice(listeners.indexOf(l), 1) };
+    },
+  } as never);
   assert.equal(late.inventory, inv);
   assert.equal(fired, 1, "attaching is a change");
   listeners.forEach((l) => l());

@@ -16,16 +16,23 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gp-slurm-cancel-"));
 const log = path.join(dir, "scancel.log");
 const savedPath = process.env.PATH;
 // scontrol: job 4242 is another user's, 4343 the current user's, anything else unknown.
-fs.writeFileSync(path.join(dir, "scontrol"), `#!/bin/sh
+fs.writeFileSync(
+  path.join(dir, "scontrol"),
+  `#!/bin/sh
 case "$3" in
   4242) printf 'JobId=4242 JobName=x\\n   UserId=someoneelse(4242) GroupId=g(1)\\n   JobState=RUNNING Reason=None\\n' ;;
   4343) printf 'JobId=4343 JobName=y\\n   UserId=${currentUser()}(0) GroupId=g(1)\\n   JobState=RUNNING Reason=None\\n' ;;
   *) echo "slurm_load_jobs error: Invalid job id specified" >&2; exit 1 ;;
 esac
-`, { mode: 0o755 });
+`,
+  { mode: 0o755 },
+);
 fs.writeFileSync(path.join(dir, "scancel"), `#!/bin/sh\necho "$@" >> '${log}'\n`, { mode: 0o755 });
 process.env.PATH = `${dir}:${savedPath}`;
-after(() => { process.env.PATH = savedPath; fs.rmSync(dir, { recursive: true, force: true }); });
+after(() => {
+  process.env.PATH = savedPath;
+  fs.rmSync(dir, { recursive: true, force: true });
+});
 
 const scancels = () => (fs.existsSync(log) ? fs.readFileSync(log, "utf8").trim().split("\n") : []);
 
@@ -34,9 +41,19 @@ test("a job id not in the view: another user's job and an unknown one are refuse
   try {
     recorded.messages.length = 0;
     assert.equal(await f.cancelJobNow("4242"), false);
-    assert.ok(recorded.messages.some((m) => m === "Job 4242 belongs to someoneelse; GPU Pilot cancels only your own jobs."), recorded.messages.join("\n"));
+    assert.ok(
+      recorded.messages.some((m) => m === "Job 4242 belongs to someoneelse; GPU Pilot cancels only your own jobs."),
+      recorded.messages.join("\n"),
+    );
     assert.equal(await f.cancelJobNow("9999"), false);
-    assert.ok(recorded.messages.some((m) => /cannot tell whose job 9999 is: scontrol show job 9999: slurm_load_jobs error: Invalid job id specified/.test(m)), recorded.messages.join("\n"));
+    assert.ok(
+      recorded.messages.some((m) =>
+        /cannot tell whose job 9999 is: scontrol show job 9999: slurm_load_jobs error: Invalid job id specified/.test(
+          m,
+        ),
+      ),
+      recorded.messages.join("\n"),
+    );
     assert.deepEqual(scancels(), []);
     assert.equal(await f.cancelJobNow("4343"), true);
     assert.deepEqual(scancels(), ["4343"]);

@@ -25,25 +25,51 @@ test("a squeue without --json: the format-string fallback, learnt once", async (
   fs.rmSync(LOG, { force: true });
   const r = await queryJobs({ env: env("old"), user: "root" });
   assert.equal(r.source, "format");
-  assert.deepEqual(r.jobs.map((j) => [j.id, j.state]), [[4, "PENDING"], [3, "PENDING"], [2, "RUNNING"], [1, "COMPLETED"]]);
+  assert.deepEqual(
+    r.jobs.map((j) => [j.id, j.state]),
+    [
+      [4, "PENDING"],
+      [3, "PENDING"],
+      [2, "RUNNING"],
+      [1, "COMPLETED"],
+    ],
+  );
   assert.equal((await queryJobs({ env: env("old") })).source, "format");
-  assert.deepEqual(calls(), ["--me --json", "--me -t all -h -o %i|%j|%T|%P|%u|%b|%N|%D|%r|%l|%M|", "--me -t all -h -o %i|%j|%T|%P|%u|%b|%N|%D|%r|%l|%M|"]);
+  assert.deepEqual(calls(), [
+    "--me --json",
+    "--me -t all -h -o %i|%j|%T|%P|%u|%b|%N|%D|%r|%l|%M|",
+    "--me -t all -h -o %i|%j|%T|%P|%u|%b|%N|%D|%r|%l|%M|",
+  ]);
 });
 
 test("a controller that is down: Slurm's message, and --json is tried again next time", async () => {
   resetSqueueProbe();
   fs.rmSync(LOG, { force: true });
-  await assert.rejects(queryJobs({ env: env("down") }), (e: unknown) => e instanceof SlurmError && e.message === "squeue --me --json: slurm_load_jobs error: Unable to contact slurm controller (connect failure)");
+  await assert.rejects(
+    queryJobs({ env: env("down") }),
+    (e: unknown) =>
+      e instanceof SlurmError &&
+      e.message === "squeue --me --json: slurm_load_jobs error: Unable to contact slurm controller (connect failure)",
+  );
   await assert.rejects(queryJobs({ env: env("down") }), /Unable to contact slurm controller/);
   assert.deepEqual(calls(), ["--me --json", "--me --json"]);
 });
 
 test("not installed, and too slow", async () => {
-  await assert.rejects(runSlurm("sinfo-not-installed", [], {}), (e: unknown) => e instanceof SlurmError && e.notFound && /not installed or not on PATH/.test(e.message));
+  await assert.rejects(
+    runSlurm("sinfo-not-installed", [], {}),
+    (e: unknown) => e instanceof SlurmError && e.notFound && /not installed or not on PATH/.test(e.message),
+  );
   const dir = TMP;
   fs.writeFileSync(path.join(dir, "sinfo"), "#!/bin/sh\nexec sleep 30\n", { mode: 0o755 });
   const t = Date.now();
-  await assert.rejects(runSlurm("sinfo", ["-h"], { env: { PATH: `${dir}:${process.env.PATH}` }, timeoutMs: 500 }), (e: unknown) => e instanceof SlurmError && e.timedOut && e.message === "sinfo -h did not answer within 1 s (is slurmctld reachable?)");
+  await assert.rejects(
+    runSlurm("sinfo", ["-h"], { env: { PATH: `${dir}:${process.env.PATH}` }, timeoutMs: 500 }),
+    (e: unknown) =>
+      e instanceof SlurmError &&
+      e.timedOut &&
+      e.message === "sinfo -h did not answer within 1 s (is slurmctld reachable?)",
+  );
   assert.ok(Date.now() - t < 10_000);
 });
 
@@ -57,7 +83,12 @@ test("parseScontrolJob: paths with spaces, and 22.05's unexpanded %%", () => {
     "   StdIn=/dev/null",
     "   StdOut=/home/ada/it's a dir/100%%/slurm-probe-7.out",
   ].join("\n");
-  assert.deepEqual(parseScontrolJob(text), { state: "RUNNING", user: "ada", stdout: "/home/ada/it's a dir/100%/slurm-probe-7.out", workDir: "/home/ada/it's a dir" });
+  assert.deepEqual(parseScontrolJob(text), {
+    state: "RUNNING",
+    user: "ada",
+    stdout: "/home/ada/it's a dir/100%/slurm-probe-7.out",
+    workDir: "/home/ada/it's a dir",
+  });
 });
 
 /** Whether process `pid` is still alive (signal 0); a zombie reaped by init counts as gone. */
@@ -77,7 +108,10 @@ test("issue 46 item 6: a wrapper script's child dies with it at the limit, not 8
   // A site wrapper / `ssh login squeue` shim: the real work is a child holding stdout open.
   fs.writeFileSync(path.join(dir, "squeue"), `#!/bin/sh\nsleep 8 &\necho $! > '${pidFile}'\nwait\n`, { mode: 0o755 });
   const t = Date.now();
-  await assert.rejects(runSlurm("squeue", ["--me"], { env: { PATH: `${dir}:${process.env.PATH}` }, timeoutMs: 500 }), (e: unknown) => e instanceof SlurmError && e.timedOut);
+  await assert.rejects(
+    runSlurm("squeue", ["--me"], { env: { PATH: `${dir}:${process.env.PATH}` }, timeoutMs: 500 }),
+    (e: unknown) => e instanceof SlurmError && e.timedOut,
+  );
   const took = Date.now() - t;
   const child = Number(fs.readFileSync(pidFile, "utf8"));
   assert.ok(took < 2500, `returned after ${took} ms (limit 500 ms)`);
@@ -94,7 +128,11 @@ test("issue 46 item 6: a 300 MB squeue output is cut at the cap: a clear error, 
     const before = process.resourceUsage().maxRSS;
     runSlurm("squeue", ["--me", "--json"], { env: { PATH: ${JSON.stringify(dir)} + ":" + process.env.PATH }, timeoutMs: 60000 })
       .then(() => console.log(JSON.stringify({ ok: true })), (e) => console.log(JSON.stringify({ message: e.message, grewKiB: process.resourceUsage().maxRSS - before })));`;
-  const r = spawnSync(process.execPath, ["--import", "tsx", "-e", script], { encoding: "utf8", cwd: ROOT, timeout: 60_000 });
+  const r = spawnSync(process.execPath, ["--import", "tsx", "-e", script], {
+    encoding: "utf8",
+    cwd: ROOT,
+    timeout: 60_000,
+  });
   const out = JSON.parse(r.stdout.trim().split("\n").pop() ?? "{}") as { message?: string; grewKiB?: number };
   assert.match(out.message ?? "", /^squeue --me --json printed more than 32 MiB: stopped$/);
   assert.ok((out.grewKiB ?? Infinity) < 128 * 1024, `peak RSS grew ${Math.round((out.grewKiB ?? 0) / 1024)} MiB`);
@@ -105,6 +143,9 @@ test("issue 46 item 6: a squeue --json past the cap: the user's own jobs in the 
   fs.rmSync(LOG, { force: true });
   const r = await queryJobs({ env: env("huge"), user: "root" });
   assert.equal(r.source, "format");
-  assert.deepEqual(r.jobs.map((j) => j.id), [4, 3, 2, 1]);
+  assert.deepEqual(
+    r.jobs.map((j) => j.id),
+    [4, 3, 2, 1],
+  );
   assert.deepEqual(calls(), ["--me --json", "--me -t all -h -o %i|%j|%T|%P|%u|%b|%N|%D|%r|%l|%M|"]);
 });

@@ -17,7 +17,13 @@ test("a 40 MiB output already there: 32 MiB skipped and said, only the last 8 Mi
   fs.writeFileSync(file, Buffer.alloc(40 * 1024 * 1024, "x"));
   let read = 0;
   const skips: number[] = [];
-  const f = followFile(file, { intervalMs: 60_000, onData: (t) => { read += t.length; }, onSkip: (n) => skips.push(n) });
+  const f = followFile(file, {
+    intervalMs: 60_000,
+    onData: (t) => {
+      read += t.length;
+    },
+    onSkip: (n) => skips.push(n),
+  });
   await f.stop();
   assert.equal(MAX_BACKLOG_BYTES, 8 * 1024 * 1024);
   assert.deepEqual(skips, [32 * 1024 * 1024]);
@@ -31,7 +37,14 @@ test("a growing output: each backlog over the limit is cut; what is read stays i
   fs.writeFileSync(file, "a".repeat(100));
   let text = "";
   const skips: number[] = [];
-  const f = followFile(file, { intervalMs: 60_000, maxBacklogBytes: 1000, onData: (t) => { text += t; }, onSkip: (n) => skips.push(n) });
+  const f = followFile(file, {
+    intervalMs: 60_000,
+    maxBacklogBytes: 1000,
+    onData: (t) => {
+      text += t;
+    },
+    onSkip: (n) => skips.push(n),
+  });
   await f.poll();
   fs.appendFileSync(file, "b".repeat(5000));
   await f.poll();
@@ -45,7 +58,10 @@ test("TextTail: 64 MiB appended in 1 MiB pieces keeps at most 2 x 4 Mi character
   const tail = new TextTail(4 * 1024 * 1024);
   const piece = "y".repeat(1024 * 1024 - 1) + "\n";
   let max = 0;
-  for (let i = 0; i < 64; i++) { tail.append(i === 63 ? piece.replace("y", "z") : piece); max = Math.max(max, tail.text.length); }
+  for (let i = 0; i < 64; i++) {
+    tail.append(i === 63 ? piece.replace("y", "z") : piece);
+    max = Math.max(max, tail.text.length);
+  }
   assert.ok(max <= 8 * 1024 * 1024, `${max} characters held`);
   assert.equal(tail.dropped + tail.text.length, 64 * 1024 * 1024);
   assert.ok(tail.text.endsWith("z" + "y".repeat(1024 * 1024 - 2) + "\n"));

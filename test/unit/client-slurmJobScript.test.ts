@@ -7,7 +7,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { execFileSync } from "node:child_process";
-import { bashQuote, isSlurmTime, jobNameFor, jobScript, JobScriptError, outputPathFor, sbatchQuote, type JobScriptSpec } from "../../client/src/slurm/jobScript";
+import {
+  bashQuote,
+  isSlurmTime,
+  jobNameFor,
+  jobScript,
+  JobScriptError,
+  outputPathFor,
+  sbatchQuote,
+  type JobScriptSpec,
+} from "../../client/src/slurm/jobScript";
 import { lintManifest } from "../../server/src/engine/manifests/lintManifest";
 
 const base: JobScriptSpec = {
@@ -47,7 +56,15 @@ test("jobScript: plain python, one task per GPU, --gpus-per-node, exact text", (
 });
 
 test("jobScript: torchrun, one task per node, rendezvous on the first node, --gres", () => {
-  const s = jobScript({ ...base, launcher: "torchrun", nodes: 4, gpusPerNode: 8, gpuOption: "gres", partition: undefined, time: "" });
+  const s = jobScript({
+    ...base,
+    launcher: "torchrun",
+    nodes: 4,
+    gpusPerNode: 8,
+    gpuOption: "gres",
+    partition: undefined,
+    time: "",
+  });
   const lines = s.split("\n");
   assert.ok(lines.includes("#SBATCH --nodes=4"));
   assert.ok(lines.includes("#SBATCH --ntasks-per-node=1"));
@@ -55,9 +72,11 @@ test("jobScript: torchrun, one task per node, rendezvous on the first node, --gr
   assert.ok(!s.includes("--partition"), "no partition: the cluster's default");
   assert.ok(!s.includes("--time"), "no time: the partition's default");
   assert.ok(lines.includes(`head_node=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)`));
-  assert.ok(lines.includes(
-    `srun /home/ada/venv/bin/python -m torch.distributed.run --nnodes "$SLURM_NNODES" --nproc_per_node 8 --rdzv_id "$SLURM_JOB_ID" --rdzv_backend c10d --rdzv_endpoint "$head_node:29400" /home/ada/proj/train.py`,
-  ));
+  assert.ok(
+    lines.includes(
+      `srun /home/ada/venv/bin/python -m torch.distributed.run --nnodes "$SLURM_NNODES" --nproc_per_node 8 --rdzv_id "$SLURM_JOB_ID" --rdzv_backend c10d --rdzv_endpoint "$head_node:29400" /home/ada/proj/train.py`,
+    ),
+  );
   assert.ok(!/CUDA_VISIBLE_DEVICES=/.test(s));
   assert.ok(lines.includes("export CUDA_DEVICE_ORDER=PCI_BUS_ID"));
 });
@@ -65,23 +84,58 @@ test("jobScript: torchrun, one task per node, rendezvous on the first node, --gr
 test("jobScript: no finding from the job-script rules (GPU021-GPU025, preview too) for every launcher and GPU option", () => {
   for (const launcher of ["python", "torchrun"] as const) {
     for (const gpuOption of ["gpus-per-node", "gres"] as const) {
-      for (const [nodes, gpus] of [[1, 1], [1, 4], [2, 8]]) {
-        const text = jobScript({ ...base, launcher, gpuOption, nodes, gpusPerNode: gpus, file: "/srv/it's a $dir/train job.py", output: outputPathFor("/srv/it's a $dir") });
+      for (const [nodes, gpus] of [
+        [1, 1],
+        [1, 4],
+        [2, 8],
+      ]) {
+        const text = jobScript({
+          ...base,
+          launcher,
+          gpuOption,
+          nodes,
+          gpusPerNode: gpus,
+          file: "/srv/it's a $dir/train job.py",
+          output: outputPathFor("/srv/it's a $dir"),
+        });
         const r = lintManifest(text, "jobscript", { preview: true });
         assert.deepEqual(r.ruleFailures, []);
-        assert.deepEqual(r.diagnostics.map((d) => `${d.code}:${d.range.start.line}: ${d.message}`), [], `${launcher} ${gpuOption} ${nodes}x${gpus}:\n${text}`);
+        assert.deepEqual(
+          r.diagnostics.map((d) => `${d.code}:${d.range.start.line}: ${d.message}`),
+          [],
+          `${launcher} ${gpuOption} ${nodes}x${gpus}:\n${text}`,
+        );
       }
     }
   }
 });
 
 test("jobScript: the lint does see a CUDA_VISIBLE_DEVICES export added to a generated script (the check above can fail)", () => {
-  const text = jobScript(base).replace("export CUDA_DEVICE_ORDER=PCI_BUS_ID", "export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=0,1");
-  assert.deepEqual(lintManifest(text, "jobscript").diagnostics.map((d) => d.code), ["GPU021"]);
+  const text = jobScript(base).replace(
+    "export CUDA_DEVICE_ORDER=PCI_BUS_ID",
+    "export CUDA_DEVICE_ORDER=PCI_BUS_ID\nexport CUDA_VISIBLE_DEVICES=0,1",
+  );
+  assert.deepEqual(
+    lintManifest(text, "jobscript").diagnostics.map((d) => d.code),
+    ["GPU021"],
+  );
 });
 
 test("bashQuote: bash reads back the very words, whatever they hold", () => {
-  const words = ["/tmp/a b/c.py", "it's", "$HOME", "`id`", "$(id)", "a\"b", "back\\slash", "*", "", "-x", "ü/日本.py", "!event"];
+  const words = [
+    "/tmp/a b/c.py",
+    "it's",
+    "$HOME",
+    "`id`",
+    "$(id)",
+    'a"b',
+    "back\\slash",
+    "*",
+    "",
+    "-x",
+    "ü/日本.py",
+    "!event",
+  ];
   const out = execFileSync("bash", ["-c", `printf '%s\\0' ${words.map(bashQuote).join(" ")}`], { encoding: "utf8" });
   assert.deepEqual(out.split("\0").slice(0, -1), words);
   assert.equal(bashQuote("/plain/path.py"), "/plain/path.py");
@@ -104,7 +158,10 @@ test("jobNameFor and isSlurmTime", () => {
 
 test("jobScript: refused values name their field and say why", () => {
   const bad = (over: Partial<JobScriptSpec>, field: string, re: RegExp) => {
-    assert.throws(() => jobScript({ ...base, ...over }), (e: unknown) => e instanceof JobScriptError && e.field === field && re.test(e.message));
+    assert.throws(
+      () => jobScript({ ...base, ...over }),
+      (e: unknown) => e instanceof JobScriptError && e.field === field && re.test(e.message),
+    );
   };
   bad({ nodes: 0 }, "nodes", /whole number of at least 1, got 0/);
   bad({ gpusPerNode: 1.5 }, "gpusPerNode", /got 1.5/);

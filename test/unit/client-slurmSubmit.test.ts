@@ -10,7 +10,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { spawnSync } from "node:child_process";
-import { isJobScript, scriptPathFor, SlurmJobs, submitCommand, writeNewScript, type SlurmHost } from "../../client/src/slurm/submit";
+import {
+  isJobScript,
+  scriptPathFor,
+  SlurmJobs,
+  submitCommand,
+  writeNewScript,
+  type SlurmHost,
+} from "../../client/src/slurm/submit";
 import { lintManifest } from "../../server/src/engine/manifests/lintManifest";
 import { initEngine } from "../../server/src/engine/lint";
 import { runFacts } from "../../server/src/engine/runFacts";
@@ -19,7 +26,9 @@ import type { RunFactsResult } from "../../common/src/lsp/protocol";
 const ROOT = path.join(__dirname, "..", "..");
 
 const made: string[] = [];
-after(() => { for (const d of made) fs.rmSync(d, { recursive: true, force: true }); });
+after(() => {
+  for (const d of made) fs.rmSync(d, { recursive: true, force: true });
+});
 function tmp(): string {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), "gp-slurm-submit-"));
   made.push(d);
@@ -30,7 +39,9 @@ function host(scratch: string): SlurmHost & { refreshed: number } {
   return {
     scratchFolder: scratch,
     refreshed: 0,
-    refreshView() { this.refreshed++; },
+    refreshView() {
+      this.refreshed++;
+    },
     // No Slurm on this PATH: sinfo is not found at once (the partition would be typed in an input box).
     cliOptions: () => ({ env: { PATH: "/nonexistent" } }),
   };
@@ -56,20 +67,24 @@ test("scriptPathFor: the same text reuses the name; other text (an edited script
 
 // Issue 46 item 4: a committed `train.sbatch -> /dev/zero` took the extension host to 3.4 GB, a
 // FIFO blocked it for good, and a dangling link was written through (outside the workspace).
-test("scriptPathFor and writeNewScript: a /dev/zero link, a FIFO and a dangling link are passed over, never read or written through", { skip: process.platform === "win32" }, () => {
-  const dir = tmp();
-  const outside = tmp();
-  fs.symlinkSync("/dev/zero", path.join(dir, "train.sbatch"));
-  spawnSync("mkfifo", [path.join(dir, "train-2.sbatch")]);
-  fs.symlinkSync(path.join(outside, "planted.sbatch"), path.join(dir, "train-3.sbatch"));
-  const free = scriptPathFor(dir, "train", "A");
-  assert.deepEqual(free, { path: path.join(dir, "train-4.sbatch"), exists: false });
-  assert.equal(writeNewScript(free.path, "A"), null);
-  assert.equal(fs.readFileSync(free.path, "utf8"), "A");
-  // Written where a dangling link stands (put there after the name was chosen): refused.
-  assert.match(writeNewScript(path.join(dir, "train-3.sbatch"), "A") ?? "", /appeared meanwhile/);
-  assert.deepEqual(fs.readdirSync(outside), [], "nothing written outside through the link");
-});
+test(
+  "scriptPathFor and writeNewScript: a /dev/zero link, a FIFO and a dangling link are passed over, never read or written through",
+  { skip: process.platform === "win32" },
+  () => {
+    const dir = tmp();
+    const outside = tmp();
+    fs.symlinkSync("/dev/zero", path.join(dir, "train.sbatch"));
+    spawnSync("mkfifo", [path.join(dir, "train-2.sbatch")]);
+    fs.symlinkSync(path.join(outside, "planted.sbatch"), path.join(dir, "train-3.sbatch"));
+    const free = scriptPathFor(dir, "train", "A");
+    assert.deepEqual(free, { path: path.join(dir, "train-4.sbatch"), exists: false });
+    assert.equal(writeNewScript(free.path, "A"), null);
+    assert.equal(fs.readFileSync(free.path, "utf8"), "A");
+    // Written where a dangling link stands (put there after the name was chosen): refused.
+    assert.match(writeNewScript(path.join(dir, "train-3.sbatch"), "A") ?? "", /appeared meanwhile/);
+    assert.deepEqual(fs.readdirSync(outside), [], "nothing written outside through the link");
+  },
+);
 
 test("Restricted Mode: nothing is written or submitted, and the user is told why", async () => {
   const dir = tmp();
@@ -104,7 +119,14 @@ test("a Python file: the quick pick changes GPUs per node, the script is written
     const r = await submitCommand(h, new SlurmJobs(h), doc.uri as never);
     assert.deepEqual(r, { script: path.join(dir, "train.sbatch") });
     const text = fs.readFileSync(r.script!, "utf8");
-    for (const line of ["#SBATCH --gpus-per-node=4", "#SBATCH --ntasks-per-node=4", "#SBATCH --time=01:00:00", `#SBATCH --output=${dir}/slurm-%x-%j.out`, `srun python3 ${file}`]) assert.ok(text.split("\n").includes(line), `${line}\n${text}`);
+    for (const line of [
+      "#SBATCH --gpus-per-node=4",
+      "#SBATCH --ntasks-per-node=4",
+      "#SBATCH --time=01:00:00",
+      `#SBATCH --output=${dir}/slurm-%x-%j.out`,
+      `srun python3 ${file}`,
+    ])
+      assert.ok(text.split("\n").includes(line), `${line}\n${text}`);
     assert.deepEqual(lintManifest(text, "jobscript", { preview: true }).diagnostics, []);
     assert.equal(recorded.shown.at(-1)?.uri, `file://${r.script}`);
     assert.equal(h.refreshed, 0, "nothing submitted");
@@ -155,7 +177,8 @@ function pyDoc(dir: string, name: string, text: string): FakeDocument {
   return doc;
 }
 
-const launcherDescription = () => recorded.picks.filter((p) => p.title === "GPU Pilot: Submit to Slurm").at(-1)?.descriptions[5];
+const launcherDescription = () =>
+  recorded.picks.filter((p) => p.title === "GPU Pilot: Submit to Slurm").at(-1)?.descriptions[5];
 
 test("examples/train_ddp.py (init_process_group from env://), launcher not set: torchrun is the default, and the quick pick says why", async () => {
   const dir = tmp();
@@ -168,9 +191,15 @@ test("examples/train_ddp.py (init_process_group from env://), launcher not set: 
     recorded.answers.push(undefined);
     const r = await submitCommand(h, new SlurmJobs(h), doc.uri as never);
     assert.deepEqual(h.asked, [doc.uri.toString()]);
-    assert.equal(launcherDescription(), "torchrun (one task per node) — torchrun: the file calls init_process_group with rank and world size from the environment (env://), line 22");
+    assert.equal(
+      launcherDescription(),
+      "torchrun (one task per node) — torchrun: the file calls init_process_group with rank and world size from the environment (env://), line 22",
+    );
     const text = fs.readFileSync(r!.script!, "utf8");
-    assert.ok(text.includes(`srun python3 -m torch.distributed.run --nnodes "$SLURM_NNODES" --nproc_per_node 2 `), text);
+    assert.ok(
+      text.includes(`srun python3 -m torch.distributed.run --nnodes "$SLURM_NNODES" --nproc_per_node 2 `),
+      text,
+    );
     assert.ok(text.split("\n").includes("#SBATCH --ntasks-per-node=1"), text);
     assert.ok(!text.includes("SLURM_LOCALID"), text);
     assert.deepEqual(lintManifest(text, "jobscript", { preview: true }).diagnostics, []);
@@ -184,12 +213,25 @@ test("a file that reads LOCAL_RANK without a default: torchrun (API, no quick pi
   settings.clear();
   try {
     const h = serverHost(path.join(dir, "scratch"));
-    const strict = pyDoc(dir, "strict.py", 'import os\nlocal_rank = int(os.environ["LOCAL_RANK"])\nprint(local_rank)\n');
+    const strict = pyDoc(
+      dir,
+      "strict.py",
+      'import os\nlocal_rank = int(os.environ["LOCAL_RANK"])\nprint(local_rank)\n',
+    );
     recorded.answers.push(undefined);
     const r1 = await submitCommand(h, new SlurmJobs(h), strict.uri as never, { ask: false });
     assert.ok(fs.readFileSync(r1!.script!, "utf8").includes("python3 -m torch.distributed.run --nnodes"));
-    assert.ok(recorded.log.some((l) => l.includes(`Submit: launcher torchrun for ${strict.uri.fsPath}: the file reads LOCAL_RANK (line 2)`)), recorded.log.join("\n"));
-    const lenient = pyDoc(dir, "lenient.py", 'import os\nlocal_rank = int(os.environ.get("LOCAL_RANK", "0"))\nprint(local_rank)\n');
+    assert.ok(
+      recorded.log.some((l) =>
+        l.includes(`Submit: launcher torchrun for ${strict.uri.fsPath}: the file reads LOCAL_RANK (line 2)`),
+      ),
+      recorded.log.join("\n"),
+    );
+    const lenient = pyDoc(
+      dir,
+      "lenient.py",
+      'import os\nlocal_rank = int(os.environ.get("LOCAL_RANK", "0"))\nprint(local_rank)\n',
+    );
     recorded.pickAnswers.push("$(check) Write the job script");
     recorded.answers.push(undefined);
     const r2 = await submitCommand(h, new SlurmJobs(h), lenient.uri as never);
@@ -222,16 +264,29 @@ test("the server cannot answer: the setting's default (python) silently, one log
   const doc = pyDoc(dir, "train_ddp.py", fs.readFileSync(path.join(ROOT, "examples", "train_ddp.py"), "utf8"));
   settings.clear();
   try {
-    const h = serverHost(path.join(dir, "scratch"), { ok: false, error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)" });
+    const h = serverHost(path.join(dir, "scratch"), {
+      ok: false,
+      error: "the GPU Pilot language server is not running (see GPU Pilot: Show Output)",
+    });
     const before = recorded.messages.length;
     recorded.pickAnswers.push("$(check) Write the job script");
     recorded.answers.push(undefined);
     const r = await submitCommand(h, new SlurmJobs(h), doc.uri as never);
     assert.equal(launcherDescription(), "python (one task per GPU)");
     assert.ok(fs.readFileSync(r!.script!, "utf8").split("\n").includes(`srun python3 ${doc.uri.fsPath}`));
-    assert.ok(recorded.log.some((l) => l.includes(`Submit: could not tell whether ${doc.uri.fsPath} needs torchrun (the GPU Pilot language server is not running (see GPU Pilot: Show Output)); the launcher setting's default (python) is used.`)), recorded.log.join("\n"));
+    assert.ok(
+      recorded.log.some((l) =>
+        l.includes(
+          `Submit: could not tell whether ${doc.uri.fsPath} needs torchrun (the GPU Pilot language server is not running (see GPU Pilot: Show Output)); the launcher setting's default (python) is used.`,
+        ),
+      ),
+      recorded.log.join("\n"),
+    );
     // Only the "Job script written" notification: no warning about the server.
-    assert.deepEqual(recorded.messages.slice(before).filter((m) => !m.startsWith("Job script written")), []);
+    assert.deepEqual(
+      recorded.messages.slice(before).filter((m) => !m.startsWith("Job script written")),
+      [],
+    );
   } finally {
     workspace.textDocuments.length = 0;
   }
@@ -242,7 +297,12 @@ test("the partition quick pick shows the Slurm view's rows: free GPUs, nodes, ty
   const doc = pyDoc(dir, "train.py", "print(1)\n");
   settings.clear();
   try {
-    const h: SlurmHost = { ...host(path.join(dir, "scratch")), cliOptions: () => ({ env: { PATH: `${path.join(ROOT, "test", "fixtures", "bin")}:${process.env.PATH}`, FAKE_SINFO_MODE: "typed" } }) };
+    const h: SlurmHost = {
+      ...host(path.join(dir, "scratch")),
+      cliOptions: () => ({
+        env: { PATH: `${path.join(ROOT, "test", "fixtures", "bin")}:${process.env.PATH}`, FAKE_SINFO_MODE: "typed" },
+      }),
+    };
     recorded.pickAnswers.push("Partition", "gpu (default)", "$(check) Write the job script");
     recorded.answers.push(undefined);
     const r = await submitCommand(h, new SlurmJobs(h), doc.uri as never);

@@ -5,9 +5,22 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseQueryGpu } from "../../common/src/gpu/nvidiaSmi";
-import { fraction, formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, freeMemoryMiB, levelOf, shortGpuName } from "../../common/src/gpu/units";
+import {
+  fraction,
+  formatFree,
+  formatMemoryPair,
+  formatMiB,
+  formatPercent,
+  formatPower,
+  formatTemperature,
+  freeMemoryMiB,
+  levelOf,
+  shortGpuName,
+} from "../../common/src/gpu/units";
 
-const gpus = parseQueryGpu(readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2", "query_gpu_nounits.csv"), "utf8")).rows;
+const gpus = parseQueryGpu(
+  readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2", "query_gpu_nounits.csv"), "utf8"),
+).rows;
 
 test("formatMiB: MiB below 1 GiB, GiB with one decimal from 1 GiB up, ? when unknown", () => {
   assert.equal(formatMiB(0), "0 MiB");
@@ -57,7 +70,10 @@ test("fraction, levels and short names", () => {
   assert.equal(fraction(5, 0), null);
   assert.equal(fraction(200, 100), 1);
   assert.equal(fraction(null, 100), null);
-  assert.deepEqual([levelOf(0), levelOf(49.9), levelOf(50), levelOf(89), levelOf(90), levelOf(null)], ["low", "low", "medium", "medium", "high", "unknown"]);
+  assert.deepEqual(
+    [levelOf(0), levelOf(49.9), levelOf(50), levelOf(89), levelOf(90), levelOf(null)],
+    ["low", "low", "medium", "medium", "high", "unknown"],
+  );
   assert.equal(shortGpuName("NVIDIA H200"), "H200");
   assert.equal(shortGpuName("Tesla V100-SXM2-16GB"), "Tesla V100-SXM2-16GB");
 });

@@ -27,7 +27,11 @@ test("the lookup stops at the repository root and at a workspace folder", () => 
   assert.equal(findPyproject(join(top, "ws", "sub"), [join(top, "ws")]), null, "not above the workspace folder");
   assert.equal(findPyproject(join(top, "plain", "sub")), join(top, "pyproject.toml"), "no root: on up (own file)");
   writeFileSync(join(top, "repo", "pyproject.toml"), "[tool.gpu-pilot]\n");
-  assert.equal(findPyproject(join(top, "repo", "sub")), join(top, "repo", "pyproject.toml"), "the repository's own is found");
+  assert.equal(
+    findPyproject(join(top, "repo", "sub")),
+    join(top, "repo", "pyproject.toml"),
+    "the repository's own is found",
+  );
   // A .git file (worktrees, submodules) marks a root too.
   mkdirSync(join(top, "wt", "sub"), { recursive: true });
   writeFileSync(join(top, "wt", ".git"), "gitdir: /elsewhere\n");
@@ -38,12 +42,16 @@ test("the lookup stops at the repository root and at a workspace folder", () => 
   assert.equal(resolveLintOptions(file, {}, "editorFirst", {}).pyproject, join(top, "pyproject.toml"));
 });
 
-test("above every root, a pyproject.toml owned by another user is not read", { skip: typeof process.getuid !== "function" || process.getuid() !== 0 }, () => {
-  const top = tree();
-  chownSync(join(top, "pyproject.toml"), 4242, 4242);
-  assert.equal(findPyproject(join(top, "plain", "sub")), null);
-  // Inside a repository another user's file is the project's (a shared checkout).
-  writeFileSync(join(top, "repo", "pyproject.toml"), "[tool.gpu-pilot]\n");
-  chownSync(join(top, "repo", "pyproject.toml"), 4242, 4242);
-  assert.equal(findPyproject(join(top, "repo", "sub")), join(top, "repo", "pyproject.toml"));
-});
+test(
+  "above every root, a pyproject.toml owned by another user is not read",
+  { skip: typeof process.getuid !== "function" || process.getuid() !== 0 },
+  () => {
+    const top = tree();
+    chownSync(join(top, "pyproject.toml"), 4242, 4242);
+    assert.equal(findPyproject(join(top, "plain", "sub")), null);
+    // Inside a repository another user's file is the project's (a shared checkout).
+    writeFileSync(join(top, "repo", "pyproject.toml"), "[tool.gpu-pilot]\n");
+    chownSync(join(top, "repo", "pyproject.toml"), 4242, 4242);
+    assert.equal(findPyproject(join(top, "repo", "sub")), join(top, "repo", "pyproject.toml"));
+  },
+);

@@ -22,10 +22,20 @@ function project(pyproject: string): string {
   return dir;
 }
 
-async function check(args: string[]): Promise<{ code: number; out: Array<{ code: string; message: string }>; err: string }> {
+async function check(
+  args: string[],
+): Promise<{ code: number; out: Array<{ code: string; message: string }>; err: string }> {
   let out = "";
   let err = "";
-  const code = await main(["check", "--no-cache", "--format", "json", ...args], { out: (s) => { out += s; }, err: (s) => { err += s; }, stdin: async () => "" });
+  const code = await main(["check", "--no-cache", "--format", "json", ...args], {
+    out: (s) => {
+      out += s;
+    },
+    err: (s) => {
+      err += s;
+    },
+    stdin: async () => "",
+  });
   return { code, out: JSON.parse(out || "[]"), err };
 }
 
@@ -39,7 +49,7 @@ test("gpus: a whole number from 0 to 1024; anything else is a configuration prob
     assert.equal(r.problems[0].line, 3);
     assert.match(r.problems[0].message, /^\[tool\.gpu-pilot\] gpus must be a whole number from 0 to 1024/);
   }
-  const inv = loadProjectConfig(join(project('[tool.gpu-pilot]\ninventory = 7\n'), "pyproject.toml"));
+  const inv = loadProjectConfig(join(project("[tool.gpu-pilot]\ninventory = 7\n"), "pyproject.toml"));
   assert.match(inv.problems[0].message, /inventory must be the path of an nvidia-smi CSV file/);
 });
 
@@ -56,18 +66,38 @@ test("the options carry the config's machine: inventory (relative to the pyproje
   const missing = resolveLintOptions(join(project('[tool.gpu-pilot]\ninventory = "nope.csv"\n'), "t.py"), {});
   assert.equal(missing.options.machine, undefined);
   assert.match(missing.problems[0].message, /inventory .*nope\.csv not read: no such file/);
-  assert.equal(resolveLintOptions(join(project('[tool.gpu-pilot]\nselect = ["GPU"]\n'), "t.py"), {}).options.machine, undefined);
+  assert.equal(
+    resolveLintOptions(join(project('[tool.gpu-pilot]\nselect = ["GPU"]\n'), "t.py"), {}).options.machine,
+    undefined,
+  );
 });
 
 test("GPU017 and GPU040 fire from [tool.gpu-pilot] gpus alone; --gpus and --inventory on the command line win", async () => {
   const dir = project("[tool.gpu-pilot]\ngpus = 2\n");
   const alone = await check(["--select", "GPU017,GPU040", dir]);
   assert.deepEqual(alone.out.map((d) => d.code).sort(), ["GPU017", "GPU040"]);
-  assert.match(alone.out.find((d) => d.code === "GPU017")!.message, /GPU 3 does not exist on this machine \(2 GPUs: 0\.\.1\)/);
+  assert.match(
+    alone.out.find((d) => d.code === "GPU017")!.message,
+    /GPU 3 does not exist on this machine \(2 GPUs: 0\.\.1\)/,
+  );
   assert.equal(alone.code, 1);
   assert.deepEqual((await check(["--select", "GPU017,GPU040", "--gpus", "8", dir])).out, []);
-  assert.deepEqual((await check(["--select", "GPU017,GPU040", "--inventory", INVENTORY, join(project("[tool.gpu-pilot]\ngpus = 8\n"), "t.py")])).out.map((d) => d.code), ["GPU017"]);
-  assert.deepEqual((await check(["--select", "GPU017,GPU040", join(project("[tool.gpu-pilot]\nselect = [\"GPU\"]\n"), "t.py")])).out, []);
+  assert.deepEqual(
+    (
+      await check([
+        "--select",
+        "GPU017,GPU040",
+        "--inventory",
+        INVENTORY,
+        join(project("[tool.gpu-pilot]\ngpus = 8\n"), "t.py"),
+      ])
+    ).out.map((d) => d.code),
+    ["GPU017"],
+  );
+  assert.deepEqual(
+    (await check(["--select", "GPU017,GPU040", join(project('[tool.gpu-pilot]\nselect = ["GPU"]\n'), "t.py")])).out,
+    [],
+  );
   const bad = await check(["--select", "GPU017", join(project("[tool.gpu-pilot]\ngpus = -2\n"), "t.py")]);
   assert.match(bad.err, /pyproject\.toml:2: \[tool\.gpu-pilot\] gpus must be a whole number/);
   assert.deepEqual(bad.out, []);

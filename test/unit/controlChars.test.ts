@@ -35,10 +35,15 @@ const DOCKERFILE = `FROM python:3.12\nENV CUDA_VISIBLE_DEVICES="0${ESC}]0;T\x07\
 // eslint-disable-next-line no-control-regex -- the test looks for control characters
 const RAW = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
 
-before(async () => { await initEngine(); });
+before(async () => {
+  await initEngine();
+});
 
 test("escapeControls: visible escapes like Python's repr; plain text unchanged", () => {
-  assert.equal(escapeControls("a\nb\r\tc\x1b]0;t\x07\x00\x7f\x9b\u2028\u202e"), "a\\nb\\r\\tc\\x1b]0;t\\x07\\x00\\x7f\\x9b\\u2028\\u202e");
+  assert.equal(
+    escapeControls("a\nb\r\tc\x1b]0;t\x07\x00\x7f\x9b\u2028\u202e"),
+    "a\\nb\\r\\tc\\x1b]0;t\\x07\\x00\\x7f\\x9b\\u2028\\u202e",
+  );
   assert.equal(escapeControls('plain "text" \\n é ✓ 😀'), 'plain "text" \\n é ✓ 😀');
   assert.equal(hasControls("x\x1by"), true);
   assert.equal(hasControls("xy"), false);
@@ -57,14 +62,23 @@ test("engine: every message, related message and fix title of Python and manifes
   }
   const gpu003 = py.find((d) => d.code === "GPU003");
   assert.ok(gpu003, JSON.stringify(py.map((d) => d.code)));
-  assert.ok(gpu003.message.includes("0\\n::warning::pwned\\n::add-mask::x\\r\\n::stop-commands::tok\\x1b]0;TITLE\\x07\\x9b\\u202e"), gpu003.message);
+  assert.ok(
+    gpu003.message.includes(
+      "0\\n::warning::pwned\\n::add-mask::x\\r\\n::stop-commands::tok\\x1b]0;TITLE\\x07\\x9b\\u202e",
+    ),
+    gpu003.message,
+  );
 });
 
 /** Runs the CLI in-process; returns its exit code, stdout and stderr. */
 async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
   let out = "";
   let err = "";
-  const code = await main(argv, { out: (s) => void (out += s), err: (s) => void (err += s), stdin: () => Promise.resolve("") });
+  const code = await main(argv, {
+    out: (s) => void (out += s),
+    err: (s) => void (err += s),
+    stdin: () => Promise.resolve(""),
+  });
   return { code, out, err };
 }
 
@@ -76,14 +90,18 @@ test("CLI: text, github, sarif and json carry no raw control characters, even fr
   for (const format of ["text", "github", "sarif", "json"]) {
     const r = await cli(["check", "--preview", "--format", format, dir]);
     assert.equal(r.code, 1, `${format}: ${r.err}`);
-    assert.ok(!RAW.test(r.out), `${format}: ${JSON.stringify(r.out.match(RAW))} in ${JSON.stringify(r.out.slice(0, 2000))}`);
+    assert.ok(
+      !RAW.test(r.out),
+      `${format}: ${JSON.stringify(r.out.match(RAW))} in ${JSON.stringify(r.out.slice(0, 2000))}`,
+    );
     assert.ok(!RAW.test(r.err), `${format} stderr: ${JSON.stringify(r.err)}`);
     const lines = r.out.split("\n").filter((l) => l !== "");
     if (format === "github") {
       for (const l of lines) assert.match(l, /^::(error|warning|notice) title=gpu-pilot \(GPU0\d\d\),file=/, l);
       assert.equal(lines.length, 3, r.out);
     } else {
-      for (const l of lines) assert.ok(!/^\s*::/.test(l), `${format}: a line starts a workflow command: ${JSON.stringify(l)}`);
+      for (const l of lines)
+        assert.ok(!/^\s*::/.test(l), `${format}: a line starts a workflow command: ${JSON.stringify(l)}`);
     }
     if (format === "text") {
       assert.ok(r.out.includes("evil\\n::error::named\\x1b]0;T\\x07.py:2:"), r.out);
@@ -95,7 +113,10 @@ test("CLI: text, github, sarif and json carry no raw control characters, even fr
       if (format === "json") {
         // JSON keeps the real file name (JSON escaping is enough for data); messages are escaped text.
         const all = parsed as Array<{ filename: string; message: string }>;
-        assert.ok(all.some((d) => d.filename === file), text.slice(0, 500));
+        assert.ok(
+          all.some((d) => d.filename === file),
+          text.slice(0, 500),
+        );
         for (const d of all) assert.ok(!RAW.test(d.message) && !d.message.includes("\n"), d.message);
       } else {
         assert.ok(text.includes("\\\\n::warning::pwned"), "the SARIF message shows the escape");
@@ -109,7 +130,9 @@ const lsp = useLanguageServer();
 test("language server: published diagnostics carry no raw control characters", async () => {
   await lsp.ready;
   const uri = pathToFileURL(join(mkdtempSync(join(tmpdir(), "gp-cc-lsp-")), "evil.py")).href;
-  await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "python", version: 1, text: PY } });
+  await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: "python", version: 1, text: PY },
+  });
   const diags = await lsp.diagnosticsFor(uri, (d) => d.some((x) => x.code === "GPU003"));
   for (const d of diags) {
     const message = typeof d.message === "string" ? d.message : d.message.value;

@@ -13,7 +13,17 @@ import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
 
 /** A stand-in tree that records edits and whether it was freed. */
 function fakeTree(name: string) {
-  const t = { name, deleted: false, edits: 0, delete() { this.deleted = true; }, edit() { this.edits++; } };
+  const t = {
+    name,
+    deleted: false,
+    edits: 0,
+    delete() {
+      this.deleted = true;
+    },
+    edit() {
+      this.edits++;
+    },
+  };
   return t as unknown as typeof t & ModuleTrees;
 }
 
@@ -33,13 +43,17 @@ test("at most KEPT_TREES trees are kept; the least recently kept are freed first
   assert.equal(trees.take("file:///a.py", "a"), undefined);
   trees.keep("file:///e.py", "e", made[4]);
   assert.equal(made[2].deleted, true, "c freed");
-  assert.deepEqual(made.map((t) => t.deleted), [true, false, true, false, false]);
+  assert.deepEqual(
+    made.map((t) => t.deleted),
+    [true, false, true, false, false],
+  );
   assert.equal(trees.take("file:///b.py", "b"), made[1]);
 });
 
 test("a tree kept again for the same document frees the old one; forget frees it", () => {
   const trees = new DocumentTrees(3);
-  const one = fakeTree("1"), two = fakeTree("2");
+  const one = fakeTree("1"),
+    two = fakeTree("2");
   trees.keep("file:///x.py", "x", one);
   trees.keep("file:///x.py", "x2", two);
   assert.equal(one.deleted, true);
@@ -77,26 +91,54 @@ test("offsetOf: the offset offsetAt(lineStarts) gives, for every position of tex
     const starts = lineStarts(text);
     for (let line = 0; line <= starts.length + 1; line++) {
       for (let character = 0; character <= 6; character++) {
-        assert.equal(offsetOf(text, { line, character }), offsetAt(starts, text, { line, character }), `${JSON.stringify(text)} ${line}:${character}`);
+        assert.equal(
+          offsetOf(text, { line, character }),
+          offsetAt(starts, text, { line, character }),
+          `${JSON.stringify(text)} ${line}:${character}`,
+        );
       }
     }
   }
 });
 
 test("applyChanges maps a single change through the document before it (its own offsets, clamped past a line end) and takes by version; several changes edit a copy of the text", () => {
-  const edits: Array<{ startIndex: number; oldEndIndex: number; newEndIndex: number; startPosition: { row: number; column: number }; newEndPosition: { row: number; column: number } }> = [];
-  const tree = { delete() {}, edit(e: (typeof edits)[number]) { edits.push(e); } } as unknown as ModuleTrees;
+  const edits: Array<{
+    startIndex: number;
+    oldEndIndex: number;
+    newEndIndex: number;
+    startPosition: { row: number; column: number };
+    newEndPosition: { row: number; column: number };
+  }> = [];
+  const tree = {
+    delete() {},
+    edit(e: (typeof edits)[number]) {
+      edits.push(e);
+    },
+  } as unknown as ModuleTrees;
   const uri = "file:///d.py";
   const trees = new DocumentTrees(3);
   let doc = TextDocument.create(uri, "python", 1, "ab\r\ncd\nef");
   trees.keep(uri, doc.getText(), tree, 1);
-  const change = (version: number, contentChanges: Array<{ range: { start: { line: number; character: number }; end: { line: number; character: number } }; text: string }>) => {
+  const change = (
+    version: number,
+    contentChanges: Array<{
+      range: { start: { line: number; character: number }; end: { line: number; character: number } };
+      text: string;
+    }>,
+  ) => {
     trees.applyChanges({ textDocument: { uri, version }, contentChanges }, doc);
     doc = TextDocument.update(doc, contentChanges, version);
   };
   // Line 0 has 2 characters before \r\n: character 9 is clamped to its end by the document, as its update does.
   change(2, [{ range: { start: { line: 0, character: 9 }, end: { line: 0, character: 9 } }, text: "X\nY" }]);
-  assert.deepEqual(edits[0], { startIndex: 2, oldEndIndex: 2, newEndIndex: 5, startPosition: { row: 0, column: 2 }, oldEndPosition: { row: 0, column: 2 }, newEndPosition: { row: 1, column: 1 } });
+  assert.deepEqual(edits[0], {
+    startIndex: 2,
+    oldEndIndex: 2,
+    newEndIndex: 5,
+    startPosition: { row: 0, column: 2 },
+    oldEndPosition: { row: 0, column: 2 },
+    newEndPosition: { row: 1, column: 1 },
+  });
   assert.equal(doc.getText(), "abX\nY\r\ncd\nef");
   assert.equal(trees.take(uri, doc.getText(), 2), tree, "taken by version");
   trees.keep(uri, doc.getText(), tree, 2);
@@ -105,7 +147,13 @@ test("applyChanges maps a single change through the document before it (its own 
     { range: { start: { line: 3, character: 0 }, end: { line: 3, character: 1 } }, text: "E" },
     { range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "#\n" },
   ]);
-  assert.deepEqual(edits.slice(1).map((e) => [e.startIndex, e.oldEndIndex, e.newEndIndex]), [[10, 11, 11], [0, 0, 2]]);
+  assert.deepEqual(
+    edits.slice(1).map((e) => [e.startIndex, e.oldEndIndex, e.newEndIndex]),
+    [
+      [10, 11, 11],
+      [0, 0, 2],
+    ],
+  );
   assert.equal(doc.getText(), "#\nabX\nY\r\ncd\nEf");
   assert.equal(trees.take(uri, doc.getText(), 3), tree);
   // After a change mapped through the document no text is kept: a change that comes with a
@@ -113,7 +161,13 @@ test("applyChanges maps a single change through the document before it (its own 
   trees.keep(uri, doc.getText(), tree, 3);
   change(4, [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "z" }]);
   assert.equal(trees.size, 1);
-  trees.applyChanges({ textDocument: { uri, version: 9 }, contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "z" }] }, TextDocument.create(uri, "python", 7, "x"));
+  trees.applyChanges(
+    {
+      textDocument: { uri, version: 9 },
+      contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "z" }],
+    },
+    TextDocument.create(uri, "python", 7, "x"),
+  );
   assert.equal(trees.size, 0);
 });
 
@@ -128,8 +182,18 @@ test("the model kept with a tree, and the tree for lookups, are handed out only 
   assert.equal(trees.treeOf(uri, 3), m, "the tree is the parse of version 3");
   assert.equal(trees.modelOf(uri, 2), undefined, "another version");
   assert.equal(trees.modelOf("file:///other.py", 3), undefined);
-  trees.applyChanges({ textDocument: { uri, version: 4 }, contentChanges: [{ range: { start: { line: 0, character: 4 }, end: { line: 0, character: 5 } }, text: "2" }] }, doc);
-  assert.equal(trees.modelOf(uri, 4), undefined, "the tree was edited to version 4: the model's nodes are of version 3");
+  trees.applyChanges(
+    {
+      textDocument: { uri, version: 4 },
+      contentChanges: [{ range: { start: { line: 0, character: 4 }, end: { line: 0, character: 5 } }, text: "2" }],
+    },
+    doc,
+  );
+  assert.equal(
+    trees.modelOf(uri, 4),
+    undefined,
+    "the tree was edited to version 4: the model's nodes are of version 3",
+  );
   assert.equal(trees.modelOf(uri, 3), undefined);
   assert.equal(trees.treeOf(uri, 4), undefined, "an edited tree is no parse of version 4's text");
   trees.keep(uri, "x = 2\n", fakeTree("m2"), 4, model);

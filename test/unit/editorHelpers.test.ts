@@ -14,22 +14,35 @@ import { commentOnLine, noqaCodeAt, noqaEdit } from "../../server/src/editorHelp
 import { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
 import { pythonInput } from "../../server/src/engine/python/parser";
 
-const FILES = [...filesUnder(join(ROOT, "test", "fixtures", "rules"), (n) => n.endsWith(".py")), ...filesUnder(CASES, (n) => n.endsWith(".py")), ...filesUnder(join(ROOT, "examples"), (n) => n.endsWith(".py"))];
+const FILES = [
+  ...filesUnder(join(ROOT, "test", "fixtures", "rules"), (n) => n.endsWith(".py")),
+  ...filesUnder(CASES, (n) => n.endsWith(".py")),
+  ...filesUnder(join(ROOT, "examples"), (n) => n.endsWith(".py")),
+];
 
 test("commentOnLine, noqaEdit and noqaCodeAt from the kept trees equal those from a parse, on every line", async () => {
   await initEngine();
-  let lines = 0, comments = 0, hits = 0;
+  let lines = 0,
+    comments = 0,
+    hits = 0;
   for (const f of FILES) {
     const original = readFileSync(f, "utf8");
     // Every third line also gets a noqa comment (a `#` inside a string on such a line stays a string).
-    const text = original.split("\n").map((l, i) => (i % 3 === 1 && l.trim() ? `${l}  # noqa: GPU001, gpu002` : l)).join("\n");
+    const text = original
+      .split("\n")
+      .map((l, i) => (i % 3 === 1 && l.trim() ? `${l}  # noqa: GPU001, gpu002` : l))
+      .join("\n");
     const trees = ModuleTrees.parse(pythonInput(text), true);
     try {
       const count = text.split(/\r\n|\r|\n/).length;
       for (let line = 0; line < count; line++) {
         const parsed = commentOnLine(text, line);
         assert.deepEqual(commentOnLine(text, line, trees), parsed, `${f}:${line + 1}`);
-        assert.deepEqual(noqaEdit(text, line, "GPU003", trees), noqaEdit(text, line, "GPU003"), `${f}:${line + 1} noqaEdit`);
+        assert.deepEqual(
+          noqaEdit(text, line, "GPU003", trees),
+          noqaEdit(text, line, "GPU003"),
+          `${f}:${line + 1} noqaEdit`,
+        );
         if (parsed) {
           comments++;
           for (let ch = parsed.column; ch <= parsed.column + parsed.text.length; ch += 3) {
@@ -41,15 +54,30 @@ test("commentOnLine, noqaEdit and noqaCodeAt from the kept trees equal those fro
         }
         lines++;
       }
-    } finally { trees.delete(); }
+    } finally {
+      trees.delete();
+    }
   }
-  assert.ok(lines > 1000 && comments > 300 && hits > 300, `${lines} lines, ${comments} comments, ${hits} codes under the cursor`);
+  assert.ok(
+    lines > 1000 && comments > 300 && hits > 300,
+    `${lines} lines, ${comments} comments, ${hits} codes under the cursor`,
+  );
 });
 
 test("a line without `#` has no comment, and a hover off a noqa comment finds no code, without parsing", () => {
   // The parser is not needed for these answers: a trees object that throws when asked proves it.
-  const trees = new Proxy({}, { get() { throw new Error("the trees were queried"); } }) as unknown as ModuleTrees;
+  const trees = new Proxy(
+    {},
+    {
+      get() {
+        throw new Error("the trees were queried");
+      },
+    },
+  ) as unknown as ModuleTrees;
   assert.equal(commentOnLine("x = 1\ny = '#'\n", 0, trees), null);
   assert.equal(noqaCodeAt("x = 1  # a comment\n", { line: 0, character: 10 }, trees), null);
-  assert.deepEqual(noqaEdit("x = 1\n", 0, "GPU001", trees), { range: { start: { line: 0, character: 5 }, end: { line: 0, character: 5 } }, newText: "  # noqa: GPU001" });
+  assert.deepEqual(noqaEdit("x = 1\n", 0, "GPU001", trees), {
+    range: { start: { line: 0, character: 5 }, end: { line: 0, character: 5 } },
+    newText: "  # noqa: GPU001",
+  });
 });

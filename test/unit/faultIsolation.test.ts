@@ -14,7 +14,8 @@ import type { PythonRule } from "../../server/src/engine/rule";
 import { restartingErrorHandler } from "../../client/src/serverRestart";
 import { activate, deactivate } from "../../client/src/extension";
 
-const SOURCE = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nos.environ["CUDA_VISIBLE_DEVICE"] = "0"\n';
+const SOURCE =
+  'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nos.environ["CUDA_VISIBLE_DEVICE"] = "0"\n';
 
 /** A rule that reports once, then throws: its report must be dropped with it. */
 const THROWING: PythonRule = {
@@ -33,21 +34,45 @@ test("a throwing rule is isolated: the other rules still report, the failure is 
   assert.equal(r.ruleFailures.length, 1);
   assert.equal(r.ruleFailures[0].code, "GPU099");
   assert.match(r.ruleFailures[0].error, /^boom in a rule\n.*TypeError: boom in a rule/s);
-  const nb = lintNotebook([{ kind: "code", text: "import torch\ntorch.cuda.init()" }, { kind: "code", text: 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"' }], { rules: [ruleByCode("GPU001")!, THROWING] });
-  assert.deepEqual(nb.diagnostics.map((d) => [d.code, d.cell]), [["GPU001", 1]]);
-  assert.deepEqual(nb.ruleFailures.map((f) => f.code), ["GPU099"]);
+  const nb = lintNotebook(
+    [
+      { kind: "code", text: "import torch\ntorch.cuda.init()" },
+      { kind: "code", text: 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"' },
+    ],
+    { rules: [ruleByCode("GPU001")!, THROWING] },
+  );
+  assert.deepEqual(
+    nb.diagnostics.map((d) => [d.code, d.cell]),
+    [["GPU001", 1]],
+  );
+  assert.deepEqual(
+    nb.ruleFailures.map((f) => f.code),
+    ["GPU099"],
+  );
 });
 
 test("a crashed server is restarted up to 4 times in 3 minutes, one output line each, then left stopped", async () => {
   const lines: string[] = [];
   let now = 0;
-  const h = restartingErrorHandler({ warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`) }, { now: () => now });
+  const h = restartingErrorHandler(
+    { warn: (m) => lines.push(`warn ${m}`), error: (m) => lines.push(`error ${m}`) },
+    { now: () => now },
+  );
   const actions: number[] = [];
-  for (let i = 0; i < 5; i++) { actions.push((await h.closed()).action); now += 10_000; }
+  for (let i = 0; i < 5; i++) {
+    actions.push((await h.closed()).action);
+    now += 10_000;
+  }
   assert.deepEqual(actions, [2, 2, 2, 2, 1], "Restart ×4, then DoNotRestart");
   assert.equal(lines.length, 5);
-  assert.match(lines[0], /^warn The GPU Pilot language server stopped unexpectedly: restarting it \(1 of 4 restarts in 3 minutes\)\.$/);
-  assert.match(lines[4], /^error .*stopped unexpectedly 5 times in 3 minutes: it is not restarted again\. .*GPU Pilot: Restart Server/);
+  assert.match(
+    lines[0],
+    /^warn The GPU Pilot language server stopped unexpectedly: restarting it \(1 of 4 restarts in 3 minutes\)\.$/,
+  );
+  assert.match(
+    lines[4],
+    /^error .*stopped unexpectedly 5 times in 3 minutes: it is not restarted again\. .*GPU Pilot: Restart Server/,
+  );
   // Crashes older than the window no longer count.
   now += 3 * 60_000;
   assert.equal((await h.closed()).action, 2);
@@ -69,8 +94,23 @@ test("the extension's language client uses that handler: a server crash is logge
     const data = new Map<string, unknown>();
     const ctx = {
       subscriptions: [] as { dispose(): unknown }[],
-      workspaceState: { get: (k: string) => data.get(k), update: (k: string, v: unknown) => { data.set(k, v); return Promise.resolve(); }, keys: () => [...data.keys()] },
-      globalState: { get: (k: string) => data.get(k), update: (k: string, v: unknown) => { data.set(k, v); return Promise.resolve(); }, keys: () => [...data.keys()], setKeysForSync: () => undefined },
+      workspaceState: {
+        get: (k: string) => data.get(k),
+        update: (k: string, v: unknown) => {
+          data.set(k, v);
+          return Promise.resolve();
+        },
+        keys: () => [...data.keys()],
+      },
+      globalState: {
+        get: (k: string) => data.get(k),
+        update: (k: string, v: unknown) => {
+          data.set(k, v);
+          return Promise.resolve();
+        },
+        keys: () => [...data.keys()],
+        setKeysForSync: () => undefined,
+      },
       asAbsolutePath: (p: string) => join(root, p),
       extension: { packageJSON: { version: "0.1.0" } },
       extensionUri: { fsPath: root },
@@ -82,7 +122,9 @@ test("the extension's language client uses that handler: a server crash is logge
       if (Date.now() > end) assert.fail("the client did not start");
       await new Promise((r) => setTimeout(r, 10));
     }
-    const client = FakeLanguageClient.instances[0] as unknown as { clientOptions: { errorHandler?: { closed(): { action: number } | Promise<{ action: number }> } } };
+    const client = FakeLanguageClient.instances[0] as unknown as {
+      clientOptions: { errorHandler?: { closed(): { action: number } | Promise<{ action: number }> } };
+    };
     assert.ok(client.clientOptions.errorHandler, "clientOptions.errorHandler is set");
     const before = recorded.log.length;
     assert.equal((await client.clientOptions.errorHandler.closed()).action, 2);

@@ -35,7 +35,10 @@ async function cpython(texts: string[]): Promise<Array<string | null>> {
 function fixedTexts(text: string, options: LintOptions): string[] {
   const r = lintPython(text, options);
   r.tree?.delete();
-  return [...r.diagnostics.filter((d) => d.fix).map((d) => applyEdits(text, d.fix!.edits)), fixAllPython(text, options).text];
+  return [
+    ...r.diagnostics.filter((d) => d.fix).map((d) => applyEdits(text, d.fix!.edits)),
+    fixAllPython(text, options).text,
+  ];
 }
 
 // A write that continues the line above through a backslash, at an indentation of its own:
@@ -43,13 +46,18 @@ function fixedTexts(text: string, options: LintOptions): string[] {
 // starts a logical line at a level that matches no block (CPython: IndentationError).
 const CONTINUED = 'import os\nif True:\n    y = 0; \\\n  os.environ["CUDA_VISIBLE_DEVICES"] = "1"\nprint(y)\n';
 // A tab-indented block whose only statement is a write after `import torch`: the move fix leaves `pass`.
-const TABBED = 'import os\nimport torch\nif True:\n\tif os.getuid():\n\t\tos.environ["CUDA_VISIBLE_DEVICES"] = "1"\ntorch.zeros(1)\n';
+const TABBED =
+  'import os\nimport torch\nif True:\n\tif os.getuid():\n\t\tos.environ["CUDA_VISIBLE_DEVICES"] = "1"\ntorch.zeros(1)\n';
 
 test("GPU006's insert after a backslash continuation: every fix and fix-all still compile with CPython (issue 18 item 7)", async () => {
   await initEngine();
   assert.deepEqual(await cpython([CONTINUED]), [null], "the original compiles");
   const texts = fixedTexts(CONTINUED, { preview: true });
-  assert.deepEqual(await cpython(texts), texts.map(() => null), texts.join("\n----\n"));
+  assert.deepEqual(
+    await cpython(texts),
+    texts.map(() => null),
+    texts.join("\n----\n"),
+  );
 });
 
 test("the move fix in a tab-indented block leaves `pass` with the block's own indentation (issue 18 item 7)", async () => {
@@ -60,25 +68,39 @@ test("the move fix in a tab-indented block leaves `pass` with the block's own in
   const move = r.diagnostics.find((d) => d.code === "GPU002" && d.fix?.title.startsWith("Move"));
   assert.ok(move, "GPU002 offers the move");
   const fixed = applyEdits(TABBED, move.fix!.edits);
-  assert.equal(fixed, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\nif True:\n\tif os.getuid():\n\t\tpass\ntorch.zeros(1)\n');
+  assert.equal(
+    fixed,
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\nif True:\n\tif os.getuid():\n\t\tpass\ntorch.zeros(1)\n',
+  );
   assert.deepEqual(await cpython(fixedTexts(TABBED, { preview: true })), [null, null, null]);
 });
 
 test("GPU015: os.putenv with bytes has no safe fix to os.environ (a TypeError); with str it has (issue 18 item 7)", async () => {
   await initEngine();
-  const bytes = lintPython('import os\nos.putenv(b"CUDA_VISIBLE_DEVICES", b"1")\nimport torch\n', {}).diagnostics.filter((d) => d.code === "GPU015");
+  const bytes = lintPython(
+    'import os\nos.putenv(b"CUDA_VISIBLE_DEVICES", b"1")\nimport torch\n',
+    {},
+  ).diagnostics.filter((d) => d.code === "GPU015");
   assert.equal(bytes.length, 1);
   assert.notEqual(bytes[0].fix?.safe, true, "os.environ[b'...'] = b'1' raises TypeError: str expected, not bytes");
-  const mixed = lintPython('import os\nos.putenv("CUDA_VISIBLE_DEVICES", b"1")\nimport torch\n', {}).diagnostics.filter((d) => d.code === "GPU015");
+  const mixed = lintPython('import os\nos.putenv("CUDA_VISIBLE_DEVICES", b"1")\nimport torch\n', {}).diagnostics.filter(
+    (d) => d.code === "GPU015",
+  );
   assert.notEqual(mixed[0].fix?.safe, true);
-  const str = lintPython('import os\nos.putenv("CUDA_VISIBLE_DEVICES", "1")\nimport torch\n', {}).diagnostics.filter((d) => d.code === "GPU015");
+  const str = lintPython('import os\nos.putenv("CUDA_VISIBLE_DEVICES", "1")\nimport torch\n', {}).diagnostics.filter(
+    (d) => d.code === "GPU015",
+  );
   assert.equal(str[0].fix?.safe, true);
   assert.equal(str[0].fix?.edits[0].newText, 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"');
 });
 
 test("GPU020: a quoted count is rewritten digit for digit, never through a double (issue 18 item 7)", async () => {
-  const compose = (count: string) => `services:\n  train:\n    image: x\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: ${count}\n              capabilities: [gpu]\n`;
-  assert.equal(fixAllManifest(compose('"12345678901234567890123"'), "compose", {}).text, compose("12345678901234567890123"));
+  const compose = (count: string) =>
+    `services:\n  train:\n    image: x\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: ${count}\n              capabilities: [gpu]\n`;
+  assert.equal(
+    fixAllManifest(compose('"12345678901234567890123"'), "compose", {}).text,
+    compose("12345678901234567890123"),
+  );
   assert.equal(fixAllManifest(compose('"0002"'), "compose", {}).text, compose("2"));
   const d = lintManifest(compose('"9007199254740993"'), "compose", {}).diagnostics.find((x) => x.code === "GPU020");
   assert.match(d!.message, /write count: 9007199254740993$/);
@@ -134,8 +156,13 @@ test("lineStructureError agrees with CPython's tokenizer and block rule on every
     const cp = verdicts[i];
     const mine = lineStructureError(src);
     // CPython names the statement a block is missing after ("... after 'if' statement on line 1").
-    const cpLine = cp && /^(IndentationError|TabError)/.test(cp) ? cp.replace(/ after '.*' statement on line \d+/, "") : null;
-    assert.equal(mine === null ? null : `${mine.kind}: ${mine.message} (line ${mine.line + 1})`, cpLine, `case ${i}: ${JSON.stringify(src)} (CPython: ${cp})`);
+    const cpLine =
+      cp && /^(IndentationError|TabError)/.test(cp) ? cp.replace(/ after '.*' statement on line \d+/, "") : null;
+    assert.equal(
+      mine === null ? null : `${mine.kind}: ${mine.message} (line ${mine.line + 1})`,
+      cpLine,
+      `case ${i}: ${JSON.stringify(src)} (CPython: ${cp})`,
+    );
   }
 });
 
@@ -149,7 +176,15 @@ const insertRule = (line: string): PythonRule => ({
       const k = l.indexOf("MARK");
       if (k < 0) return;
       const at = { line: row, character: 0 };
-      ctx.report({ range: { start: { line: row, character: k }, end: { line: row, character: k + 4 } }, message: "MARK", fix: { title: "insert", safe: true, edits: [{ range: { start: at, end: at }, newText: `${line.replace("$INDENT", l.slice(0, k))}\n` }] } });
+      ctx.report({
+        range: { start: { line: row, character: k }, end: { line: row, character: k + 4 } },
+        message: "MARK",
+        fix: {
+          title: "insert",
+          safe: true,
+          edits: [{ range: { start: at, end: at }, newText: `${line.replace("$INDENT", l.slice(0, k))}\n` }],
+        },
+      });
     });
   },
 });
@@ -157,13 +192,25 @@ const insertRule = (line: string): PythonRule => ({
 test("the engine drops a fix whose text CPython's line structure rejects, where tree-sitter sees no new error (issue 18 item 7)", async () => {
   await initEngine();
   const cases: Array<[string, string]> = [
-    ['if True:\n    y = 0; \\\n  MARK = 1\nprint(y)\n', "$INDENTz = 2"], // the inserted line joins the continued one
+    ["if True:\n    y = 0; \\\n  MARK = 1\nprint(y)\n", "$INDENTz = 2"], // the inserted line joins the continued one
     ["if True:\n\tif y:\n\t\tMARK = 1\nprint(y)\n", "        z = 2"], // 8 spaces where the block has two tabs
     ["if True:\n    MARK = 1\n", "        z = 2"], // unexpected indent
   ];
   for (const [src, ins] of cases) {
     const options = { rules: [insertRule(ins)], noPrefilter: true };
-    const fix = { title: "insert", safe: true, edits: [{ range: { start: { line: src.split("\n").findIndex((l) => l.includes("MARK")), character: 0 }, end: { line: src.split("\n").findIndex((l) => l.includes("MARK")), character: 0 } }, newText: `${ins.replace("$INDENT", "  ")}\n` }] };
+    const fix = {
+      title: "insert",
+      safe: true,
+      edits: [
+        {
+          range: {
+            start: { line: src.split("\n").findIndex((l) => l.includes("MARK")), character: 0 },
+            end: { line: src.split("\n").findIndex((l) => l.includes("MARK")), character: 0 },
+          },
+          newText: `${ins.replace("$INDENT", "  ")}\n`,
+        },
+      ],
+    };
     const broken = applyEdits(src, fix.edits);
     const [before, after] = await cpython([src, broken]);
     assert.equal(before, null, src);
@@ -179,7 +226,11 @@ test("the engine drops a fix whose text CPython's line structure rejects, where 
   const fine = lintPython("if True:\n    MARK = 1\n", { rules: [insertRule("$INDENTz = 2")], noPrefilter: true });
   fine.tree?.delete();
   assert.equal(fine.diagnostics[0].fix?.edits[0].newText, "    z = 2\n");
-  assert.equal(fixAllPython("if True:\n    MARK = 1\n", { rules: [insertRule("$INDENTz = 2")], noPrefilter: true }).applied, 10, "kept: one insert per pass (the rule fires again)");
+  assert.equal(
+    fixAllPython("if True:\n    MARK = 1\n", { rules: [insertRule("$INDENTz = 2")], noPrefilter: true }).applied,
+    10,
+    "kept: one insert per pass (the rule fires again)",
+  );
 });
 
 test("fixParsesCleanly with the editor's kept trees (in chunks) agrees with a whole parse, for every fix on the fixtures and for fixes that break the code", async () => {
@@ -189,7 +240,8 @@ test("fixParsesCleanly with the editor's kept trees (in chunks) agrees with a wh
   const { readFileSync } = await import("node:fs");
   const { ModuleTrees } = await import("../../server/src/engine/python/moduleTrees");
   const { pythonInput } = await import("../../server/src/engine/python/parser");
-  let checked = 0, refused = 0;
+  let checked = 0,
+    refused = 0;
   for (const f of filesUnder(join(ROOT, "test", "fixtures", "rules"), (n) => n.endsWith(".py"))) {
     const text = readFileSync(f, "utf8");
     const r = lintPython(text, { preview: true, lazyFixValidation: true });
@@ -199,15 +251,30 @@ test("fixParsesCleanly with the editor's kept trees (in chunks) agrees with a wh
       for (const d of r.diagnostics) {
         if (!d.fix) continue;
         const at = d.fix.edits[0].range.start;
-        const broken = { ...d.fix, edits: [...d.fix.edits, { range: { start: { line: at.line, character: 0 }, end: { line: at.line, character: 0 } }, newText: "x = (\n" }] };
+        const broken = {
+          ...d.fix,
+          edits: [
+            ...d.fix.edits,
+            {
+              range: { start: { line: at.line, character: 0 }, end: { line: at.line, character: 0 } },
+              newText: "x = (\n",
+            },
+          ],
+        };
         for (const fix of [d.fix, broken]) {
           const whole = fixParsesCleanly(text, fix);
-          assert.equal(fixParsesCleanly(text, fix, false, trees), whole, `${f}: ${d.code} ${fix === broken ? "(broken)" : ""}`);
+          assert.equal(
+            fixParsesCleanly(text, fix, false, trees),
+            whole,
+            `${f}: ${d.code} ${fix === broken ? "(broken)" : ""}`,
+          );
           checked++;
           if (!whole) refused++;
         }
       }
-    } finally { trees.delete(); }
+    } finally {
+      trees.delete();
+    }
   }
   assert.ok(checked > 200 && refused > 80, `${checked} fixes checked, ${refused} refused`);
 });

@@ -24,7 +24,10 @@ test("a lone CR ends a line (Python's universal newlines, LSP): old Mac line end
   const text = 'import os\rimport torch\rtorch.cuda.init()\ros.environ["CUDA_VISIBLE_DEVICES"] = "0"\r';
   const r = lintPython(text, { select: ["GPU001"] });
   r.tree?.delete();
-  assert.deepEqual(r.diagnostics.map((d) => [d.code, d.range]), [["GPU001", { start: { line: 3, character: 0 }, end: { line: 3, character: 40 } }]]);
+  assert.deepEqual(
+    r.diagnostics.map((d) => [d.code, d.range]),
+    [["GPU001", { start: { line: 3, character: 0 }, end: { line: 3, character: 40 } }]],
+  );
   checkPython(text);
   checkPython('import os\r\nimport torch\rtorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\r\n');
 });
@@ -33,7 +36,7 @@ test("notebook: a fix removing a cell's last line ends at that line's end, not a
   // Minimal counterexample: the GPU001 move fix removes up to the next line, which is in the next cell.
   const cells = [
     { kind: "code" as const, text: "import torch\ntorch.cuda.init()" },
-    { kind: "code" as const, text: "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"" },
+    { kind: "code" as const, text: 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"' },
     { kind: "code" as const, text: "print(1)" },
   ];
   const r = lintNotebook(cells, { select: ["GPU001"] });
@@ -47,32 +50,54 @@ test("notebook: a cell ending in a lone CR does not shift the next cells' lines"
   // Minimal counterexample: the joining \n merged with the cell's final \r into one line break.
   const cells = [
     { kind: "code" as const, text: "import os\r" },
-    { kind: "code" as const, text: "import torch\ntorch.cuda.init()\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"" },
+    { kind: "code" as const, text: 'import torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"' },
   ];
   const r = lintNotebook(cells, { select: ["GPU001"] });
-  assert.deepEqual(r.diagnostics.map((d) => [d.cell, d.range.start]), [[1, { line: 2, character: 0 }]]);
+  assert.deepEqual(
+    r.diagnostics.map((d) => [d.cell, d.range.start]),
+    [[1, { line: 2, character: 0 }]],
+  );
   checkNotebook(cells);
 });
 
 test("notebook: IPython lines after a lone CR are recognised", () => {
-  const r = lintNotebook([{ kind: "code", text: "import torch\rtorch.cuda.init()\r%env CUDA_VISIBLE_DEVICES=0" }], { select: ["GPU001"] });
-  assert.deepEqual(r.diagnostics.map((d) => [d.code, d.range.start]), [["GPU001", { line: 2, character: 0 }]]);
+  const r = lintNotebook([{ kind: "code", text: "import torch\rtorch.cuda.init()\r%env CUDA_VISIBLE_DEVICES=0" }], {
+    select: ["GPU001"],
+  });
+  assert.deepEqual(
+    r.diagnostics.map((d) => [d.code, d.range.start]),
+    [["GPU001", { line: 2, character: 0 }]],
+  );
 });
 
 test("nesting that overflows tree-sitter's wasm stack is not parsed (the trap killed every later parse in the process)", () => {
   // Minimal counterexample (fuzz seed 4242, case 2418): deep brackets after a syntax error.
   const deep = `  T,\nx = ${"[".repeat(3000)}"cuda:1"${"]".repeat(3000)}\n`;
-  for (const text of [deep, `  T,\nx = ${"not ".repeat(3000)}"c"\n`, `  T,\nx = ${"a if b else ".repeat(1000)}"c"\n`, `  T,\nx = ${"lambda: ".repeat(3000)}"c"\n`, `  T,\nx = ${"-".repeat(3000)}"c"\n`]) {
+  for (const text of [
+    deep,
+    `  T,\nx = ${"not ".repeat(3000)}"c"\n`,
+    `  T,\nx = ${"a if b else ".repeat(1000)}"c"\n`,
+    `  T,\nx = ${"lambda: ".repeat(3000)}"c"\n`,
+    `  T,\nx = ${"-".repeat(3000)}"c"\n`,
+  ]) {
     const r = lintPython(text);
     assert.equal(r.tree, null);
-    assert.deepEqual(r.diagnostics.map((d) => [d.code, d.severity]), [["GPU000", "information"]]);
+    assert.deepEqual(
+      r.diagnostics.map((d) => [d.code, d.severity]),
+      [["GPU000", "information"]],
+    );
     assert.match(r.diagnostics[0].message, /did not lint this file: .*(nest|chains)/);
     checkPython(text);
   }
   // The parser still works afterwards.
-  const after = lintPython('import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', { select: ["GPU001"] });
+  const after = lintPython('import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', {
+    select: ["GPU001"],
+  });
   after.tree?.delete();
-  assert.deepEqual(after.diagnostics.map((d) => d.code), ["GPU001"]);
+  assert.deepEqual(
+    after.diagnostics.map((d) => d.code),
+    ["GPU001"],
+  );
 });
 
 test("notebook: a fix whose edit runs on into the next cell is not offered (it cannot be applied cell by cell)", () => {

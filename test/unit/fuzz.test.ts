@@ -13,7 +13,11 @@ test(`fuzz: ${RUNS} generated cases (seed ${SEED}) keep every property`, async (
   for (const p of properties(loadCorpus(0))) {
     const numRuns = Math.max(10, Math.round(RUNS * p.share));
     const d = p.check({ numRuns, seed: SEED });
-    assert.equal(d.failed, false, `${p.name}: ${d.errorInstance instanceof Error ? d.errorInstance.message : String(d.errorInstance)}\ncounterexample: ${JSON.stringify(d.counterexample)?.slice(0, 2000)}\nreplay: seed ${d.seed}, path ${d.counterexamplePath}`);
+    assert.equal(
+      d.failed,
+      false,
+      `${p.name}: ${d.errorInstance instanceof Error ? d.errorInstance.message : String(d.errorInstance)}\ncounterexample: ${JSON.stringify(d.counterexample)?.slice(0, 2000)}\nreplay: seed ${d.seed}, path ${d.counterexamplePath}`,
+    );
     assert.equal(d.numRuns, numRuns);
   }
 });

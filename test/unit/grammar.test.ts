@@ -25,7 +25,11 @@ interface GrammarRun {
 }
 
 function runGrammarTests(extra: string[] = []): GrammarRun {
-  const r = spawnSync(process.execPath, [RUNNER, "--json", ...extra], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+  const r = spawnSync(process.execPath, [RUNNER, "--json", ...extra], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 120_000,
+  });
   const line = (r.stdout ?? "").trim().split("\n").pop() ?? "";
   try {
     return JSON.parse(line) as GrammarRun;
@@ -58,13 +62,19 @@ test("a fixture with a wrong scope makes the grammar tests fail (the runner is n
   const dir = mkdtempSync(join(tmpdir(), "gpu-pilot-grammar-"));
   try {
     const good = readFileSync(join(ROOT, "test", "grammar", "cuda-env.test.py"), "utf8");
-    const bad = good.replace(/(\^+ )(\S*)variable\.other\.constant\.cuda-env\.gpu-pilot/, "$1$2variable.other.constant.cuda-env.WRONG");
+    const bad = good.replace(
+      /(\^+ )(\S*)variable\.other\.constant\.cuda-env\.gpu-pilot/,
+      "$1$2variable.other.constant.cuda-env.WRONG",
+    );
     assert.notEqual(bad, good);
     writeFileSync(join(dir, "wrong.test.py"), bad);
     const r = runGrammarTests(["--fixtures", dir]);
     assert.equal(r.ok, false);
     assert.deepEqual(r.failedFiles, ["wrong.test.py"]);
-    assert.ok(r.errors.some((e) => e.includes("cuda-env.WRONG")), JSON.stringify(r.errors));
+    assert.ok(
+      r.errors.some((e) => e.includes("cuda-env.WRONG")),
+      JSON.stringify(r.errors),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -99,7 +109,10 @@ test("package.json contributes every injection grammar with its scope and inject
     assert.ok(entry.injectTo && entry.injectTo.length > 0, `${name}: injectTo missing`);
     // Every host scope named in the selector must be one the grammar is injected into.
     for (const host of grammar.injectionSelector.match(/source\.\w+/g) ?? []) {
-      assert.ok(entry.injectTo.includes(host), `${name}: selector names ${host} but injectTo is ${entry.injectTo.join(", ")}`);
+      assert.ok(
+        entry.injectTo.includes(host),
+        `${name}: selector names ${host} but injectTo is ${entry.injectTo.join(", ")}`,
+      );
     }
   }
   const python = contributed.filter((c) => c.injectTo?.includes("source.python")).length;

@@ -13,9 +13,24 @@ function manualTimers() {
   const pending = new Map<number, { f: () => void; ms: number }>();
   return {
     pending,
-    setTimeout(f: () => void, ms: number) { const id = next++; pending.set(id, { f, ms }); return { id, unref() { return this; } }; },
-    clearTimeout(t: unknown) { pending.delete((t as { id: number }).id); },
-    fire() { const [[id, { f }]] = [...pending]; pending.delete(id); f(); },
+    setTimeout(f: () => void, ms: number) {
+      const id = next++;
+      pending.set(id, { f, ms });
+      return {
+        id,
+        unref() {
+          return this;
+        },
+      };
+    },
+    clearTimeout(t: unknown) {
+      pending.delete((t as { id: number }).id);
+    },
+    fire() {
+      const [[id, { f }]] = [...pending];
+      pending.delete(id);
+      f();
+    },
   };
 }
 
@@ -24,8 +39,17 @@ test("one last-resort collection after the idle time, re-armed by every burst of
   const reports: TrimReport[] = [];
   const timers = manualTimers();
   let rss = 300 * 2 ** 20;
-  const gc: GcFunction = (o) => { calls.push(o); rss = 150 * 2 ** 20; };
-  const trim = new IdleHeapTrim(gc, (r) => reports.push(r), IDLE_TRIM_MS, timers, () => rss);
+  const gc: GcFunction = (o) => {
+    calls.push(o);
+    rss = 150 * 2 ** 20;
+  };
+  const trim = new IdleHeapTrim(
+    gc,
+    (r) => reports.push(r),
+    IDLE_TRIM_MS,
+    timers,
+    () => rss,
+  );
   assert.equal(trim.enabled, true);
   trim.afterWork();
   trim.afterWork();
@@ -47,7 +71,13 @@ test("one last-resort collection after the idle time, re-armed by every burst of
 
 test("without V8's gc (no --expose-gc) nothing is scheduled", () => {
   const timers = manualTimers();
-  const trim = new IdleHeapTrim(undefined, () => {}, 10, timers, () => 0);
+  const trim = new IdleHeapTrim(
+    undefined,
+    () => {},
+    10,
+    timers,
+    () => 0,
+  );
   assert.equal(trim.enabled, false);
   trim.afterWork();
   assert.equal(timers.pending.size, 0);
@@ -61,7 +91,14 @@ test("with V8's real gc, the idle trim calls a last-resort collection and report
   const realGc = runInNewContext("gc") as GcFunction;
   const calls: unknown[] = [];
   const report = await new Promise<TrimReport>((resolve) => {
-    const trim = new IdleHeapTrim((o) => { calls.push(o); return realGc(o); }, resolve, 1);
+    const trim = new IdleHeapTrim(
+      (o) => {
+        calls.push(o);
+        return realGc(o);
+      },
+      resolve,
+      1,
+    );
     assert.equal(trim.enabled, true);
     trim.afterWork();
   });

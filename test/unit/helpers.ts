@@ -43,7 +43,15 @@ export function expectedLines(text: string, code: string): number[] {
   const out: number[] = [];
   text.split("\n").forEach((line, i) => {
     const at = line.indexOf("# expect:");
-    if (at >= 0 && line.slice(at + 9).split(",").map((s) => s.trim()).includes(code)) out.push(i + 1);
+    if (
+      at >= 0 &&
+      line
+        .slice(at + 9)
+        .split(",")
+        .map((s) => s.trim())
+        .includes(code)
+    )
+      out.push(i + 1);
   });
   return out;
 }
@@ -51,7 +59,10 @@ export function expectedLines(text: string, code: string): number[] {
 /** The fixture files of a rule: test/fixtures/rules/<code>/*.py */
 export function fixtureFiles(code: string): Array<{ name: string; text: string }> {
   const dir = join(ROOT, "test", "fixtures", "rules", code);
-  return readdirSync(dir).filter((f) => f.endsWith(".py")).sort().map((name) => ({ name, text: readFileSync(join(dir, name), "utf8") }));
+  return readdirSync(dir)
+    .filter((f) => f.endsWith(".py"))
+    .sort()
+    .map((name) => ({ name, text: readFileSync(join(dir, name), "utf8") }));
 }
 
 /** Applies a diagnostic's fix and returns the new text, asserting it parses with no new errors. */
@@ -61,7 +72,8 @@ export function applyFix(text: string, d: LintDiagnostic): string {
   const before = parsePython(text);
   const after = parsePython(out);
   const ok = syntaxErrorCount(after) <= syntaxErrorCount(before);
-  before.delete(); after.delete();
+  before.delete();
+  after.delete();
   if (!ok) throw new Error(`fix produced a syntax error:\n${out}`);
   return out;
 }

@@ -9,7 +9,12 @@
  */
 import { EventEmitter } from "./client-fakeVscode";
 import type { CancellationToken, Uri } from "vscode";
-import type { JupyterApi, JupyterKernel, JupyterKernelStatus, JupyterOutput } from "../../client/src/notebook/jupyterApi";
+import type {
+  JupyterApi,
+  JupyterKernel,
+  JupyterKernelStatus,
+  JupyterOutput,
+} from "../../client/src/notebook/jupyterApi";
 import { STDOUT_MIME } from "../../client/src/notebook/jupyterApi";
 
 /** One kernel of the double; `answer(code)` is what the code prints (undefined: it never answers). */
@@ -21,7 +26,11 @@ export class KernelDouble implements JupyterKernel {
   readonly executed: string[] = [];
   /** Whether the last execution's token was cancelled. */
   cancelled = false;
-  constructor(public answer: (code: string) => string | undefined, public language = "python", public delayMs = 5) {}
+  constructor(
+    public answer: (code: string) => string | undefined,
+    public language = "python",
+    public delayMs = 5,
+  ) {}
 
   /** Sets the status and fires the event, as the extension does. */
   setStatus(s: JupyterKernelStatus): void {
@@ -36,7 +45,12 @@ export class KernelDouble implements JupyterKernel {
     try {
       const text = this.answer(code);
       if (text === undefined) {
-        await new Promise<void>((resolve) => { token.onCancellationRequested(() => { this.cancelled = true; resolve(); }); });
+        await new Promise<void>((resolve) => {
+          token.onCancellationRequested(() => {
+            this.cancelled = true;
+            resolve();
+          });
+        });
         return;
       }
       await new Promise((r) => setTimeout(r, this.delayMs));

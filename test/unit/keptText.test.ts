@@ -13,7 +13,12 @@ import { lineStarts } from "../../server/src/engine/fixes";
 /** A small deterministic generator (xorshift32). */
 function rng(seed: number): (n: number) => number {
   let x = seed | 0 || 1;
-  return (n) => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) % n; };
+  return (n) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
 }
 
 test("textChange: the common prefix and the non-overlapping common suffix", () => {
@@ -28,7 +33,8 @@ test("textChange: the common prefix and the non-overlapping common suffix", () =
     const len = r(5) === 0 ? r(3000) : r(40);
     let old = "";
     for (let i = 0; i < len; i++) old += alphabet[r(alphabet.length)];
-    const at = r(old.length + 1), end = Math.min(old.length, at + r(4));
+    const at = r(old.length + 1),
+      end = Math.min(old.length, at + r(4));
     let ins = "";
     for (let i = r(4); i > 0; i--) ins += alphabet[r(alphabet.length)];
     const next = old.slice(0, at) + ins + old.slice(end);
@@ -43,11 +49,35 @@ test("textChange: the common prefix and the non-overlapping common suffix", () =
 });
 
 /** Pieces that move the scan's state: brackets, unary runs, nesting keywords, line ends. */
-const PIECES = ["(", ")", "[", "]", "{", "}", "\n", "\r\n", "\r", "-", "+", "~", " not", " lambda", " if", " await", "x", " ", "a = 1\n", "notable", "if(", "\n\n"];
+const PIECES = [
+  "(",
+  ")",
+  "[",
+  "]",
+  "{",
+  "}",
+  "\n",
+  "\r\n",
+  "\r",
+  "-",
+  "+",
+  "~",
+  " not",
+  " lambda",
+  " if",
+  " await",
+  "x",
+  " ",
+  "a = 1\n",
+  "notable",
+  "if(",
+  "\n\n",
+];
 
 test("KeptNesting.next answers nestingProblem(text) for every version of random edit sequences", () => {
   const r = rng(20261201);
-  let problems = 0, passes = 0;
+  let problems = 0,
+    passes = 0;
   for (let seq = 0; seq < 60; seq++) {
     let text = "";
     for (let i = r(400); i > 0; i--) text += PIECES[r(PIECES.length)];
@@ -58,7 +88,8 @@ test("KeptNesting.next answers nestingProblem(text) for every version of random 
       const end = Math.min(text.length, at + (r(3) === 0 ? r(20) : 0));
       let ins = "";
       const kind = r(8);
-      if (kind === 0) ins = "(".repeat(MAX_NESTING - 10 + r(20)); // near and past the bracket limit
+      if (kind === 0)
+        ins = "(".repeat(MAX_NESTING - 10 + r(20)); // near and past the bracket limit
       else if (kind === 1) ins = "-".repeat(MAX_NESTING - 3 + r(6));
       else if (kind === 2) ins = " not".repeat(MAX_NESTING - 3 + r(6));
       else for (let i = 1 + r(4); i > 0; i--) ins += PIECES[r(PIECES.length)];
@@ -67,11 +98,15 @@ test("KeptNesting.next answers nestingProblem(text) for every version of random 
       // As lintPython: the kept state of the last text that passed, else a scan from scratch.
       const got = state.kept ? state.kept.next(next) : KeptNesting.scan(next);
       assert.equal(got.problem, expected, `sequence ${seq}, step ${step}`);
-      if (expected === null) passes++; else problems++;
+      if (expected === null) passes++;
+      else problems++;
       // The kept state must be the one a scan from scratch keeps: check it on the next edit too.
       state = got;
       text = next;
-      if (text.length > 6000) { text = text.slice(0, 1000); state = KeptNesting.scan(text); }
+      if (text.length > 6000) {
+        text = text.slice(0, 1000);
+        state = KeptNesting.scan(text);
+      }
     }
   }
   assert.ok(problems > 50 && passes > 200, `both answers occur (${problems} problems, ${passes} passes)`);
@@ -112,7 +147,10 @@ test("lineStarts: \\n, \\r\\n and a lone \\r end lines; a text with only \\n is 
     for (let i = r(60); i > 0; i--) t += ["a", "\n", "\r", "\r\n", " "][r(5)];
     const expected = [0];
     for (let i = 0; i < t.length; i++) {
-      if (t[i] === "\r") { if (t[i + 1] === "\n") i++; expected.push(i + 1); } else if (t[i] === "\n") expected.push(i + 1);
+      if (t[i] === "\r") {
+        if (t[i + 1] === "\n") i++;
+        expected.push(i + 1);
+      } else if (t[i] === "\n") expected.push(i + 1);
     }
     assert.deepEqual(lineStarts(t), expected, JSON.stringify(t));
   }

@@ -17,10 +17,14 @@ import { kernelEnvironmentOf, probePython, resolveJupyterDataDir } from "../../c
 import { writeSelectionState } from "../../common/src/kernel/selectionFile";
 
 /** The first interpreter with ipykernel and jupyter_client, or undefined. */
-const python = ["/usr/bin/python3", "python3"].find((p) => spawnSync(p, ["-c", "import ipykernel, jupyter_client"], { timeout: 30_000, stdio: "ignore" }).status === 0);
+const python = ["/usr/bin/python3", "python3"].find(
+  (p) => spawnSync(p, ["-c", "import ipykernel, jupyter_client"], { timeout: 30_000, stdio: "ignore" }).status === 0,
+);
 /** execa (ESM only), loaded with import() as the client loads it. */
 const loadExeca = async () => (await import("execa")).execa;
-const skip = python ? false : "no python3 with ipykernel and jupyter_client (Debian: apt-get install python3-ipykernel python3-jupyter-client)";
+const skip = python
+  ? false
+  : "no python3 with ipykernel and jupyter_client (Debian: apt-get install python3-ipykernel python3-jupyter-client)";
 
 /**
  * Starts kernel `argv[1]`, prints `FIRST <json>` (what the kernel sees), waits for a line on stdin,
@@ -52,61 +56,146 @@ finally:
     km.shutdown_kernel(now=True)
 `;
 
-test("a real kernel starts on the selected GPU, and a restart after the selection changed moves it", { skip, timeout: 240_000 }, async () => {
-  const execa = await loadExeca();
-  const dir = mkdtempSync(join(tmpdir(), "gp-jupyter-"));
-  const env = { ...process.env, JUPYTER_DATA_DIR: join(dir, "data"), JUPYTER_RUNTIME_DIR: join(dir, "runtime"), GP_USER_VAR: "kept", CUDA_VISIBLE_DEVICES: "7" };
-  const selection = join(dir, "state", "selection.json");
-  writeSelectionState(selection, ["1"], "nvidia");
-  const kernelEnv = await kernelEnvironmentOf(python!);
-  const data = await resolveJupyterDataDir(env);
-  assert.deepEqual(data, { dir: join(dir, "data"), source: "JUPYTER_DATA_DIR" });
-  installKernel({ dataDir: data.dir, name: "gp-test", env: kernelEnv, selection: { kind: "file", file: selection } });
+test(
+  "a real kernel starts on the selected GPU, and a restart after the selection changed moves it",
+  { skip, timeout: 240_000 },
+  async () => {
+    const execa = await loadExeca();
+    const dir = mkdtempSync(join(tmpdir(), "gp-jupyter-"));
+    const env = {
+      ...process.env,
+      JUPYTER_DATA_DIR: join(dir, "data"),
+      JUPYTER_RUNTIME_DIR: join(dir, "runtime"),
+      GP_USER_VAR: "kept",
+      CUDA_VISIBLE_DEVICES: "7",
+    };
+    const selection = join(dir, "state", "selection.json");
+    writeSelectionState(selection, ["1"], "nvidia");
+    const kernelEnv = await kernelEnvironmentOf(python!);
+    const data = await resolveJupyterDataDir(env);
+    assert.deepEqual(data, { dir: join(dir, "data"), source: "JUPYTER_DATA_DIR" });
+    installKernel({ dataDir: data.dir, name: "gp-test", env: kernelEnv, selection: { kind: "file", file: selection } });
 
-  const child = execa(python!, ["-c", DRIVER, "gp-test"], { env, extendEnv: false, timeout: 200_000, maxBuffer: 1024 * 1024, stdin: "pipe", reject: false });
-  let seen = "";
-  let moved = false;
-  child.stdout!.on("data", (chunk: Buffer) => {
-    seen += chunk.toString();
-    if (!moved && /^FIRST .*\n/m.test(seen)) {
-      moved = true;
-      writeSelectionState(selection, ["0", "2"], "nvidia");
-      child.stdin!.write("go\n");
+    const child = execa(python!, ["-c", DRIVER, "gp-test"], {
+      env,
+      extendEnv: false,
+      timeout: 200_000,
+      maxBuffer: 1024 * 1024,
+      stdin: "pipe",
+      reject: false,
+    });
+    let seen = "";
+    let moved = false;
+    child.stdout!.on("data", (chunk: Buffer) => {
+      seen += chunk.toString();
+      if (!moved && /^FIRST .*\n/m.test(seen)) {
+        moved = true;
+        writeSelectionState(selection, ["0", "2"], "nvidia");
+        child.stdin!.write("go\n");
+      }
+    });
+    const r = await child;
+    assert.equal(r.exitCode, 0, `driver failed: ${r.stderr}`);
+    const first = JSON.parse(/^FIRST (.*)$/m.exec(r.stdout)![1]) as Record<string, string | number | null>;
+    const second = JSON.parse(/^SECOND (.*)$/m.exec(r.stdout)![1]) as Record<string, string | number | null>;
+    assert.deepEqual(
+      { ...first, pid: 0 },
+      {
+        CUDA_VISIBLE_DEVICES: "1",
+        CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+        GPU_PILOT_KERNEL_DEVICES: "1",
+        GP_USER_VAR: "kept",
+        pid: 0,
+        executable: kernelEnv.python,
+      },
+    );
+    assert.deepEqual(
+      { ...second, pid: 0 },
+      {
+        CUDA_VISIBLE_DEVICES: "0,2",
+        CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+        GPU_PILOT_KERNEL_DEVICES: "0,2",
+        GP_USER_VAR: "kept",
+        pid: 0,
+        executable: kernelEnv.python,
+      },
+    );
+    assert.notEqual(first.pid, second.pid, "the restart started a new kernel process");
+  },
+);
+
+test(
+  "jupyter kernelspec list --json lists the GPU Pilot kernel with its launcher",
+  { skip, timeout: 60_000 },
+  async () => {
+    const execa = await loadExeca();
+    const dir = mkdtempSync(join(tmpdir(), "gp-jupyter-"));
+    const env = { ...process.env, JUPYTER_DATA_DIR: join(dir, "data") };
+    const kernelEnv = await kernelEnvironmentOf(python!);
+    const { dir: kdir } = installKernel({
+      dataDir: join(dir, "data"),
+      name: "gp-list",
+      env: kernelEnv,
+      selection: { kind: "pinned", devices: ["3"], vendor: "nvidia" },
+    });
+    // `jupyter kernelspec` is jupyter_client's command (Debian: the jupyter-client package); the module is the same code.
+    const onPath = await execa("jupyter", ["kernelspec", "list", "--json"], {
+      env,
+      extendEnv: false,
+      reject: false,
+      timeout: 30_000,
+      stdin: "ignore",
+      maxBuffer: 1024 * 1024,
+    });
+    const r =
+      onPath.exitCode === 0
+        ? onPath
+        : await execa(python!, ["-m", "jupyter_client.kernelspecapp", "list", "--json"], {
+            env,
+            extendEnv: false,
+            timeout: 30_000,
+            stdin: "ignore",
+            maxBuffer: 1024 * 1024,
+          });
+    const specs = (
+      JSON.parse(r.stdout) as {
+        kernelspecs: Record<string, { resource_dir: string; spec: { display_name: string; argv: string[] } }>;
+      }
+    ).kernelspecs;
+    assert.equal(specs["gp-list"].resource_dir, kdir);
+    assert.equal(
+      specs["gp-list"].spec.display_name,
+      `Python ${kernelEnv.version}${kernelEnv.envName ? ` (${kernelEnv.envName})` : ""} · GPU Pilot · GPU 3`,
+    );
+    assert.deepEqual(specs["gp-list"].spec.argv.slice(2, 7), ["--gpus", "3", "--vendor", "nvidia", "--"]);
+  },
+);
+
+test(
+  "an interpreter without ipykernel: the message names ipykernel and how to install it",
+  { timeout: 60_000 },
+  async (t) => {
+    const execa = await loadExeca();
+    // A fresh virtual environment without site packages has no ipykernel, whatever the machine has.
+    const venv = join(mkdtempSync(join(tmpdir(), "gp-venv-")), "bare");
+    const made = await execa("python3", ["-m", "venv", "--without-pip", venv], {
+      reject: false,
+      timeout: 30_000,
+      stdin: "ignore",
+    });
+    if (made.exitCode !== 0) {
+      t.skip(`python3 -m venv failed: ${made.stderr.trim().slice(-200)}`);
+      return;
     }
-  });
-  const r = await child;
-  assert.equal(r.exitCode, 0, `driver failed: ${r.stderr}`);
-  const first = JSON.parse(/^FIRST (.*)$/m.exec(r.stdout)![1]) as Record<string, string | number | null>;
-  const second = JSON.parse(/^SECOND (.*)$/m.exec(r.stdout)![1]) as Record<string, string | number | null>;
-  assert.deepEqual({ ...first, pid: 0 }, { CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID", GPU_PILOT_KERNEL_DEVICES: "1", GP_USER_VAR: "kept", pid: 0, executable: kernelEnv.python });
-  assert.deepEqual({ ...second, pid: 0 }, { CUDA_VISIBLE_DEVICES: "0,2", CUDA_DEVICE_ORDER: "PCI_BUS_ID", GPU_PILOT_KERNEL_DEVICES: "0,2", GP_USER_VAR: "kept", pid: 0, executable: kernelEnv.python });
-  assert.notEqual(first.pid, second.pid, "the restart started a new kernel process");
-});
-
-test("jupyter kernelspec list --json lists the GPU Pilot kernel with its launcher", { skip, timeout: 60_000 }, async () => {
-  const execa = await loadExeca();
-  const dir = mkdtempSync(join(tmpdir(), "gp-jupyter-"));
-  const env = { ...process.env, JUPYTER_DATA_DIR: join(dir, "data") };
-  const kernelEnv = await kernelEnvironmentOf(python!);
-  const { dir: kdir } = installKernel({ dataDir: join(dir, "data"), name: "gp-list", env: kernelEnv, selection: { kind: "pinned", devices: ["3"], vendor: "nvidia" } });
-  // `jupyter kernelspec` is jupyter_client's command (Debian: the jupyter-client package); the module is the same code.
-  const onPath = await execa("jupyter", ["kernelspec", "list", "--json"], { env, extendEnv: false, reject: false, timeout: 30_000, stdin: "ignore", maxBuffer: 1024 * 1024 });
-  const r = onPath.exitCode === 0 ? onPath : await execa(python!, ["-m", "jupyter_client.kernelspecapp", "list", "--json"], { env, extendEnv: false, timeout: 30_000, stdin: "ignore", maxBuffer: 1024 * 1024 });
-  const specs = (JSON.parse(r.stdout) as { kernelspecs: Record<string, { resource_dir: string; spec: { display_name: string; argv: string[] } }> }).kernelspecs;
-  assert.equal(specs["gp-list"].resource_dir, kdir);
-  assert.equal(specs["gp-list"].spec.display_name, `Python ${kernelEnv.version}${kernelEnv.envName ? ` (${kernelEnv.envName})` : ""} · GPU Pilot · GPU 3`);
-  assert.deepEqual(specs["gp-list"].spec.argv.slice(2, 7), ["--gpus", "3", "--vendor", "nvidia", "--"]);
-});
-
-test("an interpreter without ipykernel: the message names ipykernel and how to install it", { timeout: 60_000 }, async (t) => {
-  const execa = await loadExeca();
-  // A fresh virtual environment without site packages has no ipykernel, whatever the machine has.
-  const venv = join(mkdtempSync(join(tmpdir(), "gp-venv-")), "bare");
-  const made = await execa("python3", ["-m", "venv", "--without-pip", venv], { reject: false, timeout: 30_000, stdin: "ignore" });
-  if (made.exitCode !== 0) { t.skip(`python3 -m venv failed: ${made.stderr.trim().slice(-200)}`); return; }
-  const py = join(venv, "bin", "python");
-  const facts = await probePython(py);
-  assert.equal(facts.envName, "bare");
-  assert.match(facts.ipykernelError ?? "", /No module named 'ipykernel'/);
-  await assert.rejects(kernelEnvironmentOf(py), (e: Error) => /has no usable ipykernel \(ModuleNotFoundError/.test(e.message) && e.message.includes(`${facts.python} -m pip install ipykernel`));
-});
+    const py = join(venv, "bin", "python");
+    const facts = await probePython(py);
+    assert.equal(facts.envName, "bare");
+    assert.match(facts.ipykernelError ?? "", /No module named 'ipykernel'/);
+    await assert.rejects(
+      kernelEnvironmentOf(py),
+      (e: Error) =>
+        /has no usable ipykernel \(ModuleNotFoundError/.test(e.message) &&
+        e.message.includes(`${facts.python} -m pip install ipykernel`),
+    );
+  },
+);

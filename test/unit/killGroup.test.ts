@@ -21,7 +21,9 @@ ChildProcess.prototype.kill = function (this: ChildProcess, ...args: Parameters<
   }
   return realKill.apply(this, args);
 };
-test.after(() => { ChildProcess.prototype.kill = realKill; });
+test.after(() => {
+  ChildProcess.prototype.kill = realKill;
+});
 
 test("runNvidiaSmi aborted while a missing nvidia-smi fails to start: no kill of a pid-less child", async () => {
   for (let i = 0; i < 5; i++) {

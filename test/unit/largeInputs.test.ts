@@ -21,19 +21,28 @@ test("a 5 MB Python file is skipped with one information diagnostic (default lim
   assert.equal(r.tree, null);
   assert.equal(r.diagnostics.length, 1);
   const d = r.diagnostics[0];
-  assert.deepEqual([d.code, d.name, d.severity, d.range], ["GPU000", "file-too-large", "information", { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }]);
+  assert.deepEqual(
+    [d.code, d.name, d.severity, d.range],
+    ["GPU000", "file-too-large", "information", { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }],
+  );
   assert.match(d.message, /its code is 5,1\d\d KB, over the 2,048 KB limit\. Raise gpuPilot\.maxFileSizeKB/);
   assert.equal(fixAllPython(text, {}).text, text, "nothing to fix in a skipped file");
 });
 
 test("maxFileSizeKB: a smaller limit skips, 0 means no limit", () => {
   const text = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n'.repeat(40);
-  assert.deepEqual(lintPython(text, { maxFileSizeKB: 1 }).diagnostics.map((d) => d.code), ["GPU000"]);
+  assert.deepEqual(
+    lintPython(text, { maxFileSizeKB: 1 }).diagnostics.map((d) => d.code),
+    ["GPU000"],
+  );
   const all = lintPython(text, { maxFileSizeKB: 0, select: ["GPU001"] });
   all.tree?.delete();
   assert.equal(all.diagnostics.length, 40);
   // The size is UTF-8: 400 emoji are 1,600 bytes in 800 UTF-16 code units.
-  assert.deepEqual(lintPython(`# ${"😀".repeat(400)}\n`, { maxFileSizeKB: 1 }).diagnostics.map((d) => d.code), ["GPU000"]);
+  assert.deepEqual(
+    lintPython(`# ${"😀".repeat(400)}\n`, { maxFileSizeKB: 1 }).diagnostics.map((d) => d.code),
+    ["GPU000"],
+  );
   const r = lintPython(`# ${"é".repeat(400)}\n`, { maxFileSizeKB: 1 });
   r.tree?.delete();
   assert.deepEqual(r.diagnostics, []);
@@ -45,24 +54,44 @@ test("a 50 MB notebook: outputs do not count (its ~1 MB of code is linted); 50 M
   assert.deepEqual(linted.ruleFailures, []);
   assert.ok(linted.diagnostics.length > 0 && !linted.diagnostics.some((d) => d.code === "GPU000"));
   const code = lintNotebook([{ kind: "markup", text: "# title" }, ...cellsOfIpynb(bigNotebook(50 * MB, 50 * MB))]);
-  assert.deepEqual(code.diagnostics.map((d) => [d.code, d.cell, d.range.start]), [["GPU000", 1, { line: 0, character: 0 }]]);
+  assert.deepEqual(
+    code.diagnostics.map((d) => [d.code, d.cell, d.range.start]),
+    [["GPU000", 1, { line: 0, character: 0 }]],
+  );
 });
 
 test("CLI --max-file-size-kb: the skip is reported as GPU000; 0 lints; a bad value is a usage error", async () => {
   const dir = mkdtempSync(join(tmpdir(), "gpu-pilot-large-"));
   try {
     const file = join(dir, "big.py");
-    writeFileSync(file, 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n' + "x = 1\n".repeat(400));
+    writeFileSync(
+      file,
+      'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n' + "x = 1\n".repeat(400),
+    );
     const run = async (...args: string[]) => {
       let out = "";
       let err = "";
-      const code = await main(["check", "--format=json", "--select=GPU001", ...args, file], { out: (s) => { out += s; }, err: (s) => { err += s; }, stdin: async () => "" });
+      const code = await main(["check", "--format=json", "--select=GPU001", ...args, file], {
+        out: (s) => {
+          out += s;
+        },
+        err: (s) => {
+          err += s;
+        },
+        stdin: async () => "",
+      });
       return { code, out, err };
     };
     const skipped = await run("--max-file-size-kb", "1");
-    assert.deepEqual((JSON.parse(skipped.out) as Array<{ code: string }>).map((d) => d.code), ["GPU000"]);
+    assert.deepEqual(
+      (JSON.parse(skipped.out) as Array<{ code: string }>).map((d) => d.code),
+      ["GPU000"],
+    );
     const linted = await run("--max-file-size-kb=0");
-    assert.deepEqual((JSON.parse(linted.out) as Array<{ code: string }>).map((d) => d.code), ["GPU001"]);
+    assert.deepEqual(
+      (JSON.parse(linted.out) as Array<{ code: string }>).map((d) => d.code),
+      ["GPU001"],
+    );
     const bad = await run("--max-file-size-kb", "lots");
     assert.equal(bad.code, 2);
     assert.match(bad.err, /--max-file-size-kb must be a whole number/);

@@ -7,7 +7,10 @@ import type { FindOptions } from "../../common/src/run/which";
 import { formatRunResult } from "../../common/src/agents/core";
 
 const FILE = "/work/proj/train.py";
-const GPUS = [{ index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f" }, { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130" }];
+const GPUS = [
+  { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f" },
+  { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130" },
+];
 
 /** A `find` that knows the programs of `tools` (name → absolute path) and records each lookup. */
 function finder(tools: Record<string, string>) {
@@ -20,8 +23,15 @@ function finder(tools: Record<string, string>) {
 }
 
 const input = (over: Partial<PlanInput>): PlanInput => ({
-  file: FILE, cwd: "/work/proj", launcher: "python", deviceIds: ["1"], inventory: { gpus: GPUS }, interpreter: "/venv/bin/python",
-  hostEnv: { PATH: "/usr/bin", HOME: "/home/me" }, find: finder({}).find, ...over,
+  file: FILE,
+  cwd: "/work/proj",
+  launcher: "python",
+  deviceIds: ["1"],
+  inventory: { gpus: GPUS },
+  interpreter: "/venv/bin/python",
+  hostEnv: { PATH: "/usr/bin", HOME: "/home/me" },
+  find: finder({}).find,
+  ...over,
 });
 
 test("an inventory read by amd-smi gives ROCR_VISIBLE_DEVICES alone; one read by nvidia-smi the CUDA variables", () => {
@@ -29,7 +39,12 @@ test("an inventory read by amd-smi gives ROCR_VISIBLE_DEVICES alone; one read by
   assert.ok(amd.ok);
   assert.equal(amd.vendor, "amd");
   assert.deepEqual(amd.spec.env, { ROCR_VISIBLE_DEVICES: "1" });
-  assert.deepEqual(amd.spec.unset, ["HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"]);
+  assert.deepEqual(amd.spec.unset, [
+    "HIP_VISIBLE_DEVICES",
+    "GPU_DEVICE_ORDINAL",
+    "CUDA_VISIBLE_DEVICES",
+    "CUDA_DEVICE_ORDER",
+  ]);
   const nv = planLaunch(input({}));
   assert.ok(nv.ok);
   assert.equal(nv.vendor, "nvidia");
@@ -41,39 +56,83 @@ test("an inventory read by amd-smi gives ROCR_VISIBLE_DEVICES alone; one read by
 test("without an inventory the vendor comes from the tools on the run's PATH (gpuPilot.run.env's PATH first)", () => {
   const { find, asked } = finder({ "rocm-smi": "/opt/rocm/bin/rocm-smi" });
   assert.equal(runVendor(undefined, find, "/opt/rocm/bin"), "amd");
-  assert.deepEqual(asked.map((a) => [a.name, a.pathEnv]), [["nvidia-smi", "/opt/rocm/bin"], ["amd-smi", "/opt/rocm/bin"], ["rocm-smi", "/opt/rocm/bin"]]);
+  assert.deepEqual(
+    asked.map((a) => [a.name, a.pathEnv]),
+    [
+      ["nvidia-smi", "/opt/rocm/bin"],
+      ["amd-smi", "/opt/rocm/bin"],
+      ["rocm-smi", "/opt/rocm/bin"],
+    ],
+  );
   const plan = planLaunch(input({ inventory: undefined, runEnv: { PATH: "/opt/rocm/bin:${env:PATH}" }, find }));
   assert.ok(plan.ok);
   assert.equal(plan.vendor, "amd");
   assert.deepEqual(plan.spec.env, { PATH: "/opt/rocm/bin:/usr/bin", ROCR_VISIBLE_DEVICES: "1" });
   assert.equal(asked.at(-1)?.pathEnv, "/opt/rocm/bin:/usr/bin", "looked up on the expanded run PATH");
-  assert.equal(runVendor(undefined, finder({}).find, "/usr/bin"), "nvidia", "no tool at all: nvidia, as before vendors were known");
-  assert.equal(runVendor({ gpus: GPUS }, find, "/opt/rocm/bin"), "nvidia", "an inventory without vendor was read by nvidia-smi: no lookup decides");
+  assert.equal(
+    runVendor(undefined, finder({}).find, "/usr/bin"),
+    "nvidia",
+    "no tool at all: nvidia, as before vendors were known",
+  );
+  assert.equal(
+    runVendor({ gpus: GPUS }, find, "/opt/rocm/bin"),
+    "nvidia",
+    "an inventory without vendor was read by nvidia-smi: no lookup decides",
+  );
 });
 
 test("the launcher's program: found next to the interpreter or on PATH; torchrun falls back to python -m; docker and srun missing are refused", () => {
   const { find, asked } = finder({ torchrun: "/venv/bin/torchrun" });
   const tr = planLaunch(input({ launcher: "torchrun", deviceIds: ["0", "1"], find }));
   assert.ok(tr.ok);
-  assert.deepEqual([tr.spec.command, ...tr.spec.args], ["/venv/bin/torchrun", "--standalone", "--nproc_per_node=2", FILE]);
+  assert.deepEqual(
+    [tr.spec.command, ...tr.spec.args],
+    ["/venv/bin/torchrun", "--standalone", "--nproc_per_node=2", FILE],
+  );
   assert.deepEqual(asked[0], { name: "torchrun", pathEnv: "/usr/bin", interpreter: "/venv/bin/python" });
   const fallback = planLaunch(input({ launcher: "torchrun", deviceIds: ["0"] }));
   assert.ok(fallback.ok);
-  assert.deepEqual([fallback.spec.command, ...fallback.spec.args], ["/venv/bin/python", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1", FILE]);
-  assert.match(fallback.spec.notes[0], /torchrun was not found on PATH or next to \/venv\/bin\/python: running \/venv\/bin\/python -m torch\.distributed\.run\./);
-  assert.deepEqual(planLaunch(input({ launcher: "docker", dockerImage: "pytorch/pytorch" })),
-    { ok: false, message: "docker was not found on PATH: install it or choose another launcher." });
-  assert.deepEqual(planLaunch(input({ launcher: "slurm", runEnv: { PATH: "/nowhere" } })),
-    { ok: false, message: "srun was not found on PATH (gpuPilot.run.env's PATH): install it or choose another launcher." });
+  assert.deepEqual(
+    [fallback.spec.command, ...fallback.spec.args],
+    ["/venv/bin/python", "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=1", FILE],
+  );
+  assert.match(
+    fallback.spec.notes[0],
+    /torchrun was not found on PATH or next to \/venv\/bin\/python: running \/venv\/bin\/python -m torch\.distributed\.run\./,
+  );
+  assert.deepEqual(planLaunch(input({ launcher: "docker", dockerImage: "pytorch/pytorch" })), {
+    ok: false,
+    message: "docker was not found on PATH: install it or choose another launcher.",
+  });
+  assert.deepEqual(planLaunch(input({ launcher: "slurm", runEnv: { PATH: "/nowhere" } })), {
+    ok: false,
+    message: "srun was not found on PATH (gpuPilot.run.env's PATH): install it or choose another launcher.",
+  });
 });
 
 test("refusals are messages, never throws: bad gpuPilot.run.env, no GPU, docker on AMD; deepspeed gets indices from the inventory", () => {
-  assert.deepEqual(planLaunch(input({ runEnv: { "A B": "x" } })), { ok: false, message: 'gpuPilot.run.env: "A B" is not a variable name.' });
+  assert.deepEqual(planLaunch(input({ runEnv: { "A B": "x" } })), {
+    ok: false,
+    message: 'gpuPilot.run.env: "A B" is not a variable name.',
+  });
   assert.deepEqual(planLaunch(input({ deviceIds: [] })), { ok: false, message: "No GPU selected." });
-  const docker = planLaunch(input({ launcher: "docker", dockerImage: "rocm/pytorch", inventory: { gpus: GPUS, vendor: "amd" }, find: finder({ docker: "/usr/bin/docker" }).find }));
+  const docker = planLaunch(
+    input({
+      launcher: "docker",
+      dockerImage: "rocm/pytorch",
+      inventory: { gpus: GPUS, vendor: "amd" },
+      find: finder({ docker: "/usr/bin/docker" }).find,
+    }),
+  );
   assert.equal(docker.ok, false);
   assert.match((docker as { message: string }).message, /--gpus, which is NVIDIA's/);
-  const ds = planLaunch(input({ launcher: "deepspeed", deviceIds: [GPUS[1].uuid], find: finder({ deepspeed: "/venv/bin/deepspeed" }).find }));
+  const ds = planLaunch(
+    input({
+      launcher: "deepspeed",
+      deviceIds: [GPUS[1].uuid],
+      find: finder({ deepspeed: "/venv/bin/deepspeed" }).find,
+    }),
+  );
   assert.ok(ds.ok);
   assert.deepEqual(ds.spec.args, ["--include", "localhost:1", FILE]);
   assert.deepEqual(ds.spec.env, { CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
@@ -82,7 +141,17 @@ test("refusals are messages, never throws: bad gpuPilot.run.env, no GPU, docker 
 test("the agent tools' run text names the variable the plan set: ROCR_VISIBLE_DEVICES on AMD, CUDA_VISIBLE_DEVICES otherwise", () => {
   const what = { file: FILE, launcher: "python", visibleDevices: "0", command: ["python3", FILE] };
   const end = { exitCode: 0 };
-  assert.match(formatRunResult({ ...what, vendor: "amd" }, end, "", 60), /^Ran \/work\/proj\/train\.py with python on ROCR_VISIBLE_DEVICES=0: exit code 0\.\n/);
-  assert.match(formatRunResult({ ...what, vendor: "nvidia" }, end, "", 60), /^Ran \/work\/proj\/train\.py with python on CUDA_VISIBLE_DEVICES=0 \(CUDA_DEVICE_ORDER=PCI_BUS_ID\): exit code 0\.\n/);
-  assert.equal(formatRunResult(what, end, "", 60), formatRunResult({ ...what, vendor: "nvidia" }, end, "", 60), "no vendor: NVIDIA's text, as before");
+  assert.match(
+    formatRunResult({ ...what, vendor: "amd" }, end, "", 60),
+    /^Ran \/work\/proj\/train\.py with python on ROCR_VISIBLE_DEVICES=0: exit code 0\.\n/,
+  );
+  assert.match(
+    formatRunResult({ ...what, vendor: "nvidia" }, end, "", 60),
+    /^Ran \/work\/proj\/train\.py with python on CUDA_VISIBLE_DEVICES=0 \(CUDA_DEVICE_ORDER=PCI_BUS_ID\): exit code 0\.\n/,
+  );
+  assert.equal(
+    formatRunResult(what, end, "", 60),
+    formatRunResult({ ...what, vendor: "nvidia" }, end, "", 60),
+    "no vendor: NVIDIA's text, as before",
+  );
 });

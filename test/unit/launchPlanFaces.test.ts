@@ -26,26 +26,53 @@ const PYTHON = findProgram("python3", { pathEnv: process.env.PATH })
   ? spawnSync("python3", ["-c", "import sys; print(sys.executable)"], { encoding: "utf8" }).stdout.trim() || undefined
   : undefined;
 const KEYS = ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"];
-const none = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose() { /* */ } }) };
+const none = {
+  isCancellationRequested: false,
+  onCancellationRequested: () => ({
+    dispose() {
+      /* */
+    },
+  }),
+};
 
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-faces-"));
-const saved = { PATH: process.env.PATH, CUDA_VISIBLE_DEVICES: process.env.CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES: process.env.HIP_VISIBLE_DEVICES, FAKE_NVIDIA_SMI_MODE: process.env.FAKE_NVIDIA_SMI_MODE };
+const saved = {
+  PATH: process.env.PATH,
+  CUDA_VISIBLE_DEVICES: process.env.CUDA_VISIBLE_DEVICES,
+  HIP_VISIBLE_DEVICES: process.env.HIP_VISIBLE_DEVICES,
+  FAKE_NVIDIA_SMI_MODE: process.env.FAKE_NVIDIA_SMI_MODE,
+};
 test.after(() => {
-  for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+  for (const [k, v] of Object.entries(saved))
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
   rmSync(tmp, { recursive: true, force: true });
 });
 
 /** A machine: its PATH (python3 always on it) and the nvidia-smi GPU Pilot is told to read. */
-interface Machine { name: string; path: string; nvidiaSmi: string; gpus: string[] }
+interface Machine {
+  name: string;
+  path: string;
+  nvidiaSmi: string;
+  gpus: string[];
+}
 const amdBin = join(tmp, "amd-bin");
 const nvBin = join(tmp, "nv-bin");
 const AMD: Machine = { name: "amd", path: `${amdBin}:${NODE_DIR}`, nvidiaSmi: "nvidia-smi", gpus: ["0"] };
-const NVIDIA: Machine = { name: "nvidia", path: `${BIN}:${nvBin}:${NODE_DIR}`, nvidiaSmi: join(BIN, "nvidia-smi"), gpus: ["1"] };
+const NVIDIA: Machine = {
+  name: "nvidia",
+  path: `${BIN}:${nvBin}:${NODE_DIR}`,
+  nvidiaSmi: join(BIN, "nvidia-smi"),
+  gpus: ["1"],
+};
 
 /** The script every face runs: prints the device variables it sees as one JSON line. */
 function script(): string {
   const file = join(tmp, "show_devices.py");
-  writeFileSync(file, `import json, os\nprint("ENV=" + json.dumps({k: os.environ.get(k) for k in ${JSON.stringify(KEYS)}}, sort_keys=True))\n`);
+  writeFileSync(
+    file,
+    `import json, os\nprint("ENV=" + json.dumps({k: os.environ.get(k) for k in ${JSON.stringify(KEYS)}}, sort_keys=True))\n`,
+  );
   return file;
 }
 /** The variables the script printed; when it printed none (refused, failed), the face's text instead. */
@@ -75,8 +102,13 @@ async function host(m: Machine): Promise<AgentHost & { dispose(): void }> {
   const selection = new SelectionStore(state);
   await selection.set(m.gpus);
   return {
-    monitor, selection, subscriptions: [], workspaceState: state,
-    setLastRun(_run: LastRun) { /* not needed */ },
+    monitor,
+    selection,
+    subscriptions: [],
+    workspaceState: state,
+    setLastRun(_run: LastRun) {
+      /* not needed */
+    },
     checkFile: () => Promise.reject(new Error("not used")),
     dispose: () => monitor.dispose(),
   };
@@ -109,7 +141,10 @@ async function agentFace(m: Machine, file: string): Promise<Record<string, strin
   const h = await host(m);
   try {
     const tool = createAgentTools(h)[TOOL.runOnGpus];
-    const pending = tool.invoke({ input: { path: file, gpus: m.gpus }, toolInvocationToken: { chat: true } }, none as never);
+    const pending = tool.invoke(
+      { input: { path: file, gpus: m.gpus }, toolInvocationToken: { chat: true } },
+      none as never,
+    );
     await runStartedTask();
     const r = (await pending) as { content: Array<{ value: string }> };
     return printed(r.content[0].value);
@@ -120,7 +155,13 @@ async function agentFace(m: Machine, file: string): Promise<Record<string, strin
 
 async function mcpFace(m: Machine, file: string): Promise<Record<string, string | null>> {
   enter(m);
-  const tools = new McpTools({ allowRun: true, nvidiaSmi: m.nvidiaSmi, python: PYTHON!, root: tmp, nvidiaSmiTimeoutMs: 10_000 });
+  const tools = new McpTools({
+    allowRun: true,
+    nvidiaSmi: m.nvidiaSmi,
+    python: PYTHON!,
+    root: tmp,
+    nvidiaSmiTimeoutMs: 10_000,
+  });
   const r = await tools.call(TOOL.runOnGpus, { path: file, gpus: m.gpus });
   return printed(r.content.map((c) => (c.type === "text" ? c.text : "")).join(""));
 }
@@ -136,7 +177,12 @@ test("editor, language-model tool and MCP server give a run the same device vari
   const file = script();
   const expected = {
     amd: { CUDA_DEVICE_ORDER: null, CUDA_VISIBLE_DEVICES: null, HIP_VISIBLE_DEVICES: null, ROCR_VISIBLE_DEVICES: "0" },
-    nvidia: { CUDA_DEVICE_ORDER: "PCI_BUS_ID", CUDA_VISIBLE_DEVICES: "1", HIP_VISIBLE_DEVICES: "7", ROCR_VISIBLE_DEVICES: null },
+    nvidia: {
+      CUDA_DEVICE_ORDER: "PCI_BUS_ID",
+      CUDA_VISIBLE_DEVICES: "1",
+      HIP_VISIBLE_DEVICES: "7",
+      ROCR_VISIBLE_DEVICES: null,
+    },
   };
   for (const m of [AMD, NVIDIA]) {
     const got = { editor: await editorFace(m, file), agent: await agentFace(m, file), mcp: await mcpFace(m, file) };

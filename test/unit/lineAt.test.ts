@@ -16,10 +16,14 @@ function lineOf(starts: readonly number[], offset: number): number {
 
 test("lineStartAt, nextLineStartAt and lineEndAt agree with lineStarts at every offset", () => {
   let seed = 7;
-  const rnd = (n: number) => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+  const rnd = (n: number) => {
+    seed = (seed * 1103515245 + 12345) & 0x7fffffff;
+    return seed % n;
+  };
   const pieces = ["x", "ab", " ", "\n", "\r\n", "\r", "\n\n", "#c"];
   const texts = ["", "x", "\n", "\r\n", "\r", "a\r\nb", "a\rb\n", "a\n\r\nb\r"];
-  for (let k = 0; k < 200; k++) texts.push(Array.from({ length: 1 + rnd(12) }, () => pieces[rnd(pieces.length)]).join(""));
+  for (let k = 0; k < 200; k++)
+    texts.push(Array.from({ length: 1 + rnd(12) }, () => pieces[rnd(pieces.length)]).join(""));
   for (const text of texts) {
     const starts = [...lineStarts(text)];
     for (let offset = 0; offset <= text.length; offset++) {
@@ -28,7 +32,11 @@ test("lineStartAt, nextLineStartAt and lineEndAt agree with lineStarts at every 
       const line = lineOf(starts, offset);
       const where = `${JSON.stringify(text)} at ${offset}`;
       assert.equal(lineStartAt(text, offset), starts[line], `lineStartAt, ${where}`);
-      assert.equal(nextLineStartAt(text, offset), line + 1 < starts.length ? starts[line + 1] : null, `nextLineStartAt, ${where}`);
+      assert.equal(
+        nextLineStartAt(text, offset),
+        line + 1 < starts.length ? starts[line + 1] : null,
+        `nextLineStartAt, ${where}`,
+      );
       const next = line + 1 < starts.length ? starts[line + 1] : text.length;
       const end = text.slice(starts[line], next).replace(/(\r\n|\n|\r)$/, "").length + starts[line];
       assert.equal(lineEndAt(text, offset), end, `lineEndAt, ${where}`);

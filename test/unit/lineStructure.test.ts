@@ -4,8 +4,13 @@ import { test } from "node:test";
 import { codeWords } from "../../common/src/python/lineStructure";
 
 function scan(text: string): { words: string[]; ends: number[]; error: string | null } {
-  const words: string[] = [], ends: number[] = [];
-  const error = codeWords(text, (s, e) => words.push(text.slice(s, e)), (o) => ends.push(o));
+  const words: string[] = [],
+    ends: number[] = [];
+  const error = codeWords(
+    text,
+    (s, e) => words.push(text.slice(s, e)),
+    (o) => ends.push(o),
+  );
   return { words, ends, error: error?.message ?? null };
 }
 
@@ -19,7 +24,10 @@ test("codeWords: a logical line ends at depth 0, not inside brackets or after a 
   const text = "del (a,\n  b)\ndel c, \\\n  d\n\n# note\ne\n";
   const r = scan(text);
   assert.deepEqual(r.words, ["del", "a", "b", "del", "c", "d", "e"]);
-  assert.deepEqual(r.ends.map((o) => text.slice(0, o).split("\n").length - 1), [1, 3, 4, 5, 6]);
+  assert.deepEqual(
+    r.ends.map((o) => text.slice(0, o).split("\n").length - 1),
+    [1, 3, 4, 5, 6],
+  );
   assert.equal(r.error, null);
 });
 

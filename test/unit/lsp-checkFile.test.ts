@@ -14,9 +14,13 @@ import { ROOT } from "./helpers";
 
 const lsp = useLanguageServer();
 let conn: ProtocolConnection;
-before(async () => { await lsp.ready; conn = lsp.conn; });
+before(async () => {
+  await lsp.ready;
+  conn = lsp.conn;
+});
 
-const LATE = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\n';
+const LATE =
+  'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\n';
 const EARLY = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n';
 const check = (path: unknown) => conn.sendRequest(CheckFileRequest.type, { path } as never) as Promise<CheckFileResult>;
 
@@ -42,11 +46,16 @@ test("an open document: its (unsaved) text, not the file on disk", async () => {
   const dir = mkdtempSync(join(tmpdir(), "gpu-pilot-check-"));
   const file = join(dir, "edited.py");
   writeFileSync(file, LATE);
-  await conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri: pathToFileURL(file).href, languageId: "python", version: 1, text: EARLY } });
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri: pathToFileURL(file).href, languageId: "python", version: 1, text: EARLY },
+  });
   const r = await check(file);
   assert.ok(r.ok);
   assert.equal(r.source, "editor");
-  assert.deepEqual(r.findings.filter((f) => f.code === "GPU001"), []);
+  assert.deepEqual(
+    r.findings.filter((f) => f.code === "GPU001"),
+    [],
+  );
 });
 
 test("a notebook on disk: findings carry their 1-based cell", async () => {
@@ -58,7 +67,11 @@ test("a notebook on disk: findings carry their 1-based cell", async () => {
 
 test("missing file, folder, relative path and bad params: ok false with the reason", async () => {
   const missing = await check("/nonexistent/x.py");
-  assert.deepEqual(missing, { ok: false, path: "/nonexistent/x.py", error: "cannot read /nonexistent/x.py: no such file" });
+  assert.deepEqual(missing, {
+    ok: false,
+    path: "/nonexistent/x.py",
+    error: "cannot read /nonexistent/x.py: no such file",
+  });
   const folder = await check(ROOT);
   assert.equal(folder.ok, false);
   assert.match((folder as { error: string }).error, /not a regular file \(a folder\)/);

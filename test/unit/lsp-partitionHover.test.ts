@@ -20,9 +20,20 @@ test("hovering #SBATCH --partition=gpu in a job script shows the partition's fre
   await lsp.ready;
   const uri = pathToFileURL("/tmp/gpu-pilot-hover/train.sbatch").href;
   const text = "#!/bin/bash\n#SBATCH --partition=gpu\n#SBATCH --gres=gpu:2\nsrun python train.py\n";
-  await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, { textDocument: { uri, languageId: "shellscript", version: 1, text } });
-  const hover = await lsp.conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 1, character: 12 } });
-  assert.equal((hover!.contents as { value: string }).value, "**Slurm partition GPUs** (sinfo, just now)\n\n- `gpu`: **1 of 4 GPUs free**, 3 in use; 1 node");
+  await lsp.conn.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: "shellscript", version: 1, text },
+  });
+  const hover = await lsp.conn.sendRequest(HoverRequest.type, {
+    textDocument: { uri },
+    position: { line: 1, character: 12 },
+  });
+  assert.equal(
+    (hover!.contents as { value: string }).value,
+    "**Slurm partition GPUs** (sinfo, just now)\n\n- `gpu`: **1 of 4 GPUs free**, 3 in use; 1 node",
+  );
   assert.deepEqual(hover!.range, { start: { line: 1, character: 8 }, end: { line: 1, character: 23 } });
-  assert.equal(await lsp.conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 2, character: 12 } }), null);
+  assert.equal(
+    await lsp.conn.sendRequest(HoverRequest.type, { textDocument: { uri }, position: { line: 2, character: 12 } }),
+    null,
+  );
 });

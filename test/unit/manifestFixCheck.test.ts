@@ -19,7 +19,11 @@ const markRule: ManifestRule = {
       const k = l.indexOf("MARK");
       if (k < 0) return;
       const range = { start: { line, character: k }, end: { line, character: k + 4 } };
-      ctx.report({ range, message: "MARK", fix: { title: "fix", safe: true, edits: [{ range, newText: l.includes("BREAK") ? "[" : "good" }] } });
+      ctx.report({
+        range,
+        message: "MARK",
+        fix: { title: "fix", safe: true, edits: [{ range, newText: l.includes("BREAK") ? "[" : "good" }] },
+      });
     });
   },
 };
@@ -30,10 +34,17 @@ test("lintManifest drops exactly the fixes the per-fix check drops (groups halve
   const r = lintManifest(text, "yaml", { rules: [markRule] });
   assert.equal(r.diagnostics.length, 50);
   const fixed = r.diagnostics.filter((d) => d.fix).map((d) => d.range.start.line);
-  assert.deepEqual(fixed, Array.from({ length: 50 }, (_, i) => i).filter((i) => !breaks.has(i)));
+  assert.deepEqual(
+    fixed,
+    Array.from({ length: 50 }, (_, i) => i).filter((i) => !breaks.has(i)),
+  );
   for (const d of r.diagnostics) {
     const fix = { edits: [{ range: d.range, newText: breaks.has(d.range.start.line) ? "[" : "good" }] };
-    assert.equal(manifestFixParsesCleanly(text, "yaml", fix), !breaks.has(d.range.start.line), `line ${d.range.start.line}`);
+    assert.equal(
+      manifestFixParsesCleanly(text, "yaml", fix),
+      !breaks.has(d.range.start.line),
+      `line ${d.range.start.line}`,
+    );
   }
   const all = fixAllManifest(text, "yaml", { rules: [markRule] });
   assert.equal(all.applied, 45);
@@ -47,10 +58,17 @@ test("the editor's lint (lazyFixValidation) keeps every fix; the check it runs w
   const text = Array.from({ length: 20 }, (_, i) => `k${i}: MARK${breaks.has(i) ? " # BREAK" : ""}`).join("\n") + "\n";
   const lazy = lintManifest(text, "yaml", { rules: [markRule], lazyFixValidation: true });
   assert.equal(lazy.diagnostics.filter((d) => d.fix).length, 20);
-  const offered = lazy.diagnostics.filter((d) => manifestFixParsesCleanly(text, "yaml", d.fix!)).map((d) => d.range.start.line);
-  const eager = lintManifest(text, "yaml", { rules: [markRule] }).diagnostics.filter((d) => d.fix).map((d) => d.range.start.line);
+  const offered = lazy.diagnostics
+    .filter((d) => manifestFixParsesCleanly(text, "yaml", d.fix!))
+    .map((d) => d.range.start.line);
+  const eager = lintManifest(text, "yaml", { rules: [markRule] })
+    .diagnostics.filter((d) => d.fix)
+    .map((d) => d.range.start.line);
   assert.deepEqual(offered, eager);
-  assert.deepEqual(eager, Array.from({ length: 20 }, (_, i) => i).filter((i) => !breaks.has(i)));
+  assert.deepEqual(
+    eager,
+    Array.from({ length: 20 }, (_, i) => i).filter((i) => !breaks.has(i)),
+  );
 });
 
 test("GPU018 on a Deployment of 60 containers: every fix kept, each one parses on its own", () => {

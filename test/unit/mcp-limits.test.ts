@@ -21,7 +21,9 @@ type Msg = { id?: number | string | null; result?: unknown; error?: { code: numb
 
 // The server itself, not scripts/gpu-pilot.mjs (a parent that waits for it): its pid is the one
 // measured and signalled. The wrapper builds dist/cli.js from the sources first when it is stale.
-before(() => { spawnSync(process.execPath, [join(ROOT, "scripts", "gpu-pilot.mjs"), "mcp", "--help"], { stdio: "ignore" }); });
+before(() => {
+  spawnSync(process.execPath, [join(ROOT, "scripts", "gpu-pilot.mjs"), "mcp", "--help"], { stdio: "ignore" });
+});
 
 /** A server on raw pipes: `send` writes one line, `next` waits for the answer with that id. */
 function startServer(args: string[], env: Record<string, string> = {}) {
@@ -32,12 +34,18 @@ function startServer(args: string[], env: Record<string, string> = {}) {
   const got: Msg[] = [];
   let buf = "";
   let stderr = "";
-  child.stderr.on("data", (d: Buffer) => { stderr += d.toString(); });
+  child.stderr.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
   child.stdout.on("data", (d: Buffer) => {
     buf += d.toString();
-    for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) { got.push(JSON.parse(buf.slice(0, i)) as Msg); buf = buf.slice(i + 1); }
+    for (let i = buf.indexOf("\n"); i >= 0; i = buf.indexOf("\n")) {
+      got.push(JSON.parse(buf.slice(0, i)) as Msg);
+      buf = buf.slice(i + 1);
+    }
   });
-  const send = (line: string | object) => child.stdin.write((typeof line === "string" ? line : JSON.stringify(line)) + "\n");
+  const send = (line: string | object) =>
+    child.stdin.write((typeof line === "string" ? line : JSON.stringify(line)) + "\n");
   const next = async (pred: (m: Msg) => boolean, ms = 20_000): Promise<Msg> => {
     for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 20))) {
       const i = got.findIndex(pred);
@@ -48,22 +56,33 @@ function startServer(args: string[], env: Record<string, string> = {}) {
   };
   const byId = (id: number | string | null) => (m: Msg) => m.id === id;
   const init = async () => {
-    send({ jsonrpc: "2.0", id: "init", method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } });
+    send({
+      jsonrpc: "2.0",
+      id: "init",
+      method: "initialize",
+      params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } },
+    });
     await next(byId("init"));
     send({ jsonrpc: "2.0", method: "notifications/initialized" });
   };
-  const call = (id: number, name: string, args: object) => send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
+  const call = (id: number, name: string, args: object) =>
+    send({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } });
   return { child, got, send, next, byId, init, call, stderr: () => stderr };
 }
 
 /** Whether `pid` runs (a zombie counts as gone). */
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0); } catch { return false; }
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
   const stat = existsSync(`/proc/${pid}/stat`) ? readFileSync(`/proc/${pid}/stat`, "utf8") : "";
   return !/^\d+ \(.*\) Z/.test(stat);
 }
 const waitFor = async (cond: () => boolean, ms: number): Promise<boolean> => {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) if (cond()) return true;
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50)))
+    if (cond()) return true;
   return cond();
 };
 
@@ -88,7 +107,9 @@ test("an 11 MiB message: a JSON-RPC error naming the limit, with its id, within 
   await s.init();
   const t = Date.now();
   const pad = "a".repeat(11 * 1024 * 1024);
-  s.send(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"gpu-pilot_checkFile","arguments":{"path":"${pad}"}},"id":9}`);
+  s.send(
+    `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"gpu-pilot_checkFile","arguments":{"path":"${pad}"}},"id":9}`,
+  );
   const big = await s.next(s.byId(9));
   assert.equal(big.error?.code, -32600);
   assert.match(big.error?.message ?? "", /larger than 10 MiB/);
@@ -127,17 +148,28 @@ test("a client that stops reading: 20,000 tools/list requests do not grow the se
 test("100 gpu-pilot_listGpus calls at once: at most one nvidia-smi runs at a time, every call answered without error", async () => {
   const bin = mkdtempSync(join(TMP, "bin-"));
   const log = join(bin, "calls.log");
-  writeFileSync(join(bin, "nvidia-smi"), `#!/bin/sh\necho + >> '${log}'\n'${join(BIN, "nvidia-smi")}' "$@"\nrc=$?\necho - >> '${log}'\nexit $rc\n`, { mode: 0o755 });
+  writeFileSync(
+    join(bin, "nvidia-smi"),
+    `#!/bin/sh\necho + >> '${log}'\n'${join(BIN, "nvidia-smi")}' "$@"\nrc=$?\necho - >> '${log}'\nexit $rc\n`,
+    { mode: 0o755 },
+  );
   const s = startServer(["--root", TMP, "--nvidia-smi", join(bin, "nvidia-smi")]);
   await s.init();
   for (let i = 1; i <= 100; i++) s.call(i, "gpu-pilot_listGpus", {});
   const answers = await Promise.all(Array.from({ length: 100 }, (_, i) => s.next(s.byId(i + 1), 120_000)));
   const errors = answers.filter((a) => (a.result as { isError?: boolean }).isError);
   if (process.env.GP_SHOW) console.log(`${errors.length} error results`);
-  assert.equal(errors.length, 0, (errors[0]?.result as { content: Array<{ text: string }> } | undefined)?.content[0].text);
+  assert.equal(
+    errors.length,
+    0,
+    (errors[0]?.result as { content: Array<{ text: string }> } | undefined)?.content[0].text,
+  );
   let running = 0;
   let most = 0;
-  for (const l of readFileSync(log, "utf8").trim().split("\n")) { running += l === "+" ? 1 : -1; most = Math.max(most, running); }
+  for (const l of readFileSync(log, "utf8").trim().split("\n")) {
+    running += l === "+" ? 1 : -1;
+    most = Math.max(most, running);
+  }
   if (process.env.GP_SHOW) console.log(`${most} at once`);
   assert.equal(most, 1, `${most} nvidia-smi processes ran at once`);
 });
@@ -145,10 +177,16 @@ test("100 gpu-pilot_listGpus calls at once: at most one nvidia-smi runs at a tim
 /** A run that starts a child (`sleep 300`) and waits; resolves with the child's pid once it runs. */
 async function startLongRun(s: ReturnType<typeof startServer>, dir: string): Promise<number> {
   const pidFile = join(dir, "child.pid");
-  writeFileSync(join(dir, "long.py"), `import subprocess, time\np = subprocess.Popen(["sleep", "300"])\nopen(${JSON.stringify(pidFile)}, "w").write(str(p.pid))\ntime.sleep(300)\n`);
+  writeFileSync(
+    join(dir, "long.py"),
+    `import subprocess, time\np = subprocess.Popen(["sleep", "300"])\nopen(${JSON.stringify(pidFile)}, "w").write(str(p.pid))\ntime.sleep(300)\n`,
+  );
   await s.init();
   s.call(1, "gpu-pilot_runOnGpus", { path: "long.py", gpus: ["1"], timeoutSeconds: 600 });
-  assert.ok(await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8") !== "", 20_000), "the run started");
+  assert.ok(
+    await waitFor(() => existsSync(pidFile) && readFileSync(pidFile, "utf8") !== "", 20_000),
+    "the run started",
+  );
   return Number(readFileSync(pidFile, "utf8"));
 }
 
@@ -183,7 +221,12 @@ test("checkFile and runOnGpus: only paths inside --root (links out of it include
     const r = (await s.next(s.byId(id))).result as { content: Array<{ text: string }>; isError?: boolean };
     return { text: r.content[0].text, isError: r.isError === true };
   };
-  for (const [i, p] of [join(outside, "secret.py"), "../" + join(outside.split("/").pop()!, "secret.py"), "link.py", "/etc/passwd"].entries()) {
+  for (const [i, p] of [
+    join(outside, "secret.py"),
+    "../" + join(outside.split("/").pop()!, "secret.py"),
+    "link.py",
+    "/etc/passwd",
+  ].entries()) {
     const r = await text(i + 1, "gpu-pilot_checkFile", { path: p });
     assert.equal(r.isError, true, p);
     assert.match(r.text, /is outside the root .* \(--root\)/, p);

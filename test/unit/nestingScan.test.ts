@@ -14,10 +14,41 @@ import { nestingProblem, scanNesting, MAX_NESTING } from "../../server/src/engin
 /** A small deterministic generator (xorshift32). */
 function rng(seed: number): (n: number) => number {
   let x = seed | 0 || 1;
-  return (n) => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) % n; };
+  return (n) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
 }
 
-const PIECES = ["(", ")", "[", "]", "{", "}", "\n", "\r\n", "\r", "-", "+", "~", " not", " lambda", " if", " await", "x", " ", "\t", "a = 1\n", "notable", "if(", "é", "not-", "(-"];
+const PIECES = [
+  "(",
+  ")",
+  "[",
+  "]",
+  "{",
+  "}",
+  "\n",
+  "\r\n",
+  "\r",
+  "-",
+  "+",
+  "~",
+  " not",
+  " lambda",
+  " if",
+  " await",
+  "x",
+  " ",
+  "\t",
+  "a = 1\n",
+  "notable",
+  "if(",
+  "é",
+  "not-",
+  "(-",
+];
 
 test("nestingProblem answers scanNesting's full scan on random texts past every limit", () => {
   const r = rng(2026);
@@ -41,13 +72,23 @@ test("nestingProblem answers scanNesting's full scan on random texts past every 
 
 test("nestingProblem at each limit exactly, and the first problem in the text wins", () => {
   const cases = [
-    "(".repeat(MAX_NESTING), "(".repeat(MAX_NESTING + 1), "-".repeat(MAX_NESTING), "-".repeat(MAX_NESTING + 1),
-    " not".repeat(MAX_NESTING), " not".repeat(MAX_NESTING + 1), "- ".repeat(MAX_NESTING + 1),
-    `${"-".repeat(MAX_NESTING + 1)}\n${"(".repeat(MAX_NESTING + 1)}`, `${"(".repeat(MAX_NESTING + 1)}\n${"-".repeat(MAX_NESTING + 1)}`,
-    `${"(".repeat(200)}\n${"(".repeat(57)}`, `${"(".repeat(200)}${")".repeat(300)}\n${"(".repeat(57)}`,
-    `${"-".repeat(200)}\r${"-".repeat(100)}`, `x${" if".repeat(MAX_NESTING + 1)}(`, `${"(".repeat(MAX_NESTING)}${" not".repeat(MAX_NESTING + 1)}(`,
+    "(".repeat(MAX_NESTING),
+    "(".repeat(MAX_NESTING + 1),
+    "-".repeat(MAX_NESTING),
+    "-".repeat(MAX_NESTING + 1),
+    " not".repeat(MAX_NESTING),
+    " not".repeat(MAX_NESTING + 1),
+    "- ".repeat(MAX_NESTING + 1),
+    `${"-".repeat(MAX_NESTING + 1)}\n${"(".repeat(MAX_NESTING + 1)}`,
+    `${"(".repeat(MAX_NESTING + 1)}\n${"-".repeat(MAX_NESTING + 1)}`,
+    `${"(".repeat(200)}\n${"(".repeat(57)}`,
+    `${"(".repeat(200)}${")".repeat(300)}\n${"(".repeat(57)}`,
+    `${"-".repeat(200)}\r${"-".repeat(100)}`,
+    `x${" if".repeat(MAX_NESTING + 1)}(`,
+    `${"(".repeat(MAX_NESTING)}${" not".repeat(MAX_NESTING + 1)}(`,
   ];
-  for (const text of cases) assert.equal(nestingProblem(text), scanNesting(text, 0, 0), JSON.stringify(text.slice(0, 60)));
+  for (const text of cases)
+    assert.equal(nestingProblem(text), scanNesting(text, 0, 0), JSON.stringify(text.slice(0, 60)));
   assert.match(nestingProblem(`${"-".repeat(MAX_NESTING + 1)}\n${"(".repeat(MAX_NESTING + 1)}`)!, /unary/);
   assert.match(nestingProblem(`${"(".repeat(MAX_NESTING + 1)}\n${"-".repeat(MAX_NESTING + 1)}`)!, /brackets/);
   assert.equal(nestingProblem("(".repeat(MAX_NESTING)), null);

@@ -17,7 +17,9 @@ test("a server forked as vscode-languageclient forks it (execArgv) runs with SER
   writeFileSync(script, "process.send(process.execArgv, () => process.exit(0));\n");
   const child = fork(script, [], { execArgv: [...SERVER_NODE_FLAGS], stdio: ["ignore", "ignore", "pipe", "ipc"] });
   let stderr = "";
-  child.stderr?.on("data", (d: Buffer) => { stderr += d.toString(); });
+  child.stderr?.on("data", (d: Buffer) => {
+    stderr += d.toString();
+  });
   const [argv, code] = await Promise.all([
     new Promise<unknown>((resolve) => child.once("message", resolve)),
     new Promise<number | null>((resolve) => child.once("exit", resolve)),
@@ -27,19 +29,30 @@ test("a server forked as vscode-languageclient forks it (execArgv) runs with SER
 });
 
 test("node refuses a malformed semi-space size, so the flag is parsed, not ignored", () => {
-  assert.ok(SERVER_NODE_FLAGS.some((f) => /^--max-semi-space-size=\d+$/.test(f)), "the young-generation cap is one of the flags");
+  assert.ok(
+    SERVER_NODE_FLAGS.some((f) => /^--max-semi-space-size=\d+$/.test(f)),
+    "the young-generation cap is one of the flags",
+  );
   const bad = spawnSync(process.execPath, ["--max-semi-space-size=notanumber", "-e", ""], { encoding: "utf8" });
   assert.notEqual(bad.status, 0);
 });
 
 test("the benchmark starts the server with the same flags", async () => {
-  const bench = (await import(pathToFileURL(join(__dirname, "..", "..", "bench", "lsp-latency.mjs")).href)) as { serverNodeFlags(): Promise<string[]> };
+  const bench = (await import(pathToFileURL(join(__dirname, "..", "..", "bench", "lsp-latency.mjs")).href)) as {
+    serverNodeFlags(): Promise<string[]>;
+  };
   assert.deepEqual(await bench.serverNodeFlags(), [...SERVER_NODE_FLAGS]);
 });
 
 test("the server's environment: two malloc arenas unless the user's environment sets its own", async () => {
   assert.deepEqual(serverEnvironment({}), { MALLOC_ARENA_MAX: "2" });
   assert.deepEqual(serverEnvironment({ MALLOC_ARENA_MAX: "8", PATH: "/usr/bin" }), { MALLOC_ARENA_MAX: "8" });
-  const bench = (await import(pathToFileURL(join(__dirname, "..", "..", "bench", "lsp-latency.mjs")).href)) as { serverEnvironmentOf(parent: Record<string, string>): Promise<Record<string, string>> };
-  assert.deepEqual(await bench.serverEnvironmentOf({}), { MALLOC_ARENA_MAX: "2" }, "the benchmark starts the server with the same environment");
+  const bench = (await import(pathToFileURL(join(__dirname, "..", "..", "bench", "lsp-latency.mjs")).href)) as {
+    serverEnvironmentOf(parent: Record<string, string>): Promise<Record<string, string>>;
+  };
+  assert.deepEqual(
+    await bench.serverEnvironmentOf({}),
+    { MALLOC_ARENA_MAX: "2" },
+    "the benchmark starts the server with the same environment",
+  );
 });

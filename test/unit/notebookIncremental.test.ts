@@ -15,17 +15,44 @@ import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
 
 const MACHINE = { gpuCount: 2, uuids: ["GPU-0a1b2c3d-0000-0000-0000-000000000000"] };
 /** Every rule, preview on; and the defaults with the prefilter (the editor's), which keeps its probe across versions. */
-const OPTION_SETS: LintOptions[] = [{ noPrefilter: true, preview: true, machine: MACHINE, lazyFixValidation: true }, { machine: MACHINE, lazyFixValidation: true }];
-const NOTEBOOKS = [...filesUnder(join(ROOT, "test"), (n) => n.endsWith(".ipynb")), ...filesUnder(join(ROOT, "examples"), (n) => n.endsWith(".ipynb"))];
-const INSERTS = ["x", "\n", "import torch\n", "torch.cuda.init()\n", "import os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\n", "%env CUDA_VISIBLE_DEVICES=0\n", "!nvidia-smi\n", "!export CUDA_VISIBLE_DEVICE=1\n", "  %env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync\n", "(", "def f():\n    pass\n", ""];
-const shape = (r: ReturnType<typeof lintNotebook>) => JSON.stringify({ d: r.diagnostics, f: r.ruleFailures.map((x) => x.code) });
+const OPTION_SETS: LintOptions[] = [
+  { noPrefilter: true, preview: true, machine: MACHINE, lazyFixValidation: true },
+  { machine: MACHINE, lazyFixValidation: true },
+];
+const NOTEBOOKS = [
+  ...filesUnder(join(ROOT, "test"), (n) => n.endsWith(".ipynb")),
+  ...filesUnder(join(ROOT, "examples"), (n) => n.endsWith(".ipynb")),
+];
+const INSERTS = [
+  "x",
+  "\n",
+  "import torch\n",
+  "torch.cuda.init()\n",
+  'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+  "%env CUDA_VISIBLE_DEVICES=0\n",
+  "!nvidia-smi\n",
+  "!export CUDA_VISIBLE_DEVICE=1\n",
+  "  %env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync\n",
+  "(",
+  "def f():\n    pass\n",
+  "",
+];
+const shape = (r: ReturnType<typeof lintNotebook>) =>
+  JSON.stringify({ d: r.diagnostics, f: r.ruleFailures.map((x) => x.code) });
 
 test("a notebook linted with its kept trees and facts gives the findings of a lint from scratch after random cell edits", async () => {
   await initEngine();
   assert.ok(NOTEBOOKS.length >= 5, `${NOTEBOOKS.length} notebooks`);
   let x = 0x1234567;
-  const r = (n: number) => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) % n; };
-  let steps = 0, reused = 0, whole = 0;
+  const r = (n: number) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
+  let steps = 0,
+    reused = 0,
+    whole = 0;
   for (const options of OPTION_SETS) {
     for (const file of NOTEBOOKS) {
       const cells: CellInput[] = cellsOfIpynb(readFileSync(file, "utf8"));
@@ -47,7 +74,10 @@ test("a notebook linted with its kept trees and facts gives the findings of a li
         // the model built without kept facts (IPython lines' events placed by the plain walk).
         const fresh = lintNotebook(cells, options, {});
         assert.equal(shape(next), shape(fresh), `${file} step ${step}`);
-        if (fresh.tree && !fresh.tree.hasError) { assert.equal(shape(next), shape(lintNotebook(cells, options)), `${file} step ${step}, one tree`); whole++; }
+        if (fresh.tree && !fresh.tree.hasError) {
+          assert.equal(shape(next), shape(lintNotebook(cells, options)), `${file} step ${step}, one tree`);
+          whole++;
+        }
         fresh.tree?.delete();
         kept = next.tree;
         steps++;
@@ -55,17 +85,37 @@ test("a notebook linted with its kept trees and facts gives the findings of a li
       kept?.delete();
     }
   }
-  assert.ok(steps === OPTION_SETS.length * NOTEBOOKS.length * 16 && reused > steps / 2 && whole >= 10, `steps ${steps}, with kept trees ${reused}, as one tree ${whole}`);
+  assert.ok(
+    steps === OPTION_SETS.length * NOTEBOOKS.length * 16 && reused > steps / 2 && whole >= 10,
+    `steps ${steps}, with kept trees ${reused}, as one tree ${whole}`,
+  );
 });
 
 test("IPython lines between kept statements: after edits that keep the code valid, the kept lint equals the plain lint as one tree", async () => {
   await initEngine();
   // Whole lines at a cell's start (where no block is open): IPython lines, writes, CUDA initialisation.
-  const LINES = ["%env CUDA_VISIBLE_DEVICES=1", "!export CUDA_VISIBLE_DEVICES=0", "%env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync", "%set_env CUDA_DEVICE_ORDER PCI_BUS_ID",
-    "import os", "os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"2\"", "import torch", "torch.cuda.init()", "x = torch.zeros(1).cuda()", "!nvidia-smi", "%time y = 1"];
+  const LINES = [
+    "%env CUDA_VISIBLE_DEVICES=1",
+    "!export CUDA_VISIBLE_DEVICES=0",
+    "%env PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync",
+    "%set_env CUDA_DEVICE_ORDER PCI_BUS_ID",
+    "import os",
+    'os.environ["CUDA_VISIBLE_DEVICES"] = "2"',
+    "import torch",
+    "torch.cuda.init()",
+    "x = torch.zeros(1).cuda()",
+    "!nvidia-smi",
+    "%time y = 1",
+  ];
   let x = 0x2468ace;
-  const r = (n: number) => { x ^= x << 13; x ^= x >>> 17; x ^= x << 5; return (x >>> 0) % n; };
-  let steps = 0, magicFindings = 0;
+  const r = (n: number) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
+  let steps = 0,
+    magicFindings = 0;
   for (const options of OPTION_SETS) {
     for (const file of NOTEBOOKS) {
       const cells: CellInput[] = cellsOfIpynb(readFileSync(file, "utf8"));
@@ -83,7 +133,9 @@ test("IPython lines between kept statements: after edits that keep the code vali
         kept?.delete();
         const plain = lintNotebook(cells, options);
         assert.equal(shape(next), shape(plain), `${file} step ${step}`);
-        magicFindings += plain.diagnostics.filter((d) => /^\s*[%!]/.test(cells[d.cell].text.split("\n")[d.range.start.line] ?? "")).length;
+        magicFindings += plain.diagnostics.filter((d) =>
+          /^\s*[%!]/.test(cells[d.cell].text.split("\n")[d.range.start.line] ?? ""),
+        ).length;
         kept = next.tree;
         steps++;
       }
@@ -99,7 +151,7 @@ test("cellFixParsesCleanly: a notebook fix checked when offered equals the lint'
   const cells: CellInput[] = [
     { kind: "markup", text: "# title" },
     { kind: "code", text: "import torch\nprint(torch.cuda.is_available())" },
-    { kind: "code", text: "%env FOO=1\nimport os\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"" },
+    { kind: "code", text: '%env FOO=1\nimport os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"' },
   ];
   const eager = lintNotebook(cells, { lazyFixValidation: false });
   const lazy = lintNotebook(cells, { lazyFixValidation: true });
@@ -107,10 +159,30 @@ test("cellFixParsesCleanly: a notebook fix checked when offered equals the lint'
   assert.ok(fix && eager.diagnostics.find((d) => d.code === "GPU001")?.fix, "GPU001's fix, eager and lazy");
   assert.equal(cellFixParsesCleanly(cells, fix.edits), true);
   const at = { line: 1, character: 0 };
-  assert.equal(cellFixParsesCleanly(cells, [{ cell: 1, range: { start: at, end: at }, newText: "x = (\n" }]), false, "an unclosed bracket");
-  assert.equal(cellFixParsesCleanly(cells, [{ cell: 2, range: { start: { line: 1, character: 0 }, end: { line: 1, character: 0 } }, newText: "  y = 1\n" }]), false, "an unexpected indent (CPython's line structure)");
-  assert.equal(cellFixParsesCleanly(cells, [{ cell: 2, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: "%env BAR=2\n" }]), true, "an IPython line is blanked as in the lint");
-  assert.equal(cellFixParsesCleanly(cells, [{ cell: 0, range: { start: at, end: at }, newText: "x" }]), false, "an edit of a markdown cell");
+  assert.equal(
+    cellFixParsesCleanly(cells, [{ cell: 1, range: { start: at, end: at }, newText: "x = (\n" }]),
+    false,
+    "an unclosed bracket",
+  );
+  assert.equal(
+    cellFixParsesCleanly(cells, [
+      { cell: 2, range: { start: { line: 1, character: 0 }, end: { line: 1, character: 0 } }, newText: "  y = 1\n" },
+    ]),
+    false,
+    "an unexpected indent (CPython's line structure)",
+  );
+  assert.equal(
+    cellFixParsesCleanly(cells, [
+      { cell: 2, range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, newText: "%env BAR=2\n" },
+    ]),
+    true,
+    "an IPython line is blanked as in the lint",
+  );
+  assert.equal(
+    cellFixParsesCleanly(cells, [{ cell: 0, range: { start: at, end: at }, newText: "x" }]),
+    false,
+    "an edit of a markdown cell",
+  );
 });
 
 test("cellInJoined: each code cell's lines are its lines of the joined text (IPython lines blanked to the same length); markup cells and bad indices give null", () => {
@@ -121,7 +193,10 @@ test("cellInJoined: each code cell's lines are its lines of the joined text (IPy
     assert.equal(cellInJoined(cells, -1), null);
     cells.forEach((c, i) => {
       const place = cellInJoined(cells, i);
-      if (c.kind !== "code") { assert.equal(place, null, `${file} cell ${i + 1} is markup`); return; }
+      if (c.kind !== "code") {
+        assert.equal(place, null, `${file} cell ${i + 1} is markup`);
+        return;
+      }
       const own = c.text.split(/\r\n|\r|\n/);
       const joined = place!.joined.split(/\r\n|\r|\n/).slice(place!.start.line, place!.start.line + place!.start.lines);
       assert.equal(place!.start.cell, i);

@@ -8,16 +8,50 @@
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync, readFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+  readFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, relative, sep } from "node:path";
 import { parse as parseYaml } from "yaml";
 import { ROOT } from "./helpers";
 
 /** The top-level entries of the repository that the copy leaves out (not needed to pack; large). */
-const LEFT_OUT = new Set(["node_modules", ".git", "dist", "test", "bench", "verify", "media", ".e2e-tools", ".e2e-run", "out", ".cache"]);
+const LEFT_OUT = new Set([
+  "node_modules",
+  ".git",
+  "dist",
+  "test",
+  "bench",
+  "verify",
+  "media",
+  ".e2e-tools",
+  ".e2e-run",
+  "out",
+  ".cache",
+]);
 /** Every file the package holds (npm adds package.json, README.md and LICENSE itself). */
-const PACKAGE_FILES = ["LICENSE", "README.md", "dist/cli.js", "dist/execa.js", "dist/kernel.js", "dist/mcp.js", "dist/tree-sitter-python.wasm", "dist/tree-sitter.wasm", "package.json", "scripts/gpu-pilot.mjs"];
+const PACKAGE_FILES = [
+  "LICENSE",
+  "README.md",
+  "dist/cli.js",
+  "dist/execa.js",
+  "dist/kernel.js",
+  "dist/mcp.js",
+  "dist/tree-sitter-python.wasm",
+  "dist/tree-sitter.wasm",
+  "package.json",
+  "scripts/gpu-pilot.mjs",
+];
 const BAD = 'import os\nimport torch\nprint(torch.cuda.is_available())\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
 const CLEAN = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\nprint(torch.cuda.is_available())\n';
 
@@ -30,7 +64,8 @@ let npmMissing: string | undefined;
 function run(cmd: string, args: string[], cwd: string, timeout = 180_000): SpawnSyncReturns<string> {
   return spawnSync(cmd, args, { cwd, env, encoding: "utf8", timeout, maxBuffer: 16 * 1024 * 1024 });
 }
-const show = (r: SpawnSyncReturns<string>) => `exit ${r.status}${r.error ? ` (${r.error.message})` : ""}\n${r.stdout}\n${r.stderr}`.slice(-4000);
+const show = (r: SpawnSyncReturns<string>) =>
+  `exit ${r.status}${r.error ? ` (${r.error.message})` : ""}\n${r.stdout}\n${r.stderr}`.slice(-4000);
 
 /** The files below `d`, as paths relative to it with "/". */
 function filesBelow(d: string): string[] {
@@ -38,7 +73,8 @@ function filesBelow(d: string): string[] {
   const walk = (p: string) => {
     for (const e of readdirSync(p, { withFileTypes: true })) {
       const q = join(p, e.name);
-      if (e.isDirectory()) walk(q); else out.push(relative(d, q).split(sep).join("/"));
+      if (e.isDirectory()) walk(q);
+      else out.push(relative(d, q).split(sep).join("/"));
     }
   };
   walk(d);
@@ -58,19 +94,30 @@ before(() => {
   };
   for (const k of Object.keys(env)) if (/^npm_(lifecycle|package)_|^INIT_CWD$/.test(k)) delete env[k];
   const v = run("npm", ["--version"], dir, 30_000);
-  if (v.status !== 0) { npmMissing = `npm cannot be run here (${show(v).trim().split("\n")[0]})`; return; }
+  if (v.status !== 0) {
+    npmMissing = `npm cannot be run here (${show(v).trim().split("\n")[0]})`;
+    return;
+  }
   // A copy of the repository, as a clone has it (node_modules linked: the build's dependencies).
   // Inside a folder named node_modules, as an installed clone is: the build must still tell the
   // project's files from its dependencies.
   const clone = join(dir, "node_modules", "clone");
-  cpSync(ROOT, clone, { recursive: true, filter: (src) => { const rel = relative(ROOT, src); return rel === "" || !LEFT_OUT.has(rel.split(sep)[0]) && !rel.endsWith(".vsix"); } });
+  cpSync(ROOT, clone, {
+    recursive: true,
+    filter: (src) => {
+      const rel = relative(ROOT, src);
+      return rel === "" || (!LEFT_OUT.has(rel.split(sep)[0]) && !rel.endsWith(".vsix"));
+    },
+  });
   symlinkSync(join(ROOT, "node_modules"), join(clone, "node_modules"), "dir");
   const packed = run("npm", ["pack", "--pack-destination", dir], clone, 300_000);
   assert.equal(packed.status, 0, show(packed));
   packStdout = packed.stdout;
   tarball = join(dir, packed.stdout.trim().split("\n").pop() ?? "");
 });
-after(() => { if (dir) rmSync(dir, { recursive: true, force: true }); });
+after(() => {
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
 
 test("npm pack prints only the tarball's name on stdout (pre-commit takes the whole of it as the file name), the prepack build's output hidden", (t) => {
   if (npmMissing) return t.skip(npmMissing);
@@ -83,15 +130,30 @@ test("the package installed from the tarball into a fresh prefix under node_modu
   const prefix = join(dir, "node_modules", "tools");
   mkdirSync(prefix, { recursive: true });
   // Offline, with an empty cache: a package that needed a dependency from the registry fails here.
-  const inst = run("npm", ["install", "--global", "--prefix", prefix, "--offline", "--no-audit", "--no-fund", tarball], dir);
+  const inst = run(
+    "npm",
+    ["install", "--global", "--prefix", prefix, "--offline", "--no-audit", "--no-fund", tarball],
+    dir,
+  );
   assert.equal(inst.status, 0, show(inst));
   const installed = join(prefix, "lib", "node_modules", "gpu-pilot");
   assert.deepEqual(filesBelow(installed), PACKAGE_FILES);
-  const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as { dependencies?: object; scripts?: Record<string, string> };
+  const manifest = JSON.parse(readFileSync(join(installed, "package.json"), "utf8")) as {
+    dependencies?: object;
+    scripts?: Record<string, string>;
+  };
   assert.equal(manifest.dependencies, undefined);
-  for (const s of ["preinstall", "install", "postinstall", "prepare"]) assert.equal(manifest.scripts?.[s], undefined, `an install script (${s}) would need a shell at install`);
+  for (const s of ["preinstall", "install", "postinstall", "prepare"])
+    assert.equal(manifest.scripts?.[s], undefined, `an install script (${s}) would need a shell at install`);
   // Minified, with every dependency bundled in.
-  assert.ok(Math.max(...readFileSync(join(installed, "dist", "cli.js"), "utf8").split("\n").map((l) => l.length)) > 50_000, "dist/cli.js is not the minified build");
+  assert.ok(
+    Math.max(
+      ...readFileSync(join(installed, "dist", "cli.js"), "utf8")
+        .split("\n")
+        .map((l) => l.length),
+    ) > 50_000,
+    "dist/cli.js is not the minified build",
+  );
   const bin = join(prefix, "bin", "gpu-pilot");
   assert.ok(statSync(bin).mode & 0o111, "the bin is not executable");
   const work = join(dir, "node_modules", "project");
@@ -102,7 +164,11 @@ test("the package installed from the tarball into a fresh prefix under node_modu
     const bad = run(bin, ["check", "--format", "json", "bad.py"], work, 60_000);
     assert.equal(bad.status, 1, `${round} run: ${show(bad)}`);
     const found = JSON.parse(bad.stdout) as Array<{ code: string; filename: string }>;
-    assert.deepEqual(found.map((d) => d.code), ["GPU001"], `${round} run`);
+    assert.deepEqual(
+      found.map((d) => d.code),
+      ["GPU001"],
+      `${round} run`,
+    );
     assert.equal(bad.stderr, "", `${round} run`);
     const clean = run(bin, ["check", "clean.py"], work, 60_000);
     assert.equal(clean.status, 0, `${round} run: ${show(clean)}`);
@@ -122,10 +188,18 @@ test("npm exec runs the CLI from the tarball (npx --package), in a project under
   mkdirSync(work, { recursive: true });
   writeFileSync(join(work, "bad.py"), BAD);
   writeFileSync(join(work, "clean.py"), CLEAN);
-  const bad = run("npm", ["exec", "--yes", "--offline", "--package", tarball, "--", "gpu-pilot", "check", "bad.py"], work);
+  const bad = run(
+    "npm",
+    ["exec", "--yes", "--offline", "--package", tarball, "--", "gpu-pilot", "check", "bad.py"],
+    work,
+  );
   assert.equal(bad.status, 1, show(bad));
   assert.match(bad.stdout, /^bad\.py:4:1: error GPU001 /m);
-  const clean = run("npm", ["exec", "--yes", "--offline", "--package", tarball, "--", "gpu-pilot", "check", "clean.py"], work);
+  const clean = run(
+    "npm",
+    ["exec", "--yes", "--offline", "--package", tarball, "--", "gpu-pilot", "check", "clean.py"],
+    work,
+  );
   assert.equal(clean.status, 0, show(clean));
 });
 
@@ -139,21 +213,48 @@ test("npm exec runs the CLI from the tarball (npx --package), in a project under
 test("pre-commit: a commit with a finding in a staged Python file or Dockerfile fails and shows it; the fixed files commit; pyproject.toml is not linted", (t) => {
   if (npmMissing) return t.skip(npmMissing);
   const pc = run("pre-commit", ["--version"], dir, 30_000);
-  if (pc.status !== 0) return t.skip(`pre-commit is not installed (apt-get install pre-commit): ${pc.error?.message ?? pc.stderr.trim()}`);
+  if (pc.status !== 0)
+    return t.skip(`pre-commit is not installed (apt-get install pre-commit): ${pc.error?.message ?? pc.stderr.trim()}`);
   const git = run("git", ["--version"], dir, 30_000);
   if (git.status !== 0) return t.skip("git is not installed");
-  const hooks = (JSON.parse(JSON.stringify(parseYaml(readFileSync(join(ROOT, ".pre-commit-hooks.yaml"), "utf8")))) as Array<Record<string, unknown>>);
+  const hooks = JSON.parse(
+    JSON.stringify(parseYaml(readFileSync(join(ROOT, ".pre-commit-hooks.yaml"), "utf8"))),
+  ) as Array<Record<string, unknown>>;
   const hook = hooks.find((h) => h.id === "gpu-pilot");
   assert.ok(hook);
   const repo = join(dir, "precommit-repo");
   mkdirSync(repo);
-  const config = { repos: [{ repo: "local", hooks: [{ ...hook, minimum_pre_commit_version: undefined, language_version: "system", additional_dependencies: [tarball] }] }] };
+  const config = {
+    repos: [
+      {
+        repo: "local",
+        hooks: [
+          {
+            ...hook,
+            minimum_pre_commit_version: undefined,
+            language_version: "system",
+            additional_dependencies: [tarball],
+          },
+        ],
+      },
+    ],
+  };
   writeFileSync(join(repo, ".pre-commit-config.yaml"), JSON.stringify(config, null, 2)); // JSON is YAML
-  const pcEnv = { PRE_COMMIT_HOME: join(dir, "pre-commit-home"), npm_config_offline: "true", GIT_AUTHOR_NAME: "t", GIT_AUTHOR_EMAIL: "t@example.invalid", GIT_COMMITTER_NAME: "t", GIT_COMMITTER_EMAIL: "t@example.invalid" };
+  const pcEnv = {
+    PRE_COMMIT_HOME: join(dir, "pre-commit-home"),
+    npm_config_offline: "true",
+    GIT_AUTHOR_NAME: "t",
+    GIT_AUTHOR_EMAIL: "t@example.invalid",
+    GIT_COMMITTER_NAME: "t",
+    GIT_COMMITTER_EMAIL: "t@example.invalid",
+  };
   const saved = env;
   env = { ...env, ...pcEnv };
   try {
-    const g = (...args: string[]) => { const r = run("git", args, repo, 60_000); assert.equal(r.status, 0, show(r)); };
+    const g = (...args: string[]) => {
+      const r = run("git", args, repo, 60_000);
+      assert.equal(r.status, 0, show(r));
+    };
     g("init", "-q");
     g("add", ".pre-commit-config.yaml");
     g("commit", "-q", "-m", "config");
@@ -161,8 +262,11 @@ test("pre-commit: a commit with a finding in a staged Python file or Dockerfile 
     assert.equal(inst.status, 0, show(inst));
     mkdirSync(join(repo, "docker"));
     writeFileSync(join(repo, "train.py"), BAD);
-    writeFileSync(join(repo, "docker", "Dockerfile.gpu"), "FROM pytorch/pytorch:latest\nENV CUDA_VISIBLE_DEVICES=1\nCMD [\"python\", \"train.py\"]\n");
-    writeFileSync(join(repo, "pyproject.toml"), "[project]\nname = \"x\"\n\n[tool.gpu-pilot]\nselect = [\"GPU0\"]\n");
+    writeFileSync(
+      join(repo, "docker", "Dockerfile.gpu"),
+      'FROM pytorch/pytorch:latest\nENV CUDA_VISIBLE_DEVICES=1\nCMD ["python", "train.py"]\n',
+    );
+    writeFileSync(join(repo, "pyproject.toml"), '[project]\nname = "x"\n\n[tool.gpu-pilot]\nselect = ["GPU0"]\n');
     g("add", "train.py", "docker/Dockerfile.gpu", "pyproject.toml");
     const failed = run("git", ["commit", "-m", "bad"], repo, 300_000);
     assert.equal(failed.status, 1, show(failed));
@@ -171,7 +275,7 @@ test("pre-commit: a commit with a finding in a staged Python file or Dockerfile 
     assert.match(out, /^docker\/Dockerfile\.gpu:2:5: warning GPU019 /m, out);
     assert.doesNotMatch(out, /pyproject\.toml:\d/, out);
     writeFileSync(join(repo, "train.py"), CLEAN);
-    writeFileSync(join(repo, "docker", "Dockerfile.gpu"), "FROM pytorch/pytorch:latest\nCMD [\"python\", \"train.py\"]\n");
+    writeFileSync(join(repo, "docker", "Dockerfile.gpu"), 'FROM pytorch/pytorch:latest\nCMD ["python", "train.py"]\n');
     g("add", "train.py", "docker/Dockerfile.gpu");
     const passed = run("git", ["commit", "-m", "fixed"], repo, 300_000);
     assert.equal(passed.status, 0, show(passed));

@@ -85,12 +85,18 @@ test("parseQueryGpu reads both H200s with exact values", () => {
 
 test("the GPU list agrees with nvidia-smi -L", () => {
   const { rows } = parseQueryGpu(fixture("query_gpu_nounits.csv"));
-  const listed = fixture("nvsmi_L.txt").trim().split("\n").map((l) => {
-    const m = /^GPU (\d+): (.+) \(UUID: (GPU-[0-9a-f-]+)\)$/.exec(l);
-    assert.ok(m, l);
-    return { index: Number(m[1]), name: m[2], uuid: m[3] };
-  });
-  assert.deepEqual(rows.map((g) => ({ index: g.index, name: g.name, uuid: g.uuid })), listed);
+  const listed = fixture("nvsmi_L.txt")
+    .trim()
+    .split("\n")
+    .map((l) => {
+      const m = /^GPU (\d+): (.+) \(UUID: (GPU-[0-9a-f-]+)\)$/.exec(l);
+      assert.ok(m, l);
+      return { index: Number(m[1]), name: m[2], uuid: m[3] };
+    });
+  assert.deepEqual(
+    rows.map((g) => ({ index: g.index, name: g.name, uuid: g.uuid })),
+    listed,
+  );
 });
 
 test("no field is ever NaN: placeholders become null", () => {
@@ -105,7 +111,11 @@ test("no field is ever NaN: placeholders become null", () => {
     if (!["index", "uuid", "name", "pciBusId", "lost"].includes(key)) assert.equal(value, null, key);
   }
   assert.equal(gpu.lost, true, "a [GPU is lost] field marks the GPU lost");
-  assert.equal(parseQueryGpu(fixture("query_gpu_nounits.csv")).rows[0].lost, undefined, "a healthy GPU has no lost flag");
+  assert.equal(
+    parseQueryGpu(fixture("query_gpu_nounits.csv")).rows[0].lost,
+    undefined,
+    "a healthy GPU has no lost flag",
+  );
   assert.ok(isPlaceholder("[N/A]"));
   assert.ok(isPlaceholder("[GPU is lost]"));
   assert.ok(isPlaceholder("N/A"));
@@ -119,7 +129,10 @@ test("the units variant is rejected with a clear reason, line by line", () => {
   assert.equal(problems[0].line, 1);
   assert.match(problems[0].reason, /header line.*noheader,nounits/);
   assert.equal(problems[1].line, 2);
-  assert.match(problems[1].reason, /memory\.total is "143771 MiB": units in the output; query with --format=csv,noheader,nounits/);
+  assert.match(
+    problems[1].reason,
+    /memory\.total is "143771 MiB": units in the output; query with --format=csv,noheader,nounits/,
+  );
   assert.equal(problems[2].line, 3);
 
   const apps = parseComputeApps(fixture("query_apps_units.csv"));
@@ -140,7 +153,10 @@ test("garbage lines are reported, good lines are kept", () => {
     good[1],
   ].join("\r\n");
   const { rows, problems } = parseQueryGpu(csv);
-  assert.deepEqual(rows.map((g) => g.index), [0, 1]);
+  assert.deepEqual(
+    rows.map((g) => g.index),
+    [0, 1],
+  );
   assert.deepEqual(
     problems.map((p) => [p.line, p.reason]),
     [
@@ -151,7 +167,11 @@ test("garbage lines are reported, good lines are kept", () => {
     ],
   );
   assert.equal(problems[0].text, "Unable to determine the device handle for GPU0000:00:08.0: Unknown Error");
-  assert.deepEqual(problems[0].device, { busId: "0000:00:08.0", message: "Unknown Error" }, "nvidia-smi's per-device error line is recognised");
+  assert.deepEqual(
+    problems[0].device,
+    { busId: "0000:00:08.0", message: "Unknown Error" },
+    "nvidia-smi's per-device error line is recognised",
+  );
 });
 
 test("empty output parses to nothing, without problems", () => {
@@ -196,11 +216,17 @@ test("parseComputeApps reports bad lines and skips 'No running processes found'"
     "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f, 00000000:00:06.0, 582, python3, 3380",
   ].join("\n");
   const { rows, problems } = parseComputeApps(csv);
-  assert.deepEqual(rows.map((a) => a.pid), [582]);
-  assert.deepEqual(problems.map((p) => [p.line, p.reason]), [
-    [2, 'pid is "pid?", expected a whole number'],
-    [3, "expected 5 fields, found 1"],
-  ]);
+  assert.deepEqual(
+    rows.map((a) => a.pid),
+    [582],
+  );
+  assert.deepEqual(
+    problems.map((p) => [p.line, p.reason]),
+    [
+      [2, 'pid is "pid?", expected a whole number'],
+      [3, "expected 5 fields, found 1"],
+    ],
+  );
 });
 
 test("describeExitCode gives a human sentence for each documented exit code", () => {
@@ -218,39 +244,86 @@ test("describeExitCode gives a human sentence for each documented exit code", ()
 
 test("parseListGpus: the captured -L, and MIG device lines under their GPU (constructed from NVIDIA's documented format)", () => {
   const plain = parseListGpus(fixture("nvsmi_L.txt"));
-  assert.deepEqual(plain.gpus.map((g) => [g.index, g.name, g.uuid]), [
-    [0, "NVIDIA H200", "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f"],
-    [1, "NVIDIA H200", "GPU-6486822f-842c-1320-f829-e4155c0d2130"],
-  ]);
+  assert.deepEqual(
+    plain.gpus.map((g) => [g.index, g.name, g.uuid]),
+    [
+      [0, "NVIDIA H200", "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f"],
+      [1, "NVIDIA H200", "GPU-6486822f-842c-1320-f829-e4155c0d2130"],
+    ],
+  );
   assert.deepEqual(plain.mig, []);
   assert.deepEqual(plain.problems, []);
-  const mig = parseListGpus(readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2-mig", "nvsmi_L.txt"), "utf8"));
+  const mig = parseListGpus(
+    readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2-mig", "nvsmi_L.txt"), "utf8"),
+  );
   assert.deepEqual(mig.mig, [
-    { gpuIndex: 0, gpuUuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", profile: "3g.71gb", device: 0, uuid: "MIG-4f1c2a9e-7b3d-5e8a-9c41-2d6b8e0f1a37" },
-    { gpuIndex: 0, gpuUuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", profile: "2g.35gb", device: 1, uuid: "MIG-a83e5d10-2c6f-5b94-8e17-6f0d3c9b2e58" },
-    { gpuIndex: 0, gpuUuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", profile: "1g.18gb", device: 2, uuid: "MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086" },
+    {
+      gpuIndex: 0,
+      gpuUuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
+      profile: "3g.71gb",
+      device: 0,
+      uuid: "MIG-4f1c2a9e-7b3d-5e8a-9c41-2d6b8e0f1a37",
+    },
+    {
+      gpuIndex: 0,
+      gpuUuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
+      profile: "2g.35gb",
+      device: 1,
+      uuid: "MIG-a83e5d10-2c6f-5b94-8e17-6f0d3c9b2e58",
+    },
+    {
+      gpuIndex: 0,
+      gpuUuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
+      profile: "1g.18gb",
+      device: 2,
+      uuid: "MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086",
+    },
   ]);
   // The line shape of the brief / NVIDIA's guide without padding, and garbage
-  const odd = parseListGpus("GPU 0: A100-SXM4-40GB (UUID: GPU-5d5ba0d6-d33d-2b2c-524d-9e3d8d2b8a77)\n  MIG 1g.5gb Device 0: (UUID: MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f)\nwhat is this\n");
-  assert.deepEqual(odd.mig.map((m) => [m.profile, m.device]), [["1g.5gb", 0]]);
-  assert.deepEqual(odd.problems.map((p) => [p.line, p.reason]), [[3, "not a GPU or MIG device line"]]);
+  const odd = parseListGpus(
+    "GPU 0: A100-SXM4-40GB (UUID: GPU-5d5ba0d6-d33d-2b2c-524d-9e3d8d2b8a77)\n  MIG 1g.5gb Device 0: (UUID: MIG-c6d4f1ef-42e4-5de3-91c7-45d71c87eb3f)\nwhat is this\n",
+  );
+  assert.deepEqual(
+    odd.mig.map((m) => [m.profile, m.device]),
+    [["1g.5gb", 0]],
+  );
+  assert.deepEqual(
+    odd.problems.map((p) => [p.line, p.reason]),
+    [[3, "not a GPU or MIG device line"]],
+  );
   const orphan = parseListGpus("  MIG 1g.18gb Device 0: (UUID: MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086)\n");
   assert.equal(orphan.problems[0].reason, "MIG device line before any GPU line");
 });
 
 test("parseDeviceError: nvidia-smi's per-device error line, with and without the space", () => {
-  assert.deepEqual(parseDeviceError("Unable to determine the device handle for GPU 0000:03:00.0: GPU is lost.  Reboot the system to recover this GPU"), {
-    busId: "0000:03:00.0", message: "GPU is lost. Reboot the system to recover this GPU",
+  assert.deepEqual(
+    parseDeviceError(
+      "Unable to determine the device handle for GPU 0000:03:00.0: GPU is lost.  Reboot the system to recover this GPU",
+    ),
+    {
+      busId: "0000:03:00.0",
+      message: "GPU is lost. Reboot the system to recover this GPU",
+    },
+  );
+  assert.deepEqual(parseDeviceError("Unable to determine the device handle for GPU0000:17:00.0: Unknown Error"), {
+    busId: "0000:17:00.0",
+    message: "Unknown Error",
   });
-  assert.deepEqual(parseDeviceError("Unable to determine the device handle for GPU0000:17:00.0: Unknown Error"), { busId: "0000:17:00.0", message: "Unknown Error" });
   assert.equal(parseDeviceError("Unable to determine the device handle for GPU 1"), undefined);
-  const faults = parseQueryGpu(readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "faults", "lost_query_gpu_nounits.csv"), "utf8"));
-  assert.deepEqual(faults.rows.map((g) => g.index), [0]);
+  const faults = parseQueryGpu(
+    readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "faults", "lost_query_gpu_nounits.csv"), "utf8"),
+  );
+  assert.deepEqual(
+    faults.rows.map((g) => g.index),
+    [0],
+  );
   assert.equal(faults.problems[0].reason, "GPU 00000000:00:07.0: GPU is lost. Reboot the system to recover this GPU");
 });
 
 test("the constructed [N/A] / [Not Supported] fixture parses to nulls, never NaN, and marks the lost GPU", () => {
-  const { rows, problems } = parseQueryGpu(readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "faults", "na_query_gpu_nounits.csv"), "utf8"));
+  const { rows, problems } = parseQueryGpu(
+    readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "faults", "na_query_gpu_nounits.csv"), "utf8"),
+  );
   assert.deepEqual(problems, []);
   assert.equal(rows[0].memoryUsedMiB, null);
   assert.equal(rows[0].temperatureC, null);

@@ -39,17 +39,22 @@ test("queryInventory combines the GPU and process queries (busy: the python3 pro
   if (r.kind !== "ok") return;
   const { gpus, apps, problems, takenAt } = r.inventory;
   assert.deepEqual(problems, []);
-  assert.deepEqual(gpus.map((g) => [g.index, g.uuid]), [
-    [0, "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f"],
-    [1, "GPU-6486822f-842c-1320-f829-e4155c0d2130"],
+  assert.deepEqual(
+    gpus.map((g) => [g.index, g.uuid]),
+    [
+      [0, "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f"],
+      [1, "GPU-6486822f-842c-1320-f829-e4155c0d2130"],
+    ],
+  );
+  assert.deepEqual(apps, [
+    {
+      gpuUuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
+      gpuBusId: "00000000:00:06.0",
+      pid: 582,
+      processName: "python3",
+      usedMemoryMiB: 3380,
+    },
   ]);
-  assert.deepEqual(apps, [{
-    gpuUuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
-    gpuBusId: "00000000:00:06.0",
-    pid: 582,
-    processName: "python3",
-    usedMemoryMiB: 3380,
-  }]);
   assert.ok(Math.abs(takenAt - Date.now()) < 60_000);
 });
 
@@ -65,7 +70,9 @@ test("queryInventory: idle mode has no processes", async () => {
 test("failed, exit 2: a bogus field, with nvidia-smi's own message (as captured in errors.txt)", async () => {
   const captured = capturedErrors().get("bogus field");
   assert.deepEqual(captured, { output: 'Field "bogus.field" is not a valid field to query.', rc: 2 });
-  const r = await runNvidiaSmi(FAKE, ["--query-gpu=index,bogus.field", "--format=csv,noheader,nounits"], { timeoutMs: 10_000 });
+  const r = await runNvidiaSmi(FAKE, ["--query-gpu=index,bogus.field", "--format=csv,noheader,nounits"], {
+    timeoutMs: 10_000,
+  });
   assert.equal(r.kind, "failed");
   if (r.kind !== "failed") return;
   assert.equal(r.exitCode, 2);
@@ -92,7 +99,9 @@ test("the fake honours -i and ignores CUDA_VISIBLE_DEVICES like the real one (er
     env: { CUDA_VISIBLE_DEVICES: "1" },
   });
   assert.deepEqual(all, { kind: "ok", stdout: "0\n1\n" });
-  const one = await runNvidiaSmi(FAKE, ["--query-gpu=index,uuid", "--format=csv,noheader,nounits", "-i=1"], { timeoutMs: 10_000 });
+  const one = await runNvidiaSmi(FAKE, ["--query-gpu=index,uuid", "--format=csv,noheader,nounits", "-i=1"], {
+    timeoutMs: 10_000,
+  });
   assert.deepEqual(one, { kind: "ok", stdout: "1, GPU-6486822f-842c-1320-f829-e4155c0d2130\n" });
   const list = await runNvidiaSmi(FAKE, ["-L"], { timeoutMs: 10_000 });
   assert.deepEqual(list, { kind: "ok", stdout: fixture("nvsmi_L.txt") });
@@ -132,7 +141,11 @@ test("timeout: a program that ignores SIGTERM is killed with SIGKILL", async () 
 test("canceled: aborting the signal kills the call", async () => {
   const controller = new AbortController();
   const started = Date.now();
-  const pending = runNvidiaSmi(FAKE, ["-L"], { timeoutMs: 30_000, signal: controller.signal, env: { FAKE_NVIDIA_SMI_MODE: "hang" } });
+  const pending = runNvidiaSmi(FAKE, ["-L"], {
+    timeoutMs: 30_000,
+    signal: controller.signal,
+    env: { FAKE_NVIDIA_SMI_MODE: "hang" },
+  });
   setTimeout(() => controller.abort(), 100);
   const r = await pending;
   assert.equal(r.kind, "canceled");
@@ -198,11 +211,17 @@ test("a partly bad GPU list keeps the good GPUs and lists the problem", async ()
   for (const f of ["query_gpu_units.csv", "query_apps_units.csv", "query_apps_nounits.csv"]) {
     copyFileSync(join(FIXTURES, f), join(dir, f));
   }
-  writeFileSync(join(dir, "query_gpu_nounits.csv"), fixture("query_gpu_nounits.csv").split("\n")[0] + "\nUnable to determine the device handle for GPU 1\n");
+  writeFileSync(
+    join(dir, "query_gpu_nounits.csv"),
+    fixture("query_gpu_nounits.csv").split("\n")[0] + "\nUnable to determine the device handle for GPU 1\n",
+  );
   const r = await queryInventory({ path: FAKE, timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_DIR: dir } });
   assert.equal(r.kind, "ok");
   if (r.kind === "ok") {
-    assert.deepEqual(r.inventory.gpus.map((g) => g.index), [0]);
+    assert.deepEqual(
+      r.inventory.gpus.map((g) => g.index),
+      [0],
+    );
     assert.deepEqual(r.inventory.problems, ["GPU query line 2: expected 20 fields, found 1"]);
   }
 });
@@ -232,7 +251,10 @@ test("exit codes 2, 6, 9, 12, 15, 255 (FAKE_NVIDIA_SMI_MODE=fail<N>): nvidia-smi
     [255, /^Failed to initialize NVML: Unknown Error$/, /internal or driver error/],
   ];
   for (const [code, message, explanation] of cases) {
-    const r = await runNvidiaSmi(FAKE, QUERY_GPU_ARGS, { timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_MODE: `fail${code}` } });
+    const r = await runNvidiaSmi(FAKE, QUERY_GPU_ARGS, {
+      timeoutMs: 10_000,
+      env: { FAKE_NVIDIA_SMI_MODE: `fail${code}` },
+    });
     assert.equal(r.kind, "failed", `fail${code}`);
     if (r.kind !== "failed") continue;
     assert.equal(r.exitCode, code);
@@ -245,9 +267,15 @@ test("lost (constructed): exit 15 with GPU 0's line kept and GPU 1's device erro
   const r = await queryInventory({ path: FAKE, timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_MODE: "lost" } });
   assert.equal(r.kind, "ok");
   if (r.kind !== "ok") return;
-  assert.deepEqual(r.inventory.gpus.map((g) => g.index), [0]);
+  assert.deepEqual(
+    r.inventory.gpus.map((g) => g.index),
+    [0],
+  );
   assert.deepEqual(r.inventory.problems, ["GPU 00000000:00:07.0: GPU is lost. Reboot the system to recover this GPU"]);
-  assert.deepEqual(r.inventory.apps.map((a) => a.pid), [582]);
+  assert.deepEqual(
+    r.inventory.apps.map((a) => a.pid),
+    [582],
+  );
   // exit 9's text has no GPU line: not salvaged
   const nine = await queryInventory({ path: FAKE, timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_MODE: "fail9" } });
   assert.equal(nine.kind, "failed");
@@ -257,10 +285,21 @@ test("MIG (constructed): queryInventory adds the MIG devices of nvidia-smi -L wh
   const r = await queryInventory({ path: FAKE, timeoutMs: 10_000, env: { FAKE_NVIDIA_SMI_MODE: "mig" } });
   assert.equal(r.kind, "ok");
   if (r.kind !== "ok") return;
-  assert.deepEqual(r.inventory.gpus.map((g) => [g.index, g.migMode, g.utilizationGpuPercent]), [[0, "Enabled", null], [1, "Disabled", 0]]);
-  assert.deepEqual(r.inventory.mig?.map((m) => m.uuid), [
-    "MIG-4f1c2a9e-7b3d-5e8a-9c41-2d6b8e0f1a37", "MIG-a83e5d10-2c6f-5b94-8e17-6f0d3c9b2e58", "MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086",
-  ]);
+  assert.deepEqual(
+    r.inventory.gpus.map((g) => [g.index, g.migMode, g.utilizationGpuPercent]),
+    [
+      [0, "Enabled", null],
+      [1, "Disabled", 0],
+    ],
+  );
+  assert.deepEqual(
+    r.inventory.mig?.map((m) => m.uuid),
+    [
+      "MIG-4f1c2a9e-7b3d-5e8a-9c41-2d6b8e0f1a37",
+      "MIG-a83e5d10-2c6f-5b94-8e17-6f0d3c9b2e58",
+      "MIG-0b9d7e42-5a1c-58f3-b6e2-91c4d7a3f086",
+    ],
+  );
   assert.deepEqual(r.inventory.problems, []);
   const plain = await queryInventory({ path: FAKE, timeoutMs: 10_000 });
   assert.deepEqual(plain.kind === "ok" ? plain.inventory.mig : undefined, [], "no -L call without MIG");

@@ -13,14 +13,18 @@ import { optionsResolver, resolveLintOptions } from "../../server/src/engine/opt
 test("optionsResolver gives resolveLintOptions's options for each file, per-file ignores included", () => {
   const root = mkdtempSync(join(tmpdir(), "gp-resolver-"));
   mkdirSync(join(root, ".git"));
-  writeFileSync(join(root, "pyproject.toml"), '[tool.gpu-pilot]\nselect = ["GPU0"]\nignore = ["GPU002"]\n\n[tool.gpu-pilot.per-file-ignores]\n"tests/*" = ["GPU001"]\n');
+  writeFileSync(
+    join(root, "pyproject.toml"),
+    '[tool.gpu-pilot]\nselect = ["GPU0"]\nignore = ["GPU002"]\n\n[tool.gpu-pilot.per-file-ignores]\n"tests/*" = ["GPU001"]\n',
+  );
   mkdirSync(join(root, "tests"));
   mkdirSync(join(root, "old"));
   writeFileSync(join(root, "old", "requirements.txt"), "torch==2.1.0\n");
   const files = ["a.py", "b.py", "tests/t1.py", "tests/t2.py", "old/x.py", "old/y.py"].map((f) => join(root, f));
   for (const f of files) writeFileSync(f, "import os\n");
   const resolve = optionsResolver({}, "filesystemFirst", { preview: true });
-  for (const f of files) assert.deepEqual(resolve(f), resolveLintOptions(f, {}, "filesystemFirst", { preview: true }), f);
+  for (const f of files)
+    assert.deepEqual(resolve(f), resolveLintOptions(f, {}, "filesystemFirst", { preview: true }), f);
   assert.deepEqual(resolve(join(root, "tests", "t1.py")).options.ignore, ["GPU002", "GPU001"]);
   assert.equal(resolve(join(root, "a.py")).options.ignore?.includes("GPU001"), false);
   assert.equal(resolve(join(root, "old", "x.py")).options.torchBelow24, true, "the folder's own torch pin");

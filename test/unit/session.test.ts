@@ -22,22 +22,41 @@ type Handler = (params: unknown) => unknown;
 /** A stand-in connection: the sync handlers the Session registers, and what the server sends. */
 function fakeConnection() {
   const handlers = new Map<string, Handler>();
-  const on = (name: string) => (h: Handler) => { handlers.set(name, h); return { dispose() { /* nothing */ } }; };
+  const on = (name: string) => (h: Handler) => {
+    handlers.set(name, h);
+    return {
+      dispose() {
+        /* nothing */
+      },
+    };
+  };
   const sent: PublishDiagnosticsParams[] = [];
   const quiet = () => undefined;
   const connection = {
-    onDidOpenTextDocument: on("open"), onDidChangeTextDocument: on("change"), onDidCloseTextDocument: on("close"),
-    onWillSaveTextDocument: on("willSave"), onWillSaveTextDocumentWaitUntil: on("willSaveWaitUntil"), onDidSaveTextDocument: on("save"),
-    notebooks: { synchronization: {
-      onDidOpenNotebookDocument: on("notebookOpen"), onDidChangeNotebookDocument: on("notebookChange"),
-      onDidSaveNotebookDocument: on("notebookSave"), onDidCloseNotebookDocument: on("notebookClose"),
-    } },
+    onDidOpenTextDocument: on("open"),
+    onDidChangeTextDocument: on("change"),
+    onDidCloseTextDocument: on("close"),
+    onWillSaveTextDocument: on("willSave"),
+    onWillSaveTextDocumentWaitUntil: on("willSaveWaitUntil"),
+    onDidSaveTextDocument: on("save"),
+    notebooks: {
+      synchronization: {
+        onDidOpenNotebookDocument: on("notebookOpen"),
+        onDidChangeNotebookDocument: on("notebookChange"),
+        onDidSaveNotebookDocument: on("notebookSave"),
+        onDidCloseNotebookDocument: on("notebookClose"),
+      },
+    },
     console: { log: quiet, warn: quiet, error: quiet, info: quiet },
     tracer: { log: quiet },
     window: { showWarningMessage: quiet },
-    sendDiagnostics: async (p: PublishDiagnosticsParams) => { sent.push(p); },
+    sendDiagnostics: async (p: PublishDiagnosticsParams) => {
+      sent.push(p);
+    },
   } as unknown as Connection;
-  const send = async (name: string, params: unknown) => { await handlers.get(name)!(params); };
+  const send = async (name: string, params: unknown) => {
+    await handlers.get(name)!(params);
+  };
   return { connection, send, sent };
 }
 
@@ -54,22 +73,45 @@ function setUp(treeLimit?: number) {
 function watchDelete(tree: ModuleTrees): { deleted: boolean } {
   const seen = { deleted: false };
   const del = tree.delete.bind(tree);
-  tree.delete = () => { seen.deleted = true; del(); };
+  tree.delete = () => {
+    seen.deleted = true;
+    del();
+  };
   return seen;
 }
 
 /** The fields of an entry that hold something (the URI aside; `cells` when it has any). */
 function filled(d: OpenDocument): string[] {
-  return Object.entries(d).filter(([k, v]) => k !== "uri" && (k === "cells" ? (v as Map<string, unknown>).size > 0 : v !== undefined)).map(([k]) => k).sort();
+  return Object.entries(d)
+    .filter(([k, v]) => k !== "uri" && (k === "cells" ? (v as Map<string, unknown>).size > 0 : v !== undefined))
+    .map(([k]) => k)
+    .sort();
 }
 
-const PY = 'import torch\ntorch.cuda.is_available()\nimport os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = torch.ones(1, device="cuda:0")\n';
+const PY =
+  'import torch\ntorch.cuda.is_available()\nimport os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = torch.ones(1, device="cuda:0")\n';
 const GPUS = [
-  { index: 0, uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", name: "NVIDIA H200", pciBusId: "00000000:00:06.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
-  { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130", name: "NVIDIA H200", pciBusId: "00000000:00:07.0", memoryTotalMiB: 143771, memoryFreeMiB: 143156 },
+  {
+    index: 0,
+    uuid: "GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f",
+    name: "NVIDIA H200",
+    pciBusId: "00000000:00:06.0",
+    memoryTotalMiB: 143771,
+    memoryFreeMiB: 143156,
+  },
+  {
+    index: 1,
+    uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130",
+    name: "NVIDIA H200",
+    pciBusId: "00000000:00:07.0",
+    memoryTotalMiB: 143771,
+    memoryFreeMiB: 143156,
+  },
 ];
 
-before(async () => { await initEngine(); });
+before(async () => {
+  await initEngine();
+});
 
 test("open, a lint stored in the document's OpenDocument, close drops every piece and deletes the tree, reopen starts clean", async () => {
   const { session, ctx, send, sent } = setUp();
@@ -89,9 +131,15 @@ test("open, a lint stored in the document's OpenDocument, close drops every piec
   assert.ok(open.tree!.model, "the machine model is kept with GPUs in the inventory");
   assert.deepEqual([...open.noEffect!.lines], [3], "GPU001 on line 4");
   assert.deepEqual(open.noEffect!.version, 1);
-  assert.ok([...open.fixes!.keys()].some((k) => k.startsWith("GPU001@3:")), [...open.fixes!.keys()].join());
+  assert.ok(
+    [...open.fixes!.keys()].some((k) => k.startsWith("GPU001@3:")),
+    [...open.fixes!.keys()].join(),
+  );
   assert.equal(session.trees.treeOf(uri, 1), open.tree!.tree);
-  assert.deepEqual(sent.map((p) => [p.uri, p.version, p.diagnostics.some((d) => d.code === "GPU001")]), [[uri, 1, true]]);
+  assert.deepEqual(
+    sent.map((p) => [p.uri, p.version, p.diagnostics.some((d) => d.code === "GPU001")]),
+    [[uri, 1, true]],
+  );
 
   const tree = watchDelete(open.tree!.tree);
   await send("close", { textDocument: { uri } });
@@ -115,7 +163,8 @@ test("open, a lint stored in the document's OpenDocument, close drops every piec
 test("a YAML manifest keeps its parse for the next lint; close drops it", async () => {
   const { session, ctx, send } = setUp();
   const uri = "file:///tmp/gpu-pilot-session-test/compose.yaml";
-  const text = 'services:\n  train:\n    image: pytorch/pytorch:latest\n    environment:\n      - CUDA_VISIBLE_DEVICES=1\n';
+  const text =
+    "services:\n  train:\n    image: pytorch/pytorch:latest\n    environment:\n      - CUDA_VISIBLE_DEVICES=1\n";
   await send("open", { textDocument: { uri, languageId: "yaml", version: 1, text } });
   lintTextDocument(ctx, session.documents.get(uri)!).commit();
   const open = session.get(uri)!;
@@ -134,12 +183,28 @@ test("a notebook owns its cells' state: a removed cell drops its own, the notebo
   const path = "/tmp/gpu-pilot-session-test/nb.ipynb";
   const nb = `file://${path}`;
   const cell = (i: number) => `vscode-notebook-cell:${path}#cell${i}`;
-  const texts = ["import torch\ntorch.cuda.is_available()", 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"', "y = 1"];
+  const texts = [
+    "import torch\ntorch.cuda.is_available()",
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"',
+    "y = 1",
+  ];
   // The running kernel's facts may come before the notebook opens: the entry is made for them.
-  const kernel: RunningKernelFacts = { initialisedBy: ["torch"], cudaVisibleDevices: "0", cudaDeviceOrder: "PCI_BUS_ID", rocrVisibleDevices: null, launcherDevices: "0", pid: 1 };
+  const kernel: RunningKernelFacts = {
+    initialisedBy: ["torch"],
+    cudaVisibleDevices: "0",
+    cudaDeviceOrder: "PCI_BUS_ID",
+    rocrVisibleDevices: null,
+    launcherDevices: "0",
+    pid: 1,
+  };
   session.ensure(nb).kernel = kernel;
   await send("notebookOpen", {
-    notebookDocument: { uri: nb, notebookType: "jupyter-notebook", version: 1, cells: texts.map((_, i) => ({ kind: 2, document: cell(i) })) },
+    notebookDocument: {
+      uri: nb,
+      notebookType: "jupyter-notebook",
+      version: 1,
+      cells: texts.map((_, i) => ({ kind: 2, document: cell(i) })),
+    },
     cellTextDocuments: texts.map((text, i) => ({ uri: cell(i), languageId: "python", version: 1, text })),
   });
   const outcome = lintNotebookDocument(ctx, session.notebooks.getNotebookDocument(nb)!);
@@ -149,17 +214,29 @@ test("a notebook owns its cells' state: a removed cell drops its own, the notebo
   for (let i = 0; i < 3; i++) assert.equal(session.get(cell(i)), undefined, "a cell is no OpenDocument of its own");
   assert.deepEqual([...open.cells.keys()], [cell(0), cell(1), cell(2)]);
   const c1 = session.cellOf(cell(1))!;
-  assert.ok([...c1.fixes.keys()].some((k) => k.startsWith("GPU001@1:")), [...c1.fixes.keys()].join());
-  assert.ok([...c1.restarts.values()].some((r) => r.notebook === nb), "the running kernel's GPU001 offers a restart");
+  assert.ok(
+    [...c1.fixes.keys()].some((k) => k.startsWith("GPU001@1:")),
+    [...c1.fixes.keys()].join(),
+  );
+  assert.ok(
+    [...c1.restarts.values()].some((r) => r.notebook === nb),
+    "the running kernel's GPU001 offers a restart",
+  );
   assert.ok(c1.published?.includes("GPU001"));
-  assert.deepEqual(sent.map((p) => p.uri), [cell(0), cell(1), cell(2)]);
+  assert.deepEqual(
+    sent.map((p) => p.uri),
+    [cell(0), cell(1), cell(2)],
+  );
 
   // The same diagnostics again: no cell is published again.
   lintNotebookDocument(ctx, session.notebooks.getNotebookDocument(nb)!).commit();
   assert.equal(sent.length, 3);
 
   // Cell 2 leaves the notebook: its state goes, the others' stay.
-  await send("notebookChange", { notebookDocument: { uri: nb, version: 2 }, change: { cells: { structure: { array: { start: 2, deleteCount: 1 }, didClose: [{ uri: cell(2) }] } } } });
+  await send("notebookChange", {
+    notebookDocument: { uri: nb, version: 2 },
+    change: { cells: { structure: { array: { start: 2, deleteCount: 1 }, didClose: [{ uri: cell(2) }] } } },
+  });
   session.close(cell(2));
   assert.deepEqual([...open.cells.keys()], [cell(0), cell(1)]);
   assert.equal(session.get(nb), open);
@@ -186,15 +263,24 @@ test("the kept trees stay bounded across documents: the least recently linted en
     seen.push(watchDelete(session.get(uri)!.tree!.tree));
   }
   assert.equal(session.trees.size, 2);
-  assert.deepEqual(seen.map((s) => s.deleted), [true, false, false]);
+  assert.deepEqual(
+    seen.map((s) => s.deleted),
+    [true, false, false],
+  );
   assert.equal(session.get(uris[0])!.tree, undefined);
   assert.ok(session.get(uris[0])!.fixes, "the rest of its state stays");
   // An edit reaches the kept tree (incremental parsing) through the Session's sync.
-  await send("change", { textDocument: { uri: uris[2], version: 2 }, contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "\n" }] });
+  await send("change", {
+    textDocument: { uri: uris[2], version: 2 },
+    contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "\n" }],
+  });
   assert.equal(session.get(uris[2])!.tree!.unedited, false);
   assert.equal(session.trees.treeOf(uris[2], 2), undefined, "an edited tree is not the parse of the new version");
   for (const uri of uris) session.close(uri);
-  assert.deepEqual(seen.map((s) => s.deleted), [true, true, true]);
+  assert.deepEqual(
+    seen.map((s) => s.deleted),
+    [true, true, true],
+  );
   assert.equal(session.size, 0);
 });
 

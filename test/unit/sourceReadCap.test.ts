@@ -33,10 +33,17 @@ test("gpu-pilot check of a 200 MB .py: GPU000 naming its size; peak RSS grows by
     let out = "";
     main(["check", "--no-cache", "--format", "json", ${JSON.stringify(big)}], { out: (s) => { out += s; }, err: () => {}, stdin: async () => "" })
       .then((code) => console.log(JSON.stringify({ code, out, grewKiB: process.resourceUsage().maxRSS - before })));`;
-  const r = spawnSync(process.execPath, ["--import", "tsx", "-e", script], { encoding: "utf8", cwd: ROOT, timeout: 120_000 });
+  const r = spawnSync(process.execPath, ["--import", "tsx", "-e", script], {
+    encoding: "utf8",
+    cwd: ROOT,
+    timeout: 120_000,
+  });
   const res = JSON.parse(r.stdout.trim().split("\n").pop() ?? "{}") as { code: number; out: string; grewKiB: number };
   const diags = JSON.parse(res.out) as Array<{ code: string; message: string }>;
-  assert.deepEqual(diags.map((d) => d.code), ["GPU000"]);
+  assert.deepEqual(
+    diags.map((d) => d.code),
+    ["GPU000"],
+  );
   assert.match(diags[0].message, /its code is 195,313 KB, over the 2,048 KB limit/);
   assert.ok(res.grewKiB < 64 * 1024, `peak RSS grew ${Math.round(res.grewKiB / 1024)} MiB`);
 });
@@ -45,5 +52,13 @@ test("checkFile of a 200 MB .py: one GPU000 finding from its size", async () => 
   await initEngine();
   const r = checkFileOnDisk(big, () => ({ maxFileSizeKB: 2048 }));
   assert.ok(r.ok);
-  assert.deepEqual(r.findings.map((f) => [f.code, f.message]), [["GPU000", "GPU Pilot did not lint this file: its code is 195,313 KB, over the 2,048 KB limit. Raise gpuPilot.maxFileSizeKB (CLI: --max-file-size-kb; 0: no limit) to lint it."]]);
+  assert.deepEqual(
+    r.findings.map((f) => [f.code, f.message]),
+    [
+      [
+        "GPU000",
+        "GPU Pilot did not lint this file: its code is 195,313 KB, over the 2,048 KB limit. Raise gpuPilot.maxFileSizeKB (CLI: --max-file-size-kb; 0: no limit) to lint it.",
+      ],
+    ],
+  );
 });

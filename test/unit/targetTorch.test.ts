@@ -33,12 +33,22 @@ test("versionBelow compares MAJOR.MINOR numerically", () => {
 });
 
 test("[tool.gpu-pilot] target-torch wins over the requirements pin, both ways", () => {
-  const old = project({ "pyproject.toml": '[tool.gpu-pilot]\ntarget-torch = "2.11"\n', "requirements.txt": "torch==2.1.0\n" });
+  const old = project({
+    "pyproject.toml": '[tool.gpu-pilot]\ntarget-torch = "2.11"\n',
+    "requirements.txt": "torch==2.1.0\n",
+  });
   assert.equal(resolveLintOptions(join(old, "train.py"), {}).options.torchBelow24, false);
-  const pinNew = project({ "pyproject.toml": '[tool.gpu-pilot]\ntarget-torch = "2.3"\n', "requirements.txt": "torch>=2.6\n" });
+  const pinNew = project({
+    "pyproject.toml": '[tool.gpu-pilot]\ntarget-torch = "2.3"\n',
+    "requirements.txt": "torch>=2.6\n",
+  });
   assert.equal(resolveLintOptions(join(pinNew, "train.py"), {}).options.torchBelow24, true);
   const pinOnly = project({ "requirements.txt": "torch==2.1.0\n" });
-  assert.equal(resolveLintOptions(join(pinOnly, "train.py"), {}).options.torchBelow24, true, "without a target the pin decides");
+  assert.equal(
+    resolveLintOptions(join(pinOnly, "train.py"), {}).options.torchBelow24,
+    true,
+    "without a target the pin decides",
+  );
 });
 
 test("the flag wins over the editor setting, which wins over pyproject under editorFirst (pyproject under filesystemFirst)", () => {
@@ -46,33 +56,47 @@ test("the flag wins over the editor setting, which wins over pyproject under edi
   const f = join(dir, "train.py");
   assert.equal(resolveLintOptions(f, { targetTorch: "2.11" }).options.torchBelow24, false);
   assert.equal(resolveLintOptions(f, { targetTorch: "2.11" }, "filesystemFirst").options.torchBelow24, true);
-  assert.equal(resolveLintOptions(f, { targetTorch: "2.11" }, "filesystemFirst", { targetTorch: "2.11" }).options.torchBelow24, false);
+  assert.equal(
+    resolveLintOptions(f, { targetTorch: "2.11" }, "filesystemFirst", { targetTorch: "2.11" }).options.torchBelow24,
+    false,
+  );
   assert.equal(resolveLintOptions(f, {}, "editorOnly").options.torchBelow24, false, "editorOnly ignores pyproject");
 });
 
 test("a bad target-torch is a configuration problem, and the key is known", () => {
-  const dir = project({ "pyproject.toml": '[tool.gpu-pilot]\ntarget-torch = 2.3\n' });
+  const dir = project({ "pyproject.toml": "[tool.gpu-pilot]\ntarget-torch = 2.3\n" });
   const { config, problems } = loadProjectConfig(join(dir, "pyproject.toml"));
   assert.equal(config?.targetTorch, undefined);
-  assert.deepEqual(problems.map((p) => [p.line, p.message]), [[2, '[tool.gpu-pilot] target-torch must be a version string such as "2.11"']]);
+  assert.deepEqual(
+    problems.map((p) => [p.line, p.message]),
+    [[2, '[tool.gpu-pilot] target-torch must be a version string such as "2.11"']],
+  );
 });
 
 test("gpuPilot.lint.targetTorch is checked by the protocol", () => {
   assert.deepEqual(checkEditorSettings({ targetTorch: "2.3" }).value, { targetTorch: "2.3" });
   assert.deepEqual(checkEditorSettings({ targetTorch: null }).value, { targetTorch: null });
-  assert.deepEqual(checkEditorSettings({ targetTorch: "new" }).problems, ['targetTorch is not a version such as "2.11" or null']);
+  assert.deepEqual(checkEditorSettings({ targetTorch: "new" }).problems, [
+    'targetTorch is not a version such as "2.11" or null',
+  ]);
 });
 
 test("CLI --target-torch: 2.3 makes device_count() an initialising call (GPU001), 2.11 does not; a bad value is a usage error", () => {
   const dir = project({});
   const codes = (v: string) => {
     // --preview: GPU002 on a write that works today is a preview check.
-    const r = spawnSync(process.execPath, [CLI, "check", "--preview", "--ignore", "GPU006", "--format", "json", "--target-torch", v, join(dir, "train.py")], { encoding: "utf8" });
+    const r = spawnSync(
+      process.execPath,
+      [CLI, "check", "--preview", "--ignore", "GPU006", "--format", "json", "--target-torch", v, join(dir, "train.py")],
+      { encoding: "utf8" },
+    );
     return (JSON.parse(r.stdout) as Array<{ code: string }>).map((d) => d.code);
   };
   assert.deepEqual(codes("2.3"), ["GPU001"]);
   assert.deepEqual(codes("2.11"), ["GPU002"], "on torch 2.11 device_count() is lazy: the write is only fragile");
-  const bad = spawnSync(process.execPath, [CLI, "check", "--target-torch", "abc", join(dir, "train.py")], { encoding: "utf8" });
+  const bad = spawnSync(process.execPath, [CLI, "check", "--target-torch", "abc", join(dir, "train.py")], {
+    encoding: "utf8",
+  });
   assert.equal(bad.status, 2);
   assert.match(bad.stderr, /--target-torch must be a version such as 2\.11, not "abc"/);
 });

@@ -9,7 +9,13 @@ import { join } from "node:path";
 import { ROOT } from "./helpers";
 
 test("gpuPilot.maxFileSizeKB is ignored from an untrusted workspace (restrictedConfigurations)", () => {
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { capabilities: { untrustedWorkspaces: { supported: unknown; restrictedConfigurations: string[] } } };
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    capabilities: { untrustedWorkspaces: { supported: unknown; restrictedConfigurations: string[] } };
+  };
   assert.ok(pkg.capabilities.untrustedWorkspaces.restrictedConfigurations.includes("gpuPilot.maxFileSizeKB"));
-  assert.notEqual(pkg.capabilities.untrustedWorkspaces.supported, true, "limited support: the restriction list applies");
+  assert.notEqual(
+    pkg.capabilities.untrustedWorkspaces.supported,
+    true,
+    "limited support: the restriction list applies",
+  );
 });

@@ -16,28 +16,77 @@ import { lintManifest } from "../../server/src/engine/manifests/lintManifest";
 
 /** Everything the manifest model and rules read of the documents, as a string. */
 function shape(docs: readonly YamlDocument[]): string {
-  return JSON.stringify(docs.map((d) => {
-    const nodes: unknown[] = [];
-    visit(d.doc, { Node(_, n) { nodes.push([n.constructor.name, n.range]); } });
-    // mapAsMap: a key that is a collection (a Helm template's `{ .Release.Name }`) stays a key
-    // instead of a stringified one with a warning; maps are written out as their entries.
-    let value: unknown;
-    try { value = JSON.stringify(d.doc.toJS({ maxAliasCount: -1, mapAsMap: true }), (_k, v: unknown) => (v instanceof Map ? [...v] : v)); } catch (e) { value = `throws ${(e as Error).message}`; }
-    return { index: d.index, broken: d.broken, range: d.doc.range, errors: d.doc.errors.map((e) => [e.code, e.pos]), warnings: d.doc.warnings.map((e) => [e.code, e.pos]), nodes, value };
-  }));
+  return JSON.stringify(
+    docs.map((d) => {
+      const nodes: unknown[] = [];
+      visit(d.doc, {
+        Node(_, n) {
+          nodes.push([n.constructor.name, n.range]);
+        },
+      });
+      // mapAsMap: a key that is a collection (a Helm template's `{ .Release.Name }`) stays a key
+      // instead of a stringified one with a warning; maps are written out as their entries.
+      let value: unknown;
+      try {
+        value = JSON.stringify(d.doc.toJS({ maxAliasCount: -1, mapAsMap: true }), (_k, v: unknown) =>
+          v instanceof Map ? [...v] : v,
+        );
+      } catch (e) {
+        value = `throws ${(e as Error).message}`;
+      }
+      return {
+        index: d.index,
+        broken: d.broken,
+        range: d.doc.range,
+        errors: d.doc.errors.map((e) => [e.code, e.pos]),
+        warnings: d.doc.warnings.map((e) => [e.code, e.pos]),
+        nodes,
+        value,
+      };
+    }),
+  );
 }
 
-const FIXTURES = filesUnder(join(ROOT, "test", "fixtures", "rules"), (n) => /\.ya?ml$/.test(n)).map((f) => readFileSync(f, "utf8"));
-const PIECES = ["x", " ", "\n", "---\n", "\n---\n", "...\n", "'", "\"", "[", "]", "{", "}", ": ", "- ", "#", "|\n", "  ", "\t", "&a ", "*a", "nvidia.com/gpu: 1\n", "---"];
+const FIXTURES = filesUnder(join(ROOT, "test", "fixtures", "rules"), (n) => /\.ya?ml$/.test(n)).map((f) =>
+  readFileSync(f, "utf8"),
+);
+const PIECES = [
+  "x",
+  " ",
+  "\n",
+  "---\n",
+  "\n---\n",
+  "...\n",
+  "'",
+  '"',
+  "[",
+  "]",
+  "{",
+  "}",
+  ": ",
+  "- ",
+  "#",
+  "|\n",
+  "  ",
+  "\t",
+  "&a ",
+  "*a",
+  "nvidia.com/gpu: 1\n",
+  "---",
+];
 
 function rng(seed: number): (n: number) => number {
   let s = seed >>> 0;
-  return (n) => { s = (Math.imul(s, 1103515245) + 12345) >>> 0; return (s >>> 8) % n; };
+  return (n) => {
+    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
+    return (s >>> 8) % n;
+  };
 }
 
 test("parseYamlAfter equals a parse of the whole text after random edits of YAML streams", () => {
   assert.ok(FIXTURES.length >= 8, `only ${FIXTURES.length} YAML fixtures`);
-  let steps = 0, reused = 0;
+  let steps = 0,
+    reused = 0;
   for (let k = 0; k < 40; k++) {
     const r = rng(0x51f15e ^ (k * 2654435761));
     // A stream of 3 to 8 fixtures, `---` between them.
@@ -52,7 +101,11 @@ test("parseYamlAfter equals a parse of the whole text after random edits of YAML
       const oldDocs = new Set(kept.documents.map((d) => d.doc));
       kept = parseYamlAfter(kept, text);
       const fresh = parseYaml(text);
-      assert.equal(shape(kept.documents), shape(fresh), `stream ${k} step ${step}: edit at ${start}-${end} of ${JSON.stringify(before.slice(Math.max(0, start - 30), end + 30))}`);
+      assert.equal(
+        shape(kept.documents),
+        shape(fresh),
+        `stream ${k} step ${step}: edit at ${start}-${end} of ${JSON.stringify(before.slice(Math.max(0, start - 30), end + 30))}`,
+      );
       if (count > 1 && kept.documents.some((d) => oldDocs.has(d.doc))) reused++;
       steps++;
     }

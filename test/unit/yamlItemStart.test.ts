@@ -22,7 +22,13 @@ function pairs(text: string): Array<[number | null, number | undefined, string]>
       Seq(_, seq: YAMLSeq) {
         if (seq.flow) return;
         const tok = seq.srcToken as CST.BlockSequence | undefined;
-        seq.items.forEach((_, i) => out.push([itemStart(text, seq, i), tok?.items[i]?.start.find((t) => t.type === "seq-item-ind")?.offset, JSON.stringify(text.slice(0, 60))]));
+        seq.items.forEach((_, i) =>
+          out.push([
+            itemStart(text, seq, i),
+            tok?.items[i]?.start.find((t) => t.type === "seq-item-ind")?.offset,
+            JSON.stringify(text.slice(0, 60)),
+          ]),
+        );
       },
     });
   }
@@ -39,7 +45,11 @@ const TRICKY = [
 ];
 
 test("itemStart equals the `-` token's offset for every block sequence item of the fixtures and tricky texts", () => {
-  const files = [...filesUnder(join(ROOT, "test", "fixtures"), (n) => /\.ya?ml$/.test(n)), ...filesUnder(CASES, (n) => /\.ya?ml$/.test(n)), ...filesUnder(join(ROOT, "examples"), (n) => /\.ya?ml$/.test(n))];
+  const files = [
+    ...filesUnder(join(ROOT, "test", "fixtures"), (n) => /\.ya?ml$/.test(n)),
+    ...filesUnder(CASES, (n) => /\.ya?ml$/.test(n)),
+    ...filesUnder(join(ROOT, "examples"), (n) => /\.ya?ml$/.test(n)),
+  ];
   let n = 0;
   for (const text of [...TRICKY, ...files.map((f) => readFileSync(f, "utf8"))]) {
     for (const [mine, token, where] of pairs(text)) {

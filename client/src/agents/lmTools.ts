@@ -31,13 +31,35 @@ import { type RunHost, startTask } from "../run/runActiveFile";
 import * as runSettings from "../run/settings";
 import { findProgram } from "../../../common/src/run/which";
 import {
-  checkCheckInput, checkListInput, checkPickInput, checkRunInput, formatFindings, formatGpuList, formatPick, formatRunResult,
-  confirmationMarkdown, notRunnable, resolveRunGpus, runConfirmation, TOOL, type RunEnd, type RunInput, type ToolName,
+  checkCheckInput,
+  checkListInput,
+  checkPickInput,
+  checkRunInput,
+  formatFindings,
+  formatGpuList,
+  formatPick,
+  formatRunResult,
+  confirmationMarkdown,
+  notRunnable,
+  resolveRunGpus,
+  runConfirmation,
+  TOOL,
+  type RunEnd,
+  type RunInput,
+  type ToolName,
 } from "../../../common/src/agents/core";
 import { type AgentTool, lmApi } from "./register";
 
 // The registration (at activation, in dist/client.js) is register.ts; these names stay importable from here.
-export { ENABLED_KEY, MCP_PROVIDER_ID, mcpDefinitionArgs, registerAgentTools, type AgentTool, type PreparedToolInvocation, type ToolInvocationOptions } from "./register";
+export {
+  ENABLED_KEY,
+  MCP_PROVIDER_ID,
+  mcpDefinitionArgs,
+  registerAgentTools,
+  type AgentTool,
+  type PreparedToolInvocation,
+  type ToolInvocationOptions,
+} from "./register";
 
 /** The button of GPU Pilot's own run confirmation (a call outside a chat request). */
 export const RUN_ANSWER = "Run";
@@ -72,7 +94,10 @@ async function freshInventory(host: AgentHost): Promise<Inventory> {
   const inv = host.monitor.inventory;
   if (!inv || Date.now() - inv.takenAt > FRESH_MS) await host.monitor.refresh();
   const now = host.monitor.inventory;
-  if (!now || host.monitor.state !== "ok") return fail(`nvidia-smi could not be read: ${host.monitor.problem || "no answer"}. (gpuPilot.nvidiaSmiPath names the nvidia-smi GPU Pilot runs.)`);
+  if (!now || host.monitor.state !== "ok")
+    return fail(
+      `nvidia-smi could not be read: ${host.monitor.problem || "no answer"}. (gpuPilot.nvidiaSmiPath names the nvidia-smi GPU Pilot runs.)`,
+    );
   return now;
 }
 
@@ -93,7 +118,11 @@ const policy = () => normalizePolicy({ ...DEFAULT_PICK_POLICY, ...config.pickPol
 const AGENT_HOLD_MS = 10 * 60_000;
 
 /** gpu-pilot_pickGpus: picks, claims (purpose `agent`, kept 10 min for the agent's run), waiting up to `waitSeconds`. */
-async function pickForAgent(host: AgentHost, p: PickPolicy & { waitSeconds: number }, token: vscode.CancellationToken): Promise<string> {
+async function pickForAgent(
+  host: AgentHost,
+  p: PickPolicy & { waitSeconds: number },
+  token: vscode.CancellationToken,
+): Promise<string> {
   const abort = new AbortController();
   token.onCancellationRequested(() => abort.abort());
   let inv: Inventory | undefined;
@@ -102,10 +131,16 @@ async function pickForAgent(host: AgentHost, p: PickPolicy & { waitSeconds: numb
     return { gpus: inv.gpus, apps: inv.apps, details: processDetails(host, inv) };
   };
   const ledger = host.claims?.ledger;
-  const r = await pickAndClaim(ledger, read, p, "agent", "language-model tool", { waitMs: p.waitSeconds * 1000, signal: abort.signal });
+  const r = await pickAndClaim(ledger, read, p, "agent", "language-model tool", {
+    waitMs: p.waitSeconds * 1000,
+    signal: abort.signal,
+  });
   if (r.claims.length > 0) host.claims?.adopt(r.claims, AGENT_HOLD_MS);
   const held = r.claims.length > 0 ? "this VS Code window for 10 minutes (a run on them keeps them)" : undefined;
-  return formatPick(r.result, inv as Inventory, p, config.selectBy(), { ...(held ? { held } : {}), ...(r.note ? { note: r.note } : {}) }).text;
+  return formatPick(r.result, inv as Inventory, p, config.selectBy(), {
+    ...(held ? { held } : {}),
+    ...(r.note ? { note: r.note } : {}),
+  }).text;
 }
 
 /** A run's tail kept in memory, characters. */
@@ -117,7 +152,10 @@ const KEEP_CHARS = 256 * 1024;
  *   or the launch is refused (e.g. torchrun not installed).
  */
 async function runForAgent(host: AgentHost, input: RunInput, token: vscode.CancellationToken): Promise<string> {
-  if (!vscode.workspace.isTrusted) fail("Refused: the workspace is not trusted (Restricted Mode), and running a file executes its code. The user can trust the workspace to allow runs.");
+  if (!vscode.workspace.isTrusted)
+    fail(
+      "Refused: the workspace is not trusted (Restricted Mode), and running a file executes its code. The user can trust the workspace to allow runs.",
+    );
   const file = resolvePath(input.path);
   const refused = notRunnable(file);
   if (refused) fail(refused);
@@ -134,15 +172,25 @@ async function runForAgent(host: AgentHost, input: RunInput, token: vscode.Cance
   const interpreter = await resolveInterpreter(uri);
   const folder = vscode.workspace.getWorkspaceFolder(uri);
   const plan = planLaunch({
-    file, cwd: folder?.uri.fsPath ?? path.dirname(file), launcher: input.launcher, deviceIds, inventory: inv,
-    interpreter: interpreter.path, scriptArgs: input.args, runEnv: runSettings.runEnv(uri), hostEnv: process.env, find: findProgram,
+    file,
+    cwd: folder?.uri.fsPath ?? path.dirname(file),
+    launcher: input.launcher,
+    deviceIds,
+    inventory: inv,
+    interpreter: interpreter.path,
+    scriptArgs: input.args,
+    runEnv: runSettings.runEnv(uri),
+    hostEnv: process.env,
+    find: findProgram,
   });
   if (!plan.ok) return fail(plan.message);
   const { spec, vendor } = plan;
   let output = "";
   let resolveEnd!: (e: ProcessExit) => void;
   const ended = new Promise<ProcessExit>((r) => (resolveEnd = r));
-  log.info(`Agent tool ${TOOL.runOnGpus}: running ${file} with ${input.launcher} on ${spec.visibleDevices} (confirmed by the user).`);
+  log.info(
+    `Agent tool ${TOOL.runOnGpus}: running ${file} with ${input.launcher} on ${spec.visibleDevices} (confirmed by the user).`,
+  );
   const execution = await startTask(host, spec, file, folder, interpreter.source, {
     output: (t) => {
       output += t;
@@ -159,8 +207,24 @@ async function runForAgent(host: AgentHost, input: RunInput, token: vscode.Cance
   const exit = await ended;
   clearTimeout(timer);
   cancel.dispose();
-  const end: RunEnd = { exitCode: exit.exitCode ?? null, ...(exit.signal ? { signal: exit.signal } : {}), ...(exit.error !== undefined ? { error: exit.error } : {}), ...(timedOut ? { timedOut: true } : {}) };
-  return formatRunResult({ file, launcher: input.launcher, visibleDevices: spec.visibleDevices, vendor, command: [spec.command, ...spec.args] }, end, output, input.timeoutSeconds);
+  const end: RunEnd = {
+    exitCode: exit.exitCode ?? null,
+    ...(exit.signal ? { signal: exit.signal } : {}),
+    ...(exit.error !== undefined ? { error: exit.error } : {}),
+    ...(timedOut ? { timedOut: true } : {}),
+  };
+  return formatRunResult(
+    {
+      file,
+      launcher: input.launcher,
+      visibleDevices: spec.visibleDevices,
+      vendor,
+      command: [spec.command, ...spec.args],
+    },
+    end,
+    output,
+    input.timeoutSeconds,
+  );
 }
 
 /**
@@ -193,7 +257,10 @@ export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
         if (!r.ok) return fail(`${TOOL.checkFile}: ${r.error}`);
         const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
         const shown = root && file.startsWith(root + path.sep) ? path.relative(root, file) : file;
-        return textResult(formatFindings(shown, r.findings) + (r.source === "editor" ? "\n(checked the open editor's text, unsaved changes included)" : ""));
+        return textResult(
+          formatFindings(shown, r.findings) +
+            (r.source === "editor" ? "\n(checked the open editor's text, unsaved changes included)" : ""),
+        );
       },
     },
     [TOOL.runOnGpus]: {
@@ -203,10 +270,17 @@ export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
         if ("error" in c) return { invocationMessage: "Checking the run request" };
         const inv = host.monitor.inventory;
         let file = c.value.path;
-        try { file = resolvePath(file); } catch { /* invoke says why */ }
+        try {
+          file = resolvePath(file);
+        } catch {
+          /* invoke says why */
+        }
         const gpuText = `GPU ${c.value.gpus.join(", ")}${inv ? ` (${describeEntries(c.value.gpus, inv)})` : ""}`;
         const { title, message } = runConfirmation(file, c.value.launcher, gpuText, c.value.args);
-        return { invocationMessage: `Running ${path.basename(file)} on ${gpuText}`, confirmationMessages: { title, message: new vscode.MarkdownString(confirmationMarkdown(message)) } };
+        return {
+          invocationMessage: `Running ${path.basename(file)} on ${gpuText}`,
+          confirmationMessages: { title, message: new vscode.MarkdownString(confirmationMarkdown(message)) },
+        };
       },
       async invoke(options, token) {
         const c = checkRunInput(options.input);
@@ -215,11 +289,23 @@ export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
         // confirmation before calling invoke. Called through vscode.lm.invokeTool without a chat
         // request, VS Code 1.139 shows none (measured in the e2e suite), so GPU Pilot asks itself.
         if (options.toolInvocationToken === undefined) {
-          if (!vscode.workspace.isTrusted) fail("Refused: the workspace is not trusted (Restricted Mode), and running a file executes its code. The user can trust the workspace to allow runs.");
+          if (!vscode.workspace.isTrusted)
+            fail(
+              "Refused: the workspace is not trusted (Restricted Mode), and running a file executes its code. The user can trust the workspace to allow runs.",
+            );
           let file = c.value.path;
-          try { file = resolvePath(file); } catch { /* runForAgent says why */ }
+          try {
+            file = resolvePath(file);
+          } catch {
+            /* runForAgent says why */
+          }
           const inv = host.monitor.inventory;
-          const { title, message } = runConfirmation(file, c.value.launcher, `GPU ${c.value.gpus.join(", ")}${inv ? ` (${describeEntries(c.value.gpus, inv)})` : ""}`, c.value.args);
+          const { title, message } = runConfirmation(
+            file,
+            c.value.launcher,
+            `GPU ${c.value.gpus.join(", ")}${inv ? ` (${describeEntries(c.value.gpus, inv)})` : ""}`,
+            c.value.args,
+          );
           let answer: string | undefined;
           let why = "";
           try {
@@ -234,4 +320,3 @@ export function createAgentTools(host: AgentHost): Record<ToolName, AgentTool> {
     },
   };
 }
-

@@ -31,18 +31,33 @@ export interface PreparedToolInvocation {
 }
 /** `vscode.LanguageModelTool<T>`, as GPU Pilot implements it: results are text. */
 export interface AgentTool {
-  prepareInvocation?(options: { input: unknown }, token: vscode.CancellationToken): Promise<PreparedToolInvocation | undefined>;
+  prepareInvocation?(
+    options: { input: unknown },
+    token: vscode.CancellationToken,
+  ): Promise<PreparedToolInvocation | undefined>;
   invoke(options: ToolInvocationOptions<unknown>, token: vscode.CancellationToken): Promise<unknown>;
 }
 interface LmApi {
   registerTool?(name: string, tool: AgentTool): vscode.Disposable;
-  registerMcpServerDefinitionProvider?(id: string, provider: { onDidChangeMcpServerDefinitions?: vscode.Event<void>; provideMcpServerDefinitions(token: vscode.CancellationToken): unknown[] }): vscode.Disposable;
+  registerMcpServerDefinitionProvider?(
+    id: string,
+    provider: {
+      onDidChangeMcpServerDefinitions?: vscode.Event<void>;
+      provideMcpServerDefinitions(token: vscode.CancellationToken): unknown[];
+    },
+  ): vscode.Disposable;
 }
 export interface LmClasses {
   lm?: LmApi;
   LanguageModelToolResult?: new (content: unknown[]) => unknown;
   LanguageModelTextPart?: new (value: string) => unknown;
-  McpStdioServerDefinition?: new (label: string, command: string, args?: string[], env?: Record<string, string | number | null>, version?: string) => unknown;
+  McpStdioServerDefinition?: new (
+    label: string,
+    command: string,
+    args?: string[],
+    env?: Record<string, string | number | null>,
+    version?: string,
+  ) => unknown;
 }
 /** The `vscode` module with the parts of the lm API it may lack. */
 export const lmApi = (): LmClasses => vscode as unknown as LmClasses;
@@ -57,20 +72,40 @@ export function lateTools(load: () => Record<ToolName, AgentTool>): Record<ToolN
   for (const name of Object.values(TOOL)) {
     out[name] = {
       invoke: (options, token) => load()[name].invoke(options, token),
-      ...(PREPARED_TOOLS.includes(name) ? { prepareInvocation: (options: { input: unknown }, token: vscode.CancellationToken) => load()[name].prepareInvocation?.(options, token) ?? Promise.resolve(undefined) } : {}),
+      ...(PREPARED_TOOLS.includes(name)
+        ? {
+            prepareInvocation: (options: { input: unknown }, token: vscode.CancellationToken) =>
+              load()[name].prepareInvocation?.(options, token) ?? Promise.resolve(undefined),
+          }
+        : {}),
     };
   }
   return out;
 }
 
 /** The `gpu-pilot mcp` definition VS Code starts: this extension's node (`ELECTRON_RUN_AS_NODE`) on dist/cli.js, without --allow-run, with the window's claims settings (`--no-claims`, `--claims-dir`). */
-export function mcpDefinitionArgs(extensionPath: string): { command: string; args: string[]; env: Record<string, string> } {
+export function mcpDefinitionArgs(extensionPath: string): {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+} {
   const root = vscode.workspace.workspaceFolders?.[0]?.uri.fsPath;
   const claims = config.claims();
-  const claimArgs = !claims.enabled ? ["--no-claims"] : claims.directory.trim() ? ["--claims-dir", claims.directory.trim()] : [];
+  const claimArgs = !claims.enabled
+    ? ["--no-claims"]
+    : claims.directory.trim()
+      ? ["--claims-dir", claims.directory.trim()]
+      : [];
   return {
     command: process.execPath,
-    args: [path.join(extensionPath, "dist", "cli.js"), "mcp", "--nvidia-smi", config.nvidiaSmiPath(), ...(root ? ["--root", root] : []), ...claimArgs],
+    args: [
+      path.join(extensionPath, "dist", "cli.js"),
+      "mcp",
+      "--nvidia-smi",
+      config.nvidiaSmiPath(),
+      ...(root ? ["--root", root] : []),
+      ...claimArgs,
+    ],
     env: { ELECTRON_RUN_AS_NODE: "1" },
   };
 }
@@ -84,7 +119,10 @@ export function mcpDefinitionArgs(extensionPath: string): { command: string; arg
  * (`load`: dist/features.js, agents/lmTools.ts's createAgentTools).
  * @returns what to dispose, `registered()`: the tool names registered now (tests, the e2e), and `tools`: the real tools (loads them).
  */
-export function registerAgentTools(load: () => Record<ToolName, AgentTool>, extensionPath: string): { disposables: vscode.Disposable[]; registered(): string[]; readonly tools: Record<ToolName, AgentTool> } {
+export function registerAgentTools(
+  load: () => Record<ToolName, AgentTool>,
+  extensionPath: string,
+): { disposables: vscode.Disposable[]; registered(): string[]; readonly tools: Record<ToolName, AgentTool> } {
   const tools = lateTools(load);
   const live: vscode.Disposable[] = [];
   let names: string[] = [];
@@ -99,7 +137,9 @@ export function registerAgentTools(load: () => Record<ToolName, AgentTool>, exte
     }
     const lm = lmApi().lm;
     if (typeof lm?.registerTool !== "function") {
-      log.info("This VS Code has no language-model tool API (vscode.lm.registerTool, VS Code 1.95+): GPU Pilot's agent tools are not registered.");
+      log.info(
+        "This VS Code has no language-model tool API (vscode.lm.registerTool, VS Code 1.95+): GPU Pilot's agent tools are not registered.",
+      );
     } else {
       for (const [name, tool] of Object.entries(tools)) {
         try {
@@ -113,13 +153,15 @@ export function registerAgentTools(load: () => Record<ToolName, AgentTool>, exte
     const Def = lmApi().McpStdioServerDefinition;
     if (typeof lm?.registerMcpServerDefinitionProvider === "function" && Def) {
       try {
-        live.push(lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
-          onDidChangeMcpServerDefinitions: mcpChanged.event,
-          provideMcpServerDefinitions: () => {
-            const d = mcpDefinitionArgs(extensionPath);
-            return [new Def("GPU Pilot", d.command, d.args, d.env)];
-          },
-        }));
+        live.push(
+          lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, {
+            onDidChangeMcpServerDefinitions: mcpChanged.event,
+            provideMcpServerDefinitions: () => {
+              const d = mcpDefinitionArgs(extensionPath);
+              return [new Def("GPU Pilot", d.command, d.args, d.env)];
+            },
+          }),
+        );
       } catch (e) {
         log.warn(`Could not register the GPU Pilot MCP server: ${(e as Error).message}`);
       }
@@ -131,7 +173,15 @@ export function registerAgentTools(load: () => Record<ToolName, AgentTool>, exte
     else if (config.affects(e, config.NVIDIA_SMI_KEYS)) mcpChanged.fire();
   });
   return {
-    disposables: [sub, mcpChanged, { dispose: () => { for (const d of live.splice(0)) d.dispose(); } }],
+    disposables: [
+      sub,
+      mcpChanged,
+      {
+        dispose: () => {
+          for (const d of live.splice(0)) d.dispose();
+        },
+      },
+    ],
     registered: () => [...names],
     get tools() {
       return load();

@@ -41,7 +41,13 @@ export interface PickWait {
  * them the selection. With `wait.waitMs` it reads nvidia-smi again every 2 s until enough are free.
  * Reports in a notification that does not block; never throws.
  */
-export async function pickFreeGpusCommand(monitor: GpuMonitor, selection: SelectionStore, overrides: Partial<PickPolicy> = {}, claims?: ClaimKeeper, wait: PickWait = {}): Promise<PickFreeOutcome> {
+export async function pickFreeGpusCommand(
+  monitor: GpuMonitor,
+  selection: SelectionStore,
+  overrides: Partial<PickPolicy> = {},
+  claims?: ClaimKeeper,
+  wait: PickWait = {},
+): Promise<PickFreeOutcome> {
   const policy = normalizePolicy({ ...config.pickPolicy(), ...overrides });
   await monitor.refresh();
   if (!monitor.inventory || monitor.inventory.gpus.length === 0) {
@@ -56,32 +62,60 @@ export async function pickFreeGpusCommand(monitor: GpuMonitor, selection: Select
     const inv = monitor.inventory;
     return { gpus: inv?.gpus ?? [], apps: inv?.apps ?? [], details: inv?.processes ?? [] };
   };
-  const { result, note } = await pickAndClaim(claims?.ledger, read, policy, "pick", undefined, { ...(wait.waitMs ? { waitMs: wait.waitMs } : {}), ...(wait.signal ? { signal: wait.signal } : {}) });
+  const { result, note } = await pickAndClaim(claims?.ledger, read, policy, "pick", undefined, {
+    ...(wait.waitMs ? { waitMs: wait.waitMs } : {}),
+    ...(wait.signal ? { signal: wait.signal } : {}),
+  });
   return reportPick(result, note, policy, monitor, selection);
 }
 
 /** Logs and shows what a pick did, and makes the picked GPUs the selection. */
-async function reportPick(result: PickResult, note: string | undefined, policy: PickPolicy, monitor: GpuMonitor, selection: SelectionStore): Promise<PickFreeOutcome> {
-  const skipped = result.candidates.filter((c) => c.reasons.length > 0).map((c) => ({ index: c.gpu.index, reasons: c.reasons }));
+async function reportPick(
+  result: PickResult,
+  note: string | undefined,
+  policy: PickPolicy,
+  monitor: GpuMonitor,
+  selection: SelectionStore,
+): Promise<PickFreeOutcome> {
+  const skipped = result.candidates
+    .filter((c) => c.reasons.length > 0)
+    .map((c) => ({ index: c.gpu.index, reasons: c.reasons }));
   const rules = `count ${policy.count}, ≥ ${formatMiB(policy.minFreeMemoryMiB)} free, ≤ ${policy.maxUtilizationPercent}% busy${policy.excludeBusyWithOtherUsers ? ", no other users' processes" : ""}`;
-  log.info(`Pick Free GPUs (${rules}): picked ${result.picked.map((g) => g.index).join(", ") || "none"}; ${skipped.map((s) => `GPU ${s.index}: ${s.reasons.join("; ")}`).join(" | ") || "none skipped"}${note ? `; ${note}` : ""}`);
+  log.info(
+    `Pick Free GPUs (${rules}): picked ${result.picked.map((g) => g.index).join(", ") || "none"}; ${skipped.map((s) => `GPU ${s.index}: ${s.reasons.join("; ")}`).join(" | ") || "none skipped"}${note ? `; ${note}` : ""}`,
+  );
   if (result.picked.length === 0) {
-    void vscode.window.showWarningMessage(
-      `GPU Pilot: no GPU is free by the pick policy (${rules}). ${[...skipped.map((s) => `GPU ${s.index}: ${s.reasons[0]}`), ...(note ? [note] : [])].join("; ")}.`,
-      "Open Settings",
-    ).then((c) => {
-      if (c) void vscode.commands.executeCommand("workbench.action.openSettings", "gpuPilot.pick");
-    });
+    void vscode.window
+      .showWarningMessage(
+        `GPU Pilot: no GPU is free by the pick policy (${rules}). ${[...skipped.map((s) => `GPU ${s.index}: ${s.reasons[0]}`), ...(note ? [note] : [])].join("; ")}.`,
+        "Open Settings",
+      )
+      .then((c) => {
+        if (c) void vscode.commands.executeCommand("workbench.action.openSettings", "gpuPilot.pick");
+      });
     return { policy, picked: [], skipped, short: true, selection: selection.get() };
   }
   const inv = monitor.inventory;
-  const ids = normalizeSelection(result.picked.map((g) => String(g.index)), inv?.gpus ?? [], inv?.mig ?? [], config.selectBy());
+  const ids = normalizeSelection(
+    result.picked.map((g) => String(g.index)),
+    inv?.gpus ?? [],
+    inv?.mig ?? [],
+    config.selectBy(),
+  );
   await selection.set(ids);
-  const what = result.picked.map((g) => `GPU ${g.index} (${formatFree(g)}, ${formatPercent(g.utilizationGpuPercent)} busy)`).join(", ");
+  const what = result.picked
+    .map((g) => `GPU ${g.index} (${formatFree(g)}, ${formatPercent(g.utilizationGpuPercent)} busy)`)
+    .join(", ");
   void vscode.window.showInformationMessage(
     `GPU Pilot: picked ${what}.${result.short ? ` Only ${result.picked.length} of ${policy.count} matched the policy.` : ""}`,
   );
-  return { policy, picked: result.picked.map((g) => g.index), skipped, short: result.short, selection: selection.get() };
+  return {
+    policy,
+    picked: result.picked.map((g) => g.index),
+    skipped,
+    short: result.short,
+    selection: selection.get(),
+  };
 }
 
 /**
@@ -89,20 +123,33 @@ async function reportPick(result: PickResult, note: string | undefined, policy: 
  * notification) until that many GPUs are free by the pick policy and unclaimed, claims them all at
  * once and selects them. Never throws.
  */
-export async function waitForFreeGpusCommand(monitor: GpuMonitor, selection: SelectionStore, claims: ClaimKeeper | undefined): Promise<PickFreeOutcome | undefined> {
+export async function waitForFreeGpusCommand(
+  monitor: GpuMonitor,
+  selection: SelectionStore,
+  claims: ClaimKeeper | undefined,
+): Promise<PickFreeOutcome | undefined> {
   const policy = normalizePolicy(config.pickPolicy());
   const answer = await vscode.window.showInputBox({
-    title: "Wait for Free GPUs", prompt: "How many GPUs to wait for and claim (the pick policy gpuPilot.pick.* applies)",
-    value: String(policy.count), validateInput: (v) => (/^[1-9]\d{0,2}$/.test(v.trim()) ? undefined : "A whole number from 1"),
+    title: "Wait for Free GPUs",
+    prompt: "How many GPUs to wait for and claim (the pick policy gpuPilot.pick.* applies)",
+    value: String(policy.count),
+    validateInput: (v) => (/^[1-9]\d{0,2}$/.test(v.trim()) ? undefined : "A whole number from 1"),
   });
   if (answer === undefined) return undefined;
   const count = Number(answer.trim());
   return vscode.window.withProgress(
-    { location: vscode.ProgressLocation.Notification, title: `GPU Pilot: waiting for ${count} free GPU${count === 1 ? "" : "s"}…`, cancellable: true },
+    {
+      location: vscode.ProgressLocation.Notification,
+      title: `GPU Pilot: waiting for ${count} free GPU${count === 1 ? "" : "s"}…`,
+      cancellable: true,
+    },
     (_p, token) => {
       const abort = new AbortController();
       token.onCancellationRequested(() => abort.abort());
-      return pickFreeGpusCommand(monitor, selection, { count }, claims, { waitMs: WAIT_FOREVER_MS, signal: abort.signal });
+      return pickFreeGpusCommand(monitor, selection, { count }, claims, {
+        waitMs: WAIT_FOREVER_MS,
+        signal: abort.signal,
+      });
     },
   );
 }
@@ -123,7 +170,11 @@ interface ProcessNodeLike {
  * process (same start time) and holds a GPU device open here (procinfo.ts `stopProcess`: across
  * PID namespaces a pid can be another process). Refreshes the view afterwards. Never throws.
  */
-export async function stopProcessCommand(monitor: GpuMonitor, node: unknown, stopOptions: StopOptions = {}): Promise<void> {
+export async function stopProcessCommand(
+  monitor: GpuMonitor,
+  node: unknown,
+  stopOptions: StopOptions = {},
+): Promise<void> {
   const n = node as ProcessNodeLike | undefined;
   if (!n || n.kind !== "app" || !n.app) {
     void vscode.window.showInformationMessage("GPU Pilot: right-click a process in the GPU view to stop it.");
@@ -132,7 +183,9 @@ export async function stopProcessCommand(monitor: GpuMonitor, node: unknown, sto
   const { pid } = n.app;
   const details = monitor.processOf(pid);
   if (!details?.own) {
-    void vscode.window.showInformationMessage(`GPU Pilot stops only your own processes; process ${pid} belongs to ${details?.user ?? "an unknown user"}.`);
+    void vscode.window.showInformationMessage(
+      `GPU Pilot stops only your own processes; process ${pid} belongs to ${details?.user ?? "an unknown user"}.`,
+    );
     return;
   }
   const what = details.commandLine.length > 120 ? `${details.commandLine.slice(0, 119)}…` : details.commandLine;
@@ -142,7 +195,11 @@ export async function stopProcessCommand(monitor: GpuMonitor, node: unknown, sto
     "Stop Process",
   );
   if (choice !== "Stop Process") return;
-  const r = await sendStop(pid, { ...(details.startTicks !== undefined ? { startTicks: details.startTicks } : {}) }, stopOptions);
+  const r = await sendStop(
+    pid,
+    { ...(details.startTicks !== undefined ? { startTicks: details.startTicks } : {}) },
+    stopOptions,
+  );
   if (r.ok) {
     log.info(`Sent SIGTERM to process ${pid} (${details.commandLine}).`);
     void vscode.window.showInformationMessage(`GPU Pilot: sent SIGTERM to process ${pid}.`);

@@ -53,7 +53,11 @@ export const NOT_AVAILABLE = "SM activity: not available on this GPU/driver";
 export function isBusyButIdle(recent: readonly DmonActivity[]): boolean {
   const both = recent.filter((s) => s.gpuUtilPercent !== undefined && s.smActivityPercent !== undefined);
   if (both.length < BUSY_IDLE_SAMPLES) return false;
-  return both.slice(-BUSY_IDLE_SAMPLES).every((s) => (s.gpuUtilPercent as number) >= BUSY_UTIL_PERCENT && (s.smActivityPercent as number) <= IDLE_SM_PERCENT);
+  return both
+    .slice(-BUSY_IDLE_SAMPLES)
+    .every(
+      (s) => (s.gpuUtilPercent as number) >= BUSY_UTIL_PERCENT && (s.smActivityPercent as number) <= IDLE_SM_PERCENT,
+    );
 }
 
 /** What dmon says about one GPU. */
@@ -117,7 +121,10 @@ export function activityTooltipMarkdown(index: number, snapshot: ActivitySnapsho
 
 /** Folds dmon samples into per-GPU {@link GpuActivity}. Pure. */
 export class ActivityTracker {
-  private readonly gpus = new Map<number, { seen: number; support: GpuActivity["support"]; recent: DmonActivity[]; latest: DmonActivity | undefined }>();
+  private readonly gpus = new Map<
+    number,
+    { seen: number; support: GpuActivity["support"]; recent: DmonActivity[]; latest: DmonActivity | undefined }
+  >();
 
   /** Adds one sample; `gpmColumns` are the GPM columns of its header. */
   push(sample: DmonSample, gpmColumns: readonly string[]): void {
@@ -144,13 +151,15 @@ export class ActivityTracker {
 
   /** The per-GPU state, by index. */
   gpuList(): GpuActivity[] {
-    return [...this.gpus.entries()].sort(([a], [b]) => a - b).map(([index, g]) => ({
-      index,
-      support: g.support,
-      recent: [...g.recent],
-      latest: g.latest,
-      busyButIdle: isBusyButIdle(g.recent),
-    }));
+    return [...this.gpus.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([index, g]) => ({
+        index,
+        support: g.support,
+        recent: [...g.recent],
+        latest: g.latest,
+        busyButIdle: isBusyButIdle(g.recent),
+      }));
   }
 }
 
@@ -278,7 +287,10 @@ export class ActivityStream {
       stderrTail = (stderrTail + chunk.toString()).slice(-2000);
     });
     this.arm(gen, 2 * (this.delayMs() + timeoutMs));
-    void child.then((r) => this.onExit(gen, r, stderrTail), () => undefined);
+    void child.then(
+      (r) => this.onExit(gen, r, stderrTail),
+      () => undefined,
+    );
   }
 
   private arm(gen: number, ms: number): void {
@@ -317,7 +329,11 @@ export class ActivityStream {
       this.giveUp("");
       return;
     }
-    this._snapshot = { state: this.tracker.anySupported ? "on" : "probing", note: this.tracker.gpuList().some((g) => g.support === "unsupported") ? NOT_AVAILABLE : "", gpus: this.tracker.gpuList() };
+    this._snapshot = {
+      state: this.tracker.anySupported ? "on" : "probing",
+      note: this.tracker.gpuList().some((g) => g.support === "unsupported") ? NOT_AVAILABLE : "",
+      gpus: this.tracker.gpuList(),
+    };
     this.emit({ kind: "update", snapshot: this._snapshot });
   }
 
@@ -326,11 +342,23 @@ export class ActivityStream {
     this.gen++;
     this.child = undefined;
     clearTimeout(this.watchdog);
-    const own = [...stderrTail.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).slice(-2), this.lastUnreadable].filter(Boolean).join(" ");
+    const own = [
+      ...stderrTail
+        .split(/\r?\n/)
+        .map((l) => l.trim())
+        .filter(Boolean)
+        .slice(-2),
+      this.lastUnreadable,
+    ]
+      .filter(Boolean)
+      .join(" ");
     const why =
-      r.exitCode === undefined && !r.isTerminated ? `nvidia-smi could not be started (${r.code ?? "error"})`
-        : r.exitCode === 0 ? "nvidia-smi dmon stopped (exit 0)"
-          : r.exitCode === undefined || r.exitCode === null ? `nvidia-smi dmon was killed by ${r.signal ?? "a signal"}`
+      r.exitCode === undefined && !r.isTerminated
+        ? `nvidia-smi could not be started (${r.code ?? "error"})`
+        : r.exitCode === 0
+          ? "nvidia-smi dmon stopped (exit 0)"
+          : r.exitCode === undefined || r.exitCode === null
+            ? `nvidia-smi dmon was killed by ${r.signal ?? "a signal"}`
             : `nvidia-smi dmon failed: ${describeExitCode(r.exitCode)}`;
     this.fault(own ? `${why}: ${own.slice(0, 300)}` : why, !this.everSupported);
   }
@@ -343,7 +371,10 @@ export class ActivityStream {
       return;
     }
     if (!this.running) return;
-    const retryInMs = Math.min(this.options.backoffMaxMs ?? 30_000, (this.options.backoffInitialMs ?? 1000) * 2 ** (this.faults - 1));
+    const retryInMs = Math.min(
+      this.options.backoffMaxMs ?? 30_000,
+      (this.options.backoffInitialMs ?? 1000) * 2 ** (this.faults - 1),
+    );
     this.emit({ kind: "fault", message, retryInMs });
     clearTimeout(this.restartTimer);
     this.restartTimer = setTimeout(() => {
@@ -356,7 +387,11 @@ export class ActivityStream {
     clearTimeout(this.watchdog);
     this.killChild();
     this.running = false;
-    this._snapshot = { state: "unsupported", note: reason ? `${NOT_AVAILABLE} (${reason})` : NOT_AVAILABLE, gpus: this.tracker.gpuList() };
+    this._snapshot = {
+      state: "unsupported",
+      note: reason ? `${NOT_AVAILABLE} (${reason})` : NOT_AVAILABLE,
+      gpus: this.tracker.gpuList(),
+    };
     this.emit({ kind: "update", snapshot: this._snapshot });
   }
 }

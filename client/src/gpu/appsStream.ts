@@ -50,14 +50,26 @@
  */
 import { StringDecoder } from "node:string_decoder";
 import { ChildReaper, emitTo, streamOptions, type StreamChild } from "./streamProcess";
-import { type ComputeApp, loadExeca, parseComputeApps, QUERY_APPS_ARGS, QUERY_APPS_FIELDS, runNvidiaSmi } from "../../../common/src/gpu/nvidiaSmi";
+import {
+  type ComputeApp,
+  loadExeca,
+  parseComputeApps,
+  QUERY_APPS_ARGS,
+  QUERY_APPS_FIELDS,
+  runNvidiaSmi,
+} from "../../../common/src/gpu/nvidiaSmi";
 
 /** The fields of the streamed process query: the sample's time, then the one-shot query's fields. */
 export const STREAM_APPS_FIELDS = ["timestamp", ...QUERY_APPS_FIELDS] as const;
 
 /** Arguments of the streamed process query: timestamped rows (the sample delimiter), the header, no units, every `periodMs`. */
 export function streamAppsArgs(periodMs: number): string[] {
-  return [`--query-compute-apps=${STREAM_APPS_FIELDS.join(",")}`, "--format=csv,nounits", "-lms", String(Math.max(1, Math.round(periodMs)))];
+  return [
+    `--query-compute-apps=${STREAM_APPS_FIELDS.join(",")}`,
+    "--format=csv,nounits",
+    "-lms",
+    String(Math.max(1, Math.round(periodMs))),
+  ];
 }
 
 /** One sample of the process list. */
@@ -124,7 +136,9 @@ export class AppsAssembler {
     const rest = m ? line.slice(m[0].length) : line;
     const ms = stamp !== undefined ? stampMs(stamp) : NaN;
     const open = this.open;
-    const joins = open !== undefined && (stamp === undefined ? !this.returned : open.stamp === stamp || Math.abs(ms - open.ms) < this.joinWithinMs);
+    const joins =
+      open !== undefined &&
+      (stamp === undefined ? !this.returned : open.stamp === stamp || Math.abs(ms - open.ms) < this.joinWithinMs);
     if (joins && open) {
       open.lines.push(rest);
       this.returned = false;
@@ -294,7 +308,9 @@ export class AppsSampler {
     this.suspectTimer = setTimeout(() => {
       this.suspectTimer = undefined;
       if (this.disposed) return;
-      this.o.hung(`nvidia-smi's process stream printed no row for ${ms} ms after the one-shot query listed ${pids.length} process${pids.length === 1 ? "" : "es"} (pid ${pids.slice(0, 5).join(", ")}${pids.length > 5 ? ", ..." : ""}) and was stopped`);
+      this.o.hung(
+        `nvidia-smi's process stream printed no row for ${ms} ms after the one-shot query listed ${pids.length} process${pids.length === 1 ? "" : "es"} (pid ${pids.slice(0, 5).join(", ")}${pids.length > 5 ? ", ..." : ""}) and was stopped`,
+      );
     }, ms);
   }
 }
@@ -434,14 +450,20 @@ export class AppsStream {
       this.killChild();
       this.fault(`nvidia-smi's process stream printed nothing for ${ms} ms and was stopped`);
     }, ms);
-    void child.then((r) => {
-      if (gen !== this.gen) return;
-      this.gen++;
-      this.endRun();
-      this.child = undefined;
-      if (r.exitCode === 2) this.giveUp(`nvidia-smi refused the looping process query (exit 2)`);
-      else this.fault(`nvidia-smi's process stream ended (${r.exitCode === undefined ? r.code ?? "not started" : r.exitCode === null ? r.signal ?? "killed" : `exit ${r.exitCode}`})`);
-    }, () => undefined);
+    void child.then(
+      (r) => {
+        if (gen !== this.gen) return;
+        this.gen++;
+        this.endRun();
+        this.child = undefined;
+        if (r.exitCode === 2) this.giveUp(`nvidia-smi refused the looping process query (exit 2)`);
+        else
+          this.fault(
+            `nvidia-smi's process stream ended (${r.exitCode === undefined ? (r.code ?? "not started") : r.exitCode === null ? (r.signal ?? "killed") : `exit ${r.exitCode}`})`,
+          );
+      },
+      () => undefined,
+    );
   }
 
   /** The one-shot process query that cross-checks the stream's silence. */
@@ -449,11 +471,21 @@ export class AppsStream {
     const controller = new AbortController();
     this.checkController = controller;
     const run = (async (): Promise<AppsCheck> => {
-      const r = await runNvidiaSmi(this.o.path, QUERY_APPS_ARGS, { timeoutMs: this.o.timeoutMs, signal: controller.signal, ...(this.o.env ? { env: this.o.env } : {}) });
+      const r = await runNvidiaSmi(this.o.path, QUERY_APPS_ARGS, {
+        timeoutMs: this.o.timeoutMs,
+        signal: controller.signal,
+        ...(this.o.env ? { env: this.o.env } : {}),
+      });
       if (r.kind === "canceled" || controller.signal.aborted || gen !== this.gen) return { kind: "canceled" };
       if (r.kind !== "ok") return { kind: "failed", message: r.message };
       const parsed = parseComputeApps(r.stdout);
-      return { kind: "ok", sample: { apps: parsed.rows, problems: parsed.problems.map((p) => `Process query line ${p.line}: ${p.reason}`) } };
+      return {
+        kind: "ok",
+        sample: {
+          apps: parsed.rows,
+          problems: parsed.problems.map((p) => `Process query line ${p.line}: ${p.reason}`),
+        },
+      };
     })();
     this.checkRun = run;
     void run.finally(() => {
@@ -488,7 +520,10 @@ export class AppsStream {
 
   private fault(message: string): void {
     this.faults++;
-    const retryInMs = Math.min(this.o.backoffMaxMs ?? 30_000, (this.o.backoffInitialMs ?? 1000) * 2 ** (this.faults - 1));
+    const retryInMs = Math.min(
+      this.o.backoffMaxMs ?? 30_000,
+      (this.o.backoffInitialMs ?? 1000) * 2 ** (this.faults - 1),
+    );
     emitTo(this.listeners, { kind: "fault", message, restarts: this.faults, retryInMs });
     if (!this.running) return;
     clearTimeout(this.restartTimer);

@@ -23,8 +23,20 @@ import { log } from "../log";
 import { DASHBOARD_VIEW_ID } from "../views";
 import { buildDashboardModel, type DashboardModel } from "./dashboardModel";
 import type { DashboardLayout } from "./dashboardLayout";
-import { DEFAULT_SORT, nextSort, PROCESS_SORT_KEYS, type ProcessSort, type ProcessSortKey, signalQuestion } from "./processTable";
-import { checkSignalTarget, type ProcessSignal, signalProcess, type StopOptions } from "../../../common/src/gpu/procinfo";
+import {
+  DEFAULT_SORT,
+  nextSort,
+  PROCESS_SORT_KEYS,
+  type ProcessSort,
+  type ProcessSortKey,
+  signalQuestion,
+} from "./processTable";
+import {
+  checkSignalTarget,
+  type ProcessSignal,
+  signalProcess,
+  type StopOptions,
+} from "../../../common/src/gpu/procinfo";
 import type { GpuMonitor } from "./monitor";
 import { type SelectionStore, toggleEntry } from "../../../common/src/gpu/selection";
 import { printableName } from "./present";
@@ -113,7 +125,12 @@ export type FromDashboard =
 function isRendered(r: unknown): r is DashboardRendered {
   if (!r || typeof r !== "object") return false;
   const o = r as Record<string, unknown>;
-  return Array.isArray(o.gpus) && o.gpus.length <= 4096 && o.gpus.every((g) => g !== null && typeof g === "object") && typeof o.width === "number";
+  return (
+    Array.isArray(o.gpus) &&
+    o.gpus.length <= 4096 &&
+    o.gpus.every((g) => g !== null && typeof g === "object") &&
+    typeof o.width === "number"
+  );
 }
 
 /**
@@ -126,18 +143,35 @@ export function checkDashboardMessage(m: unknown): FromDashboard | undefined {
   const o = m as Record<string, unknown>;
   const uuid = typeof o.uuid === "string" && o.uuid.length <= 128 ? o.uuid : undefined;
   switch (o.type) {
-    case "ready": return { type: "ready" };
+    case "ready":
+      return { type: "ready" };
     case "toggle":
-      return uuid !== undefined && (o.kind === "gpu" || o.kind === "mig") && typeof o.checked === "boolean" ? { type: "toggle", kind: o.kind, uuid, checked: o.checked } : undefined;
-    case "sort": return PROCESS_SORT_KEYS.includes(o.key as ProcessSortKey) ? { type: "sort", key: o.key as ProcessSortKey } : undefined;
-    case "filter": return typeof o.user === "string" && o.user.length <= 256 ? { type: "filter", user: o.user } : undefined;
+      return uuid !== undefined && (o.kind === "gpu" || o.kind === "mig") && typeof o.checked === "boolean"
+        ? { type: "toggle", kind: o.kind, uuid, checked: o.checked }
+        : undefined;
+    case "sort":
+      return PROCESS_SORT_KEYS.includes(o.key as ProcessSortKey)
+        ? { type: "sort", key: o.key as ProcessSortKey }
+        : undefined;
+    case "filter":
+      return typeof o.user === "string" && o.user.length <= 256 ? { type: "filter", user: o.user } : undefined;
     case "askSignal":
-      return Number.isInteger(o.pid) && (o.pid as number) > 0 && (o.pid as number) < 2 ** 31 && (o.signal === "SIGTERM" || o.signal === "SIGKILL") ? { type: "askSignal", pid: o.pid as number, signal: o.signal } : undefined;
+      return Number.isInteger(o.pid) &&
+        (o.pid as number) > 0 &&
+        (o.pid as number) < 2 ** 31 &&
+        (o.signal === "SIGTERM" || o.signal === "SIGKILL")
+        ? { type: "askSignal", pid: o.pid as number, signal: o.signal }
+        : undefined;
     case "signal":
-      return typeof o.token === "string" && /^[0-9a-f]{32}$/.test(o.token) && typeof o.confirmed === "boolean" ? { type: "signal", token: o.token, confirmed: o.confirmed } : undefined;
-    case "showHistory": return uuid !== undefined ? { type: "showHistory", uuid } : undefined;
-    case "rendered": return isRendered(o.rendered) ? { type: "rendered", rendered: o.rendered } : undefined;
-    default: return undefined;
+      return typeof o.token === "string" && /^[0-9a-f]{32}$/.test(o.token) && typeof o.confirmed === "boolean"
+        ? { type: "signal", token: o.token, confirmed: o.confirmed }
+        : undefined;
+    case "showHistory":
+      return uuid !== undefined ? { type: "showHistory", uuid } : undefined;
+    case "rendered":
+      return isRendered(o.rendered) ? { type: "rendered", rendered: o.rendered } : undefined;
+    default:
+      return undefined;
   }
 }
 
@@ -174,7 +208,10 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   private toggles = 0;
   private userFilter: string;
   /** Confirmations asked and not answered yet, by token (one at a time: a new one replaces the old). */
-  private readonly pending = new Map<string, { pid: number; signal: ProcessSignal; startTicks: number; processName: string; command: string }>();
+  private readonly pending = new Map<
+    string,
+    { pid: number; signal: ProcessSignal; startTicks: number; processName: string; command: string }
+  >();
   private lastSignal: { ok: boolean; message: string } | undefined;
 
   constructor(
@@ -186,7 +223,8 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
     private readonly stopOptions: StopOptions = {},
   ) {
     const saved = state.get<ProcessSort>(SORT_KEY);
-    this.sort = saved && PROCESS_SORT_KEYS.includes(saved.key) && typeof saved.descending === "boolean" ? saved : DEFAULT_SORT;
+    this.sort =
+      saved && PROCESS_SORT_KEYS.includes(saved.key) && typeof saved.descending === "boolean" ? saved : DEFAULT_SORT;
     const filter = state.get<string>(FILTER_KEY);
     this.userFilter = typeof filter === "string" ? filter : "";
   }
@@ -317,9 +355,21 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
         const uuid = m.uuid.toLowerCase();
         const gpu = inv.gpus.find((g) => g.uuid.toLowerCase() === uuid);
         const mig = (inv.mig ?? []).find((d) => d.uuid.toLowerCase() === uuid);
-        const target = m.kind === "gpu" && gpu ? { kind: "gpu" as const, gpu } : m.kind === "mig" && mig ? { kind: "mig" as const, mig } : undefined;
+        const target =
+          m.kind === "gpu" && gpu
+            ? { kind: "gpu" as const, gpu }
+            : m.kind === "mig" && mig
+              ? { kind: "mig" as const, mig }
+              : undefined;
         if (!target) return;
-        const ids = toggleEntry(this.selection.get(), target, m.checked === true, inv.gpus, inv.mig ?? [], config.selectBy());
+        const ids = toggleEntry(
+          this.selection.get(),
+          target,
+          m.checked === true,
+          inv.gpus,
+          inv.mig ?? [],
+          config.selectBy(),
+        );
         try {
           this.toggles++;
           await this.selection.set(ids);
@@ -334,7 +384,9 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
 
   private postResult(ok: boolean, message: string): void {
     this.lastSignal = { ok, message };
-    void this.view?.webview.postMessage({ type: "signalResult", ok, message } satisfies ToDashboard).then(undefined, () => undefined);
+    void this.view?.webview
+      .postMessage({ type: "signalResult", ok, message } satisfies ToDashboard)
+      .then(undefined, () => undefined);
   }
 
   /**
@@ -352,19 +404,46 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
     }
     const details = inv.processes?.find((p) => p.pid === pid);
     if (details?.startTicks === undefined) {
-      this.postResult(false, `Process ${pid} is not visible here (${details?.note ?? "in another PID namespace"}): GPU Pilot cannot tell which process it is, so it sends nothing.`);
+      this.postResult(
+        false,
+        `Process ${pid} is not visible here (${details?.note ?? "in another PID namespace"}): GPU Pilot cannot tell which process it is, so it sends nothing.`,
+      );
       return;
     }
-    const check = await checkSignalTarget(pid, { startTicks: details.startTicks, processName: app.processName }, this.stopOptions);
+    const check = await checkSignalTarget(
+      pid,
+      { startTicks: details.startTicks, processName: app.processName },
+      this.stopOptions,
+    );
     if (!check.ok) {
       this.postResult(false, check.message);
       return;
     }
     this.pending.clear();
     const token = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(16))).toString("hex");
-    this.pending.set(token, { pid, signal, startTicks: details.startTicks, processName: app.processName, command: details.commandLine });
-    const question = signalQuestion(signal, { pid, user: check.user, command: printableName(details.commandLine), gpuIndex: gpu.index });
-    void this.view?.webview.postMessage({ type: "confirm", token, pid, signal, question, ...(check.warning ? { warning: check.warning } : {}) } satisfies ToDashboard).then(undefined, () => undefined);
+    this.pending.set(token, {
+      pid,
+      signal,
+      startTicks: details.startTicks,
+      processName: app.processName,
+      command: details.commandLine,
+    });
+    const question = signalQuestion(signal, {
+      pid,
+      user: check.user,
+      command: printableName(details.commandLine),
+      gpuIndex: gpu.index,
+    });
+    void this.view?.webview
+      .postMessage({
+        type: "confirm",
+        token,
+        pid,
+        signal,
+        question,
+        ...(check.warning ? { warning: check.warning } : {}),
+      } satisfies ToDashboard)
+      .then(undefined, () => undefined);
   }
 
   /** The confirmation's answer: sends the signal (checked again right before) or nothing. */
@@ -372,12 +451,19 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
     const p = this.pending.get(token);
     this.pending.delete(token);
     if (!p || !confirmed) return;
-    const r = await signalProcess(p.pid, p.signal, { startTicks: p.startTicks, processName: p.processName }, this.stopOptions);
+    const r = await signalProcess(
+      p.pid,
+      p.signal,
+      { startTicks: p.startTicks, processName: p.processName },
+      this.stopOptions,
+    );
     const verb = p.signal === "SIGKILL" ? "killed" : "stopped";
     if (r.ok) {
       log.info(`Sent ${p.signal} to process ${p.pid} (${p.command}).`);
       this.postResult(true, `Sent ${p.signal} to process ${p.pid}.`);
-      void vscode.window.showInformationMessage(`GPU Pilot: sent ${p.signal} to process ${p.pid} (${verb === "killed" ? "kill" : "stop"}).`);
+      void vscode.window.showInformationMessage(
+        `GPU Pilot: sent ${p.signal} to process ${p.pid} (${verb === "killed" ? "kill" : "stop"}).`,
+      );
     } else {
       log.warn(r.message);
       this.postResult(false, r.message);
@@ -387,7 +473,13 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    return webviewPage(webview, dist, { script: "dashboard.js", style: "dashboard.css" }, "GPU Dashboard", `<main id="cards" aria-live="polite"><p class="message">Reading nvidia-smi...</p></main>`);
+    return webviewPage(
+      webview,
+      dist,
+      { script: "dashboard.js", style: "dashboard.css" },
+      "GPU Dashboard",
+      `<main id="cards" aria-live="polite"><p class="message">Reading nvidia-smi...</p></main>`,
+    );
   }
 }
 
@@ -396,7 +488,14 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
  * with `ready` when shown).
  * @returns the dashboard and what to dispose.
  */
-export function registerGpuDashboard(extensionUri: vscode.Uri, monitor: GpuMonitor, selection: SelectionStore, state: vscode.Memento, registered = false, stopOptions: StopOptions = {}): { dashboard: GpuDashboard; disposables: vscode.Disposable[] } {
+export function registerGpuDashboard(
+  extensionUri: vscode.Uri,
+  monitor: GpuMonitor,
+  selection: SelectionStore,
+  state: vscode.Memento,
+  registered = false,
+  stopOptions: StopOptions = {},
+): { dashboard: GpuDashboard; disposables: vscode.Disposable[] } {
   const dashboard = new GpuDashboard(extensionUri, monitor, selection, state, stopOptions);
   // `registered`: the entry bundle registered a stand-in at activation (shell.ts) that hands the view to this dashboard.
   if (registered) return { dashboard, disposables: [dashboard] };

@@ -18,10 +18,38 @@ import type { HistorySnapshot } from "./history";
 import type { ComputeApp, Gpu, Inventory, MigDevice, ProcessDetails } from "../../../common/src/gpu/nvidiaSmi";
 import { appsOf, gpuWarnings, printableName, processUser, programCommand, unknownUserNote } from "./present";
 import { isMigSelected, isSelected } from "../../../common/src/gpu/selection";
-import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature, fraction, type Level, levelOf, shortGpuName } from "../../../common/src/gpu/units";
-import { DEFAULT_SORT, type DashboardProcess, filterByUser, hostFields, NO_VALUE, processSummary, type ProcessSort, sortProcesses, usersOf } from "./processTable";
+import {
+  formatFree,
+  formatMemoryPair,
+  formatMiB,
+  formatPercent,
+  formatPower,
+  formatTemperature,
+  fraction,
+  type Level,
+  levelOf,
+  shortGpuName,
+} from "../../../common/src/gpu/units";
+import {
+  DEFAULT_SORT,
+  type DashboardProcess,
+  filterByUser,
+  hostFields,
+  NO_VALUE,
+  processSummary,
+  type ProcessSort,
+  sortProcesses,
+  usersOf,
+} from "./processTable";
 
-export { DEFAULT_SORT, type DashboardProcess, nextSort, type ProcessSort, type ProcessSortKey, sortProcesses } from "./processTable";
+export {
+  DEFAULT_SORT,
+  type DashboardProcess,
+  nextSort,
+  type ProcessSort,
+  type ProcessSortKey,
+  sortProcesses,
+} from "./processTable";
 
 /** A MIG device row of a card. */
 export interface DashboardMig {
@@ -115,7 +143,13 @@ export const SPARK_SECONDS = 300;
  * (drawn as a gap, like the History panel's break where the stream stopped). `at` is ascending and
  * as long as `values`; samples outside the window are ignored.
  */
-export function bucketByTime(at: readonly number[], values: readonly (number | null)[], from: number, to: number, points = SPARK_POINTS): (number | null)[] {
+export function bucketByTime(
+  at: readonly number[],
+  values: readonly (number | null)[],
+  from: number,
+  to: number,
+  points = SPARK_POINTS,
+): (number | null)[] {
   const sums = new Array<number>(points).fill(0);
   const counts = new Array<number>(points).fill(0);
   const span = Math.max(1, to - from);
@@ -129,7 +163,12 @@ export function bucketByTime(at: readonly number[], values: readonly (number | n
   return sums.map((s, b) => (counts[b] === 0 ? null : s / counts[b]));
 }
 
-function sparkOf(gpu: Gpu, history: HistorySnapshot | undefined, now: number, seconds = SPARK_SECONDS): DashboardGpu["spark"] {
+function sparkOf(
+  gpu: Gpu,
+  history: HistorySnapshot | undefined,
+  now: number,
+  seconds = SPARK_SECONDS,
+): DashboardGpu["spark"] {
   const series = history?.gpus.find((g) => g.uuid.toLowerCase() === gpu.uuid.toLowerCase());
   const windowStart = now - seconds * 1000;
   const oldest = series?.at.find((t) => t >= windowStart && t <= now);
@@ -140,12 +179,22 @@ function sparkOf(gpu: Gpu, history: HistorySnapshot | undefined, now: number, se
   const total = series.memoryTotalMiB ?? gpu.memoryTotalMiB;
   return {
     utilization: bucketByTime(series.at, series.utilizationPercent, Math.max(from, windowStart), now),
-    memory: bucketByTime(series.at, series.memoryUsedMiB.map((m) => fraction(m, total)), Math.max(from, windowStart), now),
+    memory: bucketByTime(
+      series.at,
+      series.memoryUsedMiB.map((m) => fraction(m, total)),
+      Math.max(from, windowStart),
+      now,
+    ),
     seconds: Math.round((now - Math.max(from, windowStart)) / 1000),
   };
 }
 
-function processOf(gpu: Gpu, app: ComputeApp, details: ProcessDetails | undefined, gpuBusyButIdle: boolean): DashboardProcess {
+function processOf(
+  gpu: Gpu,
+  app: ComputeApp,
+  details: ProcessDetails | undefined,
+  gpuBusyButIdle: boolean,
+): DashboardProcess {
   return {
     pid: app.pid,
     gpuIndex: gpu.index,
@@ -185,15 +234,20 @@ export interface DashboardInput {
 }
 
 /** The SM activity fields of a card for GPU `index`. */
-function activityOf(index: number, activity: ActivitySnapshot | undefined): Pick<DashboardGpu, "smActivity" | "activityNote" | "busyButIdle" | "busyButIdleText"> {
+function activityOf(
+  index: number,
+  activity: ActivitySnapshot | undefined,
+): Pick<DashboardGpu, "smActivity" | "activityNote" | "busyButIdle" | "busyButIdleText"> {
   const none = { busyButIdle: false, busyButIdleText: "" };
   if (!activity || activity.state === "off") return none;
   const g = activity.gpus.find((x) => x.index === index);
-  if (activity.state === "unsupported" || g?.support === "unsupported") return { ...none, activityNote: activity.note || NOT_AVAILABLE };
+  if (activity.state === "unsupported" || g?.support === "unsupported")
+    return { ...none, activityNote: activity.note || NOT_AVAILABLE };
   const sm = g?.latest?.smActivityPercent;
-  const bar: DashboardBar = sm === undefined
-    ? { fraction: null, level: "unknown", text: "…" }
-    : { fraction: Math.min(1, Math.max(0, sm / 100)), level: levelOf(sm), text: formatPercent(sm) };
+  const bar: DashboardBar =
+    sm === undefined
+      ? { fraction: null, level: "unknown", text: "…" }
+      : { fraction: Math.min(1, Math.max(0, sm / 100)), level: levelOf(sm), text: formatPercent(sm) };
   if (!g?.busyButIdle) return { ...none, smActivity: bar };
   return { smActivity: bar, busyButIdle: true, busyButIdleText: busyButIdleSentence(g) };
 }
@@ -204,35 +258,70 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
   const inv = input.inventory;
   const now = input.now ?? Date.now();
   const message =
-    input.state === "unknown" ? "Reading nvidia-smi..."
-      : input.state === "missing" ? `nvidia-smi could not be run here, so no GPUs can be shown. ${input.problem}`.trim()
-        : input.state === "failed" ? input.problem || "nvidia-smi failed"
-          : inv && inv.gpus.length === 0 ? "nvidia-smi lists no GPUs" : "";
-  const gpus = input.state !== "ok" || !inv ? [] : [...inv.gpus].sort((a, b) => a.index - b.index).map((gpu): DashboardGpu => {
-    const migs: MigDevice[] = (inv.mig ?? []).filter((m) => m.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase()).sort((a, b) => a.device - b.device);
-    const used = fraction(gpu.memoryUsedMiB, gpu.memoryTotalMiB);
-    const util = gpu.utilizationGpuPercent;
-    const activity = activityOf(gpu.index, input.activity);
-    return {
-      uuid: gpu.uuid,
-      index: gpu.index,
-      name: gpu.name,
-      shortName: "",
-      summary: "",
-      selected: isSelected(gpu, input.selection),
-      lost: gpu.lost === true,
-      utilization: { fraction: util === null ? null : Math.min(1, Math.max(0, util / 100)), level: levelOf(util), text: formatPercent(util) },
-      ...activity,
-      memory: { fraction: used, level: levelOf(used === null ? null : used * 100), text: formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB) },
-      temperature: formatTemperature(gpu.temperatureC),
-      power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
-      free: formatFree(gpu),
-      spark: sparkOf(gpu, input.history, now, input.sparkSeconds),
-      processes: sortProcesses(appsOf(gpu, inv.apps).map((a) => processOf(gpu, a, inv.processes?.find((p) => p.pid === a.pid), activity.busyButIdle)), sort),
-      mig: migs.map((m) => ({ uuid: m.uuid, profile: m.profile, device: m.device, selected: isMigSelected(m, input.selection) })),
-      warnings: gpuWarnings(gpu, inv.apps, migs.length),
-    };
-  });
+    input.state === "unknown"
+      ? "Reading nvidia-smi..."
+      : input.state === "missing"
+        ? `nvidia-smi could not be run here, so no GPUs can be shown. ${input.problem}`.trim()
+        : input.state === "failed"
+          ? input.problem || "nvidia-smi failed"
+          : inv && inv.gpus.length === 0
+            ? "nvidia-smi lists no GPUs"
+            : "";
+  const gpus =
+    input.state !== "ok" || !inv
+      ? []
+      : [...inv.gpus]
+          .sort((a, b) => a.index - b.index)
+          .map((gpu): DashboardGpu => {
+            const migs: MigDevice[] = (inv.mig ?? [])
+              .filter((m) => m.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase())
+              .sort((a, b) => a.device - b.device);
+            const used = fraction(gpu.memoryUsedMiB, gpu.memoryTotalMiB);
+            const util = gpu.utilizationGpuPercent;
+            const activity = activityOf(gpu.index, input.activity);
+            return {
+              uuid: gpu.uuid,
+              index: gpu.index,
+              name: gpu.name,
+              shortName: "",
+              summary: "",
+              selected: isSelected(gpu, input.selection),
+              lost: gpu.lost === true,
+              utilization: {
+                fraction: util === null ? null : Math.min(1, Math.max(0, util / 100)),
+                level: levelOf(util),
+                text: formatPercent(util),
+              },
+              ...activity,
+              memory: {
+                fraction: used,
+                level: levelOf(used === null ? null : used * 100),
+                text: formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB),
+              },
+              temperature: formatTemperature(gpu.temperatureC),
+              power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
+              free: formatFree(gpu),
+              spark: sparkOf(gpu, input.history, now, input.sparkSeconds),
+              processes: sortProcesses(
+                appsOf(gpu, inv.apps).map((a) =>
+                  processOf(
+                    gpu,
+                    a,
+                    inv.processes?.find((p) => p.pid === a.pid),
+                    activity.busyButIdle,
+                  ),
+                ),
+                sort,
+              ),
+              mig: migs.map((m) => ({
+                uuid: m.uuid,
+                profile: m.profile,
+                device: m.device,
+                selected: isMigSelected(m, input.selection),
+              })),
+              warnings: gpuWarnings(gpu, inv.apps, migs.length),
+            };
+          });
   const all = gpus.flatMap((g) => g.processes);
   const users = usersOf(all);
   const userFilter = input.userFilter && users.includes(input.userFilter) ? input.userFilter : "";
@@ -241,7 +330,11 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
     g.summary = processSummary(g.processes);
   }
   return {
-    state: input.state, message, gpus, selection: [...input.selection], sort,
+    state: input.state,
+    message,
+    gpus,
+    selection: [...input.selection],
+    sort,
     processes: sortProcesses(filterByUser(all, userFilter), sort),
     processCount: all.length,
     users,

@@ -43,7 +43,11 @@ export const GPM_METRICS = {
 } as const;
 
 /** The GPM ids the GPU view streams: SM activity, SM occupancy, tensor activity. */
-export const DMON_GPM_IDS: readonly number[] = [GPM_METRICS.smActivity.id, GPM_METRICS.smOccupancy.id, GPM_METRICS.tensorActivity.id];
+export const DMON_GPM_IDS: readonly number[] = [
+  GPM_METRICS.smActivity.id,
+  GPM_METRICS.smOccupancy.id,
+  GPM_METRICS.tensorActivity.id,
+];
 
 /**
  * Arguments of the streaming dmon: `dmon -s u --gpm-metrics <ids> -d <seconds>`. `-s u` adds the
@@ -135,7 +139,10 @@ export class DmonReader {
     this.lineNo++;
     const line = raw.replace(/\r$/, "");
     if (line.trim() === "") return { kind: "blank" };
-    const problem = (reason: string): DmonLine => ({ kind: "problem", problem: { line: this.lineNo, text: line, reason } });
+    const problem = (reason: string): DmonLine => ({
+      kind: "problem",
+      problem: { line: this.lineNo, text: line, reason },
+    });
     if (line.trimStart().startsWith("#")) {
       const tokens = line.trim().replace(/^#\s*/, "").split(/\s+/).filter(Boolean);
       if (tokens.includes("gpu")) {
@@ -151,13 +158,15 @@ export class DmonReader {
     }
     if (this.names.length === 0) return problem("a data line before dmon's column header");
     const tokens = line.trim().split(/\s+/);
-    if (tokens.length !== this.names.length) return problem(`${tokens.length} columns where the header names ${this.names.length}`);
+    if (tokens.length !== this.names.length)
+      return problem(`${tokens.length} columns where the header names ${this.names.length}`);
     const values: Record<string, number | undefined> = {};
     let index: number | undefined;
     for (let i = 0; i < tokens.length; i++) {
       const t = tokens[i];
       const name = this.names[i];
-      if (t !== "-" && !NUMBER.test(t)) return problem(`column ${name}: ${JSON.stringify(t)} is neither a number nor -`);
+      if (t !== "-" && !NUMBER.test(t))
+        return problem(`column ${name}: ${JSON.stringify(t)} is neither a number nor -`);
       const v = t === "-" ? undefined : Number(t);
       if (name === "gpu") index = v;
       else values[name] = v;
@@ -171,7 +180,12 @@ export class DmonReader {
  * Parses a whole dmon output (a capture, `dmon -c N`).
  * @returns the samples in order, the unreadable lines, the column names and GPM columns of the last header.
  */
-export function parseDmon(text: string): { samples: DmonSample[]; problems: ParseProblem[]; columns: string[]; gpmColumns: string[] } {
+export function parseDmon(text: string): {
+  samples: DmonSample[];
+  problems: ParseProblem[];
+  columns: string[];
+  gpmColumns: string[];
+} {
   const reader = new DmonReader();
   const samples: DmonSample[] = [];
   const problems: ParseProblem[] = [];

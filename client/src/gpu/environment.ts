@@ -28,13 +28,15 @@ export function selectionEnvironment(ids: readonly string[]): SelectionEnvironme
 
 /** Which GPUs the entries are, in words: `GPU 1 (NVIDIA H200)`, `MIG 1g.18gb on GPU 0`. */
 export function describeEntries(ids: readonly string[], inv: Inventory | undefined): string {
-  return ids.map((id) => {
-    const mig = inv?.mig?.find((m) => m.uuid.toLowerCase() === id.toLowerCase());
-    if (mig) return `MIG ${mig.profile} on GPU ${mig.gpuIndex}`;
-    const index = inv ? indexOfEntry(id, inv.gpus, inv.mig ?? []) : undefined;
-    const gpu = inv?.gpus.find((g) => g.index === index);
-    return gpu ? `GPU ${gpu.index} (${gpu.name})` : id;
-  }).join(", ");
+  return ids
+    .map((id) => {
+      const mig = inv?.mig?.find((m) => m.uuid.toLowerCase() === id.toLowerCase());
+      if (mig) return `MIG ${mig.profile} on GPU ${mig.gpuIndex}`;
+      const index = inv ? indexOfEntry(id, inv.gpus, inv.mig ?? []) : undefined;
+      const gpu = inv?.gpus.find((g) => g.index === index);
+      return gpu ? `GPU ${gpu.index} (${gpu.name})` : id;
+    })
+    .join(", ");
 }
 
 /** The collection's description shown by VS Code (terminal tab hover, "relaunch" notice). */
@@ -47,7 +49,11 @@ export function collectionDescription(ids: readonly string[], inv: Inventory | u
  * selection. Touches a variable only when its value changes, so unchanged terminals are not marked
  * stale.
  */
-export function applyToCollection(collection: vscode.EnvironmentVariableCollection, ids: readonly string[], inv: Inventory | undefined): void {
+export function applyToCollection(
+  collection: vscode.EnvironmentVariableCollection,
+  ids: readonly string[],
+  inv: Inventory | undefined,
+): void {
   const env = selectionEnvironment(ids);
   if (!env) {
     let any = false;
@@ -58,7 +64,8 @@ export function applyToCollection(collection: vscode.EnvironmentVariableCollecti
   }
   for (const [name, value] of Object.entries(env)) {
     const now = collection.get(name);
-    if (now === undefined || now.value !== value || now.type !== vscode.EnvironmentVariableMutatorType.Replace) collection.replace(name, value);
+    if (now === undefined || now.value !== value || now.type !== vscode.EnvironmentVariableMutatorType.Replace)
+      collection.replace(name, value);
   }
   const description = collectionDescription(ids, inv);
   const current = collection.description;
@@ -83,25 +90,42 @@ export const PYTHON_DEBUG_TYPES = ["debugpy", "python"] as const;
  * `attach` configuration. CUDA_DEVICE_ORDER is added unless `env` sets it.
  */
 export class GpuDebugConfigurationProvider implements vscode.DebugConfigurationProvider {
-  constructor(private readonly selection: SelectionStore, private readonly monitor: InventorySource) {}
+  constructor(
+    private readonly selection: SelectionStore,
+    private readonly monitor: InventorySource,
+  ) {}
 
-  resolveDebugConfiguration(folder: vscode.WorkspaceFolder | undefined, debugConfiguration: vscode.DebugConfiguration): vscode.ProviderResult<vscode.DebugConfiguration> {
+  resolveDebugConfiguration(
+    folder: vscode.WorkspaceFolder | undefined,
+    debugConfiguration: vscode.DebugConfiguration,
+  ): vscode.ProviderResult<vscode.DebugConfiguration> {
     const env = selectionEnvironment(this.selection.get());
     if (!env || debugConfiguration.request !== "launch") return debugConfiguration;
     const given = debugConfiguration.env;
-    const current: Record<string, unknown> = given && typeof given === "object" && !Array.isArray(given) ? (given as Record<string, unknown>) : {};
+    const current: Record<string, unknown> =
+      given && typeof given === "object" && !Array.isArray(given) ? (given as Record<string, unknown>) : {};
     if (Object.prototype.hasOwnProperty.call(current, "CUDA_VISIBLE_DEVICES")) {
-      log.info(`Debug configuration "${debugConfiguration.name}" sets CUDA_VISIBLE_DEVICES itself; GPU Pilot leaves it alone.`);
+      log.info(
+        `Debug configuration "${debugConfiguration.name}" sets CUDA_VISIBLE_DEVICES itself; GPU Pilot leaves it alone.`,
+      );
       return debugConfiguration;
     }
-    const envFile = typeof debugConfiguration.envFile === "string" ? this.resolveFolderVariable(debugConfiguration.envFile, folder) : undefined;
+    const envFile =
+      typeof debugConfiguration.envFile === "string"
+        ? this.resolveFolderVariable(debugConfiguration.envFile, folder)
+        : undefined;
     if (envFile && envFileSetsVisibleDevices(envFile)) {
-      log.info(`Debug configuration "${debugConfiguration.name}" sets CUDA_VISIBLE_DEVICES in its envFile; GPU Pilot leaves it alone.`);
+      log.info(
+        `Debug configuration "${debugConfiguration.name}" sets CUDA_VISIBLE_DEVICES in its envFile; GPU Pilot leaves it alone.`,
+      );
       return debugConfiguration;
     }
     const next: Record<string, unknown> = { ...current, CUDA_VISIBLE_DEVICES: env.CUDA_VISIBLE_DEVICES };
-    if (!Object.prototype.hasOwnProperty.call(current, "CUDA_DEVICE_ORDER")) next.CUDA_DEVICE_ORDER = env.CUDA_DEVICE_ORDER;
-    log.info(`Debug session "${debugConfiguration.name}" gets CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES} (${describeEntries(this.selection.get(), this.monitor.inventory)}).`);
+    if (!Object.prototype.hasOwnProperty.call(current, "CUDA_DEVICE_ORDER"))
+      next.CUDA_DEVICE_ORDER = env.CUDA_DEVICE_ORDER;
+    log.info(
+      `Debug session "${debugConfiguration.name}" gets CUDA_VISIBLE_DEVICES=${env.CUDA_VISIBLE_DEVICES} (${describeEntries(this.selection.get(), this.monitor.inventory)}).`,
+    );
     return { ...debugConfiguration, env: next };
   }
 
@@ -125,7 +149,9 @@ export function registerSelectionEnvironment(
   monitor: InventorySource,
 ): { provider: GpuDebugConfigurationProvider; disposables: vscode.Disposable[] } {
   const provider = new GpuDebugConfigurationProvider(selection, monitor);
-  const disposables: vscode.Disposable[] = PYTHON_DEBUG_TYPES.map((type) => vscode.debug.registerDebugConfigurationProvider(type, provider));
+  const disposables: vscode.Disposable[] = PYTHON_DEBUG_TYPES.map((type) =>
+    vscode.debug.registerDebugConfigurationProvider(type, provider),
+  );
   if (collection) {
     collection.persistent = true;
     const sync = () => applyToCollection(collection, selection.get(), monitor.inventory);

@@ -33,10 +33,23 @@ export interface GpuEarly {
  * its object.
  * @returns what to dispose (push into `ExtensionContext.subscriptions`) and the API part.
  */
-export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuMonitor, selection: SelectionStore, early?: GpuEarly, claims?: ClaimKeeper): { disposables: vscode.Disposable[]; api: GpuViewApi; dashboard: GpuDashboard } {
+export function createGpuFeatures(
+  extCtx: vscode.ExtensionContext,
+  monitor: GpuMonitor,
+  selection: SelectionStore,
+  early?: GpuEarly,
+  claims?: ClaimKeeper,
+): { disposables: vscode.Disposable[]; api: GpuViewApi; dashboard: GpuDashboard } {
   const tree = createGpuTreeView(monitor, selection, early?.view, claims);
-  const dash = registerGpuDashboard(extCtx.extensionUri, monitor, selection, extCtx.workspaceState, early !== undefined);
-  const collection = (extCtx as { environmentVariableCollection?: vscode.GlobalEnvironmentVariableCollection }).environmentVariableCollection;
+  const dash = registerGpuDashboard(
+    extCtx.extensionUri,
+    monitor,
+    selection,
+    extCtx.workspaceState,
+    early !== undefined,
+  );
+  const collection = (extCtx as { environmentVariableCollection?: vscode.GlobalEnvironmentVariableCollection })
+    .environmentVariableCollection;
   const env = early?.env ?? registerSelectionEnvironment(collection, selection, monitor);
   const api: GpuViewApi = {
     gpuTreeProvider: tree.provider as vscode.TreeDataProvider<unknown>,
@@ -48,9 +61,14 @@ export function createGpuFeatures(extCtx: vscode.ExtensionContext, monitor: GpuM
       collection?.forEach((name, m) => (out[name] = { value: m.value, type: MUTATOR_TYPE[m.type] ?? "replace" }));
       return out;
     },
-    resolveDebugConfiguration: async (configuration, folder) => env.provider.resolveDebugConfiguration(folder, configuration),
+    resolveDebugConfiguration: async (configuration, folder) =>
+      env.provider.resolveDebugConfiguration(folder, configuration),
     getStatusBarText: () => statusBarContent(selection.get(), monitor.inventory).text,
-    getMonitorStatus: () => ({ streaming: monitor.isStreaming, streamPid: monitor.streamPid, notices: monitor.notices.map((n) => n.message) }),
+    getMonitorStatus: () => ({
+      streaming: monitor.isStreaming,
+      streamPid: monitor.streamPid,
+      notices: monitor.notices.map((n) => n.message),
+    }),
     getDashboardState: () => dash.dashboard.getState(),
     clickInDashboard: (target) => dash.dashboard.click(target),
   };

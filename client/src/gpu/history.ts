@@ -140,7 +140,13 @@ export class GpuHistory {
       const key = g.uuid.toLowerCase();
       let t = this.tracks.get(key);
       if (!t) {
-        t = { uuid: g.uuid, index: g.index, name: g.name, memoryTotalMiB: g.memoryTotalMiB, ring: new Ring(this._capacity) };
+        t = {
+          uuid: g.uuid,
+          index: g.index,
+          name: g.name,
+          memoryTotalMiB: g.memoryTotalMiB,
+          ring: new Ring(this._capacity),
+        };
         this.tracks.set(key, t);
       }
       t.index = g.index;

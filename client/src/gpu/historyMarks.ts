@@ -91,7 +91,12 @@ export function layoutMarkLabels(labels: readonly MarkLabelInput[], o: MarkLabel
  * The label (index into `xs`) nearest to the cursor at `cursorX` within `reach` canvas px among
  * the hidden ones (`visible[i]` false), or -1: the label the webview shows on hover.
  */
-export function hoveredMark(xs: readonly number[], visible: readonly boolean[], cursorX: number, reach: number): number {
+export function hoveredMark(
+  xs: readonly number[],
+  visible: readonly boolean[],
+  cursorX: number,
+  reach: number,
+): number {
   let best = -1;
   for (let i = 0; i < xs.length; i++) {
     if (visible[i]) continue;
@@ -141,9 +146,12 @@ export function combineGpus(gpus: readonly GpuSeries[]): CombinedSeries {
       have[k] = true;
       memoryUsedMiB[k] = v === null || v === undefined || sum === null ? null : sum + v;
     });
-    have.forEach((h, k) => { if (!h) memoryUsedMiB[k] = null; });
+    have.forEach((h, k) => {
+      if (!h) memoryUsedMiB[k] = null;
+    });
   }
   const totals = gpus.map((g) => g.memoryTotalMiB);
-  const memoryTotalMiB = totals.length > 0 && totals.every((t): t is number => t !== null) ? totals.reduce((a, b) => a + b, 0) : null;
+  const memoryTotalMiB =
+    totals.length > 0 && totals.every((t): t is number => t !== null) ? totals.reduce((a, b) => a + b, 0) : null;
   return { at, utilizationPercent, memoryUsedMiB, memoryTotalMiB };
 }

@@ -47,7 +47,8 @@ export type ToWebview =
     };
 
 /** Messages from the webview. */
-export type FromWebview = { type: "ready" } | { type: "drawn"; samples: number; gpus: number; axes?: HistoryAxes[]; all?: HistoryAllAxes };
+export type FromWebview =
+  { type: "ready" } | { type: "drawn"; samples: number; gpus: number; axes?: HistoryAxes[]; all?: HistoryAllAxes };
 
 /** `m` when it is a message the webview may send ({@link FromWebview}: the fields the panel reads checked), else undefined. */
 export function validFromWebview(m: unknown): FromWebview | undefined {
@@ -58,10 +59,21 @@ export function validFromWebview(m: unknown): FromWebview | undefined {
   const count = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.floor(v) : 0);
   const strings = (v: unknown) => Array.isArray(v) && v.every((x) => typeof x === "string");
   const axes = Array.isArray(o.axes)
-    ? (o.axes as unknown[]).filter((a): a is HistoryAxes => typeof a === "object" && a !== null && typeof (a as HistoryAxes).uuid === "string" && strings((a as HistoryAxes).runLabels))
+    ? (o.axes as unknown[]).filter(
+        (a): a is HistoryAxes =>
+          typeof a === "object" &&
+          a !== null &&
+          typeof (a as HistoryAxes).uuid === "string" &&
+          strings((a as HistoryAxes).runLabels),
+      )
     : [];
   const all = o.all as HistoryAllAxes | undefined;
-  const allOk = typeof all === "object" && all !== null && strings(all.series) && strings(all.runLabels) && strings(all.hoverLabels);
+  const allOk =
+    typeof all === "object" &&
+    all !== null &&
+    strings(all.series) &&
+    strings(all.runLabels) &&
+    strings(all.hoverLabels);
   return { type: "drawn", samples: count(o.samples), gpus: count(o.gpus), axes, ...(allOk ? { all } : {}) };
 }
 
@@ -146,7 +158,15 @@ export class HistoryPanel implements vscode.Disposable {
   private lastPushes = -1;
   private knownGpus = "";
   private focus: string | undefined;
-  private state: Omit<HistoryPanelState, "open" | "visible"> = { samplesSent: 0, messagesSent: 0, historiesSent: 0, drawReports: 0, samplesDrawn: 0, gpusDrawn: 0, axes: [] };
+  private state: Omit<HistoryPanelState, "open" | "visible"> = {
+    samplesSent: 0,
+    messagesSent: 0,
+    historiesSent: 0,
+    drawReports: 0,
+    samplesDrawn: 0,
+    gpusDrawn: 0,
+    axes: [],
+  };
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -171,7 +191,15 @@ export class HistoryPanel implements vscode.Disposable {
       localResourceRoots: [dist],
     });
     this.panel = panel;
-    this.state = { samplesSent: 0, messagesSent: 0, historiesSent: 0, drawReports: 0, samplesDrawn: 0, gpusDrawn: 0, axes: [] };
+    this.state = {
+      samplesSent: 0,
+      messagesSent: 0,
+      historiesSent: 0,
+      drawReports: 0,
+      samplesDrawn: 0,
+      gpusDrawn: 0,
+      axes: [],
+    };
     this.lastPushes = this.monitor.history.pushes;
     panel.webview.html = this.html(panel.webview, dist);
     this.panelDisposables.push(
@@ -197,7 +225,8 @@ export class HistoryPanel implements vscode.Disposable {
       this.monitor.onDidChange(() => this.onMonitorChange()),
       this.selection.onDidChange(() => this.postHistory()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (config.affects(e, [`${config.SECTION}.history.minutes`, `${config.SECTION}.refreshIntervalMs`])) this.postHistory();
+        if (config.affects(e, [`${config.SECTION}.history.minutes`, `${config.SECTION}.refreshIntervalMs`]))
+          this.postHistory();
       }),
     );
   }
@@ -225,7 +254,13 @@ export class HistoryPanel implements vscode.Disposable {
       if (run.endedAt !== undefined) known.endedAt = run.endedAt;
       return;
     }
-    this.runs.push({ title: run.title, file: path.basename(run.file), startedAt: run.startedAt, gpus: this.physicalGpus(run.gpus ?? []), ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}) });
+    this.runs.push({
+      title: run.title,
+      file: path.basename(run.file),
+      startedAt: run.startedAt,
+      gpus: this.physicalGpus(run.gpus ?? []),
+      ...(run.endedAt !== undefined ? { endedAt: run.endedAt } : {}),
+    });
     if (this.runs.length > MAX_RUNS) this.runs.shift();
   }
 
@@ -245,7 +280,11 @@ export class HistoryPanel implements vscode.Disposable {
   private selectedUuids(gpus: readonly { index: number; uuid: string }[]): string[] {
     const ids = this.selection.get();
     const mig = this.monitor.inventory?.mig ?? [];
-    const fromMig = new Set(mig.filter((m) => ids.some((id) => id.toLowerCase() === m.uuid.toLowerCase())).map((m) => m.gpuUuid.toLowerCase()));
+    const fromMig = new Set(
+      mig
+        .filter((m) => ids.some((id) => id.toLowerCase() === m.uuid.toLowerCase()))
+        .map((m) => m.gpuUuid.toLowerCase()),
+    );
     return gpus.filter((g) => isSelected(g, ids) || fromMig.has(g.uuid.toLowerCase())).map((g) => g.uuid);
   }
 
@@ -266,8 +305,15 @@ export class HistoryPanel implements vscode.Disposable {
     const at = Math.max(...latest.map((g) => g.sample.at));
     const samples = latest
       .filter((g) => g.sample.at === at)
-      .map((g) => ({ uuid: g.uuid, utilizationPercent: g.sample.utilizationPercent, memoryUsedMiB: g.sample.memoryUsedMiB }));
-    this.post({ type: "append", at, samples, selected: this.selectedUuids(latest), runs: [...this.runs] }, samples.length);
+      .map((g) => ({
+        uuid: g.uuid,
+        utilizationPercent: g.sample.utilizationPercent,
+        memoryUsedMiB: g.sample.memoryUsedMiB,
+      }));
+    this.post(
+      { type: "append", at, samples, selected: this.selectedUuids(latest), runs: [...this.runs] },
+      samples.length,
+    );
   }
 
   /** Posts every sample (the panel was opened, shown again or reloaded; the GPUs changed). */
@@ -278,14 +324,17 @@ export class HistoryPanel implements vscode.Disposable {
     this.knownGpus = snap.gpus.map((g) => g.uuid).join(",");
     const samples = snap.gpus.reduce((n, g) => n + g.at.length, 0);
     this.state.historiesSent++;
-    this.post({
-      type: "history",
-      snapshot: snap,
-      selected: this.selectedUuids(snap.gpus),
-      runs: [...this.runs],
-      minutes: config.historyMinutes(),
-      ...(this.focus ? { focus: this.focus } : {}),
-    }, samples);
+    this.post(
+      {
+        type: "history",
+        snapshot: snap,
+        selected: this.selectedUuids(snap.gpus),
+        runs: [...this.runs],
+        minutes: config.historyMinutes(),
+        ...(this.focus ? { focus: this.focus } : {}),
+      },
+      samples,
+    );
   }
 
   private post(message: ToWebview, samples: number): void {
@@ -297,7 +346,13 @@ export class HistoryPanel implements vscode.Disposable {
   }
 
   private html(webview: vscode.Webview, dist: vscode.Uri): string {
-    return webviewPage(webview, dist, { script: "history.js", style: "history.css" }, "GPU History", `<header id="head"><h1>GPU history</h1><p id="summary">Waiting for nvidia-smi...</p></header>
-<main id="charts"></main>`);
+    return webviewPage(
+      webview,
+      dist,
+      { script: "history.js", style: "history.css" },
+      "GPU History",
+      `<header id="head"><h1>GPU history</h1><p id="summary">Waiting for nvidia-smi...</p></header>
+<main id="charts"></main>`,
+    );
   }
 }

@@ -49,7 +49,10 @@ export class IdleHeldTracker {
    * @param thresholdMs how long a process must hold memory on an idle GPU before it is flagged, ms (0: never).
    * @param maxGapMs a pause between samples longer than this resets every count, ms (default 60 s).
    */
-  constructor(private thresholdMs: number, private readonly maxGapMs = 60_000) {}
+  constructor(
+    private thresholdMs: number,
+    private readonly maxGapMs = 60_000,
+  ) {}
 
   /** Changes the threshold (the setting); counts are kept. */
   setThreshold(ms: number): void {
@@ -68,9 +71,17 @@ export class IdleHeldTracker {
       const uuid = a.gpuUuid.toLowerCase();
       const key = `${a.pid}/${uuid}`;
       seen.add(key);
-      if (!idle.get(uuid)) { this.since.delete(key); continue; }
+      if (!idle.get(uuid)) {
+        this.since.delete(key);
+        continue;
+      }
       const prev = this.since.get(key);
-      this.since.set(key, { pid: a.pid, gpuUuid: uuid, idleSince: prev?.idleSince ?? s.at, usedMemoryMiB: a.usedMemoryMiB });
+      this.since.set(key, {
+        pid: a.pid,
+        gpuUuid: uuid,
+        idleSince: prev?.idleSince ?? s.at,
+        usedMemoryMiB: a.usedMemoryMiB,
+      });
     }
     for (const key of [...this.since.keys()]) if (!seen.has(key)) this.since.delete(key);
   }

@@ -26,9 +26,18 @@ export type SyncResult = "written" | "unchanged" | "absent" | { error: string };
  * Writes `ids` into `file` (with the vendor `vendorOf` gives, asked only for a write) when the file
  * exists, or always with `create`. Never throws: a failure is returned as `{ error }`.
  */
-export function syncSelectionFile(file: string, ids: readonly string[], vendorOf: () => KernelVendor, create = false): SyncResult {
+export function syncSelectionFile(
+  file: string,
+  ids: readonly string[],
+  vendorOf: () => KernelVendor,
+  create = false,
+): SyncResult {
   if (!create) {
-    try { lstatSync(file); } catch { return "absent"; }
+    try {
+      lstatSync(file);
+    } catch {
+      return "absent";
+    }
   }
   try {
     return writeSelectionState(file, ids, vendorOf()) ? "written" : "unchanged";
@@ -38,7 +47,9 @@ export function syncSelectionFile(file: string, ids: readonly string[], vendorOf
 }
 
 /** A subscription to undo. */
-interface Disposable { dispose(): unknown }
+interface Disposable {
+  dispose(): unknown;
+}
 
 /**
  * Syncs the file now, after each selection change and at each `onFocus` event.
@@ -46,13 +57,21 @@ interface Disposable { dispose(): unknown }
  * @param warn where a failed write is reported (once until a write succeeds).
  * @returns the subscriptions.
  */
-export function registerSelectionFile(selection: SelectionStore, onFocus: (listener: () => void) => Disposable, warn: (message: string) => void, file: string = selectionFileOf()): Disposable[] {
+export function registerSelectionFile(
+  selection: SelectionStore,
+  onFocus: (listener: () => void) => Disposable,
+  warn: (message: string) => void,
+  file: string = selectionFileOf(),
+): Disposable[] {
   let vendor: KernelVendor | undefined;
   let warned = false;
   const sync = () => {
     const r = syncSelectionFile(file, selection.get(), () => (vendor ??= machineVendor()));
     if (typeof r === "object") {
-      if (!warned) warn(`Could not update the kernels' GPU selection file ${file}: ${r.error}. GPU Pilot kernels keep the GPUs written there before.`);
+      if (!warned)
+        warn(
+          `Could not update the kernels' GPU selection file ${file}: ${r.error}. GPU Pilot kernels keep the GPUs written there before.`,
+        );
       warned = true;
     } else if (r === "written") warned = false;
   };

@@ -17,7 +17,16 @@
 import * as vscode from "vscode";
 import * as config from "../config";
 import { log } from "../log";
-import { type ComputeApp, describeProblem, type Gpu, type Inventory, type MigDevice, type ProcessDetails, queryInventory, type SmiFailure } from "../../../common/src/gpu/nvidiaSmi";
+import {
+  type ComputeApp,
+  describeProblem,
+  type Gpu,
+  type Inventory,
+  type MigDevice,
+  type ProcessDetails,
+  queryInventory,
+  type SmiFailure,
+} from "../../../common/src/gpu/nvidiaSmi";
 import { Poller } from "./poller";
 import { describeProcesses, type ProcOptions } from "../../../common/src/gpu/procinfo";
 import { GpuHistory, historyCapacity } from "./history";
@@ -235,7 +244,11 @@ export class GpuMonitor implements vscode.Disposable {
     const sm = new Map(this.activity.gpus.map((g) => [g.index, g.latest?.smActivityPercent]));
     this.idleTracker.observe({
       at: Date.now(),
-      gpus: inv.gpus.map((g) => ({ uuid: g.uuid, utilizationGpuPercent: g.utilizationGpuPercent, smActivityPercent: sm.get(g.index) })),
+      gpus: inv.gpus.map((g) => ({
+        uuid: g.uuid,
+        utilizationGpuPercent: g.utilizationGpuPercent,
+        smActivityPercent: sm.get(g.index),
+      })),
       apps: inv.apps,
     });
   }
@@ -366,7 +379,8 @@ export class GpuMonitor implements vscode.Disposable {
         });
         this.activitySub = this.activityStream.on((e) => this.onActivity(e));
       }
-      if (!this.activityStream.isRunning && this.activityStream.snapshot.state !== "unsupported") this.activityStream.start();
+      if (!this.activityStream.isRunning && this.activityStream.snapshot.state !== "unsupported")
+        this.activityStream.start();
     } else if (this.activityStream?.isRunning) {
       void this.activityStream.stop();
     }
@@ -401,17 +415,22 @@ export class GpuMonitor implements vscode.Disposable {
     if (this.disposed || this.amdTool) return;
     switch (e.kind) {
       case "started":
-        log.debug(`nvidia-smi stream started (pid ${e.pid ?? "?"}${e.restarts ? `, after ${e.restarts} fault(s)` : ""}).`);
+        log.debug(
+          `nvidia-smi stream started (pid ${e.pid ?? "?"}${e.restarts ? `, after ${e.restarts} fault(s)` : ""}).`,
+        );
         return;
       case "tick": {
         const { tick } = e;
         if (tick.gpus.length === 0) {
           const p = tick.problems[0];
-          this.setFailure({
-            kind: "garbage",
-            message: `nvidia-smi's GPU list could not be read: ${p ? describeProblem("Streamed", p) : "no GPU lines"}`,
-            sample: p?.text ?? "",
-          }, undefined);
+          this.setFailure(
+            {
+              kind: "garbage",
+              message: `nvidia-smi's GPU list could not be read: ${p ? describeProblem("Streamed", p) : "no GPU lines"}`,
+              sample: p?.text ?? "",
+            },
+            undefined,
+          );
           return;
         }
         this.lastTickAt = Date.now();
@@ -440,7 +459,9 @@ export class GpuMonitor implements vscode.Disposable {
         const key = `${e.failure.kind}:${e.failure.message}`;
         if (key !== this.lastFaultLogged) {
           this.lastFaultLogged = key;
-          log.warn(`nvidia-smi stream: ${e.failure.message}${e.failure.kind === "failed" ? ` (${e.failure.explanation})` : ""}.${retry}`);
+          log.warn(
+            `nvidia-smi stream: ${e.failure.message}${e.failure.kind === "failed" ? ` (${e.failure.explanation})` : ""}.${retry}`,
+          );
         }
         if (e.afterTicks > 0 && this._state === "ok" && e.failure.kind !== "missing") {
           // It worked and stopped: keep the last numbers, say so, restart.
@@ -473,7 +494,9 @@ export class GpuMonitor implements vscode.Disposable {
         apps: this.apps.filter((a) => uuids.has(a.gpuUuid.toLowerCase())),
         mig: this.mig.filter((m) => uuids.has(m.gpuUuid.toLowerCase())),
         processes: details,
-        problems: fromStream ? [...this._inventory.problems.filter((p) => !this.isProcessProblem(p)), ...this.processProblems] : this._inventory.problems,
+        problems: fromStream
+          ? [...this._inventory.problems.filter((p) => !this.isProcessProblem(p)), ...this.processProblems]
+          : this._inventory.problems,
       });
     }
   }
@@ -514,7 +537,10 @@ export class GpuMonitor implements vscode.Disposable {
     }
     let retryAt: number | undefined;
     if (r.kind === "timeout" && this.retryAttempt < ONE_SHOT_RETRIES) {
-      const delay = Math.min(this.options.backoffMaxMs ?? 30_000, (this.options.backoffInitialMs ?? 1000) * 2 ** this.retryAttempt);
+      const delay = Math.min(
+        this.options.backoffMaxMs ?? 30_000,
+        (this.options.backoffInitialMs ?? 1000) * 2 ** this.retryAttempt,
+      );
       this.retryAttempt++;
       retryAt = Date.now() + delay;
       clearTimeout(this.retryTimer);
@@ -564,11 +590,17 @@ export class GpuMonitor implements vscode.Disposable {
       const detail = taker
         ? `Index ${g.index} now names ${taker.uuid}: a selection by index points at another GPU now. Select by UUID (gpuPilot.selectBy) to be safe.`
         : "It may have fallen off the bus or been reset; runs that ask for it will not find it.";
-      vanished.push({ id: `notice/vanished/${uuid}`, message: `GPU ${g.index} (${g.name}, ${g.pciBusId}) is no longer listed by nvidia-smi`, detail });
+      vanished.push({
+        id: `notice/vanished/${uuid}`,
+        message: `GPU ${g.index} (${g.name}, ${g.pciBusId}) is no longer listed by nvidia-smi`,
+        detail,
+      });
     }
     const before = new Set(this.vanished.map((v) => v.id));
     for (const v of vanished) if (!before.has(v.id)) log.warn(`${v.message}. ${v.detail}`);
-    for (const v of this.vanished) if (!vanished.some((x) => x.id === v.id)) log.info(`${v.message.replace(" is no longer listed by nvidia-smi", "")} is back.`);
+    for (const v of this.vanished)
+      if (!vanished.some((x) => x.id === v.id))
+        log.info(`${v.message.replace(" is no longer listed by nvidia-smi", "")} is back.`);
     this.vanished = vanished;
   }
 
@@ -583,18 +615,24 @@ export class GpuMonitor implements vscode.Disposable {
     if (summary === this.lastLogged) return;
     this.lastLogged = summary;
     if (inv) {
-      log.info(`${path}: ${inv.gpus.length} GPU(s): ${inv.gpus.map((g) => `GPU ${g.index} ${g.name} (${g.uuid}, ${g.pciBusId})`).join("; ") || "none"}`);
+      log.info(
+        `${path}: ${inv.gpus.length} GPU(s): ${inv.gpus.map((g) => `GPU ${g.index} ${g.name} (${g.uuid}, ${g.pciBusId})`).join("; ") || "none"}`,
+      );
       for (const p of inv.problems) log.warn(`${path}: ${p}`);
     } else if (f) {
       switch (f.kind) {
         case "missing":
-          log.warn(`${path} could not be started (${f.code}): ${f.message}. Set gpuPilot.nvidiaSmiPath if nvidia-smi is installed elsewhere.`);
+          log.warn(
+            `${path} could not be started (${f.code}): ${f.message}. Set gpuPilot.nvidiaSmiPath if nvidia-smi is installed elsewhere.`,
+          );
           break;
         case "failed":
           log.warn(`${path} failed: ${f.explanation}. Its message: ${f.message}`);
           break;
         case "timeout":
-          log.warn(`${path} timed out after ${f.ms} ms (gpuPilot.nvidiaSmiTimeoutMs) and was stopped.${this._retryAt ? ` Retrying in ${Math.round((this._retryAt - Date.now()) / 1000)} s.` : ""}`);
+          log.warn(
+            `${path} timed out after ${f.ms} ms (gpuPilot.nvidiaSmiTimeoutMs) and was stopped.${this._retryAt ? ` Retrying in ${Math.round((this._retryAt - Date.now()) / 1000)} s.` : ""}`,
+          );
           break;
         case "garbage":
           log.warn(`${path} printed output GPU Pilot cannot read: ${f.message}. Sample: ${JSON.stringify(f.sample)}`);

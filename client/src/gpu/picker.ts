@@ -30,7 +30,11 @@ function gpuItem(gpu: Gpu, monitor: GpuMonitor): GpuPickItem {
     // memory (units.ts) and who runs there; the UUID and PCI bus ID are in the GPU view's tooltip.
     detail: [
       formatFree(gpu),
-      ...(apps.length > 0 ? [`${apps.length} process${apps.length === 1 ? "" : "es"} (${users.map((u) => (u === "unknown" ? "user unknown" : u)).join(", ")})`] : []),
+      ...(apps.length > 0
+        ? [
+            `${apps.length} process${apps.length === 1 ? "" : "es"} (${users.map((u) => (u === "unknown" ? "user unknown" : u)).join(", ")})`,
+          ]
+        : []),
       ...warnings.map((w) => `$(warning) ${w}`),
     ].join(" · "),
   };

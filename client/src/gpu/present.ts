@@ -6,7 +6,14 @@ import type { InventoryGpu, InventoryParams } from "../../../common/src/lsp/prot
 import { escapeControls } from "../../../common/src/text/controls";
 import type { ComputeApp, Gpu, MigDevice, ProcessDetails } from "../../../common/src/gpu/nvidiaSmi";
 import { type Claim, claimField, describeClaim } from "../../../common/src/gpu/claims";
-import { formatFree, formatMemoryPair, formatMiB, formatPercent, formatPower, formatTemperature } from "../../../common/src/gpu/units";
+import {
+  formatFree,
+  formatMemoryPair,
+  formatMiB,
+  formatPercent,
+  formatPower,
+  formatTemperature,
+} from "../../../common/src/gpu/units";
 
 /** `GPU <index>: <name>`, e.g. `GPU 0: NVIDIA H200`. */
 export function gpuLabel(gpu: Gpu): string {
@@ -74,7 +81,8 @@ export function escapeMarkdown(text: string): string {
   return text.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, (c) => `\\${c}`);
 }
 
-const withUnit = (v: number | null, unit: string, digits = 0): string => (v === null ? "n/a" : `${v.toFixed(digits)} ${unit}`);
+const withUnit = (v: number | null, unit: string, digits = 0): string =>
+  v === null ? "n/a" : `${v.toFixed(digits)} ${unit}`;
 
 /**
  * A Markdown table of everything nvidia-smi said about the GPU, its processes and `warnings`
@@ -159,7 +167,8 @@ export function gpuWarnings(gpu: Gpu, apps: readonly ComputeApp[], migCount: num
     );
   }
   if (gpu.computeMode === "Prohibited") out.push("Compute mode Prohibited: no CUDA process can use this GPU.");
-  if (gpu.migMode?.toLowerCase() === "enabled" && migCount === 0) out.push("MIG is enabled but no MIG device is listed: CUDA cannot use this GPU until MIG devices are created.");
+  if (gpu.migMode?.toLowerCase() === "enabled" && migCount === 0)
+    out.push("MIG is enabled but no MIG device is listed: CUDA cannot use this GPU until MIG devices are created.");
   return out;
 }
 
@@ -192,7 +201,10 @@ export function unknownUserNote(details: ProcessDetails | undefined): string | u
  * an unknown user reads {@link UNKNOWN_USER}, explained in the tooltip). This workspace's run is marked by the
  * row's icon and said in the tooltip.
  */
-export function processRow(app: ComputeApp, details: ProcessDetails | undefined): { label: string; description: string } {
+export function processRow(
+  app: ComputeApp,
+  details: ProcessDetails | undefined,
+): { label: string; description: string } {
   const description = [formatMiB(app.usedMemoryMiB), processUser(details)].join(" · ");
   const label = `${app.pid} ${programCommand(details?.commandLine || app.processName)}`;
   return { label: shorten(label, Math.max(14, ROW_CHARS - description.length)), description };

@@ -13,7 +13,17 @@ import { runningSeconds } from "../../../common/src/gpu/procTicks";
 export type ProcessSortKey = "gpu" | "pid" | "user" | "memory" | "sm" | "cpu" | "host" | "time" | "command";
 
 /** Every {@link ProcessSortKey}, in the table's order. */
-export const PROCESS_SORT_KEYS: readonly ProcessSortKey[] = ["gpu", "pid", "user", "memory", "sm", "cpu", "host", "time", "command"];
+export const PROCESS_SORT_KEYS: readonly ProcessSortKey[] = [
+  "gpu",
+  "pid",
+  "user",
+  "memory",
+  "sm",
+  "cpu",
+  "host",
+  "time",
+  "command",
+];
 
 /** How the process tables are sorted: by `key`, descending or not. */
 export interface ProcessSort {
@@ -28,7 +38,8 @@ export const DEFAULT_SORT: ProcessSort = { key: "memory", descending: true };
 export const NO_VALUE = "–";
 
 /** Why the SM column reads {@link NO_VALUE}: nvidia-smi's per-process SM share comes from `nvidia-smi pmon`, which GPU Pilot does not run. */
-export const SM_NOTE = "Per-process SM % is not read: it needs nvidia-smi pmon, which GPU Pilot does not run. The GPU's SM activity is on its card.";
+export const SM_NOTE =
+  "Per-process SM % is not read: it needs nvidia-smi pmon, which GPU Pilot does not run. The GPU's SM activity is on its card.";
 
 /** A process row (of a GPU's card and of the process table). */
 export interface DashboardProcess {
@@ -98,12 +109,21 @@ export function formatCpu(percent: number | null | undefined): string {
 }
 
 /** The /proc fields of a row from `details` (undefined: not read yet). */
-export function hostFields(details: ProcessDetails | undefined): Pick<DashboardProcess, "cpuPercent" | "cpu" | "hostMemoryMiB" | "hostMemory" | "runningS" | "time" | "hostNote" | "canSignal"> {
+export function hostFields(
+  details: ProcessDetails | undefined,
+): Pick<
+  DashboardProcess,
+  "cpuPercent" | "cpu" | "hostMemoryMiB" | "hostMemory" | "runningS" | "time" | "hostNote" | "canSignal"
+> {
   const cpuPercent = details?.cpuPercent ?? null;
   const hostMemoryMiB = details?.rssKiB !== undefined ? Math.round((details.rssKiB / 1024) * 10) / 10 : null;
-  const running = details ? runningSeconds(details) ?? null : null;
+  const running = details ? (runningSeconds(details) ?? null) : null;
   const visible = details !== undefined && details.uid !== null && details.startTicks !== undefined;
-  const hostNote = !details ? "not read yet" : details.uid === null && details.user === "unknown" ? hostNoteOf(details.note) : undefined;
+  const hostNote = !details
+    ? "not read yet"
+    : details.uid === null && details.user === "unknown"
+      ? hostNoteOf(details.note)
+      : undefined;
   return {
     cpuPercent,
     cpu: formatCpu(cpuPercent),
@@ -135,15 +155,24 @@ export function sortProcesses<T extends DashboardProcess>(rows: readonly T[], so
   const dir = sort.descending ? -1 : 1;
   const cmp = (a: T, b: T): number => {
     switch (sort.key) {
-      case "gpu": return a.gpuIndex - b.gpuIndex;
-      case "pid": return a.pid - b.pid;
-      case "user": return collator.compare(a.user, b.user);
-      case "command": return collator.compare(a.command, b.command);
-      case "memory": return num(a.memoryMiB, b.memoryMiB);
-      case "sm": return num(a.smPercent, b.smPercent);
-      case "cpu": return num(a.cpuPercent, b.cpuPercent);
-      case "host": return num(a.hostMemoryMiB, b.hostMemoryMiB);
-      case "time": return num(a.runningS, b.runningS);
+      case "gpu":
+        return a.gpuIndex - b.gpuIndex;
+      case "pid":
+        return a.pid - b.pid;
+      case "user":
+        return collator.compare(a.user, b.user);
+      case "command":
+        return collator.compare(a.command, b.command);
+      case "memory":
+        return num(a.memoryMiB, b.memoryMiB);
+      case "sm":
+        return num(a.smPercent, b.smPercent);
+      case "cpu":
+        return num(a.cpuPercent, b.cpuPercent);
+      case "host":
+        return num(a.hostMemoryMiB, b.hostMemoryMiB);
+      case "time":
+        return num(a.runningS, b.runningS);
     }
   };
   return [...rows].sort((a, b) => dir * cmp(a, b) || a.gpuIndex - b.gpuIndex || a.pid - b.pid);
@@ -174,12 +203,16 @@ export function processSummary(rows: readonly Pick<DashboardProcess, "user">[], 
   const users = [...new Set(rows.map((r) => r.user))];
   const head = `${rows.length} proc${rows.length === 1 ? "" : "s"}`;
   let names = users.join(", ");
-  for (let k = users.length - 1; k >= 1 && names.length > maxChars; k--) names = `${users.slice(0, k).join(", ")} +${users.length - k}`;
+  for (let k = users.length - 1; k >= 1 && names.length > maxChars; k--)
+    names = `${users.slice(0, k).join(", ")} +${users.length - k}`;
   return `${head} · ${names}`;
 }
 
 /** The text of the Stop/Kill confirmation: names the process by pid, user and command line. */
-export function signalQuestion(signal: "SIGTERM" | "SIGKILL", row: Pick<DashboardProcess, "pid" | "user" | "command" | "gpuIndex">): string {
+export function signalQuestion(
+  signal: "SIGTERM" | "SIGKILL",
+  row: Pick<DashboardProcess, "pid" | "user" | "command" | "gpuIndex">,
+): string {
   const what = row.command.length > 200 ? `${row.command.slice(0, 199)}…` : row.command;
   return `${signal === "SIGKILL" ? "Kill" : "Stop"} process ${row.pid} of ${row.user} on GPU ${row.gpuIndex} (${what})? GPU Pilot sends it ${signal}${signal === "SIGKILL" ? ": it ends at once, unsaved work is lost" : ": a program may take a moment to exit"}.`;
 }

@@ -43,7 +43,10 @@ export function loadSummary(gpus: readonly Gpu[]): string {
  * Text, tooltip and warning state of the item for a selection and inventory. The tooltip is plain
  * text (a string tooltip is not Markdown: a `- ` list would show its dashes), one line per GPU.
  */
-export function statusBarContent(ids: readonly string[], inv: Inventory | undefined): { text: string; tooltip: string; warning: boolean } {
+export function statusBarContent(
+  ids: readonly string[],
+  inv: Inventory | undefined,
+): { text: string; tooltip: string; warning: boolean } {
   const unknown = inv ? unknownEntries(ids, inv.gpus, inv.mig ?? []) : [];
   const gpus = selectedGpus(ids, inv);
   const load = ids.length > 0 ? loadSummary(gpus) : "";
@@ -55,7 +58,10 @@ export function statusBarContent(ids: readonly string[], inv: Inventory | undefi
     `Runs, new terminals and Python debug sessions get CUDA_VISIBLE_DEVICES=${ids.join(",")}.`,
     ...(unknown.length > 0 ? ["", `Not on this machine: ${unknown.join(", ")}.`] : []),
     ...(gpus.length > 0 ? [""] : []),
-    ...gpus.map((g) => `GPU ${g.index} (${g.name}): ${formatPercent(g.utilizationGpuPercent)} busy · ${formatMemoryPair(g.memoryUsedMiB, g.memoryTotalMiB)} · ${formatTemperature(g.temperatureC)}`),
+    ...gpus.map(
+      (g) =>
+        `GPU ${g.index} (${g.name}): ${formatPercent(g.utilizationGpuPercent)} busy · ${formatMemoryPair(g.memoryUsedMiB, g.memoryTotalMiB)} · ${formatTemperature(g.temperatureC)}`,
+    ),
     "",
     "Click to change.",
   ];

@@ -163,7 +163,8 @@ export class TickAssembler {
     const gpu = parsed.rows[0];
     if (!gpu) {
       const p = parsed.problems[0] ?? { line: 1, text: line, reason: "unreadable line" };
-      if (this.problems.length < MAX_PROBLEMS_PER_TICK) this.problems.push({ ...p, line: this.lineNo, text: printable(p.text) });
+      if (this.problems.length < MAX_PROBLEMS_PER_TICK)
+        this.problems.push({ ...p, line: this.lineNo, text: printable(p.text) });
       this.returned = false;
       return undefined;
     }
@@ -303,9 +304,19 @@ export class GpuStream {
 
   /** Replaces options; a running stream restarts only when path, interval, timeout or env changed. */
   configure(options: Partial<GpuStreamOptions>): void {
-    const before = JSON.stringify([this.options.path, this.options.intervalMs, this.options.timeoutMs, this.options.env]);
+    const before = JSON.stringify([
+      this.options.path,
+      this.options.intervalMs,
+      this.options.timeoutMs,
+      this.options.env,
+    ]);
     this.options = { ...this.options, ...options };
-    const after = JSON.stringify([this.options.path, this.options.intervalMs, this.options.timeoutMs, this.options.env]);
+    const after = JSON.stringify([
+      this.options.path,
+      this.options.intervalMs,
+      this.options.timeoutMs,
+      this.options.env,
+    ]);
     if (this.running && before !== after) this.restart();
   }
 
@@ -360,7 +371,11 @@ export class GpuStream {
     this.killChild();
     const apps = this.apps;
     this.apps = undefined;
-    const pending = [...this.reaper.pending(), ...(this.processRun ? [this.processRun] : []), ...(apps ? [apps.stop()] : [])];
+    const pending = [
+      ...this.reaper.pending(),
+      ...(this.processRun ? [this.processRun] : []),
+      ...(apps ? [apps.stop()] : []),
+    ];
     await Promise.allSettled(pending);
   }
 
@@ -404,7 +419,10 @@ export class GpuStream {
       stderrTail = (stderrTail + chunk.toString()).slice(-2000);
     });
     this.armWatchdog(gen, timeoutMs + intervalMs);
-    void child.then((r) => this.onExit(gen, r, stderrTail), () => undefined);
+    void child.then(
+      (r) => this.onExit(gen, r, stderrTail),
+      () => undefined,
+    );
     this.emit({ kind: "started", pid: child.pid, restarts: this.faults });
     this.startApps();
   }
@@ -419,7 +437,10 @@ export class GpuStream {
     apps.on((e) => {
       if (e.kind === "unsupported") this.appsUnsupported = e.message;
       if (this.apps !== apps || e.kind !== "sample" || anyMigEnabled(this.lastGpus) || this.processRun) return;
-      this.emit({ kind: "processes", processes: { apps: e.sample.apps, mig: [], problems: e.sample.problems, at: e.at } });
+      this.emit({
+        kind: "processes",
+        processes: { apps: e.sample.apps, mig: [], problems: e.sample.problems, at: e.at },
+      });
     });
     apps.start();
   }
@@ -449,7 +470,13 @@ export class GpuStream {
       this.killChild();
       this.finishOutput();
       const bytes = this.bytesSinceSample;
-      this.fault({ kind: "timeout", ms, message: bytes ? `nvidia-smi printed no complete sample for ${ms} ms (${bytes} bytes) and was stopped` : `nvidia-smi printed nothing for ${ms} ms and was stopped` });
+      this.fault({
+        kind: "timeout",
+        ms,
+        message: bytes
+          ? `nvidia-smi printed no complete sample for ${ms} ms (${bytes} bytes) and was stopped`
+          : `nvidia-smi printed nothing for ${ms} ms and was stopped`,
+      });
     }, ms);
   }
 
@@ -535,10 +562,19 @@ export class GpuStream {
     } else {
       const exitCode = r.exitCode ?? null;
       const explanation =
-        exitCode === null ? `nvidia-smi was killed by ${r.signal ?? "a signal"}` :
-        exitCode === 0 ? "nvidia-smi stopped streaming (exit 0)" :
-        describeExitCode(exitCode);
-      const own = [...stderrTail.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).slice(-3), ...this.recentUnparsed.slice(-3)].join(" ");
+        exitCode === null
+          ? `nvidia-smi was killed by ${r.signal ?? "a signal"}`
+          : exitCode === 0
+            ? "nvidia-smi stopped streaming (exit 0)"
+            : describeExitCode(exitCode);
+      const own = [
+        ...stderrTail
+          .split(/\r?\n/)
+          .map((l) => l.trim())
+          .filter(Boolean)
+          .slice(-3),
+        ...this.recentUnparsed.slice(-3),
+      ].join(" ");
       failure = {
         kind: "failed",
         exitCode,

@@ -34,7 +34,10 @@ export class ChildReaper {
 
   /** Sends SIGTERM to `child` (never to a pid-less child: its kill() would signal our process group). */
   kill(child: StreamChild): void {
-    const done = child.then(() => undefined, () => undefined);
+    const done = child.then(
+      () => undefined,
+      () => undefined,
+    );
     this.dying.add(done);
     void done.finally(() => this.dying.delete(done));
     killIfStarted(child);

@@ -35,7 +35,6 @@ export interface ClaimsView {
   key(): string;
 }
 
-
 /** View id in package.json. */
 export { GPU_VIEW_ID as VIEW_ID } from "../views";
 
@@ -46,7 +45,6 @@ export type GpuTreeNode =
   | { kind: "mig"; gpu: Gpu; mig: MigDevice }
   | { kind: "app"; gpu: Gpu; app: ComputeApp; details?: ProcessDetails }
   | { kind: "message"; id: string; label: string; detail: string; icon: "warning" | "info" | "loading" };
-
 
 /** What the tooltips show of SM activity (not the sample ring, which changes every second). */
 function activityKey(a: ActivitySnapshot): unknown {
@@ -77,7 +75,10 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
     private readonly selection: SelectionStore,
     private readonly claims?: ClaimsView,
   ) {
-    this.disposables.push(monitor.onDidChange(() => this.changed()), selection.onDidChange(() => this.changed(true)));
+    this.disposables.push(
+      monitor.onDidChange(() => this.changed()),
+      selection.onDidChange(() => this.changed(true)),
+    );
   }
 
   /** Fires onDidChangeTreeData when what the rows show changed (not on every identical tick). */
@@ -85,7 +86,15 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
     const m = this.monitor;
     const inv = m.inventory;
     this.sample = inv;
-    const key = JSON.stringify([m.state, m.failure, m.retryAt, m.notices, inv && { ...inv, takenAt: 0 }, activityKey(m.activity), this.claims?.key()]);
+    const key = JSON.stringify([
+      m.state,
+      m.failure,
+      m.retryAt,
+      m.notices,
+      inv && { ...inv, takenAt: 0 },
+      activityKey(m.activity),
+      this.claims?.key(),
+    ]);
     if (!force && key === this.lastRendered) return;
     this.lastRendered = key;
     this.emitter.fire();
@@ -101,31 +110,57 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
     const m = this.monitor;
     switch (m.state) {
       case "unknown":
-        return [{ kind: "message", id: "message/loading", label: "Reading nvidia-smi...", detail: "", icon: "loading" }];
+        return [
+          { kind: "message", id: "message/loading", label: "Reading nvidia-smi...", detail: "", icon: "loading" },
+        ];
       case "missing":
         return []; // the view's welcome content (viewsWelcome, when gpuPilot.nvidiaSmiState == missing) explains
       case "failed": {
         const f = m.failure;
-        const retry = m.retryAt !== undefined ? `Retrying by itself in ${Math.max(1, Math.round((m.retryAt - Date.now()) / 1000))} s; Refresh retries now.` : "Refresh to try again.";
+        const retry =
+          m.retryAt !== undefined
+            ? `Retrying by itself in ${Math.max(1, Math.round((m.retryAt - Date.now()) / 1000))} s; Refresh retries now.`
+            : "Refresh to try again.";
         const detail = [
-          f?.kind === "failed" ? f.explanation : f?.kind === "timeout" ? `Stopped after ${f.ms} ms (gpuPilot.nvidiaSmiTimeoutMs).` : f?.kind === "garbage" && f.sample ? `Sample: ${f.sample}` : "",
+          f?.kind === "failed"
+            ? f.explanation
+            : f?.kind === "timeout"
+              ? `Stopped after ${f.ms} ms (gpuPilot.nvidiaSmiTimeoutMs).`
+              : f?.kind === "garbage" && f.sample
+                ? `Sample: ${f.sample}`
+                : "",
           retry,
-        ].filter(Boolean).join("\n");
-        return [{ kind: "message", id: "message/failure", label: m.problem || "nvidia-smi failed", detail, icon: "warning" }];
+        ]
+          .filter(Boolean)
+          .join("\n");
+        return [
+          { kind: "message", id: "message/failure", label: m.problem || "nvidia-smi failed", detail, icon: "warning" },
+        ];
       }
       case "ok": {
         const inv = this.sample ?? m.inventory;
         if (!inv) return [];
         const rows: GpuTreeNode[] = inv.gpus.map((gpu) => {
           const apps = appsOf(gpu, inv.apps);
-          const mig = (inv.mig ?? []).filter((d) => d.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase()).sort((a, b) => a.device - b.device);
+          const mig = (inv.mig ?? [])
+            .filter((d) => d.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase())
+            .sort((a, b) => a.device - b.device);
           return { kind: "gpu", gpu, apps, mig, warnings: gpuWarnings(gpu, inv.apps, mig.length) };
         });
         if (inv.gpus.length === 0) {
-          rows.push({ kind: "message", id: "message/none", label: "nvidia-smi lists no GPUs", detail: "", icon: "info" });
+          rows.push({
+            kind: "message",
+            id: "message/none",
+            label: "nvidia-smi lists no GPUs",
+            detail: "",
+            icon: "info",
+          });
         }
-        for (const n of m.notices) rows.push({ kind: "message", id: n.id, label: n.message, detail: n.detail, icon: "warning" });
-        inv.problems.forEach((p, i) => rows.push({ kind: "message", id: `message/problem/${i}`, label: p, detail: "", icon: "warning" }));
+        for (const n of m.notices)
+          rows.push({ kind: "message", id: n.id, label: n.message, detail: n.detail, icon: "warning" });
+        inv.problems.forEach((p, i) =>
+          rows.push({ kind: "message", id: `message/problem/${i}`, label: p, detail: "", icon: "warning" }),
+        );
         return rows;
       }
     }
@@ -136,7 +171,14 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
     return [
       ...node.warnings.map((text, n): GpuTreeNode => ({ kind: "gpuWarning", gpu, n, text })),
       ...node.mig.map((mig): GpuTreeNode => ({ kind: "mig", gpu, mig })),
-      ...node.apps.map((app): GpuTreeNode => ({ kind: "app", gpu, app, details: (this.sample ?? this.monitor.inventory)?.processes?.find((p) => p.pid === app.pid) ?? this.monitor.processOf(app.pid) })),
+      ...node.apps.map((app): GpuTreeNode => ({
+        kind: "app",
+        gpu,
+        app,
+        details:
+          (this.sample ?? this.monitor.inventory)?.processes?.find((p) => p.pid === app.pid) ??
+          this.monitor.processOf(app.pid),
+      })),
     ];
   }
 
@@ -144,21 +186,33 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
     switch (node.kind) {
       case "gpu": {
         const { gpu, apps } = node;
-        const item = new vscode.TreeItem(gpuShortLabel(gpu), apps.length + node.mig.length + node.warnings.length > 0 ? vscode.TreeItemCollapsibleState.Expanded : vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(
+          gpuShortLabel(gpu),
+          apps.length + node.mig.length + node.warnings.length > 0
+            ? vscode.TreeItemCollapsibleState.Expanded
+            : vscode.TreeItemCollapsibleState.None,
+        );
         item.id = `gpu/${gpu.uuid}`;
         const claim = claimText(this.claims?.claimOf(gpu.uuid));
         item.description = gpuRowDescription(gpu) + claim.suffix;
         const activity = activityTooltipMarkdown(gpu.index, this.monitor.activity);
-        const tooltip = new vscode.MarkdownString(gpuTooltipMarkdown(gpu, apps, node.warnings) + (activity ? `\n\n${activity}` : "") + (claim.tooltip ? `\n\n${claim.tooltip}` : ""));
+        const tooltip = new vscode.MarkdownString(
+          gpuTooltipMarkdown(gpu, apps, node.warnings) +
+            (activity ? `\n\n${activity}` : "") +
+            (claim.tooltip ? `\n\n${claim.tooltip}` : ""),
+        );
         tooltip.supportThemeIcons = true;
         item.tooltip = tooltip;
         // No icon on a healthy GPU: its room goes to the numbers (a 300 px side bar); the dashboard
         // colours the load. A warning (Exclusive_Process, lost, MIG without devices) shows one.
-        if (node.warnings.length > 0 || gpu.lost) item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"));
+        if (node.warnings.length > 0 || gpu.lost)
+          item.iconPath = new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"));
         const ticked = isSelected(gpu, this.selection.get());
         item.checkboxState = {
           state: ticked ? vscode.TreeItemCheckboxState.Checked : vscode.TreeItemCheckboxState.Unchecked,
-          tooltip: ticked ? `Runs, terminals and Python debug sessions see GPU ${gpu.index} (CUDA_VISIBLE_DEVICES)` : `Tick to let runs use GPU ${gpu.index}`,
+          tooltip: ticked
+            ? `Runs, terminals and Python debug sessions see GPU ${gpu.index} (CUDA_VISIBLE_DEVICES)`
+            : `Tick to let runs use GPU ${gpu.index}`,
         };
         item.contextValue = "gpu";
         return item;
@@ -193,10 +247,14 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         item.id = `app/${node.gpu.uuid}/${app.pid}`;
         const idle = this.monitor.idleHeld(app.pid, node.gpu.uuid);
         item.description = row.description + (idle ? ` · ${idleHeldLabel(idle, Date.now())}` : "");
-        item.tooltip = new vscode.MarkdownString(processTooltipMarkdown(app, details, node.gpu) + (idle ? `\n\n${idleHeldSentence(idle, Date.now())}` : ""));
+        item.tooltip = new vscode.MarkdownString(
+          processTooltipMarkdown(app, details, node.gpu) + (idle ? `\n\n${idleHeldSentence(idle, Date.now())}` : ""),
+        );
         // Icons only where they say something: this workspace's run, one of your processes (idle-held: orange).
-        if (idle && details?.own) item.iconPath = new vscode.ThemeIcon("debug-pause", new vscode.ThemeColor("charts.orange"));
-        else if (details?.workspaceRun) item.iconPath = new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"));
+        if (idle && details?.own)
+          item.iconPath = new vscode.ThemeIcon("debug-pause", new vscode.ThemeColor("charts.orange"));
+        else if (details?.workspaceRun)
+          item.iconPath = new vscode.ThemeIcon("play-circle", new vscode.ThemeColor("charts.green"));
         else if (idle) item.iconPath = new vscode.ThemeIcon("debug-pause");
         else if (details?.own) item.iconPath = new vscode.ThemeIcon("account");
         item.contextValue = processContextValue(details);
@@ -205,7 +263,9 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
       case "message": {
         const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
         item.id = node.id;
-        item.tooltip = [node.label, node.detail, node.icon === "warning" ? "Details: GPU Pilot output channel." : ""].filter(Boolean).join("\n");
+        item.tooltip = [node.label, node.detail, node.icon === "warning" ? "Details: GPU Pilot output channel." : ""]
+          .filter(Boolean)
+          .join("\n");
         item.iconPath =
           node.icon === "warning"
             ? new vscode.ThemeIcon("warning", new vscode.ThemeColor("problemsWarningIcon.foreground"))
@@ -255,8 +315,12 @@ export function treeRows(provider: GpuTreeProvider): GpuTreeRow[] {
       description: typeof item.description === "string" ? item.description : "",
       tooltip: typeof tip === "string" ? tip : tip instanceof vscode.MarkdownString ? tip.value : "",
       contextValue: item.contextValue ?? "",
-      ...(check !== undefined ? { checked: (typeof check === "object" ? check.state : check) === vscode.TreeItemCheckboxState.Checked } : {}),
-      ...(icon ? { icon: icon.id, ...(icon.color ? { iconColor: (icon.color as unknown as { id?: string }).id ?? "" } : {}) } : {}),
+      ...(check !== undefined
+        ? { checked: (typeof check === "object" ? check.state : check) === vscode.TreeItemCheckboxState.Checked }
+        : {}),
+      ...(icon
+        ? { icon: icon.id, ...(icon.color ? { iconColor: (icon.color as unknown as { id?: string }).id ?? "" } : {}) }
+        : {}),
     });
     for (const child of provider.getChildren(node)) visit(child, depth + 1);
   };
@@ -271,9 +335,16 @@ export function treeRows(provider: GpuTreeProvider): GpuTreeRow[] {
  * streams while the view is visible.
  * @returns the TreeView, its provider and everything to dispose with it (not a late view: its creator disposes it).
  */
-export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore, late?: LateView<GpuTreeNode>, claims?: ClaimsView): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
+export function createGpuTreeView(
+  monitor: GpuMonitor,
+  selection: SelectionStore,
+  late?: LateView<GpuTreeNode>,
+  claims?: ClaimsView,
+): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
   const provider = new GpuTreeProvider(monitor, selection, claims);
-  const view = late?.view ?? vscode.window.createTreeView<GpuTreeNode>(GPU_VIEW_ID, { treeDataProvider: provider, ...GPU_VIEW_OPTIONS });
+  const view =
+    late?.view ??
+    vscode.window.createTreeView<GpuTreeNode>(GPU_VIEW_ID, { treeDataProvider: provider, ...GPU_VIEW_OPTIONS });
   const own = late ? late.connect(provider) : view;
   const onCheck = view.onDidChangeCheckboxState(async (e) => {
     const gpus = monitor.inventory?.gpus ?? [];
@@ -283,7 +354,8 @@ export function createGpuTreeView(monitor: GpuMonitor, selection: SelectionStore
     for (const [node, state] of e.items) {
       const checked = state === vscode.TreeItemCheckboxState.Checked;
       if (node.kind === "gpu") ids = toggleEntry(ids, { kind: "gpu", gpu: node.gpu }, checked, gpus, migs, selectBy);
-      else if (node.kind === "mig") ids = toggleEntry(ids, { kind: "mig", mig: node.mig }, checked, gpus, migs, selectBy);
+      else if (node.kind === "mig")
+        ids = toggleEntry(ids, { kind: "mig", mig: node.mig }, checked, gpus, migs, selectBy);
     }
     try {
       await selection.set(ids);

@@ -10,7 +10,13 @@ import * as vscode from "vscode";
  * packaging test finds every bundle the client loads), `title`, and `body` (HTML, written by the
  * caller: no user text) before the script.
  */
-export function webviewPage(webview: vscode.Webview, dist: vscode.Uri, files: { script: string; style: string }, title: string, body: string): string {
+export function webviewPage(
+  webview: vscode.Webview,
+  dist: vscode.Uri,
+  files: { script: string; style: string },
+  title: string,
+  body: string,
+): string {
   // Web Crypto (a global in Node.js 20): node:crypto is not required at the client's load (~6 ms).
   const nonce = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(16))).toString("base64");
   const script = webview.asWebviewUri(vscode.Uri.joinPath(dist, files.script));

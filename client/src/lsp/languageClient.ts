@@ -94,8 +94,15 @@ export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLangua
   // 1 MiB semi-spaces, V8's gc for the idle heap trim, two malloc arenas). When the extension host
   // itself runs under a debugger (vscode-languageclient's debug mode), the server also listens for
   // one on SERVER_INSPECT_PORT (.vscode/launch.json "Attach to Language Server").
-  const server = { module: o.serverModule, transport: TransportKind.ipc, options: { execArgv: [...SERVER_NODE_FLAGS], env: serverEnvironment(process.env) } };
-  const debug = { ...server, options: { ...server.options, execArgv: [...SERVER_NODE_FLAGS, `--inspect=${SERVER_INSPECT_PORT}`] } };
+  const server = {
+    module: o.serverModule,
+    transport: TransportKind.ipc,
+    options: { execArgv: [...SERVER_NODE_FLAGS], env: serverEnvironment(process.env) },
+  };
+  const debug = {
+    ...server,
+    options: { ...server.options, execArgv: [...SERVER_NODE_FLAGS, `--inspect=${SERVER_INSPECT_PORT}`] },
+  };
   const serverOptions: ServerOptions = { run: server, debug };
   const clientOptions: LanguageClientOptions = {
     documentSelector: [

@@ -19,11 +19,18 @@ export const JUPYTER_EXTENSION_ID = "ms-toolsai.jupyter";
 export const STDOUT_MIME = "application/x.notebook.stream.stdout";
 
 /** One item of an output: its MIME type and bytes (api.d.ts `OutputItem`). */
-export interface JupyterOutputItem { mime: string; data: Uint8Array }
+export interface JupyterOutputItem {
+  mime: string;
+  data: Uint8Array;
+}
 /** One output of an execution (api.d.ts `Output`). */
-export interface JupyterOutput { items: JupyterOutputItem[]; metadata?: { [key: string]: unknown } }
+export interface JupyterOutput {
+  items: JupyterOutputItem[];
+  metadata?: { [key: string]: unknown };
+}
 /** api.d.ts `KernelStatus`. */
-export type JupyterKernelStatus = "unknown" | "starting" | "idle" | "busy" | "terminating" | "restarting" | "autorestarting" | "dead";
+export type JupyterKernelStatus =
+  "unknown" | "starting" | "idle" | "busy" | "terminating" | "restarting" | "autorestarting" | "dead";
 /** A running kernel (api.d.ts `Kernel`). */
 export interface JupyterKernel {
   readonly status: JupyterKernelStatus;
@@ -34,9 +41,13 @@ export interface JupyterKernel {
   executeCode(code: string, token: vscode.CancellationToken): AsyncIterable<JupyterOutput>;
 }
 /** api.d.ts `Kernels`: `getKernel` answers only kernels the user started, of notebooks open now. */
-export interface JupyterKernels { getKernel(uri: vscode.Uri): Thenable<JupyterKernel | undefined> }
+export interface JupyterKernels {
+  getKernel(uri: vscode.Uri): Thenable<JupyterKernel | undefined>;
+}
 /** api.d.ts `Jupyter` (the kernel part). */
-export interface JupyterApi { readonly kernels: JupyterKernels }
+export interface JupyterApi {
+  readonly kernels: JupyterKernels;
+}
 
 /**
  * The Jupyter extension's API, activating the extension when it is installed but not active yet.

@@ -24,8 +24,18 @@ function cancellation(): { token: vscode.CancellationToken; cancel(): void; disp
   const emitter = new vscode.EventEmitter<void>();
   let cancelled = false;
   return {
-    token: { get isCancellationRequested() { return cancelled; }, onCancellationRequested: emitter.event },
-    cancel: () => { if (!cancelled) { cancelled = true; emitter.fire(); } },
+    token: {
+      get isCancellationRequested() {
+        return cancelled;
+      },
+      onCancellationRequested: emitter.event,
+    },
+    cancel: () => {
+      if (!cancelled) {
+        cancelled = true;
+        emitter.fire();
+      }
+    },
     dispose: () => emitter.dispose(),
   };
 }
@@ -44,13 +54,16 @@ export async function probeRunningKernel(kernel: JupyterKernel, deadlineMs = PRO
   const collect = (async (): Promise<string> => {
     let out = "";
     for await (const output of kernel.executeCode(KERNEL_PROBE_SOURCE, c.token)) {
-      for (const item of output.items) if (item.mime === STDOUT_MIME || item.mime === "text/plain") out += decoder.decode(item.data);
+      for (const item of output.items)
+        if (item.mime === STDOUT_MIME || item.mime === "text/plain") out += decoder.decode(item.data);
       if (out.length > PROBE_MAX_CHARS || c.token.isCancellationRequested) break;
     }
     return out;
   })();
   let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<"timeout">((resolve) => { timer = setTimeout(() => resolve("timeout"), deadlineMs); });
+  const deadline = new Promise<"timeout">((resolve) => {
+    timer = setTimeout(() => resolve("timeout"), deadlineMs);
+  });
   try {
     const r = await Promise.race([collect, deadline]);
     if (r === "timeout") {

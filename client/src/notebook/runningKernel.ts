@@ -18,7 +18,12 @@
  */
 import * as vscode from "vscode";
 import { join } from "node:path";
-import { kernelGpusText, RESTART_KERNEL_COMMAND, type RunningKernelFacts, type RunningKernelParams } from "../../../common/src/kernel/runningKernel";
+import {
+  kernelGpusText,
+  RESTART_KERNEL_COMMAND,
+  type RunningKernelFacts,
+  type RunningKernelParams,
+} from "../../../common/src/kernel/runningKernel";
 import { kernelStartOf, type KernelStart } from "../../../common/src/kernel/startRecord";
 import { KERNEL_NAME } from "../../../common/src/kernel/kernelspec";
 import type { JupyterApi, JupyterKernel } from "./jupyterApi";
@@ -46,7 +51,8 @@ export interface NotebookKernelsDeps {
 /** The kernelspec name the notebook's metadata names (Jupyter saves `metadata.kernelspec.name`), or undefined. */
 export function kernelspecNameOf(notebook: Pick<vscode.NotebookDocument, "metadata">): string | undefined {
   const m = notebook.metadata as Record<string, unknown> | undefined;
-  const specOf = (o: unknown) => ((o as Record<string, unknown> | undefined)?.kernelspec as Record<string, unknown> | undefined)?.name;
+  const specOf = (o: unknown) =>
+    ((o as Record<string, unknown> | undefined)?.kernelspec as Record<string, unknown> | undefined)?.name;
   const name = specOf(m?.metadata) ?? specOf((m?.custom as Record<string, unknown> | undefined)?.metadata) ?? specOf(m);
   return typeof name === "string" && KERNEL_NAME.test(name) ? name.toLowerCase() : undefined;
 }
@@ -100,7 +106,9 @@ export class NotebookKernels implements vscode.Disposable {
     this.askedNow ??= (async () => {
       const answer = await vscode.window.showInformationMessage(
         "GPU Pilot can ask this notebook's running kernel, with one short snippet that changes nothing, whether CUDA is already initialised there and which GPUs it sees: the notebook lint then flags startup variables the kernel has frozen, and the status bar shows the kernel's GPUs. Allow it?",
-        "Allow", "Don't Allow");
+        "Allow",
+        "Don't Allow",
+      );
       const granted = answer === "Allow";
       await this.deps.globalState.update(KERNEL_ACCESS_KEY, granted ? "granted" : "denied");
       return granted;
@@ -119,11 +127,16 @@ export class NotebookKernels implements vscode.Disposable {
     let outcome: ProbeOutcome | undefined;
     const api = await this.deps.jupyter();
     if (api && !this.probing.has(key) && (await this.access())) {
-      const kernel = await api.kernels.getKernel(notebook.uri).then((k) => k, () => undefined);
+      const kernel = await api.kernels.getKernel(notebook.uri).then(
+        (k) => k,
+        () => undefined,
+      );
       if (kernel) {
         this.watch(notebook, kernel);
         this.probing.add(key);
-        try { outcome = await probeRunningKernel(kernel, this.deps.deadlineMs ?? PROBE_DEADLINE_MS); } finally {
+        try {
+          outcome = await probeRunningKernel(kernel, this.deps.deadlineMs ?? PROBE_DEADLINE_MS);
+        } finally {
           this.probing.delete(key);
           this.quietUntil = Date.now() + OWN_STATUS_QUIET_MS;
         }
@@ -138,7 +151,8 @@ export class NotebookKernels implements vscode.Disposable {
   /** Records and sends `facts` (undefined: not known) when they changed. */
   private apply(key: string, facts: RunningKernelFacts | undefined): void {
     const before = JSON.stringify(this.facts.get(key) ?? null);
-    if (facts) this.facts.set(key, facts); else this.facts.delete(key);
+    if (facts) this.facts.set(key, facts);
+    else this.facts.delete(key);
     if (JSON.stringify(facts ?? null) !== before) this.deps.send({ notebook: key, kernel: facts ?? null });
   }
 
@@ -147,18 +161,27 @@ export class NotebookKernels implements vscode.Disposable {
     if (this.watched.has(kernel)) return;
     this.watched.add(kernel);
     const key = notebook.uri.toString();
-    this.subscriptions.push(kernel.onDidChangeStatus((s) => {
-      if (s === "restarting" || s === "autorestarting" || s === "starting" || s === "dead") { this.forget(key); void this.showStatus(); return; }
-      if (s !== "idle" || this.probing.has(key) || Date.now() < this.quietUntil) return;
-      if (this.facts.get(key)?.initialisedBy.length) return; // frozen until a restart
-      void this.refresh(notebook);
-    }));
+    this.subscriptions.push(
+      kernel.onDidChangeStatus((s) => {
+        if (s === "restarting" || s === "autorestarting" || s === "starting" || s === "dead") {
+          this.forget(key);
+          void this.showStatus();
+          return;
+        }
+        if (s !== "idle" || this.probing.has(key) || Date.now() < this.quietUntil) return;
+        if (this.facts.get(key)?.initialisedBy.length) return; // frozen until a restart
+        void this.refresh(notebook);
+      }),
+    );
   }
 
   /** The status bar for the active notebook: the kernel's facts, else its GPU Pilot kernelspec's newest start; hidden otherwise. */
   async showStatus(): Promise<void> {
     const nb = vscode.window.activeNotebookEditor?.notebook;
-    if (!nb) { this.item.hide(); return; }
+    if (!nb) {
+      this.item.hide();
+      return;
+    }
     const facts = this.facts.get(nb.uri.toString());
     let text: string | undefined;
     let source = "";
@@ -172,7 +195,10 @@ export class NotebookKernels implements vscode.Disposable {
         source = `its GPU Pilot kernel's launcher recorded it at the start of ${start.startedAt} (pid ${start.pid}, ${start.variable})`;
       }
     }
-    if (!text) { this.item.hide(); return; }
+    if (!text) {
+      this.item.hide();
+      return;
+    }
     this.item.text = `$(notebook) ${text}`;
     this.item.tooltip = `GPU Pilot: ${text.replace(/^Kernel: /, "this notebook's kernel uses ")}: ${source}. Click to restart it on the selected GPUs.`;
     this.item.show();
@@ -187,7 +213,12 @@ export class NotebookKernels implements vscode.Disposable {
 
   /** Follows the active notebook editor: probes it (or shows its start record) when it changes. */
   register(onActive: vscode.Event<vscode.NotebookEditor | undefined>): this {
-    this.subscriptions.push(onActive((e) => { if (e) void this.refresh(e.notebook); else this.item.hide(); }));
+    this.subscriptions.push(
+      onActive((e) => {
+        if (e) void this.refresh(e.notebook);
+        else this.item.hide();
+      }),
+    );
     const nb = vscode.window.activeNotebookEditor?.notebook;
     if (nb) void this.refresh(nb);
     return this;

@@ -90,17 +90,27 @@ function distributedFinding(name: string, a: RunFacts, ids: readonly string[]): 
   };
 }
 
-function overrideFinding(name: string, launcher: LauncherKind, a: RunFacts, ids: readonly string[]): RunFinding | undefined {
+function overrideFinding(
+  name: string,
+  launcher: LauncherKind,
+  a: RunFacts,
+  ids: readonly string[],
+): RunFinding | undefined {
   const selection = ids.join(",");
   // A write of the very value GPU Pilot passes replaces nothing (compared as CUDA reads the list:
   // entries split at commas, spaces around them ignored).
-  const norm = (v: string) => v.split(",").map((x) => x.trim()).join(",");
+  const norm = (v: string) =>
+    v
+      .split(",")
+      .map((x) => x.trim())
+      .join(",");
   // A write with no effect (GPU001: CUDA already initialised when it runs) replaces nothing either.
   const effective = a.visibleDevicesWrites.filter((x) => x.noEffect === null);
   const w = effective.find((x) => launcher === "slurm" || x.value === null || norm(x.value) !== norm(selection));
   if (!w) return undefined;
   const value = w.value === null ? `a computed value (${w.text.trim()})` : JSON.stringify(w.value);
-  const passes = launcher === "slurm" ? "the GPUs Slurm allocates" : `the selection "${selection}" that GPU Pilot passes`;
+  const passes =
+    launcher === "slurm" ? "the GPUs Slurm allocates" : `the selection "${selection}" that GPU Pilot passes`;
   const more = effective.length > 1 ? ` (and ${plural(effective.length - 1, "more write")})` : "";
   return {
     kind: "overridesSelection",
@@ -111,7 +121,11 @@ function overrideFinding(name: string, launcher: LauncherKind, a: RunFacts, ids:
   };
 }
 
-function busyFinding(ids: readonly string[], inv: Inventory, ownerOf: (pid: number) => ProcessOwner): RunFinding | undefined {
+function busyFinding(
+  ids: readonly string[],
+  inv: Inventory,
+  ownerOf: (pid: number) => ProcessOwner,
+): RunFinding | undefined {
   const apps: BusyApp[] = [];
   for (const id of ids) {
     const index = indexOfEntry(id, inv.gpus);
@@ -129,9 +143,15 @@ function busyFinding(ids: readonly string[], inv: Inventory, ownerOf: (pid: numb
   if (apps.length === 0) return undefined;
   const byGpu = new Map<number, BusyApp[]>();
   for (const a of apps) byGpu.set(a.gpu, [...(byGpu.get(a.gpu) ?? []), a]);
-  const parts = [...byGpu].map(([gpu, list]) =>
-    `GPU ${gpu} runs ${plural(list.length, "process", "processes")} of another user${list.some((a) => a.owner === "unknown") ? " or container" : ""} (${list.map((a) => `pid ${a.pid} ${escapeControls(a.name)}${MB(a.usedMemoryMiB)}`).join("; ")})`);
-  return { kind: "busy", message: `${parts.join("; ")}. The run shares ${byGpu.size === 1 ? "it" : "them"}: memory and speed may suffer.`, apps };
+  const parts = [...byGpu].map(
+    ([gpu, list]) =>
+      `GPU ${gpu} runs ${plural(list.length, "process", "processes")} of another user${list.some((a) => a.owner === "unknown") ? " or container" : ""} (${list.map((a) => `pid ${a.pid} ${escapeControls(a.name)}${MB(a.usedMemoryMiB)}`).join("; ")})`,
+  );
+  return {
+    kind: "busy",
+    message: `${parts.join("; ")}. The run shares ${byGpu.size === 1 ? "it" : "them"}: memory and speed may suffer.`,
+    apps,
+  };
 }
 
 /**
@@ -155,10 +175,15 @@ export function checkRun(input: CheckInput): RunFinding[] {
       });
     }
   }
-  if ((input.launcher === "torchrun" || input.launcher === "accelerate") && input.nproc > input.ids.length && input.ids.length > 0) {
+  if (
+    (input.launcher === "torchrun" || input.launcher === "accelerate") &&
+    input.nproc > input.ids.length &&
+    input.ids.length > 0
+  ) {
     out.push({
       kind: "tooManyProcesses",
-      message: `gpuPilot.run.nproc asks for ${plural(input.nproc, "process", "processes")} on ${plural(input.ids.length, "selected GPU")}: ` +
+      message:
+        `gpuPilot.run.nproc asks for ${plural(input.nproc, "process", "processes")} on ${plural(input.ids.length, "selected GPU")}: ` +
         `ranks ${input.ids.length} to ${input.nproc - 1} would have no GPU of their own (torch.cuda.set_device(LOCAL_RANK) fails with "invalid device ordinal").`,
       nproc: input.nproc,
       gpus: input.ids.length,

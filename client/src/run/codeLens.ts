@@ -47,12 +47,14 @@ export class RunCodeLensProvider implements vscode.CodeLensProvider {
     const launcher = settings.launcher(doc.uri);
     const ids = this.selection.get();
     const range = new vscode.Range(line, 0, line, 0);
-    return [new vscode.CodeLens(range, {
-      title: lensTitle(ids, launcher),
-      command: RUN_COMMAND,
-      arguments: [doc.uri],
-      tooltip: `Run this file with ${launcher} on ${ids.length > 0 ? `GPU ${ids.join(",")}` : "GPUs you pick"} (GPU Pilot)`,
-    })];
+    return [
+      new vscode.CodeLens(range, {
+        title: lensTitle(ids, launcher),
+        command: RUN_COMMAND,
+        arguments: [doc.uri],
+        tooltip: `Run this file with ${launcher} on ${ids.length > 0 ? `GPU ${ids.join(",")}` : "GPUs you pick"} (GPU Pilot)`,
+      }),
+    ];
   }
 
   dispose(): void {

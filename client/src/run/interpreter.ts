@@ -22,8 +22,14 @@ function withTimeout<T>(p: PromiseLike<T>, ms: number, what: string): Promise<T>
   return new Promise<T>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${what} did not answer within ${ms} ms`)), ms);
     Promise.resolve(p).then(
-      (v) => { clearTimeout(timer); resolve(v); },
-      (e: unknown) => { clearTimeout(timer); reject(e instanceof Error ? e : new Error(String(e))); },
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (e: unknown) => {
+        clearTimeout(timer);
+        reject(e instanceof Error ? e : new Error(String(e)));
+      },
     );
   });
 }
@@ -48,7 +54,9 @@ export async function resolveInterpreter(resource: vscode.Uri): Promise<Interpre
     }
     log.warn("The Python extension has no active environment: running with python3 from PATH.");
   } catch (e) {
-    log.warn(`Could not ask the Python extension for the interpreter (${(e as Error).message}): running with python3 from PATH.`);
+    log.warn(
+      `Could not ask the Python extension for the interpreter (${(e as Error).message}): running with python3 from PATH.`,
+    );
   }
   return { path: "python3", source: "default" };
 }

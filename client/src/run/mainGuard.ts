@@ -10,7 +10,8 @@ import { logicalLines } from "../../../common/src/python/lineStructure";
 export const MAIN_GUARD_MAX_CHARS = 2 * 1024 * 1024;
 
 /** `if __name__ == "__main__":` (either side, either quote, optional parentheses) at the start of a logical line. */
-const MAIN_GUARD = /^if[ \t]*\(?[ \t]*(?:__name__[ \t]*==[ \t]*(["'])__main__\1|(["'])__main__\2[ \t]*==[ \t]*__name__)[ \t]*\)?[ \t]*:/;
+const MAIN_GUARD =
+  /^if[ \t]*\(?[ \t]*(?:__name__[ \t]*==[ \t]*(["'])__main__\1|(["'])__main__\2[ \t]*==[ \t]*__name__)[ \t]*\)?[ \t]*:/;
 
 /**
  * The 0-based line of the first module-level `if __name__ == "__main__":` in `text`, or undefined;

@@ -9,7 +9,8 @@ export type ProcessOwner = "me" | "other" | "unknown";
 
 /** Looks a pid up in `/proc` (Linux); `unknown` elsewhere or when the pid is not visible. */
 export function processOwner(pid: number): ProcessOwner {
-  if (process.platform !== "linux" || typeof process.getuid !== "function" || !Number.isInteger(pid) || pid <= 0) return "unknown";
+  if (process.platform !== "linux" || typeof process.getuid !== "function" || !Number.isInteger(pid) || pid <= 0)
+    return "unknown";
   try {
     return fs.statSync(`/proc/${pid}`).uid === process.getuid() ? "me" : "other";
   } catch {

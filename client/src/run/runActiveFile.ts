@@ -29,7 +29,14 @@ import type { SelectionStore, StateLike } from "../../../common/src/gpu/selectio
 import { log } from "../log";
 import { checkRun, type RunFinding } from "./checks";
 import { resolveInterpreter } from "./interpreter";
-import { describeExit, LAUNCHERS, type LauncherKind, type LaunchSpec, runEnvironment, splitArgs } from "../../../common/src/run/launch";
+import {
+  describeExit,
+  LAUNCHERS,
+  type LauncherKind,
+  type LaunchSpec,
+  runEnvironment,
+  splitArgs,
+} from "../../../common/src/run/launch";
 import { planLaunch } from "../../../common/src/run/plan";
 import { type ProcessOwner, processOwner } from "./owners";
 import { type ProcessExit, ProcessTerminal } from "./processTerminal";
@@ -81,12 +88,14 @@ const TRUST_ACTION = "Manage Workspace Trust";
 export function requireTrust(): boolean {
   if (vscode.workspace.isTrusted) return true;
   log.warn("Run refused: the workspace is not trusted (Restricted Mode).");
-  void vscode.window.showWarningMessage(
-    "GPU Pilot does not run files in Restricted Mode: running a file executes its code and the workspace's run settings. Trust this workspace to run files on GPUs.",
-    TRUST_ACTION,
-  ).then((c) => {
-    if (c === TRUST_ACTION) void vscode.commands.executeCommand("workbench.trust.manage");
-  });
+  void vscode.window
+    .showWarningMessage(
+      "GPU Pilot does not run files in Restricted Mode: running a file executes its code and the workspace's run settings. Trust this workspace to run files on GPUs.",
+      TRUST_ACTION,
+    )
+    .then((c) => {
+      if (c === TRUST_ACTION) void vscode.commands.executeCommand("workbench.trust.manage");
+    });
   return false;
 }
 
@@ -168,14 +177,17 @@ async function rememberArgs(host: RunHost, file: string, text: string): Promise<
  */
 async function analyse(doc: vscode.TextDocument, host: RunHost, tell: boolean): Promise<RunFacts | undefined> {
   const r: RunFactsResult = host.runFacts
-    ? await host.runFacts(doc.uri, doc.getText()).catch((e: unknown) => ({ ok: false as const, error: (e as Error)?.message ?? String(e) }))
+    ? await host
+        .runFacts(doc.uri, doc.getText())
+        .catch((e: unknown) => ({ ok: false as const, error: (e as Error)?.message ?? String(e) }))
     : { ok: false, error: "no language server" };
   if (r.ok) return r.facts;
   const name = path.basename(doc.uri.fsPath);
   log.warn(`Run checks of ${doc.uri.fsPath} skipped: ${r.error}.`);
   if (tell) {
     void vscode.window.showWarningMessage(
-      `GPU Pilot could not check ${name} before the run (${r.error}); it runs without the distributed-launcher and CUDA_VISIBLE_DEVICES checks.`);
+      `GPU Pilot could not check ${name} before the run (${r.error}); it runs without the distributed-launcher and CUDA_VISIBLE_DEVICES checks.`,
+    );
   }
   return undefined;
 }
@@ -210,12 +222,22 @@ interface RunChoice {
  * Asks about each finding in turn (recomputed after an answer changes the choice).
  * @returns false when the user chose not to run.
  */
-async function resolveFindings(host: RunHost, doc: vscode.TextDocument, choice: RunChoice, analysis: RunFacts | undefined): Promise<boolean> {
+async function resolveFindings(
+  host: RunHost,
+  doc: vscode.TextDocument,
+  choice: RunChoice,
+  analysis: RunFacts | undefined,
+): Promise<boolean> {
   const answered = new Set<RunFinding["kind"]>();
   for (let round = 0; round < 10; round++) {
     const findings = checkRun({
-      launcher: choice.launcher, file: doc.uri.fsPath, ids: choice.ids, nproc: choice.nproc, analysis,
-      inventory: host.monitor.inventory, ownerOf: host.ownerOf ?? processOwner,
+      launcher: choice.launcher,
+      file: doc.uri.fsPath,
+      ids: choice.ids,
+      nproc: choice.nproc,
+      analysis,
+      inventory: host.monitor.inventory,
+      ownerOf: host.ownerOf ?? processOwner,
     }).filter((f) => !answered.has(f.kind));
     const f = findings[0];
     if (!f) return true;
@@ -241,7 +263,12 @@ async function resolveFindings(host: RunHost, doc: vscode.TextDocument, choice: 
         break;
       }
       case "needsDistributedLauncher": {
-        const c = await vscode.window.showWarningMessage(f.message, { modal: true }, "Run with torchrun", "Run with python");
+        const c = await vscode.window.showWarningMessage(
+          f.message,
+          { modal: true },
+          "Run with torchrun",
+          "Run with python",
+        );
         if (c === "Run with torchrun") choice.launcher = "torchrun";
         else if (c !== "Run with python") return false;
         break;
@@ -277,7 +304,9 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
     return;
   }
   if (doc.languageId !== "python") {
-    void vscode.window.showInformationMessage(`GPU Pilot runs Python files; ${path.basename(doc.uri.path)} is ${doc.languageId}.`);
+    void vscode.window.showInformationMessage(
+      `GPU Pilot runs Python files; ${path.basename(doc.uri.path)} is ${doc.languageId}.`,
+    );
     return;
   }
   doc = await ensureSaved(doc);
@@ -287,7 +316,11 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
     return;
   }
   const file = doc.uri.fsPath;
-  const choice: RunChoice = { launcher: options.launcher ?? settings.launcher(doc.uri), ids: [], nproc: settings.nproc(doc.uri) };
+  const choice: RunChoice = {
+    launcher: options.launcher ?? settings.launcher(doc.uri),
+    ids: [],
+    nproc: settings.nproc(doc.uri),
+  };
 
   let gpuCount: number | undefined;
   if (choice.launcher === "slurm" && host.selection.get().length === 0) {
@@ -303,7 +336,8 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
   if (options.promptArgs) {
     const typed = await vscode.window.showInputBox({
       title: `GPU Pilot: arguments for ${path.basename(file)}`,
-      prompt: "Split like a shell (quotes group words), but nothing is expanded or run by a shell. Remembered for this file.",
+      prompt:
+        "Split like a shell (quotes group words), but nothing is expanded or run by a shell. Remembered for this file.",
       value: prompt,
       placeHolder: "--epochs 3 --lr 1e-4",
     });
@@ -325,10 +359,20 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
   const interpreter = await resolveInterpreter(doc.uri);
   const folder = vscode.workspace.getWorkspaceFolder(doc.uri);
   const plan = planLaunch({
-    file, cwd: folder?.uri.fsPath ?? path.dirname(file), launcher: choice.launcher, deviceIds: choice.ids, gpuCount,
-    inventory: host.monitor.inventory, interpreter: interpreter.path, scriptArgs, nproc: choice.nproc,
-    customArgs: settings.customArgs(doc.uri), dockerImage: settings.dockerImage(doc.uri), runEnv: settings.runEnv(doc.uri),
-    hostEnv: process.env, find: findProgram,
+    file,
+    cwd: folder?.uri.fsPath ?? path.dirname(file),
+    launcher: choice.launcher,
+    deviceIds: choice.ids,
+    gpuCount,
+    inventory: host.monitor.inventory,
+    interpreter: interpreter.path,
+    scriptArgs,
+    nproc: choice.nproc,
+    customArgs: settings.customArgs(doc.uri),
+    dockerImage: settings.dockerImage(doc.uri),
+    runEnv: settings.runEnv(doc.uri),
+    hostEnv: process.env,
+    find: findProgram,
   });
   if (!plan.ok) {
     log.warn(`Not running ${file}: ${plan.message}`);
@@ -346,7 +390,11 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
  * `${`: `file` is the file's `file://` URL, in which `{` and `}` are percent-encoded; `gpus` is a
  * validated CUDA_VISIBLE_DEVICES value and `launcher` one of the launchers.
  */
-export function taskDefinition(runId: string, file: string, spec: Pick<LaunchSpec, "visibleDevices" | "launcher">): vscode.TaskDefinition {
+export function taskDefinition(
+  runId: string,
+  file: string,
+  spec: Pick<LaunchSpec, "visibleDevices" | "launcher">,
+): vscode.TaskDefinition {
   return { type: TASK_TYPE, runId, file: pathToFileURL(file).href, gpus: spec.visibleDevices, launcher: spec.launcher };
 }
 
@@ -365,7 +413,14 @@ export interface RunTap {
  * @param tap also told the output and the end (the agent tool).
  * @returns the task's execution (to terminate it), or undefined when it could not be started.
  */
-export async function startTask(host: RunHost, spec: LaunchSpec, file: string, folder: vscode.WorkspaceFolder | undefined, interpreterSource: LastRun["interpreterSource"], tap?: RunTap): Promise<vscode.TaskExecution | undefined> {
+export async function startTask(
+  host: RunHost,
+  spec: LaunchSpec,
+  file: string,
+  folder: vscode.WorkspaceFolder | undefined,
+  interpreterSource: LastRun["interpreterSource"],
+  tap?: RunTap,
+): Promise<vscode.TaskExecution | undefined> {
   const runId = `${Date.now()}-${++runCounter}`;
   const run: LastRun = {
     file,
@@ -382,11 +437,16 @@ export async function startTask(host: RunHost, spec: LaunchSpec, file: string, f
   };
   host.setLastRun(run);
 
-  const envText = Object.entries(spec.env).map(([k, v]) => `${k}=${v}`).join(" ") || "(no variables added)";
+  const envText =
+    Object.entries(spec.env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(" ") || "(no variables added)";
   const unsetText = spec.unset.length > 0 ? `, without ${spec.unset.join(", ")}` : "";
   const onStart = (pid: number) => {
     run.pid = pid;
-    log.info(`Started ${JSON.stringify([spec.command, ...spec.args])} (pid ${pid}) in ${JSON.stringify(spec.cwd)} with ${envText}${unsetText}`);
+    log.info(
+      `Started ${JSON.stringify([spec.command, ...spec.args])} (pid ${pid}) in ${JSON.stringify(spec.cwd)} with ${envText}${unsetText}`,
+    );
   };
   // The "Running …" notification is a cancellable progress notification: it closes by itself when
   // the run ends (a plain message would stay, stale, beside the exit notification).
@@ -401,9 +461,10 @@ export async function startTask(host: RunHost, spec: LaunchSpec, file: string, f
     if (exit.signal !== undefined) run.signal = exit.signal;
     if (exit.error !== undefined) run.error = exit.error;
     run.endedAt = Date.now();
-    const { ok, message } = exit.error !== undefined
-      ? { ok: false, message: `${spec.title}: could not start ${spec.command}: ${exit.error}` }
-      : describeExit(spec.title, exit.exitCode, exit.signal);
+    const { ok, message } =
+      exit.error !== undefined
+        ? { ok: false, message: `${spec.title}: could not start ${spec.command}: ${exit.error}` }
+        : describeExit(spec.title, exit.exitCode, exit.signal);
     if (ok) {
       log.info(message);
       void vscode.window.showInformationMessage(message);
@@ -436,7 +497,9 @@ export async function startTask(host: RunHost, spec: LaunchSpec, file: string, f
     showReuseMessage: false,
   };
 
-  log.info(`Running ${spec.title}: ${JSON.stringify({ launcher: spec.launcher, command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, unset: spec.unset, interpreter: interpreterSource })}`);
+  log.info(
+    `Running ${spec.title}: ${JSON.stringify({ launcher: spec.launcher, command: spec.command, args: spec.args, cwd: spec.cwd, env: spec.env, unset: spec.unset, interpreter: interpreterSource })}`,
+  );
   let taskExecution: vscode.TaskExecution;
   try {
     taskExecution = await vscode.tasks.executeTask(task);
@@ -476,7 +539,8 @@ const LAUNCHER_DETAIL: Record<LauncherKind, string> = {
   accelerate: "accelerate launch --num_processes=<n> --gpu_ids=<ids> <file>",
   deepspeed: "deepspeed --include localhost:<ids> <file> (no CUDA_VISIBLE_DEVICES: DeepSpeed ignores it)",
   custom: "gpuPilot.run.customArgs with ${file} ${gpus} ${count} ${python}",
-  docker: "docker run --rm --gpus \"device=<ids>\" -v <folder>:<folder> -w <folder> <gpuPilot.run.dockerImage> python <file>",
+  docker:
+    'docker run --rm --gpus "device=<ids>" -v <folder>:<folder> -w <folder> <gpuPilot.run.dockerImage> python <file>',
   slurm: "srun --gpus=<n> <python> <file>: Slurm picks the node and its GPUs (beyond this machine)",
 };
 
@@ -488,8 +552,16 @@ export async function runActiveFileWith(host: RunHost, uri?: vscode.Uri): Promis
   if (!requireTrust()) return;
   const resource = uri ?? vscode.window.activeTextEditor?.document.uri;
   const current = settings.launcher(resource);
-  const items = LAUNCHERS.map((l) => ({ label: l, description: l === current ? "default (gpuPilot.run.launcher)" : undefined, detail: LAUNCHER_DETAIL[l], launcher: l }));
-  const picked = await vscode.window.showQuickPick(items, { title: "GPU Pilot: Run Active File With...", placeHolder: "Launcher" });
+  const items = LAUNCHERS.map((l) => ({
+    label: l,
+    description: l === current ? "default (gpuPilot.run.launcher)" : undefined,
+    detail: LAUNCHER_DETAIL[l],
+    launcher: l,
+  }));
+  const picked = await vscode.window.showQuickPick(items, {
+    title: "GPU Pilot: Run Active File With...",
+    placeHolder: "Launcher",
+  });
   if (!picked) return;
   await runActiveFile(host, uri, { launcher: picked.launcher, promptArgs: true });
 }

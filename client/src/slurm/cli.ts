@@ -8,7 +8,16 @@
  */
 import { runBounded } from "../../../common/src/run/boundedRun";
 import * as os from "node:os";
-import { parseSinfoNodes, parseSqueueFormat, parseSqueueJson, partitionGpus, SINFO_NODE_FORMAT, SQUEUE_FORMAT, type PartitionGpus, type SlurmJob } from "../../../common/src/slurm/parse";
+import {
+  parseSinfoNodes,
+  parseSqueueFormat,
+  parseSqueueJson,
+  partitionGpus,
+  SINFO_NODE_FORMAT,
+  SQUEUE_FORMAT,
+  type PartitionGpus,
+  type SlurmJob,
+} from "../../../common/src/slurm/parse";
 
 /** Where and how the commands run. */
 export interface SlurmCliOptions {
@@ -73,11 +82,27 @@ export async function runSlurm(program: string, args: readonly string[], opts: S
   });
   if (r.startError === "ENOENT") throw new SlurmError(shown, `${program} is not installed or not on PATH`, false, true);
   if (r.canceled) throw new SlurmError(shown, `${shown} was cancelled`);
-  if (r.timedOut) throw new SlurmError(shown, `${shown} did not answer within ${Math.round(timeout / 1000)} s (is slurmctld reachable?)`, true);
-  if (r.overflow) throw new SlurmError(shown, `${shown} printed more than ${MAX_OUTPUT_BYTES / 1024 / 1024} MiB: stopped`, false, false, "", true);
+  if (r.timedOut)
+    throw new SlurmError(
+      shown,
+      `${shown} did not answer within ${Math.round(timeout / 1000)} s (is slurmctld reachable?)`,
+      true,
+    );
+  if (r.overflow)
+    throw new SlurmError(
+      shown,
+      `${shown} printed more than ${MAX_OUTPUT_BYTES / 1024 / 1024} MiB: stopped`,
+      false,
+      false,
+      "",
+      true,
+    );
   if (r.startError) throw new SlurmError(shown, `${program} could not be started (${r.startError})`);
   if (r.exitCode !== 0) {
-    const lines = r.stderr.split("\n").map((l) => l.trim()).filter(Boolean);
+    const lines = r.stderr
+      .split("\n")
+      .map((l) => l.trim())
+      .filter(Boolean);
     const line = lines.find((l) => /error/i.test(l)) ?? lines[0] ?? `exit code ${String(r.exitCode ?? r.signal)}`;
     throw new SlurmError(shown, `${shown}: ${line}`, false, false, lines.length ? line : "");
   }
@@ -113,20 +138,30 @@ export function currentUser(): string {
  * `user_name` here. Finished jobs that squeue still holds are kept (the view shows how they ended).
  * @throws SlurmError, or Error for output it cannot read.
  */
-export async function queryJobs(opts: SlurmCliOptions & { user?: string } = {}): Promise<{ jobs: SlurmJob[]; source: "json" | "format" }> {
+export async function queryJobs(
+  opts: SlurmCliOptions & { user?: string } = {},
+): Promise<{ jobs: SlurmJob[]; source: "json" | "format" }> {
   const user = opts.user ?? currentUser();
   let jobs: SlurmJob[] | undefined;
   let source: "json" | "format" = "json";
   if (squeueJson !== false) {
     try {
-      jobs = parseSqueueJson(await runSlurm("squeue", ["--me", "--json"], opts)).filter((j) => !user || j.user === user);
+      jobs = parseSqueueJson(await runSlurm("squeue", ["--me", "--json"], opts)).filter(
+        (j) => !user || j.user === user,
+      );
       squeueJson = true;
     } catch (e) {
       // A squeue before 21.08 says "unrecognized option '--json'", one built without the JSON
       // plugins names the plugin; anything else (timeout, controller down) is a real failure, and
       // --json is tried again next time.
       // So is a JSON list too large to read (22.05 lists every user's jobs there).
-      if (!(e instanceof SlurmError) || e.timedOut || e.notFound || !(e.tooLarge || /unrecognized option|invalid option|plugin/i.test(e.detail))) throw e;
+      if (
+        !(e instanceof SlurmError) ||
+        e.timedOut ||
+        e.notFound ||
+        !(e.tooLarge || /unrecognized option|invalid option|plugin/i.test(e.detail))
+      )
+        throw e;
       squeueJson = false;
     }
   }
@@ -142,7 +177,10 @@ export async function queryJobs(opts: SlurmCliOptions & { user?: string } = {}):
  * @returns the job id (sbatch --parsable prints `id` or `id;cluster`).
  * @throws SlurmError (Slurm's reason: a bad partition, too many GPUs, ...), or when the output holds no id.
  */
-export async function submitScript(script: string, opts: SlurmCliOptions = {}): Promise<{ jobId: string; cluster: string | null }> {
+export async function submitScript(
+  script: string,
+  opts: SlurmCliOptions = {},
+): Promise<{ jobId: string; cluster: string | null }> {
   const out = (await runSlurm("sbatch", ["--parsable", script], opts)).trim().split("\n").pop() ?? "";
   const m = /^(\d+(?:_\d+)?)(?:;(\S+))?$/.exec(out.trim());
   if (!m) throw new SlurmError(`sbatch --parsable ${script}`, `sbatch printed no job id: ${JSON.stringify(out)}`);

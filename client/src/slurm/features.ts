@@ -10,7 +10,14 @@ import { log } from "../log";
 import { cancelJob, currentUser, jobDetails } from "./cli";
 import type { SlurmJob } from "../../../common/src/slurm/parse";
 import { isActive } from "./present";
-import { SlurmJobs, SubmitCodeLensProvider, submitCommand, type SlurmHost, type SubmitOptions, type SubmittedJob } from "./submit";
+import {
+  SlurmJobs,
+  SubmitCodeLensProvider,
+  submitCommand,
+  type SlurmHost,
+  type SubmitOptions,
+  type SubmittedJob,
+} from "./submit";
 import { createSlurmTreeView, type SlurmNode, type SlurmSnapshot } from "./view";
 import { type LateCodeLensProvider, type LateView, probeSlurm, SUBMIT_CODELENS_SELECTOR } from "../views";
 
@@ -67,8 +74,12 @@ export class SlurmFeatures implements vscode.Disposable {
     this.tree = createSlurmTreeView({ pollSeconds, timeoutMs }, early?.view);
     this.host = {
       // The extension's global storage (usually in the home folder, which compute nodes share); a stand-in context may have none.
-      get scratchFolder() { return path.join(extCtx.globalStorageUri?.fsPath ?? path.join(os.tmpdir(), "gpu-pilot"), "slurm"); },
-      refreshView: () => { if (this.tree.view.visible) void this.tree.provider.refresh(); },
+      get scratchFolder() {
+        return path.join(extCtx.globalStorageUri?.fsPath ?? path.join(os.tmpdir(), "gpu-pilot"), "slurm");
+      },
+      refreshView: () => {
+        if (this.tree.view.visible) void this.tree.provider.refresh();
+      },
       cliOptions: () => ({}),
       ...(runFacts ? { runFacts } : {}),
     };
@@ -92,8 +103,11 @@ export class SlurmFeatures implements vscode.Disposable {
   }
 
   /** The job of a view row or a job id; a job id not in the view is `unknown` (whose it is not known). */
-  private jobOf(node: unknown): SlurmJob | { id: string; name: string; user: string; state: string; unknown?: true } | undefined {
-    if (node && typeof node === "object" && (node as SlurmNode).kind === "job") return (node as Extract<SlurmNode, { kind: "job" }>).job;
+  private jobOf(
+    node: unknown,
+  ): SlurmJob | { id: string; name: string; user: string; state: string; unknown?: true } | undefined {
+    if (node && typeof node === "object" && (node as SlurmNode).kind === "job")
+      return (node as Extract<SlurmNode, { kind: "job" }>).job;
     if (typeof node === "string" && /^\d+(_\d+)?$/.test(node)) {
       const known = this.tree.provider.snapshot.jobs?.find((j) => String(j.id) === node);
       return known ?? { id: node, name: "", user: "", state: "UNKNOWN", unknown: true };
@@ -113,7 +127,9 @@ export class SlurmFeatures implements vscode.Disposable {
     } catch (e) {
       why = (e as Error).message;
     }
-    void vscode.window.showWarningMessage(`GPU Pilot cancels only your own jobs and cannot tell whose job ${id} is: ${why}.`);
+    void vscode.window.showWarningMessage(
+      `GPU Pilot cancels only your own jobs and cannot tell whose job ${id} is: ${why}.`,
+    );
     return undefined;
   }
 
@@ -129,7 +145,9 @@ export class SlurmFeatures implements vscode.Disposable {
     if (!job) return false;
     const me = currentUser();
     if (job.user && me && job.user !== me) {
-      void vscode.window.showWarningMessage(`Job ${job.id} belongs to ${job.user}; GPU Pilot cancels only your own jobs.`);
+      void vscode.window.showWarningMessage(
+        `Job ${job.id} belongs to ${job.user}; GPU Pilot cancels only your own jobs.`,
+      );
       return false;
     }
     if (!isActive(job.state) && job.state !== "UNKNOWN") {
@@ -138,7 +156,13 @@ export class SlurmFeatures implements vscode.Disposable {
     }
     if (!confirmed) {
       // A workbench that refuses dialogs (tests) rejects: that is a "no".
-      const ok = await Promise.resolve(vscode.window.showWarningMessage(`Cancel Slurm job ${job.id}${job.name ? ` (${job.name})` : ""}?`, { modal: true, detail: "scancel stops it; its output so far stays." }, "Cancel Job")).catch((e: unknown) => {
+      const ok = await Promise.resolve(
+        vscode.window.showWarningMessage(
+          `Cancel Slurm job ${job.id}${job.name ? ` (${job.name})` : ""}?`,
+          { modal: true, detail: "scancel stops it; its output so far stays." },
+          "Cancel Job",
+        ),
+      ).catch((e: unknown) => {
         log.info(`Cancel of job ${job.id} not confirmed: ${(e as Error).message}`);
         return undefined;
       });
@@ -178,7 +202,9 @@ export class SlurmFeatures implements vscode.Disposable {
     try {
       await vscode.window.showTextDocument(vscode.Uri.file(file), { preview: true });
     } catch {
-      void vscode.window.showInformationMessage(`Job ${id}'s output (${file}) is not written yet${isActive(job.state) ? " (the job has not started)" : ""}.`);
+      void vscode.window.showInformationMessage(
+        `Job ${id}'s output (${file}) is not written yet${isActive(job.state) ? " (the job has not started)" : ""}.`,
+      );
       return undefined;
     }
     return file;
@@ -186,7 +212,13 @@ export class SlurmFeatures implements vscode.Disposable {
 
   /** The API part. */
   state(): SlurmState {
-    return { available: this.available, visible: this.tree.view.visible, snapshot: this.tree.provider.snapshot, rows: this.tree.provider.rows(), submitted: this.jobs.list() };
+    return {
+      available: this.available,
+      visible: this.tree.view.visible,
+      snapshot: this.tree.provider.snapshot,
+      rows: this.tree.provider.rows(),
+      submitted: this.jobs.list(),
+    };
   }
 
   /** The API's cancel (no modal: the caller is code that decided already). */

@@ -87,10 +87,14 @@ export function followFile(file: string, opts: FollowOptions): Follow {
     }
   };
   const poll = (): Promise<void> => {
-    busy ??= readNew().finally(() => { busy = undefined; });
+    busy ??= readNew().finally(() => {
+      busy = undefined;
+    });
     return busy;
   };
-  const timer = setInterval(() => { if (!stopped) void poll(); }, opts.intervalMs ?? 500);
+  const timer = setInterval(() => {
+    if (!stopped) void poll();
+  }, opts.intervalMs ?? 500);
   void poll();
   return {
     poll,
@@ -100,7 +104,10 @@ export function followFile(file: string, opts: FollowOptions): Follow {
       clearInterval(timer);
       await busy;
       // Everything written up to now (a last read may be larger than one chunk).
-      for (let before = -1; before !== offset;) { before = offset; await readNew(); }
+      for (let before = -1; before !== offset;) {
+        before = offset;
+        await readNew();
+      }
       const rest = decoder.end();
       if (rest) opts.onData(rest);
     },

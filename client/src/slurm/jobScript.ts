@@ -76,7 +76,10 @@ export interface JobScriptSpec {
 
 /** A value {@link jobScript} refuses, with the field named. */
 export class JobScriptError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(message);
     this.name = "JobScriptError";
   }
@@ -122,11 +125,16 @@ export function outputPathFor(folder: string, pattern: string = DEFAULT_OUTPUT_P
 }
 
 function noControl(field: string, v: string): void {
-  if (/[\n\r\0]/.test(v)) throw new JobScriptError(field, `${field} contains a line break or NUL, which cannot be written into a job script: ${JSON.stringify(v)}`);
+  if (/[\n\r\0]/.test(v))
+    throw new JobScriptError(
+      field,
+      `${field} contains a line break or NUL, which cannot be written into a job script: ${JSON.stringify(v)}`,
+    );
 }
 
 function wholeAtLeastOne(field: string, n: number): void {
-  if (!Number.isInteger(n) || n < 1) throw new JobScriptError(field, `${field} must be a whole number of at least 1, got ${String(n)}`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new JobScriptError(field, `${field} must be a whole number of at least 1, got ${String(n)}`);
 }
 
 const dirname = (p: string): string => {
@@ -142,25 +150,50 @@ const dirname = (p: string): string => {
  */
 export function jobScript(spec: JobScriptSpec): string {
   const args = spec.args ?? [];
-  for (const [field, v] of [["file", spec.file], ["python", spec.python], ["output", spec.output], ["chdir", spec.chdir ?? ""], ["partition", spec.partition ?? ""], ["time", spec.time ?? ""], ["jobName", spec.jobName ?? ""]] as const) noControl(field, v);
+  for (const [field, v] of [
+    ["file", spec.file],
+    ["python", spec.python],
+    ["output", spec.output],
+    ["chdir", spec.chdir ?? ""],
+    ["partition", spec.partition ?? ""],
+    ["time", spec.time ?? ""],
+    ["jobName", spec.jobName ?? ""],
+  ] as const)
+    noControl(field, v);
   args.forEach((a, i) => noControl(`args[${i}]`, a));
-  if (!spec.file.startsWith("/")) throw new JobScriptError("file", `the file must be an absolute path, got ${JSON.stringify(spec.file)}`);
-  if (!spec.output.startsWith("/")) throw new JobScriptError("output", `the output file must be an absolute path, got ${JSON.stringify(spec.output)}`);
-  if (spec.chdir !== undefined && !spec.chdir.startsWith("/")) throw new JobScriptError("chdir", `the working folder must be an absolute path, got ${JSON.stringify(spec.chdir)}`);
+  if (!spec.file.startsWith("/"))
+    throw new JobScriptError("file", `the file must be an absolute path, got ${JSON.stringify(spec.file)}`);
+  if (!spec.output.startsWith("/"))
+    throw new JobScriptError("output", `the output file must be an absolute path, got ${JSON.stringify(spec.output)}`);
+  if (spec.chdir !== undefined && !spec.chdir.startsWith("/"))
+    throw new JobScriptError("chdir", `the working folder must be an absolute path, got ${JSON.stringify(spec.chdir)}`);
   if (!spec.python.trim()) throw new JobScriptError("python", "no Python interpreter given");
   wholeAtLeastOne("nodes", spec.nodes);
   wholeAtLeastOne("gpusPerNode", spec.gpusPerNode);
   const partition = spec.partition?.trim() ?? "";
-  if (partition && !PARTITION_RE.test(partition)) throw new JobScriptError("partition", `partition ${JSON.stringify(partition)} is not a Slurm partition name (letters, digits, '_', '.', '-'; several separated by commas)`);
+  if (partition && !PARTITION_RE.test(partition))
+    throw new JobScriptError(
+      "partition",
+      `partition ${JSON.stringify(partition)} is not a Slurm partition name (letters, digits, '_', '.', '-'; several separated by commas)`,
+    );
   const time = spec.time?.trim() ?? "";
-  if (time && !TIME_RE.test(time)) throw new JobScriptError("time", `time limit ${JSON.stringify(time)} is not one of sbatch's forms: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S (for example 30, 2:00:00 or 1-12:00:00)`);
-  if (spec.launcher !== "python" && spec.launcher !== "torchrun") throw new JobScriptError("launcher", `unknown launcher ${JSON.stringify(spec.launcher)} (python or torchrun)`);
+  if (time && !TIME_RE.test(time))
+    throw new JobScriptError(
+      "time",
+      `time limit ${JSON.stringify(time)} is not one of sbatch's forms: minutes, M:S, H:M:S, D-H, D-H:M, D-H:M:S (for example 30, 2:00:00 or 1-12:00:00)`,
+    );
+  if (spec.launcher !== "python" && spec.launcher !== "torchrun")
+    throw new JobScriptError("launcher", `unknown launcher ${JSON.stringify(spec.launcher)} (python or torchrun)`);
 
   const gpus = spec.gpusPerNode;
   const tasksPerNode = spec.launcher === "torchrun" ? 1 : gpus;
   const jobName = spec.jobName === undefined ? jobNameFor(spec.file) : spec.jobName.replace(/[^A-Za-z0-9_.-]/g, "_");
-  const lines = ["#!/bin/bash", `# Written by GPU Pilot for ${spec.file.split("/").pop() ?? spec.file}. Edit freely, then submit (sbatch).`];
-  const sb = (opt: string, value?: string) => lines.push(value === undefined ? `#SBATCH --${opt}` : `#SBATCH --${opt}=${sbatchQuote(value)}`);
+  const lines = [
+    "#!/bin/bash",
+    `# Written by GPU Pilot for ${spec.file.split("/").pop() ?? spec.file}. Edit freely, then submit (sbatch).`,
+  ];
+  const sb = (opt: string, value?: string) =>
+    lines.push(value === undefined ? `#SBATCH --${opt}` : `#SBATCH --${opt}=${sbatchQuote(value)}`);
   if (jobName) sb("job-name", jobName);
   if (partition) sb("partition", partition);
   sb("nodes", String(spec.nodes));
@@ -171,15 +204,21 @@ export function jobScript(spec: JobScriptSpec): string {
   sb("output", spec.output);
   sb("chdir", spec.chdir ?? dirname(spec.file));
   lines.push("");
-  lines.push("# Slurm sets CUDA_VISIBLE_DEVICES for the job and for each srun step, numbered from 0: do not set it here.");
+  lines.push(
+    "# Slurm sets CUDA_VISIBLE_DEVICES for the job and for each srun step, numbered from 0: do not set it here.",
+  );
   lines.push("export CUDA_DEVICE_ORDER=PCI_BUS_ID");
   lines.push("");
   const program = [bashQuote(spec.file), ...args.map(bashQuote)].join(" ");
   if (spec.launcher === "python") {
-    lines.push(`# One task per GPU (${tasksPerNode} per node); each task reads SLURM_LOCALID / SLURM_PROCID to pick its GPU.`);
+    lines.push(
+      `# One task per GPU (${tasksPerNode} per node); each task reads SLURM_LOCALID / SLURM_PROCID to pick its GPU.`,
+    );
     lines.push(`srun ${bashQuote(spec.python)} ${program}`);
   } else {
-    lines.push("# One torchrun per node; it starts one worker per GPU. The rendezvous is on the first node of the job.");
+    lines.push(
+      "# One torchrun per node; it starts one worker per GPU. The rendezvous is on the first node of the job.",
+    );
     lines.push(`head_node=$(scontrol show hostnames "$SLURM_JOB_NODELIST" | head -n 1)`);
     lines.push(
       `srun ${bashQuote(spec.python)} -m torch.distributed.run --nnodes "$SLURM_NNODES" --nproc_per_node ${gpus} ` +

@@ -6,7 +6,21 @@
 import type { PartitionGpus, SlurmJob } from "../../../common/src/slurm/parse";
 
 /** Job states in which a job may still run (scancel makes sense). Others are final (squeue(1), JOB STATE CODES). */
-export const ACTIVE_STATES: ReadonlySet<string> = new Set(["PENDING", "RUNNING", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"]);
+export const ACTIVE_STATES: ReadonlySet<string> = new Set([
+  "PENDING",
+  "RUNNING",
+  "CONFIGURING",
+  "COMPLETING",
+  "SUSPENDED",
+  "REQUEUED",
+  "REQUEUE_HOLD",
+  "REQUEUE_FED",
+  "RESIZING",
+  "SIGNALING",
+  "STAGE_OUT",
+  "STOPPED",
+  "RESV_DEL_HOLD",
+]);
 
 /** Whether the job can still be cancelled: any active state (a state list such as `PENDING,REQUEUED` counts by its first). */
 export function isActive(state: string): boolean {
@@ -69,7 +83,10 @@ export function partitionRow(p: PartitionGpus): SlurmRow {
 }
 
 /** Elapsed / limit and where a job runs, as the job's rows and tooltip write them. */
-function jobFacts(job: SlurmJob, nowSec: number): { time: string; where: string; elapsed: number | null; limit: string } {
+function jobFacts(
+  job: SlurmJob,
+  nowSec: number,
+): { time: string; where: string; elapsed: number | null; limit: string } {
   const elapsed = elapsedSeconds(job, nowSec);
   const limit = job.timeLimitMinutes === null ? "no limit" : formatDuration(job.timeLimitMinutes * 60);
   const where = job.nodes || (job.nodeCount ? `${job.nodeCount} node${job.nodeCount === 1 ? "" : "s"}` : "");
@@ -86,9 +103,13 @@ export function jobRow(job: SlurmJob, nowSec: number): SlurmRow {
   return {
     label: `${job.id} ${job.name}`,
     description: job.reason ? `${job.state} (${job.reason})` : job.state,
-    tooltip: [`Job ${job.id} (${job.name}) of ${job.user || "you"} on partition ${job.partition || "?"}`, `State: ${job.state}${job.reason ? ` (${job.reason})` : ""}`,
-      `GPUs: ${jobGpus(job)}${job.gresDetail.length ? ` — ${job.gresDetail.join(", ")}` : ""}`, `Nodes: ${f.where || "not yet allocated"}`,
-      `Elapsed / limit: ${f.elapsed === null ? "not started" : formatDuration(f.elapsed)} / ${f.limit}`].join("\n"),
+    tooltip: [
+      `Job ${job.id} (${job.name}) of ${job.user || "you"} on partition ${job.partition || "?"}`,
+      `State: ${job.state}${job.reason ? ` (${job.reason})` : ""}`,
+      `GPUs: ${jobGpus(job)}${job.gresDetail.length ? ` — ${job.gresDetail.join(", ")}` : ""}`,
+      `Nodes: ${f.where || "not yet allocated"}`,
+      `Elapsed / limit: ${f.elapsed === null ? "not started" : formatDuration(f.elapsed)} / ${f.limit}`,
+    ].join("\n"),
   };
 }
 
@@ -108,7 +129,11 @@ export function jobDetailRows(job: SlurmJob, nowSec: number): SlurmDetailRow[] {
  */
 export function failureRow(what: string, message: string, retryInSeconds: number | null): SlurmRow {
   const retry = retryInSeconds === null ? "" : ` — next try in ${retryInSeconds} s`;
-  return { label: `${what} failed`, description: `${failureReason(what, message)}${retry}`, tooltip: `${message}${retry}\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).` };
+  return {
+    label: `${what} failed`,
+    description: `${failureReason(what, message)}${retry}`,
+    tooltip: `${message}${retry}\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).`,
+  };
 }
 
 /**

@@ -31,7 +31,17 @@ import { followFile, TextTail, type Follow } from "./follow";
 import type { RunFacts } from "../../../common/src/run/runFacts";
 import type { RunFactsResult } from "../../../common/src/lsp/protocol";
 import { isActive, partitionRow } from "./present";
-import { isSlurmTime, jobNameFor, jobScript, JobScriptError, outputPathFor, SLURM_LAUNCHERS, type GpuOption, type JobScriptSpec, type SlurmLauncher } from "./jobScript";
+import {
+  isSlurmTime,
+  jobNameFor,
+  jobScript,
+  JobScriptError,
+  outputPathFor,
+  SLURM_LAUNCHERS,
+  type GpuOption,
+  type JobScriptSpec,
+  type SlurmLauncher,
+} from "./jobScript";
 
 /** Characters of a followed job's output kept in memory (its end). */
 export const JOB_TAIL_CHARS = 1024 * 1024;
@@ -52,7 +62,10 @@ export interface SlurmSubmitSettings {
 /** Whether the user set `gpuPilot.slurm.launcher` themselves (a global, workspace or folder value), for `resource`. */
 export function launcherSetByUser(resource?: vscode.Uri): boolean {
   const i = vscode.workspace.getConfiguration("gpuPilot.slurm", resource).inspect<unknown>("launcher");
-  return i !== undefined && (i.globalValue !== undefined || i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined);
+  return (
+    i !== undefined &&
+    (i.globalValue !== undefined || i.workspaceValue !== undefined || i.workspaceFolderValue !== undefined)
+  );
 }
 
 /**
@@ -65,15 +78,22 @@ export function torchrunReason(facts: RunFacts): string | null {
   const read = facts.distributedReads.find((r) => !r.withDefault);
   if (read) return `the file reads ${read.variable} (line ${read.line + 1})`;
   const init = facts.envInitProcessGroup[0];
-  if (init) return `the file calls init_process_group with rank and world size from the environment (env://), line ${init.line + 1}`;
+  if (init)
+    return `the file calls init_process_group with rank and world size from the environment (env://), line ${init.line + 1}`;
   return null;
 }
 
 /** Reads the `gpuPilot.slurm.*` submit settings for `resource`; wrong types fall back to the defaults. */
 export function submitSettings(resource?: vscode.Uri): SlurmSubmitSettings {
   const c = vscode.workspace.getConfiguration("gpuPilot.slurm", resource);
-  const str = (k: string, d: string) => { const v = c.get<unknown>(k); return typeof v === "string" ? v.trim() : d; };
-  const int = (k: string, d: number) => { const v = c.get<unknown>(k); return typeof v === "number" && Number.isInteger(v) && v >= 1 ? v : d; };
+  const str = (k: string, d: string) => {
+    const v = c.get<unknown>(k);
+    return typeof v === "string" ? v.trim() : d;
+  };
+  const int = (k: string, d: number) => {
+    const v = c.get<unknown>(k);
+    return typeof v === "number" && Number.isInteger(v) && v >= 1 ? v : d;
+  };
   const launcher = c.get<unknown>("launcher");
   const time = str("time", "01:00:00");
   return {
@@ -131,7 +151,17 @@ export function isJobScript(fileName: string, text: string): boolean {
 export class SlurmJobs implements vscode.Disposable {
   private readonly jobs = new Map<string, SubmittedJob>();
   private readonly channels = new Map<string, vscode.OutputChannel>();
-  private readonly follows = new Map<string, { follow: Follow | null; timer: NodeJS.Timeout; checks: number; busy: boolean; soon: boolean; tick: () => Promise<void> }>();
+  private readonly follows = new Map<
+    string,
+    {
+      follow: Follow | null;
+      timer: NodeJS.Timeout;
+      checks: number;
+      busy: boolean;
+      soon: boolean;
+      tick: () => Promise<void>;
+    }
+  >();
   private disposed = false;
 
   constructor(private readonly host: SlurmHost) {}
@@ -163,12 +193,33 @@ export class SlurmJobs implements vscode.Disposable {
    * job` after 2, 4, 8, 16 s and then every 30 s (the view's own limit), until it ends.
    */
   follow(jobId: string, script: string): SubmittedJob {
-    const job: SubmittedJob = this.jobs.get(jobId) ?? { jobId, script, output: null, tail: new TextTail(JOB_TAIL_CHARS), state: null, done: false };
+    const job: SubmittedJob = this.jobs.get(jobId) ?? {
+      jobId,
+      script,
+      output: null,
+      tail: new TextTail(JOB_TAIL_CHARS),
+      state: null,
+      done: false,
+    };
     this.jobs.set(jobId, job);
     if (this.follows.has(jobId)) return job;
     const ch = this.channel(jobId);
     ch.show(true);
-    const entry: { follow: Follow | null; timer: NodeJS.Timeout; checks: number; busy: boolean; soon: boolean; tick: () => Promise<void> } = { follow: null, timer: setTimeout(() => undefined, 0), checks: 0, busy: false, soon: false, tick: () => Promise.resolve() };
+    const entry: {
+      follow: Follow | null;
+      timer: NodeJS.Timeout;
+      checks: number;
+      busy: boolean;
+      soon: boolean;
+      tick: () => Promise<void>;
+    } = {
+      follow: null,
+      timer: setTimeout(() => undefined, 0),
+      checks: 0,
+      busy: false,
+      soon: false,
+      tick: () => Promise.resolve(),
+    };
     this.follows.set(jobId, entry);
     const tick = async () => {
       if (this.disposed || !this.follows.has(jobId)) return;
@@ -181,8 +232,14 @@ export class SlurmJobs implements vscode.Disposable {
           ch.appendLine(`[GPU Pilot] Job ${jobId}: following ${d.stdout}`);
           entry.follow = followFile(d.stdout, {
             intervalMs: 500,
-            onData: (t) => { job.tail.append(t); ch.append(t); },
-            onSkip: (n) => ch.appendLine(`\n[GPU Pilot] Job ${jobId}: ${(n / 1024 / 1024).toFixed(1)} MiB of output skipped (written faster than shown); the whole output is in ${d.stdout}`),
+            onData: (t) => {
+              job.tail.append(t);
+              ch.append(t);
+            },
+            onSkip: (n) =>
+              ch.appendLine(
+                `\n[GPU Pilot] Job ${jobId}: ${(n / 1024 / 1024).toFixed(1)} MiB of output skipped (written faster than shown); the whole output is in ${d.stdout}`,
+              ),
           });
         }
         if (d.state && !isActive(d.state)) {
@@ -218,7 +275,10 @@ export class SlurmJobs implements vscode.Disposable {
   checkNow(jobId: string): void {
     const f = this.follows.get(jobId);
     if (!f) return;
-    if (f.busy) { f.soon = true; return; }
+    if (f.busy) {
+      f.soon = true;
+      return;
+    }
     clearTimeout(f.timer);
     void f.tick();
   }
@@ -241,7 +301,11 @@ export class SlurmJobs implements vscode.Disposable {
 
 /** The document to submit: `uri`'s, else the active editor's. */
 async function targetDocument(uri: vscode.Uri | undefined): Promise<vscode.TextDocument | undefined> {
-  if (uri instanceof vscode.Uri) return vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) ?? vscode.workspace.openTextDocument(uri);
+  if (uri instanceof vscode.Uri)
+    return (
+      vscode.workspace.textDocuments.find((d) => d.uri.toString() === uri.toString()) ??
+      vscode.workspace.openTextDocument(uri)
+    );
   return vscode.window.activeTextEditor?.document;
 }
 
@@ -272,15 +336,22 @@ export function scriptPathFor(dir: string, stem: string, text: string): { path: 
   for (let n = 1; n <= SCRIPT_NAMES; n++) {
     const p = path.join(dir, `${stem}${n === 1 ? "" : `-${n}`}.sbatch`);
     let st: fs.Stats;
-    try { st = fs.lstatSync(p); } catch (e) {
+    try {
+      st = fs.lstatSync(p);
+    } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return { path: p, exists: false }; // free
       continue;
     }
-    if (!st.isFile()) { log.info(`Slurm job script: ${p} is passed over: it is ${fileKind(st)}`); continue; }
+    if (!st.isFile()) {
+      log.info(`Slurm job script: ${p} is passed over: it is ${fileKind(st)}`);
+      continue;
+    }
     const read = readWorkspaceFile(p, { maxBytes: SCRIPT_MAX_BYTES });
     if (read.ok && read.bytes.equals(Buffer.from(text, "utf8"))) return { path: p, exists: true };
   }
-  throw new Error(`no free name for the job script: ${stem}.sbatch to ${stem}-${SCRIPT_NAMES}.sbatch in ${dir} are all taken`);
+  throw new Error(
+    `no free name for the job script: ${stem}.sbatch to ${stem}-${SCRIPT_NAMES}.sbatch in ${dir} are all taken`,
+  );
 }
 
 /**
@@ -290,8 +361,16 @@ export function scriptPathFor(dir: string, stem: string, text: string): { path: 
  */
 export function writeNewScript(p: string, text: string): string | null {
   try {
-    const fd = fs.openSync(p, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0), 0o644);
-    try { fs.writeFileSync(fd, text); } finally { fs.closeSync(fd); }
+    const fd = fs.openSync(
+      p,
+      fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | (fs.constants.O_NOFOLLOW ?? 0),
+      0o644,
+    );
+    try {
+      fs.writeFileSync(fd, text);
+    } finally {
+      fs.closeSync(fd);
+    }
     return null;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === "EEXIST" ? `${p} appeared meanwhile` : `${p}: ${(e as Error).message}`;
@@ -314,36 +393,80 @@ async function askValues(s: SlurmSubmitSettings, cli: SlurmCliOptions): Promise<
       { key: "partition", label: "Partition", description: v.partition || "(default)" },
       { key: "nodes", label: "Nodes", description: String(v.nodes) },
       { key: "gpus", label: "GPUs per node", description: String(v.gpusPerNode) },
-      { key: "gpuOption", label: "Ask for GPUs with", description: v.gpuOption === "gres" ? "--gres=gpu:N" : "--gpus-per-node=N" },
-      { key: "launcher", label: "Launcher", description: `${v.launcher === "torchrun" ? "torchrun (one task per node)" : "python (one task per GPU)"}${v.launcherReason ? ` — ${v.launcherReason}` : ""}` },
+      {
+        key: "gpuOption",
+        label: "Ask for GPUs with",
+        description: v.gpuOption === "gres" ? "--gres=gpu:N" : "--gpus-per-node=N",
+      },
+      {
+        key: "launcher",
+        label: "Launcher",
+        description: `${v.launcher === "torchrun" ? "torchrun (one task per node)" : "python (one task per GPU)"}${v.launcherReason ? ` — ${v.launcherReason}` : ""}`,
+      },
       { key: "time", label: "Time limit", description: v.time || "(the partition's)" },
     ];
-    const pick = await vscode.window.showQuickPick(items, { title: "GPU Pilot: Submit to Slurm", placeHolder: "Change a value, or write the job script" });
+    const pick = await vscode.window.showQuickPick(items, {
+      title: "GPU Pilot: Submit to Slurm",
+      placeHolder: "Change a value, or write the job script",
+    });
     if (!pick) return undefined;
     if (pick.key === "go") return v;
     if (pick.key === "partition") {
       const partitions = await partitionsP;
       if (partitions.length) {
         // The rows of the Slurm view (present.ts): free GPUs, nodes, GPU types, the default marked.
-        const rows = [{ partition: "", label: "(cluster's default)", description: "no --partition line: Slurm chooses" },
-          ...partitions.map((p) => { const row = partitionRow(p); return { partition: p.partition, label: row.label, description: row.description }; })];
-        const choice = await vscode.window.showQuickPick(rows, { title: "Partition", placeHolder: v.partition ? `Now: ${v.partition}` : "Now: the cluster's default" });
+        const rows = [
+          { partition: "", label: "(cluster's default)", description: "no --partition line: Slurm chooses" },
+          ...partitions.map((p) => {
+            const row = partitionRow(p);
+            return { partition: p.partition, label: row.label, description: row.description };
+          }),
+        ];
+        const choice = await vscode.window.showQuickPick(rows, {
+          title: "Partition",
+          placeHolder: v.partition ? `Now: ${v.partition}` : "Now: the cluster's default",
+        });
         if (choice) v.partition = choice.partition;
       } else {
-        const choice = await vscode.window.showInputBox({ title: "Partition", value: v.partition, prompt: "Empty: the cluster's default partition" });
+        const choice = await vscode.window.showInputBox({
+          title: "Partition",
+          value: v.partition,
+          prompt: "Empty: the cluster's default partition",
+        });
         if (choice !== undefined) v.partition = choice.trim();
       }
     } else if (pick.key === "nodes" || pick.key === "gpus") {
-      const t = await vscode.window.showInputBox({ title: pick.label, value: String(pick.key === "nodes" ? v.nodes : v.gpusPerNode), validateInput: (x) => (/^[1-9]\d{0,3}$/.test(x.trim()) ? undefined : "A whole number from 1") });
-      if (t !== undefined) { if (pick.key === "nodes") v.nodes = Number(t); else v.gpusPerNode = Number(t); }
+      const t = await vscode.window.showInputBox({
+        title: pick.label,
+        value: String(pick.key === "nodes" ? v.nodes : v.gpusPerNode),
+        validateInput: (x) => (/^[1-9]\d{0,3}$/.test(x.trim()) ? undefined : "A whole number from 1"),
+      });
+      if (t !== undefined) {
+        if (pick.key === "nodes") v.nodes = Number(t);
+        else v.gpusPerNode = Number(t);
+      }
     } else if (pick.key === "gpuOption") {
-      const t = await vscode.window.showQuickPick(["--gpus-per-node=N", "--gres=gpu:N"], { title: "Ask Slurm for GPUs with" });
+      const t = await vscode.window.showQuickPick(["--gpus-per-node=N", "--gres=gpu:N"], {
+        title: "Ask Slurm for GPUs with",
+      });
       if (t) v.gpuOption = t.startsWith("--gres") ? "gres" : "gpus-per-node";
     } else if (pick.key === "launcher") {
-      const t = await vscode.window.showQuickPick(SLURM_LAUNCHERS.map((l) => l), { title: "Launcher inside the job step" });
-      if (t) { v.launcher = t as SlurmLauncher; delete v.launcherReason; }
+      const t = await vscode.window.showQuickPick(
+        SLURM_LAUNCHERS.map((l) => l),
+        { title: "Launcher inside the job step" },
+      );
+      if (t) {
+        v.launcher = t as SlurmLauncher;
+        delete v.launcherReason;
+      }
     } else if (pick.key === "time") {
-      const t = await vscode.window.showInputBox({ title: "Time limit", value: v.time, prompt: "minutes, H:M:S or D-H:M:S; empty: the partition's", validateInput: (x) => (x.trim() === "" || isSlurmTime(x) ? undefined : "minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S") });
+      const t = await vscode.window.showInputBox({
+        title: "Time limit",
+        value: v.time,
+        prompt: "minutes, H:M:S or D-H:M:S; empty: the partition's",
+        validateInput: (x) =>
+          x.trim() === "" || isSlurmTime(x) ? undefined : "minutes, M:S, H:M:S, D-H, D-H:M or D-H:M:S",
+      });
       if (t !== undefined) v.time = t.trim();
     }
   }
@@ -353,7 +476,12 @@ async function askValues(s: SlurmSubmitSettings, cli: SlurmCliOptions): Promise<
 function programFile(doc: vscode.TextDocument, scratch: string): string {
   if (doc.uri.scheme === "file" && !doc.isUntitled) return doc.uri.fsPath;
   fs.mkdirSync(scratch, { recursive: true });
-  const name = `${path.basename(doc.uri.path).replace(/[^A-Za-z0-9_.-]/g, "_").replace(/\.py$/i, "") || "untitled"}.py`;
+  const name = `${
+    path
+      .basename(doc.uri.path)
+      .replace(/[^A-Za-z0-9_.-]/g, "_")
+      .replace(/\.py$/i, "") || "untitled"
+  }.py`;
   const p = path.join(scratch, name);
   fs.writeFileSync(p, doc.getText());
   return p;
@@ -365,11 +493,19 @@ function programFile(doc: vscode.TextDocument, scratch: string): string {
  * ({@link torchrunReason}), torchrun with the reason. When the server cannot answer, `s` as it is
  * (one log line, no message).
  */
-async function withLauncherDefault(host: SlurmHost, doc: vscode.TextDocument, s: SlurmSubmitSettings): Promise<SlurmSubmitSettings> {
+async function withLauncherDefault(
+  host: SlurmHost,
+  doc: vscode.TextDocument,
+  s: SlurmSubmitSettings,
+): Promise<SlurmSubmitSettings> {
   if (s.launcher === "torchrun" || !host.runFacts || launcherSetByUser(doc.uri)) return s;
-  const r: RunFactsResult = await host.runFacts(doc.uri, doc.getText()).catch((e: unknown) => ({ ok: false as const, error: (e as Error)?.message ?? String(e) }));
+  const r: RunFactsResult = await host
+    .runFacts(doc.uri, doc.getText())
+    .catch((e: unknown) => ({ ok: false as const, error: (e as Error)?.message ?? String(e) }));
   if (!r.ok) {
-    log.info(`Submit: could not tell whether ${doc.uri.fsPath} needs torchrun (${r.error}); the launcher setting's default (${s.launcher}) is used.`);
+    log.info(
+      `Submit: could not tell whether ${doc.uri.fsPath} needs torchrun (${r.error}); the launcher setting's default (${s.launcher}) is used.`,
+    );
     return s;
   }
   const why = torchrunReason(r.facts);
@@ -382,7 +518,12 @@ async function withLauncherDefault(host: SlurmHost, doc: vscode.TextDocument, s:
  * The command. Returns the job id when it submitted one, the written script's path when it wrote
  * one, undefined when refused or cancelled.
  */
-export async function submitCommand(host: SlurmHost, jobs: SlurmJobs, uri?: vscode.Uri, opts: SubmitOptions = {}): Promise<{ jobId?: string; script?: string } | undefined> {
+export async function submitCommand(
+  host: SlurmHost,
+  jobs: SlurmJobs,
+  uri?: vscode.Uri,
+  opts: SubmitOptions = {},
+): Promise<{ jobId?: string; script?: string } | undefined> {
   if (!requireTrust()) return undefined;
   const doc = await targetDocument(uri);
   if (!doc) {
@@ -394,7 +535,9 @@ export async function submitCommand(host: SlurmHost, jobs: SlurmJobs, uri?: vsco
     return jobId ? { jobId, script: doc.uri.fsPath } : undefined;
   }
   if (doc.languageId !== "python") {
-    void vscode.window.showInformationMessage(`GPU Pilot submits Python files and job scripts; ${path.basename(doc.uri.fsPath)} is neither.`);
+    void vscode.window.showInformationMessage(
+      `GPU Pilot submits Python files and job scripts; ${path.basename(doc.uri.fsPath)} is neither.`,
+    );
     return undefined;
   }
   if (doc.isDirty && !doc.isUntitled) await doc.save();
@@ -402,20 +545,36 @@ export async function submitCommand(host: SlurmHost, jobs: SlurmJobs, uri?: vsco
   if (opts.ask !== false) values = await askValues(values, host.cliOptions());
   if (!values) return undefined;
   const file = programFile(doc, host.scratchFolder);
-  const own = values.scriptFolder ? (path.isAbsolute(values.scriptFolder) ? values.scriptFolder : path.join(path.dirname(file), values.scriptFolder)) : path.dirname(file);
+  const own = values.scriptFolder
+    ? path.isAbsolute(values.scriptFolder)
+      ? values.scriptFolder
+      : path.join(path.dirname(file), values.scriptFolder)
+    : path.dirname(file);
   if (values.scriptFolder) fs.mkdirSync(own, { recursive: true });
   const dir = writable(own) ? own : host.scratchFolder;
   fs.mkdirSync(dir, { recursive: true });
   const python = (await resolveInterpreter(doc.uri)).path;
   const spec: JobScriptSpec = {
-    file, args: runSettings.scriptArgs(doc.uri), python, partition: values.partition, nodes: values.nodes, gpusPerNode: values.gpusPerNode,
-    gpuOption: values.gpuOption, time: values.time, output: outputPathFor(dir), launcher: values.launcher, chdir: path.dirname(file),
+    file,
+    args: runSettings.scriptArgs(doc.uri),
+    python,
+    partition: values.partition,
+    nodes: values.nodes,
+    gpusPerNode: values.gpusPerNode,
+    gpuOption: values.gpuOption,
+    time: values.time,
+    output: outputPathFor(dir),
+    launcher: values.launcher,
+    chdir: path.dirname(file),
   };
   let text: string;
   try {
     text = jobScript(spec);
   } catch (e) {
-    if (e instanceof JobScriptError) { void vscode.window.showErrorMessage(`GPU Pilot: cannot write the job script: ${e.message}`); return undefined; }
+    if (e instanceof JobScriptError) {
+      void vscode.window.showErrorMessage(`GPU Pilot: cannot write the job script: ${e.message}`);
+      return undefined;
+    }
     throw e;
   }
   let script: string;
@@ -435,14 +594,20 @@ export async function submitCommand(host: SlurmHost, jobs: SlurmJobs, uri?: vsco
     const jobId = await submitJobScript(host, jobs, scriptDoc);
     return { script, ...(jobId ? { jobId } : {}) };
   }
-  void vscode.window.showInformationMessage(`Job script written: ${path.basename(script)}. Review it, then submit.`, "Submit").then(async (c) => {
-    if (c === "Submit") await submitJobScript(host, jobs, scriptDoc);
-  });
+  void vscode.window
+    .showInformationMessage(`Job script written: ${path.basename(script)}. Review it, then submit.`, "Submit")
+    .then(async (c) => {
+      if (c === "Submit") await submitJobScript(host, jobs, scriptDoc);
+    });
   return { script };
 }
 
 /** Saves and submits a job script; shows the job id and follows its output. @returns the job id, or undefined (refused or failed: reported). */
-export async function submitJobScript(host: SlurmHost, jobs: SlurmJobs, doc: vscode.TextDocument): Promise<string | undefined> {
+export async function submitJobScript(
+  host: SlurmHost,
+  jobs: SlurmJobs,
+  doc: vscode.TextDocument,
+): Promise<string | undefined> {
   if (!requireTrust()) return undefined;
   if (doc.isUntitled || doc.uri.scheme !== "file") {
     void vscode.window.showWarningMessage("Save the job script to a file first: sbatch submits files.");
@@ -458,7 +623,9 @@ export async function submitJobScript(host: SlurmHost, jobs: SlurmJobs, doc: vsc
     log.info(`Submitted ${script}: Slurm job ${jobId}.`);
     jobs.follow(jobId, script);
     host.refreshView();
-    void vscode.window.showInformationMessage(`Submitted Slurm job ${jobId} (${path.basename(script)}); its output follows in "Slurm job ${jobId}".`);
+    void vscode.window.showInformationMessage(
+      `Submitted Slurm job ${jobId} (${path.basename(script)}); its output follows in "Slurm job ${jobId}".`,
+    );
     return jobId;
   } catch (e) {
     log.warn(`sbatch refused ${script}: ${(e as Error).message}`);
@@ -471,6 +638,13 @@ export async function submitJobScript(host: SlurmHost, jobs: SlurmJobs, doc: vsc
 export class SubmitCodeLensProvider implements vscode.CodeLensProvider {
   provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
     if (!vscode.workspace.isTrusted || !isJobScript(doc.uri.fsPath, doc.getText())) return [];
-    return [new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), { title: "$(cloud-upload) Submit to Slurm", command: "gpuPilot.slurm.submit", arguments: [doc.uri], tooltip: "sbatch --parsable this script, then follow its output (GPU Pilot)" })];
+    return [
+      new vscode.CodeLens(new vscode.Range(0, 0, 0, 0), {
+        title: "$(cloud-upload) Submit to Slurm",
+        command: "gpuPilot.slurm.submit",
+        arguments: [doc.uri],
+        tooltip: "sbatch --parsable this script, then follow its output (GPU Pilot)",
+      }),
+    ];
   }
 }

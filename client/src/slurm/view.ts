@@ -27,10 +27,20 @@ export type SlurmNode =
   | { kind: "partition"; partition: PartitionGpus }
   | { kind: "job"; job: SlurmJob }
   | { kind: "detail"; jobId: string; label: string; description: string }
-  | { kind: "message"; id: string; label: string; description: string; tooltip: string; icon: "warning" | "info" | "loading" };
+  | {
+      kind: "message";
+      id: string;
+      label: string;
+      description: string;
+      tooltip: string;
+      icon: "warning" | "info" | "loading";
+    };
 
 /** The two top rows, the same objects every time (VS Code keeps expanded rows by element). */
-const GROUPS: readonly SlurmNode[] = [{ kind: "group", group: "partitions" }, { kind: "group", group: "jobs" }];
+const GROUPS: readonly SlurmNode[] = [
+  { kind: "group", group: "partitions" },
+  { kind: "group", group: "jobs" },
+];
 
 /** What the view last learnt; `error` is set while the last query failed (the old data stays shown). */
 export interface SlurmSnapshot {
@@ -59,10 +69,26 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
   private readonly emitter = new vscode.EventEmitter<SlurmNode | undefined | void>();
   readonly onDidChangeTreeData = this.emitter.event;
   readonly poller: Poller;
-  private snap: SlurmSnapshot = { partitions: null, jobs: null, source: null, partitionsError: null, jobsError: null, failures: 0, polledAt: null, polls: 0 };
+  private snap: SlurmSnapshot = {
+    partitions: null,
+    jobs: null,
+    source: null,
+    partitionsError: null,
+    jobsError: null,
+    failures: 0,
+    polledAt: null,
+    polls: 0,
+  };
 
-  constructor(private readonly settings: SlurmViewSettings, private readonly cliOptions: () => SlurmCliOptions = () => ({})) {
-    this.poller = new Poller((signal) => this.poll(signal), () => backoffSeconds(this.settings.pollSeconds(), this.snap.failures) * 1000, (e) => log.warn(`Slurm view poll: ${String(e)}`));
+  constructor(
+    private readonly settings: SlurmViewSettings,
+    private readonly cliOptions: () => SlurmCliOptions = () => ({}),
+  ) {
+    this.poller = new Poller(
+      (signal) => this.poll(signal),
+      () => backoffSeconds(this.settings.pollSeconds(), this.snap.failures) * 1000,
+      (e) => log.warn(`Slurm view poll: ${String(e)}`),
+    );
   }
 
   /** The last data (a copy). */
@@ -79,13 +105,26 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
     const opts = { ...this.cliOptions(), timeoutMs: this.settings.timeoutMs(), signal };
     const [parts, jobs] = await Promise.allSettled([queryPartitions(opts), queryJobs(opts)]);
     if (signal.aborted) return;
-    const msg = (r: PromiseSettledResult<unknown>) => (r.status === "rejected" ? String((r.reason as Error)?.message ?? r.reason) : null);
-    const next: SlurmSnapshot = { ...this.snap, polls: this.snap.polls + 1, polledAt: Date.now(), partitionsError: msg(parts), jobsError: msg(jobs) };
+    const msg = (r: PromiseSettledResult<unknown>) =>
+      r.status === "rejected" ? String((r.reason as Error)?.message ?? r.reason) : null;
+    const next: SlurmSnapshot = {
+      ...this.snap,
+      polls: this.snap.polls + 1,
+      polledAt: Date.now(),
+      partitionsError: msg(parts),
+      jobsError: msg(jobs),
+    };
     if (parts.status === "fulfilled") next.partitions = parts.value;
-    if (jobs.status === "fulfilled") { next.jobs = jobs.value.jobs; next.source = jobs.value.source; }
+    if (jobs.status === "fulfilled") {
+      next.jobs = jobs.value.jobs;
+      next.source = jobs.value.source;
+    }
     const failed = parts.status === "rejected" || jobs.status === "rejected";
     next.failures = failed ? this.snap.failures + 1 : 0;
-    if (failed && this.snap.failures === 0) log.warn(`Slurm view: ${[next.partitionsError, next.jobsError].filter(Boolean).join("; ")} (retrying with back-off)`);
+    if (failed && this.snap.failures === 0)
+      log.warn(
+        `Slurm view: ${[next.partitionsError, next.jobsError].filter(Boolean).join("; ")} (retrying with back-off)`,
+      );
     this.snap = next;
     // Refresh the two groups (their rows and counts), not the root: a root refresh racing VS Code's
     // first expansion of the groups makes it log "No tree item with id ... found".
@@ -96,21 +135,65 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
     const s = this.snap;
     const retry = s.failures ? backoffSeconds(this.settings.pollSeconds(), s.failures) : null;
     if (!node) return [...GROUPS];
-    if (node.kind === "job") return jobDetailRows(node.job, Date.now() / 1000).map((d) => ({ kind: "detail", jobId: String(node.job.id), ...d }));
+    if (node.kind === "job")
+      return jobDetailRows(node.job, Date.now() / 1000).map((d) => ({
+        kind: "detail",
+        jobId: String(node.job.id),
+        ...d,
+      }));
     if (node.kind !== "group") return [];
     const out: SlurmNode[] = [];
     const err = node.group === "partitions" ? s.partitionsError : s.jobsError;
     if (err) {
       const r = failureRow(node.group === "partitions" ? "sinfo" : "squeue", err, retry);
-      out.push({ kind: "message", id: `${node.group}-error`, label: r.label, description: r.description, tooltip: r.tooltip, icon: "warning" });
+      out.push({
+        kind: "message",
+        id: `${node.group}-error`,
+        label: r.label,
+        description: r.description,
+        tooltip: r.tooltip,
+        icon: "warning",
+      });
     }
     if (node.group === "partitions") {
-      if (s.partitions === null && !err) out.push({ kind: "message", id: "partitions-loading", label: "Asking sinfo...", description: "", tooltip: "", icon: "loading" });
-      else if (s.partitions?.length === 0) out.push({ kind: "message", id: "partitions-none", label: "No partitions", description: "sinfo lists none", tooltip: "", icon: "info" });
+      if (s.partitions === null && !err)
+        out.push({
+          kind: "message",
+          id: "partitions-loading",
+          label: "Asking sinfo...",
+          description: "",
+          tooltip: "",
+          icon: "loading",
+        });
+      else if (s.partitions?.length === 0)
+        out.push({
+          kind: "message",
+          id: "partitions-none",
+          label: "No partitions",
+          description: "sinfo lists none",
+          tooltip: "",
+          icon: "info",
+        });
       for (const p of s.partitions ?? []) out.push({ kind: "partition", partition: p });
     } else {
-      if (s.jobs === null && !err) out.push({ kind: "message", id: "jobs-loading", label: "Asking squeue...", description: "", tooltip: "", icon: "loading" });
-      else if (s.jobs?.length === 0) out.push({ kind: "message", id: "jobs-none", label: "No jobs", description: "GPU Pilot: Submit Active File to Slurm", tooltip: "", icon: "info" });
+      if (s.jobs === null && !err)
+        out.push({
+          kind: "message",
+          id: "jobs-loading",
+          label: "Asking squeue...",
+          description: "",
+          tooltip: "",
+          icon: "loading",
+        });
+      else if (s.jobs?.length === 0)
+        out.push({
+          kind: "message",
+          id: "jobs-none",
+          label: "No jobs",
+          description: "GPU Pilot: Submit Active File to Slurm",
+          tooltip: "",
+          icon: "info",
+        });
       for (const j of s.jobs ?? []) out.push({ kind: "job", job: j });
     }
     return out;
@@ -121,7 +204,10 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
       case "group": {
         const s = this.snap;
         const n = node.group === "partitions" ? s.partitions?.length : s.jobs?.filter((j) => isActive(j.state)).length;
-        const item = new vscode.TreeItem(node.group === "partitions" ? "Partitions" : "My jobs", vscode.TreeItemCollapsibleState.Expanded);
+        const item = new vscode.TreeItem(
+          node.group === "partitions" ? "Partitions" : "My jobs",
+          vscode.TreeItemCollapsibleState.Expanded,
+        );
         item.id = `slurm-${node.group}`;
         if (n !== undefined) item.description = node.group === "partitions" ? `${n}` : `${n} active`;
         item.contextValue = `slurmGroup.${node.group}`;
@@ -145,7 +231,15 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
         item.description = r.description;
         item.tooltip = r.tooltip;
         const active = isActive(node.job.state);
-        item.iconPath = new vscode.ThemeIcon(node.job.state.startsWith("RUNNING") ? "sync~spin" : active ? "clock" : node.job.state === "COMPLETED" ? "pass" : "error");
+        item.iconPath = new vscode.ThemeIcon(
+          node.job.state.startsWith("RUNNING")
+            ? "sync~spin"
+            : active
+              ? "clock"
+              : node.job.state === "COMPLETED"
+                ? "pass"
+                : "error",
+        );
         item.contextValue = active ? "slurmJob.active" : "slurmJob.done";
         return item;
       }
@@ -174,7 +268,11 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
     const walk = (nodes: SlurmNode[]) => {
       for (const n of nodes) {
         const it = this.getTreeItem(n);
-        out.push({ label: String(typeof it.label === "string" ? it.label : it.label?.label ?? ""), description: String(it.description ?? ""), contextValue: it.contextValue ?? "" });
+        out.push({
+          label: String(typeof it.label === "string" ? it.label : (it.label?.label ?? "")),
+          description: String(it.description ?? ""),
+          contextValue: it.contextValue ?? "",
+        });
         walk(this.getChildren(n));
       }
     };
@@ -192,9 +290,13 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
  * Creates the view (or, with `late`, connects the provider to the view the entry bundle created at
  * activation, views.ts); polling follows its visibility.
  */
-export function createSlurmTreeView(settings: SlurmViewSettings, late?: LateView<SlurmNode>): { provider: SlurmTreeProvider; view: vscode.TreeView<SlurmNode>; disposables: vscode.Disposable[] } {
+export function createSlurmTreeView(
+  settings: SlurmViewSettings,
+  late?: LateView<SlurmNode>,
+): { provider: SlurmTreeProvider; view: vscode.TreeView<SlurmNode>; disposables: vscode.Disposable[] } {
   const provider = new SlurmTreeProvider(settings);
-  const view = late?.view ?? vscode.window.createTreeView(SLURM_VIEW_ID, { treeDataProvider: provider, ...SLURM_VIEW_OPTIONS });
+  const view =
+    late?.view ?? vscode.window.createTreeView(SLURM_VIEW_ID, { treeDataProvider: provider, ...SLURM_VIEW_OPTIONS });
   const own = late ? late.connect(provider) : view;
   const sync = () => provider.poller.setActive(view.visible);
   sync();

@@ -46,7 +46,8 @@ function amdEntries(doc: Json): Map<number, Obj> | null {
   const list = Array.isArray(doc) ? doc : isObj(doc) && Array.isArray(doc.gpu_data) ? doc.gpu_data : null;
   if (!list) return null;
   const out = new Map<number, Obj>();
-  for (const e of list) if (isObj(e) && typeof e.gpu === "number" && Number.isInteger(e.gpu) && e.gpu >= 0) out.set(e.gpu, e);
+  for (const e of list)
+    if (isObj(e) && typeof e.gpu === "number" && Number.isInteger(e.gpu) && e.gpu >= 0) out.set(e.gpu, e);
   return out;
 }
 
@@ -60,7 +61,15 @@ function at(o: Json, ...path: string[]): Json {
   return cur;
 }
 
-const UNIT_TO_MIB: Readonly<Record<string, number>> = { B: 1 / 1048576, KB: 1 / 1024, MB: 1, GB: 1024, MIB: 1, GIB: 1024, KIB: 1 / 1024 };
+const UNIT_TO_MIB: Readonly<Record<string, number>> = {
+  B: 1 / 1048576,
+  KB: 1 / 1024,
+  MB: 1,
+  GB: 1024,
+  MIB: 1,
+  GIB: 1024,
+  KIB: 1 / 1024,
+};
 
 /**
  * A measured number from an amd-smi value: `{"value": n, "unit": u}` or a bare number; null for
@@ -69,7 +78,10 @@ const UNIT_TO_MIB: Readonly<Record<string, number>> = { B: 1 / 1048576, KB: 1 / 
 export function amdNumber(v: Json, toMiB = false): number | null {
   let n: Json = v;
   let unit = "";
-  if (isObj(v)) { n = v.value; unit = typeof v.unit === "string" ? v.unit.trim().toUpperCase() : ""; }
+  if (isObj(v)) {
+    n = v.value;
+    unit = typeof v.unit === "string" ? v.unit.trim().toUpperCase() : "";
+  }
   if (typeof n === "string" && /^-?\d+(\.\d+)?$/.test(n.trim())) n = Number(n.trim());
   if (typeof n !== "number" || !Number.isFinite(n)) return null;
   if (!toMiB) return n;
@@ -77,7 +89,8 @@ export function amdNumber(v: Json, toMiB = false): number | null {
   return f === undefined ? null : Math.round(n * f);
 }
 
-const text = (v: Json): string | null => (typeof v === "string" && v.trim() !== "" && v.trim() !== "N/A" ? v.trim() : null);
+const text = (v: Json): string | null =>
+  typeof v === "string" && v.trim() !== "" && v.trim() !== "N/A" ? v.trim() : null;
 
 /**
  * The GPU view keys GPUs by UUID (tree rows, vanished-GPU notices). AMD's tools do not always give
@@ -92,10 +105,26 @@ export function fallbackKey(g: Pick<Gpu, "index" | "pciBusId">): string {
 /** An empty GPU record: every measurement unknown. */
 function blankGpu(index: number): Gpu {
   return {
-    index, uuid: "", name: "AMD GPU", pciBusId: "", driverVersion: null, memoryTotalMiB: null, memoryUsedMiB: null,
-    memoryFreeMiB: null, utilizationGpuPercent: null, utilizationMemoryPercent: null, temperatureC: null, powerDrawW: null,
-    powerLimitW: null, fanSpeedPercent: null, computeMode: null, migMode: null, persistenceMode: null, clockSmMHz: null,
-    clockMaxSmMHz: null, pstate: null,
+    index,
+    uuid: "",
+    name: "AMD GPU",
+    pciBusId: "",
+    driverVersion: null,
+    memoryTotalMiB: null,
+    memoryUsedMiB: null,
+    memoryFreeMiB: null,
+    utilizationGpuPercent: null,
+    utilizationMemoryPercent: null,
+    temperatureC: null,
+    powerDrawW: null,
+    powerLimitW: null,
+    fanSpeedPercent: null,
+    computeMode: null,
+    migMode: null,
+    persistenceMode: null,
+    clockSmMHz: null,
+    clockMaxSmMHz: null,
+    pstate: null,
   };
 }
 
@@ -114,13 +143,25 @@ export function parseAmdSmi(metricJson: string, staticJson?: string, listJson?: 
   const metric = parseJson(metricJson, "amd-smi metric");
   if ("problem" in metric) return { rows: [], problems: [metric.problem] };
   const metrics = amdEntries(metric.value);
-  if (!metrics) return { rows: [], problems: [problem(metricJson.trim(), "amd-smi metric's JSON is neither a list of GPUs nor {\"gpu_data\": [...]}")] };
+  if (!metrics)
+    return {
+      rows: [],
+      problems: [
+        problem(metricJson.trim(), 'amd-smi metric\'s JSON is neither a list of GPUs nor {"gpu_data": [...]}'),
+      ],
+    };
   const side = (json: string | undefined, what: string): Map<number, Obj> => {
     if (json === undefined) return new Map();
     const r = parseJson(json, what);
-    if ("problem" in r) { problems.push(r.problem); return new Map(); }
+    if ("problem" in r) {
+      problems.push(r.problem);
+      return new Map();
+    }
     const m = amdEntries(r.value);
-    if (!m) { problems.push(problem(json.trim(), `${what}'s JSON is neither a list of GPUs nor {"gpu_data": [...]}`)); return new Map(); }
+    if (!m) {
+      problems.push(problem(json.trim(), `${what}'s JSON is neither a list of GPUs nor {"gpu_data": [...]}`));
+      return new Map();
+    }
     return m;
   };
   const statics = side(staticJson, "amd-smi static");
@@ -137,8 +178,9 @@ export function parseAmdSmi(metricJson: string, staticJson?: string, listJson?: 
     g.driverVersion = text(at(s, "driver", "version"));
     g.memoryTotalMiB = amdNumber(at(m, "mem_usage", "total_vram"), true) ?? amdNumber(at(s, "vram", "size"), true);
     g.memoryUsedMiB = amdNumber(at(m, "mem_usage", "used_vram"), true);
-    g.memoryFreeMiB = amdNumber(at(m, "mem_usage", "free_vram"), true)
-      ?? (g.memoryTotalMiB !== null && g.memoryUsedMiB !== null ? g.memoryTotalMiB - g.memoryUsedMiB : null);
+    g.memoryFreeMiB =
+      amdNumber(at(m, "mem_usage", "free_vram"), true) ??
+      (g.memoryTotalMiB !== null && g.memoryUsedMiB !== null ? g.memoryTotalMiB - g.memoryUsedMiB : null);
     g.utilizationGpuPercent = amdNumber(at(m, "usage", "gfx_activity"));
     g.utilizationMemoryPercent = amdNumber(at(m, "usage", "umc_activity"));
     g.temperatureC = amdNumber(at(m, "temperature", "edge")) ?? amdNumber(at(m, "temperature", "hotspot"));
@@ -166,7 +208,10 @@ function firstOf(o: Obj, keys: readonly string[]): Json {
   for (const k of keys) if (k in o) return o[k];
   // Case differences ("(C)" / "(c)") between versions.
   const lower = new Map(Object.keys(o).map((k) => [k.toLowerCase(), k]));
-  for (const k of keys) { const real = lower.get(k.toLowerCase()); if (real !== undefined) return o[real]; }
+  for (const k of keys) {
+    const real = lower.get(k.toLowerCase());
+    if (real !== undefined) return o[real];
+  }
   return undefined;
 }
 
@@ -183,7 +228,8 @@ function firstOf(o: Obj, keys: readonly string[]): Json {
 export function parseRocmSmi(json: string): Parsed<Gpu> {
   const r = parseJson(json, "rocm-smi");
   if ("problem" in r) return { rows: [], problems: [r.problem] };
-  if (!isObj(r.value)) return { rows: [], problems: [problem(json.trim(), "rocm-smi's JSON is not an object of cards")] };
+  if (!isObj(r.value))
+    return { rows: [], problems: [problem(json.trim(), "rocm-smi's JSON is not an object of cards")] };
   const doc = r.value;
   const driver = text(at(doc, "system", "Driver version"));
   const rows: Gpu[] = [];
@@ -191,7 +237,10 @@ export function parseRocmSmi(json: string): Parsed<Gpu> {
   for (const [key, card] of Object.entries(doc)) {
     const m = /^card(\d+)$/.exec(key);
     if (!m) continue;
-    if (!isObj(card)) { problems.push(problem(key, `rocm-smi's ${key} is not an object`)); continue; }
+    if (!isObj(card)) {
+      problems.push(problem(key, `rocm-smi's ${key} is not an object`));
+      continue;
+    }
     const g = blankGpu(Number(m[1]));
     g.name = text(card["Card Series"]) ?? text(card["Device Name"]) ?? g.name;
     g.pciBusId = text(card["PCI Bus"]) ?? "";
@@ -204,8 +253,12 @@ export function parseRocmSmi(json: string): Parsed<Gpu> {
     g.memoryUsedMiB = used === null ? null : Math.round(used / 1048576);
     g.memoryFreeMiB = g.memoryTotalMiB !== null && g.memoryUsedMiB !== null ? g.memoryTotalMiB - g.memoryUsedMiB : null;
     g.utilizationGpuPercent = rocmNumber(card["GPU use (%)"]);
-    g.temperatureC = rocmNumber(firstOf(card, ["Temperature (Sensor edge) (C)"])) ?? rocmNumber(firstOf(card, ["Temperature (Sensor junction) (C)"]));
-    g.powerDrawW = rocmNumber(firstOf(card, ["Current Socket Graphics Package Power (W)", "Average Graphics Package Power (W)"]));
+    g.temperatureC =
+      rocmNumber(firstOf(card, ["Temperature (Sensor edge) (C)"])) ??
+      rocmNumber(firstOf(card, ["Temperature (Sensor junction) (C)"]));
+    g.powerDrawW = rocmNumber(
+      firstOf(card, ["Current Socket Graphics Package Power (W)", "Average Graphics Package Power (W)"]),
+    );
     g.powerLimitW = rocmNumber(card["Max Graphics Package Power (W)"]);
     g.fanSpeedPercent = rocmNumber(card["Fan Speed (%)"]);
     g.clockSmMHz = rocmNumber(card["sclk clock speed:"]);

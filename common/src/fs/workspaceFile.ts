@@ -7,8 +7,21 @@
  * Node's fs only; no `vscode`.
  */
 import {
-  accessSync, closeSync, constants, fchmodSync, fchownSync, fstatSync, fsyncSync, lstatSync, openSync, readSync, renameSync,
-  statSync, unlinkSync, writeSync, type Stats,
+  accessSync,
+  closeSync,
+  constants,
+  fchmodSync,
+  fchownSync,
+  fstatSync,
+  fsyncSync,
+  lstatSync,
+  openSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
 } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { basename, dirname, join } from "node:path";
@@ -27,8 +40,7 @@ export type RefusalCode = "not-regular" | "too-large" | string;
 
 /** The outcome of {@link readWorkspaceFile}. `reason` is a phrase for messages ("not a regular file (a FIFO)"). */
 export type WorkspaceRead =
-  | { ok: true; bytes: Buffer; stats: Stats }
-  | { ok: false; reason: string; code: RefusalCode; size?: number };
+  { ok: true; bytes: Buffer; stats: Stats } | { ok: false; reason: string; code: RefusalCode; size?: number };
 
 /** What kind of file `st` describes, in words ("a FIFO", "a character device", ...). */
 export function fileKind(st: Stats): string {
@@ -56,24 +68,44 @@ const plural = (n: number, unit: string) => `${n.toLocaleString("en-US")} ${unit
  * @returns the bytes and the stat of the open file, or why not (`code` is `not-regular`,
  *   `too-large` with `size`, or the errno code such as ENOENT / EACCES / ELOOP).
  */
-export function readWorkspaceFile(path: string, { maxBytes, noFollow = false }: { maxBytes: number; noFollow?: boolean }): WorkspaceRead {
+export function readWorkspaceFile(
+  path: string,
+  { maxBytes, noFollow = false }: { maxBytes: number; noFollow?: boolean },
+): WorkspaceRead {
   const refuse = (st: Stats): WorkspaceRead | null => {
     if (!st.isFile()) return { ok: false, reason: `not a regular file (${fileKind(st)})`, code: "not-regular" };
     if (st.size > maxBytes) return tooLarge(st.size);
     return null;
   };
-  const tooLarge = (size: number): WorkspaceRead => ({ ok: false, reason: `it is ${plural(size, "byte")}, over the ${maxBytes.toLocaleString("en-US")}-byte limit`, code: "too-large", size });
+  const tooLarge = (size: number): WorkspaceRead => ({
+    ok: false,
+    reason: `it is ${plural(size, "byte")}, over the ${maxBytes.toLocaleString("en-US")}-byte limit`,
+    code: "too-large",
+    size,
+  });
   const failed = (e: unknown): WorkspaceRead => {
     const code = (e as NodeJS.ErrnoException).code ?? "EIO";
     return { ok: false, reason: code === "ENOENT" ? "no such file" : code, code };
   };
   let before: Stats;
-  try { before = noFollow ? lstatSync(path) : statSync(path); } catch (e) { return failed(e); }
+  try {
+    before = noFollow ? lstatSync(path) : statSync(path);
+  } catch (e) {
+    return failed(e);
+  }
   const early = refuse(before);
   if (early) return early;
   let fd: number;
-  const flags = constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0) | (noFollow ? (constants.O_NOFOLLOW ?? 0) : 0);
-  try { fd = openSync(path, flags); } catch (e) { return failed(e); }
+  const flags =
+    constants.O_RDONLY |
+    (constants.O_NONBLOCK ?? 0) |
+    (constants.O_NOCTTY ?? 0) |
+    (noFollow ? (constants.O_NOFOLLOW ?? 0) : 0);
+  try {
+    fd = openSync(path, flags);
+  } catch (e) {
+    return failed(e);
+  }
   try {
     const st = fstatSync(fd);
     const late = refuse(st);
@@ -103,7 +135,10 @@ export function readWorkspaceFile(path: string, { maxBytes, noFollow = false }: 
  * {@link readWorkspaceFile} for UTF-8 text (configuration files): the text, or the reason it was
  * not read. A BOM is dropped; invalid UTF-8 becomes U+FFFD (the parsers report what follows).
  */
-export function readWorkspaceText(path: string, maxBytes = CONFIG_MAX_BYTES): { text: string } | { reason: string; code: RefusalCode } {
+export function readWorkspaceText(
+  path: string,
+  maxBytes = CONFIG_MAX_BYTES,
+): { text: string } | { reason: string; code: RefusalCode } {
   const r = readWorkspaceFile(path, { maxBytes });
   if (!r.ok) return { reason: r.reason, code: r.code };
   const text = r.bytes.toString("utf8");
@@ -122,22 +157,36 @@ export function readWorkspaceText(path: string, maxBytes = CONFIG_MAX_BYTES): { 
  * @param faults for tests: a stand-in for fs.writeSync, to inject a write error.
  * @returns ok, or why the file was not written (a phrase for "not fixed: ..."). Never throws.
  */
-export function replaceFile(path: string, bytes: Buffer, expected: Buffer, faults: { write?: (fd: number, buf: Buffer, offset: number, length: number) => number } = {}): { ok: true } | { ok: false; reason: string } {
+export function replaceFile(
+  path: string,
+  bytes: Buffer,
+  expected: Buffer,
+  faults: { write?: (fd: number, buf: Buffer, offset: number, length: number) => number } = {},
+): { ok: true } | { ok: false; reason: string } {
   const unchanged = (): string | null => {
     const now = readWorkspaceFile(path, { maxBytes: Math.max(expected.length, 1) });
     if (!now.ok && now.code !== "too-large") return `it cannot be read again (${now.reason})`;
     return now.ok && now.bytes.equals(expected) ? null : "it changed since it was read (an edit was saved meanwhile)";
   };
   let st: Stats;
-  try { st = statSync(path); } catch (e) { return { ok: false, reason: `it cannot be read again (${(e as NodeJS.ErrnoException).code ?? "EIO"})` }; }
+  try {
+    st = statSync(path);
+  } catch (e) {
+    return { ok: false, reason: `it cannot be read again (${(e as NodeJS.ErrnoException).code ?? "EIO"})` };
+  }
   if (!st.isFile()) return { ok: false, reason: `it is no longer a regular file (${fileKind(st)})` };
   let writable = (st.mode & 0o222) !== 0;
-  try { accessSync(path, constants.W_OK); } catch { writable = false; }
+  try {
+    accessSync(path, constants.W_OK);
+  } catch {
+    writable = false;
+  }
   if (!writable) return { ok: false, reason: "it is read-only" };
   const changed = unchanged();
   if (changed) return { ok: false, reason: changed };
   const tmp = join(dirname(path), `.${basename(path)}.gpu-pilot-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
-  const write = faults.write ?? ((fd: number, buf: Buffer, offset: number, length: number) => writeSync(fd, buf, offset, length));
+  const write =
+    faults.write ?? ((fd: number, buf: Buffer, offset: number, length: number) => writeSync(fd, buf, offset, length));
   let fd: number | null = null;
   let step = "write it";
   try {
@@ -154,14 +203,39 @@ export function replaceFile(path: string, bytes: Buffer, expected: Buffer, fault
     closeSync(fd);
     fd = null;
     const late = unchanged();
-    if (late) { unlinkSync(tmp); return { ok: false, reason: late }; }
+    if (late) {
+      unlinkSync(tmp);
+      return { ok: false, reason: late };
+    }
     step = "write it";
     renameSync(tmp, path);
   } catch (e) {
-    if (fd !== null) { try { closeSync(fd); } catch { /* already failing */ } }
-    try { unlinkSync(tmp); } catch { /* never created */ }
-    return { ok: false, reason: `cannot ${step} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); it was left as it was` };
+    if (fd !== null) {
+      try {
+        closeSync(fd);
+      } catch {
+        /* already failing */
+      }
+    }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* never created */
+    }
+    return {
+      ok: false,
+      reason: `cannot ${step} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); it was left as it was`,
+    };
   }
-  try { const dfd = openSync(dirname(path), constants.O_RDONLY); try { fsyncSync(dfd); } finally { closeSync(dfd); } } catch { /* not every system syncs folders */ }
+  try {
+    const dfd = openSync(dirname(path), constants.O_RDONLY);
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
+  } catch {
+    /* not every system syncs folders */
+  }
   return { ok: true };
 }

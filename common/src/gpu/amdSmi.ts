@@ -7,8 +7,22 @@
  *
  * Not read on AMD: the compute processes (the inventory's `apps` is empty) and MIG.
  */
-import { type InventoryResult, type RunOptions, type SmiFailure, type SmiResult, describeProblem, runNvidiaSmi } from "./nvidiaSmi";
-import { AMD_SMI_LIST_ARGS, AMD_SMI_METRIC_ARGS, AMD_SMI_STATIC_ARGS, ROCM_SMI_ARGS, parseAmdSmi, parseRocmSmi } from "../amdSmi/parse";
+import {
+  type InventoryResult,
+  type RunOptions,
+  type SmiFailure,
+  type SmiResult,
+  describeProblem,
+  runNvidiaSmi,
+} from "./nvidiaSmi";
+import {
+  AMD_SMI_LIST_ARGS,
+  AMD_SMI_METRIC_ARGS,
+  AMD_SMI_STATIC_ARGS,
+  ROCM_SMI_ARGS,
+  parseAmdSmi,
+  parseRocmSmi,
+} from "../amdSmi/parse";
 import type { VendorFacts } from "./vendor";
 
 /** The AMD tool to read: vendor.ts {@link VendorFacts.amdTool}. */
@@ -20,7 +34,8 @@ function renamed(r: SmiResult, tool: AmdTool): SmiResult {
   const fix = (s: string) => s.replace(/nvidia-smi/g, tool.name);
   const out = { ...r, message: fix(r.message) } as SmiFailure;
   // nvidia-smi's exit codes mean nothing for AMD's tools.
-  if (out.kind === "failed") out.explanation = out.exitCode === null ? fix(out.explanation) : `${tool.name} exited with code ${out.exitCode}`;
+  if (out.kind === "failed")
+    out.explanation = out.exitCode === null ? fix(out.explanation) : `${tool.name} exited with code ${out.exitCode}`;
   return out;
 }
 
@@ -54,8 +69,15 @@ export async function queryAmdInventory(tool: AmdTool, options: RunOptions): Pro
   }
   if (parsed.rows.length === 0) {
     const p = parsed.problems[0];
-    return { kind: "garbage", message: `${tool.name}'s GPU list could not be read: ${p?.reason ?? "no GPU"}`, sample: p?.text ?? "" };
+    return {
+      kind: "garbage",
+      message: `${tool.name}'s GPU list could not be read: ${p?.reason ?? "no GPU"}`,
+      sample: p?.text ?? "",
+    };
   }
   problems.push(...parsed.problems.map((p) => describeProblem(tool.name, p)));
-  return { kind: "ok", inventory: { gpus: parsed.rows, apps: [], problems, takenAt: Date.now(), mig: [], vendor: "amd" } };
+  return {
+    kind: "ok",
+    inventory: { gpus: parsed.rows, apps: [], problems, takenAt: Date.now(), mig: [], vendor: "amd" },
+  };
 }

@@ -33,7 +33,10 @@ export function entryUuids(ids: readonly string[], inv: Inventory | undefined): 
   if (!inv) return [];
   const out = new Set<string>();
   for (const id of ids) {
-    if (/^MIG-/i.test(id)) { out.add(id.toLowerCase()); continue; }
+    if (/^MIG-/i.test(id)) {
+      out.add(id.toLowerCase());
+      continue;
+    }
     const g = inv.gpus.find((x) => x.index === indexOfEntry(id, inv.gpus, inv.mig ?? []));
     if (g) out.add(g.uuid.toLowerCase());
   }
@@ -52,13 +55,20 @@ export class ClaimKeeper {
   private readonly timer: ReturnType<typeof setInterval> | undefined;
   private liveCache: { at: number; map: Map<string, Claim> } | undefined;
 
-  constructor(private readonly monitor: InventorySource, private readonly selection: SelectionStore, private readonly o: KeeperOptions) {
+  constructor(
+    private readonly monitor: InventorySource,
+    private readonly selection: SelectionStore,
+    private readonly o: KeeperOptions,
+  ) {
     const ledger = o.dir ? new ClaimLedger({ dir: o.dir, owner: currentOwner(o.session), ttlMs: o.ttlMs }) : undefined;
     const problem = ledger?.prepare();
     if (problem) o.warn(`GPU claims are off: ${problem}.`);
     this.ledger = problem ? undefined : ledger;
     if (!this.ledger) return;
-    this.subs.push(selection.onDidChange(() => this.sync()), monitor.onDidChange(() => this.sync()));
+    this.subs.push(
+      selection.onDidChange(() => this.sync()),
+      monitor.onDidChange(() => this.sync()),
+    );
     this.timer = setInterval(() => this.ledger?.renew(), Math.max(1000, o.ttlMs / 3));
     this.timer.unref?.();
     this.sync();
@@ -70,7 +80,11 @@ export class ClaimKeeper {
     if (!ledger) return;
     const now = Date.now();
     for (const [uuid, until] of this.adopted) if (until <= now) this.adopted.delete(uuid);
-    const wanted = new Set([...entryUuids(this.selection.get(), this.monitor.inventory), ...this.runs.keys(), ...this.adopted.keys()]);
+    const wanted = new Set([
+      ...entryUuids(this.selection.get(), this.monitor.inventory),
+      ...this.runs.keys(),
+      ...this.adopted.keys(),
+    ]);
     if (this.monitor.inventory) ledger.releaseAll([...wanted]); // before the first inventory nothing can be told
     const held = new Set(ledger.held());
     for (const uuid of wanted) if (!held.has(uuid)) this.claimOne(uuid, this.runs.has(uuid) ? "run" : "manual");
@@ -84,7 +98,9 @@ export class ClaimKeeper {
     if (this.warned.has(key)) return;
     this.warned.add(key);
     const gpu = this.monitor.inventory?.gpus.find((g) => g.uuid.toLowerCase() === uuid);
-    this.o.warn(`GPU ${gpu?.index ?? uuid} is in your selection but ${r.heldBy ? `claimed by ${describeClaim(r.heldBy)}` : `not claimed: ${r.reason}`}. It stays selected; pick another with Pick Free GPUs.`);
+    this.o.warn(
+      `GPU ${gpu?.index ?? uuid} is in your selection but ${r.heldBy ? `claimed by ${describeClaim(r.heldBy)}` : `not claimed: ${r.reason}`}. It stays selected; pick another with Pick Free GPUs.`,
+    );
   }
 
   /**
@@ -100,7 +116,8 @@ export class ClaimKeeper {
     return () => {
       for (const k of keys) {
         const n = (this.runs.get(k) ?? 1) - 1;
-        if (n > 0) this.runs.set(k, n); else this.runs.delete(k);
+        if (n > 0) this.runs.set(k, n);
+        else this.runs.delete(k);
       }
       this.sync();
     };

@@ -28,12 +28,20 @@ export interface ClaimedPick {
 
 /** Others' live claims as pickFreeGpus takes them: UUID (lower case) → who, in words. Empty without a ledger. */
 export function othersClaims(ledger: ClaimLedger | undefined): Map<string, string> {
-  return new Map([...(ledger?.heldByOthers() ?? new Map<string, Claim>())].map(([uuid, c]) => [uuid, describeClaim(c)]));
+  return new Map(
+    [...(ledger?.heldByOthers() ?? new Map<string, Claim>())].map(([uuid, c]) => [uuid, describeClaim(c)]),
+  );
 }
 
 /** The policy's verdict with others' claims skipped; every eligible GPU ranked (count: all). */
 function rank(input: PickInput, policy: PickPolicy, ledger: ClaimLedger | undefined): PickResult {
-  return pickFreeGpus(input.gpus, input.apps, input.details, { ...policy, count: Math.max(policy.count, input.gpus.length) }, othersClaims(ledger));
+  return pickFreeGpus(
+    input.gpus,
+    input.apps,
+    input.details,
+    { ...policy, count: Math.max(policy.count, input.gpus.length) },
+    othersClaims(ledger),
+  );
 }
 
 /** `ranked` cut to the GPUs claimed (in rank order), short when fewer than `count`. */
@@ -50,8 +58,12 @@ function withPicked(ranked: PickResult, claims: readonly Claim[], count: number)
  * @param read the inventory now (nvidia-smi); a rejection propagates.
  */
 export async function pickAndClaim(
-  ledger: ClaimLedger | undefined, read: () => Promise<PickInput>, policy: PickPolicy,
-  purpose: ClaimPurpose, note: string | undefined, o: { waitMs?: number; pollMs?: number; signal?: AbortSignal } = {},
+  ledger: ClaimLedger | undefined,
+  read: () => Promise<PickInput>,
+  policy: PickPolicy,
+  purpose: ClaimPurpose,
+  note: string | undefined,
+  o: { waitMs?: number; pollMs?: number; signal?: AbortSignal } = {},
 ): Promise<ClaimedPick> {
   if (!ledger) {
     const input = await read();
@@ -62,7 +74,11 @@ export async function pickAndClaim(
     ranked = rank(await read(), policy, ledger);
     return ranked.picked.map((g) => g.uuid);
   };
-  const w = await waitAndClaim(ledger, candidates, policy.count, purpose, note, { timeoutMs: o.waitMs ?? 0, ...(o.pollMs ? { pollMs: o.pollMs } : {}), ...(o.signal ? { signal: o.signal } : {}) });
+  const w = await waitAndClaim(ledger, candidates, policy.count, purpose, note, {
+    timeoutMs: o.waitMs ?? 0,
+    ...(o.pollMs ? { pollMs: o.pollMs } : {}),
+    ...(o.signal ? { signal: o.signal } : {}),
+  });
   const result = withPicked(ranked as PickResult, w.claims, policy.count);
   return { result, claims: w.claims, tries: w.tries, ...(w.claims.length === 0 && w.reason ? { note: w.reason } : {}) };
 }

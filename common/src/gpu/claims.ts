@@ -15,7 +15,19 @@
  *
  * Node's fs only; no `vscode`, no client/ or server/ imports.
  */
-import { closeSync, constants, linkSync, lstatSync, mkdirSync, chmodSync, openSync, readdirSync, renameSync, unlinkSync, writeSync } from "node:fs";
+import {
+  closeSync,
+  constants,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  chmodSync,
+  openSync,
+  readdirSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from "node:fs";
 import { randomBytes } from "node:crypto";
 import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
@@ -71,9 +83,7 @@ export interface LedgerScan {
 }
 
 /** The outcome of {@link ClaimLedger.claim}. */
-export type ClaimOutcome =
-  | { ok: true; claim: Claim }
-  | { ok: false; heldBy?: Claim; reason: string };
+export type ClaimOutcome = { ok: true; claim: Claim } | { ok: false; heldBy?: Claim; reason: string };
 
 /** Options of {@link ClaimLedger}. */
 export interface LedgerOptions {
@@ -146,7 +156,11 @@ export function pidAlive(pid: number, pidStart?: number): boolean {
 export function currentOwner(session = `cli-${process.pid}`, pid = process.pid): ClaimOwner {
   const uid = process.getuid?.() ?? -1;
   let user = String(uid);
-  try { user = userInfo().username; } catch { /* no passwd entry (a container): the uid says who */ }
+  try {
+    user = userInfo().username;
+  } catch {
+    /* no passwd entry (a container): the uid says who */
+  }
   const start = pidStartTicks(pid);
   return { user, uid, host: hostname(), pid, ...(start !== undefined ? { pidStart: start } : {}), session };
 }
@@ -173,7 +187,16 @@ function badClaim(v: unknown): string | undefined {
   if (typeof c.id !== "string" || typeof c.gpuUuid !== "string" || !UUID.test(c.gpuUuid)) return "no id or GPU UUID";
   if (!PURPOSES.includes(c.purpose as ClaimPurpose)) return "unknown purpose";
   if (typeof c.createdAt !== "number" || typeof c.expiresAt !== "number") return "no times";
-  if (!o || typeof o.user !== "string" || typeof o.host !== "string" || typeof o.session !== "string" || !Number.isInteger(o.uid) || !Number.isInteger(o.pid) || (o.pid ?? 0) <= 0) return "no owner";
+  if (
+    !o ||
+    typeof o.user !== "string" ||
+    typeof o.host !== "string" ||
+    typeof o.session !== "string" ||
+    !Number.isInteger(o.uid) ||
+    !Number.isInteger(o.pid) ||
+    (o.pid ?? 0) <= 0
+  )
+    return "no owner";
   return undefined;
 }
 
@@ -209,15 +232,25 @@ export class ClaimLedger {
       mkdirSync(this.dir, { mode: 0o1777 });
       chmodSync(this.dir, 0o1777); // mkdir's mode passes through the umask
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST") return `the claims folder ${this.dir} cannot be created (${(e as NodeJS.ErrnoException).code ?? e})`;
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST")
+        return `the claims folder ${this.dir} cannot be created (${(e as NodeJS.ErrnoException).code ?? e})`;
     }
     let st;
-    try { st = lstatSync(this.dir); } catch (e) { return `the claims folder ${this.dir} cannot be read (${(e as NodeJS.ErrnoException).code})`; }
+    try {
+      st = lstatSync(this.dir);
+    } catch (e) {
+      return `the claims folder ${this.dir} cannot be read (${(e as NodeJS.ErrnoException).code})`;
+    }
     if (!st.isDirectory()) return `the claims folder ${this.dir} is not a folder (a link or a file): claims are off`;
     if (st.uid === this.owner.uid && (st.mode & 0o7777) !== 0o1777) {
-      try { chmodSync(this.dir, 0o1777); } catch { /* reported below when others cannot use it */ }
+      try {
+        chmodSync(this.dir, 0o1777);
+      } catch {
+        /* reported below when others cannot use it */
+      }
     }
-    if (st.uid !== this.owner.uid && (st.mode & 0o1002) !== 0o1002) return `the claims folder ${this.dir} belongs to uid ${st.uid} and is not world-writable with the sticky bit (mode ${(st.mode & 0o7777).toString(8)}): claims are off`;
+    if (st.uid !== this.owner.uid && (st.mode & 0o1002) !== 0o1002)
+      return `the claims folder ${this.dir} belongs to uid ${st.uid} and is not world-writable with the sticky bit (mode ${(st.mode & 0o7777).toString(8)}): claims are off`;
     return undefined;
   }
 
@@ -227,19 +260,26 @@ export class ClaimLedger {
     const r = readWorkspaceFile(file, { maxBytes: CLAIM_MAX_BYTES, noFollow: true });
     if (!r.ok) return { reason: r.reason };
     let v: unknown;
-    try { v = JSON.parse(r.bytes.toString("utf8")); } catch { return { reason: "not JSON" }; }
+    try {
+      v = JSON.parse(r.bytes.toString("utf8"));
+    } catch {
+      return { reason: "not JSON" };
+    }
     const bad = badClaim(v);
     if (bad) return { reason: bad };
     const claim = v as Claim;
-    if (claim.owner.uid !== r.stats.uid) return { reason: `says uid ${claim.owner.uid} but the file belongs to uid ${r.stats.uid}` };
-    if (claimStem(claim.gpuUuid) !== NAME.exec(name)?.[1]?.toLowerCase()) return { reason: "its name is not its GPU's" };
+    if (claim.owner.uid !== r.stats.uid)
+      return { reason: `says uid ${claim.owner.uid} but the file belongs to uid ${r.stats.uid}` };
+    if (claimStem(claim.gpuUuid) !== NAME.exec(name)?.[1]?.toLowerCase())
+      return { reason: "its name is not its GPU's" };
     return { claim, file, fileUid: r.stats.uid, stale: this.staleness(claim) };
   }
 
   /** Why `c` is stale (expired, dead pid on this host), or undefined when live. */
   private staleness(c: Claim): string | undefined {
     if (c.expiresAt <= this.now()) return "expired";
-    if (c.owner.host === this.owner.host && !this.isAlive(c.owner.pid, c.owner.pidStart)) return `pid ${c.owner.pid} is not running`;
+    if (c.owner.host === this.owner.host && !this.isAlive(c.owner.pid, c.owner.pidStart))
+      return `pid ${c.owner.pid} is not running`;
     return undefined;
   }
 
@@ -247,7 +287,11 @@ export class ClaimLedger {
   scan(stem?: string): LedgerScan {
     const out: LedgerScan = { claims: [], ignored: [] };
     let names: string[];
-    try { names = readdirSync(this.dir); } catch { return out; }
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return out;
+    }
     for (const name of names.slice(0, MAX_ENTRIES)) {
       const m = NAME.exec(name);
       if (!m || (stem !== undefined && m[1].toLowerCase() !== stem)) continue;
@@ -285,16 +329,24 @@ export class ClaimLedger {
    */
   claim(gpuUuid: string, purpose: ClaimPurpose, note?: string): ClaimOutcome {
     let stem: string;
-    try { stem = claimStem(gpuUuid); } catch (e) { return { ok: false, reason: (e as Error).message }; }
+    try {
+      stem = claimStem(gpuUuid);
+    } catch (e) {
+      return { ok: false, reason: (e as Error).message };
+    }
     const before = this.scan(stem).claims;
     const other = before.find((c) => !c.stale && !this.isMine(c.claim));
-    if (other) return { ok: false, heldBy: other.claim, reason: `GPU ${gpuUuid} is claimed by ${describeClaim(other.claim)}` };
+    if (other)
+      return { ok: false, heldBy: other.claim, reason: `GPU ${gpuUuid} is claimed by ${describeClaim(other.claim)}` };
     const own = before.find((c) => !c.stale && this.isMine(c.claim));
     const claim = this.newClaim(gpuUuid, purpose, note, own?.claim.createdAt);
     if (own) return this.rewrite(own.file, claim);
     const taken = new Set(before.map((c) => c.file));
-    const slot = [...Array(SLOTS).keys()].map((n) => join(this.dir, n === 0 ? `${stem}.json` : `${stem}.${n}.json`)).find((f) => !taken.has(f) && !this.occupied(f));
-    if (!slot) return { ok: false, reason: `all ${SLOTS} claim slots of GPU ${gpuUuid} hold stale claims of other users` };
+    const slot = [...Array(SLOTS).keys()]
+      .map((n) => join(this.dir, n === 0 ? `${stem}.json` : `${stem}.${n}.json`))
+      .find((f) => !taken.has(f) && !this.occupied(f));
+    if (!slot)
+      return { ok: false, reason: `all ${SLOTS} claim slots of GPU ${gpuUuid} hold stale claims of other users` };
     const made = this.create(slot, claim);
     if (made) return { ok: false, reason: made };
     return this.confirm(stem, slot, claim);
@@ -302,27 +354,46 @@ export class ClaimLedger {
 
   /** True when something (an ignored entry: a link, a FIFO) sits at `file`. */
   private occupied(file: string): boolean {
-    try { lstatSync(file); return true; } catch { return false; }
+    try {
+      lstatSync(file);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private newClaim(gpuUuid: string, purpose: ClaimPurpose, note: string | undefined, createdAt?: number): Claim {
     const now = this.now();
     return {
-      version: 1, id: randomBytes(8).toString("hex"), gpuUuid: gpuUuid.toLowerCase(), owner: this.owner, purpose,
-      ...(note ? { note: note.slice(0, 200) } : {}), createdAt: createdAt ?? now, expiresAt: now + this.ttlMs,
+      version: 1,
+      id: randomBytes(8).toString("hex"),
+      gpuUuid: gpuUuid.toLowerCase(),
+      owner: this.owner,
+      purpose,
+      ...(note ? { note: note.slice(0, 200) } : {}),
+      createdAt: createdAt ?? now,
+      expiresAt: now + this.ttlMs,
     };
   }
 
   /** Writes `claim` to a fresh temp file (O_EXCL, O_NOFOLLOW, 0644); returns its path. @throws the fs error. */
   private writeTemp(claim: Claim): string {
     const tmp = join(this.dir, `.tmp-${this.owner.pid}-${randomBytes(6).toString("hex")}`);
-    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o644);
+    const fd = openSync(
+      tmp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+      0o644,
+    );
     try {
       const bytes = Buffer.from(`${JSON.stringify(claim)}\n`);
       for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
     } catch (e) {
       closeSync(fd);
-      try { unlinkSync(tmp); } catch { /* gone */ }
+      try {
+        unlinkSync(tmp);
+      } catch {
+        /* gone */
+      }
       throw e;
     }
     closeSync(fd);
@@ -338,9 +409,16 @@ export class ClaimLedger {
       return undefined;
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code;
-      return code === "EEXIST" ? `GPU ${claim.gpuUuid} was claimed by someone else a moment ago` : `the claim could not be written in ${this.dir} (${code ?? e})`;
+      return code === "EEXIST"
+        ? `GPU ${claim.gpuUuid} was claimed by someone else a moment ago`
+        : `the claim could not be written in ${this.dir} (${code ?? e})`;
     } finally {
-      if (tmp) try { unlinkSync(tmp); } catch { /* gone */ }
+      if (tmp)
+        try {
+          unlinkSync(tmp);
+        } catch {
+          /* gone */
+        }
     }
   }
 
@@ -349,7 +427,11 @@ export class ClaimLedger {
     const rival = this.scan(stem).claims.find((c) => !c.stale && c.claim.id !== claim.id);
     if (rival) {
       this.removeIfSame(file, claim.id);
-      return { ok: false, heldBy: rival.claim, reason: `GPU ${claim.gpuUuid} is claimed by ${describeClaim(rival.claim)}` };
+      return {
+        ok: false,
+        heldBy: rival.claim,
+        reason: `GPU ${claim.gpuUuid} is claimed by ${describeClaim(rival.claim)}`,
+      };
     }
     this.mine.set(claim.gpuUuid, { claim, file });
     return { ok: true, claim };
@@ -360,7 +442,10 @@ export class ClaimLedger {
     try {
       renameSync(this.writeTemp(claim), file);
     } catch (e) {
-      return { ok: false, reason: `the claim could not be renewed in ${this.dir} (${(e as NodeJS.ErrnoException).code ?? e})` };
+      return {
+        ok: false,
+        reason: `the claim could not be renewed in ${this.dir} (${(e as NodeJS.ErrnoException).code ?? e})`,
+      };
     }
     this.mine.set(claim.gpuUuid, { claim, file });
     return { ok: true, claim };
@@ -384,7 +469,12 @@ export class ClaimLedger {
    * can be claimed, those taken are released again.
    * @returns the claims (empty when short) and, per GPU not claimed, why.
    */
-  claimMany(candidates: readonly string[], count: number, purpose: ClaimPurpose, note?: string): { claimed: Claim[]; refused: { gpuUuid: string; reason: string; heldBy?: Claim }[] } {
+  claimMany(
+    candidates: readonly string[],
+    count: number,
+    purpose: ClaimPurpose,
+    note?: string,
+  ): { claimed: Claim[]; refused: { gpuUuid: string; reason: string; heldBy?: Claim }[] } {
     const claimed: Claim[] = [];
     const refused: { gpuUuid: string; reason: string; heldBy?: Claim }[] = [];
     for (const uuid of candidates) {
@@ -443,7 +533,14 @@ export interface WaitOptions {
  * from nvidia-smi and the pick policy: claims of others are skipped by the ledger).
  * @returns the claims, or `{ claims: [], reason }` after `timeoutMs` or an abort.
  */
-export async function waitAndClaim(ledger: ClaimLedger, candidates: () => Promise<string[]>, count: number, purpose: ClaimPurpose, note: string | undefined, o: WaitOptions): Promise<{ claims: Claim[]; reason?: string; tries: number }> {
+export async function waitAndClaim(
+  ledger: ClaimLedger,
+  candidates: () => Promise<string[]>,
+  count: number,
+  purpose: ClaimPurpose,
+  note: string | undefined,
+  o: WaitOptions,
+): Promise<{ claims: Claim[]; reason?: string; tries: number }> {
   const deadline = Date.now() + o.timeoutMs;
   let reason = "";
   for (let tries = 1; ; tries++) {
@@ -454,7 +551,8 @@ export async function waitAndClaim(ledger: ClaimLedger, candidates: () => Promis
     reason = `${count} wanted, ${uuids.length - held.length} of ${uuids.length} eligible GPUs unclaimed${held.length ? `; claimed: ${held.join("; ")}` : ""}`;
     const pause = (o.pollMs ?? 2000) * (1 + Math.random() / 2);
     if (o.signal?.aborted) return { claims: [], reason: `cancelled (${reason})`, tries };
-    if (Date.now() + pause > deadline) return { claims: [], reason: `gave up after ${Math.round(o.timeoutMs / 1000)} s: ${reason}`, tries };
+    if (Date.now() + pause > deadline)
+      return { claims: [], reason: `gave up after ${Math.round(o.timeoutMs / 1000)} s: ${reason}`, tries };
     await new Promise((done) => setTimeout(done, pause));
   }
 }

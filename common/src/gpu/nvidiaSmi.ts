@@ -56,9 +56,7 @@ import type { GpuVendor } from "../run/launch";
  * - `garbage`: output that is not text (NUL bytes), too large, or (from {@link queryInventory})
  *   CSV with no usable line.
  */
-export type SmiResult =
-  | { kind: "ok"; stdout: string }
-  | SmiFailure;
+export type SmiResult = { kind: "ok"; stdout: string } | SmiFailure;
 
 /** The non-`ok` cases of {@link SmiResult}; see there. */
 export type SmiFailure =
@@ -89,31 +87,46 @@ export const MAX_OUTPUT_BYTES = 4 * 1024 * 1024;
  */
 export function describeExitCode(code: number): string {
   switch (code) {
-    case 0: return "nvidia-smi succeeded";
-    case 2: return "nvidia-smi rejected an argument or field (exit 2: invalid argument or flag)";
-    case 3: return "the requested operation is not available on this GPU (exit 3)";
-    case 4: return "no permission to access this GPU or perform this operation (exit 4)";
-    case 6: return "nvidia-smi found no matching GPU (exit 6: no devices were found)";
-    case 8: return "a GPU's external power cables are not properly attached (exit 8)";
-    case 9: return "the NVIDIA driver is not loaded (exit 9)";
-    case 10: return "the NVIDIA kernel driver detected an interrupt issue with a GPU (exit 10)";
-    case 12: return "the NVML shared library could not be found or loaded (exit 12)";
-    case 13: return "the installed NVML does not implement this function (exit 13)";
-    case 14: return "a GPU's infoROM is corrupted (exit 14)";
-    case 15: return "a GPU has fallen off the bus or is otherwise inaccessible (exit 15)";
-    case 255: return "nvidia-smi hit an internal or driver error (exit 255)";
-    default: return `nvidia-smi failed with exit code ${code}`;
+    case 0:
+      return "nvidia-smi succeeded";
+    case 2:
+      return "nvidia-smi rejected an argument or field (exit 2: invalid argument or flag)";
+    case 3:
+      return "the requested operation is not available on this GPU (exit 3)";
+    case 4:
+      return "no permission to access this GPU or perform this operation (exit 4)";
+    case 6:
+      return "nvidia-smi found no matching GPU (exit 6: no devices were found)";
+    case 8:
+      return "a GPU's external power cables are not properly attached (exit 8)";
+    case 9:
+      return "the NVIDIA driver is not loaded (exit 9)";
+    case 10:
+      return "the NVIDIA kernel driver detected an interrupt issue with a GPU (exit 10)";
+    case 12:
+      return "the NVML shared library could not be found or loaded (exit 12)";
+    case 13:
+      return "the installed NVML does not implement this function (exit 13)";
+    case 14:
+      return "a GPU's infoROM is corrupted (exit 14)";
+    case 15:
+      return "a GPU has fallen off the bus or is otherwise inaccessible (exit 15)";
+    case 255:
+      return "nvidia-smi hit an internal or driver error (exit 255)";
+    default:
+      return `nvidia-smi failed with exit code ${code}`;
   }
 }
 
 /** nvidia-smi's own message: the non-empty lines of stdout and stderr, at most 5 lines / 500 characters. */
 function ownMessage(stdout: string, stderr: string): string {
-  const all = `${stderr}\n${stdout}`.split(/\r?\n/).map((l) => l.trim()).filter((l) => l !== "");
+  const all = `${stderr}\n${stdout}`
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l !== "");
   const msg = all.slice(0, 5).join(" ");
   return msg.length > 500 ? `${msg.slice(0, 497)}...` : msg;
 }
-
-
 
 /**
  * The failure of a program that could not be started at all: ENOENT (not found), EACCES (not
@@ -122,10 +135,13 @@ function ownMessage(stdout: string, stderr: string): string {
 export function startFailure(path: string, code: string | undefined): Extract<SmiFailure, { kind: "missing" }> {
   const c = code ?? "ERROR";
   const why =
-    c === "ENOENT" ? "was not found" :
-    c === "EACCES" ? "is not executable" :
-    c === "ENOEXEC" ? "is not a program this system can run" :
-    `could not be started (${c})`;
+    c === "ENOENT"
+      ? "was not found"
+      : c === "EACCES"
+        ? "is not executable"
+        : c === "ENOEXEC"
+          ? "is not a program this system can run"
+          : `could not be started (${c})`;
   return { kind: "missing", code: c, message: `${path} ${why}` };
 }
 
@@ -135,7 +151,10 @@ export function startFailure(path: string, code: string | undefined): Extract<Sm
  * host's) or a stale pid (seen with strace). Never throws.
  * @returns whether a signal was sent.
  */
-export function killIfStarted(child: { pid?: number; kill(signal?: NodeJS.Signals): boolean }, signal: NodeJS.Signals = "SIGTERM"): boolean {
+export function killIfStarted(
+  child: { pid?: number; kill(signal?: NodeJS.Signals): boolean },
+  signal: NodeJS.Signals = "SIGTERM",
+): boolean {
   if (child.pid === undefined) return false;
   try {
     return child.kill(signal);
@@ -167,16 +186,25 @@ export async function runNvidiaSmi(path: string, args: readonly string[], option
   });
   if (r.canceled) return { kind: "canceled", message: "nvidia-smi call was canceled" };
   if (r.timedOut) {
-    return { kind: "timeout", ms: timeoutMs, message: `nvidia-smi did not answer within ${timeoutMs} ms and was stopped` };
+    return {
+      kind: "timeout",
+      ms: timeoutMs,
+      message: `nvidia-smi did not answer within ${timeoutMs} ms and was stopped`,
+    };
   }
   const { stdout, stderr } = r;
   if (r.overflow) {
-    return { kind: "garbage", message: `nvidia-smi printed more than ${MAX_OUTPUT_BYTES} bytes`, sample: stdout.slice(0, 200) };
+    return {
+      kind: "garbage",
+      message: `nvidia-smi printed more than ${MAX_OUTPUT_BYTES} bytes`,
+      sample: stdout.slice(0, 200),
+    };
   }
   if (r.startError !== undefined) return startFailure(path, r.startError);
   if (r.exitCode !== 0) {
     const exitCode = r.exitCode ?? null;
-    const explanation = exitCode === null ? `nvidia-smi was killed by ${r.signal ?? "a signal"}` : describeExitCode(exitCode);
+    const explanation =
+      exitCode === null ? `nvidia-smi was killed by ${r.signal ?? "a signal"}` : describeExitCode(exitCode);
     const own = ownMessage(stdout, stderr);
     return {
       kind: "failed",
@@ -188,7 +216,11 @@ export async function runNvidiaSmi(path: string, args: readonly string[], option
     };
   }
   if (stdout.includes("\u0000")) {
-    return { kind: "garbage", message: "nvidia-smi printed binary data", sample: stdout.split("\u0000").join("\\0").slice(0, 200) };
+    return {
+      kind: "garbage",
+      message: "nvidia-smi printed binary data",
+      sample: stdout.split("\u0000").join("\\0").slice(0, 200),
+    };
   }
   return { kind: "ok", stdout };
 }
@@ -268,7 +300,9 @@ export function anyMigEnabled(gpus: readonly Gpu[]): boolean {
  * Runs `nvidia-smi -L` and returns the MIG devices; a failure or unreadable line becomes a problem
  * line (never fatal). Never rejects.
  */
-export async function queryMigDevices(options: QueryOptions): Promise<{ mig: MigDevice[]; problems: string[]; canceled?: true }> {
+export async function queryMigDevices(
+  options: QueryOptions,
+): Promise<{ mig: MigDevice[]; problems: string[]; canceled?: true }> {
   const r = await runNvidiaSmi(options.path, LIST_GPUS_ARGS, options);
   if (r.kind === "canceled") return { mig: [], problems: [], canceled: true };
   if (r.kind !== "ok") return { mig: [], problems: [`MIG device list unavailable: ${r.message}`] };

@@ -18,7 +18,12 @@ export interface PickPolicy {
 }
 
 /** Defaults of the `gpuPilot.pick.*` settings. */
-export const DEFAULT_PICK_POLICY: PickPolicy = { count: 1, minFreeMemoryMiB: 1024, maxUtilizationPercent: 10, excludeBusyWithOtherUsers: true };
+export const DEFAULT_PICK_POLICY: PickPolicy = {
+  count: 1,
+  minFreeMemoryMiB: 1024,
+  maxUtilizationPercent: 10,
+  excludeBusyWithOtherUsers: true,
+};
 
 /** A GPU the policy considered, with why it was skipped (empty `reasons`: eligible). */
 export interface PickCandidate {
@@ -45,8 +50,14 @@ export function normalizePolicy(p: Partial<PickPolicy>): PickPolicy {
   return {
     count: Math.max(1, Math.floor(num(p.count, DEFAULT_PICK_POLICY.count))),
     minFreeMemoryMiB: Math.max(0, num(p.minFreeMemoryMiB, DEFAULT_PICK_POLICY.minFreeMemoryMiB)),
-    maxUtilizationPercent: Math.min(100, Math.max(0, num(p.maxUtilizationPercent, DEFAULT_PICK_POLICY.maxUtilizationPercent))),
-    excludeBusyWithOtherUsers: typeof p.excludeBusyWithOtherUsers === "boolean" ? p.excludeBusyWithOtherUsers : DEFAULT_PICK_POLICY.excludeBusyWithOtherUsers,
+    maxUtilizationPercent: Math.min(
+      100,
+      Math.max(0, num(p.maxUtilizationPercent, DEFAULT_PICK_POLICY.maxUtilizationPercent)),
+    ),
+    excludeBusyWithOtherUsers:
+      typeof p.excludeBusyWithOtherUsers === "boolean"
+        ? p.excludeBusyWithOtherUsers
+        : DEFAULT_PICK_POLICY.excludeBusyWithOtherUsers,
   };
 }
 
@@ -67,7 +78,13 @@ export function normalizePolicy(p: Partial<PickPolicy>): PickPolicy {
  * @param claimedByOthers GPUs claimed in the claims ledger by someone else (common/src/gpu/claims.ts):
  *   UUID (lower case) → who, in words (`describeClaim`); such a GPU is skipped.
  */
-export function pickFreeGpus(gpus: readonly Gpu[], apps: readonly ComputeApp[], details: readonly ProcessDetails[], policy: PickPolicy, claimedByOthers: ReadonlyMap<string, string> = new Map()): PickResult {
+export function pickFreeGpus(
+  gpus: readonly Gpu[],
+  apps: readonly ComputeApp[],
+  details: readonly ProcessDetails[],
+  policy: PickPolicy,
+  claimedByOthers: ReadonlyMap<string, string> = new Map(),
+): PickResult {
   const byPid = new Map(details.map((d) => [d.pid, d]));
   const candidates: PickCandidate[] = gpus.map((gpu) => {
     const mine = apps.filter((a) => a.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase());
@@ -77,10 +94,12 @@ export function pickFreeGpus(gpus: readonly Gpu[], apps: readonly ComputeApp[], 
     if (claim) reasons.push(`claimed by ${claim}`);
     if (gpu.migMode?.toLowerCase() === "enabled") reasons.push("MIG is enabled: pick one of its MIG devices");
     if (gpu.computeMode === "Prohibited") reasons.push("compute mode Prohibited");
-    if (gpu.computeMode === "Exclusive_Process" && mine.length > 0) reasons.push("Exclusive_Process and already in use: a second process would fail");
+    if (gpu.computeMode === "Exclusive_Process" && mine.length > 0)
+      reasons.push("Exclusive_Process and already in use: a second process would fail");
     if (policy.minFreeMemoryMiB > 0) {
       if (gpu.memoryFreeMiB === null) reasons.push("free memory unknown");
-      else if (gpu.memoryFreeMiB < policy.minFreeMemoryMiB) reasons.push(`${formatMiB(gpu.memoryFreeMiB)} free < ${formatMiB(policy.minFreeMemoryMiB)}`);
+      else if (gpu.memoryFreeMiB < policy.minFreeMemoryMiB)
+        reasons.push(`${formatMiB(gpu.memoryFreeMiB)} free < ${formatMiB(policy.minFreeMemoryMiB)}`);
     }
     if (gpu.utilizationGpuPercent !== null && gpu.utilizationGpuPercent > policy.maxUtilizationPercent) {
       reasons.push(`${gpu.utilizationGpuPercent}% busy > ${policy.maxUtilizationPercent}%`);
@@ -89,16 +108,22 @@ export function pickFreeGpus(gpus: readonly Gpu[], apps: readonly ComputeApp[], 
       const others = mine.filter((a) => !byPid.get(a.pid)?.own);
       if (others.length > 0) {
         const who = [...new Set(others.map((a) => byPid.get(a.pid)?.user ?? "unknown"))].join(", ");
-        reasons.push(`in use by ${who === "unknown" ? "another (unknown) user" : who} (pid ${others.map((a) => a.pid).join(", ")})`);
+        reasons.push(
+          `in use by ${who === "unknown" ? "another (unknown) user" : who} (pid ${others.map((a) => a.pid).join(", ")})`,
+        );
       }
     }
     return { gpu, processes: mine.length, reasons };
   });
-  const eligible = candidates.filter((c) => c.reasons.length === 0).sort((a, b) =>
-    a.processes - b.processes ||
-    (b.gpu.memoryFreeMiB ?? -1) - (a.gpu.memoryFreeMiB ?? -1) ||
-    (a.gpu.utilizationGpuPercent ?? 0) - (b.gpu.utilizationGpuPercent ?? 0) ||
-    a.gpu.index - b.gpu.index);
+  const eligible = candidates
+    .filter((c) => c.reasons.length === 0)
+    .sort(
+      (a, b) =>
+        a.processes - b.processes ||
+        (b.gpu.memoryFreeMiB ?? -1) - (a.gpu.memoryFreeMiB ?? -1) ||
+        (a.gpu.utilizationGpuPercent ?? 0) - (b.gpu.utilizationGpuPercent ?? 0) ||
+        a.gpu.index - b.gpu.index,
+    );
   const skipped = candidates.filter((c) => c.reasons.length > 0).sort((a, b) => a.gpu.index - b.gpu.index);
   const picked = eligible.slice(0, policy.count).map((c) => c.gpu);
   return { picked, candidates: [...eligible, ...skipped], short: picked.length < policy.count };

@@ -89,7 +89,10 @@ export function readUptime(procRoot = "/proc"): number | undefined {
 export function parseStat(text: string): { ppid?: number; startTicks?: number; cpuTicks?: number } {
   const close = text.lastIndexOf(")");
   if (close < 0) return {};
-  const rest = text.slice(close + 2).trim().split(/\s+/); // field 3 (state) onwards
+  const rest = text
+    .slice(close + 2)
+    .trim()
+    .split(/\s+/); // field 3 (state) onwards
   const ppid = Number(rest[1]);
   const start = Number(rest[19]);
   const utime = Number(rest[11]); // field 14
@@ -163,7 +166,12 @@ export function sameProgram(processName: string, stat: ProcStat): boolean {
 }
 
 /** Whether `pid` is `ancestor` or one of its descendants (following /proc ppid links, at most 16 steps). */
-export async function descendsFrom(pid: number, ancestor: number, options: ProcOptions = {}, first?: ProcStat): Promise<boolean> {
+export async function descendsFrom(
+  pid: number,
+  ancestor: number,
+  options: ProcOptions = {},
+  first?: ProcStat,
+): Promise<boolean> {
   let current: number | undefined = pid;
   let stat = first;
   for (let i = 0; i < 16 && current !== undefined && current > 1; i++) {
@@ -175,7 +183,6 @@ export async function descendsFrom(pid: number, ancestor: number, options: ProcO
   return current === ancestor;
 }
 
-
 /**
  * CPU use in % of one core (as top and nvitop: 200 = two cores busy), rounded to 0.1: the CPU time
  * used between `prev` and `now` over the time between them when `prev` is the same process (same
@@ -184,13 +191,17 @@ export async function descendsFrom(pid: number, ancestor: number, options: ProcO
  */
 export function cpuPercent(now: CpuSample, prev?: CpuSample): number | undefined {
   if (now.cpuTicks === undefined || now.readAtS === undefined || now.startTicks === undefined) return undefined;
-  const same = prev && prev.startTicks === now.startTicks && prev.cpuTicks !== undefined && prev.readAtS !== undefined && now.readAtS - prev.readAtS > 0.2;
+  const same =
+    prev &&
+    prev.startTicks === now.startTicks &&
+    prev.cpuTicks !== undefined &&
+    prev.readAtS !== undefined &&
+    now.readAtS - prev.readAtS > 0.2;
   const ticks = same ? now.cpuTicks - prev.cpuTicks! : now.cpuTicks;
   const seconds = same ? now.readAtS - prev.readAtS! : now.readAtS - now.startTicks / CLOCK_TICKS_PER_S;
   if (!(seconds > 0) || ticks < 0) return undefined;
   return Math.round((1000 * ticks) / CLOCK_TICKS_PER_S / seconds) / 10;
 }
-
 
 /** What {@link processDetails} may reuse: seconds since boot read once for all processes, and their previous details (CPU %). */
 export interface DetailsContext {
@@ -204,17 +215,33 @@ export interface DetailsContext {
  * @param runPid pid of this workspace's last run (`ctx.lastRun.pid`) while it runs, else undefined.
  * @param context seconds since boot (default: read now) and the previous details of this pid (for CPU %).
  */
-export async function processDetails(app: ComputeApp, runPid: number | undefined, options: ProcOptions = {}, context: DetailsContext = {}): Promise<ProcessDetails> {
+export async function processDetails(
+  app: ComputeApp,
+  runPid: number | undefined,
+  options: ProcOptions = {},
+  context: DetailsContext = {},
+): Promise<ProcessDetails> {
   const stat = await readProcStat(app.pid, options);
   const me = own(options);
   const unknown = (note: string): ProcessDetails => ({
-    pid: app.pid, uid: null, user: "unknown", commandLine: app.processName, argv: [], own: false, workspaceRun: false, note,
+    pid: app.pid,
+    uid: null,
+    user: "unknown",
+    commandLine: app.processName,
+    argv: [],
+    own: false,
+    workspaceRun: false,
+    note,
   });
   if (stat.uid === undefined && stat.argv === undefined) {
-    return unknown(`pid ${app.pid} is not visible in ${options.procRoot ?? "/proc"} (another PID namespace, e.g. a container, or it has ended)`);
+    return unknown(
+      `pid ${app.pid} is not visible in ${options.procRoot ?? "/proc"} (another PID namespace, e.g. a container, or it has ended)`,
+    );
   }
   if (!sameProgram(app.processName, stat)) {
-    return unknown(`pid ${app.pid} here is ${stat.argv?.[0] ?? stat.name ?? "another program"}, not ${app.processName}: nvidia-smi sees another PID namespace`);
+    return unknown(
+      `pid ${app.pid} here is ${stat.argv?.[0] ?? stat.name ?? "another program"}, not ${app.processName}: nvidia-smi sees another PID namespace`,
+    );
   }
   let user = "unknown";
   if (stat.uid !== undefined) {
@@ -239,7 +266,11 @@ export async function processDetails(app: ComputeApp, runPid: number | undefined
 }
 
 /** The host fields of {@link ProcessDetails} (CPU ticks and %, resident memory, when read) that /proc gave. */
-function host(stat: ProcStat, readAtS: number | undefined, previous: ProcessDetails | undefined): Partial<ProcessDetails> {
+function host(
+  stat: ProcStat,
+  readAtS: number | undefined,
+  previous: ProcessDetails | undefined,
+): Partial<ProcessDetails> {
   const now = { cpuTicks: stat.cpuTicks, startTicks: stat.startTicks, readAtS };
   const cpu = cpuPercent(now, previous);
   return {
@@ -254,14 +285,24 @@ function host(stat: ProcStat, readAtS: number | undefined, previous: ProcessDeta
  * {@link processDetails} for each app (each pid once). Never rejects.
  * @param previous the details of the last call (the monitor's), for CPU % since then.
  */
-export async function describeProcesses(apps: readonly ComputeApp[], runPid: number | undefined, options: ProcOptions = {}, previous: readonly ProcessDetails[] = []): Promise<ProcessDetails[]> {
+export async function describeProcesses(
+  apps: readonly ComputeApp[],
+  runPid: number | undefined,
+  options: ProcOptions = {},
+  previous: readonly ProcessDetails[] = [],
+): Promise<ProcessDetails[]> {
   const seen = new Map<number, ComputeApp>();
   for (const a of apps) if (!seen.has(a.pid)) seen.set(a.pid, a);
   const uptimeS = readUptime(options.procRoot);
-  return Promise.all([...seen.values()].map((a) => {
-    const prev = previous.find((p) => p.pid === a.pid);
-    return processDetails(a, runPid, options, { ...(uptimeS !== undefined ? { uptimeS } : {}), ...(prev ? { previous: prev } : {}) });
-  }));
+  return Promise.all(
+    [...seen.values()].map((a) => {
+      const prev = previous.find((p) => p.pid === a.pid);
+      return processDetails(a, runPid, options, {
+        ...(uptimeS !== undefined ? { uptimeS } : {}),
+        ...(prev ? { previous: prev } : {}),
+      });
+    }),
+  );
 }
 
 /** Why a stop request was refused, or undefined when it may go ahead. */
@@ -300,21 +341,44 @@ async function holdsDevice(pid: number, prefix: string, procRoot: string): Promi
  * VS Code's /proc. When unsure, it refuses with a message that says why.
  * @returns `ok`, or why nothing was sent.
  */
-export async function stopProcess(pid: number, expected: { startTicks?: number }, options: StopOptions = {}, kill: (pid: number, signal: NodeJS.Signals) => void = process.kill.bind(process)): Promise<{ ok: true } | { ok: false; reason: StopRefusal; message: string }> {
+export async function stopProcess(
+  pid: number,
+  expected: { startTicks?: number },
+  options: StopOptions = {},
+  kill: (pid: number, signal: NodeJS.Signals) => void = process.kill.bind(process),
+): Promise<{ ok: true } | { ok: false; reason: StopRefusal; message: string }> {
   const stat = await readProcStat(pid, options);
   const me = own(options);
-  if (stat.uid === undefined) return { ok: false, reason: "gone", message: `Process ${pid} has already ended (or is not visible here).` };
+  if (stat.uid === undefined)
+    return { ok: false, reason: "gone", message: `Process ${pid} has already ended (or is not visible here).` };
   if (expected.startTicks !== undefined && stat.startTicks !== undefined && stat.startTicks !== expected.startTicks) {
-    return { ok: false, reason: "reused", message: `Process ${pid} has ended; the pid now belongs to another program. Nothing was stopped.` };
+    return {
+      ok: false,
+      reason: "reused",
+      message: `Process ${pid} has ended; the pid now belongs to another program. Nothing was stopped.`,
+    };
   }
-  if (me.uid === undefined || stat.uid !== me.uid) return { ok: false, reason: "not-own", message: `Process ${pid} belongs to another user; GPU Pilot stops only your own processes.` };
+  if (me.uid === undefined || stat.uid !== me.uid)
+    return {
+      ok: false,
+      reason: "not-own",
+      message: `Process ${pid} belongs to another user; GPU Pilot stops only your own processes.`,
+    };
   if (expected.startTicks === undefined || stat.startTicks === undefined) {
-    return { ok: false, reason: "unsure", message: `GPU Pilot cannot tell that pid ${pid} is still the process nvidia-smi listed (its start time was not read). Nothing was stopped.` };
+    return {
+      ok: false,
+      reason: "unsure",
+      message: `GPU Pilot cannot tell that pid ${pid} is still the process nvidia-smi listed (its start time was not read). Nothing was stopped.`,
+    };
   }
   const device = await holdsDevice(pid, options.devicePrefix ?? "/dev/nvidia", options.procRoot ?? "/proc");
   if (device !== true) {
     const why = device === undefined ? "has open files that cannot be read here" : "holds no NVIDIA device open here";
-    return { ok: false, reason: "unsure", message: `Process ${pid} ${why}: nvidia-smi may see another PID namespace (a container), where this pid is another process. Nothing was stopped.` };
+    return {
+      ok: false,
+      reason: "unsure",
+      message: `Process ${pid} ${why}: nvidia-smi may see another PID namespace (a container), where this pid is another process. Nothing was stopped.`,
+    };
   }
   try {
     kill(pid, "SIGTERM");
@@ -335,8 +399,7 @@ export type SignalRefusal = "gone" | "reused" | "other-namespace" | "unsure" | "
 
 /** The outcome of {@link checkSignalTarget} and {@link signalProcess}. */
 export type SignalOutcome =
-  | { ok: true; user: string; warning?: string }
-  | { ok: false; reason: SignalRefusal; message: string };
+  { ok: true; user: string; warning?: string } | { ok: false; reason: SignalRefusal; message: string };
 
 /** Who the process belongs to, named as the table names it (the own user, a passwd name, `uid N`). */
 async function ownerName(uid: number, options: ProcOptions): Promise<string> {
@@ -354,24 +417,48 @@ async function ownerName(uid: number, options: ProcOptions): Promise<string> {
  * process holds no NVIDIA device open here (its open files are readable and none is under
  * `devicePrefix`): the confirmation shows it, as nvidia-smi may see another PID namespace.
  */
-export async function checkSignalTarget(pid: number, expected: { startTicks?: number; processName: string }, options: StopOptions = {}): Promise<SignalOutcome> {
+export async function checkSignalTarget(
+  pid: number,
+  expected: { startTicks?: number; processName: string },
+  options: StopOptions = {},
+): Promise<SignalOutcome> {
   const stat = await readProcStat(pid, options);
   if (stat.uid === undefined && stat.argv === undefined) {
-    return { ok: false, reason: "gone", message: `Process ${pid} is not visible here: it has ended, or it runs in another PID namespace (a container) that VS Code cannot see. Nothing was sent.` };
+    return {
+      ok: false,
+      reason: "gone",
+      message: `Process ${pid} is not visible here: it has ended, or it runs in another PID namespace (a container) that VS Code cannot see. Nothing was sent.`,
+    };
   }
   if (expected.startTicks === undefined || stat.startTicks === undefined) {
-    return { ok: false, reason: "unsure", message: `GPU Pilot cannot tell that pid ${pid} is still the process nvidia-smi listed (its start time was not read, as in another PID namespace). Nothing was sent.` };
+    return {
+      ok: false,
+      reason: "unsure",
+      message: `GPU Pilot cannot tell that pid ${pid} is still the process nvidia-smi listed (its start time was not read, as in another PID namespace). Nothing was sent.`,
+    };
   }
   if (stat.startTicks !== expected.startTicks) {
-    return { ok: false, reason: "reused", message: `Process ${pid} has ended; the pid now belongs to another program. Nothing was sent.` };
+    return {
+      ok: false,
+      reason: "reused",
+      message: `Process ${pid} has ended; the pid now belongs to another program. Nothing was sent.`,
+    };
   }
   if (!sameProgram(expected.processName, stat)) {
-    return { ok: false, reason: "other-namespace", message: `pid ${pid} here is ${stat.argv?.[0] ?? stat.name ?? "another program"}, not ${expected.processName}: nvidia-smi sees another PID namespace. Nothing was sent.` };
+    return {
+      ok: false,
+      reason: "other-namespace",
+      message: `pid ${pid} here is ${stat.argv?.[0] ?? stat.name ?? "another program"}, not ${expected.processName}: nvidia-smi sees another PID namespace. Nothing was sent.`,
+    };
   }
   const user = stat.uid === undefined ? "unknown" : await ownerName(stat.uid, options);
   const device = await holdsDevice(pid, options.devicePrefix ?? "/dev/nvidia", options.procRoot ?? "/proc");
   return device === false
-    ? { ok: true, user, warning: `It holds no NVIDIA device open here: nvidia-smi may see another PID namespace, where pid ${pid} is another process.` }
+    ? {
+        ok: true,
+        user,
+        warning: `It holds no NVIDIA device open here: nvidia-smi may see another PID namespace, where pid ${pid} is another process.`,
+      }
     : { ok: true, user };
 }
 
@@ -380,7 +467,13 @@ export async function checkSignalTarget(pid: number, expected: { startTicks?: nu
  * passes. EPERM (another user's process, and VS Code is not root) is said plainly with the owner.
  * @param kill stands in for process.kill in tests.
  */
-export async function signalProcess(pid: number, signal: ProcessSignal, expected: { startTicks?: number; processName: string }, options: StopOptions = {}, kill: (pid: number, signal: NodeJS.Signals) => void = process.kill.bind(process)): Promise<SignalOutcome> {
+export async function signalProcess(
+  pid: number,
+  signal: ProcessSignal,
+  expected: { startTicks?: number; processName: string },
+  options: StopOptions = {},
+  kill: (pid: number, signal: NodeJS.Signals) => void = process.kill.bind(process),
+): Promise<SignalOutcome> {
   const check = await checkSignalTarget(pid, expected, options);
   if (!check.ok) return check;
   try {
@@ -390,8 +483,16 @@ export async function signalProcess(pid: number, signal: ProcessSignal, expected
     const code = (e as NodeJS.ErrnoException).code;
     if (code === "ESRCH") return { ok: false, reason: "gone", message: `Process ${pid} has already ended.` };
     if (code === "EPERM") {
-      return { ok: false, reason: "permission", message: `Not permitted (EPERM): process ${pid} belongs to ${check.user}; only ${check.user} or root can send it ${signal}. Nothing was sent.` };
+      return {
+        ok: false,
+        reason: "permission",
+        message: `Not permitted (EPERM): process ${pid} belongs to ${check.user}; only ${check.user} or root can send it ${signal}. Nothing was sent.`,
+      };
     }
-    return { ok: false, reason: "unknown", message: `Could not send ${signal} to process ${pid}: ${(e as Error).message}` };
+    return {
+      ok: false,
+      reason: "unknown",
+      message: `Could not send ${signal} to process ${pid}: ${(e as Error).message}`,
+    };
   }
 }

@@ -80,7 +80,11 @@ export function indexOfEntry(id: string, gpus: readonly GpuKey[], migs: readonly
  * by device number); entries that name no known GPU keep their relative order at the end. Does not
  * validate.
  */
-export function orderSelection(ids: readonly string[], gpus: readonly GpuKey[], migs: readonly MigKey[] = []): string[] {
+export function orderSelection(
+  ids: readonly string[],
+  gpus: readonly GpuKey[],
+  migs: readonly MigKey[] = [],
+): string[] {
   const keyed = ids.map((id, pos) => {
     const mig = migs.find((m) => m.uuid.toLowerCase() === id.toLowerCase());
     return { id, pos, index: indexOfEntry(id, gpus, migs), sub: mig ? 1 + mig.device : 0 };
@@ -95,7 +99,11 @@ export function orderSelection(ids: readonly string[], gpus: readonly GpuKey[], 
 }
 
 /** Entries that name no GPU of `gpus` nor MIG device of `migs` (an index past the end, an unknown UUID). */
-export function unknownEntries(ids: readonly string[], gpus: readonly GpuKey[], migs: readonly MigKey[] = []): string[] {
+export function unknownEntries(
+  ids: readonly string[],
+  gpus: readonly GpuKey[],
+  migs: readonly MigKey[] = [],
+): string[] {
   return ids.filter((id) => {
     if (migs.some((m) => m.uuid.toLowerCase() === id.toLowerCase())) return false;
     const index = indexOfEntry(id, gpus, migs);
@@ -116,7 +124,12 @@ const isMigEntry = (id: string) => id.startsWith("MIG-");
  * its UUID whatever `selectBy` says: CUDA_VISIBLE_DEVICES takes one kind of entry, and only UUIDs
  * name MIG devices. Entries that name no known GPU stay as they are. Result in index order.
  */
-export function normalizeSelection(ids: readonly string[], gpus: readonly GpuKey[], migs: readonly MigKey[], selectBy: SelectBy): string[] {
+export function normalizeSelection(
+  ids: readonly string[],
+  gpus: readonly GpuKey[],
+  migs: readonly MigKey[],
+  selectBy: SelectBy,
+): string[] {
   const byUuid = ids.some(isMigEntry) || selectBy === "uuid";
   const out: string[] = [];
   for (const id of ids) {
@@ -173,7 +186,9 @@ export function toggleGpu(ids: readonly string[], gpu: GpuKey, checked: boolean,
 /** Status bar text without the icon: `GPU 1`, `GPU 0,1`, or `GPU: none`. UUIDs are shortened to `GPU-ddb4766f`. */
 export function selectionLabel(ids: readonly string[]): string {
   if (ids.length === 0) return "GPU: none";
-  const short = ids.map((id) => (id.length > 12 && !/^\d+$/.test(id) ? id.slice(0, id.startsWith("MIG-GPU-") ? 16 : 12) : id));
+  const short = ids.map((id) =>
+    id.length > 12 && !/^\d+$/.test(id) ? id.slice(0, id.startsWith("MIG-GPU-") ? 16 : 12) : id,
+  );
   return `GPU ${short.join(",")}`;
 }
 
@@ -199,7 +214,9 @@ export class SelectionStore {
 
   constructor(private readonly state: StateLike) {
     const stored = state.get<unknown>(SelectionStore.KEY);
-    this.current = Array.isArray(stored) ? stored.filter((s): s is string => typeof s === "string" && isDeviceId(s)) : [];
+    this.current = Array.isArray(stored)
+      ? stored.filter((s): s is string => typeof s === "string" && isDeviceId(s))
+      : [];
   }
 
   /** The selected entries (a copy). */

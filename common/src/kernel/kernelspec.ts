@@ -53,7 +53,9 @@ export function validateKernelName(name: string): string {
   if (typeof name !== "string" || name.length === 0) throw new KernelError("A kernel name is needed.");
   if (name.length > MAX_NAME_LENGTH) throw new KernelError(`The kernel name is over ${MAX_NAME_LENGTH} characters.`);
   if (!KERNEL_NAME.test(name) || name === "." || name === "..") {
-    throw new KernelError(`Not a Jupyter kernel name: ${JSON.stringify(name)}. Use letters, digits, '.', '_' and '-' only (Jupyter's rule).`);
+    throw new KernelError(
+      `Not a Jupyter kernel name: ${JSON.stringify(name)}. Use letters, digits, '.', '_' and '-' only (Jupyter's rule).`,
+    );
   }
   return name.toLowerCase();
 }
@@ -65,21 +67,30 @@ export function validateKernelName(name: string): string {
  * and installing again for the same environment replaces its kernel.
  */
 export function defaultKernelName(env: KernelEnvironment, selection: KernelSelection): string {
-  const base = (env.envName ?? `python${env.version}`).toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[-.]+|[-.]+$/g, "") || "python";
+  const base =
+    (env.envName ?? `python${env.version}`)
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, "-")
+      .replace(/^[-.]+|[-.]+$/g, "") || "python";
   const key = env.python + (selection.kind === "pinned" ? `\0${selection.vendor}\0${selection.devices.join(",")}` : "");
   const hash = createHash("sha1").update(key).digest("hex").slice(0, 6);
   return validateKernelName(`gpu-pilot-${base.slice(0, 60)}-${hash}`);
 }
 
 /** The platform default of jupyter_core's `jupyter_data_dir()` (see the module comment), without JUPYTER_DATA_DIR. */
-export function defaultJupyterDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = homedir()): string {
+export function defaultJupyterDataDir(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+  home: string = homedir(),
+): string {
   if (platform === "darwin") return join(home, "Library", "Jupyter");
   if (platform === "win32") return env.APPDATA ? join(env.APPDATA, "jupyter") : join(home, ".jupyter", "data");
   return join(env.XDG_DATA_HOME || join(home, ".local", "share"), "jupyter");
 }
 
 /** What {@link GpuPilotMetadata.selection} says: follow the selection file, or pinned ids. */
-export type KernelSelection = { kind: "file"; file: string } | { kind: "pinned"; devices: string[]; vendor: KernelVendor };
+export type KernelSelection =
+  { kind: "file"; file: string } | { kind: "pinned"; devices: string[]; vendor: KernelVendor };
 
 /** `metadata.gpu_pilot` of a GPU Pilot kernel.json. */
 export interface GpuPilotMetadata {
@@ -112,8 +123,15 @@ export function displayNameOf(env: KernelEnvironment, selection: KernelSelection
  * The kernel.json object for `env` with its launcher at `launcher` (absolute path).
  * `argv`: `[python, launcher, --selection FILE | --gpus IDS --vendor V, --, -m, ipykernel_launcher, -f, {connection_file}]`.
  */
-export function buildKernelJson(env: KernelEnvironment, launcher: string, selection: KernelSelection): Record<string, unknown> {
-  const opts = selection.kind === "file" ? ["--selection", selection.file] : ["--gpus", selection.devices.join(","), "--vendor", selection.vendor];
+export function buildKernelJson(
+  env: KernelEnvironment,
+  launcher: string,
+  selection: KernelSelection,
+): Record<string, unknown> {
+  const opts =
+    selection.kind === "file"
+      ? ["--selection", selection.file]
+      : ["--gpus", selection.devices.join(","), "--vendor", selection.vendor];
   const gpuPilot: GpuPilotMetadata = { version: SPEC_VERSION, python: env.python, selection };
   return {
     argv: [env.python, launcher, ...opts, "--", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
@@ -128,10 +146,15 @@ export function buildKernelJson(env: KernelEnvironment, launcher: string, select
 /** Why `dir` cannot hold kernelspecs, in words, from a failed mkdir/write's error. */
 function folderProblem(dir: string, e: unknown): KernelError {
   const code = (e as NodeJS.ErrnoException).code;
-  const why = code === "EACCES" || code === "EPERM" || code === "EROFS" ? "is read-only for this user"
-    : code === "ENOTDIR" || code === "EEXIST" ? "is not a folder (a file is in the way)"
-    : `cannot be written (${(e as Error).message})`;
-  return new KernelError(`The Jupyter data folder ${dir} ${why}: no kernel was installed. Set JUPYTER_DATA_DIR to a folder you can write, or fix that one.`);
+  const why =
+    code === "EACCES" || code === "EPERM" || code === "EROFS"
+      ? "is read-only for this user"
+      : code === "ENOTDIR" || code === "EEXIST"
+        ? "is not a folder (a file is in the way)"
+        : `cannot be written (${(e as Error).message})`;
+  return new KernelError(
+    `The Jupyter data folder ${dir} ${why}: no kernel was installed. Set JUPYTER_DATA_DIR to a folder you can write, or fix that one.`,
+  );
 }
 
 /** One kernelspec folder as {@link listKernels} and {@link installKernel} see it. */
@@ -160,7 +183,8 @@ export function readKernel(dir: string, name: string): KernelEntry | undefined {
     const spec = JSON.parse(read.bytes.toString("utf8")) as Record<string, unknown>;
     const displayName = typeof spec.display_name === "string" ? spec.display_name : name;
     const meta = (spec.metadata as Record<string, unknown> | undefined)?.gpu_pilot as GpuPilotMetadata | undefined;
-    const ours = meta && typeof meta === "object" && typeof meta.version === "number" && isFile(join(dir, LAUNCHER_FILE_NAME));
+    const ours =
+      meta && typeof meta === "object" && typeof meta.version === "number" && isFile(join(dir, LAUNCHER_FILE_NAME));
     return { name, dir, displayName, ...(ours ? { gpuPilot: meta } : {}) };
   } catch {
     return undefined;
@@ -170,14 +194,34 @@ export function readKernel(dir: string, name: string): KernelEntry | undefined {
 /** Removes the launcher's records (and its temporary files) in `folder`, then the folder when that left it empty. Never throws: what stays is named by the caller. */
 function removeStartRecords(folder: string): void {
   let names: string[];
-  try { names = readdirSync(folder); } catch { return; }
-  for (const n of names) {
-    if (START_RECORD_NAME.test(n) || /^\.[0-9]{1,10}\.tmp$/.test(n)) { try { unlinkSync(join(folder, n)); } catch { /* named below */ } }
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return;
   }
-  try { rmdirSync(folder); } catch { /* not empty: kept */ }
+  for (const n of names) {
+    if (START_RECORD_NAME.test(n) || /^\.[0-9]{1,10}\.tmp$/.test(n)) {
+      try {
+        unlinkSync(join(folder, n));
+      } catch {
+        /* named below */
+      }
+    }
+  }
+  try {
+    rmdirSync(folder);
+  } catch {
+    /* not empty: kept */
+  }
 }
 
-const isFile = (p: string): boolean => { try { return lstatSync(p).isFile(); } catch { return false; } };
+const isFile = (p: string): boolean => {
+  try {
+    return lstatSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
 
 /**
  * The kernelspecs in `<dataDir>/kernels`, sorted by name; with `all` false only GPU Pilot's.
@@ -186,8 +230,14 @@ const isFile = (p: string): boolean => { try { return lstatSync(p).isFile(); } c
 export function listKernels(dataDir: string, all = false): KernelEntry[] {
   const kernels = join(dataDir, "kernels");
   let names: string[];
-  try { names = readdirSync(kernels); } catch { return []; }
-  return names.filter((n) => KERNEL_NAME.test(n)).sort()
+  try {
+    names = readdirSync(kernels);
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => KERNEL_NAME.test(n))
+    .sort()
     .map((n) => readKernel(join(kernels, n), n.toLowerCase()))
     .filter((k): k is KernelEntry => k !== undefined && (all || k.gpuPilot !== undefined));
 }
@@ -212,10 +262,20 @@ export interface InstallRequest {
 export function installKernel(req: InstallRequest): { dir: string; spec: Record<string, unknown> } {
   const kernels = join(req.dataDir, "kernels");
   const dir = join(kernels, req.name);
-  try { mkdirSync(kernels, { recursive: true, mode: 0o755 }); } catch (e) { throw folderProblem(req.dataDir, e); }
+  try {
+    mkdirSync(kernels, { recursive: true, mode: 0o755 });
+  } catch (e) {
+    throw folderProblem(req.dataDir, e);
+  }
   const existing = existingKind(dir);
-  if (existing === "other") throw new KernelError(`A kernel named "${req.name}" exists in ${kernels} and GPU Pilot did not create it: choose another name (--name).`);
-  if (existing === "link") throw new KernelError(`${dir} is a symbolic link: GPU Pilot does not write through links. Choose another name (--name).`);
+  if (existing === "other")
+    throw new KernelError(
+      `A kernel named "${req.name}" exists in ${kernels} and GPU Pilot did not create it: choose another name (--name).`,
+    );
+  if (existing === "link")
+    throw new KernelError(
+      `${dir} is a symbolic link: GPU Pilot does not write through links. Choose another name (--name).`,
+    );
   const launcher = join(dir, LAUNCHER_FILE_NAME);
   const spec = buildKernelJson(req.env, launcher, req.selection);
   try {
@@ -231,7 +291,11 @@ export function installKernel(req: InstallRequest): { dir: string; spec: Record<
 /** What is at a kernel folder's path: nothing, a GPU Pilot kernel, a link, or something else. */
 function existingKind(dir: string): "none" | "ours" | "link" | "other" {
   let st;
-  try { st = lstatSync(dir); } catch { return "none"; }
+  try {
+    st = lstatSync(dir);
+  } catch {
+    return "none";
+  }
   if (st.isSymbolicLink()) return "link";
   return readKernel(dir, "")?.gpuPilot ? "ours" : "other";
 }
@@ -249,11 +313,17 @@ export function removeKernel(dataDir: string, name: string): string {
   const dir = join(dataDir, "kernels", n);
   const kind = existingKind(dir);
   if (kind === "none") throw new KernelError(`No kernel named "${n}" in ${join(dataDir, "kernels")}.`);
-  if (kind !== "ours") throw new KernelError(`The kernel "${n}" (${dir}) was not created by GPU Pilot: not removed (jupyter kernelspec remove ${n} removes any kernel).`);
+  if (kind !== "ours")
+    throw new KernelError(
+      `The kernel "${n}" (${dir}) was not created by GPU Pilot: not removed (jupyter kernelspec remove ${n} removes any kernel).`,
+    );
   for (const f of ["kernel.json", LAUNCHER_FILE_NAME]) unlinkSync(join(dir, f));
   removeStartRecords(join(dir, START_RECORDS_FOLDER));
   const rest = readdirSync(dir);
-  if (rest.length > 0) throw new KernelError(`Removed the kernel "${n}", but its folder ${dir} still holds files GPU Pilot did not write (${rest.join(", ")}): kept.`);
+  if (rest.length > 0)
+    throw new KernelError(
+      `Removed the kernel "${n}", but its folder ${dir} still holds files GPU Pilot did not write (${rest.join(", ")}): kept.`,
+    );
   rmdirSync(dir);
   return dir;
 }

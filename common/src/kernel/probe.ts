@@ -93,9 +93,17 @@ const FRAMEWORKS = ["torch", "jax", "tensorflow", "cupy"] as const;
 function isFrameworkState(v: unknown): v is FrameworkState {
   if (typeof v !== "object" || v === null) return false;
   const o = v as Record<string, unknown>;
-  const devices = o.devices === null || typeof o.devices === "number" || (Array.isArray(o.devices) && o.devices.every((d) => typeof d === "string"));
-  return typeof o.imported === "boolean" && (o.initialised === null || typeof o.initialised === "boolean") && devices
-    && (o.current === undefined || typeof o.current === "number") && (o.error === undefined || typeof o.error === "string");
+  const devices =
+    o.devices === null ||
+    typeof o.devices === "number" ||
+    (Array.isArray(o.devices) && o.devices.every((d) => typeof d === "string"));
+  return (
+    typeof o.imported === "boolean" &&
+    (o.initialised === null || typeof o.initialised === "boolean") &&
+    devices &&
+    (o.current === undefined || typeof o.current === "number") &&
+    (o.error === undefined || typeof o.error === "string")
+  );
 }
 
 /**
@@ -107,9 +115,14 @@ export function parseKernelProbe(stdout: string): KernelProbe | undefined {
   const line = stdout.split(/\r?\n/).find((l) => l.startsWith(PROBE_MARKER));
   if (!line) return undefined;
   let v: unknown;
-  try { v = JSON.parse(line.slice(PROBE_MARKER.length)); } catch { return undefined; }
+  try {
+    v = JSON.parse(line.slice(PROBE_MARKER.length));
+  } catch {
+    return undefined;
+  }
   const o = v as Record<string, unknown>;
-  if (typeof o !== "object" || o === null || typeof o.pid !== "number" || typeof o.env !== "object" || o.env === null) return undefined;
+  if (typeof o !== "object" || o === null || typeof o.pid !== "number" || typeof o.env !== "object" || o.env === null)
+    return undefined;
   if (!Object.values(o.env).every((x) => x === null || typeof x === "string")) return undefined;
   const fws = o.frameworks as Record<string, unknown> | undefined;
   if (typeof fws !== "object" || fws === null || !FRAMEWORKS.every((f) => isFrameworkState(fws[f]))) return undefined;

@@ -59,12 +59,24 @@ export function envNameOf(prefix: string, basePrefix: string, conda: boolean): s
  */
 export async function probePython(python: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<PythonFacts> {
   const execa = await loadExeca();
-  const r = await execa(python, ["-c", PROBE_SOURCE], { timeout: timeoutMs, maxBuffer: PROBE_MAX_BUFFER, reject: false, stdin: "ignore", encoding: "utf8", windowsHide: true });
+  const r = await execa(python, ["-c", PROBE_SOURCE], {
+    timeout: timeoutMs,
+    maxBuffer: PROBE_MAX_BUFFER,
+    reject: false,
+    stdin: "ignore",
+    encoding: "utf8",
+    windowsHide: true,
+  });
   if (r.timedOut) throw new KernelError(`${python} did not answer within ${Math.round(timeoutMs / 1000)} s.`);
-  if (r.failed && r.exitCode === undefined) throw new KernelError(`Cannot start ${python}: ${(r.cause as Error | undefined)?.message ?? r.shortMessage}.`);
+  if (r.failed && r.exitCode === undefined)
+    throw new KernelError(`Cannot start ${python}: ${(r.cause as Error | undefined)?.message ?? r.shortMessage}.`);
   let o: Record<string, unknown>;
-  try { o = JSON.parse(String(r.stdout).trim().split("\n").pop() ?? "") as Record<string, unknown>; } catch {
-    throw new KernelError(`${python} is not a Python 3 interpreter GPU Pilot can ask (exit ${r.exitCode}: ${String(r.stderr).trim().slice(-300)}).`);
+  try {
+    o = JSON.parse(String(r.stdout).trim().split("\n").pop() ?? "") as Record<string, unknown>;
+  } catch {
+    throw new KernelError(
+      `${python} is not a Python 3 interpreter GPU Pilot can ask (exit ${r.exitCode}: ${String(r.stderr).trim().slice(-300)}).`,
+    );
   }
   const executable = typeof o.executable === "string" && isAbsolute(o.executable) ? o.executable : python;
   return {
@@ -83,7 +95,9 @@ export async function probePython(python: string, timeoutMs = PROBE_TIMEOUT_MS):
 export async function kernelEnvironmentOf(python: string, timeoutMs = PROBE_TIMEOUT_MS): Promise<KernelEnvironment> {
   const facts = await probePython(python, timeoutMs);
   if (facts.ipykernelError !== undefined) {
-    throw new KernelError(`${facts.python} has no usable ipykernel (${facts.ipykernelError}): a Jupyter kernel needs it. Install it into that environment: ${facts.python} -m pip install ipykernel (or conda install ipykernel).`);
+    throw new KernelError(
+      `${facts.python} has no usable ipykernel (${facts.ipykernelError}): a Jupyter kernel needs it. Install it into that environment: ${facts.python} -m pip install ipykernel (or conda install ipykernel).`,
+    );
   }
   return { python: facts.python, version: facts.version, envName: facts.envName, debugpy: facts.debugpy };
 }
@@ -94,13 +108,32 @@ export async function kernelEnvironmentOf(python: string, timeoutMs = PROBE_TIME
  * {@link defaultJupyterDataDir}. Never throws.
  * @returns the folder and where it came from.
  */
-export async function resolveJupyterDataDir(env: NodeJS.ProcessEnv = process.env, jupyter = "jupyter", timeoutMs = DATA_DIR_TIMEOUT_MS): Promise<{ dir: string; source: "JUPYTER_DATA_DIR" | "jupyter --data-dir" | "default" }> {
+export async function resolveJupyterDataDir(
+  env: NodeJS.ProcessEnv = process.env,
+  jupyter = "jupyter",
+  timeoutMs = DATA_DIR_TIMEOUT_MS,
+): Promise<{ dir: string; source: "JUPYTER_DATA_DIR" | "jupyter --data-dir" | "default" }> {
   if (env.JUPYTER_DATA_DIR) return { dir: env.JUPYTER_DATA_DIR, source: "JUPYTER_DATA_DIR" };
   try {
     const execa = await loadExeca();
-    const r = await execa(jupyter, ["--data-dir"], { timeout: timeoutMs, maxBuffer: PROBE_MAX_BUFFER, reject: false, stdin: "ignore", encoding: "utf8", windowsHide: true, env, extendEnv: false });
-    const line = String(r.stdout ?? "").trim().split(/\r?\n/).pop() ?? "";
+    const r = await execa(jupyter, ["--data-dir"], {
+      timeout: timeoutMs,
+      maxBuffer: PROBE_MAX_BUFFER,
+      reject: false,
+      stdin: "ignore",
+      encoding: "utf8",
+      windowsHide: true,
+      env,
+      extendEnv: false,
+    });
+    const line =
+      String(r.stdout ?? "")
+        .trim()
+        .split(/\r?\n/)
+        .pop() ?? "";
     if (r.exitCode === 0 && isAbsolute(line)) return { dir: line, source: "jupyter --data-dir" };
-  } catch { /* no jupyter: the default */ }
+  } catch {
+    /* no jupyter: the default */
+  }
   return { dir: defaultJupyterDataDir(env), source: "default" };
 }

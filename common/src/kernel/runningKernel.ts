@@ -7,7 +7,6 @@
  */
 import { cudaInitialised, type KernelProbe } from "./probe";
 
-
 export { RESTART_KERNEL_COMMAND, RUNNING_KERNEL_METHOD } from "./commandIds";
 
 /** The frameworks the probe reports, in its order. */
@@ -67,25 +66,35 @@ const stringOrNull = (v: unknown): v is string | null => v === null || typeof v 
 export function checkRunningKernelParams(v: unknown): { value: RunningKernelParams } | { problem: string } {
   if (typeof v !== "object" || v === null) return { problem: "params must be an object" };
   const o = v as Record<string, unknown>;
-  if (typeof o.notebook !== "string" || o.notebook === "") return { problem: "params.notebook must be a non-empty string (a notebook URI)" };
+  if (typeof o.notebook !== "string" || o.notebook === "")
+    return { problem: "params.notebook must be a non-empty string (a notebook URI)" };
   if (o.kernel === null) return { value: { notebook: o.notebook, kernel: null } };
   const k = o.kernel as Record<string, unknown> | undefined;
   if (typeof k !== "object" || k === null) return { problem: "params.kernel must be an object or null" };
-  if (!Array.isArray(k.initialisedBy) || !k.initialisedBy.every((f) => (KERNEL_FRAMEWORKS as readonly unknown[]).includes(f))) {
+  if (
+    !Array.isArray(k.initialisedBy) ||
+    !k.initialisedBy.every((f) => (KERNEL_FRAMEWORKS as readonly unknown[]).includes(f))
+  ) {
     return { problem: `params.kernel.initialisedBy must list frameworks of ${KERNEL_FRAMEWORKS.join(", ")}` };
   }
   for (const key of ["cudaVisibleDevices", "cudaDeviceOrder", "rocrVisibleDevices", "launcherDevices"]) {
     if (!stringOrNull(k[key])) return { problem: `params.kernel.${key} must be a string or null` };
   }
   if (typeof k.pid !== "number" || !Number.isInteger(k.pid)) return { problem: "params.kernel.pid must be an integer" };
-  if (k.torchCurrent !== undefined && (typeof k.torchCurrent !== "number" || !Number.isInteger(k.torchCurrent) || k.torchCurrent < 0)) {
+  if (
+    k.torchCurrent !== undefined &&
+    (typeof k.torchCurrent !== "number" || !Number.isInteger(k.torchCurrent) || k.torchCurrent < 0)
+  ) {
     return { problem: "params.kernel.torchCurrent must be a non-negative integer when present" };
   }
   const kernel: RunningKernelFacts = {
     initialisedBy: [...k.initialisedBy] as KernelFramework[],
-    cudaVisibleDevices: k.cudaVisibleDevices as string | null, cudaDeviceOrder: k.cudaDeviceOrder as string | null,
-    rocrVisibleDevices: k.rocrVisibleDevices as string | null, launcherDevices: k.launcherDevices as string | null,
-    ...(typeof k.torchCurrent === "number" ? { torchCurrent: k.torchCurrent } : {}), pid: k.pid,
+    cudaVisibleDevices: k.cudaVisibleDevices as string | null,
+    cudaDeviceOrder: k.cudaDeviceOrder as string | null,
+    rocrVisibleDevices: k.rocrVisibleDevices as string | null,
+    launcherDevices: k.launcherDevices as string | null,
+    ...(typeof k.torchCurrent === "number" ? { torchCurrent: k.torchCurrent } : {}),
+    pid: k.pid,
   };
   return { value: { notebook: o.notebook, kernel } };
 }
@@ -103,7 +112,10 @@ export function frameworksText(fws: readonly KernelFramework[]): string {
  */
 export function kernelGpusText(devices: string | null): string {
   if (devices === null) return "Kernel: all GPUs";
-  const ids = devices.split(",").map((s) => s.trim()).filter(Boolean);
+  const ids = devices
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (ids.length === 0) return "Kernel: no GPU";
   return ids.length === 1 ? `Kernel: GPU ${ids[0]}` : `Kernel: GPUs ${ids.join(",")}`;
 }

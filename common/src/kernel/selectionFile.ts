@@ -40,7 +40,11 @@ export interface SelectionState {
 }
 
 /** The folder of the state file (see the module comment) for `env`, `platform` and `home`. Never throws. */
-export function stateDirOf(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform, home: string = homedir()): string {
+export function stateDirOf(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+  home: string = homedir(),
+): string {
   if (env.GPU_PILOT_STATE_DIR) return env.GPU_PILOT_STATE_DIR;
   if (platform === "win32" && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, "gpu-pilot");
   if (env.XDG_STATE_HOME) return join(env.XDG_STATE_HOME, "gpu-pilot");
@@ -48,7 +52,10 @@ export function stateDirOf(env: NodeJS.ProcessEnv = process.env, platform: NodeJ
 }
 
 /** The absolute path of the selection file for `env` ({@link stateDirOf} + {@link SELECTION_FILE_NAME}). */
-export function selectionFileOf(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+export function selectionFileOf(
+  env: NodeJS.ProcessEnv = process.env,
+  platform: NodeJS.Platform = process.platform,
+): string {
   return join(stateDirOf(env, platform), SELECTION_FILE_NAME);
 }
 
@@ -61,12 +68,21 @@ export function selectionStateText(devices: readonly string[], vendor: KernelVen
 /** The state in `text`, or undefined when it is not a version 1 object with a list of strings and a known vendor. */
 export function parseSelectionState(text: string): SelectionState | undefined {
   let v: unknown;
-  try { v = JSON.parse(text); } catch { return undefined; }
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
   if (typeof v !== "object" || v === null) return undefined;
   const o = v as Record<string, unknown>;
   if (o.version !== 1 || !Array.isArray(o.devices) || !o.devices.every((d) => typeof d === "string")) return undefined;
   if (o.vendor !== "nvidia" && o.vendor !== "amd") return undefined;
-  return { version: 1, devices: o.devices as string[], vendor: o.vendor, updatedAt: typeof o.updatedAt === "string" ? o.updatedAt : "" };
+  return {
+    version: 1,
+    devices: o.devices as string[],
+    vendor: o.vendor,
+    updatedAt: typeof o.updatedAt === "string" ? o.updatedAt : "",
+  };
 }
 
 /**
@@ -81,15 +97,32 @@ export function parseSelectionState(text: string): SelectionState | undefined {
 export function writeFileSafely(file: string, text: string, mode = 0o644): void {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   let st;
-  try { st = lstatSync(file); } catch (e) { if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e; }
-  if (st && (st.isSymbolicLink() || !st.isFile())) throw new Error(`${file} is ${st.isSymbolicLink() ? "a symbolic link" : "not a regular file"}: not written`);
+  try {
+    st = lstatSync(file);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
+  if (st && (st.isSymbolicLink() || !st.isFile()))
+    throw new Error(`${file} is ${st.isSymbolicLink() ? "a symbolic link" : "not a regular file"}: not written`);
   const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
   try {
-    const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), mode);
-    try { writeSync(fd, text); } finally { closeSync(fd); }
+    const fd = openSync(
+      tmp,
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),
+      mode,
+    );
+    try {
+      writeSync(fd, text);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, file);
   } catch (e) {
-    try { rmSync(tmp, { force: true }); } catch { /* nothing to remove */ }
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      /* nothing to remove */
+    }
     throw e;
   }
 }
@@ -100,9 +133,20 @@ export function writeFileSafely(file: string, text: string, mode = 0o644): void 
  * @returns true when the file was written.
  * @throws Error as {@link writeFileSafely} does.
  */
-export function writeSelectionState(file: string, devices: readonly string[], vendor: KernelVendor, now: Date = new Date()): boolean {
+export function writeSelectionState(
+  file: string,
+  devices: readonly string[],
+  vendor: KernelVendor,
+  now: Date = new Date(),
+): boolean {
   const current = readSelectionState(file);
-  if (current && current.vendor === vendor && current.devices.length === devices.length && current.devices.every((d, i) => d === devices[i])) return false;
+  if (
+    current &&
+    current.vendor === vendor &&
+    current.devices.length === devices.length &&
+    current.devices.every((d, i) => d === devices[i])
+  )
+    return false;
   writeFileSafely(file, selectionStateText(devices, vendor, now));
   return true;
 }
@@ -124,7 +168,12 @@ export function readSelectionState(file: string): SelectionState | undefined {
  * @throws Error as {@link writeFileSafely} does.
  */
 export function ensureSelectionFile(file: string, vendor: KernelVendor): boolean {
-  try { lstatSync(file); return false; } catch (e) { if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e; }
+  try {
+    lstatSync(file);
+    return false;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
+  }
   writeFileSafely(file, selectionStateText([], vendor));
   return true;
 }

@@ -40,12 +40,18 @@ export interface KernelStart {
 /** The record in `text`, or undefined when it is not a version 1 record. Never throws. */
 export function parseKernelStart(text: string): KernelStart | undefined {
   let v: unknown;
-  try { v = JSON.parse(text); } catch { return undefined; }
+  try {
+    v = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
   if (typeof v !== "object" || v === null) return undefined;
   const o = v as Record<string, unknown>;
-  if (o.version !== 1 || typeof o.pid !== "number" || !Number.isInteger(o.pid) || typeof o.startedAt !== "string") return undefined;
+  if (o.version !== 1 || typeof o.pid !== "number" || !Number.isInteger(o.pid) || typeof o.startedAt !== "string")
+    return undefined;
   if (o.variable !== "CUDA_VISIBLE_DEVICES" && o.variable !== "ROCR_VISIBLE_DEVICES") return undefined;
-  if (!(o.applied === null || typeof o.applied === "string") || !(o.visible === null || typeof o.visible === "string")) return undefined;
+  if (!(o.applied === null || typeof o.applied === "string") || !(o.visible === null || typeof o.visible === "string"))
+    return undefined;
   return { pid: o.pid, applied: o.applied, variable: o.variable, visible: o.visible, startedAt: o.startedAt };
 }
 
@@ -57,7 +63,11 @@ export function parseKernelStart(text: string): KernelStart | undefined {
 export function readKernelStarts(kernelDir: string): KernelStart[] {
   const folder = join(kernelDir, START_RECORDS_FOLDER);
   let names: string[];
-  try { names = readdirSync(folder); } catch { return []; }
+  try {
+    names = readdirSync(folder);
+  } catch {
+    return [];
+  }
   const out: KernelStart[] = [];
   for (const name of names) {
     if (!START_RECORD_NAME.test(name)) continue;

@@ -63,12 +63,30 @@ export function checkRunFactsResult(v: unknown): RunFactsResult {
   if (v.ok === false) return { ok: false, error: typeof v.error === "string" ? v.error : "no reason given" };
   const f = v.facts;
   const lines = (a: unknown, fields: (x: Record<string, unknown>) => boolean) =>
-    Array.isArray(a) && a.every((x) => isObject(x) && Number.isSafeInteger(x.line) && (x.line as number) >= 0 && typeof x.text === "string" && fields(x));
-  if (v.ok !== true || !isObject(f)
-    || !lines(f.distributedReads, (x) => typeof x.variable === "string" && typeof x.withDefault === "boolean")
-    || !lines(f.envInitProcessGroup, () => true)
-    || !lines(f.visibleDevicesWrites, (x) => (x.value === null || typeof x.value === "string") && (x.noEffect === null || typeof x.noEffect === "string"))) {
-    return { ok: false, error: "the answer is not run facts (distributedReads, envInitProcessGroup, visibleDevicesWrites)" };
+    Array.isArray(a) &&
+    a.every(
+      (x) =>
+        isObject(x) &&
+        Number.isSafeInteger(x.line) &&
+        (x.line as number) >= 0 &&
+        typeof x.text === "string" &&
+        fields(x),
+    );
+  if (
+    v.ok !== true ||
+    !isObject(f) ||
+    !lines(f.distributedReads, (x) => typeof x.variable === "string" && typeof x.withDefault === "boolean") ||
+    !lines(f.envInitProcessGroup, () => true) ||
+    !lines(
+      f.visibleDevicesWrites,
+      (x) =>
+        (x.value === null || typeof x.value === "string") && (x.noEffect === null || typeof x.noEffect === "string"),
+    )
+  ) {
+    return {
+      ok: false,
+      error: "the answer is not run facts (distributedReads, envInitProcessGroup, visibleDevicesWrites)",
+    };
   }
   return { ok: true, facts: f as unknown as RunFacts };
 }
@@ -127,12 +145,25 @@ export function checkInventoryParams(v: unknown): { value: InventoryParams } | {
   if (v.gpus !== null) {
     if (!Array.isArray(v.gpus)) return { problem: "gpus is neither null nor an array" };
     for (const [i, g] of v.gpus.entries()) {
-      const ok = isObject(g) && Number.isSafeInteger(g.index) && (g.index as number) >= 0 && typeof g.uuid === "string" && typeof g.name === "string"
-        && typeof g.pciBusId === "string" && isMiB(g.memoryTotalMiB) && isMiB(g.memoryFreeMiB);
-      if (!ok) return { problem: `gpus[${i}] is not a GPU (index, uuid, name, pciBusId, memoryTotalMiB, memoryFreeMiB)` };
+      const ok =
+        isObject(g) &&
+        Number.isSafeInteger(g.index) &&
+        (g.index as number) >= 0 &&
+        typeof g.uuid === "string" &&
+        typeof g.name === "string" &&
+        typeof g.pciBusId === "string" &&
+        isMiB(g.memoryTotalMiB) &&
+        isMiB(g.memoryFreeMiB);
+      if (!ok)
+        return { problem: `gpus[${i}] is not a GPU (index, uuid, name, pciBusId, memoryTotalMiB, memoryFreeMiB)` };
     }
   }
-  return { value: { gpus: v.gpus === null ? null : (v.gpus as InventoryGpu[]).map((g) => ({ ...g })), selection: [...v.selection] } };
+  return {
+    value: {
+      gpus: v.gpus === null ? null : (v.gpus as InventoryGpu[]).map((g) => ({ ...g })),
+      selection: [...v.selection],
+    },
+  };
 }
 
 /**
@@ -153,12 +184,24 @@ export function checkEditorSettings(v: unknown): { value: Partial<EditorLintSett
   take("select", isStringArray, "an array of strings");
   take("ignore", isStringArray, "an array of strings");
   take("eagerInitModules", isStringArray, "an array of strings");
-  take("severity", (x) => isObject(x) && Object.values(x).every((s) => typeof s === "string" && SEVERITY_NAMES.has(s)), "an object of severities (error, warning, information, hint)");
-  take("configurationPreference", (x) => typeof x === "string" && PREFERENCES.has(x), "editorFirst, filesystemFirst or editorOnly");
+  take(
+    "severity",
+    (x) => isObject(x) && Object.values(x).every((s) => typeof s === "string" && SEVERITY_NAMES.has(s)),
+    "an object of severities (error, warning, information, hint)",
+  );
+  take(
+    "configurationPreference",
+    (x) => typeof x === "string" && PREFERENCES.has(x),
+    "editorFirst, filesystemFirst or editorOnly",
+  );
   take("inlayHints", (x) => typeof x === "boolean", "true or false");
   take("maxFileSizeKB", (x) => typeof x === "number" && Number.isFinite(x) && x >= 0, "a number of KB ≥ 0");
   take("preview", (x) => typeof x === "boolean" || x === null, "true, false or null");
-  take("targetTorch", (x) => x === null || (typeof x === "string" && /^\d+\.\d+(\.\d+)?$/.test(x)), "a version such as \"2.11\" or null");
+  take(
+    "targetTorch",
+    (x) => x === null || (typeof x === "string" && /^\d+\.\d+(\.\d+)?$/.test(x)),
+    'a version such as "2.11" or null',
+  );
   return { value, problems };
 }
 

@@ -139,7 +139,8 @@ export interface ParseProblem {
   device?: { busId: string; message: string };
 }
 
-const DEVICE_HANDLE_ERROR = /^Unable to determine the device handle for GPU\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]):?\s*(.*)$/;
+const DEVICE_HANDLE_ERROR =
+  /^Unable to determine the device handle for GPU\s*([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-9A-Fa-f]):?\s*(.*)$/;
 
 /**
  * Recognises nvidia-smi's per-device error line, e.g.
@@ -230,7 +231,11 @@ function gpuRegistry() {
   const byIndex = new Map<number, number>();
   const byUuid = new Map<string, number>();
   return (g: { index: number; uuid: string }, line: number): string | undefined => {
-    const again = byIndex.has(g.index) ? `GPU index ${g.index} again (line ${byIndex.get(g.index)})` : byUuid.has(g.uuid.toLowerCase()) ? `GPU ${g.uuid} again (line ${byUuid.get(g.uuid.toLowerCase())})` : undefined;
+    const again = byIndex.has(g.index)
+      ? `GPU index ${g.index} again (line ${byIndex.get(g.index)})`
+      : byUuid.has(g.uuid.toLowerCase())
+        ? `GPU ${g.uuid} again (line ${byUuid.get(g.uuid.toLowerCase())})`
+        : undefined;
     if (again) return `${again}: ignored`;
     byIndex.set(g.index, line);
     byUuid.set(g.uuid.toLowerCase(), line);
@@ -426,7 +431,11 @@ export function parseListGpus(text: string): { gpus: ListedGpu[]; mig: MigDevice
       mig.push({ gpuIndex: parent.index, gpuUuid: parent.uuid, profile: m[1], device: Number(m[2]), uuid: m[3] });
       continue;
     }
-    problems.push({ line, text: t, reason: m ? "MIG device line before any GPU line" : "not a GPU or MIG device line" });
+    problems.push({
+      line,
+      text: t,
+      reason: m ? "MIG device line before any GPU line" : "not a GPU or MIG device line",
+    });
   }
   return { gpus, mig, problems };
 }

@@ -37,7 +37,8 @@ const PREFIXES = new Set(["r", "u", "b", "br", "rb", "f", "fr", "rf", "t", "tr",
  * `_` or any non-ASCII character (identifiers, numbers and string prefixes). The engine's text
  * scans (server/src/engine/: prefilter.ts, limits.ts, python/model.ts) use the same test.
  */
-export const isWordCode = (k: number): boolean => (k >= 97 && k <= 122) || (k >= 65 && k <= 90) || (k >= 48 && k <= 57) || k === 95 || k > 0x7f;
+export const isWordCode = (k: number): boolean =>
+  (k >= 97 && k <= 122) || (k >= 65 && k <= 90) || (k >= 48 && k <= 57) || k === 95 || k > 0x7f;
 /** The longest string prefix in PREFIXES. */
 const PREFIX_MAX = 2;
 
@@ -66,11 +67,18 @@ export function logicalLines(text: string, onLine: (line: number, offset: number
  * the first line-structure error, where the scan stopped (later words are not reported), or null.
  * Linear; never throws.
  */
-export function codeWords(text: string, onWord: (start: number, end: number) => void, onLineEnd: (offset: number) => void): LineStructureError | null {
+export function codeWords(
+  text: string,
+  onWord: (start: number, end: number) => void,
+  onLineEnd: (offset: number) => void,
+): LineStructureError | null {
   return new LineScanner(text, undefined, { onWord, onLineEnd }).scan();
 }
 
-function scanLines(text: string, onLine?: (line: number, offset: number, col: number) => void): LineStructureError | null {
+function scanLines(
+  text: string,
+  onLine?: (line: number, offset: number, col: number) => void,
+): LineStructureError | null {
   return new LineScanner(text, onLine).scan();
 }
 
@@ -82,11 +90,20 @@ function scanLines(text: string, onLine?: (line: number, offset: number, col: nu
  * splits a module there; CPython's own line rules decide where a logical line starts). Linear in
  * the part scanned; never throws.
  */
-export function columnZeroLines(text: string, from: { offset: number; line: number }, onStart: (offset: number, line: number) => boolean): void {
-  const scanner = new LineScanner(text, (line, offset, col) => {
-    if (col !== 0 || offset === from.offset) return false;
-    return onStart(offset, line);
-  }, undefined, from);
+export function columnZeroLines(
+  text: string,
+  from: { offset: number; line: number },
+  onStart: (offset: number, line: number) => boolean,
+): void {
+  const scanner = new LineScanner(
+    text,
+    (line, offset, col) => {
+      if (col !== 0 || offset === from.offset) return false;
+      return onStart(offset, line);
+    },
+    undefined,
+    from,
+  );
   scanner.scan();
 }
 
@@ -113,10 +130,18 @@ class LineScanner {
   private readonly partial: boolean;
   private stopped = false;
 
-  constructor(private readonly text: string, private readonly onLine?: (line: number, offset: number, col: number) => boolean | void, private readonly hooks?: ScanHooks, from?: { offset: number; line: number }) {
+  constructor(
+    private readonly text: string,
+    private readonly onLine?: (line: number, offset: number, col: number) => boolean | void,
+    private readonly hooks?: ScanHooks,
+    from?: { offset: number; line: number },
+  ) {
     this.n = text.length;
     this.partial = !!from;
-    if (from) { this.i = from.offset; this.line = from.line; }
+    if (from) {
+      this.i = from.offset;
+      this.line = from.line;
+    }
   }
 
   scan(): LineStructureError | null {
@@ -131,28 +156,50 @@ class LineScanner {
       }
       if (this.i >= n) break;
       const k = text.charCodeAt(this.i);
-      if (isWordCode(k)) { this.word(); this.lastColon = false; continue; }
-      if (k === 32 || k === 9 || k === 12) { this.i++; continue; }
+      if (isWordCode(k)) {
+        this.word();
+        this.lastColon = false;
+        continue;
+      }
+      if (k === 32 || k === 9 || k === 12) {
+        this.i++;
+        continue;
+      }
       const c = text[this.i];
-      if (k === 35) { while (this.i < n && !this.isNl(this.i)) this.i++; continue; } // `#`
-      if (c === "\\" && this.isNl(this.i + 1)) { this.i++; this.newline(); continue; }
+      if (k === 35) {
+        while (this.i < n && !this.isNl(this.i)) this.i++;
+        continue;
+      } // `#`
+      if (c === "\\" && this.isNl(this.i + 1)) {
+        this.i++;
+        this.newline();
+        continue;
+      }
       if (this.isNl(this.i)) {
         if (this.level === 0) this.hooks?.onLineEnd(this.i);
         this.newline();
-        if (this.level === 0) { if (this.lastColon) this.pendingBlock = true; this.lastColon = false; }
+        if (this.level === 0) {
+          if (this.lastColon) this.pendingBlock = true;
+          this.lastColon = false;
+        }
         atBol = true;
         continue;
       }
       this.token(c);
     }
-    if (!this.partial && (this.pendingBlock || this.lastColon)) return this.error("IndentationError", "expected an indented block");
+    if (!this.partial && (this.pendingBlock || this.lastColon))
+      return this.error("IndentationError", "expected an indented block");
     return null;
   }
 
   /** One token that is not whitespace, a comment or a newline: a string, a word or a character. */
   private token(c: string): void {
     const text = this.text;
-    if (c === "'" || c === '"') { this.scanString(""); this.lastColon = false; return; }
+    if (c === "'" || c === '"') {
+      this.scanString("");
+      this.lastColon = false;
+      return;
+    }
     if (c === "(" || c === "[" || c === "{") this.level++;
     else if ((c === ")" || c === "]" || c === "}") && this.level > 0) this.level--;
     this.lastColon = c === ":" && text[this.i + 1] !== "=";
@@ -165,14 +212,19 @@ class LineScanner {
    * quote follows it and it is no longer than a prefix.
    */
   private word(): void {
-    const text = this.text, n = this.n, s = this.i;
+    const text = this.text,
+      n = this.n,
+      s = this.i;
     let i = s + 1;
     while (i < n && isWordCode(text.charCodeAt(i))) i++;
     this.i = i;
     const q = text.charCodeAt(i);
     if ((q === 0x27 || q === 0x22) && i - s <= PREFIX_MAX) {
       const prefix = text.slice(s, i).toLowerCase();
-      if (PREFIXES.has(prefix)) { this.scanString(prefix); return; }
+      if (PREFIXES.has(prefix)) {
+        this.scanString(prefix);
+        return;
+      }
     }
     this.hooks?.onWord(s, i);
   }
@@ -180,19 +232,38 @@ class LineScanner {
   /** At the start of a physical line: its indentation, checked when it starts a logical line. */
   private lineStart(): LineStructureError | null {
     const text = this.text;
-    let col = 0, altcol = 0, contCol = 0;
+    let col = 0,
+      altcol = 0,
+      contCol = 0;
     for (;;) {
       const c = text[this.i];
-      if (c === " ") { col++; altcol++; this.i++; }
-      else if (c === "\t") { col = (Math.floor(col / TAB_SIZE) + 1) * TAB_SIZE; altcol = (Math.floor(altcol / ALT_TAB_SIZE) + 1) * ALT_TAB_SIZE; this.i++; }
-      else if (c === "\f") { col = altcol = 0; this.i++; }
-      else if (c === "\\" && this.isNl(this.i + 1)) { contCol = contCol || col; this.i++; this.newline(); }
-      else break;
+      if (c === " ") {
+        col++;
+        altcol++;
+        this.i++;
+      } else if (c === "\t") {
+        col = (Math.floor(col / TAB_SIZE) + 1) * TAB_SIZE;
+        altcol = (Math.floor(altcol / ALT_TAB_SIZE) + 1) * ALT_TAB_SIZE;
+        this.i++;
+      } else if (c === "\f") {
+        col = altcol = 0;
+        this.i++;
+      } else if (c === "\\" && this.isNl(this.i + 1)) {
+        contCol = contCol || col;
+        this.i++;
+        this.newline();
+      } else break;
     }
     const blank = this.i >= this.n || text[this.i] === "#" || this.isNl(this.i);
     if (blank || this.level !== 0) return null;
-    if (contCol) { col = contCol; altcol = contCol; }
-    if (this.onLine?.(this.line, this.i, col)) { this.stopped = true; return null; }
+    if (contCol) {
+      col = contCol;
+      altcol = contCol;
+    }
+    if (this.onLine?.(this.line, this.i, col)) {
+      this.stopped = true;
+      return null;
+    }
     if (this.partial) return null;
     const err = this.indentation(col, altcol);
     this.pendingBlock = false;
@@ -208,11 +279,16 @@ class LineScanner {
       if (this.pendingBlock) return this.error("IndentationError", "expected an indented block");
     } else if (col > ind[top]) {
       if (altcol <= alt[top]) return this.error("TabError", TAB);
-      ind.push(col); alt.push(altcol);
+      ind.push(col);
+      alt.push(altcol);
       if (!this.pendingBlock) return this.error("IndentationError", "unexpected indent");
     } else {
-      while (ind.length > 1 && col < ind[ind.length - 1]) { ind.pop(); alt.pop(); }
-      if (col !== ind[ind.length - 1]) return this.error("IndentationError", "unindent does not match any outer indentation level");
+      while (ind.length > 1 && col < ind[ind.length - 1]) {
+        ind.pop();
+        alt.pop();
+      }
+      if (col !== ind[ind.length - 1])
+        return this.error("IndentationError", "unindent does not match any outer indentation level");
       if (altcol !== alt[alt.length - 1]) return this.error("TabError", TAB);
       if (this.pendingBlock) return this.error("IndentationError", "expected an indented block");
     }
@@ -232,24 +308,52 @@ class LineScanner {
   private newline(): boolean {
     const text = this.text;
     const c = text.charCodeAt(this.i);
-    if (c === 13) { this.i += text.charCodeAt(this.i + 1) === 10 ? 2 : 1; this.line++; return true; }
-    if (c === 10) { this.i++; this.line++; return true; }
+    if (c === 13) {
+      this.i += text.charCodeAt(this.i + 1) === 10 ? 2 : 1;
+      this.line++;
+      return true;
+    }
+    if (c === 10) {
+      this.i++;
+      this.line++;
+      return true;
+    }
     return false;
   }
 
   /** Scans a string whose opening quote is at `i`; `prefix` in lower case. Leaves `i` after it. */
   private scanString(prefix: string): void {
-    const text = this.text, n = this.n;
+    const text = this.text,
+      n = this.n;
     const q = text.charCodeAt(this.i);
     const triple = text.charCodeAt(this.i + 1) === q && text.charCodeAt(this.i + 2) === q;
     this.i += triple ? 3 : 1;
     const f = prefix.includes("f") || prefix.includes("t");
     while (this.i < n) {
       const c = text.charCodeAt(this.i);
-      if (c === 92) { this.i++; if (!this.newline()) this.i++; continue; } // `\`
-      if (c === 10 || c === 13) { if (!triple) return; this.newline(); continue; } // unterminated: CPython stops; so do we
-      if (c === q && (!triple || (text.charCodeAt(this.i + 1) === q && text.charCodeAt(this.i + 2) === q))) { this.i += triple ? 3 : 1; return; }
-      if (f && c === 123) { if (text.charCodeAt(this.i + 1) === 123) { this.i += 2; continue; } this.i++; this.scanField(); continue; } // `{`
+      if (c === 92) {
+        this.i++;
+        if (!this.newline()) this.i++;
+        continue;
+      } // `\`
+      if (c === 10 || c === 13) {
+        if (!triple) return;
+        this.newline();
+        continue;
+      } // unterminated: CPython stops; so do we
+      if (c === q && (!triple || (text.charCodeAt(this.i + 1) === q && text.charCodeAt(this.i + 2) === q))) {
+        this.i += triple ? 3 : 1;
+        return;
+      }
+      if (f && c === 123) {
+        if (text.charCodeAt(this.i + 1) === 123) {
+          this.i += 2;
+          continue;
+        }
+        this.i++;
+        this.scanField();
+        continue;
+      } // `{`
       this.i++;
     }
   }
@@ -261,13 +365,40 @@ class LineScanner {
     while (this.i < this.n) {
       const c = text[this.i];
       if (this.newline()) continue;
-      if (c === "\\") { this.i++; if (!this.newline()) this.i++; continue; }
-      if (c === "'" || c === '"') { this.scanString(""); continue; }
-      if (isWordCode(text.charCodeAt(this.i))) { this.word(); continue; }
-      if (c === "(" || c === "[" || c === "{") { depth++; this.i++; continue; }
-      if (c === ")" || c === "]") { if (depth > 0) depth--; this.i++; continue; }
-      if (c === "}") { this.i++; if (depth === 0) return; depth--; continue; }
-      if (c === ":" && depth === 0) { this.i++; this.scanFormatSpec(); return; }
+      if (c === "\\") {
+        this.i++;
+        if (!this.newline()) this.i++;
+        continue;
+      }
+      if (c === "'" || c === '"') {
+        this.scanString("");
+        continue;
+      }
+      if (isWordCode(text.charCodeAt(this.i))) {
+        this.word();
+        continue;
+      }
+      if (c === "(" || c === "[" || c === "{") {
+        depth++;
+        this.i++;
+        continue;
+      }
+      if (c === ")" || c === "]") {
+        if (depth > 0) depth--;
+        this.i++;
+        continue;
+      }
+      if (c === "}") {
+        this.i++;
+        if (depth === 0) return;
+        depth--;
+        continue;
+      }
+      if (c === ":" && depth === 0) {
+        this.i++;
+        this.scanFormatSpec();
+        return;
+      }
       this.i++;
     }
   }
@@ -277,8 +408,15 @@ class LineScanner {
     while (this.i < this.n) {
       const c = this.text[this.i];
       if (this.newline()) continue;
-      if (c === "{") { this.i++; this.scanField(); continue; }
-      if (c === "}") { this.i++; return; }
+      if (c === "{") {
+        this.i++;
+        this.scanField();
+        continue;
+      }
+      if (c === "}") {
+        this.i++;
+        return;
+      }
       this.i++;
     }
   }

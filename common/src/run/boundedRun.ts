@@ -68,7 +68,9 @@ function collector(cap: number, onOver?: () => void) {
       if (seen > cap) onOver?.();
     },
     text: () => parts.join("") + decoder.end(),
-    get seen() { return seen; },
+    get seen() {
+      return seen;
+    },
   };
 }
 
@@ -83,8 +85,14 @@ export async function runBounded(program: string, args: readonly string[], o: Bo
   const killAfterMs = o.killAfterMs ?? 1000;
   const { execa } = await loadExeca();
   const child = execa(program, [...args], {
-    detached: OWN_GROUP, buffer: false, reject: false, stdin: "ignore", windowsHide: true,
-    ...(o.env ? { env: o.env } : {}), extendEnv: o.extendEnv ?? true, ...(o.cwd ? { cwd: o.cwd } : {}),
+    detached: OWN_GROUP,
+    buffer: false,
+    reject: false,
+    stdin: "ignore",
+    windowsHide: true,
+    ...(o.env ? { env: o.env } : {}),
+    extendEnv: o.extendEnv ?? true,
+    ...(o.cwd ? { cwd: o.cwd } : {}),
   });
   const forget = trackGroup(OWN_GROUP ? child.pid : undefined);
   const state = { timedOut: false, canceled: false, overflow: false };
@@ -95,16 +103,29 @@ export async function runBounded(program: string, args: readonly string[], o: Bo
     else if (child.pid !== undefined) child.kill(signal);
     if (!hard) forceTimer ??= setTimeout(() => stop(true), killAfterMs);
   };
-  const out = collector(o.maxBytes, () => { if (!state.overflow) { state.overflow = true; stop(true); } });
+  const out = collector(o.maxBytes, () => {
+    if (!state.overflow) {
+      state.overflow = true;
+      stop(true);
+    }
+  });
   const err = collector(STDERR_KEEP_BYTES);
   child.stdout?.on("data", out.add);
   child.stderr?.on("data", err.add);
-  const onAbort = () => { state.canceled = true; stop(false); };
+  const onAbort = () => {
+    state.canceled = true;
+    stop(false);
+  };
   o.signal?.addEventListener("abort", onAbort, { once: true });
   if (o.signal?.aborted) onAbort();
-  const deadline = setTimeout(() => { state.timedOut = true; stop(false); }, timeoutMs);
+  const deadline = setTimeout(() => {
+    state.timedOut = true;
+    stop(false);
+  }, timeoutMs);
   let lastResort: NodeJS.Timeout | undefined;
-  const gaveUp = new Promise<"gave-up">((done) => { lastResort = setTimeout(() => done("gave-up"), timeoutMs + killAfterMs + PIPE_GRACE_MS); });
+  const gaveUp = new Promise<"gave-up">((done) => {
+    lastResort = setTimeout(() => done("gave-up"), timeoutMs + killAfterMs + PIPE_GRACE_MS);
+  });
   const r = await Promise.race([child, gaveUp]);
   for (const t of [deadline, forceTimer, lastResort]) clearTimeout(t);
   o.signal?.removeEventListener("abort", onAbort);
@@ -115,7 +136,13 @@ export async function runBounded(program: string, args: readonly string[], o: Bo
 }
 
 /** Exit code, signal and start error of execa's result. */
-function endOf(r: { exitCode?: number; signal?: string; code?: string; failed: boolean; isTerminated?: boolean }): Pick<BoundedResult, "exitCode" | "signal" | "startError"> {
+function endOf(r: {
+  exitCode?: number;
+  signal?: string;
+  code?: string;
+  failed: boolean;
+  isTerminated?: boolean;
+}): Pick<BoundedResult, "exitCode" | "signal" | "startError"> {
   if (r.exitCode === undefined && !r.signal && r.failed) return { exitCode: undefined, startError: r.code ?? "ERROR" };
   return { exitCode: r.exitCode ?? null, ...(r.signal ? { signal: r.signal } : {}) };
 }

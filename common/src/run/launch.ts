@@ -39,7 +39,15 @@ import { type GpuKey, indexOfEntry, isDeviceId, validateDeviceIds } from "../gpu
 export type LauncherKind = "python" | "torchrun" | "accelerate" | "deepspeed" | "custom" | "docker" | "slurm";
 
 /** Every {@link LauncherKind}, in the order the launcher quick pick shows them. */
-export const LAUNCHERS: readonly LauncherKind[] = ["python", "torchrun", "accelerate", "deepspeed", "custom", "docker", "slurm"];
+export const LAUNCHERS: readonly LauncherKind[] = [
+  "python",
+  "torchrun",
+  "accelerate",
+  "deepspeed",
+  "custom",
+  "docker",
+  "slurm",
+];
 
 /** True when `v` names a launcher. */
 export function isLauncher(v: unknown): v is LauncherKind {
@@ -112,7 +120,13 @@ export type GpuVendor = "nvidia" | "amd";
  * isolation techniques": HIP_VISIBLE_DEVICES and GPU_DEVICE_ORDINAL index into what ROCR left;
  * HIP read CUDA_VISIBLE_DEVICES as an alias until its 2026 documentation dropped it, ROCm/rocm-systems#10473).
  */
-export const AMD_SELECTION_VARS: readonly string[] = ["ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"];
+export const AMD_SELECTION_VARS: readonly string[] = [
+  "ROCR_VISIBLE_DEVICES",
+  "HIP_VISIBLE_DEVICES",
+  "GPU_DEVICE_ORDINAL",
+  "CUDA_VISIBLE_DEVICES",
+  "CUDA_DEVICE_ORDER",
+];
 
 /**
  * The process to start: `command args...` in `cwd`, with the inherited environment less `unset`,
@@ -165,7 +179,8 @@ export function visibleDevicesValue(deviceIds: readonly string[]): string {
     throw new LaunchError(`Mixes GPU indices and UUIDs (${ids.join(",")}): CUDA_VISIBLE_DEVICES takes one kind.`);
   }
   const value = ids.join(",");
-  if (!value.split(",").every(isDeviceId)) throw new LaunchError(`Not a CUDA_VISIBLE_DEVICES value: ${JSON.stringify(value)}.`);
+  if (!value.split(",").every(isDeviceId))
+    throw new LaunchError(`Not a CUDA_VISIBLE_DEVICES value: ${JSON.stringify(value)}.`);
   return value;
 }
 
@@ -177,10 +192,13 @@ export function visibleDevicesValue(deviceIds: readonly string[]): string {
 export function deepspeedIndices(ids: readonly string[], gpus: readonly GpuKey[]): number[] {
   return ids.map((id) => {
     if (id.startsWith("MIG-")) {
-      throw new LaunchError(`DeepSpeed's --include takes whole GPUs, not the MIG instance ${id}: use torchrun or python for MIG instances.`);
+      throw new LaunchError(
+        `DeepSpeed's --include takes whole GPUs, not the MIG instance ${id}: use torchrun or python for MIG instances.`,
+      );
     }
     const index = indexOfEntry(id, gpus);
-    if (index === undefined) throw new LaunchError(`${id} is not a GPU of this machine, so it has no index for DeepSpeed's --include.`);
+    if (index === undefined)
+      throw new LaunchError(`${id} is not a GPU of this machine, so it has no index for DeepSpeed's --include.`);
     return index;
   });
 }
@@ -190,14 +208,21 @@ export function deepspeedIndices(ids: readonly string[], gpus: readonly GpuKey[]
  * each element stays exactly one argument (no splitting, no shell).
  * @throws LaunchError for an unknown `${...}` placeholder or an empty template.
  */
-export function expandCustomArgs(template: readonly string[], values: Readonly<Record<(typeof CUSTOM_PLACEHOLDERS)[number], string>>): string[] {
+export function expandCustomArgs(
+  template: readonly string[],
+  values: Readonly<Record<(typeof CUSTOM_PLACEHOLDERS)[number], string>>,
+): string[] {
   if (template.length === 0 || template[0].trim() === "") {
-    throw new LaunchError("gpuPilot.run.customArgs is empty: set it to the command line, one argument per element, e.g. [\"${python}\", \"${file}\"].");
+    throw new LaunchError(
+      'gpuPilot.run.customArgs is empty: set it to the command line, one argument per element, e.g. ["${python}", "${file}"].',
+    );
   }
   return template.map((arg) =>
     arg.replace(/\$\{([^}]*)\}/g, (whole, name: string) => {
       if ((CUSTOM_PLACEHOLDERS as readonly string[]).includes(name)) return values[name as keyof typeof values];
-      throw new LaunchError(`Unknown placeholder ${whole} in gpuPilot.run.customArgs; known: ${CUSTOM_PLACEHOLDERS.map((p) => "${" + p + "}").join(", ")}.`);
+      throw new LaunchError(
+        `Unknown placeholder ${whole} in gpuPilot.run.customArgs; known: ${CUSTOM_PLACEHOLDERS.map((p) => "${" + p + "}").join(", ")}.`,
+      );
     }),
   );
 }
@@ -207,11 +232,16 @@ export function expandCustomArgs(template: readonly string[], values: Readonly<R
  * environment; a missing variable gives ""), e.g. `{"PATH": "/opt/bin:${env:PATH}"}`.
  * @throws LaunchError for a name that is not a variable name, or a value that is not a string or holds a NUL.
  */
-export function expandEnv(env: Readonly<Record<string, unknown>>, parent: Readonly<Record<string, string | undefined>>): Record<string, string> {
+export function expandEnv(
+  env: Readonly<Record<string, unknown>>,
+  parent: Readonly<Record<string, string | undefined>>,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (!ENV_NAME.test(name)) throw new LaunchError(`gpuPilot.run.env: ${JSON.stringify(name)} is not a variable name.`);
-    if (typeof value !== "string" || value.includes("\0")) throw new LaunchError(`gpuPilot.run.env: the value of ${name} must be a string without NUL.`);
+    if (!ENV_NAME.test(name))
+      throw new LaunchError(`gpuPilot.run.env: ${JSON.stringify(name)} is not a variable name.`);
+    if (typeof value !== "string" || value.includes("\0"))
+      throw new LaunchError(`gpuPilot.run.env: the value of ${name} must be a string without NUL.`);
     out[name] = value.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_m, v: string) => parent[v] ?? "");
   }
   return out;
@@ -286,21 +316,25 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
   const launcher = req.launcher ?? "python";
   // srun allocates GPUs on another node: a count is enough there.
   const countOnly = launcher === "slurm" && req.deviceIds.length === 0;
-  if (countOnly && (!Number.isInteger(req.gpuCount) || (req.gpuCount ?? 0) < 1)) throw new LaunchError("No GPU selected and no GPU count for srun.");
+  if (countOnly && (!Number.isInteger(req.gpuCount) || (req.gpuCount ?? 0) < 1))
+    throw new LaunchError("No GPU selected and no GPU count for srun.");
   const visible = countOnly ? "" : visibleDevicesValue(req.deviceIds);
   const ids = countOnly ? [] : visible.split(",");
   const interpreter = checkProgram(req.interpreter, "Python interpreter");
   checkPath(req.file, "file");
   checkPath(req.cwd, "folder");
   const scriptArgs = [...(req.scriptArgs ?? [])];
-  if (scriptArgs.some((a) => typeof a !== "string" || a.includes("\0"))) throw new LaunchError("A script argument is not a string without NUL.");
+  if (scriptArgs.some((a) => typeof a !== "string" || a.includes("\0")))
+    throw new LaunchError("A script argument is not a string without NUL.");
   const count = countOnly ? req.gpuCount! : ids.length;
   const nproc = req.nproc === undefined || req.nproc === 0 ? count : req.nproc;
   if (!Number.isInteger(nproc) || nproc < 1) throw new LaunchError(`Not a number of processes: ${String(req.nproc)}.`);
 
   const amd = req.vendor === "amd";
   if (amd && launcher === "docker") {
-    throw new LaunchError("The docker launcher passes GPUs with --gpus, which is NVIDIA's; on this AMD ROCm machine use python, torchrun or a custom command line (docker needs --device=/dev/kfd --device=/dev/dri there).");
+    throw new LaunchError(
+      "The docker launcher passes GPUs with --gpus, which is NVIDIA's; on this AMD ROCm machine use python, torchrun or a custom command line (docker needs --device=/dev/kfd --device=/dev/dri there).",
+    );
   }
   const notes: string[] = [];
   const env: Record<string, string> = {};
@@ -312,15 +346,20 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
     }
     env[k] = v;
   }
-  const selectionEnv: Record<string, string> = amd ? { ROCR_VISIBLE_DEVICES: visible } : { CUDA_VISIBLE_DEVICES: visible, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
+  const selectionEnv: Record<string, string> = amd
+    ? { ROCR_VISIBLE_DEVICES: visible }
+    : { CUDA_VISIBLE_DEVICES: visible, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
   const name = basename(req.file);
   const onGpus = `${name} on GPU ${visible}`;
   const prog = LAUNCHER_PROGRAMS[launcher];
-  const program = req.program !== undefined ? checkProgram(req.program, `${prog?.name ?? launcher} program`) : undefined;
+  const program =
+    req.program !== undefined ? checkProgram(req.program, `${prog?.name ?? launcher} program`) : undefined;
   /** `[command, ...prefix]` of a launcher that may run as `python -m <module>`. */
   const launcherHead = (): [string, string[]] => {
     if (program) return [program, []];
-    notes.push(`${prog!.name} was not found on PATH or next to ${interpreter}: running ${interpreter} -m ${prog!.module}.`);
+    notes.push(
+      `${prog!.name} was not found on PATH or next to ${interpreter}: running ${interpreter} -m ${prog!.module}.`,
+    );
     return [interpreter, ["-m", prog!.module!]];
   };
 
@@ -344,7 +383,14 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
       const [cmd, pre] = launcherHead();
       command = cmd;
       // On AMD, --gpu_ids would become CUDA_VISIBLE_DEVICES in each process: ROCR_VISIBLE_DEVICES already narrowed the GPUs.
-      args = [...pre, ...(program ? ["launch"] : []), `--num_processes=${nproc}`, ...(amd ? [] : [`--gpu_ids=${visible}`]), req.file, ...scriptArgs];
+      args = [
+        ...pre,
+        ...(program ? ["launch"] : []),
+        `--num_processes=${nproc}`,
+        ...(amd ? [] : [`--gpu_ids=${visible}`]),
+        req.file,
+        ...scriptArgs,
+      ];
       break;
     }
     case "deepspeed": {
@@ -355,12 +401,18 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
       command = cmd;
       args = [...pre, "--include", `localhost:${indices.join(",")}`, req.file, ...scriptArgs];
       spec = { CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
-      if (req.nproc && req.nproc !== count) notes.push(`DeepSpeed starts one process per included GPU: gpuPilot.run.nproc (${req.nproc}) is not used.`);
+      if (req.nproc && req.nproc !== count)
+        notes.push(`DeepSpeed starts one process per included GPU: gpuPilot.run.nproc (${req.nproc}) is not used.`);
       title = `${name} on GPU ${indices.join(",")} (deepspeed)`;
       break;
     }
     case "custom": {
-      const argv = expandCustomArgs(req.customArgs ?? [], { file: req.file, gpus: visible, count: String(count), python: interpreter });
+      const argv = expandCustomArgs(req.customArgs ?? [], {
+        file: req.file,
+        gpus: visible,
+        count: String(count),
+        python: interpreter,
+      });
       command = checkProgram(argv[0], "program in gpuPilot.run.customArgs");
       // Script arguments follow the template, as with every other launcher.
       args = [...argv.slice(1), ...scriptArgs];
@@ -369,14 +421,29 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
     }
     case "docker": {
       const image = (req.dockerImage ?? "").trim();
-      if (image === "") throw new LaunchError("Set gpuPilot.run.dockerImage to the image to run in (e.g. pytorch/pytorch:latest).");
+      if (image === "")
+        throw new LaunchError("Set gpuPilot.run.dockerImage to the image to run in (e.g. pytorch/pytorch:latest).");
       if (!DOCKER_IMAGE.test(image)) throw new LaunchError(`Not a Docker image reference: ${JSON.stringify(image)}.`);
-      if (req.cwd.includes(":")) throw new LaunchError(`Docker's -v cannot mount a folder whose path holds ':' (${req.cwd}).`);
+      if (req.cwd.includes(":"))
+        throw new LaunchError(`Docker's -v cannot mount a folder whose path holds ':' (${req.cwd}).`);
       command = program ?? "docker";
       // Docker reads the --gpus value as CSV, so a list of devices must be one quoted CSV field:
       // the argument is `"device=0,1"` with the double quotes (a shell user types '"device=0,1"').
       // Without them Docker splits at the comma and takes only the first GPU (or fails).
-      args = ["run", "--rm", "--gpus", `"device=${visible}"`, "-v", `${req.cwd}:${req.cwd}`, "-w", req.cwd, image, "python", req.file, ...scriptArgs];
+      args = [
+        "run",
+        "--rm",
+        "--gpus",
+        `"device=${visible}"`,
+        "-v",
+        `${req.cwd}:${req.cwd}`,
+        "-w",
+        req.cwd,
+        image,
+        "python",
+        req.file,
+        ...scriptArgs,
+      ];
       // Nothing is passed into the container: --gpus decides what it sees.
       spec = {};
       break;
@@ -389,8 +456,22 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
       title = `${name} via srun (${count} GPU${count === 1 ? "" : "s"})`;
       break;
   }
-  const unset = UNSET_SELECTION.has(launcher) ? [...SELECTION_VARS] : amd ? AMD_SELECTION_VARS.filter((k) => !(k in spec)) : [];
-  return { launcher, command, args, cwd: req.cwd, env: { ...env, ...spec }, unset, visibleDevices: visible, title, notes };
+  const unset = UNSET_SELECTION.has(launcher)
+    ? [...SELECTION_VARS]
+    : amd
+      ? AMD_SELECTION_VARS.filter((k) => !(k in spec))
+      : [];
+  return {
+    launcher,
+    command,
+    args,
+    cwd: req.cwd,
+    env: { ...env, ...spec },
+    unset,
+    visibleDevices: visible,
+    title,
+    notes,
+  };
 }
 
 /**
@@ -406,7 +487,10 @@ const HOST_ONLY_VAR = /^(?:ELECTRON_.+|VSCODE_(?!IPC_HOOK_CLI$).+)$/;
  * or `spec.env` sets it: the run's output goes through a pipe, not a tty, and Python would otherwise
  * hold it back in 8 KiB blocks. Nothing in any value is expanded.
  */
-export function runEnvironment(parent: Readonly<Record<string, string | undefined>>, spec: Pick<LaunchSpec, "env" | "unset">): Record<string, string> {
+export function runEnvironment(
+  parent: Readonly<Record<string, string | undefined>>,
+  spec: Pick<LaunchSpec, "env" | "unset">,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(parent)) if (typeof v === "string" && !HOST_ONLY_VAR.test(k)) out[k] = v;
   for (const k of spec.unset) delete out[k];
@@ -418,9 +502,14 @@ export function runEnvironment(parent: Readonly<Record<string, string | undefine
  * How a finished run reads in the log and the notification, from its exit code or the signal that
  * ended it (both undefined: unknown).
  */
-export function describeExit(title: string, exitCode: number | undefined, signal?: string): { ok: boolean; message: string } {
+export function describeExit(
+  title: string,
+  exitCode: number | undefined,
+  signal?: string,
+): { ok: boolean; message: string } {
   if (exitCode === 0) return { ok: true, message: `${title}: finished (exit code 0).` };
   if (signal !== undefined) return { ok: false, message: `${title}: stopped by ${signal}.` };
-  if (exitCode === undefined) return { ok: false, message: `${title}: ended without an exit code (stopped or terminal closed).` };
+  if (exitCode === undefined)
+    return { ok: false, message: `${title}: ended without an exit code (stopped or terminal closed).` };
   return { ok: false, message: `${title}: failed with exit code ${exitCode}.` };
 }

@@ -10,7 +10,15 @@
  */
 import { detectVendor } from "../gpu/vendor";
 import type { GpuKey } from "../gpu/selection";
-import { buildLaunch, expandEnv, type GpuVendor, LAUNCHER_PROGRAMS, LaunchError, type LauncherKind, type LaunchSpec } from "./launch";
+import {
+  buildLaunch,
+  expandEnv,
+  type GpuVendor,
+  LAUNCHER_PROGRAMS,
+  LaunchError,
+  type LauncherKind,
+  type LaunchSpec,
+} from "./launch";
 import type { FindOptions } from "./which";
 
 /** The GPUs a run is planned against, with whose tool read them. */
@@ -60,7 +68,11 @@ export type LaunchPlan = { ok: true; spec: LaunchSpec; vendor: GpuVendor } | { o
  * The vendor of a run: the inventory's (`amd` when AMD's tool read it, else `nvidia`); without an
  * inventory, from the management tools on the run's PATH (gpu/vendor.ts `detectVendor`).
  */
-export function runVendor(inventory: PlanInventory | undefined, find: PlanInput["find"], pathEnv: string | undefined): GpuVendor {
+export function runVendor(
+  inventory: PlanInventory | undefined,
+  find: PlanInput["find"],
+  pathEnv: string | undefined,
+): GpuVendor {
   if (inventory) return inventory.vendor ?? "nvidia";
   return detectVendor((name) => find(name, { pathEnv })).vendor;
 }
@@ -75,7 +87,9 @@ function launcherProgram(input: PlanInput, pathEnv: string | undefined, pathFrom
   if (!prog) return undefined;
   const program = input.find(prog.name, { pathEnv, interpreter: input.interpreter });
   if (!program && !prog.module) {
-    throw new LaunchError(`${prog.name} was not found on PATH${pathFromSetting ? " (gpuPilot.run.env's PATH)" : ""}: install it or choose another launcher.`);
+    throw new LaunchError(
+      `${prog.name} was not found on PATH${pathFromSetting ? " (gpuPilot.run.env's PATH)" : ""}: install it or choose another launcher.`,
+    );
   }
   return program;
 }
@@ -95,10 +109,20 @@ export function planLaunch(input: PlanInput): LaunchPlan {
     const program = launcherProgram(input, pathEnv, extraEnv.PATH !== undefined);
     const vendor = runVendor(input.inventory, input.find, pathEnv);
     const spec = buildLaunch({
-      launcher: input.launcher, interpreter: input.interpreter, file: input.file, cwd: input.cwd,
-      deviceIds: input.deviceIds, gpuCount: input.gpuCount, scriptArgs: input.scriptArgs, nproc: input.nproc,
-      program, customArgs: input.customArgs, dockerImage: input.dockerImage, gpus: input.inventory?.gpus ?? [],
-      extraEnv, vendor,
+      launcher: input.launcher,
+      interpreter: input.interpreter,
+      file: input.file,
+      cwd: input.cwd,
+      deviceIds: input.deviceIds,
+      gpuCount: input.gpuCount,
+      scriptArgs: input.scriptArgs,
+      nproc: input.nproc,
+      program,
+      customArgs: input.customArgs,
+      dockerImage: input.dockerImage,
+      gpus: input.inventory?.gpus ?? [],
+      extraEnv,
+      vendor,
     });
     return { ok: true, spec, vendor };
   } catch (e) {

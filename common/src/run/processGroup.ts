@@ -41,7 +41,9 @@ export function trackGroup(pid: number | undefined): () => void {
     process.on("exit", () => killAllGroups("SIGKILL"));
   }
   live.add(pid);
-  return () => { live.delete(pid); };
+  return () => {
+    live.delete(pid);
+  };
 }
 
 /**

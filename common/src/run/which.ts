@@ -36,7 +36,16 @@ function isExecutableFile(p: string, platform: NodeJS.Platform): boolean {
 export function findProgram(name: string, opts: FindOptions): string | undefined {
   const platform = opts.platform ?? process.platform;
   const p = platform === "win32" ? path.win32 : path.posix;
-  const exts = platform === "win32" ? ["", ...(opts.pathExt ?? ".EXE;.CMD;.BAT;.COM").split(";").filter(Boolean).map((e) => e.toLowerCase())] : [""];
+  const exts =
+    platform === "win32"
+      ? [
+          "",
+          ...(opts.pathExt ?? ".EXE;.CMD;.BAT;.COM")
+            .split(";")
+            .filter(Boolean)
+            .map((e) => e.toLowerCase()),
+        ]
+      : [""];
   const dirs: string[] = [];
   if (opts.interpreter && p.isAbsolute(opts.interpreter)) dirs.push(p.dirname(opts.interpreter));
   for (const d of (opts.pathEnv ?? "").split(platform === "win32" ? ";" : ":")) {

@@ -25,7 +25,10 @@ function splitTop(s: string): string[] {
   for (const c of s) {
     if (c === "(") depth++;
     else if (c === ")") depth = Math.max(0, depth - 1);
-    if (c === "," && depth === 0) { out.push(cur); cur = ""; } else cur += c;
+    if (c === "," && depth === 0) {
+      out.push(cur);
+      cur = "";
+    } else cur += c;
   }
   if (cur) out.push(cur);
   return out;
@@ -42,7 +45,10 @@ export function parseGres(s: string): GresGpus {
   const text = s.trim();
   if (!text || text === "(null)" || text === "N/A") return out;
   for (const raw of splitTop(text)) {
-    const item = raw.trim().replace(/^gres[:/]/, "").replace(/\(.*\)$/, "");
+    const item = raw
+      .trim()
+      .replace(/^gres[:/]/, "")
+      .replace(/\(.*\)$/, "");
     const parts = item.split(":");
     if (parts[0] !== "gpu") continue;
     let count = 1;
@@ -52,7 +58,8 @@ export function parseGres(s: string): GresGpus {
       else type = parts[1];
     } else if (parts.length >= 3) {
       type = parts.slice(1, -1).join(":");
-      if (!/^[0-9]+$/.test(parts[parts.length - 1])) throw new Error(`GRES item ${JSON.stringify(raw)} has no whole GPU count`);
+      if (!/^[0-9]+$/.test(parts[parts.length - 1]))
+        throw new Error(`GRES item ${JSON.stringify(raw)} has no whole GPU count`);
       count = Number(parts[parts.length - 1]);
     }
     out.count += count;
@@ -87,11 +94,22 @@ export function parseSinfoNodes(text: string): SinfoNode[] {
   text.split(/\r?\n/).forEach((line, i) => {
     if (!line.trim()) return;
     const fields = line.split("|");
-    if (fields.length !== 6 || fields[5].trim() !== "") throw new Error(`sinfo line ${i + 1}: expected 5 fields ending in '|' (${SINFO_NODE_FORMAT}), got ${JSON.stringify(line)}`);
+    if (fields.length !== 6 || fields[5].trim() !== "")
+      throw new Error(
+        `sinfo line ${i + 1}: expected 5 fields ending in '|' (${SINFO_NODE_FORMAT}), got ${JSON.stringify(line)}`,
+      );
     const [node, part, gres, used, state] = fields.map((f) => f.trim());
     try {
       const total = parseGres(gres);
-      out.push({ node, partition: part.replace(/\*$/, ""), isDefault: part.endsWith("*"), gpus: total.count, gpusUsed: parseGres(used).count, types: total.types, state });
+      out.push({
+        node,
+        partition: part.replace(/\*$/, ""),
+        isDefault: part.endsWith("*"),
+        gpus: total.count,
+        gpusUsed: parseGres(used).count,
+        types: total.types,
+        state,
+      });
     } catch (e) {
       throw new Error(`sinfo line ${i + 1}: ${(e as Error).message}`);
     }
@@ -116,7 +134,10 @@ export function partitionGpus(nodes: readonly SinfoNode[]): PartitionGpus[] {
   const by = new Map<string, PartitionGpus>();
   for (const n of nodes) {
     let p = by.get(n.partition);
-    if (!p) { p = { partition: n.partition, isDefault: n.isDefault, nodes: 0, gpus: 0, gpusUsed: 0, gpusFree: 0, types: [] }; by.set(n.partition, p); }
+    if (!p) {
+      p = { partition: n.partition, isDefault: n.isDefault, nodes: 0, gpus: 0, gpusUsed: 0, gpusFree: 0, types: [] };
+      by.set(n.partition, p);
+    }
     p.nodes++;
     p.gpus += n.gpus;
     p.gpusUsed += n.gpusUsed;
@@ -180,13 +201,23 @@ const state = (v: unknown): string => (Array.isArray(v) ? v.filter((x) => typeof
  */
 export function parseSqueueJson(text: string): SlurmJob[] {
   let doc: unknown;
-  try { doc = JSON.parse(text); } catch (e) { throw new Error(`squeue --json printed no JSON: ${(e as Error).message}`); }
-  if (!isObj(doc) || !Array.isArray(doc.jobs)) throw new Error("squeue --json output has no \"jobs\" list");
+  try {
+    doc = JSON.parse(text);
+  } catch (e) {
+    throw new Error(`squeue --json printed no JSON: ${(e as Error).message}`);
+  }
+  if (!isObj(doc) || !Array.isArray(doc.jobs)) throw new Error('squeue --json output has no "jobs" list');
   const errors = Array.isArray(doc.errors) ? doc.errors : [];
-  if (errors.length) throw new Error(`squeue reported: ${errors.map((e) => (isObj(e) ? str(e.error) || str(e.description) || JSON.stringify(e) : String(e))).join("; ")}`);
+  if (errors.length)
+    throw new Error(
+      `squeue reported: ${errors.map((e) => (isObj(e) ? str(e.error) || str(e.description) || JSON.stringify(e) : String(e))).join("; ")}`,
+    );
   return doc.jobs.filter(isObj).map((j) => {
     const tpn = str(j.tres_per_node);
-    const gpusOf = (v: unknown) => { const t = str(v); return t ? parseGres(t).count || null : null; };
+    const gpusOf = (v: unknown) => {
+      const t = str(v);
+      return t ? parseGres(t).count || null : null;
+    };
     const start = num(j.start_time);
     const end = num(j.end_time);
     const submit = num(j.submit_time);
@@ -240,20 +271,30 @@ export function parseSqueueFormat(text: string): SlurmJob[] {
   text.split(/\r?\n/).forEach((line, i) => {
     if (!line.trim()) return;
     const f = line.split("|");
-    if (f.length !== 12 || f[11].trim() !== "") throw new Error(`squeue line ${i + 1}: expected 11 fields ending in '|' (${SQUEUE_FORMAT}), got ${JSON.stringify(line)}`);
+    if (f.length !== 12 || f[11].trim() !== "")
+      throw new Error(
+        `squeue line ${i + 1}: expected 11 fields ending in '|' (${SQUEUE_FORMAT}), got ${JSON.stringify(line)}`,
+      );
     const [id, name, st, partition, user, tpn, nodes, count, reason, limit, run] = f.map((x) => x.trim());
     const limitS = parseSlurmDuration(limit);
     const runS = parseSlurmDuration(run);
     out.push({
       id: /^\d+$/.test(id) ? Number(id) : -1,
-      name, state: st, partition, user,
+      name,
+      state: st,
+      partition,
+      user,
       gpusPerNode: parseGres(tpn).count || null,
-      gpusPerJob: null, gpusPerTask: null, gresDetail: [],
+      gpusPerJob: null,
+      gpusPerTask: null,
+      gresDetail: [],
       nodes: nodes === "(null)" ? "" : nodes,
       nodeCount: /^\d+$/.test(count) ? Number(count) : 0,
       reason: reason && reason !== "None" ? reason : null,
       timeLimitMinutes: limitS === null ? null : Math.round(limitS / 60),
-      submitTime: null, startTime: null, endTime: null,
+      submitTime: null,
+      startTime: null,
+      endTime: null,
       ...(runS !== null ? { runTimeSeconds: runS } : {}),
       output: null,
     });

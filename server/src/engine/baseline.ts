@@ -29,13 +29,27 @@ export const BASELINE_MAX_BYTES = 64 * 1024 * 1024;
 export const FINGERPRINT_LINES = 3;
 
 /** One accepted finding. `file`: relative to the baseline file's folder, '/' separators. */
-export interface BaselineEntry { file: string; code: string; fingerprint: string; occurrence: number }
+export interface BaselineEntry {
+  file: string;
+  code: string;
+  fingerprint: string;
+  occurrence: number;
+}
 
 /** A baseline read from disk: its entries and the folder its paths are relative to. */
-export interface Baseline { path: string; dir: string; entries: BaselineEntry[]; keys: Set<string> }
+export interface Baseline {
+  path: string;
+  dir: string;
+  entries: BaselineEntry[];
+  keys: Set<string>;
+}
 
 /** A finding to match: its rule, its file (absolute) and the text of its lines (already cut to the finding's rows). */
-export interface BaselineFinding { code: string; file: string; lines: readonly string[] }
+export interface BaselineFinding {
+  code: string;
+  file: string;
+  lines: readonly string[];
+}
 
 /** Thrown when a baseline file cannot be read or is not a valid baseline; the message says why. */
 export class BaselineError extends Error {}
@@ -49,7 +63,10 @@ const keyOf = (e: BaselineEntry): string => `${e.file}\u0000${e.code}\u0000${e.f
  * @param lines the finding's lines (at most {@link FINGERPRINT_LINES} are used).
  */
 export function fingerprintOf(lines: readonly string[]): string {
-  const norm = lines.slice(0, FINGERPRINT_LINES).map((l) => l.trim().replace(/\s+/g, " ")).join("\n");
+  const norm = lines
+    .slice(0, FINGERPRINT_LINES)
+    .map((l) => l.trim().replace(/\s+/g, " "))
+    .join("\n");
   return createHash("sha256").update(norm).digest("hex").slice(0, 16);
 }
 
@@ -91,12 +108,21 @@ const cmp = (a: string | number, b: string | number): number => (a < b ? -1 : a 
 
 /** Entries in the file's order: by file, code, fingerprint, occurrence (stable diffs between writes). */
 export function sortEntries(entries: BaselineEntry[]): BaselineEntry[] {
-  return entries.sort((a, b) => cmp(a.file, b.file) || cmp(a.code, b.code) || cmp(a.fingerprint, b.fingerprint) || cmp(a.occurrence, b.occurrence));
+  return entries.sort(
+    (a, b) =>
+      cmp(a.file, b.file) ||
+      cmp(a.code, b.code) ||
+      cmp(a.fingerprint, b.fingerprint) ||
+      cmp(a.occurrence, b.occurrence),
+  );
 }
 
 /** The text of a baseline file holding `entries` (sorted here), one entry a line, ending in a newline. */
 export function serialiseBaseline(entries: BaselineEntry[]): string {
-  const rows = sortEntries([...entries]).map((e) => `    ${JSON.stringify({ file: e.file, code: e.code, fingerprint: e.fingerprint, occurrence: e.occurrence })}`);
+  const rows = sortEntries([...entries]).map(
+    (e) =>
+      `    ${JSON.stringify({ file: e.file, code: e.code, fingerprint: e.fingerprint, occurrence: e.occurrence })}`,
+  );
   return `{\n  "version": ${BASELINE_VERSION},\n  "entries": [${rows.length ? `\n${rows.join(",\n")}\n  ` : ""}]\n}\n`;
 }
 
@@ -107,11 +133,20 @@ const FINGERPRINT = /^[0-9a-f]{16}$/;
 function entryProblem(e: unknown): string | null {
   if (typeof e !== "object" || e === null || Array.isArray(e)) return "not an object";
   const o = e as Record<string, unknown>;
-  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
-  if (typeof o.file !== "string" || o.file === "" || o.file.length > 4096 || isAbsolute(o.file) || /[\u0000-\u001f\\]/.test(o.file)) return "\"file\" must be a relative path with '/' separators";
-  if (typeof o.code !== "string" || !CODE.test(o.code)) return "\"code\" must be a rule code such as GPU001";
-  if (typeof o.fingerprint !== "string" || !FINGERPRINT.test(o.fingerprint)) return "\"fingerprint\" must be 16 hex digits";
-  if (typeof o.occurrence !== "number" || !Number.isInteger(o.occurrence) || o.occurrence < 0 || o.occurrence > 1e6) return "\"occurrence\" must be a whole number from 0 to 1000000";
+  if (
+    typeof o.file !== "string" ||
+    o.file === "" ||
+    o.file.length > 4096 ||
+    isAbsolute(o.file) ||
+    // eslint-disable-next-line no-control-regex -- refusing control characters is the point
+    /[\u0000-\u001f\\]/.test(o.file)
+  )
+    return "\"file\" must be a relative path with '/' separators";
+  if (typeof o.code !== "string" || !CODE.test(o.code)) return '"code" must be a rule code such as GPU001';
+  if (typeof o.fingerprint !== "string" || !FINGERPRINT.test(o.fingerprint))
+    return '"fingerprint" must be 16 hex digits';
+  if (typeof o.occurrence !== "number" || !Number.isInteger(o.occurrence) || o.occurrence < 0 || o.occurrence > 1e6)
+    return '"occurrence" must be a whole number from 0 to 1000000';
   return null;
 }
 
@@ -123,16 +158,29 @@ function entryProblem(e: unknown): string | null {
  */
 export function parseBaseline(text: string, path: string): Baseline {
   let data: unknown;
-  try { data = JSON.parse(text); } catch (e) { throw new BaselineError(`baseline ${path} is not valid JSON (${(e as Error).message.slice(0, 200)})`); }
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new BaselineError(`baseline ${path} is not valid JSON (${(e as Error).message.slice(0, 200)})`);
+  }
   const o = data as { version?: unknown; entries?: unknown };
-  if (typeof data !== "object" || data === null || Array.isArray(data)) throw new BaselineError(`baseline ${path} must be a JSON object with "version" and "entries"`);
-  if (o.version !== BASELINE_VERSION) throw new BaselineError(`baseline ${path} has version ${JSON.stringify(o.version)?.slice(0, 40)}; this gpu-pilot reads version ${BASELINE_VERSION} (write it again with --write-baseline)`);
+  if (typeof data !== "object" || data === null || Array.isArray(data))
+    throw new BaselineError(`baseline ${path} must be a JSON object with "version" and "entries"`);
+  if (o.version !== BASELINE_VERSION)
+    throw new BaselineError(
+      `baseline ${path} has version ${JSON.stringify(o.version)?.slice(0, 40)}; this gpu-pilot reads version ${BASELINE_VERSION} (write it again with --write-baseline)`,
+    );
   if (!Array.isArray(o.entries)) throw new BaselineError(`baseline ${path} must have an "entries" array`);
   for (let i = 0; i < o.entries.length; i++) {
     const p = entryProblem(o.entries[i]);
     if (p) throw new BaselineError(`baseline ${path}: entry ${i + 1} of ${o.entries.length}: ${p}`);
   }
-  const entries = (o.entries as BaselineEntry[]).map((e) => ({ file: e.file, code: e.code, fingerprint: e.fingerprint, occurrence: e.occurrence }));
+  const entries = (o.entries as BaselineEntry[]).map((e) => ({
+    file: e.file,
+    code: e.code,
+    fingerprint: e.fingerprint,
+    occurrence: e.occurrence,
+  }));
   return { path, dir: dirname(resolve(path)), entries, keys: new Set(entries.map(keyOf)) };
 }
 
@@ -156,7 +204,11 @@ export function loadBaseline(path: string): Baseline {
  * @returns per finding whether the baseline holds it, and how many entries of the checked files
  *   matched no finding (`stale`: fixed, or their lines changed).
  */
-export function matchBaseline(baseline: Baseline, findings: readonly BaselineFinding[], checkedFiles: Iterable<string>): { baselined: boolean[]; stale: number } {
+export function matchBaseline(
+  baseline: Baseline,
+  findings: readonly BaselineFinding[],
+  checkedFiles: Iterable<string>,
+): { baselined: boolean[]; stale: number } {
   const seen = new Map<string, number>();
   const used = new Set<string>();
   const baselined = findings.map((f) => {
@@ -184,19 +236,33 @@ export function matchBaseline(baseline: Baseline, findings: readonly BaselineFin
 export function writeBaselineFile(path: string, entries: BaselineEntry[]): void {
   try {
     const st = statSync(path);
-    if (!st.isFile()) throw new BaselineError(`cannot write baseline ${path}: it is ${fileKind(st)}, not a regular file`);
+    if (!st.isFile())
+      throw new BaselineError(`cannot write baseline ${path}: it is ${fileKind(st)}, not a regular file`);
   } catch (e) {
     if (e instanceof BaselineError) throw e;
-    if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw new BaselineError(`cannot write baseline ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    if ((e as NodeJS.ErrnoException).code !== "ENOENT")
+      throw new BaselineError(
+        `cannot write baseline ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+      );
   }
   const tmp = join(dirname(path), `.${basename(path)}.gpu-pilot-${process.pid}-${randomBytes(4).toString("hex")}.tmp`);
   const bytes = Buffer.from(serialiseBaseline(entries), "utf8");
   try {
     const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL, 0o644);
-    try { for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at); } finally { closeSync(fd); }
+    try {
+      for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+    } finally {
+      closeSync(fd);
+    }
     renameSync(tmp, path);
   } catch (e) {
-    try { unlinkSync(tmp); } catch { /* never created */ }
-    throw new BaselineError(`cannot write baseline ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* never created */
+    }
+    throw new BaselineError(
+      `cannot write baseline ${path}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`,
+    );
   }
 }

@@ -91,7 +91,11 @@ const SEVERITIES = new Set(["error", "warning", "information", "hint"]);
  * on up, but a pyproject.toml owned by another user (not the current one, not root) is passed over.
  * `exists`: the existence test of a path (a run over files that do not change may pass a memoised one).
  */
-export function findPyproject(dir: string, roots: readonly string[] = [], exists: (path: string) => boolean = existsSync): string | null {
+export function findPyproject(
+  dir: string,
+  roots: readonly string[] = [],
+  exists: (path: string) => boolean = existsSync,
+): string | null {
   const stops = new Set(roots.map((r) => resolve(r)));
   let d = resolve(dir);
   const found: string[] = [];
@@ -143,16 +147,28 @@ class ProblemList {
   private readonly list: ConfigProblem[] = [];
   private more = 0;
   private starts: number[] | null = null;
-  constructor(private readonly file: string, private readonly text: string) {}
+  constructor(
+    private readonly file: string,
+    private readonly text: string,
+  ) {}
   /** Records a problem about `needle` (a key; its line is looked up only if the problem is listed). */
   add(needle: string, message: string): void {
-    if (this.list.length >= MAX_CONFIG_PROBLEMS) { this.more++; return; }
+    if (this.list.length >= MAX_CONFIG_PROBLEMS) {
+      this.more++;
+      return;
+    }
     this.list.push({ file: this.file, line: this.lineOf(needle), message });
   }
   /** The listed problems, then one "and N more" problem when some were only counted. */
   done(): ConfigProblem[] {
     if (this.more === 0) return this.list;
-    return [...this.list, { file: this.file, message: `[tool.gpu-pilot] and ${this.more.toLocaleString("en-US")} more problem${this.more === 1 ? "" : "s"} (only the first ${MAX_CONFIG_PROBLEMS} are listed)` }];
+    return [
+      ...this.list,
+      {
+        file: this.file,
+        message: `[tool.gpu-pilot] and ${this.more.toLocaleString("en-US")} more problem${this.more === 1 ? "" : "s"} (only the first ${MAX_CONFIG_PROBLEMS} are listed)`,
+      },
+    ];
   }
   /** 1-based line of the first occurrence of `needle`, or undefined: a binary search in the line starts (computed once). */
   private lineOf(needle: string): number | undefined {
@@ -162,8 +178,13 @@ class ProblemList {
       this.starts = [0];
       for (let at = this.text.indexOf("\n"); at >= 0; at = this.text.indexOf("\n", at + 1)) this.starts.push(at + 1);
     }
-    let lo = 0, hi = this.starts.length - 1;
-    while (lo < hi) { const mid = (lo + hi + 1) >> 1; if (this.starts[mid] <= i) lo = mid; else hi = mid - 1; }
+    let lo = 0,
+      hi = this.starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.starts[mid] <= i) lo = mid;
+      else hi = mid - 1;
+    }
     return lo + 1;
   }
 }
@@ -178,73 +199,130 @@ export function loadProjectConfig(file: string): { config: ProjectConfig | null;
   if (!("text" in read)) return { config: null, problems: [{ file, message: `not read: ${read.reason}` }] };
   const text = read.text;
   let doc: Record<string, unknown>;
-  try { doc = parseToml(text) as Record<string, unknown>; } catch (e) {
-    if (e instanceof TomlError) return { config: null, problems: [{ file, line: e.line, message: `TOML error: ${short(e.message.split("\n")[0])}` }] };
+  try {
+    doc = parseToml(text) as Record<string, unknown>;
+  } catch (e) {
+    if (e instanceof TomlError)
+      return {
+        config: null,
+        problems: [{ file, line: e.line, message: `TOML error: ${short(e.message.split("\n")[0])}` }],
+      };
     return { config: null, problems: [{ file, message: `TOML error: ${short((e as Error).message)}` }] };
   }
   const table = (doc.tool as Record<string, unknown> | undefined)?.["gpu-pilot"] as Record<string, unknown> | undefined;
   if (!table) return { config: null, problems: [] };
   const problems = new ProblemList(file, text);
   const config: ProjectConfig = { file };
-  const codes = (key: string, v: unknown): string[] | undefined => {
-    if (!Array.isArray(v) || v.some((c) => typeof c !== "string")) { problems.add(key, `[tool.gpu-pilot] ${short(key)} must be a list of rule codes`); return undefined; }
-    const bad = (v as string[]).filter((c) => !CODE.test(c) || (c.length === 6 && !KNOWN_CODES.has(c)));
-    if (bad.length) { const badSet = new Set(bad); problems.add(key, `[tool.gpu-pilot] ${short(key)}: unknown rule code${bad.length > 1 ? "s" : ""} ${listed(bad)} (codes are ${[...KNOWN_CODES].join(", ")})`); return (v as string[]).filter((c) => !badSet.has(c)); }
-    return v as string[];
-  };
-  for (const [key, value] of Object.entries(table)) {
-    switch (key) {
-      case "select": config.select = codes(key, value); break;
-      case "extend-select": config.extendSelect = codes(key, value); break;
-      case "ignore": config.ignore = codes(key, value); break;
-      case "per-file-ignores": {
-        if (typeof value !== "object" || value === null || Array.isArray(value)) { problems.add(key, "[tool.gpu-pilot] per-file-ignores must be a table of glob = [codes]"); break; }
-        config.perFileIgnores = {};
-        for (const [glob, list] of Object.entries(value)) {
-          const c = codes(`per-file-ignores."${glob}"`, list);
-          if (c) config.perFileIgnores[glob] = c;
-        }
-        break;
-      }
-      case "severity": {
-        if (typeof value !== "object" || value === null || Array.isArray(value)) { problems.add(key, "[tool.gpu-pilot] severity must be a table of CODE = \"error\"|\"warning\"|\"information\"|\"hint\""); break; }
-        config.severity = {};
-        for (const [code, sev] of Object.entries(value)) {
-          if (!KNOWN_CODES.has(code)) problems.add(code, `[tool.gpu-pilot] severity: unknown rule code ${short(code)}`);
-          else if (typeof sev !== "string" || !SEVERITIES.has(sev)) problems.add(code, `[tool.gpu-pilot] severity.${short(code)} must be one of error, warning, information, hint`);
-          else config.severity[code] = sev as Severity;
-        }
-        break;
-      }
-      case "preview":
-        if (typeof value !== "boolean") problems.add(key, "[tool.gpu-pilot] preview must be true or false");
-        else config.preview = value;
-        break;
-      case "target-torch":
-        if (typeof value !== "string" || !TARGET_VERSION.test(value)) problems.add(key, "[tool.gpu-pilot] target-torch must be a version string such as \"2.11\"");
-        else config.targetTorch = value;
-        break;
-      case "gpus":
-        if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_CONFIG_GPUS) problems.add(key, `[tool.gpu-pilot] gpus must be a whole number from 0 to ${MAX_CONFIG_GPUS}, not ${short(JSON.stringify(value) ?? String(value))}`);
-        else config.gpus = value;
-        break;
-      case "inventory":
-        if (typeof value !== "string" || value.trim() === "") problems.add(key, "[tool.gpu-pilot] inventory must be the path of an nvidia-smi CSV file (nvidia-smi --query-gpu=index,uuid,name,pci.bus_id --format=csv,noheader)");
-        else config.inventory = resolve(dirname(file), value);
-        break;
-      case "baseline":
-        if (typeof value !== "string" || value.trim() === "") problems.add(key, "[tool.gpu-pilot] baseline must be the path of a baseline file (gpu-pilot check --write-baseline FILE)");
-        else config.baseline = resolve(dirname(file), value);
-        break;
-      case "eager-init-modules":
-        if (!Array.isArray(value) || value.some((m) => typeof m !== "string")) problems.add(key, "[tool.gpu-pilot] eager-init-modules must be a list of module names");
-        else config.eagerInitModules = value as string[];
-        break;
-      default:
-        problems.add(key, `[tool.gpu-pilot] unknown key "${short(key)}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory, baseline)`);
-    }
-  }
+  for (const [key, value] of Object.entries(table)) setConfigKey(config, problems, file, key, value);
   return { config, problems: problems.done() };
+}
+
+/** The rule codes of `v` (the list at `key`), unknown ones reported and left out; undefined if not a list. */
+function ruleCodes(problems: ProblemList, key: string, v: unknown): string[] | undefined {
+  if (!Array.isArray(v) || v.some((c) => typeof c !== "string")) {
+    problems.add(key, `[tool.gpu-pilot] ${short(key)} must be a list of rule codes`);
+    return undefined;
+  }
+  const bad = (v as string[]).filter((c) => !CODE.test(c) || (c.length === 6 && !KNOWN_CODES.has(c)));
+  if (bad.length) {
+    const badSet = new Set(bad);
+    problems.add(
+      key,
+      `[tool.gpu-pilot] ${short(key)}: unknown rule code${bad.length > 1 ? "s" : ""} ${listed(bad)} (codes are ${[...KNOWN_CODES].join(", ")})`,
+    );
+    return (v as string[]).filter((c) => !badSet.has(c));
+  }
+  return v as string[];
+}
+
+/** `per-file-ignores`: each glob's codes, checked by {@link ruleCodes}. */
+function perFileIgnoresOf(problems: ProblemList, value: object): Record<string, string[]> {
+  const out: Record<string, string[]> = {};
+  for (const [glob, list] of Object.entries(value)) {
+    const c = ruleCodes(problems, `per-file-ignores."${glob}"`, list);
+    if (c) out[glob] = c;
+  }
+  return out;
+}
+
+/** `severity`: each known code's severity; unknown codes and bad severities are reported and left out. */
+function severityOf(problems: ProblemList, value: object): Record<string, Severity> {
+  const out: Record<string, Severity> = {};
+  for (const [code, sev] of Object.entries(value)) {
+    if (!KNOWN_CODES.has(code)) problems.add(code, `[tool.gpu-pilot] severity: unknown rule code ${short(code)}`);
+    else if (typeof sev !== "string" || !SEVERITIES.has(sev))
+      problems.add(code, `[tool.gpu-pilot] severity.${short(code)} must be one of error, warning, information, hint`);
+    else out[code] = sev as Severity;
+  }
+  return out;
+}
+
+/** Sets the `[tool.gpu-pilot]` key `key` on `config`, or adds its problem to `problems`. */
+function setConfigKey(config: ProjectConfig, problems: ProblemList, file: string, key: string, value: unknown): void {
+  switch (key) {
+    case "select":
+      config.select = ruleCodes(problems, key, value);
+      break;
+    case "extend-select":
+      config.extendSelect = ruleCodes(problems, key, value);
+      break;
+    case "ignore":
+      config.ignore = ruleCodes(problems, key, value);
+      break;
+    case "per-file-ignores":
+      if (typeof value !== "object" || value === null || Array.isArray(value))
+        problems.add(key, "[tool.gpu-pilot] per-file-ignores must be a table of glob = [codes]");
+      else config.perFileIgnores = perFileIgnoresOf(problems, value);
+      break;
+    case "severity":
+      if (typeof value !== "object" || value === null || Array.isArray(value))
+        problems.add(key, '[tool.gpu-pilot] severity must be a table of CODE = "error"|"warning"|"information"|"hint"');
+      else config.severity = severityOf(problems, value);
+      break;
+    case "preview":
+      if (typeof value !== "boolean") problems.add(key, "[tool.gpu-pilot] preview must be true or false");
+      else config.preview = value;
+      break;
+    case "target-torch":
+      if (typeof value !== "string" || !TARGET_VERSION.test(value))
+        problems.add(key, '[tool.gpu-pilot] target-torch must be a version string such as "2.11"');
+      else config.targetTorch = value;
+      break;
+    case "gpus":
+      if (typeof value !== "number" || !Number.isInteger(value) || value < 0 || value > MAX_CONFIG_GPUS)
+        problems.add(
+          key,
+          `[tool.gpu-pilot] gpus must be a whole number from 0 to ${MAX_CONFIG_GPUS}, not ${short(JSON.stringify(value) ?? String(value))}`,
+        );
+      else config.gpus = value;
+      break;
+    case "inventory":
+      if (typeof value !== "string" || value.trim() === "")
+        problems.add(
+          key,
+          "[tool.gpu-pilot] inventory must be the path of an nvidia-smi CSV file (nvidia-smi --query-gpu=index,uuid,name,pci.bus_id --format=csv,noheader)",
+        );
+      else config.inventory = resolve(dirname(file), value);
+      break;
+    case "baseline":
+      if (typeof value !== "string" || value.trim() === "")
+        problems.add(
+          key,
+          "[tool.gpu-pilot] baseline must be the path of a baseline file (gpu-pilot check --write-baseline FILE)",
+        );
+      else config.baseline = resolve(dirname(file), value);
+      break;
+    case "eager-init-modules":
+      if (!Array.isArray(value) || value.some((m) => typeof m !== "string"))
+        problems.add(key, "[tool.gpu-pilot] eager-init-modules must be a list of module names");
+      else config.eagerInitModules = value as string[];
+      break;
+    default:
+      problems.add(
+        key,
+        `[tool.gpu-pilot] unknown key "${short(key)}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory, baseline)`,
+      );
+  }
 }
 
 /** Codes ignored for `file` by the config's per-file-ignores (globs relative to the pyproject folder). */
@@ -276,7 +354,10 @@ export function pinsTorchBelow24(specifier: string): boolean {
   const newer = ["2.4.0", "2.4.1", "2.5.1", "2.6.0", "2.8.0", "2.11.0", "3.0.0"];
   const older = ["1.12.1", "1.13.1", "2.0.1", "2.1.0", "2.1.2", "2.2.2", "2.3.0", "2.3.1"];
   try {
-    return !newer.some((v) => satisfies(v, spec)) && (older.some((v) => satisfies(v, spec)) || /^==\s*[01]\.|^==\s*2\.[0-3](\.|$)/.test(spec.trim()));
+    return (
+      !newer.some((v) => satisfies(v, spec)) &&
+      (older.some((v) => satisfies(v, spec)) || /^==\s*[01]\.|^==\s*2\.[0-3](\.|$)/.test(spec.trim()))
+    );
   } catch {
     return false;
   }
@@ -293,7 +374,10 @@ export function pinsTorchBelow20(specifier: string): boolean {
   const newer = ["2.0.0", "2.0.1", "2.1.2", "2.4.0", "2.8.0", "2.11.0", "3.0.0"];
   const older = ["1.8.1", "1.9.1", "1.10.2", "1.11.0", "1.12.1", "1.13.1"];
   try {
-    return !newer.some((v) => satisfies(v, spec)) && (older.some((v) => satisfies(v, spec)) || /^==\s*[01]\./.test(spec.trim()));
+    return (
+      !newer.some((v) => satisfies(v, spec)) &&
+      (older.some((v) => satisfies(v, spec)) || /^==\s*[01]\./.test(spec.trim()))
+    );
   } catch {
     return false;
   }
@@ -308,12 +392,20 @@ export function pinsTorchBelow20(specifier: string): boolean {
  */
 export function projectRequirements(dir: string): string[] {
   let names: string[] = [];
-  try { names = readdirSync(dir); } catch { return []; }
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
   const out: string[] = [];
   for (const n of names) {
     const p = join(dir, n);
     // Only regular files, capped (a committed symlink to /dev/zero or a FIFO must not hang the server).
-    const read = (): string => { const r = readWorkspaceText(p); if (!("text" in r)) throw new Error(r.reason); return r.text; };
+    const read = (): string => {
+      const r = readWorkspaceText(p);
+      if (!("text" in r)) throw new Error(r.reason);
+      return r.text;
+    };
     try {
       if (/^requirements.*\.txt$/.test(n)) {
         for (const line of read().split(/\r?\n/)) out.push(line);
@@ -321,7 +413,12 @@ export function projectRequirements(dir: string): string[] {
         const doc = parseToml(read()) as Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
         for (const dep of (doc.project?.dependencies ?? []) as unknown[]) if (typeof dep === "string") out.push(dep);
         for (const [name, v] of Object.entries((doc.tool?.poetry?.dependencies ?? {}) as Record<string, unknown>)) {
-          const spec = typeof v === "string" ? v : v && typeof (v as { version?: unknown }).version === "string" ? (v as { version: string }).version : null;
+          const spec =
+            typeof v === "string"
+              ? v
+              : v && typeof (v as { version?: unknown }).version === "string"
+                ? (v as { version: string }).version
+                : null;
           if (spec !== null) out.push(`${name}${/^[\d.]+$/.test(spec) ? `==${spec}` : spec.replace(/^\^/, ">=")}`);
         }
       } else if (n === "environment.yml" || n === "environment.yaml") {
@@ -346,7 +443,10 @@ export function projectRequirements(dir: string): string[] {
  */
 export function projectPinsTorchBelow24(dir: string): boolean {
   const specs: string[] = [];
-  for (const r of projectRequirements(dir)) { const s = torchSpecifier(r); if (s !== null) specs.push(s); }
+  for (const r of projectRequirements(dir)) {
+    const s = torchSpecifier(r);
+    if (s !== null) specs.push(s);
+  }
   return specs.some(pinsTorchBelow24);
 }
 
@@ -355,7 +455,10 @@ export function projectPinsTorchBelow24(dir: string): boolean {
  * @returns true when some file pins torch below 2.0.
  */
 export function projectPinsTorchBelow20(dir: string): boolean {
-  for (const r of projectRequirements(dir)) { const s = torchSpecifier(r); if (s !== null && pinsTorchBelow20(s)) return true; }
+  for (const r of projectRequirements(dir)) {
+    const s = torchSpecifier(r);
+    if (s !== null && pinsTorchBelow20(s)) return true;
+  }
   return false;
 }
 

@@ -10,7 +10,8 @@ import { applyEdits } from "./fixes";
 import { lineStructureError } from "../../../common/src/python/lineStructure";
 import type { LintDiagnostic, Position, Range, TextEdit } from "./types";
 
-const cmp = (a: { line: number; character: number }, b: { line: number; character: number }) => a.line - b.line || a.character - b.character;
+const cmp = (a: { line: number; character: number }, b: { line: number; character: number }) =>
+  a.line - b.line || a.character - b.character;
 
 /**
  * Picks non-overlapping safe fixes (and unsafe ones too when `unsafe`: `--unsafe-fixes`), first come first served; `count` is the number of diagnostics
@@ -21,7 +22,10 @@ const cmp = (a: { line: number; character: number }, b: { line: number; characte
  * A diagnostic whose fix is exactly the edits of a fix already picked (two findings on one line, one
  * rewrite of the line) is fixed by it: counted in `count`, its edits not applied twice.
  */
-export function safeEdits<E extends { range: Range; cell?: number; newText?: string }, D extends { fix?: { safe: boolean; edits: E[] } } = { fix?: { safe: boolean; edits: E[] } }>(diags: D[], unsafe = false): { edits: E[]; count: number; chosen: D[] } {
+export function safeEdits<
+  E extends { range: Range; cell?: number; newText?: string },
+  D extends { fix?: { safe: boolean; edits: E[] } } = { fix?: { safe: boolean; edits: E[] } },
+>(diags: D[], unsafe = false): { edits: E[]; count: number; chosen: D[] } {
   type Span = { cell: number; start: Position; end: Position };
   const out: E[] = [];
   const chosen: D[] = [];
@@ -29,8 +33,13 @@ export function safeEdits<E extends { range: Range; cell?: number; newText?: str
   const order = (a: Span, b: Span) => a.cell - b.cell || cmp(a.start, b.start) || cmp(a.end, b.end);
   const overlaps = (a: Span, b: Span) => a.cell === b.cell && cmp(a.start, b.end) <= 0 && cmp(b.start, a.end) <= 0;
   const indexOf = (k: Span) => {
-    let lo = 0, hi = sorted.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (order(sorted[mid], k) < 0) lo = mid + 1; else hi = mid; }
+    let lo = 0,
+      hi = sorted.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (order(sorted[mid], k) < 0) lo = mid + 1;
+      else hi = mid;
+    }
     return lo;
   };
   const conflicts = (k: Span) => {
@@ -38,11 +47,15 @@ export function safeEdits<E extends { range: Range; cell?: number; newText?: str
     return (i > 0 && overlaps(sorted[i - 1], k)) || (i < sorted.length && overlaps(sorted[i], k));
   };
   const pickedKeys = new Set<string>();
-  const keyOf = (edits: readonly E[]) => JSON.stringify(edits.map((e) => [e.cell ?? 0, e.range.start, e.range.end, e.newText ?? null]));
+  const keyOf = (edits: readonly E[]) =>
+    JSON.stringify(edits.map((e) => [e.cell ?? 0, e.range.start, e.range.end, e.newText ?? null]));
   let duplicates = 0;
   for (const d of diags) {
     if (!d.fix || (!d.fix.safe && !unsafe)) continue;
-    if (d.fix.edits.length && pickedKeys.has(keyOf(d.fix.edits))) { duplicates++; continue; }
+    if (d.fix.edits.length && pickedKeys.has(keyOf(d.fix.edits))) {
+      duplicates++;
+      continue;
+    }
     const spans = d.fix.edits.map((e): Span => ({ cell: e.cell ?? 0, start: e.range.start, end: e.range.end }));
     if (spans.some(conflicts)) continue;
     for (const k of spans) sorted.splice(indexOf(k), 0, k);
@@ -76,7 +89,8 @@ export function fixAllPython(text: string, options: LintOptions, unsafe = false)
       if (!edits.length) break;
       next = applyEdits(out, edits);
       // Fixes that pass one by one may still fail together: then only the first, which passed alone.
-      if (!parsesWithin(next, base)) ({ edits, count } = safeEdits<TextEdit, LintDiagnostic>(chosen.slice(0, 1), unsafe));
+      if (!parsesWithin(next, base))
+        ({ edits, count } = safeEdits<TextEdit, LintDiagnostic>(chosen.slice(0, 1), unsafe));
       next = applyEdits(out, edits);
     }
     applied += count;
@@ -89,11 +103,19 @@ export function fixAllPython(text: string, options: LintOptions, unsafe = false)
 function parsesWithin(text: string, base: { errors: number; linesOk: boolean }): boolean {
   if (base.linesOk && lineStructureError(text) !== null) return false;
   const t = parsePython(text);
-  try { return syntaxErrorCount(t) <= base.errors; } finally { t.delete(); }
+  try {
+    return syntaxErrorCount(t) <= base.errors;
+  } finally {
+    t.delete();
+  }
 }
 
 /** Applies all safe fixes (and unsafe ones when `unsafe`) to a notebook's cells; returns the new cells (same length and kinds). */
-export function fixAllNotebook(cells: CellInput[], options: LintOptions, unsafe = false): { cells: CellInput[]; applied: number } {
+export function fixAllNotebook(
+  cells: CellInput[],
+  options: LintOptions,
+  unsafe = false,
+): { cells: CellInput[]; applied: number } {
   const out = cells.map((c) => ({ ...c }));
   let applied = 0;
   for (let pass = 0; pass < 10; pass++) {

@@ -19,8 +19,10 @@ export function lineStarts(text: string): readonly number[] {
   } else {
     for (let i = 0; i < text.length; i++) {
       const ch = text.charCodeAt(i);
-      if (ch === 13) { if (text.charCodeAt(i + 1) === 10) i++; starts.push(i + 1); }
-      else if (ch === 10) starts.push(i + 1);
+      if (ch === 13) {
+        if (text.charCodeAt(i + 1) === 10) i++;
+        starts.push(i + 1);
+      } else if (ch === 10) starts.push(i + 1);
     }
   }
   lastText = text;
@@ -61,7 +63,10 @@ export function lineEndAt(text: string, offset: number): number {
 }
 
 /** Where inserting `text` at point `start` ends (lines end at \n, \r\n or a lone \r, as in LSP); columns in UTF-16 code units. */
-export function pointAfterInsert(start: { row: number; column: number }, text: string): { row: number; column: number } {
+export function pointAfterInsert(
+  start: { row: number; column: number },
+  text: string,
+): { row: number; column: number } {
   const inserted = lineStarts(text);
   return inserted.length === 1
     ? { row: start.row, column: start.column + text.length }
@@ -80,7 +85,8 @@ export function offsetAt(starts: readonly number[], text: string, p: Position): 
  */
 export function applyEdits(text: string, edits: TextEdit[]): string {
   const starts = lineStarts(text);
-  const abs = edits.map((e) => ({ s: offsetAt(starts, text, e.range.start), e: offsetAt(starts, text, e.range.end), t: e.newText }))
+  const abs = edits
+    .map((e) => ({ s: offsetAt(starts, text, e.range.start), e: offsetAt(starts, text, e.range.end), t: e.newText }))
     .sort((a, b) => a.s - b.s || a.e - b.e);
   let out = "";
   let at = 0;
@@ -117,7 +123,21 @@ function ownsItsLines(stmt: SyntaxNode, text: string): boolean {
   return true;
 }
 
-const BUILTINS = new Set(["str", "int", "map", "len", "range", "list", "tuple", "sorted", "True", "False", "None", "join", "format"]);
+const BUILTINS = new Set([
+  "str",
+  "int",
+  "map",
+  "len",
+  "range",
+  "list",
+  "tuple",
+  "sorted",
+  "True",
+  "False",
+  "None",
+  "join",
+  "format",
+]);
 
 /** Names (identifiers) that an expression reads, ignoring attribute names and keyword names. */
 function namesRead(node: SyntaxNode): Set<string> {
@@ -152,10 +172,12 @@ function boundBefore(model: ModuleModel, offset: number): ReadonlySet<string> {
   byOffset.set(offset, out);
   for (const s of model.tree.statements) {
     if (s.startIndex >= offset) break;
-    if (s.type === "import_statement" || s.type === "import_from_statement") for (const [n] of importBindings(s)) out.add(n);
+    if (s.type === "import_statement" || s.type === "import_from_statement")
+      for (const [n] of importBindings(s)) out.add(n);
     else if (s.type === "expression_statement") {
       const a = s.namedChildren[0];
-      if (a?.type === "assignment" && a.childForFieldName("left")?.type === "identifier") out.add(a.childForFieldName("left")!.text);
+      if (a?.type === "assignment" && a.childForFieldName("left")?.type === "identifier")
+        out.add(a.childForFieldName("left")!.text);
     } else if (s.type === "function_definition" || s.type === "class_definition") {
       const n = s.childForFieldName("name")?.text;
       if (n) out.add(n);
@@ -174,7 +196,12 @@ function boundBefore(model: ModuleModel, offset: number): ReadonlySet<string> {
  * line is both above and below it, the one below goes too, so the move leaves no doubled blank
  * line (`tidyBlankLine`, default true; notebooks pass false: the next line may be another cell's).
  */
-export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor: SyntaxNode, tidyBlankLine = true): { edits: TextEdit[]; safe: boolean } | null {
+export function moveAboveEdits(
+  model: ModuleModel,
+  write: EnvWriteEvent,
+  anchor: SyntaxNode,
+  tidyBlankLine = true,
+): { edits: TextEdit[]; safe: boolean } | null {
   const stmt = write.statement;
   if (!stmt || write.inFunction) return null;
   const text = model.text;
@@ -191,8 +218,10 @@ export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor:
   for (const name of needs) {
     if (bound.has(name) || BUILTINS.has(name)) continue;
     const path = model.symbols.get(name);
-    if (path === "os") importLine += `import os${eol}`.replace("import os", name === "os" ? "import os" : `import os as ${name}`);
-    else if (path === "os.environ" || path === "os.putenv") importLine += `from os import ${path.slice(3)}${name === path.slice(3) ? "" : ` as ${name}`}${eol}`;
+    if (path === "os")
+      importLine += `import os${eol}`.replace("import os", name === "os" ? "import os" : `import os as ${name}`);
+    else if (path === "os.environ" || path === "os.putenv")
+      importLine += `from os import ${path.slice(3)}${name === path.slice(3) ? "" : ` as ${name}`}${eol}`;
     else return null; // the value reads something defined later: moving would break it
   }
 
@@ -205,7 +234,9 @@ export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor:
   const endOffset = next ?? text.length;
   const block = text.slice(firstStart, endOffset);
   const lines = block.split(/(?<=\r\n|\n|\r)/);
-  const moved = lines.map((l, i) => (i === 0 ? l.slice(indent) : l.replace(new RegExp(`^ {0,${indent}}`), ""))).join("");
+  const moved = lines
+    .map((l, i) => (i === 0 ? l.slice(indent) : l.replace(new RegExp(`^ {0,${indent}}`), "")))
+    .join("");
   const movedText = moved.endsWith("\n") || moved.endsWith("\r") ? moved : moved + eol;
 
   const edits: TextEdit[] = [];
@@ -213,17 +244,26 @@ export function moveAboveEdits(model: ModuleModel, write: EnvWriteEvent, anchor:
   edits.push({ range: { start: insertAt, end: insertAt }, newText: importLine + movedText });
   // Removal: the whole lines; a block left empty gets `pass`.
   const parent = stmt.parent;
-  const onlyStatement = parent?.type === "block" && parent.namedChildren.filter((c) => c && c.type !== "comment").length === 1;
+  const onlyStatement =
+    parent?.type === "block" && parent.namedChildren.filter((c) => c && c.type !== "comment").length === 1;
   // A line [from, to) that ends with a line break and holds only whitespace.
   const blank = (from: number, to: number | null) => to !== null && text.slice(from, to).trim() === "";
   // A blank line above and below: removing the statement would leave two in a row; take the one below.
-  const tidy = tidyBlankLine && !onlyStatement && firstStart > 0 && blank(lineStartAt(text, firstStart - 1), firstStart) &&
-    next !== null && blank(next, nextLineStartAt(text, next));
+  const tidy =
+    tidyBlankLine &&
+    !onlyStatement &&
+    firstStart > 0 &&
+    blank(lineStartAt(text, firstStart - 1), firstStart) &&
+    next !== null &&
+    blank(next, nextLineStartAt(text, next));
   const removal: Range = tidy
     ? { start: { line: firstRow, character: 0 }, end: { line: lastRow + 2, character: 0 } }
     : next !== null
       ? { start: { line: firstRow, character: 0 }, end: { line: lastRow + 1, character: 0 } }
-      : { start: { line: firstRow, character: 0 }, end: { line: lastRow, character: endOffset - lineStartAt(text, stmt.endIndex) } };
+      : {
+          start: { line: firstRow, character: 0 },
+          end: { line: lastRow, character: endOffset - lineStartAt(text, stmt.endIndex) },
+        };
   // `pass` takes the statement's own indentation text: spaces in a tab-indented block are a TabError
   // or an unindent to no level for CPython.
   edits.push({ range: removal, newText: onlyStatement ? `${text.slice(firstStart, stmt.startIndex)}pass${eol}` : "" });

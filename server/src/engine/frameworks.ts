@@ -14,18 +14,49 @@ export type Framework = "torch" | "jax" | "tensorflow" | "cupy" | "numba" | "pad
  * `import transformers`/`lightning`/`accelerate` leave CUDA uninitialised, like `import torch`).
  */
 export const FRAMEWORK_MODULES: ReadonlyMap<string, Framework> = new Map<string, Framework>([
-  ["torch", "torch"], ["torchvision", "torch"], ["torchaudio", "torch"], ["torchtext", "torch"],
-  ["lightning", "torch"], ["pytorch_lightning", "torch"], ["accelerate", "torch"], ["transformers", "torch"],
-  ["timm", "torch"], ["diffusers", "torch"], ["peft", "torch"], ["trl", "torch"], ["bitsandbytes", "torch"],
-  ["xformers", "torch"], ["torch_geometric", "torch"], ["sentence_transformers", "torch"], ["ultralytics", "torch"],
-  ["torchmetrics", "torch"], ["fairseq", "torch"], ["detectron2", "torch"], ["mmcv", "torch"], ["mmdet", "torch"],
-  ["vllm", "torch"], ["apex", "torch"], ["einops", "torch"],
-  ["tensorflow", "tensorflow"], ["keras", "tensorflow"], ["keras_core", "tensorflow"], ["tf_keras", "tensorflow"], ["tensorflow_hub", "tensorflow"],
-  ["jax", "jax"], ["jaxlib", "jax"], ["flax", "jax"], ["optax", "jax"], ["haiku", "jax"], ["equinox", "jax"],
-  ["orbax", "jax"], ["chex", "jax"],
-  ["cupy", "cupy"], ["cupyx", "cupy"],
+  ["torch", "torch"],
+  ["torchvision", "torch"],
+  ["torchaudio", "torch"],
+  ["torchtext", "torch"],
+  ["lightning", "torch"],
+  ["pytorch_lightning", "torch"],
+  ["accelerate", "torch"],
+  ["transformers", "torch"],
+  ["timm", "torch"],
+  ["diffusers", "torch"],
+  ["peft", "torch"],
+  ["trl", "torch"],
+  ["bitsandbytes", "torch"],
+  ["xformers", "torch"],
+  ["torch_geometric", "torch"],
+  ["sentence_transformers", "torch"],
+  ["ultralytics", "torch"],
+  ["torchmetrics", "torch"],
+  ["fairseq", "torch"],
+  ["detectron2", "torch"],
+  ["mmcv", "torch"],
+  ["mmdet", "torch"],
+  ["vllm", "torch"],
+  ["apex", "torch"],
+  ["einops", "torch"],
+  ["tensorflow", "tensorflow"],
+  ["keras", "tensorflow"],
+  ["keras_core", "tensorflow"],
+  ["tf_keras", "tensorflow"],
+  ["tensorflow_hub", "tensorflow"],
+  ["jax", "jax"],
+  ["jaxlib", "jax"],
+  ["flax", "jax"],
+  ["optax", "jax"],
+  ["haiku", "jax"],
+  ["equinox", "jax"],
+  ["orbax", "jax"],
+  ["chex", "jax"],
+  ["cupy", "cupy"],
+  ["cupyx", "cupy"],
   ["numba.cuda", "numba"],
-  ["paddle", "paddle"], ["mxnet", "mxnet"],
+  ["paddle", "paddle"],
+  ["mxnet", "mxnet"],
 ]);
 
 /**
@@ -42,7 +73,10 @@ export const DEFAULT_EAGER_INIT_MODULES: readonly string[] = eagerModulesOf(APPL
  * setting gets `context`.
  */
 export const EAGER_INIT_DEPTH: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>(
-  [...APPLICABLE_UNPINNED].reverse().filter((e) => e.initialises === "import").map((e) => [e.library, e.depth!]),
+  [...APPLICABLE_UNPINNED]
+    .reverse()
+    .filter((e) => e.initialises === "import")
+    .map((e) => [e.library, e.depth!]),
 );
 
 /**
@@ -50,7 +84,13 @@ export const EAGER_INIT_DEPTH: ReadonlyMap<string, InitDepth> = new Map<string, 
  * catalogue's named entries, with their depth and framework.
  */
 export const INIT_CALLABLES: ReadonlyMap<string, { depth: InitDepth; framework: Framework }> = new Map(
-  [...INIT_CATALOGUE].reverse().flatMap((e) => (Array.isArray(e.initialises) ? e.initialises.map((n) => [n, { depth: e.depth!, framework: e.framework ?? "torch" }] as const) : [])),
+  [...INIT_CATALOGUE]
+    .reverse()
+    .flatMap((e) =>
+      Array.isArray(e.initialises)
+        ? e.initialises.map((n) => [n, { depth: e.depth!, framework: e.framework ?? "torch" }] as const)
+        : [],
+    ),
 );
 
 /** Which framework an imported module path brings, or null. `numba` alone brings none, `numba.cuda` does. */
@@ -70,10 +110,21 @@ export function isEagerInitModule(modulePath: string, eager: readonly string[]):
 
 /** The variables read once when CUDA or a framework initialises (rules.md, "Startup variables"). */
 export const STARTUP_VARIABLES: readonly string[] = [
-  "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
-  "PYTORCH_CUDA_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_NVML_BASED_CUDA_CHECK", "XLA_PYTHON_CLIENT_PREALLOCATE",
-  "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR", "XLA_FLAGS",
-  "TF_FORCE_GPU_ALLOW_GROWTH", "TF_GPU_ALLOCATOR", "PYTORCH_NO_CUDA_MEMORY_CACHING",
+  "CUDA_VISIBLE_DEVICES",
+  "CUDA_DEVICE_ORDER",
+  "CUDA_MPS_PIPE_DIRECTORY",
+  "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+  "PYTORCH_CUDA_ALLOC_CONF",
+  "PYTORCH_ALLOC_CONF",
+  "PYTORCH_NVML_BASED_CUDA_CHECK",
+  "XLA_PYTHON_CLIENT_PREALLOCATE",
+  "XLA_PYTHON_CLIENT_MEM_FRACTION",
+  "XLA_CLIENT_MEM_FRACTION",
+  "XLA_PYTHON_CLIENT_ALLOCATOR",
+  "XLA_FLAGS",
+  "TF_FORCE_GPU_ALLOW_GROWTH",
+  "TF_GPU_ALLOCATOR",
+  "PYTORCH_NO_CUDA_MEMORY_CACHING",
 ];
 
 /**
@@ -155,12 +206,24 @@ export function freezes(framework: Framework, depth: InitDepth, variable: string
 /** torch.cuda functions that initialise CUDA (measured: verify/results-frameworks-h200.json), with their depth. */
 export const TORCH_CUDA_INIT: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>([
   ["is_available", "nvml"],
-  ["is_bf16_supported", "driver"], ["get_arch_list", "driver"], ["get_device_name", "driver"],
-  ["get_device_properties", "driver"], ["get_device_capability", "driver"], ["init", "driver"],
-  ["current_device", "driver"], ["get_gencode_flags", "driver"],
-  ["set_device", "context"], ["mem_get_info", "context"], ["synchronize", "context"], ["Stream", "context"],
-  ["device", "context"], ["set_per_process_memory_fraction", "context"],
-  ["ipc_collect", "context"], ["stream", "context"], ["current_stream", "context"], ["get_rng_state", "context"],
+  ["is_bf16_supported", "driver"],
+  ["get_arch_list", "driver"],
+  ["get_device_name", "driver"],
+  ["get_device_properties", "driver"],
+  ["get_device_capability", "driver"],
+  ["init", "driver"],
+  ["current_device", "driver"],
+  ["get_gencode_flags", "driver"],
+  ["set_device", "context"],
+  ["mem_get_info", "context"],
+  ["synchronize", "context"],
+  ["Stream", "context"],
+  ["device", "context"],
+  ["set_per_process_memory_fraction", "context"],
+  ["ipc_collect", "context"],
+  ["stream", "context"],
+  ["current_stream", "context"],
+  ["get_rng_state", "context"],
 ]);
 
 /**
@@ -168,8 +231,17 @@ export const TORCH_CUDA_INIT: ReadonlyMap<string, InitDepth> = new Map<string, I
  * event on first record, so `torch.cuda.Event()` alone leaves CUDA_VISIBLE_DEVICES writable (measured).
  */
 export const TORCH_CUDA_LAZY: readonly string[] = [
-  "device_count", "manual_seed", "manual_seed_all", "seed", "seed_all", "memory_allocated", "empty_cache",
-  "is_initialized", "max_memory_allocated", "memory_reserved", "Event",
+  "device_count",
+  "manual_seed",
+  "manual_seed_all",
+  "seed",
+  "seed_all",
+  "memory_allocated",
+  "empty_cache",
+  "is_initialized",
+  "max_memory_allocated",
+  "memory_reserved",
+  "Event",
 ];
 
 /**
@@ -178,7 +250,10 @@ export const TORCH_CUDA_LAZY: readonly string[] = [
  * init; `set_device_index()` is `torch.cuda.set_device` under the device-generic name.
  */
 export const TORCH_ACCELERATOR_INIT: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>([
-  ["is_available", "nvml"], ["current_device_index", "driver"], ["set_device_index", "context"], ["synchronize", "context"],
+  ["is_available", "nvml"],
+  ["current_device_index", "driver"],
+  ["set_device_index", "context"],
+  ["synchronize", "context"],
 ]);
 
 /** torch.accelerator functions that measured lazy (torch 2.11). */
@@ -190,7 +265,8 @@ export const TORCH_ACCELERATOR_LAZY: readonly string[] = ["device_count", "curre
  * `torch.backends.cudnn.version()` runs the lazy init.
  */
 export const TORCH_OTHER_INIT: ReadonlyMap<string, InitDepth> = new Map<string, InitDepth>([
-  ["torch.__config__.show", "nvml"], ["torch.backends.cudnn.version", "driver"],
+  ["torch.__config__.show", "nvml"],
+  ["torch.backends.cudnn.version", "driver"],
 ]);
 
 /** Other torch calls that measured lazy (torch 2.11). */
@@ -204,26 +280,55 @@ export const SET_DEVICE_PATHS: readonly string[] = ["torch.cuda.set_device", "to
  * `import jax`, `jax.config.update(...)`, `import flax`/`optax` do not).
  */
 export const JAX_INIT_FUNCTIONS: ReadonlySet<string> = new Set([
-  "devices", "local_devices", "device_count", "local_device_count", "device_put", "device_put_replicated",
-  "device_put_sharded", "default_backend", "process_count", "process_index", "block_until_ready", "make_mesh",
+  "devices",
+  "local_devices",
+  "device_count",
+  "local_device_count",
+  "device_put",
+  "device_put_replicated",
+  "device_put_sharded",
+  "default_backend",
+  "process_count",
+  "process_index",
+  "block_until_ready",
+  "make_mesh",
 ]);
 
 /** jax submodules any call into which starts the backend (they create arrays). */
-export const JAX_INIT_SUBMODULES: readonly string[] = ["jax.numpy", "jax.random", "jax.lax", "jax.nn", "jax.scipy", "jax.image"];
+export const JAX_INIT_SUBMODULES: readonly string[] = [
+  "jax.numpy",
+  "jax.random",
+  "jax.lax",
+  "jax.nn",
+  "jax.scipy",
+  "jax.image",
+];
 
 /** TensorFlow calls that do NOT initialise the runtime (configuration before init is their purpose). */
 export const TF_NON_INIT_PREFIXES: readonly string[] = [
-  "tensorflow.config.", "tensorflow.function", "tensorflow.get_logger", "tensorflow.autograph.",
-  "tensorflow.debugging.set_log_device_placement", "tensorflow.random.set_seed", "tensorflow.executing_eagerly",
-  "tensorflow.compat.v1.ConfigProto", "tensorflow.compat.v1.GPUOptions", "tensorflow.compat.v1.disable_eager_execution",
-  "tensorflow.compat.v1.enable_eager_execution", "tensorflow.compat.v1.logging", "tensorflow.TensorSpec",
-  "tensorflow.keras.mixed_precision.set_global_policy", "tensorflow.keras.utils.set_random_seed",
-  "tensorflow.get_static_value", "tensorflow.experimental.numpy.experimental_enable_numpy_behavior",
+  "tensorflow.config.",
+  "tensorflow.function",
+  "tensorflow.get_logger",
+  "tensorflow.autograph.",
+  "tensorflow.debugging.set_log_device_placement",
+  "tensorflow.random.set_seed",
+  "tensorflow.executing_eagerly",
+  "tensorflow.compat.v1.ConfigProto",
+  "tensorflow.compat.v1.GPUOptions",
+  "tensorflow.compat.v1.disable_eager_execution",
+  "tensorflow.compat.v1.enable_eager_execution",
+  "tensorflow.compat.v1.logging",
+  "tensorflow.TensorSpec",
+  "tensorflow.keras.mixed_precision.set_global_policy",
+  "tensorflow.keras.utils.set_random_seed",
+  "tensorflow.get_static_value",
+  "tensorflow.experimental.numpy.experimental_enable_numpy_behavior",
 ];
 
 /** TensorFlow config calls that DO initialise the runtime (rules.md). */
 export const TF_CONFIG_INIT: readonly string[] = [
-  "tensorflow.config.list_logical_devices", "tensorflow.config.experimental.list_logical_devices",
+  "tensorflow.config.list_logical_devices",
+  "tensorflow.config.experimental.list_logical_devices",
 ];
 
 /** The device-selection spellings of "a CUDA device": `cuda`, `cuda:N`. Returns N, -1 for bare `cuda`, or null. */

@@ -109,9 +109,15 @@ export function compareRelease(a: readonly number[], b: readonly number[]): numb
 }
 
 /** One end of a version interval. */
-interface Bound { v: number[]; inclusive: boolean }
+interface Bound {
+  v: number[];
+  inclusive: boolean;
+}
 /** The versions a specifier set admits, as one interval (`!=` clauses are ignored: they only punch holes). */
-export interface VersionInterval { lo: Bound | null; hi: Bound | null }
+export interface VersionInterval {
+  lo: Bound | null;
+  hi: Bound | null;
+}
 
 /**
  * The interval of a PEP 440 specifier set (`>=0.7,<0.8`, `==2.8.*`, `~=1.4.2`, `*` or empty: all
@@ -120,8 +126,14 @@ export interface VersionInterval { lo: Bound | null; hi: Bound | null }
  */
 export function intervalOf(spec: string): VersionInterval {
   const out: VersionInterval = { lo: null, hi: null };
-  const raise = (b: Bound) => { if (!out.lo || compareRelease(b.v, out.lo.v) > 0 || (compareRelease(b.v, out.lo.v) === 0 && !b.inclusive)) out.lo = b; };
-  const lower = (b: Bound) => { if (!out.hi || compareRelease(b.v, out.hi.v) < 0 || (compareRelease(b.v, out.hi.v) === 0 && !b.inclusive)) out.hi = b; };
+  const raise = (b: Bound) => {
+    if (!out.lo || compareRelease(b.v, out.lo.v) > 0 || (compareRelease(b.v, out.lo.v) === 0 && !b.inclusive))
+      out.lo = b;
+  };
+  const lower = (b: Bound) => {
+    if (!out.hi || compareRelease(b.v, out.hi.v) < 0 || (compareRelease(b.v, out.hi.v) === 0 && !b.inclusive))
+      out.hi = b;
+  };
   const s = spec.trim();
   if (s === "" || s === "*") return out;
   for (const raw of s.split(",")) {
@@ -130,18 +142,22 @@ export function intervalOf(spec: string): VersionInterval {
     const [, op, ver] = m;
     const wildcard = ver.endsWith(".*");
     const v = releaseOf(wildcard ? ver.slice(0, -2) : ver);
-    if (!v || (ver.includes("*") && !wildcard)) throw new CatalogueError(`cannot read the version "${ver}" of "${spec}"`);
+    if (!v || (ver.includes("*") && !wildcard))
+      throw new CatalogueError(`cannot read the version "${ver}" of "${spec}"`);
     if (op === "!=") continue;
     if ((op === "==" || op === "===") && wildcard) {
       raise({ v, inclusive: true });
       lower({ v: [...v.slice(0, -1), v[v.length - 1] + 1], inclusive: false });
-    } else if (op === "==" || op === "===") { raise({ v, inclusive: true }); lower({ v, inclusive: true }); }
-    else if (wildcard) throw new CatalogueError(`a wildcard goes only with == (${raw.trim()})`);
+    } else if (op === "==" || op === "===") {
+      raise({ v, inclusive: true });
+      lower({ v, inclusive: true });
+    } else if (wildcard) throw new CatalogueError(`a wildcard goes only with == (${raw.trim()})`);
     else if (op === ">=") raise({ v, inclusive: true });
     else if (op === ">") raise({ v, inclusive: false });
     else if (op === "<=") lower({ v, inclusive: true });
     else if (op === "<") lower({ v, inclusive: false });
-    else { // ~=X.Y.Z: >=X.Y.Z, ==X.Y.*
+    else {
+      // ~=X.Y.Z: >=X.Y.Z, ==X.Y.*
       if (v.length < 2) throw new CatalogueError(`~= needs two release segments (${raw.trim()})`);
       raise({ v, inclusive: true });
       const prefix = v.slice(0, -1);
@@ -153,9 +169,22 @@ export function intervalOf(spec: string): VersionInterval {
 
 /** Whether two specifier sets admit a common version (their intervals overlap). */
 export function rangesOverlap(a: string, b: string): boolean {
-  const x = intervalOf(a), y = intervalOf(b);
-  const lo = !x.lo ? y.lo : !y.lo ? x.lo : compareRelease(x.lo.v, y.lo.v) > 0 || (compareRelease(x.lo.v, y.lo.v) === 0 && !x.lo.inclusive) ? x.lo : y.lo;
-  const hi = !x.hi ? y.hi : !y.hi ? x.hi : compareRelease(x.hi.v, y.hi.v) < 0 || (compareRelease(x.hi.v, y.hi.v) === 0 && !x.hi.inclusive) ? x.hi : y.hi;
+  const x = intervalOf(a),
+    y = intervalOf(b);
+  const lo = !x.lo
+    ? y.lo
+    : !y.lo
+      ? x.lo
+      : compareRelease(x.lo.v, y.lo.v) > 0 || (compareRelease(x.lo.v, y.lo.v) === 0 && !x.lo.inclusive)
+        ? x.lo
+        : y.lo;
+  const hi = !x.hi
+    ? y.hi
+    : !y.hi
+      ? x.hi
+      : compareRelease(x.hi.v, y.hi.v) < 0 || (compareRelease(x.hi.v, y.hi.v) === 0 && !x.hi.inclusive)
+        ? x.hi
+        : y.hi;
   if (!lo || !hi) return true;
   const c = compareRelease(lo.v, hi.v);
   return c < 0 || (c === 0 && lo.inclusive && hi.inclusive);
@@ -170,32 +199,52 @@ export function rangesOverlap(a: string, b: string): boolean {
 export function validateEntry(e: unknown, index: number): CatalogueEntry {
   const o = (e ?? {}) as Record<string, unknown>;
   const who = `initCatalogue entry ${index} (${typeof o.library === "string" ? o.library : "?"})`;
-  const fail = (why: string): never => { throw new CatalogueError(`${who}: ${why}`); };
-  const str = (v: unknown, name: string): string => (typeof v === "string" && v.trim() !== "" ? v : fail(`${name} must be a non-empty string`));
+  const fail = (why: string): never => {
+    throw new CatalogueError(`${who}: ${why}`);
+  };
+  const str = (v: unknown, name: string): string =>
+    typeof v === "string" && v.trim() !== "" ? v : fail(`${name} must be a non-empty string`);
   if (!IDENT.test(str(o.library, "library"))) fail("library must be a dotted import name");
   str(o.package, "package");
-  try { intervalOf(str(o.versions, "versions")); } catch (err) { fail(`versions: ${(err as Error).message}`); }
+  try {
+    intervalOf(str(o.versions, "versions"));
+  } catch (err) {
+    fail(`versions: ${(err as Error).message}`);
+  }
   const init = o.initialises;
-  if (init !== "import" && !(Array.isArray(init) && init.every((n) => typeof n === "string" && IDENT.test(n) && n.split(".")[0] === String(o.library).split(".")[0]))) {
+  if (
+    init !== "import" &&
+    !(
+      Array.isArray(init) &&
+      init.every((n) => typeof n === "string" && IDENT.test(n) && n.split(".")[0] === String(o.library).split(".")[0])
+    )
+  ) {
     fail('initialises must be "import" or a list of dotted callables under the library');
   }
   const initialisesSomething = init === "import" || (init as string[]).length > 0;
   if (initialisesSomething && !DEPTHS.includes(o.depth as InitDepth)) fail(`depth must be one of ${DEPTHS.join(", ")}`);
   if (!initialisesSomething && o.depth !== undefined) fail("depth is only for an entry that initialises");
-  if (o.framework !== undefined && !FRAMEWORKS.includes(o.framework as Framework)) fail(`framework must be one of ${FRAMEWORKS.join(", ")}`);
+  if (o.framework !== undefined && !FRAMEWORKS.includes(o.framework as Framework))
+    fail(`framework must be one of ${FRAMEWORKS.join(", ")}`);
   const p = (o.provenance ?? null) as Record<string, unknown> | null;
   if (!p || typeof p !== "object") fail("provenance is missing");
   if (p!.kind === "measured") {
-    if (!/^verify\/results-frameworks-[^#]+\.json#[^|]+\|.+$/.test(str(p!.row, "provenance.row"))) fail("provenance.row must be verify/results-frameworks-*.json#group|case");
-    str(p!.library_version, "provenance.library_version"); str(p!.torch, "provenance.torch"); str(p!.driver, "provenance.driver");
+    if (!/^verify\/results-frameworks-[^#]+\.json#[^|]+\|.+$/.test(str(p!.row, "provenance.row")))
+      fail("provenance.row must be verify/results-frameworks-*.json#group|case");
+    str(p!.library_version, "provenance.library_version");
+    str(p!.torch, "provenance.torch");
+    str(p!.driver, "provenance.driver");
   } else if (p!.kind === "read") {
     if (!/^[\w.-]+\/[\w.-]+$/.test(str(p!.repo, "provenance.repo"))) fail("provenance.repo must be owner/name");
     if (!/^[0-9a-f]{40}$/.test(str(p!.commit, "provenance.commit"))) fail("provenance.commit must be 40 hex digits");
-    str(p!.path, "provenance.path"); str(p!.quote, "provenance.quote");
+    str(p!.path, "provenance.path");
+    str(p!.quote, "provenance.quote");
     if (!Number.isInteger(p!.line) || (p!.line as number) < 1) fail("provenance.line must be a line number");
   } else if (p!.kind === "reported") {
-    str(p!.source, "provenance.source"); str(p!.summary, "provenance.summary");
-    if (p!.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(p!.date))) fail("provenance.date must be YYYY-MM-DD");
+    str(p!.source, "provenance.source");
+    str(p!.summary, "provenance.summary");
+    if (p!.date !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(String(p!.date)))
+      fail("provenance.date must be YYYY-MM-DD");
   } else fail('provenance.kind must be "measured", "read" or "reported"');
   return o as unknown as CatalogueEntry;
 }
@@ -226,7 +275,8 @@ export function normalisePackage(name: string): string {
  * `>=0.0.20,<0.0.23`): `earlier` describes releases an unpinned install no longer gets.
  */
 export function whollyAfter(later: string, earlier: string): boolean {
-  const lo = intervalOf(later).lo, hi = intervalOf(earlier).hi;
+  const lo = intervalOf(later).lo,
+    hi = intervalOf(earlier).hi;
   if (!lo || !hi) return false;
   const c = compareRelease(lo.v, hi.v);
   return c > 0 || (c === 0 && !(lo.inclusive && hi.inclusive));
@@ -238,11 +288,18 @@ export function whollyAfter(later: string, earlier: string): boolean {
  * every entry applies except one that another entry of the same library wholly follows
  * ({@link whollyAfter}: the install gets the newer releases).
  */
-export function applicableEntries(pins: LibraryPins = {}, catalogue: readonly CatalogueEntry[] = INIT_CATALOGUE): CatalogueEntry[] {
+export function applicableEntries(
+  pins: LibraryPins = {},
+  catalogue: readonly CatalogueEntry[] = INIT_CATALOGUE,
+): CatalogueEntry[] {
   return catalogue.filter((e) => {
     const pin = pins[normalisePackage(e.package)];
     if (pin) {
-      try { return rangesOverlap(e.versions, pin); } catch { /* unreadable pin: as unpinned */ }
+      try {
+        return rangesOverlap(e.versions, pin);
+      } catch {
+        /* unreadable pin: as unpinned */
+      }
     }
     return !catalogue.some((f) => f !== e && f.library === e.library && whollyAfter(f.versions, e.versions));
   });
@@ -257,7 +314,9 @@ export function eagerModulesOf(entries: readonly CatalogueEntry[]): string[] {
 export function provenanceBrief(e: CatalogueEntry): string {
   const p = e.provenance;
   if (p.kind === "reported") return `reported in ${p.source}; not measured yet`;
-  return p.kind === "read" ? `read in ${p.repo} ${p.path}:${p.line}` : `measured with ${e.library} ${p.library_version}, torch ${p.torch}`;
+  return p.kind === "read"
+    ? `read in ${p.repo} ${p.path}:${p.line}`
+    : `measured with ${e.library} ${p.library_version}, torch ${p.torch}`;
 }
 
 /**
@@ -265,7 +324,10 @@ export function provenanceBrief(e: CatalogueEntry): string {
  * initialises CUDA when imported (read in microsoft/DeepSpeed accelerator/real_accelerator.py:186)`;
  * null when no entry of `entries` (default: those of an unpinned project) says the import initialises.
  */
-export function importInitNote(library: string, entries: readonly CatalogueEntry[] = APPLICABLE_UNPINNED): string | null {
+export function importInitNote(
+  library: string,
+  entries: readonly CatalogueEntry[] = APPLICABLE_UNPINNED,
+): string | null {
   const e = entries.find((x) => x.library === library && x.initialises === "import");
   if (!e) return null;
   return `${e.library}${e.versions === "*" ? "" : ` ${e.versions}`} initialises CUDA when imported (${provenanceBrief(e)})`;

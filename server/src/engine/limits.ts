@@ -45,8 +45,13 @@ export function nestingProblem(text: string): string | null {
   let depth = 0;
   for (let m = BRACKET.exec(text); m; m = BRACKET.exec(text)) {
     const c = text.charCodeAt(m.index);
-    if (c === 40 || c === 91 || c === 123) { // ( [ {
-      if (++depth > MAX_NESTING) { first = m.index; problem = `its brackets nest more than ${MAX_NESTING} deep (Python allows 200)`; break; }
+    if (c === 40 || c === 91 || c === 123) {
+      // ( [ {
+      if (++depth > MAX_NESTING) {
+        first = m.index;
+        problem = `its brackets nest more than ${MAX_NESTING} deep (Python allows 200)`;
+        break;
+      }
     } else if (depth > 0) depth--;
   }
   for (let start = 0; start < text.length && (first < 0 || start < first);) {
@@ -74,15 +79,25 @@ function chainProblem(text: string, from: number, end: number): { at: number; pr
   for (let i = from; i < end; i++) {
     const c = text.charCodeAt(i);
     if (c === 40 || c === 91 || c === 123 || c === 41 || c === 93 || c === 125) unary = 0;
-    else if (c === 13) { words = 0; unary = 0; }
-    else if (c === 45 || c === 43 || c === 126) { // - + ~
+    else if (c === 13) {
+      words = 0;
+      unary = 0;
+    } else if (c === 45 || c === 43 || c === 126) {
+      // - + ~
       if (++unary > MAX_NESTING) return { at: i, problem: `a line chains more than ${MAX_NESTING} unary operators` };
     } else if (c !== 32 && c !== 9) {
       unary = 0;
       if (isWordCode(c) && (i === 0 || !isWordCode(text.charCodeAt(i - 1)))) {
         let j = i + 1;
         while (j < text.length && isWordCode(text.charCodeAt(j))) j++;
-        if (j - i >= 2 && j - i <= 6 && (c === 110 || c === 108 || c === 105 || c === 97) && CHAIN_WORDS.has(text.slice(i, j)) && ++words > MAX_NESTING) return { at: i, problem: `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)` };
+        if (
+          j - i >= 2 &&
+          j - i <= 6 &&
+          (c === 110 || c === 108 || c === 105 || c === 97) &&
+          CHAIN_WORDS.has(text.slice(i, j)) &&
+          ++words > MAX_NESTING
+        )
+          return { at: i, problem: `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)` };
         i = j - 1;
       }
     }
@@ -97,22 +112,30 @@ function chainProblem(text: string, from: number, end: number): { at: number; pr
  * and the depth there; when it returns true the scan stops (null: the caller knows the rest).
  * Used by python/keptNesting.ts to scan only what an edit changed.
  */
-export function scanNesting(text: string, from: number, depth: number, atLine?: (offset: number, depth: number) => boolean): string | null {
+export function scanNesting(
+  text: string,
+  from: number,
+  depth: number,
+  atLine?: (offset: number, depth: number) => boolean,
+): string | null {
   let words = 0;
   let unary = 0;
   for (let i = from; i < text.length; i++) {
     const c = text.charCodeAt(i);
-    if (c === 40 || c === 91 || c === 123) { // ( [ {
+    if (c === 40 || c === 91 || c === 123) {
+      // ( [ {
       unary = 0;
       if (++depth > MAX_NESTING) return `its brackets nest more than ${MAX_NESTING} deep (Python allows 200)`;
-    } else if (c === 41 || c === 93 || c === 125) { // ) ] }
+    } else if (c === 41 || c === 93 || c === 125) {
+      // ) ] }
       unary = 0;
       if (depth > 0) depth--;
     } else if (c === 10 || c === 13) {
       words = 0;
       unary = 0;
       if (c === 10 && atLine && atLine(i + 1, depth)) return null;
-    } else if (c === 45 || c === 43 || c === 126) { // - + ~
+    } else if (c === 45 || c === 43 || c === 126) {
+      // - + ~
       if (++unary > MAX_NESTING) return `a line chains more than ${MAX_NESTING} unary operators`;
     } else if (c !== 32 && c !== 9) {
       unary = 0;
@@ -120,7 +143,14 @@ export function scanNesting(text: string, from: number, depth: number, atLine?: 
         let j = i + 1;
         while (j < text.length && isWordCode(text.charCodeAt(j))) j++;
         // Only a word of 2-6 characters starting n, l, i or a can be one of them: no slice otherwise.
-        if (j - i >= 2 && j - i <= 6 && (c === 110 || c === 108 || c === 105 || c === 97) && CHAIN_WORDS.has(text.slice(i, j)) && ++words > MAX_NESTING) return `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)`;
+        if (
+          j - i >= 2 &&
+          j - i <= 6 &&
+          (c === 110 || c === 108 || c === 105 || c === 97) &&
+          CHAIN_WORDS.has(text.slice(i, j)) &&
+          ++words > MAX_NESTING
+        )
+          return `a line has more than ${MAX_NESTING} nesting keywords (not, lambda, if, await)`;
         i = j - 1;
       }
     }
@@ -144,7 +174,10 @@ export function fileTooLarge(text: string, maxFileSizeKB: number | undefined): L
 /** The GPU000 diagnostic for a text its parser cannot take, `problem` as {@link nestingProblem} words it. */
 export function nestingDiagnostic(problem: string): LintDiagnostic {
   return {
-    code: FILE_TOO_LARGE_CODE, name: "file-too-large", severity: "information", range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
+    code: FILE_TOO_LARGE_CODE,
+    name: "file-too-large",
+    severity: "information",
+    range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } },
     message: `GPU Pilot did not lint this file: ${problem}, more than its parser can take safely.`,
   };
 }

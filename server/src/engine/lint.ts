@@ -5,10 +5,17 @@
  */
 import { initPythonParser, parsePython, pythonInput, syntaxErrorCount, type SyntaxNode } from "./python/parser";
 import { ModuleTrees } from "./python/moduleTrees";
-import { buildModel, magicVariables, ModelCache, type MagicLine, type KnownChange, type ModuleModel } from "./python/model";
+import {
+  buildModel,
+  magicVariables,
+  ModelCache,
+  type MagicLine,
+  type KnownChange,
+  type ModuleModel,
+} from "./python/model";
 import { RULES } from "./rules/index";
 import type { RunningKernelFacts } from "../../../common/src/kernel/runningKernel";
-import { reporter, isPythonRule, type MachineFacts, type RuleContext, type Rule } from "./rule";
+import { reporter, isPythonRule, type MachineFacts, type PythonRule, type RuleContext, type Rule } from "./rule";
 import { candidateRules } from "./prefilter";
 import { TextProbe } from "./textProbe";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
@@ -60,7 +67,10 @@ export interface LintOptions {
 }
 
 /** A rule that threw: reported to the log, never to the user as a crash. */
-export interface RuleFailure { code: string; error: string }
+export interface RuleFailure {
+  code: string;
+  error: string;
+}
 
 export interface LintResult {
   diagnostics: LintDiagnostic[];
@@ -98,9 +108,22 @@ function notLinted(why: LintDiagnostic): LintResult {
  * Parses and models Python text for editor features (hover, inlay hints) without running rules.
  * The caller deletes `model.tree` when done.
  */
-export function analyzePython(text: string, options: LintOptions = {}, magics: MagicLine[] = []): ReturnType<typeof buildModel> {
+export function analyzePython(
+  text: string,
+  options: LintOptions = {},
+  magics: MagicLine[] = [],
+): ReturnType<typeof buildModel> {
   const tree = ModuleTrees.parse(pythonInput(text), false);
-  return buildModel(tree, text, { eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: options.torchBelow24 ?? false, ...(options.project ? { project: options.project } : {}) }, magics);
+  return buildModel(
+    tree,
+    text,
+    {
+      eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
+      torchBelow24: options.torchBelow24 ?? false,
+      ...(options.project ? { project: options.project } : {}),
+    },
+    magics,
+  );
 }
 
 /** Loads the parser. Call once (awaited) before {@link lintPython}. */
@@ -109,7 +132,11 @@ export async function initEngine(): Promise<void> {
 }
 
 /** Whether `code` is enabled by select/ignore (Ruff semantics: the longest matching prefix wins). */
-export function isEnabled(code: string, select: readonly string[] | undefined, ignore: readonly string[] | undefined): boolean {
+export function isEnabled(
+  code: string,
+  select: readonly string[] | undefined,
+  ignore: readonly string[] | undefined,
+): boolean {
   // No select: every rule, at the weakest level (ALL), so that `--ignore ALL` turns them all off.
   const sel = select && select.length ? select : ["ALL"];
   const s = longestPrefix(code, sel);
@@ -142,7 +169,17 @@ export function noqaLines(tree: ModuleTrees, comments?: readonly SyntaxNode[]): 
     if (!c) continue;
     const m = /#\s*noqa(?::\s*([A-Z]+[0-9]+(?:[\s,]+[A-Z]+[0-9]+)*))?/i.exec(c.text);
     if (!m) continue;
-    out.set(c.startPosition.row, m[1] ? new Set(m[1].split(/[\s,]+/).filter(Boolean).map((s) => s.toUpperCase())) : null);
+    out.set(
+      c.startPosition.row,
+      m[1]
+        ? new Set(
+            m[1]
+              .split(/[\s,]+/)
+              .filter(Boolean)
+              .map((s) => s.toUpperCase()),
+          )
+        : null,
+    );
   }
   return out;
 }
@@ -163,13 +200,19 @@ const keptProbes = new WeakMap<ModuleTrees, TextProbe>();
  * (rescanning only the changed lines), else from scratch; with the state to keep for `text`.
  * Called only for a text within the size limit.
  */
-function keptNestingScan(text: string, previousTree: ModuleTrees | undefined): ReturnType<typeof KeptNesting.scan> & { edit?: KnownChange } {
+function keptNestingScan(
+  text: string,
+  previousTree: ModuleTrees | undefined,
+): ReturnType<typeof KeptNesting.scan> & { edit?: KnownChange } {
   const kept = previousTree && keptNesting.get(previousTree);
   if (previousTree) keptNesting.delete(previousTree);
   if (!kept) return KeptNesting.scan(text);
   // The trees know what their recorded edits changed (the server's didChange ranges); else compare the texts.
   const known = previousTree.pendingChange;
-  const change = known && kept.text === previousTree.text && previousTree.text.length - (known.oldEnd - known.newEnd) === text.length ? known : textChange(kept.text, text);
+  const change =
+    known && kept.text === previousTree.text && previousTree.text.length - (known.oldEnd - known.newEnd) === text.length
+      ? known
+      : textChange(kept.text, text);
   return { ...kept.next(text, change), edit: { from: kept.text, change } };
 }
 
@@ -204,7 +247,17 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
  *   `r.tree.delete()`, `r = next`. A notebook (notebook.ts `lintNotebook` with `keep`) keeps its
  *   trees and facts the same way; its IPython lines' events are read again at each lint.
  */
-export function lintPython(text: string, options: LintOptions = {}, extra: { notebook?: boolean; magics?: MagicLine[]; previousTree?: ModuleTrees; where?: (line: number) => string; incremental?: boolean } = {}): LintResult {
+export function lintPython(
+  text: string,
+  options: LintOptions = {},
+  extra: {
+    notebook?: boolean;
+    magics?: MagicLine[];
+    previousTree?: ModuleTrees;
+    where?: (line: number) => string;
+    incremental?: boolean;
+  } = {},
+): LintResult {
   // Size and nesting first: a text the parser cannot take gets GPU000 whether or not a rule could
   // fire on it, so the output is the same with and without the prefilter. The editor's nesting scan
   // covers only the lines an edit changed (python/keptText.ts).
@@ -218,43 +271,107 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   const previousProbe = extra.previousTree && keptProbes.get(extra.previousTree);
   if (extra.previousTree) keptProbes.delete(extra.previousTree);
   const magics = extra.magics?.length ? magicVariables(extra.magics) : [];
-  const probe = previousProbe && nesting?.edit ? TextProbe.after(previousProbe, text, nesting.edit.change, magics) : new TextProbe(text, magics);
+  const probe =
+    previousProbe && nesting?.edit
+      ? TextProbe.after(previousProbe, text, nesting.edit.change, magics)
+      : new TextProbe(text, magics);
   const candidates = options.noPrefilter
     ? new Set(enabled.map((r) => r.meta.code as string))
-    : candidateRules(text, enabled.map((r) => r.meta.code), { machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview }, probe);
-  if (candidates.size === 0 && !extra.previousTree) { probe.detach(); return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false }; }
+    : candidateRules(
+        text,
+        enabled.map((r) => r.meta.code),
+        { machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview },
+        probe,
+      );
+  if (candidates.size === 0 && !extra.previousTree) {
+    probe.detach();
+    return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
+  }
   // The size and nesting check above found the nesting safe for the parser: no other scan before parsing.
   const input = pythonInput(text);
   const tree = extra.previousTree ? extra.previousTree.next(input) : ModuleTrees.parse(input, !!extra.incremental);
   if (nesting?.kept) keptNesting.set(tree, nesting.kept);
   if (nesting) keptProbes.set(tree, probe);
-  const facts = extra.incremental ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache() : undefined;
-  if (facts) { if (extra.previousTree) keptFacts.delete(extra.previousTree); keptFacts.set(tree, facts); }
-  const model = buildModel(tree, text, {
-    eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
-    torchBelow24: options.torchBelow24 ?? false,
-    ...(options.project ? { project: options.project } : {}),
-  }, extra.magics ?? [], facts, nesting?.edit);
-  const diagnostics: LintDiagnostic[] = [];
-  const ruleFailures: RuleFailure[] = [];
-  for (const rule of options.rules?.filter(isPythonRule) ?? enabled) {
-    if (!candidates.has(rule.meta.code) && !options.rules) continue;
-    const ctx: RuleContext = {
-      model, machine, notebook: !!extra.notebook, slurm: options.slurm ?? [], torchBelow20: !!options.torchBelow20, where: extra.where ?? ((l) => `line ${l + 1}`),
-      report: reporter(rule, diagnostics, options.preview), hasWord: (w) => probe.hasWord(w),
+  const facts = extra.incremental
+    ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache()
+    : undefined;
+  if (facts) {
+    if (extra.previousTree) keptFacts.delete(extra.previousTree);
+    keptFacts.set(tree, facts);
+  }
+  const model = buildModel(
+    tree,
+    text,
+    {
+      eagerInitModules: options.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
+      torchBelow24: options.torchBelow24 ?? false,
+      ...(options.project ? { project: options.project } : {}),
+    },
+    extra.magics ?? [],
+    facts,
+    nesting?.edit,
+  );
+  const { diagnostics, ruleFailures } = runPythonRules(options.rules?.filter(isPythonRule) ?? enabled, options, {
+    candidates,
+    context: {
+      model,
+      machine,
+      notebook: !!extra.notebook,
+      slurm: options.slurm ?? [],
+      torchBelow20: !!options.torchBelow20,
+      where: extra.where ?? ((l) => `line ${l + 1}`),
+      hasWord: (w) => probe.hasWord(w),
       ...(extra.notebook && options.runningKernel ? { runningKernel: options.runningKernel } : {}),
       ...(options.project ? { project: options.project } : {}),
-    };
+    },
+  });
+  probe.detach(); // after the rules: their words too are answered from the last version's probe
+  if (diagnostics.length === 0)
+    return { diagnostics, ruleFailures, tree, syntaxErrors: tree.hasError, parsed: true, model };
+  const { kept, baseErrors, fixChecks } = keptFindings(text, diagnostics, tree, options, !!extra.notebook);
+  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true, model, fixChecks };
+}
+
+/**
+ * Runs `rules` (those the prefilter left in `candidates`; all of them when `options.rules` names
+ * them) with `context`. A rule that throws loses its findings and is listed in `ruleFailures`.
+ */
+function runPythonRules(
+  rules: readonly PythonRule[],
+  options: LintOptions,
+  run: { candidates: ReadonlySet<string>; context: Omit<RuleContext, "report"> },
+): { diagnostics: LintDiagnostic[]; ruleFailures: RuleFailure[] } {
+  const diagnostics: LintDiagnostic[] = [];
+  const ruleFailures: RuleFailure[] = [];
+  for (const rule of rules) {
+    if (!run.candidates.has(rule.meta.code) && !options.rules) continue;
+    const ctx: RuleContext = { ...run.context, report: reporter(rule, diagnostics, options.preview) };
     const before = diagnostics.length;
     try {
       rule.check(ctx);
     } catch (e) {
       diagnostics.length = before;
-      ruleFailures.push({ code: rule.meta.code, error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e) });
+      ruleFailures.push({
+        code: rule.meta.code,
+        error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e),
+      });
     }
   }
-  probe.detach(); // after the rules: their words too are answered from the last version's probe
-  if (diagnostics.length === 0) return { diagnostics, ruleFailures, tree, syntaxErrors: tree.hasError, parsed: true, model };
+  return { diagnostics, ruleFailures };
+}
+
+/**
+ * The findings of {@link lintPython} that no `noqa` comment silences, with `options.severity`
+ * applied and their fixes checked ({@link checkFixes}, unless `options.lazyFixValidation`), in
+ * order of position, then code; with the text's syntax error count and the fix checks made.
+ */
+function keptFindings(
+  text: string,
+  diagnostics: LintDiagnostic[],
+  tree: ModuleTrees,
+  options: LintOptions,
+  notebook: boolean,
+): { kept: LintDiagnostic[]; baseErrors: number; fixChecks: number } {
   // Comments only on the lines of findings, and only where the line says `noqa` (a comment that
   // starts there is on that line): no traversal of the whole tree for one finding.
   const noqa = noqaLines(tree, commentsOnLines(tree, new Set(diagnostics.map((d) => d.range.start.line))));
@@ -270,10 +387,21 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
   }
   let fixChecks = 0;
   if (!options.lazyFixValidation && kept.some((d) => d.fix)) {
-    fixChecks = checkFixes(text, kept.filter((d) => d.fix), { errors: baseErrors, linesOk: lineStructureError(text) === null }, !!extra.notebook, tree);
+    fixChecks = checkFixes(
+      text,
+      kept.filter((d) => d.fix),
+      { errors: baseErrors, linesOk: lineStructureError(text) === null },
+      notebook,
+      tree,
+    );
   }
-  kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
-  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true, model, fixChecks };
+  kept.sort(
+    (a, b) =>
+      a.range.start.line - b.range.start.line ||
+      a.range.start.character - b.range.start.character ||
+      a.code.localeCompare(b.code),
+  );
+  return { kept, baseErrors, fixChecks };
 }
 
 /**
@@ -285,9 +413,21 @@ export function lintPython(text: string, options: LintOptions = {}, extra: { not
  * there and only the chunks the fix touches are parsed again, as the lint's own check does;
  * without them the text is parsed whole.
  */
-export function fixParsesCleanly(text: string, fix: NonNullable<LintDiagnostic["fix"]>, notebook = false, trees?: ModuleTrees): boolean {
+export function fixParsesCleanly(
+  text: string,
+  fix: NonNullable<LintDiagnostic["fix"]>,
+  notebook = false,
+  trees?: ModuleTrees,
+): boolean {
   const linesOk = lineStructureError(text) === null;
-  if (trees) return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: trees.syntaxErrorCount(), linesOk }, notebook, trees);
+  if (trees)
+    return fixKeepsSyntax(
+      text,
+      { fix } as LintDiagnostic,
+      { errors: trees.syntaxErrorCount(), linesOk },
+      notebook,
+      trees,
+    );
   return fixKeepsSyntax(text, { fix } as LintDiagnostic, { errors: errorsOfParse(text), linesOk }, notebook);
 }
 
@@ -314,49 +454,52 @@ export const MAX_FIX_CHECKS = 256;
  * no rule makes such pairs; fix-all applies the fixes of a pass together anyway).
  * @returns the number of checks made (parses of a fixed text).
  */
-function checkFixes(text: string, ds: LintDiagnostic[], before: { errors: number; linesOk: boolean }, notebook: boolean, tree: ModuleTrees): number {
+function checkFixes(
+  text: string,
+  ds: LintDiagnostic[],
+  before: { errors: number; linesOk: boolean },
+  notebook: boolean,
+  tree: ModuleTrees,
+): number {
   if (ds.length <= FIXES_CHECKED_ALONE) {
     for (const d of ds) if (!fixKeepsSyntax(text, d, before, notebook, tree)) delete d.fix;
     return ds.length;
   }
   // Same edits, same verdict: one representative each.
   const starts = lineStarts(text);
-  const same = new Map<string, LintDiagnostic[]>();
-  for (const d of ds) {
-    const key = JSON.stringify(d.fix!.edits.map((e) => [e.range.start.line, e.range.start.character, e.range.end.line, e.range.end.character, e.newText]));
-    const list = same.get(key);
-    if (list) list.push(d); else same.set(key, [d]);
-  }
-  type Candidate = { d: LintDiagnostic; spans: Array<{ s: number; e: number }> };
-  const candidates: Candidate[] = [...same.values()].map(([d]) => ({ d, spans: d.fix!.edits.map((e) => ({ s: offsetAt(starts, text, e.range.start), e: offsetAt(starts, text, e.range.end) })) }));
-  // Rounds of fixes with no overlapping edits. In a round's spans sorted by start (then end), the ends
-  // do not decrease either, so the one span that may overlap [s, e) is the first that ends after s.
-  const rounds: Array<{ fixes: Candidate[]; spans: Array<{ s: number; e: number }> }> = [];
-  const overlaps = (spans: Array<{ s: number; e: number }>, x: { s: number; e: number }): boolean => {
-    let lo = 0, hi = spans.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (spans[mid].e > x.s) hi = mid; else lo = mid + 1; }
-    return lo < spans.length && spans[lo].s < x.e;
-  };
-  const selfOverlap = (spans: Array<{ s: number; e: number }>) => [...spans].sort((a, b) => a.s - b.s || a.e - b.e).some((x, i, a) => i > 0 && x.s < a[i - 1].e);
-  const settled = new Set<Candidate>();
-  for (const c of candidates) {
-    if (selfOverlap(c.spans)) { settled.add(c); delete c.d.fix; continue; } // applyEdits would throw: it never passed
-    let round = rounds.find((r) => !c.spans.some((x) => overlaps(r.spans, x)));
-    if (!round) { round = { fixes: [], spans: [] }; rounds.push(round); }
-    round.fixes.push(c);
-    for (const x of c.spans) {
-      let at = 0, hi = round.spans.length;
-      while (at < hi) { const mid = (at + hi) >> 1; const y = round.spans[mid]; if (y.s < x.s || (y.s === x.s && y.e <= x.e)) at = mid + 1; else hi = mid; }
-      round.spans.splice(at, 0, x);
-    }
-  }
+  const same = sameEdits(ds);
+  const candidates: FixCandidate[] = [...same.values()].map(([d]) => ({
+    d,
+    spans: d.fix!.edits.map((e) => ({
+      s: offsetAt(starts, text, e.range.start),
+      e: offsetAt(starts, text, e.range.end),
+    })),
+  }));
+  const settled = new Set<FixCandidate>();
+  const rounds = fixRounds(candidates, settled);
   let checks = 0;
-  const verdict = (c: Candidate, ok: boolean) => { settled.add(c); if (!ok) delete c.d.fix; };
-  const settle = (fixes: Candidate[]): void => {
+  const verdict = (c: FixCandidate, ok: boolean) => {
+    settled.add(c);
+    if (!ok) delete c.d.fix;
+  };
+  const settle = (fixes: FixCandidate[]): void => {
     if (checks >= MAX_FIX_CHECKS) return;
     checks++;
-    if (fixes.length === 1) { verdict(fixes[0], fixKeepsSyntax(text, fixes[0].d, before, notebook, tree)); return; }
-    if (batchKeepsSyntax(text, fixes.flatMap((c) => c.d.fix!.edits), before, notebook)) { for (const c of fixes) verdict(c, true); return; }
+    if (fixes.length === 1) {
+      verdict(fixes[0], fixKeepsSyntax(text, fixes[0].d, before, notebook, tree));
+      return;
+    }
+    if (
+      batchKeepsSyntax(
+        text,
+        fixes.flatMap((c) => c.d.fix!.edits),
+        before,
+        notebook,
+      )
+    ) {
+      for (const c of fixes) verdict(c, true);
+      return;
+    }
     const half = fixes.length >> 1;
     settle(fixes.slice(0, half));
     settle(fixes.slice(half));
@@ -367,8 +510,95 @@ function checkFixes(text: string, ds: LintDiagnostic[], before: { errors: number
   return checks;
 }
 
+/** The span of one edit of a fix, as offsets in the text: [s, e). */
+type Span = { s: number; e: number };
+
+/** A fix checked for the findings with the same edits ({@link checkFixes}), with its edits' spans. */
+type FixCandidate = { d: LintDiagnostic; spans: Span[] };
+
+/** The findings of `ds` grouped by their fix's edits (same edits, same verdict), in first-seen order. */
+function sameEdits(ds: LintDiagnostic[]): Map<string, LintDiagnostic[]> {
+  const same = new Map<string, LintDiagnostic[]>();
+  for (const d of ds) {
+    const key = JSON.stringify(
+      d.fix!.edits.map((e) => [
+        e.range.start.line,
+        e.range.start.character,
+        e.range.end.line,
+        e.range.end.character,
+        e.newText,
+      ]),
+    );
+    const list = same.get(key);
+    if (list) list.push(d);
+    else same.set(key, [d]);
+  }
+  return same;
+}
+
+/**
+ * Whether `x` overlaps one of `spans`, a round's spans sorted by start (then end): there the ends
+ * do not decrease either, so the one span that may overlap [s, e) is the first that ends after s.
+ */
+function overlapsRound(spans: Span[], x: Span): boolean {
+  let lo = 0,
+    hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (spans[mid].e > x.s) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo < spans.length && spans[lo].s < x.e;
+}
+
+/** Whether two of a fix's own spans overlap (applyEdits would throw on it). */
+const selfOverlap = (spans: Span[]) =>
+  [...spans].sort((a, b) => a.s - b.s || a.e - b.e).some((x, i, a) => i > 0 && x.s < a[i - 1].e);
+
+/**
+ * Lays out `candidates` in rounds of fixes with no overlapping edits, each in the first round it
+ * fits. A candidate whose own edits overlap never passes: it loses its fix and joins `settled`.
+ */
+function fixRounds(
+  candidates: FixCandidate[],
+  settled: Set<FixCandidate>,
+): Array<{ fixes: FixCandidate[]; spans: Span[] }> {
+  const rounds: Array<{ fixes: FixCandidate[]; spans: Span[] }> = [];
+  for (const c of candidates) {
+    if (selfOverlap(c.spans)) {
+      // applyEdits would throw: it never passed
+      settled.add(c);
+      delete c.d.fix;
+      continue;
+    }
+    let round = rounds.find((r) => !c.spans.some((x) => overlapsRound(r.spans, x)));
+    if (!round) {
+      round = { fixes: [], spans: [] };
+      rounds.push(round);
+    }
+    round.fixes.push(c);
+    for (const x of c.spans) {
+      let at = 0,
+        hi = round.spans.length;
+      while (at < hi) {
+        const mid = (at + hi) >> 1;
+        const y = round.spans[mid];
+        if (y.s < x.s || (y.s === x.s && y.e <= x.e)) at = mid + 1;
+        else hi = mid;
+      }
+      round.spans.splice(at, 0, x);
+    }
+  }
+  return rounds;
+}
+
 /** {@link fixKeepsSyntax} for several fixes' non-overlapping edits applied together, by one whole parse. */
-function batchKeepsSyntax(text: string, edits: TextEdit[], before: { errors: number; linesOk: boolean }, notebook: boolean): boolean {
+function batchKeepsSyntax(
+  text: string,
+  edits: TextEdit[],
+  before: { errors: number; linesOk: boolean },
+  notebook: boolean,
+): boolean {
   try {
     const applied = applyEdits(text, edits);
     const fixed = notebook ? blankMagics(applied, 0).text : applied;
@@ -382,7 +612,11 @@ function batchKeepsSyntax(text: string, edits: TextEdit[], before: { errors: num
 /** The syntax errors (ERROR and MISSING nodes) of a fresh parse of `text`, the tree freed after. */
 function errorsOfParse(text: string): number {
   const tree = parsePython(text);
-  try { return syntaxErrorCount(tree); } finally { tree.delete(); }
+  try {
+    return syntaxErrorCount(tree);
+  } finally {
+    tree.delete();
+  }
 }
 
 /**
@@ -404,7 +638,11 @@ function differingSpan(oldText: string, newText: string): { start: number; end: 
 /** A fix's edits as offsets in `text` (for incremental re-parsing). */
 function editOffsets(text: string, edits: readonly TextEdit[]): Array<{ start: number; end: number; text: string }> {
   const starts = lineStarts(text);
-  return edits.map((e) => ({ start: offsetAt(starts, text, e.range.start), end: offsetAt(starts, text, e.range.end), text: e.newText }));
+  return edits.map((e) => ({
+    start: offsetAt(starts, text, e.range.start),
+    end: offsetAt(starts, text, e.range.end),
+    text: e.newText,
+  }));
 }
 
 /**
@@ -414,7 +652,13 @@ function editOffsets(text: string, edits: readonly TextEdit[]): Array<{ start: n
  * continuation or spaces in a tab-indented block, CPython does not. In a
  * notebook, IPython lines the fix writes (`%env K=v`) are blanked first, as the linted text's were.
  */
-function fixKeepsSyntax(text: string, d: LintDiagnostic, before: { errors: number; linesOk: boolean }, notebook: boolean, base?: ModuleTrees): boolean {
+function fixKeepsSyntax(
+  text: string,
+  d: LintDiagnostic,
+  before: { errors: number; linesOk: boolean },
+  notebook: boolean,
+  base?: ModuleTrees,
+): boolean {
   const baseErrors = before.errors;
   try {
     const applied = applyEdits(text, d.fix!.edits);
@@ -422,7 +666,13 @@ function fixKeepsSyntax(text: string, d: LintDiagnostic, before: { errors: numbe
     if (before.linesOk && lineStructureError(fixed) !== null) return false;
     // With the text's tree at hand, re-parse incrementally: one full parse per fix made a file with
     // many findings quadratic (a 0.25 MB file with 400 fixes took 34 s).
-    if (base) return base.syntaxErrorsAfter(pythonInput(fixed), notebook ? [differingSpan(text, fixed)] : editOffsets(text, d.fix!.edits)) <= baseErrors;
+    if (base)
+      return (
+        base.syntaxErrorsAfter(
+          pythonInput(fixed),
+          notebook ? [differingSpan(text, fixed)] : editOffsets(text, d.fix!.edits),
+        ) <= baseErrors
+      );
     return errorsOfParse(fixed) <= baseErrors;
   } catch {
     return false;

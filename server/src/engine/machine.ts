@@ -34,29 +34,55 @@ export function gpuForEntry(gpus: readonly InventoryGpu[], entry: string): Inven
  * The visible devices for a CUDA_VISIBLE_DEVICES value (null: the variable is not set).
  * @param order CUDA_DEVICE_ORDER as the program sets it (null: not set, i.e. FASTEST_FIRST).
  */
-export function visibleDevices(gpus: readonly InventoryGpu[], value: string | null, because: string, order: string | null): VisibleMap {
+export function visibleDevices(
+  gpus: readonly InventoryGpu[],
+  value: string | null,
+  because: string,
+  order: string | null,
+): VisibleMap {
   const byBus = [...gpus].sort((a, b) => a.index - b.index);
   const sameModel = new Set(gpus.map((g) => g.name)).size <= 1;
   if (value === null) {
     const pci = order === "PCI_BUS_ID";
     return {
-      devices: byBus, because, certain: pci || sameModel,
-      notes: pci || sameModel ? [] : ["CUDA numbers GPUs fastest-first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; nvidia-smi numbers them by PCI bus, so cuda:N may not be GPU N here"],
+      devices: byBus,
+      because,
+      certain: pci || sameModel,
+      notes:
+        pci || sameModel
+          ? []
+          : [
+              "CUDA numbers GPUs fastest-first unless CUDA_DEVICE_ORDER=PCI_BUS_ID; nvidia-smi numbers them by PCI bus, so cuda:N may not be GPU N here",
+            ],
     };
   }
   const parsed = parseVisibleDevices(value);
   const notes: string[] = [];
-  if (parsed.duplicate) return { devices: [], because, certain: true, notes: [`"${value}" repeats ${parsed.duplicate.text}: a duplicate hides every GPU`] };
+  if (parsed.duplicate)
+    return {
+      devices: [],
+      because,
+      certain: true,
+      notes: [`"${value}" repeats ${parsed.duplicate.text}: a duplicate hides every GPU`],
+    };
   const devices: InventoryGpu[] = [];
   for (const e of parsed.kept) {
     const g = gpuForEntry(byBus, e.text);
-    if (!g) { notes.push(`${e.text} is not a GPU of this machine: CUDA stops there${parsed.kept.length > devices.length + 1 ? ", dropping the ids after it" : ""}`); break; }
+    if (!g) {
+      notes.push(
+        `${e.text} is not a GPU of this machine: CUDA stops there${parsed.kept.length > devices.length + 1 ? ", dropping the ids after it" : ""}`,
+      );
+      break;
+    }
     devices.push(g);
   }
   if (parsed.stop) notes.push(`"${parsed.stop.text}" is not a valid id: CUDA stops there`);
   const indexed = parsed.kept.some((e) => e.kind === "index");
   const certain = !indexed || order === "PCI_BUS_ID" || sameModel;
-  if (!certain) notes.push("without CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA reads these indices fastest-first, not in nvidia-smi's order");
+  if (!certain)
+    notes.push(
+      "without CUDA_DEVICE_ORDER=PCI_BUS_ID, CUDA reads these indices fastest-first, not in nvidia-smi's order",
+    );
   return { devices, because, notes, certain };
 }
 

@@ -35,8 +35,8 @@ export function machineModel(model: ModuleModel): MachineModel {
 }
 
 const inside = (r: Range, p: Position) =>
-  (p.line > r.start.line || (p.line === r.start.line && p.character >= r.start.character))
-  && (p.line < r.end.line || (p.line === r.end.line && p.character <= r.end.character));
+  (p.line > r.start.line || (p.line === r.start.line && p.character >= r.start.character)) &&
+  (p.line < r.end.line || (p.line === r.end.line && p.character <= r.end.character));
 
 function cvdWrites(model: MachineModel): EnvWriteEvent[] {
   return model.events.filter((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_VISIBLE_DEVICES");
@@ -53,41 +53,88 @@ function cvdWrites(model: MachineModel): EnvWriteEvent[] {
  * when no cell's write takes effect, the kernel's own CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER
  * decide (the physical GPU the kernel really uses), not "every GPU it was started with".
  */
-export function fileVisibleMap(model: MachineModel, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false, kernel?: RunningKernelFacts): VisibleMap | null {
+export function fileVisibleMap(
+  model: MachineModel,
+  inventory: InventoryParams,
+  where: (line: number) => string,
+  noEffect: ReadonlySet<number> = new Set(),
+  notebook = false,
+  kernel?: RunningKernelFacts,
+): VisibleMap | null {
   const gpus = inventory.gpus;
   if (!gpus || gpus.length === 0) return null;
-  const orderWrite = model.events.find((e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_DEVICE_ORDER");
+  const orderWrite = model.events.find(
+    (e): e is EnvWriteEvent => e.kind === "envWrite" && e.variable === "CUDA_DEVICE_ORDER",
+  );
   const order = orderWrite?.literal ?? null;
   const writes = cvdWrites(model).filter((w) => w.literal !== null && !noEffect.has(w.range.start.line));
   if (writes.length > 0) {
     const w = writes[writes.length - 1];
-    return visibleDevices(gpus, w.literal, `${where(w.range.start.line)} sets CUDA_VISIBLE_DEVICES="${w.literal}"`, order);
+    return visibleDevices(
+      gpus,
+      w.literal,
+      `${where(w.range.start.line)} sets CUDA_VISIBLE_DEVICES="${w.literal}"`,
+      order,
+    );
   }
   // A write with no effect is named as such: "nothing sets it" would be false beside it.
-  const late = cvdWrites(model).filter((w) => noEffect.has(w.range.start.line)).at(-1);
-  const lateWrite = late && `${where(late.range.start.line)} sets CUDA_VISIBLE_DEVICES only after CUDA initialised (no effect: GPU001)`;
+  const late = cvdWrites(model)
+    .filter((w) => noEffect.has(w.range.start.line))
+    .at(-1);
+  const lateWrite =
+    late && `${where(late.range.start.line)} sets CUDA_VISIBLE_DEVICES only after CUDA initialised (no effect: GPU001)`;
   if (notebook && kernel) {
-    const init = kernel.initialisedBy.length ? `, and ${frameworksText(kernel.initialisedBy)} initialised CUDA there` : "";
-    const value = kernel.cudaVisibleDevices === null ? "CUDA_VISIBLE_DEVICES unset" : `CUDA_VISIBLE_DEVICES="${kernel.cudaVisibleDevices}"`;
-    return visibleDevices(gpus, kernel.cudaVisibleDevices, `the running kernel (pid ${kernel.pid}) reports ${value}${init}${lateWrite ? `; ${lateWrite}` : ""}`, kernel.cudaDeviceOrder);
+    const init = kernel.initialisedBy.length
+      ? `, and ${frameworksText(kernel.initialisedBy)} initialised CUDA there`
+      : "";
+    const value =
+      kernel.cudaVisibleDevices === null
+        ? "CUDA_VISIBLE_DEVICES unset"
+        : `CUDA_VISIBLE_DEVICES="${kernel.cudaVisibleDevices}"`;
+    return visibleDevices(
+      gpus,
+      kernel.cudaVisibleDevices,
+      `the running kernel (pid ${kernel.pid}) reports ${value}${init}${lateWrite ? `; ${lateWrite}` : ""}`,
+      kernel.cudaDeviceOrder,
+    );
   }
   if (notebook) {
-    return visibleDevices(gpus, null, `${lateWrite ?? "nothing in the notebook sets CUDA_VISIBLE_DEVICES"}, so its kernel sees every GPU it was started with (GPU Pilot's selection reaches a notebook's kernel only through a GPU Pilot kernel, at its start; its running kernel is not known here)`, order);
+    return visibleDevices(
+      gpus,
+      null,
+      `${lateWrite ?? "nothing in the notebook sets CUDA_VISIBLE_DEVICES"}, so its kernel sees every GPU it was started with (GPU Pilot's selection reaches a notebook's kernel only through a GPU Pilot kernel, at its start; its running kernel is not known here)`,
+      order,
+    );
   }
   if (inventory.selection.length > 0) {
     const sel = inventory.selection.join(",");
-    return visibleDevices(gpus, sel, `GPU Pilot's selection is ${sel} (terminals and runs started from VS Code)`, "PCI_BUS_ID");
+    return visibleDevices(
+      gpus,
+      sel,
+      `GPU Pilot's selection is ${sel} (terminals and runs started from VS Code)`,
+      "PCI_BUS_ID",
+    );
   }
-  return visibleDevices(gpus, null, `${lateWrite ?? "nothing sets CUDA_VISIBLE_DEVICES"} and no GPU is selected, so every GPU is visible`, order);
+  return visibleDevices(
+    gpus,
+    null,
+    `${lateWrite ?? "nothing sets CUDA_VISIBLE_DEVICES"} and no GPU is selected, so every GPU is visible`,
+    order,
+  );
 }
 
 /** Device expressions including bare `"cuda"` (the current device, 0 unless set_device changed it). */
 function allDeviceUses(model: MachineModel, within: { startLine: number; endLine: number }): DeviceUse[] {
   const uses = deviceUses(model, within);
-  for (const s of model.tree.descendantsOfType("string", { row: within.startLine, column: 0 }, { row: within.endLine + 1, column: 0 })) {
+  for (const s of model.tree.descendantsOfType(
+    "string",
+    { row: within.startLine, column: 0 },
+    { row: within.endLine + 1, column: 0 },
+  )) {
     if (!s) continue;
     const v = stringValue(s);
-    if (v !== null && cudaDeviceOrdinal(v) === -1) uses.push({ ordinal: 0, node: s, form: `"cuda"`, replace: () => s.text });
+    if (v !== null && cudaDeviceOrdinal(v) === -1)
+      uses.push({ ordinal: 0, node: s, form: `"cuda"`, replace: () => s.text });
   }
   return uses;
 }
@@ -97,15 +144,31 @@ function allDeviceUses(model: MachineModel, within: { startLine: number; endLine
  * in {@link fileVisibleMap} (the lines of the document's GPU001 findings): such a write's hover says
  * it has no effect, and device expressions do not map through it.
  */
-export function machineHover(model: MachineModel, position: Position, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false, kernel?: RunningKernelFacts): { markdown: string; range: Range } | null {
+export function machineHover(
+  model: MachineModel,
+  position: Position,
+  inventory: InventoryParams,
+  where: (line: number) => string,
+  noEffect: ReadonlySet<number> = new Set(),
+  notebook = false,
+  kernel?: RunningKernelFacts,
+): { markdown: string; range: Range } | null {
   const map = fileVisibleMap(model, inventory, where, noEffect, notebook, kernel);
   if (!map) return null;
-  const use = allDeviceUses(model, { startLine: position.line, endLine: position.line }).find((u) => inside(nodeRange(u.node), position));
+  const use = allDeviceUses(model, { startLine: position.line, endLine: position.line }).find((u) =>
+    inside(nodeRange(u.node), position),
+  );
   if (use) {
     // Bare "cuda" is torch's current device: the running kernel says which one it is.
     const ordinal = use.form === `"cuda"` && kernel?.torchCurrent !== undefined ? kernel.torchCurrent : use.ordinal;
     const lines = [`**${describeOrdinal(map, ordinal)}**`, "", `because ${map.because}.`];
-    if (use.form === `"cuda"`) lines.push("", kernel?.torchCurrent !== undefined ? `\`"cuda"\` is the current device: the running kernel's torch reports cuda:${kernel.torchCurrent}.` : "`\"cuda\"` is the current device: cuda:0 unless `torch.cuda.set_device` changed it.");
+    if (use.form === `"cuda"`)
+      lines.push(
+        "",
+        kernel?.torchCurrent !== undefined
+          ? `\`"cuda"\` is the current device: the running kernel's torch reports cuda:${kernel.torchCurrent}.`
+          : '`"cuda"` is the current device: cuda:0 unless `torch.cuda.set_device` changed it.',
+      );
     for (const n of map.notes) lines.push("", `⚠ ${n}`);
     return { markdown: lines.join("\n"), range: nodeRange(use.node) };
   }
@@ -119,14 +182,26 @@ export function machineHover(model: MachineModel, position: Position, inventory:
     return { markdown: lines.join("\n"), range: write.range };
   }
   if (write && write.literal !== null) {
-    const own = visibleDevices(inventory.gpus ?? [], write.literal, `this line sets CUDA_VISIBLE_DEVICES="${write.literal}"`, map.certain ? "PCI_BUS_ID" : null);
+    const own = visibleDevices(
+      inventory.gpus ?? [],
+      write.literal,
+      `this line sets CUDA_VISIBLE_DEVICES="${write.literal}"`,
+      map.certain ? "PCI_BUS_ID" : null,
+    );
     const rows = own.devices.length
       ? own.devices.map((_, i) => `- ${describeOrdinal(own, i)}`)
       : ["- no GPU is visible"];
-    const lines = [`**CUDA_VISIBLE_DEVICES="${write.literal}"** makes ${own.devices.length} GPU${own.devices.length === 1 ? "" : "s"} visible, renumbered from 0:`, "", ...rows];
+    const lines = [
+      `**CUDA_VISIBLE_DEVICES="${write.literal}"** makes ${own.devices.length} GPU${own.devices.length === 1 ? "" : "s"} visible, renumbered from 0:`,
+      "",
+      ...rows,
+    ];
     for (const n of own.notes) lines.push("", `⚠ ${n}`);
     if (!notebook && inventory.selection.length && inventory.selection.join(",") !== write.literal) {
-      lines.push("", `GPU Pilot's selection is ${inventory.selection.join(",")}: this line overrides it for runs of this file.`);
+      lines.push(
+        "",
+        `GPU Pilot's selection is ${inventory.selection.join(",")}: this line overrides it for runs of this file.`,
+      );
     }
     return { markdown: lines.join("\n"), range: write.range };
   }
@@ -134,7 +209,15 @@ export function machineHover(model: MachineModel, position: Position, inventory:
 }
 
 /** Inlay hints `→ GPU n` after each device literal inside `range` (`noEffect` and `notebook` as in {@link fileVisibleMap}). */
-export function machineInlayHints(model: MachineModel, range: Range, inventory: InventoryParams, where: (line: number) => string, noEffect: ReadonlySet<number> = new Set(), notebook = false, kernel?: RunningKernelFacts): Array<{ position: Position; label: string; tooltip: string }> {
+export function machineInlayHints(
+  model: MachineModel,
+  range: Range,
+  inventory: InventoryParams,
+  where: (line: number) => string,
+  noEffect: ReadonlySet<number> = new Set(),
+  notebook = false,
+  kernel?: RunningKernelFacts,
+): Array<{ position: Position; label: string; tooltip: string }> {
   const map = fileVisibleMap(model, inventory, where, noEffect, notebook, kernel);
   if (!map) return [];
   const out: Array<{ position: Position; label: string; tooltip: string }> = [];
@@ -142,13 +225,21 @@ export function machineInlayHints(model: MachineModel, range: Range, inventory: 
     const r = nodeRange(u.node);
     if (r.end.line < range.start.line || r.start.line > range.end.line) continue;
     const g = map.devices[u.ordinal];
-    out.push({ position: r.end, label: g ? `→ GPU ${g.index}` : "→ no such GPU", tooltip: `${describeOrdinal(map, u.ordinal)}, because ${map.because}` });
+    out.push({
+      position: r.end,
+      label: g ? `→ GPU ${g.index}` : "→ no such GPU",
+      tooltip: `${describeOrdinal(map, u.ordinal)}, because ${map.because}`,
+    });
   }
   return out.sort((a, b) => a.position.line - b.position.line || a.position.character - b.position.character);
 }
 
 /** The edit that rewrites a literal CUDA_VISIBLE_DEVICES value to the selection (code action "Use the selected GPUs"). */
-export function useSelectionEdit(model: MachineModel, position: Position, selection: readonly string[]): { range: Range; newText: string; title: string } | null {
+export function useSelectionEdit(
+  model: MachineModel,
+  position: Position,
+  selection: readonly string[],
+): { range: Range; newText: string; title: string } | null {
   if (selection.length === 0) return null;
   const sel = selection.join(",");
   const w = cvdWrites(model).find((x) => inside(x.range, position) && x.literal !== null && x.literal !== sel);

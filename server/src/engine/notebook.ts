@@ -29,7 +29,7 @@ export interface CellDiagnostic extends Omit<LintDiagnostic, "fix" | "related"> 
 /** Reads the cells of an .ipynb file (nbformat 4; `source` as a string or a list of lines). */
 export function cellsOfIpynb(json: string): CellInput[] {
   const nb = JSON.parse(json) as { cells?: Array<{ cell_type?: string; source?: string | string[] }> };
-  if (!nb || !Array.isArray(nb.cells)) throw new Error("not a Jupyter notebook: no \"cells\" array");
+  if (!nb || !Array.isArray(nb.cells)) throw new Error('not a Jupyter notebook: no "cells" array');
   return nb.cells.map((c) => ({
     kind: c.cell_type === "code" ? "code" : "markup",
     text: Array.isArray(c.source) ? c.source.join("") : typeof c.source === "string" ? c.source : "",
@@ -64,7 +64,7 @@ export function withCellSources(json: string, texts: string[]): string {
   /** A separator between list elements: from this list, another cell's list, or the layout. */
   const separatorFor = (arr: JsonNode): string => {
     for (const list of [arr, ...cells.map((c) => lastProperty(c, "source"))]) {
-      const el = list?.type === "array" ? list.children ?? [] : [];
+      const el = list?.type === "array" ? (list.children ?? []) : [];
       if (el.length >= 2) return between(el[0], el[1]);
     }
     const first = arr.children?.[0];
@@ -76,7 +76,7 @@ export function withCellSources(json: string, texts: string[]): string {
     if (i >= old.length || text === old[i].text) return;
     const node = lastProperty(cells[i], "source");
     if (!node) throw new Error(`cell ${i + 1} has no source to fix`);
-    const elements = node.type === "array" ? node.children ?? [] : [];
+    const elements = node.type === "array" ? (node.children ?? []) : [];
     if (node.type !== "array" || elements.some((e) => e.type !== "string")) {
       splices.push({ at: node.offset, end: node.offset + node.length, text: JSON.stringify(text) });
       return;
@@ -84,7 +84,8 @@ export function withCellSources(json: string, texts: string[]): string {
     const values = elements.map((e) => e.value as string);
     let pre = 0;
     let from = 0;
-    while (pre < values.length && values[pre].endsWith("\n") && text.startsWith(values[pre], from)) from += values[pre++].length;
+    while (pre < values.length && values[pre].endsWith("\n") && text.startsWith(values[pre], from))
+      from += values[pre++].length;
     let post = 0;
     let to = text.length;
     while (pre + post < values.length) {
@@ -100,16 +101,29 @@ export function withCellSources(json: string, texts: string[]): string {
     const sep = separatorFor(node);
     const oldMid = elements.slice(pre, elements.length - post);
     if (oldMid.length > 0 && lines.length > 0) {
-      splices.push({ at: oldMid[0].offset, end: oldMid[oldMid.length - 1].offset + oldMid[oldMid.length - 1].length, text: lines.join(sep) });
+      splices.push({
+        at: oldMid[0].offset,
+        end: oldMid[oldMid.length - 1].offset + oldMid[oldMid.length - 1].length,
+        text: lines.join(sep),
+      });
     } else if (oldMid.length > 0) {
       const last = oldMid[oldMid.length - 1];
-      if (pre > 0) splices.push({ at: elements[pre - 1].offset + elements[pre - 1].length, end: last.offset + last.length, text: "" });
+      if (pre > 0)
+        splices.push({
+          at: elements[pre - 1].offset + elements[pre - 1].length,
+          end: last.offset + last.length,
+          text: "",
+        });
       else if (post > 0) splices.push({ at: oldMid[0].offset, end: elements[elements.length - post].offset, text: "" });
       else splices.push({ at: node.offset, end: node.offset + node.length, text: "[]" });
     } else if (lines.length > 0) {
-      if (pre > 0) { const e = elements[pre - 1]; splices.push({ at: e.offset + e.length, end: e.offset + e.length, text: sep + lines.join(sep) }); }
-      else if (post > 0) { const e = elements[elements.length - post]; splices.push({ at: e.offset, end: e.offset, text: lines.join(sep) + sep }); }
-      else splices.push({ at: node.offset, end: node.offset + node.length, text: `[${lines.join(", ")}]` });
+      if (pre > 0) {
+        const e = elements[pre - 1];
+        splices.push({ at: e.offset + e.length, end: e.offset + e.length, text: sep + lines.join(sep) });
+      } else if (post > 0) {
+        const e = elements[elements.length - post];
+        splices.push({ at: e.offset, end: e.offset, text: lines.join(sep) + sep });
+      } else splices.push({ at: node.offset, end: node.offset + node.length, text: `[${lines.join(", ")}]` });
     }
   });
   splices.sort((a, b) => b.at - a.at);
@@ -140,7 +154,11 @@ export function blankMagics(cellText: string, lineOffset: number): { text: strin
 }
 
 /** A code cell's text as it is joined (IPython lines blanked, lone `\r` as `\n`), its IPython lines (lines counted in the cell) and its line count. */
-interface JoinedCell { text: string; magics: MagicLine[]; lines: number }
+interface JoinedCell {
+  text: string;
+  magics: MagicLine[];
+  lines: number;
+}
 
 /** {@link joinCells}' per-cell work, by cell text, kept with the trees of a notebook's last lint (the editor: one cell changes per keystroke). */
 const keptCells = new WeakMap<ModuleTrees, Map<string, JoinedCell>>();
@@ -148,7 +166,11 @@ const keptCells = new WeakMap<ModuleTrees, Map<string, JoinedCell>>();
 function joinCell(text: string): JoinedCell {
   const blank = blankMagics(text, 0);
   // A cell ending in a lone \r would merge with the joining \n into one \r\n: use \n (same length).
-  return { text: blank.text.includes("\r") ? blank.text.replace(/\r(?!\n)/g, "\n") : blank.text, magics: blank.magics, lines: lineStarts(text).length };
+  return {
+    text: blank.text.includes("\r") ? blank.text.replace(/\r(?!\n)/g, "\n") : blank.text,
+    magics: blank.magics,
+    lines: lineStarts(text).length,
+  };
 }
 
 /**
@@ -157,7 +179,10 @@ function joinCell(text: string): JoinedCell {
  * line in the joined text and line count (0-based lines). `reuse`: the `joinedCells` of an
  * earlier call, whose cells of the same text are not blanked again.
  */
-export function joinCells(cells: readonly CellInput[], reuse?: ReadonlyMap<string, JoinedCell>): { joined: string; starts: CellStart[]; magics: MagicLine[]; joinedCells: Map<string, JoinedCell> } {
+export function joinCells(
+  cells: readonly CellInput[],
+  reuse?: ReadonlyMap<string, JoinedCell>,
+): { joined: string; starts: CellStart[]; magics: MagicLine[]; joinedCells: Map<string, JoinedCell> } {
   const starts: CellStart[] = [];
   const parts: string[] = [];
   const magics: MagicLine[] = [];
@@ -181,7 +206,10 @@ export function joinCells(cells: readonly CellInput[], reuse?: ReadonlyMap<strin
  * `fixKeepsSyntax` makes, on the joined cells before and after (the editor's lint leaves it to the
  * moment a fix is offered: `lazyFixValidation`).
  */
-export function cellFixParsesCleanly(cells: readonly CellInput[], edits: ReadonlyArray<{ cell: number; range: Range; newText: string }>): boolean {
+export function cellFixParsesCleanly(
+  cells: readonly CellInput[],
+  edits: ReadonlyArray<{ cell: number; range: Range; newText: string }>,
+): boolean {
   if (edits.some((e) => cells[e.cell]?.kind !== "code")) return false;
   const fixed = cells.map((c, i) => {
     const mine = edits.filter((e) => e.cell === i);
@@ -200,11 +228,26 @@ export function cellFixParsesCleanly(cells: readonly CellInput[], edits: Readonl
  *   `LintResult.model`, valid while the trees are neither edited nor deleted); `starts`, where each
  *   code cell lies in the joined text.
  */
-export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep?: { previous?: ModuleTrees }): { diagnostics: CellDiagnostic[]; ruleFailures: RuleFailure[]; tree?: ModuleTrees | null; model?: ModuleModel; starts: CellStart[] } {
+export function lintNotebook(
+  cells: CellInput[],
+  options: LintOptions = {},
+  keep?: { previous?: ModuleTrees },
+): {
+  diagnostics: CellDiagnostic[];
+  ruleFailures: RuleFailure[];
+  tree?: ModuleTrees | null;
+  model?: ModuleModel;
+  starts: CellStart[];
+} {
   const { joined, starts, magics, joinedCells } = joinCells(cells, keep?.previous && keptCells.get(keep.previous));
   const where = cellWhere(starts);
   keep?.previous?.editTo(pythonInput(joined));
-  const result = lintPython(joined, options, { notebook: true, magics, where, ...(keep ? { incremental: true, previousTree: keep.previous } : {}) });
+  const result = lintPython(joined, options, {
+    notebook: true,
+    magics,
+    where,
+    ...(keep ? { incremental: true, previousTree: keep.previous } : {}),
+  });
   if (!keep) result.tree?.delete();
   else if (result.tree) keptCells.set(result.tree, joinedCells);
   const lastLineLength = new Map<number, number>();
@@ -215,12 +258,18 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep
     // A range running past the cell's end (a removal up to the next line) ends at its last character.
     let endCharacter = r.end.character;
     if (endLine !== r.end.line) {
-      if (!lastLineLength.has(s.cell)) { const text = cells[s.cell].text; lastLineLength.set(s.cell, text.length - lineStarts(text)[s.lines - 1]); }
+      if (!lastLineLength.has(s.cell)) {
+        const text = cells[s.cell].text;
+        lastLineLength.set(s.cell, text.length - lineStarts(text)[s.lines - 1]);
+      }
       endCharacter = lastLineLength.get(s.cell)!;
     }
     return {
       cell: s.cell,
-      range: { start: { line: r.start.line - s.line, character: r.start.character }, end: { line: endLine - s.line, character: endCharacter } },
+      range: {
+        start: { line: r.start.line - s.line, character: r.start.character },
+        end: { line: endLine - s.line, character: endCharacter },
+      },
     };
   };
   // An edit must fit in one cell; it may end at the start of the next cell's first line (the removal
@@ -235,17 +284,40 @@ export function lintNotebook(cells: CellInput[], options: LintOptions = {}, keep
   const diagnostics = result.diagnostics.map((d): CellDiagnostic => {
     const at = locate(d.range);
     return {
-      code: d.code, name: d.name, message: d.message, severity: d.severity, cell: at.cell, range: at.range,
+      code: d.code,
+      name: d.name,
+      message: d.message,
+      severity: d.severity,
+      cell: at.cell,
+      range: at.range,
       ...(d.related ? { related: d.related.map((r) => ({ ...locate(r.range), message: r.message })) } : {}),
       ...(d.kernelRestart ? { kernelRestart: d.kernelRestart } : {}),
-      ...(d.fix && d.fix.edits.every((e) => fitsInCell(e.range)) ? { fix: { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ ...locate(e.range), newText: e.newText })) } } : {}),
+      ...(d.fix && d.fix.edits.every((e) => fitsInCell(e.range))
+        ? {
+            fix: {
+              title: d.fix.title,
+              safe: d.fix.safe,
+              ...(d.fix.note ? { note: d.fix.note } : {}),
+              edits: d.fix.edits.map((e) => ({ ...locate(e.range), newText: e.newText })),
+            },
+          }
+        : {}),
     };
   });
-  return { diagnostics, ruleFailures: result.ruleFailures, ...(keep ? { tree: result.tree, ...(result.model ? { model: result.model } : {}) } : {}), starts };
+  return {
+    diagnostics,
+    ruleFailures: result.ruleFailures,
+    ...(keep ? { tree: result.tree, ...(result.model ? { model: result.model } : {}) } : {}),
+    starts,
+  };
 }
 
 /** A code cell's place in the joined text of {@link joinCells}: its index among all cells, first line (0-based) and line count. */
-export interface CellStart { cell: number; line: number; lines: number }
+export interface CellStart {
+  cell: number;
+  line: number;
+  lines: number;
+}
 
 /** "cell K, line N" (K counting every cell, as VS Code shows them) of a 0-based line of the joined text. */
 export function cellWhere(starts: readonly CellStart[]): (line: number) => string {
@@ -266,7 +338,11 @@ export function cellWhere(starts: readonly CellStart[]): (line: number) => strin
  * @param kept the trees of the notebook's last lint (with `keep`), if any: the cells they were
  *   joined from are not blanked again (a notebook's every visible cell asks for its inlay hints).
  */
-export function cellInJoined(cells: readonly CellInput[], cell: number, kept?: ModuleTrees): { start: CellStart; joined: string; magics: MagicLine[]; where: (line: number) => string } | null {
+export function cellInJoined(
+  cells: readonly CellInput[],
+  cell: number,
+  kept?: ModuleTrees,
+): { start: CellStart; joined: string; magics: MagicLine[]; where: (line: number) => string } | null {
   if (cells[cell]?.kind !== "code") return null;
   const { joined, starts, magics } = joinCells(cells, kept && keptCells.get(kept));
   const start = starts.find((s) => s.cell === cell)!;

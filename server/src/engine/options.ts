@@ -6,7 +6,19 @@
  */
 import { dirname } from "node:path";
 import { existsSync, statSync } from "node:fs";
-import { findPyproject, libraryPins, loadProjectConfig, perFileIgnored, projectPinsTorchBelow20, projectPinsTorchBelow24, projectRequirements, versionBelow, TARGET_VERSION, type ConfigProblem, type ProjectConfig } from "./config";
+import {
+  findPyproject,
+  libraryPins,
+  loadProjectConfig,
+  perFileIgnored,
+  projectPinsTorchBelow20,
+  projectPinsTorchBelow24,
+  projectRequirements,
+  versionBelow,
+  TARGET_VERSION,
+  type ConfigProblem,
+  type ProjectConfig,
+} from "./config";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import { applicableEntries, eagerModulesOf, INIT_CATALOGUE, normalisePackage } from "./initCatalogue";
 import type { LintOptions } from "./lint";
@@ -14,7 +26,13 @@ import type { MachineFacts } from "./rule";
 import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
 import { parseQueryGpu } from "../../../common/src/nvidiaSmi/parse";
 import type { Severity } from "./types";
-import { jobScriptsAround, jobScriptSearchMemo, launchesIn, type JobScriptsAround, type JobScriptSearchMemo } from "./slurmLaunch";
+import {
+  jobScriptsAround,
+  jobScriptSearchMemo,
+  launchesIn,
+  type JobScriptsAround,
+  type JobScriptSearchMemo,
+} from "./slurmLaunch";
 
 export type ConfigurationPreference = "editorFirst" | "filesystemFirst" | "editorOnly";
 
@@ -31,7 +49,14 @@ export interface LintOverrides {
   targetTorch?: string;
 }
 
-interface CacheEntry { mtimeMs: number; config: ProjectConfig | null; problems: ConfigProblem[]; torchBelow24: boolean; torchBelow20: boolean; machine: MachineFacts | null }
+interface CacheEntry {
+  mtimeMs: number;
+  config: ProjectConfig | null;
+  problems: ConfigProblem[];
+  torchBelow24: boolean;
+  torchBelow20: boolean;
+  machine: MachineFacts | null;
+}
 
 /**
  * The machine `[tool.gpu-pilot]` describes: its `inventory` file (nvidia-smi CSV, read through
@@ -42,10 +67,19 @@ export function configMachine(config: ProjectConfig | null, problems: ConfigProb
   if (!config) return null;
   if (config.inventory) {
     const read = readWorkspaceText(config.inventory, 1024 * 1024);
-    if (!("text" in read)) { problems.push({ file: config.file, message: `[tool.gpu-pilot] inventory ${config.inventory} not read: ${read.reason}` }); return config.gpus !== undefined ? { gpuCount: config.gpus, uuids: [] } : null; }
+    if (!("text" in read)) {
+      problems.push({
+        file: config.file,
+        message: `[tool.gpu-pilot] inventory ${config.inventory} not read: ${read.reason}`,
+      });
+      return config.gpus !== undefined ? { gpuCount: config.gpus, uuids: [] } : null;
+    }
     const parsed = parseQueryGpu(read.text);
     if (parsed.rows.length === 0) {
-      problems.push({ file: config.file, message: `[tool.gpu-pilot] inventory ${config.inventory} has no GPU lines: expected \`nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,... --format=csv,noheader,nounits\` output${parsed.problems[0] ? ` (line ${parsed.problems[0].line}: ${parsed.problems[0].reason})` : ""}` });
+      problems.push({
+        file: config.file,
+        message: `[tool.gpu-pilot] inventory ${config.inventory} has no GPU lines: expected \`nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,... --format=csv,noheader,nounits\` output${parsed.problems[0] ? ` (line ${parsed.problems[0].line}: ${parsed.problems[0].reason})` : ""}`,
+      });
       return config.gpus !== undefined ? { gpuCount: config.gpus, uuids: [] } : null;
     }
     return { gpuCount: parsed.rows.length, uuids: parsed.rows.map((g) => g.uuid) };
@@ -56,17 +90,29 @@ const cache = new Map<string, CacheEntry>();
 
 function projectConfig(pyproject: string): CacheEntry {
   let mtimeMs = -1;
-  try { mtimeMs = statSync(pyproject).mtimeMs; } catch { /* deleted meanwhile: reload below */ }
+  try {
+    mtimeMs = statSync(pyproject).mtimeMs;
+  } catch {
+    /* deleted meanwhile: reload below */
+  }
   const hit = cache.get(pyproject);
   if (hit && hit.mtimeMs === mtimeMs) return hit;
   const { config, problems } = loadProjectConfig(pyproject);
   const machine = configMachine(config, problems);
-  const entry = { mtimeMs, config, problems, torchBelow24: projectPinsTorchBelow24(dirname(pyproject)), torchBelow20: projectPinsTorchBelow20(dirname(pyproject)), machine };
+  const entry = {
+    mtimeMs,
+    config,
+    problems,
+    torchBelow24: projectPinsTorchBelow24(dirname(pyproject)),
+    torchBelow20: projectPinsTorchBelow20(dirname(pyproject)),
+    machine,
+  };
   cache.set(pyproject, entry);
   return entry;
 }
 
-const sameList = (a: readonly string[] | undefined, b: readonly string[]): boolean => !!a && a.length === b.length && a.every((x, i) => x === b[i]);
+const sameList = (a: readonly string[] | undefined, b: readonly string[]): boolean =>
+  !!a && a.length === b.length && a.every((x, i) => x === b[i]);
 const nonEmpty = <T>(a: T[] | undefined): a is T[] => !!a && a.length > 0;
 
 /**
@@ -74,14 +120,22 @@ const nonEmpty = <T>(a: T[] | undefined): a is T[] => !!a && a.length > 0;
  * the pyproject.toml lookup does not go above (the workspace folders; config.ts `findPyproject`).
  * @returns the options and the configuration problems met (each to be shown once by the caller).
  */
-export function resolveLintOptions(file: string | null, editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): ResolvedOptions {
+export function resolveLintOptions(
+  file: string | null,
+  editor: LintOverrides,
+  preference: ConfigurationPreference = "editorFirst",
+  flags: LintOverrides = {},
+  roots: readonly string[] = [],
+): ResolvedOptions {
   const folder = file ? folderFacts(dirname(file), preference, roots) : null;
   return resolveIn(file, folder, editor, preference, flags);
 }
 
 /** What {@link resolveLintOptions} gives. */
 export type ResolvedOptions = {
-  options: LintOptions; problems: ConfigProblem[]; pyproject: string | null;
+  options: LintOptions;
+  problems: ConfigProblem[];
+  pyproject: string | null;
   /** The baseline file the pyproject names (`[tool.gpu-pilot] baseline`, absolute), or null. */
   baseline: string | null;
 };
@@ -92,13 +146,20 @@ export type ResolvedOptions = {
  * two computed at their first use.
  */
 interface FolderFacts {
-  pyproject: string | null; entry: CacheEntry | null; pinsTorchBelow24: () => boolean; pinsTorchBelow20: () => boolean; jobScripts: () => JobScriptsAround;
+  pyproject: string | null;
+  entry: CacheEntry | null;
+  pinsTorchBelow24: () => boolean;
+  pinsTorchBelow20: () => boolean;
+  jobScripts: () => JobScriptsAround;
   /** The eager-init modules of the catalogue for the folder's pins (its dependency files and the pyproject folder's); undefined when it pins no catalogued library. */
   catalogueEager: () => string[] | undefined;
 }
 
 /** What one run keeps between the folders it resolves: existence tests and the job-script search's memo. */
-interface RunMemo { exists: (path: string) => boolean; jobScripts: JobScriptSearchMemo }
+interface RunMemo {
+  exists: (path: string) => boolean;
+  jobScripts: JobScriptSearchMemo;
+}
 
 /**
  * The catalogue's eager-init modules for the library pins found in `dirs` (config.ts
@@ -112,17 +173,26 @@ export function catalogueEagerFor(dirs: readonly string[]): string[] | undefined
   return eagerModulesOf(applicableEntries(pins));
 }
 
-function folderFacts(dir: string, preference: ConfigurationPreference, roots: readonly string[], memo?: RunMemo): FolderFacts {
+function folderFacts(
+  dir: string,
+  preference: ConfigurationPreference,
+  roots: readonly string[],
+  memo?: RunMemo,
+): FolderFacts {
   const pyproject = preference !== "editorOnly" ? findPyproject(dir, roots, memo?.exists) : null;
   let pins: boolean | undefined;
   let pins20: boolean | undefined;
   let scripts: JobScriptsAround | undefined;
   let eager: { modules: string[] | undefined } | undefined;
   return {
-    pyproject, entry: pyproject ? projectConfig(pyproject) : null,
+    pyproject,
+    entry: pyproject ? projectConfig(pyproject) : null,
     pinsTorchBelow24: () => (pins ??= projectPinsTorchBelow24(dir)),
     pinsTorchBelow20: () => (pins20 ??= projectPinsTorchBelow20(dir)),
-    catalogueEager: () => (eager ??= { modules: catalogueEagerFor([dir, ...(pyproject && dirname(pyproject) !== dir ? [dirname(pyproject)] : [])]) }).modules,
+    catalogueEager: () =>
+      (eager ??= {
+        modules: catalogueEagerFor([dir, ...(pyproject && dirname(pyproject) !== dir ? [dirname(pyproject)] : [])]),
+      }).modules,
     jobScripts: () => (scripts ??= jobScriptsAround(dir, roots, memo?.jobScripts)),
   };
 }
@@ -135,37 +205,73 @@ function folderFacts(dir: string, preference: ConfigurationPreference, roots: re
  * per file. For a run over files that do not change meanwhile (a pyproject.toml edited during the
  * run is read at its first use).
  */
-export function optionsResolver(editor: LintOverrides, preference: ConfigurationPreference = "editorFirst", flags: LintOverrides = {}, roots: readonly string[] = []): (file: string | null) => ResolvedOptions {
+export function optionsResolver(
+  editor: LintOverrides,
+  preference: ConfigurationPreference = "editorFirst",
+  flags: LintOverrides = {},
+  roots: readonly string[] = [],
+): (file: string | null) => ResolvedOptions {
   const folders = new Map<string, FolderFacts>();
   const existing = new Map<string, boolean>();
   const memo: RunMemo = {
-    exists: (p) => { let v = existing.get(p); if (v === undefined) { v = existsSync(p); existing.set(p, v); } return v; },
+    exists: (p) => {
+      let v = existing.get(p);
+      if (v === undefined) {
+        v = existsSync(p);
+        existing.set(p, v);
+      }
+      return v;
+    },
     jobScripts: jobScriptSearchMemo(),
   };
   return (file) => {
     if (!file) return resolveIn(null, null, editor, preference, flags);
     const dir = dirname(file);
     let folder = folders.get(dir);
-    if (!folder) { folder = folderFacts(dir, preference, roots, memo); folders.set(dir, folder); }
+    if (!folder) {
+      folder = folderFacts(dir, preference, roots, memo);
+      folders.set(dir, folder);
+    }
     return resolveIn(file, folder, editor, preference, flags);
   };
 }
 
-function resolveIn(file: string | null, folder: FolderFacts | null, editor: LintOverrides, preference: ConfigurationPreference, flags: LintOverrides): ResolvedOptions {
+function resolveIn(
+  file: string | null,
+  folder: FolderFacts | null,
+  editor: LintOverrides,
+  preference: ConfigurationPreference,
+  flags: LintOverrides,
+): ResolvedOptions {
   const pyproject = folder?.pyproject ?? null;
   const entry = folder?.entry ?? null;
   const project = entry?.config ?? null;
   // An explicit target (flag, then editor/pyproject per the preference) wins over the pin found in
   // the dependency files.
   const validTarget = (v: string | undefined): boolean => typeof v === "string" && TARGET_VERSION.test(v);
-  const targetTorch = validTarget(flags.targetTorch) ? flags.targetTorch
-    : preference === "filesystemFirst" ? (validTarget(project?.targetTorch) ? project?.targetTorch : validTarget(editor.targetTorch) ? editor.targetTorch : undefined)
-    : validTarget(editor.targetTorch) ? editor.targetTorch : validTarget(project?.targetTorch) ? project?.targetTorch : undefined;
-  const torchBelow24 = targetTorch ? versionBelow(targetTorch, 2, 4) : entry?.torchBelow24 || (folder ? folder.pinsTorchBelow24() : false);
+  const targetTorch = validTarget(flags.targetTorch)
+    ? flags.targetTorch
+    : preference === "filesystemFirst"
+      ? validTarget(project?.targetTorch)
+        ? project?.targetTorch
+        : validTarget(editor.targetTorch)
+          ? editor.targetTorch
+          : undefined
+      : validTarget(editor.targetTorch)
+        ? editor.targetTorch
+        : validTarget(project?.targetTorch)
+          ? project?.targetTorch
+          : undefined;
+  const torchBelow24 = targetTorch
+    ? versionBelow(targetTorch, 2, 4)
+    : entry?.torchBelow24 || (folder ? folder.pinsTorchBelow24() : false);
   // Before torch 2.0, torch.distributed.launch passed --local_rank (GPU044): asked only for a file some launch passes it to.
   const slurm = file && folder && /\.py$/i.test(file) ? launchesIn(file, folder.jobScripts()) : [];
-  const torchBelow20 = slurm.some((l) => l.passesLocalRankArg)
-    && (targetTorch ? versionBelow(targetTorch, 2, 0) : !!entry?.torchBelow20 || (folder ? folder.pinsTorchBelow20() : false));
+  const torchBelow20 =
+    slurm.some((l) => l.passesLocalRankArg) &&
+    (targetTorch
+      ? versionBelow(targetTorch, 2, 0)
+      : !!entry?.torchBelow20 || (folder ? folder.pinsTorchBelow20() : false));
   const pick = <T>(e: T | undefined, p: T | undefined, has: (v: T | undefined) => boolean): T | undefined =>
     preference === "filesystemFirst" ? (has(p) ? p : e) : has(e) ? e : p;
   const select = nonEmpty(flags.select) ? flags.select : pick(editor.select, project?.select, nonEmpty);
@@ -175,15 +281,21 @@ function resolveIn(file: string | null, folder: FolderFacts | null, editor: Lint
     ...(flags.ignore ?? []),
     ...(project && file ? perFileIgnored(project, file) : []),
   ];
-  const severity = preference === "filesystemFirst"
-    ? { ...(editor.severity ?? {}), ...(project?.severity ?? {}), ...(flags.severity ?? {}) }
-    : { ...(project?.severity ?? {}), ...(editor.severity ?? {}), ...(flags.severity ?? {}) };
-  const preview = flags.preview ?? (preference === "filesystemFirst" ? project?.preview ?? editor.preview : editor.preview ?? project?.preview);
+  const severity =
+    preference === "filesystemFirst"
+      ? { ...(editor.severity ?? {}), ...(project?.severity ?? {}), ...(flags.severity ?? {}) }
+      : { ...(project?.severity ?? {}), ...(editor.severity ?? {}), ...(flags.severity ?? {}) };
+  const preview =
+    flags.preview ??
+    (preference === "filesystemFirst" ? (project?.preview ?? editor.preview) : (editor.preview ?? project?.preview));
   // Job scripts that start this file (GPU036-GPU037, GPU044; above); only for Python files, not for notebooks or manifests.
   // The editor sends the setting's default (package.json: DEFAULT_EAGER_INIT_MODULES) when the user set
   // none: the project's library pins (the catalogue's versions) decide then.
-  const editorEager = sameList(editor.eagerInitModules, DEFAULT_EAGER_INIT_MODULES) ? undefined : editor.eagerInitModules;
-  const eager = flags.eagerInitModules ?? pick(editorEager, project?.eagerInitModules, nonEmpty) ?? folder?.catalogueEager();
+  const editorEager = sameList(editor.eagerInitModules, DEFAULT_EAGER_INIT_MODULES)
+    ? undefined
+    : editor.eagerInitModules;
+  const eager =
+    flags.eagerInitModules ?? pick(editorEager, project?.eagerInitModules, nonEmpty) ?? folder?.catalogueEager();
   const options: LintOptions = {
     ...(select || extend.length ? { select: [...(select ?? ["GPU"]), ...extend] } : {}),
     ...(ignore.length ? { ignore } : {}),

@@ -32,11 +32,19 @@ export interface PrefilterFacts {
  * `text` (the editor passes one made with {@link TextProbe.after} from the previous version's). A
  * rule whose `meta.needs` is not met is left out; a code that names no Python rule is kept.
  */
-export function candidateRules(text: string, enabled: readonly string[], opts: PrefilterFacts, probe = new TextProbe(text)): Set<string> {
+export function candidateRules(
+  text: string,
+  enabled: readonly string[],
+  opts: PrefilterFacts,
+  probe = new TextProbe(text),
+): Set<string> {
   const out = new Set<string>();
   for (const code of enabled) {
     const rule = ruleByCode(code);
-    if (!rule || !isPythonRule(rule)) { out.add(code); continue; }
+    if (!rule || !isPythonRule(rule)) {
+      out.add(code);
+      continue;
+    }
     const { needs, trigger } = rule.meta;
     if (needs === "machine" && !opts.machineKnown) continue;
     if (needs === "slurm" && !opts.slurmLaunched) continue;

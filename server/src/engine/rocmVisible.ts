@@ -51,7 +51,8 @@ export function rocmConflict(rocr: string, hip: string): RocmConflict | null {
   const r = parseRocmVisible(rocr);
   const h = parseRocmVisible(hip);
   if (r.some((e) => e.kind === "other") || h.some((e) => e.kind === "other") || h.length === 0) return null;
-  if (h.some((e) => e.kind === "uuid")) return { kind: "hip-uuid", outOfRange: [], rocrCount: r.length, hidesAll: false };
+  if (h.some((e) => e.kind === "uuid"))
+    return { kind: "hip-uuid", outOfRange: [], rocrCount: r.length, hidesAll: false };
   const out = h.filter((e) => e.index! >= r.length).map((e) => e.index!);
   if (out.length === 0) return null;
   return { kind: "hip-out-of-range", outOfRange: out, rocrCount: r.length, hidesAll: out.length === h.length };

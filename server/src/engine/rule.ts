@@ -50,7 +50,15 @@ export interface RuleContext {
    */
   project?: ProjectLookup;
   /** Reports one finding; severity defaults to the rule's. */
-  report(finding: { range: Range; message: string; severity?: Severity; related?: RelatedInfo[]; fix?: Fix; preview?: boolean; kernelRestart?: KernelRestart }): void;
+  report(finding: {
+    range: Range;
+    message: string;
+    severity?: Severity;
+    related?: RelatedInfo[];
+    fix?: Fix;
+    preview?: boolean;
+    kernelRestart?: KernelRestart;
+  }): void;
 }
 
 /** Everything a manifest rule (GPU018-GPU020: Dockerfiles, compose files, Kubernetes manifests) may read. */
@@ -134,7 +142,10 @@ export function isPythonRule(rule: Rule): rule is PythonRule {
  */
 export function toDiagnostic(rule: Rule, f: Parameters<RuleContext["report"]>[0]): LintDiagnostic {
   return {
-    code: rule.meta.code, name: rule.meta.name, message: escapeControls(f.message), severity: f.severity ?? rule.meta.severity,
+    code: rule.meta.code,
+    name: rule.meta.name,
+    message: escapeControls(f.message),
+    severity: f.severity ?? rule.meta.severity,
     range: f.range,
     ...(f.related ? { related: f.related.map((r) => ({ ...r, message: escapeControls(r.message) })) } : {}),
     ...(f.fix ? { fix: { ...f.fix, title: escapeControls(f.fix.title) } } : {}),
@@ -147,7 +158,9 @@ export function toDiagnostic(rule: Rule, f: Parameters<RuleContext["report"]>[0]
  * when preview is on (RuleMeta.preview in types.ts).
  */
 export function reporter(rule: Rule, into: LintDiagnostic[], preview: boolean | undefined): RuleContext["report"] {
-  return (f) => { if (!f.preview || preview) into.push(toDiagnostic(rule, f)); };
+  return (f) => {
+    if (!f.preview || preview) into.push(toDiagnostic(rule, f));
+  };
 }
 
 /** The env writes of the timeline, in execution order. */

@@ -46,7 +46,13 @@ export function runFacts(text: string, options: RunFactsOptions = {}): RunFacts 
     });
     // The engine's verdict on each write: GPU001's findings, keyed by the write's start.
     const found: LintDiagnostic[] = [];
-    const ctx: RuleContext = { model, machine: { gpuCount: null, uuids: [] }, notebook: false, where: (l) => `line ${l + 1}`, report: reporter(GPU001, found, true) };
+    const ctx: RuleContext = {
+      model,
+      machine: { gpuCount: null, uuids: [] },
+      notebook: false,
+      where: (l) => `line ${l + 1}`,
+      report: reporter(GPU001, found, true),
+    };
     GPU001.check(ctx);
     const noEffect = new Map(found.map((d) => [`${d.range.start.line}:${d.range.start.character}`, d.message]));
 
@@ -54,20 +60,33 @@ export function runFacts(text: string, options: RunFactsOptions = {}): RunFacts 
     const seenWrites = new Set<number>();
     for (const e of model.events) {
       if (e.kind === "envRead" && DISTRIBUTED_VARIABLES.includes(e.variable)) {
-        const args = e.node.type === "call" ? e.node.childForFieldName("arguments")?.namedChildren ?? [] : [];
-        out.distributedReads.push({ variable: e.variable, line: e.node.startPosition.row, withDefault: args.length >= 2, text: e.node.text });
-      } else if (e.kind === "envWrite" && e.variable === "CUDA_VISIBLE_DEVICES" && e.form !== "setdefault" && e.statement) {
+        const args = e.node.type === "call" ? (e.node.childForFieldName("arguments")?.namedChildren ?? []) : [];
+        out.distributedReads.push({
+          variable: e.variable,
+          line: e.node.startPosition.row,
+          withDefault: args.length >= 2,
+          text: e.node.text,
+        });
+      } else if (
+        e.kind === "envWrite" &&
+        e.variable === "CUDA_VISIBLE_DEVICES" &&
+        e.form !== "setdefault" &&
+        e.statement
+      ) {
         // A write in a function called twice appears twice on the timeline: report the statement once.
         if (seenWrites.has(e.statement.id)) continue;
         seenWrites.add(e.statement.id);
         out.visibleDevicesWrites.push({
-          line: e.range.start.line, value: e.literal, text: e.statement.text,
+          line: e.range.start.line,
+          value: e.literal,
+          text: e.statement.text,
           noEffect: noEffect.get(`${e.range.start.line}:${e.range.start.character}`) ?? null,
         });
       }
     }
     for (const call of tree.descendantsOfType("call")) {
-      if (!call || model.resolve(call.childForFieldName("function")) !== "torch.distributed.init_process_group") continue;
+      if (!call || model.resolve(call.childForFieldName("function")) !== "torch.distributed.init_process_group")
+        continue;
       const keywords = (call.childForFieldName("arguments")?.namedChildren ?? [])
         .filter((a): a is SyntaxNode => a?.type === "keyword_argument")
         .map((a) => a.childForFieldName("name")?.text ?? "");

@@ -76,7 +76,9 @@ function list(dir: string): Array<{ name: string; dir: boolean }> {
     entries = readdirSync(dir, { withFileTypes: true })
       .filter((e) => !e.name.startsWith(".") && e.name !== "node_modules")
       .map((e) => ({ name: e.name, dir: e.isDirectory() }));
-  } catch { /* unreadable: no scripts there */ }
+  } catch {
+    /* unreadable: no scripts there */
+  }
   listings.set(dir, { at: now, entries });
   return entries;
 }
@@ -84,16 +86,25 @@ function list(dir: string): Array<{ name: string; dir: boolean }> {
 /** The parsed job script at `path` (cached by mtime and size); null when unreadable. */
 function scriptFacts(path: string): { facts: JobScriptFacts; text: string } | null {
   let st;
-  try { st = statSync(path); } catch { return null; }
+  try {
+    st = statSync(path);
+  } catch {
+    return null;
+  }
   if (!st.isFile() || st.size > MAX_SCRIPT_BYTES) return null;
   const hit = parsed.get(path);
-  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.facts ? { facts: hit.facts, text: hit.text } : null;
+  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size)
+    return hit.facts ? { facts: hit.facts, text: hit.text } : null;
   const read = readWorkspaceText(path, MAX_SCRIPT_BYTES);
   let facts: JobScriptFacts | null = null;
   let text = "";
   if ("text" in read) {
     text = read.text;
-    try { facts = jobScriptFacts(new SourceText(text)); } catch { facts = null; }
+    try {
+      facts = jobScriptFacts(new SourceText(text));
+    } catch {
+      facts = null;
+    }
   }
   parsed.set(path, { mtimeMs: st.mtimeMs, size: st.size, facts, text });
   return facts ? { facts, text } : null;
@@ -104,13 +115,20 @@ function scriptFacts(path: string): { facts: JobScriptFacts; text: string } | nu
  * job-script paths in it and its direct subfolders, and whether it holds `.git`. For files that do
  * not change during the run.
  */
-export interface JobScriptSearchMemo { scriptsIn: Map<string, string[]>; isRepo: Map<string, boolean> }
+export interface JobScriptSearchMemo {
+  scriptsIn: Map<string, string[]>;
+  isRepo: Map<string, boolean>;
+}
 
 /** A memo for {@link jobScriptsAround}, empty. */
 export const jobScriptSearchMemo = (): JobScriptSearchMemo => ({ scriptsIn: new Map(), isRepo: new Map() });
 
 /** The folders searched for the files of folder `dir`, nearest first, and the top one (no folder above it is used). */
-function searchFolders(dir: string, roots: readonly string[], memo?: JobScriptSearchMemo): { folders: string[]; top: string } {
+function searchFolders(
+  dir: string,
+  roots: readonly string[],
+  memo?: JobScriptSearchMemo,
+): { folders: string[]; top: string } {
   const stops = new Set(roots.map((r) => resolve(r)));
   const folders: string[] = [];
   let d = resolve(dir);
@@ -119,7 +137,11 @@ function searchFolders(dir: string, roots: readonly string[], memo?: JobScriptSe
     const up = dirname(d);
     let isRepo = memo?.isRepo.get(d);
     if (isRepo === undefined) {
-      try { isRepo = statSync(join(d, ".git"), { throwIfNoEntry: false }) !== undefined; } catch { isRepo = false; }
+      try {
+        isRepo = statSync(join(d, ".git"), { throwIfNoEntry: false }) !== undefined;
+      } catch {
+        isRepo = false;
+      }
       memo?.isRepo.set(d, isRepo);
     }
     if (stops.has(d) || isRepo || level >= LEVELS_UP || up === d) return { folders, top: d };
@@ -149,7 +171,10 @@ function targetOf(words: readonly ShellWord[]): { path: string; module: boolean 
     if (w === "-m") {
       const mod = words[k + 1]?.value;
       if (!mod) return null;
-      if (/^torch\.distributed\.(run|launch)$/.test(mod)) { k++; continue; } // the launcher; its script follows
+      if (/^torch\.distributed\.(run|launch)$/.test(mod)) {
+        k++;
+        continue;
+      } // the launcher; its script follows
       return /^[A-Za-z_][\w.]*$/.test(mod) ? { path: `${mod.replace(/\./g, "/")}.py`, module: true } : null;
     }
     if (/\.py$/.test(w)) return { path: w, module: false };
@@ -180,14 +205,23 @@ function passesLocalRank(words: readonly ShellWord[]): boolean {
 }
 
 /** GPUs per process and their source for one launch. */
-function gpusOf(facts: JobScriptFacts, srun: ReturnType<typeof launchOf>["srun"], launcher: SlurmLaunch["launcher"]): { n: number | null; from: string | null } {
+function gpusOf(
+  facts: JobScriptFacts,
+  srun: ReturnType<typeof launchOf>["srun"],
+  launcher: SlurmLaunch["launcher"],
+): { n: number | null; from: string | null } {
   const req = facts.request;
   const opts = srun?.options;
   const typed = (v: string | null | undefined) => int(v?.split(":").pop());
   // --gpu-bind (job or step) rebinds the GPUs per task, and so does srun --accel-bind=g ("Bind each
   // task to GPUs which are closest to the allocated CPUs", srun(1)): how many each task keeps
   // depends on the node's topology (one NUMA node's GPUs, or all of them). Not followed.
-  if (opts?.has("gpu-bind") || /g/.test(opts?.get("accel-bind")?.value ?? "") || facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind"))) return { n: null, from: null };
+  if (
+    opts?.has("gpu-bind") ||
+    /g/.test(opts?.get("accel-bind")?.value ?? "") ||
+    facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind"))
+  )
+    return { n: null, from: null };
   if (launcher === "srun") {
     const perTask = opts?.get("gpus-per-task");
     if (perTask) return { n: typed(perTask.value), from: `srun --gpus-per-task=${perTask.value}` };
@@ -218,7 +252,10 @@ export interface JobScriptsAround {
 function scriptsIn(d: string): string[] {
   const out: string[] = [];
   for (const e of list(d)) {
-    if (!e.dir) { if (SCRIPT.test(e.name)) out.push(join(d, e.name)); continue; }
+    if (!e.dir) {
+      if (SCRIPT.test(e.name)) out.push(join(d, e.name));
+      continue;
+    }
     for (const f of list(join(d, e.name))) if (!f.dir && SCRIPT.test(f.name)) out.push(join(d, e.name, f.name));
   }
   return out;
@@ -230,14 +267,25 @@ function scriptsIn(d: string): string[] {
  * @param roots workspace folders: the search does not go above one.
  * @param memo what one run keeps between folders ({@link jobScriptSearchMemo}); none: everything looked up again.
  */
-export function jobScriptsAround(dir: string, roots: readonly string[] = [], memo?: JobScriptSearchMemo): JobScriptsAround {
+export function jobScriptsAround(
+  dir: string,
+  roots: readonly string[] = [],
+  memo?: JobScriptSearchMemo,
+): JobScriptsAround {
   const { folders, top } = searchFolders(resolve(dir), roots, memo);
   const paths: string[] = [];
   const seen = new Set<string>();
   for (const d of folders) {
     let found = memo?.scriptsIn.get(d);
-    if (!found) { found = scriptsIn(d); memo?.scriptsIn.set(d, found); }
-    for (const p of found) if (!seen.has(p) && paths.length < MAX_SCRIPTS) { seen.add(p); paths.push(p); }
+    if (!found) {
+      found = scriptsIn(d);
+      memo?.scriptsIn.set(d, found);
+    }
+    for (const p of found)
+      if (!seen.has(p) && paths.length < MAX_SCRIPTS) {
+        seen.add(p);
+        paths.push(p);
+      }
   }
   const scripts: JobScriptsAround["scripts"] = [];
   for (const script of paths) {
@@ -269,7 +317,10 @@ export function launchesIn(file: string, around: JobScriptsAround): SlurmLaunch[
   for (const { script, facts, text } of around.scripts) {
     const setsLocalRank = facts.literals.has("LOCAL_RANK") || /(^|[\s;])(export\s+)?LOCAL_RANK=/m.test(text);
     const bases: string[] = [];
-    for (let d = dirname(script); within(d, top); d = dirname(d)) { bases.push(d); if (d === top || dirname(d) === d) break; }
+    for (let d = dirname(script); within(d, top); d = dirname(d)) {
+      bases.push(d);
+      if (d === top || dirname(d) === d) break;
+    }
     const src = new SourceText(text);
     for (const c of facts.commands) {
       const l = launchOf(c);
@@ -285,12 +336,23 @@ export function launchesIn(file: string, around: JobScriptsAround): SlurmLaunch[
       const g = gpusOf(facts, l.srun, launcher);
       const srunTasks = l.srun?.options.get("ntasks-per-node")?.value ?? null;
       const srunN = l.srun?.options.get("ntasks")?.value ?? null;
-      const processesPerNode = launcher === "batch" ? 1
-        : launcher === "srun" ? int(srunTasks) ?? (int(srunN) !== null && (facts.request.nodes ?? 1) === 1 ? int(srunN) : null) ?? facts.request.tasksPerNode
-        : null;
+      const processesPerNode =
+        launcher === "batch"
+          ? 1
+          : launcher === "srun"
+            ? (int(srunTasks) ??
+              (int(srunN) !== null && (facts.request.nodes ?? 1) === 1 ? int(srunN) : null) ??
+              facts.request.tasksPerNode)
+            : null;
       const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
       out.push({
-        script, line: src.lineOf(c.start), launcher, gpusPerProcess: g.n, gpusFrom: g.from, processesPerNode, setsLocalRank: setsLocalRank || exportsLocalRank,
+        script,
+        line: src.lineOf(c.start),
+        launcher,
+        gpusPerProcess: g.n,
+        gpusFrom: g.from,
+        processesPerNode,
+        setsLocalRank: setsLocalRank || exportsLocalRank,
         ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
       });
     }

@@ -34,21 +34,62 @@ export interface DecodedSource {
   encode(text: string): Buffer | null;
 }
 
-const LATIN1 = new Set(["latin-1", "latin1", "iso-8859-1", "iso8859-1", "8859", "cp819", "l1", "latin", "iso-latin-1", "iso-ir-100", "ibm819"]);
+const LATIN1 = new Set([
+  "latin-1",
+  "latin1",
+  "iso-8859-1",
+  "iso8859-1",
+  "8859",
+  "cp819",
+  "l1",
+  "latin",
+  "iso-latin-1",
+  "iso-ir-100",
+  "ibm819",
+]);
 const UTF8 = new Set(["utf-8", "utf8", "u8", "utf", "cp65001"]);
 const ASCII = new Set(["ascii", "us-ascii", "646", "us"]);
 /** Python codec name (normalised) → WHATWG label, single-byte code pages. */
 const SINGLE_BYTE: Record<string, string> = {
-  "koi8-r": "koi8-r", "koi8-u": "koi8-u", "mac-roman": "macintosh", macroman: "macintosh", macintosh: "macintosh",
-  cp866: "ibm866", ibm866: "ibm866", cp874: "windows-874", latin2: "iso-8859-2", "latin-2": "iso-8859-2",
-  latin9: "iso-8859-15", "latin-9": "iso-8859-15", cyrillic: "iso-8859-5", greek: "iso-8859-7", hebrew: "iso-8859-8",
+  "koi8-r": "koi8-r",
+  "koi8-u": "koi8-u",
+  "mac-roman": "macintosh",
+  macroman: "macintosh",
+  macintosh: "macintosh",
+  cp866: "ibm866",
+  ibm866: "ibm866",
+  cp874: "windows-874",
+  latin2: "iso-8859-2",
+  "latin-2": "iso-8859-2",
+  latin9: "iso-8859-15",
+  "latin-9": "iso-8859-15",
+  cyrillic: "iso-8859-5",
+  greek: "iso-8859-7",
+  hebrew: "iso-8859-8",
 };
-for (let n = 1250; n <= 1258; n++) { SINGLE_BYTE[`cp${n}`] = `windows-${n}`; SINGLE_BYTE[`windows-${n}`] = `windows-${n}`; }
-for (const n of [2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15, 16]) { SINGLE_BYTE[`iso-8859-${n}`] = `iso-8859-${n}`; SINGLE_BYTE[`iso8859-${n}`] = `iso-8859-${n}`; }
+for (let n = 1250; n <= 1258; n++) {
+  SINGLE_BYTE[`cp${n}`] = `windows-${n}`;
+  SINGLE_BYTE[`windows-${n}`] = `windows-${n}`;
+}
+for (const n of [2, 3, 4, 5, 6, 7, 8, 9, 10, 13, 14, 15, 16]) {
+  SINGLE_BYTE[`iso-8859-${n}`] = `iso-8859-${n}`;
+  SINGLE_BYTE[`iso8859-${n}`] = `iso-8859-${n}`;
+}
 /** Multi-byte codecs: decoded for linting, never written. */
 const MULTI_BYTE: Record<string, string> = {
-  "shift-jis": "shift_jis", sjis: "shift_jis", cp932: "shift_jis", "ms-kanji": "shift_jis", "euc-jp": "euc-jp",
-  gbk: "gbk", cp936: "gbk", gb2312: "gbk", gb18030: "gb18030", big5: "big5", cp950: "big5", "euc-kr": "euc-kr", cp949: "euc-kr",
+  "shift-jis": "shift_jis",
+  sjis: "shift_jis",
+  cp932: "shift_jis",
+  "ms-kanji": "shift_jis",
+  "euc-jp": "euc-jp",
+  gbk: "gbk",
+  cp936: "gbk",
+  gb2312: "gbk",
+  gb18030: "gb18030",
+  big5: "big5",
+  cp950: "big5",
+  "euc-kr": "euc-kr",
+  cp949: "euc-kr",
   "iso-2022-jp": "iso-2022-jp",
 };
 
@@ -140,7 +181,10 @@ function utf8Source(bytes: Buffer, bom: boolean, encoding: string, asciiOnly = f
     return { text, bom, encoding, noFix: `not valid UTF-8 (${firstBadUtf8(bytes, text)})`, encode: never };
   }
   return {
-    text, bom, encoding, noFix: null,
+    text,
+    bom,
+    encoding,
+    noFix: null,
     encode: (t) => {
       const out = Buffer.from(t, "utf8");
       if (asciiOnly && out.some((b) => b >= 0x80)) return null;
@@ -167,29 +211,58 @@ export function decodeSource(bytes: Buffer, python: boolean): DecodedSource {
   const where = `(PEP 263 cookie, line ${cookie.line})`;
   if (bom && name !== "utf-8") {
     const r = utf8Source(body, bom, cookie.name);
-    return { ...r, noFix: `it has a UTF-8 BOM but its coding cookie says ${cookie.name}: Python would reject it`, encode: never };
+    return {
+      ...r,
+      noFix: `it has a UTF-8 BOM but its coding cookie says ${cookie.name}: Python would reject it`,
+      encode: never,
+    };
   }
   if (UTF8.has(name)) return utf8Source(body, bom, cookie.name);
   if (ASCII.has(name)) return utf8Source(body, bom, cookie.name, true);
   if (LATIN1.has(name)) {
     return {
-      text: body.toString("latin1"), bom, encoding: cookie.name, noFix: null,
+      text: body.toString("latin1"),
+      bom,
+      encoding: cookie.name,
+      noFix: null,
       encode: (t) => (/[^\x00-\xff]/.test(t) ? null : Buffer.from(t, "latin1")), // eslint-disable-line no-control-regex
     };
   }
   const label = SINGLE_BYTE[name] ?? MULTI_BYTE[name];
   if (!label) {
     const r = utf8Source(body, bom, cookie.name);
-    return { ...r, noFix: `GPU Pilot does not know the encoding ${cookie.name} ${where}; linted as UTF-8`, encode: never };
+    return {
+      ...r,
+      noFix: `GPU Pilot does not know the encoding ${cookie.name} ${where}; linted as UTF-8`,
+      encode: never,
+    };
   }
   let text: string;
-  try { text = decodeWith(label, body, true); } catch {
-    return { text: decodeWith(label, body, false), bom, encoding: cookie.name, noFix: `not valid ${cookie.name} ${where}`, encode: never };
+  try {
+    text = decodeWith(label, body, true);
+  } catch {
+    return {
+      text: decodeWith(label, body, false),
+      bom,
+      encoding: cookie.name,
+      noFix: `not valid ${cookie.name} ${where}`,
+      encode: never,
+    };
   }
-  if (!SINGLE_BYTE[name]) return { text, bom, encoding: cookie.name, noFix: `GPU Pilot does not write files in ${cookie.name} ${where}`, encode: never };
+  if (!SINGLE_BYTE[name])
+    return {
+      text,
+      bom,
+      encoding: cookie.name,
+      noFix: `GPU Pilot does not write files in ${cookie.name} ${where}`,
+      encode: never,
+    };
   const table = singleByteTable(label);
   return {
-    text, bom, encoding: cookie.name, noFix: null,
+    text,
+    bom,
+    encoding: cookie.name,
+    noFix: null,
     encode: (t) => {
       const out = Buffer.allocUnsafe(t.length);
       for (let i = 0; i < t.length; i++) {

@@ -31,7 +31,11 @@ export interface NameSet {
 }
 
 /** Where a new version of a text differs from the old one (python/keptText.ts `TextChange`). */
-interface ProbeChange { start: number; oldEnd: number; newEnd: number }
+interface ProbeChange {
+  start: number;
+  oldEnd: number;
+  newEnd: number;
+}
 
 /**
  * Substring tests on one text, each word searched at most once however many rules ask. A probe
@@ -51,12 +55,20 @@ export class TextProbe {
    *   `magicEvents`: `%env K=v`, `%set_env K v`, `!export K=v`, `!K=v cmd`), which reach the model
    *   as writes without any Python text; empty for a Python file.
    */
-  constructor(private readonly text: string, private readonly magicVariables: readonly string[] = []) {}
+  constructor(
+    private readonly text: string,
+    private readonly magicVariables: readonly string[] = [],
+  ) {}
   /**
    * A probe of `text`, the next version of `previous`'s text, `change` being where they differ.
    * Call {@link detach} when done asking (the probe then stops holding the old one).
    */
-  static after(previous: TextProbe, text: string, change: ProbeChange, magicVariables: readonly string[] = []): TextProbe {
+  static after(
+    previous: TextProbe,
+    text: string,
+    change: ProbeChange,
+    magicVariables: readonly string[] = [],
+  ): TextProbe {
     const p = new TextProbe(text, magicVariables);
     p.prev = { probe: previous, change };
     return p;
@@ -68,7 +80,10 @@ export class TextProbe {
   /** The text contains `w`. */
   has(w: string): boolean {
     let at = this.found.get(w);
-    if (at === undefined) { at = this.firstIndex(w, false); this.found.set(w, at); }
+    if (at === undefined) {
+      at = this.firstIndex(w, false);
+      this.found.set(w, at);
+    }
     return at >= 0;
   }
   /**
@@ -78,7 +93,7 @@ export class TextProbe {
    * for a whole identifier, the characters beside it), so only that window is searched.
    */
   private firstIndex(w: string, whole: boolean): number {
-    const full = () => whole ? wordIndex(this.text, w, 0) : this.text.indexOf(w);
+    const full = () => (whole ? wordIndex(this.text, w, 0) : this.text.indexOf(w));
     const old = this.prev && (whole ? this.prev.probe.words : this.prev.probe.found).get(w);
     if (old === undefined) return full();
     const { start, newEnd } = this.prev!.change;
@@ -138,7 +153,9 @@ export class TextProbe {
   writesName(names: NameSet): boolean {
     let found = this.namesFound.get(names);
     if (found === undefined) {
-      found = this.writesNameAfterEdit(names) ?? (this.quotedName(names, 0, this.text.length) || this.keywordName(names, 0, this.text.length));
+      found =
+        this.writesNameAfterEdit(names) ??
+        (this.quotedName(names, 0, this.text.length) || this.keywordName(names, 0, this.text.length));
       this.namesFound.set(names, found);
     }
     return found || this.magicVariables.some((v) => nameIn(names, v, 0, v.length));
@@ -156,9 +173,13 @@ export class TextProbe {
   private writesNameAfterEdit(names: NameSet): boolean | undefined {
     if (!this.prev || this.prev.probe.namesFound.get(names) !== false) return undefined;
     const { start, oldEnd, newEnd } = this.prev.change;
-    const old = this.prev.probe.text, t = this.text;
+    const old = this.prev.probe.text,
+      t = this.text;
     const cutIn = (s: string, from: number, to: number) => {
-      for (let i = from; i < to; i++) { const c = s.charCodeAt(i); if (c === 0x22 || c === 0x27 || c === 0x3d) return true; }
+      for (let i = from; i < to; i++) {
+        const c = s.charCodeAt(i);
+        if (c === 0x22 || c === 0x27 || c === 0x3d) return true;
+      }
       return false;
     };
     if (cutIn(old, start, oldEnd) || cutIn(t, start, newEnd)) return undefined;
@@ -177,12 +198,14 @@ export class TextProbe {
   private quotedName(names: NameSet, from: number, to: number): boolean {
     const t = this.text;
     let prev = -1;
-    let dq = t.indexOf('"', from), sq = t.indexOf("'", from);
+    let dq = t.indexOf('"', from),
+      sq = t.indexOf("'", from);
     while ((dq >= 0 && dq < to) || (sq >= 0 && sq < to)) {
       const q = dq < 0 || dq >= to ? sq : sq < 0 || sq >= to ? dq : Math.min(dq, sq);
       if (prev >= 0 && nameIn(names, t, prev + 1, q)) return true;
       prev = q;
-      if (q === dq) dq = t.indexOf('"', q + 1); else sq = t.indexOf("'", q + 1);
+      if (q === dq) dq = t.indexOf('"', q + 1);
+      else sq = t.indexOf("'", q + 1);
     }
     return false;
   }
@@ -193,7 +216,10 @@ export class TextProbe {
   private keywordName(names: NameSet, from: number, to: number): boolean {
     const t = this.text;
     for (let i = t.indexOf("=", from); i >= 0 && i < to; i = t.indexOf("=", i + 1)) {
-      if (t.charCodeAt(i + 1) === 61) { i++; continue; } // `==`
+      if (t.charCodeAt(i + 1) === 61) {
+        i++;
+        continue;
+      } // `==`
       let k = i - 1;
       while (k >= 0 && (t.charCodeAt(k) === 32 || t.charCodeAt(k) === 9 || t.charCodeAt(k) === 12)) k--;
       if (k < 0) continue;
@@ -262,26 +288,44 @@ export class TextProbe {
     let anyOpen = false;
     // Each sought word's next occurrence in the raw text at or after the current code word.
     const next = sought.map((w) => t.indexOf(w));
-    const exact = new Set<string>(), within = new Set<string>();
-    const error = codeWords(t, (start, end) => {
-      if (anyOpen) { const w = t.slice(start, end); for (const o of open) o?.words.push(w); }
-      for (let k = 0; k < watched.length; k++) {
-        const w = watched[k];
-        if (open[k] === null && end - start === w.length && t.startsWith(w, start)) { open[k] = { from: end, to: t.length, words: [] }; anyOpen = true; }
-      }
-      for (let k = 0; k < sought.length; k++) {
-        const w = sought[k];
-        while (next[k] >= 0 && next[k] < start) next[k] = t.indexOf(w, next[k] + 1);
-        if (next[k] >= 0 && next[k] + w.length <= end) { within.add(w); if (next[k] === start && end - start === w.length) exact.add(w); }
-      }
-    }, (offset) => {
-      if (!anyOpen) return;
-      for (let k = 0; k < watched.length; k++) {
-        const o = open[k];
-        if (o) { o.to = offset; spans.get(watched[k])!.push(o); open[k] = null; }
-      }
-      anyOpen = false;
-    });
+    const exact = new Set<string>(),
+      within = new Set<string>();
+    const error = codeWords(
+      t,
+      (start, end) => {
+        if (anyOpen) {
+          const w = t.slice(start, end);
+          for (const o of open) o?.words.push(w);
+        }
+        for (let k = 0; k < watched.length; k++) {
+          const w = watched[k];
+          if (open[k] === null && end - start === w.length && t.startsWith(w, start)) {
+            open[k] = { from: end, to: t.length, words: [] };
+            anyOpen = true;
+          }
+        }
+        for (let k = 0; k < sought.length; k++) {
+          const w = sought[k];
+          while (next[k] >= 0 && next[k] < start) next[k] = t.indexOf(w, next[k] + 1);
+          if (next[k] >= 0 && next[k] + w.length <= end) {
+            within.add(w);
+            if (next[k] === start && end - start === w.length) exact.add(w);
+          }
+        }
+      },
+      (offset) => {
+        if (!anyOpen) return;
+        for (let k = 0; k < watched.length; k++) {
+          const o = open[k];
+          if (o) {
+            o.to = offset;
+            spans.get(watched[k])!.push(o);
+            open[k] = null;
+          }
+        }
+        anyOpen = false;
+      },
+    );
     for (let k = 0; k < watched.length; k++) if (open[k]) spans.get(watched[k])!.push(open[k]!);
     const scan = { error: error !== null, spans, sought, exact, within };
     this.scans.push(scan);
@@ -320,7 +364,10 @@ export class TextProbe {
   /** The text contains `w` as a whole identifier. */
   hasWord(w: string): boolean {
     let at = this.words.get(w);
-    if (at === undefined) { at = this.has(w) ? this.firstIndex(w, true) : -1; this.words.set(w, at); }
+    if (at === undefined) {
+      at = this.has(w) ? this.firstIndex(w, true) : -1;
+      this.words.set(w, at);
+    }
     return at >= 0;
   }
 }
@@ -330,7 +377,8 @@ const nameIn = (names: NameSet, text: string, from: number, to: number) =>
   to - from >= names.minLength && to - from <= names.maxLength && names.has(text.slice(from, to));
 
 const wholeAt = (text: string, word: string, i: number) =>
-  (i === 0 || !isWordCode(text.charCodeAt(i - 1))) && (i + word.length >= text.length || !isWordCode(text.charCodeAt(i + word.length)));
+  (i === 0 || !isWordCode(text.charCodeAt(i - 1))) &&
+  (i + word.length >= text.length || !isWordCode(text.charCodeAt(i + word.length)));
 
 /**
  * The code words whose logical lines one scan records for all (TextProbe.codeSpans): the words the
@@ -344,13 +392,23 @@ const SPAN_WORDS = ["set_device", "del", "pop", "init_process_group"];
 const CODE_WORDS = ["DataParallel", "tensorflow", "keras"];
 
 /** The rest of a logical line after a code word: `text[from, to)` and the code words in it. */
-interface CodeSpan { from: number; to: number; words: string[] }
+interface CodeSpan {
+  from: number;
+  to: number;
+  words: string[];
+}
 /**
  * One codeWords scan: per word, the rest of each logical line it is a code word of; which `sought`
  * words are a code word (`exact`) or lie in one (`within`); `error`: the scan stopped at a
  * line-structure error.
  */
-interface CodeSpans { error: boolean; spans: Map<string, CodeSpan[]>; sought: readonly string[]; exact: Set<string>; within: Set<string> }
+interface CodeSpans {
+  error: boolean;
+  spans: Map<string, CodeSpan[]>;
+  sought: readonly string[];
+  exact: Set<string>;
+  within: Set<string>;
+}
 
 /** Index of the first whole-identifier `word` at or after `from`, or -1. */
 function wordIndex(text: string, word: string, from: number): number {
@@ -360,7 +418,8 @@ function wordIndex(text: string, word: string, from: number): number {
 
 /** Index of the last whole-identifier `word`, or -1. */
 function lastWordIndex(text: string, word: string): number {
-  for (let i = text.lastIndexOf(word); i >= 0; i = i === 0 ? -1 : text.lastIndexOf(word, i - 1)) if (wholeAt(text, word, i)) return i;
+  for (let i = text.lastIndexOf(word); i >= 0; i = i === 0 ? -1 : text.lastIndexOf(word, i - 1))
+    if (wholeAt(text, word, i)) return i;
   return -1;
 }
 
@@ -381,7 +440,8 @@ function quotedModuleIn(text: string, modules: readonly string[], from: number, 
     if (!isQuote(text.charCodeAt(i))) continue;
     for (const m of modules) {
       if (text.startsWith(m, i + 1) && endsName(text.charCodeAt(i + 1 + m.length))) return true;
-      for (let k = 1; k < m.length; k++) if (text.startsWith(m.slice(0, k), i + 1) && isQuote(text.charCodeAt(i + 1 + k))) return true;
+      for (let k = 1; k < m.length; k++)
+        if (text.startsWith(m.slice(0, k), i + 1) && isQuote(text.charCodeAt(i + 1 + k))) return true;
     }
   }
   return false;
@@ -417,4 +477,3 @@ function aliasesOf(text: string, module: string): string[] {
 export function hasWord(text: string, word: string): boolean {
   return wordIndex(text, word, 0) >= 0;
 }
-

@@ -4,11 +4,20 @@
  */
 
 /** A position in a text: 0-based line, 0-based UTF-16 column. */
-export interface Position { line: number; character: number }
+export interface Position {
+  line: number;
+  character: number;
+}
 /** A half-open range [start, end). */
-export interface Range { start: Position; end: Position }
+export interface Range {
+  start: Position;
+  end: Position;
+}
 /** A replacement of `range` by `newText` (LSP TextEdit shape). */
-export interface TextEdit { range: Range; newText: string }
+export interface TextEdit {
+  range: Range;
+  newText: string;
+}
 
 export type Severity = "error" | "warning" | "information" | "hint";
 
@@ -28,7 +37,10 @@ export interface Fix {
 }
 
 /** A related location that explains a diagnostic (e.g. the initialising call for GPU001). */
-export interface RelatedInfo { range: Range; message: string }
+export interface RelatedInfo {
+  range: Range;
+  message: string;
+}
 
 /** One finding. */
 export interface LintDiagnostic {
@@ -49,7 +61,10 @@ export interface LintDiagnostic {
 }
 
 /** What {@link LintDiagnostic.kernelRestart} says: the variable written and, for CUDA_VISIBLE_DEVICES with a literal value, its ids. */
-export interface KernelRestart { variable: string; devices: string[] | null }
+export interface KernelRestart {
+  variable: string;
+  devices: string[] | null;
+}
 
 /** Rule documentation, in Ruff's order; rendered into docs/rules/GPUnnn.md and hovers. */
 export interface RuleDocs {

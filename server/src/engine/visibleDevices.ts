@@ -47,8 +47,16 @@ export function parseVisibleDevices(value: string): VisibleDevices {
     const text = raw.trim();
     let e: VisibleEntry;
     const digits = /^\d+/.exec(text)?.[0];
-    if (digits !== undefined && digits.length === text.length) e = { text, kind: "index", index: Number(text), offset: offset + lead };
-    else if (digits !== undefined) e = { text, kind: "index", index: Number(digits), trailing: text.slice(digits.length).trim(), offset: offset + lead };
+    if (digits !== undefined && digits.length === text.length)
+      e = { text, kind: "index", index: Number(text), offset: offset + lead };
+    else if (digits !== undefined)
+      e = {
+        text,
+        kind: "index",
+        index: Number(digits),
+        trailing: text.slice(digits.length).trim(),
+        offset: offset + lead,
+      };
     else if (/^-\d+$/.test(text)) e = { text, kind: "negative", offset: offset + lead };
     else if (UUID_PREFIX.test(text) && text.length > 4) e = { text, kind: "uuid", offset: offset + lead };
     else e = { text, kind: "malformed", offset: offset + lead };
@@ -62,7 +70,10 @@ export function parseVisibleDevices(value: string): VisibleDevices {
   const seen = new Set<string>();
   for (const e of kept) {
     const key = e.kind === "index" ? `#${e.index}` : e.text.toUpperCase();
-    if (seen.has(key)) { duplicate = e; break; }
+    if (seen.has(key)) {
+      duplicate = e;
+      break;
+    }
     seen.add(key);
   }
   const hidesAll = kept.length === 0 || duplicate !== null;

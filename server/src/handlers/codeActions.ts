@@ -5,7 +5,12 @@
  * documentation, "use the selected GPUs", and the fix-all actions (`source.fixAll.gpuPilot`, the
  * unsafe fixes by name).
  */
-import { CodeActionKind, type CodeAction, type WorkspaceEdit, type TextEdit as LspTextEdit } from "vscode-languageserver/node";
+import {
+  CodeActionKind,
+  type CodeAction,
+  type WorkspaceEdit,
+  type TextEdit as LspTextEdit,
+} from "vscode-languageserver/node";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { fixParsesCleanly } from "../engine/lint";
 import { useSelectionEdit } from "../engine/machineHelp";
@@ -32,7 +37,8 @@ function editOf(uri: string, fix: Fix | CellFix): WorkspaceEdit {
   return { changes };
 }
 
-const wants = (only: string[] | undefined, kind: string) => !only || only.some((k) => kind === k || kind.startsWith(`${k}.`));
+const wants = (only: string[] | undefined, kind: string) =>
+  !only || only.some((k) => kind === k || kind.startsWith(`${k}.`));
 
 /**
  * `source.fixAll.gpuPilot`: every safe fix, as whole-document (or whole-cell) replacements; with
@@ -51,19 +57,27 @@ function fixAllAction(ctx: ServerContext, uri: string, unsafe = false): CodeActi
 function fixAllEdit(ctx: ServerContext, uri: string, unsafe: boolean): WorkspaceEdit | null {
   const { documents, notebooks } = ctx.session;
   const nb = notebooks.findNotebookDocumentForCell(uri);
-  const full = (doc: TextDocument, text: string): LspTextEdit => ({ range: { start: { line: 0, character: 0 }, end: doc.positionAt(doc.getText().length) }, newText: text });
+  const full = (doc: TextDocument, text: string): LspTextEdit => ({
+    range: { start: { line: 0, character: 0 }, end: doc.positionAt(doc.getText().length) },
+    newText: text,
+  });
   if (nb) {
     const { cells, uris } = ctx.cellsOf(nb);
     const r = fixAllNotebook(cells, ctx.lintOptions(nb.uri), unsafe);
     if (!r.applied) return null;
     const changes: Record<string, LspTextEdit[]> = {};
-    r.cells.forEach((c, i) => { const doc = documents.get(uris[i]); if (doc && c.text !== cells[i].text) changes[uris[i]] = [full(doc, c.text)]; });
+    r.cells.forEach((c, i) => {
+      const doc = documents.get(uris[i]);
+      if (doc && c.text !== cells[i].text) changes[uris[i]] = [full(doc, c.text)];
+    });
     return { changes };
   }
   const doc = documents.get(uri);
   if (!doc) return null;
   const kind = manifestKindOfDoc(doc);
-  const r = kind ? fixAllManifest(doc.getText(), kind, ctx.lintOptions(uri), unsafe) : fixAllPython(doc.getText(), ctx.lintOptions(uri), unsafe);
+  const r = kind
+    ? fixAllManifest(doc.getText(), kind, ctx.lintOptions(uri), unsafe)
+    : fixAllPython(doc.getText(), ctx.lintOptions(uri), unsafe);
   if (!r.applied) return null;
   return { changes: { [uri]: [full(doc, r.text)] } };
 }
@@ -111,25 +125,69 @@ export function registerCodeActions(ctx: ServerContext): void {
       if (d.source !== "gpu-pilot") continue;
       const code = String(d.code);
       const fix = known?.get(keyOf(code, d.range.start.line, d.range.start.character));
-      const valid = fix && (!("edits" in fix) || fix.edits.length === 0 || ("uri" in fix.edits[0] ? cellFixValid(ctx, uri, fix as CellFix) : !doc || (kind ? manifestFixParsesCleanly(doc.getText(), kind, fix as Fix) : fixParsesCleanly(doc.getText(), fix as Fix, false, trees.treeOf(uri, doc.version)))));
-      if (fix && valid) actions.push({ title: fix.title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: fix.safe, edit: editOf(uri, fix) });
+      const valid =
+        fix &&
+        (!("edits" in fix) ||
+          fix.edits.length === 0 ||
+          ("uri" in fix.edits[0]
+            ? cellFixValid(ctx, uri, fix as CellFix)
+            : !doc ||
+              (kind
+                ? manifestFixParsesCleanly(doc.getText(), kind, fix as Fix)
+                : fixParsesCleanly(doc.getText(), fix as Fix, false, trees.treeOf(uri, doc.version)))));
+      if (fix && valid)
+        actions.push({
+          title: fix.title,
+          kind: CodeActionKind.QuickFix,
+          diagnostics: [d],
+          isPreferred: fix.safe,
+          edit: editOf(uri, fix),
+        });
       if (doc) {
-        const edit = kind ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code) : noqaEdit(doc.getText(), d.range.start.line, code, trees.treeOf(uri, doc.version));
-        if (edit) actions.push({ title: `Disable ${code} for this ${kind === "dockerfile" ? "instruction" : "line"}`, kind: CodeActionKind.QuickFix, diagnostics: [d], edit: { changes: { [uri]: [edit] } } });
+        const edit = kind
+          ? manifestNoqaEdit(doc.getText(), kind, d.range.start.line, code)
+          : noqaEdit(doc.getText(), d.range.start.line, code, trees.treeOf(uri, doc.version));
+        if (edit)
+          actions.push({
+            title: `Disable ${code} for this ${kind === "dockerfile" ? "instruction" : "line"}`,
+            kind: CodeActionKind.QuickFix,
+            diagnostics: [d],
+            edit: { changes: { [uri]: [edit] } },
+          });
       }
       const restart = session.cellOf(uri)?.restarts.get(keyOf(code, d.range.start.line, d.range.start.character));
       if (restart) {
-        const title = restart.restart.devices ? `Restart kernel on GPU ${restart.restart.devices.join(",")}` : "Restart kernel on the selected GPUs";
-        actions.push({ title, kind: CodeActionKind.QuickFix, diagnostics: [d], isPreferred: !fix, command: { title, command: RESTART_KERNEL_COMMAND, arguments: [restart.notebook, restart.restart.devices] } });
+        const title = restart.restart.devices
+          ? `Restart kernel on GPU ${restart.restart.devices.join(",")}`
+          : "Restart kernel on the selected GPUs";
+        actions.push({
+          title,
+          kind: CodeActionKind.QuickFix,
+          diagnostics: [d],
+          isPreferred: !fix,
+          command: { title, command: RESTART_KERNEL_COMMAND, arguments: [restart.notebook, restart.restart.devices] },
+        });
       }
-      actions.push({ title: `Show documentation for ${code}`, kind: CodeActionKind.QuickFix, diagnostics: [d], command: { title: `Show documentation for ${code}`, command: SHOW_RULE_DOC_COMMAND, arguments: [code] } });
+      actions.push({
+        title: `Show documentation for ${code}`,
+        kind: CodeActionKind.QuickFix,
+        diagnostics: [d],
+        command: { title: `Show documentation for ${code}`, command: SHOW_RULE_DOC_COMMAND, arguments: [code] },
+      });
     }
-    const useSel = inventory.selection.length ? withModel(ctx, uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection))
-      ?? withCellModel(ctx, uri, (m, start) => {
-        const e = useSelectionEdit(m, shifted(params.range.start, start.line), inventory.selection);
-        return e && { ...e, range: shiftedRange(e.range, -start.line) };
-      }) : null;
-    if (useSel) actions.push({ title: useSel.title, kind: CodeActionKind.QuickFix, edit: { changes: { [uri]: [{ range: useSel.range, newText: useSel.newText }] } } });
+    const useSel = inventory.selection.length
+      ? (withModel(ctx, uri, (m) => useSelectionEdit(m, params.range.start, inventory.selection)) ??
+        withCellModel(ctx, uri, (m, start) => {
+          const e = useSelectionEdit(m, shifted(params.range.start, start.line), inventory.selection);
+          return e && { ...e, range: shiftedRange(e.range, -start.line) };
+        }))
+      : null;
+    if (useSel)
+      actions.push({
+        title: useSel.title,
+        kind: CodeActionKind.QuickFix,
+        edit: { changes: { [uri]: [{ range: useSel.range, newText: useSel.newText }] } },
+      });
     if ((!params.context.diagnostics.some((d) => d.source === "gpu-pilot") || !only) && actions.length) {
       // The light bulb asks on every cursor move: a whole fix-all here cost 8 s on a 10 KB file with
       // 332 findings. A client that resolves edits gets the action without its edit,

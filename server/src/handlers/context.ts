@@ -20,7 +20,11 @@ import type { Session } from "../session";
 
 /** The path of a file URI, or null (untitled buffers, notebook cells of unsaved notebooks, other schemes). */
 export function pathOf(uri: string): string | null {
-  try { return uri.startsWith("file:") ? fileURLToPath(uri) : null; } catch { return null; }
+  try {
+    return uri.startsWith("file:") ? fileURLToPath(uri) : null;
+  } catch {
+    return null;
+  }
 }
 
 /** The connection, the session and the services every handler uses. */
@@ -41,7 +45,11 @@ export class ServerContext {
    * @param backlog the changes read from the transport but not yet dispatched, per document
    *   (scheduling.ts): a lint of a document with one is stale.
    */
-  constructor(readonly connection: Connection, readonly session: Session, readonly backlog: ChangeBacklog) {
+  constructor(
+    readonly connection: Connection,
+    readonly session: Session,
+    readonly backlog: ChangeBacklog,
+  ) {
     this.projectIndex = new ProjectIndex((file) => {
       for (const d of session.documents.all()) if (pathOf(d.uri) === file) return d.getText();
       return diskReader(file);
@@ -60,7 +68,11 @@ export class ServerContext {
   settle(p: unknown, what: string): void {
     if (typeof (p as Promise<unknown> | undefined)?.catch !== "function") return;
     (p as Promise<unknown>).catch((e: unknown) => {
-      try { this.connection.console.log(`GPU Pilot: ${what} failed: ${e instanceof Error ? e.message : String(e)}`); } catch { /* the connection is gone */ }
+      try {
+        this.connection.console.log(`GPU Pilot: ${what} failed: ${e instanceof Error ? e.message : String(e)}`);
+      } catch {
+        /* the connection is gone */
+      }
     });
   }
 
@@ -76,22 +88,36 @@ export class ServerContext {
     if (!resolved) {
       resolved = this.resolveOptionsOf(uri);
       // Open text documents only (their close forgets it); a cell's state is its notebook's.
-      if (session.documents.get(uri) && !session.notebooks.findNotebookDocumentForCell(uri)) session.ensure(uri).options = resolved;
+      if (session.documents.get(uri) && !session.notebooks.findNotebookDocumentForCell(uri))
+        session.ensure(uri).options = resolved;
     }
     // The live inventory (nvidia-smi on this machine) wins; without one, the pyproject's `[tool.gpu-pilot] gpus`/`inventory`.
     const { inventory, settings } = session;
     const live = inventory.gpus ? { gpuCount: inventory.gpus.length, uuids: inventory.gpus.map((g) => g.uuid) } : null;
-    return { ...resolved.options, maxFileSizeKB: settings.maxFileSizeKB, machine: live ?? resolved.options.machine ?? { gpuCount: null, uuids: [] } };
+    return {
+      ...resolved.options,
+      maxFileSizeKB: settings.maxFileSizeKB,
+      machine: live ?? resolved.options.machine ?? { gpuCount: null, uuids: [] },
+    };
   }
 
   /** resolveLintOptions for a document's file, its problems shown once each (log and a warning). */
   resolveOptionsOf(uri: string): ResolvedOptions {
     const { settings } = this.session;
-    const resolved = resolveLintOptions(pathOf(uri), {
-      select: settings.select, ignore: settings.ignore, severity: settings.severity, eagerInitModules: settings.eagerInitModules,
-      ...(typeof settings.preview === "boolean" ? { preview: settings.preview } : {}),
-      ...(typeof settings.targetTorch === "string" ? { targetTorch: settings.targetTorch } : {}),
-    }, settings.configurationPreference ?? "editorFirst", {}, this.session.workspaceRoots);
+    const resolved = resolveLintOptions(
+      pathOf(uri),
+      {
+        select: settings.select,
+        ignore: settings.ignore,
+        severity: settings.severity,
+        eagerInitModules: settings.eagerInitModules,
+        ...(typeof settings.preview === "boolean" ? { preview: settings.preview } : {}),
+        ...(typeof settings.targetTorch === "string" ? { targetTorch: settings.targetTorch } : {}),
+      },
+      settings.configurationPreference ?? "editorFirst",
+      {},
+      this.session.workspaceRoots,
+    );
     this.showConfigProblems(resolved.problems);
     return resolved;
   }
@@ -111,10 +137,19 @@ export class ServerContext {
       if (this.configProblemsShown.has(key)) continue;
       this.configProblemsShown.add(key);
       const file = escapeControls(path);
-      for (const p of list) connection.console.warn(`${file}${p.line ? `:${p.line}` : ""}: ${escapeControls(p.message)}`);
+      for (const p of list)
+        connection.console.warn(`${file}${p.line ? `:${p.line}` : ""}: ${escapeControls(p.message)}`);
       const first = list[0];
-      const more = list.length > 1 ? ` (and more: ${list.length === 2 ? "1 other problem" : "other problems"} in the GPU Pilot output)` : "";
-      this.settle(connection.window.showWarningMessage(`GPU Pilot: ${file}${first.line ? `, line ${first.line}` : ""}: ${escapeControls(first.message)}${more}. Linting goes on without ${list.length > 1 ? "them" : "it"}.`), "window/showMessageRequest");
+      const more =
+        list.length > 1
+          ? ` (and more: ${list.length === 2 ? "1 other problem" : "other problems"} in the GPU Pilot output)`
+          : "";
+      this.settle(
+        connection.window.showWarningMessage(
+          `GPU Pilot: ${file}${first.line ? `, line ${first.line}` : ""}: ${escapeControls(first.message)}${more}. Linting goes on without ${list.length > 1 ? "them" : "it"}.`,
+        ),
+        "window/showMessageRequest",
+      );
     }
   }
 
@@ -142,7 +177,10 @@ export class ServerContext {
     for (const cell of nb.cells) {
       const doc = this.session.documents.get(cell.document);
       uris.push(cell.document);
-      cells.push({ kind: cell.kind === 2 && (!doc || doc.languageId === "python") ? "code" : "markup", text: doc?.getText() ?? "" });
+      cells.push({
+        kind: cell.kind === 2 && (!doc || doc.languageId === "python") ? "code" : "markup",
+        text: doc?.getText() ?? "",
+      });
     }
     return { cells, uris };
   }

@@ -20,8 +20,10 @@ import type { CellFix, RestartOffer } from "../session";
 import { manifestKindOfDoc, pathOf, type ServerContext } from "./context";
 
 const SEVERITY: Record<Severity, DiagnosticSeverity> = {
-  error: DiagnosticSeverity.Error, warning: DiagnosticSeverity.Warning,
-  information: DiagnosticSeverity.Information, hint: DiagnosticSeverity.Hint,
+  error: DiagnosticSeverity.Error,
+  warning: DiagnosticSeverity.Warning,
+  information: DiagnosticSeverity.Information,
+  hint: DiagnosticSeverity.Hint,
 };
 
 /** The key of a finding's fix and kernel restart in an OpenDocument or CellState: `code@line:character` of its start. */
@@ -30,9 +32,15 @@ export const keyOf = (code: string, line: number, character: number) => `${code}
 /** The LSP diagnostic; messages are escaped by the engine already, escaped again here as a last guard (idempotent). */
 function toLsp(d: Omit<LintDiagnostic, "related">, related: Diagnostic["relatedInformation"]): Diagnostic {
   return {
-    range: d.range, severity: SEVERITY[d.severity], code: d.code, source: "gpu-pilot", message: escapeControls(d.message),
+    range: d.range,
+    severity: SEVERITY[d.severity],
+    code: d.code,
+    source: "gpu-pilot",
+    message: escapeControls(d.message),
     ...(d.code === FILE_TOO_LARGE_CODE ? {} : { codeDescription: { href: docUrl(d.code) } }),
-    ...(related && related.length ? { relatedInformation: related.map((r) => ({ ...r, message: escapeControls(r.message) })) } : {}),
+    ...(related && related.length
+      ? { relatedInformation: related.map((r) => ({ ...r, message: escapeControls(r.message) })) }
+      : {}),
   };
 }
 
@@ -41,7 +49,13 @@ function toLsp(d: Omit<LintDiagnostic, "related">, related: Diagnostic["relatedI
  * newest version (no newer change dispatched or queued), `commit()` publishes it and makes its fixes
  * and GPU001 lines the ones code actions and hovers use.
  */
-export interface LintOutcome { uri: string; version: number; current(): boolean; commit(): void; /** Frees what the lint no longer needs (after publishing: not on the way to the diagnostics). */ dispose?(): void }
+export interface LintOutcome {
+  uri: string;
+  version: number;
+  current(): boolean;
+  commit(): void;
+  /** Frees what the lint no longer needs (after publishing: not on the way to the diagnostics). */ dispose?(): void;
+}
 
 /** Lints a text document (Python or manifest) at its current version; nothing is published yet. */
 export function lintTextDocument(ctx: ServerContext, doc: TextDocument): LintOutcome {
@@ -52,11 +66,31 @@ export function lintTextDocument(ctx: ServerContext, doc: TextDocument): LintOut
   const previous = kind ? undefined : trees.take(doc.uri, text, doc.version);
   const options = ctx.lintOptions(doc.uri);
   const project = kind ? undefined : ctx.projectLookup(doc.uri, options);
-  const python = kind ? null : lintPython(text, { ...options, ...(project ? { project } : {}), lazyFixValidation: true }, { previousTree: previous, incremental: true });
+  const python = kind
+    ? null
+    : lintPython(
+        text,
+        { ...options, ...(project ? { project } : {}), lazyFixValidation: true },
+        { previousTree: previous, incremental: true },
+      );
   if (project) session.ensure(doc.uri).projectDeps = project.deps();
   // The model for the machine hovers and inlay hints, which need GPUs in the inventory.
-  if (python?.tree) trees.keep(doc.uri, text, python.tree, doc.version, python.model && inventory.gpus?.length ? machineModel(python.model) : undefined);
-  const manifest = python ? null : lintManifest(doc.getText(), kind!, { ...ctx.lintOptions(doc.uri), lazyFixValidation: true }, { previous: session.get(doc.uri)?.takeYaml(), file: pathOf(doc.uri) });
+  if (python?.tree)
+    trees.keep(
+      doc.uri,
+      text,
+      python.tree,
+      doc.version,
+      python.model && inventory.gpus?.length ? machineModel(python.model) : undefined,
+    );
+  const manifest = python
+    ? null
+    : lintManifest(
+        doc.getText(),
+        kind!,
+        { ...ctx.lintOptions(doc.uri), lazyFixValidation: true },
+        { previous: session.get(doc.uri)?.takeYaml(), file: pathOf(doc.uri) },
+      );
   if (manifest?.yaml) session.ensure(doc.uri).yaml = manifest.yaml;
   const result = python ?? manifest!;
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
@@ -64,13 +98,17 @@ export function lintTextDocument(ctx: ServerContext, doc: TextDocument): LintOut
   const baselined = ctx.baselinedOf(doc.uri, result.diagnostics, [text]);
   const diagnostics = result.diagnostics.map((d, i) => {
     if (d.fix) byKey.set(keyOf(d.code, d.range.start.line, d.range.start.character), d.fix);
-    const lsp = toLsp(d, d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })));
+    const lsp = toLsp(
+      d,
+      d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })),
+    );
     return baselined[i] ? asBaselined(lsp) : lsp;
   });
   const lines = new Set(result.diagnostics.filter((d) => d.code === "GPU001").map((d) => d.range.start.line));
   const { uri, version } = doc;
   return {
-    uri, version,
+    uri,
+    version,
     current: () => session.documents.get(uri)?.version === version && !backlog.has(uri),
     commit: () => {
       const open = session.ensure(uri);
@@ -93,30 +131,59 @@ export function lintNotebookDocument(ctx: ServerContext, nb: NotebookDocument): 
   const options = ctx.lintOptions(nb.uri);
   const project = ctx.projectLookup(nb.uri, options);
   const kernel = session.get(nb.uri)?.kernel;
-  const { diagnostics, ruleFailures, tree, model, starts } = lintNotebook(cells, { ...options, ...(project ? { project } : {}), ...(kernel ? { runningKernel: kernel } : {}), lazyFixValidation: true }, { previous });
+  const { diagnostics, ruleFailures, tree, model, starts } = lintNotebook(
+    cells,
+    {
+      ...options,
+      ...(project ? { project } : {}),
+      ...(kernel ? { runningKernel: kernel } : {}),
+      lazyFixValidation: true,
+    },
+    { previous },
+  );
   if (project) session.ensure(nb.uri).projectDeps = project.deps();
   // With the model of the joined cells for the machine hovers and inlay hints in cells (as a text document's).
-  if (tree) trees.keep(nb.uri, tree.text, tree, nb.version, model && inventory.gpus?.length ? machineModel(model) : undefined);
+  if (tree)
+    trees.keep(nb.uri, tree.text, tree, nb.version, model && inventory.gpus?.length ? machineModel(model) : undefined);
   const firstLine = new Map(starts.map((s) => [s.cell, s.line]));
-  const noEffect = new Set(diagnostics.filter((d) => d.code === "GPU001").map((d) => firstLine.get(d.cell)! + d.range.start.line));
+  const noEffect = new Set(
+    diagnostics.filter((d) => d.code === "GPU001").map((d) => firstLine.get(d.cell)! + d.range.start.line),
+  );
   for (const f of ruleFailures) connection.console.error(`rule ${f.code} failed on ${nb.uri}: ${f.error}`);
   const perCell = new Map<string, Diagnostic[]>(uris.map((u) => [u, []]));
   const cellFixes = new Map<string, Map<string, CellFix>>(uris.map((u) => [u, new Map()]));
   const restarts = new Map<string, Map<string, RestartOffer>>(uris.map((u) => [u, new Map()]));
-  const baselined = ctx.baselinedOf(nb.uri, diagnostics, cells.map((c) => c.text));
+  const baselined = ctx.baselinedOf(
+    nb.uri,
+    diagnostics,
+    cells.map((c) => c.text),
+  );
   for (const [i, d] of diagnostics.entries()) {
     const uri = uris[d.cell];
-    const lsp = toLsp(d, d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message })));
+    const lsp = toLsp(
+      d,
+      d.related?.map((r) => ({ location: { uri: uris[r.cell], range: r.range }, message: r.message })),
+    );
     perCell.get(uri)!.push(baselined[i] ? asBaselined(lsp) : lsp);
-    if (d.kernelRestart) restarts.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), { notebook: nb.uri, restart: d.kernelRestart });
+    if (d.kernelRestart)
+      restarts.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), {
+        notebook: nb.uri,
+        restart: d.kernelRestart,
+      });
     if (d.fix) {
-      const cellFix: CellFix = { title: d.fix.title, safe: d.fix.safe, ...(d.fix.note ? { note: d.fix.note } : {}), edits: d.fix.edits.map((e) => ({ uri: uris[e.cell], edit: { range: e.range, newText: e.newText } })) };
+      const cellFix: CellFix = {
+        title: d.fix.title,
+        safe: d.fix.safe,
+        ...(d.fix.note ? { note: d.fix.note } : {}),
+        edits: d.fix.edits.map((e) => ({ uri: uris[e.cell], edit: { range: e.range, newText: e.newText } })),
+      };
       cellFixes.get(uri)!.set(keyOf(d.code, d.range.start.line, d.range.start.character), cellFix);
     }
   }
   const { uri, version } = nb;
   return {
-    uri, version,
+    uri,
+    version,
     current: () => session.notebooks.getNotebookDocument(uri)?.version === version && !backlog.has(uri),
     commit: () => {
       const open = session.ensure(uri);

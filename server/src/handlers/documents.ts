@@ -23,12 +23,14 @@ export function registerDocumentSync(ctx: ServerContext, queue: LintQueue): void
     const path = pathOf(uri);
     if (path?.endsWith(".py")) queue.projectFileChanged(path);
     queue.forget(uri);
-    if (!notebooks.findNotebookDocumentForCell(uri)) ctx.settle(connection.sendDiagnostics({ uri, diagnostics: [] }), "textDocument/publishDiagnostics");
+    if (!notebooks.findNotebookDocumentForCell(uri))
+      ctx.settle(connection.sendDiagnostics({ uri, diagnostics: [] }), "textDocument/publishDiagnostics");
   });
   notebooks.onDidOpen((nb) => queue.schedule(nb.uri));
   notebooks.onDidChange((e) => queue.schedule(e.notebookDocument.uri));
   notebooks.onDidClose((nb) => {
     session.close(nb.uri);
-    for (const c of nb.cells) ctx.settle(connection.sendDiagnostics({ uri: c.document, diagnostics: [] }), "textDocument/publishDiagnostics");
+    for (const c of nb.cells)
+      ctx.settle(connection.sendDiagnostics({ uri: c.document, diagnostics: [] }), "textDocument/publishDiagnostics");
   });
 }

@@ -26,9 +26,15 @@ export function registerHover(ctx: ServerContext): void {
     const doc = documents.get(params.textDocument.uri);
     if (!doc) return null;
     const kind = manifestKindOfDoc(doc);
-    const hit = kind ? manifestNoqaCodeAt(doc.getText(), kind, params.position) : noqaCodeAt(doc.getText(), params.position, trees.treeOf(params.textDocument.uri, doc.version));
+    const hit = kind
+      ? manifestNoqaCodeAt(doc.getText(), kind, params.position)
+      : noqaCodeAt(doc.getText(), params.position, trees.treeOf(params.textDocument.uri, doc.version));
     const rule = hit ? ruleByCode(hit.code) : undefined;
-    if (hit && rule) return { contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) }, range: hit.range };
+    if (hit && rule)
+      return {
+        contents: { kind: MarkupKind.Markdown, value: ruleMarkdown(rule.meta, docUrl(rule.meta.code)) },
+        range: hit.range,
+      };
     if (kind === "jobscript") {
       // `#SBATCH --partition=<name>`: the partition's GPUs from sinfo (cached 30 s; calm when sinfo is absent).
       const part = await partitionHover(doc.getText(), params.position, partitionGpus);
@@ -36,8 +42,11 @@ export function registerHover(ctx: ServerContext): void {
     }
     // Without GPUs there is no machine hover (machineHelp.ts fileVisibleMap): no model is needed.
     if (!inventory.gpus?.length) return null;
-    const help = withModel(ctx, params.textDocument.uri, (m) => machineHover(m, params.position, inventory, lineWhere, session.get(params.textDocument.uri)?.noEffect?.lines))
-      ?? withCellModel(ctx, params.textDocument.uri, (m, start, where, noEffect, kernel) => {
+    const help =
+      withModel(ctx, params.textDocument.uri, (m) =>
+        machineHover(m, params.position, inventory, lineWhere, session.get(params.textDocument.uri)?.noEffect?.lines),
+      ) ??
+      withCellModel(ctx, params.textDocument.uri, (m, start, where, noEffect, kernel) => {
         const h = machineHover(m, shifted(params.position, start.line), inventory, where, noEffect, true, kernel);
         return h && { markdown: h.markdown, range: shiftedRange(h.range, -start.line) };
       });

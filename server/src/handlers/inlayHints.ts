@@ -15,8 +15,11 @@ export function registerInlayHints(ctx: ServerContext): void {
     await ctx.engineReady;
     const { settings, inventory } = session;
     if (!settings.inlayHints || !inventory.gpus?.length) return [];
-    const hints = withModel(ctx, params.textDocument.uri, (m) => machineInlayHints(m, params.range, inventory, lineWhere, session.get(params.textDocument.uri)?.noEffect?.lines))
-      ?? withCellModel(ctx, params.textDocument.uri, (m, start, where, noEffect, kernel) => {
+    const hints =
+      withModel(ctx, params.textDocument.uri, (m) =>
+        machineInlayHints(m, params.range, inventory, lineWhere, session.get(params.textDocument.uri)?.noEffect?.lines),
+      ) ??
+      withCellModel(ctx, params.textDocument.uri, (m, start, where, noEffect, kernel) => {
         // The asked range, within the cell, in the joined text; the hints back in the cell.
         const last = start.line + start.lines - 1;
         const range = shiftedRange(params.range, start.line);
@@ -25,6 +28,8 @@ export function registerInlayHints(ctx: ServerContext): void {
           .filter((h) => h.position.line >= start.line && h.position.line <= last)
           .map((h) => ({ ...h, position: shifted(h.position, -start.line) }));
       });
-    return hints?.map((h) => ({ position: h.position, label: ` ${h.label}`, tooltip: h.tooltip, paddingLeft: true })) ?? [];
+    return (
+      hints?.map((h) => ({ position: h.position, label: ` ${h.label}`, tooltip: h.tooltip, paddingLeft: true })) ?? []
+    );
   });
 }

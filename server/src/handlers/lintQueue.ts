@@ -19,7 +19,8 @@ export class LintQueue {
 
   constructor(private readonly ctx: ServerContext) {
     this.heapTrim = new IdleHeapTrim((globalThis as { gc?: GcFunction }).gc, (r) =>
-      ctx.connection.tracer.log(`idle: heap trimmed, RSS ${r.rssBeforeMiB} -> ${r.rssAfterMiB} MiB in ${r.ms} ms`));
+      ctx.connection.tracer.log(`idle: heap trimmed, RSS ${r.rssBeforeMiB} -> ${r.rssAfterMiB} MiB in ${r.ms} ms`),
+    );
   }
 
   /** Lints `uri` (a text document, a notebook or one of its cells) at a coming turn. */
@@ -61,13 +62,25 @@ export class LintQueue {
         // Two turns: the first lets the transport be read (libuv's poll phase), the second lets the
         // reader deliver what it read (vscode-jsonrpc's reader hands each message over from a
         // setImmediate of its own, which runs after one queued here before that read).
-        if (outcome) setImmediate(() => setImmediate(() => { try { this.publishIfCurrent(outcome); } finally { outcome.dispose?.(); } }));
+        if (outcome)
+          setImmediate(() =>
+            setImmediate(() => {
+              try {
+                this.publishIfCurrent(outcome);
+              } finally {
+                outcome.dispose?.();
+              }
+            }),
+          );
       } catch (e) {
         ctx.connection.console.error(`linting ${uri} failed: ${e instanceof Error ? e.stack : String(e)}`);
       }
     }
     if (pending.size) setImmediate(() => ctx.settle(this.lintNext(), "the lint queue"));
-    else { this.scheduled = false; this.heapTrim.afterWork(); }
+    else {
+      this.scheduled = false;
+      this.heapTrim.afterWork();
+    }
   }
 
   /** Lints the text document or notebook `uri` belongs to, or null when it is not linted now (stale, closed, not ours). */
@@ -78,7 +91,10 @@ export class LintQueue {
     const target = nb ? nb.uri : uri;
     if (nb) for (const cell of nb.cells) pending.delete(cell.document);
     pending.delete(target);
-    if (ctx.backlog.has(target)) { connection.tracer.log(`lint ${target}: skipped, a newer change is queued`); return null; }
+    if (ctx.backlog.has(target)) {
+      connection.tracer.log(`lint ${target}: skipped, a newer change is queued`);
+      return null;
+    }
     const t0 = performance.now();
     let outcome: LintOutcome | null = null;
     if (nb) outcome = lintNotebookDocument(ctx, nb);
@@ -86,12 +102,16 @@ export class LintQueue {
       const doc = session.documents.get(uri);
       if (doc && (doc.languageId === "python" || manifestKindOfDoc(doc))) outcome = lintTextDocument(ctx, doc);
     }
-    if (outcome) connection.tracer.log(`lint ${target} version ${outcome.version}: ${(performance.now() - t0).toFixed(1)} ms`);
+    if (outcome)
+      connection.tracer.log(`lint ${target} version ${outcome.version}: ${(performance.now() - t0).toFixed(1)} ms`);
     return outcome;
   }
 
   private publishIfCurrent(outcome: LintOutcome): void {
     if (outcome.current()) outcome.commit();
-    else this.ctx.connection.tracer.log(`lint ${outcome.uri} version ${outcome.version}: not published, the document changed meanwhile`);
+    else
+      this.ctx.connection.tracer.log(
+        `lint ${outcome.uri} version ${outcome.version}: not published, the document changed meanwhile`,
+      );
   }
 }

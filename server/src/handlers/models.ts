@@ -34,7 +34,11 @@ export function withModel<T>(ctx: ServerContext, uri: string, f: (model: Machine
   if (kept) return f(kept);
   if (fileTooLarge(doc.getText(), settings.maxFileSizeKB)) return null;
   const model = analyzePython(doc.getText(), ctx.lintOptions(uri));
-  try { return f(model); } finally { model.tree.delete(); }
+  try {
+    return f(model);
+  } finally {
+    model.tree.delete();
+  }
 }
 
 /**
@@ -43,7 +47,17 @@ export function withModel<T>(ctx: ServerContext, uri: string, f: (model: Machine
  * joined text, the "cell K, line N" of a joined line, the notebook's GPU001 lines (joined) and its
  * running kernel. Null for a URI that is no code cell of an open notebook.
  */
-export function withCellModel<T>(ctx: ServerContext, cellUri: string, f: (model: MachineModel, start: CellStart, where: (line: number) => string, noEffect: ReadonlySet<number> | undefined, kernel: RunningKernelFacts | undefined) => T): T | null {
+export function withCellModel<T>(
+  ctx: ServerContext,
+  cellUri: string,
+  f: (
+    model: MachineModel,
+    start: CellStart,
+    where: (line: number) => string,
+    noEffect: ReadonlySet<number> | undefined,
+    kernel: RunningKernelFacts | undefined,
+  ) => T,
+): T | null {
   const { notebooks, trees, settings } = ctx.session;
   const nb = notebooks.findNotebookDocumentForCell(cellUri);
   if (!nb) return null;
@@ -57,5 +71,9 @@ export function withCellModel<T>(ctx: ServerContext, cellUri: string, f: (model:
   if (kept) return f(kept, place.start, place.where, noEffect, kernel);
   if (fileTooLarge(place.joined, settings.maxFileSizeKB)) return null;
   const model = analyzePython(place.joined, ctx.lintOptions(nb.uri), place.magics);
-  try { return f(model, place.start, place.where, noEffect, kernel); } finally { model.tree.delete(); }
+  try {
+    return f(model, place.start, place.where, noEffect, kernel);
+  } finally {
+    model.tree.delete();
+  }
 }

@@ -6,7 +6,13 @@
  */
 import { FileChangeType } from "vscode-languageserver/node";
 import { freeText } from "../engine/machine";
-import { checkEditorSettings, checkInventoryParams, InventoryNotification, SettingsNotification, type InventoryParams } from "../../../common/src/lsp/protocol";
+import {
+  checkEditorSettings,
+  checkInventoryParams,
+  InventoryNotification,
+  SettingsNotification,
+  type InventoryParams,
+} from "../../../common/src/lsp/protocol";
 import { checkRunningKernelParams, RUNNING_KERNEL_METHOD } from "../../../common/src/kernel/runningKernel";
 import { pathOf, type ServerContext } from "./context";
 import type { LintQueue } from "./lintQueue";
@@ -40,8 +46,14 @@ export function registerNotifications(ctx: ServerContext, queue: LintQueue): voi
     // A Python module changed on disk: the documents that read it are linted again. One created or
     // deleted may change how imports resolve: everything is read again. Anything else is configuration.
     const python = params.changes.filter((c) => c.uri.endsWith(".py"));
-    if (python.some((c) => c.type !== FileChangeType.Changed)) { ctx.projectIndex.clear(); queue.relintAll(); }
-    else for (const c of python) { const path = pathOf(c.uri); if (path) queue.projectFileChanged(path); }
+    if (python.some((c) => c.type !== FileChangeType.Changed)) {
+      ctx.projectIndex.clear();
+      queue.relintAll();
+    } else
+      for (const c of python) {
+        const path = pathOf(c.uri);
+        if (path) queue.projectFileChanged(path);
+      }
     if (python.length === params.changes.length) return;
     ctx.configProblemsShown.clear();
     session.forgetOptions();
@@ -63,7 +75,8 @@ export function registerNotifications(ctx: ServerContext, queue: LintQueue): voi
     // the open documents again; the inlay hints show each GPU's name, bus id and free GiB.
     if (inventoryLintKey(before) !== inventoryLintKey(session.inventory)) queue.relintAll();
     else connection.tracer.log("inventory: the GPUs' count and UUIDs are unchanged, nothing linted again");
-    if (session.settings.inlayHints && inventoryHintKey(before) !== inventoryHintKey(session.inventory)) ctx.settle(connection.languages.inlayHint.refresh(), "workspace/inlayHint/refresh");
+    if (session.settings.inlayHints && inventoryHintKey(before) !== inventoryHintKey(session.inventory))
+      ctx.settle(connection.languages.inlayHint.refresh(), "workspace/inlayHint/refresh");
   });
 
   // The notebook's running kernel (issue 42 item 2): its GPU001 findings and hovers follow what the
@@ -79,9 +92,14 @@ export function registerNotifications(ctx: ServerContext, queue: LintQueue): voi
     const { notebook, kernel } = checked.value;
     const before = JSON.stringify(session.get(notebook)?.kernel ?? null);
     if (kernel) session.ensure(notebook).kernel = kernel;
-    else { const open = session.get(notebook); if (open) open.kernel = undefined; }
+    else {
+      const open = session.get(notebook);
+      if (open) open.kernel = undefined;
+    }
     if (JSON.stringify(kernel) === before) return;
-    connection.tracer.log(`runningKernel ${notebook}: ${kernel ? `CUDA initialised by [${kernel.initialisedBy.join(", ")}], CUDA_VISIBLE_DEVICES=${kernel.cudaVisibleDevices ?? "unset"}` : "not known"}`);
+    connection.tracer.log(
+      `runningKernel ${notebook}: ${kernel ? `CUDA initialised by [${kernel.initialisedBy.join(", ")}], CUDA_VISIBLE_DEVICES=${kernel.cudaVisibleDevices ?? "unset"}` : "not known"}`,
+    );
     if (session.notebooks.getNotebookDocument(notebook)) queue.schedule(notebook);
   });
 }

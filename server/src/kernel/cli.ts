@@ -13,7 +13,15 @@
 import { findProgram } from "../../../common/src/run/which";
 import { detectVendor } from "../../../common/src/gpu/vendor";
 import { LaunchError, visibleDevicesValue } from "../../../common/src/run/launch";
-import { defaultKernelName, installKernel, KernelError, type KernelSelection, listKernels, removeKernel, validateKernelName } from "../../../common/src/kernel/kernelspec";
+import {
+  defaultKernelName,
+  installKernel,
+  KernelError,
+  type KernelSelection,
+  listKernels,
+  removeKernel,
+  validateKernelName,
+} from "../../../common/src/kernel/kernelspec";
 import { kernelEnvironmentOf, resolveJupyterDataDir } from "../../../common/src/kernel/pythonProbe";
 import { ensureSelectionFile, selectionFileOf } from "../../../common/src/kernel/selectionFile";
 
@@ -40,14 +48,24 @@ export const KERNEL_USAGE = `usage: gpu-pilot kernel install [--python PATH] [--
 class Usage extends Error {}
 
 /** `--flag VALUE` pairs and positionals of `argv`; flags must be among `known`, booleans among `bools`. */
-function parseFlags(argv: readonly string[], known: readonly string[], bools: readonly string[] = []): { flags: Map<string, string>; rest: string[] } {
+function parseFlags(
+  argv: readonly string[],
+  known: readonly string[],
+  bools: readonly string[] = [],
+): { flags: Map<string, string>; rest: string[] } {
   const flags = new Map<string, string>();
   const rest: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
-    if (!a.startsWith("--")) { rest.push(a); continue; }
+    if (!a.startsWith("--")) {
+      rest.push(a);
+      continue;
+    }
     const [name, inline] = a.includes("=") ? [a.slice(0, a.indexOf("=")), a.slice(a.indexOf("=") + 1)] : [a, undefined];
-    if (bools.includes(name)) { flags.set(name, "true"); continue; }
+    if (bools.includes(name)) {
+      flags.set(name, "true");
+      continue;
+    }
     if (!known.includes(name)) throw new Usage(`unknown option ${name}`);
     const value = inline ?? argv[++i];
     if (value === undefined || value === "") throw new Usage(`${name} needs a value`);
@@ -63,7 +81,9 @@ const machineVendor = () => detectVendor((n) => findProgram(n, { pathEnv: proces
 function selectionOf(gpus: string | undefined): KernelSelection {
   if (gpus === undefined) return { kind: "file", file: selectionFileOf() };
   let value: string;
-  try { value = visibleDevicesValue(gpus.split(",")); } catch (e) {
+  try {
+    value = visibleDevicesValue(gpus.split(","));
+  } catch (e) {
     if (e instanceof LaunchError) throw new Usage(`--gpus: ${e.message}`);
     throw e;
   }
@@ -80,12 +100,21 @@ async function install(argv: readonly string[], io: KernelIo): Promise<number> {
   const kernelName = name ?? defaultKernelName(env, selection);
   const { dir, spec } = installKernel({ dataDir: data.dir, name: kernelName, env, selection });
   io.out(`Installed kernel "${kernelName}" (${String(spec.display_name)}) in ${dir}\n`);
-  if (selection.kind === "pinned") { io.out(`It runs on GPU ${selection.devices.join(",")} (pinned).\n`); return 0; }
-  let made: boolean;
-  try { made = ensureSelectionFile(selection.file, machineVendor()); } catch (e) {
-    throw new KernelError(`The kernel is installed, but the GPU selection file ${selection.file} cannot be made (${(e as Error).message}): until it can, the kernel keeps the environment's GPUs.`);
+  if (selection.kind === "pinned") {
+    io.out(`It runs on GPU ${selection.devices.join(",")} (pinned).\n`);
+    return 0;
   }
-  io.out(`It follows the GPU selection in ${selection.file} each time it starts or restarts${made ? " (made now with no GPU selected: the kernel keeps the environment's GPUs until GPU Pilot in VS Code writes a selection there)" : ""}.\n`);
+  let made: boolean;
+  try {
+    made = ensureSelectionFile(selection.file, machineVendor());
+  } catch (e) {
+    throw new KernelError(
+      `The kernel is installed, but the GPU selection file ${selection.file} cannot be made (${(e as Error).message}): until it can, the kernel keeps the environment's GPUs.`,
+    );
+  }
+  io.out(
+    `It follows the GPU selection in ${selection.file} each time it starts or restarts${made ? " (made now with no GPU selected: the kernel keeps the environment's GPUs until GPU Pilot in VS Code writes a selection there)" : ""}.\n`,
+  );
   return 0;
 }
 
@@ -95,13 +124,34 @@ async function list(argv: readonly string[], io: KernelIo): Promise<number> {
   const data = await resolveJupyterDataDir();
   const kernels = listKernels(data.dir, flags.has("--all"));
   if (flags.has("--json")) {
-    io.out(JSON.stringify({ dataDir: data.dir, kernels: kernels.map((k) => ({ name: k.name, dir: k.dir, displayName: k.displayName, gpuPilot: k.gpuPilot ?? null })) }, null, 2) + "\n");
+    io.out(
+      JSON.stringify(
+        {
+          dataDir: data.dir,
+          kernels: kernels.map((k) => ({
+            name: k.name,
+            dir: k.dir,
+            displayName: k.displayName,
+            gpuPilot: k.gpuPilot ?? null,
+          })),
+        },
+        null,
+        2,
+      ) + "\n",
+    );
     return 0;
   }
-  if (kernels.length === 0) { io.out(`No ${flags.has("--all") ? "" : "GPU Pilot "}kernel in ${data.dir}/kernels.\n`); return 0; }
+  if (kernels.length === 0) {
+    io.out(`No ${flags.has("--all") ? "" : "GPU Pilot "}kernel in ${data.dir}/kernels.\n`);
+    return 0;
+  }
   for (const k of kernels) {
     const gp = k.gpuPilot;
-    const how = !gp ? "not GPU Pilot's" : gp.selection.kind === "file" ? `follows ${gp.selection.file}` : `pinned to GPU ${gp.selection.devices.join(",")}`;
+    const how = !gp
+      ? "not GPU Pilot's"
+      : gp.selection.kind === "file"
+        ? `follows ${gp.selection.file}`
+        : `pinned to GPU ${gp.selection.devices.join(",")}`;
     io.out(`${k.name}\t${k.displayName}\t${how}\t${k.dir}\n`);
   }
   return 0;
@@ -121,15 +171,24 @@ async function remove(argv: readonly string[], io: KernelIo): Promise<number> {
  */
 export async function kernelMain(argv: readonly string[], io: KernelIo): Promise<number> {
   const [sub, ...args] = argv;
-  if (sub === undefined || sub === "--help" || sub === "-h" || args.includes("--help")) { io.out(KERNEL_USAGE + "\n"); return sub === undefined ? 2 : 0; }
+  if (sub === undefined || sub === "--help" || sub === "-h" || args.includes("--help")) {
+    io.out(KERNEL_USAGE + "\n");
+    return sub === undefined ? 2 : 0;
+  }
   const commands = { install, list, remove };
   const run = Object.hasOwn(commands, sub) ? commands[sub as keyof typeof commands] : undefined;
   try {
     if (!run) throw new Usage(`unknown kernel command "${sub}"`);
     return await run(args, io);
   } catch (e) {
-    if (e instanceof Usage) { io.err(`gpu-pilot kernel: ${e.message}\n${KERNEL_USAGE}\n`); return 2; }
-    if (e instanceof KernelError) { io.err(`gpu-pilot kernel: ${e.message}\n`); return 1; }
+    if (e instanceof Usage) {
+      io.err(`gpu-pilot kernel: ${e.message}\n${KERNEL_USAGE}\n`);
+      return 2;
+    }
+    if (e instanceof KernelError) {
+      io.err(`gpu-pilot kernel: ${e.message}\n`);
+      return 1;
+    }
     throw e;
   }
 }

@@ -9,7 +9,13 @@ import { loadExeca, killIfStarted } from "../../../common/src/gpu/nvidiaSmi";
 import { type GpuVendor, runEnvironment, type LaunchSpec } from "../../../common/src/run/launch";
 import { planLaunch, type PlanInventory } from "../../../common/src/run/plan";
 import { findProgram } from "../../../common/src/run/which";
-import { killAllGroups, liveGroupCount, OWN_GROUP, signalGroup, trackGroup } from "../../../common/src/run/processGroup";
+import {
+  killAllGroups,
+  liveGroupCount,
+  OWN_GROUP,
+  signalGroup,
+  trackGroup,
+} from "../../../common/src/run/processGroup";
 import type { AgentLauncher, RunEnd } from "../../../common/src/agents/core";
 import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 
@@ -39,13 +45,22 @@ export interface RunRequest {
  *   stdout/stderr; or `error` in words when the file is missing or not a regular file, or the
  *   planner refuses the launch.
  */
-export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; vendor: GpuVendor; end: RunEnd; output: string } | { error: string }> {
+export async function runToEnd(
+  req: RunRequest,
+): Promise<{ spec: LaunchSpec; vendor: GpuVendor; end: RunEnd; output: string } | { error: string }> {
   if (!isAbsolute(req.file)) return { error: `"${req.file}" is not an absolute path` };
   const read = readWorkspaceFile(req.file, { maxBytes: 256 * 1024 * 1024 });
   if (!read.ok) return { error: `cannot run ${req.file}: ${read.reason}` };
   const plan = planLaunch({
-    file: req.file, cwd: req.cwd || dirname(req.file), launcher: req.launcher, deviceIds: req.deviceIds, inventory: req.inventory,
-    interpreter: req.interpreter, scriptArgs: req.args, hostEnv: process.env, find: findProgram,
+    file: req.file,
+    cwd: req.cwd || dirname(req.file),
+    launcher: req.launcher,
+    deviceIds: req.deviceIds,
+    inventory: req.inventory,
+    interpreter: req.interpreter,
+    scriptArgs: req.args,
+    hostEnv: process.env,
+    find: findProgram,
   });
   if (!plan.ok) return { error: plan.message };
   const { spec, vendor } = plan;
@@ -56,7 +71,15 @@ export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; ven
     if (output.length > 2 * KEEP_CHARS) output = output.slice(-KEEP_CHARS);
   };
   const group = OWN_GROUP;
-  const child = execa(spec.command, spec.args, { cwd: spec.cwd, env: runEnvironment(process.env, spec), extendEnv: false, detached: group, stdin: "ignore", buffer: false, reject: false });
+  const child = execa(spec.command, spec.args, {
+    cwd: spec.cwd,
+    env: runEnvironment(process.env, spec),
+    extendEnv: false,
+    detached: group,
+    stdin: "ignore",
+    buffer: false,
+    reject: false,
+  });
   // Remembered until it ends: the server's shutdown (stopAllRuns) and exit stop the group.
   const forget = trackGroup(group ? child.pid : undefined);
   child.stdout?.on("data", keep);
@@ -77,7 +100,12 @@ export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; ven
   forget();
   clearTimeout(timer);
   if (killTimer) clearTimeout(killTimer);
-  const startError = r.failed && r.exitCode === undefined && r.signal === undefined ? (r.cause instanceof Error ? r.cause.message : r.shortMessage) : undefined;
+  const startError =
+    r.failed && r.exitCode === undefined && r.signal === undefined
+      ? r.cause instanceof Error
+        ? r.cause.message
+        : r.shortMessage
+      : undefined;
   const end: RunEnd = {
     exitCode: r.exitCode ?? null,
     ...(r.signal ? { signal: r.signal } : {}),
@@ -93,6 +121,7 @@ export async function runToEnd(req: RunRequest): Promise<{ spec: LaunchSpec; ven
  */
 export async function stopAllRuns(graceMs = 2000): Promise<void> {
   if (killAllGroups("SIGTERM") === 0) return;
-  for (const end = Date.now() + graceMs; liveGroupCount() > 0 && Date.now() < end;) await new Promise((r) => setTimeout(r, 50));
+  for (const end = Date.now() + graceMs; liveGroupCount() > 0 && Date.now() < end;)
+    await new Promise((r) => setTimeout(r, 50));
   killAllGroups("SIGKILL");
 }

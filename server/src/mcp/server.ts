@@ -23,13 +23,31 @@ import { basename, dirname, isAbsolute, relative, resolve, sep } from "node:path
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import {
-  checkCheckInput, checkListInput, checkPickInput, checkRunInput, DESCRIPTIONS, formatFindings, formatGpuList, formatPick,
-  formatRunResult, INPUT_SCHEMAS, notRunnable, resolveRunGpus, TOOL, type ToolName,
+  checkCheckInput,
+  checkListInput,
+  checkPickInput,
+  checkRunInput,
+  DESCRIPTIONS,
+  formatFindings,
+  formatGpuList,
+  formatPick,
+  formatRunResult,
+  INPUT_SCHEMAS,
+  notRunnable,
+  resolveRunGpus,
+  TOOL,
+  type ToolName,
 } from "../../../common/src/agents/core";
 import { DEFAULT_PICK_POLICY } from "../../../common/src/gpu/policy";
 import { othersClaims, pickAndClaim } from "../../../common/src/gpu/claimPick";
 import { entryUuids } from "../../../common/src/gpu/claimKeeper";
-import { ClaimLedger, currentOwner, DEFAULT_CLAIM_TTL_MS, describeClaim, ledgerDir } from "../../../common/src/gpu/claims";
+import {
+  ClaimLedger,
+  currentOwner,
+  DEFAULT_CLAIM_TTL_MS,
+  describeClaim,
+  ledgerDir,
+} from "../../../common/src/gpu/claims";
 import { queryInventory, type Inventory, type ProcessDetails } from "../../../common/src/gpu/nvidiaSmi";
 import { queryAmdInventory } from "../../../common/src/gpu/amdSmi";
 import { detectVendor } from "../../../common/src/gpu/vendor";
@@ -72,7 +90,15 @@ export const MCP_USAGE = `usage: gpu-pilot mcp [--allow-run] [--nvidia-smi PATH]
 
 /** Parses the flags after `mcp`. @throws Error naming the bad flag (the caller prints {@link MCP_USAGE} after it). */
 export function parseMcpArgs(argv: readonly string[], cwd = process.cwd()): McpOptions {
-  const o: McpOptions = { allowRun: false, nvidiaSmi: "nvidia-smi", python: "python3", root: cwd, nvidiaSmiTimeoutMs: 5000, claimsDir: ledgerDir(), claimTtlMs: DEFAULT_CLAIM_TTL_MS };
+  const o: McpOptions = {
+    allowRun: false,
+    nvidiaSmi: "nvidia-smi",
+    python: "python3",
+    root: cwd,
+    nvidiaSmiTimeoutMs: 5000,
+    claimsDir: ledgerDir(),
+    claimTtlMs: DEFAULT_CLAIM_TTL_MS,
+  };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     const eq = a.indexOf("=");
@@ -90,15 +116,18 @@ export function parseMcpArgs(argv: readonly string[], cwd = process.cwd()): McpO
     else if (name === "--no-claims" && eq < 0) delete o.claimsDir;
     else if (name === "--claim-minutes") {
       const n = Number(value());
-      if (!Number.isFinite(n) || n < 1 || n > 24 * 60) throw new Error("--claim-minutes needs a number of minutes from 1 to 1440");
+      if (!Number.isFinite(n) || n < 1 || n > 24 * 60)
+        throw new Error("--claim-minutes needs a number of minutes from 1 to 1440");
       o.claimTtlMs = n * 60_000;
-    }
-    else throw new Error(`unknown option "${a}"`);
+    } else throw new Error(`unknown option "${a}"`);
   }
   return o;
 }
 
-const text = (t: string, isError = false): CallToolResult => ({ content: [{ type: "text", text: t }], ...(isError ? { isError: true } : {}) });
+const text = (t: string, isError = false): CallToolResult => ({
+  content: [{ type: "text", text: t }],
+  ...(isError ? { isError: true } : {}),
+});
 
 /** The tools' behaviour, apart from the transport (tests call it directly too). */
 export class McpTools {
@@ -108,7 +137,13 @@ export class McpTools {
   readonly claimsProblem: string | undefined;
 
   constructor(private readonly options: McpOptions) {
-    const ledger = options.claimsDir ? new ClaimLedger({ dir: options.claimsDir, owner: currentOwner(`mcp-${process.pid}`), ttlMs: options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS }) : undefined;
+    const ledger = options.claimsDir
+      ? new ClaimLedger({
+          dir: options.claimsDir,
+          owner: currentOwner(`mcp-${process.pid}`),
+          ttlMs: options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS,
+        })
+      : undefined;
     this.claimsProblem = ledger?.prepare();
     this.ledger = this.claimsProblem ? undefined : ledger;
   }
@@ -117,7 +152,10 @@ export class McpTools {
   list(): Array<{ name: ToolName; description: string; inputSchema: { type: "object"; [k: string]: unknown } }> {
     return (Object.values(TOOL) as ToolName[]).map((name) => ({
       name,
-      description: name === TOOL.runOnGpus && !this.options.allowRun ? `${DESCRIPTIONS[name]} This server was started without --allow-run, so it refuses to run anything.` : DESCRIPTIONS[name],
+      description:
+        name === TOOL.runOnGpus && !this.options.allowRun
+          ? `${DESCRIPTIONS[name]} This server was started without --allow-run, so it refuses to run anything.`
+          : DESCRIPTIONS[name],
       inputSchema: INPUT_SCHEMAS[name] as { type: "object" },
     }));
   }
@@ -126,11 +164,16 @@ export class McpTools {
   async call(name: string, input: unknown): Promise<CallToolResult> {
     try {
       switch (name) {
-        case TOOL.listGpus: return await this.listGpus(input);
-        case TOOL.pickGpus: return await this.pickGpus(input);
-        case TOOL.checkFile: return await this.checkFile(input);
-        case TOOL.runOnGpus: return await this.runOnGpus(input);
-        default: return text(`Unknown tool "${name}". Tools: ${Object.values(TOOL).join(", ")}.`, true);
+        case TOOL.listGpus:
+          return await this.listGpus(input);
+        case TOOL.pickGpus:
+          return await this.pickGpus(input);
+        case TOOL.checkFile:
+          return await this.checkFile(input);
+        case TOOL.runOnGpus:
+          return await this.runOnGpus(input);
+        default:
+          return text(`Unknown tool "${name}". Tools: ${Object.values(TOOL).join(", ")}.`, true);
       }
     } catch (e) {
       return text(`${name} failed: ${e instanceof Error ? e.message : String(e)}`, true);
@@ -146,7 +189,9 @@ export class McpTools {
    * Calls made while a query is under way share it.
    */
   private inventory(): Promise<{ inv: Inventory; details: ProcessDetails[] } | { error: string }> {
-    this.inventoryQuery ??= this.queryInventory().finally(() => { this.inventoryQuery = undefined; });
+    this.inventoryQuery ??= this.queryInventory().finally(() => {
+      this.inventoryQuery = undefined;
+    });
     return this.inventoryQuery;
   }
 
@@ -154,7 +199,10 @@ export class McpTools {
     const { nvidiaSmi, nvidiaSmiTimeoutMs: timeoutMs } = this.options;
     let r = await queryInventory({ path: nvidiaSmi, timeoutMs });
     let tool = `nvidia-smi (${nvidiaSmi})`;
-    const amd = r.kind === "missing" && !/[\\/]/.test(nvidiaSmi) ? detectVendor((n) => findProgram(n, { pathEnv: process.env.PATH })).amdTool : undefined;
+    const amd =
+      r.kind === "missing" && !/[\\/]/.test(nvidiaSmi)
+        ? detectVendor((n) => findProgram(n, { pathEnv: process.env.PATH })).amdTool
+        : undefined;
     if (amd) {
       r = await queryAmdInventory(amd, { timeoutMs });
       tool = `${amd.name} (${amd.path})`;
@@ -181,9 +229,18 @@ export class McpTools {
       inv = q.inv;
       return { gpus: q.inv.gpus, apps: q.inv.apps, details: q.details };
     };
-    const r = await pickAndClaim(this.ledger, read, c.value, "mcp", `gpu-pilot mcp ${process.pid}`, { waitMs: c.value.waitSeconds * 1000 });
-    const held = r.claims.length > 0 ? `this MCP server for ${Math.round((this.options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS) / 60_000)} minutes (a run on them with gpu-pilot_runOnGpus keeps them while it runs)` : undefined;
-    const outcome = formatPick(r.result, inv as Inventory, c.value, "index", { ...(held ? { held } : {}), ...(r.note ? { note: r.note } : {}), ...(this.claimsProblem ? { note: `off: ${this.claimsProblem}` } : {}) });
+    const r = await pickAndClaim(this.ledger, read, c.value, "mcp", `gpu-pilot mcp ${process.pid}`, {
+      waitMs: c.value.waitSeconds * 1000,
+    });
+    const held =
+      r.claims.length > 0
+        ? `this MCP server for ${Math.round((this.options.claimTtlMs ?? DEFAULT_CLAIM_TTL_MS) / 60_000)} minutes (a run on them with gpu-pilot_runOnGpus keeps them while it runs)`
+        : undefined;
+    const outcome = formatPick(r.result, inv as Inventory, c.value, "index", {
+      ...(held ? { held } : {}),
+      ...(r.note ? { note: r.note } : {}),
+      ...(this.claimsProblem ? { note: `off: ${this.claimsProblem}` } : {}),
+    });
     return text(outcome.text, outcome.ids.length === 0);
   }
 
@@ -196,15 +253,19 @@ export class McpTools {
     const real = realOf(file);
     const rel = relative(realOf(this.options.root), real);
     if (rel === ".." || rel.startsWith(`..${sep}`) || isAbsolute(rel)) {
-      return { error: `${tool}: ${file} is outside the root ${this.options.root} (--root): this server reads and runs only files below it` };
+      return {
+        error: `${tool}: ${file} is outside the root ${this.options.root} (--root): this server reads and runs only files below it`,
+      };
     }
     return { file, real };
   }
 
-  private lintOptions = (machine: LintOptions["machine"]) => (file: string): LintOptions => {
-    const { options } = resolveLintOptions(file, {}, "filesystemFirst", {});
-    return { ...options, machine };
-  };
+  private lintOptions =
+    (machine: LintOptions["machine"]) =>
+    (file: string): LintOptions => {
+      const { options } = resolveLintOptions(file, {}, "filesystemFirst", {});
+      return { ...options, machine };
+    };
 
   private async checkFile(input: unknown): Promise<CallToolResult> {
     const c = checkCheckInput(input);
@@ -215,7 +276,10 @@ export class McpTools {
     await initEngine();
     const q = await this.inventory();
     // Without nvidia-smi the machine-aware rule (GPU017) stays silent, as in the editor.
-    const machine = "error" in q ? { gpuCount: null, uuids: [] } : { gpuCount: q.inv.gpus.length, uuids: q.inv.gpus.map((g) => g.uuid) };
+    const machine =
+      "error" in q
+        ? { gpuCount: null, uuids: [] }
+        : { gpuCount: q.inv.gpus.length, uuids: q.inv.gpus.map((g) => g.uuid) };
     const r = checkFileOnDisk(where.real, this.lintOptions(machine));
     if (!r.ok) return text(`${TOOL.checkFile}: ${r.error}`, true);
     return text(formatFindings(file, r.findings));
@@ -234,17 +298,30 @@ export class McpTools {
       if (!r.ok) {
         for (const u of got) ledger.release(u);
         const gpu = inv.gpus.find((g) => g.uuid.toLowerCase() === uuid)?.index ?? uuid;
-        return { error: `GPU ${gpu} is claimed by ${r.heldBy ? describeClaim(r.heldBy) : `someone else (${r.reason})`}: pick other GPUs with gpu-pilot_pickGpus (waitSeconds waits for free ones).` };
+        return {
+          error: `GPU ${gpu} is claimed by ${r.heldBy ? describeClaim(r.heldBy) : `someone else (${r.reason})`}: pick other GPUs with gpu-pilot_pickGpus (waitSeconds waits for free ones).`,
+        };
       }
       got.push(uuid);
     }
-    const timer = setInterval(() => { for (const u of got) ledger.claim(u, "run", note); }, 5 * 60_000);
+    const timer = setInterval(() => {
+      for (const u of got) ledger.claim(u, "run", note);
+    }, 5 * 60_000);
     timer.unref();
-    return { release: () => { clearInterval(timer); for (const u of got) ledger.release(u); } };
+    return {
+      release: () => {
+        clearInterval(timer);
+        for (const u of got) ledger.release(u);
+      },
+    };
   }
 
   private async runOnGpus(input: unknown): Promise<CallToolResult> {
-    if (!this.options.allowRun) return text(`${TOOL.runOnGpus} is off: this MCP server was started without --allow-run, so it runs nothing. Restart it as "gpu-pilot mcp --allow-run" to let it run files (each run executes the file's code).`, true);
+    if (!this.options.allowRun)
+      return text(
+        `${TOOL.runOnGpus} is off: this MCP server was started without --allow-run, so it runs nothing. Restart it as "gpu-pilot mcp --allow-run" to let it run files (each run executes the file's code).`,
+        true,
+      );
     const c = checkRunInput(input);
     if ("error" in c) return text(c.error, true);
     const where = this.confine(TOOL.runOnGpus, c.value.path);
@@ -260,12 +337,33 @@ export class McpTools {
     if ("error" in hold) return text(`${TOOL.runOnGpus}: ${hold.error}`, true);
     let r: Awaited<ReturnType<typeof runToEnd>>;
     try {
-      r = await runToEnd({ ...c.value, file: where.real, deviceIds: ids.value, interpreter: this.options.python, cwd: this.options.root, inventory: q.inv });
+      r = await runToEnd({
+        ...c.value,
+        file: where.real,
+        deviceIds: ids.value,
+        interpreter: this.options.python,
+        cwd: this.options.root,
+        inventory: q.inv,
+      });
     } finally {
       hold.release();
     }
     if ("error" in r) return text(`${TOOL.runOnGpus}: ${r.error}`, true);
-    return text(formatRunResult({ file, launcher: c.value.launcher, visibleDevices: r.spec.visibleDevices, vendor: r.vendor, command: [r.spec.command, ...r.spec.args] }, r.end, r.output, c.value.timeoutSeconds), r.end.exitCode !== 0);
+    return text(
+      formatRunResult(
+        {
+          file,
+          launcher: c.value.launcher,
+          visibleDevices: r.spec.visibleDevices,
+          vendor: r.vendor,
+          command: [r.spec.command, ...r.spec.args],
+        },
+        r.end,
+        r.output,
+        c.value.timeoutSeconds,
+      ),
+      r.end.exitCode !== 0,
+    );
   }
 }
 
@@ -299,7 +397,11 @@ export async function startMcpServer(options: McpOptions, version: string): Prom
   const closed = new Promise<void>((done) => {
     transport.onclose = () => done();
   });
-  for (const [signal, n] of [["SIGTERM", 15], ["SIGINT", 2], ["SIGHUP", 1]] as const) {
+  for (const [signal, n] of [
+    ["SIGTERM", 15],
+    ["SIGINT", 2],
+    ["SIGHUP", 1],
+  ] as const) {
     process.once(signal, () => void stopAllRuns().finally(() => process.exit(128 + n)));
   }
   await server.connect(transport);

@@ -23,14 +23,20 @@ type Id = string | number | null;
 
 /** The id of an oversized message, if its first or last bytes show one at the top level. */
 export function oversizedId(head: string, tail: string): Id {
-  const lead = /^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"[^"]*"\s*,\s*)*"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")/.exec(head);
+  const lead = /^\s*\{\s*(?:"(?:jsonrpc|method)"\s*:\s*"[^"]*"\s*,\s*)*"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")/.exec(
+    head,
+  );
   const trail = /[,{]\s*"id"\s*:\s*(-?\d{1,15}|"[^"\\]{0,200}")\s*\}\s*$/.exec(tail);
   const raw = lead?.[1] ?? trail?.[1];
   return raw === undefined ? null : (JSON.parse(raw) as string | number);
 }
 
 /** A JSON-RPC error response. */
-const errorReply = (id: Id, code: number, message: string) => ({ jsonrpc: "2.0" as const, id, error: { code, message } });
+const errorReply = (id: Id, code: number, message: string) => ({
+  jsonrpc: "2.0" as const,
+  id,
+  error: { code, message },
+});
 
 /** Newline-delimited JSON-RPC over a readable and a writable stream; see the module comment. */
 export class LineTransport implements Transport {
@@ -46,7 +52,10 @@ export class LineTransport implements Transport {
   private readonly pending = new Set<Id>();
   private closed = false;
 
-  constructor(private readonly input: Readable = process.stdin, private readonly output: Writable = process.stdout) {}
+  constructor(
+    private readonly input: Readable = process.stdin,
+    private readonly output: Writable = process.stdout,
+  ) {}
 
   /** Starts reading. */
   start(): Promise<void> {
@@ -99,7 +108,9 @@ export class LineTransport implements Transport {
       return;
     }
     if (this.skipped < 0) {
-      this.head = Buffer.concat([...this.parts, piece.subarray(0, 256)]).subarray(0, 256).toString("utf8");
+      this.head = Buffer.concat([...this.parts, piece.subarray(0, 256)])
+        .subarray(0, 256)
+        .toString("utf8");
       this.skipped = this.size;
       this.parts = [];
       this.size = 0;
@@ -112,7 +123,13 @@ export class LineTransport implements Transport {
   private endLine(): void {
     if (this.skipped >= 0) {
       const id = oversizedId(this.head, this.tail);
-      this.reply(errorReply(id, -32600, `message larger than 10 MiB (${this.skipped} bytes): not read; the limit is ${MAX_MESSAGE_BYTES} bytes`));
+      this.reply(
+        errorReply(
+          id,
+          -32600,
+          `message larger than 10 MiB (${this.skipped} bytes): not read; the limit is ${MAX_MESSAGE_BYTES} bytes`,
+        ),
+      );
       this.skipped = -1;
       this.head = this.tail = "";
       return;
@@ -134,13 +151,20 @@ export class LineTransport implements Transport {
     const parsed = JSONRPCMessageSchema.safeParse(json);
     if (!parsed.success) {
       const id = (json as { id?: unknown } | null)?.id;
-      this.reply(errorReply(typeof id === "string" || typeof id === "number" ? id : null, -32600, "Invalid Request: not a JSON-RPC 2.0 message"));
+      this.reply(
+        errorReply(
+          typeof id === "string" || typeof id === "number" ? id : null,
+          -32600,
+          "Invalid Request: not a JSON-RPC 2.0 message",
+        ),
+      );
       return;
     }
     const msg = parsed.data;
     if ("method" in msg && "id" in msg) this.pending.add(msg.id);
     // A cancelled request gets no answer: it no longer holds a place.
-    if ("method" in msg && msg.method === "notifications/cancelled") this.pending.delete((msg.params as { requestId?: Id } | undefined)?.requestId ?? null);
+    if ("method" in msg && msg.method === "notifications/cancelled")
+      this.pending.delete((msg.params as { requestId?: Id } | undefined)?.requestId ?? null);
     this.onmessage?.(msg);
   }
 
@@ -153,6 +177,7 @@ export class LineTransport implements Transport {
   }
 
   private readonly resumeIfRoom = () => {
-    if (!this.closed && this.input.isPaused() && this.pending.size < MAX_IN_FLIGHT && !this.output.writableNeedDrain) this.input.resume();
+    if (!this.closed && this.input.isPaused() && this.pending.size < MAX_IN_FLIGHT && !this.output.writableNeedDrain)
+      this.input.resume();
   };
 }

@@ -31,8 +31,8 @@ export interface PartitionAt {
 }
 
 const within = (p: Position, r: Range) =>
-  (p.line > r.start.line || (p.line === r.start.line && p.character >= r.start.character))
-  && (p.line < r.end.line || (p.line === r.end.line && p.character <= r.end.character));
+  (p.line > r.start.line || (p.line === r.start.line && p.character >= r.start.character)) &&
+  (p.line < r.end.line || (p.line === r.end.line && p.character <= r.end.character));
 
 /**
  * The `--partition` / `-p` option of an `#SBATCH` line at `position` in a job script's text, or
@@ -46,7 +46,10 @@ export function partitionAt(text: string, position: Position): PartitionAt | nul
     if (d.line !== position.line) continue;
     for (const o of d.options) {
       if (o.name !== "partition" || !o.value || !within(position, o.range)) continue;
-      const names = o.value.split(",").map((s) => s.trim()).filter(Boolean);
+      const names = o.value
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean);
       return names.length ? { names, range: o.range } : null;
     }
   }
@@ -70,12 +73,21 @@ export const runSinfo: SinfoRunner = async (args, timeoutMs) => {
   execaModule ??= import("execa");
   const { execa } = await execaModule;
   try {
-    const r = await execa("sinfo", [...args], { timeout: timeoutMs, reject: false, stdin: "ignore", stripFinalNewline: false });
+    const r = await execa("sinfo", [...args], {
+      timeout: timeoutMs,
+      reject: false,
+      stdin: "ignore",
+      stripFinalNewline: false,
+    });
     if (r.timedOut) return { ok: false, reason: `sinfo did not answer within ${timeoutMs / 1000} s` };
     const code = (r as { code?: string }).code;
-    if (code === "ENOENT" || (r.failed && r.exitCode === undefined && /ENOENT/.test(String(r.message)))) return { ok: false, reason: "sinfo is not on PATH (no Slurm client commands on this machine)" };
+    if (code === "ENOENT" || (r.failed && r.exitCode === undefined && /ENOENT/.test(String(r.message))))
+      return { ok: false, reason: "sinfo is not on PATH (no Slurm client commands on this machine)" };
     if (r.exitCode !== 0) {
-      const first = String(r.stderr ?? "").split("\n").map((l) => l.trim()).find(Boolean);
+      const first = String(r.stderr ?? "")
+        .split("\n")
+        .map((l) => l.trim())
+        .find(Boolean);
       return { ok: false, reason: `sinfo failed (exit ${r.exitCode ?? "?"})${first ? `: ${first}` : ""}` };
     }
     return { ok: true, stdout: String(r.stdout ?? "") };
@@ -85,7 +97,8 @@ export const runSinfo: SinfoRunner = async (args, timeoutMs) => {
 };
 
 /** The GPUs of the asked partitions, or why they are unknown. */
-export type PartitionAnswer = { ok: true; partitions: PartitionGpus[]; at: number } | { ok: false; reason: string; at: number };
+export type PartitionAnswer =
+  { ok: true; partitions: PartitionGpus[]; at: number } | { ok: false; reason: string; at: number };
 
 /**
  * sinfo answers per partition list, kept {@link SINFO_CACHE_MS}; concurrent hovers of the same list
@@ -98,7 +111,12 @@ export class PartitionGpuCache {
    * @param run the sinfo runner ({@link runSinfo} in the server; a fake in tests).
    * @param now the clock, ms.
    */
-  constructor(private readonly run: SinfoRunner = runSinfo, private readonly now: () => number = Date.now, private readonly ttlMs = SINFO_CACHE_MS, private readonly timeoutMs = SINFO_TIMEOUT_MS) {}
+  constructor(
+    private readonly run: SinfoRunner = runSinfo,
+    private readonly now: () => number = Date.now,
+    private readonly ttlMs = SINFO_CACHE_MS,
+    private readonly timeoutMs = SINFO_TIMEOUT_MS,
+  ) {}
 
   /** The GPUs of `names` (from cache when younger than the TTL). Never throws. */
   gpus(names: readonly string[]): Promise<PartitionAnswer> {
@@ -106,15 +124,17 @@ export class PartitionGpuCache {
     const t = this.now();
     const hit = this.entries.get(key);
     if (hit && t - hit.at < this.ttlMs) return hit.answer;
-    const answer = this.run(["-N", "-h", "-O", SINFO_NODE_FORMAT, `--partition=${key}`], this.timeoutMs).then((r): PartitionAnswer => {
-      const at = this.now(); // when sinfo answered: the age the hover shows
-      if (!r.ok) return { ok: false, reason: r.reason, at };
-      try {
-        return { ok: true, partitions: partitionGpus(parseSinfoNodes(r.stdout)), at };
-      } catch (e) {
-        return { ok: false, reason: `sinfo's output was not understood: ${(e as Error).message}`, at };
-      }
-    });
+    const answer = this.run(["-N", "-h", "-O", SINFO_NODE_FORMAT, `--partition=${key}`], this.timeoutMs).then(
+      (r): PartitionAnswer => {
+        const at = this.now(); // when sinfo answered: the age the hover shows
+        if (!r.ok) return { ok: false, reason: r.reason, at };
+        try {
+          return { ok: true, partitions: partitionGpus(parseSinfoNodes(r.stdout)), at };
+        } catch (e) {
+          return { ok: false, reason: `sinfo's output was not understood: ${(e as Error).message}`, at };
+        }
+      },
+    );
     this.entries.set(key, { at: t, answer });
     return answer;
   }
@@ -128,7 +148,8 @@ const plural = (n: number, unit: string) => `${n} ${unit}${n === 1 ? "" : "s"}`;
  * `ageS` is how old the answer is, seconds.
  */
 export function partitionMarkdown(names: readonly string[], answer: PartitionAnswer, ageS: number): string {
-  if (!answer.ok) return `**Slurm partition ${names.map((n) => `\`${n}\``).join(", ")}**: GPUs unknown: ${answer.reason}.`;
+  if (!answer.ok)
+    return `**Slurm partition ${names.map((n) => `\`${n}\``).join(", ")}**: GPUs unknown: ${answer.reason}.`;
   const when = ageS < 1 ? "sinfo, just now" : `sinfo, ${Math.round(ageS)} s ago`;
   const lines = names.map((n) => {
     const p = answer.partitions.find((x) => x.partition === n);
@@ -145,7 +166,12 @@ export function partitionMarkdown(names: readonly string[], answer: PartitionAns
  * The hover for `position` in a job script: null when the position is not on a partition option.
  * @returns the Markdown and the option's range.
  */
-export async function partitionHover(text: string, position: Position, cache: PartitionGpuCache, now: () => number = Date.now): Promise<{ markdown: string; range: Range } | null> {
+export async function partitionHover(
+  text: string,
+  position: Position,
+  cache: PartitionGpuCache,
+  now: () => number = Date.now,
+): Promise<{ markdown: string; range: Range } | null> {
   const at = partitionAt(text, position);
   if (!at) return null;
   const answer = await cache.gpus(at.names);

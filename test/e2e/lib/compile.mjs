@@ -9,7 +9,8 @@ import { repoRoot } from "./host.mjs";
 export const suiteSrc = path.join(repoRoot, "test", "e2e", "suite");
 
 export async function compileSuite(outDir) {
-  const entries = fs.readdirSync(suiteSrc)
+  const entries = fs
+    .readdirSync(suiteSrc)
     .filter((f) => f === "index.ts" || f === "index.js" || /\.test\.(ts|js)$/.test(f))
     .map((f) => path.join(suiteSrc, f));
   if (!entries.some((e) => /index\.(ts|js)$/.test(e))) throw new Error(`no index.ts in ${suiteSrc}`);

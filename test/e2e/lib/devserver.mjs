@@ -8,7 +8,16 @@
 // Window" picks up the new dist/. Removing the extension from the UI only unlinks the symlink.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { ensureBuilt, ensureTools, fakeNvidiaSmi, log, repoRoot, startCodeServer, whichNvidiaSmi, writeSettings } from "./host.mjs";
+import {
+  ensureBuilt,
+  ensureTools,
+  fakeNvidiaSmi,
+  log,
+  repoRoot,
+  startCodeServer,
+  whichNvidiaSmi,
+  writeSettings,
+} from "./host.mjs";
 
 export function extensionFolderName() {
   const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
@@ -42,7 +51,16 @@ export function linkExtension(extensionsDir) {
  * 2 x H200 output (test/fixtures/bin/nvidia-smi).
  * Returns { cs, url, smi: { path, fake } }.
  */
-export async function startDevServer({ runDir, folder, port, host = "127.0.0.1", build = true, freshUserData = false, env = {}, settings = {} }) {
+export async function startDevServer({
+  runDir,
+  folder,
+  port,
+  host = "127.0.0.1",
+  build = true,
+  freshUserData = false,
+  env = {},
+  settings = {},
+}) {
   ensureTools();
   if (build) ensureBuilt();
   if (freshUserData) fs.rmSync(runDir, { recursive: true, force: true });
@@ -51,19 +69,32 @@ export async function startDevServer({ runDir, folder, port, host = "127.0.0.1",
   linkExtension(extensionsDir);
   const real = whichNvidiaSmi();
   const smi = real ? { path: real, fake: false } : { path: fakeNvidiaSmi, fake: true };
-  writeSettings(userDataDir, {
-    "gpuPilot.nvidiaSmiPath": smi.path,
-    "workbench.startupEditor": "none",
-    "security.workspace.trust.enabled": false,
-    "workbench.tips.enabled": false,
-    "telemetry.telemetryLevel": "off",
-    "update.mode": "none",
-    "workbench.secondarySideBar.defaultVisibility": "hidden",
-    "chat.disableAIFeatures": true,
-    "git.openRepositoryInParentFolders": "never",
-    ...settings,
-  }, { fresh: false });
-  const cs = await startCodeServer({ runDir, workspace: folder, port, host, userDataDir, extensionsDir, env, smokeTestDriver: false });
+  writeSettings(
+    userDataDir,
+    {
+      "gpuPilot.nvidiaSmiPath": smi.path,
+      "workbench.startupEditor": "none",
+      "security.workspace.trust.enabled": false,
+      "workbench.tips.enabled": false,
+      "telemetry.telemetryLevel": "off",
+      "update.mode": "none",
+      "workbench.secondarySideBar.defaultVisibility": "hidden",
+      "chat.disableAIFeatures": true,
+      "git.openRepositoryInParentFolders": "never",
+      ...settings,
+    },
+    { fresh: false },
+  );
+  const cs = await startCodeServer({
+    runDir,
+    workspace: folder,
+    port,
+    host,
+    userDataDir,
+    extensionsDir,
+    env,
+    smokeTestDriver: false,
+  });
   const url = `${cs.origin}/?folder=${encodeURIComponent(folder)}`;
   log(`code-server ${cs.origin} (pid/pgid ${cs.pid}), log ${path.relative(process.cwd(), cs.logFile)}`);
   return { cs, url, smi };

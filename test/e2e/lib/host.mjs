@@ -35,7 +35,9 @@ export async function poll(fn, { timeoutMs, intervalMs = 200, what = "condition"
       lastErr = e;
     }
     if (Date.now() > end) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${lastErr.message})` : ""}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastErr ? ` (last error: ${lastErr.message})` : ""}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
@@ -51,7 +53,8 @@ export function runChecked(cmd, args, { cwd = repoRoot, timeoutMs, env = process
 /** Installs code-server, Node 24, playwright-core and Chromium if missing (idempotent, ~1 s when present). */
 export function ensureTools() {
   runChecked("bash", [path.join(repoRoot, "scripts", "e2e-tools.sh")], { timeoutMs: 20 * 60_000 });
-  if (!fs.existsSync(codeServerEntry)) throw new Error(`code-server missing at ${codeServerEntry} after scripts/e2e-tools.sh`);
+  if (!fs.existsSync(codeServerEntry))
+    throw new Error(`code-server missing at ${codeServerEntry} after scripts/e2e-tools.sh`);
   if (!fs.existsSync(chromiumPath)) throw new Error(`Chromium missing at ${chromiumPath}`);
 }
 
@@ -70,8 +73,10 @@ export function ensureBuilt({ force = false } = {}) {
   const outs = ["client.js", "server.js"].map((f) => path.join(repoRoot, "dist", f));
   const missing = outs.some((f) => !fs.existsSync(f));
   const builtAt = missing ? 0 : Math.min(...outs.map((f) => fs.statSync(f).mtimeMs));
-  const srcAt = Math.max(...["client", "server", "common"].map((root) => newestMtime(path.join(repoRoot, root, "src"))),
-    fs.statSync(path.join(repoRoot, "package.json")).mtimeMs);
+  const srcAt = Math.max(
+    ...["client", "server", "common"].map((root) => newestMtime(path.join(repoRoot, root, "src"))),
+    fs.statSync(path.join(repoRoot, "package.json")).mtimeMs,
+  );
   if (!force && !missing && builtAt >= srcAt) return false;
   log(`building the extension (npm run build)${missing ? ": dist/ incomplete" : force ? "" : ": sources changed"}`);
   runChecked("npm", ["run", "build", "--silent"], { timeoutMs: 5 * 60_000 });
@@ -136,19 +141,42 @@ export async function killGroup(pgid, { graceMs = 5000 } = {}) {
  * watchers it spawns can be killed together). HOME and TMPDIR point into `runDir` so nothing is
  * written to the real home or /tmp. Returns { pid, port, origin, logFile, exited, stop() }.
  */
-export async function startCodeServer({ runDir, workspace, port, userDataDir, extensionsDir, env = {}, host = "127.0.0.1", extraArgs = [], smokeTestDriver = true }) {
+export async function startCodeServer({
+  runDir,
+  workspace,
+  port,
+  userDataDir,
+  extensionsDir,
+  env = {},
+  host = "127.0.0.1",
+  extraArgs = [],
+  smokeTestDriver = true,
+}) {
   const home = path.join(runDir, "home");
   const tmp = path.join(runDir, "tmp");
   for (const d of [home, tmp, userDataDir, extensionsDir]) fs.mkdirSync(d, { recursive: true });
   port = port || (await freePort());
   const logFile = path.join(runDir, "code-server.log");
   const out = fs.openSync(logFile, "a");
-  const args = [codeServerEntry, "--bind-addr", `${host}:${port}`, "--auth", "none",
-    "--user-data-dir", userDataDir, "--extensions-dir", extensionsDir,
-    "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
+  const args = [
+    codeServerEntry,
+    "--bind-addr",
+    `${host}:${port}`,
+    "--auth",
+    "none",
+    "--user-data-dir",
+    userDataDir,
+    "--extensions-dir",
+    extensionsDir,
+    "--disable-telemetry",
+    "--disable-update-check",
+    "--disable-workspace-trust",
     "--disable-getting-started-override",
     // Lets the workbench run extensionTestsPath payloads and report through codeAutomationExit.
-    ...(smokeTestDriver ? ["--vscode-option", "enable-smoke-test-driver"] : []), ...extraArgs, workspace];
+    ...(smokeTestDriver ? ["--vscode-option", "enable-smoke-test-driver"] : []),
+    ...extraArgs,
+    workspace,
+  ];
   const childEnv = {
     ...process.env,
     HOME: home,
@@ -161,14 +189,23 @@ export async function startCodeServer({ runDir, workspace, port, userDataDir, ex
   };
   // Don't let an outer VS Code / npm leak its IPC hooks into the test instance.
   for (const k of Object.keys(childEnv)) if (/^(VSCODE_|ELECTRON_RUN_AS_NODE)/.test(k)) delete childEnv[k];
-  const child = spawn(path.join(node24Dir, "node"), args, { cwd: runDir, env: childEnv, detached: true, stdio: ["ignore", out, out] });
+  const child = spawn(path.join(node24Dir, "node"), args, {
+    cwd: runDir,
+    env: childEnv,
+    detached: true,
+    stdio: ["ignore", out, out],
+  });
   fs.closeSync(out);
   const pid = child.pid;
   let exitInfo = null;
   const exited = new Promise((resolve) => child.on("exit", (code, signal) => resolve((exitInfo = { code, signal }))));
   const origin = `http://${host}:${port}`;
   const handle = {
-    pid, port, origin, logFile, exited,
+    pid,
+    port,
+    origin,
+    logFile,
+    exited,
     stop: () => killGroup(pid),
     logTail: (n = 40) => {
       try {
@@ -179,11 +216,18 @@ export async function startCodeServer({ runDir, workspace, port, userDataDir, ex
     },
   };
   try {
-    await poll(async () => {
-      if (exitInfo) throw Object.assign(new Error(`code-server exited early (${JSON.stringify(exitInfo)}):\n${handle.logTail()}`), { fatal: true });
-      const r = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(2000) });
-      return r.ok;
-    }, { timeoutMs: 60_000, intervalMs: 250, what: `${origin}/healthz` }).catch((e) => {
+    await poll(
+      async () => {
+        if (exitInfo)
+          throw Object.assign(
+            new Error(`code-server exited early (${JSON.stringify(exitInfo)}):\n${handle.logTail()}`),
+            { fatal: true },
+          );
+        const r = await fetch(`${origin}/healthz`, { signal: AbortSignal.timeout(2000) });
+        return r.ok;
+      },
+      { timeoutMs: 60_000, intervalMs: 250, what: `${origin}/healthz` },
+    ).catch((e) => {
       throw e.message.includes("exited early") ? e : new Error(`${e.message}\n${handle.logTail()}`);
     });
   } catch (e) {
@@ -209,7 +253,10 @@ export function workbenchUrl(origin, folder, payload = []) {
 }
 
 /** Launches headless Chromium (fresh profile under `profileDir`) via playwright-core from .e2e-tools. */
-export async function launchBrowser(profileDir, { viewport = { width: 1400, height: 900 }, deviceScaleFactor = 1 } = {}) {
+export async function launchBrowser(
+  profileDir,
+  { viewport = { width: 1400, height: 900 }, deviceScaleFactor = 1 } = {},
+) {
   const require = createRequire(path.join(toolsDir, "package.json"));
   const { chromium } = require("playwright-core");
   fs.rmSync(profileDir, { recursive: true, force: true });
@@ -217,8 +264,16 @@ export async function launchBrowser(profileDir, { viewport = { width: 1400, heig
   return chromium.launchPersistentContext(profileDir, {
     executablePath: chromiumPath,
     headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage"],
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--disable-dev-shm-usage",
+    ],
     viewport,
     deviceScaleFactor,
     timeout: 60_000,
@@ -237,11 +292,17 @@ export async function waitForWorkbench(page, timeoutMs = 90_000) {
  * item can hide it instead), runs "View: Show GPU Pilot" from the command palette. Bounded retries.
  */
 export async function openGpuPilotView(page, timeoutMs = 60_000) {
-  const item = page.locator(".part.activitybar .action-item", { has: page.locator('[aria-label^="GPU Pilot"]') }).first();
+  const item = page
+    .locator(".part.activitybar .action-item", { has: page.locator('[aria-label^="GPU Pilot"]') })
+    .first();
   await item.waitFor({ timeout: timeoutMs });
   // One view in the container: its name is in the sidebar title ("GPU Pilot: GPUs"), not a pane header.
   const title = page.locator(".part.sidebar .composite.title", { hasText: "GPU Pilot" }).first();
-  const shown = async (ms) => title.waitFor({ state: "visible", timeout: ms }).then(() => true, () => false);
+  const shown = async (ms) =>
+    title.waitFor({ state: "visible", timeout: ms }).then(
+      () => true,
+      () => false,
+    );
   const deadline = Date.now() + timeoutMs;
   for (let attempt = 0; Date.now() < deadline; attempt++) {
     if (await shown(attempt === 0 ? 1000 : 100)) return;
@@ -250,7 +311,11 @@ export async function openGpuPilotView(page, timeoutMs = 60_000) {
       await page.keyboard.press("F1");
       await page.locator(".quick-input-widget input").first().waitFor({ timeout: 10_000 });
       await page.keyboard.type("View: Show GPU Pilot");
-      await page.locator(".quick-input-list .monaco-list-row", { hasText: "GPU Pilot" }).first().waitFor({ timeout: 10_000 }).catch(() => undefined);
+      await page
+        .locator(".quick-input-list .monaco-list-row", { hasText: "GPU Pilot" })
+        .first()
+        .waitFor({ timeout: 10_000 })
+        .catch(() => undefined);
       await page.keyboard.press("Enter");
     }
     if (await shown(5000)) return;

@@ -11,6 +11,9 @@ suite("GPU Pilot activation", () => {
     assert.equal(typeof api.activationMs, "number");
     assert.ok(api.activationMs! > 0 && api.activationMs! < 10_000, `activationMs ${api.activationMs}`);
     mkdirSync(outDir(), { recursive: true });
-    writeFileSync(join(outDir(), "activation.json"), JSON.stringify({ activationMs: api.activationMs, at: new Date().toISOString() }));
+    writeFileSync(
+      join(outDir(), "activation.json"),
+      JSON.stringify({ activationMs: api.activationMs, at: new Date().toISOString() }),
+    );
   });
 });

@@ -17,7 +17,10 @@ import { getApi, outDir, waitFor, workspaceRoot } from "./util";
 const NAMES = ["gpu-pilot_listGpus", "gpu-pilot_pickGpus", "gpu-pilot_checkFile", "gpu-pilot_runOnGpus"];
 
 interface AgentTool {
-  prepareInvocation?(options: { input: unknown }, token: vscode.CancellationToken): Promise<{ confirmationMessages?: { title: string; message: string | vscode.MarkdownString } } | undefined>;
+  prepareInvocation?(
+    options: { input: unknown },
+    token: vscode.CancellationToken,
+  ): Promise<{ confirmationMessages?: { title: string; message: string | vscode.MarkdownString } } | undefined>;
   invoke(options: { input: unknown }, token: vscode.CancellationToken): Promise<unknown>;
 }
 interface AgentsApi {
@@ -26,14 +29,21 @@ interface AgentsApi {
 }
 interface Lm {
   tools?: ReadonlyArray<{ name: string }>;
-  invokeTool?(name: string, options: { input: unknown; toolInvocationToken: undefined }, token?: vscode.CancellationToken): Promise<{ content: unknown[] }>;
+  invokeTool?(
+    name: string,
+    options: { input: unknown; toolInvocationToken: undefined },
+    token?: vscode.CancellationToken,
+  ): Promise<{ content: unknown[] }>;
 }
 const lm = (): Lm => (vscode as unknown as { lm?: Lm }).lm ?? {};
 
 /** The text of a tool result: its text parts joined. */
 function textOf(result: unknown): string {
   const content = (result as { content?: unknown[] }).content ?? [];
-  return content.map((p) => (p as { value?: unknown }).value).filter((v): v is string => typeof v === "string").join("");
+  return content
+    .map((p) => (p as { value?: unknown }).value)
+    .filter((v): v is string => typeof v === "string")
+    .join("");
 }
 
 suite("Agent tools", () => {
@@ -56,23 +66,50 @@ suite("Agent tools", () => {
   });
 
   test("b. invokeTool gpu-pilot_listGpus and gpu-pilot_pickGpus answer from the fake nvidia-smi", async () => {
-    const list = textOf(await lm().invokeTool!("gpu-pilot_listGpus", { input: {}, toolInvocationToken: undefined }, token));
+    const list = textOf(
+      await lm().invokeTool!("gpu-pilot_listGpus", { input: {}, toolInvocationToken: undefined }, token),
+    );
     assert.match(list, /^2 GPUs \(nvidia-smi at /);
     assert.match(list, /GPU 0 · NVIDIA H200 · GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f · memory 0\/143771 MiB used/);
     assert.match(list, /\n {4}pid 582 · user /);
-    assert.match(list, /GPU 1 · NVIDIA H200 · GPU-6486822f-842c-1320-f829-e4155c0d2130 .*\n {2}free: yes\n {2}processes: none/);
-    const pick = textOf(await lm().invokeTool!("gpu-pilot_pickGpus", { input: { count: 1 }, toolInvocationToken: undefined }, token));
+    assert.match(
+      list,
+      /GPU 1 · NVIDIA H200 · GPU-6486822f-842c-1320-f829-e4155c0d2130 .*\n {2}free: yes\n {2}processes: none/,
+    );
+    const pick = textOf(
+      await lm().invokeTool!("gpu-pilot_pickGpus", { input: { count: 1 }, toolInvocationToken: undefined }, token),
+    );
     assert.match(pick, /^Use GPU 1 \(NVIDIA H200/);
     assert.match(pick, /\nCUDA_VISIBLE_DEVICES=1\nCUDA_DEVICE_ORDER=PCI_BUS_ID/);
-    await assert.rejects(Promise.resolve(lm().invokeTool!("gpu-pilot_pickGpus", { input: { count: 0 }, toolInvocationToken: undefined }, token)), /count must be a whole number ≥ 1/);
+    await assert.rejects(
+      Promise.resolve(
+        lm().invokeTool!("gpu-pilot_pickGpus", { input: { count: 0 }, toolInvocationToken: undefined }, token),
+      ),
+      /count must be a whole number ≥ 1/,
+    );
   });
 
   test("c. invokeTool gpu-pilot_checkFile: GPU001 on line 5 of gpu001.py from the language server; a missing file is an error", async () => {
-    const text = textOf(await lm().invokeTool!("gpu-pilot_checkFile", { input: { path: "gpu001.py" }, toolInvocationToken: undefined }, token));
+    const text = textOf(
+      await lm().invokeTool!(
+        "gpu-pilot_checkFile",
+        { input: { path: "gpu001.py" }, toolInvocationToken: undefined },
+        token,
+      ),
+    );
     assert.match(text, /^gpu001\.py: \d+ findings?:/);
     assert.match(text, /- line 5, column 1: error GPU001: CUDA_VISIBLE_DEVICES is set after CUDA was initialised/);
     assert.match(text, /fix \(safe\): /);
-    await assert.rejects(Promise.resolve(lm().invokeTool!("gpu-pilot_checkFile", { input: { path: "no_such_file.py" }, toolInvocationToken: undefined }, token)), /no such file/);
+    await assert.rejects(
+      Promise.resolve(
+        lm().invokeTool!(
+          "gpu-pilot_checkFile",
+          { input: { path: "no_such_file.py" }, toolInvocationToken: undefined },
+          token,
+        ),
+      ),
+      /no such file/,
+    );
   });
 
   test("d. gpu-pilot_runOnGpus: the confirmation names file, launcher and GPU; the run reports exit code 0 and CUDA_VISIBLE_DEVICES=1", async () => {
@@ -80,14 +117,20 @@ suite("Agent tools", () => {
     const input = { path: "probe_env.py", gpus: ["1"], launcher: "python" };
     const prepared = await tool.prepareInvocation!({ input }, token);
     const message = prepared?.confirmationMessages?.message;
-    const plain = (typeof message === "string" ? message : message?.value ?? "").replace(/\\(.)/g, "$1");
-    assert.equal(plain, `GPU Pilot will run ${path.join(workspaceRoot(), "probe_env.py")} with python on GPU 1 (GPU 1 (NVIDIA H200)). This executes the file's code.`);
+    const plain = (typeof message === "string" ? message : (message?.value ?? "")).replace(/\\(.)/g, "$1");
+    assert.equal(
+      plain,
+      `GPU Pilot will run ${path.join(workspaceRoot(), "probe_env.py")} with python on GPU 1 (GPU 1 (NVIDIA H200)). This executes the file's code.`,
+    );
     const probe = path.join(outDir(), "probe_env.json");
     fs.rmSync(probe, { force: true });
     // As VS Code calls it in a chat request, after showing prepareInvocation's confirmation (a
     // token is set); without one GPU Pilot asks itself (test f).
     const text = textOf(await tool.invoke({ input, toolInvocationToken: {} } as never, token));
-    assert.match(text, /with python on CUDA_VISIBLE_DEVICES=1 \(CUDA_DEVICE_ORDER=PCI_BUS_ID\): exit code 0\.\nexitCode: 0\n/);
+    assert.match(
+      text,
+      /with python on CUDA_VISIBLE_DEVICES=1 \(CUDA_DEVICE_ORDER=PCI_BUS_ID\): exit code 0\.\nexitCode: 0\n/,
+    );
     assert.match(text, /probe_env: \{"CUDA_VISIBLE_DEVICES": "1", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"\}/);
     const written = await waitFor(() => (fs.existsSync(probe) ? fs.readFileSync(probe, "utf8") : undefined), probe);
     assert.deepEqual(JSON.parse(written), { CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
@@ -112,7 +155,13 @@ suite("Agent tools", () => {
     const before = api2.lastRun?.startedAt;
     const probe = path.join(outDir(), "probe_env.json");
     fs.rmSync(probe, { force: true });
-    const call = Promise.resolve(lm().invokeTool!("gpu-pilot_runOnGpus", { input: { path: "probe_env.py", gpus: ["1"] }, toolInvocationToken: undefined }, token));
+    const call = Promise.resolve(
+      lm().invokeTool!(
+        "gpu-pilot_runOnGpus",
+        { input: { path: "probe_env.py", gpus: ["1"] }, toolInvocationToken: undefined },
+        token,
+      ),
+    );
     // Outside a chat request VS Code 1.139 shows no confirmation (measured: the run went ahead), so
     // GPU Pilot shows its own modal one; the test workbench refuses every dialog, which counts as
     // "not confirmed".

@@ -35,10 +35,14 @@ async function dashboardApi(): Promise<DashboardApi> {
 /** Shows the dashboard and waits for its webview's first render of both GPUs. */
 async function shown(api: DashboardApi): Promise<NonNullable<DashboardState["rendered"]>> {
   await vscode.commands.executeCommand("gpuPilot.dashboard.focus");
-  return waitFor(() => {
-    const s = api.getDashboardState();
-    return s.visible && s.rendered && s.rendered.gpus.length === 2 ? s.rendered : undefined;
-  }, "the dashboard's webview to render both GPUs", 60_000);
+  return waitFor(
+    () => {
+      const s = api.getDashboardState();
+      return s.visible && s.rendered && s.rendered.gpus.length === 2 ? s.rendered : undefined;
+    },
+    "the dashboard's webview to render both GPUs",
+    60_000,
+  );
 }
 
 suite("GPU dashboard", () => {
@@ -52,7 +56,13 @@ suite("GPU dashboard", () => {
   test("m. the dashboard renders a card per GPU with the tree's numbers, unclipped", async () => {
     const api = await dashboardApi();
     const rendered = await shown(api);
-    assert.deepEqual(rendered.gpus.map((g) => [g.uuid, g.index, g.checked]), [[GPU0, 0, false], [GPU1, 1, false]]);
+    assert.deepEqual(
+      rendered.gpus.map((g) => [g.uuid, g.index, g.checked]),
+      [
+        [GPU0, 0, false],
+        [GPU1, 1, false],
+      ],
+    );
     const model = api.getDashboardState().model;
     assert.ok(model, "a model was posted");
     for (const g of rendered.gpus) {
@@ -60,14 +70,25 @@ suite("GPU dashboard", () => {
       assert.ok(row, `a tree row for ${g.uuid}`);
       // The tree's description is `<util> · <memory> · <temperature>`: the same texts as the card's bars (one source).
       const [util, memory] = row.description.split(" · ");
-      await waitFor(() => {
-        const now = api.getDashboardState().rendered?.gpus.find((x) => x.uuid === g.uuid);
-        const tree = api.getTreeRows().find((r) => r.id === `gpu/${g.uuid}`)?.description.split(" · ");
-        return now && tree && now.utilization === tree[0] && now.memory === tree[1];
-      }, `GPU ${g.index}: the card's numbers equal the tree's (${util}, ${memory})`, 20_000);
+      await waitFor(
+        () => {
+          const now = api.getDashboardState().rendered?.gpus.find((x) => x.uuid === g.uuid);
+          const tree = api
+            .getTreeRows()
+            .find((r) => r.id === `gpu/${g.uuid}`)
+            ?.description.split(" · ");
+          return now && tree && now.utilization === tree[0] && now.memory === tree[1];
+        },
+        `GPU ${g.index}: the card's numbers equal the tree's (${util}, ${memory})`,
+        20_000,
+      );
     }
     assert.deepEqual(rendered.gpus[0].pids, [582], "the python3 process under GPU 0");
-    assert.equal(api.getDashboardState().rendered?.overflowing, false, `nothing wider than the view (${api.getDashboardState().rendered?.width} px)`);
+    assert.equal(
+      api.getDashboardState().rendered?.overflowing,
+      false,
+      `nothing wider than the view (${api.getDashboardState().rendered?.width} px)`,
+    );
   });
 
   test("n. a click on GPU 1's tick box in the webview selects GPU 1: tree, status bar and API agree; the API's selection reaches the webview", async () => {
@@ -76,15 +97,48 @@ suite("GPU dashboard", () => {
     assert.equal(await api.clickInDashboard({ kind: "tick", uuid: GPU1 }), true);
     await waitFor(() => api.getSelection().join() === "1", "the click to select GPU 1", 20_000);
     const tree = api.getTreeRows().filter((r) => r.depth === 0);
-    assert.deepEqual(tree.map((r) => [r.label, r.checked]), [["GPU 0", false], ["GPU 1", true]], "the tree's checkboxes");
+    assert.deepEqual(
+      tree.map((r) => [r.label, r.checked]),
+      [
+        ["GPU 0", false],
+        ["GPU 1", true],
+      ],
+      "the tree's checkboxes",
+    );
     assert.match(api.getStatusBarText(), /^\$\(circuit-board\) GPU 1 · /, "the status bar");
-    await waitFor(() => api.getDashboardState().rendered?.gpus.map((g) => g.checked).join() === "false,true", "the webview to show GPU 1 ticked", 20_000);
+    await waitFor(
+      () =>
+        api
+          .getDashboardState()
+          .rendered?.gpus.map((g) => g.checked)
+          .join() === "false,true",
+      "the webview to show GPU 1 ticked",
+      20_000,
+    );
 
     await api.setSelection(["0"]);
-    await waitFor(() => api.getDashboardState().rendered?.gpus.map((g) => g.checked).join() === "true,false", "a selection made through the API to reach the webview's boxes", 20_000);
+    await waitFor(
+      () =>
+        api
+          .getDashboardState()
+          .rendered?.gpus.map((g) => g.checked)
+          .join() === "true,false",
+      "a selection made through the API to reach the webview's boxes",
+      20_000,
+    );
     assert.equal(await api.clickInDashboard({ kind: "tick", uuid: GPU0 }), true);
-    await waitFor(() => api.getSelection().length === 0, "unticking GPU 0 in the webview to clear the selection", 20_000);
-    assert.deepEqual(api.getTreeRows().filter((r) => r.depth === 0).map((r) => r.checked), [false, false]);
+    await waitFor(
+      () => api.getSelection().length === 0,
+      "unticking GPU 0 in the webview to clear the selection",
+      20_000,
+    );
+    assert.deepEqual(
+      api
+        .getTreeRows()
+        .filter((r) => r.depth === 0)
+        .map((r) => r.checked),
+      [false, false],
+    );
     assert.match(api.getStatusBarText(), /GPU: none/);
   });
 
@@ -92,15 +146,23 @@ suite("GPU dashboard", () => {
     const api = await dashboardApi();
     await shown(api);
     assert.equal(await api.clickInDashboard({ kind: "sort", key: "pid", uuid: GPU0 }), true);
-    await waitFor(() => {
-      const r = api.getDashboardState().rendered;
-      return r && r.sort.key === "pid" && !r.sort.descending;
-    }, "the table sorted by pid, ascending", 20_000);
+    await waitFor(
+      () => {
+        const r = api.getDashboardState().rendered;
+        return r && r.sort.key === "pid" && !r.sort.descending;
+      },
+      "the table sorted by pid, ascending",
+      20_000,
+    );
     await api.clickInDashboard({ kind: "sort", key: "pid", uuid: GPU0 });
-    await waitFor(() => {
-      const r = api.getDashboardState().rendered;
-      return r && r.sort.key === "pid" && r.sort.descending;
-    }, "a second click: descending", 20_000);
+    await waitFor(
+      () => {
+        const r = api.getDashboardState().rendered;
+        return r && r.sort.key === "pid" && r.sort.descending;
+      },
+      "a second click: descending",
+      20_000,
+    );
     assert.deepEqual(api.getDashboardState().model?.sort, { key: "pid", descending: true });
     await api.clickInDashboard({ kind: "sort", key: "memory", uuid: GPU0 });
     await waitFor(() => api.getDashboardState().rendered?.sort.key === "memory", "back to memory", 20_000);
@@ -109,24 +171,47 @@ suite("GPU dashboard", () => {
   test("p. SM activity beside Util from nvidia-smi dmon; a spinning GPU 0 is flagged busy but idle, GPU 1 is not", async () => {
     const api = await dashboardApi();
     await shown(api);
-    await waitFor(() => api.getDashboardState().rendered?.gpus.every((g) => g.smActivity === "0%"), "the SM bars of the idle replay (0%)", 30_000);
+    await waitFor(
+      () => api.getDashboardState().rendered?.gpus.every((g) => g.smActivity === "0%"),
+      "the SM bars of the idle replay (0%)",
+      30_000,
+    );
     const config = vscode.workspace.getConfiguration("gpuPilot");
     const fake = config.get<string>("nvidiaSmiPath") ?? "";
     const info = config.inspect<string>("nvidiaSmiPath");
-    const target = info?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    const target =
+      info?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gpu-pilot-spin-"));
     const wrapper = path.join(dir, "nvidia-smi");
-    fs.writeFileSync(wrapper, `#!/bin/sh\nFAKE_NVIDIA_SMI_MODE=spin exec ${JSON.stringify(fake)} "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(wrapper, `#!/bin/sh\nFAKE_NVIDIA_SMI_MODE=spin exec ${JSON.stringify(fake)} "$@"\n`, {
+      mode: 0o755,
+    });
     try {
       await config.update("nvidiaSmiPath", wrapper, target);
-      const r = await waitFor(() => {
-        const now = api.getDashboardState().rendered;
-        return now?.gpus[0]?.busyButIdle ? now : undefined;
-      }, "GPU 0 flagged busy but idle", 30_000);
-      assert.deepEqual(r.gpus.map((g) => [g.index, g.smActivity, g.busyButIdle]), [[0, "0%", true], [1, "0%", false]]);
-      await waitFor(() => api.getDashboardState().rendered?.gpus[0]?.utilization === "100%", "GPU-Util 100% on the spinning GPU", 20_000);
+      const r = await waitFor(
+        () => {
+          const now = api.getDashboardState().rendered;
+          return now?.gpus[0]?.busyButIdle ? now : undefined;
+        },
+        "GPU 0 flagged busy but idle",
+        30_000,
+      );
+      assert.deepEqual(
+        r.gpus.map((g) => [g.index, g.smActivity, g.busyButIdle]),
+        [
+          [0, "0%", true],
+          [1, "0%", false],
+        ],
+      );
+      await waitFor(
+        () => api.getDashboardState().rendered?.gpus[0]?.utilization === "100%",
+        "GPU-Util 100% on the spinning GPU",
+        20_000,
+      );
       assert.equal(api.getDashboardState().rendered?.overflowing, false, "the flag fits the view");
-      const tip = (api.getTreeRows() as { id: string; tooltip?: string }[]).find((row) => row.id === `gpu/${GPU0}`)?.tooltip ?? "";
+      const tip =
+        (api.getTreeRows() as { id: string; tooltip?: string }[]).find((row) => row.id === `gpu/${GPU0}`)?.tooltip ??
+        "";
       assert.match(tip, /Busy but idle: GPU-Util 100% while SM activity is 0%/, "the tree tooltip says so too");
     } finally {
       await config.update("nvidiaSmiPath", info?.workspaceValue ?? info?.globalValue, target);

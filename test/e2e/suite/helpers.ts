@@ -19,10 +19,18 @@ export async function setWorkspaceSetting(section: string, key: string, value: u
   const before = cfg().inspect(key)?.workspaceValue;
   const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
   await cfg().update(key, value, vscode.ConfigurationTarget.Workspace);
-  await waitFor(() => same(cfg().inspect(key)?.workspaceValue, value), `${section}.${key} = ${JSON.stringify(value)} in the workspace settings`, 10_000);
+  await waitFor(
+    () => same(cfg().inspect(key)?.workspaceValue, value),
+    `${section}.${key} = ${JSON.stringify(value)} in the workspace settings`,
+    10_000,
+  );
   return async () => {
     await cfg().update(key, before, vscode.ConfigurationTarget.Workspace);
-    await waitFor(() => same(cfg().inspect(key)?.workspaceValue, before), `${section}.${key} back to ${JSON.stringify(before)}`, 10_000);
+    await waitFor(
+      () => same(cfg().inspect(key)?.workspaceValue, before),
+      `${section}.${key} back to ${JSON.stringify(before)}`,
+      10_000,
+    );
   };
 }
 
@@ -54,10 +62,15 @@ export async function hoverText(uri: vscode.Uri, pos: vscode.Position): Promise<
 }
 
 /** The labels of the inlay hints of `uri` in `range` (label parts joined). */
-export async function inlayHintLabels(uri: vscode.Uri, range: vscode.Range): Promise<{ label: string; line: number; character: number }[]> {
-  const hints = (await vscode.commands.executeCommand<vscode.InlayHint[]>("vscode.executeInlayHintProvider", uri, range)) ?? [];
+export async function inlayHintLabels(
+  uri: vscode.Uri,
+  range: vscode.Range,
+): Promise<{ label: string; line: number; character: number }[]> {
+  const hints =
+    (await vscode.commands.executeCommand<vscode.InlayHint[]>("vscode.executeInlayHintProvider", uri, range)) ?? [];
   return hints.map((h) => ({
     label: typeof h.label === "string" ? h.label : h.label.map((p) => p.value).join(""),
-    line: h.position.line, character: h.position.character,
+    line: h.position.line,
+    character: h.position.character,
   }));
 }

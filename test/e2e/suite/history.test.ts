@@ -12,7 +12,6 @@ import * as vscode from "vscode";
 import { getApi, openWorkspaceFile, outDir, waitFor } from "./util";
 import type { HistoryPanelState } from "../../../client/src/gpu/historyPanel";
 
-
 interface HistoryApi {
   getHistoryPanelState(): HistoryPanelState;
   setSelection(ids: string[]): Promise<void>;
@@ -40,14 +39,27 @@ suite("GPU history panel", () => {
     const opened = api.getHistoryPanelState();
     assert.ok(opened.open, "the panel is open");
     // The panel holds the stream (even with the GPU view hidden) and the ticks reach the webview.
-    await waitFor(() => api.getMonitorStatus().streaming, "the nvidia-smi stream to run while the panel is open", 20_000);
-    const drawn = await waitFor(() => {
-      const s = api.getHistoryPanelState();
-      // (the history may be full already: the dashboard streams while visible; wait for appends too)
-      return s.samplesSent >= 6 && s.samplesDrawn >= 4 && s.gpusDrawn === 2 && s.messagesSent > s.historiesSent ? s : undefined;
-    }, "the webview to report drawing samples of both GPUs, then appends", 60_000);
+    await waitFor(
+      () => api.getMonitorStatus().streaming,
+      "the nvidia-smi stream to run while the panel is open",
+      20_000,
+    );
+    const drawn = await waitFor(
+      () => {
+        const s = api.getHistoryPanelState();
+        // (the history may be full already: the dashboard streams while visible; wait for appends too)
+        return s.samplesSent >= 6 && s.samplesDrawn >= 4 && s.gpusDrawn === 2 && s.messagesSent > s.historiesSent
+          ? s
+          : undefined;
+      },
+      "the webview to report drawing samples of both GPUs, then appends",
+      60_000,
+    );
     assert.ok(drawn.visible, JSON.stringify(drawn));
-    assert.ok(drawn.historiesSent >= 1 && drawn.messagesSent > drawn.historiesSent, `whole history then appends: ${JSON.stringify(drawn)}`);
+    assert.ok(
+      drawn.historiesSent >= 1 && drawn.messagesSent > drawn.historiesSent,
+      `whole history then appends: ${JSON.stringify(drawn)}`,
+    );
   });
 
   test("k. hidden and shown again (not retained), the webview is sent the whole history again and draws it", async () => {
@@ -60,10 +72,19 @@ suite("GPU history panel", () => {
     const before = api.getHistoryPanelState();
     assert.ok(before.open, "hidden, not closed");
     await vscode.commands.executeCommand("gpuPilot.showHistory");
-    const after = await waitFor(() => {
-      const s = api.getHistoryPanelState();
-      return s.visible && s.historiesSent > before.historiesSent && s.drawReports > before.drawReports + 1 && s.samplesDrawn >= before.samplesDrawn ? s : undefined;
-    }, "the whole history to be sent again and drawn", 60_000);
+    const after = await waitFor(
+      () => {
+        const s = api.getHistoryPanelState();
+        return s.visible &&
+          s.historiesSent > before.historiesSent &&
+          s.drawReports > before.drawReports + 1 &&
+          s.samplesDrawn >= before.samplesDrawn
+          ? s
+          : undefined;
+      },
+      "the whole history to be sent again and drawn",
+      60_000,
+    );
     assert.equal(after.gpusDrawn, 2, JSON.stringify(after));
   });
 
@@ -75,7 +96,11 @@ suite("GPU history panel", () => {
 
   test("m. a run on GPU 1 is marked on GPU 1's chart and All GPUs only; its start and end labels do not overlap", async () => {
     const api = await historyApi();
-    const inv = await waitFor(() => (api.getInventory()?.gpus.length === 2 ? api.getInventory() : undefined), "the inventory", 20_000);
+    const inv = await waitFor(
+      () => (api.getInventory()?.gpus.length === 2 ? api.getInventory() : undefined),
+      "the inventory",
+      20_000,
+    );
     const [gpu0, gpu1] = [0, 1].map((i) => inv.gpus.find((g) => g.index === i)!.uuid);
     // A script of its own (the Run tests run launch_target.py on GPUs 0 and 1): it ends at once.
     const file = path.join(outDir(), `history_mark_${process.pid}.py`);
@@ -84,29 +109,47 @@ suite("GPU history panel", () => {
     await config.update("run.launcher", "python", vscode.ConfigurationTarget.Workspace);
     try {
       await api.setSelection(["1"]);
-      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(vscode.Uri.file(file)), { preview: false });
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(vscode.Uri.file(file)), {
+        preview: false,
+      });
       await vscode.commands.executeCommand("gpuPilot.runActiveFile");
-      const run = await waitFor(() => (api.lastRun?.file === file && api.lastRun.exitCode !== undefined ? api.lastRun : undefined), `the run to end (${JSON.stringify(api.lastRun)})`, 60_000);
+      const run = await waitFor(
+        () => (api.lastRun?.file === file && api.lastRun.exitCode !== undefined ? api.lastRun : undefined),
+        `the run to end (${JSON.stringify(api.lastRun)})`,
+        60_000,
+      );
       assert.equal(run.exitCode, 0, JSON.stringify(run));
       assert.deepEqual(run.gpus, [gpu1.toLowerCase()], "the run records the GPU it was given");
       await vscode.commands.executeCommand("gpuPilot.showHistory");
       const name = path.basename(file);
       const labels = [`▶ ${name}`, `■ ${name}`];
       const mine = (l: string[]) => l.filter((x) => x.endsWith(name));
-      const state = await waitFor(() => {
-        const s = api.getHistoryPanelState();
-        const a1 = s.axes.find((a) => a.uuid === gpu1);
-        return a1 && mine(a1.runLabels).length === 2 && s.all ? s : undefined;
-      }, "GPU 1's chart to draw the run's start and end labels", 60_000);
+      const state = await waitFor(
+        () => {
+          const s = api.getHistoryPanelState();
+          const a1 = s.axes.find((a) => a.uuid === gpu1);
+          return a1 && mine(a1.runLabels).length === 2 && s.all ? s : undefined;
+        },
+        "GPU 1's chart to draw the run's start and end labels",
+        60_000,
+      );
       const a0 = state.axes.find((a) => a.uuid === gpu0)!;
       const a1 = state.axes.find((a) => a.uuid === gpu1)!;
-      assert.deepEqual(mine([...a0.runLabels, ...a0.hoverLabels]), [], `no marker of the run on GPU 0's chart: ${JSON.stringify(a0)}`);
+      assert.deepEqual(
+        mine([...a0.runLabels, ...a0.hoverLabels]),
+        [],
+        `no marker of the run on GPU 0's chart: ${JSON.stringify(a0)}`,
+      );
       assert.deepEqual(mine(a1.runLabels), labels);
       // The run lasted well under the 10 min window's few px per label: start and end stacked on
       // their own rows, not drawn over each other.
       const rows = a1.runLabels.map((l, i) => (l.endsWith(name) ? a1.runLabelRows[i] : -1)).filter((r) => r >= 0);
       assert.equal(new Set(rows).size, 2, `start and end on different rows: ${JSON.stringify(a1)}`);
-      assert.deepEqual(mine([...state.all!.runLabels, ...state.all!.hoverLabels]).sort(), [...labels].sort(), `All GPUs marks every run: ${JSON.stringify(state.all)}`);
+      assert.deepEqual(
+        mine([...state.all!.runLabels, ...state.all!.hoverLabels]).sort(),
+        [...labels].sort(),
+        `All GPUs marks every run: ${JSON.stringify(state.all)}`,
+      );
       assert.deepEqual(state.all!.series, ["GPU 0", "GPU 1"]);
       assert.equal(state.all!.memoryUnit, "GiB");
       assert.deepEqual(state.all!.memory, [0, (2 * 143771) / 1024], "memory of all: 0..both totals");

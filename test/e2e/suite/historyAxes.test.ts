@@ -16,16 +16,29 @@ suite("GPU history axes", () => {
   test("p. memory axis 0..the GPU's total in GiB only, utilisation 0..100 %, time over the 10 min window, charts at full width", async () => {
     const api = (await getApi()) as unknown as { getHistoryPanelState(): HistoryPanelState };
     await vscode.commands.executeCommand("gpuPilot.showHistory");
-    const state = await waitFor(() => {
-      const s = api.getHistoryPanelState();
-      return s.axes?.length === 2 && s.samplesDrawn >= 2 && s.axes.every((a) => a.memoryTicks.length > 0) ? s : undefined;
-    }, "the webview to report the axes of both GPUs", 60_000);
+    const state = await waitFor(
+      () => {
+        const s = api.getHistoryPanelState();
+        return s.axes?.length === 2 && s.samplesDrawn >= 2 && s.axes.every((a) => a.memoryTicks.length > 0)
+          ? s
+          : undefined;
+      },
+      "the webview to report the axes of both GPUs",
+      60_000,
+    );
     for (const a of state.axes) {
       assert.deepEqual(a.utilization, [0, 100], `utilisation axis of ${a.uuid}`);
       assert.equal(a.memoryUnit, "GiB");
       assert.equal(a.memory[0], 0);
-      assert.equal(a.memory[1], 143771 / 1024, `memory axis to the total (the data is a few GiB at most): ${JSON.stringify(a)}`);
-      assert.ok(a.memoryTicks.every((t) => / GiB$/.test(t)), `one unit on the memory axis: ${a.memoryTicks.join(", ")}`);
+      assert.equal(
+        a.memory[1],
+        143771 / 1024,
+        `memory axis to the total (the data is a few GiB at most): ${JSON.stringify(a)}`,
+      );
+      assert.ok(
+        a.memoryTicks.every((t) => / GiB$/.test(t)),
+        `one unit on the memory axis: ${a.memoryTicks.join(", ")}`,
+      );
       assert.ok(a.width >= a.availableWidth - 40 && a.width > 300, `full width: ${a.width} of ${a.availableWidth} px`);
       // The time axis spans the whole gpuPilot.history.minutes window (default 10) ending at the
       // newest sample, not the few seconds of samples there are; ticks in whole minutes back from now.
@@ -38,7 +51,8 @@ suite("GPU history axes", () => {
       assert.match(a.legend.utilization[1], /^\d{1,3}%$/, JSON.stringify(a.legend));
       assert.match(a.legend.memory[1], /^\d+\.\d GiB$/, JSON.stringify(a.legend));
       // The areas are the lines' colours at 13 % (the selected GPU's was no colour: `${theme value with alpha}22`).
-      for (const f of [a.fill.utilization, a.fill.memory]) assert.match(f, /^rgba\(\d+, \d+, \d+, 0\.13\)$/, JSON.stringify(a.fill));
+      for (const f of [a.fill.utilization, a.fill.memory])
+        assert.match(f, /^rgba\(\d+, \d+, \d+, 0\.13\)$/, JSON.stringify(a.fill));
     }
   });
 });

@@ -28,8 +28,16 @@ function skipReasonOf(t: Mocha.Runnable): string | undefined {
 export function run(): Promise<void> {
   const outDir = process.env.GPU_PILOT_E2E_OUT;
   const grep = process.env.GPU_PILOT_E2E_GREP;
-  const mocha = new Mocha({ ui: "tdd", color: false, timeout: Number(process.env.GPU_PILOT_E2E_TEST_TIMEOUT_MS || 90_000), ...(grep ? { grep } : {}) });
-  const files = fs.readdirSync(__dirname).filter((f) => f.endsWith(".test.js")).sort();
+  const mocha = new Mocha({
+    ui: "tdd",
+    color: false,
+    timeout: Number(process.env.GPU_PILOT_E2E_TEST_TIMEOUT_MS || 90_000),
+    ...(grep ? { grep } : {}),
+  });
+  const files = fs
+    .readdirSync(__dirname)
+    .filter((f) => f.endsWith(".test.js"))
+    .sort();
   for (const f of files) mocha.addFile(path.join(__dirname, f));
   const records: TestRecord[] = [];
   const write = (extra: Record<string, unknown> = {}) => {
@@ -37,8 +45,14 @@ export function run(): Promise<void> {
     fs.mkdirSync(outDir, { recursive: true });
     const passed = records.filter((r) => r.state === "passed").length;
     const failed = records.filter((r) => r.state === "failed").length;
-    fs.writeFileSync(path.join(outDir, "suite-results.json"),
-      JSON.stringify({ passed, failed, files, tests: records, pid: process.pid, node: process.version, ...extra }, null, 2));
+    fs.writeFileSync(
+      path.join(outDir, "suite-results.json"),
+      JSON.stringify(
+        { passed, failed, files, tests: records, pid: process.pid, node: process.version, ...extra },
+        null,
+        2,
+      ),
+    );
   };
   console.log(`[gpu-pilot e2e] running ${files.length} test file(s): ${files.join(", ")}`);
   return new Promise((resolve, reject) => {
@@ -54,7 +68,12 @@ export function run(): Promise<void> {
         write();
       });
       runner.on("fail", (t, err: Error) => {
-        records.push({ title: t.fullTitle(), state: "failed", durationMs: t.duration, error: String(err?.stack || err) });
+        records.push({
+          title: t.fullTitle(),
+          state: "failed",
+          durationMs: t.duration,
+          error: String(err?.stack || err),
+        });
         console.log(`FAIL: ${t.fullTitle()} :: ${String(err?.message || err)}`);
         write();
       });

@@ -27,42 +27,72 @@ suite("GPU Pilot: Jupyter kernels", () => {
     if (!jupyterHere()) this.skip();
     const api = await getApi();
     const base = mkdtempSync(path.join(outDir(), "kernels-"));
-    const saved = { JUPYTER_DATA_DIR: process.env.JUPYTER_DATA_DIR, GPU_PILOT_STATE_DIR: process.env.GPU_PILOT_STATE_DIR };
+    const saved = {
+      JUPYTER_DATA_DIR: process.env.JUPYTER_DATA_DIR,
+      GPU_PILOT_STATE_DIR: process.env.GPU_PILOT_STATE_DIR,
+    };
     process.env.JUPYTER_DATA_DIR = path.join(base, "data");
     process.env.GPU_PILOT_STATE_DIR = path.join(base, "state");
     try {
       await api.setSelection(["1"]);
-      const done = await vscode.commands.executeCommand<{ name: string; dir: string; displayName: string; selectionFile: string } | undefined>("gpuPilot.installKernel");
+      const done = await vscode.commands.executeCommand<
+        { name: string; dir: string; displayName: string; selectionFile: string } | undefined
+      >("gpuPilot.installKernel");
       assert.ok(done, "the install returned nothing (see the GPU Pilot output)");
       assert.equal(done.dir, path.join(base, "data", "kernels", done.name));
       assert.match(done.displayName, /^Python 3\.\d+ · GPU Pilot$/);
-      const listed = spawnSync("jupyter", ["kernelspec", "list", "--json"], { encoding: "utf8", timeout: 60_000, env: { ...process.env } });
+      const listed = spawnSync("jupyter", ["kernelspec", "list", "--json"], {
+        encoding: "utf8",
+        timeout: 60_000,
+        env: { ...process.env },
+      });
       assert.equal(listed.status, 0, listed.stderr);
-      const specs = (JSON.parse(listed.stdout) as { kernelspecs: Record<string, { resource_dir: string; spec: { display_name: string; argv: string[] } }> }).kernelspecs;
+      const specs = (
+        JSON.parse(listed.stdout) as {
+          kernelspecs: Record<string, { resource_dir: string; spec: { display_name: string; argv: string[] } }>;
+        }
+      ).kernelspecs;
       const ours = specs[done.name];
       assert.ok(ours, `jupyter kernelspec list does not list ${done.name}: ${Object.keys(specs).join(", ")}`);
       assert.equal(ours.resource_dir, done.dir);
       assert.equal(ours.spec.display_name, done.displayName);
-      assert.deepEqual(ours.spec.argv.slice(1, 4), [path.join(done.dir, "gpu_pilot_launcher.py"), "--selection", done.selectionFile]);
+      assert.deepEqual(ours.spec.argv.slice(1, 4), [
+        path.join(done.dir, "gpu_pilot_launcher.py"),
+        "--selection",
+        done.selectionFile,
+      ]);
       assert.deepEqual((JSON.parse(readFileSync(done.selectionFile, "utf8")) as { devices: string[] }).devices, ["1"]);
 
       // A notebook saved with that kernel: the restart command finds it is a GPU Pilot kernel.
       const dir = path.join(workspaceRoot(), "kernels-e2e");
       mkdirSync(dir, { recursive: true });
       const file = path.join(dir, `restart-${Date.now()}.ipynb`);
-      writeFileSync(file, JSON.stringify({ nbformat: 4, nbformat_minor: 5, metadata: { kernelspec: { name: done.name, display_name: done.displayName, language: "python" } },
-        cells: [{ cell_type: "code", metadata: {}, execution_count: null, outputs: [], source: ["import torch"] }] }));
+      writeFileSync(
+        file,
+        JSON.stringify({
+          nbformat: 4,
+          nbformat_minor: 5,
+          metadata: { kernelspec: { name: done.name, display_name: done.displayName, language: "python" } },
+          cells: [{ cell_type: "code", metadata: {}, execution_count: null, outputs: [], source: ["import torch"] }],
+        }),
+      );
       const nb = await vscode.workspace.openNotebookDocument(vscode.Uri.file(file));
       await vscode.window.showNotebookDocument(nb);
       await api.setSelection(["0"]);
-      const outcome = await vscode.commands.executeCommand<string>("gpuPilot.restartKernelOnSelectedGpus", nb.uri.toString(), ["1"]);
+      const outcome = await vscode.commands.executeCommand<string>(
+        "gpuPilot.restartKernelOnSelectedGpus",
+        nb.uri.toString(),
+        ["1"],
+      );
       assert.equal(outcome, "no-jupyter", `metadata seen by VS Code: ${JSON.stringify(nb.metadata)}`);
       assert.deepEqual(api.getSelection(), ["1"]);
       assert.deepEqual((JSON.parse(readFileSync(done.selectionFile, "utf8")) as { devices: string[] }).devices, ["1"]);
       await vscode.commands.executeCommand("workbench.action.closeActiveEditor");
     } finally {
       await api.setSelection([]);
-      for (const [k, v] of Object.entries(saved)) if (v === undefined) delete process.env[k]; else process.env[k] = v;
+      for (const [k, v] of Object.entries(saved))
+        if (v === undefined) delete process.env[k];
+        else process.env[k] = v;
     }
   });
 });

@@ -35,7 +35,11 @@ suite("GPU Pilot: linter experience", () => {
     try {
       const editor = await openWorkspaceFile("fix_on_save.py");
       const doc = editor.document;
-      await waitFor(() => gpuDiagnostics(doc.uri, "GPU001").length > 0, `GPU001 on fix_on_save.py (now: ${describeDiagnostics(doc.uri)})`, 60_000);
+      await waitFor(
+        () => gpuDiagnostics(doc.uri, "GPU001").length > 0,
+        `GPU001 on fix_on_save.py (now: ${describeDiagnostics(doc.uri)})`,
+        60_000,
+      );
       assert.ok(!writeAboveImport(doc.getText()), "the fixture must start with the write below `import torch`");
       // Make it dirty (an explicit save of a clean document may be skipped), then save.
       const end = doc.lineAt(doc.lineCount - 1).range.end;
@@ -45,17 +49,31 @@ suite("GPU Pilot: linter experience", () => {
       if (!writeAboveImport(doc.getText())) {
         // Say what the save participant had to work with: the setting as it reads for a Python file,
         // and the fix-all action the server offers now.
-        const setting = vscode.workspace.getConfiguration("editor", { uri: doc.uri, languageId: "python" }).get("codeActionsOnSave");
-        const offered = ((await vscode.commands.executeCommand<vscode.CodeAction[]>("vscode.executeCodeActionProvider", doc.uri,
-          new vscode.Range(0, 0, doc.lineCount, 0), "source.fixAll.gpuPilot")) ?? []).map((a) => `${a.title} [${a.kind?.value}]${a.edit ? " (edit)" : ""}`);
-        assert.fail(`after save the write should be above \`import torch\`; editor.codeActionsOnSave for Python: ${JSON.stringify(setting)}; ` +
-          `source.fixAll.gpuPilot actions now: ${JSON.stringify(offered)}; dirty: ${doc.isDirty}; text:\n${doc.getText()}`);
+        const setting = vscode.workspace
+          .getConfiguration("editor", { uri: doc.uri, languageId: "python" })
+          .get("codeActionsOnSave");
+        const offered = (
+          (await vscode.commands.executeCommand<vscode.CodeAction[]>(
+            "vscode.executeCodeActionProvider",
+            doc.uri,
+            new vscode.Range(0, 0, doc.lineCount, 0),
+            "source.fixAll.gpuPilot",
+          )) ?? []
+        ).map((a) => `${a.title} [${a.kind?.value}]${a.edit ? " (edit)" : ""}`);
+        assert.fail(
+          `after save the write should be above \`import torch\`; editor.codeActionsOnSave for Python: ${JSON.stringify(setting)}; ` +
+            `source.fixAll.gpuPilot actions now: ${JSON.stringify(offered)}; dirty: ${doc.isDirty}; text:\n${doc.getText()}`,
+        );
       }
       assert.ok(!doc.isDirty, "the document should be saved with the fixes (not dirty again)");
       const onDisk = fs.readFileSync(doc.uri.fsPath, "utf8");
       assert.ok(writeAboveImport(onDisk), `the fixed text should be on disk:\n${onDisk}`);
       assert.ok(onDisk.includes("print(ok)"), `the user's edit should be kept:\n${onDisk}`);
-      await waitFor(() => gpuDiagnostics(doc.uri, "GPU001").length === 0, "GPU001 to disappear after the save", 30_000).catch((e: Error) => {
+      await waitFor(
+        () => gpuDiagnostics(doc.uri, "GPU001").length === 0,
+        "GPU001 to disappear after the save",
+        30_000,
+      ).catch((e: Error) => {
         throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(doc.uri)}; text:\n${doc.getText()}`);
       });
     } finally {
@@ -66,28 +84,51 @@ suite("GPU Pilot: linter experience", () => {
   test('b. the "Disable GPU001 for this line" action appends `# noqa: GPU001`; GPU001 goes', async () => {
     const editor = await openWorkspaceFile("noqa_action.py");
     const doc = editor.document;
-    const diag = await waitFor(() => gpuDiagnostics(doc.uri, "GPU001")[0], `GPU001 on noqa_action.py (now: ${describeDiagnostics(doc.uri)})`, 60_000);
+    const diag = await waitFor(
+      () => gpuDiagnostics(doc.uri, "GPU001")[0],
+      `GPU001 on noqa_action.py (now: ${describeDiagnostics(doc.uri)})`,
+      60_000,
+    );
     const title = "Disable GPU001 for this line";
     let seen: string[] = [];
     // Code actions come back without `diagnostics` (VS Code's API converter drops them): find it by title.
-    const action = await waitFor(async () => {
-      const all = (await vscode.commands.executeCommand<(vscode.CodeAction | vscode.Command)[]>(
-        "vscode.executeCodeActionProvider", doc.uri, diag.range, vscode.CodeActionKind.QuickFix.value)) ?? [];
-      seen = all.map((a) => a.title);
-      return all.find((a): a is vscode.CodeAction => a.title === title && !(typeof (a as vscode.Command).command === "string"));
-    }, `the code action "${title}"`, 30_000).catch((e: Error) => {
+    const action = await waitFor(
+      async () => {
+        const all =
+          (await vscode.commands.executeCommand<(vscode.CodeAction | vscode.Command)[]>(
+            "vscode.executeCodeActionProvider",
+            doc.uri,
+            diag.range,
+            vscode.CodeActionKind.QuickFix.value,
+          )) ?? [];
+        seen = all.map((a) => a.title);
+        return all.find(
+          (a): a is vscode.CodeAction => a.title === title && !(typeof (a as vscode.Command).command === "string"),
+        );
+      },
+      `the code action "${title}"`,
+      30_000,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}; actions offered: ${JSON.stringify(seen)}`);
     });
     assert.ok(action.edit, `"${title}" should carry an edit`);
     assert.ok(await vscode.workspace.applyEdit(action.edit), "applyEdit failed");
     const line = doc.lineAt(diag.range.start.line).text;
-    assert.match(line, /^os\.environ\["CUDA_VISIBLE_DEVICES"\] = "1"\s+# noqa: GPU001$/, `line ${diag.range.start.line + 1} now: ${line}`);
-    await waitFor(() => gpuDiagnostics(doc.uri, "GPU001").length === 0, "GPU001 to disappear after the noqa comment", 30_000).catch((e: Error) => {
+    assert.match(
+      line,
+      /^os\.environ\["CUDA_VISIBLE_DEVICES"\] = "1"\s+# noqa: GPU001$/,
+      `line ${diag.range.start.line + 1} now: ${line}`,
+    );
+    await waitFor(
+      () => gpuDiagnostics(doc.uri, "GPU001").length === 0,
+      "GPU001 to disappear after the noqa comment",
+      30_000,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(doc.uri)}; text:\n${doc.getText()}`);
     });
   });
 
-  test("c. [tool.gpu-pilot] ignore = [\"GPU002\"] in a sub-folder's pyproject.toml hides GPU002 there only, and an edit of it applies live", async () => {
+  test('c. [tool.gpu-pilot] ignore = ["GPU002"] in a sub-folder\'s pyproject.toml hides GPU002 there only, and an edit of it applies live', async () => {
     const pyproject = wsUri("pyproject_ignore/pyproject.toml").fsPath;
     const original = fs.readFileSync(pyproject, "utf8");
     assert.match(original, /ignore = \["GPU002"\]/);
@@ -96,37 +137,61 @@ suite("GPU Pilot: linter experience", () => {
     try {
       // The server lints in the order the documents were opened and publishes over one channel, so
       // once the second file's GPU002 is here, the first file's diagnostics (maybe none) are too.
-      await waitFor(() => gpuDiagnostics(plain, "GPU002").length > 0, `GPU002 on no_pyproject/${C02}`, 60_000).catch((e: Error) => {
-        throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(plain)}`);
-      });
-      assert.equal(gpuDiagnostics(ignored, "GPU002").length, 0, `GPU002 must be ignored under pyproject_ignore/: ${describeDiagnostics(ignored)}`);
+      await waitFor(() => gpuDiagnostics(plain, "GPU002").length > 0, `GPU002 on no_pyproject/${C02}`, 60_000).catch(
+        (e: Error) => {
+          throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(plain)}`);
+        },
+      );
+      assert.equal(
+        gpuDiagnostics(ignored, "GPU002").length,
+        0,
+        `GPU002 must be ignored under pyproject_ignore/: ${describeDiagnostics(ignored)}`,
+      );
 
       fs.writeFileSync(pyproject, "[tool.gpu-pilot]\n");
-      await waitFor(() => gpuDiagnostics(ignored, "GPU002").length > 0, "GPU002 to appear once the pyproject no longer ignores it", 30_000).catch((e: Error) => {
+      await waitFor(
+        () => gpuDiagnostics(ignored, "GPU002").length > 0,
+        "GPU002 to appear once the pyproject no longer ignores it",
+        30_000,
+      ).catch((e: Error) => {
         throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(ignored)}`);
       });
     } finally {
       fs.writeFileSync(pyproject, original);
     }
-    await waitFor(() => gpuDiagnostics(ignored, "GPU002").length === 0, "GPU002 to go again once the ignore is back", 30_000).catch((e: Error) => {
+    await waitFor(
+      () => gpuDiagnostics(ignored, "GPU002").length === 0,
+      "GPU002 to go again once the ignore is back",
+      30_000,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(ignored)}`);
     });
   });
 
   test('d. gpuPilot.lint.ignore = ["GPU002"] removes GPU002 live (no restart), and it comes back when unset', async () => {
     const uri = (await openWorkspaceFile(`no_pyproject/${C02}`)).document.uri;
-    await waitFor(() => gpuDiagnostics(uri, "GPU002").length > 0, `GPU002 on no_pyproject/${C02}`, 60_000).catch((e: Error) => {
-      throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(uri)}`);
-    });
+    await waitFor(() => gpuDiagnostics(uri, "GPU002").length > 0, `GPU002 on no_pyproject/${C02}`, 60_000).catch(
+      (e: Error) => {
+        throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(uri)}`);
+      },
+    );
     const restore = await setWorkspaceSetting("gpuPilot", "lint.ignore", ["GPU002"]);
     try {
-      await waitFor(() => gpuDiagnostics(uri, "GPU002").length === 0, "GPU002 to disappear with gpuPilot.lint.ignore", 30_000).catch((e: Error) => {
+      await waitFor(
+        () => gpuDiagnostics(uri, "GPU002").length === 0,
+        "GPU002 to disappear with gpuPilot.lint.ignore",
+        30_000,
+      ).catch((e: Error) => {
         throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(uri)}`);
       });
     } finally {
       await restore();
     }
-    await waitFor(() => gpuDiagnostics(uri, "GPU002").length > 0, "GPU002 to come back once the setting is unset", 30_000).catch((e: Error) => {
+    await waitFor(
+      () => gpuDiagnostics(uri, "GPU002").length > 0,
+      "GPU002 to come back once the setting is unset",
+      30_000,
+    ).catch((e: Error) => {
       throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(uri)}`);
     });
   });

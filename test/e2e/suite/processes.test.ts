@@ -29,53 +29,95 @@ suite("GPU process table", () => {
     const config = vscode.workspace.getConfiguration("gpuPilot");
     const fake = config.get<string>("nvidiaSmiPath") ?? "";
     const info = config.inspect<string>("nvidiaSmiPath");
-    const target = info?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
+    const target =
+      info?.workspaceValue !== undefined ? vscode.ConfigurationTarget.Workspace : vscode.ConfigurationTarget.Global;
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "gpu-pilot-procs-"));
     const extra = path.join(dir, "extra-apps.csv");
     fs.writeFileSync(extra, `1, ${pid}, sleep, 1024\n`);
     const wrapper = path.join(dir, "nvidia-smi");
-    fs.writeFileSync(wrapper, `#!/bin/sh\nFAKE_NVIDIA_SMI_EXTRA_APPS=${JSON.stringify(extra)} exec ${JSON.stringify(fake)} "$@"\n`, { mode: 0o755 });
+    fs.writeFileSync(
+      wrapper,
+      `#!/bin/sh\nFAKE_NVIDIA_SMI_EXTRA_APPS=${JSON.stringify(extra)} exec ${JSON.stringify(fake)} "$@"\n`,
+      { mode: 0o755 },
+    );
     try {
       await config.update("nvidiaSmiPath", wrapper, target);
       await vscode.commands.executeCommand("gpuPilot.dashboard.focus");
       await waitFor(() => api.getDashboardState().rendered, "the dashboard's first render", 60_000);
       await api.clickInDashboard({ kind: "view", view: "processes" });
-      const listed = await waitFor(() => {
-        const s = api.getDashboardState();
-        return s.rendered?.view === "processes" && s.rendered.table.pids.includes(pid) ? s : undefined;
-      }, `pid ${pid} in the Processes tab`, 60_000);
+      const listed = await waitFor(
+        () => {
+          const s = api.getDashboardState();
+          return s.rendered?.view === "processes" && s.rendered.table.pids.includes(pid) ? s : undefined;
+        },
+        `pid ${pid} in the Processes tab`,
+        60_000,
+      );
       const row = listed.model?.processes.find((p) => p.pid === pid);
-      assert.deepEqual([row?.gpuIndex, row?.user, row?.command, row?.memory, row?.canSignal], [1, os.userInfo().username, "sleep 300", "1.0 GiB", true]);
-      assert.deepEqual(listed.rendered?.table.headers.map((h) => h.replace(/ [▾▴]$/, "")), ["GPU", "PID", "User", "GPU mem", "SM", "CPU", "Host mem", "Time", "Command"]);
+      assert.deepEqual(
+        [row?.gpuIndex, row?.user, row?.command, row?.memory, row?.canSignal],
+        [1, os.userInfo().username, "sleep 300", "1.0 GiB", true],
+      );
+      assert.deepEqual(
+        listed.rendered?.table.headers.map((h) => h.replace(/ [▾▴]$/, "")),
+        ["GPU", "PID", "User", "GPU mem", "SM", "CPU", "Host mem", "Time", "Command"],
+      );
 
       // Sort by PID: ascending, then descending (the header's own click handler).
       await api.clickInDashboard({ kind: "sort", key: "pid" });
-      const up = await waitFor(() => {
-        const r = api.getDashboardState().rendered;
-        return r?.sort.key === "pid" && !r.sort.descending && r.table.pids.length >= 2 ? r.table.pids : undefined;
-      }, "the table sorted by PID, ascending", 20_000);
-      assert.deepEqual(up, [...up].sort((a, b) => a - b), `ascending: ${up.join(" ")}`);
+      const up = await waitFor(
+        () => {
+          const r = api.getDashboardState().rendered;
+          return r?.sort.key === "pid" && !r.sort.descending && r.table.pids.length >= 2 ? r.table.pids : undefined;
+        },
+        "the table sorted by PID, ascending",
+        20_000,
+      );
+      assert.deepEqual(
+        up,
+        [...up].sort((a, b) => a - b),
+        `ascending: ${up.join(" ")}`,
+      );
       await api.clickInDashboard({ kind: "sort", key: "pid" });
-      const down = await waitFor(() => {
-        const r = api.getDashboardState().rendered;
-        return r?.sort.key === "pid" && r.sort.descending ? r.table.pids : undefined;
-      }, "the table sorted by PID, descending", 20_000);
+      const down = await waitFor(
+        () => {
+          const r = api.getDashboardState().rendered;
+          return r?.sort.key === "pid" && r.sort.descending ? r.table.pids : undefined;
+        },
+        "the table sorted by PID, descending",
+        20_000,
+      );
       assert.deepEqual(down, [...up].reverse(), `descending: ${down.join(" ")}`);
 
       // Kill: a confirmation naming the process; confirming it sends SIGKILL.
       await api.clickInDashboard({ kind: "signal", pid, signal: "SIGKILL" });
-      const question = await waitFor(() => api.getDashboardState().rendered?.confirm || undefined, "the Kill confirmation", 20_000);
-      assert.equal(question, `Kill process ${pid} of ${os.userInfo().username} on GPU 1 (sleep 300)? GPU Pilot sends it SIGKILL: it ends at once, unsaved work is lost.`);
+      const question = await waitFor(
+        () => api.getDashboardState().rendered?.confirm || undefined,
+        "the Kill confirmation",
+        20_000,
+      );
+      assert.equal(
+        question,
+        `Kill process ${pid} of ${os.userInfo().username} on GPU 1 (sleep 300)? GPU Pilot sends it SIGKILL: it ends at once, unsaved work is lost.`,
+      );
       assert.equal(fs.existsSync(`/proc/${pid}`), true, "nothing sent before the answer");
       await api.clickInDashboard({ kind: "confirm" });
       assert.equal(await exited, "SIGKILL", "the process ended by SIGKILL");
       await waitFor(() => !fs.existsSync(`/proc/${pid}`) || undefined, "the process gone from /proc", 10_000);
-      const result = await waitFor(() => api.getDashboardState().rendered?.result || undefined, "the result line", 20_000);
+      const result = await waitFor(
+        () => api.getDashboardState().rendered?.result || undefined,
+        "the result line",
+        20_000,
+      );
       assert.equal(result, `Sent SIGKILL to process ${pid}.`);
       assert.deepEqual(api.getDashboardState().lastSignal, { ok: true, message: `Sent SIGKILL to process ${pid}.` });
       // nvidia-smi stops listing it (as a real one would): the row goes.
       fs.writeFileSync(extra, "");
-      await waitFor(() => !api.getDashboardState().rendered?.table.pids.includes(pid) || undefined, "the row gone", 30_000);
+      await waitFor(
+        () => !api.getDashboardState().rendered?.table.pids.includes(pid) || undefined,
+        "the row gone",
+        30_000,
+      );
     } finally {
       child.kill("SIGKILL");
       await api.clickInDashboard({ kind: "view", view: "gpus" });

@@ -15,7 +15,15 @@ import { EXTENSION_ID, getApi, openWorkspaceFile, outDir, waitFor, workspaceRoot
 /** The parts of GPU Pilot's API (client/src/api.ts) these tests use beyond util.ts's. */
 interface RunApi {
   setSelection(ids: string[]): Promise<void>;
-  readonly lastRun?: { launcher: string; command: string; args: string[]; unset: string[]; exitCode?: number | null; title: string; file: string };
+  readonly lastRun?: {
+    launcher: string;
+    command: string;
+    args: string[];
+    unset: string[];
+    exitCode?: number | null;
+    title: string;
+    file: string;
+  };
   checkRun(uri?: vscode.Uri, launcher?: string): Promise<{ kind: string; message: string }[]>;
 }
 
@@ -49,10 +57,18 @@ suite("Run on GPUs", () => {
     file = path.join(ws, "launch_target.py");
     await api.setSelection(["0", "1"]);
     const target = vscode.ConfigurationTarget.Workspace;
-    await config().update("run.env", { PATH: `${bin}${path.delimiter}\${env:PATH}`, GPU_PILOT_LAUNCH_RECORD: record }, target);
+    await config().update(
+      "run.env",
+      { PATH: `${bin}${path.delimiter}\${env:PATH}`, GPU_PILOT_LAUNCH_RECORD: record },
+      target,
+    );
     await config().update("run.args", SCRIPT_ARGS, target);
     await config().update("run.dockerImage", "pytorch/pytorch:latest", target);
-    await config().update("run.customArgs", [path.join(bin, "accelerate"), "launch", "--num_processes=${count}", "--gpu_ids=${gpus}", "${file}"], target);
+    await config().update(
+      "run.customArgs",
+      [path.join(bin, "accelerate"), "launch", "--num_processes=${count}", "--gpu_ids=${gpus}", "${file}"],
+      target,
+    );
   });
 
   suiteTeardown(async () => {
@@ -67,12 +83,20 @@ suite("Run on GPUs", () => {
     await openWorkspaceFile(rel);
     await vscode.commands.executeCommand("gpuPilot.runActiveFile");
     const target = path.join(ws, rel);
-    const run = await waitFor(() => {
-      const r = api.lastRun;
-      return r && r.launcher === launcher && r.file === target && r.exitCode !== undefined ? r : undefined;
-    }, `the ${launcher} run of ${rel} to end (last run: ${JSON.stringify(api.lastRun)})`, 60_000);
+    const run = await waitFor(
+      () => {
+        const r = api.lastRun;
+        return r && r.launcher === launcher && r.file === target && r.exitCode !== undefined ? r : undefined;
+      },
+      `the ${launcher} run of ${rel} to end (last run: ${JSON.stringify(api.lastRun)})`,
+      60_000,
+    );
     assert.equal(run.exitCode, 0, `${run.title} exit code; ${JSON.stringify(run)}`);
-    const text = await waitFor(() => (fs.existsSync(record) ? fs.readFileSync(record, "utf8") : undefined), `${record} from the ${launcher} run`, 10_000);
+    const text = await waitFor(
+      () => (fs.existsSync(record) ? fs.readFileSync(record, "utf8") : undefined),
+      `${record} from the ${launcher} run`,
+      10_000,
+    );
     const got = JSON.parse(text) as Recorded;
     console.log(`[gpu-pilot e2e] ${launcher}: ${run.command} ${JSON.stringify(got.argv)} ${JSON.stringify(got.env)}`);
     return got;
@@ -83,12 +107,19 @@ suite("Run on GPUs", () => {
   // their environment, and only CUDA_DEVICE_ORDER=PCI_BUS_ID, set by deepspeed's and srun's own
   // launch, remains.
   const terminalEnvironment = () =>
-    (api as unknown as { getTerminalEnvironment(): Record<string, { value: string } | undefined> }).getTerminalEnvironment();
+    (
+      api as unknown as { getTerminalEnvironment(): Record<string, { value: string } | undefined> }
+    ).getTerminalEnvironment();
   /** What a task's process would inherit: VS Code's environment, then GPU Pilot's terminal environment. */
-  const inherited = (name: "CUDA_VISIBLE_DEVICES" | "CUDA_DEVICE_ORDER") => terminalEnvironment()[name]?.value ?? process.env[name] ?? null;
+  const inherited = (name: "CUDA_VISIBLE_DEVICES" | "CUDA_DEVICE_ORDER") =>
+    terminalEnvironment()[name]?.value ?? process.env[name] ?? null;
   /** The run's program really was started without the variables it would otherwise have inherited. */
   const notInherited = (got: Recorded, own: Partial<Recorded["env"]>) => {
-    assert.equal(inherited("CUDA_VISIBLE_DEVICES"), "0,1", "the selection is in the terminal environment (what a task inherits)");
+    assert.equal(
+      inherited("CUDA_VISIBLE_DEVICES"),
+      "0,1",
+      "the selection is in the terminal environment (what a task inherits)",
+    );
     assert.deepEqual(got.env, { CUDA_VISIBLE_DEVICES: null, CUDA_DEVICE_ORDER: null, ...own });
     const run = api.lastRun!;
     assert.deepEqual(run.unset, ["CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"]);
@@ -133,10 +164,23 @@ suite("Run on GPUs", () => {
     assert.deepEqual(got.env, { CUDA_VISIBLE_DEVICES: "0,1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
   });
 
-  test("docker run --rm --gpus \"device=0,1\" -v <ws>:<ws> -w <ws> <image> python <file>, no CUDA variables", async () => {
+  test('docker run --rm --gpus "device=0,1" -v <ws>:<ws> -w <ws> <image> python <file>, no CUDA variables', async () => {
     const got = await runWith("docker");
     assert.equal(got.launcher, "docker");
-    assert.deepEqual(got.argv, ["run", "--rm", "--gpus", '"device=0,1"', "-v", `${ws}:${ws}`, "-w", ws, "pytorch/pytorch:latest", "python", file, ...SCRIPT_ARGS]);
+    assert.deepEqual(got.argv, [
+      "run",
+      "--rm",
+      "--gpus",
+      '"device=0,1"',
+      "-v",
+      `${ws}:${ws}`,
+      "-w",
+      ws,
+      "pytorch/pytorch:latest",
+      "python",
+      file,
+      ...SCRIPT_ARGS,
+    ]);
     notInherited(got, {});
   });
 
@@ -164,7 +208,8 @@ suite("Run on GPUs", () => {
         for (const launcher of ["python", "torchrun"]) {
           const got = await runWith(launcher, name);
           const target = path.join(ws, name);
-          const want = launcher === "python" ? [target, ...args] : ["--standalone", "--nproc_per_node=2", target, ...args];
+          const want =
+            launcher === "python" ? [target, ...args] : ["--standalone", "--nproc_per_node=2", target, ...args];
           assert.deepEqual(got.argv, want, `${launcher} ${name}`);
           assert.equal(got.cwd, ws);
           assert.deepEqual(got.env, { CUDA_VISIBLE_DEVICES: "0,1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
@@ -186,28 +231,62 @@ suite("Run on GPUs", () => {
     // The fake nvidia-smi shows someone's python3 on GPU 0: a "busy" warning may come too (it never blocks).
     const notBusy = <T extends { kind: string }>(l: T[]) => l.filter((f) => f.kind !== "busy");
     const py = notBusy(await api.checkRun(c15, "python"));
-    assert.deepEqual(py.map((f) => f.kind), ["needsDistributedLauncher"], JSON.stringify(py));
-    assert.match(py[0].message, /reads LOCAL_RANK \(line 7: os\.environ\["LOCAL_RANK"\]\).*Run it with torchrun \(--nproc_per_node=2/);
+    assert.deepEqual(
+      py.map((f) => f.kind),
+      ["needsDistributedLauncher"],
+      JSON.stringify(py),
+    );
+    assert.match(
+      py[0].message,
+      /reads LOCAL_RANK \(line 7: os\.environ\["LOCAL_RANK"\]\).*Run it with torchrun \(--nproc_per_node=2/,
+    );
     assert.deepEqual(notBusy(await api.checkRun(c15, "torchrun")), []);
     // Its write comes after torch.cuda.is_available(): GPU001, no effect, so it replaces nothing (the
     // engine's verdict, asked of the language server with gpuPilot/runFacts).
     const c01 = notBusy(await api.checkRun(vscode.Uri.file(path.join(cases, "env_after_is_available.py")), "python"));
-    assert.deepEqual(c01.map((f) => f.kind), [], JSON.stringify(c01));
+    assert.deepEqual(
+      c01.map((f) => f.kind),
+      [],
+      JSON.stringify(c01),
+    );
     // A write before CUDA initialises takes effect and does replace the selection.
     const c16 = notBusy(await api.checkRun(vscode.Uri.file(path.join(cases, "renumbering_ok.py")), "python"));
-    assert.deepEqual(c16.map((f) => f.kind), ["overridesSelection"], JSON.stringify(c16));
-    assert.match(c16[0].message, /sets CUDA_VISIBLE_DEVICES itself to "3" \(line 4\), which replaces the selection "0,1"/);
-    assert.deepEqual(notBusy(await api.checkRun(vscode.Uri.file(file), "python")), [], "launch_target.py: nothing to ask");
+    assert.deepEqual(
+      c16.map((f) => f.kind),
+      ["overridesSelection"],
+      JSON.stringify(c16),
+    );
+    assert.match(
+      c16[0].message,
+      /sets CUDA_VISIBLE_DEVICES itself to "3" \(line 4\), which replaces the selection "0,1"/,
+    );
+    assert.deepEqual(
+      notBusy(await api.checkRun(vscode.Uri.file(file), "python")),
+      [],
+      "launch_target.py: nothing to ask",
+    );
   });
 
-  test("CodeLens \"Run on GPU 0,1\" above if __name__ == \"__main__\":", async () => {
+  test('CodeLens "Run on GPU 0,1" above if __name__ == "__main__":', async () => {
     await config().update("run.launcher", undefined, vscode.ConfigurationTarget.Workspace);
     const editor = await openWorkspaceFile("launch_target.py");
-    const guard = editor.document.getText().split(/\r?\n/).findIndex((l) => l.startsWith("if __name__ == "));
-    const lens = await waitFor(async () => {
-      const lenses = (await vscode.commands.executeCommand<vscode.CodeLens[]>("vscode.executeCodeLensProvider", editor.document.uri, 10)) ?? [];
-      return lenses.find((l) => l.command?.command === "gpuPilot.runActiveFile");
-    }, "the Run on GPU CodeLens", 30_000);
+    const guard = editor.document
+      .getText()
+      .split(/\r?\n/)
+      .findIndex((l) => l.startsWith("if __name__ == "));
+    const lens = await waitFor(
+      async () => {
+        const lenses =
+          (await vscode.commands.executeCommand<vscode.CodeLens[]>(
+            "vscode.executeCodeLensProvider",
+            editor.document.uri,
+            10,
+          )) ?? [];
+        return lenses.find((l) => l.command?.command === "gpuPilot.runActiveFile");
+      },
+      "the Run on GPU CodeLens",
+      30_000,
+    );
     assert.equal(lens.command?.title, "Run on GPU 0,1");
     assert.equal(lens.range.start.line, guard);
   });

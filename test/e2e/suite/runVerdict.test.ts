@@ -23,12 +23,33 @@ suite("Run checks from the engine", () => {
     await api.setSelection(["0"]);
     const editor = await openWorkspaceFile("finetune_wrong_gpu.py");
     const uri = editor.document.uri;
-    const line = editor.document.getText().split("\n").findIndex((l) => l.startsWith('os.environ["CUDA_VISIBLE_DEVICES"] = "1"'));
-    await waitFor(() => vscode.languages.getDiagnostics(uri).some((d) => String(typeof d.code === "object" ? d.code.value : d.code) === "GPU001" && d.range.start.line === line), "GPU001 on the write", 30_000);
+    const line = editor.document
+      .getText()
+      .split("\n")
+      .findIndex((l) => l.startsWith('os.environ["CUDA_VISIBLE_DEVICES"] = "1"'));
+    await waitFor(
+      () =>
+        vscode.languages
+          .getDiagnostics(uri)
+          .some(
+            (d) =>
+              String(typeof d.code === "object" ? d.code.value : d.code) === "GPU001" && d.range.start.line === line,
+          ),
+      "GPU001 on the write",
+      30_000,
+    );
     // (the fake nvidia-smi's python3 on GPU 0 may add a "busy" warning, which never blocks)
     const findings = (await api.checkRun(uri, "python")).filter((f) => f.kind !== "busy");
-    assert.deepEqual(findings.map((f) => f.kind), [], JSON.stringify(findings));
-    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>("vscode.executeHoverProvider", uri, new vscode.Position(line, 5));
+    assert.deepEqual(
+      findings.map((f) => f.kind),
+      [],
+      JSON.stringify(findings),
+    );
+    const hovers = await vscode.commands.executeCommand<vscode.Hover[]>(
+      "vscode.executeHoverProvider",
+      uri,
+      new vscode.Position(line, 5),
+    );
     const text = hovers.flatMap((h) => h.contents.map((c) => (typeof c === "string" ? c : c.value))).join("\n");
     assert.match(text, /has no effect here\*\*: CUDA is already initialised when this line runs \(GPU001\)/);
   });

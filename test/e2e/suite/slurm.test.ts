@@ -11,11 +11,30 @@ import { getApi, waitFor } from "./util";
 import { skipWithReason } from "./skipReason";
 import { setWorkspaceSetting, wsUri } from "./helpers";
 
-interface SlurmRow { label: string; description: string; contextValue: string }
+interface SlurmRow {
+  label: string;
+  description: string;
+  contextValue: string;
+}
 interface SlurmApi {
-  getSlurmState(): { available: boolean; visible: boolean; rows: SlurmRow[]; snapshot: { polls: number; jobsError: string | null }; submitted: Array<{ jobId: string; output: string | null; tail: { text: string; dropped: number }; state: string | null; done: boolean }> };
+  getSlurmState(): {
+    available: boolean;
+    visible: boolean;
+    rows: SlurmRow[];
+    snapshot: { polls: number; jobsError: string | null };
+    submitted: Array<{
+      jobId: string;
+      output: string | null;
+      tail: { text: string; dropped: number };
+      state: string | null;
+      done: boolean;
+    }>;
+  };
   refreshSlurm(): Promise<void>;
-  submitToSlurm(uri: vscode.Uri, opts?: { ask?: boolean; submit?: boolean }): Promise<{ jobId?: string; script?: string } | undefined>;
+  submitToSlurm(
+    uri: vscode.Uri,
+    opts?: { ask?: boolean; submit?: boolean },
+  ): Promise<{ jobId?: string; script?: string } | undefined>;
   cancelSlurmJob(id: string): Promise<boolean>;
 }
 
@@ -39,8 +58,14 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     assert.equal(s.available, true);
     await vscode.commands.executeCommand("gpuPilot.slurm.focus");
     await waitFor(() => api.getSlurmState().visible, "the Slurm view visible");
-    const rows: SlurmRow[] = await waitFor(() => { const r = api.getSlurmState().rows; return r.some((x) => x.contextValue === "slurmPartition") ? r : null; }, "a partition row from the view's own poll");
-    assert.deepEqual(rows.filter((r) => r.contextValue === "slurmPartition").map((r) => `${r.label} | ${r.description}`), ["gpu (default) | 2 of 2 GPUs free · 1 node"]);
+    const rows: SlurmRow[] = await waitFor(() => {
+      const r = api.getSlurmState().rows;
+      return r.some((x) => x.contextValue === "slurmPartition") ? r : null;
+    }, "a partition row from the view's own poll");
+    assert.deepEqual(
+      rows.filter((r) => r.contextValue === "slurmPartition").map((r) => `${r.label} | ${r.description}`),
+      ["gpu (default) | 2 of 2 GPUs free · 1 node"],
+    );
   });
 
   test("submit a Python file: the job script beside it, sbatch, the output shows CUDA_VISIBLE_DEVICES as Slurm set it", async () => {
@@ -49,10 +74,24 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     assert.ok(r?.jobId, `a job id (got ${JSON.stringify(r)})`);
     assert.equal(r.script, path.join(path.dirname(wsUri("slurm/probe_gpus.py").fsPath), "probe_gpus.sbatch"));
     const text = fs.readFileSync(r.script, "utf8");
-    for (const line of ["#SBATCH --ntasks-per-node=2", "#SBATCH --gpus-per-node=2", "#SBATCH --time=5", "export CUDA_DEVICE_ORDER=PCI_BUS_ID"]) assert.ok(text.split("\n").includes(line), `${line} in\n${text}`);
+    for (const line of [
+      "#SBATCH --ntasks-per-node=2",
+      "#SBATCH --gpus-per-node=2",
+      "#SBATCH --time=5",
+      "export CUDA_DEVICE_ORDER=PCI_BUS_ID",
+    ])
+      assert.ok(text.split("\n").includes(line), `${line} in\n${text}`);
     assert.equal(vscode.window.activeTextEditor?.document.uri.fsPath, r.script, "the script is open for editing");
-    assert.equal(api.getSlurmState().visible, true, "the side bar still shows GPU Pilot's Slurm view after the script opened");
-    const job = await waitFor(() => api.getSlurmState().submitted.find((j) => j.jobId === r.jobId && j.done), `job ${r.jobId} followed to its end`, 60_000);
+    assert.equal(
+      api.getSlurmState().visible,
+      true,
+      "the side bar still shows GPU Pilot's Slurm view after the script opened",
+    );
+    const job = await waitFor(
+      () => api.getSlurmState().submitted.find((j) => j.jobId === r.jobId && j.done),
+      `job ${r.jobId} followed to its end`,
+      60_000,
+    );
     assert.equal(job.state, "COMPLETED");
     assert.equal(job.output, path.join(path.dirname(r.script), `slurm-probe_gpus-${r.jobId}.out`));
     assert.deepEqual(job.tail.text.trim().split("\n").sort(), [
@@ -93,7 +132,11 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     const r = await api.submitToSlurm(wsUri("slurm/long_train.py"), { ask: false, submit: true });
     assert.ok(r?.jobId);
     const id = r.jobId;
-    const live = await waitFor(() => api.getSlurmState().submitted.find((j) => j.jobId === id && j.tail.text.includes("step 1\n")), "the long job's output streaming in", 60_000);
+    const live = await waitFor(
+      () => api.getSlurmState().submitted.find((j) => j.jobId === id && j.tail.text.includes("step 1\n")),
+      "the long job's output streaming in",
+      60_000,
+    );
     assert.match(live.tail.text, /^training on CUDA_VISIBLE_DEVICES=0\n/);
     await api.refreshSlurm();
     const rows = api.getSlurmState().rows;
@@ -105,7 +148,10 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     assert.match(details[1], /^Time 0:00:\d\d \/ 0:05:00$/);
     assert.equal(details[2], "Nodes gpunode1");
     assert.equal(row.contextValue, "slurmJob.active");
-    assert.ok(rows.some((x) => x.label === "gpu (default)" && x.description === "1 of 2 GPUs free · 1 node"), JSON.stringify(rows));
+    assert.ok(
+      rows.some((x) => x.label === "gpu (default)" && x.description === "1 of 2 GPUs free · 1 node"),
+      JSON.stringify(rows),
+    );
     // Open Output opens the file Slurm writes.
     const opened = await vscode.commands.executeCommand<string | undefined>("gpuPilot.slurm.openOutput", id);
     assert.equal(opened, live.output);
@@ -113,9 +159,18 @@ suite("Slurm (issue 23): submit, view, output, cancel on a real single-node Slur
     // The command asks first; the test workbench declines modals: nothing is cancelled.
     assert.equal(await vscode.commands.executeCommand("gpuPilot.slurm.cancel", id), false);
     await api.refreshSlurm();
-    assert.ok(api.getSlurmState().rows.find((x) => x.label === `${id} long_train`)?.description.startsWith("RUNNING"));
+    assert.ok(
+      api
+        .getSlurmState()
+        .rows.find((x) => x.label === `${id} long_train`)
+        ?.description.startsWith("RUNNING"),
+    );
     assert.equal(await api.cancelSlurmJob(id), true);
-    const ended = await waitFor(() => api.getSlurmState().submitted.find((j) => j.jobId === id && j.done), "the cancelled job followed to its end", 60_000);
+    const ended = await waitFor(
+      () => api.getSlurmState().submitted.find((j) => j.jobId === id && j.done),
+      "the cancelled job followed to its end",
+      60_000,
+    );
     assert.equal(ended.state, "CANCELLED");
     await api.refreshSlurm();
     assert.match(api.getSlurmState().rows.find((x) => x.label === `${id} long_train`)?.description ?? "", /^CANCELLED/);

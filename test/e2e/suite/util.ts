@@ -16,7 +16,12 @@ export interface GpuPilotApi {
 }
 
 /** Calls `fn` until it returns a truthy value; throws with `what` (and the last value/error) after timeoutMs. */
-export async function waitFor<T>(fn: () => T | Promise<T>, what: string, timeoutMs = 30_000, intervalMs = 200): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  fn: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 30_000,
+  intervalMs = 200,
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   let last: unknown;
   let lastErr: unknown;
@@ -29,7 +34,9 @@ export async function waitFor<T>(fn: () => T | Promise<T>, what: string, timeout
       lastErr = e;
     }
     if (Date.now() > end) {
-      const detail = lastErr ? `last error: ${(lastErr as Error)?.message ?? lastErr}` : `last value: ${JSON.stringify(last)}`;
+      const detail = lastErr
+        ? `last error: ${(lastErr as Error)?.message ?? lastErr}`
+        : `last value: ${JSON.stringify(last)}`;
       throw new Error(`timed out after ${timeoutMs} ms waiting for ${what} (${detail})`);
     }
     await new Promise((r) => setTimeout(r, intervalMs));
@@ -41,7 +48,10 @@ export async function getApi(): Promise<GpuPilotApi> {
   const ext = vscode.extensions.getExtension<GpuPilotApi>(EXTENSION_ID);
   assert.ok(ext, `extension ${EXTENSION_ID} is not loaded (extensionDevelopmentPath wrong?)`);
   const api = ext.isActive ? ext.exports : await ext.activate();
-  assert.ok(api && typeof api.getSelection === "function", `${EXTENSION_ID} activate() did not return the API object (got ${typeof api})`);
+  assert.ok(
+    api && typeof api.getSelection === "function",
+    `${EXTENSION_ID} activate() did not return the API object (got ${typeof api})`,
+  );
   return api;
 }
 
@@ -72,9 +82,14 @@ export function gpuDiagnostics(uri: vscode.Uri, code?: string): vscode.Diagnosti
 }
 
 export function describeDiagnostics(uri: vscode.Uri): string {
-  return JSON.stringify(vscode.languages.getDiagnostics(uri).map((d) => ({
-    source: d.source, code: codeOf(d), line: d.range.start.line + 1, message: d.message,
-  })));
+  return JSON.stringify(
+    vscode.languages.getDiagnostics(uri).map((d) => ({
+      source: d.source,
+      code: codeOf(d),
+      line: d.range.start.line + 1,
+      message: d.message,
+    })),
+  );
 }
 
 /** The results folder the runner passes in (also inherited by tasks). */
@@ -92,6 +107,7 @@ export function basename(p: string): string {
 export function applyToText(doc: vscode.TextDocument, edits: readonly vscode.TextEdit[]): string {
   let text = doc.getText();
   const sorted = [...edits].sort((a, b) => doc.offsetAt(b.range.start) - doc.offsetAt(a.range.start));
-  for (const e of sorted) text = text.slice(0, doc.offsetAt(e.range.start)) + e.newText + text.slice(doc.offsetAt(e.range.end));
+  for (const e of sorted)
+    text = text.slice(0, doc.offsetAt(e.range.start)) + e.newText + text.slice(doc.offsetAt(e.range.end));
   return text;
 }

@@ -10,9 +10,11 @@ fixtureTests("GPU001");
 
 /** These tests are about the timing rules; later rules (GPU006's device-order hint, GPU008, GPU010) have their own tests. */
 // Preview on: GPU002, the contrast these tests draw (a write that still works), is a preview check.
-const lint = (text: string, options: LintOptions = {}) => lintAll(text, { select: ["GPU001", "GPU002", "GPU003", "GPU004"], preview: true, ...options });
+const lint = (text: string, options: LintOptions = {}) =>
+  lintAll(text, { select: ["GPU001", "GPU002", "GPU003", "GPU004"], preview: true, ...options });
 
-const C01 = 'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nmodel = torch.nn.Linear(8, 8).cuda()\n';
+const C01 =
+  'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nmodel = torch.nn.Linear(8, 8).cuda()\n';
 
 test("GPU001 sits on the write, is an error, and points at the initialising call", async () => {
   const [d] = await lintCode(C01, "GPU001");
@@ -27,8 +29,14 @@ test("GPU001 fix moves the write above import torch; the result parses and is cl
   assert.equal(d.fix?.title, "Move the CUDA_VISIBLE_DEVICES write above `import torch`");
   assert.equal(d.fix?.safe, true);
   const fixed = applyFix(C01, d);
-  assert.equal(fixed, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nmodel = torch.nn.Linear(8, 8).cuda()\n');
-  assert.deepEqual((await lint(fixed)).map((x) => x.code), []);
+  assert.equal(
+    fixed,
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nmodel = torch.nn.Linear(8, 8).cuda()\n',
+  );
+  assert.deepEqual(
+    (await lint(fixed)).map((x) => x.code),
+    [],
+  );
 });
 
 test("GPU001 fix on examples/finetune_wrong_gpu.py: no doubled blank line left behind; the trailing comment moves with its statement", async () => {
@@ -38,11 +46,20 @@ test("GPU001 fix on examples/finetune_wrong_gpu.py: no doubled blank line left b
   const lines = src.split("\n");
   const write = 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"  # meant to put the job on the second GPU';
   assert.equal(lines[14], write);
-  assert.deepEqual(lines.slice(12, 17), ['    raise SystemExit("this script needs a GPU")', "", write, "", 'device = torch.device("cuda")']);
+  assert.deepEqual(lines.slice(12, 17), [
+    '    raise SystemExit("this script needs a GPU")',
+    "",
+    write,
+    "",
+    'device = torch.device("cuda")',
+  ]);
   // Line 15 and the blank line 16 go; the write (with its comment) lands above `import torch`.
   assert.equal(fixed, [...lines.slice(0, 8), write, ...lines.slice(8, 14), ...lines.slice(16)].join("\n"));
   assert.ok(!/\n\n\n/.test(fixed), "no two blank lines in a row");
-  assert.deepEqual((await lint(fixed)).map((x) => x.code), []);
+  assert.deepEqual(
+    (await lint(fixed)).map((x) => x.code),
+    [],
+  );
 });
 
 test("GPU001 fix removes a blank line only where two would meet: blank above only, blank below only, a comment line above", async () => {
@@ -66,7 +83,10 @@ test("GPU001 fix adds `import os` when os is imported after the framework", asyn
   const src = "import torch\nimport os\n\ntorch.cuda.init()\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\n";
   const [d] = await lintCode(src, "GPU001");
   const fixed = applyFix(src, d);
-  assert.equal(fixed, "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nimport torch\nimport os\n\ntorch.cuda.init()\n");
+  assert.equal(
+    fixed,
+    "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\nimport torch\nimport os\n\ntorch.cuda.init()\n",
+  );
   assert.equal((await lint(fixed)).length, 0);
 });
 
@@ -74,73 +94,127 @@ test("GPU001 fix keeps CRLF line endings and applying it twice changes nothing m
   const src = "import os\r\nimport torch\r\ntorch.cuda.synchronize()\r\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\r\n";
   const [d] = await lintCode(src, "GPU001");
   const fixed = applyFix(src, d);
-  assert.equal(fixed, "import os\r\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\r\nimport torch\r\ntorch.cuda.synchronize()\r\n");
+  assert.equal(
+    fixed,
+    "import os\r\nos.environ['CUDA_VISIBLE_DEVICES'] = '0'\r\nimport torch\r\ntorch.cuda.synchronize()\r\n",
+  );
   assert.equal((await lint(fixed)).length, 0);
 });
 
 test("GPU001 offers no fix when the value reads a name bound after the import", async () => {
-  const src = "import os\nimport torch\nimport argparse\nargs = argparse.ArgumentParser().parse_args()\ntorch.cuda.init()\nos.environ['CUDA_VISIBLE_DEVICES'] = args.gpus\n";
+  const src =
+    "import os\nimport torch\nimport argparse\nargs = argparse.ArgumentParser().parse_args()\ntorch.cuda.init()\nos.environ['CUDA_VISIBLE_DEVICES'] = args.gpus\n";
   const [d] = await lintCode(src, "GPU001");
   assert.ok(d);
   assert.equal(d.fix, undefined);
 });
 
 test("GPU001 fix in an if block leaves `pass` when the write was alone there", async () => {
-  const src = "import os\nimport torch\nprint(torch.cuda.current_device())\nif True:\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";
+  const src =
+    "import os\nimport torch\nprint(torch.cuda.current_device())\nif True:\n    os.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";
   const [d] = await lintCode(src, "GPU001");
   const fixed = applyFix(src, d);
-  assert.equal(fixed, "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\nprint(torch.cuda.current_device())\nif True:\n    pass\n");
+  assert.equal(
+    fixed,
+    "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\nimport torch\nprint(torch.cuda.current_device())\nif True:\n    pass\n",
+  );
   assert.equal(d.fix?.safe, false, "moving out of a block changes when it runs: offered, not applied on save");
 });
 
 test("GPU001 follows ground truth: each listed initialising call freezes CUDA_VISIBLE_DEVICES", async () => {
   const calls = [
-    "torch.cuda.is_available()", "torch.cuda.get_device_name(0)", "torch.cuda.set_device(0)", "torch.cuda.mem_get_info()",
-    "torch.zeros(1).cuda()", "torch.ones(1, device='cuda')", "torch.cuda.is_bf16_supported()", "torch.cuda.get_arch_list()",
-    "torch.cuda.Stream()", "torch.autocast('cuda')", "torch.amp.GradScaler('cuda')", "torch.nn.Linear(1, 1).to('cuda:0')",
+    "torch.cuda.is_available()",
+    "torch.cuda.get_device_name(0)",
+    "torch.cuda.set_device(0)",
+    "torch.cuda.mem_get_info()",
+    "torch.zeros(1).cuda()",
+    "torch.ones(1, device='cuda')",
+    "torch.cuda.is_bf16_supported()",
+    "torch.cuda.get_arch_list()",
+    "torch.cuda.Stream()",
+    "torch.autocast('cuda')",
+    "torch.amp.GradScaler('cuda')",
+    "torch.nn.Linear(1, 1).to('cuda:0')",
     "torch.nn.DataParallel(torch.nn.Linear(1, 1))",
   ];
   for (const call of calls) {
     const src = `import os\nimport torch\n${call}\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n`;
-    assert.deepEqual((await lint(src)).map((d) => d.code), ["GPU001"], call);
+    assert.deepEqual(
+      (await lint(src)).map((d) => d.code),
+      ["GPU001"],
+      call,
+    );
   }
 });
 
 test("GPU001 stays silent (GPU002 instead) for the calls ground truth measured lazy", async () => {
   const calls = [
-    "torch.manual_seed(0)", "torch.cuda.manual_seed_all(0)", "torch.cuda.device_count()", "torch.backends.cudnn.benchmark = True",
-    "torch.set_default_device('cuda')", "d = torch.device('cuda:0')", "torch.cuda.memory_allocated()", "torch.cuda.empty_cache()",
+    "torch.manual_seed(0)",
+    "torch.cuda.manual_seed_all(0)",
+    "torch.cuda.device_count()",
+    "torch.backends.cudnn.benchmark = True",
+    "torch.set_default_device('cuda')",
+    "d = torch.device('cuda:0')",
+    "torch.cuda.memory_allocated()",
+    "torch.cuda.empty_cache()",
     "torch.cuda.is_initialized()",
   ];
   for (const call of calls) {
     const src = `import os\nimport torch\n${call}\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n`;
-    assert.deepEqual((await lint(src)).map((d) => d.code), ["GPU002"], call);
+    assert.deepEqual(
+      (await lint(src)).map((d) => d.code),
+      ["GPU002"],
+      call,
+    );
   }
 });
 
 test("GPU001: device_count() initialises under torch < 2.4", async () => {
   const src = 'import os\nimport torch\nn = torch.cuda.device_count()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
-  assert.deepEqual((await lint(src, { torchBelow24: true })).map((d) => d.code), ["GPU001"]);
+  assert.deepEqual(
+    (await lint(src, { torchBelow24: true })).map((d) => d.code),
+    ["GPU001"],
+  );
 });
 
 test("GPU001: configurable eager-init modules", async () => {
   const src = 'import os\nimport my_cuda_lib\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
-  assert.deepEqual((await lint(src)).map((d) => d.code), []);
-  assert.deepEqual((await lint(src, { eagerInitModules: ["my_cuda_lib"] })).map((d) => d.code), ["GPU001"]);
+  assert.deepEqual(
+    (await lint(src)).map((d) => d.code),
+    [],
+  );
+  assert.deepEqual(
+    (await lint(src, { eagerInitModules: ["my_cuda_lib"] })).map((d) => d.code),
+    ["GPU001"],
+  );
 });
 
 // Issue 21: the freeze points measured on torch 2.11 (verify/results-frameworks-h200.json).
 const codesAfter = async (pre: string, variable = "CUDA_VISIBLE_DEVICES") =>
-  (await lint(`import os\nimport torch\n${pre}\nos.environ["${variable}"] = "1"\n`)).map((d) => `${d.code}:${d.severity}`);
+  (await lint(`import os\nimport torch\n${pre}\nos.environ["${variable}"] = "1"\n`)).map(
+    (d) => `${d.code}:${d.severity}`,
+  );
 
 test("GPU001: torch.accelerator.is_available/current_device_index/set_device_index, torch.__config__.show() and torch.backends.cudnn.version() freeze CUDA_VISIBLE_DEVICES", async () => {
-  for (const call of ["torch.accelerator.is_available()", "torch.accelerator.current_device_index()", "torch.accelerator.set_device_index(0)", "torch.__config__.show()", "torch.backends.cudnn.version()", "torch.cuda.current_stream()"]) {
+  for (const call of [
+    "torch.accelerator.is_available()",
+    "torch.accelerator.current_device_index()",
+    "torch.accelerator.set_device_index(0)",
+    "torch.__config__.show()",
+    "torch.backends.cudnn.version()",
+    "torch.cuda.current_stream()",
+  ]) {
     assert.deepEqual(await codesAfter(call), ["GPU001:error"], call);
   }
 });
 
 test("GPU001: torch.accelerator.device_count/current_accelerator, torch.cuda.Event() and torch.backends.cudnn.is_available() leave it writable (GPU002 only)", async () => {
-  for (const call of ["torch.accelerator.device_count()", "torch.accelerator.current_accelerator()", "torch.cuda.Event()", "torch.backends.cudnn.is_available()"]) {
+  for (const call of [
+    "torch.accelerator.device_count()",
+    "torch.accelerator.current_accelerator()",
+    "torch.cuda.Event()",
+    "torch.backends.cudnn.is_available()",
+  ]) {
     assert.deepEqual(await codesAfter(call), ["GPU002:information"], call);
   }
 });
@@ -154,23 +228,32 @@ test("GPU001: PYTORCH_ALLOC_CONF (the newer name) freezes like PYTORCH_CUDA_ALLO
 });
 
 test("GPU001: import torch_geometric freezes CUDA_VISIBLE_DEVICES but not the allocator variables", async () => {
-  const after = async (v: string) => (await lint(`import os\nimport torch_geometric\nos.environ["${v}"] = "1"\n`)).map((d) => d.code);
+  const after = async (v: string) =>
+    (await lint(`import os\nimport torch_geometric\nos.environ["${v}"] = "1"\n`)).map((d) => d.code);
   assert.deepEqual(await after("CUDA_VISIBLE_DEVICES"), ["GPU001"]);
   assert.ok(!(await after("PYTORCH_ALLOC_CONF")).includes("GPU001"));
 });
 
 test("GPU001: with KINETO_USE_DAEMON=1 set before it, import torch itself freezes CUDA_VISIBLE_DEVICES (measured, pytorch#171804)", async () => {
-  const src = 'import os\nos.environ["KINETO_USE_DAEMON"] = "1"\nimport torch\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const src =
+    'import os\nos.environ["KINETO_USE_DAEMON"] = "1"\nimport torch\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
   const ds = await lint(src);
-  assert.deepEqual(ds.map((d) => d.code), ["GPU001"]);
+  assert.deepEqual(
+    ds.map((d) => d.code),
+    ["GPU001"],
+  );
   assert.match(ds[0].message, /import torch with KINETO_USE_DAEMON=1/);
-  assert.deepEqual((await lint(src.replace('"1"\nimport', '"0"\nimport'))).map((d) => d.code), ["GPU002"]);
+  assert.deepEqual(
+    (await lint(src.replace('"1"\nimport', '"0"\nimport'))).map((d) => d.code),
+    ["GPU002"],
+  );
 });
 
 test("GPU001: a write for a child process started later in its block is no GPU001, however the start is named", async () => {
   const head = "import os\nimport torch\nx = torch.ones(1).cuda()\n";
   const write = 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
-  const late = async (src: string) => (await lint(src)).filter((d) => d.code === "GPU001").map((d) => d.range.start.line);
+  const late = async (src: string) =>
+    (await lint(src)).filter((d) => d.code === "GPU001").map((d) => d.range.start.line);
   // The start's name: the path's last name, an import alias, a module-level alias, torch.multiprocessing.
   for (const [imports, start] of [
     ["import subprocess\n", "subprocess.Popen(['python', 'w.py'])"],
@@ -182,7 +265,11 @@ test("GPU001: a write for a child process started later in its block is no GPU00
   ]) {
     assert.deepEqual(await late(imports + head + write + start + "\n"), [], start);
     // The start before the write does not count: the write is late.
-    assert.deepEqual(await late(imports + head + start + "\n" + write), [imports.split("\n").length - 1 + 3 + start.split("\n").length], `${start} before`);
+    assert.deepEqual(
+      await late(imports + head + start + "\n" + write),
+      [imports.split("\n").length - 1 + 3 + start.split("\n").length],
+      `${start} before`,
+    );
   }
   // A start after the write's block (an if) does not exempt it; one inside the block after it does.
   const inIf = 'if True:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
@@ -198,10 +285,20 @@ test("GPU001: the editor's chunked module finds a child process started many sta
   const src = `import os\nimport subprocess\nimport torch\nx = torch.ones(1).cuda()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n${filler}\nsubprocess.run(["python", "w.py"])\n`;
   const r = lintPython(src, { select: ["GPU001"] }, { incremental: true });
   assert.ok(r.tree!.chunkCount > 1);
-  assert.deepEqual(r.diagnostics.map((d) => d.code), []);
+  assert.deepEqual(
+    r.diagnostics.map((d) => d.code),
+    [],
+  );
   r.tree!.delete();
-  const r2 = lintPython(src.replace('subprocess.run(["python", "w.py"])\n', ""), { select: ["GPU001"] }, { incremental: true });
-  assert.deepEqual(r2.diagnostics.map((d) => d.range.start.line), [4]);
+  const r2 = lintPython(
+    src.replace('subprocess.run(["python", "w.py"])\n', ""),
+    { select: ["GPU001"] },
+    { incremental: true },
+  );
+  assert.deepEqual(
+    r2.diagnostics.map((d) => d.range.start.line),
+    [4],
+  );
   r2.tree!.delete();
 });
 
@@ -209,17 +306,30 @@ test("GPU001: many writes are placed on the timeline as one is (the first eight 
   // 12 writes each side of the initialising call: stateBefore (timeline.ts) finds a write's place by
   // searching the events for its first eight lookups and from a map after; every write after the
   // call is late, none before it is.
-  const writes = (from: number) => Array.from({ length: 12 }, (_, i) => `os.environ["CUDA_VISIBLE_DEVICES"] = "${from + i}"\n`).join("");
+  const writes = (from: number) =>
+    Array.from({ length: 12 }, (_, i) => `os.environ["CUDA_VISIBLE_DEVICES"] = "${from + i}"\n`).join("");
   const text = `import os\n${writes(0)}import torch\ntorch.cuda.is_available()\n${writes(100)}`;
   const found = (await lintCode(text, "GPU001")).map((d) => d.range.start.line);
-  assert.deepEqual(found, Array.from({ length: 12 }, (_, i) => 15 + i));
+  assert.deepEqual(
+    found,
+    Array.from({ length: 12 }, (_, i) => 15 + i),
+  );
 });
 
 // Methods: the object's life (the constructor, then the method), `self.method()` calls, and a
 // module-level instance's calls.
 const TRAINER = [
-  "import os", "import torch", "", "class Trainer:", "    def __init__(self, gpus):", "        self.gpus = gpus",
-  "        self.cuda = torch.cuda.is_available()", "", "    def setup(self):", '        os.environ["CUDA_VISIBLE_DEVICES"] = self.gpus', "",
+  "import os",
+  "import torch",
+  "",
+  "class Trainer:",
+  "    def __init__(self, gpus):",
+  "        self.gpus = gpus",
+  "        self.cuda = torch.cuda.is_available()",
+  "",
+  "    def setup(self):",
+  '        os.environ["CUDA_VISIBLE_DEVICES"] = self.gpus',
+  "",
 ].join("\n");
 
 test("GPU001 in a method after the constructor initialised CUDA: error, named Class.method, related at the constructor's call", async () => {
@@ -233,8 +343,15 @@ test("GPU001 in a method after the constructor initialised CUDA: error, named Cl
 
 test("GPU001 follows self.method() calls within the class, and a module-level instance's method calls", async () => {
   const viaSelf = [
-    "import os", "import torch", "class Job:", "    def _probe(self):", "        return torch.cuda.get_device_name(0)",
-    "    def run(self):", "        name = self._probe()", '        os.environ["CUDA_VISIBLE_DEVICES"] = "1"', "",
+    "import os",
+    "import torch",
+    "class Job:",
+    "    def _probe(self):",
+    "        return torch.cuda.get_device_name(0)",
+    "    def run(self):",
+    "        name = self._probe()",
+    '        os.environ["CUDA_VISIBLE_DEVICES"] = "1"',
+    "",
   ].join("\n");
   const [a] = await lintCode(viaSelf, "GPU001");
   assert.deepEqual([a?.range.start.line, a?.related?.[0].range.start.line], [7, 4]);
@@ -250,8 +367,15 @@ test("GPU001 stays silent where no constructor ran or nothing initialised", asyn
   const noInit = TRAINER.replace("torch.cuda.is_available()", "torch.cuda.device_count()");
   assert.deepEqual((await lintCode(noInit, "GPU001")).length, 0, "device_count() is lazy (ground truth)");
   const staticWrite = [
-    "import os", "import torch", "class Boot:", "    def __init__(self):", "        torch.cuda.init()", "    @staticmethod",
-    "    def pick():", '        os.environ["CUDA_VISIBLE_DEVICES"] = "1"', "",
+    "import os",
+    "import torch",
+    "class Boot:",
+    "    def __init__(self):",
+    "        torch.cuda.init()",
+    "    @staticmethod",
+    "    def pick():",
+    '        os.environ["CUDA_VISIBLE_DEVICES"] = "1"',
+    "",
   ].join("\n");
   assert.deepEqual((await lintCode(staticWrite, "GPU001")).length, 0, "a static method runs without the constructor");
   // `t` is bound to a Trainer in another function: the call in `later` is not followed.
@@ -262,31 +386,56 @@ test("GPU001 stays silent where no constructor ran or nothing initialised", asyn
 });
 
 test("GPU001 leaves test classes' methods out of the object-life timelines (a test sets a variable for the code it tests)", async () => {
-  const body = ['    def test_flags(self):', '        jax.local_devices()', '        os.environ["XLA_FLAGS"] = "--xla_gpu_autotune_level=0"', ""].join("\n");
+  const body = [
+    "    def test_flags(self):",
+    "        jax.local_devices()",
+    '        os.environ["XLA_FLAGS"] = "--xla_gpu_autotune_level=0"',
+    "",
+  ].join("\n");
   for (const head of ["class FlagsTest(absltest.TestCase):", "class FlagsTest(jtu.JaxTestCase):", "class TestFlags:"]) {
     const src = `import os\nimport jax\nfrom absl.testing import absltest\nimport jax._src.test_util as jtu\n${head}\n${body}`;
     assert.deepEqual((await lintCode(src, "GPU001")).length, 0, head);
   }
   const app = `import os\nimport jax\nclass Flags:\n${body}`;
-  assert.deepEqual((await lintCode(app, "GPU001")).map((d) => d.range.start.line), [5]);
+  assert.deepEqual(
+    (await lintCode(app, "GPU001")).map((d) => d.range.start.line),
+    [5],
+  );
 });
 
 test("GPU001 follows an instance's method call inside a function where the instance was made", async () => {
   const src = [
-    "import os", "import torch", "class Probe:", "    def run(self):", "        torch.cuda.init()",
-    "def main():", "    p = Probe()", "    p.run()", '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"', "main()", "",
+    "import os",
+    "import torch",
+    "class Probe:",
+    "    def run(self):",
+    "        torch.cuda.init()",
+    "def main():",
+    "    p = Probe()",
+    "    p.run()",
+    '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"',
+    "main()",
+    "",
   ].join("\n");
-  assert.deepEqual((await lintCode(src, "GPU001")).map((d) => [d.range.start.line, d.related?.[0].range.start.line]), [[8, 4]]);
+  assert.deepEqual(
+    (await lintCode(src, "GPU001")).map((d) => [d.range.start.line, d.related?.[0].range.start.line]),
+    [[8, 4]],
+  );
 });
 
 test("GPU001 after an NCCL process group (measured: init_process_group('nccl') freezes CUDA_VISIBLE_DEVICES, not the allocator) and after TrainingArguments() (measured: context)", async () => {
-  const nccl = 'import os\nimport torch.distributed as dist\ndist.init_process_group("nccl")\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n';
+  const nccl =
+    'import os\nimport torch.distributed as dist\ndist.init_process_group("nccl")\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n';
   const found = await lintCode(nccl, "GPU001");
-  assert.deepEqual(found.map((d) => d.range.start.line), [3]);
+  assert.deepEqual(
+    found.map((d) => d.range.start.line),
+    [3],
+  );
   assert.match(found[0].message, /initialised by torch\.distributed\.init_process_group\("nccl"\) \(line 3\)/);
   assert.deepEqual(await lintCode(nccl.replace('"nccl"', '"gloo"'), "GPU001"), []);
   assert.deepEqual(await lintCode(nccl.replace('"nccl"', "backend"), "GPU001"), []);
-  const ta = 'import os\nfrom transformers import TrainingArguments\nargs = TrainingArguments(output_dir="out")\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n';
+  const ta =
+    'import os\nfrom transformers import TrainingArguments\nargs = TrainingArguments(output_dir="out")\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n';
   const [d] = await lintCode(ta, "GPU001");
   assert.match(d.message, /initialised by transformers\.TrainingArguments\(\) \(line 3\)/);
 });

@@ -7,17 +7,22 @@ import { fixtureTests } from "./fixtureCheck";
 fixtureTests("GPU002");
 
 /** These tests are about the timing rules; later rules (GPU006's device-order hint, GPU008, GPU010) have their own tests. */
-const lint = (text: string, options: LintOptions = {}) => lintAll(text, { select: ["GPU001", "GPU002", "GPU003", "GPU004"], ...options });
+const lint = (text: string, options: LintOptions = {}) =>
+  lintAll(text, { select: ["GPU001", "GPU002", "GPU003", "GPU004"], ...options });
 
 test("GPU002 is information on the write (the program works as written), naming the import", async () => {
-  const src = 'import os\nimport torch as th\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = th.ones(4, device="cuda")\n';
+  const src =
+    'import os\nimport torch as th\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = th.ones(4, device="cuda")\n';
   assert.deepEqual(await lintCode(src, "GPU002"), [], "works as written: hygiene, preview only");
   const [d] = await lintCode(src, "GPU002", { preview: true });
   assert.equal(d.severity, "information");
   assert.equal(d.range.start.line, 3);
   assert.match(d.message, /`import torch as th` \(line 2\)/);
   const fixed = applyFix(src, d);
-  assert.equal(fixed, 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch as th\n\nx = th.ones(4, device="cuda")\n');
+  assert.equal(
+    fixed,
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch as th\n\nx = th.ones(4, device="cuda")\n',
+  );
   assert.deepEqual(await lint(fixed), []);
 });
 
@@ -25,7 +30,10 @@ test("GPU002 fix for a multi-line update keeps it whole", async () => {
   const src = 'import torch\nimport os\nos.environ.update({\n    "CUDA_VISIBLE_DEVICES": "0",\n})\n';
   const [d] = await lintCode(src, "GPU002", { preview: true });
   const fixed = applyFix(src, d);
-  assert.equal(fixed, 'import os\nos.environ.update({\n    "CUDA_VISIBLE_DEVICES": "0",\n})\nimport torch\nimport os\n');
+  assert.equal(
+    fixed,
+    'import os\nos.environ.update({\n    "CUDA_VISIBLE_DEVICES": "0",\n})\nimport torch\nimport os\n',
+  );
 });
 
 test("putenv is GPU015's business, not GPU002's", async () => {
@@ -35,7 +43,8 @@ test("putenv is GPU015's business, not GPU002's", async () => {
 
 test("GPU002 in the default set: an unmeasured GPU library between the framework import and the write", async () => {
   // vllm brings torch but is neither measured nor catalogued: its import may initialise CUDA.
-  const src = 'import os\nimport torch\nfrom vllm import LLM\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nllm = LLM("m")\n';
+  const src =
+    'import os\nimport torch\nfrom vllm import LLM\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nllm = LLM("m")\n';
   const [d] = await lintCode(src, "GPU002");
   assert.equal(d.severity, "information");
   assert.equal(d.range.start.line, 3);
@@ -56,7 +65,8 @@ test("GPU002 leaves to preview a write behind a library with no known GPU code, 
   const [p] = await lintCode(gym, "GPU002", { preview: true });
   assert.match(p.message, /works only if `gymnasium`/);
   // transformers and timm are measured lazy at import (initCatalogue.json); hypothesis has no CUDA code.
-  const measured = 'import os\nimport torch\nimport transformers\nimport timm\nimport hypothesis\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const measured =
+    'import os\nimport torch\nimport transformers\nimport timm\nimport hypothesis\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
   assert.deepEqual(await lintCode(measured, "GPU002"), []);
   const [m] = await lintCode(measured, "GPU002", { preview: true });
   assert.match(m.message, /it works today \(importing torch leaves CUDA uninitialised, measured\)/);

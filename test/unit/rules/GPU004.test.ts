@@ -6,7 +6,8 @@ import { fixtureTests } from "./fixtureCheck";
 fixtureTests("GPU004");
 
 test("GPU004 sits on the ordinal and its fix uses the physical GPU's position", async () => {
-  const src = 'import os\n\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n\ntorch.cuda.set_device(1)\n';
+  const src =
+    'import os\n\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n\ntorch.cuda.set_device(1)\n';
   const [d] = await lintCode(src, "GPU004");
   assert.deepEqual(d.range, { start: { line: 6, character: 22 }, end: { line: 6, character: 23 } });
   assert.equal(d.severity, "error");
@@ -15,17 +16,20 @@ test("GPU004 sits on the ordinal and its fix uses the physical GPU's position", 
 });
 
 test("GPU004 string form keeps the quotes", async () => {
-  const src = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "3,1"\nimport torch\nx = torch.ones(1, device="cuda:3")\n';
+  const src =
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "3,1"\nimport torch\nx = torch.ones(1, device="cuda:3")\n';
   const [d] = await lintCode(src, "GPU004");
   assert.ok(applyFix(src, d).endsWith('device="cuda:0")\n'));
 });
 
 test("GPU004 is silent when the file sets CUDA_VISIBLE_DEVICES to different values", async () => {
-  const src = 'import os\nimport sys\nif sys.argv[1] == "a":\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"\nelse:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\nx = "cuda:1"\n';
+  const src =
+    'import os\nimport sys\nif sys.argv[1] == "a":\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"\nelse:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\nx = "cuda:1"\n';
   assert.deepEqual(await lintCode(src, "GPU004"), []);
 });
 
 test("GPU004 ignores a CUDA_VISIBLE_DEVICES write made after CUDA initialised (it has no effect: GPU001)", async () => {
-  const src = 'import os\nimport torch\n\nprint(torch.cuda.is_available())\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = torch.ones(1).to("cuda:1")\n';
+  const src =
+    'import os\nimport torch\n\nprint(torch.cuda.is_available())\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = torch.ones(1).to("cuda:1")\n';
   assert.deepEqual(await lintCode(src, "GPU004"), []);
 });

@@ -5,7 +5,8 @@ import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU005");
 
-const C07 = 'import os\nimport torch\n\ngpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0")\nbuf = torch.zeros(2, device=f"cuda:{gpu}")\n';
+const C07 =
+  'import os\nimport torch\n\ngpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0")\nbuf = torch.zeros(2, device=f"cuda:{gpu}")\n';
 
 test("GPU005 sits on the device string, is an error and points at the read", async () => {
   const [d] = await lintCode(C07, "GPU005");
@@ -43,15 +44,18 @@ test("GPU005 integer ordinals: set_device(int(gpu)) becomes set_device(0)", asyn
 });
 
 test("GPU005 also follows the value the file itself wrote to CUDA_VISIBLE_DEVICES", async () => {
-  const src = 'import os\nimport sys\nos.environ["CUDA_VISIBLE_DEVICES"] = str(sys.argv[1])\nimport torch\nx = torch.ones(1, device=f"cuda:{sys.argv[1]}")\n';
+  const src =
+    'import os\nimport sys\nos.environ["CUDA_VISIBLE_DEVICES"] = str(sys.argv[1])\nimport torch\nx = torch.ones(1, device=f"cuda:{sys.argv[1]}")\n';
   assert.deepEqual(await lintCode(src, "GPU005"), [], "a subscript is not followed: only names and attributes");
-  const src2 = 'import os\ngpu = "3"\nos.environ["CUDA_VISIBLE_DEVICES"] = gpu\nimport torch\nx = torch.ones(1, device=f"cuda:{gpu}")\n';
+  const src2 =
+    'import os\ngpu = "3"\nos.environ["CUDA_VISIBLE_DEVICES"] = gpu\nimport torch\nx = torch.ones(1, device=f"cuda:{gpu}")\n';
   const [d] = await lintCode(src2, "GPU005");
   assert.match(d.message, /uses the value written to CUDA_VISIBLE_DEVICES from `gpu` \(line 3\) as a device ordinal/);
   assert.equal(d.related?.[0].range.start.line, 2);
 });
 
 test("GPU005 never fires on renumbering by design or on counts", async () => {
-  const src = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "5"\nimport torch\nn = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\nx = torch.ones(2, device="cuda:0")\ny = [torch.device(f"cuda:{i}") for i in range(n)]\n';
+  const src =
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "5"\nimport torch\nn = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\nx = torch.ones(2, device="cuda:0")\ny = [torch.device(f"cuda:{i}") for i in range(n)]\n';
   assert.deepEqual(await lintCode(src, "GPU005"), []);
 });

@@ -4,7 +4,11 @@ import { lint, lintCode, applyFix } from "../helpers";
 import { initEngine } from "../../../server/src/engine/lint";
 import { lintNotebook } from "../../../server/src/engine/notebook";
 import { fixtureTests } from "./fixtureCheck";
-import { editDistance, misspellingOf, REAL_VARIABLES } from "../../../server/src/engine/rules/GPU007-misspelled-cuda-variable";
+import {
+  editDistance,
+  misspellingOf,
+  REAL_VARIABLES,
+} from "../../../server/src/engine/rules/GPU007-misspelled-cuda-variable";
 import { STARTUP_VARIABLES } from "../../../server/src/engine/frameworks";
 
 fixtureTests("GPU007");
@@ -27,8 +31,14 @@ test("GPU007 fix renames inside the quotes; re-linting offers no GPU007 again", 
   const fixed = applyFix(C08, d);
   assert.equal(fixed, 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch\n');
   // Now the variable takes effect; only GPU006's information about the device order remains, in preview.
-  assert.deepEqual((await lint(fixed)).map((x) => x.code), []);
-  assert.deepEqual((await lint(fixed, { preview: true })).map((x) => x.code), ["GPU006"]);
+  assert.deepEqual(
+    (await lint(fixed)).map((x) => x.code),
+    [],
+  );
+  assert.deepEqual(
+    (await lint(fixed, { preview: true })).map((x) => x.code),
+    ["GPU006"],
+  );
 });
 
 test("GPU007 on a read sits on the read expression; update(K=...) is renamed in the keyword", async () => {
@@ -36,9 +46,15 @@ test("GPU007 on a read sits on the read expression; update(K=...) is renamed in 
   const [read, write] = await lintCode(src, "GPU007");
   assert.deepEqual(read.range, { start: { line: 1, character: 4 }, end: { line: 1, character: 37 } });
   assert.match(read.message, /This read never sees the real setting/);
-  assert.equal(applyFix(src, read), "import os\ng = os.environ['CUDA_VISIBLE_DEVICES']\nos.environ.update(CUDA_DEVICE_ORDR='PCI_BUS_ID')\n");
+  assert.equal(
+    applyFix(src, read),
+    "import os\ng = os.environ['CUDA_VISIBLE_DEVICES']\nos.environ.update(CUDA_DEVICE_ORDR='PCI_BUS_ID')\n",
+  );
   assert.match(write.message, /did you mean CUDA_DEVICE_ORDER\?/);
-  assert.equal(applyFix(src, write), "import os\ng = os.environ['CUDA_VISIBLE_DEVICE']\nos.environ.update(CUDA_DEVICE_ORDER='PCI_BUS_ID')\n");
+  assert.equal(
+    applyFix(src, write),
+    "import os\ng = os.environ['CUDA_VISIBLE_DEVICE']\nos.environ.update(CUDA_DEVICE_ORDER='PCI_BUS_ID')\n",
+  );
 });
 
 test("editDistance and misspellingOf", () => {
@@ -50,7 +66,16 @@ test("editDistance and misspellingOf", () => {
   assert.equal(misspellingOf("CUDA_AVAILABLE_DEVICES"), "CUDA_VISIBLE_DEVICES");
   for (const v of STARTUP_VARIABLES) assert.equal(misspellingOf(v), null, v);
   for (const v of REAL_VARIABLES) assert.equal(misspellingOf(v), null, v);
-  for (const v of ["CUDA_HOME", "CUDA_PATH", "CUDA_LAUNCH_BLOCKING", "NCCL_SOCKET_IFNAME", "NCCL_IB_DISABLE", "CUDA_MEMORY_LIMIT", "CUDA_DEVICE", "MY_SETTING"]) {
+  for (const v of [
+    "CUDA_HOME",
+    "CUDA_PATH",
+    "CUDA_LAUNCH_BLOCKING",
+    "NCCL_SOCKET_IFNAME",
+    "NCCL_IB_DISABLE",
+    "CUDA_MEMORY_LIMIT",
+    "CUDA_DEVICE",
+    "MY_SETTING",
+  ]) {
     assert.equal(misspellingOf(v), null, v);
   }
 });
@@ -60,7 +85,8 @@ function fullDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      cur[j] = Math.min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = cur;
   }
   return prev[b.length];
@@ -68,22 +94,44 @@ function fullDistance(a: string, b: string): number {
 
 test("editDistance with a bound is exact up to the bound and above it beyond (issue 20: the banded table)", () => {
   let seed = 7;
-  const rand = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
-  const word = () => { let s = ""; const n = rand(9); for (let i = 0; i < n; i++) s += "ABC_"[rand(4)]; return s; };
-  let exact = 0, above = 0;
+  const rand = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const word = () => {
+    let s = "";
+    const n = rand(9);
+    for (let i = 0; i < n; i++) s += "ABC_"[rand(4)];
+    return s;
+  };
+  let exact = 0,
+    above = 0;
   for (let k = 0; k < 20000; k++) {
-    const a = word(), b = k % 3 === 0 ? a.slice(0, rand(a.length + 1)) + "AB".slice(0, rand(3)) + a.slice(rand(a.length + 1)) : word();
-    const max = rand(4), d = fullDistance(a, b), got = editDistance(a, b, max);
-    if (d <= max) { assert.equal(got, d, `${a} ${b} max ${max}`); exact++; } else { assert.ok(got > max, `${a} ${b} max ${max}: ${got}`); above++; }
+    const a = word(),
+      b = k % 3 === 0 ? a.slice(0, rand(a.length + 1)) + "AB".slice(0, rand(3)) + a.slice(rand(a.length + 1)) : word();
+    const max = rand(4),
+      d = fullDistance(a, b),
+      got = editDistance(a, b, max);
+    if (d <= max) {
+      assert.equal(got, d, `${a} ${b} max ${max}`);
+      exact++;
+    } else {
+      assert.ok(got > max, `${a} ${b} max ${max}: ${got}`);
+      above++;
+    }
     assert.equal(editDistance(a, b), d, `${a} ${b} unbounded`);
   }
   assert.ok(exact > 2000 && above > 2000, `${exact} exact, ${above} above`);
   // Paths along the band's edge: `max` insertions or deletions at one end.
   for (let k = 0; k < 300; k++) {
-    const a = word() + "ABC", max = 1 + rand(3), z = "Z".repeat(max);
+    const a = word() + "ABC",
+      max = 1 + rand(3),
+      z = "Z".repeat(max);
     for (const b of [z + a, a + z, a.slice(max), a.slice(0, a.length - max), z + a.slice(max)]) {
-      const d = fullDistance(a, b), got = editDistance(a, b, max);
-      if (d <= max) assert.equal(got, d, `${a} ${b} max ${max}`); else assert.ok(got > max, `${a} ${b} max ${max}: ${got}`);
+      const d = fullDistance(a, b),
+        got = editDistance(a, b, max);
+      if (d <= max) assert.equal(got, d, `${a} ${b} max ${max}`);
+      else assert.ok(got > max, `${a} ${b} max ${max}: ${got}`);
     }
   }
   // Rows grow for a long second word, and shrink back to a short one correctly.
@@ -101,10 +149,23 @@ test("GPU007 in a notebook shell line is reported without a fix (the line is not
 });
 
 test("GPU007 knows the other vendors' device variables and Ray's switch: no finding on the real names", async () => {
-  const names = ["ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY", "PYTORCH_ENABLE_MPS_FALLBACK", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"];
-  const src = "import os\n" + names.map((n) => `os.environ["${n}"] = "1"\nv = os.environ.get("${n}")\n`).join("") + "import torch\n";
+  const names = [
+    "ROCR_VISIBLE_DEVICES",
+    "HIP_VISIBLE_DEVICES",
+    "ZE_AFFINITY_MASK",
+    "ZE_FLAT_DEVICE_HIERARCHY",
+    "PYTORCH_ENABLE_MPS_FALLBACK",
+    "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES",
+  ];
+  const src =
+    "import os\n" +
+    names.map((n) => `os.environ["${n}"] = "1"\nv = os.environ.get("${n}")\n`).join("") +
+    "import torch\n";
   const all = await lint(src, { preview: true });
-  assert.deepEqual(all.filter((d) => d.code === "GPU007" || d.code === "GPU016"), []);
+  assert.deepEqual(
+    all.filter((d) => d.code === "GPU007" || d.code === "GPU016"),
+    [],
+  );
 });
 
 test("GPU007 reports a name one edit from a vendor variable, with the rename fix", async () => {

@@ -8,7 +8,8 @@ const PREVIEW = { preview: true } as const;
 
 fixtureTests("GPU008");
 
-const C21 = "import threading\nimport torch\n\n\ndef worker():\n    torch.cuda.set_device(1)\n    print(torch.cuda.current_device())\n\n\nt = threading.Thread(target=worker)\nt.start()\n";
+const C21 =
+  "import threading\nimport torch\n\n\ndef worker():\n    torch.cuda.set_device(1)\n    print(torch.cuda.current_device())\n\n\nt = threading.Thread(target=worker)\nt.start()\n";
 
 test("GPU008 in a thread target is a warning on the call, pointing at the thread start", async () => {
   const [d] = await lintCode(C21, "GPU008", PREVIEW);
@@ -24,14 +25,21 @@ test("GPU008 fix scopes the device with `with torch.cuda.device(n):`; re-linting
   assert.equal(d.fix?.title, "Use `with torch.cuda.device(1):` for the rest of the block");
   assert.equal(d.fix?.safe, false);
   const fixed = applyFix(C21, d);
-  assert.equal(fixed, "import threading\nimport torch\n\n\ndef worker():\n    with torch.cuda.device(1):\n        print(torch.cuda.current_device())\n\n\nt = threading.Thread(target=worker)\nt.start()\n");
+  assert.equal(
+    fixed,
+    "import threading\nimport torch\n\n\ndef worker():\n    with torch.cuda.device(1):\n        print(torch.cuda.current_device())\n\n\nt = threading.Thread(target=worker)\nt.start()\n",
+  );
   assert.deepEqual(await lint(fixed, PREVIEW), []);
 });
 
 test("GPU008 fix keeps a trailing comment and blank lines, and refuses to indent multi-line strings", async () => {
-  const src = "import torch\n\n\ndef run(gpu):\n    torch.cuda.set_device(gpu)  # pick the GPU\n\n    x = torch.ones(1).cuda()\n    return x\n";
+  const src =
+    "import torch\n\n\ndef run(gpu):\n    torch.cuda.set_device(gpu)  # pick the GPU\n\n    x = torch.ones(1).cuda()\n    return x\n";
   const [d] = await lintCode(src, "GPU008", PREVIEW);
-  assert.equal(applyFix(src, d), "import torch\n\n\ndef run(gpu):\n    with torch.cuda.device(gpu):  # pick the GPU\n\n        x = torch.ones(1).cuda()\n        return x\n");
+  assert.equal(
+    applyFix(src, d),
+    "import torch\n\n\ndef run(gpu):\n    with torch.cuda.device(gpu):  # pick the GPU\n\n        x = torch.ones(1).cuda()\n        return x\n",
+  );
   const doc = 'import torch\n\n\ndef run(gpu):\n    torch.cuda.set_device(gpu)\n    print("""a\nb""")\n';
   const [d2] = await lintCode(doc, "GPU008", PREVIEW);
   assert.equal(d2.fix, undefined);
@@ -48,14 +56,17 @@ test("GPU008 outside threads is information, with no fix at module level", async
 });
 
 test("GPU008 never fires on the distributed pattern (c15)", async () => {
-  const c15 = 'import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group("nccl")\nnet = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])\n';
+  const c15 =
+    'import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group("nccl")\nnet = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])\n';
   assert.deepEqual(await lintCode(c15, "GPU008", PREVIEW), []);
-  const args = "import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\nargs = p.parse_args()\ntorch.cuda.set_device(args.local_rank)\n";
+  const args =
+    "import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument('--local_rank', type=int)\nargs = p.parse_args()\ntorch.cuda.set_device(args.local_rank)\n";
   assert.deepEqual(await lintCode(args, "GPU008", PREVIEW), []);
 });
 
 test("GPU008 resolves aliases: `from torch.cuda import set_device`", async () => {
-  const src = "from torch.cuda import set_device\nimport threading\n\ndef w():\n    set_device(1)\n    print(1)\n\nthreading.Thread(target=w).start()\n";
+  const src =
+    "from torch.cuda import set_device\nimport threading\n\ndef w():\n    set_device(1)\n    print(1)\n\nthreading.Thread(target=w).start()\n";
   const [d] = await lintCode(src, "GPU008", PREVIEW);
   assert.equal(d.severity, "warning");
   assert.equal(d.fix, undefined, "no name for torch.cuda in the file to write `with ...device(1):`");

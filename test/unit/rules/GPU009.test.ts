@@ -5,7 +5,8 @@ import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU009");
 
-const C09 = 'import os\nimport sys\nimport torch\n\nwarm = torch.zeros(1).cuda()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\ndel sys.modules["torch"]\nimport torch\n';
+const C09 =
+  'import os\nimport sys\nimport torch\n\nwarm = torch.zeros(1).cuda()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\ndel sys.modules["torch"]\nimport torch\n';
 
 test("GPU009 sits on the del statement, is an error and names the re-import and the frozen variable", async () => {
   const [d] = await lintCode(C09, "GPU009");
@@ -23,15 +24,22 @@ test("GPU009 fix removes the statement; re-linting offers it no more", async () 
   assert.equal(d.fix?.safe, false);
   assert.match(d.fix?.note ?? "", /run command/);
   const fixed = applyFix(C09, d);
-  assert.equal(fixed, 'import os\nimport sys\nimport torch\n\nwarm = torch.zeros(1).cuda()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n');
+  assert.equal(
+    fixed,
+    'import os\nimport sys\nimport torch\n\nwarm = torch.zeros(1).cuda()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n',
+  );
   assert.deepEqual(await lintCode(fixed, "GPU009"), []);
 });
 
 test("GPU009: reload in a block alone leaves `pass`; a variable set before CUDA started is not blamed", async () => {
-  const src = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport importlib\nimport torch\nif True:\n    importlib.reload(torch)\n';
+  const src =
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport importlib\nimport torch\nif True:\n    importlib.reload(torch)\n';
   const [d] = await lintCode(src, "GPU009");
   assert.match(d.message, /startup variables changed now still have no effect/);
-  assert.equal(applyFix(src, d), 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport importlib\nimport torch\nif True:\n    pass\n');
+  assert.equal(
+    applyFix(src, d),
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport importlib\nimport torch\nif True:\n    pass\n',
+  );
 });
 
 test("GPU009 offers no fix when the del also removes something else", async () => {

@@ -8,7 +8,8 @@ const PREVIEW = { preview: true } as const;
 
 fixtureTests("GPU010");
 
-const C17 = "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(8, 8).cuda()\ndp = nn.DataParallel(model, device_ids=[1, 2])\n";
+const C17 =
+  "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(8, 8).cuda()\ndp = nn.DataParallel(model, device_ids=[1, 2])\n";
 
 test("GPU010 sits on the DataParallel call, is an error and names both devices", async () => {
   const [d] = await lintCode(C17, "GPU010", PREVIEW);
@@ -25,22 +26,31 @@ test("GPU010 fix moves the module to device_ids[0]; re-linting is clean", async 
   assert.equal(d.fix?.title, 'Move the module to device_ids[0]: model.to("cuda:1")');
   assert.equal(d.fix?.safe, false);
   const fixed = applyFix(C17, d);
-  assert.equal(fixed, 'import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(8, 8).cuda()\ndp = nn.DataParallel(model.to("cuda:1"), device_ids=[1, 2])\n');
+  assert.equal(
+    fixed,
+    'import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(8, 8).cuda()\ndp = nn.DataParallel(model.to("cuda:1"), device_ids=[1, 2])\n',
+  );
   assert.deepEqual(await lintCode(fixed, "GPU010", PREVIEW), []);
 });
 
 test("GPU010 fix uses ids[0] when the ids are a name", async () => {
-  const src = "import torch.nn as nn\nids = [2, 3]\nm = nn.Linear(1, 1).cuda()\ndp = nn.DataParallel(m, device_ids=ids)\n";
+  const src =
+    "import torch.nn as nn\nids = [2, 3]\nm = nn.Linear(1, 1).cuda()\ndp = nn.DataParallel(m, device_ids=ids)\n";
   const [d] = await lintCode(src, "GPU010", PREVIEW);
   const fixed = applyFix(src, d);
-  assert.equal(fixed, 'import torch.nn as nn\nids = [2, 3]\nm = nn.Linear(1, 1).cuda()\ndp = nn.DataParallel(m.to(f"cuda:{ids[0]}"), device_ids=ids)\n');
+  assert.equal(
+    fixed,
+    'import torch.nn as nn\nids = [2, 3]\nm = nn.Linear(1, 1).cuda()\ndp = nn.DataParallel(m.to(f"cuda:{ids[0]}"), device_ids=ids)\n',
+  );
   assert.deepEqual(await lintCode(fixed, "GPU010", PREVIEW), []);
 });
 
 test("GPU010: .cuda() follows a literal set_device; an unknown device is not guessed", async () => {
-  const src = "import torch\nimport torch.nn as nn\ntorch.cuda.set_device(1)\nm = nn.Linear(1, 1).cuda()\ndp = nn.DataParallel(m, device_ids=[1, 0])\n";
+  const src =
+    "import torch\nimport torch.nn as nn\ntorch.cuda.set_device(1)\nm = nn.Linear(1, 1).cuda()\ndp = nn.DataParallel(m, device_ids=[1, 0])\n";
   assert.deepEqual(await lintCode(src, "GPU010", PREVIEW), []);
-  const unknown = "import sys\nimport torch.nn as nn\nm = nn.Linear(1, 1).to(sys.argv[1])\ndp = nn.DataParallel(m, device_ids=[1, 0])\n";
+  const unknown =
+    "import sys\nimport torch.nn as nn\nm = nn.Linear(1, 1).to(sys.argv[1])\ndp = nn.DataParallel(m, device_ids=[1, 0])\n";
   assert.deepEqual(await lintCode(unknown, "GPU010", PREVIEW), []);
 });
 
@@ -52,6 +62,7 @@ test("GPU010 without device_ids is information only when the file restricts noth
   assert.match(d.message, /every visible GPU/);
   assert.match(d.message, /DistributedDataParallel/);
   assert.equal(d.fix, undefined);
-  const restricted = 'import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n' + src;
+  const restricted =
+    'import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n' + src;
   assert.deepEqual(await lintCode(restricted, "GPU010", PREVIEW), []);
 });

@@ -8,13 +8,17 @@ const PREVIEW = { preview: true } as const;
 
 fixtureTests("GPU011");
 
-const C14 = 'import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group("nccl")\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n';
+const C14 =
+  'import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group("nccl")\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n';
 
 test("GPU011 sits on init_process_group, is a warning and says what NCCL then does", async () => {
   const [d] = await lintCode(C14, "GPU011", PREVIEW);
   assert.deepEqual(d.range, { start: { line: 4, character: 0 }, end: { line: 4, character: 31 } });
   assert.equal(d.severity, "warning");
-  assert.match(d.message, /is followed by `torch\.nn\.Linear\(4, 4\)\.cuda\(\)` \(line 6\) with no torch\.cuda\.set_device\(local_rank\) before it/);
+  assert.match(
+    d.message,
+    /is followed by `torch\.nn\.Linear\(4, 4\)\.cuda\(\)` \(line 6\) with no torch\.cuda\.set_device\(local_rank\) before it/,
+  );
   assert.match(d.message, /GPU 0 in every rank/);
 });
 
@@ -23,31 +27,43 @@ test("GPU011 fix inserts set_device(LOCAL_RANK) (and `import os`); re-linting is
   assert.equal(d.fix?.title, 'Insert torch.cuda.set_device(int(os.environ["LOCAL_RANK"])) before init_process_group');
   assert.equal(d.fix?.safe, false);
   const fixed = applyFix(C14, d);
-  assert.equal(fixed, 'import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ntorch.cuda.set_device(int(os.environ["LOCAL_RANK"]))\ndist.init_process_group("nccl")\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n');
+  assert.equal(
+    fixed,
+    'import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ntorch.cuda.set_device(int(os.environ["LOCAL_RANK"]))\ndist.init_process_group("nccl")\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n',
+  );
   assert.deepEqual(await lint(fixed, PREVIEW), []);
 });
 
 test("GPU011 fix reuses an existing local_rank variable and keeps `from __future__` first", async () => {
-  const src = 'from __future__ import annotations\nimport os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ndist.init_process_group(backend="nccl")\ndist.barrier()\n';
+  const src =
+    'from __future__ import annotations\nimport os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ndist.init_process_group(backend="nccl")\ndist.barrier()\n';
   const [d] = await lintCode(src, "GPU011", PREVIEW);
-  assert.equal(applyFix(src, d), 'from __future__ import annotations\nimport os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group(backend="nccl")\ndist.barrier()\n');
-  const noOs = 'from __future__ import annotations\nimport torch\nimport torch.distributed as dist\ndist.init_process_group("nccl")\nx = torch.ones(1).cuda()\n';
+  assert.equal(
+    applyFix(src, d),
+    'from __future__ import annotations\nimport os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group(backend="nccl")\ndist.barrier()\n',
+  );
+  const noOs =
+    'from __future__ import annotations\nimport torch\nimport torch.distributed as dist\ndist.init_process_group("nccl")\nx = torch.ones(1).cuda()\n';
   const [d2] = await lintCode(noOs, "GPU011", PREVIEW);
   assert.ok(applyFix(noOs, d2).startsWith("from __future__ import annotations\nimport os\nimport torch\n"));
 });
 
 test("GPU011 constant devices in a DDP file are warnings (preview) with a local_rank fix", async () => {
-  const src = 'import os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(0)\ndist.init_process_group("nccl")\nx = torch.ones(1, device="cuda:0")\n';
+  const src =
+    'import os\nimport torch\nimport torch.distributed as dist\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(0)\ndist.init_process_group("nccl")\nx = torch.ones(1, device="cuda:0")\n';
   const [a, b] = await lintCode(src, "GPU011", PREVIEW);
   assert.equal(a.severity, "warning");
   assert.deepEqual(a.range, { start: { line: 4, character: 0 }, end: { line: 4, character: 24 } });
-  assert.match(a.message, /`torch\.cuda\.set_device\(0\)` is a constant device in a distributed script \(init_process_group at line 6\)/);
+  assert.match(
+    a.message,
+    /`torch\.cuda\.set_device\(0\)` is a constant device in a distributed script \(init_process_group at line 6\)/,
+  );
   assert.deepEqual(b.range, { start: { line: 6, character: 25 }, end: { line: 6, character: 33 } });
   const fixedA = applyFix(src, a);
   assert.ok(fixedA.includes("torch.cuda.set_device(local_rank)\n"));
   const fixedB = applyFix(src, b);
   assert.ok(fixedB.includes('x = torch.ones(1, device=f"cuda:{local_rank}")\n'));
-  assert.deepEqual((await lintCode(applyFix(fixedA, (await lintCode(fixedA, "GPU011", PREVIEW))[0]), "GPU011")), []);
+  assert.deepEqual(await lintCode(applyFix(fixedA, (await lintCode(fixedA, "GPU011", PREVIEW))[0]), "GPU011"), []);
 });
 
 test("GPU011 LOCAL_RANK without default is information only where no env:// process group is created", async () => {
@@ -57,13 +73,20 @@ test("GPU011 LOCAL_RANK without default is information only where no env:// proc
   assert.deepEqual(d.range, { start: { line: 1, character: 11 }, end: { line: 1, character: 35 } });
   assert.match(d.message, /KeyError: 'LOCAL_RANK'/);
   assert.equal(applyFix(src, d), 'import os\nrank = int(os.environ.get("LOCAL_RANK", "0"))\n');
-  const tcp = src + 'import torch.distributed as dist\ndist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=rank, world_size=2)\n';
-  assert.equal((await lintCode(tcp, "GPU011", PREVIEW)).length, 1, "an explicit tcp:// rendezvous does not need torchrun");
+  const tcp =
+    src +
+    'import torch.distributed as dist\ndist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=rank, world_size=2)\n';
+  assert.equal(
+    (await lintCode(tcp, "GPU011", PREVIEW)).length,
+    1,
+    "an explicit tcp:// rendezvous does not need torchrun",
+  );
 });
 
 test("GPU011 LOCAL_RANK: a file with a SLURM_LOCALID fallback (srun sets no LOCAL_RANK) is not reported", async () => {
   const plain = 'import os\nrank = int(os.environ["LOCAL_RANK"])\n';
-  const slurm = 'import os\nif "SLURM_LOCALID" in os.environ:\n    rank = int(os.environ["SLURM_LOCALID"])\nelse:\n    rank = int(os.environ["LOCAL_RANK"])\n';
+  const slurm =
+    'import os\nif "SLURM_LOCALID" in os.environ:\n    rank = int(os.environ["SLURM_LOCALID"])\nelse:\n    rank = int(os.environ["LOCAL_RANK"])\n';
   const codes = async (src: string) => (await lint(src, { preview: true })).filter((d) => d.code === "GPU011").length;
   assert.equal(await codes(plain), 1);
   assert.equal(await codes(slurm), 0);
@@ -73,13 +96,24 @@ test("GPU011 LOCAL_RANK: a file with a SLURM_LOCALID fallback (srun sets no LOCA
 // test/fixtures/slurm/python-launch/measured.md). A DDP script that takes its device from it is right.
 test("GPU011: SLURM_LOCALID is a valid local rank for set_device and device_ids (preview on: nothing)", async () => {
   const src = [
-    "import os", "import torch", "import torch.distributed as dist", "from torch.nn.parallel import DistributedDataParallel as DDP", "",
-    'local_rank = int(os.environ["SLURM_LOCALID"])', 'rank = int(os.environ["SLURM_PROCID"])', 'world_size = int(os.environ["SLURM_NTASKS"])',
-    "torch.cuda.set_device(local_rank)", 'dist.init_process_group("nccl", rank=rank, world_size=world_size)',
-    "model = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])", 'x = torch.zeros(2, device=f"cuda:{local_rank}")', "",
+    "import os",
+    "import torch",
+    "import torch.distributed as dist",
+    "from torch.nn.parallel import DistributedDataParallel as DDP",
+    "",
+    'local_rank = int(os.environ["SLURM_LOCALID"])',
+    'rank = int(os.environ["SLURM_PROCID"])',
+    'world_size = int(os.environ["SLURM_NTASKS"])',
+    "torch.cuda.set_device(local_rank)",
+    'dist.init_process_group("nccl", rank=rank, world_size=world_size)',
+    "model = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])",
+    'x = torch.zeros(2, device=f"cuda:{local_rank}")',
+    "",
   ].join("\n");
   assert.deepEqual(await lintCode(src, "GPU011", { preview: true }), []);
   // With init before set_device and a barrier between: still reported (the device is the current one, GPU 0).
-  const late = src.replace("torch.cuda.set_device(local_rank)\n", "").replace("model = DDP", "dist.barrier()\ntorch.cuda.set_device(local_rank)\nmodel = DDP");
+  const late = src
+    .replace("torch.cuda.set_device(local_rank)\n", "")
+    .replace("model = DDP", "dist.barrier()\ntorch.cuda.set_device(local_rank)\nmodel = DDP");
   assert.equal((await lintCode(late, "GPU011")).length, 1);
 });

@@ -20,7 +20,7 @@ test("GPU013 deprecated tf.config.experimental endpoint: warning on the call, sa
   assert.deepEqual(await lint(fixed, PREVIEW), []);
 });
 
-test("GPU013 tf.test.is_gpu_available() becomes bool(tf.config.list_physical_devices(\"GPU\"))", async () => {
+test('GPU013 tf.test.is_gpu_available() becomes bool(tf.config.list_physical_devices("GPU"))', async () => {
   const src = 'import tensorflow as tf\nif tf.test.is_gpu_available():\n    print("gpu")\n';
   const [d] = await lintCode(src, "GPU013", PREVIEW);
   assert.deepEqual(d.range, { start: { line: 1, character: 3 }, end: { line: 1, character: 29 } });
@@ -40,7 +40,10 @@ test("GPU013 tf.config.gpu.* is an error; the memory-growth call becomes a loop"
   assert.match(d.message, /removed before TensorFlow 2\.0 was released/);
   assert.match(d.message, /AttributeError/);
   const fixed = applyFix(src, d);
-  assert.equal(fixed, 'import tensorflow as tf\n\nfor gpu in tf.config.list_physical_devices("GPU"):\n    tf.config.experimental.set_memory_growth(gpu, True)\nx = tf.ones(1)\n');
+  assert.equal(
+    fixed,
+    'import tensorflow as tf\n\nfor gpu in tf.config.list_physical_devices("GPU"):\n    tf.config.experimental.set_memory_growth(gpu, True)\nx = tf.ones(1)\n',
+  );
   assert.deepEqual(await lint(fixed, PREVIEW), []);
   const fraction = "import tensorflow as tf\ntf.config.gpu.set_per_process_memory_fraction(0.5)\n";
   const [f] = await lintCode(fraction, "GPU013", PREVIEW);

@@ -21,7 +21,13 @@ async function check(cell: string): Promise<Array<Parameters<RuleContext["report
   const tree = ModuleTrees.parse(text, false);
   const model = buildModel(tree, text, { eagerInitModules: [], torchBelow24: false }, magics);
   const out: Array<Parameters<RuleContext["report"]>[0]> = [];
-  rule.check({ model, machine: { gpuCount: null, uuids: [] }, notebook: true, where: (l) => `line ${l + 1}`, report: (f) => out.push(f) });
+  rule.check({
+    model,
+    machine: { gpuCount: null, uuids: [] },
+    notebook: true,
+    where: (l) => `line ${l + 1}`,
+    report: (f) => out.push(f),
+  });
   tree.delete();
   return out;
 }
@@ -63,7 +69,7 @@ test("GPU014 fix: several variables, a command after them, and a trailing shell 
 });
 
 test("GPU014 offers no fix when the value needs the shell", async () => {
-  for (const cell of ["!export CUDA_VISIBLE_DEVICES=$GPU", "!export CUDA_VISIBLE_DEVICES=\"0, 1\""]) {
+  for (const cell of ["!export CUDA_VISIBLE_DEVICES=$GPU", '!export CUDA_VISIBLE_DEVICES="0, 1"']) {
     const [f] = await check(cell);
     assert.ok(f, cell);
     assert.equal(f.fix, undefined, cell);
@@ -72,7 +78,9 @@ test("GPU014 offers no fix when the value needs the shell", async () => {
 
 test("GPU014 fix survives the engine's syntax check for notebooks (lint.ts re-blanks IPython lines before counting errors)", async () => {
   await initEngine();
-  const [d] = lintNotebook([{ kind: "code", text: "!export CUDA_VISIBLE_DEVICES=0" }]).diagnostics.filter((x) => x.code === "GPU014");
+  const [d] = lintNotebook([{ kind: "code", text: "!export CUDA_VISIBLE_DEVICES=0" }]).diagnostics.filter(
+    (x) => x.code === "GPU014",
+  );
   assert.ok(d.fix);
 });
 

@@ -21,8 +21,16 @@ test("GPU015 fix assigns os.environ; re-linting offers no GPU015 again", async (
   assert.equal(d.fix?.safe, true);
   const fixed = applyFix(C18, d);
   assert.equal(fixed, 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n');
-  assert.deepEqual((await lint(fixed)).map((x) => x.code), [], "nothing remains in the default set");
-  assert.deepEqual((await lint(fixed, { preview: true })).map((x) => x.code), ["GPU006"], "only the device-order information remains (preview)");
+  assert.deepEqual(
+    (await lint(fixed)).map((x) => x.code),
+    [],
+    "nothing remains in the default set",
+  );
+  assert.deepEqual(
+    (await lint(fixed, { preview: true })).map((x) => x.code),
+    ["GPU006"],
+    "only the device-order information remains (preview)",
+  );
 });
 
 test("GPU015 fix reuses the file's name for os / os.environ; none without one", async () => {
@@ -34,5 +42,9 @@ test("GPU015 fix reuses the file's name for os / os.environ; none without one", 
   assert.ok(b);
   assert.equal(b.fix, undefined);
   const dynamic = "import os\nimport sys\nos.putenv('CUDA_VISIBLE_DEVICES', sys.argv[1])\n";
-  assert.equal((await lintCode(dynamic, "GPU015"))[0].fix?.safe, false, "a non-literal value may be bytes: offered only");
+  assert.equal(
+    (await lintCode(dynamic, "GPU015"))[0].fix?.safe,
+    false,
+    "a non-literal value may be bytes: offered only",
+  );
 });

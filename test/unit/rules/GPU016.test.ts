@@ -35,12 +35,18 @@ test("GPU016: CUDA_DEVICE can be rewritten as CUDA_VISIBLE_DEVICES when the file
 
 test("GPU016 reports %env and shell exports in notebooks too", async () => {
   await initEngine();
-  const { diagnostics } = lintNotebook([{ kind: "code", text: "%env CUDA_MEMORY_LIMIT=0.5\n!CUDA_DEVICE=1 python train.py" }]);
-  assert.deepEqual(diagnostics.filter((d) => d.code === "GPU016").map((d) => d.range.start.line), [0, 1]);
+  const { diagnostics } = lintNotebook([
+    { kind: "code", text: "%env CUDA_MEMORY_LIMIT=0.5\n!CUDA_DEVICE=1 python train.py" },
+  ]);
+  assert.deepEqual(
+    diagnostics.filter((d) => d.code === "GPU016").map((d) => d.range.start.line),
+    [0, 1],
+  );
 });
 
 test("GPU016: GPU_DEVICE_ORDINAL in a file that also selects ROCm devices (ROCR/HIP_VISIBLE_DEVICES) is AMD code, not reported", async () => {
-  const rocm = 'import os\nos.environ["ROCR_VISIBLE_DEVICES"] = "0,1"\nos.environ["GPU_DEVICE_ORDINAL"] = "1"\nimport torch\n';
+  const rocm =
+    'import os\nos.environ["ROCR_VISIBLE_DEVICES"] = "0,1"\nos.environ["GPU_DEVICE_ORDINAL"] = "1"\nimport torch\n';
   assert.deepEqual(await lintCode(rocm, "GPU016"), []);
   const cuda = 'import os\nos.environ["GPU_DEVICE_ORDINAL"] = "1"\nimport torch\n';
   assert.equal((await lintCode(cuda, "GPU016")).length, 1);

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { manifestFixtureTests, manifestDocExampleTest, lintManifestCode, applyManifestFix } from "./manifestFixtureCheck";
+import {
+  manifestFixtureTests,
+  manifestDocExampleTest,
+  lintManifestCode,
+  applyManifestFix,
+} from "./manifestFixtureCheck";
 import { applyEdits } from "../../../server/src/engine/fixes";
 import { fixAllManifest } from "../../../server/src/engine/manifests/lintManifest";
 import { manifestNoqaEdit } from "../../../server/src/engine/manifests/noqa";
@@ -9,27 +14,37 @@ manifestFixtureTests("GPU019");
 manifestDocExampleTest("GPU019", "dockerfile");
 
 test("GPU019 Dockerfile ENV K=V alone: warning on the pair, the unsafe fix removes the instruction", () => {
-  const src = "FROM pytorch/pytorch:latest\nENV CUDA_VISIBLE_DEVICES=1\nCMD [\"python\"]\n";
+  const src = 'FROM pytorch/pytorch:latest\nENV CUDA_VISIBLE_DEVICES=1\nCMD ["python"]\n';
   const [d] = lintManifestCode(src, "dockerfile", "GPU019");
   assert.equal(d.severity, "warning");
   assert.deepEqual(d.range, { start: { line: 1, character: 4 }, end: { line: 1, character: 26 } });
   assert.match(d.message, /baked into the image/);
   assert.equal(d.fix!.safe, false);
-  assert.equal(applyEdits(src, d.fix!.edits), "FROM pytorch/pytorch:latest\nCMD [\"python\"]\n");
+  assert.equal(applyEdits(src, d.fix!.edits), 'FROM pytorch/pytorch:latest\nCMD ["python"]\n');
   assert.equal(fixAllManifest(src, "dockerfile", {}).applied, 0, "an unsafe fix never runs in fix-all");
 });
 
 test("GPU019 Dockerfile continuations: only the variable goes, the other pairs and the instruction stay", () => {
   const first = "FROM x\nENV CUDA_VISIBLE_DEVICES=0 \\\n    OTHER=1\n";
-  assert.equal(applyManifestFix(first, "dockerfile", lintManifestCode(first, "dockerfile", "GPU019")[0]), "FROM x\nENV OTHER=1\n");
-  const last = "FROM x\nENV A=\"x y\" \\\n    CUDA_VISIBLE_DEVICES=0\nRUN true\n";
+  assert.equal(
+    applyManifestFix(first, "dockerfile", lintManifestCode(first, "dockerfile", "GPU019")[0]),
+    "FROM x\nENV OTHER=1\n",
+  );
+  const last = 'FROM x\nENV A="x y" \\\n    CUDA_VISIBLE_DEVICES=0\nRUN true\n';
   const [d] = lintManifestCode(last, "dockerfile", "GPU019");
   assert.deepEqual(d.range.start, { line: 2, character: 4 });
-  assert.equal(applyManifestFix(last, "dockerfile", d), "FROM x\nENV A=\"x y\"\nRUN true\n");
+  assert.equal(applyManifestFix(last, "dockerfile", d), 'FROM x\nENV A="x y"\nRUN true\n');
   const spaced = "FROM x\nENV CUDA_VISIBLE_DEVICES 0\n";
   assert.equal(applyManifestFix(spaced, "dockerfile", lintManifestCode(spaced, "dockerfile", "GPU019")[0]), "FROM x\n");
   const multi = "FROM x\nENV CUDA_VISIBLE_DEVICES=0 \\\n    A=1\n";
-  assert.equal(applyManifestFix(multi.replace(/\n/g, "\r\n"), "dockerfile", lintManifestCode(multi.replace(/\n/g, "\r\n"), "dockerfile", "GPU019")[0]), "FROM x\r\nENV A=1\r\n");
+  assert.equal(
+    applyManifestFix(
+      multi.replace(/\n/g, "\r\n"),
+      "dockerfile",
+      lintManifestCode(multi.replace(/\n/g, "\r\n"), "dockerfile", "GPU019")[0],
+    ),
+    "FROM x\r\nENV A=1\r\n",
+  );
 });
 
 test("GPU019 Dockerfile noqa: a comment line above the instruction; the action adds or extends it", () => {
@@ -41,7 +56,10 @@ test("GPU019 Dockerfile noqa: a comment line above the instruction; the action a
   assert.deepEqual(lintManifestCode(suppressed, "dockerfile", "GPU019"), []);
   const other = "FROM x\n# noqa: GPU018\nENV CUDA_VISIBLE_DEVICES=0\n";
   assert.equal(lintManifestCode(other, "dockerfile", "GPU019").length, 1);
-  assert.equal(applyEdits(other, [manifestNoqaEdit(other, "dockerfile", 2, "GPU019")!]), "FROM x\n# noqa: GPU018, GPU019\nENV CUDA_VISIBLE_DEVICES=0\n");
+  assert.equal(
+    applyEdits(other, [manifestNoqaEdit(other, "dockerfile", 2, "GPU019")!]),
+    "FROM x\n# noqa: GPU018, GPU019\nENV CUDA_VISIBLE_DEVICES=0\n",
+  );
   assert.equal(manifestNoqaEdit(suppressed, "dockerfile", 1, "GPU019"), null);
 });
 
@@ -50,28 +68,37 @@ test("GPU019 compose: list and mapping forms; removing the only entry removes `e
   const [l] = lintManifestCode(list, "compose", "GPU019");
   assert.deepEqual(l.range, { start: { line: 4, character: 8 }, end: { line: 4, character: 30 } });
   assert.equal(applyManifestFix(list, "compose", l), "services:\n  a:\n    image: i\n    environment:\n      - B=2\n");
-  const only = "services:\n  a:\n    environment:\n      CUDA_VISIBLE_DEVICES: \"1\"\n    image: i\n";
+  const only = 'services:\n  a:\n    environment:\n      CUDA_VISIBLE_DEVICES: "1"\n    image: i\n';
   const [m] = lintManifestCode(only, "compose", "GPU019");
   assert.equal(applyManifestFix(only, "compose", m), "services:\n  a:\n    image: i\n");
   const flow = "services:\n  a:\n    image: i\n    environment: [A=1, CUDA_VISIBLE_DEVICES=0]\n";
-  assert.equal(applyManifestFix(flow, "compose", lintManifestCode(flow, "compose", "GPU019")[0]), "services:\n  a:\n    image: i\n    environment: [A=1]\n");
+  assert.equal(
+    applyManifestFix(flow, "compose", lintManifestCode(flow, "compose", "GPU019")[0]),
+    "services:\n  a:\n    image: i\n    environment: [A=1]\n",
+  );
 });
 
 test("GPU019 compose and pod env: the YAML noqa action appends to the line", () => {
-  const src = "services:\n  a:\n    image: i\n    environment:\n      CUDA_VISIBLE_DEVICES: \"1\"   # pinned\n";
+  const src = 'services:\n  a:\n    image: i\n    environment:\n      CUDA_VISIBLE_DEVICES: "1"   # pinned\n';
   const [d] = lintManifestCode(src, "compose", "GPU019");
   const edit = manifestNoqaEdit(src, "compose", d.range.start.line, "GPU019")!;
-  assert.equal(applyEdits(src, [edit]), "services:\n  a:\n    image: i\n    environment:\n      CUDA_VISIBLE_DEVICES: \"1\"   # pinned  # noqa: GPU019\n");
+  assert.equal(
+    applyEdits(src, [edit]),
+    'services:\n  a:\n    image: i\n    environment:\n      CUDA_VISIBLE_DEVICES: "1"   # pinned  # noqa: GPU019\n',
+  );
   assert.deepEqual(lintManifestCode(applyEdits(src, [edit]), "compose", "GPU019"), []);
 });
 
 test("GPU019 pod env: the `- name:` item is removed with its value line; the only entry takes `env:` with it", () => {
-  const pod = (env: string) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: c\n      image: i\n${env}      resources:\n        limits:\n          nvidia.com/gpu: 1\n`;
-  const two = pod("      env:\n        - name: CUDA_VISIBLE_DEVICES\n          value: \"2\"\n        - name: A\n          value: b\n");
+  const pod = (env: string) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: c\n      image: i\n${env}      resources:\n        limits:\n          nvidia.com/gpu: 1\n`;
+  const two = pod(
+    '      env:\n        - name: CUDA_VISIBLE_DEVICES\n          value: "2"\n        - name: A\n          value: b\n',
+  );
   const [d] = lintManifestCode(two, "yaml", "GPU019");
   assert.deepEqual(d.range.start, { line: 9, character: 10 });
   assert.match(d.message, /container "c" of Pod "p"/);
   assert.equal(applyManifestFix(two, "yaml", d), pod("      env:\n        - name: A\n          value: b\n"));
-  const one = pod("      env:\n        - name: CUDA_VISIBLE_DEVICES\n          value: \"2\"\n");
+  const one = pod('      env:\n        - name: CUDA_VISIBLE_DEVICES\n          value: "2"\n');
   assert.equal(applyManifestFix(one, "yaml", lintManifestCode(one, "yaml", "GPU019")[0]), pod(""));
 });

@@ -6,24 +6,49 @@ manifestFixtureTests("GPU022");
 manifestDocExampleTest("GPU022", "jobscript");
 
 test("GPU022: plain python with fewer tasks per node than GPUs is a preview finding", () => {
-  const text = "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:4\nsrun python train.py\npython train.py --epochs 1\n";
+  const text =
+    "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:4\nsrun python train.py\npython train.py --epochs 1\n";
   assert.deepEqual(lintManifestCode(text, "jobscript", "GPU022"), []);
   const d = lintManifestCode(text, "jobscript", "GPU022", { preview: true });
-  assert.deepEqual(d.map((x) => x.range.start.line), [4, 5]);
+  assert.deepEqual(
+    d.map((x) => x.range.start.line),
+    [4, 5],
+  );
   assert.match(d[0].message, /^srun starts 1 Python process per node on 4 GPUs per node/);
   assert.match(d[1].message, /^the batch script starts one Python process on 4 GPUs per node/);
 });
 
 test("GPU022: srun's own --ntasks-per-node decides; the torchrun count is compared to --gres", () => {
-  const d = lintManifestCode("#SBATCH --nodes=1\n#SBATCH --gres=gpu:8\nsrun --ntasks-per-node=8 torchrun --nproc-per-node=8 t.py\n", "jobscript", "GPU022");
+  const d = lintManifestCode(
+    "#SBATCH --nodes=1\n#SBATCH --gres=gpu:8\nsrun --ntasks-per-node=8 torchrun --nproc-per-node=8 t.py\n",
+    "jobscript",
+    "GPU022",
+  );
   assert.equal(d.length, 1);
   assert.match(d[0].message, /^srun starts 8 tasks per node here and each runs its own torchrun/);
-  const n = lintManifestCode("#SBATCH --nodes=1\n#SBATCH --gres=gpu:8\ntorchrun --nproc-per-node 16 t.py\n", "jobscript", "GPU022");
-  assert.match(n[0].message, /torchrun starts 16 workers per node but the job asks Slurm for 8 GPUs per node: workers beyond the GPUs/);
+  const n = lintManifestCode(
+    "#SBATCH --nodes=1\n#SBATCH --gres=gpu:8\ntorchrun --nproc-per-node 16 t.py\n",
+    "jobscript",
+    "GPU022",
+  );
+  assert.match(
+    n[0].message,
+    /torchrun starts 16 workers per node but the job asks Slurm for 8 GPUs per node: workers beyond the GPUs/,
+  );
 });
 
 test("GPU022: a bare $SRUN_ARGS among srun's options is skipped; `srun $ARGS bash -c ...` is not read", () => {
   const head = "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n#SBATCH --gres=gpu:4\n";
-  assert.equal(lintManifestCode(`${head}srun $SRUN_ARGS --jobid $SLURM_JOB_ID torchrun --nproc_per_node 4 t.py\n`, "jobscript", "GPU022").length, 1);
-  assert.deepEqual(lintManifestCode(`${head}srun $SRUN_ARGS bash -c "torchrun --nproc_per_node 4 t.py"\n`, "jobscript", "GPU022"), []);
+  assert.equal(
+    lintManifestCode(
+      `${head}srun $SRUN_ARGS --jobid $SLURM_JOB_ID torchrun --nproc_per_node 4 t.py\n`,
+      "jobscript",
+      "GPU022",
+    ).length,
+    1,
+  );
+  assert.deepEqual(
+    lintManifestCode(`${head}srun $SRUN_ARGS bash -c "torchrun --nproc_per_node 4 t.py"\n`, "jobscript", "GPU022"),
+    [],
+  );
 });

@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { manifestFixtureTests, manifestDocExampleTest, lintManifestCode, applyManifestFix } from "./manifestFixtureCheck";
+import {
+  manifestFixtureTests,
+  manifestDocExampleTest,
+  lintManifestCode,
+  applyManifestFix,
+} from "./manifestFixtureCheck";
 import { applyEdits } from "../../../server/src/engine/fixes";
 
 manifestFixtureTests("GPU023");
@@ -18,12 +23,26 @@ test("GPU023: the (unsafe) fix moves the line above the first command and the jo
 });
 
 test("GPU023: an indented or doubled #SBATCH is no directive; a script with only directives has no first command", () => {
-  assert.deepEqual(lintManifestCode("#!/bin/bash\necho hi\n  #SBATCH --gres=gpu:1\n##SBATCH --time=1\n#SBATCHX\n", "jobscript", "GPU023"), []);
+  assert.deepEqual(
+    lintManifestCode(
+      "#!/bin/bash\necho hi\n  #SBATCH --gres=gpu:1\n##SBATCH --time=1\n#SBATCHX\n",
+      "jobscript",
+      "GPU023",
+    ),
+    [],
+  );
   assert.deepEqual(lintManifestCode("#SBATCH --gres=gpu:1\n#SBATCH --time=1\n", "jobscript", "GPU023"), []);
 });
 
 test("GPU023: the first line with any shell text ends the directives, a `for` or `if` line too", () => {
-  const d = lintManifestCode("#!/bin/bash\nfor i in 1 2; do\n#SBATCH --gres=gpu:1\n  echo $i\ndone\n", "jobscript", "GPU023");
-  assert.deepEqual(d.map((x) => x.range.start.line), [2]);
+  const d = lintManifestCode(
+    "#!/bin/bash\nfor i in 1 2; do\n#SBATCH --gres=gpu:1\n  echo $i\ndone\n",
+    "jobscript",
+    "GPU023",
+  );
+  assert.deepEqual(
+    d.map((x) => x.range.start.line),
+    [2],
+  );
   assert.match(d[0].message, /first command \(line 2\)/);
 });

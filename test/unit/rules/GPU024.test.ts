@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { manifestFixtureTests, manifestDocExampleTest, lintManifestCode, applyManifestFix } from "./manifestFixtureCheck";
+import {
+  manifestFixtureTests,
+  manifestDocExampleTest,
+  lintManifestCode,
+  applyManifestFix,
+} from "./manifestFixtureCheck";
 import { applyEdits } from "../../../server/src/engine/fixes";
 
 manifestFixtureTests("GPU024");

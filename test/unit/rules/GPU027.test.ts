@@ -15,7 +15,7 @@ test("GPU027 warns on JAX_PLATFORMS=gpu with the measured jax 0.11 failure; the 
   assert.deepEqual(await lintCode(applyFix(src, d), "GPU027"), []);
 });
 
-test("GPU027 on jax.config.update(\"jax_platforms\", \"gpu\") sits on the call", async () => {
+test('GPU027 on jax.config.update("jax_platforms", "gpu") sits on the call', async () => {
   const [d] = await lintCode('import jax\njax.config.update("jax_platforms", "gpu")\n', "GPU027");
   assert.deepEqual(d.range, { start: { line: 1, character: 0 }, end: { line: 1, character: 41 } });
   assert.match(d.message, /^jax_platforms="gpu"/);

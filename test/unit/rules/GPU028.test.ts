@@ -16,7 +16,10 @@ test("GPU028 on the old name alone is a preview information, with a rename fix t
 });
 
 test("GPU028 is an error when the file sets both names (measured: jax 0.11 raises ValueError)", async () => {
-  const [d] = await lintCode('import os\nos.environ["XLA_CLIENT_MEM_FRACTION"] = ".5"\nos.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = ".5"\n', "GPU028");
+  const [d] = await lintCode(
+    'import os\nos.environ["XLA_CLIENT_MEM_FRACTION"] = ".5"\nos.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = ".5"\n',
+    "GPU028",
+  );
   assert.equal(d.severity, "error");
   assert.match(d.message, /Remove the latter one, it is deprecated.*falls back to the CPU/);
   assert.equal(d.fix, undefined);

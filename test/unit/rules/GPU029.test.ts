@@ -6,7 +6,10 @@ import { fixtureTests } from "./fixtureCheck";
 fixtureTests("GPU029");
 
 test("GPU029 is an error pointing at the call that started the backend", async () => {
-  const [d] = await lintCode('import jax\nn = jax.device_count()\njax.config.update("jax_platforms", "cpu")\n', "GPU029");
+  const [d] = await lintCode(
+    'import jax\nn = jax.device_count()\njax.config.update("jax_platforms", "cpu")\n',
+    "GPU029",
+  );
   assert.equal(d.severity, "error");
   assert.match(d.message, /after `jax\.device_count\(\)` \(line 2\) started JAX's backend/);
   assert.match(d.message, /JAX_PLATFORMS=cpu/);
@@ -14,16 +17,28 @@ test("GPU029 is an error pointing at the call that started the backend", async (
 });
 
 test("GPU029: import jax and other config updates do not start the backend (measured)", async () => {
-  assert.deepEqual(await lintCode('import jax\nimport flax\njax.config.update("jax_enable_x64", True)\njax.config.update("jax_platforms", "cpu")\n', "GPU029"), []);
+  assert.deepEqual(
+    await lintCode(
+      'import jax\nimport flax\njax.config.update("jax_enable_x64", True)\njax.config.update("jax_platforms", "cpu")\n',
+      "GPU029",
+    ),
+    [],
+  );
 });
 
 test("GPU029 in a helper the module never calls: the backend started earlier in the same body, also when a caller inlines it", async () => {
-  const helper = 'def pick(cpu):\n    import jax\n    try:\n        ok = bool(jax.devices("gpu"))\n    except RuntimeError:\n        ok = False\n    if cpu and not ok:\n        jax.config.update("jax_platforms", "cpu")\n    return jax.devices()[0]\n';
+  const helper =
+    'def pick(cpu):\n    import jax\n    try:\n        ok = bool(jax.devices("gpu"))\n    except RuntimeError:\n        ok = False\n    if cpu and not ok:\n        jax.config.update("jax_platforms", "cpu")\n    return jax.devices()[0]\n';
   const [d] = await lintCode(helper, "GPU029");
   assert.equal(d.range.start.line, 7);
   assert.match(d.message, /^jax_platforms is set after `jax\.devices\(\)` \(line 4\) started JAX's backend/);
-  const viaCaller = 'def init(device):\n    return _cpu(device)\n\ndef _cpu(device):\n    import jax\n    jax.devices()\n    jax.config.update("jax_platforms", "cpu")\n';
-  assert.deepEqual((await lintCode(viaCaller, "GPU029")).map((x) => x.range.start.line), [6]);
-  const before = 'def pick():\n    import jax\n    jax.config.update("jax_platforms", "cpu")\n    return jax.devices()[0]\n';
+  const viaCaller =
+    'def init(device):\n    return _cpu(device)\n\ndef _cpu(device):\n    import jax\n    jax.devices()\n    jax.config.update("jax_platforms", "cpu")\n';
+  assert.deepEqual(
+    (await lintCode(viaCaller, "GPU029")).map((x) => x.range.start.line),
+    [6],
+  );
+  const before =
+    'def pick():\n    import jax\n    jax.config.update("jax_platforms", "cpu")\n    return jax.devices()[0]\n';
   assert.deepEqual(await lintCode(before, "GPU029"), []);
 });

@@ -13,5 +13,8 @@ test("GPU030 warns on KERAS_BACKEND after from keras import ..., says it is docu
 });
 
 test("GPU030: import tensorflow (tf.keras) is not Keras 3's import", async () => {
-  assert.deepEqual(await lintCode('import os\nimport tensorflow as tf\nos.environ["KERAS_BACKEND"] = "jax"\nimport keras\n', "GPU030"), []);
+  assert.deepEqual(
+    await lintCode('import os\nimport tensorflow as tf\nos.environ["KERAS_BACKEND"] = "jax"\nimport keras\n', "GPU030"),
+    [],
+  );
 });

@@ -18,12 +18,20 @@ test("GPU039: set_device(rank) with rank read from RANK: a preview warning at th
   assert.equal(rest.length, 0);
   assert.equal(d.severity, "warning");
   assert.deepEqual(d.range, { start: { line: 4, character: 22 }, end: { line: 4, character: 26 } });
-  assert.equal(d.message, "rank is the global rank (os.environ[\"RANK\"], line 4) used as a CUDA device (torch.cuda.set_device()): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal); use the local rank: int(os.environ[\"LOCAL_RANK\"]) (torchrun sets it), or rank % torch.cuda.device_count()");
-  assert.deepEqual(d.related, [{ range: { start: { line: 3, character: 11 }, end: { line: 3, character: 29 } }, message: "the global rank is read here: os.environ[\"RANK\"]" }]);
+  assert.equal(
+    d.message,
+    'rank is the global rank (os.environ["RANK"], line 4) used as a CUDA device (torch.cuda.set_device()): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal); use the local rank: int(os.environ["LOCAL_RANK"]) (torchrun sets it), or rank % torch.cuda.device_count()',
+  );
+  assert.deepEqual(d.related, [
+    {
+      range: { start: { line: 3, character: 11 }, end: { line: 3, character: 29 } },
+      message: 'the global rank is read here: os.environ["RANK"]',
+    },
+  ]);
   assert.equal(d.fix?.safe, false);
-  assert.equal(d.fix?.title, "Use int(os.environ[\"LOCAL_RANK\"]) as the device");
+  assert.equal(d.fix?.title, 'Use int(os.environ["LOCAL_RANK"]) as the device');
   const fixed = applyFix(SRC, d);
-  assert.equal(fixed, SRC.replace("set_device(rank)", "set_device(int(os.environ[\"LOCAL_RANK\"]))"));
+  assert.equal(fixed, SRC.replace("set_device(rank)", 'set_device(int(os.environ["LOCAL_RANK"]))'));
   assert.deepEqual(await lintCode(fixed, "GPU039", { preview: true }), []);
 });
 
@@ -37,27 +45,61 @@ test("GPU039: the fix keeps the read's form (.get with its default, the quotes) 
   assert.equal(fs.range.start.line, 3);
   assert.equal(fs.fix, undefined);
   const fSingle = f.replace('f"cuda:{r}"', "f'cuda:{r}'");
-  assert.equal(applyFix(fSingle, (await lintCode(fSingle, "GPU039", { preview: true }))[0]), fSingle.replace("{r}", '{int(os.environ["LOCAL_RANK"])}'));
+  assert.equal(
+    applyFix(fSingle, (await lintCode(fSingle, "GPU039", { preview: true }))[0]),
+    fSingle.replace("{r}", '{int(os.environ["LOCAL_RANK"])}'),
+  );
   // get_rank(), SLURM_PROCID, argparse defaults: reported without a fix, with the matching advice.
-  const [a] = await lintCode("import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(dist.get_rank())\n", "GPU039", { preview: true });
+  const [a] = await lintCode(
+    "import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(dist.get_rank())\n",
+    "GPU039",
+    { preview: true },
+  );
   assert.equal(a.fix, undefined);
-  assert.match(a.message, /^dist\.get_rank\(\) is the global rank used as a CUDA device \(torch\.cuda\.set_device\(\)\)/);
-  const [s] = await lintCode('import os\nimport torch\ntorch.cuda.set_device(int(os.environ["SLURM_PROCID"]))\n', "GPU039", { preview: true });
+  assert.match(
+    a.message,
+    /^dist\.get_rank\(\) is the global rank used as a CUDA device \(torch\.cuda\.set_device\(\)\)/,
+  );
+  const [s] = await lintCode(
+    'import os\nimport torch\ntorch.cuda.set_device(int(os.environ["SLURM_PROCID"]))\n',
+    "GPU039",
+    { preview: true },
+  );
   assert.match(s.message, /use the local rank: int\(os\.environ\["SLURM_LOCALID"\]\) \(srun sets it\)$/);
   assert.equal(s.fix, undefined);
-  const [acc] = await lintCode("import torch\nfrom accelerate import Accelerator\naccelerator = Accelerator()\nm = torch.nn.Linear(1, 1).cuda(accelerator.process_index)\n", "GPU039", { preview: true });
+  const [acc] = await lintCode(
+    "import torch\nfrom accelerate import Accelerator\naccelerator = Accelerator()\nm = torch.nn.Linear(1, 1).cuda(accelerator.process_index)\n",
+    "GPU039",
+    { preview: true },
+  );
   assert.match(acc.message, /use the local rank: accelerator\.local_process_index$/);
 });
 
 test("GPU039: every device slot (set_device, torch.device, .to, .cuda, device_ids, output_device, device_id, device=, device strings)", async () => {
-  const head = "import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nr = dist.get_rank()\n";
+  const head =
+    "import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nr = dist.get_rank()\n";
   const lines = [
-    "torch.cuda.set_device(r)", "torch.cuda.device(r)", "torch.device(r)", 'torch.device("cuda", r)', "m.to(r)", "m.to(device=r)", "m.cuda(r)",
-    "DDP(m, device_ids=[r])", "DDP(m, device_ids=[0], output_device=r)", 'dist.init_process_group("nccl", device_id=r)', "torch.zeros(1, device=r)",
-    'f"cuda:{r}"', '"cuda:" + str(r)', '"cuda:{}".format(r)', '"cuda:%d" % r',
+    "torch.cuda.set_device(r)",
+    "torch.cuda.device(r)",
+    "torch.device(r)",
+    'torch.device("cuda", r)',
+    "m.to(r)",
+    "m.to(device=r)",
+    "m.cuda(r)",
+    "DDP(m, device_ids=[r])",
+    "DDP(m, device_ids=[0], output_device=r)",
+    'dist.init_process_group("nccl", device_id=r)',
+    "torch.zeros(1, device=r)",
+    'f"cuda:{r}"',
+    '"cuda:" + str(r)',
+    '"cuda:{}".format(r)',
+    '"cuda:%d" % r',
   ];
   const ds = await lintCode(head + lines.join("\n") + "\n", "GPU039", { preview: true });
-  assert.deepEqual(ds.map((d) => d.range.start.line - 4), lines.map((_, i) => i));
+  assert.deepEqual(
+    ds.map((d) => d.range.start.line - 4),
+    lines.map((_, i) => i),
+  );
 });
 
 test("GPU039: silent for the local rank, rank % device_count(), parameters (mp.spawn workers), other functions' names, and unknown values", async () => {
@@ -67,25 +109,37 @@ test("GPU039: silent for the local rank, rank % device_count(), parameters (mp.s
     "import torch\nimport torch.distributed as dist\nrank = dist.get_rank()\ndef worker(rank, world_size):\n    torch.cuda.set_device(rank)\n",
     "import torch\nimport torch.distributed as dist\ndef a():\n    r = dist.get_rank()\ndef b(r):\n    torch.cuda.set_device(r)\n",
     "import torch\nfrom utils import rank\ntorch.cuda.set_device(rank)\n",
-    "import torch\nimport torch.distributed as dist\nrank = dist.get_rank()\nx = torch.zeros(1).to(torch.float16)\nprint(f\"rank {rank}\")\n",
+    'import torch\nimport torch.distributed as dist\nrank = dist.get_rank()\nx = torch.zeros(1).to(torch.float16)\nprint(f"rank {rank}")\n',
   ];
   for (const code of silent) assert.deepEqual(await lintCode(code, "GPU039", { preview: true }), [], code);
 });
 
 test("GPU039 in the default set: the program reads its local rank too, and passes the global rank as the device", async () => {
   const src = [
-    "import os", "import torch", "import torch.distributed as dist", "", "def main():",
-    '    dist.init_process_group("nccl")', '    local_rank = int(os.environ["LOCAL_RANK"])', '    rank = int(os.environ["RANK"])',
-    "    torch.cuda.set_device(rank)", "", "main()", "",
+    "import os",
+    "import torch",
+    "import torch.distributed as dist",
+    "",
+    "def main():",
+    '    dist.init_process_group("nccl")',
+    '    local_rank = int(os.environ["LOCAL_RANK"])',
+    '    rank = int(os.environ["RANK"])',
+    "    torch.cuda.set_device(rank)",
+    "",
+    "main()",
+    "",
   ].join("\n");
   const [d, ...rest] = await lintCode(src, "GPU039");
   assert.equal(rest.length, 0);
   assert.equal(d.severity, "warning");
   assert.equal(d.range.start.line, 8);
-  assert.deepEqual(d.related?.map((r) => [r.range.start.line, r.message]), [
-    [7, "the global rank is read here: os.environ[\"RANK\"]"],
-    [6, "the local rank is read here: os.environ[\"LOCAL_RANK\"]"],
-  ]);
+  assert.deepEqual(
+    d.related?.map((r) => [r.range.start.line, r.message]),
+    [
+      [7, 'the global rank is read here: os.environ["RANK"]'],
+      [6, 'the local rank is read here: os.environ["LOCAL_RANK"]'],
+    ],
+  );
   // The fix uses the name the program keeps its local rank in.
   assert.equal(d.fix?.title, "Use local_rank as the device");
   assert.equal(d.fix?.safe, false);
@@ -95,23 +149,39 @@ test("GPU039 in the default set: the program reads its local rank too, and passe
 });
 
 test("GPU039 default set: SLURM_LOCALID and Accelerate's local_process_index count as local rank reads; a local read in another function offers the LOCAL_RANK read instead of its name", async () => {
-  const slurm = 'import os\nimport torch\nlocal = int(os.environ["SLURM_LOCALID"])\nrank = int(os.environ["SLURM_PROCID"])\nx = torch.zeros(1).to(rank)\n';
+  const slurm =
+    'import os\nimport torch\nlocal = int(os.environ["SLURM_LOCALID"])\nrank = int(os.environ["SLURM_PROCID"])\nx = torch.zeros(1).to(rank)\n';
   const [s] = await lintCode(slurm, "GPU039");
   assert.equal(s.range.start.line, 4);
   assert.equal(s.fix?.title, "Use local as the device");
-  const acc = "import torch\nfrom accelerate import Accelerator\nacc = Accelerator()\nprint(acc.local_process_index)\ntorch.cuda.set_device(acc.process_index)\n";
+  const acc =
+    "import torch\nfrom accelerate import Accelerator\nacc = Accelerator()\nprint(acc.local_process_index)\ntorch.cuda.set_device(acc.process_index)\n";
   assert.equal((await lintCode(acc, "GPU039")).length, 1);
-  const elsewhere = 'import os\nimport torch\ndef helper():\n    return int(os.environ["LOCAL_RANK"])\ndef main():\n    rank = int(os.environ["RANK"])\n    torch.cuda.set_device(rank)\n';
+  const elsewhere =
+    'import os\nimport torch\ndef helper():\n    return int(os.environ["LOCAL_RANK"])\ndef main():\n    rank = int(os.environ["RANK"])\n    torch.cuda.set_device(rank)\n';
   const [e] = await lintCode(elsewhere, "GPU039");
-  assert.equal(e.fix?.title, "Use int(os.environ[\"LOCAL_RANK\"]) as the device");
+  assert.equal(e.fix?.title, 'Use int(os.environ["LOCAL_RANK"]) as the device');
   // Without any local rank read the finding stays in preview (single-node tests on the ecosystem corpus).
-  assert.deepEqual(await lintCode('import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(dist.get_rank())\n', "GPU039"), []);
+  assert.deepEqual(
+    await lintCode(
+      "import torch\nimport torch.distributed as dist\ntorch.cuda.set_device(dist.get_rank())\n",
+      "GPU039",
+    ),
+    [],
+  );
 });
 
 test("GPU039 follows a returned tuple element by element: a swapped unpacking in this file, and one of another project module's function", async () => {
   const same = [
-    "import os", "import torch", "", "def envs():", '    return int(os.environ["LOCAL_RANK"]), int(os.environ["RANK"])', "",
-    "rank, local_rank = envs()", "torch.cuda.set_device(local_rank)", "",
+    "import os",
+    "import torch",
+    "",
+    "def envs():",
+    '    return int(os.environ["LOCAL_RANK"]), int(os.environ["RANK"])',
+    "",
+    "rank, local_rank = envs()",
+    "torch.cuda.set_device(local_rank)",
+    "",
   ].join("\n");
   const [d, ...rest] = await lintCode(same, "GPU039");
   assert.equal(rest.length, 0);
@@ -120,13 +190,20 @@ test("GPU039 follows a returned tuple element by element: a swapped unpacking in
   // The first local-rank read of the file is the one inside envs(): named as it reads.
   assert.match(d.message, /use the local rank: os\.environ\["LOCAL_RANK"\], which this file reads on line 5$/);
   // The right order is silent.
-  assert.deepEqual(await lintCode(same.replace("rank, local_rank = envs()", "local_rank, rank = envs()"), "GPU039"), []);
+  assert.deepEqual(
+    await lintCode(same.replace("rank, local_rank = envs()", "local_rank, rank = envs()"), "GPU039"),
+    [],
+  );
 });
 
 test("GPU039 with the project: get_envs() in envs.py returns (local_rank, rank, world_size); train.py unpacks it swapped", () => {
   const dir = mkdtempSync(join(tmpdir(), "gp-rank-tuple-"));
-  writeFileSync(join(dir, "envs.py"), 'import os\n\n\ndef get_envs():\n    local_rank = int(os.getenv("LOCAL_RANK", -1))\n    rank = int(os.getenv("RANK", -1))\n    return local_rank, rank, int(os.getenv("WORLD_SIZE", 1))\n');
-  const train = "import torch\nfrom envs import get_envs\n\n\ndef main(args):\n    args.rank, args.local_rank, args.world_size = get_envs()\n    torch.cuda.set_device(args.local_rank)\n";
+  writeFileSync(
+    join(dir, "envs.py"),
+    'import os\n\n\ndef get_envs():\n    local_rank = int(os.getenv("LOCAL_RANK", -1))\n    rank = int(os.getenv("RANK", -1))\n    return local_rank, rank, int(os.getenv("WORLD_SIZE", 1))\n',
+  );
+  const train =
+    "import torch\nfrom envs import get_envs\n\n\ndef main(args):\n    args.rank, args.local_rank, args.world_size = get_envs()\n    torch.cuda.set_device(args.local_rank)\n";
   writeFileSync(join(dir, "train.py"), train);
   const project = new ProjectIndex().lookupFor(join(dir, "train.py"), lookupOptions({}));
   const r = lintPython(train, { project, select: ["GPU039"] });
@@ -135,10 +212,16 @@ test("GPU039 with the project: get_envs() in envs.py returns (local_rank, rank, 
   const [d] = r.diagnostics;
   assert.equal(d.range.start.line, 6);
   assert.equal(d.severity, "warning");
-  assert.match(d.message, /^args\.local_rank is the global rank \(get_envs\(\), line 6: it returns RANK there, read at envs\.py:6\)/);
+  assert.match(
+    d.message,
+    /^args\.local_rank is the global rank \(get_envs\(\), line 6: it returns RANK there, read at envs\.py:6\)/,
+  );
   assert.equal(d.related?.[0].message, "the global rank comes from here: get_envs() (read at envs.py:6)");
   // Unpacked in the order it is returned: silent; the file read by the lookup is a dependency (re-lint when envs.py changes).
-  const ok = lintPython(train.replace("args.rank, args.local_rank", "args.local_rank, args.rank"), { project, select: ["GPU039"] });
+  const ok = lintPython(train.replace("args.rank, args.local_rank", "args.local_rank, args.rank"), {
+    project,
+    select: ["GPU039"],
+  });
   ok.tree?.delete();
   assert.deepEqual(ok.diagnostics, []);
   assert.ok([...project.deps()].some((f) => f.endsWith("envs.py")));
@@ -146,29 +229,56 @@ test("GPU039 with the project: get_envs() in envs.py returns (local_rank, rank, 
 
 test("GPU039 follows an argument into the callee's device slot: a function of this file, and one of another project module", () => {
   const same = [
-    "import os", "import torch.distributed as dist", "", 'LOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))', 'RANK = int(os.getenv("RANK", -1))', "",
-    "def zero_first(local_rank):", "    dist.barrier(device_ids=[local_rank])", "", "def load():", "    zero_first(RANK)", "    zero_first(local_rank=LOCAL_RANK)", "",
+    "import os",
+    "import torch.distributed as dist",
+    "",
+    'LOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))',
+    'RANK = int(os.getenv("RANK", -1))',
+    "",
+    "def zero_first(local_rank):",
+    "    dist.barrier(device_ids=[local_rank])",
+    "",
+    "def load():",
+    "    zero_first(RANK)",
+    "    zero_first(local_rank=LOCAL_RANK)",
+    "",
   ].join("\n");
   const r = lintPython(same, { select: ["GPU039"] });
   r.tree?.delete();
-  assert.deepEqual(r.diagnostics.map((d) => d.range.start.line), [10]);
+  assert.deepEqual(
+    r.diagnostics.map((d) => d.range.start.line),
+    [10],
+  );
   const [d] = r.diagnostics;
-  assert.match(d.message, /^RANK is the global rank \(os\.getenv\("RANK", -1\), line 5\) used as a CUDA device \(passed as local_rank to zero_first\(\), which uses it in device_ids=\[…\] \(line 8\)\)/);
+  assert.match(
+    d.message,
+    /^RANK is the global rank \(os\.getenv\("RANK", -1\), line 5\) used as a CUDA device \(passed as local_rank to zero_first\(\), which uses it in device_ids=\[…\] \(line 8\)\)/,
+  );
   // The module-level LOCAL_RANK is the fix's name (the function reads the global).
   assert.equal(d.fix?.title, "Use LOCAL_RANK as the device");
 
   const dir = mkdtempSync(join(tmpdir(), "gp-rank-arg-"));
-  writeFileSync(join(dir, "torch_utils.py"), "import torch.distributed as dist\n\n\ndef zero_first(local_rank: int):\n    if local_rank not in {-1, 0}:\n        dist.barrier(device_ids=[local_rank])\n");
-  const trainer = 'import os\nfrom torch_utils import zero_first\n\nRANK = int(os.getenv("RANK", -1))\nLOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))\n\n\ndef build():\n    zero_first(RANK)\n';
+  writeFileSync(
+    join(dir, "torch_utils.py"),
+    "import torch.distributed as dist\n\n\ndef zero_first(local_rank: int):\n    if local_rank not in {-1, 0}:\n        dist.barrier(device_ids=[local_rank])\n",
+  );
+  const trainer =
+    'import os\nfrom torch_utils import zero_first\n\nRANK = int(os.getenv("RANK", -1))\nLOCAL_RANK = int(os.getenv("LOCAL_RANK", -1))\n\n\ndef build():\n    zero_first(RANK)\n';
   writeFileSync(join(dir, "trainer.py"), trainer);
   const project = new ProjectIndex().lookupFor(join(dir, "trainer.py"), lookupOptions({}));
   const p = lintPython(trainer, { project, select: ["GPU039"] });
   p.tree?.delete();
   assert.equal(p.diagnostics.length, 1);
-  assert.match(p.diagnostics[0].message, /passed as local_rank to zero_first\(\), which uses it in device_ids=\[…\] \(torch_utils\.py:6\)/);
+  assert.match(
+    p.diagnostics[0].message,
+    /passed as local_rank to zero_first\(\), which uses it in device_ids=\[…\] \(torch_utils\.py:6\)/,
+  );
   assert.ok([...project.deps()].some((f) => f.endsWith("torch_utils.py")));
   // A parameter the callee rebinds, or uses only after arithmetic, is not followed.
-  const rebinds = lintPython(same.replace("def zero_first(local_rank):", "def zero_first(local_rank):\n    local_rank = 0"), { select: ["GPU039"] });
+  const rebinds = lintPython(
+    same.replace("def zero_first(local_rank):", "def zero_first(local_rank):\n    local_rank = 0"),
+    { select: ["GPU039"] },
+  );
   rebinds.tree?.delete();
   assert.deepEqual(rebinds.diagnostics, []);
 });

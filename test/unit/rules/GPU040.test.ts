@@ -12,17 +12,27 @@ import { SourceText } from "../../../server/src/engine/manifests/source";
 manifestFixtureTests("GPU040");
 manifestDocExampleTest("GPU040", "jobscript");
 
-const lineOf = (text: string) => { const c = parseShell(new SourceText(text)).commands[0]; return parseLaunchLine(c.words, c.assignments); };
+const lineOf = (text: string) => {
+  const c = parseShell(new SourceText(text)).commands[0];
+  return parseLaunchLine(c.words, c.assignments);
+};
 const two = { machine: { gpuCount: 2, uuids: [] } };
 
 test("GPU040 launch model: launcher, processes and environment of a command line", () => {
-  const t = lineOf("CUDA_VISIBLE_DEVICES=0,1 srun --ntasks=1 env -u X NCCL_DEBUG=INFO python3 -u -m torch.distributed.launch --nproc-per-node=4 t.py --lr 1");
+  const t = lineOf(
+    "CUDA_VISIBLE_DEVICES=0,1 srun --ntasks=1 env -u X NCCL_DEBUG=INFO python3 -u -m torch.distributed.launch --nproc-per-node=4 t.py --lr 1",
+  );
   assert.equal(t.launcher, "torchrun");
   assert.equal(t.underSrun, true);
   assert.equal(t.processes?.value, "4");
   assert.deepEqual([...t.inlineEnv.keys()], ["CUDA_VISIBLE_DEVICES", "NCCL_DEBUG"]);
-  const a = lineOf("accelerate launch --config-file cfg.yaml --num-machines 2 --num_processes=16 --gpu_ids 0,1,2,3 train.py --num_processes 99");
-  assert.deepEqual([a.launcher, a.processes?.value, a.machines?.value, a.gpuIds?.value, a.configFile?.value], ["accelerate", "16", "2", "0,1,2,3", "cfg.yaml"]);
+  const a = lineOf(
+    "accelerate launch --config-file cfg.yaml --num-machines 2 --num_processes=16 --gpu_ids 0,1,2,3 train.py --num_processes 99",
+  );
+  assert.deepEqual(
+    [a.launcher, a.processes?.value, a.machines?.value, a.gpuIds?.value, a.configFile?.value],
+    ["accelerate", "16", "2", "0,1,2,3", "cfg.yaml"],
+  );
   const d = lineOf("deepspeed --include localhost:0,1 train.py --num_gpus 8");
   assert.deepEqual([d.launcher, d.processes, d.gpuIds?.value], ["deepspeed", null, "localhost:0,1"]);
   assert.equal(lineOf("python train.py --nproc_per_node 8").launcher, "other");
@@ -30,16 +40,49 @@ test("GPU040 launch model: launcher, processes and environment of a command line
 });
 
 test("GPU040 shell script: inline prefix and earlier export are followed; a bare assignment and an expansion are not", () => {
-  assert.equal(lintManifestCode("CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=4 t.py\n", "jobscript", "GPU040")[0].severity, "error");
-  const exp = lintManifestCode("export CUDA_VISIBLE_DEVICES=0\ntorchrun --nproc_per_node=2 t.py\n", "jobscript", "GPU040");
+  assert.equal(
+    lintManifestCode("CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=4 t.py\n", "jobscript", "GPU040")[0].severity,
+    "error",
+  );
+  const exp = lintManifestCode(
+    "export CUDA_VISIBLE_DEVICES=0\ntorchrun --nproc_per_node=2 t.py\n",
+    "jobscript",
+    "GPU040",
+  );
   assert.equal(exp.length, 1);
   assert.equal(exp[0].severity, "warning");
-  assert.match(exp[0].message, /^torchrun starts 2 workers per node \(--nproc_per_node 2, LOCAL_RANK 0\.\.1\) but only 1 GPU is visible to them \(CUDA_VISIBLE_DEVICES="0", exported on line 1\): the worker with LOCAL_RANK 1 has no cuda:LOCAL_RANK/);
-  assert.deepEqual(lintManifestCode("CUDA_VISIBLE_DEVICES=0\nexport CUDA_VISIBLE_DEVICES\ntorchrun --nproc_per_node=2 t.py\n", "jobscript", "GPU040").map((d) => d.range.start.line), [2]);
-  assert.deepEqual(lintManifestCode("CUDA_VISIBLE_DEVICES=0\ntorchrun --nproc_per_node=2 t.py\n", "jobscript", "GPU040", two), []);
-  assert.deepEqual(lintManifestCode("export CUDA_VISIBLE_DEVICES=0\nunset CUDA_VISIBLE_DEVICES\ntorchrun --nproc_per_node=2 t.py\n", "jobscript", "GPU040"), []);
-  assert.deepEqual(lintManifestCode("export CUDA_VISIBLE_DEVICES=$1\ntorchrun --nproc_per_node=2 t.py\n", "jobscript", "GPU040", two), []);
-  assert.deepEqual(lintManifestCode("export CUDA_VISIBLE_DEVICES=0\nenv -i torchrun --nproc_per_node=2 t.py\n", "jobscript", "GPU040"), []);
+  assert.match(
+    exp[0].message,
+    /^torchrun starts 2 workers per node \(--nproc_per_node 2, LOCAL_RANK 0\.\.1\) but only 1 GPU is visible to them \(CUDA_VISIBLE_DEVICES="0", exported on line 1\): the worker with LOCAL_RANK 1 has no cuda:LOCAL_RANK/,
+  );
+  assert.deepEqual(
+    lintManifestCode(
+      "CUDA_VISIBLE_DEVICES=0\nexport CUDA_VISIBLE_DEVICES\ntorchrun --nproc_per_node=2 t.py\n",
+      "jobscript",
+      "GPU040",
+    ).map((d) => d.range.start.line),
+    [2],
+  );
+  assert.deepEqual(
+    lintManifestCode("CUDA_VISIBLE_DEVICES=0\ntorchrun --nproc_per_node=2 t.py\n", "jobscript", "GPU040", two),
+    [],
+  );
+  assert.deepEqual(
+    lintManifestCode(
+      "export CUDA_VISIBLE_DEVICES=0\nunset CUDA_VISIBLE_DEVICES\ntorchrun --nproc_per_node=2 t.py\n",
+      "jobscript",
+      "GPU040",
+    ),
+    [],
+  );
+  assert.deepEqual(
+    lintManifestCode("export CUDA_VISIBLE_DEVICES=$1\ntorchrun --nproc_per_node=2 t.py\n", "jobscript", "GPU040", two),
+    [],
+  );
+  assert.deepEqual(
+    lintManifestCode("export CUDA_VISIBLE_DEVICES=0\nenv -i torchrun --nproc_per_node=2 t.py\n", "jobscript", "GPU040"),
+    [],
+  );
 });
 
 test("GPU040 machine count: only for plain shell scripts, and only when the machine is known", () => {
@@ -50,41 +93,107 @@ test("GPU040 machine count: only for plain shell scripts, and only when the mach
   assert.match(d[0].message, /only 2 GPUs are visible to them \(this machine's GPU count\)/);
   assert.deepEqual(lintManifestCode(text, "jobscript", "GPU040", { machine: { gpuCount: 4, uuids: [] } }), []);
   assert.deepEqual(lintManifestCode(`#SBATCH --gres=gpu:8\n${text}`, "jobscript", "GPU040", two), []);
-  assert.deepEqual(lintManifestCode("deepspeed --include localhost:1,2 t.py\n", "jobscript", "GPU040", two).map((x) => x.message.slice(0, 62)), ["deepspeed --include names GPU 2, but only GPUs 0..1 are there "]);
+  assert.deepEqual(
+    lintManifestCode("deepspeed --include localhost:1,2 t.py\n", "jobscript", "GPU040", two).map((x) =>
+      x.message.slice(0, 62),
+    ),
+    ["deepspeed --include names GPU 2, but only GPUs 0..1 are there "],
+  );
 });
 
 test("GPU040 Dockerfile: exec and shell forms, ENTRYPOINT + CMD, ENV of the last stage only", () => {
-  const d = lintManifestCode("FROM x\nENV CUDA_VISIBLE_DEVICES=0\nCMD [\"torchrun\", \"--nproc_per_node=2\", \"t.py\"]\n", "dockerfile", "GPU040");
+  const d = lintManifestCode(
+    'FROM x\nENV CUDA_VISIBLE_DEVICES=0\nCMD ["torchrun", "--nproc_per_node=2", "t.py"]\n',
+    "dockerfile",
+    "GPU040",
+  );
   assert.equal(d.length, 1);
   assert.deepEqual(d[0].range, { start: { line: 2, character: 17 }, end: { line: 2, character: 37 } });
-  assert.equal(lintManifestCode("FROM x\nENV CUDA_VISIBLE_DEVICES=0\nCMD torchrun --nproc_per_node=2 t.py\n", "dockerfile", "GPU040").length, 1);
-  assert.deepEqual(lintManifestCode("FROM x\nENV CUDA_VISIBLE_DEVICES=0\nFROM y\nCMD torchrun --nproc_per_node=2 t.py\n", "dockerfile", "GPU040"), []);
-  assert.deepEqual(lintManifestCode("FROM x\nCMD torchrun --nproc_per_node=2 t.py\nENV CUDA_VISIBLE_DEVICES=0\n", "dockerfile", "GPU040"), []);
+  assert.equal(
+    lintManifestCode(
+      "FROM x\nENV CUDA_VISIBLE_DEVICES=0\nCMD torchrun --nproc_per_node=2 t.py\n",
+      "dockerfile",
+      "GPU040",
+    ).length,
+    1,
+  );
+  assert.deepEqual(
+    lintManifestCode(
+      "FROM x\nENV CUDA_VISIBLE_DEVICES=0\nFROM y\nCMD torchrun --nproc_per_node=2 t.py\n",
+      "dockerfile",
+      "GPU040",
+    ),
+    [],
+  );
+  assert.deepEqual(
+    lintManifestCode(
+      "FROM x\nCMD torchrun --nproc_per_node=2 t.py\nENV CUDA_VISIBLE_DEVICES=0\n",
+      "dockerfile",
+      "GPU040",
+    ),
+    [],
+  );
 });
 
 test("GPU040 compose: count, device_ids and environment; count: all is not read", () => {
-  const svc = (extra: string) => `services:\n  t:\n    image: x\n    command: ["torchrun", "--nproc_per_node=4", "t.py"]\n${extra}`;
-  const dev = (spec: string) => `    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              ${spec}\n              capabilities: [gpu]\n`;
+  const svc = (extra: string) =>
+    `services:\n  t:\n    image: x\n    command: ["torchrun", "--nproc_per_node=4", "t.py"]\n${extra}`;
+  const dev = (spec: string) =>
+    `    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              ${spec}\n              capabilities: [gpu]\n`;
   assert.equal(lintManifestCode(svc(dev("count: 2")), "compose", "GPU040")[0].severity, "error");
-  assert.equal(lintManifestCode(svc(dev("device_ids: [\"0\", \"1\", \"2\"]")), "compose", "GPU040").length, 1);
+  assert.equal(lintManifestCode(svc(dev('device_ids: ["0", "1", "2"]')), "compose", "GPU040").length, 1);
   assert.deepEqual(lintManifestCode(svc(dev("count: 4")), "compose", "GPU040"), []);
   assert.deepEqual(lintManifestCode(svc(dev("count: all")), "compose", "GPU040"), []);
-  assert.equal(lintManifestCode(svc("    environment:\n      CUDA_VISIBLE_DEVICES: \"0,1\"\n" + dev("count: 4")), "compose", "GPU040").length, 1);
+  assert.equal(
+    lintManifestCode(
+      svc('    environment:\n      CUDA_VISIBLE_DEVICES: "0,1"\n' + dev("count: 4")),
+      "compose",
+      "GPU040",
+    ).length,
+    1,
+  );
 });
 
 test("GPU040 Kubernetes: command + args, sh -c scripts, the nvidia.com/gpu limit", () => {
-  const pod = (cmd: string, limit: string) => `apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: c\n      image: x\n${cmd}      resources:\n        limits:\n          nvidia.com/gpu: ${limit}\n`;
-  const d = lintManifestCode(pod("      command: [\"sh\", \"-c\", \"torchrun --nproc_per_node=8 t.py\"]\n", "4"), "yaml", "GPU040");
+  const pod = (cmd: string, limit: string) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: c\n      image: x\n${cmd}      resources:\n        limits:\n          nvidia.com/gpu: ${limit}\n`;
+  const d = lintManifestCode(
+    pod('      command: ["sh", "-c", "torchrun --nproc_per_node=8 t.py"]\n', "4"),
+    "yaml",
+    "GPU040",
+  );
   assert.equal(d.length, 1);
   assert.equal(d[0].range.start.line, 8);
   assert.match(d[0].message, /the container's GPU request, nvidia.com\/gpu: 4/);
-  assert.deepEqual(lintManifestCode(pod("      command: [\"torchrun\"]\n      args: [\"--nproc_per_node=4\", \"t.py\"]\n", "4"), "yaml", "GPU040"), []);
-  assert.equal(lintManifestCode(pod("      command: [\"torchrun\"]\n      args: [\"--nproc_per_node=4\", \"t.py\"]\n", "2"), "yaml", "GPU040").length, 1);
-  assert.deepEqual(lintManifestCode(pod("      command: [\"torchrun\", \"--nproc_per_node=4\", \"t.py\"]\n", "\"1\"").replace("\"1\"", "1"), "yaml", "GPU040").length, 1);
+  assert.deepEqual(
+    lintManifestCode(
+      pod('      command: ["torchrun"]\n      args: ["--nproc_per_node=4", "t.py"]\n', "4"),
+      "yaml",
+      "GPU040",
+    ),
+    [],
+  );
+  assert.equal(
+    lintManifestCode(
+      pod('      command: ["torchrun"]\n      args: ["--nproc_per_node=4", "t.py"]\n', "2"),
+      "yaml",
+      "GPU040",
+    ).length,
+    1,
+  );
+  assert.deepEqual(
+    lintManifestCode(
+      pod('      command: ["torchrun", "--nproc_per_node=4", "t.py"]\n', '"1"').replace('"1"', "1"),
+      "yaml",
+      "GPU040",
+    ).length,
+    1,
+  );
 });
 
 test("GPU040 accelerate: YAML config num_processes per machine vs gpu_ids, and --config_file read next to the script", () => {
-  const cfg = "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\ngpu_ids: 0,1\nnum_machines: 1\nnum_processes: 4\n";
+  const cfg =
+    "compute_environment: LOCAL_MACHINE\ndistributed_type: MULTI_GPU\ngpu_ids: 0,1\nnum_machines: 1\nnum_processes: 4\n";
   const d = lintManifestCode(cfg, "yaml", "GPU040");
   assert.equal(d.length, 1);
   assert.match(d[0].message, /^num_processes: 4 but gpu_ids lists 2 GPUs/);
@@ -95,11 +204,20 @@ test("GPU040 accelerate: YAML config num_processes per machine vs gpu_ids, and -
   mkdirSync(join(dir, "configs"));
   mkdirSync(join(dir, "scripts"));
   writeFileSync(join(dir, "configs", "two.yaml"), cfg.replace("num_processes: 4", "num_processes: 2"));
-  const script = "accelerate launch --config_file configs/two.yaml --num_processes 4 train.py\naccelerate launch --config_file configs/two.yaml train.py\n";
-  const r = lintManifest(script, "jobscript", {}, { file: join(dir, "scripts", "run.sh") }).diagnostics.filter((x) => x.code === "GPU040");
-  assert.deepEqual(r.map((x) => x.range.start.line), [0]);
+  const script =
+    "accelerate launch --config_file configs/two.yaml --num_processes 4 train.py\naccelerate launch --config_file configs/two.yaml train.py\n";
+  const r = lintManifest(script, "jobscript", {}, { file: join(dir, "scripts", "run.sh") }).diagnostics.filter(
+    (x) => x.code === "GPU040",
+  );
+  assert.deepEqual(
+    r.map((x) => x.range.start.line),
+    [0],
+  );
   assert.match(r[0].message, /--gpu_ids 0,1 from two\.yaml/);
-  assert.deepEqual(lintManifest(script, "jobscript", {}, {}).diagnostics.filter((x) => x.code === "GPU040"), []);
+  assert.deepEqual(
+    lintManifest(script, "jobscript", {}, {}).diagnostics.filter((x) => x.code === "GPU040"),
+    [],
+  );
 });
 
 test("GPU040 deepspeed: --num_gpus with --include is refused; CUDA_VISIBLE_DEVICES is ignored with --num_gpus", () => {
@@ -107,10 +225,20 @@ test("GPU040 deepspeed: --num_gpus with --include is refused; CUDA_VISIBLE_DEVIC
   assert.equal(r[0].severity, "error");
   assert.match(r[0].message, /Cannot specify num_nodes\/gpus with include\/exclude/);
   const ign = lintManifestCode("export CUDA_VISIBLE_DEVICES=2,3\ndeepspeed --num_gpus 2 t.py\n", "jobscript", "GPU040");
-  assert.deepEqual(ign.map((x) => x.range.start.line), [1]);
+  assert.deepEqual(
+    ign.map((x) => x.range.start.line),
+    [1],
+  );
   assert.match(ign[0].message, /^deepspeed ignores CUDA_VISIBLE_DEVICES="2,3"/);
   assert.deepEqual(lintManifestCode("export CUDA_VISIBLE_DEVICES=2,3\ndeepspeed t.py\n", "jobscript", "GPU040"), []);
-  assert.deepEqual(lintManifestCode("export CUDA_VISIBLE_DEVICES=2,3\ndeepspeed --hostfile h --num_gpus 2 t.py\n", "jobscript", "GPU040"), []);
+  assert.deepEqual(
+    lintManifestCode(
+      "export CUDA_VISIBLE_DEVICES=2,3\ndeepspeed --hostfile h --num_gpus 2 t.py\n",
+      "jobscript",
+      "GPU040",
+    ),
+    [],
+  );
 });
 
 test("GPU040: a shell script without #SBATCH gets no job-script finding (GPU021)", () => {
@@ -121,10 +249,17 @@ test("GPU040: a shell script without #SBATCH gets no job-script finding (GPU021)
 test("GPU040: the launched script writes CUDA_VISIBLE_DEVICES from its own --device option: the ids on the line are the visible GPUs", () => {
   const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-dev-"));
   const py = [
-    "import argparse", "import os", "", "parser = argparse.ArgumentParser()",
+    "import argparse",
+    "import os",
+    "",
+    "parser = argparse.ArgumentParser()",
     'parser.add_argument("--device", default="0", help="cuda device(s), i.e. 0 or 0,1,2,3")',
-    'parser.add_argument("--local_rank", "--local-rank", dest="local_rank", type=int,', "                    default=int(os.environ.get(\"LOCAL_RANK\", -1)))",
-    "args = parser.parse_args()", 'os.environ["CUDA_VISIBLE_DEVICES"] = args.device', "import torch", "",
+    'parser.add_argument("--local_rank", "--local-rank", dest="local_rank", type=int,',
+    '                    default=int(os.environ.get("LOCAL_RANK", -1)))',
+    "args = parser.parse_args()",
+    'os.environ["CUDA_VISIBLE_DEVICES"] = args.device',
+    "import torch",
+    "",
   ].join("\n");
   writeFileSync(join(dir, "train.py"), py);
   const sh = join(dir, "train.sh");
@@ -133,11 +268,17 @@ test("GPU040: the launched script writes CUDA_VISIBLE_DEVICES from its own --dev
   assert.equal(rest.length, 0);
   assert.equal(d.severity, "warning");
   assert.deepEqual([d.range.start.line, d.range.start.character, d.range.end.character], [1, 35, 53]);
-  assert.equal(d.message, "torchrun starts 8 workers per node (--nproc_per_node 8, LOCAL_RANK 0..7) but only 2 GPUs are visible to them (CUDA_VISIBLE_DEVICES=\"0,1\": train.py sets it from --device 0,1): the 6 workers with LOCAL_RANK 2..7 have no cuda:LOCAL_RANK ('invalid device ordinal' when selected), and ranks sharing a GPU make NCCL fail; start 2 per node");
+  assert.equal(
+    d.message,
+    "torchrun starts 8 workers per node (--nproc_per_node 8, LOCAL_RANK 0..7) but only 2 GPUs are visible to them (CUDA_VISIBLE_DEVICES=\"0,1\": train.py sets it from --device 0,1): the 6 workers with LOCAL_RANK 2..7 have no cuda:LOCAL_RANK ('invalid device ordinal' when selected), and ranks sharing a GPU make NCCL fail; start 2 per node",
+  );
   assert.equal(d.related?.[0].range.start.character, 74);
   // --device=0,1 and a once-assigned variable are read; the script's write wins over an export.
   assert.equal(run("torchrun --nproc_per_node=4 train.py --device=0,1").length, 1);
-  assert.equal(run("DEV=0,1,2\nexport CUDA_VISIBLE_DEVICES=0,1,2,3\ntorchrun --nproc_per_node=4 train.py --device $DEV").length, 1);
+  assert.equal(
+    run("DEV=0,1,2\nexport CUDA_VISIBLE_DEVICES=0,1,2,3\ntorchrun --nproc_per_node=4 train.py --device $DEV").length,
+    1,
+  );
   // Fixed, unknown or absent: silent.
   assert.deepEqual(run("python -m torch.distributed.launch --nproc_per_node 2 train.py --device 0,1"), []);
   assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --device $GPUS"), []);
@@ -145,7 +286,10 @@ test("GPU040: the launched script writes CUDA_VISIBLE_DEVICES from its own --dev
   assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --batch 32"), []);
   assert.deepEqual(run("torchrun --nproc_per_node 8 train.py -- --device 0,1"), []);
   // A script that writes the variable twice, or from something else, is not followed.
-  writeFileSync(join(dir, "train.py"), py.replace("import torch", 'if args.local_rank == -1:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch'));
+  writeFileSync(
+    join(dir, "train.py"),
+    py.replace("import torch", 'if args.local_rank == -1:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch'),
+  );
   assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --device 0,1"), []);
   writeFileSync(join(dir, "train.py"), py.replace("= args.device", "= args.device.replace(' ', '')"));
   assert.deepEqual(run("torchrun --nproc_per_node 8 train.py --device 0,1"), []);

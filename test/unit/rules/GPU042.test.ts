@@ -11,11 +11,17 @@ import { SourceText } from "../../../server/src/engine/manifests/source";
 // The fixtures are linted as the files they are: GPU042 reads the script a launch line names beside it.
 manifestFixtureTests("GPU042", {}, true);
 
-const lineOf = (text: string) => { const c = parseShell(new SourceText(text)).commands[0]; return parseLaunchLine(c.words, c.assignments); };
+const lineOf = (text: string) => {
+  const c = parseShell(new SourceText(text)).commands[0];
+  return parseLaunchLine(c.words, c.assignments);
+};
 
 test("GPU042 launch model: the script and its arguments, after the launcher's own options", () => {
   const d = lineOf("deepspeed --num_gpus 2 train.py --include localhost:0 --lr 1");
-  assert.deepEqual([d.script?.value, d.scriptArgs.map((w) => w.value)], ["train.py", ["--include", "localhost:0", "--lr", "1"]]);
+  assert.deepEqual(
+    [d.script?.value, d.scriptArgs.map((w) => w.value)],
+    ["train.py", ["--include", "localhost:0", "--lr", "1"]],
+  );
   const t = lineOf("python -m torch.distributed.run --nproc-per-node=2 --standalone train.py");
   assert.deepEqual([t.launcher, t.script?.value, t.scriptArgs.length], ["torchrun", "train.py", 0]);
   const c = lineOf("colossalai run --nproc_per_node 4 train.py --epochs 2");
@@ -27,9 +33,18 @@ test("GPU042 launch model: the script and its arguments, after the launcher's ow
 test("GPU042 message: the option, the script and what the launcher does instead; a script of another folder is found up to three folders above", () => {
   const dir = mkdtempSync(join(tmpdir(), "gp-gpu042-"));
   writeFileSync(join(dir, "sft.py"), "import sys\nprint(sys.argv)\n");
-  const [d] = lintManifestCode("#!/bin/bash\ndeepspeed sft.py \\\n    --include=\"localhost:0,1\" \\\n    --fp16\n", "jobscript", "GPU042", {}, join(dir, "scripts", "sft.sh"));
+  const [d] = lintManifestCode(
+    '#!/bin/bash\ndeepspeed sft.py \\\n    --include="localhost:0,1" \\\n    --fp16\n',
+    "jobscript",
+    "GPU042",
+    {},
+    join(dir, "scripts", "sft.sh"),
+  );
   assert.equal(d.range.start.line, 2);
-  assert.equal(d.message, "--include comes after the script sft.py, so deepspeed passes it to sft.py (which does not name it) instead of reading it: deepspeed uses its defaults (a process on every GPU of the node); write it before sft.py");
+  assert.equal(
+    d.message,
+    "--include comes after the script sft.py, so deepspeed passes it to sft.py (which does not name it) instead of reading it: deepspeed uses its defaults (a process on every GPU of the node); write it before sft.py",
+  );
   // Without a file (an unsaved buffer) nothing can be read: silent.
   assert.deepEqual(lintManifestCode("deepspeed sft.py --include localhost:0\n", "jobscript", "GPU042"), []);
 });
@@ -37,6 +52,24 @@ test("GPU042 message: the option, the script and what the launcher does instead;
 test("GPU042 in a Dockerfile CMD and a compose command", () => {
   const dir = mkdtempSync(join(tmpdir(), "gp-gpu042-"));
   writeFileSync(join(dir, "train.py"), "print('x')\n");
-  assert.equal(lintManifestCode("FROM x\nCMD [\"torchrun\", \"train.py\", \"--nproc_per_node=2\"]\n", "dockerfile", "GPU042", {}, join(dir, "Dockerfile")).length, 1);
-  assert.equal(lintManifestCode("services:\n  t:\n    command: accelerate launch train.py --gpu_ids 0,1\n", "compose", "GPU042", {}, join(dir, "compose.yaml")).length, 1);
+  assert.equal(
+    lintManifestCode(
+      'FROM x\nCMD ["torchrun", "train.py", "--nproc_per_node=2"]\n',
+      "dockerfile",
+      "GPU042",
+      {},
+      join(dir, "Dockerfile"),
+    ).length,
+    1,
+  );
+  assert.equal(
+    lintManifestCode(
+      "services:\n  t:\n    command: accelerate launch train.py --gpu_ids 0,1\n",
+      "compose",
+      "GPU042",
+      {},
+      join(dir, "compose.yaml"),
+    ).length,
+    1,
+  );
 });

@@ -7,18 +7,28 @@ import { literalOrdinal } from "../../../server/src/engine/rules/GPU046-ultralyt
 fixtureTests("GPU046");
 
 test("GPU046: error on device=N after is_available(), names the source, the init line and the GPU it really uses", async () => {
-  const src = 'import torch\nfrom ultralytics import YOLO\n\nif torch.cuda.is_available():\n    pass\nmodel = YOLO("m.pt")\nmodel.predict("a.mp4", device=2, stream=True)\n';
+  const src =
+    'import torch\nfrom ultralytics import YOLO\n\nif torch.cuda.is_available():\n    pass\nmodel = YOLO("m.pt")\nmodel.predict("a.mp4", device=2, stream=True)\n';
   const [d, ...rest] = await lintCode(src, "GPU046");
   assert.equal(rest.length, 0);
   assert.equal(d.severity, "error");
   assert.deepEqual([d.range.start.line, d.range.start.character, d.range.end.character], [6, 23, 31]);
-  assert.equal(d.message, "Ultralytics applies device=2 by writing CUDA_VISIBLE_DEVICES and then using cuda:0 (ultralytics/utils/torch_utils.py select_device), but CUDA was already initialised by torch.cuda.is_available() (line 4): the write has no effect, so this runs on the first GPU the process sees (GPU 0), not GPU 2; set CUDA_VISIBLE_DEVICES=2 before CUDA is initialised and pass device=0");
+  assert.equal(
+    d.message,
+    "Ultralytics applies device=2 by writing CUDA_VISIBLE_DEVICES and then using cuda:0 (ultralytics/utils/torch_utils.py select_device), but CUDA was already initialised by torch.cuda.is_available() (line 4): the write has no effect, so this runs on the first GPU the process sees (GPU 0), not GPU 2; set CUDA_VISIBLE_DEVICES=2 before CUDA is initialised and pass device=0",
+  );
   assert.equal(d.related?.[0].range.start.line, 3);
 });
 
 test("GPU046: an import that initialises CUDA (the catalogue) counts, and its entry is quoted", async () => {
-  const [d] = await lintCode('import torch_geometric\nfrom ultralytics import YOLO\nmodel = YOLO("m.pt")\nmodel.train(data="c.yaml", device="cuda:1")\n', "GPU046");
-  assert.match(d.message, /initialised by import torch_geometric \(line 1: torch_geometric .* initialises CUDA when imported/);
+  const [d] = await lintCode(
+    'import torch_geometric\nfrom ultralytics import YOLO\nmodel = YOLO("m.pt")\nmodel.train(data="c.yaml", device="cuda:1")\n',
+    "GPU046",
+  );
+  assert.match(
+    d.message,
+    /initialised by import torch_geometric \(line 1: torch_geometric .* initialises CUDA when imported/,
+  );
 });
 
 test("GPU046 stays silent: no init before, device 0, a list, a variable, a non-Ultralytics object, a call in a function nobody calls", async () => {
@@ -29,11 +39,23 @@ test("GPU046 stays silent: no init before, device 0, a list, a variable, a non-U
     'import torch\nfrom ultralytics import YOLO\ntorch.cuda.is_available()\nm = YOLO("m.pt")\nd = 1\nm.predict("a", device=d)\n',
     'import torch\nfrom mylib import Detector\ntorch.cuda.is_available()\nm = Detector("m.pt")\nm.predict("a", device=1)\n',
     'import torch\nfrom ultralytics import YOLO\ntorch.cuda.is_available()\ndef run():\n    m = YOLO("m.pt")\n    m.predict("a", device=1)\n',
-  ]) assert.deepEqual(await lintCode(src, "GPU046"), [], src);
+  ])
+    assert.deepEqual(await lintCode(src, "GPU046"), [], src);
 });
 
 test("GPU046 reads device= as Ultralytics does: ints, digit strings and cuda:N name one GPU; lists, names and -1 do not", async () => {
-  const cases: Array<[string, number | null]> = [["2", 2], ['"2"', 2], ['"cuda:3"', 3], ['"CUDA:1"', 1], ['" 4 "', 4], ['"0,1"', null], ["gpu", null], ['"cpu"', null], ['"-1"', null], ["0", null]];
+  const cases: Array<[string, number | null]> = [
+    ["2", 2],
+    ['"2"', 2],
+    ['"cuda:3"', 3],
+    ['"CUDA:1"', 1],
+    ['" 4 "', 4],
+    ['"0,1"', null],
+    ["gpu", null],
+    ['"cpu"', null],
+    ['"-1"', null],
+    ["0", null],
+  ];
   for (const [value, gpu] of cases) {
     const src = `import torch\nfrom ultralytics import YOLO\ntorch.cuda.is_available()\nm = YOLO("m.pt")\nm.val(device=${value})\n`;
     const found = await lintCode(src, "GPU046");

@@ -22,15 +22,21 @@ import { ruleByCode } from "../../../server/src/engine/rules/index";
 import { renderTextFixture, snapshotTest } from "./snapshot";
 
 /** A manifest fixture. */
-export interface ManifestFixture { name: string; text: string; kind: ManifestKind }
+export interface ManifestFixture {
+  name: string;
+  text: string;
+  kind: ManifestKind;
+}
 
 /** The manifests among a rule's fixtures (test/fixtures/rules/<code>/), sorted by name. */
 export function manifestFixtureFiles(code: string): ManifestFixture[] {
   const dir = join(ROOT, "test", "fixtures", "rules", code);
-  return readdirSync(dir).sort().flatMap((name) => {
-    const kind = manifestKindOf(name);
-    return kind ? [{ name, text: readFileSync(join(dir, name), "utf8"), kind }] : [];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const kind = manifestKindOf(name);
+      return kind ? [{ name, text: readFileSync(join(dir, name), "utf8"), kind }] : [];
+    });
 }
 
 /** 1-based lines annotated for `code` (see the module comment for the two forms). */
@@ -38,21 +44,40 @@ export function expectedManifestLines(text: string, kind: ManifestKind, code: st
   const out: number[] = [];
   text.split(/\r?\n/).forEach((line, i) => {
     const at = line.indexOf("# expect:");
-    if (at < 0 || !line.slice(at + 9).split(",").map((s) => s.trim()).includes(code)) return;
+    if (
+      at < 0 ||
+      !line
+        .slice(at + 9)
+        .split(",")
+        .map((s) => s.trim())
+        .includes(code)
+    )
+      return;
     out.push(kind === "dockerfile" && line.trim().startsWith("#") ? i + 2 : i + 1);
   });
   return out;
 }
 
 /** Lints manifest text (as the file `file`, when given), failing the test on a rule failure. */
-export function lintManifestText(text: string, kind: ManifestKind, options: LintOptions = {}, file?: string): LintDiagnostic[] {
+export function lintManifestText(
+  text: string,
+  kind: ManifestKind,
+  options: LintOptions = {},
+  file?: string,
+): LintDiagnostic[] {
   const r = lintManifest(text, kind, options, file ? { file } : {});
   if (r.ruleFailures.length) throw new Error(`rule failures: ${JSON.stringify(r.ruleFailures)}`);
   return r.diagnostics;
 }
 
 /** Lints manifest text and keeps only one code. */
-export function lintManifestCode(text: string, kind: ManifestKind, code: string, options: LintOptions = {}, file?: string): LintDiagnostic[] {
+export function lintManifestCode(
+  text: string,
+  kind: ManifestKind,
+  code: string,
+  options: LintOptions = {},
+  file?: string,
+): LintDiagnostic[] {
   return lintManifestText(text, kind, options, file).filter((d) => d.code === code);
 }
 
@@ -60,7 +85,8 @@ export function lintManifestCode(text: string, kind: ManifestKind, code: string,
 export function applyManifestFix(text: string, kind: ManifestKind, d: LintDiagnostic): string {
   if (!d.fix) throw new Error(`${d.code} has no fix`);
   const out = applyEdits(text, d.fix.edits);
-  if (kind !== "dockerfile") assert.ok(yamlErrorCount(out) <= yamlErrorCount(text), `fix "${d.fix.title}" broke the YAML:\n${out}`);
+  if (kind !== "dockerfile")
+    assert.ok(yamlErrorCount(out) <= yamlErrorCount(text), `fix "${d.fix.title}" broke the YAML:\n${out}`);
   return out;
 }
 
@@ -76,18 +102,27 @@ export function manifestFixtureTests(code: string, options: LintOptions = {}, as
   for (const f of files) {
     test(`${code} fixture ${f.name}: reports exactly the annotated lines`, () => {
       const got = lintManifestCode(f.text, f.kind, code, options, at(f.name)).map((d) => d.range.start.line + 1);
-      assert.deepEqual([...new Set(got)].sort((a, b) => a - b), expectedManifestLines(f.text, f.kind, code));
+      assert.deepEqual(
+        [...new Set(got)].sort((a, b) => a - b),
+        expectedManifestLines(f.text, f.kind, code),
+      );
     });
     test(`${code} fixture ${f.name}: each fix keeps the file valid and is not offered again`, () => {
-      const same = (ds: LintDiagnostic[], d: LintDiagnostic) => ds.filter((x) => x.fix?.title === d.fix!.title && x.message === d.message).length;
+      const same = (ds: LintDiagnostic[], d: LintDiagnostic) =>
+        ds.filter((x) => x.fix?.title === d.fix!.title && x.message === d.message).length;
       const before = lintManifestCode(f.text, f.kind, code, options, at(f.name));
       for (const d of before.filter((x) => x.fix)) {
         const after = lintManifestCode(applyManifestFix(f.text, f.kind, d), f.kind, code, options, at(f.name));
-        assert.ok(same(after, d) < same(before, d), `${f.name}:${d.range.start.line + 1} "${d.fix!.title}" is offered again after applying it`);
+        assert.ok(
+          same(after, d) < same(before, d),
+          `${f.name}:${d.range.start.line + 1} "${d.fix!.title}" is offered again after applying it`,
+        );
       }
     });
   }
-  snapshotTest(code, () => files.map((f) => renderTextFixture(f.name, f.text, lintManifestCode(f.text, f.kind, code, options, at(f.name)))));
+  snapshotTest(code, () =>
+    files.map((f) => renderTextFixture(f.name, f.text, lintManifestCode(f.text, f.kind, code, options, at(f.name)))),
+  );
 }
 
 /** The rule's doc example (read as `kind`) fires it, and its doc fix does not. */

@@ -40,7 +40,10 @@ test("rule-names.json lists the contract's 20 rules, GPU001 to GPU020, then this
   // GPU001-GPU030 without gaps; later codes come in ranges given to work done in parallel (issue 23:
   // GPU036-GPU039 for the Slurm Python rules), so a range may start before the one below it is used.
   const first = codes.filter((c) => Number(c.slice(3)) <= 30);
-  assert.deepEqual(first, Array.from({ length: 30 }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`));
+  assert.deepEqual(
+    first,
+    Array.from({ length: 30 }, (_, i) => `GPU${String(i + 1).padStart(3, "0")}`),
+  );
   assert.deepEqual(codes, [...codes].sort(), "codes ascending");
   assert.equal(table.get("GPU001"), "env-after-cuda-init");
   assert.equal(table.get("GPU020"), "compose-gpu-reservation");
@@ -48,7 +51,10 @@ test("rule-names.json lists the contract's 20 rules, GPU001 to GPU020, then this
 
 test("every registered rule is in rule-names.json", () => {
   const table = specTable();
-  assert.deepEqual(RULES.map((r) => r.meta.code).filter((c) => !table.has(c)), []);
+  assert.deepEqual(
+    RULES.map((r) => r.meta.code).filter((c) => !table.has(c)),
+    [],
+  );
 });
 
 test("codes are unique and in ascending order", () => {
@@ -79,7 +85,10 @@ for (const rule of RULES) {
 
   test(`${code}: the doc example fires the rule and the doc fix does not`, async () => {
     const language = languageOf(rule);
-    const codes = async (text: string) => (language === "python" ? await lintExample(text, code) : manifestCodes(text, language, code)).filter((c) => c === code);
+    const codes = async (text: string) =>
+      (language === "python" ? await lintExample(text, code) : manifestCodes(text, language, code)).filter(
+        (c) => c === code,
+      );
     assert.ok((await codes(rule.meta.docs.example)).length > 0, `${code}'s example does not trigger it`);
     assert.deepEqual(await codes(rule.meta.docs.fix), [], `${code}'s fixed example still triggers it`);
   });
@@ -88,13 +97,20 @@ for (const rule of RULES) {
     const file = join(TESTS_DIR, `${code}.test.ts`);
     assert.ok(existsSync(file), `missing test/unit/rules/${code}.test.ts`);
     const text = readFileSync(file, "utf8");
-    assert.ok(new RegExp(`[fF]ixture\\w*\\(\\s*"${code}"`).test(text), `${code}.test.ts does not run its fixtures (fixtureTests("${code}"))`);
-    if (rule.meta.fixable) assert.ok(/applyFix\(|applyEdits\(/.test(text), `${code} is fixable but its test applies no fix`);
+    assert.ok(
+      new RegExp(`[fF]ixture\\w*\\(\\s*"${code}"`).test(text),
+      `${code}.test.ts does not run its fixtures (fixtureTests("${code}"))`,
+    );
+    if (rule.meta.fixable)
+      assert.ok(/applyFix\(|applyEdits\(/.test(text), `${code} is fixable but its test applies no fix`);
   });
 
   test(`${code}: has a snapshot of what the user sees on its fixtures, beside them`, () => {
     const file = join(FIXTURES_DIR, code, `${code}.snap`);
-    assert.ok(existsSync(file), `missing test/fixtures/rules/${code}/${code}.snap (UPDATE_SNAPSHOTS=1 node --import tsx --test test/unit/rules/${code}.test.ts writes it)`);
+    assert.ok(
+      existsSync(file),
+      `missing test/fixtures/rules/${code}/${code}.snap (UPDATE_SNAPSHOTS=1 node --import tsx --test test/unit/rules/${code}.test.ts writes it)`,
+    );
     const text = readFileSync(file, "utf8");
     assert.ok(text.startsWith(`# ${code}: what the user sees`), `${code}.snap has no header`);
     assert.ok(text.includes(`\n${code} `), `${code}.snap records no finding of ${code}`);
@@ -103,24 +119,37 @@ for (const rule of RULES) {
   test(`${code}: has fixtures that fire and fixtures that must not`, () => {
     const dir = join(FIXTURES_DIR, code);
     assert.ok(existsSync(dir), `missing test/fixtures/rules/${code}/`);
-    const files = readdirSync(dir, { withFileTypes: true }).filter((f) => f.isFile() && !f.name.endsWith(".snap")).map((f) => f.name);
+    const files = readdirSync(dir, { withFileTypes: true })
+      .filter((f) => f.isFile() && !f.name.endsWith(".snap"))
+      .map((f) => f.name);
     const fires = (f: string) => {
       const text = readFileSync(join(dir, f), "utf8");
-      const sources = f.endsWith(".ipynb") ? cellsOfIpynb(text).filter((c) => c.kind === "code").map((c) => c.text) : [text];
+      const sources = f.endsWith(".ipynb")
+        ? cellsOfIpynb(text)
+            .filter((c) => c.kind === "code")
+            .map((c) => c.text)
+        : [text];
       return sources.some((t) => expectedLines(t, code).length > 0);
     };
     assert.ok(files.some(fires), `${code}: no fixture annotated "# expect: ${code}"`);
-    assert.ok(files.some((f) => !fires(f)), `${code}: no fixture on which it must stay silent`);
+    assert.ok(
+      files.some((f) => !fires(f)),
+      `${code}: no fixture on which it must stay silent`,
+    );
   });
 
   test(`${code}: every fix in its fixtures parses, and re-linting does not offer it again`, async () => {
     // "Again" = as many findings with this message and fix title as before (others may be identical twins elsewhere).
-    const same = (ds: LintDiagnostic[], d: LintDiagnostic) => ds.filter((x) => x.code === code && x.fix?.title === d.fix!.title && x.message === d.message).length;
+    const same = (ds: LintDiagnostic[], d: LintDiagnostic) =>
+      ds.filter((x) => x.code === code && x.fix?.title === d.fix!.title && x.message === d.message).length;
     for (const f of existsSync(join(FIXTURES_DIR, code)) ? fixtureFiles(code) : []) {
       const before = await lint(f.text);
       for (const d of before.filter((x) => x.code === code && x.fix)) {
         const after = await lint(applyFix(f.text, d));
-        assert.ok(same(after, d) < same(before, d), `${f.name}:${d.range.start.line + 1} "${d.fix!.title}" is offered again after applying it`);
+        assert.ok(
+          same(after, d) < same(before, d),
+          `${f.name}:${d.range.start.line + 1} "${d.fix!.title}" is offered again after applying it`,
+        );
       }
     }
   });
@@ -128,14 +157,22 @@ for (const rule of RULES) {
   test(`${code}: the committed doc page is the generator's output`, () => {
     const file = join(DOCS_DIR, `${code}.md`);
     assert.ok(existsSync(file), `missing docs/rules/${code}.md (run npm run docs:rules)`);
-    assert.equal(readFileSync(file, "utf8"), renderRuleDoc(rule), `docs/rules/${code}.md is out of date (run npm run docs:rules)`);
+    assert.equal(
+      readFileSync(file, "utf8"),
+      renderRuleDoc(rule),
+      `docs/rules/${code}.md is out of date (run npm run docs:rules)`,
+    );
   });
 }
 
 test("docs/rules/README.md indexes exactly the registered rules", () => {
   const file = join(DOCS_DIR, "README.md");
   assert.ok(existsSync(file), "missing docs/rules/README.md (run npm run docs:rules)");
-  assert.equal(readFileSync(file, "utf8"), renderRulesIndex(RULES), "docs/rules/README.md is out of date (run npm run docs:rules)");
+  assert.equal(
+    readFileSync(file, "utf8"),
+    renderRulesIndex(RULES),
+    "docs/rules/README.md is out of date (run npm run docs:rules)",
+  );
 });
 
 /**
@@ -154,19 +191,29 @@ const EXAMPLE_DIR = (() => {
 })();
 
 function manifestCodes(text: string, language: string, code: string): string[] {
-  const kinds: ManifestKind[] = language === "dockerfile" ? ["dockerfile"] : language === "bash" ? ["jobscript"] : ["yaml", "compose"];
+  const kinds: ManifestKind[] =
+    language === "dockerfile" ? ["dockerfile"] : language === "bash" ? ["jobscript"] : ["yaml", "compose"];
   // GPU045 compares ids with the machine its example names (one GPU).
   const machine = code === "GPU045" ? { machine: { gpuCount: 1, uuids: [] } } : {};
-  return kinds.flatMap((k) => lintManifest(text, k, { preview: true, ...machine }, k === "jobscript" ? { file: join(EXAMPLE_DIR, "example.sh") } : {}).diagnostics.map((d) => d.code));
+  return kinds.flatMap((k) =>
+    lintManifest(
+      text,
+      k,
+      { preview: true, ...machine },
+      k === "jobscript" ? { file: join(EXAMPLE_DIR, "example.sh") } : {},
+    ).diagnostics.map((d) => d.code),
+  );
 }
 
 async function lintExample(text: string, code: string): Promise<string[]> {
   const machine = { gpuCount: 2, uuids: [] };
   // The rules about files that a Slurm job script starts get the launch their example's first
   // comment describes (`srun python`, --ntasks-per-node=4, --gpus-per-task=1).
-  if (SLURM_STARTED.has(code)) return (await lint(text, { machine, preview: true, slurm: [SRUN_ONE_GPU_PER_TASK] })).map((d) => d.code);
+  if (SLURM_STARTED.has(code))
+    return (await lint(text, { machine, preview: true, slurm: [SRUN_ONE_GPU_PER_TASK] })).map((d) => d.code);
   // GPU044's example is started by `python -m torch.distributed.launch` (its first comment).
-  if (code === "GPU044") return (await lint(text, { machine, preview: true, slurm: [DISTRIBUTED_LAUNCH] })).map((d) => d.code);
+  if (code === "GPU044")
+    return (await lint(text, { machine, preview: true, slurm: [DISTRIBUTED_LAUNCH] })).map((d) => d.code);
   if (text.split("\n").some((l) => /^\s*[!%]/.test(l))) {
     await initEngine();
     return lintNotebook([{ kind: "code", text }], { machine, preview: true }).diagnostics.map((d) => d.code);

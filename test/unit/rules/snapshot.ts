@@ -21,7 +21,10 @@ import type { Fix, LintDiagnostic, Range, RelatedInfo } from "../../../server/sr
 import type { CellDiagnostic } from "../../../server/src/engine/notebook";
 
 /** One fixture's part of a snapshot: its file name and its rendered findings. */
-export interface FixtureSnapshot { name: string; body: string }
+export interface FixtureSnapshot {
+  name: string;
+  body: string;
+}
 
 /** A range as the user reads it: 1-based `line:column-line:column`. */
 export function renderRange(r: Range): string {
@@ -42,7 +45,12 @@ export function unifiedDiff(name: string, before: string, after: string): string
  * `text`'s lines, each after `by`, without trailing blanks (a blank context line of a diff is then
  * empty): an editor that trims trailing white space on save leaves a snapshot as it is.
  */
-const indent = (text: string, by: string) => text.replace(/\n$/, "").split("\n").map((l) => (by + l).trimEnd()).join("\n");
+const indent = (text: string, by: string) =>
+  text
+    .replace(/\n$/, "")
+    .split("\n")
+    .map((l) => (by + l).trimEnd())
+    .join("\n");
 
 /** The lines of a fix: title, safety, note, and the diff(s) `diffs` gives. */
 function renderFix(fix: Pick<Fix, "title" | "safe" | "note">, diffs: string): string {
@@ -53,7 +61,11 @@ function renderFix(fix: Pick<Fix, "title" | "safe" | "note">, diffs: string): st
 }
 
 /** The head line, message and related locations of one finding; `at` names a cell in a notebook. */
-function renderHead(d: Pick<LintDiagnostic, "code" | "severity" | "message" | "range">, related: RelatedInfo[] | undefined, at = ""): string {
+function renderHead(
+  d: Pick<LintDiagnostic, "code" | "severity" | "message" | "range">,
+  related: RelatedInfo[] | undefined,
+  at = "",
+): string {
   const lines = [`${d.code} ${d.severity} at ${at}${renderRange(d.range)}`, `  ${d.message}`];
   for (const r of related ?? []) lines.push(`  related ${renderRange(r.range)}: ${r.message}`);
   return lines.join("\n");
@@ -61,9 +73,11 @@ function renderHead(d: Pick<LintDiagnostic, "code" | "severity" | "message" | "r
 
 /** Findings in reading order (range, then message), so a snapshot does not depend on the rules' order of reports. */
 function inOrder<T extends { range: Range; message: string; cell?: number }>(ds: readonly T[]): T[] {
-  const key = (d: T) => [d.cell ?? 0, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character] as const;
+  const key = (d: T) =>
+    [d.cell ?? 0, d.range.start.line, d.range.start.character, d.range.end.line, d.range.end.character] as const;
   return [...ds].sort((a, b) => {
-    const ka = key(a), kb = key(b);
+    const ka = key(a),
+      kb = key(b);
     for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i] - kb[i];
     return a.message < b.message ? -1 : a.message > b.message ? 1 : 0;
   });
@@ -79,16 +93,29 @@ export function renderTextFixture(name: string, text: string, diagnostics: reado
 }
 
 /** A notebook fixture: locations are `cell N, line:column`, and a fix's diff is per cell it changes. */
-export function renderNotebookFixture(name: string, cells: ReadonlyArray<{ text: string }>, diagnostics: readonly CellDiagnostic[]): FixtureSnapshot {
+export function renderNotebookFixture(
+  name: string,
+  cells: ReadonlyArray<{ text: string }>,
+  diagnostics: readonly CellDiagnostic[],
+): FixtureSnapshot {
   const parts = inOrder(diagnostics).map((d) => {
     const related = d.related?.map((r) => ({ range: r.range, message: `cell ${r.cell + 1}, ${r.message}` }));
     const head = renderHead(d, related, `cell ${d.cell + 1}, `);
     if (!d.fix) return head;
     const touched = [...new Set(d.fix.edits.map((e) => e.cell))].sort((a, b) => a - b);
-    const diffs = touched.map((c) => {
-      const before = cells[c].text;
-      return unifiedDiff(`${name} cell ${c + 1}`, before, applyEdits(before, d.fix!.edits.filter((e) => e.cell === c)));
-    }).join("");
+    const diffs = touched
+      .map((c) => {
+        const before = cells[c].text;
+        return unifiedDiff(
+          `${name} cell ${c + 1}`,
+          before,
+          applyEdits(
+            before,
+            d.fix!.edits.filter((e) => e.cell === c),
+          ),
+        );
+      })
+      .join("");
     return `${head}\n${renderFix(d.fix, diffs)}`;
   });
   return { name, body: parts.length ? parts.join("\n\n") : "(no findings)" };
@@ -115,7 +142,12 @@ export function renderSnapshot(code: string, fixtures: readonly FixtureSnapshot[
  * missing one outside CI, and fails (with the diff, or with how to make it: `remake`) otherwise.
  * `env` is the environment read (the process's by default).
  */
-export function checkSnapshot(file: string, actual: string, remake: string, env: NodeJS.ProcessEnv = process.env): void {
+export function checkSnapshot(
+  file: string,
+  actual: string,
+  remake: string,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   const shown = relative(ROOT, file);
   const update = env.UPDATE_SNAPSHOTS === "1";
   if (!existsSync(file) && !update) {
@@ -123,15 +155,24 @@ export function checkSnapshot(file: string, actual: string, remake: string, env:
     writeFileSync(file, actual);
     return;
   }
-  if (update) { writeFileSync(file, actual); return; }
+  if (update) {
+    writeFileSync(file, actual);
+    return;
+  }
   const expected = readFileSync(file, "utf8");
   if (expected === actual) return;
-  assert.fail(`${shown} differs from what the rules report now (UPDATE_SNAPSHOTS=1 rewrites it; review before committing):\n${unifiedDiff(shown, expected, actual)}`);
+  assert.fail(
+    `${shown} differs from what the rules report now (UPDATE_SNAPSHOTS=1 rewrites it; review before committing):\n${unifiedDiff(shown, expected, actual)}`,
+  );
 }
 
 /** Registers the snapshot test of a rule: `render` gives each fixture's part. */
 export function snapshotTest(code: string, render: () => Promise<FixtureSnapshot[]> | FixtureSnapshot[]): void {
   test(`${code} snapshot: messages, ranges and fixes on its fixtures are as ${code}.snap records`, async () => {
-    checkSnapshot(snapshotPath(code), renderSnapshot(code, await render()), `UPDATE_SNAPSHOTS=1 node --import tsx --test test/unit/rules/${code}.test.ts`);
+    checkSnapshot(
+      snapshotPath(code),
+      renderSnapshot(code, await render()),
+      `UPDATE_SNAPSHOTS=1 node --import tsx --test test/unit/rules/${code}.test.ts`,
+    );
   });
 }

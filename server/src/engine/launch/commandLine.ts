@@ -108,12 +108,48 @@ function launcherOf(words: readonly ShellWord[]): { launcher: Launcher; from: nu
  * in these launchers' option lists (`--multi_gpu`, `--standalone`, `--no_python`), listed here.
  */
 const SWITCHES = new Set([
-  "--standalone", "--no_python", "--no-python", "--module", "-m", "--run_path", "--run-path", "--use_env", "--use-env",
-  "--multi_gpu", "--multi-gpu", "--cpu", "--tpu", "--use_deepspeed", "--use-deepspeed", "--use_fsdp", "--use-fsdp",
-  "--use_megatron_lm", "--use-megatron-lm", "--same_network", "--same-network", "--debug", "-q", "--quiet",
-  "--no_local_rank", "--no-local-rank", "--no_ssh_check", "--no-ssh-check", "--no_ssh", "--no-ssh", "--force_multi", "--force-multi",
-  "--save_pid", "--save-pid", "--enable_each_rank_log", "--elastic_training", "--bind_cores_to_rank", "--autotuning",
-  "--dynamo_use_fullgraph", "--dynamo_use_dynamic", "--enable_cpu_affinity", "--rdzv_conf",
+  "--standalone",
+  "--no_python",
+  "--no-python",
+  "--module",
+  "-m",
+  "--run_path",
+  "--run-path",
+  "--use_env",
+  "--use-env",
+  "--multi_gpu",
+  "--multi-gpu",
+  "--cpu",
+  "--tpu",
+  "--use_deepspeed",
+  "--use-deepspeed",
+  "--use_fsdp",
+  "--use-fsdp",
+  "--use_megatron_lm",
+  "--use-megatron-lm",
+  "--same_network",
+  "--same-network",
+  "--debug",
+  "-q",
+  "--quiet",
+  "--no_local_rank",
+  "--no-local-rank",
+  "--no_ssh_check",
+  "--no-ssh-check",
+  "--no_ssh",
+  "--no-ssh",
+  "--force_multi",
+  "--force-multi",
+  "--save_pid",
+  "--save-pid",
+  "--enable_each_rank_log",
+  "--elastic_training",
+  "--bind_cores_to_rank",
+  "--autotuning",
+  "--dynamo_use_fullgraph",
+  "--dynamo_use_dynamic",
+  "--enable_cpu_affinity",
+  "--rdzv_conf",
 ]);
 function launcherOptions(words: readonly ShellWord[], from: number): ShellWord[] {
   let k = from;
@@ -128,7 +164,41 @@ function launcherOptions(words: readonly ShellWord[], from: number): ShellWord[]
 }
 
 /** `underscore_name` → both spellings with dashes and underscores (accelerate accepts either). */
-const spellings = (...names: string[]) => names.flatMap((n) => [n, n.replace(/_/g, "-")]).filter((n, i, a) => a.indexOf(n) === i);
+const spellings = (...names: string[]) =>
+  names.flatMap((n) => [n, n.replace(/_/g, "-")]).filter((n, i, a) => a.indexOf(n) === i);
+
+/**
+ * Reads the options and `VAR=value` words of an `env` prefix (`words[0]` is `env`) into `inlineEnv`
+ * (`-u NAME` deletes NAME from it).
+ * @returns the index of the first word after them, and whether `-i`/`-` clears the environment.
+ */
+function envPrefix(
+  words: readonly ShellWord[],
+  inlineEnv: Map<string, { value: string; word: ShellWord }>,
+): { next: number; clearsEnv: boolean } {
+  let clearsEnv = false;
+  let k = 1;
+  for (; k < words.length; k++) {
+    const w = words[k].value;
+    if (w === "-i" || w === "--ignore-environment" || w === "-") {
+      clearsEnv = true;
+      continue;
+    }
+    if (ENV_VALUE_OPTIONS.has(w)) {
+      if (w === "-u" || w === "--unset") inlineEnv.delete(words[k + 1]?.value ?? "");
+      k++;
+      continue;
+    }
+    if (w.startsWith("-")) continue;
+    const eq = w.indexOf("=");
+    if (eq > 0 && NAME.test(w.slice(0, eq))) {
+      inlineEnv.set(w.slice(0, eq), { value: w.slice(eq + 1), word: words[k] });
+      continue;
+    }
+    break;
+  }
+  return { next: k, clearsEnv };
+}
 
 /**
  * Parses a launch command line from its words and the assignments written before them.
@@ -136,7 +206,10 @@ const spellings = (...names: string[]) => names.flatMap((n) => [n, n.replace(/_/
  * @param assignments `VAR=value` words written before the command (shell.ts ShellCommand.assignments).
  * @returns the launch; `launcher` is `other` for any program that is not a known launcher.
  */
-export function parseLaunchLine(words: readonly ShellWord[], assignments: ReadonlyArray<{ name: string; value: string; word: ShellWord }> = []): LaunchLine {
+export function parseLaunchLine(
+  words: readonly ShellWord[],
+  assignments: ReadonlyArray<{ name: string; value: string; word: ShellWord }> = [],
+): LaunchLine {
   const inlineEnv = new Map<string, { value: string; word: ShellWord }>();
   for (const a of assignments) inlineEnv.set(a.name, { value: a.value, word: a.word });
   let clearsEnv = false;
@@ -146,20 +219,15 @@ export function parseLaunchLine(words: readonly ShellWord[], assignments: Readon
   for (let guard = 0; guard < 8 && rest.length; guard++) {
     const b = base(rest[0].value);
     if (b === "env") {
-      let k = 1;
-      for (; k < rest.length; k++) {
-        const w = rest[k].value;
-        if (w === "-i" || w === "--ignore-environment" || w === "-") { clearsEnv = true; continue; }
-        if (ENV_VALUE_OPTIONS.has(w)) { if (w === "-u" || w === "--unset") inlineEnv.delete(rest[k + 1]?.value ?? ""); k++; continue; }
-        if (w.startsWith("-")) continue;
-        const eq = w.indexOf("=");
-        if (eq > 0 && NAME.test(w.slice(0, eq))) { inlineEnv.set(w.slice(0, eq), { value: w.slice(eq + 1), word: rest[k] }); continue; }
-        break;
-      }
-      rest = rest.slice(k);
+      const e = envPrefix(rest, inlineEnv);
+      if (e.clearsEnv) clearsEnv = true;
+      rest = rest.slice(e.next);
       continue;
     }
-    if (b === "nohup" || b === "exec") { rest = rest.slice(1).filter((w, i) => !(i === 0 && w.value.startsWith("-"))); continue; }
+    if (b === "nohup" || b === "exec") {
+      rest = rest.slice(1).filter((w, i) => !(i === 0 && w.value.startsWith("-")));
+      continue;
+    }
     if (b === "srun") {
       const l = launchOf({ assignments: [], words: rest, start: 0, end: 0 } as ShellCommand);
       underSrun = true;
@@ -169,7 +237,20 @@ export function parseLaunchLine(words: readonly ShellWord[], assignments: Readon
     break;
   }
   const { launcher, from } = launcherOf(rest);
-  const none: LaunchLine = { launcher, words: rest, underSrun, inlineEnv, clearsEnv, processes: null, machines: null, gpuIds: null, exclude: null, configFile: null, script: null, scriptArgs: [] };
+  const none: LaunchLine = {
+    launcher,
+    words: rest,
+    underSrun,
+    inlineEnv,
+    clearsEnv,
+    processes: null,
+    machines: null,
+    gpuIds: null,
+    exclude: null,
+    configFile: null,
+    script: null,
+    scriptArgs: [],
+  };
   if (launcher === "other") return none;
   const opts = launcherOptions(rest, from);
   const at = from + opts.length;
@@ -196,7 +277,8 @@ export function parseLaunchLine(words: readonly ShellWord[], assignments: Readon
 }
 
 /** A whole number written as digits, or null. */
-export const wholeNumber = (s: string | null | undefined): number | null => (s !== null && s !== undefined && /^[0-9]{1,6}$/.test(s.trim()) ? Number(s.trim()) : null);
+export const wholeNumber = (s: string | null | undefined): number | null =>
+  s !== null && s !== undefined && /^[0-9]{1,6}$/.test(s.trim()) ? Number(s.trim()) : null;
 
 /**
  * The local GPU ids of a deepspeed `--include` value when it names only this node (`localhost:0,1`

@@ -9,7 +9,13 @@ import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 /** The text of a script named in a launch line: relative to the launching file's folder, then up to three folders above it; null when not a readable `.py` path. */
 export function launchedScriptText(file: string | null, path: string): string | null {
   if (!file || path.includes("$") || path.startsWith("~") || !path.endsWith(".py")) return null;
-  const candidates = isAbsolute(path) ? [path] : [0, 1, 2, 3].map((k) => { let d = dirname(file); for (let i = 0; i < k; i++) d = dirname(d); return join(d, path); });
+  const candidates = isAbsolute(path)
+    ? [path]
+    : [0, 1, 2, 3].map((k) => {
+        let d = dirname(file);
+        for (let i = 0; i < k; i++) d = dirname(d);
+        return join(d, path);
+      });
   for (const c of candidates) {
     const read = readWorkspaceText(c, 4 * 1024 * 1024);
     if ("text" in read) return read.text;
@@ -23,8 +29,12 @@ function callText(text: string, open: number): string | null {
   let quote: string | null = null;
   for (let i = open; i < Math.min(text.length, open + 2000); i++) {
     const ch = text[i];
-    if (quote) { if (ch === "\\") i++; else if (ch === quote) quote = null; continue; }
-    if (ch === "\"" || ch === "'") quote = ch;
+    if (quote) {
+      if (ch === "\\") i++;
+      else if (ch === quote) quote = null;
+      continue;
+    }
+    if (ch === '"' || ch === "'") quote = ch;
     else if (ch === "(") depth++;
     else if (ch === ")" && --depth === 0) return text.slice(open + 1, i);
   }

@@ -61,7 +61,9 @@ const isShell = (w: string) => /^(?:.*\/)?(?:ba|da|z)?sh$/.test(w);
 
 /** Shell words whose offsets are moved by `delta`, or all set to `clamp` when the text's offsets do not map onto the file. */
 function moveWords(words: readonly ShellWord[], delta: number, clamp: [number, number] | null): ShellWord[] {
-  return words.map((w) => (clamp ? { ...w, start: clamp[0], end: clamp[1] } : { ...w, start: w.start + delta, end: w.end + delta }));
+  return words.map((w) =>
+    clamp ? { ...w, start: clamp[0], end: clamp[1] } : { ...w, start: w.start + delta, end: w.end + delta },
+  );
 }
 
 /** Commands of a shell text written at `offset` in the file (`exact`: its characters are the file's, else every word spans `clamp`). */
@@ -81,40 +83,77 @@ function commandsOf(text: string, offset: number, exact: boolean, clamp: [number
  * SCRIPT`, each command of the script.
  * @param scriptAt where the script word's text lies in the file: its start offset when the file holds it character for character, else null.
  */
-function launchesOfArgv(argv: ShellWord[], scriptAt: (w: ShellWord) => number | null): Array<{ line: LaunchLine; command: ShellCommand }> {
+function launchesOfArgv(
+  argv: ShellWord[],
+  scriptAt: (w: ShellWord) => number | null,
+): Array<{ line: LaunchLine; command: ShellCommand }> {
   if (argv.length >= 3 && isShell(argv[0].value)) {
     const c = argv.findIndex((w, i) => i > 0 && /^-[a-z]*c[a-z]*$/.test(w.value));
     const script = c > 0 ? argv[c + 1] : undefined;
     if (!script) return [];
     const at = scriptAt(script);
-    return commandsOf(script.value, at ?? 0, at !== null, [script.start, script.end]).map((command) => ({ line: parseLaunchLine(command.words, command.assignments), command }));
+    return commandsOf(script.value, at ?? 0, at !== null, [script.start, script.end]).map((command) => ({
+      line: parseLaunchLine(command.words, command.assignments),
+      command,
+    }));
   }
-  const command: ShellCommand = { assignments: [], words: argv, start: argv[0]?.start ?? 0, end: argv[argv.length - 1]?.end ?? 0 };
+  const command: ShellCommand = {
+    assignments: [],
+    words: argv,
+    start: argv[0]?.start ?? 0,
+    end: argv[argv.length - 1]?.end ?? 0,
+  };
   return [{ line: parseLaunchLine(argv), command }];
 }
 
 /** A CUDA_VISIBLE_DEVICES setting of a script's commands before `before` (the last one wins): `export`/`declare -x`, or a bare assignment (unknown). */
-function scriptVisible(src: SourceText, commands: readonly ShellCommand[], before: number): { visible: VisibleSetting | null; unknown: boolean } {
+function scriptVisible(
+  src: SourceText,
+  commands: readonly ShellCommand[],
+  before: number,
+): { visible: VisibleSetting | null; unknown: boolean } {
   let visible: VisibleSetting | null = null;
   let unknown = false;
   let assigned: { value: string | null; word: ShellWord } | null = null;
   for (const c of commands) {
     if (c.start >= before) break;
     if (c.words.length === 0) {
-      for (const a of c.assignments) if (a.name === CVD) { assigned = { value: a.word.expands ? null : a.value, word: a.word }; unknown = true; visible = null; }
+      for (const a of c.assignments)
+        if (a.name === CVD) {
+          assigned = { value: a.word.expands ? null : a.value, word: a.word };
+          unknown = true;
+          visible = null;
+        }
       continue;
     }
     const head = c.words[0].value;
-    const exporting = head === "export" || ((head === "declare" || head === "typeset") && c.words.some((w) => /^-[a-zA-Z]*x/.test(w.value)));
-    if (head === "unset" && c.words.some((w) => w.value === CVD)) { visible = null; unknown = false; assigned = null; continue; }
+    const exporting =
+      head === "export" ||
+      ((head === "declare" || head === "typeset") && c.words.some((w) => /^-[a-zA-Z]*x/.test(w.value)));
+    if (head === "unset" && c.words.some((w) => w.value === CVD)) {
+      visible = null;
+      unknown = false;
+      assigned = null;
+      continue;
+    }
     if (!exporting) continue;
     for (const w of c.words.slice(1)) {
       if (w.value === CVD && assigned) {
-        visible = { value: assigned.value, from: `exported on line ${src.lineOf(assigned.word.start) + 1}`, sameCommand: false, range: src.range(assigned.word.start, assigned.word.end) };
+        visible = {
+          value: assigned.value,
+          from: `exported on line ${src.lineOf(assigned.word.start) + 1}`,
+          sameCommand: false,
+          range: src.range(assigned.word.start, assigned.word.end),
+        };
         unknown = assigned.value === null;
       } else if (w.value.startsWith(`${CVD}=`)) {
         const value = w.expands ? null : w.value.slice(CVD.length + 1);
-        visible = { value, from: `exported on line ${src.lineOf(w.start) + 1}`, sameCommand: false, range: src.range(w.start, w.end) };
+        visible = {
+          value,
+          from: `exported on line ${src.lineOf(w.start) + 1}`,
+          sameCommand: false,
+          range: src.range(w.start, w.end),
+        };
         unknown = value === null;
       }
     }
@@ -127,11 +166,25 @@ function scriptVisible(src: SourceText, commands: readonly ShellCommand[], befor
  * (`VAR=v cmd`, `env VAR=v cmd`), else the last `export` before it (none after `env -i`); `unknown`
  * when an assignment may or may not reach it (not exported, or not literal).
  */
-export function visibleForCommand(model: ManifestModel, c: ShellCommand, line: LaunchLine = parseLaunchLine(c.words, c.assignments)): { visible: VisibleSetting | null; unknown: boolean } {
+export function visibleForCommand(
+  model: ManifestModel,
+  c: ShellCommand,
+  line: LaunchLine = parseLaunchLine(c.words, c.assignments),
+): { visible: VisibleSetting | null; unknown: boolean } {
   const src = model.src;
   const inline = line.inlineEnv.get(CVD);
   if (inline) {
-    return inline.word.expands ? { visible: null, unknown: true } : { visible: { value: inline.value, from: "inline", sameCommand: true, range: src.range(inline.word.start, inline.word.end) }, unknown: false };
+    return inline.word.expands
+      ? { visible: null, unknown: true }
+      : {
+          visible: {
+            value: inline.value,
+            from: "inline",
+            sameCommand: true,
+            range: src.range(inline.word.start, inline.word.end),
+          },
+          unknown: false,
+        };
   }
   if (line.clearsEnv || !model.jobscript) return { visible: null, unknown: false };
   return scriptVisible(src, model.jobscript.commands, c.start);
@@ -153,11 +206,26 @@ function scriptLaunches(model: ManifestModel): FoundLaunch[] {
       const req = facts.request;
       const l = line.underSrun;
       if (req.asksForGpus && req.where) {
-        const count = l && req.gpusPerTask !== null ? req.gpusPerTask : !l && req.gpusPerTask !== null ? null : req.gpusPerNode;
-        if (count !== null) request = { count, from: `#SBATCH --${req.where.name}=${req.where.value}`, range: req.where.range, kind: "slurm" };
+        const count =
+          l && req.gpusPerTask !== null ? req.gpusPerTask : !l && req.gpusPerTask !== null ? null : req.gpusPerNode;
+        if (count !== null)
+          request = {
+            count,
+            from: `#SBATCH --${req.where.name}=${req.where.value}`,
+            range: req.where.range,
+            kind: "slurm",
+          };
       }
     }
-    out.push({ line, range: src.range(c.start, c.end), visible, visibleUnknown: unknown, request, onThisMachine: !isJob, where: "the script" });
+    out.push({
+      line,
+      range: src.range(c.start, c.end),
+      visible,
+      visibleUnknown: unknown,
+      request,
+      onThisMachine: !isJob,
+      where: "the script",
+    });
   }
   return out;
 }
@@ -169,19 +237,46 @@ function dockerfileLaunches(model: ManifestModel): FoundLaunch[] {
   const src = model.src;
   const { argv, shellForm, start, end } = df.run;
   const found = shellForm
-    ? commandsOf(src.text.slice(start, end), start, true, [start, end]).map((command) => ({ line: parseLaunchLine(command.words, command.assignments), command }))
+    ? commandsOf(src.text.slice(start, end), start, true, [start, end]).map((command) => ({
+        line: parseLaunchLine(command.words, command.assignments),
+        command,
+      }))
     : launchesOfArgv(argv, () => null);
-  const env = df.env.filter((e) => e.name === CVD && e.range.start.line >= df.run!.stageLine && e.range.start.line < df.run!.line).pop();
-  return found.filter((f) => f.line.launcher !== "other").map(({ line, command }) => {
-    const inline = line.inlineEnv.get(CVD);
-    const visible: VisibleSetting | null = inline && !inline.word.expands ? { value: inline.value, from: "inline", sameCommand: true, range: src.range(inline.word.start, inline.word.end) }
-      : env && env.value !== null && !env.value.includes("$") && !line.clearsEnv ? { value: env.value, from: "the image's ENV", sameCommand: false, range: env.range } : null;
-    return { line, range: src.range(command.start, command.end), visible, visibleUnknown: !!inline?.word.expands, request: null, onThisMachine: false, where: df.run!.keyword };
-  });
+  const env = df.env
+    .filter((e) => e.name === CVD && e.range.start.line >= df.run!.stageLine && e.range.start.line < df.run!.line)
+    .pop();
+  return found
+    .filter((f) => f.line.launcher !== "other")
+    .map(({ line, command }) => {
+      const inline = line.inlineEnv.get(CVD);
+      const visible: VisibleSetting | null =
+        inline && !inline.word.expands
+          ? {
+              value: inline.value,
+              from: "inline",
+              sameCommand: true,
+              range: src.range(inline.word.start, inline.word.end),
+            }
+          : env && env.value !== null && !env.value.includes("$") && !line.clearsEnv
+            ? { value: env.value, from: "the image's ENV", sameCommand: false, range: env.range }
+            : null;
+      return {
+        line,
+        range: src.range(command.start, command.end),
+        visible,
+        visibleUnknown: !!inline?.word.expands,
+        request: null,
+        onThisMachine: false,
+        where: df.run!.keyword,
+      };
+    });
 }
 
 /** The words of a YAML `command`/`args`/`entrypoint` value: a list of scalars (each a word) or a string (split as a shell would). */
-function yamlArgv(src: SourceText, node: Node | null): { argv: ShellWord[]; scriptAt: (w: ShellWord) => number | null } | null {
+function yamlArgv(
+  src: SourceText,
+  node: Node | null,
+): { argv: ShellWord[]; scriptAt: (w: ShellWord) => number | null } | null {
   if (!node) return null;
   const starts = new Map<ShellWord, number>();
   const wordOf = (n: unknown): ShellWord | null => {
@@ -221,17 +316,27 @@ function composeRequest(model: ManifestModel, service: YAMLMap): GpuRequest | nu
   for (const d of devices.items) {
     if (!isMap(d)) continue;
     const caps = valueOf(d, "capabilities");
-    const gpu = (isSeq(caps) && caps.items.some((c) => scalarText(c) === "gpu")) || scalarText(valueOf(d, "driver")) === "nvidia";
+    const gpu =
+      (isSeq(caps) && caps.items.some((c) => scalarText(c) === "gpu")) || scalarText(valueOf(d, "driver")) === "nvidia";
     if (!gpu) continue;
     const count = pairOf(d, "count");
     const ids = pairOf(d, "device_ids");
     const r = (n: Node | null | undefined) => model.src.range(n?.range?.[0] ?? 0, n?.range?.[1] ?? 0);
     if (ids && !count && isSeq(ids.value)) {
       const list = ids.value.items.map((i) => scalarText(i) ?? "?");
-      return { count: list.length, from: `device_ids: [${list.join(", ")}]`, range: r(ids.value as Node), kind: "container" };
+      return {
+        count: list.length,
+        from: `device_ids: [${list.join(", ")}]`,
+        range: r(ids.value as Node),
+        kind: "container",
+      };
     }
-    const n = isScalar(count?.value) && typeof count!.value.value === "number" && Number.isInteger(count!.value.value) ? count!.value.value : null;
-    if (count && !ids && n !== null) return { count: n, from: `count: ${n}`, range: r(count.value as Node), kind: "container" };
+    const n =
+      isScalar(count?.value) && typeof count!.value.value === "number" && Number.isInteger(count!.value.value)
+        ? count!.value.value
+        : null;
+    if (count && !ids && n !== null)
+      return { count: n, from: `count: ${n}`, range: r(count.value as Node), kind: "container" };
     return null;
   }
   return null;
@@ -244,22 +349,53 @@ function podRequest(model: ManifestModel, container: YAMLMap): GpuRequest | null
   const n = wholeNumber(scalarText(p?.value));
   if (!p || n === null) return null;
   const v = p.value as Node;
-  return { count: n, from: `nvidia.com/gpu: ${n}`, range: model.src.range(v.range?.[0] ?? 0, v.range?.[1] ?? 0), kind: "container" };
+  return {
+    count: n,
+    from: `nvidia.com/gpu: ${n}`,
+    range: model.src.range(v.range?.[0] ?? 0, v.range?.[1] ?? 0),
+    kind: "container",
+  };
 }
 
 /** Launches of YAML argv pieces joined (`entrypoint` + `command`, `command` + `args`). */
-function containerLaunches(model: ManifestModel, parts: Array<Node | null>, owner: string, where: string, request: GpuRequest | null): FoundLaunch[] {
+function containerLaunches(
+  model: ManifestModel,
+  parts: Array<Node | null>,
+  owner: string,
+  where: string,
+  request: GpuRequest | null,
+): FoundLaunch[] {
   const src = model.src;
   const pieces = parts.map((p) => yamlArgv(src, p)).filter((p): p is NonNullable<typeof p> => p !== null);
   if (!pieces.length) return [];
   const argv = pieces.flatMap((p) => p.argv);
   const scriptAt = (w: ShellWord) => pieces.map((p) => p.scriptAt(w)).find((x) => x !== null) ?? null;
   const containerVisible = envVisible(model, owner);
-  return launchesOfArgv(argv, scriptAt).filter((f) => f.line.launcher !== "other").map(({ line, command }) => {
-    const inline = line.inlineEnv.get(CVD);
-    const visible = inline && !inline.word.expands ? { value: inline.value, from: "inline", sameCommand: true, range: src.range(inline.word.start, inline.word.end) } : line.clearsEnv ? null : containerVisible;
-    return { line, range: src.range(command.start, command.end), visible, visibleUnknown: !!inline?.word.expands, request, onThisMachine: false, where };
-  });
+  return launchesOfArgv(argv, scriptAt)
+    .filter((f) => f.line.launcher !== "other")
+    .map(({ line, command }) => {
+      const inline = line.inlineEnv.get(CVD);
+      const visible =
+        inline && !inline.word.expands
+          ? {
+              value: inline.value,
+              from: "inline",
+              sameCommand: true,
+              range: src.range(inline.word.start, inline.word.end),
+            }
+          : line.clearsEnv
+            ? null
+            : containerVisible;
+      return {
+        line,
+        range: src.range(command.start, command.end),
+        visible,
+        visibleUnknown: !!inline?.word.expands,
+        request,
+        onThisMachine: false,
+        where,
+      };
+    });
 }
 
 /**
@@ -272,11 +408,27 @@ export function launchesOf(model: ManifestModel): FoundLaunch[] {
   const out: FoundLaunch[] = [];
   for (const s of model.services) {
     const owner = `service "${s.name}"`;
-    out.push(...containerLaunches(model, [valueOf(s.node, "entrypoint"), valueOf(s.node, "command")], owner, owner, composeRequest(model, s.node)));
+    out.push(
+      ...containerLaunches(
+        model,
+        [valueOf(s.node, "entrypoint"), valueOf(s.node, "command")],
+        owner,
+        owner,
+        composeRequest(model, s.node),
+      ),
+    );
   }
   for (const c of model.containers) {
     const owner = `container${c.name === null ? "" : ` "${c.name}"`} of ${c.owner}`;
-    out.push(...containerLaunches(model, [valueOf(c.node, "command"), valueOf(c.node, "args")], owner, owner, podRequest(model, c.node)));
+    out.push(
+      ...containerLaunches(
+        model,
+        [valueOf(c.node, "command"), valueOf(c.node, "args")],
+        owner,
+        owner,
+        podRequest(model, c.node),
+      ),
+    );
   }
   return out;
 }

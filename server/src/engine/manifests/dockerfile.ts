@@ -83,16 +83,22 @@ export function dockerfileFacts(src: SourceText): DockerfileFacts {
       const range = p.getRange();
       let removal: TextEdit[];
       if (props.length === 1) removal = [{ range: src.wholeLines(whole.start.line, whole.end.line), newText: "" }];
-      else if (i + 1 < props.length) removal = [{ range: { start: range.start, end: props[i + 1].getRange().start }, newText: "" }];
+      else if (i + 1 < props.length)
+        removal = [{ range: { start: range.start, end: props[i + 1].getRange().start }, newText: "" }];
       else removal = [{ range: { start: props[i - 1].getRange().end, end: range.end }, newText: "" }];
       env.push({ name: p.getName(), value: p.getValue(), range, instruction: whole, removal });
     });
   }
   const directives = new Set(df.getDirectives().map((d) => d.getRange().start.line));
-  const comments = df.getComments()
+  const comments = df
+    .getComments()
     .map((c) => c.getRange())
     .filter((r) => !directives.has(r.start.line))
-    .map((r) => ({ line: r.start.line, column: r.start.character, text: src.text.slice(src.lineStart(r.start.line) + r.start.character, src.lineEnd(r.start.line)) }));
+    .map((r) => ({
+      line: r.start.line,
+      column: r.start.character,
+      text: src.text.slice(src.lineStart(r.start.line) + r.start.character, src.lineEnd(r.start.line)),
+    }));
   return { env, comments, instructions, run: runOf(src, df) };
 }
 
@@ -100,7 +106,8 @@ export function dockerfileFacts(src: SourceText): DockerfileFacts {
 function runOf(src: SourceText, df: Dockerfile): DockerRun | null {
   const froms = df.getFROMs();
   const stageLine = froms.length ? froms[froms.length - 1].getRange().start.line : 0;
-  const inStage = <T extends { getRange(): { start: { line: number } } }>(xs: T[]) => xs.filter((x) => x.getRange().start.line >= stageLine).pop();
+  const inStage = <T extends { getRange(): { start: { line: number } } }>(xs: T[]) =>
+    xs.filter((x) => x.getRange().start.line >= stageLine).pop();
   const entry = inStage(df.getENTRYPOINTs());
   const cmd = inStage(df.getCMDs());
   const offset = (p: { line: number; character: number }) => src.lineStart(p.line) + p.character;
@@ -108,7 +115,17 @@ function runOf(src: SourceText, df: Dockerfile): DockerRun | null {
     const json = ins.getJSONStrings();
     const args = ins.getArgumentsRange();
     if (json.length) {
-      return { exec: true, words: json.map((j): ShellWord => { const r = j.getRange(); const start = offset(r.start); const end = offset(r.end); return { raw: src.text.slice(start, end), value: j.getJSONValue(), start, end, expands: false }; }), start: 0, end: 0 };
+      return {
+        exec: true,
+        words: json.map((j): ShellWord => {
+          const r = j.getRange();
+          const start = offset(r.start);
+          const end = offset(r.end);
+          return { raw: src.text.slice(start, end), value: j.getJSONValue(), start, end, expands: false };
+        }),
+        start: 0,
+        end: 0,
+      };
     }
     if (!args) return null;
     return { exec: false, words: [], start: offset(args.start), end: offset(args.end) };
@@ -117,9 +134,20 @@ function runOf(src: SourceText, df: Dockerfile): DockerRun | null {
   const c = cmd ? piece(cmd) : null;
   const line = (entry ?? cmd)?.getRange().start.line ?? 0;
   if (e) {
-    if (!e.exec) return { argv: [], shellForm: true, start: e.start, end: e.end, keyword: "ENTRYPOINT", line, stageLine };
-    return { argv: [...e.words, ...(c?.exec ? c.words : [])], shellForm: false, start: 0, end: 0, keyword: "ENTRYPOINT", line: Math.max(line, cmd?.getRange().start.line ?? 0), stageLine };
+    if (!e.exec)
+      return { argv: [], shellForm: true, start: e.start, end: e.end, keyword: "ENTRYPOINT", line, stageLine };
+    return {
+      argv: [...e.words, ...(c?.exec ? c.words : [])],
+      shellForm: false,
+      start: 0,
+      end: 0,
+      keyword: "ENTRYPOINT",
+      line: Math.max(line, cmd?.getRange().start.line ?? 0),
+      stageLine,
+    };
   }
   if (!c) return null;
-  return c.exec ? { argv: c.words, shellForm: false, start: 0, end: 0, keyword: "CMD", line, stageLine } : { argv: [], shellForm: true, start: c.start, end: c.end, keyword: "CMD", line, stageLine };
+  return c.exec
+    ? { argv: c.words, shellForm: false, start: 0, end: 0, keyword: "CMD", line, stageLine }
+    : { argv: [], shellForm: true, start: c.start, end: c.end, keyword: "CMD", line, stageLine };
 }

@@ -23,8 +23,14 @@ function isJobScriptName(name: string): boolean {
 /** Whether a base name (any case) names a Dockerfile. */
 function isDockerfileName(name: string): boolean {
   const n = name.toLowerCase();
-  return n === "dockerfile" || n === "containerfile" || n.startsWith("dockerfile.") || n.startsWith("containerfile.")
-    || n.endsWith(".dockerfile") || n.endsWith(".containerfile");
+  return (
+    n === "dockerfile" ||
+    n === "containerfile" ||
+    n.startsWith("dockerfile.") ||
+    n.startsWith("containerfile.") ||
+    n.endsWith(".dockerfile") ||
+    n.endsWith(".containerfile")
+  );
 }
 
 const isYamlName = (n: string): boolean => n.endsWith(".yml") || n.endsWith(".yaml");

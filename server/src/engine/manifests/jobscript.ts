@@ -63,7 +63,27 @@ export interface JobScriptFacts {
   literals: Map<string, string>;
 }
 
-const SHORT: Record<string, string> = { N: "nodes", n: "ntasks", G: "gpus", c: "cpus-per-task", p: "partition", t: "time", J: "job-name", o: "output", e: "error", A: "account", q: "qos", w: "nodelist", x: "exclude", C: "constraint", D: "chdir", a: "array", d: "dependency", M: "clusters", L: "licenses" };
+const SHORT: Record<string, string> = {
+  N: "nodes",
+  n: "ntasks",
+  G: "gpus",
+  c: "cpus-per-task",
+  p: "partition",
+  t: "time",
+  J: "job-name",
+  o: "output",
+  e: "error",
+  A: "account",
+  q: "qos",
+  w: "nodelist",
+  x: "exclude",
+  C: "constraint",
+  D: "chdir",
+  a: "array",
+  d: "dependency",
+  M: "clusters",
+  L: "licenses",
+};
 /** Short options that take no value (sbatch(1)). */
 const SHORT_SWITCHES = new Set(["h", "H", "I", "k", "O", "Q", "s", "v", "V", "W"]);
 
@@ -83,7 +103,10 @@ function directiveTokens(text: string, offset: number): Array<{ text: string; st
         const end = e < 0 ? text.length : e;
         value += text.slice(i + 1, end);
         i = Math.min(end + 1, text.length);
-      } else { value += q; i++; }
+      } else {
+        value += q;
+        i++;
+      }
     }
     out.push({ text: value, start: offset + start, end: offset + i });
   }
@@ -104,12 +127,18 @@ function parseDirective(src: SourceText, start: number, end: number): SbatchDire
       const eq = t.text.indexOf("=");
       name = eq < 0 ? t.text.slice(2) : t.text.slice(2, eq);
       if (eq >= 0) value = t.text.slice(eq + 1);
-      else if (toks[k + 1] && !toks[k + 1].text.startsWith("-") && VALUE_OPTIONS.has(name)) { value = toks[++k].text; last = toks[k]; }
+      else if (toks[k + 1] && !toks[k + 1].text.startsWith("-") && VALUE_OPTIONS.has(name)) {
+        value = toks[++k].text;
+        last = toks[k];
+      }
     } else if (t.text.startsWith("-") && t.text.length >= 2) {
       const letter = t.text[1];
       name = SHORT[letter] ?? letter;
       if (t.text.length > 2) value = t.text.slice(2).replace(/^=/, "");
-      else if (!SHORT_SWITCHES.has(letter) && toks[k + 1] && !toks[k + 1].text.startsWith("-")) { value = toks[++k].text; last = toks[k]; }
+      else if (!SHORT_SWITCHES.has(letter) && toks[k + 1] && !toks[k + 1].text.startsWith("-")) {
+        value = toks[++k].text;
+        last = toks[k];
+      }
     } else {
       continue; // a stray word; sbatch would reject the line
     }
@@ -119,9 +148,39 @@ function parseDirective(src: SourceText, start: number, end: number): SbatchDire
 }
 
 /** Long options whose value may follow as the next token (`--nodes 2`). */
-const VALUE_OPTIONS = new Set(["nodes", "ntasks", "ntasks-per-node", "tasks-per-node", "gpus", "gpus-per-node", "gpus-per-task", "gres", "cpus-per-task", "partition", "time", "job-name", "output", "error", "account", "qos", "mem", "constraint", "nodelist", "exclude", "chdir", "array", "dependency", "mem-per-cpu", "mem-per-gpu", "cpus-per-gpu", "gpu-bind", "reservation"]);
+const VALUE_OPTIONS = new Set([
+  "nodes",
+  "ntasks",
+  "ntasks-per-node",
+  "tasks-per-node",
+  "gpus",
+  "gpus-per-node",
+  "gpus-per-task",
+  "gres",
+  "cpus-per-task",
+  "partition",
+  "time",
+  "job-name",
+  "output",
+  "error",
+  "account",
+  "qos",
+  "mem",
+  "constraint",
+  "nodelist",
+  "exclude",
+  "chdir",
+  "array",
+  "dependency",
+  "mem-per-cpu",
+  "mem-per-gpu",
+  "cpus-per-gpu",
+  "gpu-bind",
+  "reservation",
+]);
 
-const int = (s: string | null | undefined): number | null => (s !== null && s !== undefined && /^[0-9]+$/.test(s) ? Number(s) : null);
+const int = (s: string | null | undefined): number | null =>
+  s !== null && s !== undefined && /^[0-9]+$/.test(s) ? Number(s) : null;
 
 /** `[type:]count` of `--gpus*` (count defaults to none): `a100:4` → {type: a100, count: 4}. */
 function typedCount(v: string): { type: string | null; count: number | null } {
@@ -146,12 +205,14 @@ function gresGpus(v: string): number | null | undefined {
 /** What the directives ask for (the last of repeated options wins, as on a command line). */
 export function jobRequest(directives: SbatchDirective[]): JobRequest {
   const opts = new Map<string, SbatchOption>();
-  for (const d of directives) for (const o of d.options) opts.set(o.name === "tasks-per-node" ? "ntasks-per-node" : o.name, o);
+  for (const d of directives)
+    for (const o of d.options) opts.set(o.name === "tasks-per-node" ? "ntasks-per-node" : o.name, o);
   const v = (n: string) => opts.get(n)?.value ?? null;
   const nodes = int(v("nodes")?.split("-")[0]);
   const ntasks = int(v("ntasks"));
   let tasksPerNode = int(v("ntasks-per-node"));
-  if (tasksPerNode === null && ntasks !== null && nodes !== null && nodes > 0 && ntasks % nodes === 0) tasksPerNode = ntasks / nodes;
+  if (tasksPerNode === null && ntasks !== null && nodes !== null && nodes > 0 && ntasks % nodes === 0)
+    tasksPerNode = ntasks / nodes;
   if (tasksPerNode === null && ntasks !== null && nodes === 1) tasksPerNode = ntasks;
   const gpusPerTask = opts.has("gpus-per-task") ? typedCount(v("gpus-per-task") ?? "").count : null;
   let gpusPerNode: number | null = null;
@@ -163,16 +224,24 @@ export function jobRequest(directives: SbatchDirective[]): JobRequest {
   const gpus = opts.get("gpus");
   if (gpn?.value) {
     const tc = typedCount(gpn.value);
-    asksForGpus = true; gpusPerNode = tc.count; where = gpn; gpusPerNodeOption = { type: tc.type, option: gpn };
+    asksForGpus = true;
+    gpusPerNode = tc.count;
+    where = gpn;
+    gpusPerNodeOption = { type: tc.type, option: gpn };
   } else if (gres?.value && gresGpus(gres.value) !== undefined) {
-    asksForGpus = true; gpusPerNode = gresGpus(gres.value) ?? null; where = gres;
+    asksForGpus = true;
+    gpusPerNode = gresGpus(gres.value) ?? null;
+    where = gres;
   } else if (opts.has("gpus-per-task")) {
-    asksForGpus = true; where = opts.get("gpus-per-task")!;
+    asksForGpus = true;
+    where = opts.get("gpus-per-task")!;
     gpusPerNode = gpusPerTask !== null && tasksPerNode !== null ? gpusPerTask * tasksPerNode : null;
   } else if (gpus?.value) {
-    asksForGpus = true; where = gpus;
+    asksForGpus = true;
+    where = gpus;
     const total = typedCount(gpus.value).count;
-    gpusPerNode = total !== null && (nodes === 1 || (nodes !== null && total % nodes === 0)) ? total / (nodes ?? 1) : null;
+    gpusPerNode =
+      total !== null && (nodes === 1 || (nodes !== null && total % nodes === 0)) ? total / (nodes ?? 1) : null;
   }
   if (asksForGpus && gpusPerNode === 0) asksForGpus = false;
   return { asksForGpus, gpusPerNode, gpusPerTask, tasksPerNode, nodes, gpusPerNodeOption, where };
@@ -198,17 +267,37 @@ export function jobScriptFacts(src: SourceText): JobScriptFacts {
   const counts = new Map<string, number>();
   const literal = new Map<string, string>();
   for (const c of commands) {
-    const assigns = c.words.length === 0 ? c.assignments.map((a) => ({ name: a.name, value: a.value, word: a.word }))
-      : c.words[0].value === "export" || c.words[0].value === "declare" || c.words[0].value === "readonly" || c.words[0].value === "local"
-        ? c.words.slice(1).filter((w) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.value)).map((w) => ({ name: w.value.slice(0, w.value.indexOf("=")), value: w.value.slice(w.value.indexOf("=") + 1), word: w }))
-        : [];
+    const assigns =
+      c.words.length === 0
+        ? c.assignments.map((a) => ({ name: a.name, value: a.value, word: a.word }))
+        : c.words[0].value === "export" ||
+            c.words[0].value === "declare" ||
+            c.words[0].value === "readonly" ||
+            c.words[0].value === "local"
+          ? c.words
+              .slice(1)
+              .filter((w) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(w.value))
+              .map((w) => ({
+                name: w.value.slice(0, w.value.indexOf("=")),
+                value: w.value.slice(w.value.indexOf("=") + 1),
+                word: w,
+              }))
+          : [];
     for (const a of assigns) {
       counts.set(a.name, (counts.get(a.name) ?? 0) + 1);
       if (!a.word.expands) literal.set(a.name, a.value);
     }
   }
   const literals = new Map([...literal].filter(([k]) => counts.get(k) === 1));
-  return { directives, ignoredDirectives, firstCommandLine, request: jobRequest(directives), commands, comments, literals };
+  return {
+    directives,
+    ignoredDirectives,
+    firstCommandLine,
+    request: jobRequest(directives),
+    commands,
+    comments,
+    literals,
+  };
 }
 
 /** A launch found in a command: what runs, under `srun` or not, and the srun options. */
@@ -223,7 +312,38 @@ export interface Launch {
 }
 
 /** srun options that take no value (srun(1)); any other option without `=` takes the next word. */
-const SRUN_SWITCHES = new Set(["exclusive", "overcommit", "label", "unbuffered", "pty", "no-kill", "quit-on-interrupt", "verbose", "quiet", "disable-status", "x11", "overlap", "multi-prog", "test-only", "wait-all-nodes", "help", "usage", "version", "spread-job", "use-min-nodes", "whole", "exact", "contiguous", "hold", "immediate", "oversubscribe", "reboot", "no-allocate", "preserve-env", "kill-on-bad-exit"]);
+const SRUN_SWITCHES = new Set([
+  "exclusive",
+  "overcommit",
+  "label",
+  "unbuffered",
+  "pty",
+  "no-kill",
+  "quit-on-interrupt",
+  "verbose",
+  "quiet",
+  "disable-status",
+  "x11",
+  "overlap",
+  "multi-prog",
+  "test-only",
+  "wait-all-nodes",
+  "help",
+  "usage",
+  "version",
+  "spread-job",
+  "use-min-nodes",
+  "whole",
+  "exact",
+  "contiguous",
+  "hold",
+  "immediate",
+  "oversubscribe",
+  "reboot",
+  "no-allocate",
+  "preserve-env",
+  "kill-on-bad-exit",
+]);
 const SRUN_SHORT_SWITCHES = new Set(["l", "u", "v", "Q", "K", "X", "Z", "s", "O", "E", "H", "k", "h", "V", "I"]);
 
 /** Whether a word names a Python interpreter (`python`, `python3`, `python3.11`, `/usr/bin/python3`). */
@@ -246,14 +366,19 @@ function programOf(words: ShellWord[]): Launch["program"] {
 /** The launch a command makes (`srun [opts] prog args` or `prog args`). */
 export function launchOf(c: ShellCommand): Launch {
   const words = c.words;
-  if (words[0]?.value.replace(/^.*\//, "") !== "srun") return { command: c, srun: null, program: programOf(words), words };
+  if (words[0]?.value.replace(/^.*\//, "") !== "srun")
+    return { command: c, srun: null, program: programOf(words), words };
   const options = new Map<string, { value: string | null; word: ShellWord }>();
   let k = 1;
   for (; k < words.length; k++) {
     const w = words[k].value;
-    if (w === "--") { k++; break; }
+    if (w === "--") {
+      k++;
+      break;
+    }
     // `srun $SRUN_ARGS --jobid ... prog`: a bare expansion among the options holds more options.
-    if (/^\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$/.test(w) && words[k + 1]?.value.startsWith("-")) continue;
+    if (/^\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$/.test(w) && words[k + 1]?.value.startsWith("-"))
+      continue;
     if (w.startsWith("--")) {
       const eq = w.indexOf("=");
       const name = eq < 0 ? w.slice(2) : w.slice(2, eq);
@@ -275,7 +400,10 @@ export function launchOf(c: ShellCommand): Launch {
  * The value of `--name=v` / `--name v` among `words` (any of the spellings in `names`), with the
  * word(s) holding it. The last one wins, as with Python's argparse (torchrun's parser).
  */
-export function optionValue(words: ShellWord[], names: readonly string[]): { value: string; start: ShellWord; end: ShellWord } | null {
+export function optionValue(
+  words: ShellWord[],
+  names: readonly string[],
+): { value: string; start: ShellWord; end: ShellWord } | null {
   let found: { value: string; start: ShellWord; end: ShellWord } | null = null;
   for (let k = 0; k < words.length; k++) {
     const w = words[k].value;

@@ -15,7 +15,13 @@ import { buildManifestModel } from "./model";
 import { manifestNoqaLines } from "./noqa";
 import { yamlErrorCount, type YamlParse } from "./yaml";
 import { fileOverSizeLimit } from "../limits";
-import { hasNeedleEscape, hasSbatchLine, manifestRuleMayFire, mentionsContainerGpus, mentionsLauncher } from "./prefilter";
+import {
+  hasNeedleEscape,
+  hasSbatchLine,
+  manifestRuleMayFire,
+  mentionsContainerGpus,
+  mentionsLauncher,
+} from "./prefilter";
 
 export type { ManifestKind } from "./files";
 export { manifestKindOf } from "./files";
@@ -36,32 +42,55 @@ export interface ManifestLintResult {
  * @param extra.file the file's absolute path, when it has one: GPU040 reads an accelerate config
  *   file named by a launch relative to it.
  */
-export function lintManifest(text: string, kind: ManifestKind, options: LintOptions = {}, extra: { previous?: YamlParse; file?: string | null } = {}): ManifestLintResult {
+export function lintManifest(
+  text: string,
+  kind: ManifestKind,
+  options: LintOptions = {},
+  extra: { previous?: YamlParse; file?: string | null } = {},
+): ManifestLintResult {
   const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
   // A shell script is a job script only with an `#SBATCH` line; any other is read only for its
   // launch command lines (GPU040, GPU042), when it names a launcher, and its container runs
   // (GPU043), when it runs one with --gpus, and for CUDA_VISIBLE_DEVICES ids compared with a known machine (GPU045).
   const machineIds = options.machine?.gpuCount != null && text.includes("CUDA_VISIBLE_DEVICES");
-  if (kind === "jobscript" && !hasSbatchLine(text) && !mentionsLauncher(text) && !mentionsContainerGpus(text) && !machineIds) return { diagnostics: [], ruleFailures: [] };
+  if (
+    kind === "jobscript" &&
+    !hasSbatchLine(text) &&
+    !mentionsLauncher(text) &&
+    !mentionsContainerGpus(text) &&
+    !machineIds
+  )
+    return { diagnostics: [], ruleFailures: [] };
   // The rules to run: enabled, and (YAML, unless the prefilter is off) passing their text trigger
   // (manifests/prefilter.ts); a YAML text that none passes is not parsed.
   let escapes: boolean | undefined;
-  const mayFire = (rule: ManifestRule) => options.noPrefilter || manifestRuleMayFire(rule, text, kind, () => (escapes ??= hasNeedleEscape(text)));
-  const rules = (options.rules ?? RULES).filter(isManifestRule).filter((rule) => (options.rules ? true : isRuleOn(rule, options) && mayFire(rule)));
+  const mayFire = (rule: ManifestRule) =>
+    options.noPrefilter || manifestRuleMayFire(rule, text, kind, () => (escapes ??= hasNeedleEscape(text)));
+  const rules = (options.rules ?? RULES)
+    .filter(isManifestRule)
+    .filter((rule) => (options.rules ? true : isRuleOn(rule, options) && mayFire(rule)));
   if (!rules.length) return { diagnostics: [], ruleFailures: [] };
   const model = buildManifestModel(text, kind, extra.previous);
   const yaml = kind === "yaml" || kind === "compose" ? { text, documents: model.documents } : undefined;
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
   for (const rule of rules) {
-    const ctx: ManifestRuleContext = { manifest: model, machine: options.machine ?? { gpuCount: null, uuids: [] }, file: extra.file ?? null, report: reporter(rule, diagnostics, options.preview) };
+    const ctx: ManifestRuleContext = {
+      manifest: model,
+      machine: options.machine ?? { gpuCount: null, uuids: [] },
+      file: extra.file ?? null,
+      report: reporter(rule, diagnostics, options.preview),
+    };
     const before = diagnostics.length;
     try {
       rule.checkManifest(ctx);
     } catch (e) {
       diagnostics.length = before;
-      ruleFailures.push({ code: rule.meta.code, error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e) });
+      ruleFailures.push({
+        code: rule.meta.code,
+        error: e instanceof Error ? `${e.message}\n${e.stack ?? ""}` : String(e),
+      });
     }
   }
   if (!diagnostics.length) return { diagnostics, ruleFailures, yaml };
@@ -72,15 +101,28 @@ export function lintManifest(text: string, kind: ManifestKind, options: LintOpti
     const codes = noqa.get(d.range.start.line);
     return codes !== null && !codes!.has(d.code);
   });
-  const baseErrors = kind === "dockerfile" || kind === "jobscript" ? 0 : model.documents.reduce((n, d) => n + d.doc.errors.length, 0);
+  const baseErrors =
+    kind === "dockerfile" || kind === "jobscript" ? 0 : model.documents.reduce((n, d) => n + d.doc.errors.length, 0);
   for (const d of kept) {
     const override = options.severity?.[d.code];
     if (override) d.severity = override;
   }
   // The editor checks a fix when it offers it (handlers/codeActions.ts: manifestFixParsesCleanly), as
   // for Python files; here that would parse the fixed text at every keystroke (~60 ms on 3,800 lines).
-  if (!options.lazyFixValidation) for (const d of invalidFixes(text, kind, kept.filter((x) => x.fix), baseErrors)) delete d.fix;
-  kept.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character || a.code.localeCompare(b.code));
+  if (!options.lazyFixValidation)
+    for (const d of invalidFixes(
+      text,
+      kind,
+      kept.filter((x) => x.fix),
+      baseErrors,
+    ))
+      delete d.fix;
+  kept.sort(
+    (a, b) =>
+      a.range.start.line - b.range.start.line ||
+      a.range.start.character - b.range.start.character ||
+      a.code.localeCompare(b.code),
+  );
   return { diagnostics: kept, ruleFailures, yaml };
 }
 
@@ -99,7 +141,11 @@ function fixKeepsSyntax(text: string, kind: ManifestKind, edits: readonly TextEd
  * it offers the quick fix (the language server validates manifest fixes with this, Python ones with
  * lint.ts fixParsesCleanly).
  */
-export function manifestFixParsesCleanly(text: string, kind: ManifestKind, fix: { edits: readonly TextEdit[] }): boolean {
+export function manifestFixParsesCleanly(
+  text: string,
+  kind: ManifestKind,
+  fix: { edits: readonly TextEdit[] },
+): boolean {
   if (kind === "dockerfile" || kind === "jobscript") return fixKeepsSyntax(text, kind, fix.edits, 0);
   const base = buildManifestModel(text, kind).documents.reduce((n, d) => n + d.doc.errors.length, 0);
   return fixKeepsSyntax(text, kind, fix.edits, base);
@@ -113,12 +159,29 @@ export function manifestFixParsesCleanly(text: string, kind: ManifestKind, fix: 
  * YAML with 800 GPU018 findings take 35 s. A group that parses cleanly is taken
  * as each of its fixes parsing cleanly: the edits are disjoint and each changes one mapping.
  */
-function invalidFixes(text: string, kind: ManifestKind, withFix: LintDiagnostic[], baseErrors: number): LintDiagnostic[] {
-  if (kind === "dockerfile" || !withFix.length) return withFix.filter((d) => !fixKeepsSyntax(text, kind, d.fix!.edits, baseErrors));
+function invalidFixes(
+  text: string,
+  kind: ManifestKind,
+  withFix: LintDiagnostic[],
+  baseErrors: number,
+): LintDiagnostic[] {
+  if (kind === "dockerfile" || !withFix.length)
+    return withFix.filter((d) => !fixKeepsSyntax(text, kind, d.fix!.edits, baseErrors));
   const bad: LintDiagnostic[] = [];
   const check = (group: LintDiagnostic[]): void => {
-    if (group.length === 1) { if (!fixKeepsSyntax(text, kind, group[0].fix!.edits, baseErrors)) bad.push(group[0]); return; }
-    if (fixKeepsSyntax(text, kind, group.flatMap((d) => d.fix!.edits), baseErrors)) return;
+    if (group.length === 1) {
+      if (!fixKeepsSyntax(text, kind, group[0].fix!.edits, baseErrors)) bad.push(group[0]);
+      return;
+    }
+    if (
+      fixKeepsSyntax(
+        text,
+        kind,
+        group.flatMap((d) => d.fix!.edits),
+        baseErrors,
+      )
+    )
+      return;
     const half = group.length >> 1;
     check(group.slice(0, half));
     check(group.slice(half));
@@ -137,7 +200,12 @@ function invalidFixes(text: string, kind: ManifestKind, withFix: LintDiagnostic[
 }
 
 /** Applies all safe fixes (and unsafe ones when `unsafe`) to a manifest, re-linting between passes (at most 10), like fixAllPython. */
-export function fixAllManifest(text: string, kind: ManifestKind, options: LintOptions, unsafe = false): { text: string; applied: number } {
+export function fixAllManifest(
+  text: string,
+  kind: ManifestKind,
+  options: LintOptions,
+  unsafe = false,
+): { text: string; applied: number } {
   let out = text;
   let applied = 0;
   for (let pass = 0; pass < 10; pass++) {

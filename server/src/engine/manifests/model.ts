@@ -9,7 +9,22 @@ import type { ManifestKind } from "./files";
 import { SourceText } from "./source";
 import { dockerfileFacts, type DockerfileFacts } from "./dockerfile";
 import { jobScriptFacts, type JobScriptFacts } from "./jobscript";
-import { parseYaml, parseYamlAfter, pairOf, valueOf, scalarText, removeItem, removePair, contentEnd, pairStart, isMap, isSeq, isScalar, type YamlDocument, type YamlParse } from "./yaml";
+import {
+  parseYaml,
+  parseYamlAfter,
+  pairOf,
+  valueOf,
+  scalarText,
+  removeItem,
+  removePair,
+  contentEnd,
+  pairStart,
+  isMap,
+  isSeq,
+  isScalar,
+  type YamlDocument,
+  type YamlParse,
+} from "./yaml";
 
 /** A container of a Kubernetes pod spec (Pod, a workload's pod template, a CronJob's job template, a custom resource's template). */
 export interface PodContainer {
@@ -78,7 +93,8 @@ function collectContainers(node: unknown, owner: string, document: number, out: 
   }
   if (!isMap(node)) return;
   const kind = scalarText(valueOf(node, "kind"));
-  if (kind && valueOf(node, "apiVersion")) owner = `${kind}${quoteName(scalarText(valueOf(valueOf(node, "metadata"), "name")))}`;
+  if (kind && valueOf(node, "apiVersion"))
+    owner = `${kind}${quoteName(scalarText(valueOf(valueOf(node, "metadata"), "name")))}`;
   for (const field of ["containers", "initContainers"] as const) {
     const list = valueOf(node, field);
     if (!isSeq(list)) continue;
@@ -104,7 +120,10 @@ function podEnv(src: SourceText, c: PodContainer, out: EnvSetting[]): void {
     if (!isMap(item) || name === null) return;
     const valueNode = valueOf(item, "value");
     out.push({
-      name, value: scalarText(valueNode) ?? (isScalar(valueNode) ? "" : null), source: "kubernetes", owner,
+      name,
+      value: scalarText(valueNode) ?? (isScalar(valueNode) ? "" : null),
+      source: "kubernetes",
+      owner,
       range: src.range((item as Node).range?.[0] ?? 0, contentEnd(item as Node)),
       removal: removeItem(src, list as YAMLSeq, i, { map: c.node, pair: envPair }),
     });
@@ -123,7 +142,10 @@ function composeEnv(src: SourceText, s: ComposeService, out: EnvSetting[]): void
       if (!isScalar(p.key)) continue;
       const v = p.value as Node | null;
       out.push({
-        name: String(p.key.value), value: isScalar(v) && v.value !== null ? scalarText(v) : null, source: "compose", owner,
+        name: String(p.key.value),
+        value: isScalar(v) && v.value !== null ? scalarText(v) : null,
+        source: "compose",
+        owner,
         range: src.range(pairStart(p), contentEnd(p)),
         removal: removePair(src, env, p, parent),
       });
@@ -134,7 +156,10 @@ function composeEnv(src: SourceText, s: ComposeService, out: EnvSetting[]): void
       if (text === null) return;
       const eq = text.indexOf("=");
       out.push({
-        name: (eq < 0 ? text : text.slice(0, eq)).trim(), value: eq < 0 ? null : text.slice(eq + 1), source: "compose", owner,
+        name: (eq < 0 ? text : text.slice(0, eq)).trim(),
+        value: eq < 0 ? null : text.slice(eq + 1),
+        source: "compose",
+        owner,
         range: src.range((item as Node).range?.[0] ?? 0, contentEnd(item as Node)),
         removal: removeItem(src, env, i, parent),
       });
@@ -148,7 +173,16 @@ function composeEnv(src: SourceText, s: ComposeService, out: EnvSetting[]): void
  */
 export function buildManifestModel(text: string, kind: ManifestKind, previous?: YamlParse): ManifestModel {
   const src = new SourceText(text);
-  const model: ManifestModel = { kind, src, documents: [], containers: [], services: [], env: [], dockerfile: null, jobscript: null };
+  const model: ManifestModel = {
+    kind,
+    src,
+    documents: [],
+    containers: [],
+    services: [],
+    env: [],
+    dockerfile: null,
+    jobscript: null,
+  };
   if (kind === "jobscript") {
     model.jobscript = jobScriptFacts(src);
     return model;
@@ -156,7 +190,14 @@ export function buildManifestModel(text: string, kind: ManifestKind, previous?: 
   if (kind === "dockerfile") {
     model.dockerfile = dockerfileFacts(src);
     for (const e of model.dockerfile.env) {
-      model.env.push({ name: e.name, value: e.value, source: "dockerfile", owner: "the image (ENV)", range: e.range, removal: e.removal });
+      model.env.push({
+        name: e.name,
+        value: e.value,
+        source: "dockerfile",
+        owner: "the image (ENV)",
+        range: e.range,
+        removal: e.removal,
+      });
     }
     return model;
   }
@@ -168,7 +209,8 @@ export function buildManifestModel(text: string, kind: ManifestKind, previous?: 
       const services = valueOf(root, "services");
       if (!isMap(services)) continue;
       for (const p of services.items) {
-        if (isScalar(p.key) && isMap(p.value)) model.services.push({ name: String(p.key.value), node: p.value, document: index });
+        if (isScalar(p.key) && isMap(p.value))
+          model.services.push({ name: String(p.key.value), node: p.value, document: index });
       }
     } else if (valueOf(root, "apiVersion") && valueOf(root, "kind")) {
       collectContainers(root, "", index, model.containers);

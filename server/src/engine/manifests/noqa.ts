@@ -21,19 +21,34 @@ const NOQA = /#\s*noqa(?::\s*([A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?/i;
 function noqaCodes(comment: string): Set<string> | null | undefined {
   const m = NOQA.exec(comment);
   if (!m) return undefined;
-  return m[1] ? new Set(m[1].split(/[\s,]+/).filter(Boolean).map((s) => s.toUpperCase())) : null;
+  return m[1]
+    ? new Set(
+        m[1]
+          .split(/[\s,]+/)
+          .filter(Boolean)
+          .map((s) => s.toUpperCase()),
+      )
+    : null;
 }
 
 /** A comment: 0-based line, column of its `#`, text from the `#` to the end of the line. */
-interface LineComment { line: number; column: number; text: string }
+interface LineComment {
+  line: number;
+  column: number;
+  text: string;
+}
 
 /** Comments of a shell script, from its tokenizer (a `#` inside quotes, a word or a here-document is none). */
 function shellComments(src: SourceText): LineComment[] {
-  return parseShell(src).comments.map((c) => { const p = src.position(c.start); return { line: p.line, column: p.character, text: c.text }; });
+  return parseShell(src).comments.map((c) => {
+    const p = src.position(c.start);
+    return { line: p.line, column: p.character, text: c.text };
+  });
 }
 
 /** The line comments of a YAML file or shell script (the `# noqa` carriers: at the end of the line). */
-const lineComments = (src: SourceText, kind: ManifestKind): LineComment[] => (kind === "jobscript" ? shellComments(src) : yamlComments(src));
+const lineComments = (src: SourceText, kind: ManifestKind): LineComment[] =>
+  kind === "jobscript" ? shellComments(src) : yamlComments(src);
 
 /** Comments of a YAML text, from the lexer's tokens (a `#` inside a string or block scalar is none). */
 function yamlComments(src: SourceText): LineComment[] {
@@ -71,7 +86,10 @@ function dockerNoqa(facts: DockerfileFacts): Map<number, Set<string> | null> {
     for (let l = ins.first; l <= ins.last; l++) {
       let lineCodes = codes;
       const inside = byLine.get(l - 1);
-      if (l > ins.first && inside) { const c = noqaCodes(inside.text); if (c !== undefined) lineCodes = merge(lineCodes, c); }
+      if (l > ins.first && inside) {
+        const c = noqaCodes(inside.text);
+        if (c !== undefined) lineCodes = merge(lineCodes, c);
+      }
       if (lineCodes !== undefined) out.set(l, lineCodes);
     }
   }
@@ -82,7 +100,11 @@ function dockerNoqa(facts: DockerfileFacts): Map<number, Set<string> | null> {
  * `# noqa` by 0-based line of a manifest: null means every code, else the listed codes.
  * @param dockerfile the already parsed Dockerfile facts, to avoid parsing twice.
  */
-export function manifestNoqaLines(text: string, kind: ManifestKind, dockerfile?: DockerfileFacts | null): Map<number, Set<string> | null> {
+export function manifestNoqaLines(
+  text: string,
+  kind: ManifestKind,
+  dockerfile?: DockerfileFacts | null,
+): Map<number, Set<string> | null> {
   const src = new SourceText(text);
   if (kind === "dockerfile") return dockerNoqa(dockerfile ?? dockerfileFacts(src));
   const out = new Map<number, Set<string> | null>();
@@ -94,7 +116,11 @@ export function manifestNoqaLines(text: string, kind: ManifestKind, dockerfile?:
 }
 
 /** The comment that holds the noqa codes for `line`, or null (YAML: on the line; Dockerfile: above its instruction). */
-function noqaCommentFor(src: SourceText, kind: ManifestKind, line: number): { comment: LineComment | null; insertAt: Position; indent: string } | null {
+function noqaCommentFor(
+  src: SourceText,
+  kind: ManifestKind,
+  line: number,
+): { comment: LineComment | null; insertAt: Position; indent: string } | null {
   if (kind !== "dockerfile") {
     const comment = lineComments(src, kind).find((c) => c.line === line) ?? null;
     return { comment, insertAt: src.position(src.lineEnd(line)), indent: "" };
@@ -122,19 +148,36 @@ export function manifestNoqaEdit(text: string, kind: ManifestKind, line: number,
   const m = at.comment ? NOQA.exec(at.comment.text) : null;
   if (at.comment && m) {
     if (!m[1]) return null;
-    const codes = m[1].split(/[\s,]+/).filter(Boolean).map((c) => c.toUpperCase());
+    const codes = m[1]
+      .split(/[\s,]+/)
+      .filter(Boolean)
+      .map((c) => c.toUpperCase());
     if (codes.includes(code)) return null;
     const start = at.comment.column + m.index;
-    return { range: { start: { line: at.comment.line, character: start }, end: { line: at.comment.line, character: start + m[0].length } }, newText: `# noqa: ${[...codes, code].join(", ")}` };
+    return {
+      range: {
+        start: { line: at.comment.line, character: start },
+        end: { line: at.comment.line, character: start + m[0].length },
+      },
+      newText: `# noqa: ${[...codes, code].join(", ")}`,
+    };
   }
-  if (kind === "dockerfile") return { range: { start: at.insertAt, end: at.insertAt }, newText: `${at.indent}# noqa: ${code}${src.eol}` };
+  if (kind === "dockerfile")
+    return { range: { start: at.insertAt, end: at.insertAt }, newText: `${at.indent}# noqa: ${code}${src.eol}` };
   const lineText = text.slice(src.lineStart(line), src.lineEnd(line));
   const trimmed = lineText.trimEnd().length;
-  return { range: { start: { line, character: trimmed }, end: { line, character: lineText.length } }, newText: `  # noqa: ${code}` };
+  return {
+    range: { start: { line, character: trimmed }, end: { line, character: lineText.length } },
+    newText: `  # noqa: ${code}`,
+  };
 }
 
 /** The rule code under `position` inside a manifest's `# noqa: ...` comment, with its range. */
-export function manifestNoqaCodeAt(text: string, kind: ManifestKind, position: Position): { code: string; range: Range } | null {
+export function manifestNoqaCodeAt(
+  text: string,
+  kind: ManifestKind,
+  position: Position,
+): { code: string; range: Range } | null {
   const src = new SourceText(text);
   const comments = kind === "dockerfile" ? dockerfileFacts(src).comments : lineComments(src, kind);
   const comment = comments.find((c) => c.line === position.line);
@@ -144,7 +187,13 @@ export function manifestNoqaCodeAt(text: string, kind: ManifestKind, position: P
   let at = comment.column + m.index + m[0].length - m[1].length;
   for (const part of m[1].split(/([\s,]+)/)) {
     if (part && !/^[\s,]+$/.test(part) && position.character >= at && position.character <= at + part.length) {
-      return { code: part.toUpperCase(), range: { start: { line: position.line, character: at }, end: { line: position.line, character: at + part.length } } };
+      return {
+        code: part.toUpperCase(),
+        range: {
+          start: { line: position.line, character: at },
+          end: { line: position.line, character: at + part.length },
+        },
+      };
     }
     at += part.length;
   }

@@ -41,7 +41,13 @@ export function mentionsContainerGpus(text: string): boolean {
  * config's keys) holds.
  */
 export function mentionsLauncher(text: string): boolean {
-  return text.includes("torchrun") || text.includes("torch.distributed.") || text.includes("accelerate") || text.includes("deepspeed") || text.includes("colossalai");
+  return (
+    text.includes("torchrun") ||
+    text.includes("torch.distributed.") ||
+    text.includes("accelerate") ||
+    text.includes("deepspeed") ||
+    text.includes("colossalai")
+  );
 }
 
 /**
@@ -49,7 +55,12 @@ export function mentionsLauncher(text: string): boolean {
  * `meta.trigger` passes or the text has an escape that can write a needle (`escapes`, asked only
  * then). Dockerfiles and job scripts: always (not prefiltered here).
  */
-export function manifestRuleMayFire(rule: ManifestRule, text: string, kind: ManifestKind, escapes: () => boolean): boolean {
+export function manifestRuleMayFire(
+  rule: ManifestRule,
+  text: string,
+  kind: ManifestKind,
+  escapes: () => boolean,
+): boolean {
   if (kind !== "compose" && kind !== "yaml") return true;
   return escapes() || rule.meta.trigger(text, kind);
 }

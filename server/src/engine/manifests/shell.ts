@@ -60,23 +60,71 @@ export interface ShellScript {
 
 type Token = { kind: "word"; word: ShellWord } | { kind: "op"; op: string; start: number };
 
-const OPS = ["<<-", "&&", "||", ";;", ";&", "&>", ">>", "<<", ">&", "<&", ">|", "<>", "|&", ";", "&", "|", "(", ")", "<", ">", "\n"];
+const OPS = [
+  "<<-",
+  "&&",
+  "||",
+  ";;",
+  ";&",
+  "&>",
+  ">>",
+  "<<",
+  ">&",
+  "<&",
+  ">|",
+  "<>",
+  "|&",
+  ";",
+  "&",
+  "|",
+  "(",
+  ")",
+  "<",
+  ">",
+  "\n",
+];
 const REDIRECTS = new Set(["&>", ">>", ">&", "<&", ">|", "<>", "<", ">"]);
 const SEPARATORS = new Set([";", "&", "&&", "||", "|", "|&", "(", ")", ";;", ";&", "\n"]);
 /** Reserved words that may start a command and are not the command itself. */
-const PREFIX_WORDS = new Set(["if", "then", "else", "elif", "do", "while", "until", "!", "{", "}", "time", "fi", "done", "esac"]);
+const PREFIX_WORDS = new Set([
+  "if",
+  "then",
+  "else",
+  "elif",
+  "do",
+  "while",
+  "until",
+  "!",
+  "{",
+  "}",
+  "time",
+  "fi",
+  "done",
+  "esac",
+]);
 const isName = (s: string) => /^[A-Za-z_][A-Za-z0-9_]*$/.test(s);
 const isBlank = (c: string) => c === " " || c === "\t" || c === "\r";
-const isOpChar = (c: string) => c === ";" || c === "&" || c === "|" || c === "(" || c === ")" || c === "<" || c === ">" || c === "\n";
+const isOpChar = (c: string) =>
+  c === ";" || c === "&" || c === "|" || c === "(" || c === ")" || c === "<" || c === ">" || c === "\n";
 
 /** Index after the `)` that closes a `$(` or `$((` opened just before `i` (quotes inside are honoured). */
 function skipParens(t: string, i: number): number {
   let depth = 1;
   while (i < t.length && depth > 0) {
     const c = t[i];
-    if (c === "\\") { i += 2; continue; }
-    if (c === "'") { const j = t.indexOf("'", i + 1); i = j < 0 ? t.length : j + 1; continue; }
-    if (c === '"') { i = skipDouble(t, i + 1).end; continue; }
+    if (c === "\\") {
+      i += 2;
+      continue;
+    }
+    if (c === "'") {
+      const j = t.indexOf("'", i + 1);
+      i = j < 0 ? t.length : j + 1;
+      continue;
+    }
+    if (c === '"') {
+      i = skipDouble(t, i + 1).end;
+      continue;
+    }
     if (c === "(") depth++;
     else if (c === ")") depth--;
     i++;
@@ -92,19 +140,105 @@ function skipDouble(t: string, i: number): { value: string; end: number; expands
     const c = t[i];
     if (c === "\\" && i + 1 < t.length) {
       const n = t[i + 1];
-      if (n === "\n") { i += 2; continue; }
+      if (n === "\n") {
+        i += 2;
+        continue;
+      }
       value += n === "$" || n === "`" || n === '"' || n === "\\" ? n : c + n;
       i += 2;
       continue;
     }
-    if (c === "$" && t[i + 1] === "(") { const e = skipParens(t, i + 2); value += t.slice(i, e); expands = true; i = e; continue; }
-    if (c === "$" && t[i + 1] === "{") { const e = t.indexOf("}", i + 2); const end = e < 0 ? t.length : e + 1; value += t.slice(i, end); expands = true; i = end; continue; }
-    if (c === "`") { const e = t.indexOf("`", i + 1); const end = e < 0 ? t.length : e + 1; value += t.slice(i, end); expands = true; i = end; continue; }
+    if (c === "$" && t[i + 1] === "(") {
+      const e = skipParens(t, i + 2);
+      value += t.slice(i, e);
+      expands = true;
+      i = e;
+      continue;
+    }
+    if (c === "$" && t[i + 1] === "{") {
+      const e = t.indexOf("}", i + 2);
+      const end = e < 0 ? t.length : e + 1;
+      value += t.slice(i, end);
+      expands = true;
+      i = end;
+      continue;
+    }
+    if (c === "`") {
+      const e = t.indexOf("`", i + 1);
+      const end = e < 0 ? t.length : e + 1;
+      value += t.slice(i, end);
+      expands = true;
+      i = end;
+      continue;
+    }
     if (c === "$") expands = true;
     value += c;
     i++;
   }
   return { value, end: Math.min(i + 1, t.length), expands };
+}
+
+/**
+ * The word that starts at `start` (a character that is neither blank nor an operator's), up to the
+ * next blank or operator outside quotes: its quotes and backslashes removed, expansions kept as written.
+ */
+function readWord(t: string, start: number): ShellWord {
+  let i = start;
+  let value = "";
+  let expands = false;
+  while (i < t.length && !isBlank(t[i]) && !isOpChar(t[i])) {
+    const ch = t[i];
+    if (ch === "\\") {
+      if (t[i + 1] === "\n") {
+        i += 2;
+        continue;
+      }
+      if (i + 1 < t.length) value += t[i + 1];
+      i += 2;
+      continue;
+    }
+    if (ch === "'") {
+      const e = t.indexOf("'", i + 1);
+      const end = e < 0 ? t.length : e;
+      value += t.slice(i + 1, end);
+      i = Math.min(end + 1, t.length);
+      continue;
+    }
+    if (ch === '"') {
+      const d = skipDouble(t, i + 1);
+      value += d.value;
+      expands ||= d.expands;
+      i = d.end;
+      continue;
+    }
+    if (ch === "$" && t[i + 1] === "(") {
+      const e = skipParens(t, i + 2);
+      value += t.slice(i, e);
+      expands = true;
+      i = e;
+      continue;
+    }
+    if (ch === "$" && t[i + 1] === "{") {
+      const e = t.indexOf("}", i + 2);
+      const end = e < 0 ? t.length : e + 1;
+      value += t.slice(i, end);
+      expands = true;
+      i = end;
+      continue;
+    }
+    if (ch === "`") {
+      const e = t.indexOf("`", i + 1);
+      const end = e < 0 ? t.length : e + 1;
+      value += t.slice(i, end);
+      expands = true;
+      i = end;
+      continue;
+    }
+    if (ch === "$") expands = true;
+    value += ch;
+    i++;
+  }
+  return { raw: t.slice(start, i), value, start, end: i, expands };
 }
 
 /** Tokenizes the whole text. */
@@ -116,8 +250,14 @@ function tokenize(t: string): { tokens: Token[]; comments: ShellComment[] } {
   let i = 0;
   while (i < t.length) {
     const c = t[i];
-    if (isBlank(c)) { i++; continue; }
-    if (c === "\\" && t[i + 1] === "\n") { i += 2; continue; }
+    if (isBlank(c)) {
+      i++;
+      continue;
+    }
+    if (c === "\\" && t[i + 1] === "\n") {
+      i += 2;
+      continue;
+    }
     if (c === "#") {
       const e = t.indexOf("\n", i);
       const end = e < 0 ? t.length : e;
@@ -146,39 +286,20 @@ function tokenize(t: string): { tokens: Token[]; comments: ShellComment[] } {
       }
       continue;
     }
-    // A word.
-    const start = i;
-    let value = "";
-    let expands = false;
-    while (i < t.length && !isBlank(t[i]) && !isOpChar(t[i])) {
-      const ch = t[i];
-      if (ch === "\\") {
-        if (t[i + 1] === "\n") { i += 2; continue; }
-        if (i + 1 < t.length) value += t[i + 1];
-        i += 2;
-        continue;
-      }
-      if (ch === "'") {
-        const e = t.indexOf("'", i + 1);
-        const end = e < 0 ? t.length : e;
-        value += t.slice(i + 1, end);
-        i = Math.min(end + 1, t.length);
-        continue;
-      }
-      if (ch === '"') { const d = skipDouble(t, i + 1); value += d.value; expands ||= d.expands; i = d.end; continue; }
-      if (ch === "$" && t[i + 1] === "(") { const e = skipParens(t, i + 2); value += t.slice(i, e); expands = true; i = e; continue; }
-      if (ch === "$" && t[i + 1] === "{") { const e = t.indexOf("}", i + 2); const end = e < 0 ? t.length : e + 1; value += t.slice(i, end); expands = true; i = end; continue; }
-      if (ch === "`") { const e = t.indexOf("`", i + 1); const end = e < 0 ? t.length : e + 1; value += t.slice(i, end); expands = true; i = end; continue; }
-      if (ch === "$") expands = true;
-      value += ch;
-      i++;
+    const word = readWord(t, i);
+    i = word.end;
+    if (expectHeredoc !== null) {
+      heredocs.push({ delim: word.value, strip: expectHeredoc });
+      expectHeredoc = null;
     }
-    const word: ShellWord = { raw: t.slice(start, i), value, start, end: i, expands };
-    if (expectHeredoc !== null) { heredocs.push({ delim: value, strip: expectHeredoc }); expectHeredoc = null; }
     tokens.push({ kind: "word", word });
   }
   return { tokens, comments };
 }
+
+/** `name() {` at its `(`: a function definition, not a call of `name` (`current` holds only `name`). */
+const opensFunction = (current: ShellCommand | null, next: Token | undefined): boolean =>
+  !!current && current.words.length === 1 && next?.kind === "op" && next.op === ")";
 
 /**
  * The simple commands and comments of a shell script. Never throws: an unclosed quote runs to the
@@ -203,10 +324,17 @@ export function parseShell(src: SourceText): ShellScript {
         continue;
       }
       if (SEPARATORS.has(tok.op)) {
-        if (tok.op === ")" && casePattern) { casePattern = false; current = null; continue; }
+        if (tok.op === ")" && casePattern) {
+          casePattern = false;
+          current = null;
+          continue;
+        }
         if (tok.op === ";;" || tok.op === ";&") casePattern = inCase > 0;
-        // `name() {`: a function definition, not a call of `name`.
-        if (tok.op === "(" && current && current.words.length === 1 && tokens[k + 1]?.kind === "op" && (tokens[k + 1] as { op: string }).op === ")") { current = null; k++; continue; }
+        if (tok.op === "(" && opensFunction(current, tokens[k + 1])) {
+          current = null;
+          k++;
+          continue;
+        }
         close();
         skipSegment = false;
       }
@@ -214,14 +342,28 @@ export function parseShell(src: SourceText): ShellScript {
     }
     const w = tok.word;
     if (skipSegment || casePattern) {
-      if (casePattern && w.value === "esac") { inCase--; casePattern = false; }
+      if (casePattern && w.value === "esac") {
+        inCase--;
+        casePattern = false;
+      }
       continue;
     }
     if (!current) {
-      if (w.value === "esac" && !w.expands) { inCase = Math.max(0, inCase - 1); continue; }
+      if (w.value === "esac" && !w.expands) {
+        inCase = Math.max(0, inCase - 1);
+        continue;
+      }
       if (PREFIX_WORDS.has(w.value) && w.raw === w.value) continue;
-      if ((w.value === "for" || w.value === "select" || w.value === "function") && w.raw === w.value) { skipSegment = true; continue; }
-      if (w.value === "case" && w.raw === w.value) { inCase++; skipSegment = true; casePattern = true; continue; }
+      if ((w.value === "for" || w.value === "select" || w.value === "function") && w.raw === w.value) {
+        skipSegment = true;
+        continue;
+      }
+      if (w.value === "case" && w.raw === w.value) {
+        inCase++;
+        skipSegment = true;
+        casePattern = true;
+        continue;
+      }
       current = { assignments: [], words: [], start: w.start, end: w.end };
     }
     // A leading digit string glued to a redirection (`2>`) is a file descriptor, not a word.

@@ -67,7 +67,8 @@ export class SourceText {
    * empty line is left behind.
    */
   wholeLines(first: number, last: number): Range {
-    if (last + 1 < this.starts.length) return { start: { line: first, character: 0 }, end: { line: last + 1, character: 0 } };
+    if (last + 1 < this.starts.length)
+      return { start: { line: first, character: 0 }, end: { line: last + 1, character: 0 } };
     const endChar = this.text.length - this.starts[last];
     if (first === 0) return { start: { line: 0, character: 0 }, end: { line: last, character: endChar } };
     return { start: this.position(this.lineEnd(first - 1)), end: { line: last, character: endChar } };

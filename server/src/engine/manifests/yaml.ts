@@ -4,7 +4,22 @@
  * pair to a block or flow mapping, replace a scalar), computed from node ranges so the rest of the
  * file keeps its formatting and comments.
  */
-import { parseAllDocuments, visit, Lexer, CST, isMap, isSeq, isScalar, isPair, isCollection, type Document, type Node, type Pair, type YAMLMap, type YAMLSeq } from "yaml";
+import {
+  parseAllDocuments,
+  visit,
+  Lexer,
+  CST,
+  isMap,
+  isSeq,
+  isScalar,
+  isPair,
+  isCollection,
+  type Document,
+  type Node,
+  type Pair,
+  type YAMLMap,
+  type YAMLSeq,
+} from "yaml";
 import { textChange } from "../python/keptText";
 import type { SourceText } from "./source";
 import type { TextEdit } from "../types";
@@ -24,15 +39,21 @@ const PARSE_OPTIONS = { prettyErrors: false, uniqueKeys: false } as const;
 /** Parses every document of a YAML stream; never throws. */
 export function parseYaml(text: string): YamlDocument[] {
   try {
-    return parseAllDocuments(text, PARSE_OPTIONS)
-      .map((doc, index) => ({ index, doc: doc as Document.Parsed, broken: doc.errors.length > 0 }));
+    return parseAllDocuments(text, PARSE_OPTIONS).map((doc, index) => ({
+      index,
+      doc: doc as Document.Parsed,
+      broken: doc.errors.length > 0,
+    }));
   } catch {
     return [];
   }
 }
 
 /** A YAML stream's documents with the text they were parsed from (kept by the editor between versions). */
-export interface YamlParse { text: string; documents: YamlDocument[] }
+export interface YamlParse {
+  text: string;
+  documents: YamlDocument[];
+}
 
 /**
  * {@link parseYaml} of `text`, the next version of `previous.text`, parsing again only the
@@ -48,7 +69,8 @@ export interface YamlParse { text: string; documents: YamlDocument[] }
  */
 export function parseYamlAfter(previous: YamlParse | undefined, text: string): YamlParse {
   const whole = (): YamlParse => ({ text, documents: parseYaml(text) });
-  if (!previous || previous.documents.length < 2 || /(?:^|\n|\r)%/.test(text) || /(?:^|\n|\r)%/.test(previous.text)) return whole();
+  if (!previous || previous.documents.length < 2 || /(?:^|\n|\r)%/.test(text) || /(?:^|\n|\r)%/.test(previous.text))
+    return whole();
   const old = previous.documents;
   if (old.some((d, k) => !d.doc.range || (k > 0 && old[k - 1].doc.range[2] !== d.doc.range[0]))) return whole();
   const change = textChange(previous.text, text);
@@ -56,8 +78,18 @@ export function parseYamlAfter(previous: YamlParse | undefined, text: string): Y
   // The documents whose range meets the change (a change at a boundary meets both sides).
   let i = old.findIndex((d) => d.doc.range[2] >= change.start);
   let j = -1;
-  for (let k = old.length - 1; k >= 0; k--) if (old[k].doc.range[0] <= change.oldEnd) { j = k; break; }
-  if (i < 0 || j < 0 || change.start < old[0].doc.range[0] || old[old.length - 1].doc.range[2] < previous.text.length && change.oldEnd > old[old.length - 1].doc.range[2]) return whole();
+  for (let k = old.length - 1; k >= 0; k--)
+    if (old[k].doc.range[0] <= change.oldEnd) {
+      j = k;
+      break;
+    }
+  if (
+    i < 0 ||
+    j < 0 ||
+    change.start < old[0].doc.range[0] ||
+    (old[old.length - 1].doc.range[2] < previous.text.length && change.oldEnd > old[old.length - 1].doc.range[2])
+  )
+    return whole();
   if (i > j) i = j;
   // The document before the change is parsed again with it: a change next to a `---` may join the
   // two, and the parser files some errors of a document's text (a stray `}` opening a line) under
@@ -85,7 +117,8 @@ export function parseYamlAfter(previous: YamlParse | undefined, text: string): Y
   for (const d of middle) shiftDocument(d, from);
   const after = old.slice(j + 1);
   // An error filed outside its document's range (see above) ties documents together: parse whole.
-  const strays = (d: Document.Parsed) => [...d.errors, ...d.warnings].some((e) => e.pos[0] < d.range[0] || e.pos[1] > d.range[2] + 1);
+  const strays = (d: Document.Parsed) =>
+    [...d.errors, ...d.warnings].some((e) => e.pos[0] < d.range[0] || e.pos[1] > d.range[2] + 1);
   if (middle.some(strays) || old.some((d) => strays(d.doc))) return whole();
   for (const d of after) shiftDocument(d.doc, delta);
   const docs = [...old.slice(0, i).map((d) => d.doc), ...middle, ...after.map((d) => d.doc)];
@@ -100,7 +133,8 @@ export function parseYamlAfter(previous: YamlParse | undefined, text: string): Y
 function lexedAlike(text: string, from: number, to: number): boolean {
   try {
     const alone = [...new Lexer().lex(text.slice(from, to))];
-    let offset = from, k = 0;
+    let offset = from,
+      k = 0;
     for (const tok of new Lexer().lex(text.slice(from))) {
       const width = tok === CST.DOCUMENT || tok === CST.SCALAR || tok === CST.FLOW_END ? 0 : tok.length; // control tokens hold no text
       if (offset >= to && width > 0) return offset === to && k === alone.length && CST.tokenType(tok) === "doc-start";
@@ -119,7 +153,11 @@ function shiftDocument(doc: Document.Parsed, delta: number): void {
   if (delta === 0) return;
   const moved = (r: readonly number[]) => r.map((x) => x + delta) as [number, number, number];
   if (doc.range) doc.range = moved(doc.range);
-  visit(doc, { Node(_, n) { if (n.range) n.range = moved(n.range); } });
+  visit(doc, {
+    Node(_, n) {
+      if (n.range) n.range = moved(n.range);
+    },
+  });
   for (const e of [...doc.errors, ...doc.warnings]) e.pos = moved(e.pos) as unknown as [number, number];
 }
 
@@ -167,7 +205,8 @@ export function contentEnd(node: Node | Pair): number {
     if (!v || !v.range || (isScalar(v) && v.range[0] === v.range[1])) return keyEnd;
     return Math.max(keyEnd, contentEnd(v));
   }
-  if (isCollection(node) && !node.flow && node.items.length) return contentEnd(node.items[node.items.length - 1] as Node | Pair);
+  if (isCollection(node) && !node.flow && node.items.length)
+    return contentEnd(node.items[node.items.length - 1] as Node | Pair);
   return node.range?.[1] ?? 0;
 }
 
@@ -194,7 +233,8 @@ export function itemStart(text: string, seq: YAMLSeq, i: number): number | null 
     const before = text.slice(lineStart, end);
     const hash = before.search(/(?:^|[ \t])#/);
     const code = (hash < 0 ? before : before.slice(0, hash)).replace(/[ \t]+$/, "");
-    if (code.endsWith("-") && (code.length === 1 || code[code.length - 2] === " " || code[code.length - 2] === "\t")) return lineStart + code.length - 1;
+    if (code.endsWith("-") && (code.length === 1 || code[code.length - 2] === " " || code[code.length - 2] === "\t"))
+      return lineStart + code.length - 1;
     if (code.trim() !== "" || lineStart === 0) return null;
     end = lineStart - 1; // the line break before this line (\r\n: its \n, then the \r is skipped)
     if (text[end] === "\n" && text[end - 1] === "\r") end--;
@@ -205,7 +245,13 @@ export function itemStart(text: string, seq: YAMLSeq, i: number): number | null 
  * Edits that remove one entry of a collection: whole lines when the entry owns them, else the text
  * up to the next entry (or from the previous one). Null when it cannot be done cleanly.
  */
-function removeEntry(src: SourceText, starts: readonly number[], ends: number[], i: number, flow: boolean): TextEdit[] | null {
+function removeEntry(
+  src: SourceText,
+  starts: readonly number[],
+  ends: number[],
+  i: number,
+  flow: boolean,
+): TextEdit[] | null {
   const s = starts[i];
   const e = ends[i];
   if (!flow && src.blankBefore(s)) {
@@ -217,7 +263,10 @@ function removeEntry(src: SourceText, starts: readonly number[], ends: number[],
 }
 
 /** Where a collection sits in its parent mapping, so that removing its last entry removes the key too. */
-export interface Parent { map: YAMLMap; pair: Pair }
+export interface Parent {
+  map: YAMLMap;
+  pair: Pair;
+}
 
 /** Edits removing `pair` from `map` (with the parent's key when it was the only pair). */
 export function removePair(src: SourceText, map: YAMLMap, pair: Pair, parent?: Parent): TextEdit[] | null {
@@ -225,7 +274,13 @@ export function removePair(src: SourceText, map: YAMLMap, pair: Pair, parent?: P
   const i = map.items.indexOf(pair);
   if (i < 0) return null;
   const pairs = map.items as Pair[];
-  return removeEntry(src, pairs.map(pairStart), pairs.map((p) => contentEnd(p)), i, !!map.flow);
+  return removeEntry(
+    src,
+    pairs.map(pairStart),
+    pairs.map((p) => contentEnd(p)),
+    i,
+    !!map.flow,
+  );
 }
 
 /** Edits removing the i-th item of `seq` (with the parent's key when it was the only item). */

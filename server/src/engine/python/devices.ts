@@ -32,15 +32,22 @@ function intValue(n: SyntaxNode | null | undefined): number | null {
  * only those in expressions that overlap those lines (0-based, inclusive; the editor's visible
  * range or a hovered line: no walk of the whole file).
  */
-export function deviceUses(model: Pick<ModuleModel, "symbols" | "nodesOfType" | "resolve" | "frameworks" | "tree">, within?: { startLine: number; endLine: number }): DeviceUse[] {
+export function deviceUses(
+  model: Pick<ModuleModel, "symbols" | "nodesOfType" | "resolve" | "frameworks" | "tree">,
+  within?: { startLine: number; endLine: number },
+): DeviceUse[] {
   const out: DeviceUse[] = [];
-  const nodes = (type: string): Array<SyntaxNode | null> => within
-    ? model.tree.descendantsOfType(type, { row: within.startLine, column: 0 }, { row: within.endLine + 1, column: 0 })
-    : model.nodesOfType(type);
+  const nodes = (type: string): Array<SyntaxNode | null> =>
+    within
+      ? model.tree.descendantsOfType(type, { row: within.startLine, column: 0 }, { row: within.endLine + 1, column: 0 })
+      : model.nodesOfType(type);
   // Cheap text gate: every device expression names `cuda`/`device(s)`, or an alias imported from such a path.
   const words = ["cuda", "device"];
   for (const [name, path] of model.symbols) if (path.includes("cuda") || path.includes("device")) words.push(name);
-  const mentions = (n: SyntaxNode) => { const t = n.text; return words.some((w) => t.includes(w)); };
+  const mentions = (n: SyntaxNode) => {
+    const t = n.text;
+    return words.some((w) => t.includes(w));
+  };
   for (const s of nodes("string")) {
     if (!s || !s.text.includes("cuda")) continue;
     const v = stringValue(s);
@@ -52,15 +59,25 @@ export function deviceUses(model: Pick<ModuleModel, "symbols" | "nodesOfType" | 
   for (const call of nodes("call")) {
     if (!call || !mentions(call)) continue;
     const fn = call.childForFieldName("function");
-    const args = call.childForFieldName("arguments")?.namedChildren.filter((a): a is SyntaxNode => !!a && a.type !== "comment") ?? [];
+    const args =
+      call.childForFieldName("arguments")?.namedChildren.filter((a): a is SyntaxNode => !!a && a.type !== "comment") ??
+      [];
     const q = model.resolve(fn)?.replace(/\(\)/g, "") ?? null;
     const intArg = (a: SyntaxNode | undefined, form: string) => {
       const n = intValue(a);
       if (a && n !== null) out.push({ ordinal: n, node: a, form, replace: (k) => String(k) });
     };
-    if (q === "torch.device" && args.length >= 2 && stringValue(args[0]) === "cuda") intArg(args[1], `torch.device("cuda", ${args[1].text})`);
-    else if ((q !== null && SET_DEVICE_PATHS.includes(q)) || q === "torch.cuda.device") intArg(args[0], `${q}(${args[0]?.text ?? ""})`);
-    else if (fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "cuda" && model.frameworks.has("torch") && q !== "torch.cuda") intArg(args[0], `.cuda(${args[0]?.text ?? ""})`);
+    if (q === "torch.device" && args.length >= 2 && stringValue(args[0]) === "cuda")
+      intArg(args[1], `torch.device("cuda", ${args[1].text})`);
+    else if ((q !== null && SET_DEVICE_PATHS.includes(q)) || q === "torch.cuda.device")
+      intArg(args[0], `${q}(${args[0]?.text ?? ""})`);
+    else if (
+      fn?.type === "attribute" &&
+      fn.childForFieldName("attribute")?.text === "cuda" &&
+      model.frameworks.has("torch") &&
+      q !== "torch.cuda"
+    )
+      intArg(args[0], `.cuda(${args[0]?.text ?? ""})`);
     for (const a of args) {
       if (a.type !== "keyword_argument") continue;
       const name = a.childForFieldName("name")?.text;
@@ -84,7 +101,10 @@ export function deviceUses(model: Pick<ModuleModel, "symbols" | "nodesOfType" | 
 }
 
 /** Where one device ordinal is given: the expression and how the call names it, for messages. */
-export interface DeviceSlot { ordinal: SyntaxNode; form: string }
+export interface DeviceSlot {
+  ordinal: SyntaxNode;
+  form: string;
+}
 
 /**
  * The device ordinals the module passes to CUDA: `torch.cuda.set_device(x)`, `torch.cuda.device(x)`,
@@ -105,7 +125,8 @@ export function deviceSlots(model: ModuleModel): DeviceSlot[] {
       const x = first ?? keywords.get("device");
       if (x) out.push({ ordinal: x, form: `${path}()` });
     } else if (path === "torch.device") {
-      if (positional.length >= 2 && stringValue(positional[0]) === "cuda") out.push({ ordinal: positional[1], form: "torch.device(\"cuda\", …)" });
+      if (positional.length >= 2 && stringValue(positional[0]) === "cuda")
+        out.push({ ordinal: positional[1], form: 'torch.device("cuda", …)' });
       else if (positional.length === 1) out.push({ ordinal: first, form: "torch.device()" });
       const index = keywords.get("index");
       if (index) out.push({ ordinal: index, form: "torch.device(index=…)" });
@@ -115,22 +136,30 @@ export function deviceSlots(model: ModuleModel): DeviceSlot[] {
     }
     for (const [name, value] of keywords) {
       if (name === "device_ids" && (value.type === "list" || value.type === "tuple")) {
-        for (const el of value.namedChildren) if (el && el.type !== "comment") out.push({ ordinal: el, form: "device_ids=[…]" });
+        for (const el of value.namedChildren)
+          if (el && el.type !== "comment") out.push({ ordinal: el, form: "device_ids=[…]" });
       } else if (name === "output_device" || name === "device_id") out.push({ ordinal: value, form: `${name}=` });
-      else if (name === "device" && path?.startsWith("torch.") && path !== "torch.device" && !SET_DEVICE_PATHS.includes(path) && path !== "torch.cuda.device") out.push({ ordinal: value, form: "device=" });
+      else if (
+        name === "device" &&
+        path?.startsWith("torch.") &&
+        path !== "torch.device" &&
+        !SET_DEVICE_PATHS.includes(path) &&
+        path !== "torch.cuda.device"
+      )
+        out.push({ ordinal: value, form: "device=" });
     }
     const inString = cudaStringOrdinal(call);
-    if (inString) out.push({ ordinal: inString, form: "\"cuda:{}\".format()" });
+    if (inString) out.push({ ordinal: inString, form: '"cuda:{}".format()' });
   }
   for (const s of model.nodesOfType("string")) {
     if (!s || !s.text.includes("cuda:")) continue;
     const x = cudaStringOrdinal(s);
-    if (x) out.push({ ordinal: x, form: "f\"cuda:{…}\"" });
+    if (x) out.push({ ordinal: x, form: 'f"cuda:{…}"' });
   }
   for (const b of model.nodesOfType("binary_operator")) {
     if (!b || !b.text.includes("cuda:")) continue;
     const x = cudaStringOrdinal(b);
-    if (x) out.push({ ordinal: x, form: "\"cuda:\" + …" });
+    if (x) out.push({ ordinal: x, form: '"cuda:" + …' });
   }
   return out;
 }
@@ -155,8 +184,17 @@ export function deviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): Dev
   const params: string[] = [];
   for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
     if (!p || p.type === "comment") continue;
-    const name = p.type === "identifier" ? p : p.childForFieldName("name") ?? p.namedChildren.find((c) => c?.type === "identifier");
-    if (p.type === "list_splat_pattern" || p.type === "dictionary_splat_pattern" || p.type === "keyword_separator" || p.type === "positional_separator") break;
+    const name =
+      p.type === "identifier"
+        ? p
+        : (p.childForFieldName("name") ?? p.namedChildren.find((c) => c?.type === "identifier"));
+    if (
+      p.type === "list_splat_pattern" ||
+      p.type === "dictionary_splat_pattern" ||
+      p.type === "keyword_separator" ||
+      p.type === "positional_separator"
+    )
+      break;
     params.push(name?.type === "identifier" ? name.text : "");
   }
   const body = def.childForFieldName("body");
@@ -176,14 +214,16 @@ export function deviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): Dev
   for (const slot of slots) {
     if (slot.ordinal.startIndex < body.startIndex || slot.ordinal.endIndex > body.endIndex) continue;
     let o: SyntaxNode | null = slot.ordinal;
-    if (o.type === "call" && o.childForFieldName("function")?.text === "int") o = o.childForFieldName("arguments")?.namedChildren[0] ?? null;
+    if (o.type === "call" && o.childForFieldName("function")?.text === "int")
+      o = o.childForFieldName("arguments")?.namedChildren[0] ?? null;
     if (o?.type !== "identifier" || rebound.has(o.text)) continue;
     // The slot belongs to this function, not to a nested one.
     let owner: SyntaxNode | null = o.parent;
     while (owner && owner.type !== "function_definition" && owner.type !== "lambda") owner = owner.parent;
     if (owner?.id !== def.id) continue;
     const index = params.indexOf(o.text);
-    if (index >= 0 && !out.some((d) => d.index === index)) out.push({ index, name: o.text, form: slot.form, line: slot.ordinal.startPosition.row + 1 });
+    if (index >= 0 && !out.some((d) => d.index === index))
+      out.push({ index, name: o.text, form: slot.form, line: slot.ordinal.startPosition.row + 1 });
   }
   return out;
 }

@@ -7,7 +7,11 @@
 import { scanNesting } from "../limits";
 
 /** Where `next` differs from `old`: `old[start, oldEnd)` was replaced by `next[start, newEnd)`. */
-export interface TextChange { start: number; oldEnd: number; newEnd: number }
+export interface TextChange {
+  start: number;
+  oldEnd: number;
+  newEnd: number;
+}
 
 /**
  * The shortest change that turns `old` into `next` around one place: the common prefix and then
@@ -25,16 +29,22 @@ export function textChange(old: string, next: string): TextChange {
 /** Length of the common prefix (or suffix, `fromEnd`) of `a` and `b`, at most `max`. */
 function commonLength(a: string, b: string, max: number, fromEnd: boolean): number {
   // Block [lo, hi) counted from the start (or from the end) of each string.
-  const same = (lo: number, hi: number) => fromEnd
-    ? a.slice(a.length - hi, a.length - lo) === b.slice(b.length - hi, b.length - lo)
-    : a.slice(lo, hi) === b.slice(lo, hi);
-  const at = (i: number) => fromEnd ? a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i) : a.charCodeAt(i) === b.charCodeAt(i);
+  const same = (lo: number, hi: number) =>
+    fromEnd
+      ? a.slice(a.length - hi, a.length - lo) === b.slice(b.length - hi, b.length - lo)
+      : a.slice(lo, hi) === b.slice(lo, hi);
+  const at = (i: number) =>
+    fromEnd ? a.charCodeAt(a.length - 1 - i) === b.charCodeAt(b.length - 1 - i) : a.charCodeAt(i) === b.charCodeAt(i);
   let lo = 0;
   for (let size = 64; lo < max; size *= 2) {
     const hi = Math.min(max, lo + size);
     if (!same(lo, hi)) {
       let h = hi; // the first difference lies in [lo, h)
-      while (h - lo > 32) { const m = (lo + h) >> 1; if (same(lo, m)) lo = m; else h = m; }
+      while (h - lo > 32) {
+        const m = (lo + h) >> 1;
+        if (same(lo, m)) lo = m;
+        else h = m;
+      }
       while (lo < h && at(lo)) lo++;
       return lo;
     }
@@ -55,14 +65,23 @@ export class KeptNesting {
    * @param text the text scanned;
    * @param lines the offset after each `\n` of it, ascending; @param depths the bracket depth there.
    */
-  private constructor(readonly text: string, private readonly lines: number[], private readonly depths: number[]) {}
+  private constructor(
+    readonly text: string,
+    private readonly lines: number[],
+    private readonly depths: number[],
+  ) {}
   /** Set once {@link next} has handed this state's arrays to its result. */
   private spent = false;
 
   /** The scan of `text` from its start: its problem (limits.ts wording) or null with the state kept. */
   static scan(text: string): { problem: string | null; kept: KeptNesting | null } {
-    const lines: number[] = [], depths: number[] = [];
-    const problem = scanNesting(text, 0, 0, (offset, depth) => { lines.push(offset); depths.push(depth); return false; });
+    const lines: number[] = [],
+      depths: number[] = [];
+    const problem = scanNesting(text, 0, 0, (offset, depth) => {
+      lines.push(offset);
+      depths.push(depth);
+      return false;
+    });
     return problem === null ? { problem, kept: new KeptNesting(text, lines, depths) } : { problem, kept: null };
   }
 
@@ -73,7 +92,10 @@ export class KeptNesting {
    * not asked again.
    * @throws Error when asked a second time.
    */
-  next(text: string, change: TextChange = textChange(this.text, text)): { problem: string | null; kept: KeptNesting | null } {
+  next(
+    text: string,
+    change: TextChange = textChange(this.text, text),
+  ): { problem: string | null; kept: KeptNesting | null } {
     if (this.spent) throw new Error("KeptNesting.next: this state was handed on already");
     if (text === this.text) return { problem: null, kept: this };
     this.spent = true;
@@ -83,7 +105,8 @@ export class KeptNesting {
     // The last line start at or before the change (its `\n` lies in the unchanged prefix).
     const first = lastAtOrBefore(lines, change.start);
     const from = first >= 0 ? lines[first] : 0;
-    const newLines: number[] = [], newDepths: number[] = [];
+    const newLines: number[] = [],
+      newDepths: number[] = [];
     let joined = -1;
     const problem = scanNesting(text, from, first >= 0 ? depths[first] : 0, (offset, depth) => {
       newLines.push(offset);
@@ -108,7 +131,10 @@ export class KeptNesting {
 
 /** `list.splice(from, count, ...items)` for any number of items (a spread of a pasted file's lines would overflow the stack); in place when the count stays. */
 function replaceRange(list: number[], from: number, count: number, items: readonly number[]): void {
-  if (items.length === count) { for (let k = 0; k < count; k++) list[from + k] = items[k]; return; }
+  if (items.length === count) {
+    for (let k = 0; k < count; k++) list[from + k] = items[k];
+    return;
+  }
   const tail = list.slice(from + count);
   list.length = from;
   for (const x of items) list.push(x);
@@ -117,7 +143,15 @@ function replaceRange(list: number[], from: number, count: number, items: readon
 
 /** Index of the last entry of ascending `list` that is ≤ `at`, or -1. */
 function lastAtOrBefore(list: readonly number[], at: number): number {
-  let lo = 0, hi = list.length - 1, best = -1;
-  while (lo <= hi) { const mid = (lo + hi) >> 1; if (list[mid] <= at) { best = mid; lo = mid + 1; } else hi = mid - 1; }
+  let lo = 0,
+    hi = list.length - 1,
+    best = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid] <= at) {
+      best = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
   return best;
 }

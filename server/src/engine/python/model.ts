@@ -8,8 +8,20 @@ import type { SyntaxNode } from "./parser";
 import type { ModuleTrees } from "./moduleTrees";
 import { enclosingFunction, keyName, stringValue } from "./parser";
 import {
-  type Framework, type InitDepth, frameworkOfModule, isEagerInitModule, cudaDeviceOrdinal,
-  TORCH_CUDA_INIT, TORCH_ACCELERATOR_INIT, TORCH_OTHER_INIT, EAGER_INIT_DEPTH, INIT_CALLABLES, JAX_INIT_FUNCTIONS, JAX_INIT_SUBMODULES, TF_NON_INIT_PREFIXES, TF_CONFIG_INIT,
+  type Framework,
+  type InitDepth,
+  frameworkOfModule,
+  isEagerInitModule,
+  cudaDeviceOrdinal,
+  TORCH_CUDA_INIT,
+  TORCH_ACCELERATOR_INIT,
+  TORCH_OTHER_INIT,
+  EAGER_INIT_DEPTH,
+  INIT_CALLABLES,
+  JAX_INIT_FUNCTIONS,
+  JAX_INIT_SUBMODULES,
+  TF_NON_INIT_PREFIXES,
+  TF_CONFIG_INIT,
 } from "../frameworks";
 import type { Range } from "../types";
 import { textChange, type TextChange } from "./keptText";
@@ -172,7 +184,9 @@ export interface ProjectLookup {
    * (python/devices.ts `deviceParams`), with where (`torch_utils.py:11`); null when none or not a
    * project function. Optional, as {@link callableReturns}.
    */
-  callableDeviceParams?(path: string): ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null;
+  callableDeviceParams?(
+    path: string,
+  ): ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
 }
@@ -192,7 +206,11 @@ export interface ProjectRank {
  * before it: the constructor (`__init__`, then a dataclass's `__post_init__`), then the method
  * (`self.other()` calls inlined). `owner` names the class for a method.
  */
-export interface FunctionTimeline { def: SyntaxNode; events: TimelineEvent[]; owner?: string }
+export interface FunctionTimeline {
+  def: SyntaxNode;
+  events: TimelineEvent[];
+  owner?: string;
+}
 
 /** The analysed module. */
 export interface ModuleModel {
@@ -256,8 +274,15 @@ export interface ModuleModel {
  * as much as the next; the walk, the model's queries and the rules ask for these again and again).
  */
 const CORE_TYPES: readonly string[] = [
-  "call", "lambda", "function_definition", "class_definition", "import_statement", "import_from_statement",
-  "assignment", "expression_statement", "subscript",
+  "call",
+  "lambda",
+  "function_definition",
+  "class_definition",
+  "import_statement",
+  "import_from_statement",
+  "assignment",
+  "expression_statement",
+  "subscript",
 ];
 /** Types collected together in a second traversal, when a rule first asks for one of them. */
 const EXTRA_TYPES: readonly string[] = ["string", "comment", "delete_statement"];
@@ -270,8 +295,22 @@ export function nodeRange(n: SyntaxNode): Range {
   };
 }
 
-const COMPOUND = new Set(["if_statement", "for_statement", "while_statement", "try_statement", "with_statement", "match_statement"]);
-const CLAUSES = new Set(["elif_clause", "else_clause", "except_clause", "finally_clause", "case_clause", "except_group_clause"]);
+const COMPOUND = new Set([
+  "if_statement",
+  "for_statement",
+  "while_statement",
+  "try_statement",
+  "with_statement",
+  "match_statement",
+]);
+const CLAUSES = new Set([
+  "elif_clause",
+  "else_clause",
+  "except_clause",
+  "finally_clause",
+  "case_clause",
+  "except_group_clause",
+]);
 
 /** Dotted paths deeper than this name nothing GPU Pilot knows; the cap keeps a 50,000-part attribute chain from overflowing the stack. */
 const MAX_PATH_DEPTH = 64;
@@ -308,7 +347,11 @@ class NodeIndex {
    * @param perStatement answer {@link callsAndScopesIn} from one traversal of the scope's top-level
    *   statement (where most statements' facts are reused, a traversal of the whole tree is the cost to avoid).
    */
-  constructor(private readonly module: ModuleTrees, private readonly perStatement = false, statements?: SyntaxNode[]) {
+  constructor(
+    private readonly module: ModuleTrees,
+    private readonly perStatement = false,
+    statements?: SyntaxNode[],
+  ) {
     this.topLevel = statements;
   }
 
@@ -320,17 +363,29 @@ class NodeIndex {
   /** The top-level statement that contains offset `at` (binary search), or null. */
   statementAt(at: number): SyntaxNode | null {
     const list = this.statements();
-    let lo = 0, hi = list.length - 1, best: SyntaxNode | null = null;
-    while (lo <= hi) { const mid = (lo + hi) >> 1; if (list[mid].startIndex <= at) { best = list[mid]; lo = mid + 1; } else hi = mid - 1; }
+    let lo = 0,
+      hi = list.length - 1,
+      best: SyntaxNode | null = null;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid].startIndex <= at) {
+        best = list[mid];
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
     return best;
   }
 
-  private callsAndScopesOfStatement(scope: SyntaxNode): Array<{ n: SyntaxNode; start: number; end: number; i: number }> {
+  private callsAndScopesOfStatement(
+    scope: SyntaxNode,
+  ): Array<{ n: SyntaxNode; start: number; end: number; i: number }> {
     const owner = this.statementAt(scope.startIndex);
     let list = this.ofStatement.get(owner ? owner.id : -1);
     if (!list) {
       const types = ["call", ...DEFERRED];
-      list = (owner ? owner.descendantsOfType(types) : this.module.descendantsOfType(types)).filter((n): n is SyntaxNode => !!n).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
+      list = (owner ? owner.descendantsOfType(types) : this.module.descendantsOfType(types))
+        .filter((n): n is SyntaxNode => !!n)
+        .map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
       this.ofStatement.set(owner ? owner.id : -1, list);
     }
     return list;
@@ -352,7 +407,9 @@ class NodeIndex {
   core(): SyntaxNode[] {
     if (!this.coreNodes) {
       this.coreNodes = this.collect(CORE_TYPES);
-      this.callsAndScopes = this.coreNodes.filter((n) => n.type === "call" || DEFERRED.includes(n.type)).map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
+      this.callsAndScopes = this.coreNodes
+        .filter((n) => n.type === "call" || DEFERRED.includes(n.type))
+        .map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
     }
     return this.coreNodes;
   }
@@ -371,7 +428,9 @@ class NodeIndex {
       if (hit) return hit;
     }
     if (Array.isArray(types) && types.every((t) => CORE_TYPES.includes(t) || EXTRA_TYPES.includes(t))) {
-      hit = types.flatMap((t) => this.byType.get(t)!).sort((a, b) => a.startIndex - b.startIndex || b.endIndex - a.endIndex);
+      hit = types
+        .flatMap((t) => this.byType.get(t)!)
+        .sort((a, b) => a.startIndex - b.startIndex || b.endIndex - a.endIndex);
     } else {
       hit = this.module.descendantsOfType(types);
     }
@@ -384,10 +443,17 @@ class NodeIndex {
    * what `scope.descendantsOfType(["call", ...DEFERRED])` gives, from the one traversal.
    */
   callsAndScopesIn(scope: SyntaxNode): Array<{ n: SyntaxNode; start: number; end: number; i: number }> {
-    const list = this.coreNodes || !this.perStatement ? (this.core(), this.callsAndScopes) : this.callsAndScopesOfStatement(scope);
-    const start = scope.startIndex, end = scope.endIndex;
-    let lo = 0, hi = list.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (list[mid].start < start) lo = mid + 1; else hi = mid; }
+    const list =
+      this.coreNodes || !this.perStatement ? (this.core(), this.callsAndScopes) : this.callsAndScopesOfStatement(scope);
+    const start = scope.startIndex,
+      end = scope.endIndex;
+    let lo = 0,
+      hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (list[mid].start < start) lo = mid + 1;
+      else hi = mid;
+    }
     const out: Array<{ n: SyntaxNode; start: number; end: number; i: number }> = [];
     for (let k = lo; k < list.length && list[k].start <= end; k++) if (list[k].end <= end) out.push(list[k]);
     return out;
@@ -398,7 +464,12 @@ class NodeIndex {
  * The value of a `name = value` assignment: its node type, text and start offset, and the node
  * itself, found on first use where the model reuses a statement's facts from an earlier tree.
  */
-interface ValueRef { type: string; text: string; start: number; node(): SyntaxNode }
+interface ValueRef {
+  type: string;
+  text: string;
+  start: number;
+  node(): SyntaxNode;
+}
 
 /**
  * The names a statement's analysis looked up, so that its facts can be reused in a later version
@@ -406,17 +477,27 @@ interface ValueRef { type: string; text: string; start: number; node(): SyntaxNo
  * `values` (valueOf), `callees` (module functions a call might inline).
  */
 interface Deps {
-  resolved: Set<string>; values: Set<string>; callees: Set<string>;
+  resolved: Set<string>;
+  values: Set<string>;
+  callees: Set<string>;
   /** {@link namesMask} of each set, once the record the names belong to is complete (made on first use by `stale`). */
   masks?: [number, number, number];
 }
 
 /** Where the queries record the names they look up (the analysis of one top-level statement); null: nowhere. */
-interface Tracker { deps: Deps | null }
+interface Tracker {
+  deps: Deps | null;
+}
 
 /** Pass 1: imports anywhere (aliases are file-wide), module-level defs and `name = value` assignments. */
 function collectBindings(index: NodeIndex): Bindings {
-  const b: Bindings = { symbols: new Map(), functions: new Map(), classes: new Map(), assignments: new Map(), frameworks: new Set() };
+  const b: Bindings = {
+    symbols: new Map(),
+    functions: new Map(),
+    classes: new Map(),
+    assignments: new Map(),
+    frameworks: new Set(),
+  };
   for (const imp of index.ofType(["import_statement", "import_from_statement"])) {
     if (!imp) continue;
     for (const [local, path] of importBindings(imp)) {
@@ -451,12 +532,18 @@ function collectBindings(index: NodeIndex): Bindings {
 type Queries = Pick<ModuleModel, "resolve" | "valueOf" | "isCudaDevice" | "isEnviron" | "namesResolvingTo">;
 
 /** `resolve` of {@link ModuleModel}, cached per node id (several rules resolve the same calls). */
-function makeResolve({ symbols, assignments }: Bindings, track: Tracker): { resolve: ModuleModel["resolve"]; resolveNoAlias: (node: SyntaxNode | null) => string | null } {
+function makeResolve(
+  { symbols, assignments }: Bindings,
+  track: Tracker,
+): { resolve: ModuleModel["resolve"]; resolveNoAlias: (node: SyntaxNode | null) => string | null } {
   // The names the resolution of the node being resolved looked up (kept with its cached result).
   let names: string[] = [];
   const resolveNoAlias = (node: SyntaxNode | null, depth = 0): string | null => {
     if (!node || depth > MAX_PATH_DEPTH) return null;
-    if (node.type === "identifier") { names.push(node.text); return symbols.get(node.text) ?? null; }
+    if (node.type === "identifier") {
+      names.push(node.text);
+      return symbols.get(node.text) ?? null;
+    }
     if (node.type === "attribute") {
       const base = resolveNoAlias(node.childForFieldName("object"), depth + 1);
       const attr = node.childForFieldName("attribute")?.text;
@@ -473,7 +560,12 @@ function makeResolve({ symbols, assignments }: Bindings, track: Tracker): { reso
         if (s) return s;
         // `env = os.environ` style module-level aliases.
         const vals = assignments.get(node.text);
-        if (vals && vals.length === 1 && (vals[0].type === "attribute" || vals[0].type === "identifier") && vals[0].text !== node.text) {
+        if (
+          vals &&
+          vals.length === 1 &&
+          (vals[0].type === "attribute" || vals[0].type === "identifier") &&
+          vals[0].text !== node.text
+        ) {
           return resolveNoAlias(vals[0].node());
         }
         return null;
@@ -557,7 +649,14 @@ function makeQueries(b: Bindings, track: Tracker = { deps: null }): Queries & { 
   };
   const isEnviron = (node: SyntaxNode | null | undefined): boolean => resolve(node) === "os.environ";
   const namesResolvingTo = (test: (path: string) => boolean) => namesResolvingIn(b, resolveNoAlias, test);
-  return { resolve, valueOf, isCudaDevice, isEnviron, namesResolvingTo, writeWords: ["environ", "putenv", ...namesResolvingTo((p) => WRITE_PATHS.has(p))] };
+  return {
+    resolve,
+    valueOf,
+    isCudaDevice,
+    isEnviron,
+    namesResolvingTo,
+    writeWords: ["environ", "putenv", ...namesResolvingTo((p) => WRITE_PATHS.has(p))],
+  };
 }
 
 /** The paths through which a statement writes the environment (envWritesOf). */
@@ -570,11 +669,21 @@ const WRITE_PATHS = new Set(["os", "os.environ", "os.putenv"]);
  * give `os.environ` or `os.putenv`, and a resolved path is made of one such name followed by
  * attribute names written in the text.
  */
-function namesResolvingIn({ symbols, assignments }: Bindings, resolveNoAlias: (node: SyntaxNode | null) => string | null, test: (path: string) => boolean): string[] {
+function namesResolvingIn(
+  { symbols, assignments }: Bindings,
+  resolveNoAlias: (node: SyntaxNode | null) => string | null,
+  test: (path: string) => boolean,
+): string[] {
   const names: string[] = [];
   for (const [name, path] of symbols) if (test(path)) names.push(name);
   for (const [name, vals] of assignments) {
-    if (symbols.has(name) || vals.length !== 1 || (vals[0].type !== "attribute" && vals[0].type !== "identifier") || vals[0].text === name) continue;
+    if (
+      symbols.has(name) ||
+      vals.length !== 1 ||
+      (vals[0].type !== "attribute" && vals[0].type !== "identifier") ||
+      vals[0].text === name
+    )
+      continue;
     const path = resolveNoAlias(vals[0].node());
     if (path && test(path)) names.push(name);
   }
@@ -592,7 +701,11 @@ class Mentions {
    *   occurrences in the whole text were listed already: where most statements' facts are kept,
    *   only the few analysed again ask, and listing every occurrence is the cost to avoid.
    */
-  constructor(private readonly index: NodeIndex, private readonly text: string, private readonly local = false) {}
+  constructor(
+    private readonly index: NodeIndex,
+    private readonly text: string,
+    private readonly local = false,
+  ) {}
 
   /** The word occurrences of `words` as sorted [start, end) offsets (cached per word list). */
   private keyOf(words: readonly string[], whole: boolean): string {
@@ -607,7 +720,8 @@ class Mentions {
       if (!w) continue;
       for (let i = part.indexOf(w); i >= 0; i = part.indexOf(w, i + 1)) {
         const at = start + i;
-        if (!whole || ((at === 0 || !isWordCode(t.charCodeAt(at - 1))) && !isWordCode(t.charCodeAt(at + w.length)))) return true;
+        if (!whole || ((at === 0 || !isWordCode(t.charCodeAt(at - 1))) && !isWordCode(t.charCodeAt(at + w.length))))
+          return true;
       }
     }
     return false;
@@ -622,7 +736,8 @@ class Mentions {
       for (const w of words) {
         if (!w) continue;
         for (let i = t.indexOf(w); i >= 0; i = t.indexOf(w, i + 1)) {
-          if (!whole || ((i === 0 || !isWordCode(t.charCodeAt(i - 1))) && !isWordCode(t.charCodeAt(i + w.length)))) occ.push({ start: i, end: i + w.length });
+          if (!whole || ((i === 0 || !isWordCode(t.charCodeAt(i - 1))) && !isWordCode(t.charCodeAt(i + w.length))))
+            occ.push({ start: i, end: i + w.length });
         }
       }
       occ.sort((a, b) => a.start - b.start || a.end - b.end);
@@ -635,8 +750,13 @@ class Mentions {
   within(start: number, end: number, words: readonly string[], whole = false): boolean {
     if (this.local && !this.byWords.has(this.keyOf(words, whole))) return this.searchIn(start, end, words, whole);
     const occ = this.occurrences(words, whole);
-    let lo = 0, hi = occ.length;
-    while (lo < hi) { const mid = (lo + hi) >> 1; if (occ[mid].start < start) lo = mid + 1; else hi = mid; }
+    let lo = 0,
+      hi = occ.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (occ[mid].start < start) lo = mid + 1;
+      else hi = mid;
+    }
     for (let k = lo; k < occ.length && occ[k].start < end; k++) if (occ[k].end <= end) return true;
     return false;
   }
@@ -689,15 +809,20 @@ class Mentions {
  */
 function envWordsOf(b: Bindings): string[] {
   let words = envWordsKept.get(b);
-  if (!words) { words = computeEnvWords(b); envWordsKept.set(b, words); }
+  if (!words) {
+    words = computeEnvWords(b);
+    envWordsKept.set(b, words);
+  }
   return words;
 }
 /** {@link envWordsOf} per bindings: asked twice per lint of a document (the model's key and the reads), found once. */
 const envWordsKept = new WeakMap<Bindings, string[]>();
 function computeEnvWords({ symbols, assignments }: Bindings): string[] {
   const words = ["environ", "getenv"];
-  for (const [name, path] of symbols) if (path === "os" || path === "os.environ" || path === "os.getenv") words.push(name);
-  for (const [name, values] of assignments) if (values.some((v) => v.text.includes("environ") || v.text.includes("getenv"))) words.push(name);
+  for (const [name, path] of symbols)
+    if (path === "os" || path === "os.environ" || path === "os.getenv") words.push(name);
+  for (const [name, values] of assignments)
+    if (values.some((v) => v.text.includes("environ") || v.text.includes("getenv"))) words.push(name);
   return words;
 }
 
@@ -709,7 +834,14 @@ function computeEnvWords({ symbols, assignments }: Bindings): string[] {
  *   A notebook's IPython lines (`magics`) are not kept: their events are read from the lines at
  *   each lint and placed between the statements' kept ones. The model is the same as without a cache.
  */
-export function buildModel(tree: ModuleTrees, text: string, options: ModelOptions, magics: MagicLine[] = [], cache?: ModelCache, edit?: KnownChange): ModuleModel {
+export function buildModel(
+  tree: ModuleTrees,
+  text: string,
+  options: ModelOptions,
+  magics: MagicLine[] = [],
+  cache?: ModelCache,
+  edit?: KnownChange,
+): ModuleModel {
   if (cache) return buildKeptModel(tree, text, options, cache, magics, edit);
   const index = new NodeIndex(tree);
   const nodesOfType = (types: string | string[]) => index.ofType(types);
@@ -719,15 +851,28 @@ export function buildModel(tree: ModuleTrees, text: string, options: ModelOption
   // Pass 2, the timeline walk, runs on first use of `events`, `calls` or `functionTimelines`: a
   // file whose candidate rules (prefilter.ts) need none of them skips it.
   let timeline: Timeline | undefined;
-  const walk = () => (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index).run());
+  const walk = () =>
+    (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index).run());
   return withBindings(bindings, {
-    tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, nodesOfType, ...queries,
+    tree,
+    text,
+    symbols: bindings.symbols,
+    functions: bindings.functions,
+    frameworks: bindings.frameworks,
+    nodesOfType,
+    ...queries,
     nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
     writeWords,
     statementWrites: () => statementWrites(mentions.nodesIn("expression_statement", writeWords, true), queries),
-    get events() { return walk().events; },
-    get calls() { return walk().calls; },
-    get functionTimelines() { return walk().functionTimelines; },
+    get events() {
+      return walk().events;
+    },
+    get calls() {
+      return walk().calls;
+    },
+    get functionTimelines() {
+      return walk().functionTimelines;
+    },
   });
 }
 
@@ -749,10 +894,20 @@ export function freshResolve(model: ModuleModel): ModuleModel["resolve"] {
 }
 
 /** Where a text differs from an earlier one (`from`), when the caller has found it already. */
-export interface KnownChange { from: string; change: TextChange }
+export interface KnownChange {
+  from: string;
+  change: TextChange;
+}
 
 /** {@link buildModel} with kept facts. */
-function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, cache: ModelCache, magics: readonly MagicLine[], edit?: KnownChange): ModuleModel {
+function buildKeptModel(
+  tree: ModuleTrees,
+  text: string,
+  options: ModelOptions,
+  cache: ModelCache,
+  magics: readonly MagicLine[],
+  edit?: KnownChange,
+): ModuleModel {
   const statements = tree.statements;
   const last = cache.text;
   const change = last === undefined ? undefined : edit && edit.from === last ? edit.change : textChange(last, text);
@@ -760,46 +915,98 @@ function buildKeptModel(tree: ModuleTrees, text: string, options: ModelOptions, 
   cache.text = text;
   const { b: bindings, functionDefs, classDefs } = bindingsOf(memo);
   const { writeWords, ...queries } = makeQueries(bindings, memo.track);
-  const key = [options.eagerInitModules.join(","), options.torchBelow24, options.project?.version ?? "", [...bindings.frameworks].sort().join(","), writeWords.join(","), envWordsOf(bindings).join(",")].join("\u0002");
+  const key = [
+    options.eagerInitModules.join(","),
+    options.torchBelow24,
+    options.project?.version ?? "",
+    [...bindings.frameworks].sort().join(","),
+    writeWords.join(","),
+    envWordsOf(bindings).join(","),
+  ].join("\u0002");
   dropStale(memo, key, changedNames(memo, cache, bindings, functionDefs, classDefs));
   Object.assign(cache, { statements: memo.facts, key, bindings, functionDefs, classDefs });
   const index = new NodeIndex(tree, true, statements);
   const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
-  const walk = () => (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index, memo).run());
+  const walk = () =>
+    (timeline ??= new TimelineWalker(
+      tree,
+      bindings,
+      queries,
+      options,
+      magics,
+      mentions,
+      writeWords,
+      index,
+      memo,
+    ).run());
   return withBindings(bindings, {
-    tree, text, symbols: bindings.symbols, functions: bindings.functions, frameworks: bindings.frameworks, ...queries,
+    tree,
+    text,
+    symbols: bindings.symbols,
+    functions: bindings.functions,
+    frameworks: bindings.frameworks,
+    ...queries,
     nodesOfType: (types) => index.ofType(types),
     nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
     writeWords,
     statementWrites: () => statementWritesKept(memo, mentions, writeWords, queries),
-    get events() { return walk().events; },
-    get calls() { return walk().calls; },
-    get functionTimelines() { return walk().functionTimelines; },
+    get events() {
+      return walk().events;
+    },
+    get calls() {
+      return walk().calls;
+    },
+    get functionTimelines() {
+      return walk().functionTimelines;
+    },
   });
 }
 
 /** The environment writes of each of `statements` that has one (ModuleModel.statementWrites). */
-function statementWrites(statements: readonly SyntaxNode[], q: Queries): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> {
+function statementWrites(
+  statements: readonly SyntaxNode[],
+  q: Queries,
+): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> {
   const out: Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> = [];
   for (const stmt of statements) {
     const writes = envWritesOf(stmt, q.isEnviron, q.resolve);
     if (writes.length === 0) continue;
     let inFunction = false;
-    for (let p = stmt.parent; p; p = p.parent) if (p.type === "function_definition" || p.type === "lambda") { inFunction = true; break; }
+    for (let p = stmt.parent; p; p = p.parent)
+      if (p.type === "function_definition" || p.type === "lambda") {
+        inFunction = true;
+        break;
+      }
     const nested = stmt.parent?.type !== "module";
-    out.push({ statement: stmt, writes: writes.map((w) => ({ ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested })) });
+    out.push({
+      statement: stmt,
+      writes: writes.map((w) => ({
+        ...w,
+        kind: "envWrite",
+        statement: stmt,
+        range: nodeRange(stmt),
+        inFunction,
+        nested,
+      })),
+    });
   }
   return out;
 }
 
 /** {@link statementWrites} per top-level statement: kept, or found and kept. */
-function statementWritesKept(memo: Memo, mentions: Mentions, writeWords: readonly string[], q: Queries): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> {
+function statementWritesKept(
+  memo: Memo,
+  mentions: Mentions,
+  writeWords: readonly string[],
+  q: Queries,
+): Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> {
   const out: Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> = [];
   const none = new Set<StatementFacts>();
   for (const f of memo.facts) {
     if (f.writes) {
-      for (const w of f.writes.list) out.push({ statement: memo.node(w.statement), writes: w.writes.map((r) => memo.event(r) as EnvWriteEvent) });
+      for (const w of f.writes.list)
+        out.push({ statement: memo.node(w.statement), writes: w.writes.map((r) => memo.event(r) as EnvWriteEvent) });
       continue;
     }
     const deps = newDeps();
@@ -807,16 +1014,34 @@ function statementWritesKept(memo: Memo, mentions: Mentions, writeWords: readonl
     let found: Array<{ statement: SyntaxNode; writes: EnvWriteEvent[] }> = [];
     try {
       const st = f.node;
-      if (mentions.within(st.startIndex, st.endIndex, writeWords, true)) found = statementWrites(st.descendantsOfType("expression_statement").filter((n): n is SyntaxNode => !!n), q);
-    } finally { memo.track.deps = null; }
-    f.writes = { deps, list: found.map((x) => ({ statement: memo.ref(x.statement), inFunction: x.writes[0].inFunction, nested: x.writes[0].nested, writes: x.writes.map((w) => memo.record(w, none)) })) };
+      if (mentions.within(st.startIndex, st.endIndex, writeWords, true))
+        found = statementWrites(
+          st.descendantsOfType("expression_statement").filter((n): n is SyntaxNode => !!n),
+          q,
+        );
+    } finally {
+      memo.track.deps = null;
+    }
+    f.writes = {
+      deps,
+      list: found.map((x) => ({
+        statement: memo.ref(x.statement),
+        inFunction: x.writes[0].inFunction,
+        nested: x.writes[0].nested,
+        writes: x.writes.map((w) => memo.record(w, none)),
+      })),
+    };
     out.push(...found);
   }
   return out;
 }
 
 /** What the timeline walk produces. */
-interface Timeline { events: TimelineEvent[]; calls: TimelineCall[]; functionTimelines: FunctionTimeline[] }
+interface Timeline {
+  events: TimelineEvent[];
+  calls: TimelineCall[];
+  functionTimelines: FunctionTimeline[];
+}
 
 /**
  * Pass 2 of {@link buildModel}: the timeline walk, one statement at a time in execution order
@@ -870,7 +1095,9 @@ class TimelineWalker {
     if (this.options.asImported) return { events: this.events, calls: this.calls, functionTimelines };
     // Reads anywhere in the file (for GPU005 and GPU007).
     const words = envWordsOf(this.b);
-    const reads = this.memo ? this.readsKept(this.memo, words) : envReadsOf(this.mentions, this.q.isEnviron, this.q.resolve, words);
+    const reads = this.memo
+      ? this.readsKept(this.memo, words)
+      : envReadsOf(this.mentions, this.q.isEnviron, this.q.resolve, words);
     for (const r of reads) this.events.push(r);
     return { events: this.events, calls: this.calls, functionTimelines };
   }
@@ -889,7 +1116,8 @@ class TimelineWalker {
   /** Counts changes of `inlined`. */
   private inlinedVersion = 0;
   private setInlined(name: string, on: boolean): void {
-    if (on) this.inlined.add(name); else this.inlined.delete(name);
+    if (on) this.inlined.add(name);
+    else this.inlined.delete(name);
     this.inlinedVersion++;
   }
 
@@ -915,12 +1143,33 @@ class TimelineWalker {
     const log: string[] = [];
     memo.track.deps = deps;
     this.inlinedLog = log;
-    const e0 = this.events.length, c0 = this.calls.length;
-    try { walk(); } finally { memo.track.deps = null; this.inlinedLog = null; }
+    const e0 = this.events.length,
+      c0 = this.calls.length;
+    try {
+      walk();
+    } finally {
+      memo.track.deps = null;
+      this.inlinedLog = null;
+    }
     const owners = new Set<StatementFacts>();
     const events = this.events.slice(e0).map((e) => memo.record(e, owners));
-    const calls = keepCalls ? this.calls.slice(c0).map((c) => { const ref = memo.ref(c.node); owners.add(ref.owner); return { ref, path: c.path, at: c.at - e0 }; }) : [];
-    return { entry, function: undefined, exit: { nvmlCheck: this.nvmlCheck, kinetoDaemon: this.kinetoDaemon, torchLoaded: this.torchLoaded }, events, calls, inlined: log, deps, owners };
+    const calls = keepCalls
+      ? this.calls.slice(c0).map((c) => {
+          const ref = memo.ref(c.node);
+          owners.add(ref.owner);
+          return { ref, path: c.path, at: c.at - e0 };
+        })
+      : [];
+    return {
+      entry,
+      function: undefined,
+      exit: { nvmlCheck: this.nvmlCheck, kinetoDaemon: this.kinetoDaemon, torchLoaded: this.torchLoaded },
+      events,
+      calls,
+      inlined: log,
+      deps,
+      owners,
+    };
   }
 
   /** Appends a record's events and calls, and leaves the state it left. */
@@ -934,7 +1183,8 @@ class TimelineWalker {
 
   /** The reads anywhere, per top-level statement: kept, or found and kept. */
   private readsKept(memo: Memo, words: readonly string[]): EnvReadEvent[] {
-    const subs: EnvReadEvent[] = [], calls: EnvReadEvent[] = [];
+    const subs: EnvReadEvent[] = [],
+      calls: EnvReadEvent[] = [];
     for (const f of memo.facts) {
       if (f.reads) {
         for (const r of f.reads.subs) subs.push(memo.event(r) as EnvReadEvent);
@@ -947,11 +1197,24 @@ class TimelineWalker {
       try {
         const st = f.node;
         if (this.mentions.within(st.startIndex, st.endIndex, words)) {
-          found = readsAmong(st.descendantsOfType("subscript"), st.descendantsOfType("call"), this.mentions, this.q.isEnviron, this.q.resolve, words);
+          found = readsAmong(
+            st.descendantsOfType("subscript"),
+            st.descendantsOfType("call"),
+            this.mentions,
+            this.q.isEnviron,
+            this.q.resolve,
+            words,
+          );
         }
-      } finally { memo.track.deps = null; }
+      } finally {
+        memo.track.deps = null;
+      }
       const none = new Set<StatementFacts>();
-      f.reads = { subs: found[0].map((e) => memo.record(e, none)), calls: found[1].map((e) => memo.record(e, none)), deps };
+      f.reads = {
+        subs: found[0].map((e) => memo.record(e, none)),
+        calls: found[1].map((e) => memo.record(e, none)),
+        deps,
+      };
       subs.push(...found[0]);
       calls.push(...found[1]);
     }
@@ -963,7 +1226,8 @@ class TimelineWalker {
     const out: FunctionTimeline[] = [];
     for (const [name, def] of this.b.functions) {
       if (this.everInlined.has(name) && this.options.asImported !== "functions") continue;
-      const at = this.events.length, callsAt = this.calls.length;
+      const at = this.events.length,
+        callsAt = this.calls.length;
       this.timelineStart = at;
       this.ownRange = [def.startIndex, def.endIndex];
       // A kept record was made from this subtree (same text), which had a body: no need to ask.
@@ -973,7 +1237,8 @@ class TimelineWalker {
       const f = this.memo?.ownerOf(def);
       const entry = f ? this.stateKey() : "";
       const offset = f ? def.startIndex - f.start : 0;
-      if (f?.fn && f.fn.entry === entry && f.fn.function?.name === name && f.fn.function.offset === offset) this.replay(this.memo!, f.fn);
+      if (f?.fn && f.fn.entry === entry && f.fn.function?.name === name && f.fn.function.offset === offset)
+        this.replay(this.memo!, f.fn);
       else {
         const body = def.childForFieldName("body");
         if (!body) continue;
@@ -982,8 +1247,10 @@ class TimelineWalker {
           this.walkBlock(body, 1, true, true);
           this.setInlined(name, false);
         };
-        if (f) { f.fn = this.record(this.memo!, entry, false, walk); f.fn.function = { name, offset }; }
-        else walk();
+        if (f) {
+          f.fn = this.record(this.memo!, entry, false, walk);
+          f.fn.function = { name, offset };
+        } else walk();
       }
       out.push({ def, events: this.events.splice(at) });
       this.calls.length = callsAt;
@@ -1005,12 +1272,18 @@ class TimelineWalker {
   private objectLives(): FunctionTimeline[] {
     const out: FunctionTimeline[] = [];
     for (const [cls, node] of this.b.classes) {
-      if (this.b.symbols.has(cls) || isTestClass(node) || !this.mentions.within(node.startIndex, node.endIndex, this.writeWords, true)) continue;
+      if (
+        this.b.symbols.has(cls) ||
+        isTestClass(node) ||
+        !this.mentions.within(node.startIndex, node.endIndex, this.writeWords, true)
+      )
+        continue;
       const methods = this.methodsOf(cls);
       for (const [name, def] of methods) {
         if (name === "__post_init__" || this.everInlined.has(`${cls}.${name}`) || isStaticOrClassMethod(def)) continue;
         this.ownRange = [node.startIndex, node.endIndex];
-        const at = this.events.length, callsAt = this.calls.length;
+        const at = this.events.length,
+          callsAt = this.calls.length;
         if (name !== "__init__") this.construct(cls, 0);
         this.inlineMethod(cls, name, 0);
         out.push({ def, events: this.events.splice(at), owner: cls });
@@ -1046,7 +1319,12 @@ class TimelineWalker {
     this.setInlined(key, true);
     this.everInlined.add(key);
     this.inlinedLog?.push(key);
-    try { this.walkBlock(body, depth + 1, true); } finally { this.setInlined(key, false); this.classCtx = outer; }
+    try {
+      this.walkBlock(body, depth + 1, true);
+    } finally {
+      this.setInlined(key, false);
+      this.classCtx = outer;
+    }
   }
 
   /** A class instantiated: its `__init__`, then a dataclass's `__post_init__` (Python's data model and dataclasses documentation). */
@@ -1066,12 +1344,19 @@ class TimelineWalker {
     const v = this.q.valueOf(receiver.text, call.startIndex);
     if (v?.type !== "call") return null;
     const c = v.childForFieldName("function");
-    if (c?.type !== "identifier" || !this.b.classes.has(c.text) || this.b.symbols.has(c.text) || this.b.functions.has(c.text)) return null;
+    if (
+      c?.type !== "identifier" ||
+      !this.b.classes.has(c.text) ||
+      this.b.symbols.has(c.text) ||
+      this.b.functions.has(c.text)
+    )
+      return null;
     return enclosingFunction(v)?.id === enclosingFunction(call)?.id ? c.text : null;
   }
 
   private flushMagics(beforeLine: number): void {
-    while (this.magicQueue.length && this.magicQueue[0].line < beforeLine) this.events.push(...magicEvents(this.magicQueue.shift()!));
+    while (this.magicQueue.length && this.magicQueue[0].line < beforeLine)
+      this.events.push(...magicEvents(this.magicQueue.shift()!));
   }
 
   private walkBlock(block: SyntaxNode, depth: number, inFunction: boolean, nested = false): void {
@@ -1079,10 +1364,18 @@ class TimelineWalker {
   }
 
   /** The statements of a block or of the module, in order (comments skipped). */
-  private walkStatements(statements: ReadonlyArray<SyntaxNode | null>, depth: number, inFunction: boolean, nested = false): void {
+  private walkStatements(
+    statements: ReadonlyArray<SyntaxNode | null>,
+    depth: number,
+    inFunction: boolean,
+    nested = false,
+  ): void {
     for (const s of statements) {
       if (!s || s.type === "comment") continue;
-      if (depth === 0 && !nested) { this.flushMagics(s.startPosition.row); this.topStart = s.startIndex; }
+      if (depth === 0 && !nested) {
+        this.flushMagics(s.startPosition.row);
+        this.topStart = s.startIndex;
+      }
       this.walkStatement(s, depth, inFunction, nested);
     }
   }
@@ -1102,7 +1395,10 @@ class TimelineWalker {
         return;
       case "class_definition": {
         const body = stmt.childForFieldName("body");
-        if (body) for (const s of body.namedChildren) if (s && s.type !== "function_definition" && s.type !== "decorated_definition") this.walkStatement(s, depth, inFunction, true);
+        if (body)
+          for (const s of body.namedChildren)
+            if (s && s.type !== "function_definition" && s.type !== "decorated_definition")
+              this.walkStatement(s, depth, inFunction, true);
         return;
       }
       case "decorated_definition":
@@ -1110,7 +1406,10 @@ class TimelineWalker {
         return;
       default:
         if (COMPOUND.has(stmt.type)) this.walkCompound(stmt, depth, inFunction);
-        else { this.visitCalls(stmt, depth); this.recordEnv(stmt, inFunction, nested); }
+        else {
+          this.visitCalls(stmt, depth);
+          this.recordEnv(stmt, inFunction, nested);
+        }
     }
   }
 
@@ -1137,18 +1436,40 @@ class TimelineWalker {
     for (const [, path] of importBindings(stmt)) {
       const framework = frameworkOfModule(path);
       const eager = isEagerInitModule(path, this.options.eagerInitModules);
-      const own = !framework && !eager && !ownInit && this.projectWanted() ? this.options.project!.moduleInit(path) : null;
-      if (framework || eager || own) this.events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager || !!own });
+      const own =
+        !framework && !eager && !ownInit && this.projectWanted() ? this.options.project!.moduleInit(path) : null;
+      if (framework || eager || own)
+        this.events.push({ kind: "import", node: stmt, module: path, framework, eagerInit: eager || !!own });
       if (own) {
         ownInit = true;
-        this.events.push({ kind: "init", node: stmt, framework: own.framework, depth: own.depth, what: `import ${path}`, note: `it runs ${own.what} at ${own.where}`, project: own });
-      }
-      else if (eager) {
+        this.events.push({
+          kind: "init",
+          node: stmt,
+          framework: own.framework,
+          depth: own.depth,
+          what: `import ${path}`,
+          note: `it runs ${own.what} at ${own.where}`,
+          project: own,
+        });
+      } else if (eager) {
         // The unpinned entry, else (a project whose pin selects an older entry) the catalogue's entry that initialises.
         const note = importInitNote(path.split(".")[0]) ?? importInitNote(path.split(".")[0], INIT_CATALOGUE);
-        this.events.push({ kind: "init", node: stmt, framework: framework ?? "torch", depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context", what: `import ${path}`, ...(note ? { note } : {}) });
-      }
-      else if (framework === "torch" && this.kinetoDaemon && !this.torchLoaded) this.events.push({ kind: "init", node: stmt, framework: "torch", depth: "nvml", what: `import ${path} with KINETO_USE_DAEMON=1` });
+        this.events.push({
+          kind: "init",
+          node: stmt,
+          framework: framework ?? "torch",
+          depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context",
+          what: `import ${path}`,
+          ...(note ? { note } : {}),
+        });
+      } else if (framework === "torch" && this.kinetoDaemon && !this.torchLoaded)
+        this.events.push({
+          kind: "init",
+          node: stmt,
+          framework: "torch",
+          depth: "nvml",
+          what: `import ${path} with KINETO_USE_DAEMON=1`,
+        });
       if (framework === "torch") this.torchLoaded = true;
     }
   }
@@ -1159,10 +1480,17 @@ class TimelineWalker {
     for (const call of callsInOrder(this.index.callsAndScopesIn(scope))) {
       const fn = call.childForFieldName("function");
       this.calls.push({ node: call, path: this.q.resolve(fn)?.replace(/\(\)/g, "") ?? null, at: this.events.length });
-      const init = classifyCall(call, fn, this.q, this.b.frameworks, this.options, this.nvmlCheck) ?? this.projectCall(call, fn);
+      const init =
+        classifyCall(call, fn, this.q, this.b.frameworks, this.options, this.nvmlCheck) ?? this.projectCall(call, fn);
       if (init) this.events.push(init);
       if (fn?.type === "identifier" && depth < 2) this.memo?.track.deps?.callees.add(fn.text);
-      if (fn?.type === "identifier" && depth < 2 && functions.has(fn.text) && !symbols.has(fn.text) && !this.inlined.has(fn.text)) {
+      if (
+        fn?.type === "identifier" &&
+        depth < 2 &&
+        functions.has(fn.text) &&
+        !symbols.has(fn.text) &&
+        !this.inlined.has(fn.text)
+      ) {
         const body = functions.get(fn.text)!.childForFieldName("body");
         if (body) {
           this.setInlined(fn.text, true);
@@ -1171,10 +1499,17 @@ class TimelineWalker {
           this.walkBlock(body, depth + 1, true);
           this.setInlined(fn.text, false);
         }
-      } else if (fn?.type === "identifier" && depth < 2 && this.b.classes.has(fn.text) && !symbols.has(fn.text) && !functions.has(fn.text)) {
+      } else if (
+        fn?.type === "identifier" &&
+        depth < 2 &&
+        this.b.classes.has(fn.text) &&
+        !symbols.has(fn.text) &&
+        !functions.has(fn.text)
+      ) {
         this.construct(fn.text, depth);
       } else if (fn?.type === "attribute" && depth < 2) {
-        const receiver = fn.childForFieldName("object"), name = fn.childForFieldName("attribute")?.text;
+        const receiver = fn.childForFieldName("object"),
+          name = fn.childForFieldName("attribute")?.text;
         const cls = receiver && name ? this.receiverClass(receiver, call) : null;
         if (cls && name && this.methodsOf(cls).has(name)) this.inlineMethod(cls, name, depth);
       }
@@ -1195,7 +1530,9 @@ class TimelineWalker {
       // or class, which may be called from anywhere); a function's own timeline asks only when the
       // function (or the class of a method) holds a write.
       const w = this.writeSpan();
-      return this.ownRange ? w.starts.some((x) => x >= this.ownRange![0] && x < this.ownRange![1]) : this.topStart <= w.limit;
+      return this.ownRange
+        ? w.starts.some((x) => x >= this.ownRange![0] && x < this.ownRange![1])
+        : this.topStart <= w.limit;
     }
     for (let i = this.events.length - 1; i >= this.timelineStart; i--) if (this.events[i].kind === "init") return false;
     return true;
@@ -1208,11 +1545,17 @@ class TimelineWalker {
   /** Where the file writes the environment: the starts of the writing statements, and the last top-level one's start (Infinity when one is in a def or class). */
   private writeSpan(): { limit: number; starts: number[] } {
     if (this.writeSpanKept) return this.writeSpanKept;
-    const writing = this.mentions.nodesIn("expression_statement", this.writeWords, true).filter((st) => envWritesOf(st, this.q.isEnviron, this.q.resolve).length > 0);
+    const writing = this.mentions
+      .nodesIn("expression_statement", this.writeWords, true)
+      .filter((st) => envWritesOf(st, this.q.isEnviron, this.q.resolve).length > 0);
     let limit = -1;
     for (const st of writing) {
-      let top: SyntaxNode = st, inDef = false;
-      for (let p = st.parent; p && p.type !== "module"; p = p.parent) { top = p; if (p.type === "function_definition" || p.type === "class_definition" || p.type === "lambda") inDef = true; }
+      let top: SyntaxNode = st,
+        inDef = false;
+      for (let p = st.parent; p && p.type !== "module"; p = p.parent) {
+        top = p;
+        if (p.type === "function_definition" || p.type === "class_definition" || p.type === "lambda") inDef = true;
+      }
       limit = inDef ? Infinity : Math.max(limit, top.startIndex);
     }
     return (this.writeSpanKept = { limit, starts: writing.map((st) => st.startIndex) });
@@ -1225,11 +1568,25 @@ class TimelineWalker {
     const path = this.q.resolve(fn);
     if (!path || path.includes("()")) return null;
     const own = project.callableInit(path);
-    return own ? { kind: "init", node: call, framework: own.framework, depth: own.depth, what: `${fn.text}()`, note: `it runs ${own.what} at ${own.where}`, project: own } : null;
+    return own
+      ? {
+          kind: "init",
+          node: call,
+          framework: own.framework,
+          depth: own.depth,
+          what: `${fn.text}()`,
+          note: `it runs ${own.what} at ${own.where}`,
+          project: own,
+        }
+      : null;
   }
 
   private recordEnv(stmt: SyntaxNode, inFunction: boolean, nested: boolean): void {
-    if (stmt.type !== "expression_statement" || !this.mentions.within(stmt.startIndex, stmt.endIndex, this.writeWords, true)) return;
+    if (
+      stmt.type !== "expression_statement" ||
+      !this.mentions.within(stmt.startIndex, stmt.endIndex, this.writeWords, true)
+    )
+      return;
     for (const w of envWritesOf(stmt, this.q.isEnviron, this.q.resolve)) {
       const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
       this.events.push(ev);
@@ -1243,13 +1600,28 @@ class TimelineWalker {
  * The CUDA-initialising event of one call (ground truth, ../shared/spec/rules.md), or null.
  * @param fn the call's function node; nvmlCheck: PYTORCH_NVML_BASED_CUDA_CHECK=1 was written before.
  */
-function classifyCall(call: SyntaxNode, fn: SyntaxNode | null, q: Queries, frameworks: ReadonlySet<Framework>, options: ModelOptions, nvmlCheck: boolean): InitEvent | null {
+function classifyCall(
+  call: SyntaxNode,
+  fn: SyntaxNode | null,
+  q: Queries,
+  frameworks: ReadonlySet<Framework>,
+  options: ModelOptions,
+  nvmlCheck: boolean,
+): InitEvent | null {
   const args = call.childForFieldName("arguments");
   const path = q.resolve(fn);
-  const ev = (framework: Framework, depth: InitDepth, what: string): InitEvent => ({ kind: "init", node: call, framework, depth, what });
+  const ev = (framework: Framework, depth: InitDepth, what: string): InitEvent => ({
+    kind: "init",
+    node: call,
+    framework,
+    depth,
+    what,
+  });
   if (path) {
     const bare = path.replace(/\(\)/g, "");
-    const hit = bare.startsWith("torch") ? classifyTorchPath(bare, args, q, options, nvmlCheck) : classifyOtherPath(bare);
+    const hit = bare.startsWith("torch")
+      ? classifyTorchPath(bare, args, q, options, nvmlCheck)
+      : classifyOtherPath(bare);
     if (hit !== undefined) return hit ? ev(hit[0], hit[1], hit[2]) : null;
   }
   // Method calls on torch objects: `.cuda()`, `.to("cuda")`, `device="cuda"`.
@@ -1258,7 +1630,18 @@ function classifyCall(call: SyntaxNode, fn: SyntaxNode | null, q: Queries, frame
     const objQ = q.resolve(fn.childForFieldName("object"));
     if (objQ === "torch" || objQ === "torch.cuda") return null;
     if (attr === "cuda") return ev("torch", "alloc", ".cuda()");
-    if (attr === "to" && args && args.namedChildren.some((a) => a && (q.isCudaDevice(a) || (a.type === "keyword_argument" && a.childForFieldName("name")?.text === "device" && q.isCudaDevice(a.childForFieldName("value")))))) {
+    if (
+      attr === "to" &&
+      args &&
+      args.namedChildren.some(
+        (a) =>
+          a &&
+          (q.isCudaDevice(a) ||
+            (a.type === "keyword_argument" &&
+              a.childForFieldName("name")?.text === "device" &&
+              q.isCudaDevice(a.childForFieldName("value")))),
+      )
+    ) {
       return ev("torch", "alloc", `.to(${args.namedChildren[0]?.text ?? ""})`);
     }
     const dev = keyword(args, "device");
@@ -1277,7 +1660,13 @@ function isNcclBackend(node: SyntaxNode | null | undefined): boolean {
 }
 
 /** {@link classifyCall} for a resolved path under `torch`. */
-function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, options: ModelOptions, nvmlCheck: boolean): PathVerdict {
+function classifyTorchPath(
+  bare: string,
+  args: SyntaxNode | null,
+  q: Queries,
+  options: ModelOptions,
+  nvmlCheck: boolean,
+): PathVerdict {
   if (bare.startsWith("torch.cuda.")) {
     const member = bare.slice("torch.cuda.".length);
     if (member === "is_available" && nvmlCheck) return null;
@@ -1296,7 +1685,8 @@ function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, op
   // An NCCL process group freezes CUDA_VISIBLE_DEVICES without configuring the allocator (measured,
   // torch 2.11: verify/results-frameworks-h100-imports.json rows init_process_group('nccl'), also with
   // device_id); gloo does not. Only a literal backend naming nccl counts.
-  if (bare === "torch.distributed.init_process_group" && isNcclBackend(firstArgOrKeyword(args, "backend"))) return ["torch", "nvml", `${bare}("nccl")`];
+  if (bare === "torch.distributed.init_process_group" && isNcclBackend(firstArgOrKeyword(args, "backend")))
+    return ["torch", "nvml", `${bare}("nccl")`];
   if (bare === "torch.autocast" || bare === "torch.amp.autocast") {
     const dev = firstArgOrKeyword(args, "device_type");
     return dev && stringValue(dev) === "cuda" ? ["torch", "context", `${bare}("cuda")`] : null;
@@ -1305,11 +1695,13 @@ function classifyTorchPath(bare: string, args: SyntaxNode | null, q: Queries, op
     const dev = firstArgOrKeyword(args, "device");
     return !dev || stringValue(dev) === "cuda" ? ["torch", "context", `${bare}("cuda")`] : null;
   }
-  if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare)) return ["torch", "context", "DataParallel(...)"];
+  if (/^torch\.nn\.(parallel\.)?(data_parallel\.)?DataParallel$/.test(bare))
+    return ["torch", "context", "DataParallel(...)"];
   if (bare.startsWith("torch.")) {
     const dev = keyword(args, "device");
     // A factory with device=cuda allocates (depth `alloc`); a generator on cuda only makes a context.
-    if (dev && q.isCudaDevice(dev)) return ["torch", bare === "torch.Generator" ? "context" : "alloc", `${bare}(device=${dev.text})`];
+    if (dev && q.isCudaDevice(dev))
+      return ["torch", bare === "torch.Generator" ? "context" : "alloc", `${bare}(device=${dev.text})`];
   }
   return undefined;
 }
@@ -1321,15 +1713,22 @@ function classifyOtherPath(bare: string): PathVerdict {
   if (callable) return [callable.framework, callable.depth, `${bare}()`];
   if (bare.startsWith("jax.")) {
     const member = bare.slice(4);
-    return JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + ".")) ? ["jax", "context", `${bare}()`] : null;
+    return JAX_INIT_FUNCTIONS.has(member) || JAX_INIT_SUBMODULES.some((m) => bare.startsWith(m + "."))
+      ? ["jax", "context", `${bare}()`]
+      : null;
   }
   // Keras 3 is multi-backend: a call into `keras` starts TensorFlow only where it builds tensors
   // (ops, layers, models...); `keras.src.*` internals and decorators such as `keras_export`
   // run no backend code (a false positive on real code otherwise).
-  if (bare.startsWith("keras.") && !KERAS_TENSOR_NAMESPACES.some((p) => bare === `keras.${p}` || bare.startsWith(`keras.${p}.`))) return null;
+  if (
+    bare.startsWith("keras.") &&
+    !KERAS_TENSOR_NAMESPACES.some((p) => bare === `keras.${p}` || bare.startsWith(`keras.${p}.`))
+  )
+    return null;
   if (bare.startsWith("tensorflow.") || bare.startsWith("keras.")) {
     const tfq = bare.startsWith("keras.") ? `tensorflow.${bare}` : bare;
-    if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available") return ["tensorflow", "context", `${bare}()`];
+    if (TF_CONFIG_INIT.includes(tfq) || tfq === "tensorflow.test.is_gpu_available")
+      return ["tensorflow", "context", `${bare}()`];
     if (TF_NON_INIT_PREFIXES.some((p) => tfq.startsWith(p))) return null;
     return ["tensorflow", "context", `${bare}()`];
   }
@@ -1342,11 +1741,18 @@ function classifyOtherPath(bare: string): PathVerdict {
  * A node of a top-level statement by its offsets relative to the statement's start and its type:
  * found again in a later tree whose statement has the same subtree (tree-sitter reused it).
  */
-interface NodeRef { owner: StatementFacts; start: number; end: number; type: string }
+interface NodeRef {
+  owner: StatementFacts;
+  start: number;
+  end: number;
+  type: string;
+}
 
 /** A timeline event with its nodes as {@link NodeRef}s (the `range` of a write is its statement's). */
 type EventRecord = {
-  kind: TimelineEvent["kind"]; refs: Record<string, NodeRef | null>; plain: Record<string, unknown>;
+  kind: TimelineEvent["kind"];
+  refs: Record<string, NodeRef | null>;
+  plain: Record<string, unknown>;
   /** The event object made from this record (Memo.event), reused by every later lint that keeps the record: its nodes are looked up in `memo`, the lint's own. */
   live?: { memo: Memo; event: TimelineEvent; range?: Range; rangeMemo?: Memo };
 };
@@ -1366,7 +1772,12 @@ interface WalkRecord {
    * `at` counts the events before the call from the statement's first event. `live`: the call as
    * last handed out ({@link Memo.call}), with the count of events before the statement then.
    */
-  calls: Array<{ ref: NodeRef; path: string | null; at: number; live?: { memo: Memo; base: number; call: TimelineCall } }>;
+  calls: Array<{
+    ref: NodeRef;
+    path: string | null;
+    at: number;
+    live?: { memo: Memo; base: number; call: TimelineCall };
+  }>;
   /** Functions the walk inlined (everInlined). */
   inlined: string[];
   deps: Deps;
@@ -1375,7 +1786,12 @@ interface WalkRecord {
 }
 
 /** The environment writes of one expression statement (for envWritesAnywhere). */
-interface WritesRecord { statement: NodeRef; inFunction: boolean; nested: boolean; writes: EventRecord[] }
+interface WritesRecord {
+  statement: NodeRef;
+  inFunction: boolean;
+  nested: boolean;
+  writes: EventRecord[];
+}
 
 /**
  * The facts of one top-level statement, kept across edits while tree-sitter reuses its subtree:
@@ -1457,7 +1873,14 @@ class Memo {
    * @param treeHasError whether the tree has any syntax error (when not, no statement is asked).
    * @param shapes each statement's end offset and type, aligned with `statements` (ModuleTrees.statementShapes: kept per chunk); absent: asked of each node.
    */
-  constructor(readonly cache: ModelCache, statements: SyntaxNode[], text: string, change?: TextChange, treeHasError = true, shapes?: { ends: number[]; types: string[] }) {
+  constructor(
+    readonly cache: ModelCache,
+    statements: SyntaxNode[],
+    text: string,
+    change?: TextChange,
+    treeHasError = true,
+    shapes?: { ends: number[]; types: string[] },
+  ) {
     const epoch = ++cache.epoch;
     const olds = cache.statements;
     const ends = shapes?.ends ?? statements.map((st) => st.endIndex);
@@ -1469,13 +1892,17 @@ class Memo {
       const delta = change.newEnd - change.oldEnd;
       let j = 0;
       statements.forEach((st, i) => {
-        const s = st.startIndex, e = ends[i];
+        const s = st.startIndex,
+          e = ends[i];
         const shift = e <= change.start ? 0 : s >= change.newEnd ? delta : null;
         if (shift === null) return;
         while (j < olds.length && olds[j].start < s - shift) j++;
         const prev = olds[j];
         // Marked as this lint's at once (no set of the matched: each keystroke matches nearly all).
-        if (prev && prev.start === s - shift && prev.end === e - shift && reusable(prev, i)) { matched[i] = prev; prev.epoch = epoch; }
+        if (prev && prev.start === s - shift && prev.end === e - shift && reusable(prev, i)) {
+          matched[i] = prev;
+          prev.epoch = epoch;
+        }
       });
     }
     const left = olds.filter((f) => f.epoch !== epoch);
@@ -1483,15 +1910,22 @@ class Memo {
     for (const f of left) old.set(f.text, old.has(f.text) ? null : f);
     const bodies = statements.map((st, i) => (matched[i] ? "" : text.slice(st.startIndex, ends[i])));
     const count = new Map<string, number>();
-    bodies.forEach((b, i) => { if (!matched[i]) count.set(b, (count.get(b) ?? 0) + 1); });
+    bodies.forEach((b, i) => {
+      if (!matched[i]) count.set(b, (count.get(b) ?? 0) + 1);
+    });
     statements.forEach((st, i) => {
       let f = matched[i];
       if (!f) {
         const prev = count.get(bodies[i]) === 1 ? old.get(bodies[i]) : null;
         f = reusable(prev, i) ? prev : undefined;
       }
-      if (f) { f.node = st; f.id = st.id; f.epoch = epoch; f.start = st.startIndex; f.end = ends[i]; }
-      else f = this.fresh(st, bodies[i], epoch, ends[i], types[i]);
+      if (f) {
+        f.node = st;
+        f.id = st.id;
+        f.epoch = epoch;
+        f.start = st.startIndex;
+        f.end = ends[i];
+      } else f = this.fresh(st, bodies[i], epoch, ends[i], types[i]);
       this.facts.push(f);
       this.starts.push(st.startIndex);
     });
@@ -1499,13 +1933,30 @@ class Memo {
 
   /** Facts of a statement seen for the first time: what it binds. */
   private fresh(st: SyntaxNode, body: string, epoch: number, end: number, type: string): StatementFacts {
-    const f: StatementFacts = { id: st.id, text: body, node: st, start: st.startIndex, end, type, epoch, born: epoch, imports: [], def: null, cls: null, assignments: [] };
+    const f: StatementFacts = {
+      id: st.id,
+      text: body,
+      node: st,
+      start: st.startIndex,
+      end,
+      type,
+      epoch,
+      born: epoch,
+      imports: [],
+      def: null,
+      cls: null,
+      assignments: [],
+    };
     for (const n of st.descendantsOfType(["import_statement", "import_from_statement", "assignment"])) {
       if (!n) continue;
-      if (n.type !== "assignment") { f.imports.push(...importBindings(n)); continue; }
+      if (n.type !== "assignment") {
+        f.imports.push(...importBindings(n));
+        continue;
+      }
       const left = n.childForFieldName("left");
       const right = n.childForFieldName("right");
-      if (left?.type === "identifier" && right) f.assignments.push({ name: left.text, type: right.type, text: right.text, ref: this.refIn(f, right) });
+      if (left?.type === "identifier" && right)
+        f.assignments.push({ name: left.text, type: right.type, text: right.text, ref: this.refIn(f, right) });
     }
     const def = type === "decorated_definition" ? st.childForFieldName("definition") : st;
     const name = def?.type === "function_definition" ? def.childForFieldName("name")?.text : undefined;
@@ -1516,7 +1967,12 @@ class Memo {
   }
 
   private refIn(owner: StatementFacts, n: SyntaxNode): NodeRef {
-    const ref = { owner, start: n.startIndex - owner.node.startIndex, end: n.endIndex - owner.node.startIndex, type: n.type };
+    const ref = {
+      owner,
+      start: n.startIndex - owner.node.startIndex,
+      end: n.endIndex - owner.node.startIndex,
+      type: n.type,
+    };
     this.materialized.set(ref, n);
     return ref;
   }
@@ -1524,8 +1980,16 @@ class Memo {
   /** The facts of the top-level statement containing `n`. */
   ownerOf(n: SyntaxNode): StatementFacts {
     const at = n.startIndex;
-    let lo = 0, hi = this.starts.length - 1, best = 0;
-    while (lo <= hi) { const mid = (lo + hi) >> 1; if (this.starts[mid] <= at) { best = mid; lo = mid + 1; } else hi = mid - 1; }
+    let lo = 0,
+      hi = this.starts.length - 1,
+      best = 0;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.starts[mid] <= at) {
+        best = mid;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
     return this.facts[best];
   }
 
@@ -1542,10 +2006,13 @@ class Memo {
     let n = this.materialized.get(ref);
     if (n) return n;
     const owner = ref.owner.node;
-    const start = owner.startIndex + ref.start, end = owner.startIndex + ref.end;
+    const start = owner.startIndex + ref.start,
+      end = owner.startIndex + ref.end;
     let m: SyntaxNode | null = owner.descendantForIndex(start, end);
-    while (m && !(m.startIndex === start && m.endIndex === end && m.type === ref.type)) m = m.startIndex >= owner.startIndex && m.id !== owner.id ? m.parent : null;
-    if (!m || ref.owner.epoch !== this.cache.epoch) throw new Error(`stale statement facts: no ${ref.type} at ${start}-${end}`);
+    while (m && !(m.startIndex === start && m.endIndex === end && m.type === ref.type))
+      m = m.startIndex >= owner.startIndex && m.id !== owner.id ? m.parent : null;
+    if (!m || ref.owner.epoch !== this.cache.epoch)
+      throw new Error(`stale statement facts: no ${ref.type} at ${start}-${end}`);
     n = m;
     this.materialized.set(ref, n);
     return n;
@@ -1574,7 +2041,10 @@ class Memo {
    * keep the record (no allocation per event and keystroke); nothing writes to events.
    */
   event(r: EventRecord): TimelineEvent {
-    if (r.live) { r.live.memo = this; return r.live.event; }
+    if (r.live) {
+      r.live.memo = this;
+      return r.live.event;
+    }
     const e: Record<string, unknown> = { kind: r.kind, ...r.plain };
     const live: NonNullable<EventRecord["live"]> = { memo: this, event: e as unknown as TimelineEvent };
     for (const k in r.refs) {
@@ -1586,7 +2056,10 @@ class Memo {
       Object.defineProperty(e, "range", {
         enumerable: true,
         get: () => {
-          if (live.rangeMemo !== live.memo || !live.range) { live.range = nodeRange(e.statement as SyntaxNode); live.rangeMemo = live.memo; }
+          if (live.rangeMemo !== live.memo || !live.range) {
+            live.range = nodeRange(e.statement as SyntaxNode);
+            live.rangeMemo = live.memo;
+          }
           return live.range;
         },
       });
@@ -1602,26 +2075,51 @@ class Memo {
    * keystroke was ~5 ms of a 5,000-line one's lint); nothing writes to calls.
    */
   call(c: WalkRecord["calls"][number], base: number): TimelineCall {
-    if (c.live && c.live.base === base) { c.live.memo = this; return c.live.call; }
-    const live: { memo: Memo; base: number; call: TimelineCall } = { memo: this, base, call: undefined as unknown as TimelineCall };
+    if (c.live && c.live.base === base) {
+      c.live.memo = this;
+      return c.live.call;
+    }
+    const live: { memo: Memo; base: number; call: TimelineCall } = {
+      memo: this,
+      base,
+      call: undefined as unknown as TimelineCall,
+    };
     let node: SyntaxNode | undefined, nodeMemo: Memo | undefined;
-    live.call = { path: c.path, at: c.at + base, get node() { if (nodeMemo !== live.memo || !node) { node = live.memo.node(c.ref); nodeMemo = live.memo; } return node; } };
+    live.call = {
+      path: c.path,
+      at: c.at + base,
+      get node() {
+        if (nodeMemo !== live.memo || !node) {
+          node = live.memo.node(c.ref);
+          nodeMemo = live.memo;
+        }
+        return node;
+      },
+    };
     c.live = live;
     return live.call;
   }
 }
 
 /** Whether a record looked up a name bound differently now, or names a statement that changed. */
-function stale(r: { deps: Deps; owners?: Set<StatementFacts> }, changed: ChangedNames, epoch: number, gone: readonly StatementFacts[] | null): boolean {
+function stale(
+  r: { deps: Deps; owners?: Set<StatementFacts> },
+  changed: ChangedNames,
+  epoch: number,
+  gone: readonly StatementFacts[] | null,
+): boolean {
   if (r.owners && r.owners.size > 0) {
-    if (gone) { for (const g of gone) if (r.owners.has(g)) return true; }
-    else for (const o of r.owners) if (o.epoch !== epoch) return true;
+    if (gone) {
+      for (const g of gone) if (r.owners.has(g)) return true;
+    } else for (const o of r.owners) if (o.epoch !== epoch) return true;
   }
   const d = r.deps;
   const m = (d.masks ??= masksOf(d));
-  return ((m[0] & changed.masks[0]) !== 0 && meets(d.resolved, changed.resolved)) ||
+  return (
+    ((m[0] & changed.masks[0]) !== 0 && meets(d.resolved, changed.resolved)) ||
     ((m[1] & changed.masks[1]) !== 0 && meets(d.values, changed.values)) ||
-    ((m[2] & changed.masks[2]) !== 0 && meets(d.callees, changed.callees));
+    ((m[2] & changed.masks[2]) !== 0 && meets(d.callees, changed.callees))
+  );
 }
 
 /**
@@ -1640,21 +2138,35 @@ function namesMask(names: ReadonlySet<string>): number {
 }
 
 /** {@link namesMask} of a record's names or of the changed names, per kind. */
-const masksOf = (d: Pick<Deps, "resolved" | "values" | "callees">): [number, number, number] =>
-  [namesMask(d.resolved), namesMask(d.values), namesMask(d.callees)];
+const masksOf = (d: Pick<Deps, "resolved" | "values" | "callees">): [number, number, number] => [
+  namesMask(d.resolved),
+  namesMask(d.values),
+  namesMask(d.callees),
+];
 
 /** Whether the two sets share a name (run for every kept record at each keystroke: no allocation). */
 function meets(mine: ReadonlySet<string>, theirs: ReadonlySet<string>): boolean {
   if (mine.size === 0 || theirs.size === 0) return false;
   // The names bound differently are few: look each up among a record's (not the other way round).
-  if (theirs.size <= mine.size) { for (const n of theirs) if (mine.has(n)) return true; }
-  else for (const n of mine) if (theirs.has(n)) return true;
+  if (theirs.size <= mine.size) {
+    for (const n of theirs) if (mine.has(n)) return true;
+  } else for (const n of mine) if (theirs.has(n)) return true;
   return false;
 }
 
 /** The bindings of a model whose statements' facts are kept: from the facts, nodes found on use. */
-function bindingsOf(memo: Memo): { b: Bindings; functionDefs: Map<string, StatementFacts>; classDefs: Map<string, StatementFacts> } {
-  const b: Bindings = { symbols: new Map(), functions: new Map(), classes: new Map(), assignments: new Map(), frameworks: new Set() };
+function bindingsOf(memo: Memo): {
+  b: Bindings;
+  functionDefs: Map<string, StatementFacts>;
+  classDefs: Map<string, StatementFacts>;
+} {
+  const b: Bindings = {
+    symbols: new Map(),
+    functions: new Map(),
+    classes: new Map(),
+    assignments: new Map(),
+    frameworks: new Set(),
+  };
   const functionDefs = new Map<string, StatementFacts>();
   const classDefs = new Map<string, StatementFacts>();
   for (const f of memo.facts) {
@@ -1685,15 +2197,31 @@ function bindingsOf(memo: Memo): { b: Bindings; functionDefs: Map<string, Statem
 }
 
 /** The names bound differently than at the last lint, by what a record looked up about them, with each set's {@link namesMask}. */
-interface ChangedNames { resolved: Set<string>; values: Set<string>; callees: Set<string>; masks: [number, number, number] }
+interface ChangedNames {
+  resolved: Set<string>;
+  values: Set<string>;
+  callees: Set<string>;
+  masks: [number, number, number];
+}
 
 /**
  * The names bound differently in `now` than in `before`, among those bound by statements that
  * changed: for resolve (the import binding or alias), for valueOf (the values), for inlining (the
  * function definition or an import of the name).
  */
-function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowDefs: Map<string, StatementFacts>, nowClassDefs: Map<string, StatementFacts>): ChangedNames {
-  const out: ChangedNames = { resolved: new Set<string>(), values: new Set<string>(), callees: new Set<string>(), masks: [0, 0, 0] };
+function changedNames(
+  memo: Memo,
+  cache: ModelCache,
+  now: Bindings,
+  nowDefs: Map<string, StatementFacts>,
+  nowClassDefs: Map<string, StatementFacts>,
+): ChangedNames {
+  const out: ChangedNames = {
+    resolved: new Set<string>(),
+    values: new Set<string>(),
+    callees: new Set<string>(),
+    masks: [0, 0, 0],
+  };
   const before = cache.bindings;
   if (!before) return out;
   const names = new Set<string>();
@@ -1712,13 +2240,19 @@ function changedNames(memo: Memo, cache: ModelCache, now: Bindings, nowDefs: Map
     const s = b.symbols.get(n);
     if (s) return `=${s}`;
     const v = b.assignments.get(n);
-    return v && v.length === 1 && (v[0].type === "attribute" || v[0].type === "identifier") && v[0].text !== n ? `~${v[0].text}` : "";
+    return v && v.length === 1 && (v[0].type === "attribute" || v[0].type === "identifier") && v[0].text !== n
+      ? `~${v[0].text}`
+      : "";
   };
-  const valuesOf = (b: Bindings, n: string) => (b.assignments.get(n) ?? []).map((v) => `${v.type}:${v.text}`).join("\u0001");
+  const valuesOf = (b: Bindings, n: string) =>
+    (b.assignments.get(n) ?? []).map((v) => `${v.type}:${v.text}`).join("\u0001");
   // The definition by its statement's facts (ModelCache.functionDefs), not its text: a second
   // `def f` with the first one's text is another subtree, which a kept inlining did not walk.
   // A class by its statement's facts the same way (inlined constructors and methods).
-  const fnChanged = (n: string) => before.symbols.has(n) !== now.symbols.has(n) || cache.functionDefs.get(n) !== nowDefs.get(n) || cache.classDefs.get(n) !== nowClassDefs.get(n);
+  const fnChanged = (n: string) =>
+    before.symbols.has(n) !== now.symbols.has(n) ||
+    cache.functionDefs.get(n) !== nowDefs.get(n) ||
+    cache.classDefs.get(n) !== nowClassDefs.get(n);
   for (const n of names) {
     if (aliasOf(before, n) !== aliasOf(now, n)) out.resolved.add(n);
     if (valuesOf(before, n) !== valuesOf(now, n)) out.values.add(n);
@@ -1749,7 +2283,25 @@ function dropStale(memo: Memo, key: string, changed: ChangedNames): void {
 }
 
 /** Keras namespaces whose calls build tensors (and so start the TensorFlow backend under TF). */
-const KERAS_TENSOR_NAMESPACES: readonly string[] = ["ops", "layers", "models", "Model", "Sequential", "Input", "random", "applications", "activations", "losses", "metrics", "optimizers", "backend", "initializers", "callbacks", "preprocessing", "datasets"];
+const KERAS_TENSOR_NAMESPACES: readonly string[] = [
+  "ops",
+  "layers",
+  "models",
+  "Model",
+  "Sequential",
+  "Input",
+  "random",
+  "applications",
+  "activations",
+  "losses",
+  "metrics",
+  "optimizers",
+  "backend",
+  "initializers",
+  "callbacks",
+  "preprocessing",
+  "datasets",
+];
 
 /** Local name → dotted path bindings of one import statement. */
 export function importBindings(imp: SyntaxNode): Array<[string, string]> {
@@ -1765,7 +2317,8 @@ export function importBindings(imp: SyntaxNode): Array<[string, string]> {
       }
     }
     // `import torch.distributed` binds `torch` but imports the submodule: record the full path too.
-    for (const n of imp.namedChildren) if (n?.type === "dotted_name" && n.text.includes(".")) out.push([`\u0000${n.text}`, n.text]);
+    for (const n of imp.namedChildren)
+      if (n?.type === "dotted_name" && n.text.includes(".")) out.push([`\u0000${n.text}`, n.text]);
   } else if (imp.type === "import_from_statement") {
     // A relative import's path keeps its dots (`from .utils import f`: `.utils.f`; `from . import x`:
     // `.x`): only python/project.ts resolves such a path, against the importing file's folder.
@@ -1812,7 +2365,8 @@ function callsInOrder(found: ReadonlyArray<{ n: SyntaxNode; start: number; end: 
 function keyword(args: SyntaxNode | null, name: string): SyntaxNode | null {
   if (!args) return null;
   for (const a of args.namedChildren) {
-    if (a?.type === "keyword_argument" && a.childForFieldName("name")?.text === name) return a.childForFieldName("value");
+    if (a?.type === "keyword_argument" && a.childForFieldName("name")?.text === name)
+      return a.childForFieldName("value");
   }
   return null;
 }
@@ -1827,7 +2381,11 @@ function firstArgOrKeyword(args: SyntaxNode | null, name: string): SyntaxNode | 
 type WriteInfo = Pick<EnvWriteEvent, "variable" | "form" | "value" | "literal" | "nameNode">;
 
 /** Environment writes with literal names performed by one simple statement. */
-function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null): WriteInfo[] {
+function envWritesOf(
+  stmt: SyntaxNode,
+  isEnviron: (n: SyntaxNode | null) => boolean,
+  resolve: (n: SyntaxNode | null) => string | null,
+): WriteInfo[] {
   const out: WriteInfo[] = [];
   const expr = stmt.type === "expression_statement" ? stmt.namedChildren[0] : null;
   if (!expr) return out;
@@ -1841,7 +2399,8 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
         const key = left.childForFieldName("subscript");
         const name = keyName(key);
         const value = right?.type === "assignment" ? right.childForFieldName("right") : right;
-        if (name !== null && value) out.push({ variable: name, form: "subscript", value, literal: stringValue(value), nameNode: key });
+        if (name !== null && value)
+          out.push({ variable: name, form: "subscript", value, literal: stringValue(value), nameNode: key });
       }
       a = right?.type === "assignment" ? right : null;
     }
@@ -1850,13 +2409,22 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
   if (expr.type !== "call") return out;
   const fn = expr.childForFieldName("function");
   const args = expr.childForFieldName("arguments");
-  const positional = args?.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "keyword_argument" && c.type !== "comment") ?? [];
+  const positional =
+    args?.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "keyword_argument" && c.type !== "comment") ??
+    [];
   if (fn?.type === "attribute" && isEnviron(fn.childForFieldName("object"))) {
     const method = fn.childForFieldName("attribute")?.text;
     if (method === "setdefault" || method === "__setitem__") {
       const name = keyName(positional[0]);
       const value = positional[1] ?? null;
-      if (name !== null) out.push({ variable: name, form: method === "setdefault" ? "setdefault" : "subscript", value, literal: stringValue(value), nameNode: positional[0] });
+      if (name !== null)
+        out.push({
+          variable: name,
+          form: method === "setdefault" ? "setdefault" : "subscript",
+          value,
+          literal: stringValue(value),
+          nameNode: positional[0],
+        });
     } else if (method === "update") {
       for (const p of positional) {
         if (p.type !== "dictionary") continue;
@@ -1865,7 +2433,8 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
           const key = pair.childForFieldName("key");
           const name = keyName(key);
           const value = pair.childForFieldName("value");
-          if (name !== null) out.push({ variable: name, form: "update", value, literal: stringValue(value), nameNode: key });
+          if (name !== null)
+            out.push({ variable: name, form: "update", value, literal: stringValue(value), nameNode: key });
         }
       }
       for (const k of args?.namedChildren ?? []) {
@@ -1881,7 +2450,8 @@ function envWritesOf(stmt: SyntaxNode, isEnviron: (n: SyntaxNode | null) => bool
   if (resolve(fn) === "os.putenv") {
     const name = keyName(positional[0]);
     const value = positional[1] ?? null;
-    if (name !== null) out.push({ variable: name, form: "putenv", value, literal: stringValue(value), nameNode: positional[0] });
+    if (name !== null)
+      out.push({ variable: name, form: "putenv", value, literal: stringValue(value), nameNode: positional[0] });
   }
   return out;
 }
@@ -1909,23 +2479,47 @@ function computeEnvWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
   const out: EnvWriteEvent[] = [];
   for (const e of model.events) {
     if (e.kind !== "envWrite") continue;
-    if (!e.statement) { out.push(e); continue; }
+    if (!e.statement) {
+      out.push(e);
+      continue;
+    }
     const list = onTimeline.get(e.statement.id) ?? [];
     if (!list.some((x) => x.variable === e.variable && x.nameNode?.id === e.nameNode?.id)) list.push(e);
     onTimeline.set(e.statement.id, list);
   }
   for (const { statement, writes } of model.statementWrites()) out.push(...(onTimeline.get(statement.id) ?? writes));
-  return out.sort((a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character);
+  return out.sort(
+    (a, b) => a.range.start.line - b.range.start.line || a.range.start.character - b.range.start.character,
+  );
 }
 
 /** Environment reads with literal names anywhere in the tree. */
-function envReadsOf(mentionsIn: Mentions, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): EnvReadEvent[] {
-  const [subs, calls] = readsAmong(mentionsIn.nodesIn("subscript", words), mentionsIn.nodesIn("call", words), mentionsIn, isEnviron, resolve, words);
+function envReadsOf(
+  mentionsIn: Mentions,
+  isEnviron: (n: SyntaxNode | null) => boolean,
+  resolve: (n: SyntaxNode | null) => string | null,
+  words: readonly string[],
+): EnvReadEvent[] {
+  const [subs, calls] = readsAmong(
+    mentionsIn.nodesIn("subscript", words),
+    mentionsIn.nodesIn("call", words),
+    mentionsIn,
+    isEnviron,
+    resolve,
+    words,
+  );
   return [...subs, ...calls];
 }
 
 /** The reads among candidate subscripts and calls: [subscript reads, call reads], each in the candidates' order. */
-function readsAmong(subscripts: ReadonlyArray<SyntaxNode | null>, callNodes: ReadonlyArray<SyntaxNode | null>, mentionsIn: Mentions, isEnviron: (n: SyntaxNode | null) => boolean, resolve: (n: SyntaxNode | null) => string | null, words: readonly string[]): [EnvReadEvent[], EnvReadEvent[]] {
+function readsAmong(
+  subscripts: ReadonlyArray<SyntaxNode | null>,
+  callNodes: ReadonlyArray<SyntaxNode | null>,
+  mentionsIn: Mentions,
+  isEnviron: (n: SyntaxNode | null) => boolean,
+  resolve: (n: SyntaxNode | null) => string | null,
+  words: readonly string[],
+): [EnvReadEvent[], EnvReadEvent[]] {
   const out: EnvReadEvent[] = [];
   const viaCall: EnvReadEvent[] = [];
   const mentions = (n: SyntaxNode) => words.some((w) => mentionsIn.within(n.startIndex, n.endIndex, [w]));
@@ -1942,7 +2536,10 @@ function readsAmong(subscripts: ReadonlyArray<SyntaxNode | null>, callNodes: Rea
     if (!c || !mentions(c)) continue;
     const fn = c.childForFieldName("function");
     const q = resolve(fn);
-    const isGet = fn?.type === "attribute" && isEnviron(fn.childForFieldName("object")) && ["get", "pop"].includes(fn.childForFieldName("attribute")?.text ?? "");
+    const isGet =
+      fn?.type === "attribute" &&
+      isEnviron(fn.childForFieldName("object")) &&
+      ["get", "pop"].includes(fn.childForFieldName("attribute")?.text ?? "");
     if (!isGet && q !== "os.getenv") continue;
     const first = c.childForFieldName("arguments")?.namedChildren[0];
     const name = keyName(first);
@@ -1957,13 +2554,17 @@ function readsAmong(subscripts: ReadonlyArray<SyntaxNode | null>, callNodes: Rea
  */
 export function magicVariables(magics: readonly MagicLine[]): string[] {
   const out: string[] = [];
-  for (const m of magics) for (const e of magicEvents(m)) if (e.kind === "envWrite" || e.kind === "shellExport") out.push(e.variable);
+  for (const m of magics)
+    for (const e of magicEvents(m)) if (e.kind === "envWrite" || e.kind === "shellExport") out.push(e.variable);
   return out;
 }
 
 /** Events of one IPython line: `%env K=V` / `%env K V` / `%set_env K V` writes; `!export K=V` / `!K=V cmd` shell exports. */
 export function magicEvents(m: MagicLine): TimelineEvent[] {
-  const range: Range = { start: { line: m.line, character: m.column }, end: { line: m.line, character: m.column + m.text.length } };
+  const range: Range = {
+    start: { line: m.line, character: m.column },
+    end: { line: m.line, character: m.column + m.text.length },
+  };
   const words = m.text.slice(1).trim().split(/\s+/).filter(Boolean);
   if (m.text.startsWith("%")) {
     const [magic, ...rest] = words;
@@ -1972,10 +2573,26 @@ export function magicEvents(m: MagicLine): TimelineEvent[] {
     const eq = joined.indexOf("=");
     let variable: string;
     let value: string;
-    if (eq > 0 && !/\s/.test(joined.slice(0, eq))) { variable = joined.slice(0, eq); value = joined.slice(eq + 1).trim(); }
-    else if (rest.length >= 2) { variable = rest[0]; value = rest.slice(1).join(" "); }
-    else return [];
-    return [{ kind: "envWrite", variable, form: "magic-env", range, statement: null, value: null, literal: unquote(value), inFunction: false, nested: false }];
+    if (eq > 0 && !/\s/.test(joined.slice(0, eq))) {
+      variable = joined.slice(0, eq);
+      value = joined.slice(eq + 1).trim();
+    } else if (rest.length >= 2) {
+      variable = rest[0];
+      value = rest.slice(1).join(" ");
+    } else return [];
+    return [
+      {
+        kind: "envWrite",
+        variable,
+        form: "magic-env",
+        range,
+        statement: null,
+        value: null,
+        literal: unquote(value),
+        inFunction: false,
+        nested: false,
+      },
+    ];
   }
   // Shell escape: `!export A=1 B=2`, `!A=1 python x.py`.
   const out: TimelineEvent[] = [];
@@ -1998,10 +2615,13 @@ function unquote(v: string): string {
 /** Whether a method is decorated `@staticmethod` or `@classmethod` (no instance: the constructor has not run). */
 function isStaticOrClassMethod(def: SyntaxNode): boolean {
   const dec = def.parent?.type === "decorated_definition" ? def.parent : null;
-  return !!dec && dec.namedChildren.some((d) => {
-    const e = d?.type === "decorator" ? d.namedChildren[0] : null;
-    return e?.type === "identifier" && (e.text === "staticmethod" || e.text === "classmethod");
-  });
+  return (
+    !!dec &&
+    dec.namedChildren.some((d) => {
+      const e = d?.type === "decorator" ? d.namedChildren[0] : null;
+      return e?.type === "identifier" && (e.text === "staticmethod" || e.text === "classmethod");
+    })
+  );
 }
 
 /**
@@ -2013,7 +2633,8 @@ function isTestClass(cls: SyntaxNode): boolean {
   if (cls.childForFieldName("name")?.text.startsWith("Test")) return true;
   const bases = cls.childForFieldName("superclasses")?.namedChildren ?? [];
   return bases.some((b) => {
-    const last = b?.type === "attribute" ? b.childForFieldName("attribute")?.text : b?.type === "identifier" ? b.text : undefined;
+    const last =
+      b?.type === "attribute" ? b.childForFieldName("attribute")?.text : b?.type === "identifier" ? b.text : undefined;
     return !!last && last.endsWith("TestCase");
   });
 }
@@ -2021,7 +2642,8 @@ function isTestClass(cls: SyntaxNode): boolean {
 /** Whether an `if` statement is the script guard `if __name__ == "__main__":` (either operand order, either quote). */
 export function isMainGuard(stmt: SyntaxNode): boolean {
   const cond = stmt.childForFieldName("condition");
-  if (cond?.type !== "comparison_operator" || cond.namedChildCount !== 2 || cond.children[1]?.type !== "==") return false;
+  if (cond?.type !== "comparison_operator" || cond.namedChildCount !== 2 || cond.children[1]?.type !== "==")
+    return false;
   const [a, b] = [cond.namedChildren[0], cond.namedChildren[1]];
   const isName = (n: SyntaxNode | null) => n?.type === "identifier" && n.text === "__name__";
   const isMain = (n: SyntaxNode | null) => n?.type === "string" && stringValue(n) === "__main__";

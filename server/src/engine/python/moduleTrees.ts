@@ -70,7 +70,9 @@ interface Chunk {
 }
 
 /** The text every chunk tree of one document reads node text from. */
-interface TextHolder { text: string }
+interface TextHolder {
+  text: string;
+}
 
 /**
  * A module's chunk trees. The text must be what {@link parsePython} parses: within the size and
@@ -85,7 +87,11 @@ export class ModuleTrees {
   private length = 0;
 
   /** @param splitting cut the text into chunks (the editor); false: one chunk, one tree (the CLI). */
-  private constructor(private readonly holder: TextHolder, private chunks: Chunk[], private readonly splitting: boolean) {}
+  private constructor(
+    private readonly holder: TextHolder,
+    private chunks: Chunk[],
+    private readonly splitting: boolean,
+  ) {}
 
   /**
    * Parses `text` from scratch.
@@ -126,12 +132,20 @@ export class ModuleTrees {
       if (c.end < e.startIndex) continue;
       c.tree.edit(e);
       c.statements = undefined;
-      if (c.start > e.oldEndIndex) { c.start += delta; c.end += delta; c.row += rows; continue; }
+      if (c.start > e.oldEndIndex) {
+        c.start += delta;
+        c.end += delta;
+        c.row += rows;
+        continue;
+      }
       c.dirty = true;
       c.errors = undefined;
       c.hasError = undefined;
       c.shapes = undefined;
-      if (e.startIndex < c.start) { c.start = e.startIndex; c.row = e.startPosition.row; }
+      if (e.startIndex < c.start) {
+        c.start = e.startIndex;
+        c.row = e.startPosition.row;
+      }
       c.end = c.end >= e.oldEndIndex ? c.end + delta : e.newEndIndex;
     }
   }
@@ -147,7 +161,10 @@ export class ModuleTrees {
     const c = textChange(old, newText);
     const startPosition = pointAfter(old, 0, 0, c.start);
     this.edit({
-      startIndex: c.start, oldEndIndex: c.oldEnd, newEndIndex: c.newEnd, startPosition,
+      startIndex: c.start,
+      oldEndIndex: c.oldEnd,
+      newEndIndex: c.newEnd,
+      startPosition,
       oldEndPosition: pointAfter(old, c.start, startPosition.row, c.oldEnd, startPosition.column),
       newEndPosition: pointAfter(newText, c.start, startPosition.row, c.newEnd, startPosition.column),
     });
@@ -171,9 +188,14 @@ export class ModuleTrees {
       return;
     }
     // Suffixes are counted from the end: the part after both edits is unchanged by either.
-    const before = this.length, after = before + delta;
+    const before = this.length,
+      after = before + delta;
     const suffix = Math.min(before - c.newEnd, before - e.oldEndIndex);
-    this.change = { start: Math.min(c.start, e.startIndex), oldEnd: this.holder.text.length - suffix, newEnd: after - suffix };
+    this.change = {
+      start: Math.min(c.start, e.startIndex),
+      oldEnd: this.holder.text.length - suffix,
+      newEnd: after - suffix,
+    };
     this.length = after;
   }
 
@@ -188,21 +210,38 @@ export class ModuleTrees {
     const old = this.chunks;
     this.chunks = [];
     if (unchanged) return new ModuleTrees(this.holder, old, this.splitting);
-    if (!this.edited) { for (const c of old) c.tree.delete(); return ModuleTrees.parse(text, this.splitting); }
+    if (!this.edited) {
+      for (const c of old) c.tree.delete();
+      return ModuleTrees.parse(text, this.splitting);
+    }
     const out: Chunk[] = [];
     let k = 0;
     while (k < old.length) {
-      if (!old[k].dirty) { out.push(old[k++]); continue; }
+      if (!old[k].dirty) {
+        out.push(old[k++]);
+        continue;
+      }
       // A run of touched chunks, widened left while its first line no longer starts a chunk (a
       // clause keyword typed into it): by the untouched chunk before it, whose start still does.
-      while (k > 0 && out[out.length - 1] === old[k - 1] && !startsChunk(text, old[k].start)) { k--; out.pop(); }
+      while (k > 0 && out[out.length - 1] === old[k - 1] && !startsChunk(text, old[k].start)) {
+        k--;
+        out.pop();
+      }
       let j = k;
       while (j + 1 < old.length && old[j + 1].dirty) j++;
       const cleanStarts = new Map<number, number>();
       for (let m = j + 1; m < old.length; m++) if (!old[m].dirty) cleanStarts.set(old[m].start, m);
       const reusable = new Map<number, Tree>();
       for (let m = k; m <= j; m++) reusable.set(old[m].start, old[m].tree);
-      const { made, syncedAt } = split(this.holder, this.splitting, old[k].start, old[k].row, old[j].end, cleanStarts, reusable);
+      const { made, syncedAt } = split(
+        this.holder,
+        this.splitting,
+        old[k].start,
+        old[k].row,
+        old[j].end,
+        cleanStarts,
+        reusable,
+      );
       out.push(...made);
       const until = syncedAt ?? old.length;
       const kept = new Set(made.map((c) => c.tree));
@@ -227,13 +266,17 @@ export class ModuleTrees {
    * ask them of every statement at every keystroke: python/model.ts `Memo`).
    */
   statementShapes(): { ends: number[]; types: string[] } {
-    const ends: number[] = [], types: string[] = [];
+    const ends: number[] = [],
+      types: string[] = [];
     for (const c of this.chunks) {
       if (!c.shapes) {
         const sts = statementsOf(c);
         c.shapes = { ends: sts.map((n) => n.endIndex - c.start), types: sts.map((n) => n.type) };
       }
-      for (let i = 0; i < c.shapes.ends.length; i++) { ends.push(c.start + c.shapes.ends[i]); types.push(c.shapes.types[i]); }
+      for (let i = 0; i < c.shapes.ends.length; i++) {
+        ends.push(c.start + c.shapes.ends[i]);
+        types.push(c.shapes.types[i]);
+      }
     }
     return { ends, types };
   }
@@ -246,7 +289,7 @@ export class ModuleTrees {
   /** ERROR and MISSING nodes of all chunks (parser.ts `syntaxErrorCount` per chunk, kept). */
   syntaxErrorCount(): number {
     let n = 0;
-    for (const c of this.chunks) n += (c.errors ??= syntaxErrorCount(c.tree));
+    for (const c of this.chunks) n += c.errors ??= syntaxErrorCount(c.tree);
     return n;
   }
 
@@ -260,7 +303,11 @@ export class ModuleTrees {
     let k = 0;
     if (start) {
       let hi = chunks.length - 1;
-      while (k < hi) { const mid = (k + hi) >> 1; if (chunks[mid + 1].row <= start.row) k = mid + 1; else hi = mid; }
+      while (k < hi) {
+        const mid = (k + hi) >> 1;
+        if (chunks[mid + 1].row <= start.row) k = mid + 1;
+        else hi = mid;
+      }
     }
     for (; k < chunks.length; k++) {
       const c = chunks[k];
@@ -282,11 +329,19 @@ export class ModuleTrees {
    * parsed again (lint.ts uses it to check that a fix adds no syntax error).
    */
   syntaxErrorsAfter(newText: string, edits: ReadonlyArray<{ start: number; end: number; text: string }>): number {
-    const copy = new ModuleTrees({ text: this.holder.text }, this.chunks.map((c) => ({ ...c, tree: c.tree.copy(), statements: undefined })), this.splitting);
+    const copy = new ModuleTrees(
+      { text: this.holder.text },
+      this.chunks.map((c) => ({ ...c, tree: c.tree.copy(), statements: undefined })),
+      this.splitting,
+    );
     try {
       for (const e of [...edits].sort((a, b) => b.start - a.start)) copy.edit(editOf(copy.holder.text, e));
       const next = copy.next(newText);
-      try { return next.syntaxErrorCount(); } finally { next.delete(); }
+      try {
+        return next.syntaxErrorCount();
+      } finally {
+        next.delete();
+      }
     } finally {
       copy.delete();
     }
@@ -332,25 +387,40 @@ function startsChunk(text: string, offset: number): boolean {
  * `dirtyEnd` that is in `cleanStarts` (the chunks from there on are unchanged). `reusable`: old
  * trees by start offset, edited to this text.
  */
-function split(holder: TextHolder, splitting: boolean, start: number, row: number, dirtyEnd: number, cleanStarts: ReadonlyMap<number, number>, reusable = new Map<number, Tree>()): { made: Chunk[]; syncedAt?: number } {
+function split(
+  holder: TextHolder,
+  splitting: boolean,
+  start: number,
+  row: number,
+  dirtyEnd: number,
+  cleanStarts: ReadonlyMap<number, number>,
+  reusable = new Map<number, Tree>(),
+): { made: Chunk[]; syncedAt?: number } {
   const text = holder.text;
   const made: Chunk[] = [];
-  let from = start, fromRow = row, syncedAt: number | undefined;
+  let from = start,
+    fromRow = row,
+    syncedAt: number | undefined;
   let decorator = text.charCodeAt(start) === 64; // `@`: the next line belongs to this definition
   const close = (end: number, endRow: number) => {
     made.push(parseChunk(holder, from, end, fromRow, endRow, reusable.get(from)));
     reusable.delete(from);
-    from = end; fromRow = endRow;
+    from = end;
+    fromRow = endRow;
   };
-  if (splitting) columnZeroLines(text, { offset: start, line: row }, (offset, line) => {
-    const wasDecorator = decorator;
-    decorator = text.charCodeAt(offset) === 64;
-    if (wasDecorator || !startsChunk(text, offset)) return false;
-    close(offset, line);
-    const sync = offset >= dirtyEnd ? cleanStarts.get(offset) : undefined;
-    if (sync !== undefined) { syncedAt = sync; return true; }
-    return false;
-  });
+  if (splitting)
+    columnZeroLines(text, { offset: start, line: row }, (offset, line) => {
+      const wasDecorator = decorator;
+      decorator = text.charCodeAt(offset) === 64;
+      if (wasDecorator || !startsChunk(text, offset)) return false;
+      close(offset, line);
+      const sync = offset >= dirtyEnd ? cleanStarts.get(offset) : undefined;
+      if (sync !== undefined) {
+        syncedAt = sync;
+        return true;
+      }
+      return false;
+    });
   if (syncedAt === undefined) close(text.length, -1);
   return { made, syncedAt };
 }
@@ -372,7 +442,10 @@ function parseChunk(holder: TextHolder, start: number, end: number, row: number,
 /** The point of offset `end`, counting lines from `start` (line `row`, column `column`); `\r\n` and `\n` end a line (lone `\r` is already `\n`). */
 function pointAfter(text: string, start: number, row: number, end: number, column = 0): Point {
   let lineStart = start - column;
-  for (let i = text.indexOf("\n", start); i >= 0 && i < end; i = text.indexOf("\n", i + 1)) { row++; lineStart = i + 1; }
+  for (let i = text.indexOf("\n", start); i >= 0 && i < end; i = text.indexOf("\n", i + 1)) {
+    row++;
+    lineStart = i + 1;
+  }
   return { row, column: end - lineStart };
 }
 
@@ -381,5 +454,12 @@ function editOf(text: string, e: { start: number; end: number; text: string }): 
   const startPosition = pointAfter(text, 0, 0, e.start);
   const oldEndPosition = pointAfter(text, 0, 0, e.end);
   const newEndPosition = pointAfterInsert(startPosition, e.text);
-  return { startIndex: e.start, oldEndIndex: e.end, newEndIndex: e.start + e.text.length, startPosition, oldEndPosition, newEndPosition };
+  return {
+    startIndex: e.start,
+    oldEndIndex: e.end,
+    newEndIndex: e.start + e.text.length,
+    startPosition,
+    oldEndPosition,
+    newEndPosition,
+  };
 }

@@ -99,7 +99,10 @@ export function syntaxErrorCount(tree: Tree): number {
       if (n.isError || n.isMissing) count++;
       if (n.hasError && cursor.gotoFirstChild()) continue;
     }
-    if (cursor.gotoNextSibling()) { descend = true; continue; }
+    if (cursor.gotoNextSibling()) {
+      descend = true;
+      continue;
+    }
     if (!cursor.gotoParent()) break;
     descend = false;
   }

@@ -25,7 +25,15 @@ import { readdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule } from "../frameworks";
 import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
-import { buildModel, type InitEvent, type ModelOptions, type ModuleModel, type ProjectInit, type ProjectLookup, type ProjectRank } from "./model";
+import {
+  buildModel,
+  type InitEvent,
+  type ModelOptions,
+  type ModuleModel,
+  type ProjectInit,
+  type ProjectLookup,
+  type ProjectRank,
+} from "./model";
 import { RankFlow } from "./rankFlow";
 import { deviceParams, deviceSlots, type DeviceParam } from "./devices";
 import { ModuleTrees } from "./moduleTrees";
@@ -72,7 +80,10 @@ interface Summary {
 type ReturnedRanks = Map<string, Array<{ kind: ProjectRank["kind"]; variable: string | null; line: number }>>;
 
 /** What a module's functions hand on: rank tuples they return, parameters they use as device ordinals (by function name). */
-interface ModuleValues { returns: ReturnedRanks; params: Map<string, DeviceParam[]> }
+interface ModuleValues {
+  returns: ReturnedRanks;
+  params: Map<string, DeviceParam[]>;
+}
 
 /** A {@link ProjectInit} before its places are put relative to an importer. */
 type Found = Omit<ProjectInit, "where">;
@@ -81,8 +92,10 @@ type Found = Omit<ProjectInit, "where">;
 type BaseOptions = Pick<ModelOptions, "eagerInitModules" | "torchBelow24">;
 
 /** A lint's options as a lookup takes them (the defaults lint.ts uses for the ones not set). */
-export const lookupOptions = (o: { eagerInitModules?: readonly string[]; torchBelow24?: boolean }): BaseOptions =>
-  ({ eagerInitModules: o.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES, torchBelow24: o.torchBelow24 ?? false });
+export const lookupOptions = (o: { eagerInitModules?: readonly string[]; torchBelow24?: boolean }): BaseOptions => ({
+  eagerInitModules: o.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
+  torchBelow24: o.torchBelow24 ?? false,
+});
 
 /** A {@link ProjectLookup} for one file, which also tells the project files its answers read. */
 export interface FileLookup extends ProjectLookup {
@@ -119,10 +132,20 @@ export class ProjectIndex {
   lookupFor(file: string, options: BaseOptions, depth = MAX_DEPTH): FileLookup & { truncated(): boolean } {
     const deps = new Set<string>();
     let truncated = false;
-    const take = (s: Summary | null) => { if (s) { for (const d of s.deps) deps.add(d); if (s.truncated) truncated = true; } return s; };
+    const take = (s: Summary | null) => {
+      if (s) {
+        for (const d of s.deps) deps.add(d);
+        if (s.truncated) truncated = true;
+      }
+      return s;
+    };
     const from = dirname(file);
-    const shown = (init: Found | null | undefined): ProjectInit | null => init ? { ...init, where: init.chain.map(([f, line]) => `${this.label(f, from)}:${line}`).join(" → ") } : null;
-    const deepEnough = (files: readonly string[]) => { if (files.length && depth <= 0) truncated = true; return depth > 0; };
+    const shown = (init: Found | null | undefined): ProjectInit | null =>
+      init ? { ...init, where: init.chain.map(([f, line]) => `${this.label(f, from)}:${line}`).join(" → ") } : null;
+    const deepEnough = (files: readonly string[]) => {
+      if (files.length && depth <= 0) truncated = true;
+      return depth > 0;
+    };
     /** The project file that defines the function at dotted `path` (its module's own file), or null. */
     const functionFile = (path: string): string | null => {
       const at = path.lastIndexOf(".");
@@ -163,14 +186,25 @@ export class ProjectIndex {
         const returned = this.valuesOf(target, options).returns.get(path.slice(at + 1));
         deps.add(target);
         if (!returned) return null;
-        return returned.map((r) => ({ kind: r.kind, variable: r.variable, where: r.line ? `${this.label(target, from)}:${r.line}` : "" }));
+        return returned.map((r) => ({
+          kind: r.kind,
+          variable: r.variable,
+          where: r.line ? `${this.label(target, from)}:${r.line}` : "",
+        }));
       },
       callableDeviceParams: (path) => {
         const target = functionFile(path);
         if (!target) return null;
         const params = this.valuesOf(target, options).params.get(path.slice(path.lastIndexOf(".") + 1));
         deps.add(target);
-        return params?.length ? params.map((d) => ({ index: d.index, name: d.name, form: d.form, where: `${this.label(target, from)}:${d.line}` })) : null;
+        return params?.length
+          ? params.map((d) => ({
+              index: d.index,
+              name: d.name,
+              form: d.form,
+              where: `${this.label(target, from)}:${d.line}`,
+            }))
+          : null;
       },
     };
   }
@@ -182,7 +216,10 @@ export class ProjectIndex {
   invalidate(file: string): boolean {
     let dropped = this.values.delete(file);
     for (const [key, s] of this.summaries) {
-      if (s !== "busy" && s.deps.has(file)) { this.summaries.delete(key); dropped = true; }
+      if (s !== "busy" && s.deps.has(file)) {
+        this.summaries.delete(key);
+        dropped = true;
+      }
     }
     this.listings.delete(dirname(file));
     if (dropped) this.generation++;
@@ -253,7 +290,8 @@ export class ProjectIndex {
     const kept = this.roots.get(start);
     if (kept) return kept;
     const up: string[] = [start];
-    let dir = start, found = ROOT_MARKERS.some((m) => this.has(dir, m));
+    let dir = start,
+      found = ROOT_MARKERS.some((m) => this.has(dir, m));
     for (let i = 0; i < MAX_LEVELS_UP && !found && dirname(dir) !== dir; i++) {
       dir = dirname(dir);
       up.push(dir);
@@ -265,7 +303,8 @@ export class ProjectIndex {
       // package's own absolute imports to work.
       up.length = 1;
       dir = start;
-      while (this.has(dir, "__init__.py") && dirname(dir) !== dir && up.length <= MAX_LEVELS_UP) up.push(dir = dirname(dir));
+      while (this.has(dir, "__init__.py") && dirname(dir) !== dir && up.length <= MAX_LEVELS_UP)
+        up.push((dir = dirname(dir)));
     }
     const place = { roots: found && this.has(dir, "src") ? [...up, join(dir, "src")] : up, root: dir };
     this.roots.set(start, place);
@@ -276,7 +315,11 @@ export class ProjectIndex {
   private has(dir: string, name: string): boolean {
     let names = this.listings.get(dir);
     if (names === undefined) {
-      try { names = new Set(readdirSync(dir)); } catch { names = null; }
+      try {
+        names = new Set(readdirSync(dir));
+      } catch {
+        names = null;
+      }
       this.listings.set(dir, names);
     }
     return !!names?.has(name);
@@ -297,8 +340,12 @@ export class ProjectIndex {
     this.analysed++;
     this.summaries.set(key, "busy");
     let s: Summary | null = null;
-    try { s = this.analyse(file, text, options, depth); } finally {
-      if (s) this.summaries.set(key, s); else if (kept) this.summaries.set(key, kept); else this.summaries.delete(key);
+    try {
+      s = this.analyse(file, text, options, depth);
+    } finally {
+      if (s) this.summaries.set(key, s);
+      else if (kept) this.summaries.set(key, kept);
+      else this.summaries.delete(key);
     }
     return s;
   }
@@ -328,7 +375,6 @@ export class ProjectIndex {
     }
   }
 
-
   /**
    * What the functions of the module at `file` return as rank tuples and pass on as device ordinals
    * ({@link moduleValues}), made once per file (empty when it cannot be read).
@@ -338,9 +384,17 @@ export class ProjectIndex {
     if (v) return v;
     const text = this.read(file);
     v = { returns: new Map(), params: new Map() };
-    if (text !== null && text.length <= MAX_MODULE_BYTES && (RANK_WORDS.some((w) => text.includes(w)) || text.includes("device") || text.includes("cuda"))) {
+    if (
+      text !== null &&
+      text.length <= MAX_MODULE_BYTES &&
+      (RANK_WORDS.some((w) => text.includes(w)) || text.includes("device") || text.includes("cuda"))
+    ) {
       const tree = ModuleTrees.parse(pythonInput(text), false);
-      try { v = moduleValues(tree, text, options); } finally { tree.delete(); }
+      try {
+        v = moduleValues(tree, text, options);
+      } finally {
+        tree.delete();
+      }
     }
     this.values.set(file, v);
     return v;
@@ -357,7 +411,8 @@ export class ProjectIndex {
 }
 
 /** The first init event of a timeline, or null. */
-const firstInit = (events: readonly { kind: string }[]): InitEvent | null => events.find((e): e is InitEvent => e.kind === "init") ?? null;
+const firstInit = (events: readonly { kind: string }[]): InitEvent | null =>
+  events.find((e): e is InitEvent => e.kind === "init") ?? null;
 
 /** An init event of a module as its summary keeps it: the innermost call, and the places on the way there, outermost first. */
 function asFound(e: InitEvent | null, file: string): Found | null {
@@ -386,7 +441,10 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
   for (const [name, def] of model.functions) {
     const tuple = flow?.returnedTuple(def);
     if (tuple && !tuple.every((o) => o.kind === "unknown")) {
-      out.returns.set(name, tuple.map((o) => ({ kind: o.kind, variable: o.variable, line: o.source ? o.source.startPosition.row + 1 : 0 })));
+      out.returns.set(
+        name,
+        tuple.map((o) => ({ kind: o.kind, variable: o.variable, line: o.source ? o.source.startPosition.row + 1 : 0 })),
+      );
     }
     const params = slots.length ? deviceParams(def, slots) : [];
     if (params.length) out.params.set(name, params);

@@ -61,9 +61,15 @@ export interface RankOrigin {
  * NODE_RANK: the node's number as torch.distributed.launch's `--node-rank` and Lightning set it.
  */
 export const RANK_VARIABLES: Readonly<Record<string, RankKind>> = {
-  RANK: "global", SLURM_PROCID: "global", OMPI_COMM_WORLD_RANK: "global",
-  LOCAL_RANK: "local", SLURM_LOCALID: "local", OMPI_COMM_WORLD_LOCAL_RANK: "local",
-  GROUP_RANK: "node", NODE_RANK: "node", SLURM_NODEID: "node",
+  RANK: "global",
+  SLURM_PROCID: "global",
+  OMPI_COMM_WORLD_RANK: "global",
+  LOCAL_RANK: "local",
+  SLURM_LOCALID: "local",
+  OMPI_COMM_WORLD_LOCAL_RANK: "local",
+  GROUP_RANK: "node",
+  NODE_RANK: "node",
+  SLURM_NODEID: "node",
 };
 
 /** Calls returning a rank (dotted paths as the model resolves them); `get_rank` only without arguments (with a group it is the rank in that group). */
@@ -76,13 +82,26 @@ const RANK_CALLS: Readonly<Record<string, RankKind>> = {
 
 /** Accelerate's state classes (https://huggingface.co/docs/accelerate/package_reference/state: "process_index (int) -- The index of the current process", "local_process_index (int) -- The index of the current process on the current server"). */
 const ACCELERATE_STATES = new Set([
-  "accelerate.Accelerator", "accelerate.accelerator.Accelerator", "accelerate.PartialState", "accelerate.state.PartialState",
-  "accelerate.AcceleratorState", "accelerate.state.AcceleratorState",
+  "accelerate.Accelerator",
+  "accelerate.accelerator.Accelerator",
+  "accelerate.PartialState",
+  "accelerate.state.PartialState",
+  "accelerate.AcceleratorState",
+  "accelerate.state.AcceleratorState",
 ]);
-const ACCELERATE_ATTRIBUTES: Readonly<Record<string, RankKind>> = { process_index: "global", local_process_index: "local" };
+const ACCELERATE_ATTRIBUTES: Readonly<Record<string, RankKind>> = {
+  process_index: "global",
+  local_process_index: "local",
+};
 
 /** Internal value: a rank kind, or an integer literal (`0` in `rank if dist else 0`), which does not decide. */
-type Flow = { kind: RankKind | "constant"; source: SyntaxNode | null; variable: string | null; plain: boolean; via?: string };
+type Flow = {
+  kind: RankKind | "constant";
+  source: SyntaxNode | null;
+  variable: string | null;
+  plain: boolean;
+  via?: string;
+};
 
 const UNKNOWN: Flow = { kind: "unknown", source: null, variable: null, plain: false };
 const CONSTANT: Flow = { kind: "constant", source: null, variable: null, plain: false };
@@ -106,7 +125,15 @@ interface Scope {
 }
 
 const PATTERNS = new Set(["pattern_list", "tuple_pattern", "list_pattern", "tuple", "list", "expression_list"]);
-const OWN_SCOPES = new Set(["function_definition", "class_definition", "lambda", "list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression"]);
+const OWN_SCOPES = new Set([
+  "function_definition",
+  "class_definition",
+  "lambda",
+  "list_comprehension",
+  "set_comprehension",
+  "dictionary_comprehension",
+  "generator_expression",
+]);
 const MAX_DEPTH = 24;
 
 /**
@@ -127,8 +154,12 @@ export class RankFlow {
    *   whose returned tuple is unpacked (`local_rank, rank = get_envs()`) takes each element's rank kind
    *   from it. Absent: such calls are unknown.
    */
-  constructor(private readonly model: ModuleModel, private readonly project?: ProjectLookup) {
-    for (const e of model.events) if (e.kind === "envRead" && e.variable in RANK_VARIABLES) this.envReads.set(e.node.id, e.variable);
+  constructor(
+    private readonly model: ModuleModel,
+    private readonly project?: ProjectLookup,
+  ) {
+    for (const e of model.events)
+      if (e.kind === "envRead" && e.variable in RANK_VARIABLES) this.envReads.set(e.node.id, e.variable);
   }
 
   /** Where the value of `node` comes from as a rank (`unknown` when the analysis cannot see it). */
@@ -150,13 +181,26 @@ export class RankFlow {
       if (c.type !== "return_statement") return;
       let v = c.namedChildren[0] ?? null;
       while (v?.type === "parenthesized_expression") v = v.namedChildren[0] ?? null;
-      if (!v || (v.type !== "expression_list" && v.type !== "tuple")) { bad = true; return; }
+      if (!v || (v.type !== "expression_list" && v.type !== "tuple")) {
+        bad = true;
+        return;
+      }
       tuples.push(v.namedChildren.filter((x): x is SyntaxNode => !!x && x.type !== "comment"));
     });
-    if (bad || !tuples.length || tuples.some((t) => t.length !== tuples[0].length || t.some((x) => x.type === "list_splat"))) return null;
+    if (
+      bad ||
+      !tuples.length ||
+      tuples.some((t) => t.length !== tuples[0].length || t.some((x) => x.type === "list_splat"))
+    )
+      return null;
     return tuples[0].map((_, i) => {
-      const f = combine(tuples.map((t) => this.flow(t[i])), true);
-      return f.kind === "constant" ? { kind: "unknown", source: null, variable: null, plain: false } : { kind: f.kind, source: f.source, variable: f.variable, plain: false };
+      const f = combine(
+        tuples.map((t) => this.flow(t[i])),
+        true,
+      );
+      return f.kind === "constant"
+        ? { kind: "unknown", source: null, variable: null, plain: false }
+        : { kind: f.kind, source: f.source, variable: f.variable, plain: false };
     });
   }
 
@@ -177,11 +221,15 @@ export class RankFlow {
       const def = this.model.functions.get(fn.text);
       if (!def || this.lookup(fn.text, fn) !== "module-function") return UNKNOWN;
       const el = this.returnedTuple(def)?.[i];
-      return el && el.kind !== "unknown" ? { kind: el.kind, source: el.source, variable: el.variable, plain: false } : UNKNOWN;
+      return el && el.kind !== "unknown"
+        ? { kind: el.kind, source: el.source, variable: el.variable, plain: false }
+        : UNKNOWN;
     }
     const path = this.model.resolve(fn)?.replace(/\(\)/g, "") ?? null;
     const el = path && this.project?.callableReturns ? this.project.callableReturns(path)?.[i] : undefined;
-    return el && el.kind !== "unknown" ? { kind: el.kind, source: call, variable: el.variable, plain: false, via: el.where } : UNKNOWN;
+    return el && el.kind !== "unknown"
+      ? { kind: el.kind, source: call, variable: el.variable, plain: false, via: el.where }
+      : UNKNOWN;
   }
 
   private flow(node: SyntaxNode): Flow {
@@ -191,7 +239,12 @@ export class RankFlow {
     this.busy.add(node.id);
     this.depth++;
     let f: Flow;
-    try { f = this.compute(node); } finally { this.depth--; this.busy.delete(node.id); }
+    try {
+      f = this.compute(node);
+    } finally {
+      this.depth--;
+      this.busy.delete(node.id);
+    }
     this.memo.set(node.id, f);
     return f;
   }
@@ -200,32 +253,52 @@ export class RankFlow {
     const variable = this.envReads.get(n.id);
     if (variable) return { kind: RANK_VARIABLES[variable], source: n, variable, plain: true };
     switch (n.type) {
-      case "integer": return CONSTANT;
-      case "parenthesized_expression": return n.namedChildren[0] ? this.flow(n.namedChildren[0]) : UNKNOWN;
-      case "identifier": return this.ofName(n);
-      case "call": return this.ofCall(n);
-      case "attribute": return this.ofAttribute(n);
-      case "subscript": return this.ofSubscript(n);
-      case "conditional_expression": return combine([n.namedChildren[0], n.namedChildren[2]].map((c) => (c ? this.flow(c) : UNKNOWN)), false);
-      case "boolean_operator": return combine([n.childForFieldName("left"), n.childForFieldName("right")].map((c) => (c ? this.flow(c) : UNKNOWN)), false);
+      case "integer":
+        return CONSTANT;
+      case "parenthesized_expression":
+        return n.namedChildren[0] ? this.flow(n.namedChildren[0]) : UNKNOWN;
+      case "identifier":
+        return this.ofName(n);
+      case "call":
+        return this.ofCall(n);
+      case "attribute":
+        return this.ofAttribute(n);
+      case "subscript":
+        return this.ofSubscript(n);
+      case "conditional_expression":
+        return combine(
+          [n.namedChildren[0], n.namedChildren[2]].map((c) => (c ? this.flow(c) : UNKNOWN)),
+          false,
+        );
+      case "boolean_operator":
+        return combine(
+          [n.childForFieldName("left"), n.childForFieldName("right")].map((c) => (c ? this.flow(c) : UNKNOWN)),
+          false,
+        );
       case "binary_operator": {
         // `rank % n`: a position within n, no longer the global rank (GPU039 does not judge n).
         if (n.children.some((c) => c?.type === "%")) {
           const left = n.childForFieldName("left");
-          if (left?.type !== "string" && left && this.flow(left).kind === "global") return { ...UNKNOWN, kind: "local" };
+          if (left?.type !== "string" && left && this.flow(left).kind === "global")
+            return { ...UNKNOWN, kind: "local" };
         }
         return UNKNOWN;
       }
-      default: return UNKNOWN;
+      default:
+        return UNKNOWN;
     }
   }
 
   /** `int(x)`, `str(x)`, rank calls, Accelerate constructors' attributes, the file's own functions. */
   private ofCall(n: SyntaxNode): Flow {
     const fn = n.childForFieldName("function");
-    const args = (n.childForFieldName("arguments")?.namedChildren ?? []).filter((a): a is SyntaxNode => !!a && a.type !== "comment");
+    const args = (n.childForFieldName("arguments")?.namedChildren ?? []).filter(
+      (a): a is SyntaxNode => !!a && a.type !== "comment",
+    );
     if (fn?.type === "identifier" && (fn.text === "int" || fn.text === "str") && !this.model.symbols.has(fn.text)) {
-      return args[0] && args[0].type !== "keyword_argument" && args[0].type !== "list_splat" ? this.flow(args[0]) : UNKNOWN;
+      return args[0] && args[0].type !== "keyword_argument" && args[0].type !== "list_splat"
+        ? this.flow(args[0])
+        : UNKNOWN;
     }
     const path = this.model.resolve(fn)?.replace(/\(\)/g, "") ?? null;
     if (path && path in RANK_CALLS) {
@@ -238,7 +311,10 @@ export class RankFlow {
       const def = this.model.functions.get(fn.text);
       if (def && this.lookup(fn.text, fn) === "module-function") {
         const returns: Flow[] = [];
-        walkScope(def.childForFieldName("body"), (c) => { if (c.type === "return_statement") returns.push(c.namedChildren[0] ? this.flow(c.namedChildren[0]) : CONSTANT); });
+        walkScope(def.childForFieldName("body"), (c) => {
+          if (c.type === "return_statement")
+            returns.push(c.namedChildren[0] ? this.flow(c.namedChildren[0]) : CONSTANT);
+        });
         return returns.length ? notPlain(combine(returns, true)) : UNKNOWN;
       }
     }
@@ -273,7 +349,12 @@ export class RankFlow {
     if (value && isParseArgs(value)) {
       const defaults = this.argparseDefaults().get(attr);
       if (!defaults?.length) return UNKNOWN;
-      return notPlain(combine(defaults.map((d) => (d ? this.flow(d) : UNKNOWN)), true));
+      return notPlain(
+        combine(
+          defaults.map((d) => (d ? this.flow(d) : UNKNOWN)),
+          true,
+        ),
+      );
     }
     return UNKNOWN;
   }
@@ -306,17 +387,29 @@ export class RankFlow {
   private copiesEnvironment(comp: SyntaxNode, key: string): boolean {
     const pair = comp.childForFieldName("body");
     const clauses = comp.namedChildren.filter((c) => c?.type === "for_in_clause");
-    if (pair?.type !== "pair" || clauses.length !== 1 || comp.namedChildren.some((c) => c?.type === "if_clause")) return false;
+    if (pair?.type !== "pair" || clauses.length !== 1 || comp.namedChildren.some((c) => c?.type === "if_clause"))
+      return false;
     const loopVar = clauses[0]!.childForFieldName("left");
     const names = clauses[0]!.childForFieldName("right");
     if (loopVar?.type !== "identifier" || pair.childForFieldName("key")?.text !== loopVar.text) return false;
-    if (!names || !["tuple", "list"].includes(names.type) || !names.namedChildren.some((c) => stringValue(c) === key)) return false;
+    if (!names || !["tuple", "list"].includes(names.type) || !names.namedChildren.some((c) => stringValue(c) === key))
+      return false;
     const read = pair.childForFieldName("value");
-    if (read?.type === "subscript") return this.model.isEnviron(read.childForFieldName("value")) && read.childForFieldName("subscript")?.text === loopVar.text;
+    if (read?.type === "subscript")
+      return (
+        this.model.isEnviron(read.childForFieldName("value")) &&
+        read.childForFieldName("subscript")?.text === loopVar.text
+      );
     if (read?.type !== "call") return false;
     const fn = read.childForFieldName("function");
-    const isGet = fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "get" && this.model.isEnviron(fn.childForFieldName("object"));
-    return (isGet || this.model.resolve(fn) === "os.getenv") && read.childForFieldName("arguments")?.namedChildren[0]?.text === loopVar.text;
+    const isGet =
+      fn?.type === "attribute" &&
+      fn.childForFieldName("attribute")?.text === "get" &&
+      this.model.isEnviron(fn.childForFieldName("object"));
+    return (
+      (isGet || this.model.resolve(fn) === "os.getenv") &&
+      read.childForFieldName("arguments")?.namedChildren[0]?.text === loopVar.text
+    );
   }
 
   /** Whether `obj` is an Accelerate state object built in this file (`Accelerator(...)`, through names and `self.x`). */
@@ -335,7 +428,9 @@ export class RankFlow {
       const values: SyntaxNode[] = [];
       for (const m of methodsOf(fn)) {
         const s = selfName(m);
-        for (const b of (s && this.scopeOf(m).members.get(`${s}.${attr}`)) || []) if (b.value) values.push(b.value); else return false;
+        for (const b of (s && this.scopeOf(m).members.get(`${s}.${attr}`)) || [])
+          if (b.value) values.push(b.value);
+          else return false;
       }
       return values.length > 0 && values.every((v) => this.isAccelerateState(v, depth + 1));
     }
@@ -346,7 +441,13 @@ export class RankFlow {
   private ofName(use: SyntaxNode): Flow {
     const found = this.lookup(use.text, use);
     if (found === "module-function" || found === null) return UNKNOWN;
-    return notPlainIf(combine(found.map((b) => this.ofBinding(b)), true), found.length > 1 || found.some((b) => b.index !== undefined));
+    return notPlainIf(
+      combine(
+        found.map((b) => this.ofBinding(b)),
+        true,
+      ),
+      found.length > 1 || found.some((b) => b.index !== undefined),
+    );
   }
 
   /** The single value a name read at `use` is bound to (for objects: a dict literal, a parse_args call), or null. */
@@ -372,13 +473,21 @@ export class RankFlow {
         const left = p.childForFieldName("left");
         if (left && identifiersIn(left).has(name) && p.type === "for_in_clause") return null;
       }
-      if (p.type === "list_comprehension" || p.type === "generator_expression" || p.type === "set_comprehension" || p.type === "dictionary_comprehension") {
+      if (
+        p.type === "list_comprehension" ||
+        p.type === "generator_expression" ||
+        p.type === "set_comprehension" ||
+        p.type === "dictionary_comprehension"
+      ) {
         for (const c of p.namedChildren) {
           const left = c?.type === "for_in_clause" ? c.childForFieldName("left") : null;
           if (left && identifiersIn(left).has(name)) return null;
         }
       }
-      if (p.type === "function_definition") { fn = p; break; }
+      if (p.type === "function_definition") {
+        fn = p;
+        break;
+      }
     }
     let innermost = true;
     for (let f = fn; f; f = enclosingFunction(f)) {
@@ -417,7 +526,10 @@ export class RankFlow {
     } else {
       for (const st of this.model.tree.statements) {
         const def = st.type === "decorated_definition" ? st.childForFieldName("definition") : st;
-        const name = def && (def.type === "function_definition" || def.type === "class_definition") ? def.childForFieldName("name") : null;
+        const name =
+          def && (def.type === "function_definition" || def.type === "class_definition")
+            ? def.childForFieldName("name")
+            : null;
         if (def && name) {
           const list = s.names.get(name.text) ?? [];
           list.push({ end: def.startIndex, value: def.type === "function_definition" ? def : null });
@@ -497,7 +609,11 @@ function enclosingFunction(node: SyntaxNode): SyntaxNode | null {
 function selfName(def: SyntaxNode): string | null {
   const holder = def.parent?.type === "decorated_definition" ? def.parent : def;
   if (holder.parent?.type !== "block" || holder.parent.parent?.type !== "class_definition") return null;
-  if (holder.type === "decorated_definition" && holder.namedChildren.some((d) => d?.type === "decorator" && /\b(staticmethod|classmethod)\b/.test(d.text))) return null;
+  if (
+    holder.type === "decorated_definition" &&
+    holder.namedChildren.some((d) => d?.type === "decorator" && /\b(staticmethod|classmethod)\b/.test(d.text))
+  )
+    return null;
   const first = def.childForFieldName("parameters")?.namedChildren.find((p) => p && p.type !== "comment");
   return first?.type === "identifier" ? first.text : null;
 }
@@ -536,7 +652,12 @@ function identifiersIn(target: SyntaxNode): Set<string> {
   while (stack.length) {
     const t = stack.pop()!;
     if (t.type === "identifier") out.add(t.text);
-    else if (PATTERNS.has(t.type) || t.type === "parenthesized_expression" || t.type === "list_splat_pattern" || t.type === "list_splat") {
+    else if (
+      PATTERNS.has(t.type) ||
+      t.type === "parenthesized_expression" ||
+      t.type === "list_splat_pattern" ||
+      t.type === "list_splat"
+    ) {
       for (const c of t.namedChildren) if (c) stack.push(c);
     }
   }
@@ -545,9 +666,16 @@ function identifiersIn(target: SyntaxNode): Set<string> {
 
 /** Whether a value is `X.parse_args(...)` or `X.parse_known_args(...)[0]` (an argparse namespace). */
 function isParseArgs(v: SyntaxNode): boolean {
-  const callName = (c: SyntaxNode | null) => (c?.type === "call" && c.childForFieldName("function")?.type === "attribute" ? c.childForFieldName("function")!.childForFieldName("attribute")?.text : undefined);
+  const callName = (c: SyntaxNode | null) =>
+    c?.type === "call" && c.childForFieldName("function")?.type === "attribute"
+      ? c.childForFieldName("function")!.childForFieldName("attribute")?.text
+      : undefined;
   if (callName(v) === "parse_args") return true;
-  return v.type === "subscript" && callName(v.childForFieldName("value")) === "parse_known_args" && v.childForFieldName("subscript")?.text === "0";
+  return (
+    v.type === "subscript" &&
+    callName(v.childForFieldName("value")) === "parse_known_args" &&
+    v.childForFieldName("subscript")?.text === "0"
+  );
 }
 
 /** Visits the nodes of a scope's body in document order, not entering nested functions, classes, lambdas or comprehensions. */
@@ -559,84 +687,117 @@ function walkScope(root: SyntaxNode | null, visit: (n: SyntaxNode) => void): voi
     visit(n);
     if (n !== root && OWN_SCOPES.has(n.type)) continue;
     const kids = n.namedChildren;
-    for (let i = kids.length - 1; i >= 0; i--) { const c = kids[i]; if (c) stack.push(c); }
+    for (let i = kids.length - 1; i >= 0; i--) {
+      const c = kids[i];
+      if (c) stack.push(c);
+    }
   }
+}
+
+/** Adds a binding of `key` that takes effect at `end` (`index`: an element of what `value` returns). */
+function addBinding(map: Map<string, Binding[]>, key: string, end: number, value: SyntaxNode | null, index?: number) {
+  const list = map.get(key) ?? [];
+  list.push(index === undefined ? { end, value } : { end, value, index });
+  map.set(key, list);
+}
+
+/**
+ * Binds the assignment target `target` (a name, `obj.attr`, `obj["key"]`, or a tuple or list pattern
+ * of them) to `value` in `scope`.
+ */
+function bindTarget(scope: Scope, target: SyntaxNode, value: SyntaxNode | null, end: number, index?: number): void {
+  switch (target.type) {
+    case "identifier":
+      addBinding(scope.names, target.text, end, value, index);
+      return;
+    case "parenthesized_expression":
+      if (target.namedChildren[0]) bindTarget(scope, target.namedChildren[0], value, end, index);
+      return;
+    case "attribute": {
+      const obj = target.childForFieldName("object");
+      const attr = target.childForFieldName("attribute")?.text;
+      if (obj?.type === "identifier" && attr) addBinding(scope.members, `${obj.text}.${attr}`, end, value, index);
+      return;
+    }
+    case "subscript": {
+      const obj = target.childForFieldName("value");
+      const key = stringValue(target.childForFieldName("subscript"));
+      if (obj?.type === "identifier" && key !== null)
+        addBinding(scope.members, `${obj.text}[${JSON.stringify(key)}]`, end, value, index);
+      return;
+    }
+    default:
+      if (!PATTERNS.has(target.type) || index !== undefined) return;
+  }
+  const targets = target.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "comment");
+  const values =
+    value && PATTERNS.has(value.type)
+      ? value.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "comment")
+      : null;
+  const paired =
+    values &&
+    values.length === targets.length &&
+    !values.some((v) => v.type === "list_splat") &&
+    !targets.some((t) => t.type === "list_splat_pattern");
+  // `a, b = f()`: each target is that element of what f returns (no starred target: positions would shift).
+  const unpacked = !values && value?.type === "call" && !targets.some((t) => t.type === "list_splat_pattern");
+  targets.forEach((t, i) =>
+    unpacked ? bindTarget(scope, t, value, end, i) : bindTarget(scope, t, paired ? values[i] : null, end),
+  );
 }
 
 /** Records the bindings made in `root` (a function body or a top-level statement) into `scope`. */
 function collectBindings(root: SyntaxNode | null, scope: Scope): void {
-  const add = (map: Map<string, Binding[]>, key: string, end: number, value: SyntaxNode | null, index?: number) => {
-    const list = map.get(key) ?? [];
-    list.push(index === undefined ? { end, value } : { end, value, index });
-    map.set(key, list);
-  };
-  const bind = (target: SyntaxNode, value: SyntaxNode | null, end: number, index?: number): void => {
-    switch (target.type) {
-      case "identifier": add(scope.names, target.text, end, value, index); return;
-      case "parenthesized_expression": if (target.namedChildren[0]) bind(target.namedChildren[0], value, end, index); return;
-      case "attribute": {
-        const obj = target.childForFieldName("object");
-        const attr = target.childForFieldName("attribute")?.text;
-        if (obj?.type === "identifier" && attr) add(scope.members, `${obj.text}.${attr}`, end, value, index);
-        return;
-      }
-      case "subscript": {
-        const obj = target.childForFieldName("value");
-        const key = stringValue(target.childForFieldName("subscript"));
-        if (obj?.type === "identifier" && key !== null) add(scope.members, `${obj.text}[${JSON.stringify(key)}]`, end, value, index);
-        return;
-      }
-      default:
-        if (!PATTERNS.has(target.type) || index !== undefined) return;
-    }
-    const targets = target.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "comment");
-    const values = value && PATTERNS.has(value.type) ? value.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "comment") : null;
-    const paired = values && values.length === targets.length && !values.some((v) => v.type === "list_splat") && !targets.some((t) => t.type === "list_splat_pattern");
-    // `a, b = f()`: each target is that element of what f returns (no starred target: positions would shift).
-    const unpacked = !values && value?.type === "call" && !targets.some((t) => t.type === "list_splat_pattern");
-    targets.forEach((t, i) => (unpacked ? bind(t, value, end, i) : bind(t, paired ? values[i] : null, end)));
-  };
   walkScope(root, (n) => {
     switch (n.type) {
       case "assignment": {
         const left = n.childForFieldName("left");
         let right = n.childForFieldName("right");
         while (right?.type === "assignment") right = right.childForFieldName("right"); // a = b = v
-        if (left) bind(left, right, n.endIndex);
+        if (left) bindTarget(scope, left, right, n.endIndex);
         break;
       }
       case "augmented_assignment": {
         const left = n.childForFieldName("left");
-        if (left) bind(left, null, n.endIndex);
+        if (left) bindTarget(scope, left, null, n.endIndex);
         break;
       }
       case "named_expression": {
         const name = n.childForFieldName("name");
-        if (name) bind(name, n.childForFieldName("value"), n.endIndex);
+        if (name) bindTarget(scope, name, n.childForFieldName("value"), n.endIndex);
         break;
       }
       case "for_statement": {
         const left = n.childForFieldName("left");
-        if (left) for (const id of identifiersIn(left)) add(scope.names, id, n.startIndex, null);
+        if (left) for (const id of identifiersIn(left)) addBinding(scope.names, id, n.startIndex, null);
         break;
       }
       case "as_pattern": {
         const alias = n.childForFieldName("alias");
-        if (alias) for (const id of identifiersIn(alias.namedChildren[0] ?? alias)) add(scope.names, id, n.endIndex, null);
+        if (alias)
+          for (const id of identifiersIn(alias.namedChildren[0] ?? alias))
+            addBinding(scope.names, id, n.endIndex, null);
         break;
       }
-      case "import_statement": case "import_from_statement":
+      case "import_statement":
+      case "import_from_statement":
         for (const c of n.namedChildren) {
-          if (c?.type === "dotted_name" && c.id !== n.childForFieldName("module_name")?.id) add(scope.names, c.text.split(".")[0], n.endIndex, null);
-          if (c?.type === "aliased_import") { const a = c.childForFieldName("alias")?.text; if (a) add(scope.names, a, n.endIndex, null); }
+          if (c?.type === "dotted_name" && c.id !== n.childForFieldName("module_name")?.id)
+            addBinding(scope.names, c.text.split(".")[0], n.endIndex, null);
+          if (c?.type === "aliased_import") {
+            const a = c.childForFieldName("alias")?.text;
+            if (a) addBinding(scope.names, a, n.endIndex, null);
+          }
         }
         break;
       case "global_statement":
         for (const c of n.namedChildren) if (c?.type === "identifier") scope.globals.add(c.text);
         break;
-      case "function_definition": case "class_definition": {
+      case "function_definition":
+      case "class_definition": {
         const name = n.childForFieldName("name");
-        if (name && n !== root) add(scope.names, name.text, n.startIndex, n.type === "function_definition" ? n : null);
+        if (name && n !== root)
+          addBinding(scope.names, name.text, n.startIndex, n.type === "function_definition" ? n : null);
         break;
       }
     }
@@ -646,8 +807,15 @@ function collectBindings(root: SyntaxNode | null, scope: Scope): void {
 /** How a device string names its ordinal: `f"cuda:{x}"`, `"cuda:" + str(x)`, `"cuda:{}".format(x)`, `"cuda:%d" % x`; the expression `x`, or null. */
 export function cudaStringOrdinal(n: SyntaxNode): SyntaxNode | null {
   if (n.type === "string") {
-    const parts = n.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "string_start" && c.type !== "string_end");
-    if (parts.length === 2 && parts[0].type === "string_content" && parts[0].text === "cuda:" && parts[1].type === "interpolation") {
+    const parts = n.namedChildren.filter(
+      (c): c is SyntaxNode => !!c && c.type !== "string_start" && c.type !== "string_end",
+    );
+    if (
+      parts.length === 2 &&
+      parts[0].type === "string_content" &&
+      parts[0].text === "cuda:" &&
+      parts[1].type === "interpolation"
+    ) {
       const expr = parts[1].namedChildren[0];
       // f"cuda:{x}" only: no conversion or format spec.
       return parts[1].namedChildren.length === 1 && expr ? expr : null;
@@ -659,7 +827,8 @@ export function cudaStringOrdinal(n: SyntaxNode): SyntaxNode | null {
     const right = n.childForFieldName("right");
     const op = n.childForFieldName("operator")?.type;
     if (op === "+" && stringValue(left) === "cuda:") return right;
-    if (op === "%" && /^cuda:%[di]$/.test(stringValue(left) ?? "")) return right?.type === "tuple" && right.namedChildren.length === 1 ? right.namedChildren[0] : right;
+    if (op === "%" && /^cuda:%[di]$/.test(stringValue(left) ?? ""))
+      return right?.type === "tuple" && right.namedChildren.length === 1 ? right.namedChildren[0] : right;
     return null;
   }
   if (n.type === "call") {

@@ -40,7 +40,10 @@ const cache = new WeakMap<ModuleModel, RemoteDefinition[]>();
 /** The `@ray.remote` definitions of the module, in source order (nested ones too). Never throws. */
 export function remoteDefinitions(model: ModuleModel): RemoteDefinition[] {
   let hit = cache.get(model);
-  if (!hit) { hit = compute(model); cache.set(model, hit); }
+  if (!hit) {
+    hit = compute(model);
+    cache.set(model, hit);
+  }
   return hit;
 }
 
@@ -65,11 +68,21 @@ function compute(model: ModuleModel): RemoteDefinition[] {
           if (a?.type === "dictionary_splat" || a?.type === "list_splat") numGpus = null;
           if (a?.type !== "keyword_argument" || a.childForFieldName("name")?.text !== "num_gpus") continue;
           const v = a.childForFieldName("value");
-          numGpus = v && (v.type === "integer" || v.type === "float") && /^[0-9._]+$/.test(v.text) ? Number(v.text.replace(/_/g, "")) : null;
+          numGpus =
+            v && (v.type === "integer" || v.type === "float") && /^[0-9._]+$/.test(v.text)
+              ? Number(v.text.replace(/_/g, ""))
+              : null;
         }
       }
       if (numGpus !== null && usesOptions(model, name)) numGpus = null;
-      out.push({ def, name, kind: def.type === "class_definition" ? "actor" : "task", decorator: dec, numGpus, startedHere: callsMethod(model, name, "remote") });
+      out.push({
+        def,
+        name,
+        kind: def.type === "class_definition" ? "actor" : "task",
+        decorator: dec,
+        numGpus,
+        startedHere: callsMethod(model, name, "remote"),
+      });
       break;
     }
   }
@@ -85,7 +98,11 @@ function usesOptions(model: ModuleModel, name: string): boolean {
 function callsMethod(model: ModuleModel, name: string, method: string): boolean {
   return model.nodesOfType("call").some((c) => {
     const f = c.childForFieldName("function");
-    return f?.type === "attribute" && f.childForFieldName("attribute")?.text === method && f.childForFieldName("object")?.text === name;
+    return (
+      f?.type === "attribute" &&
+      f.childForFieldName("attribute")?.text === method &&
+      f.childForFieldName("object")?.text === name
+    );
   });
 }
 
@@ -102,14 +119,22 @@ export function inside(node: SyntaxNode, def: SyntaxNode): boolean {
  */
 export function cudaUseIn(model: ModuleModel, def: SyntaxNode): SyntaxNode | null {
   let first: SyntaxNode | null = null;
-  const take = (n: SyntaxNode) => { if (!first || n.startIndex < first.startIndex) first = n; };
+  const take = (n: SyntaxNode) => {
+    if (!first || n.startIndex < first.startIndex) first = n;
+  };
   for (const call of model.nodesOfType("call")) {
     if (!inside(call, def)) continue;
     const fn = call.childForFieldName("function");
     const path = model.resolve(fn);
     if (path && /^torch\.cuda\.(is_available|device_count)$/.test(path)) return null;
-    if (path === "vllm.LLM" || (path?.startsWith("torch.cuda.") && !path.includes("()"))) { take(call); continue; }
-    if (fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "cuda" && path !== "torch.cuda") { take(call); continue; }
+    if (path === "vllm.LLM" || (path?.startsWith("torch.cuda.") && !path.includes("()"))) {
+      take(call);
+      continue;
+    }
+    if (fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "cuda" && path !== "torch.cuda") {
+      take(call);
+      continue;
+    }
     for (const a of call.childForFieldName("arguments")?.namedChildren ?? []) {
       const v = a?.type === "keyword_argument" ? a.childForFieldName("value") : a;
       if (v?.type !== "string") continue;

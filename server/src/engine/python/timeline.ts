@@ -2,7 +2,16 @@
  * Queries on the CUDA timeline: what happened before a given environment write.
  */
 import { freezes, readersOf } from "../frameworks";
-import type { EnvWriteEvent, FunctionTimeline, ImportEvent, InitEvent, ModuleModel, ShellExportEvent, TimelineCall, TimelineEvent } from "./model";
+import type {
+  EnvWriteEvent,
+  FunctionTimeline,
+  ImportEvent,
+  InitEvent,
+  ModuleModel,
+  ShellExportEvent,
+  TimelineCall,
+  TimelineEvent,
+} from "./model";
 import type { SyntaxNode } from "./parser";
 
 /** What ran before one write of a startup variable. */
@@ -39,7 +48,10 @@ export function stateBefore(model: ModuleModel, write: EnvWriteEvent | ShellExpo
     memo.byVariable.set(write.variable, firsts);
   }
   const at = positionOf(model.events, write, memo) ?? model.events.length; // a write outside the timeline: all of it came first
-  return { frozenBy: firsts.init && firsts.init.at < at ? firsts.init.e : null, firstImport: firsts.imp && firsts.imp.at < at ? firsts.imp.e : null };
+  return {
+    frozenBy: firsts.init && firsts.init.at < at ? firsts.init.e : null,
+    firstImport: firsts.imp && firsts.imp.at < at ? firsts.imp.e : null,
+  };
 }
 interface Firsts {
   /** Each event's index, made at the ninth lookup ({@link positionOf}). */
@@ -83,7 +95,10 @@ function readsAtImport(e: TimelineEvent, readers: ReturnType<typeof readersOf>):
 export function statesInFunction(model: ModuleModel, fn: FunctionTimeline): (write: EnvWriteEvent) => WriteState {
   let selected: TimelineEvent[] | undefined;
   return (write) => {
-    const events = (selected ??= [...model.events.filter((e) => "node" in e && e.node.startIndex < fn.def.startIndex), ...fn.events]);
+    const events = (selected ??= [
+      ...model.events.filter((e) => "node" in e && e.node.startIndex < fn.def.startIndex),
+      ...fn.events,
+    ]);
     const readers = readersOf(write.variable);
     let frozenBy: InitEvent | null = null;
     let firstImport: ImportEvent | null = null;

@@ -20,15 +20,18 @@ export const rule: PythonRule = {
     trigger: (t) => t.envWith(STARTUP_VARIABLES),
     docs: {
       what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import. The project's own modules count too: importing a project module whose top level initialises CUDA (directly or through the project modules and functions it uses), or calling a project function that does, initialises CUDA here (the message names each file and line on the way). Modules are found as Python's import system finds them from the file (its folder up to the project root, `src/`, relative imports); a module that cannot be found or read counts as initialising nothing. In a notebook whose running kernel GPU Pilot may ask (VS Code with the Jupyter extension, access granted), a cell that writes a startup variable is flagged whatever the cells' order when the kernel reports that a framework reading it has already initialised CUDA there (\"no effect in the running kernel\"), with the action *Restart kernel on GPU N*.",
-      follows: "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a module function or method this walk does not reach (a callback, a hook, a method of a class the module never instantiates) is checked on its own, after the module's code above it; the project's own modules it imports and the project functions it calls, for whether they initialise CUDA (found as Python's import system finds them, up to four imports or calls deep); in a notebook, what the running kernel reports. Not followed: environment writes made in other modules, nested functions and lambdas, the source of installed libraries (only the catalogue of those that initialise CUDA when imported), and code run in another process.",
-      why: "These variables are read once, when the CUDA driver or the framework initialises. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `torch.cuda.is_available()`, setting `CUDA_VISIBLE_DEVICES=\"1\"` has no effect — the program still runs on physical GPU 0, while `device_count()` now reports 1: a silent mismatch. After `jax.devices()`, `XLA_PYTHON_CLIENT_PREALLOCATE=false` is ignored and JAX preallocates 75% of the GPU (107,918 MiB of 143,771 MiB). Each variable freezes at its own moment: `PYTORCH_CUDA_ALLOC_CONF` survives `is_available()` but not the first allocation; `PYTORCH_NO_CUDA_MEMORY_CACHING` is read at the first allocation through torch's caching allocator (a tensor or module put on CUDA), so a context alone (`set_device`) leaves it open (read in pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp, `forceUncachedAllocator()`: a function-local static).",
-      example: "import os\nimport torch\n\nif torch.cuda.is_available():\n    print(\"cuda ok\")\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"  # GPU001: too late, still GPU 0\n",
-      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\nif torch.cuda.is_available():\n    print(\"cuda ok\")\n",
-      whenNotToCare: "Never in a long-running process. In a notebook, the fix also needs a kernel restart: the kernel keeps its initialised CUDA state. For a project module, the analysis assumes the module the file's folder (or the project root) holds is the one Python imports; a program started from elsewhere with another sys.path may import another.",
+      follows:
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a module function or method this walk does not reach (a callback, a hook, a method of a class the module never instantiates) is checked on its own, after the module's code above it; the project's own modules it imports and the project functions it calls, for whether they initialise CUDA (found as Python's import system finds them, up to four imports or calls deep); in a notebook, what the running kernel reports. Not followed: environment writes made in other modules, nested functions and lambdas, the source of installed libraries (only the catalogue of those that initialise CUDA when imported), and code run in another process.",
+      why: 'These variables are read once, when the CUDA driver or the framework initialises. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `torch.cuda.is_available()`, setting `CUDA_VISIBLE_DEVICES="1"` has no effect — the program still runs on physical GPU 0, while `device_count()` now reports 1: a silent mismatch. After `jax.devices()`, `XLA_PYTHON_CLIENT_PREALLOCATE=false` is ignored and JAX preallocates 75% of the GPU (107,918 MiB of 143,771 MiB). Each variable freezes at its own moment: `PYTORCH_CUDA_ALLOC_CONF` survives `is_available()` but not the first allocation; `PYTORCH_NO_CUDA_MEMORY_CACHING` is read at the first allocation through torch\'s caching allocator (a tensor or module put on CUDA), so a context alone (`set_device`) leaves it open (read in pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp, `forceUncachedAllocator()`: a function-local static).',
+      example:
+        'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # GPU001: too late, still GPU 0\n',
+      fix: 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\n',
+      whenNotToCare:
+        "Never in a long-running process. In a notebook, the fix also needs a kernel restart: the kernel keeps its initialised CUDA state. For a project module, the analysis assumes the module the file's folder (or the project root) holds is the one Python imports; a program started from elsewhere with another sys.path may import another.",
       references: [
-        "ground-truth.md: 'When does setting os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\" still take effect?' rows `torch.cuda.is_available()`, `accelerate.Accelerator()`, `jax.devices()`",
+        'ground-truth.md: \'When does setting os.environ["CUDA_VISIBLE_DEVICES"] = "1" still take effect?\' rows `torch.cuda.is_available()`, `accelerate.Accelerator()`, `jax.devices()`',
         "ground-truth.md: 'Each variable freezes at its own moment'",
-        "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: `forceUncachedAllocator()` keeps `getenv(\"PYTORCH_NO_CUDA_MEMORY_CACHING\")` in a static on its first call, from the first `allocate()`",
+        'pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: `forceUncachedAllocator()` keeps `getenv("PYTORCH_NO_CUDA_MEMORY_CACHING")` in a static on its first call, from the first `allocate()`',
         "docs/init-catalogue.md: the libraries that initialise CUDA when imported, each measured or read at a named commit and line; the message quotes the entry",
         "CUDA C Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES is read at CUDA initialisation",
       ],
@@ -52,7 +55,10 @@ export const rule: PythonRule = {
     for (const w of envWrites(ctx.model)) {
       if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
       const { frozenBy } = stateBefore(ctx.model, w);
-      if (frozenBy) { report(w, frozenBy, ""); staticLines.add(writeKey(w)); }
+      if (frozenBy) {
+        report(w, frozenBy, "");
+        staticLines.add(writeKey(w));
+      }
     }
     runningKernelFindings(ctx, staticLines);
     // Functions the module never calls (tests, hooks, callbacks) run after the module's own code:
@@ -102,7 +108,13 @@ function frozenInKernel(ctx: RuleContext, variable: string) {
 
 /** The restart a finding offers: CUDA_VISIBLE_DEVICES with a literal value asks for its ids; else the selection as it is. */
 function kernelRestartOf(w: EnvWriteEvent): KernelRestart {
-  const ids = w.variable === "CUDA_VISIBLE_DEVICES" && w.literal !== null ? w.literal.split(",").map((s) => s.trim()).filter(Boolean) : null;
+  const ids =
+    w.variable === "CUDA_VISIBLE_DEVICES" && w.literal !== null
+      ? w.literal
+          .split(",")
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : null;
   return { variable: w.variable, devices: ids && ids.length ? ids : null };
 }
 
@@ -118,7 +130,10 @@ function runningKernelFindings(ctx: RuleContext, reported: ReadonlySet<string>):
     if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv" || reported.has(writeKey(w))) continue;
     const by = frozenInKernel(ctx, w.variable);
     if (!by.length) continue;
-    const stays = w.variable === "CUDA_VISIBLE_DEVICES" ? ` (the kernel stays on the GPUs it started with: CUDA_VISIBLE_DEVICES=${ctx.runningKernel.cudaVisibleDevices ?? "unset, every GPU"})` : "";
+    const stays =
+      w.variable === "CUDA_VISIBLE_DEVICES"
+        ? ` (the kernel stays on the GPUs it started with: CUDA_VISIBLE_DEVICES=${ctx.runningKernel.cudaVisibleDevices ?? "unset, every GPU"})`
+        : "";
     ctx.report({
       range: w.range,
       message: `${w.variable} is set here, but it has no effect in the running kernel: CUDA was initialised there (by ${frameworksText(by)}, as the kernel reports)${stays}. Restart the kernel, then run this cell before any CUDA call`,

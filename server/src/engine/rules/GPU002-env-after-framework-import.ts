@@ -20,7 +20,20 @@ import type { SyntaxNode } from "../python/parser";
  */
 /** TensorFlow and Keras: import laziness documented (the runtime initialises at the first op), not measured here. */
 const TF_FAMILY: ReadonlySet<string> = new Set(["tensorflow", "keras", "tf_keras", "keras_core"]);
-const FRAMEWORK_ROOTS: ReadonlySet<string> = new Set(["torch", "tensorflow", "keras", "tf_keras", "keras_core", "jax", "jaxlib", "cupy", "cupyx", "numba", "paddle", "mxnet"]);
+const FRAMEWORK_ROOTS: ReadonlySet<string> = new Set([
+  "torch",
+  "tensorflow",
+  "keras",
+  "tf_keras",
+  "keras_core",
+  "jax",
+  "jaxlib",
+  "cupy",
+  "cupyx",
+  "numba",
+  "paddle",
+  "mxnet",
+]);
 
 /**
  * The first import that runs between two lines of the module (0-based rows, both exclusive) of a
@@ -32,13 +45,20 @@ const FRAMEWORK_ROOTS: ReadonlySet<string> = new Set(["torch", "tensorflow", "ke
  *   framework itself (a FRAMEWORK_MODULES key such as vllm or diffusers: GPU code that may run at
  *   import) rather than being an unknown library of any kind; or null.
  */
-export function uncataloguedImportBetween(model: ModuleModel, afterRow: number, beforeRow: number): { module: string; node: SyntaxNode; gpu: boolean } | null {
-  const between = model.tree.statements.filter((s) => s.startPosition.row > afterRow && s.startPosition.row < beforeRow);
+export function uncataloguedImportBetween(
+  model: ModuleModel,
+  afterRow: number,
+  beforeRow: number,
+): { module: string; node: SyntaxNode; gpu: boolean } | null {
+  const between = model.tree.statements.filter(
+    (s) => s.startPosition.row > afterRow && s.startPosition.row < beforeRow,
+  );
   for (const stmt of importsRunAtImport(between)) {
     if (stmt.startPosition.row >= beforeRow) break;
     for (const module of importedModules(stmt)) {
       const top = module.split(".")[0];
-      if (STDLIB_MODULES.has(top) || NON_GPU_LIBRARIES.has(top) || FRAMEWORK_ROOTS.has(top) || isCatalogued(module)) continue;
+      if (STDLIB_MODULES.has(top) || NON_GPU_LIBRARIES.has(top) || FRAMEWORK_ROOTS.has(top) || isCatalogued(module))
+        continue;
       return { module, node: stmt, gpu: frameworkOfModule(module) !== null };
     }
   }
@@ -58,11 +78,14 @@ export const rule: PythonRule = {
     trigger: (t) => t.envWith(STARTUP_VARIABLES),
     docs: {
       what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA. In the default set only where a GPU library that is neither measured nor catalogued (one that brings a framework itself: `vllm`, `diffusers`, `flax`, `ultralytics`, ...; docs/init-catalogue.md) is imported between the framework import and the write, or is that import: the message names it, since its own import-time code may initialise CUDA. With preview on, also where the library in between has no known GPU code (named), and where nothing in between can initialise (the write works today and is one initialising import away from GPU001). A catalogued library that initialises at import makes the write GPU001 (rules.md amendment 2026-12-05: hygiene, information).",
-      follows: "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep, for the framework import and the CUDA initialisations before each write (an import of a project module that initialises CUDA makes the write GPU001's); the library named as a suspect is one imported between that import and the write by the module's top-level code or the blocks that run with it. Not followed: writes in functions the module never calls or in other modules, and the code an imported library runs when imported (only the catalogue tells).",
+      follows:
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep, for the framework import and the CUDA initialisations before each write (an import of a project module that initialises CUDA makes the write GPU001's); the library named as a suspect is one imported between that import and the write by the module's top-level code or the blocks that run with it. Not followed: writes in functions the module never calls or in other modules, and the code an imported library runs when imported (only the catalogue tells).",
       why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `deepspeed` and `bitsandbytes` do: docs/init-catalogue.md), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is information, not an error: on 29 real ML code bases (test/ecosystem, 14,504 files) every such write worked as written; the 22 writes with nothing unmeasured in between moved to preview on 2026-12-05 (23 findings, all noise, 1.6 per 1,000 files against the goal of 1), and the one behind `ray.util.queue` (a library with no known GPU code) with them.",
-      example: "import os\nimport torch\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"  # GPU002: works, but one import away from GPU001\nx = torch.ones(4, device=\"cuda\")\n",
-      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n\nx = torch.ones(4, device=\"cuda\")\n",
-      whenNotToCare: "When the value is only known after parsing arguments that need the framework. Better still: let the launcher set the variable (GPU Pilot's run command, `CUDA_VISIBLE_DEVICES=1 python train.py`).",
+      example:
+        'import os\nimport torch\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # GPU002: works, but one import away from GPU001\nx = torch.ones(4, device="cuda")\n',
+      fix: 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n\nx = torch.ones(4, device="cuda")\n',
+      whenNotToCare:
+        "When the value is only known after parsing arguments that need the framework. Better still: let the launcher set the variable (GPU Pilot's run command, `CUDA_VISIBLE_DEVICES=1 python train.py`).",
       references: [
         "ground-truth.md rows `import torch` only, `torch.manual_seed(0)`, `torch.cuda.device_count()`: effective",
         "ground-truth.md: 'Torch < 2.4 cached device_count() before initialisation'",
@@ -77,7 +100,12 @@ export const rule: PythonRule = {
       if (async.has(w)) continue;
       // PYTORCH_NVML_BASED_CUDA_CHECK is read by every torch.cuda.is_available() call, not frozen at
       // import, so writing it after `import torch` is fine.
-      if (!STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv" || w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK") continue;
+      if (
+        !STARTUP_VARIABLES.includes(w.variable) ||
+        w.form === "putenv" ||
+        w.variable === "PYTORCH_NVML_BASED_CUDA_CHECK"
+      )
+        continue;
       const { frozenBy, firstImport } = stateBefore(ctx.model, w);
       if (frozenBy || !firstImport) continue;
       const line = ctx.where(firstImport.node.startPosition.row);

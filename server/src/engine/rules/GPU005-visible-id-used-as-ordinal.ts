@@ -16,12 +16,15 @@ export const rule: PythonRule = {
     // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith).
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
-      what: "Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f\"cuda:{os.environ['CUDA_VISIBLE_DEVICES']}\"`, `\"cuda:\" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it).",
-      follows: "Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it, through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. Not followed: function parameters and return values, and other modules.",
-      why: "CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES=\"1\"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f\"cuda:{os.environ['CUDA_VISIBLE_DEVICES']}\"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `\"1,0\"` it is not even a device string).",
-      example: "import os\nimport torch\n\ngpu = os.environ.get(\"CUDA_VISIBLE_DEVICES\", \"0\")\nbuf = torch.zeros(2, device=f\"cuda:{gpu}\")  # GPU005: cuda:1 does not exist under CUDA_VISIBLE_DEVICES=1\n",
-      fix: "import os\nimport torch\n\n# The GPUs in CUDA_VISIBLE_DEVICES are numbered from 0 inside the process.\nbuf = torch.zeros(2, device=\"cuda:0\")\n",
-      whenNotToCare: "When the value is only printed or logged, not used to pick a device (the rule only looks at device strings and ordinals). Never when it selects the device: renumbering is by design, so the first visible GPU is always `cuda:0`.",
+      what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it).',
+      follows:
+        "Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it, through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. Not followed: function parameters and return values, and other modules.",
+      why: 'CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES="1"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device="cuda:1"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `"1,0"` it is not even a device string).',
+      example:
+        'import os\nimport torch\n\ngpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0")\nbuf = torch.zeros(2, device=f"cuda:{gpu}")  # GPU005: cuda:1 does not exist under CUDA_VISIBLE_DEVICES=1\n',
+      fix: 'import os\nimport torch\n\n# The GPUs in CUDA_VISIBLE_DEVICES are numbered from 0 inside the process.\nbuf = torch.zeros(2, device="cuda:0")\n',
+      whenNotToCare:
+        "When the value is only printed or logged, not used to pick a device (the rule only looks at device strings and ordinals). Never when it selects the device: renumbering is by design, so the first visible GPU is always `cuda:0`.",
       references: [
         "ground-truth.md: 'How CUDA parses CUDA_VISIBLE_DEVICES' row \"1\" (cuda:0 is physical GPU 1; renumbering is normal)",
         "ground-truth.md: 'Other facts measured' row `CUDA_VISIBLE_DEVICES=\"1\"`, then `torch.cuda.set_device(1)` → invalid device ordinal",
@@ -47,7 +50,15 @@ export const rule: PythonRule = {
         range: nodeRange(node),
         message: `${what} uses ${origin.what} (${ctx.where(origin.node.startPosition.row)}) as a device ordinal: CUDA renumbers the visible GPUs from 0, so with CUDA_VISIBLE_DEVICES="1" this names cuda:1, which does not exist (invalid device ordinal); the first visible GPU is cuda:0`,
         related: [origin.related],
-        ...(replacement !== null ? { fix: { title: `Use ${replacement}`, edits: [{ range: nodeRange(node), newText: replacement }], safe: false } } : {}),
+        ...(replacement !== null
+          ? {
+              fix: {
+                title: `Use ${replacement}`,
+                edits: [{ range: nodeRange(node), newText: replacement }],
+                safe: false,
+              },
+            }
+          : {}),
       });
     };
 
@@ -66,7 +77,10 @@ function deviceStrings(ctx: RuleContext, sources: Set<number>, report: Report): 
     for (const i of s.namedChildren) {
       if (i?.type !== "interpolation") continue;
       const hit = flowsFrom(ctx.model, i.childForFieldName("expression"), sources);
-      if (hit) { report(s, snippetOf(s), hit, exactCudaFString(s) ? `${quoteOf(s)}cuda:0${quoteOf(s)}` : null); break; }
+      if (hit) {
+        report(s, snippetOf(s), hit, exactCudaFString(s) ? `${quoteOf(s)}cuda:0${quoteOf(s)}` : null);
+        break;
+      }
     }
   }
   for (const b of ctx.model.nodesOfType("binary_operator")) {
@@ -110,19 +124,29 @@ function integerOrdinals(ctx: RuleContext, sources: Set<number>, report: Report,
     const { positional, keywords } = callArgs(call);
     const fn = call.childForFieldName("function");
     const method = fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
-    if ((q !== null && SET_DEVICE_PATHS.includes(q)) || q === "torch.cuda.device") ordinal(positional[0] ?? keywords.get("device"), `${q}(${(positional[0] ?? keywords.get("device"))?.text ?? ""})`);
-    else if (q === "torch.device" && positional.length >= 2 && stringValue(positional[0]) === "cuda") ordinal(positional[1], `torch.device("cuda", ${positional[1].text})`);
-    else if (q === "torch.device" && positional.length === 1) ordinal(positional[0], `torch.device(${positional[0].text})`);
-    else if (torch && (method === "cuda" || method === "to") && !isModule(ctx, fn?.childForFieldName("object"))) ordinal(positional[0], `.${method}(${positional[0]?.text ?? ""})`);
+    if ((q !== null && SET_DEVICE_PATHS.includes(q)) || q === "torch.cuda.device")
+      ordinal(
+        positional[0] ?? keywords.get("device"),
+        `${q}(${(positional[0] ?? keywords.get("device"))?.text ?? ""})`,
+      );
+    else if (q === "torch.device" && positional.length >= 2 && stringValue(positional[0]) === "cuda")
+      ordinal(positional[1], `torch.device("cuda", ${positional[1].text})`);
+    else if (q === "torch.device" && positional.length === 1)
+      ordinal(positional[0], `torch.device(${positional[0].text})`);
+    else if (torch && (method === "cuda" || method === "to") && !isModule(ctx, fn?.childForFieldName("object")))
+      ordinal(positional[0], `.${method}(${positional[0]?.text ?? ""})`);
     for (const [name, value] of keywords) {
-      if ((name === "device" || name === "output_device") && (q?.startsWith("torch.") || (torch && q === null))) ordinal(value, `${name}=${value.text}`);
-      if (name === "device_ids" && (value.type === "list" || value.type === "tuple")) for (const el of value.namedChildren) if (el) ordinal(el, `device_ids=${value.text}`);
+      if ((name === "device" || name === "output_device") && (q?.startsWith("torch.") || (torch && q === null)))
+        ordinal(value, `${name}=${value.text}`);
+      if (name === "device_ids" && (value.type === "list" || value.type === "tuple"))
+        for (const el of value.namedChildren) if (el) ordinal(el, `device_ids=${value.text}`);
     }
   }
   for (const sub of ctx.model.nodesOfType("subscript")) {
     if (!sub) continue;
     const base = ctx.model.resolve(sub.childForFieldName("value"));
-    if (base === "jax.devices()" || base === "jax.local_devices()") ordinal(sub.childForFieldName("subscript") ?? undefined, `${base}[...]`);
+    if (base === "jax.devices()" || base === "jax.local_devices()")
+      ordinal(sub.childForFieldName("subscript") ?? undefined, `${base}[...]`);
   }
 }
 
@@ -135,16 +159,26 @@ function isLoopVariable(node: SyntaxNode): boolean {
   }
   if (node.type !== "identifier") return false;
   for (let p = node.parent; p; p = p.parent) {
-    const clauses = p.type === "for_statement" ? [p] : /comprehension|generator_expression/.test(p.type) ? p.namedChildren.filter((c) => c?.type === "for_in_clause") : [];
+    const clauses =
+      p.type === "for_statement"
+        ? [p]
+        : /comprehension|generator_expression/.test(p.type)
+          ? p.namedChildren.filter((c) => c?.type === "for_in_clause")
+          : [];
     for (const c of clauses) {
       const left = c?.childForFieldName("left");
-      if (left && (left.text === node.text || left.descendantsOfType("identifier").some((i) => i?.text === node.text))) return true;
+      if (left && (left.text === node.text || left.descendantsOfType("identifier").some((i) => i?.text === node.text)))
+        return true;
     }
   }
   return false;
 }
 
-interface Origin { node: SyntaxNode; what: string; related: RelatedInfo }
+interface Origin {
+  node: SyntaxNode;
+  what: string;
+  related: RelatedInfo;
+}
 
 /**
  * Nodes whose value is the content of CUDA_VISIBLE_DEVICES, by id: every read of the variable, and
@@ -153,19 +187,31 @@ interface Origin { node: SyntaxNode; what: string; related: RelatedInfo }
 function sourcesOf(ctx: RuleContext): Map<number, Origin> {
   const out = new Map<number, Origin>();
   for (const r of envReadsOf(ctx.model, "CUDA_VISIBLE_DEVICES")) {
-    out.set(r.node.id, { node: r.node, what: "the value of CUDA_VISIBLE_DEVICES", related: { range: nodeRange(r.node), message: "CUDA_VISIBLE_DEVICES read here: it holds physical GPU ids" } });
+    out.set(r.node.id, {
+      node: r.node,
+      what: "the value of CUDA_VISIBLE_DEVICES",
+      related: { range: nodeRange(r.node), message: "CUDA_VISIBLE_DEVICES read here: it holds physical GPU ids" },
+    });
   }
   for (const w of envWritesAnywhere(ctx.model)) {
     if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.literal !== null) continue;
     let root: SyntaxNode | null = w.value;
-    if (root.type === "call" && root.childForFieldName("function")?.text === "str") root = callArgs(root).positional[0] ?? null;
+    if (root.type === "call" && root.childForFieldName("function")?.text === "str")
+      root = callArgs(root).positional[0] ?? null;
     if (!root || (root.type !== "identifier" && root.type !== "attribute")) continue;
     const after = w.statement.endIndex;
     const stmt = w.statement;
     for (const n of ctx.model.nodesOfType(root.type)) {
       if (!n || n.startIndex < after || n.text !== root.text) continue;
       if (n.parent?.type === "attribute" && n.parent.childForFieldName("object")?.id !== n.id) continue;
-      out.set(n.id, { node: stmt, what: `the value written to CUDA_VISIBLE_DEVICES from \`${root.text}\``, related: { range: w.range, message: `CUDA_VISIBLE_DEVICES set from ${root.text} here: inside the process that GPU is cuda:0` } });
+      out.set(n.id, {
+        node: stmt,
+        what: `the value written to CUDA_VISIBLE_DEVICES from \`${root.text}\``,
+        related: {
+          range: w.range,
+          message: `CUDA_VISIBLE_DEVICES set from ${root.text} here: inside the process that GPU is cuda:0`,
+        },
+      });
     }
   }
   return out;
@@ -176,7 +222,11 @@ function isCudaFString(s: SyntaxNode): boolean {
   const start = s.namedChildren[0];
   if (start?.type !== "string_start" || !/[fF]/.test(start.text)) return false;
   const content = s.namedChildren[1];
-  return content?.type === "string_content" && content.text.startsWith("cuda:") && s.namedChildren.some((c) => c?.type === "interpolation");
+  return (
+    content?.type === "string_content" &&
+    content.text.startsWith("cuda:") &&
+    s.namedChildren.some((c) => c?.type === "interpolation")
+  );
 }
 
 /** Exactly `f"cuda:{expr}"`, which the fix can replace by `"cuda:0"` as a whole. */
@@ -188,7 +238,7 @@ function exactCudaFString(s: SyntaxNode): boolean {
 /** The quote characters of a string node (without its prefix letters). */
 function quoteOf(s: SyntaxNode): string {
   const start = s.type === "string" ? s.namedChildren[0] : null;
-  return start?.type === "string_start" ? start.text.replace(/^[A-Za-z]+/, "") : "\"";
+  return start?.type === "string_start" ? start.text.replace(/^[A-Za-z]+/, "") : '"';
 }
 
 /** Whether a node names the `torch` or `torch.cuda` module itself (not an object with a `.cuda()`/`.to()` method). */

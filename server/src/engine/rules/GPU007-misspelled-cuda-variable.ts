@@ -11,9 +11,18 @@ import { FOLKLORE_VARIABLES } from "./GPU016-unknown-gpu-variable";
  * real names that are never a misspelling, and (GPU007) the names a near-miss is compared with.
  */
 export const VENDOR_VARIABLES: readonly string[] = [
-  "ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ZE_AFFINITY_MASK", "ZE_FLAT_DEVICE_HIERARCHY",
-  "ZE_ENABLE_PCI_ID_DEVICE_ORDER", "ONEAPI_DEVICE_SELECTOR", "PYTORCH_ENABLE_MPS_FALLBACK", "PYTORCH_MPS_HIGH_WATERMARK_RATIO",
-  "PYTORCH_MPS_LOW_WATERMARK_RATIO", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_ROCR_VISIBLE_DEVICES",
+  "ROCR_VISIBLE_DEVICES",
+  "HIP_VISIBLE_DEVICES",
+  "GPU_DEVICE_ORDINAL",
+  "ZE_AFFINITY_MASK",
+  "ZE_FLAT_DEVICE_HIERARCHY",
+  "ZE_ENABLE_PCI_ID_DEVICE_ORDER",
+  "ONEAPI_DEVICE_SELECTOR",
+  "PYTORCH_ENABLE_MPS_FALLBACK",
+  "PYTORCH_MPS_HIGH_WATERMARK_RATIO",
+  "PYTORCH_MPS_LOW_WATERMARK_RATIO",
+  "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES",
+  "RAY_EXPERIMENTAL_NOSET_ROCR_VISIBLE_DEVICES",
   "RAY_EXPERIMENTAL_NOSET_HIP_VISIBLE_DEVICES",
 ];
 
@@ -29,15 +38,48 @@ export const KNOWN_WRONG_NAMES: ReadonlyMap<string, string> = new Map([
  * read by CUDA, NCCL, ROCm, the container runtime, PyTorch, TensorFlow or JAX.
  */
 export const REAL_VARIABLES: ReadonlySet<string> = new Set([
-  "CUDA_HOME", "CUDA_PATH", "CUDA_ROOT", "CUDA_LAUNCH_BLOCKING", "CUDA_MODULE_LOADING", "CUDA_CACHE_PATH",
-  "CUDA_CACHE_DISABLE", "CUDA_CACHE_MAXSIZE", "CUDA_DEVICE_MAX_CONNECTIONS", "CUDA_MPS_LOG_DIRECTORY",
-  "CUDA_AUTO_BOOST", "CUDA_FORCE_PTX_JIT", "CUDA_DISABLE_PTX_JIT", "CUDA_DEVICE_WAITS_ON_EXCEPTION",
-  "CUDA_ENABLE_COREDUMP_ON_EXCEPTION", "CUDA_COREDUMP_FILE", "CUDA_MPS_ENABLE_PER_CTX_DEVICE_MULTIPROCESSOR_PARTITIONING",
-  "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES",
-  "PYTORCH_HIP_ALLOC_CONF", "PYTORCH_ALLOC_CONF", "PYTORCH_NO_CUDA_MEMORY_CACHING", "PYTORCH_CUDA_FUSER_DISABLE",
-  "TF_XLA_FLAGS", "TF_CPP_MIN_LOG_LEVEL", "TF_GPU_THREAD_MODE", "TF_GPU_THREAD_COUNT", "TF_ENABLE_ONEDNN_OPTS",
-  "TF_CUDNN_DETERMINISTIC", "TF_DETERMINISTIC_OPS", "JAX_PLATFORMS", "JAX_PLATFORM_NAME", "JAX_ENABLE_X64",
-  "LOCAL_RANK", "RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+  "CUDA_HOME",
+  "CUDA_PATH",
+  "CUDA_ROOT",
+  "CUDA_LAUNCH_BLOCKING",
+  "CUDA_MODULE_LOADING",
+  "CUDA_CACHE_PATH",
+  "CUDA_CACHE_DISABLE",
+  "CUDA_CACHE_MAXSIZE",
+  "CUDA_DEVICE_MAX_CONNECTIONS",
+  "CUDA_MPS_LOG_DIRECTORY",
+  "CUDA_AUTO_BOOST",
+  "CUDA_FORCE_PTX_JIT",
+  "CUDA_DISABLE_PTX_JIT",
+  "CUDA_DEVICE_WAITS_ON_EXCEPTION",
+  "CUDA_ENABLE_COREDUMP_ON_EXCEPTION",
+  "CUDA_COREDUMP_FILE",
+  "CUDA_MPS_ENABLE_PER_CTX_DEVICE_MULTIPROCESSOR_PARTITIONING",
+  "HIP_VISIBLE_DEVICES",
+  "ROCR_VISIBLE_DEVICES",
+  "GPU_DEVICE_ORDINAL",
+  "NVIDIA_VISIBLE_DEVICES",
+  "NVIDIA_DRIVER_CAPABILITIES",
+  "PYTORCH_HIP_ALLOC_CONF",
+  "PYTORCH_ALLOC_CONF",
+  "PYTORCH_NO_CUDA_MEMORY_CACHING",
+  "PYTORCH_CUDA_FUSER_DISABLE",
+  "TF_XLA_FLAGS",
+  "TF_CPP_MIN_LOG_LEVEL",
+  "TF_GPU_THREAD_MODE",
+  "TF_GPU_THREAD_COUNT",
+  "TF_ENABLE_ONEDNN_OPTS",
+  "TF_CUDNN_DETERMINISTIC",
+  "TF_DETERMINISTIC_OPS",
+  "JAX_PLATFORMS",
+  "JAX_PLATFORM_NAME",
+  "JAX_ENABLE_X64",
+  "LOCAL_RANK",
+  "RANK",
+  "WORLD_SIZE",
+  "LOCAL_WORLD_SIZE",
+  "MASTER_ADDR",
+  "MASTER_PORT",
   // Other vendors' device selection (GPU031, GPU032) and Ray's switch (GPU033): ROCm documentation
   // 'GPU isolation techniques', Intel Level Zero, PyTorch 'MPS Environment Variables', Ray 'Accelerator Support'.
   ...VENDOR_VARIABLES,
@@ -51,7 +93,8 @@ export const REAL_VARIABLES: ReadonlySet<string> = new Set([
  * CLI judges thousands of names against every startup variable).
  */
 export function editDistance(a: string, b: string, max = Infinity): number {
-  const n = a.length, m = b.length;
+  const n = a.length,
+    m = b.length;
   if (Math.abs(n - m) > max) return max + 1;
   const band = Math.min(max, Math.max(n, m));
   const outside = band + 1;
@@ -59,19 +102,24 @@ export function editDistance(a: string, b: string, max = Infinity): number {
   let [prev, cur] = rows;
   for (let j = 0; j <= m + 1; j++) prev[j] = j <= band ? j : outside;
   for (let i = 1; i <= n; i++) {
-    const lo = Math.max(1, i - band), hi = Math.min(m, i + band);
+    const lo = Math.max(1, i - band),
+      hi = Math.min(m, i + band);
     cur[lo - 1] = lo === 1 ? i : outside;
     let rowMin = cur[lo - 1];
     const c = a.charCodeAt(i - 1);
     for (let j = lo; j <= hi; j++) {
-      const sub = prev[j - 1] + (c === b.charCodeAt(j - 1) ? 0 : 1), del = prev[j] + 1, ins = cur[j - 1] + 1;
-      const v = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+      const sub = prev[j - 1] + (c === b.charCodeAt(j - 1) ? 0 : 1),
+        del = prev[j] + 1,
+        ins = cur[j - 1] + 1;
+      const v = sub < del ? (sub < ins ? sub : ins) : del < ins ? del : ins;
       cur[j] = v;
       if (v < rowMin) rowMin = v;
     }
     if (hi < m) cur[hi + 1] = outside;
     if (rowMin > max) return max + 1;
-    const done = prev; prev = cur; cur = done;
+    const done = prev;
+    prev = cur;
+    cur = done;
   }
   return prev[m];
 }
@@ -115,8 +163,16 @@ const VENDOR_EDITS = 1;
  * candidates of these lengths ({@link MISSPELLINGS}).
  */
 const MISSPELLING_LENGTHS: { readonly min: number; readonly max: number } = {
-  min: Math.min(...STARTUP_VARIABLES.map((v) => v.length - STARTUP_EDITS), ...VENDOR_VARIABLES.map((v) => v.length - VENDOR_EDITS), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length)),
-  max: Math.max(...STARTUP_VARIABLES.map((v) => v.length + STARTUP_EDITS), ...VENDOR_VARIABLES.map((v) => v.length + VENDOR_EDITS), ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length)),
+  min: Math.min(
+    ...STARTUP_VARIABLES.map((v) => v.length - STARTUP_EDITS),
+    ...VENDOR_VARIABLES.map((v) => v.length - VENDOR_EDITS),
+    ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length),
+  ),
+  max: Math.max(
+    ...STARTUP_VARIABLES.map((v) => v.length + STARTUP_EDITS),
+    ...VENDOR_VARIABLES.map((v) => v.length + VENDOR_EDITS),
+    ...[...KNOWN_WRONG_NAMES.keys()].map((k) => k.length),
+  ),
 };
 
 /**
@@ -131,7 +187,13 @@ export const MISSPELLINGS: NameSet = {
 
 function computeMisspelling(name: string): string | null {
   if (!SPELLABLE.test(name)) return null;
-  if (STARTUP_VARIABLES.includes(name) || REAL_VARIABLES.has(name) || FOLKLORE_VARIABLES.has(name) || name.startsWith("NCCL_")) return null;
+  if (
+    STARTUP_VARIABLES.includes(name) ||
+    REAL_VARIABLES.has(name) ||
+    FOLKLORE_VARIABLES.has(name) ||
+    name.startsWith("NCCL_")
+  )
+    return null;
   const known = KNOWN_WRONG_NAMES.get(name.toUpperCase());
   if (known) return known;
   let best: string | null = null;
@@ -139,7 +201,10 @@ function computeMisspelling(name: string): string | null {
   const upper = name.toUpperCase();
   for (const v of STARTUP_VARIABLES) {
     const d = editDistance(upper, v, STARTUP_EDITS);
-    if (d < bestDistance) { best = v; bestDistance = d; }
+    if (d < bestDistance) {
+      best = v;
+      bestDistance = d;
+    }
   }
   // Vendor names: one edit away only (other accelerators' real names sit two edits from them).
   if (!best) {
@@ -160,11 +225,14 @@ export const rule: PythonRule = {
     trigger: (t) => t.envAccess() && t.writesName(MISSPELLINGS),
     docs: {
       what: "Finds reads and writes of environment variables whose name is within two edits of a startup variable (`CUDA_VISIBLE_DEVICE`, `PYTORCH_CUDA_ALLOC_CNOF`, `XLA_PYTHON_CLIENT_PREALLOCATE` in lower case) or is a known wrong name (`CUDA_VISIBLE_DEVICE`, `CUDA_AVAILABLE_DEVICES`, `CUDA_DEVICES`). Names one edit away from another vendor's device variable (`ROCR_VISIBLE_DEVICE`, `ZE_AFFINITY_MASKS`, `PYTORCH_ENABLE_MPS_FALLBAK`) are reported too. Real variables near them (`CUDA_HOME`, `CUDA_PATH`, `CUDA_LAUNCH_BLOCKING`, `NCCL_*`, `HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, `ZE_FLAT_DEVICE_HIERARCHY`, `PYTORCH_ENABLE_MPS_FALLBACK`, `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES`, ...) are never reported.",
-      follows: "Every environment read and write in the file with a literal name (`os.environ[...]`, `.get`, `setdefault`, `update`, `os.getenv`, `os.putenv`), functions included, and a notebook's `%env` and `!export` lines. Not followed: names built at run time (`\"CUDA_\" + name`), and variables set in shell scripts, manifests or other modules.",
-      why: "Environment variable names are exact and case-sensitive, and nothing warns about a name no one reads: `os.environ[\"CUDA_VISIBLE_DEVICE\"] = \"0\"` simply does nothing, so the program runs on every GPU (ground-truth.md: with the variable unset, all GPUs are visible) while its author believes it is confined to one. A misspelled read returns the default, so the code takes the 'not set' branch.",
-      example: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICE\"] = \"0\"  # GPU007: nothing reads this name\nimport torch\n",
-      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"0\"\nimport torch\n",
-      whenNotToCare: "When the name is your own variable that only your code reads (rename it away from the CUDA namespace, or silence the line with `# noqa: GPU007`).",
+      follows:
+        'Every environment read and write in the file with a literal name (`os.environ[...]`, `.get`, `setdefault`, `update`, `os.getenv`, `os.putenv`), functions included, and a notebook\'s `%env` and `!export` lines. Not followed: names built at run time (`"CUDA_" + name`), and variables set in shell scripts, manifests or other modules.',
+      why: 'Environment variable names are exact and case-sensitive, and nothing warns about a name no one reads: `os.environ["CUDA_VISIBLE_DEVICE"] = "0"` simply does nothing, so the program runs on every GPU (ground-truth.md: with the variable unset, all GPUs are visible) while its author believes it is confined to one. A misspelled read returns the default, so the code takes the \'not set\' branch.',
+      example:
+        'import os\n\nos.environ["CUDA_VISIBLE_DEVICE"] = "0"  # GPU007: nothing reads this name\nimport torch\n',
+      fix: 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch\n',
+      whenNotToCare:
+        "When the name is your own variable that only your code reads (rename it away from the CUDA namespace, or silence the line with `# noqa: GPU007`).",
       references: [
         "rules.md: the startup variables (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, PYTORCH_CUDA_ALLOC_CONF, XLA_*, TF_*)",
         "ground-truth.md: each case started with CUDA_VISIBLE_DEVICES unset, and both GPUs were visible",
@@ -175,7 +243,12 @@ export const rule: PythonRule = {
   check(ctx) {
     const seen = new Set<string>();
     // The range is asked for only for a misspelled name: a replayed event finds its node on first use.
-    const report = (variable: string, rangeOf: () => Range, kind: "write" | "read", nameNode: () => SyntaxNode | null | undefined) => {
+    const report = (
+      variable: string,
+      rangeOf: () => Range,
+      kind: "write" | "read",
+      nameNode: () => SyntaxNode | null | undefined,
+    ) => {
       const right = misspellingOf(variable);
       if (!right) return;
       const range = rangeOf();
@@ -184,16 +257,35 @@ export const rule: PythonRule = {
       seen.add(key);
       ctx.report({
         range,
-        message: kind === "write"
-          ? `"${variable}" is not a variable that CUDA or the frameworks read: did you mean ${right}? As written, the assignment has no effect${right === "CUDA_VISIBLE_DEVICES" ? " and every GPU stays visible" : ""}`
-          : `"${variable}" is not a variable that CUDA or the frameworks read: did you mean ${right}? This read never sees the real setting`,
+        message:
+          kind === "write"
+            ? `"${variable}" is not a variable that CUDA or the frameworks read: did you mean ${right}? As written, the assignment has no effect${right === "CUDA_VISIBLE_DEVICES" ? " and every GPU stays visible" : ""}`
+            : `"${variable}" is not a variable that CUDA or the frameworks read: did you mean ${right}? This read never sees the real setting`,
         fix: renameFix(nameNode(), variable, right),
       });
     };
-    for (const w of envWritesAnywhere(ctx.model)) report(w.variable, () => w.range, "write", () => w.nameNode);
+    for (const w of envWritesAnywhere(ctx.model))
+      report(
+        w.variable,
+        () => w.range,
+        "write",
+        () => w.nameNode,
+      );
     for (const e of ctx.model.events) {
-      if (e.kind === "envRead") report(e.variable, () => nodeRange(e.node), "read", () => e.nameNode);
-      else if (e.kind === "shellExport") report(e.variable, () => e.range, "write", () => null);
+      if (e.kind === "envRead")
+        report(
+          e.variable,
+          () => nodeRange(e.node),
+          "read",
+          () => e.nameNode,
+        );
+      else if (e.kind === "shellExport")
+        report(
+          e.variable,
+          () => e.range,
+          "write",
+          () => null,
+        );
     }
   },
 };

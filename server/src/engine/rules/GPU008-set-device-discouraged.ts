@@ -2,14 +2,42 @@ import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { nodeRange } from "../python/model";
 import type { Fix, RelatedInfo } from "../types";
-import { callArgs, calleePath, contains, enclosingFunction, envReadsOf, flowsFrom, namesFor, wrapRestOfBlock } from "./shared/py";
+import {
+  callArgs,
+  calleePath,
+  contains,
+  enclosingFunction,
+  envReadsOf,
+  flowsFrom,
+  namesFor,
+  wrapRestOfBlock,
+} from "./shared/py";
 import { digitOrQuoteIn } from "../textProbe";
 
 /** Thread pools whose submit/map methods run a function in a worker thread. */
-const THREAD_POOLS = new Set(["concurrent.futures.ThreadPoolExecutor", "concurrent.futures.thread.ThreadPoolExecutor", "multiprocessing.pool.ThreadPool", "multiprocessing.dummy.Pool"]);
-const POOL_METHODS = new Set(["submit", "map", "imap", "imap_unordered", "starmap", "starmap_async", "map_async", "apply", "apply_async"]);
+const THREAD_POOLS = new Set([
+  "concurrent.futures.ThreadPoolExecutor",
+  "concurrent.futures.thread.ThreadPoolExecutor",
+  "multiprocessing.pool.ThreadPool",
+  "multiprocessing.dummy.Pool",
+]);
+const POOL_METHODS = new Set([
+  "submit",
+  "map",
+  "imap",
+  "imap_unordered",
+  "starmap",
+  "starmap_async",
+  "map_async",
+  "apply",
+  "apply_async",
+]);
 /** Calls that mark a multi-process (distributed) program, where one set_device per process is the documented pattern. */
-const DISTRIBUTED_CALLS = new Set(["torch.distributed.init_process_group", "torch.multiprocessing.spawn", "torch.multiprocessing.start_processes"]);
+const DISTRIBUTED_CALLS = new Set([
+  "torch.distributed.init_process_group",
+  "torch.multiprocessing.spawn",
+  "torch.multiprocessing.start_processes",
+]);
 
 /** GPU008: `torch.cuda.set_device` outside the distributed pattern, and in thread targets. */
 export const rule: PythonRule = {
@@ -22,15 +50,21 @@ export const rule: PythonRule = {
     // asyncio.to_thread, any run_in_executor); preview: any set_device. A default finding also needs a
     // constant device (an integer, a string or a device(...) of them, `isConstantDevice`): a digit or
     // a quote after a set_device in its logical line.
-    trigger: (t, preview) => t.has("set_device") && (preview || (t.hasAnyWord(["threading", "concurrent", "multiprocessing", "asyncio", "run_in_executor"]) &&
-      t.afterWord("set_device", digitOrQuoteIn))),
+    trigger: (t, preview) =>
+      t.has("set_device") &&
+      (preview ||
+        (t.hasAnyWord(["threading", "concurrent", "multiprocessing", "asyncio", "run_in_executor"]) &&
+          t.afterWord("set_device", digitOrQuoteIn))),
     docs: {
-      what: "Default set: `torch.cuda.set_device(<constant>)` (`1`, `\"cuda:1\"`, `torch.device(\"cuda\", 1)`) inside a thread target or a thread-pool function (`threading.Thread(target=...)`, `ThreadPoolExecutor.submit/map`, a `Thread` subclass's `run`): warning. A thread's `set_device(<name>)` that carries the device handed in by its creator (`set_device(parent_device)`, `set_device(self.device)`) is the remedy and is not reported. Preview set: any other `torch.cuda.set_device(n)` outside the distributed pattern (information).",
-      follows: "The bodies of the functions this file starts in another thread (`threading.Thread` and `Timer` targets, `asyncio.to_thread`, `run_in_executor`, `submit`/`map` of a thread pool the file creates, also through `functools.partial`, and the `run` method of a `threading.Thread` subclass) and the `set_device` calls written in them; the preview check reads every `set_device` of the file. Not followed: functions that a thread target calls, targets and pools from other modules, and process pools.",
+      what: 'Default set: `torch.cuda.set_device(<constant>)` (`1`, `"cuda:1"`, `torch.device("cuda", 1)`) inside a thread target or a thread-pool function (`threading.Thread(target=...)`, `ThreadPoolExecutor.submit/map`, a `Thread` subclass\'s `run`): warning. A thread\'s `set_device(<name>)` that carries the device handed in by its creator (`set_device(parent_device)`, `set_device(self.device)`) is the remedy and is not reported. Preview set: any other `torch.cuda.set_device(n)` outside the distributed pattern (information).',
+      follows:
+        "The bodies of the functions this file starts in another thread (`threading.Thread` and `Timer` targets, `asyncio.to_thread`, `run_in_executor`, `submit`/`map` of a thread pool the file creates, also through `functools.partial`, and the `run` method of a `threading.Thread` subclass) and the `set_device` calls written in them; the preview check reads every `set_device` of the file. Not followed: functions that a thread target calls, targets and pools from other modules, and process pools.",
       why: "PyTorch's own documentation of `torch.cuda.set_device` says its use is discouraged in favour of `torch.cuda.device` and, in most cases, of CUDA_VISIBLE_DEVICES. It changes a hidden, per-thread current device: measured on 2 x H200 (ground-truth.md, 'Other facts measured'), after `torch.cuda.set_device(1)` in the main thread, a new thread's `current_device()` is 0. So a worker thread that calls it moves only itself, and code that relies on it in another thread silently runs on GPU 0. Explicit devices (`torch.device(\"cuda:1\")`, `.to(device)`) or a scoped `with torch.cuda.device(1):` say what they mean.",
-      example: "import threading\nimport torch\n\n\ndef worker():\n    torch.cuda.set_device(1)  # GPU008 (warning): this thread only\n    print(torch.cuda.current_device())\n\n\nt = threading.Thread(target=worker)\nt.start()\n",
+      example:
+        "import threading\nimport torch\n\n\ndef worker():\n    torch.cuda.set_device(1)  # GPU008 (warning): this thread only\n    print(torch.cuda.current_device())\n\n\nt = threading.Thread(target=worker)\nt.start()\n",
       fix: "import threading\nimport torch\n\n\ndef worker():\n    with torch.cuda.device(1):\n        print(torch.cuda.current_device())\n\n\nt = threading.Thread(target=worker)\nt.start()\n",
-      whenNotToCare: "In a single-threaded script that calls it once at start-up (information only). In distributed training, `torch.cuda.set_device(local_rank)` is the documented pattern and is not reported.",
+      whenNotToCare:
+        "In a single-threaded script that calls it once at start-up (information only). In distributed training, `torch.cuda.set_device(local_rank)` is the documented pattern and is not reported.",
       references: [
         "PyTorch documentation, torch.cuda.set_device: 'Usage of this function is discouraged in favor of device. In most cases it's better to use CUDA_VISIBLE_DEVICES environmental variable.'",
         "ground-truth.md: 'Other facts measured' row `torch.cuda.set_device(1)` in the main thread, then `current_device()` in a new thread → device 0 (per thread)",
@@ -42,7 +76,8 @@ export const rule: PythonRule = {
     const distributed = calls.some((c) => DISTRIBUTED_CALLS.has(calleePath(ctx.model, c) ?? ""));
     const threads = threadBodies(ctx, calls);
     const localRank = new Set<number>(envReadsOf(ctx.model, "LOCAL_RANK").map((r) => r.node.id));
-    for (const a of ctx.model.nodesOfType("attribute")) if (a && a.childForFieldName("attribute")?.text === "local_rank") localRank.add(a.id);
+    for (const a of ctx.model.nodesOfType("attribute"))
+      if (a && a.childForFieldName("attribute")?.text === "local_rank") localRank.add(a.id);
     for (const call of calls) {
       if (calleePath(ctx.model, call) !== "torch.cuda.set_device") continue;
       const arg = callArgs(call).positional[0] ?? callArgs(call).keywords.get("device");
@@ -53,7 +88,12 @@ export const rule: PythonRule = {
           range: nodeRange(call),
           severity: "warning",
           message: `\`${text}\` runs in ${thread.name} (${thread.how} ${ctx.where(thread.start.startPosition.row)}): set_device changes the current device of that thread only; the main thread and other threads stay on device 0. Pass the device explicitly or use \`with torch.cuda.device(...)\``,
-          related: [{ range: nodeRange(thread.start), message: `${thread.name} runs in another thread here` } satisfies RelatedInfo],
+          related: [
+            {
+              range: nodeRange(thread.start),
+              message: `${thread.name} runs in another thread here`,
+            } satisfies RelatedInfo,
+          ],
           fix: withDeviceFix(ctx, call, arg),
         });
         continue;
@@ -72,7 +112,12 @@ export const rule: PythonRule = {
 };
 
 /** A function (or lambda) that runs in another thread, and the call that starts it. */
-interface ThreadBody { body: SyntaxNode; name: string; start: SyntaxNode; how: string }
+interface ThreadBody {
+  body: SyntaxNode;
+  name: string;
+  start: SyntaxNode;
+  how: string;
+}
 
 /** The bodies that run in other threads: thread targets, thread-pool functions and `Thread` subclasses' `run`. */
 function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
@@ -80,10 +125,19 @@ function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
   const defs = ctx.model.nodesOfType("function_definition").filter((d): d is SyntaxNode => !!d);
   const addTarget = (target: SyntaxNode | undefined, start: SyntaxNode) => {
     if (!target) return;
-    if (target.type === "call" && calleePath(ctx.model, target) === "functools.partial") target = callArgs(target).positional[0];
+    if (target.type === "call" && calleePath(ctx.model, target) === "functools.partial")
+      target = callArgs(target).positional[0];
     if (!target) return;
-    if (target.type === "lambda") { out.push({ body: target, name: "a lambda thread target", start, how: "started at" }); return; }
-    const name = target.type === "identifier" ? target.text : target.type === "attribute" ? target.childForFieldName("attribute")?.text : undefined;
+    if (target.type === "lambda") {
+      out.push({ body: target, name: "a lambda thread target", start, how: "started at" });
+      return;
+    }
+    const name =
+      target.type === "identifier"
+        ? target.text
+        : target.type === "attribute"
+          ? target.childForFieldName("attribute")?.text
+          : undefined;
     if (!name) return;
     const def = ctx.model.functions.get(name) ?? defs.find((d) => d.childForFieldName("name")?.text === name);
     if (def) out.push({ body: def, name: `thread function \`${name}\``, start, how: "started at" });
@@ -93,12 +147,14 @@ function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
   for (const p of ctx.model.nodesOfType("as_pattern")) {
     const value = p?.namedChildren[0];
     const alias = p?.childForFieldName("alias")?.namedChildren[0];
-    if (value?.type === "call" && THREAD_POOLS.has(calleePath(ctx.model, value) ?? "") && alias?.type === "identifier") pools.add(alias.text);
+    if (value?.type === "call" && THREAD_POOLS.has(calleePath(ctx.model, value) ?? "") && alias?.type === "identifier")
+      pools.add(alias.text);
   }
   for (const a of ctx.model.nodesOfType("assignment")) {
     const right = a?.childForFieldName("right");
     const left = a?.childForFieldName("left");
-    if (right?.type === "call" && left?.type === "identifier" && THREAD_POOLS.has(calleePath(ctx.model, right) ?? "")) pools.add(left.text);
+    if (right?.type === "call" && left?.type === "identifier" && THREAD_POOLS.has(calleePath(ctx.model, right) ?? ""))
+      pools.add(left.text);
   }
   for (const call of calls) {
     const q = calleePath(ctx.model, call);
@@ -110,9 +166,14 @@ function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
     if (fn?.type !== "attribute") continue;
     const method = fn.childForFieldName("attribute")?.text ?? "";
     const obj = fn.childForFieldName("object");
-    if (method === "run_in_executor") { addTarget(positional[1], call); continue; }
+    if (method === "run_in_executor") {
+      addTarget(positional[1], call);
+      continue;
+    }
     if (!POOL_METHODS.has(method) || !obj) continue;
-    const isPool = (obj.type === "identifier" && pools.has(obj.text)) || (obj.type === "call" && THREAD_POOLS.has(calleePath(ctx.model, obj) ?? ""));
+    const isPool =
+      (obj.type === "identifier" && pools.has(obj.text)) ||
+      (obj.type === "call" && THREAD_POOLS.has(calleePath(ctx.model, obj) ?? ""));
     if (isPool) addTarget(positional[0], call);
   }
   // class Worker(threading.Thread): def run(self): ...
@@ -123,7 +184,12 @@ function threadBodies(ctx: RuleContext, calls: SyntaxNode[]): ThreadBody[] {
     for (const d of cls.childForFieldName("body")?.namedChildren ?? []) {
       const def = d?.type === "decorated_definition" ? d.childForFieldName("definition") : d;
       if (def?.type === "function_definition" && def.childForFieldName("name")?.text === "run") {
-        out.push({ body: def, name: `\`${cls.childForFieldName("name")?.text}.run\``, start: cls.childForFieldName("name") ?? cls, how: "a threading.Thread subclass," });
+        out.push({
+          body: def,
+          name: `\`${cls.childForFieldName("name")?.text}.run\``,
+          start: cls.childForFieldName("name") ?? cls,
+          how: "a threading.Thread subclass,",
+        });
       }
     }
   }
@@ -158,11 +224,15 @@ function isLocalRank(ctx: RuleContext, arg: SyntaxNode | undefined, sources: Rea
 /** Replaces `set_device(n)` (a statement in a function) by `with torch.cuda.device(n):` around the rest of its block. */
 function withDeviceFix(ctx: RuleContext, call: SyntaxNode, arg: SyntaxNode | undefined): Fix | undefined {
   const stmt = call.parent;
-  if (!arg || stmt?.type !== "expression_statement" || stmt.namedChildren.length !== 1 || !enclosingFunction(stmt)) return undefined;
+  if (!arg || stmt?.type !== "expression_statement" || stmt.namedChildren.length !== 1 || !enclosingFunction(stmt))
+    return undefined;
   const fn = call.childForFieldName("function");
   let cuda: string | null = null;
   if (fn?.type === "attribute") cuda = fn.childForFieldName("object")!.text;
-  else cuda = namesFor(ctx.model, "torch.cuda")[0] ?? (namesFor(ctx.model, "torch")[0] ? `${namesFor(ctx.model, "torch")[0]}.cuda` : null);
+  else
+    cuda =
+      namesFor(ctx.model, "torch.cuda")[0] ??
+      (namesFor(ctx.model, "torch")[0] ? `${namesFor(ctx.model, "torch")[0]}.cuda` : null);
   if (!cuda) return undefined;
   const header = `with ${cuda}.device(${arg.text}):`;
   const edit = wrapRestOfBlock(ctx.model, stmt, header);

@@ -6,12 +6,19 @@ import { cudaDeviceOrdinal, SET_DEVICE_PATHS } from "../frameworks";
 import type { Fix } from "../types";
 import { callArgs, calleePath, intLiteral } from "./shared/py";
 
-const DATA_PARALLEL = new Set(["torch.nn.DataParallel", "torch.nn.parallel.DataParallel", "torch.nn.parallel.data_parallel.DataParallel"]);
+const DATA_PARALLEL = new Set([
+  "torch.nn.DataParallel",
+  "torch.nn.parallel.DataParallel",
+  "torch.nn.parallel.data_parallel.DataParallel",
+]);
 
 /** Where a module's parameters are: a CUDA ordinal, the CPU, or unknown (null). */
 type Place = number | "cpu" | null;
 /** A place and the expression that put the module there (for messages). */
-interface Placed { place: Place; at: SyntaxNode }
+interface Placed {
+  place: Place;
+  at: SyntaxNode;
+}
 
 /** GPU010: DataParallel whose first device is not the module's, or that silently takes every GPU. */
 export const rule: PythonRule = {
@@ -24,11 +31,14 @@ export const rule: PythonRule = {
     trigger: (t) => t.codeWord("DataParallel", true),
     docs: {
       what: "Checks `torch.nn.DataParallel`: with `device_ids=[...]`, the module must already sit on `device_ids[0]` (error when the file puts it elsewhere, e.g. `.cuda()` = cuda:0 with `device_ids=[1, 2]`); without `device_ids`, in a file that does not restrict CUDA_VISIBLE_DEVICES, it takes every visible GPU (information). Both messages point to DistributedDataParallel.",
-      follows: "Each `DataParallel(...)` call in the file; the module it wraps back through names assigned in the file (the latest before the call) with their `.cuda()` and `.to()` moves and `device=` arguments, the literal `set_device` calls before it, a later move of the wrapper itself, and the file's CUDA_VISIBLE_DEVICES writes. Not followed: a module returned by a function (`model = build()`), held in an attribute (`self.model`) or passed in as a parameter, and CUDA_VISIBLE_DEVICES set outside the file.",
+      follows:
+        "Each `DataParallel(...)` call in the file; the module it wraps back through names assigned in the file (the latest before the call) with their `.cuda()` and `.to()` moves and `device=` arguments, the literal `set_device` calls before it, a later move of the wrapper itself, and the file's CUDA_VISIBLE_DEVICES writes. Not followed: a module returned by a function (`model = build()`), held in an attribute (`self.model`) or passed in as a parameter, and CUDA_VISIBLE_DEVICES set outside the file.",
       why: "Measured on 2 x H200 with torch 2.11 (ground-truth.md, 'Distributed and DataParallel'): a module on cuda:0 wrapped in `DataParallel(m, device_ids=[1, 0])` fails at the first forward with `RuntimeError: module must have its parameters and buffers on device cuda:1 (device_ids[0])`; `DataParallel(model)` with no device_ids uses every visible device (`[0, 1]`), so on a shared machine it grabs GPUs other jobs are using. PyTorch's documentation recommends DistributedDataParallel over DataParallel even on a single machine.",
-      example: "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(8, 8).cuda()               # cuda:0\ndp = nn.DataParallel(model, device_ids=[1, 2])  # GPU010: needs the module on cuda:1\n",
-      fix: "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(8, 8).cuda()\ndp = nn.DataParallel(model.to(\"cuda:1\"), device_ids=[1, 2])\n",
-      whenNotToCare: "No device_ids on a machine (or container) that only exposes the GPUs you mean to use: silence the information with `# noqa: GPU010`. Moving to DistributedDataParallel is still the recommended long-term fix.",
+      example:
+        "import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(8, 8).cuda()               # cuda:0\ndp = nn.DataParallel(model, device_ids=[1, 2])  # GPU010: needs the module on cuda:1\n",
+      fix: 'import torch\nimport torch.nn as nn\n\nmodel = nn.Linear(8, 8).cuda()\ndp = nn.DataParallel(model.to("cuda:1"), device_ids=[1, 2])\n',
+      whenNotToCare:
+        "No device_ids on a machine (or container) that only exposes the GPUs you mean to use: silence the information with `# noqa: GPU010`. Moving to DistributedDataParallel is still the recommended long-term fix.",
       references: [
         "ground-truth.md: 'Distributed and DataParallel, measured' row module on cuda:0, device_ids=[1, 0] → RuntimeError",
         "ground-truth.md: 'Other facts measured' row DataParallel(model) with no device_ids → uses every visible device",
@@ -46,9 +56,11 @@ export const rule: PythonRule = {
       if (!idsArg || idsArg.type === "none") {
         if (!restricts) {
           ctx.report({
-            range: nodeRange(call), severity: "information",
+            range: nodeRange(call),
+            severity: "information",
             preview: true, // ecosystem check: 13 of 13 on real code were hygiene nobody would change
-            message: "DataParallel without device_ids replicates the model on every visible GPU, and this file does not restrict CUDA_VISIBLE_DEVICES: on a shared machine it takes GPUs other jobs use. Pass device_ids (or launch with CUDA_VISIBLE_DEVICES); PyTorch recommends DistributedDataParallel instead",
+            message:
+              "DataParallel without device_ids replicates the model on every visible GPU, and this file does not restrict CUDA_VISIBLE_DEVICES: on a shared machine it takes GPUs other jobs use. Pass device_ids (or launch with CUDA_VISIBLE_DEVICES); PyTorch recommends DistributedDataParallel instead",
           });
         }
         continue;
@@ -127,7 +139,8 @@ function placeOf(ctx: RuleContext, node: SyntaxNode, before: number, depth: numb
     if (fn?.type === "attribute") {
       const method = fn.childForFieldName("attribute")?.text;
       const obj = fn.childForFieldName("object")!;
-      if (method === "cuda") return at(positional[0] ? deviceOf(ctx, positional[0], before, 0) ?? null : currentDevice(ctx, before));
+      if (method === "cuda")
+        return at(positional[0] ? (deviceOf(ctx, positional[0], before, 0) ?? null) : currentDevice(ctx, before));
       if (method === "cpu") return at("cpu");
       if (method === "to") {
         const d = deviceOf(ctx, keywords.get("device") ?? positional[0], before, 0);
@@ -143,7 +156,13 @@ function placeOf(ctx: RuleContext, node: SyntaxNode, before: number, depth: numb
     let place: Placed = assigned ? placeOf(ctx, assigned, assigned.startIndex, depth + 1) : at(null);
     // Later in-place moves: `model.cuda()`, `model.to(device)` as statements.
     for (const c of ctx.model.nodesOfType("call")) {
-      if (!c || c.startIndex >= before || (assigned && c.startIndex < assigned.endIndex) || c.parent?.type !== "expression_statement") continue;
+      if (
+        !c ||
+        c.startIndex >= before ||
+        (assigned && c.startIndex < assigned.endIndex) ||
+        c.parent?.type !== "expression_statement"
+      )
+        continue;
       const fn = c.childForFieldName("function");
       if (fn?.type !== "attribute" || fn.childForFieldName("object")?.text !== node.text) continue;
       const method = fn.childForFieldName("attribute")?.text;
@@ -157,11 +176,18 @@ function placeOf(ctx: RuleContext, node: SyntaxNode, before: number, depth: numb
 /** A move of the DataParallel wrapper itself (`DataParallel(...).cuda()`, or `dp.to(...)` later): the module ends up there. */
 function movedWrapper(ctx: RuleContext, call: SyntaxNode): Placed | undefined {
   const parent = call.parent;
-  if (parent?.type === "attribute" && parent.childForFieldName("object")?.id === call.id && parent.parent?.type === "call") {
+  if (
+    parent?.type === "attribute" &&
+    parent.childForFieldName("object")?.id === call.id &&
+    parent.parent?.type === "call"
+  ) {
     const method = parent.childForFieldName("attribute")?.text;
     if (method === "cuda" || method === "to") return placeOf(ctx, parent.parent, parent.parent.startIndex, 0);
   }
-  const assign = parent?.type === "assignment" && parent.childForFieldName("right")?.id === call.id ? parent.childForFieldName("left") : null;
+  const assign =
+    parent?.type === "assignment" && parent.childForFieldName("right")?.id === call.id
+      ? parent.childForFieldName("left")
+      : null;
   if (assign?.type !== "identifier") return undefined;
   let found: Placed | undefined;
   for (const c of ctx.model.nodesOfType("call")) {
@@ -179,5 +205,9 @@ function moveFix(module: SyntaxNode, first: number, idsArg: SyntaxNode): Fix {
   const target = idsArg.type === "identifier" ? `f"cuda:{${idsArg.text}[0]}"` : `"cuda:${first}"`;
   const simple = ["identifier", "attribute", "call", "subscript", "parenthesized_expression"].includes(module.type);
   const moved = `${simple ? module.text : `(${module.text})`}.to(${target})`;
-  return { title: `Move the module to device_ids[0]: ${moved}`, edits: [{ range: nodeRange(module), newText: moved }], safe: false };
+  return {
+    title: `Move the module to device_ids[0]: ${moved}`,
+    edits: [{ range: nodeRange(module), newText: moved }],
+    safe: false,
+  };
 }

@@ -7,7 +7,16 @@ import { timelineCall } from "../python/timeline";
 import type { Fix, TextEdit } from "../types";
 import { snippet } from "../rule";
 import { SET_DEVICE_PATHS } from "../frameworks";
-import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom, insertAbove, namesFor, statementOf } from "./shared/py";
+import {
+  callArgs,
+  calleePath,
+  enclosingFunction,
+  envReadsOf,
+  flowsFrom,
+  insertAbove,
+  namesFor,
+  statementOf,
+} from "./shared/py";
 
 const INIT = "torch.distributed.init_process_group";
 
@@ -22,16 +31,23 @@ export const rule: PythonRule = {
     // is NCCL (a string holding "nccl" in any case, or a name ending in .NCCL: `isNccl`), followed by
     // work on the current device (`.cuda()`, "cuda", or a collective that uses it:
     // `usesCurrentDevice`); preview: also constant devices and the file's LOCAL_RANK reads.
-    trigger: (t, preview) => (t.has("init_process_group") && (preview ||
-      (t.hasLower("nccl") && (t.has("cuda") || t.hasAnyWord(CURRENT_DEVICE_COLLECTIVE_NAMES)) && t.afterWord("init_process_group", () => true)))) ||
+    trigger: (t, preview) =>
+      (t.has("init_process_group") &&
+        (preview ||
+          (t.hasLower("nccl") &&
+            (t.has("cuda") || t.hasAnyWord(CURRENT_DEVICE_COLLECTIVE_NAMES)) &&
+            t.afterWord("init_process_group", () => true)))) ||
       (preview && t.has("LOCAL_RANK")),
     docs: {
-      what: "Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group(\"nccl\")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to(\"cuda\")`, `device=\"cuda\"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning). Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: a constant device (`set_device(0)`, `\"cuda:0\"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ[\"LOCAL_RANK\"]` without a default (information).",
-      follows: "Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; a `set_device` that runs before the init (in the module's run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device and `os.environ[\"LOCAL_RANK\"]` of the file, and the project's job scripts that start it. Not followed: CUDA work inside functions called after the init (a helper that calls `.cuda()`), code in other modules, and how the launcher assigns GPUs.",
-      why: "Measured (verify/GPU011-set-device-after-init, docs/ground-truth.md): `init_process_group(\"nccl\")` without `device_id` leaves CUDA uninitialised (`torch.cuda.is_initialized()` is False after it; 1 x H200, torch 2.11, this session), and NCCL builds its communicator at the first collective, on the device current then; so `set_device(local_rank)` after the init works. CUDA work before the set_device runs on the current device, GPU 0 in every rank: on 2 x H200 with torch 2.11 the all-reduce then fails with `DistBackendError ... invalid usage` (NCCL 2.28.9; verify/GPU011). A constant `cuda:0` is only wrong when every process sees every GPU (torchrun); under launchers that give each process one GPU (Ray actors with num_gpus=1, Slurm per-task binding, one device per JAX process) it is right, which is why that check is preview. `int(os.environ[\"LOCAL_RANK\"])` run with plain `python` raises `KeyError: 'LOCAL_RANK'` (measured), but library and test code that only runs under a launcher is the common case (preview).",
-      example: "import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group(\"nccl\")  # GPU011: every rank guesses its device\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n",
-      fix: "import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group(\"nccl\")\nnet = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])\n",
-      whenNotToCare: "Single-GPU debugging runs of a DDP script (world size 1), and launchers that give each process exactly one GPU (the current device is then the right one). For LOCAL_RANK: scripts that are only ever launched by torchrun, which always sets it; a file that also reads SLURM_LOCALID (srun sets that, not LOCAL_RANK) picks its launcher itself and is not reported; a file that a job script of the project starts is left to GPU036 (srun, batch step) or not reported (torchrun sets LOCAL_RANK). `int(os.environ[\"SLURM_LOCALID\"])` is a valid local rank for set_device and device_ids.",
+      what: 'Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group("nccl")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to("cuda")`, `device="cuda"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning). Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: a constant device (`set_device(0)`, `"cuda:0"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ["LOCAL_RANK"]` without a default (information).',
+      follows:
+        "Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; a `set_device` that runs before the init (in the module's run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device and `os.environ[\"LOCAL_RANK\"]` of the file, and the project's job scripts that start it. Not followed: CUDA work inside functions called after the init (a helper that calls `.cuda()`), code in other modules, and how the launcher assigns GPUs.",
+      why: 'Measured (verify/GPU011-set-device-after-init, docs/ground-truth.md): `init_process_group("nccl")` without `device_id` leaves CUDA uninitialised (`torch.cuda.is_initialized()` is False after it; 1 x H200, torch 2.11, this session), and NCCL builds its communicator at the first collective, on the device current then; so `set_device(local_rank)` after the init works. CUDA work before the set_device runs on the current device, GPU 0 in every rank: on 2 x H200 with torch 2.11 the all-reduce then fails with `DistBackendError ... invalid usage` (NCCL 2.28.9; verify/GPU011). A constant `cuda:0` is only wrong when every process sees every GPU (torchrun); under launchers that give each process one GPU (Ray actors with num_gpus=1, Slurm per-task binding, one device per JAX process) it is right, which is why that check is preview. `int(os.environ["LOCAL_RANK"])` run with plain `python` raises `KeyError: \'LOCAL_RANK\'` (measured), but library and test code that only runs under a launcher is the common case (preview).',
+      example:
+        'import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group("nccl")  # GPU011: every rank guesses its device\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n',
+      fix: 'import os\nimport torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\nlocal_rank = int(os.environ["LOCAL_RANK"])\ntorch.cuda.set_device(local_rank)\ndist.init_process_group("nccl")\nnet = DDP(torch.nn.Linear(4, 4).cuda(), device_ids=[local_rank])\n',
+      whenNotToCare:
+        'Single-GPU debugging runs of a DDP script (world size 1), and launchers that give each process exactly one GPU (the current device is then the right one). For LOCAL_RANK: scripts that are only ever launched by torchrun, which always sets it; a file that also reads SLURM_LOCALID (srun sets that, not LOCAL_RANK) picks its launcher itself and is not reported; a file that a job script of the project starts is left to GPU036 (srun, batch step) or not reported (torchrun sets LOCAL_RANK). `int(os.environ["SLURM_LOCALID"])` is a valid local rank for set_device and device_ids.',
       references: [
         "ground-truth.md: 'Distributed and DataParallel, measured' row init_process_group(\"nccl\") with no set_device, then barrier()",
         "ground-truth.md: 'Other facts measured' row int(os.environ[\"LOCAL_RANK\"]) with plain python → KeyError",
@@ -90,7 +106,14 @@ export const rule: PythonRule = {
     // A file that a job script of the project starts is judged by how it is started: GPU036 under
     // srun or as the batch step, and torchrun always sets LOCAL_RANK.
     const slurmAware = envReadsOf(ctx.model, "SLURM_LOCALID").length > 0 || (ctx.slurm?.length ?? 0) > 0;
-    if (!slurmAware && !inits.some((i) => !callArgs(i).keywords.has("init_method") || (stringValue(callArgs(i).keywords.get("init_method")) ?? "").startsWith("env://"))) {
+    if (
+      !slurmAware &&
+      !inits.some(
+        (i) =>
+          !callArgs(i).keywords.has("init_method") ||
+          (stringValue(callArgs(i).keywords.get("init_method")) ?? "").startsWith("env://"),
+      )
+    ) {
       for (const r of envReadsOf(ctx.model, "LOCAL_RANK")) {
         if (r.node.type !== "subscript") continue;
         ctx.report({
@@ -108,7 +131,14 @@ export const rule: PythonRule = {
 };
 
 /** Collectives that run on the current device when given no device (object collectives, barrier); the prefilter's GPU011 test needs one of them or "cuda". */
-export const CURRENT_DEVICE_COLLECTIVE_NAMES: readonly string[] = ["barrier", "all_gather_object", "broadcast_object_list", "gather_object", "scatter_object_list", "monitored_barrier"];
+export const CURRENT_DEVICE_COLLECTIVE_NAMES: readonly string[] = [
+  "barrier",
+  "all_gather_object",
+  "broadcast_object_list",
+  "gather_object",
+  "scatter_object_list",
+  "monitored_barrier",
+];
 const CURRENT_DEVICE_COLLECTIVES = new Set(CURRENT_DEVICE_COLLECTIVE_NAMES.map((n) => `torch.distributed.${n}`));
 
 /**
@@ -117,10 +147,17 @@ const CURRENT_DEVICE_COLLECTIVES = new Set(CURRENT_DEVICE_COLLECTIVE_NAMES.map((
  * `.to("cuda")` / `device="cuda"` without an index, `torch.device("cuda")`, or a collective that
  * uses the current device (`barrier()` without `device_ids`, object collectives). Null when none.
  */
-function currentDeviceUseAfter(ctx: RuleContext, init: SyntaxNode, calls: readonly SyntaxNode[], setDevices: readonly SyntaxNode[]): SyntaxNode | null {
+function currentDeviceUseAfter(
+  ctx: RuleContext,
+  init: SyntaxNode,
+  calls: readonly SyntaxNode[],
+  setDevices: readonly SyntaxNode[],
+): SyntaxNode | null {
   const scope = enclosingFunction(init)?.id ?? null;
   const sameScope = (n: SyntaxNode) => (enclosingFunction(n)?.id ?? null) === scope;
-  const firstSet = setDevices.filter((s) => s.startIndex > init.endIndex && sameScope(s)).sort((a, b) => a.startIndex - b.startIndex)[0];
+  const firstSet = setDevices
+    .filter((s) => s.startIndex > init.endIndex && sameScope(s))
+    .sort((a, b) => a.startIndex - b.startIndex)[0];
   const limit = firstSet ? firstSet.startIndex : Infinity;
   for (const c of calls) {
     if (c.startIndex <= init.endIndex || c.startIndex >= limit || !sameScope(c)) continue;
@@ -149,7 +186,11 @@ function isFallbackInit(ctx: RuleContext, init: SyntaxNode): boolean {
     const cond = n.childForFieldName("condition");
     if (cond?.type !== "not_operator") continue;
     const arg = cond.childForFieldName("argument");
-    if (arg?.type === "call" && /(^|\.)is_initialized$/.test(calleePath(ctx.model, arg) ?? arg.childForFieldName("function")?.text ?? "")) return true;
+    if (
+      arg?.type === "call" &&
+      /(^|\.)is_initialized$/.test(calleePath(ctx.model, arg) ?? arg.childForFieldName("function")?.text ?? "")
+    )
+      return true;
   }
   return false;
 }
@@ -159,8 +200,10 @@ function isNccl(ctx: RuleContext, node: SyntaxNode | undefined, depth = 0): bool
   if (!node || depth > 3) return false;
   const v = stringValue(node);
   if (v !== null) return /(^|[,:])nccl($|,)/i.test(v);
-  if (node.type === "conditional_expression") return node.namedChildren.some((c, i) => i !== 1 && isNccl(ctx, c ?? undefined, depth + 1));
-  if (node.type === "identifier") return isNccl(ctx, ctx.model.valueOf(node.text, node.startIndex) ?? undefined, depth + 1);
+  if (node.type === "conditional_expression")
+    return node.namedChildren.some((c, i) => i !== 1 && isNccl(ctx, c ?? undefined, depth + 1));
+  if (node.type === "identifier")
+    return isNccl(ctx, ctx.model.valueOf(node.text, node.startIndex) ?? undefined, depth + 1);
   if (node.type === "attribute") return /\.NCCL$/.test(ctx.model.resolve(node) ?? "");
   return false;
 }
@@ -200,7 +243,11 @@ function setDeviceFix(ctx: RuleContext, init: SyntaxNode, localRank: SyntaxNode 
   // inserted os.environ["LOCAL_RANK"] there, a KeyError).
   const spawnIndex = spawnedWorkerIndex(ctx, init);
   if (spawnIndex) {
-    return { title: `Insert ${torch}.cuda.set_device(${spawnIndex}) before init_process_group`, edits: [insertAbove(ctx.model, stmt, `${torch}.cuda.set_device(${spawnIndex})`)], safe: false };
+    return {
+      title: `Insert ${torch}.cuda.set_device(${spawnIndex}) before init_process_group`,
+      edits: [insertAbove(ctx.model, stmt, `${torch}.cuda.set_device(${spawnIndex})`)],
+      safe: false,
+    };
   }
   const useName = !!localRank && visibleAt(localRank, init);
   const edits: TextEdit[] = [];
@@ -215,7 +262,11 @@ function setDeviceFix(ctx: RuleContext, init: SyntaxNode, localRank: SyntaxNode 
 }
 
 /** Calls that start a function in new processes with the process index as its first argument. */
-const SPAWNERS = new Set(["torch.multiprocessing.spawn", "torch.multiprocessing.start_processes", "torch.multiprocessing.spawn.spawn"]);
+const SPAWNERS = new Set([
+  "torch.multiprocessing.spawn",
+  "torch.multiprocessing.start_processes",
+  "torch.multiprocessing.spawn.spawn",
+]);
 
 /**
  * The name of the first parameter of the function around `init` when that function is started by
@@ -226,10 +277,12 @@ function spawnedWorkerIndex(ctx: RuleContext, init: SyntaxNode): string | null {
   const fn = enclosingFunction(init);
   const name = fn?.childForFieldName("name")?.text;
   if (!fn || !name) return null;
-  const started = ctx.model.nodesOfType("call").some((c) => !!c && SPAWNERS.has(calleePath(ctx.model, c) ?? "") && callArgs(c).positional[0]?.text === name);
+  const started = ctx.model
+    .nodesOfType("call")
+    .some((c) => !!c && SPAWNERS.has(calleePath(ctx.model, c) ?? "") && callArgs(c).positional[0]?.text === name);
   if (!started) return null;
   const first = fn.childForFieldName("parameters")?.namedChildren[0];
-  const param = first?.type === "identifier" ? first : first?.childForFieldName("name") ?? null;
+  const param = first?.type === "identifier" ? first : (first?.childForFieldName("name") ?? null);
   return param?.type === "identifier" ? param.text : null;
 }
 
@@ -239,9 +292,13 @@ function importOsEdit(ctx: RuleContext): TextEdit {
   let line = 0;
   const top = ctx.model.tree.statements;
   for (const s of top) {
-    const isDocstring = s.type === "expression_statement" && s.namedChildren[0]?.type === "string" && s.startIndex === top[0]?.startIndex;
+    const isDocstring =
+      s.type === "expression_statement" && s.namedChildren[0]?.type === "string" && s.startIndex === top[0]?.startIndex;
     const isFuture = s.type === "future_import_statement";
-    if (s.type === "comment" || isDocstring || isFuture) { line = s.endPosition.row + 1; continue; }
+    if (s.type === "comment" || isDocstring || isFuture) {
+      line = s.endPosition.row + 1;
+      continue;
+    }
     break;
   }
   return { range: { start: { line, character: 0 }, end: { line, character: 0 } }, newText: `import os${eol}` };

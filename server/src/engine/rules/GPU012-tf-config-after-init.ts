@@ -6,20 +6,40 @@ import { nodeRange } from "../python/model";
 import { timelineCall } from "../python/timeline";
 import { eolOf, lineStarts, topLevelStatement } from "../fixes";
 import type { Fix, TextEdit } from "../types";
-import { callArgs, calleePath, contains, enclosingFunction, intLiteral, namesBound, namesRead, ownsItsLines, removeStatement, startsItsLine } from "./shared/py";
+import {
+  callArgs,
+  calleePath,
+  contains,
+  enclosingFunction,
+  intLiteral,
+  namesBound,
+  namesRead,
+  ownsItsLines,
+  removeStatement,
+  startsItsLine,
+} from "./shared/py";
 
 /** TensorFlow device configuration calls that raise RuntimeError once the runtime initialised (TF documentation). */
 export const TF_DEVICE_CONFIG: ReadonlySet<string> = new Set([
-  "tensorflow.config.set_visible_devices", "tensorflow.config.experimental.set_visible_devices",
+  "tensorflow.config.set_visible_devices",
+  "tensorflow.config.experimental.set_visible_devices",
   "tensorflow.config.experimental.set_memory_growth",
-  "tensorflow.config.set_logical_device_configuration", "tensorflow.config.experimental.set_virtual_device_configuration",
+  "tensorflow.config.set_logical_device_configuration",
+  "tensorflow.config.experimental.set_virtual_device_configuration",
 ]);
 const MEMORY_GROWTH = "tensorflow.config.experimental.set_memory_growth";
 /**
  * TensorFlow calls the timeline counts as initialising but that only read build information or
  * files: scripts often print them before configuring devices, so they do not trigger GPU012.
  */
-const TF_BUILD_QUERIES = ["tensorflow.test.is_built_with_cuda", "tensorflow.test.is_built_with_gpu_support", "tensorflow.test.is_built_with_rocm", "tensorflow.sysconfig.", "tensorflow.io.gfile.", "tensorflow.version."];
+const TF_BUILD_QUERIES = [
+  "tensorflow.test.is_built_with_cuda",
+  "tensorflow.test.is_built_with_gpu_support",
+  "tensorflow.test.is_built_with_rocm",
+  "tensorflow.sysconfig.",
+  "tensorflow.io.gfile.",
+  "tensorflow.version.",
+];
 
 /** GPU012: TensorFlow device configuration after the runtime initialised; memory growth on some GPUs only. */
 export const rule: PythonRule = {
@@ -32,11 +52,14 @@ export const rule: PythonRule = {
     trigger: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
     docs: {
       what: "Finds `tf.config.set_visible_devices`, `tf.config.experimental.set_memory_growth`, `tf.config.set_logical_device_configuration` and `tf.config.experimental.set_virtual_device_configuration` called after something initialised the TensorFlow runtime (any op such as `tf.constant`, model construction, `tf.config.list_logical_devices`, `tf.test.is_gpu_available`): error. Also memory growth set on some GPUs but not all (`set_memory_growth(gpus[0], True)` with no loop and no `set_visible_devices`): warning.",
-      follows: "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each device-configuration call against the TensorFlow work that ran before it; the memory-growth check reads every `set_memory_growth` and `set_visible_devices` call of the file. Not followed: configuration calls in functions the module never calls, and TensorFlow initialised by other modules (the project's own modules count only where the file writes an environment variable after them).",
+      follows:
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each device-configuration call against the TensorFlow work that ran before it; the memory-growth check reads every `set_memory_growth` and `set_visible_devices` call of the file. Not followed: configuration calls in functions the module never calls, and TensorFlow initialised by other modules (the project's own modules count only where the file writes an environment variable after them).",
       why: "From TensorFlow's documentation (TensorFlow was not installed on the measured machine, so this is documented, not measured): these functions raise `RuntimeError` once the runtime is initialised ('Physical devices cannot be modified after being initialized' / 'Visible devices cannot be modified after being initialized'), and `tf.config.list_physical_devices` exists precisely to query devices before that point. Scripts often wrap the call in `try/except RuntimeError: print(e)`, so the setting is silently lost and TensorFlow maps nearly all GPU memory. TensorFlow also refuses to start when memory growth differs between visible GPUs ('Memory growth cannot differ between GPU devices'), so setting it for `gpus[0]` alone breaks on any machine with two GPUs.",
-      example: "import tensorflow as tf\n\na = tf.constant([1.0, 2.0])  # initialises the runtime\ngpus = tf.config.list_physical_devices(\"GPU\")\nfor g in gpus:\n    tf.config.experimental.set_memory_growth(g, True)  # GPU012: RuntimeError\n",
-      fix: "import tensorflow as tf\n\ngpus = tf.config.list_physical_devices(\"GPU\")\nfor g in gpus:\n    tf.config.experimental.set_memory_growth(g, True)\na = tf.constant([1.0, 2.0])\n",
-      whenNotToCare: "Never for the error. The partial memory-growth warning does not matter on a machine (or container) that exposes exactly one GPU.",
+      example:
+        'import tensorflow as tf\n\na = tf.constant([1.0, 2.0])  # initialises the runtime\ngpus = tf.config.list_physical_devices("GPU")\nfor g in gpus:\n    tf.config.experimental.set_memory_growth(g, True)  # GPU012: RuntimeError\n',
+      fix: 'import tensorflow as tf\n\ngpus = tf.config.list_physical_devices("GPU")\nfor g in gpus:\n    tf.config.experimental.set_memory_growth(g, True)\na = tf.constant([1.0, 2.0])\n',
+      whenNotToCare:
+        "Never for the error. The partial memory-growth warning does not matter on a machine (or container) that exposes exactly one GPU.",
       references: [
         "TensorFlow documentation (documented, not measured): tf.config.experimental.set_memory_growth and tf.config.set_visible_devices — 'Raises: RuntimeError: Runtime is already initialized'",
         "TensorFlow guide 'Use a GPU', Limiting GPU memory growth: configure devices before any GPU has been initialised",
@@ -55,7 +78,9 @@ export const rule: PythonRule = {
       ctx.report({
         range: nodeRange(call),
         message: `${name}(...) runs after TensorFlow initialised its devices at \`${snippet(init.node)}\` (${ctx.where(init.node.startPosition.row)}): it raises RuntimeError "cannot be modified after being initialized", so the setting is lost; configure devices before the first op`,
-        related: [{ range: nodeRange(init.node), message: `TensorFlow runtime initialised here by \`${snippet(init.node)}\`` }],
+        related: [
+          { range: nodeRange(init.node), message: `TensorFlow runtime initialised here by \`${snippet(init.node)}\`` },
+        ],
         fix: moveBlockFix(ctx, call, init),
       });
     }
@@ -67,7 +92,7 @@ export const rule: PythonRule = {
 function firstTfInit(ctx: RuleContext, at: number): InitEvent | null {
   for (const e of ctx.model.events.slice(0, at)) {
     if (e.kind !== "init" || e.framework !== "tensorflow") continue;
-    const q = e.node.type === "call" ? calleePath(ctx.model, e.node) ?? "" : "";
+    const q = e.node.type === "call" ? (calleePath(ctx.model, e.node) ?? "") : "";
     if (!TF_BUILD_QUERIES.some((p) => q === p || (p.endsWith(".") && q.startsWith(p)))) return e;
   }
   return null;
@@ -77,7 +102,9 @@ function firstTfInit(ctx: RuleContext, at: number): InitEvent | null {
 function partialGrowth(ctx: RuleContext, calls: SyntaxNode[]): void {
   const growth = calls.filter((c) => calleePath(ctx.model, c) === MEMORY_GROWTH);
   if (!growth.length) return;
-  const restricted = calls.some((c) => /^tensorflow\.config\.(experimental\.)?set_visible_devices$/.test(calleePath(ctx.model, c) ?? ""));
+  const restricted = calls.some((c) =>
+    /^tensorflow\.config\.(experimental\.)?set_visible_devices$/.test(calleePath(ctx.model, c) ?? ""),
+  );
   if (restricted) return;
   const indexOf = (c: SyntaxNode): number | null => {
     let dev: SyntaxNode | null | undefined = callArgs(c).positional[0] ?? callArgs(c).keywords.get("device");
@@ -85,7 +112,9 @@ function partialGrowth(ctx: RuleContext, calls: SyntaxNode[]): void {
     return dev?.type === "subscript" ? intLiteral(dev.childForFieldName("subscript")) : null;
   };
   const inLoop = (c: SyntaxNode) => {
-    for (let p = c.parent; p; p = p.parent) if (["for_statement", "while_statement", "list_comprehension", "generator_expression"].includes(p.type)) return true;
+    for (let p = c.parent; p; p = p.parent)
+      if (["for_statement", "while_statement", "list_comprehension", "generator_expression"].includes(p.type))
+        return true;
     return false;
   };
   if (growth.some((c) => inLoop(c) || indexOf(c) === null)) return;

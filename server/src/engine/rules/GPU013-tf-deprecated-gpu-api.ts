@@ -16,8 +16,12 @@ export const DEPRECATED_EXPERIMENTAL: ReadonlyMap<string, string> = new Map([
 
 /** Calls that mark TF1-style graph code, where GPUOptions/ConfigProto still configure a Session. */
 const TF1_STYLE = new Set([
-  "tensorflow.compat.v1.Session", "tensorflow.compat.v1.InteractiveSession", "tensorflow.compat.v1.disable_v2_behavior",
-  "tensorflow.compat.v1.disable_eager_execution", "tensorflow.Session", "tensorflow.compat.v1.keras.backend.set_session",
+  "tensorflow.compat.v1.Session",
+  "tensorflow.compat.v1.InteractiveSession",
+  "tensorflow.compat.v1.disable_v2_behavior",
+  "tensorflow.compat.v1.disable_eager_execution",
+  "tensorflow.Session",
+  "tensorflow.compat.v1.keras.backend.set_session",
 ]);
 
 /** GPU013: TensorFlow GPU APIs that are deprecated, TF1-only, or were never released. */
@@ -31,14 +35,17 @@ export const rule: PythonRule = {
     trigger: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
     docs: {
       what: "Finds TensorFlow GPU APIs with a current replacement: `tf.compat.v1.GPUOptions(per_process_gpu_memory_fraction=...)` / `allow_growth` (and `config.gpu_options.allow_growth = True`) in TF2 code, `tf.test.is_gpu_available()`, the deprecated `tf.config.experimental.list_physical_devices` / `set_visible_devices` (and the other deprecated `tf.config.experimental` device endpoints): warnings. Calls into `tf.config.gpu.*`: errors.",
-      follows: "Every call and `gpu_options` assignment in the file (functions included), resolved through the file's own imports; TF1-style code anywhere in the file (a `Session`, `disable_v2_behavior()`) turns the GPUOptions check off. Not followed: other modules, and TensorFlow reached through a name the file's imports do not bind (a module passed in as a parameter).",
-      why: "From TensorFlow's documentation and source (documented, not measured: TensorFlow was not installed on the measured machine). `GPUOptions` configures a TF1 `Session`; eager TF2 code never creates one, so the memory fraction or growth setting is silently ignored — the TF2 controls are `tf.config.experimental.set_memory_growth` and `tf.config.set_logical_device_configuration(memory_limit=...)`. `tf.test.is_gpu_available` is deprecated (its documentation: use `tf.config.list_physical_devices(\"GPU\")` instead) and, unlike its replacement, initialises the runtime, after which device configuration fails (GPU012). The `tf.config.experimental` device endpoints are deprecated aliases of `tf.config` functions. `tf.config.gpu` existed only in a TensorFlow 2.0 pre-release: every released TF 2.x raises `AttributeError` (module has no attribute `gpu`).",
-      example: "import tensorflow as tf\n\nif tf.test.is_gpu_available():  # GPU013: deprecated, initialises the runtime\n    tf.config.gpu.set_per_process_memory_fraction(0.5)  # GPU013 (error): AttributeError\n",
-      fix: "import tensorflow as tf\n\ngpus = tf.config.list_physical_devices(\"GPU\")\nif gpus:\n    tf.config.set_logical_device_configuration(gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=40960)])\n",
-      whenNotToCare: "TF1-style code that runs a `tf.compat.v1.Session` (with `disable_v2_behavior()` or `disable_eager_execution()`): GPUOptions still applies there and the rule stays silent. Pinned TensorFlow 1.x projects.",
+      follows:
+        "Every call and `gpu_options` assignment in the file (functions included), resolved through the file's own imports; TF1-style code anywhere in the file (a `Session`, `disable_v2_behavior()`) turns the GPUOptions check off. Not followed: other modules, and TensorFlow reached through a name the file's imports do not bind (a module passed in as a parameter).",
+      why: 'From TensorFlow\'s documentation and source (documented, not measured: TensorFlow was not installed on the measured machine). `GPUOptions` configures a TF1 `Session`; eager TF2 code never creates one, so the memory fraction or growth setting is silently ignored — the TF2 controls are `tf.config.experimental.set_memory_growth` and `tf.config.set_logical_device_configuration(memory_limit=...)`. `tf.test.is_gpu_available` is deprecated (its documentation: use `tf.config.list_physical_devices("GPU")` instead) and, unlike its replacement, initialises the runtime, after which device configuration fails (GPU012). The `tf.config.experimental` device endpoints are deprecated aliases of `tf.config` functions. `tf.config.gpu` existed only in a TensorFlow 2.0 pre-release: every released TF 2.x raises `AttributeError` (module has no attribute `gpu`).',
+      example:
+        "import tensorflow as tf\n\nif tf.test.is_gpu_available():  # GPU013: deprecated, initialises the runtime\n    tf.config.gpu.set_per_process_memory_fraction(0.5)  # GPU013 (error): AttributeError\n",
+      fix: 'import tensorflow as tf\n\ngpus = tf.config.list_physical_devices("GPU")\nif gpus:\n    tf.config.set_logical_device_configuration(gpus[0], [tf.config.LogicalDeviceConfiguration(memory_limit=40960)])\n',
+      whenNotToCare:
+        "TF1-style code that runs a `tf.compat.v1.Session` (with `disable_v2_behavior()` or `disable_eager_execution()`): GPUOptions still applies there and the rule stays silent. Pinned TensorFlow 1.x projects.",
       references: [
         "TensorFlow documentation (documented, not measured): tf.config.experimental.set_memory_growth; tf.config.set_logical_device_configuration; guide 'Use a GPU', Limiting GPU memory growth",
-        "TensorFlow documentation: tf.test.is_gpu_available is deprecated; use tf.config.list_physical_devices(\"GPU\") instead",
+        'TensorFlow documentation: tf.test.is_gpu_available is deprecated; use tf.config.list_physical_devices("GPU") instead',
         "TensorFlow source, python/framework/config.py: deprecated_endpoints('config.experimental.list_physical_devices'), ('config.experimental.set_visible_devices'), ...",
         "seeds/README.md: tf.config.gpu.set_per_process_memory_fraction existed only in a TensorFlow 2.0 pre-release and raises AttributeError in every released TF 2.x",
       ],
@@ -54,12 +61,17 @@ export const rule: PythonRule = {
       const { positional, keywords } = callArgs(call);
       if (q.startsWith("tensorflow.config.gpu.")) {
         ctx.report({
-          range: nodeRange(call), severity: "error",
+          range: nodeRange(call),
+          severity: "error",
           message: `${name}() does not exist: tf.config.gpu was removed before TensorFlow 2.0 was released, so this raises AttributeError: module has no attribute 'gpu'. ${q.endsWith("memory_fraction") ? "Use tf.config.set_logical_device_configuration(gpu, [tf.config.LogicalDeviceConfiguration(memory_limit=MB)])" : "Use tf.config.experimental.set_memory_growth(gpu, True) for each GPU"}`,
           fix: q.endsWith(".set_per_process_memory_growth") ? growthLoopFix(ctx, call) : undefined,
         });
       } else if ((q === "tensorflow.compat.v1.GPUOptions" || q === "tensorflow.GPUOptions") && !tf1) {
-        const kw = keywords.get("per_process_gpu_memory_fraction") ? "per_process_gpu_memory_fraction" : keywords.get("allow_growth") ? "allow_growth" : null;
+        const kw = keywords.get("per_process_gpu_memory_fraction")
+          ? "per_process_gpu_memory_fraction"
+          : keywords.get("allow_growth")
+            ? "allow_growth"
+            : null;
         if (!kw) continue;
         ctx.report({ range: nodeRange(call), message: gpuOptionsMessage(`${name}(${kw}=...)`, kw) });
       } else if (q === "tensorflow.test.is_gpu_available") {
@@ -67,9 +79,15 @@ export const rule: PythonRule = {
           range: nodeRange(call),
           message: `${name}() is deprecated and initialises the TensorFlow runtime (device configuration after it fails); use tf.config.list_physical_devices("GPU")`,
           preview: true, // ecosystem check: tests and examples that never configure devices afterwards
-          fix: !positional.length && !keywords.size ? replaceCall(ctx, call, (tf) => `bool(${tf}.config.list_physical_devices("GPU"))`) : undefined,
+          fix:
+            !positional.length && !keywords.size
+              ? replaceCall(ctx, call, (tf) => `bool(${tf}.config.list_physical_devices("GPU"))`)
+              : undefined,
         });
-      } else if (q.startsWith("tensorflow.config.experimental.") && DEPRECATED_EXPERIMENTAL.has(q.slice("tensorflow.config.experimental.".length))) {
+      } else if (
+        q.startsWith("tensorflow.config.experimental.") &&
+        DEPRECATED_EXPERIMENTAL.has(q.slice("tensorflow.config.experimental.".length))
+      ) {
         const member = q.slice("tensorflow.config.experimental.".length);
         const replacement = DEPRECATED_EXPERIMENTAL.get(member)!;
         ctx.report({
@@ -87,8 +105,16 @@ export const rule: PythonRule = {
       if (left?.type !== "attribute" || !ctx.model.frameworks.has("tensorflow")) continue;
       const attr = left.childForFieldName("attribute")?.text;
       const obj = left.childForFieldName("object");
-      if ((attr !== "allow_growth" && attr !== "per_process_gpu_memory_fraction") || obj?.type !== "attribute" || obj.childForFieldName("attribute")?.text !== "gpu_options") continue;
-      ctx.report({ range: nodeRange(a!.parent?.type === "expression_statement" ? a!.parent : a!), message: gpuOptionsMessage(left.text, attr) });
+      if (
+        (attr !== "allow_growth" && attr !== "per_process_gpu_memory_fraction") ||
+        obj?.type !== "attribute" ||
+        obj.childForFieldName("attribute")?.text !== "gpu_options"
+      )
+        continue;
+      ctx.report({
+        range: nodeRange(a!.parent?.type === "expression_statement" ? a!.parent : a!),
+        message: gpuOptionsMessage(left.text, attr),
+      });
     }
   },
 };
@@ -116,7 +142,10 @@ function replaceCall(ctx: RuleContext, call: SyntaxNode, build: (tf: string) => 
 function renameExperimental(call: SyntaxNode, replacement: string): Fix | undefined {
   const fn = call.childForFieldName("function");
   const experimental = fn?.type === "attribute" ? fn.childForFieldName("object") : null;
-  const config = experimental?.type === "attribute" && experimental.childForFieldName("attribute")?.text === "experimental" ? experimental.childForFieldName("object") : null;
+  const config =
+    experimental?.type === "attribute" && experimental.childForFieldName("attribute")?.text === "experimental"
+      ? experimental.childForFieldName("object")
+      : null;
   if (!fn || !config) return undefined;
   const newText = `${config.text}.${replacement}`;
   return { title: `Use ${newText}`, edits: [{ range: nodeRange(fn), newText }], safe: true };
@@ -127,11 +156,22 @@ function growthLoopFix(ctx: RuleContext, call: SyntaxNode): Fix | undefined {
   const stmt = call.parent;
   const arg = callArgs(call).positional[0];
   const tf = tfName(ctx, call);
-  if (!tf || !arg || stmt?.type !== "expression_statement" || stmt.namedChildren.length !== 1 || !ownsItsLines(ctx.model, stmt)) return undefined;
+  if (
+    !tf ||
+    !arg ||
+    stmt?.type !== "expression_statement" ||
+    stmt.namedChildren.length !== 1 ||
+    !ownsItsLines(ctx.model, stmt)
+  )
+    return undefined;
   const indent = indentOf(ctx.model, stmt);
   const unit = indent.includes("\t") ? "\t" : "    ";
   const eol = /\r\n/.test(ctx.model.text) ? "\r\n" : "\n";
   const v = ctx.model.symbols.has("gpu") || ctx.model.valueOf("gpu", Number.MAX_SAFE_INTEGER) ? "_gpu" : "gpu";
   const newText = `for ${v} in ${tf}.config.list_physical_devices("GPU"):${eol}${indent}${unit}${tf}.config.experimental.set_memory_growth(${v}, ${arg.text})`;
-  return { title: "Set memory growth on every GPU with tf.config.experimental.set_memory_growth", edits: [{ range: nodeRange(stmt), newText }], safe: false };
+  return {
+    title: "Set memory growth on every GPU with tf.config.experimental.set_memory_growth",
+    edits: [{ range: nodeRange(stmt), newText }],
+    safe: false,
+  };
 }

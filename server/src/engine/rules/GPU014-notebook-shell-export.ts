@@ -12,12 +12,28 @@ import type { Fix } from "../types";
  */
 export function runsACommand(command: string): boolean {
   const words: string[] = [];
-  let cur = "", quote: string | null = null, inWord = false;
+  let cur = "",
+    quote: string | null = null,
+    inWord = false;
   for (const ch of command.replace(/^!/, "")) {
-    if (quote) { if (ch === quote) quote = null; else cur += ch; continue; }
-    if (ch === "'" || ch === '"') { quote = ch; inWord = true; continue; }
-    if (/\s/.test(ch)) { if (inWord) words.push(cur); cur = ""; inWord = false; continue; }
-    cur += ch; inWord = true;
+    if (quote) {
+      if (ch === quote) quote = null;
+      else cur += ch;
+      continue;
+    }
+    if (ch === "'" || ch === '"') {
+      quote = ch;
+      inWord = true;
+      continue;
+    }
+    if (/\s/.test(ch)) {
+      if (inWord) words.push(cur);
+      cur = "";
+      inWord = false;
+      continue;
+    }
+    cur += ch;
+    inWord = true;
   }
   if (inWord) words.push(cur);
   const rest = words.filter((_, i) => words.slice(0, i + 1).some((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w)));
@@ -34,11 +50,14 @@ export const rule: PythonRule = {
     trigger: (t) => t.magicWith(STARTUP_VARIABLES),
     docs: {
       what: "Finds notebook shell lines that set a CUDA startup variable: `!export CUDA_VISIBLE_DEVICES=1` and `!CUDA_VISIBLE_DEVICES=1 python train.py`.",
-      follows: "The `!` lines of every code cell of the notebook, in cell order (whether CUDA was already initialised above a line decides whether the fix is safe). Not followed: `%%bash` and other cell-magic cells, shell commands run from Python (`subprocess`, `os.system`), and Python files, which have no `!` lines.",
+      follows:
+        "The `!` lines of every code cell of the notebook, in cell order (whether CUDA was already initialised above a line decides whether the fix is safe). Not followed: `%%bash` and other cell-magic cells, shell commands run from Python (`subprocess`, `os.system`), and Python files, which have no `!` lines.",
       why: "Each `!` line runs in its own subshell, which exits when the line ends: `export` changes that subshell's environment only, and the kernel's `os.environ` never sees it. The kernel keeps using every GPU (with CUDA_VISIBLE_DEVICES unset, both GPUs of the measured machine were visible: ground-truth.md), and the next `!` line starts from the kernel's environment again. `!K=v cmd` does reach `cmd`, but nothing else: later cells and later commands run without it. IPython's `%env K=v` sets the variable in the kernel (`os.environ`), where both the kernel's own CUDA initialisation and every later `!` command see it.",
-      example: "# cell 1\n!export CUDA_VISIBLE_DEVICES=1   # GPU014: gone when the line ends\n# cell 2\nimport torch\nx = torch.ones(1, device=\"cuda\")  # still on physical GPU 0\n",
-      fix: "# cell 1\n%env CUDA_VISIBLE_DEVICES=1\n# cell 2\nimport torch\nx = torch.ones(1, device=\"cuda\")  # physical GPU 1\n",
-      whenNotToCare: "`!CUDA_VISIBLE_DEVICES=1 python train.py` when you mean to pick the GPU of that one command only and the kernel does not use CUDA itself. `%env` is read when CUDA starts: if the kernel already initialised CUDA, restart it (GPU001 reports that case).",
+      example:
+        '# cell 1\n!export CUDA_VISIBLE_DEVICES=1   # GPU014: gone when the line ends\n# cell 2\nimport torch\nx = torch.ones(1, device="cuda")  # still on physical GPU 0\n',
+      fix: '# cell 1\n%env CUDA_VISIBLE_DEVICES=1\n# cell 2\nimport torch\nx = torch.ones(1, device="cuda")  # physical GPU 1\n',
+      whenNotToCare:
+        "`!CUDA_VISIBLE_DEVICES=1 python train.py` when you mean to pick the GPU of that one command only and the kernel does not use CUDA itself. `%env` is read when CUDA starts: if the kernel already initialised CUDA, restart it (GPU001 reports that case).",
       references: [
         "IPython documentation: 'Running shell commands' (each `!` command runs in a subshell) and the `%env` / `%set_env` magics (set os.environ in the kernel)",
         "ground-truth.md: rows `import torch` only (the variable still applies if set before CUDA initialises)",
@@ -79,7 +98,9 @@ export const rule: PythonRule = {
 /** Splits a shell line at its comment: a word starting with `#` (bash ignores the rest of the line). */
 function splitComment(shell: string): { command: string; comment: string | null } {
   const m = /\s#/.exec(shell);
-  return m ? { command: shell.slice(0, m.index).trimEnd(), comment: shell.slice(m.index).trim() } : { command: shell, comment: null };
+  return m
+    ? { command: shell.slice(0, m.index).trimEnd(), comment: shell.slice(m.index).trim() }
+    : { command: shell, comment: null };
 }
 
 /**
@@ -95,7 +116,8 @@ function envMagicFix(line: ShellExportEvent[], text: string, frozen: boolean): F
   const words = shell.slice(1).trim().split(/\s+/);
   const assignments = words[0] === "export" ? words.slice(1) : words.slice(0, line.length);
   const command = words[0] === "export" ? [] : words.slice(line.length);
-  if (assignments.length !== line.length || (words[0] === "export" && assignments.some((w) => !w.includes("=")))) return null;
+  if (assignments.length !== line.length || (words[0] === "export" && assignments.some((w) => !w.includes("="))))
+    return null;
   if (line.some((e) => !/^[A-Za-z0-9_.,:\-/+@%]*$/.test(e.value))) return null;
   if (/[;&|<>`$()]/.test(shell)) return null;
   const eol = /\r\n/.test(text) ? "\r\n" : "\n";
@@ -104,7 +126,10 @@ function envMagicFix(line: ShellExportEvent[], text: string, frozen: boolean): F
   const lines = [...(comment ? [comment] : []), ...line.map((e) => `%env ${e.variable}=${e.value}`)];
   if (command.length) lines.push(`!${command.join(" ")}`);
   return {
-    title: line.length === 1 ? `Use %env ${first.variable}=${first.value}` : `Use %env for ${line.map((e) => e.variable).join(", ")}`,
+    title:
+      line.length === 1
+        ? `Use %env ${first.variable}=${first.value}`
+        : `Use %env for ${line.map((e) => e.variable).join(", ")}`,
     edits: [{ range: first.range, newText: lines.join(eol + indent) }],
     safe: command.length === 0 && !frozen,
     note: "%env sets the variable in the kernel; restart the kernel first if CUDA was already initialised.",

@@ -16,13 +16,16 @@ export const rule: PythonRule = {
     trigger: (t) => t.has("putenv") && t.hasAny(STARTUP_VARIABLES),
     docs: {
       what: "Finds `os.putenv(K, v)` for a CUDA startup variable (CUDA_VISIBLE_DEVICES, CUDA_DEVICE_ORDER, PYTORCH_CUDA_ALLOC_CONF, XLA_*, TF_*).",
-      follows: "Every `os.putenv` call in the file (functions and methods included) with a literal name, and the file's `os.environ` writes of the same variable and value. Not followed: names built at run time, a `putenv` the file's imports do not bind to `os`, and other modules.",
-      why: "`os.putenv` changes the C-level environment but not `os.environ`, which is what PyTorch consults in Python. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `os.putenv(\"CUDA_VISIBLE_DEVICES\", \"1\")` torch's view and the CUDA runtime's disagree, and the first CUDA use failed: the program crashes instead of running on GPU 1. Python's documentation also says to prefer `os.environ`, since `putenv` does not update it.",
-      example: "import os\n\nos.putenv(\"CUDA_VISIBLE_DEVICES\", \"1\")  # GPU015: torch and CUDA disagree, first CUDA use fails\nimport torch\n",
-      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"\nimport torch\n",
-      whenNotToCare: "Only for variables meant for child processes started with an explicit environment; even then `os.environ` (or `subprocess.run(env=...)`) is clearer.",
+      follows:
+        "Every `os.putenv` call in the file (functions and methods included) with a literal name, and the file's `os.environ` writes of the same variable and value. Not followed: names built at run time, a `putenv` the file's imports do not bind to `os`, and other modules.",
+      why: '`os.putenv` changes the C-level environment but not `os.environ`, which is what PyTorch consults in Python. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `os.putenv("CUDA_VISIBLE_DEVICES", "1")` torch\'s view and the CUDA runtime\'s disagree, and the first CUDA use failed: the program crashes instead of running on GPU 1. Python\'s documentation also says to prefer `os.environ`, since `putenv` does not update it.',
+      example:
+        'import os\n\nos.putenv("CUDA_VISIBLE_DEVICES", "1")  # GPU015: torch and CUDA disagree, first CUDA use fails\nimport torch\n',
+      fix: 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n',
+      whenNotToCare:
+        "Only for variables meant for child processes started with an explicit environment; even then `os.environ` (or `subprocess.run(env=...)`) is clearer.",
       references: [
-        "ground-truth.md: row `os.putenv(\"CUDA_VISIBLE_DEVICES\", \"1\")` (not os.environ) → breaks, crash",
+        'ground-truth.md: row `os.putenv("CUDA_VISIBLE_DEVICES", "1")` (not os.environ) → breaks, crash',
         "Python documentation, os.putenv: calls to putenv() do not update os.environ, so assigning to items of os.environ is preferable",
       ],
     },
@@ -32,7 +35,10 @@ export const rule: PythonRule = {
       if (w.form !== "putenv" || !STARTUP_VARIABLES.includes(w.variable)) continue;
       // `os.environ[K] = v` and `os.putenv(K, v)` with the same value: both views agree
       // (os.environ's assignment calls putenv itself, so the repeat is redundant, not wrong).
-      const same = (o: EnvWriteEvent) => o !== w && o.form !== "putenv" && o.variable === w.variable &&
+      const same = (o: EnvWriteEvent) =>
+        o !== w &&
+        o.form !== "putenv" &&
+        o.variable === w.variable &&
         ((o.literal !== null && o.literal === w.literal) || (!!o.value && !!w.value && o.value.text === w.value.text));
       if (envWritesAnywhere(ctx.model).some(same)) continue;
       ctx.report({
@@ -53,8 +59,12 @@ function environFix(ctx: RuleContext, w: EnvWriteEvent): Fix | undefined {
   if (positional.length !== 2 || keywords.size) return undefined;
   const fn = call.childForFieldName("function");
   let environ: string | null = null;
-  if (fn?.type === "attribute" && ctx.model.resolve(fn.childForFieldName("object")) === "os") environ = `${fn.childForFieldName("object")!.text}.environ`;
-  else environ = namesFor(ctx.model, "os.environ")[0] ?? (namesFor(ctx.model, "os")[0] ? `${namesFor(ctx.model, "os")[0]}.environ` : null);
+  if (fn?.type === "attribute" && ctx.model.resolve(fn.childForFieldName("object")) === "os")
+    environ = `${fn.childForFieldName("object")!.text}.environ`;
+  else
+    environ =
+      namesFor(ctx.model, "os.environ")[0] ??
+      (namesFor(ctx.model, "os")[0] ? `${namesFor(ctx.model, "os")[0]}.environ` : null);
   if (!environ) return undefined;
   // `os.putenv` takes bytes, `os.environ` only str: `os.environ[b"K"] = b"1"` raises TypeError (str
   // expected, not bytes). Bytes on both sides go to `os.environb` (POSIX only, so not a safe fix).

@@ -17,12 +17,18 @@ export const rule: PythonRule = {
     needs: "machine",
     docs: {
       what: "Compares CUDA_VISIBLE_DEVICES ids (indices and `GPU-`/`MIG-` UUIDs or UUID prefixes) and device ordinals with the GPUs of the machine: the inventory that GPU Pilot's GPU view reads from nvidia-smi, or, in the CLI, `--gpus N` / `--inventory FILE` (nvidia-smi CSV). Off when the machine is unknown.",
-      follows: "The literal CUDA_VISIBLE_DEVICES values written by the module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); and the machine's GPU inventory. Not followed: computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).",
-      why: "Measured on 2 x H200 (ground-truth.md, 'How CUDA parses CUDA_VISIBLE_DEVICES'): CUDA stops parsing at the first id that does not exist, so `\"1,7,0\"` leaves only GPU 1 visible and GPU 0 silently disappears; `\"7\"` alone hides every GPU. A `cuda:N` ordinal at or beyond the number of GPUs raises `invalid device ordinal` at first use.",
-      example: "import os\n\n# on a machine with 2 GPUs\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1,7,0\"  # GPU 0 is dropped\n",
-      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1,0\"\n",
-      whenNotToCare: "When the file is written for another machine (a cluster node with more GPUs): silence it with `# noqa: GPU017` or by not passing an inventory in CI. Ordinals in a file that a Slurm job script of the project starts are not compared with this machine: GPU037 compares them with the job's GPUs.",
-      references: ["ground-truth.md: rows \"0,5,1\" and \"1,7,0\" (parsing stops at the first id that does not exist)", "nvidia-smi --query-gpu=index,uuid (the inventory)"],
+      follows:
+        "The literal CUDA_VISIBLE_DEVICES values written by the module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); and the machine's GPU inventory. Not followed: computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).",
+      why: 'Measured on 2 x H200 (ground-truth.md, \'How CUDA parses CUDA_VISIBLE_DEVICES\'): CUDA stops parsing at the first id that does not exist, so `"1,7,0"` leaves only GPU 1 visible and GPU 0 silently disappears; `"7"` alone hides every GPU. A `cuda:N` ordinal at or beyond the number of GPUs raises `invalid device ordinal` at first use.',
+      example:
+        'import os\n\n# on a machine with 2 GPUs\nos.environ["CUDA_VISIBLE_DEVICES"] = "1,7,0"  # GPU 0 is dropped\n',
+      fix: 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1,0"\n',
+      whenNotToCare:
+        "When the file is written for another machine (a cluster node with more GPUs): silence it with `# noqa: GPU017` or by not passing an inventory in CI. Ordinals in a file that a Slurm job script of the project starts are not compared with this machine: GPU037 compares them with the job's GPUs.",
+      references: [
+        'ground-truth.md: rows "0,5,1" and "1,7,0" (parsing stops at the first id that does not exist)',
+        "nvidia-smi --query-gpu=index,uuid (the inventory)",
+      ],
     },
   },
   check(ctx) {

@@ -12,11 +12,14 @@ export const rule: ManifestRule = {
     trigger: (t) => t.includes("VISIBLE_DEVICES"),
     docs: {
       what: "Finds `CUDA_VISIBLE_DEVICES` set in a Dockerfile `ENV`, a compose service's `environment` (also `- CUDA_VISIBLE_DEVICES` without a value, which copies the host's value in) or a Kubernetes container's `env`, and `NVIDIA_VISIBLE_DEVICES` set there to numeric host GPU ids. A value that hides every GPU (`\"\"`, `\"-1\"`) is left alone, and so are `NVIDIA_VISIBLE_DEVICES=all`/`none`/`void` and GPU UUIDs (no host index; NVIDIA's CUDA base images set `all`). In a Dockerfile, `# noqa: GPU019` goes on its own line above the `ENV` (a `#` after `ENV K=V` would be part of the instruction).",
-      follows: "The file itself: a Dockerfile's `ENV` instructions (every stage), each compose service's `environment`, and each Kubernetes container's `env` (every document; `valueFrom` entries included). Not followed: base images (`FROM`), `ARG`, variables exported by `RUN` commands, `env_file` and `.env` files, `envFrom` ConfigMaps and Secrets, and variables given at run time (`docker run -e`).",
+      follows:
+        "The file itself: a Dockerfile's `ENV` instructions (every stage), each compose service's `environment`, and each Kubernetes container's `env` (every document; `valueFrom` entries included). Not followed: base images (`FROM`), `ARG`, variables exported by `RUN` commands, `env_file` and `.env` files, `envFrom` ConfigMaps and Secrets, and variables given at run time (`docker run -e`).",
       why: "A container sees only the GPUs allocated to it (`docker run --gpus`, compose `deploy.resources.reservations.devices`, the `nvidia.com/gpu` limit in Kubernetes), and CUDA numbers them from 0 inside the container. A host id written into the container's environment therefore picks another GPU than the one meant, or none (`CUDA_VISIBLE_DEVICES=3` in a container given one GPU leaves CUDA with no device), and it keeps doing so on every machine and every allocation the image or manifest meets. `NVIDIA_VISIBLE_DEVICES` is how the NVIDIA container runtime and the Kubernetes device plugin (envvar strategy) pass the allocation; a fixed host id there bypasses the allocation, so two containers can end up on the same GPU (NVIDIA's device plugin documents this as the reason for its volume-mounts strategy).",
-      example: "FROM pytorch/pytorch:latest\n# GPU019: host GPU 1 means nothing inside the container\nENV CUDA_VISIBLE_DEVICES=1\nCOPY train.py /app/\nCMD [\"python\", \"/app/train.py\"]\n",
-      fix: "FROM pytorch/pytorch:latest\nCOPY train.py /app/\nCMD [\"python\", \"/app/train.py\"]\n# allocate at run time: docker run --gpus '\"device=1\"' image\n",
-      whenNotToCare: "Images that always run with every GPU of a known machine (`--gpus all`), where the id is meant inside the container's numbering; still, `--gpus device=...` says the same thing where it belongs.",
+      example:
+        'FROM pytorch/pytorch:latest\n# GPU019: host GPU 1 means nothing inside the container\nENV CUDA_VISIBLE_DEVICES=1\nCOPY train.py /app/\nCMD ["python", "/app/train.py"]\n',
+      fix: 'FROM pytorch/pytorch:latest\nCOPY train.py /app/\nCMD ["python", "/app/train.py"]\n# allocate at run time: docker run --gpus \'"device=1"\' image\n',
+      whenNotToCare:
+        "Images that always run with every GPU of a known machine (`--gpus all`), where the id is meant inside the container's numbering; still, `--gpus device=...` says the same thing where it belongs.",
       references: [
         "Docker documentation, 'GPU access' (https://docs.docker.com/engine/containers/gpu/): expose GPUs with `--gpus all` or `--gpus device=<ids>`",
         "NVIDIA Container Toolkit, 'Specialized Configurations with Docker': NVIDIA_VISIBLE_DEVICES (comma-separated GPU UUIDs or indexes, `all`, `none`, `void`) controls which GPUs are made accessible inside the container; with `--gpus`, `'\"device=2,3\"'` enumerates GPUs 2 and 3",
@@ -34,7 +37,9 @@ export const rule: ManifestRule = {
       ctx.report({
         range: e.range,
         message: finding,
-        ...(e.removal ? { fix: { title: `Remove ${e.name} from ${WHERE[e.source]}`, edits: e.removal, safe: false } } : {}),
+        ...(e.removal
+          ? { fix: { title: `Remove ${e.name} from ${WHERE[e.source]}`, edits: e.removal, safe: false } }
+          : {}),
       });
     }
   },
@@ -55,13 +60,22 @@ const ALLOCATE: Record<EnvSetting["source"], string> = {
 /** The message for a setting that GPU019 reports, or null. */
 function judge(e: EnvSetting): string | null {
   const value = e.value?.trim();
-  const shown = e.value === null ? (e.source === "compose" ? `${e.name} (copied from the host)` : `${e.name} (from valueFrom)`) : `${e.name}=${e.value}`;
+  const shown =
+    e.value === null
+      ? e.source === "compose"
+        ? `${e.name} (copied from the host)`
+        : `${e.name} (from valueFrom)`
+      : `${e.name}=${e.value}`;
   const where = e.source === "dockerfile" ? "is baked into the image (ENV)" : `is set for ${e.owner}`;
   if (e.name === "CUDA_VISIBLE_DEVICES") {
     if (value === "" || value === "-1") return null;
     return `${shown} ${where}: the container already sees only the GPUs allocated to it, renumbered from 0, so a host id here picks another GPU or none; remove it and ${ALLOCATE[e.source]}`;
   }
-  if (e.name === "NVIDIA_VISIBLE_DEVICES" && value !== undefined && value.split(",").some((t) => /^\d+$/.test(t.trim()))) {
+  if (
+    e.name === "NVIDIA_VISIBLE_DEVICES" &&
+    value !== undefined &&
+    value.split(",").some((t) => /^\d+$/.test(t.trim()))
+  ) {
     return `${shown} ${where}: a fixed host GPU id bypasses the allocation (the runtime and the device plugin set this variable from it), so containers can land on the same GPU; remove it and ${ALLOCATE[e.source]}`;
   }
   return null;

@@ -2,7 +2,18 @@ import type { Node, Pair, YAMLMap } from "yaml";
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ComposeService } from "../manifests/model";
 import type { TextEdit } from "../types";
-import { contentEnd, insertPairs, isMap, isScalar, isSeq, pairOf, pairStart, removePair, replaceNode, valueAt } from "../manifests/yaml";
+import {
+  contentEnd,
+  insertPairs,
+  isMap,
+  isScalar,
+  isSeq,
+  pairOf,
+  pairStart,
+  removePair,
+  replaceNode,
+  valueAt,
+} from "../manifests/yaml";
 
 /** GPU020: a compose GPU reservation with both count and device_ids, without capabilities, or with a count that is no number. */
 export const rule: ManifestRule = {
@@ -14,17 +25,20 @@ export const rule: ManifestRule = {
     // services.<name>.deploy.resources.reservations.devices of a compose file.
     trigger: (t, kind) => kind === "compose" && t.includes("devices") && t.includes("services"),
     docs: {
-      what: "Checks each entry of `deploy.resources.reservations.devices` in a compose file: `count` and `device_ids` both set, neither set on a GPU request (a warning: Docker Engine 27.3 and later then give no GPU), `capabilities` missing or empty, and a `count` written as a string that is neither `all` nor a whole number (a quoted number such as `\"2\"` is reported as information: Compose reads it, but the documented form is an integer).",
-      follows: "The compose file itself: each entry of every service's `deploy.resources.reservations.devices`, and the service's `runtime`. Not followed: other compose files merged with it (`-f` overrides, `extends`, `include`), and values filled in by interpolation (a `${...}` count is skipped).",
+      what: 'Checks each entry of `deploy.resources.reservations.devices` in a compose file: `count` and `device_ids` both set, neither set on a GPU request (a warning: Docker Engine 27.3 and later then give no GPU), `capabilities` missing or empty, and a `count` written as a string that is neither `all` nor a whole number (a quoted number such as `"2"` is reported as information: Compose reads it, but the documented form is an integer).',
+      follows:
+        "The compose file itself: each entry of every service's `deploy.resources.reservations.devices`, and the service's `runtime`. Not followed: other compose files merged with it (`-f` overrides, `extends`, `include`), and values filled in by interpolation (a `${...}` count is skipped).",
       why: "The Compose Deploy Specification says `count` and `device_ids` are exclusive and Compose returns an error if both are specified; the GPU support page says `capabilities` must be set, otherwise deploying the service fails. `count` is an integer or `all`: `count: \"0,1\"` (device ids written as a count) is refused with 'the only value allowed is all or a number'. Each of these stops `docker compose up` before any container starts. A GPU request with neither `count` nor `device_ids` was documented as 'all GPUs', but Docker Engine 27.3 and later (moby/moby#48483) give such a container `NVIDIA_VISIBLE_DEVICES=void` and no GPU at all: reported in docker/docs#21026 and #20588 and by NVIDIA Morpheus (#2099, fixed by writing `count: all`).",
-      example: "services:\n  train:\n    image: pytorch/pytorch:latest\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: 1                # GPU020: count and device_ids are exclusive\n              device_ids: [\"1\"]\n",
-      fix: "services:\n  train:\n    image: pytorch/pytorch:latest\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              device_ids: [\"1\"]\n              capabilities: [gpu]\n",
-      whenNotToCare: "Values filled in by interpolation (`count: ${GPU_COUNT}`) are skipped: Compose substitutes them before it checks. Only files named like compose files (`compose*.yaml`, `docker-compose*.yml`) are read.",
+      example:
+        'services:\n  train:\n    image: pytorch/pytorch:latest\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: 1                # GPU020: count and device_ids are exclusive\n              device_ids: ["1"]\n',
+      fix: 'services:\n  train:\n    image: pytorch/pytorch:latest\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              device_ids: ["1"]\n              capabilities: [gpu]\n',
+      whenNotToCare:
+        "Values filled in by interpolation (`count: ${GPU_COUNT}`) are skipped: Compose substitutes them before it checks. Only files named like compose files (`compose*.yaml`, `docker-compose*.yml`) are read.",
       references: [
         "Docker Compose documentation, 'Run Docker Compose services with GPU access' (https://docs.docker.com/compose/gpu-support/): `capabilities` must be set or deployment fails; `count` is an integer or `all`; `device_ids` are host GPU ids as nvidia-smi shows them",
         "Compose Deploy Specification, devices (https://docs.docker.com/reference/compose-file/deploy/): `count` and `device_ids` fields are exclusive; Compose returns an error if both are specified",
         "docker/docs#21026 (2024-09-28): 'Since moby v27.3.0, either device_ids or count must be specified to load GPUs' (moby/moby#48483); skipping both sets NVIDIA_VISIBLE_DEVICES=void; also docker/docs#20588 and nv-morpheus/Morpheus#2099",
-        "compose-go (the loader of docker compose), DeviceRequest: \"capabilities\" attribute is mandatory; \"count\" and \"device_ids\" are exclusive; count accepts only 'all' or a number",
+        'compose-go (the loader of docker compose), DeviceRequest: "capabilities" attribute is mandatory; "count" and "device_ids" are exclusive; count accepts only \'all\' or a number',
       ],
       language: "yaml",
     },
@@ -64,15 +78,25 @@ function checkDevice(ctx: ManifestRuleContext, s: ComposeService, d: YAMLMap): v
   }
 
   const capsValue = caps?.value as Node | null | undefined;
-  const capsEmpty = !caps || capsValue === null || capsValue === undefined || (isScalar(capsValue) && capsValue.value === null) || (isSeq(capsValue) && capsValue.items.length === 0);
+  const capsEmpty =
+    !caps ||
+    capsValue === null ||
+    capsValue === undefined ||
+    (isScalar(capsValue) && capsValue.value === null) ||
+    (isSeq(capsValue) && capsValue.items.length === 0);
   if (capsEmpty) {
     let edits: TextEdit[] | null;
     if (!caps) edits = insertPairs(src, d, ["capabilities: [gpu]"], "capabilities: [gpu]");
-    else if (capsValue && capsValue.range) edits = replaceNode(src, capsValue, capsValue.range[0] === capsValue.range[1] ? " [gpu]" : "[gpu]");
+    else if (capsValue && capsValue.range)
+      edits = replaceNode(src, capsValue, capsValue.range[0] === capsValue.range[1] ? " [gpu]" : "[gpu]");
     else edits = null;
     const first = d.items[0] as Pair | undefined;
     ctx.report({
-      range: caps ? rangeOfPair(caps) : first ? src.range(pairStart(first), contentEnd(first)) : src.range(d.range?.[0] ?? 0, d.range?.[1] ?? 0),
+      range: caps
+        ? rangeOfPair(caps)
+        : first
+          ? src.range(pairStart(first), contentEnd(first))
+          : src.range(d.range?.[0] ?? 0, d.range?.[1] ?? 0),
       message: `${who} has no capabilities: Compose requires them (capabilities: [gpu] for NVIDIA GPUs) and fails to deploy the service without them`,
       ...(edits ? { fix: { title: "Add capabilities: [gpu]", edits, safe: true } } : {}),
     });
@@ -95,7 +119,10 @@ function checkDevice(ctx: ManifestRuleContext, s: ComposeService, d: YAMLMap): v
 
   const countValue = count?.value;
   if (count && isScalar(countValue) && typeof countValue.value === "number" && !Number.isInteger(countValue.value)) {
-    ctx.report({ range: rangeOfPair(count), message: `count: ${countValue.source ?? countValue.value} in ${who} is not a whole number of GPUs, so docker compose refuses it` });
+    ctx.report({
+      range: rangeOfPair(count),
+      message: `count: ${countValue.source ?? countValue.value} in ${who} is not a whole number of GPUs, so docker compose refuses it`,
+    });
   }
   if (count && isScalar(countValue) && typeof countValue.value === "string") {
     const text = countValue.value.trim();

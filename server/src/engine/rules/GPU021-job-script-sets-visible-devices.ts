@@ -9,11 +9,84 @@ const EXPORTERS = new Set(["export", "declare", "typeset", "readonly"]);
  * by these (and srun steps, which get Slurm's own CUDA_VISIBLE_DEVICES) has no effect.
  */
 const NO_GPU_PROGRAMS = new Set([
-  "echo", "printf", "cd", "pushd", "popd", "mkdir", "rm", "cp", "mv", "ln", "scp", "rsync", "make", "cmake", "export", "unset", "set", "shopt",
-  "source", ".", "module", "ml", "conda", "mamba", "date", "hostname", "sleep", "cat", "tee", "touch", "ls", "pwd", "exit", "return", "true",
-  "false", "test", "[", "[[", "wait", "trap", "ulimit", "umask", "scontrol", "squeue", "sinfo", "git", "wget", "curl", "tar", "chmod", "awk",
-  "sed", "grep", "head", "tail", "wc", "sort", "cut", "tr", "basename", "dirname", "realpath", "readlink", "whoami", "id", "local", "declare",
-  "shift", "read", "let", "nproc", "free", "df", "du", "find", "seq", "nvidia-smi",
+  "echo",
+  "printf",
+  "cd",
+  "pushd",
+  "popd",
+  "mkdir",
+  "rm",
+  "cp",
+  "mv",
+  "ln",
+  "scp",
+  "rsync",
+  "make",
+  "cmake",
+  "export",
+  "unset",
+  "set",
+  "shopt",
+  "source",
+  ".",
+  "module",
+  "ml",
+  "conda",
+  "mamba",
+  "date",
+  "hostname",
+  "sleep",
+  "cat",
+  "tee",
+  "touch",
+  "ls",
+  "pwd",
+  "exit",
+  "return",
+  "true",
+  "false",
+  "test",
+  "[",
+  "[[",
+  "wait",
+  "trap",
+  "ulimit",
+  "umask",
+  "scontrol",
+  "squeue",
+  "sinfo",
+  "git",
+  "wget",
+  "curl",
+  "tar",
+  "chmod",
+  "awk",
+  "sed",
+  "grep",
+  "head",
+  "tail",
+  "wc",
+  "sort",
+  "cut",
+  "tr",
+  "basename",
+  "dirname",
+  "realpath",
+  "readlink",
+  "whoami",
+  "id",
+  "local",
+  "declare",
+  "shift",
+  "read",
+  "let",
+  "nproc",
+  "free",
+  "df",
+  "du",
+  "find",
+  "seq",
+  "nvidia-smi",
 ]);
 
 /** GPU021: a Slurm job script that asks for GPUs sets CUDA_VISIBLE_DEVICES itself. */
@@ -27,11 +100,14 @@ export const rule: ManifestRule = {
     trigger: () => false,
     docs: {
       what: "Reports `CUDA_VISIBLE_DEVICES=...` and `export CUDA_VISIBLE_DEVICES=...` (also as a prefix of one command) in a Slurm job script that asks Slurm for GPUs (`--gres=gpu...`, `--gpus`, `--gpus-per-node`, `--gpus-per-task`).",
-      follows: "The job script itself: its `#SBATCH` lines (whether it asks for GPUs) and its simple commands, also those inside `if`, loops, `case` and shell functions, for `CUDA_VISIBLE_DEVICES=` prefixes, assignments and exports, and for the commands that run after an export. Not followed: scripts it sources or runs, text inside `bash -c '...'`, `$(...)` and here-documents, and what the programs it starts do with the variable.",
+      follows:
+        "The job script itself: its `#SBATCH` lines (whether it asks for GPUs) and its simple commands, also those inside `if`, loops, `case` and shell functions, for `CUDA_VISIBLE_DEVICES=` prefixes, assignments and exports, and for the commands that run after an export. Not followed: scripts it sources or runs, text inside `bash -c '...'`, `$(...)` and here-documents, and what the programs it starts do with the variable.",
       why: "Slurm sets `CUDA_VISIBLE_DEVICES` for the job to the GPUs it allocated on the node, and again for each srun step. Measured on Slurm 22.05.8 (single node, four GPUs, no device cgroups; test/fixtures/slurm/measured.md): a job given GPUs 2 and 3 while another job held 0 and 1 got `CUDA_VISIBLE_DEVICES=2,3`; after `export CUDA_VISIBLE_DEVICES=0,1` the batch script's own commands saw `0,1`, the other job's GPUs, while `srun` steps still got `2,3` (an export or a `CUDA_VISIBLE_DEVICES=1 srun ...` prefix has no effect on a step). So the setting is either wrong (commands run in the batch script, without device cgroups) or does nothing (srun steps). With device cgroups the job's GPUs are renumbered from 0 and ids outside the allocation are not visible at all.",
-      example: "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:4\n\nexport CUDA_VISIBLE_DEVICES=0,1,2,3   # GPU021: Slurm already set it to the job's GPUs\ntorchrun --nproc_per_node=4 train.py\n",
+      example:
+        "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:4\n\nexport CUDA_VISIBLE_DEVICES=0,1,2,3   # GPU021: Slurm already set it to the job's GPUs\ntorchrun --nproc_per_node=4 train.py\n",
       fix: "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:4\n\ntorchrun --nproc_per_node=4 train.py\n",
-      whenNotToCare: "A prefix on an `srun` command only (`CUDA_VISIBLE_DEVICES=0 srun ...`) is reported as information: it has no effect; so is an export after which the batch step runs only srun steps and shell utilities (echo, make, scp, ...). A script that asks Slurm for no GPU (a whole node taken with `--exclusive` on a cluster without GPU GRES) is not reported: there Slurm sets nothing. A value built from `$CUDA_VISIBLE_DEVICES` itself (picking from what Slurm gave) is not reported. Commands inside `bash -c '...'` strings are not read.",
+      whenNotToCare:
+        "A prefix on an `srun` command only (`CUDA_VISIBLE_DEVICES=0 srun ...`) is reported as information: it has no effect; so is an export after which the batch step runs only srun steps and shell utilities (echo, make, scp, ...). A script that asks Slurm for no GPU (a whole node taken with `--exclusive` on a cluster without GPU GRES) is not reported: there Slurm sets nothing. A value built from `$CUDA_VISIBLE_DEVICES` itself (picking from what Slurm gave) is not reported. Commands inside `bash -c '...'` strings are not read.",
       references: [
         `${GRES_DOC}: "the environment variable CUDA_VISIBLE_DEVICES is set for each job step to determine which GPUs are available for its use on each node"; with cgroups a job allocated /dev/nvidia1 gets CUDA_VISIBLE_DEVICES=0`,
         `${SBATCH_DOC}: --gres, --gpus, --gpus-per-node, --gpus-per-task request GPUs`,
@@ -49,7 +125,8 @@ export const rule: ManifestRule = {
       const related = asked ? { related: [{ range: asked.range, message: "the GPUs asked of Slurm" }] } : {};
       if (srunOnly) {
         ctx.report({
-          range: wordsRange(ctx, word), severity: "information",
+          range: wordsRange(ctx, word),
+          severity: "information",
           message: `CUDA_VISIBLE_DEVICES=${value} before srun has no effect: Slurm sets CUDA_VISIBLE_DEVICES for the srun step itself, to the step's GPUs (measured on Slurm 22.05)`,
           ...related,
         });
@@ -72,7 +149,8 @@ export const rule: ManifestRule = {
           if (onlySrunAfter(job.commands, c)) {
             if (value.includes(VAR)) continue;
             ctx.report({
-              range: wordsRange(ctx, w), severity: "information",
+              range: wordsRange(ctx, w),
+              severity: "information",
               message: `exports CUDA_VISIBLE_DEVICES=${value} but no command of the batch step after it runs a program that uses GPUs, and Slurm sets CUDA_VISIBLE_DEVICES for each srun step itself (measured on Slurm 22.05): the export has no effect`,
               ...(asked ? { related: [{ range: asked.range, message: "the GPUs asked of Slurm" }] } : {}),
             });
@@ -93,7 +171,10 @@ function onlySrunAfter(commands: readonly ShellCommand[], exportCmd: ShellComman
   for (const c of commands) {
     if (c.start <= exportCmd.end || c.words.length === 0) continue;
     const program = c.words[0].value.replace(/^.*\//, "");
-    if (program === "srun") { sruns++; continue; }
+    if (program === "srun") {
+      sruns++;
+      continue;
+    }
     if (!NO_GPU_PROGRAMS.has(program)) return false;
   }
   return sruns > 0;

@@ -2,7 +2,8 @@ import type { ManifestRule } from "../rule";
 import { launchOf, optionValue, resolveLiteral, type Launch } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 
-const int = (s: string | null | undefined): number | null => (s !== null && s !== undefined && /^[0-9]+$/.test(s) ? Number(s) : null);
+const int = (s: string | null | undefined): number | null =>
+  s !== null && s !== undefined && /^[0-9]+$/.test(s) ? Number(s) : null;
 const GPU_OPTIONS = ["gres", "gpus", "gpus-per-node", "gpus-per-task", "G"];
 
 /**
@@ -35,11 +36,14 @@ export const rule: ManifestRule = {
     trigger: () => false,
     docs: {
       what: "In a Slurm job script: `srun torchrun` (also `python -m torch.distributed.run`/`launch`, `tune run`) in a step with more than one task per node; torchrun's `--nproc_per_node` that differs from the GPUs per node the script asks for; and, in the preview set, `python`/`srun python` started with fewer tasks per node than GPUs.",
-      follows: "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for, each command's `srun` options, and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script. Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the Python program itself.",
+      follows:
+        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for, each command's `srun` options, and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script. Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the Python program itself.",
       why: "srun starts its program once per task. torchrun is itself a launcher that starts `--nproc_per_node` workers, so it needs exactly one task per node: with `--ntasks-per-node=4` each node runs four torchruns with four workers each, sixteen processes on four GPUs, and the four rendezvous clash. A `--nproc_per_node` larger than the GPUs the step sees makes workers pick device ordinals that do not exist (or share a GPU); a smaller one leaves GPUs idle. A plain Python program started with one task per node on a four-GPU allocation gets one process, which uses one GPU unless it spreads work itself.",
-      example: "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4   # one torchrun per GPU: wrong\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py   # GPU022\n",
+      example:
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4   # one torchrun per GPU: wrong\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py   # GPU022\n",
       fix: "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py\n",
-      whenNotToCare: "Only literal numbers are compared (a `$VAR` assigned once in the script to a literal is followed; `--nproc_per_node=$SLURM_GPUS_ON_NODE` is right by construction and not read). Commands inside `bash -c '...'` or a variable (`srun $CMD`) are not read. The plain-Python check is preview: a single process may use several GPUs on purpose (model parallelism, `device_map=\"auto\"`).",
+      whenNotToCare:
+        "Only literal numbers are compared (a `$VAR` assigned once in the script to a literal is followed; `--nproc_per_node=$SLURM_GPUS_ON_NODE` is right by construction and not read). Commands inside `bash -c '...'` or a variable (`srun $CMD`) are not read. The plain-Python check is preview: a single process may use several GPUs on purpose (model parallelism, `device_map=\"auto\"`).",
       references: [
         `${SRUN_DOC}: srun runs a parallel job, one copy of the program per task; --ntasks-per-node "Request that ntasks be invoked on each node"`,
         `${SBATCH_DOC}: --gpus-per-node, --gres=gpu:N are GPUs per node; --gpus-per-task with the task count`,
@@ -70,7 +74,13 @@ export const rule: ManifestRule = {
         const nproc = optionValue(l.words, ["--nproc_per_node", "--nproc-per-node"]);
         const n = nproc ? int(resolveLiteral(nproc.value, job.literals)) : null;
         // The GPUs one torchrun sees: under srun with --gpus-per-task, the task's; else the node's.
-        const visible = srunGpus ? null : l.srun ? req.gpusPerTask ?? req.gpusPerNode : req.gpusPerTask === null ? req.gpusPerNode : null;
+        const visible = srunGpus
+          ? null
+          : l.srun
+            ? (req.gpusPerTask ?? req.gpusPerNode)
+            : req.gpusPerTask === null
+              ? req.gpusPerNode
+              : null;
         if (nproc && n !== null && visible !== null && n !== visible) {
           ctx.report({
             range: wordsRange(ctx, nproc.start, nproc.end),

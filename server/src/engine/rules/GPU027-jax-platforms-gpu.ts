@@ -13,8 +13,15 @@ function gpuEntry(value: string): number {
 function cudaEdit(node: SyntaxNode | null | undefined, value: string) {
   const content = node?.type === "string" ? node.namedChildren.find((c) => c?.type === "string_content") : null;
   if (!content) return undefined;
-  const next = value.split(",").map((p) => (p.trim().toLowerCase() === "gpu" ? p.replace(/gpu/i, "cuda") : p)).join(",");
-  return { title: `Name the CUDA platform: "${next}"`, edits: [{ range: nodeRange(content), newText: next }], safe: false };
+  const next = value
+    .split(",")
+    .map((p) => (p.trim().toLowerCase() === "gpu" ? p.replace(/gpu/i, "cuda") : p))
+    .join(",");
+  return {
+    title: `Name the CUDA platform: "${next}"`,
+    edits: [{ range: nodeRange(content), newText: next }],
+    safe: false,
+  };
 }
 
 /** GPU027: `JAX_PLATFORMS="gpu"` (or `jax.config.update("jax_platforms", "gpu")`): JAX 0.11 fails to start. */
@@ -27,12 +34,15 @@ export const rule: PythonRule = {
     // A JAX_PLATFORMS write, or `jax.config.update("jax_platforms", ...)`.
     trigger: (t) => t.envWith(["JAX_PLATFORMS"]) || t.has("jax_platforms"),
     docs: {
-      what: "Finds `JAX_PLATFORMS` set to a list containing `gpu` (`os.environ[\"JAX_PLATFORMS\"] = \"gpu\"`, `jax.config.update(\"jax_platforms\", \"gpu\")`).",
-      follows: "Every JAX_PLATFORMS write with a literal value in the file (functions and notebook `%env` lines included), and every `jax.config.update(\"jax_platforms\", ...)` call with a literal value. Not followed: values held in variables or computed, and settings made in the shell, a launcher or other modules.",
+      what: 'Finds `JAX_PLATFORMS` set to a list containing `gpu` (`os.environ["JAX_PLATFORMS"] = "gpu"`, `jax.config.update("jax_platforms", "gpu")`).',
+      follows:
+        'Every JAX_PLATFORMS write with a literal value in the file (functions and notebook `%env` lines included), and every `jax.config.update("jax_platforms", ...)` call with a literal value. Not followed: values held in variables or computed, and settings made in the shell, a launcher or other modules.',
       why: "Measured on 1 x H200 with jax 0.11.2 and its CUDA 13 plugin (docs/ground-truth.md, 'JAX and Keras'): with `JAX_PLATFORMS=gpu`, `jax.devices()` raises `RuntimeError: Unable to initialize backend 'rocm': Backend 'rocm' is not in the list of known backends: ['cpu', 'tpu', 'cuda']`, while `JAX_PLATFORMS=cuda` (and `cuda,cpu`) gives the GPU. `gpu` is an alias that JAX expands to both GPU vendors' platforms, and the one not installed fails. Older JAX releases accepted `gpu`, so this is a warning, not an error.",
-      example: "import os\n\nos.environ[\"JAX_PLATFORMS\"] = \"gpu\"  # GPU027: jax.devices() raises on jax 0.11\nimport jax\n\nprint(jax.devices())\n",
-      fix: "import os\n\nos.environ[\"JAX_PLATFORMS\"] = \"cuda\"  # \"rocm\" on an AMD machine\nimport jax\n\nprint(jax.devices())\n",
-      whenNotToCare: "When the project pins a JAX release that still accepts `gpu` (the fix is not marked safe for that reason), or on a machine with both GPU plugins installed.",
+      example:
+        'import os\n\nos.environ["JAX_PLATFORMS"] = "gpu"  # GPU027: jax.devices() raises on jax 0.11\nimport jax\n\nprint(jax.devices())\n',
+      fix: 'import os\n\nos.environ["JAX_PLATFORMS"] = "cuda"  # "rocm" on an AMD machine\nimport jax\n\nprint(jax.devices())\n',
+      whenNotToCare:
+        "When the project pins a JAX release that still accepts `gpu` (the fix is not marked safe for that reason), or on a machine with both GPU plugins installed.",
       references: [
         "docs/ground-truth.md, 'JAX and Keras': JAX_PLATFORMS=gpu → RuntimeError: Unable to initialize backend 'rocm' (jax 0.11.2, jax-cuda13-plugin 0.11.2)",
         "JAX documentation, Installation / configuration options: JAX_PLATFORMS takes platform names such as cpu, cuda, rocm, tpu",

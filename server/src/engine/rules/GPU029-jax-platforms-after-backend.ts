@@ -20,12 +20,15 @@ export const rule: PythonRule = {
     // `jax.config.update("jax_platforms", ...)`.
     trigger: (t) => t.has("jax_platforms"),
     docs: {
-      what: "Finds `jax.config.update(\"jax_platforms\", ...)` after a call that started JAX's backend (`jax.devices()`, `jax.device_count()`, an array from `jax.numpy` or `jax.random`, ...).",
-      follows: "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a `jax.config.update(\"jax_platforms\", ...)` in a function the module never calls (a device helper) is checked against JAX started by the module's own code, earlier in that function, or in the file's functions that call it. Not followed: JAX started in other modules (the project's own modules count only where the file writes an environment variable after them), and code run in another process.",
-      why: "JAX picks its platforms once, when the backend starts. Measured on 1 x H200 with jax 0.11.2 (docs/ground-truth.md, 'JAX and Keras'): `jax.config.update(\"jax_platforms\", \"cpu\")` before the first `jax.devices()` gives the CPU; after it, new arrays still land on the GPU and `jax.devices()` still lists the GPU. No error or warning says so.",
-      example: "import jax\n\nprint(jax.devices())\njax.config.update(\"jax_platforms\", \"cpu\")  # GPU029: no effect, still on the GPU\nx = jax.numpy.ones(3)\n",
-      fix: "import jax\n\njax.config.update(\"jax_platforms\", \"cpu\")\nprint(jax.devices())\nx = jax.numpy.ones(3)\n",
-      whenNotToCare: "Never in the same process; to run a later step on the CPU, place arrays explicitly (`jax.device_put(x, jax.devices(\"cpu\")[0])`) or start a new process.",
+      what: 'Finds `jax.config.update("jax_platforms", ...)` after a call that started JAX\'s backend (`jax.devices()`, `jax.device_count()`, an array from `jax.numpy` or `jax.random`, ...).',
+      follows:
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a `jax.config.update(\"jax_platforms\", ...)` in a function the module never calls (a device helper) is checked against JAX started by the module's own code, earlier in that function, or in the file's functions that call it. Not followed: JAX started in other modules (the project's own modules count only where the file writes an environment variable after them), and code run in another process.",
+      why: 'JAX picks its platforms once, when the backend starts. Measured on 1 x H200 with jax 0.11.2 (docs/ground-truth.md, \'JAX and Keras\'): `jax.config.update("jax_platforms", "cpu")` before the first `jax.devices()` gives the CPU; after it, new arrays still land on the GPU and `jax.devices()` still lists the GPU. No error or warning says so.',
+      example:
+        'import jax\n\nprint(jax.devices())\njax.config.update("jax_platforms", "cpu")  # GPU029: no effect, still on the GPU\nx = jax.numpy.ones(3)\n',
+      fix: 'import jax\n\njax.config.update("jax_platforms", "cpu")\nprint(jax.devices())\nx = jax.numpy.ones(3)\n',
+      whenNotToCare:
+        'Never in the same process; to run a later step on the CPU, place arrays explicitly (`jax.device_put(x, jax.devices("cpu")[0])`) or start a new process.',
       references: [
         "docs/ground-truth.md, 'JAX and Keras': config jax_platforms=cpu after backend → platform gpu (jax 0.11.2)",
         "JAX documentation, jax.config / JAX_PLATFORMS: the platforms are chosen when the backend initialises",
@@ -33,18 +36,21 @@ export const rule: PythonRule = {
     },
   },
   check(ctx) {
-    const report = (call: SyntaxNode, started: InitEvent, value: SyntaxNode | undefined) => ctx.report({
-      range: nodeRange(call),
-      message: `jax_platforms is set after \`${started.what}\` (${ctx.where(started.node.startPosition.row)}) started JAX's backend: the platforms are already chosen, so this has no effect (measured: arrays stay on the GPU); set it before the first JAX call${value ? ` or JAX_PLATFORMS=${stringValue(value) ?? "..."} in the environment` : ""}`,
-      related: [{ range: nodeRange(started.node), message: "JAX's backend started here" }],
-    });
+    const report = (call: SyntaxNode, started: InitEvent, value: SyntaxNode | undefined) =>
+      ctx.report({
+        range: nodeRange(call),
+        message: `jax_platforms is set after \`${started.what}\` (${ctx.where(started.node.startPosition.row)}) started JAX's backend: the platforms are already chosen, so this has no effect (measured: arrays stay on the GPU); set it before the first JAX call${value ? ` or JAX_PLATFORMS=${stringValue(value) ?? "..."} in the environment` : ""}`,
+        related: [{ range: nodeRange(started.node), message: "JAX's backend started here" }],
+      });
     const onTimeline = new Set<number>();
     for (const c of ctx.model.calls) {
       onTimeline.add(c.node.id);
       if (c.path !== "jax.config.update") continue;
       const [key, value] = callArgs(c.node).positional;
       if (!key || stringValue(key) !== "jax_platforms") continue;
-      const started = ctx.model.events.slice(0, c.at).find((e): e is InitEvent => e.kind === "init" && e.framework === "jax");
+      const started = ctx.model.events
+        .slice(0, c.at)
+        .find((e): e is InitEvent => e.kind === "init" && e.framework === "jax");
       if (started) report(c.node, started, value);
     }
     // In a function the module never calls (a library's device helper): the backend started earlier
@@ -64,11 +70,19 @@ export const rule: PythonRule = {
         const n = eventNode(e);
         return !!n && d.startIndex <= n.startIndex && n.endIndex <= d.endIndex;
       };
-      const fn = ctx.model.functionTimelines.find((f) => f.def.id === d.id) ?? ctx.model.functionTimelines.find((f) => f.events.some(inDef));
+      const fn =
+        ctx.model.functionTimelines.find((f) => f.def.id === d.id) ??
+        ctx.model.functionTimelines.find((f) => f.events.some(inDef));
       if (!fn) continue;
       const firstInDef = fn.events.findIndex(inDef);
-      const started = moduleStart ?? fn.events.find((e, i): e is InitEvent => e.kind === "init" && e.framework === "jax" &&
-        (inDef(e) ? e.node.endIndex <= call.startIndex : i < firstInDef));
+      const started =
+        moduleStart ??
+        fn.events.find(
+          (e, i): e is InitEvent =>
+            e.kind === "init" &&
+            e.framework === "jax" &&
+            (inDef(e) ? e.node.endIndex <= call.startIndex : i < firstInDef),
+        );
       if (started) report(call, started, value);
     }
   },

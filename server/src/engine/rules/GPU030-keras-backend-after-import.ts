@@ -22,11 +22,14 @@ export const rule: PythonRule = {
     trigger: (t) => t.envWith(["KERAS_BACKEND"]),
     docs: {
       what: "Finds `KERAS_BACKEND` written after `import keras` (or `from keras import ...`, or the Keras 3 preview package `keras_core`) in the same program.",
-      follows: "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each KERAS_BACKEND write against the `keras` and `keras_core` imports before it. Not followed: writes in functions the module never calls, and keras imported by another module (a project module, or a library that imports keras).",
+      follows:
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each KERAS_BACKEND write against the `keras` and `keras_core` imports before it. Not followed: writes in functions the module never calls, and keras imported by another module (a project module, or a library that imports keras).",
       why: "Keras 3 reads `KERAS_BACKEND` once, when `keras` is imported, and loads that backend; writing the variable afterwards changes nothing, and the program runs on the backend chosen at import (TensorFlow by default, or the one in `~/.keras/keras.json`). Keras's documentation: 'You must set the KERAS_BACKEND environment variable before importing keras'; `keras.config.set_backend()` afterwards is documented as unsafe for objects already created. Documented, not measured here: Keras is not installed on the GPU machine this project measures on.",
-      example: "import os\nimport keras\n\nos.environ[\"KERAS_BACKEND\"] = \"jax\"  # GPU030: Keras already chose its backend\nmodel = keras.Sequential([keras.layers.Dense(1)])\n",
-      fix: "import os\n\nos.environ[\"KERAS_BACKEND\"] = \"jax\"\nimport keras\n\nmodel = keras.Sequential([keras.layers.Dense(1)])\n",
-      whenNotToCare: "When the write only prepares the environment of a child process (`subprocess.run(...)` started afterwards inherits it).",
+      example:
+        'import os\nimport keras\n\nos.environ["KERAS_BACKEND"] = "jax"  # GPU030: Keras already chose its backend\nmodel = keras.Sequential([keras.layers.Dense(1)])\n',
+      fix: 'import os\n\nos.environ["KERAS_BACKEND"] = "jax"\nimport keras\n\nmodel = keras.Sequential([keras.layers.Dense(1)])\n',
+      whenNotToCare:
+        "When the write only prepares the environment of a child process (`subprocess.run(...)` started afterwards inherits it).",
       references: [
         "Keras documentation, Getting started / Configuring your backend: 'You must set the KERAS_BACKEND environment variable before importing keras, and the backend cannot be changed after the package has been imported.'",
         "Keras API documentation, keras.config.set_backend: 'calling this function will not affect existing objects ... unsafe'",
@@ -38,7 +41,12 @@ export const rule: PythonRule = {
     for (const w of envWrites(ctx.model)) {
       if (w.variable !== "KERAS_BACKEND" || w.form === "putenv") continue;
       const idx = ctx.model.events.indexOf(w);
-      const keras = ctx.model.events.slice(0, idx).find((e): e is ImportEvent => e.kind === "import" && KERAS_PACKAGES.some((k) => e.module === k || e.module.startsWith(k + ".")));
+      const keras = ctx.model.events
+        .slice(0, idx)
+        .find(
+          (e): e is ImportEvent =>
+            e.kind === "import" && KERAS_PACKAGES.some((k) => e.module === k || e.module.startsWith(k + ".")),
+        );
       if (!keras) continue;
       ctx.report({
         range: w.range,

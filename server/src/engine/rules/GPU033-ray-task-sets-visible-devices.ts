@@ -19,14 +19,20 @@ export const rule: PythonRule = {
     severity: "warning",
     fixable: false,
     // `@ray.remote` needs `ray` imported, and the task writes CUDA_VISIBLE_DEVICES (or Ray's opt-out).
-    trigger: (t) => t.has("remote") && t.hasWord("ray") && t.envWith(["CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"]),
+    trigger: (t) =>
+      t.has("remote") &&
+      t.hasWord("ray") &&
+      t.envWith(["CUDA_VISIBLE_DEVICES", "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES"]),
     docs: {
       what: "Finds `CUDA_VISIBLE_DEVICES` written in the body of a function or class decorated with `@ray.remote` (a Ray task or actor), when the file does not set `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES`; and `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES` written inside such a body.",
-      follows: "The bodies of the file's `@ray.remote` functions and classes (their methods and nested functions included), for writes of CUDA_VISIBLE_DEVICES and RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES, and the file's writes and reads of the latter outside them. Not followed: functions a task calls that are defined outside its body, tasks made with `ray.remote(fn)` rather than a decorator, and settings in the driver's environment, a `runtime_env` or other modules.",
+      follows:
+        "The bodies of the file's `@ray.remote` functions and classes (their methods and nested functions included), for writes of CUDA_VISIBLE_DEVICES and RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES, and the file's writes and reads of the latter outside them. Not followed: functions a task calls that are defined outside its body, tasks made with `ray.remote(fn)` rather than a decorator, and settings in the driver's environment, a `runtime_env` or other modules.",
       why: "Ray assigns GPUs to a task or actor from its `num_gpus` and sets `CUDA_VISIBLE_DEVICES` in the worker to the ids of the GPUs it assigned, before the task runs (Ray documentation, 'Accelerator Support'; `ray.get_gpu_ids()` returns them). A task that writes its own value picks GPUs that Ray may have given to another task or actor on the same node, so two workers share one GPU while another idles, and Ray's accounting no longer says where work runs; with `num_gpus=0` Ray set the variable to an empty string and, in a reused worker where CUDA already started, a new value has no effect at all (vllm-project/vllm#3198). `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES` is read by Ray when it starts a worker; written inside the task it changes nothing for that worker. Documented, not measured here: Ray is not run on the GPU machine this project measures on.",
-      example: "import os\nimport ray\n\n@ray.remote(num_gpus=1)\ndef train(rank):\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = str(rank)  # GPU033: Ray already chose this task's GPU\n    import torch\n    return torch.ones(1, device=\"cuda\").item()\n",
-      fix: "import ray\n\n@ray.remote(num_gpus=1)\ndef train(rank):\n    import torch  # cuda:0 is the GPU Ray assigned (ray.get_gpu_ids())\n    return torch.ones(1, device=\"cuda\").item()\n",
-      whenNotToCare: "When the process that runs the Ray workers was started with `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1` (set outside this file, e.g. in `runtime_env` or the `ray start` environment) and the task deliberately manages its own GPUs, as vLLM's data-parallel engine actors do.",
+      example:
+        'import os\nimport ray\n\n@ray.remote(num_gpus=1)\ndef train(rank):\n    os.environ["CUDA_VISIBLE_DEVICES"] = str(rank)  # GPU033: Ray already chose this task\'s GPU\n    import torch\n    return torch.ones(1, device="cuda").item()\n',
+      fix: 'import ray\n\n@ray.remote(num_gpus=1)\ndef train(rank):\n    import torch  # cuda:0 is the GPU Ray assigned (ray.get_gpu_ids())\n    return torch.ones(1, device="cuda").item()\n',
+      whenNotToCare:
+        "When the process that runs the Ray workers was started with `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES=1` (set outside this file, e.g. in `runtime_env` or the `ray start` environment) and the task deliberately manages its own GPUs, as vLLM's data-parallel engine actors do.",
       references: [
         "Ray documentation, Ray Core, Accelerator Support (docs.ray.io/en/latest/ray-core/scheduling/accelerators.html): Ray sets CUDA_VISIBLE_DEVICES for each task or actor to the GPUs it reserved for it",
         "Ray documentation, ray.get_gpu_ids: the ids of the GPUs available to the worker",
@@ -41,8 +47,9 @@ export const rule: PythonRule = {
     const writes = envWritesAnywhere(ctx.model);
     const inTask = (n: SyntaxNode) => defs.some((d) => inside(n, d.def));
     // Ray told (outside the tasks) not to set the variable: a task that sets it does so by design.
-    const noset = writes.some((w) => w.variable === RAY_NOSET_CUDA && !(w.statement && inTask(w.statement)))
-      || ctx.model.events.some((e) => e.kind === "envRead" && e.variable === RAY_NOSET_CUDA);
+    const noset =
+      writes.some((w) => w.variable === RAY_NOSET_CUDA && !(w.statement && inTask(w.statement))) ||
+      ctx.model.events.some((e) => e.kind === "envRead" && e.variable === RAY_NOSET_CUDA);
     for (const w of writes) {
       if (!w.statement || (w.variable !== "CUDA_VISIBLE_DEVICES" && w.variable !== RAY_NOSET_CUDA)) continue;
       const def = defs.find((d) => inside(w.statement!, d.def));

@@ -36,15 +36,18 @@ export const rule: PythonRule = {
     needs: "slurm",
     docs: {
       what: "In a Python file that a Slurm job script of the project starts (see GPU036 for where job scripts are looked for), compares device ordinals with the GPUs each of its processes gets: `--gpus-per-task=k` (srun's or the job's) gives each task k, `--gres=gpu:N` / `--gpus-per-node=N` without a per-task option gives every task and the batch step all N. Reports `cuda:N`, `set_device(N)`, `device_ids=[...]` with N at or beyond that count, and, when each task gets one GPU and several tasks run per node, `set_device(local_rank)` (or `torch.device(\"cuda\", local_rank)`) with the rank read from SLURM_LOCALID, LOCAL_RANK, SLURM_PROCID or RANK. A file that writes CUDA_VISIBLE_DEVICES itself is left to GPU004.",
-      follows: "The project's job scripts that start the file (looked for as for GPU036), with the GPUs each process gets from their `#SBATCH` and `srun` options; literal device ordinals anywhere in the file; and `set_device` or `torch.device(\"cuda\", ...)` whose value comes from a rank variable (SLURM_LOCALID, LOCAL_RANK, SLURM_PROCID, RANK) through names assigned in the file. Not followed: `--gpu-bind`, counts held in shell variables, devices chosen in other modules, and ranks passed in as function parameters.",
+      follows:
+        'The project\'s job scripts that start the file (looked for as for GPU036), with the GPUs each process gets from their `#SBATCH` and `srun` options; literal device ordinals anywhere in the file; and `set_device` or `torch.device("cuda", ...)` whose value comes from a rank variable (SLURM_LOCALID, LOCAL_RANK, SLURM_PROCID, RANK) through names assigned in the file. Not followed: `--gpu-bind`, counts held in shell variables, devices chosen in other modules, and ranks passed in as function parameters.',
       why: `Slurm lists only the GPUs it gave a process in its CUDA_VISIBLE_DEVICES, and CUDA numbers the visible devices from 0. Measured on Slurm 22.05.8 (${MEASURED}): with \`srun -n2 --gpus-per-task=1\` task 0 sees \`CUDA_VISIBLE_DEVICES=0\` and task 1 sees \`CUDA_VISIBLE_DEVICES=1\`: one device each, \`cuda:0\`. An ordinal beyond the visible devices raises \`invalid device ordinal\` (measured on 2 x H200: ground-truth.md, \`CUDA_VISIBLE_DEVICES="1"\` then \`set_device(1)\`), so \`set_device(local_rank)\` fails in every task but the first. With \`--gpus=2\` and no per-task option both tasks see \`0,1\` (measured), and there \`set_device(local_rank)\` is right.`,
-      example: "# train.py, started by a job script with `#SBATCH --ntasks-per-node=4` and `#SBATCH --gpus-per-task=1`: `srun python train.py`\nimport os\nimport torch\n\nlocal_rank = int(os.environ[\"SLURM_LOCALID\"])\ntorch.cuda.set_device(local_rank)  # GPU037: each task sees only cuda:0\n",
+      example:
+        '# train.py, started by a job script with `#SBATCH --ntasks-per-node=4` and `#SBATCH --gpus-per-task=1`: `srun python train.py`\nimport os\nimport torch\n\nlocal_rank = int(os.environ["SLURM_LOCALID"])\ntorch.cuda.set_device(local_rank)  # GPU037: each task sees only cuda:0\n',
       fix: "# train.py, started by a job script with `#SBATCH --ntasks-per-node=4` and `#SBATCH --gpus-per-task=1`: `srun python train.py`\nimport os\nimport torch\n\ntorch.cuda.set_device(0)  # Slurm gave this task one GPU\n",
-      whenNotToCare: "When the job script is not how the file is run any more. `--gpu-bind` and counts held in variables are not followed (the rule stays silent). The workstation's own GPU count (GPU017) is not used for a file that a job script starts.",
+      whenNotToCare:
+        "When the job script is not how the file is run any more. `--gpu-bind` and counts held in variables are not followed (the rule stays silent). The workstation's own GPU count (GPU017) is not used for a file that a job script starts.",
       references: [
         `Measured: ${MEASURED} (CUDA_VISIBLE_DEVICES per task under --gpus-per-task and --gpus)`,
         "Slurm, 'Generic Resource (GRES) Scheduling', GPU Management: CUDA_VISIBLE_DEVICES is set for each job step (https://slurm.schedmd.com/gres.html#GPU_Management)",
-        "srun(1), Slurm 22.05: --gpus-per-task \"Specify the number of GPUs required for the job on each task\" (https://slurm.schedmd.com/srun.html)",
+        'srun(1), Slurm 22.05: --gpus-per-task "Specify the number of GPUs required for the job on each task" (https://slurm.schedmd.com/srun.html)',
         "ground-truth.md: 'Other facts measured' row invalid device ordinal",
       ],
     },
@@ -72,7 +75,8 @@ export const rule: PythonRule = {
       const { positional } = callArgs(call);
       let arg: SyntaxNode | undefined;
       if (q && SET_DEVICE_PATHS.includes(q)) arg = positional[0];
-      else if (q === "torch.device" && positional.length === 2 && /^["']cuda["']$/.test(positional[0].text)) arg = positional[1];
+      else if (q === "torch.device" && positional.length === 2 && /^["']cuda["']$/.test(positional[0].text))
+        arg = positional[1];
       if (!arg || !flowsFrom(ctx.model, arg, sources)) continue;
       ctx.report({
         range: nodeRange(call),

@@ -12,12 +12,16 @@ const TUTORIAL = "https://pytorch.org/tutorials/intermediate/ddp_tutorial.html";
 /** What to use instead of the global rank, by where it was read. */
 function localInstead(origin: RankOrigin): string {
   switch (origin.variable) {
-    case "SLURM_PROCID": return "int(os.environ[\"SLURM_LOCALID\"]) (srun sets it)";
-    case "OMPI_COMM_WORLD_RANK": return "int(os.environ[\"OMPI_COMM_WORLD_LOCAL_RANK\"]) (mpirun sets it)";
-    default: break;
+    case "SLURM_PROCID":
+      return 'int(os.environ["SLURM_LOCALID"]) (srun sets it)';
+    case "OMPI_COMM_WORLD_RANK":
+      return 'int(os.environ["OMPI_COMM_WORLD_LOCAL_RANK"]) (mpirun sets it)';
+    default:
+      break;
   }
-  if (origin.source?.type === "attribute") return `${origin.source.childForFieldName("object")?.text ?? "accelerator"}.local_process_index`;
-  return "int(os.environ[\"LOCAL_RANK\"]) (torchrun sets it), or rank % torch.cuda.device_count()";
+  if (origin.source?.type === "attribute")
+    return `${origin.source.childForFieldName("object")?.text ?? "accelerator"}.local_process_index`;
+  return 'int(os.environ["LOCAL_RANK"]) (torchrun sets it), or rank % torch.cuda.device_count()';
 }
 
 /** The function (or module) a node runs in: its nearest enclosing `def`, or null for the module. */
@@ -34,16 +38,28 @@ function enclosingFunction(n: SyntaxNode): SyntaxNode | null {
 function localNameFix(slot: DeviceSlot, read: LocalRead | null) {
   const local = read?.node ?? null;
   let value: SyntaxNode | null = local;
-  if (value?.parent?.type === "argument_list" && value.parent.parent?.type === "call" && value.parent.parent.childForFieldName("function")?.text === "int") value = value.parent.parent;
+  if (
+    value?.parent?.type === "argument_list" &&
+    value.parent.parent?.type === "call" &&
+    value.parent.parent.childForFieldName("function")?.text === "int"
+  )
+    value = value.parent.parent;
   const assign = value?.parent;
-  const name = assign?.type === "assignment" && assign.childForFieldName("right")?.id === value?.id ? assign.childForFieldName("left") : null;
+  const name =
+    assign?.type === "assignment" && assign.childForFieldName("right")?.id === value?.id
+      ? assign.childForFieldName("left")
+      : null;
   if (!local || !assign || name?.type !== "identifier") return undefined;
   // In the slot's function, or at module level (a global the function reads, unless it binds the name itself).
   const home = enclosingFunction(assign);
   const fn = enclosingFunction(slot.ordinal);
   if (home ? home.id !== fn?.id : fn && bindsName(fn, name.text)) return undefined;
   if (assign.endIndex > slot.ordinal.startIndex && home) return undefined;
-  return { title: `Use ${name.text} as the device`, edits: [{ range: nodeRange(slot.ordinal), newText: name.text }], safe: false };
+  return {
+    title: `Use ${name.text} as the device`,
+    edits: [{ range: nodeRange(slot.ordinal), newText: name.text }],
+    safe: false,
+  };
 }
 
 /** Whether a function's own body assigns `name` (then the module's `name` is not what it reads). */
@@ -54,7 +70,8 @@ function bindsName(def: SyntaxNode, name: string): boolean {
   while (stack.length) {
     const n = stack.pop()!;
     if (n.type === "function_definition" || n.type === "class_definition") continue;
-    if ((n.type === "assignment" || n.type === "augmented_assignment") && n.childForFieldName("left")?.text === name) return true;
+    if ((n.type === "assignment" || n.type === "augmented_assignment") && n.childForFieldName("left")?.text === name)
+      return true;
     for (const c of n.namedChildren) if (c) stack.push(c);
   }
   return false;
@@ -64,16 +81,22 @@ function bindsName(def: SyntaxNode, name: string): boolean {
 function localRankFix(ctx: RuleContext, slot: DeviceSlot, origin: RankOrigin) {
   if (origin.variable !== "RANK" || !origin.plain || !origin.source) return undefined;
   const src = origin.source;
-  const key = src.type === "subscript" ? src.childForFieldName("subscript") : src.childForFieldName("arguments")?.namedChildren[0];
+  const key =
+    src.type === "subscript"
+      ? src.childForFieldName("subscript")
+      : src.childForFieldName("arguments")?.namedChildren[0];
   if (!key || key.type !== "string" || stringValue(key) !== "RANK") return undefined;
-  const quote = key.text.endsWith("'") ? "'" : "\"";
-  const read = ctx.model.text.slice(src.startIndex, key.startIndex) + `${quote}LOCAL_RANK${quote}` + ctx.model.text.slice(key.endIndex, src.endIndex);
+  const quote = key.text.endsWith("'") ? "'" : '"';
+  const read =
+    ctx.model.text.slice(src.startIndex, key.startIndex) +
+    `${quote}LOCAL_RANK${quote}` +
+    ctx.model.text.slice(key.endIndex, src.endIndex);
   const newText = `int(${read})`;
   if (newText.includes("\n")) return undefined;
   // Inside an f-string the read must not use the string's own quote (before Python 3.12).
   for (let p = slot.ordinal.parent; p; p = p.parent) {
     if (p.type === "string") {
-      const q = p.namedChildren[0]?.text.replace(/^[A-Za-z]+/, "") ?? "\"";
+      const q = p.namedChildren[0]?.text.replace(/^[A-Za-z]+/, "") ?? '"';
       if (newText.includes(q[0])) return undefined;
       break;
     }
@@ -90,7 +113,9 @@ function localRankFix(ctx: RuleContext, slot: DeviceSlot, origin: RankOrigin) {
  */
 function localRankRead(ctx: RuleContext, flow: RankFlow): LocalRead | null {
   let first: LocalRead | null = null;
-  const take = (n: SyntaxNode, returned = false) => { if (!first || n.startIndex < first.node.startIndex) first = { node: n, returned }; };
+  const take = (n: SyntaxNode, returned = false) => {
+    if (!first || n.startIndex < first.node.startIndex) first = { node: n, returned };
+  };
   for (const e of ctx.model.events) if (e.kind === "envRead" && RANK_VARIABLES[e.variable] === "local") take(e.node);
   for (const call of ctx.model.nodesOfType("call")) {
     const path = call ? calleePath(ctx.model, call) : null;
@@ -98,12 +123,16 @@ function localRankRead(ctx: RuleContext, flow: RankFlow): LocalRead | null {
     // A function (of this module or another project module) whose returned tuple holds a local rank.
     if (call && path && returnsLocalRank(ctx, flow, call, path)) take(call, true);
   }
-  for (const a of ctx.model.nodesOfType("attribute")) if (a?.childForFieldName("attribute")?.text === "local_process_index") take(a);
+  for (const a of ctx.model.nodesOfType("attribute"))
+    if (a?.childForFieldName("attribute")?.text === "local_process_index") take(a);
   return first;
 }
 
 /** A local-rank read of the file: the read itself, or a call whose returned tuple holds one (`returned`). */
-interface LocalRead { node: SyntaxNode; returned: boolean }
+interface LocalRead {
+  node: SyntaxNode;
+  returned: boolean;
+}
 
 /** Whether `call` (resolved to `path`) is a function of this module or of the project that returns a tuple holding a local rank. */
 function returnsLocalRank(ctx: RuleContext, flow: RankFlow, call: SyntaxNode, path: string): boolean {
@@ -117,7 +146,9 @@ function returnsLocalRank(ctx: RuleContext, flow: RankFlow, call: SyntaxNode, pa
 function localShown(ctx: RuleContext, local: LocalRead): string {
   const text = local.node.text.length > 60 ? `${local.node.text.slice(0, 57)}...` : local.node.text;
   const at = ctx.where(local.node.startPosition.row);
-  return local.returned ? `the one ${text} also returns (${at}; check the order the values are unpacked in)` : `${text}, which this file reads on ${at}`;
+  return local.returned
+    ? `the one ${text} also returns (${at}; check the order the values are unpacked in)`
+    : `${text}, which this file reads on ${at}`;
 }
 
 /**
@@ -136,7 +167,8 @@ function argumentSlots(ctx: RuleContext, slots: readonly DeviceSlot[], flow: Ran
     const { positional, keywords } = callArgs(call);
     if (![...positional, ...keywords.values()].some((a) => flow.origin(a).kind === "global")) continue;
     let params: ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null | undefined = null;
-    const def = fn.type === "identifier" && !ctx.model.symbols.has(fn.text) ? ctx.model.functions.get(fn.text) : undefined;
+    const def =
+      fn.type === "identifier" && !ctx.model.symbols.has(fn.text) ? ctx.model.functions.get(fn.text) : undefined;
     if (def) params = deviceParams(def, slots).map((d) => ({ ...d, where: ctx.where(d.line - 1) }));
     else if (ctx.project?.callableDeviceParams && (fn.type === "identifier" || fn.type === "attribute")) {
       const path = calleePath(ctx.model, call);
@@ -146,7 +178,8 @@ function argumentSlots(ctx: RuleContext, slots: readonly DeviceSlot[], flow: Ran
     const name = fn.text.length > 40 ? `${fn.text.slice(0, 37)}...` : fn.text;
     for (const p of params) {
       const arg = keywords.get(p.name) ?? positional[p.index];
-      if (arg && arg.type !== "list_splat" && arg.type !== "dictionary_splat") out.push({ ordinal: arg, form: `passed as ${p.name} to ${name}(), which uses it in ${p.form} (${p.where})` });
+      if (arg && arg.type !== "list_splat" && arg.type !== "dictionary_splat")
+        out.push({ ordinal: arg, form: `passed as ${p.name} to ${name}(), which uses it in ${p.form} (${p.where})` });
     }
   }
   return out;
@@ -168,22 +201,29 @@ export const rule: PythonRule = {
     // The default set reports only in files that read a local rank too (see whenNotToCare): without
     // one of its names in the text the file is skipped unless preview is on (python3-torch: 41 files
     // parsed for this rule otherwise, 2.3 x the cold check of before).
-    trigger: (t, preview) => (t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index", "local_rank"])) &&
-      (preview || t.has("LOCAL_RANK") || t.has("SLURM_LOCALID") || t.hasAnyWord(["local_rank", "get_node_local_rank", "local_process_index"])),
+    trigger: (t, preview) =>
+      (t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index", "local_rank"])) &&
+      (preview ||
+        t.has("LOCAL_RANK") ||
+        t.has("SLURM_LOCALID") ||
+        t.hasAnyWord(["local_rank", "get_node_local_rank", "local_process_index"])),
     docs: {
-      what: "Reports a CUDA device ordinal whose value is the job's global rank: `torch.cuda.set_device(rank)`, `torch.device(\"cuda\", rank)`, `f\"cuda:{rank}\"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, with `rank` read from `os.environ[\"RANK\"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate's `process_index`. `rank % torch.cuda.device_count()` is not reported.",
-      follows: "The rank is followed within the file: names to their latest assignment before the use in the same function or module, `int()`/`str()`, `a if c else b` and `a or b` where the branches agree, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), f-strings, the file's own functions' return values (also element by element where a returned tuple is unpacked), the tuples that functions of the project's other modules return (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and a rank passed as an argument to a function (of this file or another project module) that uses that parameter as a device as it is (`zero_first(RANK)` with `dist.barrier(device_ids=[local_rank])` inside: reported at the argument). Not followed: other modules' values otherwise, other arithmetic, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent.",
+      what: 'Reports a CUDA device ordinal whose value is the job\'s global rank: `torch.cuda.set_device(rank)`, `torch.device("cuda", rank)`, `f"cuda:{rank}"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, with `rank` read from `os.environ["RANK"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate\'s `process_index`. `rank % torch.cuda.device_count()` is not reported.',
+      follows:
+        "The rank is followed within the file: names to their latest assignment before the use in the same function or module, `int()`/`str()`, `a if c else b` and `a or b` where the branches agree, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), f-strings, the file's own functions' return values (also element by element where a returned tuple is unpacked), the tuples that functions of the project's other modules return (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and a rank passed as an argument to a function (of this file or another project module) that uses that parameter as a device as it is (`zero_first(RANK)` with `dist.barrier(device_ids=[local_rank])` inside: reported at the argument). Not followed: other modules' values otherwise, other arithmetic, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent.",
       why: `On one node the global rank equals the local rank, so the program works there; on the second node of a job the global ranks go on from the first node's count (with 8 GPUs a node, ranks 8 to 15), and cuda:8 does not exist on an 8-GPU node: CUDA raises \`invalid device ordinal\` as for any ordinal beyond the visible GPUs (measured: ground-truth.md, GPU004). The torchrun documentation says the device is the local rank: "Please ensure that device_ids argument is set to be the only GPU device id that your code will be operating on. This is generally the local rank of the process. In other words, the device_ids needs to be [int(os.environ("LOCAL_RANK"))]", and "NEVER hard code any assumptions about the stable-ness of ranks or some correlation between RANK and LOCAL_RANK" (${TORCHRUN}). The PyTorch DDP tutorial's two-node torchrun example uses \`device_id = rank % torch.cuda.device_count()\` (${TUTORIAL}), which this rule does not report.`,
-      example: "import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ[\"RANK\"])\ndist.init_process_group(\"nccl\")\ntorch.cuda.set_device(rank)  # GPU039: cuda:8 on the second node\n",
-      fix: "import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ[\"RANK\"])\nlocal_rank = int(os.environ[\"LOCAL_RANK\"])\ndist.init_process_group(\"nccl\")\ntorch.cuda.set_device(local_rank)\n",
-      whenNotToCare: "A program that only ever runs on one node (a single-node test, a one-machine script) works as written. That is why a finding is in the default set only where the file also reads its local rank (`LOCAL_RANK`, `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, `get_node_local_rank()`, `.local_process_index`): such a program is written for launchers that start it on several nodes and has the right number at hand, so the global rank as its device is a mix-up (the fix then uses the name it keeps the local rank in). Elsewhere the finding is preview: on 18 code bases of the ecosystem corpus (pytorch/examples, accelerate, DeepSpeed, Megatron-LM, ColossalAI, fairseq, Lightning, torchtune, nanoGPT, gpt-neox, nanotron, picotron, trl, llama-cookbook, ml-engineering, detectron2, litgpt, diffusers) the rule made 46 findings, none false (each value is a global rank used as a device), but only 1 on a path meant for several nodes (pytorch/examples distributed/ddp/example.py); the other 45 are single-node tests and demos (ColossalAI 38, Megatron-LM 3, accelerate 3, ml-engineering 1), and none of the 46 files reads a local rank, so the default set reports none of them (2026-12-05). The quick fix is not safe to apply blindly, since the same variable may be used elsewhere as the global rank (for data sharding or logging), which must stay global.",
+      example:
+        'import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ["RANK"])\ndist.init_process_group("nccl")\ntorch.cuda.set_device(rank)  # GPU039: cuda:8 on the second node\n',
+      fix: 'import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ["RANK"])\nlocal_rank = int(os.environ["LOCAL_RANK"])\ndist.init_process_group("nccl")\ntorch.cuda.set_device(local_rank)\n',
+      whenNotToCare:
+        "A program that only ever runs on one node (a single-node test, a one-machine script) works as written. That is why a finding is in the default set only where the file also reads its local rank (`LOCAL_RANK`, `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, `get_node_local_rank()`, `.local_process_index`): such a program is written for launchers that start it on several nodes and has the right number at hand, so the global rank as its device is a mix-up (the fix then uses the name it keeps the local rank in). Elsewhere the finding is preview: on 18 code bases of the ecosystem corpus (pytorch/examples, accelerate, DeepSpeed, Megatron-LM, ColossalAI, fairseq, Lightning, torchtune, nanoGPT, gpt-neox, nanotron, picotron, trl, llama-cookbook, ml-engineering, detectron2, litgpt, diffusers) the rule made 46 findings, none false (each value is a global rank used as a device), but only 1 on a path meant for several nodes (pytorch/examples distributed/ddp/example.py); the other 45 are single-node tests and demos (ColossalAI 38, Megatron-LM 3, accelerate 3, ml-engineering 1), and none of the 46 files reads a local rank, so the default set reports none of them (2026-12-05). The quick fix is not safe to apply blindly, since the same variable may be used elsewhere as the global rank (for data sharding or logging), which must stay global.",
       references: [
         `PyTorch, torchrun (Elastic Launch), Environment Variables: "LOCAL_RANK - The local rank", "RANK - The global rank"; Important Notices 3 and 6 (${TORCHRUN})`,
         `PyTorch tutorial 'Getting Started with Distributed Data Parallel', Initialize DDP with torch.distributed.run/torchrun: \`device_id = rank % torch.cuda.device_count()\` for a two-node run (${TUTORIAL})`,
         "Measured: docs/ground-truth.md, GPU004 (an ordinal beyond the visible GPUs: `invalid device ordinal`)",
-        "srun(1), OUTPUT ENVIRONMENT VARIABLES: SLURM_PROCID \"The MPI rank (or relative process ID) of the current process\", SLURM_LOCALID \"Node local task ID for the process within a job\" (https://slurm.schedmd.com/srun.html)",
-        "Open MPI, Environment variables set for MPI applications: OMPI_COMM_WORLD_RANK \"the MPI rank of this process in MPI_COMM_WORLD\", OMPI_COMM_WORLD_LOCAL_RANK \"the relative rank of this process on this node within its job\" (https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html)",
-        "Accelerate, Accelerator / PartialState attributes: process_index \"The index of the current process\", local_process_index \"The index of the current process on the current server\" (https://huggingface.co/docs/accelerate/package_reference/state)",
+        'srun(1), OUTPUT ENVIRONMENT VARIABLES: SLURM_PROCID "The MPI rank (or relative process ID) of the current process", SLURM_LOCALID "Node local task ID for the process within a job" (https://slurm.schedmd.com/srun.html)',
+        'Open MPI, Environment variables set for MPI applications: OMPI_COMM_WORLD_RANK "the MPI rank of this process in MPI_COMM_WORLD", OMPI_COMM_WORLD_LOCAL_RANK "the relative rank of this process on this node within its job" (https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html)',
+        'Accelerate, Accelerator / PartialState attributes: process_index "The index of the current process", local_process_index "The index of the current process on the current server" (https://huggingface.co/docs/accelerate/package_reference/state)',
       ],
     },
   },
@@ -204,8 +244,20 @@ export const rule: PythonRule = {
         range: nodeRange(slot.ordinal),
         message: `${expr} is the global rank${src.id === slot.ordinal.id ? "" : ` (${label}, ${ctx.where(src.startPosition.row)}${origin.via ? `: it returns ${origin.variable ?? "the global rank"} there, read at ${origin.via}` : ""})`} used as a CUDA device (${slot.form}): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal); use the local rank: ${local ? localShown(ctx, local) : localInstead(origin)}`,
         related: [
-          { range: nodeRange(src), message: origin.via ? `the global rank comes from here: ${label} (read at ${origin.via})` : `the global rank is read here: ${label}` },
-          ...(local ? [{ range: nodeRange(local.node), message: `the local rank is read here: ${local.node.text.length > 60 ? `${local.node.text.slice(0, 57)}...` : local.node.text}` }] : []),
+          {
+            range: nodeRange(src),
+            message: origin.via
+              ? `the global rank comes from here: ${label} (read at ${origin.via})`
+              : `the global rank is read here: ${label}`,
+          },
+          ...(local
+            ? [
+                {
+                  range: nodeRange(local.node),
+                  message: `the local rank is read here: ${local.node.text.length > 60 ? `${local.node.text.slice(0, 57)}...` : local.node.text}`,
+                },
+              ]
+            : []),
         ],
         fix: localNameFix(slot, local) ?? localRankFix(ctx, slot, origin),
         // Default where the program reads its local rank too (written for several nodes, the right

@@ -13,33 +13,60 @@ import { launchesOf, type FoundLaunch } from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";
 import { launchedScriptText, visibleFromOption } from "../launch/script";
 
-const TORCHRUN_DOC = "PyTorch, torch.distributed launch utility (https://pytorch.org/docs/stable/distributed.html#launch-utility): \"If used for GPU training, this number needs to be less or equal to the number of GPUs on the current system (nproc_per_node), and each process will be operating on a single GPU from GPU 0 to GPU (nproc_per_node - 1)\"; torchrun (https://pytorch.org/docs/stable/elastic/run.html) takes the same --nproc-per-node and sets LOCAL_RANK";
-const ACCELERATE_DOC = "Accelerate, The Command Line (https://huggingface.co/docs/accelerate/package_reference/cli): `--num_processes` \"The total number of processes to be launched in parallel\", `--gpu_ids` \"What GPUs (by id) should be used for training on this machine as a comma-separated list\"; accelerate/utils/launch.py writes `--gpu_ids` into CUDA_VISIBLE_DEVICES and passes num_processes // num_machines to torchrun as nproc_per_node";
-const DEEPSPEED_DOC = "DeepSpeed, deepspeed/launcher/runner.py (microsoft/DeepSpeed): with CUDA_VISIBLE_DEVICES set and no hostfile it prints \"... but ignoring it because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used\" and unsets it; `--num_gpus` with `--include`/`--exclude` raises \"Cannot specify num_nodes/gpus with include/exclude\"; an `--include` slot the node lacks raises \"No slot '...' specified on host 'localhost'\"; DeepSpeed Getting Started, Resource Configuration (https://www.deepspeed.ai/getting-started/#resource-configuration-single-node)";
-const GROUND_TRUTH = "ground-truth.md: `cuda:1` with one visible GPU raises 'invalid device ordinal'; docs/ground-truth.md (GPU011): two torchrun ranks on one GPU make NCCL fail ('invalid usage')";
+const TORCHRUN_DOC =
+  'PyTorch, torch.distributed launch utility (https://pytorch.org/docs/stable/distributed.html#launch-utility): "If used for GPU training, this number needs to be less or equal to the number of GPUs on the current system (nproc_per_node), and each process will be operating on a single GPU from GPU 0 to GPU (nproc_per_node - 1)"; torchrun (https://pytorch.org/docs/stable/elastic/run.html) takes the same --nproc-per-node and sets LOCAL_RANK';
+const ACCELERATE_DOC =
+  'Accelerate, The Command Line (https://huggingface.co/docs/accelerate/package_reference/cli): `--num_processes` "The total number of processes to be launched in parallel", `--gpu_ids` "What GPUs (by id) should be used for training on this machine as a comma-separated list"; accelerate/utils/launch.py writes `--gpu_ids` into CUDA_VISIBLE_DEVICES and passes num_processes // num_machines to torchrun as nproc_per_node';
+const DEEPSPEED_DOC =
+  'DeepSpeed, deepspeed/launcher/runner.py (microsoft/DeepSpeed): with CUDA_VISIBLE_DEVICES set and no hostfile it prints "... but ignoring it because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used" and unsets it; `--num_gpus` with `--include`/`--exclude` raises "Cannot specify num_nodes/gpus with include/exclude"; an `--include` slot the node lacks raises "No slot \'...\' specified on host \'localhost\'"; DeepSpeed Getting Started, Resource Configuration (https://www.deepspeed.ai/getting-started/#resource-configuration-single-node)';
+const GROUND_TRUTH =
+  "ground-truth.md: `cuda:1` with one visible GPU raises 'invalid device ordinal'; docs/ground-truth.md (GPU011): two torchrun ranks on one GPU make NCCL fail ('invalid usage')";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-const LAUNCHER_NAME = { torchrun: "torchrun", accelerate: "accelerate launch", deepspeed: "deepspeed", colossalai: "colossalai run", other: "" } as const;
+const LAUNCHER_NAME = {
+  torchrun: "torchrun",
+  accelerate: "accelerate launch",
+  deepspeed: "deepspeed",
+  colossalai: "colossalai run",
+  other: "",
+} as const;
 
 /** The accelerate config values a launch reads (`--config_file`), or from an accelerate YAML file. */
-interface AccelerateConfig { numProcesses: number | null; numMachines: number | null; gpuIds: string | null; file: string }
+interface AccelerateConfig {
+  numProcesses: number | null;
+  numMachines: number | null;
+  gpuIds: string | null;
+  file: string;
+}
 
 /** Reads an accelerate config named by a shell script's `--config_file`: relative to the script's folder, then up to three folders above it (the script may be run from the project root). */
 function readAccelerateConfig(scriptFile: string | null, path: string): AccelerateConfig | null {
   if (!scriptFile || path.includes("$") || path.startsWith("~")) return null;
   const candidates: string[] = [];
   if (isAbsolute(path)) candidates.push(path);
-  else for (let d = dirname(scriptFile), k = 0; k < 4; k++, d = dirname(d)) { candidates.push(join(d, path)); if (existsSync(join(d, ".git")) || dirname(d) === d) break; }
+  else
+    for (let d = dirname(scriptFile), k = 0; k < 4; k++, d = dirname(d)) {
+      candidates.push(join(d, path));
+      if (existsSync(join(d, ".git")) || dirname(d) === d) break;
+    }
   for (const c of candidates) {
     const read = readWorkspaceText(resolve(c), 256 * 1024);
     if (!("text" in read)) continue;
     try {
       const doc = parseYamlText(read.text) as Record<string, unknown> | null;
       if (!doc || typeof doc !== "object") return null;
-      const num = (v: unknown) => (typeof v === "number" && Number.isInteger(v) ? v : typeof v === "string" ? wholeNumber(v) : null);
+      const num = (v: unknown) =>
+        typeof v === "number" && Number.isInteger(v) ? v : typeof v === "string" ? wholeNumber(v) : null;
       const ids = doc.gpu_ids;
-      return { numProcesses: num(doc.num_processes), numMachines: num(doc.num_machines), gpuIds: typeof ids === "number" || typeof ids === "string" ? String(ids) : null, file: c };
-    } catch { return null; }
+      return {
+        numProcesses: num(doc.num_processes),
+        numMachines: num(doc.num_machines),
+        gpuIds: typeof ids === "number" || typeof ids === "string" ? String(ids) : null,
+        file: c,
+      };
+    } catch {
+      return null;
+    }
   }
   return null;
 }
@@ -59,7 +86,12 @@ function visibleCount(value: string): number | null {
 }
 
 /** The processes a launch starts per node and the words that say so. */
-interface Processes { n: number; range: Range; sameLine: boolean; text: string }
+interface Processes {
+  n: number;
+  range: Range;
+  sameLine: boolean;
+  text: string;
+}
 
 /** GPU040: a launcher starts more processes per node than GPUs are visible to them. */
 export const rule: ManifestRule = {
@@ -72,13 +104,20 @@ export const rule: ManifestRule = {
     trigger: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
     docs: {
       what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `accelerate launch`, `deepspeed`, also behind `srun`, `env VAR=...`, `VAR=... cmd`, `nohup`, `sh -c '...'`) in shell scripts, Slurm job scripts, Dockerfile `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint` and Kubernetes `command`/`args`, and reports a launch that starts more processes per node than GPUs are visible to it. Visible GPUs are, in this order: the CUDA_VISIBLE_DEVICES that the launched script itself writes from one of its options given on the line (`train.py --device 0,1` with `os.environ[\"CUDA_VISIBLE_DEVICES\"] = args.device`, its only write of the variable, and `add_argument(\"--device\", ...)`: shell and job scripts, the script read beside the launching file or up to three folders above it), the CUDA_VISIBLE_DEVICES in force (an inline prefix, an earlier `export` in the script, the image's `ENV`, the service's `environment`, the container's `env`; accelerate's `--gpu_ids`), else the container's GPU request (compose `count`/`device_ids`, Kubernetes `nvidia.com/gpu` limit), else the Slurm allocation (accelerate and deepspeed; torchrun's is GPU022's), else, for a plain shell script, the machine's GPU count (`--gpus`, `--inventory`, `[tool.gpu-pilot] gpus`/`inventory`, the editor's nvidia-smi). Also: an accelerate config YAML whose `num_processes` per machine exceeds its `gpu_ids`; deepspeed's `--num_gpus` with `--include`; a deepspeed `--include` id the container or machine lacks; and CUDA_VISIBLE_DEVICES set for a `deepspeed --num_gpus/--include` launch, which DeepSpeed ignores.",
-      follows: "Launch lines in the file itself (a shell or job script's commands, a Dockerfile's last-stage `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint`, Kubernetes `command`/`args`, `sh -c '...'` in a container's command) with the CUDA_VISIBLE_DEVICES in force (an inline prefix, the last `export` before the line, the last stage's `ENV`, the service's `environment`, the container's `env`), the container's or job's GPU request, a `$VAR` assigned once to a literal, and, from a shell or job script, the launched `.py` script's own write of CUDA_VISIBLE_DEVICES from one of its options (read beside the launching file or up to three folders above it), an accelerate config named by `--config_file`, and for a plain shell script the machine's GPU count; an accelerate config YAML is checked on its own. Not followed: variables set in another script or by the caller, shell arithmetic, assignments without `export`, commands built in variables, `bash -c '...'` inside a shell script, branches (the last `export` in the text wins), run-time overrides (`docker run -e`), accelerate's default config under ~/.cache, and DeepSpeed hostfiles.",
+      follows:
+        "Launch lines in the file itself (a shell or job script's commands, a Dockerfile's last-stage `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint`, Kubernetes `command`/`args`, `sh -c '...'` in a container's command) with the CUDA_VISIBLE_DEVICES in force (an inline prefix, the last `export` before the line, the last stage's `ENV`, the service's `environment`, the container's `env`), the container's or job's GPU request, a `$VAR` assigned once to a literal, and, from a shell or job script, the launched `.py` script's own write of CUDA_VISIBLE_DEVICES from one of its options (read beside the launching file or up to three folders above it), an accelerate config named by `--config_file`, and for a plain shell script the machine's GPU count; an accelerate config YAML is checked on its own. Not followed: variables set in another script or by the caller, shell arithmetic, assignments without `export`, commands built in variables, `bash -c '...'` inside a shell script, branches (the last `export` in the text wins), run-time overrides (`docker run -e`), accelerate's default config under ~/.cache, and DeepSpeed hostfiles.",
       why: "torchrun starts `--nproc_per_node` workers and gives each a LOCAL_RANK; the launch utility's documentation says this number must be at most the GPUs of the node, each process operating on GPU LOCAL_RANK. A worker whose LOCAL_RANK is at or beyond the visible GPUs has no `cuda:LOCAL_RANK`: selecting it raises 'invalid device ordinal' (measured, ground-truth.md), and workers that wrap around to share a GPU make NCCL fail (measured, docs/ground-truth.md). accelerate passes `num_processes // num_machines` to torchrun with CUDA_VISIBLE_DEVICES set to `gpu_ids`. DeepSpeed's launcher unsets CUDA_VISIBLE_DEVICES when `--num_gpus`/`--include`/`--exclude` is given (it says so and goes on with GPUs 0..N-1), refuses `--num_gpus` with `--include`, and refuses an `--include` slot the node lacks.",
-      example: "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=4 train.py   # GPU040: 4 workers, 2 GPUs\n",
+      example:
+        "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=4 train.py   # GPU040: 4 workers, 2 GPUs\n",
       fix: "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 train.py\n",
-      whenNotToCare: "Counts are compared only when written as literal numbers (a `$VAR` assigned once in the script to a literal is followed); `--nproc_per_node gpu`/`auto` and a missing count are right by construction. Not followed: variables set in another script or by the caller, counts computed by the shell (`$((N*2))`), CUDA_VISIBLE_DEVICES assigned without `export` (it reaches the launcher only if the caller exported it), commands built in variables (`$CMD`), a launched script that writes CUDA_VISIBLE_DEVICES more than once or from anything but an option's value (`select_device(args.device)` in another module), branches (the last `export` before the launch in the text wins), a Dockerfile's ENV overridden by `docker run -e`, an accelerate config that is not a file of the workspace (the default one under ~/.cache), multi-node DeepSpeed hostfiles. CPU-only training (gloo) with more workers than GPUs is fine: silence the line with `# noqa: GPU040`. The machine's count is used only for plain shell scripts (a job script runs on its allocation, a container on its request).",
-      references: [TORCHRUN_DOC, ACCELERATE_DOC, DEEPSPEED_DOC, GROUND_TRUTH,
-        "Docker Compose, GPU support (https://docs.docker.com/compose/gpu-support/): `count` \"the number of GPU devices that should be reserved\", `device_ids` \"the IDs of the GPU devices\"",
+      whenNotToCare:
+        "Counts are compared only when written as literal numbers (a `$VAR` assigned once in the script to a literal is followed); `--nproc_per_node gpu`/`auto` and a missing count are right by construction. Not followed: variables set in another script or by the caller, counts computed by the shell (`$((N*2))`), CUDA_VISIBLE_DEVICES assigned without `export` (it reaches the launcher only if the caller exported it), commands built in variables (`$CMD`), a launched script that writes CUDA_VISIBLE_DEVICES more than once or from anything but an option's value (`select_device(args.device)` in another module), branches (the last `export` before the launch in the text wins), a Dockerfile's ENV overridden by `docker run -e`, an accelerate config that is not a file of the workspace (the default one under ~/.cache), multi-node DeepSpeed hostfiles. CPU-only training (gloo) with more workers than GPUs is fine: silence the line with `# noqa: GPU040`. The machine's count is used only for plain shell scripts (a job script runs on its allocation, a container on its request).",
+      references: [
+        TORCHRUN_DOC,
+        ACCELERATE_DOC,
+        DEEPSPEED_DOC,
+        GROUND_TRUTH,
+        'Docker Compose, GPU support (https://docs.docker.com/compose/gpu-support/): `count` "the number of GPU devices that should be reserved", `device_ids` "the IDs of the GPU devices"',
         "Kubernetes, Schedule GPUs (https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/): GPUs are specified in the limits section (`nvidia.com/gpu`)",
       ],
       language: "bash",
@@ -92,75 +131,157 @@ export const rule: ManifestRule = {
 };
 
 /** An option's literal whole number (through the script's once-assigned literals), or null. */
-const optionNumber = (o: OptionValue | null, literals: Map<string, string>): number | null => (o ? wholeNumber(resolveLiteral(o.value, literals)) : null);
-const wordsRange = (ctx: ManifestRuleContext, a: ShellWord, b: ShellWord): Range => ctx.manifest.src.range(a.start, b.end);
+const optionNumber = (o: OptionValue | null, literals: Map<string, string>): number | null =>
+  o ? wholeNumber(resolveLiteral(o.value, literals)) : null;
+const wordsRange = (ctx: ManifestRuleContext, a: ShellWord, b: ShellWord): Range =>
+  ctx.manifest.src.range(a.start, b.end);
 
 function checkLaunch(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<string, string>): void {
   const l = f.line;
-  const machine = f.onThisMachine ? ctx.machine.gpuCount : null;
-  // What the launcher's node offers when CUDA_VISIBLE_DEVICES is not read: the request, else the machine.
-  const node = f.request ? { n: f.request.count, text: f.request.kind === "slurm" ? `the job's allocation, ${f.request.from}` : `the container's GPU request, ${f.request.from}`, certain: f.request.kind === "container", range: f.request.range as Range | null }
-    : machine !== null && machine > 0 ? { n: machine, text: "this machine's GPU count", certain: false, range: null } : null;
-
-  if (l.launcher === "deepspeed") {
-    const numGpus = optionNumber(l.processes, literals);
-    const filter = l.gpuIds ?? l.exclude;
-    if (l.processes && filter) {
-      ctx.report({ range: wordsRange(ctx, l.processes.start, l.processes.end), severity: "error", message: `deepspeed refuses --num_gpus together with ${l.gpuIds ? "--include" : "--exclude"} ("Cannot specify num_nodes/gpus with include/exclude"): keep one of them` });
-      return;
-    }
-    const hostfile = l.words.some((w) => w.value === "--hostfile" || w.value.startsWith("--hostfile=") || w.value === "-H");
-    const given = l.processes ?? filter;
-    if (f.visible && given && !hostfile) {
-      ctx.report({
-        range: wordsRange(ctx, given.start, given.end),
-        related: [{ range: f.visible.range, message: "CUDA_VISIBLE_DEVICES, which deepspeed unsets" }],
-        message: `deepspeed ignores CUDA_VISIBLE_DEVICES="${f.visible.value}" (${f.visible.from}) when --num_gpus, --include or --exclude is given: it unsets it and starts its workers on GPUs ${l.gpuIds ? "from --include" : "0..N-1"}; pick the GPUs with --include localhost:${f.visible.value ?? ""} instead`,
-      });
-    }
-    const ids = l.gpuIds ? deepspeedLocalIds(resolveLiteral(l.gpuIds.value, literals) ?? "") : null;
-    if (ids && node) {
-      const missing = ids.filter((i) => i >= node.n);
-      if (missing.length) {
-        ctx.report({ range: wordsRange(ctx, l.gpuIds!.start, l.gpuIds!.end), ...(node.certain ? { severity: "error" as const } : {}), message: `deepspeed --include names GPU${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, but only GPU${node.n > 1 ? `s 0..${node.n - 1} are` : " 0 is"} there (${node.text}): deepspeed stops with "No slot '${missing[0]}' specified on host 'localhost'"`, ...(node.range ? { related: [{ range: node.range, message: "the GPUs this launch gets" }] } : {}) });
-      }
-      return;
-    }
-    if (numGpus !== null && node && numGpus > node.n) report(ctx, f, { n: numGpus, range: wordsRange(ctx, l.processes!.start, l.processes!.end), sameLine: true, text: `--num_gpus ${numGpus}` }, { n: node.n, text: node.text, certain: node.certain, range: node.range });
-    return;
-  }
-
-  if (l.launcher === "accelerate") {
-    const cfg = l.configFile && ctx.manifest.kind === "jobscript" ? readAccelerateConfig(ctx.file, resolveLiteral(l.configFile.value, literals) ?? "$") : null;
-    const total = optionNumber(l.processes, literals) ?? (l.processes ? null : cfg?.numProcesses ?? null);
-    if (total === null) return;
-    const machines = optionNumber(l.machines, literals) ?? (l.machines ? null : cfg?.numMachines ?? 1);
-    if (machines === null || machines < 1) return;
-    const perNode = Math.floor(total / machines);
-    const where = l.processes ? { range: wordsRange(ctx, l.processes.start, l.processes.end), sameLine: true } : { range: wordsRange(ctx, l.configFile!.start, l.configFile!.end), sameLine: false };
-    const procs: Processes = { n: perNode, ...where, text: `--num_processes ${total}${machines > 1 ? ` on ${machines} machines` : ""}${l.processes ? "" : ` (from ${cfg!.file.replace(/^.*\//, "")})`}` };
-    const idsText = l.gpuIds ? resolveLiteral(l.gpuIds.value, literals) : (cfg?.gpuIds ?? null);
-    const ids = idList(idsText);
-    if (ids) {
-      // accelerate writes gpu_ids into CUDA_VISIBLE_DEVICES; CUDA stops at the first id the node lacks.
-      const usable = node ? ids.findIndex((i) => i >= node.n) : -1;
-      const n = usable < 0 ? ids.length : usable;
-      const text = `--gpu_ids ${idsText}${l.gpuIds ? "" : ` from ${cfg!.file.replace(/^.*\//, "")}`}${usable >= 0 ? `, of which CUDA keeps ${n}: ${node!.text} has no GPU ${ids[usable]}` : ""}`;
-      if (perNode > n) report(ctx, f, procs, { n, text, certain: !!l.gpuIds === procs.sameLine && (usable < 0 || node!.certain), range: null });
-      return;
-    }
-    if (idsText !== null && idsText.trim() !== "all") return; // ids not read
-    visibleOrNode(ctx, f, procs, node, literals);
-    return;
-  }
+  const node = nodeGpus(ctx, f);
+  if (l.launcher === "deepspeed") return checkDeepspeed(ctx, f, literals, node);
+  if (l.launcher === "accelerate") return checkAccelerate(ctx, f, literals, node);
 
   // torchrun
   if (!l.processes) return;
   const n = optionNumber(l.processes, literals);
   if (n === null) return;
-  const procs: Processes = { n, range: wordsRange(ctx, l.processes.start, l.processes.end), sameLine: true, text: `--nproc_per_node ${n}` };
+  const procs: Processes = {
+    n,
+    range: wordsRange(ctx, l.processes.start, l.processes.end),
+    sameLine: true,
+    text: `--nproc_per_node ${n}`,
+  };
   // A job script's torchrun without CUDA_VISIBLE_DEVICES is compared with the allocation by GPU022.
   visibleOrNode(ctx, f, procs, f.request?.kind === "slurm" ? null : node, literals);
+}
+
+/** The GPUs a launch's node offers when CUDA_VISIBLE_DEVICES is not read. */
+type NodeGpus = { n: number; text: string; certain: boolean; range: Range | null };
+
+/** What the launcher's node offers when CUDA_VISIBLE_DEVICES is not read: the request, else the machine. */
+function nodeGpus(ctx: ManifestRuleContext, f: FoundLaunch): NodeGpus | null {
+  const machine = f.onThisMachine ? ctx.machine.gpuCount : null;
+  return f.request
+    ? {
+        n: f.request.count,
+        text:
+          f.request.kind === "slurm"
+            ? `the job's allocation, ${f.request.from}`
+            : `the container's GPU request, ${f.request.from}`,
+        certain: f.request.kind === "container",
+        range: f.request.range as Range | null,
+      }
+    : machine !== null && machine > 0
+      ? { n: machine, text: "this machine's GPU count", certain: false, range: null }
+      : null;
+}
+
+/**
+ * deepspeed: `--num_gpus` with `--include`/`--exclude`, a CUDA_VISIBLE_DEVICES it ignores, and
+ * `--include` ids or a `--num_gpus` beyond the node's GPUs.
+ */
+function checkDeepspeed(
+  ctx: ManifestRuleContext,
+  f: FoundLaunch,
+  literals: Map<string, string>,
+  node: NodeGpus | null,
+): void {
+  const l = f.line;
+  const numGpus = optionNumber(l.processes, literals);
+  const filter = l.gpuIds ?? l.exclude;
+  if (l.processes && filter) {
+    ctx.report({
+      range: wordsRange(ctx, l.processes.start, l.processes.end),
+      severity: "error",
+      message: `deepspeed refuses --num_gpus together with ${l.gpuIds ? "--include" : "--exclude"} ("Cannot specify num_nodes/gpus with include/exclude"): keep one of them`,
+    });
+    return;
+  }
+  const hostfile = l.words.some(
+    (w) => w.value === "--hostfile" || w.value.startsWith("--hostfile=") || w.value === "-H",
+  );
+  const given = l.processes ?? filter;
+  if (f.visible && given && !hostfile) {
+    ctx.report({
+      range: wordsRange(ctx, given.start, given.end),
+      related: [{ range: f.visible.range, message: "CUDA_VISIBLE_DEVICES, which deepspeed unsets" }],
+      message: `deepspeed ignores CUDA_VISIBLE_DEVICES="${f.visible.value}" (${f.visible.from}) when --num_gpus, --include or --exclude is given: it unsets it and starts its workers on GPUs ${l.gpuIds ? "from --include" : "0..N-1"}; pick the GPUs with --include localhost:${f.visible.value ?? ""} instead`,
+    });
+  }
+  const ids = l.gpuIds ? deepspeedLocalIds(resolveLiteral(l.gpuIds.value, literals) ?? "") : null;
+  if (ids && node) {
+    const missing = ids.filter((i) => i >= node.n);
+    if (missing.length) {
+      ctx.report({
+        range: wordsRange(ctx, l.gpuIds!.start, l.gpuIds!.end),
+        ...(node.certain ? { severity: "error" as const } : {}),
+        message: `deepspeed --include names GPU${missing.length > 1 ? "s" : ""} ${missing.join(", ")}, but only GPU${node.n > 1 ? `s 0..${node.n - 1} are` : " 0 is"} there (${node.text}): deepspeed stops with "No slot '${missing[0]}' specified on host 'localhost'"`,
+        ...(node.range ? { related: [{ range: node.range, message: "the GPUs this launch gets" }] } : {}),
+      });
+    }
+    return;
+  }
+  if (numGpus !== null && node && numGpus > node.n)
+    report(
+      ctx,
+      f,
+      {
+        n: numGpus,
+        range: wordsRange(ctx, l.processes!.start, l.processes!.end),
+        sameLine: true,
+        text: `--num_gpus ${numGpus}`,
+      },
+      { n: node.n, text: node.text, certain: node.certain, range: node.range },
+    );
+}
+
+/**
+ * accelerate launch: more processes per machine than its `--gpu_ids` (or its config's `gpu_ids`),
+ * else than the GPUs visible to it.
+ */
+function checkAccelerate(
+  ctx: ManifestRuleContext,
+  f: FoundLaunch,
+  literals: Map<string, string>,
+  node: NodeGpus | null,
+): void {
+  const l = f.line;
+  const cfg =
+    l.configFile && ctx.manifest.kind === "jobscript"
+      ? readAccelerateConfig(ctx.file, resolveLiteral(l.configFile.value, literals) ?? "$")
+      : null;
+  const total = optionNumber(l.processes, literals) ?? (l.processes ? null : (cfg?.numProcesses ?? null));
+  if (total === null) return;
+  const machines = optionNumber(l.machines, literals) ?? (l.machines ? null : (cfg?.numMachines ?? 1));
+  if (machines === null || machines < 1) return;
+  const perNode = Math.floor(total / machines);
+  const where = l.processes
+    ? { range: wordsRange(ctx, l.processes.start, l.processes.end), sameLine: true }
+    : { range: wordsRange(ctx, l.configFile!.start, l.configFile!.end), sameLine: false };
+  const procs: Processes = {
+    n: perNode,
+    ...where,
+    text: `--num_processes ${total}${machines > 1 ? ` on ${machines} machines` : ""}${l.processes ? "" : ` (from ${cfg!.file.replace(/^.*\//, "")})`}`,
+  };
+  const idsText = l.gpuIds ? resolveLiteral(l.gpuIds.value, literals) : (cfg?.gpuIds ?? null);
+  const ids = idList(idsText);
+  if (ids) {
+    // accelerate writes gpu_ids into CUDA_VISIBLE_DEVICES; CUDA stops at the first id the node lacks.
+    const usable = node ? ids.findIndex((i) => i >= node.n) : -1;
+    const n = usable < 0 ? ids.length : usable;
+    const text = `--gpu_ids ${idsText}${l.gpuIds ? "" : ` from ${cfg!.file.replace(/^.*\//, "")}`}${usable >= 0 ? `, of which CUDA keeps ${n}: ${node!.text} has no GPU ${ids[usable]}` : ""}`;
+    if (perNode > n)
+      report(ctx, f, procs, {
+        n,
+        text,
+        certain: !!l.gpuIds === procs.sameLine && (usable < 0 || node!.certain),
+        range: null,
+      });
+    return;
+  }
+  if (idsText !== null && idsText.trim() !== "all") return; // ids not read
+  visibleOrNode(ctx, f, procs, node, literals);
 }
 
 /**
@@ -169,7 +290,11 @@ function checkLaunch(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<str
  * write of the variable) and `add_argument("--device", ...)`. Null when the script cannot be read,
  * writes the variable otherwise, or the option is not on the line with a literal value.
  */
-function scriptVisible(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<string, string>): { value: string; text: string; range: Range } | null {
+function scriptVisible(
+  ctx: ManifestRuleContext,
+  f: FoundLaunch,
+  literals: Map<string, string>,
+): { value: string; text: string; range: Range } | null {
   const l = f.line;
   if (!l.script || !l.scriptArgs.length || ctx.manifest.kind !== "jobscript") return null;
   const script = resolveLiteral(l.script.value, literals) ?? "$";
@@ -182,32 +307,60 @@ function scriptVisible(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<s
     const w = args[k].value;
     const eq = w.indexOf("=");
     if (eq > 0 && options.includes(w.slice(0, eq))) found = { value: w.slice(eq + 1), start: args[k], end: args[k] };
-    else if (options.includes(w)) found = k + 1 < args.length ? { value: args[k + 1].value, start: args[k], end: args[k + 1] } : null;
+    else if (options.includes(w))
+      found = k + 1 < args.length ? { value: args[k + 1].value, start: args[k], end: args[k + 1] } : null;
   }
   const value = found ? resolveLiteral(found.value, literals) : null;
   if (!found || value === null || idList(value) === null) return null;
-  return { value, text: `${script.replace(/^.*\//, "")} sets it from ${found.start === found.end ? found.start.value : `${found.start.value} ${found.end.value}`}`, range: wordsRange(ctx, found.start, found.end) };
+  return {
+    value,
+    text: `${script.replace(/^.*\//, "")} sets it from ${found.start === found.end ? found.start.value : `${found.start.value} ${found.end.value}`}`,
+    range: wordsRange(ctx, found.start, found.end),
+  };
 }
 
 /** Compares with the CUDA_VISIBLE_DEVICES in force (the launched script's own write from its options first), else with the node's GPUs. */
-function visibleOrNode(ctx: ManifestRuleContext, f: FoundLaunch, procs: Processes, node: { n: number; text: string; certain: boolean; range: Range | null } | null, literals: Map<string, string>): void {
+function visibleOrNode(
+  ctx: ManifestRuleContext,
+  f: FoundLaunch,
+  procs: Processes,
+  node: { n: number; text: string; certain: boolean; range: Range | null } | null,
+  literals: Map<string, string>,
+): void {
   const own = scriptVisible(ctx, f, literals);
   if (own) {
     const v = idList(own.value)!.length;
-    if (procs.n > v) report(ctx, f, procs, { n: v, text: `CUDA_VISIBLE_DEVICES="${own.value}": ${own.text}`, certain: false, range: own.range });
+    if (procs.n > v)
+      report(ctx, f, procs, {
+        n: v,
+        text: `CUDA_VISIBLE_DEVICES="${own.value}": ${own.text}`,
+        certain: false,
+        range: own.range,
+      });
     return;
   }
   if (f.visibleUnknown) return;
   if (f.visible) {
     const v = visibleCount(f.visible.value ?? "");
     if (v === null) return;
-    if (procs.n > v) report(ctx, f, procs, { n: v, text: `CUDA_VISIBLE_DEVICES="${f.visible.value}", ${f.visible.from}`, certain: f.visible.sameCommand, range: f.visible.range });
+    if (procs.n > v)
+      report(ctx, f, procs, {
+        n: v,
+        text: `CUDA_VISIBLE_DEVICES="${f.visible.value}", ${f.visible.from}`,
+        certain: f.visible.sameCommand,
+        range: f.visible.range,
+      });
     return;
   }
   if (node && procs.n > node.n) report(ctx, f, procs, node);
 }
 
-function report(ctx: ManifestRuleContext, f: FoundLaunch, procs: Processes, visible: { n: number; text: string; certain: boolean; range: Range | null }): void {
+function report(
+  ctx: ManifestRuleContext,
+  f: FoundLaunch,
+  procs: Processes,
+  visible: { n: number; text: string; certain: boolean; range: Range | null },
+): void {
   const name = LAUNCHER_NAME[f.line.launcher];
   const extra = procs.n - visible.n;
   ctx.report({
@@ -237,7 +390,9 @@ function checkAccelerateYaml(ctx: ManifestRuleContext): void {
     ctx.report({
       range: src.range((np.key as { range?: [number, number, number] }).range?.[0] ?? 0, v.range?.[1] ?? 0),
       message: `num_processes: ${total}${machines > 1 ? ` on ${machines} machines (${perNode} per machine)` : ""} but gpu_ids lists ${plural(ids.length, "GPU")}: accelerate launch sets CUDA_VISIBLE_DEVICES to gpu_ids and starts ${perNode} workers per machine, so LOCAL_RANK ${ids.length}${perNode - ids.length > 1 ? `..${perNode - 1}` : ""} ${perNode - ids.length > 1 ? "have no GPU of their own" : "has no GPU of its own"} ('invalid device ordinal' when selected, or ranks sharing a GPU make NCCL fail)`,
-      ...(idsNode?.range ? { related: [{ range: src.range(idsNode.range[0], idsNode.range[1]), message: "gpu_ids" }] } : {}),
+      ...(idsNode?.range
+        ? { related: [{ range: src.range(idsNode.range[0], idsNode.range[1]), message: "gpu_ids" }] }
+        : {}),
     });
   }
 }

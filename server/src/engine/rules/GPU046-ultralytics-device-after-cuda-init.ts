@@ -10,7 +10,15 @@ import { callArgs, calleePath } from "./shared/py";
  * `predict`), pass `device=` to `select_device`.
  */
 const MODEL_CLASSES: ReadonlySet<string> = new Set(["YOLO", "YOLOWorld", "YOLOE", "RTDETR", "SAM", "FastSAM", "NAS"]);
-const DEVICE_METHODS: ReadonlySet<string> = new Set(["predict", "train", "val", "track", "benchmark", "export", "tune"]);
+const DEVICE_METHODS: ReadonlySet<string> = new Set([
+  "predict",
+  "train",
+  "val",
+  "track",
+  "benchmark",
+  "export",
+  "tune",
+]);
 
 /**
  * How Ultralytics applies `device=N` (read in ultralytics/ultralytics @ 0009995d90,
@@ -35,11 +43,17 @@ export function literalOrdinal(node: SyntaxNode | null | undefined): number | nu
 function ultralyticsModelCall(ctx: RuleContext, call: SyntaxNode): boolean {
   const fn = call.childForFieldName("function");
   let receiver: SyntaxNode | null | undefined = null;
-  if (fn?.type === "attribute" && DEVICE_METHODS.has(fn.childForFieldName("attribute")?.text ?? "")) receiver = fn.childForFieldName("object");
+  if (fn?.type === "attribute" && DEVICE_METHODS.has(fn.childForFieldName("attribute")?.text ?? ""))
+    receiver = fn.childForFieldName("object");
   else if (fn?.type === "identifier") receiver = fn;
   if (!receiver) return false;
   // `YOLO("x.pt").predict(...)` or `model.predict(...)` with `model = YOLO("x.pt")` at module level.
-  const made = receiver.type === "call" ? receiver : receiver.type === "identifier" ? ctx.model.valueOf(receiver.text, call.startIndex) : null;
+  const made =
+    receiver.type === "call"
+      ? receiver
+      : receiver.type === "identifier"
+        ? ctx.model.valueOf(receiver.text, call.startIndex)
+        : null;
   if (!made || made.type !== "call") return false;
   const path = calleePath(ctx.model, made);
   return !!path && path.startsWith("ultralytics.") && MODEL_CLASSES.has(path.split(".").pop()!);
@@ -64,16 +78,19 @@ export const rule: Rule = {
     // An Ultralytics model call with device= needs the package's name (its import) and the keyword.
     trigger: (t) => t.hasWord("ultralytics") && t.has("device"),
     docs: {
-      what: "Finds an Ultralytics model call (`model.predict/train/val/track/benchmark/export/tune(..., device=N)` or `model(src, device=N)`, where `model` is an Ultralytics model such as `YOLO`, `RTDETR` or `SAM` made in this module) with a literal GPU ordinal N >= 1 (`2`, `\"2\"`, `\"cuda:2\"`) after something initialised CUDA in this program (`torch.cuda.is_available()`, a tensor on CUDA, an import that initialises CUDA). Not reported where the program wrote `CUDA_VISIBLE_DEVICES` itself before CUDA was initialised.",
-      follows: "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each Ultralytics model call against the CUDA initialisations that run before it (the import of a library that the catalogue says initialises CUDA counts), with the model found through a name assigned in the file (`model = YOLO(...)`). Not followed: a device held in a variable or given as a list, a model returned by a function (`model = load()`) or held in an attribute (`self.model`), model calls in functions the module never calls, and CUDA initialised by other modules (the project's own modules count only where the file writes an environment variable after them).",
-      why: "Ultralytics applies `device=N` by writing `CUDA_VISIBLE_DEVICES=N` and then using `cuda:0`, the first visible GPU (ultralytics/utils/torch_utils.py, `select_device`: `os.environ[\"CUDA_VISIBLE_DEVICES\"] = device  # set environment variable - must be before assert is_available()`, then `arg = \"cuda:0\"`; read at ultralytics/ultralytics 0009995d90; YOLOv5's `select_device` is the same). Once CUDA is initialised the variable is no longer read (measured, ground-truth.md: after `torch.cuda.is_available()` a `CUDA_VISIBLE_DEVICES` write has no effect), so every GPU stays visible and `cuda:0` is physical GPU 0: the model runs on GPU 0 whatever N says, often on a card someone else is using.",
-      example: "import torch\nfrom ultralytics import YOLO\n\nassert torch.cuda.is_available()\nmodel = YOLO(\"yolo11n.pt\")\nmodel.predict(\"video.mp4\", device=2)  # GPU046: runs on GPU 0\n",
-      fix: "import os\n\nos.environ[\"CUDA_VISIBLE_DEVICES\"] = \"2\"  # before anything touches CUDA\nimport torch\nfrom ultralytics import YOLO\n\nassert torch.cuda.is_available()\nmodel = YOLO(\"yolo11n.pt\")\nmodel.predict(\"video.mp4\", device=0)  # GPU 2, the only one visible\n",
-      whenNotToCare: "When the process already hides every GPU but the one meant (CUDA_VISIBLE_DEVICES set by the shell or a launcher), so `cuda:0` is that GPU anyway.",
+      what: 'Finds an Ultralytics model call (`model.predict/train/val/track/benchmark/export/tune(..., device=N)` or `model(src, device=N)`, where `model` is an Ultralytics model such as `YOLO`, `RTDETR` or `SAM` made in this module) with a literal GPU ordinal N >= 1 (`2`, `"2"`, `"cuda:2"`) after something initialised CUDA in this program (`torch.cuda.is_available()`, a tensor on CUDA, an import that initialises CUDA). Not reported where the program wrote `CUDA_VISIBLE_DEVICES` itself before CUDA was initialised.',
+      follows:
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each Ultralytics model call against the CUDA initialisations that run before it (the import of a library that the catalogue says initialises CUDA counts), with the model found through a name assigned in the file (`model = YOLO(...)`). Not followed: a device held in a variable or given as a list, a model returned by a function (`model = load()`) or held in an attribute (`self.model`), model calls in functions the module never calls, and CUDA initialised by other modules (the project's own modules count only where the file writes an environment variable after them).",
+      why: 'Ultralytics applies `device=N` by writing `CUDA_VISIBLE_DEVICES=N` and then using `cuda:0`, the first visible GPU (ultralytics/utils/torch_utils.py, `select_device`: `os.environ["CUDA_VISIBLE_DEVICES"] = device  # set environment variable - must be before assert is_available()`, then `arg = "cuda:0"`; read at ultralytics/ultralytics 0009995d90; YOLOv5\'s `select_device` is the same). Once CUDA is initialised the variable is no longer read (measured, ground-truth.md: after `torch.cuda.is_available()` a `CUDA_VISIBLE_DEVICES` write has no effect), so every GPU stays visible and `cuda:0` is physical GPU 0: the model runs on GPU 0 whatever N says, often on a card someone else is using.',
+      example:
+        'import torch\nfrom ultralytics import YOLO\n\nassert torch.cuda.is_available()\nmodel = YOLO("yolo11n.pt")\nmodel.predict("video.mp4", device=2)  # GPU046: runs on GPU 0\n',
+      fix: 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"  # before anything touches CUDA\nimport torch\nfrom ultralytics import YOLO\n\nassert torch.cuda.is_available()\nmodel = YOLO("yolo11n.pt")\nmodel.predict("video.mp4", device=0)  # GPU 2, the only one visible\n',
+      whenNotToCare:
+        "When the process already hides every GPU but the one meant (CUDA_VISIBLE_DEVICES set by the shell or a launcher), so `cuda:0` is that GPU anyway.",
       references: [
-        "ultralytics/ultralytics 0009995d90 ultralytics/utils/torch_utils.py select_device: `os.environ[\"CUDA_VISIBLE_DEVICES\"] = device  # set environment variable - must be before assert is_available()` ... `arg = \"cuda:0\"`",
+        'ultralytics/ultralytics 0009995d90 ultralytics/utils/torch_utils.py select_device: `os.environ["CUDA_VISIBLE_DEVICES"] = device  # set environment variable - must be before assert is_available()` ... `arg = "cuda:0"`',
         "ultralytics/yolov5 5081342f04 utils/torch_utils.py:117, the same write in YOLOv5's select_device",
-        "ground-truth.md: 'When does setting os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\" still take effect?' (not after torch.cuda.is_available())",
+        'ground-truth.md: \'When does setting os.environ["CUDA_VISIBLE_DEVICES"] = "1" still take effect?\' (not after torch.cuda.is_available())',
       ],
     },
   },

@@ -5,7 +5,6 @@ import type { SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
 import { SUBPROCESS_STARTS } from "./shared/childProcess";
 
-
 /** Packages whose `Process` class (or a context's `ctx.Process`) starts a child at `.start()`. */
 const PROCESS_PACKAGES = ["multiprocessing", "torch.multiprocessing", "multiprocess"];
 
@@ -54,13 +53,19 @@ function statementCall(stmt: SyntaxNode): SyntaxNode | null {
  * Whether `stmt` starts a child process that copies the environment now: `p.start()` where `p` was
  * made by a `...Process(...)` call earlier in `body`, or a subprocess call without `env=`.
  */
-function startsChild(ctx: RuleContext, stmt: SyntaxNode, body: readonly SyntaxNode[], usesProcessPackage: boolean): boolean {
+function startsChild(
+  ctx: RuleContext,
+  stmt: SyntaxNode,
+  body: readonly SyntaxNode[],
+  usesProcessPackage: boolean,
+): boolean {
   const call = statementCall(stmt);
   if (!call) return false;
   const path = calleePath(ctx.model, call);
   if (path && SUBPROCESS_STARTS.has(path)) return !callArgs(call).keywords.has("env");
   const fn = call.childForFieldName("function");
-  if (!usesProcessPackage || fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "start") return false;
+  if (!usesProcessPackage || fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "start")
+    return false;
   const target = fn.childForFieldName("object");
   if (target?.type !== "identifier") return false;
   return body.some((s) => {
@@ -85,11 +90,14 @@ export const rule: Rule = {
     trigger: (t) => t.envWith(STARTUP_VARIABLES) && (t.has("Process") || t.hasWord("subprocess")),
     docs: {
       what: "Finds, in the body of a `for` loop, a write of `CUDA_VISIBLE_DEVICES` (or another startup variable) whose value depends on the loop variable and that comes after the statement that started a child process in the same iteration: `p.start()` of a `multiprocessing`/`torch.multiprocessing` `Process` made in the loop, or a `subprocess.Popen/run/call` without `env=`. Only writes directly in the loop body; not a write that restores a saved value, and not when the body wrote the variable before the start too.",
-      follows: "Startup-variable writes anywhere in the file (functions and methods included) that stand directly in a `for` loop's body, with the statements before them in that body: `.start()` of a `Process` made earlier in the body, or a `subprocess` call without `env=`. Not followed: writes or starts in blocks nested in the loop body or in functions it calls, processes made outside the loop, and pools.",
+      follows:
+        "Startup-variable writes anywhere in the file (functions and methods included) that stand directly in a `for` loop's body, with the statements before them in that body: `.start()` of a `Process` made earlier in the body, or a `subprocess` call without `env=`. Not followed: writes or starts in blocks nested in the loop body or in functions it calls, processes made outside the loop, and pools.",
       why: "A child process takes its copy of the environment when it starts: `Process.start()` (spawn passes the parent's `os.environ`; fork copies the whole process) or `subprocess.Popen(...)` (the `env` argument defaults to the parent's environment). A write after the start reaches only the children started later, so child k runs with the value meant for child k-1 and the first child with the parent's own: every worker lands on the wrong GPU, the first on all of them. Python documentation: `subprocess.Popen` 'If env is not None, it must be a mapping that defines the environment variables for the new process; these are used instead of the default behavior of inheriting the current process' environment'; `os.environ` 'changes to the environment made by modifying os.environ ... affect subprocesses started with os.system(), popen() or fork() and execv()'.",
-      example: "import multiprocessing as mp\nimport os\n\nfor gpu in range(4):\n    p = mp.Process(target=work)\n    p.start()\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = str(gpu)  # GPU047: p already started\n",
-      fix: "import multiprocessing as mp\nimport os\n\nfor gpu in range(4):\n    p = mp.Process(target=work)\n    os.environ[\"CUDA_VISIBLE_DEVICES\"] = str(gpu)\n    p.start()\n",
-      whenNotToCare: "When the write is deliberately for the next child (an off-by-one schedule nobody would write on purpose), or when each child sets its own GPU from an argument.",
+      example:
+        'import multiprocessing as mp\nimport os\n\nfor gpu in range(4):\n    p = mp.Process(target=work)\n    p.start()\n    os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)  # GPU047: p already started\n',
+      fix: 'import multiprocessing as mp\nimport os\n\nfor gpu in range(4):\n    p = mp.Process(target=work)\n    os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)\n    p.start()\n',
+      whenNotToCare:
+        "When the write is deliberately for the next child (an off-by-one schedule nobody would write on purpose), or when each child sets its own GPU from an argument.",
       references: [
         "Python documentation, os.environ: 'Such changes to the environment affect subprocesses started with os.system(), popen() or fork() and execv()'",
         "Python documentation, subprocess.Popen: env=None means the child inherits the current process' environment",
@@ -100,7 +108,9 @@ export const rule: Rule = {
   check(ctx) {
     const writes = writesByStatement(ctx);
     if (writes.size === 0) return;
-    const usesProcessPackage = [...ctx.model.symbols.values()].some((m) => PROCESS_PACKAGES.some((p) => m === p || m.startsWith(p + ".")));
+    const usesProcessPackage = [...ctx.model.symbols.values()].some((m) =>
+      PROCESS_PACKAGES.some((p) => m === p || m.startsWith(p + ".")),
+    );
     for (const w of writes.values()) {
       const stmt = w.statement!;
       const block = stmt.parent;
@@ -115,7 +125,9 @@ export const rule: Rule = {
       ctx.report({
         range: w.range,
         message: `${w.variable} is set after the child process started on ${ctx.where(start.startPosition.row)} (\`${start.text.split("\n")[0].trim()}\`): the child copied the environment when it started, so it never sees this value (the next child gets it instead); set it before starting the child`,
-        related: [{ range: nodeRange(start), message: "the child process starts here, with the environment as it is now" }],
+        related: [
+          { range: nodeRange(start), message: "the child process starts here, with the environment as it is now" },
+        ],
       });
     }
   },

@@ -4,7 +4,10 @@ import type { SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
 
 /** accelerate's notebook launcher, under the paths the model resolves it to. */
-const NOTEBOOK_LAUNCHERS: ReadonlySet<string> = new Set(["accelerate.notebook_launcher", "accelerate.launchers.notebook_launcher"]);
+const NOTEBOOK_LAUNCHERS: ReadonlySet<string> = new Set([
+  "accelerate.notebook_launcher",
+  "accelerate.launchers.notebook_launcher",
+]);
 
 /**
  * Where accelerate starts the workers with `fork` (read at huggingface/accelerate 16cb6eb80dd9,
@@ -50,11 +53,15 @@ function processCount(call: SyntaxNode): number | null {
 function initBefore(ctx: RuleContext, at: number): { node: SyntaxNode; what: string; note?: string } | null {
   let first: { node: SyntaxNode; what: string; note?: string } | null = null;
   for (const e of ctx.model.events.slice(0, at)) {
-    if (breaksFork(e)) { first = { node: e.node, what: e.what, note: e.note }; break; }
+    if (breaksFork(e)) {
+      first = { node: e.node, what: e.what, note: e.note };
+      break;
+    }
   }
   for (const c of ctx.model.calls) {
     const name = c.at <= at && c.path ? FORK_BREAKING_CALLS.get(c.path) : undefined;
-    if (name && (!first || c.node.startIndex < first.node.startIndex)) first = { node: c.node, what: `${name}()`, note: "measured: verify/results-fork-h200.json" };
+    if (name && (!first || c.node.startIndex < first.node.startIndex))
+      first = { node: c.node, what: `${name}()`, note: "measured: verify/results-fork-h200.json" };
   }
   return first;
 }
@@ -70,16 +77,19 @@ export const rule: Rule = {
     trigger: (t) => t.hasWord("notebook_launcher"),
     docs: {
       what: "Finds `notebook_launcher(fn, num_processes=N)` from Hugging Face Accelerate with a literal N > 1 after something in the same program (an earlier notebook cell, or the script above the call) ran torch's CUDA initialisation: `torch.cuda.is_available()`, a device query such as `torch.cuda.get_device_name()`, `torch.cuda.set_device()`, a tensor or model put on CUDA, `transformers.TrainingArguments(...)` or `Seq2SeqTrainingArguments(...)`, `accelerate.Accelerator()`, or an import that initialises CUDA; each measured to break a forked child (verify/results-fork-h200.json). `torch.cuda.device_count()` does not (measured) and is not reported.",
-      follows: "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each `notebook_launcher` call against the CUDA initialisations and the measured calls that run before it (the import of a library that the catalogue says initialises CUDA counts). Not followed: a process count held in a variable, launcher calls in functions the module never calls, and CUDA initialised by other modules (the project's own modules count only where the file writes an environment variable after them).",
+      follows:
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each `notebook_launcher` call against the CUDA initialisations and the measured calls that run before it (the import of a library that the catalogue says initialises CUDA counts). Not followed: a process count held in a variable, launcher calls in functions the module never calls, and CUDA initialised by other modules (the project's own modules count only where the file writes an environment variable after them).",
       why: `With more than one process, notebook_launcher starts its workers with the \`fork\` start method on CUDA machines (${LAUNCHER_SOURCE}, read at huggingface/accelerate 16cb6eb80dd9: \`start_method = "spawn" if device_type == "xpu" or is_rocm_available() else "fork"\`). A forked child cannot use CUDA once the parent ran torch's CUDA initialisation: torch raises "Cannot re-initialize CUDA in forked subprocess" (torch/cuda/__init__.py \`_lazy_init\`; the PyTorch multiprocessing notes: "The CUDA runtime does not support the fork start method"), and accelerate reports it as "CUDA has been initialized before the \`notebook_launcher\` could create a forked subprocess". An \`Accelerator()\` created before the call is refused outright: "the \`Accelerator\` should only be initialized inside your training function".`,
-      example: "# cell 1\nfrom accelerate import notebook_launcher\nfrom transformers import TrainingArguments\nargs = TrainingArguments(output_dir=\"out\")  # initialises CUDA\n# cell 2\nnotebook_launcher(train, num_processes=2)  # GPU048\n",
-      fix: "# cell 1\nfrom accelerate import notebook_launcher\n# cell 2\ndef train():\n    from transformers import TrainingArguments\n    args = TrainingArguments(output_dir=\"out\")  # inside each worker\n    ...\n\nnotebook_launcher(train, num_processes=2)\n",
-      whenNotToCare: "With one process (`num_processes=1`) the launcher calls the function in the notebook's own process and nothing is forked. On ROCm and XPU machines accelerate uses `spawn`, where the parent's CUDA state does not matter (but the function and its arguments must then be picklable).",
+      example:
+        '# cell 1\nfrom accelerate import notebook_launcher\nfrom transformers import TrainingArguments\nargs = TrainingArguments(output_dir="out")  # initialises CUDA\n# cell 2\nnotebook_launcher(train, num_processes=2)  # GPU048\n',
+      fix: '# cell 1\nfrom accelerate import notebook_launcher\n# cell 2\ndef train():\n    from transformers import TrainingArguments\n    args = TrainingArguments(output_dir="out")  # inside each worker\n    ...\n\nnotebook_launcher(train, num_processes=2)\n',
+      whenNotToCare:
+        "With one process (`num_processes=1`) the launcher calls the function in the notebook's own process and nothing is forked. On ROCm and XPU machines accelerate uses `spawn`, where the parent's CUDA state does not matter (but the function and its arguments must then be picklable).",
       references: [
-        "huggingface/accelerate 16cb6eb80dd9 src/accelerate/launchers.py: `start_method = \"spawn\" if device_type == \"xpu\" or is_rocm_available() else \"fork\"`; `the `Accelerator` should only be initialized inside your training function`; `has been initialized before the `notebook_launcher` could create a forked subprocess`",
-        "PyTorch, Multiprocessing best practices, CUDA in multiprocessing: \"The CUDA runtime does not support the fork start method; either the spawn or forkserver start method are required to use CUDA in subprocesses\" (https://pytorch.org/docs/stable/notes/multiprocessing.html)",
-        "pytorch/pytorch torch/cuda/__init__.py `_lazy_init`: `if _is_in_bad_fork(): raise RuntimeError(\"Cannot re-initialize CUDA in forked subprocess. ...\")`",
-        "Measured on an H200 (verify/frameworks/fork_probe.py, verify/results-fork-h200.json; torch 2.11, transformers 5.17.0, accelerate 1.15.0): after torch.cuda.is_available(), get_device_name(0), set_device(0), mem_get_info(), a tensor on cuda, TrainingArguments(...), Seq2SeqTrainingArguments(...) or Accelerator() in the parent, a forked child raised \"Cannot re-initialize CUDA in forked subprocess\" and notebook_launcher(num_processes=2) failed (after Accelerator() with accelerate's ValueError); after import torch alone or torch.cuda.device_count() both worked",
+        'huggingface/accelerate 16cb6eb80dd9 src/accelerate/launchers.py: `start_method = "spawn" if device_type == "xpu" or is_rocm_available() else "fork"`; `the `Accelerator` should only be initialized inside your training function`; `has been initialized before the `notebook_launcher` could create a forked subprocess`',
+        'PyTorch, Multiprocessing best practices, CUDA in multiprocessing: "The CUDA runtime does not support the fork start method; either the spawn or forkserver start method are required to use CUDA in subprocesses" (https://pytorch.org/docs/stable/notes/multiprocessing.html)',
+        'pytorch/pytorch torch/cuda/__init__.py `_lazy_init`: `if _is_in_bad_fork(): raise RuntimeError("Cannot re-initialize CUDA in forked subprocess. ...")`',
+        'Measured on an H200 (verify/frameworks/fork_probe.py, verify/results-fork-h200.json; torch 2.11, transformers 5.17.0, accelerate 1.15.0): after torch.cuda.is_available(), get_device_name(0), set_device(0), mem_get_info(), a tensor on cuda, TrainingArguments(...), Seq2SeqTrainingArguments(...) or Accelerator() in the parent, a forked child raised "Cannot re-initialize CUDA in forked subprocess" and notebook_launcher(num_processes=2) failed (after Accelerator() with accelerate\'s ValueError); after import torch alone or torch.cuda.device_count() both worked',
       ],
     },
   },

@@ -10,17 +10,30 @@ import { calleePath } from "./py";
 
 const EXEC_SUFFIXES = ["l", "le", "lp", "lpe", "v", "ve", "vp", "vpe"];
 /** The subprocess functions that start a child with the parent's environment unless `env=` is given (Python's subprocess documentation). */
-export const SUBPROCESS_STARTS: ReadonlySet<string> = new Set(["Popen", "run", "call", "check_call", "check_output"].map((f) => `subprocess.${f}`));
+export const SUBPROCESS_STARTS: ReadonlySet<string> = new Set(
+  ["Popen", "run", "call", "check_call", "check_output"].map((f) => `subprocess.${f}`),
+);
 /** Calls that start a child process, which inherits os.environ (Python's subprocess, os, asyncio and multiprocessing documentation; torch.multiprocessing). */
 const CHILD_PROCESS: ReadonlySet<string> = new Set([
   ...SUBPROCESS_STARTS,
-  "os.system", "os.popen", ...EXEC_SUFFIXES.flatMap((s) => [`os.exec${s}`, `os.spawn${s}`]), "os.posix_spawn", "os.posix_spawnp",
-  "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell",
-  "multiprocessing.Process", "multiprocessing.context.Process", "multiprocessing.get_context",
-  "torch.multiprocessing.spawn", "torch.multiprocessing.start_processes", "torch.multiprocessing.Process",
+  "os.system",
+  "os.popen",
+  ...EXEC_SUFFIXES.flatMap((s) => [`os.exec${s}`, `os.spawn${s}`]),
+  "os.posix_spawn",
+  "os.posix_spawnp",
+  "asyncio.create_subprocess_exec",
+  "asyncio.create_subprocess_shell",
+  "multiprocessing.Process",
+  "multiprocessing.context.Process",
+  "multiprocessing.get_context",
+  "torch.multiprocessing.spawn",
+  "torch.multiprocessing.start_processes",
+  "torch.multiprocessing.Process",
 ]);
 /** The last name of each {@link CHILD_PROCESS} path (`Popen`, `run`, `system`, ...). */
-const CHILD_PROCESS_NAMES: readonly string[] = [...new Set([...CHILD_PROCESS].map((p) => p.slice(p.lastIndexOf(".") + 1)))];
+const CHILD_PROCESS_NAMES: readonly string[] = [
+  ...new Set([...CHILD_PROCESS].map((p) => p.slice(p.lastIndexOf(".") + 1))),
+];
 
 /**
  * The words one of which the text of every call that starts a child process ({@link CHILD_PROCESS})
@@ -43,7 +56,10 @@ function lastWordIn(text: string, start: number, end: number, words: readonly st
   for (const w of words) {
     for (let i = part.lastIndexOf(w); i >= 0 && start + i > last; i = i > 0 ? part.lastIndexOf(w, i - 1) : -1) {
       const at = start + i;
-      if ((at === 0 || !isWordCode(text.charCodeAt(at - 1))) && !isWordCode(text.charCodeAt(at + w.length))) { last = at; break; }
+      if ((at === 0 || !isWordCode(text.charCodeAt(at - 1))) && !isWordCode(text.charCodeAt(at + w.length))) {
+        last = at;
+        break;
+      }
     }
   }
   return last;
@@ -54,14 +70,22 @@ function lastWordIn(text: string, start: number, end: number, words: readonly st
  * top-level statements that mention one of `words`, resolved.
  */
 function childProcessStarts(ctx: RuleContext, words: readonly string[]): number[] {
-  return ctx.model.nodesMentioning("call", words, true).filter((c) => CHILD_PROCESS.has(calleePath(ctx.model, c) ?? "")).map((c) => c.startIndex).sort((x, y) => x - y);
+  return ctx.model
+    .nodesMentioning("call", words, true)
+    .filter((c) => CHILD_PROCESS.has(calleePath(ctx.model, c) ?? ""))
+    .map((c) => c.startIndex)
+    .sort((x, y) => x - y);
 }
 
 /**
  * What {@link startsChildAfter} finds once per lint: the words, the module's child-process starts,
  * and per block (its node id; -1 for the module) the offset of its last child-process word.
  */
-export interface ChildProcessFacts { words?: string[]; starts?: number[]; lastWord: Map<number, number> }
+export interface ChildProcessFacts {
+  words?: string[];
+  starts?: number[];
+  lastWord: Map<number, number>;
+}
 
 /**
  * Whether a statement after `stmt` in its block starts a child process: a call of
@@ -77,17 +101,25 @@ export function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode, facts: Chil
   const block = stmt.parent;
   if (!block) return false;
   const text = ctx.model.text;
-  const from = stmt.endIndex, end = block.type === "module" ? text.length : block.endIndex;
+  const from = stmt.endIndex,
+    end = block.type === "module" ? text.length : block.endIndex;
   // Only the words the text holds (the probe answers from the last version in the editor).
   const words = (facts.words ??= childProcessWords(ctx).filter((w) => ctx.hasWord?.(w) ?? true));
   if (!words.length) return false;
   const key = block.type === "module" ? -1 : block.id;
   let last = facts.lastWord.get(key);
-  if (last === undefined) { last = lastWordIn(text, key === -1 ? 0 : block.startIndex, end, words); facts.lastWord.set(key, last); }
+  if (last === undefined) {
+    last = lastWordIn(text, key === -1 ? 0 : block.startIndex, end, words);
+    facts.lastWord.set(key, last);
+  }
   if (last < from) return false;
   const starts = (facts.starts ??= childProcessStarts(ctx, words));
-  let lo = 0, hi = starts.length;
-  while (lo < hi) { const mid = (lo + hi) >> 1; if (starts[mid] < from) lo = mid + 1; else hi = mid; }
+  let lo = 0,
+    hi = starts.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (starts[mid] < from) lo = mid + 1;
+    else hi = mid;
+  }
   return lo < starts.length && starts[lo] < end;
 }
-

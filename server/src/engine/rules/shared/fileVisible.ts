@@ -25,7 +25,9 @@ export interface FileVisibleDevices {
  * (GPU003's business). Writes made after CUDA initialised are ignored: they have no effect (GPU001).
  */
 export function fileVisibleDevices(model: ModuleModel): FileVisibleDevices | null {
-  const writes = envWrites(model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES" && !stateBefore(model, w).frozenBy);
+  const writes = envWrites(model).filter(
+    (w) => w.variable === "CUDA_VISIBLE_DEVICES" && !stateBefore(model, w).frozenBy,
+  );
   const literals = new Set(writes.map((w) => w.literal));
   if (writes.length === 0 || literals.size !== 1 || literals.has(null)) return null;
   const value = writes[0].literal!;

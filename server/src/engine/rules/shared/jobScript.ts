@@ -21,4 +21,5 @@ export const SBATCH_DOC = "sbatch(1), Slurm 22.05 (https://slurm.schedmd.com/sba
 /** The srun(1) man page. */
 export const SRUN_DOC = "srun(1), Slurm 22.05 (https://slurm.schedmd.com/srun.html)";
 /** Slurm's "Generic Resource (GRES) Scheduling" guide, section "GPU Management". */
-export const GRES_DOC = "Slurm, 'Generic Resource (GRES) Scheduling', GPU Management (https://slurm.schedmd.com/gres.html#GPU_Management)";
+export const GRES_DOC =
+  "Slurm, 'Generic Resource (GRES) Scheduling', GPU Management (https://slurm.schedmd.com/gres.html#GPU_Management)";

@@ -14,7 +14,8 @@ export function missingIdMessage(value: string, machine: MachineFacts): string |
   const uuids = machine.uuids.map((u) => u.toUpperCase());
   const parsed = parseVisibleDevices(value);
   for (const [i, e] of parsed.kept.entries()) {
-    const missing = e.kind === "index" ? e.index! >= n : uuids.length > 0 && !uuids.some((u) => u.startsWith(e.text.toUpperCase()));
+    const missing =
+      e.kind === "index" ? e.index! >= n : uuids.length > 0 && !uuids.some((u) => u.startsWith(e.text.toUpperCase()));
     if (!missing) continue;
     const rest = parsed.kept.slice(i + 1).map((x) => x.text);
     const kept = parsed.kept.slice(0, i).map((x) => x.text);

@@ -94,7 +94,12 @@ function loopIterableOf(name: string, use: SyntaxNode): SyntaxNode | null {
       const left = p.childForFieldName("left");
       if (left?.type === "identifier" && left.text === name) return p.childForFieldName("right");
     }
-    if (p.type === "list_comprehension" || p.type === "generator_expression" || p.type === "set_comprehension" || p.type === "dictionary_comprehension") {
+    if (
+      p.type === "list_comprehension" ||
+      p.type === "generator_expression" ||
+      p.type === "set_comprehension" ||
+      p.type === "dictionary_comprehension"
+    ) {
       for (const c of p.namedChildren) {
         if (c?.type !== "for_in_clause") continue;
         const left = c.childForFieldName("left");
@@ -113,7 +118,13 @@ function loopIterableOf(name: string, use: SyntaxNode): SyntaxNode | null {
  * not the value); so does any node in `stop`.
  * @returns the source node reached, or null.
  */
-export function flowsFrom(model: ModuleModel, node: SyntaxNode | null | undefined, sources: ReadonlySet<number>, depth = 0, stop?: ReadonlySet<number>): SyntaxNode | null {
+export function flowsFrom(
+  model: ModuleModel,
+  node: SyntaxNode | null | undefined,
+  sources: ReadonlySet<number>,
+  depth = 0,
+  stop?: ReadonlySet<number>,
+): SyntaxNode | null {
   // Depth-first over a worklist (no recursion: expressions may nest thousands deep), with a budget.
   const work: Array<[SyntaxNode, number]> = node ? [[node, depth]] : [];
   for (let budget = 20_000; work.length && budget > 0; budget--) {
@@ -131,10 +142,19 @@ export function flowsFrom(model: ModuleModel, node: SyntaxNode | null | undefine
       if (next) work.push([next, hops + 1]);
       continue;
     }
-    if (n.type === "lambda" || n.type === "function_definition" || n.type === "comparison_operator" || n.type === "not_operator") continue;
+    if (
+      n.type === "lambda" ||
+      n.type === "function_definition" ||
+      n.type === "comparison_operator" ||
+      n.type === "not_operator"
+    )
+      continue;
     // `a if cond else b`: the condition decides, it is not the value.
     const kids = n.type === "conditional_expression" ? [n.namedChildren[0], n.namedChildren[2]] : n.namedChildren;
-    for (let i = kids.length - 1; i >= 0; i--) { const c = kids[i]; if (c) work.push([c, hops]); }
+    for (let i = kids.length - 1; i >= 0; i--) {
+      const c = kids[i];
+      if (c) work.push([c, hops]);
+    }
   }
   return null;
 }
@@ -198,9 +218,14 @@ export function removeStatement(model: ModuleModel, stmt: SyntaxNode): TextEdit 
   const parent = stmt.parent;
   const alone = parent?.type === "block" && parent.namedChildren.filter((c) => c && c.type !== "comment").length === 1;
   const hasNext = nextLineStartAt(model.text, stmt.endIndex) !== null;
-  const end: Position = hasNext ? { line: last + 1, character: 0 } : { line: last, character: model.text.length - lineStartAt(model.text, stmt.endIndex) };
+  const end: Position = hasNext
+    ? { line: last + 1, character: 0 }
+    : { line: last, character: model.text.length - lineStartAt(model.text, stmt.endIndex) };
   const eol = hasNext ? eolOf(model.text) : "";
-  return { range: { start: { line: first, character: 0 }, end }, newText: alone ? `${indentOf(model, stmt)}pass${eol}` : "" };
+  return {
+    range: { start: { line: first, character: 0 }, end },
+    newText: alone ? `${indentOf(model, stmt)}pass${eol}` : "",
+  };
 }
 
 /**
@@ -215,7 +240,10 @@ export function wrapRestOfBlock(model: ModuleModel, stmt: SyntaxNode, header: st
   const rest: SyntaxNode[] = [];
   let seen = false;
   for (const c of block) {
-    if (c.id === stmt.id) { seen = true; continue; }
+    if (c.id === stmt.id) {
+      seen = true;
+      continue;
+    }
     if (seen) rest.push(c);
   }
   const statements = rest.filter((c) => c.type !== "comment");
@@ -223,7 +251,8 @@ export function wrapRestOfBlock(model: ModuleModel, stmt: SyntaxNode, header: st
   for (const s of statements) if (!startsItsLine(model, s)) return null;
   const last = rest[rest.length - 1];
   for (const s of [stmt, ...rest]) {
-    for (const str of s.descendantsOfType("string")) if (str && str.startPosition.row !== str.endPosition.row) return null;
+    for (const str of s.descendantsOfType("string"))
+      if (str && str.startPosition.row !== str.endPosition.row) return null;
   }
   const indent = indentOf(model, stmt);
   const unit = indent.includes("\t") ? "\t" : "    ";
@@ -232,10 +261,16 @@ export function wrapRestOfBlock(model: ModuleModel, stmt: SyntaxNode, header: st
   const endRow = last.endPosition.row;
   const endOffset = lineEndAt(model.text, last.endIndex);
   const body = model.text.slice(nextLineStartAt(model.text, stmt.endIndex) ?? model.text.length, endOffset);
-  const indented = body.split(/(\r\n|\n|\r)/).map((part, i) => (i % 2 === 1 || part.trim() === "" ? part : unit + part)).join("");
+  const indented = body
+    .split(/(\r\n|\n|\r)/)
+    .map((part, i) => (i % 2 === 1 || part.trim() === "" ? part : unit + part))
+    .join("");
   const trailing = model.text.slice(stmt.endIndex, lineEndAt(model.text, stmt.endIndex)).trim();
   return {
-    range: { start: { line: firstRow, character: 0 }, end: { line: endRow, character: endOffset - lineStartAt(model.text, last.endIndex) } },
+    range: {
+      start: { line: firstRow, character: 0 },
+      end: { line: endRow, character: endOffset - lineStartAt(model.text, last.endIndex) },
+    },
     newText: `${indent}${header}${trailing ? `  ${trailing}` : ""}${eol}${indented}`,
   };
 }
@@ -250,7 +285,10 @@ export function walk(root: SyntaxNode, enter: (n: SyntaxNode) => boolean | void)
     const n = stack.pop()!;
     if (enter(n) === false) continue;
     const kids = n.namedChildren;
-    for (let i = kids.length - 1; i >= 0; i--) { const c = kids[i]; if (c) stack.push(c); }
+    for (let i = kids.length - 1; i >= 0; i--) {
+      const c = kids[i];
+      if (c) stack.push(c);
+    }
   }
 }
 
@@ -269,14 +307,25 @@ export function namesRead(node: SyntaxNode): Set<string> {
 export function namesBound(stmt: SyntaxNode): Set<string> {
   const out = new Set<string>();
   const targets = (t: SyntaxNode | null) => {
-    if (t) walk(t, (n) => {
-      if (n.type === "identifier") out.add(n.text);
-      return ["pattern_list", "tuple_pattern", "list_pattern", "expression_list", "tuple", "list", "list_splat_pattern", "as_pattern_target"].includes(n.type);
-    });
+    if (t)
+      walk(t, (n) => {
+        if (n.type === "identifier") out.add(n.text);
+        return [
+          "pattern_list",
+          "tuple_pattern",
+          "list_pattern",
+          "expression_list",
+          "tuple",
+          "list",
+          "list_splat_pattern",
+          "as_pattern_target",
+        ].includes(n.type);
+      });
   };
   walk(stmt, (n) => {
     switch (n.type) {
-      case "assignment": case "augmented_assignment":
+      case "assignment":
+      case "augmented_assignment":
         targets(n.childForFieldName("left"));
         return true;
       case "for_statement":
@@ -285,15 +334,21 @@ export function namesBound(stmt: SyntaxNode): Set<string> {
       case "as_pattern":
         targets(n.childForFieldName("alias"));
         return true;
-      case "function_definition": case "class_definition": {
+      case "function_definition":
+      case "class_definition": {
         const name = n.childForFieldName("name")?.text;
         if (name) out.add(name);
         return false;
       }
-      case "import_statement": case "import_from_statement":
+      case "import_statement":
+      case "import_from_statement":
         for (const c of n.namedChildren) {
-          if (c?.type === "dotted_name" && c.id !== n.childForFieldName("module_name")?.id) out.add(c.text.split(".")[0]);
-          if (c?.type === "aliased_import") { const a = c.childForFieldName("alias")?.text; if (a) out.add(a); }
+          if (c?.type === "dotted_name" && c.id !== n.childForFieldName("module_name")?.id)
+            out.add(c.text.split(".")[0]);
+          if (c?.type === "aliased_import") {
+            const a = c.childForFieldName("alias")?.text;
+            if (a) out.add(a);
+          }
         }
         return false;
       default:
