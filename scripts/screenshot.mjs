@@ -139,7 +139,15 @@ async function main() {
     },
   });
   cs = started.cs;
-  if (started.smi.fake) log("nvidia-smi: the recorded 2 x H200 output (test/fixtures/bin/nvidia-smi)");
+  if (started.smi.fake) {
+    const mode = process.env.FAKE_NVIDIA_SMI_MODE ?? "";
+    const machine = /\bx16\b/.test(mode)
+      ? "constructed 16 x H200"
+      : /\bx8\b/.test(mode)
+        ? "constructed 8 x H200"
+        : "recorded 2 x H200";
+    log(`nvidia-smi: the ${machine} output (test/fixtures/bin/nvidia-smi)`);
+  }
   browser = await launchBrowser(path.join(runDir, "chromium-profile"), {
     viewport: { width: Number(opts.width), height: Number(opts.height) },
     deviceScaleFactor: Number(opts.scale),

@@ -78,8 +78,8 @@ try {
   cs = started.cs;
   if (started.smi.fake) {
     console.log(
-      `\nNote: no nvidia-smi on PATH, so GPU Pilot uses ${path.relative(repoRoot, started.smi.path)}, which replays the` +
-        "\n      recorded output of a 2 x NVIDIA H200 machine (FAKE_NVIDIA_SMI_MODE=busy|idle|spin|x8|hang|fail9 changes it; the README pictures use spin).",
+      `\nNote: no nvidia-smi on PATH, so GPU Pilot uses ${path.relative(repoRoot, started.smi.path)}, which replays` +
+        `\n      ${fakeMachine(process.env.FAKE_NVIDIA_SMI_MODE)} (FAKE_NVIDIA_SMI_MODE=busy|idle|spin|x8|x16|hang|fail9 changes it; the README pictures use spin).`,
     );
   } else {
     console.log(`\nUsing nvidia-smi from PATH: ${started.smi.path}`);
@@ -95,4 +95,15 @@ try {
 } catch (e) {
   console.error(`npm start failed: ${e?.stack || e}`);
   await shutdown(1);
+}
+
+/**
+ * What the stand-in nvidia-smi replays for a FAKE_NVIDIA_SMI_MODE (test/fixtures/bin/nvidia-smi picks
+ * the folder the same way: x16, then x8, else the recorded 2 x H200 machine).
+ */
+function fakeMachine(mode = "") {
+  const has = (m) => mode.split(/[,\s]+/).includes(m);
+  if (has("x16")) return "a constructed 16 x NVIDIA H200 machine (test/fixtures/nvidia-smi/h200x16)";
+  if (has("x8")) return "a constructed 8 x NVIDIA H200 machine (test/fixtures/nvidia-smi/h200x8)";
+  return "the recorded output of a 2 x NVIDIA H200 machine";
 }
