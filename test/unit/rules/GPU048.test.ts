@@ -110,3 +110,21 @@ test("GPU048's measured claims are rows of verify/results-fork-h200.json: the br
   );
   assert.equal(res.env.torch, "2.11.0+cu130");
 });
+
+test("GPU048 takes the timeline's order: a measured call after the launcher does not count; the earlier of a call and an init is named", async () => {
+  const after =
+    'from accelerate import notebook_launcher\nfrom transformers import Seq2SeqTrainingArguments\nnotebook_launcher(print, num_processes=2)\na = Seq2SeqTrainingArguments(output_dir="o")\n';
+  assert.deepEqual(await lintCode(after, "GPU048"), []);
+  const both =
+    'import torch\nfrom accelerate import notebook_launcher\nfrom transformers import Seq2SeqTrainingArguments\na = Seq2SeqTrainingArguments(output_dir="o")\nx = torch.ones(1, device="cuda")\nnotebook_launcher(print, num_processes=2)\n';
+  const [d] = await lintCode(both, "GPU048");
+  assert.match(d.message, /initialised by transformers\.Seq2SeqTrainingArguments\(\) \(line 4/);
+  const initFirst = both.replace(
+    'a = Seq2SeqTrainingArguments(output_dir="o")\nx = torch.ones(1, device="cuda")',
+    'x = torch.ones(1, device="cuda")\na = Seq2SeqTrainingArguments(output_dir="o")',
+  );
+  assert.match(
+    (await lintCode(initFirst, "GPU048"))[0].message,
+    /initialised by torch\.ones\(device="cuda"\) \(line 4\)/,
+  );
+});

@@ -199,17 +199,7 @@ export function deviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): Dev
   }
   const body = def.childForFieldName("body");
   if (!body || !params.some(Boolean)) return [];
-  const rebound = new Set<string>();
-  const stack: SyntaxNode[] = [body];
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (n.type === "function_definition" || n.type === "class_definition" || n.type === "lambda") continue;
-    if (n.type === "assignment" || n.type === "augmented_assignment" || n.type === "for_statement") {
-      const left = n.childForFieldName("left");
-      if (left?.type === "identifier") rebound.add(left.text);
-    }
-    for (const c of n.namedChildren) if (c) stack.push(c);
-  }
+  const rebound = namesBoundIn(def);
   const out: DeviceParam[] = [];
   for (const slot of slots) {
     if (slot.ordinal.startIndex < body.startIndex || slot.ordinal.endIndex > body.endIndex) continue;
@@ -224,6 +214,27 @@ export function deviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): Dev
     const index = params.indexOf(o.text);
     if (index >= 0 && !out.some((d) => d.index === index))
       out.push({ index, name: o.text, form: slot.form, line: slot.ordinal.startPosition.row + 1 });
+  }
+  return out;
+}
+
+/**
+ * The names a function's own body binds as a whole by assignment, augmented assignment or a `for`
+ * target (`x = ...`, `x += ...`, `for x in ...`), not in nested functions, classes or lambdas.
+ * @param def a `function_definition` node
+ */
+export function namesBoundIn(def: SyntaxNode): Set<string> {
+  const out = new Set<string>();
+  const body = def.childForFieldName("body");
+  const stack: SyntaxNode[] = body ? [body] : [];
+  while (stack.length) {
+    const n = stack.pop()!;
+    if (n.type === "function_definition" || n.type === "class_definition" || n.type === "lambda") continue;
+    if (n.type === "assignment" || n.type === "augmented_assignment" || n.type === "for_statement") {
+      const left = n.childForFieldName("left");
+      if (left?.type === "identifier") out.add(left.text);
+    }
+    for (const c of n.namedChildren) if (c) stack.push(c);
   }
   return out;
 }

@@ -24,7 +24,7 @@
  * `unknown`, and a rule stays silent on them.
  */
 import type { SyntaxNode } from "./parser";
-import { stringValue } from "./parser";
+import { enclosingFunction, stringValue } from "./parser";
 import type { ModuleModel, ProjectLookup } from "./model";
 
 /** Where a rank comes from: all nodes (`global`), this node (`local`), the node's number (`node`), or not known. */
@@ -597,12 +597,6 @@ function latestBefore(list: Binding[] | undefined, at: number): Binding | null {
   let best: Binding | null = null;
   for (const b of list ?? []) if (b.end <= at && (!best || b.end > best.end)) best = b;
   return best;
-}
-
-/** The nearest enclosing `def` of a node (a class body in between is skipped, as Python's name lookup skips it). */
-function enclosingFunction(node: SyntaxNode): SyntaxNode | null {
-  for (let p = node.parent; p; p = p.parent) if (p.type === "function_definition") return p;
-  return null;
 }
 
 /** The name of a method's first parameter (`self`) when `def` is directly in a class body and not a staticmethod, else null. */

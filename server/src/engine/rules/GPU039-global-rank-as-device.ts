@@ -1,9 +1,9 @@
 import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
-import { stringValue } from "../python/parser";
+import { enclosingFunction, stringValue } from "../python/parser";
 import { nodeRange } from "../python/model";
 import { RankFlow, RANK_VARIABLES, type RankOrigin } from "../python/rankFlow";
-import { deviceSlots, deviceParams, type DeviceSlot } from "../python/devices";
+import { deviceSlots, deviceParams, namesBoundIn, type DeviceSlot } from "../python/devices";
 import { callArgs, calleePath } from "./shared/py";
 
 const TORCHRUN = "https://pytorch.org/docs/stable/elastic/run.html";
@@ -22,12 +22,6 @@ function localInstead(origin: RankOrigin): string {
   if (origin.source?.type === "attribute")
     return `${origin.source.childForFieldName("object")?.text ?? "accelerator"}.local_process_index`;
   return 'int(os.environ["LOCAL_RANK"]) (torchrun sets it), or rank % torch.cuda.device_count()';
-}
-
-/** The function (or module) a node runs in: its nearest enclosing `def`, or null for the module. */
-function enclosingFunction(n: SyntaxNode): SyntaxNode | null {
-  for (let p = n.parent; p; p = p.parent) if (p.type === "function_definition") return p;
-  return null;
 }
 
 /**
@@ -53,28 +47,13 @@ function localNameFix(slot: DeviceSlot, read: LocalRead | null) {
   // In the slot's function, or at module level (a global the function reads, unless it binds the name itself).
   const home = enclosingFunction(assign);
   const fn = enclosingFunction(slot.ordinal);
-  if (home ? home.id !== fn?.id : fn && bindsName(fn, name.text)) return undefined;
+  if (home ? home.id !== fn?.id : fn && namesBoundIn(fn).has(name.text)) return undefined;
   if (assign.endIndex > slot.ordinal.startIndex && home) return undefined;
   return {
     title: `Use ${name.text} as the device`,
     edits: [{ range: nodeRange(slot.ordinal), newText: name.text }],
     safe: false,
   };
-}
-
-/** Whether a function's own body assigns `name` (then the module's `name` is not what it reads). */
-function bindsName(def: SyntaxNode, name: string): boolean {
-  const stack: SyntaxNode[] = [];
-  const body = def.childForFieldName("body");
-  if (body) stack.push(body);
-  while (stack.length) {
-    const n = stack.pop()!;
-    if (n.type === "function_definition" || n.type === "class_definition") continue;
-    if ((n.type === "assignment" || n.type === "augmented_assignment") && n.childForFieldName("left")?.text === name)
-      return true;
-    for (const c of n.namedChildren) if (c) stack.push(c);
-  }
-  return false;
 }
 
 /** The fix: the device argument becomes the LOCAL_RANK read, written as the file reads RANK (`os.environ[...]`, `.get(..., d)`, `os.getenv(...)`). */

@@ -1,5 +1,5 @@
 import type { Rule, RuleContext } from "../rule";
-import { nodeRange, type InitEvent, type TimelineEvent } from "../python/model";
+import { nodeRange, type InitEvent, type TimelineCall, type TimelineEvent } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
 
@@ -49,21 +49,23 @@ function processCount(call: SyntaxNode): number | null {
   return n?.type === "integer" && /^\d+$/.test(n.text) ? Number(n.text) : null;
 }
 
-/** What broke the fork before timeline position `at`: the first breaking init event or measured call; null when none. */
-function initBefore(ctx: RuleContext, at: number): { node: SyntaxNode; what: string; note?: string } | null {
-  let first: { node: SyntaxNode; what: string; note?: string } | null = null;
-  for (const e of ctx.model.events.slice(0, at)) {
-    if (breaksFork(e)) {
-      first = { node: e.node, what: e.what, note: e.note };
-      break;
-    }
-  }
-  for (const c of ctx.model.calls) {
-    const name = c.at <= at && c.path ? FORK_BREAKING_CALLS.get(c.path) : undefined;
-    if (name && (!first || c.node.startIndex < first.node.startIndex))
-      first = { node: c.node, what: `${name}()`, note: "measured: verify/results-fork-h200.json" };
-  }
-  return first;
+/**
+ * What broke the fork before the launcher call `launch` ran: the first breaking init event or
+ * measured call, in the timeline's order (the model's calls are in the order they run; a call at
+ * position `c.at` ran after `events[c.at - 1]` and before `events[c.at]`); null when none.
+ */
+function initBefore(ctx: RuleContext, launch: TimelineCall): { node: SyntaxNode; what: string; note?: string } | null {
+  const i = ctx.model.events.slice(0, launch.at).findIndex(breaksFork);
+  const e = i >= 0 ? (ctx.model.events[i] as InitEvent) : null;
+  const earlier = ctx.model.calls.slice(0, ctx.model.calls.indexOf(launch));
+  const c = earlier.find((c) => (!e || c.at <= i) && c.path && FORK_BREAKING_CALLS.has(c.path));
+  if (c)
+    return {
+      node: c.node,
+      what: `${FORK_BREAKING_CALLS.get(c.path!)}()`,
+      note: "measured: verify/results-fork-h200.json",
+    };
+  return e ? { node: e.node, what: e.what, note: e.note } : null;
 }
 
 /** GPU048: accelerate's notebook_launcher with several processes after the notebook (or script) initialised CUDA. */
@@ -99,7 +101,7 @@ export const rule: Rule = {
       if (!path || !NOTEBOOK_LAUNCHERS.has(path)) continue;
       const n = processCount(tc.node);
       if (n === null || n < 2) continue;
-      const init = initBefore(ctx, tc.at);
+      const init = initBefore(ctx, tc);
       if (!init) continue;
       const accelerator = /^accelerate\.(accelerator\.)?Accelerator\b/.test(init.what);
       const where = `${ctx.where(init.node.startPosition.row)}${init.note ? `: ${init.note}` : ""}`;
