@@ -67,8 +67,12 @@ export const diskReader: SourceReader = (file) => {
 /** What one module does when imported and what each of its module-level functions does when called. */
 interface Summary {
   importInit: Found | null;
-  /** By module-level function name: what calling it runs first (calls into other project modules left opaque). */
-  functions: Map<string, Found | null>;
+  /**
+   * By module-level function name: what calling it runs first (calls into other project modules
+   * left opaque). Made on the first call ({@link functionInits}): most imported modules are asked
+   * only what their import runs.
+   */
+  functions: Map<string, Found | null> | null;
   /** Every project file this summary read (the module itself and, transitively, those it imports). */
   deps: Set<string>;
   /** The import depth it was made with, and whether that depth cut anything off (then a deeper request makes it again). */
@@ -175,7 +179,7 @@ export class ProjectIndex {
         if (!target || !deepEnough(files)) return null;
         const s = this.summary(target, options, depth);
         if (!s) return null;
-        const init = s.functions.get(path.slice(at + 1)) ?? null;
+        const init = this.functionInits(target, s, options).get(path.slice(at + 1)) ?? null;
         take(s);
         return shown(init);
       },
@@ -363,16 +367,40 @@ export class ProjectIndex {
     try {
       const model = buildModel(tree, text, { ...options, project, asImported: "module" });
       const importInit = asFound(firstInit(model.events), file);
-      const functions = new Map<string, Found | null>();
-      const asCalled = buildModel(tree, text, { ...options, asImported: "functions" });
-      for (const t of asCalled.functionTimelines) {
-        const name = t.def.childForFieldName("name")?.text;
-        if (!t.owner && name) functions.set(name, asFound(firstInit(t.events), file));
-      }
-      return { importInit, functions, deps: new Set([file, ...project.deps()]), depth, truncated: project.truncated() };
+      return {
+        importInit,
+        functions: null,
+        deps: new Set([file, ...project.deps()]),
+        depth,
+        truncated: project.truncated(),
+      };
     } finally {
       tree.delete();
     }
+  }
+
+  /**
+   * {@link Summary.functions} of the module at `file`, made on the first ask (the module read and
+   * parsed again; empty when it can no longer be read: a change since then drops the summary).
+   */
+  private functionInits(file: string, s: Summary, options: BaseOptions): Map<string, Found | null> {
+    if (s.functions) return s.functions;
+    const functions = new Map<string, Found | null>();
+    const text = this.read(file);
+    if (text !== null && text.length <= MAX_MODULE_BYTES) {
+      const tree = ModuleTrees.parse(pythonInput(text), false);
+      try {
+        const asCalled = buildModel(tree, text, { ...options, asImported: "functions" });
+        for (const t of asCalled.functionTimelines) {
+          const name = t.def.childForFieldName("name")?.text;
+          if (!t.owner && name) functions.set(name, asFound(firstInit(t.events), file));
+        }
+      } finally {
+        tree.delete();
+      }
+    }
+    s.functions = functions;
+    return functions;
   }
 
   /**

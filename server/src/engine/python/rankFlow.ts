@@ -145,6 +145,9 @@ export class RankFlow {
   private readonly scopes = new Map<number, Scope>();
   private readonly memo = new Map<number, Flow>();
   private readonly busy = new Set<number>();
+  private readonly selfNames = new Map<number, string | null>();
+  /** Per class (keyed by its body's node id): its methods, and {@link classMember}'s answers by attribute. */
+  private readonly members = new Map<number, { methods: SyntaxNode[]; byAttr: Map<string, Binding[]> }>();
   private argparse: Map<string, Array<SyntaxNode | null>> | null = null;
   private depth = 0;
 
@@ -331,15 +334,11 @@ export class RankFlow {
     if (obj.type !== "identifier") return UNKNOWN;
     const fn = enclosingFunction(n);
     // self.x in a method: the method's own assignment before the use, else every method's assignments.
-    const self = fn ? selfName(fn) : null;
+    const self = fn ? this.selfName(fn) : null;
     if (fn && self === obj.text) {
       const own = latestBefore(this.scopeOf(fn).members.get(`${self}.${attr}`), n.startIndex);
       if (own) return notPlain(this.ofBinding(own));
-      const values: Flow[] = [];
-      for (const m of methodsOf(fn)) {
-        const s = selfName(m);
-        for (const b of (s && this.scopeOf(m).members.get(`${s}.${attr}`)) || []) values.push(this.ofBinding(b));
-      }
+      const values = this.classMember(fn, attr).map((b) => this.ofBinding(b));
       return values.length ? notPlain(combine(values, true)) : UNKNOWN;
     }
     const scope = fn ? this.scopeOf(fn) : this.scopeOf(null);
@@ -422,17 +421,13 @@ export class RankFlow {
     }
     if (obj.type === "attribute" && obj.childForFieldName("object")?.type === "identifier") {
       const fn = enclosingFunction(obj);
-      const self = fn ? selfName(fn) : null;
+      const self = fn ? this.selfName(fn) : null;
       const attr = obj.childForFieldName("attribute")?.text;
       if (!fn || !attr || self !== obj.childForFieldName("object")?.text) return false;
-      const values: SyntaxNode[] = [];
-      for (const m of methodsOf(fn)) {
-        const s = selfName(m);
-        for (const b of (s && this.scopeOf(m).members.get(`${s}.${attr}`)) || [])
-          if (b.value) values.push(b.value);
-          else return false;
-      }
-      return values.length > 0 && values.every((v) => this.isAccelerateState(v, depth + 1));
+      const bindings = this.classMember(fn, attr);
+      return (
+        bindings.length > 0 && bindings.every((b) => b.value !== null && this.isAccelerateState(b.value, depth + 1))
+      );
     }
     return false;
   }
@@ -510,6 +505,36 @@ export class RankFlow {
       const b = latestBefore(list, use.startIndex);
       return b ? [b] : null;
     }
+    return list;
+  }
+
+  /** {@link selfName}, kept per `def` (a class's methods are asked once each, not once per `self.x` read). */
+  private selfName(def: SyntaxNode): string | null {
+    let s = this.selfNames.get(def.id);
+    if (s === undefined) this.selfNames.set(def.id, (s = selfName(def)));
+    return s;
+  }
+
+  /**
+   * The `self.<attr>` assignments of every method of the class whose method `fn` is (each method
+   * under its own first parameter's name), kept per class and attribute. Only methods whose text
+   * holds `attr` are walked: a large class is read once per attribute asked, not once per read.
+   */
+  private classMember(fn: SyntaxNode, attr: string): Binding[] {
+    const holder = fn.parent?.type === "decorated_definition" ? fn.parent : fn;
+    const key = holder.parent?.id ?? fn.id;
+    let kept = this.members.get(key);
+    if (!kept) this.members.set(key, (kept = { methods: methodsOf(fn), byAttr: new Map() }));
+    let list = kept.byAttr.get(attr);
+    if (list) return list;
+    list = [];
+    const text = this.model.text;
+    for (const m of kept.methods) {
+      const s = this.selfName(m);
+      if (!s || !text.slice(m.startIndex, m.endIndex).includes(attr)) continue;
+      list.push(...(this.scopeOf(m).members.get(`${s}.${attr}`) ?? []));
+    }
+    kept.byAttr.set(attr, list);
     return list;
   }
 

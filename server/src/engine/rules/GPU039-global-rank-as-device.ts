@@ -139,20 +139,27 @@ function localShown(ctx: RuleContext, local: LocalRead): string {
  */
 function argumentSlots(ctx: RuleContext, slots: readonly DeviceSlot[], flow: RankFlow): DeviceSlot[] {
   const out: DeviceSlot[] = [];
+  const ownParams = new Map<number, ReturnType<typeof deviceParams>>();
   for (const call of ctx.model.nodesOfType("call")) {
     const fn = call?.childForFieldName("function");
     if (!call || !fn) continue;
-    // Only calls that pass a global rank at all: the callee (and its module) is looked at only then.
-    const { positional, keywords } = callArgs(call);
-    if (![...positional, ...keywords.values()].some((a) => flow.origin(a).kind === "global")) continue;
-    let params: ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null | undefined = null;
+    // A function of this file whose parameters reach a device slot, else a dotted path that may name
+    // another project module's function; the rest (methods, builtins) are skipped before any flow.
     const def =
       fn.type === "identifier" && !ctx.model.symbols.has(fn.text) ? ctx.model.functions.get(fn.text) : undefined;
-    if (def) params = deviceParams(def, slots).map((d) => ({ ...d, where: ctx.where(d.line - 1) }));
-    else if (ctx.project?.callableDeviceParams && (fn.type === "identifier" || fn.type === "attribute")) {
-      const path = calleePath(ctx.model, call);
-      params = path ? ctx.project.callableDeviceParams(path) : null;
-    }
+    let local = def ? ownParams.get(def.id) : undefined;
+    if (def && !local) ownParams.set(def.id, (local = deviceParams(def, slots)));
+    const path =
+      !def && ctx.project?.callableDeviceParams && (fn.type === "identifier" || fn.type === "attribute")
+        ? calleePath(ctx.model, call)
+        : null;
+    if (def ? !local?.length : !path?.includes(".")) continue;
+    // Only calls that pass a global rank at all: another module's callee is looked at only then.
+    const { positional, keywords } = callArgs(call);
+    if (![...positional, ...keywords.values()].some((a) => flow.origin(a).kind === "global")) continue;
+    const params: ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null | undefined = def
+      ? local!.map((d) => ({ ...d, where: ctx.where(d.line - 1) }))
+      : ctx.project!.callableDeviceParams!(path!);
     if (!params?.length) continue;
     const name = fn.text.length > 40 ? `${fn.text.slice(0, 37)}...` : fn.text;
     for (const p of params) {
@@ -208,7 +215,9 @@ export const rule: PythonRule = {
   },
   check(ctx) {
     const flow = new RankFlow(ctx.model, ctx.project);
-    const local = localRankRead(ctx, flow);
+    // Looked for only once a global rank is found in a device slot (it asks the project's modules).
+    let localKept: LocalRead | null | undefined;
+    const localRead = () => (localKept === undefined ? (localKept = localRankRead(ctx, flow)) : localKept);
     const seen = new Set<number>();
     const slots = deviceSlots(ctx.model);
     for (const slot of [...slots, ...argumentSlots(ctx, slots, flow)]) {
@@ -216,6 +225,7 @@ export const rule: PythonRule = {
       seen.add(slot.ordinal.id);
       const origin = flow.origin(slot.ordinal);
       if (origin.kind !== "global" || !origin.source) continue;
+      const local = localRead();
       const src = origin.source;
       const label = src.text.length > 60 ? `${src.text.slice(0, 57)}...` : src.text;
       const expr = slot.ordinal.text.length > 40 ? `${slot.ordinal.text.slice(0, 37)}...` : slot.ordinal.text;
