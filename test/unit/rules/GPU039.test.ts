@@ -282,3 +282,29 @@ test("GPU039 follows an argument into the callee's device slot: a function of th
   rebinds.tree?.delete();
   assert.deepEqual(rebinds.diagnostics, []);
 });
+
+test("GPU039 default set: a local rank read from a copy of the environment (a dict comprehension over the launcher's names) counts, and the fix uses its name", async () => {
+  const src = [
+    "import os",
+    "import torch",
+    "",
+    "def setup():",
+    '    env = {name: os.environ[name] for name in ("MASTER_ADDR", "RANK", "LOCAL_RANK", "WORLD_SIZE")}',
+    '    rank = int(env["RANK"])',
+    '    gpu = int(env["LOCAL_RANK"])',
+    "    torch.cuda.set_device(rank)",
+    "",
+  ].join("\n");
+  const [d, ...rest] = await lintCode(src, "GPU039");
+  assert.equal(rest.length, 0);
+  assert.deepEqual(d.range, { start: { line: 7, character: 26 }, end: { line: 7, character: 30 } });
+  assert.deepEqual(d.related?.[1], {
+    range: { start: { line: 6, character: 14 }, end: { line: 6, character: 31 } },
+    message: 'the local rank is read here: env["LOCAL_RANK"]',
+  });
+  assert.equal(d.fix?.title, "Use gpu as the device");
+  assert.deepEqual(await lintCode(applyFix(src, d), "GPU039", { preview: true }), []);
+  // A key of the copy that is not a local rank, or a dict that is no copy of the environment, is no local read.
+  for (const other of ['gpu = int(env["WORLD_SIZE"])', 'gpu = int({"LOCAL_RANK": "0"}["LOCAL_RANK"])'])
+    assert.deepEqual(await lintCode(src.replace('gpu = int(env["LOCAL_RANK"])', other), "GPU039"), [], other);
+});

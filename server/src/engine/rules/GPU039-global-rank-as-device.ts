@@ -104,8 +104,14 @@ function localRankRead(ctx: RuleContext, flow: RankFlow): LocalRead | null {
   }
   for (const a of ctx.model.nodesOfType("attribute"))
     if (a?.childForFieldName("attribute")?.text === "local_process_index") take(a);
+  // A copy of the environment read by key: `env = {k: os.environ[k] for k in (..., "LOCAL_RANK")}`, then `env[\"LOCAL_RANK\"]`.
+  for (const n of ctx.model.nodesMentioning("subscript", LOCAL_VARIABLES, true))
+    if (n.childForFieldName("value")?.type === "identifier" && flow.origin(n).kind === "local") take(n);
   return first;
 }
+
+/** The environment variables that hold a local rank (python/rankFlow.ts RANK_VARIABLES). */
+const LOCAL_VARIABLES = Object.keys(RANK_VARIABLES).filter((v) => RANK_VARIABLES[v] === "local");
 
 /** A local-rank read of the file: the read itself, or a call whose returned tuple holds one (`returned`). */
 interface LocalRead {
@@ -185,8 +191,7 @@ export const rule: PythonRule = {
     // in a variable of that name), a documented limit of the gate that keeps the rest of a distributed
     // code base unparsed for this rule.
     // The default set reports only in files that read a local rank too (see whenNotToCare): without
-    // one of its names in the text the file is skipped unless preview is on (python3-torch: 41 files
-    // parsed for this rule otherwise, 2.3 x the cold check of before).
+    // one of its names in the text the file is skipped unless preview is on (python3-torch: 41 files parsed for this rule otherwise, 2.3 x the cold check of before).
     trigger: (t, preview) =>
       (t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index", "local_rank"])) &&
       (preview ||
@@ -202,7 +207,7 @@ export const rule: PythonRule = {
         'import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ["RANK"])\ndist.init_process_group("nccl")\ntorch.cuda.set_device(rank)  # GPU039: cuda:8 on the second node\n',
       fix: 'import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ["RANK"])\nlocal_rank = int(os.environ["LOCAL_RANK"])\ndist.init_process_group("nccl")\ntorch.cuda.set_device(local_rank)\n',
       whenNotToCare:
-        "A program that only ever runs on one node (a single-node test, a one-machine script) works as written. That is why a finding is in the default set only where the file also reads its local rank (`LOCAL_RANK`, `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, `get_node_local_rank()`, `.local_process_index`): such a program is written for launchers that start it on several nodes and has the right number at hand, so the global rank as its device is a mix-up (the fix then uses the name it keeps the local rank in). Elsewhere the finding is preview: on 18 code bases of the ecosystem corpus (pytorch/examples, accelerate, DeepSpeed, Megatron-LM, ColossalAI, fairseq, Lightning, torchtune, nanoGPT, gpt-neox, nanotron, picotron, trl, llama-cookbook, ml-engineering, detectron2, litgpt, diffusers) the rule made 46 findings, none false (each value is a global rank used as a device), but only 1 on a path meant for several nodes (pytorch/examples distributed/ddp/example.py); the other 45 are single-node tests and demos (ColossalAI 38, Megatron-LM 3, accelerate 3, ml-engineering 1), and none of the 46 files reads a local rank, so the default set reports none of them (2026-12-05). The quick fix is not safe to apply blindly, since the same variable may be used elsewhere as the global rank (for data sharding or logging), which must stay global.",
+        "A program that only ever runs on one node (a single-node test, a one-machine script) works as written. That is why a finding is in the default set only where the file also reads its local rank (`LOCAL_RANK`, `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, also through a copy of the environment such as `env = {k: os.environ[k] for k in (...)}` then `env[\"LOCAL_RANK\"]`, `get_node_local_rank()`, `.local_process_index`): such a program is written for launchers that start it on several nodes and has the right number at hand, so the global rank as its device is a mix-up (the fix then uses the name it keeps the local rank in). Elsewhere the finding is preview: on 18 code bases of the ecosystem corpus (pytorch/examples, accelerate, DeepSpeed, Megatron-LM, ColossalAI, fairseq, Lightning, torchtune, nanoGPT, gpt-neox, nanotron, picotron, trl, llama-cookbook, ml-engineering, detectron2, litgpt, diffusers) the rule made 46 findings, none false (each value is a global rank used as a device), but only 1 on a path meant for several nodes (pytorch/examples distributed/ddp/example.py); the other 45 are single-node tests and demos (ColossalAI 38, Megatron-LM 3, accelerate 3, ml-engineering 1), and of the 46 files only the ddp example reads a local rank (through a copy of the environment, counted since the evening of 2026-12-05), so the default set reports its two findings and none of the others. Also measured: keeping in the default set a global rank used as a device in the same function that calls `init_process_group` (outside test modules) would have found two more recall cases (gpt-oss, LightX2V) but added three corpus findings in one-node test and demo scripts (peft's tests/training/lora_tp.py, run with `--nproc_per_node=2`; a collective-debugging demo), below the default set's precision bar, so it was left out. The quick fix is not safe to apply blindly, since the same variable may be used elsewhere as the global rank (for data sharding or logging), which must stay global.",
       references: [
         `PyTorch, torchrun (Elastic Launch), Environment Variables: "LOCAL_RANK - The local rank", "RANK - The global rank"; Important Notices 3 and 6 (${TORCHRUN})`,
         `PyTorch tutorial 'Getting Started with Distributed Data Parallel', Initialize DDP with torch.distributed.run/torchrun: \`device_id = rank % torch.cuda.device_count()\` for a two-node run (${TUTORIAL})`,
