@@ -61,6 +61,8 @@ CASES = [
      "import transformers as M\nM.TrainingArguments(output_dir='/tmp/gp-ta')"),
     ("transformers.TrainingArguments(...).device", [], {},
      "import transformers as M\nM.TrainingArguments(output_dir='/tmp/gp-ta').device"),
+    ("transformers.Seq2SeqTrainingArguments(output_dir=...)", [], {},
+     "import transformers as M\nM.Seq2SeqTrainingArguments(output_dir='/tmp/gp-ta')"),
     ("torch.distributed.init_process_group('gloo')", [], _DIST_ENV,
      "import torch.distributed as M\nM.init_process_group('gloo')"),
     ("torch.distributed.init_process_group('nccl')", [], _DIST_ENV,
@@ -142,6 +144,21 @@ def run_case(fw, case, method):
     return res
 
 
+def grouped(results):
+    """One row per case: the cvd run's facts (frozen, is_initialized_after_code, version, ...) with the
+    alloc run's allocator_configured_before_write; the group tells an import from a helper call."""
+    rows = {}
+    for r in results:
+        row = rows.setdefault(r["case"], {"group": "import-freeze" if r["case"].startswith("import ") else "helper-freeze",
+                                          "case": r["case"], "paths": r["paths"], "env": r["env"]})
+        keep = {k: v for k, v in r.items() if k not in ("case", "method", "paths", "env", "rc", "seconds")}
+        if r["method"] == "alloc":
+            keep = {k: v for k, v in keep.items() if k in ("allocator_configured_before_write", "alloc_error")}
+            keep = {("alloc_run_error" if k == "alloc_error" else k): v for k, v in keep.items()}
+        row.update(keep)
+    return list(rows.values())
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--fw", required=True)
@@ -149,6 +166,9 @@ def main():
     ap.add_argument("--jobs", type=int, default=12)
     ap.add_argument("--only-sources", action="store_true", help="only the cases that need a library folder from --fw")
     ap.add_argument("--match", default="", help="only the cases whose id contains this text")
+    ap.add_argument("--grouped", action="store_true",
+                    help="one row per case (its cvd and alloc runs merged, with a group: import-freeze for an "
+                         "import, helper-freeze for a call), the shape of the committed results-frameworks-*.json")
     a = ap.parse_args()
     import torch
     smi = subprocess.run(["nvidia-smi", "--query-gpu=index,name,driver_version", "--format=csv,noheader"],
@@ -173,7 +193,7 @@ def main():
                      "CUDA_VISIBLE_DEVICES=\"\" after the code, then allocate (works = frozen); alloc: "
                      "PYTORCH_CUDA_ALLOC_CONF=bogus_option:1 after the code, then allocate (works = allocator "
                      "configured before the write)",
-           "cases": results}
+           "cases": grouped(results) if a.grouped else results}
     with open(a.out, "w") as f:
         json.dump(doc, f, indent=1)
 

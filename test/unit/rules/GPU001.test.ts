@@ -438,4 +438,19 @@ test("GPU001 after an NCCL process group (measured: init_process_group('nccl') f
     'import os\nfrom transformers import TrainingArguments\nargs = TrainingArguments(output_dir="out")\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n';
   const [d] = await lintCode(ta, "GPU001");
   assert.match(d.message, /initialised by transformers\.TrainingArguments\(\) \(line 3\)/);
+  // Seq2SeqTrainingArguments (measured apart: verify/results-frameworks-h100-seq2seq-imports.json), also by its module path.
+  for (const [imp, name] of [
+    ["from transformers import Seq2SeqTrainingArguments", "Seq2SeqTrainingArguments"],
+    ["from transformers.training_args_seq2seq import Seq2SeqTrainingArguments", "Seq2SeqTrainingArguments"],
+  ]) {
+    const s2s = ta.replace("from transformers import TrainingArguments", imp).replace("TrainingArguments(", `${name}(`);
+    const [e, ...more] = await lintCode(s2s, "GPU001");
+    assert.equal(more.length, 0, imp);
+    assert.equal(e.severity, "error", imp);
+    assert.match(
+      e.message,
+      /initialised by transformers\.(training_args_seq2seq\.)?Seq2SeqTrainingArguments\(\) \(line 3\)/,
+      imp,
+    );
+  }
 });

@@ -21,19 +21,6 @@ const NOTEBOOK_LAUNCHERS: ReadonlySet<string> = new Set([
 export const LAUNCHER_SOURCE = "accelerate/launchers.py notebook_launcher";
 
 /**
- * Measured on an H200 (verify/frameworks/fork_probe.py, verify/results-fork-h200.json; torch 2.11,
- * transformers 5.17.0, accelerate 1.15.0): a child forked after each of these parent calls raised
- * "Cannot re-initialize CUDA in forked subprocess" at its first CUDA use, and notebook_launcher with
- * two processes failed. `torch.cuda.is_available()` breaks the child although torch reports itself
- * uninitialised after it; `torch.cuda.device_count()` does not (the child worked).
- * Calls the timeline does not already hold as initialising: by callee path.
- */
-export const FORK_BREAKING_CALLS: ReadonlyMap<string, string> = new Map([
-  ["transformers.Seq2SeqTrainingArguments", "transformers.Seq2SeqTrainingArguments"],
-  ["transformers.training_args_seq2seq.Seq2SeqTrainingArguments", "transformers.Seq2SeqTrainingArguments"],
-]);
-
-/**
  * Initialising calls of torch that break a forked child: torch's lazy init ran (`driver` and deeper:
  * python/frameworks.ts InitDepth; torch/cuda/__init__.py `_lazy_init` raises "Cannot re-initialize
  * CUDA in forked subprocess" in the child), and, measured, `torch.cuda.is_available()` (depth `nvml`).
@@ -50,21 +37,14 @@ function processCount(call: SyntaxNode): number | null {
 }
 
 /**
- * What broke the fork before the launcher call `launch` ran: the first breaking init event or
- * measured call, in the timeline's order (the model's calls are in the order they run; a call at
- * position `c.at` ran after `events[c.at - 1]` and before `events[c.at]`); null when none.
+ * What broke the fork before the launcher call `launch` ran: the first breaking init event before
+ * it in the timeline (`events[0 .. launch.at)`); null when none. Library calls that initialise
+ * (TrainingArguments, Seq2SeqTrainingArguments, Accelerator) are init events through the catalogue
+ * (initCatalogue.json), each measured; that each of them also breaks a forked child was measured by
+ * verify/frameworks/fork_probe.py (verify/results-fork-h200.json).
  */
 function initBefore(ctx: RuleContext, launch: TimelineCall): { node: SyntaxNode; what: string; note?: string } | null {
-  const i = ctx.model.events.slice(0, launch.at).findIndex(breaksFork);
-  const e = i >= 0 ? (ctx.model.events[i] as InitEvent) : null;
-  const earlier = ctx.model.calls.slice(0, ctx.model.calls.indexOf(launch));
-  const c = earlier.find((c) => (!e || c.at <= i) && c.path && FORK_BREAKING_CALLS.has(c.path));
-  if (c)
-    return {
-      node: c.node,
-      what: `${FORK_BREAKING_CALLS.get(c.path!)}()`,
-      note: "measured: verify/results-fork-h200.json",
-    };
+  const e = ctx.model.events.slice(0, launch.at).find(breaksFork);
   return e ? { node: e.node, what: e.what, note: e.note } : null;
 }
 
