@@ -1,8 +1,10 @@
 /**
- * The API returned by `activate()`, for tests and other extensions:
+ * The test hooks: what `activate()` returns beside the public API (publicApi.ts) when the extension
+ * host runs with GPU_PILOT_TEST_HOOKS=1 (the e2e runners, the benchmark, the unit tests). Not for
+ * other extensions: it may change in any release.
  *
  * ```ts
- * const api = await vscode.extensions.getExtension<GpuPilotApi>("gpu-pilot.gpu-pilot")!.activate();
+ * const api = await vscode.extensions.getExtension<GpuPilotTestApi>("gpu-pilot.gpu-pilot")!.activate();
  * await api.setSelection(["1"]);
  * await api.refresh();
  * api.getInventory()?.gpus.length; // 2 with the fake nvidia-smi
@@ -114,7 +116,7 @@ export interface GpuViewApi {
   clickInDashboard(target: import("./gpu/dashboard").DashboardClickTarget): Promise<boolean>;
 }
 
-/** What `activate()` returns. */
+/** The test hooks `activate()` returns with GPU_PILOT_TEST_HOOKS=1 (with the public API's members: publicApi.ts `GpuPilotTestApi`). */
 export interface GpuPilotApi extends GpuViewApi {
   /** Wall time of `activate()` itself, ms (performance.now(); the benchmark reads it inside the real VS Code). */
   activationMs?: number;

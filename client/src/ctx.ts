@@ -28,6 +28,10 @@ import { log, logChannel, traceChannel } from "./log";
 import type { GpuPilotLanguageClient } from "./lsp/languageClient";
 import { registerRunCodeLens } from "./run/codeLens";
 import { checkRunFor, type RunHost } from "./run/runActiveFile";
+import { selectionVariables } from "../../common/src/run/launch";
+import { runVendor } from "../../common/src/run/plan";
+import { findProgram } from "../../common/src/run/which";
+import type { GpuRunEnvironment } from "./publicApi";
 import { SlurmFeatures } from "./slurm/features";
 import { jupyterApi } from "./notebook/jupyterApi";
 import { NotebookKernels } from "./notebook/runningKernel";
@@ -258,6 +262,19 @@ export class Ctx implements RunHost, AgentHost {
     } catch (e) {
       return { ok: false, path, error: `the language server could not check it: ${(e as Error).message}` };
     }
+  }
+
+  /**
+   * The environment a run on the selected GPUs gets (the public API's `getRunEnvironment`): the
+   * vendor of the last inventory (else of the tools on the extension host's PATH) and launch.ts's
+   * variables for it; undefined with nothing selected.
+   */
+  runEnvironment(): GpuRunEnvironment | undefined {
+    const ids = this.selection.get();
+    if (ids.length === 0) return undefined;
+    const vendor = runVendor(this.monitor.inventory, findProgram, process.env.PATH);
+    const { env, unset } = selectionVariables(ids, vendor);
+    return { vendor, set: env, unset };
   }
 
   /** The API's methods with the features behind them (the shell's api() forwards to these; made once). */

@@ -54,7 +54,8 @@ async function main() {
   if (process.platform === "linux" && !process.env.DISPLAY && !process.env.WAYLAND_DISPLAY) {
     log("note: no DISPLAY; a desktop VS Code needs one on Linux (run under xvfb-run)");
   }
-  const env = { GPU_PILOT_E2E_OUT: out };
+  // GPU_PILOT_TEST_HOOKS: activate() returns the test hooks of client/src/api.ts beside the public API.
+  const env = { GPU_PILOT_E2E_OUT: out, GPU_PILOT_TEST_HOOKS: "1" };
   if (process.env.FAKE_NVIDIA_SMI_MODE) env.FAKE_NVIDIA_SMI_MODE = process.env.FAKE_NVIDIA_SMI_MODE;
   log("runTests (@vscode/test-electron): downloading/starting a desktop VS Code");
   let code;

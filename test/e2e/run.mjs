@@ -329,7 +329,8 @@ async function main() {
 
   // Variables for the extension host (payload) and for code-server itself: tasks run from the
   // server's pty host, which inherits code-server's environment rather than the extension host's.
-  const extEnv = { GPU_PILOT_E2E_OUT: resultsDir };
+  // GPU_PILOT_TEST_HOOKS: activate() returns the test hooks of client/src/api.ts beside the public API.
+  const extEnv = { GPU_PILOT_E2E_OUT: resultsDir, GPU_PILOT_TEST_HOOKS: "1" };
   if (process.env.FAKE_NVIDIA_SMI_MODE) extEnv.FAKE_NVIDIA_SMI_MODE = process.env.FAKE_NVIDIA_SMI_MODE;
   if (opts.grep) extEnv.GPU_PILOT_E2E_GREP = opts.grep;
   // A real single-node Slurm with two fake GPUs for suite/slurm.test.ts (issue 23): its SLURM_CONF

@@ -170,7 +170,7 @@ test("gpu-pilot_runOnGpus with --allow-run: exit code and last lines, CUDA_VISIB
   );
   const missing = await call(c, TOOL.runOnGpus, { path: join(dir, "absent.py"), gpus: ["1"] });
   assert.equal(missing.isError, true);
-  assert.match(missing.text, /cannot run .*absent\.py: no such file/);
+  assert.match(missing.text, /^gpu-pilot_runOnGpus: Cannot run .*absent\.py: no such file\.$/);
   const shell = await call(c, TOOL.runOnGpus, { path: script, gpus: ["1;rm -rf /"] });
   assert.equal(shell.isError, true);
   assert.match(shell.text, /not a GPU index or UUID: "1;rm -rf \/"/);

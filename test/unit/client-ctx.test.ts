@@ -6,11 +6,14 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { activate, deactivate, type GpuPilotApi } from "../../client/src/extension";
+import { activate, deactivate, type GpuPilotApi, type GpuPilotTestApi } from "../../client/src/extension";
 import { InvalidDeviceIdError } from "../../common/src/gpu/selection";
 import { Ctx } from "../../client/src/ctx";
 import { Shell } from "../../client/src/shell";
 import { Uri } from "./client-fakeVscode";
+
+// activate() returns the test hooks of client/src/api.ts only with GPU_PILOT_TEST_HOOKS=1 (publicApi.ts).
+process.env.GPU_PILOT_TEST_HOOKS = "1";
 
 const ROOT = join(__dirname, "..", "..");
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
@@ -60,7 +63,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
   mkdirSync(join(extRoot, "dist"), { recursive: true });
   writeFileSync(join(extRoot, "dist", "server.js"), "// stand-in\n");
   const ctx = context(extRoot);
-  const api: GpuPilotApi = activate(ctx as never);
+  const api: GpuPilotApi = activate(ctx as never) as GpuPilotTestApi;
 
   const manifest = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
     contributes: { commands: { command: string }[] };
@@ -209,7 +212,7 @@ test("nvidia-smi failing: the server gets gpus null", async () => {
   fresh();
   process.env.FAKE_NVIDIA_SMI_MODE = "fail9";
   const ctx = context(extRoot);
-  const api = activate(ctx as never);
+  const api = activate(ctx as never) as GpuPilotTestApi;
   await until(() => api.isServerRunning(), "the client to run");
   await api.refresh();
   const client = FakeLanguageClient.instances[0];
@@ -224,7 +227,7 @@ test("a missing dist/server.js is logged, not thrown; GPUs still work; restart r
   fresh();
   const empty = mkdtempSync(join(tmpdir(), "gpu-pilot-noserver-"));
   const ctx = context(empty);
-  const api = activate(ctx as never);
+  const api = activate(ctx as never) as GpuPilotTestApi;
   await api.refresh();
   await until(() => recorded.log.some((l) => l.includes("Language server not found")), "the log line");
   assert.equal(FakeLanguageClient.instances.length, 0);
@@ -244,7 +247,7 @@ test("a server that fails to start is logged; the extension keeps working", asyn
   fresh();
   FakeLanguageClient.failStart = true;
   const ctx = context(extRoot);
-  const api = activate(ctx as never);
+  const api = activate(ctx as never) as GpuPilotTestApi;
   await until(() => recorded.log.some((l) => l.includes("could not be started")), "the log line");
   assert.equal(api.isServerRunning(), false);
   await api.setSelection(["0"]);

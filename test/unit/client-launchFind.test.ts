@@ -1,11 +1,11 @@
 // Finding torchrun / accelerate / deepspeed / docker / srun: next to an absolute interpreter first,
-// then on the run's PATH (common/src/run/which.ts).
+// then on the run's PATH (common/src/run/which.ts); an absolute program as it is; the script's kind.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { findProgram } from "../../common/src/run/which";
+import { findProgram, scriptProblem } from "../../common/src/run/which";
 
 const root = mkdtempSync(join(tmpdir(), "gpu-pilot-which-"));
 test.after(() => rmSync(root, { recursive: true, force: true }));
@@ -53,5 +53,24 @@ test(
     mkdirSync(join(d, "srun"), { recursive: true });
     assert.equal(findProgram("docker", { pathEnv: d }), undefined);
     assert.equal(findProgram("srun", { pathEnv: d }), undefined);
+  },
+);
+
+test(
+  "an absolute program is checked as it is; a relative path is never found; the script must be a regular file",
+  { skip: process.platform === "win32" },
+  () => {
+    const dir = join(root, "abs");
+    const python = exe(dir, "python");
+    const plain = exe(dir, "notes.txt", 0o644);
+    assert.equal(findProgram(python, { pathEnv: "/nowhere" }), python);
+    assert.equal(findProgram(join(dir, "gone"), { pathEnv: dir }), undefined);
+    assert.equal(findProgram(plain, { pathEnv: dir }), undefined, "not executable");
+    assert.equal(findProgram(dir, { pathEnv: dir }), undefined, "a folder");
+    assert.equal(findProgram("abs/python", { pathEnv: root }), undefined, "relative with a separator");
+    assert.equal(scriptProblem(plain), undefined);
+    assert.equal(scriptProblem(join(dir, "gone.py")), "no such file");
+    assert.equal(scriptProblem(join(plain, "x.py")), "no such file");
+    assert.equal(scriptProblem(dir), "not a regular file (a folder)");
   },
 );

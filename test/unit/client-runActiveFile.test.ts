@@ -18,9 +18,9 @@ import {
 } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { LastRun } from "../../client/src/api";
 import { GpuMonitor } from "../../client/src/gpu/monitor";
@@ -41,7 +41,22 @@ import {
 const FAKE = join(__dirname, "..", "fixtures", "bin", "nvidia-smi");
 const LAUNCHERS_BIN = join(__dirname, "..", "fixtures", "bin", "launchers");
 const CASES = join(__dirname, "..", "cases");
-const PROJECT = "/work/proj";
+/** The workspace folder: real, since the planner refuses a script that is not a file on disk ({@link open} writes each one). */
+const PROJECT = realpathSync(mkdtempSync(join(tmpdir(), "gpu-pilot-proj-")));
+/** Where a file outside the workspace lives. */
+const SCRATCH = realpathSync(mkdtempSync(join(tmpdir(), "gpu-pilot-scratch-")));
+/**
+ * A stand-in `python3` (never started here) last on PATH, so the planner finds the interpreter on
+ * a machine without Python; a real python3 earlier on PATH comes first.
+ */
+const PYTHON_BIN = realpathSync(mkdtempSync(join(tmpdir(), "gpu-pilot-python-")));
+writeFileSync(join(PYTHON_BIN, "python3"), "#!/bin/sh\nexit 0\n", { mode: 0o755 });
+const PATH_BEFORE = process.env.PATH;
+process.env.PATH = `${PATH_BEFORE}:${PYTHON_BIN}`;
+test.after(() => {
+  process.env.PATH = PATH_BEFORE;
+  for (const d of [PROJECT, SCRATCH, PYTHON_BIN]) rmSync(d, { recursive: true, force: true });
+});
 
 type TestHost = RunHost & {
   runFacts: NonNullable<RunHost["runFacts"]>;
@@ -98,11 +113,20 @@ async function host(selection: string[] = [], ownerOf: (pid: number) => ProcessO
   return h;
 }
 
+/** Makes `doc` the active editor's, with `text`; a file's text is written to disk too (the run reads it from there). */
 function open(doc: FakeDocument, text = ""): FakeDocument {
   doc.text = text;
+  onDisk(doc);
   workspace.textDocuments = [doc];
   window.activeTextEditor = { document: doc };
   return doc;
+}
+
+/** Writes a file document's text to disk, unless the file is there. */
+function onDisk(doc: FakeDocument): void {
+  if (doc.uri.scheme !== "file" || existsSync(doc.uri.fsPath)) return;
+  mkdirSync(dirname(doc.uri.fsPath), { recursive: true });
+  writeFileSync(doc.uri.fsPath, doc.text);
 }
 
 /** The text of a rule case (test/cases/<name>). */
@@ -438,7 +462,7 @@ test("each launcher from gpuPilot.run.launcher, with the stand-ins first on the 
 
 test("torchrun / accelerate / deepspeed not found: python -m fallback (logged); docker not found: an error", async () => {
   const h = await host(["1"]);
-  settings.set("run.env", { PATH: "/nonexistent-gpu-pilot" });
+  settings.set("run.env", { PATH: PYTHON_BIN });
   open(new FakeDocument(Uri.file(`${PROJECT}/train.py`)));
   settings.set("run.launcher", "torchrun");
   await runActiveFile(h);
@@ -672,12 +696,12 @@ test("checkRun (the API): findings without asking or running", async () => {
 
 test("a dirty file is saved first; a file outside the workspace runs in its own folder", async () => {
   const h = await host(["0"]);
-  const doc = open(new FakeDocument(Uri.file("/tmp/scratch/try.py"), "python", true));
+  const doc = open(new FakeDocument(Uri.file(`${SCRATCH}/try.py`), "python", true));
   await runActiveFile(h);
   assert.equal(doc.saves, 1);
   const task = tasks.executed[0];
   assert.equal(task.scope, TaskScope.Workspace);
-  assert.equal((await launched(0)).cwd, "/tmp/scratch");
+  assert.equal((await launched(0)).cwd, SCRATCH);
   h.dispose();
 });
 
@@ -696,6 +720,7 @@ test("untitled: declining the save offer stops; cancelling Save As stops; saving
 
   recorded.answers.push("Save As...");
   workspace.saveAsTarget = `${PROJECT}/new.py`;
+  writeFileSync(workspace.saveAsTarget, ""); // what the Save As wrote
   await runActiveFile(h);
   assert.equal(tasks.executed.length, 1);
   assert.deepEqual((await launched(0)).args, [`${PROJECT}/new.py`]);
@@ -756,7 +781,9 @@ test("no editor, or not Python: a short message and no task", async () => {
 test("the editor title button's Uri wins over the active editor", async () => {
   const h = await host(["0"]);
   open(new FakeDocument(Uri.file(`${PROJECT}/other.py`)));
-  workspace.textDocuments.push(new FakeDocument(Uri.file(`${PROJECT}/picked.py`)));
+  const picked = new FakeDocument(Uri.file(`${PROJECT}/picked.py`));
+  onDisk(picked);
+  workspace.textDocuments.push(picked);
   await runActiveFile(h, Uri.file(`${PROJECT}/picked.py`) as never);
   assert.deepEqual((await launched(0)).args, [`${PROJECT}/picked.py`]);
   h.dispose();

@@ -20,7 +20,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { activate, deactivate, type GpuPilotApi } from "../../client/src/extension";
+import { activate, deactivate, type GpuPilotApi, type GpuPilotTestApi } from "../../client/src/extension";
 import { commands } from "../../client/src/commands";
 import { COMMAND_IDS, LateMonitor } from "../../client/src/shell";
 import { createAgentTools } from "../../client/src/agents/lmTools";
@@ -28,6 +28,9 @@ import { lateTools, type AgentTool } from "../../client/src/agents/register";
 import { PREPARED_TOOLS, TOOL, type ToolName } from "../../common/src/agents/toolNames";
 import { LateTreeProvider } from "../../client/src/views";
 import type { Inventory } from "../../common/src/gpu/nvidiaSmi";
+
+// activate() returns the test hooks of client/src/api.ts only with GPU_PILOT_TEST_HOOKS=1 (publicApi.ts).
+process.env.GPU_PILOT_TEST_HOOKS = "1";
 
 const ROOT = join(__dirname, "..", "..");
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
@@ -68,7 +71,7 @@ function start(): {
   recorded.treeViews.length = 0;
   recorded.statusItems.length = 0;
   const ctx = context();
-  const api = activate(ctx as never);
+  const api = activate(ctx as never) as GpuPilotTestApi;
   const view = (id: string) => recorded.treeViews.find((v) => v.id === id) ?? assert.fail(`no view ${id}`);
   return { api, ctx, gpuView: view("gpuPilot.gpus"), slurmView: view("gpuPilot.slurm") };
 }

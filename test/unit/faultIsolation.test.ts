@@ -12,7 +12,10 @@ import { lintNotebook } from "../../server/src/engine/notebook";
 import { ruleByCode } from "../../server/src/engine/rules/index";
 import type { PythonRule } from "../../server/src/engine/rule";
 import { restartingErrorHandler } from "../../client/src/serverRestart";
-import { activate, deactivate } from "../../client/src/extension";
+import { activate, deactivate, type GpuPilotTestApi } from "../../client/src/extension";
+
+// activate() returns the test hooks of client/src/api.ts only with GPU_PILOT_TEST_HOOKS=1 (publicApi.ts).
+process.env.GPU_PILOT_TEST_HOOKS = "1";
 
 const SOURCE =
   'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nos.environ["CUDA_VISIBLE_DEVICE"] = "0"\n';
@@ -116,7 +119,7 @@ test("the extension's language client uses that handler: a server crash is logge
       extensionUri: { fsPath: root },
       extensionPath: root,
     };
-    const api = activate(ctx as never);
+    const api = activate(ctx as never) as GpuPilotTestApi;
     const end = Date.now() + 10_000;
     while (!api.isServerRunning()) {
       if (Date.now() > end) assert.fail("the client did not start");

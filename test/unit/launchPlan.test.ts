@@ -1,5 +1,7 @@
 // The one launch planner (common/src/run/plan.ts): the vendor from the inventory (or the tools on the
-// run's PATH), the launcher's program, the refusals, with a stand-in `find` (no file system).
+// run's PATH), the launcher's program, the refusals, with stand-ins for `find` and `scriptProblem`
+// (no file system).
+import { dirname } from "node:path";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { planLaunch, runVendor, type PlanInput } from "../../common/src/run/plan";
@@ -12,12 +14,22 @@ const GPUS = [
   { index: 1, uuid: "GPU-6486822f-842c-1320-f829-e4155c0d2130" },
 ];
 
-/** A `find` that knows the programs of `tools` (name → absolute path) and records each lookup. */
+/** The interpreter every plan runs with: always there (an absolute path is checked as it is). */
+const PYTHON = "/venv/bin/python";
+
+/**
+ * A `find` that knows the programs of `tools` (name → absolute path) and {@link PYTHON}, as
+ * which.ts does: a bare name when its folder is next to the interpreter or on `pathEnv`, an absolute
+ * path as it is. Records each lookup of a bare name (the launcher's program, the vendor's tools).
+ */
 function finder(tools: Record<string, string>) {
   const asked: Array<{ name: string } & FindOptions> = [];
   const find = (name: string, opts: FindOptions) => {
+    if (name.startsWith("/")) return name === PYTHON || Object.values(tools).includes(name) ? name : undefined;
     asked.push({ name, ...opts });
-    return tools[name];
+    const path = tools[name];
+    const dirs = [...(opts.interpreter ? [dirname(opts.interpreter)] : []), ...(opts.pathEnv ?? "").split(":")];
+    return path && dirs.includes(dirname(path)) ? path : undefined;
   };
   return { find, asked };
 }
@@ -28,9 +40,10 @@ const input = (over: Partial<PlanInput>): PlanInput => ({
   launcher: "python",
   deviceIds: ["1"],
   inventory: { gpus: GPUS },
-  interpreter: "/venv/bin/python",
+  interpreter: PYTHON,
   hostEnv: { PATH: "/usr/bin", HOME: "/home/me" },
   find: finder({}).find,
+  scriptProblem: (file) => (file === FILE ? undefined : "no such file"),
   ...over,
 });
 
@@ -154,4 +167,54 @@ test("the agent tools' run text names the variable the plan set: ROCR_VISIBLE_DE
     formatRunResult({ ...what, vendor: "nvidia" }, end, "", 60),
     "no vendor: NVIDIA's text, as before",
   );
+});
+
+test("a script that is not a regular file and a program to start that is not there are refused, in one sentence for every face", () => {
+  assert.deepEqual(planLaunch(input({ file: "/work/proj/absent.py" })), {
+    ok: false,
+    message: "Cannot run /work/proj/absent.py: no such file.",
+  });
+  assert.deepEqual(planLaunch(input({ scriptProblem: () => "not a regular file (a folder)" })), {
+    ok: false,
+    message: `Cannot run ${FILE}: not a regular file (a folder).`,
+  });
+  // A bare interpreter is looked up on the run's PATH (gpuPilot.run.env's when it sets one), as the start would.
+  const { find, asked } = finder({ python3: "/usr/bin/python3" });
+  assert.ok(planLaunch(input({ interpreter: "python3", find })).ok);
+  assert.deepEqual(asked.at(-1), { name: "python3", pathEnv: "/usr/bin" });
+  assert.deepEqual(planLaunch(input({ interpreter: "python3" })), {
+    ok: false,
+    message: "The Python interpreter python3 was not found on PATH: install Python or choose another interpreter.",
+  });
+  assert.deepEqual(planLaunch(input({ interpreter: "python3", runEnv: { PATH: "/nowhere" }, find })), {
+    ok: false,
+    message:
+      "The Python interpreter python3 was not found on PATH (gpuPilot.run.env's PATH): install Python or choose another interpreter.",
+  });
+  assert.deepEqual(planLaunch(input({ interpreter: "/gone/venv/bin/python" })), {
+    ok: false,
+    message:
+      "The Python interpreter /gone/venv/bin/python is not an executable file: install Python or choose another interpreter.",
+  });
+  // torchrun's module fallback starts the interpreter: the same refusal.
+  assert.deepEqual(planLaunch(input({ launcher: "torchrun", interpreter: "python3" })), {
+    ok: false,
+    message: "The Python interpreter python3 was not found on PATH: install Python or choose another interpreter.",
+  });
+  // A custom command line's program; a relative one is looked for from the run's folder.
+  const seen: string[] = [];
+  const custom = (customArgs: string[]) =>
+    planLaunch(
+      input({
+        launcher: "custom",
+        customArgs,
+        find: (name, opts) => (seen.push(name), finder({}).find(name, opts)),
+      }),
+    );
+  assert.deepEqual(custom(["./run.sh", "${file}"]), {
+    ok: false,
+    message: "The program ./run.sh is not an executable file: install it or choose another launcher.",
+  });
+  assert.equal(seen.at(-1), "/work/proj/run.sh");
+  assert.ok(custom(["${python}", "${file}"]).ok);
 });

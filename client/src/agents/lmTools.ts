@@ -29,7 +29,7 @@ import { planLaunch } from "../../../common/src/run/plan";
 import type { ProcessExit } from "../run/processTerminal";
 import { type RunHost, startTask } from "../run/runActiveFile";
 import * as runSettings from "../run/settings";
-import { findProgram } from "../../../common/src/run/which";
+import { findProgram, scriptProblem } from "../../../common/src/run/which";
 import {
   checkCheckInput,
   checkListInput,
@@ -160,11 +160,6 @@ async function runForAgent(host: AgentHost, input: RunInput, token: vscode.Cance
   const refused = notRunnable(file);
   if (refused) fail(refused);
   const uri = vscode.Uri.file(file);
-  try {
-    await vscode.workspace.fs.stat(uri);
-  } catch {
-    fail(`${file} does not exist`);
-  }
   const inv = await freshInventory(host);
   const ids = resolveRunGpus(input.gpus, inv, config.selectBy());
   if ("error" in ids) fail(ids.error);
@@ -182,6 +177,7 @@ async function runForAgent(host: AgentHost, input: RunInput, token: vscode.Cance
     runEnv: runSettings.runEnv(uri),
     hostEnv: process.env,
     find: findProgram,
+    scriptProblem,
   });
   if (!plan.ok) return fail(plan.message);
   const { spec, vendor } = plan;

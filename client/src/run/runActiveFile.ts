@@ -41,7 +41,7 @@ import { planLaunch } from "../../../common/src/run/plan";
 import { type ProcessOwner, processOwner } from "./owners";
 import { type ProcessExit, ProcessTerminal } from "./processTerminal";
 import * as settings from "./settings";
-import { findProgram } from "../../../common/src/run/which";
+import { findProgram, scriptProblem } from "../../../common/src/run/which";
 
 /** Task definition type of GPU Pilot runs (package.json `taskDefinitions`). */
 export const TASK_TYPE = "gpuPilot";
@@ -373,6 +373,7 @@ export async function runActiveFile(host: RunHost, uri?: vscode.Uri, options: Ru
     runEnv: settings.runEnv(doc.uri),
     hostEnv: process.env,
     find: findProgram,
+    scriptProblem,
   });
   if (!plan.ok) {
     log.warn(`Not running ${file}: ${plan.message}`);

@@ -300,6 +300,31 @@ function checkProgram(p: string, what: string): string {
   return t;
 }
 
+/**
+ * What the selection `visible` (a checked CUDA_VISIBLE_DEVICES value) adds to a process's environment
+ * on `vendor`'s machine, and which inherited variables it removes: on NVIDIA CUDA_VISIBLE_DEVICES and
+ * CUDA_DEVICE_ORDER=PCI_BUS_ID; on AMD ROCR_VISIBLE_DEVICES alone, the rest of
+ * {@link AMD_SELECTION_VARS} removed (see the file comment).
+ */
+function vendorVariables(visible: string, vendor: GpuVendor): { env: Record<string, string>; unset: string[] } {
+  return vendor === "amd"
+    ? { env: { ROCR_VISIBLE_DEVICES: visible }, unset: AMD_SELECTION_VARS.filter((k) => k !== "ROCR_VISIBLE_DEVICES") }
+    : { env: { CUDA_VISIBLE_DEVICES: visible, CUDA_DEVICE_ORDER: "PCI_BUS_ID" }, unset: [] };
+}
+
+/**
+ * The environment a run on the GPUs `deviceIds` gets from the selection with the launchers that pass
+ * it through the environment (python, torchrun, custom; {@link buildLaunch}): the variables set, and
+ * the inherited ones removed. The public API's `getRunEnvironment` (client/src/publicApi.ts).
+ * @throws LaunchError for an empty or malformed selection ({@link visibleDevicesValue}).
+ */
+export function selectionVariables(
+  deviceIds: readonly string[],
+  vendor: GpuVendor = "nvidia",
+): { env: Record<string, string>; unset: string[] } {
+  return vendorVariables(visibleDevicesValue(deviceIds), vendor);
+}
+
 /** Docker image reference: no whitespace, and never starting with `-` (it would be read as an option). */
 const DOCKER_IMAGE = /^[A-Za-z0-9][A-Za-z0-9._\-/:@]*$/;
 
@@ -346,9 +371,7 @@ export function buildLaunch(req: LaunchRequest): LaunchSpec {
     }
     env[k] = v;
   }
-  const selectionEnv: Record<string, string> = amd
-    ? { ROCR_VISIBLE_DEVICES: visible }
-    : { CUDA_VISIBLE_DEVICES: visible, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
+  const selectionEnv = vendorVariables(visible, amd ? "amd" : "nvidia").env;
   const name = basename(req.file);
   const onGpus = `${name} on GPU ${visible}`;
   const prog = LAUNCHER_PROGRAMS[launcher];

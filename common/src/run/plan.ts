@@ -2,12 +2,17 @@
  * The one launch planner of every run: the editor's run command (client/src/run/runActiveFile.ts),
  * the language-model tool gpu-pilot_runOnGpus (client/src/agents/lmTools.ts) and the MCP server's
  * run (server/src/mcp/run.ts) each gather their inputs (settings, selection, inventory, interpreter)
- * and call {@link planLaunch}; it finds the launcher's program, decides the GPU vendor and builds the
- * argument array and environment with launch.ts `buildLaunch`.
+ * and call {@link planLaunch}; it finds the launcher's program, decides the GPU vendor, builds the
+ * argument array and environment with launch.ts `buildLaunch`, and refuses, with the same sentence
+ * for every face, a script that is not a regular file and a program to start that is not there (the
+ * interpreter, a launcher, a custom command), instead of a start that fails with ENOENT.
+ * test/unit/launchPlanFaces.test.ts runs the three faces against one another.
  *
- * No `vscode` import. Nothing is started; the only look at the machine is through
- * {@link PlanInput.find} (a file-system lookup: which.ts `findProgram` in production).
+ * No `vscode` import. Nothing is started; the only looks at the machine are through
+ * {@link PlanInput.find} and {@link PlanInput.scriptProblem} (file-system lookups: which.ts
+ * `findProgram` and `scriptProblem` in production).
  */
+import { isAbsolute, resolve } from "node:path";
 import { detectVendor } from "../gpu/vendor";
 import type { GpuKey } from "../gpu/selection";
 import {
@@ -57,8 +62,13 @@ export interface PlanInput {
   runEnv?: Readonly<Record<string, unknown>>;
   /** The environment the run inherits (the extension host's or the MCP server's): `${env:NAME}` and PATH come from it. */
   hostEnv: Readonly<Record<string, string | undefined>>;
-  /** The absolute path of an executable, or undefined (which.ts `findProgram`). */
+  /**
+   * The absolute path of an executable, or undefined (which.ts `findProgram`): a bare name is
+   * searched (next to an absolute interpreter, then on `pathEnv`), an absolute path is checked as it is.
+   */
   find: (name: string, opts: FindOptions) => string | undefined;
+  /** Why the script cannot be run (`no such file`, `not a regular file (a folder)`), or undefined when it is a regular file (which.ts `scriptProblem`). */
+  scriptProblem: (file: string) => string | undefined;
 }
 
 /** What {@link planLaunch} decided: the launch and the vendor it is for, or why nothing runs (a sentence for the user). */
@@ -95,11 +105,32 @@ function launcherProgram(input: PlanInput, pathEnv: string | undefined, pathFrom
 }
 
 /**
- * Plans one run (see the file comment). Pure apart from {@link PlanInput.find}.
+ * The program `spec` starts, as the process start will look for it: a bare name on the run's PATH,
+ * a path with a separator against the run's folder.
+ * @throws LaunchError when it is not there.
+ */
+function checkCommand(spec: LaunchSpec, input: PlanInput, pathEnv: string | undefined, pathFromSetting: boolean): void {
+  const { command } = spec;
+  const bare = !(process.platform === "win32" ? /[\\/]/ : /\//).test(command);
+  const path = bare || isAbsolute(command) ? command : resolve(spec.cwd, command);
+  if (input.find(path, { pathEnv })) return;
+  const interpreter = command === input.interpreter.trim();
+  const what = interpreter ? "The Python interpreter" : "The program";
+  const where = bare
+    ? `was not found on PATH${pathFromSetting ? " (gpuPilot.run.env's PATH)" : ""}`
+    : "is not an executable file";
+  const advice = interpreter ? "install Python or choose another interpreter" : "install it or choose another launcher";
+  throw new LaunchError(`${what} ${command} ${where}: ${advice}.`);
+}
+
+/**
+ * Plans one run (see the file comment). Pure apart from {@link PlanInput.find} and
+ * {@link PlanInput.scriptProblem}.
  * @returns `ok: true` with the {@link LaunchSpec} (command, argument array, environment to add and
  *   to remove) and the vendor; `ok: false` with the reason when the launch is refused: a malformed
- *   `gpuPilot.run.env`, a missing docker or srun, or anything launch.ts `buildLaunch` refuses (no
- *   GPU, a bad entry, docker on AMD...).
+ *   `gpuPilot.run.env`, a missing docker or srun, anything launch.ts `buildLaunch` refuses (no GPU,
+ *   a bad entry, docker on AMD...), a script that is not a regular file, or a program to start
+ *   (the interpreter, a launcher's program, a custom command) that is not there.
  * @throws only on a bug (an error that is not a LaunchError).
  */
 export function planLaunch(input: PlanInput): LaunchPlan {
@@ -124,6 +155,9 @@ export function planLaunch(input: PlanInput): LaunchPlan {
       extraEnv,
       vendor,
     });
+    const problem = input.scriptProblem(input.file);
+    if (problem) throw new LaunchError(`Cannot run ${input.file}: ${problem}.`);
+    checkCommand(spec, input, pathEnv, extraEnv.PATH !== undefined);
     return { ok: true, spec, vendor };
   } catch (e) {
     if (e instanceof LaunchError) return { ok: false, message: e.message };

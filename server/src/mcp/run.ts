@@ -4,11 +4,11 @@
  * environment; no shell, nothing expanded), starts it with execa in its own process group, keeps the
  * tail of its output and stops the group when it runs past its time.
  */
-import { dirname, isAbsolute } from "node:path";
+import { dirname } from "node:path";
 import { loadExeca, killIfStarted } from "../../../common/src/gpu/nvidiaSmi";
 import { type GpuVendor, runEnvironment, type LaunchSpec } from "../../../common/src/run/launch";
 import { planLaunch, type PlanInventory } from "../../../common/src/run/plan";
-import { findProgram } from "../../../common/src/run/which";
+import { findProgram, scriptProblem } from "../../../common/src/run/which";
 import {
   killAllGroups,
   liveGroupCount,
@@ -17,7 +17,6 @@ import {
   trackGroup,
 } from "../../../common/src/run/processGroup";
 import type { AgentLauncher, RunEnd } from "../../../common/src/agents/core";
-import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 
 /** Output kept from a run, characters (its end). */
 const KEEP_CHARS = 256 * 1024;
@@ -42,15 +41,12 @@ export interface RunRequest {
 /**
  * Runs `req` to its end.
  * @returns the launch, the vendor it was planned for, how it ended and its (tail of) interleaved
- *   stdout/stderr; or `error` in words when the file is missing or not a regular file, or the
- *   planner refuses the launch.
+ *   stdout/stderr; or `error` in words when the planner refuses the launch (the file is not an
+ *   absolute path to a regular file, the interpreter is not there, ...).
  */
 export async function runToEnd(
   req: RunRequest,
 ): Promise<{ spec: LaunchSpec; vendor: GpuVendor; end: RunEnd; output: string } | { error: string }> {
-  if (!isAbsolute(req.file)) return { error: `"${req.file}" is not an absolute path` };
-  const read = readWorkspaceFile(req.file, { maxBytes: 256 * 1024 * 1024 });
-  if (!read.ok) return { error: `cannot run ${req.file}: ${read.reason}` };
   const plan = planLaunch({
     file: req.file,
     cwd: req.cwd || dirname(req.file),
@@ -61,6 +57,7 @@ export async function runToEnd(
     scriptArgs: req.args,
     hostEnv: process.env,
     find: findProgram,
+    scriptProblem,
   });
   if (!plan.ok) return { error: plan.message };
   const { spec, vendor } = plan;

@@ -32,7 +32,14 @@ suite("GPU Pilot: linter experience", () => {
 
   test("a. fix-all on save (editor.codeActionsOnSave source.fixAll.gpuPilot) moves the write above `import torch`; GPU001 goes", async () => {
     const restore = await setWorkspaceSetting("editor", "codeActionsOnSave", { "source.fixAll.gpuPilot": "explicit" });
+    // code-server is VS Code for the Web, where files.autoSave defaults to afterDelay (1 s). On a busy
+    // machine that auto save of the edit below started before document.save(): an auto save skips
+    // "explicit" code actions on save, so it wrote the file unfixed, and the explicit save that came
+    // while it ran returned false (1 run in 3 failed; every run under load). Off, the explicit save is
+    // the only one.
+    let restoreAutoSave: (() => Promise<void>) | undefined;
     try {
+      restoreAutoSave = await setWorkspaceSetting("files", "autoSave", "off");
       const editor = await openWorkspaceFile("fix_on_save.py");
       const doc = editor.document;
       await waitFor(
@@ -77,6 +84,7 @@ suite("GPU Pilot: linter experience", () => {
         throw new Error(`${e.message}; diagnostics: ${describeDiagnostics(doc.uri)}; text:\n${doc.getText()}`);
       });
     } finally {
+      await restoreAutoSave?.();
       await restore();
     }
   });
