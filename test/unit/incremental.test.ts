@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { ROOT, CASES } from "./helpers";
 import { initEngine, lintPython, type LintOptions } from "../../server/src/engine/lint";
 import { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
-import { buildModel, ModelCache } from "../../server/src/engine/python/model";
+import { buildModel } from "../../server/src/engine/python/model";
+import { ModelCache } from "../../server/src/engine/python/cache";
 import { lineStarts } from "../../server/src/engine/fixes";
 
 function pyFiles(dir: string, depth = 0): string[] {

@@ -4,8 +4,9 @@
  */
 import type { Position, Range, TextEdit } from "./types";
 import type { SyntaxNode } from "./python/parser";
-import type { ModuleModel, EnvWriteEvent } from "./python/model";
-import { importBindings } from "./python/model";
+import type { ModuleModel } from "./python/model";
+import type { EnvWriteEvent } from "./python/events";
+import { importBindings } from "./python/walker";
 
 /** Start offsets of each line of `text` (line breaks: \n, \r\n, \r). */
 export function lineStarts(text: string): readonly number[] {

@@ -5,14 +5,9 @@
  */
 import { initPythonParser, parsePython, pythonInput, syntaxErrorCount, type SyntaxNode } from "./python/parser";
 import { ModuleTrees } from "./python/moduleTrees";
-import {
-  buildModel,
-  magicVariables,
-  ModelCache,
-  type MagicLine,
-  type KnownChange,
-  type ModuleModel,
-} from "./python/model";
+import { buildModel, type KnownChange, type ModuleModel } from "./python/model";
+import { magicVariables, type MagicLine } from "./python/events";
+import { ModelCache } from "./python/cache";
 import { RULES } from "./rules/index";
 import type { RunningKernelFacts } from "../../../common/src/kernel/runningKernel";
 import { reporter, isPythonRule, type MachineFacts, type PythonRule, type RuleContext, type Rule } from "./rule";

@@ -5,8 +5,10 @@
  * selection. Pure: no `vscode`, no transport.
  */
 import type { InventoryParams } from "../../../common/src/lsp/protocol";
-import type { ModuleModel, EnvWriteEvent } from "./python/model";
-import { freshResolve, nodeRange } from "./python/model";
+import type { ModuleModel } from "./python/model";
+import type { EnvWriteEvent } from "./python/events";
+import { freshResolve } from "./python/model";
+import { nodeRange } from "./python/events";
 import { deviceUses, type DeviceUse } from "./python/devices";
 import { stringValue } from "./python/parser";
 import { cudaDeviceOrdinal } from "./frameworks";

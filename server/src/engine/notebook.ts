@@ -4,7 +4,8 @@
  * timeline events, and diagnostics mapped back to cells.
  */
 import type { LintDiagnostic, Range, TextEdit } from "./types";
-import type { MagicLine, ModuleModel } from "./python/model";
+import type { ModuleModel } from "./python/model";
+import type { MagicLine } from "./python/events";
 import { fixedTextParsesCleanly, lintPython, type LintOptions, type RuleFailure } from "./lint";
 import { applyEdits, lineStarts, eolOf } from "./fixes";
 import { pythonInput } from "./python/parser";

@@ -3,7 +3,8 @@
  * resolution queries, and the CUDA timeline of ../shared/spec/rules.md: framework imports,
  * CUDA-initialising calls and environment writes, in execution order at module level (including
  * `if __name__ == "__main__":` blocks and the bodies of module functions called at top level, two
- * levels deep), found by the walk of python/walker.ts.
+ * levels deep). The events are python/events.ts's, the walk that finds them python/walker.ts's, and
+ * what a document's model keeps from one lint to the next python/cache.ts's.
  */
 import type { SyntaxNode } from "./parser";
 import type { ModuleTrees } from "./moduleTrees";
@@ -11,7 +12,7 @@ import { stringValue } from "./parser";
 import { type Framework, type InitDepth, frameworkOfModule, cudaDeviceOrdinal } from "../frameworks";
 import { textChange, type TextChange } from "./keptText";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
-import type { EnvWriteEvent, FunctionTimeline, MagicLine, TimelineCall, TimelineEvent } from "./walker";
+import type { EnvWriteEvent, FunctionTimeline, MagicLine, TimelineCall, TimelineEvent } from "./events";
 import {
   DEFERRED,
   envWordsOf,
@@ -22,27 +23,10 @@ import {
   type Timeline,
   type Tracker,
 } from "./walker";
-import { bindingsOf, changedNames, dropStale, Memo, type ModelCache, type StatementFacts } from "./walker";
+import { bindingsOf, changedNames, dropStale, Memo, type ModelCache, type StatementFacts } from "./cache";
 
-// Moved to ./walker (for the importers until they import from there).
-export {
-  importBindings,
-  isMainGuard,
-  magicEvents,
-  magicVariables,
-  ModelCache,
-  nodeRange,
-  type EnvReadEvent,
-  type EnvWriteEvent,
-  type EnvWriteForm,
-  type FunctionTimeline,
-  type ImportEvent,
-  type InitEvent,
-  type MagicLine,
-  type ShellExportEvent,
-  type TimelineCall,
-  type TimelineEvent,
-} from "./walker";
+// For python/project.ts and rules/GPU039 (another change edits them now): import these from ./events.
+export { nodeRange, type InitEvent } from "./events";
 
 /** Options of the model builder. */
 export interface ModelOptions {

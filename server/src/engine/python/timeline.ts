@@ -2,16 +2,16 @@
  * Queries on the CUDA timeline: what happened before a given environment write.
  */
 import { freezes, readersOf } from "../frameworks";
+import type { ModuleModel } from "./model";
 import type {
   EnvWriteEvent,
   FunctionTimeline,
   ImportEvent,
   InitEvent,
-  ModuleModel,
   ShellExportEvent,
   TimelineCall,
   TimelineEvent,
-} from "./model";
+} from "./events";
 import type { SyntaxNode } from "./parser";
 
 /** What ran before one write of a startup variable. */
