@@ -13,6 +13,8 @@ import { type Framework, type InitDepth, frameworkOfModule, cudaDeviceOrdinal } 
 import { textChange, type TextChange } from "./keptText";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
 import type { EnvWriteEvent, FunctionTimeline, MagicLine, TimelineCall, TimelineEvent } from "./events";
+import type { Firsts } from "./timeline";
+import type { RemoteDefinition } from "./ray";
 import {
   DEFERRED,
   envWordsOf,
@@ -156,6 +158,31 @@ export interface ModuleModel {
   namesResolvingTo(test: (path: string) => boolean): string[];
   /** The literal string names of `os.environ`-like reads and writes are resolved through this. */
   isEnviron(node: SyntaxNode | null | undefined): boolean;
+  /**
+   * {@link resolve} with a cache of its own, which starts empty: for a caller that keeps a model's
+   * name resolution after the lint (the server's machine hovers, machineHelp.ts `machineModel`)
+   * without the cache the lint filled (an entry per resolved node: MiBs on a large file).
+   */
+  freshResolve(): ModuleModel["resolve"];
+  /** What the rules' helpers work out from this model, kept with it (empty when the model is built). */
+  readonly derived: ModelDerived;
+}
+
+/**
+ * What the rules' helpers work out from one model on first use (each fills its own field): kept
+ * with the model, so for as long as the model is held (a lint; lint.ts `LintResult.model`), and
+ * dropped with it. Nothing here is kept from one lint to the next (engine/analysis.ts
+ * `DocumentAnalysis` holds what is).
+ */
+export interface ModelDerived {
+  /** python/timeline.ts `stateBefore`: per variable, the first freezing init and reading import; each event's index. */
+  firsts?: Firsts;
+  /** fixes.ts `moveAboveEdits`: the names module-level statements bind before an offset, by offset. */
+  boundBefore?: Map<number, Set<string>>;
+  /** python/ray.ts `remoteDefinitions`: the `@ray.remote` tasks and actors. */
+  remotes?: RemoteDefinition[];
+  /** {@link envWritesAnywhere}: every environment write with a literal name, in source order. */
+  writesAnywhere?: EnvWriteEvent[];
 }
 
 /**
@@ -191,6 +218,8 @@ export interface Bindings {
   assignments: Map<string, ValueRef[]>;
   /** Frameworks imported anywhere. */
   frameworks: Set<Framework>;
+  /** python/walker.ts `envWordsOf` of these bindings, once asked. */
+  envWords?: string[];
 }
 
 /**
@@ -675,7 +704,7 @@ export function buildModel(
   let timeline: Timeline | undefined;
   const walk = () =>
     (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index).run());
-  return withBindings(bindings, {
+  return {
     tree,
     text,
     symbols: bindings.symbols,
@@ -695,24 +724,9 @@ export function buildModel(
     get functionTimelines() {
       return walk().functionTimelines;
     },
-  });
-}
-
-/** Each built model's bindings (for {@link freshResolve}). */
-const modelBindings = new WeakMap<ModuleModel, Bindings>();
-function withBindings(b: Bindings, model: ModuleModel): ModuleModel {
-  modelBindings.set(model, b);
-  return model;
-}
-
-/**
- * `model.resolve` with a cache of its own, which starts empty: for a caller that keeps a model's
- * name resolution after the lint (the server's machine hovers, machineHelp.ts `machineModel`)
- * without the cache the lint filled (an entry per resolved node: MiBs on a large file).
- */
-export function freshResolve(model: ModuleModel): ModuleModel["resolve"] {
-  const b = modelBindings.get(model);
-  return b ? makeResolve(b, { deps: null }).resolve : model.resolve;
+    freshResolve: () => makeResolve(bindings, { deps: null }).resolve,
+    derived: {},
+  };
 }
 
 /** Where a text differs from an earlier one (`from`), when the caller has found it already. */
@@ -762,7 +776,7 @@ function buildKeptModel(
       index,
       memo,
     ).run());
-  return withBindings(bindings, {
+  return {
     tree,
     text,
     symbols: bindings.symbols,
@@ -782,7 +796,9 @@ function buildKeptModel(
     get functionTimelines() {
       return walk().functionTimelines;
     },
-  });
+    freshResolve: () => makeResolve(bindings, { deps: null }).resolve,
+    derived: {},
+  };
 }
 
 /** {@link statementWrites} per top-level statement: kept, or found and kept. */
@@ -834,15 +850,8 @@ function statementWritesKept(
  * `inFunction` / `nested` from their position. For rules about the write itself (a misspelled or
  * unknown name, `os.putenv`), where the moment it runs does not matter.
  */
-const writesAnywhereCache = new WeakMap<ModuleModel, EnvWriteEvent[]>();
-
 export function envWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {
-  let cached = writesAnywhereCache.get(model);
-  if (!cached) {
-    cached = computeEnvWritesAnywhere(model);
-    writesAnywhereCache.set(model, cached);
-  }
-  return cached;
+  return (model.derived.writesAnywhere ??= computeEnvWritesAnywhere(model));
 }
 
 function computeEnvWritesAnywhere(model: ModuleModel): EnvWriteEvent[] {

@@ -83,15 +83,9 @@ export const newDeps = (): Deps => ({ resolved: new Set(), values: new Set(), ca
  * module-level alias. A cheap text test that spares resolving every call of a large file.
  */
 export function envWordsOf(b: Bindings): string[] {
-  let words = envWordsKept.get(b);
-  if (!words) {
-    words = computeEnvWords(b);
-    envWordsKept.set(b, words);
-  }
-  return words;
+  // Asked twice per lint of a document (the model's key and the reads): found once, kept with the bindings.
+  return (b.envWords ??= computeEnvWords(b));
 }
-/** {@link envWordsOf} per bindings: asked twice per lint of a document (the model's key and the reads), found once. */
-const envWordsKept = new WeakMap<Bindings, string[]>();
 function computeEnvWords({ symbols, assignments }: Bindings): string[] {
   const words = ["environ", "getenv"];
   for (const [name, path] of symbols)
