@@ -83,8 +83,9 @@ export interface StatementFacts {
 }
 
 /**
- * The per-statement facts of one document, kept from one lint to the next (lint.ts keeps one per
- * tree: `lintPython(..., { previousTree, incremental: true })`). Opaque to callers.
+ * The per-statement facts of one document, kept from one lint to the next (in the document's
+ * analysis, engine/analysis.ts `DocumentAnalysis.facts`: `lintPython(..., { previous, incremental: true })`).
+ * Opaque to callers.
  */
 export class ModelCache {
   /** @internal Facts of the statements of the last tree, in document order. */
