@@ -85,9 +85,9 @@ function typeEdits(engine: Engine, start: string, edits: number, out: number[], 
     const next = text.slice(0, offset) + "x" + text.slice(offset);
     const c0 = process.cpuUsage();
     const t0 = performance.now();
-    const prev = r.tree!;
+    const prev = r.analysis!;
     const column = col + i;
-    prev.edit({
+    prev.trees.edit({
       startIndex: offset,
       oldEndIndex: offset,
       newEndIndex: offset + 1,
@@ -95,8 +95,8 @@ function typeEdits(engine: Engine, start: string, edits: number, out: number[], 
       oldEndPosition: { row: line, column },
       newEndPosition: { row: line, column: column + 1 },
     });
-    r = engine.lintPython(next, { lazyFixValidation: true }, { previousTree: prev, incremental: true });
-    prev.delete();
+    r = engine.lintPython(next, { lazyFixValidation: true }, { previous: prev, incremental: true });
+    prev.dispose();
     const t1 = performance.now();
     const c1 = process.cpuUsage(c0);
     if (i >= 10) {

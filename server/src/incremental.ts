@@ -1,27 +1,30 @@
 /**
- * Incremental parsing for the language server: keeps each open Python document's last syntax trees
- * (python/moduleTrees.ts, one per chunk of top-level statements) and applies every content change
- * of `textDocument/didChange` to them (`ModuleTrees.edit`), so the next lint parses only the chunks
- * the changes touched. Positions are LSP's: 0-based lines, UTF-16 columns, which is also what
- * web-tree-sitter's edit takes for JS strings.
+ * Incremental analysis for the language server: keeps each open Python document's (or notebook's)
+ * last analysis (engine/analysis.ts `DocumentAnalysis`: its syntax trees, python/moduleTrees.ts, one
+ * per chunk of top-level statements, and what the next lint continues from) and applies every
+ * content change of `textDocument/didChange` to its trees (`ModuleTrees.edit`), so the next lint
+ * parses only the chunks the changes touched and analyses only the statements in them. Positions
+ * are LSP's: 0-based lines, UTF-16 columns, which is also what web-tree-sitter's edit takes for JS
+ * strings.
  */
 import type { Connection, DidChangeTextDocumentParams, NotificationHandler } from "vscode-languageserver/node";
 import type { ModuleTrees } from "./engine/python/moduleTrees";
+import type { DocumentAnalysis } from "./engine/analysis";
 import type { MachineModel } from "./engine/machineHelp";
 import { lineStarts, offsetAt, pointAfterInsert } from "./engine/fixes";
 
 /**
- * A kept tree, the text it is of (null when not built: a single change mapped through the
- * document, see {@link DocumentTrees.applyChanges}), and that text's document version (LSP: it
+ * A kept analysis, the text its trees are of (null when not built: a single change mapped through
+ * the document, see {@link DocumentTrees.applyChanges}), and that text's document version (LSP: it
  * grows with every change; -1 when unknown).
  */
-export interface KeptTree {
-  tree: ModuleTrees;
+export interface KeptAnalysis {
+  analysis: DocumentAnalysis;
   text: string | null;
   version: number;
-  /** What the machine hovers read of the lint's model of `tree`; dropped by a change. */
+  /** What the machine hovers read of the lint's model of the trees; dropped by a change. */
   model?: MachineModel;
-  /** No change was applied to `tree` since it was kept: its nodes are those of `text`'s parse. */
+  /** No change was applied to the trees since they were kept: their nodes are those of `text`'s parse. */
   unedited: boolean;
 }
 
@@ -34,7 +37,7 @@ export interface DocumentBefore {
 }
 
 /**
- * How many documents keep their tree. A tree costs about 8.3 MiB of the parser's WebAssembly
+ * How many documents keep their analysis (its trees). A tree costs about 8.3 MiB of the parser's WebAssembly
  * memory for a 5,000-line file (89,000 nodes; measured in bench/), and WebAssembly memory
  * never shrinks: with a tree per open document, 20 such files held 166 MiB in trees alone. The
  * documents linted last keep theirs; another document's next edit is parsed from scratch (about
@@ -60,49 +63,53 @@ export function offsetOf(text: string, p: { line: number; character: number }): 
 }
 
 /**
- * Where {@link DocumentTrees} puts the trees it keeps: by document URI, `keys()` in the order they
+ * Where {@link DocumentTrees} puts the analyses it keeps: by document URI, `keys()` in the order they
  * were kept (the least recent first; `set` comes only after `delete` of the same URI, so a Map's
  * insertion order is that order). Deleting the URI being visited must not end a `keys()` walk.
- * A `Map<string, KeptTree>` is one (the default); the language server's Session keeps each tree in
- * its document's OpenDocument (session.ts).
+ * A `Map<string, KeptAnalysis>` is one (the default); the language server's Session keeps each
+ * analysis in its document's OpenDocument (session.ts).
  */
 export interface KeptTrees {
-  get(uri: string): KeptTree | undefined;
-  set(uri: string, kept: KeptTree): void;
+  get(uri: string): KeptAnalysis | undefined;
+  set(uri: string, kept: KeptAnalysis): void;
   delete(uri: string): void;
   keys(): Iterable<string>;
   readonly size: number;
 }
 
-/** The trees, by document URI, the most recently kept last; at most `limit` of them. */
+/**
+ * The analyses (with their trees), by document URI, the most recently kept last; at most `limit`
+ * of them. An analysis that is dropped is disposed of (its trees freed).
+ */
 export class DocumentTrees {
   /**
-   * @param limit how many trees are kept at most (the least recently kept are freed first).
+   * @param limit how many analyses are kept at most (the least recently kept are freed first).
    * @param kept where they are kept (a Map of its own unless given).
    */
   constructor(
     private readonly limit = KEPT_TREES,
-    private readonly kept: KeptTrees = new Map<string, KeptTree>(),
+    private readonly kept: KeptTrees = new Map<string, KeptAnalysis>(),
   ) {}
 
-  /** How many trees are kept now. */
+  /** How many analyses are kept now. */
   get size(): number {
     return this.kept.size;
   }
 
   /**
-   * Takes the edited tree for `uri` if it was kept for exactly the text that the recorded edits
-   * lead to (`text`; null: whatever text it is of, for a notebook's trees, which the caller edits
-   * to the new joined cells with `ModuleTrees.editTo`); otherwise drops it. With `version`, the document's version, the texts are
-   * not compared when the recorded edits lead to that version (comparing two equal 200 KB strings
-   * costs ~0.2 ms a keystroke). The caller owns (and deletes) the returned tree.
+   * Takes the analysis for `uri` if its edited trees were kept for exactly the text that the
+   * recorded edits lead to (`text`; null: whatever text they are of, for a notebook's trees, which
+   * the lint edits to the new joined cells with `ModuleTrees.editTo`); otherwise disposes of it. With
+   * `version`, the document's version, the texts are not compared when the recorded edits lead to
+   * that version (comparing two equal 200 KB strings costs ~0.2 ms a keystroke). The caller owns
+   * the returned analysis (it passes it to the lint as `previous`, then disposes of it).
    * When there is none, the caller parses from scratch and keeps the new tree, which would free the
    * least recent one: that one is freed now, before the parse, so the parser's WebAssembly memory
    * (which never shrinks) never holds `limit + 1` trees. An incremental parse needs no such room:
    * tree-sitter's new tree shares the old one's unchanged subtrees (reference-counted, tree-sitter's
    * `ts_parser_parse` with an old tree), so the old tree costs little beside it.
    */
-  take(uri: string, text: string | null, version = -1): ModuleTrees | undefined {
+  take(uri: string, text: string | null, version = -1): DocumentAnalysis | undefined {
     const k = this.kept.get(uri);
     this.kept.delete(uri);
     if (
@@ -111,8 +118,8 @@ export class DocumentTrees {
         (version >= 0 && k.version === version && (k.text === null || k.text.length === text.length)) ||
         (k.text !== null && k.text === text))
     )
-      return k.tree;
-    k?.tree.delete();
+      return k.analysis;
+    k?.analysis.dispose();
     for (const old of this.kept.keys()) {
       if (this.kept.size < this.limit) break;
       this.forget(old);
@@ -121,13 +128,13 @@ export class DocumentTrees {
   }
 
   /**
-   * Keeps `tree` as the parse of `text` (the most recent), version `version` of the document, with
-   * `model`, what the machine hovers read of the lint's model of that tree (machineHelp.ts
-   * `machineModel`); frees the least recent trees beyond the limit.
+   * Keeps `analysis` (a lint's, its trees the parse of `text`) as the most recent, version `version`
+   * of the document, with `model`, what the machine hovers read of the lint's model of its trees
+   * (machineHelp.ts `machineModel`); frees the least recent analyses beyond the limit.
    */
-  keep(uri: string, text: string, tree: ModuleTrees, version = -1, model?: MachineModel): void {
+  keep(uri: string, text: string, analysis: DocumentAnalysis, version = -1, model?: MachineModel): void {
     this.forget(uri);
-    this.kept.set(uri, { tree, text, version, unedited: true, ...(model ? { model } : {}) });
+    this.kept.set(uri, { analysis, text, version, unedited: true, ...(model ? { model } : {}) });
     for (const old of this.kept.keys()) {
       if (this.kept.size <= this.limit) break;
       this.forget(old);
@@ -148,22 +155,31 @@ export class DocumentTrees {
    * undefined. The caller must not edit or delete it.
    */
   treeOf(uri: string, version: number): ModuleTrees | undefined {
-    return this.current(uri, version)?.tree;
+    return this.current(uri, version)?.analysis.trees;
   }
 
-  private current(uri: string, version: number): KeptTree | undefined {
+  /**
+   * `uri`'s kept analysis while its trees are the parse of document version `version` (as
+   * {@link treeOf}), for what it kept of that text (a notebook's joined cells); else undefined. The
+   * caller must not edit or dispose of it.
+   */
+  analysisOf(uri: string, version: number): DocumentAnalysis | undefined {
+    return this.current(uri, version)?.analysis;
+  }
+
+  private current(uri: string, version: number): KeptAnalysis | undefined {
     const k = this.kept.get(uri);
     return k && k.unedited && k.version === version && version >= 0 ? k : undefined;
   }
 
-  /** Drops the tree of a closed document. */
+  /** Drops the analysis of a closed document (or one evicted: its trees are freed). */
   forget(uri: string): void {
-    this.kept.get(uri)?.tree.delete();
+    this.kept.get(uri)?.analysis.dispose();
     this.kept.delete(uri);
   }
 
   /**
-   * Applies one didChange notification's content changes, in order, to the kept tree.
+   * Applies one didChange notification's content changes, in order, to the kept trees.
    * @param before the document as it was before the change (TextDocuments updates it after this
    *   runs). A single range change to the version the tree is of is mapped with its `offsetAt` and
    *   `positionAt` (the offsets TextDocuments itself applies; its line table is kept per version):
@@ -186,7 +202,7 @@ export class DocumentTrees {
         oldEndIndex = before!.offsetAt(first.range.end);
       const s = before!.positionAt(startIndex),
         e = before!.positionAt(oldEndIndex);
-      k.tree.edit({
+      k.analysis.trees.edit({
         startIndex,
         oldEndIndex,
         newEndIndex: startIndex + first.text.length,
@@ -215,7 +231,7 @@ export class DocumentTrees {
         { row: change.range.start.line, column: change.range.start.character },
         change.text,
       );
-      k.tree.edit({
+      k.analysis.trees.edit({
         startIndex,
         oldEndIndex,
         newEndIndex: startIndex + change.text.length,
@@ -232,7 +248,7 @@ export class DocumentTrees {
 
   /**
    * A view of `connection` for `TextDocuments.listen` whose didChange handler first applies the
-   * change to the kept tree.
+   * change to the kept trees.
    * @param documentOf the open document of a URI as it is before the change (`documents.get`).
    */
   intercept(connection: Connection, documentOf?: (uri: string) => DocumentBefore | undefined): Connection {

@@ -2,22 +2,23 @@
  * The language server's state (issue 44 step 4): the documents the client keeps in sync, what the
  * client told the server (settings, GPU inventory, workspace folders), and **one
  * {@link OpenDocument} per document URI** holding everything the server keeps about that document
- * between a lint and the requests after it: its kept parse, the fixes and GPU001 lines of its last
- * lint, its resolved options, the project files it read, a notebook's running kernel and its cells'
- * state. {@link Session.close} drops all of it at once (and frees the kept tree), so a closed
- * document leaves nothing behind and a reopened one starts clean.
+ * between a lint and the requests after it: the engine's analysis of it (its kept parse and what the
+ * next lint continues from), the fixes and GPU001 lines of its last lint, its resolved options, the
+ * project files it read, a notebook's running kernel and its cells' state. {@link Session.close}
+ * drops all of it at once (and disposes of the analysis, freeing its trees), so a closed document
+ * leaves nothing behind and a reopened one starts clean.
  *
  * Text and version: a document's text, version and language are those of its synced
  * `TextDocument` ({@link Session.documents}: vscode-languageserver's TextDocuments, which updates it
  * in place at every change) and a notebook's cell list and version its `NotebookDocument`'s
  * ({@link Session.notebooks}); they are not copied here. What is kept here records the version it
- * is of where that matters (`noEffect.version`, the tree's version).
+ * is of where that matters (`noEffect.version`, the analysis's version).
  *
  * Notebook cells are not OpenDocuments of their own: the notebook owns its cells' state
  * ({@link OpenDocument.cells}). A notebook is linted as one program (its code cells joined: the
  * timeline crosses cells, a fix may edit several cells), so the lint's per-cell results (fixes,
  * kernel-restart offers, diagnostics published) are made together, replaced together at each commit
- * and dropped with the notebook; the notebook's tree, model, GPU001 lines (in joined lines), running
+ * and dropped with the notebook; the notebook's analysis, model, GPU001 lines (in joined lines), running
  * kernel and project files are the notebook's. A cell removed from its notebook (its own close)
  * drops that cell's state ({@link Session.close} with the cell's URI).
  *
@@ -38,7 +39,7 @@ import {
   type TextEdit as LspTextEdit,
 } from "vscode-languageserver/node";
 import { TextDocument } from "vscode-languageserver-textdocument";
-import { DocumentTrees, KEPT_TREES, type KeptTree, type KeptTrees } from "./incremental";
+import { DocumentTrees, KEPT_TREES, type KeptAnalysis, type KeptTrees } from "./incremental";
 import type { Fix, KernelRestart } from "./engine/types";
 import type { ResolvedOptions } from "./engine/options";
 import type { YamlParse } from "./engine/manifests/yaml";
@@ -96,12 +97,15 @@ export interface NoEffectLines {
  */
 export class OpenDocument {
   /**
-   * The kept parse of a Python document, or of a notebook's joined code cells (incremental.ts
-   * {@link KeptTree}: `{ tree, text, version, model?, unedited }`; at most KEPT_TREES documents
-   * hold one, the least recently linted lose theirs). Managed by {@link Session.trees}: taken by the
-   * next lint, edited by each `didChange`, freed (`tree.delete()`) when dropped.
+   * The engine's analysis of a Python document, or of a notebook's joined code cells, from its last
+   * lint (incremental.ts {@link KeptAnalysis}: `{ analysis, text, version, model?, unedited }`;
+   * engine/analysis.ts `DocumentAnalysis`: the kept parse, the statements' facts, the nesting scan,
+   * the prefilter's probe, a notebook's joined cells). At most KEPT_TREES documents hold one, the
+   * least recently linted lose theirs. Managed by {@link Session.trees}: taken by the next lint,
+   * its trees edited by each `didChange`, disposed of (`analysis.dispose()`: its trees freed) when
+   * dropped.
    */
-  tree: KeptTree | undefined = undefined;
+  analysis: KeptAnalysis | undefined = undefined;
   /**
    * A YAML manifest's parse from its last lint (manifests/yaml.ts `{ text, documents }`): the next
    * version's lint parses again only the YAML documents an edit touches. Taken by that lint
@@ -151,11 +155,11 @@ export class OpenDocument {
   }
 
   /**
-   * Empties the entry (its tree must be freed first: {@link Session.close} does both), so that a
-   * reference still held somewhere keeps nothing of a closed document alive.
+   * Empties the entry (its analysis must be disposed of first: {@link Session.close} does both), so
+   * that a reference still held somewhere keeps nothing of a closed document alive.
    */
   clear(): void {
-    this.tree = undefined;
+    this.analysis = undefined;
     this.yaml = undefined;
     this.fixes = undefined;
     this.noEffect = undefined;
@@ -188,28 +192,28 @@ export class Session {
   /** Whether the client resolves a code action's edit on demand (codeAction/resolve with "edit"). */
   clientResolvesEdits = false;
   /**
-   * The kept syntax trees, each in its document's {@link OpenDocument.tree}, at most `limit` in
-   * all (the least recently kept freed first).
+   * The kept analyses (with their syntax trees), each in its document's {@link OpenDocument.analysis},
+   * at most `limit` in all (the least recently kept disposed of first).
    */
   readonly trees: DocumentTrees;
 
   private readonly open = new Map<string, OpenDocument>();
-  /** The URIs whose entry holds a tree, the least recently kept first (DocumentTrees' order). */
+  /** The URIs whose entry holds an analysis, the least recently kept first (DocumentTrees' order). */
   private readonly treeOrder = new Set<string>();
 
-  /** @param treeLimit how many documents keep their syntax tree (incremental.ts KEPT_TREES). */
+  /** @param treeLimit how many documents keep their analysis and its syntax trees (incremental.ts KEPT_TREES). */
   constructor(treeLimit = KEPT_TREES) {
     const order = this.treeOrder;
     const slots: KeptTrees = {
-      get: (uri) => this.open.get(uri)?.tree,
+      get: (uri) => this.open.get(uri)?.analysis,
       set: (uri, kept) => {
-        this.ensure(uri).tree = kept;
+        this.ensure(uri).analysis = kept;
         this.treeOrder.delete(uri);
         this.treeOrder.add(uri);
       },
       delete: (uri) => {
         const d = this.open.get(uri);
-        if (d) d.tree = undefined;
+        if (d) d.analysis = undefined;
         this.treeOrder.delete(uri);
       },
       keys: () => this.treeOrder.keys(),
@@ -222,7 +226,7 @@ export class Session {
 
   /**
    * Syncs {@link documents} and {@link notebooks} over `connection`: each text change reaches the
-   * kept tree first (incremental.ts `intercept`), then TextDocuments.
+   * kept analysis's trees first (incremental.ts `intercept`), then TextDocuments.
    */
   listen(connection: Connection): void {
     this.documents.listen(this.trees.intercept(connection, (uri) => this.documents.get(uri)));
@@ -266,8 +270,8 @@ export class Session {
   }
 
   /**
-   * The document (text document or notebook) `uri` closed: drops its whole state and frees its
-   * kept tree. A notebook cell's URI (the cell left its notebook, or the notebook closed) drops
+   * The document (text document or notebook) `uri` closed: drops its whole state and disposes of
+   * its kept analysis (freeing its trees). A notebook cell's URI (the cell left its notebook, or the notebook closed) drops
    * that cell's state in its notebook.
    */
   close(uri: string): void {

@@ -1,8 +1,8 @@
 /**
- * DocumentTrees (server/src/incremental.ts): the kept syntax trees of open documents are bounded
- * (issue 20 item 4: a 5,000-line file's tree takes about 8 MiB of the parser's WebAssembly memory,
- * so 20 open files held 166 MiB of trees alone); the least recently linted trees are freed. offsetOf
- * maps an LSP position to an offset as offsetAt does.
+ * DocumentTrees (server/src/incremental.ts): the kept analyses (and their syntax trees) of open
+ * documents are bounded (issue 20 item 4: a 5,000-line file's tree takes about 8 MiB of the parser's
+ * WebAssembly memory, so 20 open files held 166 MiB of trees alone); the least recently linted are
+ * disposed of (their trees freed). offsetOf maps an LSP position to an offset as offsetAt does.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -10,6 +10,7 @@ import { DocumentTrees, KEPT_TREES, offsetOf } from "../../server/src/incrementa
 import { lineStarts, offsetAt } from "../../server/src/engine/fixes";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
+import { DocumentAnalysis } from "../../server/src/engine/analysis";
 
 /** A stand-in tree that records edits and whether it was freed. */
 function fakeTree(name: string) {
@@ -27,11 +28,16 @@ function fakeTree(name: string) {
   return t as unknown as typeof t & ModuleTrees;
 }
 
-test("at most KEPT_TREES trees are kept; the least recently kept are freed first", () => {
+/** An analysis holding a stand-in tree (its dispose() frees the tree). */
+function fakeAnalysis(name: string) {
+  return new DocumentAnalysis(fakeTree(name)) as DocumentAnalysis & { trees: ReturnType<typeof fakeTree> };
+}
+
+test("at most KEPT_TREES analyses are kept; the least recently kept are freed first", () => {
   assert.ok(KEPT_TREES >= 2 && KEPT_TREES <= 8, `KEPT_TREES = ${KEPT_TREES}`);
   const trees = new DocumentTrees(3);
-  const made = ["a", "b", "c", "d", "e"].map((n) => fakeTree(n));
-  for (const t of made.slice(0, 3)) trees.keep(`file:///${t.name}.py`, t.name, t);
+  const made = ["a", "b", "c", "d", "e"].map((n) => fakeAnalysis(n));
+  for (const t of made.slice(0, 3)) trees.keep(`file:///${t.trees.name}.py`, t.trees.name, t);
   assert.equal(trees.size, 3);
   // b is linted again (taken and kept): a is now the least recent.
   const b = trees.take("file:///b.py", "b");
@@ -39,50 +45,50 @@ test("at most KEPT_TREES trees are kept; the least recently kept are freed first
   trees.keep("file:///b.py", "b", b!);
   trees.keep("file:///d.py", "d", made[3]);
   assert.equal(trees.size, 3);
-  assert.equal(made[0].deleted, true, "a freed");
+  assert.equal(made[0].trees.deleted, true, "a freed");
   assert.equal(trees.take("file:///a.py", "a"), undefined);
   trees.keep("file:///e.py", "e", made[4]);
-  assert.equal(made[2].deleted, true, "c freed");
+  assert.equal(made[2].trees.deleted, true, "c freed");
   assert.deepEqual(
-    made.map((t) => t.deleted),
+    made.map((t) => t.trees.deleted),
     [true, false, true, false, false],
   );
   assert.equal(trees.take("file:///b.py", "b"), made[1]);
 });
 
-test("a tree kept again for the same document frees the old one; forget frees it", () => {
+test("an analysis kept again for the same document frees the old one's trees; forget frees them", () => {
   const trees = new DocumentTrees(3);
-  const one = fakeTree("1"),
-    two = fakeTree("2");
+  const one = fakeAnalysis("1"),
+    two = fakeAnalysis("2");
   trees.keep("file:///x.py", "x", one);
   trees.keep("file:///x.py", "x2", two);
-  assert.equal(one.deleted, true);
+  assert.equal(one.trees.deleted, true);
   assert.equal(trees.size, 1);
   trees.forget("file:///x.py");
-  assert.equal(two.deleted, true);
+  assert.equal(two.trees.deleted, true);
   assert.equal(trees.size, 0);
 });
 
-test("a kept tree whose text no longer matches is freed by take", () => {
+test("a kept analysis whose text no longer matches is disposed of by take", () => {
   const trees = new DocumentTrees(3);
-  const t = fakeTree("t");
+  const t = fakeAnalysis("t");
   trees.keep("file:///t.py", "old", t);
   assert.equal(trees.take("file:///t.py", "new"), undefined);
-  assert.equal(t.deleted, true);
+  assert.equal(t.trees.deleted, true);
   assert.equal(trees.size, 0);
 });
 
 test("take for a document without a kept tree frees the least recent one before the parse, so the new tree never makes limit + 1", () => {
   const trees = new DocumentTrees(3);
-  const made = ["a", "b", "c"].map((n) => fakeTree(n));
-  for (const t of made) trees.keep(`file:///${t.name}.py`, t.name, t);
+  const made = ["a", "b", "c"].map((n) => fakeAnalysis(n));
+  for (const t of made) trees.keep(`file:///${t.trees.name}.py`, t.trees.name, t);
   // d is about to be parsed from scratch: its tree will be kept and a freed anyway, so a goes now.
   assert.equal(trees.take("file:///d.py", "d"), undefined);
-  assert.equal(made[0].deleted, true, "a freed before d's parse");
+  assert.equal(made[0].trees.deleted, true, "a freed before d's parse");
   assert.equal(trees.size, 2);
   // b is taken for an incremental parse: b's old tree and its new one, plus c, make 3 at most.
   assert.equal(trees.take("file:///b.py", "b"), made[1]);
-  assert.equal(made[2].deleted, false, "c kept: taking b leaves room");
+  assert.equal(made[2].trees.deleted, false, "c kept: taking b leaves room");
   assert.equal(trees.size, 1);
 });
 
@@ -115,10 +121,11 @@ test("applyChanges maps a single change through the document before it (its own 
       edits.push(e);
     },
   } as unknown as ModuleTrees;
+  const analysis = new DocumentAnalysis(tree);
   const uri = "file:///d.py";
   const trees = new DocumentTrees(3);
   let doc = TextDocument.create(uri, "python", 1, "ab\r\ncd\nef");
-  trees.keep(uri, doc.getText(), tree, 1);
+  trees.keep(uri, doc.getText(), analysis, 1);
   const change = (
     version: number,
     contentChanges: Array<{
@@ -140,8 +147,8 @@ test("applyChanges maps a single change through the document before it (its own 
     newEndPosition: { row: 1, column: 1 },
   });
   assert.equal(doc.getText(), "abX\nY\r\ncd\nef");
-  assert.equal(trees.take(uri, doc.getText(), 2), tree, "taken by version");
-  trees.keep(uri, doc.getText(), tree, 2);
+  assert.equal(trees.take(uri, doc.getText(), 2), analysis, "taken by version");
+  trees.keep(uri, doc.getText(), analysis, 2);
   // Two changes in one notification: the second's positions are in the text after the first.
   change(3, [
     { range: { start: { line: 3, character: 0 }, end: { line: 3, character: 1 } }, text: "E" },
@@ -155,10 +162,10 @@ test("applyChanges maps a single change through the document before it (its own 
     ],
   );
   assert.equal(doc.getText(), "#\nabX\nY\r\ncd\nEf");
-  assert.equal(trees.take(uri, doc.getText(), 3), tree);
+  assert.equal(trees.take(uri, doc.getText(), 3), analysis);
   // After a change mapped through the document no text is kept: a change that comes with a
   // document of another version than the tree's drops the tree.
-  trees.keep(uri, doc.getText(), tree, 3);
+  trees.keep(uri, doc.getText(), analysis, 3);
   change(4, [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "z" }]);
   assert.equal(trees.size, 1);
   trees.applyChanges(
@@ -171,15 +178,16 @@ test("applyChanges maps a single change through the document before it (its own 
   assert.equal(trees.size, 0);
 });
 
-test("the model kept with a tree, and the tree for lookups, are handed out only for the version they are of: not after a change, a take or a forget", () => {
+test("the model kept with an analysis, and its trees for lookups, are handed out only for the version they are of: not after a change, a take or a forget", () => {
   const trees = new DocumentTrees(2);
   const uri = "file:///m.py";
   const model = { name: "model of version 3" } as unknown as import("../../server/src/engine/python/model").ModuleModel;
   const doc = TextDocument.create(uri, "python", 3, "x = 1\n");
-  const m = fakeTree("m");
+  const m = fakeAnalysis("m");
   trees.keep(uri, doc.getText(), m, 3, model);
   assert.equal(trees.modelOf(uri, 3), model);
-  assert.equal(trees.treeOf(uri, 3), m, "the tree is the parse of version 3");
+  assert.equal(trees.treeOf(uri, 3), m.trees, "the tree is the parse of version 3");
+  assert.equal(trees.analysisOf(uri, 3), m);
   assert.equal(trees.modelOf(uri, 2), undefined, "another version");
   assert.equal(trees.modelOf("file:///other.py", 3), undefined);
   trees.applyChanges(
@@ -196,13 +204,14 @@ test("the model kept with a tree, and the tree for lookups, are handed out only 
   );
   assert.equal(trees.modelOf(uri, 3), undefined);
   assert.equal(trees.treeOf(uri, 4), undefined, "an edited tree is no parse of version 4's text");
-  trees.keep(uri, "x = 2\n", fakeTree("m2"), 4, model);
+  assert.equal(trees.analysisOf(uri, 4), undefined);
+  trees.keep(uri, "x = 2\n", fakeAnalysis("m2"), 4, model);
   assert.equal(trees.modelOf(uri, 4), model);
   trees.take(uri, "x = 2\n", 4);
   assert.equal(trees.modelOf(uri, 4), undefined, "taken for the next lint");
-  trees.keep(uri, "x = 2\n", fakeTree("m3"), 5, model);
+  trees.keep(uri, "x = 2\n", fakeAnalysis("m3"), 5, model);
   trees.forget(uri);
   assert.equal(trees.modelOf(uri, 5), undefined, "forgotten");
-  trees.keep(uri, "x = 2\n", fakeTree("m4"), -1, model);
+  trees.keep(uri, "x = 2\n", fakeAnalysis("m4"), -1, model);
   assert.equal(trees.modelOf(uri, -1), undefined, "a tree of no known version");
 });

@@ -16,7 +16,8 @@ import { join } from "node:path";
 import { ROOT, CASES } from "./helpers";
 import { initEngine, lintPython, type LintOptions } from "../../server/src/engine/lint";
 import { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
-import { buildModel, ModelCache } from "../../server/src/engine/python/model";
+import { buildModel } from "../../server/src/engine/python/model";
+import { ModelCache } from "../../server/src/engine/python/cache";
 import { lineStarts } from "../../server/src/engine/fixes";
 
 function pyFiles(dir: string, depth = 0): string[] {
@@ -193,8 +194,8 @@ test("incremental lint equals a lint from scratch after random edits of real fil
       edits.push(e);
       const before = text;
       text = applyEdit(prev.tree!, text, e);
-      const next = lintPython(text, OPTIONS, { previousTree: prev.tree!, incremental: true });
-      prev.tree!.delete();
+      const next = lintPython(text, OPTIONS, { previous: prev.analysis!, incremental: true });
+      prev.analysis!.dispose();
       const fresh = lintPython(text, OPTIONS, { incremental: true });
       if (shape(next) !== shape(fresh)) {
         assert.fail(
@@ -239,8 +240,8 @@ test("a second `def f` with the first one's text is the definition a kept call o
   );
   const at = v1.indexOf("f()\n");
   const v2 = applyEdit(first.tree!, v1, { start: at, end: at, text: "def f():\n    torch.cuda.init()\n" });
-  const next = lintPython(v2, options, { previousTree: first.tree!, incremental: true });
-  first.tree!.delete();
+  const next = lintPython(v2, options, { previous: first.analysis!, incremental: true });
+  first.analysis!.dispose();
   const fresh = lintPython(v2, options);
   assert.deepEqual(
     fresh.diagnostics.map((d) => d.related?.[0].range.start.line),
@@ -332,11 +333,36 @@ test("an edit of a class's __init__ reaches the kept record of a module-level `T
   );
   const at = v1.indexOf("torch.cuda.init()");
   const v2 = applyEdit(first.tree!, v1, { start: at, end: at + "torch.cuda.init()".length, text: "pass" });
-  const next = lintPython(v2, options, { previousTree: first.tree!, incremental: true });
-  first.tree!.delete();
+  const next = lintPython(v2, options, { previous: first.analysis!, incremental: true });
+  first.analysis!.dispose();
   const fresh = lintPython(v2, options);
   assert.deepEqual(next.diagnostics, []);
   assert.equal(shape(next), shape(fresh));
   next.tree!.delete();
   fresh.tree?.delete();
+});
+
+test("an incremental lint keeps what the next one continues from in one DocumentAnalysis, which the next lint takes over", async () => {
+  await initEngine();
+  const v1 = 'import os\nimport torch\ntorch.cuda.init()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const first = lintPython(v1, {}, { incremental: true });
+  const kept = first.analysis!;
+  assert.equal(kept.trees, first.tree);
+  assert.ok(kept.facts && kept.nesting && kept.probe, "the statements' facts, the nesting scan and the probe");
+  const facts = kept.facts;
+  const v2 = applyEdit(kept.trees, v1, { start: v1.length, end: v1.length, text: "x = 1\n" });
+  const next = lintPython(v2, {}, { previous: kept, incremental: true });
+  const now = next.analysis!;
+  assert.notEqual(now, kept);
+  assert.equal(now.facts, facts, "the facts are carried over (and updated)");
+  assert.ok(now.nesting && now.probe);
+  assert.deepEqual([kept.facts, kept.nesting, kept.probe], [undefined, undefined, undefined], "handed over");
+  kept.dispose(); // its trees were taken over: nothing left to free
+  assert.equal(now.trees.statements.length, 5, "the new analysis's trees are alive");
+  const fresh = lintPython(v2, {});
+  assert.equal(shape(next), shape(fresh));
+  fresh.tree?.delete();
+  assert.equal(fresh.analysis, undefined, "a lint that is not incremental keeps nothing");
+  now.dispose();
+  assert.equal(now.facts, undefined);
 });

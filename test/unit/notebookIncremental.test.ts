@@ -1,6 +1,6 @@
 /**
- * Notebooks in the editor (notebook.ts lintNotebook with `keep`): the trees of the last lint are
- * edited to the new joined cells (ModuleTrees.editTo: the one change between the texts) and
+ * Notebooks in the editor (notebook.ts lintNotebook with `keep`): the trees of the last lint's
+ * analysis are edited to the new joined cells (ModuleTrees.editTo: the one change between the texts) and
  * re-parsed where it changed; the findings equal a lint from scratch after random cell edits of
  * the project's notebooks, and a notebook's first lint in chunks equals its lint as one tree.
  */
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { ROOT, filesUnder } from "./helpers";
 import { initEngine, type LintOptions } from "../../server/src/engine/lint";
 import { cellInJoined, cellsOfIpynb, lintNotebook, type CellInput } from "../../server/src/engine/notebook";
-import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
+import type { DocumentAnalysis } from "../../server/src/engine/analysis";
 
 const MACHINE = { gpuCount: 2, uuids: ["GPU-0a1b2c3d-0000-0000-0000-000000000000"] };
 /** Every rule, preview on; and the defaults with the prefilter (the editor's), which keeps its probe across versions. */
@@ -57,8 +57,10 @@ test("a notebook linted with its kept trees and facts gives the findings of a li
     for (const file of NOTEBOOKS) {
       const cells: CellInput[] = cellsOfIpynb(readFileSync(file, "utf8"));
       const first = lintNotebook(cells, options, {});
+      const codeTexts = new Set(cells.filter((c) => c.kind === "code").map((c) => c.text));
+      assert.equal(first.analysis?.cells?.size, codeTexts.size, `${file}: the joined cells are kept`);
       assert.equal(shape(first), shape(lintNotebook(cells, options)), `${file}: first lint in chunks`);
-      let kept: ModuleTrees | null | undefined = first.tree;
+      let kept: DocumentAnalysis | undefined = first.analysis;
       for (let step = 0; step < 16; step++) {
         const code = cells.map((c, i) => [c, i] as const).filter(([c]) => c.kind === "code");
         if (r(6) === 0) cells.splice(r(cells.length + 1), 0, { kind: "code", text: INSERTS[r(INSERTS.length)] });
@@ -67,22 +69,22 @@ test("a notebook linted with its kept trees and facts gives the findings of a li
           const at = r(c.text.length + 1);
           c.text = c.text.slice(0, at) + INSERTS[r(INSERTS.length)] + c.text.slice(Math.min(c.text.length, at + r(3)));
         }
-        const next = lintNotebook(cells, options, { previous: kept ?? undefined });
+        const next = lintNotebook(cells, options, { previous: kept });
         if (kept) reused++;
-        kept?.delete();
+        kept?.dispose();
         // Afresh in chunks (the same error recovery), and, where the code parses, as one tree with
         // the model built without kept facts (IPython lines' events placed by the plain walk).
         const fresh = lintNotebook(cells, options, {});
         assert.equal(shape(next), shape(fresh), `${file} step ${step}`);
-        if (fresh.tree && !fresh.tree.hasError) {
+        if (fresh.analysis && !fresh.analysis.trees.hasError) {
           assert.equal(shape(next), shape(lintNotebook(cells, options)), `${file} step ${step}, one tree`);
           whole++;
         }
-        fresh.tree?.delete();
-        kept = next.tree;
+        fresh.analysis?.dispose();
+        kept = next.analysis;
         steps++;
       }
-      kept?.delete();
+      kept?.dispose();
     }
   }
   assert.ok(
@@ -119,8 +121,8 @@ test("IPython lines between kept statements: after edits that keep the code vali
   for (const options of OPTION_SETS) {
     for (const file of NOTEBOOKS) {
       const cells: CellInput[] = cellsOfIpynb(readFileSync(file, "utf8"));
-      if (lintNotebook(cells, options, {}).tree?.hasError) continue;
-      let kept = lintNotebook(cells, options, {}).tree;
+      if (lintNotebook(cells, options, {}).analysis?.trees.hasError) continue;
+      let kept = lintNotebook(cells, options, {}).analysis;
       for (let step = 0; step < 24; step++) {
         const code = cells.filter((c) => c.kind === "code");
         const c = code[r(code.length)];
@@ -129,17 +131,17 @@ test("IPython lines between kept statements: after edits that keep the code vali
         else if (r(5) === 0) cells.splice(r(cells.length + 1), 0, { kind: "code", text: LINES[r(LINES.length)] });
         else lines.unshift(LINES[r(LINES.length)]);
         c.text = lines.join("\n");
-        const next = lintNotebook(cells, options, { previous: kept ?? undefined });
-        kept?.delete();
+        const next = lintNotebook(cells, options, { previous: kept });
+        kept?.dispose();
         const plain = lintNotebook(cells, options);
         assert.equal(shape(next), shape(plain), `${file} step ${step}`);
         magicFindings += plain.diagnostics.filter((d) =>
           /^\s*[%!]/.test(cells[d.cell].text.split("\n")[d.range.start.line] ?? ""),
         ).length;
-        kept = next.tree;
+        kept = next.analysis;
         steps++;
       }
-      kept?.delete();
+      kept?.dispose();
     }
   }
   assert.ok(steps >= 200 && magicFindings > 50, `${steps} steps, ${magicFindings} findings on IPython lines`);

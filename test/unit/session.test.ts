@@ -3,8 +3,8 @@
  * text document or notebook URI holds what the server keeps between a lint and the requests after
  * it. Documents are synced through the Session's TextDocuments/NotebookDocuments over a stand-in
  * connection and linted by the server's own lint functions (handlers/diagnostics.ts); a close drops
- * every piece (each field of the entry empty, the kept tree deleted) and a reopened document
- * starts clean. A notebook owns its cells' state; the kept trees stay bounded across documents.
+ * every piece (each field of the entry empty, the kept analysis disposed of: its tree deleted) and a reopened document
+ * starts clean. A notebook owns its cells' state; the kept analyses stay bounded across documents.
  */
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
@@ -113,7 +113,7 @@ before(async () => {
   await initEngine();
 });
 
-test("open, a lint stored in the document's OpenDocument, close drops every piece and deletes the tree, reopen starts clean", async () => {
+test("open, a lint stored in the document's OpenDocument, close drops every piece and disposes of the analysis (its tree deleted), reopen starts clean", async () => {
   const { session, ctx, send, sent } = setUp();
   session.inventory = { gpus: GPUS, selection: [] };
   const uri = "file:///tmp/gpu-pilot-session-test/train.py";
@@ -126,25 +126,32 @@ test("open, a lint stored in the document's OpenDocument, close drops every piec
   outcome.dispose?.();
   const open = session.get(uri)!;
   assert.ok(open instanceof OpenDocument);
-  assert.deepEqual(filled(open), ["fixes", "noEffect", "options", "projectDeps", "tree"]);
-  assert.equal(open.tree!.version, 1);
-  assert.ok(open.tree!.model, "the machine model is kept with GPUs in the inventory");
+  assert.deepEqual(filled(open), ["analysis", "fixes", "noEffect", "options", "projectDeps"]);
+  assert.equal(open.analysis!.version, 1);
+  assert.ok(open.analysis!.model, "the machine model is kept with GPUs in the inventory");
+  const analysis = open.analysis!.analysis;
+  assert.ok(analysis.facts && analysis.probe && analysis.nesting, "what the next lint continues from");
   assert.deepEqual([...open.noEffect!.lines], [3], "GPU001 on line 4");
   assert.deepEqual(open.noEffect!.version, 1);
   assert.ok(
     [...open.fixes!.keys()].some((k) => k.startsWith("GPU001@3:")),
     [...open.fixes!.keys()].join(),
   );
-  assert.equal(session.trees.treeOf(uri, 1), open.tree!.tree);
+  assert.equal(session.trees.treeOf(uri, 1), analysis.trees);
   assert.deepEqual(
     sent.map((p) => [p.uri, p.version, p.diagnostics.some((d) => d.code === "GPU001")]),
     [[uri, 1, true]],
   );
 
-  const tree = watchDelete(open.tree!.tree);
+  const tree = watchDelete(analysis.trees);
   await send("close", { textDocument: { uri } });
   session.close(uri);
   assert.equal(tree.deleted, true, "the kept tree is deleted");
+  assert.deepEqual(
+    [analysis.facts, analysis.probe, analysis.nesting],
+    [undefined, undefined, undefined],
+    "the analysis is disposed of",
+  );
   assert.deepEqual(filled(open), [], "every field of the closed entry is empty");
   assert.equal(session.get(uri), undefined);
   assert.equal(session.size, 0);
@@ -178,7 +185,7 @@ test("a YAML manifest keeps its parse for the next lint; close drops it", async 
   assert.equal(session.size, 0);
 });
 
-test("a notebook owns its cells' state: a removed cell drops its own, the notebook's close drops all and deletes the tree", async () => {
+test("a notebook owns its cells' state: a removed cell drops its own, the notebook's close drops all and disposes of the analysis", async () => {
   const { session, ctx, send, sent } = setUp();
   const path = "/tmp/gpu-pilot-session-test/nb.ipynb";
   const nb = `file://${path}`;
@@ -210,7 +217,8 @@ test("a notebook owns its cells' state: a removed cell drops its own, the notebo
   const outcome = lintNotebookDocument(ctx, session.notebooks.getNotebookDocument(nb)!);
   outcome.commit();
   const open = session.get(nb)!;
-  assert.deepEqual(filled(open), ["cells", "kernel", "noEffect", "projectDeps", "tree"]);
+  assert.deepEqual(filled(open), ["analysis", "cells", "kernel", "noEffect", "projectDeps"]);
+  assert.ok(open.analysis!.analysis.cells?.size, "the joined cells are kept for the next lint");
   for (let i = 0; i < 3; i++) assert.equal(session.get(cell(i)), undefined, "a cell is no OpenDocument of its own");
   assert.deepEqual([...open.cells.keys()], [cell(0), cell(1), cell(2)]);
   const c1 = session.cellOf(cell(1))!;
@@ -241,9 +249,11 @@ test("a notebook owns its cells' state: a removed cell drops its own, the notebo
   assert.deepEqual([...open.cells.keys()], [cell(0), cell(1)]);
   assert.equal(session.get(nb), open);
 
-  const tree = watchDelete(open.tree!.tree);
+  const analysis = open.analysis!.analysis;
+  const tree = watchDelete(analysis.trees);
   session.close(nb);
   assert.equal(tree.deleted, true);
+  assert.equal(analysis.cells, undefined);
   assert.deepEqual(filled(open), []);
   assert.equal(session.cellOf(cell(1)), undefined);
   assert.equal(session.size, 0);
@@ -253,28 +263,28 @@ test("a notebook owns its cells' state: a removed cell drops its own, the notebo
   assert.equal(session.size, 0);
 });
 
-test("the kept trees stay bounded across documents: the least recently linted entry loses its tree (deleted), keeps the rest", async () => {
+test("the kept analyses stay bounded across documents: the least recently linted entry loses its analysis (its tree deleted), keeps the rest", async () => {
   const { session, ctx, send } = setUp(2);
   const uris = ["a", "b", "c"].map((n) => `file:///tmp/gpu-pilot-session-test/${n}.py`);
   const seen: Array<{ deleted: boolean }> = [];
   for (const uri of uris) {
     await send("open", { textDocument: { uri, languageId: "python", version: 1, text: PY } });
     lintTextDocument(ctx, session.documents.get(uri)!).commit();
-    seen.push(watchDelete(session.get(uri)!.tree!.tree));
+    seen.push(watchDelete(session.get(uri)!.analysis!.analysis.trees));
   }
   assert.equal(session.trees.size, 2);
   assert.deepEqual(
     seen.map((s) => s.deleted),
     [true, false, false],
   );
-  assert.equal(session.get(uris[0])!.tree, undefined);
+  assert.equal(session.get(uris[0])!.analysis, undefined);
   assert.ok(session.get(uris[0])!.fixes, "the rest of its state stays");
   // An edit reaches the kept tree (incremental parsing) through the Session's sync.
   await send("change", {
     textDocument: { uri: uris[2], version: 2 },
     contentChanges: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 0 } }, text: "\n" }],
   });
-  assert.equal(session.get(uris[2])!.tree!.unedited, false);
+  assert.equal(session.get(uris[2])!.analysis!.unedited, false);
   assert.equal(session.trees.treeOf(uris[2], 2), undefined, "an edited tree is not the parse of the new version");
   for (const uri of uris) session.close(uri);
   assert.deepEqual(

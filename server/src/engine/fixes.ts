@@ -4,8 +4,9 @@
  */
 import type { Position, Range, TextEdit } from "./types";
 import type { SyntaxNode } from "./python/parser";
-import type { ModuleModel, EnvWriteEvent } from "./python/model";
-import { importBindings } from "./python/model";
+import type { ModuleModel } from "./python/model";
+import type { EnvWriteEvent } from "./python/events";
+import { importBindings } from "./python/walker";
 
 /** Start offsets of each line of `text` (line breaks: \n, \r\n, \r). */
 export function lineStarts(text: string): readonly number[] {
@@ -162,10 +163,8 @@ function namesRead(node: SyntaxNode): Set<string> {
  * `offset` only: building the module's whole child list for every moved write made a file with
  * many writes quadratic (1,000 writes, 3.4 s of 9.3 s).
  */
-const boundCache = new WeakMap<ModuleModel, Map<number, Set<string>>>();
 function boundBefore(model: ModuleModel, offset: number): ReadonlySet<string> {
-  let byOffset = boundCache.get(model);
-  if (!byOffset) boundCache.set(model, (byOffset = new Map()));
+  const byOffset = (model.derived.boundBefore ??= new Map());
   const known = byOffset.get(offset);
   if (known) return known;
   const out = new Set<string>();

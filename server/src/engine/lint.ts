@@ -5,14 +5,10 @@
  */
 import { initPythonParser, parsePython, pythonInput, syntaxErrorCount, type SyntaxNode } from "./python/parser";
 import { ModuleTrees } from "./python/moduleTrees";
-import {
-  buildModel,
-  magicVariables,
-  ModelCache,
-  type MagicLine,
-  type KnownChange,
-  type ModuleModel,
-} from "./python/model";
+import { buildModel, type KnownChange, type ModuleModel } from "./python/model";
+import { magicVariables, type MagicLine } from "./python/events";
+import { ModelCache } from "./python/cache";
+import { DocumentAnalysis } from "./analysis";
 import { RULES } from "./rules/index";
 import type { RunningKernelFacts } from "../../../common/src/kernel/runningKernel";
 import { reporter, isPythonRule, type MachineFacts, type PythonRule, type RuleContext, type Rule } from "./rule";
@@ -76,10 +72,16 @@ export interface LintResult {
   diagnostics: LintDiagnostic[];
   ruleFailures: RuleFailure[];
   /**
-   * The module's syntax trees (for the server's next incremental lint: `edit` them, pass them as
-   * `previousTree`); null when the prefilter skipped parsing. The caller deletes them.
+   * The module's syntax trees; null when the prefilter skipped parsing. The caller deletes them
+   * (with `incremental`, they are {@link analysis}'s trees: dispose of the analysis instead).
    */
   tree: ModuleTrees | null;
+  /**
+   * With `incremental`, when the text was parsed: what this lint keeps for the next lint of the
+   * document (analysis.ts: the trees, the statements' facts, the nesting scan, the probe). Edit its
+   * trees to the next text and pass it as the next lint's `previous`; the caller disposes of it.
+   */
+  analysis?: DocumentAnalysis;
   /** False when no enabled rule could fire on the text, so it was not parsed (prefilter.ts). */
   parsed: boolean;
   /** Whether the source had syntax errors (rules still run on the recovered tree). */
@@ -185,29 +187,18 @@ export function noqaLines(tree: ModuleTrees, comments?: readonly SyntaxNode[]): 
 }
 
 /**
- * The per-statement facts kept with each tree that an incremental lint returned (see
- * {@link lintPython}'s `incremental`): the entry lives as long as the tree object.
- */
-const keptFacts = new WeakMap<ModuleTrees, ModelCache>();
-
-/** The nesting scan's state of the text each tree that an incremental lint returned was parsed from. */
-const keptNesting = new WeakMap<ModuleTrees, KeptNesting>();
-/** The prefilter's probe of the text a kept tree was parsed from: the next version's probe starts from its answers (textProbe.ts `TextProbe.after`). */
-const keptProbes = new WeakMap<ModuleTrees, TextProbe>();
-
-/**
- * limits.ts `nestingProblem(text)`, from the state kept with `previousTree` when there is one
- * (rescanning only the changed lines), else from scratch; with the state to keep for `text`.
- * Called only for a text within the size limit.
+ * limits.ts `nestingProblem(text)`, from the state `previous` kept (rescanning only the changed
+ * lines) when there is one, else from scratch; with the state to keep for `text`. Called only for a
+ * text within the size limit.
  */
 function keptNestingScan(
   text: string,
-  previousTree: ModuleTrees | undefined,
+  previous: DocumentAnalysis | undefined,
 ): ReturnType<typeof KeptNesting.scan> & { edit?: KnownChange } {
-  const kept = previousTree && keptNesting.get(previousTree);
-  if (previousTree) keptNesting.delete(previousTree);
-  if (!kept) return KeptNesting.scan(text);
+  const kept = previous?.takeNesting();
+  if (!previous || !kept) return KeptNesting.scan(text);
   // The trees know what their recorded edits changed (the server's didChange ranges); else compare the texts.
+  const previousTree = previous.trees;
   const known = previousTree.pendingChange;
   const change =
     known && kept.text === previousTree.text && previousTree.text.length - (known.oldEnd - known.newEnd) === text.length
@@ -233,18 +224,20 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
  * Lints Python source. Never throws for any input text: a rule that throws is recorded in
  * `ruleFailures` and the other rules still report.
  * @param magics IPython lines blanked out of `text` (notebooks only).
- * @param extra.previousTree the trees of the previous version of this document (a result's
- *   `tree`), edited (`ModuleTrees.edit`) to match `text`: only the chunks the edits touched are
- *   parsed again. They are handed over to the result (delete them after as before: a no-op).
+ * @param extra.previous the analysis the last lint of this document returned (`analysis`), its
+ *   trees edited (`ModuleTrees.edit`) to match `text`: only the chunks the edits touched are
+ *   parsed again. What it holds is handed over to the result's analysis (dispose of it after as
+ *   before: then a no-op).
  * @param extra.incremental (the editor) parse the module in chunks of top-level statements
- *   (python/moduleTrees.ts: an edit re-parses one chunk) and keep the facts of each top-level statement with the
- *   returned tree, and reuse those kept with `previousTree`: a statement that tree-sitter's
- *   incremental parse reused (same subtree, same text) is not analysed again unless a name it
- *   looked up (an import, an alias, an assigned value, a module function) is bound differently.
- *   The findings are the same as without it (test/unit/incremental.test.ts checks random edits
- *   of real files). Usage: `r = lintPython(text, o, { incremental: true })`, then per edit
- *   `r.tree.edit(...)`, `next = lintPython(newText, o, { previousTree: r.tree, incremental: true })`,
- *   `r.tree.delete()`, `r = next`. A notebook (notebook.ts `lintNotebook` with `keep`) keeps its
+ *   (python/moduleTrees.ts: an edit re-parses one chunk) and return a {@link DocumentAnalysis}
+ *   (analysis.ts) that keeps the facts of each top-level statement, and reuse those `previous`
+ *   kept: a statement that tree-sitter's incremental parse reused (same subtree, same text) is
+ *   not analysed again unless a name it looked up (an import, an alias, an assigned value, a
+ *   module function) is bound differently. The findings are the same as without it
+ *   (test/unit/incremental.test.ts checks random edits of real files). Usage:
+ *   `r = lintPython(text, o, { incremental: true })`, then per edit `r.analysis.trees.edit(...)`,
+ *   `next = lintPython(newText, o, { previous: r.analysis, incremental: true })`,
+ *   `r.analysis.dispose()`, `r = next`. A notebook (notebook.ts `lintNotebook` with `keep`) keeps its
  *   trees and facts the same way; its IPython lines' events are read again at each lint.
  */
 export function lintPython(
@@ -253,7 +246,7 @@ export function lintPython(
   extra: {
     notebook?: boolean;
     magics?: MagicLine[];
-    previousTree?: ModuleTrees;
+    previous?: DocumentAnalysis;
     where?: (line: number) => string;
     incremental?: boolean;
   } = {},
@@ -262,14 +255,14 @@ export function lintPython(
   // fire on it, so the output is the same with and without the prefilter. The editor's nesting scan
   // covers only the lines an edit changed (python/keptText.ts).
   const overSize = fileOverSizeLimit(text, options.maxFileSizeKB);
-  const nesting = !overSize && extra.incremental ? keptNestingScan(text, extra.previousTree) : null;
+  const previous = extra.previous;
+  const nesting = !overSize && extra.incremental ? keptNestingScan(text, previous) : null;
   const deep = overSize ? null : nesting ? nesting.problem : nestingProblem(text);
   const tooLarge = overSize ?? (deep === null ? null : nestingDiagnostic(deep));
   if (tooLarge) return notLinted(tooLarge);
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
   const enabled = RULES.filter(isPythonRule).filter((r) => isRuleOn(r, options));
-  const previousProbe = extra.previousTree && keptProbes.get(extra.previousTree);
-  if (extra.previousTree) keptProbes.delete(extra.previousTree);
+  const previousProbe = previous?.takeProbe();
   const magics = extra.magics?.length ? magicVariables(extra.magics) : [];
   const probe =
     previousProbe && nesting?.edit
@@ -283,22 +276,18 @@ export function lintPython(
         { machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview },
         probe,
       );
-  if (candidates.size === 0 && !extra.previousTree) {
+  if (candidates.size === 0 && !previous) {
     probe.detach();
     return { diagnostics: [], ruleFailures: [], tree: null, syntaxErrors: false, parsed: false };
   }
   // The size and nesting check above found the nesting safe for the parser: no other scan before parsing.
   const input = pythonInput(text);
-  const tree = extra.previousTree ? extra.previousTree.next(input) : ModuleTrees.parse(input, !!extra.incremental);
-  if (nesting?.kept) keptNesting.set(tree, nesting.kept);
-  if (nesting) keptProbes.set(tree, probe);
-  const facts = extra.incremental
-    ? (extra.previousTree && keptFacts.get(extra.previousTree)) || new ModelCache()
+  const tree = previous ? previous.trees.next(input) : ModuleTrees.parse(input, !!extra.incremental);
+  const facts = extra.incremental ? previous?.takeFacts() || new ModelCache() : undefined;
+  // What the next lint of the document continues from (the probe is detached from its own previous one below).
+  const analysis = extra.incremental
+    ? new DocumentAnalysis(tree, { facts, probe, ...(nesting?.kept ? { nesting: nesting.kept } : {}) })
     : undefined;
-  if (facts) {
-    if (extra.previousTree) keptFacts.delete(extra.previousTree);
-    keptFacts.set(tree, facts);
-  }
   const model = buildModel(
     tree,
     text,
@@ -326,10 +315,10 @@ export function lintPython(
     },
   });
   probe.detach(); // after the rules: their words too are answered from the last version's probe
-  if (diagnostics.length === 0)
-    return { diagnostics, ruleFailures, tree, syntaxErrors: tree.hasError, parsed: true, model };
+  const base = { ruleFailures, tree, ...(analysis ? { analysis } : {}), parsed: true, model };
+  if (diagnostics.length === 0) return { diagnostics, ...base, syntaxErrors: tree.hasError };
   const { kept, baseErrors, fixChecks } = keptFindings(text, diagnostics, tree, options, !!extra.notebook);
-  return { diagnostics: kept, ruleFailures, tree, syntaxErrors: baseErrors > 0, parsed: true, model, fixChecks };
+  return { diagnostics: kept, ...base, syntaxErrors: baseErrors > 0, fixChecks };
 }
 
 /**

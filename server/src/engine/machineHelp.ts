@@ -5,8 +5,9 @@
  * selection. Pure: no `vscode`, no transport.
  */
 import type { InventoryParams } from "../../../common/src/lsp/protocol";
-import type { ModuleModel, EnvWriteEvent } from "./python/model";
-import { freshResolve, nodeRange } from "./python/model";
+import type { ModuleModel } from "./python/model";
+import type { EnvWriteEvent } from "./python/events";
+import { nodeRange } from "./python/events";
 import { deviceUses, type DeviceUse } from "./python/devices";
 import { stringValue } from "./python/parser";
 import { cudaDeviceOrdinal } from "./frameworks";
@@ -23,13 +24,13 @@ export type MachineModel = Pick<ModuleModel, "tree" | "symbols" | "frameworks" |
 /**
  * The {@link MachineModel} of `model`, holding none of its indexes or caches (the server keeps one
  * per document for its hovers: the whole model of a 5,000-line file held ~2 MiB, mostly the lint's
- * cache of resolved names; python/model.ts `freshResolve`). Its `events`
+ * cache of resolved names; `ModuleModel.freshResolve`). Its `events`
  * are the model's environment writes (computed now if the lint's rules did not ask for them);
  * `nodesOfType` walks the trees. Valid while `model.tree` is neither edited nor deleted.
  */
 export function machineModel(model: ModuleModel): MachineModel {
   const { tree, symbols, frameworks } = model;
-  const resolve = freshResolve(model);
+  const resolve = model.freshResolve();
   const events = model.events.filter((e) => e.kind === "envWrite");
   return { tree, symbols, frameworks, resolve, events, nodesOfType: (types) => tree.descendantsOfType(types) };
 }

@@ -4,11 +4,12 @@
  * timeline events, and diagnostics mapped back to cells.
  */
 import type { LintDiagnostic, Range, TextEdit } from "./types";
-import type { MagicLine, ModuleModel } from "./python/model";
+import type { ModuleModel } from "./python/model";
+import type { MagicLine } from "./python/events";
 import { fixedTextParsesCleanly, lintPython, type LintOptions, type RuleFailure } from "./lint";
 import { applyEdits, lineStarts, eolOf } from "./fixes";
 import { pythonInput } from "./python/parser";
-import type { ModuleTrees } from "./python/moduleTrees";
+import type { DocumentAnalysis } from "./analysis";
 import { parseTree, type Node as JsonNode } from "jsonc-parser";
 
 /** One cell as given by the caller. */
@@ -154,14 +155,11 @@ export function blankMagics(cellText: string, lineOffset: number): { text: strin
 }
 
 /** A code cell's text as it is joined (IPython lines blanked, lone `\r` as `\n`), its IPython lines (lines counted in the cell) and its line count. */
-interface JoinedCell {
+export interface JoinedCell {
   text: string;
   magics: MagicLine[];
   lines: number;
 }
-
-/** {@link joinCells}' per-cell work, by cell text, kept with the trees of a notebook's last lint (the editor: one cell changes per keystroke). */
-const keptCells = new WeakMap<ModuleTrees, Map<string, JoinedCell>>();
 
 function joinCell(text: string): JoinedCell {
   const blank = blankMagics(text, 0);
@@ -177,7 +175,9 @@ function joinCell(text: string): JoinedCell {
  * The code cells of a notebook as one Python text: joined with `\n`, IPython lines blanked
  * ({@link blankMagics}) and returned as `magics`; `starts` gives each code cell's index, first
  * line in the joined text and line count (0-based lines). `reuse`: the `joinedCells` of an
- * earlier call, whose cells of the same text are not blanked again.
+ * earlier call, whose cells of the same text are not blanked again (a notebook's analysis keeps
+ * them from one lint to the next, analysis.ts `DocumentAnalysis.cells`: the editor changes one
+ * cell per keystroke).
  */
 export function joinCells(
   cells: readonly CellInput[],
@@ -220,36 +220,38 @@ export function cellFixParsesCleanly(
 
 /**
  * Lints the code cells of a notebook as one program; non-code cells are skipped.
- * @param keep (the editor) parse in chunks and return the trees as `tree` (the caller deletes them);
- *   `keep.previous`, the trees the last lint of this notebook returned, are edited to the new
- *   joined text (the one change between the texts) and re-parsed only where it changed. Without
- *   `keep` no trees are returned.
- * @returns the diagnostics by cell; with `keep`, the trees and the joined text's model (lint.ts
+ * @param keep (the editor) parse in chunks and return the notebook's {@link DocumentAnalysis} as
+ *   `analysis` (its trees, and what the next lint continues from, the joined cells included; the
+ *   caller disposes of it). `keep.previous`, the analysis the last lint of this notebook returned,
+ *   has its trees edited to the new joined text (the one change between the texts), re-parsed only
+ *   where it changed, and is handed over (lint.ts `lintPython`'s `previous`). Without `keep` no
+ *   trees are returned.
+ * @returns the diagnostics by cell; with `keep`, the analysis and the joined text's model (lint.ts
  *   `LintResult.model`, valid while the trees are neither edited nor deleted); `starts`, where each
  *   code cell lies in the joined text.
  */
 export function lintNotebook(
   cells: CellInput[],
   options: LintOptions = {},
-  keep?: { previous?: ModuleTrees },
+  keep?: { previous?: DocumentAnalysis },
 ): {
   diagnostics: CellDiagnostic[];
   ruleFailures: RuleFailure[];
-  tree?: ModuleTrees | null;
+  analysis?: DocumentAnalysis;
   model?: ModuleModel;
   starts: CellStart[];
 } {
-  const { joined, starts, magics, joinedCells } = joinCells(cells, keep?.previous && keptCells.get(keep.previous));
+  const { joined, starts, magics, joinedCells } = joinCells(cells, keep?.previous?.cells);
   const where = cellWhere(starts);
-  keep?.previous?.editTo(pythonInput(joined));
+  keep?.previous?.trees.editTo(pythonInput(joined));
   const result = lintPython(joined, options, {
     notebook: true,
     magics,
     where,
-    ...(keep ? { incremental: true, previousTree: keep.previous } : {}),
+    ...(keep ? { incremental: true, previous: keep.previous } : {}),
   });
   if (!keep) result.tree?.delete();
-  else if (result.tree) keptCells.set(result.tree, joinedCells);
+  else if (result.analysis) result.analysis.cells = joinedCells;
   const lastLineLength = new Map<number, number>();
   const locate = (r: Range): { cell: number; range: Range } => {
     let s = starts[0];
@@ -307,7 +309,8 @@ export function lintNotebook(
   return {
     diagnostics,
     ruleFailures: result.ruleFailures,
-    ...(keep ? { tree: result.tree, ...(result.model ? { model: result.model } : {}) } : {}),
+    ...(keep && result.analysis ? { analysis: result.analysis } : {}),
+    ...(keep && result.model ? { model: result.model } : {}),
     starts,
   };
 }
@@ -335,16 +338,16 @@ export function cellWhere(starts: readonly CellStart[]): (line: number) => strin
  * cell's first line. `joined` and `magics` are what a lint parses (to analyse it when no lint's
  * model is kept); `where` names a joined line as "cell K, line N". Null for a markup cell or an
  * index out of range.
- * @param kept the trees of the notebook's last lint (with `keep`), if any: the cells they were
- *   joined from are not blanked again (a notebook's every visible cell asks for its inlay hints).
+ * @param kept the analysis of the notebook's last lint (with `keep`), if any: the cells it joined
+ *   are not blanked again (a notebook's every visible cell asks for its inlay hints).
  */
 export function cellInJoined(
   cells: readonly CellInput[],
   cell: number,
-  kept?: ModuleTrees,
+  kept?: DocumentAnalysis,
 ): { start: CellStart; joined: string; magics: MagicLine[]; where: (line: number) => string } | null {
   if (cells[cell]?.kind !== "code") return null;
-  const { joined, starts, magics } = joinCells(cells, kept && keptCells.get(kept));
+  const { joined, starts, magics } = joinCells(cells, kept?.cells);
   const start = starts.find((s) => s.cell === cell)!;
   return { start, joined, magics, where: cellWhere(starts) };
 }

@@ -5,7 +5,8 @@
  */
 import type { LintDiagnostic, RuleMeta, Severity, Fix, RelatedInfo, Range, KernelRestart } from "./types";
 import type { RunningKernelFacts } from "../../../common/src/kernel/runningKernel";
-import type { ModuleModel, EnvWriteEvent, ProjectLookup } from "./python/model";
+import type { ModuleModel, ProjectLookup } from "./python/model";
+import type { EnvWriteEvent } from "./python/events";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
 import type { SlurmLaunch } from "./slurmLaunch";

@@ -51,7 +51,7 @@ export class TextProbe {
   private prev: { probe: TextProbe; change: ProbeChange } | undefined;
   /**
    * @param text the Python text (a notebook's code cells joined, IPython lines blanked).
-   * @param magicVariables the variables a notebook's IPython lines write (python/model.ts
+   * @param magicVariables the variables a notebook's IPython lines write (python/events.ts
    *   `magicEvents`: `%env K=v`, `%set_env K v`, `!export K=v`, `!K=v cmd`), which reach the model
    *   as writes without any Python text; empty for a Python file.
    */
@@ -334,7 +334,7 @@ export class TextProbe {
   private readonly scans: CodeSpans[] = [];
   /**
    * GPU009's `del NAME` test: some `del` statement names a name an import binds to exactly one of
-   * `frameworks` (python/model.ts `importBindings`: `import torch`, `import torch.cuda` bind
+   * `frameworks` (python/walker.ts `importBindings`: `import torch`, `import torch.cuda` bind
    * `torch`; `import torch as t` binds `t`; a from-import always binds a dotted path). The words
    * are those of the code as CPython's tokenizer reads them (common/src/python/lineStructure.ts `codeWords`:
    * a `del` in a string or a comment is no statement), and a statement ends with its logical

@@ -62,7 +62,7 @@ export function withCellModel<T>(
   const nb = notebooks.findNotebookDocumentForCell(cellUri);
   if (!nb) return null;
   const { cells, uris } = ctx.cellsOf(nb);
-  const place = cellInJoined(cells, uris.indexOf(cellUri), trees.treeOf(nb.uri, nb.version));
+  const place = cellInJoined(cells, uris.indexOf(cellUri), trees.analysisOf(nb.uri, nb.version));
   if (!place) return null;
   const open = ctx.session.get(nb.uri);
   const noEffect = open?.noEffect?.lines;

@@ -263,7 +263,7 @@ export class ModuleTrees {
 
   /**
    * The end offset and the type of each of {@link statements}, in the same order (for callers that
-   * ask them of every statement at every keystroke: python/model.ts `Memo`).
+   * ask them of every statement at every keystroke: python/cache.ts `Memo`).
    */
   statementShapes(): { ends: number[]; types: string[] } {
     const ends: number[] = [],

@@ -35,16 +35,9 @@ export interface RemoteDefinition {
   startedHere: boolean;
 }
 
-const cache = new WeakMap<ModuleModel, RemoteDefinition[]>();
-
-/** The `@ray.remote` definitions of the module, in source order (nested ones too). Never throws. */
+/** The `@ray.remote` definitions of the module, in source order (nested ones too; found once per model). Never throws. */
 export function remoteDefinitions(model: ModuleModel): RemoteDefinition[] {
-  let hit = cache.get(model);
-  if (!hit) {
-    hit = compute(model);
-    cache.set(model, hit);
-  }
-  return hit;
+  return (model.derived.remotes ??= compute(model));
 }
 
 function compute(model: ModuleModel): RemoteDefinition[] {

@@ -2,16 +2,16 @@
  * Queries on the CUDA timeline: what happened before a given environment write.
  */
 import { freezes, readersOf } from "../frameworks";
+import type { ModuleModel } from "./model";
 import type {
   EnvWriteEvent,
   FunctionTimeline,
   ImportEvent,
   InitEvent,
-  ModuleModel,
   ShellExportEvent,
   TimelineCall,
   TimelineEvent,
-} from "./model";
+} from "./events";
 import type { SyntaxNode } from "./parser";
 
 /** What ran before one write of a startup variable. */
@@ -30,11 +30,7 @@ export interface WriteState {
  * GPU004.
  */
 export function stateBefore(model: ModuleModel, write: EnvWriteEvent | ShellExportEvent): WriteState {
-  let memo = firstsCache.get(model);
-  if (!memo) {
-    memo = { position: null, lookups: 0, byVariable: new Map() };
-    firstsCache.set(model, memo);
-  }
+  const memo = (model.derived.firsts ??= { position: null, lookups: 0, byVariable: new Map() });
   let firsts = memo.byVariable.get(write.variable);
   if (!firsts) {
     let init: { e: InitEvent; at: number } | null = null;
@@ -53,13 +49,13 @@ export function stateBefore(model: ModuleModel, write: EnvWriteEvent | ShellExpo
     firstImport: firsts.imp && firsts.imp.at < at ? firsts.imp.e : null,
   };
 }
-interface Firsts {
+/** {@link stateBefore}'s answers for one model (kept in `model.derived.firsts`). */
+export interface Firsts {
   /** Each event's index, made at the ninth lookup ({@link positionOf}). */
   position: Map<TimelineEvent, number> | null;
   lookups: number;
   byVariable: Map<string, { init: { e: InitEvent; at: number } | null; imp: { e: ImportEvent; at: number } | null }>;
 }
-const firstsCache = new WeakMap<ModuleModel, Firsts>();
 
 /**
  * The index of `e` in `events`, or undefined. The first eight lookups of a model search the array;

@@ -5,7 +5,7 @@ import type { RuleContext } from "../rule";
 import type { KernelRestart } from "../types";
 import { frameworksText } from "../../../../common/src/kernel/runningKernel";
 import { stateBefore, statesInFunction } from "../python/timeline";
-import { nodeRange, type EnvWriteEvent, type InitEvent } from "../python/model";
+import { nodeRange, type EnvWriteEvent, type InitEvent } from "../python/events";
 import { moveWriteFix } from "./shared/moveWrite";
 import { startsChildAfter, type ChildProcessFacts } from "./shared/childProcess";
 

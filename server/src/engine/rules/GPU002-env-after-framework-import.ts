@@ -2,7 +2,7 @@ import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { STARTUP_VARIABLES } from "../frameworks";
 import { stateBefore } from "../python/timeline";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 import { moveWriteFix } from "./shared/moveWrite";
 import { asyncBackendWritesAfterImport } from "./GPU026-alloc-backend-after-import";
 import { importedModules, importsRunAtImport, NON_GPU_LIBRARIES, STDLIB_MODULES } from "../python/imports";

@@ -1,7 +1,8 @@
 import type { PythonRule, RuleContext } from "../rule";
 import { envWrites } from "../rule";
-import type { EnvWriteEvent, ModuleModel } from "../python/model";
-import { nodeRange } from "../python/model";
+import type { ModuleModel } from "../python/model";
+import type { EnvWriteEvent } from "../python/events";
+import { nodeRange } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { parseVisibleDevices } from "../visibleDevices";

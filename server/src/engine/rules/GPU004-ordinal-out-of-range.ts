@@ -1,5 +1,5 @@
 import type { PythonRule } from "../rule";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 import { deviceUses } from "../python/devices";
 import { fileVisibleDevices } from "./shared/fileVisible";
 

@@ -1,7 +1,8 @@
 import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
-import { envWritesAnywhere, nodeRange } from "../python/model";
+import { envWritesAnywhere } from "../python/model";
+import { nodeRange } from "../python/events";
 import type { RelatedInfo } from "../types";
 import { SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom } from "./shared/py";

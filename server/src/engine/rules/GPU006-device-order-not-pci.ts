@@ -1,6 +1,7 @@
 import { stateBefore } from "../python/timeline";
 import type { PythonRule } from "../rule";
-import type { EnvWriteEvent, ModuleModel } from "../python/model";
+import type { ModuleModel } from "../python/model";
+import type { EnvWriteEvent } from "../python/events";
 import { envWritesAnywhere } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
 import { parseVisibleDevices } from "../visibleDevices";

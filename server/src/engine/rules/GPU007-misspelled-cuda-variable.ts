@@ -1,6 +1,7 @@
 import type { PythonRule } from "../rule";
 import type { NameSet } from "../textProbe";
-import { envWritesAnywhere, nodeRange } from "../python/model";
+import { envWritesAnywhere } from "../python/model";
+import { nodeRange } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
 import { STARTUP_VARIABLES } from "../frameworks";
 import type { Fix, Range } from "../types";

@@ -1,7 +1,8 @@
 import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
-import { envWritesAnywhere, nodeRange } from "../python/model";
+import { envWritesAnywhere } from "../python/model";
+import { nodeRange } from "../python/events";
 import { cudaDeviceOrdinal, SET_DEVICE_PATHS } from "../frameworks";
 import type { Fix } from "../types";
 import { callArgs, calleePath, intLiteral } from "./shared/py";

@@ -1,7 +1,7 @@
 import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 import { deviceUses } from "../python/devices";
 import { timelineCall } from "../python/timeline";
 import type { Fix, TextEdit } from "../types";

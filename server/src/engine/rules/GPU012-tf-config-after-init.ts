@@ -1,8 +1,8 @@
 import type { PythonRule, RuleContext } from "../rule";
 import { snippet } from "../rule";
 import type { SyntaxNode } from "../python/parser";
-import type { InitEvent } from "../python/model";
-import { nodeRange } from "../python/model";
+import type { InitEvent } from "../python/events";
+import { nodeRange } from "../python/events";
 import { timelineCall } from "../python/timeline";
 import { eolOf, lineStarts, topLevelStatement } from "../fixes";
 import type { Fix, TextEdit } from "../types";

@@ -1,6 +1,6 @@
 import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 import type { Fix } from "../types";
 import { callArgs, calleePath, indentOf, namesFor, ownsItsLines } from "./shared/py";
 

@@ -1,5 +1,5 @@
 import type { PythonRule } from "../rule";
-import type { ShellExportEvent } from "../python/model";
+import type { ShellExportEvent } from "../python/events";
 import { STARTUP_VARIABLES } from "../frameworks";
 import { stateBefore } from "../python/timeline";
 import type { Fix } from "../types";

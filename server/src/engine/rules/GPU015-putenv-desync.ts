@@ -1,6 +1,7 @@
 import type { PythonRule, RuleContext } from "../rule";
-import type { EnvWriteEvent } from "../python/model";
-import { envWritesAnywhere, nodeRange } from "../python/model";
+import type { EnvWriteEvent } from "../python/events";
+import { envWritesAnywhere } from "../python/model";
+import { nodeRange } from "../python/events";
 import { STARTUP_VARIABLES } from "../frameworks";
 import type { Fix } from "../types";
 import { callArgs, namesFor } from "./shared/py";

@@ -1,9 +1,9 @@
 import type { PythonRule } from "../rule";
 import { envWritesAnywhere } from "../python/model";
-import type { EnvWriteEvent } from "../python/model";
+import type { EnvWriteEvent } from "../python/events";
 import type { Framework } from "../frameworks";
 import type { Fix, Range } from "../types";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 
 /** One variable that folklore recommends but no CUDA component reads. */
 export interface FolkloreVariable {

@@ -1,6 +1,6 @@
 import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 import { deviceUses } from "../python/devices";
 import { missingIdMessage } from "./shared/machineIds";
 

@@ -2,7 +2,7 @@ import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { ALLOC_CONF_VARIABLES, selectsAsyncAllocator } from "../frameworks";
 import { stateBefore } from "../python/timeline";
-import { nodeRange, type EnvWriteEvent } from "../python/model";
+import { nodeRange, type EnvWriteEvent } from "../python/events";
 import type { ModuleModel } from "../python/model";
 import { moveWriteFix } from "./shared/moveWrite";
 

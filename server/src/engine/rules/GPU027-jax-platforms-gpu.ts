@@ -1,5 +1,6 @@
 import type { PythonRule } from "../rule";
-import { envWritesAnywhere, nodeRange } from "../python/model";
+import { envWritesAnywhere } from "../python/model";
+import { nodeRange } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";

@@ -1,5 +1,6 @@
 import type { PythonRule } from "../rule";
-import { envWritesAnywhere, nodeRange, type EnvWriteEvent } from "../python/model";
+import { envWritesAnywhere } from "../python/model";
+import { nodeRange, type EnvWriteEvent } from "../python/events";
 import type { Fix } from "../types";
 
 const OLD = "XLA_PYTHON_CLIENT_MEM_FRACTION";

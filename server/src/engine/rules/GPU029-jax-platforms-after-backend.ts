@@ -1,6 +1,6 @@
 import type { PythonRule } from "../rule";
-import { nodeRange } from "../python/model";
-import type { InitEvent, TimelineEvent } from "../python/model";
+import { nodeRange } from "../python/events";
+import type { InitEvent, TimelineEvent } from "../python/events";
 import { stringValue, type SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
 

@@ -1,7 +1,7 @@
 import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
-import { nodeRange } from "../python/model";
-import type { ImportEvent } from "../python/model";
+import { nodeRange } from "../python/events";
+import type { ImportEvent } from "../python/events";
 
 /**
  * The packages that choose their backend from `KERAS_BACKEND` when imported: `keras` (Keras 3) and

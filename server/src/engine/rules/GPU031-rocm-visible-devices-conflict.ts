@@ -1,6 +1,6 @@
 import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
-import type { EnvWriteEvent } from "../python/model";
+import type { EnvWriteEvent } from "../python/events";
 import { rocmConflict } from "../rocmVisible";
 
 /** The single literal value the file's module-level writes give `variable`, with its first write; null when none or several. */

@@ -1,7 +1,7 @@
 import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
-import { nodeRange } from "../python/model";
-import type { ImportEvent } from "../python/model";
+import { nodeRange } from "../python/events";
+import type { ImportEvent } from "../python/events";
 
 /**
  * GPU032: Apple and Intel device variables that are read too early or read differently than written:

@@ -1,6 +1,7 @@
 import type { PythonRule } from "../rule";
 import { snippet } from "../rule";
-import { envWritesAnywhere, nodeRange } from "../python/model";
+import { envWritesAnywhere } from "../python/model";
+import { nodeRange } from "../python/events";
 import { inside, remoteDefinitions } from "../python/ray";
 import type { SyntaxNode } from "../python/parser";
 

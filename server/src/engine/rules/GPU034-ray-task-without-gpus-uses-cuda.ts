@@ -1,5 +1,6 @@
 import type { PythonRule } from "../rule";
-import { envWritesAnywhere, nodeRange } from "../python/model";
+import { envWritesAnywhere } from "../python/model";
+import { nodeRange } from "../python/events";
 import { cudaUseIn, remoteDefinitions } from "../python/ray";
 import { RAY_NOSET_CUDA } from "./GPU033-ray-task-sets-visible-devices";
 

@@ -1,5 +1,5 @@
 import type { PythonRule } from "../rule";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 import { fileVisibleDevices } from "./shared/fileVisible";
 
 /** The vLLM entry points that take `tensor_parallel_size` (vLLM documentation, engine arguments). */

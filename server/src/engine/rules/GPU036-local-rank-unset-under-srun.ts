@@ -2,7 +2,7 @@ import type { PythonRule, RuleContext } from "../rule";
 import { envWrites } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 import { envReadsOf } from "./shared/py";
 
 const MEASURED = "test/fixtures/slurm/python-launch/measured.md";

@@ -1,7 +1,7 @@
 import type { PythonRule, RuleContext } from "../rule";
 import { envWrites } from "../rule";
 import type { SyntaxNode } from "../python/parser";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 import { deviceUses } from "../python/devices";
 import { SET_DEVICE_PATHS } from "../frameworks";
 import type { SlurmLaunch } from "../slurmLaunch";

@@ -1,7 +1,7 @@
 import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
-import { nodeRange } from "../python/model";
-import type { ImportEvent } from "../python/model";
+import { nodeRange } from "../python/events";
+import type { ImportEvent } from "../python/events";
 import { startsChildAfter, type ChildProcessFacts } from "./shared/childProcess";
 import { moveWriteFix } from "./shared/moveWrite";
 

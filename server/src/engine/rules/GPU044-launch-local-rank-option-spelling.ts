@@ -2,7 +2,7 @@ import type { PythonRule, RuleContext } from "../rule";
 import type { SlurmLaunch } from "../slurmLaunch";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 
 const LAUNCH_DOC =
   'PyTorch, torch.distributed.launch (torch/distributed/launch.py docstring, https://pytorch.org/docs/stable/distributed.html#launch-utility), "Changed in version 2.0.0: The launcher will passes the ``--local-rank=<rank>`` argument to your script. From PyTorch 2.0.0 onwards, the dashed ``--local-rank`` is preferred over the previously used underscored ``--local_rank``. For backward compatibility, it may be necessary for users to handle both cases in their argument parsing code. This means including both ``"--local-rank"`` and ``"--local_rank"`` in the argument parser. If only ``"--local_rank"`` is provided, the launcher will trigger an error: "error: unrecognized arguments: --local-rank=<rank>"."';

@@ -1,6 +1,6 @@
 import type { Rule, RuleContext } from "../rule";
 import { freezesVariable } from "../python/timeline";
-import { nodeRange, type InitEvent } from "../python/model";
+import { nodeRange, type InitEvent } from "../python/events";
 import { stringValue, type SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
 

@@ -1,6 +1,6 @@
 import type { Rule, RuleContext } from "../rule";
 import { STARTUP_VARIABLES } from "../frameworks";
-import { nodeRange, type EnvWriteEvent } from "../python/model";
+import { nodeRange, type EnvWriteEvent } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
 import { SUBPROCESS_STARTS } from "./shared/childProcess";

@@ -1,5 +1,5 @@
 import type { Rule, RuleContext } from "../rule";
-import { nodeRange, type InitEvent, type TimelineCall, type TimelineEvent } from "../python/model";
+import { nodeRange, type InitEvent, type TimelineCall, type TimelineEvent } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
 

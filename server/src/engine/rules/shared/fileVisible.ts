@@ -3,7 +3,8 @@
  * ordinal or a GPU count with it (GPU004, GPU035).
  */
 import { envWrites } from "../../rule";
-import type { EnvWriteEvent, ModuleModel } from "../../python/model";
+import type { ModuleModel } from "../../python/model";
+import type { EnvWriteEvent } from "../../python/events";
 import { stateBefore } from "../../python/timeline";
 import { parseVisibleDevices, type VisibleDevices } from "../../visibleDevices";
 

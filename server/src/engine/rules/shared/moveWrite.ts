@@ -1,7 +1,7 @@
 /** The quick fix shared by GPU001 and GPU002: move the write above the first framework import. */
 import type { RuleContext } from "../../rule";
 import type { Fix } from "../../types";
-import type { EnvWriteEvent } from "../../python/model";
+import type { EnvWriteEvent } from "../../python/events";
 import { firstFrameworkImport } from "../../python/timeline";
 import { moveAboveEdits } from "../../fixes";
 

@@ -4,7 +4,8 @@
  * text edits the quick fixes need (insert a line above, remove a statement, wrap a block).
  */
 import type { SyntaxNode } from "../../python/parser";
-import type { EnvReadEvent, ModuleModel } from "../../python/model";
+import type { ModuleModel } from "../../python/model";
+import type { EnvReadEvent } from "../../python/events";
 import type { Position, TextEdit } from "../../types";
 import { eolOf, lineEndAt, lineStartAt, nextLineStartAt } from "../../fixes";
 
