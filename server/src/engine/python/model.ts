@@ -27,9 +27,6 @@ import {
 } from "./walker";
 import { bindingsOf, changedNames, dropStale, Memo, type ModelCache, type StatementFacts } from "./cache";
 
-// For python/project.ts and rules/GPU039 (another change edits them now): import these from ./events.
-export { nodeRange, type InitEvent } from "./events";
-
 /** Options of the model builder. */
 export interface ModelOptions {
   eagerInitModules: readonly string[];

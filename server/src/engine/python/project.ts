@@ -25,9 +25,9 @@ import { readdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule } from "../frameworks";
 import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
+import type { InitEvent } from "./events";
 import {
   buildModel,
-  type InitEvent,
   type ModelOptions,
   type ModuleModel,
   type ProjectInit,

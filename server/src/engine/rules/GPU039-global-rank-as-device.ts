@@ -1,7 +1,7 @@
 import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { enclosingFunction, stringValue } from "../python/parser";
-import { nodeRange } from "../python/model";
+import { nodeRange } from "../python/events";
 import { RankFlow, RANK_VARIABLES, type RankOrigin } from "../python/rankFlow";
 import { deviceSlots, deviceParams, namesBoundIn, type DeviceSlot } from "../python/devices";
 import { callArgs, calleePath } from "./shared/py";
