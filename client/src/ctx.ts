@@ -108,6 +108,8 @@ export class Ctx implements RunHost, AgentHost {
         log.warn(m);
         void vscode.window.showWarningMessage(`GPU Pilot: ${m}`);
       },
+      // The ledger's set-up (files read and written) waits for afterActivation or a first use.
+      later: true,
     });
     this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection, this.claims);
     this.dashboard = this.gpuFeatures.dashboard;
@@ -148,12 +150,15 @@ export class Ctx implements RunHost, AgentHost {
   }
 
   /**
-   * What `activate()` queues for the event loop's next turn: one inventory query, so the language
-   * server knows the GPUs even while the view is hidden (the view polls only while visible). The
-   * server's own start is queued by `activate()` too ({@link startServer}).
+   * What `activate()` queues for the event loop's next turn: the claims ledger's set-up (unless a
+   * first use made it already) and one inventory query, so the language server knows the GPUs even
+   * while the view is hidden (the view polls only while visible). The server's own start is queued
+   * by `activate()` too ({@link startServer}).
    */
   afterActivation(): void {
-    if (!this.disposed) void this.monitor.refresh();
+    if (this.disposed) return;
+    this.claims.start();
+    void this.monitor.refresh();
   }
 
   /** The handler of command `id` (commands.ts), made at its first call. */
