@@ -18,9 +18,11 @@
 // inside load_ms.
 // usage: node bench/client-load.mjs [--child FAKE.js]
 // load_cpu_ms and activate_cpu_ms are the CPU time (user + system) of the two steps of (a): on a
-// shared machine the wall times also count the wait for a core.
+// shared machine the wall times also count the wait for a core. ready_ms and ready_cpu_ms: from the
+// require until the language client is constructed and the first nvidia-smi query has answered,
+// (a) and (b) together (null when that took over 5 s, or in a build without dist/lsp.js).
 //   (prints {load_ms, activate_ms, load_cpu_ms, activate_cpu_ms, bundle_bytes, deferred_lsp_load_ms, lsp_construct_ms,
-//    deferred_features_load_ms, features_construct_ms, deferred_execa_load_ms, deferred_bytes})
+//    deferred_features_load_ms, features_construct_ms, deferred_execa_load_ms, deferred_bytes, ready_ms, ready_cpu_ms})
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, statSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -168,15 +170,20 @@ async function child(fake) {
   // CPU time (user + system) of the same two steps: on a shared machine wall time also counts waiting for a core.
   const cpuMs = (a, b) => (b.user - a.user + b.system - a.system) / 1000;
   // (b): wait (at most 5 s) for the later turn's language client (and an older build's dist/execa.js,
-  // required at the first process); a build before the split has neither.
+  // required at the first process) and the first nvidia-smi query's answer; a build before the split
+  // has no language client to wait for.
   const has = (f) => existsSync(join(dirname(bundle), f));
   const split = has("lsp.js");
-  for (
-    let waited = 0;
-    split && waited < 5000 && !(api.getLanguageClientTimings?.() && (!has("execa.js") || "execa" in deferred));
-    waited += 10
-  )
-    await new Promise((r) => setTimeout(r, 10));
+  const ready = () =>
+    api.getLanguageClientTimings?.() &&
+    (!has("execa.js") || "execa" in deferred) &&
+    api.getNvidiaSmiState?.().state !== "unknown";
+  let waited = 0;
+  for (; split && waited < 5000 && !ready(); waited += 10) await new Promise((r) => setTimeout(r, 10));
+  // All the client did until then, (a) and (b): the wall time (which counts the polling's up to 10 ms) and the CPU time.
+  const t3 = process.hrtime.bigint();
+  const c3 = process.cpuUsage();
+  const isReady = split && waited < 5000;
   const lc = api.getLanguageClientTimings?.();
   const ft = api.getFeaturesTimings?.();
   const size = (f) => (has(f) ? statSync(join(dirname(bundle), f)).size : 0);
@@ -193,6 +200,8 @@ async function child(fake) {
       features_construct_ms: ft?.constructMs ?? null,
       deferred_execa_load_ms: deferred.execa ?? null,
       deferred_bytes: split ? size("features.js") + size("lsp.js") + size("execa.js") : null,
+      ready_ms: isReady ? Number(t3 - t0) / 1e6 : null,
+      ready_cpu_ms: isReady ? cpuMs(c0, c3) : null,
     }) + "\n",
   );
   await mod.deactivate?.().catch?.(() => undefined);
