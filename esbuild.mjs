@@ -7,7 +7,7 @@
 import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join, relative, resolve, sep } from "node:path";
+import { dirname, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
@@ -62,15 +62,23 @@ const noParserInClient = {
   },
 };
 /**
- * The client is two bundles (issue 20, load time): dist/client.js, what `activate()` runs, and
- * dist/lsp.js, the language client (vscode-languageclient, vscode-jsonrpc, the LSP protocol) that
- * client/src/ctx.ts requires a turn of the event loop after activation. In client.js the import of
- * ./lsp/languageClient becomes a require of "./lsp.js" beside it, and any import of the
- * language-client libraries fails the build (they would be bundled twice and read at activation).
+ * One bundle per process (issue 44): dist/client.js (the extension host), dist/server.js (the
+ * language server), dist/cli.js (the CLI, `gpu-pilot mcp` and `gpu-pilot kernel` included), and the
+ * webviews' browser bundles. Code that is needed later is deferred as work, not as another file:
+ * a module reached only through `import()` (execa; the MCP server and the kernel commands in the
+ * CLI) is bundled with its code wrapped by esbuild and run at that import, not at the `require` of
+ * the bundle. {@link deferredImports} fails the build when such a module is imported statically.
+ *
+ * One exception, kept because it measurably pays (BENCHMARKS.md, "One bundle per process"): the
+ * language client (vscode-languageclient, vscode-jsonrpc, the LSP protocol: about 430 KiB minified,
+ * more than the rest of the client together) is dist/lsp.js, which client/src/ctx.ts requires when it
+ * starts the server, a turn after activation. In client.js the import of ./lsp/languageClient
+ * becomes a require of "./lsp.js" beside it, and any import of the language-client libraries fails
+ * the build (they would be bundled twice and read at activation).
  * @type {esbuild.Plugin}
  */
-const lspOutOfEntry = {
-  name: "lsp-out-of-entry",
+const lspOutOfClient = {
+  name: "lsp-out-of-client",
   setup(build) {
     build.onResolve({ filter: /^\.\/lsp\/languageClient$/ }, () => ({ path: "./lsp.js", external: true }));
     build.onResolve({ filter: /^(vscode-languageclient|vscode-languageserver-protocol|vscode-jsonrpc)(\/|$)/ }, (args) => ({
@@ -80,13 +88,14 @@ const lspOutOfEntry = {
 };
 /**
  * dist/lsp.js bundles only the language client: of the project's own files it may import only
- * these (no client module with state such as log.ts or config.ts: those would exist twice, once per
- * bundle; the caller passes what is needed).
+ * these, which hold no state (no client module such as log.ts or config.ts: it would exist twice,
+ * once per bundle; the caller passes what is needed).
  * @type {esbuild.Plugin}
  */
 const lspBundleImports = {
   name: "lsp-bundle-imports",
   setup(build) {
+    // (./commandIds: protocol.ts's import of common/src/lsp/commandIds.ts)
     const allowed = ["../serverRestart", "../../../common/src/lsp/protocol", "./commandIds", "../../../common/src/lsp/nodeFlags"];
     build.onResolve({ filter: /^\./ }, (args) => {
       if (args.kind === "entry-point" || isDependency(args.importer) || allowed.includes(args.path)) return undefined;
@@ -95,76 +104,28 @@ const lspBundleImports = {
   },
 };
 /**
- * execa (with its dependencies ~115 KiB) is its own bundle too, dist/execa.js: client code loads it
- * only with `import("execa")` (common/src/gpu/nvidiaSmi.ts's loadExeca), which becomes a require of "./execa.js"
- * at the first process the client starts; a static import fails the build.
- * @type {esbuild.Plugin}
+ * Fails the build when a module that must run only when first used is imported statically (its
+ * code would run at the bundle's `require`): execa (common/src/gpu/nvidiaSmi.ts's loadExeca, at the
+ * first process), and in the CLI the MCP server (`gpu-pilot mcp`) and the kernel commands
+ * (`gpu-pilot kernel`), which `gpu-pilot check` and its worker threads never run.
+ * @param {{ filter: RegExp, why: string }[]} lazy
+ * @returns {esbuild.Plugin}
  */
-const execaOutOfEntry = {
-  name: "execa-out-of-entry",
+const deferredImports = (lazy) => ({
+  name: "deferred-imports",
   setup(build) {
-    // A module of one line stands for execa: its require runs when the dynamic import does (a
-    // require, not an import() of dist/execa.js: the extension host loads the client as CommonJS).
-    build.onResolve({ filter: /^execa$/ }, (args) => args.kind === "dynamic-import"
-      ? { path: "execa", namespace: "gp-execa-bundle" }
-      : { errors: [{ text: `${args.importer} imports execa statically: use loadExeca() (common/src/gpu/nvidiaSmi.ts), execa is dist/execa.js, loaded on first use` }] });
-    build.onLoad({ filter: /.*/, namespace: "gp-execa-bundle" }, () => ({ contents: 'module.exports = require("./execa.js");', loader: "js" }));
-    build.onResolve({ filter: /^\.\/execa\.js$/ }, () => ({ path: "./execa.js", external: true }));
+    for (const { filter, why } of lazy) {
+      build.onResolve({ filter }, (args) => (args.kind === "dynamic-import" || isDependency(args.importer)
+        ? undefined
+        : { errors: [{ text: `${args.importer} imports ${args.path} statically: ${why}; use import()` }] }));
+    }
   },
-};
+});
+const execaLazy = { filter: /^execa$/, why: "execa runs at the first process (common/src/gpu/nvidiaSmi.ts loadExeca)" };
 /**
- * The client's entry is a third way smaller since dist/features.js (issue 20, load time):
- * dist/client.js is what `activate()` runs (client/src/shell.ts: registrations with stand-ins),
- * dist/features.js the code behind them (client/src/features.ts, ctx.ts and what they import), which
- * shell.ts requires at its first use. In client.js the import of ./features becomes a require of
- * "./features.js" beside it.
- * @type {esbuild.Plugin}
- */
-const featuresOutOfEntry = {
-  name: "features-out-of-entry",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/features$/ }, (args) => (args.importer.endsWith(join("client", "src", "shell.ts"))
-      ? { path: "./features.js", external: true }
-      : { errors: [{ text: `only client/src/shell.ts loads the features (dist/features.js): ${args.importer} imports ${args.path}` }] }));
-  },
-};
-/**
- * The modules dist/client.js holds and dist/features.js uses (client/src/shared.ts: its `import * as`
- * lines, paths from the repository root without the extension). A module in both bundles would
- * exist twice, with its state (the log channel, the selection store...): dist/features.js takes these
- * from dist/client.js's export `__gpuPilotShared` (a virtual module per file, reading the loaded
- * client.js from Node's module cache; it never loads a second copy), and the build fails when any
- * other file lands in two bundles (see {@link checkNoFileTwice}).
- */
-const sharedFiles = [...readFileSync("client/src/shared.ts", "utf8").matchAll(/^import \* as \w+ from "([^"]+)";$/gm)]
-  .map((m) => relative(".", resolve("client/src", m[1])).split("\\").join("/"));
-{
-  const text = readFileSync("client/src/shared.ts", "utf8");
-  const missing = sharedFiles.filter((f) => !text.includes(`"${f}": `));
-  if (missing.length > 0) throw new Error(`client/src/shared.ts imports but does not list ${missing.join(", ")}`);
-}
-/** @type {esbuild.Plugin} */
-const sharedFromClient = {
-  name: "shared-from-client",
-  setup(build) {
-    build.onResolve({ filter: /^\./ }, (args) => {
-      if (isDependency(args.importer) || args.kind === "entry-point") return undefined;
-      const file = relative(".", resolve(dirname(args.importer), args.path)).split("\\").join("/").replace(/\.ts$/, "");
-      return sharedFiles.includes(file) ? { path: file, namespace: "gp-shared" } : undefined;
-    });
-    build.onLoad({ filter: /.*/, namespace: "gp-shared" }, (args) => ({
-      loader: "js",
-      contents: `const client = require.cache[require("path").join(__dirname, "client.js")];
-const shared = client && client.exports.__gpuPilotShared;
-if (!shared || !shared[${JSON.stringify(args.path)}]) throw new Error("dist/features.js takes ${args.path} from dist/client.js, the extension's main, which must be loaded first");
-module.exports = shared[${JSON.stringify(args.path)}];`,
-    }));
-  },
-};
-/**
- * Fails the build when a file's code lands in two of the extension host's bundles (client.js,
- * features.js, lsp.js, execa.js): it would be two modules with two states. Files all of whose
- * code esbuild dropped (bytesInOutput 0, e.g. a type-only re-export) do not count.
+ * Fails the build when a file's code lands in both of the extension host's bundles (client.js and
+ * lsp.js): it would be two modules with two states. Files all of whose code esbuild dropped
+ * (bytesInOutput 0, e.g. a type-only re-export) do not count.
  * @param {Record<string, esbuild.Metafile>} metafiles bundle name -> its metafile
  */
 function checkNoFileTwice(metafiles) {
@@ -179,73 +140,18 @@ function checkNoFileTwice(metafiles) {
   }
   const twice = [...where].filter(([, bundles]) => bundles.length > 1);
   if (twice.length > 0) {
-    throw new Error(`a file is in two bundles (two copies of its module): ${twice.map(([f, b]) => `${f} in ${b.join(" and ")}`).join("; ")} (dist/features.js takes the modules of dist/client.js from client/src/shared.ts: add it there)`);
+    throw new Error(`a file is in two bundles (two copies of its module): ${twice.map(([f, b]) => `${f} in ${b.join(" and ")}`).join("; ")}`);
   }
 }
-/**
- * `gpu-pilot mcp` (the MCP SDK, zod, ajv, execa and the common/ modules it shares: about half of the
- * CLI's code) is its own bundle, dist/mcp.js: server/src/cli.ts loads it with
- * `import("./mcp/server")` only for that command, which becomes an import of "./mcp.js" beside it,
- * so `gpu-pilot check` (and each of its worker threads) does not compile it (issue 20, start-up).
- * @type {esbuild.Plugin}
- */
-const mcpOutOfCli = {
-  name: "mcp-out-of-cli",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/mcp\/server$/ }, (args) => args.kind === "dynamic-import"
-      ? { path: "./mcp.js", external: true }
-      : { errors: [{ text: `${args.importer} imports ./mcp/server statically: the MCP server is dist/mcp.js, loaded by import() for \`gpu-pilot mcp\` only` }] });
-  },
-};
-/**
- * `gpu-pilot kernel` (server/src/kernel/cli.ts, issue 42) is its own small bundle, dist/kernel.js:
- * server/src/cli.ts loads it with `import("./kernel/cli")` for that command only; it takes execa
- * from dist/execa.js (execaOutOfEntry), which the .vsix and the npm package both carry.
- * @type {esbuild.Plugin}
- */
-const kernelOutOfCli = {
-  name: "kernel-out-of-cli",
-  setup(build) {
-    build.onResolve({ filter: /^\.\/kernel\/cli$/ }, (args) => args.kind === "dynamic-import"
-      ? { path: "./kernel.js", external: true }
-      : { errors: [{ text: `${args.importer} imports ./kernel/cli statically: it is dist/kernel.js, loaded by import() for \`gpu-pilot kernel\` only` }] });
-  },
-};
-/**
- * The modules dist/mcp.js takes from dist/cli.js (its MCP_SHARED export, server/src/cli.ts) instead of
- * bundling a second engine: paths from the repository root, without the extension.
- */
-const MCP_SHARED = ["server/src/engine/lint", "server/src/engine/options", "common/src/fs/workspaceFile", "common/src/text/controls", "server/src/agentCheck", "common/src/nvidiaSmi/parse"];
-/**
- * In dist/mcp.js an import of one of {@link MCP_SHARED} becomes `require("./cli.js").MCP_SHARED[...]`
- * (the one engine of the process: the .vsix carries it once); any other server module outside
- * server/src/mcp fails the build (it would be a second copy). Modules of common/ are bundled.
- * @type {esbuild.Plugin}
- */
-const mcpSharesCli = {
-  name: "mcp-shares-cli",
-  setup(build) {
-    build.onResolve({ filter: /^\./ }, (args) => {
-      if (args.kind === "entry-point" || isDependency(args.importer)) return undefined;
-      const rel = relative(root, resolve(args.resolveDir, args.path)).split(sep).join("/").replace(/\.ts$/, "");
-      if (MCP_SHARED.includes(rel)) return { path: rel, namespace: "gp-cli-shared" };
-      if (!rel.startsWith("server/src/") || rel.startsWith("server/src/mcp/")) return undefined;
-      return { errors: [{ text: `dist/mcp.js may take from the server only ${MCP_SHARED.join(", ")} (from dist/cli.js): ${args.importer} imports ${args.path}` }] };
-    });
-    build.onLoad({ filter: /.*/, namespace: "gp-cli-shared" }, (args) => ({
-      contents: `module.exports = require(require("node:path").join(__dirname, "cli.js")).MCP_SHARED[${JSON.stringify(args.path)}];`, loader: "js",
-    }));
-  },
-};
 const entries = [
-  { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfEntry, execaOutOfEntry, featuresOutOfEntry], metafile: true },
-  { entryPoints: ["client/src/features.ts"], outfile: `${outdir}/features.js`, plugins: [noParserInClient, sharedFromClient, lspOutOfEntry, execaOutOfEntry], metafile: true },
-  { entryPoints: ["client/src/execa.ts"], outfile: `${outdir}/execa.js`, metafile: true },
+  { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfClient, deferredImports([execaLazy])], metafile: true },
   { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports], metafile: true },
-  { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js` },
-  { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js`, plugins: [mcpOutOfCli, kernelOutOfCli] },
-  { entryPoints: ["server/src/kernel/cli.ts"], outfile: `${outdir}/kernel.js`, plugins: [execaOutOfEntry] },
-  { entryPoints: ["server/src/mcp/server.ts"], outfile: `${outdir}/mcp.js`, plugins: [mcpSharesCli] },
+  { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js`, plugins: [deferredImports([execaLazy])] },
+  { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js`, plugins: [deferredImports([
+    execaLazy,
+    { filter: /^\.\/mcp\/server$/, why: "the MCP server runs for `gpu-pilot mcp` only" },
+    { filter: /^\.\/kernel\/cli$/, why: "the kernel commands run for `gpu-pilot kernel` only" },
+  ])] },
   // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.
   { entryPoints: ["client/webview/history.ts"], outfile: `${outdir}/history.js`, platform: "browser", target: "es2022", format: "iife",
     external: [], define: {}, banner: {} },

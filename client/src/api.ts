@@ -141,13 +141,6 @@ export interface GpuPilotApi extends GpuViewApi {
    * benchmark (bench/client-load.mjs) reports it beside `activate()`'s cost.
    */
   getLanguageClientTimings(): import("./ctx").LanguageClientTimings | undefined;
-  /**
-   * What loading the features bundle (dist/features.js: monitor, views' providers, dashboard,
-   * Slurm, runs, agent tools) and making the features took, ms; undefined until they are loaded (a
-   * turn of the event loop after `activate()`, or earlier at the first use). Reported by
-   * bench/client-load.mjs beside `activate()`'s cost.
-   */
-  getFeaturesTimings(): import("./shell").FeaturesTimings | undefined;
   /** The last run of `gpuPilot.runActiveFile`, or undefined before the first. */
   readonly lastRun?: LastRun;
   /**

@@ -1,11 +1,9 @@
 /**
  * The commands of package.json, as a map of factories: each takes the {@link Ctx} and returns the
- * handler. shell.ts registers every id at activation ({@link CommandId}: the map has each one, the
- * type checks it); a command's first call makes its handler (Ctx.command).
+ * handler. ctx.ts registers every id at activation; a command's first call makes its handler (Ctx.command).
  */
 import * as vscode from "vscode";
 import type { Ctx } from "./ctx";
-import type { CommandId } from "./shell";
 import { pickFreeGpusCommand, stopProcessCommand, waitForFreeGpusCommand } from "./gpu/actions";
 import { installKernelCommand, removeKernelCommand } from "./gpu/kernels";
 import { restartKernelCommand } from "./notebook/restartKernel";
@@ -46,8 +44,8 @@ async function applyFixes(kind: string): Promise<void> {
   await vscode.commands.executeCommand("editor.action.codeAction", { kind, apply: "first" });
 }
 
-/** Command id → handler factory. */
-export const commands: Record<CommandId, Factory> = {
+/** Command id → handler factory (package.json's commands: test/unit/client-activation.test.ts compares them). */
+const factories = {
   "gpuPilot.refreshGpus": (ctx) => () => ctx.monitor.refresh(),
   "gpuPilot.selectGpus": (ctx) => async () => {
     const picked = await pickGpus(ctx.monitor, ctx.selection.get());
@@ -100,4 +98,9 @@ export const commands: Record<CommandId, Factory> = {
     const page = vscode.Uri.joinPath(ctx.extCtx.extensionUri, "docs", "rules", `${rule}.md`);
     await vscode.commands.executeCommand("markdown.showPreview", page);
   },
-};
+} satisfies Record<string, Factory>;
+
+/** A command id of {@link commands}. */
+export type CommandId = keyof typeof factories;
+/** Command id → handler factory. */
+export const commands: Record<CommandId, Factory> = factories;

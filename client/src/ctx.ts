@@ -1,9 +1,12 @@
 /**
- * The extension's features (dist/features.js, made by shell.ts's Shell.load after the activation):
- * the code behind what the shell registered, and the language client.
+ * The extension's context, made by `activate()` (extension.ts): it registers every command, view,
+ * provider, status bar item and agent tool with its real code, and owns the language client.
+ * Activation only registers: what is heavy (the first nvidia-smi query, the language server's
+ * start) waits for the event loop's next turn ({@link Ctx.afterActivation}, {@link Ctx.startServer}),
+ * and a command's handler is made at its first call ({@link Ctx.command}).
  *
  * Two lifetimes (after rust-analyzer's client):
- * - the extension: GPU monitor, the views' providers, commands' handlers (`extCtx.subscriptions`);
+ * - the extension: GPU monitor, selection, views, status bar, commands (`extCtx.subscriptions`);
  * - one server instance: the language client (lsp/languageClient.ts, its own bundle dist/lsp.js, loaded
  *   after activation: see {@link Ctx.startServer}) and its state listener, replaced by
  *   `gpuPilot.restartServer` and by a change of a setting the server reads at start.
@@ -12,8 +15,9 @@ import * as fs from "node:fs";
 import * as vscode from "vscode";
 import type { CheckFileResult, RunFactsResult } from "../../common/src/lsp/protocol";
 import { type AgentHost, type AgentTool, createAgentTools } from "./agents/lmTools";
+import { registerAgentTools } from "./agents/register";
 import type { ToolName } from "../../common/src/agents/toolNames";
-import { commands } from "./commands";
+import { type CommandId, commands } from "./commands";
 import type { GpuPilotApi, LastRun } from "./api";
 import * as config from "./config";
 import { HistoryPanel } from "./gpu/historyPanel";
@@ -21,9 +25,10 @@ import { GpuMonitor } from "./gpu/monitor";
 import { ClaimKeeper } from "../../common/src/gpu/claimKeeper";
 import { ledgerDir } from "../../common/src/gpu/claims";
 import { toInventoryParams } from "./gpu/present";
-import { orderSelection, type SelectionStore } from "../../common/src/gpu/selection";
+import { orderSelection, SelectionStore } from "../../common/src/gpu/selection";
 import type { GpuDashboard } from "./gpu/dashboard";
 import { createGpuFeatures } from "./gpu/features";
+import { registerSelectionFile } from "./gpu/kernelSelection";
 import { log, logChannel, traceChannel } from "./log";
 import type { GpuPilotLanguageClient } from "./lsp/languageClient";
 import { registerRunCodeLens } from "./run/codeLens";
@@ -37,7 +42,6 @@ import { jupyterApi } from "./notebook/jupyterApi";
 import { NotebookKernels } from "./notebook/runningKernel";
 import { resolveJupyterDataDir } from "../../common/src/kernel/pythonProbe";
 import { RUNNING_KERNEL_METHOD, type RunningKernelParams } from "../../common/src/kernel/runningKernel";
-import type { CommandId, Shell } from "./shell";
 
 /** How long the checks before a run wait for `gpuPilot/runFacts` (ms); then the run goes on without them. */
 export const RUN_FACTS_TIMEOUT_MS = 15_000;
@@ -62,14 +66,13 @@ export function loadLanguageClientModule(): typeof import("./lsp/languageClient"
 }
 
 export class Ctx implements RunHost, AgentHost {
-  readonly extCtx: vscode.ExtensionContext;
   readonly monitor: GpuMonitor;
   readonly selection: SelectionStore;
   /** This window's GPU claims (claimKeeper.ts, docs/claims.md); its ledger is undefined when claims are off. */
   readonly claims: ClaimKeeper;
   /** The "Show GPU History" panel (gpuPilot.showHistory). */
   readonly historyPanel: HistoryPanel;
-  /** The dashboard webview view's provider (the shell's stand-in hands it the view). */
+  /** The dashboard webview view's provider. */
   readonly dashboard: GpuDashboard;
   /** The GPU view, status bar, terminal environment and debug provider, and their API part. */
   private readonly gpuFeatures: ReturnType<typeof createGpuFeatures>;
@@ -81,8 +84,10 @@ export class Ctx implements RunHost, AgentHost {
   private serverOp: Promise<void> = Promise.resolve();
   private lastSentInventory: string | undefined;
   private disposed = false;
-  /** The agent tools (language-model tools), see agents/lmTools.ts; registered by the shell (agents/register.ts). */
+  /** The agent tools (language-model tools), see agents/lmTools.ts. */
   readonly agentTools: Record<ToolName, AgentTool>;
+  /** Their registration with VS Code, and the MCP server definition's (agents/register.ts). */
+  private readonly agents: ReturnType<typeof registerAgentTools>;
   /** The Slurm view, submit, cancel and job output (slurm/features.ts). */
   readonly slurm: SlurmFeatures;
   /** The active notebook's running kernel: its status bar item and the facts sent to the server (issue 42). */
@@ -92,14 +97,12 @@ export class Ctx implements RunHost, AgentHost {
   private readonly handlers = new Map<CommandId, (...args: unknown[]) => unknown>();
   private apiObject: GpuPilotApi | undefined;
 
-  /** `shell`: what activate() registered (shell.ts); this fills in the code behind it. */
-  constructor(private readonly shell: Shell) {
-    const extCtx = (this.extCtx = shell.extCtx);
+  constructor(readonly extCtx: vscode.ExtensionContext) {
     // The run's pid while it runs: its processes are marked "this workspace's run" in the GPU view.
     this.monitor = new GpuMonitor({
       runPid: () => (this._lastRun?.endedAt === undefined ? this._lastRun?.pid : undefined),
     });
-    this.selection = shell.selection;
+    this.selection = new SelectionStore(extCtx.workspaceState);
     const claimSettings = config.claims();
     this.claims = new ClaimKeeper(this.monitor, this.selection, {
       dir: claimSettings.enabled ? ledgerDir(claimSettings.directory) : undefined,
@@ -109,13 +112,16 @@ export class Ctx implements RunHost, AgentHost {
         log.warn(m);
         void vscode.window.showWarningMessage(`GPU Pilot: ${m}`);
       },
+      // The ledger's set-up (files read and written) waits for afterActivation or a first use.
+      later: true,
     });
-    this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection, shell.gpu, this.claims);
+    this.gpuFeatures = createGpuFeatures(extCtx, this.monitor, this.selection, this.claims);
     this.dashboard = this.gpuFeatures.dashboard;
     this.historyPanel = new HistoryPanel(extCtx.extensionUri, this.monitor, this.selection, () => this._lastRun);
     // The submit command waits at most 5 s for the script's facts (then keeps the launcher setting).
-    this.slurm = new SlurmFeatures(extCtx, (uri, text) => this.runFacts(uri, text, 5000), shell.slurm);
+    this.slurm = new SlurmFeatures(extCtx, (uri, text) => this.runFacts(uri, text, 5000));
     this.agentTools = createAgentTools(this);
+    this.agents = registerAgentTools(this.agentTools, extCtx.extensionPath);
     this.notebookKernels = new NotebookKernels({
       globalState: extCtx.globalState,
       jupyter: jupyterApi,
@@ -129,11 +135,34 @@ export class Ctx implements RunHost, AgentHost {
       this.monitor,
       this.claims,
       ...this.gpuFeatures.disposables,
-      ...registerRunCodeLens(this.selection, shell.runCodeLens),
-      shell.monitor.attach(this.monitor),
+      ...registerRunCodeLens(this.selection),
+      // GPU Pilot kernels read the selection from a file at each start: kept in step here.
+      ...registerSelectionFile(
+        this.selection,
+        (listener) =>
+          vscode.window.onDidChangeWindowState((s) => {
+            if (s.focused) listener();
+          }),
+        (m) => log.warn(m),
+      ),
+      ...this.agents.disposables,
       this.monitor.onDidChange(() => this.sendInventory()),
       this.selection.onDidChange(() => this.sendInventory()),
+      vscode.workspace.onDidChangeConfiguration((e) => this.onConfigurationChanged(e)),
+      ...(Object.keys(commands) as CommandId[]).map((id) => this.registerCommand(id)),
     );
+  }
+
+  /**
+   * What `activate()` queues for the event loop's next turn: the claims ledger's set-up (unless a
+   * first use made it already) and one inventory query, so the language server knows the GPUs even
+   * while the view is hidden (the view polls only while visible). The server's own start is queued
+   * by `activate()` too ({@link startServer}).
+   */
+  afterActivation(): void {
+    if (this.disposed) return;
+    this.claims.start();
+    void this.monitor.refresh();
   }
 
   /** The handler of command `id` (commands.ts), made at its first call. */
@@ -149,7 +178,7 @@ export class Ctx implements RunHost, AgentHost {
     return this.dataDirAnswer;
   }
 
-  /** A change of settings (the shell's listener): restarts the server or sends it the lint settings. */
+  /** A change of settings: restarts the server or sends it the lint settings. */
   onConfigurationChanged(e: vscode.ConfigurationChangeEvent): void {
     if (config.affects(e, config.SERVER_RESTART_KEYS)) {
       log.info("A setting the language server reads at start changed: restarting it.");
@@ -277,7 +306,7 @@ export class Ctx implements RunHost, AgentHost {
     return { vendor, set: env, unset };
   }
 
-  /** The API's methods with the features behind them (the shell's api() forwards to these; made once). */
+  /** The test hooks `activate()` adds with GPU_PILOT_TEST_HOOKS=1 (see api.ts); made once. */
   api(): GpuPilotApi {
     if (this.apiObject) return this.apiObject;
     const lastRun = () => this.lastRun;
@@ -294,9 +323,8 @@ export class Ctx implements RunHost, AgentHost {
       },
       checkRun: (uri, launcher) => checkRunFor(this, uri, launcher),
       getHistoryPanelState: () => this.historyPanel.getState(),
-      getAgentTools: () => ({ registered: this.shell.agents.registered(), tools: this.agentTools }),
+      getAgentTools: () => ({ registered: this.agents.registered(), tools: this.agentTools }),
       getLanguageClientTimings: () => this.languageClientTimings(),
-      getFeaturesTimings: () => this.shell.featuresTimings(),
       getSlurmState: () => this.slurm.state(),
       refreshSlurm: () => this.slurm.refresh(),
       submitToSlurm: (uri, opts) => this.slurm.submit(uri, opts),
@@ -309,6 +337,19 @@ export class Ctx implements RunHost, AgentHost {
     if (this.disposed) return;
     this.disposed = true;
     await this.stopServer();
+  }
+
+  /** Registers `id`: its handler (made at the first call) runs; errors are logged and shown once, calmly. */
+  private registerCommand(id: CommandId): vscode.Disposable {
+    return vscode.commands.registerCommand(id, async (...args: unknown[]) => {
+      try {
+        return await this.command(id)(...args);
+      } catch (e) {
+        log.error(`Command ${id} failed`, e);
+        void vscode.window.showErrorMessage(`GPU Pilot: ${(e as Error).message ?? String(e)}`);
+        return undefined;
+      }
+    });
   }
 
   private serialise(op: () => Promise<void>): Promise<void> {

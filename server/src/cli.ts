@@ -42,27 +42,6 @@ import {
   type FileStamp,
 } from "./cliCache";
 
-import * as lintModule from "./engine/lint";
-import * as optionsModule from "./engine/options";
-import * as workspaceFileModule from "../../common/src/fs/workspaceFile";
-import * as textModule from "../../common/src/text/controls";
-import * as agentCheckModule from "./agentCheck";
-import * as nvidiaSmiParseModule from "../../common/src/nvidiaSmi/parse";
-
-/**
- * The modules that dist/mcp.js (`gpu-pilot mcp`, a bundle of its own: esbuild.mjs
- * `mcpSharesCli`) takes from this bundle, so that the process has one engine and the .vsix carries
- * it once. Keyed by path from the repository root, without the extension.
- */
-export const MCP_SHARED = {
-  "server/src/engine/lint": lintModule,
-  "server/src/engine/options": optionsModule,
-  "common/src/fs/workspaceFile": workspaceFileModule,
-  "common/src/text/controls": textModule,
-  "server/src/agentCheck": agentCheckModule,
-  "common/src/nvidiaSmi/parse": nvidiaSmiParseModule,
-};
-
 const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
        gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR] [--claims-dir DIR | --no-claims] [--claim-minutes N]   (gpu-pilot mcp --help)
@@ -1294,7 +1273,7 @@ async function mcp(argv: string[], io: Io): Promise<number> {
   return 0;
 }
 
-/** `gpu-pilot kernel ...` (kernel/cli.ts): loaded only for this command (dist/kernel.js). */
+/** `gpu-pilot kernel ...` (kernel/cli.ts): loaded only for this command. */
 async function kernel(argv: string[], io: Io): Promise<number> {
   const { kernelMain } = await import("./kernel/cli");
   return kernelMain(argv, io);

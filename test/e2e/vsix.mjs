@@ -202,8 +202,9 @@ async function main() {
       for (const f of [
         "package.json",
         "dist/client.js",
-        "dist/features.js",
+        "dist/lsp.js",
         "dist/server.js",
+        "dist/cli.js",
         "dist/tree-sitter-python.wasm",
         "syntaxes/cuda-env.injection.tmLanguage.json",
       ]) {

@@ -108,7 +108,7 @@ test("registers the tools and the MCP server; gpuPilot.agentTools.enabled false 
   const h = await host();
   lm.tools.clear();
   lm.mcpProviders.clear();
-  const reg = registerAgentTools(() => createAgentTools(h), "/ext");
+  const reg = registerAgentTools(createAgentTools(h), "/ext");
   assert.deepEqual(reg.registered(), Object.values(TOOL));
   assert.deepEqual([...lm.tools.keys()], Object.values(TOOL));
   const defs = lm.mcpProviders.get("gpuPilot.mcp")!.provideMcpServerDefinitions(none) as McpStdioServerDefinition[];
@@ -145,7 +145,7 @@ test("without vscode.lm.registerTool (VS Code before 1.95) nothing is registered
   lm.registerTool = undefined;
   lm.registerMcpServerDefinitionProvider = undefined;
   try {
-    const reg = registerAgentTools(() => createAgentTools(h), "/ext");
+    const reg = registerAgentTools(createAgentTools(h), "/ext");
     assert.deepEqual(reg.registered(), []);
     for (const d of reg.disposables) d.dispose();
   } finally {

@@ -3,7 +3,7 @@
 // is told who holds what, and closing the window releases everything.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ClaimKeeper, entryUuids } from "../../common/src/gpu/claimKeeper";
@@ -18,7 +18,7 @@ const gpus = parseQueryGpu(
 const inv: Inventory = { gpus, apps: [], problems: [], takenAt: 0 };
 const [u0, u1] = gpus.map((g) => g.uuid.toLowerCase());
 
-function setup() {
+function setup(later = false) {
   const dir = join(mkdtempSync(join(tmpdir(), "gpu-pilot-keeper-")), "ledger");
   const listeners: (() => void)[] = [];
   const monitor = {
@@ -36,6 +36,7 @@ function setup() {
     session: "window-A",
     ttlMs: 60_000,
     warn: (m) => warnings.push(m),
+    later,
   });
   return { dir, keeper, selection, warnings, files: () => readdirSync(dir).sort() };
 }
@@ -105,4 +106,25 @@ test("a GPU another window claimed: the view says who; ticking it warns once and
   assert.match(warnings[0], /^GPU 1 is in your selection but claimed by .*eval\.py/);
   assert.equal(keeper.claimOf(u0, Date.now() + 5000)?.mine, true);
   keeper.dispose();
+});
+
+test("later (the extension's activation): no ledger until start() or a first use; then the selection is claimed; not after dispose", async () => {
+  const a = setup(true);
+  await a.selection.set(["0"]);
+  assert.equal(existsSync(a.dir), false, "nothing made at construction");
+  a.keeper.start();
+  assert.deepEqual(a.files(), [`${claimStem(u0)}.json`], "start() makes the ledger and claims the selection");
+  a.keeper.start();
+  assert.deepEqual(a.files(), [`${claimStem(u0)}.json`], "once");
+  a.keeper.dispose();
+  assert.deepEqual(a.files(), []);
+  const b = setup(true);
+  assert.equal(b.keeper.claimOf(u1), undefined, "a first use makes the ledger");
+  assert.equal(existsSync(b.dir), true);
+  b.keeper.dispose();
+  const c = setup(true);
+  c.keeper.dispose();
+  c.keeper.start();
+  assert.equal(c.keeper.ledger, undefined);
+  assert.equal(existsSync(c.dir), false, "never after dispose");
 });

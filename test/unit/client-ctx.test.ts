@@ -9,7 +9,6 @@ import { join } from "node:path";
 import { activate, deactivate, type GpuPilotApi, type GpuPilotTestApi } from "../../client/src/extension";
 import { InvalidDeviceIdError } from "../../common/src/gpu/selection";
 import { Ctx } from "../../client/src/ctx";
-import { Shell } from "../../client/src/shell";
 import { Uri } from "./client-fakeVscode";
 
 // activate() returns the test hooks of client/src/api.ts only with GPU_PILOT_TEST_HOOKS=1 (publicApi.ts).
@@ -259,7 +258,7 @@ test("a server that fails to start is logged; the extension keeps working", asyn
 test("runFacts (the checks before a run ask the server): the answer, or ok false with the reason when the server is down, fails, answers nonsense or too late", async () => {
   fresh();
   const empty = mkdtempSync(join(tmpdir(), "gpu-pilot-facts-"));
-  const ctx = new Ctx(new Shell(context(empty) as never));
+  const ctx = new Ctx(context(empty) as never);
   const uri = Uri.file("/w/train.py") as never;
   try {
     await ctx.startServer(); // no dist/server.js: not started
@@ -313,7 +312,7 @@ test("startServer(true), as activate() calls it: no language client before the n
   const root = mkdtempSync(join(tmpdir(), "gpu-pilot-later-"));
   mkdirSync(join(root, "dist"));
   writeFileSync(join(root, "dist", "server.js"), "// stand-in\n");
-  const ctx = new Ctx(new Shell(context(root) as never));
+  const ctx = new Ctx(context(root) as never);
   const facts = { distributedReads: [], envInitProcessGroup: [], visibleDevicesWrites: [] };
   FakeLanguageClient.answer = (method, params) =>
     method === "gpuPilot/runFacts"

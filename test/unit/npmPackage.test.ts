@@ -44,9 +44,6 @@ const PACKAGE_FILES = [
   "LICENSE",
   "README.md",
   "dist/cli.js",
-  "dist/execa.js",
-  "dist/kernel.js",
-  "dist/mcp.js",
   "dist/tree-sitter-python.wasm",
   "dist/tree-sitter.wasm",
   "package.json",
@@ -174,10 +171,40 @@ test("the package installed from the tarball into a fresh prefix under node_modu
     assert.equal(clean.status, 0, `${round} run: ${show(clean)}`);
     assert.equal(clean.stdout, "All checks passed!\n");
   }
-  // `gpu-pilot kernel` loads dist/kernel.js, which takes execa from dist/execa.js (to ask the interpreter).
+  // `gpu-pilot kernel` (its code and execa's, in dist/cli.js, run for that command: it asks the interpreter).
   const kernel = run(bin, ["kernel", "install", "--python", join(dir, "no-python")], work, 60_000);
   assert.equal(kernel.status, 1, show(kernel));
   assert.match(kernel.stderr, /^gpu-pilot kernel: Cannot start .*no-python/);
+  // `gpu-pilot mcp` (the MCP server, in dist/cli.js too): initialize and tools/list over stdio, then
+  // stdin closes and it exits 0.
+  const mcp = spawnSync(bin, ["mcp", "--nvidia-smi", join(dir, "no-nvidia-smi")], {
+    cwd: work,
+    env,
+    encoding: "utf8",
+    timeout: 60_000,
+    input: [
+      {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "test", version: "1" } },
+      },
+      { jsonrpc: "2.0", method: "notifications/initialized" },
+      { jsonrpc: "2.0", id: 2, method: "tools/list" },
+    ]
+      .map((m) => JSON.stringify(m) + "\n")
+      .join(""),
+  });
+  assert.equal(mcp.status, 0, show(mcp));
+  const answers = mcp.stdout
+    .trim()
+    .split("\n")
+    .map((l) => JSON.parse(l) as { id: number; result?: { tools?: { name: string }[] } });
+  assert.deepEqual(
+    answers.find((a) => a.id === 2)?.result?.tools?.map((t) => t.name),
+    ["gpu-pilot_listGpus", "gpu-pilot_pickGpus", "gpu-pilot_checkFile", "gpu-pilot_runOnGpus"],
+    show(mcp),
+  );
   // Nothing was built in the installed package (no dist/.build.lock, no new file).
   assert.deepEqual(filesBelow(installed), PACKAGE_FILES);
 });

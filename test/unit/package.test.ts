@@ -86,12 +86,9 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
     "changelog.md",
     "LICENSE.txt",
     "dist/client.js",
-    "dist/features.js",
     "dist/lsp.js",
-    "dist/execa.js",
     "dist/server.js",
     "dist/cli.js",
-    "dist/mcp.js",
     "dist/tree-sitter.wasm",
     "dist/tree-sitter-python.wasm",
     "dist/history.js",
@@ -107,7 +104,7 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
   const allowed =
-    /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|features|lsp|execa|server|history|dashboard|cli|mcp)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+    /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|lsp|server|history|dashboard|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(
@@ -117,67 +114,37 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
 });
 
-test("the .vsix carries only bundles the extension runs: client.js (main), features.js, lsp.js and execa.js (required by the client after activation), server.js, history.js and dashboard.js (loaded by the client), cli.js (the gpu-pilot mcp server it registers) and mcp.js (which cli.js loads for that command)", async () => {
+test("the .vsix carries one bundle per process: client.js (main) with lsp.js (the language client, required when the server starts), server.js, cli.js (the gpu-pilot mcp server the client registers), and the webviews' history.js and dashboard.js", async () => {
   const { names, texts } = await readZip(
     vsix,
-    (n) =>
-      n === "extension/dist/client.js" ||
-      n === "extension/dist/features.js" ||
-      n === "extension/package.json" ||
-      n === "extension/dist/cli.js" ||
-      n === "extension/dist/mcp.js",
+    (n) => n === "extension/dist/client.js" || n === "extension/package.json" || n === "extension/dist/cli.js",
   );
   const bundles = names
     .filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n))
     .map((n) => n.slice("extension/dist/".length))
     .sort();
-  assert.deepEqual(bundles, [
-    "cli.js",
-    "client.js",
-    "dashboard.js",
-    "execa.js",
-    "features.js",
-    "history.js",
-    "lsp.js",
-    "mcp.js",
-    "server.js",
-  ]);
-  // The MCP server is dist/mcp.js, loaded by cli.js for `gpu-pilot mcp` only; it takes the engine
-  // from cli.js (one copy in the .vsix): the parser's runtime is in cli.js, not in mcp.js.
+  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "history.js", "lsp.js", "server.js"]);
+  // `gpu-pilot mcp` is in cli.js (its code runs for that command only), with the one engine.
   const cli = texts.get("extension/dist/cli.js") ?? "";
-  const mcp = texts.get("extension/dist/mcp.js") ?? "";
-  assert.ok(cli.includes("./mcp.js") && cli.includes("ts_parser_new_wasm"), "cli.js loads mcp.js and holds the parser");
   assert.ok(
-    mcp.includes("tools/list") && !mcp.includes("ts_parser_new_wasm"),
-    "mcp.js holds the MCP server and no second parser",
+    cli.includes("tools/list") && cli.includes("ts_parser_new_wasm"),
+    "cli.js holds the MCP server and the parser",
   );
-  assert.ok(!cli.includes("tools/list"), "cli.js does not hold the MCP SDK");
   assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/client.js");
-  // The main names features.js; the two of them name each other bundle: the client starts the
-  // server, loads the history webview from dist/ and names dist/cli.js in its MCP server definition (gpu-pilot mcp).
+  // The client names every other file it loads: it starts the server, requires the language
+  // client, loads the webviews from dist/ and names dist/cli.js in its MCP server definition.
   const client = texts.get("extension/dist/client.js") ?? "";
-  const features = texts.get("extension/dist/features.js") ?? "";
-  assert.match(client, /require\("\.\/features\.js"\)/);
-  for (const b of [
-    "server.js",
-    "lsp.js",
-    "execa.js",
-    "history.js",
-    "history.css",
-    "dashboard.js",
-    "dashboard.css",
-    "cli.js",
-  ])
-    assert.ok(client.includes(b) || features.includes(b), `the client never names ${b}`);
+  for (const b of ["server.js", "lsp.js", "history.js", "history.css", "dashboard.js", "dashboard.css", "cli.js"])
+    assert.ok(client.includes(b), `the client never names ${b}`);
 });
 
 test("the client bundle holds no parser: no web-tree-sitter or tree-sitter-python code and no .wasm reference (the language server parses; the server bundle does)", async () => {
   const { texts } = await readZip(
     vsix,
-    (n) => n === "extension/dist/client.js" || n === "extension/dist/features.js" || n === "extension/dist/server.js",
+    (n) => n === "extension/dist/client.js" || n === "extension/dist/lsp.js" || n === "extension/dist/server.js",
   );
-  // The client is two bundles (client.js, features.js): the parser is in neither.
-  const client = (texts.get("extension/dist/client.js") ?? "") + (texts.get("extension/dist/features.js") ?? "");
+  // The extension host's two bundles (client.js, lsp.js): the parser is in neither.
+  const client = (texts.get("extension/dist/client.js") ?? "") + (texts.get("extension/dist/lsp.js") ?? "");
   const server = texts.get("extension/dist/server.js") ?? "";
   assert.ok(client.length > 10_000 && server.length > 10_000, "both bundles packed");
   // Each marker is in the server bundle (so the check can fail): package names, wasm file names,
@@ -192,54 +159,43 @@ test("the client bundle holds no parser: no web-tree-sitter or tree-sitter-pytho
   ];
   for (const m of markers) {
     assert.ok(server.includes(m), `the server bundle has ${m}: the marker is real`);
-    assert.ok(!client.includes(m), `dist/client.js contains ${m}: the client bundles the parser`);
+    assert.ok(!client.includes(m), `dist/client.js or dist/lsp.js contains ${m}: the client bundles the parser`);
   }
 });
 
-test("the client's entry bundle holds neither the language client nor execa nor the features: they are dist/lsp.js, dist/execa.js and dist/features.js, each once (issue 20, load time)", async () => {
-  const { texts } = await readZip(vsix, (n) => /^extension\/dist\/(client|features|lsp|execa)\.js$/.test(n));
+test("dist/client.js holds the whole client (views, monitor, Slurm, runs, execa) but not the language client, which is dist/lsp.js; no code is in both (issue 44)", async () => {
+  const { texts } = await readZip(vsix, (n) => /^extension\/dist\/(client|lsp)\.js$/.test(n));
   const client = texts.get("extension/dist/client.js") ?? "";
-  const features = texts.get("extension/dist/features.js") ?? "";
   const lsp = texts.get("extension/dist/lsp.js") ?? "";
-  const execa = texts.get("extension/dist/execa.js") ?? "";
-  // Messages of vscode-languageclient / vscode-jsonrpc, of execa, of the features (monitor, dashboard,
-  // Slurm, runs) and of the modules dist/client.js shares with dist/features.js (the log, the
-  // selection, the status bar, the agent tools' registration): each in its own bundle (so the check can fail), in no other.
+  // Messages of vscode-languageclient / vscode-jsonrpc, of execa, of the monitor, dashboard, Slurm
+  // and runs, and of the registrations (the log, the selection, the status bar, the agent tools):
+  // each in its own bundle (so the check can fail), not in the other.
   const where = [
     ["Connection to server got closed", "lsp"],
     ["Pending response rejected since connection got disposed", "lsp"],
-    ["Command failed with exit code", "execa"],
-    ["Reading nvidia-smi...", "features"],
-    ["GPU query failed unexpectedly", "features"],
-    ["scancel stops it; its output so far stays.", "features"],
-    ["Language server not found at", "features"],
+    ["Command failed with exit code", "client"],
+    ["Reading nvidia-smi...", "client"],
+    ["GPU query failed unexpectedly", "client"],
+    ["scancel stops it; its output so far stays.", "client"],
+    ["Language server not found at", "client"],
     ["GPU Pilot LSP Trace", "client"],
     ["Not a GPU index or UUID", "client"],
     ["No GPU selected for runs. Click to choose GPUs.", "client"],
     ["Agent tools are off (gpuPilot.agentTools.enabled).", "client"],
   ] as const;
-  for (const [m, home] of where) {
-    const found = {
-      client: client.includes(m),
-      features: features.includes(m),
-      lsp: lsp.includes(m),
-      execa: execa.includes(m),
-    };
+  for (const [m, home] of where)
     assert.deepEqual(
-      found,
-      { client: home === "client", features: home === "features", lsp: home === "lsp", execa: home === "execa" },
+      { client: client.includes(m), lsp: lsp.includes(m) },
+      { client: home === "client", lsp: home === "lsp" },
       `where "${m}" is`,
     );
-  }
-  // The entry requires the features by name, beside it; they require the others; the parser is in none.
-  assert.match(client, /require\("\.\/features\.js"\)/);
-  assert.match(features, /require\("\.\/lsp\.js"\)/);
-  assert.match(features, /require\("\.\/execa\.js"\)/);
-  // dist/features.js takes the shared modules from the loaded dist/client.js (esbuild.mjs sharedFromClient).
-  assert.match(features, /__gpuPilotShared/);
-  for (const m of ["web-tree-sitter", "tree-sitter-python", ".wasm"])
-    assert.ok(!lsp.includes(m) && !execa.includes(m), `${m} in dist/lsp.js or dist/execa.js`);
-  assert.ok(client.length < 32 * 1024, `dist/client.js is ${client.length} bytes`);
+  // The client requires the language client by name, beside it, and loads nothing else by require.
+  assert.match(client, /require\("\.\/lsp\.js"\)/);
+  assert.deepEqual(
+    [...new Set([...client.matchAll(/require\("(\.[^"]*)"\)/g)].map((m) => m[1]))],
+    ["./lsp.js"],
+    "the client's only require of a file of its own",
+  );
 });
 
 /** Every link and image target of Markdown text: `[x](t)`, `![x](t)`, `<a href="t">`, `<img src="t">`. */
@@ -372,7 +328,8 @@ test("the packed package.json is production-ready: minified bundles, paths that 
   );
   const client = texts.get("extension/dist/client.js") ?? "";
   assert.ok(client.length > 10_000);
-  assert.ok(client.split("\n").length < 200, "dist/client.js in the .vsix is not minified");
+  // Minified: long lines (the newlines left are those inside template literals: HTML, messages).
+  assert.ok(client.length / client.split("\n").length > 500, "dist/client.js in the .vsix is not minified");
   const manifest = texts.get("extension.vsixmanifest") ?? "";
   assert.match(manifest, /<Identity [^>]*Id="gpu-pilot"[^>]*Version="0\.1\.0"[^>]*Publisher="gpu-pilot"/);
   assert.match(manifest, /Microsoft\.VisualStudio\.Code\.ExtensionKind" Value="workspace"/);
@@ -529,7 +486,6 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   for (const p of [
     "!/scripts/gpu-pilot.mjs",
     "!/dist/cli.js",
-    "!/dist/mcp.js",
     "!/dist/tree-sitter.wasm",
     "!/dist/tree-sitter-python.wasm",
   ])

@@ -141,7 +141,7 @@ test("no file under client/src reaches into server/, none under server/src into 
         .map((s) => `${relative(ROOT, f)}: ${s}`),
     );
   assert.ok(
-    specifiers(readFileSync(join(ROOT, "client/src/shared.ts"), "utf8")).includes("../../common/src/gpu/selection"),
+    specifiers(readFileSync(join(ROOT, "client/src/ctx.ts"), "utf8")).includes("../../common/src/gpu/selection"),
     "the scan reads the client's imports",
   );
   assert.deepEqual(crossing("client", "server"), []);

@@ -2,15 +2,15 @@
  * Registers the agent tools at activation: the language-model tools of
  * `contributes.languageModelTools` through `vscode.lm.registerTool` and the `gpu-pilot mcp` server
  * through `vscode.lm.registerMcpServerDefinitionProvider`, while `gpuPilot.agentTools.enabled` is
- * true. This file is in the entry bundle (dist/client.js); what the tools do (lmTools.ts, core.ts) is
- * in dist/features.js, loaded at a tool's first call. Both APIs are newer than this extension's
- * engine floor (1.91): they are looked up at run time and skipped (one log line) where missing.
+ * true; what the tools do is lmTools.ts (and common/src/agents/core.ts). Both APIs are newer than
+ * this extension's engine floor (1.91): they are looked up at run time and skipped (one log line)
+ * where missing.
  */
 import * as path from "node:path";
 import * as vscode from "vscode";
 import * as config from "../config";
 import { log } from "../log";
-import { PREPARED_TOOLS, TOOL, type ToolName } from "../../../common/src/agents/toolNames";
+import type { ToolName } from "../../../common/src/agents/toolNames";
 
 /** The setting that turns every agent tool (and the MCP registration) off. */
 export const ENABLED_KEY = `${config.SECTION}.agentTools.enabled`;
@@ -62,27 +62,6 @@ export interface LmClasses {
 /** The `vscode` module with the parts of the lm API it may lack. */
 export const lmApi = (): LmClasses => vscode as unknown as LmClasses;
 
-/**
- * Stand-ins for the tools, by name: each forwards to the real tool, loaded (`load`) at the first
- * call; only the tools of {@link PREPARED_TOOLS} have a `prepareInvocation` (VS Code asks it only
- * where one exists).
- */
-export function lateTools(load: () => Record<ToolName, AgentTool>): Record<ToolName, AgentTool> {
-  const out = {} as Record<ToolName, AgentTool>;
-  for (const name of Object.values(TOOL)) {
-    out[name] = {
-      invoke: (options, token) => load()[name].invoke(options, token),
-      ...(PREPARED_TOOLS.includes(name)
-        ? {
-            prepareInvocation: (options: { input: unknown }, token: vscode.CancellationToken) =>
-              load()[name].prepareInvocation?.(options, token) ?? Promise.resolve(undefined),
-          }
-        : {}),
-    };
-  }
-  return out;
-}
-
 /** The `gpu-pilot mcp` definition VS Code starts: this extension's node (`ELECTRON_RUN_AS_NODE`) on dist/cli.js, without --allow-run, with the window's claims settings (`--no-claims`, `--claims-dir`). */
 export function mcpDefinitionArgs(extensionPath: string): {
   command: string;
@@ -115,15 +94,12 @@ export function mcpDefinitionArgs(extensionPath: string): {
  * (re-checked on every change of it). Where `vscode.lm.registerTool` or
  * `registerMcpServerDefinitionProvider` is missing (VS Code before 1.95 / 1.101) that part is
  * skipped with a log line.
- * The tools VS Code gets are stand-ins ({@link lateTools}): the first call loads the real ones
- * (`load`: dist/features.js, agents/lmTools.ts's createAgentTools).
- * @returns what to dispose, `registered()`: the tool names registered now (tests, the e2e), and `tools`: the real tools (loads them).
+ * @returns what to dispose, and `registered()`: the tool names registered now (tests, the e2e).
  */
 export function registerAgentTools(
-  load: () => Record<ToolName, AgentTool>,
+  tools: Record<ToolName, AgentTool>,
   extensionPath: string,
-): { disposables: vscode.Disposable[]; registered(): string[]; readonly tools: Record<ToolName, AgentTool> } {
-  const tools = lateTools(load);
+): { disposables: vscode.Disposable[]; registered(): string[] } {
   const live: vscode.Disposable[] = [];
   let names: string[] = [];
   const mcpChanged = new vscode.EventEmitter<void>();
@@ -183,8 +159,5 @@ export function registerAgentTools(
       },
     ],
     registered: () => [...names],
-    get tools() {
-      return load();
-    },
   };
 }

@@ -20,7 +20,6 @@ import * as vscode from "vscode";
 import { webviewPage } from "./webviewPage";
 import * as config from "../config";
 import { log } from "../log";
-import { DASHBOARD_VIEW_ID } from "../views";
 import { buildDashboardModel, type DashboardModel } from "./dashboardModel";
 import type { DashboardLayout } from "./dashboardLayout";
 import {
@@ -42,7 +41,7 @@ import { type SelectionStore, toggleEntry } from "../../../common/src/gpu/select
 import { printableName } from "./present";
 
 /** View id in package.json. */
-export { DASHBOARD_VIEW_ID } from "../views";
+export const DASHBOARD_VIEW_ID = "gpuPilot.dashboard";
 
 /** A control of the dashboard that {@link GpuDashboard.click} can click. */
 export type DashboardClickTarget =
@@ -493,12 +492,9 @@ export function registerGpuDashboard(
   monitor: GpuMonitor,
   selection: SelectionStore,
   state: vscode.Memento,
-  registered = false,
   stopOptions: StopOptions = {},
 ): { dashboard: GpuDashboard; disposables: vscode.Disposable[] } {
   const dashboard = new GpuDashboard(extensionUri, monitor, selection, state, stopOptions);
-  // `registered`: the entry bundle registered a stand-in at activation (shell.ts) that hands the view to this dashboard.
-  if (registered) return { dashboard, disposables: [dashboard] };
   const reg = vscode.window.registerWebviewViewProvider(DASHBOARD_VIEW_ID, dashboard);
   return { dashboard, disposables: [dashboard, reg] };
 }

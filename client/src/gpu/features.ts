@@ -11,46 +11,28 @@ import { registerSelectionEnvironment } from "./environment";
 import type { GpuMonitor } from "./monitor";
 import type { SelectionStore } from "../../../common/src/gpu/selection";
 import { createSelectionStatusBar, statusBarContent } from "./statusBar";
-import { createGpuTreeView, type GpuTreeNode, treeRows } from "./tree";
-import type { LateView } from "../views";
+import { createGpuTreeView, treeRows } from "./tree";
 
 const MUTATOR_TYPE: Record<number, "replace" | "append" | "prepend"> = { 1: "replace", 2: "append", 3: "prepend" };
-
-/** What the entry bundle (shell.ts) sets up for the GPU side at activation, before dist/features.js is loaded. */
-export interface GpuEarly {
-  /** The GPU view, created at activation. */
-  view: LateView<GpuTreeNode>;
-  /** The terminal environment and the debug configuration provider (registerSelectionEnvironment, at activation). */
-  env: ReturnType<typeof registerSelectionEnvironment>;
-}
 
 /**
  * Creates the GPU view, the status bar item, the terminal environment and the debug configuration
  * provider. With `claims` the view shows who claimed each GPU and Pick Free GPUs claims what it picks.
  * `extCtx.environmentVariableCollection` may be absent (stand-in contexts): terminals are
- * then left alone. With `early` (the extension: shell.ts) the view, the dashboard's registration,
- * the status bar item and the environment exist already: the view gets its provider, the dashboard
- * its object.
+ * then left alone.
  * @returns what to dispose (push into `ExtensionContext.subscriptions`) and the API part.
  */
 export function createGpuFeatures(
   extCtx: vscode.ExtensionContext,
   monitor: GpuMonitor,
   selection: SelectionStore,
-  early?: GpuEarly,
   claims?: ClaimKeeper,
 ): { disposables: vscode.Disposable[]; api: GpuViewApi; dashboard: GpuDashboard } {
-  const tree = createGpuTreeView(monitor, selection, early?.view, claims);
-  const dash = registerGpuDashboard(
-    extCtx.extensionUri,
-    monitor,
-    selection,
-    extCtx.workspaceState,
-    early !== undefined,
-  );
+  const tree = createGpuTreeView(monitor, selection, claims);
+  const dash = registerGpuDashboard(extCtx.extensionUri, monitor, selection, extCtx.workspaceState);
   const collection = (extCtx as { environmentVariableCollection?: vscode.GlobalEnvironmentVariableCollection })
     .environmentVariableCollection;
-  const env = early?.env ?? registerSelectionEnvironment(collection, selection, monitor);
+  const env = registerSelectionEnvironment(collection, selection, monitor);
   const api: GpuViewApi = {
     gpuTreeProvider: tree.provider as vscode.TreeDataProvider<unknown>,
     getTreeRows: () => treeRows(tree.provider),
@@ -72,7 +54,14 @@ export function createGpuFeatures(
     getDashboardState: () => dash.dashboard.getState(),
     clickInDashboard: (target) => dash.dashboard.click(target),
   };
-  // Early, the status bar item and the environment belong to the entry bundle (their disposables too).
-  const own = early ? [] : [...createSelectionStatusBar(selection, monitor), ...env.disposables];
-  return { disposables: [...tree.disposables, ...dash.disposables, ...own], api, dashboard: dash.dashboard };
+  return {
+    disposables: [
+      ...tree.disposables,
+      ...dash.disposables,
+      ...createSelectionStatusBar(selection, monitor),
+      ...env.disposables,
+    ],
+    api,
+    dashboard: dash.dashboard,
+  };
 }

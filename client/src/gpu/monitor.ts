@@ -83,10 +83,7 @@ export interface MonitorOptions {
 /** Retries of a one-shot query that timed out (each with a doubled limit, at most 4x). */
 const ONE_SHOT_RETRIES = 4;
 
-/**
- * What the status bar and the terminal environment read of the monitor (they are in the entry
- * bundle, dist/client.js, and read it through shell.ts's LateMonitor until dist/features.js has made one).
- */
+/** What the status bar and the terminal environment read of the monitor. */
 export interface InventorySource {
   /** The last inventory; undefined before the first answer. */
   readonly inventory: Inventory | undefined;

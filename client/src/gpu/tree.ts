@@ -26,7 +26,6 @@ import {
 } from "./present";
 import { isMigSelected, isSelected, type SelectionStore, toggleEntry } from "../../../common/src/gpu/selection";
 import { log } from "../log";
-import { GPU_VIEW_ID, GPU_VIEW_OPTIONS, type LateView } from "../views";
 import type { Claim } from "../../../common/src/gpu/claims";
 
 /** What the view reads of the claims ledger (claimKeeper.ts): who holds a GPU, and a text that changes with the ledger. */
@@ -36,7 +35,9 @@ export interface ClaimsView {
 }
 
 /** View id in package.json. */
-export { GPU_VIEW_ID as VIEW_ID } from "../views";
+export const VIEW_ID = "gpuPilot.gpus";
+/** The view's TreeViewOptions besides the provider. */
+const VIEW_OPTIONS = { manageCheckboxStateManually: true, showCollapseAll: true } as const;
 
 /** A row of the view. */
 export type GpuTreeNode =
@@ -329,23 +330,18 @@ export function treeRows(provider: GpuTreeProvider): GpuTreeRow[] {
 }
 
 /**
- * Creates the view with its provider (or, with `late`, connects the provider to the view the entry
- * bundle created at activation, views.ts); ticking a GPU's or MIG device's checkbox updates the
+ * Creates the view with its provider; ticking a GPU's or MIG device's checkbox updates the
  * selection (written per `gpuPilot.selectBy`; UUIDs once a MIG device is in it). The monitor
  * streams while the view is visible.
- * @returns the TreeView, its provider and everything to dispose with it (not a late view: its creator disposes it).
+ * @returns the TreeView, its provider and everything to dispose with it.
  */
 export function createGpuTreeView(
   monitor: GpuMonitor,
   selection: SelectionStore,
-  late?: LateView<GpuTreeNode>,
   claims?: ClaimsView,
 ): { view: vscode.TreeView<GpuTreeNode>; provider: GpuTreeProvider; disposables: vscode.Disposable[] } {
   const provider = new GpuTreeProvider(monitor, selection, claims);
-  const view =
-    late?.view ??
-    vscode.window.createTreeView<GpuTreeNode>(GPU_VIEW_ID, { treeDataProvider: provider, ...GPU_VIEW_OPTIONS });
-  const own = late ? late.connect(provider) : view;
+  const view = vscode.window.createTreeView<GpuTreeNode>(VIEW_ID, { treeDataProvider: provider, ...VIEW_OPTIONS });
   const onCheck = view.onDidChangeCheckboxState(async (e) => {
     const gpus = monitor.inventory?.gpus ?? [];
     const migs = monitor.inventory?.mig ?? [];
@@ -364,5 +360,5 @@ export function createGpuTreeView(
     }
   });
   const visibility = monitor.followVisibility(view);
-  return { view, provider, disposables: [provider, own, onCheck, visibility] };
+  return { view, provider, disposables: [provider, view, onCheck, visibility] };
 }

@@ -10,8 +10,12 @@ import type { SelectionStore } from "../../../common/src/gpu/selection";
 import { log } from "../log";
 import { mainGuardLine } from "./mainGuard";
 import * as settings from "./settings";
-import { type LateCodeLensProvider, RUN_CODELENS_SELECTOR } from "../views";
 
+/** Where the run CodeLens is offered. */
+export const RUN_CODELENS_SELECTOR: vscode.DocumentSelector = [
+  { language: "python", scheme: "file" },
+  { language: "python", scheme: "untitled" },
+];
 /** The command the lens runs. */
 export const RUN_COMMAND = "gpuPilot.runActiveFile";
 
@@ -62,16 +66,13 @@ export class RunCodeLensProvider implements vscode.CodeLensProvider {
   }
 }
 
-/**
- * Registers the provider for Python files (or, with `late`, connects it to the stand-in the entry
- * bundle registered at activation, views.ts) and refreshes it on selection, setting and trust changes.
- */
-export function registerRunCodeLens(selection: SelectionStore, late?: LateCodeLensProvider): vscode.Disposable[] {
+/** Registers the provider for Python files and refreshes it on selection, setting and trust changes. */
+export function registerRunCodeLens(selection: SelectionStore): vscode.Disposable[] {
   const provider = new RunCodeLensProvider(selection);
   const sub = selection.onDidChange(() => provider.refresh());
   return [
     provider,
-    late ? late.connect(provider) : vscode.languages.registerCodeLensProvider(RUN_CODELENS_SELECTOR, provider),
+    vscode.languages.registerCodeLensProvider(RUN_CODELENS_SELECTOR, provider),
     { dispose: () => sub.dispose() },
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (config.affects(e, settings.CODELENS_KEYS)) provider.refresh();

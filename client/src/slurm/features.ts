@@ -18,17 +18,28 @@ import {
   type SubmitOptions,
   type SubmittedJob,
 } from "./submit";
-import { createSlurmTreeView, type SlurmNode, type SlurmSnapshot } from "./view";
-import { type LateCodeLensProvider, type LateView, probeSlurm, SUBMIT_CODELENS_SELECTOR } from "../views";
+import { createSlurmTreeView, SLURM_CONTEXT_KEY, type SlurmNode, type SlurmSnapshot } from "./view";
+import { findProgram } from "../../../common/src/run/which";
 
-/** What the entry bundle (shell.ts) sets up for Slurm at activation, before dist/features.js is loaded. */
-export interface SlurmEarly {
-  /** {@link probeSlurm}'s answer. */
-  available: boolean;
-  /** The Slurm view, created at activation. */
-  view: LateView<SlurmNode>;
-  /** The submit CodeLens provider registered at activation. */
-  codeLens: LateCodeLensProvider;
+/** Where the Slurm submit CodeLens is offered. */
+export const SUBMIT_CODELENS_SELECTOR: vscode.DocumentSelector = [
+  { language: "shellscript", scheme: "file" },
+  { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
+];
+
+/**
+ * Whether sinfo is on PATH (a synchronous look along PATH, no process); sets the context key
+ * {@link SLURM_CONTEXT_KEY} (the view's `when`) and logs the answer. Runs at activation.
+ */
+export function probeSlurm(): boolean {
+  const available = findProgram("sinfo", { pathEnv: process.env.PATH }) !== undefined;
+  void vscode.commands.executeCommand("setContext", SLURM_CONTEXT_KEY, available);
+  log.info(
+    available
+      ? "Slurm: sinfo found on PATH; the Slurm view is available."
+      : "Slurm: no sinfo on PATH; the Slurm view is hidden.",
+  );
+  return available;
 }
 
 /** `gpuPilot.slurm.pollSeconds`: the view's poll period, s (default 30, at least 30). */
@@ -65,13 +76,12 @@ export class SlurmFeatures implements vscode.Disposable {
   readonly disposables: vscode.Disposable[] = [];
 
   /**
+   * Probes sinfo (its context key shows the view), creates the view and registers the submit CodeLens.
    * `runFacts`: the language server's `gpuPilot/runFacts` (Ctx.runFacts), for the launcher the submit command proposes.
-   * `early`: what the entry bundle did at activation (shell.ts: the sinfo probe and its context key,
-   * the view, the CodeLens registration); without it this constructor does all of that itself.
    */
-  constructor(extCtx: vscode.ExtensionContext, runFacts?: SlurmHost["runFacts"], early?: SlurmEarly) {
-    this.available = early?.available ?? probeSlurm();
-    this.tree = createSlurmTreeView({ pollSeconds, timeoutMs }, early?.view);
+  constructor(extCtx: vscode.ExtensionContext, runFacts?: SlurmHost["runFacts"]) {
+    this.available = probeSlurm();
+    this.tree = createSlurmTreeView({ pollSeconds, timeoutMs });
     this.host = {
       // The extension's global storage (usually in the home folder, which compute nodes share); a stand-in context may have none.
       get scratchFolder() {
@@ -88,7 +98,7 @@ export class SlurmFeatures implements vscode.Disposable {
     this.disposables.push(
       ...this.tree.disposables,
       this.jobs,
-      early ? early.codeLens.connect(lens) : vscode.languages.registerCodeLensProvider(SUBMIT_CODELENS_SELECTOR, lens),
+      vscode.languages.registerCodeLensProvider(SUBMIT_CODELENS_SELECTOR, lens),
     );
   }
 

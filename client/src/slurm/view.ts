@@ -11,15 +11,14 @@
 import * as vscode from "vscode";
 import { Poller } from "../gpu/poller";
 import { log } from "../log";
-import { SLURM_VIEW_ID, SLURM_VIEW_OPTIONS, type LateView } from "../views";
 import { queryJobs, queryPartitions, type SlurmCliOptions } from "./cli";
 import type { PartitionGpus, SlurmJob } from "../../../common/src/slurm/parse";
 import { backoffSeconds, failureRow, isActive, jobDetailRows, jobRow, partitionRow } from "./present";
 
 /** View id in package.json. */
-export { SLURM_VIEW_ID } from "../views";
+export const SLURM_VIEW_ID = "gpuPilot.slurm";
 /** Context key: true when `sinfo` was found on PATH at activation (the view's `when`). */
-export { SLURM_CONTEXT_KEY } from "../views";
+export const SLURM_CONTEXT_KEY = "gpuPilot.slurmAvailable";
 
 /** A row of the view. */
 export type SlurmNode =
@@ -286,19 +285,15 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
   }
 }
 
-/**
- * Creates the view (or, with `late`, connects the provider to the view the entry bundle created at
- * activation, views.ts); polling follows its visibility.
- */
-export function createSlurmTreeView(
-  settings: SlurmViewSettings,
-  late?: LateView<SlurmNode>,
-): { provider: SlurmTreeProvider; view: vscode.TreeView<SlurmNode>; disposables: vscode.Disposable[] } {
+/** Creates the view; polling follows its visibility. */
+export function createSlurmTreeView(settings: SlurmViewSettings): {
+  provider: SlurmTreeProvider;
+  view: vscode.TreeView<SlurmNode>;
+  disposables: vscode.Disposable[];
+} {
   const provider = new SlurmTreeProvider(settings);
-  const view =
-    late?.view ?? vscode.window.createTreeView(SLURM_VIEW_ID, { treeDataProvider: provider, ...SLURM_VIEW_OPTIONS });
-  const own = late ? late.connect(provider) : view;
+  const view = vscode.window.createTreeView(SLURM_VIEW_ID, { treeDataProvider: provider, showCollapseAll: false });
   const sync = () => provider.poller.setActive(view.visible);
   sync();
-  return { provider, view, disposables: [provider, own, view.onDidChangeVisibility(sync)] };
+  return { provider, view, disposables: [provider, view, view.onDidChangeVisibility(sync)] };
 }

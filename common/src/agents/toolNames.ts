@@ -1,7 +1,7 @@
 /**
  * The agent tools' names (package.json `contributes.languageModelTools`), in a file that imports
- * nothing: the entry bundle (dist/client.js) registers the tools at activation by these names
- * (client/src/agents/register.ts) while their code (core.ts, client/src/agents/lmTools.ts) is in dist/features.js.
+ * nothing: client/src/agents/register.ts registers the tools by these names, core.ts and
+ * client/src/agents/lmTools.ts implement them.
  */
 export const TOOL = {
   listGpus: "gpu-pilot_listGpus",
@@ -10,6 +10,3 @@ export const TOOL = {
   runOnGpus: "gpu-pilot_runOnGpus",
 } as const;
 export type ToolName = (typeof TOOL)[keyof typeof TOOL];
-
-/** The tools that have a `prepareInvocation` (VS Code's confirmation before a run). */
-export const PREPARED_TOOLS: readonly ToolName[] = [TOOL.runOnGpus];

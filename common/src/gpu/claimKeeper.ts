@@ -26,6 +26,12 @@ export interface KeeperOptions {
   ttlMs: number;
   /** Called with a sentence when a GPU in the selection or a run is claimed by someone else, or the ledger is unusable. */
   warn(message: string): void;
+  /**
+   * Start later: the ledger is made (who this window is, the folder checked, the claims synced,
+   * the heartbeat started) by {@link ClaimKeeper.start} or at the first use of the ledger, not by
+   * the constructor (the extension's activation makes the keeper and starts it a turn later).
+   */
+  later?: boolean;
 }
 
 /** The GPU UUIDs (lower case; MIG entries by their own UUID) that selection entries name, where the inventory knows them. */
@@ -45,14 +51,15 @@ export function entryUuids(ids: readonly string[], inv: Inventory | undefined): 
 
 /** Keeps this window's claims in step with the selection and runs; see the file comment. */
 export class ClaimKeeper {
-  /** The ledger, or undefined when claims are off or the folder is unusable. */
-  readonly ledger: ClaimLedger | undefined;
+  private started = false;
+  private disposed = false;
+  private made: ClaimLedger | undefined;
   private readonly runs = new Map<string, number>();
   /** Claims made for an agent tool's pick, kept until the time given (ms since the epoch). */
   private readonly adopted = new Map<string, number>();
   private readonly warned = new Set<string>();
   private readonly subs: { dispose(): void }[] = [];
-  private readonly timer: ReturnType<typeof setInterval> | undefined;
+  private timer: ReturnType<typeof setInterval> | undefined;
   private liveCache: { at: number; map: Map<string, Claim> } | undefined;
 
   constructor(
@@ -60,16 +67,33 @@ export class ClaimKeeper {
     private readonly selection: SelectionStore,
     private readonly o: KeeperOptions,
   ) {
+    if (!o.later) this.start();
+  }
+
+  /** The ledger, or undefined when claims are off or the folder is unusable (made now if it was not: {@link start}). */
+  get ledger(): ClaimLedger | undefined {
+    this.start();
+    return this.made;
+  }
+
+  /**
+   * Makes the ledger (who this window is, the folder checked), claims what the selection names and
+   * starts the heartbeat; once (later calls do nothing), never after {@link dispose}.
+   */
+  start(): void {
+    if (this.started || this.disposed) return;
+    this.started = true;
+    const o = this.o;
     const ledger = o.dir ? new ClaimLedger({ dir: o.dir, owner: currentOwner(o.session), ttlMs: o.ttlMs }) : undefined;
     const problem = ledger?.prepare();
     if (problem) o.warn(`GPU claims are off: ${problem}.`);
-    this.ledger = problem ? undefined : ledger;
-    if (!this.ledger) return;
+    this.made = problem ? undefined : ledger;
+    if (!this.made) return;
     this.subs.push(
-      selection.onDidChange(() => this.sync()),
-      monitor.onDidChange(() => this.sync()),
+      this.selection.onDidChange(() => this.sync()),
+      this.monitor.onDidChange(() => this.sync()),
     );
-    this.timer = setInterval(() => this.ledger?.renew(), Math.max(1000, o.ttlMs / 3));
+    this.timer = setInterval(() => this.made?.renew(), Math.max(1000, o.ttlMs / 3));
     this.timer.unref?.();
     this.sync();
   }
@@ -148,8 +172,9 @@ export class ClaimKeeper {
 
   /** Releases every claim of this window. */
   dispose(): void {
+    this.disposed = true;
     if (this.timer) clearInterval(this.timer);
     for (const s of this.subs.splice(0)) s.dispose();
-    this.ledger?.releaseAll();
+    this.made?.releaseAll();
   }
 }

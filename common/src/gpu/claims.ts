@@ -28,7 +28,6 @@ import {
   unlinkSync,
   writeSync,
 } from "node:fs";
-import { randomBytes } from "node:crypto";
 import { hostname, tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { readWorkspaceFile } from "../fs/workspaceFile";
@@ -150,6 +149,14 @@ export function pidAlive(pid: number, pidStart?: number): boolean {
   if (pidStart === undefined) return true;
   const now = pidStartTicks(pid);
   return now === undefined || now === pidStart;
+}
+
+/**
+ * `bytes` random bytes in hex, from Web Crypto (a global since Node.js 20): node:crypto is not
+ * required at the client's load (~12 ms in a fresh process).
+ */
+function randomHex(bytes: number): string {
+  return Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(bytes))).toString("hex");
 }
 
 /** This process as a claim owner (user name, uid, host, pid and its start time). */
@@ -366,7 +373,7 @@ export class ClaimLedger {
     const now = this.now();
     return {
       version: 1,
-      id: randomBytes(8).toString("hex"),
+      id: randomHex(8),
       gpuUuid: gpuUuid.toLowerCase(),
       owner: this.owner,
       purpose,
@@ -378,7 +385,7 @@ export class ClaimLedger {
 
   /** Writes `claim` to a fresh temp file (O_EXCL, O_NOFOLLOW, 0644); returns its path. @throws the fs error. */
   private writeTemp(claim: Claim): string {
-    const tmp = join(this.dir, `.tmp-${this.owner.pid}-${randomBytes(6).toString("hex")}`);
+    const tmp = join(this.dir, `.tmp-${this.owner.pid}-${randomHex(6)}`);
     const fd = openSync(
       tmp,
       constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0),

@@ -10,14 +10,14 @@
  * `nvidia-smi --help-query-compute-apps` and the RETURN VALUE section of `nvidia-smi -h` / `man nvidia-smi`.
  */
 
-/** What the client takes from execa: `execa(file, args)` only (dist/execa.js exports nothing else). */
+/** What the client takes from execa: `execa(file, args)` only (no command strings: eslint.config.mjs). */
 type ExecaModule = Pick<typeof import("execa", { with: { "resolution-mode": "import" } }), "execa">;
 let execaModule: Promise<ExecaModule> | undefined;
 /**
  * execa is ESM-only and this project compiles to CommonJS: a dynamic import keeps it loadable
- * (tsx and Node load it as ESM in unit tests). In the extension it is a bundle of its own,
- * dist/execa.js (esbuild.mjs): not read while `activate()` runs, but at the first process started
- * (the first nvidia-smi query, a run, a Slurm command).
+ * (tsx and Node load it as ESM in unit tests). In the bundles esbuild keeps it lazy: execa's code
+ * runs at the first process started (the first nvidia-smi query, a run, a Slurm command), not
+ * while `activate()` runs (esbuild.mjs deferredImports fails the build on a static import).
  */
 export function loadExeca(): Promise<ExecaModule> {
   execaModule ??= import("execa");

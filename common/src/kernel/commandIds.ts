@@ -1,7 +1,7 @@
 /**
  * The kernel command's id and the running-kernel notification's method, apart from
- * runningKernel.ts so that the extension's first bundle (client/src/shell.ts registers every
- * command at activation) and the language client's (dist/lsp.js) take these lines only.
+ * runningKernel.ts so that the client (dist/client.js, which registers every command at
+ * activation) and the language client's bundle (dist/lsp.js) take these lines only.
  */
 
 /** The LSP notification the client sends when a notebook's kernel facts change or are lost (params: runningKernel.ts RunningKernelParams). */

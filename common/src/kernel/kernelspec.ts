@@ -19,7 +19,6 @@
  * `metadata` for "additional attributes about this kernel") and the launcher file beside it.
  * Only such kernelspecs are replaced or removed; any other is refused.
  */
-import { createHash } from "node:crypto";
 import { lstatSync, mkdirSync, readdirSync, rmdirSync, unlinkSync } from "node:fs";
 import { readWorkspaceFile } from "../fs/workspaceFile";
 import { homedir } from "node:os";
@@ -73,6 +72,10 @@ export function defaultKernelName(env: KernelEnvironment, selection: KernelSelec
       .replace(/[^a-z0-9._-]+/g, "-")
       .replace(/^[-.]+|[-.]+$/g, "") || "python";
   const key = env.python + (selection.kind === "pinned" ? `\0${selection.vendor}\0${selection.devices.join(",")}` : "");
+  // node:crypto is required here, not at the module's load: the client imports this module at its
+  // load, and node:crypto's first require costs ~12 ms in a fresh process.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { createHash } = require("node:crypto") as typeof import("node:crypto");
   const hash = createHash("sha1").update(key).digest("hex").slice(0, 6);
   return validateKernelName(`gpu-pilot-${base.slice(0, 60)}-${hash}`);
 }

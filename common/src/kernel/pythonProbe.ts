@@ -38,7 +38,7 @@ export interface PythonFacts extends KernelEnvironment {
 
 type Execa = typeof import("execa").execa;
 let execaModule: Promise<typeof import("execa")> | undefined;
-/** execa, loaded at the first process (dist/execa.js in the bundles: esbuild.mjs execaOutOfEntry). */
+/** execa, run at the first process (an `import()`: in the bundles its code runs then, esbuild.mjs deferredImports). */
 async function loadExeca(): Promise<Execa> {
   execaModule ??= import("execa");
   return (await execaModule).execa;

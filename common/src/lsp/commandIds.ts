@@ -1,7 +1,7 @@
 /**
  * Command ids shared by the language server and the client, in a file that imports nothing: the
- * client's entry bundle (dist/client.js) takes them from here without bundling the LSP protocol
- * library (common/src/lsp/protocol.ts imports it), which belongs to the language-client bundle dist/lsp.js.
+ * client (dist/client.js) takes them from here without bundling the LSP protocol library
+ * (common/src/lsp/protocol.ts imports it), which belongs to the language-client bundle dist/lsp.js.
  */
 
 /** The client command that opens a rule's documentation page; argument: the rule code ("GPU001"). */

@@ -7,8 +7,8 @@
  *   gpu-pilot kernel remove NAME
  *
  * Exit codes: 0 done, 1 refused or failed (the reason on stderr: no ipykernel, a read-only data
- * folder, a kernel GPU Pilot did not create), 2 bad usage. server/src/cli.ts loads this module only
- * for `gpu-pilot kernel` (dist/kernel.js).
+ * folder, a kernel GPU Pilot did not create), 2 bad usage. server/src/cli.ts loads this module by
+ * `import()` for `gpu-pilot kernel` only (in dist/cli.js, its code runs then).
  */
 import { findProgram } from "../../../common/src/run/which";
 import { detectVendor } from "../../../common/src/gpu/vendor";
