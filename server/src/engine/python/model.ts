@@ -87,6 +87,12 @@ export interface ProjectLookup {
   callableDeviceParams?(
     path: string,
   ): ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null;
+  /**
+   * Whether `path` names a function of one of the project's modules (its module resolves to a
+   * project file), without reading that file: a cheap test before asking {@link callableDeviceParams}.
+   * Optional, as {@link callableReturns}.
+   */
+  isProjectFunction?(path: string): boolean;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
 }

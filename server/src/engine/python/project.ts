@@ -196,6 +196,7 @@ export class ProjectIndex {
           where: r.line ? `${this.label(target, from)}:${r.line}` : "",
         }));
       },
+      isProjectFunction: (path) => functionFile(path) !== null,
       callableDeviceParams: (path) => {
         const target = functionFile(path);
         if (!target) return null;

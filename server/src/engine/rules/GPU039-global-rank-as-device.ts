@@ -159,7 +159,7 @@ function argumentSlots(ctx: RuleContext, slots: readonly DeviceSlot[], flow: Ran
       !def && ctx.project?.callableDeviceParams && (fn.type === "identifier" || fn.type === "attribute")
         ? calleePath(ctx.model, call)
         : null;
-    if (def ? !local?.length : !path?.includes(".")) continue;
+    if (def ? !local?.length : !path?.includes(".") || ctx.project?.isProjectFunction?.(path) === false) continue;
     // Only calls that pass a global rank at all: another module's callee is looked at only then.
     const { positional, keywords } = callArgs(call);
     if (![...positional, ...keywords.values()].some((a) => flow.origin(a).kind === "global")) continue;
