@@ -78,6 +78,18 @@ function procMemory(pid) {
   }
 }
 
+/** CPU time (user + system, all threads) of `pid` so far, ms (10 ms ticks); null when it is gone. */
+function cpuMs(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = stat.slice(stat.lastIndexOf(")") + 2).split(" "); // after the command name, which may hold spaces
+    return (Number(f[11]) + Number(f[12])) * 10; // utime, stime (fields 14 and 15), at 100 ticks per second
+  } catch {
+    return null;
+  }
+}
+const perOp = (a, b, n) => (a === null || b === null ? null : round((b - a) / n, 1));
+
 /**
  * The client capabilities both servers get: VS Code's for what they read (text sync, versioned
  * published diagnostics, pull diagnostics, resolvable code actions, workspace folders, watched
@@ -260,7 +272,12 @@ export async function openAndEdit(kind, { edits = 200, warmup = 20, pull = true,
   const ws = openWorkspace();
   const s = await startLsp(kind, { workspace: ws.dir, pull, select });
   const opens = [];
-  for (const f of ws.files) opens.push(await s.open(f.uri, f.text));
+  const cpu = [cpuMs(s.pid)];
+  for (const f of ws.files) {
+    opens.push(await s.open(f.uri, f.text));
+    if (opens.length === 1) cpu.push(cpuMs(s.pid));
+  }
+  cpu.push(cpuMs(s.pid));
   const typed = ws.files.map(() => 0);
   const times = [];
   for (let i = 0; i < warmup + edits; i++) {
@@ -269,7 +286,9 @@ export async function openAndEdit(kind, { edits = 200, warmup = 20, pull = true,
     const version = 2 + typed[k];
     const r = await s.change(f.uri, version, [insertAt(f.spot.line, f.spot.col + typed[k]++, "x")]);
     times.push(r.ms);
+    if (i + 1 === warmup) cpu.push(cpuMs(s.pid));
   }
+  cpu.push(cpuMs(s.pid));
   const mem = procMemory(s.pid);
   await s.stop();
   return {
@@ -282,6 +301,13 @@ export async function openAndEdit(kind, { edits = 200, warmup = 20, pull = true,
     first_edits: summary(times.slice(0, warmup)),
     edits: summary(times.slice(warmup)),
     findings_first_file: opens[0].count,
+    // The server's CPU time (all its threads): what each step costs whatever the machine's load.
+    cpu_ms: {
+      first_open: perOp(cpu[0], cpu[1], 1),
+      per_other_open: perOp(cpu[1], cpu[2], ws.files.length - 1),
+      per_first_edit: perOp(cpu[2], cpu[3], warmup),
+      per_edit: perOp(cpu[3], cpu[4], edits),
+    },
     memory_after: mem,
   };
 }
@@ -378,6 +404,7 @@ export async function moduleChange({ via = "didChange", toggles = 20, warmup = 4
   let version = 1;
   if (via === "didChange") await s.open(ws.helpers.uri, ws.helpers.off);
   const times = [];
+  let cpu0 = null;
   let on = false;
   const counts = { off: countOff, on: null };
   for (let i = 0; i < warmup + toggles; i++) {
@@ -412,9 +439,17 @@ export async function moduleChange({ via = "didChange", toggles = 20, warmup = 4
     if (!p) throw new Error(`moduleChange(${via}): train.py's findings did not change within 10 s (toggle ${i + 1})`);
     if (on) counts.on = p.count;
     if (i >= warmup) times.push(msSince(t0, p.at));
+    if (i + 1 === warmup) cpu0 = cpuMs(s.pid);
   }
+  const cpu1 = cpuMs(s.pid);
   await s.stop();
-  return { via, train_lines: ws.train.text.split("\n").length - 1, findings: counts, ...summary(times) };
+  return {
+    via,
+    train_lines: ws.train.text.split("\n").length - 1,
+    findings: counts,
+    ...summary(times),
+    cpu_ms_per_change: perOp(cpu0, cpu1, toggles),
+  };
 }
 
 /** A small deterministic generator (mulberry32). */
@@ -614,7 +649,9 @@ export async function bigMemory(kind, { keys = 100, perSecond = 10, pauseMs = 50
     env: { GP_MEMORY_PROBE_DIR: probeDir },
   });
   const started = procMemory(s.pid);
+  const cpu0 = cpuMs(s.pid);
   const opened = await s.open(ws.main.uri, ws.main.text);
+  const cpu1 = cpuMs(s.pid);
   const afterOpen = procMemory(s.pid);
   await sleep(1000);
   const idleAfterOpen = procMemory(s.pid);
@@ -661,6 +698,7 @@ export async function bigMemory(kind, { keys = 100, perSecond = 10, pauseMs = 50
     server: kind,
     workspace: { files: ws.files, lines: ws.lines, bytes: ws.bytes, reachable_within_depth_4: ws.reachable },
     open_main_ms: round(opened.ms),
+    cpu_ms_open_main: perOp(cpu0, cpu1, 1),
     findings_main: opened.count,
     last_key_to_diagnostics_ms: round(msSince(lastKey, lastAt)),
     rss_started_mib: started?.rss_mib,
@@ -712,6 +750,9 @@ export async function editorAnchor({
       row.ratio_open_others_p50 = round(row.gpu_pilot.open_others.p50_ms / row.ruff.open_others.p50_ms);
       row.ratio_edit_p95 = round(row.gpu_pilot.edits.p95_ms / row.ruff.edits.p95_ms);
       row.ratio_edit_p95_cli_rules = round(row.gpu_pilot.edits.p95_ms / row.ruff_cli_rules.edits.p95_ms);
+      // CPU time per step, which the machine's load changes less than wall time.
+      row.ratio_cpu_per_edit = round(row.gpu_pilot.cpu_ms.per_edit / row.ruff.cpu_ms.per_edit);
+      row.ratio_cpu_per_other_open = round(row.gpu_pilot.cpu_ms.per_other_open / row.ruff.cpu_ms.per_other_open);
     }
     if (only.includes("module")) {
       const vias = r % 2 ? ["watched", "didChange"] : ["didChange", "watched"];
@@ -740,12 +781,17 @@ export async function editorAnchor({
         edit_p95_ms: col((x) => x[k].edits.p95_ms),
         edit_max_ms: col((x) => x[k].edits.max_ms),
         rss_after_mib: col((x) => x[k].memory_after?.rss_mib),
+        cpu_first_open_ms: col((x) => x[k].cpu_ms?.first_open),
+        cpu_per_other_open_ms: col((x) => x[k].cpu_ms?.per_other_open),
+        cpu_per_edit_ms: col((x) => x[k].cpu_ms?.per_edit),
       };
     }
     m.ratio_open_first = col((x) => x.ratio_open_first);
     m.ratio_open_others_p50 = col((x) => x.ratio_open_others_p50);
     m.ratio_edit_p95 = col((x) => x.ratio_edit_p95);
     m.ratio_edit_p95_cli_rules = col((x) => x.ratio_edit_p95_cli_rules);
+    m.ratio_cpu_per_edit = col((x) => x.ratio_cpu_per_edit);
+    m.ratio_cpu_per_other_open = col((x) => x.ratio_cpu_per_other_open);
   }
   if (only.includes("module"))
     for (const via of ["didChange", "watched"])
@@ -753,12 +799,14 @@ export async function editorAnchor({
         p50_ms: col((x) => x[`module_${via}`].p50_ms),
         p95_ms: col((x) => x[`module_${via}`].p95_ms),
         max_ms: col((x) => x[`module_${via}`].max_ms),
+        cpu_ms_per_change: col((x) => x[`module_${via}`].cpu_ms_per_change),
       };
   if (only.includes("memory"))
     for (const k of ["gpu_pilot", "ruff"]) {
       const g = (x) => x[`memory_${k}`];
       m[`memory_${k}`] = {
         open_main_ms: col((x) => g(x).open_main_ms),
+        cpu_ms_open_main: col((x) => g(x).cpu_ms_open_main),
         rss_after_open_mib: col((x) => g(x).rss_after_open_mib),
         rss_typing_max_mib: col((x) => g(x).rss_typing_max_mib),
         rss_after_pause_mib: col((x) => g(x).rss_after_pause_mib),
