@@ -31,7 +31,7 @@
 //   diagnostics and after a 5 s pause; GPU Pilot's heap after a collection at the end
 //   (bench/memory-probe.mjs). Ruff on the same workspace as a reference.
 //
-// usage: node bench/editor-anchor.mjs [--rounds N] [--only open,module,memory] [--ruff-push]
+// usage: node bench/editor-anchor.mjs [--rounds N] [--only open,module,memory] [--ruff-push] [--files N]
 //        (`npm run bench:editor`; `npm run bench -- --only anchor` runs it inside bench/run.mjs).
 // Writes the key `editor_anchor` of bench/results.json. GPU_PILOT_BENCH_SERVER_ARGS (space-separated
 // Node options, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to GPU Pilot's server, as in
@@ -266,10 +266,12 @@ function openWorkspace(files = 20) {
 
 /**
  * Goals 1 and 2 for one server: open the 20 files (each awaited), then `warmup` edits (one per
- * file) and `edits` edits round-robin over them, each awaited.
+ * file) and `edits` edits round-robin over them, each awaited. `files`: another number of files
+ * (`node bench/editor-anchor.mjs --files 4`: as many as GPU Pilot's server keeps syntax trees for,
+ * server/src/incremental.ts KEPT_TREES).
  */
-export async function openAndEdit(kind, { edits = 200, warmup = 20, pull = true, select } = {}) {
-  const ws = openWorkspace();
+export async function openAndEdit(kind, { edits = 200, warmup = 20, pull = true, select, files = 20 } = {}) {
+  const ws = openWorkspace(files);
   const s = await startLsp(kind, { workspace: ws.dir, pull, select });
   const opens = [];
   const cpu = [cpuMs(s.pid)];
@@ -726,6 +728,7 @@ const stats = (xs) => {
  * medians (min–max) over rounds, ratios taken within each round, and each goal's verdict.
  */
 export async function editorAnchor({
+  files = 20,
   rounds = 3,
   only = ["open", "module", "memory"],
   ruffPush = false,
@@ -738,9 +741,9 @@ export async function editorAnchor({
     const row = { round: r + 1, load_before: load() };
     if (only.includes("open")) {
       const parts = [
-        ["gpu_pilot", () => openAndEdit("gpu-pilot")],
-        ["ruff", () => openAndEdit("ruff", { pull: !ruffPush })],
-        ["ruff_cli_rules", () => openAndEdit("ruff", { pull: !ruffPush, select: CLI_RULES })],
+        ["gpu_pilot", () => openAndEdit("gpu-pilot", { files })],
+        ["ruff", () => openAndEdit("ruff", { pull: !ruffPush, files })],
+        ["ruff_cli_rules", () => openAndEdit("ruff", { pull: !ruffPush, select: CLI_RULES, files })],
       ];
       for (let k = 0; k < parts.length; k++) {
         const [name, f] = parts[(k + r) % parts.length];
@@ -767,7 +770,14 @@ export async function editorAnchor({
     out.push(row);
   }
   const col = (f) => stats(out.map((x) => (f(x) === undefined ? NaN : f(x))));
-  const res = { date: new Date().toISOString(), ruff: RUFF_BIN.split("/").slice(-3)[0], rounds: out, medians: {} };
+  const res = {
+    date: new Date().toISOString(),
+    ruff: RUFF_BIN.split("/").slice(-3)[0],
+    files,
+    ruff_diagnostics: ruffPush ? "push" : "pull",
+    rounds: out,
+    medians: {},
+  };
   const m = res.medians;
   if (only.includes("open")) {
     for (const k of ["gpu_pilot", "ruff", "ruff_cli_rules"]) {
@@ -848,10 +858,14 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     rounds: Number(opt("--rounds", "3")),
     only: opt("--only", "open,module,memory").split(","),
     ruffPush: args.includes("--ruff-push"),
+    files: Number(opt("--files", "20")),
   });
   const file = join(root, "bench", "results.json");
   const all = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
-  all.editor_anchor = res;
+  // Another number of files or Ruff publishing are kept apart from the goals' run.
+  const files = Number(opt("--files", "20"));
+  const key = ["editor_anchor", files !== 20 ? `${files}_files` : "", args.includes("--ruff-push") ? "ruff_push" : ""];
+  all[key.filter(Boolean).join("_")] = res;
   writeFileSync(file, JSON.stringify(all, null, 2) + "\n");
   console.log(JSON.stringify({ medians: res.medians, goals: res.goals }, null, 2));
 }
