@@ -115,17 +115,21 @@ const extraServerArgs = () => (process.env.GPU_PILOT_BENCH_SERVER_ARGS ?? "").sp
 /**
  * Starts `kind` ("gpu-pilot" or "ruff") on the workspace folder `workspace` and initializes it.
  * `select`: Ruff's rules (initializationOptions.settings.lint.select; its default otherwise).
- * `nodeArgs`: more Node options for GPU Pilot's server. Returns a client whose open/change resolve
+ * `nodeArgs`: more Node options for GPU Pilot's server; `serverPath`: another build of it (to compare
+ * two versions in one run). Returns a client whose open/change resolve
  * with {ms, count} once that version's diagnostics are there.
  */
-export async function startLsp(kind, { workspace, pull = true, select, nodeArgs = [], env = {} } = {}) {
+export async function startLsp(
+  kind,
+  { workspace, pull = true, select, nodeArgs = [], env = {}, serverPath = join(root, "dist", "server.js") } = {},
+) {
   const spawnedAt = hr();
   const proc =
     kind === "ruff"
       ? spawn(RUFF_BIN, ["server"], { cwd: workspace, stdio: ["pipe", "pipe", "ignore"] })
       : spawn(
           process.execPath,
-          [...(await serverNodeFlags()), ...nodeArgs, ...extraServerArgs(), join(root, "dist", "server.js"), "--stdio"],
+          [...(await serverNodeFlags()), ...nodeArgs, ...extraServerArgs(), serverPath, "--stdio"],
           {
             cwd: workspace,
             stdio: ["pipe", "pipe", "inherit"],
@@ -270,9 +274,12 @@ function openWorkspace(files = 20) {
  * (`node bench/editor-anchor.mjs --files 4`: as many as GPU Pilot's server keeps syntax trees for,
  * server/src/incremental.ts KEPT_TREES).
  */
-export async function openAndEdit(kind, { edits = 200, warmup = 20, pull = true, select, files = 20 } = {}) {
+export async function openAndEdit(
+  kind,
+  { edits = 200, warmup = 20, pull = true, select, files = 20, serverPath } = {},
+) {
   const ws = openWorkspace(files);
-  const s = await startLsp(kind, { workspace: ws.dir, pull, select });
+  const s = await startLsp(kind, { workspace: ws.dir, pull, select, serverPath });
   const opens = [];
   const cpu = [cpuMs(s.pid)];
   for (const f of ws.files) {
