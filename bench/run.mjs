@@ -20,7 +20,9 @@
 // - memory: server RSS/heap, 20 open 5,000-line documents, 1,000 edits (one run); the RSS a
 //   last-resort collection gives back in a fresh process (bench/heap-trim.mjs, the idle trim's figure).
 // - client: require of dist/client.js + activate(), fresh process each (at least 5).
-// usage: node bench/run.mjs [--runs N] [--only cli,editor,memory,client,vsix,activation,monitor]
+// - anchor (only when asked: `--only anchor`, minutes per round, needs native Ruff): issue 41's
+//   editor goals against `ruff server` (bench/editor-anchor.mjs, also `npm run bench:editor`).
+// usage: node bench/run.mjs [--runs N] [--only cli,editor,memory,client,vsix,activation,monitor,anchor]
 import { spawn, spawnSync } from "node:child_process";
 import {
   writeFileSync,
@@ -51,6 +53,7 @@ import {
 } from "./lsp-latency.mjs";
 import { buildFake, measureOnce as clientLoad } from "./client-load.mjs";
 import { lastResortGcFigure } from "./heap-trim.mjs";
+import { editorAnchor } from "./editor-anchor.mjs";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const args = process.argv.slice(2);
@@ -454,6 +457,42 @@ if (only.includes("editor")) {
     `last key -> last diagnostics ${q(e.typing_last_key_to_diagnostics_ms)}`,
     `lints ${q(e.typing_lints_of_40, "")}`,
     "goal <= 50 ms",
+  ]);
+}
+
+if (only.includes("anchor")) {
+  const a = await editorAnchor({ rounds: runs, log: (l) => console.log(l) });
+  results.editor_anchor = a;
+  const m = a.medians;
+  const q = (s, u = " ms") => (s ? `${s.median}${u} (${s.min}-${s.max})` : "n/a");
+  const met = (g) => (g ? (g.met ? "met" : "not met") : "");
+  table.push([
+    "editor vs ruff server, open",
+    "didOpen -> first diagnostics, first file of a fresh server",
+    `GPU Pilot ${q(m.gpu_pilot.open_first_ms)}`,
+    `ruff server ${q(m.ruff.open_first_ms)}`,
+    `<= 2 x Ruff: ratio ${q(m.ratio_open_first, "")}, ${met(a.goals.open_first_within_2x_ruff)}`,
+  ]);
+  table.push([
+    "editor vs ruff server, 20 open files",
+    "200 edits round-robin, each awaited",
+    `GPU Pilot p95 ${q(m.gpu_pilot.edit_p95_ms)}`,
+    `ruff server p95 ${q(m.ruff.edit_p95_ms)}`,
+    `<= 2 x Ruff: ratio ${q(m.ratio_edit_p95, "")}, ${met(a.goals.edit_p95_within_2x_ruff)}`,
+  ]);
+  table.push([
+    "editor, project module changed",
+    "importing file's findings updated (didChange / watched file)",
+    `p95 ${q(m.module_didChange.p95_ms)}`,
+    `p95 ${q(m.module_watched.p95_ms)}`,
+    `<= 500 ms: ${met(a.goals.module_change_within_500ms)}`,
+  ]);
+  table.push([
+    "editor, 5,000-file project, memory",
+    "main.py importing 100 modules opened, 100 keys typed",
+    `GPU Pilot peak RSS ${q(m.memory_gpu_pilot.hwm_mib, " MiB")}`,
+    `ruff server ${q(m.memory_ruff.hwm_mib, " MiB")}`,
+    `<= 200 MiB: ${met(a.goals.memory_within_200mib)}`,
   ]);
 }
 
