@@ -768,16 +768,8 @@ function buildKeptModel(
   const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
   const walk = () =>
-    (timeline ??= new TimelineWalker(
-      tree,
-      bindings,
-      queries,
-      options,
-      magics,
-      mentions,
-      writeWords,
-      index,
-      memo,
+    (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index, memo, () =>
+      statementWritesKept(memo, mentions, writeWords, queries).map((w) => w.statement),
     ).run());
   return {
     tree,

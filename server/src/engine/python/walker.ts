@@ -169,6 +169,11 @@ export class TimelineWalker {
     private readonly writeWords: readonly string[],
     private readonly index: NodeIndex,
     private readonly memo: Memo | null = null,
+    /**
+     * The statements that write the environment, kept per top-level statement from one lint to
+     * the next (model.ts statementWritesKept); absent: found in the text at the first ask.
+     */
+    private readonly keptWrites: (() => SyntaxNode[]) | null = null,
   ) {
     this.magicQueue = [...magics].sort((a, c) => a.line - c.line);
   }
@@ -635,9 +640,13 @@ export class TimelineWalker {
   /** Where the file writes the environment: the starts of the writing statements, and the last top-level one's start (Infinity when one is in a def or class). */
   private writeSpan(): { limit: number; starts: number[] } {
     if (this.writeSpanKept) return this.writeSpanKept;
-    const writing = this.mentions
-      .nodesIn("expression_statement", this.writeWords, true)
-      .filter((st) => envWritesOf(st, this.q.isEnviron, this.q.resolve).length > 0);
+    // In the editor the writing statements are kept with each top-level statement's facts: finding
+    // them in the whole text at every lint was two thirds of a keystroke's lint in a 5,000-line file.
+    const writing = this.keptWrites
+      ? this.keptWritesAside(this.keptWrites)
+      : this.mentions
+          .nodesIn("expression_statement", this.writeWords, true)
+          .filter((st) => envWritesOf(st, this.q.isEnviron, this.q.resolve).length > 0);
     let limit = -1;
     for (const st of writing) {
       let top: SyntaxNode = st,
@@ -649,6 +658,19 @@ export class TimelineWalker {
       limit = inDef ? Infinity : Math.max(limit, top.startIndex);
     }
     return (this.writeSpanKept = { limit, starts: writing.map((st) => st.startIndex) });
+  }
+
+  /**
+   * `keptWrites()` with the statement being recorded left as it was: finding a statement's writes
+   * tracks that statement's names in the memo's tracker, which the walk uses for its own statement.
+   */
+  private keptWritesAside(keptWrites: () => SyntaxNode[]): SyntaxNode[] {
+    const saved = this.memo ? this.memo.track.deps : null;
+    try {
+      return keptWrites();
+    } finally {
+      if (this.memo) this.memo.track.deps = saved;
+    }
   }
 
   /** A call of a project function that initialises CUDA (python/project.ts), as an init event here; else null. */
