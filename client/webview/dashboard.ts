@@ -249,9 +249,12 @@ function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
         "SM activity: the share of SMs that were busy (nvidia-smi dmon, GPM). GPU-Util only says that some kernel ran.",
       ),
     );
-  c.append(bar("Mem", g.memory, "Memory used", "memory"));
+  // used + free falls short of the total by what the driver reserves: the tooltips say so.
+  c.append(bar("Mem", g.memory, "Memory used", "memory", `Memory used of total. ${g.memoryNote}`));
   const facts = el("div", "facts");
-  facts.append(el("span", "", `Power ${g.power}`), el("span", "", g.free));
+  const free = el("span", "free", g.free);
+  free.title = g.memoryNote;
+  facts.append(el("span", "", `Power ${g.power}`), free);
   c.append(facts, sparkline(g));
   for (const w of g.warnings) c.append(el("p", "warning", w));
   if (g.busyButIdle) {
@@ -340,7 +343,7 @@ function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   const mem = el("span", "metric-value mem", shown);
   if (shown !== g.memory.text) mem.append(el("span", "unit", g.memory.text.slice(shown.length)));
   mem.dataset.metric = "memory";
-  mem.title = `Memory used of total: ${g.memory.text} (${g.free})`;
+  mem.title = `Memory used of total: ${g.memory.text}. ${g.memoryNote}`;
   line1.append(
     miniBar(g.utilization, "GPU utilisation", "util-bar"),
     util,

@@ -154,6 +154,11 @@ test("model of the 2 x H200 capture: numbers as the tree writes them, the proces
       [1, "NVIDIA H200", true, "0%", "0.0/140.4 GiB", "36°C", "101/700 W", "139.8 GiB free"],
     ],
   );
+  // 0.0 used + 139.8 free is not 140.4: the tooltips give the reserved 615 MiB (nvidia-smi's memory.reserved, 616 in -q).
+  assert.equal(
+    model.gpus[0].memoryNote,
+    "0 MiB used + 139.8 GiB free + 615 MiB reserved by the NVIDIA driver and firmware (nvidia-smi memory.reserved) = 140.4 GiB total",
+  );
   assert.deepEqual(model.gpus[0].utilization, { fraction: 0, level: "low", text: "0%" });
   assert.deepEqual(
     model.gpus[0].processes.map((p) => [p.pid, p.user, p.memory, p.command]),

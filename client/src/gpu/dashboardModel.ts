@@ -28,6 +28,7 @@ import {
   fraction,
   type Level,
   levelOf,
+  memoryBreakdown,
   shortGpuName,
 } from "../../../common/src/gpu/units";
 import {
@@ -100,6 +101,12 @@ export interface DashboardGpu {
   power: string;
   /** `139.8 GiB free` (nvidia-smi's memory.free). */
   free: string;
+  /**
+   * Why used + free is not the total (units.ts memoryBreakdown): `3.3 GiB used + 136.5 GiB free +
+   * 615 MiB reserved by the NVIDIA driver and firmware (nvidia-smi memory.reserved) = 140.4 GiB
+   * total`: the memory bar's and the free memory's tooltip.
+   */
+  memoryNote: string;
   /** Recent utilisation (0..100) and memory use (0..1 of the total), oldest first, null where unknown: the sparkline. */
   /** `seconds`: the span the points cover, s: the window, or what the history holds while it is shorter. */
   spark: { utilization: (number | null)[]; memory: (number | null)[]; seconds: number };
@@ -324,6 +331,7 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
               temperature: formatTemperature(gpu.temperatureC),
               power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
               free: formatFree(gpu),
+              memoryNote: memoryBreakdown(gpu),
               spark: sparkOf(gpu, input.history, now, input.sparkSeconds),
               processes: sortProcesses(
                 appsOf(gpu, inv.apps).map((a) =>
