@@ -225,6 +225,8 @@ function translucent(color: string, alpha: number): string {
 
 /** Per plot: its area fill as given to uPlot (reported in `drawn`). */
 const fillOfPlot = new WeakMap<uPlot, string>();
+/** Per plot: its lines' colours as given to uPlot (which keeps them as functions), reported in `drawn`. */
+const strokesOfPlot = new WeakMap<uPlot, string[]>();
 
 /** The newest value of `ys` that is not a gap (null), or null when there is none. */
 function newest(ys: ArrayLike<number | null | undefined> | undefined): number | null {
@@ -328,6 +330,10 @@ function makePlot(
   };
   const plot = new uPlot(opts, [[], ...lines.map(() => [])], el);
   fillOfPlot.set(plot, fill ?? "");
+  strokesOfPlot.set(
+    plot,
+    lines.map((l) => l.color),
+  );
   return plot;
 }
 
@@ -501,10 +507,9 @@ function allAxes(): HistoryAllAxes | undefined {
   };
 }
 
-/** The colour series `i` of `u` was given (its `stroke`), as the theme wrote it. */
+/** The colour series `i` of `u` (1 for its first line) was given, as the theme wrote it. */
 function strokeOf(u: uPlot, i: number): string {
-  const stroke = u.series[i]?.stroke;
-  return typeof stroke === "string" ? stroke : "";
+  return strokesOfPlot.get(u)?.[i - 1] ?? "";
 }
 
 function redraw(): void {
