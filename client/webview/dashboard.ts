@@ -157,7 +157,9 @@ function sortButton(key: ProcessSortKey, label: string, m: DashboardModel): HTML
   th.setAttribute("scope", "col");
   const active = m.sort.key === key;
   th.setAttribute("aria-sort", active ? (m.sort.descending ? "descending" : "ascending") : "none");
-  const b = el("button", "sort", `${label}${active ? (m.sort.descending ? " ▾" : " ▴") : ""}`);
+  // The arrow in a smaller span of its own: it fits the narrow columns (GPU, SM) beside its name.
+  const b = el("button", "sort", label);
+  if (active) b.append(el("span", "arrow", m.sort.descending ? "▾" : "▴"));
   b.type = "button";
   b.dataset.sort = key;
   b.title = `${capitalised(PROCESS_COLUMNS[key].full)}: sort the processes by it`;

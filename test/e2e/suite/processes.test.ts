@@ -63,7 +63,7 @@ suite("GPU process table", () => {
       // their own), short names with their full names in tooltips; nothing clipped, the sort arrow
       // included ("GPU mem ▾" was cut in its 5.6em column).
       assert.deepEqual(
-        listed.rendered?.table.headers.map((h) => h.replace(/ [▾▴]$/, "")),
+        listed.rendered?.table.headers.map((h) => h.replace(/\s*[▾▴]$/, "")),
         ["GPU", "PID", "User", "Mem", "SM", "CPU"],
       );
       for (const key of ["gpu", "pid", "user", "memory", "sm", "cpu", "host", "time", "command"] as const) {
