@@ -296,7 +296,7 @@ function makePlot(
       },
       {
         ...axis,
-        size: 72,
+        size: yAxisSize,
         values: (u, ticks) => {
           const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1;
           const labels = ticks.map((v) => tickLabel(v, unit, step));
@@ -403,6 +403,20 @@ function chartBox(className: string): { box: HTMLElement; title: HTMLElement; ut
   return { box, title, util, mem };
 }
 
+/**
+ * The y axes' width, CSS px, the same on every chart so that their time axes line up: room for the
+ * widest tick label there can be (`2000 GiB` on All 16 GPUs' memory axis was cut at its left).
+ */
+let yAxisSize = 72;
+
+/** The width `yAxisSize` needs for tick labels up to `maxLabel` in the theme's font (ticks and gaps beside them). */
+function axisSizeFor(maxLabel: string): number {
+  const ctx = document.createElement("canvas").getContext("2d");
+  if (!ctx) return 72;
+  ctx.font = theme().font;
+  return Math.max(72, Math.ceil(ctx.measureText(maxLabel).width) + 18);
+}
+
 function rebuild(): void {
   for (const c of charts.values()) {
     c.util.destroy();
@@ -414,6 +428,12 @@ function rebuild(): void {
   allChart = undefined;
   root.replaceChildren();
   const t = theme();
+  // The widest memory tick: All GPUs' total (or a GPU's, in MiB) in whole units.
+  const widest = [combineGpus(series).memoryTotalMiB, ...series.map((g) => g.memoryTotalMiB)]
+    .map((m) => memoryAxis(m))
+    .map((a) => `${Math.round(a.max)} ${a.unit}`)
+    .reduce((a, b) => (b.length > a.length ? b : a), "100%");
+  yAxisSize = axisSizeFor(widest);
   if (series.length > 0) {
     // All GPUs: each GPU's utilisation (its own colour; the selected ones thick) and the memory of
     // all of them against their total; every run marked.
