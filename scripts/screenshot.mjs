@@ -32,6 +32,7 @@
 //   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,slurm,picker,notebook]
 //                               [--sidebar-width 300] [--suffix -8]
 //
+// Each PNG is re-encoded losslessly by scripts/pngShrink.mjs (smaller: the .vsix carries some).
 // Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
 // one python3 process on GPU 0). Bounded waits throughout; code-server's process group is killed at
 // the end, also on failure.
@@ -42,6 +43,7 @@ import { launchBrowser, log, onShutdown, openGpuPilotView, repoRoot, waitForWork
 import { startDevServer } from "../test/e2e/lib/devserver.mjs";
 import { startWorkspace } from "./startWorkspace.mjs";
 import { slurmAvailability, slurmCommand, startCluster, waitJob } from "./slurm-cluster.mjs";
+import { shrinkPng } from "./pngShrink.mjs";
 
 const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --out-dir DIR            where the shots go (default: media/, replacing the committed ones)
@@ -227,12 +229,20 @@ async function main() {
     );
   }
   if (only.has("dashboard")) await dashboardShot(page, sidebar, outDir, suffix);
+  // The Slurm shot hides the GPU views, which stops the nvidia-smi stream: the History panel holds it
+  // meanwhile (closed again before the editor shots), so that the History shot's window has no break.
+  const holdStream = only.has("slurm") && only.has("history");
+  if (holdStream) await runCommand(page, "GPU Pilot: Show GPU History", "Show GPU History");
   if (only.has("slurm")) await slurmShot(page, sidebar, outDir, suffix);
   if (only.has("picker")) await pickerShot(page, outDir, suffix);
 
   // Back to a narrower side bar: the editor shots are cropped to the editor, which gets the room.
   await setPaneExpanded(page, "GPUs", true);
   await setPaneExpanded(page, "Dashboard", false); // one webview (the history panel's) in the page
+  if (holdStream) {
+    await page.waitForTimeout(1500); // the tree visible (streaming) before the panel lets go
+    await runCommand(page, "View: Close All Editors", "Close All Editors");
+  }
   await setSidebarWidth(page, sidebar, 220);
   if (only.has("problem")) await problemShot(page, outDir, suffix);
   if (only.has("history")) await historyShot(page, outDir, suffix);
@@ -485,11 +495,16 @@ async function historyShot(page, outDir, suffix = "") {
   fs.writeFileSync(path.join(workspaceFolder, HISTORY_RUN), trainStandIn(trainFlag));
   // The bottom panel (Problems, from the problem shot) closed: the history gets the editor's whole height.
   await hidePanel(page);
+  // The script's tab first (Quick Open from the editor, not from inside the panel's webview), then
+  // the panel beside it; back on the script's tab after some idle time.
+  await quickOpen(page, HISTORY_RUN);
+  const scriptTab = page.locator(".tabs-container .tab", { hasText: HISTORY_RUN }).first();
+  await scriptTab.waitFor({ timeout: 15_000 });
   await runCommand(page, "GPU Pilot: Show GPU History", "Show GPU History");
   await page.locator(".tabs-container .tab", { hasText: "GPU History" }).first().waitFor({ timeout: 15_000 });
   await page.waitForTimeout(20_000); // idle before the run
-  await quickOpen(page, HISTORY_RUN);
-  await page.locator(".tabs-container .tab", { hasText: HISTORY_RUN }).first().waitFor({ timeout: 15_000 });
+  await scriptTab.click();
+  await page.locator(".part.editor .monaco-editor textarea").first().focus();
   const started = Date.now();
   await runCommand(page, "GPU Pilot: Run Active File on Selected GPUs", "Run Active File on Selected GPUs");
   // The run: its flag appears when it starts and goes when it ends (bounded: 3 min).
@@ -543,14 +558,29 @@ async function runCommand(page, title, row) {
 /** Closes the bottom panel (View: Hide Panel); nothing when it is closed already. */
 const hidePanel = (page) => runCommand(page, "View: Hide Panel", "Hide Panel");
 
-/** Opens the workspace file `name` with Quick Open (Ctrl+P). */
+/**
+ * Opens the workspace file `name` with Quick Open (Ctrl+P); up to three tries (a file the script has
+ * just written may not be listed yet on a loaded machine).
+ */
 async function quickOpen(page, name) {
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input").first();
-  await input.waitFor({ timeout: 15_000 });
-  await input.fill(name);
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press("Enter");
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input").first();
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill(name);
+    const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first();
+    const listed = await row.waitFor({ timeout: 15_000 }).then(
+      () => true,
+      (e) => {
+        if (attempt >= 3) throw e;
+        return false;
+      },
+    );
+    if (listed) return page.keyboard.press("Enter");
+    log(`quick open: ${name} not listed (try ${attempt})`);
+    await page.keyboard.press("Escape");
+    await page.waitForTimeout(2000);
+  }
 }
 
 async function problemShot(page, outDir, suffix = "") {
@@ -704,6 +734,8 @@ async function shotOf(page, file, parts, { padBottom = 0, bottomOf } = {}) {
     bottomOf === undefined ? Math.max(...boxes.map((b) => b.y + b.height)) : boxes[bottomOf].y + boxes[bottomOf].height;
   const bottom = Math.min(vp.height, Math.ceil(lowest + padBottom));
   await page.screenshot({ path: file, clip: { x, y, width: right - x, height: bottom - y } });
+  // Lossless, 10-20 % smaller: the .vsix that carries some of these stays under its limit.
+  shrinkPng(file);
   // Relative to where the script was started when the file is under it, else the full path (--out-dir elsewhere).
   const shown = file.startsWith(process.cwd() + path.sep) ? path.relative(process.cwd(), file) : file;
   log(`wrote ${shown} (${right - x} x ${bottom - y} CSS px)`);
