@@ -8,13 +8,20 @@
 //   media/screenshot-tree.png       the GPUs tree only, side bar at 300 px (2 x H200 from nvidia-smi, GPU 1 ticked)
 //   media/screenshot-dashboard.png  the GPU dashboard only, side bar at 300 px
 //   media/screenshot.png            the editor on examples/finetune_wrong_gpu.py with its GPU001
-//                                   squiggle, and the Problems panel under it
-//   media/screenshot-history.png    the GPU History panel only (All GPUs on top, then each GPU; a short run on GPU 1, the selected one, marked)
+//                                   squiggle, and the Problems panel under it: the window made tall
+//                                   enough for the whole file and wide enough for the problem's whole
+//                                   message (no line or row cut; the log says so)
+//   media/screenshot-history.png    the GPU History panel only (All GPUs on top, then each GPU) over
+//                                   gpuPilot.history.minutes = 4: a real training run replayed on
+//                                   GPU 1, the selected one (the stand-in nvidia-smi's train mode:
+//                                   test/fixtures/nvidia-smi/h200-train, 104 s on an H200), started
+//                                   from the editor with Run Active File and marked at its start and end
 //   media/screenshot-slurm.png      the Slurm view only, side bar at 300 px: a test single-node Slurm
 //                                   (scripts/slurm-cluster.mjs, 2 fake GPUs) with a running and a
 //                                   pending job; skipped with the reason where Slurm cannot be started
 // The dashboard shows SM activity from the fake's dmon replay of the H200 captures; the committed
-// 2-GPU shots use FAKE_NVIDIA_SMI_MODE=spin (GPU 0 spins one thread block: busy but idle).
+// 2-GPU shots use FAKE_NVIDIA_SMI_MODE=spin (GPU 0 spins one thread block: busy but idle). The
+// fake's train mode is added to whatever mode is given: GPU 1 is idle until the history shot's run.
 //   media/screenshot-notebook.png   only with --only notebook: examples/notebook.ipynb with the
 //                                   machine hover on "cuda" in its last cell (GPU 1 ticked)
 //   media/screenshot-picker.png     only with --only picker: the "Select GPUs..." quick pick at its
@@ -25,6 +32,7 @@
 //   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,slurm,picker,notebook]
 //                               [--sidebar-width 300] [--suffix -8]
 //
+// Each PNG is re-encoded losslessly by scripts/pngShrink.mjs (smaller: the .vsix carries some).
 // Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
 // one python3 process on GPU 0). Bounded waits throughout; code-server's process group is killed at
 // the end, also on failure.
@@ -35,6 +43,7 @@ import { launchBrowser, log, onShutdown, openGpuPilotView, repoRoot, waitForWork
 import { startDevServer } from "../test/e2e/lib/devserver.mjs";
 import { startWorkspace } from "./startWorkspace.mjs";
 import { slurmAvailability, slurmCommand, startCluster, waitJob } from "./slurm-cluster.mjs";
+import { shrinkPng } from "./pngShrink.mjs";
 
 const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --out-dir DIR            where the shots go (default: media/, replacing the committed ones)
@@ -45,7 +54,8 @@ const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --width PX --height PX   the window (default: 1280 x 720); --history-height, --dashboard-height
   --scale N                device pixels per CSS pixel (default: 2)
   -h, --help               print this
-FAKE_NVIDIA_SMI_MODE (when no nvidia-smi is on PATH): spin (the committed 2-GPU shots), busy, idle, x8, x16.`;
+FAKE_NVIDIA_SMI_MODE (when no nvidia-smi is on PATH): spin (the committed 2-GPU shots), busy, idle, x8, x16;
+train (GPU 1 replays a real training run during the history shot) is always added.`;
 
 let opts;
 try {
@@ -78,15 +88,18 @@ let browser = null;
 let slurm = null;
 /** The screenshot workspace (a copy of examples/), once started. */
 let workspaceFolder = "";
+/** The file the history shot's run writes while it runs (FAKE_NVIDIA_SMI_TRAIN_FLAG). */
+let trainFlag = "";
 const shutdown = onShutdown(async () => {
   if (browser) await Promise.race([browser.close().catch(() => {}), new Promise((r) => setTimeout(r, 10_000))]);
   if (cs) await cs.stop();
   if (slurm) await slurm.stop();
 });
+// The history shot waits for a real-length run (104 s) and some idle time around it.
 const watchdog = setTimeout(() => {
-  console.error("screenshot: gave up after 300 s");
+  console.error("screenshot: gave up after 600 s");
   shutdown(124);
-}, 300_000);
+}, 600_000);
 watchdog.unref();
 
 const only = new Set(opts.only.split(",").map((x) => x.trim()));
@@ -95,7 +108,14 @@ async function main() {
   const outDir = path.resolve(opts["out-dir"]);
   fs.mkdirSync(outDir, { recursive: true });
   const runDir = path.join(repoRoot, ".e2e-run", "screenshot");
-  const env = { FAKE_NVIDIA_SMI_MODE: process.env.FAKE_NVIDIA_SMI_MODE || "spin" }; // what the committed 2-GPU shots use
+  // What the committed 2-GPU shots use, and the train mode: GPU 1 replays a real training run while
+  // the history shot's stand-in script runs (it writes and removes TRAIN_FLAG).
+  const mode = process.env.FAKE_NVIDIA_SMI_MODE || "spin";
+  const env = {
+    FAKE_NVIDIA_SMI_MODE: /\btrain\b/.test(mode) ? mode : `${mode},train`,
+    FAKE_NVIDIA_SMI_TRAIN_FLAG: (trainFlag = path.join(repoRoot, ".e2e-run", "screenshot-train-running")),
+  };
+  fs.rmSync(trainFlag, { force: true });
   if (only.has("slurm")) {
     const why = slurmAvailability();
     if (why) {
@@ -136,11 +156,12 @@ async function main() {
       "window.commandCenter": false,
       // The notebook shot's hover under its line, so that the cell above (the write) stays in view.
       "editor.hover.above": false,
+      // The history shot's window: the replayed 104 s run and the idle time around it fill most of it.
+      "gpuPilot.history.minutes": HISTORY_MINUTES,
     },
   });
   cs = started.cs;
   if (started.smi.fake) {
-    const mode = process.env.FAKE_NVIDIA_SMI_MODE ?? "";
     const machine = /\bx16\b/.test(mode)
       ? "constructed 16 x H200"
       : /\bx8\b/.test(mode)
@@ -208,12 +229,20 @@ async function main() {
     );
   }
   if (only.has("dashboard")) await dashboardShot(page, sidebar, outDir, suffix);
+  // The Slurm shot hides the GPU views, which stops the nvidia-smi stream: the History panel holds it
+  // meanwhile (closed again before the editor shots), so that the History shot's window has no break.
+  const holdStream = only.has("slurm") && only.has("history");
+  if (holdStream) await runCommand(page, "GPU Pilot: Show GPU History", "Show GPU History");
   if (only.has("slurm")) await slurmShot(page, sidebar, outDir, suffix);
   if (only.has("picker")) await pickerShot(page, outDir, suffix);
 
   // Back to a narrower side bar: the editor shots are cropped to the editor, which gets the room.
   await setPaneExpanded(page, "GPUs", true);
   await setPaneExpanded(page, "Dashboard", false); // one webview (the history panel's) in the page
+  if (holdStream) {
+    await page.waitForTimeout(1500); // the tree visible (streaming) before the panel lets go
+    await runCommand(page, "View: Close All Editors", "Close All Editors");
+  }
   await setSidebarWidth(page, sidebar, 220);
   if (only.has("problem")) await problemShot(page, outDir, suffix);
   if (only.has("history")) await historyShot(page, outDir, suffix);
@@ -297,6 +326,25 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   await page.mouse.move(5, Number(opts["dashboard-height"]) - 5);
   log(
     `processes: ${await procs.count()} rows; headers ${JSON.stringify(await frame.locator("table.ptable th button").allTextContents())}`,
+  );
+  // The header: one line, no label wider than its cell (the webview's own check, as the e2e test reads it).
+  const header = await frame.locator("table.ptable thead th button").evaluateAll((buttons) => {
+    const boxes = buttons.map((b) => b.getBoundingClientRect());
+    const height = Math.min(...boxes.map((r) => r.height));
+    const lines = Math.round((Math.max(...boxes.map((r) => r.bottom)) - Math.min(...boxes.map((r) => r.top))) / height);
+    const clipped = buttons
+      .filter((b) => {
+        const th = b.closest("th");
+        const cell = th.getBoundingClientRect();
+        const style = th.ownerDocument.defaultView.getComputedStyle(th);
+        const r = b.getBoundingClientRect();
+        return r.right > cell.right - parseFloat(style.paddingRight) + 0.5 || b.scrollWidth > b.clientWidth + 0.5;
+      })
+      .map((b) => b.textContent);
+    return { lines, clipped, width: buttons[0]?.closest("table")?.getBoundingClientRect().width };
+  });
+  log(
+    `processes header: ${header.lines} line(s), ${header.clipped.length ? `CLIPPED ${JSON.stringify(header.clipped)}` : "nothing clipped"} (table ${Math.round(header.width ?? 0)} px)`,
   );
   const lastRow = (await procs.count()) > 0 ? procs.last() : frame.locator("div.processes");
   await shotOf(
@@ -388,50 +436,96 @@ async function resizeSidebar(page, sidebar, dx) {
   await page.mouse.up();
 }
 
-/** The short run the history shot marks: a script of the workspace copy that "trains" for about 6 s. */
-const HISTORY_RUN = "train_short.py";
+/** The run the history shot marks: a stand-in of verify/train/train.py in the workspace copy. */
+const HISTORY_RUN = "train.py";
+/** gpuPilot.history.minutes for the shots: the run (104 s) and the idle time around it fill most of it. */
+const HISTORY_MINUTES = 4;
 
 /**
- * 3. The GPU History panel: first a short run on the selected GPU (GPU 1: its start and end are
- * marked on GPU 1's chart and on All GPUs only, the two labels stacked), then the command from the
- * palette and a few seconds of streamed samples. The window is made taller first, so that the All
- * GPUs chart and both GPUs' charts fit in the editor.
+ * The stand-in script of the history shot: while it runs (104 s, as the real run on the H200 did)
+ * it keeps TRAIN_FLAG with its pid, so that the stand-in nvidia-smi replays that run's samples on the
+ * GPU (test/fixtures/nvidia-smi/h200-train), and prints the real run's lines at their times.
+ */
+function trainStandIn(flag) {
+  const text = fs.readFileSync(
+    path.join(repoRoot, "test", "fixtures", "nvidia-smi", "h200-train", "train.log"),
+    "utf8",
+  );
+  const lines = text
+    .split("\n")
+    .map((l) => /^\s*([\d.]+) (.*)$/.exec(l))
+    .filter((m) => m !== null);
+  const log = lines.filter((m) => !/^(START|END) /.test(m[2])).map((m) => [Number(m[1]), m[2]]);
+  const end = Number(lines.find((m) => /^END /.test(m[2]))?.[1] ?? 104);
+  return [
+    '"""A stand-in for verify/train/train.py (a 0.94 B parameter Transformer trained on an H200 for 104 s).',
+    "",
+    "GPU Pilot's screenshot script runs it on the selected GPU: while it runs, the stand-in nvidia-smi",
+    "replays what the real run did to that GPU (test/fixtures/nvidia-smi/h200-train), and it prints the",
+    'real run\'s output at the same times."""',
+    "import os",
+    "import time",
+    "",
+    `FLAG = ${JSON.stringify(flag)}`,
+    `LINES = ${JSON.stringify(log)}`,
+    "",
+    "t0 = time.time()",
+    "with open(FLAG, 'w') as f:",
+    "    f.write(str(os.getpid()))",
+    "try:",
+    "    for at, line in LINES:",
+    "        time.sleep(max(0.0, at - (time.time() - t0)))",
+    "        print(f'{at:7.2f} {line}', flush=True)",
+    `    time.sleep(max(0.0, ${end} - (time.time() - t0)))`,
+    "finally:",
+    "    os.remove(FLAG)",
+    "",
+  ].join("\n");
+}
+
+/**
+ * 3. The GPU History panel over a real-length run on the selected GPU (GPU 1): the panel is opened
+ * first (it holds the nvidia-smi stream whatever the side bar shows), then train.py runs from the
+ * editor with Run Active File (104 s; its start and end are marked on GPU 1's chart and on All GPUs
+ * only, the labels beside their markers), then 30 s more of idle GPU; the window is made taller
+ * so that the All GPUs chart and both GPUs' charts fit in the editor.
  */
 async function historyShot(page, outDir, suffix = "") {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["history-height"]) });
-  fs.writeFileSync(
-    path.join(workspaceFolder, HISTORY_RUN),
-    [
-      "# A short stand-in for a training run: the history shot marks its start and end.",
-      "import time",
-      "",
-      "for epoch in range(3):",
-      "    time.sleep(2)",
-      "    print(f'epoch {epoch}: done', flush=True)",
-      "",
-    ].join("\n"),
-  );
-  await quickOpen(page, HISTORY_RUN);
-  await page.locator(".tabs-container .tab", { hasText: HISTORY_RUN }).first().waitFor({ timeout: 15_000 });
-  await runCommand(page, "GPU Pilot: Run Active File on Selected GPUs", "Run Active File on Selected GPUs");
-  await page.waitForTimeout(10_000); // the run's 6 s and its end
-  await runCommand(page, "Notifications: Clear All Notifications", "Clear All Notifications");
+  fs.writeFileSync(path.join(workspaceFolder, HISTORY_RUN), trainStandIn(trainFlag));
   // The bottom panel (Problems, from the problem shot) closed: the history gets the editor's whole height.
   await hidePanel(page);
-  await page.keyboard.press("F1");
-  const input = page.locator(".quick-input-widget input").first();
-  await input.waitFor({ timeout: 15_000 });
-  await input.fill(">GPU Pilot: Show GPU History");
-  await page
-    .locator(".quick-input-widget .monaco-list-row", { hasText: "Show GPU History" })
-    .first()
-    .waitFor({ timeout: 15_000 });
-  await page.keyboard.press("Enter");
+  // The script's tab first (Quick Open from the editor, not from inside the panel's webview), then
+  // the panel beside it; back on the script's tab after some idle time.
+  await quickOpen(page, HISTORY_RUN);
+  const scriptTab = page.locator(".tabs-container .tab", { hasText: HISTORY_RUN }).first();
+  await scriptTab.waitFor({ timeout: 15_000 });
+  await runCommand(page, "GPU Pilot: Show GPU History", "Show GPU History");
   await page.locator(".tabs-container .tab", { hasText: "GPU History" }).first().waitFor({ timeout: 15_000 });
+  await page.waitForTimeout(20_000); // idle before the run
+  await scriptTab.click();
+  await page.locator(".part.editor .monaco-editor textarea").first().focus();
+  const started = Date.now();
+  await runCommand(page, "GPU Pilot: Run Active File on Selected GPUs", "Run Active File on Selected GPUs");
+  // The run: its flag appears when it starts and goes when it ends (bounded: 3 min).
+  const until = async (cond, what, ms) => {
+    for (const end = Date.now() + ms; Date.now() < end; await page.waitForTimeout(500)) if (cond()) return true;
+    log(`history: ${what} not seen in ${ms / 1000} s`);
+    return false;
+  };
+  if (await until(() => fs.existsSync(trainFlag), "the run's start", 120_000)) {
+    log(`history: ${HISTORY_RUN} started ${Math.round((Date.now() - started) / 1000)} s after Run`);
+    await until(() => !fs.existsSync(trainFlag), "the run's end", 180_000);
+    log(`history: ${HISTORY_RUN} ended after ${Math.round((Date.now() - started) / 1000)} s`);
+  }
+  await page.waitForTimeout(30_000); // idle after the run
+  await runCommand(page, "Notifications: Clear All Notifications", "Clear All Notifications");
+  await hidePanel(page); // the run's terminal
+  await runCommand(page, "GPU Pilot: Show GPU History", "Show GPU History");
   const frame = page.frameLocator("iframe.webview.ready").frameLocator("iframe#active-frame");
   await frame.locator("section.gpu .uplot").nth(3).waitFor({ timeout: 30_000 });
   await frame.locator("#summary", { hasText: /samples per GPU/ }).waitFor({ timeout: 30_000 });
-  await page.waitForTimeout(8_000); // some samples after the first
+  await page.waitForTimeout(3_000);
   await page.mouse.move(5, Number(opts.height) - 5);
   const summary = await frame.locator("#summary").textContent();
   log(`history: ${summary}`);
@@ -464,18 +558,40 @@ async function runCommand(page, title, row) {
 /** Closes the bottom panel (View: Hide Panel); nothing when it is closed already. */
 const hidePanel = (page) => runCommand(page, "View: Hide Panel", "Hide Panel");
 
-/** Opens the workspace file `name` with Quick Open (Ctrl+P). */
+/**
+ * Opens the workspace file `name` with Quick Open (Ctrl+P); up to three tries (a file the script has
+ * just written may not be listed yet on a loaded machine).
+ */
 async function quickOpen(page, name) {
-  await page.keyboard.press("Control+P");
-  const input = page.locator(".quick-input-widget input").first();
-  await input.waitFor({ timeout: 15_000 });
-  await input.fill(name);
-  await page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first().waitFor({ timeout: 15_000 });
-  await page.keyboard.press("Enter");
+  for (let attempt = 1; ; attempt++) {
+    await page.keyboard.press("Control+P");
+    const input = page.locator(".quick-input-widget input").first();
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill(name);
+    const row = page.locator(".quick-input-widget .monaco-list-row", { hasText: name }).first();
+    const listed = await row.waitFor({ timeout: 15_000 }).then(
+      () => true,
+      (e) => {
+        if (attempt >= 3) throw e;
+        return false;
+      },
+    );
+    if (listed) return page.keyboard.press("Enter");
+    log(`quick open: ${name} not listed (try ${attempt})`);
+    await page.keyboard.press("Escape");
+    await page.waitForTimeout(2000);
+  }
 }
 
 async function problemShot(page, outDir, suffix = "") {
-  // 2. A file with a GPU001: quick open, wait for the squiggle, open the Problems panel.
+  // 2. A file with a GPU001: quick open, wait for the squiggle, open the Problems panel. The window
+  // is made tall enough for the whole file above the panel and wide enough for the problem's whole
+  // message (the README's shot cut line 5 at the top and the message at "it has no ...").
+  const fileLines = fs
+    .readFileSync(path.join(workspaceFolder, opts.file), "utf8")
+    .replace(/\n$/, "")
+    .split("\n").length;
+  await page.setViewportSize({ width: Number(opts.width), height: Math.max(Number(opts.height), 960) });
   await quickOpen(page, opts.file);
   await page.locator(".tabs-container .tab", { hasText: opts.file }).first().waitFor({ timeout: 15_000 });
   await page.locator(".part.editor .monaco-editor .squiggly-error").first().waitFor({ timeout: 60_000 });
@@ -483,24 +599,80 @@ async function problemShot(page, outDir, suffix = "") {
   const problem = page.locator(".markers-panel .monaco-list-row", { hasText: "GPU001" }).first();
   await problem.waitFor({ timeout: 20_000 });
   log(`problem: ${(await problem.textContent())?.slice(0, 160)}`);
-  // Put the cursor at the start of the GPU001 line (Go to Line) so that its lightbulb shows.
   const line = (await problem.textContent())?.match(/\[Ln (\d+)/)?.[1] ?? "1";
-  await page.locator(".part.editor .monaco-editor textarea").first().focus();
-  await page.keyboard.press("Control+G");
-  await page.locator(".quick-input-widget input").first().waitFor({ timeout: 10_000 });
-  await page.keyboard.type(line);
-  await page.keyboard.press("Enter");
+  const editorText = page.locator(".part.editor .monaco-editor textarea").first();
+  /** Line 1 at the top (Ctrl+Home), then the cursor to the GPU001 line (Go to Line) so that its lightbulb shows. */
+  const goToProblemLine = async () => {
+    await editorText.focus();
+    await page.keyboard.press("Control+Home");
+    await page.keyboard.press("Control+G");
+    await page.locator(".quick-input-widget input").first().waitFor({ timeout: 10_000 });
+    await page.keyboard.type(line);
+    await page.keyboard.press("Enter");
+  };
+  await goToProblemLine();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    await page.waitForTimeout(800);
+    const fit = await framing(page, problem);
+    log(
+      `problem shot framing: lines ${fit.first}-${fit.last} of ${fileLines}${fit.firstCut ? ", first cut" : ""}${fit.lastCut ? ", last cut" : ""}; problem row ${fit.rowCut > 1 ? `${Math.round(fit.rowCut)} px too narrow` : "whole"}`,
+    );
+    const missing = fit.first > 1 || fit.firstCut || fit.last < fileLines || fit.lastCut;
+    if (!missing && fit.rowCut <= 1) break;
+    const vp = page.viewportSize();
+    await page.setViewportSize({
+      width: vp.width + (fit.rowCut > 1 ? Math.ceil(fit.rowCut) + 24 : 0),
+      height: vp.height + (missing ? Math.max(1, fileLines - fit.last + 1) * fit.lineHeight + 8 : 0),
+    });
+    await goToProblemLine();
+  }
   await page
     .locator(".part.editor .monaco-editor .codicon-light-bulb, .part.editor .monaco-editor .lightBulbWidget")
     .first()
     .waitFor({ timeout: 10_000 })
     .catch(() => log("no lightbulb shown"));
-  await page.mouse.move(5, Number(opts.height) - 5);
+  await page.mouse.move(5, page.viewportSize().height - 5);
   // The editor and the Problems panel down to its last row (no side bar, no empty panel space).
   const markers = page.locator(".markers-panel .monaco-list-row");
   await shotOf(page, path.join(outDir, `screenshot${suffix}.png`), [page.locator(".part.editor"), markers.last()], {
     padBottom: 8,
   });
+  await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) });
+}
+
+/**
+ * What the problem shot shows: the first and last editor lines in view (by their line numbers) and
+ * whether either is cut by the editor's edge, the line height, and by how many px the problem row's
+ * widest cut text (an ellipsis) is too narrow (0: nothing cut).
+ */
+async function framing(page, problem) {
+  const rowCut = await problem.evaluate((row) =>
+    Math.max(
+      0,
+      ...[...row.querySelectorAll("*")]
+        .filter((e) => e.clientWidth > 0 && e.ownerDocument.defaultView.getComputedStyle(e).textOverflow === "ellipsis")
+        .map((e) => e.scrollWidth - e.clientWidth),
+    ),
+  );
+  const lines = await page.evaluate(() => {
+    // runs in the page
+    const editor = globalThis.document.querySelector(".part.editor .monaco-editor .overflow-guard");
+    const box = editor.getBoundingClientRect();
+    const numbers = [...globalThis.document.querySelectorAll(".part.editor .monaco-editor .line-numbers")]
+      .map((e) => ({ n: Number(e.textContent), r: e.getBoundingClientRect() }))
+      .filter((x) => Number.isFinite(x.n) && x.r.height > 0 && x.r.bottom > box.top && x.r.top < box.bottom)
+      .sort((a, b) => a.n - b.n);
+    const first = numbers[0];
+    const last = numbers[numbers.length - 1];
+    return {
+      first: first?.n ?? 0,
+      firstCut: first ? first.r.top < box.top - 0.5 : true,
+      last: last?.n ?? 0,
+      lastCut: last ? last.r.bottom > box.bottom + 0.5 : true,
+      lineHeight: first?.r.height ?? 19,
+    };
+  });
+  return { ...lines, rowCut };
 }
 
 async function notebookShot(page, outDir) {
@@ -562,6 +734,8 @@ async function shotOf(page, file, parts, { padBottom = 0, bottomOf } = {}) {
     bottomOf === undefined ? Math.max(...boxes.map((b) => b.y + b.height)) : boxes[bottomOf].y + boxes[bottomOf].height;
   const bottom = Math.min(vp.height, Math.ceil(lowest + padBottom));
   await page.screenshot({ path: file, clip: { x, y, width: right - x, height: bottom - y } });
+  // Lossless, 10-20 % smaller: the .vsix that carries some of these stays under its limit.
+  shrinkPng(file);
   // Relative to where the script was started when the file is under it, else the full path (--out-dir elsewhere).
   const shown = file.startsWith(process.cwd() + path.sep) ? path.relative(process.cwd(), file) : file;
   log(`wrote ${shown} (${right - x} x ${bottom - y} CSS px)`);

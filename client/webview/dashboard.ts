@@ -26,7 +26,13 @@ import type {
 } from "../src/gpu/dashboard";
 import type { DashboardBar, DashboardGpu, DashboardModel } from "../src/gpu/dashboardModel";
 import { chooseLayout, type DashboardLayout } from "../src/gpu/dashboardLayout";
-import { type DashboardProcess, type ProcessSortKey, SM_NOTE } from "../src/gpu/processTable";
+import {
+  type DashboardProcess,
+  PROCESS_COLUMNS,
+  PROCESS_SORT_KEYS,
+  type ProcessSortKey,
+  SM_NOTE,
+} from "../src/gpu/processTable";
 
 interface PageState {
   view: DashboardView;
@@ -144,28 +150,19 @@ const COLUMNS: { key: ProcessSortKey; label: string }[] = [
   { key: "command", label: "Command" },
 ];
 
-/** What a column is, for the sort buttons' tooltips. */
-const COLUMN_TITLES: Record<ProcessSortKey, string> = {
-  gpu: "GPU index",
-  pid: "process id",
-  user: "user",
-  memory: "GPU memory (nvidia-smi used_memory)",
-  sm: "SM % of the process",
-  cpu: "CPU % of one core (/proc/<pid>/stat)",
-  host: "host memory (resident, VmRSS)",
-  time: "running time",
-  command: "command line",
-};
+const capitalised = (t: string) => t.charAt(0).toUpperCase() + t.slice(1);
 
 function sortButton(key: ProcessSortKey, label: string, m: DashboardModel): HTMLTableCellElement {
   const th = el("th", `col-${key}`);
   th.setAttribute("scope", "col");
   const active = m.sort.key === key;
   th.setAttribute("aria-sort", active ? (m.sort.descending ? "descending" : "ascending") : "none");
-  const b = el("button", "sort", `${label}${active ? (m.sort.descending ? " ▾" : " ▴") : ""}`);
+  // The arrow in a smaller span of its own: it fits the narrow columns (GPU, SM) beside its name.
+  const b = el("button", "sort", label);
+  if (active) b.append(el("span", "arrow", m.sort.descending ? "▾" : "▴"));
   b.type = "button";
   b.dataset.sort = key;
-  b.title = `Sort the processes by ${COLUMN_TITLES[key]}`;
+  b.title = `${capitalised(PROCESS_COLUMNS[key].full)}: sort the processes by it`;
   b.addEventListener("click", () => vscode.postMessage({ type: "sort", key }));
   th.append(b);
   return th;
@@ -254,9 +251,12 @@ function card(g: DashboardGpu, m: DashboardModel): HTMLElement {
         "SM activity: the share of SMs that were busy (nvidia-smi dmon, GPM). GPU-Util only says that some kernel ran.",
       ),
     );
-  c.append(bar("Mem", g.memory, "Memory used", "memory"));
+  // used + free falls short of the total by what the driver reserves: the tooltips say so.
+  c.append(bar("Mem", g.memory, "Memory used", "memory", `Memory used of total. ${g.memoryNote}`));
   const facts = el("div", "facts");
-  facts.append(el("span", "", `Power ${g.power}`), el("span", "", g.free));
+  const free = el("span", "free", g.free);
+  free.title = g.memoryNote;
+  facts.append(el("span", "", `Power ${g.power}`), free);
   c.append(facts, sparkline(g));
   for (const w of g.warnings) c.append(el("p", "warning", w));
   if (g.busyButIdle) {
@@ -345,7 +345,7 @@ function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   const mem = el("span", "metric-value mem", shown);
   if (shown !== g.memory.text) mem.append(el("span", "unit", g.memory.text.slice(shown.length)));
   mem.dataset.metric = "memory";
-  mem.title = `Memory used of total: ${g.memory.text} (${g.free})`;
+  mem.title = `Memory used of total: ${g.memory.text}. ${g.memoryNote}`;
   line1.append(
     miniBar(g.utilization, "GPU utilisation", "util-bar"),
     util,
@@ -372,18 +372,13 @@ function compactRow(g: DashboardGpu, m: DashboardModel): HTMLElement {
   return row;
 }
 
-/** The table's columns by line: six columns; line 2 spans GPU and PID with host memory; line 3 is the command line, full width. */
-const TABLE_COLUMNS: { key: ProcessSortKey; label: string; line: 1 | 2 | 3; span?: number }[] = [
-  { key: "gpu", label: "GPU", line: 1 },
-  { key: "pid", label: "PID", line: 1 },
-  { key: "user", label: "User", line: 1 },
-  { key: "memory", label: "GPU mem", line: 1 },
-  { key: "sm", label: "SM", line: 1 },
-  { key: "cpu", label: "CPU", line: 1 },
-  { key: "host", label: "Host mem", line: 2, span: 2 },
-  { key: "time", label: "Time", line: 2 },
-  { key: "command", label: "Command", line: 3, span: 6 },
-];
+/**
+ * The Processes tab's columns: one header line, over line 1 of each process (GPU, PID, User, GPU
+ * memory, SM, CPU); line 2 holds host memory and running time, each labelled in the cell, and
+ * Stop/Kill; line 3 the full command line. Every column sorts from the Sort list; the six of line 1
+ * also from their header.
+ */
+const LINE1: ProcessSortKey[] = ["gpu", "pid", "user", "memory", "sm", "cpu"];
 
 /** The value of `p` in column `key`, as the table writes it. */
 function cellText(p: DashboardProcess, key: ProcessSortKey): string {
@@ -417,18 +412,21 @@ function processesView(m: DashboardModel): HTMLElement {
   label.append(el("span", "", "User "));
   const select = el("select", "user-filter");
   select.title = "Show the processes of one user";
+  // Each user with their count (the table's count when filtered: `alice (3)`).
+  const counts = new Map<string, number>();
+  for (const p of m.gpus.flatMap((g) => g.processes)) counts.set(p.user, (counts.get(p.user) ?? 0) + 1);
   const all = el("option", "", `everyone (${m.processCount})`);
   all.value = "";
   select.append(all);
   for (const u of m.users) {
-    const o = el("option", "", u);
+    const o = el("option", "", counts.has(u) ? `${u} (${counts.get(u)})` : u);
     o.value = u;
     select.append(o);
   }
   select.value = m.userFilter;
   select.addEventListener("change", () => vscode.postMessage({ type: "filter", user: select.value }));
   label.append(select);
-  bar.append(label, el("span", "count", `${m.processes.length} of ${m.processCount}`));
+  bar.append(label, sortControl(m));
   box.append(bar);
   if (confirm) box.append(confirmBox(confirm));
   if (result) box.append(el("p", `result${result.ok ? "" : " warning"}`, result.message));
@@ -439,17 +437,9 @@ function processesView(m: DashboardModel): HTMLElement {
   const table = el("table", "ptable");
   table.setAttribute("aria-label", "Processes on every GPU");
   const head = el("thead");
-  // Six columns: line 1 holds GPU, PID, User, GPU mem, SM, CPU; line 2 host memory (under GPU and
-  // PID), time (under User) and Stop/Kill (under the numbers); line 3 the full command line.
-  const lines = [el("tr", "line1"), el("tr", "line2"), el("tr", "line3")];
-  for (const c of TABLE_COLUMNS) {
-    const th = sortButton(c.key, c.label, m);
-    if (c.span) th.setAttribute("colspan", String(c.span));
-    lines[c.line - 1].append(th);
-  }
-  lines[1].append(el("th", "col-actions"));
-  lines[1].lastElementChild?.setAttribute("colspan", "3");
-  head.append(...lines);
+  const headRow = el("tr");
+  for (const key of LINE1) headRow.append(sortButton(key, PROCESS_COLUMNS[key].short, m));
+  head.append(headRow);
   table.append(head);
   for (const p of m.processes) {
     const body = el(
@@ -458,26 +448,62 @@ function processesView(m: DashboardModel): HTMLElement {
     );
     body.dataset.pid = String(p.pid);
     const rows = [el("tr", "line1"), el("tr", "line2"), el("tr", "line3")];
-    for (const c of TABLE_COLUMNS) {
-      const td = el("td", `col-${c.key}`, cellText(p, c.key));
-      if (c.span) td.setAttribute("colspan", String(c.span));
-      if (c.key === "user") td.title = p.userNote ?? p.user;
-      if (c.key === "sm") td.title = SM_NOTE;
-      if ((c.key === "cpu" || c.key === "host" || c.key === "time") && p.hostNote)
-        td.title = `Not readable: ${p.hostNote}`;
-      if (c.key === "command")
-        td.title =
-          p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.hostNote ? `\n${p.hostNote}` : "");
-      rows[c.line - 1].append(td);
+    for (const key of LINE1) {
+      const td = el("td", `col-${key}`, cellText(p, key));
+      if (key === "user") td.title = p.userNote ?? p.user;
+      if (key === "sm") td.title = SM_NOTE;
+      if (key === "cpu" && p.hostNote) td.title = `Not readable: ${p.hostNote}`;
+      rows[0].append(td);
+    }
+    // Line 2: host memory and running time, each with its name (no header line of their own).
+    const hostTime = el("td", "col-host-time");
+    hostTime.setAttribute("colspan", "3");
+    for (const key of ["host", "time"] as const) {
+      const part = el("span", `col-${key}`);
+      part.append(el("span", "cell-label", key === "host" ? "host " : "up "), cellText(p, key));
+      part.title = p.hostNote ? `Not readable: ${p.hostNote}` : capitalised(PROCESS_COLUMNS[key].full);
+      hostTime.append(part);
     }
     const act = el("td", "col-actions");
     act.setAttribute("colspan", "3");
     act.append(actions(p));
-    rows[1].append(act);
+    rows[1].append(hostTime, act);
+    const cmd = el("td", "col-command", cellText(p, "command"));
+    cmd.setAttribute("colspan", "6");
+    cmd.title = p.command + (p.workspaceRun ? " (this workspace's run)" : "") + (p.hostNote ? `\n${p.hostNote}` : "");
+    rows[2].append(cmd);
     body.append(...rows);
     table.append(body);
   }
   box.append(table);
+  return box;
+}
+
+/**
+ * The Sort list (every column by its full name, host memory, time and command line too) and the
+ * direction button beside it (▾ descending, ▴ ascending: a click turns it round).
+ */
+function sortControl(m: DashboardModel): HTMLElement {
+  const label = el("label", "sort-by");
+  label.append(el("span", "", "Sort "));
+  const select = el("select", "sort-key");
+  select.title = "Sort the processes by a column";
+  for (const key of PROCESS_SORT_KEYS) {
+    const o = el("option", "", capitalised(PROCESS_COLUMNS[key].full.replace(/ \(.*\)$/, "")));
+    o.value = key;
+    select.append(o);
+  }
+  select.value = m.sort.key;
+  select.addEventListener("change", () => vscode.postMessage({ type: "sort", key: select.value as ProcessSortKey }));
+  const dir = el("button", "sort-dir", m.sort.descending ? "▾" : "▴");
+  dir.type = "button";
+  dir.dataset.sortDir = m.sort.key;
+  dir.title = m.sort.descending ? "Descending: click for ascending" : "Ascending: click for descending";
+  dir.setAttribute("aria-label", dir.title);
+  dir.addEventListener("click", () => vscode.postMessage({ type: "sort", key: m.sort.key }));
+  label.append(select);
+  const box = el("span", "sort");
+  box.append(label, dir);
   return box;
 }
 
@@ -573,7 +599,11 @@ function render(m: DashboardModel): void {
               ? `[data-confirm="${focused.dataset.confirm}"]`
               : focused?.classList.contains("user-filter")
                 ? "select.user-filter"
-                : undefined;
+                : focused?.classList.contains("sort-key")
+                  ? "select.sort-key"
+                  : focused?.classList.contains("sort-dir")
+                    ? "button.sort-dir"
+                    : undefined;
   const focusCard = focused?.closest("section.gpu, section.gpu-row") as HTMLElement | null;
   root.replaceChildren();
   layout = chooseLayout(m.gpus.length, window.innerHeight);
@@ -632,6 +662,8 @@ function report(m: DashboardModel): void {
       pids: Array.from(root.querySelectorAll<HTMLElement>("table.ptable tbody")).map((b) => Number(b.dataset.pid)),
       userFilter: root.querySelector<HTMLSelectElement>("select.user-filter")?.value ?? m.userFilter,
       headers: Array.from(root.querySelectorAll<HTMLElement>("table.ptable th button")).map((b) => b.textContent ?? ""),
+      ...headerFit(),
+      sortList: root.querySelector<HTMLSelectElement>("select.sort-key")?.value ?? "",
     },
     confirm: root.querySelector(".confirm .question")?.textContent ?? "",
     result: root.querySelector("p.result")?.textContent ?? "",
@@ -641,6 +673,32 @@ function report(m: DashboardModel): void {
     overflowing: sections.some((c) => c.scrollWidth > c.clientWidth + 1) || doc.scrollWidth > doc.clientWidth + 1,
   };
   vscode.postMessage({ type: "rendered", rendered });
+}
+
+/**
+ * How the Processes tab's header is laid out: the lines its sort buttons take (distinct tops) and
+ * the labels of those that do not fit their cell (wider than the cell's content box: clipped or
+ * running into the next column).
+ */
+function headerFit(): { headerLines: number; clipped: string[] } {
+  const buttons = Array.from(root.querySelectorAll<HTMLElement>("table.ptable thead th button"));
+  const boxes = buttons.map((b) => b.getBoundingClientRect());
+  // Lines: the header's height in lines of its shortest button (a glyph such as ▾ may shift one a
+  // pixel: still one line).
+  const lineHeight = Math.min(...boxes.map((r) => r.height));
+  const span = Math.max(...boxes.map((r) => r.bottom)) - Math.min(...boxes.map((r) => r.top));
+  const clipped = buttons
+    .filter((b) => {
+      const th = b.closest("th") as HTMLElement;
+      const cell = th.getBoundingClientRect();
+      const style = getComputedStyle(th);
+      const contentLeft = cell.left + parseFloat(style.paddingLeft);
+      const contentRight = cell.right - parseFloat(style.paddingRight);
+      const r = b.getBoundingClientRect();
+      return b.scrollWidth > b.clientWidth + 0.5 || r.left < contentLeft - 0.5 || r.right > contentRight + 0.5;
+    })
+    .map((b) => b.textContent ?? "");
+  return { headerLines: buttons.length === 0 ? 0 : Math.round(span / lineHeight), clipped };
 }
 
 /** Clicks one of the dashboard's own controls (end-to-end tests: the same handlers as a user's click). */
@@ -657,7 +715,14 @@ function click(target: DashboardClickTarget): void {
         );
       // A compact row's table is in its full card: open it first, as a user would.
       if (!button() && target.uuid) cardOf(target.uuid)?.querySelector<HTMLButtonElement>("button.expand")?.click();
-      button()?.click();
+      if (button()) return button()?.click();
+      // The Processes tab's host memory, time and command sort from the Sort list (the same
+      // column again: its direction button).
+      const list = root.querySelector<HTMLSelectElement>("select.sort-key");
+      if (!list || target.uuid) return;
+      if (list.value === target.key) return root.querySelector<HTMLButtonElement>("button.sort-dir")?.click();
+      list.value = target.key;
+      list.dispatchEvent(new Event("change"));
       return;
     }
     case "view":

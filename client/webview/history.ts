@@ -16,7 +16,15 @@
 import uPlot from "uplot";
 import type { FromWebview, HistoryAllAxes, HistoryAxes, RunMark, ToWebview } from "../src/gpu/historyPanel";
 import { type GpuSeries, timeAxis, type TimeAxis } from "../src/gpu/history";
-import { combineGpus, hoveredMark, layoutMarkLabels, marksForGpu } from "../src/gpu/historyMarks";
+import {
+  combineGpus,
+  drawRunMarks,
+  gpuLineStyle,
+  hoveredMark,
+  LABEL_ROW_PX,
+  marksForGpu,
+  runMarkers,
+} from "../src/gpu/historyMarks";
 import { formatMemoryPair } from "../../common/src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
@@ -66,7 +74,10 @@ function theme() {
 }
 
 /** Per plot: the labels drawn beside run markers and the y tick labels, at its last draw (reported in `drawn`). */
-const runLabelsOf = new WeakMap<uPlot, { drawn: string[]; rows: number[]; hover: string[] }>();
+const runLabelsOf = new WeakMap<
+  uPlot,
+  { drawn: string[]; rows: number[]; hover: string[]; at: HistoryAxes["runLabelAt"] }
+>();
 const ticksOf = new WeakMap<uPlot, string[]>();
 const timeTicksOf = new WeakMap<uPlot, string[]>();
 /** Per plot: its markers at the last draw, for the hover: x in CSS px from the plot area's left, label, colour, drawn or not. */
@@ -81,8 +92,6 @@ function currentTimeAxis(): TimeAxis {
   return timeAxis(minutes, Number.isFinite(newest) ? newest : Date.now());
 }
 
-/** Height of one row of marker labels, CSS px (11 px text on a 14 px background, 2 px apart). */
-const LABEL_ROW_PX = 16;
 /** Rows of marker labels at most; labels with no room on them are shown on hover. */
 const MAX_LABEL_ROWS = 3;
 
@@ -90,7 +99,8 @@ const MAX_LABEL_ROWS = 3;
  * Draws the run starts (green, `▶ <file>`) and ends (red, `■ <file>`) of `runsOf()` as vertical
  * lines over the plot area; when `labelled`, each labelled with the script's file name at the top,
  * on the row layoutMarkLabels gives it (a short run's start and end labels stacked, not over each
- * other); a label with no row is shown while the cursor is within 6 px of its line.
+ * other); a label with no row is shown while the cursor is within 6 px of its line. The drawing is
+ * historyMarks.ts drawRunMarks (unit-tested with a canvas that models textAlign).
  */
 function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugin {
   let tip: HTMLElement | undefined;
@@ -122,73 +132,45 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
       draw: [
         (u: uPlot) => {
           const t = theme();
-          const ctx = u.ctx;
           const { left, top, width, height } = u.bbox;
-          const [min, max] = [u.scales.x.min ?? 0, u.scales.x.max ?? 0];
           const px = devicePixelRatio;
-          const marks: { x: number; css: number; text: string; color: string }[] = [];
-          ctx.save();
-          ctx.font = `${Math.round(11 * px)}px ${cssVar("--vscode-font-family", "sans-serif")}`;
-          ctx.textBaseline = "top";
-          for (const r of runsOf()) {
-            for (const [ms, color, glyph] of [
-              [r.startedAt, t.green, "▶"],
-              [r.endedAt, t.red, "■"],
-            ] as [number | undefined, string, string][]) {
-              if (ms === undefined) continue;
-              const s = ms / 1000;
-              if (s < min || s > max) continue;
-              const x = Math.round(u.valToPos(s, "x", true));
-              ctx.strokeStyle = color;
-              ctx.lineWidth = 1.5 * px;
-              ctx.setLineDash([5 * px, 3 * px]);
-              ctx.beginPath();
-              ctx.moveTo(x, top);
-              ctx.lineTo(x, top + height);
-              ctx.stroke();
-              marks.push({ x, css: u.valToPos(s, "x"), text: `${glyph} ${r.file || r.title}`, color });
-            }
-          }
-          const drawn: string[] = [];
-          const rows: number[] = [];
-          const hover: string[] = [];
-          if (labelled) {
-            // Each label's box: its text plus 2 px of background either side.
-            const boxes = marks.map((m) => ({ x: m.x, width: ctx.measureText(m.text).width + 4 * px }));
-            const maxRows = Math.max(1, Math.min(MAX_LABEL_ROWS, Math.floor(height / (LABEL_ROW_PX * px * 2))));
-            const slots = layoutMarkLabels(boxes, {
-              plotLeft: left,
-              plotRight: left + width,
-              pad: 2 * px,
-              gap: 4 * px,
-              maxRows,
-            });
-            ctx.setLineDash([]);
+          const markers = runMarkers(runsOf(), u.scales.x.min ?? 0, u.scales.x.max ?? 0, {
+            start: t.green,
+            end: t.red,
+          });
+          const marks = drawRunMarks(u.ctx, markers, {
+            left,
+            top,
+            width,
+            height,
+            px,
+            xOf: (s) => u.valToPos(s, "x", true),
+            labelled,
+            fontFamily: cssVar("--vscode-font-family", "sans-serif"),
             // A see-through background: the lines under a label stay visible, its text readable.
-            const labelBg = translucent(t.bg, 0.75);
-            slots.forEach((slot, i) => {
-              const m = marks[i];
-              if (!slot.visible) {
-                hover.push(m.text);
-                return;
-              }
-              const y = top + (2 + slot.row * LABEL_ROW_PX) * px;
-              ctx.fillStyle = labelBg;
-              ctx.fillRect(slot.left, y, boxes[i].width, 14 * px);
-              ctx.fillStyle = m.color;
-              ctx.fillText(m.text, slot.left + 2 * px, y + px);
-              drawn.push(m.text);
-              rows.push(slot.row);
-            });
+            labelBackground: translucent(t.bg, 0.75),
+            maxRows: Math.max(1, Math.min(MAX_LABEL_ROWS, Math.floor(height / (LABEL_ROW_PX * px * 2)))),
+          });
+          const shown = labelled ? marks.filter((m) => m.visible) : [];
+          runLabelsOf.set(u, {
+            drawn: shown.map((m) => m.text),
+            rows: shown.map((m) => m.row),
+            hover: labelled ? marks.filter((m) => !m.visible).map((m) => m.text) : [],
+            // CSS px from the plot area's left edge.
+            at: shown.map((m) => ({
+              marker: (m.lineX - left) / px,
+              textLeft: (m.textLeft - left) / px,
+              boxLeft: (m.boxLeft - left) / px,
+              boxRight: (m.boxLeft + m.boxWidth - left) / px,
+            })),
+          });
+          if (labelled)
             markersOf.set(u, {
-              xs: marks.map((m) => m.css),
+              xs: marks.map((m) => (m.lineX - left) / px),
               texts: marks.map((m) => m.text),
               colors: marks.map((m) => m.color),
-              visible: slots.map((x) => x.visible),
+              visible: marks.map((m) => m.visible),
             });
-          }
-          runLabelsOf.set(u, { drawn, rows, hover });
-          ctx.restore();
         },
       ],
     },
@@ -243,6 +225,8 @@ function translucent(color: string, alpha: number): string {
 
 /** Per plot: its area fill as given to uPlot (reported in `drawn`). */
 const fillOfPlot = new WeakMap<uPlot, string>();
+/** Per plot: its lines' colours as given to uPlot (which keeps them as functions), reported in `drawn`. */
+const strokesOfPlot = new WeakMap<uPlot, string[]>();
 
 /** The newest value of `ys` that is not a gap (null), or null when there is none. */
 function newest(ys: ArrayLike<number | null | undefined> | undefined): number | null {
@@ -312,7 +296,7 @@ function makePlot(
       },
       {
         ...axis,
-        size: 72,
+        size: yAxisSize,
         values: (u, ticks) => {
           const step = ticks.length > 1 ? Math.abs(ticks[1] - ticks[0]) : 1;
           const labels = ticks.map((v) => tickLabel(v, unit, step));
@@ -346,6 +330,10 @@ function makePlot(
   };
   const plot = new uPlot(opts, [[], ...lines.map(() => [])], el);
   fillOfPlot.set(plot, fill ?? "");
+  strokesOfPlot.set(
+    plot,
+    lines.map((l) => l.color),
+  );
   return plot;
 }
 
@@ -379,19 +367,20 @@ function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uP
 }
 
 /**
- * GPU `i`'s line on the All GPUs chart: the theme's six chart colours in turn, solid for GPUs 0-5,
- * dashed for 6-11, dotted after (8 or 16 GPUs: no two lines alike up to 18).
+ * The theme's chart colours in the order GPUs take them (historyMarks.ts gpuLineStyle: GPU 0 blue,
+ * GPU 1 purple, ...; dashed from the seventh GPU, dotted from the thirteenth).
  */
-function allGpusLine(i: number, label: string, emphasised: boolean): Line {
+function palette(): string[] {
   const t = theme();
-  const palette = [t.blue, t.purple, t.green, t.orange, t.red, cssVar("--vscode-charts-yellow", "#cca700")];
-  const round = Math.floor(i / palette.length);
-  return {
-    label,
-    color: palette[i % palette.length],
-    emphasised,
-    ...(round === 0 ? {} : { dash: round === 1 ? [6, 3] : [2, 2] }),
-  };
+  return [t.blue, t.purple, t.green, t.orange, t.red, cssVar("--vscode-charts-yellow", "#cca700")];
+}
+
+/**
+ * The line of the GPU at `position` (in index order): the same colour and dash on "All GPUs" and on
+ * the GPU's own charts, thick where it is selected.
+ */
+function gpuLine(position: number, label: string, emphasised: boolean): Line {
+  return { label, emphasised, ...gpuLineStyle(position, palette()) };
 }
 
 function isSelected(uuid: string): boolean {
@@ -414,6 +403,20 @@ function chartBox(className: string): { box: HTMLElement; title: HTMLElement; ut
   return { box, title, util, mem };
 }
 
+/**
+ * The y axes' width, CSS px, the same on every chart so that their time axes line up: room for the
+ * widest tick label there can be (`2000 GiB` on All 16 GPUs' memory axis was cut at its left).
+ */
+let yAxisSize = 72;
+
+/** The width `yAxisSize` needs for tick labels up to `maxLabel` in the theme's font (ticks and gaps beside them). */
+function axisSizeFor(maxLabel: string): number {
+  const ctx = document.createElement("canvas").getContext("2d");
+  if (!ctx) return 72;
+  ctx.font = theme().font;
+  return Math.max(72, Math.ceil(ctx.measureText(maxLabel).width) + 18);
+}
+
 function rebuild(): void {
   for (const c of charts.values()) {
     c.util.destroy();
@@ -425,6 +428,12 @@ function rebuild(): void {
   allChart = undefined;
   root.replaceChildren();
   const t = theme();
+  // The widest memory tick: All GPUs' total (or a GPU's, in MiB) in whole units.
+  const widest = [combineGpus(series).memoryTotalMiB, ...series.map((g) => g.memoryTotalMiB)]
+    .map((m) => memoryAxis(m))
+    .map((a) => `${Math.round(a.max)} ${a.unit}`)
+    .reduce((a, b) => (b.length > a.length ? b : a), "100%");
+  yAxisSize = axisSizeFor(widest);
   if (series.length > 0) {
     // All GPUs: each GPU's utilisation (its own colour; the selected ones thick) and the memory of
     // all of them against their total; every run marked.
@@ -434,7 +443,7 @@ function rebuild(): void {
     const util = makePlot(
       "Utilisation of every GPU (%)",
       "%",
-      series.map((g, i) => allGpusLine(i, `GPU ${g.index}`, isSelected(g.uuid))),
+      series.map((g, i) => gpuLine(i, `GPU ${g.index}`, isSelected(g.uuid))),
       100,
       b.util,
       true,
@@ -443,7 +452,8 @@ function rebuild(): void {
     const mem = makePlot(
       `Memory used by all GPUs (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`,
       axis.unit,
-      [{ label: "All GPUs", color: t.purple, emphasised: false }],
+      // The sum of every GPU's memory: the theme's text colour, no GPU's.
+      [{ label: "All GPUs", color: t.fg, emphasised: false }],
       axis.max,
       b.mem,
       false,
@@ -451,15 +461,18 @@ function rebuild(): void {
     );
     allChart = { box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max };
   }
-  for (const g of series) {
+  series.forEach((g, position) => {
     const isSel = isSelected(g.uuid);
     const b = chartBox(`gpu${isSel ? " selected" : ""}${focus === g.uuid ? " focus" : ""}`);
+    // The GPU's colour, as on All GPUs: its box's edge and both its lines (thick when selected).
+    const style = gpuLineStyle(position, palette());
+    b.box.style.borderLeftColor = style.color;
     // A run is marked only on the charts of the GPUs it was given.
     const mine = () => marksForGpu(runs, g.uuid);
     const util = makePlot(
       "Utilisation (%)",
       "%",
-      [{ label: "Utilisation (%)", color: isSel ? t.orange : t.blue, emphasised: isSel }],
+      [gpuLine(position, "Utilisation (%)", isSel)],
       100,
       b.util,
       true,
@@ -468,17 +481,9 @@ function rebuild(): void {
     // Memory: from 0 to the GPU's total, so that the chart shows how full the GPU is.
     const axis = memoryAxis(g.memoryTotalMiB);
     const memTitle = `Memory used (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`;
-    const mem = makePlot(
-      memTitle,
-      axis.unit,
-      [{ label: memTitle, color: isSel ? t.orange : t.purple, emphasised: isSel }],
-      axis.max,
-      b.mem,
-      false,
-      mine,
-    );
+    const mem = makePlot(memTitle, axis.unit, [gpuLine(position, memTitle, isSel)], axis.max, b.mem, false, mine);
     charts.set(g.uuid, { uuid: g.uuid, box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max });
-  }
+  });
   redraw();
   if (focus) charts.get(focus)?.box.scrollIntoView({ block: "nearest" });
 }
@@ -497,7 +502,9 @@ function axesOf(c: Chart): HistoryAxes {
     memoryTicks: [...(ticksOf.get(c.mem) ?? [])],
     runLabels: [...(labels?.drawn ?? [])],
     runLabelRows: [...(labels?.rows ?? [])],
+    runLabelAt: [...(labels?.at ?? [])],
     hoverLabels: [...(labels?.hover ?? [])],
+    color: { utilization: strokeOf(c.util, 1), memory: strokeOf(c.mem, 1) },
     legend: { utilization: legendOf(c.util), memory: legendOf(c.mem) },
     fill: { utilization: fillOfPlot.get(c.util) ?? "", memory: fillOfPlot.get(c.mem) ?? "" },
     width: c.util.width,
@@ -511,11 +518,18 @@ function allAxes(): HistoryAllAxes | undefined {
   const labels = runLabelsOf.get(allChart.util);
   return {
     series: allChart.util.series.slice(1).map((s) => String(s.label ?? "")),
+    colors: allChart.util.series.slice(1).map((_, i) => strokeOf(allChart!.util, i + 1)),
     memory: [allChart.mem.scales.y.min ?? NaN, allChart.mem.scales.y.max ?? NaN],
     memoryUnit: allChart.memUnit,
     runLabels: [...(labels?.drawn ?? [])],
+    runLabelAt: [...(labels?.at ?? [])],
     hoverLabels: [...(labels?.hover ?? [])],
   };
+}
+
+/** The colour series `i` of `u` (1 for its first line) was given, as the theme wrote it. */
+function strokeOf(u: uPlot, i: number): string {
+  return strokesOfPlot.get(u)?.[i - 1] ?? "";
 }
 
 function redraw(): void {

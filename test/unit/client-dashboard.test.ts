@@ -18,6 +18,7 @@ import {
   buildDashboardModel,
   bucketByTime,
   nextSort,
+  sparkPoints,
   sortProcesses,
   type DashboardProcess,
 } from "../../client/src/gpu/dashboardModel";
@@ -153,6 +154,11 @@ test("model of the 2 x H200 capture: numbers as the tree writes them, the proces
       [1, "NVIDIA H200", true, "0%", "0.0/140.4 GiB", "36°C", "101/700 W", "139.8 GiB free"],
     ],
   );
+  // 0.0 used + 139.8 free is not 140.4: the tooltips give the reserved 615 MiB (nvidia-smi's memory.reserved, 616 in -q).
+  assert.equal(
+    model.gpus[0].memoryNote,
+    "0 MiB used + 139.8 GiB free + 615 MiB reserved by the NVIDIA driver and firmware (nvidia-smi memory.reserved) = 140.4 GiB total",
+  );
   assert.deepEqual(model.gpus[0].utilization, { fraction: 0, level: "low", text: "0%" });
   assert.deepEqual(
     model.gpus[0].processes.map((p) => [p.pid, p.user, p.memory, p.command]),
@@ -243,23 +249,18 @@ test("model: MIG devices under their GPU, ticked by UUID; sparkline from the his
     history: h.snapshot(),
     now,
   });
-  // The history (2 s) is shorter than the 5 min window: the line spans the last 60 s (its minimum), 60 slices of 1 s.
-  assert.equal(withHistory.gpus[1].spark.utilization.length, 60);
-  assert.equal(withHistory.gpus[1].spark.seconds, 60, "the legend says the span shown: last 60 s");
+  // The history (2 s) is shorter than the 5 min window: the line spans those 2 s (it spanned 60 s,
+  // the last 2 of them drawn), in slices no narrower than 1.25 samples: 2 slices of 1 s.
   assert.deepEqual(
-    withHistory.gpus[1].spark.utilization.slice(57),
-    [null, 10, 30],
-    "-2 s in slice 58; -1 s (unknown) and now in slice 59",
+    withHistory.gpus[1].spark.utilization,
+    [10, 30],
+    "-2 s in slice 0; -1 s (unknown) and now in slice 1",
   );
-  assert.equal(
-    withHistory.gpus[1].spark.utilization.slice(0, 58).every((v) => v === null),
-    true,
-    "the sample 400 s ago is outside the window",
-  );
+  assert.equal(withHistory.gpus[1].spark.seconds, 2, "the legend says the span shown: last 2 s");
   assert.deepEqual(
-    withHistory.gpus[1].spark.memory.slice(58).map((v) => Number(v!.toFixed(3))),
+    withHistory.gpus[1].spark.memory.map((v) => Number(v!.toFixed(3))),
     [0.5, 0],
-    "memory as a fraction of the GPU's total",
+    "memory as a fraction of the GPU's total; the sample 400 s ago is outside the window",
   );
   assert.deepEqual(withHistory.gpus[0].spark.utilization, [], "no history for GPU 0");
   // The dashboard passes the History panel's window (gpuPilot.history.minutes = 10): the sample 400 s ago is in it.
@@ -284,6 +285,48 @@ test("model: MIG devices under their GPU, ticked by UUID; sparkline from the his
     "labelled 'last 7 min' (400 s): what the history holds, within the History panel's 10 min",
   );
   monitor.dispose();
+});
+
+test("sparkline: a short history fills the box, every slice with a sample (it was the right part of a 60 s box)", async () => {
+  const monitor = await monitorFor("busy");
+  const inv = monitor.inventory!;
+  const g1 = inv.gpus[1];
+  const h = new GpuHistory(1000);
+  const now = 2_000_000_000;
+  // 25 samples a second apart (with the stream's jitter of up to 40 ms), the newest 300 ms ago.
+  for (let i = 24; i >= 0; i--)
+    h.push({
+      at: now - 300 - i * 1000 + ((i * 37) % 41) - 20,
+      gpus: [{ ...g1, utilizationGpuPercent: 4 * i, memoryUsedMiB: 1000 * i }],
+    });
+  const m = buildDashboardModel({
+    state: "ok",
+    problem: "",
+    inventory: inv,
+    selection: [],
+    history: h.snapshot(),
+    now,
+    sparkSeconds: 600,
+  });
+  const spark = m.gpus[1].spark;
+  monitor.dispose();
+  assert.equal(spark.seconds, 24, "'last 24 s': from the oldest sample, not 'last 60 s' or 'last 10 min'");
+  assert.equal(spark.utilization.length, 19, "24.3 s in slices of at least 1.25 s");
+  assert.deepEqual(
+    spark.utilization.map((v, i) => (v === null ? i : -1)).filter((i) => i >= 0),
+    [],
+    "no empty slice: the line is unbroken",
+  );
+  assert.equal(
+    spark.utilization[0],
+    94,
+    "the first slice starts at the oldest sample (24 s ago, 96 %; with the next, 92 %)",
+  );
+  assert.equal(spark.utilization[18], 0, "the last slice holds the newest");
+  assert.deepEqual(
+    [sparkPoints(0, 1000), sparkPoints(5000, NaN), sparkPoints(1000, 1000), sparkPoints(600_000, 1000)],
+    [1, 1, 2, 60],
+  );
 });
 
 test("model when nvidia-smi is missing or failed: no cards, the reason", () => {
@@ -419,7 +462,7 @@ test("provider: strict CSP with a nonce; ticks from the webview change the selec
       view: "gpus",
       layout: "full",
       expanded: [],
-      table: { pids: [], userFilter: "", headers: [] },
+      table: { pids: [], userFilter: "", headers: [], headerLines: 0, clipped: [], sortList: "" },
       confirm: "",
       result: "",
       height: 600,

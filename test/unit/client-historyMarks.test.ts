@@ -4,10 +4,16 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   combineGpus,
+  drawRunMarks,
+  gpuLineStyle,
   hoveredMark,
   layoutMarkLabels,
+  type MarkCanvas,
+  type MarkGeometry,
   marksForGpu,
   type MarkLabelOptions,
+  runMarkers,
+  textLeftOf,
 } from "../../client/src/gpu/historyMarks";
 import type { GpuSeries } from "../../client/src/gpu/history";
 
@@ -158,4 +164,158 @@ test("All GPUs: a GPU without memory.total gives no total; no GPUs give nothing"
   assert.equal(combineGpus([gpu(G0, [1], [1], [1], 80), gpu(G1, [1], [1], [2], null)]).memoryTotalMiB, null);
   assert.deepEqual(combineGpus([gpu(G0, [1], [1], [null], 80), gpu(G1, [1], [1], [2], 80)]).memoryUsedMiB, [null]);
   assert.deepEqual(combineGpus([]), { at: [], utilizationPercent: [], memoryUsedMiB: [], memoryTotalMiB: null });
+});
+
+/**
+ * A canvas context that records what is drawn and models `textAlign` as a canvas does: text drawn
+ * at x starts at x (left/start), x - width/2 (center) or x - width (right/end). It starts with
+ * `textAlign = "right"`, the state uPlot leaves after drawing its y axis.
+ */
+class RecordingCanvas implements MarkCanvas {
+  font = "10px sans-serif";
+  textAlign = "right";
+  textBaseline = "alphabetic";
+  strokeStyle: unknown = "#000";
+  fillStyle: unknown = "#000";
+  lineWidth = 1;
+  readonly lines: { x: number; color: unknown }[] = [];
+  /** Each text as drawn: its left and right edges after textAlign. */
+  readonly texts: { text: string; left: number; right: number; color: unknown }[] = [];
+  private stack: string[] = [];
+  private moveX = NaN;
+  save(): void {
+    this.stack.push(JSON.stringify([this.font, this.textAlign, this.textBaseline, this.lineWidth]));
+  }
+  restore(): void {
+    [this.font, this.textAlign, this.textBaseline, this.lineWidth] = JSON.parse(this.stack.pop()!);
+  }
+  setLineDash(): void {}
+  beginPath(): void {}
+  moveTo(x: number): void {
+    this.moveX = x;
+  }
+  lineTo(): void {}
+  stroke(): void {
+    this.lines.push({ x: this.moveX, color: this.strokeStyle });
+  }
+  fillRect(): void {}
+  /** 7 canvas px per character (the font's size does not matter here). */
+  measureText(text: string): { width: number } {
+    return { width: [...text].length * 7 };
+  }
+  fillText(text: string, x: number): void {
+    const w = this.measureText(text).width;
+    const left =
+      this.textAlign === "right" || this.textAlign === "end" ? x - w : this.textAlign === "center" ? x - w / 2 : x;
+    this.texts.push({ text, left, right: left + w, color: this.fillStyle });
+  }
+}
+
+/** A 10 min axis over a 750 CSS px plot at 2 canvas px per CSS px, as the README's shot. */
+function geometry(over: Partial<MarkGeometry> = {}): MarkGeometry {
+  const min = 1_000_000;
+  const max = min + 600;
+  return {
+    left: 144,
+    top: 20,
+    width: 1500,
+    height: 300,
+    px: 2,
+    xOf: (s) => 144 + ((s - min) / (max - min)) * 1500,
+    labelled: true,
+    fontFamily: "sans-serif",
+    labelBackground: "rgba(255, 255, 255, 0.75)",
+    maxRows: 3,
+    ...over,
+  };
+}
+
+test("a marker's label is drawn beside its line, whatever textAlign uPlot left (it was a label's width left: 1.3 min)", () => {
+  const runs = [
+    { title: "t", file: "train_short.py", startedAt: (1_000_000 + 100) * 1000, endedAt: (1_000_000 + 106) * 1000 },
+  ];
+  const ctx = new RecordingCanvas();
+  const g = geometry();
+  const drawn = drawRunMarks(ctx, runMarkers(runs, 1_000_000, 1_000_600, { start: "green", end: "red" }), g);
+  assert.deepEqual(
+    drawn.map((d) => [d.text, d.visible, d.row]),
+    [
+      ["▶ train_short.py", true, 0],
+      ["■ train_short.py", true, 1],
+    ],
+  );
+  assert.deepEqual(
+    ctx.lines.map((l) => l.x),
+    [144 + 250, 144 + 265],
+    "lines at 100 s and 106 s of 600 over 1500 px",
+  );
+  for (const [i, d] of drawn.entries()) {
+    const text = ctx.texts[i];
+    // Right of its line: the box starts 2 CSS px (4 canvas px) after it, the text 2 CSS px inside the box.
+    assert.equal(d.boxLeft, d.lineX + 4, `${d.text}: box right of its line`);
+    assert.equal(
+      text.left,
+      d.lineX + 8,
+      `${d.text}: the text as drawn starts beside its line, not ${d.lineX - text.left} px left of it`,
+    );
+    assert.equal(d.textLeft, text.left, "the reported text position is the drawn one");
+    assert.equal(text.color, d.color);
+  }
+  assert.equal(ctx.textAlign, "right", "the context's state is restored for uPlot");
+});
+
+test("near the plot's right edge a label is drawn left of its line, ending beside it", () => {
+  const end = (1_000_000 + 598) * 1000;
+  const ctx = new RecordingCanvas();
+  const drawn = drawRunMarks(
+    ctx,
+    runMarkers([{ title: "t", file: "a.py", startedAt: end - 3000, endedAt: end }], 1_000_000, 1_000_600, {
+      start: "green",
+      end: "red",
+    }),
+    geometry(),
+  );
+  for (const [i, d] of drawn.entries()) {
+    assert.equal(d.boxLeft + d.boxWidth, d.lineX - 4, `${d.text}: the box ends 2 CSS px left of its line`);
+    assert.equal(ctx.texts[i].right, d.lineX - 8, `${d.text}: the text ends beside its line`);
+  }
+});
+
+test("runMarkers: a start and an end per run inside the axis, an unfinished run's start only", () => {
+  const runs = [
+    { title: "a", file: "a.py", startedAt: 10_000, endedAt: 20_000 },
+    { title: "b", file: "", startedAt: 30_000 },
+    { title: "c", file: "c.py", startedAt: 1000, endedAt: 12_000 },
+  ];
+  assert.deepEqual(runMarkers(runs, 5, 40, { start: "g", end: "r" }), [
+    { seconds: 10, color: "g", text: "▶ a.py" },
+    { seconds: 20, color: "r", text: "■ a.py" },
+    { seconds: 30, color: "g", text: "▶ b" },
+    { seconds: 12, color: "r", text: "■ c.py" },
+  ]);
+});
+
+test("unlabelled charts (memory) draw the lines only", () => {
+  const ctx = new RecordingCanvas();
+  const drawn = drawRunMarks(ctx, [{ seconds: 1_000_100, color: "g", text: "▶ a.py" }], geometry({ labelled: false }));
+  assert.equal(ctx.lines.length, 1);
+  assert.equal(ctx.texts.length, 0);
+  assert.equal(drawn[0].visible, false);
+});
+
+test("textLeftOf follows the canvas textAlign values", () => {
+  assert.equal(textLeftOf(100, 40, "left"), 100);
+  assert.equal(textLeftOf(100, 40, "start"), 100);
+  assert.equal(textLeftOf(100, 40, "center"), 80);
+  assert.equal(textLeftOf(100, 40, "right"), 60);
+  assert.equal(textLeftOf(100, 40, "end"), 60);
+});
+
+test("a GPU has one line style on every chart: the palette in turn, dashed from the seventh GPU, dotted from the thirteenth", () => {
+  const palette = ["blue", "purple", "green", "orange", "red", "yellow"];
+  assert.deepEqual(gpuLineStyle(1, palette), { color: "purple" }, "GPU 1: purple on All GPUs and on its own charts");
+  assert.deepEqual(gpuLineStyle(7, palette), { color: "purple", dash: [6, 3] });
+  assert.deepEqual(gpuLineStyle(13, palette), { color: "purple", dash: [2, 2] });
+  const sixteen = Array.from({ length: 16 }, (_, i) => JSON.stringify(gpuLineStyle(i, palette)));
+  assert.equal(new Set(sixteen).size, 16, "16 GPUs: no two lines alike");
 });

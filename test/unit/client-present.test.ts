@@ -58,6 +58,11 @@ test("tooltip lists UUID, bus id, power with units, and the processes", () => {
   assert.match(md, /\| Power \| 109\/700 W \(draw\/cap\) \|/);
   assert.match(md, /\| Fan \| n\/a \|/);
   assert.match(md, /\| Memory used \| 0 MiB of 140\.4 GiB \(139\.8 GiB free\) \|/);
+  assert.match(
+    md,
+    /\| Memory reserved \| 615 MiB by the NVIDIA driver and firmware \(nvidia-smi memory\.reserved: total − used − free\) \|/,
+    "used + free is 615 MiB short of the total: the tooltip says where it went",
+  );
   assert.match(md, /Compute processes: 582 python3 \(3\.3 GiB\)/);
   assert.match(gpuTooltipMarkdown(gpus[1], apps), /No compute processes\./);
   assert.equal(escapeMarkdown("a_b*[c](d)"), "a\\_b\\*\\[c\\]\\(d\\)");

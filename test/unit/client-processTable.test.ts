@@ -19,6 +19,8 @@ import {
   formatDuration,
   hostFields,
   nextSort,
+  PROCESS_COLUMNS,
+  PROCESS_SORT_KEYS,
   processSummary,
   signalQuestion,
   sortProcesses,
@@ -383,4 +385,15 @@ test("16 x H200 with a real `sleep` listed on GPU 3: host numbers from /proc; on
     delete process.env.FAKE_NVIDIA_SMI_EXTRA_APPS;
     monitor.dispose();
   }
+});
+
+test("the Processes tab's header names (issue 45): at most 4 characters each, the full name for the tooltip and the Sort list", () => {
+  assert.deepEqual(Object.keys(PROCESS_COLUMNS), [...PROCESS_SORT_KEYS], "every sort key has its names");
+  for (const key of PROCESS_SORT_KEYS) {
+    const { short, full } = PROCESS_COLUMNS[key];
+    assert.ok(short.length <= 4, `${key}: "${short}" fits its column with the sort arrow`);
+    assert.ok(full.length > short.length || full.toLowerCase() === short.toLowerCase(), `${key}: "${full}"`);
+  }
+  assert.equal(PROCESS_COLUMNS.memory.short, "Mem", "was 'GPU mem', whose ▾ was clipped");
+  assert.equal(PROCESS_COLUMNS.memory.full, "GPU memory (nvidia-smi used_memory)");
 });

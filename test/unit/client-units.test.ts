@@ -15,6 +15,8 @@ import {
   formatTemperature,
   freeMemoryMiB,
   levelOf,
+  memoryBreakdown,
+  reservedMemoryMiB,
   shortGpuName,
 } from "../../common/src/gpu/units";
 
@@ -76,4 +78,47 @@ test("fraction, levels and short names", () => {
   );
   assert.equal(shortGpuName("NVIDIA H200"), "H200");
   assert.equal(shortGpuName("Tesla V100-SXM2-16GB"), "Tesla V100-SXM2-16GB");
+});
+
+test("reserved memory (issue 45): total − used − free, as nvidia-smi's memory.reserved of the same capture", () => {
+  // The recorded H200s (query_gpu_nounits.csv): 143771 total, 0 used, 143156 free.
+  assert.deepEqual(
+    gpus.map((g) => reservedMemoryMiB(g)),
+    [615, 615],
+  );
+  // The same machine's `nvidia-smi -q -x` prints the field itself (fb_memory_usage/reserved); each
+  // field is rounded on its own, so the difference may be a MiB or two off it.
+  for (const xml of ["nvsmi_qx.xml", "nvsmi_qx_busy.xml"]) {
+    const text = readFileSync(join(__dirname, "..", "fixtures", "nvidia-smi", "h200x2", xml), "utf8");
+    for (const block of text.match(/<fb_memory_usage>[\s\S]*?<\/fb_memory_usage>/g) ?? []) {
+      const mib = (tag: string) => Number(new RegExp(`<${tag}>(\\d+) MiB</${tag}>`).exec(block)?.[1]);
+      const derived = reservedMemoryMiB({
+        memoryTotalMiB: mib("total"),
+        memoryUsedMiB: mib("used"),
+        memoryFreeMiB: mib("free"),
+      });
+      assert.equal(mib("reserved"), 616, `${xml}: nvidia-smi's reserved`);
+      assert.ok(
+        derived !== null && Math.abs(derived - mib("reserved")) <= 2,
+        `${xml}: ${derived} vs ${mib("reserved")}`,
+      );
+    }
+  }
+  assert.equal(reservedMemoryMiB({ memoryTotalMiB: 100, memoryUsedMiB: null, memoryFreeMiB: 50 }), null);
+  assert.equal(
+    reservedMemoryMiB({ memoryTotalMiB: 100, memoryUsedMiB: 60, memoryFreeMiB: 50 }),
+    null,
+    "negative: not a reserve",
+  );
+});
+
+test("memoryBreakdown: used + free + reserved = total, in words for the tooltips", () => {
+  assert.equal(
+    memoryBreakdown({ memoryTotalMiB: 143771, memoryUsedMiB: 3389, memoryFreeMiB: 139767 }),
+    "3.3 GiB used + 136.5 GiB free + 615 MiB reserved by the NVIDIA driver and firmware (nvidia-smi memory.reserved) = 140.4 GiB total",
+  );
+  assert.equal(
+    memoryBreakdown({ memoryTotalMiB: 143771, memoryUsedMiB: null, memoryFreeMiB: 139767 }),
+    "? used, 136.5 GiB free of 140.4 GiB",
+  );
 });

@@ -85,8 +85,19 @@ export interface DashboardRendered {
   layout: DashboardLayout;
   /** UUIDs of the compact rows whose full card is open. */
   expanded: string[];
-  /** The process table as drawn (its tab): pids top to bottom, the filter, the header cells' text. */
-  table: { pids: number[]; userFilter: string; headers: string[] };
+  /**
+   * The process table as drawn (its tab): pids top to bottom, the filter, the header cells' text,
+   * the lines the header takes and the header labels that do not fit their cells (clipped), and the
+   * Sort list's column.
+   */
+  table: {
+    pids: number[];
+    userFilter: string;
+    headers: string[];
+    headerLines: number;
+    clipped: string[];
+    sortList: string;
+  };
   /** The confirmation shown (Stop/Kill), "" when none; the last result line, "" when none. */
   confirm: string;
   result: string;

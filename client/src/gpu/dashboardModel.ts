@@ -28,6 +28,7 @@ import {
   fraction,
   type Level,
   levelOf,
+  memoryBreakdown,
   shortGpuName,
 } from "../../../common/src/gpu/units";
 import {
@@ -100,8 +101,14 @@ export interface DashboardGpu {
   power: string;
   /** `139.8 GiB free` (nvidia-smi's memory.free). */
   free: string;
+  /**
+   * Why used + free is not the total (units.ts memoryBreakdown): `3.3 GiB used + 136.5 GiB free +
+   * 615 MiB reserved by the NVIDIA driver and firmware (nvidia-smi memory.reserved) = 140.4 GiB
+   * total`: the memory bar's and the free memory's tooltip.
+   */
+  memoryNote: string;
   /** Recent utilisation (0..100) and memory use (0..1 of the total), oldest first, null where unknown: the sparkline. */
-  /** `seconds`: the span the points cover, s: the window, or less while the history is shorter than it (at least 60 s). */
+  /** `seconds`: the span the points cover, s: the window, or what the history holds while it is shorter. */
   spark: { utilization: (number | null)[]; memory: (number | null)[]; seconds: number };
   processes: DashboardProcess[];
   mig: DashboardMig[];
@@ -132,7 +139,7 @@ export interface DashboardModel {
   takenAt: number;
 }
 
-/** Points in a sparkline: equal slices of its window, each the average of the samples in it. */
+/** Points in a sparkline at most: equal slices of its span, each the average of the samples in it ({@link sparkPoints}). */
 export const SPARK_POINTS = 60;
 /** The sparkline's window when {@link DashboardInput.sparkSeconds} is not given, s. */
 export const SPARK_SECONDS = 300;
@@ -163,6 +170,27 @@ export function bucketByTime(
   return sums.map((s, b) => (counts[b] === 0 ? null : s / counts[b]));
 }
 
+/**
+ * How many slices a sparkline of `span` ms gets when its samples come every `spacing` ms: at most
+ * {@link SPARK_POINTS}, and no slice narrower than 1.25 sample spacings, so that every slice holds a
+ * sample while the stream ran (a slice without one is drawn as a gap: 60 one-second slices over 25 s
+ * of samples broke the line; the 60 s minimum this replaced left most of the box empty). One point
+ * for a single sample (`spacing` NaN) or no span.
+ */
+export function sparkPoints(span: number, spacing: number): number {
+  if (!(span > 0) || !(spacing > 0)) return 1;
+  return Math.max(2, Math.min(SPARK_POINTS, Math.floor(span / (spacing * 1.25))));
+}
+
+/** The median gap between successive times of `at` (ascending), ms; NaN with fewer than two. */
+function medianSpacing(at: readonly number[]): number {
+  const gaps = at
+    .slice(1)
+    .map((t, i) => t - at[i])
+    .sort((a, b) => a - b);
+  return gaps.length === 0 ? NaN : gaps[Math.floor(gaps.length / 2)];
+}
+
 function sparkOf(
   gpu: Gpu,
   history: HistorySnapshot | undefined,
@@ -171,21 +199,23 @@ function sparkOf(
 ): DashboardGpu["spark"] {
   const series = history?.gpus.find((g) => g.uuid.toLowerCase() === gpu.uuid.toLowerCase());
   const windowStart = now - seconds * 1000;
-  const oldest = series?.at.find((t) => t >= windowStart && t <= now);
-  if (!series || oldest === undefined) return { utilization: [], memory: [], seconds };
+  const times = series?.at.filter((t) => t >= windowStart && t <= now) ?? [];
+  if (!series || times.length === 0) return { utilization: [], memory: [], seconds };
   // Until the history fills the window, the line spans what there is (from the oldest sample in
-  // it) and the legend says that span: a fresh start is not a stub at the right of an empty box.
-  const from = Math.min(oldest, now - SPARK_POINTS * 1000);
+  // it) and the legend says that span: a fresh start fills the box, not a stub at its right end.
+  const from = times[0];
+  const points = sparkPoints(now - from, medianSpacing(times));
   const total = series.memoryTotalMiB ?? gpu.memoryTotalMiB;
   return {
-    utilization: bucketByTime(series.at, series.utilizationPercent, Math.max(from, windowStart), now),
+    utilization: bucketByTime(series.at, series.utilizationPercent, from, now, points),
     memory: bucketByTime(
       series.at,
       series.memoryUsedMiB.map((m) => fraction(m, total)),
-      Math.max(from, windowStart),
+      from,
       now,
+      points,
     ),
-    seconds: Math.round((now - Math.max(from, windowStart)) / 1000),
+    seconds: Math.round((now - from) / 1000),
   };
 }
 
@@ -301,6 +331,7 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
               temperature: formatTemperature(gpu.temperatureC),
               power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
               free: formatFree(gpu),
+              memoryNote: memoryBreakdown(gpu),
               spark: sparkOf(gpu, input.history, now, input.sparkSeconds),
               processes: sortProcesses(
                 appsOf(gpu, inv.apps).map((a) =>

@@ -155,3 +155,199 @@ export function combineGpus(gpus: readonly GpuSeries[]): CombinedSeries {
     totals.length > 0 && totals.every((t): t is number => t !== null) ? totals.reduce((a, b) => a + b, 0) : null;
   return { at, utilizationPercent, memoryUsedMiB, memoryTotalMiB };
 }
+
+/** A run's start or end as a marker to draw: where (s since the epoch), its colour and its label. */
+export interface RunMarker {
+  /** s since the epoch (uPlot's time unit). */
+  seconds: number;
+  color: string;
+  /** `▶ train.py` (start) or `■ train.py` (end). */
+  text: string;
+}
+
+/** A run as {@link runMarkers} reads it (historyPanel.ts RunMark has these fields). */
+export interface RunTimes {
+  title: string;
+  file: string;
+  /** ms since the epoch. */
+  startedAt: number;
+  /** ms since the epoch, once ended. */
+  endedAt?: number;
+}
+
+/**
+ * The markers of `runs` inside the time axis `[min, max]` (s since the epoch): per run its start
+ * (`▶ file`, `colors.start`) and, once ended, its end (`■ file`, `colors.end`), in run order.
+ */
+export function runMarkers(
+  runs: readonly RunTimes[],
+  min: number,
+  max: number,
+  colors: { start: string; end: string },
+): RunMarker[] {
+  const out: RunMarker[] = [];
+  for (const r of runs) {
+    for (const [ms, color, glyph] of [
+      [r.startedAt, colors.start, "▶"],
+      [r.endedAt, colors.end, "■"],
+    ] as [number | undefined, string, string][]) {
+      if (ms === undefined) continue;
+      const s = ms / 1000;
+      if (s < min || s > max) continue;
+      out.push({ seconds: s, color, text: `${glyph} ${r.file || r.title}` });
+    }
+  }
+  return out;
+}
+
+/**
+ * The part of a canvas 2D context {@link drawRunMarks} uses (the DOM's CanvasRenderingContext2D
+ * has it; the unit tests pass a recorder that models `textAlign`).
+ */
+export interface MarkCanvas {
+  font: string;
+  textAlign: string;
+  textBaseline: string;
+  strokeStyle: unknown;
+  fillStyle: unknown;
+  lineWidth: number;
+  save(): void;
+  restore(): void;
+  setLineDash(segments: number[]): void;
+  beginPath(): void;
+  moveTo(x: number, y: number): void;
+  lineTo(x: number, y: number): void;
+  stroke(): void;
+  fillRect(x: number, y: number, w: number, h: number): void;
+  fillText(text: string, x: number, y: number): void;
+  measureText(text: string): { width: number };
+}
+
+/** Where {@link drawRunMarks} draws: the plot area and the x scale, all in canvas px. */
+export interface MarkGeometry {
+  /** The plot area, canvas px. */
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  /** Canvas px per CSS px (devicePixelRatio). */
+  px: number;
+  /** x of a time (s since the epoch), canvas px (uPlot: `valToPos(s, "x", true)`). */
+  xOf(seconds: number): number;
+  /** Whether the markers get labels (the utilisation charts; the memory charts only the lines). */
+  labelled: boolean;
+  /** The labels' font family (the theme's). */
+  fontFamily: string;
+  /** The labels' background (see-through: the lines under a label stay visible). */
+  labelBackground: string;
+  /** Rows of labels at most; labels with no room on them are hover-only. */
+  maxRows: number;
+}
+
+/** One marker as drawn. */
+export interface DrawnMarker {
+  text: string;
+  color: string;
+  /** The marker line's x, canvas px. */
+  lineX: number;
+  /** Whether its label was drawn (false: no room on a row; shown on hover). */
+  visible: boolean;
+  /** The label's row (0 at the top); meaningful only when visible. */
+  row: number;
+  /** The label's box (text plus 2 px either side), canvas px: left edge and width. */
+  boxLeft: number;
+  boxWidth: number;
+  /**
+   * The left edge of the label's text as the canvas drew it: fillText's x moved by the context's
+   * `textAlign` at that moment (`right`: the text ends at x), canvas px; NaN when not drawn.
+   */
+  textLeft: number;
+}
+
+/** Height of one row of marker labels, CSS px (11 px text on a 14 px background, 2 px apart). */
+export const LABEL_ROW_PX = 16;
+
+/** Where text drawn at `x` starts for a canvas `textAlign` (left-to-right text). */
+export function textLeftOf(x: number, width: number, textAlign: string): number {
+  if (textAlign === "right" || textAlign === "end") return x - width;
+  if (textAlign === "center") return x - width / 2;
+  return x;
+}
+
+/**
+ * Draws `markers` as dashed vertical lines over the plot area and, when labelled, each one's label
+ * at the top, on the row {@link layoutMarkLabels} gives it, right of its line (left of it near the
+ * plot's right edge). The context's state is saved and restored; `textAlign` is set to `left`
+ * (uPlot leaves it `right` after drawing the y axis, which drew every label a whole label's width
+ * left of its box and line: about 1.3 min on a 10 min axis).
+ */
+export function drawRunMarks(ctx: MarkCanvas, markers: readonly RunMarker[], g: MarkGeometry): DrawnMarker[] {
+  const px = g.px;
+  ctx.save();
+  ctx.font = `${Math.round(11 * px)}px ${g.fontFamily}`;
+  ctx.textBaseline = "top";
+  ctx.textAlign = "left";
+  const drawn: DrawnMarker[] = markers.map((m) => {
+    const x = Math.round(g.xOf(m.seconds));
+    ctx.strokeStyle = m.color;
+    ctx.lineWidth = 1.5 * px;
+    ctx.setLineDash([5 * px, 3 * px]);
+    ctx.beginPath();
+    ctx.moveTo(x, g.top);
+    ctx.lineTo(x, g.top + g.height);
+    ctx.stroke();
+    return {
+      text: m.text,
+      color: m.color,
+      lineX: x,
+      visible: false,
+      row: 0,
+      boxLeft: NaN,
+      boxWidth: ctx.measureText(m.text).width + 4 * px,
+      textLeft: NaN,
+    };
+  });
+  if (g.labelled) {
+    const slots = layoutMarkLabels(
+      drawn.map((d) => ({ x: d.lineX, width: d.boxWidth })),
+      { plotLeft: g.left, plotRight: g.left + g.width, pad: 2 * px, gap: 4 * px, maxRows: g.maxRows },
+    );
+    ctx.setLineDash([]);
+    slots.forEach((slot, i) => {
+      const d = drawn[i];
+      d.boxLeft = slot.left;
+      if (!slot.visible) return;
+      const y = g.top + (2 + slot.row * LABEL_ROW_PX) * px;
+      ctx.fillStyle = g.labelBackground;
+      ctx.fillRect(slot.left, y, d.boxWidth, 14 * px);
+      ctx.fillStyle = d.color;
+      const textX = slot.left + 2 * px;
+      ctx.fillText(d.text, textX, y + px);
+      d.visible = true;
+      d.row = slot.row;
+      d.textLeft = textLeftOf(textX, d.boxWidth - 4 * px, ctx.textAlign);
+    });
+  }
+  ctx.restore();
+  return drawn;
+}
+
+/** A GPU's line on the History panel's charts: its colour, and a dash pattern (CSS px) from the seventh GPU on. */
+export interface GpuLineStyle {
+  color: string;
+  /** Absent: solid. */
+  dash?: number[];
+}
+
+/**
+ * The line of the GPU at `position` (0 for the first GPU of the panel, in index order) on every
+ * chart of the panel, "All GPUs" and its own alike (they differed: GPU 1 was purple on All GPUs and
+ * blue, or orange when selected, on its own): the palette's colours in turn, solid for the first
+ * round, dashed (`6 3`) for the second, dotted (`2 2`) after (16 GPUs with 6 colours: no two alike).
+ */
+export function gpuLineStyle(position: number, palette: readonly string[]): GpuLineStyle {
+  const n = Math.max(1, palette.length);
+  const i = Math.max(0, Math.floor(position));
+  const round = Math.floor(i / n);
+  return { color: palette[i % n] ?? "", ...(round === 0 ? {} : { dash: round === 1 ? [6, 3] : [2, 2] }) };
+}

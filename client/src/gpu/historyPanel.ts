@@ -81,13 +81,30 @@ export function validFromWebview(m: unknown): FromWebview | undefined {
 export interface HistoryAllAxes {
   /** The utilisation chart's series labels, one per GPU: `GPU 0`, `GPU 1`, ... */
   series: string[];
+  /** Each of those lines' colour (historyMarks.ts gpuLineStyle): the same as the GPU's own charts' {@link HistoryAxes.color}. */
+  colors: string[];
   /** The memory chart's axis in `memoryUnit`: [0, the GPUs' memory.total added up]. */
   memory: [number, number];
   memoryUnit: "GiB" | "MiB";
   /** The labels drawn beside run markers (every run's), e.g. `▶ train.py`. */
   runLabels: string[];
+  /** Where each of {@link runLabels} was drawn beside its marker ({@link RunLabelAt}). */
+  runLabelAt: RunLabelAt[];
   /** Labels with no room on a row, shown only on hover. */
   hoverLabels: string[];
+}
+
+/**
+ * Where a run marker's label was drawn, CSS px from the plot area's left edge: the marker line's x,
+ * the left edge of the label's text as the canvas drew it (its textAlign applied) and the label's
+ * box. The label sits right of its line (`boxLeft` = `marker` + 2) or, near the plot's right edge,
+ * left of it (`boxRight` = `marker` - 2); the text starts 2 px inside its box.
+ */
+export interface RunLabelAt {
+  marker: number;
+  textLeft: number;
+  boxLeft: number;
+  boxRight: number;
 }
 
 /** The y-axis bounds a GPU's two charts were drawn with (what the webview reports). */
@@ -109,6 +126,8 @@ export interface HistoryAxes {
   runLabels: string[];
   /** The row (0 at the top) each of {@link runLabels} was drawn on: close markers' labels are stacked. */
   runLabelRows: number[];
+  /** Where each of {@link runLabels} was drawn beside its marker. */
+  runLabelAt: RunLabelAt[];
   /** Labels of this chart's markers with no room on a row, shown only while the cursor is near. */
   hoverLabels: string[];
   /**
@@ -116,6 +135,8 @@ export interface HistoryAxes {
    * `["latest 07:25:31", "3.3 GiB"]`); under the cursor its sample's, else the newest sample's.
    */
   legend: { utilization: string[]; memory: string[] };
+  /** The charts' line colours (the GPU's colour on every chart: historyMarks.ts gpuLineStyle). */
+  color: { utilization: string; memory: string };
   /** The charts' area fills as given to uPlot: the line's colour at 13 % opacity, `rgba(r, g, b, 0.13)`. */
   fill: { utilization: string; memory: string };
   /** Chart width in CSS pixels and the width it had to fill. */

@@ -13,6 +13,7 @@ import {
   formatPercent,
   formatPower,
   formatTemperature,
+  reservedMemoryMiB,
 } from "../../../common/src/gpu/units";
 
 /** `GPU <index>: <name>`, e.g. `GPU 0: NVIDIA H200`. */
@@ -93,6 +94,16 @@ export function gpuTooltipMarkdown(gpu: Gpu, apps: readonly ComputeApp[], warnin
     ["UUID", `\`${gpu.uuid}\``],
     ["PCI bus id", `\`${gpu.pciBusId}\``],
     ["Memory used", `${formatMiB(gpu.memoryUsedMiB)} of ${formatMiB(gpu.memoryTotalMiB)} (${formatFree(gpu)})`],
+    // memory.used + memory.free falls short of memory.total by what the driver and firmware reserve.
+    [
+      "Memory reserved",
+      (() => {
+        const reserved = reservedMemoryMiB(gpu);
+        return reserved === null
+          ? "n/a"
+          : `${formatMiB(reserved)} by the NVIDIA driver and firmware (nvidia-smi memory.reserved: total − used − free)`;
+      })(),
+    ],
     // utilization.gpu and utilization.memory (nvidia-smi --help-query-gpu): the share of the last sample
     // period in which a kernel ran, and in which device memory was read or written: the latter is
     // memory *bandwidth* use, not how full the memory is (that is "Memory used").

@@ -25,6 +25,23 @@ export const PROCESS_SORT_KEYS: readonly ProcessSortKey[] = [
   "command",
 ];
 
+/**
+ * Each column's names: `short`, what a header shows (at most 4 characters, so that the Processes
+ * tab's header is one line at the 300 px side bar with the sort arrow: "GPU mem ▾" was clipped), and
+ * `full`, the name in tooltips and in the Sort list.
+ */
+export const PROCESS_COLUMNS: Readonly<Record<ProcessSortKey, { short: string; full: string }>> = {
+  gpu: { short: "GPU", full: "GPU index" },
+  pid: { short: "PID", full: "process id" },
+  user: { short: "User", full: "user" },
+  memory: { short: "Mem", full: "GPU memory (nvidia-smi used_memory)" },
+  sm: { short: "SM", full: "SM % of the process" },
+  cpu: { short: "CPU", full: "CPU % of one core (/proc/<pid>/stat)" },
+  host: { short: "Host", full: "host memory (resident, VmRSS)" },
+  time: { short: "Time", full: "running time" },
+  command: { short: "Cmd", full: "command line" },
+};
+
 /** How the process tables are sorted: by `key`, descending or not. */
 export interface ProcessSort {
   key: ProcessSortKey;

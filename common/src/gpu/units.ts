@@ -76,6 +76,45 @@ export function formatFree(gpu: { memoryFreeMiB: number | null }): string {
   return `${formatMiB(freeMemoryMiB(gpu))} free`;
 }
 
+/**
+ * The memory the NVIDIA driver and firmware hold on a GPU, MiB. nvidia-smi reports it as
+ * `memory.reserved` ("Total memory reserved by the NVIDIA driver and firmware", `nvidia-smi
+ * --help-query-gpu`) and counts it in neither `memory.used` nor `memory.free`, so used + free falls
+ * short of `memory.total` by it: on the recorded H200s 143771 total, 0 used, 143156 free, and
+ * `nvidia-smi -q` says Reserved 616 MiB (each field rounded on its own). GPU Pilot does not ask for
+ * the field (an nvidia-smi that lacks it rejects the whole query): it is total − used − free here,
+ * null when any of the three is unknown or the difference is negative.
+ */
+export function reservedMemoryMiB(gpu: {
+  memoryTotalMiB: number | null;
+  memoryUsedMiB: number | null;
+  memoryFreeMiB: number | null;
+}): number | null {
+  const { memoryTotalMiB: total, memoryUsedMiB: used, memoryFreeMiB: free } = gpu;
+  if (!finite(total) || !finite(used) || !finite(free)) return null;
+  const reserved = total - used - free;
+  return reserved >= 0 ? reserved : null;
+}
+
+/**
+ * Why used + free is not the total, for tooltips: `3.3 GiB used + 136.5 GiB free + 615 MiB reserved
+ * by the NVIDIA driver and firmware (nvidia-smi memory.reserved) = 140.4 GiB total`; without a
+ * reserved amount (unknown numbers) `3.3 GiB used, 136.5 GiB free of 140.4 GiB`.
+ */
+export function memoryBreakdown(gpu: {
+  memoryTotalMiB: number | null;
+  memoryUsedMiB: number | null;
+  memoryFreeMiB: number | null;
+}): string {
+  const reserved = reservedMemoryMiB(gpu);
+  const used = `${formatMiB(gpu.memoryUsedMiB)} used`;
+  const free = formatFree(gpu);
+  const total = formatMiB(gpu.memoryTotalMiB);
+  return reserved === null
+    ? `${used}, ${free} of ${total}`
+    : `${used} + ${free} + ${formatMiB(reserved)} reserved by the NVIDIA driver and firmware (nvidia-smi memory.reserved) = ${total} total`;
+}
+
 /** The fraction `used/total` clamped to 0..1, null when either is unknown or the total is not positive. */
 export function fraction(used: number | null | undefined, total: number | null | undefined): number | null {
   if (!finite(used) || !finite(total) || total <= 0) return null;

@@ -3,7 +3,7 @@
 // (a ring per GPU fed by the streamed ticks, loop.txt's numbers) and reports back what it drew; hidden
 // and shown again (not retained), it is sent the whole history again; closed, it lets the stream go.
 // A run on GPU 1 is marked on GPU 1's chart and on "All GPUs" only, its start and end labels on two
-// rows (issue 45 item 5).
+// rows (issue 45 item 5), each beside its marker; each GPU has one colour on every chart.
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -150,6 +150,30 @@ suite("GPU history panel", () => {
         [...labels].sort(),
         `All GPUs marks every run: ${JSON.stringify(state.all)}`,
       );
+      // Each label is drawn beside its own marker (it was a label's width left of it: 1.3 min on the
+      // 10 min axis): its box starts 2 px right of the line or ends 2 px left of it, its text 2 px inside.
+      for (const [chart, a] of [
+        ["GPU 1", a1],
+        ["All GPUs", state.all!],
+      ] as const) {
+        a.runLabels.forEach((l, i) => {
+          const at = a.runLabelAt[i];
+          const right = Math.abs(at.boxLeft - (at.marker + 2)) <= 1;
+          const left = Math.abs(at.boxRight - (at.marker - 2)) <= 1;
+          assert.ok(right || left, `${chart}: ${l} beside its marker: ${JSON.stringify(at)}`);
+          assert.ok(
+            Math.abs(at.textLeft - (at.boxLeft + 2)) <= 1,
+            `${chart}: ${l}'s text in its box: ${JSON.stringify(at)}`,
+          );
+        });
+      }
+      // One colour per GPU on every chart: GPU i's line on All GPUs is its own charts' colour.
+      assert.deepEqual(
+        state.all!.colors,
+        [a0, a1].map((a) => a.color.utilization),
+        JSON.stringify({ all: state.all!.colors, own: [a0.color, a1.color] }),
+      );
+      assert.equal(new Set(state.all!.colors).size, 2, "two GPUs, two colours");
       assert.deepEqual(state.all!.series, ["GPU 0", "GPU 1"]);
       assert.equal(state.all!.memoryUnit, "GiB");
       assert.deepEqual(state.all!.memory, [0, (2 * 143771) / 1024], "memory of all: 0..both totals");

@@ -2,7 +2,8 @@
 // `sleep 300` started here is listed by the fake nvidia-smi as a compute process on GPU 1
 // (FAKE_NVIDIA_SMI_EXTRA_APPS, through a wrapper set as gpuPilot.nvidiaSmiPath); in the webview's
 // Processes tab it shows with this user and its command line; a click on the PID header sorts the
-// table (both ways); Kill on its row asks a confirmation naming pid and command, and confirming it
+// table (both ways); the header is one line with nothing clipped whichever column sorts (issue 45,
+// the fresh user's item 1); Kill on its row asks a confirmation naming pid and command, and confirming it
 // (through the webview's own buttons) ends the process with SIGKILL.
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
@@ -58,10 +59,31 @@ suite("GPU process table", () => {
         [row?.gpuIndex, row?.user, row?.command, row?.memory, row?.canSignal],
         [1, os.userInfo().username, "sleep 300", "1.0 GiB", true],
       );
+      // One header line over the numbers (it took three: host memory, time and command had lines of
+      // their own), short names with their full names in tooltips; nothing clipped, the sort arrow
+      // included ("GPU mem ▾" was cut in its 5.6em column).
       assert.deepEqual(
-        listed.rendered?.table.headers.map((h) => h.replace(/ [▾▴]$/, "")),
-        ["GPU", "PID", "User", "GPU mem", "SM", "CPU", "Host mem", "Time", "Command"],
+        listed.rendered?.table.headers.map((h) => h.replace(/\s*[▾▴]$/, "")),
+        ["GPU", "PID", "User", "Mem", "SM", "CPU"],
       );
+      for (const key of ["gpu", "pid", "user", "memory", "sm", "cpu", "host", "time", "command"] as const) {
+        await api.clickInDashboard({ kind: "sort", key });
+        const r = await waitFor(
+          () => {
+            const x = api.getDashboardState().rendered;
+            return x?.sort.key === key ? x : undefined;
+          },
+          `the table sorted by ${key}`,
+          20_000,
+        );
+        assert.equal(r.table.sortList, key, "the Sort list shows the column");
+        assert.equal(r.table.headerLines, 1, `header on one line sorted by ${key}: ${JSON.stringify(r.table)}`);
+        assert.deepEqual(
+          r.table.clipped,
+          [],
+          `nothing clipped sorted by ${key} (${r.width} px): ${JSON.stringify(r.table)}`,
+        );
+      }
 
       // Sort by PID: ascending, then descending (the header's own click handler).
       await api.clickInDashboard({ kind: "sort", key: "pid" });
