@@ -260,7 +260,11 @@ async function uiPhase(ctx, folder, extEnv) {
         .waitFor({ timeout: 30_000 });
     }
     const rows = await sidebar.locator(".monaco-list-row .label-name").allTextContents();
-    // The dashboard's webview (iframe in iframe): a real click on GPU 1's tick box.
+    // The dashboard's webview (iframe in iframe): a real click on GPU 1's tick box, on its GPUs tab
+    // (the webview restores the tab it last saved: the suite's process table test leaves it on
+    // Processes when the workbench saved its state then).
+    const gpusTab = 'button[data-view="gpus"]';
+    await (await dashboardFrame(page, gpusTab, 30_000)).locator(gpusTab).click();
     const tickSelector = 'input.tick[data-uuid="GPU-6486822f-842c-1320-f829-e4155c0d2130"]';
     const tick = (await dashboardFrame(page, tickSelector, 30_000)).locator(tickSelector);
     await tick.click();
