@@ -15,6 +15,7 @@ import {
   window,
   workspace,
   FakeLanguageClient,
+  fakeExtensionContext,
 } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
@@ -39,23 +40,7 @@ mkdirSync(join(extRoot, "dist"), { recursive: true });
 writeFileSync(join(extRoot, "dist", "server.js"), "// stand-in\n");
 test.after(() => rmSync(extRoot, { recursive: true, force: true }));
 
-function context() {
-  const data = new Map<string, unknown>();
-  return {
-    subscriptions: [] as { dispose(): unknown }[],
-    workspaceState: {
-      get: (key: string) => data.get(key),
-      update: (key: string, value: unknown) => {
-        data.set(key, value);
-        return Promise.resolve();
-      },
-    },
-    asAbsolutePath: (p: string) => join(extRoot, p),
-    extension: { packageJSON: { version: "0.1.0" } },
-    extensionPath: extRoot,
-    extensionUri: Uri.file(extRoot),
-  };
-}
+const context = () => fakeExtensionContext(extRoot);
 
 /** activate() with the fake nvidia-smi; returns the API, the context and the views it created. */
 function start(): {

@@ -1,6 +1,13 @@
 // activate(): commands, the language client's options, the gpuPilot/inventory notification, restart,
 // and the API, with stand-ins for `vscode` and vscode-languageclient (client-fakeVscode.ts, first).
-import { changeSettings, commands, FakeLanguageClient, recorded, settings } from "./client-fakeVscode";
+import {
+  changeSettings,
+  commands,
+  fakeExtensionContext,
+  FakeLanguageClient,
+  recorded,
+  settings,
+} from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -19,21 +26,7 @@ const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
 const extRoot = mkdtempSync(join(tmpdir(), "gpu-pilot-ext-"));
 test.after(() => rmSync(extRoot, { recursive: true, force: true }));
 
-function context(root: string) {
-  const data = new Map<string, unknown>();
-  return {
-    subscriptions: [] as { dispose(): unknown }[],
-    workspaceState: {
-      get: (key: string) => data.get(key),
-      update: (key: string, value: unknown) => {
-        data.set(key, value);
-        return Promise.resolve();
-      },
-    },
-    asAbsolutePath: (p: string) => join(root, p),
-    extension: { packageJSON: { version: "0.1.0" } },
-  };
-}
+const context = (root: string) => fakeExtensionContext(root);
 
 async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
   const end = Date.now() + ms;

@@ -2,6 +2,7 @@
 // for the client's VS Code glue to run in node's test runner. Import this file before any client
 // module: it hooks Module._load so `require("vscode")` returns the fake. Not a test file itself.
 import Module from "node:module";
+import { join } from "node:path";
 
 type Listener<T> = (e: T) => unknown;
 
@@ -807,5 +808,28 @@ export function memento() {
       data.set(key, value);
       return Promise.resolve();
     },
+  };
+}
+
+/**
+ * A stand-in `vscode.ExtensionContext` rooted at `root`: workspace state in memory (holding the GPU
+ * selection `selection` when given), paths and URI under `root`, version 0.1.0.
+ */
+export function fakeExtensionContext(root: string, selection?: string[]) {
+  const data = new Map<string, unknown>();
+  if (selection) data.set("gpuPilot.selection", selection);
+  return {
+    subscriptions: [] as { dispose(): unknown }[],
+    workspaceState: {
+      get: (key: string) => data.get(key),
+      update: (key: string, value: unknown) => {
+        data.set(key, value);
+        return Promise.resolve();
+      },
+    },
+    asAbsolutePath: (p: string) => join(root, p),
+    extension: { packageJSON: { version: "0.1.0" } },
+    extensionPath: root,
+    extensionUri: Uri.file(root),
   };
 }

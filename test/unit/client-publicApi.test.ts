@@ -1,7 +1,7 @@
 // The public API (client/src/publicApi.ts): without GPU_PILOT_TEST_HOOKS=1, activate() returns exactly
 // the members the type lists and docs/extension/README.md documents, frozen; with it, the test hooks
 // of client/src/api.ts as well, over the same selection. With the stand-in `vscode` module.
-import { FakeLanguageClient, recorded, settings, Uri } from "./client-fakeVscode";
+import { fakeExtensionContext, FakeLanguageClient, recorded, settings } from "./client-fakeVscode";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -23,24 +23,7 @@ test.after(() => {
   rmSync(extRoot, { recursive: true, force: true });
 });
 
-function context(selection?: string[]) {
-  const data = new Map<string, unknown>();
-  if (selection) data.set("gpuPilot.selection", selection);
-  return {
-    subscriptions: [] as { dispose(): unknown }[],
-    workspaceState: {
-      get: (key: string) => data.get(key),
-      update: (key: string, value: unknown) => {
-        data.set(key, value);
-        return Promise.resolve();
-      },
-    },
-    asAbsolutePath: (p: string) => join(extRoot, p),
-    extension: { packageJSON: { version: "0.1.0" } },
-    extensionPath: extRoot,
-    extensionUri: Uri.file(extRoot),
-  };
-}
+const context = (selection?: string[]) => fakeExtensionContext(extRoot, selection);
 
 /** activate() with the fake nvidia-smi and `flag` as GPU_PILOT_TEST_HOOKS (undefined: not set). */
 function start(flag: string | undefined, selection?: string[]) {
