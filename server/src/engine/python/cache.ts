@@ -419,13 +419,7 @@ export function bindingsOf(memo: Memo): {
   functionDefs: Map<string, StatementFacts>;
   classDefs: Map<string, StatementFacts>;
 } {
-  const b: Bindings = {
-    symbols: new Map(),
-    functions: new Map(),
-    classes: new Map(),
-    assignments: new Map(),
-    frameworks: new Set(),
-  };
+  const b = emptyBindings();
   const functionDefs = new Map<string, StatementFacts>();
   const classDefs = new Map<string, StatementFacts>();
   for (const f of memo.facts) {
@@ -539,4 +533,15 @@ export function dropStale(memo: Memo, key: string, changed: ChangedNames): void 
     if (f.reads && (all || stale(f.reads, changed, epoch, gone))) delete f.reads;
     if (f.writes && (all || stale(f.writes, changed, epoch, gone))) delete f.writes;
   }
+}
+
+/** Bindings with nothing bound yet (pass 1 of the model fills them: model.ts collectBindings, {@link bindingsOf}). */
+export function emptyBindings(): Bindings {
+  return {
+    symbols: new Map(),
+    functions: new Map(),
+    classes: new Map(),
+    assignments: new Map(),
+    frameworks: new Set(),
+  };
 }

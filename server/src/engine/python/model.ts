@@ -25,7 +25,15 @@ import {
   type Timeline,
   type Tracker,
 } from "./walker";
-import { bindingsOf, changedNames, dropStale, Memo, type ModelCache, type StatementFacts } from "./cache";
+import {
+  bindingsOf,
+  changedNames,
+  dropStale,
+  emptyBindings,
+  Memo,
+  type ModelCache,
+  type StatementFacts,
+} from "./cache";
 
 /** Options of the model builder. */
 export interface ModelOptions {
@@ -369,13 +377,7 @@ export interface ValueRef {
 
 /** Pass 1: imports anywhere (aliases are file-wide), module-level defs and `name = value` assignments. */
 function collectBindings(index: NodeIndex): Bindings {
-  const b: Bindings = {
-    symbols: new Map(),
-    functions: new Map(),
-    classes: new Map(),
-    assignments: new Map(),
-    frameworks: new Set(),
-  };
+  const b = emptyBindings();
   for (const imp of index.ofType(["import_statement", "import_from_statement"])) {
     if (!imp) continue;
     for (const [local, path] of importBindings(imp)) {
