@@ -454,3 +454,60 @@ test("GPU001 after an NCCL process group (measured: init_process_group('nccl') f
     );
   }
 });
+
+test("GPU001 walks only the uncalled functions whose timeline can hold a write: their own, a callee's, a method's", async () => {
+  await initEngine();
+  const { ModuleTrees } = await import("../../../server/src/engine/python/moduleTrees");
+  const { buildModel } = await import("../../../server/src/engine/python/model");
+  const { ModelCache } = await import("../../../server/src/engine/python/cache");
+  const text = [
+    "import os",
+    "import torch",
+    "",
+    "def select():",
+    '    os.environ["CUDA_VISIBLE_DEVICES"] = "1"',
+    "",
+    "def setup():",
+    "    torch.cuda.init()",
+    "    select()",
+    "",
+    "def train_step(x):",
+    '    if os.environ.get("DEBUG"):',
+    "        print(torch.cuda.max_memory_allocated())",
+    "    return x",
+    "",
+    "class Runner:",
+    "    def pin(self):",
+    '        os.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"',
+    "",
+    "def run():",
+    "    torch.zeros(1).cuda()",
+    "    r = Runner()",
+    "    r.pin()",
+    "",
+    "def evaluate():",
+    "    return train_step(1)",
+    "",
+  ].join("\n");
+  const names = (m: ReturnType<typeof buildModel>) =>
+    m.functionTimelines.map((f) => `${f.owner ? f.owner + "." : ""}${f.def.childForFieldName("name")?.text}`);
+  for (const cache of [undefined, new ModelCache()]) {
+    const tree = ModuleTrees.parse(text, !!cache);
+    try {
+      const m = buildModel(tree, text, { eagerInitModules: [], torchBelow24: false }, [], cache);
+      // train_step reads the environment (its text says `environ`) but writes nothing; evaluate calls only it.
+      assert.deepEqual(names(m), ["select", "setup", "run"], cache ? "with kept facts" : "fresh");
+    } finally {
+      tree.delete();
+    }
+  }
+  const found = (await lintAll(text, { select: ["GPU001"] })).map((d) => [
+    d.range.start.line + 1,
+    d.message.split(" is set")[0],
+  ]);
+  // select()'s write is late whenever setup() runs; pin()'s whenever run() runs (through `r.pin()`).
+  assert.deepEqual(found, [
+    [5, "CUDA_VISIBLE_DEVICES"],
+    [18, "CUDA_DEVICE_ORDER"],
+  ]);
+});

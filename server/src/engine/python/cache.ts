@@ -131,6 +131,7 @@ export class Memo {
    *   absent: every statement is matched by text.
    * @param treeHasError whether the tree has any syntax error (when not, no statement is asked).
    * @param shapes each statement's end offset and type, aligned with `statements` (ModuleTrees.statementShapes: kept per chunk); absent: asked of each node.
+   * @param nodesIn the nodes of some types in a top-level statement, pre-order (model.ts NodeIndex.inStatement: one traversal per statement for all who ask); by default the statement's own descendantsOfType.
    */
   constructor(
     readonly cache: ModelCache,
@@ -139,6 +140,8 @@ export class Memo {
     change?: TextChange,
     treeHasError = true,
     shapes?: { ends: number[]; types: string[] },
+    private readonly nodesIn: (st: SyntaxNode, types: readonly string[]) => SyntaxNode[] = (st, types) =>
+      st.descendantsOfType([...types]).filter((n): n is SyntaxNode => !!n),
   ) {
     const epoch = ++cache.epoch;
     const olds = cache.statements;
@@ -206,8 +209,7 @@ export class Memo {
       cls: null,
       assignments: [],
     };
-    for (const n of st.descendantsOfType(["import_statement", "import_from_statement", "assignment"])) {
-      if (!n) continue;
+    for (const n of this.nodesIn(st, ["import_statement", "import_from_statement", "assignment"])) {
       if (n.type !== "assignment") {
         f.imports.push(...importBindings(n));
         continue;

@@ -211,6 +211,7 @@ const CORE_TYPES: readonly string[] = [
   "expression_statement",
   "subscript",
 ];
+const CORE_TYPE_LIST = [...CORE_TYPES];
 /** Types collected together in a second traversal, when a rule first asks for one of them. */
 const EXTRA_TYPES: readonly string[] = ["string", "comment", "delete_statement"];
 
@@ -287,12 +288,44 @@ export class NodeIndex {
     let list = this.ofStatement.get(owner ? owner.id : -1);
     if (!list) {
       const types = ["call", ...DEFERRED];
-      list = (owner ? owner.descendantsOfType(types) : this.module.descendantsOfType(types))
+      list = (owner ? this.inStatement(owner, types) : this.module.descendantsOfType(types))
         .filter((n): n is SyntaxNode => !!n)
         .map((n, i) => ({ n, start: n.startIndex, end: n.endIndex, i }));
       this.ofStatement.set(owner ? owner.id : -1, list);
     }
     return list;
+  }
+
+  /** Each top-level statement's nodes of {@link CORE_TYPES} (pre-order), all and by type, by the statement's node id. */
+  private readonly statementNodes = new Map<number, { all: SyntaxNode[]; byType: Map<string, SyntaxNode[]> }>();
+
+  /**
+   * The nodes of `types` (each one of {@link CORE_TYPES}) in the top-level statement `st`, the
+   * statement itself included when it is one, in pre-order: what `st.descendantsOfType(types)`
+   * gives, from one traversal of the statement for every such question. A statement analysed
+   * afresh is asked for its imports and assignments (cache.ts Memo), its writes and reads of the
+   * environment and its calls (walker.ts): five traversals of the same subtree in the parser's
+   * WebAssembly were a quarter of a full lint of a 5,000-line file (BENCHMARKS.md).
+   */
+  inStatement(st: SyntaxNode, types: readonly string[]): SyntaxNode[] {
+    let kept = this.statementNodes.get(st.id);
+    if (!kept) {
+      const all: SyntaxNode[] = [];
+      const byType = new Map<string, SyntaxNode[]>();
+      for (const n of st.descendantsOfType(CORE_TYPE_LIST)) {
+        if (!n) continue;
+        all.push(n);
+        const type = n.type; // a getter that asks the parser
+        const list = byType.get(type);
+        if (list) list.push(n);
+        else byType.set(type, [n]);
+      }
+      kept = { all, byType };
+      this.statementNodes.set(st.id, kept);
+    }
+    if (types.length === 1) return kept.byType.get(types[0]) ?? [];
+    const wanted = new Set(types);
+    return kept.all.filter((n) => wanted.has(n.type));
   }
 
   /** The top-level statements (named children of the module, comments included), in order. */
@@ -752,7 +785,10 @@ function buildKeptModel(
   const statements = tree.statements;
   const last = cache.text;
   const change = last === undefined ? undefined : edit && edit.from === last ? edit.change : textChange(last, text);
-  const memo = new Memo(cache, statements, text, change, tree.hasError, tree.statementShapes());
+  const index = new NodeIndex(tree, true, statements);
+  const memo = new Memo(cache, statements, text, change, tree.hasError, tree.statementShapes(), (st, types) =>
+    index.inStatement(st, types),
+  );
   cache.text = text;
   const { b: bindings, functionDefs, classDefs } = bindingsOf(memo);
   const { writeWords, ...queries } = makeQueries(bindings, memo.track);
@@ -766,12 +802,11 @@ function buildKeptModel(
   ].join("\u0002");
   dropStale(memo, key, changedNames(memo, cache, bindings, functionDefs, classDefs));
   Object.assign(cache, { statements: memo.facts, key, bindings, functionDefs, classDefs });
-  const index = new NodeIndex(tree, true, statements);
   const mentions = new Mentions(index, text, true);
   let timeline: Timeline | undefined;
   const walk = () =>
     (timeline ??= new TimelineWalker(tree, bindings, queries, options, magics, mentions, writeWords, index, memo, () =>
-      statementWritesKept(memo, mentions, writeWords, queries).map((w) => w.statement),
+      statementWritesKept(memo, index, mentions, writeWords, queries).map((w) => w.statement),
     ).run());
   return {
     tree,
@@ -783,7 +818,7 @@ function buildKeptModel(
     nodesOfType: (types) => index.ofType(types),
     nodesMentioning: (types, words, whole) => mentions.nodesIn(types, words, whole),
     writeWords,
-    statementWrites: () => statementWritesKept(memo, mentions, writeWords, queries),
+    statementWrites: () => statementWritesKept(memo, index, mentions, writeWords, queries),
     get events() {
       return walk().events;
     },
@@ -801,6 +836,7 @@ function buildKeptModel(
 /** {@link statementWrites} per top-level statement: kept, or found and kept. */
 function statementWritesKept(
   memo: Memo,
+  index: NodeIndex,
   mentions: Mentions,
   writeWords: readonly string[],
   q: Queries,
@@ -819,8 +855,11 @@ function statementWritesKept(
     try {
       const st = f.node;
       if (mentions.within(st.startIndex, st.endIndex, writeWords, true))
+        // Only the expression statements that name a write word can write (walker.ts recordEnv asks the same).
         found = statementWrites(
-          st.descendantsOfType("expression_statement").filter((n): n is SyntaxNode => !!n),
+          index
+            .inStatement(st, ["expression_statement"])
+            .filter((e) => mentions.within(e.startIndex, e.endIndex, writeWords, true)),
           q,
         );
     } finally {

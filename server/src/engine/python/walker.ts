@@ -293,8 +293,8 @@ export class TimelineWalker {
         const st = f.node;
         if (this.mentions.within(st.startIndex, st.endIndex, words)) {
           found = readsAmong(
-            st.descendantsOfType("subscript"),
-            st.descendantsOfType("call"),
+            this.index.inStatement(st, ["subscript"]),
+            this.index.inStatement(st, ["call"]),
             this.mentions,
             this.q.isEnviron,
             this.q.resolve,
@@ -319,8 +319,10 @@ export class TimelineWalker {
   /** Functions the module never calls, each walked as its own timeline (kept out of `events`). */
   private uncalledFunctions(): FunctionTimeline[] {
     const out: FunctionTimeline[] = [];
+    const wanted = this.options.asImported ? null : this.functionsThatMatter();
     for (const [name, def] of this.b.functions) {
       if (this.everInlined.has(name) && this.options.asImported !== "functions") continue;
+      if (wanted && !wanted.has(name)) continue;
       const at = this.events.length,
         callsAt = this.calls.length;
       this.timelineStart = at;
@@ -352,6 +354,41 @@ export class TimelineWalker {
     }
     if (!this.options.asImported) out.push(...this.objectLives());
     this.ownRange = null;
+    return out;
+  }
+
+  /**
+   * The module functions whose own timeline can hold what the rules read of one: an environment
+   * write (GPU001) or a `jax_platforms` update (GPU029). A function holds one itself, or names (as a
+   * whole word) a function, class or method that does: the walk inlines callees by those names
+   * (module functions, constructors, methods on `self` or on an instance), so the names are followed
+   * to a fixed point. The other functions' timelines would hold neither, and walking each of them was
+   * a quarter of a full lint of a 5,000-line file of 453 functions (BENCHMARKS.md).
+   */
+  private functionsThatMatter(): Set<string> {
+    const starts = this.writeSpan().starts;
+    const holds = (n: SyntaxNode) =>
+      starts.some((x) => x >= n.startIndex && x < n.endIndex) ||
+      this.mentions.within(n.startIndex, n.endIndex, JAX_PLATFORMS_WORD);
+    const words: string[] = [];
+    const out = new Set<string>();
+    const classesDone = new Set<string>();
+    const named = (n: SyntaxNode) => words.length > 0 && this.mentions.within(n.startIndex, n.endIndex, words, true);
+    for (let changed = true; changed;) {
+      changed = false;
+      for (const [name, def] of this.b.functions) {
+        if (out.has(name) || !(holds(def) || named(def))) continue;
+        out.add(name);
+        words.push(name);
+        changed = true;
+      }
+      for (const [cls, node] of this.b.classes) {
+        if (classesDone.has(cls) || !(holds(node) || named(node))) continue;
+        classesDone.add(cls);
+        words.push(cls, ...this.methodsOf(cls).keys());
+        changed = true;
+      }
+    }
     return out;
   }
 
@@ -909,6 +946,8 @@ export function importBindings(imp: SyntaxNode): Array<[string, string]> {
 
 /** Node types whose calls run later (or never), not when the enclosing statement runs. */
 export const DEFERRED = ["lambda", "function_definition", "class_definition"];
+/** The JAX option GPU029 looks for in a function's timeline. */
+const JAX_PLATFORMS_WORD: readonly string[] = ["jax_platforms"];
 
 /**
  * The calls of a scope in evaluation order (arguments before the call that receives them), skipping
@@ -1052,7 +1091,7 @@ function readsAmong(
 ): [EnvReadEvent[], EnvReadEvent[]] {
   const out: EnvReadEvent[] = [];
   const viaCall: EnvReadEvent[] = [];
-  const mentions = (n: SyntaxNode) => words.some((w) => mentionsIn.within(n.startIndex, n.endIndex, [w]));
+  const mentions = (n: SyntaxNode) => mentionsIn.within(n.startIndex, n.endIndex, words);
   for (const s of subscripts) {
     if (!s || !mentions(s) || !isEnviron(s.childForFieldName("value"))) continue;
     const parent = s.parent;
