@@ -1283,6 +1283,17 @@ if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpu
   const data = workerData as { argv: string[]; cached: boolean };
   void runWorker(data.argv, data.cached);
 } else if (require.main === module) {
+  runAsCommand(process.argv.slice(2));
+}
+
+/**
+ * Runs the CLI as the process's command: `node dist/cli.js ARGS`, or scripts/gpu-pilot.mjs (the
+ * package's `gpu-pilot` bin), which loads this bundle into its own process and calls this. Sets
+ * `process.exitCode` to {@link main}'s exit code when it is done (0 clean, 1 findings, 2 usage or
+ * internal error); the process ends when nothing is left to run.
+ * @param argv the arguments after the command name (`["check", "train.py"]`).
+ */
+export function runAsCommand(argv: string[]): void {
   // `gpu-pilot check ... | head`: a reader that closes the pipe early ends the run quietly, as other
   // command-line tools do, instead of an unhandled EPIPE with a stack trace.
   for (const stream of [process.stdout, process.stderr]) {
@@ -1291,7 +1302,7 @@ if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpu
       throw e;
     });
   }
-  main(process.argv.slice(2)).then((code) => {
+  main(argv).then((code) => {
     process.exitCode = code;
   });
 }

@@ -4,7 +4,17 @@
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import nodeModule from "node:module";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT } from "./helpers";
@@ -110,4 +120,45 @@ test("npm run gpu-pilot -- check PATH: PATH is taken from the caller's folder (I
   const other = run(npmEnv("someone-elses-project"));
   assert.equal(other.status, 2);
   assert.match(other.stderr, /no such file or folder: src/);
+});
+
+test("the gpu-pilot bin runs the bundle in its own process, with Node.js's compile cache in the user's cache folder", () => {
+  const cacheHome = mkdtempSync(join(tmpdir(), "gp-xdg-cache-"));
+  const caller = mkdtempSync(join(tmpdir(), "gp-bin-caller-"));
+  writeFileSync(join(caller, "bad.py"), BAD);
+  const env = { ...process.env, XDG_CACHE_HOME: cacheHome };
+  delete env.NODE_COMPILE_CACHE;
+  delete env.NODE_DISABLE_COMPILE_CACHE;
+  const run = () =>
+    spawnSync(process.execPath, [join(ROOT, "scripts", "gpu-pilot.mjs"), "check", "--no-cache", "bad.py"], {
+      cwd: caller,
+      env,
+      encoding: "utf8",
+      timeout: 60_000,
+    });
+  for (const r of [run(), run()]) {
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.stdout, /^bad\.py:4:1: error GPU001 /m);
+  }
+  // Node.js 22.1+ (the pinned 24 here) writes its cache there; older ones run without it.
+  const cacheDir = join(cacheHome, "gpu-pilot", "node-compile-cache");
+  if (typeof (nodeModule as { enableCompileCache?: unknown }).enableCompileCache === "function")
+    assert.ok(existsSync(cacheDir) && readdirSync(cacheDir).length > 0, `no compile cache in ${cacheDir}`);
+  // One process: the bin's own pid is the one that checks (the bundle does not start another Node.js).
+  const probe = spawnSync(
+    process.execPath,
+    [
+      "--import",
+      `data:text/javascript,${encodeURIComponent(
+        'import cp from "node:child_process"; import { syncBuiltinESMExports } from "node:module"; const s = cp.spawnSync; cp.spawnSync = (cmd, args, ...rest) => { if (String(args?.[0]).endsWith("cli.js")) process.stderr.write("SECOND-NODE\\n"); return s(cmd, args, ...rest); }; syncBuiltinESMExports();',
+      )}`,
+      join(ROOT, "scripts", "gpu-pilot.mjs"),
+      "check",
+      "--no-cache",
+      "bad.py",
+    ],
+    { cwd: caller, env, encoding: "utf8", timeout: 60_000 },
+  );
+  assert.equal(probe.status, 1, probe.stdout + probe.stderr);
+  assert.doesNotMatch(probe.stderr, /SECOND-NODE/);
 });
