@@ -126,7 +126,7 @@ test("the gpu-pilot bin runs the bundle in its own process, with Node.js's compi
   const cacheHome = mkdtempSync(join(tmpdir(), "gp-xdg-cache-"));
   const caller = mkdtempSync(join(tmpdir(), "gp-bin-caller-"));
   writeFileSync(join(caller, "bad.py"), BAD);
-  const env = { ...process.env, XDG_CACHE_HOME: cacheHome };
+  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CACHE_HOME: cacheHome };
   delete env.NODE_COMPILE_CACHE;
   delete env.NODE_DISABLE_COMPILE_CACHE;
   const run = () =>
