@@ -31,7 +31,7 @@
 //   diagnostics and after a 5 s pause; GPU Pilot's heap after a collection at the end
 //   (bench/memory-probe.mjs). Ruff on the same workspace as a reference.
 //
-// usage: node bench/editor-anchor.mjs [--rounds N] [--only open,module,memory] [--ruff-push] [--files N]
+// usage: node bench/editor-anchor.mjs [--rounds N] [--only open,module,memory] [--ruff-push] [--files N] [--lines N]
 //        (`npm run bench:editor`; `npm run bench -- --only anchor` runs it inside bench/run.mjs).
 // Writes the key `editor_anchor` of bench/results.json. GPU_PILOT_BENCH_SERVER_ARGS (space-separated
 // Node options, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`) go to GPU Pilot's server, as in
@@ -255,10 +255,10 @@ function freshDir(name) {
 }
 
 /** 20 distinct 5,000-line training files (their functions renamed per file), on disk in a workspace. */
-function openWorkspace(files = 20) {
+function openWorkspace(files = 20, lines = 5000) {
   const dir = freshDir("anchor-open");
   writeFileSync(join(dir, "pyproject.toml"), '[project]\nname = "anchor-open"\nversion = "0"\n');
-  const base = trainingFile(5000);
+  const base = trainingFile(lines);
   const list = Array.from({ length: files }, (_, k) => {
     const text = base.replaceAll("train_step_", `train_step_f${k}_`).replaceAll("DEBUG_", `DEBUG_F${k}_`);
     const path = join(dir, `train_${String(k).padStart(2, "0")}.py`);
@@ -272,13 +272,14 @@ function openWorkspace(files = 20) {
  * Goals 1 and 2 for one server: open the 20 files (each awaited), then `warmup` edits (one per
  * file) and `edits` edits round-robin over them, each awaited. `files`: another number of files
  * (`node bench/editor-anchor.mjs --files 4`: as many as GPU Pilot's server keeps syntax trees for,
- * server/src/incremental.ts KEPT_TREES).
+ * server/src/incremental.ts KEPT_SOURCE_CHARS); `lines`: files of another length (`--lines 500`: the
+ * length of most files users keep open, where every open file keeps its tree).
  */
 export async function openAndEdit(
   kind,
-  { edits = 200, warmup = 20, pull = true, select, files = 20, serverPath } = {},
+  { edits = 200, warmup = 20, pull = true, select, files = 20, lines = 5000, serverPath } = {},
 ) {
-  const ws = openWorkspace(files);
+  const ws = openWorkspace(files, lines);
   const s = await startLsp(kind, { workspace: ws.dir, pull, select, serverPath });
   const opens = [];
   const cpu = [cpuMs(s.pid)];
@@ -736,6 +737,7 @@ const stats = (xs) => {
  */
 export async function editorAnchor({
   files = 20,
+  lines = 5000,
   rounds = 3,
   only = ["open", "module", "memory"],
   ruffPush = false,
@@ -748,9 +750,9 @@ export async function editorAnchor({
     const row = { round: r + 1, load_before: load() };
     if (only.includes("open")) {
       const parts = [
-        ["gpu_pilot", () => openAndEdit("gpu-pilot", { files })],
-        ["ruff", () => openAndEdit("ruff", { pull: !ruffPush, files })],
-        ["ruff_cli_rules", () => openAndEdit("ruff", { pull: !ruffPush, select: CLI_RULES, files })],
+        ["gpu_pilot", () => openAndEdit("gpu-pilot", { files, lines })],
+        ["ruff", () => openAndEdit("ruff", { pull: !ruffPush, files, lines })],
+        ["ruff_cli_rules", () => openAndEdit("ruff", { pull: !ruffPush, select: CLI_RULES, files, lines })],
       ];
       for (let k = 0; k < parts.length; k++) {
         const [name, f] = parts[(k + r) % parts.length];
@@ -866,12 +868,19 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     only: opt("--only", "open,module,memory").split(","),
     ruffPush: args.includes("--ruff-push"),
     files: Number(opt("--files", "20")),
+    lines: Number(opt("--lines", "5000")),
   });
   const file = join(root, "bench", "results.json");
   const all = existsSync(file) ? JSON.parse(readFileSync(file, "utf8")) : {};
   // Another number of files or Ruff publishing are kept apart from the goals' run.
   const files = Number(opt("--files", "20"));
-  const key = ["editor_anchor", files !== 20 ? `${files}_files` : "", args.includes("--ruff-push") ? "ruff_push" : ""];
+  const lines = Number(opt("--lines", "5000"));
+  const key = [
+    "editor_anchor",
+    files !== 20 ? `${files}_files` : "",
+    lines !== 5000 ? `${lines}_lines` : "",
+    args.includes("--ruff-push") ? "ruff_push" : "",
+  ];
   all[key.filter(Boolean).join("_")] = res;
   writeFileSync(file, JSON.stringify(all, null, 2) + "\n");
   console.log(JSON.stringify({ medians: res.medians, goals: res.goals }, null, 2));

@@ -26,6 +26,8 @@ export interface KeptAnalysis {
   model?: MachineModel;
   /** No change was applied to the trees since they were kept: their nodes are those of `text`'s parse. */
   unedited: boolean;
+  /** The length of the text the trees were parsed from (UTF-16 code units), what {@link KEPT_SOURCE_CHARS} counts. */
+  chars?: number;
 }
 
 /** What applyChanges reads of the document as it was before the change (vscode-languageserver-textdocument's TextDocument). */
@@ -37,13 +39,24 @@ export interface DocumentBefore {
 }
 
 /**
- * How many documents keep their analysis (its trees). A tree costs about 8.3 MiB of the parser's WebAssembly
- * memory for a 5,000-line file (89,000 nodes; measured in bench/), and WebAssembly memory
- * never shrinks: with a tree per open document, 20 such files held 166 MiB in trees alone. The
- * documents linted last keep theirs; another document's next edit is parsed from scratch (about
- * 55 ms instead of 16 ms on that file, once) and then kept again.
+ * How many documents keep their analysis (its trees) at most. What bounds them in practice is
+ * {@link KEPT_SOURCE_CHARS}: a tree costs about 8.3 MiB of the parser's WebAssembly memory for a
+ * 5,000-line file (200 KB of text, 89,000 nodes; measured in bench/), about 42 bytes per character
+ * of source, and WebAssembly memory never shrinks: with a tree per open document, 20 such files
+ * held 166 MiB in trees alone. The documents linted last keep theirs; another document's next edit
+ * is a full lint (about 130 ms of CPU instead of 10 ms on that file, BENCHMARKS.md), and then it is
+ * kept again.
  */
-export const KEPT_TREES = 4;
+export const KEPT_TREES = 64;
+
+/**
+ * The source characters whose trees are kept, all documents together: 800,000 characters, about
+ * 33 MiB of trees at the measured 42 bytes a character, what four 5,000-line files cost when
+ * KEPT_TREES was 4. Forty open files of 500 lines all keep their trees; four files of 5,000 lines
+ * do. The document linted last keeps its tree whatever its size (a single larger file is edited
+ * incrementally, as before).
+ */
+export const KEPT_SOURCE_CHARS = 800_000;
 
 /**
  * fixes.ts `offsetAt(lineStarts(text), text, p)` without building the line table (a 5,000-line
@@ -85,15 +98,39 @@ export class DocumentTrees {
   /**
    * @param limit how many analyses are kept at most (the least recently kept are freed first).
    * @param kept where they are kept (a Map of its own unless given).
+   * @param chars how many characters of source the kept analyses' trees may be parses of, all
+   *   together (the least recently kept are freed first; the most recent is kept whatever its size).
    */
   constructor(
     private readonly limit = KEPT_TREES,
     private readonly kept: KeptTrees = new Map<string, KeptAnalysis>(),
+    private readonly chars = KEPT_SOURCE_CHARS,
   ) {}
 
   /** How many analyses are kept now. */
   get size(): number {
     return this.kept.size;
+  }
+
+  /** The characters of source the kept trees are parses of, all together. */
+  get keptChars(): number {
+    let n = 0;
+    for (const uri of this.kept.keys()) n += this.kept.get(uri)?.chars ?? 0;
+    return n;
+  }
+
+  /**
+   * Frees the least recently kept analyses until at most `count` remain and their texts with
+   * `more` characters fit {@link KEPT_SOURCE_CHARS}; `spare` (the analysis just kept) is never freed.
+   */
+  private shrink(count: number, more: number, spare?: string): void {
+    let chars = this.keptChars + more;
+    for (const old of [...this.kept.keys()]) {
+      if (this.kept.size <= count && chars <= this.chars) break;
+      if (old === spare) continue;
+      chars -= this.kept.get(old)?.chars ?? 0;
+      this.forget(old);
+    }
   }
 
   /**
@@ -120,10 +157,8 @@ export class DocumentTrees {
     )
       return k.analysis;
     k?.analysis.dispose();
-    for (const old of this.kept.keys()) {
-      if (this.kept.size < this.limit) break;
-      this.forget(old);
-    }
+    // Room for the tree the caller parses next, before the parse.
+    this.shrink(this.limit - 1, text?.length ?? 0);
     return undefined;
   }
 
@@ -134,11 +169,8 @@ export class DocumentTrees {
    */
   keep(uri: string, text: string, analysis: DocumentAnalysis, version = -1, model?: MachineModel): void {
     this.forget(uri);
-    this.kept.set(uri, { analysis, text, version, unedited: true, ...(model ? { model } : {}) });
-    for (const old of this.kept.keys()) {
-      if (this.kept.size <= this.limit) break;
-      this.forget(old);
-    }
+    this.kept.set(uri, { analysis, text, version, unedited: true, chars: text.length, ...(model ? { model } : {}) });
+    this.shrink(this.limit, 0, uri);
   }
 
   /**

@@ -100,7 +100,8 @@ export class OpenDocument {
    * The engine's analysis of a Python document, or of a notebook's joined code cells, from its last
    * lint (incremental.ts {@link KeptAnalysis}: `{ analysis, text, version, model?, unedited }`;
    * engine/analysis.ts `DocumentAnalysis`: the kept parse, the statements' facts, the nesting scan,
-   * the prefilter's probe, a notebook's joined cells). At most KEPT_TREES documents hold one, the
+   * the prefilter's probe, a notebook's joined cells). At most KEPT_TREES documents hold one, and
+   * their texts KEPT_SOURCE_CHARS characters together (incremental.ts); the
    * least recently linted lose theirs. Managed by {@link Session.trees}: taken by the next lint,
    * its trees edited by each `didChange`, disposed of (`analysis.dispose()`: its trees freed) when
    * dropped.

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { DocumentTrees, KEPT_TREES, offsetOf } from "../../server/src/incremental";
+import { DocumentTrees, KEPT_SOURCE_CHARS, KEPT_TREES, offsetOf } from "../../server/src/incremental";
 import { lineStarts, offsetAt } from "../../server/src/engine/fixes";
 import { TextDocument } from "vscode-languageserver-textdocument";
 import type { ModuleTrees } from "../../server/src/engine/python/moduleTrees";
@@ -34,7 +34,8 @@ function fakeAnalysis(name: string) {
 }
 
 test("at most KEPT_TREES analyses are kept; the least recently kept are freed first", () => {
-  assert.ok(KEPT_TREES >= 2 && KEPT_TREES <= 8, `KEPT_TREES = ${KEPT_TREES}`);
+  // The count is a backstop; the characters of source bound the trees' memory (next test).
+  assert.ok(KEPT_TREES >= 8 && KEPT_TREES <= 128, `KEPT_TREES = ${KEPT_TREES}`);
   const trees = new DocumentTrees(3);
   const made = ["a", "b", "c", "d", "e"].map((n) => fakeAnalysis(n));
   for (const t of made.slice(0, 3)) trees.keep(`file:///${t.trees.name}.py`, t.trees.name, t);
@@ -54,6 +55,43 @@ test("at most KEPT_TREES analyses are kept; the least recently kept are freed fi
     [true, false, true, false, false],
   );
   assert.equal(trees.take("file:///b.py", "b"), made[1]);
+});
+
+test("the kept trees are bounded by their texts' characters: twenty 500-line files all keep theirs, 5,000-line ones only four", () => {
+  // Four 5,000-line training files (about 200,000 characters each) were what the count of 4 allowed.
+  assert.ok(KEPT_SOURCE_CHARS >= 4 * 190_000 && KEPT_SOURCE_CHARS <= 4 * 250_000, `${KEPT_SOURCE_CHARS}`);
+  const small = "x".repeat(20_000); // a 500-line file
+  const trees = new DocumentTrees();
+  const made = Array.from({ length: 20 }, (_, i) => fakeAnalysis(`s${i}`));
+  made.forEach((t, i) => trees.keep(`file:///s${i}.py`, small, t));
+  assert.equal(trees.size, 20);
+  assert.equal(trees.keptChars, 20 * 20_000);
+  assert.ok(made.every((t) => !t.trees.deleted));
+  // Big files push the least recent out until the characters fit; the latest is kept whatever its size.
+  const big = "y".repeat(200_000);
+  const bigs = Array.from({ length: 5 }, (_, i) => fakeAnalysis(`b${i}`));
+  bigs.forEach((t, i) => trees.keep(`file:///b${i}.py`, big, t));
+  assert.ok(trees.keptChars <= KEPT_SOURCE_CHARS, `${trees.keptChars}`);
+  assert.deepEqual(
+    bigs.map((t) => t.trees.deleted),
+    [true, false, false, false, false],
+  );
+  assert.ok(
+    made.every((t) => t.trees.deleted),
+    "the small ones, kept before, went first",
+  );
+  const huge = fakeAnalysis("huge");
+  trees.keep("file:///huge.py", "z".repeat(KEPT_SOURCE_CHARS + 1), huge);
+  assert.equal(trees.size, 1);
+  assert.equal(huge.trees.deleted, false);
+  // A document about to be parsed afresh makes room first, so the parser never holds more.
+  const kept = new DocumentTrees(64, undefined, 100);
+  const a = fakeAnalysis("a"),
+    b = fakeAnalysis("b");
+  kept.keep("file:///a.py", "a".repeat(60), a);
+  kept.keep("file:///b.py", "b".repeat(30), b);
+  assert.equal(kept.take("file:///c.py", "c".repeat(50)), undefined);
+  assert.deepEqual([a.trees.deleted, b.trees.deleted], [true, false]);
 });
 
 test("an analysis kept again for the same document frees the old one's trees; forget frees them", () => {
