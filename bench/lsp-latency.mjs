@@ -198,10 +198,14 @@ async function nodeFlagsModule(at) {
   return tsImport(pathToFileURL(file).href, import.meta.url);
 }
 
-/** The variables the extension's client adds to the server's environment (common/src/lsp/nodeFlags.ts serverEnvironment), given `parent`. */
+/**
+ * The variables the extension's client adds to the server's environment (common/src/lsp/nodeFlags.ts
+ * serverEnvironment), given `parent`; the compile cache (where the checkout's version has one) in
+ * bench/cache/node-compile-cache, as the client keeps it in the extension's global storage.
+ */
 export async function serverEnvironmentOf(parent = process.env, at = root) {
   const m = await nodeFlagsModule(at);
-  return m?.serverEnvironment ? m.serverEnvironment(parent) : {};
+  return m?.serverEnvironment ? m.serverEnvironment(parent, join(root, "bench", "cache", "node-compile-cache")) : {};
 }
 
 const insertAt = (line, character, text) => ({ range: { start: { line, character }, end: { line, character } }, text });

@@ -12,6 +12,7 @@
  *   `gpuPilot.restartServer` and by a change of a setting the server reads at start.
  */
 import * as fs from "node:fs";
+import * as path from "node:path";
 import * as vscode from "vscode";
 import type { CheckFileResult, RunFactsResult } from "../../common/src/lsp/protocol";
 import { type AgentHost, type AgentTool, createAgentTools } from "./agents/lmTools";
@@ -380,6 +381,9 @@ export class Ctx implements RunHost, AgentHost {
       ),
       outputChannel: logChannel(),
       ...(config.traceServer() !== "off" ? { traceOutputChannel: traceChannel() } : {}),
+      ...(this.extCtx.globalStorageUri?.fsPath
+        ? { compileCacheDir: path.join(this.extCtx.globalStorageUri.fsPath, "node-compile-cache") }
+        : {}),
       log,
       onRunning: () => {
         this.lastSentInventory = undefined;

@@ -47,12 +47,19 @@ test("the benchmark starts the server with the same flags", async () => {
 test("the server's environment: two malloc arenas unless the user's environment sets its own", async () => {
   assert.deepEqual(serverEnvironment({}), { MALLOC_ARENA_MAX: "2" });
   assert.deepEqual(serverEnvironment({ MALLOC_ARENA_MAX: "8", PATH: "/usr/bin" }), { MALLOC_ARENA_MAX: "8" });
+  // The compile cache goes where the client says (its global storage), unless the user chose or refused one.
+  assert.deepEqual(serverEnvironment({}, "/home/u/.vscode/gs/node-compile-cache"), {
+    MALLOC_ARENA_MAX: "2",
+    NODE_COMPILE_CACHE: "/home/u/.vscode/gs/node-compile-cache",
+  });
+  assert.deepEqual(serverEnvironment({ NODE_COMPILE_CACHE: "/elsewhere" }, "/gs/ncc"), { MALLOC_ARENA_MAX: "2" });
+  assert.deepEqual(serverEnvironment({ NODE_DISABLE_COMPILE_CACHE: "1" }, "/gs/ncc"), { MALLOC_ARENA_MAX: "2" });
   const bench = (await import(pathToFileURL(join(__dirname, "..", "..", "bench", "lsp-latency.mjs")).href)) as {
     serverEnvironmentOf(parent: Record<string, string>): Promise<Record<string, string>>;
   };
   assert.deepEqual(
     await bench.serverEnvironmentOf({}),
-    { MALLOC_ARENA_MAX: "2" },
-    "the benchmark starts the server with the same environment",
+    { MALLOC_ARENA_MAX: "2", NODE_COMPILE_CACHE: join(__dirname, "..", "..", "bench", "cache", "node-compile-cache") },
+    "the benchmark starts the server with the same environment (its compile cache under bench/cache)",
   );
 });

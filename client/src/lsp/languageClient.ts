@@ -55,6 +55,8 @@ export interface LanguageClientOptionsIn {
   fileEvents: vscode.FileSystemWatcher;
   /** Called each time the client reaches the running state (first start and automatic restarts). */
   onRunning: () => void;
+  /** The folder for Node.js's compile cache of the server (the extension's global storage); none: no cache. */
+  compileCacheDir?: string;
 }
 
 /** One language-client instance, as ctx.ts uses it; the protocol's message types stay inside this bundle. */
@@ -91,13 +93,13 @@ export const SERVER_INSPECT_PORT = 6009;
  */
 export function createLanguageClient(o: LanguageClientOptionsIn): GpuPilotLanguageClient {
   // The server with its V8 flags and environment (common/src/lsp/nodeFlags.ts: a young generation of
-  // 1 MiB semi-spaces, V8's gc for the idle heap trim, two malloc arenas). When the extension host
+  // 1 MiB semi-spaces, V8's gc for the idle heap trim, two malloc arenas, the compile cache). When the extension host
   // itself runs under a debugger (vscode-languageclient's debug mode), the server also listens for
   // one on SERVER_INSPECT_PORT (.vscode/launch.json "Attach to Language Server").
   const server = {
     module: o.serverModule,
     transport: TransportKind.ipc,
-    options: { execArgv: [...SERVER_NODE_FLAGS], env: serverEnvironment(process.env) },
+    options: { execArgv: [...SERVER_NODE_FLAGS], env: serverEnvironment(process.env, o.compileCacheDir) },
   };
   const debug = {
     ...server,

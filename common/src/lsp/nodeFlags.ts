@@ -30,8 +30,23 @@ export const SERVER_NODE_FLAGS: readonly string[] = ["--max-semi-space-size=1", 
  *   interleaved rounds of 200 edits). glibc's documented tunable (mallopt(3), "M_ARENA_MAX"); other
  *   C libraries ignore it. A value the user's environment already has is kept.
  *
+ * - `NODE_COMPILE_CACHE=<dir>` (with `compileCacheDir`): Node.js keeps the compiled code of the
+ *   server's bundle there between starts and checks each entry against the file's contents (Node.js
+ *   docs, "Module compile cache": the variable since v22.1.0; older versions ignore it). Measured:
+ *   loading dist/server.js cost 0.238 instead of 0.267 s of CPU (`farm-bench -n 10`, Node.js 24,
+ *   BENCHMARKS.md). The folder is the extension's own global storage (the user's, not the shared
+ *   temporary folder Node.js picks by default). Not set where the user's environment chose
+ *   (`NODE_COMPILE_CACHE`) or turned it off (`NODE_DISABLE_COMPILE_CACHE`).
+ *
  * @param parent the environment the extension host runs with (process.env).
+ * @param compileCacheDir the folder for the compile cache; none: no cache.
  */
-export function serverEnvironment(parent: Readonly<Record<string, string | undefined>>): Record<string, string> {
-  return { MALLOC_ARENA_MAX: parent.MALLOC_ARENA_MAX ?? "2" };
+export function serverEnvironment(
+  parent: Readonly<Record<string, string | undefined>>,
+  compileCacheDir?: string,
+): Record<string, string> {
+  const env: Record<string, string> = { MALLOC_ARENA_MAX: parent.MALLOC_ARENA_MAX ?? "2" };
+  if (compileCacheDir && parent.NODE_COMPILE_CACHE === undefined && parent.NODE_DISABLE_COMPILE_CACHE === undefined)
+    env.NODE_COMPILE_CACHE = compileCacheDir;
+  return env;
 }
