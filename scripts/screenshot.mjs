@@ -26,24 +26,25 @@
 //                                   machine hover on "cuda" in its last cell (GPU 1 ticked)
 //   media/screenshot-picker.png     only with --only picker: the "Select GPUs..." quick pick at its
 //                                   default width; the log says whether a label or detail line is cut
-// With FAKE_NVIDIA_SMI_MODE=x8 --suffix=-8 the same with the constructed 8 x H200 fixture:
+// With FAKE_NVIDIA_SMI_MODE=x8 --suffix -8 the same with the constructed 8 x H200 fixture:
 // screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
 //
 //   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,slurm,picker,notebook]
 //                               [--sidebar-width 300] [--suffix -8]
 //
+// Every option takes its value as `--opt value` or `--opt=value` (scripts/screenshotArgs.mjs).
 // Each PNG is re-encoded losslessly by scripts/pngShrink.mjs (smaller: the .vsix carries some).
 // Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
 // one python3 process on GPU 0). Bounded waits throughout; code-server's process group is killed at
 // the end, also on failure.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
 import { launchBrowser, log, onShutdown, openGpuPilotView, repoRoot, waitForWorkbench } from "../test/e2e/lib/host.mjs";
 import { startDevServer } from "../test/e2e/lib/devserver.mjs";
 import { startWorkspace } from "./startWorkspace.mjs";
 import { slurmAvailability, slurmCommand, startCluster, waitJob } from "./slurm-cluster.mjs";
 import { shrinkPng } from "./pngShrink.mjs";
+import { parseScreenshotArgs } from "./screenshotArgs.mjs";
 
 const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --out-dir DIR            where the shots go (default: media/, replacing the committed ones)
@@ -54,26 +55,13 @@ const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --width PX --height PX   the window (default: 1280 x 720); --history-height, --dashboard-height
   --scale N                device pixels per CSS pixel (default: 2)
   -h, --help               print this
+Every option takes its value as --opt value or --opt=value (also one starting with a dash: --suffix -8).
 FAKE_NVIDIA_SMI_MODE (when no nvidia-smi is on PATH): spin (the committed 2-GPU shots), busy, idle, x8, x16;
 train (GPU 1 replays a real training run during the history shot) is always added.`;
 
 let opts;
 try {
-  ({ values: opts } = parseArgs({
-    options: {
-      help: { type: "boolean", short: "h", default: false },
-      "out-dir": { type: "string", default: path.join(repoRoot, "media") },
-      file: { type: "string", default: "finetune_wrong_gpu.py" },
-      width: { type: "string", default: "1280" },
-      height: { type: "string", default: "720" },
-      "history-height": { type: "string", default: "1750" },
-      scale: { type: "string", default: "2" },
-      only: { type: "string", default: "tree,dashboard,problem,history,slurm" },
-      "sidebar-width": { type: "string", default: "300" },
-      "dashboard-height": { type: "string", default: "1800" },
-      suffix: { type: "string", default: "" },
-    },
-  }));
+  opts = parseScreenshotArgs(process.argv.slice(2), path.join(repoRoot, "media"));
 } catch (e) {
   console.error(`screenshot.mjs: ${e.message}\n${USAGE}`);
   process.exit(2);
