@@ -476,7 +476,8 @@ function trainStandIn(flag) {
  * first (it holds the nvidia-smi stream whatever the side bar shows), then train.py runs from the
  * editor with Run Active File (104 s; its start and end are marked on GPU 1's chart and on All GPUs
  * only, the labels beside their markers), then 30 s more of idle GPU; the window is made taller
- * so that the All GPUs chart and both GPUs' charts fit in the editor.
+ * (--history-height, then as tall as the panel's content) so that the All GPUs chart and every
+ * GPU's charts fit in the editor, 8 or 16 GPUs too.
  */
 async function historyShot(page, outDir, suffix = "") {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["history-height"]) });
@@ -514,6 +515,16 @@ async function historyShot(page, outDir, suffix = "") {
   await frame.locator("section.gpu .uplot").nth(3).waitFor({ timeout: 30_000 });
   await frame.locator("#summary", { hasText: /samples per GPU/ }).waitFor({ timeout: 30_000 });
   await page.waitForTimeout(3_000);
+  // Every GPU's charts in the shot: the window as tall as the panel's content (with 8 GPUs the panel
+  // scrolled and the shot, clamped to the window, ended in GPU 2's charts).
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const fit = await frame.locator("html").evaluate((h) => ({ scroll: h.scrollHeight, client: h.clientHeight }));
+    log(`history: content ${fit.scroll} px in ${fit.client} px${fit.scroll <= fit.client + 1 ? " (all shown)" : ""}`);
+    if (fit.scroll <= fit.client + 1) break;
+    const vp = page.viewportSize();
+    await page.setViewportSize({ width: vp.width, height: vp.height + fit.scroll - fit.client + 8 });
+    await page.waitForTimeout(2_000);
+  }
   await page.mouse.move(5, Number(opts.height) - 5);
   const summary = await frame.locator("#summary").textContent();
   log(`history: ${summary}`);
