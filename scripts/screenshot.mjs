@@ -26,24 +26,25 @@
 //                                   machine hover on "cuda" in its last cell (GPU 1 ticked)
 //   media/screenshot-picker.png     only with --only picker: the "Select GPUs..." quick pick at its
 //                                   default width; the log says whether a label or detail line is cut
-// With FAKE_NVIDIA_SMI_MODE=x8 --suffix=-8 the same with the constructed 8 x H200 fixture:
+// With FAKE_NVIDIA_SMI_MODE=x8 --suffix -8 the same with the constructed 8 x H200 fixture:
 // screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
 //
 //   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,slurm,picker,notebook]
 //                               [--sidebar-width 300] [--suffix -8]
 //
+// Every option takes its value as `--opt value` or `--opt=value` (scripts/screenshotArgs.mjs).
 // Each PNG is re-encoded losslessly by scripts/pngShrink.mjs (smaller: the .vsix carries some).
 // Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
 // one python3 process on GPU 0). Bounded waits throughout; code-server's process group is killed at
 // the end, also on failure.
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { parseArgs } from "node:util";
 import { launchBrowser, log, onShutdown, openGpuPilotView, repoRoot, waitForWorkbench } from "../test/e2e/lib/host.mjs";
 import { startDevServer } from "../test/e2e/lib/devserver.mjs";
 import { startWorkspace } from "./startWorkspace.mjs";
 import { slurmAvailability, slurmCommand, startCluster, waitJob } from "./slurm-cluster.mjs";
 import { shrinkPng } from "./pngShrink.mjs";
+import { parseScreenshotArgs } from "./screenshotArgs.mjs";
 
 const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --out-dir DIR            where the shots go (default: media/, replacing the committed ones)
@@ -54,26 +55,13 @@ const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --width PX --height PX   the window (default: 1280 x 720); --history-height, --dashboard-height
   --scale N                device pixels per CSS pixel (default: 2)
   -h, --help               print this
+Every option takes its value as --opt value or --opt=value (also one starting with a dash: --suffix -8).
 FAKE_NVIDIA_SMI_MODE (when no nvidia-smi is on PATH): spin (the committed 2-GPU shots), busy, idle, x8, x16;
 train (GPU 1 replays a real training run during the history shot) is always added.`;
 
 let opts;
 try {
-  ({ values: opts } = parseArgs({
-    options: {
-      help: { type: "boolean", short: "h", default: false },
-      "out-dir": { type: "string", default: path.join(repoRoot, "media") },
-      file: { type: "string", default: "finetune_wrong_gpu.py" },
-      width: { type: "string", default: "1280" },
-      height: { type: "string", default: "720" },
-      "history-height": { type: "string", default: "1750" },
-      scale: { type: "string", default: "2" },
-      only: { type: "string", default: "tree,dashboard,problem,history,slurm" },
-      "sidebar-width": { type: "string", default: "300" },
-      "dashboard-height": { type: "string", default: "1800" },
-      suffix: { type: "string", default: "" },
-    },
-  }));
+  opts = parseScreenshotArgs(process.argv.slice(2), path.join(repoRoot, "media"));
 } catch (e) {
   console.error(`screenshot.mjs: ${e.message}\n${USAGE}`);
   process.exit(2);
@@ -488,7 +476,8 @@ function trainStandIn(flag) {
  * first (it holds the nvidia-smi stream whatever the side bar shows), then train.py runs from the
  * editor with Run Active File (104 s; its start and end are marked on GPU 1's chart and on All GPUs
  * only, the labels beside their markers), then 30 s more of idle GPU; the window is made taller
- * so that the All GPUs chart and both GPUs' charts fit in the editor.
+ * (--history-height, then as tall as the panel's content) so that the All GPUs chart and every
+ * GPU's charts fit in the editor, 8 or 16 GPUs too.
  */
 async function historyShot(page, outDir, suffix = "") {
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts["history-height"]) });
@@ -526,6 +515,16 @@ async function historyShot(page, outDir, suffix = "") {
   await frame.locator("section.gpu .uplot").nth(3).waitFor({ timeout: 30_000 });
   await frame.locator("#summary", { hasText: /samples per GPU/ }).waitFor({ timeout: 30_000 });
   await page.waitForTimeout(3_000);
+  // Every GPU's charts in the shot: the window as tall as the panel's content (with 8 GPUs the panel
+  // scrolled and the shot, clamped to the window, ended in GPU 2's charts).
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    const fit = await frame.locator("html").evaluate((h) => ({ scroll: h.scrollHeight, client: h.clientHeight }));
+    log(`history: content ${fit.scroll} px in ${fit.client} px${fit.scroll <= fit.client + 1 ? " (all shown)" : ""}`);
+    if (fit.scroll <= fit.client + 1) break;
+    const vp = page.viewportSize();
+    await page.setViewportSize({ width: vp.width, height: vp.height + fit.scroll - fit.client + 8 });
+    await page.waitForTimeout(2_000);
+  }
   await page.mouse.move(5, Number(opts.height) - 5);
   const summary = await frame.locator("#summary").textContent();
   log(`history: ${summary}`);

@@ -7,9 +7,11 @@
  * unit: GiB from a 1 GiB total up, else MiB) with uPlot, each chart the panel's full width, in the
  * theme's colours (CSS variables of the webview), the selected GPUs highlighted, run starts and
  * ends marked with lines labelled with the file (a run only on its GPUs' charts, every run on "All
- * GPUs"; labels stacked on rows so that none overlap, those with no room shown while the cursor is
- * near their line: historyMarks.ts), and in the legend the values under the cursor (the
- * newest sample's while the cursor is off the chart). It
+ * GPUs"; the first row of labels in a band above the plot, clear of the data, a start's left of its
+ * line and an end's right of it; labels stacked on rows so that none overlap, those with no room
+ * shown while the cursor is near their line: historyMarks.ts), and in the legend the values under
+ * the cursor (the newest sample's while the cursor is off the chart), each line's marker in its
+ * colour and dash. It
  * keeps nothing when hidden: it asks the extension for the whole history (`ready`) each time it
  * starts. After each redraw it reports the axes it drew (`drawn`), for the API and tests.
  */
@@ -19,9 +21,12 @@ import { type GpuSeries, timeAxis, type TimeAxis } from "../src/gpu/history";
 import {
   combineGpus,
   drawRunMarks,
+  GPU_PALETTE,
   gpuLineStyle,
   hoveredMark,
+  LABEL_BAND_PX,
   LABEL_ROW_PX,
+  lineBorderStyle,
   marksForGpu,
   runMarkers,
 } from "../src/gpu/historyMarks";
@@ -64,9 +69,6 @@ function theme() {
     fg: cssVar("--vscode-editor-foreground", "#333"),
     bg: cssVar("--vscode-editor-background", "#fff"),
     grid: cssVar("--vscode-editorWidget-border", "rgba(128,128,128,0.25)"),
-    blue: cssVar("--vscode-charts-blue", "#3794ff"),
-    purple: cssVar("--vscode-charts-purple", "#b180d7"),
-    orange: cssVar("--vscode-charts-orange", "#d18616"),
     green: cssVar("--vscode-charts-green", "#89d185"),
     red: cssVar("--vscode-charts-red", "#f14c4c"),
     font: `${cssVar("--vscode-font-size", "13px")} ${cssVar("--vscode-font-family", "sans-serif")}`,
@@ -98,8 +100,9 @@ const MAX_LABEL_ROWS = 3;
 /**
  * Draws the run starts (green, `▶ <file>`) and ends (red, `■ <file>`) of `runsOf()` as vertical
  * lines over the plot area; when `labelled`, each labelled with the script's file name at the top,
- * on the row layoutMarkLabels gives it (a short run's start and end labels stacked, not over each
- * other); a label with no row is shown while the cursor is within 6 px of its line. The drawing is
+ * on the row layoutMarkLabels gives it (the first row in the chart's top band, LABEL_BAND_PX, above
+ * the data; a start's label left of its line, an end's right of it, so that a run's two labels share
+ * that row), none over another; a label with no row is shown while the cursor is within 6 px of its line. The drawing is
  * historyMarks.ts drawRunMarks (unit-tested with a canvas that models textAlign).
  */
 function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugin {
@@ -149,7 +152,8 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
             fontFamily: cssVar("--vscode-font-family", "sans-serif"),
             // A see-through background: the lines under a label stay visible, its text readable.
             labelBackground: translucent(t.bg, 0.75),
-            maxRows: Math.max(1, Math.min(MAX_LABEL_ROWS, Math.floor(height / (LABEL_ROW_PX * px * 2)))),
+            maxRows: Math.max(1, Math.min(MAX_LABEL_ROWS, 1 + Math.floor(height / (LABEL_ROW_PX * px * 2)))),
+            labelBand: labelled ? LABEL_BAND_PX : 0,
           });
           const shown = labelled ? marks.filter((m) => m.visible) : [];
           runLabelsOf.set(u, {
@@ -248,7 +252,7 @@ interface Line {
   label: string;
   color: string;
   emphasised: boolean;
-  /** Dash pattern, CSS px (`[6, 3]`); solid when absent. */
+  /** Dash pattern, CSS px (`[6, 3]`); solid when absent. The legend's marker shows it (lineBorderStyle). */
   dash?: number[];
 }
 
@@ -273,7 +277,9 @@ function makePlot(
   const opts: uPlot.Options = {
     title,
     width: chartWidth(),
-    height: 170,
+    // A labelled chart keeps a band above its plot for the first row of run labels (clear of the data).
+    height: labelRuns ? 170 + LABEL_BAND_PX : 170,
+    ...(labelRuns ? { padding: [LABEL_BAND_PX, null, null, null] as uPlot.Padding } : {}),
     scales: {
       x: {
         time: true,
@@ -324,7 +330,12 @@ function makePlot(
         value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit),
       })),
     ],
-    legend: { show: true, live: true },
+    // Each marker a short line in the series' colour and dash (a CSS border: history.css keeps its top edge only).
+    legend: {
+      show: true,
+      live: true,
+      markers: { width: 3, dash: (_u, i) => lineBorderStyle(lines[i - 1] ?? { color: "" }), fill: "transparent" },
+    },
     cursor: { drag: { x: false, y: false } },
     plugins: [runMarksPlugin(labelRuns, runsOf)],
   };
@@ -367,12 +378,11 @@ function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uP
 }
 
 /**
- * The theme's chart colours in the order GPUs take them (historyMarks.ts gpuLineStyle: GPU 0 blue,
- * GPU 1 purple, ...; dashed from the seventh GPU, dotted from the thirteenth).
+ * The theme's colours in the order GPUs take them (historyMarks.ts GPU_PALETTE, gpuLineStyle: GPU 0
+ * blue, GPU 1 purple, ... GPU 7 magenta; dashed from the ninth GPU, dotted from the seventeenth).
  */
 function palette(): string[] {
-  const t = theme();
-  return [t.blue, t.purple, t.green, t.orange, t.red, cssVar("--vscode-charts-yellow", "#cca700")];
+  return GPU_PALETTE.map((c) => cssVar(c.variable, c.fallback));
 }
 
 /**
@@ -467,6 +477,7 @@ function rebuild(): void {
     // The GPU's colour, as on All GPUs: its box's edge and both its lines (thick when selected).
     const style = gpuLineStyle(position, palette());
     b.box.style.borderLeftColor = style.color;
+    b.box.style.borderLeftStyle = lineBorderStyle(style);
     // A run is marked only on the charts of the GPUs it was given.
     const mine = () => marksForGpu(runs, g.uuid);
     const util = makePlot(

@@ -50,7 +50,8 @@ const USAGE = `usage: gpu-pilot check [options] PATH...
                           job script (.sbatch, .slurm, .sh with #SBATCH lines), or a folder
                           (searched recursively for all of these); - for stdin
 options:
-  --format FORMAT         text (default) | json (Ruff's shape) | sarif (2.1.0) | github (workflow annotations)
+  --format FORMAT         text (default: one line per problem, [*] before the message of those --fix
+                          fixes, then a summary) | json (Ruff's shape) | sarif (2.1.0) | github (workflow annotations)
   --select CODES          enable only these codes or prefixes (comma-separated, e.g. GPU001,GPU01)
   --extend-select CODES   enable these in addition
   --ignore CODES          disable these codes or prefixes
@@ -644,15 +645,28 @@ export function summaryText(
   return lines.join("\n");
 }
 
+/**
+ * One finding of the text output, as Ruff's: `<file>:<row>:<col>: <severity> <code> [*] <message>
+ * (fix: <title>)`. `[*]` marks the findings `--fix` fixes with this run's options (the safe fixes;
+ * with `--unsafe-fixes` the unsafe ones too), as the summary's `[*] N fixable with the --fix option`
+ * says; a fix's title follows the message, `(unsafe fix: ...)` for an unsafe one (it may change what
+ * the code does), whose finding has no `[*]` without `--unsafe-fixes` (the summary counts it among
+ * the hidden fixes). The output printed `[*: title]` after safe fixes and `[fix: title]` after unsafe
+ * ones, unexplained.
+ */
+export function findingText(d: JsonDiagnostic, mode: { unsafe: boolean }): string {
+  const name = plain(displayName(d.filename));
+  const where =
+    d.cell !== null
+      ? `${name}:cell ${d.cell}:${d.location.row}:${d.location.column}`
+      : `${name}:${d.location.row}:${d.location.column}`;
+  const fixable = d.fix !== null && (d.fix.applicability === "safe" || mode.unsafe);
+  const fix = d.fix ? ` (${d.fix.applicability === "safe" ? "fix" : "unsafe fix"}: ${plain(d.fix.message)})` : "";
+  return `${where}: ${d.severity} ${d.code} ${fixable ? "[*] " : ""}${plain(d.message.replace(/\s*[\r\n]+\s*/g, " "))}${fix}`;
+}
+
 function formatText(all: JsonDiagnostic[], fixedCount: number, mode: { fix: boolean; unsafe: boolean }): string {
-  const lines = all.map((d) => {
-    const name = plain(displayName(d.filename));
-    const where =
-      d.cell !== null
-        ? `${name}:cell ${d.cell}:${d.location.row}:${d.location.column}`
-        : `${name}:${d.location.row}:${d.location.column}`;
-    return `${where}: ${d.severity} ${d.code} ${plain(d.message.replace(/\s*[\r\n]+\s*/g, " "))}${d.fix ? ` [${d.fix.applicability === "safe" ? "*" : "fix"}: ${plain(d.fix.message)}]` : ""}`;
-  });
+  const lines = all.map((d) => findingText(d, mode));
   lines.push(summaryText(all, fixedCount, mode));
   return lines.join("\n") + "\n";
 }

@@ -52,7 +52,7 @@ test("folders are searched for .py and .ipynb; notebooks report 1-based cells", 
   const text = run(["check", join(CASES, "notebook.ipynb")]);
   assert.match(
     text.stdout,
-    /notebook\.ipynb:cell 3:2:1: error GPU001 CUDA_VISIBLE_DEVICES is set after CUDA was initialised by \.cuda\(\) \(cell 2, line 2\): it has no effect/,
+    /notebook\.ipynb:cell 3:2:1: error GPU001 \[\*\] CUDA_VISIBLE_DEVICES is set after CUDA was initialised by \.cuda\(\) \(cell 2, line 2\): it has no effect/,
   );
 });
 

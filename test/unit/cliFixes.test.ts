@@ -1,5 +1,6 @@
 // The CLI's fixes as Ruff's (issue 43 item 3): --unsafe-fixes, --diff, and the --fix summary that
-// counts the unsafe fixes left out, also when they are the only ones. Built dist/cli.js, real files.
+// counts the unsafe fixes left out, also when they are the only ones; the text output's [*] marker
+// (issue 45). Built dist/cli.js, real files.
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
 import { spawnSync } from "node:child_process";
@@ -7,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT } from "./helpers";
+import { findingText, type JsonDiagnostic } from "../../server/src/cli";
 
 const CLI = join(ROOT, "dist", "cli.js");
 const run = (args: string[], cwd: string) =>
@@ -51,6 +53,56 @@ test("--fix with only unsafe fixes says so: N fixed, M remaining and the hidden 
     fixed.stdout,
     /\nFound 1 problem \(1 fixed, 1 remaining\)\.\nNo fixes available \(1 hidden fix can be enabled with the `--unsafe-fixes` option\)\.\n$/,
   );
+});
+
+test("text output: [*] before the message of a finding --fix fixes, as the summary's [*] line says; each fix's title after the message, an unsafe one's said unsafe", () => {
+  const dir = project({ "misspelled.py": UNSAFE_ONLY, "late.py": SAFE });
+  const r = run(["check", "--no-cache", "."], dir);
+  const lines = r.stdout.trimEnd().split("\n");
+  const late = lines.find((l) => l.startsWith("late.py:"));
+  const misspelled = lines.find((l) => l.startsWith("misspelled.py:"));
+  assert.match(late ?? "", /^late\.py:5:1: error GPU001 \[\*\] [^[]+ \(fix: [^)]+\)$/, r.stdout);
+  assert.match(misspelled ?? "", /^misspelled\.py:3:\d+: \w+ GPU007 (?!\[\*\])[^[]+ \(unsafe fix: [^)]+\)$/, r.stdout);
+  assert.doesNotMatch(
+    r.stdout,
+    /\[fix:|\[\*:/,
+    "the old notations, [*: ...] after safe fixes and [fix: ...] after unsafe ones",
+  );
+  assert.match(
+    r.stdout,
+    /\n\[\*\] 1 fixable with the `--fix` option \(1 hidden fix/,
+    "one [*] finding, one [*] fixable",
+  );
+  // With --unsafe-fixes, --fix fixes both: both marked, the unsafe one still said unsafe.
+  const unsafe = run(["check", "--no-cache", "--unsafe-fixes", "."], dir);
+  assert.match(unsafe.stdout, /^misspelled\.py:3:\d+: \w+ GPU007 \[\*\] [^[]+ \(unsafe fix: [^)]+\)$/m, unsafe.stdout);
+  assert.match(unsafe.stdout, /\n\[\*\] 2 fixable with the `--fix --unsafe-fixes` option\.\n$/);
+});
+
+test("findingText: the marker follows the fix's applicability and the run's --unsafe-fixes", () => {
+  const d = (applicability: "safe" | "unsafe" | null): JsonDiagnostic => ({
+    cell: null,
+    code: "GPU001",
+    end_location: { row: 5, column: 10 },
+    filename: "/nonexistent/a.py",
+    fix: applicability ? { applicability, message: "Move it up", edits: [] } : null,
+    location: { row: 5, column: 1 },
+    message: "Set too late.",
+    noqa_row: 5,
+    url: null,
+    severity: "error",
+  });
+  const safe = { unsafe: false };
+  assert.equal(findingText(d("safe"), safe), "/nonexistent/a.py:5:1: error GPU001 [*] Set too late. (fix: Move it up)");
+  assert.equal(
+    findingText(d("unsafe"), safe),
+    "/nonexistent/a.py:5:1: error GPU001 Set too late. (unsafe fix: Move it up)",
+  );
+  assert.equal(
+    findingText(d("unsafe"), { unsafe: true }),
+    "/nonexistent/a.py:5:1: error GPU001 [*] Set too late. (unsafe fix: Move it up)",
+  );
+  assert.equal(findingText(d(null), safe), "/nonexistent/a.py:5:1: error GPU001 Set too late.");
 });
 
 test("--fix --unsafe-fixes applies the unsafe fixes too", () => {

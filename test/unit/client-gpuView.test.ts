@@ -117,12 +117,12 @@ test("ok: two GPUs with live numbers, details, the process under GPU 0 with its 
     ["computeApp.other"],
     "no details row: the details are in the GPU's tooltip",
   );
+  assert.equal(children[0].label, "582 python3", "pid and program, whole; the full line is in the tooltip");
   assert.equal(
-    children[0].label,
-    "582 python3 train.…",
-    "shortened to fit beside its description; the full line is in the tooltip",
+    children[0].description,
+    "3.3 GiB · alice · train.py --epochs 3",
+    "the arguments last: the side bar cuts them first",
   );
-  assert.equal(children[0].description, "3.3 GiB · alice");
   assert.equal(children[0].iconPath, undefined, "another user's process: no icon");
   assert.equal(children[0].id, "app/GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f/582");
   assert.match((children[0].tooltip as MarkdownString).value, /\| User \| alice \(uid 1001\) \|/);
@@ -158,8 +158,8 @@ test("own process of this workspace's run: marked, with the context value that o
   const app = rows.find((r) => r.contextValue.startsWith("computeApp"));
   assert.deepEqual(app && [app.depth, app.label, app.description, app.contextValue, app.icon], [
     1,
-    "582 python3 train.py …",
-    "3.3 GiB · me",
+    "582 python3",
+    "3.3 GiB · me · train.py --epochs 3",
     "computeApp.own.run",
     "play-circle",
   ]);

@@ -5,9 +5,14 @@ import assert from "node:assert/strict";
 import {
   combineGpus,
   drawRunMarks,
+  GPU_PALETTE,
   gpuLineStyle,
   hoveredMark,
+  LABEL_BAND_PX,
+  LABEL_PAD_PX,
+  labelRowTop,
   layoutMarkLabels,
+  lineBorderStyle,
   type MarkCanvas,
   type MarkGeometry,
   marksForGpu,
@@ -178,11 +183,15 @@ class RecordingCanvas implements MarkCanvas {
   strokeStyle: unknown = "#000";
   fillStyle: unknown = "#000";
   lineWidth = 1;
-  readonly lines: { x: number; color: unknown }[] = [];
+  readonly lines: { x: number; top: number; bottom: number; color: unknown }[] = [];
+  /** Each label background as drawn. */
+  readonly rects: { x: number; y: number; w: number; h: number }[] = [];
   /** Each text as drawn: its left and right edges after textAlign. */
   readonly texts: { text: string; left: number; right: number; color: unknown }[] = [];
   private stack: string[] = [];
   private moveX = NaN;
+  private moveY = NaN;
+  private lineY = NaN;
   save(): void {
     this.stack.push(JSON.stringify([this.font, this.textAlign, this.textBaseline, this.lineWidth]));
   }
@@ -191,14 +200,19 @@ class RecordingCanvas implements MarkCanvas {
   }
   setLineDash(): void {}
   beginPath(): void {}
-  moveTo(x: number): void {
+  moveTo(x: number, y: number): void {
     this.moveX = x;
+    this.moveY = y;
   }
-  lineTo(): void {}
+  lineTo(_x: number, y: number): void {
+    this.lineY = y;
+  }
   stroke(): void {
-    this.lines.push({ x: this.moveX, color: this.strokeStyle });
+    this.lines.push({ x: this.moveX, top: this.moveY, bottom: this.lineY, color: this.strokeStyle });
   }
-  fillRect(): void {}
+  fillRect(x: number, y: number, w: number, h: number): void {
+    this.rects.push({ x, y, w, h });
+  }
   /** 7 canvas px per character (the font's size does not matter here). */
   measureText(text: string): { width: number } {
     return { width: [...text].length * 7 };
@@ -241,27 +255,74 @@ test("a marker's label is drawn beside its line, whatever textAlign uPlot left (
     drawn.map((d) => [d.text, d.visible, d.row]),
     [
       ["▶ train_short.py", true, 0],
-      ["■ train_short.py", true, 1],
+      ["■ train_short.py", true, 0],
     ],
+    "the start's label left of its line, the end's right of its line: one row for both",
   );
   assert.deepEqual(
     ctx.lines.map((l) => l.x),
     [144 + 250, 144 + 265],
     "lines at 100 s and 106 s of 600 over 1500 px",
   );
+  const [start, end] = drawn;
+  // 6 CSS px (12 canvas px) between a line and its label's box, the text 2 CSS px inside the box.
+  assert.equal(start.boxLeft + start.boxWidth, start.lineX - 12, "the start's box ends 6 CSS px left of its line");
+  assert.equal(ctx.texts[0].right, start.lineX - 16, "its text as drawn ends beside its box's right edge");
+  assert.equal(end.boxLeft, end.lineX + 12, "the end's box starts 6 CSS px right of its line");
+  assert.equal(
+    ctx.texts[1].left,
+    end.lineX + 16,
+    `the end's text starts beside its line, not ${end.lineX - ctx.texts[1].left} px left of it`,
+  );
   for (const [i, d] of drawn.entries()) {
-    const text = ctx.texts[i];
-    // Right of its line: the box starts 2 CSS px (4 canvas px) after it, the text 2 CSS px inside the box.
-    assert.equal(d.boxLeft, d.lineX + 4, `${d.text}: box right of its line`);
-    assert.equal(
-      text.left,
-      d.lineX + 8,
-      `${d.text}: the text as drawn starts beside its line, not ${d.lineX - text.left} px left of it`,
-    );
-    assert.equal(d.textLeft, text.left, "the reported text position is the drawn one");
-    assert.equal(text.color, d.color);
+    assert.equal(d.textLeft, ctx.texts[i].left, "the reported text position is the drawn one");
+    assert.equal(ctx.texts[i].color, d.color);
   }
   assert.equal(ctx.textAlign, "right", "the context's state is restored for uPlot");
+});
+
+test("run labels keep clear of the lines: the start's label before the run (not over its first rise), row 0 in the band above the plot", () => {
+  // The History shot's run: started at 84 s of a 240 s axis, the GPU at 100 % 8 s later.
+  const min = 1_000_000;
+  const xOf = (s: number) => 144 + ((s - min) / 240) * 1500;
+  const g = geometry({ xOf, labelBand: LABEL_BAND_PX });
+  const ctx = new RecordingCanvas();
+  const drawn = drawRunMarks(
+    ctx,
+    runMarkers(
+      [{ title: "t", file: "train.py", startedAt: (min + 84) * 1000, endedAt: (min + 188) * 1000 }],
+      min,
+      min + 240,
+      {
+        start: "green",
+        end: "red",
+      },
+    ),
+    g,
+  );
+  const rise = xOf(min + 92);
+  const [start, end] = drawn;
+  assert.ok(
+    start.boxLeft + start.boxWidth <= start.lineX - LABEL_PAD_PX * g.px,
+    "the start's label ends left of its line",
+  );
+  assert.ok(start.boxLeft + start.boxWidth < rise, "nowhere near the GPU's rise after the start");
+  assert.ok(end.boxLeft >= end.lineX + LABEL_PAD_PX * g.px, "the end's label starts right of its line");
+  assert.deepEqual(
+    drawn.map((d) => d.row),
+    [0, 0],
+  );
+  for (const r of ctx.rects) {
+    assert.ok(r.y >= g.top - LABEL_BAND_PX * g.px, "inside the band");
+    assert.ok(r.y + r.h <= g.top, `the label's box ends above the plot's top (a 100 % line): ${r.y + r.h} <= ${g.top}`);
+  }
+  for (const l of ctx.lines)
+    assert.equal(l.top, g.top - LABEL_BAND_PX * g.px, "the marker lines reach up to their labels");
+  // Further rows go inside the plot, 4 px under its top grid line.
+  assert.equal(labelRowTop(0, LABEL_BAND_PX), -17);
+  assert.equal(labelRowTop(1, LABEL_BAND_PX), 4);
+  assert.equal(labelRowTop(2, LABEL_BAND_PX), 20);
+  assert.equal(labelRowTop(0), 4, "no band: every row inside the plot");
 });
 
 test("near the plot's right edge a label is drawn left of its line, ending beside it", () => {
@@ -276,9 +337,22 @@ test("near the plot's right edge a label is drawn left of its line, ending besid
     geometry(),
   );
   for (const [i, d] of drawn.entries()) {
-    assert.equal(d.boxLeft + d.boxWidth, d.lineX - 4, `${d.text}: the box ends 2 CSS px left of its line`);
-    assert.equal(ctx.texts[i].right, d.lineX - 8, `${d.text}: the text ends beside its line`);
+    assert.equal(d.boxLeft + d.boxWidth, d.lineX - 12, `${d.text}: the box ends 6 CSS px left of its line`);
+    assert.equal(ctx.texts[i].right, d.lineX - 16, `${d.text}: the text ends beside its line`);
   }
+});
+
+test("near the plot's left edge a start's label goes right of its line", () => {
+  const ctx = new RecordingCanvas();
+  const drawn = drawRunMarks(
+    ctx,
+    runMarkers([{ title: "t", file: "a.py", startedAt: (1_000_000 + 2) * 1000 }], 1_000_000, 1_000_600, {
+      start: "green",
+      end: "red",
+    }),
+    geometry(),
+  );
+  assert.equal(drawn[0].boxLeft, drawn[0].lineX + 12);
 });
 
 test("runMarkers: a start and an end per run inside the axis, an unfinished run's start only", () => {
@@ -288,10 +362,10 @@ test("runMarkers: a start and an end per run inside the axis, an unfinished run'
     { title: "c", file: "c.py", startedAt: 1000, endedAt: 12_000 },
   ];
   assert.deepEqual(runMarkers(runs, 5, 40, { start: "g", end: "r" }), [
-    { seconds: 10, color: "g", text: "▶ a.py" },
-    { seconds: 20, color: "r", text: "■ a.py" },
-    { seconds: 30, color: "g", text: "▶ b" },
-    { seconds: 12, color: "r", text: "■ c.py" },
+    { seconds: 10, color: "g", text: "▶ a.py", side: "left" },
+    { seconds: 20, color: "r", text: "■ a.py", side: "right" },
+    { seconds: 30, color: "g", text: "▶ b", side: "left" },
+    { seconds: 12, color: "r", text: "■ c.py", side: "right" },
   ]);
 });
 
@@ -311,11 +385,33 @@ test("textLeftOf follows the canvas textAlign values", () => {
   assert.equal(textLeftOf(100, 40, "end"), 60);
 });
 
-test("a GPU has one line style on every chart: the palette in turn, dashed from the seventh GPU, dotted from the thirteenth", () => {
-  const palette = ["blue", "purple", "green", "orange", "red", "yellow"];
-  assert.deepEqual(gpuLineStyle(1, palette), { color: "purple" }, "GPU 1: purple on All GPUs and on its own charts");
-  assert.deepEqual(gpuLineStyle(7, palette), { color: "purple", dash: [6, 3] });
-  assert.deepEqual(gpuLineStyle(13, palette), { color: "purple", dash: [2, 2] });
-  const sixteen = Array.from({ length: 16 }, (_, i) => JSON.stringify(gpuLineStyle(i, palette)));
-  assert.equal(new Set(sixteen).size, 16, "16 GPUs: no two lines alike");
+test("a GPU has one line style on every chart: 8 distinct colours, dashed from the ninth GPU, dotted from the seventeenth; the legend shows the dash", () => {
+  const palette = GPU_PALETTE.map((c) => c.variable);
+  assert.equal(new Set(palette).size, 8, "eight theme colours");
+  assert.equal(new Set(GPU_PALETTE.map((c) => c.fallback.toLowerCase())).size, 8, "eight distinct fallbacks");
+  assert.deepEqual(
+    gpuLineStyle(1, palette),
+    { color: "--vscode-charts-purple" },
+    "GPU 1: purple on All GPUs and on its own charts",
+  );
+  const eight = Array.from({ length: 8 }, (_, i) => gpuLineStyle(i, palette));
+  assert.equal(new Set(eight.map((s) => s.color)).size, 8, "8 GPUs: 8 colours (GPUs 6 and 7 were GPU 0's and GPU 1's)");
+  assert.deepEqual(
+    eight.map((s) => [s.dash, lineBorderStyle(s)]),
+    eight.map(() => [undefined, "solid"]),
+    "8 GPUs: no dash anywhere",
+  );
+  assert.deepEqual(gpuLineStyle(6, palette), { color: "--vscode-terminal-ansiCyan" });
+  assert.deepEqual(gpuLineStyle(7, palette), { color: "--vscode-terminal-ansiMagenta" });
+  assert.deepEqual(gpuLineStyle(9, palette), { color: "--vscode-charts-purple", dash: [6, 3] });
+  assert.equal(lineBorderStyle(gpuLineStyle(9, palette)), "dashed", "GPU 9's legend marker is dashed like its line");
+  assert.deepEqual(gpuLineStyle(17, palette), { color: "--vscode-charts-purple", dash: [2, 2] });
+  assert.equal(lineBorderStyle(gpuLineStyle(17, palette)), "dotted");
+  const sixteen = Array.from({ length: 16 }, (_, i) => gpuLineStyle(i, palette));
+  assert.equal(new Set(sixteen.map((s) => JSON.stringify(s))).size, 16, "16 GPUs: no two lines alike");
+  assert.equal(
+    new Set(sixteen.map((s) => `${s.color} ${lineBorderStyle(s)}`)).size,
+    16,
+    "16 GPUs: no two legend markers alike",
+  );
 });

@@ -13,6 +13,8 @@ import {
   gpuTooltipMarkdown,
   loadLevel,
   processRow,
+  programName,
+  PROGRAM_CHARS,
   processTooltipMarkdown,
   programCommand,
   toInventoryParams,
@@ -93,7 +95,7 @@ test("toInventoryParams: the protocol shape, null GPUs when nvidia-smi failed", 
   assert.deepEqual(toInventoryParams(null, []), { gpus: null, selection: [] });
 });
 
-test("process rows fit a 300 px side bar: the program without its directory, shortened to 34 characters with the description", () => {
+test("process rows lead with pid and program, whole; memory and user next; the arguments last, where a 300 px side bar cuts", () => {
   const app = {
     gpuUuid: gpus[0].uuid,
     gpuBusId: null,
@@ -105,7 +107,8 @@ test("process rows fit a 300 px side bar: the program without its directory, sho
     pid: 6001,
     uid: null,
     user: "unknown",
-    commandLine: "/opt/conda/bin/python -m torch.distributed.run --nproc_per_node=8 train.py",
+    // as procinfo.ts reads a pid it cannot see: nvidia-smi's name, no argv
+    commandLine: "/opt/conda/bin/python",
     argv: [],
     own: false,
     workspaceRun: false,
@@ -113,8 +116,24 @@ test("process rows fit a 300 px side bar: the program without its directory, sho
   };
   const row = processRow(app, unknown);
   assert.equal(row.description, "137.3 GiB · unknown", "the word the dashboard and the picker use");
-  assert.equal(row.label, "6001 python -m…");
-  assert.ok(row.label.length + row.description.length <= 38);
+  assert.equal(row.label, "6001 python", "the program without its directory");
+  // The 8-GPU replay's jupyter kernel: the label was cut to "7007 jupyter-ker…" to leave room for the description.
+  const kernel = { ...app, pid: 7007, processName: "jupyter-kernel", usedMemoryMiB: 812 };
+  assert.deepEqual(processRow(kernel, { ...unknown, pid: 7007, commandLine: "jupyter-kernel" }), {
+    label: "7007 jupyter-kernel",
+    description: "812 MiB · unknown",
+  });
+  // With /proc's argv: the program in the label, its arguments after memory, user and the extras.
+  const argv = ["/usr/bin/python3.11", "-m", "torch.distributed.run", "--nproc_per_node=8", "train.py"];
+  const own = { ...unknown, uid: 1000, user: "alice", commandLine: argv.join(" "), argv, note: undefined };
+  assert.deepEqual(processRow(app, own, ["idle 5 min"]), {
+    label: "6001 python3.11",
+    description: "137.3 GiB · alice · idle 5 min · -m torch.distributed.run --nproc_per_node=8 train.py",
+  });
+  const long = processRow({ ...app, processName: "/opt/x/a-training-binary-with-a-very-long-name" }, undefined);
+  assert.equal(long.label, "6001 a-training-binary-with-…");
+  assert.equal(long.label.length, "6001 ".length + PROGRAM_CHARS);
+  assert.equal(programName("/usr/bin/python3.11"), "python3.11");
   assert.equal(programCommand("/usr/bin/python3.11 a.py"), "python3.11 a.py");
   assert.equal(programCommand("python3"), "python3");
   assert.match(processTooltipMarkdown(app, unknown, gpus[0]), /^User unknown: pid 6001 is not visible in \/proc\.$/m);

@@ -31,6 +31,12 @@ export interface MarkLabelInput {
   x: number;
   /** The label's width as measured (text plus its background's padding), canvas px. */
   width: number;
+  /**
+   * Which side of its line the label goes (default `right`); the other side where that one would
+   * leave the plot. A run's start label goes left (before the run, where its GPU is idle, not over the
+   * run's first rise), its end label right (after the run).
+   */
+  side?: "left" | "right";
 }
 
 /** Where one label goes (same order as the input). */
@@ -39,7 +45,7 @@ export interface MarkLabelSlot {
   visible: boolean;
   /** Row from the top of the plot, 0 first (meaningful only when visible). */
   row: number;
-  /** The label's left edge, canvas px: right of the line, or left of it where it would leave the plot. */
+  /** The label's left edge, canvas px: on its side of the line, or on the other where it would leave the plot. */
   left: number;
 }
 
@@ -57,9 +63,10 @@ export interface MarkLabelOptions {
 }
 
 /**
- * Places marker labels so that no two drawn labels overlap. Each label sits right of its line
- * (`x + pad`), or left of it (`x - pad - width`) where it would run past `plotRight`, clamped to
- * `plotLeft`; labels are taken in x order (ties in input order) and each goes on the first row
+ * Places marker labels so that no two drawn labels overlap. Each label sits on its side of its line
+ * ({@link MarkLabelInput.side}): right (`x + pad`), or left of it (`x - pad - width`) where it would run
+ * past `plotRight`; left, or right of it where it would start before `plotLeft`; clamped to
+ * `plotLeft`. Labels are taken in x order (ties in input order) and each goes on the first row
  * whose last label ends at least `gap` before it starts; one that fits on none of the `maxRows` rows
  * is not drawn ({@link MarkLabelSlot.visible} false: the webview shows it on hover).
  *
@@ -69,8 +76,16 @@ export interface MarkLabelOptions {
 export function layoutMarkLabels(labels: readonly MarkLabelInput[], o: MarkLabelOptions): MarkLabelSlot[] {
   const slots: MarkLabelSlot[] = labels.map((l) => {
     const right = l.x + o.pad;
-    const left = right + l.width > o.plotRight ? l.x - o.pad - l.width : right;
-    return { visible: false, row: 0, left: Math.max(o.plotLeft, left) };
+    const left = l.x - o.pad - l.width;
+    const at =
+      l.side === "left"
+        ? left < o.plotLeft && right + l.width <= o.plotRight
+          ? right
+          : left
+        : right + l.width > o.plotRight
+          ? left
+          : right;
+    return { visible: false, row: 0, left: Math.max(o.plotLeft, at) };
   });
   const order = labels.map((_, i) => i).sort((a, b) => slots[a].left - slots[b].left || a - b);
   /** Per row, the right edge of its last label, canvas px. */
@@ -163,6 +178,8 @@ export interface RunMarker {
   color: string;
   /** `▶ train.py` (start) or `■ train.py` (end). */
   text: string;
+  /** The side of its line its label goes: a start's left (before the run), an end's right (after it); absent: right. */
+  side?: "left" | "right";
 }
 
 /** A run as {@link runMarkers} reads it (historyPanel.ts RunMark has these fields). */
@@ -177,7 +194,8 @@ export interface RunTimes {
 
 /**
  * The markers of `runs` inside the time axis `[min, max]` (s since the epoch): per run its start
- * (`▶ file`, `colors.start`) and, once ended, its end (`■ file`, `colors.end`), in run order.
+ * (`▶ file`, `colors.start`, labelled left of its line) and, once ended, its end (`■ file`,
+ * `colors.end`, labelled right of it), in run order.
  */
 export function runMarkers(
   runs: readonly RunTimes[],
@@ -187,14 +205,14 @@ export function runMarkers(
 ): RunMarker[] {
   const out: RunMarker[] = [];
   for (const r of runs) {
-    for (const [ms, color, glyph] of [
-      [r.startedAt, colors.start, "▶"],
-      [r.endedAt, colors.end, "■"],
-    ] as [number | undefined, string, string][]) {
+    for (const [ms, color, glyph, side] of [
+      [r.startedAt, colors.start, "▶", "left"],
+      [r.endedAt, colors.end, "■", "right"],
+    ] as [number | undefined, string, string, "left" | "right"][]) {
       if (ms === undefined) continue;
       const s = ms / 1000;
       if (s < min || s > max) continue;
-      out.push({ seconds: s, color, text: `${glyph} ${r.file || r.title}` });
+      out.push({ seconds: s, color, text: `${glyph} ${r.file || r.title}`, side });
     }
   }
   return out;
@@ -242,6 +260,11 @@ export interface MarkGeometry {
   labelBackground: string;
   /** Rows of labels at most; labels with no room on them are hover-only. */
   maxRows: number;
+  /**
+   * CSS px above `top` kept free for the labels' first row (uPlot's top padding: {@link LABEL_BAND_PX}),
+   * where no data line is drawn; the marker lines reach up into it. 0 or absent: every row inside the plot.
+   */
+  labelBand?: number;
 }
 
 /** One marker as drawn. */
@@ -267,6 +290,25 @@ export interface DrawnMarker {
 /** Height of one row of marker labels, CSS px (11 px text on a 14 px background, 2 px apart). */
 export const LABEL_ROW_PX = 16;
 
+/** Space between a marker line and its label's box, CSS px (it was 2: the label nearly touched the line). */
+export const LABEL_PAD_PX = 6;
+
+/**
+ * The band above a labelled chart's plot (uPlot's top padding, CSS px) that holds the first row of
+ * marker labels, clear of the data: a GPU at 100 % drew its line along the labels' top edge.
+ */
+export const LABEL_BAND_PX = 20;
+
+/**
+ * The top of label row `row`'s 14 px background, CSS px from the plot's top edge: with a band
+ * ({@link MarkGeometry.labelBand}), row 0 is centred in it and the next rows start 4 px inside the
+ * plot; without one, every row starts 4 px inside the plot (clear of its top grid line).
+ */
+export function labelRowTop(row: number, band = 0): number {
+  if (band >= 14 && row === 0) return -band + (band - 14) / 2;
+  return 4 + (band >= 14 ? row - 1 : row) * LABEL_ROW_PX;
+}
+
 /** Where text drawn at `x` starts for a canvas `textAlign` (left-to-right text). */
 export function textLeftOf(x: number, width: number, textAlign: string): number {
   if (textAlign === "right" || textAlign === "end") return x - width;
@@ -276,8 +318,9 @@ export function textLeftOf(x: number, width: number, textAlign: string): number 
 
 /**
  * Draws `markers` as dashed vertical lines over the plot area and, when labelled, each one's label
- * at the top, on the row {@link layoutMarkLabels} gives it, right of its line (left of it near the
- * plot's right edge). The context's state is saved and restored; `textAlign` is set to `left`
+ * at the top, on the row {@link layoutMarkLabels} gives it ({@link labelRowTop}: the first row in the
+ * band above the plot, clear of the data), {@link LABEL_PAD_PX} from its line on its side (a start's
+ * left, an end's right; the other side near the plot's edges). The context's state is saved and restored; `textAlign` is set to `left`
  * (uPlot leaves it `right` after drawing the y axis, which drew every label a whole label's width
  * left of its box and line: about 1.3 min on a 10 min axis).
  */
@@ -287,13 +330,14 @@ export function drawRunMarks(ctx: MarkCanvas, markers: readonly RunMarker[], g: 
   ctx.font = `${Math.round(11 * px)}px ${g.fontFamily}`;
   ctx.textBaseline = "top";
   ctx.textAlign = "left";
+  const band = g.labelled ? (g.labelBand ?? 0) : 0;
   const drawn: DrawnMarker[] = markers.map((m) => {
     const x = Math.round(g.xOf(m.seconds));
     ctx.strokeStyle = m.color;
     ctx.lineWidth = 1.5 * px;
     ctx.setLineDash([5 * px, 3 * px]);
     ctx.beginPath();
-    ctx.moveTo(x, g.top);
+    ctx.moveTo(x, g.top - band * px);
     ctx.lineTo(x, g.top + g.height);
     ctx.stroke();
     return {
@@ -309,15 +353,15 @@ export function drawRunMarks(ctx: MarkCanvas, markers: readonly RunMarker[], g: 
   });
   if (g.labelled) {
     const slots = layoutMarkLabels(
-      drawn.map((d) => ({ x: d.lineX, width: d.boxWidth })),
-      { plotLeft: g.left, plotRight: g.left + g.width, pad: 2 * px, gap: 4 * px, maxRows: g.maxRows },
+      drawn.map((d, i) => ({ x: d.lineX, width: d.boxWidth, side: markers[i].side })),
+      { plotLeft: g.left, plotRight: g.left + g.width, pad: LABEL_PAD_PX * px, gap: 8 * px, maxRows: g.maxRows },
     );
     ctx.setLineDash([]);
     slots.forEach((slot, i) => {
       const d = drawn[i];
       d.boxLeft = slot.left;
       if (!slot.visible) return;
-      const y = g.top + (2 + slot.row * LABEL_ROW_PX) * px;
+      const y = g.top + labelRowTop(slot.row, band) * px;
       ctx.fillStyle = g.labelBackground;
       ctx.fillRect(slot.left, y, d.boxWidth, 14 * px);
       ctx.fillStyle = d.color;
@@ -332,7 +376,7 @@ export function drawRunMarks(ctx: MarkCanvas, markers: readonly RunMarker[], g: 
   return drawn;
 }
 
-/** A GPU's line on the History panel's charts: its colour, and a dash pattern (CSS px) from the seventh GPU on. */
+/** A GPU's line on the History panel's charts: its colour, and a dash pattern (CSS px) from the ninth GPU on. */
 export interface GpuLineStyle {
   color: string;
   /** Absent: solid. */
@@ -340,14 +384,41 @@ export interface GpuLineStyle {
 }
 
 /**
+ * The colours GPUs take in turn, as theme variables (with the Dark Modern value where a theme has
+ * none): VS Code's six chart colours and two of the terminal's, eight distinct colours, so that
+ * 8 GPUs need no dash (GPUs 6 and 7 were GPU 0's blue and GPU 1's purple, told apart by a dash the
+ * legend did not show).
+ */
+export const GPU_PALETTE: readonly { variable: string; fallback: string }[] = [
+  { variable: "--vscode-charts-blue", fallback: "#3794ff" },
+  { variable: "--vscode-charts-purple", fallback: "#b180d7" },
+  { variable: "--vscode-charts-green", fallback: "#89d185" },
+  { variable: "--vscode-charts-orange", fallback: "#d18616" },
+  { variable: "--vscode-charts-red", fallback: "#f14c4c" },
+  { variable: "--vscode-charts-yellow", fallback: "#cca700" },
+  { variable: "--vscode-terminal-ansiCyan", fallback: "#11a8cd" },
+  { variable: "--vscode-terminal-ansiMagenta", fallback: "#bc3fbc" },
+];
+
+/**
  * The line of the GPU at `position` (0 for the first GPU of the panel, in index order) on every
  * chart of the panel, "All GPUs" and its own alike (they differed: GPU 1 was purple on All GPUs and
  * blue, or orange when selected, on its own): the palette's colours in turn, solid for the first
- * round, dashed (`6 3`) for the second, dotted (`2 2`) after (16 GPUs with 6 colours: no two alike).
+ * round, dashed (`6 3`) for the second, dotted (`2 2`) after (16 GPUs with 8 colours: no two alike).
  */
 export function gpuLineStyle(position: number, palette: readonly string[]): GpuLineStyle {
   const n = Math.max(1, palette.length);
   const i = Math.max(0, Math.floor(position));
   const round = Math.floor(i / n);
   return { color: palette[i % n] ?? "", ...(round === 0 ? {} : { dash: round === 1 ? [6, 3] : [2, 2] }) };
+}
+
+/**
+ * The CSS border style that draws `style`'s dash in the legend's marker and on the GPU box's edge
+ * (uPlot's legend marker is a CSS border: `solid`, `dashed` for `6 3`, `dotted` for `2 2`), so that
+ * a dashed line's legend entry is dashed too.
+ */
+export function lineBorderStyle(style: GpuLineStyle): "solid" | "dashed" | "dotted" {
+  if (!style.dash || style.dash.length === 0) return "solid";
+  return style.dash[0] > style.dash[1] ? "dashed" : "dotted";
 }

@@ -207,22 +207,34 @@ export function unknownUserNote(details: ProcessDetails | undefined): string | u
 }
 
 /**
- * The process row, short enough for a 300 px side bar: label `<pid> <program and arguments>`
- * ({@link programCommand}, shortened to fit), description `<memory> · <user>` (memory per units.ts;
- * an unknown user reads {@link UNKNOWN_USER}, explained in the tooltip). This workspace's run is marked by the
- * row's icon and said in the tooltip.
+ * The process row, led by what identifies it so that a 300 px side bar shows that part whole: label
+ * `<pid> <program>` (the program's file name without its directory, {@link programName}, whole up
+ * to {@link PROGRAM_CHARS} characters), description `<memory> · <user>`, then `extras`
+ * (e.g. the tree's idle-held note), then the program's arguments last (memory per units.ts; an
+ * unknown user reads {@link UNKNOWN_USER}, explained in the tooltip). The side bar cuts a row at its
+ * end, so what it cuts first are the arguments; the whole command line is in the tooltip. This
+ * workspace's run is marked by the row's icon and said in the tooltip.
  */
 export function processRow(
   app: ComputeApp,
   details: ProcessDetails | undefined,
+  extras: readonly string[] = [],
 ): { label: string; description: string } {
-  const description = [formatMiB(app.usedMemoryMiB), processUser(details)].join(" · ");
-  const label = `${app.pid} ${programCommand(details?.commandLine || app.processName)}`;
-  return { label: shorten(label, Math.max(14, ROW_CHARS - description.length)), description };
+  // argv when /proc gave it; else the one name nvidia-smi printed (a path may hold spaces: not split)
+  const argv = details && details.argv.length > 0 ? details.argv : undefined;
+  const program = programName(argv ? argv[0] : details?.commandLine || app.processName);
+  const args = argv ? printableName(argv.slice(1).join(" ")) : "";
+  const description = [formatMiB(app.usedMemoryMiB), processUser(details), ...extras, ...(args ? [shorten(args)] : [])];
+  return { label: `${app.pid} ${shorten(program, PROGRAM_CHARS)}`, description: description.join(" · ") };
 }
 
-/** Characters of label and description together that fit a process row in a 300 px side bar (measured in code-server). */
-const ROW_CHARS = 34;
+/** The longest program name a process row's label shows whole (longer ones end in `…`; the tooltip has it all). */
+export const PROGRAM_CHARS = 24;
+
+/** A program's file name without its directory, control characters escaped: `/opt/conda/bin/python` → `python`. */
+export function programName(program: string): string {
+  return printableName(program).replace(/^.*\//s, "") || printableName(program);
+}
 
 /**
  * A command line with its program's directory dropped, for narrow rows: `/opt/conda/bin/python

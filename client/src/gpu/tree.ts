@@ -243,11 +243,11 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
       }
       case "app": {
         const { app, details } = node;
-        const row = processRow(app, details);
+        const idle = this.monitor.idleHeld(app.pid, node.gpu.uuid);
+        const row = processRow(app, details, idle ? [idleHeldLabel(idle, Date.now())] : []);
         const item = new vscode.TreeItem(row.label, vscode.TreeItemCollapsibleState.None);
         item.id = `app/${node.gpu.uuid}/${app.pid}`;
-        const idle = this.monitor.idleHeld(app.pid, node.gpu.uuid);
-        item.description = row.description + (idle ? ` · ${idleHeldLabel(idle, Date.now())}` : "");
+        item.description = row.description;
         item.tooltip = new vscode.MarkdownString(
           processTooltipMarkdown(app, details, node.gpu) + (idle ? `\n\n${idleHeldSentence(idle, Date.now())}` : ""),
         );

@@ -2,8 +2,8 @@
 // `gpuPilot.showHistory` opens a webview panel that holds the nvidia-smi stream, is sent the history
 // (a ring per GPU fed by the streamed ticks, loop.txt's numbers) and reports back what it drew; hidden
 // and shown again (not retained), it is sent the whole history again; closed, it lets the stream go.
-// A run on GPU 1 is marked on GPU 1's chart and on "All GPUs" only, its start and end labels on two
-// rows (issue 45 item 5), each beside its marker; each GPU has one colour on every chart.
+// A run on GPU 1 is marked on GPU 1's chart and on "All GPUs" only, its start and end labels apart
+// (issue 45 item 5), each 6 px beside its marker; each GPU has one colour on every chart.
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
 import * as fs from "node:fs";
@@ -141,25 +141,34 @@ suite("GPU history panel", () => {
         `no marker of the run on GPU 0's chart: ${JSON.stringify(a0)}`,
       );
       assert.deepEqual(mine(a1.runLabels), labels);
-      // The run lasted well under the 10 min window's few px per label: start and end stacked on
-      // their own rows, not drawn over each other.
-      const rows = a1.runLabels.map((l, i) => (l.endsWith(name) ? a1.runLabelRows[i] : -1)).filter((r) => r >= 0);
-      assert.equal(new Set(rows).size, 2, `start and end on different rows: ${JSON.stringify(a1)}`);
+      // The run lasted well under the 10 min window's few px per label: its start and end labels
+      // are not drawn over each other (the start's left of its line, the end's right of it on one
+      // row; near the plot's right edge both go left, stacked on two rows).
+      const boxes = a1.runLabels
+        .map((l, i) => ({ l, row: a1.runLabelRows[i], at: a1.runLabelAt[i] }))
+        .filter((b) => b.l.endsWith(name));
+      assert.equal(boxes.length, 2);
+      const [b0, b1] = boxes;
+      assert.ok(
+        b0.row !== b1.row || b0.at.boxRight <= b1.at.boxLeft || b1.at.boxRight <= b0.at.boxLeft,
+        `start and end labels apart: ${JSON.stringify(a1)}`,
+      );
       assert.deepEqual(
         mine([...state.all!.runLabels, ...state.all!.hoverLabels]).sort(),
         [...labels].sort(),
         `All GPUs marks every run: ${JSON.stringify(state.all)}`,
       );
       // Each label is drawn beside its own marker (it was a label's width left of it: 1.3 min on the
-      // 10 min axis): its box starts 2 px right of the line or ends 2 px left of it, its text 2 px inside.
+      // 10 min axis): its box starts 6 px right of the line or ends 6 px left of it (historyMarks.ts
+      // LABEL_PAD_PX), its text 2 px inside.
       for (const [chart, a] of [
         ["GPU 1", a1],
         ["All GPUs", state.all!],
       ] as const) {
         a.runLabels.forEach((l, i) => {
           const at = a.runLabelAt[i];
-          const right = Math.abs(at.boxLeft - (at.marker + 2)) <= 1;
-          const left = Math.abs(at.boxRight - (at.marker - 2)) <= 1;
+          const right = Math.abs(at.boxLeft - (at.marker + 6)) <= 1;
+          const left = Math.abs(at.boxRight - (at.marker - 6)) <= 1;
           assert.ok(right || left, `${chart}: ${l} beside its marker: ${JSON.stringify(at)}`);
           assert.ok(
             Math.abs(at.textLeft - (at.boxLeft + 2)) <= 1,
