@@ -20,7 +20,7 @@ export default tseslint.config(
       "@typescript-eslint/no-namespace": "off",
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
       // Security: never build a shell command string (issue 9). Processes get argument arrays;
-      // test/unit/security.test.ts checks that each of these catches its bad snippet.
+      // test/unit/repo/security.test.ts checks that each of these catches its bad snippet.
       "no-restricted-properties": ["error",
         { object: "child_process", property: "exec", message: "Use execa/spawn with an argument array." },
         { object: "child_process", property: "execSync", message: "Use spawnSync with an argument array." },
@@ -41,7 +41,7 @@ export default tseslint.config(
   },
   // Issue 20 item 5: the engine is made of small walkers (one statement kind, one rule check each).
   { files: ["server/src/engine/**/*.ts"], rules: { "max-lines-per-function": ["error", { max: 80, skipBlankLines: true, skipComments: true }] } },
-  // The three roots (docs/architecture.md, "Roots"); test/unit/roots.test.ts checks that these bite.
+  // The three roots (docs/architecture.md, "Roots"); test/unit/repo/roots.test.ts checks that these bite.
   // common/ is imported by both processes (client/ and server/), so it imports neither and never
   // `vscode` (the CLI and the MCP server run without VS Code).
   // server/ is the language server, the CLI and the MCP server: plain Node processes, never VS Code's;

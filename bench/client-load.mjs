@@ -1,7 +1,7 @@
 // The client bundle's cost before and inside activate() (issue 20): in a fresh Node.js process,
 // the `require` of dist/client.js (reading and compiling the bundle and running its top level) and
 // the `activate()` call, with the `vscode` module replaced by the unit tests' stand-in
-// (test/unit/client-fakeVscode.ts, compiled here to plain JavaScript with esbuild so that no
+// (test/unit/support/client-fakeVscode.ts, compiled here to plain JavaScript with esbuild so that no
 // TypeScript loader sits in the timed require). That is (a), what the extension host runs during
 // activation, the number issue 20's target (<= 10 ms) is about.
 // (b) What runs later, reported apart so that nothing is hidden. Since issue 44 (one bundle per
@@ -40,7 +40,7 @@ export function buildFake() {
   const out = join(mkdtempSync(join(tmpdir(), "gp-client-load-")), "fake-vscode.cjs");
   const esbuild = require("esbuild");
   esbuild.buildSync({
-    entryPoints: [join(root, "test", "unit", "client-fakeVscode.ts")],
+    entryPoints: [join(root, "test", "unit", "support", "client-fakeVscode.ts")],
     outfile: out,
     bundle: true,
     platform: "node",

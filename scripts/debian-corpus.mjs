@@ -5,7 +5,7 @@
 // .cache/debian/<package>_<version>/ (git-ignored, never committed). The pinned versions and the
 // reviewed findings are in test/corpus/debian-expected.json; findings that are wrong (the program
 // does not misbehave as the message says) are in test/corpus/debian-known-false.json until the rules
-// are fixed. Used by `npm test` (test/unit/debianCorpus.test.ts), the benchmarks (bench/corpus.mjs)
+// are fixed. Used by `npm test` (test/unit/repo/debianCorpus.test.ts), the benchmarks (bench/corpus.mjs)
 // and the fix-safety property check (scripts/fix-property.mjs --debian).
 //
 // usage: node scripts/debian-corpus.mjs check     compare the CLI's findings with the committed files

@@ -11,7 +11,7 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
-/** The pinned Node (the same as NODE_VERSION in .ci/run and NODE24_VERSION in scripts/e2e-tools.sh; test/unit/package.test.ts checks). */
+/** The pinned Node (the same as NODE_VERSION in .ci/run and NODE24_VERSION in scripts/e2e-tools.sh; test/unit/repo/package.test.ts checks). */
 export const NODE_VERSION = "24.22.3";
 /** The oldest major version a script runs on in this process. */
 export const BASELINE_MAJOR = 24;

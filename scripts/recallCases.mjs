@@ -1,5 +1,5 @@
 // The recall benchmark's cases (test/recall/README.md): loading and validation, shared by
-// scripts/recall.mjs and test/unit/recallCases.test.ts.
+// scripts/recall.mjs and test/unit/repo/recallCases.test.ts.
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 

@@ -4,9 +4,12 @@
 // Ends with one line `N passed, N failed, N skipped` counting every test and check; each skipped test
 // is listed above it with its reason (node:test `# SKIP`/`# TODO`, mocha's pending tests).
 // GPU_PILOT_SKIP_E2E=1 skips the end-to-end stage (counted as one skipped check).
+// `node scripts/test.mjs --list-unit` only prints the unit test files it would run (every *.test.ts
+// below test/unit/, whose folders mirror the source tree: CONTRIBUTING.md, "Where the tests are")
+// and their count, and runs nothing.
 import { spawnSync } from "node:child_process";
 import { readFileSync, existsSync, readdirSync, rmSync, mkdtempSync } from "node:fs";
-import { join, dirname } from "node:path";
+import { join, dirname, relative } from "node:path";
 import { tmpdir } from "node:os";
 import { fileURLToPath } from "node:url";
 
@@ -63,6 +66,13 @@ const unitFiles = () => {
   walk(join(root, "test", "unit"));
   return out.sort();
 };
+
+if (process.argv.includes("--list-unit")) {
+  const files = unitFiles();
+  for (const f of files) console.log(relative(root, f));
+  console.log(`${files.length} unit test files`);
+  process.exit(0);
+}
 
 // The CLI's result cache (server/src/cliCache.ts) of every `gpu-pilot check` the tests run goes to
 // a folder of this run, not to the user's ~/.cache, and goes with it.

@@ -6,7 +6,7 @@
 //  3. on a machine with at least 1 GPU: runs verify/frameworks/probe.py, the measured table of
 //     freeze points, allocator, CUDA_VISIBLE_DEVICES values and JAX variables (issue 21); writes it
 //     to --frameworks-out (default verify/results-frameworks-local.json) for committing, where
-//     test/unit/frameworkTable.test.ts holds the engine's tables to it;
+//     test/unit/server/engine/frameworkTable.test.ts holds the engine's tables to it;
 //  4. renders docs/ground-truth.md from the results (`--from FILE` renders a results file fetched
 //     from a GPU machine instead of running step 2; `--frameworks-from FILE` the same for step 3;
 //     without a GPU the committed verify/results-frameworks-*.json is rendered).
@@ -64,7 +64,7 @@ if (!frameworksFile && gpus >= 1 && !opt("--from")) {
     process.exit(1);
   }
   console.log(
-    `wrote ${frameworksFile}: commit it as verify/results-frameworks-<machine>.json; test/unit/frameworkTable.test.ts then holds the engine's tables to it`,
+    `wrote ${frameworksFile}: commit it as verify/results-frameworks-<machine>.json; test/unit/server/engine/frameworkTable.test.ts then holds the engine's tables to it`,
   );
 }
 if (!frameworksFile) {
@@ -174,7 +174,7 @@ function frameworksSection(fw, file) {
     "",
     `Measured ${e.date} by verify/frameworks/probe.py on ${e.nvidia_smi.length} x ${esc(e.nvidia_smi[0]?.split(", ")[1])} (driver ${esc(e.nvidia_smi[0]?.split(", ")[2])}),`,
     `Python ${e.python}, torch ${e.torch} (CUDA ${e.cuda}), jax ${e.jax ?? "not measured"}, torch_geometric ${e.torch_geometric ?? "not measured"}, lightning ${e.lightning ?? "-"}, transformers ${e.transformers ?? "-"}, accelerate ${e.accelerate ?? "-"}, cupy ${e.cupy ?? "-"}, triton ${e.triton ?? "-"}.`,
-    `Keras: ${e.keras ?? "not measured"}. Results: ${rel}; test/unit/frameworkTable.test.ts holds the engine's tables (server/src/engine/frameworks.ts) to them.`,
+    `Keras: ${e.keras ?? "not measured"}. Results: ${rel}; test/unit/server/engine/frameworkTable.test.ts holds the engine's tables (server/src/engine/frameworks.ts) to them.`,
     "",
     '**Freeze points.** Each row ran in a fresh interpreter: `import torch`, the call, then `os.environ["CUDA_VISIBLE_DEVICES"] = ""`, then',
     '`torch.ones(1, device="cuda")`. The allocation works only when the call had already made CUDA read its variables',

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // Writes the GPU Pilot TextMate injection grammars (syntaxes/*.injection.tmLanguage.json) from one list
-// of names. Run `node syntaxes/generate.mjs` after changing it; test/unit/grammar.test.ts fails when
+// of names. Run `node syntaxes/generate.mjs` after changing it; test/unit/repo/grammar.test.ts fails when
 // the committed JSON differs from what this writes, or when NAMES differs from STARTUP_VARIABLES
 // (server/src/engine/frameworks.ts, the "Startup variables" of the rule catalogue).
 //

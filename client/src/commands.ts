@@ -44,7 +44,7 @@ async function applyFixes(kind: string): Promise<void> {
   await vscode.commands.executeCommand("editor.action.codeAction", { kind, apply: "first" });
 }
 
-/** Command id → handler factory (package.json's commands: test/unit/client-activation.test.ts compares them). */
+/** Command id → handler factory (package.json's commands: test/unit/client/activation.test.ts compares them). */
 const factories = {
   "gpuPilot.refreshGpus": (ctx) => () => ctx.monitor.refresh(),
   "gpuPilot.selectGpus": (ctx) => async () => {

@@ -1,6 +1,6 @@
 /**
  * The lint engine's fuzz harness (issue 9), shared by `npm run fuzz` (test/fuzz/fuzz.ts, 100,000+
- * cases) and the fixed-seed unit run (test/unit/fuzz.test.ts).
+ * cases) and the fixed-seed unit run (test/unit/server/engine/fuzz.test.ts).
  *
  * Generators: arbitrary strings (lone surrogates included), Python token and line soups, and real
  * files mutated (rule cases, rule fixtures, examples, notebooks' cells, and a Debian

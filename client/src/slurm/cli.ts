@@ -4,7 +4,7 @@
  * with a time limit (Slurm clients retry for about 9 s when slurmctld is down, see
  * ../shared/slurm-host.md "Pitfalls"), and its failure becomes a {@link SlurmError} whose message is
  * Slurm's own first error line. No `vscode` import: tested against a real Slurm
- * (test/unit/client-slurmCluster.test.ts).
+ * (test/unit/client/slurm/slurmCluster.test.ts).
  */
 import { runBounded } from "../../../common/src/run/boundedRun";
 import * as os from "node:os";

@@ -6,7 +6,7 @@
  * argument array and environment with launch.ts `buildLaunch`, and refuses, with the same sentence
  * for every face, a script that is not a regular file and a program to start that is not there (the
  * interpreter, a launcher, a custom command), instead of a start that fails with ENOENT.
- * test/unit/launchPlanFaces.test.ts runs the three faces against one another.
+ * test/unit/common/run/launchPlanFaces.test.ts runs the three faces against one another.
  *
  * No `vscode` import. Nothing is started; the only looks at the machine are through
  * {@link PlanInput.find} and {@link PlanInput.scriptProblem} (file-system lookups: which.ts

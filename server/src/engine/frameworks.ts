@@ -197,7 +197,7 @@ export function freezes(framework: Framework, depth: InitDepth, variable: string
 
 /*
  * The freeze-point tables below are tested against the measured table
- * verify/results-frameworks-*.json (test/unit/frameworkTable.test.ts): every member is measured, a
+ * verify/results-frameworks-*.json (test/unit/server/engine/frameworkTable.test.ts): every member is measured, a
  * member of an *_INIT table froze CUDA_VISIBLE_DEVICES, a member of a *_LAZY table did not. A new
  * torch version is one `python3 verify/frameworks/probe.py` run away (verify/README in
  * verify/frameworks/probe.py).

@@ -234,7 +234,7 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
  *   kept: a statement that tree-sitter's incremental parse reused (same subtree, same text) is
  *   not analysed again unless a name it looked up (an import, an alias, an assigned value, a
  *   module function) is bound differently. The findings are the same as without it
- *   (test/unit/incremental.test.ts checks random edits of real files). Usage:
+ *   (test/unit/server/engine/incremental.test.ts checks random edits of real files). Usage:
  *   `r = lintPython(text, o, { incremental: true })`, then per edit `r.analysis.trees.edit(...)`,
  *   `next = lintPython(newText, o, { previous: r.analysis, incremental: true })`,
  *   `r.analysis.dispose()`, `r = next`. A notebook (notebook.ts `lintNotebook` with `keep`) keeps its

@@ -10,7 +10,7 @@
  * In a notebook, `text` is its code cells joined with the IPython lines blanked, and the probe is
  * made with the variables those lines write (their only events: `%env`/`!export` writes), so a rule
  * about a variable runs when a magic writes it. The soundness of every trigger is tested on every
- * fixture, shared case, example and verify program (test/unit/prefilter.test.ts), and the
+ * fixture, shared case, example and verify program (test/unit/server/engine/prefilter.test.ts), and the
  * benchmark compares the prefiltered and the full output on the whole corpus.
  */
 import { TextProbe } from "./textProbe";

@@ -78,7 +78,7 @@ export interface ManifestRuleContext {
  * the file (or, for this rule, the rule) can be skipped without parsing (prefilter.ts). `probe`
  * answers cheap questions about the raw text (textProbe.ts); `preview` is whether preview checks
  * run (a preview check may need a wider trigger). Each trigger says in a comment why it is sound;
- * test/unit/prefilter.test.ts checks it on every Python file of the repository.
+ * test/unit/server/engine/prefilter.test.ts checks it on every Python file of the repository.
  */
 export type PythonTrigger = (probe: TextProbe, preview: boolean) => boolean;
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { lint as lintAll, lintCode, applyFix } from "../helpers";
+import { lint as lintAll, lintCode, applyFix } from "../support/helpers";
 import { initEngine, lintPython, type LintOptions } from "../../../server/src/engine/lint";
 import { fixtureTests } from "./fixtureCheck";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { lint as lintAll, lintCode, applyFix } from "../helpers";
+import { lint as lintAll, lintCode, applyFix } from "../support/helpers";
 import type { LintOptions } from "../../../server/src/engine/lint";
 import { fixtureTests } from "./fixtureCheck";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { lintCode, applyFix } from "../helpers";
+import { lintCode, applyFix } from "../support/helpers";
 import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU004");

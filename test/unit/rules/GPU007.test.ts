@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { lint, lintCode, applyFix } from "../helpers";
+import { lint, lintCode, applyFix } from "../support/helpers";
 import { initEngine } from "../../../server/src/engine/lint";
 import { lintNotebook } from "../../../server/src/engine/notebook";
 import { fixtureTests } from "./fixtureCheck";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { lint, lintCode, applyFix } from "../helpers";
+import { lint, lintCode, applyFix } from "../support/helpers";
 import { fixtureTests } from "./fixtureCheck";
 
 /** Preview on: these tests document every check of the rule, preview ones too (ecosystemPatterns.test.ts tests the default set). */

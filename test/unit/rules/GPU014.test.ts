@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fixtureTests } from "./fixtureCheck";
-import { CASES } from "../helpers";
+import { CASES } from "../support/helpers";
 import { rule } from "../../../server/src/engine/rules/GPU014-notebook-shell-export";
 import { initEngine } from "../../../server/src/engine/lint";
 import { blankMagics, cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { lintCode, applyFix } from "../helpers";
+import { lintCode, applyFix } from "../support/helpers";
 import { fixtureTests } from "./fixtureCheck";
 import { initEngine } from "../../../server/src/engine/lint";
 import { lintNotebook } from "../../../server/src/engine/notebook";

@@ -3,9 +3,9 @@ import { test } from "node:test";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { lintCode, applyFix } from "../helpers";
+import { lintCode, applyFix } from "../support/helpers";
 import { fixtureTests } from "./fixtureCheck";
-import { SRUN_ONE_GPU_PER_TASK, TORCHRUN } from "../slurmLaunches";
+import { SRUN_ONE_GPU_PER_TASK, TORCHRUN } from "../support/slurmLaunches";
 import { resolveLintOptions } from "../../../server/src/engine/options";
 import { clearSlurmLaunchCache } from "../../../server/src/engine/slurmLaunch";
 

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { lintCode, applyFix } from "../helpers";
+import { lintCode, applyFix } from "../support/helpers";
 import { fixtureTests } from "./fixtureCheck";
-import { SRUN_ONE_GPU_PER_TASK, SRUN_SHARED_GPUS, TORCHRUN } from "../slurmLaunches";
+import { SRUN_ONE_GPU_PER_TASK, SRUN_SHARED_GPUS, TORCHRUN } from "../support/slurmLaunches";
 
 fixtureTests("GPU037", { preview: true, slurm: [SRUN_ONE_GPU_PER_TASK] });
 

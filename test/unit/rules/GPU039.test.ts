@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyFix, lintCode } from "../helpers";
+import { applyFix, lintCode } from "../support/helpers";
 import { lintPython } from "../../../server/src/engine/lint";
 import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
 import { fixtureTests } from "./fixtureCheck";

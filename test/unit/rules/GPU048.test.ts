@@ -3,7 +3,7 @@ import { test } from "node:test";
 import { INIT_CATALOGUE } from "../../../server/src/engine/initCatalogue";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { lintCode, ROOT } from "../helpers";
+import { lintCode, ROOT } from "../support/helpers";
 import { initEngine } from "../../../server/src/engine/lint";
 import { lintNotebook } from "../../../server/src/engine/notebook";
 import { fixtureTests } from "./fixtureCheck";

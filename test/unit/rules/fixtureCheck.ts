@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { fixtureFiles, expectedLines, lint, ROOT } from "../helpers";
+import { fixtureFiles, expectedLines, lint, ROOT } from "../support/helpers";
 import { initEngine, type LintOptions } from "../../../server/src/engine/lint";
 import { cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
 import { renderNotebookFixture, renderTextFixture, snapshotTest } from "./snapshot";

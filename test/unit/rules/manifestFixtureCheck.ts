@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT } from "../helpers";
+import { ROOT } from "../support/helpers";
 import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
 import { manifestKindOf, type ManifestKind } from "../../../server/src/engine/manifests/files";
 import { yamlErrorCount } from "../../../server/src/engine/manifests/yaml";

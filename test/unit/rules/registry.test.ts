@@ -9,7 +9,7 @@ import { test } from "node:test";
 import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, lint, expectedLines, fixtureFiles, applyFix } from "../helpers";
+import { ROOT, lint, expectedLines, fixtureFiles, applyFix } from "../support/helpers";
 import { RULES } from "../../../server/src/engine/rules/index";
 import { initEngine } from "../../../server/src/engine/lint";
 import { cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
@@ -17,7 +17,7 @@ import { languageOf, renderRuleDoc, renderRulesIndex } from "../../../scripts/ru
 import type { LintDiagnostic } from "../../../server/src/engine/types";
 import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
 import type { ManifestKind } from "../../../server/src/engine/manifests/files";
-import { DISTRIBUTED_LAUNCH, SRUN_ONE_GPU_PER_TASK } from "../slurmLaunches";
+import { DISTRIBUTED_LAUNCH, SRUN_ONE_GPU_PER_TASK } from "../support/slurmLaunches";
 
 /** Rules that read how a job script starts the file (LintOptions.slurm). */
 const SLURM_STARTED = new Set(["GPU036", "GPU037"]);

@@ -15,7 +15,7 @@ import { test } from "node:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, relative } from "node:path";
 import { createTwoFilesPatch } from "diff";
-import { ROOT } from "../helpers";
+import { ROOT } from "../support/helpers";
 import { applyEdits } from "../../../server/src/engine/fixes";
 import type { Fix, LintDiagnostic, Range, RelatedInfo } from "../../../server/src/engine/types";
 import type { CellDiagnostic } from "../../../server/src/engine/notebook";

@@ -17,7 +17,7 @@
  * and name as written, and one with any of them is parsed with every rule (as without the prefilter).
  * Anchors and aliases repeat a node written elsewhere in the same text. The soundness of the triggers
  * is tested on every YAML fixture and on escaped, aliased and flow-style spellings
- * (test/unit/manifestPrefilter.test.ts); the CLI's output is the same with and without
+ * (test/unit/server/engine/manifests/manifestPrefilter.test.ts); the CLI's output is the same with and without
  * `--no-prefilter` on the corpora (BENCHMARKS.md).
  */
 import type { ManifestKind } from "./files";

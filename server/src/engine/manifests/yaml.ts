@@ -59,7 +59,7 @@ export interface YamlParse {
  * {@link parseYaml} of `text`, the next version of `previous.text`, parsing again only the
  * documents the change touches and one on each side of them (each from its `---`; the ranges of a
  * stream's documents tile it): those before are kept as they are, those after with their offsets
- * moved. The result equals a parse of the whole text (test/unit/yamlIncremental.test.ts; a fuzz of
+ * moved. The result equals a parse of the whole text (test/unit/server/engine/manifests/yamlIncremental.test.ts; a fuzz of
  * 26,000 random edits of streams of the ecosystem's YAML files, none different). The whole text is
  * parsed where that is not plain: a `%` directive line, ranges that do not tile, a change outside
  * the documents, an opened quote or bracket running on past the part read, an error at its end, an

@@ -58,7 +58,7 @@ function commonLength(a: string, b: string, max: number, fromEnd: boolean): numb
  * `\n`, for a text that passed it. {@link next} answers for an edited version by scanning from the
  * start of the first changed line until, after the change, a line starts at the same depth as it
  * did in the old text: from there on both the text and the scan's state are the old ones, and the
- * old text passed. Same answer as `nestingProblem(text)` (test/unit/keptText.test.ts).
+ * old text passed. Same answer as `nestingProblem(text)` (test/unit/server/engine/python/keptText.test.ts).
  */
 export class KeptNesting {
   /**

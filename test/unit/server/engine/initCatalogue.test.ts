@@ -1,0 +1,342 @@
+/**
+ * The init catalogue (server/src/engine/initCatalogue.json): its schema, the version filtering by
+ * the project's pins, what GPU001 and GPU002 say with it, and the scanner that proposes entries
+ * (scripts/initScan.ts).
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { ROOT, lintCode } from "../../support/helpers";
+import {
+  INIT_CATALOGUE,
+  CatalogueError,
+  applicableEntries,
+  eagerModulesOf,
+  importInitNote,
+  intervalOf,
+  loadCatalogue,
+  rangesOverlap,
+  validateEntry,
+  whollyAfter,
+  type CatalogueEntry,
+} from "../../../../server/src/engine/initCatalogue";
+import { DEFAULT_EAGER_INIT_MODULES, EAGER_INIT_DEPTH } from "../../../../server/src/engine/frameworks";
+import { libraryPins } from "../../../../server/src/engine/config";
+import { catalogueEagerFor } from "../../../../server/src/engine/options";
+import { scanInitAtImport, proposedEntries } from "../../../../scripts/initScan";
+
+const good: CatalogueEntry = {
+  library: "kornia",
+  package: "kornia",
+  versions: ">=0.7,<0.8",
+  initialises: "import",
+  depth: "driver",
+  provenance: {
+    kind: "read",
+    repo: "kornia/kornia",
+    commit: "b4f5a78a13891c7ac4c1cd9695941380273e981d",
+    path: "kornia/x.py",
+    line: 12,
+    quote: "torch.cuda.is_available()",
+  },
+};
+
+test("every catalogue entry validates; the file parses into entries with provenance", () => {
+  const doc = JSON.parse(readFileSync(join(ROOT, "server/src/engine/initCatalogue.json"), "utf8"));
+  assert.equal(loadCatalogue(doc).length, doc.entries.length);
+  assert.ok(INIT_CATALOGUE.length >= 20);
+  for (const e of INIT_CATALOGUE) assert.ok(["read", "measured", "reported"].includes(e.provenance.kind), e.library);
+  // A reported entry is kept only for the contract's defaults and reports not yet measured.
+  assert.deepEqual(
+    INIT_CATALOGUE.filter((e) => e.provenance.kind === "reported")
+      .map((e) => e.library)
+      .sort(),
+    ["flash_attn", "kornia", "monai"],
+  );
+});
+
+test("a bad range, a missing provenance, a short commit, a depthless initialising entry each fail validation", () => {
+  assert.equal(validateEntry(good, 0), good);
+  const bad = (patch: Record<string, unknown>, why: RegExp) =>
+    assert.throws(
+      () => validateEntry({ ...good, ...patch }, 3),
+      (e: unknown) => e instanceof CatalogueError && why.test((e as Error).message),
+    );
+  bad({ versions: ">=0.7,<<0.8" }, /entry 3 \(kornia\): versions: cannot read the version clause/);
+  bad({ versions: "latest" }, /versions/);
+  bad({ provenance: undefined }, /provenance is missing/);
+  bad({ provenance: { ...good.provenance, commit: "b4f5a78" } }, /commit must be 40 hex/);
+  bad({ provenance: { ...good.provenance, line: 0 } }, /line must be a line number/);
+  bad(
+    {
+      provenance: {
+        kind: "measured",
+        row: "verify/results-frameworks-h200.json#import-freeze|import kornia",
+        library_version: "0.7.0",
+        torch: "2.11",
+      },
+    },
+    /provenance.driver/,
+  );
+  bad({ depth: undefined }, /depth must be one of/);
+  bad({ initialises: [], depth: "nvml" }, /depth is only for an entry that initialises/);
+  bad({ initialises: ["torch.cuda.init"] }, /dotted callables under the library/);
+});
+
+test("version intervals: PEP 440 clauses, wildcards, ~=, and overlap", () => {
+  assert.deepEqual(intervalOf("==0.7.*"), { lo: { v: [0, 7], inclusive: true }, hi: { v: [0, 8], inclusive: false } });
+  assert.deepEqual(intervalOf("~=1.4.2"), {
+    lo: { v: [1, 4, 2], inclusive: true },
+    hi: { v: [1, 5], inclusive: false },
+  });
+  assert.equal(rangesOverlap(">=0.7,<0.8", "==0.7.3"), true);
+  assert.equal(rangesOverlap(">=0.7,<0.8", "==0.8.0"), false);
+  assert.equal(rangesOverlap(">=0.7,<0.8", "<=0.7"), true);
+  assert.equal(rangesOverlap(">=0.14.1", "==0.14.0"), false);
+  assert.equal(rangesOverlap("==2.8.0.post1", ">=2.6,<3"), true);
+  assert.equal(rangesOverlap("*", "==1.0"), true);
+  assert.equal(whollyAfter(">=0.0.23", ">=0.0.20,<0.0.23"), true);
+  assert.equal(whollyAfter(">=2.6.0", "==2.8.0.post1"), false);
+});
+
+test("unpinned: the default eager list is the catalogue's current initialising entries, with their depths", () => {
+  // The contract's defaults (spec/rules.md: flash_attn, deepspeed, kornia, monai, transformer_engine) stay eager
+  // through their entries, except kornia: read and measured (0.9.0rc1) as initialising nothing from 0.6.12 on;
+  // bitsandbytes, catalyst, torch_geometric and unsloth join.
+  assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), [
+    "bitsandbytes",
+    "catalyst",
+    "deepspeed",
+    "flash_attn",
+    "monai",
+    "torch_geometric",
+    "transformer_engine",
+    "unsloth",
+  ]);
+  assert.equal(EAGER_INIT_DEPTH.get("unsloth"), "context", "get_device_capability() at import runs the lazy init");
+  assert.equal(EAGER_INIT_DEPTH.get("torch_geometric"), "nvml", "the measured entry (nvml) comes first");
+  assert.equal(EAGER_INIT_DEPTH.get("bitsandbytes"), "context", "measured: is_initialized() after the import");
+  // xformers initialised at import only in 0.0.20-0.0.22: an unpinned install gets a newer one.
+  assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("xformers"));
+  assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("apex"));
+  assert.equal(EAGER_INIT_DEPTH.get("monai"), "context", "a reported entry keeps the old default depth");
+  assert.ok(
+    !DEFAULT_EAGER_INIT_MODULES.includes("kornia"),
+    "kornia >= 0.6.12 initialises nothing (read; measured 0.9.0rc1)",
+  );
+});
+
+test("pins: an entry whose versions exclude the pin is skipped; a pin inside the range keeps it", () => {
+  assert.ok(eagerModulesOf(applicableEntries({ xformers: "==0.0.20" })).includes("xformers"));
+  assert.ok(!eagerModulesOf(applicableEntries({ xformers: "==0.0.28" })).includes("xformers"));
+  assert.ok(!eagerModulesOf(applicableEntries({ deepspeed: "==0.14.0" })).includes("deepspeed"));
+  assert.ok(eagerModulesOf(applicableEntries({ deepspeed: ">=0.15" })).includes("deepspeed"));
+  assert.ok(eagerModulesOf(applicableEntries({ "torch-geometric": "==2.8.0" })).includes("torch_geometric"));
+  assert.deepEqual(
+    libraryPins(["deepspeed==0.14.0  # old", "torch_geometric>=2.6,<2.9", "numpy", "xformers (==0.0.20)"]),
+    { deepspeed: "==0.14.0", "torch-geometric": ">=2.6,<2.9", xformers: "==0.0.20" },
+  );
+  const dir = mkdtempSync(join(tmpdir(), "gp-pins-"));
+  try {
+    assert.equal(catalogueEagerFor([dir]), undefined, "no dependency file: the default list");
+    writeFileSync(join(dir, "requirements.txt"), "deepspeed==0.13.5\nxformers==0.0.21\n");
+    const eager = catalogueEagerFor([dir])!;
+    assert.ok(
+      !eager.includes("deepspeed") && eager.includes("xformers") && eager.includes("bitsandbytes"),
+      eager.join(","),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("GPU001 after a catalogued import names the library, its version range and where it was read", async () => {
+  const src = 'import os\nimport deepspeed\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n';
+  const [d] = await lintCode(src, "GPU001");
+  assert.equal(d.range.start.line, 3);
+  assert.equal(
+    d.message,
+    "CUDA_VISIBLE_DEVICES is set after CUDA was initialised by import deepspeed (line 2: deepspeed >=0.14.1 initialises CUDA when imported (read in microsoft/DeepSpeed accelerator/real_accelerator.py:186)): it has no effect in this process (the program stays on the GPUs it already saw)",
+  );
+  assert.equal(
+    importInitNote("torch_geometric"),
+    "torch_geometric ==2.8.0.post1 initialises CUDA when imported (measured with torch_geometric 2.8.0.post1, torch 2.11.0+cu130)",
+  );
+  // nvml depth: the allocator variables still apply after `import deepspeed` (frameworks.ts freezes()).
+  assert.deepEqual(
+    await lintCode(
+      'import os\nimport deepspeed\nos.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n',
+      "GPU001",
+    ),
+    [],
+  );
+  // A catalogued library read as not initialising is no GPU001 (apex: read, nothing at import).
+  assert.deepEqual(await lintCode('import os\nimport apex\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001"), []);
+  // A reported entry (kornia before 0.6.12: a user's report on 0.6.8) says so, and that it is not measured;
+  // unpinned, the newest kornia applies, read and measured (0.9.0rc1) as initialising nothing: GPU002, not GPU001.
+  const [k] = await lintCode('import os\nimport kornia\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001", {
+    eagerInitModules: eagerModulesOf(applicableEntries({ kornia: "==0.6.8" })),
+  });
+  assert.match(k.message, /^CUDA_VISIBLE_DEVICES is set after CUDA was initialised by import kornia \(line 2/);
+  const reported = applicableEntries({ kornia: "==0.6.8" }).find((e) => e.library === "kornia")!;
+  assert.deepEqual([reported.versions, reported.provenance.kind], ["<0.6.12", "reported"]);
+  assert.ok(eagerModulesOf(applicableEntries({ kornia: "==0.6.8" })).includes("kornia"));
+  assert.ok(!eagerModulesOf(applicableEntries({ kornia: "==0.7.0" })).includes("kornia"));
+  assert.deepEqual(
+    await lintCode('import os\nimport kornia\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n', "GPU001"),
+    [],
+  );
+  // bitsandbytes: measured at the commit read (torch.cuda.is_initialized() after the import): context.
+  assert.equal(EAGER_INIT_DEPTH.get("bitsandbytes"), "context");
+});
+
+test("GPU001: accelerate.Accelerator() is a catalogued init callable", async () => {
+  const [d] = await lintCode(
+    'import os\nfrom accelerate import Accelerator\nacc = Accelerator()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n',
+    "GPU001",
+  );
+  assert.match(d.message, /initialised by accelerate\.Accelerator\(\) \(line 3\)/);
+});
+
+test("GPU002 names an uncatalogued library imported between the framework import and the write; otherwise says the write works today", async () => {
+  const between =
+    'import os\nimport torch\nimport numpy as np\nimport my_cuda_ext\nimport apex\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  // my_cuda_ext brings no known framework: the finding is a preview check; vllm does, and is default.
+  assert.deepEqual(await lintCode(between, "GPU002"), []);
+  const [d] = await lintCode(between, "GPU002", { preview: true });
+  assert.equal(
+    d.message,
+    "CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): it works only if `my_cuda_ext` (imported on line 4) does not initialise CUDA; it is not in the catalogue of libraries that do (docs/init-catalogue.md); set it before the import",
+  );
+  const [plain] = await lintCode(
+    'import os\nimport torch\nimport numpy\nimport apex\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    "GPU002",
+    { preview: true },
+  );
+  assert.equal(
+    plain.message,
+    "CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): it works today (importing torch leaves CUDA uninitialised, measured), but only while nothing initialises CUDA before the write; set it before the import",
+  );
+  // An import in a try block runs too; one in a function does not.
+  const [tried] = await lintCode(
+    'import os\nimport torch\ntry:\n    import my_cuda_ext\nexcept ImportError:\n    pass\ndef f():\n    import other_ext\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    "GPU002",
+    { preview: true },
+  );
+  assert.match(tried.message, /`my_cuda_ext` \(imported on line 4\)/);
+  // An import after the write is not between.
+  const [after] = await lintCode(
+    'import os\nimport torch\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport my_cuda_ext\n',
+    "GPU002",
+    { preview: true },
+  );
+  assert.match(after.message, /it works today/);
+});
+
+/** Writes `files` (path → text) under a fresh folder; returns it. */
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "gp-scan-"));
+  for (const [p, text] of Object.entries(files)) {
+    mkdirSync(join(dir, p, ".."), { recursive: true });
+    writeFileSync(join(dir, p), text);
+  }
+  return dir;
+}
+
+test("scanner: a package whose __init__ imports a submodule that queries the device at module level is found, with its path, line and chain", async () => {
+  const dir = tree({
+    "site/gpulib/__init__.py": "from .core import run\nfrom . import helpers\n",
+    "site/gpulib/core.py": "import torch\n\ndef run():\n    return torch.cuda.is_available()\n",
+    "site/gpulib/helpers.py": "import torch\nfrom gpulib.caps import CAP\n",
+    "site/gpulib/caps.py":
+      "import torch\nfrom typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from gpulib import never\nCAP = torch.cuda.get_device_capability()\n",
+    "site/gpulib/never.py": "import torch\nx = torch.ones(1, device='cuda')\n",
+    "site/gpulib/lazy.py": "import torch\nx = torch.ones(1, device='cuda')\n",
+  });
+  try {
+    const r = await scanInitAtImport(dir);
+    assert.deepEqual(r.packages, [{ name: "gpulib", root: "site/gpulib" }]);
+    assert.equal(
+      r.reached.gpulib,
+      4,
+      "__init__, core, helpers, caps: not the TYPE_CHECKING import, not the unimported module",
+    );
+    assert.deepEqual(
+      r.findings.map((f) => [f.file, f.line, f.what, f.depth, f.chain.join(" > ")]),
+      [
+        [
+          "site/gpulib/caps.py",
+          5,
+          "torch.cuda.get_device_capability()",
+          "driver",
+          "gpulib > gpulib.helpers > gpulib.caps",
+        ],
+      ],
+    );
+    assert.deepEqual(proposedEntries(r), [
+      {
+        library: "gpulib",
+        package: "<PyPI name>",
+        versions: "<range: check the tags>",
+        initialises: "import",
+        depth: "driver",
+        provenance: {
+          kind: "read",
+          repo: "<owner/name>",
+          commit: "<40 hex>",
+          path: "site/gpulib/caps.py",
+          line: 5,
+          quote: "CAP = torch.cuda.get_device_capability()",
+        },
+      },
+    ]);
+    const all = await scanInitAtImport(dir, undefined, true);
+    assert.deepEqual(all.findings.map((f) => f.file).sort(), [
+      "site/gpulib/caps.py",
+      "site/gpulib/lazy.py",
+      "site/gpulib/never.py",
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("scanner: a package that only defines functions has no finding", async () => {
+  const dir = tree({
+    "pkg/__init__.py": "import torch\nfrom .ops import f\n",
+    "pkg/ops.py":
+      "import torch\n\ndef f():\n    torch.cuda.init()\n    return torch.zeros(1, device='cuda')\n\nclass K:\n    def m(self):\n        return torch.cuda.current_device()\n",
+  });
+  try {
+    const r = await scanInitAtImport(join(dir, "pkg"));
+    assert.equal(r.reached.pkg, 2);
+    assert.deepEqual(r.findings, []);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("every measured entry names a real row of verify/, and agrees with it (frozen iff the entry says import initialises)", () => {
+  for (const e of INIT_CATALOGUE) {
+    if (e.provenance.kind !== "measured") continue;
+    const [file, id] = e.provenance.row.split("#");
+    const res = JSON.parse(readFileSync(join(ROOT, file), "utf8")) as {
+      environment: Record<string, string>;
+      cases: Array<{ group: string; case: string; frozen?: boolean; version?: string }>;
+    };
+    const row = res.cases.find((c) => `${c.group}|${c.case}` === id);
+    assert.ok(row, `${e.library}: no row ${id} in ${file}`);
+    // An entry that initialises (at import, or through the callables it names) froze the variable; one that names nothing did not.
+    const initialises = e.initialises === "import" || e.initialises.length > 0;
+    assert.equal(row.frozen, initialises, `${e.library}: measured ${row.frozen ? "freezing" : "lazy"}`);
+    assert.equal(row.version, e.provenance.library_version, e.library);
+    assert.equal(res.environment.torch, e.provenance.torch, e.library);
+    const driver = e.provenance.driver;
+    assert.ok(
+      (res.environment.nvidia_smi as unknown as string[]).some((l) => l.endsWith(driver)),
+      e.library,
+    );
+  }
+});

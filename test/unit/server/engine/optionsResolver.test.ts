@@ -1,0 +1,39 @@
+/**
+ * The CLI resolves the folder's part of the options once per folder (options.ts optionsResolver):
+ * the result for every file equals resolveLintOptions's, per-file ignores included, and a folder's
+ * pyproject.toml and torch pin are looked up once however many files it holds.
+ */
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { mkdirSync, mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { optionsResolver, resolveLintOptions } from "../../../../server/src/engine/options";
+
+test("optionsResolver gives resolveLintOptions's options for each file, per-file ignores included", () => {
+  const root = mkdtempSync(join(tmpdir(), "gp-resolver-"));
+  mkdirSync(join(root, ".git"));
+  writeFileSync(
+    join(root, "pyproject.toml"),
+    '[tool.gpu-pilot]\nselect = ["GPU0"]\nignore = ["GPU002"]\n\n[tool.gpu-pilot.per-file-ignores]\n"tests/*" = ["GPU001"]\n',
+  );
+  mkdirSync(join(root, "tests"));
+  mkdirSync(join(root, "old"));
+  writeFileSync(join(root, "old", "requirements.txt"), "torch==2.1.0\n");
+  const files = ["a.py", "b.py", "tests/t1.py", "tests/t2.py", "old/x.py", "old/y.py"].map((f) => join(root, f));
+  for (const f of files) writeFileSync(f, "import os\n");
+  const resolve = optionsResolver({}, "filesystemFirst", { preview: true });
+  for (const f of files)
+    assert.deepEqual(resolve(f), resolveLintOptions(f, {}, "filesystemFirst", { preview: true }), f);
+  assert.deepEqual(resolve(join(root, "tests", "t1.py")).options.ignore, ["GPU002", "GPU001"]);
+  assert.equal(resolve(join(root, "a.py")).options.ignore?.includes("GPU001"), false);
+  assert.equal(resolve(join(root, "old", "x.py")).options.torchBelow24, true, "the folder's own torch pin");
+  assert.equal(resolve(join(root, "a.py")).options.torchBelow24, false);
+  assert.deepEqual(resolve(null), resolveLintOptions(null, {}, "filesystemFirst", { preview: true }));
+  // Folder facts are kept for the run: a requirements file added later to a folder already seen
+  // is not read again (resolveLintOptions, used by the server, reads it at once).
+  writeFileSync(join(root, "requirements.txt"), "torch==2.0\n");
+  assert.equal(resolve(join(root, "b.py")).options.torchBelow24, false);
+  assert.equal(resolveLintOptions(join(root, "b.py"), {}, "filesystemFirst").options.torchBelow24, true);
+  rmSync(root, { recursive: true, force: true });
+});

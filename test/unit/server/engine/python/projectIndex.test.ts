@@ -1,0 +1,205 @@
+/**
+ * The project's own modules (server/src/engine/python/project.ts): an import of a project module
+ * that initialises CUDA when imported, or a call of a project function that does, makes a later
+ * startup-variable write GPU001, as the same code in one file does. Module lookup follows Python's
+ * path finder (regular packages, modules, relative imports); what cannot be seen is silent.
+ */
+import assert from "node:assert/strict";
+import { test, before } from "node:test";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { tmpdir } from "node:os";
+import { initEngine, lintPython, type LintOptions } from "../../../../../server/src/engine/lint";
+import { ProjectIndex, type SourceReader } from "../../../../../server/src/engine/python/project";
+import { DEFAULT_EAGER_INIT_MODULES } from "../../../../../server/src/engine/frameworks";
+import { ROOT } from "../../../support/helpers";
+
+before(() => initEngine());
+
+/** A project folder (with a pyproject.toml, so it is the project root) holding `files`. */
+function tree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "gp-project-"));
+  writeFileSync(join(dir, "pyproject.toml"), "[project]\nname = 'demo'\n");
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+const BASE = { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false };
+
+/** Lints `file` of `dir` with a project index (a fresh one unless given); the findings as `line code message`, and the lookup's deps. */
+function check(
+  dir: string,
+  file: string,
+  index = new ProjectIndex(),
+  text?: string,
+  preview = false,
+): { found: string[]; deps: string[] } {
+  const path = join(dir, file);
+  const project = index.lookupFor(path, BASE);
+  const source = text ?? (index as unknown as { read: SourceReader }).read(path)!;
+  const r = lintPython(source, { project, preview } satisfies LintOptions);
+  r.tree?.delete();
+  return {
+    found: r.diagnostics.map((d) => `${d.range.start.line + 1} ${d.code} ${d.message}`),
+    deps: [...project.deps()].map((p) => p.slice(dir.length + 1)).sort(),
+  };
+}
+
+const SETUP_GPU =
+  'import torch\n\n\ndef pick():\n    if torch.cuda.is_available():\n        return torch.device("cuda")\n    return torch.device("cpu")\n';
+
+test("a write after importing a project module that initialises CUDA at import (through another project module) is GPU001, naming each step", () => {
+  const dir = tree({
+    "app/__init__.py": "",
+    "app/setup_gpu.py": SETUP_GPU,
+    "app/state.py": "from app import setup_gpu\n\nDEVICE = setup_gpu.pick()\n",
+    "main.py": 'import os\nimport app.state\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+  });
+  const { found, deps } = check(dir, "main.py");
+  assert.equal(found.length, 1, found.join("\n"));
+  assert.match(
+    found[0],
+    /^4 GPU001 CUDA_VISIBLE_DEVICES is set after CUDA was initialised by import app\.state \(line 2: it runs torch\.cuda\.is_available\(\) at app\/state\.py:3 → app\/setup_gpu\.py:5\)/,
+  );
+  assert.deepEqual(deps, ["app/__init__.py", "app/setup_gpu.py", "app/state.py"]);
+});
+
+test("without the project index the same file is opaque: no GPU001 (the write follows no framework import either)", () => {
+  const dir = tree({
+    "app/__init__.py": "",
+    "app/setup_gpu.py": SETUP_GPU,
+    "app/state.py": "from app import setup_gpu\n\nDEVICE = setup_gpu.pick()\n",
+  });
+  const r = lintPython('import os\nimport app.state\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n', {});
+  r.tree?.delete();
+  assert.deepEqual(
+    r.diagnostics.map((d) => d.code),
+    [],
+  );
+  assert.ok(existsSync(join(dir, "app", "state.py")));
+});
+
+test("a call of a project function that initialises CUDA, imported with `from`, relative or absolute, makes the next write GPU001 (is_available() freezes the device set, not the allocator's settings: ground truth)", () => {
+  const dir = tree({
+    "app/__init__.py": "",
+    "app/setup_gpu.py": SETUP_GPU,
+    "app/train.py":
+      'import os\n\nfrom .setup_gpu import pick\n\n\ndef run():\n    device = pick()\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n    return device\n\n\nrun()\n',
+    "cli.py":
+      'import os\nfrom app.setup_gpu import pick as choose\n\nchoose()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n',
+  });
+  const rel = check(dir, "app/train.py").found;
+  assert.equal(rel.length, 1, rel.join("\n"));
+  assert.match(
+    rel[0],
+    /^8 GPU001 CUDA_VISIBLE_DEVICES is set after CUDA was initialised by pick\(\) \(line 7: it runs torch\.cuda\.is_available\(\) at setup_gpu\.py:5\)/,
+  );
+  const abs = check(dir, "cli.py").found;
+  assert.equal(abs.length, 1, abs.join("\n"));
+  assert.match(
+    abs[0],
+    /^5 GPU001 .* by choose\(\) \(line 4: it runs torch\.cuda\.is_available\(\) at app\/setup_gpu\.py:5\)/,
+  );
+});
+
+test('what an import does not run stays silent: the module\'s `if __name__ == "__main__":` block, a function only defined, a write before the import', () => {
+  const dir = tree({
+    "tool.py":
+      'import torch\n\n\ndef probe():\n    return torch.cuda.device_count() > 0 and torch.cuda.current_device()\n\n\nif __name__ == "__main__":\n    torch.cuda.init()\n',
+    "a.py": 'import os\nimport tool\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    "b.py": 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport tool\n\ntool.probe()\n',
+  });
+  assert.deepEqual(check(dir, "a.py").found, []);
+  assert.deepEqual(check(dir, "b.py").found, []);
+});
+
+test("names of frameworks and catalogued libraries are never looked up in the project (a vendored torch/ is not the torch that runs)", () => {
+  const dir = tree({
+    "torch/__init__.py":
+      "import ctypes\nctypes.CDLL('libcuda.so').cuInit(0)\nfrom torch_impl import cuda\ncuda.init()\n",
+    "main.py": 'import os\nimport torch\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+  });
+  // GPU002 (preview: the write works today), not GPU001 from the vendored torch/.
+  assert.deepEqual(check(dir, "main.py").found, []);
+  assert.deepEqual(
+    check(dir, "main.py", undefined, undefined, true)
+      .found.map((f) => f.split(" ").slice(0, 2).join(" "))
+      .filter((f) => f !== "4 GPU006"),
+    ["4 GPU002"],
+  );
+});
+
+test(
+  "an import cycle, a missing module, a FIFO and a link to /dev/zero in the project count as initialising nothing, and nothing blocks",
+  { skip: process.platform === "win32" && "no mkfifo" },
+  () => {
+    const dir = tree({
+      "a.py": "import torch\nimport b\n\nX = 1\n",
+      "b.py": "import a\nimport torch\ntorch.cuda.init()\n",
+      "main.py":
+        'import os\nimport a\nimport missing_mod\nimport pipe\nimport zero\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    });
+    spawnSync("mkfifo", [join(dir, "pipe.py")]);
+    spawnSync("ln", ["-s", "/dev/zero", join(dir, "zero.py")]);
+    const t0 = Date.now();
+    const found = check(dir, "main.py").found;
+    assert.ok(Date.now() - t0 < 5000, "a FIFO or /dev/zero blocked the lookup");
+    // a.py imports b.py, whose torch.cuda.init() runs when a is imported: GPU001 through the cycle's first module.
+    assert.equal(found.length, 1, found.join("\n"));
+    assert.match(found[0], /^7 GPU001 .* by import a \(line 2: it runs torch\.cuda\.init\(\) at a\.py:2 → b\.py:3\)/);
+  },
+);
+
+test("invalidate: an edit of a module the lookup read changes the answer and the version; a file no summary read changes neither", () => {
+  const files = new Map<string, string>();
+  const dir = tree({
+    "gpu.py": "import torch\n\ntorch.cuda.init()\n",
+    "other.py": "X = 1\n",
+    "unrelated.py": "Y = 1\n",
+  });
+  files.set(join(dir, "gpu.py"), "import torch\n\ntorch.cuda.init()\n");
+  files.set(join(dir, "other.py"), "X = 1\n");
+  const index = new ProjectIndex((f) => files.get(f) ?? null);
+  const main = 'import os\nimport gpu\nimport other\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const v0 = index.lookupFor(join(dir, "main.py"), BASE).version;
+  assert.equal(check(dir, "main.py", index, main).found.length, 1);
+  assert.equal(index.invalidate(join(dir, "unrelated.py")), false);
+  assert.equal(index.lookupFor(join(dir, "main.py"), BASE).version, v0);
+  files.set(join(dir, "gpu.py"), "import torch\n\nX = 2\n");
+  assert.equal(index.invalidate(join(dir, "gpu.py")), true);
+  assert.notEqual(index.lookupFor(join(dir, "main.py"), BASE).version, v0);
+  assert.deepEqual(check(dir, "main.py", index, main).found, []);
+});
+
+test("the CLI follows project imports, and its result cache misses when an imported module changes", () => {
+  const cli = join(ROOT, "dist", "cli.js");
+  if (!existsSync(cli)) spawnSync(process.execPath, [join(ROOT, "esbuild.mjs")], { cwd: ROOT, stdio: "inherit" });
+  const dir = tree({
+    "gpu.py": "import torch\n\ntorch.cuda.init()\n",
+    "main.py": 'import os\nimport gpu\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+  });
+  const run = () =>
+    spawnSync(process.execPath, [cli, "check", "--statistics", "."], {
+      cwd: dir,
+      encoding: "utf8",
+      env: { ...process.env, GPU_PILOT_CACHE_DIR: join(dir, ".cache"), GPU_PILOT_WORKERS: "1" },
+    });
+  const first = run();
+  assert.equal(first.status, 1, first.stderr);
+  assert.match(
+    first.stdout,
+    /main\.py:4:1: error GPU001 .*import gpu \(line 2: it runs torch\.cuda\.init\(\) at gpu\.py:3\)/,
+  );
+  const second = run();
+  assert.equal(second.stdout, first.stdout);
+  assert.match(second.stderr, /2 of 2 files from the cache/);
+  assert.doesNotMatch(second.stderr, /malformed|not signed/);
+  writeFileSync(join(dir, "gpu.py"), "import torch\n\nX = torch.zeros(1)\n");
+  const third = run();
+  assert.equal(third.status, 0, third.stdout + third.stderr);
+  assert.match(third.stderr, /0 of 2 files from the cache/);
+});

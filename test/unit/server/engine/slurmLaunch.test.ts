@@ -1,0 +1,183 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { slurmLaunchesOf, clearSlurmLaunchCache } from "../../../../server/src/engine/slurmLaunch";
+
+/** A throw-away project: files by relative path; a .git folder marks its root. */
+function project(files: Record<string, string>): string {
+  const root = mkdtempSync(join(tmpdir(), "gpu-pilot-slurm-"));
+  mkdirSync(join(root, ".git"));
+  for (const [rel, text] of Object.entries(files)) {
+    mkdirSync(join(root, rel, ".."), { recursive: true });
+    writeFileSync(join(root, rel), text);
+  }
+  clearSlurmLaunchCache();
+  return root;
+}
+
+test("slurmLaunchesOf: srun python with --gpus-per-task in a slurm/ folder beside the code", () => {
+  const root = project({
+    "train.py": "print(1)\n",
+    "slurm/train.sbatch":
+      "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-task=1\n\nsrun python -u train.py --lr 1e-3\n",
+  });
+  try {
+    const [l, ...rest] = slurmLaunchesOf(join(root, "train.py"));
+    assert.equal(rest.length, 0);
+    assert.deepEqual(
+      { ...l, script: l.script.slice(root.length) },
+      {
+        script: "/slurm/train.sbatch",
+        line: 5,
+        launcher: "srun",
+        gpusPerProcess: 1,
+        gpusFrom: "#SBATCH --gpus-per-task=1",
+        processesPerNode: 4,
+        setsLocalRank: false,
+      },
+    );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("slurmLaunchesOf: batch-step python, torchrun, srun --gres, $VAR/ paths, -m modules; other files are not matched", () => {
+  const root = project({
+    "src/pkg/train.py": "",
+    "src/eval.py": "",
+    "other/eval.py": "",
+    "jobs/a.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:4\nROOT=/home/me/proj\npython $ROOT/src/eval.py\n",
+    "jobs/b.sh":
+      "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 8 src/pkg/train.py\npython -u -m torch.distributed.run --nproc_per_node 8 src/pkg/train.py\n",
+    "jobs/c.sbatch":
+      "#!/bin/bash\n#SBATCH --gres=gpu:4\ncd src\nsrun -n 2 --gres=gpu:2 python -m pkg.train\nexport LOCAL_RANK=$SLURM_LOCALID\n",
+    "run_local.sh": "python src/eval.py\n",
+  });
+  try {
+    const eval_ = slurmLaunchesOf(join(root, "src/eval.py"));
+    assert.deepEqual(
+      eval_.map((l) => [l.launcher, l.gpusPerProcess, l.gpusFrom, l.processesPerNode]),
+      [["batch", 4, "#SBATCH --gres=gpu:4", 1]],
+    );
+    const train = slurmLaunchesOf(join(root, "src/pkg/train.py")).sort((a, b) => a.script.localeCompare(b.script));
+    assert.deepEqual(
+      train.map((l) => [
+        l.script.slice(root.length),
+        l.launcher,
+        l.gpusPerProcess,
+        l.processesPerNode,
+        l.setsLocalRank,
+      ]),
+      [
+        ["/jobs/b.sh", "torchrun", null, null, false],
+        ["/jobs/b.sh", "torchrun", 8, null, false],
+      ],
+    );
+    // `cd src` then `python -m pkg.train`: the module is src/pkg/train.py only relative to src,
+    // which the lookup does not follow (it joins the path to the job script's folder and its
+    // ancestors): not matched rather than guessed.
+    assert.deepEqual(slurmLaunchesOf(join(root, "other/eval.py")), []);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("slurmLaunchesOf: python -m names pkg/mod.py from the project root; LOCAL_RANK set by the script is noted", () => {
+  const root = project({
+    "pkg/train.py": "",
+    "c.sbatch": "#!/bin/bash\n#SBATCH --gres=gpu:4\nexport LOCAL_RANK=0\nsrun -n 2 --gres=gpu:2 python -m pkg.train\n",
+  });
+  try {
+    assert.deepEqual(
+      slurmLaunchesOf(join(root, "pkg/train.py")).map((l) => [
+        l.launcher,
+        l.gpusPerProcess,
+        l.gpusFrom,
+        l.processesPerNode,
+        l.setsLocalRank,
+      ]),
+      [["srun", 2, "srun --gres=gpu:2", 2, true]],
+    );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("slurmLaunchesOf: the search stops at the repository root and three levels up", () => {
+  const outer = mkdtempSync(join(tmpdir(), "gpu-pilot-slurm-outer-"));
+  try {
+    writeFileSync(join(outer, "x.sbatch"), "#!/bin/bash\n#SBATCH --gres=gpu:1\nsrun python repo/train.py\n");
+    mkdirSync(join(outer, "repo", ".git"), { recursive: true });
+    writeFileSync(join(outer, "repo", "train.py"), "");
+    clearSlurmLaunchCache();
+    assert.deepEqual(slurmLaunchesOf(join(outer, "repo", "train.py")), []);
+  } finally {
+    rmSync(outer, { recursive: true, force: true });
+  }
+});
+
+test("the CLI's optionsResolver (job scripts found once per folder, shared folders once per run) gives every file the launches slurmLaunchesOf gives it", async () => {
+  const { optionsResolver } = await import("../../../../server/src/engine/options");
+  const root = project({
+    "src/pkg/train.py": "",
+    "src/pkg/util.py": "",
+    "src/eval.py": "",
+    "other/eval.py": "",
+    "deep/a/b/c/d/run.py": "",
+    "train.py": "",
+    "jobs/a.slurm": "#!/bin/bash\n#SBATCH --gres=gpu:4\nROOT=/home/me/proj\npython $ROOT/src/eval.py\n",
+    "jobs/b.sh":
+      "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 8 src/pkg/train.py\n",
+    "slurm/train.sbatch":
+      "#!/bin/bash\n#SBATCH --ntasks-per-node=4\n#SBATCH --gpus-per-task=1\nsrun python -u train.py\n",
+    "deep/a/job.sbatch": "#!/bin/bash\n#SBATCH --gpus=2\nsrun python b/c/d/run.py\n",
+    "src/plain.sh": "echo no python here\n",
+  });
+  try {
+    const resolve = optionsResolver({}, "filesystemFirst");
+    const files = [
+      "src/pkg/train.py",
+      "src/pkg/util.py",
+      "src/eval.py",
+      "other/eval.py",
+      "deep/a/b/c/d/run.py",
+      "train.py",
+    ].map((f) => join(root, f));
+    let launched = 0;
+    for (const f of files) {
+      const want = slurmLaunchesOf(f);
+      launched += want.length ? 1 : 0;
+      assert.deepEqual(resolve(f).options.slurm ?? [], want, f);
+    }
+    assert.equal(launched, 4, "the eval.py of src/, pkg/train.py, train.py and the deep run.py are launched");
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("slurmLaunchesOf: srun --accel-bind=g and --gpu-bind leave the GPUs per task unknown (the node's topology decides)", () => {
+  const job = (srun: string) =>
+    `#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:4\n#SBATCH --ntasks-per-node=4\n\nsrun ${srun} python -u main.py\n`;
+  const root = project({
+    "main.py": "print(1)\n",
+    "a.sbatch": job("--cpu_bind=v --accel-bind=gn"),
+    "b.sbatch": job("--accel-bind v"),
+    "c.sbatch": job("--gpu-bind=closest"),
+    "d.sbatch": job("--accel-bind=n"),
+  });
+  try {
+    const got = slurmLaunchesOf(join(root, "main.py"))
+      .map((l) => [l.script.slice(root.length + 1), l.gpusPerProcess])
+      .sort();
+    assert.deepEqual(got, [
+      ["a.sbatch", null],
+      ["b.sbatch", 4],
+      ["c.sbatch", null],
+      ["d.sbatch", 4],
+    ]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
