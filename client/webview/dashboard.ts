@@ -27,6 +27,7 @@ import type {
 import type { DashboardBar, DashboardGpu, DashboardModel } from "../src/gpu/dashboardModel";
 import { chooseLayout, type DashboardLayout } from "../src/gpu/dashboardLayout";
 import {
+  commandCell,
   type DashboardProcess,
   PROCESS_COLUMNS,
   PROCESS_SORT_KEYS,
@@ -400,7 +401,7 @@ function cellText(p: DashboardProcess, key: ProcessSortKey): string {
     case "time":
       return p.time;
     case "command":
-      return p.hostNote && p.command === p.program ? `${p.command} (${p.hostNote.split(":")[0]})` : p.command;
+      return commandCell(p);
   }
 }
 

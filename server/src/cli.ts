@@ -10,7 +10,7 @@
  * at or above it, 2 bad usage, an unreadable path or a broken file (message on stderr).
  */
 import { readFileSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
-import { join, resolve, extname, relative, sep, dirname, basename } from "node:path";
+import { join, resolve, extname, relative, sep, dirname, basename, isAbsolute } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
@@ -900,13 +900,24 @@ function checkPath(
 }
 
 /**
- * A unified diff (3 lines of context) from `before` to `after` of `file`, named as in the reports
- * (relative to the working folder) with git's `a/` and `b/` prefixes, so `git apply` and `patch -p1`
- * take it; controls in the name escaped.
+ * A unified diff (3 lines of context) from `before` to `after` of `file`, named as in the reports:
+ * a file under the working folder relative to it with git's `a/` and `b/` prefixes, so `git apply`
+ * and `patch -p1` take it; a file outside it by its absolute path, as `diff -u` names it (`a//tmp/x.py`
+ * is no path at all; neither `git apply` nor `patch` applies a file named by an absolute path, so a
+ * diff to apply is made from the folder that holds the files). Controls in the name escaped.
  */
 export function unifiedDiff(file: string, before: string, after: string): string {
   const name = plain(displayName(file));
-  const patch = createTwoFilesPatch(`a/${name}`, `b/${name}`, before, after, undefined, undefined, { context: 3 });
+  const outside = isAbsolute(name);
+  const patch = createTwoFilesPatch(
+    outside ? name : `a/${name}`,
+    outside ? name : `b/${name}`,
+    before,
+    after,
+    undefined,
+    undefined,
+    { context: 3 },
+  );
   // jsdiff starts with a line of "=" (and "Index:" for equal names): neither is part of a unified diff.
   return patch.replace(/^(Index: .*\n)?=+\n/, "");
 }

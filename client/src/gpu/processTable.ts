@@ -153,6 +153,16 @@ export function hostFields(
   };
 }
 
+/**
+ * The command cell of the Processes tab: the command line, or, where /proc did not show the
+ * process (`hostNote`), nvidia-smi's process name with the short reason after it
+ * (`/opt/conda/bin/python (in another PID namespace)`): whether that name is a bare program or a
+ * path, it is not the command line.
+ */
+export function commandCell(p: Pick<DashboardProcess, "command" | "hostNote">): string {
+  return p.hostNote ? `${p.command} (${p.hostNote.split(":")[0]})` : p.command;
+}
+
 /** A calm phrase for why /proc did not show a process: `in another PID namespace (…)` or the note itself. */
 function hostNoteOf(note: string | undefined): string {
   if (!note) return "not visible in /proc here";

@@ -221,3 +221,12 @@ async function lintExample(text: string, code: string): Promise<string[]> {
   // Preview on: a preview rule's example documents it too.
   return (await lint(text, { machine, preview: true })).map((d) => d.code);
 }
+
+test("the README's opening counts the registered rules and names their range", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const m = /(\d+) rules,\s+\[GPU001 to (GPU\d{3})\]\(#rules\)/.exec(readme);
+  assert.ok(m, "README's opening names the rules as `N rules, [GPU001 to GPUnnn](#rules)`");
+  const codes = RULES.map((r) => r.meta.code).sort();
+  assert.equal(Number(m[1]), codes.length);
+  assert.equal(m[2], codes[codes.length - 1]);
+});

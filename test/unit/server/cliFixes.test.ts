@@ -164,4 +164,11 @@ test("--diff prints a unified diff of the fixes (git apply's a/ b/ names), write
   });
   assert.equal(stdin.status, 1, stdin.stderr);
   assert.match(stdin.stdout, /^--- a\/late\.py\n\+\+\+ b\/late\.py\n@@ -1,5 \+1,5 @@\n/);
+  // A file outside the working folder is named by its absolute path, as `diff -u` names it (no
+  // `a//tmp/...`); to apply a diff, run it from the folder that holds the files.
+  const elsewhere = mkdtempSync(join(tmpdir(), "gp-diff-cwd-"));
+  const out = run(["check", "--diff", join(dir, "late.py")], elsewhere);
+  assert.equal(out.status, 1, out.stderr);
+  const abs = join(dir, "late.py");
+  assert.ok(out.stdout.startsWith(`--- ${abs}\n+++ ${abs}\n@@ -1,5 +1,5 @@\n`), out.stdout);
 });

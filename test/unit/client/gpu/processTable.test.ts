@@ -13,6 +13,7 @@ import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
 import { chooseLayout } from "../../../../client/src/gpu/dashboardLayout";
 import {
+  commandCell,
   type DashboardProcess,
   filterByUser,
   formatCpu,
@@ -397,4 +398,14 @@ test("the Processes tab's header names (issue 45): at most 4 characters each, th
   }
   assert.equal(PROCESS_COLUMNS.memory.short, "Mem", "was 'GPU mem', whose ▾ was clipped");
   assert.equal(PROCESS_COLUMNS.memory.full, "GPU memory (nvidia-smi used_memory)");
+});
+
+test("the command cell names why a process's command line is missing, also when nvidia-smi's name for it is a path", () => {
+  const note = "in another PID namespace: /proc has no pid 6001";
+  assert.equal(
+    commandCell({ command: "/opt/conda/bin/python", hostNote: note }),
+    "/opt/conda/bin/python (in another PID namespace)",
+  );
+  assert.equal(commandCell({ command: "python3", hostNote: note }), "python3 (in another PID namespace)");
+  assert.equal(commandCell({ command: "python3 train.py --epochs 3" }), "python3 train.py --epochs 3");
 });
