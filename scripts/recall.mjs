@@ -13,8 +13,9 @@
 // Exit code: 0 after a measurement, 1 when a fixed/ version has a warning or error, 2 when a case is
 // malformed (see validateCase) or the CLI fails.
 import { spawnSync } from "node:child_process";
-import { existsSync, writeFileSync } from "node:fs";
-import { join, dirname, relative, sep } from "node:path";
+import { cpSync, existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { basename, join, dirname, relative, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 import { loadCases } from "./recallCases.mjs";
 
@@ -57,7 +58,23 @@ const cli = join(root, "dist", "cli.js");
  * Lints `dir` with the CLI (JSON, default rules, no cache); returns its findings as
  * `{ file, rule, line, cell, severity, message }` with `file` relative to `dir` ('/'-separated).
  */
+/**
+ * Lints a copy of the case folder `dir` made in a fresh temporary folder, the user's project as
+ * the reporter had it: linted in place, the case's files would belong to GPU Pilot's own
+ * repository (its `.git` marks the project root python/project.ts finds), whose thousands of test
+ * files the project analysis would then list as the case's project.
+ */
 function lint(dir, extra = []) {
+  const copy = join(mkdtempSync(join(tmpdir(), "gp-recall-")), basename(dirname(dir)));
+  cpSync(dir, copy, { recursive: true });
+  try {
+    return lintInPlace(copy, extra);
+  } finally {
+    rmSync(dirname(copy), { recursive: true, force: true });
+  }
+}
+
+function lintInPlace(dir, extra) {
   const r = spawnSync(
     process.execPath,
     [cli, "check", "--format", "json", "--exit-zero", "--no-cache", ...(preview ? ["--preview"] : []), ...extra, dir],
@@ -69,7 +86,7 @@ function lint(dir, extra = []) {
     },
   );
   if (r.status !== 0)
-    throw new Error(`the CLI failed on ${relative(root, dir)} (exit ${r.status}): ${(r.stderr ?? "").slice(0, 500)}`);
+    throw new Error(`the CLI failed on a copy of a case (${dir}, exit ${r.status}): ${(r.stderr ?? "").slice(0, 500)}`);
   return JSON.parse(r.stdout).map((d) => ({
     file: relative(dir, d.filename).split(sep).join("/"),
     rule: d.code,

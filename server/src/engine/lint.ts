@@ -273,7 +273,12 @@ export function lintPython(
     : candidateRules(
         text,
         enabled.map((r) => r.meta.code),
-        { machineKnown: machine.gpuCount !== null, slurmLaunched: !!options.slurm?.length, preview: !!options.preview },
+        {
+          machineKnown: machine.gpuCount !== null,
+          slurmLaunched: !!options.slurm?.length,
+          preview: !!options.preview,
+          ...(options.project?.writerNames ? { projectWriters: () => options.project!.writerNames!() } : {}),
+        },
         probe,
       );
   if (candidates.size === 0 && !previous) {

@@ -25,6 +25,12 @@ export interface PrefilterFacts {
   slurmLaunched?: boolean;
   /** Preview checks run (a rule's trigger may be wider with preview on). */
   preview?: boolean;
+  /**
+   * The names of the project's functions that write a startup variable before they initialise
+   * anything (python/project.ts `writerNames`; asked only by a trigger that needs them): a file
+   * that calls one may set it too late (GPU001). Absent without a project index.
+   */
+  projectWriters?: () => ReadonlySet<string>;
 }
 
 /**
@@ -48,7 +54,7 @@ export function candidateRules(
     const { needs, trigger } = rule.meta;
     if (needs === "machine" && !opts.machineKnown) continue;
     if (needs === "slurm" && !opts.slurmLaunched) continue;
-    if (trigger(probe, !!opts.preview)) out.add(code);
+    if (trigger(probe, !!opts.preview, opts)) out.add(code);
   }
   return out;
 }

@@ -11,6 +11,7 @@ import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
 import type { SlurmLaunch } from "./slurmLaunch";
 import type { TextProbe } from "./textProbe";
+import type { PrefilterFacts } from "./prefilter";
 import { escapeControls } from "../../../common/src/text/controls";
 
 /** Facts about the machine, for GPU017 (inventory sent by the client, or `--gpus`/`--inventory` in the CLI). */
@@ -77,10 +78,11 @@ export interface ManifestRuleContext {
  * A Python rule's text trigger: false only for a text on which the rule cannot report anything, so
  * the file (or, for this rule, the rule) can be skipped without parsing (prefilter.ts). `probe`
  * answers cheap questions about the raw text (textProbe.ts); `preview` is whether preview checks
- * run (a preview check may need a wider trigger). Each trigger says in a comment why it is sound;
+ * run (a preview check may need a wider trigger); `facts` what else the prefilter knows (prefilter.ts
+ * PrefilterFacts: the project's functions that write a startup variable). Each trigger says in a comment why it is sound;
  * test/unit/server/engine/prefilter.test.ts checks it on every Python file of the repository.
  */
-export type PythonTrigger = (probe: TextProbe, preview: boolean) => boolean;
+export type PythonTrigger = (probe: TextProbe, preview: boolean, facts?: PrefilterFacts) => boolean;
 
 /** What a Python rule needs besides the text: the machine's GPUs (GPU017), a job script that starts the file (GPU036, GPU037). */
 export type PythonRuleNeed = "machine" | "slurm";

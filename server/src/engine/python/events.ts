@@ -8,7 +8,7 @@
 import type { SyntaxNode } from "./parser";
 import type { Framework, InitDepth } from "../frameworks";
 import type { Range } from "../types";
-import type { ProjectInit } from "./model";
+import type { ProjectInit, ProjectWrite } from "./model";
 import type { Memo, StatementFacts } from "./cache";
 
 /** How an environment variable was written. `%env` is IPython's magic (it sets os.environ). */
@@ -88,7 +88,24 @@ export interface ShellExportEvent {
   text: string;
 }
 
-export type TimelineEvent = ImportEvent | InitEvent | EnvWriteEvent | EnvReadEvent | ShellExportEvent;
+/**
+ * A call of a project function (python/project.ts) whose body writes a startup variable before it
+ * initialises anything itself (`train(cfg)`, whose first statement sets PYTORCH_CUDA_ALLOC_CONF):
+ * the write runs here, in this process, when the call does. Only on the linted file's timelines.
+ */
+export interface ProjectWriteEvent {
+  kind: "projectWrite";
+  /** The call node. */
+  node: SyntaxNode;
+  variable: string;
+  /** The call as it reads here, e.g. `train()`. */
+  what: string;
+  /** The write in the other module. */
+  project: ProjectWrite;
+}
+
+export type TimelineEvent =
+  ImportEvent | InitEvent | EnvWriteEvent | EnvReadEvent | ShellExportEvent | ProjectWriteEvent;
 
 /** An IPython line (magic or shell escape) that was blanked before parsing. */
 export interface MagicLine {

@@ -70,6 +70,16 @@ export interface ProjectInit {
   chain: ReadonlyArray<readonly [file: string, line: number]>;
 }
 
+/** A startup-variable write in a project function (python/project.ts), as a caller's timeline sees it. */
+export interface ProjectWrite {
+  /** The variable written, e.g. `PYTORCH_CUDA_ALLOC_CONF`. */
+  variable: string;
+  /** Where, for messages, relative to the importing file's folder (`train.py:9`). */
+  where: string;
+  /** The same place as an absolute path and 1-based line. */
+  chain: ReadonlyArray<readonly [file: string, line: number]>;
+}
+
 /**
  * The project's modules as seen from one file (python/project.ts `ProjectIndex.lookupFor`). Paths
  * are dotted as the file's imports bind them; a relative import's path starts with its dots
@@ -95,6 +105,19 @@ export interface ProjectLookup {
   callableDeviceParams?(
     path: string,
   ): ReadonlyArray<{ index: number; name: string; form: string; where: string }> | null;
+  /**
+   * The startup variable (frameworks.ts STARTUP_VARIABLES, not by `os.putenv`) the project function
+   * at `path` writes first, when it writes it before it initialises anything itself; null when it
+   * writes none first, or is not a project function. Only modules whose text names such a variable
+   * are parsed for it. Optional, as {@link callableReturns}.
+   */
+  callableWrite?(path: string): ProjectWrite | null;
+  /**
+   * The names of the project's module-level functions that {@link callableWrite} answers for (a
+   * startup variable written before anything initialises), in the whole project: what the
+   * prefilter looks for in a file's text before GPU001 may skip it. Optional, as {@link callableReturns}.
+   */
+  writerNames?(): ReadonlySet<string>;
   /**
    * Whether `path` names a function of one of the project's modules (its module resolves to a
    * project file), without reading that file: a cheap test before asking {@link callableDeviceParams}.

@@ -23,14 +23,15 @@
 // of torch is not the torch the program imports).
 import { readdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
-import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule } from "../frameworks";
-import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
-import type { InitEvent } from "./events";
+import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule, STARTUP_VARIABLES } from "../frameworks";
+import { readWorkspaceFile, readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
+import type { EnvWriteEvent, InitEvent, TimelineEvent } from "./events";
 import {
   buildModel,
   type ModelOptions,
   type ModuleModel,
   type ProjectInit,
+  type ProjectWrite,
   type ProjectLookup,
   type ProjectRank,
 } from "./model";
@@ -53,6 +54,18 @@ export const MAX_MODULES = 4000;
  * framework-sized project) is paid for a finding that is rarely there.
  */
 export const MAX_DEPTH = 4;
+/** STARTUP_VARIABLES as bytes, for the scan of modules read from disk. */
+const STARTUP_BYTES: readonly Buffer[] = STARTUP_VARIABLES.map((v) => Buffer.from(v, "ascii"));
+/** Folders {@link ProjectIndex.writerNames} does not list: environments, caches and build output, not the project's modules. */
+const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
+  "node_modules",
+  "__pycache__",
+  "site-packages",
+  "venv",
+  "env",
+  "build",
+  "dist",
+]);
 /** Folders that mark a project root (the search for one stops there). */
 const ROOT_MARKERS = ["pyproject.toml", "setup.py", "setup.cfg", ".git"];
 /** How many folders above a file the search for a project root climbs at most. */
@@ -122,6 +135,14 @@ export class ProjectIndex {
    */
   private readonly values = new Map<string, ModuleValues>();
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
+  /** By module file: whether its text names a startup variable (else no function of it writes one: {@link lookupFor}'s callableWrite). */
+  private readonly namesStartup = new Map<string, boolean>();
+  /** By project root: {@link writerNames}, kept until a file changes. */
+  private readonly writers = new Map<string, ReadonlySet<string>>();
+  /** The module files {@link writeOf} asked about, with the options it asked with. */
+  private readonly askedWriters = new Map<string, BaseOptions>();
+  /** By module file: {@link writersIn}. */
+  private readonly writersByFile = new Map<string, ReadonlyMap<string, { variable: string; line: number }>>();
   private readonly roots = new Map<string, { roots: string[]; root: string }>();
   private generation = 0;
   private analysed = 0;
@@ -186,8 +207,7 @@ export class ProjectIndex {
       callableReturns: (path) => {
         const target = functionFile(path);
         if (!target) return null;
-        const at = path.lastIndexOf(".");
-        const returned = this.valuesOf(target, options).returns.get(path.slice(at + 1));
+        const returned = this.valuesOf(target, options).returns.get(path.slice(path.lastIndexOf(".") + 1));
         deps.add(target);
         if (!returned) return null;
         return returned.map((r) => ({
@@ -197,6 +217,8 @@ export class ProjectIndex {
         }));
       },
       isProjectFunction: (path) => functionFile(path) !== null,
+      callableWrite: (path) => this.writeOf(functionFile(path), path, from, options, deps),
+      writerNames: () => this.writerNames(file, options),
       callableDeviceParams: (path) => {
         const target = functionFile(path);
         if (!target) return null;
@@ -220,6 +242,7 @@ export class ProjectIndex {
    */
   invalidate(file: string): boolean {
     let dropped = this.values.delete(file);
+    if (this.writersChanged(file)) dropped = true;
     for (const [key, s] of this.summaries) {
       if (s !== "busy" && s.deps.has(file)) {
         this.summaries.delete(key);
@@ -231,9 +254,33 @@ export class ProjectIndex {
     return dropped;
   }
 
+  /**
+   * Forgets what the scan for startup-variable writers kept of `file` ({@link writerNames},
+   * {@link writersIn}); true when a lookup's answer may have changed: the file had writers, or a
+   * lookup asked about it and it has writers now. An edit of any other file (nearly every keystroke
+   * in the editor) keeps the lookups' version, so the documents' kept facts stay.
+   */
+  private writersChanged(file: string): boolean {
+    const had = this.writersByFile.get(file);
+    const scanned = this.namesStartup.has(file);
+    this.namesStartup.delete(file);
+    this.writersByFile.delete(file);
+    // The names the prefilter looks for are listed again at the next ask (no parse here).
+    if (scanned) this.writers.clear();
+    if (had?.size) return true;
+    // A module a lookup asked about that now writes first: its callers' kept facts are stale. A
+    // file no lookup asked about (the training script being edited) is not parsed again here.
+    const options = this.askedWriters.get(file);
+    return !!options && this.writersIn(file, options).size > 0;
+  }
+
   /** Forgets everything (a file was created, deleted or renamed: module resolution may differ). */
   clear(): void {
     this.summaries.clear();
+    this.namesStartup.clear();
+    this.writers.clear();
+    this.writersByFile.clear();
+    this.askedWriters.clear();
     this.values.clear();
     this.listings.clear();
     this.roots.clear();
@@ -314,6 +361,124 @@ export class ProjectIndex {
     const place = { roots: found && this.has(dir, "src") ? [...up, join(dir, "src")] : up, root: dir };
     this.roots.set(start, place);
     return place;
+  }
+
+  /**
+   * {@link ProjectLookup.callableWrite} for the function at dotted `path` defined in the project file
+   * `target` (null: not a project function), placed for a file in the folder `from`; `target` joins `deps`.
+   */
+  private writeOf(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): ProjectWrite | null {
+    if (!target) return null;
+    deps.add(target);
+    this.askedWriters.set(target, options);
+    const w = this.writersIn(target, options).get(path.slice(path.lastIndexOf(".") + 1));
+    return w
+      ? { variable: w.variable, where: `${this.label(target, from)}:${w.line}`, chain: [[target, w.line]] }
+      : null;
+  }
+
+  /** Whether the module at `file` names a startup variable in its text (read once, kept until it changes). */
+  private namesStartupVariable(file: string): boolean {
+    let names = this.namesStartup.get(file);
+    if (names === undefined) {
+      if (this.read === diskReader) {
+        // The bytes as they are (the names are ASCII): decoding every module of a torch-sized
+        // project to text was half of this scan's cost.
+        const r = readWorkspaceFile(file, { maxBytes: MAX_MODULE_BYTES });
+        names = r.ok && STARTUP_BYTES.some((b) => r.bytes.includes(b));
+      } else {
+        const text = this.read(file);
+        names = text !== null && STARTUP_VARIABLES.some((v) => text.includes(v));
+      }
+      this.namesStartup.set(file, names);
+    }
+    return names;
+  }
+
+  /**
+   * The module-level functions of the module at `file` that write a startup variable first, by
+   * name: the variable and its 1-based line. Only a write that every call runs counts: a statement
+   * of the function's own body (not in a branch, loop or `try`, nor in a helper it calls: on the
+   * ecosystem corpus, yolov5's select_device() writes CUDA_VISIBLE_DEVICES only for some
+   * arguments, and profile() calls it only without a device), before any initialising call of its
+   * own (after one, the module's own GPU001 reports the write). Calls into other project modules
+   * are not followed: a caller that initialised before the call makes the write late whatever the
+   * function does first. A module whose text names no startup variable is not parsed; the others
+   * are parsed once (kept until the file changes).
+   */
+  private writersIn(file: string, options: BaseOptions): ReadonlyMap<string, { variable: string; line: number }> {
+    const kept = this.writersByFile.get(file);
+    if (kept) return kept;
+    const out = new Map<string, { variable: string; line: number }>();
+    const text = this.namesStartupVariable(file) ? this.read(file) : null;
+    if (text !== null && text.length <= MAX_MODULE_BYTES) {
+      const tree = ModuleTrees.parse(pythonInput(text), false);
+      try {
+        const asCalled = buildModel(tree, text, { ...options, asImported: "functions" });
+        for (const t of asCalled.functionTimelines) {
+          const name = t.def.childForFieldName("name")?.text;
+          const w = firstWriteBeforeInit(t.events);
+          if (
+            !t.owner &&
+            name &&
+            w &&
+            w.statement?.parent?.type === "block" &&
+            w.statement.parent.parent?.id === t.def.id
+          )
+            out.set(name, { variable: w.variable, line: w.range.start.line + 1 });
+        }
+      } finally {
+        tree.delete();
+      }
+    }
+    this.writersByFile.set(file, out);
+    return out;
+  }
+
+  /**
+   * The names of the module-level functions of the project holding `file` (its root, see
+   * {@link place}) that write a startup variable before they initialise anything: what a caller's
+   * call of one may set too late (python/walker.ts `projectCall`). The prefilter asks it before a
+   * file is parsed, so that GPU001 runs on a file that calls one (its text names the function). The
+   * project's `.py` files are listed (hidden folders, virtual environments, `node_modules`,
+   * `__pycache__`, `build` and `dist` left out; symbolic links not followed; at most
+   * {@link MAX_MODULES} files, 12 folders deep), each read once for a startup variable's name, and
+   * only those that name one are parsed ({@link writersIn}). Kept per root until a file changes.
+   */
+  writerNames(file: string, options: BaseOptions): ReadonlySet<string> {
+    const { root } = this.place(file);
+    const kept = this.writers.get(root);
+    if (kept) return kept;
+    const names = new Set<string>();
+    let seen = 0;
+    const walk = (dir: string, level: number): void => {
+      if (level > 12) return;
+      let entries: import("node:fs").Dirent[];
+      try {
+        entries = readdirSync(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        if (seen >= MAX_MODULES) return;
+        if (e.name.startsWith(".") || SKIPPED_FOLDERS.has(e.name)) continue;
+        const path = join(dir, e.name);
+        if (e.isDirectory()) walk(path, level + 1);
+        else if (e.isFile() && e.name.endsWith(".py")) {
+          seen++;
+          for (const n of this.writersIn(path, options).keys()) names.add(n);
+        }
+      }
+    };
+    walk(root, 0);
+    this.writers.set(root, names);
+    return names;
   }
 
   /** Whether the folder `dir` holds an entry `name` (one listing per folder, kept). */
@@ -437,6 +602,24 @@ export class ProjectIndex {
     }
     return file;
   }
+}
+
+/**
+ * The first write of a startup variable in a timeline (not `os.putenv`, which leaves `os.environ` as
+ * it was; not PYTORCH_NVML_BASED_CUDA_CHECK, read at each call), when no init comes before it; else null.
+ */
+function firstWriteBeforeInit(events: readonly TimelineEvent[]): EnvWriteEvent | null {
+  for (const e of events) {
+    if (e.kind === "init") return null;
+    if (
+      e.kind === "envWrite" &&
+      e.form !== "putenv" &&
+      e.variable !== "PYTORCH_NVML_BASED_CUDA_CHECK" &&
+      STARTUP_VARIABLES.includes(e.variable)
+    )
+      return e;
+  }
+  return null;
 }
 
 /** The first init event of a timeline, or null. */

@@ -370,7 +370,9 @@ export class TimelineWalker {
     const holds = (n: SyntaxNode) =>
       starts.some((x) => x >= n.startIndex && x < n.endIndex) ||
       this.mentions.within(n.startIndex, n.endIndex, JAX_PLATFORMS_WORD);
-    const words: string[] = [];
+    // The names of project functions that write a startup variable (python/project.ts): a call of
+    // one is a write on the caller's timeline.
+    const words: string[] = this.projectWriters();
     const out = new Set<string>();
     const classesDone = new Set<string>();
     const named = (n: SyntaxNode) => words.length > 0 && this.mentions.within(n.startIndex, n.endIndex, words, true);
@@ -390,6 +392,16 @@ export class TimelineWalker {
       }
     }
     return out;
+  }
+
+  /** The imported names bound to project functions that write a startup variable first (`from train import train`). */
+  private projectWriters(): string[] {
+    const project = this.options.project;
+    if (!project?.callableWrite || !project.isProjectFunction) return [];
+    const out = new Set<string>();
+    for (const [name, path] of this.b.symbols)
+      if (project.isProjectFunction(path) && project.callableWrite(path)) out.add(name);
+    return [...out];
   }
 
   /**
@@ -648,6 +660,12 @@ export class TimelineWalker {
     }
   }
 
+  /** Whether an init event is on the walk so far (the module level's, and the function's own timeline). */
+  private initialisedSoFar(): boolean {
+    for (let i = this.events.length - 1; i >= 0; i--) if (this.events[i].kind === "init") return true;
+    return false;
+  }
+
   /** Where the timeline being walked starts in `events` (0: the module level; a function's own timeline: where it began). */
   private timelineStart = 0;
   /**
@@ -710,12 +728,30 @@ export class TimelineWalker {
     }
   }
 
-  /** A call of a project function that initialises CUDA (python/project.ts), as an init event here; else null. */
+  /**
+   * A call of a project function that initialises CUDA (python/project.ts), as an init event here;
+   * else null. In the linted file, once something on the walk initialised, a project function that
+   * writes a startup variable before it initialises anything itself is appended first as a
+   * `projectWrite` event (GPU001 reports the call).
+   */
   private projectCall(call: SyntaxNode, fn: SyntaxNode | null): InitEvent | null {
     const project = this.options.project;
-    if (!project || !fn || (fn.type !== "identifier" && fn.type !== "attribute") || !this.projectWanted()) return null;
+    if (!project || !fn || (fn.type !== "identifier" && fn.type !== "attribute")) return null;
+    const wanted = this.projectWanted();
+    const late = !this.options.asImported && !!project.callableWrite && this.initialisedSoFar();
+    if (!wanted && !late) return null;
     const path = this.q.resolve(fn);
     if (!path || path.includes("()")) return null;
+    const write = late ? project.callableWrite!(path) : null;
+    if (write)
+      this.events.push({
+        kind: "projectWrite",
+        node: call,
+        variable: write.variable,
+        what: `${fn.text}()`,
+        project: write,
+      });
+    if (!wanted) return null;
     const own = project.callableInit(path);
     return own
       ? {

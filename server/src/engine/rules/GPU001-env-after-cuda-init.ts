@@ -4,8 +4,14 @@ import { freezes, STARTUP_VARIABLES } from "../frameworks";
 import type { RuleContext } from "../rule";
 import type { KernelRestart } from "../types";
 import { frameworksText } from "../../../../common/src/kernel/runningKernel";
-import { stateBefore, statesInFunction } from "../python/timeline";
-import { nodeRange, type EnvWriteEvent, type InitEvent } from "../python/events";
+import { freezesVariable, stateBefore, statesInFunction } from "../python/timeline";
+import {
+  nodeRange,
+  type EnvWriteEvent,
+  type InitEvent,
+  type ProjectWriteEvent,
+  type TimelineEvent,
+} from "../python/events";
 import { moveWriteFix } from "./shared/moveWrite";
 import { startsChildAfter, type ChildProcessFacts } from "./shared/childProcess";
 
@@ -16,12 +22,18 @@ export const rule: PythonRule = {
     name: "env-after-cuda-init",
     severity: "error",
     fixable: true,
-    // An environment write of a startup variable, by name (TextProbe.envWith).
-    trigger: (t) => t.envWith(STARTUP_VARIABLES),
+    // An environment write of a startup variable, by name (TextProbe.envWith); or, with a project
+    // index, the name of a project function that writes one (its call is the write: python/walker.ts
+    // projectCall), as a whole word.
+    trigger: (t, _preview, facts) => {
+      if (t.envWith(STARTUP_VARIABLES)) return true;
+      const writers = facts?.projectWriters?.();
+      return !!writers?.size && t.hasAnyWord([...writers]);
+    },
     docs: {
-      what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import. The project's own modules count too: importing a project module whose top level initialises CUDA (directly or through the project modules and functions it uses), or calling a project function that does, initialises CUDA here (the message names each file and line on the way). Modules are found as Python's import system finds them from the file (its folder up to the project root, `src/`, relative imports); a module that cannot be found or read counts as initialising nothing. In a notebook whose running kernel GPU Pilot may ask (VS Code with the Jupyter extension, access granted), a cell that writes a startup variable is flagged whatever the cells' order when the kernel reports that a framework reading it has already initialised CUDA there (\"no effect in the running kernel\"), with the action *Restart kernel on GPU N*.",
+      what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import. The project's own modules count too: importing a project module whose top level initialises CUDA (directly or through the project modules and functions it uses), or calling a project function that does, initialises CUDA here (the message names each file and line on the way). A call of a project function whose own body writes a startup variable before it initialises anything (`train(cfg)` whose first statement sets `PYTORCH_CUDA_ALLOC_CONF`), made after CUDA was initialised, is reported at the call, naming the write. Modules are found as Python's import system finds them from the file (its folder up to the project root, `src/`, relative imports); a module that cannot be found or read counts as initialising nothing. In a notebook whose running kernel GPU Pilot may ask (VS Code with the Jupyter extension, access granted), a cell that writes a startup variable is flagged whatever the cells' order when the kernel reports that a framework reading it has already initialised CUDA there (\"no effect in the running kernel\"), with the action *Restart kernel on GPU N*.",
       follows:
-        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a module function or method this walk does not reach (a callback, a hook, a method of a class the module never instantiates) is checked on its own, after the module's code above it; the project's own modules it imports and the project functions it calls, for whether they initialise CUDA (found as Python's import system finds them, up to four imports or calls deep); in a notebook, what the running kernel reports. Not followed: environment writes made in other modules, nested functions and lambdas, the source of installed libraries (only the catalogue of those that initialise CUDA when imported), and code run in another process.",
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a module function or method this walk does not reach (a callback, a hook, a method of a class the module never instantiates) is checked on its own, after the module's code above it; the project's own modules it imports and the project functions it calls, for whether they initialise CUDA (found as Python's import system finds them, up to four imports or calls deep); in a notebook, what the running kernel reports. Environment writes made in other modules are followed only as a project function's own statement (not inside a branch, loop or `try`, nor in a helper it calls), run before the function initialises anything; the prefilter finds the callers by those functions' names, which it lists from the project's `.py` files (those that name a startup variable are parsed). Not followed: other writes in other modules, nested functions and lambdas, the source of installed libraries (only the catalogue of those that initialise CUDA when imported), and code run in another process.",
       why: 'These variables are read once, when the CUDA driver or the framework initialises. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `torch.cuda.is_available()`, setting `CUDA_VISIBLE_DEVICES="1"` has no effect — the program still runs on physical GPU 0, while `device_count()` now reports 1: a silent mismatch. After `jax.devices()`, `XLA_PYTHON_CLIENT_PREALLOCATE=false` is ignored and JAX preallocates 75% of the GPU (107,918 MiB of 143,771 MiB). Each variable freezes at its own moment: `PYTORCH_CUDA_ALLOC_CONF` survives `is_available()` but not the first allocation; `PYTORCH_NO_CUDA_MEMORY_CACHING` is read at the first allocation through torch\'s caching allocator (a tensor or module put on CUDA), so a context alone (`set_device`) leaves it open (read in pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp, `forceUncachedAllocator()`: a function-local static).',
       example:
         'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # GPU001: too late, still GPU 0\n',
@@ -61,6 +73,32 @@ export const rule: PythonRule = {
       }
     }
     runningKernelFindings(ctx, staticLines);
+    // A call of a project function that writes a startup variable first (python/walker.ts
+    // projectCall): the write runs here, after what initialised CUDA above the call.
+    const calls = new Set<number>();
+    const reportCall = (w: ProjectWriteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
+      if (calls.has(w.node.id)) return;
+      calls.add(w.node.id);
+      const line = ctx.where(frozenBy.node.startPosition.row);
+      ctx.report({
+        range: nodeRange(w.node),
+        ...(severity ? { severity } : {}),
+        message: `${w.what} sets ${w.variable} (${w.project.where}) after CUDA was initialised by ${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})${where}: the write has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}; set it before CUDA initialises (at the start of the program, or in the launch environment)`,
+        related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
+      });
+    };
+    const before = (events: readonly TimelineEvent[], w: ProjectWriteEvent): InitEvent | null => {
+      for (const e of events) {
+        if (e === w) return null;
+        if (freezesVariable(e, w.variable)) return e;
+      }
+      return null;
+    };
+    for (const w of ctx.model.events) {
+      if (w.kind !== "projectWrite") continue;
+      const frozenBy = before(ctx.model.events, w);
+      if (frozenBy) reportCall(w, frozenBy, "");
+    }
     // Functions the module never calls (tests, hooks, callbacks) run after the module's own code:
     // a write there is checked against the module's timeline and the function's own events.
     // A method of a class the module never calls runs after the object's constructor (its timeline
@@ -69,6 +107,17 @@ export const rule: PythonRule = {
     const reported = new Set<string>();
     for (const fn of ctx.model.functionTimelines) {
       const stateOf = statesInFunction(ctx.model, fn);
+      const own = fn.def.childForFieldName("name")?.text ?? "";
+      const fnName = fn.owner ? `${fn.owner}.${own}` : own;
+      for (const w of fn.events) {
+        if (w.kind !== "projectWrite") continue;
+        // Initialised in the function's own timeline only: the module's events above a definition
+        // are placed by their nodes, and a `__main__` block below that inlines a function above
+        // puts its events there too (on the ecosystem corpus, yolov5's train.py `run()` got the
+        // set_device() of `main()` that runs after the call).
+        const frozenBy = before(fn.events, w);
+        if (frozenBy) reportCall(w, frozenBy, ` whenever \`${fnName}()\` runs`);
+      }
       for (const w of fn.events) {
         if (w.kind !== "envWrite" || !STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
         const own = fn.def.childForFieldName("name")?.text ?? "";

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { tmpdir } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "../../../../../server/src/engine/lint";
@@ -202,4 +202,92 @@ test("the CLI follows project imports, and its result cache misses when an impor
   const third = run();
   assert.equal(third.status, 0, third.stdout + third.stderr);
   assert.match(third.stderr, /0 of 2 files from the cache/);
+});
+
+test("a call of a project function that writes a startup variable first, after CUDA initialised, is GPU001 at the call, naming the write", () => {
+  const dir = tree({
+    "app/__init__.py": "",
+    "app/train.py":
+      'import os\nimport torch\n\n\ndef fit(cfg):\n    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n    return torch.zeros(1).cuda()\n\n\ndef late(cfg):\n    torch.zeros(1).cuda()\n    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n\n\ndef quiet():\n    os.putenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")\n',
+    "main.py":
+      "import torch\nfrom app.train import fit, late, quiet\n\n\ndef main():\n    torch.zeros(1).cuda()\n    fit({})\n    late({})\n    quiet()\n\n\nfit({})\n",
+    "clean.py": "import torch\nfrom app.train import fit\n\nfit({})\ntorch.zeros(1).cuda()\n",
+  });
+  const { found, deps } = check(dir, "main.py");
+  // fit() writes before it initialises: late at line 7 (main's own allocation above it). late()
+  // initialises first (its own file's GPU001 reports that write), quiet() uses os.putenv. The
+  // module-level fit({}) at line 12 runs before anything initialised.
+  assert.deepEqual(
+    found.map((f) => f.slice(0, f.indexOf(" ", f.indexOf(" ") + 1))),
+    ["7 GPU001"],
+  );
+  assert.match(
+    found[0],
+    /^7 GPU001 fit\(\) sets PYTORCH_CUDA_ALLOC_CONF \(app\/train\.py:6\) after CUDA was initialised by \.cuda\(\) \(line 6\) whenever `main\(\)` runs: the write has no effect in this process/,
+  );
+  assert.ok(deps.includes("app/train.py"));
+  assert.deepEqual(check(dir, "clean.py").found, []);
+});
+
+test("the prefilter lets GPU001 run on a file with no environment write when it names a project function that writes one", () => {
+  const dir = tree({
+    "tools/__init__.py": "",
+    "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    "run.py": "import torch\nfrom tools.env import pin_gpu\n\nprint(torch.cuda.is_available())\npin_gpu()\n",
+    "other.py": "import torch\n\nprint(torch.cuda.is_available())\n",
+  });
+  const index = new ProjectIndex();
+  const path = join(dir, "run.py");
+  const project = index.lookupFor(path, BASE);
+  assert.deepEqual([...(project.writerNames?.() ?? [])], ["pin_gpu"]);
+  const r = lintPython(readFileSync(path, "utf8"), { project });
+  r.tree?.delete();
+  assert.deepEqual(
+    r.diagnostics.map((d) => [d.range.start.line + 1, d.code, d.severity]),
+    [[5, "GPU001", "error"]],
+  );
+  // A file that names no such function is still skipped without a parse.
+  const other = lintPython(readFileSync(join(dir, "other.py"), "utf8"), {
+    project: index.lookupFor(join(dir, "other.py"), BASE),
+  });
+  assert.equal(other.parsed, false);
+});
+
+test("invalidate and the writers' scan: editing the training script or a module without writers keeps the version; editing a writer's module, or one a caller asked about that now writes, changes it", () => {
+  const dir = tree({
+    "tools/__init__.py": "",
+    "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    "tools/log.py": "def note(x):\n    print(x)\n",
+    "train.py":
+      'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\nimport torch\nfrom tools.env import pin_gpu\nfrom tools.log import note\n\ntorch.zeros(1).cuda()\npin_gpu()\nnote(1)\n',
+  });
+  const files = new Map<string, string>();
+  for (const f of ["tools/__init__.py", "tools/env.py", "tools/log.py", "train.py"])
+    files.set(join(dir, f), readFileSync(join(dir, f), "utf8"));
+  const index = new ProjectIndex((f) => files.get(f) ?? null);
+  const train = join(dir, "train.py");
+  const found = () =>
+    check(dir, "train.py", index, files.get(train)).found.map((f) => f.split(" ").slice(0, 3).join(" "));
+  assert.deepEqual(found(), ["8 GPU001 pin_gpu()"]);
+  const version = () => index.lookupFor(train, BASE).version;
+  const v0 = version();
+  // The training script itself names a startup variable, but no lookup asked about it: no parse, same version.
+  assert.equal(index.invalidate(train), false);
+  assert.equal(version(), v0);
+  // tools/log.py was asked about (note() is called after the init) and still writes nothing.
+  files.set(join(dir, "tools/log.py"), "def note(x):\n    print('note', x)\n");
+  assert.equal(index.invalidate(join(dir, "tools/log.py")), false);
+  assert.equal(version(), v0);
+  // ... until it writes a startup variable first: the version changes and train.py's finding follows.
+  files.set(
+    join(dir, "tools/log.py"),
+    'import os\n\n\ndef note(x):\n    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n',
+  );
+  assert.equal(index.invalidate(join(dir, "tools/log.py")), true);
+  assert.notEqual(version(), v0);
+  assert.deepEqual(found(), ["8 GPU001 pin_gpu()", "9 GPU001 note()"]);
+  // A writer's module edited so that its function no longer writes: the finding goes.
+  files.set(join(dir, "tools/env.py"), "def pin_gpu():\n    return 1\n");
+  assert.equal(index.invalidate(join(dir, "tools/env.py")), true);
+  assert.deepEqual(found(), ["9 GPU001 note()"]);
 });
