@@ -25,7 +25,7 @@ import { readdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
 import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule, STARTUP_VARIABLES } from "../frameworks";
 import { readWorkspaceFile, readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
-import type { EnvWriteEvent, InitEvent, TimelineEvent } from "./events";
+import type { EnvWriteEvent, FunctionTimeline, InitEvent, TimelineEvent } from "./events";
 import {
   buildModel,
   type ModelOptions,
@@ -416,27 +416,11 @@ export class ProjectIndex {
     const kept = this.writersByFile.get(file);
     if (kept) return kept;
     const out = new Map<string, { variable: string; line: number }>();
-    const text = this.namesStartupVariable(file) ? this.read(file) : null;
-    if (text !== null && text.length <= MAX_MODULE_BYTES) {
-      const tree = ModuleTrees.parse(pythonInput(text), false);
-      try {
-        const asCalled = buildModel(tree, text, { ...options, asImported: "functions" });
-        for (const t of asCalled.functionTimelines) {
-          const name = t.def.childForFieldName("name")?.text;
-          const w = firstWriteBeforeInit(t.events);
-          if (
-            !t.owner &&
-            name &&
-            w &&
-            w.statement?.parent?.type === "block" &&
-            w.statement.parent.parent?.id === t.def.id
-          )
-            out.set(name, { variable: w.variable, line: w.range.start.line + 1 });
-        }
-      } finally {
-        tree.delete();
-      }
-    }
+    forEachModuleFunction(this.namesStartupVariable(file) ? this.read(file) : null, options, (name, t) => {
+      const w = firstWriteBeforeInit(t.events);
+      if (w && w.statement?.parent?.type === "block" && w.statement.parent.parent?.id === t.def.id)
+        out.set(name, { variable: w.variable, line: w.range.start.line + 1 });
+    });
     this.writersByFile.set(file, out);
     return out;
   }
@@ -552,19 +536,9 @@ export class ProjectIndex {
   private functionInits(file: string, s: Summary, options: BaseOptions): Map<string, Found | null> {
     if (s.functions) return s.functions;
     const functions = new Map<string, Found | null>();
-    const text = this.read(file);
-    if (text !== null && text.length <= MAX_MODULE_BYTES) {
-      const tree = ModuleTrees.parse(pythonInput(text), false);
-      try {
-        const asCalled = buildModel(tree, text, { ...options, asImported: "functions" });
-        for (const t of asCalled.functionTimelines) {
-          const name = t.def.childForFieldName("name")?.text;
-          if (!t.owner && name) functions.set(name, asFound(firstInit(t.events), file));
-        }
-      } finally {
-        tree.delete();
-      }
-    }
+    forEachModuleFunction(this.read(file), options, (name, t) =>
+      functions.set(name, asFound(firstInit(t.events), file)),
+    );
     s.functions = functions;
     return functions;
   }
@@ -620,6 +594,29 @@ function firstWriteBeforeInit(events: readonly TimelineEvent[]): EnvWriteEvent |
       return e;
   }
   return null;
+}
+
+/**
+ * Calls `visit` with each module-level function of the module source `text` (null, or over
+ * MAX_MODULE_BYTES: none) and its own timeline as a call runs it (buildModel's `asImported:
+ * "functions"`: the module's own functions inlined, calls into other project modules left opaque;
+ * methods left out). The parse is freed before it returns.
+ */
+function forEachModuleFunction(
+  text: string | null,
+  options: BaseOptions,
+  visit: (name: string, timeline: FunctionTimeline) => void,
+): void {
+  if (text === null || text.length > MAX_MODULE_BYTES) return;
+  const tree = ModuleTrees.parse(pythonInput(text), false);
+  try {
+    for (const t of buildModel(tree, text, { ...options, asImported: "functions" }).functionTimelines) {
+      const name = t.def.childForFieldName("name")?.text;
+      if (!t.owner && name) visit(name, t);
+    }
+  } finally {
+    tree.delete();
+  }
 }
 
 /** The first init event of a timeline, or null. */
