@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT, CASES } from "../support/helpers";
@@ -318,6 +318,32 @@ test("worker threads give the same output, in the same order, as one thread; --s
     two.stderr,
     /gpu-pilot: parsed \d+ of \d+ files; skipped \d+ of \d+ files without parsing .*; 2 workers/,
   );
+});
+
+test("worker threads scan the project's writers once, in shares, and each sees the union: a call of another module's writer after CUDA initialised is GPU001 with 1, 2 and 3 workers", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-workers-scan-"));
+  const files: Record<string, string> = {
+    "pyproject.toml": "",
+    "tools/__init__.py": "",
+    "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    "run.py": "import torch\nfrom tools.env import pin_gpu\n\nprint(torch.cuda.is_available())\npin_gpu()\n",
+  };
+  for (let i = 0; i < 12; i++) files[`pkg/m${i}.py`] = `def f${i}(x):\n    return x + ${i}\n`;
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(join(dir, name, ".."), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  const found = (n: string) => {
+    const r = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "json", "--statistics", dir], {
+      encoding: "utf8",
+      env: { ...process.env, GPU_PILOT_WORKERS: n },
+    });
+    assert.match(r.stderr, new RegExp(`; ${n} worker`));
+    return (JSON.parse(r.stdout) as Array<{ code: string; filename: string; location: { row: number } }>).map(
+      (d) => `${d.filename.slice(dir.length + 1)}:${d.location.row} ${d.code}`,
+    );
+  };
+  for (const n of ["1", "2", "3"]) assert.deepEqual(found(n), ["run.py:5 GPU001"], `${n} workers`);
 });
 
 test("exit codes like ESLint's: information does not fail; --fail-level and --exit-non-zero-on change the bar; text shows the severity on one line", () => {

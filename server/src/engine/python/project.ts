@@ -436,11 +436,26 @@ export class ProjectIndex {
    * only those that name one are parsed ({@link writersIn}). Kept per root until a file changes.
    */
   writerNames(file: string, options: BaseOptions): ReadonlySet<string> {
-    const { root } = this.place(file);
+    const root = this.rootOf(file);
     const kept = this.writers.get(root);
     if (kept) return kept;
-    const names = new Set<string>();
-    let seen = 0;
+    const names = this.writerNamesIn(this.modulesUnder(root), () => options);
+    this.writers.set(root, names);
+    return names;
+  }
+
+  /** The project root of the file at `file` (absolute): the folder {@link writerNames} lists (see {@link place}). */
+  rootOf(file: string): string {
+    return this.place(file).root;
+  }
+
+  /**
+   * The `.py` files of the project at `root`, in listing order: hidden folders, virtual
+   * environments, `node_modules`, `__pycache__`, `build` and `dist` left out; symbolic links not
+   * followed; at most {@link MAX_MODULES} files, 12 folders deep. No file is read.
+   */
+  modulesUnder(root: string): string[] {
+    const files: string[] = [];
     const walk = (dir: string, level: number): void => {
       if (level > 12) return;
       let entries: import("node:fs").Dirent[];
@@ -450,19 +465,37 @@ export class ProjectIndex {
         return;
       }
       for (const e of entries) {
-        if (seen >= MAX_MODULES) return;
+        if (files.length >= MAX_MODULES) return;
         if (e.name.startsWith(".") || SKIPPED_FOLDERS.has(e.name)) continue;
         const path = join(dir, e.name);
         if (e.isDirectory()) walk(path, level + 1);
-        else if (e.isFile() && e.name.endsWith(".py")) {
-          seen++;
-          for (const n of this.writersIn(path, options).keys()) names.add(n);
-        }
+        else if (e.isFile() && e.name.endsWith(".py")) files.push(path);
       }
     };
     walk(root, 0);
-    this.writers.set(root, names);
+    return files;
+  }
+
+  /**
+   * The names of the module-level functions of `files` (absolute paths of project modules) that
+   * write a startup variable first ({@link writersIn}; `optionsOf` gives each module's lint
+   * options). A part of {@link writerNames}'s scan: the CLI's worker threads each scan a share of
+   * a root's {@link modulesUnder} and hand the union to {@link seedWriterNames}, so the project is
+   * read and parsed once per run, not once per worker.
+   */
+  writerNamesIn(files: readonly string[], optionsOf: (file: string) => BaseOptions): Set<string> {
+    const names = new Set<string>();
+    for (const f of files) for (const n of this.writersIn(f, optionsOf(f)).keys()) names.add(n);
     return names;
+  }
+
+  /**
+   * Takes `names` as {@link writerNames}'s answer for the project at `root` (an absolute folder,
+   * as {@link rootOf} gives it): the union of {@link writerNamesIn} over all of {@link modulesUnder}
+   * `root`, made elsewhere (the CLI's worker threads). Kept until a file changes, as a scan's answer.
+   */
+  seedWriterNames(root: string, names: Iterable<string>): void {
+    this.writers.set(root, new Set(names));
   }
 
   /** Whether the folder `dir` holds an entry `name` (one listing per folder, kept). */

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { tmpdir } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "../../../../../server/src/engine/lint";
 import { ProjectIndex, type SourceReader } from "../../../../../server/src/engine/python/project";
@@ -251,6 +251,41 @@ test("the prefilter lets GPU001 run on a file with no environment write when it 
     project: index.lookupFor(join(dir, "other.py"), BASE),
   });
   assert.equal(other.parsed, false);
+});
+
+test("the writers' scan in shares: modulesUnder lists the project's modules, writerNamesIn scans a share, seedWriterNames stands for the whole scan", () => {
+  const dir = tree({
+    "tools/__init__.py": "",
+    "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    "tools/log.py": "def note(x):\n    print(x)\n",
+    ".venv/lib/site.py": 'import os\n\n\ndef hidden():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    "run.py": "import torch\nfrom tools.env import pin_gpu\n\nprint(torch.cuda.is_available())\npin_gpu()\n",
+    "pyproject.toml": "",
+  });
+  const index = new ProjectIndex();
+  const root = index.rootOf(join(dir, "run.py"));
+  assert.equal(root, dir);
+  const modules = index.modulesUnder(root).map((f) =>
+    f
+      .slice(dir.length + 1)
+      .split(sep)
+      .join("/"),
+  );
+  assert.deepEqual(modules.sort(), ["run.py", "tools/__init__.py", "tools/env.py", "tools/log.py"]);
+  assert.deepEqual([...index.writerNamesIn([join(dir, "tools", "env.py")], () => BASE)], ["pin_gpu"]);
+  assert.deepEqual([...index.writerNamesIn([join(dir, "tools", "log.py"), join(dir, "run.py")], () => BASE)], []);
+  // Seeded names are the answer: a fresh index lists nothing and reads nothing for this root.
+  const seeded = new ProjectIndex();
+  seeded.seedWriterNames(root, ["pin_gpu", "made_up"]);
+  assert.deepEqual([...(seeded.lookupFor(join(dir, "run.py"), BASE).writerNames?.() ?? [])], ["pin_gpu", "made_up"]);
+  const r = lintPython(readFileSync(join(dir, "run.py"), "utf8"), {
+    project: seeded.lookupFor(join(dir, "run.py"), BASE),
+  });
+  r.tree?.delete();
+  assert.deepEqual(
+    r.diagnostics.map((d) => [d.range.start.line + 1, d.code]),
+    [[5, "GPU001"]],
+  );
 });
 
 test("invalidate and the writers' scan: editing the training script or a module without writers keeps the version; editing a writer's module, or one a caller asked about that now writes, changes it", () => {
