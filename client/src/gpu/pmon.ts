@@ -204,6 +204,8 @@ export interface ProcessSmSnapshot {
   at: number;
   /** Why SM % is not available, in words (state `failed`); "" otherwise. */
   note: string;
+  /** State `failed`: when pmon is asked again, ms since the epoch; absent: not asked again (AMD GPUs). */
+  retryAt?: number;
 }
 
 /** The snapshot while nothing is read. */

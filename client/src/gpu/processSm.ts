@@ -113,8 +113,10 @@ export class ProcessSmReader {
       ...(s.env ? { env: s.env } : {}),
     });
     if (r.kind === "canceled" || signal.aborted) return;
-    const snapshot = pmonSnapshot(r, this.now());
-    this.nextAt = snapshot.state === "failed" ? this.now() + this.retryAfterMs : started + this.intervalMs;
+    const answer = pmonSnapshot(r, this.now());
+    const failed = answer.state === "failed";
+    this.nextAt = failed ? this.now() + this.retryAfterMs : started + this.intervalMs;
+    const snapshot = failed ? { ...answer, retryAt: this.nextAt } : answer;
     this._snapshot = snapshot;
     this.onChange(snapshot);
   }

@@ -1,7 +1,7 @@
 // nvidia-smi pmon (client/src/gpu/pmon.ts) on the real H100 captures of
 // test/fixtures/nvidia-smi/h100-pmon (driver 580.159.04: a matmul loop, pid 698, and an idle
 // process holding memory, pid 719), other drivers' shapes and broken output; what one run comes to
-// (pmonSnapshot).
+// (pmonSnapshot); the SM cell of the Processes tab (processTable.ts smFields) and its sort.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -12,9 +12,20 @@ import {
   PMON_INTERVAL_MS,
   pmonSnapshot,
   PmonReader,
+  PROCESS_SM_OFF,
   processKey,
+  type ProcessSmSnapshot,
   smByProcess,
 } from "../../../../client/src/gpu/pmon";
+import {
+  type DashboardProcess,
+  NO_VALUE,
+  SM_NO_SAMPLE,
+  SM_NOT_READ,
+  SM_NOTE,
+  smFields,
+  sortProcesses,
+} from "../../../../client/src/gpu/processTable";
 import { ROOT } from "../../support/root";
 
 const DIR = join(ROOT, "test", "fixtures", "nvidia-smi", "h100-pmon");
@@ -207,5 +218,59 @@ test("pmonSnapshot: ok with every listed process; failures in calm words (exit c
   assert.equal(
     pmonSnapshot({ kind: "ok", stdout: "# gpu pid type command\n# Idx # C/G name\n" }, 5).note,
     "nvidia-smi pmon printed no sm column",
+  );
+});
+
+test("smFields: the SM cell joined by (GPU, pid), and its tooltip says why a value is missing", () => {
+  const snapshot: ProcessSmSnapshot = {
+    state: "ok",
+    sm: new Map([
+      ["0:698", 99],
+      ["0:719", null],
+    ]),
+    at: 1,
+    note: "",
+  };
+  assert.deepEqual(smFields(snapshot, 0, 698), { smPercent: 99, sm: "99%", smNote: SM_NOTE });
+  assert.deepEqual(smFields(snapshot, 0, 719), { smPercent: null, sm: NO_VALUE, smNote: SM_NO_SAMPLE });
+  assert.deepEqual(smFields(snapshot, 1, 698), { smPercent: null, sm: NO_VALUE, smNote: SM_NOT_READ });
+  assert.deepEqual(smFields(PROCESS_SM_OFF, 0, 698).smNote, SM_NOT_READ);
+  assert.deepEqual(smFields(undefined, 0, 698).smNote, SM_NOT_READ);
+  assert.deepEqual(smFields({ ...PROCESS_SM_OFF, state: "waiting" }, 0, 698).smNote, SM_NOT_READ);
+  const failed = smFields(
+    { ...PROCESS_SM_OFF, state: "failed", note: "nvidia-smi pmon failed: x", retryAt: 300_001 },
+    0,
+    698,
+  );
+  assert.deepEqual(failed, {
+    smPercent: null,
+    sm: NO_VALUE,
+    smNote: "Per-process SM % is not available here: nvidia-smi pmon failed: x. GPU Pilot asks again in 5 minutes.",
+  });
+  assert.equal(
+    smFields(
+      { ...PROCESS_SM_OFF, state: "failed", note: "it comes from nvidia-smi pmon, which AMD GPUs do not have" },
+      0,
+      1,
+    ).smNote,
+    "Per-process SM % is not available here: it comes from nvidia-smi pmon, which AMD GPUs do not have.",
+    "no retry promised where none comes",
+  );
+  assert.match(SM_NOTE, /nvidia-smi pmon's last sample, read every 10 s while the Processes tab is shown/);
+  assert.match(SM_NO_SAMPLE, /did no GPU work then/);
+  assert.doesNotMatch(SM_NOTE + SM_NOT_READ, /does not run/, "the old, now false text is gone");
+});
+
+test("sorting by SM: highest first, '–' rows last both ways, ties by GPU then pid", () => {
+  const row = (pid: number, gpuIndex: number, smPercent: number | null) =>
+    ({ pid, gpuIndex, smPercent, memoryMiB: 1, user: "u", command: "c" }) as unknown as DashboardProcess;
+  const rows = [row(1, 0, null), row(2, 0, 40), row(3, 1, 99), row(4, 1, null), row(5, 0, 0), row(6, 2, 40)];
+  const by = (descending: boolean) => sortProcesses(rows, { key: "sm", descending }).map((p) => p.pid);
+  assert.deepEqual(by(true), [3, 2, 6, 5, 1, 4]);
+  assert.deepEqual(by(false), [5, 2, 6, 3, 1, 4]);
+  assert.deepEqual(
+    sortProcesses(rows, { key: "memory", descending: true }).map((p) => p.pid),
+    [1, 2, 5, 3, 4, 6],
+    "other columns unchanged: ties by GPU then pid",
   );
 });

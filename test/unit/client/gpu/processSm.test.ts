@@ -96,6 +96,10 @@ test("nopmon: failed once with nvidia-smi's words; not asked again within the ba
   await until(() => seen.length === 1, "the failure");
   assert.equal(reader.snapshot.state, "failed");
   assert.match(reader.snapshot.note, /^nvidia-smi pmon failed: Invalid combination of input arguments\. .*exit 2/);
+  assert.ok(
+    reader.snapshot.retryAt !== undefined && reader.snapshot.retryAt - reader.snapshot.at >= 59_000,
+    "asked again after the back-off",
+  );
   reader.stop();
   reader.start();
   await new Promise((r) => setTimeout(r, 300));
