@@ -11,7 +11,9 @@
  *   °C, W, processes and their users), a click on a row opening its full card beneath it;
  * - **Processes**: every GPU's processes in one table (GPU, pid, user, GPU memory, SM %, CPU %, host
  *   memory, running time, full command line), sorted by any column header, filtered by user, with
- *   Stop (SIGTERM) and Kill (SIGKILL) per process behind a confirmation the extension words.
+ *   Stop (SIGTERM) and Kill (SIGKILL) per process behind a confirmation the extension words. The
+ *   webview tells the extension which tab it shows (`view`): SM % is read (nvidia-smi pmon, every
+ *   10 s) only while this one is.
  *
  * Everything is a native control (checkbox, button, select), so it is reachable with Tab and works
  * with Space/Enter. Text goes in through textContent only; bar widths through the CSSOM (the CSP
@@ -32,7 +34,7 @@ import {
   PROCESS_COLUMNS,
   PROCESS_SORT_KEYS,
   type ProcessSortKey,
-  SM_NOTE,
+  SM_NOT_READ,
 } from "../src/gpu/processTable";
 
 interface PageState {
@@ -61,6 +63,14 @@ let result: { ok: boolean; message: string } | undefined;
 
 function saveState(): void {
   vscode.setState({ view, expanded: [...expanded] });
+}
+
+/** Shows tab `v` from the next render on, and tells the extension (SM % is read only for the Processes tab). */
+function setView(v: DashboardView): void {
+  if (v === view) return;
+  view = v;
+  saveState();
+  vscode.postMessage({ type: "view", view });
 }
 
 function el<K extends keyof HTMLElementTagNameMap>(
@@ -452,7 +462,7 @@ function processesView(m: DashboardModel): HTMLElement {
     for (const key of LINE1) {
       const td = el("td", `col-${key}`, cellText(p, key));
       if (key === "user") td.title = p.userNote ?? p.user;
-      if (key === "sm") td.title = SM_NOTE;
+      if (key === "sm") td.title = p.smNote ?? SM_NOT_READ;
       if (key === "cpu" && p.hostNote) td.title = `Not readable: ${p.hostNote}`;
       rows[0].append(td);
     }
@@ -574,8 +584,7 @@ function tabs(m: DashboardModel): HTMLElement {
     b.setAttribute("aria-selected", String(view === v));
     b.dataset.view = v;
     b.addEventListener("click", () => {
-      view = v;
-      saveState();
+      setView(v);
       if (model) render(model);
     });
     nav.append(b);
@@ -763,7 +772,7 @@ window.addEventListener("message", (ev: MessageEvent<ToDashboard>) => {
   } else if (m?.type === "confirm") {
     confirm = m;
     result = undefined;
-    view = "processes";
+    setView("processes");
     if (model) render(model);
   } else if (m?.type === "signalResult") {
     result = { ok: m.ok, message: m.message };
@@ -781,4 +790,5 @@ window.addEventListener("resize", () => {
   }, 100);
 });
 
+vscode.postMessage({ type: "view", view });
 vscode.postMessage({ type: "ready" });

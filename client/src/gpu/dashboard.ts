@@ -11,10 +11,11 @@
  * only from dist/, no network. Colours come from the theme's CSS variables.
  *
  * Protocol: the extension posts the whole {@link DashboardModel} (`model`) after each monitor or
- * selection change; the webview posts `ready`, `toggle` (a tick or untick), `sort` (a column
- * header), `showHistory` and `rendered` (what it drew, for the API and tests). `click` (extension →
- * webview) asks the webview to click one of its own controls, so that end-to-end tests go through
- * the same DOM handlers as a user's click.
+ * selection change; the webview posts `ready`, `view` (the tab it shows: while it is the Processes
+ * tab, the monitor reads per-process SM % with nvidia-smi pmon every 10 s), `toggle` (a tick or
+ * untick), `sort` (a column header), `showHistory` and `rendered` (what it drew, for the API and
+ * tests). `click` (extension → webview) asks the webview to click one of its own controls, so that
+ * end-to-end tests go through the same DOM handlers as a user's click.
  */
 import * as vscode from "vscode";
 import { webviewPage } from "./webviewPage";
@@ -121,6 +122,8 @@ export type ToDashboard =
 /** Messages from the webview. */
 export type FromDashboard =
   | { type: "ready" }
+  /** The tab the webview shows (at its start and at each change). */
+  | { type: "view"; view: DashboardView }
   | { type: "toggle"; kind: "gpu" | "mig"; uuid: string; checked: boolean }
   | { type: "sort"; key: ProcessSortKey }
   | { type: "filter"; user: string }
@@ -155,6 +158,8 @@ export function checkDashboardMessage(m: unknown): FromDashboard | undefined {
   switch (o.type) {
     case "ready":
       return { type: "ready" };
+    case "view":
+      return o.view === "gpus" || o.view === "processes" ? { type: "view", view: o.view } : undefined;
     case "toggle":
       return uuid !== undefined && (o.kind === "gpu" || o.kind === "mig") && typeof o.checked === "boolean"
         ? { type: "toggle", kind: o.kind, uuid, checked: o.checked }
@@ -200,6 +205,9 @@ export interface DashboardState {
   toggles: number;
   /** What the last Stop/Kill did; absent before one. */
   lastSignal?: { ok: boolean; message: string };
+  /** The tab the webview last said it shows, and whether per-process SM % is read for it now (only for `processes` while visible). */
+  shownView: DashboardView;
+  readingSm: boolean;
 }
 
 const SORT_KEY = "gpuPilot.dashboard.sort";
@@ -210,6 +218,9 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   private view: vscode.WebviewView | undefined;
   private viewDisposables: vscode.Disposable[] = [];
   private hold: vscode.Disposable | undefined;
+  /** Held while the Processes tab is shown in a visible view: pmon every 10 s (monitor.ts). */
+  private smHold: vscode.Disposable | undefined;
+  private shownView: DashboardView = "gpus";
   private sort: ProcessSort;
   private lastModel: DashboardModel | undefined;
   private lastPosted = "";
@@ -246,6 +257,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
     view.webview.html = this.html(view.webview, dist);
     this.lastPosted = "";
     this.rendered = undefined;
+    this.shownView = "gpus"; // until the new webview says which tab it shows
     this.viewDisposables.push(
       view.onDidDispose(() => this.closed()),
       view.onDidChangeVisibility(() => this.followVisibility()),
@@ -271,6 +283,8 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
       renders: this.renders,
       toggles: this.toggles,
       ...(this.lastSignal ? { lastSignal: this.lastSignal } : {}),
+      shownView: this.shownView,
+      readingSm: this.smHold !== undefined,
     };
   }
 
@@ -291,6 +305,8 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
     this.view = undefined;
     this.hold?.dispose();
     this.hold = undefined;
+    this.smHold?.dispose();
+    this.smHold = undefined;
     for (const d of this.viewDisposables.splice(0)) d.dispose();
   }
 
@@ -298,10 +314,22 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   private followVisibility(): void {
     if (this.view?.visible) {
       this.hold ??= this.monitor.hold({ activity: true });
+      this.followTab();
       this.post(true);
     } else {
       this.hold?.dispose();
       this.hold = undefined;
+      this.followTab();
+    }
+  }
+
+  /** Reads per-process SM % (pmon) only while the Processes tab is shown in the visible view. */
+  private followTab(): void {
+    if (this.view?.visible && this.shownView === "processes") {
+      this.smHold ??= this.monitor.hold({ processSm: true });
+    } else {
+      this.smHold?.dispose();
+      this.smHold = undefined;
     }
   }
 
@@ -317,6 +345,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
       sort: this.sort,
       activity: this.monitor.activity,
       userFilter: this.userFilter,
+      processSm: this.monitor.processSm,
     });
   }
 
@@ -335,6 +364,11 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
     switch (m.type) {
       case "ready":
         this.post(true);
+        return;
+      case "view":
+        this.shownView = m.view;
+        this.followTab();
+        this.post();
         return;
       case "rendered":
         this.rendered = m.rendered;

@@ -36,12 +36,13 @@ import {
   type DashboardProcess,
   filterByUser,
   hostFields,
-  NO_VALUE,
   processSummary,
   type ProcessSort,
+  smFields,
   sortProcesses,
   usersOf,
 } from "./processTable";
+import type { ProcessSmSnapshot } from "./pmon";
 
 export {
   DEFAULT_SORT,
@@ -224,6 +225,7 @@ function processOf(
   app: ComputeApp,
   details: ProcessDetails | undefined,
   gpuBusyButIdle: boolean,
+  processSm: ProcessSmSnapshot | undefined,
 ): DashboardProcess {
   return {
     pid: app.pid,
@@ -233,8 +235,7 @@ function processOf(
     ...(details?.note ? { userNote: unknownUserNote(details) } : {}),
     memoryMiB: app.usedMemoryMiB,
     memory: formatMiB(app.usedMemoryMiB),
-    smPercent: null,
-    sm: NO_VALUE,
+    ...smFields(processSm, gpu.index, app.pid),
     ...hostFields(details),
     command: printableName(details?.commandLine || app.processName),
     program: programCommand(details?.commandLine || app.processName),
@@ -261,6 +262,8 @@ export interface DashboardInput {
   activity?: ActivitySnapshot;
   /** The process table's user filter; "" or absent: everyone. */
   userFilter?: string;
+  /** Per-process SM % from nvidia-smi pmon ({@link GpuMonitor.processSm}), joined by (GPU index, pid); absent: not read. */
+  processSm?: ProcessSmSnapshot;
 }
 
 /** The SM activity fields of a card for GPU `index`. */
@@ -282,6 +285,58 @@ function activityOf(
   return { smActivity: bar, busyButIdle: true, busyButIdleText: busyButIdleSentence(g) };
 }
 
+/** The card of `gpu` in `inv` (its short name and summary are filled in by {@link buildDashboardModel}). */
+function cardOf(gpu: Gpu, inv: Inventory, input: DashboardInput, sort: ProcessSort, now: number): DashboardGpu {
+  const migs: MigDevice[] = (inv.mig ?? [])
+    .filter((m) => m.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase())
+    .sort((a, b) => a.device - b.device);
+  const used = fraction(gpu.memoryUsedMiB, gpu.memoryTotalMiB);
+  const util = gpu.utilizationGpuPercent;
+  const activity = activityOf(gpu.index, input.activity);
+  const processes = appsOf(gpu, inv.apps).map((a) =>
+    processOf(
+      gpu,
+      a,
+      inv.processes?.find((p) => p.pid === a.pid),
+      activity.busyButIdle,
+      input.processSm,
+    ),
+  );
+  return {
+    uuid: gpu.uuid,
+    index: gpu.index,
+    name: gpu.name,
+    shortName: "",
+    summary: "",
+    selected: isSelected(gpu, input.selection),
+    lost: gpu.lost === true,
+    utilization: {
+      fraction: util === null ? null : Math.min(1, Math.max(0, util / 100)),
+      level: levelOf(util),
+      text: formatPercent(util),
+    },
+    ...activity,
+    memory: {
+      fraction: used,
+      level: levelOf(used === null ? null : used * 100),
+      text: formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB),
+    },
+    temperature: formatTemperature(gpu.temperatureC),
+    power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
+    free: formatFree(gpu),
+    memoryNote: memoryBreakdown(gpu),
+    spark: sparkOf(gpu, input.history, now, input.sparkSeconds),
+    processes: sortProcesses(processes, sort),
+    mig: migs.map((m) => ({
+      uuid: m.uuid,
+      profile: m.profile,
+      device: m.device,
+      selected: isMigSelected(m, input.selection),
+    })),
+    warnings: gpuWarnings(gpu, inv.apps, migs.length),
+  };
+}
+
 /** Builds the {@link DashboardModel}; GPUs in index order, MIG devices under their GPU by device number. */
 export function buildDashboardModel(input: DashboardInput): DashboardModel {
   const sort = input.sort ?? DEFAULT_SORT;
@@ -300,59 +355,7 @@ export function buildDashboardModel(input: DashboardInput): DashboardModel {
   const gpus =
     input.state !== "ok" || !inv
       ? []
-      : [...inv.gpus]
-          .sort((a, b) => a.index - b.index)
-          .map((gpu): DashboardGpu => {
-            const migs: MigDevice[] = (inv.mig ?? [])
-              .filter((m) => m.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase())
-              .sort((a, b) => a.device - b.device);
-            const used = fraction(gpu.memoryUsedMiB, gpu.memoryTotalMiB);
-            const util = gpu.utilizationGpuPercent;
-            const activity = activityOf(gpu.index, input.activity);
-            return {
-              uuid: gpu.uuid,
-              index: gpu.index,
-              name: gpu.name,
-              shortName: "",
-              summary: "",
-              selected: isSelected(gpu, input.selection),
-              lost: gpu.lost === true,
-              utilization: {
-                fraction: util === null ? null : Math.min(1, Math.max(0, util / 100)),
-                level: levelOf(util),
-                text: formatPercent(util),
-              },
-              ...activity,
-              memory: {
-                fraction: used,
-                level: levelOf(used === null ? null : used * 100),
-                text: formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB),
-              },
-              temperature: formatTemperature(gpu.temperatureC),
-              power: formatPower(gpu.powerDrawW, gpu.powerLimitW),
-              free: formatFree(gpu),
-              memoryNote: memoryBreakdown(gpu),
-              spark: sparkOf(gpu, input.history, now, input.sparkSeconds),
-              processes: sortProcesses(
-                appsOf(gpu, inv.apps).map((a) =>
-                  processOf(
-                    gpu,
-                    a,
-                    inv.processes?.find((p) => p.pid === a.pid),
-                    activity.busyButIdle,
-                  ),
-                ),
-                sort,
-              ),
-              mig: migs.map((m) => ({
-                uuid: m.uuid,
-                profile: m.profile,
-                device: m.device,
-                selected: isMigSelected(m, input.selection),
-              })),
-              warnings: gpuWarnings(gpu, inv.apps, migs.length),
-            };
-          });
+      : [...inv.gpus].sort((a, b) => a.index - b.index).map((gpu) => cardOf(gpu, inv, input, sort, now));
   const all = gpus.flatMap((g) => g.processes);
   const users = usersOf(all);
   const userFilter = input.userFilter && users.includes(input.userFilter) ? input.userFilter : "";

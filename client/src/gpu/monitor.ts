@@ -10,6 +10,9 @@
  * - while the GPU view or the dashboard is visible (not for a quick pick or the history panel), and
  *   `gpuPilot.monitor.smActivity` is `auto`, one `nvidia-smi dmon --gpm-metrics` streams SM
  *   activity ({@link ActivityStream}); support is probed once per nvidia-smi (until a settings change);
+ * - while the dashboard's Processes tab is shown (and only then: {@link GpuMonitor.hold} with
+ *   `processSm`), one `nvidia-smi pmon -c 1 -s u` every 10 s reads per-process SM %
+ *   ({@link ProcessSmReader}; a failure is said once and not retried for 5 minutes);
  * - {@link GpuMonitor.refresh} queries once (at start, for the language server; the Refresh button;
  *   a settings change, which supersedes a query in flight instead of joining it); a query that
  *   timed out is retried with back-off and a longer limit.
@@ -36,6 +39,8 @@ import { detectVendor } from "../../../common/src/gpu/vendor";
 import { findProgram } from "../../../common/src/run/which";
 import { ACTIVITY_OFF, type ActivityEvent, type ActivitySnapshot, ActivityStream } from "./activity";
 import { type IdleHeld, IdleHeldTracker } from "./idleHeld";
+import { ProcessSmReader } from "./processSm";
+import { PMON_RETRY_AFTER_MS, PROCESS_SM_OFF, type ProcessSmSnapshot } from "./pmon";
 
 /**
  * Value of the `gpuPilot.nvidiaSmiState` context key:
@@ -122,6 +127,10 @@ export class GpuMonitor implements vscode.Disposable {
   private activityHolds = 0;
   private activityLogged = "";
 
+  private processSmReader: ProcessSmReader | undefined;
+  private processSmHolds = 0;
+  private processSmLogged = "";
+
   private apps: ComputeApp[] = [];
   private mig: MigDevice[] = [];
   private processes: ProcessDetails[] = [];
@@ -162,6 +171,7 @@ export class GpuMonitor implements vscode.Disposable {
         }
         if (config.affects(e, ACTIVITY_KEYS)) this.resetActivity();
         if (!config.affects(e, MONITOR_KEYS)) return;
+        this.resetProcessSm();
         this.known.clear();
         this.vanished = [];
         this.stream?.configure(this.streamSettings());
@@ -222,6 +232,26 @@ export class GpuMonitor implements vscode.Disposable {
     return this.activityStream?.snapshot ?? ACTIVITY_OFF;
   }
 
+  /**
+   * Per-process SM % from `nvidia-smi pmon` ({@link ProcessSmReader}) while a holder asks for it
+   * (the Processes tab); {@link PROCESS_SM_OFF} otherwise, and `failed` with its reason for AMD GPUs.
+   */
+  get processSm(): ProcessSmSnapshot {
+    if (this.processSmHolds === 0) return PROCESS_SM_OFF;
+    if (this.amdTool)
+      return {
+        ...PROCESS_SM_OFF,
+        state: "failed",
+        note: "it comes from nvidia-smi pmon, which AMD GPUs do not have",
+      };
+    return this.processSmReader?.snapshot ?? PROCESS_SM_OFF;
+  }
+
+  /** Whether per-process SM % is being read now (the Processes tab is shown), and pmon calls made so far. */
+  get processSmReading(): { active: boolean; calls: number } {
+    return { active: this.processSmReader?.isActive ?? false, calls: this.processSmReader?.callCount ?? 0 };
+  }
+
   /** The dmon process id while one runs. */
   get activityPid(): number | undefined {
     return this.activityStream?.pid;
@@ -272,12 +302,15 @@ export class GpuMonitor implements vscode.Disposable {
 
   /**
    * Keeps the stream running until the returned object is disposed (a quick pick with live
-   * numbers). `activity: true` (the dashboard) also streams SM activity.
+   * numbers). `activity: true` (the dashboard) also streams SM activity; `processSm: true` (the
+   * dashboard's Processes tab, while shown) also reads per-process SM % with pmon every 10 s.
    */
-  hold(options: { activity?: boolean } = {}): vscode.Disposable {
+  hold(options: { activity?: boolean; processSm?: boolean } = {}): vscode.Disposable {
     const activity = options.activity === true;
+    const processSm = options.processSm === true;
     this.holds++;
     if (activity) this.activityHolds++;
+    if (processSm) this.processSmHolds++;
     this.updateStreaming();
     let released = false;
     return {
@@ -286,6 +319,7 @@ export class GpuMonitor implements vscode.Disposable {
         released = true;
         this.holds--;
         if (activity) this.activityHolds--;
+        if (processSm) this.processSmHolds--;
         this.updateStreaming();
       },
     };
@@ -313,6 +347,7 @@ export class GpuMonitor implements vscode.Disposable {
     void this.stream?.stop();
     this.activitySub?.dispose();
     void this.activityStream?.stop();
+    this.processSmReader?.dispose();
     for (const d of this.disposables.splice(0)) d.dispose();
   }
 
@@ -341,6 +376,7 @@ export class GpuMonitor implements vscode.Disposable {
       // AMD: poll every gpuPilot.refreshIntervalMs while the view is visible instead of streaming.
       if (this.stream?.isRunning) void this.stream.stop();
       this.poller.setActive(want);
+      this.updateProcessSm();
       return;
     }
     if (want) {
@@ -359,6 +395,46 @@ export class GpuMonitor implements vscode.Disposable {
       log.debug("GPU view hidden: nvidia-smi stream stopped.");
     }
     this.updateActivity();
+    this.updateProcessSm();
+  }
+
+  /** pmon every 10 s while the Processes tab holds it (never for AMD's tools). */
+  private updateProcessSm(): void {
+    const want = !this.disposed && !this.amdTool && this.processSmHolds > 0;
+    if (want) {
+      this.processSmReader ??= new ProcessSmReader(
+        () => ({
+          path: config.nvidiaSmiPath(),
+          timeoutMs: config.nvidiaSmiTimeoutMs(),
+          ...(this.options.env ? { env: this.options.env } : {}),
+        }),
+        (snapshot) => this.onProcessSm(snapshot),
+      );
+      this.processSmReader.start();
+    } else {
+      this.processSmReader?.stop();
+    }
+  }
+
+  /** A settings change (another nvidia-smi, another limit): the next read asks afresh, failure or not. */
+  private resetProcessSm(): void {
+    this.processSmReader?.dispose();
+    this.processSmReader = undefined;
+    this.processSmLogged = "";
+    this.updateProcessSm();
+  }
+
+  private onProcessSm(snapshot: ProcessSmSnapshot): void {
+    if (this.disposed) return;
+    if (snapshot.note && snapshot.note !== this.processSmLogged) {
+      this.processSmLogged = snapshot.note;
+      log.info(
+        `Per-process SM % is not available: ${snapshot.note}. The Processes tab shows – and asks again in ${PMON_RETRY_AFTER_MS / 60_000} minutes.`,
+      );
+    } else if (!snapshot.note) {
+      this.processSmLogged = "";
+    }
+    this.emitter.fire();
   }
 
   /** One dmon while the tree or the dashboard is visible and the setting is `auto`. */

@@ -2,12 +2,14 @@
  * The dashboard's process table (issue 45 item 2) as plain data: per compute process its GPU, pid,
  * user, GPU memory, SM %, CPU %, host memory, running time and full command line; sorting by any
  * column, filtering by user, and the words for what /proc could not say. Pure (no `vscode`, no
- * file access): the numbers come from nvidia-smi (`--query-compute-apps`: pid, used_memory MiB)
- * and from /proc as procinfo.ts read them (CPU ticks, VmRSS KiB, start time), written by units.ts.
+ * file access): the numbers come from nvidia-smi (`--query-compute-apps`: pid, used_memory MiB;
+ * `pmon -c 1 -s u`: SM %, pmon.ts) and from /proc as procinfo.ts read them (CPU ticks, VmRSS KiB,
+ * start time), written by units.ts.
  */
 import type { ComputeApp, ProcessDetails } from "../../../common/src/gpu/nvidiaSmi";
-import { formatMiB } from "../../../common/src/gpu/units";
+import { formatMiB, formatPercent } from "../../../common/src/gpu/units";
 import { runningSeconds } from "../../../common/src/gpu/procTicks";
+import { PMON_INTERVAL_MS, PMON_RETRY_AFTER_MS, processKey, type ProcessSmSnapshot } from "./pmon";
 
 /** A column the process tables sort by (every column of the table). */
 export type ProcessSortKey = "gpu" | "pid" | "user" | "memory" | "sm" | "cpu" | "host" | "time" | "command";
@@ -51,12 +53,23 @@ export interface ProcessSort {
 /** The default: most GPU memory first (as nvitop). */
 export const DEFAULT_SORT: ProcessSort = { key: "memory", descending: true };
 
-/** What the table shows for a number it has no source for: SM % per process, a CPU % of a process in another PID namespace. */
+/** What the table shows for a number it has no source for: SM % of a process pmon had no sample of, a CPU % of a process in another PID namespace. */
 export const NO_VALUE = "–";
 
-/** Why the SM column reads {@link NO_VALUE}: nvidia-smi's per-process SM share comes from `nvidia-smi pmon`, which GPU Pilot does not run. */
-export const SM_NOTE =
-  "Per-process SM % is not read: it needs nvidia-smi pmon, which GPU Pilot does not run. The GPU's SM activity is on its card.";
+const EVERY = `every ${PMON_INTERVAL_MS / 1000} s while the Processes tab is shown`;
+
+/**
+ * The SM column's tooltip over a number: what it is and where it comes from (`nvidia-smi pmon -c 1
+ * -s u`, pmon.ts, read every {@link PMON_INTERVAL_MS} ms while the Processes tab is shown).
+ */
+export const SM_NOTE = `SM % of this process: its share of the GPU's SM utilisation in nvidia-smi pmon's last sample, read ${EVERY}.`;
+
+/** The SM tooltip over {@link NO_VALUE} where pmon printed `-`: no sample in its interval. */
+export const SM_NO_SAMPLE =
+  "No sample: nvidia-smi pmon recorded no SM use by this process in its interval, so it did no GPU work then.";
+
+/** The SM tooltip over {@link NO_VALUE} before pmon's first answer, or for a process its last answer did not list. */
+export const SM_NOT_READ = `Not read yet: nvidia-smi pmon is read ${EVERY}.`;
 
 /** A process row (of a GPU's card and of the process table). */
 export interface DashboardProcess {
@@ -73,10 +86,12 @@ export interface DashboardProcess {
   memoryMiB: number | null;
   /** {@link formatMiB} of it: `3.3 GiB`, `812 MiB`. */
   memory: string;
-  /** SM %, 0..100; null: not read (always, for now: {@link SM_NOTE}). */
+  /** SM %, 0..100 (nvidia-smi pmon's `sm`, pmon.ts); null: no sample, not read yet, or pmon failed ({@link smNote}). */
   smPercent: number | null;
   /** `–` ({@link NO_VALUE}) or `37%`. */
   sm: string;
+  /** The SM cell's tooltip: what the number is, or why there is none ({@link smFields}); absent: {@link SM_NOT_READ}. */
+  smNote?: string;
   /** CPU use, % of one core (procinfo.ts cpuPercent); null when /proc did not say. */
   cpuPercent: number | null;
   /** {@link formatCpu} of it: `98%`, `0.4%`, `–`. */
@@ -123,6 +138,30 @@ export function formatDuration(seconds: number | null | undefined): string {
 export function formatCpu(percent: number | null | undefined): string {
   if (percent === null || percent === undefined || !Number.isFinite(percent)) return NO_VALUE;
   return percent >= 10 ? `${Math.round(percent)}%` : `${(Math.round(percent * 10) / 10).toFixed(1)}%`;
+}
+
+/**
+ * The SM fields of the row of process `pid` on GPU `gpuIndex`, joined by (GPU index, pid) to
+ * pmon's last answer: its SM % (`37%`, tooltip {@link SM_NOTE}), or {@link NO_VALUE} with why: no
+ * sample in pmon's interval ({@link SM_NO_SAMPLE}), not read yet ({@link SM_NOT_READ}: before the
+ * first answer, a process the last one did not list, or nothing asked: `off`), or pmon failed
+ * (its reason, and that GPU Pilot asks again in {@link PMON_RETRY_AFTER_MS} where it will).
+ */
+export function smFields(
+  snapshot: ProcessSmSnapshot | undefined,
+  gpuIndex: number,
+  pid: number,
+): Pick<DashboardProcess, "smPercent" | "sm" | "smNote"> {
+  const none = (smNote: string) => ({ smPercent: null, sm: NO_VALUE, smNote });
+  if (!snapshot || snapshot.state === "off" || snapshot.state === "waiting") return none(SM_NOT_READ);
+  if (snapshot.state === "failed")
+    return none(
+      `Per-process SM % is not available here: ${snapshot.note}.${snapshot.retryAt === undefined ? "" : ` GPU Pilot asks again in ${PMON_RETRY_AFTER_MS / 60_000} minutes.`}`,
+    );
+  const v = snapshot.sm.get(processKey(gpuIndex, pid));
+  if (v === undefined) return none(SM_NOT_READ);
+  if (v === null || !Number.isFinite(v)) return none(SM_NO_SAMPLE);
+  return { smPercent: v, sm: formatPercent(v), smNote: SM_NOTE };
 }
 
 /** The /proc fields of a row from `details` (undefined: not read yet). */
@@ -174,9 +213,15 @@ const collator = new Intl.Collator("en", { numeric: true, sensitivity: "base" })
 /** Compares two numbers that may be unknown: unknown below every known value. */
 const num = (a: number | null, b: number | null): number => (a ?? -1) - (b ?? -1);
 
+/** Rows without a number after those with one, whichever the direction. */
+const nullsLast = (a: number | null, b: number | null): number =>
+  a === null ? (b === null ? 0 : 1) : b === null ? -1 : 0;
+
 /**
  * Sorts process rows by `sort` (a copy); ties by GPU index, then pid, ascending. Unknown numbers
- * sort below every known one (last when descending, first when ascending).
+ * sort below every known one (last when descending, first when ascending), except SM %: its `–`
+ * rows (no sample, not read yet) come last both ways, so that ascending starts at the least busy
+ * process pmon measured.
  */
 export function sortProcesses<T extends DashboardProcess>(rows: readonly T[], sort: ProcessSort): T[] {
   const dir = sort.descending ? -1 : 1;
@@ -202,7 +247,8 @@ export function sortProcesses<T extends DashboardProcess>(rows: readonly T[], so
         return num(a.runningS, b.runningS);
     }
   };
-  return [...rows].sort((a, b) => dir * cmp(a, b) || a.gpuIndex - b.gpuIndex || a.pid - b.pid);
+  const first = (a: T, b: T): number => (sort.key === "sm" ? nullsLast(a.smPercent, b.smPercent) : 0);
+  return [...rows].sort((a, b) => first(a, b) || dir * cmp(a, b) || a.gpuIndex - b.gpuIndex || a.pid - b.pid);
 }
 
 /** The sort after a click on column `key`: the same column flips direction; another starts descending for amounts (memory, SM, CPU, host memory, time), ascending otherwise. */

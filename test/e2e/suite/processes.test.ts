@@ -1,7 +1,9 @@
 // End-to-end test of the dashboard's process table (issue 45 item 2) in a real VS Code: a real
 // `sleep 300` started here is listed by the fake nvidia-smi as a compute process on GPU 1
 // (FAKE_NVIDIA_SMI_EXTRA_APPS, through a wrapper set as gpuPilot.nvidiaSmiPath); in the webview's
-// Processes tab it shows with this user and its command line; a click on the PID header sorts the
+// Processes tab it shows with this user and its command line; per-process SM % comes from the fake's
+// `pmon -c 1 -s u` (mode `full`: the captured python3 on GPU 0 runs matmuls, 99 %; the sleep did no
+// GPU work, `–` with the reason), read only while that tab is shown; a click on the PID header sorts the
 // table (both ways); the header is one line with nothing clipped whichever column sorts (issue 45,
 // the fresh user's item 1); Kill on its row asks a confirmation naming pid and command, and confirming it
 // (through the webview's own buttons) ends the process with SIGKILL.
@@ -38,13 +40,14 @@ suite("GPU process table", () => {
     const wrapper = path.join(dir, "nvidia-smi");
     fs.writeFileSync(
       wrapper,
-      `#!/bin/sh\nFAKE_NVIDIA_SMI_EXTRA_APPS=${JSON.stringify(extra)} exec ${JSON.stringify(fake)} "$@"\n`,
+      `#!/bin/sh\nFAKE_NVIDIA_SMI_MODE=full FAKE_NVIDIA_SMI_EXTRA_APPS=${JSON.stringify(extra)} exec ${JSON.stringify(fake)} "$@"\n`,
       { mode: 0o755 },
     );
     try {
       await config.update("nvidiaSmiPath", wrapper, target);
       await vscode.commands.executeCommand("gpuPilot.dashboard.focus");
-      await waitFor(() => api.getDashboardState().rendered, "the dashboard's first render", 60_000);
+      const first = await waitFor(() => api.getDashboardState().rendered, "the dashboard's first render", 60_000);
+      if (first.view === "gpus") assert.equal(api.getDashboardState().readingSm, false, "no pmon for the GPUs tab");
       await api.clickInDashboard({ kind: "view", view: "processes" });
       const listed = await waitFor(
         () => {
@@ -58,6 +61,24 @@ suite("GPU process table", () => {
       assert.deepEqual(
         [row?.gpuIndex, row?.user, row?.command, row?.memory, row?.canSignal],
         [1, os.userInfo().username, "sleep 300", "1.0 GiB", true],
+      );
+      // SM % from pmon, joined by (GPU, pid): 99 % for the matmuls on GPU 0, `–` for the sleep.
+      const sm = await waitFor(
+        () => {
+          const s = api.getDashboardState();
+          const busy = s.model?.processes.find((p) => p.gpuIndex === 0 && p.pid === 582);
+          return busy?.sm === "99%" ? s : undefined;
+        },
+        "pmon's SM % in the Processes tab",
+        60_000,
+      );
+      assert.equal(sm.readingSm, true, "the Processes tab reads SM %");
+      const sleepRow = sm.model?.processes.find((p) => p.pid === pid);
+      assert.equal(sleepRow?.sm, "–");
+      assert.match(sleepRow?.smNote ?? "", /^No sample: .*did no GPU work then/);
+      assert.match(
+        sm.model?.processes.find((p) => p.pid === 582)?.smNote ?? "",
+        /nvidia-smi pmon's last sample, read every 10 s while the Processes tab is shown/,
       );
       // One header line over the numbers (it took three: host memory, time and command had lines of
       // their own), short names with their full names in tooltips; nothing clipped, the sort arrow
@@ -143,6 +164,7 @@ suite("GPU process table", () => {
     } finally {
       child.kill("SIGKILL");
       await api.clickInDashboard({ kind: "view", view: "gpus" });
+      await waitFor(() => !api.getDashboardState().readingSm || undefined, "pmon stopped with the GPUs tab", 20_000);
       await api.clickInDashboard({ kind: "sort", key: "memory" });
       await config.update("nvidiaSmiPath", info?.workspaceValue ?? info?.globalValue, target);
       fs.rmSync(dir, { recursive: true, force: true });

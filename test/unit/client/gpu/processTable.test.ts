@@ -24,6 +24,8 @@ import {
   PROCESS_SORT_KEYS,
   processSummary,
   signalQuestion,
+  SM_NO_SAMPLE,
+  SM_NOTE,
   sortProcesses,
   usersOf,
 } from "../../../../client/src/gpu/processTable";
@@ -243,7 +245,12 @@ function fakeView() {
     onDidChangeVisibility: visibility.event,
     onDidDispose: disposed.event,
   };
-  return { view, posted, send: (m: FromDashboard) => fromWebview.fire(m) };
+  return {
+    view,
+    posted,
+    send: (m: FromDashboard) => fromWebview.fire(m),
+    hide: () => ((view.visible = false), visibility.fire()),
+  };
 }
 const settle = async (ms = 0) => {
   if (ms) await new Promise((r) => setTimeout(r, ms));
@@ -408,4 +415,65 @@ test("the command cell names why a process's command line is missing, also when 
   );
   assert.equal(commandCell({ command: "python3", hostNote: note }), "python3 (in another PID namespace)");
   assert.equal(commandCell({ command: "python3 train.py --epochs 3" }), "python3 train.py --epochs 3");
+});
+
+test("SM % is read (nvidia-smi pmon) only while the Processes tab is shown in a visible dashboard: joined to the rows by (GPU, pid)", async () => {
+  assert.deepEqual(checkDashboardMessage({ type: "view", view: "processes" }), { type: "view", view: "processes" });
+  assert.equal(checkDashboardMessage({ type: "view", view: "history" }), undefined);
+  process.env.FAKE_NVIDIA_SMI_MODE = "x8";
+  settings.clear();
+  settings.set("nvidiaSmiPath", FAKE);
+  settings.set("nvidiaSmiTimeoutMs", 5000);
+  const monitor = new GpuMonitor({ proc: { procRoot: "/nonexistent-proc", ownUid: 1000, ownUser: "me" } });
+  const state = memento();
+  const dash = new GpuDashboard(Uri.file("/ext") as never, monitor, new SelectionStore(state), state as never);
+  try {
+    await monitor.refresh();
+    // The tree, a quick pick and the GPUs tab hold the stream, never pmon.
+    const quickPick = monitor.hold();
+    const f = fakeView();
+    dash.resolveWebviewView(f.view as never);
+    f.send({ type: "view", view: "gpus" });
+    f.send({ type: "ready" });
+    await settle(300);
+    assert.equal(monitor.isStreaming, true);
+    assert.deepEqual(monitor.processSmReading, { active: false, calls: 0 }, "no pmon for the GPUs tab");
+    assert.equal(dash.getState().readingSm, false);
+    quickPick.dispose();
+
+    f.send({ type: "view", view: "processes" });
+    assert.equal(dash.getState().shownView, "processes");
+    assert.equal(dash.getState().readingSm, true);
+    const models = () =>
+      f.posted.filter((m): m is Extract<ToDashboard, { type: "model" }> => m.type === "model").map((m) => m.model);
+    const row = (pid: number, gpu: number) =>
+      models()
+        .at(-1)
+        ?.processes.find((p) => p.pid === pid && p.gpuIndex === gpu);
+    for (const end = Date.now() + 15_000; row(3102, 0)?.sm !== "97%"; await settle(20))
+      if (Date.now() > end) assert.fail(`no SM % in the model: ${JSON.stringify(row(3102, 0))}`);
+    assert.deepEqual(
+      [row(3102, 0)?.smPercent, row(3102, 0)?.smNote],
+      [97, SM_NOTE],
+      "the busy GPU's last process: its GPU's utilisation, from pmon",
+    );
+    assert.deepEqual([row(3101, 0)?.sm, row(3101, 0)?.smNote], ["–", SM_NO_SAMPLE], "no sample: did no work");
+    assert.equal(row(582, 2)?.sm, "12%", "pid 582 on GPU 2 is its own row");
+    assert.equal(monitor.processSmReading.calls, 1);
+
+    f.send({ type: "view", view: "gpus" });
+    assert.equal(dash.getState().readingSm, false);
+    assert.equal(monitor.processSmReading.active, false, "back to the GPUs tab: pmon stops");
+    assert.equal(monitor.processSm.state, "off");
+    f.send({ type: "view", view: "processes" });
+    assert.equal(monitor.processSmReading.active, true);
+    f.hide();
+    assert.equal(monitor.processSmReading.active, false, "hidden: nothing");
+    assert.equal(dash.getState().readingSm, false);
+    await settle(300);
+    assert.equal(monitor.processSmReading.calls, 1, "within 10 s of the last call nothing more was asked");
+  } finally {
+    dash.dispose();
+    monitor.dispose();
+  }
 });

@@ -1,0 +1,123 @@
+/**
+ * Per-process SM % for the dashboard's Processes tab: one `nvidia-smi pmon -c 1 -s u` every
+ * {@link PMON_INTERVAL_MS} (10 s) while the monitor holds it for that tab, and nothing otherwise
+ * (pmon.ts parses it and says what it costs). Runs through nvidiaSmi.ts runNvidiaSmi (argument
+ * array, `gpuPilot.nvidiaSmiTimeoutMs` deadline, output cap) on the {@link Poller}, so two calls
+ * never overlap.
+ *
+ * A failure (pmon not supported by this nvidia-smi or GPU, refused, timed out, unreadable) is kept
+ * as the snapshot's calm note and pmon is not asked again for {@link PMON_RETRY_AFTER_MS}; showing
+ * the tab again inside that time does not ask either. Nor does it within {@link PMON_INTERVAL_MS}
+ * of the previous call: flipping between the tabs costs no extra calls.
+ *
+ * No `vscode` import (unit-tested against the fake nvidia-smi).
+ */
+import { runNvidiaSmi } from "../../../common/src/gpu/nvidiaSmi";
+import { Poller } from "./poller";
+import {
+  PMON_ARGS,
+  PMON_INTERVAL_MS,
+  PMON_RETRY_AFTER_MS,
+  PROCESS_SM_OFF,
+  type ProcessSmSnapshot,
+  pmonSnapshot,
+} from "./pmon";
+
+/** Where nvidia-smi is and how long one call may take (read at every call: settings may change). */
+export interface ProcessSmSettings {
+  path: string;
+  /** Limit of one call, ms. */
+  timeoutMs: number;
+  /** Extra environment (tests: FAKE_NVIDIA_SMI_*). */
+  env?: Record<string, string>;
+}
+
+/** Options of {@link ProcessSmReader} (tests shorten the periods). */
+export interface ProcessSmOptions {
+  /** Between two calls, ms (default {@link PMON_INTERVAL_MS}). */
+  intervalMs?: number;
+  /** After a failure, ms (default {@link PMON_RETRY_AFTER_MS}). */
+  retryAfterMs?: number;
+  /** ms since the epoch (tests). */
+  now?: () => number;
+}
+
+/** Reads per-process SM % with pmon while started; see the module's comment. */
+export class ProcessSmReader {
+  private readonly poller: Poller;
+  private readonly intervalMs: number;
+  private readonly retryAfterMs: number;
+  private readonly now: () => number;
+  private _snapshot: ProcessSmSnapshot = PROCESS_SM_OFF;
+  /** No call before this time, ms since the epoch (the interval after a call, the back-off after a failure). */
+  private nextAt = 0;
+  private calls = 0;
+
+  /**
+   * @param settings nvidia-smi's path, limit and environment, read at each call.
+   * @param onChange called after each answer (the snapshot changed).
+   */
+  constructor(
+    private readonly settings: () => ProcessSmSettings,
+    private readonly onChange: (snapshot: ProcessSmSnapshot) => void,
+    options: ProcessSmOptions = {},
+  ) {
+    this.intervalMs = options.intervalMs ?? PMON_INTERVAL_MS;
+    this.retryAfterMs = options.retryAfterMs ?? PMON_RETRY_AFTER_MS;
+    this.now = options.now ?? Date.now;
+    this.poller = new Poller(
+      (signal) => this.read(signal),
+      () => Math.max(0, this.nextAt - this.now()),
+    );
+  }
+
+  /** The last answer (`waiting` before the first; kept while stopped). */
+  get snapshot(): ProcessSmSnapshot {
+    return this._snapshot;
+  }
+
+  /** Whether it reads (started and not stopped). */
+  get isActive(): boolean {
+    return this.poller.isActive;
+  }
+
+  /** pmon calls made so far (tests and the API). */
+  get callCount(): number {
+    return this.calls;
+  }
+
+  /** Starts reading: at once, unless the last call is younger than the interval or a failure's back-off runs. */
+  start(): void {
+    if (this._snapshot.state === "off") this._snapshot = { ...PROCESS_SM_OFF, state: "waiting" };
+    this.poller.setActive(true);
+  }
+
+  /** Stops reading (a call in flight, some 40 ms, finishes). The last answer is kept, and so is a failure's back-off. */
+  stop(): void {
+    this.poller.setActive(false);
+  }
+
+  /** Stops for good. */
+  dispose(): void {
+    this.poller.dispose();
+  }
+
+  private async read(signal: AbortSignal): Promise<void> {
+    const started = this.now();
+    if (started < this.nextAt) return; // too soon: the poller comes back at nextAt
+    const s = this.settings();
+    this.calls++;
+    const r = await runNvidiaSmi(s.path, PMON_ARGS, {
+      timeoutMs: s.timeoutMs,
+      signal,
+      ...(s.env ? { env: s.env } : {}),
+    });
+    if (r.kind === "canceled" || signal.aborted) return;
+    const answer = pmonSnapshot(r, this.now());
+    const failed = answer.state === "failed";
+    this.nextAt = failed ? this.now() + this.retryAfterMs : started + this.intervalMs;
+    const snapshot = failed ? { ...answer, retryAt: this.nextAt } : answer;
+    this._snapshot = snapshot;
+    this.onChange(snapshot);
+  }
+}
