@@ -45,6 +45,7 @@ import { startWorkspace } from "./startWorkspace.mjs";
 import { slurmAvailability, slurmCommand, startCluster, waitJob } from "./slurm-cluster.mjs";
 import { shrinkPng } from "./pngShrink.mjs";
 import { parseScreenshotArgs } from "./screenshotArgs.mjs";
+import { fakeGpuCount, sidebarLine, treeShotLine } from "./screenshotLog.mjs";
 
 const USAGE = `usage: node scripts/screenshot.mjs [OPTIONS]
   --out-dir DIR            where the shots go (default: media/, replacing the committed ones)
@@ -76,6 +77,8 @@ let browser = null;
 let slurm = null;
 /** The screenshot workspace (a copy of examples/), once started. */
 let workspaceFolder = "";
+/** The machine's GPUs when the stand-in nvidia-smi plays them (fakeGpuCount); null with a real one. */
+let gpuCount = null;
 /** The file the history shot's run writes while it runs (FAKE_NVIDIA_SMI_TRAIN_FLAG). */
 let trainFlag = "";
 const shutdown = onShutdown(async () => {
@@ -149,6 +152,7 @@ async function main() {
     },
   });
   cs = started.cs;
+  gpuCount = started.smi.fake ? fakeGpuCount(mode) : null;
   if (started.smi.fake) {
     const machine = /\bx16\b/.test(mode)
       ? "constructed 16 x H200"
@@ -169,12 +173,17 @@ async function main() {
   // 1. The GPU Pilot container at the default side bar width (300 px): the tree and the dashboard.
   await openGpuPilotView(page);
   const sidebar = page.locator(".part.sidebar");
-  const labels = sidebar.locator(".monaco-list-row .label-name");
   await sidebar
     .locator(".monaco-list-row .label-name", { hasText: /^GPU 1$/ })
     .first()
     .waitFor({ timeout: 30_000 });
-  await setSidebarWidth(page, sidebar, Number(opts["sidebar-width"]));
+  // The side bar shots at this width (the dashboard run also takes the Processes tab).
+  const sideBarShots = [
+    ...(only.has("tree") ? ["tree"] : []),
+    ...(only.has("dashboard") ? ["dashboard", "processes"] : []),
+    ...(only.has("slurm") ? ["Slurm"] : []),
+  ];
+  await setSidebarWidth(page, sidebar, Number(opts["sidebar-width"]), sideBarShots, true);
   // Tick GPU 1 (the tree's checkbox), so the status bar and the run command show a selection.
   const gpu1 = sidebar
     .locator(".monaco-list-row", { has: page.locator(".label-name", { hasText: /^GPU 1$/ }) })
@@ -198,7 +207,6 @@ async function main() {
   } else {
     log("no checkbox found in the GPU 1 row");
   }
-  log(`tree rows: ${JSON.stringify(await labels.allTextContents())}`);
   await page.mouse.move(5, Number(opts.height) - 5); // no hover tooltips in the shot
   if (only.has("tree")) {
     // Only the tree: the dashboard's pane collapsed; the view's title and its rows, not the empty space under them.
@@ -209,6 +217,10 @@ async function main() {
     await rows.last().waitFor({ timeout: 10_000 });
     await page.waitForTimeout(1500);
     await page.mouse.move(5, Number(opts.height) - 5);
+    // The rows of this shot, in the GPUs pane (the others collapsed): the tree renders only the rows in view.
+    const treePane = sidebar.locator(".pane", { has: page.locator(".pane-header", { hasText: /^\s*GPUs/i }) }).first();
+    const inView = await treePane.locator(".monaco-list-row .label-name").allTextContents();
+    log(treeShotLine(`screenshot-tree${suffix}.png`, inView, gpuCount));
     await shotOf(
       page,
       path.join(outDir, `screenshot-tree${suffix}.png`),
@@ -231,19 +243,23 @@ async function main() {
     await page.waitForTimeout(1500); // the tree visible (streaming) before the panel lets go
     await runCommand(page, "View: Close All Editors", "Close All Editors");
   }
-  await setSidebarWidth(page, sidebar, 220);
+  const editorShots = ["problem", "history", "notebook"].filter((x) => only.has(x));
+  await setSidebarWidth(page, sidebar, 220, editorShots, false);
   if (only.has("problem")) await problemShot(page, outDir, suffix);
   if (only.has("history")) await historyShot(page, outDir, suffix);
   if (only.has("notebook")) await notebookShot(page, outDir);
 }
 
-/** Sets the side bar's width to `width` CSS pixels by dragging its right edge. */
-async function setSidebarWidth(page, sidebar, width) {
+/**
+ * Sets the side bar's width to `width` CSS pixels by dragging its right edge, and logs it with the
+ * shots it is for (`shots`) and whether they show the side bar (`inShot`) or only give the editor room.
+ */
+async function setSidebarWidth(page, sidebar, width, shots, inShot) {
   const box = await sidebar.boundingBox();
   if (!box) return log("no side bar to resize");
   await resizeSidebar(page, sidebar, width - box.width);
   const after = await sidebar.boundingBox();
-  log(`side bar: ${Math.round(after?.width ?? 0)} px wide`);
+  log(sidebarLine(Math.round(after?.width ?? 0), shots, inShot));
 }
 
 /** Expands or collapses the side bar pane whose header reads `title` (a click on its header). */

@@ -902,9 +902,10 @@ function checkPath(
 /**
  * A unified diff (3 lines of context) from `before` to `after` of `file`, named as in the reports:
  * a file under the working folder relative to it with git's `a/` and `b/` prefixes, so `git apply`
- * and `patch -p1` take it; a file outside it by its absolute path, as `diff -u` names it (`a//tmp/x.py`
- * is no path at all; neither `git apply` nor `patch` applies a file named by an absolute path, so a
- * diff to apply is made from the folder that holds the files). Controls in the name escaped.
+ * and `patch -p1` take it; a file outside it by its absolute path, as Ruff and `diff -u` name it
+ * (`a//tmp/x.py` is no path at all). `git apply` refuses an absolute name and GNU patch ignores it
+ * at `-p0`; `patch -d / -p1` applies it (README, `--diff`; cliFixes.test.ts runs each command).
+ * Controls in the name escaped.
  */
 export function unifiedDiff(file: string, before: string, after: string): string {
   const name = plain(displayName(file));

@@ -185,21 +185,61 @@ function boundBefore(model: ModuleModel, offset: number): ReadonlySet<string> {
   return out;
 }
 
+/** Own-line comments that are not about the next statement: cell markers and tool directives. */
+const DIRECTIVE_COMMENT = /^#\s*(%%|In\s*\[|!|-\*-|(fmt|isort|pylint|type|noqa|ruff|pyright|mypy|gpu-pilot)\b)/i;
+
+/**
+ * The comment lines directly above `stmt` that belong to it, first to last: each alone on its line,
+ * indented as the statement is, with no blank line between it and the statement (or the next
+ * comment), and not a cell marker (`# %%`) or a tool's directive (`# fmt: off`, `# noqa`, ...).
+ * Empty when the line above is code, blank, or a comment of another indentation or cell. Read off
+ * the tree at each line (a `#` line inside a string is no comment), not from the statement's
+ * siblings: a comment above a block's first statement belongs to the `if` or `def` around it.
+ */
+function leadingComments(
+  model: ModuleModel,
+  stmt: SyntaxNode,
+  sameCell?: (a: number, b: number) => boolean,
+): Array<{ startIndex: number; row: number }> {
+  const text = model.text;
+  const stmtLine = lineStartAt(text, stmt.startIndex);
+  const indent = text.slice(stmtLine, stmt.startIndex);
+  const out: Array<{ startIndex: number; row: number }> = [];
+  for (let lineEnd = stmtLine, row = stmt.startPosition.row - 1; lineEnd > 0 && row >= 0; row--) {
+    // The line above: its break ends at lineEnd (\r\n, \n or \r).
+    const brk = text.charCodeAt(lineEnd - 1) === 10 && text.charCodeAt(lineEnd - 2) === 13 ? lineEnd - 2 : lineEnd - 1;
+    const start = lineStartAt(text, brk);
+    const at = start + indent.length;
+    if (text.slice(start, at) !== indent || text[at] !== "#") break;
+    const node = model.tree.descendantForIndex(at);
+    if (!node || node.type !== "comment" || node.startIndex !== at) break;
+    if (DIRECTIVE_COMMENT.test(node.text)) break;
+    if (sameCell && !sameCell(row, stmt.startPosition.row)) break;
+    out.unshift({ startIndex: at, row });
+    lineEnd = start;
+  }
+  return out;
+}
+
 /**
  * Builds the edits that move the statement of `write` to just above the module-level statement
  * containing `anchor` (the first framework import), adding the `os` import it needs when that
  * import comes later. Returns null when the move is not possible without changing meaning: the
  * write shares its line with other statements, sits in a function, or its value reads names that
  * are bound only after the anchor. The statement moves with its trailing comment (a comment on its
- * line is about it; whether it stays true is the user's to judge, in the fix's diff). When a blank
- * line is both above and below it, the one below goes too, so the move leaves no doubled blank
- * line (`tidyBlankLine`, default true; notebooks pass false: the next line may be another cell's).
+ * line is about it; whether it stays true is the user's to judge, in the fix's diff) and with the
+ * comment lines directly above it ({@link leadingComments}: left behind, they would describe the
+ * statement that now follows them). When a blank line is both above and below what moves, the one
+ * below goes too, so the move leaves no doubled blank line (`tidyBlankLine`, default true; notebooks
+ * pass false: the next line may be another cell's). `sameCell(a, b)`: whether two 0-based lines are
+ * in the same notebook cell (a comment at the end of the cell above is not the statement's).
  */
 export function moveAboveEdits(
   model: ModuleModel,
   write: EnvWriteEvent,
   anchor: SyntaxNode,
   tidyBlankLine = true,
+  sameCell?: (a: number, b: number) => boolean,
 ): { edits: TextEdit[]; safe: boolean } | null {
   const stmt = write.statement;
   if (!stmt || write.inFunction) return null;
@@ -224,17 +264,20 @@ export function moveAboveEdits(
     else return null; // the value reads something defined later: moving would break it
   }
 
-  // The moved text: the statement's full lines, dedented by its own indentation.
-  const firstRow = stmt.startPosition.row;
+  // The moved text: the statement's full lines with the comment lines above it, dedented by its own
+  // indentation (the comments have the same).
+  const comments = leadingComments(model, stmt, sameCell);
+  const firstRow = comments[0]?.row ?? stmt.startPosition.row;
   const lastRow = stmt.endPosition.row;
   const indent = stmt.startPosition.column;
-  const firstStart = lineStartAt(text, stmt.startIndex);
+  const stmtLineStart = lineStartAt(text, stmt.startIndex);
+  const firstStart = lineStartAt(text, (comments[0] ?? stmt).startIndex);
   const next = nextLineStartAt(text, stmt.endIndex); // the line after the statement's last; null: none
   const endOffset = next ?? text.length;
   const block = text.slice(firstStart, endOffset);
   const lines = block.split(/(?<=\r\n|\n|\r)/);
   const moved = lines
-    .map((l, i) => (i === 0 ? l.slice(indent) : l.replace(new RegExp(`^ {0,${indent}}`), "")))
+    .map((l, i) => (i <= comments.length ? l.slice(indent) : l.replace(new RegExp(`^ {0,${indent}}`), "")))
     .join("");
   const movedText = moved.endsWith("\n") || moved.endsWith("\r") ? moved : moved + eol;
 
@@ -265,7 +308,10 @@ export function moveAboveEdits(
         };
   // `pass` takes the statement's own indentation text: spaces in a tab-indented block are a TabError
   // or an unindent to no level for CPython.
-  edits.push({ range: removal, newText: onlyStatement ? `${text.slice(firstStart, stmt.startIndex)}pass${eol}` : "" });
+  edits.push({
+    range: removal,
+    newText: onlyStatement ? `${text.slice(stmtLineStart, stmt.startIndex)}pass${eol}` : "",
+  });
   const literalValue = write.value === null || write.literal !== null;
   return { edits, safe: literalValue && !write.nested };
 }

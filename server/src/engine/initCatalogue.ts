@@ -337,3 +337,27 @@ export function importInitNote(
 export function isCatalogued(modulePath: string, entries: readonly CatalogueEntry[] = INIT_CATALOGUE): boolean {
   return entries.some((e) => modulePath === e.library || modulePath.startsWith(e.library + "."));
 }
+
+/**
+ * The whole catalogue in one sentence, for the rule documentation that users have (docs/rules,
+ * hovers): which libraries initialise CUDA when imported, which through named calls, and which were
+ * checked and do not, each with its version range (`deepspeed >=0.14.1`). Messages point here, never
+ * to docs/init-catalogue.md, which only the repository holds.
+ */
+export function catalogueSummary(entries: readonly CatalogueEntry[] = INIT_CATALOGUE): string {
+  const name = (e: CatalogueEntry) => `\`${e.library}\`${e.versions === "*" ? "" : ` ${e.versions}`}`;
+  const list = (xs: string[]) => [...new Set(xs)].join(", ");
+  const atImport = entries.filter((e) => e.initialises === "import").map(name);
+  const calls = entries.flatMap((e) =>
+    Array.isArray(e.initialises) && e.initialises.length
+      ? [`\`${e.initialises[0]}()\`${e.versions === "*" ? "" : ` (${e.library} ${e.versions})`}`]
+      : [],
+  );
+  const none = entries.filter((e) => Array.isArray(e.initialises) && !e.initialises.length).map(name);
+  return (
+    "GPU Pilot's init catalogue (each entry measured on a GPU machine, read in the library's source at a named commit and line, or, until measured, reported by users): " +
+    `importing ${list(atImport)} initialises CUDA; ` +
+    `calling ${list(calls)} initialises it; ` +
+    `importing ${list(none)} does not`
+  );
+}

@@ -62,14 +62,19 @@ test("GPU001 fix on examples/finetune_wrong_gpu.py: no doubled blank line left b
   );
 });
 
-test("GPU001 fix removes a blank line only where two would meet: blank above only, blank below only, a comment line above", async () => {
+test("GPU001 fix removes a blank line only where two would meet: blank above only, blank below only, a comment line above (which moves with the write)", async () => {
   const head = "import os\nimport torch\ntorch.cuda.init()\n";
   const w = "os.environ['CUDA_VISIBLE_DEVICES'] = '0'\n";
   const moved = (rest: string) => `import os\n${w}import torch\ntorch.cuda.init()\n${rest}`;
   const cases: Array<[string, string]> = [
     [`${head}\n${w}x = 1\n`, moved("\nx = 1\n")],
     [`${head}${w}\nx = 1\n`, moved("\nx = 1\n")],
-    [`${head}\n# pick the GPU\n${w}\nx = 1\n`, moved("\n# pick the GPU\n\nx = 1\n")],
+    // The comment line directly above the write is about it: it moves with it (left behind, it would
+    // describe `x = 1`), and the blank lines around the pair do not double.
+    [
+      `${head}\n# pick the GPU\n${w}\nx = 1\n`,
+      `import os\n# pick the GPU\n${w}import torch\ntorch.cuda.init()\n\nx = 1\n`,
+    ],
     [`${head}\n${w}\n\nx = 1\n`, moved("\n\nx = 1\n")],
     [`${head}\n${w}`, moved("\n")],
   ];

@@ -172,3 +172,37 @@ test("--diff prints a unified diff of the fixes (git apply's a/ b/ names), write
   const abs = join(dir, "late.py");
   assert.ok(out.stdout.startsWith(`--- ${abs}\n+++ ${abs}\n@@ -1,5 +1,5 @@\n`), out.stdout);
 });
+
+test("the README's commands apply --diff's output: `git apply` and `patch -p1` from the folder it ran in; `patch -d / -p1` for a file outside it, named by its absolute path (GNU patch ignores it at -p0)", (t) => {
+  const has = (cmd: string) => spawnSync(cmd, ["--version"], { encoding: "utf8" }).status === 0;
+  if (!has("patch") || !has("git")) return t.skip("patch or git is not installed");
+  const fixed =
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "3"\nimport torch\n\nuse_gpu = torch.cuda.is_available()\n';
+  const apply = (cmd: string, args: string[], cwd: string, diff: string) => {
+    const r = spawnSync(cmd, args, { cwd, input: diff, encoding: "utf8", timeout: 60_000 });
+    assert.equal(r.status, 0, `${cmd} ${args.join(" ")}: ${r.stdout}${r.stderr}`);
+  };
+  // Under the working folder: a/ b/ names.
+  for (const [cmd, args] of [
+    ["git", ["apply", "-"]],
+    ["patch", ["-p1"]],
+  ] as const) {
+    const dir = project({ "late.py": SAFE });
+    const r = run(["check", "--no-cache", "--diff", "late.py"], dir);
+    assert.equal(r.status, 1, r.stderr);
+    apply(cmd, [...args], dir, r.stdout);
+    assert.equal(readFileSync(join(dir, "late.py"), "utf8"), fixed, cmd);
+  }
+  // Outside it: the absolute path, which `patch -p0` and `git apply` refuse.
+  const dir = project({ "late.py": SAFE });
+  const abs = join(dir, "late.py");
+  const elsewhere = mkdtempSync(join(tmpdir(), "gp-diff-cwd-"));
+  const r = run(["check", "--no-cache", "--diff", abs], elsewhere);
+  assert.equal(r.status, 1, r.stderr);
+  assert.ok(r.stdout.startsWith(`--- ${abs}\n+++ ${abs}\n`), r.stdout);
+  const p0 = spawnSync("patch", ["-p0", "--dry-run", "--batch"], { cwd: elsewhere, input: r.stdout, encoding: "utf8" });
+  assert.notEqual(p0.status, 0, "patch -p0 applied an absolute name after all: the README says it does not");
+  assert.match(p0.stdout + p0.stderr, /Ignoring potentially dangerous file name/);
+  apply("patch", ["-d", "/", "-p1"], elsewhere, r.stdout);
+  assert.equal(readFileSync(abs, "utf8"), fixed);
+});

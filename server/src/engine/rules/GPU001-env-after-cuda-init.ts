@@ -44,7 +44,7 @@ export const rule: PythonRule = {
         'ground-truth.md: \'When does setting os.environ["CUDA_VISIBLE_DEVICES"] = "1" still take effect?\' rows `torch.cuda.is_available()`, `accelerate.Accelerator()`, `jax.devices()`',
         "ground-truth.md: 'Each variable freezes at its own moment'",
         'pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: `forceUncachedAllocator()` keeps `getenv("PYTORCH_NO_CUDA_MEMORY_CACHING")` in a static on its first call, from the first `allocate()`',
-        "docs/init-catalogue.md: the libraries that initialise CUDA when imported, each measured or read at a named commit and line; the message quotes the entry",
+        "GPU Pilot's init catalogue (listed in GPU002's documentation): the libraries that initialise CUDA when imported, each measured or read at a named commit and line; the message quotes the entry",
         "CUDA C Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES is read at CUDA initialisation",
       ],
     },

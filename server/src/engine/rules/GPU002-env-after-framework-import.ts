@@ -7,7 +7,7 @@ import { moveWriteFix } from "./shared/moveWrite";
 import { asyncBackendWritesAfterImport } from "./GPU026-alloc-backend-after-import";
 import { importedModules, importsRunAtImport, NON_GPU_LIBRARIES, STDLIB_MODULES } from "../python/imports";
 import { frameworkOfModule } from "../frameworks";
-import { isCatalogued } from "../initCatalogue";
+import { catalogueSummary, isCatalogued } from "../initCatalogue";
 import type { ModuleModel } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
 
@@ -77,10 +77,10 @@ export const rule: PythonRule = {
     // An environment write of a startup variable, by name (TextProbe.envWith).
     trigger: (t) => t.envWith(STARTUP_VARIABLES),
     docs: {
-      what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA. In the default set only where a GPU library that is neither measured nor catalogued (one that brings a framework itself: `vllm`, `diffusers`, `flax`, `ultralytics`, ...; docs/init-catalogue.md) is imported between the framework import and the write, or is that import: the message names it, since its own import-time code may initialise CUDA. With preview on, also where the library in between has no known GPU code (named), and where nothing in between can initialise (the write works today and is one initialising import away from GPU001). A catalogued library that initialises at import makes the write GPU001 (rules.md amendment 2026-12-05: hygiene, information).",
+      what: "Finds a CUDA startup variable written after a framework (or a library that imports one) was imported, but before any call that initialised CUDA. In the default set only where a GPU library that is neither measured nor catalogued (one that brings a framework itself: `vllm`, `diffusers`, `flax`, `ultralytics`, ...; the catalogue is under References) is imported between the framework import and the write, or is that import: the message names it, since its own import-time code may initialise CUDA. With preview on, also where the library in between has no known GPU code (named), and where nothing in between can initialise (the write works today and is one initialising import away from GPU001). A catalogued library that initialises at import makes the write GPU001 (rules.md amendment 2026-12-05: hygiene, information).",
       follows:
         "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep, for the framework import and the CUDA initialisations before each write (an import of a project module that initialises CUDA makes the write GPU001's); the library named as a suspect is one imported between that import and the write by the module's top-level code or the blocks that run with it. Not followed: writes in functions the module never calls or in other modules, and the code an imported library runs when imported (only the catalogue tells).",
-      why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `deepspeed` and `bitsandbytes` do: docs/init-catalogue.md), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is information, not an error: on 29 real ML code bases (test/ecosystem, 14,504 files) every such write worked as written; the 22 writes with nothing unmeasured in between moved to preview on 2026-12-05 (23 findings, all noise, 1.6 per 1,000 files against the goal of 1), and the one behind `ray.util.queue` (a library with no known GPU code) with them.",
+      why: "It still works today — measured on 2 x H200, torch 2.11: `CUDA_VISIBLE_DEVICES=\"1\"` set after `import torch`, after seeding or after `torch.cuda.device_count()` lands on physical GPU 1, because CUDA initialises lazily. But it is fragile: any module imported in between may initialise CUDA (torch 1.12.0 did so on import; `deepspeed` and `bitsandbytes` do: see the catalogue under References), and torch < 2.4 cached `device_count()`. The folklore 'set it before import torch or it is ignored' is wrong for current PyTorch, so this is information, not an error: on 29 real ML code bases (test/ecosystem, 14,504 files) every such write worked as written; the 22 writes with nothing unmeasured in between moved to preview on 2026-12-05 (23 findings, all noise, 1.6 per 1,000 files against the goal of 1), and the one behind `ray.util.queue` (a library with no known GPU code) with them.",
       example:
         'import os\nimport torch\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # GPU002: works, but one import away from GPU001\nx = torch.ones(4, device="cuda")\n',
       fix: 'import os\n\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n\nx = torch.ones(4, device="cuda")\n',
@@ -89,6 +89,7 @@ export const rule: PythonRule = {
       references: [
         "ground-truth.md rows `import torch` only, `torch.manual_seed(0)`, `torch.cuda.device_count()`: effective",
         "ground-truth.md: 'Torch < 2.4 cached device_count() before initialisation'",
+        catalogueSummary(),
       ],
     },
   },
@@ -112,7 +113,7 @@ export const rule: PythonRule = {
       // From the framework import itself: `from vllm import LLM` as the first one is a suspect too.
       const suspect = uncataloguedImportBetween(ctx.model, firstImport.node.startPosition.row - 1, w.range.start.line);
       const why = suspect
-        ? `: it works only if \`${suspect.module}\` (imported on ${ctx.where(suspect.node.startPosition.row)}) does not initialise CUDA; it is not in the catalogue of libraries that do (docs/init-catalogue.md)`
+        ? `: it works only if \`${suspect.module}\` (imported on ${ctx.where(suspect.node.startPosition.row)}) does not initialise CUDA; it is not in GPU Pilot's catalogue of libraries that do (listed in this rule's documentation)`
         : `: it works today (importing ${firstImport.module.split(".")[0]} leaves CUDA uninitialised, ${TF_FAMILY.has(firstImport.module.split(".")[0]) ? "documented" : "measured"}), but only while nothing initialises CUDA before the write`;
       ctx.report({
         range: w.range,

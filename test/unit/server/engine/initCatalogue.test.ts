@@ -208,7 +208,7 @@ test("GPU002 names an uncatalogued library imported between the framework import
   const [d] = await lintCode(between, "GPU002", { preview: true });
   assert.equal(
     d.message,
-    "CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): it works only if `my_cuda_ext` (imported on line 4) does not initialise CUDA; it is not in the catalogue of libraries that do (docs/init-catalogue.md); set it before the import",
+    "CUDA_VISIBLE_DEVICES is set after `import torch` (line 2): it works only if `my_cuda_ext` (imported on line 4) does not initialise CUDA; it is not in GPU Pilot's catalogue of libraries that do (listed in this rule's documentation); set it before the import",
   );
   const [plain] = await lintCode(
     'import os\nimport torch\nimport numpy\nimport apex\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',

@@ -9,7 +9,15 @@ import { moveAboveEdits } from "../../fixes";
 export function moveWriteFix(ctx: RuleContext, write: EnvWriteEvent): Fix | null {
   const anchor = firstFrameworkImport(ctx.model);
   if (!anchor) return null;
-  const move = moveAboveEdits(ctx.model, write, anchor.node, !ctx.notebook);
+  // In a notebook, ctx.where names the cell ("cell 2, line 1"): comments move only within the write's cell.
+  const cellOf = (row: number) => ctx.where(row).split(",")[0];
+  const move = moveAboveEdits(
+    ctx.model,
+    write,
+    anchor.node,
+    !ctx.notebook,
+    ctx.notebook ? (a, b) => cellOf(a) === cellOf(b) : undefined,
+  );
   if (!move) return null;
   const where = anchor.node.text.split("\n")[0];
   return {
