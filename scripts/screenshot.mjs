@@ -350,6 +350,13 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   log(
     `processes header: ${header.lines} line(s), ${header.clipped.length ? `CLIPPED ${JSON.stringify(header.clipped)}` : "nothing clipped"} (table ${Math.round(header.width ?? 0)} px)`,
   );
+  // The rows' numbers: none cut by the fixed layout (the webview's cellsClipped, as the e2e test reads it).
+  const cut = await frame
+    .locator(["gpu", "pid", "memory", "sm", "cpu"].map((c) => `table.ptable tr.line1 td.col-${c}`).join(", "))
+    .evaluateAll((cells) =>
+      cells.filter((td) => td.scrollWidth > td.clientWidth + 0.5).map((td) => `${td.className} ${td.textContent}`),
+    );
+  log(`processes numbers: ${cut.length ? `CUT ${JSON.stringify(cut)}` : "none cut"}`);
   const lastRow = (await procs.count()) > 0 ? procs.last() : frame.locator("div.processes");
   await shotOf(
     page,
@@ -739,7 +746,13 @@ async function shotOf(page, file, parts, { padBottom = 0, bottomOf } = {}) {
   // On a loaded machine a view can still be laying itself out (the fresh user's dashboard shot
   // once failed here while npm test ran beside it): wait up to 15 s for each part to be visible.
   await Promise.all(parts.map((p) => p.waitFor({ state: "visible", timeout: 15_000 }).catch(() => undefined)));
-  const boxes = await Promise.all(parts.map((p) => p.boundingBox()));
+  // A view that re-renders (the Processes tab when pmon's SM % arrives) can swap an element between
+  // the wait and the measure: its box is then null for a moment, so ask again, three times at most.
+  let boxes = await Promise.all(parts.map((p) => p.boundingBox()));
+  for (let i = 0; i < 3 && boxes.some((b) => !b); i++) {
+    await page.waitForTimeout(500);
+    boxes = await Promise.all(parts.map((p) => p.boundingBox()));
+  }
   if (boxes.some((b) => !b)) throw new Error(`${path.basename(file)}: a part to show is not visible`);
   const vp = page.viewportSize();
   const x = Math.max(0, Math.floor(Math.min(...boxes.map((b) => b.x))));

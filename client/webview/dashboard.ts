@@ -673,6 +673,7 @@ function report(m: DashboardModel): void {
       userFilter: root.querySelector<HTMLSelectElement>("select.user-filter")?.value ?? m.userFilter,
       headers: Array.from(root.querySelectorAll<HTMLElement>("table.ptable th button")).map((b) => b.textContent ?? ""),
       ...headerFit(),
+      cellsClipped: cellsClipped(),
       sortList: root.querySelector<HTMLSelectElement>("select.sort-key")?.value ?? "",
     },
     confirm: root.querySelector(".confirm .question")?.textContent ?? "",
@@ -709,6 +710,21 @@ function headerFit(): { headerLines: number; clipped: string[] } {
     })
     .map((b) => b.textContent ?? "");
   return { headerLines: buttons.length === 0 ? 0 : Math.round(span / lineHeight), clipped };
+}
+
+/**
+ * The numbers in the Processes tab's rows (GPU, PID, memory, SM %, CPU %) that do not fit their
+ * cells, as `<column> <text>` (`sm 100%`): cut with an ellipsis by the fixed table layout.
+ */
+function cellsClipped(): string[] {
+  const cells = Array.from(
+    root.querySelectorAll<HTMLElement>(
+      "table.ptable tr.line1 td.col-gpu, table.ptable tr.line1 td.col-pid, table.ptable tr.line1 td.col-memory, table.ptable tr.line1 td.col-sm, table.ptable tr.line1 td.col-cpu",
+    ),
+  );
+  return cells
+    .filter((td) => td.scrollWidth > td.clientWidth + 0.5)
+    .map((td) => `${td.className.replace(/^col-/, "").split(" ")[0]} ${td.textContent ?? ""}`);
 }
 
 /** Clicks one of the dashboard's own controls (end-to-end tests: the same handlers as a user's click). */

@@ -88,8 +88,9 @@ export interface DashboardRendered {
   expanded: string[];
   /**
    * The process table as drawn (its tab): pids top to bottom, the filter, the header cells' text,
-   * the lines the header takes and the header labels that do not fit their cells (clipped), and the
-   * Sort list's column.
+   * the lines the header takes and the header labels that do not fit their cells (clipped), the
+   * numbers of the rows' first line that do not fit theirs (`cellsClipped`: `SM 100%`, cut to
+   * `10…` at the default side bar before the SM column was widened), and the Sort list's column.
    */
   table: {
     pids: number[];
@@ -97,6 +98,7 @@ export interface DashboardRendered {
     headers: string[];
     headerLines: number;
     clipped: string[];
+    cellsClipped: string[];
     sortList: string;
   };
   /** The confirmation shown (Stop/Kill), "" when none; the last result line, "" when none. */

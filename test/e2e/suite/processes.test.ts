@@ -104,6 +104,7 @@ suite("GPU process table", () => {
           [],
           `nothing clipped sorted by ${key} (${r.width} px): ${JSON.stringify(r.table)}`,
         );
+        assert.deepEqual(r.table.cellsClipped, [], `no number cut sorted by ${key}: ${JSON.stringify(r.table)}`);
       }
 
       // Sort by PID: ascending, then descending (the header's own click handler).

@@ -463,7 +463,7 @@ test("provider: strict CSP with a nonce; ticks from the webview change the selec
       view: "gpus",
       layout: "full",
       expanded: [],
-      table: { pids: [], userFilter: "", headers: [], headerLines: 0, clipped: [], sortList: "" },
+      table: { pids: [], userFilter: "", headers: [], headerLines: 0, clipped: [], cellsClipped: [], sortList: "" },
       confirm: "",
       result: "",
       height: 600,
