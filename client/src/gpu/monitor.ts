@@ -407,6 +407,7 @@ export class GpuMonitor implements vscode.Disposable {
           path: config.nvidiaSmiPath(),
           timeoutMs: config.nvidiaSmiTimeoutMs(),
           ...(this.options.env ? { env: this.options.env } : {}),
+          gpus: this.gpusWithApps(),
         }),
         (snapshot) => this.onProcessSm(snapshot),
       );
@@ -414,6 +415,12 @@ export class GpuMonitor implements vscode.Disposable {
     } else {
       this.processSmReader?.stop();
     }
+  }
+
+  /** nvidia-smi indices of the GPUs that hold a compute process in the last process sample (what pmon is asked about). */
+  private gpusWithApps(): number[] {
+    const uuids = new Set(this.apps.map((a) => a.gpuUuid.toLowerCase()));
+    return (this._inventory?.gpus ?? []).filter((g) => uuids.has(g.uuid.toLowerCase())).map((g) => g.index);
   }
 
   /** A settings change (another nvidia-smi, another limit): the next read asks afresh, failure or not. */

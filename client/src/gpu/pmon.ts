@@ -34,6 +34,29 @@ import type { SmiResult } from "../../../common/src/gpu/nvidiaSmi";
 export const PMON_ARGS: readonly string[] = ["pmon", "-c", "1", "-s", "u"];
 
 /**
+ * The most GPUs one pmon call reports on. `nvidia-smi pmon -h` (driver 580.159.04, 1 x H100,
+ * test/fixtures/nvidia-smi/h100-pmon/pmon-help.txt): "Monitoring is limited to a maximum of 4
+ * devices. If no devices are specified, then up to first four supported devices under natural
+ * enumeration (starting with GPU index 0) are used for monitoring purpose." So without `-i` the
+ * processes of GPUs 4 to 7 of an 8-GPU server would never get a number.
+ */
+export const PMON_MAX_GPUS = 4;
+
+/**
+ * The pmon calls that cover the GPUs at nvidia-smi indices `gpus` (those holding a compute
+ * process: a GPU without one has nothing to report), as argument arrays: {@link PMON_ARGS} with
+ * `-i` and at most {@link PMON_MAX_GPUS} indices each, in ascending order; [] for none. Each call
+ * costs about 31 ms of CPU (the H100 measurement above), so 8 busy GPUs cost 2 calls per interval.
+ */
+export function pmonCalls(gpus: readonly number[]): string[][] {
+  const ids = [...new Set(gpus)].filter((i) => Number.isInteger(i) && i >= 0).sort((a, b) => a - b);
+  const calls: string[][] = [];
+  for (let k = 0; k < ids.length; k += PMON_MAX_GPUS)
+    calls.push([...PMON_ARGS, "-i", ids.slice(k, k + PMON_MAX_GPUS).join(",")]);
+  return calls;
+}
+
+/**
  * How often the Processes tab reads per-process SM %, ms: one {@link PMON_ARGS} call every 10 s,
  * and only while that tab is shown. Measured on 1 x H100, driver 580.159.04
  * (verify/frameworks/smi_pmon.py, test/fixtures/nvidia-smi/h100-pmon/smi-pmon.json): a one-shot

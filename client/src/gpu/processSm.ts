@@ -1,6 +1,7 @@
 /**
- * Per-process SM % for the dashboard's Processes tab: one `nvidia-smi pmon -c 1 -s u` every
- * {@link PMON_INTERVAL_MS} (10 s) while the monitor holds it for that tab, and nothing otherwise
+ * Per-process SM % for the dashboard's Processes tab: `nvidia-smi pmon -c 1 -s u -i <GPUs>` every
+ * {@link PMON_INTERVAL_MS} (10 s) for the GPUs that hold a compute process, four GPUs a call (pmon
+ * reports on at most four: pmon.ts PMON_MAX_GPUS), while the monitor holds it for that tab, and nothing otherwise
  * (pmon.ts parses it and says what it costs). Runs through nvidiaSmi.ts runNvidiaSmi (argument
  * array, `gpuPilot.nvidiaSmiTimeoutMs` deadline, output cap) on the {@link Poller}, so two calls
  * never overlap.
@@ -15,7 +16,7 @@
 import { runNvidiaSmi } from "../../../common/src/gpu/nvidiaSmi";
 import { Poller } from "./poller";
 import {
-  PMON_ARGS,
+  pmonCalls,
   PMON_INTERVAL_MS,
   PMON_RETRY_AFTER_MS,
   PROCESS_SM_OFF,
@@ -30,6 +31,11 @@ export interface ProcessSmSettings {
   timeoutMs: number;
   /** Extra environment (tests: FAKE_NVIDIA_SMI_*). */
   env?: Record<string, string>;
+  /**
+   * nvidia-smi indices of the GPUs that hold a compute process now: pmon is asked about these
+   * only, four at a time (pmon.ts {@link pmonCalls}); none, no call.
+   */
+  gpus: readonly number[];
 }
 
 /** Options of {@link ProcessSmReader} (tests shorten the periods). */
@@ -106,14 +112,19 @@ export class ProcessSmReader {
     const started = this.now();
     if (started < this.nextAt) return; // too soon: the poller comes back at nextAt
     const s = this.settings();
-    this.calls++;
-    const r = await runNvidiaSmi(s.path, PMON_ARGS, {
-      timeoutMs: s.timeoutMs,
-      signal,
-      ...(s.env ? { env: s.env } : {}),
-    });
-    if (r.kind === "canceled" || signal.aborted) return;
-    const answer = pmonSnapshot(r, this.now());
+    let answer: ProcessSmSnapshot = { state: "ok", sm: new Map(), at: started, note: "" };
+    for (const args of pmonCalls(s.gpus)) {
+      this.calls++;
+      const r = await runNvidiaSmi(s.path, args, {
+        timeoutMs: s.timeoutMs,
+        signal,
+        ...(s.env ? { env: s.env } : {}),
+      });
+      if (r.kind === "canceled" || signal.aborted) return;
+      const part = pmonSnapshot(r, this.now());
+      answer = part.state === "failed" ? part : { ...part, sm: new Map([...answer.sm, ...part.sm]) };
+      if (part.state === "failed") break;
+    }
     const failed = answer.state === "failed";
     this.nextAt = failed ? this.now() + this.retryAfterMs : started + this.intervalMs;
     const snapshot = failed ? { ...answer, retryAt: this.nextAt } : answer;

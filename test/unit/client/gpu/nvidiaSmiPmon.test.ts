@@ -10,6 +10,8 @@ import {
   parsePmon,
   PMON_ARGS,
   PMON_INTERVAL_MS,
+  PMON_MAX_GPUS,
+  pmonCalls,
   pmonSnapshot,
   PmonReader,
   PROCESS_SM_OFF,
@@ -273,4 +275,16 @@ test("sorting by SM: highest first, '–' rows last both ways, ties by GPU then 
     [1, 2, 5, 3, 4, 6],
     "other columns unchanged: ties by GPU then pid",
   );
+});
+
+test("pmonCalls: -i with at most 4 GPUs a call (pmon -h: 'limited to a maximum of 4 devices'), sorted, duplicates and bad indices dropped", () => {
+  assert.equal(PMON_MAX_GPUS, 4);
+  assert.deepEqual(pmonCalls([]), []);
+  assert.deepEqual(pmonCalls([1]), [[...PMON_ARGS, "-i", "1"]]);
+  assert.deepEqual(pmonCalls([7, 0, 3, 3, 5, 1, 2, -1, 1.5]), [
+    [...PMON_ARGS, "-i", "0,1,2,3"],
+    [...PMON_ARGS, "-i", "5,7"],
+  ]);
+  const help = readFileSync(join(ROOT, "test", "fixtures", "nvidia-smi", "h100-pmon", "pmon-help.txt"), "utf8");
+  assert.match(help.replace(/\s+/g, " "), /Monitoring is limited to a maximum of 4 devices/);
 });

@@ -25,11 +25,16 @@ async function until(cond: () => boolean, what: string, ms = 15_000): Promise<vo
 
 function readerFor(
   mode: string,
-  options: { path?: string; intervalMs?: number; retryAfterMs?: number; timeoutMs?: number } = {},
+  options: { path?: string; intervalMs?: number; retryAfterMs?: number; timeoutMs?: number; gpus?: number[] } = {},
 ) {
   const seen: ProcessSmSnapshot[] = [];
   const reader = new ProcessSmReader(
-    () => ({ path: options.path ?? FAKE, timeoutMs: options.timeoutMs ?? 5000, env: { FAKE_NVIDIA_SMI_MODE: mode } }),
+    () => ({
+      path: options.path ?? FAKE,
+      timeoutMs: options.timeoutMs ?? 5000,
+      env: { FAKE_NVIDIA_SMI_MODE: mode },
+      gpus: options.gpus ?? [0, 1],
+    }),
     (s) => seen.push(s),
     { intervalMs: options.intervalMs ?? 60_000, retryAfterMs: options.retryAfterMs ?? 60_000 },
   );
@@ -60,10 +65,11 @@ test("2 x H200 (busy): the captured process on GPU 0 had no sample (GPU-Util 0 %
   reader.dispose();
 });
 
-test("8 x H200: the busy GPUs' last process reads the GPU's utilisation, the others no sample, joined by (GPU, pid)", async () => {
-  const { reader, seen } = readerFor("x8");
+test("8 x H200: the busy GPUs' last process reads the GPU's utilisation, the others no sample, joined by (GPU, pid); pmon reports on 4 GPUs a call, so the 6 GPUs with processes take 2 calls", async () => {
+  const { reader, seen } = readerFor("x8", { gpus: [6, 0, 1, 2, 4, 5] });
   reader.start();
   await until(() => seen.length === 1, "the first answer");
+  assert.equal(reader.callCount, 2);
   assert.deepEqual(Object.fromEntries(reader.snapshot.sm), {
     "0:3101": null,
     "0:3102": 97,
@@ -123,4 +129,22 @@ test("after the back-off it asks again; a hang is stopped at the limit; garbage 
   assert.equal(g.reader.snapshot.state, "failed");
   assert.match(g.reader.snapshot.note, /^nvidia-smi pmon printed no process table/);
   g.reader.dispose();
+});
+
+test("no GPU holds a compute process: no pmon call, an empty answer", async () => {
+  const { reader, seen } = readerFor("x8", { gpus: [] });
+  reader.start();
+  await until(() => seen.length === 1, "the answer");
+  assert.equal(reader.callCount, 0);
+  assert.equal(reader.snapshot.state, "ok");
+  assert.equal(reader.snapshot.sm.size, 0);
+  reader.dispose();
+});
+
+test("without -i the fake, as pmon -h says of the real one, reports only the first four GPUs: GPU 5's and 6's processes are missing", async () => {
+  const { runNvidiaSmi } = await import("../../../../common/src/gpu/nvidiaSmi");
+  const { pmonSnapshot, PMON_ARGS } = await import("../../../../client/src/gpu/pmon");
+  const r = await runNvidiaSmi(FAKE, PMON_ARGS, { timeoutMs: 5000, env: { FAKE_NVIDIA_SMI_MODE: "x8" } });
+  const gpus = [...pmonSnapshot(r, 0).sm.keys()].map((k) => Number(k.split(":")[0]));
+  assert.ok(gpus.length > 0 && gpus.every((g) => g < 4), JSON.stringify(gpus));
 });
