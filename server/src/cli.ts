@@ -16,7 +16,7 @@ import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
 import { lookupOptions, ProjectIndex, type FileLookup } from "./engine/python/project";
 import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
-import { optionsResolver, type LintOverrides } from "./engine/options";
+import { optionsResolver, type LintOverrides, type OptionsResolver } from "./engine/options";
 import { TARGET_VERSION } from "./engine/config";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
@@ -1332,17 +1332,12 @@ function baselineStep(
   all: readonly JsonDiagnostic[],
   checked: readonly string[],
   args: CliArgs,
-  resolveOptions: (file: string | null) => { baseline: string | null },
+  resolveOptions: Pick<OptionsResolver, "baselineOf">,
   textOf: (file: string) => string | null,
 ): BaselineOutcome | null {
   const flag = args.baseline !== null ? resolve(args.baseline) : null;
   const write = args.writeBaseline !== null ? resolve(args.writeBaseline) : null;
-  const perFolder = new Map<string, string | null>();
-  const fromPyproject = (file: string): string | null => {
-    const dir = dirname(file);
-    if (!perFolder.has(dir)) perFolder.set(dir, resolveOptions(file).baseline);
-    return perFolder.get(dir)!;
-  };
+  const fromPyproject = (file: string): string | null => resolveOptions.baselineOf(file);
   const baselineOf = (file: string): string | null => flag ?? fromPyproject(file);
   if (!write && !flag && !checked.some((f) => fromPyproject(f) !== null)) return null;
   try {

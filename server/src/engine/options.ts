@@ -210,7 +210,7 @@ export function optionsResolver(
   preference: ConfigurationPreference = "editorFirst",
   flags: LintOverrides = {},
   roots: readonly string[] = [],
-): (file: string | null) => ResolvedOptions {
+): OptionsResolver {
   const folders = new Map<string, FolderFacts>();
   const existing = new Map<string, boolean>();
   const memo: RunMemo = {
@@ -224,17 +224,33 @@ export function optionsResolver(
     },
     jobScripts: jobScriptSearchMemo(),
   };
-  return (file) => {
-    if (!file) return resolveIn(null, null, editor, preference, flags);
+  const folderOf = (file: string): FolderFacts => {
     const dir = dirname(file);
     let folder = folders.get(dir);
     if (!folder) {
       folder = folderFacts(dir, preference, roots, memo);
       folders.set(dir, folder);
     }
-    return resolveIn(file, folder, editor, preference, flags);
+    return folder;
   };
+  const resolver = (file: string | null) =>
+    file
+      ? resolveIn(file, folderOf(file), editor, preference, flags)
+      : resolveIn(null, null, editor, preference, flags);
+  return Object.assign(resolver, {
+    baselineOf: (file: string) => folderOf(file).entry?.config?.baseline ?? null,
+  });
 }
+
+/**
+ * What {@link optionsResolver} returns: the options of a file (null: of no file), and
+ * `baselineOf(file)`: the baseline file its pyproject.toml's `[tool.gpu-pilot] baseline` names
+ * (absolute), or null, without the rest of the resolution (the job-script search, the pins: a
+ * third of a cold check's main thread on python3-torch when resolved for every folder).
+ */
+export type OptionsResolver = ((file: string | null) => ResolvedOptions) & {
+  baselineOf(file: string): string | null;
+};
 
 function resolveIn(
   file: string | null,

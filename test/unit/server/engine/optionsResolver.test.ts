@@ -37,3 +37,19 @@ test("optionsResolver gives resolveLintOptions's options for each file, per-file
   assert.equal(resolveLintOptions(join(root, "b.py"), {}, "filesystemFirst").options.torchBelow24, true);
   rmSync(root, { recursive: true, force: true });
 });
+
+test("baselineOf: the baseline the folder's pyproject.toml names, as resolve(file).baseline, also in a folder resolved only for it", () => {
+  const root = mkdtempSync(join(tmpdir(), "gp-resolver-baseline-"));
+  mkdirSync(join(root, ".git"));
+  writeFileSync(join(root, "pyproject.toml"), '[tool.gpu-pilot]\nbaseline = "gpu-pilot-baseline.json"\n');
+  mkdirSync(join(root, "sub"));
+  writeFileSync(join(root, "sub", "pyproject.toml"), "[tool.gpu-pilot]\n");
+  const files = ["a.py", "sub/b.py"].map((f) => join(root, f));
+  for (const f of files) writeFileSync(f, "import os\n");
+  const resolve = optionsResolver({}, "filesystemFirst");
+  // Asked first, before any resolve() of the folder; then equal to the full resolution's.
+  assert.equal(resolve.baselineOf(files[0]), join(root, "gpu-pilot-baseline.json"));
+  assert.equal(resolve.baselineOf(files[1]), null, "the nearest pyproject names none");
+  for (const f of files) assert.equal(resolve.baselineOf(f), resolve(f).baseline, f);
+  rmSync(root, { recursive: true, force: true });
+});
