@@ -14,7 +14,14 @@ import { join, resolve, extname, relative, sep, dirname, basename, isAbsolute } 
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
-import { lookupOptions, ProjectIndex, type FileLookup } from "./engine/python/project";
+import {
+  diskReader,
+  lookupOptions,
+  ProjectIndex,
+  type FileLookup,
+  type ModuleWriterMap,
+  type WriterScanMemo,
+} from "./engine/python/project";
 import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
 import { optionsResolver, type LintOverrides, type OptionsResolver } from "./engine/options";
 import { TARGET_VERSION } from "./engine/config";
@@ -40,6 +47,7 @@ import {
   stampOf,
   type CachedResult,
   type FileStamp,
+  type ModuleWriters,
 } from "./cliCache";
 
 const VERSION = "0.1.0";
@@ -934,35 +942,67 @@ function workerCount(files: number): number {
   return Math.max(1, Math.min(4, availableParallelism()));
 }
 
-/** A share of one project's modules for a worker to scan for startup-variable writers (python/project.ts `writerNamesIn`). */
+/** A share of one project's modules for a worker to scan for startup-variable writers (python/project.ts `scanWriters`). */
 interface ScanShare {
   root: string;
   files: string[];
 }
 
+/** The options a project's writers' scan runs with: its root's (as each worker resolves them). */
+const scanOptionsOf = (optionsFor: (file: string) => LintOptions, root: string) =>
+  lookupOptions(optionsFor(join(root, "__init__.py")));
+
 /**
- * The project roots of the Python files among `files` (manifests have none) and each root's
- * modules dealt round-robin into `n` shares: what the workers scan for the functions that write a
- * startup variable (python/project.ts `writerNames`) before any of them checks a file, so each
- * module is read (and, when it names a startup variable, parsed) once per run instead of once per
- * worker (on python3-torch with 2 workers that scan was 0.69 s of CPU each).
+ * The writers' scan planned for `n` workers: the project roots of the Python files among `files`
+ * (manifests have none); each root's modules that the result cache holds a scan of (`memo`) give
+ * their names here, the others are dealt round-robin into `n` shares for the workers to scan
+ * before any of them checks a file, so each module is read (and, when it names a startup variable,
+ * parsed) at most once per run instead of once per worker (on python3-torch with 2 workers that
+ * scan was 0.69 s of CPU each). `records`: what keeps a worker's answer for a module in the cache.
  */
-function scanShares(files: readonly Target[], n: number): ScanShare[][] {
+function scanPlan(
+  files: readonly Target[],
+  n: number,
+  optionsFor: (file: string) => LintOptions,
+  memo: WriterScanMemo | undefined,
+): {
+  shares: ScanShare[][];
+  names: Map<string, Set<string>>;
+  records: Map<string, (found: ModuleWriterMap) => void>;
+  kept: number;
+} {
   const index = new ProjectIndex();
   const roots = new Set<string>();
   for (const f of files) if (!manifestKindOf(f.path)) roots.add(index.rootOf(resolve(f.path)));
   const shares: ScanShare[][] = Array.from({ length: n }, () => []);
+  const names = new Map<string, Set<string>>();
+  const records = new Map<string, (found: ModuleWriterMap) => void>();
+  let keptCount = 0;
   for (const root of roots) {
-    const modules = index.modulesUnder(root);
-    shares.forEach((share, k) => share.push({ root, files: modules.filter((_, i) => i % n === k) }));
+    const options = scanOptionsOf(optionsFor, root);
+    const known = new Set<string>();
+    const toScan: string[] = [];
+    for (const m of index.modulesUnder(root)) {
+      const kept = memo?.lookup(m, options);
+      if (kept?.hit) {
+        keptCount++;
+        for (const name of kept.hit.keys()) known.add(name);
+      } else {
+        toScan.push(m);
+        if (kept?.record) records.set(m, kept.record);
+      }
+    }
+    names.set(root, known);
+    shares.forEach((share, k) => share.push({ root, files: toScan.filter((_, i) => i % n === k) }));
   }
-  return shares;
+  return { shares, names, records, kept: keptCount };
 }
 
 /** A message from a worker of {@link checkInWorkers}. */
 interface WorkerReply {
   ready?: true;
-  scanned?: Array<{ root: string; names: string[] }>;
+  /** By root: each scanned module's writers (cliCache.ts ModuleWriters). */
+  scanned?: Array<{ root: string; files: Array<[string, ModuleWriters]> }>;
   start?: number;
   results?: FileResult[];
   error?: string;
@@ -974,10 +1014,18 @@ interface WorkerReply {
  * of the projects' modules ({@link scanShares}) and every worker is handed the union; then the
  * workers pull batches of files from a shared queue.
  */
-function checkInWorkers(files: Target[], argv: string[], n: number, cached: boolean): Promise<FileResult[]> {
+function checkInWorkers(
+  files: Target[],
+  argv: string[],
+  n: number,
+  cached: boolean,
+  optionsFor: (file: string) => LintOptions,
+  memo: WriterScanMemo | undefined,
+  counted: (scan: ScanCounts) => void,
+): Promise<FileResult[]> {
   const results: FileResult[] = new Array(files.length);
-  const shares = scanShares(files, n);
-  const names = new Map<string, Set<string>>();
+  const { shares, names, records, kept } = scanPlan(files, n, optionsFor, memo);
+  counted({ kept, read: shares.flat().reduce((sum, s) => sum + s.files.length, 0) });
   let next = 0,
     scanning = n;
   const BATCH = 8;
@@ -1010,7 +1058,11 @@ function checkInWorkers(files: Target[], argv: string[], n: number, cached: bool
         if (m.scanned) {
           for (const r of m.scanned) {
             const kept = names.get(r.root) ?? new Set<string>();
-            for (const name of r.names) kept.add(name);
+            for (const [file, writers] of r.files) {
+              const found = writersMapOf(writers);
+              records.get(file)?.(found);
+              for (const name of found.keys()) kept.add(name);
+            }
             names.set(r.root, kept);
           }
           if (--scanning > 0) return;
@@ -1044,6 +1096,35 @@ interface WorkerOrder {
   files?: Target[];
 }
 
+/** A module's writers as the cache and the workers' messages carry them (`[name, variable, line]`). */
+const writersListOf = (found: ModuleWriterMap): ModuleWriters =>
+  [...found].map(([name, w]): [string, string, number] => [name, w.variable, w.line]);
+
+/** {@link writersListOf}'s inverse. */
+const writersMapOf = (list: ModuleWriters): ModuleWriterMap =>
+  new Map(list.map(([name, variable, line]) => [name, { variable, line }]));
+
+/**
+ * The result cache as the project index's memo of the writers' scan (python/project.ts
+ * WriterScanMemo): a module unchanged since the run that scanned it (its stamp, cliCache.ts
+ * `writersOf`) is not read again, so a pre-commit run over a few files of a large project does not
+ * read the whole project. `cache()`: the run's cache, null where there is none (no memo then).
+ */
+function writerMemoOf(cache: () => ResultCache | null): WriterScanMemo {
+  return {
+    lookup(file, options) {
+      const c = cache();
+      if (!c) return { record: () => {} };
+      const key = optionsKey(options);
+      const nowMs = Date.now();
+      const stamp = stampOf(file);
+      const kept = c.writersOf(file, key, stamp);
+      if (kept) return { hit: writersMapOf(kept) };
+      return { record: (found) => c.recordWriters(file, key, stamp, nowMs, writersListOf(found)) };
+    },
+  };
+}
+
 /** The worker side of {@link checkInWorkers}. */
 async function runWorker(argv: string[], cached: boolean): Promise<void> {
   const args = parseArgs(argv);
@@ -1063,7 +1144,11 @@ async function runWorker(argv: string[], cached: boolean): Promise<void> {
         // than the scan's parses on python3-torch), as writerNames takes the asking file's.
         const scanned = m.scan.map((s) => {
           const options = lookupOptions(resolveOptions(join(s.root, "__init__.py")).options);
-          return { root: s.root, names: [...project.writerNamesIn(s.files, () => options)] };
+          const found = project.scanWriters(s.files, () => options);
+          return {
+            root: s.root,
+            files: [...found].map(([file, w]): [string, ModuleWriters] => [file, writersListOf(w)]),
+          };
         });
         parentPort!.postMessage({ scanned });
         return;
@@ -1095,11 +1180,24 @@ async function runWorker(argv: string[], cached: boolean): Promise<void> {
 }
 
 /** `--statistics`: diagnostics per code, how many files the prefilter let through and how many came from the result cache, on stderr. */
-function statistics(all: JsonDiagnostic[], files: number, parsed: number, fromCache: number, workers: number): string {
+function statistics(
+  all: JsonDiagnostic[],
+  files: number,
+  parsed: number,
+  fromCache: number,
+  workers: number,
+  scan: ScanCounts,
+): string {
   const by = new Map<string, number>();
   for (const d of all) by.set(d.code, (by.get(d.code) ?? 0) + 1);
   const rows = [...by.entries()].sort((a, b) => b[1] - a[1]).map(([c, n]) => `${String(n).padStart(6)}  ${c}`);
-  return `${rows.join("\n")}${rows.length ? "\n" : ""}gpu-pilot: parsed ${parsed} of ${files} files; skipped ${files - parsed - fromCache} of ${files} files without parsing (no enabled rule can fire on them); ${fromCache} of ${files} files from the cache (unchanged since an earlier run); ${workers} worker${workers === 1 ? "" : "s"}\n`;
+  return `${rows.join("\n")}${rows.length ? "\n" : ""}gpu-pilot: parsed ${parsed} of ${files} files; skipped ${files - parsed - fromCache} of ${files} files without parsing (no enabled rule can fire on them); ${fromCache} of ${files} files from the cache (unchanged since an earlier run); ${workers} worker${workers === 1 ? "" : "s"}${scan.read + scan.kept ? `; the scan for functions that write a startup variable read ${scan.read} project module${scan.read === 1 ? "" : "s"} and took ${scan.kept} from the cache` : ""}\n`;
+}
+
+/** How many project modules the writers' scan read, and how many it took from the result cache (`--statistics`). */
+interface ScanCounts {
+  read: number;
+  kept: number;
 }
 
 /**
@@ -1137,7 +1235,8 @@ async function checkFiles(
   argv: string[],
   optionsFor: (file: string) => LintOptions,
   cache: ResultCache | null,
-): Promise<{ results: FileResult[]; parsed: number; fromCache: number; workers: number }> {
+  memo?: WriterScanMemo,
+): Promise<{ results: FileResult[]; parsed: number; fromCache: number; workers: number; scan?: ScanCounts }> {
   const results: FileResult[] = new Array(files.length);
   // Each file's stamp is taken before anything reads it (cliCache.ts `lookup`, `record`).
   const nowMs = Date.now();
@@ -1152,9 +1251,10 @@ async function checkFiles(
   const workers = workerCount(toCheck.length);
   // The parser is loaded where the files are checked: in each worker, or here (not in both).
   if (workers === 1 && toCheck.length > 0) await initEngine();
+  let scan: ScanCounts | undefined;
   const checked =
     workers > 1
-      ? await checkInWorkers(toCheck, argv, workers, !!cache)
+      ? await checkInWorkers(toCheck, argv, workers, !!cache, optionsFor, memo, (c) => (scan = c))
       : toCheck.map((f) => checkPath(f, args, optionsFor, !!cache));
   let parsed = 0;
   checked.forEach((r, k) => {
@@ -1176,7 +1276,7 @@ async function checkFiles(
     cache.forgetMissingUnder(walkedFolders(args.paths));
     cache.save();
   }
-  return { results, parsed, fromCache: files.length - misses.length, workers: toCheck.length ? workers : 0 };
+  return { results, parsed, fromCache: files.length - misses.length, workers: toCheck.length ? workers : 0, scan };
 }
 
 /** `--diff`'s line on stderr: how many problems the diff fixes, and the unsafe fixes it left out. */
@@ -1209,7 +1309,9 @@ export async function main(
     const diffs: string[] = [];
     const textMode = { fix: args.fix, unsafe: args.unsafeFixes };
     const resolveOptions = optionsResolver({}, "filesystemFirst", args.flags); // once per folder
-    const project = new ProjectIndex();
+    let cache: ResultCache | null = null;
+    const memo = writerMemoOf(() => cache);
+    const project = new ProjectIndex(diskReader, memo);
     const optionsFor = (file: string | null): LintOptions => {
       const { options, problems } = resolveOptions(file);
       for (const p of problems.map(configProblemText)) {
@@ -1265,7 +1367,8 @@ export async function main(
         args.paths.filter((p) => !isConfig(p)),
         io.err,
       );
-      const run = await checkFiles(files, args, argv, optionsFor, openCache(args, io.err));
+      cache = openCache(args, io.err);
+      const run = await checkFiles(files, args, argv, optionsFor, cache, memo);
       for (const r of run.results) {
         fixedCount += r.applied;
         if (r.diff) diffs.push(r.diff);
@@ -1289,7 +1392,8 @@ export async function main(
         );
         if (baseline) all = baseline.shown;
       }
-      if (args.statistics) io.err(statistics(all, files.length, run.parsed, run.fromCache, run.workers));
+      if (args.statistics)
+        io.err(statistics(all, files.length, run.parsed, run.fromCache, run.workers, run.scan ?? project.scanCounts));
     }
     if (args.diff) {
       // Ruff's --diff: the diff on stdout, what it would fix on stderr; exit 1 when there is a fix.

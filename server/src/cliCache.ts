@@ -92,10 +92,34 @@ interface Entry extends FileStamp {
   mac: string;
 }
 
+/**
+ * What the scan for startup-variable writers found in one project module (python/project.ts
+ * `writersIn`): each module-level function that writes a startup variable first, as
+ * `[name, variable, 1-based line]`.
+ */
+export type ModuleWriters = Array<[string, string, number]>;
+
+/** A project module's {@link ModuleWriters}, kept while the module's stamp and the options are the same. */
+interface WriterEntry extends FileStamp {
+  options: string;
+  checkedAtMs: number;
+  writers: ModuleWriters;
+  /** HMAC-SHA-256 (hex), as {@link Entry.mac}, over `writers:`, the build, the path and the fields above. */
+  mac: string;
+}
+
 interface CacheFile {
   version: 1;
   build: string;
   entries: Record<string, Entry>;
+  /** By module path: the writers' scan of the project's modules (absent in files of earlier builds). */
+  writers?: Record<string, WriterEntry>;
+}
+
+/** What the cache file holds: results by checked file, writers' scans by module. */
+interface Kept {
+  entries: Map<string, Entry>;
+  writers: Map<string, WriterEntry>;
 }
 
 /** A stamp whose mtime or ctime is this close to (or after) its check is not trusted alone (ms). */
@@ -168,7 +192,7 @@ const sameStamp = (a: FileStamp, b: FileStamp) =>
   a.size === b.size && a.mtimeNs === b.mtimeNs && a.ctimeNs === b.ctimeNs && a.ino === b.ino;
 
 /** Whether `e`'s stamp was taken long enough after its file's last change to be trusted alone. */
-function settled(e: Entry): boolean {
+function settled(e: FileStamp & { checkedAtMs: number }): boolean {
   const latestMs = Number((BigInt(e.mtimeNs) > BigInt(e.ctimeNs) ? BigInt(e.mtimeNs) : BigInt(e.ctimeNs)) / 1_000_000n);
   return latestMs < e.checkedAtMs - RACY_MS;
 }
@@ -247,6 +271,42 @@ const isEntry = (e: unknown): e is Entry => {
   );
 };
 
+/** A function or variable name as the writers' scan keeps it: a Python identifier of at most 200 characters. */
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,199}$/;
+
+const isWriterEntry = (e: unknown): e is WriterEntry => {
+  if (!isObject(e)) return false;
+  const x = e;
+  return (
+    ["size", "mtimeNs", "ctimeNs", "ino", "options"].every(
+      (k) => typeof x[k] === "string" && /^\d{1,30}$|^[0-9a-f]{40}$/.test(x[k] as string),
+    ) &&
+    typeof x.mac === "string" &&
+    /^[0-9a-f]{64}$/.test(x.mac) &&
+    typeof x.checkedAtMs === "number" &&
+    Number.isFinite(x.checkedAtMs) &&
+    Array.isArray(x.writers) &&
+    x.writers.length <= 10_000 &&
+    x.writers.every(
+      (w) =>
+        Array.isArray(w) &&
+        w.length === 3 &&
+        typeof w[0] === "string" &&
+        IDENTIFIER.test(w[0]) &&
+        typeof w[1] === "string" &&
+        IDENTIFIER.test(w[1]) &&
+        Number.isSafeInteger(w[2]) &&
+        (w[2] as number) >= 1,
+    )
+  );
+};
+
+/** The HMAC (hex) of a writers' entry: over `writers:`, the build, the path and its fields but `mac`. */
+function writerMacOf(key: Buffer, build: string, path: string, e: Omit<WriterEntry, "mac">): string {
+  const fields = ["writers:", build, path, e.size, e.mtimeNs, e.ctimeNs, e.ino, e.options, e.checkedAtMs, e.writers];
+  return createHmac("sha256", key).update(JSON.stringify(fields)).digest("hex");
+}
+
 /** At most this many dependencies per entry (a module importing thousands of project modules is not cached). */
 export const MAX_DEPS = 4096;
 /** Whether `d` is an entry's `deps`: at most MAX_DEPS absolute paths (at most 4096 characters) each with a SHA-1. */
@@ -312,6 +372,8 @@ export type Lookup = { hit: true; result: CachedResult } | { hit: false };
  */
 export class ResultCache {
   private entries = new Map<string, Entry>();
+  private writerEntries = new Map<string, WriterEntry>();
+  private writersUsed = new Set<string>();
   private used = new Set<string>();
   private forgotten = new Set<string>();
   private dirty = false;
@@ -339,7 +401,7 @@ export class ResultCache {
     }
     this.key = this.readKey(false);
     const kept = this.key ? this.read(true) : null;
-    if (kept) this.entries = kept;
+    if (kept) ({ entries: this.entries, writers: this.writerEntries } = kept);
     else this.dirty = true;
   }
   /**
@@ -377,7 +439,7 @@ export class ResultCache {
    * null when there is none to take (missing, unreadable, corrupt or of another build). `report`: say
    * why on `note` (not for a missing file or folder).
    */
-  private read(report: boolean): Map<string, Entry> | null {
+  private read(report: boolean): Kept | null {
     const note = report ? this.note : () => {};
     const got =
       unfit(this.file, "file") === null
@@ -403,11 +465,16 @@ export class ResultCache {
       if (isEntry(e) && macMatches(macOf(this.key, this.build, path, e), e.mac)) out.set(path, e);
       else poisoned++;
     }
+    const writers = new Map<string, WriterEntry>();
+    for (const [path, e] of Object.entries(isObject(data.writers) ? data.writers : {})) {
+      if (isWriterEntry(e) && macMatches(writerMacOf(this.key, this.build, path, e), e.mac)) writers.set(path, e);
+      else poisoned++;
+    }
     if (poisoned)
       note(
         `gpu-pilot: ${poisoned} entr${poisoned === 1 ? "y" : "ies"} of the result cache ${this.file} ${poisoned === 1 ? "is" : "are"} malformed or not signed with its key; ${poisoned === 1 ? "that file is" : "those files are"} checked\n`,
       );
-    return out;
+    return { entries: out, writers };
   }
   /** Whether `path` has an entry at all (only then are its options worth resolving for {@link lookup}). */
   has(path: string): boolean {
@@ -479,6 +546,28 @@ export class ResultCache {
     this.dirty = true;
   }
 
+  /**
+   * The writers' scan of the project module at `path` kept from an earlier run, when the module's
+   * stamp is the same as recorded and settled ({@link RACY_MS}, as {@link lookup}) and the scan's
+   * options had the key `options`; null otherwise (the module is read and scanned).
+   * @param stamp the module's stamp taken now ({@link stampOf}); null: a miss.
+   */
+  writersOf(path: string, options: string, stamp: FileStamp | null): ModuleWriters | null {
+    const e = this.writerEntries.get(path);
+    if (!e || !stamp || e.options !== options || !sameStamp(e, stamp) || !settled(e)) return null;
+    this.writersUsed.add(path);
+    return e.writers;
+  }
+
+  /** Keeps the writers' scan of the module at `path`: `stamp` and `nowMs` as taken before it was read. */
+  recordWriters(path: string, options: string, stamp: FileStamp | null, nowMs: number, writers: ModuleWriters): void {
+    if (!stamp) return;
+    const fields = { ...stamp, options, checkedAtMs: nowMs, writers };
+    this.writerEntries.set(path, { ...fields, mac: this.key ? writerMacOf(this.key, this.build, path, fields) : "" });
+    this.writersUsed.add(path);
+    this.dirty = true;
+  }
+
   /** `e` with its HMAC (an empty one while there is no key yet: {@link save} signs again). */
   private signed(path: string, e: Omit<Entry, "mac"> & { mac?: string }): Entry {
     const { mac: _old, ...fields } = e;
@@ -521,6 +610,8 @@ export class ResultCache {
         return;
       }
       for (const [path, e] of this.entries) this.entries.set(path, this.signed(path, e));
+      for (const [path, { mac: _old, ...fields }] of this.writerEntries)
+        this.writerEntries.set(path, { ...fields, mac: writerMacOf(this.key, this.build, path, fields) });
     }
     const unlock = lockFile(`${this.file}.lock`);
     try {
@@ -535,9 +626,20 @@ export class ResultCache {
    * under the lock, what another run wrote meanwhile is kept, and this run's own entries win.
    */
   private write(): void {
-    const merged = this.read(false) ?? new Map<string, Entry>();
+    const onDisk = this.read(false);
+    const merged = onDisk?.entries ?? new Map<string, Entry>();
     for (const [path, e] of this.entries) if (this.used.has(path) || !merged.has(path)) merged.set(path, e);
     for (const path of this.forgotten) merged.delete(path);
+    const writers = onDisk?.writers ?? new Map<string, WriterEntry>();
+    for (const [path, e] of this.writerEntries)
+      if (this.writersUsed.has(path) || !writers.has(path)) writers.set(path, e);
+    const writerList = [...writers.entries()]
+      .sort(
+        (a, b) =>
+          Number(this.writersUsed.has(b[0])) - Number(this.writersUsed.has(a[0])) ||
+          b[1].checkedAtMs - a[1].checkedAtMs,
+      )
+      .slice(0, MAX_ENTRIES);
     let list = [...merged.entries()];
     // Over the cap: the entries this run used stay, then the most recently checked.
     if (list.length > MAX_ENTRIES)
@@ -546,7 +648,12 @@ export class ResultCache {
           (a, b) => Number(this.used.has(b[0])) - Number(this.used.has(a[0])) || b[1].checkedAtMs - a[1].checkedAtMs,
         )
         .slice(0, MAX_ENTRIES);
-    const data: CacheFile = { version: 1, build: this.build, entries: Object.fromEntries(list) };
+    const data: CacheFile = {
+      version: 1,
+      build: this.build,
+      entries: Object.fromEntries(list),
+      ...(writerList.length ? { writers: Object.fromEntries(writerList) } : {}),
+    };
     const tmp = `${this.file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
     try {
       writeFileSync(tmp, JSON.stringify(data), { mode: 0o600, flag: "wx" });

@@ -428,3 +428,57 @@ test(
     );
   },
 );
+
+test("the writers' scan is kept in the cache: a second run over a changed caller reads only the changed module, with one thread and with two; an edited writer is scanned again and its finding goes", () => {
+  const files: Record<string, string> = {
+    "pyproject.toml": "",
+    "tools/__init__.py": "",
+    "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    "run.py": "import torch\nfrom tools.env import pin_gpu\n\nprint(torch.cuda.is_available())\npin_gpu()\n",
+  };
+  for (let i = 0; i < 6; i++) files[`pkg/m${i}.py`] = `def f${i}(x):\n    return x + ${i}\n`;
+  const dirs = ["1", "2"].map((workers) => {
+    const dir = mkdtempSync(join(tmpdir(), "gp-cache-writers-"));
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(join(dir, name, ".."), { recursive: true });
+      writeFileSync(join(dir, name), text);
+    }
+    return { workers, dir };
+  });
+  // A kept scan is trusted only for a stamp older than the run that made it by RACY_MS (as a
+  // project's files are): wait that long once.
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, RACY_MS + 200);
+  for (const { workers, dir } of dirs) {
+    const cache = join(dir, "cache");
+    const run = (...paths: string[]) => {
+      const r = spawnSync(
+        process.execPath,
+        [CLI, "check", "--format", "json", "--statistics", ...paths.map((p) => join(dir, p))],
+        { encoding: "utf8", cwd: dir, env: { ...process.env, GPU_PILOT_CACHE_DIR: cache, GPU_PILOT_WORKERS: workers } },
+      );
+      const scan = /read (\d+) project modules? and took (\d+) from the cache/.exec(r.stderr);
+      return {
+        found: (JSON.parse(r.stdout) as Array<{ code: string; filename: string; location: { row: number } }>).map(
+          (d) => `${d.filename.slice(dir.length + 1)}:${d.location.row} ${d.code}`,
+        ),
+        read: Number(scan?.[1] ?? 0),
+        kept: Number(scan?.[2] ?? 0),
+      };
+    };
+    const first = run(".");
+    assert.deepEqual(first.found, ["run.py:5 GPU001"], `${workers}: ${JSON.stringify(first)}`);
+    assert.deepEqual([first.read, first.kept], [9, 0], `${workers} worker(s), first run`);
+    // The caller changes (a comment: its result misses); the other modules' scans are kept.
+    writeFileSync(join(dir, "run.py"), files["run.py"] + "# again\n");
+    const second = run("run.py");
+    assert.deepEqual(second.found, ["run.py:5 GPU001"]);
+    assert.deepEqual([second.read, second.kept], [1, 8], `${workers} worker(s), second run`);
+    // The writer no longer writes first: scanned again, and the caller's finding goes.
+    writeFileSync(join(dir, "tools/env.py"), "import os\n\n\ndef pin_gpu():\n    print(os.getpid())\n");
+    writeFileSync(join(dir, "run.py"), files["run.py"] + "# and again\n");
+    const third = run("run.py");
+    assert.deepEqual(third.found, []);
+    assert.deepEqual([third.read, third.kept], [2, 7], `${workers} worker(s), third run`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

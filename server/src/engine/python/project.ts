@@ -108,6 +108,21 @@ type Found = Omit<ProjectInit, "where">;
 /** The model options a summary depends on besides the project. */
 type BaseOptions = Pick<ModelOptions, "eagerInitModules" | "torchBelow24">;
 
+/** What the writers' scan found in one module ({@link ProjectIndex} `writersIn`): by function name, the variable and its 1-based line. */
+export type ModuleWriterMap = ReadonlyMap<string, { variable: string; line: number }>;
+
+/**
+ * Where the writers' scan of modules read from disk is kept between runs (the CLI's result cache,
+ * cliCache.ts): `lookup` a module before it is read; a hit is the kept answer, a miss carries what
+ * records the fresh one (the module's stamp taken at the lookup, before the read).
+ */
+export interface WriterScanMemo {
+  lookup(
+    file: string,
+    options: BaseOptions,
+  ): { hit: ModuleWriterMap; record?: undefined } | { hit?: undefined; record(found: ModuleWriterMap): void };
+}
+
 /** A lint's options as a lookup takes them (the defaults lint.ts uses for the ones not set). */
 export const lookupOptions = (o: { eagerInitModules?: readonly string[]; torchBelow24?: boolean }): BaseOptions => ({
   eagerInitModules: o.eagerInitModules ?? DEFAULT_EAGER_INIT_MODULES,
@@ -147,8 +162,17 @@ export class ProjectIndex {
   private generation = 0;
   private analysed = 0;
 
-  /** @param read where module sources come from (the server: open documents first, then the disk). */
-  constructor(private readonly read: SourceReader = diskReader) {}
+  /** Modules whose writers' scan came from the memo, and modules read for it (`--statistics`). */
+  readonly scanCounts = { kept: 0, read: 0 };
+
+  /**
+   * @param read where module sources come from (the server: open documents first, then the disk).
+   * @param memo where the writers' scan of modules read from disk is kept between runs (the CLI's result cache); used only with {@link diskReader}.
+   */
+  constructor(
+    private readonly read: SourceReader = diskReader,
+    private readonly memo?: WriterScanMemo,
+  ) {}
 
   /**
    * The lookup for the file at `file` (absolute path), with the lint's options. `depth`: how many
@@ -415,6 +439,13 @@ export class ProjectIndex {
   private writersIn(file: string, options: BaseOptions): ReadonlyMap<string, { variable: string; line: number }> {
     const kept = this.writersByFile.get(file);
     if (kept) return kept;
+    const memo = this.read === diskReader ? this.memo?.lookup(file, options) : undefined;
+    if (memo?.hit) {
+      this.scanCounts.kept++;
+      this.writersByFile.set(file, memo.hit);
+      return memo.hit;
+    }
+    this.scanCounts.read++;
     const out = new Map<string, { variable: string; line: number }>();
     forEachModuleFunction(this.namesStartupVariable(file) ? this.read(file) : null, options, (name, t) => {
       const w = firstWriteBeforeInit(t.events);
@@ -422,6 +453,7 @@ export class ProjectIndex {
         out.set(name, { variable: w.variable, line: w.range.start.line + 1 });
     });
     this.writersByFile.set(file, out);
+    memo?.record?.(out);
     return out;
   }
 
@@ -439,7 +471,9 @@ export class ProjectIndex {
     const root = this.rootOf(file);
     const kept = this.writers.get(root);
     if (kept) return kept;
-    const names = this.writerNamesIn(this.modulesUnder(root), () => options);
+    const names = new Set<string>();
+    for (const found of this.scanWriters(this.modulesUnder(root), () => options).values())
+      for (const n of found.keys()) names.add(n);
     this.writers.set(root, names);
     return names;
   }
@@ -477,21 +511,22 @@ export class ProjectIndex {
   }
 
   /**
-   * The names of the module-level functions of `files` (absolute paths of project modules) that
-   * write a startup variable first ({@link writersIn}; `optionsOf` gives each module's lint
-   * options). A part of {@link writerNames}'s scan: the CLI's worker threads each scan a share of
-   * a root's {@link modulesUnder} and hand the union to {@link seedWriterNames}, so the project is
-   * read and parsed once per run, not once per worker.
+   * The writers' scan ({@link writersIn}) of `files` (absolute paths of project modules), by file:
+   * each module-level function that writes a startup variable first (`optionsOf` gives each
+   * module's lint options). A part of {@link writerNames}'s scan: the CLI's worker threads each
+   * scan a share of a root's {@link modulesUnder} (those the result cache does not hold) and the
+   * main thread hands the union of the names to {@link seedWriterNames}, so the project is read
+   * and parsed at most once per run, not once per worker.
    */
-  writerNamesIn(files: readonly string[], optionsOf: (file: string) => BaseOptions): Set<string> {
-    const names = new Set<string>();
-    for (const f of files) for (const n of this.writersIn(f, optionsOf(f)).keys()) names.add(n);
-    return names;
+  scanWriters(files: readonly string[], optionsOf: (file: string) => BaseOptions): Map<string, ModuleWriterMap> {
+    const out = new Map<string, ModuleWriterMap>();
+    for (const f of files) out.set(f, this.writersIn(f, optionsOf(f)));
+    return out;
   }
 
   /**
    * Takes `names` as {@link writerNames}'s answer for the project at `root` (an absolute folder,
-   * as {@link rootOf} gives it): the union of {@link writerNamesIn} over all of {@link modulesUnder}
+   * as {@link rootOf} gives it): the names {@link scanWriters} finds in all of {@link modulesUnder}
    * `root`, made elsewhere (the CLI's worker threads). Kept until a file changes, as a scan's answer.
    */
   seedWriterNames(root: string, names: Iterable<string>): void {

@@ -253,7 +253,7 @@ test("the prefilter lets GPU001 run on a file with no environment write when it 
   assert.equal(other.parsed, false);
 });
 
-test("the writers' scan in shares: modulesUnder lists the project's modules, writerNamesIn scans a share, seedWriterNames stands for the whole scan", () => {
+test("the writers' scan in shares: modulesUnder lists the project's modules, scanWriters scans a share, seedWriterNames stands for the whole scan", () => {
   const dir = tree({
     "tools/__init__.py": "",
     "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
@@ -272,8 +272,16 @@ test("the writers' scan in shares: modulesUnder lists the project's modules, wri
       .join("/"),
   );
   assert.deepEqual(modules.sort(), ["run.py", "tools/__init__.py", "tools/env.py", "tools/log.py"]);
-  assert.deepEqual([...index.writerNamesIn([join(dir, "tools", "env.py")], () => BASE)], ["pin_gpu"]);
-  assert.deepEqual([...index.writerNamesIn([join(dir, "tools", "log.py"), join(dir, "run.py")], () => BASE)], []);
+  const env = join(dir, "tools", "env.py");
+  assert.deepEqual(
+    [...index.scanWriters([env], () => BASE)].map(([f, w]) => [f, [...w]]),
+    [[env, [["pin_gpu", { variable: "CUDA_VISIBLE_DEVICES", line: 5 }]]]],
+  );
+  const none = index.scanWriters([join(dir, "tools", "log.py"), join(dir, "run.py")], () => BASE);
+  assert.deepEqual(
+    [...none.values()].map((w) => w.size),
+    [0, 0],
+  );
   // Seeded names are the answer: a fresh index lists nothing and reads nothing for this root.
   const seeded = new ProjectIndex();
   seeded.seedWriterNames(root, ["pin_gpu", "made_up"]);
