@@ -74,7 +74,8 @@ options:
                           information | hint  (alias: --exit-non-zero-on)
   --exit-zero             exit 0 even when problems are reported
   --statistics            print counts per rule and how many files were parsed, skipped without
-                          parsing and taken from the result cache, on stderr
+                          parsing and taken from the result cache (and project modules scanned
+                          for startup-variable writers), on stderr
   --no-prefilter          parse every file, even those no enabled rule can fire on (benchmarks)
   --no-cache              check every file, also those unchanged since an earlier run (the result
                           cache is not read or written; it is never used with --fix or stdin)
