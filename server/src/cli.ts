@@ -894,7 +894,7 @@ function checkPath(
   const cacheKeys = cached
     ? {
         content: sha1(read.bytes),
-        options: optionsKey(options),
+        options: cacheOptionsKey(options),
         deps: [...((options.project as FileLookup | undefined)?.deps() ?? [])],
       }
     : undefined;
@@ -1097,6 +1097,21 @@ interface WorkerOrder {
   files?: Target[];
 }
 
+/**
+ * The result cache's key for a file's options (cliCache.ts optionsKey): the options, and for a
+ * Python file or notebook the names of its project's functions that write a startup variable
+ * first (ProjectLookup.writerNames). GPU001's prefilter skips a file that names none of them, and
+ * such a file records no dependency on the module that defines one: a module that starts writing
+ * would otherwise leave its callers' kept "no finding" in place (a fresh user's repro: `setup()`
+ * in pkg/envsetup.py made to set CUDA_VISIBLE_DEVICES, train.py calling it after
+ * `torch.cuda.is_available()` still "All checks passed!" from the cache). Asking the names runs
+ * the project's writers' scan, which the cache keeps per module (only changed modules are read).
+ */
+function cacheOptionsKey(options: LintOptions): string {
+  const writers = options.project?.writerNames?.();
+  return optionsKey(writers ? { ...options, projectWriters: [...writers].sort() } : options);
+}
+
 /** A module's writers as the cache and the workers' messages carry them (`[name, variable, line]`). */
 const writersListOf = (found: ModuleWriterMap): ModuleWriters =>
   [...found].map(([name, w]): [string, string, number] => [name, w.variable, w.line]);
@@ -1243,8 +1258,13 @@ async function checkFiles(
   const nowMs = Date.now();
   const stamps: Array<FileStamp | null> = cache ? files.map((f) => stampOf(f.path)) : [];
   const misses: number[] = [];
+  // A kept result's key holds its project's writer names (cacheOptionsKey): asking them may parse
+  // a module changed since the last run, so the parser is loaded here first when anything is kept.
+  if (cache && files.some((f) => cache.has(f.path))) await initEngine();
   files.forEach((f, i) => {
-    const kept = cache?.has(f.path) ? cache.lookup(f.path, stamps[i], optionsKey(optionsFor(f.path)), nowMs) : null;
+    const kept = cache?.has(f.path)
+      ? cache.lookup(f.path, stamps[i], cacheOptionsKey(optionsFor(f.path)), nowMs)
+      : null;
     if (kept?.hit) results[i] = { ...(kept.result as FileResult), problems: [] };
     else misses.push(i);
   });

@@ -482,3 +482,37 @@ test("the writers' scan is kept in the cache: a second run over a changed caller
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("a kept result depends on the project's writer names: a module that starts writing a startup variable first turns its caller's kept 'no finding' into GPU001 (a fresh user's repro), with one thread and two", () => {
+  for (const workers of ["1", "2"]) {
+    const dir = mkdtempSync(join(tmpdir(), "gp-cache-writer-names-"));
+    const cache = join(dir, "cache");
+    mkdirSync(join(dir, "pkg"));
+    writeFileSync(join(dir, "pyproject.toml"), "");
+    writeFileSync(join(dir, "pkg", "__init__.py"), "");
+    writeFileSync(join(dir, "pkg", "envsetup.py"), "import os\n\n\ndef setup():\n    print(os.getpid())\n");
+    writeFileSync(
+      join(dir, "train.py"),
+      "import torch\nfrom pkg.envsetup import setup\n\ntorch.cuda.is_available()\nsetup()\n",
+    );
+    const run = () => {
+      const r = spawnSync(process.execPath, [CLI, "check", "--format", "json", "--statistics", "."], {
+        encoding: "utf8",
+        cwd: dir,
+        env: { ...process.env, GPU_PILOT_CACHE_DIR: cache, GPU_PILOT_WORKERS: workers },
+      });
+      return (JSON.parse(r.stdout) as Array<{ code: string; filename: string; location: { row: number } }>).map(
+        (d) => `${d.filename.slice(dir.length + 1)}:${d.location.row} ${d.code}`,
+      );
+    };
+    assert.deepEqual(run(), []);
+    assert.deepEqual(run(), [], "the second run, from the cache");
+    writeFileSync(
+      join(dir, "pkg", "envsetup.py"),
+      'import os\n\n\ndef setup():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    );
+    assert.deepEqual(run(), ["train.py:5 GPU001"], `${workers} worker(s): the caller is checked again`);
+    assert.deepEqual(run(), ["train.py:5 GPU001"], `${workers} worker(s): and kept so`);
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
