@@ -244,7 +244,8 @@ async function main() {
     await runCommand(page, "View: Close All Editors", "Close All Editors");
   }
   const editorShots = ["problem", "history", "notebook"].filter((x) => only.has(x));
-  await setSidebarWidth(page, sidebar, 220, editorShots, false);
+  // No editor shot asked for (--only dashboard): the side bar keeps its width, and nothing is logged.
+  if (editorShots.length) await setSidebarWidth(page, sidebar, 220, editorShots, false);
   if (only.has("problem")) await problemShot(page, outDir, suffix);
   if (only.has("history")) await historyShot(page, outDir, suffix);
   if (only.has("notebook")) await notebookShot(page, outDir);

@@ -37,7 +37,12 @@ export const PROCESS_COLUMNS: Readonly<Record<ProcessSortKey, { short: string; f
   pid: { short: "PID", full: "process id" },
   user: { short: "User", full: "user" },
   memory: { short: "Mem", full: "GPU memory (nvidia-smi used_memory)" },
-  sm: { short: "SM", full: "SM % of the process" },
+  // NVML's smUtil ("SM (3D/Compute) Util Value", nvmlProcessUtilizationSample_t), which pmon prints as
+  // `sm`: GPU-Util's measure for one process (a spinning kernel reads 100), not the GPUs tab's SM activity.
+  sm: {
+    short: "SM",
+    full: "SM util of the process (nvidia-smi pmon's sm: the share of time its kernels ran, as GPU-Util counts it; not the GPUs tab's SM activity, the share of SMs busy)",
+  },
   cpu: { short: "CPU", full: "CPU % of one core (/proc/<pid>/stat)" },
   host: { short: "Host", full: "host memory (resident, VmRSS)" },
   time: { short: "Time", full: "running time" },
