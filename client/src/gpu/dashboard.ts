@@ -12,7 +12,7 @@
  *
  * Protocol: the extension posts the whole {@link DashboardModel} (`model`) after each monitor or
  * selection change; the webview posts `ready`, `view` (the tab it shows: while it is the Processes
- * tab, the monitor reads per-process SM % with nvidia-smi pmon every 10 s), `toggle` (a tick or
+ * tab, the monitor reads per-process SM % with nvidia-smi pmon every 15 s), `toggle` (a tick or
  * untick), `sort` (a column header), `showHistory` and `rendered` (what it drew, for the API and
  * tests). `click` (extension → webview) asks the webview to click one of its own controls, so that
  * end-to-end tests go through the same DOM handlers as a user's click.
@@ -220,7 +220,7 @@ export class GpuDashboard implements vscode.WebviewViewProvider, vscode.Disposab
   private view: vscode.WebviewView | undefined;
   private viewDisposables: vscode.Disposable[] = [];
   private hold: vscode.Disposable | undefined;
-  /** Held while the Processes tab is shown in a visible view: pmon every 10 s (monitor.ts). */
+  /** Held while the Processes tab is shown in a visible view: pmon every 15 s (monitor.ts). */
   private smHold: vscode.Disposable | undefined;
   private shownView: DashboardView = "gpus";
   private sort: ProcessSort;

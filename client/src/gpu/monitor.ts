@@ -11,7 +11,7 @@
  *   `gpuPilot.monitor.smActivity` is `auto`, one `nvidia-smi dmon --gpm-metrics` streams SM
  *   activity ({@link ActivityStream}); support is probed once per nvidia-smi (until a settings change);
  * - while the dashboard's Processes tab is shown (and only then: {@link GpuMonitor.hold} with
- *   `processSm`), one `nvidia-smi pmon -c 1 -s u` every 10 s reads per-process SM %
+ *   `processSm`), one round of `nvidia-smi pmon -c 1 -s u -i <GPUs>` every 15 s reads per-process SM %
  *   ({@link ProcessSmReader}; a failure is said once and not retried for 5 minutes);
  * - {@link GpuMonitor.refresh} queries once (at start, for the language server; the Refresh button;
  *   a settings change, which supersedes a query in flight instead of joining it); a query that
@@ -303,7 +303,7 @@ export class GpuMonitor implements vscode.Disposable {
   /**
    * Keeps the stream running until the returned object is disposed (a quick pick with live
    * numbers). `activity: true` (the dashboard) also streams SM activity; `processSm: true` (the
-   * dashboard's Processes tab, while shown) also reads per-process SM % with pmon every 10 s.
+   * dashboard's Processes tab, while shown) also reads per-process SM % with pmon every 15 s.
    */
   hold(options: { activity?: boolean; processSm?: boolean } = {}): vscode.Disposable {
     const activity = options.activity === true;
@@ -398,7 +398,7 @@ export class GpuMonitor implements vscode.Disposable {
     this.updateProcessSm();
   }
 
-  /** pmon every 10 s while the Processes tab holds it (never for AMD's tools). */
+  /** pmon every 15 s while the Processes tab holds it (never for AMD's tools). */
   private updateProcessSm(): void {
     const want = !this.disposed && !this.amdTool && this.processSmHolds > 0;
     if (want) {

@@ -57,16 +57,18 @@ export function pmonCalls(gpus: readonly number[]): string[][] {
 }
 
 /**
- * How often the Processes tab reads per-process SM %, ms: one {@link PMON_ARGS} call every 10 s,
- * and only while that tab is shown. Measured on 1 x H100, driver 580.159.04
+ * How often the Processes tab reads per-process SM %, ms: one round of {@link pmonCalls} every
+ * 15 s, and only while that tab is shown. Measured on 1 x H100, driver 580.159.04
  * (verify/frameworks/smi_pmon.py, test/fixtures/nvidia-smi/h100-pmon/smi-pmon.json): a one-shot
- * `pmon -c 1 -s u` costs 30.9 ms of CPU (37.7 ms wall, median of 10), so 6 calls a minute cost
- * 185 ms of CPU per minute; with the GPU stream (249 ms/min) and the process stream (62 ms/min)
- * that is 496 ms per minute on 1 GPU, under issue 45's 600 ms. The stream `pmon -d 1 -s u` costs
- * 1,624 ms/min, `-d 5` 499 ms/min, `-d 10` 295 ms/min (a long-lived process for a tab that is
+ * `pmon -c 1 -s u` costs 30.9 ms of CPU (37.7 ms wall, median of 10). The whole GPU side with this
+ * tab open, measured at once on the same machine (verify/gpm/dmon_period.py,
+ * test/fixtures/nvidia-smi/h100-gpm/dmon-period.json): the GPU stream 235.9 ms of CPU a minute, the
+ * process stream 36.5, SM activity's dmon 168.2, pmon every 10 s 195.0 (32.5 ms a call): 636 ms a
+ * minute, over issue 45's 600; every 15 s pmon costs 130 and the sum 571. The stream `pmon -d 1 -s u`
+ * costs 1,624 ms/min, `-d 5` 499 ms/min, `-d 10` 295 ms/min (a long-lived process for a tab that is
  * mostly closed): see BENCHMARKS.md, nvidia-smi's looping modes.
  */
-export const PMON_INTERVAL_MS = 10_000;
+export const PMON_INTERVAL_MS = 15_000;
 
 /** After pmon failed (unsupported, refused, timed out, unreadable), the next try waits this long, ms (5 min). */
 export const PMON_RETRY_AFTER_MS = 5 * 60_000;

@@ -1,6 +1,6 @@
 /**
  * Per-process SM % for the dashboard's Processes tab: `nvidia-smi pmon -c 1 -s u -i <GPUs>` every
- * {@link PMON_INTERVAL_MS} (10 s) for the GPUs that hold a compute process, four GPUs a call (pmon
+ * {@link PMON_INTERVAL_MS} (15 s) for the GPUs that hold a compute process, four GPUs a call (pmon
  * reports on at most four: pmon.ts PMON_MAX_GPUS), while the monitor holds it for that tab, and nothing otherwise
  * (pmon.ts parses it and says what it costs). Runs through nvidiaSmi.ts runNvidiaSmi (argument
  * array, `gpuPilot.nvidiaSmiTimeoutMs` deadline, output cap) on the {@link Poller}, so two calls

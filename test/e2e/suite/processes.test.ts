@@ -78,7 +78,7 @@ suite("GPU process table", () => {
       assert.match(sleepRow?.smNote ?? "", /^No sample: .*did no GPU work then/);
       assert.match(
         sm.model?.processes.find((p) => p.pid === 582)?.smNote ?? "",
-        /nvidia-smi pmon's last sample, read every 10 s while the Processes tab is shown/,
+        /nvidia-smi pmon's last sample, read every 15 s while the Processes tab is shown/,
       );
       // One header line over the numbers (it took three: host memory, time and command had lines of
       // their own), short names with their full names in tooltips; nothing clipped, the sort arrow

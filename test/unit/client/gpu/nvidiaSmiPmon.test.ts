@@ -33,13 +33,21 @@ import { ROOT } from "../../support/root";
 const DIR = join(ROOT, "test", "fixtures", "nvidia-smi", "h100-pmon");
 const capture = (name: string) => readFileSync(join(DIR, name), "utf8");
 
-test("PMON_ARGS and the interval: one sample of -s u every 10 s (6 x 30.9 ms = 185 ms of CPU a minute on the H100)", () => {
+test("PMON_ARGS and the interval: one sample of -s u every 15 s, so that the whole GPU side measured on the H100 with the Processes tab open stays under 600 ms of CPU a minute (at 10 s it was 636)", () => {
   assert.deepEqual(PMON_ARGS, ["pmon", "-c", "1", "-s", "u"]);
-  assert.equal(PMON_INTERVAL_MS, 10_000);
+  assert.equal(PMON_INTERVAL_MS, 15_000);
   const measured = JSON.parse(capture("smi-pmon.json")) as { one_shot: { u: { cpu_ms_median: number } } };
-  const perMinute = (60_000 / PMON_INTERVAL_MS) * measured.one_shot.u.cpu_ms_median;
-  assert.equal(Math.round(perMinute), 185);
-  assert.ok(249 + 62 + perMinute <= 600, "the GPU side stays within issue 45's 600 ms per minute on 1 GPU");
+  assert.equal(Math.round((60_000 / PMON_INTERVAL_MS) * measured.one_shot.u.cpu_ms_median), 123);
+  // Every nvidia-smi the view runs, measured at once (verify/gpm/dmon_period.py), pmon every 10 s there.
+  const all = JSON.parse(
+    readFileSync(join(ROOT, "test", "fixtures", "nvidia-smi", "h100-gpm", "dmon-period.json"), "utf8"),
+  ) as { modes: Record<string, { cpu_ms_per_minute: number; calls?: number }> };
+  const m = all.modes;
+  const streams =
+    m["gpu-lms1000"].cpu_ms_per_minute + m["apps-lms5000"].cpu_ms_per_minute + m["dmon-d1"].cpu_ms_per_minute;
+  const perCall = m["pmon-c1-every-10s"].cpu_ms_per_minute / m["pmon-c1-every-10s"].calls!;
+  assert.ok(streams + 6 * perCall > 600, "at 10 s: over the goal");
+  assert.ok(streams + (60_000 / PMON_INTERVAL_MS) * perCall <= 600, "at the interval: within 600 ms a minute on 1 GPU");
 });
 
 test("one-shot -s u capture: pid 698 at 99 % SM, pid 719 no sample (-)", () => {
@@ -258,7 +266,7 @@ test("smFields: the SM cell joined by (GPU, pid), and its tooltip says why a val
     "Per-process SM % is not available here: it comes from nvidia-smi pmon, which AMD GPUs do not have.",
     "no retry promised where none comes",
   );
-  assert.match(SM_NOTE, /nvidia-smi pmon's last sample, read every 10 s while the Processes tab is shown/);
+  assert.match(SM_NOTE, /nvidia-smi pmon's last sample, read every 15 s while the Processes tab is shown/);
   assert.match(SM_NO_SAMPLE, /did no GPU work then/);
   assert.doesNotMatch(SM_NOTE + SM_NOT_READ, /does not run/, "the old, now false text is gone");
 });
