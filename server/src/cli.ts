@@ -1012,7 +1012,7 @@ interface WorkerReply {
 
 /**
  * Checks `files` in `n` worker threads; results in file order. First each worker scans its share
- * of the projects' modules ({@link scanShares}) and every worker is handed the union; then the
+ * of the projects' modules ({@link scanPlan}) and every worker is handed the union; then the
  * workers pull batches of files from a shared queue.
  */
 function checkInWorkers(
