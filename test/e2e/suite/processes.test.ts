@@ -62,12 +62,15 @@ suite("GPU process table", () => {
         [row?.gpuIndex, row?.user, row?.command, row?.memory, row?.canSignal],
         [1, os.userInfo().username, "sleep 300", "1.0 GiB", true],
       );
-      // SM % from pmon, joined by (GPU, pid): 99 % for the matmuls on GPU 0, `–` for the sleep.
+      // SM % from pmon, joined by (GPU, pid): 99 % for the matmuls on GPU 0, `–` for the sleep. pmon
+      // is asked about the GPUs that hold a process when a round starts, so the sleep on GPU 1 may
+      // be "not read yet" until the next round (15 s): wait for both.
       const sm = await waitFor(
         () => {
           const s = api.getDashboardState();
           const busy = s.model?.processes.find((p) => p.gpuIndex === 0 && p.pid === 582);
-          return busy?.sm === "99%" ? s : undefined;
+          const sleeping = s.model?.processes.find((p) => p.pid === pid);
+          return busy?.sm === "99%" && /^No sample/.test(sleeping?.smNote ?? "") ? s : undefined;
         },
         "pmon's SM % in the Processes tab",
         60_000,
