@@ -249,18 +249,23 @@ export function isCachedDiagnostic(d: unknown): boolean {
   );
 }
 
+/**
+ * Whether `x` has the fields every signed record of the cache file has: `keys` (the stamp's and the
+ * hashes') as decimal numbers or SHA-1 hex, a 64-hex `mac` and a finite `checkedAtMs`.
+ */
+const hasSignedFields = (x: Record<string, unknown>, keys: readonly string[]): boolean =>
+  keys.every((k) => typeof x[k] === "string" && /^\d{1,30}$|^[0-9a-f]{40}$/.test(x[k] as string)) &&
+  typeof x.mac === "string" &&
+  /^[0-9a-f]{64}$/.test(x.mac) &&
+  typeof x.checkedAtMs === "number" &&
+  Number.isFinite(x.checkedAtMs);
+
 const isEntry = (e: unknown): e is Entry => {
   if (!isObject(e)) return false;
   const x = e;
   const r = x.result;
   return (
-    ["size", "mtimeNs", "ctimeNs", "ino", "options", "content"].every(
-      (k) => typeof x[k] === "string" && /^\d{1,30}$|^[0-9a-f]{40}$/.test(x[k] as string),
-    ) &&
-    typeof x.mac === "string" &&
-    /^[0-9a-f]{64}$/.test(x.mac) &&
-    typeof x.checkedAtMs === "number" &&
-    Number.isFinite(x.checkedAtMs) &&
+    hasSignedFields(x, ["size", "mtimeNs", "ctimeNs", "ino", "options", "content"]) &&
     isObject(r) &&
     Array.isArray(r.diagnostics) &&
     r.diagnostics.every(isCachedDiagnostic) &&
@@ -278,13 +283,7 @@ const isWriterEntry = (e: unknown): e is WriterEntry => {
   if (!isObject(e)) return false;
   const x = e;
   return (
-    ["size", "mtimeNs", "ctimeNs", "ino", "options"].every(
-      (k) => typeof x[k] === "string" && /^\d{1,30}$|^[0-9a-f]{40}$/.test(x[k] as string),
-    ) &&
-    typeof x.mac === "string" &&
-    /^[0-9a-f]{64}$/.test(x.mac) &&
-    typeof x.checkedAtMs === "number" &&
-    Number.isFinite(x.checkedAtMs) &&
+    hasSignedFields(x, ["size", "mtimeNs", "ctimeNs", "ino", "options"]) &&
     Array.isArray(x.writers) &&
     x.writers.length <= 10_000 &&
     x.writers.every(
