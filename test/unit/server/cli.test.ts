@@ -1,10 +1,10 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, mkdirSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { ROOT, CASES } from "../support/helpers";
+import { ROOT, CASES, projectTree, WRITER_PROJECT } from "../support/helpers";
 
 const CLI = join(ROOT, "dist", "cli.js");
 const run = (args: string[], input?: string) =>
@@ -321,18 +321,9 @@ test("worker threads give the same output, in the same order, as one thread; --s
 });
 
 test("worker threads scan the project's writers once, in shares, and each sees the union: a call of another module's writer after CUDA initialised is GPU001 with 1, 2 and 3 workers", () => {
-  const dir = mkdtempSync(join(tmpdir(), "gp-workers-scan-"));
-  const files: Record<string, string> = {
-    "pyproject.toml": "",
-    "tools/__init__.py": "",
-    "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
-    "run.py": "import torch\nfrom tools.env import pin_gpu\n\nprint(torch.cuda.is_available())\npin_gpu()\n",
-  };
+  const files: Record<string, string> = { ...WRITER_PROJECT };
   for (let i = 0; i < 12; i++) files[`pkg/m${i}.py`] = `def f${i}(x):\n    return x + ${i}\n`;
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(join(dir, name, ".."), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
+  const dir = projectTree(files);
   const found = (n: string) => {
     const r = spawnSync(process.execPath, [CLI, "check", "--no-cache", "--format", "json", "--statistics", dir], {
       encoding: "utf8",

@@ -20,7 +20,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { ROOT, CASES } from "../support/helpers";
+import { ROOT, CASES, projectTree, WRITER_PROJECT } from "../support/helpers";
 import {
   ResultCache,
   RACY_MS,
@@ -430,21 +430,9 @@ test(
 );
 
 test("the writers' scan is kept in the cache: a second run over a changed caller reads only the changed module, with one thread and with two; an edited writer is scanned again and its finding goes", () => {
-  const files: Record<string, string> = {
-    "pyproject.toml": "",
-    "tools/__init__.py": "",
-    "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
-    "run.py": "import torch\nfrom tools.env import pin_gpu\n\nprint(torch.cuda.is_available())\npin_gpu()\n",
-  };
+  const files: Record<string, string> = { ...WRITER_PROJECT };
   for (let i = 0; i < 6; i++) files[`pkg/m${i}.py`] = `def f${i}(x):\n    return x + ${i}\n`;
-  const dirs = ["1", "2"].map((workers) => {
-    const dir = mkdtempSync(join(tmpdir(), "gp-cache-writers-"));
-    for (const [name, text] of Object.entries(files)) {
-      mkdirSync(join(dir, name, ".."), { recursive: true });
-      writeFileSync(join(dir, name), text);
-    }
-    return { workers, dir };
-  });
+  const dirs = ["1", "2"].map((workers) => ({ workers, dir: projectTree(files) }));
   // A kept scan is trusted only for a stamp older than the run that made it by RACY_MS (as a
   // project's files are): wait that long once.
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, RACY_MS + 200);
@@ -485,16 +473,12 @@ test("the writers' scan is kept in the cache: a second run over a changed caller
 
 test("a kept result depends on the project's writer names: a module that starts writing a startup variable first turns its caller's kept 'no finding' into GPU001 (a fresh user's repro), with one thread and two", () => {
   for (const workers of ["1", "2"]) {
-    const dir = mkdtempSync(join(tmpdir(), "gp-cache-writer-names-"));
+    const dir = projectTree({
+      "pkg/__init__.py": "",
+      "pkg/envsetup.py": "import os\n\n\ndef setup():\n    print(os.getpid())\n",
+      "train.py": "import torch\nfrom pkg.envsetup import setup\n\ntorch.cuda.is_available()\nsetup()\n",
+    });
     const cache = join(dir, "cache");
-    mkdirSync(join(dir, "pkg"));
-    writeFileSync(join(dir, "pyproject.toml"), "");
-    writeFileSync(join(dir, "pkg", "__init__.py"), "");
-    writeFileSync(join(dir, "pkg", "envsetup.py"), "import os\n\n\ndef setup():\n    print(os.getpid())\n");
-    writeFileSync(
-      join(dir, "train.py"),
-      "import torch\nfrom pkg.envsetup import setup\n\ntorch.cuda.is_available()\nsetup()\n",
-    );
     const run = () => {
       const r = spawnSync(process.execPath, [CLI, "check", "--format", "json", "--statistics", "."], {
         encoding: "utf8",

@@ -1,6 +1,7 @@
 /** Test helpers: lint a string or a fixture, read `# expect: GPUnnn` annotations. */
-import { existsSync, readFileSync, readdirSync, statSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { initEngine, lintPython, type LintOptions } from "../../../server/src/engine/lint";
 import { parsePython, syntaxErrorCount } from "../../../server/src/engine/python/parser";
 import { applyEdits } from "../../../server/src/engine/fixes";
@@ -8,6 +9,30 @@ import type { LintDiagnostic } from "../../../server/src/engine/types";
 import { ROOT } from "./root";
 
 export { ROOT };
+/**
+ * A project folder in the temporary folder (with a pyproject.toml, so it is the project root)
+ * holding `files` (relative path: text; folders made as needed). Returns its path.
+ */
+export function projectTree(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "gp-project-"));
+  writeFileSync(join(dir, "pyproject.toml"), "[project]\nname = 'demo'\n");
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+/**
+ * A project whose `tools.env.pin_gpu()` sets CUDA_VISIBLE_DEVICES as its first statement (line 5),
+ * and `run.py` calls it after `torch.cuda.is_available()` (line 5: GPU001 with the project index).
+ */
+export const WRITER_PROJECT: Readonly<Record<string, string>> = {
+  "tools/__init__.py": "",
+  "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+  "run.py": "import torch\nfrom tools.env import pin_gpu\n\nprint(torch.cuda.is_available())\npin_gpu()\n",
+};
+
 /** The project's rule cases with their expected.json (test/cases/README.md). */
 export const CASES = join(ROOT, "test", "cases");
 /** A rule case's path: test/cases/<name>. */

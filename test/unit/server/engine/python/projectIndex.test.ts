@@ -7,26 +7,17 @@
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { dirname, join, sep } from "node:path";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join, sep } from "node:path";
 import { initEngine, lintPython, type LintOptions } from "../../../../../server/src/engine/lint";
 import { ProjectIndex, type SourceReader } from "../../../../../server/src/engine/python/project";
 import { DEFAULT_EAGER_INIT_MODULES } from "../../../../../server/src/engine/frameworks";
-import { ROOT } from "../../../support/helpers";
+import { projectTree, ROOT, WRITER_PROJECT } from "../../../support/helpers";
 
 before(() => initEngine());
 
 /** A project folder (with a pyproject.toml, so it is the project root) holding `files`. */
-function tree(files: Record<string, string>): string {
-  const dir = mkdtempSync(join(tmpdir(), "gp-project-"));
-  writeFileSync(join(dir, "pyproject.toml"), "[project]\nname = 'demo'\n");
-  for (const [name, text] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, name)), { recursive: true });
-    writeFileSync(join(dir, name), text);
-  }
-  return dir;
-}
+const tree = projectTree;
 
 const BASE = { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false };
 
@@ -231,9 +222,7 @@ test("a call of a project function that writes a startup variable first, after C
 
 test("the prefilter lets GPU001 run on a file with no environment write when it names a project function that writes one", () => {
   const dir = tree({
-    "tools/__init__.py": "",
-    "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
-    "run.py": "import torch\nfrom tools.env import pin_gpu\n\nprint(torch.cuda.is_available())\npin_gpu()\n",
+    ...WRITER_PROJECT,
     "other.py": "import torch\n\nprint(torch.cuda.is_available())\n",
   });
   const index = new ProjectIndex();
@@ -255,12 +244,9 @@ test("the prefilter lets GPU001 run on a file with no environment write when it 
 
 test("the writers' scan in shares: modulesUnder lists the project's modules, scanWriters scans a share, seedWriterNames stands for the whole scan", () => {
   const dir = tree({
-    "tools/__init__.py": "",
-    "tools/env.py": 'import os\n\n\ndef pin_gpu():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+    ...WRITER_PROJECT,
     "tools/log.py": "def note(x):\n    print(x)\n",
     ".venv/lib/site.py": 'import os\n\n\ndef hidden():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
-    "run.py": "import torch\nfrom tools.env import pin_gpu\n\nprint(torch.cuda.is_available())\npin_gpu()\n",
-    "pyproject.toml": "",
   });
   const index = new ProjectIndex();
   const root = index.rootOf(join(dir, "run.py"));
