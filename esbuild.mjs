@@ -121,6 +121,20 @@ const deferredImports = (lazy) => ({
     }
   },
 });
+/**
+ * dist/main.js (the extension's main) holds only the code-cache loader (client/src/boot/codeCache.ts,
+ * with common/src/fs/cacheDir.ts):
+ * the client's modules are in dist/client.js, which it loads.
+ * @type {esbuild.Plugin}
+ */
+const bootOnly = {
+  name: "boot-only",
+  setup(build) {
+    build.onResolve({ filter: /^\./ }, (args) => (args.kind === "entry-point" || ["./codeCache", "../../../common/src/fs/cacheDir"].includes(args.path)
+      ? undefined
+      : { errors: [{ text: `dist/main.js may import only ./codeCache and common/src/fs/cacheDir: ${args.importer} imports ${args.path} (the client's code belongs in dist/client.js)` }] }));
+  },
+};
 const execaLazy = { filter: /^execa$/, why: "execa runs at the first process (common/src/gpu/nvidiaSmi.ts loadExeca)" };
 /**
  * Fails the build when a file's code lands in both of the extension host's bundles (client.js and
@@ -144,6 +158,8 @@ function checkNoFileTwice(metafiles) {
   }
 }
 const entries = [
+  // The extension's main: the code-cache loader of client.js (client/src/boot/main.ts), nothing else.
+  { entryPoints: ["client/src/boot/main.ts"], outfile: `${outdir}/main.js`, plugins: [bootOnly], metafile: true },
   { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfClient, deferredImports([execaLazy])], metafile: true },
   { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports], metafile: true },
   { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js`, plugins: [deferredImports([execaLazy])] },

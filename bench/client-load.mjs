@@ -21,19 +21,24 @@
 // shared machine the wall times also count the wait for a core. ready_ms and ready_cpu_ms: from the
 // require until the language client is constructed and the first nvidia-smi query has answered,
 // (a) and (b) together (null when that took over 5 s, or in a build without dist/lsp.js).
-//   (prints {load_ms, activate_ms, load_cpu_ms, activate_cpu_ms, bundle_bytes, deferred_lsp_load_ms, lsp_construct_ms,
+//   (prints {load_ms, activate_ms, load_cpu_ms, activate_cpu_ms, bundle_bytes, code_cache, deferred_lsp_load_ms, lsp_construct_ms,
 //    deferred_features_load_ms, features_construct_ms, deferred_execa_load_ms, deferred_bytes, ready_ms, ready_cpu_ms})
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, statSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, mkdtempSync, statSync, mkdirSync, readdirSync, writeFileSync, rmSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createRequire } from "node:module";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const require = createRequire(import.meta.url);
-// GP_CLIENT_BUNDLE: another build's client.js (the old build, for an interleaved comparison).
-const bundle = process.env.GP_CLIENT_BUNDLE || join(root, "dist", "client.js");
+// GP_CLIENT_BUNDLE: another build's client.js (the old build, for an interleaved comparison). The
+// extension's main is timed: dist/main.js (the code-cache loader, which loads client.js beside it)
+// where the build has one, else client.js itself (builds before the loader).
+const clientBundle = process.env.GP_CLIENT_BUNDLE || join(root, "dist", "client.js");
+const bundle = existsSync(join(dirname(clientBundle), "main.js"))
+  ? join(dirname(clientBundle), "main.js")
+  : clientBundle;
 
 /** Compiles the vscode stand-in to CommonJS in a temporary folder; returns its path. */
 export function buildFake() {
@@ -161,6 +166,15 @@ async function child(fake) {
   };
   // The timings read below are test hooks: activate() returns them with GPU_PILOT_TEST_HOOKS=1 (client/src/publicApi.ts).
   process.env.GPU_PILOT_TEST_HOOKS = "1";
+  // Whether the loader (dist/main.js) found a code cache of client.js (client/src/boot/codeCache.ts):
+  // "warm", "cold" (none yet: it compiles, and writes one at deactivate), null for a build without it.
+  const cacheDir = join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "gpu-pilot", "code-cache");
+  const codeCache =
+    bundle === clientBundle
+      ? null
+      : existsSync(cacheDir) && readdirSync(cacheDir).some((f) => f.startsWith("client.js-"))
+        ? "warm"
+        : "cold";
   const c0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
   const mod = require(bundle);
@@ -195,7 +209,8 @@ async function child(fake) {
       activate_ms: Number(t2 - t1) / 1e6,
       load_cpu_ms: cpuMs(c0, c1),
       activate_cpu_ms: cpuMs(c1, c2),
-      bundle_bytes: statSync(bundle).size,
+      bundle_bytes: statSync(clientBundle).size,
+      code_cache: codeCache,
       deferred_lsp_load_ms: deferred.lsp ?? null,
       lsp_construct_ms: lc?.constructMs ?? null,
       deferred_features_load_ms: deferred.features ?? null,

@@ -54,8 +54,8 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { homedir } from "node:os";
 import { dirname, isAbsolute, join, sep } from "node:path";
+import { cacheDirOf } from "../../common/src/fs/cacheDir";
 import { fileKind, readWorkspaceFile, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
 import { RULES } from "./engine/rules/index";
 import { FILE_TOO_LARGE_CODE } from "./engine/limits";
@@ -136,13 +136,8 @@ export const sha1 = (data: string | Uint8Array): string => createHash("sha1").up
 /** The key of a file's options: SHA-1 of their JSON (the resolver builds them in a fixed key order). */
 export const optionsKey = (options: unknown): string => sha1(JSON.stringify(options));
 
-/** The folder the cache lives in (see the module comment), from the environment given. */
-export function cacheDirOf(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
-  if (env.GPU_PILOT_CACHE_DIR) return env.GPU_PILOT_CACHE_DIR;
-  if (platform === "win32" && env.LOCALAPPDATA) return join(env.LOCALAPPDATA, "gpu-pilot");
-  if (env.XDG_CACHE_HOME) return join(env.XDG_CACHE_HOME, "gpu-pilot");
-  return join(homedir(), ".cache", "gpu-pilot");
-}
+/** The folder the cache lives in (see the module comment), from the environment given (common/src/fs/cacheDir.ts). */
+export { cacheDirOf };
 
 /**
  * The identity of the running GPU Pilot: SHA-1 over `bundle`'s path and bytes and those of the

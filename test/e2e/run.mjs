@@ -299,7 +299,7 @@ async function main() {
   await timed("waitLock", () => acquireLock(path.join(runDir, "run.lock")));
   await timed("tools", async () => ensureTools());
   await timed("build", async () => ensureBuilt({ force: opts.build }));
-  for (const f of ["client.js", "server.js"]) {
+  for (const f of ["main.js", "client.js", "server.js"]) {
     if (!fs.existsSync(path.join(repoRoot, "dist", f)))
       log(`warning: dist/${f} missing after the build (is its source written yet?)`);
   }

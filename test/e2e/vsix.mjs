@@ -201,6 +201,7 @@ async function main() {
       if (!fs.existsSync(dir) || fs.lstatSync(dir).isSymbolicLink()) throw new Error(`${dir} missing or a link`);
       for (const f of [
         "package.json",
+        "dist/main.js",
         "dist/client.js",
         "dist/lsp.js",
         "dist/server.js",

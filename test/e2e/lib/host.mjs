@@ -70,7 +70,7 @@ function newestMtime(dir) {
 
 /** Runs `npm run build` when dist/ lacks client.js/server.js or a source file is newer than them (or force). */
 export function ensureBuilt({ force = false } = {}) {
-  const outs = ["client.js", "server.js"].map((f) => path.join(repoRoot, "dist", f));
+  const outs = ["main.js", "client.js", "server.js"].map((f) => path.join(repoRoot, "dist", f));
   const missing = outs.some((f) => !fs.existsSync(f));
   const builtAt = missing ? 0 : Math.min(...outs.map((f) => fs.statSync(f).mtimeMs));
   const srcAt = Math.max(

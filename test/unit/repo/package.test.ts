@@ -85,6 +85,7 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
     "readme.md",
     "changelog.md",
     "LICENSE.txt",
+    "dist/main.js",
     "dist/client.js",
     "dist/lsp.js",
     "dist/server.js",
@@ -104,7 +105,7 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
   const allowed =
-    /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(client|lsp|server|history|dashboard|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+    /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(main|client|lsp|server|history|dashboard|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(
@@ -114,23 +115,33 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
 });
 
-test("the .vsix carries one bundle per process: client.js (main) with lsp.js (the language client, required when the server starts), server.js, cli.js (the gpu-pilot mcp server the client registers), and the webviews' history.js and dashboard.js", async () => {
+test("the .vsix carries one bundle per process: main.js (the main: client.js's code-cache loader) with client.js and lsp.js (the language client, required when the server starts), server.js, cli.js (the gpu-pilot mcp server the client registers), and the webviews' history.js and dashboard.js", async () => {
   const { names, texts } = await readZip(
     vsix,
-    (n) => n === "extension/dist/client.js" || n === "extension/package.json" || n === "extension/dist/cli.js",
+    (n) =>
+      n === "extension/dist/client.js" ||
+      n === "extension/package.json" ||
+      n === "extension/dist/cli.js" ||
+      n === "extension/dist/main.js",
   );
   const bundles = names
     .filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n))
     .map((n) => n.slice("extension/dist/".length))
     .sort();
-  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "history.js", "lsp.js", "server.js"]);
+  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "history.js", "lsp.js", "main.js", "server.js"]);
   // `gpu-pilot mcp` is in cli.js (its code runs for that command only), with the one engine.
   const cli = texts.get("extension/dist/cli.js") ?? "";
   assert.ok(
     cli.includes("tools/list") && cli.includes("ts_parser_new_wasm"),
     "cli.js holds the MCP server and the parser",
   );
-  assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/client.js");
+  assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/main.js");
+  // The main holds the loader only (a few KiB, esbuild.mjs bootOnly) and loads client.js beside it.
+  const main = texts.get("extension/dist/main.js") ?? "";
+  assert.ok(
+    main.length < 8192 && main.includes("client.js") && main.includes("cachedData"),
+    "dist/main.js is not the loader",
+  );
   // The client names every other file it loads: it starts the server, requires the language
   // client, loads the webviews from dist/ and names dist/cli.js in its MCP server definition.
   const client = texts.get("extension/dist/client.js") ?? "";

@@ -1,0 +1,234 @@
+/**
+ * Loading the client bundle with a V8 code cache of its own (dist/main.js, the extension's `main`,
+ * runs this before anything else). A `require` of dist/client.js in a fresh extension host makes V8
+ * compile the bundle's top level and pre-parse every function in it, used or not; with the compiled
+ * code of an earlier start (V8 cached data, `vm.Script`'s `cachedData`) most of that is skipped
+ * (BENCHMARKS.md, "Activation with a code cache"). Only this extension's bundle is cached: Node.js's
+ * own `module.enableCompileCache()` would turn the cache on for every extension in the shared
+ * extension host.
+ *
+ * The cache is a file per bundle build in the user's own cache folder ({@link codeCacheDir}), named by the bundle's size and modification
+ * time, V8's version and the CPU architecture. V8 checks the data itself (its version, flags and the
+ * source's length) and rejects what does not fit, which costs one normal compile; the folder and
+ * the file must belong to this user and be writable by nobody else (compiled code from a folder
+ * another user can write would run as this user), the file is read without following a link and
+ * without blocking on a FIFO, and any refusal means a normal compile, never a failed activation.
+ * No `vscode` import: dist/main.js holds only this file.
+ */
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+  type Stats,
+} from "node:fs";
+import { createRequire, Module } from "node:module";
+import { basename, dirname, join } from "node:path";
+import { Script } from "node:vm";
+import { cacheDirOf } from "../../../common/src/fs/cacheDir";
+
+/** Largest cache file read, bytes (the client bundle's data is about 0.2-0.6 MiB). */
+export const CODE_CACHE_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * What happened to the code cache on a load: `used` (V8 took it), `rejected` (V8 refused it: another
+ * V8 or flags; compiled normally, written again), `absent` (none yet, or refused before V8 saw it:
+ * `refused` says why), `off` (no cache folder).
+ */
+export type CodeCacheState = "used" | "rejected" | "absent" | "off";
+
+/** The outcome of {@link loadWithCodeCache}. */
+export interface LoadedBundle {
+  /** The bundle's `module.exports`. */
+  exports: unknown;
+  state: CodeCacheState;
+  /** Why a cache file that exists was not given to V8 (a phrase), else undefined. */
+  refused?: string;
+  /** The cache file's path (null when the cache is off). */
+  cacheFile: string | null;
+  /**
+   * Writes the compiled code now (the functions compiled so far are in it), when the state is not
+   * `used`: true when a file was written. Never throws. {@link loadWithCodeCache} calls it itself
+   * after `writeAfterMs`.
+   */
+  writeNow(): boolean;
+}
+
+/**
+ * The code cache's folder for the environment `env`: `code-cache` in GPU Pilot's cache folder
+ * (common/src/fs/cacheDir.ts: `GPU_PILOT_CACHE_DIR`, `%LOCALAPPDATA%\\gpu-pilot`,
+ * `$XDG_CACHE_HOME/gpu-pilot` or `~/.cache/gpu-pilot`); null when GPU_PILOT_CODE_CACHE=0 or there
+ * is no home folder.
+ */
+export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform = process.platform): string | null {
+  if (env.GPU_PILOT_CODE_CACHE === "0") return null;
+  try {
+    return join(cacheDirOf(env, platform), "code-cache");
+  } catch {
+    return null;
+  }
+}
+
+/** Why a folder or file may not hold compiled code this process runs, or null when it may. */
+function notPrivate(st: Stats, what: string): string | null {
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) return `${what} belongs to another user (uid ${st.uid})`;
+  if ((st.mode & 0o022) !== 0) return `${what} is writable by others (mode ${(st.mode & 0o777).toString(8)})`;
+  return null;
+}
+
+/** The cache file's bytes, or why not (never throws, never blocks: O_NOFOLLOW | O_NONBLOCK, regular files only). */
+function readCache(file: string): { bytes: Buffer } | { reason: string } | null {
+  let fd: number;
+  try {
+    fd = openSync(
+      file,
+      constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0),
+    );
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    return code === "ENOENT" ? null : { reason: `cannot open it (${code ?? "EIO"})` };
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return { reason: "it is not a regular file" };
+    if (st.size > CODE_CACHE_MAX_BYTES) return { reason: `it is ${st.size} bytes, over ${CODE_CACHE_MAX_BYTES}` };
+    const bad = notPrivate(st, "it");
+    if (bad) return { reason: bad };
+    const bytes = Buffer.allocUnsafe(st.size);
+    let n = 0;
+    while (n < bytes.length) {
+      const got = readSync(fd, bytes, n, bytes.length - n, null);
+      if (got === 0) break;
+      n += got;
+    }
+    return { bytes: bytes.subarray(0, n) };
+  } catch (e) {
+    return { reason: `cannot read it (${(e as NodeJS.ErrnoException).code ?? "EIO"})` };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Makes the cache folder (0700) and checks it and its parent; returns why not, or null. */
+function privateDir(dir: string): string | null {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const st = lstatSync(dir);
+    if (!st.isDirectory()) return "the cache folder is not a folder";
+    return notPrivate(st, "the cache folder");
+  } catch (e) {
+    return `the cache folder cannot be made (${(e as NodeJS.ErrnoException).code ?? "EIO"})`;
+  }
+}
+
+/** Writes `bytes` to `file` through a temporary file and a rename; removes the other builds' files of `prefix`. */
+function writeCache(dir: string, file: string, prefix: string, bytes: Buffer): boolean {
+  if (privateDir(dir)) return false;
+  const random = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(4))).toString("hex");
+  const tmp = join(dir, `.${basename(file)}.${process.pid}-${random}.tmp`);
+  let fd: number | null = null;
+  try {
+    fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
+    for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+    closeSync(fd);
+    fd = null;
+    renameSync(tmp, file);
+  } catch {
+    if (fd !== null) closeSync(fd);
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* never made */
+    }
+    return false;
+  }
+  try {
+    for (const name of readdirSync(dir))
+      if (name.startsWith(prefix) && name !== basename(file)) unlinkSync(join(dir, name));
+  } catch {
+    /* another window removed it first */
+  }
+  return true;
+}
+
+/**
+ * Loads the CommonJS file `file` (absolute) as `require` would (its own `require`, `module`,
+ * `exports`, `__filename`, `__dirname`; the extension host's `require("vscode")` goes through
+ * Node.js's module loader as usual), compiled with the code cache kept in `dir`. What its top level
+ * throws is thrown. A cache that cannot be used is compiled past (see {@link CodeCacheState}); when
+ * the cache was not used its file is written `writeAfterMs` later (an unref'd timer, so that the
+ * functions activation compiles are in it), or by {@link LoadedBundle.writeNow}.
+ * @param dir the cache folder ({@link codeCacheDir}), or null for no cache.
+ */
+export function loadWithCodeCache(
+  file: string,
+  dir: string | null,
+  { writeAfterMs = 10_000 }: { writeAfterMs?: number } = {},
+): LoadedBundle {
+  const source = readFileSync(file, "utf8");
+  let cacheFile: string | null = null;
+  let prefix = "";
+  let cached: Buffer | undefined;
+  let refused: string | undefined;
+  if (dir) {
+    const st = statSync(file);
+    prefix = `${basename(file)}-`;
+    const key = `${st.size}-${Math.trunc(st.mtimeMs)}-v8-${process.versions.v8}-${process.arch}`;
+    cacheFile = join(dir, `${prefix}${key.replace(/[^A-Za-z0-9.-]/g, "_")}.cache`);
+    const dirProblem = existsPrivate(dir);
+    const read = dirProblem ? { reason: dirProblem } : readCache(cacheFile);
+    if (read && "bytes" in read) cached = read.bytes;
+    else if (read) refused = read.reason;
+  }
+  const script = new Script(Module.wrap(source), { filename: file, cachedData: cached });
+  const state: CodeCacheState = !cacheFile
+    ? "off"
+    : !cached
+      ? "absent"
+      : script.cachedDataRejected
+        ? "rejected"
+        : "used";
+  let written = false;
+  const writeNow = (): boolean => {
+    if (!cacheFile || state === "used" || written) return false;
+    try {
+      written = writeCache(dir!, cacheFile, prefix, script.createCachedData());
+    } catch {
+      written = false;
+    }
+    return written;
+  };
+  if (cacheFile && state !== "used" && writeAfterMs >= 0) setTimeout(writeNow, writeAfterMs).unref();
+  const mod = { exports: {} as unknown, filename: file, id: file, loaded: false };
+  const wrapper = script.runInThisContext() as (
+    exports: unknown,
+    require: NodeJS.Require,
+    module: unknown,
+    filename: string,
+    dirname: string,
+  ) => void;
+  wrapper.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
+  mod.loaded = true;
+  return { exports: mod.exports, state, refused, cacheFile, writeNow };
+}
+
+/** Why the existing folder `dir` may not hold the cache (null when it may, or when it does not exist yet). */
+function existsPrivate(dir: string): string | null {
+  try {
+    const st = lstatSync(dir);
+    if (!st.isDirectory()) return "the cache folder is not a folder";
+    return notPrivate(st, "the cache folder");
+  } catch {
+    return null;
+  }
+}

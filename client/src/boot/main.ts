@@ -1,0 +1,28 @@
+/**
+ * The extension's `main` (dist/main.js): loads dist/client.js, the client bundle, with a V8 code
+ * cache of its own (codeCache.ts) and hands VS Code its `activate` and `deactivate`. Nothing else
+ * runs here; client/src/extension.ts is the client's entry point.
+ */
+import { join } from "node:path";
+import type * as vscode from "vscode";
+import { codeCacheDir, loadWithCodeCache } from "./codeCache";
+
+type Client = typeof import("../extension");
+
+const loaded = loadWithCodeCache(join(__dirname, "client.js"), codeCacheDir(process.env));
+const client = loaded.exports as Client;
+
+/** The client's activate (client/src/extension.ts). */
+export function activate(context: vscode.ExtensionContext): ReturnType<Client["activate"]> {
+  return client.activate(context);
+}
+
+/**
+ * The client's deactivate (client/src/extension.ts). The code cache is written first when it was
+ * not used (it holds every function compiled by then); otherwise the loader writes it 10 s after
+ * the load.
+ */
+export function deactivate(): Promise<void> {
+  loaded.writeNow();
+  return client.deactivate();
+}
