@@ -103,6 +103,19 @@ export class ModuleTrees {
     return new ModuleTrees(holder, chunks.made, splitting);
   }
 
+  /**
+   * Parses only `ranges` of `text` (each a run of whole top-level statements, {@link topLevelStatements},
+   * in order and not overlapping): the module's statements are theirs alone, with the document's
+   * offsets and points. For a reader that needs some statements only (the writers' scan,
+   * python/project.ts); never edited.
+   * @throws Error if parser.ts `initPythonParser` has not resolved yet.
+   */
+  static parseRanges(text: string, ranges: readonly StatementRange[]): ModuleTrees {
+    const holder = { text };
+    const chunks = ranges.map((r) => parseChunk(holder, r.start, r.end, r.row, r.end >= text.length ? -1 : r.endRow));
+    return new ModuleTrees(holder, chunks, true);
+  }
+
   /** The text the trees are of (the last {@link next}'s or {@link parse}'s). */
   get text(): string {
     return this.holder.text;
@@ -353,6 +366,54 @@ export class ModuleTrees {
     this.chunks = [];
     this.all = undefined;
   }
+}
+
+/** A top-level statement's place: [start, end) offsets, its first line and the line `end` starts (0-based). */
+export interface StatementRange {
+  start: number;
+  end: number;
+  row: number;
+  endRow: number;
+  /**
+   * The first word of its first line that is not a decorator (`def`, `async`, `class`, `import`, an
+   * identifier ...; "" when the line starts with no word).
+   */
+  head: string;
+}
+
+/**
+ * The top-level statements of `text` in order, covering it: each starts at a logical line at column
+ * 0 (common/src/python/lineStructure.ts `columnZeroLines`, CPython's line rules) that is not an
+ * `else`/`elif`/`except`/`finally` clause and does not follow a decorator, which is where
+ * {@link ModuleTrees.parse} may cut a chunk, so each parses as it does in the whole file. Linear.
+ */
+export function topLevelStatements(text: string): StatementRange[] {
+  const out: StatementRange[] = [];
+  const wordAt = (offset: number): string => {
+    let e = offset;
+    while (e < text.length && isWordCode(text.charCodeAt(e))) e++;
+    return text.slice(offset, e);
+  };
+  let current: StatementRange = { start: 0, end: text.length, row: 0, endRow: -1, head: "" };
+  let decorator = text.charCodeAt(0) === 64;
+  if (!decorator) current.head = wordAt(0);
+  columnZeroLines(text, { offset: 0, line: 0 }, (offset, line) => {
+    const wasDecorator = decorator;
+    decorator = text.charCodeAt(offset) === 64;
+    if (wasDecorator) {
+      if (!decorator && !current.head) current.head = wordAt(offset);
+      return false;
+    }
+    const word = wordAt(offset);
+    if (CONTINUING.has(word)) return false;
+    current.end = offset;
+    current.endRow = line;
+    out.push(current);
+    current = { start: offset, end: text.length, row: line, endRow: -1, head: decorator ? "" : word };
+    return false;
+  });
+  out.push(current);
+  return out;
 }
 
 /** A chunk's top-level named nodes (statements and comments), fetched once per move or parse. */

@@ -13,7 +13,7 @@ import type { Node } from "web-tree-sitter";
 import { ROOT, CASES, filesUnder } from "../../../support/helpers";
 import { initEngine } from "../../../../../server/src/engine/lint";
 import { parsePython, pythonInput, syntaxErrorCount } from "../../../../../server/src/engine/python/parser";
-import { ModuleTrees, INCREMENTAL_FROM } from "../../../../../server/src/engine/python/moduleTrees";
+import { ModuleTrees, INCREMENTAL_FROM, topLevelStatements } from "../../../../../server/src/engine/python/moduleTrees";
 
 const sig = (n: Node) =>
   `${n.type}@${n.startIndex}-${n.endIndex}[${n.startPosition.row}:${n.startPosition.column}-${n.endPosition.row}:${n.endPosition.column}]${n.toString()}`;
@@ -96,6 +96,33 @@ test("chunks have the statements of one tree on every Python file of the project
     );
     m.delete();
   }
+});
+
+test("topLevelStatements cover the text, one range per top-level statement, and parsed one by one they are the statements of one tree (every Python file of the project)", async () => {
+  await initEngine();
+  for (const f of PY) {
+    const text = pythonInput(readFileSync(f, "utf8"));
+    const ranges = topLevelStatements(text);
+    assert.equal(ranges[0].start, 0, f);
+    assert.equal(ranges[ranges.length - 1].end, text.length, f);
+    for (let i = 1; i < ranges.length; i++) assert.equal(ranges[i].start, ranges[i - 1].end, f);
+    const m = ModuleTrees.parseRanges(text, ranges);
+    assert.deepEqual(signatures(m), wholeTree(text), f);
+    m.delete();
+  }
+  // Heads: the first word not of a decorator; clauses and decorated lines stay with their statement.
+  const text =
+    "import os\n@dec\n@other(1)\ndef f():\n    pass\nif a:\n    x = 1\nelse:\n    x = 2\nclass C:\n    pass\n# note\nasync def g():\n    pass\n";
+  assert.deepEqual(
+    topLevelStatements(text).map((r) => [r.head, text.slice(r.start, r.end).split("\n")[0], r.row]),
+    [
+      ["import", "import os", 0],
+      ["def", "@dec", 1],
+      ["if", "if a:", 5],
+      ["class", "class C:", 9],
+      ["async", "async def g():", 12],
+    ],
+  );
 });
 
 test("boundaries: a decorated def, else/except/finally clauses, strings, brackets and continuations stay whole", async () => {
