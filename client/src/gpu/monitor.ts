@@ -12,6 +12,7 @@
  *   activity ({@link ActivityStream}); support is probed once per nvidia-smi (until a settings change);
  * - while the dashboard's Processes tab is shown (and only then: {@link GpuMonitor.hold} with
  *   `processSm`), one round of `nvidia-smi pmon -c 1 -s u -i <GPUs>` every 15 s reads per-process SM %
+ *   (sooner, once per interval, when a process appears on a GPU the last round did not ask about)
  *   ({@link ProcessSmReader}; a failure is said once and not retried for 5 minutes);
  * - {@link GpuMonitor.refresh} queries once (at start, for the language server; the Refresh button;
  *   a settings change, which supersedes a query in flight instead of joining it); a query that
@@ -532,6 +533,7 @@ export class GpuMonitor implements vscode.Disposable {
         this.apps = e.processes.apps;
         this.mig = e.processes.mig;
         this.processProblems = e.processes.problems;
+        this.processSmReader?.gpusChanged(this.gpusWithApps());
         void this.readDetails();
         return;
       case "fault": {
@@ -608,6 +610,7 @@ export class GpuMonitor implements vscode.Disposable {
       this.mig = r.inventory.mig ?? [];
       this.processProblems = [];
       this.setInventory({ ...r.inventory, processes: this.processes });
+      this.processSmReader?.gpusChanged(this.gpusWithApps());
       await this.readDetails();
       return;
     }

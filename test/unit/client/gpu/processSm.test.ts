@@ -148,3 +148,47 @@ test("without -i the fake, as pmon -h says of the real one, reports only the fir
   const gpus = [...pmonSnapshot(r, 0).sm.keys()].map((k) => Number(k.split(":")[0]));
   assert.ok(gpus.length > 0 && gpus.every((g) => g < 4), JSON.stringify(gpus));
 });
+
+test("a process on a GPU the last round did not ask about brings the next round forward, once per interval; not while stopped or after a failure", async () => {
+  let gpus = [0];
+  const seen: ProcessSmSnapshot[] = [];
+  const reader = new ProcessSmReader(
+    () => ({ path: FAKE, timeoutMs: 5000, env: { FAKE_NVIDIA_SMI_MODE: "busy" }, gpus }),
+    (s) => seen.push(s),
+    { intervalMs: 60_000, retryAfterMs: 60_000 },
+  );
+  reader.start();
+  await until(() => seen.length === 1, "the first answer");
+  assert.equal(reader.callCount, 1);
+  reader.gpusChanged([0]); // nothing new: the round at the end of the interval will do
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(reader.callCount, 1);
+  gpus = [0, 1];
+  reader.gpusChanged(gpus); // GPU 1 gained a process: asked now, not in 60 s
+  await until(() => seen.length === 2, "the early round");
+  assert.equal(reader.callCount, 2);
+  gpus = [0, 1, 2];
+  reader.gpusChanged(gpus); // another new GPU within the same interval: it waits for the interval
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(reader.callCount, 2);
+  reader.stop();
+  reader.dispose();
+  // Stopped (the tab hidden): never asked.
+  const stopped = readerFor("busy", { gpus: [0] });
+  stopped.reader.start();
+  await until(() => stopped.seen.length === 1, "the first answer");
+  stopped.reader.stop();
+  stopped.reader.gpusChanged([0, 1]);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(stopped.reader.callCount, 1);
+  stopped.reader.dispose();
+  // pmon failed (its back-off runs): a new GPU does not ask again.
+  const failing = readerFor("nopmon", { gpus: [0] });
+  failing.reader.start();
+  await until(() => failing.seen.length === 1, "the failure");
+  assert.equal(failing.reader.snapshot.state, "failed");
+  failing.reader.gpusChanged([0, 1]);
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(failing.reader.callCount, 1);
+  failing.reader.dispose();
+});
