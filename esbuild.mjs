@@ -123,16 +123,18 @@ const deferredImports = (lazy) => ({
 });
 /**
  * dist/main.js (the extension's main) holds only the code-cache loader (client/src/boot/codeCache.ts,
- * with common/src/fs/cacheDir.ts):
+ * with common/src/fs/cacheDir.ts and the safe reader common/src/fs/workspaceFile.ts, which hold no
+ * state, so their copies in client.js are no second state; main.js is left out of checkNoFileTwice):
  * the client's modules are in dist/client.js, which it loads.
  * @type {esbuild.Plugin}
  */
+const BOOT_IMPORTS = ["./codeCache", "../../../common/src/fs/cacheDir", "../../../common/src/fs/workspaceFile"];
 const bootOnly = {
   name: "boot-only",
   setup(build) {
-    build.onResolve({ filter: /^\./ }, (args) => (args.kind === "entry-point" || ["./codeCache", "../../../common/src/fs/cacheDir"].includes(args.path)
+    build.onResolve({ filter: /^\./ }, (args) => (args.kind === "entry-point" || BOOT_IMPORTS.includes(args.path)
       ? undefined
-      : { errors: [{ text: `dist/main.js may import only ./codeCache and common/src/fs/cacheDir: ${args.importer} imports ${args.path} (the client's code belongs in dist/client.js)` }] }));
+      : { errors: [{ text: `dist/main.js may import only ${BOOT_IMPORTS.join(", ")}: ${args.importer} imports ${args.path} (the client's code belongs in dist/client.js)` }] }));
   },
 };
 const execaLazy = { filter: /^execa$/, why: "execa runs at the first process (common/src/gpu/nvidiaSmi.ts loadExeca)" };
@@ -159,7 +161,7 @@ function checkNoFileTwice(metafiles) {
 }
 const entries = [
   // The extension's main: the code-cache loader of client.js (client/src/boot/main.ts), nothing else.
-  { entryPoints: ["client/src/boot/main.ts"], outfile: `${outdir}/main.js`, plugins: [bootOnly], metafile: true },
+  { entryPoints: ["client/src/boot/main.ts"], outfile: `${outdir}/main.js`, plugins: [bootOnly] },
   { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfClient, deferredImports([execaLazy])], metafile: true },
   { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports], metafile: true },
   { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js`, plugins: [deferredImports([execaLazy])] },

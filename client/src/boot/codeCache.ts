@@ -13,18 +13,17 @@
  * the file must belong to this user and be writable by nobody else (compiled code from a folder
  * another user can write would run as this user), the file is read without following a link and
  * without blocking on a FIFO, and any refusal means a normal compile, never a failed activation.
- * No `vscode` import: dist/main.js holds only this file.
+ * No `vscode` import: dist/main.js holds only this file and the two stateless common modules it
+ * imports (the cache folder, the safe reader).
  */
 import {
   closeSync,
   constants,
-  fstatSync,
   lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
-  readSync,
   renameSync,
   statSync,
   unlinkSync,
@@ -35,6 +34,7 @@ import { createRequire, Module } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
 import { cacheDirOf } from "../../../common/src/fs/cacheDir";
+import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 
 /** Largest cache file read, bytes (the client bundle's data is about 0.2-0.6 MiB). */
 export const CODE_CACHE_MAX_BYTES = 32 * 1024 * 1024;
@@ -86,37 +86,12 @@ function notPrivate(st: Stats, what: string): string | null {
   return null;
 }
 
-/** The cache file's bytes, or why not (never throws, never blocks: O_NOFOLLOW | O_NONBLOCK, regular files only). */
+/** The cache file's bytes, null when there is none, or why it is not used (the safe reader: no link followed, no FIFO waited on, regular files of at most {@link CODE_CACHE_MAX_BYTES}). */
 function readCache(file: string): { bytes: Buffer } | { reason: string } | null {
-  let fd: number;
-  try {
-    fd = openSync(
-      file,
-      constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0) | (constants.O_NONBLOCK ?? 0) | (constants.O_NOCTTY ?? 0),
-    );
-  } catch (e) {
-    const code = (e as NodeJS.ErrnoException).code;
-    return code === "ENOENT" ? null : { reason: `cannot open it (${code ?? "EIO"})` };
-  }
-  try {
-    const st = fstatSync(fd);
-    if (!st.isFile()) return { reason: "it is not a regular file" };
-    if (st.size > CODE_CACHE_MAX_BYTES) return { reason: `it is ${st.size} bytes, over ${CODE_CACHE_MAX_BYTES}` };
-    const bad = notPrivate(st, "it");
-    if (bad) return { reason: bad };
-    const bytes = Buffer.allocUnsafe(st.size);
-    let n = 0;
-    while (n < bytes.length) {
-      const got = readSync(fd, bytes, n, bytes.length - n, null);
-      if (got === 0) break;
-      n += got;
-    }
-    return { bytes: bytes.subarray(0, n) };
-  } catch (e) {
-    return { reason: `cannot read it (${(e as NodeJS.ErrnoException).code ?? "EIO"})` };
-  } finally {
-    closeSync(fd);
-  }
+  const r = readWorkspaceFile(file, { maxBytes: CODE_CACHE_MAX_BYTES, noFollow: true });
+  if (!r.ok) return r.code === "ENOENT" ? null : { reason: r.reason };
+  const bad = notPrivate(r.stats, "it");
+  return bad ? { reason: bad } : { bytes: r.bytes };
 }
 
 /** Makes the cache folder (0700) and checks it and its parent; returns why not, or null. */
