@@ -18,6 +18,7 @@ import { InvalidDeviceIdError } from "../../../common/src/gpu/selection";
 import { Ctx } from "../../../client/src/ctx";
 import { Uri } from "../support/client-fakeVscode";
 import { ROOT } from "../support/root";
+import { until } from "../support/until";
 
 // activate() returns the test hooks of client/src/api.ts only with GPU_PILOT_TEST_HOOKS=1 (publicApi.ts).
 process.env.GPU_PILOT_TEST_HOOKS = "1";
@@ -27,14 +28,6 @@ const extRoot = mkdtempSync(join(tmpdir(), "gpu-pilot-ext-"));
 test.after(() => rmSync(extRoot, { recursive: true, force: true }));
 
 const context = (root: string) => fakeExtensionContext(root);
-
-async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function fresh() {
   process.env.FAKE_NVIDIA_SMI_MODE = "busy";

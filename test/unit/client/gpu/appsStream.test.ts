@@ -28,6 +28,7 @@ import {
 import { GpuStream, type StreamEvent } from "../../../../client/src/gpu/stream";
 import { QUERY_APPS_FIELDS } from "../../../../common/src/gpu/nvidiaSmi";
 import { ROOT } from "../../support/root";
+import { until } from "../../support/until";
 
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
 const H100 = join(ROOT, "test", "fixtures", "nvidia-smi", "h100-stream");
@@ -487,14 +488,6 @@ test("the earlier capture without the timestamp field (stream-apps-lms1000.txt):
   assert.equal(lines.filter(isAppsHeader).length, 1);
   assert.equal(lines.filter((l) => rowTimestamp(l) !== undefined).length, 0);
 });
-
-async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function apps(env: Record<string, string>, periodMs = 100) {
   const s = new AppsStream({ path: FAKE, periodMs, timeoutMs: 1500, env, backoffInitialMs: 50, backoffMaxMs: 400 });

@@ -15,6 +15,7 @@ import type { Inventory, ProcessDetails } from "../../../../common/src/gpu/nvidi
 import { GpuTreeProvider, treeRows } from "../../../../client/src/gpu/tree";
 import { SelectionStore } from "../../../../common/src/gpu/selection";
 import { ROOT } from "../../support/root";
+import { until } from "../../support/until";
 
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
 const DIR = join(ROOT, "test", "fixtures", "nvidia-smi", "h200-gpm");
@@ -135,14 +136,6 @@ test("before dmon's first values: SM '…'; off or absent: no SM bar; unsupporte
     ],
   );
 });
-
-async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 test("monitor: dmon runs while held for the dashboard (not for a quick pick), the tree tooltip shows SM activity, dmon stops on release", async () => {
   settings.clear();

@@ -12,18 +12,11 @@ import {
   NOT_AVAILABLE,
 } from "../../../../client/src/gpu/activity";
 import { ROOT } from "../../support/root";
+import { until } from "../../support/until";
 
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-activity-"));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
-
-async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function streamFor(mode: string, path = FAKE, timeoutMs = 2000) {
   const s = new ActivityStream({

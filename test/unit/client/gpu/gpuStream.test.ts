@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { QUERY_GPU_FIELDS, streamGpuArgs } from "../../../../common/src/gpu/nvidiaSmi";
 import { GpuStream, type StreamEvent, TickAssembler } from "../../../../client/src/gpu/stream";
 import { ROOT } from "../../support/root";
+import { until } from "../../support/until";
 
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
 const FIXTURES = join(ROOT, "test", "fixtures", "nvidia-smi", "h200x2");
@@ -21,14 +22,6 @@ function gpuLine(index: number, util = 0, used = 0): string {
   base[8] = String(util);
   base[6] = String(used);
   return base.join(", ");
-}
-
-async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 function record(stream: GpuStream) {

@@ -22,6 +22,7 @@ import { SelectionStore } from "../../../../common/src/gpu/selection";
 import { createGpuTreeView, type GpuTreeNode, GpuTreeProvider, treeRows } from "../../../../client/src/gpu/tree";
 import { createSelectionStatusBar } from "../../../../client/src/gpu/statusBar";
 import { ROOT } from "../../support/root";
+import { until } from "../../support/until";
 
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-view-"));
@@ -52,14 +53,6 @@ function setup(mode: string, path = FAKE, options: MonitorOptions = {}, timeoutM
   const selection = new SelectionStore(memento());
   const provider = new GpuTreeProvider(monitor, selection);
   return { monitor, selection, provider };
-}
-
-async function until(cond: () => boolean, what: string, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }
 
 test("ok: two GPUs with live numbers, details, the process under GPU 0 with its user and command line, context keys set", async () => {

@@ -17,16 +17,9 @@ import { GpuMonitor } from "../../../../client/src/gpu/monitor";
 import { SelectionStore } from "../../../../common/src/gpu/selection";
 import { HistoryPanel, type ToWebview, validFromWebview } from "../../../../client/src/gpu/historyPanel";
 import { ROOT } from "../../support/root";
+import { until } from "../../support/until";
 
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
-
-async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function setup() {
   process.env.FAKE_NVIDIA_SMI_MODE = "busy";

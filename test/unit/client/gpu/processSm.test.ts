@@ -10,18 +10,11 @@ import { join } from "node:path";
 import { ProcessSmReader } from "../../../../client/src/gpu/processSm";
 import type { ProcessSmSnapshot } from "../../../../client/src/gpu/pmon";
 import { ROOT } from "../../support/root";
+import { until } from "../../support/until";
 
 const FAKE = join(ROOT, "test", "fixtures", "bin", "nvidia-smi");
 const tmp = mkdtempSync(join(tmpdir(), "gpu-pilot-pmon-"));
 test.after(() => rmSync(tmp, { recursive: true, force: true }));
-
-async function until(cond: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) assert.fail(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 function readerFor(
   mode: string,
