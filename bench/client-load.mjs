@@ -166,6 +166,10 @@ async function child(fake) {
   };
   // The timings read below are test hooks: activate() returns them with GPU_PILOT_TEST_HOOKS=1 (client/src/publicApi.ts).
   process.env.GPU_PILOT_TEST_HOOKS = "1";
+  // VS Code's extension host has node:zlib loaded before any extension (code-server 4.139.1's
+  // out/vs/workbench/api/node/extensionHostProcess.js imports it); the loader uses its crc32, so it
+  // is loaded here too, untimed, as the host has it (for every build).
+  require("node:zlib");
   // Whether the loader (dist/main.js) found a code cache of client.js (client/src/boot/codeCache.ts):
   // "warm", "cold" (none yet: it compiles, and writes one at deactivate), null for a build without it.
   const cacheDir = join(process.env.XDG_CACHE_HOME || join(homedir(), ".cache"), "gpu-pilot", "code-cache");

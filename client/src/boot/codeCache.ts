@@ -7,18 +7,24 @@
  * own `module.enableCompileCache()` would turn the cache on for every extension in the shared
  * extension host.
  *
- * The cache is a file per bundle build in the user's own cache folder ({@link codeCacheDir}), named by the bundle's size and modification
- * time, V8's version and the CPU architecture. V8 checks the data itself (its version, flags and the
- * source's length) and rejects what does not fit, which costs one normal compile; the folder and
- * the file must belong to this user and be writable by nobody else (compiled code from a folder
- * another user can write would run as this user), the file is read without following a link and
- * without blocking on a FIFO, and any refusal means a normal compile, never a failed activation.
+ * The cache is a file per bundle build in the user's own cache folder ({@link codeCacheDir}), named
+ * by the bundle's size and modification time, V8's version and the CPU architecture. The file holds
+ * a header with the data's length and CRC-32 ({@link crc32}; Node.js's own compile cache checks its
+ * entries the same way), so a torn or damaged file is never handed to V8, whose
+ * deserializer trusts data that passes its own checks (its version, flags and the source's length;
+ * what does not fit those is rejected and costs one normal compile). The folder and the file must
+ * belong to this user and be writable
+ * by nobody else (compiled code from a folder another user can write would run as this user), the
+ * file is read through the safe reader (no link followed, no FIFO waited on), it is written through
+ * a temporary file, flushed and renamed, and any refusal means a normal compile, never a failed
+ * activation.
  * No `vscode` import: dist/main.js holds only this file and the two stateless common modules it
  * imports (the cache folder, the safe reader).
  */
 import {
   closeSync,
   constants,
+  fsyncSync,
   lstatSync,
   mkdirSync,
   openSync,
@@ -33,11 +39,23 @@ import {
 import { createRequire, Module } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
+import * as zlib from "node:zlib";
 import { cacheDirOf } from "../../../common/src/fs/cacheDir";
 import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 
 /** Largest cache file read, bytes (the client bundle's data is about 0.2-0.6 MiB). */
 export const CODE_CACHE_MAX_BYTES = 32 * 1024 * 1024;
+
+/** A cache file's first bytes: this magic, then the data's length and CRC-32 (uint32 little-endian each). */
+const MAGIC = Buffer.from("GPC3");
+const HEADER_BYTES = 12;
+/**
+ * zlib.crc32 (Node.js 20.15 and 22.2 on, so VS Code from about 1.96; none before, and then no
+ * cache). VS Code's extension host has node:zlib loaded already (its extensionHostProcess.js
+ * imports it), so the CRC of the client's 0.5 MB costs about 0.3 ms there; a bare Node.js process
+ * pays about 5 ms more for the require (bench/client-load.mjs loads it first, as the host has it).
+ */
+const crc32 = (zlib as { crc32?: (data: Uint8Array) => number }).crc32;
 
 /**
  * What happened to the code cache on a load: `used` (V8 took it), `rejected` (V8 refused it: another
@@ -86,15 +104,28 @@ function notPrivate(st: Stats, what: string): string | null {
   return null;
 }
 
-/** The cache file's bytes, null when there is none, or why it is not used (the safe reader: no link followed, no FIFO waited on, regular files of at most {@link CODE_CACHE_MAX_BYTES}). */
+/**
+ * The cache file's data, null when there is none, or why it is not used: read through the safe
+ * reader (no link followed, no FIFO waited on, at most {@link CODE_CACHE_MAX_BYTES}), this user's
+ * and writable by nobody else, its header's length and CRC-32 matching the data.
+ */
 function readCache(file: string): { bytes: Buffer } | { reason: string } | null {
   const r = readWorkspaceFile(file, { maxBytes: CODE_CACHE_MAX_BYTES, noFollow: true });
   if (!r.ok) return r.code === "ENOENT" ? null : { reason: r.reason };
   const bad = notPrivate(r.stats, "it");
-  return bad ? { reason: bad } : { bytes: r.bytes };
+  if (bad) return { reason: bad };
+  const data = r.bytes.subarray(HEADER_BYTES);
+  const whole =
+    r.bytes.length >= HEADER_BYTES &&
+    r.bytes.subarray(0, 4).equals(MAGIC) &&
+    r.bytes.readUInt32LE(4) === data.length &&
+    r.bytes.readUInt32LE(8) === crc32!(data);
+  return whole
+    ? { bytes: data }
+    : { reason: "its header, length or CRC-32 does not match its data (a torn or damaged file)" };
 }
 
-/** Makes the cache folder (0700) and checks it and its parent; returns why not, or null. */
+/** Makes the cache folder (0700) and checks it; returns why it may not hold the cache, or null. */
 function privateDir(dir: string): string | null {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -106,15 +137,25 @@ function privateDir(dir: string): string | null {
   }
 }
 
-/** Writes `bytes` to `file` through a temporary file and a rename; removes the other builds' files of `prefix`. */
-function writeCache(dir: string, file: string, prefix: string, bytes: Buffer): boolean {
+/**
+ * Writes `data` with its header to `file` through a temporary file, flushed and renamed; then removes
+ * the files of other builds of the bundle for the same V8 and architecture (`stale`), keeping those
+ * of other V8 versions (another VS Code, such as Insiders, shares the folder).
+ */
+function writeCache(dir: string, file: string, stale: (name: string) => boolean, data: Buffer): boolean {
   if (privateDir(dir)) return false;
+  const header = Buffer.alloc(HEADER_BYTES);
+  MAGIC.copy(header, 0);
+  header.writeUInt32LE(data.length, 4);
+  header.writeUInt32LE(crc32!(data), 8);
+  const bytes = Buffer.concat([header, data]);
   const random = Buffer.from(globalThis.crypto.getRandomValues(new Uint8Array(4))).toString("hex");
   const tmp = join(dir, `.${basename(file)}.${process.pid}-${random}.tmp`);
   let fd: number | null = null;
   try {
     fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_NOFOLLOW ?? 0), 0o600);
     for (let at = 0; at < bytes.length;) at += writeSync(fd, bytes, at, bytes.length - at);
+    fsyncSync(fd);
     closeSync(fd);
     fd = null;
     renameSync(tmp, file);
@@ -128,8 +169,7 @@ function writeCache(dir: string, file: string, prefix: string, bytes: Buffer): b
     return false;
   }
   try {
-    for (const name of readdirSync(dir))
-      if (name.startsWith(prefix) && name !== basename(file)) unlinkSync(join(dir, name));
+    for (const name of readdirSync(dir)) if (name !== basename(file) && stale(name)) unlinkSync(join(dir, name));
   } catch {
     /* another window removed it first */
   }
@@ -143,7 +183,7 @@ function writeCache(dir: string, file: string, prefix: string, bytes: Buffer): b
  * throws is thrown. A cache that cannot be used is compiled past (see {@link CodeCacheState}); when
  * the cache was not used its file is written `writeAfterMs` later (an unref'd timer, so that the
  * functions activation compiles are in it), or by {@link LoadedBundle.writeNow}.
- * @param dir the cache folder ({@link codeCacheDir}), or null for no cache.
+ * @param dir the cache folder ({@link codeCacheDir}), or null for no cache (none either without zlib.crc32).
  */
 export function loadWithCodeCache(
   file: string,
@@ -152,14 +192,15 @@ export function loadWithCodeCache(
 ): LoadedBundle {
   const source = readFileSync(file, "utf8");
   let cacheFile: string | null = null;
-  let prefix = "";
+  let stale = (_name: string): boolean => false;
   let cached: Buffer | undefined;
   let refused: string | undefined;
-  if (dir) {
+  if (dir && crc32) {
     const st = statSync(file);
-    prefix = `${basename(file)}-`;
-    const key = `${st.size}-${Math.trunc(st.mtimeMs)}-v8-${process.versions.v8}-${process.arch}`;
-    cacheFile = join(dir, `${prefix}${key.replace(/[^A-Za-z0-9.-]/g, "_")}.cache`);
+    const prefix = `${basename(file)}-`;
+    const runtime = `-v8-${process.versions.v8}-${process.arch}.cache`.replace(/[^A-Za-z0-9.-]/g, "_");
+    cacheFile = join(dir, `${prefix}${st.size}-${Math.trunc(st.mtimeMs)}${runtime}`);
+    stale = (name) => name.startsWith(prefix) && name.endsWith(runtime);
     const dirProblem = existsPrivate(dir);
     const read = dirProblem ? { reason: dirProblem } : readCache(cacheFile);
     if (read && "bytes" in read) cached = read.bytes;
@@ -177,7 +218,7 @@ export function loadWithCodeCache(
   const writeNow = (): boolean => {
     if (!cacheFile || state === "used" || written) return false;
     try {
-      written = writeCache(dir!, cacheFile, prefix, script.createCachedData());
+      written = writeCache(dir!, cacheFile, stale, script.createCachedData());
     } catch {
       written = false;
     }

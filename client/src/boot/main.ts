@@ -18,9 +18,9 @@ export function activate(context: vscode.ExtensionContext): ReturnType<Client["a
 }
 
 /**
- * The client's deactivate (client/src/extension.ts). The code cache is written first when it was
- * not used (it holds every function compiled by then); otherwise the loader writes it 10 s after
- * the load.
+ * The client's deactivate (client/src/extension.ts). When the load found no usable code cache, the
+ * loader writes one 10 s after the load; a window closed before that writes it here (with every
+ * function compiled by then).
  */
 export function deactivate(): Promise<void> {
   loaded.writeNow();

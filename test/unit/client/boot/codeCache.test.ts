@@ -88,28 +88,52 @@ test("first load compiles and writes the cache (0600 in a 0700 folder); the next
   assert.equal(statSync(join(dir, file)).mtimeMs, before, "a used cache is not written again");
 });
 
-test("a corrupt cache file is rejected by V8, the bundle still loads, and the file is written again and then used", () => {
+test("a damaged cache file (one byte of its data flipped, or cut short) is never handed to V8: its CRC-32 or length does not match; the bundle loads, the file is written again and then used", () => {
   const { bundle, dir } = setup();
   loadWithCodeCache(bundle, dir, NO_TIMER).writeNow();
   const file = join(dir, cacheFiles(dir)[0]);
-  writeFileSync(file, Buffer.alloc(4096, 7), { mode: 0o600 });
+  const good = readFileSync(file);
+  assert.equal(good.subarray(0, 4).toString(), "GPC3");
+  const flipped = Buffer.from(good);
+  flipped[flipped.length - 5] ^= 0x40;
+  for (const damaged of [flipped, good.subarray(0, good.length - 100), Buffer.alloc(4096, 7)]) {
+    writeFileSync(file, damaged, { mode: 0o600 });
+    const r = freshLoad(bundle, dir);
+    assert.equal(r.state, "absent");
+    assert.equal(r.value, 42);
+    assert.match(r.refused ?? "", /header, length or CRC-32 does not match/);
+    assert.deepEqual(freshLoad(bundle, dir), { state: "used", value: 42 });
+  }
+});
+
+test("a whole file V8 does not take (the data of another bundle): rejected by V8, compiled normally, written again", () => {
+  const { bundle, dir } = setup();
+  const other = setup("// another bundle, another length");
+  const made = loadWithCodeCache(other.bundle, other.dir, NO_TIMER);
+  made.writeNow();
+  const mine = loadWithCodeCache(bundle, dir, { writeAfterMs: -1 });
+  // The other bundle's whole, checksummed file under this bundle's name.
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  writeFileSync(mine.cacheFile!, readFileSync(made.cacheFile!), { mode: 0o600 });
   assert.deepEqual(freshLoad(bundle, dir), { state: "rejected", value: 42 });
-  assert.notDeepEqual(readFileSync(file), Buffer.alloc(4096, 7), "written again");
   assert.deepEqual(freshLoad(bundle, dir), { state: "used", value: 42 });
 });
 
-test("a new build of the bundle gets a new cache file; writing it removes the old build's", () => {
+test("a new build of the bundle gets a new cache file; writing it removes the old build's, not another V8's (VS Code Insiders beside Stable)", () => {
   const { bundle, dir } = setup();
   loadWithCodeCache(bundle, dir, NO_TIMER).writeNow();
   const [old] = cacheFiles(dir);
+  const insiders = "client.js-999-1-v8-0.0.1-x64.cache";
+  writeFileSync(join(dir, insiders), "x", { mode: 0o600 });
   writeFileSync(bundle, `exports.activate = (n) => n + 1;\n// a longer build\n`);
   const next = loadWithCodeCache(bundle, dir, NO_TIMER);
   assert.equal(next.state, "absent");
   assert.equal((next.exports as { activate(n: number): number }).activate(1), 2);
   next.writeNow();
-  const now = cacheFiles(dir);
+  const now = cacheFiles(dir).filter((f) => f !== insiders);
   assert.equal(now.length, 1);
   assert.notEqual(now[0], old);
+  assert.ok(existsSync(join(dir, insiders)), "another V8's file is kept");
 });
 
 test("a cache another user could have written is not run: a file or folder writable by others, a symbolic link, a FIFO (no wait)", () => {
