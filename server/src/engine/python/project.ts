@@ -661,25 +661,20 @@ function firstWriteBeforeInit(events: readonly TimelineEvent[]): EnvWriteEvent |
 }
 
 /**
- * Calls `visit` with each module-level function of the module source `text` (null, or over
- * MAX_MODULE_BYTES: none) and its own timeline as a call runs it (buildModel's `asImported:
- * "functions"`: the module's own functions inlined, calls into other project modules left opaque;
- * methods left out). The parse is freed before it returns.
- */
-/**
  * The writers' scan of a module's text (ProjectIndex `writersIn`): each module-level function that
- * writes a startup variable first, with the variable and the write's 1-based line; empty for a null
- * text. `partial` parses only
- * what a module-level function's first write can depend on ({@link scanRanges}): the module-level
- * statements that are no class or function definition (imports and aliases such as `env =
- * os.environ` bind the names a write goes through) and the function definitions whose text names a
- * startup variable. A function's timeline then lacks what the functions and classes it calls do, so
- * where a writer's body calls anything before its write the partial answer is null, and the caller parses
- * the `whole` module. The two answers are the same: test/unit/server/engine/python/writersScan.test.ts
- * compares them on every Python file of the project, and on the ecosystem corpus, Debian's packages,
- * the recall cases and the fixtures (15,338 files, 216 that name a startup variable, 15 writers) they
- * were the same, with 4 whole parses. On python3-torch (7 modules name one) the scan's parse and model
- * took 184 ms of CPU instead of 522 (BENCHMARKS.md, "The writers' scan parses what it reads").
+ * writes a startup variable first, with the variable and the write's 1-based line; empty for a
+ * null text. `partial` parses only what a module-level function's first write can depend on
+ * ({@link scanRanges}): the module-level statements that are no class or function definition
+ * (imports and aliases such as `env = os.environ` bind the names a write goes through) and the
+ * function definitions that can hold a write. A function's timeline then lacks what the functions
+ * and classes it calls do, so where a writer calls anything before its write or inside the
+ * statement that writes (`os.environ[K] = helper()`), the partial answer is null and the caller
+ * parses the `whole` module. The two answers are the same:
+ * test/unit/server/engine/python/writersScan.test.ts compares them on every Python file of the
+ * project, and on the ecosystem corpus, Debian's packages, the recall cases and the fixtures (15,338
+ * files, 216 that name a startup variable, 15 writers) they were the same. On python3-torch (7
+ * modules name one) the scan's parse and model took 184 ms of CPU instead of 522 (BENCHMARKS.md,
+ * "The writers' scan parses what it reads").
  */
 export function writersOf(
   text: string | null,
@@ -694,8 +689,11 @@ export function writersOf(
     if (!w || own?.parent?.type !== "block" || own.parent.parent?.id !== t.def.id) return;
     out.set(name, { variable: w.variable, line: w.range.start.line + 1 });
     for (const st of own.parent.namedChildren) {
-      if (!st || st.id === own.id) break;
-      if (st.type === "call" || st.descendantsOfType("call").length > 0) callFirst = true;
+      if (!st) continue;
+      // The writing statement itself: a call in it but the write's own (`os.putenv(...)`) runs first.
+      const calls = st.descendantsOfType("call").filter((c) => c && c.id !== st.firstNamedChild?.id);
+      if (calls.length > 0 || (st.id !== own.id && st.firstNamedChild?.type === "call")) callFirst = true;
+      if (st.id === own.id) break;
     }
   });
   return how === "partial" && callFirst ? null : out;
@@ -757,6 +755,12 @@ export function scanRanges(text: string): StatementRange[] {
   return out;
 }
 
+/**
+ * Calls `visit` with each module-level function of the module source `text` (null, or over
+ * MAX_MODULE_BYTES: none) and its own timeline as a call runs it (buildModel's `asImported:
+ * "functions"`: the module's own functions inlined, calls into other project modules left opaque;
+ * methods left out). The parse is freed before it returns.
+ */
 function forEachModuleFunction(
   text: string | null,
   options: BaseOptions,

@@ -108,6 +108,20 @@ test("a writer that calls anything before its write needs the whole module: the 
   const { partial, whole } = answer(text);
   assert.equal(partial, null);
   assert.deepEqual(whole, {});
+  // A call inside the writing statement runs before the write too.
+  const inside = text.replace(
+    '    helper()\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"',
+    '    os.environ["CUDA_VISIBLE_DEVICES"] = helper()',
+  );
+  assert.ok(inside.includes("= helper()"));
+  assert.equal(answer(inside).partial, null);
+  // The write's own call (os.environ.setdefault) is no call before it.
+  const own = text.replace(
+    '    helper()\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"',
+    '    os.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")',
+  );
+  assert.deepEqual(answer(own).partial, { pin: { variable: "CUDA_VISIBLE_DEVICES", line: 8 } });
+  assert.deepEqual(answer(own).whole, answer(own).partial);
   // Without the call first, the partial scan answers, and as the whole module does.
   const first = text.replace("    helper()\n", "    x = 1\n");
   assert.deepEqual(answer(first).partial, { pin: { variable: "CUDA_VISIBLE_DEVICES", line: 9 } });
