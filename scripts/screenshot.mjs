@@ -34,8 +34,8 @@
 //
 // Every option takes its value as `--opt value` or `--opt=value` (scripts/screenshotArgs.mjs).
 // Each PNG is re-encoded losslessly by scripts/pngShrink.mjs (smaller: the .vsix carries some).
-// Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (busy mode:
-// one python3 process on GPU 0). Bounded waits throughout; code-server's process group is killed at
+// Uses the real nvidia-smi when there is one on PATH, else the recorded 2 x H200 output (spin mode
+// by default: one python3 process on GPU 0, spinning; FAKE_NVIDIA_SMI_MODE picks another). Bounded waits throughout; code-server's process group is killed at
 // the end, also on failure.
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -638,7 +638,7 @@ async function problemShot(page, outDir, suffix = "") {
     await page.waitForTimeout(800);
     const fit = await framing(page, problem);
     log(
-      `problem shot framing: lines ${fit.first}-${fit.last} of ${fileLines}${fit.firstCut ? ", first cut" : ""}${fit.lastCut ? ", last cut" : ""}; problem row ${fit.rowCut > 1 ? `${Math.round(fit.rowCut)} px too narrow` : "whole"}`,
+      `problem shot framing: lines ${fit.first}-${Math.min(fit.last, fileLines)} of ${fileLines}${fit.firstCut ? ", first cut" : ""}${fit.lastCut ? ", last cut" : ""}; problem row ${fit.rowCut > 1 ? `${Math.round(fit.rowCut)} px too narrow` : "whole"}`,
     );
     const missing = fit.first > 1 || fit.firstCut || fit.last < fileLines || fit.lastCut;
     if (!missing && fit.rowCut <= 1) break;
