@@ -7,7 +7,7 @@
 import * as esbuild from "esbuild";
 import { copyFileSync, mkdirSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, relative } from "node:path";
+import { dirname, relative, resolve, sep } from "node:path";
 import { fileURLToPath } from "node:url";
 
 const require = createRequire(import.meta.url);
@@ -128,13 +128,16 @@ const deferredImports = (lazy) => ({
  * the client's modules are in dist/client.js, which it loads.
  * @type {esbuild.Plugin}
  */
-const BOOT_IMPORTS = ["./codeCache", "../../../common/src/fs/cacheDir", "../../../common/src/fs/workspaceFile"];
+const BOOT_IMPORTS = ["client/src/boot/codeCache", "common/src/fs/cacheDir", "common/src/fs/workspaceFile"];
 const bootOnly = {
   name: "boot-only",
   setup(build) {
-    build.onResolve({ filter: /^\./ }, (args) => (args.kind === "entry-point" || BOOT_IMPORTS.includes(args.path)
-      ? undefined
-      : { errors: [{ text: `dist/main.js may import only ${BOOT_IMPORTS.join(", ")}: ${args.importer} imports ${args.path} (the client's code belongs in dist/client.js)` }] }));
+    build.onResolve({ filter: /^\./ }, (args) => {
+      const target = relative(root, resolve(args.resolveDir, args.path)).split(sep).join("/");
+      return args.kind === "entry-point" || BOOT_IMPORTS.includes(target)
+        ? undefined
+        : { errors: [{ text: `dist/main.js may import only ${BOOT_IMPORTS.join(", ")}: ${args.importer} imports ${args.path} (the client's code belongs in dist/client.js)` }] };
+    });
   },
 };
 const execaLazy = { filter: /^execa$/, why: "execa runs at the first process (common/src/gpu/nvidiaSmi.ts loadExeca)" };

@@ -44,7 +44,6 @@ import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypt
 import {
   closeSync,
   constants,
-  lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
@@ -55,8 +54,8 @@ import {
   writeSync,
 } from "node:fs";
 import { dirname, isAbsolute, join, sep } from "node:path";
-import { cacheDirOf } from "../../common/src/fs/cacheDir";
-import { fileKind, readWorkspaceFile, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
+import { cacheDirOf, unfit } from "../../common/src/fs/cacheDir";
+import { readWorkspaceFile, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
 import { RULES } from "./engine/rules/index";
 import { FILE_TOO_LARGE_CODE } from "./engine/limits";
 
@@ -329,31 +328,6 @@ function macOf(key: Buffer, build: string, path: string, e: Omit<Entry, "mac">):
     JSON.stringify(e.deps ?? null),
   ];
   return createHmac("sha256", key).update(JSON.stringify(fields)).digest("hex");
-}
-
-/**
- * Why `path` is not fit to hold or be the cache (a phrase), or null: it must not be a symbolic link,
- * must be a folder (or, `file`, a regular file), belong to the current user and not be writable by
- * group or others. Where uids do not exist (Windows) only the link and the kind are checked.
- * A missing path is null (it will be made).
- */
-function unfit(path: string, kind: "folder" | "file"): string | null {
-  let st;
-  try {
-    st = lstatSync(path);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "ENOENT"
-      ? null
-      : `${path} cannot be examined (${(e as NodeJS.ErrnoException).code})`;
-  }
-  if (st.isSymbolicLink()) return `${path} is a symbolic link`;
-  if (kind === "folder" ? !st.isDirectory() : !st.isFile()) return `${path} is ${fileKind(st)}`;
-  if (typeof process.getuid === "function") {
-    if (st.uid !== process.getuid()) return `${path} belongs to another user (uid ${st.uid})`;
-    if ((st.mode & 0o022) !== 0)
-      return `${path} is writable by group or others (mode ${(st.mode & 0o777).toString(8)})`;
-  }
-  return null;
 }
 
 /** How one file stands against the cache: its kept result, or a miss (the file is checked). */

@@ -25,7 +25,6 @@ import {
   closeSync,
   constants,
   fsyncSync,
-  lstatSync,
   mkdirSync,
   openSync,
   readdirSync,
@@ -34,13 +33,12 @@ import {
   statSync,
   unlinkSync,
   writeSync,
-  type Stats,
 } from "node:fs";
 import { createRequire, Module } from "node:module";
 import { basename, dirname, join } from "node:path";
 import { Script } from "node:vm";
 import * as zlib from "node:zlib";
-import { cacheDirOf } from "../../../common/src/fs/cacheDir";
+import { cacheDirOf, notPrivate, unfit } from "../../../common/src/fs/cacheDir";
 import { readWorkspaceFile } from "../../../common/src/fs/workspaceFile";
 
 /** Largest cache file read, bytes (the client bundle's data is about 0.2-0.6 MiB). */
@@ -96,14 +94,6 @@ export function codeCacheDir(env: NodeJS.ProcessEnv, platform: NodeJS.Platform =
   }
 }
 
-/** Why a folder or file may not hold compiled code this process runs, or null when it may. */
-function notPrivate(st: Stats, what: string): string | null {
-  const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) return `${what} belongs to another user (uid ${st.uid})`;
-  if ((st.mode & 0o022) !== 0) return `${what} is writable by others (mode ${(st.mode & 0o777).toString(8)})`;
-  return null;
-}
-
 /**
  * The cache file's data, null when there is none, or why it is not used: read through the safe
  * reader (no link followed, no FIFO waited on, at most {@link CODE_CACHE_MAX_BYTES}), this user's
@@ -125,16 +115,14 @@ function readCache(file: string): { bytes: Buffer } | { reason: string } | null 
     : { reason: "its header, length or CRC-32 does not match its data (a torn or damaged file)" };
 }
 
-/** Makes the cache folder (0700) and checks it; returns why it may not hold the cache, or null. */
+/** Makes the cache folder (0700) and checks it (cacheDir.ts {@link unfit}); returns why it may not hold the cache, or null. */
 function privateDir(dir: string): string | null {
   try {
     mkdirSync(dir, { recursive: true, mode: 0o700 });
-    const st = lstatSync(dir);
-    if (!st.isDirectory()) return "the cache folder is not a folder";
-    return notPrivate(st, "the cache folder");
   } catch (e) {
     return `the cache folder cannot be made (${(e as NodeJS.ErrnoException).code ?? "EIO"})`;
   }
+  return unfit(dir, "folder");
 }
 
 /**
@@ -201,7 +189,7 @@ export function loadWithCodeCache(
     const runtime = `-v8-${process.versions.v8}-${process.arch}.cache`.replace(/[^A-Za-z0-9.-]/g, "_");
     cacheFile = join(dir, `${prefix}${st.size}-${Math.trunc(st.mtimeMs)}${runtime}`);
     stale = (name) => name.startsWith(prefix) && name.endsWith(runtime);
-    const dirProblem = existsPrivate(dir);
+    const dirProblem = unfit(dir, "folder");
     const read = dirProblem ? { reason: dirProblem } : readCache(cacheFile);
     if (read && "bytes" in read) cached = read.bytes;
     else if (read) refused = read.reason;
@@ -236,15 +224,4 @@ export function loadWithCodeCache(
   wrapper.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
   mod.loaded = true;
   return { exports: mod.exports, state, refused, cacheFile, writeNow };
-}
-
-/** Why the existing folder `dir` may not hold the cache (null when it may, or when it does not exist yet). */
-function existsPrivate(dir: string): string | null {
-  try {
-    const st = lstatSync(dir);
-    if (!st.isDirectory()) return "the cache folder is not a folder";
-    return notPrivate(st, "the cache folder");
-  } catch {
-    return null;
-  }
 }
