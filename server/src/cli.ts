@@ -25,6 +25,7 @@ import {
 import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
 import { optionsResolver, type LintOverrides, type OptionsResolver } from "./engine/options";
 import { TARGET_VERSION } from "./engine/config";
+import { excludedBy, GitignoreFilter, type ExcludeSettings } from "./engine/exclude";
 import { fixAllPython, fixAllNotebook } from "./engine/fixAll";
 import { RULES } from "./engine/rules/index";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
@@ -58,7 +59,7 @@ const USAGE = `usage: gpu-pilot check [options] PATH...
                           job script (.sbatch, .slurm, .sh with #SBATCH lines), or a folder
                           (searched recursively for all of these); - for stdin
 options:
-  --format FORMAT         text (default: one line per problem, [*] before the message of those --fix
+  --format FORMAT         (or --output-format) text (default: one line per problem, [*] before the message of those --fix
                           fixes, then a summary) | json (Ruff's shape) | sarif (2.1.0) | github (workflow annotations)
   --select CODES          enable only these codes or prefixes (comma-separated, e.g. GPU001,GPU01)
   --extend-select CODES   enable these in addition
@@ -73,6 +74,12 @@ options:
   --fail-level LEVEL      exit 1 when a finding is at least this severe: error | warning (default) |
                           information | hint  (alias: --exit-non-zero-on)
   --exit-zero             exit 0 even when problems are reported
+  -q, --quiet             print the problems only (no summary, no notes)
+  -s, --silent            print nothing; the exit code tells
+  --extend-exclude PATS   also leave out these gitignore-style patterns (comma-separated), besides
+                          [tool.gpu-pilot] exclude / extend-exclude and the default folders (venv, ...)
+  --force-exclude         leave out excluded paths even when named on the command line (pre-commit)
+  --no-respect-gitignore  also check what the work tree's .gitignore files ignore (--respect-gitignore: do not)
   --statistics            print counts per rule and how many files were parsed, skipped without
                           parsing and taken from the result cache (and project modules scanned
                           for startup-variable writers), on stderr
@@ -101,20 +108,6 @@ const isFile = (p: string): boolean => {
     return false;
   }
 };
-
-const SKIP_DIRS = new Set([
-  "node_modules",
-  "__pycache__",
-  ".git",
-  ".hg",
-  ".venv",
-  "venv",
-  ".tox",
-  ".mypy_cache",
-  ".ruff_cache",
-  "site-packages",
-  ".ipynb_checkpoints",
-]);
 
 /** Severities from most to least severe (LSP's order): a lower rank is more severe. */
 const SEVERITY_RANK: Record<Severity, number> = { error: 1, warning: 2, information: 3, hint: 4 };
@@ -163,6 +156,14 @@ interface CliArgs {
   baseline: string | null;
   /** `--write-baseline`: write the findings to this file. */
   writeBaseline: string | null;
+  /** `--extend-exclude`: more patterns to leave out (exclude.ts; relative to the working folder). */
+  extendExclude: string[];
+  /** `--force-exclude`: paths named on the command line are left out too when excluded. */
+  forceExclude: boolean;
+  /** `--respect-gitignore` / `--no-respect-gitignore`; null: each pyproject's `respect-gitignore` (default true). */
+  respectGitignore: boolean | null;
+  /** `-q`/`--quiet`: findings only, no summary or notes; `-s`/`--silent`: nothing at all (the exit code tells). */
+  quiet: "" | "quiet" | "silent";
 }
 
 /**
@@ -195,6 +196,11 @@ const SWITCHES = new Set([
   "--no-prefilter",
   "--no-cache",
   "--preview",
+  "--force-exclude",
+  "--respect-gitignore",
+  "--no-respect-gitignore",
+  "--quiet",
+  "--silent",
 ]);
 /** The largest `--gpus` accepted (a bound, not a claim about machines). */
 const MAX_GPUS = 4096;
@@ -223,6 +229,10 @@ function parseArgs(argv: string[]): CliArgs {
     cacheDir: null,
     baseline: null,
     writeBaseline: null,
+    extendExclude: [],
+    forceExclude: false,
+    respectGitignore: null,
+    quiet: "",
   };
   const given = new Set<string>();
   for (let i = 0; i < rest.length; i++) {
@@ -242,10 +252,11 @@ function parseArgs(argv: string[]): CliArgs {
     };
     if (eq > 0 && SWITCHES.has(name)) throw new UsageError(`${name} takes no value (got "${arg}")`);
     switch (name) {
-      case "--format": {
+      case "--format":
+      case "--output-format": {
         const v = value();
         if (!["text", "json", "sarif", "github"].includes(v))
-          throw new UsageError(`--format must be text, json, sarif or github, not "${v}"`);
+          throw new UsageError(`${name} must be text, json, sarif or github, not "${v}"`);
         a.format = v as Format;
         break;
       }
@@ -308,6 +319,29 @@ function parseArgs(argv: string[]): CliArgs {
       case "--stdin-filename":
         a.stdinFilename = value();
         break;
+      case "--extend-exclude":
+        a.extendExclude = value()
+          .split(",")
+          .map((p) => p.trim())
+          .filter(Boolean);
+        break;
+      case "--force-exclude":
+        a.forceExclude = true;
+        break;
+      case "--respect-gitignore":
+      case "--no-respect-gitignore":
+        if (a.respectGitignore !== null && a.respectGitignore !== (name === "--respect-gitignore"))
+          throw new UsageError("--respect-gitignore and --no-respect-gitignore cannot be combined");
+        a.respectGitignore = name === "--respect-gitignore";
+        break;
+      case "-q":
+      case "--quiet":
+        if (a.quiet === "") a.quiet = "quiet";
+        break;
+      case "-s":
+      case "--silent":
+        a.quiet = "silent";
+        break;
       case "--gpus": {
         const v = value();
         if (!/^\d{1,4}$/.test(v) || Number(v) > MAX_GPUS)
@@ -358,14 +392,27 @@ interface Target {
 }
 
 /**
- * Expands folders into .py/.ipynb files and manifests (sorted; hidden and virtualenv folders
- * skipped). Real paths are walked once: a symlink loop or a second link to a
+ * What the folder walk leaves out (exclude.ts): `why(path, isDir, base)` names the pattern that
+ * excludes a file or folder (`exclude`/`extend-exclude`, `--extend-exclude`, a `.gitignore`), or
+ * null; `base` is the folder named on the command line (where the defaults apply without a
+ * pyproject.toml). `force`: also leave out paths named on the command line (`--force-exclude`).
+ */
+interface Exclusion {
+  why(path: string, isDir: boolean, base: string): string | null;
+  force: boolean;
+}
+
+/**
+ * Expands folders into .py/.ipynb files and manifests (sorted; hidden folders and what `exclusion`
+ * names skipped). A path named on the command line is checked even when excluded, and so is
+ * everything below a folder so named but the default folders (exclude.ts `DEFAULT_EXCLUDE`), unless
+ * `exclusion.force` (Ruff's `--force-exclude`, which pre-commit hooks pass). Real paths are walked once: a symlink loop or a second link to a
  * folder or file already seen adds nothing, and a link to a folder outside the tree is not
  * followed (a note says so). A matching name in a folder that is not a regular file (a FIFO, a
  * link to a device) is skipped with a note through `note`; a path named on the command line is
  * kept (reading it fails with the reason).
  */
-function collectFiles(paths: string[], note: (s: string) => void): Target[] {
+function collectFiles(paths: string[], note: (s: string) => void, exclusion: Exclusion): Target[] {
   const out: Target[] = [];
   const seenDirs = new Set<string>();
   const seenFiles = new Set<string>();
@@ -384,7 +431,9 @@ function collectFiles(paths: string[], note: (s: string) => void): Target[] {
     seenFiles.add(real);
     out.push({ path, real, tree });
   };
-  const walk = (dir: string, tree: string, knownReal?: string) => {
+  /** `skip(path, isDir)`: whether the walk leaves an entry out (see the loop over `paths` below). */
+  type Skip = (path: string, isDir: boolean) => boolean;
+  const walk = (dir: string, tree: string, skip: Skip, knownReal?: string) => {
     let realDir: string;
     if (knownReal !== undefined) realDir = knownReal;
     else {
@@ -423,8 +472,9 @@ function collectFiles(paths: string[], note: (s: string) => void): Target[] {
         }
       } // a dangling link, or a link loop (ELOOP)
       if (st.isDirectory()) {
-        if (!n.startsWith(".") && !SKIP_DIRS.has(n)) walk(p, tree, plain ? join(realDir, n) : undefined);
+        if (!n.startsWith(".") && !skip(p, true)) walk(p, tree, skip, plain ? join(realDir, n) : undefined);
       } else if (n.endsWith(".py") || n.endsWith(".ipynb") || manifestKindOf(n)) {
+        if (skip(p, false)) continue;
         if (st.isFile()) add(p, tree, plain ? join(realDir, n) : undefined);
         else note(`gpu-pilot: skipped ${p}: not a regular file (${fileKind(st as Stats)})\n`);
       }
@@ -438,7 +488,16 @@ function collectFiles(paths: string[], note: (s: string) => void): Target[] {
     } catch {
       throw new UsageError(`no such file or folder: ${p}`);
     }
-    if (st.isDirectory()) walk(abs, realpathSync(abs));
+    // A path named on the command line is checked whole unless --force-exclude leaves it out.
+    const named = exclusion.why(abs, st.isDirectory(), dirname(abs));
+    if (named && exclusion.force) continue;
+    // Below a folder named on the command line that is itself excluded, only the default folders
+    // (venv, node_modules, ...) are left out, by name: the project's patterns and .gitignore files
+    // would match the named folder itself and so everything in it.
+    const skip: Skip = named
+      ? (p, isDir) => excludedBy(null, p, isDir, abs) !== null
+      : (p, isDir) => exclusion.why(p, isDir, abs) !== null;
+    if (st.isDirectory()) walk(abs, realpathSync(abs), skip);
     else {
       let tree: string;
       try {
@@ -674,10 +733,14 @@ export function findingText(d: JsonDiagnostic, mode: { unsafe: boolean }): strin
   return `${where}: ${d.severity} ${d.code} ${fixable ? "[*] " : ""}${plain(d.message.replace(/\s*[\r\n]+\s*/g, " "))}${fix}`;
 }
 
-function formatText(all: JsonDiagnostic[], fixedCount: number, mode: { fix: boolean; unsafe: boolean }): string {
+function formatText(
+  all: JsonDiagnostic[],
+  fixedCount: number,
+  mode: { fix: boolean; unsafe: boolean; quiet?: boolean },
+): string {
   const lines = all.map((d) => findingText(d, mode));
-  lines.push(summaryText(all, fixedCount, mode));
-  return lines.join("\n") + "\n";
+  if (!mode.quiet) lines.push(summaryText(all, fixedCount, mode));
+  return lines.length ? lines.join("\n") + "\n" : "";
 }
 
 const SARIF_LEVEL: Record<Severity, string> = { error: "error", warning: "warning", information: "note", hint: "note" };
@@ -1316,19 +1379,22 @@ function diffSummary(
 /** Runs the CLI; returns the exit code. */
 export async function main(
   argv: string[],
-  io: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin },
+  given: Io = { out: (s) => process.stdout.write(s), err: (s) => process.stderr.write(s), stdin: readStdin },
 ): Promise<number> {
-  if (argv[0] === "mcp") return mcp(argv.slice(1), io);
-  if (argv[0] === "kernel") return kernel(argv.slice(1), io);
+  if (argv[0] === "mcp") return mcp(argv.slice(1), given);
+  if (argv[0] === "kernel") return kernel(argv.slice(1), given);
+  let io = given;
   try {
     const args = parseArgs(argv);
+    // -s/--silent: nothing is written but a fixed stdin's text (below) and usage errors; the exit code tells.
+    if (args.quiet === "silent") io = { ...given, out: () => {}, err: () => {} };
     const machine = machineOf(args);
     let all: JsonDiagnostic[] = [];
     let baseline: BaselineOutcome | null = null;
     const problemsShown = new Set<string>();
     let fixedCount = 0;
     const diffs: string[] = [];
-    const textMode = { fix: args.fix, unsafe: args.unsafeFixes };
+    const textMode = { fix: args.fix, unsafe: args.unsafeFixes, quiet: args.quiet !== "" };
     const resolveOptions = optionsResolver({}, "filesystemFirst", args.flags); // once per folder
     let cache: ResultCache | null = null;
     const memo = writerMemoOf(() => cache);
@@ -1356,6 +1422,11 @@ export async function main(
       await initEngine();
       let text = await io.stdin();
       if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+      // --force-exclude with an excluded --stdin-filename: nothing to report (with --fix, the text as it came).
+      if (args.forceExclude && exclusionOf(args, resolveOptions).why(name, false, dirname(name))) {
+        if (args.fix) given.out(text);
+        return 0;
+      }
       const kind = manifestKindOf(name);
       const mode = fixModeOf(args);
       const r = name.endsWith(".ipynb")
@@ -1367,16 +1438,16 @@ export async function main(
       fixedCount += r.applied;
       if (args.diff) {
         if (r.fixed !== null) io.out(unifiedDiff(name, text, r.fixed));
-        io.err(diffSummary(fixedCount, all, args));
+        if (!textMode.quiet) io.err(diffSummary(fixedCount, all, args));
         return fixedCount > 0 ? 1 : 0;
       }
       const checked = r.fixed ?? text;
       baseline = baselineStep(all, [name], args, resolveOptions, (f) => (f === name ? checked : null));
       if (baseline) all = baseline.shown;
       if (args.fix) {
-        io.out(checked);
+        given.out(checked);
         if (all.length) io.err(formatText(all, fixedCount, textMode));
-        if (baseline) io.err(baselineSummary(baseline, (p) => plain(displayName(p))));
+        if (baseline && !textMode.quiet) io.err(baselineSummary(baseline, (p) => plain(displayName(p))));
         return exitCodeOf(all, args);
       }
     } else {
@@ -1386,7 +1457,8 @@ export async function main(
       for (const c of args.paths.filter(isConfig)) optionsFor(resolve(c));
       const files = collectFiles(
         args.paths.filter((p) => !isConfig(p)),
-        io.err,
+        textMode.quiet ? () => {} : io.err,
+        exclusionOf(args, resolveOptions),
       );
       cache = openCache(args, io.err);
       const run = await checkFiles(files, args, argv, optionsFor, cache, memo);
@@ -1419,7 +1491,7 @@ export async function main(
     if (args.diff) {
       // Ruff's --diff: the diff on stdout, what it would fix on stderr; exit 1 when there is a fix.
       io.out(diffs.join(""));
-      io.err(diffSummary(fixedCount, all, args));
+      if (!textMode.quiet) io.err(diffSummary(fixedCount, all, args));
       return fixedCount > 0 ? 1 : 0;
     }
     const shown = all;
@@ -1431,20 +1503,51 @@ export async function main(
     }[args.format];
     io.out(render());
     // The baseline's line: after the text report's summary, on stderr for the machine-read formats.
-    if (baseline) (args.format === "text" ? io.out : io.err)(baselineSummary(baseline, (p) => plain(displayName(p))));
+    if (baseline && !textMode.quiet)
+      (args.format === "text" ? io.out : io.err)(baselineSummary(baseline, (p) => plain(displayName(p))));
     return exitCodeOf(all, args);
   } catch (e) {
     if (e instanceof UsageError) {
       if (e.message === USAGE || e.message === VERSION) {
-        io.out(e.message + "\n");
+        given.out(e.message + "\n");
         return 0;
       }
-      io.err(`gpu-pilot: ${plain(e.message)}\n${e.withUsage ? `${USAGE}\n` : ""}`);
+      given.err(`gpu-pilot: ${plain(e.message)}\n${e.withUsage ? `${USAGE}\n` : ""}`);
       return 2;
     }
-    io.err(`gpu-pilot: internal error: ${e instanceof Error ? e.stack : String(e)}\n`);
+    given.err(`gpu-pilot: internal error: ${e instanceof Error ? e.stack : String(e)}\n`);
     return 2;
   }
+}
+
+/**
+ * What the run's folder walk leaves out: each pyproject.toml's `exclude`/`extend-exclude` (or the
+ * defaults), `--extend-exclude` (patterns relative to the working folder), and, unless
+ * `--no-respect-gitignore` or the pyproject's `respect-gitignore = false`, what `.gitignore` files
+ * ignore (exclude.ts).
+ */
+function exclusionOf(
+  args: CliArgs,
+  resolveOptions: Pick<OptionsResolver, "excludedBy" | "respectsGitignore">,
+): Exclusion {
+  const gitignore = new GitignoreFilter();
+  const cwd = process.cwd();
+  // --extend-exclude's patterns are relative to the working folder; for a tree outside it, to the
+  // folder named on the command line (a pattern without a `/` matches at any depth either way).
+  const extraFor = new Map<string, ExcludeSettings>();
+  const extra = (path: string, base: string): ExcludeSettings => {
+    const at = path.startsWith(cwd + sep) ? cwd : base;
+    let s = extraFor.get(at);
+    if (!s) extraFor.set(at, (s = { file: join(at, PYPROJECT), exclude: [], extendExclude: args.extendExclude }));
+    return s;
+  };
+  return {
+    force: args.forceExclude,
+    why: (path, isDir, base) =>
+      resolveOptions.excludedBy(path, isDir, base) ??
+      (args.extendExclude.length ? excludedBy(extra(path, base), path, isDir) : null) ??
+      ((args.respectGitignore ?? resolveOptions.respectsGitignore(path)) ? gitignore.ignoredBy(path, isDir) : null),
+  };
 }
 
 /**

@@ -14,6 +14,7 @@ import { minimatch } from "minimatch";
 import type { Severity } from "./types";
 import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
 import { RULES } from "./rules/index";
+import { MAX_PATTERNS } from "./exclude";
 
 /** The `[tool.gpu-pilot]` table, validated. Keys are kebab-case as in pyproject. */
 export interface ProjectConfig {
@@ -52,6 +53,15 @@ export interface ProjectConfig {
    * as hints in the editor.
    */
   baseline?: string;
+  /**
+   * `exclude = ["third_party", "gen/*.py"]`: gitignore-style patterns (relative to the pyproject.toml's
+   * folder) of files and folders not to check; replaces exclude.ts `DEFAULT_EXCLUDE`, as Ruff's `exclude`.
+   */
+  exclude?: string[];
+  /** `extend-exclude = [...]`: patterns excluded in addition to `exclude` (or the defaults), as Ruff's. */
+  extendExclude?: string[];
+  /** `respect-gitignore = false`: the CLI's folder walk also checks files the work tree's `.gitignore` files ignore (default true, as Ruff's). */
+  respectGitignore?: boolean;
 }
 
 /** The largest `gpus` accepted (a bound, as the CLI's `--gpus`). */
@@ -235,6 +245,23 @@ function ruleCodes(problems: ProblemList, key: string, v: unknown): string[] | u
   return v as string[];
 }
 
+/**
+ * An `exclude`/`extend-exclude` list: non-empty strings (gitignore-style patterns), at most
+ * exclude.ts `MAX_PATTERNS` of them; undefined (with a problem) when it is not such a list.
+ */
+function patternList(problems: ProblemList, key: string, v: unknown): string[] | undefined {
+  if (!Array.isArray(v) || v.some((p) => typeof p !== "string" || p.trim() === "")) {
+    problems.add(key, `[tool.gpu-pilot] ${key} must be a list of path patterns such as ["third_party", "gen/*.py"]`);
+    return undefined;
+  }
+  if (v.length > MAX_PATTERNS)
+    problems.add(
+      key,
+      `[tool.gpu-pilot] ${key} has ${v.length.toLocaleString("en-US")} patterns; only the first ${MAX_PATTERNS.toLocaleString("en-US")} are used`,
+    );
+  return (v as string[]).slice(0, MAX_PATTERNS);
+}
+
 /** `per-file-ignores`: each glob's codes, checked by {@link ruleCodes}. */
 function perFileIgnoresOf(problems: ProblemList, value: object): Record<string, string[]> {
   const out: Record<string, string[]> = {};
@@ -312,6 +339,17 @@ function setConfigKey(config: ProjectConfig, problems: ProblemList, file: string
         );
       else config.baseline = resolve(dirname(file), value);
       break;
+    case "exclude":
+    case "extend-exclude": {
+      const list = patternList(problems, key, value);
+      if (list && key === "exclude") config.exclude = list;
+      else if (list) config.extendExclude = list;
+      break;
+    }
+    case "respect-gitignore":
+      if (typeof value !== "boolean") problems.add(key, "[tool.gpu-pilot] respect-gitignore must be true or false");
+      else config.respectGitignore = value;
+      break;
     case "eager-init-modules":
       if (!Array.isArray(value) || value.some((m) => typeof m !== "string"))
         problems.add(key, "[tool.gpu-pilot] eager-init-modules must be a list of module names");
@@ -320,7 +358,7 @@ function setConfigKey(config: ProjectConfig, problems: ProblemList, file: string
     default:
       problems.add(
         key,
-        `[tool.gpu-pilot] unknown key "${short(key)}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory, baseline)`,
+        `[tool.gpu-pilot] unknown key "${short(key)}" (known: select, extend-select, ignore, per-file-ignores, severity, eager-init-modules, preview, target-torch, gpus, inventory, baseline, exclude, extend-exclude, respect-gitignore)`,
       );
   }
 }

@@ -47,6 +47,12 @@ export interface LintOptions {
   slurm?: readonly SlurmLaunch[];
   /** Texts over this many KB (UTF-8) are not linted: one information diagnostic says why. 0: no limit; default 2048. */
   maxFileSizeKB?: number;
+  /**
+   * The `[tool.gpu-pilot] exclude`/`extend-exclude` pattern that leaves this file out (exclude.ts
+   * `excludedBy`): nothing is reported, not even GPU000. Set by the editor; the CLI leaves excluded
+   * files out of its folder walk instead.
+   */
+  excluded?: string;
   /** Run every enabled rule even where the text prefilter says none can fire (benchmarks, tests). */
   noPrefilter?: boolean;
   /**
@@ -99,11 +105,11 @@ export interface LintResult {
   fixChecks?: number;
 }
 
-/** The result for a text that is not linted: that of an empty text, plus the GPU000 diagnostic `why`. */
-function notLinted(why: LintDiagnostic): LintResult {
+/** The result for a text that is not linted: that of an empty text, plus the GPU000 diagnostic `why` (none for an excluded file). */
+function notLinted(why: LintDiagnostic | null): LintResult {
   const empty = lintPython("", { maxFileSizeKB: 0 });
   empty.tree?.delete(); // no tree: the server must not keep one for incremental parsing of this text
-  return { ...empty, tree: null, diagnostics: [why] };
+  return { ...empty, tree: null, diagnostics: why ? [why] : [] };
 }
 
 /**
@@ -251,6 +257,7 @@ export function lintPython(
     incremental?: boolean;
   } = {},
 ): LintResult {
+  if (options.excluded) return notLinted(null); // [tool.gpu-pilot] exclude (exclude.ts): not read at all
   // Size and nesting first: a text the parser cannot take gets GPU000 whether or not a rule could
   // fire on it, so the output is the same with and without the prefilter. The editor's nesting scan
   // covers only the lines an edit changed (python/keptText.ts).
@@ -258,8 +265,7 @@ export function lintPython(
   const previous = extra.previous;
   const nesting = !overSize && extra.incremental ? keptNestingScan(text, previous) : null;
   const deep = overSize ? null : nesting ? nesting.problem : nestingProblem(text);
-  const tooLarge = overSize ?? (deep === null ? null : nestingDiagnostic(deep));
-  if (tooLarge) return notLinted(tooLarge);
+  if (overSize || deep !== null) return notLinted(overSize ?? nestingDiagnostic(deep!));
   const machine = options.machine ?? { gpuCount: null, uuids: [] };
   const enabled = RULES.filter(isPythonRule).filter((r) => isRuleOn(r, options));
   const previousProbe = previous?.takeProbe();

@@ -4,7 +4,8 @@
  * `configurationPreference` semantics: `editorFirst` (editor settings win where set),
  * `filesystemFirst` (pyproject wins where present), `editorOnly` (pyproject ignored).
  */
-import { dirname } from "node:path";
+import { dirname, resolve, sep } from "node:path";
+import { excludedBy } from "./exclude";
 import { existsSync, statSync } from "node:fs";
 import {
   findPyproject,
@@ -128,7 +129,11 @@ export function resolveLintOptions(
   roots: readonly string[] = [],
 ): ResolvedOptions {
   const folder = file ? folderFacts(dirname(file), preference, roots) : null;
-  return resolveIn(file, folder, editor, preference, flags);
+  const resolved = resolveIn(file, folder, editor, preference, flags);
+  // Without a pyproject.toml the default exclusions are taken from the workspace folder holding the file.
+  const base = file ? (roots.map((r) => resolve(r)).find((r) => file.startsWith(r + sep)) ?? null) : null;
+  const excluded = file ? excludedBy(folder?.entry?.config ?? null, file, false, base) : null;
+  return excluded ? { ...resolved, excluded } : resolved;
 }
 
 /** What {@link resolveLintOptions} gives. */
@@ -138,6 +143,8 @@ export type ResolvedOptions = {
   pyproject: string | null;
   /** The baseline file the pyproject names (`[tool.gpu-pilot] baseline`, absolute), or null. */
   baseline: string | null;
+  /** The `exclude`/`extend-exclude` pattern that leaves the file out (exclude.ts `excludedBy`); absent when none does. */
+  excluded?: string;
 };
 
 /**
@@ -239,6 +246,9 @@ export function optionsResolver(
       : resolveIn(null, null, editor, preference, flags);
   return Object.assign(resolver, {
     baselineOf: (file: string) => folderOf(file).entry?.config?.baseline ?? null,
+    excludedBy: (path: string, isDir: boolean, fallbackBase: string) =>
+      excludedBy(folderOf(path).entry?.config ?? null, path, isDir, fallbackBase),
+    respectsGitignore: (path: string) => folderOf(path).entry?.config?.respectGitignore !== false,
   });
 }
 
@@ -250,6 +260,14 @@ export function optionsResolver(
  */
 export type OptionsResolver = ((file: string | null) => ResolvedOptions) & {
   baselineOf(file: string): string | null;
+  /**
+   * The `exclude`/`extend-exclude` pattern of the nearest pyproject.toml above `path` (a folder when
+   * `isDir`) that leaves it out, or null (exclude.ts `excludedBy`; without a pyproject.toml the
+   * defaults, relative to `fallbackBase`).
+   */
+  excludedBy(path: string, isDir: boolean, fallbackBase: string): string | null;
+  /** Whether the folder walk skips what `.gitignore` files ignore at `path` (`respect-gitignore`, default true). */
+  respectsGitignore(path: string): boolean;
 };
 
 function resolveIn(

@@ -96,6 +96,7 @@ export class ServerContext {
     const live = inventory.gpus ? { gpuCount: inventory.gpus.length, uuids: inventory.gpus.map((g) => g.uuid) } : null;
     return {
       ...resolved.options,
+      ...(resolved.excluded ? { excluded: resolved.excluded } : {}),
       maxFileSizeKB: settings.maxFileSizeKB,
       machine: live ?? resolved.options.machine ?? { gpuCount: null, uuids: [] },
     };

@@ -293,14 +293,21 @@ test("pre-commit: a commit with a finding in a staged Python file or Dockerfile 
       join(repo, "docker", "Dockerfile.gpu"),
       'FROM pytorch/pytorch:latest\nENV CUDA_VISIBLE_DEVICES=1\nCMD ["python", "train.py"]\n',
     );
-    writeFileSync(join(repo, "pyproject.toml"), '[project]\nname = "x"\n\n[tool.gpu-pilot]\nselect = ["GPU0"]\n');
-    g("add", "train.py", "docker/Dockerfile.gpu", "pyproject.toml");
+    writeFileSync(
+      join(repo, "pyproject.toml"),
+      '[project]\nname = "x"\n\n[tool.gpu-pilot]\nselect = ["GPU0"]\nextend-exclude = ["third_party"]\n',
+    );
+    // A vendored file the project excludes: pre-commit names it, the hook's --force-exclude leaves it out.
+    mkdirSync(join(repo, "third_party"));
+    writeFileSync(join(repo, "third_party", "vendored.py"), BAD);
+    g("add", "train.py", "docker/Dockerfile.gpu", "pyproject.toml", "third_party/vendored.py");
     const failed = run("git", ["commit", "-m", "bad"], repo, 300_000);
     assert.equal(failed.status, 1, show(failed));
     const out = failed.stdout + failed.stderr;
     assert.match(out, /^train\.py:4:1: error GPU001 /m, out);
     assert.match(out, /^docker\/Dockerfile\.gpu:2:5: warning GPU019 /m, out);
     assert.doesNotMatch(out, /pyproject\.toml:\d/, out);
+    assert.doesNotMatch(out, /third_party/, out);
     writeFileSync(join(repo, "train.py"), CLEAN);
     writeFileSync(join(repo, "docker", "Dockerfile.gpu"), 'FROM pytorch/pytorch:latest\nCMD ["python", "train.py"]\n');
     g("add", "train.py", "docker/Dockerfile.gpu");

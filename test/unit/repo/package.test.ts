@@ -17,7 +17,9 @@ import { ROOT } from "../support/root";
 const RULE_CODES = Object.keys(
   JSON.parse(readFileSync(join(ROOT, "test", "rule-names.json"), "utf8")) as Record<string, string>,
 ).filter((k) => /^GPU\d{3}$/.test(k));
-const MAX_VSIX_BYTES = 1.75 * 1024 * 1024;
+// 1.8 MiB since 2026-12-06: the `ignore` matcher ([tool.gpu-pilot] exclude, .gitignore) in server.js and cli.js took the .vsix
+// from about 1.745 to 1.755 MiB (BENCHMARKS.md, ".vsix size").
+const MAX_VSIX_BYTES = 1.8 * 1024 * 1024;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- package.json is untyped JSON */
 const pkg: any = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
@@ -69,7 +71,7 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test("npm run package builds a .vsix of at most 1.75 MiB", () => {
+test("npm run package builds a .vsix of at most 1.8 MiB", () => {
   assert.equal(pack.status, 0, pack.output.slice(-3000));
   assert.ok(existsSync(vsix), "no .vsix written");
   const size = statSync(vsix).size;
@@ -457,7 +459,8 @@ test("the gpu-pilot bin runs the CLI of an installed package (no sources: no bui
   const hook = hooks.find((h) => h.id === "gpu-pilot");
   assert.ok(hook);
   assert.equal(hook.language, "node");
-  assert.equal(hook.entry, "gpu-pilot check");
+  // --force-exclude: pre-commit names each staged file, and [tool.gpu-pilot] exclude must still hold (as ruff-pre-commit).
+  assert.equal(hook.entry, "gpu-pilot check --force-exclude");
   // Every kind of file the rules read (Python's `re` and JavaScript's agree on this pattern).
   const files = new RegExp(hook.files);
   for (const f of [

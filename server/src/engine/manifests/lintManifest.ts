@@ -48,6 +48,7 @@ export function lintManifest(
   options: LintOptions = {},
   extra: { previous?: YamlParse; file?: string | null } = {},
 ): ManifestLintResult {
+  if (options.excluded) return { diagnostics: [], ruleFailures: [] }; // exclude.ts: the project leaves it out
   const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
   // A shell script is a job script only with an `#SBATCH` line; any other is read only for its

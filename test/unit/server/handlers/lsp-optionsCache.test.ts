@@ -57,3 +57,22 @@ test("options are kept per document until a watched file changes", async () => {
     [],
   );
 });
+
+test("a document its pyproject excludes (extend-exclude) is published with no diagnostics; a watched pyproject change brings them back", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gpu-pilot-exclude-"));
+  const pyproject = join(dir, "pyproject.toml");
+  writeFileSync(pyproject, '[tool.gpu-pilot]\nextend-exclude = ["third_party"]\n');
+  const vendored = pathToFileURL(join(dir, "third_party", "lib.py")).href;
+  const own = pathToFileURL(join(dir, "train.py")).href;
+  for (const uri of [vendored, own])
+    await conn.sendNotification(DidOpenTextDocumentNotification.type, {
+      textDocument: { uri, languageId: "python", version: 1, text: LATE },
+    });
+  await lsp.diagnosticsFor(own, (d) => codes(d).includes("GPU001"));
+  assert.deepEqual(await lsp.diagnosticsFor(vendored, () => true), []);
+  writeFileSync(pyproject, "[tool.gpu-pilot]\n");
+  await conn.sendNotification(DidChangeWatchedFilesNotification.type, {
+    changes: [{ uri: pathToFileURL(pyproject).href, type: FileChangeType.Changed }],
+  });
+  await lsp.diagnosticsFor(vendored, (d) => codes(d).includes("GPU001"));
+});
