@@ -3,31 +3,7 @@ import { freezesVariable } from "../python/timeline";
 import { nodeRange, type InitEvent } from "../python/events";
 import { stringValue, type SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
-
-/**
- * Ultralytics' model classes (the `ultralytics` package's exports). Each one's `predict`, `train`,
- * `val`, `track`, `benchmark`, `export` and `tune`, and a call of the model itself (`model(src)` is
- * `predict`), pass `device=` to `select_device`.
- */
-const MODEL_CLASSES: ReadonlySet<string> = new Set(["YOLO", "YOLOWorld", "YOLOE", "RTDETR", "SAM", "FastSAM", "NAS"]);
-const DEVICE_METHODS: ReadonlySet<string> = new Set([
-  "predict",
-  "train",
-  "val",
-  "track",
-  "benchmark",
-  "export",
-  "tune",
-]);
-
-/**
- * How Ultralytics applies `device=N` (read in ultralytics/ultralytics @ 0009995d90,
- * `ultralytics/utils/torch_utils.py`, `select_device`): `os.environ["CUDA_VISIBLE_DEVICES"] = device
- * # set environment variable - must be before assert is_available()`, then `arg = "cuda:0"`, i.e. it
- * selects GPU N by hiding the others and using the first visible one. YOLOv5's `select_device` does
- * the same (ultralytics/yolov5 @ 5081342f04, utils/torch_utils.py:117).
- */
-export const SELECT_DEVICE_SOURCE = "ultralytics/utils/torch_utils.py select_device";
+import { DEVICE_METHODS, MODEL_CLASSES, SELECT_DEVICE_SOURCE } from "./shared/ultralytics";
 
 /** The single GPU ordinal a `device=` value names when it is a literal (`2`, `"2"`, `"cuda:2"`), or null. */
 export function literalOrdinal(node: SyntaxNode | null | undefined): number | null {

@@ -48,6 +48,7 @@ import { rule as GPU045 } from "./GPU045-shell-visible-id-not-on-this-machine";
 import { rule as GPU046 } from "./GPU046-ultralytics-device-after-cuda-init";
 import { rule as GPU047 } from "./GPU047-visible-devices-after-child-start";
 import { rule as GPU048 } from "./GPU048-notebook-launcher-after-cuda-init";
+import { rule as GPU049 } from "./GPU049-visible-devices-per-thread";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -98,6 +99,7 @@ export const RULES: readonly Rule[] = [
   GPU046,
   GPU047,
   GPU048,
+  GPU049,
 ];
 
 /** The rule with this code, or undefined. */

@@ -123,3 +123,8 @@ export function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode, facts: Chil
   }
   return lo < starts.length && starts[lo] < end;
 }
+
+/** Whether `node` holds a call that starts a child process ({@link CHILD_PROCESS}), nested functions included. */
+export function startsChildWithin(ctx: RuleContext, node: SyntaxNode): boolean {
+  return node.descendantsOfType("call").some((c) => !!c && CHILD_PROCESS.has(calleePath(ctx.model, c) ?? ""));
+}
