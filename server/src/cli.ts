@@ -365,6 +365,11 @@ function parseArgs(argv: string[]): CliArgs {
         a.paths.push(...rest.slice(i + 1));
         i = rest.length;
         break;
+      case "--exclude":
+        // Ruff's --exclude replaces its exclusions for one run; here the pyproject's `exclude` does that.
+        throw new UsageError(
+          "--exclude is not an option: use --extend-exclude PATTERNS, or exclude = [...] under [tool.gpu-pilot] in pyproject.toml to replace the default exclusions",
+        );
       default:
         if (arg.startsWith("-") && arg !== "-") throw new UsageError(`unknown option "${arg}"`, true);
         a.paths.push(arg);

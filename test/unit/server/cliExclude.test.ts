@@ -121,6 +121,9 @@ test("-q prints the findings without the summary; -s prints nothing; the exit co
   const clean = await cli(["check", "--no-cache", "-q", join(dir, "nothing-here.py")]);
   assert.equal(clean.code, 2, "a usage error still speaks under -q");
   assert.match(clean.err, /no such file or folder/);
+  const exclude = await cli(["check", "--exclude", "gen", file]);
+  assert.equal(exclude.code, 2);
+  assert.match(exclude.err, /--exclude is not an option: use --extend-exclude PATTERNS, or exclude = \[\.\.\.\]/);
   const json = await cli(["check", "--no-cache", "--output-format", "json", file]);
   assert.equal((JSON.parse(json.out) as unknown[]).length, 1);
 });
