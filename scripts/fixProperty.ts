@@ -46,6 +46,7 @@ import { DEFAULT_MAX_FILE_SIZE_KB } from "../server/src/engine/limits";
 import { applyEdits } from "../server/src/engine/fixes";
 import type { TextEdit } from "../server/src/engine/types";
 import type { Rule } from "../server/src/engine/rule";
+import { DEFAULT_EXCLUDE } from "../server/src/engine/exclude";
 
 /** One broken property: the file, which property (see the top of this file) and what happened. */
 export interface Violation {
@@ -76,20 +77,8 @@ interface Spot {
   edits: Array<TextEdit & { cell: number }>;
 }
 
-/** The folders the CLI skips (cli.ts SKIP_DIRS), so that the property covers the files `check --fix` would touch. */
-const SKIP_DIRS = new Set([
-  "node_modules",
-  "__pycache__",
-  ".git",
-  ".hg",
-  ".venv",
-  "venv",
-  ".tox",
-  ".mypy_cache",
-  ".ruff_cache",
-  "site-packages",
-  ".ipynb_checkpoints",
-]);
+/** The folders the CLI's walk skips by default (exclude.ts), so that the property covers the files `check --fix` would touch. */
+const SKIP_DIRS: ReadonlySet<string> = new Set(DEFAULT_EXCLUDE);
 
 /** .py, .ipynb and manifest files under `paths` (files kept as given), sorted, hidden folders skipped as the CLI does. */
 export function collectFiles(paths: string[]): string[] {

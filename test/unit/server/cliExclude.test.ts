@@ -8,18 +8,7 @@ import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { main } from "../../../server/src/cli";
-
-async function cli(argv: string[], stdin = ""): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main(argv, {
-    out: (s) => void (out += s),
-    err: (s) => void (err += s),
-    stdin: () => Promise.resolve(stdin),
-  });
-  return { code, out, err };
-}
+import { runCli as cli } from "../support/cliRun";
 
 const LATE = "import torch\nimport os\ntorch.cuda.init()\nos.environ['CUDA_VISIBLE_DEVICES'] = '1'\n";
 

@@ -10,11 +10,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { DidOpenTextDocumentNotification } from "vscode-languageserver-protocol/node";
-import { main } from "../../../../server/src/cli";
 import { initEngine, lintPython } from "../../../../server/src/engine/lint";
 import { lintManifest } from "../../../../server/src/engine/manifests/lintManifest";
 import { escapeControls, hasControls } from "../../../../common/src/text/controls";
 import { useLanguageServer } from "../../support/lspHarness";
+import { runCli as cli } from "../../support/cliRun";
 
 const ESC = "\x1b";
 /** Starts with a letter: CUDA reads an entry's leading digits ("0<newline>..." would be a valid 0), so this value hides every GPU and GPU003 quotes it. */
@@ -69,18 +69,6 @@ test("engine: every message, related message and fix title of Python and manifes
     gpu003.message,
   );
 });
-
-/** Runs the CLI in-process; returns its exit code, stdout and stderr. */
-async function cli(argv: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main(argv, {
-    out: (s) => void (out += s),
-    err: (s) => void (err += s),
-    stdin: () => Promise.resolve(""),
-  });
-  return { code, out, err };
-}
 
 test("CLI: text, github, sarif and json carry no raw control characters, even from a file name with a newline and ESC", async () => {
   const dir = mkdtempSync(join(tmpdir(), "gp-cc-"));
