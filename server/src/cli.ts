@@ -9,7 +9,7 @@
  * and hint findings do not fail a run; --fail-level changes it, --exit-zero never fails), 1 findings
  * at or above it, 2 bad usage, an unreadable path or a broken file (message on stderr).
  */
-import { readFileSync, readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
+import { readdirSync, realpathSync, statSync, type Dirent, type Stats } from "node:fs";
 import { join, resolve, extname, relative, sep, dirname, basename, isAbsolute } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
@@ -31,9 +31,16 @@ import { RULES } from "./engine/rules/index";
 import { lintManifest, fixAllManifest, manifestKindOf, type ManifestKind } from "./engine/manifests/lintManifest";
 import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../common/src/nvidiaSmi/parse";
+import { QUERY_GPU_ARGS, runNvidiaSmi } from "../../common/src/gpu/nvidiaSmi";
 import { ownProjectLinks, ruleDocsWebUrl } from "./docsUrl";
 import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE, sizeOverLimit, sourceReadCap } from "./engine/limits";
-import { readWorkspaceFile, replaceFile, fileKind, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
+import {
+  readWorkspaceFile,
+  readWorkspaceText,
+  replaceFile,
+  fileKind,
+  SOURCE_MAX_BYTES,
+} from "../../common/src/fs/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
 import { escapeControls as plain } from "../../common/src/text/controls";
 import { createTwoFilesPatch } from "diff";
@@ -94,7 +101,7 @@ options:
                           out and the entries that no longer match
   --write-baseline FILE   write this run's findings to FILE (JSON, paths relative to its folder) and
                           report none; entries of files the run did not check are kept
-  --gpus N                the machine has N GPUs (enables GPU017)
+  --gpus N                the machine has N GPUs (enables GPU017); auto: ask this machine's nvidia-smi
   --inventory FILE        nvidia-smi --query-gpu=index,uuid,... CSV of the machine (enables GPU017)
   --max-file-size-kb N    report a file whose code is over N KB as not linted (GPU000) instead of linting it (default 2048; 0: no limit)
 exit codes: 0 no finding at or above the fail level, 1 findings at or above it, 2 bad usage or unreadable input`;
@@ -143,7 +150,8 @@ interface CliArgs {
   /** Findings at least this severe make the exit code 1. */
   failLevel: Severity;
   stdinFilename: string | null;
-  gpus: number | null;
+  /** `--gpus N`, or `--gpus auto` (ask this machine's nvidia-smi: {@link resolveMachine}). */
+  gpus: number | "auto" | null;
   inventory: string | null;
   maxFileSizeKB: number;
   statistics: boolean;
@@ -344,8 +352,12 @@ function parseArgs(argv: string[]): CliArgs {
         break;
       case "--gpus": {
         const v = value();
+        if (v === "auto") {
+          a.gpus = "auto";
+          break;
+        }
         if (!/^\d{1,4}$/.test(v) || Number(v) > MAX_GPUS)
-          throw new UsageError(`--gpus must be a whole number from 0 to ${MAX_GPUS}, not "${v}"`);
+          throw new UsageError(`--gpus must be a whole number from 0 to ${MAX_GPUS} or auto, not "${v}"`);
         a.gpus = Number(v);
         break;
       }
@@ -833,20 +845,38 @@ export function formatGithub(all: JsonDiagnostic[]): string {
 /** The machine facts from --gpus / --inventory. */
 function machineOf(a: CliArgs): NonNullable<LintOptions["machine"]> {
   if (a.inventory) {
-    let csv: string;
-    try {
-      csv = readFileSync(a.inventory, "utf8");
-    } catch (e) {
-      throw new UsageError(`cannot read inventory ${a.inventory}: ${(e as Error).message}`);
-    }
-    const parsed = parseQueryGpu(csv);
+    // Through the safe reader, as every file the CLI reads: a regular file of at most 1 MiB (a FIFO
+    // or a link to /dev/zero is refused without blocking).
+    const read = readWorkspaceText(a.inventory, 1024 * 1024);
+    if (!("text" in read)) throw new UsageError(`cannot read inventory ${a.inventory}: ${read.reason}`);
+    const parsed = parseQueryGpu(read.text);
     if (parsed.rows.length === 0)
       throw new UsageError(
         `inventory ${a.inventory} has no GPU lines: expected \`nvidia-smi --query-gpu=index,uuid,name,pci.bus_id,... --format=csv,noheader,nounits\` output${parsed.problems[0] ? ` (line ${parsed.problems[0].line}: ${parsed.problems[0].reason})` : ""}`,
       );
     return { gpuCount: parsed.rows.length, uuids: parsed.rows.map((g) => g.uuid) };
   }
-  if (a.gpus !== null) return { gpuCount: a.gpus, uuids: [] };
+  if (typeof a.gpus === "number") return { gpuCount: a.gpus, uuids: [] };
+  return { gpuCount: null, uuids: [] };
+}
+
+/** How long `--gpus auto` waits for nvidia-smi (it answers in well under a second on a working driver), ms. */
+const AUTO_GPUS_TIMEOUT_MS = 10_000;
+
+/**
+ * The machine of a run: {@link machineOf}, except that `--gpus auto` asks this machine's nvidia-smi
+ * (`--query-gpu=...`, found on PATH, at most {@link AUTO_GPUS_TIMEOUT_MS} ms, output capped: the
+ * runner of common/src/gpu/nvidiaSmi.ts): its GPUs and their UUIDs, as the editor gets them. Without
+ * a working nvidia-smi (a CI runner with no GPU) the machine stays unknown and `note` says why: the
+ * machine checks stay off rather than fail the run.
+ */
+async function resolveMachine(a: CliArgs, note: (s: string) => void): Promise<NonNullable<LintOptions["machine"]>> {
+  if (a.gpus !== "auto") return machineOf(a);
+  const r = await runNvidiaSmi("nvidia-smi", QUERY_GPU_ARGS, { timeoutMs: AUTO_GPUS_TIMEOUT_MS });
+  const rows = r.kind === "ok" ? parseQueryGpu(r.stdout).rows : [];
+  if (rows.length) return { gpuCount: rows.length, uuids: rows.map((g) => g.uuid) };
+  const why = r.kind === "ok" ? "nvidia-smi listed no GPU" : r.message;
+  note(`gpu-pilot: --gpus auto: ${why}; the checks that need the machine's GPUs (GPU017, GPU040, GPU045) stay off\n`);
   return { gpuCount: null, uuids: [] };
 }
 
@@ -1086,6 +1116,7 @@ interface WorkerReply {
 function checkInWorkers(
   files: Target[],
   argv: string[],
+  machine: NonNullable<LintOptions["machine"]>,
   n: number,
   cached: boolean,
   optionsFor: (file: string) => LintOptions,
@@ -1119,7 +1150,7 @@ function checkInWorkers(
       void worker?.terminate();
     };
     for (let i = 0; i < n; i++) {
-      const worker = new Worker(__filename, { workerData: { gpuPilotCliWorker: true, argv, cached } });
+      const worker = new Worker(__filename, { workerData: { gpuPilotCliWorker: true, argv, cached, machine } });
       workers.push(worker);
       worker.on("message", (m: WorkerReply) => {
         if (m.error !== undefined) return fail(m.usage ? new UsageError(m.error) : new Error(m.error), worker);
@@ -1210,9 +1241,8 @@ function writerMemoOf(cache: () => ResultCache | null): WriterScanMemo {
 }
 
 /** The worker side of {@link checkInWorkers}. */
-async function runWorker(argv: string[], cached: boolean): Promise<void> {
+async function runWorker(argv: string[], cached: boolean, machine: NonNullable<LintOptions["machine"]>): Promise<void> {
   const args = parseArgs(argv);
-  const machine = machineOf(args);
   await initEngine();
   const resolveOptions = optionsResolver({}, "filesystemFirst", args.flags); // once per folder
   const project = new ProjectIndex();
@@ -1317,6 +1347,7 @@ async function checkFiles(
   files: Target[],
   args: CliArgs,
   argv: string[],
+  machine: NonNullable<LintOptions["machine"]>,
   optionsFor: (file: string) => LintOptions,
   cache: ResultCache | null,
   memo?: WriterScanMemo,
@@ -1343,7 +1374,7 @@ async function checkFiles(
   let scan: ScanCounts | undefined;
   const checked =
     workers > 1
-      ? await checkInWorkers(toCheck, argv, workers, !!cache, optionsFor, memo, (c) => (scan = c))
+      ? await checkInWorkers(toCheck, argv, machine, workers, !!cache, optionsFor, memo, (c) => (scan = c))
       : toCheck.map((f) => checkPath(f, args, optionsFor, !!cache));
   let parsed = 0;
   checked.forEach((r, k) => {
@@ -1393,7 +1424,7 @@ export async function main(
     const args = parseArgs(argv);
     // -s/--silent: nothing is written but a fixed stdin's text (below) and usage errors; the exit code tells.
     if (args.quiet === "silent") io = { ...given, out: () => {}, err: () => {} };
-    const machine = machineOf(args);
+    const machine = await resolveMachine(args, io.err);
     let all: JsonDiagnostic[] = [];
     let baseline: BaselineOutcome | null = null;
     const problemsShown = new Set<string>();
@@ -1466,7 +1497,7 @@ export async function main(
         exclusionOf(args, resolveOptions),
       );
       cache = openCache(args, io.err);
-      const run = await checkFiles(files, args, argv, optionsFor, cache, memo);
+      const run = await checkFiles(files, args, argv, machine, optionsFor, cache, memo);
       for (const r of run.results) {
         fixedCount += r.applied;
         if (r.diff) diffs.push(r.diff);
@@ -1606,8 +1637,8 @@ async function kernel(argv: string[], io: Io): Promise<number> {
 }
 
 if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpuPilotCliWorker) {
-  const data = workerData as { argv: string[]; cached: boolean };
-  void runWorker(data.argv, data.cached);
+  const data = workerData as { argv: string[]; cached: boolean; machine: NonNullable<LintOptions["machine"]> };
+  void runWorker(data.argv, data.cached, data.machine);
 } else if (require.main === module) {
   runAsCommand(process.argv.slice(2));
 }

@@ -102,3 +102,38 @@ test("GPU017 and GPU040 fire from [tool.gpu-pilot] gpus alone; --gpus and --inve
   assert.match(bad.err, /pyproject\.toml:2: \[tool\.gpu-pilot\] gpus must be a whole number/);
   assert.deepEqual(bad.out, []);
 });
+
+test("--gpus auto asks this machine's nvidia-smi (the fake on PATH replays the 2 x H200 capture); without one the machine stays unknown and a note says so", async () => {
+  const dir = project("[tool.gpu-pilot]\n");
+  const saved = process.env.PATH;
+  try {
+    process.env.PATH = `${join(ROOT, "test", "fixtures", "bin")}:${saved}`;
+    const auto = await check(["--select", "GPU017,GPU040", "--gpus", "auto", dir]);
+    assert.deepEqual(auto.out.map((d) => d.code).sort(), ["GPU017", "GPU040"], auto.err);
+    assert.match(auto.out.find((d) => d.code === "GPU017")!.message, /\(2 GPUs: 0\.\.1\)/);
+    assert.equal(auto.err, "");
+    // With workers (200 files or more) the machine reaches them too: GPU017 in the same file.
+    for (let i = 0; i < 200; i++) writeFileSync(join(dir, `m${i}.py`), "x = 1\n");
+    const many = await check(["--select", "GPU017", "--gpus", "auto", "--statistics", dir]);
+    assert.deepEqual(
+      many.out.map((d) => d.code),
+      ["GPU017"],
+      many.err,
+    );
+    assert.match(many.err, /[2-4] workers/);
+    // No nvidia-smi on PATH (a CI runner without GPUs): a note, no machine checks, no failure.
+    process.env.PATH = mkdtempSync(join(tmpdir(), "gp-nopath-"));
+    const none = await check(["--select", "GPU017,GPU040", "--gpus", "auto", join(dir, "t.py")]);
+    assert.deepEqual(none.out, []);
+    assert.equal(none.code, 0);
+    assert.match(
+      none.err,
+      /^gpu-pilot: --gpus auto: .*nvidia-smi.*; the checks that need the machine's GPUs \(GPU017, GPU040, GPU045\) stay off\n$/,
+    );
+  } finally {
+    process.env.PATH = saved;
+  }
+  const bad = await check(["--gpus", "many", dir]);
+  assert.equal(bad.code, 2);
+  assert.match(bad.err, /--gpus must be a whole number from 0 to 4096 or auto, not "many"/);
+});
