@@ -1496,6 +1496,11 @@ export async function main(
         textMode.quiet ? () => {} : io.err,
         exclusionOf(args, resolveOptions),
       );
+      // As Ruff's "No Python files found under the given path(s)": a run that checked nothing says so.
+      if (files.length === 0 && !textMode.quiet)
+        io.err(
+          "gpu-pilot: no file to check under the given paths (none of the kinds GPU Pilot reads, or every one excluded)\n",
+        );
       cache = openCache(args, io.err);
       const run = await checkFiles(files, args, argv, machine, optionsFor, cache, memo);
       for (const r of run.results) {

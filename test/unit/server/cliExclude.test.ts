@@ -83,6 +83,12 @@ test("a path named on the command line is checked even when excluded (a folder w
   assert.deepEqual(await checked(dir, join(dir, "third_party")), ["third_party/lib/vendored.py"]);
   assert.deepEqual(await checked(dir, "--force-exclude", vendored, join(dir, "src", "train.py")), ["src/train.py"]);
   assert.deepEqual(await checked(dir, "--force-exclude", join(dir, "third_party")), []);
+  const nothing = await cli(["check", "--force-exclude", vendored]);
+  assert.deepEqual([nothing.code, nothing.out], [0, "All checks passed!\n"]);
+  assert.match(
+    nothing.err,
+    /^gpu-pilot: no file to check under the given paths \(none of the kinds GPU Pilot reads, or every one excluded\)\n/,
+  );
   // --stdin-filename naming an excluded file: nothing reported; with --fix the text comes back as it was.
   const stdin = await cli(["check", "--force-exclude", "--fix", "--stdin-filename", vendored], LATE);
   assert.equal(stdin.code, 0, stdin.err);
