@@ -506,7 +506,10 @@ function collectFiles(paths: string[], note: (s: string) => void, exclusion: Exc
       throw new UsageError(`no such file or folder: ${p}`);
     }
     // A path named on the command line is checked whole unless --force-exclude leaves it out.
-    const named = exclusion.why(abs, st.isDirectory(), dirname(abs));
+    // Without a pyproject.toml the defaults apply below the working folder (pre-commit's repository
+    // root), else below the named path's folder.
+    const cwd = process.cwd();
+    const named = exclusion.why(abs, st.isDirectory(), abs.startsWith(cwd + sep) ? cwd : dirname(abs));
     if (named && exclusion.force) continue;
     // Below a folder named on the command line that is itself excluded, only the default folders
     // (venv, node_modules, ...) are left out, by name: the project's patterns and .gitignore files

@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { runCli as cli } from "../support/cliRun";
@@ -83,6 +83,16 @@ test("a path named on the command line is checked even when excluded (a folder w
   assert.deepEqual(await checked(dir, join(dir, "third_party")), ["third_party/lib/vendored.py"]);
   assert.deepEqual(await checked(dir, "--force-exclude", vendored, join(dir, "src", "train.py")), ["src/train.py"]);
   assert.deepEqual(await checked(dir, "--force-exclude", join(dir, "third_party")), []);
+  // Without a pyproject.toml, a named file in a default folder below the working folder is left out too.
+  const plain = mkdtempSync(join(process.cwd(), ".gp-cli-exclude-"));
+  try {
+    mkdirSync(join(plain, "venv"));
+    writeFileSync(join(plain, "venv", "site.py"), LATE);
+    assert.deepEqual(await checked(plain, "--force-exclude", join(plain, "venv", "site.py")), []);
+    assert.deepEqual(await checked(plain, join(plain, "venv", "site.py")), ["venv/site.py"]);
+  } finally {
+    rmSync(plain, { recursive: true, force: true });
+  }
   const nothing = await cli(["check", "--force-exclude", vendored]);
   assert.deepEqual([nothing.code, nothing.out], [0, "All checks passed!\n"]);
   assert.match(
