@@ -2,7 +2,7 @@ import type { Rule, RuleContext } from "../rule";
 import { STARTUP_VARIABLES } from "../frameworks";
 import { nodeRange, type EnvWriteEvent } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
-import { callArgs, calleePath } from "./shared/py";
+import { callArgs, calleePath, readsAnyName } from "./shared/py";
 import { SUBPROCESS_STARTS } from "./shared/childProcess";
 
 /** Packages whose `Process` class (or a context's `ctx.Process`) starts a child at `.start()`. */
@@ -28,13 +28,6 @@ function loopNames(loop: SyntaxNode): Set<string> {
   };
   visit(loop.childForFieldName("left"));
   return names;
-}
-
-/** Whether `node` reads one of `names`. */
-function reads(node: SyntaxNode | null, names: Set<string>): boolean {
-  if (!node) return false;
-  if (node.type === "identifier") return names.has(node.text);
-  return node.namedChildren.some((c) => reads(c, names));
 }
 
 /** The call of an expression or assignment statement (`p.start()`, `p = Popen(...)`), or null. */
@@ -116,7 +109,7 @@ export const rule: Rule = {
       const block = stmt.parent;
       const loop = block?.type === "block" ? block.parent : null;
       if (loop?.type !== "for_statement" || loop.childForFieldName("body")?.id !== block!.id) continue;
-      if (!reads(w.value, loopNames(loop))) continue;
+      if (!readsAnyName(w.value, loopNames(loop))) continue;
       const body = block!.namedChildren.filter((c): c is SyntaxNode => !!c);
       const before = body.filter((s) => s.startIndex < stmt.startIndex);
       const start = before.find((s) => startsChild(ctx, s, body, usesProcessPackage));

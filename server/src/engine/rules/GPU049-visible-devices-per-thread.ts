@@ -1,7 +1,7 @@
 import type { Rule, RuleContext } from "../rule";
 import { nodeRange } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
-import { callArgs, calleePath, enclosingFunction } from "./shared/py";
+import { callArgs, calleePath, enclosingFunction, readsAnyName } from "./shared/py";
 import { startsChildWithin } from "./shared/childProcess";
 import { DEVICE_METHODS, MODEL_CLASSES, SELECT_DEVICE_SOURCE } from "./shared/ultralytics";
 
@@ -92,18 +92,11 @@ function parameterNames(def: SyntaxNode): Set<string> {
   return names;
 }
 
-/** Whether `node` reads one of `names` (or a name assigned from one in `def`, one step: `gpu = ids[k]`). */
-function readsParameter(node: SyntaxNode | null | undefined, names: ReadonlySet<string>): boolean {
-  if (!node) return false;
-  if (node.type === "identifier") return names.has(node.text);
-  return node.namedChildren.some((c) => readsParameter(c, names));
-}
-
 /** `names` with the local names of `def` assigned from an expression that reads one of them (`gpu = ids[k]`, `gpu, items = job`). */
 function derivedNames(def: SyntaxNode, names: Set<string>): Set<string> {
   const out = new Set(names);
   for (const a of def.descendantsOfType("assignment")) {
-    if (!a || enclosingFunction(a)?.id !== def.id || !readsParameter(a.childForFieldName("right"), out)) continue;
+    if (!a || enclosingFunction(a)?.id !== def.id || !readsAnyName(a.childForFieldName("right"), out)) continue;
     const left = a.childForFieldName("left");
     const targets = left?.type === "identifier" ? [left] : (left?.namedChildren ?? []);
     for (const t of targets) if (t?.type === "identifier") out.add(t.text);
@@ -181,7 +174,7 @@ export const rule: Rule = {
         if (statement.startIndex < def.startIndex || statement.endIndex > def.endIndex) continue;
         if (enclosingFunction(statement)?.id !== def.id) continue;
         const w = writes.find(
-          (x) => x.variable === "CUDA_VISIBLE_DEVICES" && x.form !== "putenv" && readsParameter(x.value, params),
+          (x) => x.variable === "CUDA_VISIBLE_DEVICES" && x.form !== "putenv" && readsAnyName(x.value, params),
         );
         if (w)
           ctx.report({
@@ -191,7 +184,7 @@ export const rule: Rule = {
           });
       }
       for (const device of ultralyticsDevices(ctx, def))
-        if (readsParameter(device, params))
+        if (readsAnyName(device, params))
           ctx.report({
             range: nodeRange(device.parent ?? device),
             message: `Ultralytics applies device=${device.text} by writing CUDA_VISIBLE_DEVICES and then using cuda:0 (${SELECT_DEVICE_SOURCE}), and ${where}: ${shared}, so every thread's model runs on the same GPU, not its own; start a process per GPU with CUDA_VISIBLE_DEVICES set before it starts`,

@@ -358,3 +358,10 @@ export function namesBound(stmt: SyntaxNode): Set<string> {
   });
   return out;
 }
+
+/** Whether `node` reads one of `names`: it is, or holds, an identifier of that name. */
+export function readsAnyName(node: SyntaxNode | null | undefined, names: ReadonlySet<string>): boolean {
+  if (!node) return false;
+  if (node.type === "identifier") return names.has(node.text);
+  return node.namedChildren.some((c) => readsAnyName(c, names));
+}
