@@ -2,8 +2,8 @@ import type { Rule, RuleContext } from "../rule";
 import { freezesVariable } from "../python/timeline";
 import { nodeRange, type InitEvent } from "../python/events";
 import { stringValue, type SyntaxNode } from "../python/parser";
-import { callArgs, calleePath } from "./shared/py";
-import { DEVICE_METHODS, MODEL_CLASSES, SELECT_DEVICE_SOURCE } from "./shared/ultralytics";
+import { callArgs } from "./shared/py";
+import { makesModel, modelCallReceiver, SELECT_DEVICE_SOURCE } from "./shared/ultralytics";
 
 /** The single GPU ordinal a `device=` value names when it is a literal (`2`, `"2"`, `"cuda:2"`), or null. */
 export function literalOrdinal(node: SyntaxNode | null | undefined): number | null {
@@ -15,24 +15,17 @@ export function literalOrdinal(node: SyntaxNode | null | undefined): number | nu
   return m ? Number(m[1]) : null;
 }
 
-/** Whether `call` passes `device=` to Ultralytics: a device method of, or a call of, a name bound to an Ultralytics model. */
+/** Whether `call` passes `device=` to Ultralytics: a device method of, or a call of, a model made in place or bound at module level. */
 function ultralyticsModelCall(ctx: RuleContext, call: SyntaxNode): boolean {
-  const fn = call.childForFieldName("function");
-  let receiver: SyntaxNode | null | undefined = null;
-  if (fn?.type === "attribute" && DEVICE_METHODS.has(fn.childForFieldName("attribute")?.text ?? ""))
-    receiver = fn.childForFieldName("object");
-  else if (fn?.type === "identifier") receiver = fn;
-  if (!receiver) return false;
+  const receiver = modelCallReceiver(call);
   // `YOLO("x.pt").predict(...)` or `model.predict(...)` with `model = YOLO("x.pt")` at module level.
   const made =
-    receiver.type === "call"
+    receiver?.type === "call"
       ? receiver
-      : receiver.type === "identifier"
+      : receiver?.type === "identifier"
         ? ctx.model.valueOf(receiver.text, call.startIndex)
         : null;
-  if (!made || made.type !== "call") return false;
-  const path = calleePath(ctx.model, made);
-  return !!path && path.startsWith("ultralytics.") && MODEL_CLASSES.has(path.split(".").pop()!);
+  return makesModel(ctx.model, made);
 }
 
 /** The first init before timeline position `at` that froze CUDA_VISIBLE_DEVICES, unless the program wrote the variable itself before it. */

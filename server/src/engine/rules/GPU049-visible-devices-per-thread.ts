@@ -3,7 +3,7 @@ import { nodeRange } from "../python/events";
 import type { SyntaxNode } from "../python/parser";
 import { callArgs, calleePath, enclosingFunction, readsAnyName } from "./shared/py";
 import { startsChildWithin } from "./shared/childProcess";
-import { DEVICE_METHODS, MODEL_CLASSES, SELECT_DEVICE_SOURCE } from "./shared/ultralytics";
+import { makesModel, modelCallReceiver, SELECT_DEVICE_SOURCE } from "./shared/ultralytics";
 
 const GROUND_TRUTH = "docs/ground-truth.md, 'A thread per GPU, each setting CUDA_VISIBLE_DEVICES'";
 /** Thread pools whose `submit`/`map`/`apply_async`/`imap` run a function in one of their threads. */
@@ -108,24 +108,15 @@ function derivedNames(def: SyntaxNode, names: Set<string>): Set<string> {
 function ultralyticsDevices(ctx: RuleContext, def: SyntaxNode): SyntaxNode[] {
   const models = new Set<string>();
   for (const a of def.descendantsOfType("assignment")) {
-    const right = a?.childForFieldName("right");
     const left = a?.childForFieldName("left");
-    const path = right?.type === "call" ? calleePath(ctx.model, right) : null;
-    if (left?.type === "identifier" && path?.startsWith("ultralytics.") && MODEL_CLASSES.has(path.split(".").pop()!))
-      models.add(left.text);
+    if (left?.type === "identifier" && makesModel(ctx.model, a?.childForFieldName("right"))) models.add(left.text);
   }
   if (!models.size) return [];
   const out: SyntaxNode[] = [];
   for (const call of def.descendantsOfType("call")) {
-    const fn = call?.childForFieldName("function");
-    const receiver =
-      fn?.type === "attribute" && DEVICE_METHODS.has(fn.childForFieldName("attribute")?.text ?? "")
-        ? fn.childForFieldName("object")
-        : fn;
+    const receiver = call ? modelCallReceiver(call) : null;
     const device =
-      call && receiver?.type === "identifier" && models.has(receiver.text)
-        ? callArgs(call).keywords.get("device")
-        : undefined;
+      receiver?.type === "identifier" && models.has(receiver.text) ? callArgs(call!).keywords.get("device") : undefined;
     if (device) out.push(device);
   }
   return out;

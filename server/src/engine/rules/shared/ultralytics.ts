@@ -1,21 +1,16 @@
+/** What GPU046 and GPU049 know of Ultralytics' device selection (read in its source, cited below). */
+import type { ModuleModel } from "../../python/model";
+import type { SyntaxNode } from "../../python/parser";
+import { calleePath } from "./py";
+
 /**
- * What GPU046 and GPU049 know of Ultralytics' device selection (read in its source, cited below).
- *
  * Ultralytics' model classes (the `ultralytics` package's exports). Each one's `predict`, `train`,
  * `val`, `track`, `benchmark`, `export` and `tune`, and a call of the model itself (`model(src)` is
  * `predict`), pass `device=` to `select_device`.
  */
-export const MODEL_CLASSES: ReadonlySet<string> = new Set([
-  "YOLO",
-  "YOLOWorld",
-  "YOLOE",
-  "RTDETR",
-  "SAM",
-  "FastSAM",
-  "NAS",
-]);
+const MODEL_CLASSES: ReadonlySet<string> = new Set(["YOLO", "YOLOWorld", "YOLOE", "RTDETR", "SAM", "FastSAM", "NAS"]);
 /** The model methods that take `device=` (see {@link MODEL_CLASSES}). */
-export const DEVICE_METHODS: ReadonlySet<string> = new Set([
+const DEVICE_METHODS: ReadonlySet<string> = new Set([
   "predict",
   "train",
   "val",
@@ -33,3 +28,22 @@ export const DEVICE_METHODS: ReadonlySet<string> = new Set([
  * the same (ultralytics/yolov5 @ 5081342f04, utils/torch_utils.py:117).
  */
 export const SELECT_DEVICE_SOURCE = "ultralytics/utils/torch_utils.py select_device";
+
+/**
+ * The model a call passes `device=` to, as written: `model` in `model.predict(...)` (a
+ * {@link DEVICE_METHODS} method) or in `model(src)` (a call of the model is `predict`), or the
+ * `YOLO("x.pt")` in `YOLO("x.pt").predict(...)`; null for any other call. Whether it is an
+ * Ultralytics model is {@link makesModel}'s question.
+ */
+export function modelCallReceiver(call: SyntaxNode): SyntaxNode | null {
+  const fn = call.childForFieldName("function");
+  if (fn?.type === "attribute")
+    return DEVICE_METHODS.has(fn.childForFieldName("attribute")?.text ?? "") ? fn.childForFieldName("object") : null;
+  return fn?.type === "identifier" ? fn : null;
+}
+
+/** Whether `made` is a call that makes an Ultralytics model (`YOLO("x.pt")`, `ultralytics.RTDETR(...)`: {@link MODEL_CLASSES}). */
+export function makesModel(model: ModuleModel, made: SyntaxNode | null | undefined): boolean {
+  const path = made?.type === "call" ? calleePath(model, made) : null;
+  return !!path && path.startsWith("ultralytics.") && MODEL_CLASSES.has(path.slice(path.lastIndexOf(".") + 1));
+}
