@@ -355,7 +355,13 @@ export class ClaimLedger {
     if (!slot)
       return { ok: false, reason: `all ${SLOTS} claim slots of GPU ${gpuUuid} hold stale claims of other users` };
     const made = this.create(slot, claim);
-    if (made) return { ok: false, reason: made };
+    if (made) {
+      // Lost the slot to a claim written since the scan: name its holder, as a refusal above does.
+      const rival = this.scan(stem).claims.find((c) => !c.stale && !this.isMine(c.claim));
+      return rival
+        ? { ok: false, heldBy: rival.claim, reason: `GPU ${gpuUuid} is claimed by ${describeClaim(rival.claim)}` }
+        : { ok: false, reason: made };
+    }
     return this.confirm(stem, slot, claim);
   }
 
