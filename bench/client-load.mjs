@@ -215,7 +215,7 @@ async function child(fake) {
       activate_cpu_ms: cpuMs(c1, c2),
       bundle_bytes: statSync(clientBundle).size,
       code_cache: codeCache,
-      deferred_lsp_load_ms: deferred.lsp ?? null,
+      deferred_lsp_load_ms: deferred.lsp ?? lc?.loadMs ?? null,
       lsp_construct_ms: lc?.constructMs ?? null,
       deferred_features_load_ms: deferred.features ?? null,
       features_construct_ms: ft?.constructMs ?? null,

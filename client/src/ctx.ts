@@ -14,6 +14,7 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as vscode from "vscode";
+import { codeCacheDir, loadWithCodeCache } from "./boot/codeCache";
 import type { CheckFileResult, RunFactsResult } from "../../common/src/lsp/protocol";
 import { type AgentHost, type AgentTool, createAgentTools } from "./agents/lmTools";
 import { registerAgentTools } from "./agents/register";
@@ -55,6 +56,14 @@ export interface LanguageClientTimings {
   constructMs: number;
 }
 
+/** The code-cache writers of dist/lsp.js loads that found no usable cache ({@link writeLanguageClientCodeCache}). */
+const lspCacheWriters: Array<() => boolean> = [];
+
+/** Writes the language-client bundle's code cache where its load found none (at deactivate: a window closed within 10 s of the load). Never throws. */
+export function writeLanguageClientCodeCache(): void {
+  for (const w of lspCacheWriters.splice(0)) w();
+}
+
 /**
  * Loads the language-client module. In the extension this `require` reads dist/lsp.js, a bundle of
  * its own (esbuild.mjs maps the import to "./lsp.js", external): vscode-languageclient and the LSP
@@ -62,6 +71,14 @@ export interface LanguageClientTimings {
  * server is first started, in a later turn of the event loop (see {@link Ctx.startServer}).
  */
 export function loadLanguageClientModule(): typeof import("./lsp/languageClient") {
+  // The bundle beside dist/client.js, with a code cache of its own (boot/codeCache.ts: written 10 s
+  // after the load, or at deactivate); in the unit tests there is none and the source is required.
+  const bundled = path.join(__dirname, "lsp.js");
+  if (path.basename(__filename) === "client.js" && fs.existsSync(bundled)) {
+    const loaded = loadWithCodeCache(bundled, codeCacheDir(process.env));
+    lspCacheWriters.push(() => loaded.writeNow());
+    return loaded.exports as typeof import("./lsp/languageClient");
+  }
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   return require("./lsp/languageClient") as typeof import("./lsp/languageClient");
 }

@@ -8,7 +8,7 @@
  * benchmark, the unit tests) the object also holds api.ts's test hooks.
  */
 import type * as vscode from "vscode";
-import { Ctx } from "./ctx";
+import { Ctx, writeLanguageClientCodeCache } from "./ctx";
 import { disposeLog, log } from "./log";
 import { createPublicApi, type GpuPilotPublicApi, type GpuPilotTestApi, testHooksEnabled } from "./publicApi";
 
@@ -38,6 +38,7 @@ export function activate(context: vscode.ExtensionContext): GpuPilotPublicApi | 
 }
 
 export async function deactivate(): Promise<void> {
+  writeLanguageClientCodeCache();
   const current = ctx;
   ctx = undefined;
   await current?.dispose();

@@ -72,9 +72,17 @@ export interface LoadedBundle {
   /** The cache file's path (null when the cache is off). */
   cacheFile: string | null;
   /**
-   * Writes the compiled code now (the functions compiled so far are in it), when the state is not
-   * `used`: true when a file was written. Never throws. {@link loadWithCodeCache} calls it itself
-   * after `writeAfterMs`.
+   * Takes the compiled code now (the functions compiled so far), when the state is not `used`, to be
+   * written later (at `writeAfterMs`, or by {@link writeNow}): what a cache holds is what a start
+   * deserializes before the bundle's top level runs, so the loader of the client bundle takes it
+   * right after `activate()` (the functions activation runs) and writes it later, off that path.
+   * Later calls change nothing. Never throws.
+   */
+  capture(): void;
+  /**
+   * Writes the compiled code now (what {@link capture} took, else the functions compiled so far),
+   * when the state is not `used`: true when a file was written. Never throws.
+   * {@link loadWithCodeCache} calls it itself after `writeAfterMs`.
    */
   writeNow(): boolean;
 }
@@ -203,10 +211,19 @@ export function loadWithCodeCache(
         ? "rejected"
         : "used";
   let written = false;
+  let captured: Buffer | undefined;
+  const capture = (): void => {
+    if (!cacheFile || state === "used" || captured) return;
+    try {
+      captured = script.createCachedData();
+    } catch {
+      captured = undefined;
+    }
+  };
   const writeNow = (): boolean => {
     if (!cacheFile || state === "used" || written) return false;
     try {
-      written = writeCache(dir!, cacheFile, stale, script.createCachedData());
+      written = writeCache(dir!, cacheFile, stale, captured ?? script.createCachedData());
     } catch {
       written = false;
     }
@@ -223,5 +240,5 @@ export function loadWithCodeCache(
   ) => void;
   wrapper.call(mod.exports, mod.exports, createRequire(file), mod, file, dirname(file));
   mod.loaded = true;
-  return { exports: mod.exports, state, refused, cacheFile, writeNow };
+  return { exports: mod.exports, state, refused, cacheFile, capture, writeNow };
 }

@@ -88,6 +88,37 @@ test("first load compiles and writes the cache (0600 in a 0700 folder); the next
   assert.equal(statSync(join(dir, file)).mtimeMs, before, "a used cache is not written again");
 });
 
+test("capture() takes the code compiled so far and the later write writes that: functions first run after it are not in the file (the client's cache holds what activation ran)", () => {
+  // A bundle with a function, later(), whose body compiles a hundred more functions when it runs.
+  const many = Array.from(
+    { length: 100 },
+    (_, i) => `function f${i}(x) { return x + ${i} * Math.sqrt(x + ${i}); }`,
+  ).join("\n");
+  const calls = Array.from({ length: 100 }, (_, i) => `f${i}(n)`).join(" + ");
+  const sizeAfter = (capture: boolean) => {
+    const { bundle, dir } = setup(`${many}\nexports.later = (n) => ${calls};`);
+    const l = loadWithCodeCache(bundle, dir, NO_TIMER);
+    const exp = l.exports as { activate(n: number): number; later(n: number): number };
+    exp.activate(1);
+    if (capture) l.capture();
+    assert.ok(exp.later(2) > 0);
+    assert.equal(l.writeNow(), true);
+    const [file] = cacheFiles(dir);
+    assert.deepEqual(freshLoad(bundle, dir), { state: "used", value: 42 });
+    return statSync(join(dir, file)).size;
+  };
+  const captured = sizeAfter(true);
+  const whole = sizeAfter(false);
+  assert.ok(captured < whole, `captured before later(): ${captured} bytes; after: ${whole} bytes`);
+  // A used cache takes nothing and writes nothing.
+  const { bundle, dir } = setup();
+  loadWithCodeCache(bundle, dir, NO_TIMER).writeNow();
+  const used = loadWithCodeCache(bundle, dir, NO_TIMER);
+  assert.equal(used.state, "used");
+  used.capture();
+  assert.equal(used.writeNow(), false);
+});
+
 test("a damaged cache file (one byte of its data flipped, or cut short) is never handed to V8: its CRC-32 or length does not match; the bundle loads, the file is written again and then used", () => {
   const { bundle, dir } = setup();
   loadWithCodeCache(bundle, dir, NO_TIMER).writeNow();
