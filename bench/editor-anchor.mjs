@@ -31,6 +31,7 @@
 //   diagnostics and after a 5 s pause; GPU Pilot's heap after a collection at the end
 //   (bench/memory-probe.mjs). Ruff on the same workspace as a reference.
 //
+// GP_BENCH_SERVER_B=DIR/server.js adds another build's server to the open workload (row gpu_pilot_b).
 // usage: node bench/editor-anchor.mjs [--rounds N] [--only open,module,memory] [--ruff-push] [--files N] [--lines N]
 //        (`npm run bench:editor`; `npm run bench -- --only anchor` runs it inside bench/run.mjs).
 // Writes the key `editor_anchor` of bench/results.json. GPU_PILOT_BENCH_SERVER_ARGS (space-separated
@@ -110,6 +111,8 @@ function clientCapabilities(pull = true) {
 }
 
 /** Node options for GPU Pilot's server from GPU_PILOT_BENCH_SERVER_ARGS (as bench/lsp-latency.mjs). */
+/** Another build's dist/server.js (GP_BENCH_SERVER_B), run in the open workload beside this one as `gpu_pilot_b`. */
+const serverB = process.env.GP_BENCH_SERVER_B || null;
 const extraServerArgs = () => (process.env.GPU_PILOT_BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
 
 /**
@@ -753,6 +756,8 @@ export async function editorAnchor({
         ["gpu_pilot", () => openAndEdit("gpu-pilot", { files, lines })],
         ["ruff", () => openAndEdit("ruff", { pull: !ruffPush, files, lines })],
         ["ruff_cli_rules", () => openAndEdit("ruff", { pull: !ruffPush, select: CLI_RULES, files, lines })],
+        // GP_BENCH_SERVER_B: another build's server.js, interleaved with this one (an A/B of a change).
+        ...(serverB ? [["gpu_pilot_b", () => openAndEdit("gpu-pilot", { files, lines, serverPath: serverB })]] : []),
       ];
       for (let k = 0; k < parts.length; k++) {
         const [name, f] = parts[(k + r) % parts.length];
@@ -765,6 +770,7 @@ export async function editorAnchor({
       // CPU time per step, which the machine's load changes less than wall time.
       row.ratio_cpu_per_edit = round(row.gpu_pilot.cpu_ms.per_edit / row.ruff.cpu_ms.per_edit);
       row.ratio_cpu_per_other_open = round(row.gpu_pilot.cpu_ms.per_other_open / row.ruff.cpu_ms.per_other_open);
+      if (serverB) row.ratio_b_edit_p95 = round(row.gpu_pilot_b.edits.p95_ms / row.ruff.edits.p95_ms);
     }
     if (only.includes("module")) {
       const vias = r % 2 ? ["watched", "didChange"] : ["didChange", "watched"];
@@ -789,7 +795,7 @@ export async function editorAnchor({
   };
   const m = res.medians;
   if (only.includes("open")) {
-    for (const k of ["gpu_pilot", "ruff", "ruff_cli_rules"]) {
+    for (const k of ["gpu_pilot", "ruff", "ruff_cli_rules", ...(serverB ? ["gpu_pilot_b"] : [])]) {
       m[k] = {
         open_first_ms: col((x) => x[k].open_first_ms),
         spawn_to_first_diagnostics_ms: col((x) => x[k].spawn_to_first_diagnostics_ms),

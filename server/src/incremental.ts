@@ -44,19 +44,22 @@ export interface DocumentBefore {
  * 5,000-line file (200 KB of text, 89,000 nodes; measured in bench/), about 42 bytes per character
  * of source, and WebAssembly memory never shrinks: with a tree per open document, 20 such files
  * held 166 MiB in trees alone. The documents linted last keep theirs; another document's next edit
- * is a full lint (about 130 ms of CPU instead of 10 ms on that file, BENCHMARKS.md), and then it is
+ * is a full lint (about 130 ms of CPU instead of 6 ms on that file, BENCHMARKS.md), and then it is
  * kept again.
  */
 export const KEPT_TREES = 64;
 
 /**
- * The source characters whose trees are kept, all documents together: 800,000 characters, about
- * 33 MiB of trees at the measured 42 bytes a character, what four 5,000-line files cost when
- * KEPT_TREES was 4. Forty open files of 500 lines all keep their trees; four files of 5,000 lines
- * do. The document linted last keeps its tree whatever its size (a single larger file is edited
- * incrementally, as before).
+ * The source characters whose trees are kept, all documents together: 4,400,000 characters, about
+ * 176 MiB of trees at the measured 42 bytes a character, so that twenty open 5,000-line files
+ * (about 200,000 characters each) all keep theirs and an edit in any of them is incremental (issue
+ * 41's goal 2: the edit's p95 fell from 278 to 15 ms, within Ruff's; the server's RSS after that
+ * workload rose from 346 to 529 MiB: BENCHMARKS.md, "Kept trees for twenty open files"). Up to
+ * {@link KEPT_TREES} open files of 1,000 lines all keep theirs. The document linted last keeps its tree whatever its
+ * size (a single larger file is edited incrementally). Closing a document frees its trees, but the
+ * parser's WebAssembly memory, once grown, is not given back to the system.
  */
-export const KEPT_SOURCE_CHARS = 800_000;
+export const KEPT_SOURCE_CHARS = 4_400_000;
 
 /**
  * fixes.ts `offsetAt(lineStarts(text), text, p)` without building the line table (a 5,000-line
