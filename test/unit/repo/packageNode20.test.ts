@@ -144,38 +144,34 @@ test(
   },
 );
 
-test(
-  "on an older Node, npm install reports no engine problem (a dry run from npm's cache)",
-  { skip: noOld },
-  (t) => {
-    const dir = join(work, "install");
-    mkdirSync(dir);
-    for (const f of ["package.json", "package-lock.json", ".npmrc"]) copyFileSync(join(ROOT, f), join(dir, f));
-    const npmCli = join(OLD!.path, "..", "..", "lib", "node_modules", "npm", "bin", "npm-cli.js");
-    const npmArgs = ["install", "--dry-run", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"];
-    // npm's warnings at their default level: `npm run -s` (silent) passes npm_config_loglevel=silent to
-    // the tests it runs, which would hide the very warning asserted below.
-    const env = { ...process.env, npm_config_loglevel: "warn" };
-    const r = existsSync(npmCli)
-      ? spawnSync(OLD!.path, [npmCli, ...npmArgs], { cwd: dir, encoding: "utf8", timeout: 120_000, env })
-      : spawnSync("npm", npmArgs, {
-          cwd: dir,
-          encoding: "utf8",
-          timeout: 120_000,
-          env: { ...env, PATH: `${join(OLD!.path, "..")}${delimiter}${process.env.PATH}` },
-        });
-    if (r.status !== 0 && /ENOTCACHED/.test(r.stderr)) {
-      t.skip("npm's cache cannot serve the dry run offline");
-      return;
-    }
-    assert.equal(r.status, 0, r.stderr);
-    // No engine warning at all on the older Node: every dependency's engines admit it
-    // (@vscode/test-electron is held at 2.5, whose engines say Node >= 16; 3.x asks for 22).
-    assert.doesNotMatch(r.stderr, /EBADENGINE/, r.stderr);
-    assert.doesNotMatch(r.stderr, /package: 'gpu-pilot@/, r.stderr);
-    assert.doesNotMatch(r.stderr, /npm error/, r.stderr);
-  },
-);
+test("on an older Node, npm install reports no engine problem (a dry run from npm's cache)", { skip: noOld }, (t) => {
+  const dir = join(work, "install");
+  mkdirSync(dir);
+  for (const f of ["package.json", "package-lock.json", ".npmrc"]) copyFileSync(join(ROOT, f), join(dir, f));
+  const npmCli = join(OLD!.path, "..", "..", "lib", "node_modules", "npm", "bin", "npm-cli.js");
+  const npmArgs = ["install", "--dry-run", "--offline", "--ignore-scripts", "--no-audit", "--no-fund"];
+  // npm's warnings at their default level: `npm run -s` (silent) passes npm_config_loglevel=silent to
+  // the tests it runs, which would hide the very warning asserted below.
+  const env = { ...process.env, npm_config_loglevel: "warn" };
+  const r = existsSync(npmCli)
+    ? spawnSync(OLD!.path, [npmCli, ...npmArgs], { cwd: dir, encoding: "utf8", timeout: 120_000, env })
+    : spawnSync("npm", npmArgs, {
+        cwd: dir,
+        encoding: "utf8",
+        timeout: 120_000,
+        env: { ...env, PATH: `${join(OLD!.path, "..")}${delimiter}${process.env.PATH}` },
+      });
+  if (r.status !== 0 && /ENOTCACHED/.test(r.stderr)) {
+    t.skip("npm's cache cannot serve the dry run offline");
+    return;
+  }
+  assert.equal(r.status, 0, r.stderr);
+  // No engine warning at all on the older Node: every dependency's engines admit it
+  // (@vscode/test-electron is held at 2.5, whose engines say Node >= 16; 3.x asks for 22).
+  assert.doesNotMatch(r.stderr, /EBADENGINE/, r.stderr);
+  assert.doesNotMatch(r.stderr, /package: 'gpu-pilot@/, r.stderr);
+  assert.doesNotMatch(r.stderr, /npm error/, r.stderr);
+});
 
 test("the CLI bundle runs on the older Node (engines.node >=20 holds for the package)", { skip: noOld }, () => {
   writeFileSync(
@@ -212,5 +208,8 @@ test("package.json's allowScripts covers every dependency with an install script
   const allow = (pkg as unknown as { allowScripts: Record<string, boolean> }).allowScripts;
   assert.deepEqual([...new Set(withScripts)].sort(), Object.keys(allow).sort());
   assert.ok(withScripts.includes("esbuild") && withScripts.includes("tree-sitter-python"), withScripts.join(", "));
-  assert.deepEqual(Object.values(allow), Object.values(allow).map(() => false));
+  assert.deepEqual(
+    Object.values(allow),
+    Object.values(allow).map(() => false),
+  );
 });
