@@ -113,6 +113,7 @@ function clientCapabilities(pull = true) {
 /** Node options for GPU Pilot's server from GPU_PILOT_BENCH_SERVER_ARGS (as bench/lsp-latency.mjs). */
 /** Another build's dist/server.js (GP_BENCH_SERVER_B), run in the open workload beside this one as `gpu_pilot_b`. */
 const serverB = process.env.GP_BENCH_SERVER_B || null;
+const serverBArgs = (process.env.GP_BENCH_SERVER_B_ARGS ?? "").split(" ").filter(Boolean);
 const extraServerArgs = () => (process.env.GPU_PILOT_BENCH_SERVER_ARGS ?? "").split(" ").filter(Boolean);
 
 /**
@@ -280,10 +281,10 @@ function openWorkspace(files = 20, lines = 5000) {
  */
 export async function openAndEdit(
   kind,
-  { edits = 200, warmup = 20, pull = true, select, files = 20, lines = 5000, serverPath } = {},
+  { edits = 200, warmup = 20, pull = true, select, files = 20, lines = 5000, serverPath, nodeArgs = [] } = {},
 ) {
   const ws = openWorkspace(files, lines);
-  const s = await startLsp(kind, { workspace: ws.dir, pull, select, serverPath });
+  const s = await startLsp(kind, { workspace: ws.dir, pull, select, serverPath, nodeArgs });
   const opens = [];
   const cpu = [cpuMs(s.pid)];
   for (const f of ws.files) {
@@ -757,7 +758,15 @@ export async function editorAnchor({
         ["ruff", () => openAndEdit("ruff", { pull: !ruffPush, files, lines })],
         ["ruff_cli_rules", () => openAndEdit("ruff", { pull: !ruffPush, select: CLI_RULES, files, lines })],
         // GP_BENCH_SERVER_B: another build's server.js, interleaved with this one (an A/B of a change).
-        ...(serverB ? [["gpu_pilot_b", () => openAndEdit("gpu-pilot", { files, lines, serverPath: serverB })]] : []),
+        // GP_BENCH_SERVER_B_ARGS: Node options for that server only (space-separated).
+        ...(serverB
+          ? [
+              [
+                "gpu_pilot_b",
+                () => openAndEdit("gpu-pilot", { files, lines, serverPath: serverB, nodeArgs: serverBArgs }),
+              ],
+            ]
+          : []),
       ];
       for (let k = 0; k < parts.length; k++) {
         const [name, f] = parts[(k + r) % parts.length];
