@@ -53,11 +53,11 @@ export const KEPT_TREES = 64;
  * The source characters whose trees are kept, all documents together: 4,400,000 characters, about
  * 176 MiB of trees at the measured 42 bytes a character, so that twenty open 5,000-line files
  * (about 200,000 characters each) all keep theirs and an edit in any of them is incremental (issue
- * 41's goal 2: the edit's p95 fell from 278 to 15 ms, within Ruff's; the server's RSS after that
- * workload rose from 346 to 529 MiB: BENCHMARKS.md, "Kept trees for twenty open files"). Up to
- * {@link KEPT_TREES} open files of 1,000 lines all keep theirs. The document linted last keeps its tree whatever its
- * size (a single larger file is edited incrementally). Closing a document frees its trees, but the
- * parser's WebAssembly memory, once grown, is not given back to the system.
+ * 41's goal 2: the edit's p95 fell from 241.7 to 8.1 ms, within Ruff's; the server's RSS after that
+ * workload rose from 351 to 536 MiB: BENCHMARKS.md, "Kept trees for twenty open files"). Up to
+ * {@link KEPT_TREES} open files of 1,000 lines all keep theirs. The document linted last keeps its
+ * tree whatever its size (a single larger file is edited incrementally). Closing a document frees
+ * its trees, but the parser's WebAssembly memory, once grown, is not given back to the system.
  */
 export const KEPT_SOURCE_CHARS = 4_400_000;
 
