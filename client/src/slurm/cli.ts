@@ -66,8 +66,8 @@ export const MAX_OUTPUT_BYTES = 32 * 1024 * 1024;
  * so a wrapper script's children (`ssh login squeue`) end too, within about 2 s of it.
  * @returns its stdout.
  * @throws SlurmError: not found, timed out (after `timeoutMs`), cancelled, more than
- *   {@link MAX_OUTPUT_BYTES} of output, or a non-zero exit (message: the first `error:` line of
- *   stderr, else its first line, else the exit code).
+ *   {@link MAX_OUTPUT_BYTES} of output, or a non-zero exit (message: the `fatal:` line of stderr,
+ *   else its first line that says `error`, else its first line, else the exit code).
  */
 export async function runSlurm(program: string, args: readonly string[], opts: SlurmCliOptions = {}): Promise<string> {
   const timeout = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -103,7 +103,13 @@ export async function runSlurm(program: string, args: readonly string[], opts: S
       .split("\n")
       .map((l) => l.trim())
       .filter(Boolean);
-    const line = lines.find((l) => /error/i.test(l)) ?? lines[0] ?? `exit code ${String(r.exitCode ?? r.signal)}`;
+    // Slurm ends with its `fatal:` line where there is one (after the `error:` lines that led to it:
+    // "sinfo: fatal: Could not establish a configuration source" after three DNS lookup errors).
+    const line =
+      lines.find((l) => /\bfatal:/.test(l)) ??
+      lines.find((l) => /error/i.test(l)) ??
+      lines[0] ??
+      `exit code ${String(r.exitCode ?? r.signal)}`;
     throw new SlurmError(shown, `${shown}: ${line}`, false, false, lines.length ? line : "");
   }
   return r.stdout;

@@ -146,9 +146,23 @@ function failureReason(what: string, message: string): string {
   const colon = message.indexOf(": ");
   if (!message.startsWith(`${what} `) || colon < 0) return message;
   let rest = message.slice(colon + 2);
-  for (const prefix of [`${what}: `, "error: "]) if (rest.startsWith(prefix)) rest = rest.slice(prefix.length);
+  for (const prefix of [`${what}: `, "error: ", "fatal: "])
+    if (rest.startsWith(prefix)) rest = rest.slice(prefix.length);
+  if (rest === NO_CONFIGURATION) return `${NO_CONFIGURATION_HINT} (${rest})`;
   return rest || message;
 }
+
+/**
+ * What Slurm's commands say last where the machine has Slurm's programs but no configuration: no
+ * slurm.conf, and no DNS SRV record naming a slurmctld to fetch one from (Slurm's configless
+ * lookup, https://slurm.schedmd.com/configless_slurm.html). Seen from Debian's slurm-wlm 22.05's
+ * `sinfo` on a machine with neither: three `error:` lines (`resolve_ctls_from_dns_srv:
+ * res_nsearch error: Unknown host`, `fetch_config: DNS SRV lookup failed`,
+ * `_establish_config_source: failed to fetch config`), then `sinfo: fatal: Could not establish a
+ * configuration source`.
+ */
+const NO_CONFIGURATION = "Could not establish a configuration source";
+const NO_CONFIGURATION_HINT = "no Slurm configuration here: no slurm.conf, no DNS SRV record for slurmctld";
 
 /**
  * The poll period after `failures` failures in a row: `baseSeconds` (the setting, at least 30),

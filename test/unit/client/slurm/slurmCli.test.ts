@@ -55,6 +55,29 @@ test("a controller that is down: Slurm's message, and --json is tried again next
   assert.deepEqual(calls(), ["--me --json", "--me --json"]);
 });
 
+test("Slurm's programs without a configuration: the message is the `fatal:` line, not the first `error:` line before it", async () => {
+  const dir = fs.mkdtempSync(path.join(TMP, "noconf-"));
+  // What Debian's slurm-wlm 22.05 sinfo prints with no slurm.conf and no DNS SRV record (exit 1).
+  fs.writeFileSync(
+    path.join(dir, "sinfo"),
+    [
+      "#!/bin/sh",
+      "echo 'sinfo: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host' >&2",
+      "echo 'sinfo: error: fetch_config: DNS SRV lookup failed' >&2",
+      "echo 'sinfo: error: _establish_config_source: failed to fetch config' >&2",
+      "echo 'sinfo: fatal: Could not establish a configuration source' >&2",
+      "exit 1",
+      "",
+    ].join("\n"),
+    { mode: 0o755 },
+  );
+  await assert.rejects(
+    runSlurm("sinfo", ["-h"], { env: { PATH: `${dir}:${process.env.PATH}` } }),
+    (e: unknown) =>
+      e instanceof SlurmError && e.message === "sinfo -h: sinfo: fatal: Could not establish a configuration source",
+  );
+});
+
 test("not installed, and too slow", async () => {
   await assert.rejects(
     runSlurm("sinfo-not-installed", [], {}),

@@ -113,6 +113,13 @@ test("formatDuration, back-off and the failure row", () => {
     failureRow("sinfo", "sinfo is not installed or not on PATH", null).description,
     "sinfo is not installed or not on PATH",
   );
+  // Slurm's programs without any configuration (Debian's slurm-wlm, no slurm.conf, no DNS SRV record):
+  // runSlurm keeps the `fatal:` line, and the row says what it means.
+  const fatal = "sinfo -N -h -O NodeList:|: sinfo: fatal: Could not establish a configuration source";
+  assert.equal(
+    failureRow("sinfo", fatal, 60).description,
+    "no Slurm configuration here: no slurm.conf, no DNS SRV record for slurmctld (Could not establish a configuration source) — next try in 60 s",
+  );
 });
 
 const skip = slurmAvailability() ?? false;
