@@ -125,13 +125,15 @@ export function jobDetailRows(job: SlurmJob, nowSec: number): SlurmDetailRow[] {
 
 /**
  * The status line of a failing query, shown as a tree row (never a pop-up): what failed, Slurm's
- * words, and when the next try comes.
+ * words, and when the next try comes; where Slurm has no configuration at all, a row that says so.
  */
 export function failureRow(what: string, message: string, retryInSeconds: number | null): SlurmRow {
   const retry = retryInSeconds === null ? "" : ` — next try in ${retryInSeconds} s`;
+  const reason = failureReason(what, message);
+  const none = reason === NO_CONFIGURATION;
   return {
-    label: `${what} failed`,
-    description: `${failureReason(what, message)}${retry}`,
+    label: none ? "No Slurm configuration" : `${what} failed`,
+    description: `${none ? NO_CONFIGURATION_HINT : reason}${retry}`,
     tooltip: `${message}${retry}\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).`,
   };
 }
@@ -148,7 +150,6 @@ function failureReason(what: string, message: string): string {
   let rest = message.slice(colon + 2);
   for (const prefix of [`${what}: `, "error: ", "fatal: "])
     if (rest.startsWith(prefix)) rest = rest.slice(prefix.length);
-  if (rest === NO_CONFIGURATION) return `${NO_CONFIGURATION_HINT} (${rest})`;
   return rest || message;
 }
 
@@ -162,7 +163,8 @@ function failureReason(what: string, message: string): string {
  * configuration source`.
  */
 const NO_CONFIGURATION = "Could not establish a configuration source";
-const NO_CONFIGURATION_HINT = "no Slurm configuration here: no slurm.conf, no DNS SRV record for slurmctld";
+/** The row's description then (its label says "No Slurm configuration"; Slurm's own words stay in the tooltip). */
+const NO_CONFIGURATION_HINT = "no slurm.conf, no DNS SRV record for slurmctld";
 
 /**
  * The poll period after `failures` failures in a row: `baseSeconds` (the setting, at least 30),

@@ -116,10 +116,10 @@ test("formatDuration, back-off and the failure row", () => {
   // Slurm's programs without any configuration (Debian's slurm-wlm, no slurm.conf, no DNS SRV record):
   // runSlurm keeps the `fatal:` line, and the row says what it means.
   const fatal = "sinfo -N -h -O NodeList:|: sinfo: fatal: Could not establish a configuration source";
-  assert.equal(
-    failureRow("sinfo", fatal, 60).description,
-    "no Slurm configuration here: no slurm.conf, no DNS SRV record for slurmctld (Could not establish a configuration source) — next try in 60 s",
-  );
+  const none = failureRow("sinfo", fatal, 60);
+  assert.equal(none.label, "No Slurm configuration");
+  assert.equal(none.description, "no slurm.conf, no DNS SRV record for slurmctld — next try in 60 s");
+  assert.ok(none.tooltip.startsWith(`${fatal} — next try in 60 s\n`), none.tooltip);
 });
 
 const skip = slurmAvailability() ?? false;
