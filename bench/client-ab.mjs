@@ -40,19 +40,23 @@ for (let r = 0; r < rounds; r++)
     const b = builds[(i + r) % builds.length];
     b.rows.push(await start(b));
   }
-const sorted = (xs) => xs.filter((x) => typeof x === "number" && !Number.isNaN(x)).sort((x, y) => x - y);
-const median = (xs) => sorted(xs)[Math.floor(sorted(xs).length / 2)];
-const range = (xs) => `${sorted(xs)[0]?.toFixed(1)}–${sorted(xs).at(-1)?.toFixed(1)}`;
+/** The median and min–max of the numbers among `xs` (NaN and null left out), sorted once. */
+const stats = (xs) => {
+  const s = xs.filter((x) => typeof x === "number" && !Number.isNaN(x)).sort((x, y) => x - y);
+  return { median: s[Math.floor(s.length / 2)], range: `${s[0]?.toFixed(1)}–${s.at(-1)?.toFixed(1)}` };
+};
+const shown = (xs) => {
+  const { median, range } = stats(xs);
+  return `${median?.toFixed(1)} ms (${range})`;
+};
 const activation = (r) => r.load_cpu_ms + r.activate_cpu_ms;
 const ready = (r) => r.ready_cpu_ms ?? NaN;
 const [base] = builds;
 for (const b of builds) {
-  const diff = (k) => median(b.rows.map((r, i) => k(r) - k(base.rows[i])));
+  const diff = (k) => stats(b.rows.map((r, i) => k(r) - k(base.rows[i]))).median?.toFixed(1);
   console.log(
-    `${b.name.padEnd(10)} cache ${b.rows[0].code_cache}  (a) ${median(b.rows.map(activation)).toFixed(1)} ms (${range(b.rows.map(activation))})` +
-      `  ready ${median(b.rows.map(ready))?.toFixed(1)} ms (${range(b.rows.map(ready))})` +
-      (b === base
-        ? ""
-        : `  (a) minus ${base.name} ${diff(activation).toFixed(1)}, ready minus ${base.name} ${diff(ready)?.toFixed(1)}`),
+    `${b.name.padEnd(10)} cache ${b.rows[0].code_cache}  (a) ${shown(b.rows.map(activation))}` +
+      `  ready ${shown(b.rows.map(ready))}` +
+      (b === base ? "" : `  (a) minus ${base.name} ${diff(activation)}, ready minus ${base.name} ${diff(ready)}`),
   );
 }
