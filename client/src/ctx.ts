@@ -392,9 +392,10 @@ export class Ctx implements RunHost, AgentHost {
       serverModule,
       initializationOptions: config.lintSettings(),
       // What the server's options come from (it keeps them per document until one of these changes):
-      // project configuration and pins, and the Slurm job scripts that start Python files (slurmLaunch.ts).
+      // project configuration and pins, and the job scripts and Markdown documents that start Python
+      // files (slurmLaunch.ts: Slurm rules, GPU039's node counts).
       fileEvents: vscode.workspace.createFileSystemWatcher(
-        "**/{pyproject.toml,requirements*.txt,environment.yml,environment.yaml,*.sbatch,*.slurm,*.sh,*.bash,*.py}",
+        "**/{pyproject.toml,requirements*.txt,environment.yml,environment.yaml,*.sbatch,*.slurm,*.sh,*.bash,*.md,*.markdown,*.py}",
       ),
       outputChannel: logChannel(),
       ...(config.traceServer() !== "off" ? { traceOutputChannel: traceChannel() } : {}),

@@ -22,7 +22,7 @@ import { KeptNesting, textChange } from "./python/keptText";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { ProjectLookup } from "./python/model";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
-import type { SlurmLaunch } from "./slurmLaunch";
+import type { LaunchNodes, SlurmLaunch } from "./slurmLaunch";
 
 /** Options of one lint run (resolved from settings, pyproject and CLI flags by the caller). */
 export interface LintOptions {
@@ -45,6 +45,10 @@ export interface LintOptions {
   machine?: MachineFacts;
   /** How the project's Slurm job scripts start the file (slurmLaunch.ts `slurmLaunchesOf`); default none. */
   slurm?: readonly SlurmLaunch[];
+  /** How many nodes the project's job and shell scripts start the file on (slurmLaunch.ts `launchNodesIn`); default none. */
+  launchNodes?: readonly LaunchNodes[];
+  /** The file is a test module (options.ts `isTestModule`: pytest's `test_*.py`, `*_test.py`, `conftest.py`, a `tests` folder). */
+  testModule?: boolean;
   /** Texts over this many KB (UTF-8) are not linted: one information diagnostic says why. 0: no limit; default 2048. */
   maxFileSizeKB?: number;
   /**
@@ -282,6 +286,8 @@ export function lintPython(
         {
           machineKnown: machine.gpuCount !== null,
           slurmLaunched: !!options.slurm?.length,
+          severalNodes: !!options.launchNodes?.some((l) => l.nodes === "several"),
+          testModule: !!options.testModule,
           preview: !!options.preview,
           ...(options.project?.writerNames ? { projectWriters: () => options.project!.writerNames!() } : {}),
         },
@@ -318,6 +324,8 @@ export function lintPython(
       machine,
       notebook: !!extra.notebook,
       slurm: options.slurm ?? [],
+      launchNodes: options.launchNodes ?? [],
+      ...(options.testModule ? { testModule: true } : {}),
       torchBelow20: !!options.torchBelow20,
       where: extra.where ?? ((l) => `line ${l + 1}`),
       hasWord: (w) => probe.hasWord(w),

@@ -31,11 +31,28 @@ import {
   jobScriptsAround,
   jobScriptSearchMemo,
   launchesIn,
+  launchNodesIn,
   type JobScriptsAround,
   type JobScriptSearchMemo,
 } from "./slurmLaunch";
 
 export type ConfigurationPreference = "editorFirst" | "filesystemFirst" | "editorOnly";
+
+/**
+ * Whether `file` is a test module by pytest's discovery conventions ("test_*.py or *_test.py files",
+ * https://docs.pytest.org/en/stable/explanation/goodpractices.html#conventions-for-python-test-discovery),
+ * a `conftest.py`, or a file under a `tests`, `test` or `testing` folder.
+ */
+export function isTestModule(file: string): boolean {
+  const parts = file.split(/[\\/]/);
+  const name = parts[parts.length - 1] ?? "";
+  return (
+    /^test_.*\.py$/.test(name) ||
+    /_test\.py$/.test(name) ||
+    name === "conftest.py" ||
+    parts.slice(0, -1).some((d) => d === "tests" || d === "test" || d === "testing")
+  );
+}
 
 /** Lint settings that come from the editor or the command line (unset fields: not given). */
 export interface LintOverrides {
@@ -301,6 +318,8 @@ function resolveIn(
     : entry?.torchBelow24 || (folder ? folder.pinsTorchBelow24() : false);
   // Before torch 2.0, torch.distributed.launch passed --local_rank (GPU044): asked only for a file some launch passes it to.
   const slurm = file && folder && /\.py$/i.test(file) ? launchesIn(file, folder.jobScripts()) : [];
+  // How many nodes the project's job and shell scripts start the file on (GPU039; its documents are read lazily, ProjectLookup.documentedLaunches).
+  const launchNodes = file && folder && /\.py$/i.test(file) ? launchNodesIn(file, folder.jobScripts()) : [];
   const torchBelow20 =
     slurm.some((l) => l.passesLocalRankArg) &&
     (targetTorch
@@ -339,6 +358,8 @@ function resolveIn(
     torchBelow24,
     ...(torchBelow20 ? { torchBelow20: true } : {}),
     ...(slurm.length ? { slurm } : {}),
+    ...(launchNodes.length ? { launchNodes } : {}),
+    ...(file && isTestModule(file) ? { testModule: true } : {}),
     // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, handlers/context.ts lintOptions).
     ...(entry?.machine ? { machine: entry.machine } : {}),
   };

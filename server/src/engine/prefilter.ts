@@ -23,6 +23,10 @@ export interface PrefilterFacts {
   machineKnown: boolean;
   /** A job script of the project starts the file (GPU036, GPU037 run only then). */
   slurmLaunched?: boolean;
+  /** A job or shell script of the project starts the file on several nodes (GPU039's default check). */
+  severalNodes?: boolean;
+  /** The file is a test module (LintOptions.testModule: GPU039's init_process_group check skips it). */
+  testModule?: boolean;
   /** Preview checks run (a rule's trigger may be wider with preview on). */
   preview?: boolean;
   /**

@@ -9,7 +9,7 @@ import type { ModuleModel, ProjectLookup } from "./python/model";
 import type { EnvWriteEvent } from "./python/events";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
-import type { SlurmLaunch } from "./slurmLaunch";
+import type { LaunchNodes, SlurmLaunch } from "./slurmLaunch";
 import type { TextProbe } from "./textProbe";
 import type { PrefilterFacts } from "./prefilter";
 import { escapeControls } from "../../../common/src/text/controls";
@@ -31,6 +31,10 @@ export interface RuleContext {
   notebook: boolean;
   /** How the project's Slurm job scripts start this file (slurmLaunch.ts); empty when none does or the file is unknown. */
   slurm?: readonly SlurmLaunch[];
+  /** How many nodes the project's job and shell scripts start this file on (slurmLaunch.ts `launchNodesIn`); empty when none does. The Markdown documents' launches: ProjectLookup.documentedLaunches. */
+  launchNodes?: readonly LaunchNodes[];
+  /** The file is a test module (LintOptions.testModule). */
+  testModule?: boolean;
   /** The project pins (or targets) torch < 2.0 (LintOptions.torchBelow20). */
   torchBelow20?: boolean;
   /** Names a 0-based line for messages: "line 4" in a file, "cell 2, line 1" in a notebook. */

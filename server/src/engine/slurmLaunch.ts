@@ -20,10 +20,11 @@
  * Node's fs only (through workspaceFile.ts: regular files, capped); no `vscode`. Never throws.
  */
 import { readdirSync, statSync } from "node:fs";
-import { dirname, join, resolve, sep } from "node:path";
+import { basename, dirname, join, resolve, sep } from "node:path";
 import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
 import { SourceText } from "./manifests/source";
-import { jobScriptFacts, launchOf, resolveLiteral, type JobScriptFacts } from "./manifests/jobscript";
+import { lexer, walkTokens, type Tokens } from "marked";
+import { jobScriptFacts, launchOf, optionValue, resolveLiteral, type JobScriptFacts } from "./manifests/jobscript";
 import type { ShellWord } from "./manifests/shell";
 
 /** One command of a job script that starts the Python file. */
@@ -57,6 +58,11 @@ export interface SlurmLaunch {
 
 /** Job-script file names. */
 const SCRIPT = /\.(sbatch|slurm|sh|bash)$/i;
+/** Markdown documents, whose fenced shell blocks document how a file is launched ({@link launchNodesIn}). */
+const DOC = /\.(md|markdown)$/i;
+/** Caps for Markdown documents: documents read per lookup, bytes per document. */
+const MAX_DOCS = 100;
+const MAX_DOC_BYTES = 512 * 1024;
 /** Caps: job scripts read per lookup, bytes per script, folder levels above the file's folder. */
 const MAX_SCRIPTS = 300;
 const MAX_SCRIPT_BYTES = 256 * 1024;
@@ -245,18 +251,21 @@ function gpusOf(
  */
 export interface JobScriptsAround {
   scripts: Array<{ script: string; facts: JobScriptFacts; text: string }>;
+  /** The Markdown documents in the same folders (not read here: {@link documentedLaunchNodes} reads them when asked). */
+  docs: string[];
   top: string;
 }
 
-/** The job-script paths in folder `d` and in its direct subfolders, in listing order. */
+/** The job-script and Markdown paths in folder `d` and in its direct subfolders, in listing order. */
 function scriptsIn(d: string): string[] {
   const out: string[] = [];
+  const wanted = (name: string) => SCRIPT.test(name) || DOC.test(name);
   for (const e of list(d)) {
     if (!e.dir) {
-      if (SCRIPT.test(e.name)) out.push(join(d, e.name));
+      if (wanted(e.name)) out.push(join(d, e.name));
       continue;
     }
-    for (const f of list(join(d, e.name))) if (!f.dir && SCRIPT.test(f.name)) out.push(join(d, e.name, f.name));
+    for (const f of list(join(d, e.name))) if (!f.dir && wanted(f.name)) out.push(join(d, e.name, f.name));
   }
   return out;
 }
@@ -282,17 +291,23 @@ export function jobScriptsAround(
       memo?.scriptsIn.set(d, found);
     }
     for (const p of found)
-      if (!seen.has(p) && paths.length < MAX_SCRIPTS) {
+      if (!seen.has(p) && paths.length < MAX_SCRIPTS + MAX_DOCS) {
         seen.add(p);
         paths.push(p);
       }
   }
   const scripts: JobScriptsAround["scripts"] = [];
-  for (const script of paths) {
-    const s = scriptFacts(script);
-    if (s && (s.text.includes(".py") || s.text.includes("-m "))) scripts.push({ script, ...s });
+  const docs: JobScriptsAround["docs"] = [];
+  for (const path of paths) {
+    if (DOC.test(path)) {
+      if (docs.length < MAX_DOCS) docs.push(path);
+      continue;
+    }
+    if (scripts.length >= MAX_SCRIPTS) continue;
+    const s = scriptFacts(path);
+    if (s && (s.text.includes(".py") || s.text.includes("-m "))) scripts.push({ script: path, ...s });
   }
-  return { scripts, top };
+  return { scripts, docs, top };
 }
 
 /**
@@ -306,16 +321,41 @@ export function slurmLaunchesOf(file: string, roots: readonly string[] = []): Sl
   return launchesIn(file, jobScriptsAround(dirname(resolve(file)), roots));
 }
 
+/** A command of a script or of a document's shell block that starts `file`, with what it was read from. */
+interface MatchedCommand {
+  /** The script or document (absolute path). */
+  script: string;
+  facts: JobScriptFacts;
+  text: string;
+  /** The command's 0-based line in {@link script}. */
+  line: number;
+  launch: ReturnType<typeof launchOf>;
+  documented: boolean;
+}
+
 /**
- * The launches of `file` by `around`'s job scripts ({@link jobScriptsAround} of the file's folder).
- * @param file absolute path of the Python file.
+ * The commands of `around`'s scripts (and, with `docs`, of its documents' shell blocks) that run
+ * `file` with python or torchrun. A script's command names the file when its script argument,
+ * joined to the script's folder or one of its ancestors within the search, is the file; a
+ * document's when the file's path ends with the path written (documentation writes paths from
+ * wherever its reader stands: `torchrun --standalone demo.py` under a `cd code/`).
  */
-export function launchesIn(file: string, around: JobScriptsAround): SlurmLaunch[] {
+function* commandsStarting(file: string, around: JobScriptsAround, docs: boolean): Generator<MatchedCommand> {
   const target = resolve(file);
   const { top } = around;
-  const out: SlurmLaunch[] = [];
-  for (const { script, facts, text } of around.scripts) {
-    const setsLocalRank = facts.literals.has("LOCAL_RANK") || /(^|[\s;])(export\s+)?LOCAL_RANK=/m.test(text);
+  const sources: Array<{ script: string; facts: JobScriptFacts; text: string; offset: number; documented: boolean }> =
+    around.scripts.map((s) => ({ ...s, offset: 0, documented: false }));
+  // A document is lexed only when its text names the file (`demo.py`, or `demo` of `-m pkg.demo`)
+  // and a launcher ({@link docText}).
+  const stem = basename(target).replace(/\.py$/i, "");
+  if (docs)
+    for (const doc of around.docs) {
+      const text = docText(doc);
+      if (text?.includes(stem))
+        for (const b of docBlocks(doc, text))
+          sources.push({ script: doc, facts: b.facts, text: b.text, offset: b.line, documented: true });
+    }
+  for (const { script, facts, text, offset, documented } of sources) {
     const bases: string[] = [];
     for (let d = dirname(script); within(d, top); d = dirname(d)) {
       bases.push(d);
@@ -329,39 +369,234 @@ export function launchesIn(file: string, around: JobScriptsAround): SlurmLaunch[
       if (!t) continue;
       const rel = literalPath(t.path, facts.literals);
       if (rel === null) continue;
-      const hits = rel.startsWith("/") ? resolve(rel) === target : bases.some((b) => resolve(b, rel) === target);
-      if (!hits) continue;
-      const launcher: SlurmLaunch["launcher"] = l.program === "torchrun" ? "torchrun" : l.srun ? "srun" : "batch";
-      if (launcher === "batch" && facts.directives.length === 0) continue; // a plain shell script, not a job
-      const g = gpusOf(facts, l.srun, launcher);
-      const srunTasks = l.srun?.options.get("ntasks-per-node")?.value ?? null;
-      const srunN = l.srun?.options.get("ntasks")?.value ?? null;
-      const processesPerNode =
-        launcher === "batch"
-          ? 1
-          : launcher === "srun"
-            ? (int(srunTasks) ??
-              (int(srunN) !== null && (facts.request.nodes ?? 1) === 1 ? int(srunN) : null) ??
-              facts.request.tasksPerNode)
-            : null;
-      const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
-      out.push({
-        script,
-        line: src.lineOf(c.start),
-        launcher,
-        gpusPerProcess: g.n,
-        gpusFrom: g.from,
-        processesPerNode,
-        setsLocalRank: setsLocalRank || exportsLocalRank,
-        ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
-      });
+      const hits = rel.startsWith("/")
+        ? resolve(rel) === target
+        : bases.some((b) => resolve(b, rel) === target) ||
+          (documented && !rel.split("/").includes("..") && target.endsWith(sep + rel.split("/").join(sep)));
+      if (hits) yield { script, facts, text, line: offset + src.lineOf(c.start), launch: l, documented };
     }
   }
+}
+
+/**
+ * The launches of `file` by `around`'s job scripts ({@link jobScriptsAround} of the file's folder).
+ * @param file absolute path of the Python file.
+ */
+export function launchesIn(file: string, around: JobScriptsAround): SlurmLaunch[] {
+  const out: SlurmLaunch[] = [];
+  for (const { script, facts, text, line, launch: l } of commandsStarting(file, around, false)) {
+    const setsLocalRank = facts.literals.has("LOCAL_RANK") || /(^|[\s;])(export\s+)?LOCAL_RANK=/m.test(text);
+    const launcher: SlurmLaunch["launcher"] = l.program === "torchrun" ? "torchrun" : l.srun ? "srun" : "batch";
+    if (launcher === "batch" && facts.directives.length === 0) continue; // a plain shell script, not a job
+    const g = gpusOf(facts, l.srun, launcher);
+    const srunTasks = l.srun?.options.get("ntasks-per-node")?.value ?? null;
+    const srunN = l.srun?.options.get("ntasks")?.value ?? null;
+    const processesPerNode =
+      launcher === "batch"
+        ? 1
+        : launcher === "srun"
+          ? (int(srunTasks) ??
+            (int(srunN) !== null && (facts.request.nodes ?? 1) === 1 ? int(srunN) : null) ??
+            facts.request.tasksPerNode)
+          : null;
+    const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
+    out.push({
+      script,
+      line,
+      launcher,
+      gpusPerProcess: g.n,
+      gpusFrom: g.from,
+      processesPerNode,
+      setsLocalRank: setsLocalRank || exportsLocalRank,
+      ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
+    });
+  }
   return out;
+}
+
+/** How many nodes one launch of a Python file runs it on, as far as its command and its job script say. */
+export interface LaunchNodes {
+  /** The script or Markdown document that holds the command (absolute path). */
+  script: string;
+  /** 0-based line of the command there. */
+  line: number;
+  /** `one`: every process runs on one node; `several`: the launch spans nodes; null: the command does not say with literal numbers. */
+  nodes: "one" | "several" | null;
+  /** What says so, for messages: `--nnodes=2`, `--standalone`, `#SBATCH --nodes=2`, `srun --nodes=2`; `no --nnodes` where nothing does. */
+  from: string;
+  /** The command is in a Markdown document's shell block (documented), not in a script. */
+  documented: boolean;
+}
+
+/** A node count as written (`2`, `1:4` torchrun's min:max, `2-4` Slurm's min-max) → one / several / null (not literal). */
+function scaleOf(value: string | null, literals: Map<string, string>): "one" | "several" | null {
+  const lit = value === null ? null : resolveLiteral(value, literals);
+  const m = lit === null ? null : /^([0-9]{1,5})(?:[:-]([0-9]{1,5}))?$/.exec(lit.trim());
+  if (!m) return null;
+  const least = Number(m[1]);
+  const most = m[2] === undefined ? least : Number(m[2]);
+  if (least === 1 && most === 1) return "one";
+  return most > 1 ? "several" : null;
+}
+
+/**
+ * The node count one launch states. torchrun (torch/distributed/run.py, read in Debian's
+ * python3-torch 1.13, and the torchrun documentation): `--nnodes` "Number of nodes, or the range of
+ * nodes in form <minimum_nodes>:<maximum_nodes>"; `--standalone` is "Useful when launching
+ * single-node, multi-worker job" (a local rendezvous on this node). srun (srun(1)): `-N`/`--nodes`,
+ * else the job's `#SBATCH --nodes`. Only what the command writes counts: torchrun's own default
+ * (`--nnodes` "1:1") and a plain `python file.py` say nothing of the other ways the program is
+ * started (a README's one-node example is not a promise that it never runs on two), so they are null.
+ */
+function nodesOf(m: MatchedCommand): { nodes: LaunchNodes["nodes"]; from: string } {
+  const { launch: l, facts } = m;
+  const srunNodes = (): { nodes: LaunchNodes["nodes"]; from: string } => {
+    const step = l.srun?.options.get("nodes")?.value ?? null;
+    if (step !== null) return { nodes: scaleOf(step, facts.literals), from: `srun --nodes=${step}` };
+    const job = facts.directives
+      .flatMap((d) => d.options)
+      .filter((o) => o.name === "nodes")
+      .pop();
+    if (job?.value) return { nodes: scaleOf(job.value, facts.literals), from: `#SBATCH --nodes=${job.value}` };
+    return { nodes: null, from: "srun without a node count" };
+  };
+  if (l.program === "torchrun") {
+    const script = l.words.findIndex((w) => /\.py$/.test(w.value));
+    const own = script < 0 ? l.words : l.words.slice(0, script);
+    if (own.some((w) => w.value === "--standalone")) return { nodes: "one", from: "--standalone" };
+    const n = optionValue(own, ["--nnodes"]);
+    if (n) return { nodes: scaleOf(n.value, facts.literals), from: `--nnodes=${n.value}` };
+    if (l.srun) return srunNodes();
+    return { nodes: null, from: "no --nnodes" };
+  }
+  if (l.srun) return srunNodes();
+  return { nodes: null, from: "no node count" };
+}
+
+/**
+ * How many nodes each launch of `file` by `around`'s job and shell scripts runs it on (as
+ * {@link launchesIn} matches them, plain `python file.py` lines of shell scripts included). For
+ * GPU039: a file that the project starts on several nodes, or only ever on one.
+ * @param file absolute path of the Python file.
+ */
+export function launchNodesIn(file: string, around: JobScriptsAround): LaunchNodes[] {
+  const out: LaunchNodes[] = [];
+  for (const m of commandsStarting(file, around, false))
+    out.push({ script: m.script, line: m.line, ...nodesOf(m), documented: false });
+  return out;
+}
+
+/**
+ * The launches of `file` documented in the fenced shell blocks (```bash, ```sh, ```shell,
+ * ```console, ```zsh or no language) of the Markdown documents around it (the folders
+ * {@link jobScriptsAround} searches), matched by the end of the file's path, with how many nodes
+ * each runs it on. Asked lazily (GPU039, through the project index, which records `read` as the
+ * finding's dependencies): lexing a documentation-heavy project's documents for every file cost
+ * more than linting its Python (stas00/ml-engineering: 59 documents, 0.31 s).
+ * @param file absolute path of the Python file.
+ * @param around the file's folder's {@link jobScriptsAround}; looked up when not given.
+ * @returns the launches, and the documents whose text was read (they name a launcher).
+ */
+export function documentedLaunchNodes(
+  file: string,
+  around: JobScriptsAround = jobScriptsAround(dirname(resolve(file))),
+): { launches: LaunchNodes[]; read: string[] } {
+  const launches: LaunchNodes[] = [];
+  for (const m of commandsStarting(file, { ...around, scripts: [] }, true))
+    launches.push({ script: m.script, line: m.line, ...nodesOf(m), documented: true });
+  return { launches, read: around.docs.filter((d) => docText(d) !== null) };
+}
+
+/** A fenced shell block of a Markdown document, parsed as a script. */
+interface DocBlock {
+  facts: JobScriptFacts;
+  text: string;
+  /** 0-based line of the block's first line in the document. */
+  line: number;
+}
+
+/** Info strings of fenced blocks read as shell. */
+const SHELL_FENCES = new Set([
+  "",
+  "bash",
+  "sh",
+  "shell",
+  "zsh",
+  "console",
+  "shell-session",
+  "shellsession",
+  "terminal",
+]);
+/** A launcher's name in a document's text: only such documents are parsed. */
+const DOC_LAUNCH_WORDS = ["torchrun", "torch.distributed.run", "torch.distributed.launch", "srun"];
+const readDocs = new Map<string, { mtimeMs: number; size: number; text: string | null; blocks?: DocBlock[] }>();
+
+/**
+ * The text of the Markdown document at `path` when it names a launcher ({@link DOC_LAUNCH_WORDS});
+ * null when it names none, is not a regular file, is larger than {@link MAX_DOC_BYTES} or cannot be
+ * read. Cached by mtime and size.
+ */
+function docText(path: string): string | null {
+  let st;
+  try {
+    st = statSync(path);
+  } catch {
+    return null;
+  }
+  if (!st.isFile() || st.size > MAX_DOC_BYTES) return null;
+  const hit = readDocs.get(path);
+  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.text;
+  const read = readWorkspaceText(path, MAX_DOC_BYTES);
+  const text = "text" in read && DOC_LAUNCH_WORDS.some((w) => read.text.includes(w)) ? read.text : null;
+  readDocs.set(path, { mtimeMs: st.mtimeMs, size: st.size, text });
+  return text;
+}
+
+/**
+ * The fenced shell blocks of the Markdown document at `path` whose text is `text` ({@link docText}),
+ * read with marked's CommonMark/GFM lexer (lists and block quotes included), each parsed as a shell
+ * script; a prompt (`$ `, `% `) is dropped, and in a `console` block only prompted lines are
+ * commands (the rest is output). Kept with the text ({@link docText}'s cache): a document is lexed
+ * at most once per version.
+ */
+function docBlocks(path: string, text: string): readonly DocBlock[] {
+  const kept = readDocs.get(path);
+  if (kept?.text === text && kept.blocks) return kept.blocks;
+  const blocks: DocBlock[] = [];
+  try {
+    const lines = text.split(/\r?\n/);
+    let cursor = 0; // fences come in document order: each is looked for below the last
+    walkTokens(lexer(text), (t) => {
+      if (t.type !== "code" || (t as Tokens.Code).codeBlockStyle === "indented") return;
+      const code = t as Tokens.Code;
+      // The token's own raw text is dedented inside lists: its opening fence is found by its trimmed text.
+      const fence = code.raw.split("\n", 1)[0].trim();
+      let open = cursor;
+      while (open < lines.length && !lines[open].trimEnd().endsWith(fence)) open++;
+      if (open >= lines.length) return;
+      cursor = open + 1;
+      const lang = (code.lang ?? "").trim().split(/\s+/)[0].toLowerCase();
+      if (!SHELL_FENCES.has(lang)) return;
+      const output = lang === "console" || lang === "shell-session" || lang === "shellsession" || lang === "terminal";
+      const script = code.text
+        .split("\n")
+        .map((line) => {
+          const prompt = /^\s*[$%] /.exec(line);
+          return prompt ? line.slice(prompt[0].length) : output ? "" : line;
+        })
+        .join("\n");
+      blocks.push({ facts: jobScriptFacts(new SourceText(script)), text: script, line: open + 1 });
+    });
+  } catch {
+    blocks.length = 0; // a document the lexer cannot take: no launches from it
+  }
+  if (kept?.text === text) kept.blocks = blocks;
+  return blocks;
 }
 
 /** Forgets the cached folder listings and parsed scripts (tests). */
 export function clearSlurmLaunchCache(): void {
   listings.clear();
   parsed.clear();
+  readDocs.clear();
 }

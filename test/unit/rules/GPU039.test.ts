@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { clearSlurmLaunchCache } from "../../../server/src/engine/slurmLaunch";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyFix, lintCode } from "../support/helpers";
@@ -307,4 +308,103 @@ test("GPU039 default set: a local rank read from a copy of the environment (a di
   // A key of the copy that is not a local rank, or a dict that is no copy of the environment, is no local read.
   for (const other of ['gpu = int(env["WORLD_SIZE"])', 'gpu = int({"LOCAL_RANK": "0"}["LOCAL_RANK"])'])
     assert.deepEqual(await lintCode(src.replace('gpu = int(env["LOCAL_RANK"])', other), "GPU039"), [], other);
+});
+
+const TP_INIT = [
+  "import os",
+  "import torch",
+  "import torch.distributed as dist",
+  "",
+  "",
+  "def init_distributed():",
+  '    rank = int(os.environ.get("RANK", "0"))',
+  '    dist.init_process_group(backend="nccl")',
+  "    torch.cuda.set_device(rank)",
+  '    return torch.device(f"cuda:{rank}")',
+  "",
+  "",
+  "def other():",
+  "    torch.cuda.set_device(dist.get_rank())",
+  "",
+].join("\n");
+
+test("GPU039 default set: the device chosen in the function that calls init_process_group (the program's own setup); elsewhere, in test modules, and where every launch says one node: preview", async () => {
+  const found = await lintCode(TP_INIT, "GPU039");
+  assert.deepEqual(
+    found.map((d) => d.range.start.line),
+    [8, 9],
+    "the two slots beside init_process_group; other() has no init beside it",
+  );
+  assert.doesNotMatch(found[0].message, /several nodes/);
+  assert.deepEqual(
+    (await lintCode(TP_INIT, "GPU039", { preview: true })).map((d) => d.range.start.line),
+    [8, 9, 13],
+  );
+  // pytest's test modules are one-node runs by design.
+  assert.deepEqual(await lintCode(TP_INIT, "GPU039", { testModule: true }), []);
+  // Every launch the project writes down says one node: --standalone in a README.
+  const one = { script: "/p/README.md", line: 4, nodes: "one" as const, from: "--standalone", documented: true };
+  assert.deepEqual(await lintCode(TP_INIT, "GPU039", { launchNodes: [one] }), []);
+  // One that does not say (torchrun's default) keeps the finding.
+  const unsaid = { ...one, nodes: null, from: "no --nnodes" };
+  assert.equal((await lintCode(TP_INIT, "GPU039", { launchNodes: [one, unsaid] })).length, 2);
+  // A module-level init beside a module-level device counts too; `from torch.distributed import init_process_group` as well.
+  const flat =
+    "import torch\nfrom torch.distributed import init_process_group, get_rank\ninit_process_group('nccl')\ntorch.cuda.set_device(get_rank())\n";
+  assert.deepEqual(
+    (await lintCode(flat, "GPU039")).map((d) => d.range.start.line),
+    [3],
+  );
+  // Another library's init_process_group (not torch.distributed's) does not count.
+  const other =
+    "import torch\nimport torch.distributed as dist\nfrom mylib import init_process_group\ninit_process_group()\ntorch.cuda.set_device(dist.get_rank())\n";
+  assert.deepEqual(await lintCode(other, "GPU039"), []);
+});
+
+test("GPU039 default set: a file the project starts on several nodes (a job script's #SBATCH --nodes=2, torchrun --nnodes=2), named in the message", async () => {
+  const src =
+    "import torch\nimport torch.distributed as dist\n\ndef setup():\n    torch.cuda.set_device(dist.get_rank())\n";
+  assert.deepEqual(await lintCode(src, "GPU039"), [], "no init beside it, no local rank: preview");
+  const several = {
+    script: "/p/jobs/train.sbatch",
+    line: 5,
+    nodes: "several" as const,
+    from: "#SBATCH --nodes=2",
+    documented: false,
+  };
+  const [d, ...rest] = await lintCode(src, "GPU039", { launchNodes: [several] });
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 4);
+  assert.match(
+    d.message,
+    /invalid device ordinal\); train\.sbatch:6 starts this file on several nodes \(#SBATCH --nodes=2\); use the local rank/,
+  );
+  // Even in a test module: the launch says it runs on several nodes.
+  assert.equal((await lintCode(src, "GPU039", { launchNodes: [several], testModule: true })).length, 1);
+});
+
+test("GPU039 with the project: a README that documents the file's launch as --standalone keeps gate (3) silent, and the README becomes a dependency of the lint", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu039-docs-"));
+  mkdirSync(join(dir, ".git"));
+  mkdirSync(join(dir, "code"));
+  const file = join(dir, "code", "demo.py");
+  writeFileSync(file, TP_INIT);
+  const lintWith = () => {
+    clearSlurmLaunchCache(); // folder listings are kept 5 s (slurmLaunch.ts LISTING_TTL_MS)
+    const lookup = new ProjectIndex().lookupFor(file, lookupOptions({}));
+    const found = lintPython(TP_INIT, { select: ["GPU039"], project: lookup }).diagnostics;
+    return { lines: found.map((d) => d.range.start.line), deps: [...lookup.deps()] };
+  };
+  assert.deepEqual(lintWith(), { lines: [8, 9], deps: [] }, "no document: gate (3) reports");
+  writeFileSync(
+    join(dir, "NOTES.md"),
+    "Run it from code/:\n\n```bash\ntorchrun --standalone --nproc_per_node=2 demo.py\n```\n",
+  );
+  assert.deepEqual(lintWith(), { lines: [], deps: [join(dir, "NOTES.md")] });
+  // A second documented launch that does not say one node: the finding is back.
+  writeFileSync(
+    join(dir, "NOTES.md"),
+    "```bash\ntorchrun --standalone --nproc_per_node=2 demo.py\n```\n\n```bash\ntorchrun --nproc_per_node=8 code/demo.py\n```\n",
+  );
+  assert.deepEqual(lintWith().lines, [8, 9]);
 });

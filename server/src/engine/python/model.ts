@@ -15,6 +15,7 @@ import { isWordCode } from "../../../../common/src/python/lineStructure";
 import type { EnvWriteEvent, FunctionTimeline, MagicLine, TimelineCall, TimelineEvent } from "./events";
 import type { Firsts } from "./timeline";
 import type { RemoteDefinition } from "./ray";
+import type { LaunchNodes } from "../slurmLaunch";
 import {
   DEFERRED,
   envWordsOf,
@@ -124,6 +125,18 @@ export interface ProjectLookup {
    * Optional, as {@link callableReturns}.
    */
   isProjectFunction?(path: string): boolean;
+  /**
+   * Whether the source of the project module that defines the function at `path` holds `word` (a
+   * plain substring: a variable's name in a list of names counts); false when `path` is no project
+   * function. The module becomes a dependency. Optional, as {@link callableReturns}.
+   */
+  callableModuleMentions?(path: string, word: string): boolean;
+  /**
+   * The launches of this file that the Markdown documents around it write down, with how many nodes
+   * each runs it on (slurmLaunch.ts `documentedLaunchNodes`); the documents read become the lint's
+   * dependencies. Optional, as {@link callableReturns}.
+   */
+  documentedLaunches?(): ReadonlyArray<LaunchNodes>;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
 }

@@ -39,6 +39,7 @@ import { RankFlow } from "./rankFlow";
 import { deviceParams, deviceSlots, type DeviceParam } from "./devices";
 import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTrees";
 import { pythonInput } from "./parser";
+import { documentedLaunchNodes } from "../slurmLaunch";
 
 /** Reads a module's source; null when it cannot be read (missing, not a regular file, too large). */
 export type SourceReader = (file: string) => string | null;
@@ -249,6 +250,17 @@ export class ProjectIndex {
         }));
       },
       isProjectFunction: (path) => functionFile(path) !== null,
+      callableModuleMentions: (path, word) => {
+        const target = functionFile(path);
+        if (!target) return false;
+        deps.add(target);
+        return !!this.read(target)?.includes(word);
+      },
+      documentedLaunches: () => {
+        const { launches, read } = documentedLaunchNodes(file);
+        for (const d of read) deps.add(d);
+        return launches;
+      },
       callableWrite: (path) => this.writeOf(functionFile(path), path, from, options, deps),
       writerNames: () => this.writerNames(file, options),
       callableDeviceParams: (path) => {

@@ -1,9 +1,39 @@
-import type { PythonRule } from "../rule";
+import type { PythonRule, RuleContext } from "../rule";
 import { snippet } from "../rule";
 import { envWritesAnywhere } from "../python/model";
 import { nodeRange } from "../python/events";
 import { inside, remoteDefinitions } from "../python/ray";
 import type { SyntaxNode } from "../python/parser";
+import { calleePath } from "./shared/py";
+
+/**
+ * Whether `statement` runs only where a condition asked about RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES:
+ * it lies in the body of an `if`/`elif` whose condition calls a function of this file, or of a
+ * project module, whose source names the variable (OpenRLHF's `elif ray_noset_visible_devices():`
+ * in a helper module that checks Ray's NOSET variables). The else branch of such a test is not
+ * guarded (there Ray did set the variable).
+ */
+function guardedByNoset(ctx: RuleContext, statement: SyntaxNode): boolean {
+  for (let child = statement, p = statement.parent; p; child = p, p = p.parent) {
+    if (p.type !== "if_statement" && p.type !== "elif_clause") continue;
+    if (p.childForFieldName("consequence")?.id !== child.id) continue;
+    const condition = p.childForFieldName("condition");
+    const calls = condition
+      ? [condition, ...condition.descendantsOfType("call")].filter((n): n is SyntaxNode => n?.type === "call")
+      : [];
+    for (const call of calls) {
+      const fn = call.childForFieldName("function");
+      const own = fn?.type === "identifier" ? ctx.model.functions.get(fn.text) : undefined;
+      if (own) {
+        if (own.text.includes(RAY_NOSET_CUDA)) return true;
+        continue;
+      }
+      const path = calleePath(ctx.model, call);
+      if (path && ctx.project?.callableModuleMentions?.(path, RAY_NOSET_CUDA)) return true;
+    }
+  }
+  return false;
+}
 
 /** The variable that turns off Ray's own CUDA_VISIBLE_DEVICES (Ray's source: ray_constants.py, NOSET_CUDA_VISIBLE_DEVICES_ENV_VAR). */
 export const RAY_NOSET_CUDA = "RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES";
@@ -27,7 +57,7 @@ export const rule: PythonRule = {
     docs: {
       what: "Finds `CUDA_VISIBLE_DEVICES` written in the body of a function or class decorated with `@ray.remote` (a Ray task or actor), when the file does not set `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES`; and `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES` written inside such a body.",
       follows:
-        "The bodies of the file's `@ray.remote` functions and classes (their methods and nested functions included), for writes of CUDA_VISIBLE_DEVICES and RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES, and the file's writes and reads of the latter outside them. Not followed: functions a task calls that are defined outside its body, tasks made with `ray.remote(fn)` rather than a decorator, and settings in the driver's environment, a `runtime_env` or other modules.",
+        "The bodies of the file's `@ray.remote` functions and classes (their methods and nested functions included), for writes of CUDA_VISIBLE_DEVICES and RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES, and the file's writes and reads of the latter outside them; a write in the branch of an `if`/`elif` whose condition calls a function of the file whose body names RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES, or a function of a project module whose source names it (a helper that checks Ray's NOSET variables, as OpenRLHF's `ray_noset_visible_devices()`), is taken as guarded and not reported (its else branch is). Not followed: functions a task calls that are defined outside its body, tasks made with `ray.remote(fn)` rather than a decorator, and settings in the driver's environment, a `runtime_env` or other modules.",
       why: "Ray assigns GPUs to a task or actor from its `num_gpus` and sets `CUDA_VISIBLE_DEVICES` in the worker to the ids of the GPUs it assigned, before the task runs (Ray documentation, 'Accelerator Support'; `ray.get_gpu_ids()` returns them). A task that writes its own value picks GPUs that Ray may have given to another task or actor on the same node, so two workers share one GPU while another idles, and Ray's accounting no longer says where work runs; with `num_gpus=0` Ray set the variable to an empty string and, in a reused worker where CUDA already started, a new value has no effect at all (vllm-project/vllm#3198). `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES` is read by Ray when it starts a worker; written inside the task it changes nothing for that worker. Documented, not measured here: Ray is not run on the GPU machine this project measures on.",
       example:
         'import os\nimport ray\n\n@ray.remote(num_gpus=1)\ndef train(rank):\n    os.environ["CUDA_VISIBLE_DEVICES"] = str(rank)  # GPU033: Ray already chose this task\'s GPU\n    import torch\n    return torch.ones(1, device="cuda").item()\n',
@@ -64,7 +94,7 @@ export const rule: PythonRule = {
         });
         continue;
       }
-      if (noset) continue;
+      if (noset || guardedByNoset(ctx, w.statement)) continue;
       const known = def.numGpus !== null && def.startedHere;
       const gpus = known ? `num_gpus=${def.numGpus}` : "its num_gpus";
       ctx.report({

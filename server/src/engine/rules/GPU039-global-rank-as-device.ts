@@ -177,6 +177,53 @@ function argumentSlots(ctx: RuleContext, slots: readonly DeviceSlot[], flow: Ran
   return out;
 }
 
+/**
+ * Why a finding without a local-rank read is in the default set, or null (preview):
+ * - `several`: a job or shell script of the project starts the file on several nodes (slurmLaunch.ts
+ *   `launchNodesIn`: `--nnodes=2`, `#SBATCH --nodes=2`), where the global rank passes the node's GPUs;
+ * - `init`: the device is chosen in the function (or module level) that calls
+ *   `torch.distributed.init_process_group`: the program's own distributed setup, which every launch
+ *   of it runs, on one node or several; not in a test module (pytest's names, a `tests` folder), and
+ *   not where every launch the project's scripts and Markdown documents write down says one node
+ *   (`--standalone`, `--nnodes=1`; slurmLaunch.ts `documentedLaunchNodes`).
+ */
+function gate(
+  ctx: RuleContext,
+  slot: DeviceSlot,
+  inits: readonly SyntaxNode[],
+): { kind: "several" | "init"; text: string } | null {
+  const launches = ctx.launchNodes ?? [];
+  const several = launches.find((l) => l.nodes === "several");
+  if (several) {
+    const name = several.script.replace(/^.*[\\/]/, "");
+    return { kind: "several", text: `${name}:${several.line + 1} starts this file on several nodes (${several.from})` };
+  }
+  if (ctx.testModule) return null;
+  const fn = enclosingFunction(slot.ordinal);
+  const init = inits.find((c) => enclosingFunction(c)?.id === fn?.id);
+  if (!init) return null;
+  // The documents are read only now: a candidate is rare, and lexing them is not free.
+  const all = [...launches, ...(ctx.project?.documentedLaunches?.() ?? [])];
+  if (all.length > 0 && all.every((l) => l.nodes === "one")) return null;
+  return init
+    ? { kind: "init", text: `init_process_group is called beside it (${ctx.where(init.startPosition.row)})` }
+    : null;
+}
+
+/** Whether the code word `init_process_group` ending at `from` is called there (`(` follows), and not defined (`def` before it). */
+function initCallAt(text: string, from: number, to: number): boolean {
+  const open = /^\s*\(/.test(text.slice(from, Math.min(to, from + 64)));
+  const before = text.slice(Math.max(0, from - "init_process_group".length - 16), from - "init_process_group".length);
+  return open && !/\bdef\s+$/.test(before);
+}
+
+/** The calls of `torch.distributed.init_process_group` in the module (any import form). */
+function initCalls(ctx: RuleContext): SyntaxNode[] {
+  return ctx.model
+    .nodesMentioning("call", ["init_process_group"], true)
+    .filter((c) => c.type === "call" && calleePath(ctx.model, c) === "torch.distributed.init_process_group");
+}
+
 /** GPU039: a global rank (RANK, SLURM_PROCID, dist.get_rank(), accelerator.process_index) used as a CUDA device ordinal. */
 export const rule: PythonRule = {
   meta: {
@@ -192,22 +239,27 @@ export const rule: PythonRule = {
     // code base unparsed for this rule.
     // The default set reports only in files that read a local rank too (see whenNotToCare): without
     // one of its names in the text the file is skipped unless preview is on (python3-torch: 41 files parsed for this rule otherwise, 2.3 x the cold check of before).
-    trigger: (t, preview) =>
+    // Sound: a global rank is read by one of these words; the default set needs a local-rank read,
+    // a launch on several nodes, or (outside test modules) a call of init_process_group: the code
+    // word followed by `(`, not a `def` (gate() below).
+    trigger: (t, preview, facts) =>
       (t.envWith(["RANK", "SLURM_PROCID"]) || t.hasAnyWord(["get_rank", "process_index", "local_rank"])) &&
       (preview ||
+        !!facts?.severalNodes ||
         t.has("LOCAL_RANK") ||
         t.has("SLURM_LOCALID") ||
-        t.hasAnyWord(["local_rank", "get_node_local_rank", "local_process_index"])),
+        t.hasAnyWord(["local_rank", "get_node_local_rank", "local_process_index"]) ||
+        (!facts?.testModule && t.afterWord("init_process_group", initCallAt))),
     docs: {
       what: 'Reports a CUDA device ordinal whose value is the job\'s global rank: `torch.cuda.set_device(rank)`, `torch.device("cuda", rank)`, `f"cuda:{rank}"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, with `rank` read from `os.environ["RANK"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate\'s `process_index`. `rank % torch.cuda.device_count()` is not reported.',
       follows:
-        "The rank is followed within the file: names to their latest assignment before the use in the same function or module, `int()`/`str()`, `a if c else b` and `a or b` where the branches agree, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), f-strings, the file's own functions' return values (also element by element where a returned tuple is unpacked), the tuples that functions of the project's other modules return (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and a rank passed as an argument to a function (of this file or another project module) that uses that parameter as a device as it is (`zero_first(RANK)` with `dist.barrier(device_ids=[local_rank])` inside: reported at the argument). Not followed: other modules' values otherwise, other arithmetic, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent.",
+        "The rank is followed within the file: names to their latest assignment before the use in the same function or module, `int()`/`str()`, `a if c else b` and `a or b` where the branches agree, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), f-strings, the file's own functions' return values (also element by element where a returned tuple is unpacked), the tuples that functions of the project's other modules return (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and a rank passed as an argument to a function (of this file or another project module) that uses that parameter as a device as it is (`zero_first(RANK)` with `dist.barrier(device_ids=[local_rank])` inside: reported at the argument). For the default set it also reads how the project starts the file: the commands of its shell and job scripts beside the file, in its parent folders (up to the repository root, three levels at most) and their direct subfolders, and the fenced shell blocks (```bash, ```sh, ```shell, ```console, ```zsh or none) of the Markdown documents in those folders, matched by the end of the file's path: torchrun's `--nnodes` and `--standalone`, srun's `--nodes`/`-N` and the job's `#SBATCH --nodes`. Not followed: other modules' values otherwise, other arithmetic, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent; launches written elsewhere (a Makefile, a CI configuration, a wiki), node counts held in variables (`--nnodes=$NNODES`), and accelerate or deepspeed launches.",
       why: `On one node the global rank equals the local rank, so the program works there; on the second node of a job the global ranks go on from the first node's count (with 8 GPUs a node, ranks 8 to 15), and cuda:8 does not exist on an 8-GPU node: CUDA raises \`invalid device ordinal\` as for any ordinal beyond the visible GPUs (measured: ground-truth.md, GPU004). The torchrun documentation says the device is the local rank: "Please ensure that device_ids argument is set to be the only GPU device id that your code will be operating on. This is generally the local rank of the process. In other words, the device_ids needs to be [int(os.environ("LOCAL_RANK"))]", and "NEVER hard code any assumptions about the stable-ness of ranks or some correlation between RANK and LOCAL_RANK" (${TORCHRUN}). The PyTorch DDP tutorial's two-node torchrun example uses \`device_id = rank % torch.cuda.device_count()\` (${TUTORIAL}), which this rule does not report.`,
       example:
         'import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ["RANK"])\ndist.init_process_group("nccl")\ntorch.cuda.set_device(rank)  # GPU039: cuda:8 on the second node\n',
       fix: 'import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ["RANK"])\nlocal_rank = int(os.environ["LOCAL_RANK"])\ndist.init_process_group("nccl")\ntorch.cuda.set_device(local_rank)\n',
       whenNotToCare:
-        "A program that only ever runs on one node (a single-node test, a one-machine script) works as written. That is why a finding is in the default set only where the file also reads its local rank (`LOCAL_RANK`, `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, also through a copy of the environment such as `env = {k: os.environ[k] for k in (...)}` then `env[\"LOCAL_RANK\"]`, `get_node_local_rank()`, `.local_process_index`): such a program is written for launchers that start it on several nodes and has the right number at hand, so the global rank as its device is a mix-up (the fix then uses the name it keeps the local rank in). Elsewhere the finding is preview: on 18 code bases of the ecosystem corpus (pytorch/examples, accelerate, DeepSpeed, Megatron-LM, ColossalAI, fairseq, Lightning, torchtune, nanoGPT, gpt-neox, nanotron, picotron, trl, llama-cookbook, ml-engineering, detectron2, litgpt, diffusers) the rule made 46 findings, none false (each value is a global rank used as a device), but only 1 on a path meant for several nodes (pytorch/examples distributed/ddp/example.py); the other 45 are single-node tests and demos (ColossalAI 38, Megatron-LM 3, accelerate 3, ml-engineering 1), and of the 46 files only the ddp example reads a local rank (through a copy of the environment, counted since the evening of 2026-12-05), so the default set reports its two findings and none of the others. Also measured: keeping in the default set a global rank used as a device in the same function that calls `init_process_group` (outside test modules) would have found two more recall cases (gpt-oss, LightX2V) but added three corpus findings in one-node test and demo scripts (peft's tests/training/lora_tp.py, run with `--nproc_per_node=2`; a collective-debugging demo), below the default set's precision bar, so it was left out. Measured again on the night of 2026-12-05 with test modules left out by path (pytest's `test_*.py`, `*_test.py`, `conftest.py`, or under a `tests`, `test` or `testing` folder): peft's file drops out, and the gate still adds one finding, in ml-engineering's debug/code/collective_mismatch.py (a one-node demo of a collective hang, a harmless finding), for the two recall cases: the rule's default precision on the corpus would be 2 of 3, so it stays out. The quick fix is not safe to apply blindly, since the same variable may be used elsewhere as the global rank (for data sharding or logging), which must stay global.",
+        "A program that only ever runs on one node (a single-node test, a one-machine script) works as written. That is why a finding is in the default set only where the program is plainly meant for several nodes: (1) the file also reads its local rank (`LOCAL_RANK`, `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, also through a copy of the environment such as `env = {k: os.environ[k] for k in (...)}` then `env[\"LOCAL_RANK\"]`, `get_node_local_rank()`, `.local_process_index`): it is written for launchers that start it on several nodes and has the right number at hand, so the global rank as its device is a mix-up (the fix then uses the name it keeps the local rank in); (2) a script or document of the project starts the file on several nodes (`torchrun --nnodes=2`, `#SBATCH --nodes=2` with srun; the message names it); (3) the device is chosen in the function (or module code) that calls `torch.distributed.init_process_group`, the program's own distributed setup that every launch runs, except in test modules (pytest's `test_*.py`, `*_test.py`, `conftest.py`, a `tests`, `test` or `testing` folder) and where every launch the project writes down says one node (`--standalone`, `--nnodes=1`: a README's `torchrun --standalone ... demo.py` for a one-node demo). torchrun's default node count, a plain `python file.py` and a count in a variable say nothing either way. Elsewhere the finding is preview. Measured on the ecosystem corpus (29 code bases, 14,504 files, 2026-12-06): the default set reports the same 2 findings as before (pytorch/examples distributed/ddp/example.py, which reads its local rank; both true); gate (3) adds none, because its one candidate, ml-engineering's debug/code/collective_mismatch.py (a one-node demo of a collective hang, a harmless finding), is documented in debug/pytorch.md as `torchrun --standalone --nproc_per_node=2 collective_mismatch.py`; peft's tests/training/lora_tp.py, run with `--nproc_per_node=2`, is a test module. On the recall benchmark gate (3) finds the gpt-oss and LightX2V cases (a tensor-parallel server's and a platform hook's setup). Before these gates, 46 preview findings on 18 of the code bases were all global ranks used as devices, 45 of them in single-node tests and demos (ColossalAI 38, Megatron-LM 3, accelerate 3, ml-engineering 1); they stay preview. The quick fix is not safe to apply blindly, since the same variable may be used elsewhere as the global rank (for data sharding or logging), which must stay global.",
       references: [
         `PyTorch, torchrun (Elastic Launch), Environment Variables: "LOCAL_RANK - The local rank", "RANK - The global rank"; Important Notices 3 and 6 (${TORCHRUN})`,
         `PyTorch tutorial 'Getting Started with Distributed Data Parallel', Initialize DDP with torch.distributed.run/torchrun: \`device_id = rank % torch.cuda.device_count()\` for a two-node run (${TUTORIAL})`,
@@ -225,18 +277,20 @@ export const rule: PythonRule = {
     const localRead = () => (localKept === undefined ? (localKept = localRankRead(ctx, flow)) : localKept);
     const seen = new Set<number>();
     const slots = deviceSlots(ctx.model);
+    let inits: SyntaxNode[] | undefined;
     for (const slot of [...slots, ...argumentSlots(ctx, slots, flow)]) {
       if (seen.has(slot.ordinal.id)) continue;
       seen.add(slot.ordinal.id);
       const origin = flow.origin(slot.ordinal);
       if (origin.kind !== "global" || !origin.source) continue;
       const local = localRead();
+      const why = local ? null : gate(ctx, slot, (inits ??= initCalls(ctx)));
       const src = origin.source;
       const label = src.text.length > 60 ? `${src.text.slice(0, 57)}...` : src.text;
       const expr = slot.ordinal.text.length > 40 ? `${slot.ordinal.text.slice(0, 37)}...` : slot.ordinal.text;
       ctx.report({
         range: nodeRange(slot.ordinal),
-        message: `${expr} is the global rank${src.id === slot.ordinal.id ? "" : ` (${label}, ${ctx.where(src.startPosition.row)}${origin.via ? `: it returns ${origin.variable ?? "the global rank"} there, read at ${origin.via}` : ""})`} used as a CUDA device (${slot.form}): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal); use the local rank: ${local ? localShown(ctx, local) : localInstead(origin)}`,
+        message: `${expr} is the global rank${src.id === slot.ordinal.id ? "" : ` (${label}, ${ctx.where(src.startPosition.row)}${origin.via ? `: it returns ${origin.variable ?? "the global rank"} there, read at ${origin.via}` : ""})`} used as a CUDA device (${slot.form}): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal)${why?.kind === "several" ? `; ${why.text}` : ""}; use the local rank: ${local ? localShown(ctx, local) : localInstead(origin)}`,
         related: [
           {
             range: nodeRange(src),
@@ -255,8 +309,9 @@ export const rule: PythonRule = {
         ],
         fix: localNameFix(slot, local) ?? localRankFix(ctx, slot, origin),
         // Default where the program reads its local rank too (written for several nodes, the right
-        // number at hand); elsewhere preview: on the ecosystem corpus those were single-node tests.
-        preview: !local,
+        // number at hand), is started on several nodes, or chooses its device in its own distributed
+        // setup (gate()); elsewhere preview: on the ecosystem corpus those were single-node tests.
+        preview: !local && !why,
       });
     }
   },

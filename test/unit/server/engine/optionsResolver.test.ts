@@ -53,3 +53,36 @@ test("baselineOf: the baseline the folder's pyproject.toml names, as resolve(fil
   for (const f of files) assert.equal(resolve.baselineOf(f), resolve(f).baseline, f);
   rmSync(root, { recursive: true, force: true });
 });
+
+test("resolveLintOptions: a Python file's launchNodes (its job and shell scripts' launches; documents are read lazily) and testModule, as the CLI's resolver gives them", async () => {
+  const { isTestModule } = await import("../../../../server/src/engine/options");
+  const root = mkdtempSync(join(tmpdir(), "gp-resolver-nodes-"));
+  mkdirSync(join(root, ".git"));
+  mkdirSync(join(root, "tests"));
+  writeFileSync(join(root, "serve.py"), "import os\n");
+  writeFileSync(join(root, "tests", "helper.py"), "import os\n");
+  writeFileSync(join(root, "two.sh"), "torchrun --nnodes=2 --nproc_per_node=8 serve.py\n");
+  writeFileSync(join(root, "README.md"), "```bash\ntorchrun --standalone serve.py\n```\n");
+  try {
+    const got = resolveLintOptions(join(root, "serve.py"), {}, "filesystemFirst").options;
+    assert.deepEqual(got.launchNodes, [
+      { script: join(root, "two.sh"), line: 0, nodes: "several", from: "--nnodes=2", documented: false },
+    ]);
+    assert.equal(got.testModule, undefined);
+    assert.deepEqual(optionsResolver({}, "filesystemFirst")(join(root, "serve.py")).options, got);
+    assert.equal(resolveLintOptions(join(root, "tests", "helper.py"), {}, "filesystemFirst").options.testModule, true);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  for (const f of [
+    "/p/test_x.py",
+    "/p/x_test.py",
+    "/p/conftest.py",
+    "/p/tests/a.py",
+    "C:\\p\\testing\\b.py",
+    "/p/test/c.py",
+  ])
+    assert.equal(isTestModule(f), true, f);
+  for (const f of ["/p/testx.py", "/p/latest.py", "/p/contest.py", "/p/tests_data.py", "/p/mytests/a.py"])
+    assert.equal(isTestModule(f), false, f);
+});

@@ -3,7 +3,14 @@ import { test } from "node:test";
 import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { slurmLaunchesOf, clearSlurmLaunchCache } from "../../../../server/src/engine/slurmLaunch";
+import { spawnSync } from "node:child_process";
+import {
+  slurmLaunchesOf,
+  clearSlurmLaunchCache,
+  jobScriptsAround,
+  launchNodesIn,
+  documentedLaunchNodes,
+} from "../../../../server/src/engine/slurmLaunch";
 
 /** A throw-away project: files by relative path; a .git folder marks its root. */
 function project(files: Record<string, string>): string {
@@ -177,6 +184,122 @@ test("slurmLaunchesOf: srun --accel-bind=g and --gpu-bind leave the GPUs per tas
       ["c.sbatch", null],
       ["d.sbatch", 4],
     ]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("launchNodesIn and documentedLaunchNodes: node counts from torchrun's --nnodes/--standalone, srun and #SBATCH --nodes; Markdown shell blocks matched by the end of the path", () => {
+  const root = project({
+    "debug/code/demo.py": "",
+    "train/run.py": "",
+    "debug/notes.md": [
+      "# Hangs",
+      "",
+      "Run it from `code/`:",
+      "",
+      "```bash",
+      "$ torchrun --standalone --nproc_per_node=2 demo.py",
+      "```",
+      "",
+      "```python",
+      "# torchrun --nnodes=4 demo.py (Python, not read)",
+      "```",
+      "",
+      "```console",
+      "$ srun -N 2 python ../train/run.py",
+      "torchrun --nnodes=8 demo.py is output here, not a command",
+      "```",
+      "",
+    ].join("\n"),
+    "train/jobs/two.sbatch":
+      "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun torchrun --nproc_per_node 8 train/run.py\n",
+    "train/local.sh":
+      "torchrun --nproc_per_node 8 run.py\ntorchrun --nnodes=1:4 --nproc_per_node 8 run.py\ntorchrun --nnodes $NNODES run.py\n",
+    "README.md": "```sh\ntorchrun --nnodes=1 --nproc-per-node=4 train/run.py\n```\n",
+  });
+  try {
+    const around = (f: string) => jobScriptsAround(join(root, f, ".."), [root]);
+    const both = (f: string) => [
+      ...launchNodesIn(join(root, f), around(f)),
+      ...documentedLaunchNodes(join(root, f), around(f)).launches,
+    ];
+    const rel = (ls: ReturnType<typeof launchNodesIn>) =>
+      ls
+        .map((l) => ({ ...l, script: l.script.slice(root.length + 1) }))
+        .sort((a, b) => (a.script + a.line).localeCompare(b.script + b.line));
+    assert.deepEqual(rel(both("debug/code/demo.py")), [
+      { script: "debug/notes.md", line: 5, nodes: "one", from: "--standalone", documented: true },
+    ]);
+    assert.deepEqual(rel(both("train/run.py")), [
+      // ../train/run.py from debug/: a document's path may also be relative to its own folder.
+      { script: "debug/notes.md", line: 13, nodes: "several", from: "srun --nodes=2", documented: true },
+      { script: "README.md", line: 1, nodes: "one", from: "--nnodes=1", documented: true },
+      { script: "train/jobs/two.sbatch", line: 3, nodes: "several", from: "#SBATCH --nodes=2", documented: false },
+      { script: "train/local.sh", line: 0, nodes: null, from: "no --nnodes", documented: false },
+      { script: "train/local.sh", line: 1, nodes: "several", from: "--nnodes=1:4", documented: false },
+      { script: "train/local.sh", line: 2, nodes: null, from: "--nnodes=$NNODES", documented: false },
+    ]);
+    // The Slurm rules and launchNodesIn read scripts only: no launch from a document there.
+    assert.equal(slurmLaunchesOf(join(root, "debug/code/demo.py")).length, 0);
+    assert.equal(launchNodesIn(join(root, "debug/code/demo.py"), around("debug/code/demo.py")).length, 0);
+    // The documents read (they name a launcher) are what the result depends on.
+    assert.deepEqual(
+      documentedLaunchNodes(join(root, "train/run.py"), around("train/run.py"))
+        .read.map((d) => d.slice(root.length + 1))
+        .sort(),
+      ["README.md", "debug/notes.md"],
+    );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("documentedLaunchNodes: a document that is a FIFO, too large, or no Markdown the parser can read gives no launch and no error", () => {
+  const root = project({ "x.py": "", "big.md": "```sh\ntorchrun --nnodes=2 x.py\n```\n" + "a".repeat(600 * 1024) });
+  try {
+    spawnSync("mkfifo", [join(root, "pipe.md")]);
+    assert.deepEqual(documentedLaunchNodes(join(root, "x.py"), jobScriptsAround(root, [root])), {
+      launches: [],
+      read: [],
+    });
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("documentedLaunchNodes: fenced blocks inside list items and block quotes, ~~~ fences, and indented code (not read) give their own lines", () => {
+  const root = project({
+    "x.py": "",
+    "GUIDE.md": [
+      "1. Single node:", // 0
+      "", // 1
+      "   ```bash", // 2
+      "   torchrun --standalone --nproc_per_node=8 x.py", // 3
+      "   ```", // 4
+      "", // 5
+      "> Two nodes:", // 6
+      ">", // 7
+      "> ~~~sh", // 8
+      "> torchrun --nnodes=2 --nproc_per_node=8 x.py", // 9
+      "> ~~~", // 10
+      "", // 11
+      "    torchrun --nnodes=3 x.py", // 12: indented code, not a fenced block
+      "",
+    ].join("\n"),
+  });
+  try {
+    assert.deepEqual(
+      documentedLaunchNodes(join(root, "x.py"), jobScriptsAround(root, [root])).launches.map((l) => [
+        l.line,
+        l.nodes,
+        l.from,
+      ]),
+      [
+        [3, "one", "--standalone"],
+        [9, "several", "--nnodes=2"],
+      ],
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
