@@ -52,7 +52,7 @@ if (only.length && chosen.length !== only.length) {
 
 /** File names the CLI lints or reads configuration from. */
 const WANTED =
-  /(\.(py|ipynb|toml|ya?ml|sh|bash|sbatch|slurm)$|^requirements.*\.txt$|^Dockerfile|\.dockerfile$|^environment\.ya?ml$)/i;
+  /(\.(py|ipynb|toml|ya?ml|sh|bash|sbatch|slurm|md|markdown)$|^requirements.*\.txt$|^Dockerfile|\.dockerfile$|^environment\.ya?ml$)/i;
 
 const git = (args, opts = {}) => spawnSync("git", args, { encoding: "utf8", maxBuffer: 1 << 30, ...opts });
 
