@@ -37,6 +37,10 @@ export const FRAMEWORK_MODULES: ReadonlyMap<string, Framework> = new Map<string,
   ["mmcv", "torch"],
   ["mmdet", "torch"],
   ["vllm", "torch"],
+  // FlashInfer's kernels are torch extensions (flashinfer-ai/flashinfer flashinfer/utils.py imports torch);
+  // its import may initialise CUDA where cuda-tile is installed (flashinfer/cutile/cutile_common.py
+  // is_cuda_tile_available: torch.cuda.get_device_capability(), called from flashinfer/gemm/__init__.py).
+  ["flashinfer", "torch"],
   ["apex", "torch"],
   ["einops", "torch"],
   ["tensorflow", "tensorflow"],
@@ -271,6 +275,27 @@ export const TORCH_OTHER_INIT: ReadonlyMap<string, InitDepth> = new Map<string, 
 
 /** Other torch calls that measured lazy (torch 2.11). */
 export const TORCH_OTHER_LAZY: readonly string[] = ["torch.backends.cudnn.is_available"];
+
+/**
+ * torch.cuda queries whose first argument is a device ordinal, checked against the visible GPUs:
+ * `get_device_properties` raises `AssertionError("Invalid device id")` for `device >= device_count()`
+ * (torch/cuda/__init__.py, read in Debian's python3-torch 1.13; `get_device_name` and
+ * `get_device_capability` call it), and the memory queries take the same device argument
+ * (torch.cuda documentation: "device (torch.device or int, optional)").
+ */
+export const DEVICE_QUERY_PATHS: readonly string[] = [
+  "torch.cuda.get_device_properties",
+  "torch.cuda.get_device_name",
+  "torch.cuda.get_device_capability",
+  "torch.cuda.mem_get_info",
+  "torch.cuda.memory_allocated",
+  "torch.cuda.memory_reserved",
+  "torch.cuda.max_memory_allocated",
+  "torch.cuda.max_memory_reserved",
+  "torch.cuda.memory_stats",
+  "torch.cuda.reset_peak_memory_stats",
+  "torch.cuda.synchronize",
+];
 
 /** The callee paths that set torch's current CUDA device: `torch.cuda.set_device` and its device-generic twin. */
 export const SET_DEVICE_PATHS: readonly string[] = ["torch.cuda.set_device", "torch.accelerator.set_device_index"];

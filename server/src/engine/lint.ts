@@ -12,7 +12,7 @@ import { DocumentAnalysis } from "./analysis";
 import { RULES } from "./rules/index";
 import type { RunningKernelFacts } from "../../../common/src/kernel/runningKernel";
 import { reporter, isPythonRule, type MachineFacts, type PythonRule, type RuleContext, type Rule } from "./rule";
-import { candidateRules } from "./prefilter";
+import { candidateRules, type PrefilterFacts } from "./prefilter";
 import { TextProbe } from "./textProbe";
 import { blankMagics } from "./notebook"; // call-time use only: the import cycle is harmless
 import { applyEdits, lineStarts, offsetAt } from "./fixes";
@@ -230,6 +230,18 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
   return out;
 }
 
+/** What the prefilter knows besides the text (prefilter.ts PrefilterFacts), from the lint's options and machine. */
+function prefilterFacts(options: LintOptions, machine: MachineFacts): PrefilterFacts {
+  return {
+    machineKnown: machine.gpuCount !== null,
+    slurmLaunched: !!options.slurm?.length,
+    severalNodes: !!options.launchNodes?.some((l) => l.nodes === "several"),
+    testModule: !!options.testModule,
+    preview: !!options.preview,
+    ...(options.project?.writerNames ? { projectWriters: () => options.project!.writerNames!() } : {}),
+  };
+}
+
 /**
  * Lints Python source. Never throws for any input text: a rule that throws is recorded in
  * `ruleFailures` and the other rules still report.
@@ -283,14 +295,7 @@ export function lintPython(
     : candidateRules(
         text,
         enabled.map((r) => r.meta.code),
-        {
-          machineKnown: machine.gpuCount !== null,
-          slurmLaunched: !!options.slurm?.length,
-          severalNodes: !!options.launchNodes?.some((l) => l.nodes === "several"),
-          testModule: !!options.testModule,
-          preview: !!options.preview,
-          ...(options.project?.writerNames ? { projectWriters: () => options.project!.writerNames!() } : {}),
-        },
+        prefilterFacts(options, machine),
         probe,
       );
   if (candidates.size === 0 && !previous) {

@@ -59,3 +59,29 @@ test("GPU005 never fires on renumbering by design or on counts", async () => {
     'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "5"\nimport torch\nn = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\nx = torch.ones(2, device="cuda:0")\ny = [torch.device(f"cuda:{i}") for i in range(n)]\n';
   assert.deepEqual(await lintCode(src, "GPU005"), []);
 });
+
+test("GPU005 torch.cuda device queries: get_device_capability(int(gpu)) over the visible ids (a generator), get_device_name(gpu), mem_get_info(device=gpu); counts and renumbered ordinals stay silent", async () => {
+  const src = [
+    "import os",
+    "import torch",
+    "",
+    'visible = os.environ.get("CUDA_VISIBLE_DEVICES", "0")',
+    'ok = all(torch.cuda.get_device_capability(int(g))[0] >= 8 for g in visible.split(","))',
+    'first = int(visible.split(",")[0])',
+    "print(torch.cuda.get_device_name(first))",
+    "free, total = torch.cuda.mem_get_info(device=first)",
+    "for i in range(torch.cuda.device_count()):",
+    "    print(torch.cuda.get_device_properties(i).name)",
+    "",
+  ].join("\n");
+  const found = await lintCode(src, "GPU005");
+  assert.deepEqual(
+    found.map((d) => [d.range.start.line, d.severity]),
+    [
+      [4, "error"],
+      [6, "error"],
+      [7, "error"],
+    ],
+  );
+  assert.match(found[0].message, /torch\.cuda\.get_device_capability\(int\(g\)\)/);
+});

@@ -408,3 +408,12 @@ test("GPU039 with the project: a README that documents the file's launch as --st
   );
   assert.deepEqual(lintWith().lines, [8, 9]);
 });
+
+test("GPU039: a torch.cuda device query with the global rank (get_device_properties(rank)) is a device slot too", async () => {
+  const src =
+    "import torch\nimport torch.distributed as dist\n\ndef setup():\n    dist.init_process_group('nccl')\n    r = dist.get_rank()\n    print(torch.cuda.get_device_properties(r).name)\n";
+  const [d, ...rest] = await lintCode(src, "GPU039");
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 6);
+  assert.match(d.message, /\(torch\.cuda\.get_device_properties\(\)\)/);
+});

@@ -5,7 +5,7 @@
 import type { SyntaxNode } from "./parser";
 import { stringValue } from "./parser";
 import type { ModuleModel } from "./model";
-import { cudaDeviceOrdinal, SET_DEVICE_PATHS } from "../frameworks";
+import { cudaDeviceOrdinal, DEVICE_QUERY_PATHS, SET_DEVICE_PATHS } from "../frameworks";
 import { cudaStringOrdinal } from "./rankFlow";
 import { callArgs, calleePath } from "../rules/shared/py";
 
@@ -109,7 +109,8 @@ export interface DeviceSlot {
 /**
  * The device ordinals the module passes to CUDA: `torch.cuda.set_device(x)`, `torch.cuda.device(x)`,
  * `torch.device("cuda", x)` / `torch.device(x)`, `.to(x)` / `.cuda(x)` (positional or `device=`),
- * `device_ids=[x]`, `output_device=x`, `device_id=x` on any call, `device=x` on a `torch.*` call,
+ * `device_ids=[x]`, `output_device=x`, `device_id=x` on any call, `device=x` on a `torch.*` call, the
+ * first argument of a torch.cuda device query (frameworks.ts DEVICE_QUERY_PATHS: `get_device_capability(x)`),
  * and device strings built from `x` (`f"cuda:{x}"`, `"cuda:" + str(x)`, `"cuda:{}".format(x)`).
  */
 export function deviceSlots(model: ModuleModel): DeviceSlot[] {
@@ -124,6 +125,8 @@ export function deviceSlots(model: ModuleModel): DeviceSlot[] {
     if (path && (SET_DEVICE_PATHS.includes(path) || path === "torch.cuda.device")) {
       const x = first ?? keywords.get("device");
       if (x) out.push({ ordinal: x, form: `${path}()` });
+    } else if (path && DEVICE_QUERY_PATHS.includes(path)) {
+      if (first) out.push({ ordinal: first, form: `${path}()` });
     } else if (path === "torch.device") {
       if (positional.length >= 2 && stringValue(positional[0]) === "cuda")
         out.push({ ordinal: positional[1], form: 'torch.device("cuda", …)' });

@@ -237,18 +237,7 @@ export class ProjectIndex {
         take(s);
         return shown(init);
       },
-      callableReturns: (path) => {
-        const target = functionFile(path);
-        if (!target) return null;
-        const returned = this.valuesOf(target, options).returns.get(path.slice(path.lastIndexOf(".") + 1));
-        deps.add(target);
-        if (!returned) return null;
-        return returned.map((r) => ({
-          kind: r.kind,
-          variable: r.variable,
-          where: r.line ? `${this.label(target, from)}:${r.line}` : "",
-        }));
-      },
+      callableReturns: (path) => this.returnsAt(functionFile(path), path, from, options, deps),
       isProjectFunction: (path) => functionFile(path) !== null,
       callableModuleMentions: (path, word) => {
         const target = functionFile(path);
@@ -263,21 +252,48 @@ export class ProjectIndex {
       },
       callableWrite: (path) => this.writeOf(functionFile(path), path, from, options, deps),
       writerNames: () => this.writerNames(file, options),
-      callableDeviceParams: (path) => {
-        const target = functionFile(path);
-        if (!target) return null;
-        const params = this.valuesOf(target, options).params.get(path.slice(path.lastIndexOf(".") + 1));
-        deps.add(target);
-        return params?.length
-          ? params.map((d) => ({
-              index: d.index,
-              name: d.name,
-              form: d.form,
-              where: `${this.label(target, from)}:${d.line}`,
-            }))
-          : null;
-      },
+      callableDeviceParams: (path) => this.deviceParamsAt(functionFile(path), path, from, options, deps),
     };
+  }
+
+  /** {@link ProjectLookup.callableReturns} for the function at dotted `path`, defined in `target` (null: not a project function). */
+  private returnsAt(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): ProjectRank[] | null {
+    if (!target) return null;
+    const returned = this.valuesOf(target, options).returns.get(path.slice(path.lastIndexOf(".") + 1));
+    deps.add(target);
+    if (!returned) return null;
+    return returned.map((r) => ({
+      kind: r.kind,
+      variable: r.variable,
+      where: r.line ? `${this.label(target, from)}:${r.line}` : "",
+    }));
+  }
+
+  /** {@link ProjectLookup.callableDeviceParams} for the function at dotted `path`, defined in `target` (null: not a project function). */
+  private deviceParamsAt(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): Array<{ index: number; name: string; form: string; where: string }> | null {
+    if (!target) return null;
+    const params = this.valuesOf(target, options).params.get(path.slice(path.lastIndexOf(".") + 1));
+    deps.add(target);
+    return params?.length
+      ? params.map((d) => ({
+          index: d.index,
+          name: d.name,
+          form: d.form,
+          where: `${this.label(target, from)}:${d.line}`,
+        }))
+      : null;
   }
 
   /**

@@ -4,7 +4,7 @@ import { stringValue } from "../python/parser";
 import { envWritesAnywhere } from "../python/model";
 import { nodeRange } from "../python/events";
 import type { RelatedInfo } from "../types";
-import { SET_DEVICE_PATHS } from "../frameworks";
+import { DEVICE_QUERY_PATHS, SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom } from "./shared/py";
 
 /** GPU005: a device string or ordinal built from the value of CUDA_VISIBLE_DEVICES. */
@@ -17,7 +17,7 @@ export const rule: PythonRule = {
     // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith).
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
-      what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it).',
+      what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it).',
       follows:
         "Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it, through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. Not followed: function parameters and return values, and other modules.",
       why: 'CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES="1"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device="cuda:1"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `"1,0"` it is not even a device string).',
@@ -130,6 +130,8 @@ function integerOrdinals(ctx: RuleContext, sources: Set<number>, report: Report,
         positional[0] ?? keywords.get("device"),
         `${q}(${(positional[0] ?? keywords.get("device"))?.text ?? ""})`,
       );
+    else if (q !== null && DEVICE_QUERY_PATHS.includes(q) && positional[0])
+      ordinal(positional[0], `${q}(${positional[0].text})`);
     else if (q === "torch.device" && positional.length >= 2 && stringValue(positional[0]) === "cuda")
       ordinal(positional[1], `torch.device("cuda", ${positional[1].text})`);
     else if (q === "torch.device" && positional.length === 1)

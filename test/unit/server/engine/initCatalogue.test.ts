@@ -53,7 +53,7 @@ test("every catalogue entry validates; the file parses into entries with provena
     INIT_CATALOGUE.filter((e) => e.provenance.kind === "reported")
       .map((e) => e.library)
       .sort(),
-    ["flash_attn", "kornia", "monai"],
+    ["flash_attn", "kornia", "monai", "torch"],
   );
 });
 
@@ -331,7 +331,12 @@ test("every measured entry names a real row of verify/, and agrees with it (froz
     // An entry that initialises (at import, or through the callables it names) froze the variable; one that names nothing did not.
     const initialises = e.initialises === "import" || e.initialises.length > 0;
     assert.equal(row.frozen, initialises, `${e.library}: measured ${row.frozen ? "freezing" : "lazy"}`);
-    assert.equal(row.version, e.provenance.library_version, e.library);
+    // The torch-freeze rows measure torch itself: its version is the run's environment's.
+    assert.equal(
+      row.version ?? (e.library === "torch" ? res.environment.torch : undefined),
+      e.provenance.library_version,
+      e.library,
+    );
     assert.equal(res.environment.torch, e.provenance.torch, e.library);
     const driver = e.provenance.driver;
     assert.ok(
@@ -339,4 +344,14 @@ test("every measured entry names a real row of verify/, and agrees with it (froz
       e.library,
     );
   }
+});
+
+test("torch ==1.12.0 (reported: its import ran torch.cuda.is_available()) applies only to a project that pins it; unpinned and 2.x projects keep `import torch` lazy", () => {
+  const eager = (pins: Record<string, string>) => eagerModulesOf(applicableEntries(pins));
+  assert.ok(eager({ torch: "==1.12.0" }).includes("torch"));
+  assert.ok(!eager({}).includes("torch"));
+  assert.ok(!eager({ torch: "==2.1.0" }).includes("torch"));
+  assert.ok(!eager({ torch: ">=2.0" }).includes("torch"));
+  assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("torch"));
+  assert.ok(eager({ torch: ">=1.11,<1.13" }).includes("torch"), "a range that holds 1.12.0");
 });
