@@ -337,8 +337,10 @@ interface MatchedCommand {
  * The commands of `around`'s scripts (and, with `docs`, of its documents' shell blocks) that run
  * `file` with python or torchrun. A script's command names the file when its script argument,
  * joined to the script's folder or one of its ancestors within the search, is the file; a
- * document's when the file's path ends with the path written (documentation writes paths from
- * wherever its reader stands: `torchrun --standalone demo.py` under a `cd code/`).
+ * document's also when the document's folder holds the file (at any depth) and the file's path ends
+ * with the path written (documentation writes paths from wherever its reader stands:
+ * `torchrun --standalone demo.py` under a `cd code/`); a document in another branch of the tree
+ * names another file of that name.
  */
 function* commandsStarting(file: string, around: JobScriptsAround, docs: boolean): Generator<MatchedCommand> {
   const target = resolve(file);
@@ -372,7 +374,10 @@ function* commandsStarting(file: string, around: JobScriptsAround, docs: boolean
       const hits = rel.startsWith("/")
         ? resolve(rel) === target
         : bases.some((b) => resolve(b, rel) === target) ||
-          (documented && !rel.split("/").includes("..") && target.endsWith(sep + rel.split("/").join(sep)));
+          (documented &&
+            within(dirname(target), dirname(script)) &&
+            !rel.split("/").includes("..") &&
+            target.endsWith(sep + rel.split("/").join(sep)));
       if (hits) yield { script, facts, text, line: offset + src.lineOf(c.start), launch: l, documented };
     }
   }

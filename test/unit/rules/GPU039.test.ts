@@ -417,3 +417,23 @@ test("GPU039: a torch.cuda device query with the global rank (get_device_propert
   assert.equal(d.range.start.line, 6);
   assert.match(d.message, /\(torch\.cuda\.get_device_properties\(\)\)/);
 });
+
+test("GPU039 with the project: a document in another branch of the tree, or above the project's root, names another demo.py: the finding stays", () => {
+  const outer = mkdtempSync(join(tmpdir(), "gp-gpu039-docs-outer-"));
+  const dir = join(outer, "proj");
+  mkdirSync(join(dir, ".git"), { recursive: true });
+  mkdirSync(join(dir, "code"));
+  mkdirSync(join(dir, "other"));
+  const file = join(dir, "code", "demo.py");
+  writeFileSync(file, TP_INIT);
+  const standalone = "```bash\ntorchrun --standalone --nproc_per_node=2 demo.py\n```\n";
+  writeFileSync(join(dir, "other", "NOTES.md"), standalone);
+  writeFileSync(join(outer, "NOTES.md"), standalone);
+  clearSlurmLaunchCache();
+  const lookup = new ProjectIndex().lookupFor(file, lookupOptions({}));
+  const found = lintPython(TP_INIT, { select: ["GPU039"], project: lookup }).diagnostics;
+  assert.deepEqual(
+    found.map((d) => d.range.start.line),
+    [8, 9],
+  );
+});

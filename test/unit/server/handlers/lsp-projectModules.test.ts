@@ -76,3 +76,25 @@ test("a module changed on disk (the watcher's notification) lints the importer a
   const after = await lsp.diagnosticsFor(main, (d) => codes(d).includes("GPU001"));
   assert.equal(after.filter((d) => d.code === "GPU001").length, 1);
 });
+
+test("GPU039 in the editor: a device beside init_process_group is reported until a Markdown document beside the file documents its launch as --standalone (a watched change of the document lints it again)", async () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-lsp-gpu039-docs-"));
+  writeFileSync(join(dir, "pyproject.toml"), "[project]\nname = 'demo'\n");
+  const text =
+    "import torch\nimport torch.distributed as dist\n\n\ndef main():\n    dist.init_process_group('nccl')\n    torch.cuda.set_device(dist.get_rank())\n";
+  writeFileSync(join(dir, "demo.py"), text);
+  const uri = pathToFileURL(join(dir, "demo.py")).href;
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: { uri, languageId: "python", version: 1, text },
+  });
+  const first = await lsp.diagnosticsFor(uri, (d) => codes(d).includes("GPU039"));
+  assert.equal(first.find((d) => d.code === "GPU039")!.range.start.line, 6);
+  const notes = join(dir, "NOTES.md");
+  writeFileSync(notes, "Run it on one node:\n\n```bash\ntorchrun --standalone --nproc_per_node=2 demo.py\n```\n");
+  await new Promise((r) => setTimeout(r, 5100)); // the job-script search keeps a folder's listing 5 s (slurmLaunch.ts LISTING_TTL_MS)
+  await conn.sendNotification(DidChangeWatchedFilesNotification.type, {
+    changes: [{ uri: pathToFileURL(notes).href, type: FileChangeType.Created }],
+  });
+  const after = await lsp.diagnosticsFor(uri, (d) => !codes(d).includes("GPU039"));
+  assert.deepEqual(codes(after), []);
+});
