@@ -71,7 +71,10 @@ const LEVELS_UP = 3;
 const LISTING_TTL_MS = 5000;
 
 const listings = new Map<string, { at: number; entries: Array<{ name: string; dir: boolean }> }>();
-const parsed = new Map<string, { mtimeMs: number; size: number; facts: JobScriptFacts | null; text: string }>();
+const parsed = new Map<
+  string,
+  { mtimeMs: number; size: number; value: { facts: JobScriptFacts; text: string } | null }
+>();
 
 function list(dir: string): Array<{ name: string; dir: boolean }> {
   const now = Date.now();
@@ -89,31 +92,42 @@ function list(dir: string): Array<{ name: string; dir: boolean }> {
   return entries;
 }
 
-/** The parsed job script at `path` (cached by mtime and size); null when unreadable. */
-function scriptFacts(path: string): { facts: JobScriptFacts; text: string } | null {
+/**
+ * The value `make` builds from the text of the file at `path` (null: the file could not be read),
+ * kept in `cache` while the file's mtime and size stay the same; null when the file is gone, is no
+ * regular file or is larger than `max` bytes. Read through workspaceFile.ts (capped, no FIFO).
+ */
+function keptByStat<T>(
+  cache: Map<string, { mtimeMs: number; size: number; value: T }>,
+  path: string,
+  max: number,
+  make: (text: string | null) => T,
+): T | null {
   let st;
   try {
     st = statSync(path);
   } catch {
     return null;
   }
-  if (!st.isFile() || st.size > MAX_SCRIPT_BYTES) return null;
-  const hit = parsed.get(path);
-  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size)
-    return hit.facts ? { facts: hit.facts, text: hit.text } : null;
-  const read = readWorkspaceText(path, MAX_SCRIPT_BYTES);
-  let facts: JobScriptFacts | null = null;
-  let text = "";
-  if ("text" in read) {
-    text = read.text;
+  if (!st.isFile() || st.size > max) return null;
+  const hit = cache.get(path);
+  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.value;
+  const read = readWorkspaceText(path, max);
+  const value = make("text" in read ? read.text : null);
+  cache.set(path, { mtimeMs: st.mtimeMs, size: st.size, value });
+  return value;
+}
+
+/** The parsed job script at `path` (cached by mtime and size); null when unreadable. */
+function scriptFacts(path: string): { facts: JobScriptFacts; text: string } | null {
+  return keptByStat(parsed, path, MAX_SCRIPT_BYTES, (text) => {
+    if (text === null) return null;
     try {
-      facts = jobScriptFacts(new SourceText(text));
+      return { facts: jobScriptFacts(new SourceText(text)), text };
     } catch {
-      facts = null;
+      return null;
     }
-  }
-  parsed.set(path, { mtimeMs: st.mtimeMs, size: st.size, facts, text });
-  return facts ? { facts, text } : null;
+  });
 }
 
 /**
@@ -534,7 +548,10 @@ const SHELL_FENCES = new Set([
 ]);
 /** A launcher's name in a document's text: only such documents are parsed. */
 const DOC_LAUNCH_WORDS = ["torchrun", "torch.distributed.run", "torch.distributed.launch", "srun"];
-const readDocs = new Map<string, { mtimeMs: number; size: number; text: string | null; blocks?: DocBlock[] }>();
+const readDocs = new Map<
+  string,
+  { mtimeMs: number; size: number; value: { text: string | null; blocks?: DocBlock[] } }
+>();
 
 /**
  * The text of the Markdown document at `path` when it names a launcher ({@link DOC_LAUNCH_WORDS});
@@ -542,19 +559,11 @@ const readDocs = new Map<string, { mtimeMs: number; size: number; text: string |
  * read. Cached by mtime and size.
  */
 function docText(path: string): string | null {
-  let st;
-  try {
-    st = statSync(path);
-  } catch {
-    return null;
-  }
-  if (!st.isFile() || st.size > MAX_DOC_BYTES) return null;
-  const hit = readDocs.get(path);
-  if (hit && hit.mtimeMs === st.mtimeMs && hit.size === st.size) return hit.text;
-  const read = readWorkspaceText(path, MAX_DOC_BYTES);
-  const text = "text" in read && DOC_LAUNCH_WORDS.some((w) => read.text.includes(w)) ? read.text : null;
-  readDocs.set(path, { mtimeMs: st.mtimeMs, size: st.size, text });
-  return text;
+  return (
+    keptByStat(readDocs, path, MAX_DOC_BYTES, (text) => ({
+      text: text !== null && DOC_LAUNCH_WORDS.some((w) => text.includes(w)) ? text : null,
+    }))?.text ?? null
+  );
 }
 
 /**
@@ -565,7 +574,7 @@ function docText(path: string): string | null {
  * at most once per version.
  */
 function docBlocks(path: string, text: string): readonly DocBlock[] {
-  const kept = readDocs.get(path);
+  const kept = readDocs.get(path)?.value;
   if (kept?.text === text && kept.blocks) return kept.blocks;
   const blocks: DocBlock[] = [];
   try {
