@@ -44,6 +44,19 @@ import { startDevServer } from "../test/e2e/lib/devserver.mjs";
 import { startWorkspace } from "./startWorkspace.mjs";
 import { slurmAvailability, slurmCommand, startCluster, waitJob } from "./slurm-cluster.mjs";
 import { shrinkPng } from "./pngShrink.mjs";
+
+/**
+ * In a webview's document (`h` its html element): how tall its content is (down to the body's
+ * bottom margin, in CSS px) and how tall the pane shows it (the viewport). The html element's scrollHeight is never
+ * below the viewport, so it said "535 px in 535 px" for 2, 8 and 16 GPUs alike.
+ */
+function contentFit(h) {
+  const doc = h.ownerDocument;
+  const body = doc.body;
+  const bottom = body.getBoundingClientRect().bottom + (doc.defaultView?.scrollY ?? 0);
+  const margin = parseFloat(doc.defaultView?.getComputedStyle(body).marginBottom ?? "0") || 0;
+  return { scroll: Math.ceil(bottom + margin), client: h.clientHeight };
+}
 import { parseScreenshotArgs } from "./screenshotArgs.mjs";
 import { fakeGpuCount, sidebarLine, treeShotLine } from "./screenshotLog.mjs";
 
@@ -309,7 +322,7 @@ async function dashboardShot(page, sidebar, outDir, suffix) {
   // The window at its default height: does every GPU fit the pane without scrolling (compact)?
   await page.setViewportSize({ width: Number(opts.width), height: Number(opts.height) });
   await page.waitForTimeout(1500);
-  const fit = await frame.locator("html").evaluate((h) => ({ scroll: h.scrollHeight, client: h.clientHeight }));
+  const fit = await frame.locator("html").evaluate(contentFit);
   log(
     `dashboard at ${opts.height} px: content ${fit.scroll} px in ${fit.client} px (${fit.scroll <= fit.client + 1 ? "fits, no scrolling" : "scrolls"})`,
   );
@@ -542,7 +555,7 @@ async function historyShot(page, outDir, suffix = "") {
   // Every GPU's charts in the shot: the window as tall as the panel's content (with 8 GPUs the panel
   // scrolled and the shot, clamped to the window, ended in GPU 2's charts).
   for (let attempt = 1; attempt <= 3; attempt++) {
-    const fit = await frame.locator("html").evaluate((h) => ({ scroll: h.scrollHeight, client: h.clientHeight }));
+    const fit = await frame.locator("html").evaluate(contentFit);
     log(`history: content ${fit.scroll} px in ${fit.client} px${fit.scroll <= fit.client + 1 ? " (all shown)" : ""}`);
     if (fit.scroll <= fit.client + 1) break;
     const vp = page.viewportSize();

@@ -22,6 +22,7 @@ import {
   combineGpus,
   drawRunMarks,
   GPU_PALETTE,
+  legibleOn,
   gpuLineStyle,
   hoveredMark,
   LABEL_BAND_PX,
@@ -379,10 +380,12 @@ function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uP
 
 /**
  * The theme's colours in the order GPUs take them (historyMarks.ts GPU_PALETTE, gpuLineStyle: GPU 0
- * blue, GPU 1 purple, ... GPU 7 magenta; dashed from the ninth GPU, dotted from the seventeenth).
+ * blue, GPU 1 purple, ... GPU 7 magenta; dashed from the ninth GPU, dotted from the seventeenth),
+ * each darkened toward the foreground where the theme's value is pale on its background (legibleOn).
  */
 function palette(): string[] {
-  return GPU_PALETTE.map((c) => cssVar(c.variable, c.fallback));
+  const { fg, bg } = theme();
+  return GPU_PALETTE.map((c) => legibleOn(cssVar(c.variable, c.fallback), bg, fg));
 }
 
 /**

@@ -400,6 +400,60 @@ export const GPU_PALETTE: readonly { variable: string; fallback: string }[] = [
   { variable: "--vscode-terminal-ansiMagenta", fallback: "#bc3fbc" },
 ];
 
+/** `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, `rgb(r, g, b)` or `rgba(r, g, b, a)` → [r, g, b] (0-255) and the alpha (0-1); null otherwise. */
+export function parseColour(css: string): { rgb: [number, number, number]; alpha: number } | null {
+  const c = css.trim().toLowerCase();
+  const hex = /^#([0-9a-f]{3,4}|[0-9a-f]{6}|[0-9a-f]{8})$/.exec(c)?.[1];
+  if (hex) {
+    const full = hex.length <= 4 ? [...hex].map((d) => d + d).join("") : hex;
+    const [r, g, b, a] = [0, 2, 4, 6].map((i) => parseInt(full.slice(i, i + 2) || "ff", 16));
+    return { rgb: [r, g, b], alpha: a / 255 };
+  }
+  const m = /^rgba?\(\s*(\d{1,3})[\s,]+(\d{1,3})[\s,]+(\d{1,3})(?:[\s,/]+([\d.]+%?))?/.exec(c);
+  if (!m) return null;
+  const alpha = m[4] === undefined ? 1 : m[4].endsWith("%") ? parseFloat(m[4]) / 100 : parseFloat(m[4]);
+  return { rgb: [Number(m[1]), Number(m[2]), Number(m[3])], alpha: Math.min(1, Math.max(0, alpha)) };
+}
+
+/** WCAG 2.x relative luminance of an sRGB colour (0 black to 1 white). */
+function luminance([r, g, b]: [number, number, number]): number {
+  const lin = (v: number) => {
+    const s = v / 255;
+    return s <= 0.03928 ? s / 12.92 : ((s + 0.055) / 1.055) ** 2.4;
+  };
+  return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+}
+
+/** WCAG 2.x contrast ratio of two colours (1 to 21). */
+export function contrastRatio(a: [number, number, number], b: [number, number, number]): number {
+  const [x, y] = [luminance(a), luminance(b)].sort((p, q) => q - p);
+  return (x + 0.05) / (y + 0.05);
+}
+
+/**
+ * `colour` as it shows on `background` (a theme value may carry an alpha: VS Code's light theme
+ * takes its orange chart colour from a translucent one, which drew GPU 3 as a faint peach line on
+ * white): where that shows too faint, the colour made opaque, and if that is still too faint,
+ * mixed toward `foreground` in tenths until it has a contrast of at least `minimum` against
+ * the background (WCAG 2.1 success criterion 1.4.11, non-text contrast: 3:1 for the parts of a chart
+ * needed to understand it). A legible colour is returned as it is; colours that cannot be parsed
+ * too. Returns `#rrggbb` (opaque) when it had to change the colour.
+ */
+export function legibleOn(colour: string, background: string, foreground: string, minimum = 3): string {
+  const c = parseColour(colour);
+  const bg = parseColour(background)?.rgb;
+  const fg = parseColour(foreground)?.rgb;
+  if (!c || !bg || !fg) return colour;
+  const shown = c.rgb.map((v, i) => Math.round(v * c.alpha + bg[i] * (1 - c.alpha))) as [number, number, number];
+  if (contrastRatio(shown, bg) >= minimum) return colour;
+  const hex = (rgb: readonly number[]) => `#${rgb.map((v) => v.toString(16).padStart(2, "0")).join("")}`;
+  // The theme's hue made opaque first (its orange stays orange), then mixed toward the foreground.
+  let mixed = c.rgb;
+  for (let t = 1; t <= 10 && contrastRatio(mixed, bg) < minimum; t++)
+    mixed = c.rgb.map((v, i) => Math.round(v + ((fg[i] - v) * t) / 10)) as [number, number, number];
+  return hex(mixed);
+}
+
 /**
  * The line of the GPU at `position` (0 for the first GPU of the panel, in index order) on every
  * chart of the panel, "All GPUs" and its own alike (they differed: GPU 1 was purple on All GPUs and

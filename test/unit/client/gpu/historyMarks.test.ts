@@ -4,6 +4,9 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import {
   combineGpus,
+  contrastRatio,
+  legibleOn,
+  parseColour,
   drawRunMarks,
   GPU_PALETTE,
   gpuLineStyle,
@@ -414,4 +417,29 @@ test("a GPU has one line style on every chart: 8 distinct colours, dashed from t
     16,
     "16 GPUs: no two legend markers alike",
   );
+});
+
+test("legibleOn: a chart colour pale on its background (or translucent) is darkened toward the foreground until 3:1 (WCAG 1.4.11); a legible one, or one that cannot be parsed, is kept", () => {
+  assert.deepEqual(parseColour("#fff"), { rgb: [255, 255, 255], alpha: 1 });
+  assert.deepEqual(parseColour("#3794ff80"), { rgb: [55, 148, 255], alpha: 128 / 255 });
+  assert.deepEqual(parseColour("rgb(12, 34, 56)"), { rgb: [12, 34, 56], alpha: 1 });
+  assert.deepEqual(parseColour("rgba(12, 34, 56, 0.5)"), { rgb: [12, 34, 56], alpha: 0.5 });
+  assert.equal(parseColour("var(--x)"), null);
+  assert.equal(Math.round(contrastRatio([0, 0, 0], [255, 255, 255])), 21);
+  assert.equal(contrastRatio([255, 255, 255], [255, 255, 255]), 1);
+  const legible = (c: string) => contrastRatio(parseColour(c)!.rgb, [255, 255, 255]) >= 3;
+  // A pale peach on white (about 1.5:1) becomes a darker orange of at least 3:1, still warm (red > blue).
+  const fixed = legibleOn("#f8c3a0", "#ffffff", "#333333");
+  assert.ok(legible(fixed), fixed);
+  assert.ok(parseColour(fixed)!.rgb[0] > parseColour(fixed)!.rgb[2], fixed);
+  // VS Code's light charts.orange is #EA5C0055 (editor.findMatchHighlightBackground): peach as it
+  // shows on white, legible made opaque, so it becomes its own hue without the alpha.
+  assert.equal(legibleOn("#EA5C0055", "#ffffff", "#333333"), "#ea5c00");
+  // Translucent and pale even opaque: opaque, then mixed toward the foreground.
+  const pale = legibleOn("#f8c3a066", "#ffffff", "#333333");
+  assert.match(pale, /^#[0-9a-f]{6}$/);
+  assert.ok(legible(pale), pale);
+  // Dark Modern's blue on its dark background is legible already; an unparsable value is kept.
+  assert.equal(legibleOn("#3794ff", "#1f1f1f", "#cccccc"), "#3794ff");
+  assert.equal(legibleOn("var(--x)", "#fff", "#000"), "var(--x)");
 });
