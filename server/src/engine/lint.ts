@@ -47,6 +47,12 @@ export interface LintOptions {
   slurm?: readonly SlurmLaunch[];
   /** How many nodes the project's job and shell scripts start the file on (slurmLaunch.ts `launchNodesIn`); default none. */
   launchNodes?: readonly LaunchNodes[];
+  /**
+   * The Markdown documents around the file that GPU039 may read (slurmLaunch.ts `jobScriptsAround`),
+   * by path: not read by the engine from here (ProjectLookup.documentedLaunches reads them when asked),
+   * but part of the options so that a document added or removed makes the CLI's cached result stale.
+   */
+  launchDocuments?: readonly string[];
   /** The file is a test module (options.ts `isTestModule`: pytest's `test_*.py`, `*_test.py`, `conftest.py`, a `tests` folder). */
   testModule?: boolean;
   /** Texts over this many KB (UTF-8) are not linted: one information diagnostic says why. 0: no limit; default 2048. */

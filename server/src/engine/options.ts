@@ -320,6 +320,9 @@ function resolveIn(
   const slurm = file && folder && /\.py$/i.test(file) ? launchesIn(file, folder.jobScripts()) : [];
   // How many nodes the project's job and shell scripts start the file on (GPU039; its documents are read lazily, ProjectLookup.documentedLaunches).
   const launchNodes = file && folder && /\.py$/i.test(file) ? launchNodesIn(file, folder.jobScripts()) : [];
+  // The Markdown documents GPU039 may read for this file (their paths only: one added or removed
+  // changes the options, so the CLI's result cache does not reuse a result made without it).
+  const launchDocuments = file && folder && /\.py$/i.test(file) ? folder.jobScripts().docs : [];
   const torchBelow20 =
     slurm.some((l) => l.passesLocalRankArg) &&
     (targetTorch
@@ -359,6 +362,7 @@ function resolveIn(
     ...(torchBelow20 ? { torchBelow20: true } : {}),
     ...(slurm.length ? { slurm } : {}),
     ...(launchNodes.length ? { launchNodes } : {}),
+    ...(launchDocuments.length ? { launchDocuments } : {}),
     ...(file && isTestModule(file) ? { testModule: true } : {}),
     // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, handlers/context.ts lintOptions).
     ...(entry?.machine ? { machine: entry.machine } : {}),

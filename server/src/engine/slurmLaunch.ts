@@ -169,6 +169,15 @@ function searchFolders(
   }
 }
 
+/** Whether `path` is a regular file (links followed); false when it is gone or cannot be stat'ed. */
+function isRegularFile(path: string): boolean {
+  try {
+    return statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** A whole number written in an option, or null. */
 const int = (v: string | null | undefined): number | null => (v && /^[0-9]+$/.test(v) ? Number(v) : null);
 
@@ -514,7 +523,8 @@ export function launchNodesIn(file: string, around: JobScriptsAround): LaunchNod
  * more than linting its Python (stas00/ml-engineering: 59 documents, 0.31 s).
  * @param file absolute path of the Python file.
  * @param around the file's folder's {@link jobScriptsAround}; looked up when not given.
- * @returns the launches, and the documents whose text was read (they name a launcher).
+ * @returns the launches, and the documents the answer depends on (every document around the file:
+ *   one edited to name a launcher would change it).
  */
 export function documentedLaunchNodes(
   file: string,
@@ -523,7 +533,9 @@ export function documentedLaunchNodes(
   const launches: LaunchNodes[] = [];
   for (const m of commandsStarting(file, { ...around, scripts: [] }, true))
     launches.push({ script: m.script, line: m.line, ...nodesOf(m), documented: true });
-  return { launches, read: around.docs.filter((d) => docText(d) !== null) };
+  // Every regular document around counts as read: an edit that makes one name a launcher changes
+  // the answer (a FIFO or a link to a device is never read, so it is no dependency either).
+  return { launches, read: around.docs.filter(isRegularFile) };
 }
 
 /** A fenced shell block of a Markdown document, parsed as a script. */

@@ -500,3 +500,28 @@ test("a kept result depends on the project's writer names: a module that starts 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("GPU039's documented launches: a Markdown document added beside a file, or edited, makes its cached result stale", () => {
+  const serve =
+    "import torch\nimport torch.distributed as dist\n\n\ndef setup():\n    dist.init_process_group('nccl')\n    torch.cuda.set_device(dist.get_rank())\n";
+  const p = project({ "serve.py": serve });
+  mkdirSync(join(p.dir, ".git"));
+  const codes = (args: string[]) => {
+    const r = p.run(["--format", "json", "--statistics", ...args, "src"]);
+    return { codes: JSON.parse(r.stdout).map((d: { code: string }) => d.code), cached: p.fromCache(r.stderr) };
+  };
+  assert.deepEqual(codes([]), { codes: ["GPU039"], cached: 0 });
+  assert.deepEqual(codes([]), { codes: ["GPU039"], cached: 1 });
+  // A README added: the file's options list it, so the cached result is not reused.
+  writeFileSync(join(p.src, "README.md"), "# Serve\n\nSee the docs.\n");
+  assert.deepEqual(codes([]), { codes: ["GPU039"], cached: 0 });
+  assert.deepEqual(codes([]), { codes: ["GPU039"], cached: 1 });
+  // The README edited to document a one-node launch: it is a dependency of the result.
+  writeFileSync(
+    join(p.src, "README.md"),
+    "# Serve\n\n```bash\ntorchrun --standalone --nproc_per_node=2 serve.py\n```\n",
+  );
+  assert.deepEqual(codes([]), { codes: [], cached: 0 });
+  assert.deepEqual(codes([]).codes, []);
+  assert.deepEqual(codes(["--no-cache"]).codes, []);
+});
