@@ -30,8 +30,7 @@ import type { Severity } from "./types";
 import {
   jobScriptsAround,
   jobScriptSearchMemo,
-  launchesIn,
-  launchNodesIn,
+  scriptLaunchesIn,
   type JobScriptsAround,
   type JobScriptSearchMemo,
 } from "./slurmLaunch";
@@ -317,12 +316,13 @@ function resolveIn(
     ? versionBelow(targetTorch, 2, 4)
     : entry?.torchBelow24 || (folder ? folder.pinsTorchBelow24() : false);
   // Before torch 2.0, torch.distributed.launch passed --local_rank (GPU044): asked only for a file some launch passes it to.
-  const slurm = file && folder && /\.py$/i.test(file) ? launchesIn(file, folder.jobScripts()) : [];
-  // How many nodes the project's job and shell scripts start the file on (GPU039; its documents are read lazily, ProjectLookup.documentedLaunches).
-  const launchNodes = file && folder && /\.py$/i.test(file) ? launchNodesIn(file, folder.jobScripts()) : [];
-  // The Markdown documents GPU039 may read for this file (their paths only: one added or removed
-  // changes the options, so the CLI's result cache does not reuse a result made without it).
-  const launchDocuments = file && folder && /\.py$/i.test(file) ? folder.jobScripts().docs : [];
+  // The project's job and shell scripts that start this Python file, in one pass: its Slurm launches
+  // (GPU036, GPU037, GPU044) and how many nodes each runs it on (GPU039; its documents are read
+  // lazily, ProjectLookup.documentedLaunches). The documents' paths are options too: one added or
+  // removed makes the CLI's cached result stale.
+  const around = file && folder && /\.py$/i.test(file) ? folder.jobScripts() : null;
+  const { slurm, nodes: launchNodes } = around && file ? scriptLaunchesIn(file, around) : { slurm: [], nodes: [] };
+  const launchDocuments = around?.docs ?? [];
   const torchBelow20 =
     slurm.some((l) => l.passesLocalRankArg) &&
     (targetTorch

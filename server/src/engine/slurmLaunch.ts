@@ -304,6 +304,34 @@ export function jobScriptsAround(
   roots: readonly string[] = [],
   memo?: JobScriptSearchMemo,
 ): JobScriptsAround {
+  const { paths, top } = pathsAround(dir, roots, memo);
+  const scripts: JobScriptsAround["scripts"] = [];
+  for (const path of paths) {
+    if (DOC.test(path) || scripts.length >= MAX_SCRIPTS) continue;
+    const s = scriptFacts(path);
+    if (s && (s.text.includes(".py") || s.text.includes("-m "))) scripts.push({ script: path, ...s });
+  }
+  return { scripts, docs: docsOf(paths), top };
+}
+
+/**
+ * The Markdown documents around folder `dir` (the folders {@link jobScriptsAround} searches), without
+ * reading any job script: what {@link documentedLaunchNodes} needs.
+ */
+export function documentsAround(dir: string, roots: readonly string[] = []): Pick<JobScriptsAround, "docs" | "top"> {
+  const { paths, top } = pathsAround(dir, roots);
+  return { docs: docsOf(paths), top };
+}
+
+/** The first {@link MAX_DOCS} Markdown documents of `paths`. */
+const docsOf = (paths: readonly string[]): string[] => paths.filter((p) => DOC.test(p)).slice(0, MAX_DOCS);
+
+/** The job-script and document paths in the folders searched for the files of folder `dir`, nearest first, and the top folder. */
+function pathsAround(
+  dir: string,
+  roots: readonly string[],
+  memo?: JobScriptSearchMemo,
+): { paths: string[]; top: string } {
   const { folders, top } = searchFolders(resolve(dir), roots, memo);
   const paths: string[] = [];
   const seen = new Set<string>();
@@ -319,18 +347,7 @@ export function jobScriptsAround(
         paths.push(p);
       }
   }
-  const scripts: JobScriptsAround["scripts"] = [];
-  const docs: JobScriptsAround["docs"] = [];
-  for (const path of paths) {
-    if (DOC.test(path)) {
-      if (docs.length < MAX_DOCS) docs.push(path);
-      continue;
-    }
-    if (scripts.length >= MAX_SCRIPTS) continue;
-    const s = scriptFacts(path);
-    if (s && (s.text.includes(".py") || s.text.includes("-m "))) scripts.push({ script: path, ...s });
-  }
-  return { scripts, docs, top };
+  return { paths, top };
 }
 
 /**
@@ -357,29 +374,32 @@ interface MatchedCommand {
 }
 
 /**
- * The commands of `around`'s scripts (and, with `docs`, of its documents' shell blocks) that run
+ * The commands of `scripts` and of the shell blocks of the documents `docs` that run
  * `file` with python or torchrun. A script's command names the file when its script argument,
- * joined to the script's folder or one of its ancestors within the search, is the file; a
+ * joined to the script's folder or one of its ancestors up to `top`, is the file; a
  * document's also when the document's folder holds the file (at any depth) and the file's path ends
  * with the path written (documentation writes paths from wherever its reader stands:
  * `torchrun --standalone demo.py` under a `cd code/`); a document in another branch of the tree
  * names another file of that name.
  */
-function* commandsStarting(file: string, around: JobScriptsAround, docs: boolean): Generator<MatchedCommand> {
+function* commandsStarting(
+  file: string,
+  scripts: JobScriptsAround["scripts"],
+  docs: readonly string[],
+  top: string,
+): Generator<MatchedCommand> {
   const target = resolve(file);
-  const { top } = around;
   const sources: Array<{ script: string; facts: JobScriptFacts; text: string; offset: number; documented: boolean }> =
-    around.scripts.map((s) => ({ ...s, offset: 0, documented: false }));
+    scripts.map((s) => ({ ...s, offset: 0, documented: false }));
   // A document is lexed only when its text names the file (`demo.py`, or `demo` of `-m pkg.demo`)
   // and a launcher ({@link docText}).
   const stem = basename(target).replace(/\.py$/i, "");
-  if (docs)
-    for (const doc of around.docs) {
-      const text = docText(doc);
-      if (text?.includes(stem))
-        for (const b of docBlocks(doc, text))
-          sources.push({ script: doc, facts: b.facts, text: b.text, offset: b.line, documented: true });
-    }
+  for (const doc of docs) {
+    const text = docText(doc);
+    if (text?.includes(stem))
+      for (const b of docBlocks(doc, text))
+        sources.push({ script: doc, facts: b.facts, text: b.text, offset: b.line, documented: true });
+  }
   for (const { script, facts, text, offset, documented } of sources) {
     const bases: string[] = [];
     for (let d = dirname(script); within(d, top); d = dirname(d)) {
@@ -406,40 +426,62 @@ function* commandsStarting(file: string, around: JobScriptsAround, docs: boolean
   }
 }
 
+/** The Slurm launch a matched script command makes ({@link SlurmLaunch}); null for a plain shell script's `python file.py`. */
+function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
+  const { script, facts, text, line, launch: l } = m;
+  const setsLocalRank = facts.literals.has("LOCAL_RANK") || /(^|[\s;])(export\s+)?LOCAL_RANK=/m.test(text);
+  const launcher: SlurmLaunch["launcher"] = l.program === "torchrun" ? "torchrun" : l.srun ? "srun" : "batch";
+  if (launcher === "batch" && facts.directives.length === 0) return null; // a plain shell script, not a job
+  const g = gpusOf(facts, l.srun, launcher);
+  const srunTasks = l.srun?.options.get("ntasks-per-node")?.value ?? null;
+  const srunN = l.srun?.options.get("ntasks")?.value ?? null;
+  const processesPerNode =
+    launcher === "batch"
+      ? 1
+      : launcher === "srun"
+        ? (int(srunTasks) ??
+          (int(srunN) !== null && (facts.request.nodes ?? 1) === 1 ? int(srunN) : null) ??
+          facts.request.tasksPerNode)
+        : null;
+  const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
+  return {
+    script,
+    line,
+    launcher,
+    gpusPerProcess: g.n,
+    gpusFrom: g.from,
+    processesPerNode,
+    setsLocalRank: setsLocalRank || exportsLocalRank,
+    ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
+  };
+}
+
 /**
  * The launches of `file` by `around`'s job scripts ({@link jobScriptsAround} of the file's folder).
  * @param file absolute path of the Python file.
  */
 export function launchesIn(file: string, around: JobScriptsAround): SlurmLaunch[] {
-  const out: SlurmLaunch[] = [];
-  for (const { script, facts, text, line, launch: l } of commandsStarting(file, around, false)) {
-    const setsLocalRank = facts.literals.has("LOCAL_RANK") || /(^|[\s;])(export\s+)?LOCAL_RANK=/m.test(text);
-    const launcher: SlurmLaunch["launcher"] = l.program === "torchrun" ? "torchrun" : l.srun ? "srun" : "batch";
-    if (launcher === "batch" && facts.directives.length === 0) continue; // a plain shell script, not a job
-    const g = gpusOf(facts, l.srun, launcher);
-    const srunTasks = l.srun?.options.get("ntasks-per-node")?.value ?? null;
-    const srunN = l.srun?.options.get("ntasks")?.value ?? null;
-    const processesPerNode =
-      launcher === "batch"
-        ? 1
-        : launcher === "srun"
-          ? (int(srunTasks) ??
-            (int(srunN) !== null && (facts.request.nodes ?? 1) === 1 ? int(srunN) : null) ??
-            facts.request.tasksPerNode)
-          : null;
-    const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
-    out.push({
-      script,
-      line,
-      launcher,
-      gpusPerProcess: g.n,
-      gpusFrom: g.from,
-      processesPerNode,
-      setsLocalRank: setsLocalRank || exportsLocalRank,
-      ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
-    });
+  return scriptLaunchesIn(file, around).slurm;
+}
+
+/**
+ * In one pass over `around`'s job and shell scripts: the Slurm launches of `file` ({@link launchesIn})
+ * and how many nodes each command that starts it runs it on ({@link launchNodesIn}). What options.ts
+ * asks for every Python file.
+ * @param file absolute path of the Python file.
+ */
+export function scriptLaunchesIn(
+  file: string,
+  around: JobScriptsAround,
+): { slurm: SlurmLaunch[]; nodes: LaunchNodes[] } {
+  const slurm: SlurmLaunch[] = [];
+  const nodes: LaunchNodes[] = [];
+  for (const m of commandsStarting(file, around.scripts, [], around.top)) {
+    const launch = slurmLaunchOf(m);
+    if (launch) slurm.push(launch);
+    nodes.push({ script: m.script, line: m.line, ...nodesOf(m), documented: false });
   }
-  return out;
+  return { slurm, nodes };
 }
 
 /** How many nodes one launch of a Python file runs it on, as far as its command and its job script say. */
@@ -508,10 +550,7 @@ function nodesOf(m: MatchedCommand): { nodes: LaunchNodes["nodes"]; from: string
  * @param file absolute path of the Python file.
  */
 export function launchNodesIn(file: string, around: JobScriptsAround): LaunchNodes[] {
-  const out: LaunchNodes[] = [];
-  for (const m of commandsStarting(file, around, false))
-    out.push({ script: m.script, line: m.line, ...nodesOf(m), documented: false });
-  return out;
+  return scriptLaunchesIn(file, around).nodes;
 }
 
 /**
@@ -522,16 +561,16 @@ export function launchNodesIn(file: string, around: JobScriptsAround): LaunchNod
  * finding's dependencies): lexing a documentation-heavy project's documents for every file cost
  * more than linting its Python (stas00/ml-engineering: 59 documents, 0.31 s).
  * @param file absolute path of the Python file.
- * @param around the file's folder's {@link jobScriptsAround}; looked up when not given.
+ * @param around the documents around the file's folder ({@link documentsAround}); looked up when not given.
  * @returns the launches, and the documents the answer depends on (every document around the file:
  *   one edited to name a launcher would change it).
  */
 export function documentedLaunchNodes(
   file: string,
-  around: JobScriptsAround = jobScriptsAround(dirname(resolve(file))),
+  around: Pick<JobScriptsAround, "docs" | "top"> = documentsAround(dirname(resolve(file))),
 ): { launches: LaunchNodes[]; read: string[] } {
   const launches: LaunchNodes[] = [];
-  for (const m of commandsStarting(file, { ...around, scripts: [] }, true))
+  for (const m of commandsStarting(file, [], around.docs, around.top))
     launches.push({ script: m.script, line: m.line, ...nodesOf(m), documented: true });
   // Every regular document around counts as read: an edit that makes one name a launcher changes
   // the answer (a FIFO or a link to a device is never read, so it is no dependency either).

@@ -39,7 +39,7 @@ import { RankFlow } from "./rankFlow";
 import { deviceParams, deviceSlots, type DeviceParam } from "./devices";
 import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTrees";
 import { pythonInput } from "./parser";
-import { documentedLaunchNodes, jobScriptsAround } from "../slurmLaunch";
+import { documentedLaunchNodes, documentsAround } from "../slurmLaunch";
 
 /** Reads a module's source; null when it cannot be read (missing, not a regular file, too large). */
 export type SourceReader = (file: string) => string | null;
@@ -247,7 +247,7 @@ export class ProjectIndex {
       },
       documentedLaunches: () => {
         // Documents of this project only: the search stops at its root (a folder of other projects above it holds other demo.py files).
-        const { launches, read } = documentedLaunchNodes(file, jobScriptsAround(dirname(file), [this.rootOf(file)]));
+        const { launches, read } = documentedLaunchNodes(file, documentsAround(dirname(file), [this.rootOf(file)]));
         for (const d of read) deps.add(d);
         return launches;
       },
