@@ -381,7 +381,8 @@ function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uP
 /**
  * The theme's colours in the order GPUs take them (historyMarks.ts GPU_PALETTE, gpuLineStyle: GPU 0
  * blue, GPU 1 purple, ... GPU 7 magenta; dashed from the ninth GPU, dotted from the seventeenth),
- * each darkened toward the foreground where the theme's value is pale on its background (legibleOn).
+ * each made opaque, or darkened toward the foreground, where the theme's value shows too faint on
+ * its background (historyMarks.ts legibleOn).
  */
 function palette(): string[] {
   const { fg, bg } = theme();
