@@ -297,6 +297,28 @@ export const DEVICE_QUERY_PATHS: readonly string[] = [
   "torch.cuda.synchronize",
 ];
 
+/**
+ * Library parameters that take a CUDA device ordinal, by callee path (as the model resolves it):
+ * the positional index (0-based, `self` not counted) and the keyword name of the parameter.
+ * - `transformers.pipeline(device=...)`: "Defines the device (*e.g.*, `"cpu"`, `"cuda:1"`, `"mps"`,
+ *   or a GPU ordinal rank like `1`) on which this pipeline will be allocated"
+ *   (huggingface/transformers src/transformers/pipelines/__init__.py, `pipeline` docstring).
+ * - `sglang.bench_one_batch.load_model(server_args, port_args, tp_rank)`: builds
+ *   `ModelRunner(..., gpu_id=tp_rank, tp_rank=tp_rank, ...)` (sgl-project/sglang
+ *   python/sglang/bench_one_batch.py, `load_model`), so its third argument is the GPU's ordinal.
+ * - sglang's `ModelRunner(gpu_id=...)`: the GPU the runner binds (`torch.cuda.set_device(self.gpu_id)`
+ *   in python/sglang/srt/model_executor/model_runner.py); keyword only here, its positional order
+ *   changed between releases.
+ * `device_map=` is handled apart (devices.ts `deviceMapValues`): any call, since transformers'
+ * `from_pretrained`, diffusers, peft and Accelerate's dispatch helpers all take it.
+ */
+export const LIBRARY_DEVICE_PARAMS: ReadonlyMap<string, { index: number | null; keyword: string }> = new Map([
+  ["transformers.pipeline", { index: null, keyword: "device" }],
+  ["transformers.pipelines.pipeline", { index: null, keyword: "device" }],
+  ["sglang.bench_one_batch.load_model", { index: 2, keyword: "tp_rank" }],
+  ["sglang.srt.model_executor.model_runner.ModelRunner", { index: null, keyword: "gpu_id" }],
+]);
+
 /** The callee paths that set torch's current CUDA device: `torch.cuda.set_device` and its device-generic twin. */
 export const SET_DEVICE_PATHS: readonly string[] = ["torch.cuda.set_device", "torch.accelerator.set_device_index"];
 

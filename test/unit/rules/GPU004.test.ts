@@ -33,3 +33,24 @@ test("GPU004 ignores a CUDA_VISIBLE_DEVICES write made after CUDA initialised (i
     'import os\nimport torch\n\nprint(torch.cuda.is_available())\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nx = torch.ones(1).to("cuda:1")\n';
   assert.deepEqual(await lintCode(src, "GPU004"), []);
 });
+
+test("GPU004: a device_map's integer values and transformers.pipeline(device=N) are ordinals (transformers: device_map = 0 means GPU 0)", async () => {
+  const head = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\nfrom transformers import AutoModel, pipeline\n';
+  const [m, ...more] = await lintCode(
+    head + 'm = AutoModel.from_pretrained("m", device_map={"": 1, "lm_head": 0})\n',
+    "GPU004",
+  );
+  assert.equal(more.length, 0);
+  assert.deepEqual(m.range, { start: { line: 3, character: 51 }, end: { line: 3, character: 52 } });
+  const [p] = await lintCode(head + 'p = pipeline("fill-mask", model="m", device=1)\n', "GPU004");
+  assert.deepEqual(p.range.start, { line: 3, character: 44 });
+  const [b] = await lintCode(head + 'm = AutoModel.from_pretrained("m", device_map=1)\n', "GPU004");
+  assert.deepEqual(b.range.start, { line: 3, character: 46 });
+  // Ordinal 0, "auto" and another library's device= keyword are not reported.
+  for (const body of [
+    'm = AutoModel.from_pretrained("m", device_map={"": 0})\n',
+    'm = AutoModel.from_pretrained("m", device_map="auto")\n',
+    "import mylib\nx = mylib.run(device=1)\n",
+  ])
+    assert.deepEqual(await lintCode(head + body, "GPU004"), [], body);
+});

@@ -437,3 +437,81 @@ test("GPU039 with the project: a document in another branch of the tree, or abov
     [8, 9],
   );
 });
+
+test("GPU039: device_map values (a dict literal, one assigned to the name passed, a bare rank) and transformers.pipeline(device=) are device slots", async () => {
+  const head = "from accelerate import Accelerator\nfrom transformers import AutoModelForCausalLM, pipeline\n";
+  const cases: Array<[string, number, number, string]> = [
+    [
+      'm = AutoModelForCausalLM.from_pretrained("m", device_map={"": Accelerator().process_index})\n',
+      2,
+      62,
+      'device_map={"": …}',
+    ],
+    [
+      'def load():\n    device_map = {"": Accelerator().process_index}\n    return AutoModelForCausalLM.from_pretrained("m", device_map=device_map)\n',
+      3,
+      22,
+      'device_map={"": …}',
+    ],
+    [
+      'm = AutoModelForCausalLM.from_pretrained("m", device_map=Accelerator().process_index)\n',
+      2,
+      57,
+      'device_map={"": …}',
+    ],
+    ['p = pipeline("text-generation", model="m", device=Accelerator().process_index)\n', 2, 50, "pipeline(device=…)"],
+  ];
+  for (const [body, line, character, form] of cases) {
+    const ds = await lintCode(head + body, "GPU039", { preview: true });
+    assert.equal(ds.length, 1, body);
+    assert.deepEqual(ds[0].range.start, { line, character }, body);
+    assert.ok(ds[0].message.includes(`used as a CUDA device (${form})`), ds[0].message);
+  }
+  // The local index, a string device, "auto" and a name bound to something else stay silent.
+  for (const body of [
+    'm = AutoModelForCausalLM.from_pretrained("m", device_map={"": Accelerator().local_process_index})\n',
+    'm = AutoModelForCausalLM.from_pretrained("m", device_map="auto")\n',
+    'dm = "auto"\nm = AutoModelForCausalLM.from_pretrained("m", device_map=dm)\n',
+    'p = pipeline("text-generation", model="m", device="cuda:0")\n',
+    'def load(dm):\n    return AutoModelForCausalLM.from_pretrained("m", device_map=dm)\n',
+  ])
+    assert.deepEqual(await lintCode(head + body, "GPU039", { preview: true }), [], body);
+});
+
+test("GPU039: a rank passed to a class of the file whose constructor hands it to a library device parameter (sglang's load_model) is reported at the argument, in the default set beside init_process_group", async () => {
+  const src = [
+    "import torch.distributed as dist",
+    "from sglang.bench_one_batch import load_model",
+    "",
+    "class Generator:",
+    "    def __init__(self, server_args, port_args, tp_rank):",
+    "        self.runner, _ = load_model(server_args, port_args, tp_rank)",
+    "",
+    "def main(server_args, port_args):",
+    '    dist.init_process_group(backend="nccl")',
+    "    Generator(server_args, port_args, tp_rank=dist.get_rank())",
+    "    Generator(server_args, port_args, dist.get_rank())",
+    "",
+  ].join("\n");
+  const ds = await lintCode(src, "GPU039");
+  assert.deepEqual(
+    ds.map((d) => [d.range.start.line, d.range.start.character]),
+    [
+      [9, 46],
+      [9 + 1, 38],
+    ],
+  );
+  assert.ok(
+    ds[0].message.startsWith(
+      "dist.get_rank() is the global rank used as a CUDA device (passed as tp_rank to Generator(), which uses it in load_model(tp_rank=…) (line 6))",
+    ),
+    ds[0].message,
+  );
+  // `self` is not an argument: a rank in the first position does not reach tp_rank; the local rank is fine.
+  const shifted = src
+    .replace("tp_rank=dist.get_rank())", "tp_rank=0)")
+    .replace("Generator(server_args, port_args, dist.get_rank())", "Generator(dist.get_rank(), port_args, 0)");
+  assert.deepEqual(await lintCode(shifted, "GPU039", { preview: true }), []);
+  const local = src.replaceAll("dist.get_rank()", "dist.get_node_local_rank()");
+  assert.deepEqual(await lintCode(local, "GPU039", { preview: true }), []);
+});

@@ -3,9 +3,9 @@
  * out of range), GPU017 (id not on this machine) and the machine-aware hover.
  */
 import type { SyntaxNode } from "./parser";
-import { stringValue } from "./parser";
+import { enclosingFunction, stringValue } from "./parser";
 import type { ModuleModel } from "./model";
-import { cudaDeviceOrdinal, DEVICE_QUERY_PATHS, SET_DEVICE_PATHS } from "../frameworks";
+import { cudaDeviceOrdinal, DEVICE_QUERY_PATHS, LIBRARY_DEVICE_PARAMS, SET_DEVICE_PATHS } from "../frameworks";
 import { cudaStringOrdinal } from "./rankFlow";
 import { callArgs, calleePath } from "../rules/shared/py";
 
@@ -19,6 +19,8 @@ export interface DeviceUse {
   form: string;
   /** Replaces the ordinal by another in the source text of `node`. */
   replace(ordinal: number): string;
+  /** Set for a library's device parameter (`device_map=`, `transformers.pipeline(device=)`), not torch's own forms. */
+  library?: boolean;
 }
 
 function intValue(n: SyntaxNode | null | undefined): number | null {
@@ -63,9 +65,10 @@ export function deviceUses(
       call.childForFieldName("arguments")?.namedChildren.filter((a): a is SyntaxNode => !!a && a.type !== "comment") ??
       [];
     const q = model.resolve(fn)?.replace(/\(\)/g, "") ?? null;
-    const intArg = (a: SyntaxNode | undefined, form: string) => {
+    const intArg = (a: SyntaxNode | undefined, form: string, library = false) => {
       const n = intValue(a);
-      if (a && n !== null) out.push({ ordinal: n, node: a, form, replace: (k) => String(k) });
+      if (a && n !== null)
+        out.push({ ordinal: n, node: a, form, replace: (k) => String(k), ...(library ? { library } : {}) });
     };
     if (q === "torch.device" && args.length >= 2 && stringValue(args[0]) === "cuda")
       intArg(args[1], `torch.device("cuda", ${args[1].text})`);
@@ -86,7 +89,13 @@ export function deviceUses(
         for (const el of value.namedChildren) intArg(el ?? undefined, `device_ids=${value.text}`);
       } else if ((name === "device" || name === "output_device") && q?.startsWith("torch.")) {
         intArg(value ?? undefined, `${name}=${value?.text}`);
-      }
+      } else if (name === "device" && q !== null && LIBRARY_DEVICE_PARAMS.get(q)?.keyword === "device") {
+        intArg(value ?? undefined, `${q}(device=${value?.text})`, true);
+      } else if (name === "device_map" && value?.type === "dictionary") {
+        for (const pair of value.namedChildren)
+          if (pair?.type === "pair")
+            intArg(pair.childForFieldName("value") ?? undefined, `device_map=${value.text}`, true);
+      } else if (name === "device_map") intArg(value ?? undefined, `device_map=${value?.text}`, true);
     }
   }
   for (const sub of nodes("subscript")) {
@@ -97,6 +106,42 @@ export function deviceUses(
     const n = intValue(idx);
     if (idx && n !== null) out.push({ ordinal: n, node: idx, form: `${base}[${n}]`, replace: (k) => String(k) });
   }
+  return out;
+}
+
+/**
+ * The device expressions of a `device_map=` argument: the values of a dict literal (`{"": rank}`,
+ * `{"model.embed": 0, ...}`), also one assigned to the name passed (`device_map = {"": rank}` then
+ * `device_map=device_map`, the latest such assignment above the call in the same function or at
+ * module level), or the argument itself when it is neither (`device_map=rank`: transformers'
+ * from_pretrained docstring, "Passing `device_map = 0` means put the whole model on GPU 0").
+ * A name bound to anything else (a parameter, `"auto"`, a helper's result) gives the name, whose
+ * value the callers' analyses then find or not.
+ */
+export function deviceMapValues(
+  model: Pick<ModuleModel, "nodesOfType">,
+  value: SyntaxNode,
+  call: SyntaxNode,
+): SyntaxNode[] {
+  let dict: SyntaxNode | null = value.type === "dictionary" ? value : null;
+  if (!dict && value.type === "identifier") {
+    const scope = enclosingFunction(call)?.id;
+    let best: SyntaxNode | null = null;
+    for (const a of model.nodesOfType("assignment")) {
+      const right = a?.childForFieldName("right");
+      if (!a || right?.type !== "dictionary" || a.endIndex > call.startIndex) continue;
+      if (a.childForFieldName("left")?.text !== value.text || enclosingFunction(a)?.id !== scope) continue;
+      if (!best || a.startIndex > best.startIndex) best = right;
+    }
+    dict = best;
+  }
+  if (!dict) return [value];
+  const out: SyntaxNode[] = [];
+  for (const pair of dict.namedChildren)
+    if (pair?.type === "pair") {
+      const v = pair.childForFieldName("value");
+      if (v) out.push(v);
+    }
   return out;
 }
 
@@ -111,7 +156,9 @@ export interface DeviceSlot {
  * `torch.device("cuda", x)` / `torch.device(x)`, `.to(x)` / `.cuda(x)` (positional or `device=`),
  * `device_ids=[x]`, `output_device=x`, `device_id=x` on any call, `device=x` on a `torch.*` call, the
  * first argument of a torch.cuda device query (frameworks.ts DEVICE_QUERY_PATHS: `get_device_capability(x)`),
- * and device strings built from `x` (`f"cuda:{x}"`, `"cuda:" + str(x)`, `"cuda:{}".format(x)`).
+ * the library parameters that take a device ordinal (frameworks.ts LIBRARY_DEVICE_PARAMS:
+ * `transformers.pipeline(device=x)`, sglang's `load_model(server_args, port_args, x)`), the values of
+ * a `device_map=` (`device_map={"": x}`, {@link deviceMapValues}), and device strings built from `x` (`f"cuda:{x}"`, `"cuda:" + str(x)`, `"cuda:{}".format(x)`).
  */
 export function deviceSlots(model: ModuleModel): DeviceSlot[] {
   const out: DeviceSlot[] = [];
@@ -137,7 +184,16 @@ export function deviceSlots(model: ModuleModel): DeviceSlot[] {
       const x = first ?? keywords.get("device");
       if (x) out.push({ ordinal: x, form: `.${method}()` });
     }
+    const lib = path ? LIBRARY_DEVICE_PARAMS.get(path) : undefined;
+    if (lib) {
+      const x = keywords.get(lib.keyword) ?? (lib.index !== null ? positional[lib.index] : undefined);
+      if (x) out.push({ ordinal: x, form: `${path!.slice(path!.lastIndexOf(".") + 1)}(${lib.keyword}=…)` });
+    }
     for (const [name, value] of keywords) {
+      if (name === "device_map") {
+        for (const v of deviceMapValues(model, value, call)) out.push({ ordinal: v, form: 'device_map={"": …}' });
+        continue;
+      }
       if (name === "device_ids" && (value.type === "list" || value.type === "tuple")) {
         for (const el of value.namedChildren)
           if (el && el.type !== "comment") out.push({ ordinal: el, form: "device_ids=[…]" });

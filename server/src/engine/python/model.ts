@@ -159,6 +159,8 @@ export interface ModuleModel {
   symbols: Map<string, string>;
   /** Module-level function definitions by name. */
   functions: Map<string, SyntaxNode>;
+  /** Module-level class definitions by name (the `class_definition` node, also under decorators). */
+  classes: Map<string, SyntaxNode>;
   /** Events in execution order. */
   events: TimelineEvent[];
   /** Every call the timeline walk visited, in execution order (a call in an inlined function appears where it runs). */
@@ -783,6 +785,7 @@ export function buildModel(
     text,
     symbols: bindings.symbols,
     functions: bindings.functions,
+    classes: bindings.classes,
     frameworks: bindings.frameworks,
     nodesOfType,
     ...queries,
@@ -849,6 +852,7 @@ function buildKeptModel(
     text,
     symbols: bindings.symbols,
     functions: bindings.functions,
+    classes: bindings.classes,
     frameworks: bindings.frameworks,
     ...queries,
     nodesOfType: (types) => index.ofType(types),

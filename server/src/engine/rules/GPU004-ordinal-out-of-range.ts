@@ -13,7 +13,7 @@ export const rule: PythonRule = {
     // Needs the file's own CUDA_VISIBLE_DEVICES write (TextProbe.envWith).
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
-      what: 'Finds `cuda:N`, `torch.device("cuda", N)`, `set_device(N)`, `.cuda(N)`, `device_ids=[...]` and `jax.devices()[N]` whose N is not below the number of ids that the same file put in CUDA_VISIBLE_DEVICES.',
+      what: 'Finds `cuda:N`, `torch.device("cuda", N)`, `set_device(N)`, `.cuda(N)`, `device_ids=[...]`, a `device_map`\'s integer values (`device_map={"": N}`, `device_map=N`), `transformers.pipeline(device=N)` and `jax.devices()[N]` whose N is not below the number of ids that the same file put in CUDA_VISIBLE_DEVICES.',
       follows:
         "The CUDA_VISIBLE_DEVICES values written before CUDA initialises by the module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep, and literal device ordinals anywhere in the file, functions included. Not followed: ordinals held in variables or computed, writes in functions the module never calls, and CUDA_VISIBLE_DEVICES set outside the file (the shell, a launcher, another module).",
       why: 'CUDA renumbers the visible devices from 0. Measured on 2 x H200 (ground-truth.md, \'Other facts measured\'): with `CUDA_VISIBLE_DEVICES="1"`, `torch.cuda.set_device(1)` or `device="cuda:1"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. The author usually meant physical GPU 1, which is now `cuda:0`.',

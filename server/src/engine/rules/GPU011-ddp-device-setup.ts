@@ -85,6 +85,9 @@ export const rule: PythonRule = {
 
     if (inits.length) {
       for (const use of deviceUses(ctx.model)) {
+        // torch's own device forms only: a library's device_map/pipeline device was not part of the
+        // ecosystem review that keeps this check in preview.
+        if (use.library) continue;
         const call = use.node.parent?.parent?.type === "call" ? use.node.parent.parent : null;
         const isSetDevice = !!call && calleePath(ctx.model, call) === "torch.cuda.set_device";
         const node = isSetDevice ? call! : use.node;

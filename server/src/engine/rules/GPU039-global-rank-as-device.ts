@@ -138,7 +138,7 @@ function localShown(ctx: RuleContext, local: LocalRead): string {
 
 /**
  * The arguments of calls that end up as a device ordinal in the callee: a module-level function of
- * this file, or a function of another project module (ProjectLookup.callableDeviceParams), whose
+ * this file, a class of this file (its `__init__`'s parameters after `self`), or a function of another project module (ProjectLookup.callableDeviceParams), whose
  * parameter reaches a device slot as it is (python/devices.ts `deviceParams`); asked only for calls
  * that pass a global rank. The slot's form says
  * where: `passed as local_rank to f(), which uses it in dist.barrier(device_ids=[…]) (torch_utils.py:11)`.
@@ -151,10 +151,19 @@ function argumentSlots(ctx: RuleContext, slots: readonly DeviceSlot[], flow: Ran
     if (!call || !fn) continue;
     // A function of this file whose parameters reach a device slot, else a dotted path that may name
     // another project module's function; the rest (methods, builtins) are skipped before any flow.
-    const def =
-      fn.type === "identifier" && !ctx.model.symbols.has(fn.text) ? ctx.model.functions.get(fn.text) : undefined;
+    // A class of this file: its constructor's parameters, after `self` (`Generator(args, tp_rank=rank)`).
+    const own = fn.type === "identifier" && !ctx.model.symbols.has(fn.text);
+    const cls = own && !ctx.model.functions.has(fn.text) ? ctx.model.classes.get(fn.text) : undefined;
+    const def = own ? (ctx.model.functions.get(fn.text) ?? (cls ? constructorOf(cls) : undefined)) : undefined;
+    const shift = cls && def ? 1 : 0;
     let local = def ? ownParams.get(def.id) : undefined;
-    if (def && !local) ownParams.set(def.id, (local = deviceParams(def, slots)));
+    if (def && !local)
+      ownParams.set(
+        def.id,
+        (local = deviceParams(def, slots)
+          .filter((d) => d.index >= shift)
+          .map((d) => ({ ...d, index: d.index - shift }))),
+      );
     const path =
       !def && ctx.project?.callableDeviceParams && (fn.type === "identifier" || fn.type === "attribute")
         ? calleePath(ctx.model, call)
@@ -175,6 +184,15 @@ function argumentSlots(ctx: RuleContext, slots: readonly DeviceSlot[], flow: Ran
     }
   }
   return out;
+}
+
+/** The `__init__` defined in the body of class `cls` (a decorated one too), or undefined. */
+function constructorOf(cls: SyntaxNode): SyntaxNode | undefined {
+  for (const m of cls.childForFieldName("body")?.namedChildren ?? []) {
+    const def = m?.type === "decorated_definition" ? m.childForFieldName("definition") : m;
+    if (def?.type === "function_definition" && def.childForFieldName("name")?.text === "__init__") return def;
+  }
+  return undefined;
 }
 
 /**
@@ -249,9 +267,9 @@ export const rule: PythonRule = {
         t.hasAnyWord(["local_rank", "get_node_local_rank", "local_process_index"]) ||
         (!facts?.testModule && t.afterWord("init_process_group", initCallAt))),
     docs: {
-      what: 'Reports a CUDA device ordinal whose value is the job\'s global rank: `torch.cuda.set_device(rank)`, `torch.device("cuda", rank)`, `f"cuda:{rank}"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, the torch.cuda device queries (`get_device_properties(rank)`, `mem_get_info(rank)`, ...), with `rank` read from `os.environ["RANK"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate\'s `process_index`. `rank % torch.cuda.device_count()` is not reported.',
+      what: 'Reports a CUDA device ordinal whose value is the job\'s global rank: `torch.cuda.set_device(rank)`, `torch.device("cuda", rank)`, `f"cuda:{rank}"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, the torch.cuda device queries (`get_device_properties(rank)`, `mem_get_info(rank)`, ...), a `device_map` (`from_pretrained(..., device_map={"": rank})`, also through a name the dict is assigned to), `transformers.pipeline(device=rank)` and sglang\'s `load_model(server_args, port_args, rank)`, with `rank` read from `os.environ["RANK"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()` or Accelerate\'s `process_index`. `rank % torch.cuda.device_count()` is not reported.',
       follows:
-        "The rank is followed within the file: names to their latest assignment before the use in the same function or module, `int()`/`str()`, `a if c else b` and `a or b` where the branches agree, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), f-strings, the file's own functions' return values (also element by element where a returned tuple is unpacked), the tuples that functions of the project's other modules return (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and a rank passed as an argument to a function (of this file or another project module) that uses that parameter as a device as it is (`zero_first(RANK)` with `dist.barrier(device_ids=[local_rank])` inside: reported at the argument). For the default set it also reads how the project starts the file: the commands of its shell and job scripts beside the file, in its parent folders (up to the repository root, three levels at most) and their direct subfolders, and the fenced shell blocks (```bash, ```sh, ```shell, ```console, ```zsh or none) of the Markdown documents in those folders within the file's project, which also match a file below their own folder by the end of its path (`torchrun --standalone demo.py` in debug/notes.md for debug/code/demo.py): torchrun's `--nnodes` and `--standalone`, srun's `--nodes`/`-N` and the job's `#SBATCH --nodes`. Not followed: other modules' values otherwise, other arithmetic, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent; launches written elsewhere (a Makefile, a CI configuration, a wiki), node counts held in variables (`--nnodes=$NNODES`), and accelerate or deepspeed launches.",
+        "The rank is followed within the file: names to their latest assignment before the use in the same function or module, `int()`/`str()`, `a if c else b` and `a or b` where the branches agree, tuple unpacking, `self.x` set in another method of the same class, `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), f-strings, the file's own functions' return values (also element by element where a returned tuple is unpacked), the tuples that functions of the project's other modules return (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and a rank passed as an argument to a function (of this file or another project module) or to a class of this file whose `__init__` uses that parameter as a device as it is (`zero_first(RANK)` with `dist.barrier(device_ids=[local_rank])` inside, `Generator(args, tp_rank=dist.get_rank())` whose constructor calls sglang's `load_model(server_args, port_args, tp_rank)`: reported at the argument). For the default set it also reads how the project starts the file: the commands of its shell and job scripts beside the file, in its parent folders (up to the repository root, three levels at most) and their direct subfolders, and the fenced shell blocks (```bash, ```sh, ```shell, ```console, ```zsh or none) of the Markdown documents in those folders within the file's project, which also match a file below their own folder by the end of its path (`torchrun --standalone demo.py` in debug/notes.md for debug/code/demo.py): torchrun's `--nnodes` and `--standalone`, srun's `--nodes`/`-N` and the job's `#SBATCH --nodes`. Library parameters are known by name only where their source says they take a device ordinal (transformers' pipeline `device`, any `device_map`, sglang's `load_model` and `ModelRunner(gpu_id=...)`); other libraries' parameters are not followed. Not followed: other modules' values otherwise, classes of other modules, other arithmetic, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent; launches written elsewhere (a Makefile, a CI configuration, a wiki), node counts held in variables (`--nnodes=$NNODES`), and accelerate or deepspeed launches.",
       why: `On one node the global rank equals the local rank, so the program works there; on the second node of a job the global ranks go on from the first node's count (with 8 GPUs a node, ranks 8 to 15), and cuda:8 does not exist on an 8-GPU node: CUDA raises \`invalid device ordinal\` as for any ordinal beyond the visible GPUs (measured: ground-truth.md, GPU004). The torchrun documentation says the device is the local rank: "Please ensure that device_ids argument is set to be the only GPU device id that your code will be operating on. This is generally the local rank of the process. In other words, the device_ids needs to be [int(os.environ("LOCAL_RANK"))]", and "NEVER hard code any assumptions about the stable-ness of ranks or some correlation between RANK and LOCAL_RANK" (${TORCHRUN}). The PyTorch DDP tutorial's two-node torchrun example uses \`device_id = rank % torch.cuda.device_count()\` (${TUTORIAL}), which this rule does not report.`,
       example:
         'import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ["RANK"])\ndist.init_process_group("nccl")\ntorch.cuda.set_device(rank)  # GPU039: cuda:8 on the second node\n',
@@ -264,6 +282,8 @@ export const rule: PythonRule = {
         "Measured: docs/ground-truth.md, GPU004 (an ordinal beyond the visible GPUs: `invalid device ordinal`)",
         'srun(1), OUTPUT ENVIRONMENT VARIABLES: SLURM_PROCID "The MPI rank (or relative process ID) of the current process", SLURM_LOCALID "Node local task ID for the process within a job" (https://slurm.schedmd.com/srun.html)',
         'Open MPI, Environment variables set for MPI applications: OMPI_COMM_WORLD_RANK "the MPI rank of this process in MPI_COMM_WORLD", OMPI_COMM_WORLD_LOCAL_RANK "the relative rank of this process on this node within its job" (https://docs.open-mpi.org/en/v5.0.x/tuning-apps/environment-var.html)',
+        'Transformers, `pipeline` docstring (src/transformers/pipelines/__init__.py): device "Defines the device (*e.g.*, `"cpu"`, `"cuda:1"`, `"mps"`, or a GPU ordinal rank like `1`) on which this pipeline will be allocated"; `PreTrainedModel.from_pretrained` docstring (src/transformers/modeling_utils.py): device_map "Passing `device_map = 0` means put the whole model on GPU 0"',
+        "sglang, python/sglang/bench_one_batch.py `load_model(server_args, port_args, tp_rank)`: `ModelRunner(..., gpu_id=tp_rank, tp_rank=tp_rank, ...)` (https://github.com/sgl-project/sglang)",
         'Accelerate, Accelerator / PartialState attributes: process_index "The index of the current process", local_process_index "The index of the current process on the current server" (https://huggingface.co/docs/accelerate/package_reference/state)',
       ],
     },
