@@ -1,0 +1,3 @@
+from .utils import DistriConfig
+
+__all__ = ["DistriConfig"]

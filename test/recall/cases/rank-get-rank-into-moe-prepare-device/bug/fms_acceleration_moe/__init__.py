@@ -1,0 +1,3 @@
+from .framework_plugin_scattermoe import ScatterMoEAccelerationPlugin
+
+__all__ = ["ScatterMoEAccelerationPlugin"]

@@ -1,0 +1,3 @@
+from .scattermoe_prepare import prepare_scattermoe
+
+__all__ = ["prepare_scattermoe"]
