@@ -26,6 +26,7 @@ import { SourceText } from "./manifests/source";
 import { lexer, walkTokens, type Tokens } from "marked";
 import { jobScriptFacts, launchOf, optionValue, resolveLiteral, type JobScriptFacts } from "./manifests/jobscript";
 import type { ShellWord } from "./manifests/shell";
+import { SCRIPT_DIR } from "./launch/script";
 
 /** One command of a job script that starts the Python file. */
 export interface SlurmLaunch {
@@ -183,8 +184,19 @@ const int = (v: string | null | undefined): number | null => (v && /^[0-9]+$/.te
 
 const within = (dir: string, top: string) => dir === top || dir.startsWith(top.endsWith(sep) ? top : top + sep);
 
-/** `$ROOT/src/train.py` → `src/train.py`; `./train.py` → `train.py`; null when the path is not literal after that. */
-function literalPath(word: string, literals: Map<string, string>): string | null {
+/**
+ * `$ROOT/src/train.py` → `src/train.py`; `./train.py` → `train.py`; `$(dirname "$0")/train.py` in
+ * tools/dist.sh → the absolute path of tools/train.py; null when the path is not literal after that.
+ */
+function literalPath(word: string, literals: Map<string, string>, script: string): string | null {
+  // `$(dirname "$0")/train.py` (also `${BASH_SOURCE[0]}`, backquotes): the script's own folder,
+  // wherever it is started from (bash(1), Special Parameters: "0 Expands to the name of the shell or
+  // shell script"), as mmdetection's and mmocr's tools/dist_train.sh write it.
+  const own = SCRIPT_DIR.exec(word);
+  if (own) {
+    const rest = resolveLiteral(own[1], literals);
+    return rest === null ? null : resolve(dirname(resolve(script)), rest);
+  }
   // The variable usually names the project's folder on the cluster (`ROOT=/home/me/proj`), not
   // this checkout: the rest of the path is matched from the job script's folder upwards.
   const m = /^\$(?:\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)\/(.*)$/.exec(word);
@@ -412,7 +424,7 @@ function* commandsStarting(
       if (l.program !== "python" && l.program !== "torchrun") continue;
       const t = targetOf(l.words);
       if (!t) continue;
-      const rel = literalPath(t.path, facts.literals);
+      const rel = literalPath(t.path, facts.literals, script);
       if (rel === null) continue;
       const hits = rel.startsWith("/")
         ? resolve(rel) === target

@@ -515,3 +515,39 @@ test("GPU039: a rank passed to a class of the file whose constructor hands it to
   const local = src.replaceAll("dist.get_rank()", "dist.get_node_local_rank()");
   assert.deepEqual(await lintCode(local, "GPU039", { preview: true }), []);
 });
+
+test("GPU039: a rank bound in one branch of try/except or if/else, with an integer fallback in the other, is still the global rank after the statement", async () => {
+  const tryForm = [
+    "import torch",
+    "import torch.distributed as dist",
+    "",
+    "def setup():",
+    "    try:",
+    '        dist.init_process_group("nccl")',
+    "        rank = dist.get_rank()",
+    "    except Exception:",
+    "        rank = 0",
+    '    torch.cuda.set_device(torch.device(f"cuda:{rank}"))',
+    "",
+  ].join("\n");
+  const [d, ...rest] = await lintCode(tryForm, "GPU039", { preview: true });
+  assert.equal(rest.length, 0);
+  assert.deepEqual(d.range.start, { line: 9, character: 47 });
+  assert.equal(d.fix, undefined, "two bindings reach the use: no fix");
+  const ifForm = tryForm
+    .replace("    try:\n", "    if dist.is_available():\n")
+    .replace("    except Exception:\n", "    else:\n");
+  assert.equal((await lintCode(ifForm, "GPU039", { preview: true })).length, 1);
+  // Branches that disagree (a local rank in the other) and a use inside the except branch stay silent.
+  assert.deepEqual(
+    await lintCode(tryForm.replace("rank = 0", 'rank = int(__import__("os").environ["LOCAL_RANK"])'), "GPU039", {
+      preview: true,
+    }),
+    [],
+  );
+  const inside = tryForm.replace(
+    '    torch.cuda.set_device(torch.device(f"cuda:{rank}"))',
+    "        torch.cuda.set_device(rank)",
+  );
+  assert.deepEqual(await lintCode(inside, "GPU039", { preview: true }), []);
+});

@@ -116,3 +116,30 @@ test("GPU044 end to end: the shell script beside the file is found; --use-env, t
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('GPU044: a launch of "$(dirname "$0")/train.py" (mmocr\'s tools/dist_train.sh) starts the train.py beside the script, not one elsewhere', async () => {
+  const root = mkdtempSync(join(tmpdir(), "gpu-pilot-gpu044-dirname-"));
+  try {
+    mkdirSync(join(root, ".git"));
+    mkdirSync(join(root, "tools"));
+    const line = (path: string) =>
+      `#!/usr/bin/env bash\npython -m torch.distributed.launch --nproc_per_node="$2" \\\n    ${path} "$1" --launcher pytorch\n`;
+    const at = async (file: string) => {
+      clearSlurmLaunchCache();
+      const { options } = resolveLintOptions(join(root, file), {}, "editorOnly");
+      return (await lintCode(SRC, "GPU044", options)).map((d) => d.range.start.line);
+    };
+    for (const form of [
+      '"$(dirname "$0")/train.py"',
+      "$(dirname $0)/train.py",
+      '"$(dirname "${BASH_SOURCE[0]}")/train.py"',
+      "`dirname $0`/train.py",
+    ]) {
+      writeFileSync(join(root, "tools", "dist_train.sh"), line(form));
+      assert.deepEqual(await at("tools/train.py"), [3], form);
+      assert.deepEqual(await at("train.py"), [], `${form}: the root's train.py is another file`);
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -6,8 +6,26 @@
 import { dirname, isAbsolute, join } from "node:path";
 import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 
-/** The text of a script named in a launch line: relative to the launching file's folder, then up to three folders above it; null when not a readable `.py` path. */
+/**
+ * A path under the running shell script's own folder, `rest` in group 1: `$(dirname "$0")/rest`,
+ * `$(dirname "${BASH_SOURCE[0]}")/rest`, `` `dirname $0`/rest `` (bash(1), Special Parameters: "0
+ * Expands to the name of the shell or shell script"), as mmdetection's and mmocr's
+ * tools/dist_train.sh start `"$(dirname "$0")/train.py"`.
+ */
+export const SCRIPT_DIR =
+  /^(?:\$\(\s*dirname\s+(?:"(?:\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\})"|\$0|\$\{0\}|\$\{BASH_SOURCE(?:\[0\])?\})\s*\)|`\s*dirname\s+"?\$0"?\s*`)\/(.*)$/;
+
+/**
+ * The text of a script named in a launch line: relative to the launching file's folder, then up to
+ * three folders above it (a `$(dirname "$0")/` path: in the launching file's folder only); null when
+ * not a readable `.py` path.
+ */
 export function launchedScriptText(file: string | null, path: string): string | null {
+  const own = file ? SCRIPT_DIR.exec(path) : null;
+  if (own && !own[1].includes("$") && own[1].endsWith(".py")) {
+    const read = readWorkspaceText(join(dirname(file!), own[1]), 4 * 1024 * 1024);
+    return "text" in read ? read.text : null;
+  }
   if (!file || path.includes("$") || path.startsWith("~") || !path.endsWith(".py")) return null;
   const candidates = isAbsolute(path)
     ? [path]

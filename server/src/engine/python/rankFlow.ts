@@ -492,8 +492,7 @@ export class RankFlow {
       const list = scope.names.get(name);
       if (list?.length) {
         if (!innermost) return list;
-        const b = latestBefore(list, use.startIndex);
-        return b ? [b] : null;
+        return reachingBefore(list, use);
       }
       innermost = false;
     }
@@ -501,10 +500,7 @@ export class RankFlow {
     const list = module.names.get(name);
     if (!list?.length) return null;
     if (list.every((b) => b.value?.type === "function_definition")) return "module-function";
-    if (fn === null) {
-      const b = latestBefore(list, use.startIndex);
-      return b ? [b] : null;
-    }
+    if (fn === null) return reachingBefore(list, use);
     return list;
   }
 
@@ -618,6 +614,52 @@ function notPlainIf(f: Flow, cond: boolean): Flow {
 }
 
 /** The latest binding that ends before `at`, or null. */
+/**
+ * The bindings that may give a name its value at `use`: the latest before it and, where that one
+ * sits in one branch of an `if`/`elif`/`else` or of a `try`/`except` that ends before the use, the
+ * latest binding in each other branch (`try: rank = dist.get_rank()` / `except: rank = 0`: either
+ * may have run). Null when none.
+ */
+function reachingBefore(list: Binding[], use: SyntaxNode): Binding[] | null {
+  const b = latestBefore(list, use.startIndex);
+  if (!b) return null;
+  const out = [b];
+  let branch: SyntaxNode | null = null;
+  for (let p = b.value?.parent ?? null; p; p = p.parent) {
+    if (p.type === "function_definition" || p.type === "class_definition" || p.type === "module") break;
+    if (p.startIndex <= use.startIndex && use.startIndex < p.endIndex) break; // the use is inside it
+    if ((p.type === "if_statement" || p.type === "try_statement") && branch) {
+      for (const other of branchesOf(p)) {
+        if (other.id === branch.id) continue;
+        let best: Binding | null = null;
+        for (const c of list)
+          if (c.value && c.end <= use.startIndex && within(c.value, other) && (!best || c.end > best.end)) best = c;
+        if (best) out.push(best);
+      }
+      break;
+    }
+    branch = p;
+  }
+  return out;
+}
+
+/** The alternative bodies of an `if` (consequence, each `elif`, `else`) or a `try` (its body, each `except`). */
+function branchesOf(stmt: SyntaxNode): SyntaxNode[] {
+  const out: SyntaxNode[] = [];
+  for (const c of stmt.children)
+    if (
+      c &&
+      (c.type === "block" || c.type === "elif_clause" || c.type === "else_clause" || c.type === "except_clause") &&
+      !(stmt.type === "try_statement" && c.type === "else_clause")
+    )
+      out.push(c);
+  return out;
+}
+
+function within(n: SyntaxNode, outer: SyntaxNode): boolean {
+  return n.startIndex >= outer.startIndex && n.endIndex <= outer.endIndex;
+}
+
 function latestBefore(list: Binding[] | undefined, at: number): Binding | null {
   let best: Binding | null = null;
   for (const b of list ?? []) if (b.end <= at && (!best || b.end > best.end)) best = b;
