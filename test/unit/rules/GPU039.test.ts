@@ -551,3 +551,40 @@ test("GPU039: a rank bound in one branch of try/except or if/else, with an integ
   );
   assert.deepEqual(await lintCode(inside, "GPU039", { preview: true }), []);
 });
+
+test('GPU039 follows a function that a package\'s __init__.py re-exports (from .prepare import prepare_moe) to its module, whose torch.device(f"{device_type}:{rank}") takes the rank as an ordinal', () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-rank-reexport-"));
+  mkdirSync(join(dir, "pkg", "utils"), { recursive: true });
+  writeFileSync(join(dir, "pkg", "__init__.py"), "");
+  writeFileSync(
+    join(dir, "pkg", "utils", "__init__.py"),
+    'from .prepare import prepare_moe\n\n__all__ = ["prepare_moe"]\n',
+  );
+  writeFileSync(
+    join(dir, "pkg", "utils", "prepare.py"),
+    'import torch\n\n\ndef prepare_moe(model, rank=None, device_type="cuda"):\n    device = torch.device(f"{device_type}:{rank}")\n    return model.to(device)\n',
+  );
+  const plugin =
+    "import torch\nfrom .utils import prepare_moe\n\n\ndef augment(model):\n    rank = torch.distributed.get_rank()\n    return prepare_moe(model, rank=rank)\n";
+  writeFileSync(join(dir, "pkg", "plugin.py"), plugin);
+  const project = new ProjectIndex().lookupFor(join(dir, "pkg", "plugin.py"), lookupOptions({}));
+  const r = lintPython(plugin, { project, select: ["GPU039"], preview: true });
+  r.tree?.delete();
+  assert.equal(r.diagnostics.length, 1);
+  assert.deepEqual(r.diagnostics[0].range.start, { line: 6, character: 35 });
+  assert.match(
+    r.diagnostics[0].message,
+    /passed as rank to prepare_moe\(\), which uses it in torch\.device\(\) \(utils\/prepare\.py:5\)/,
+  );
+  assert.ok(
+    [...project.deps()].some((f) => f.endsWith(join("utils", "__init__.py"))),
+    "the re-exporting module is a dependency",
+  );
+  // A host:port string is not a device: only torch.device()'s argument is read this way.
+  const other = lintPython('import torch\nrank = torch.distributed.get_rank()\naddr = f"{host}:{rank}"\n', {
+    select: ["GPU039"],
+    preview: true,
+  });
+  other.tree?.delete();
+  assert.deepEqual(other.diagnostics, []);
+});

@@ -110,6 +110,28 @@ export function deviceUses(
 }
 
 /**
+ * `y` of a device string `f"{x}:{y}"` given to `torch.device()`, whose device type is a value
+ * (`device_type`, "cuda" or another accelerator: the ordinal after the colon is an index among that
+ * type's visible devices either way); null for any other string.
+ */
+function typedOrdinal(n: SyntaxNode): SyntaxNode | null {
+  if (n.type !== "string") return null;
+  const parts = n.namedChildren.filter(
+    (c): c is SyntaxNode => !!c && c.type !== "string_start" && c.type !== "string_end",
+  );
+  if (
+    parts.length !== 3 ||
+    parts[0].type !== "interpolation" ||
+    parts[1].type !== "string_content" ||
+    parts[1].text !== ":" ||
+    parts[2].type !== "interpolation" ||
+    parts[2].namedChildren.length !== 1
+  )
+    return null;
+  return parts[2].namedChildren[0] ?? null;
+}
+
+/**
  * The device expressions of a `device_map=` argument: the values of a dict literal (`{"": rank}`,
  * `{"model.embed": 0, ...}`), also one assigned to the name passed (`device_map = {"": rank}` then
  * `device_map=device_map`, the latest such assignment above the call in the same function or at
@@ -177,7 +199,7 @@ export function deviceSlots(model: ModuleModel): DeviceSlot[] {
     } else if (path === "torch.device") {
       if (positional.length >= 2 && stringValue(positional[0]) === "cuda")
         out.push({ ordinal: positional[1], form: 'torch.device("cuda", …)' });
-      else if (positional.length === 1) out.push({ ordinal: first, form: "torch.device()" });
+      else if (positional.length === 1) out.push({ ordinal: typedOrdinal(first) ?? first, form: "torch.device()" });
       const index = keywords.get("index");
       if (index) out.push({ ordinal: index, form: "torch.device(index=…)" });
     } else if ((method === "to" || method === "cuda") && !path?.startsWith("torch.cuda")) {

@@ -158,6 +158,8 @@ export class ProjectIndex {
    * a cold check of ColossalAI 1.5 x slower).
    */
   private readonly values = new Map<string, ModuleValues>();
+  /** {@link reexportsOf}'s answers by file. */
+  private readonly reexports = new Map<string, ReadonlyMap<string, string>>();
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
   /** By module file: whether its text names a startup variable (else no function of it writes one: {@link lookupFor}'s callableWrite). */
   private readonly namesStartup = new Map<string, boolean>();
@@ -204,13 +206,30 @@ export class ProjectIndex {
       if (files.length && depth <= 0) truncated = true;
       return depth > 0;
     };
-    /** The project file that defines the function at dotted `path` (its module's own file), or null. */
+    /**
+     * The project file that defines the function at dotted `path` (its module's own file), or null.
+     * Where that module only imports the name from another of its package's modules under the same
+     * name (a package `__init__.py`'s `from .prepare import prepare_moe`), the file that module's
+     * import names, three such steps at most.
+     */
     const functionFile = (path: string): string | null => {
-      const at = path.lastIndexOf(".");
-      if (at <= 0 || path.endsWith(".")) return null;
-      const files = this.importedFiles(file, path.slice(0, at), options, true);
-      const target = files[files.length - 1];
-      return target && deepEnough(files) ? target : null;
+      let importer = file;
+      let dotted = path;
+      let target: string | null = null;
+      for (let hop = 0; hop < 4; hop++) {
+        const at = dotted.lastIndexOf(".");
+        if (at <= 0 || dotted.endsWith(".")) return target;
+        const files = this.importedFiles(importer, dotted.slice(0, at), options, true);
+        const found = files[files.length - 1];
+        if (!found || !deepEnough(files)) return target;
+        target = found;
+        const again = this.reexportsOf(found, options).get(dotted.slice(at + 1));
+        if (!again) return target;
+        deps.add(found);
+        importer = found;
+        dotted = again;
+      }
+      return target;
     };
     return {
       version: String(this.generation),
@@ -303,6 +322,7 @@ export class ProjectIndex {
    */
   invalidate(file: string): boolean {
     let dropped = this.values.delete(file);
+    if (this.reexports.delete(file)) dropped = true;
     if (this.writersChanged(file)) dropped = true;
     for (const [key, s] of this.summaries) {
       if (s !== "busy" && s.deps.has(file)) {
@@ -649,6 +669,31 @@ export class ProjectIndex {
    * What the functions of the module at `file` return as rank tuples and pass on as device ordinals
    * ({@link moduleValues}), made once per file (empty when it cannot be read).
    */
+  /**
+   * The names a module imports at module level under their own name without defining them itself
+   * (`from .prepare import prepare_moe` in a package's `__init__.py`), by name: the dotted path
+   * imported as the module's model resolves it (relative paths keep their dots). Empty for a module
+   * that names no `import`, or is over MAX_MODULE_BYTES.
+   */
+  private reexportsOf(file: string, options: BaseOptions): ReadonlyMap<string, string> {
+    const kept = this.reexports.get(file);
+    if (kept) return kept;
+    const r = new Map<string, string>();
+    const text = this.read(file);
+    if (text !== null && text.length <= MAX_MODULE_BYTES && text.includes("import")) {
+      const tree = ModuleTrees.parse(pythonInput(text), false);
+      try {
+        const model = buildModel(tree, text, { ...options, asImported: "module" });
+        for (const [name, path] of model.symbols)
+          if (path.endsWith(`.${name}`) && !model.functions.has(name) && !model.classes.has(name)) r.set(name, path);
+      } finally {
+        tree.delete();
+      }
+    }
+    this.reexports.set(file, r);
+    return r;
+  }
+
   private valuesOf(file: string, options: BaseOptions): ModuleValues {
     let v = this.values.get(file);
     if (v) return v;
