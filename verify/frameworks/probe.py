@@ -178,6 +178,10 @@ JAX_CASES = [
     ("XLA_CLIENT_MEM_FRACTION after jax.devices", {}, "import jax\njax.devices()\nos.environ['XLA_CLIENT_MEM_FRACTION'] = '.25'\nimport jax.numpy as jnp\njnp.ones(1).block_until_ready()\nR['bytes_limit'] = jax.devices()[0].memory_stats()['bytes_limit']"),
     ("config jax_platforms=cpu before backend", {}, "import jax\njax.config.update('jax_platforms', 'cpu')\nR['platform'] = jax.devices()[0].platform"),
     ("config jax_platforms=cpu after backend", {}, "import jax\njax.devices()\njax.config.update('jax_platforms', 'cpu')\nimport jax.numpy as jnp\nR['platform'] = list(jnp.ones(1).devices())[0].platform\nR['devices0'] = jax.devices()[0].platform"),
+    # The older option (jax-ml/jax#10320): does it still exist, and does it move later arrays once the backend started?
+    ("config jax_platform_name=cpu before backend", {}, "import jax\njax.config.update('jax_platform_name', 'cpu')\nimport jax.numpy as jnp\nR['platform'] = list(jnp.ones(1).devices())[0].platform\nR['devices0'] = jax.devices()[0].platform"),
+    ("config jax_platform_name=cpu after backend", {}, "import jax\nimport jax.numpy as jnp\nx = jnp.ones(1).block_until_ready()\njax.config.update('jax_platform_name', 'cpu')\nR['platform'] = list(jnp.zeros(1).devices())[0].platform\nR['default_backend'] = jax.default_backend()\nR['devices0'] = jax.devices()[0].platform"),
+    ("config jax_default_device=cpu after backend", {}, "import jax\nimport jax.numpy as jnp\nx = jnp.ones(1).block_until_ready()\njax.config.update('jax_default_device', jax.devices('cpu')[0])\nR['platform'] = list(jnp.zeros(1).devices())[0].platform"),
 ]
 # freeze points in jax: call, then CUDA_VISIBLE_DEVICES='', then jax.devices()
 JAX_FREEZE = [

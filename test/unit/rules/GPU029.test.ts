@@ -42,3 +42,24 @@ test("GPU029 in a helper the module never calls: the backend started earlier in 
     'def pick():\n    import jax\n    jax.config.update("jax_platforms", "cpu")\n    return jax.devices()[0]\n';
   assert.deepEqual(await lintCode(before, "GPU029"), []);
 });
+
+test("GPU029: the older jax_platform_name after the backend started (measured: no effect, jax 0.11.2 on an H100); the message names jax_default_device, which does move later arrays", async () => {
+  const src =
+    'import jax\nimport jax.numpy as jnp\n\nx = jnp.ones(3)\njax.config.update("jax_platform_name", "cpu")\ny = jnp.zeros(3)\n';
+  const [d, ...rest] = await lintCode(src, "GPU029");
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "error");
+  assert.deepEqual(d.range.start, { line: 4, character: 0 });
+  assert.match(
+    d.message,
+    /^jax_platform_name is set after `.+` \(line 4\) started JAX's backend: the default platform is already chosen, so this has no effect \(measured: new arrays stay on the GPU and jax\.default_backend\(\) still says gpu\); set it before the first JAX call, or move later work with jax\.config\.update\("jax_default_device", jax\.devices\("cpu"\)\[0\]\)$/,
+  );
+  // Before the backend starts it works (measured): silent.
+  assert.deepEqual(
+    await lintCode(
+      'import jax\njax.config.update("jax_platform_name", "cpu")\nimport jax.numpy as jnp\nx = jnp.ones(3)\n',
+      "GPU029",
+    ),
+    [],
+  );
+});
