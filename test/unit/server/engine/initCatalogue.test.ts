@@ -104,13 +104,14 @@ test("version intervals: PEP 440 clauses, wildcards, ~=, and overlap", () => {
 test("unpinned: the default eager list is the catalogue's current initialising entries, with their depths", () => {
   // The contract's defaults (spec/rules.md: flash_attn, deepspeed, kornia, monai, transformer_engine) stay eager
   // through their entries, except kornia: read and measured (0.9.0rc1) as initialising nothing from 0.6.12 on;
-  // bitsandbytes, catalyst, torch_geometric and unsloth join.
+  // bitsandbytes, catalyst, python_vali, torch_geometric and unsloth join.
   assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), [
     "bitsandbytes",
     "catalyst",
     "deepspeed",
     "flash_attn",
     "monai",
+    "python_vali",
     "torch_geometric",
     "transformer_engine",
     "unsloth",
@@ -118,6 +119,7 @@ test("unpinned: the default eager list is the catalogue's current initialising e
   assert.equal(EAGER_INIT_DEPTH.get("unsloth"), "context", "get_device_capability() at import runs the lazy init");
   assert.equal(EAGER_INIT_DEPTH.get("torch_geometric"), "nvml", "the measured entry (nvml) comes first");
   assert.equal(EAGER_INIT_DEPTH.get("bitsandbytes"), "context", "measured: is_initialized() after the import");
+  assert.equal(EAGER_INIT_DEPTH.get("python_vali"), "driver", "read: cuInit and cuDeviceGetCount at the native module's load");
   // xformers initialised at import only in 0.0.20-0.0.22: an unpinned install gets a newer one.
   assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("xformers"));
   assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("apex"));
