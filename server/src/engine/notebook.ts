@@ -6,7 +6,8 @@
 import type { LintDiagnostic, Range, TextEdit } from "./types";
 import type { ModuleModel } from "./python/model";
 import type { MagicLine } from "./python/events";
-import { fixedTextParsesCleanly, lintPython, type LintOptions, type RuleFailure } from "./lint";
+import { fixedTextParsesCleanly, isRuleOn, lintPython, type LintOptions, type RuleFailure } from "./lint";
+import { REPLAYED_RULES, rule as GPU050 } from "./rules/GPU050-notebook-cell-ran-after-init";
 import { applyEdits, lineStarts, eolOf } from "./fixes";
 import { pythonInput } from "./python/parser";
 import type { DocumentAnalysis } from "./analysis";
@@ -17,6 +18,11 @@ export interface CellInput {
   kind: "code" | "markup";
   /** The cell's source text. */
   text: string;
+  /**
+   * The cell's saved execution count (nbformat `execution_count`: the kernel's `In [n]`), when the
+   * notebook was saved after the cell ran; absent or null when it did not run (GPU050).
+   */
+  executionCount?: number | null;
 }
 
 /** A diagnostic inside one cell. Positions are relative to the cell. */
@@ -29,11 +35,16 @@ export interface CellDiagnostic extends Omit<LintDiagnostic, "fix" | "related"> 
 
 /** Reads the cells of an .ipynb file (nbformat 4; `source` as a string or a list of lines). */
 export function cellsOfIpynb(json: string): CellInput[] {
-  const nb = JSON.parse(json) as { cells?: Array<{ cell_type?: string; source?: string | string[] }> };
+  const nb = JSON.parse(json) as {
+    cells?: Array<{ cell_type?: string; source?: string | string[]; execution_count?: unknown }>;
+  };
   if (!nb || !Array.isArray(nb.cells)) throw new Error('not a Jupyter notebook: no "cells" array');
   return nb.cells.map((c) => ({
     kind: c.cell_type === "code" ? "code" : "markup",
     text: Array.isArray(c.source) ? c.source.join("") : typeof c.source === "string" ? c.source : "",
+    ...(c.cell_type === "code" && Number.isSafeInteger(c.execution_count) && (c.execution_count as number) > 0
+      ? { executionCount: c.execution_count as number }
+      : {}),
   }));
 }
 
@@ -307,12 +318,85 @@ export function lintNotebook(
     };
   });
   return {
-    diagnostics,
+    diagnostics: [...diagnostics, ...executionOrderFindings(cells, options, diagnostics)],
     ruleFailures: result.ruleFailures,
     ...(keep && result.analysis ? { analysis: result.analysis } : {}),
     ...(keep && result.model ? { model: result.model } : {}),
     starts,
   };
+}
+
+/**
+ * GPU050: the findings that the order in which the cells last ran adds to their own order. Applies
+ * when every code cell with text has a saved execution count or none, at least two ran, the counts
+ * differ (one session) and their order is not the cells' order; the cells that ran are joined in
+ * the order of their counts and linted with the rules that depend on what ran before
+ * (GPU050 REPLAYED_RULES), and each finding that the cells' own order (`inOrder`) does not have at
+ * the same cell and place becomes a GPU050 warning that names the two cells and their counts.
+ * Empty when GPU050 is off (select/ignore/preview) or the counts do not apply.
+ */
+function executionOrderFindings(
+  cells: readonly CellInput[],
+  options: LintOptions,
+  inOrder: readonly CellDiagnostic[],
+): CellDiagnostic[] {
+  if (!isRuleOn(GPU050, options)) return [];
+  const ran = cells
+    .map((c, index) => ({ c, index }))
+    .filter(({ c }) => c.kind === "code" && typeof c.executionCount === "number");
+  if (ran.length < 2 || new Set(ran.map(({ c }) => c.executionCount)).size !== ran.length) return [];
+  const byCount = [...ran].sort((a, b) => a.c.executionCount! - b.c.executionCount!);
+  if (byCount.every((r, i) => r.index === ran[i].index)) return [];
+  const { joined, starts, magics } = joinCells(byCount.map((r) => r.c));
+  // Places in the replayed text, told by the cells' own numbers (cell K counts every cell).
+  const real = starts.map((st) => ({ ...st, cell: byCount[st.cell].index }));
+  const result = lintPython(
+    joined,
+    { ...options, select: REPLAYED_RULES, ignore: [] },
+    {
+      notebook: true,
+      magics,
+      where: cellWhere(real),
+    },
+  );
+  result.tree?.delete();
+  const count = new Map(ran.map(({ c, index }) => [index, c.executionCount!]));
+  const locate = (r: Range): { cell: number; range: Range } => {
+    let s = real[0];
+    for (const st of real) if (st.line <= r.start.line) s = st;
+    return {
+      cell: s.cell,
+      range: {
+        start: { line: r.start.line - s.line, character: r.start.character },
+        end: { line: Math.min(r.end.line, s.line + s.lines - 1) - s.line, character: r.end.character },
+      },
+    };
+  };
+  const key = (cell: number, r: Range) => `${cell}:${r.start.line}:${r.start.character}`;
+  const seen = new Set(inOrder.filter((d) => REPLAYED_RULES.includes(d.code)).map((d) => key(d.cell, d.range)));
+  const out: CellDiagnostic[] = [];
+  for (const d of result.diagnostics) {
+    if (d.severity !== "error" && d.severity !== "warning") continue;
+    const at = locate(d.range);
+    if (seen.has(key(at.cell, at.range))) continue;
+    seen.add(key(at.cell, at.range));
+    // The cell that had run before it (the finding's first related place, where the runtime started).
+    const before = d.related?.length ? locate(d.related[0].range).cell : null;
+    const order =
+      before !== null && before > at.cell
+        ? `cell ${at.cell + 1} last ran as In [${count.get(at.cell)}], after cell ${before + 1} (In [${count.get(before)}])`
+        : `cell ${at.cell + 1} last ran as In [${count.get(at.cell)}], after cells below it`;
+    out.push({
+      code: GPU050.meta.code,
+      name: GPU050.meta.name,
+      severity: options.severity?.[GPU050.meta.code] ?? GPU050.meta.severity,
+      message: `In the order the cells last ran (${order}; saved execution counts): ${d.message}; restart the kernel and run the cells in order`,
+      cell: at.cell,
+      range: at.range,
+      ...(d.related ? { related: d.related.map((r) => ({ ...locate(r.range), message: r.message })) } : {}),
+    });
+  }
+  return out;
 }
 
 /** A code cell's place in the joined text of {@link joinCells}: its index among all cells, first line (0-based) and line count. */

@@ -214,6 +214,18 @@ async function lintExample(text: string, code: string): Promise<string[]> {
   // GPU044's example is started by `python -m torch.distributed.launch` (its first comment).
   if (code === "GPU044")
     return (await lint(text, { machine, preview: true, slurm: [DISTRIBUTED_LAUNCH] })).map((d) => d.code);
+  // GPU050's example is a saved notebook: cells start at `# cell N, In [k]` comments, k its execution count.
+  if (code === "GPU050") {
+    await initEngine();
+    const cells = text
+      .split(/^(?=# cell \d+)/m)
+      .filter((c) => c.trim())
+      .map((c) => {
+        const count = /^# cell \d+, In \[(\d+)\]/.exec(c);
+        return { kind: "code" as const, text: c, ...(count ? { executionCount: Number(count[1]) } : {}) };
+      });
+    return lintNotebook(cells, { machine, preview: true }).diagnostics.map((d) => d.code);
+  }
   if (text.split("\n").some((l) => /^\s*[!%]/.test(l))) {
     await initEngine();
     return lintNotebook([{ kind: "code", text }], { machine, preview: true }).diagnostics.map((d) => d.code);

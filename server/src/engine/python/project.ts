@@ -322,7 +322,9 @@ export class ProjectIndex {
    */
   invalidate(file: string): boolean {
     let dropped = this.values.delete(file);
-    if (this.reexports.delete(file)) dropped = true;
+    // Re-exports change lookups only where the module had some (most modules have none).
+    if (this.reexports.get(file)?.size) dropped = true;
+    this.reexports.delete(file);
     if (this.writersChanged(file)) dropped = true;
     for (const [key, s] of this.summaries) {
       if (s !== "busy" && s.deps.has(file)) {

@@ -49,6 +49,7 @@ import { rule as GPU046 } from "./GPU046-ultralytics-device-after-cuda-init";
 import { rule as GPU047 } from "./GPU047-visible-devices-after-child-start";
 import { rule as GPU048 } from "./GPU048-notebook-launcher-after-cuda-init";
 import { rule as GPU049 } from "./GPU049-visible-devices-per-thread";
+import { rule as GPU050 } from "./GPU050-notebook-cell-ran-after-init";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -100,6 +101,7 @@ export const RULES: readonly Rule[] = [
   GPU047,
   GPU048,
   GPU049,
+  GPU050,
 ];
 
 /** The rule with this code, or undefined. */

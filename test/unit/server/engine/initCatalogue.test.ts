@@ -119,7 +119,11 @@ test("unpinned: the default eager list is the catalogue's current initialising e
   assert.equal(EAGER_INIT_DEPTH.get("unsloth"), "context", "get_device_capability() at import runs the lazy init");
   assert.equal(EAGER_INIT_DEPTH.get("torch_geometric"), "nvml", "the measured entry (nvml) comes first");
   assert.equal(EAGER_INIT_DEPTH.get("bitsandbytes"), "context", "measured: is_initialized() after the import");
-  assert.equal(EAGER_INIT_DEPTH.get("python_vali"), "driver", "read: cuInit and cuDeviceGetCount at the native module's load");
+  assert.equal(
+    EAGER_INIT_DEPTH.get("python_vali"),
+    "driver",
+    "read: cuInit and cuDeviceGetCount at the native module's load",
+  );
   // xformers initialised at import only in 0.0.20-0.0.22: an unpinned install gets a newer one.
   assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("xformers"));
   assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("apex"));

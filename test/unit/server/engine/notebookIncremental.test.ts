@@ -52,11 +52,18 @@ test("a notebook linted with its kept trees and facts gives the findings of a li
   };
   let steps = 0,
     reused = 0,
-    whole = 0;
+    whole = 0,
+    unparsed = 0;
   for (const options of OPTION_SETS) {
     for (const file of NOTEBOOKS) {
       const cells: CellInput[] = cellsOfIpynb(readFileSync(file, "utf8"));
       const first = lintNotebook(cells, options, {});
+      // A notebook that no rule's trigger names is not parsed (the prefilter): nothing to keep, nothing found.
+      if (!first.analysis) {
+        assert.deepEqual(first.diagnostics, [], `${file}: not parsed, so no findings`);
+        unparsed++;
+        continue;
+      }
       const codeTexts = new Set(cells.filter((c) => c.kind === "code").map((c) => c.text));
       assert.equal(first.analysis?.cells?.size, codeTexts.size, `${file}: the joined cells are kept`);
       assert.equal(shape(first), shape(lintNotebook(cells, options)), `${file}: first lint in chunks`);
@@ -88,8 +95,11 @@ test("a notebook linted with its kept trees and facts gives the findings of a li
     }
   }
   assert.ok(
-    steps === OPTION_SETS.length * NOTEBOOKS.length * 16 && reused > steps / 2 && whole >= 10,
-    `steps ${steps}, with kept trees ${reused}, as one tree ${whole}`,
+    steps === (OPTION_SETS.length * NOTEBOOKS.length - unparsed) * 16 &&
+      unparsed < NOTEBOOKS.length &&
+      reused > steps / 2 &&
+      whole >= 10,
+    `steps ${steps}, with kept trees ${reused}, as one tree ${whole}, not parsed ${unparsed}`,
   );
 });
 
