@@ -171,16 +171,19 @@ export class ServerContext {
     return baseline ? baselinedIn(baseline, path!, findings, texts) : findings.map(() => false);
   }
 
-  /** The cells of a notebook as engine input, with their URIs. */
+  /** The cells of a notebook as engine input (with each cell's execution order, when the client sent one), with their URIs. */
   cellsOf(nb: NotebookDocument): { cells: CellInput[]; uris: string[] } {
     const cells: CellInput[] = [];
     const uris: string[] = [];
     for (const cell of nb.cells) {
       const doc = this.session.documents.get(cell.document);
       uris.push(cell.document);
+      // The kernel's `In [n]` of the cell's last run (LSP 3.17 NotebookCell.executionSummary): GPU050.
+      const order = cell.executionSummary?.executionOrder;
       cells.push({
         kind: cell.kind === 2 && (!doc || doc.languageId === "python") ? "code" : "markup",
         text: doc?.getText() ?? "",
+        ...(Number.isSafeInteger(order) && order! > 0 ? { executionCount: order } : {}),
       });
     }
     return { cells, uris };

@@ -47,7 +47,7 @@ const H200X2 = [
 /** Opens a notebook of `cells` at version 1; returns the URI of cell `i`. */
 async function openNotebook(
   path: string,
-  cells: ReadonlyArray<{ kind: NotebookCellKind; languageId: string; text: string }>,
+  cells: ReadonlyArray<{ kind: NotebookCellKind; languageId: string; text: string; executionOrder?: number }>,
 ): Promise<(i: number) => string> {
   const cell = (i: number) => `vscode-notebook-cell:${path}#cell${i}`;
   await conn.sendNotification(DidOpenNotebookDocumentNotification.type, {
@@ -55,7 +55,11 @@ async function openNotebook(
       uri: pathToFileURL(path).href,
       notebookType: "jupyter-notebook",
       version: 1,
-      cells: cells.map((c, i) => ({ kind: c.kind, document: cell(i) })),
+      cells: cells.map((c, i) => ({
+        kind: c.kind,
+        document: cell(i),
+        ...(c.executionOrder ? { executionSummary: { executionOrder: c.executionOrder } } : {}),
+      })),
     },
     cellTextDocuments: cells.map((c, i) => ({ uri: cell(i), languageId: c.languageId, version: 1, text: c.text })),
   });
@@ -187,6 +191,23 @@ test("notebook cells are linted as one program", async () => {
   const fix = actions.find((a) => a.edit && !a.title.startsWith("Disable") && !a.title.startsWith("Fix all"));
   assert.ok(fix, JSON.stringify(actions.map((a) => a.title)));
   assert.deepEqual(Object.keys(fix.edit!.changes).sort(), [cell(0), cell(1)].sort(), fix.title);
+});
+
+test("GPU050 in the editor: the cells' execution order as the client syncs it (executionSummary) replays a re-run environment cell after the cell that started CUDA", async () => {
+  const cell = await openNotebook("/tmp/nb-rerun.ipynb", [
+    { ...code("import os\nimport torch"), executionOrder: 1 },
+    { ...code('os.environ["CUDA_VISIBLE_DEVICES"] = "1"'), executionOrder: 5 },
+    { ...code('x = torch.ones(1, device="cuda")'), executionOrder: 4 },
+  ]);
+  const d = await diagnosticsFor(cell(1), (x) => x.some((y) => y.code === "GPU050"));
+  const found = d.filter((x) => x.code === "GPU050");
+  assert.equal(found.length, 1);
+  assert.equal(found[0].severity, 2);
+  assert.match(
+    String(found[0].message),
+    /^In the order the cells last ran \(cell 2 last ran as In \[5\], after cell 3 \(In \[4\]\)/,
+  );
+  assert.equal(found[0].relatedInformation?.[0].location.uri, cell(2));
 });
 
 test("notebook cells are numbered as VS Code shows them, markdown cells counted (as the CLI does): every cell is synced, GPU001 in cell 3 says (cell 2, line 2)", async () => {
