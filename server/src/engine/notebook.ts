@@ -318,7 +318,7 @@ export function lintNotebook(
     };
   });
   return {
-    diagnostics: [...diagnostics, ...executionOrderFindings(cells, options, diagnostics)],
+    diagnostics: [...diagnostics, ...executionOrderFindings(cells, options, diagnostics, joinedCells)],
     ruleFailures: result.ruleFailures,
     ...(keep && result.analysis ? { analysis: result.analysis } : {}),
     ...(keep && result.model ? { model: result.model } : {}),
@@ -333,12 +333,14 @@ export function lintNotebook(
  * the order of their counts and linted with the rules that depend on what ran before
  * (GPU050 REPLAYED_RULES), and each finding that the cells' own order (`inOrder`) does not have at
  * the same cell and place becomes a GPU050 warning that names the two cells and their counts.
- * Empty when GPU050 is off (select/ignore/preview) or the counts do not apply.
+ * Empty when GPU050 is off (select/ignore/preview) or the counts do not apply. `joinedCells`: the
+ * cells as the lint in the cells' order joined them, reused.
  */
 function executionOrderFindings(
   cells: readonly CellInput[],
   options: LintOptions,
   inOrder: readonly CellDiagnostic[],
+  joinedCells?: ReadonlyMap<string, JoinedCell>,
 ): CellDiagnostic[] {
   if (!isRuleOn(GPU050, options)) return [];
   const ran = cells
@@ -347,19 +349,13 @@ function executionOrderFindings(
   if (ran.length < 2 || new Set(ran.map(({ c }) => c.executionCount)).size !== ran.length) return [];
   const byCount = [...ran].sort((a, b) => a.c.executionCount! - b.c.executionCount!);
   if (byCount.every((r, i) => r.index === ran[i].index)) return [];
-  const { joined, starts, magics } = joinCells(byCount.map((r) => r.c));
+  const { joined, starts, magics } = joinCells(
+    byCount.map((r) => r.c),
+    joinedCells,
+  );
   // Places in the replayed text, told by the cells' own numbers (cell K counts every cell).
   const real = starts.map((st) => ({ ...st, cell: byCount[st.cell].index }));
-  const result = lintPython(
-    joined,
-    { ...options, select: REPLAYED_RULES, ignore: [] },
-    {
-      notebook: true,
-      magics,
-      where: cellWhere(real),
-    },
-  );
-  result.tree?.delete();
+  const result = replayed(joined, real, magics, options);
   const count = new Map(ran.map(({ c, index }) => [index, c.executionCount!]));
   const locate = (r: Range): { cell: number; range: Range } => {
     let s = real[0];
@@ -397,6 +393,35 @@ function executionOrderFindings(
     });
   }
   return out;
+}
+
+/**
+ * The last replays' findings, by everything they depend on: the replayed text, where its cells are,
+ * the options as data (the project lookup by its version). In the editor a notebook is linted at
+ * every keystroke, while the replay changes only when a cell that ran is edited or runs again: a
+ * keystroke in a cell that has not run (or in a markdown cell) reuses the last replay instead of
+ * linting the notebook a second time (a 1,600-line notebook: about 40 ms).
+ */
+const REPLAYS = new Map<string, ReturnType<typeof lintPython>["diagnostics"]>();
+
+function replayed(
+  joined: string,
+  real: readonly CellStart[],
+  magics: MagicLine[],
+  options: LintOptions,
+): { diagnostics: ReturnType<typeof lintPython>["diagnostics"] } {
+  const key = JSON.stringify([joined, real, { ...options, project: options.project?.version ?? null }]);
+  const kept = REPLAYS.get(key);
+  if (kept) return { diagnostics: kept };
+  const result = lintPython(
+    joined,
+    { ...options, select: REPLAYED_RULES, ignore: [] },
+    { notebook: true, magics, where: cellWhere(real) },
+  );
+  result.tree?.delete();
+  REPLAYS.set(key, result.diagnostics);
+  if (REPLAYS.size > 8) REPLAYS.delete(REPLAYS.keys().next().value!);
+  return { diagnostics: result.diagnostics };
 }
 
 /** A code cell's place in the joined text of {@link joinCells}: its index among all cells, first line (0-based) and line count. */
