@@ -634,7 +634,7 @@ function checkManifest(
   kind: ManifestKind,
   options: LintOptions,
   fix: FixMode,
-): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; deps: string[] } {
   const { text, applied } = fix
     ? fixAllManifest(source, kind, options, fix === "unsafe")
     : { text: source, applied: 0 };
@@ -643,6 +643,8 @@ function checkManifest(
     diagnostics: r.diagnostics.map((d) => toJson(filename, d, null)),
     fixed: text !== source ? text : null,
     applied,
+    // The files its rules read (a launched script, an accelerate config, a sourced env file).
+    deps: r.deps ?? [],
   };
 }
 
@@ -996,7 +998,10 @@ function checkPath(
     ? {
         content: sha1(read.bytes),
         options: cacheOptionsKey(options),
-        deps: [...((options.project as FileLookup | undefined)?.deps() ?? [])],
+        deps: [
+          ...((options.project as FileLookup | undefined)?.deps() ?? []),
+          ...("deps" in r ? (r as { deps: string[] }).deps : []),
+        ],
       }
     : undefined;
   return {

@@ -74,6 +74,13 @@ export interface ManifestRuleContext {
   machine: MachineFacts;
   /** Absolute path of the linted file; null for an unsaved buffer or text without a name. */
   file: string | null;
+  /**
+   * Reads another workspace file the result depends on (a launched script, an accelerate config, a
+   * sourced environment file) through the safe reader, at most `maxBytes` bytes; null when it cannot
+   * be read. The path is recorded as a dependency of the result (the CLI's cache re-checks the file
+   * when it changes).
+   */
+  read(path: string, maxBytes: number): string | null;
   /** Reports one finding; severity defaults to the rule's. */
   report(finding: Parameters<RuleContext["report"]>[0]): void;
 }

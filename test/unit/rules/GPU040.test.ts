@@ -300,3 +300,33 @@ test("GPU040: the launched script writes CUDA_VISIBLE_DEVICES from its own --dev
   // Without a file (an unsaved buffer) nothing is read.
   assert.deepEqual(lintManifestCode("torchrun --nproc_per_node 8 train.py --device 0,1\n", "jobscript", "GPU040"), []);
 });
+
+test("GPU040: literals of a file the script sources (source env.sh) and options given through a variable ($EXTRA expands to --multi_gpu) are read; a missing override file and an unsaved buffer are not", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-source-"));
+  writeFileSync(
+    join(dir, "env.sh.example"),
+    'export TRAINING_NUM_PROCESSES=10\nexport TRAINING_NUM_MACHINES=1\nexport EXTRA="--multi_gpu"\n',
+  );
+  const script =
+    '#!/bin/bash\nsource env.sh.example\n[ -f env.sh ] && source env.sh\n\naccelerate launch ${EXTRA} --mixed_precision=bf16 \\\n    --num_processes="${TRAINING_NUM_PROCESSES}" --num_machines="${TRAINING_NUM_MACHINES}" \\\n    train.py --lr 1e-4\n';
+  const one = { machine: { gpuCount: 1, uuids: [] } };
+  const found = (text: string, file: string | null) =>
+    lintManifest(text, "jobscript", one, { file }).diagnostics.filter((x) => x.code === "GPU040");
+  const d = found(script, join(dir, "train.sh"));
+  assert.equal(d.length, 1);
+  assert.equal(d[0].range.start.line, 5);
+  assert.match(
+    d[0].message,
+    /^accelerate launch starts 10 workers per node \(--num_processes 10, LOCAL_RANK 0\.\.9\) but only 1 GPU is visible/,
+  );
+  // The script's own assignment wins over the sourced one; without the sourced file, or unsaved, nothing is known.
+  assert.deepEqual(
+    found(
+      script.replace("source env.sh.example\n", "source env.sh.example\nTRAINING_NUM_PROCESSES=1\n"),
+      join(dir, "train.sh"),
+    ),
+    [],
+  );
+  assert.deepEqual(found(script.replace("source env.sh.example", "source missing.sh"), join(dir, "train.sh")), []);
+  assert.deepEqual(found(script, null), []);
+});

@@ -525,3 +525,26 @@ test("GPU039's documented launches: a Markdown document added beside a file, or 
   assert.deepEqual(codes([]).codes, []);
   assert.deepEqual(codes(["--no-cache"]).codes, []);
 });
+
+test("a shell script's kept result depends on the files its launch rules read: an edited sourced env file (GPU040) and an edited accelerate config make it stale", () => {
+  const p = project({
+    "env.sh": "export NPROC=2\n",
+    "run.sh":
+      "#!/bin/bash\nsource env.sh\naccelerate launch --config_file acc.yaml --num_processes=${NPROC} train.py\n",
+    "acc.yaml": "num_machines: 1\n",
+    "train.py": "print('train')\n",
+  });
+  const codes = (args: string[]) => {
+    const r = p.run(["--format", "json", "--statistics", "--gpus", "2", ...args, "src/run.sh"]);
+    return { codes: JSON.parse(r.stdout).map((d: { code: string }) => d.code), cached: p.fromCache(r.stderr) };
+  };
+  assert.deepEqual(codes([]), { codes: [], cached: 0 });
+  assert.deepEqual(codes([]), { codes: [], cached: 1 });
+  // Four processes on a two-GPU machine, said in the sourced file only.
+  writeFileSync(join(p.src, "env.sh"), "export NPROC=4\n");
+  assert.deepEqual(codes([]), { codes: ["GPU040"], cached: 0 });
+  assert.deepEqual(codes([]), { codes: ["GPU040"], cached: 1 });
+  // Two machines in the config: two processes per node again.
+  writeFileSync(join(p.src, "acc.yaml"), "num_machines: 2\n");
+  assert.deepEqual(codes([]), { codes: [], cached: 0 });
+});

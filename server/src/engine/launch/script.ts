@@ -18,14 +18,17 @@ export const SCRIPT_DIR =
 /**
  * The text of a script named in a launch line: relative to the launching file's folder, then up to
  * three folders above it (a `$(dirname "$0")/` path: in the launching file's folder only); null when
- * not a readable `.py` path.
+ * not a readable `.py` path. `read`: how files are read (a manifest rule's ManifestRuleContext.read,
+ * which records them as the result's dependencies); the safe reader by default.
  */
-export function launchedScriptText(file: string | null, path: string): string | null {
+export function launchedScriptText(
+  file: string | null,
+  path: string,
+  read: (path: string, maxBytes: number) => string | null = readText,
+): string | null {
   const own = file ? SCRIPT_DIR.exec(path) : null;
-  if (own && !own[1].includes("$") && own[1].endsWith(".py")) {
-    const read = readWorkspaceText(join(dirname(file!), own[1]), 4 * 1024 * 1024);
-    return "text" in read ? read.text : null;
-  }
+  if (own && !own[1].includes("$") && own[1].endsWith(".py"))
+    return read(join(dirname(file!), own[1]), 4 * 1024 * 1024);
   if (!file || path.includes("$") || path.startsWith("~") || !path.endsWith(".py")) return null;
   const candidates = isAbsolute(path)
     ? [path]
@@ -35,10 +38,16 @@ export function launchedScriptText(file: string | null, path: string): string | 
         return join(d, path);
       });
   for (const c of candidates) {
-    const read = readWorkspaceText(c, 4 * 1024 * 1024);
-    if ("text" in read) return read.text;
+    const text = read(c, 4 * 1024 * 1024);
+    if (text !== null) return text;
   }
   return null;
+}
+
+/** Reads a workspace file's text through the safe reader; null when it cannot be read. */
+function readText(path: string, maxBytes: number): string | null {
+  const r = readWorkspaceText(path, maxBytes);
+  return "text" in r ? r.text : null;
 }
 
 /** The text of a call's parentheses from `open` (the index of its `(`), strings skipped; null when unbalanced within 2,000 characters. */

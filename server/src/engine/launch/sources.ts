@@ -7,7 +7,10 @@
  * What is followed: a `VAR=v cmd` / `env VAR=v cmd` prefix; an `export VAR=v` (or `declare -x`)
  * earlier in the same script; a Dockerfile `ENV` earlier in the last stage; a compose service's
  * `environment`; a container's `env`; `sh -c '...'` / `bash -c '...'` with a literal script.
- * What is not: variables set in another script or by the caller, a value that expands a variable
+ * Also followed: the once-assigned literals of a file the script sources (`source env.sh`:
+ * {@link literalsWithSourced}, for GPU040), and a launcher's options given through such a literal
+ * (`accelerate launch $EXTRA ...` with `EXTRA="--multi_gpu"`: the words it splits into).
+ * What is not: variables set by the caller or in a script that is run rather than sourced, a value that expands a variable
  * (`CUDA_VISIBLE_DEVICES=$GPUS`), a bare `VAR=v` line without `export` (the variable reaches the
  * launcher only if the caller had exported it: unknown, so nothing is concluded).
  */
@@ -18,6 +21,8 @@ import { SourceText } from "../manifests/source";
 import { parseShell, type ShellCommand, type ShellWord } from "../manifests/shell";
 import { isMap, isScalar, isSeq, pairOf, scalarText, valueAt, valueOf } from "../manifests/yaml";
 import { parseLaunchLine, wholeNumber, type LaunchLine } from "./commandLine";
+import { dirname, isAbsolute, join } from "node:path";
+import { jobScriptFacts, type JobScriptFacts } from "../manifests/jobscript";
 
 /** A CUDA_VISIBLE_DEVICES value in force for a launch. */
 export interface VisibleSetting {
@@ -190,15 +195,40 @@ export function visibleForCommand(
   return scriptVisible(src, model.jobscript.commands, c.start);
 }
 
-/** The launches of a shell script or Slurm job script (every command; the launcher decides which are read). */
-function scriptLaunches(model: ManifestModel): FoundLaunch[] {
+/**
+ * The words of a command with each unquoted bare expansion (`$EXTRA`, `${EXTRA}`) of a literal made
+ * of options (`--multi_gpu --mixed_precision bf16`: its first word starts with `-`) split into those
+ * words, as bash's word splitting does (bash(1), EXPANSION, Word Splitting); every other word as it
+ * is. A launcher's options given through a variable then count as options, not as the script.
+ */
+function expandOptionWords(words: readonly ShellWord[], literals: ReadonlyMap<string, string>): readonly ShellWord[] {
+  if (!literals.size || !words.some((w) => w.expands)) return words;
+  const out: ShellWord[] = [];
+  for (const w of words) {
+    const m = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/.exec(w.raw);
+    const value = m ? literals.get(m[1] ?? m[2]) : undefined;
+    if (value === undefined || !/^\s*-/.test(value) || /["'$`\\]/.test(value)) {
+      out.push(w);
+      continue;
+    }
+    for (const part of value.split(/\s+/).filter(Boolean))
+      out.push({ raw: part, value: part, start: w.start, end: w.end, expands: false });
+  }
+  return out;
+}
+
+/**
+ * The launches of a shell script or Slurm job script (every command; the launcher decides which are read).
+ * @param literals the literals the script sees (launch/sources.ts {@link literalsWithSourced}); its own by default
+ */
+function scriptLaunches(model: ManifestModel, literals?: ReadonlyMap<string, string>): FoundLaunch[] {
   const facts = model.jobscript;
   if (!facts) return [];
   const src = model.src;
   const isJob = facts.directives.length > 0;
   const out: FoundLaunch[] = [];
   for (const c of facts.commands) {
-    const line = parseLaunchLine(c.words, c.assignments);
+    const line = parseLaunchLine(expandOptionWords(c.words, literals ?? facts.literals), c.assignments);
     if (line.launcher === "other") continue;
     const { visible, unknown } = visibleForCommand(model, c, line);
     let request: GpuRequest | null = null;
@@ -402,8 +432,8 @@ function containerLaunches(
  * Every launch a manifest writes, with the environment and GPU request it runs under. Never throws
  * for a model built by manifests/model.ts.
  */
-export function launchesOf(model: ManifestModel): FoundLaunch[] {
-  if (model.kind === "jobscript") return scriptLaunches(model);
+export function launchesOf(model: ManifestModel, literals?: ReadonlyMap<string, string>): FoundLaunch[] {
+  if (model.kind === "jobscript") return scriptLaunches(model, literals);
   if (model.kind === "dockerfile") return dockerfileLaunches(model);
   const out: FoundLaunch[] = [];
   for (const s of model.services) {
@@ -430,5 +460,40 @@ export function launchesOf(model: ManifestModel): FoundLaunch[] {
       ),
     );
   }
+  return out;
+}
+
+/** The largest file a script sources that is read for its literals (an environment file, not a program). */
+const MAX_SOURCED_BYTES = 256 * 1024;
+
+/**
+ * The once-assigned literals a shell script sees: those of the files it sources first
+ * (`source env.sh`, `. ./env.sh` with a literal path, relative to the script's folder; each file
+ * read once, through the workspace reader, at most 256 KB, not followed further), then its own,
+ * which win. A sourced file that is missing or unreadable adds nothing (`[ -f local.sh ] && source
+ * local.sh` for an optional override). bash(1), SHELL BUILTIN COMMANDS: "source filename: Read and
+ * execute commands from filename in the current shell environment".
+ * @param file the script's path; null (an unsaved buffer) gives its own literals only
+ * @param read how the sourced files are read (ManifestRuleContext.read: they become dependencies)
+ */
+export function literalsWithSourced(
+  file: string | null,
+  facts: JobScriptFacts,
+  read: (path: string, maxBytes: number) => string | null,
+): Map<string, string> {
+  if (!file) return facts.literals;
+  const out = new Map<string, string>();
+  const seen = new Set<string>();
+  for (const c of facts.commands) {
+    const w = c.words;
+    if (w.length !== 2 || (w[0].value !== "source" && w[0].value !== ".") || w[1].expands) continue;
+    const path = isAbsolute(w[1].value) ? w[1].value : join(dirname(file), w[1].value);
+    if (seen.has(path)) continue;
+    seen.add(path);
+    const text = read(path, MAX_SOURCED_BYTES);
+    if (text === null) continue;
+    for (const [k, v] of jobScriptFacts(new SourceText(text)).literals) out.set(k, v);
+  }
+  for (const [k, v] of facts.literals) out.set(k, v);
   return out;
 }

@@ -4,6 +4,8 @@
  * `# noqa`; every fix must leave the YAML as parseable as it was. Also the manifest fix-all for
  * `--fix` and `source.fixAll.gpuPilot`.
  */
+import { resolve } from "node:path";
+import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 import { RULES } from "../rules/index";
 import { isManifestRule, reporter, type ManifestRule, type ManifestRuleContext } from "../rule";
 import { isRuleOn, type LintOptions, type RuleFailure } from "../lint";
@@ -32,6 +34,27 @@ export interface ManifestLintResult {
   ruleFailures: RuleFailure[];
   /** A YAML text's parsed documents (yaml.ts YamlParse), for `extra.previous` of the next version's lint; absent when it was not parsed. */
   yaml?: YamlParse;
+  /** The other files the rules read (ManifestRuleContext.read), absolute: the result depends on them. */
+  deps?: string[];
+}
+
+/**
+ * A reader of the workspace files a manifest's rules depend on, and the list of what it read: the
+ * files it could read (a file that is missing now, such as an optional `source local.sh` or one of
+ * an accelerate config's candidate folders, is not a dependency: the CLI's cache keeps no result
+ * that depends on an unreadable file, and most scripts name one).
+ */
+function dependencyReader(): { read: ManifestRuleContext["read"]; deps(): string[] } {
+  const paths = new Set<string>();
+  return {
+    read: (path, maxBytes) => {
+      const r = readWorkspaceText(path, maxBytes);
+      if (!("text" in r)) return null;
+      paths.add(resolve(path));
+      return r.text;
+    },
+    deps: () => [...paths],
+  };
 }
 
 /**
@@ -76,11 +99,13 @@ export function lintManifest(
   const yaml = kind === "yaml" || kind === "compose" ? { text, documents: model.documents } : undefined;
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
+  const read = dependencyReader();
   for (const rule of rules) {
     const ctx: ManifestRuleContext = {
       manifest: model,
       machine: options.machine ?? { gpuCount: null, uuids: [] },
       file: extra.file ?? null,
+      read: read.read,
       report: reporter(rule, diagnostics, options.preview),
     };
     const before = diagnostics.length;
@@ -94,7 +119,8 @@ export function lintManifest(
       });
     }
   }
-  if (!diagnostics.length) return { diagnostics, ruleFailures, yaml };
+  const deps = read.deps();
+  if (!diagnostics.length) return { diagnostics, ruleFailures, yaml, ...(deps.length ? { deps } : {}) };
   // Comments are read only for a text with findings (a second pass over a YAML stream: ~17 ms on 3,800 lines).
   const noqa = manifestNoqaLines(text, kind, model.dockerfile);
   const kept = diagnostics.filter((d) => {
@@ -124,7 +150,7 @@ export function lintManifest(
       a.range.start.character - b.range.start.character ||
       a.code.localeCompare(b.code),
   );
-  return { diagnostics: kept, ruleFailures, yaml };
+  return { diagnostics: kept, ruleFailures, yaml, ...(deps.length ? { deps } : {}) };
 }
 
 /** A fix is kept only if it applies and the YAML has no more errors after it. */

@@ -7,9 +7,8 @@ import type { ShellWord } from "../manifests/shell";
 import { resolveLiteral } from "../manifests/jobscript";
 import { isMap, pairOf, scalarText, valueOf } from "../manifests/yaml";
 import { parseVisibleDevices } from "../visibleDevices";
-import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 import { deepspeedLocalIds, wholeNumber, type OptionValue } from "../launch/commandLine";
-import { launchesOf, type FoundLaunch } from "../launch/sources";
+import { launchesOf, literalsWithSourced, type FoundLaunch } from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";
 import { launchedScriptText, visibleFromOption } from "../launch/script";
 
@@ -40,7 +39,11 @@ interface AccelerateConfig {
 }
 
 /** Reads an accelerate config named by a shell script's `--config_file`: relative to the script's folder, then up to three folders above it (the script may be run from the project root). */
-function readAccelerateConfig(scriptFile: string | null, path: string): AccelerateConfig | null {
+function readAccelerateConfig(
+  scriptFile: string | null,
+  path: string,
+  read: ManifestRuleContext["read"],
+): AccelerateConfig | null {
   if (!scriptFile || path.includes("$") || path.startsWith("~")) return null;
   const candidates: string[] = [];
   if (isAbsolute(path)) candidates.push(path);
@@ -50,10 +53,10 @@ function readAccelerateConfig(scriptFile: string | null, path: string): Accelera
       if (existsSync(join(d, ".git")) || dirname(d) === d) break;
     }
   for (const c of candidates) {
-    const read = readWorkspaceText(resolve(c), 256 * 1024);
-    if (!("text" in read)) continue;
+    const text = read(resolve(c), 256 * 1024);
+    if (text === null) continue;
     try {
-      const doc = parseYamlText(read.text) as Record<string, unknown> | null;
+      const doc = parseYamlText(text) as Record<string, unknown> | null;
       if (!doc || typeof doc !== "object") return null;
       const num = (v: unknown) =>
         typeof v === "number" && Number.isInteger(v) ? v : typeof v === "string" ? wholeNumber(v) : null;
@@ -105,7 +108,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `accelerate launch`, `deepspeed`, also behind `srun`, `env VAR=...`, `VAR=... cmd`, `nohup`, and `sh -c '...'` in a container's command) in shell scripts, Slurm job scripts, Dockerfile `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint` and Kubernetes `command`/`args`, and reports a launch that starts more processes per node than GPUs are visible to it. Visible GPUs are, in this order: the CUDA_VISIBLE_DEVICES that the launched script itself writes from one of its options given on the line (`train.py --device 0,1` with `os.environ[\"CUDA_VISIBLE_DEVICES\"] = args.device`, its only write of the variable, and `add_argument(\"--device\", ...)`: shell and job scripts, the script read beside the launching file or up to three folders above it), the CUDA_VISIBLE_DEVICES in force (an inline prefix, an earlier `export` in the script, the image's `ENV`, the service's `environment`, the container's `env`; accelerate's `--gpu_ids`), else the container's GPU request (compose `count`/`device_ids`, Kubernetes `nvidia.com/gpu` limit), else the Slurm allocation (accelerate and deepspeed; torchrun's is GPU022's), else, for a plain shell script, the machine's GPU count (`--gpus`, `--inventory`, `[tool.gpu-pilot] gpus`/`inventory`, the editor's nvidia-smi). Also: an accelerate config YAML whose `num_processes` per machine exceeds its `gpu_ids`; deepspeed's `--num_gpus` with `--include`; a deepspeed `--include` id the container or machine lacks; and CUDA_VISIBLE_DEVICES set for a `deepspeed --num_gpus/--include` launch, which DeepSpeed ignores.",
       follows:
-        "Launch lines in the file itself (a shell or job script's commands, a Dockerfile's last-stage `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint`, Kubernetes `command`/`args`, `sh -c '...'` in a container's command) with the CUDA_VISIBLE_DEVICES in force (an inline prefix, the last `export` before the line, the last stage's `ENV`, the service's `environment`, the container's `env`), the container's or job's GPU request, a `$VAR` assigned once to a literal, and, from a shell or job script, the launched `.py` script's own write of CUDA_VISIBLE_DEVICES from one of its options (read beside the launching file or up to three folders above it), an accelerate config named by `--config_file`, and for a plain shell script the machine's GPU count; an accelerate config YAML is checked on its own. Not followed: variables set in another script or by the caller, shell arithmetic, assignments without `export`, commands built in variables, `bash -c '...'` inside a shell script, branches (the last `export` in the text wins), run-time overrides (`docker run -e`), accelerate's default config under ~/.cache, and DeepSpeed hostfiles.",
+        "Launch lines in the file itself (a shell or job script's commands, a Dockerfile's last-stage `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint`, Kubernetes `command`/`args`, `sh -c '...'` in a container's command) with the CUDA_VISIBLE_DEVICES in force (an inline prefix, the last `export` before the line, the last stage's `ENV`, the service's `environment`, the container's `env`), the container's or job's GPU request, a `$VAR` assigned once to a literal, and, from a shell or job script, the launched `.py` script's own write of CUDA_VISIBLE_DEVICES from one of its options (read beside the launching file or up to three folders above it), an accelerate config named by `--config_file`, the once-assigned literals of a file the script sources (`source env.sh`, a literal path beside the script; the script's own assignments win), a launcher's options given through such a literal (`accelerate launch $EXTRA` with `EXTRA=\"--multi_gpu\"`), and for a plain shell script the machine's GPU count; an accelerate config YAML is checked on its own. The files read this way are dependencies of the result (the CLI's cache re-checks the script when one changes). Not followed: variables set by the caller or in a script that is run rather than sourced, shell arithmetic, assignments without `export`, commands built in variables, `bash -c '...'` inside a shell script, branches (the last `export` in the text wins), run-time overrides (`docker run -e`), accelerate's default config under ~/.cache, and DeepSpeed hostfiles.",
       why: "torchrun starts `--nproc_per_node` workers and gives each a LOCAL_RANK; the launch utility's documentation says this number must be at most the GPUs of the node, each process operating on GPU LOCAL_RANK. A worker whose LOCAL_RANK is at or beyond the visible GPUs has no `cuda:LOCAL_RANK`: selecting it raises 'invalid device ordinal' (measured, ground-truth.md), and workers that wrap around to share a GPU make NCCL fail (measured, docs/ground-truth.md). accelerate passes `num_processes // num_machines` to torchrun with CUDA_VISIBLE_DEVICES set to `gpu_ids`. DeepSpeed's launcher unsets CUDA_VISIBLE_DEVICES when `--num_gpus`/`--include`/`--exclude` is given (it says so and goes on with GPUs 0..N-1), refuses `--num_gpus` with `--include`, and refuses an `--include` slot the node lacks.",
       example:
         "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=4 train.py   # GPU040: 4 workers, 2 GPUs\n",
@@ -125,8 +128,9 @@ export const rule: ManifestRule = {
   },
   checkManifest(ctx) {
     if (ctx.manifest.kind === "yaml") checkAccelerateYaml(ctx);
-    const literals = ctx.manifest.jobscript?.literals ?? new Map<string, string>();
-    for (const f of launchesOf(ctx.manifest)) checkLaunch(ctx, f, literals);
+    const facts = ctx.manifest.jobscript;
+    const literals = facts ? literalsWithSourced(ctx.file, facts, ctx.read) : new Map<string, string>();
+    for (const f of launchesOf(ctx.manifest, literals)) checkLaunch(ctx, f, literals);
   },
 };
 
@@ -249,7 +253,7 @@ function checkAccelerate(
   const l = f.line;
   const cfg =
     l.configFile && ctx.manifest.kind === "jobscript"
-      ? readAccelerateConfig(ctx.file, resolveLiteral(l.configFile.value, literals) ?? "$")
+      ? readAccelerateConfig(ctx.file, resolveLiteral(l.configFile.value, literals) ?? "$", ctx.read)
       : null;
   const total = optionNumber(l.processes, literals) ?? (l.processes ? null : (cfg?.numProcesses ?? null));
   if (total === null) return;
@@ -298,7 +302,7 @@ function scriptVisible(
   const l = f.line;
   if (!l.script || !l.scriptArgs.length || ctx.manifest.kind !== "jobscript") return null;
   const script = resolveLiteral(l.script.value, literals) ?? "$";
-  const text = launchedScriptText(ctx.file, script);
+  const text = launchedScriptText(ctx.file, script, ctx.read);
   const options = text === null ? null : visibleFromOption(text);
   if (!options) return null;
   let found: { value: string; start: ShellWord; end: ShellWord } | null = null;

@@ -106,7 +106,7 @@ export const rule: ManifestRule = {
       if (l.launcher === "other" || !l.script) continue;
       const late = lateOptions(l.launcher, l.scriptArgs);
       if (!late.length) continue;
-      const text = scriptText(ctx.file, resolveLiteral(l.script.value, literals) ?? "$");
+      const text = scriptText(ctx.file, resolveLiteral(l.script.value, literals) ?? "$", ctx.read);
       if (text === null) continue;
       for (const w of late) {
         const option = w.value.split("=")[0];
