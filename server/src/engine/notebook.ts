@@ -327,10 +327,11 @@ export function lintNotebook(
 }
 
 /**
- * GPU050: the findings that the order in which the cells last ran adds to their own order. Applies
- * when every code cell with text has a saved execution count or none, at least two ran, the counts
- * differ (one session) and their order is not the cells' order; the cells that ran are joined in
- * the order of their counts and linted with the rules that depend on what ran before
+ * GPU050: the findings that the order in which the cells last ran adds to their own order. The
+ * code cells with a saved execution count are the ones that ran (a cell without one did not run in
+ * that session and is left out); applies when at least two ran, their counts differ (one session)
+ * and their order is not the cells' order. The cells that ran are joined in the order of their
+ * counts and linted with the rules that depend on what ran before
  * (GPU050 REPLAYED_RULES), and each finding that the cells' own order (`inOrder`) does not have at
  * the same cell and place becomes a GPU050 warning that names the two cells and their counts.
  * Empty when GPU050 is off (select/ignore/preview) or the counts do not apply. `joinedCells`: the
