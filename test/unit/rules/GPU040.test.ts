@@ -328,5 +328,12 @@ test("GPU040: literals of a file the script sources (source env.sh) and options 
     [],
   );
   assert.deepEqual(found(script.replace("source env.sh.example", "source missing.sh"), join(dir, "train.sh")), []);
+  // A name the script assigns otherwise (twice, or from an expansion) is unknown: the sourced value does not stand in.
+  for (const own of ["TRAINING_NUM_PROCESSES=2\nTRAINING_NUM_PROCESSES=3\n", "TRAINING_NUM_PROCESSES=$1\n"])
+    assert.deepEqual(
+      found(script.replace("source env.sh.example\n", `source env.sh.example\n${own}`), join(dir, "train.sh")),
+      [],
+      own,
+    );
   assert.deepEqual(found(script, null), []);
 });

@@ -4,7 +4,6 @@
  * are null whenever the text is not of the plain shapes below.
  */
 import { dirname, isAbsolute, join } from "node:path";
-import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 
 /**
  * A path under the running shell script's own folder, `rest` in group 1: `$(dirname "$0")/rest`,
@@ -19,12 +18,12 @@ export const SCRIPT_DIR =
  * The text of a script named in a launch line: relative to the launching file's folder, then up to
  * three folders above it (a `$(dirname "$0")/` path: in the launching file's folder only); null when
  * not a readable `.py` path. `read`: how files are read (a manifest rule's ManifestRuleContext.read,
- * which records them as the result's dependencies); the safe reader by default.
+ * which records them as the result's dependencies).
  */
 export function launchedScriptText(
   file: string | null,
   path: string,
-  read: (path: string, maxBytes: number) => string | null = readText,
+  read: (path: string, maxBytes: number) => string | null,
 ): string | null {
   const own = file ? SCRIPT_DIR.exec(path) : null;
   if (own && !own[1].includes("$") && own[1].endsWith(".py"))
@@ -42,12 +41,6 @@ export function launchedScriptText(
     if (text !== null) return text;
   }
   return null;
-}
-
-/** Reads a workspace file's text through the safe reader; null when it cannot be read. */
-function readText(path: string, maxBytes: number): string | null {
-  const r = readWorkspaceText(path, maxBytes);
-  return "text" in r ? r.text : null;
 }
 
 /** The text of a call's parentheses from `open` (the index of its `(`), strings skipped; null when unbalanced within 2,000 characters. */

@@ -470,7 +470,8 @@ const MAX_SOURCED_BYTES = 256 * 1024;
  * The once-assigned literals a shell script sees: those of the files it sources first
  * (`source env.sh`, `. ./env.sh` with a literal path, relative to the script's folder; each file
  * read once, through the workspace reader, at most 256 KB, not followed further), then its own,
- * which win. A sourced file that is missing or unreadable adds nothing (`[ -f local.sh ] && source
+ * which win. A name the script assigns in any other way (twice, or from an expansion) is not known,
+ * whatever a sourced file says. A sourced file that is missing or unreadable adds nothing (`[ -f local.sh ] && source
  * local.sh` for an optional override). bash(1), SHELL BUILTIN COMMANDS: "source filename: Read and
  * execute commands from filename in the current shell environment".
  * @param file the script's path; null (an unsaved buffer) gives its own literals only
@@ -492,7 +493,7 @@ export function literalsWithSourced(
     seen.add(path);
     const text = read(path, MAX_SOURCED_BYTES);
     if (text === null) continue;
-    for (const [k, v] of jobScriptFacts(new SourceText(text)).literals) out.set(k, v);
+    for (const [k, v] of jobScriptFacts(new SourceText(text)).literals) if (!facts.assigned.has(k)) out.set(k, v);
   }
   for (const [k, v] of facts.literals) out.set(k, v);
   return out;

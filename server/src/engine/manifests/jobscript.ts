@@ -61,6 +61,8 @@ export interface JobScriptFacts {
   comments: ShellComment[];
   /** Variables assigned exactly once in the script with a literal value (no expansion), by name. */
   literals: Map<string, string>;
+  /** Every variable the script assigns (`X=...`, `export X=...`), literal or not, once or more. */
+  assigned: ReadonlySet<string>;
 }
 
 const SHORT: Record<string, string> = {
@@ -297,6 +299,7 @@ export function jobScriptFacts(src: SourceText): JobScriptFacts {
     commands,
     comments,
     literals,
+    assigned: new Set(counts.keys()),
   };
 }
 
