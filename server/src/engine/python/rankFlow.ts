@@ -26,6 +26,7 @@
 import type { SyntaxNode } from "./parser";
 import { enclosingFunction, stringValue } from "./parser";
 import type { ModuleModel, ProjectLookup } from "./model";
+import { contains } from "../rules/shared/py";
 
 /** Where a rank comes from: all nodes (`global`), this node (`local`), the node's number (`node`), or not known. */
 export type RankKind = "global" | "local" | "node" | "unknown";
@@ -631,9 +632,10 @@ function reachingBefore(list: Binding[], use: SyntaxNode): Binding[] | null {
     if ((p.type === "if_statement" || p.type === "try_statement") && branch) {
       for (const other of branchesOf(p)) {
         if (other.id === branch.id) continue;
-        let best: Binding | null = null;
-        for (const c of list)
-          if (c.value && c.end <= use.startIndex && within(c.value, other) && (!best || c.end > best.end)) best = c;
+        const best = latestBefore(
+          list.filter((c) => c.value && contains(other, c.value)),
+          use.startIndex,
+        );
         if (best) out.push(best);
       }
       break;
@@ -654,10 +656,6 @@ function branchesOf(stmt: SyntaxNode): SyntaxNode[] {
     )
       out.push(c);
   return out;
-}
-
-function within(n: SyntaxNode, outer: SyntaxNode): boolean {
-  return n.startIndex >= outer.startIndex && n.endIndex <= outer.endIndex;
 }
 
 function latestBefore(list: Binding[] | undefined, at: number): Binding | null {
