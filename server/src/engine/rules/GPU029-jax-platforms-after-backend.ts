@@ -40,8 +40,8 @@ export const rule: PythonRule = {
     },
   },
   check(ctx) {
-    const report = (call: SyntaxNode, started: InitEvent, value: SyntaxNode | undefined) => {
-      const option = stringValue(callArgs(call).positional[0]);
+    const report = (call: SyntaxNode, started: InitEvent, key: SyntaxNode, value: SyntaxNode | undefined) => {
+      const option = stringValue(key);
       const at = `\`${started.what}\` (${ctx.where(started.node.startPosition.row)}) started JAX's backend`;
       ctx.report({
         range: nodeRange(call),
@@ -61,7 +61,7 @@ export const rule: PythonRule = {
       const started = ctx.model.events
         .slice(0, c.at)
         .find((e): e is InitEvent => e.kind === "init" && e.framework === "jax");
-      if (started) report(c.node, started, value);
+      if (started) report(c.node, started, key, value);
     }
     // In a function the module never calls (a library's device helper): the backend started earlier
     // in the same function body, in the order the body runs (its own events, python/model.ts
@@ -93,7 +93,7 @@ export const rule: PythonRule = {
             e.framework === "jax" &&
             (inDef(e) ? e.node.endIndex <= call.startIndex : i < firstInDef),
         );
-      if (started) report(call, started, value);
+      if (started) report(call, started, key, value);
     }
   },
 };
