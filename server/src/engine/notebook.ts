@@ -263,28 +263,7 @@ export function lintNotebook(
   });
   if (!keep) result.tree?.delete();
   else if (result.analysis) result.analysis.cells = joinedCells;
-  const lastLineLength = new Map<number, number>();
-  const locate = (r: Range): { cell: number; range: Range } => {
-    let s = starts[0];
-    for (const st of starts) if (st.line <= r.start.line) s = st;
-    const endLine = Math.min(r.end.line, s.line + s.lines - 1);
-    // A range running past the cell's end (a removal up to the next line) ends at its last character.
-    let endCharacter = r.end.character;
-    if (endLine !== r.end.line) {
-      if (!lastLineLength.has(s.cell)) {
-        const text = cells[s.cell].text;
-        lastLineLength.set(s.cell, text.length - lineStarts(text)[s.lines - 1]);
-      }
-      endCharacter = lastLineLength.get(s.cell)!;
-    }
-    return {
-      cell: s.cell,
-      range: {
-        start: { line: r.start.line - s.line, character: r.start.character },
-        end: { line: endLine - s.line, character: endCharacter },
-      },
-    };
-  };
+  const locate = cellLocator(starts, cells);
   // An edit must fit in one cell; it may end at the start of the next cell's first line (the removal
   // of a cell's last line with its break). A fix with an edit across cells (code that runs on from one
   // cell into the next) cannot be applied cell by cell: it is not offered.
@@ -327,6 +306,38 @@ export function lintNotebook(
 }
 
 /**
+ * Maps a range of joined cells' text to its cell and the range within it: `starts` says where each
+ * cell lies (its `cell` an index into `cells`). A range running past its cell's end (a removal up to
+ * the next line) ends at the cell's last character.
+ */
+function cellLocator(
+  starts: readonly CellStart[],
+  cells: readonly CellInput[],
+): (r: Range) => { cell: number; range: Range } {
+  const lastLineLength = new Map<number, number>();
+  return (r) => {
+    let s = starts[0];
+    for (const st of starts) if (st.line <= r.start.line) s = st;
+    const endLine = Math.min(r.end.line, s.line + s.lines - 1);
+    let endCharacter = r.end.character;
+    if (endLine !== r.end.line) {
+      if (!lastLineLength.has(s.cell)) {
+        const text = cells[s.cell].text;
+        lastLineLength.set(s.cell, text.length - lineStarts(text)[s.lines - 1]);
+      }
+      endCharacter = lastLineLength.get(s.cell)!;
+    }
+    return {
+      cell: s.cell,
+      range: {
+        start: { line: r.start.line - s.line, character: r.start.character },
+        end: { line: endLine - s.line, character: endCharacter },
+      },
+    };
+  };
+}
+
+/**
  * GPU050: the findings that the order in which the cells last ran adds to their own order. The
  * code cells with a saved execution count are the ones that ran (a cell without one did not run in
  * that session and is left out); applies when at least two ran, their counts differ (one session)
@@ -358,17 +369,7 @@ function executionOrderFindings(
   const real = starts.map((st) => ({ ...st, cell: byCount[st.cell].index }));
   const result = replayed(joined, real, magics, options);
   const count = new Map(ran.map(({ c, index }) => [index, c.executionCount!]));
-  const locate = (r: Range): { cell: number; range: Range } => {
-    let s = real[0];
-    for (const st of real) if (st.line <= r.start.line) s = st;
-    return {
-      cell: s.cell,
-      range: {
-        start: { line: r.start.line - s.line, character: r.start.character },
-        end: { line: Math.min(r.end.line, s.line + s.lines - 1) - s.line, character: r.end.character },
-      },
-    };
-  };
+  const locate = cellLocator(real, cells);
   const key = (cell: number, r: Range) => `${cell}:${r.start.line}:${r.start.character}`;
   const seen = new Set(inOrder.filter((d) => REPLAYED_RULES.includes(d.code)).map((d) => key(d.cell, d.range)));
   const out: CellDiagnostic[] = [];
