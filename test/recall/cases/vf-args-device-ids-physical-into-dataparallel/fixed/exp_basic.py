@@ -1,0 +1,20 @@
+import torch
+
+
+class ExpBasic:
+    def __init__(self, args):
+        self.args = args
+        self.device = self._acquire_device()
+        self.model = self._build_model().to(self.device)
+
+    def _build_model(self):
+        raise NotImplementedError
+
+    def _acquire_device(self):
+        if self.args.use_gpu:
+            # run.py has already restricted CUDA_VISIBLE_DEVICES; ordinals start at 0.
+            device = torch.device(f"cuda:{self.args.gpu}")
+        else:
+            device = torch.device("cpu")
+        print("Using device", device)
+        return device
