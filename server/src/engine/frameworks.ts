@@ -84,6 +84,18 @@ export const EAGER_INIT_DEPTH: ReadonlyMap<string, InitDepth> = new Map<string, 
 );
 
 /**
+ * Which framework's runtime an eager module's import starts: the `framework` of the library's
+ * `"import"` entries in the catalogue (`augmax` < 0.3.3 starts JAX's backend), `torch` where the
+ * entry names none. Any version's entry: the framework a library uses does not change with the pin.
+ */
+export const EAGER_INIT_FRAMEWORK: ReadonlyMap<string, Framework> = new Map<string, Framework>(
+  [...INIT_CATALOGUE]
+    .reverse()
+    .filter((e) => e.initialises === "import")
+    .map((e) => [e.library, e.framework ?? "torch"]),
+);
+
+/**
  * Callables that initialise CUDA when called, by their dotted path (`accelerate.Accelerator`): the
  * catalogue's named entries, with their depth and framework.
  */
@@ -387,3 +399,12 @@ export function cudaDeviceOrdinal(literal: string): number | null {
   if (n === "" || ![...n].every((ch) => ch >= "0" && ch <= "9")) return null;
   return Number(n);
 }
+
+/** TensorFlow device configuration calls that raise RuntimeError once the runtime initialised (TF documentation; GPU012). */
+export const TF_DEVICE_CONFIG: ReadonlySet<string> = new Set([
+  "tensorflow.config.set_visible_devices",
+  "tensorflow.config.experimental.set_visible_devices",
+  "tensorflow.config.experimental.set_memory_growth",
+  "tensorflow.config.set_logical_device_configuration",
+  "tensorflow.config.experimental.set_virtual_device_configuration",
+]);

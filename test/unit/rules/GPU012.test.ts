@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { lint, lintCode, applyFix } from "../support/helpers";
+import { join } from "node:path";
+import { lint, lintCode, applyFix, projectTree } from "../support/helpers";
+import { lintPython } from "../../../server/src/engine/lint";
+import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
 import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU012");
@@ -58,4 +61,46 @@ test("GPU012 partial memory growth is a warning; a loop or a restricted visibili
   assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 55 } });
   assert.match(d.message, /Memory growth cannot differ between GPU devices/);
   assert.deepEqual(await lintCode(C11, "GPU012"), []);
+});
+
+test("GPU012: a default value runs when its def does: tf.constant(1) as a method's default starts TensorFlow at import; in a body it does not", async () => {
+  const growth =
+    'gpus = tf.config.list_physical_devices("GPU")\nfor g in gpus:\n    tf.config.experimental.set_memory_growth(g, True)\n';
+  const method = `import tensorflow as tf\n\n\nclass Out(tf.keras.layers.Layer):\n    def call(self, x, batch_size=tf.constant(1)):\n        return x\n\n\n${growth}`;
+  const [d] = await lintCode(method, "GPU012");
+  assert.equal(d.range.start.line, 10);
+  assert.match(d.message, /initialised its devices at `tf\.constant\(1\)` \(line 5\)/);
+  const fn = `import tensorflow as tf\n\n\n@tf.function\ndef call(x, scale: float = float(tf.ones(1)[0])):\n    return x\n\n\n${growth}`;
+  assert.deepEqual(
+    (await lintCode(fn, "GPU012")).map((x) => x.range.start.line),
+    [10],
+    "a decorated def's default too",
+  );
+  const inBody = `import tensorflow as tf\n\n\nclass Out(tf.keras.layers.Layer):\n    def call(self, x, batch_size=None):\n        return tf.constant(1)\n\n\n${growth}`;
+  assert.deepEqual(await lintCode(inBody, "GPU012"), []);
+});
+
+test("GPU012 with the project: importing a module whose class body starts TensorFlow (a tf.constant default) comes before set_memory_growth; imported after it, nothing", () => {
+  const nets =
+    "import tensorflow as tf\n\n\nclass Out(tf.keras.layers.Layer):\n    def call(self, x, batch_size=tf.constant(1)):\n        return tf.reshape(x, (batch_size, -1))\n";
+  const before =
+    'import tensorflow as tf\n\nimport nets\n\nfor g in tf.config.list_physical_devices("GPU"):\n    tf.config.experimental.set_memory_growth(g, True)\n';
+  const after =
+    'import tensorflow as tf\n\nfor g in tf.config.list_physical_devices("GPU"):\n    tf.config.experimental.set_memory_growth(g, True)\n\nimport nets  # noqa: E402\n';
+  const dir = projectTree({ "nets.py": nets, "agent.py": before, "agent2.py": after });
+  const run = (name: string, text: string) => {
+    const project = new ProjectIndex().lookupFor(join(dir, name), lookupOptions({}));
+    const r = lintPython(text, { project, select: ["GPU012"] });
+    r.tree?.delete();
+    return r.diagnostics;
+  };
+  const [d] = run("agent.py", before);
+  assert.equal(d.range.start.line, 5);
+  assert.equal(d.severity, "error");
+  assert.match(d.message, /at `import nets` \(line 3: it runs tensorflow\.constant\(\) at nets\.py:5\)/);
+  assert.deepEqual(run("agent2.py", after), []);
+  // Without the project index the import is opaque: silent.
+  const alone = lintPython(before, { select: ["GPU012"] });
+  alone.tree?.delete();
+  assert.deepEqual(alone.diagnostics, []);
 });

@@ -19,11 +19,13 @@ import {
   TORCH_ACCELERATOR_INIT,
   TORCH_OTHER_INIT,
   EAGER_INIT_DEPTH,
+  EAGER_INIT_FRAMEWORK,
   INIT_CALLABLES,
   JAX_INIT_FUNCTIONS,
   JAX_INIT_SUBMODULES,
   TF_NON_INIT_PREFIXES,
   TF_CONFIG_INIT,
+  TF_DEVICE_CONFIG,
 } from "../frameworks";
 import { importInitNote, INIT_CATALOGUE } from "../initCatalogue";
 import {
@@ -532,6 +534,7 @@ export class TimelineWalker {
         this.walkImport(stmt);
         return;
       case "function_definition":
+        this.visitDefaults(stmt, depth);
         return;
       case "if_statement":
         if (this.options.asImported && depth === 0 && !inFunction && !nested && isMainGuard(stmt)) return;
@@ -540,13 +543,17 @@ export class TimelineWalker {
       case "class_definition": {
         const body = stmt.childForFieldName("body");
         if (body)
-          for (const s of body.namedChildren)
-            if (s && s.type !== "function_definition" && s.type !== "decorated_definition")
-              this.walkStatement(s, depth, inFunction, true);
+          for (const s of body.namedChildren) {
+            if (!s) continue;
+            if (s.type === "function_definition") this.visitDefaults(s, depth);
+            else if (s.type === "decorated_definition") this.visitDefaults(s.childForFieldName("definition"), depth);
+            else this.walkStatement(s, depth, inFunction, true);
+          }
         return;
       }
       case "decorated_definition":
         for (const d of stmt.namedChildren) if (d?.type === "decorator") this.visitCalls(d, depth);
+        this.visitDefaults(stmt.childForFieldName("definition"), depth);
         return;
       default:
         if (COMPOUND.has(stmt.type)) this.walkCompound(stmt, depth, inFunction);
@@ -554,6 +561,22 @@ export class TimelineWalker {
           this.visitCalls(stmt, depth);
           this.recordEnv(stmt, inFunction, nested);
         }
+    }
+  }
+
+  /**
+   * The calls in a function definition's default values, which Python evaluates when the `def`
+   * statement runs (at import for a module's or a class body's functions), not when the function is
+   * called: `def call(self, x, batch_size=tf.constant(1))` starts TensorFlow at import (Python
+   * reference, "Function definitions": "Default parameter values are evaluated from left to right
+   * when the function definition is executed"). Annotations are left out (deferred under PEP 563/649).
+   */
+  private visitDefaults(def: SyntaxNode | null, depth: number): void {
+    if (def?.type !== "function_definition") return;
+    for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
+      if (p?.type !== "default_parameter" && p?.type !== "typed_default_parameter") continue;
+      const value = p.childForFieldName("value");
+      if (value) this.visitCalls(value, depth);
     }
   }
 
@@ -601,7 +624,7 @@ export class TimelineWalker {
         this.events.push({
           kind: "init",
           node: stmt,
-          framework: framework ?? "torch",
+          framework: framework ?? EAGER_INIT_FRAMEWORK.get(path.split(".")[0]) ?? "torch",
           depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context",
           what: `import ${path}`,
           ...(note ? { note } : {}),
@@ -702,8 +725,13 @@ export class TimelineWalker {
       : this.mentions
           .nodesIn("expression_statement", this.writeWords, true)
           .filter((st) => envWritesOf(st, this.q.isEnviron, this.q.resolve).length > 0);
+    // TensorFlow's device configuration fails after TensorFlow started (GPU012), as a write of a
+    // startup variable has no effect after CUDA did: a project module whose import starts it matters
+    // before such a call too. Their names are rare: the index finds them without a walk.
+    const tfConfig = this.mentions.nodesIn("expression_statement", TF_DEVICE_CONFIG_WORDS, true);
+    const asking = tfConfig.length ? [...writing, ...tfConfig] : writing;
     let limit = -1;
-    for (const st of writing) {
+    for (const st of asking) {
       let top: SyntaxNode = st,
         inDef = false;
       for (let p = st.parent; p && p.type !== "module"; p = p.parent) {
@@ -712,7 +740,7 @@ export class TimelineWalker {
       }
       limit = inDef ? Infinity : Math.max(limit, top.startIndex);
     }
-    return (this.writeSpanKept = { limit, starts: writing.map((st) => st.startIndex) });
+    return (this.writeSpanKept = { limit, starts: asking.map((st) => st.startIndex) });
   }
 
   /**
@@ -979,6 +1007,15 @@ export function importBindings(imp: SyntaxNode): Array<[string, string]> {
   }
   return out;
 }
+
+/**
+ * The last names of TensorFlow's device-configuration calls ({@link TF_DEVICE_CONFIG}), which raise
+ * RuntimeError once the runtime initialised: a statement naming one asks the project's modules what
+ * their imports start, as a startup-variable write does.
+ */
+const TF_DEVICE_CONFIG_WORDS: readonly string[] = [
+  ...new Set([...TF_DEVICE_CONFIG].map((p) => p.slice(p.lastIndexOf(".") + 1))),
+];
 
 /** Node types whose calls run later (or never), not when the enclosing statement runs. */
 export const DEFERRED = ["lambda", "function_definition", "class_definition"];

@@ -4,6 +4,7 @@ import type { SyntaxNode } from "../python/parser";
 import type { InitEvent } from "../python/events";
 import { nodeRange } from "../python/events";
 import { timelineCall } from "../python/timeline";
+import { TF_DEVICE_CONFIG } from "../frameworks";
 import { eolOf, lineStarts, topLevelStatement } from "../fixes";
 import type { Fix, TextEdit } from "../types";
 import {
@@ -19,14 +20,6 @@ import {
   startsItsLine,
 } from "./shared/py";
 
-/** TensorFlow device configuration calls that raise RuntimeError once the runtime initialised (TF documentation). */
-export const TF_DEVICE_CONFIG: ReadonlySet<string> = new Set([
-  "tensorflow.config.set_visible_devices",
-  "tensorflow.config.experimental.set_visible_devices",
-  "tensorflow.config.experimental.set_memory_growth",
-  "tensorflow.config.set_logical_device_configuration",
-  "tensorflow.config.experimental.set_virtual_device_configuration",
-]);
 const MEMORY_GROWTH = "tensorflow.config.experimental.set_memory_growth";
 /**
  * TensorFlow calls the timeline counts as initialising but that only read build information or
@@ -53,7 +46,7 @@ export const rule: PythonRule = {
     docs: {
       what: "Finds `tf.config.set_visible_devices`, `tf.config.experimental.set_memory_growth`, `tf.config.set_logical_device_configuration` and `tf.config.experimental.set_virtual_device_configuration` called after something initialised the TensorFlow runtime (any op such as `tf.constant`, model construction, `tf.config.list_logical_devices`, `tf.test.is_gpu_available`): error. Also memory growth set on some GPUs but not all (`set_memory_growth(gpus[0], True)` with no loop and no `set_visible_devices`): warning.",
       follows:
-        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each device-configuration call against the TensorFlow work that ran before it; the memory-growth check reads every `set_memory_growth` and `set_visible_devices` call of the file. Not followed: configuration calls in functions the module never calls, and TensorFlow initialised by other modules (the project's own modules count only where the file writes an environment variable after them).",
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each device-configuration call against the TensorFlow work that ran before it; the memory-growth check reads every `set_memory_growth` and `set_visible_devices` call of the file. Default parameter values count where the `def` runs (at import for a module's or a class's functions). The project's own modules count where the file imports them: an import whose module starts TensorFlow when imported (its top level, a class body, a default value such as `batch_size=tf.constant(1)`, followed through the modules it imports) comes before the configuration calls after it; the message names the line that starts it. Not followed: configuration calls in functions the module never calls or in other modules, and a configuration function called once per job in a loop (the second call comes after the first job started TensorFlow).",
       why: "From TensorFlow's documentation (TensorFlow was not installed on the measured machine, so this is documented, not measured): these functions raise `RuntimeError` once the runtime is initialised ('Physical devices cannot be modified after being initialized' / 'Visible devices cannot be modified after being initialized'), and `tf.config.list_physical_devices` exists precisely to query devices before that point. Scripts often wrap the call in `try/except RuntimeError: print(e)`, so the setting is silently lost and TensorFlow maps nearly all GPU memory. TensorFlow also refuses to start when memory growth differs between visible GPUs ('Memory growth cannot differ between GPU devices'), so setting it for `gpus[0]` alone breaks on any machine with two GPUs.",
       example:
         'import tensorflow as tf\n\na = tf.constant([1.0, 2.0])  # initialises the runtime\ngpus = tf.config.list_physical_devices("GPU")\nfor g in gpus:\n    tf.config.experimental.set_memory_growth(g, True)  # GPU012: RuntimeError\n',
@@ -77,7 +70,7 @@ export const rule: PythonRule = {
       const name = calleePath(ctx.model, call)!.replace(/^tensorflow\./, "tf.");
       ctx.report({
         range: nodeRange(call),
-        message: `${name}(...) runs after TensorFlow initialised its devices at \`${snippet(init.node)}\` (${ctx.where(init.node.startPosition.row)}): it raises RuntimeError "cannot be modified after being initialized", so the setting is lost; configure devices before the first op`,
+        message: `${name}(...) runs after TensorFlow initialised its devices at \`${snippet(init.node)}\` (${ctx.where(init.node.startPosition.row)}${init.note ? `: ${init.note}` : ""}): it raises RuntimeError "cannot be modified after being initialized", so the setting is lost; configure devices before the first op`,
         related: [
           { range: nodeRange(init.node), message: `TensorFlow runtime initialised here by \`${snippet(init.node)}\`` },
         ],
