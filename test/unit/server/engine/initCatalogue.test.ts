@@ -22,7 +22,11 @@ import {
   whollyAfter,
   type CatalogueEntry,
 } from "../../../../server/src/engine/initCatalogue";
-import { DEFAULT_EAGER_INIT_MODULES, EAGER_INIT_DEPTH } from "../../../../server/src/engine/frameworks";
+import {
+  DEFAULT_EAGER_INIT_MODULES,
+  EAGER_INIT_DEPTH,
+  EAGER_INIT_FRAMEWORK,
+} from "../../../../server/src/engine/frameworks";
 import { libraryPins } from "../../../../server/src/engine/config";
 import { catalogueEagerFor } from "../../../../server/src/engine/options";
 import { scanInitAtImport, proposedEntries } from "../../../../scripts/initScan";
@@ -48,12 +52,13 @@ test("every catalogue entry validates; the file parses into entries with provena
   assert.equal(loadCatalogue(doc).length, doc.entries.length);
   assert.ok(INIT_CATALOGUE.length >= 20);
   for (const e of INIT_CATALOGUE) assert.ok(["read", "measured", "reported"].includes(e.provenance.kind), e.library);
-  // A reported entry is kept only for the contract's defaults and reports not yet measured.
+  // A reported entry is kept only for the contract's defaults and reports not yet measured (old
+  // versions that cannot reach the GPU machine: torch 1.12.0, torchvision 0.18 with torch 2.3).
   assert.deepEqual(
     INIT_CATALOGUE.filter((e) => e.provenance.kind === "reported")
       .map((e) => e.library)
       .sort(),
-    ["flash_attn", "kornia", "monai", "torch"],
+    ["flash_attn", "kornia", "monai", "torch", "torchvision"],
   );
 });
 
@@ -360,4 +365,43 @@ test("torch ==1.12.0 (reported: its import ran torch.cuda.is_available()) applie
   assert.ok(!eager({ torch: ">=2.0" }).includes("torch"));
   assert.ok(!DEFAULT_EAGER_INIT_MODULES.includes("torch"));
   assert.ok(eager({ torch: ">=1.11,<1.13" }).includes("torch"), "a range that holds 1.12.0");
+});
+
+test("torchvision 0.18 (reported: its import ran a device_count() that torch 2.3 cached) initialises only where the project pins 0.18; the measured 0.26 entry keeps unpinned projects lazy", async () => {
+  const eager = (pins: Record<string, string>) => eagerModulesOf(applicableEntries(pins));
+  assert.ok(eager({ torchvision: "==0.18.0" }).includes("torchvision"));
+  assert.ok(eager({ torchvision: "==0.18.1" }).includes("torchvision"));
+  assert.ok(!eager({}).includes("torchvision"));
+  assert.ok(!eager({ torchvision: "==0.17.2" }).includes("torchvision"));
+  assert.ok(!eager({ torchvision: ">=0.19" }).includes("torchvision"));
+  const entry = applicableEntries({ torchvision: "==0.18.0" }).find((e) => e.library === "torchvision")!;
+  assert.deepEqual([entry.versions, entry.depth, entry.provenance.kind], [">=0.18.0,<0.19", "driver", "reported"]);
+  const code = 'import os\nimport torch\nimport torchvision\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n';
+  const [f] = await lintCode(code, "GPU001", { eagerInitModules: eager({ torchvision: "==0.18.0" }) });
+  assert.equal(f.range.start.line, 3);
+  assert.match(
+    f.message,
+    /initialised by import torchvision \(line 3: torchvision >=0\.18\.0,<0\.19 initialises CUDA when imported \(reported in https:\/\/github\.com\/pytorch\/pytorch\/issues\/122085; not measured yet\)\)/,
+  );
+  assert.deepEqual(await lintCode(code, "GPU001"), [], "unpinned: torchvision 0.26 was measured not to initialise");
+});
+
+test("augmax < 0.3.3 (read: jax.numpy arrays as a class attribute and default values) starts JAX's backend at import: XLA_* and CUDA_* writes after it are GPU001, torch's allocator variable is not", async () => {
+  const eager = (pins: Record<string, string>) => eagerModulesOf(applicableEntries(pins));
+  assert.equal(EAGER_INIT_FRAMEWORK.get("augmax"), "jax");
+  assert.equal(EAGER_INIT_FRAMEWORK.get("deepspeed"), "torch", "an entry with no framework is torch's");
+  assert.ok(eager({ augmax: "==0.3.2" }).includes("augmax"));
+  assert.ok(!eager({}).includes("augmax"), "unpinned: 0.3.3 and later (read: nothing at import)");
+  assert.ok(!eager({ augmax: ">=0.4" }).includes("augmax"));
+  const options = { eagerInitModules: eager({ augmax: "==0.3.2" }) };
+  const write = (v: string) => `import os\nimport jax\nimport augmax\nos.environ["${v}"] = "false"\n`;
+  const [d] = await lintCode(write("XLA_PYTHON_CLIENT_PREALLOCATE"), "GPU001", options);
+  assert.equal(d.range.start.line, 3);
+  assert.match(
+    d.message,
+    /by import augmax \(line 3: augmax <0\.3\.3 initialises CUDA when imported \(read in khdlr\/augmax augmax\/geometric\.py:29\)\)/,
+  );
+  assert.equal((await lintCode(write("CUDA_VISIBLE_DEVICES"), "GPU001", options)).length, 1);
+  assert.deepEqual(await lintCode(write("PYTORCH_CUDA_ALLOC_CONF"), "GPU001", options), []);
+  assert.deepEqual(await lintCode(write("XLA_PYTHON_CLIENT_PREALLOCATE"), "GPU001"), []);
 });
