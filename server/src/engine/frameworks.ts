@@ -321,6 +321,9 @@ export const DEVICE_QUERY_PATHS: readonly string[] = [
  * - sglang's `ModelRunner(gpu_id=...)`: the GPU the runner binds (`torch.cuda.set_device(self.gpu_id)`
  *   in python/sglang/srt/model_executor/model_runner.py); keyword only here, its positional order
  *   changed between releases.
+ * - DeepSpeed's accelerator, `get_accelerator().set_device(device_index)`: on CUDA it is
+ *   `torch.cuda.set_device(device_index)` (deepspeedai/DeepSpeed accelerator/cuda_accelerator.py:76
+ *   at edaa7221267243c7be7fb49c5d5f5c4fb97b4641).
  * `device_map=` is handled apart (devices.ts `deviceMapValues`): any call, since transformers'
  * `from_pretrained`, diffusers, peft and Accelerate's dispatch helpers all take it.
  */
@@ -329,6 +332,7 @@ export const LIBRARY_DEVICE_PARAMS: ReadonlyMap<string, { index: number | null; 
   ["transformers.pipelines.pipeline", { index: null, keyword: "device" }],
   ["sglang.bench_one_batch.load_model", { index: 2, keyword: "tp_rank" }],
   ["sglang.srt.model_executor.model_runner.ModelRunner", { index: null, keyword: "gpu_id" }],
+  ["deepspeed.accelerator.get_accelerator.set_device", { index: 0, keyword: "device_index" }],
 ]);
 
 /** The callee paths that set torch's current CUDA device: `torch.cuda.set_device` and its device-generic twin. */

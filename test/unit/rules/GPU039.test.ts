@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { clearSlurmLaunchCache } from "../../../server/src/engine/slurmLaunch";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { applyFix, lintCode } from "../support/helpers";
+import { applyFix, lintCode, projectTree } from "../support/helpers";
 import { lintPython } from "../../../server/src/engine/lint";
 import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
 import { fixtureTests } from "./fixtureCheck";
@@ -587,4 +587,74 @@ test('GPU039 follows a function that a package\'s __init__.py re-exports (from .
   });
   other.tree?.delete();
   assert.deepEqual(other.diagnostics, []);
+});
+
+test("GPU039: DeepSpeed's get_accelerator().set_device(rank) is a device slot; beside deepspeed.init_distributed() (which calls init_process_group) it is in the default set, elsewhere preview", async () => {
+  const head =
+    'import os\nimport deepspeed\nfrom deepspeed.accelerator import get_accelerator\n\n\ndef setup():\n    rank = int(os.environ["RANK"])\n    get_accelerator().set_device(rank)\n';
+  const [d] = await lintCode(`${head}    deepspeed.init_distributed()\n`, "GPU039");
+  assert.deepEqual(d.range.start, { line: 7, character: 33 });
+  assert.match(
+    d.message,
+    /^rank is the global rank \(os\.environ\["RANK"\], line 7\) used as a CUDA device \(set_device\(device_index=…\)\)/,
+  );
+  assert.deepEqual(
+    await lintCode(head, "GPU039"),
+    [],
+    "no local rank, no launch, no process-group setup: preview only",
+  );
+  assert.equal((await lintCode(head, "GPU039", { preview: true })).length, 1);
+  // The fixed form: the local rank.
+  assert.deepEqual(
+    await lintCode(
+      `${head.replace('os.environ["RANK"]', 'os.environ["LOCAL_RANK"]')}    deepspeed.init_distributed()\n`,
+      "GPU039",
+      { preview: true },
+    ),
+    [],
+  );
+});
+
+test("GPU039 with the project: a pydantic field whose default_factory is another module's function returning RANK, read as self.global_rank in a validator, is the global rank; LOCAL_RANK's factory is not", () => {
+  const dir = projectTree({
+    "dist_env.py":
+      'import os\n\n\ndef get_local_rank() -> int:\n    return int(os.environ.get("LOCAL_RANK", 0))\n\n\ndef get_global_rank() -> int:\n    return int(os.environ.get("RANK", 0))\n',
+  });
+  const config = (field: string) =>
+    `import deepspeed\nfrom deepspeed.accelerator import get_accelerator\nfrom pydantic import BaseModel, Field, model_validator\n\nfrom dist_env import get_global_rank, get_local_rank\n\n\nclass TrainerConfig(BaseModel):\n    local_rank: int = Field(default_factory=get_local_rank)\n    global_rank: int = Field(default_factory=get_global_rank)\n\n    @model_validator(mode="after")\n    def init_dist(self):\n        get_accelerator().set_device(self.${field})\n        deepspeed.init_distributed()\n        return self\n`;
+  const run = (text: string) => {
+    const project = new ProjectIndex().lookupFor(join(dir, "trainer_config.py"), lookupOptions({}));
+    const r = lintPython(text, { project, select: ["GPU039"] });
+    r.tree?.delete();
+    return { found: r.diagnostics, deps: [...project.deps()] };
+  };
+  const { found, deps } = run(config("global_rank"));
+  assert.equal(found.length, 1);
+  assert.deepEqual(found[0].range.start, { line: 13, character: 37 });
+  assert.match(
+    found[0].message,
+    /^self\.global_rank is the global rank \(get_global_rank, line 10: it returns RANK there, read at dist_env\.py:9\) used as a CUDA device/,
+  );
+  assert.ok(
+    deps.some((f) => f.endsWith("dist_env.py")),
+    "the module read becomes a dependency",
+  );
+  assert.deepEqual(run(config("local_rank")).found, []);
+});
+
+test("GPU039: a dataclass field's default and a plain class attribute reach self.x; a method's own later assignment wins", async () => {
+  const dc =
+    'import os\nfrom dataclasses import dataclass, field\nimport torch\nimport torch.distributed as dist\n\n\n@dataclass\nclass Env:\n    rank: int = field(default=int(os.environ["RANK"]))\n\n    def bind(self):\n        dist.init_process_group("nccl")\n        torch.cuda.set_device(self.rank)\n';
+  const [d] = await lintCode(dc, "GPU039");
+  assert.equal(d.range.start.line, 12);
+  const attr = dc.replace(
+    '    rank: int = field(default=int(os.environ["RANK"]))',
+    '    rank = int(os.environ["RANK"])',
+  );
+  assert.equal((await lintCode(attr, "GPU039")).length, 1);
+  const rebound = dc.replace(
+    "        torch.cuda.set_device(self.rank)",
+    '        self.rank = int(os.environ["LOCAL_RANK"])\n        torch.cuda.set_device(self.rank)',
+  );
+  assert.deepEqual(await lintCode(rebound, "GPU039", { preview: true }), []);
 });

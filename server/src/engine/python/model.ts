@@ -99,6 +99,13 @@ export interface ProjectLookup {
    */
   callableReturns?(path: string): ReadonlyArray<ProjectRank> | null;
   /**
+   * What the project function at `path` returns when it returns one value rather than a tuple (every
+   * `return` agreeing: `return int(os.environ.get("RANK", 0))`), as a rank, with where it is read;
+   * null when not a project function, it returns tuples, or its returns disagree. Optional, as
+   * {@link callableReturns}.
+   */
+  callableReturn?(path: string): ProjectRank | null;
+  /**
    * The parameters the project function at `path` passes on as a CUDA device ordinal as they are
    * (python/devices.ts `deviceParams`), with where (`torch_utils.py:11`); null when none or not a
    * project function. Optional, as {@link callableReturns}.

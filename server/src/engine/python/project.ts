@@ -108,6 +108,8 @@ type ReturnedRanks = Map<string, Array<{ kind: ProjectRank["kind"]; variable: st
 /** What a module's functions hand on: rank tuples they return, parameters they use as device ordinals (by function name). */
 interface ModuleValues {
   returns: ReturnedRanks;
+  /** By module-level function name: the rank its single returned value holds (python/rankFlow.ts `returnedValue`), with its 1-based line. */
+  value: Map<string, { kind: ProjectRank["kind"]; variable: string | null; line: number }>;
   params: Map<string, DeviceParam[]>;
 }
 
@@ -257,6 +259,15 @@ export class ProjectIndex {
         return shown(init);
       },
       callableReturns: (path) => this.returnsAt(functionFile(path), path, from, options, deps),
+      callableReturn: (path) => {
+        const target = functionFile(path);
+        if (!target) return null;
+        deps.add(target);
+        const r = this.valuesOf(target, options).value.get(path.slice(path.lastIndexOf(".") + 1));
+        return r
+          ? { kind: r.kind, variable: r.variable, where: r.line ? `${this.label(target, from)}:${r.line}` : "" }
+          : null;
+      },
       isProjectFunction: (path) => functionFile(path) !== null,
       callableModuleMentions: (path, word) => {
         const target = functionFile(path);
@@ -700,7 +711,7 @@ export class ProjectIndex {
     let v = this.values.get(file);
     if (v) return v;
     const text = this.read(file);
-    v = { returns: new Map(), params: new Map() };
+    v = { returns: new Map(), value: new Map(), params: new Map() };
     if (
       text !== null &&
       text.length <= MAX_MODULE_BYTES &&
@@ -888,7 +899,7 @@ function asFound(e: InitEvent | null, file: string): Found | null {
 const RANK_WORDS = ["RANK", "PROCID", "LOCALID", "get_rank", "process_index", "get_node_local_rank"];
 
 function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): ModuleValues {
-  const out: ModuleValues = { returns: new Map(), params: new Map() };
+  const out: ModuleValues = { returns: new Map(), value: new Map(), params: new Map() };
   // A full model (the environment reads anywhere: the walks as imported leave them out).
   const model: ModuleModel = buildModel(tree, text, { ...options });
   const flow = RANK_WORDS.some((w) => text.includes(w)) ? new RankFlow(model) : null;
@@ -901,6 +912,13 @@ function moduleValues(tree: ModuleTrees, text: string, options: BaseOptions): Mo
         tuple.map((o) => ({ kind: o.kind, variable: o.variable, line: o.source ? o.source.startPosition.row + 1 : 0 })),
       );
     }
+    const one = tuple ? null : flow?.returnedValue(def);
+    if (one && one.kind !== "unknown")
+      out.value.set(name, {
+        kind: one.kind,
+        variable: one.variable,
+        line: one.source ? one.source.startPosition.row + 1 : 0,
+      });
     const params = slots.length ? deviceParams(def, slots) : [];
     if (params.length) out.params.set(name, params);
   }

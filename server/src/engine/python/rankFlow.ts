@@ -12,12 +12,13 @@
  * Followed, within this file: names to their latest assignment before the use in the same
  * function (or module; a name a nested function reads from outside: every assignment there must
  * agree), `int(...)`/`str(...)`, parentheses, tuple unpacking of a tuple of the same length,
- * `self.x` set in any method of the same class, `obj.x = ...` and `d["k"] = ...` in the same
+ * `self.x` set in any method of the same class or in its body (a class attribute; a dataclass or
+ * pydantic field's `default` or `default_factory`: {@link FIELD_CALLS}), `obj.x = ...` and `d["k"] = ...` in the same
  * scope, dict literals with literal keys, argparse defaults (`add_argument("--rank", default=...)`
  * read as `args.rank`), the return values of the file's own module-level functions (element by
  * element where a returned tuple is unpacked: `a, b = f()`), `a if c else b` and `a or b` (branches
  * that agree; integer literals do not count), and `rank % n` (no longer a global rank). Across
- * modules: the tuples that functions of the project's other modules return, through the
+ * modules: the single values and the tuples that functions of the project's other modules return, through the
  * ProjectLookup given to the constructor (python/project.ts). Not followed: other modules' values
  * otherwise, function parameters (an
  * `mp.spawn`ed worker's first parameter is its local index), other arithmetic: these are
@@ -94,6 +95,23 @@ const ACCELERATE_ATTRIBUTES: Readonly<Record<string, RankKind>> = {
   process_index: "global",
   local_process_index: "local",
 };
+
+/**
+ * Field declarations whose value is their default or their default factory's result:
+ * dataclasses' `field(default=..., default_factory=...)` ("default_factory: If provided, it must be
+ * a zero-argument callable that will be called when a default value is needed for this field",
+ * https://docs.python.org/3/library/dataclasses.html#dataclasses.field), pydantic's
+ * `Field(default=..., default_factory=...)` ("default_factory: A callable to generate the default
+ * value", https://docs.pydantic.dev/latest/api/fields/#pydantic.fields.Field) and attrs' `field`/`ib`.
+ */
+const FIELD_CALLS = new Set([
+  "dataclasses.field",
+  "pydantic.Field",
+  "pydantic.fields.Field",
+  "attrs.field",
+  "attr.ib",
+  "attr.field",
+]);
 
 /** Internal value: a rank kind, or an integer literal (`0` in `rank if dist else 0`), which does not decide. */
 type Flow = {
@@ -310,19 +328,70 @@ export class RankFlow {
       if (kind === "global" && args.length) return UNKNOWN; // get_rank(group): the rank within the group
       return { kind, source: n, variable: null, plain: true };
     }
-    // A module-level function of this file, called by its name: what its returns agree on.
-    if (fn?.type === "identifier" && !this.model.symbols.has(fn.text)) {
-      const def = this.model.functions.get(fn.text);
-      if (def && this.lookup(fn.text, fn) === "module-function") {
-        const returns: Flow[] = [];
-        walkScope(def.childForFieldName("body"), (c) => {
-          if (c.type === "return_statement")
-            returns.push(c.namedChildren[0] ? this.flow(c.namedChildren[0]) : CONSTANT);
-        });
-        return returns.length ? notPlain(combine(returns, true)) : UNKNOWN;
-      }
+    // A dataclass or pydantic field: the value its default or default factory gives.
+    if (path && FIELD_CALLS.has(path)) {
+      const kw = (name: string) =>
+        args
+          .find((a) => a.type === "keyword_argument" && a.childForFieldName("name")?.text === name)
+          ?.childForFieldName("value") ?? null;
+      const factory = kw("default_factory");
+      if (factory) return this.called(factory);
+      const dflt = kw("default");
+      return dflt ? notPlain(this.flow(dflt)) : UNKNOWN;
     }
-    return UNKNOWN;
+    return fn ? this.called(fn) : UNKNOWN;
+  }
+
+  /**
+   * What calling the function `ref` names returns: a module-level function of this file (its
+   * returns agreeing), or a function of another project module that returns one value
+   * (ProjectLookup.callableReturn, python/project.ts).
+   */
+  private called(ref: SyntaxNode): Flow {
+    if (ref.type === "identifier" && !this.model.symbols.has(ref.text)) {
+      const def = this.model.functions.get(ref.text);
+      if (def && this.lookup(ref.text, ref) === "module-function") return this.ownReturns(def);
+    }
+    if (ref.type !== "identifier" && ref.type !== "attribute") return UNKNOWN;
+    const path = this.model.resolve(ref)?.replace(/\(\)/g, "") ?? null;
+    const r = path && path.includes(".") && this.project?.callableReturn ? this.project.callableReturn(path) : null;
+    return r && r.kind !== "unknown"
+      ? {
+          kind: r.kind,
+          source: ref.parent?.type === "call" ? ref.parent : ref,
+          variable: r.variable,
+          plain: false,
+          via: r.where,
+        }
+      : UNKNOWN;
+  }
+
+  /** What a module-level function of this file returns: its `return` values' flows, where they agree. */
+  private ownReturns(def: SyntaxNode): Flow {
+    const returns: Flow[] = [];
+    walkScope(def.childForFieldName("body"), (c) => {
+      if (c.type === "return_statement") returns.push(c.namedChildren[0] ? this.flow(c.namedChildren[0]) : CONSTANT);
+    });
+    return returns.length ? notPlain(combine(returns, true)) : UNKNOWN;
+  }
+
+  /**
+   * What a function of this module returns when it returns one value (not a tuple): the rank its
+   * `return` statements agree on; null when one returns a tuple or nothing is known.
+   * @param def a `function_definition` node of this module
+   */
+  returnedValue(def: SyntaxNode): RankOrigin | null {
+    let tuple = false;
+    walkScope(def.childForFieldName("body"), (c) => {
+      let v = c.type === "return_statement" ? (c.namedChildren[0] ?? null) : null;
+      while (v?.type === "parenthesized_expression") v = v.namedChildren[0] ?? null;
+      if (v && (v.type === "expression_list" || v.type === "tuple")) tuple = true;
+    });
+    if (tuple) return null;
+    const f = this.ownReturns(def);
+    return f.kind === "constant" || f.kind === "unknown"
+      ? null
+      : { kind: f.kind, source: f.source, variable: f.variable, plain: false };
   }
 
   /** `accelerator.process_index`, `self.x`, `obj.x` assigned in the same scope, `args.x` from argparse. */
@@ -525,6 +594,14 @@ export class RankFlow {
     let list = kept.byAttr.get(attr);
     if (list) return list;
     list = [];
+    // A class-body assignment (`rank: int = Field(default_factory=get_rank)`, a dataclass or
+    // pydantic field, or a plain class attribute): what `self.rank` reads until a method sets it.
+    for (const st of holder.parent?.type === "block" ? holder.parent.namedChildren : []) {
+      const a = st?.type === "expression_statement" ? st.namedChildren[0] : null;
+      const right = a?.type === "assignment" ? a.childForFieldName("right") : null;
+      if (right && a!.childForFieldName("left")?.type === "identifier" && a!.childForFieldName("left")!.text === attr)
+        list.push({ end: st!.endIndex, value: right });
+    }
     const text = this.model.text;
     for (const m of kept.methods) {
       const s = this.selfName(m);
