@@ -50,6 +50,7 @@ import { rule as GPU047 } from "./GPU047-visible-devices-after-child-start";
 import { rule as GPU048 } from "./GPU048-notebook-launcher-after-cuda-init";
 import { rule as GPU049 } from "./GPU049-visible-devices-per-thread";
 import { rule as GPU050 } from "./GPU050-notebook-cell-ran-after-init";
+import { rule as GPU051 } from "./GPU051-visible-devices-read-without-default";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -102,6 +103,7 @@ export const RULES: readonly Rule[] = [
   GPU048,
   GPU049,
   GPU050,
+  GPU051,
 ];
 
 /** The rule with this code, or undefined. */

@@ -1,0 +1,121 @@
+import type { PythonRule, RuleContext } from "../rule";
+import type { SyntaxNode } from "../python/parser";
+import { stringValue } from "../python/parser";
+import { envWritesAnywhere } from "../python/model";
+import { nodeRange } from "../python/events";
+import type { Fix } from "../types";
+import { enclosingFunction, envReadsOf } from "./shared/py";
+
+const VARIABLE = "CUDA_VISIBLE_DEVICES";
+
+/** The exception names whose handler catches the KeyError of a missing variable. */
+const CATCHES_KEY_ERROR = new Set(["KeyError", "LookupError", "Exception", "BaseException"]);
+
+/**
+ * Whether `read` sits in the body of a `try` whose handlers catch KeyError (a bare `except`, or one
+ * naming KeyError, LookupError, Exception or BaseException, alone or in a tuple).
+ */
+function caught(read: SyntaxNode): boolean {
+  for (let p = read.parent, child: SyntaxNode = read; p; child = p, p = p.parent) {
+    if (p.type === "function_definition" || p.type === "lambda") return false;
+    if (p.type !== "try_statement" || p.childForFieldName("body")?.id !== child.id) continue;
+    for (const h of p.namedChildren) {
+      if (h?.type !== "except_clause") continue;
+      const what = h.namedChildren.find((c) => c && c.type !== "block" && c.type !== "comment");
+      if (!what) return true;
+      const names = (what.type === "as_pattern" ? what.namedChildren[0] : what)?.text ?? "";
+      if (names.split(/[\s(),]+/).some((n) => CATCHES_KEY_ERROR.has(n.replace(/^builtins\./, "")))) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether `read` is inside an `assert` statement (a check that the variable is set, on purpose). */
+function inAssert(read: SyntaxNode): boolean {
+  for (let p = read.parent; p; p = p.parent) {
+    if (p.type === "assert_statement") return true;
+    if (p.type === "function_definition" || p.type === "block") return false;
+  }
+  return false;
+}
+
+/**
+ * Whether the scope of `read` (its function, or the module) asks whether the variable is set: a
+ * `"CUDA_VISIBLE_DEVICES" in os.environ` test, or a read with a default (`.get`, `os.getenv`).
+ */
+function checkedInScope(ctx: RuleContext, read: SyntaxNode): boolean {
+  const scope = enclosingFunction(read);
+  const inScope = (n: SyntaxNode) => enclosingFunction(n)?.id === scope?.id;
+  if (envReadsOf(ctx.model, VARIABLE).some((r) => r.node.type !== "subscript" && inScope(r.node))) return true;
+  return ctx.model
+    .nodesMentioning("comparison_operator", [VARIABLE])
+    .some(
+      (c) =>
+        inScope(c) &&
+        c.children.some((t) => t?.type === "in" || t?.type === "not in") &&
+        c.namedChildren.some((x) => x && stringValue(x) === VARIABLE),
+    );
+}
+
+/** GPU051: `os.environ["CUDA_VISIBLE_DEVICES"]` read without a default where nothing sets it. */
+export const rule: PythonRule = {
+  meta: {
+    code: "GPU051",
+    name: "visible-devices-read-without-default",
+    severity: "warning",
+    fixable: true,
+    preview: true,
+    // A subscript read of the variable names it in a string.
+    trigger: (t) => t.has(VARIABLE) && t.hasWord("environ"),
+    docs: {
+      what: 'Finds `os.environ["CUDA_VISIBLE_DEVICES"]` read by subscript (no default) in a program that does not set the variable itself: `len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))` to count GPUs, or to pick ids. Where no person, launcher or scheduler set the variable, which is the usual case on a workstation, in a container or under torchrun or Accelerate, the read raises KeyError before any work starts.',
+      follows:
+        'Every subscript read of the variable in the file (functions and methods included). Silent where the file writes the variable anywhere, where the read\'s function (or the module) also tests it (`"CUDA_VISIBLE_DEVICES" in os.environ`) or reads it with a default (`os.environ.get`, `os.getenv`), where a `try` around it catches KeyError (or LookupError, Exception, a bare `except`), inside an `assert` (a deliberate check that the variable is set), in a file that imports `ray` (Ray sets the variable in every task and actor), and in a file a job script of the project starts (Slurm sets it for a job with GPUs). Not followed: the environment of the shell or launcher that starts the program (a `CUDA_VISIBLE_DEVICES=0,1 python train.py` habit is invisible here), and other modules.',
+      why: '`os.environ` is a mapping: reading a key that is not set raises KeyError (Python documentation, os.environ). Nothing sets `CUDA_VISIBLE_DEVICES` by default: it is not among the variables torchrun sets for its workers (PyTorch, torchrun, Environment Variables: LOCAL_RANK, RANK, GROUP_RANK, ROLE_RANK, LOCAL_WORLD_SIZE, WORLD_SIZE, ..., MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*), CUDA does not set it (it is a user setting read at initialisation: CUDA C Programming Guide, CUDA Environment Variables), and the schedulers set it only for jobs given GPUs (Slurm, Generic Resource Scheduling: for GPUs the job\'s environment gets CUDA_VISIBLE_DEVICES) and Ray only in its tasks and actors. A trainer that counts `os.environ["CUDA_VISIBLE_DEVICES"].split(",")` therefore crashes for the users who never chose GPUs by hand (ad12/meddlr#44). Preview: the ecosystem corpus (37 code bases) holds no such read, so its precision is not measured.',
+      example:
+        'import os\nimport torch\n\nnum_gpus = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))  # GPU051: KeyError when unset\nif num_gpus > 1:\n    model = torch.nn.DataParallel(torch.nn.Linear(4, 4))\n',
+      fix: "import os\nimport torch\n\nnum_gpus = torch.cuda.device_count()\nif num_gpus > 1:\n    model = torch.nn.DataParallel(torch.nn.Linear(4, 4))\n",
+      whenNotToCare:
+        "When the program only ever runs where the variable is set: a container or job template that always sets it, a launcher of the project's own that exports it. Counting GPUs is better done with `torch.cuda.device_count()`, which also honours the variable when it is set.",
+      references: [
+        "Python documentation, os.environ: a mapping object where keys and values are strings that represent the process environment; a missing key raises KeyError (mapping semantics)",
+        "PyTorch, torchrun (Elastic Launch), Environment Variables: the variables set for each worker (CUDA_VISIBLE_DEVICES is not among them) (https://pytorch.org/docs/stable/elastic/run.html)",
+        "Slurm, Generic Resource (GRES) Scheduling, GPU Management: CUDA_VISIBLE_DEVICES is set for the job's allocated GPUs (https://slurm.schedmd.com/gres.html)",
+        "Ray, Accelerator Support: Ray sets CUDA_VISIBLE_DEVICES for tasks and actors (empty with num_gpus=0)",
+        'ad12/meddlr#44 (2022-06-12): the trainer\'s os.environ["CUDA_VISIBLE_DEVICES"] read replaced by os.environ.get(..., "")',
+      ],
+    },
+  },
+  check(ctx) {
+    const reads = envReadsOf(ctx.model, VARIABLE).filter((r) => r.node.type === "subscript");
+    if (!reads.length) return;
+    if (envWritesAnywhere(ctx.model).some((w) => w.variable === VARIABLE)) return;
+    if ((ctx.slurm?.length ?? 0) > 0) return;
+    for (const path of ctx.model.symbols.values()) if (path === "ray" || path.startsWith("ray.")) return;
+    for (const r of reads) {
+      if (caught(r.node) || inAssert(r.node) || checkedInScope(ctx, r.node)) continue;
+      ctx.report({
+        range: nodeRange(r.node),
+        message: `${r.node.text} has no default and nothing in this program sets ${VARIABLE}: where no person, launcher or scheduler set it (a plain \`python\` run, torchrun, Accelerate) it raises KeyError: '${VARIABLE}'; count GPUs with torch.cuda.device_count(), or read it with os.environ.get("${VARIABLE}", "")`,
+        fix: getFix(r.node),
+      });
+    }
+  },
+};
+
+/**
+ * `os.environ["CUDA_VISIBLE_DEVICES"]` → `os.environ.get("CUDA_VISIBLE_DEVICES", "")`: unsafe, since
+ * code that splits the value then sees one empty id (`"".split(",")` is `[""]`), which it may count
+ * as one GPU.
+ */
+function getFix(read: SyntaxNode): Fix | undefined {
+  const obj = read.childForFieldName("value");
+  const key = read.childForFieldName("subscript");
+  if (!obj || !key || read.parent?.type === "assignment" || read.parent?.type === "augmented_assignment")
+    return undefined;
+  return {
+    title: `Read it with ${obj.text}.get(${key.text}, "")`,
+    edits: [{ range: nodeRange(read), newText: `${obj.text}.get(${key.text}, "")` }],
+    safe: false,
+  };
+}

@@ -1,0 +1,59 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { lintCode, applyFix } from "../support/helpers";
+import { fixtureTests } from "./fixtureCheck";
+import { SRUN_ONE_GPU_PER_TASK } from "../support/slurmLaunches";
+
+fixtureTests("GPU051");
+
+const COUNT = 'import os\nimport torch\n\nnum_gpus = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\n';
+
+test("GPU051 is a preview warning on the subscript read, saying KeyError and what to use instead", async () => {
+  assert.deepEqual(await lintCode(COUNT, "GPU051"), [], "preview: off in the default set");
+  const [d] = await lintCode(COUNT, "GPU051", { preview: true });
+  assert.deepEqual(d.range, { start: { line: 3, character: 15 }, end: { line: 3, character: 49 } });
+  assert.equal(d.severity, "warning");
+  assert.match(d.message, /raises KeyError: 'CUDA_VISIBLE_DEVICES'/);
+  assert.match(d.message, /torch\.cuda\.device_count\(\)/);
+});
+
+test('GPU051 fix (unsafe) reads the variable with .get(..., ""), and the result is clean', async () => {
+  const [d] = await lintCode(COUNT, "GPU051", { preview: true });
+  assert.equal(d.fix?.title, 'Read it with os.environ.get("CUDA_VISIBLE_DEVICES", "")');
+  assert.equal(d.fix?.safe, false, '"".split(",") is one empty id: code that counts ids may count one GPU');
+  const fixed = applyFix(COUNT, d);
+  assert.equal(
+    fixed,
+    COUNT.replace('os.environ["CUDA_VISIBLE_DEVICES"]', 'os.environ.get("CUDA_VISIBLE_DEVICES", "")'),
+  );
+  assert.deepEqual(await lintCode(fixed, "GPU051", { preview: true }), []);
+});
+
+test("GPU051 stays silent where the program sets, tests or catches the variable, in an assert, under Ray, and on a `del`", async () => {
+  const silent = [
+    'import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")\nn = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\n',
+    'import os\nos.environ.update({"CUDA_VISIBLE_DEVICES": "0"})\nn = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\n',
+    'import os\nif not os.environ.get("CUDA_VISIBLE_DEVICES"):\n    raise SystemExit("choose GPUs")\nn = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\n',
+    'import os\n\n\ndef ids():\n    if "CUDA_VISIBLE_DEVICES" not in os.environ:\n        return []\n    return os.environ["CUDA_VISIBLE_DEVICES"].split(",")\n',
+    'import os\ntry:\n    n = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\nexcept (KeyError, ValueError):\n    n = 0\n',
+    'import os\ntry:\n    n = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\nexcept:\n    n = 0\n',
+    'import os\nassert os.environ["CUDA_VISIBLE_DEVICES"], "run under the job script"\n',
+    'import os\nfrom ray import train\n\n\ndef worker(config):\n    return os.environ["CUDA_VISIBLE_DEVICES"].split(",")\n',
+  ];
+  for (const src of silent) assert.deepEqual(await lintCode(src, "GPU051", { preview: true }), [], src);
+  // A test elsewhere in the module does not guard a read inside a function (and vice versa).
+  const other =
+    'import os\n\nHAVE = "CUDA_VISIBLE_DEVICES" in os.environ\n\n\ndef ids():\n    return os.environ["CUDA_VISIBLE_DEVICES"].split(",")\n';
+  assert.deepEqual(
+    (await lintCode(other, "GPU051", { preview: true })).map((d) => d.range.start.line),
+    [6],
+  );
+  // A try that catches something else does not guard it.
+  const wrong =
+    'import os\ntry:\n    n = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\nexcept ValueError:\n    n = 0\n';
+  assert.equal((await lintCode(wrong, "GPU051", { preview: true })).length, 1);
+});
+
+test("GPU051 stays silent in a file a job script of the project starts (Slurm sets the variable for a job with GPUs)", async () => {
+  assert.deepEqual(await lintCode(COUNT, "GPU051", { preview: true, slurm: [SRUN_ONE_GPU_PER_TASK] }), []);
+});
