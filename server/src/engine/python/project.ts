@@ -259,15 +259,7 @@ export class ProjectIndex {
         return shown(init);
       },
       callableReturns: (path) => this.returnsAt(functionFile(path), path, from, options, deps),
-      callableReturn: (path) => {
-        const target = functionFile(path);
-        if (!target) return null;
-        deps.add(target);
-        const r = this.valuesOf(target, options).value.get(path.slice(path.lastIndexOf(".") + 1));
-        return r
-          ? { kind: r.kind, variable: r.variable, where: r.line ? `${this.label(target, from)}:${r.line}` : "" }
-          : null;
-      },
+      callableReturn: (path) => this.returnAt(functionFile(path), path, from, options, deps),
       isProjectFunction: (path) => functionFile(path) !== null,
       callableModuleMentions: (path, word) => {
         const target = functionFile(path);
@@ -304,6 +296,22 @@ export class ProjectIndex {
       variable: r.variable,
       where: r.line ? `${this.label(target, from)}:${r.line}` : "",
     }));
+  }
+
+  /** {@link ProjectLookup.callableReturn} for the function at dotted `path`, defined in `target` (null: not a project function). */
+  private returnAt(
+    target: string | null,
+    path: string,
+    from: string,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): ProjectRank | null {
+    if (!target) return null;
+    deps.add(target);
+    const r = this.valuesOf(target, options).value.get(path.slice(path.lastIndexOf(".") + 1));
+    return r
+      ? { kind: r.kind, variable: r.variable, where: r.line ? `${this.label(target, from)}:${r.line}` : "" }
+      : null;
   }
 
   /** {@link ProjectLookup.callableDeviceParams} for the function at dotted `path`, defined in `target` (null: not a project function). */
