@@ -337,3 +337,22 @@ test("GPU040: literals of a file the script sources (source env.sh) and options 
     );
   assert.deepEqual(found(script, null), []);
 });
+
+test('GPU040: a launch-options variable whose value expands an earlier literal (ARGS="--nproc_per_node $GPUS_PER_NODE") is read as bash expands it at the assignment', async () => {
+  const script = (gpus: string) =>
+    `#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0,1\n\nGPUS_PER_NODE=${gpus}\nLAUNCH_ARGS="--nproc_per_node $GPUS_PER_NODE --master_port 6001"\n\ntorchrun $LAUNCH_ARGS finetune.py --fp16 true\n`;
+  const [d, ...rest] = lintManifestCode(script("8"), "jobscript", "GPU040");
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 6);
+  assert.match(d.message, /torchrun starts 8 workers per node \(--nproc_per_node 8/);
+  assert.match(d.message, /only 2 GPUs are visible to them/);
+  assert.deepEqual(lintManifestCode(script("2"), "jobscript", "GPU040"), [], "the corrected count");
+  // A name assigned after the options variable, a positional parameter, a command substitution or a
+  // single-quoted part is not substituted: nothing is read.
+  for (const value of ['"--nproc_per_node $1"', '"--nproc_per_node $(nproc)"', "'--nproc_per_node $GPUS_PER_NODE'"]) {
+    const text = script("8").replace('"--nproc_per_node $GPUS_PER_NODE --master_port 6001"', value);
+    assert.deepEqual(lintManifestCode(text, "jobscript", "GPU040"), [], value);
+  }
+  const later = `#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0,1\nLAUNCH_ARGS="--nproc_per_node $GPUS_PER_NODE"\nGPUS_PER_NODE=8\ntorchrun $LAUNCH_ARGS finetune.py\n`;
+  assert.deepEqual(lintManifestCode(later, "jobscript", "GPU040"), []);
+});

@@ -268,6 +268,8 @@ export function jobScriptFacts(src: SourceText): JobScriptFacts {
   }
   const counts = new Map<string, number>();
   const literal = new Map<string, string>();
+  // Each name's value at this point of the script, in order; null once it is not literal.
+  const current = new Map<string, string | null>();
   for (const c of commands) {
     const assigns =
       c.words.length === 0
@@ -287,7 +289,10 @@ export function jobScriptFacts(src: SourceText): JobScriptFacts {
           : [];
     for (const a of assigns) {
       counts.set(a.name, (counts.get(a.name) ?? 0) + 1);
-      if (!a.word.expands) literal.set(a.name, a.value);
+      // A single-quoted part keeps its `$` (the unquoted value no longer shows which part was quoted).
+      const value = !a.word.expands ? a.value : a.word.raw.includes("'") ? null : substituted(a.value, current);
+      current.set(a.name, value);
+      if (value !== null) literal.set(a.name, value);
     }
   }
   const literals = new Map([...literal].filter(([k]) => counts.get(k) === 1));
@@ -416,6 +421,25 @@ export function optionValue(
     }
   }
   return found;
+}
+
+/**
+ * An assigned value whose only expansions are `$NAME` / `${NAME}` of names whose value at that point
+ * of the script is known (`current`), with those values put in: bash expands a variable in an
+ * assignment's value when the assignment runs (bash(1), PARAMETERS: "All values undergo ...
+ * parameter and variable expansion"), so `ARGS="--nproc_per_node $GPUS"` after `GPUS=8` holds
+ * `--nproc_per_node 8`. Null for anything else (`$1`, `$(cmd)`, backquotes, `${X:-d}`, an unknown name).
+ */
+function substituted(value: string, current: ReadonlyMap<string, string | null>): string | null {
+  if (value.includes("`") || value.includes("\\")) return null;
+  let unknown = false;
+  const out = value.replace(/\$(?:\{([^}]*)\}|([A-Za-z_][A-Za-z0-9_]*)|(.?))/g, (_m, braced, bare, other) => {
+    const name: string | undefined = braced ?? bare;
+    const known = name !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(name) ? current.get(name) : undefined;
+    if (other !== undefined || known === undefined || known === null) unknown = true;
+    return known ?? "";
+  });
+  return unknown ? null : out;
 }
 
 /** `$NAME` / `${NAME}` resolved through the script's literal assignments; the word itself when literal; null otherwise. */
