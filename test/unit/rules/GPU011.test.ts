@@ -117,3 +117,12 @@ test("GPU011: SLURM_LOCALID is a valid local rank for set_device and device_ids 
     .replace("model = DDP", "dist.barrier()\ntorch.cuda.set_device(local_rank)\nmodel = DDP");
   assert.equal((await lintCode(late, "GPU011")).length, 1);
 });
+
+test("GPU011 (preview): a constant device in the other branch of the `if` that creates the process group (the single-process path) is not reported; in the same branch it is", async () => {
+  const src = (device: string) =>
+    `import torch\nimport torch.distributed as dist\n\n\ndef main(local_rank):\n    if local_rank != -1:\n        torch.cuda.set_device(local_rank)\n        dist.init_process_group(backend="nccl")\n${device}\n    return device\n`;
+  const elseBranch = src('    else:\n        device = torch.device("cuda:0")');
+  assert.deepEqual(await lintCode(elseBranch, "GPU011", { preview: true }), []);
+  const sameBranch = src('        device = torch.device("cuda:0")');
+  assert.deepEqual((await lintCode(sameBranch, "GPU011", { preview: true })).map((d) => d.range.start.line), [8]);
+});

@@ -13,6 +13,7 @@ import {
   enclosingFunction,
   envReadsOf,
   flowsFrom,
+  inOtherBranch,
   insertAbove,
   namesFor,
   statementOf,
@@ -41,7 +42,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group("nccl")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to("cuda")`, `device="cuda"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning). Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: a constant device (`set_device(0)`, `"cuda:0"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ["LOCAL_RANK"]` without a default (information).',
       follows:
-        "Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; a `set_device` that runs before the init (in the module's run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device and `os.environ[\"LOCAL_RANK\"]` of the file, and the project's job scripts that start it. Not followed: CUDA work inside functions called after the init (a helper that calls `.cuda()`), code in other modules, and how the launcher assigns GPUs.",
+        "Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; a `set_device` that runs before the init (in the module's run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device and `os.environ[\"LOCAL_RANK\"]` of the file (not a constant device in the other branch of the `if` that creates the group: `if local_rank != -1: ... else: device = \"cuda:0\"` is the single-process path), and the project's job scripts that start it. Not followed: CUDA work inside functions called after the init (a helper that calls `.cuda()`), code in other modules, and how the launcher assigns GPUs.",
       why: 'Measured (verify/GPU011-set-device-after-init, docs/ground-truth.md): `init_process_group("nccl")` without `device_id` leaves CUDA uninitialised (`torch.cuda.is_initialized()` is False after it; 1 x H200, torch 2.11, this session), and NCCL builds its communicator at the first collective, on the device current then; so `set_device(local_rank)` after the init works. CUDA work before the set_device runs on the current device, GPU 0 in every rank: on 2 x H200 with torch 2.11 the all-reduce then fails with `DistBackendError ... invalid usage` (NCCL 2.28.9; verify/GPU011). A constant `cuda:0` is only wrong when every process sees every GPU (torchrun); under launchers that give each process one GPU (Ray actors with num_gpus=1, Slurm per-task binding, one device per JAX process) it is right, which is why that check is preview. `int(os.environ["LOCAL_RANK"])` run with plain `python` raises `KeyError: \'LOCAL_RANK\'` (measured), but library and test code that only runs under a launcher is the common case (preview).',
       example:
         'import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group("nccl")  # GPU011: every rank guesses its device\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n',
@@ -88,6 +89,9 @@ export const rule: PythonRule = {
         // torch's own device forms only: a library's device_map/pipeline device was not part of the
         // ecosystem review that keeps this check in preview.
         if (use.library) continue;
+        // `if local_rank != -1: ... init_process_group(...) else: device = "cuda:0"`: the constant is
+        // the single-process path, which never creates the group.
+        if (inits.every((i) => inOtherBranch(use.node, i))) continue;
         const call = use.node.parent?.parent?.type === "call" ? use.node.parent.parent : null;
         const isSetDevice = !!call && calleePath(ctx.model, call) === "torch.cuda.set_device";
         const node = isSetDevice ? call! : use.node;

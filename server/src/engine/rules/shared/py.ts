@@ -61,6 +61,25 @@ export function contains(outer: SyntaxNode, inner: SyntaxNode): boolean {
   return inner.startIndex >= outer.startIndex && inner.endIndex <= outer.endIndex;
 }
 
+/**
+ * Whether `a` and `b` lie in different branches of one `if` statement (its body, an `elif`, the
+ * `else`), so that one pass through the code never runs both: the lowest `if` holding both decides.
+ */
+export function inOtherBranch(a: SyntaxNode, b: SyntaxNode): boolean {
+  for (let p = a.parent; p; p = p.parent) {
+    if (p.type === "function_definition" || p.type === "lambda" || p.type === "module") return false;
+    if (p.type !== "if_statement" || !contains(p, b)) continue;
+    const branchOf = (n: SyntaxNode) =>
+      p!.children.find(
+        (c) => !!c && (c.type === "block" || c.type === "elif_clause" || c.type === "else_clause") && contains(c, n),
+      );
+    const x = branchOf(a),
+      y = branchOf(b);
+    return !!x && !!y && x.id !== y.id;
+  }
+  return false;
+}
+
 /** Local names bound to a module path by the file's imports (`torch` → `["torch"]`, or `["th"]` after `import torch as th`). */
 export function namesFor(model: ModuleModel, path: string): string[] {
   const out: string[] = [];
