@@ -5,7 +5,8 @@
  */
 import type { LintDiagnostic, Range, TextEdit } from "./types";
 import type { ModuleModel } from "./python/model";
-import type { MagicLine } from "./python/events";
+import { magicEvents, type MagicLine } from "./python/events";
+import { lintManifest } from "./manifests/lintManifest";
 import { fixedTextParsesCleanly, isRuleOn, lintPython, type LintOptions, type RuleFailure } from "./lint";
 import { REPLAYED_RULES, rule as GPU050 } from "./rules/GPU050-notebook-cell-ran-after-init";
 import { applyEdits, lineStarts, eolOf } from "./fixes";
@@ -297,12 +298,115 @@ export function lintNotebook(
     };
   });
   return {
-    diagnostics: [...diagnostics, ...executionOrderFindings(cells, options, diagnostics, joinedCells)],
+    diagnostics: [
+      ...diagnostics,
+      ...shellLineFindings(magics, options, locate, where),
+      ...executionOrderFindings(cells, options, diagnostics, joinedCells),
+    ],
     ruleFailures: result.ruleFailures,
     ...(keep && result.analysis ? { analysis: result.analysis } : {}),
     ...(keep && result.model ? { model: result.model } : {}),
     starts,
   };
+}
+
+/**
+ * The launch rules of shell scripts that read a notebook's shell lines: processes launched against
+ * the GPUs visible to them (GPU040), a launcher's options after the script (GPU042), a container's
+ * GPUs (GPU043), CUDA_VISIBLE_DEVICES ids the machine lacks (GPU045).
+ */
+const SHELL_LINE_RULES: ReadonlySet<string> = new Set(["GPU040", "GPU042", "GPU043", "GPU045"]);
+
+/**
+ * The notebook's shell lines (`!torchrun --nproc_per_node=8 train.py`, `!CUDA_VISIBLE_DEVICES=3
+ * python x.py`) read as the commands of a shell script, with the kernel's `%env` settings before
+ * them as exports, in the cells' order: IPython runs each `!` line in a shell of its own that
+ * inherits the kernel's environment (IPython documentation, "System shell access"; `%env` sets
+ * os.environ), so a `%env CUDA_VISIBLE_DEVICES=0` reaches every later `!` line, while a `!export`
+ * or a bare `!N=8` reaches none (GPU014) and is left out, as is a command continued on the next
+ * line with `\` (IPython joins the lines; only the first is kept as an IPython line here). IPython's own expansions (`{n}`, `$n` of a
+ * Python variable) are left as the shell words they look like: unknown, so silent. Findings of
+ * {@link SHELL_LINE_RULES} come back on their cell's line.
+ */
+function shellLineFindings(
+  magics: readonly MagicLine[],
+  options: LintOptions,
+  locate: (r: Range) => { cell: number; range: Range },
+  where: (line: number) => string,
+): CellDiagnostic[] {
+  const lines: string[] = [];
+  /** Per line of the script: its magic, and how many characters of the magic precede the script line's text (-1: a whole-line export written for `%env`). */
+  const origin: Array<{ m: MagicLine; shift: number }> = [];
+  for (const m of magics) {
+    if (m.text.startsWith("%")) {
+      for (const e of magicEvents(m))
+        if (e.kind === "envWrite" && e.literal !== null && /^[A-Za-z_][A-Za-z0-9_]*$/.test(e.variable)) {
+          lines.push(`export ${e.variable}='${e.literal.replace(/'/g, "'\\''")}'`);
+          origin.push({ m, shift: -1 });
+        }
+      continue;
+    }
+    const body = m.text.replace(/^!+/, "");
+    const words = body.trim().split(/\s+/);
+    // A line that only sets variables (`!export X=1`, `!X=1`) sets them for its own shell only; a line
+    // ending in `\` continues on the cell's next line (IPython joins them), which is not read here.
+    if (
+      !words[0] ||
+      words[0] === "export" ||
+      words.every((w) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) ||
+      body.trimEnd().endsWith("\\")
+    )
+      continue;
+    lines.push(body);
+    origin.push({ m, shift: m.text.length - body.length });
+  }
+  if (!origin.some((o) => o.shift >= 0)) return [];
+  const found = lintManifest(lines.join("\n") + "\n", "jobscript", options).diagnostics;
+  const back = (r: Range): Range => {
+    const at = (p: Range["start"]) => {
+      const o = origin[p.line];
+      if (!o) return null;
+      return o.shift < 0
+        ? { line: o.m.line, character: o.m.column }
+        : { line: o.m.line, character: o.m.column + o.shift + p.character };
+    };
+    const start = at(r.start),
+      end = at(r.end);
+    if (!start) return r;
+    const o = origin[r.start.line];
+    return o.shift < 0
+      ? { start, end: { line: o.m.line, character: o.m.column + o.m.text.length } }
+      : {
+          start,
+          end: end && end.line === start.line ? end : { line: start.line, character: o.m.column + o.m.text.length },
+        };
+  };
+  // The rules name the script's lines ("exported on line 1"): say which cell and line that is.
+  const named = (message: string) =>
+    message.replace(/\bline (\d+)\b/g, (text, n: string) => {
+      const o = origin[Number(n) - 1];
+      return o ? where(o.m.line) : text;
+    });
+  return found
+    .filter((d) => SHELL_LINE_RULES.has(d.code) && origin[d.range.start.line])
+    .map((d): CellDiagnostic => {
+      const at = locate(back(d.range));
+      return {
+        code: d.code,
+        name: d.name,
+        message: named(d.message),
+        severity: d.severity,
+        cell: at.cell,
+        range: at.range,
+        ...(d.related?.length
+          ? {
+              related: d.related
+                .filter((r) => origin[r.range.start.line])
+                .map((r) => ({ ...locate(back(r.range)), message: named(r.message) })),
+            }
+          : {}),
+      };
+    });
 }
 
 /**

@@ -8,6 +8,8 @@ import { lintManifest } from "../../../server/src/engine/manifests/lintManifest"
 import { parseLaunchLine } from "../../../server/src/engine/launch/commandLine";
 import { parseShell } from "../../../server/src/engine/manifests/shell";
 import { SourceText } from "../../../server/src/engine/manifests/source";
+import { lintNotebook, type CellInput } from "../../../server/src/engine/notebook";
+import { initEngine } from "../../../server/src/engine/lint";
 
 manifestFixtureTests("GPU040");
 manifestDocExampleTest("GPU040", "jobscript");
@@ -355,4 +357,45 @@ test('GPU040: a launch-options variable whose value expands an earlier literal (
   }
   const later = `#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=0,1\nLAUNCH_ARGS="--nproc_per_node $GPUS_PER_NODE"\nGPUS_PER_NODE=8\ntorchrun $LAUNCH_ARGS finetune.py\n`;
   assert.deepEqual(lintManifestCode(later, "jobscript", "GPU040"), []);
+});
+
+test("GPU040 and GPU045 read a notebook's shell lines as a script: %env reaches later ! lines, a !export or a bare !N=8 reaches none, IPython's {n} stays unknown; findings sit on their cell's line and name cells", async () => {
+  await initEngine();
+  const cells: CellInput[] = [
+    { kind: "code", text: "import torch\nprint(torch.cuda.device_count())\n" },
+    { kind: "code", text: "%env CUDA_VISIBLE_DEVICES=0\n" },
+    { kind: "code", text: "!pip install accelerate\n!torchrun --nproc_per_node=2 train.py --lr 1e-4\n" },
+    { kind: "code", text: "!export N=8\n!CUDA_VISIBLE_DEVICES=3 python train.py\n" },
+    {
+      kind: "code",
+      text: "n = 4\n!torchrun --nproc_per_node={n} train.py\n!N=8\n!torchrun --nproc_per_node=$N train.py\n",
+    },
+    // Continued on the next line (IPython joins them): not read.
+    { kind: "code", text: "!torchrun --nproc_per_node=4 \\\n    train.py --lr 1e-4\n" },
+  ];
+  const run = (gpuCount: number | null) =>
+    lintNotebook(cells, { machine: { gpuCount, uuids: [] } }).diagnostics.filter(
+      (d) => d.code === "GPU040" || d.code === "GPU045",
+    );
+  const [d, ...rest] = run(null);
+  assert.equal(rest.length, 0, "without the machine only the %env export counts");
+  assert.equal(d.code, "GPU040");
+  assert.equal(d.cell, 2);
+  assert.deepEqual(d.range, { start: { line: 1, character: 10 }, end: { line: 1, character: 28 } });
+  assert.match(d.message, /only 1 GPU is visible to them \(CUDA_VISIBLE_DEVICES="0", exported on cell 2, line 1\)/);
+  const withMachine = run(2);
+  assert.deepEqual(
+    withMachine.map((x) => [x.code, x.cell, x.range.start.line, x.range.start.character]),
+    [
+      ["GPU040", 2, 1, 10],
+      ["GPU045", 3, 1, 1],
+    ],
+  );
+  assert.match(withMachine[1].message, /GPU 3 does not exist on this machine \(2 GPUs: 0\.\.1\)/);
+  // Without the %env cell the first launch fits two GPUs.
+  const alone = lintNotebook(
+    cells.filter((_, i) => i !== 1),
+    { machine: { gpuCount: 2, uuids: [] } },
+  ).diagnostics.filter((x) => x.code === "GPU040");
+  assert.deepEqual(alone, []);
 });
