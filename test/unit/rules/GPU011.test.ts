@@ -124,5 +124,8 @@ test("GPU011 (preview): a constant device in the other branch of the `if` that c
   const elseBranch = src('    else:\n        device = torch.device("cuda:0")');
   assert.deepEqual(await lintCode(elseBranch, "GPU011", { preview: true }), []);
   const sameBranch = src('        device = torch.device("cuda:0")');
-  assert.deepEqual((await lintCode(sameBranch, "GPU011", { preview: true })).map((d) => d.range.start.line), [8]);
+  assert.deepEqual(
+    (await lintCode(sameBranch, "GPU011", { preview: true })).map((d) => d.range.start.line),
+    [8],
+  );
 });
