@@ -576,7 +576,9 @@ export class TimelineWalker {
     for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
       if (p?.type !== "default_parameter" && p?.type !== "typed_default_parameter") continue;
       const value = p.childForFieldName("value");
-      if (value) this.visitCalls(value, depth);
+      // Most defaults are literals and names (`lr=1e-3`, `device=None`): only a value with a call
+      // (an opening parenthesis in its text) is walked; its calls are looked up in its statement's.
+      if (value && value.text.includes("(")) this.visitCalls(value, depth);
     }
   }
 
