@@ -382,10 +382,12 @@ function shellLineFindings(
         };
   };
   // The rules name the script's lines ("exported on line 1"): say which cell and line that is.
+  // A `%env` line stands in the script as an export: name it as what it is.
   const named = (message: string) =>
-    message.replace(/\bline (\d+)\b/g, (text, n: string) => {
+    message.replace(/\b(exported on )?line (\d+)\b/g, (text, exported: string | undefined, n: string) => {
       const o = origin[Number(n) - 1];
-      return o ? where(o.m.line) : text;
+      if (!o) return text;
+      return `${exported ? (o.shift < 0 ? "set with %env on " : exported) : ""}${where(o.m.line)}`;
     });
   return found
     .filter((d) => SHELL_LINE_RULES.has(d.code) && origin[d.range.start.line])

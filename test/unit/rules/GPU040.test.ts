@@ -382,7 +382,10 @@ test("GPU040 and GPU045 read a notebook's shell lines as a script: %env reaches 
   assert.equal(d.code, "GPU040");
   assert.equal(d.cell, 2);
   assert.deepEqual(d.range, { start: { line: 1, character: 10 }, end: { line: 1, character: 28 } });
-  assert.match(d.message, /only 1 GPU is visible to them \(CUDA_VISIBLE_DEVICES="0", exported on cell 2, line 1\)/);
+  assert.match(
+    d.message,
+    /only 1 GPU is visible to them \(CUDA_VISIBLE_DEVICES="0", set with %env on cell 2, line 1\)/,
+  );
   const withMachine = run(2);
   assert.deepEqual(
     withMachine.map((x) => [x.code, x.cell, x.range.start.line, x.range.start.character]),
