@@ -27,7 +27,7 @@
 import type { SyntaxNode } from "./parser";
 import { enclosingFunction, stringValue } from "./parser";
 import type { ModuleModel, ProjectLookup } from "./model";
-import { contains } from "../rules/shared/py";
+import { branchesOf, contains } from "../rules/shared/py";
 
 /** Where a rank comes from: all nodes (`global`), this node (`local`), the node's number (`node`), or not known. */
 export type RankKind = "global" | "local" | "node" | "unknown";
@@ -339,21 +339,20 @@ export class RankFlow {
       const dflt = kw("default");
       return dflt ? notPlain(this.flow(dflt)) : UNKNOWN;
     }
-    return fn ? this.called(fn) : UNKNOWN;
+    return fn ? this.called(fn, path) : UNKNOWN;
   }
 
   /**
    * What calling the function `ref` names returns: a module-level function of this file (its
    * returns agreeing), or a function of another project module that returns one value
-   * (ProjectLookup.callableReturn, python/project.ts).
+   * (ProjectLookup.callableReturn, python/project.ts). `path`: `ref` resolved, when the caller has it.
    */
-  private called(ref: SyntaxNode): Flow {
+  private called(ref: SyntaxNode, path = this.model.resolve(ref)?.replace(/\(\)/g, "") ?? null): Flow {
     if (ref.type === "identifier" && !this.model.symbols.has(ref.text)) {
       const def = this.model.functions.get(ref.text);
       if (def && this.lookup(ref.text, ref) === "module-function") return this.ownReturns(def);
     }
     if (ref.type !== "identifier" && ref.type !== "attribute") return UNKNOWN;
-    const path = this.model.resolve(ref)?.replace(/\(\)/g, "") ?? null;
     const r = path && path.includes(".") && this.project?.callableReturn ? this.project.callableReturn(path) : null;
     return r && r.kind !== "unknown"
       ? {
@@ -719,19 +718,6 @@ function reachingBefore(list: Binding[], use: SyntaxNode): Binding[] | null {
     }
     branch = p;
   }
-  return out;
-}
-
-/** The alternative bodies of an `if` (consequence, each `elif`, `else`) or a `try` (its body, each `except`). */
-function branchesOf(stmt: SyntaxNode): SyntaxNode[] {
-  const out: SyntaxNode[] = [];
-  for (const c of stmt.children)
-    if (
-      c &&
-      (c.type === "block" || c.type === "elif_clause" || c.type === "else_clause" || c.type === "except_clause") &&
-      !(stmt.type === "try_statement" && c.type === "else_clause")
-    )
-      out.push(c);
   return out;
 }
 

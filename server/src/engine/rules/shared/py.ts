@@ -61,6 +61,19 @@ export function contains(outer: SyntaxNode, inner: SyntaxNode): boolean {
   return inner.startIndex >= outer.startIndex && inner.endIndex <= outer.endIndex;
 }
 
+/** The alternative bodies of an `if` (consequence, each `elif`, `else`) or a `try` (its body, each `except`). */
+export function branchesOf(stmt: SyntaxNode): SyntaxNode[] {
+  const out: SyntaxNode[] = [];
+  for (const c of stmt.children)
+    if (
+      c &&
+      (c.type === "block" || c.type === "elif_clause" || c.type === "else_clause" || c.type === "except_clause") &&
+      !(stmt.type === "try_statement" && c.type === "else_clause")
+    )
+      out.push(c);
+  return out;
+}
+
 /**
  * Whether `a` and `b` lie in different branches of one `if` statement (its body, an `elif`, the
  * `else`), so that one pass through the code never runs both: the lowest `if` holding both decides.
@@ -69,12 +82,9 @@ export function inOtherBranch(a: SyntaxNode, b: SyntaxNode): boolean {
   for (let p = a.parent; p; p = p.parent) {
     if (p.type === "function_definition" || p.type === "lambda" || p.type === "module") return false;
     if (p.type !== "if_statement" || !contains(p, b)) continue;
-    const branchOf = (n: SyntaxNode) =>
-      p!.children.find(
-        (c) => !!c && (c.type === "block" || c.type === "elif_clause" || c.type === "else_clause") && contains(c, n),
-      );
-    const x = branchOf(a),
-      y = branchOf(b);
+    const branches = branchesOf(p);
+    const x = branches.find((c) => contains(c, a)),
+      y = branches.find((c) => contains(c, b));
     return !!x && !!y && x.id !== y.id;
   }
   return false;
