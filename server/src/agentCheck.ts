@@ -53,9 +53,12 @@ function kindOf(path: string, languageId?: string) {
   return { notebook: false as const, manifest: manifestKindOf(path, languageId) };
 }
 
-/** Lints notebook cells (already split) into agent findings. */
-export function checkCells(cells: CellInput[], options: LintOptions): AgentFinding[] {
-  return lintNotebook(cells, options).diagnostics.map((d) => finding(d, d.cell));
+/**
+ * Lints notebook cells (already split) into agent findings. `path`: the notebook's absolute path
+ * (the scripts its shell lines start are read from its folder); null when it has none.
+ */
+export function checkCells(cells: CellInput[], options: LintOptions, path: string | null = null): AgentFinding[] {
+  return lintNotebook(cells, options, undefined, path).diagnostics.map((d) => finding(d, d.cell));
 }
 
 /**
@@ -79,9 +82,12 @@ export function checkText(path: string, text: string, options: LintOptions, lang
         }),
       ];
     }
-    return checkCells(cells, options);
+    return checkCells(cells, options, isAbsolute(path) ? path : null);
   }
-  if (kind.manifest) return lintManifest(text, kind.manifest, options).diagnostics.map((d) => finding(d));
+  if (kind.manifest)
+    return lintManifest(text, kind.manifest, options, { file: isAbsolute(path) ? path : null }).diagnostics.map((d) =>
+      finding(d),
+    );
   const r = lintPython(text, options);
   r.tree?.delete();
   return r.diagnostics.map((d) => finding(d));

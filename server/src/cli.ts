@@ -654,7 +654,7 @@ function checkNotebook(
   json: string,
   options: LintOptions,
   fix: FixMode,
-): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number } {
+): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; deps?: string[] } {
   let original;
   try {
     original = cellsOfIpynb(json);
@@ -678,7 +678,7 @@ function checkNotebook(
   const { cells, applied } = fix
     ? fixAllNotebook(original, options, fix === "unsafe")
     : { cells: original, applied: 0 };
-  const r = lintNotebook(cells, options);
+  const r = lintNotebook(cells, options, undefined, filename);
   let fixed: string | null = null;
   if (cells.some((c, i) => c.text !== original[i].text))
     fixed = withCellSources(
@@ -695,6 +695,8 @@ function checkNotebook(
     ),
     fixed,
     applied,
+    // The files its shell lines' rules read (a script started with `!python x.py`).
+    ...(r.deps ? { deps: r.deps } : {}),
   };
 }
 

@@ -159,8 +159,16 @@ export function blankMagics(cellText: string, lineOffset: number): { text: strin
     const column = line.length - trimmed.length;
     if (cellMagic) parts[k] = " ".repeat(line.length);
     else if (trimmed.startsWith("%") || trimmed.startsWith("!")) {
-      magics.push({ line: lineOffset + k / 2, column, text: trimmed });
+      const magic: MagicLine = { line: lineOffset + k / 2, column, text: trimmed };
       parts[k] = " ".repeat(line.length);
+      // IPython continues the line over the next ones while each ends in `\` (MagicLine.continuation).
+      for (let last = line; last.endsWith("\\") && k + 2 < parts.length;) {
+        k += 2;
+        last = parts[k];
+        (magic.continuation ??= []).push(last);
+        parts[k] = " ".repeat(last.length);
+      }
+      magics.push(magic);
     }
   }
   return { text: parts.join(""), magics };
@@ -238,6 +246,8 @@ export function cellFixParsesCleanly(
  *   has its trees edited to the new joined text (the one change between the texts), re-parsed only
  *   where it changed, and is handed over (lint.ts `lintPython`'s `previous`). Without `keep` no
  *   trees are returned.
+ * @param file the notebook's absolute path (its shell lines' scripts are found from its folder); null
+ *   for an unsaved notebook.
  * @returns the diagnostics by cell; with `keep`, the analysis and the joined text's model (lint.ts
  *   `LintResult.model`, valid while the trees are neither edited nor deleted); `starts`, where each
  *   code cell lies in the joined text.
@@ -246,9 +256,12 @@ export function lintNotebook(
   cells: CellInput[],
   options: LintOptions = {},
   keep?: { previous?: DocumentAnalysis },
+  file: string | null = null,
 ): {
   diagnostics: CellDiagnostic[];
   ruleFailures: RuleFailure[];
+  /** The workspace files the shell lines' rules read (a launched script): the result depends on them. */
+  deps?: string[];
   analysis?: DocumentAnalysis;
   model?: ModuleModel;
   starts: CellStart[];
@@ -297,13 +310,15 @@ export function lintNotebook(
         : {}),
     };
   });
+  const shell = shellLineFindings(magics, options, locate, where, file);
   return {
     diagnostics: [
       ...diagnostics,
-      ...shellLineFindings(magics, options, locate, where),
+      ...shell.diagnostics,
       ...executionOrderFindings(cells, options, diagnostics, joinedCells),
     ],
     ruleFailures: result.ruleFailures,
+    ...(shell.deps.length ? { deps: shell.deps } : {}),
     ...(keep && result.analysis ? { analysis: result.analysis } : {}),
     ...(keep && result.model ? { model: result.model } : {}),
     starts,
@@ -313,9 +328,18 @@ export function lintNotebook(
 /**
  * The launch rules of shell scripts that read a notebook's shell lines: processes launched against
  * the GPUs visible to them (GPU040), a launcher's options after the script (GPU042), a container's
- * GPUs (GPU043), CUDA_VISIBLE_DEVICES ids the machine lacks (GPU045).
+ * GPUs (GPU043), CUDA_VISIBLE_DEVICES ids the machine lacks (GPU045), a device ordinal option the
+ * started script cannot use (GPU052).
  */
-const SHELL_LINE_RULES: ReadonlySet<string> = new Set(["GPU040", "GPU042", "GPU043", "GPU045"]);
+const SHELL_LINE_RULES: ReadonlySet<string> = new Set(["GPU040", "GPU042", "GPU043", "GPU045", "GPU052"]);
+
+/** One line of the script made of a notebook's shell lines: the cell line it comes from (0-based in the joined text), its column there, its length, and how many characters of that line precede the script line's text (-1: a whole-line export written for `%env`). */
+interface ScriptLineOrigin {
+  line: number;
+  column: number;
+  length: number;
+  shift: number;
+}
 
 /**
  * The notebook's shell lines (`!torchrun --nproc_per_node=8 train.py`, `!CUDA_VISIBLE_DEVICES=3
@@ -323,63 +347,56 @@ const SHELL_LINE_RULES: ReadonlySet<string> = new Set(["GPU040", "GPU042", "GPU0
  * them as exports, in the cells' order: IPython runs each `!` line in a shell of its own that
  * inherits the kernel's environment (IPython documentation, "System shell access"; `%env` sets
  * os.environ), so a `%env CUDA_VISIBLE_DEVICES=0` reaches every later `!` line, while a `!export`
- * or a bare `!N=8` reaches none (GPU014) and is left out, as is a command continued on the next
- * line with `\` (IPython joins the lines; only the first is kept as an IPython line here). IPython's own expansions (`{n}`, `$n` of a
- * Python variable) are left as the shell words they look like: unknown, so silent. Findings of
- * {@link SHELL_LINE_RULES} come back on their cell's line.
+ * or a bare `!N=8` reaches none (GPU014) and is left out. A command continued on the next lines
+ * with `\` (MagicLine.continuation: IPython joins them) keeps its lines, which the shell joins as
+ * it does in a script. IPython's own expansions (`{n}`, `$n` of a Python variable) are left as the
+ * shell words they look like: unknown, so silent. `file`: the notebook's path (the launched scripts
+ * are found from its folder); null for an unsaved one. Findings of {@link SHELL_LINE_RULES} come
+ * back on their cell's line, with the files the rules read (`deps`).
  */
 function shellLineFindings(
   magics: readonly MagicLine[],
   options: LintOptions,
   locate: (r: Range) => { cell: number; range: Range },
   where: (line: number) => string,
-): CellDiagnostic[] {
+  file: string | null,
+): { diagnostics: CellDiagnostic[]; deps: string[] } {
   const lines: string[] = [];
-  /** Per line of the script: its magic, and how many characters of the magic precede the script line's text (-1: a whole-line export written for `%env`). */
-  const origin: Array<{ m: MagicLine; shift: number }> = [];
+  const origin: ScriptLineOrigin[] = [];
   for (const m of magics) {
     if (m.text.startsWith("%")) {
       for (const e of magicEvents(m))
         if (e.kind === "envWrite" && e.literal !== null && /^[A-Za-z_][A-Za-z0-9_]*$/.test(e.variable)) {
           lines.push(`export ${e.variable}='${e.literal.replace(/'/g, "'\\''")}'`);
-          origin.push({ m, shift: -1 });
+          origin.push({ line: m.line, column: m.column, length: m.text.length, shift: -1 });
         }
       continue;
     }
     const body = m.text.replace(/^!+/, "");
     const words = body.trim().split(/\s+/);
-    // A line that only sets variables (`!export X=1`, `!X=1`) sets them for its own shell only; a line
-    // ending in `\` continues on the cell's next line (IPython joins them), which is not read here.
-    if (
-      !words[0] ||
-      words[0] === "export" ||
-      words.every((w) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(w)) ||
-      body.trimEnd().endsWith("\\")
-    )
-      continue;
+    // A line that only sets variables (`!export X=1`, `!X=1`) sets them for its own shell only.
+    if (!words[0] || words[0] === "export" || words.every((w) => /^[A-Za-z_][A-Za-z0-9_]*=/.test(w))) continue;
     lines.push(body);
-    origin.push({ m, shift: m.text.length - body.length });
+    origin.push({ line: m.line, column: m.column, length: m.text.length, shift: m.text.length - body.length });
+    (m.continuation ?? []).forEach((text, k) => {
+      lines.push(text);
+      origin.push({ line: m.line + k + 1, column: 0, length: text.length, shift: 0 });
+    });
   }
-  if (!origin.some((o) => o.shift >= 0)) return [];
-  const found = lintManifest(lines.join("\n") + "\n", "jobscript", options).diagnostics;
+  if (!origin.some((o) => o.shift >= 0)) return { diagnostics: [], deps: [] };
+  const found = lintManifest(lines.join("\n") + "\n", "jobscript", options, { file });
   const back = (r: Range): Range => {
     const at = (p: Range["start"]) => {
       const o = origin[p.line];
       if (!o) return null;
-      return o.shift < 0
-        ? { line: o.m.line, character: o.m.column }
-        : { line: o.m.line, character: o.m.column + o.shift + p.character };
+      return { line: o.line, character: o.column + Math.max(o.shift, 0) + (o.shift < 0 ? 0 : p.character) };
     };
     const start = at(r.start),
       end = at(r.end);
     if (!start) return r;
     const o = origin[r.start.line];
-    return o.shift < 0
-      ? { start, end: { line: o.m.line, character: o.m.column + o.m.text.length } }
-      : {
-          start,
-          end: end && end.line === start.line ? end : { line: start.line, character: o.m.column + o.m.text.length },
-        };
+    const lineEnd = { line: o.line, character: o.column + o.length };
+    return o.shift < 0 ? { start, end: lineEnd } : { start, end: end && end.line === start.line ? end : lineEnd };
   };
   // The rules name the script's lines ("exported on line 1"): say which cell and line that is.
   // A `%env` line stands in the script as an export: name it as what it is.
@@ -387,9 +404,9 @@ function shellLineFindings(
     message.replace(/\b(exported on )?line (\d+)\b/g, (text, exported: string | undefined, n: string) => {
       const o = origin[Number(n) - 1];
       if (!o) return text;
-      return `${exported ? (o.shift < 0 ? "set with %env on " : exported) : ""}${where(o.m.line)}`;
+      return `${exported ? (o.shift < 0 ? "set with %env on " : exported) : ""}${where(o.line)}`;
     });
-  return found
+  const diagnostics = found.diagnostics
     .filter((d) => SHELL_LINE_RULES.has(d.code) && origin[d.range.start.line])
     .map((d): CellDiagnostic => {
       const at = locate(back(d.range));
@@ -409,6 +426,7 @@ function shellLineFindings(
           : {}),
       };
     });
+  return { diagnostics, deps: found.deps ?? [] };
 }
 
 /**

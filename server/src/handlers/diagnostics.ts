@@ -141,6 +141,7 @@ export function lintNotebookDocument(ctx: ServerContext, nb: NotebookDocument): 
       lazyFixValidation: true,
     },
     { previous },
+    pathOf(nb.uri),
   );
   if (project) session.ensure(nb.uri).projectDeps = project.deps();
   // With the model of the joined cells for the machine hovers and inlay hints in cells (as a text document's).

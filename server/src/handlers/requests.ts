@@ -37,7 +37,12 @@ export function registerRequests(ctx: ServerContext): void {
     }
     const nb = session.notebooks.getNotebookDocument(uri);
     if (nb)
-      return { ok: true, path, source: "editor", findings: checkCells(ctx.cellsOf(nb).cells, ctx.lintOptions(nb.uri)) };
+      return {
+        ok: true,
+        path,
+        source: "editor",
+        findings: checkCells(ctx.cellsOf(nb).cells, ctx.lintOptions(nb.uri), path),
+      };
     const doc = session.documents.get(uri);
     if (doc)
       return {

@@ -370,15 +370,19 @@ test("GPU040 and GPU045 read a notebook's shell lines as a script: %env reaches 
       kind: "code",
       text: "n = 4\n!torchrun --nproc_per_node={n} train.py\n!N=8\n!torchrun --nproc_per_node=$N train.py\n",
     },
-    // Continued on the next line (IPython joins them): not read.
+    // Continued on the next line (IPython joins them): read as one command, as the shell reads it.
     { kind: "code", text: "!torchrun --nproc_per_node=4 \\\n    train.py --lr 1e-4\n" },
   ];
   const run = (gpuCount: number | null) =>
     lintNotebook(cells, { machine: { gpuCount, uuids: [] } }).diagnostics.filter(
       (d) => d.code === "GPU040" || d.code === "GPU045",
     );
-  const [d, ...rest] = run(null);
+  const [d, continued, ...rest] = run(null);
   assert.equal(rest.length, 0, "without the machine only the %env export counts");
+  assert.deepEqual(
+    [continued.code, continued.cell, continued.range.start.line, continued.range.start.character],
+    ["GPU040", 5, 0, 10],
+  );
   assert.equal(d.code, "GPU040");
   assert.equal(d.cell, 2);
   assert.deepEqual(d.range, { start: { line: 1, character: 10 }, end: { line: 1, character: 28 } });
@@ -392,12 +396,13 @@ test("GPU040 and GPU045 read a notebook's shell lines as a script: %env reaches 
     [
       ["GPU040", 2, 1, 10],
       ["GPU045", 3, 1, 1],
+      ["GPU040", 5, 0, 10],
     ],
   );
   assert.match(withMachine[1].message, /GPU 3 does not exist on this machine \(2 GPUs: 0\.\.1\)/);
-  // Without the %env cell the first launch fits two GPUs.
+  // Without the %env cell the first launch fits two GPUs (the continued one does not).
   const alone = lintNotebook(
-    cells.filter((_, i) => i !== 1),
+    cells.filter((_, i) => i !== 1 && i !== 5),
     { machine: { gpuCount: 2, uuids: [] } },
   ).diagnostics.filter((x) => x.code === "GPU040");
   assert.deepEqual(alone, []);

@@ -26,7 +26,10 @@ test("GPU042 launch model: the script and its arguments, after the launcher's ow
   assert.deepEqual([t.launcher, t.script?.value, t.scriptArgs.length], ["torchrun", "train.py", 0]);
   const c = lineOf("colossalai run --nproc_per_node 4 train.py --epochs 2");
   assert.deepEqual([c.launcher, c.processes?.value, c.script?.value], ["colossalai", "4", "train.py"]);
-  assert.equal(lineOf("python train.py --nproc_per_node 2").script, null);
+  // A plain `python x.py` names its script too (GPU052 reads its arguments); GPU042 skips it: no launcher.
+  const p = lineOf("python -u train.py --nproc_per_node 2");
+  assert.deepEqual([p.launcher, p.script?.value, p.scriptArgs.length], ["other", "train.py", 2]);
+  assert.equal(lineOf("python -m pkg.train --gpu 1").script, null);
   assert.equal(lineOf("torchrun --nproc_per_node 2").script, null);
 });
 

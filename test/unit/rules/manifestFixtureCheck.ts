@@ -8,7 +8,7 @@
  * a comment only at the start of a line, a `# expect: CODE` line marks the line below it.
  */
 import assert from "node:assert/strict";
-import { test } from "node:test";
+import { before, test } from "node:test";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "../support/helpers";
@@ -20,6 +20,11 @@ import type { LintOptions } from "../../../server/src/engine/lint";
 import type { LintDiagnostic } from "../../../server/src/engine/types";
 import { ruleByCode } from "../../../server/src/engine/rules/index";
 import { renderTextFixture, snapshotTest } from "./snapshot";
+import { initEngine } from "../../../server/src/engine/lint";
+
+// The launch rules parse the Python script a launch line names (launch/script.ts): every test file
+// that lints manifests through these helpers has the parser ready first.
+before(() => initEngine());
 
 /** A manifest fixture. */
 export interface ManifestFixture {

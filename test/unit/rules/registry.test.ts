@@ -182,11 +182,15 @@ test("docs/rules/README.md indexes exactly the registered rules", () => {
 /** A manifest example's codes: a Dockerfile, a Slurm job script, or YAML linted both as Kubernetes and as compose (preview on). */
 /**
  * A project folder for the manifest examples: a shell example is linted as `example.sh` in it,
- * beside the `train.py` the examples launch (GPU042 reads the script a launch line names).
+ * beside the `train.py` the examples launch (GPU042 and GPU052 read the script a launch line names).
  */
 const EXAMPLE_DIR = (() => {
   const dir = mkdtempSync(join(tmpdir(), "gp-examples-"));
-  writeFileSync(join(dir, "train.py"), "print('training')\n");
+  // GPU052's example passes `--gpu 2`, which this script hands to CUDA.
+  writeFileSync(
+    join(dir, "train.py"),
+    'import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument("--gpu", type=int, default=0)\nargs = p.parse_args()\ntorch.cuda.set_device(args.gpu)\n',
+  );
   return dir;
 })();
 

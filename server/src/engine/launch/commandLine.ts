@@ -57,7 +57,7 @@ export interface LaunchLine {
   exclude: OptionValue | null;
   /** accelerate `--config_file`. */
   configFile: OptionValue | null;
-  /** The program the launcher starts (the word after its own options: a script path, or a module after `-m`); null when none is written. */
+  /** The program the launcher starts (the word after its own options: a script path, or a module after `-m`; for a plain `python x.py`, the script); null when none is written. */
   script: ShellWord | null;
   /** The words after {@link script}: the program's arguments, which the launcher passes on unread. */
   scriptArgs: ShellWord[];
@@ -251,7 +251,7 @@ export function parseLaunchLine(
     script: null,
     scriptArgs: [],
   };
-  if (launcher === "other") return none;
+  if (launcher === "other") return isPython(rest[0]?.value ?? "") ? { ...none, ...pythonScript(rest) } : none;
   const opts = launcherOptions(rest, from);
   const at = from + opts.length;
   const script = rest[at] && rest[at].value !== "--" ? rest[at] : null;
@@ -274,6 +274,23 @@ export function parseLaunchLine(
     gpuIds: optionValue(opts, ["--include", "-i"]),
     exclude: optionValue(opts, ["--exclude", "-e"]),
   };
+}
+
+/** The interpreter's options that take the next word as their value (python(1): `-W arg`, `-X opt`). */
+const PYTHON_VALUE_OPTIONS = new Set(["-W", "-X", "--check-hash-based-pycs"]);
+
+/**
+ * The script of `python [options] script.py args...` and its arguments (python(1): "script: ...
+ * the name of a file containing Python statements"; `-c`, `-m` and `-` read no script file).
+ */
+function pythonScript(words: readonly ShellWord[]): Pick<LaunchLine, "script" | "scriptArgs"> {
+  for (let k = 1; k < words.length; k++) {
+    const w = words[k].value;
+    if (w === "-c" || w === "-m" || w === "-" || w === "--") break;
+    if (PYTHON_VALUE_OPTIONS.has(w)) k++;
+    else if (!w.startsWith("-")) return { script: words[k], scriptArgs: words.slice(k + 1) };
+  }
+  return { script: null, scriptArgs: [] };
 }
 
 /** A whole number written as digits, or null. */

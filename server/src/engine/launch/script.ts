@@ -1,9 +1,17 @@
 /**
- * The Python script a launch command line names, read as text (GPU040, GPU042): where it is, and
- * what its own command-line options do with CUDA_VISIBLE_DEVICES. Text only, no parse: the answers
- * are null whenever the text is not of the plain shapes below.
+ * The Python script a launch command line names (GPU040, GPU042, GPU052): where it is, and what its
+ * own command-line options do: which `argparse` destination each option fills, which destination it
+ * writes to CUDA_VISIBLE_DEVICES, which it hands to CUDA as a device ordinal. Read from the script's
+ * tree-sitter parse and model ({@link launchedScriptFacts}); the answers are empty whenever the code
+ * is not of the shapes described there.
  */
 import { dirname, isAbsolute, join } from "node:path";
+import { ModuleTrees } from "../python/moduleTrees";
+import { buildModel, type ModuleModel } from "../python/model";
+import { enclosingFunction, pythonInput, stringValue, type SyntaxNode } from "../python/parser";
+import { deviceSlots, namesBoundIn } from "../python/devices";
+import { callArgs } from "../rules/shared/py";
+import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
 
 /**
  * A path under the running shell script's own folder, `rest` in group 1: `$(dirname "$0")/rest`,
@@ -43,62 +51,287 @@ export function launchedScriptText(
   return null;
 }
 
-/** The text of a call's parentheses from `open` (the index of its `(`), strings skipped; null when unbalanced within 2,000 characters. */
-function callText(text: string, open: number): string | null {
-  let depth = 0;
-  let quote: string | null = null;
-  for (let i = open; i < Math.min(text.length, open + 2000); i++) {
-    const ch = text[i];
-    if (quote) {
-      if (ch === "\\") i++;
-      else if (ch === quote) quote = null;
-      continue;
-    }
-    if (ch === '"' || ch === "'") quote = ch;
-    else if (ch === "(") depth++;
-    else if (ch === ")" && --depth === 0) return text.slice(open + 1, i);
-  }
-  return null;
+/** One `add_argument` option of a launched script. */
+export interface ScriptOption {
+  /**
+   * The argparse destination: `dest=` when given, else the first long option string without its
+   * dashes (else the first short one), `-` turned into `_` (Python documentation, argparse, "dest").
+   */
+  dest: string;
+  /** `nargs=` or `action=` was given: the option takes a list, no value or an optional one, never read as one value here. */
+  notSingle: boolean;
 }
 
-/** A leading option string of an add_argument call's text: `"--device",` or `'-d'`. */
-const OPTION_STRING = /^\s*(?:"(-[^"\\]*)"|'(-[^'\\]*)')\s*(?:,|$)/;
+/** Where a launched script hands one of its options' values to CUDA as a device ordinal. */
+export interface DeviceOption {
+  /** How, for messages: `torch.cuda.set_device()`, `f"cuda:{…}"` (devices.ts {@link deviceSlots}' forms). */
+  form: string;
+  /** 1-based line of that use in the script. */
+  line: number;
+  /** The use builds a device string around the value (`f"cuda:{…}"`): only a bare number is an ordinal there. */
+  inString: boolean;
+}
+
+/** What a launched script's own command-line options do ({@link launchedScriptFacts}). */
+export interface LaunchedScriptFacts {
+  /** Its `add_argument` options by option string (`--device`, `-d`). */
+  options: Map<string, ScriptOption>;
+  /** The destinations that its one write of CUDA_VISIBLE_DEVICES copies (`os.environ["CUDA_VISIBLE_DEVICES"] = args.device`); empty when it writes the variable otherwise, or more than once. */
+  visibleDests: string[];
+  /** It writes CUDA_VISIBLE_DEVICES anywhere. */
+  writesVisible: boolean;
+  /** The destinations it hands to CUDA as a device ordinal as they are, with the first such use. */
+  deviceDests: Map<string, DeviceOption>;
+}
+
+/** The option strings of `facts`' options whose destination is `dest`. */
+export function optionsWithDest(facts: LaunchedScriptFacts, dest: string): string[] {
+  return [...facts.options].filter(([, o]) => o.dest === dest).map(([name]) => name);
+}
+
+/** Callees a parsed-arguments namespace may be handed to without changing it (they only read or print it). */
+const READS_ONLY = new Set(["print", "vars", "str", "repr", "len", "format", "pprint", "pprint.pprint", "json.dumps"]);
+/** Method names of loggers and writers that only read what they are given (`logger.info(args)`). */
+const READING_METHODS = new Set(["info", "debug", "warning", "warn", "error", "log", "write", "print"]);
+
+/** The last {@link launchedScriptFacts} answers by text: a script is asked once per launch line that names it. */
+const factsKept = new Map<string, LaunchedScriptFacts>();
 
 /**
- * The option strings of the script's `add_argument(...)` calls whose destination is `dest`
- * (argparse: `dest=` if given, else the first long option without its dashes, `-` turned into `_`).
+ * What the options of a launched Python script do, from its parse (tree-sitter) and model:
+ * - `options`: its `x.add_argument("--opt", ...)` calls (any receiver, sub-parsers and groups included).
+ * - `visibleDests`: what its one CUDA_VISIBLE_DEVICES write copies, when that write's value is `ns.attr`.
+ * - `deviceDests`: the destinations whose value reaches one of devices.ts {@link deviceSlots}
+ *   (`torch.cuda.set_device(args.gpu)`, `torch.device(f"cuda:{args.gpu}")`, `.to(int(args.gpu))`, or
+ *   a name assigned once from such a value in the same function), read from a namespace that
+ *   `parse_args()` returned: a name assigned `p.parse_args()` / `p.parse_known_args()[0]` (or the
+ *   first of `a, b = p.parse_known_args()`), or the call of one of the file's functions that returns
+ *   one, or the parameter of one of the file's functions that the file calls with one. Left out,
+ *   to stay silent where the value may be another: a destination the file assigns (`args.gpu =
+ *   local_rank`, on any object), and everything when a namespace is handed to a callee the file
+ *   does not define (it may set the value: `init_distributed_mode(args)`), other than printing and
+ *   logging ({@link READS_ONLY}), or changed through `vars(args).update(...)`, `args.__dict__` or
+ *   `setattr`.
+ * Empty answers when the text does not parse into a module. Never throws.
  */
-export function optionsWithDest(text: string, dest: string): string[] {
-  const out: string[] = [];
-  for (const m of text.matchAll(/\badd_argument\s*\(/g)) {
-    const body = callText(text, m.index + m[0].length - 1);
-    if (body === null) continue;
-    // The leading string arguments are the option strings.
+export function launchedScriptFacts(text: string): LaunchedScriptFacts {
+  const kept = factsKept.get(text);
+  if (kept) return kept;
+  const tree = ModuleTrees.parse(pythonInput(text), false);
+  let facts: LaunchedScriptFacts;
+  try {
+    const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
+    const options = argparseOptions(model);
+    const writes = model
+      .statementWrites()
+      .flatMap((s) => s.writes)
+      .filter((w) => w.variable === "CUDA_VISIBLE_DEVICES");
+    const copied = writes.length === 1 && writes[0].value?.type === "attribute" ? writes[0].value : null;
+    const copiedDest =
+      copied?.childForFieldName("object")?.type === "identifier"
+        ? copied.childForFieldName("attribute")?.text
+        : undefined;
+    facts = {
+      options,
+      visibleDests: copiedDest ? [copiedDest] : [],
+      writesVisible: writes.length > 0,
+      deviceDests: deviceDestinations(model),
+    };
+  } catch {
+    facts = { options: new Map(), visibleDests: [], writesVisible: false, deviceDests: new Map() };
+  } finally {
+    tree.delete();
+  }
+  if (factsKept.size >= 16) factsKept.delete(factsKept.keys().next().value!);
+  factsKept.set(text, facts);
+  return facts;
+}
+
+/** The `add_argument` options of the module, by option string. */
+function argparseOptions(model: ModuleModel): Map<string, ScriptOption> {
+  const out = new Map<string, ScriptOption>();
+  for (const call of model.nodesOfType("call")) {
+    const fn = call?.childForFieldName("function");
+    if (!call || fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "add_argument") continue;
+    const { positional, keywords } = callArgs(call);
     const names: string[] = [];
-    let rest = body;
-    for (let f = OPTION_STRING.exec(rest); f; f = OPTION_STRING.exec(rest)) {
-      names.push(f[1] ?? f[2]);
-      rest = rest.slice(f[0].length);
+    for (const p of positional) {
+      const v = stringValue(p);
+      if (v === null || !v.startsWith("-")) break;
+      names.push(v);
     }
     if (!names.length) continue;
-    const explicit = /\bdest\s*=\s*["']([A-Za-z_][A-Za-z0-9_]*)["']/.exec(rest)?.[1];
+    const explicit = stringValue(keywords.get("dest"));
     const long = names.find((n) => n.startsWith("--"));
-    const implied = (long ?? names[0]).replace(/^-+/, "").replace(/-/g, "_");
-    if ((explicit ?? implied) === dest) out.push(...names);
+    const dest = explicit ?? (long ?? names[0]).replace(/^-+/, "").replace(/-/g, "_");
+    const notSingle = keywords.has("nargs") || keywords.has("action");
+    for (const n of names) out.set(n, { dest, notSingle });
   }
   return out;
 }
 
+/** The key of the scope `node` is in: its function's node id, -1 for the module. */
+const scopeOf = (node: SyntaxNode): number => enclosingFunction(node)?.id ?? -1;
+
+/** `p.parse_args(...)`, `p.parse_known_args(...)[0]`. */
+function parsesArgs(n: SyntaxNode | null): boolean {
+  if (n?.type === "subscript") {
+    const v = n.childForFieldName("value");
+    return n.childForFieldName("subscript")?.text === "0" && methodName(v) === "parse_known_args";
+  }
+  return methodName(n) === "parse_args";
+}
+
+/** The method a call calls (`parse_args` of `p.parse_args()`); undefined for anything else. */
+function methodName(n: SyntaxNode | null | undefined): string | undefined {
+  const fn = n?.type === "call" ? n.childForFieldName("function") : null;
+  return fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
+}
+
+/** The names of the parameters of `def`, in order (`self` included; splats end the list). */
+function paramList(def: SyntaxNode): string[] {
+  const out: string[] = [];
+  for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
+    if (!p || p.type === "comment") continue;
+    if (p.type.includes("splat") || p.type.includes("separator")) break;
+    const name = p.type === "identifier" ? p : (p.childForFieldName("name") ?? p.namedChildren[0]);
+    out.push(name?.type === "identifier" ? name.text : "");
+  }
+  return out;
+}
+
+/** `int(x)` → `x`; anything else as it is. */
+function unwrapInt(n: SyntaxNode | null | undefined): SyntaxNode | null {
+  if (n?.type === "call" && n.childForFieldName("function")?.text === "int")
+    return n.childForFieldName("arguments")?.namedChildren.find((c) => c?.type !== "comment") ?? null;
+  return n ?? null;
+}
+
 /**
- * The one CUDA_VISIBLE_DEVICES write of the script when it copies an argparse value:
- * `os.environ["CUDA_VISIBLE_DEVICES"] = args.device` → the options whose destination is `device`.
- * Null when the script writes the variable more than once, or from anything else.
+ * The parsed-arguments namespaces of the module ({@link launchedScriptFacts}): `isNamespace` tells
+ * whether an identifier names one where it stands; `escapes` whether one is handed to a callee that
+ * may change it, or changed through `vars()`/`__dict__`.
  */
-export function visibleFromOption(text: string): string[] | null {
-  const writes = [...text.matchAll(/os\.environ\s*\[\s*["']CUDA_VISIBLE_DEVICES["']\s*\]\s*=(?!=)([^\n]*)/g)];
-  if (writes.length !== 1) return null;
-  const m = /^\s*[A-Za-z_][A-Za-z0-9_]*\.([A-Za-z_][A-Za-z0-9_]*)\s*(?:#.*)?$/.exec(writes[0][1]);
-  if (!m) return null;
-  const options = optionsWithDest(text, m[1]);
-  return options.length ? options : null;
+function namespaces(model: ModuleModel): { isNamespace: (id: SyntaxNode) => boolean; escapes: boolean } {
+  const names = new Map<number, Set<string>>();
+  const boundKept = new Map<number, Set<string>>();
+  const bound = (def: SyntaxNode) => {
+    let b = boundKept.get(def.id);
+    if (!b) boundKept.set(def.id, (b = new Set([...paramList(def), ...namesBoundIn(def)])));
+    return b;
+  };
+  const isNamespace = (id: SyntaxNode): boolean => {
+    for (let f = enclosingFunction(id); ; f = enclosingFunction(f)) {
+      if (names.get(f?.id ?? -1)?.has(id.text)) return true;
+      if (!f || bound(f).has(id.text)) return false;
+    }
+  };
+  const add = (scope: number, name: string | undefined): boolean => {
+    let s = names.get(scope);
+    if (!s) names.set(scope, (s = new Set()));
+    if (!name || s.has(name)) return false;
+    s.add(name);
+    return true;
+  };
+  const returning = new Set<string>();
+  const isValue = (v: SyntaxNode | null): boolean =>
+    !!v &&
+    (parsesArgs(v) ||
+      (v.type === "identifier" && isNamespace(v)) ||
+      (v.type === "call" && returning.has(v.childForFieldName("function")?.text ?? "")));
+  for (let round = 0, changed = true; changed && round < 6; round++) {
+    changed = false;
+    for (const a of model.nodesOfType("assignment")) {
+      const left = a.childForFieldName("left");
+      const right = a.childForFieldName("right");
+      if (left?.type === "identifier" && isValue(right)) changed = add(scopeOf(a), left.text) || changed;
+      else if (
+        (left?.type === "pattern_list" || left?.type === "tuple_pattern") &&
+        methodName(right) === "parse_known_args"
+      )
+        changed =
+          add(scopeOf(a), left.namedChildren[0]?.type === "identifier" ? left.namedChildren[0].text : undefined) ||
+          changed;
+    }
+    for (const r of model.nodesOfType("return_statement")) {
+      const def = enclosingFunction(r);
+      const name = def?.childForFieldName("name")?.text;
+      if (name && !returning.has(name) && isValue(r.namedChildren[0] ?? null)) {
+        returning.add(name);
+        changed = true;
+      }
+    }
+    for (const call of model.nodesOfType("call")) {
+      const def = model.functions.get(call.childForFieldName("function")?.text ?? "");
+      if (!def || call.childForFieldName("function")?.type !== "identifier") continue;
+      const params = paramList(def);
+      const { positional, keywords } = callArgs(call);
+      positional.forEach((p, i) => {
+        if (isValue(p)) changed = add(def.id, params[i]) || changed;
+      });
+      for (const [k, v] of keywords) if (isValue(v) && params.includes(k)) changed = add(def.id, k) || changed;
+    }
+  }
+  return { isNamespace, escapes: namespaceEscapes(model, isNamespace) };
+}
+
+/** A namespace is handed to a callee that may change it, or changed through `vars(ns)`/`ns.__dict__` ({@link namespaces}). */
+function namespaceEscapes(model: ModuleModel, isNamespace: (id: SyntaxNode) => boolean): boolean {
+  for (const call of model.nodesOfType("call")) {
+    const fn = call.childForFieldName("function");
+    const { positional, keywords } = callArgs(call);
+    if (![...positional, ...keywords.values()].some((a) => a.type === "identifier" && isNamespace(a))) continue;
+    const name = fn?.type === "identifier" ? fn.text : null;
+    if (name && (model.functions.has(name) || model.classes.has(name))) continue; // followed (or its assignments seen)
+    // `vars(args).update(...)`, `vars(args)["gpu"] = ...` change it; `vars(args)` alone reads it.
+    if (name === "vars" && (call.parent?.type === "attribute" || call.parent?.type === "subscript")) return true;
+    const path = model.resolve(fn);
+    if ((name && READS_ONLY.has(name)) || (path && READS_ONLY.has(path))) continue;
+    if (fn?.type === "attribute" && READING_METHODS.has(fn.childForFieldName("attribute")?.text ?? "")) continue;
+    return true;
+  }
+  for (const a of model.nodesOfType("attribute")) {
+    const obj = a.childForFieldName("object");
+    if (a.childForFieldName("attribute")?.text === "__dict__" && obj?.type === "identifier" && isNamespace(obj))
+      return true;
+  }
+  return false;
+}
+
+/** The destinations the module hands to CUDA as device ordinals ({@link launchedScriptFacts}' `deviceDests`). */
+function deviceDestinations(model: ModuleModel): Map<string, DeviceOption> {
+  const out = new Map<string, DeviceOption>();
+  if (!model.text.includes("parse_args") && !model.text.includes("parse_known_args")) return out;
+  const { isNamespace, escapes } = namespaces(model);
+  if (escapes) return out;
+  // Attribute names assigned anywhere (`args.gpu = local_rank`), and names assigned once per scope.
+  const assigned = new Set<string>();
+  const once = new Map<string, SyntaxNode | null>();
+  for (const a of model.nodesOfType(["assignment", "augmented_assignment", "for_statement"])) {
+    const left = a.childForFieldName("left");
+    const targets = left?.type === "pattern_list" || left?.type === "tuple_pattern" ? left.namedChildren : [left];
+    for (const t of targets) {
+      if (t?.type === "attribute") assigned.add(t.childForFieldName("attribute")?.text ?? "");
+      else if (t?.type === "identifier") {
+        const key = `${scopeOf(a)}:${t.text}`;
+        once.set(
+          key,
+          once.has(key) || a.type !== "assignment" || targets.length > 1 ? null : a.childForFieldName("right"),
+        );
+      }
+    }
+  }
+  for (const slot of deviceSlots(model)) {
+    let o = unwrapInt(slot.ordinal);
+    if (o?.type === "identifier") {
+      const def = enclosingFunction(o);
+      if (def && paramList(def).includes(o.text)) continue;
+      o = unwrapInt(once.get(`${scopeOf(o)}:${o.text}`));
+    }
+    const obj = o?.type === "attribute" ? o.childForFieldName("object") : null;
+    const dest = o?.childForFieldName("attribute")?.text;
+    if (obj?.type !== "identifier" || !dest || !isNamespace(obj) || assigned.has(dest) || out.has(dest)) continue;
+    out.set(dest, { form: slot.form, line: slot.ordinal.startPosition.row + 1, inString: slot.form.includes('"cuda') });
+  }
+  return out;
 }

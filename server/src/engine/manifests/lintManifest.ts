@@ -58,6 +58,24 @@ function dependencyReader(): { read: ManifestRuleContext["read"]; deps(): string
 }
 
 /**
+ * Whether a shell script is read at all. A shell script is a job script only with an `#SBATCH`
+ * line; any other is read only for its launch command lines (GPU040, GPU042), when it names a
+ * launcher, and its container runs (GPU043), when it runs one with --gpus, for CUDA_VISIBLE_DEVICES
+ * ids compared with a known machine (GPU045), and for the device ordinal options it gives a Python
+ * script, with a known machine or visible devices (GPU052).
+ */
+function shellScriptIsRead(text: string, options: LintOptions): boolean {
+  const machine = options.machine?.gpuCount != null;
+  return (
+    hasSbatchLine(text) ||
+    mentionsLauncher(text) ||
+    mentionsContainerGpus(text) ||
+    (machine && text.includes("CUDA_VISIBLE_DEVICES")) ||
+    ((machine || text.includes("CUDA_VISIBLE_DEVICES")) && text.includes("python") && text.includes(".py"))
+  );
+}
+
+/**
  * Lints manifest text. Never throws for any input: a rule that throws is recorded in
  * `ruleFailures` and the other rules still report.
  * @param extra.previous the last version's `yaml` (the editor): a YAML stream's documents the
@@ -74,18 +92,7 @@ export function lintManifest(
   if (options.excluded) return { diagnostics: [], ruleFailures: [] }; // exclude.ts: the project leaves it out
   const tooLarge = fileOverSizeLimit(text, options.maxFileSizeKB);
   if (tooLarge) return { diagnostics: [tooLarge], ruleFailures: [] };
-  // A shell script is a job script only with an `#SBATCH` line; any other is read only for its
-  // launch command lines (GPU040, GPU042), when it names a launcher, and its container runs
-  // (GPU043), when it runs one with --gpus, and for CUDA_VISIBLE_DEVICES ids compared with a known machine (GPU045).
-  const machineIds = options.machine?.gpuCount != null && text.includes("CUDA_VISIBLE_DEVICES");
-  if (
-    kind === "jobscript" &&
-    !hasSbatchLine(text) &&
-    !mentionsLauncher(text) &&
-    !mentionsContainerGpus(text) &&
-    !machineIds
-  )
-    return { diagnostics: [], ruleFailures: [] };
+  if (kind === "jobscript" && !shellScriptIsRead(text, options)) return { diagnostics: [], ruleFailures: [] };
   // The rules to run: enabled, and (YAML, unless the prefilter is off) passing their text trigger
   // (manifests/prefilter.ts); a YAML text that none passes is not parsed.
   let escapes: boolean | undefined;

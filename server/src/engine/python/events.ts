@@ -115,6 +115,14 @@ export interface MagicLine {
   column: number;
   /** The line from the `%`/`!` on. */
   text: string;
+  /**
+   * The lines that continue it, as written (whole lines), when it ends with `\`: IPython joins a
+   * `!`/`%` line ending in a backslash with the lines after it, each of those that also ends in
+   * one and the line after the last (IPython 8, core/inputtransformer2.py
+   * `find_end_of_continued_line` and `assemble_continued_line`: "Used to allow ``%magic`` and
+   * ``!system`` commands to be continued over multiple lines"). They are blanked with it.
+   */
+  continuation?: string[];
 }
 
 /** A call that the timeline walk visited, in execution order. */

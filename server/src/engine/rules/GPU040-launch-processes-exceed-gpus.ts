@@ -10,7 +10,7 @@ import { parseVisibleDevices } from "../visibleDevices";
 import { deepspeedLocalIds, wholeNumber, type OptionValue } from "../launch/commandLine";
 import { launchesOf, literalsWithSourced, type FoundLaunch } from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";
-import { launchedScriptText, visibleFromOption } from "../launch/script";
+import { launchedScriptFacts, launchedScriptText, optionsWithDest } from "../launch/script";
 
 const TORCHRUN_DOC =
   'PyTorch, torch.distributed launch utility (https://pytorch.org/docs/stable/distributed.html#launch-utility): "If used for GPU training, this number needs to be less or equal to the number of GPUs on the current system (nproc_per_node), and each process will be operating on a single GPU from GPU 0 to GPU (nproc_per_node - 1)"; torchrun (https://pytorch.org/docs/stable/elastic/run.html) takes the same --nproc-per-node and sets LOCAL_RANK';
@@ -303,8 +303,9 @@ function scriptVisible(
   if (!l.script || !l.scriptArgs.length || ctx.manifest.kind !== "jobscript") return null;
   const script = resolveLiteral(l.script.value, literals) ?? "$";
   const text = launchedScriptText(ctx.file, script, ctx.read);
-  const options = text === null ? null : visibleFromOption(text);
-  if (!options) return null;
+  const facts = text === null ? null : launchedScriptFacts(text);
+  const options = facts ? facts.visibleDests.flatMap((d) => optionsWithDest(facts, d)) : [];
+  if (!options.length) return null;
   let found: { value: string; start: ShellWord; end: ShellWord } | null = null;
   const args = l.scriptArgs;
   for (let k = 0; k < args.length && args[k].value !== "--"; k++) {

@@ -51,6 +51,7 @@ import { rule as GPU048 } from "./GPU048-notebook-launcher-after-cuda-init";
 import { rule as GPU049 } from "./GPU049-visible-devices-per-thread";
 import { rule as GPU050 } from "./GPU050-notebook-cell-ran-after-init";
 import { rule as GPU051 } from "./GPU051-visible-devices-read-without-default";
+import { rule as GPU052 } from "./GPU052-launch-device-option-not-visible";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -104,6 +105,7 @@ export const RULES: readonly Rule[] = [
   GPU049,
   GPU050,
   GPU051,
+  GPU052,
 ];
 
 /** The rule with this code, or undefined. */

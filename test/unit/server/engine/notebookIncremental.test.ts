@@ -213,9 +213,14 @@ test("cellInJoined: each code cell's lines are its lines of the joined text (IPy
       const joined = place!.joined.split(/\r\n|\r|\n/).slice(place!.start.line, place!.start.line + place!.start.lines);
       assert.equal(place!.start.cell, i);
       assert.equal(place!.start.lines, own.length, `${file} cell ${i + 1}: line count`);
+      // An IPython line ending in `\` continues on the next line (blanked with it).
+      let continued = false;
       own.forEach((line, k) => {
         assert.equal(joined[k].length, line.length, `${file} cell ${i + 1} line ${k + 1}: same length`);
-        if (!/^\s*[%!]/.test(line)) assert.equal(joined[k], line, `${file} cell ${i + 1} line ${k + 1}`);
+        const ipython = continued || /^\s*[%!]/.test(line);
+        if (!ipython) assert.equal(joined[k], line, `${file} cell ${i + 1} line ${k + 1}`);
+        else assert.equal(joined[k].trim(), "", `${file} cell ${i + 1} line ${k + 1}: blanked`);
+        continued = ipython && line.endsWith("\\") && !own[0].trimStart().startsWith("%%");
         checked++;
       });
       assert.equal(place!.where(place!.start.line), `cell ${i + 1}, line 1`);

@@ -108,6 +108,7 @@ test("every manifest rule has a YAML trigger in its meta, and every rule is a Py
       "GPU042",
       "GPU043",
       "GPU045",
+      "GPU052",
     ],
   );
   for (const rule of MANIFEST_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);

@@ -1,0 +1,138 @@
+import type { ManifestRule, ManifestRuleContext } from "../rule";
+import type { ShellCommand, ShellWord } from "../manifests/shell";
+import { resolveLiteral } from "../manifests/jobscript";
+import { parseLaunchLine, type LaunchLine } from "../launch/commandLine";
+import { literalsWithSourced, visibleForCommand } from "../launch/sources";
+import { launchedScriptFacts, launchedScriptText, type LaunchedScriptFacts } from "../launch/script";
+import { hasSbatchLine } from "../manifests/prefilter";
+import { parseVisibleDevices } from "../visibleDevices";
+import { cudaDeviceOrdinal } from "../frameworks";
+import { wordsRange } from "./shared/jobScript";
+
+/** A word naming a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
+const PYTHON = /^(?:.*\/)?python[0-9.]*$/;
+
+/** One device-ordinal option given on a command line: the option, its value's words and the ordinal. */
+interface GivenOrdinal {
+  option: string;
+  dest: string;
+  ordinal: number;
+  start: ShellWord;
+  end: ShellWord;
+}
+
+/**
+ * The options of `args` (the launched script's arguments, up to `--`) that fill a destination the
+ * script uses as a device ordinal, with a literal value that names one (`7`, or `cuda:7` where the
+ * script does not build the string itself). The last one given for a destination wins, as in argparse.
+ */
+function givenOrdinals(
+  args: readonly ShellWord[],
+  facts: LaunchedScriptFacts,
+  literals: Map<string, string>,
+): GivenOrdinal[] {
+  const byDest = new Map<string, GivenOrdinal | null>();
+  for (let k = 0; k < args.length && args[k].value !== "--"; k++) {
+    const w = args[k].value;
+    const eq = w.startsWith("--") ? w.indexOf("=") : -1;
+    const option = eq > 0 ? w.slice(0, eq) : w;
+    const o = facts.options.get(option);
+    if (!o) continue;
+    const valueWord = eq > 0 ? args[k] : args[k + 1];
+    if (eq < 0) k++;
+    const use = facts.deviceDests.get(o.dest);
+    if (!use || o.notSingle || !valueWord) continue;
+    const raw = eq > 0 ? w.slice(eq + 1) : valueWord.value;
+    const value = resolveLiteral(raw, literals);
+    const ordinal =
+      value === null
+        ? null
+        : /^[0-9]{1,4}$/.test(value)
+          ? Number(value)
+          : use.inString
+            ? null
+            : cudaDeviceOrdinal(value);
+    byDest.set(
+      o.dest,
+      ordinal === null || ordinal < 0
+        ? null
+        : { option, dest: o.dest, ordinal, start: args[k - (eq < 0 ? 1 : 0)], end: valueWord },
+    );
+  }
+  return [...byDest.values()].filter((g): g is GivenOrdinal => g !== null);
+}
+
+/** What the started Python can see: the visible devices in force for the command, else the machine's GPUs; null when neither is known. */
+function visibleTo(ctx: ManifestRuleContext, c: ShellCommand, line: LaunchLine): { count: number; why: string } | null {
+  const { visible, unknown } = visibleForCommand(ctx.manifest, c, line);
+  if (visible?.value != null) {
+    const p = parseVisibleDevices(visible.value);
+    // An empty, stopped or repeated list is GPU003's and GPU045's to report.
+    if (p.hidesAll || p.stop || p.duplicate || !p.kept.length) return null;
+    const from = visible.from === "inline" ? "given inline" : visible.from;
+    return {
+      count: p.kept.length,
+      why: `CUDA_VISIBLE_DEVICES=${visible.value} (${from}) leaves the process ${p.kept.length} visible device${p.kept.length === 1 ? "" : "s"}`,
+    };
+  }
+  if (unknown || ctx.machine.gpuCount === null) return null;
+  const n = ctx.machine.gpuCount;
+  return { count: n, why: `this machine has ${n} GPU${n === 1 ? "" : "s"}` };
+}
+
+/** GPU052: a shell command starts a Python script with a device ordinal option that the devices visible to it do not have. */
+export const rule: ManifestRule = {
+  meta: {
+    code: "GPU052",
+    name: "launch-device-option-not-visible",
+    severity: "warning",
+    fixable: false,
+    // Shell scripts only: never a YAML manifest.
+    trigger: () => false,
+    docs: {
+      what: "In a shell script without `#SBATCH` lines (and a notebook's `!` lines), finds a `python script.py` command that passes the script a device ordinal on one of its own options (`--gpu 3`, `--device_num=7`, `--device cuda:1`) which the script hands to CUDA (`torch.cuda.set_device(args.gpu)`, `f\"cuda:{args.gpu}\"`, `torch.device(args.device)`), when the devices visible to that process do not include it: the CUDA_VISIBLE_DEVICES in force for the command (an inline prefix or the last `export` before it) leaves fewer devices, or, without one, the machine has fewer GPUs (the editor's nvidia-smi inventory, or `--gpus N` / `--inventory FILE` / `[tool.gpu-pilot] gpus` in the CLI).",
+      follows:
+        "The commands of the script that start Python directly (`python x.py`, `python -u x.py`; not launchers, not under `srun`), the launched `.py` file (beside the script or up to three folders above it; a notebook's from its folder) read with its parse: its `add_argument` options (`dest=` or the option's own name) and where the value of one reaches CUDA as a device ordinal from the namespace `parse_args()` returned: a name assigned `parser.parse_args()` or `parse_known_args()[0]`, a function of the file that returns one, or a parameter of one of the file's functions that the file calls with one, directly, through `int()`, or through a name assigned once from it in the same function. Option values through the script's once-assigned literals (`GPU=3 ... --gpu $GPU`) and the literals of files it sources. Silent when the launched file assigns that destination anywhere (`args.gpu = local_rank`), hands the namespace to a function it does not define (other than printing or logging it), or changes it through `vars(args)`/`args.__dict__`/`setattr`; also for options with `nargs` or `action`, for argparse's abbreviated options (`--dev` for `--device`), for values that expand a variable the script does not set, and for launchers (`torchrun`, `accelerate launch`, `deepspeed`: GPU040 reads their process counts).",
+      why: "Measured on 2 x H200 (ground-truth.md, 'Other facts measured'): with `CUDA_VISIBLE_DEVICES=\"1\"`, `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`: a device ordinal counts the visible devices only (0 to n-1), so an ordinal as large as their number does not exist in that process. The same holds for an ordinal beyond the machine's GPUs when nothing narrows them. The option's value is what the program uses (argparse stores the last value given for an option in its destination: Python documentation, argparse).",
+      example:
+        '#!/bin/bash\n# train.py: parser.add_argument("--gpu", type=int, default=0) ... torch.cuda.set_device(args.gpu)\nCUDA_VISIBLE_DEVICES=2 python train.py --gpu 2   # GPU052: only ordinal 0 is visible\n',
+      fix: "#!/bin/bash\nCUDA_VISIBLE_DEVICES=2 python train.py --gpu 0   # physical GPU 2 is ordinal 0 in the process\n",
+      whenNotToCare:
+        "When the script is written for another machine (a server with more GPUs than the one it is checked on) and sets no CUDA_VISIBLE_DEVICES: silence the line with `# noqa: GPU052`, or do not give the CLI a GPU count for it. Not read: Slurm job scripts (the job's GPUs are not this machine's; GPU037 compares ordinals in Python with the job's GPUs).",
+      references: [
+        'ground-truth.md, Other facts measured: `CUDA_VISIBLE_DEVICES="1"`, then `torch.cuda.set_device(1)` or `device="cuda:1"` → `CUDA error: invalid device ordinal`',
+        "Python documentation, argparse: dest (`--foo-bar` → `foo_bar`), parse_args, parse_known_args",
+        "nvidia-smi --query-gpu=index,uuid (the inventory)",
+      ],
+      language: "bash",
+    },
+  },
+  checkManifest(ctx) {
+    const facts = ctx.manifest.jobscript;
+    if (ctx.manifest.kind !== "jobscript" || !facts || hasSbatchLine(ctx.manifest.src.text)) return;
+    let literals: Map<string, string> | null = null;
+    for (const c of facts.commands) {
+      const line = parseLaunchLine(c.words, c.assignments);
+      if (line.underSrun || line.launcher !== "other" || !PYTHON.test(line.words[0]?.value ?? "")) continue;
+      if (!line.script || !line.scriptArgs.length || !line.scriptArgs.some((w) => w.value.startsWith("-"))) continue;
+      literals ??= literalsWithSourced(ctx.file, facts, ctx.read);
+      const path = resolveLiteral(line.script.value, literals);
+      const text = path === null ? null : launchedScriptText(ctx.file, path, ctx.read);
+      const script = text === null ? null : launchedScriptFacts(text);
+      if (!script || !script.deviceDests.size || script.writesVisible) continue;
+      const given = givenOrdinals(line.scriptArgs, script, literals);
+      const seen = given.length ? visibleTo(ctx, c, line) : null;
+      if (!seen) continue;
+      const name = path!.replace(/^.*\//, "");
+      for (const g of given) {
+        if (g.ordinal < seen.count) continue;
+        const use = script.deviceDests.get(g.dest)!;
+        const valid = seen.count === 1 ? "ordinal 0" : `ordinals 0 to ${seen.count - 1}`;
+        ctx.report({
+          range: wordsRange(ctx, g.start, g.end),
+          message: `${g.option} gives ${name} CUDA device ${g.ordinal} (${use.form} at ${name}:${use.line}), but ${seen.why} (${valid}): CUDA fails with "invalid device ordinal"`,
+        });
+      }
+    }
+  },
+};

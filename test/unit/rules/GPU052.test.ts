@@ -1,0 +1,144 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { manifestFixtureTests, lintManifestCode } from "./manifestFixtureCheck";
+import { launchedScriptFacts } from "../../../server/src/engine/launch/script";
+import { lintNotebook } from "../../../server/src/engine/notebook";
+
+const TWO = { machine: { gpuCount: 2, uuids: [] } };
+const ONE = { machine: { gpuCount: 1, uuids: [] } };
+
+// The fixtures are linted as the files they are: GPU052 reads the script a launch line names beside it.
+manifestFixtureTests("GPU052", TWO, true);
+
+/** A folder holding `files`; returns the path of `name` in it. */
+function folderWith(files: Record<string, string>): (name: string) => string {
+  const dir = mkdtempSync(join(tmpdir(), "gpu052-"));
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text);
+  return (name) => join(dir, name);
+}
+
+const SCRIPT = [
+  "import argparse",
+  "import torch",
+  "parser = argparse.ArgumentParser()",
+  'parser.add_argument("--device_num", type=int, default=0)',
+  "args = parser.parse_args()",
+  "torch.cuda.set_device(args.device_num)",
+  "",
+].join("\n");
+
+test("GPU052: an ordinal option beyond the inline CUDA_VISIBLE_DEVICES: warning on the option and its value, with or without a machine", () => {
+  const at = folderWith({ "train.py": SCRIPT });
+  const text = "CUDA_VISIBLE_DEVICES=3 python train.py --device_num 3\n";
+  for (const options of [{}, TWO]) {
+    const [d, ...rest] = lintManifestCode(text, "jobscript", "GPU052", options, at("run.sh"));
+    assert.equal(rest.length, 0);
+    assert.equal(d.severity, "warning");
+    assert.deepEqual(d.range, { start: { line: 0, character: 39 }, end: { line: 0, character: 53 } });
+    assert.equal(
+      d.message,
+      '--device_num gives train.py CUDA device 3 (torch.cuda.set_device() at train.py:6), but CUDA_VISIBLE_DEVICES=3 (given inline) leaves the process 1 visible device (ordinal 0): CUDA fails with "invalid device ordinal"',
+    );
+  }
+  const [m] = lintManifestCode("python train.py --device_num=1\n", "jobscript", "GPU052", ONE, at("run.sh"));
+  assert.equal(
+    m.message,
+    '--device_num gives train.py CUDA device 1 (torch.cuda.set_device() at train.py:6), but this machine has 1 GPU (ordinal 0): CUDA fails with "invalid device ordinal"',
+  );
+  // Without a machine and without visible devices nothing is known; a valid ordinal is fine.
+  assert.deepEqual(lintManifestCode("python train.py --device_num=1\n", "jobscript", "GPU052", {}, at("run.sh")), []);
+  assert.deepEqual(lintManifestCode("python train.py --device_num=1\n", "jobscript", "GPU052", TWO, at("run.sh")), []);
+  // A Slurm job script's GPUs are not this machine's.
+  assert.deepEqual(
+    lintManifestCode(
+      "#!/bin/bash\n#SBATCH --gres=gpu:1\npython train.py --device_num=1\n",
+      "jobscript",
+      "GPU052",
+      ONE,
+      at("job.sh"),
+    ),
+    [],
+  );
+});
+
+test("GPU052: the namespace reaches the device through parse_known_args, a returning function, a parameter and a name", () => {
+  const facts = launchedScriptFacts(
+    [
+      "import argparse, torch",
+      "def options():",
+      "    p = argparse.ArgumentParser()",
+      '    p.add_argument("-g", "--gpu-id", type=int)',
+      '    p.add_argument("--rank", dest="which", type=int)',
+      '    p.add_argument("--ids", type=int, nargs="+")',
+      "    cfg, _ = p.parse_known_args()",
+      "    return cfg",
+      "def run(o):",
+      "    dev = int(o.gpu_id)",
+      "    torch.cuda.set_device(dev)",
+      "    x = torch.zeros(1).cuda(o.which)",
+      "    torch.nn.DataParallel(torch.nn.Linear(1, 1), device_ids=o.ids)",
+      "run(options())",
+      "",
+    ].join("\n"),
+  );
+  assert.deepEqual(
+    [...facts.options].map(([k, o]) => `${k}:${o.dest}:${o.notSingle}`),
+    ["-g:gpu_id:false", "--gpu-id:gpu_id:false", "--rank:which:false", "--ids:ids:true"],
+  );
+  assert.deepEqual([...facts.deviceDests.keys()], ["gpu_id", "which"]);
+  assert.deepEqual(facts.deviceDests.get("gpu_id"), { form: "torch.cuda.set_device()", line: 11, inString: false });
+});
+
+test("GPU052: silent where the script may use another value than the option's", () => {
+  const base = SCRIPT.replace("torch.cuda.set_device(args.device_num)\n", "");
+  for (const tail of [
+    "args.device_num = 0\ntorch.cuda.set_device(args.device_num)\n", // the destination is assigned
+    "setup(args)\ntorch.cuda.set_device(args.device_num)\n", // handed to a callee it does not define
+    "vars(args).update({})\ntorch.cuda.set_device(args.device_num)\n", // changed through vars()
+    "args.__dict__.update({})\ntorch.cuda.set_device(args.device_num)\n",
+    "def f(args):\n    torch.cuda.set_device(args.device_num)\n", // a parameter nothing passes a namespace to
+  ])
+    assert.deepEqual([...launchedScriptFacts(base + tail).deviceDests.keys()], [], tail);
+  // Printing and logging it changes nothing.
+  assert.deepEqual(
+    [
+      ...launchedScriptFacts(
+        base + "print(args)\nlogger.info(args)\ntorch.cuda.set_device(args.device_num)\n",
+      ).deviceDests.keys(),
+    ],
+    ["device_num"],
+  );
+  // The script writes CUDA_VISIBLE_DEVICES itself: what it sees is its own business (GPU005 judges it).
+  const at = folderWith({ "train.py": 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n' + SCRIPT });
+  assert.deepEqual(lintManifestCode("python train.py --device_num 5\n", "jobscript", "GPU052", ONE, at("r.sh")), []);
+});
+
+test("GPU052 in a notebook: a `!python` line continued with backslashes, reported on the option's cell line", () => {
+  const at = folderWith({ "train_saturn.py": SCRIPT });
+  const cells = [
+    { kind: "code" as const, text: "import os" },
+    {
+      kind: "code" as const,
+      text: "!python3 train_saturn.py --in_data=runs.csv \\\n    --work_dir=. \\\n    --device_num=7\nprint('done')",
+    },
+  ];
+  const r = lintNotebook(cells, ONE, undefined, at("tutorial.ipynb"));
+  const d = r.diagnostics.filter((x) => x.code === "GPU052");
+  assert.equal(d.length, 1);
+  assert.equal(d[0].cell, 1);
+  assert.deepEqual(d[0].range, { start: { line: 2, character: 4 }, end: { line: 2, character: 18 } });
+  assert.deepEqual(r.deps, [at("train_saturn.py")]);
+  // The continuation lines are IPython's, not Python: no syntax error comes of them.
+  assert.deepEqual(
+    r.diagnostics.filter((x) => x.code === "GPU000"),
+    [],
+  );
+  // Without the notebook's path the script cannot be found: silent.
+  assert.deepEqual(
+    lintNotebook(cells, ONE).diagnostics.filter((x) => x.code === "GPU052"),
+    [],
+  );
+});
