@@ -142,3 +142,30 @@ test("GPU052 in a notebook: a `!python` line continued with backslashes, reporte
     [],
   );
 });
+
+test("GPU052 follows a namespace into a module beside the script: one that only reads it keeps the option, one that sets it silences, one not found silences", () => {
+  const script = (call: string, imp: string) =>
+    SCRIPT.replace("import torch\n", `import torch\n${imp}\n`).replace(
+      "torch.cuda.set_device(args.device_num)",
+      `${call}\ntorch.cuda.set_device(args.device_num)`,
+    );
+  const run = (files: Record<string, string>) =>
+    lintManifestCode("python train.py --device_num 3\n", "jobscript", "GPU052", TWO, folderWith(files)("run.sh"));
+  const reads = "def show(a):\n    print(a.device_num)\n";
+  assert.equal(run({ "train.py": script("helpers.show(args)", "import helpers"), "helpers.py": reads }).length, 1);
+  // A package's module, and a class imported from it.
+  const pkg = folderWith({ "train.py": script("Arch(None, args)", "from nets.arch import Arch") });
+  const { mkdirSync } = require("node:fs") as typeof import("node:fs");
+  mkdirSync(pkg("nets"));
+  writeFileSync(pkg("nets/arch.py"), "class Arch:\n    def __init__(self, model, args):\n        self.lr = args.lr\n");
+  assert.equal(
+    lintManifestCode("python train.py --device_num 3\n", "jobscript", "GPU052", TWO, pkg("run.sh")).length,
+    1,
+  );
+  const sets = "def setup(a):\n    a.device_num = 0\n";
+  assert.deepEqual(run({ "train.py": script("helpers.setup(args)", "import helpers"), "helpers.py": sets }), []);
+  const dynamic = "def setup(a, cfg):\n    for k, v in cfg.items():\n        setattr(a, k, v)\n";
+  assert.deepEqual(run({ "train.py": script("helpers.setup(args, {})", "import helpers"), "helpers.py": dynamic }), []);
+  // A library (not beside the script) may set anything.
+  assert.deepEqual(run({ "train.py": script("wandb.init(config=args)", "import wandb") }), []);
+});

@@ -33,9 +33,21 @@ export function launchedScriptText(
   path: string,
   read: (path: string, maxBytes: number) => string | null,
 ): string | null {
+  return launchedScript(file, path, read)?.text ?? null;
+}
+
+/** {@link launchedScriptText} with the path it was read from. */
+export function launchedScript(
+  file: string | null,
+  path: string,
+  read: (path: string, maxBytes: number) => string | null,
+): { path: string; text: string } | null {
   const own = file ? SCRIPT_DIR.exec(path) : null;
-  if (own && !own[1].includes("$") && own[1].endsWith(".py"))
-    return read(join(dirname(file!), own[1]), 4 * 1024 * 1024);
+  if (own && !own[1].includes("$") && own[1].endsWith(".py")) {
+    const at = join(dirname(file!), own[1]);
+    const text = read(at, 4 * 1024 * 1024);
+    return text === null ? null : { path: at, text };
+  }
   if (!file || path.includes("$") || path.startsWith("~") || !path.endsWith(".py")) return null;
   const candidates = isAbsolute(path)
     ? [path]
@@ -46,7 +58,7 @@ export function launchedScriptText(
       });
   for (const c of candidates) {
     const text = read(c, 4 * 1024 * 1024);
-    if (text !== null) return text;
+    if (text !== null) return { path: c, text };
   }
   return null;
 }
@@ -82,6 +94,11 @@ export interface LaunchedScriptFacts {
   writesVisible: boolean;
   /** The destinations it hands to CUDA as a device ordinal as they are, with the first such use. */
   deviceDests: Map<string, DeviceOption>;
+  /**
+   * The imported callables it hands a namespace to, as the imports name them (`utils.transforms`,
+   * `architect.Architect`): their modules may set a destination ({@link assignedAttributes} tells).
+   */
+  handedTo: string[];
 }
 
 /** The option strings of `facts`' options whose destination is `dest`. */
@@ -108,10 +125,11 @@ const factsKept = new Map<string, LaunchedScriptFacts>();
  *   first of `a, b = p.parse_known_args()`), or the call of one of the file's functions that returns
  *   one, or the parameter of one of the file's functions that the file calls with one. Left out,
  *   to stay silent where the value may be another: a destination the file assigns (`args.gpu =
- *   local_rank`, on any object), and everything when a namespace is handed to a callee the file
- *   does not define (it may set the value: `init_distributed_mode(args)`), other than printing and
- *   logging ({@link READS_ONLY}), or changed through `vars(args).update(...)`, `args.__dict__` or
- *   `setattr`.
+ *   local_rank`, on any object), and everything when a namespace is handed to a callee that is
+ *   neither the file's own nor imported (a method of an object, `setattr`), other than printing and
+ *   logging ({@link READS_ONLY}), or changed through `vars(args).update(...)` or `args.__dict__`.
+ *   The imported callables it is handed to are listed in `handedTo`: their modules may set a
+ *   destination (`init_distributed_mode(args)`), which the caller checks ({@link assignedAttributes}).
  * Empty answers when the text does not parse into a module. Never throws.
  */
 export function launchedScriptFacts(text: string): LaunchedScriptFacts {
@@ -135,10 +153,10 @@ export function launchedScriptFacts(text: string): LaunchedScriptFacts {
       options,
       visibleDests: copiedDest ? [copiedDest] : [],
       writesVisible: writes.length > 0,
-      deviceDests: deviceDestinations(model),
+      ...deviceDestinations(model),
     };
   } catch {
-    facts = { options: new Map(), visibleDests: [], writesVisible: false, deviceDests: new Map() };
+    facts = { options: new Map(), visibleDests: [], writesVisible: false, deviceDests: new Map(), handedTo: [] };
   } finally {
     tree.delete();
   }
@@ -200,6 +218,22 @@ function paramList(def: SyntaxNode): string[] {
   return out;
 }
 
+/** Methods of a dict that only read it (`vars(args).items()`). */
+const DICT_READS = new Set(["items", "keys", "values", "get", "copy"]);
+
+/**
+ * Whether a `vars(x)` call may change `x`: its dict is changed in place (`vars(x).update(...)`,
+ * `vars(x)["gpu"] = 0`) or kept in a name (then anything may change it); `vars(x)` passed as an
+ * argument, iterated, or read through {@link DICT_READS} only reads.
+ */
+function changesThroughVars(call: SyntaxNode): boolean {
+  const p = call.parent;
+  if (!p || p.type === "argument_list" || p.type === "for_in_clause" || p.type === "for_statement") return false;
+  if (p.type === "attribute") return !DICT_READS.has(p.childForFieldName("attribute")?.text ?? "");
+  if (p.type === "subscript") return p.parent?.type === "assignment" && p.parent.childForFieldName("left")?.id === p.id;
+  return true;
+}
+
 /** `int(x)` → `x`; anything else as it is. */
 function unwrapInt(n: SyntaxNode | null | undefined): SyntaxNode | null {
   if (n?.type === "call" && n.childForFieldName("function")?.text === "int")
@@ -212,7 +246,7 @@ function unwrapInt(n: SyntaxNode | null | undefined): SyntaxNode | null {
  * whether an identifier names one where it stands; `escapes` whether one is handed to a callee that
  * may change it, or changed through `vars()`/`__dict__`.
  */
-function namespaces(model: ModuleModel): { isNamespace: (id: SyntaxNode) => boolean; escapes: boolean } {
+function namespaces(model: ModuleModel): { isNamespace: (id: SyntaxNode) => boolean; escapes: Escapes } {
   const names = new Map<number, Set<string>>();
   const boundKept = new Map<number, Set<string>>();
   const bound = (def: SyntaxNode) => {
@@ -275,35 +309,47 @@ function namespaces(model: ModuleModel): { isNamespace: (id: SyntaxNode) => bool
   return { isNamespace, escapes: namespaceEscapes(model, isNamespace) };
 }
 
-/** A namespace is handed to a callee that may change it, or changed through `vars(ns)`/`ns.__dict__` ({@link namespaces}). */
-function namespaceEscapes(model: ModuleModel, isNamespace: (id: SyntaxNode) => boolean): boolean {
+/** Where the module's namespaces go that it does not follow: `unknown` when one may be changed unseen, else the imported callables it is handed to. */
+interface Escapes {
+  unknown: boolean;
+  handedTo: Set<string>;
+}
+
+/**
+ * Whether a namespace is handed to a callee that may change it, or changed through `vars(ns)` or
+ * `ns.__dict__` ({@link namespaces}): a callee the module imports is listed in `handedTo` (its
+ * module is read by the caller); any other (a method of an object, `setattr`) makes it `unknown`.
+ */
+function namespaceEscapes(model: ModuleModel, isNamespace: (id: SyntaxNode) => boolean): Escapes {
+  const handedTo = new Set<string>();
   for (const call of model.nodesOfType("call")) {
     const fn = call.childForFieldName("function");
     const { positional, keywords } = callArgs(call);
     if (![...positional, ...keywords.values()].some((a) => a.type === "identifier" && isNamespace(a))) continue;
     const name = fn?.type === "identifier" ? fn.text : null;
     if (name && (model.functions.has(name) || model.classes.has(name))) continue; // followed (or its assignments seen)
-    // `vars(args).update(...)`, `vars(args)["gpu"] = ...` change it; `vars(args)` alone reads it.
-    if (name === "vars" && (call.parent?.type === "attribute" || call.parent?.type === "subscript")) return true;
+    if (name === "vars" && changesThroughVars(call)) return { unknown: true, handedTo };
     const path = model.resolve(fn);
     if ((name && READS_ONLY.has(name)) || (path && READS_ONLY.has(path))) continue;
     if (fn?.type === "attribute" && READING_METHODS.has(fn.childForFieldName("attribute")?.text ?? "")) continue;
-    return true;
+    if (path && model.symbols.has(fn!.text.split(".")[0])) handedTo.add(path);
+    else return { unknown: true, handedTo };
   }
   for (const a of model.nodesOfType("attribute")) {
     const obj = a.childForFieldName("object");
     if (a.childForFieldName("attribute")?.text === "__dict__" && obj?.type === "identifier" && isNamespace(obj))
-      return true;
+      return { unknown: true, handedTo };
   }
-  return false;
+  return { unknown: false, handedTo };
 }
 
 /** The destinations the module hands to CUDA as device ordinals ({@link launchedScriptFacts}' `deviceDests`). */
-function deviceDestinations(model: ModuleModel): Map<string, DeviceOption> {
+function deviceDestinations(model: ModuleModel): Pick<LaunchedScriptFacts, "deviceDests" | "handedTo"> {
   const out = new Map<string, DeviceOption>();
-  if (!model.text.includes("parse_args") && !model.text.includes("parse_known_args")) return out;
+  const none = { deviceDests: out, handedTo: [] };
+  if (!model.text.includes("parse_args") && !model.text.includes("parse_known_args")) return none;
   const { isNamespace, escapes } = namespaces(model);
-  if (escapes) return out;
+  if (escapes.unknown) return none;
   // Attribute names assigned anywhere (`args.gpu = local_rank`), and names assigned once per scope.
   const assigned = new Set<string>();
   const once = new Map<string, SyntaxNode | null>();
@@ -333,5 +379,64 @@ function deviceDestinations(model: ModuleModel): Map<string, DeviceOption> {
     if (obj?.type !== "identifier" || !dest || !isNamespace(obj) || assigned.has(dest) || out.has(dest)) continue;
     out.set(dest, { form: slot.form, line: slot.ordinal.startPosition.row + 1, inString: slot.form.includes('"cuda') });
   }
+  return { deviceDests: out, handedTo: [...escapes.handedTo] };
+}
+
+/** The last {@link assignedAttributes} answers by text. */
+const assignedKept = new Map<string, { names: Set<string>; dynamic: boolean }>();
+
+/**
+ * The attribute names a module assigns anywhere (`args.gpu = ...`, `self.opt.gpu += 1`, a `for`
+ * target), from its parse; `dynamic` when it may set any (`setattr(...)`, `x.__dict__`, `vars(x)`
+ * other than read). What GPU052 asks of a module that a launched script hands its namespace to:
+ * a destination it never assigns keeps the option's value. Never throws (an unparsable text is dynamic).
+ */
+export function assignedAttributes(text: string): { names: Set<string>; dynamic: boolean } {
+  const kept = assignedKept.get(text);
+  if (kept) return kept;
+  const out = { names: new Set<string>(), dynamic: false };
+  const tree = ModuleTrees.parse(pythonInput(text), false);
+  try {
+    const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
+    for (const a of model.nodesOfType(["assignment", "augmented_assignment", "for_statement"])) {
+      const left = a.childForFieldName("left");
+      const targets = left?.type === "pattern_list" || left?.type === "tuple_pattern" ? left.namedChildren : [left];
+      for (const t of targets) if (t?.type === "attribute") out.names.add(t.childForFieldName("attribute")?.text ?? "");
+    }
+    for (const n of model.nodesOfType(["call", "attribute"])) {
+      const name = n.type === "call" ? n.childForFieldName("function")?.text : n.childForFieldName("attribute")?.text;
+      if (name === "setattr" || name === "__dict__" || (name === "vars" && changesThroughVars(n))) out.dynamic = true;
+    }
+  } catch {
+    out.dynamic = true;
+  } finally {
+    tree.delete();
+  }
+  if (assignedKept.size >= 32) assignedKept.delete(assignedKept.keys().next().value!);
+  assignedKept.set(text, out);
   return out;
+}
+
+/**
+ * The text of the module that a launched script's import names (`utils.transforms` → `utils.py`
+ * or `utils/__init__.py`, `models.arch.Arch` → `models/arch.py`, ...), looked for beside the script
+ * as Python's own search finds it when the script runs (its folder is `sys.path[0]`: Python
+ * documentation, sys.path); null when none is there (a library, or a module elsewhere).
+ * @param script absolute path of the launched script
+ * @param dotted the callable's dotted path as the script's imports resolve it
+ */
+export function importedModuleText(
+  script: string,
+  dotted: string,
+  read: (path: string, maxBytes: number) => string | null,
+): string | null {
+  const parts = dotted.replace(/^\.+/, "").split(".");
+  for (let k = parts.length - 1; k >= 1; k--) {
+    const base = join(dirname(script), ...parts.slice(0, k));
+    for (const candidate of [`${base}.py`, join(base, "__init__.py")]) {
+      const text = read(candidate, 4 * 1024 * 1024);
+      if (text !== null) return text;
+    }
+  }
+  return null;
 }

@@ -3,7 +3,13 @@ import type { ShellCommand, ShellWord } from "../manifests/shell";
 import { resolveLiteral } from "../manifests/jobscript";
 import { parseLaunchLine, type LaunchLine } from "../launch/commandLine";
 import { literalsWithSourced, visibleForCommand } from "../launch/sources";
-import { launchedScriptFacts, launchedScriptText, type LaunchedScriptFacts } from "../launch/script";
+import {
+  assignedAttributes,
+  importedModuleText,
+  launchedScript,
+  launchedScriptFacts,
+  type LaunchedScriptFacts,
+} from "../launch/script";
 import { hasSbatchLine } from "../manifests/prefilter";
 import { parseVisibleDevices } from "../visibleDevices";
 import { cudaDeviceOrdinal } from "../frameworks";
@@ -62,6 +68,24 @@ function givenOrdinals(
   return [...byDest.values()].filter((g): g is GivenOrdinal => g !== null);
 }
 
+/**
+ * `facts` without the destinations that a module the script hands its namespace to may set: each
+ * imported callable's module, found beside the script ({@link importedModuleText}), is read for the
+ * attributes it assigns ({@link assignedAttributes}); null (silent) when one is not found there or
+ * may set any attribute. Not followed further: where that module hands the namespace on.
+ */
+function keptDests(facts: LaunchedScriptFacts, script: string, ctx: ManifestRuleContext): LaunchedScriptFacts | null {
+  if (!facts.handedTo.length || !facts.deviceDests.size) return facts;
+  const deviceDests = new Map(facts.deviceDests);
+  for (const callee of facts.handedTo) {
+    const text = importedModuleText(script, callee, ctx.read);
+    const assigned = text === null ? null : assignedAttributes(text);
+    if (!assigned || assigned.dynamic) return null;
+    for (const name of assigned.names) deviceDests.delete(name);
+  }
+  return { ...facts, deviceDests };
+}
+
 /** What the started Python can see: the visible devices in force for the command, else the machine's GPUs; null when neither is known. */
 function visibleTo(ctx: ManifestRuleContext, c: ShellCommand, line: LaunchLine): { count: number; why: string } | null {
   const { visible, unknown } = visibleForCommand(ctx.manifest, c, line);
@@ -92,7 +116,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a shell script without `#SBATCH` lines (and a notebook's `!` lines), finds a `python script.py` command that passes the script a device ordinal on one of its own options (`--gpu 3`, `--device_num=7`, `--device cuda:1`) which the script hands to CUDA (`torch.cuda.set_device(args.gpu)`, `f\"cuda:{args.gpu}\"`, `torch.device(args.device)`), when the devices visible to that process do not include it: the CUDA_VISIBLE_DEVICES in force for the command (an inline prefix or the last `export` before it) leaves fewer devices, or, without one, the machine has fewer GPUs (the editor's nvidia-smi inventory, or `--gpus N` / `--inventory FILE` / `[tool.gpu-pilot] gpus` in the CLI).",
       follows:
-        "The commands of the script that start Python directly (`python x.py`, `python -u x.py`; not launchers, not under `srun`), the launched `.py` file (beside the script or up to three folders above it; a notebook's from its folder) read with its parse: its `add_argument` options (`dest=` or the option's own name) and where the value of one reaches CUDA as a device ordinal from the namespace `parse_args()` returned: a name assigned `parser.parse_args()` or `parse_known_args()[0]`, a function of the file that returns one, or a parameter of one of the file's functions that the file calls with one, directly, through `int()`, or through a name assigned once from it in the same function. Option values through the script's once-assigned literals (`GPU=3 ... --gpu $GPU`) and the literals of files it sources. Silent when the launched file assigns that destination anywhere (`args.gpu = local_rank`), hands the namespace to a function it does not define (other than printing or logging it), or changes it through `vars(args)`/`args.__dict__`/`setattr`; also for options with `nargs` or `action`, for argparse's abbreviated options (`--dev` for `--device`), for values that expand a variable the script does not set, and for launchers (`torchrun`, `accelerate launch`, `deepspeed`: GPU040 reads their process counts).",
+        "The commands of the script that start Python directly (`python x.py`, `python -u x.py`; not launchers, not under `srun`), the launched `.py` file (beside the script or up to three folders above it; a notebook's from its folder) read with its parse: its `add_argument` options (`dest=` or the option's own name) and where the value of one reaches CUDA as a device ordinal from the namespace `parse_args()` returned: a name assigned `parser.parse_args()` or `parse_known_args()[0]`, a function of the file that returns one, or a parameter of one of the file's functions that the file calls with one, directly, through `int()`, or through a name assigned once from it in the same function. Option values through the script's once-assigned literals (`GPU=3 ... --gpu $GPU`) and the literals of files it sources. A namespace handed to a function or class that the script imports from a module beside it (`utils.transforms(args)`, `Architect(model, args)`) is followed into that module for its attribute assignments (not further, where it hands the namespace on). Silent when the launched file or such a module assigns that destination anywhere (`args.gpu = local_rank`), when the namespace goes to a callee not found beside the script (a library, a method of an object; printing and logging it are fine), or is changed through `vars(args)`/`args.__dict__`/`setattr`; also for options with `nargs` or `action`, for argparse's abbreviated options (`--dev` for `--device`), for values that expand a variable the script does not set, and for launchers (`torchrun`, `accelerate launch`, `deepspeed`: GPU040 reads their process counts).",
       why: "Measured on 2 x H200 (ground-truth.md, 'Other facts measured'): with `CUDA_VISIBLE_DEVICES=\"1\"`, `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`: a device ordinal counts the visible devices only (0 to n-1), so an ordinal as large as their number does not exist in that process. The same holds for an ordinal beyond the machine's GPUs when nothing narrows them. The option's value is what the program uses (argparse stores the last value given for an option in its destination: Python documentation, argparse).",
       example:
         '#!/bin/bash\n# train.py: parser.add_argument("--gpu", type=int, default=0) ... torch.cuda.set_device(args.gpu)\nCUDA_VISIBLE_DEVICES=2 python train.py --gpu 2   # GPU052: only ordinal 0 is visible\n',
@@ -117,8 +141,8 @@ export const rule: ManifestRule = {
       if (!line.script || !line.scriptArgs.length || !line.scriptArgs.some((w) => w.value.startsWith("-"))) continue;
       literals ??= literalsWithSourced(ctx.file, facts, ctx.read);
       const path = resolveLiteral(line.script.value, literals);
-      const text = path === null ? null : launchedScriptText(ctx.file, path, ctx.read);
-      const script = text === null ? null : launchedScriptFacts(text);
+      const launched = path === null ? null : launchedScript(ctx.file, path, ctx.read);
+      const script = launched && keptDests(launchedScriptFacts(launched.text), launched.path, ctx);
       if (!script || !script.deviceDests.size || script.writesVisible) continue;
       const given = givenOrdinals(line.scriptArgs, script, literals);
       const seen = given.length ? visibleTo(ctx, c, line) : null;
