@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { manifestFixtureTests, lintManifestCode } from "./manifestFixtureCheck";
@@ -155,7 +155,6 @@ test("GPU052 follows a namespace into a module beside the script: one that only 
   assert.equal(run({ "train.py": script("helpers.show(args)", "import helpers"), "helpers.py": reads }).length, 1);
   // A package's module, and a class imported from it.
   const pkg = folderWith({ "train.py": script("Arch(None, args)", "from nets.arch import Arch") });
-  const { mkdirSync } = require("node:fs") as typeof import("node:fs");
   mkdirSync(pkg("nets"));
   writeFileSync(pkg("nets/arch.py"), "class Arch:\n    def __init__(self, model, args):\n        self.lr = args.lr\n");
   assert.equal(
