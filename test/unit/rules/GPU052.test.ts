@@ -168,3 +168,43 @@ test("GPU052 follows a namespace into a module beside the script: one that only 
   // A library (not beside the script) may set anything.
   assert.deepEqual(run({ "train.py": script("wandb.init(config=args)", "import wandb") }), []);
 });
+
+test("GPU052 reads the options of a module beside the script that returns the parsed namespace (from getArgs import get_args)", () => {
+  const getArgs =
+    'import argparse\n\n\ndef get_args():\n    p = argparse.ArgumentParser()\n    p.add_argument("--device", default="cuda:0")\n    return p.parse_args()\n';
+  const train = (imp: string, call: string) =>
+    `import torch\n${imp}\n\nargs = ${call}\ndevice = torch.device(f"{args.device}")\nmodel = torch.nn.Linear(2, 2).to(torch.device(args.device))\n`;
+  for (const [imp, call] of [
+    ["from getArgs import get_args", "get_args()"],
+    ["import getArgs", "getArgs.get_args()"],
+  ]) {
+    const at = folderWith({ "getArgs.py": getArgs, "GCN.py": train(imp, call) });
+    const [d, ...rest] = lintManifestCode(
+      "for seed in 1 2; do\n  python GCN.py --device cuda:1 --seed $seed\ndone\n",
+      "jobscript",
+      "GPU052",
+      ONE,
+      at("run_all.sh"),
+    );
+    assert.equal(rest.length, 0, imp);
+    assert.equal(
+      d.message,
+      '--device gives GCN.py CUDA device 1 (torch.device() at GCN.py:6), but this machine has 1 GPU (ordinal 0): CUDA fails with "invalid device ordinal"',
+    );
+  }
+  // A module that only builds the parser declares the options; the script parses them itself.
+  const builds = getArgs.replace("return p.parse_args()", "return p");
+  const at = folderWith({
+    "getArgs.py": builds,
+    "GCN.py": train("from getArgs import get_args", "get_args().parse_args()"),
+  });
+  assert.equal(lintManifestCode("python GCN.py --device cuda:1\n", "jobscript", "GPU052", ONE, at("r.sh")).length, 1);
+  // Two imported modules declaring the option for different destinations: not read.
+  const other = 'import argparse\np = argparse.ArgumentParser()\np.add_argument("--device", dest="where")\n';
+  const two = folderWith({
+    "getArgs.py": getArgs,
+    "other.py": other,
+    "GCN.py": train("from getArgs import get_args\nimport other", "get_args()"),
+  });
+  assert.deepEqual(lintManifestCode("python GCN.py --device cuda:1\n", "jobscript", "GPU052", ONE, two("r.sh")), []);
+});

@@ -99,6 +99,10 @@ export interface LaunchedScriptFacts {
    * `architect.Architect`): their modules may set a destination ({@link assignedAttributes} tells).
    */
   handedTo: string[];
+  /** The names of its own functions that return a namespace (`def get_args(): ... return parser.parse_args()`). */
+  returning: string[];
+  /** What it imports by name, as dotted paths (`from getArgs import get_args` → `getArgs.get_args`; `import utils` → `utils`). */
+  imports: string[];
 }
 
 /** The option strings of `facts`' options whose destination is `dest`. */
@@ -110,6 +114,9 @@ export function optionsWithDest(facts: LaunchedScriptFacts, dest: string): strin
 const READS_ONLY = new Set(["print", "vars", "str", "repr", "len", "format", "pprint", "pprint.pprint", "json.dumps"]);
 /** Method names of loggers and writers that only read what they are given (`logger.info(args)`). */
 const READING_METHODS = new Set(["info", "debug", "warning", "warn", "error", "log", "write", "print"]);
+
+/** No callables of other modules known to return a namespace. */
+const NO_PARSERS: ReadonlySet<string> = new Set();
 
 /** The last {@link launchedScriptFacts} answers by text: a script is asked once per launch line that names it. */
 const factsKept = new Map<string, LaunchedScriptFacts>();
@@ -130,10 +137,14 @@ const factsKept = new Map<string, LaunchedScriptFacts>();
  *   logging ({@link READS_ONLY}), or changed through `vars(args).update(...)` or `args.__dict__`.
  *   The imported callables it is handed to are listed in `handedTo`: their modules may set a
  *   destination (`init_distributed_mode(args)`), which the caller checks ({@link assignedAttributes}).
+ * - `returning`, `imports`: what a caller needs to follow a namespace that another module makes.
+ * @param parsers the dotted paths (as this module's imports resolve them) of other modules'
+ *   callables that return a namespace (`getArgs.get_args`): a call of one is a namespace too.
  * Empty answers when the text does not parse into a module. Never throws.
  */
-export function launchedScriptFacts(text: string): LaunchedScriptFacts {
-  const kept = factsKept.get(text);
+export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> = NO_PARSERS): LaunchedScriptFacts {
+  const key = parsers.size ? `${[...parsers].sort().join(",")}\n${text}` : text;
+  const kept = factsKept.get(key);
   if (kept) return kept;
   const tree = ModuleTrees.parse(pythonInput(text), false);
   let facts: LaunchedScriptFacts;
@@ -153,15 +164,24 @@ export function launchedScriptFacts(text: string): LaunchedScriptFacts {
       options,
       visibleDests: copiedDest ? [copiedDest] : [],
       writesVisible: writes.length > 0,
-      ...deviceDestinations(model),
+      ...deviceDestinations(model, parsers),
+      imports: [...new Set(model.symbols.values())],
     };
   } catch {
-    facts = { options: new Map(), visibleDests: [], writesVisible: false, deviceDests: new Map(), handedTo: [] };
+    facts = {
+      options: new Map(),
+      visibleDests: [],
+      writesVisible: false,
+      deviceDests: new Map(),
+      handedTo: [],
+      returning: [],
+      imports: [],
+    };
   } finally {
     tree.delete();
   }
   if (factsKept.size >= 16) factsKept.delete(factsKept.keys().next().value!);
-  factsKept.set(text, facts);
+  factsKept.set(key, facts);
   return facts;
 }
 
@@ -246,7 +266,10 @@ function unwrapInt(n: SyntaxNode | null | undefined): SyntaxNode | null {
  * whether an identifier names one where it stands; `escapes` whether one is handed to a callee that
  * may change it, or changed through `vars()`/`__dict__`.
  */
-function namespaces(model: ModuleModel): { isNamespace: (id: SyntaxNode) => boolean; escapes: Escapes } {
+function namespaces(
+  model: ModuleModel,
+  parsers: ReadonlySet<string>,
+): { isNamespace: (id: SyntaxNode) => boolean; escapes: Escapes; returning: Set<string> } {
   const names = new Map<number, Set<string>>();
   const boundKept = new Map<number, Set<string>>();
   const bound = (def: SyntaxNode) => {
@@ -272,7 +295,9 @@ function namespaces(model: ModuleModel): { isNamespace: (id: SyntaxNode) => bool
     !!v &&
     (parsesArgs(v) ||
       (v.type === "identifier" && isNamespace(v)) ||
-      (v.type === "call" && returning.has(v.childForFieldName("function")?.text ?? "")));
+      (v.type === "call" &&
+        (returning.has(v.childForFieldName("function")?.text ?? "") ||
+          (parsers.size > 0 && parsers.has(model.resolve(v.childForFieldName("function")) ?? "")))));
   for (let round = 0, changed = true; changed && round < 6; round++) {
     changed = false;
     for (const a of model.nodesOfType("assignment")) {
@@ -306,7 +331,7 @@ function namespaces(model: ModuleModel): { isNamespace: (id: SyntaxNode) => bool
       for (const [k, v] of keywords) if (isValue(v) && params.includes(k)) changed = add(def.id, k) || changed;
     }
   }
-  return { isNamespace, escapes: namespaceEscapes(model, isNamespace) };
+  return { isNamespace, escapes: namespaceEscapes(model, isNamespace), returning };
 }
 
 /** Where the module's namespaces go that it does not follow: `unknown` when one may be changed unseen, else the imported callables it is handed to. */
@@ -344,12 +369,15 @@ function namespaceEscapes(model: ModuleModel, isNamespace: (id: SyntaxNode) => b
 }
 
 /** The destinations the module hands to CUDA as device ordinals ({@link launchedScriptFacts}' `deviceDests`). */
-function deviceDestinations(model: ModuleModel): Pick<LaunchedScriptFacts, "deviceDests" | "handedTo"> {
+function deviceDestinations(
+  model: ModuleModel,
+  parsers: ReadonlySet<string>,
+): Pick<LaunchedScriptFacts, "deviceDests" | "handedTo" | "returning"> {
   const out = new Map<string, DeviceOption>();
-  const none = { deviceDests: out, handedTo: [] };
-  if (!model.text.includes("parse_args") && !model.text.includes("parse_known_args")) return none;
-  const { isNamespace, escapes } = namespaces(model);
-  if (escapes.unknown) return none;
+  const none = { deviceDests: out, handedTo: [], returning: [] };
+  if (!parsers.size && !model.text.includes("parse_args") && !model.text.includes("parse_known_args")) return none;
+  const { isNamespace, escapes, returning } = namespaces(model, parsers);
+  if (escapes.unknown) return { ...none, returning: [...returning] };
   // Attribute names assigned anywhere (`args.gpu = local_rank`), and names assigned once per scope.
   const assigned = new Set<string>();
   const once = new Map<string, SyntaxNode | null>();
@@ -379,7 +407,7 @@ function deviceDestinations(model: ModuleModel): Pick<LaunchedScriptFacts, "devi
     if (obj?.type !== "identifier" || !dest || !isNamespace(obj) || assigned.has(dest) || out.has(dest)) continue;
     out.set(dest, { form: slot.form, line: slot.ordinal.startPosition.row + 1, inString: slot.form.includes('"cuda') });
   }
-  return { deviceDests: out, handedTo: [...escapes.handedTo] };
+  return { deviceDests: out, handedTo: [...escapes.handedTo], returning: [...returning] };
 }
 
 /** The last {@link assignedAttributes} answers by text. */
@@ -418,24 +446,26 @@ export function assignedAttributes(text: string): { names: Set<string>; dynamic:
 }
 
 /**
- * The text of the module that a launched script's import names (`utils.transforms` → `utils.py`
- * or `utils/__init__.py`, `models.arch.Arch` → `models/arch.py`, ...), looked for beside the script
- * as Python's own search finds it when the script runs (its folder is `sys.path[0]`: Python
- * documentation, sys.path); null when none is there (a library, or a module elsewhere).
+ * The module that a launched script's import names (`utils.transforms` → `utils/transforms.py`,
+ * else `utils.py` or `utils/__init__.py`; `models.arch.Arch` → `models/arch.py`, ...), looked for
+ * beside the script as Python's own search finds it when the script runs (its folder is
+ * `sys.path[0]`: Python documentation, sys.path): its text, and the names after the module's
+ * (`["transforms"]` for `utils.transforms` in `utils.py`). Null when none is there (a library, or
+ * a module elsewhere).
  * @param script absolute path of the launched script
- * @param dotted the callable's dotted path as the script's imports resolve it
+ * @param dotted a dotted path as the script's imports resolve it
  */
-export function importedModuleText(
+export function importedModule(
   script: string,
   dotted: string,
   read: (path: string, maxBytes: number) => string | null,
-): string | null {
+): { text: string; rest: string[] } | null {
   const parts = dotted.replace(/^\.+/, "").split(".");
-  for (let k = parts.length - 1; k >= 1; k--) {
+  for (let k = parts.length; k >= 1; k--) {
     const base = join(dirname(script), ...parts.slice(0, k));
     for (const candidate of [`${base}.py`, join(base, "__init__.py")]) {
       const text = read(candidate, 4 * 1024 * 1024);
-      if (text !== null) return text;
+      if (text !== null) return { text, rest: parts.slice(k) };
     }
   }
   return null;

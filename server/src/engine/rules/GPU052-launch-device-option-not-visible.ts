@@ -1,11 +1,12 @@
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ShellCommand, ShellWord } from "../manifests/shell";
+import type { ScriptOption } from "../launch/script";
 import { resolveLiteral } from "../manifests/jobscript";
 import { parseLaunchLine, type LaunchLine } from "../launch/commandLine";
 import { literalsWithSourced, visibleForCommand } from "../launch/sources";
 import {
   assignedAttributes,
-  importedModuleText,
+  importedModule,
   launchedScript,
   launchedScriptFacts,
   type LaunchedScriptFacts,
@@ -70,7 +71,7 @@ function givenOrdinals(
 
 /**
  * `facts` without the destinations that a module the script hands its namespace to may set: each
- * imported callable's module, found beside the script ({@link importedModuleText}), is read for the
+ * imported callable's module, found beside the script ({@link importedModule}), is read for the
  * attributes it assigns ({@link assignedAttributes}); null (silent) when one is not found there or
  * may set any attribute. Not followed further: where that module hands the namespace on.
  */
@@ -78,12 +79,50 @@ function keptDests(facts: LaunchedScriptFacts, script: string, ctx: ManifestRule
   if (!facts.handedTo.length || !facts.deviceDests.size) return facts;
   const deviceDests = new Map(facts.deviceDests);
   for (const callee of facts.handedTo) {
-    const text = importedModuleText(script, callee, ctx.read);
-    const assigned = text === null ? null : assignedAttributes(text);
+    const module = importedModule(script, callee, ctx.read);
+    const assigned = module === null ? null : assignedAttributes(module.text);
     if (!assigned || assigned.dynamic) return null;
     for (const name of assigned.names) deviceDests.delete(name);
   }
   return { ...facts, deviceDests };
+}
+
+/**
+ * The facts of a launched script whose options are declared in modules it imports from beside it:
+ * their `add_argument` options (an option declared with two destinations there is left out), and
+ * the script read again with their functions that return a namespace known as such (`from getArgs
+ * import get_args` with `def get_args(): ... return parser.parse_args()`). An option the command
+ * gives is one that the parser behind the namespace accepts (argparse exits on any other: "error:
+ * unrecognized arguments"), so where the script does not declare it, the imported modules do. Read
+ * only when the command gives an option the script itself does not declare, and only the imported
+ * modules that call `add_argument`.
+ */
+function withImportedParsers(
+  facts: LaunchedScriptFacts,
+  launched: { path: string; text: string },
+  args: readonly ShellWord[],
+  ctx: ManifestRuleContext,
+): LaunchedScriptFacts {
+  const unknown = args.some((w) => w.value.startsWith("--") && !facts.options.has(w.value.replace(/=.*$/s, "")));
+  if (!unknown) return facts;
+  const parsers = new Set<string>();
+  const imported = new Map<string, ScriptOption | null>();
+  for (const dotted of facts.imports) {
+    const module = importedModule(launched.path, dotted, ctx.read);
+    if (!module || module.rest.length > 1 || !module.text.includes("add_argument")) continue;
+    const own = launchedScriptFacts(module.text);
+    for (const name of own.returning)
+      if (module.rest.length === 0) parsers.add(`${dotted}.${name}`);
+      else if (module.rest[0] === name) parsers.add(dotted);
+    for (const [k, o] of own.options) {
+      const had = imported.get(k);
+      imported.set(k, had === undefined || (had && had.dest === o.dest) ? o : null);
+    }
+  }
+  const options = new Map(facts.options);
+  for (const [k, o] of imported) if (o && !options.has(k)) options.set(k, o);
+  if (options.size === facts.options.size) return facts;
+  return { ...(parsers.size ? launchedScriptFacts(launched.text, parsers) : facts), options };
 }
 
 /** What the started Python can see: the visible devices in force for the command, else the machine's GPUs; null when neither is known. */
@@ -116,7 +155,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a shell script without `#SBATCH` lines (and a notebook's `!` lines), finds a `python script.py` command that passes the script a device ordinal on one of its own options (`--gpu 3`, `--device_num=7`, `--device cuda:1`) which the script hands to CUDA (`torch.cuda.set_device(args.gpu)`, `f\"cuda:{args.gpu}\"`, `torch.device(args.device)`), when the devices visible to that process do not include it: the CUDA_VISIBLE_DEVICES in force for the command (an inline prefix or the last `export` before it) leaves fewer devices, or, without one, the machine has fewer GPUs (the editor's nvidia-smi inventory, or `--gpus N` / `--inventory FILE` / `[tool.gpu-pilot] gpus` in the CLI).",
       follows:
-        "The commands of the script that start Python directly (`python x.py`, `python -u x.py`; not launchers, not under `srun`), the launched `.py` file (beside the script or up to three folders above it; a notebook's from its folder) read with its parse: its `add_argument` options (`dest=` or the option's own name) and where the value of one reaches CUDA as a device ordinal from the namespace `parse_args()` returned: a name assigned `parser.parse_args()` or `parse_known_args()[0]`, a function of the file that returns one, or a parameter of one of the file's functions that the file calls with one, directly, through `int()`, or through a name assigned once from it in the same function. Option values through the script's once-assigned literals (`GPU=3 ... --gpu $GPU`) and the literals of files it sources. A namespace handed to a function or class that the script imports from a module beside it (`utils.transforms(args)`, `Architect(model, args)`) is followed into that module for its attribute assignments (not further, where it hands the namespace on). Silent when the launched file or such a module assigns that destination anywhere (`args.gpu = local_rank`), when the namespace goes to a callee not found beside the script (a library, a method of an object; printing and logging it are fine), or is changed through `vars(args)`/`args.__dict__`/`setattr`; also for options with `nargs` or `action`, for argparse's abbreviated options (`--dev` for `--device`), for values that expand a variable the script does not set, and for launchers (`torchrun`, `accelerate launch`, `deepspeed`: GPU040 reads their process counts).",
+        "The commands of the script that start Python directly (`python x.py`, `python -u x.py`; not launchers, not under `srun`), the launched `.py` file (beside the script or up to three folders above it; a notebook's from its folder) read with its parse: its `add_argument` options (`dest=` or the option's own name; for an option it does not declare, those of the modules beside it that it imports, whose functions returning `parser.parse_args()` also give a namespace: `from getArgs import get_args`) and where the value of one reaches CUDA as a device ordinal from the namespace `parse_args()` returned: a name assigned `parser.parse_args()` or `parse_known_args()[0]`, a function of the file that returns one, or a parameter of one of the file's functions that the file calls with one, directly, through `int()`, or through a name assigned once from it in the same function. Option values through the script's once-assigned literals (`GPU=3 ... --gpu $GPU`) and the literals of files it sources. A namespace handed to a function or class that the script imports from a module beside it (`utils.transforms(args)`, `Architect(model, args)`) is followed into that module for its attribute assignments (not further, where it hands the namespace on). Silent when the launched file or such a module assigns that destination anywhere (`args.gpu = local_rank`), when the namespace goes to a callee not found beside the script (a library, a method of an object; printing and logging it are fine), or is changed through `vars(args)`/`args.__dict__`/`setattr`; also for options with `nargs` or `action`, for argparse's abbreviated options (`--dev` for `--device`), for values that expand a variable the script does not set, and for launchers (`torchrun`, `accelerate launch`, `deepspeed`: GPU040 reads their process counts).",
       why: "Measured on 2 x H200 (ground-truth.md, 'Other facts measured'): with `CUDA_VISIBLE_DEVICES=\"1\"`, `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`: a device ordinal counts the visible devices only (0 to n-1), so an ordinal as large as their number does not exist in that process. The same holds for an ordinal beyond the machine's GPUs when nothing narrows them. The option's value is what the program uses (argparse stores the last value given for an option in its destination: Python documentation, argparse).",
       example:
         '#!/bin/bash\n# train.py: parser.add_argument("--gpu", type=int, default=0) ... torch.cuda.set_device(args.gpu)\nCUDA_VISIBLE_DEVICES=2 python train.py --gpu 2   # GPU052: only ordinal 0 is visible\n',
@@ -142,7 +181,13 @@ export const rule: ManifestRule = {
       literals ??= literalsWithSourced(ctx.file, facts, ctx.read);
       const path = resolveLiteral(line.script.value, literals);
       const launched = path === null ? null : launchedScript(ctx.file, path, ctx.read);
-      const script = launched && keptDests(launchedScriptFacts(launched.text), launched.path, ctx);
+      const script =
+        launched &&
+        keptDests(
+          withImportedParsers(launchedScriptFacts(launched.text), launched, line.scriptArgs, ctx),
+          launched.path,
+          ctx,
+        );
       if (!script || !script.deviceDests.size || script.writesVisible) continue;
       const given = givenOrdinals(line.scriptArgs, script, literals);
       const seen = given.length ? visibleTo(ctx, c, line) : null;
