@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { ROOT, CASES, filesUnder } from "../../support/helpers";
 import { initEngine, lintPython } from "../../../../server/src/engine/lint";
 import { candidateRules } from "../../../../server/src/engine/prefilter";
-import { hasWord, TextProbe } from "../../../../server/src/engine/textProbe";
+import { hasWord, SCANNED_WORDS, TextProbe } from "../../../../server/src/engine/textProbe";
 import { hasSbatchLine } from "../../../../server/src/engine/manifests/prefilter";
 import { RULES } from "../../../../server/src/engine/rules/index";
 import { MISSPELLINGS } from "../../../../server/src/engine/rules/GPU007-misspelled-cuda-variable";
@@ -101,6 +101,27 @@ test("hasWord matches whole identifiers only", () => {
   assert.equal(hasWord("x = 1\ndel x", "del"), true);
   assert.equal(hasWord("importlib.reload(torch)", "reload"), true);
   assert.equal(hasWord("autoreload", "reload"), false);
+});
+
+test("a fresh probe's one-pass scan of its common words answers as indexOf and a whole-word search do", () => {
+  const crafted = [
+    "",
+    "to",
+    "torch",
+    "xtorch torch",
+    "jax_platforms = jax_platform",
+    "model.delta; del x",
+    "\u00e9nviron environ\u0165orch torch", // non-ASCII characters whose low 7 bits spell a word's start
+    "caf\u00e9 = os.getenv('A')\n\u4e2d torch_", // a two-byte text
+    "pop" + "x".repeat(50) + "pop",
+  ];
+  for (const text of [...crafted, ...FILES.map((f) => readFileSync(f, "utf8"))]) {
+    const probe = new TextProbe(text);
+    for (const w of SCANNED_WORDS) {
+      assert.equal(probe.has(w), text.includes(w), `${w} in ${JSON.stringify(text.slice(0, 40))}`);
+      assert.equal(probe.hasWord(w), hasWord(text, w), `whole ${w} in ${JSON.stringify(text.slice(0, 40))}`);
+    }
+  }
 });
 
 test("GPU009's trigger: reload, sys + modules, or a del before an import (a re-import needs one)", () => {
