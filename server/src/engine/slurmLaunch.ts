@@ -385,58 +385,128 @@ interface MatchedCommand {
   documented: boolean;
 }
 
+/** A script, or a shell block of a document, whose commands may start a Python file. */
+interface CommandSource {
+  script: string;
+  facts: JobScriptFacts;
+  text: string;
+  /** The 0-based line of `text`'s first line in `script`. */
+  offset: number;
+  documented: boolean;
+}
+
 /**
- * The commands of `scripts` and of the shell blocks of the documents `docs` that run
- * `file` with python or torchrun. A script's command names the file when its script argument,
- * joined to the script's folder or one of its ancestors up to `top`, is the file; a
- * document's also when the document's folder holds the file (at any depth) and the file's path ends
- * with the path written (documentation writes paths from wherever its reader stands:
- * `torchrun --standalone demo.py` under a `cd code/`); a document in another branch of the tree
- * names another file of that name.
+ * The python and torchrun commands of `source` that name a script, each with that script's path
+ * as written (`rel`, literals substituted: {@link literalPath}), and `bases`: the source's folder and
+ * its ancestors up to `top`, against which a relative `rel` is taken.
  */
-function* commandsStarting(
-  file: string,
-  scripts: JobScriptsAround["scripts"],
-  docs: readonly string[],
+function* launchCommands(
+  source: CommandSource,
   top: string,
-): Generator<MatchedCommand> {
+): Generator<{ command: MatchedCommand; rel: string; bases: string[] }> {
+  const { script, facts, text, offset, documented } = source;
+  const bases: string[] = [];
+  for (let d = dirname(script); within(d, top); d = dirname(d)) {
+    bases.push(d);
+    if (d === top || dirname(d) === d) break;
+  }
+  const src = new SourceText(text);
+  for (const c of facts.commands) {
+    const l = launchOf(c);
+    if (l.program !== "python" && l.program !== "torchrun") continue;
+    const t = targetOf(l.words);
+    if (!t) continue;
+    const rel = literalPath(t.path, facts.literals, script);
+    if (rel === null) continue;
+    yield { command: { script, facts, text, line: offset + src.lineOf(c.start), launch: l, documented }, rel, bases };
+  }
+}
+
+/**
+ * The commands of the shell blocks of the documents `docs` that run `file` with python or
+ * torchrun. A command names the file when its script argument, joined to the document's folder or
+ * one of its ancestors up to `top`, is the file, or when the document's folder holds the file (at
+ * any depth) and the file's path ends with the path written (documentation writes paths from
+ * wherever its reader stands: `torchrun --standalone demo.py` under a `cd code/`); a document in
+ * another branch of the tree names another file of that name. (A script's commands:
+ * {@link commandsByTarget}.)
+ */
+function* documentedCommandsStarting(file: string, docs: readonly string[], top: string): Generator<MatchedCommand> {
   const target = resolve(file);
-  const sources: Array<{ script: string; facts: JobScriptFacts; text: string; offset: number; documented: boolean }> =
-    scripts.map((s) => ({ ...s, offset: 0, documented: false }));
   // A document is lexed only when its text names the file (`demo.py`, or `demo` of `-m pkg.demo`)
   // and a launcher ({@link docText}).
   const stem = basename(target).replace(/\.py$/i, "");
   for (const doc of docs) {
     const text = docText(doc);
-    if (text?.includes(stem))
-      for (const b of docBlocks(doc, text))
-        sources.push({ script: doc, facts: b.facts, text: b.text, offset: b.line, documented: true });
-  }
-  for (const { script, facts, text, offset, documented } of sources) {
-    const bases: string[] = [];
-    for (let d = dirname(script); within(d, top); d = dirname(d)) {
-      bases.push(d);
-      if (d === top || dirname(d) === d) break;
-    }
-    const src = new SourceText(text);
-    for (const c of facts.commands) {
-      const l = launchOf(c);
-      if (l.program !== "python" && l.program !== "torchrun") continue;
-      const t = targetOf(l.words);
-      if (!t) continue;
-      const rel = literalPath(t.path, facts.literals, script);
-      if (rel === null) continue;
-      const hits = rel.startsWith("/")
-        ? resolve(rel) === target
-        : bases.some((b) => resolve(b, rel) === target) ||
-          (documented &&
-            within(dirname(target), dirname(script)) &&
-            !rel.split("/").includes("..") &&
-            target.endsWith(sep + rel.split("/").join(sep)));
-      if (hits) yield { script, facts, text, line: offset + src.lineOf(c.start), launch: l, documented };
+    if (!text?.includes(stem)) continue;
+    for (const b of docBlocks(doc, text)) {
+      const source = { script: doc, facts: b.facts, text: b.text, offset: b.line, documented: true };
+      for (const { command, rel, bases } of launchCommands(source, top)) {
+        const hits = rel.startsWith("/")
+          ? resolve(rel) === target
+          : bases.some((b) => resolve(b, rel) === target) ||
+            (within(dirname(target), dirname(doc)) &&
+              !rel.split("/").includes("..") &&
+              target.endsWith(sep + rel.split("/").join(sep)));
+        if (hits) yield command;
+      }
     }
   }
 }
+
+/**
+ * The commands of `around`'s scripts that run a Python file with python or torchrun, by that file's
+ * absolute path, each list in the scripts' order and each script's command order. A script's
+ * command names the file when its script argument, joined to the script's folder or one of its
+ * ancestors up to `around.top`, is the file. Made once per `around` (kept in {@link byTarget}):
+ * options.ts asks for every Python file of the folder, and deriving every command's target again
+ * for each file cost ~0.15 s of a check of 1,141 files with ~700 scripts around them.
+ */
+function commandsByTarget(around: JobScriptsAround): ReadonlyMap<string, readonly MatchedCommand[]> {
+  let map = byTarget.get(around);
+  if (map) return map;
+  map = new Map();
+  for (const s of around.scripts) {
+    for (const { command, paths } of scriptTargets(s, around.top)) {
+      for (const p of paths) {
+        const list = map.get(p);
+        if (list) list.push(command);
+        else map.set(p, [command]);
+      }
+    }
+  }
+  byTarget.set(around, map);
+  return map;
+}
+/** {@link commandsByTarget}'s answers, by the scripts they were made from. */
+const byTarget = new WeakMap<JobScriptsAround, Map<string, MatchedCommand[]>>();
+
+/**
+ * The python and torchrun commands of the script `s` with the absolute paths of the files each may
+ * start (its script argument joined to each of `bases`: {@link launchCommands}). Kept per parsed
+ * script (its facts, which {@link scriptFacts} keeps while the file is unchanged) and `top`: the
+ * folders of one tree share most of their scripts.
+ */
+function scriptTargets(
+  s: JobScriptsAround["scripts"][number],
+  top: string,
+): Array<{ command: MatchedCommand; paths: Set<string> }> {
+  let byTop = targetsOfScript.get(s.facts);
+  if (!byTop) targetsOfScript.set(s.facts, (byTop = new Map()));
+  const key = `${s.script}\u0000${top}`;
+  let out = byTop.get(key);
+  if (out) return out;
+  out = [];
+  for (const { command, rel, bases } of launchCommands({ ...s, offset: 0, documented: false }, top))
+    // A Set: two ancestors can resolve a `../..` path to the same file, which the command starts once.
+    out.push({ command, paths: new Set(rel.startsWith("/") ? [resolve(rel)] : bases.map((b) => resolve(b, rel))) });
+  byTop.set(key, out);
+  return out;
+}
+const targetsOfScript = new WeakMap<
+  JobScriptFacts,
+  Map<string, Array<{ command: MatchedCommand; paths: Set<string> }>>
+>();
 
 /** The Slurm launch a matched script command makes ({@link SlurmLaunch}); null for a plain shell script's `python file.py`. */
 function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
@@ -488,7 +558,7 @@ export function scriptLaunchesIn(
 ): { slurm: SlurmLaunch[]; nodes: LaunchNodes[] } {
   const slurm: SlurmLaunch[] = [];
   const nodes: LaunchNodes[] = [];
-  for (const m of commandsStarting(file, around.scripts, [], around.top)) {
+  for (const m of commandsByTarget(around).get(resolve(file)) ?? []) {
     const launch = slurmLaunchOf(m);
     if (launch) slurm.push(launch);
     nodes.push({ script: m.script, line: m.line, ...nodesOf(m), documented: false });
@@ -582,7 +652,7 @@ export function documentedLaunchNodes(
   around: Pick<JobScriptsAround, "docs" | "top"> = documentsAround(dirname(resolve(file))),
 ): { launches: LaunchNodes[]; read: string[] } {
   const launches: LaunchNodes[] = [];
-  for (const m of commandsStarting(file, [], around.docs, around.top))
+  for (const m of documentedCommandsStarting(file, around.docs, around.top))
     launches.push({ script: m.script, line: m.line, ...nodesOf(m), documented: true });
   // Every regular document around counts as read: an edit that makes one name a launcher changes
   // the answer (a FIFO or a link to a device is never read, so it is no dependency either).
