@@ -28,3 +28,27 @@ test("GPU017 matches UUIDs and unique UUID prefixes against the inventory", asyn
   const bad = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "GPU-00000000"\n';
   assert.equal((await lintCode(bad, "GPU017", { machine: TWO_H200 })).length, 1);
 });
+
+test("GPU017 reads a CUDA_VISIBLE_DEVICES copied from an argparse option as the option's default: what a run without it writes", async () => {
+  const head =
+    'import argparse\nimport os\nimport torch\np = argparse.ArgumentParser()\np.add_argument("--gpu-id", default="7", type=str)\nargs = p.parse_args()\n';
+  const write = 'os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id\n';
+  const [d, ...rest] = await lintCode(head + write, "GPU017", { machine: TWO_H200 });
+  assert.equal(rest.length, 0);
+  assert.deepEqual([d.range.start.line, d.range.start.character], [6, 0]);
+  assert.equal(
+    d.message,
+    'CUDA_VISIBLE_DEVICES="7": GPU 7 does not exist on this machine (2 GPUs: 0..1); CUDA stops parsing there, so no GPU is visible (the default of --gpu-id, line 5: a run without --gpu-id writes it)',
+  );
+  // A default the machine has; a value the file changes; a namespace handed to code it does not see; a required option.
+  assert.deepEqual(await lintCode(head.replace('"7"', '"1"') + write, "GPU017", { machine: TWO_H200 }), []);
+  for (const text of [
+    head + "args.gpu_id = '0'\n" + write,
+    head + "import setup\nsetup.apply(args)\n" + write,
+    head.replace('default="7", type=str', 'default="7", required=True') + write,
+    head.replace("type=str", 'nargs="+"') + write,
+  ])
+    assert.deepEqual(await lintCode(text, "GPU017", { machine: TWO_H200 }), [], text);
+  // Printing the options changes nothing.
+  assert.equal((await lintCode(head + "print(args)\n" + write, "GPU017", { machine: TWO_H200 })).length, 1);
+});

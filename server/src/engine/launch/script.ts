@@ -72,6 +72,10 @@ export interface ScriptOption {
   dest: string;
   /** `nargs=` or `action=` was given: the option takes a list, no value or an optional one, never read as one value here. */
   notSingle: boolean;
+  /** The `default=` value when it is a plain string (`default="7"`); null for any other default, or none. */
+  defaultText: string | null;
+  /** The 1-based line of the `add_argument` call. */
+  line: number;
 }
 
 /** Where a launched script hands one of its options' values to CUDA as a device ordinal. */
@@ -203,7 +207,9 @@ function argparseOptions(model: ModuleModel): Map<string, ScriptOption> {
     const long = names.find((n) => n.startsWith("--"));
     const dest = explicit ?? (long ?? names[0]).replace(/^-+/, "").replace(/-/g, "_");
     const notSingle = keywords.has("nargs") || keywords.has("action");
-    for (const n of names) out.set(n, { dest, notSingle });
+    const defaultText = keywords.get("required")?.text === "True" ? null : stringValue(keywords.get("default"));
+    const line = call.startPosition.row + 1;
+    for (const n of names) out.set(n, { dest, notSingle, defaultText, line });
   }
   return out;
 }
@@ -254,10 +260,26 @@ function changesThroughVars(call: SyntaxNode): boolean {
   return true;
 }
 
-/** `int(x)` → `x`; anything else as it is. */
-function unwrapInt(n: SyntaxNode | null | undefined): SyntaxNode | null {
-  if (n?.type === "call" && n.childForFieldName("function")?.text === "int")
-    return n.childForFieldName("arguments")?.namedChildren.find((c) => c?.type !== "comment") ?? null;
+/**
+ * The expression whose value a device slot takes as it is: through `int(x)`, `str(x)`, `f"{x}"`
+ * and `x if torch.cuda.is_available() else "cpu"` (its GPU branch); anything else as it is.
+ */
+function unwrapInt(n: SyntaxNode | null | undefined, model: ModuleModel): SyntaxNode | null {
+  if (n?.type === "call" && ["int", "str"].includes(n.childForFieldName("function")?.text ?? ""))
+    return unwrapInt(
+      n.childForFieldName("arguments")?.namedChildren.find((c) => c?.type !== "comment"),
+      model,
+    );
+  // `x if torch.cuda.is_available() else "cpu"`: on a machine with a GPU, the first branch.
+  const test = n?.type === "conditional_expression" ? n.namedChildren[1] : null;
+  if (test?.type === "call" && model.resolve(test.childForFieldName("function")) === "torch.cuda.is_available")
+    return unwrapInt(n!.namedChildren[0], model);
+  // `f"{x}"`: the string is x's value and nothing else.
+  if (n?.type === "string") {
+    const parts = n.namedChildren.filter((c) => c?.type !== "string_start" && c?.type !== "string_end");
+    if (parts.length === 1 && parts[0]?.type === "interpolation")
+      return unwrapInt(parts[0].childForFieldName("expression") ?? parts[0].namedChildren[0], model);
+  }
   return n ?? null;
 }
 
@@ -396,11 +418,11 @@ function deviceDestinations(
     }
   }
   for (const slot of deviceSlots(model)) {
-    let o = unwrapInt(slot.ordinal);
+    let o = unwrapInt(slot.ordinal, model);
     if (o?.type === "identifier") {
       const def = enclosingFunction(o);
       if (def && paramList(def).includes(o.text)) continue;
-      o = unwrapInt(once.get(`${scopeOf(o)}:${o.text}`));
+      o = unwrapInt(once.get(`${scopeOf(o)}:${o.text}`), model);
     }
     const obj = o?.type === "attribute" ? o.childForFieldName("object") : null;
     const dest = o?.childForFieldName("attribute")?.text;
@@ -469,4 +491,42 @@ export function importedModule(
     }
   }
   return null;
+}
+
+/**
+ * The value `value` holds when it reads a parsed-arguments namespace's attribute (`args.gpu_id`)
+ * and the script is run without that option: the option's `default=` when it is a plain string
+ * (`add_argument("--gpu-id", default="7")`; argparse: "The default keyword argument ... specifies
+ * what value should be used if the command-line argument is not present"). Null when the value is
+ * not such a read, the destination is declared more than once or assigned anywhere in the module
+ * (`args.gpu_id = ...`), or a namespace goes where the module does not see what happens to it (an
+ * imported or unknown callee, `vars(args).update`); see {@link launchedScriptFacts} for namespaces.
+ * @returns the default's text, the option's longest spelling, and the declaration's 1-based line
+ */
+export function argparseDefaultOf(
+  model: ModuleModel,
+  value: SyntaxNode | null,
+): { text: string; option: string; line: number } | null {
+  const obj = value?.type === "attribute" ? value.childForFieldName("object") : null;
+  const dest = value?.childForFieldName("attribute")?.text;
+  if (obj?.type !== "identifier" || !dest || !model.text.includes("add_argument")) return null;
+  const declared = [...argparseOptions(model)].filter(([, o]) => o.dest === dest);
+  const lines = new Set(declared.map(([, o]) => o.line));
+  const first = declared[0]?.[1];
+  if (lines.size !== 1 || !first || first.defaultText === null || first.notSingle) return null;
+  const { isNamespace, escapes } = namespaces(model, NO_PARSERS);
+  if (!isNamespace(obj) || escapes.unknown || escapes.handedTo.size || attributeTargets(model).has(dest)) return null;
+  const option = declared.map(([k]) => k).sort((a, b) => b.length - a.length)[0];
+  return { text: first.defaultText, option, line: first.line };
+}
+
+/** The attribute names the module assigns anywhere (`x.gpu = ...`, `x.gpu += 1`, a `for` target). */
+function attributeTargets(model: ModuleModel): Set<string> {
+  const out = new Set<string>();
+  for (const a of model.nodesOfType(["assignment", "augmented_assignment", "for_statement"])) {
+    const left = a.childForFieldName("left");
+    const targets = left?.type === "pattern_list" || left?.type === "tuple_pattern" ? left.namedChildren : [left];
+    for (const t of targets) if (t?.type === "attribute") out.add(t.childForFieldName("attribute")?.text ?? "");
+  }
+  return out;
 }

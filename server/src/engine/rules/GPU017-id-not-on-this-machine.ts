@@ -2,6 +2,7 @@ import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { nodeRange } from "../python/events";
 import { deviceUses } from "../python/devices";
+import { argparseDefaultOf } from "../launch/script";
 import { missingIdMessage } from "./shared/machineIds";
 
 /** GPU017: CUDA_VISIBLE_DEVICES ids or device ordinals that do not exist on this machine (machine-aware). */
@@ -18,7 +19,7 @@ export const rule: PythonRule = {
     docs: {
       what: "Compares CUDA_VISIBLE_DEVICES ids (indices and `GPU-`/`MIG-` UUIDs or UUID prefixes) and device ordinals with the GPUs of the machine: the inventory that GPU Pilot's GPU view reads from nvidia-smi, or, in the CLI, `--gpus N` / `--inventory FILE` (nvidia-smi CSV). Off when the machine is unknown.",
       follows:
-        "The literal CUDA_VISIBLE_DEVICES values written by the module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); and the machine's GPU inventory. Not followed: computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).",
+        "The literal CUDA_VISIBLE_DEVICES values written by the module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a value copied from an argparse option (`os.environ[\"CUDA_VISIBLE_DEVICES\"] = args.gpu_id`) as the option's plain-string default, what a run without that option writes (where the file declares the option once, never assigns that attribute, and hands the namespace to no code it does not define, printing and logging aside); literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); and the machine's GPU inventory. Not followed: other computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).",
       why: 'Measured on 2 x H200 (ground-truth.md, \'How CUDA parses CUDA_VISIBLE_DEVICES\'): CUDA stops parsing at the first id that does not exist, so `"1,7,0"` leaves only GPU 1 visible and GPU 0 silently disappears; `"7"` alone hides every GPU. A `cuda:N` ordinal at or beyond the number of GPUs raises `invalid device ordinal` at first use.',
       example:
         'import os\n\n# on a machine with 2 GPUs\nos.environ["CUDA_VISIBLE_DEVICES"] = "1,7,0"  # GPU 0 is dropped\n',
@@ -34,10 +35,21 @@ export const rule: PythonRule = {
   check(ctx) {
     const n = ctx.machine.gpuCount;
     if (n === null) return;
-    const writes = envWrites(ctx.model).filter((w) => w.variable === "CUDA_VISIBLE_DEVICES" && w.literal !== null);
-    for (const w of writes) {
-      const message = missingIdMessage(w.literal!, ctx.machine);
-      if (message) ctx.report({ range: w.range, message });
+    // A literal value, or the argparse default of the option it copies (`= args.gpu_id` with
+    // `add_argument("--gpu-id", default="7")`): what a run without that option writes.
+    const writes = envWrites(ctx.model)
+      .filter((w) => w.variable === "CUDA_VISIBLE_DEVICES")
+      .map((w) => ({ w, fallback: w.literal === null ? argparseDefaultOf(ctx.model, w.value) : null }))
+      .filter(({ w, fallback }) => w.literal !== null || fallback !== null);
+    for (const { w, fallback } of writes) {
+      const message = missingIdMessage(w.literal ?? fallback!.text, ctx.machine);
+      if (message)
+        ctx.report({
+          range: w.range,
+          message: fallback
+            ? `${message} (the default of ${fallback.option}, line ${fallback.line}: a run without ${fallback.option} writes it)`
+            : message,
+        });
     }
     if (writes.length > 0) return; // ordinals are then relative to the file's own selection (GPU004)
     // A file that a Slurm job script starts runs on the job's GPUs, not this machine's (GPU037).
