@@ -1,0 +1,1 @@
+"""A small Megatron-style library: arguments, initialisation and training loop."""

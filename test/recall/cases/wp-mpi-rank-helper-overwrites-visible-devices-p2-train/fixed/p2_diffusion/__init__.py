@@ -1,0 +1,1 @@
+"""Diffusion training with perception-prioritized (P2) loss weighting."""
