@@ -131,9 +131,11 @@ export function failureRow(what: string, message: string, retryInSeconds: number
   const retry = retryInSeconds === null ? "" : ` — next try in ${retryInSeconds} s`;
   const reason = failureReason(what, message);
   const none = reason === NO_CONFIGURATION;
+  // No configuration is a state, not an error: a short row that fits the default side bar width
+  // (300 px), the retry and Slurm's own words in the tooltip.
   return {
-    label: none ? "No Slurm configuration" : `${what} failed`,
-    description: `${none ? NO_CONFIGURATION_HINT : reason}${retry}`,
+    label: none ? "Slurm not configured" : `${what} failed`,
+    description: none ? NO_CONFIGURATION_HINT : `${reason}${retry}`,
     tooltip: `${message}${retry}\nThe view keeps polling, less often after each failure (GPU Pilot: Refresh Slurm tries now).`,
   };
 }
@@ -163,8 +165,8 @@ function failureReason(what: string, message: string): string {
  * configuration source`.
  */
 const NO_CONFIGURATION = "Could not establish a configuration source";
-/** The row's description then (its label says "No Slurm configuration"; Slurm's own words stay in the tooltip). */
-const NO_CONFIGURATION_HINT = "no slurm.conf, no DNS SRV record for slurmctld";
+/** The row's description then (its label says "Slurm not configured"; Slurm's own words, the DNS SRV lookup and the next try stay in the tooltip). */
+const NO_CONFIGURATION_HINT = "no slurm.conf";
 
 /**
  * The poll period after `failures` failures in a row: `baseSeconds` (the setting, at least 30),
