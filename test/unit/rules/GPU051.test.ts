@@ -27,6 +27,13 @@ test('GPU051 fix (unsafe) reads the variable with .get(..., ""), and the result 
     COUNT.replace('os.environ["CUDA_VISIBLE_DEVICES"]', 'os.environ.get("CUDA_VISIBLE_DEVICES", "")'),
   );
   assert.deepEqual(await lintCode(fixed, "GPU051", { preview: true }), []);
+  // The read as an assignment's value gets the same fix.
+  const value = 'import os\nimport torch\n\nids = os.environ["CUDA_VISIBLE_DEVICES"]\n';
+  const [v] = await lintCode(value, "GPU051", { preview: true });
+  assert.equal(
+    applyFix(value, v),
+    value.replace('os.environ["CUDA_VISIBLE_DEVICES"]', 'os.environ.get("CUDA_VISIBLE_DEVICES", "")'),
+  );
 });
 
 test("GPU051 stays silent where the program sets, tests or catches the variable, in an assert, under Ray, and on a `del`", async () => {

@@ -687,10 +687,6 @@ export class ProjectIndex {
   }
 
   /**
-   * What the functions of the module at `file` return as rank tuples and pass on as device ordinals
-   * ({@link moduleValues}), made once per file (empty when it cannot be read).
-   */
-  /**
    * The names a module imports at module level under their own name without defining them itself
    * (`from .prepare import prepare_moe` in a package's `__init__.py`), by name: the dotted path
    * imported as the module's model resolves it (relative paths keep their dots). Empty for a module
@@ -715,6 +711,10 @@ export class ProjectIndex {
     return r;
   }
 
+  /**
+   * What the functions of the module at `file` return as rank tuples and pass on as device ordinals
+   * ({@link moduleValues}), made once per file (empty when it cannot be read).
+   */
   private valuesOf(file: string, options: BaseOptions): ModuleValues {
     let v = this.values.get(file);
     if (v) return v;

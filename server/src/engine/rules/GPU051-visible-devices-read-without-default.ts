@@ -111,7 +111,9 @@ export const rule: PythonRule = {
 function getFix(read: SyntaxNode): Fix | undefined {
   const obj = read.childForFieldName("value");
   const key = read.childForFieldName("subscript");
-  if (!obj || !key || read.parent?.type === "assignment" || read.parent?.type === "augmented_assignment")
+  // Not where the subscript is the target (`os.environ[...] = v` writes; only a read gets `.get`).
+  const target = read.parent?.childForFieldName("left")?.id === read.id;
+  if (!obj || !key || (target && (read.parent?.type === "assignment" || read.parent?.type === "augmented_assignment")))
     return undefined;
   return {
     title: `Read it with ${obj.text}.get(${key.text}, "")`,
