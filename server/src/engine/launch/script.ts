@@ -401,22 +401,13 @@ function deviceDestinations(
   const { isNamespace, escapes, returning } = namespaces(model, parsers);
   if (escapes.unknown) return { ...none, returning: [...returning] };
   // Attribute names assigned anywhere (`args.gpu = local_rank`), and names assigned once per scope.
-  const assigned = new Set<string>();
+  const assigned = attributeTargets(model);
   const once = new Map<string, SyntaxNode | null>();
-  for (const a of model.nodesOfType(["assignment", "augmented_assignment", "for_statement"])) {
-    const left = a.childForFieldName("left");
-    const targets = left?.type === "pattern_list" || left?.type === "tuple_pattern" ? left.namedChildren : [left];
-    for (const t of targets) {
-      if (t?.type === "attribute") assigned.add(t.childForFieldName("attribute")?.text ?? "");
-      else if (t?.type === "identifier") {
-        const key = `${scopeOf(a)}:${t.text}`;
-        once.set(
-          key,
-          once.has(key) || a.type !== "assignment" || targets.length > 1 ? null : a.childForFieldName("right"),
-        );
-      }
-    }
-  }
+  forEachTarget(model, (t, a, single) => {
+    if (t.type !== "identifier") return;
+    const key = `${scopeOf(a)}:${t.text}`;
+    once.set(key, once.has(key) || a.type !== "assignment" || !single ? null : a.childForFieldName("right"));
+  });
   for (const slot of deviceSlots(model)) {
     let o = unwrapInt(slot.ordinal, model);
     if (o?.type === "identifier") {
@@ -448,11 +439,7 @@ export function assignedAttributes(text: string): { names: Set<string>; dynamic:
   const tree = ModuleTrees.parse(pythonInput(text), false);
   try {
     const model = buildModel(tree, text, { eagerInitModules: DEFAULT_EAGER_INIT_MODULES, torchBelow24: false });
-    for (const a of model.nodesOfType(["assignment", "augmented_assignment", "for_statement"])) {
-      const left = a.childForFieldName("left");
-      const targets = left?.type === "pattern_list" || left?.type === "tuple_pattern" ? left.namedChildren : [left];
-      for (const t of targets) if (t?.type === "attribute") out.names.add(t.childForFieldName("attribute")?.text ?? "");
-    }
+    out.names = attributeTargets(model);
     for (const n of model.nodesOfType(["call", "attribute"])) {
       const name = n.type === "call" ? n.childForFieldName("function")?.text : n.childForFieldName("attribute")?.text;
       if (name === "setattr" || name === "__dict__" || (name === "vars" && changesThroughVars(n))) out.dynamic = true;
@@ -520,13 +507,26 @@ export function argparseDefaultOf(
   return { text: first.defaultText, option, line: first.line };
 }
 
-/** The attribute names the module assigns anywhere (`x.gpu = ...`, `x.gpu += 1`, a `for` target). */
-function attributeTargets(model: ModuleModel): Set<string> {
-  const out = new Set<string>();
+/**
+ * Calls `visit` with each target of the module's assignments, augmented assignments and `for`
+ * loops (each element of a tuple target on its own; `single`: the statement has one target).
+ */
+function forEachTarget(
+  model: ModuleModel,
+  visit: (target: SyntaxNode, statement: SyntaxNode, single: boolean) => void,
+): void {
   for (const a of model.nodesOfType(["assignment", "augmented_assignment", "for_statement"])) {
     const left = a.childForFieldName("left");
     const targets = left?.type === "pattern_list" || left?.type === "tuple_pattern" ? left.namedChildren : [left];
-    for (const t of targets) if (t?.type === "attribute") out.add(t.childForFieldName("attribute")?.text ?? "");
+    for (const t of targets) if (t) visit(t, a, targets.length === 1);
   }
+}
+
+/** The attribute names the module assigns anywhere (`x.gpu = ...`, `x.gpu += 1`, a `for` target). */
+function attributeTargets(model: ModuleModel): Set<string> {
+  const out = new Set<string>();
+  forEachTarget(model, (t) => {
+    if (t.type === "attribute") out.add(t.childForFieldName("attribute")?.text ?? "");
+  });
   return out;
 }
