@@ -52,6 +52,7 @@ import { rule as GPU049 } from "./GPU049-visible-devices-per-thread";
 import { rule as GPU050 } from "./GPU050-notebook-cell-ran-after-init";
 import { rule as GPU051 } from "./GPU051-visible-devices-read-without-default";
 import { rule as GPU052 } from "./GPU052-launch-device-option-not-visible";
+import { rule as GPU053 } from "./GPU053-ultralytics-device-narrows-process";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -106,6 +107,7 @@ export const RULES: readonly Rule[] = [
   GPU050,
   GPU051,
   GPU052,
+  GPU053,
 ];
 
 /** The rule with this code, or undefined. */
