@@ -64,3 +64,21 @@ test("GPU046 reads device= as Ultralytics does: ints, digit strings and cuda:N n
   }
   assert.equal(literalOrdinal(null), null);
 });
+
+test("GPU046: an earlier Ultralytics call with a GPU device started CUDA: two cameras on two GPUs both run on the first call's GPU", async () => {
+  const src =
+    'from ultralytics import YOLO\n\ncam0 = YOLO("m.pt")\ncam1 = YOLO("m.pt")\ncam0.predict("a.mp4", device=0)\ncam1.predict("b.mp4", device=1)\n';
+  const [d, ...rest] = await lintCode(src, "GPU046");
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 5);
+  assert.equal(
+    d.message,
+    'Ultralytics applies device=1 by writing CUDA_VISIBLE_DEVICES and then using cuda:0 (ultralytics/utils/torch_utils.py select_device), but CUDA was already initialised by an Ultralytics call with device=0 (line 5: its select_device calls torch.cuda.is_available()): the write has no effect, so this runs on the first GPU the process sees (GPU 0), not GPU 1; pass each model its GPU as a torch.device (device=torch.device("cuda:1"), used as it is, without the write)',
+  );
+  assert.equal(d.related?.[0].range.start.line, 4);
+  // The first call chose GPU 2 before CUDA started: the process then has GPU 2 only.
+  const two = src.replace("device=0", "device=2");
+  assert.match((await lintCode(two, "GPU046"))[0].message, /sees \(GPU 2\), not GPU 1/);
+  // A first call on the CPU starts no CUDA here; a torch.device is not read.
+  assert.deepEqual(await lintCode(src.replace("device=0", 'device="cpu"'), "GPU046"), []);
+});
