@@ -8,8 +8,9 @@ fixtureTests("GPU053");
 const SRC =
   'import torch\nfrom ultralytics import YOLO\n\nmodel = YOLO("m.pt")\nboxes = model.predict("a.mp4", device="cuda:0")\nx = torch.ones(2).to("cuda:1")\n';
 
-test("GPU053: warning on device= when CUDA had not started, naming the later ordinal the process no longer has", async () => {
-  const [d, ...rest] = await lintCode(SRC, "GPU053");
+test("GPU053 (preview): warning on device= when CUDA had not started, naming the later ordinal the process no longer has", async () => {
+  assert.deepEqual(await lintCode(SRC, "GPU053"), [], "preview: off in the default set");
+  const [d, ...rest] = await lintCode(SRC, "GPU053", { preview: true });
   assert.equal(rest.length, 0);
   assert.equal(d.severity, "warning");
   assert.deepEqual([d.range.start.line, d.range.start.character, d.range.end.character], [4, 31, 46]);
@@ -22,14 +23,14 @@ test("GPU053: warning on device= when CUDA had not started, naming the later ord
 
 test("GPU053: silent when CUDA started first, when the ordinal comes before the call or in another function, and for device=cpu", async () => {
   const started = SRC.replace('model = YOLO("m.pt")', 'torch.cuda.init()\nmodel = YOLO("m.pt")');
-  assert.deepEqual(await lintCode(started, "GPU053"), []);
+  assert.deepEqual(await lintCode(started, "GPU053", { preview: true }), []);
   const before =
     'import torch\nfrom ultralytics import YOLO\nx = torch.ones(2).to("cuda:1")\nYOLO("m.pt").predict("a.mp4", device=0)\n';
-  assert.deepEqual(await lintCode(before, "GPU053"), []);
+  assert.deepEqual(await lintCode(before, "GPU053", { preview: true }), []);
   const elsewhere = SRC.replace(
     'x = torch.ones(2).to("cuda:1")',
     'def later():\n    return torch.ones(2).to("cuda:1")',
   );
-  assert.deepEqual(await lintCode(elsewhere, "GPU053"), []);
-  assert.deepEqual(await lintCode(SRC.replace('device="cuda:0"', 'device="cpu"'), "GPU053"), []);
+  assert.deepEqual(await lintCode(elsewhere, "GPU053", { preview: true }), []);
+  assert.deepEqual(await lintCode(SRC.replace('device="cuda:0"', 'device="cpu"'), "GPU053", { preview: true }), []);
 });
