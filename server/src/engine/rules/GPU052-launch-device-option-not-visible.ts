@@ -126,21 +126,34 @@ function withImportedParsers(
 }
 
 /** What the started Python can see: the visible devices in force for the command, else the machine's GPUs; null when neither is known. */
-function visibleTo(ctx: ManifestRuleContext, c: ShellCommand, line: LaunchLine): { count: number; why: string } | null {
+function visibleTo(
+  ctx: ManifestRuleContext,
+  c: ShellCommand,
+  line: LaunchLine,
+): { count: number; why: string; ids: number[] } | null {
   const { visible, unknown } = visibleForCommand(ctx.manifest, c, line);
   if (visible?.value != null) {
     const p = parseVisibleDevices(visible.value);
     // An empty, stopped or repeated list is GPU003's and GPU045's to report.
     if (p.hidesAll || p.stop || p.duplicate || !p.kept.length) return null;
+    // On a known machine CUDA stops at the first id it lacks (ground-truth.md, "How CUDA parses
+    // CUDA_VISIBLE_DEVICES"): the visible devices are the ids before it; none left is GPU045's.
+    const known = ctx.machine.gpuCount;
+    const stop = known === null ? -1 : p.kept.findIndex((e) => e.kind !== "index" || (e.index ?? 0) >= known);
+    const kept = stop < 0 ? p.kept : p.kept.slice(0, stop);
+    if (!kept.length) return null;
     const from = visible.from === "inline" ? "given inline" : visible.from;
+    const dropped =
+      stop < 0 ? "" : ` on this machine (${known} GPU${known === 1 ? "" : "s"}: parsing stops at ${p.kept[stop].text})`;
     return {
-      count: p.kept.length,
-      why: `CUDA_VISIBLE_DEVICES=${visible.value} (${from}) leaves the process ${p.kept.length} visible device${p.kept.length === 1 ? "" : "s"}`,
+      count: kept.length,
+      ids: kept.map((e) => (e.kind === "index" ? (e.index ?? -1) : -1)),
+      why: `CUDA_VISIBLE_DEVICES=${visible.value} (${from}) leaves the process ${kept.length} visible device${kept.length === 1 ? "" : "s"}${dropped}`,
     };
   }
   if (unknown || ctx.machine.gpuCount === null) return null;
   const n = ctx.machine.gpuCount;
-  return { count: n, why: `this machine has ${n} GPU${n === 1 ? "" : "s"}` };
+  return { count: n, why: `this machine has ${n} GPU${n === 1 ? "" : "s"}`, ids: [] };
 }
 
 /** GPU052: a shell command starts a Python script with a device ordinal option that the devices visible to it do not have. */
@@ -153,7 +166,7 @@ export const rule: ManifestRule = {
     // Shell scripts only: never a YAML manifest.
     trigger: () => false,
     docs: {
-      what: "In a shell script without `#SBATCH` lines (and a notebook's `!` lines), finds a `python script.py` command that passes the script a device ordinal on one of its own options (`--gpu 3`, `--device_num=7`, `--device cuda:1`) which the script hands to CUDA (`torch.cuda.set_device(args.gpu)`, `f\"cuda:{args.gpu}\"`, `torch.device(args.device)`), when the devices visible to that process do not include it: the CUDA_VISIBLE_DEVICES in force for the command (an inline prefix or the last `export` before it) leaves fewer devices, or, without one, the machine has fewer GPUs (the editor's nvidia-smi inventory, or `--gpus N` / `--inventory FILE` / `[tool.gpu-pilot] gpus` in the CLI).",
+      what: "In a shell script without `#SBATCH` lines (and a notebook's `!` lines), finds a `python script.py` command that passes the script a device ordinal on one of its own options (`--gpu 3`, `--device_num=7`, `--device cuda:1`) which the script hands to CUDA (`torch.cuda.set_device(args.gpu)`, `f\"cuda:{args.gpu}\"`, `torch.device(args.device)`), when the devices visible to that process do not include it: the CUDA_VISIBLE_DEVICES in force for the command (an inline prefix or the last `export` before it) leaves fewer devices (on a known machine, the ids before the first one it lacks; a list that hides every GPU is GPU045's), or, without one, the machine has fewer GPUs (the editor's nvidia-smi inventory, or `--gpus N` / `--inventory FILE` / `[tool.gpu-pilot] gpus` in the CLI).",
       follows:
         "The commands of the script that start Python directly (`python x.py`, `python -u x.py`; not launchers, not under `srun`), the launched `.py` file (beside the script or up to three folders above it; a notebook's from its folder) read with its parse: its `add_argument` options (`dest=` or the option's own name; for an option it does not declare, those of the modules beside it that it imports, whose functions returning `parser.parse_args()` also give a namespace: `from getArgs import get_args`) and where the value of one reaches CUDA as a device ordinal from the namespace `parse_args()` returned: a name assigned `parser.parse_args()` or `parse_known_args()[0]`, a function of the file that returns one, or a parameter of one of the file's functions that the file calls with one, directly, through `int()`, or through a name assigned once from it in the same function. Option values through the script's once-assigned literals (`GPU=3 ... --gpu $GPU`) and the literals of files it sources. A namespace handed to a function or class that the script imports from a module beside it (`utils.transforms(args)`, `Architect(model, args)`) is followed into that module for its attribute assignments (not further, where it hands the namespace on). Silent when the launched file or such a module assigns that destination anywhere (`args.gpu = local_rank`), when the namespace goes to a callee not found beside the script (a library, a method of an object; printing and logging it are fine), or is changed through `vars(args)`/`args.__dict__`/`setattr`; also for options with `nargs` or `action`, for argparse's abbreviated options (`--dev` for `--device`), for values that expand a variable the script does not set, and for launchers (`torchrun`, `accelerate launch`, `deepspeed`: GPU040 reads their process counts).",
       why: "Measured on 2 x H200 (ground-truth.md, 'Other facts measured'): with `CUDA_VISIBLE_DEVICES=\"1\"`, `torch.cuda.set_device(1)` or `device=\"cuda:1\"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`: a device ordinal counts the visible devices only (0 to n-1), so an ordinal as large as their number does not exist in that process. The same holds for an ordinal beyond the machine's GPUs when nothing narrows them. The option's value is what the program uses (argparse stores the last value given for an option in its destination: Python documentation, argparse).",
@@ -197,9 +210,12 @@ export const rule: ManifestRule = {
         if (g.ordinal < seen.count) continue;
         const use = script.deviceDests.get(g.dest)!;
         const valid = seen.count === 1 ? "ordinal 0" : `ordinals 0 to ${seen.count - 1}`;
+        // The physical id given again as the ordinal (`CUDA_VISIBLE_DEVICES=2 ... --gpu 2`): its place in the list is its ordinal.
+        const at = seen.ids.indexOf(g.ordinal);
+        const hint = at >= 0 ? `; GPU ${g.ordinal} is ordinal ${at} in this process: pass ${g.option} ${at}` : "";
         ctx.report({
           range: wordsRange(ctx, g.start, g.end),
-          message: `${g.option} gives ${name} CUDA device ${g.ordinal} (${use.form} at ${name}:${use.line}), but ${seen.why} (${valid}): CUDA fails with "invalid device ordinal"`,
+          message: `${g.option} gives ${name} CUDA device ${g.ordinal} (${use.form} at ${name}:${use.line}), but ${seen.why} (${valid}): CUDA fails with "invalid device ordinal"${hint}`,
         });
       }
     }
