@@ -70,6 +70,13 @@ const MAX_SCRIPT_BYTES = 256 * 1024;
 const LEVELS_UP = 3;
 /** How long a folder listing is reused (ms): the editor lints on every keystroke. */
 const LISTING_TTL_MS = 5000;
+/**
+ * Subfolders of one folder whose files are listed (the first ones, in listing order): a file in a
+ * folder with thousands of subfolders (a home folder, /tmp, Downloads) is not made to wait for a
+ * listing of each of them (on a loaded 2-core machine, /tmp's 8,300 subfolders held a first lint
+ * for seconds).
+ */
+const MAX_SUBFOLDERS = 256;
 
 const listings = new Map<string, { at: number; entries: Array<{ name: string; dir: boolean }> }>();
 const parsed = new Map<
@@ -291,15 +298,17 @@ export interface JobScriptsAround {
   top: string;
 }
 
-/** The job-script and Markdown paths in folder `d` and in its direct subfolders, in listing order. */
+/** The job-script and Markdown paths in folder `d` and in its direct subfolders (the first {@link MAX_SUBFOLDERS}), in listing order. */
 function scriptsIn(d: string): string[] {
   const out: string[] = [];
   const wanted = (name: string) => SCRIPT.test(name) || DOC.test(name);
+  let subfolders = 0;
   for (const e of list(d)) {
     if (!e.dir) {
       if (wanted(e.name)) out.push(join(d, e.name));
       continue;
     }
+    if (++subfolders > MAX_SUBFOLDERS) continue;
     for (const f of list(join(d, e.name))) if (!f.dir && wanted(f.name)) out.push(join(d, e.name, f.name));
   }
   return out;

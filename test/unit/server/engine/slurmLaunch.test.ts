@@ -125,6 +125,17 @@ test("slurmLaunchesOf: the search stops at the repository root and three levels 
   }
 });
 
+test("jobScriptsAround lists the files of at most 256 subfolders of a folder (a home folder or /tmp with thousands)", () => {
+  const names = Array.from({ length: 300 }, (_, i) => `d${String(i).padStart(3, "0")}`);
+  const files: Record<string, string> = { "train.py": "" };
+  for (const n of names) files[`${n}/run.sh`] = "python ../train.py\n";
+  const root = project(files);
+  const { scripts } = jobScriptsAround(root, [root]);
+  // Listing order is the file system's: 256 of the 300 subfolders' scripts, whichever they are.
+  assert.equal(scripts.length, 256);
+  assert.ok(scripts.every((s) => /\/d[0-9]{3}\/run\.sh$/.test(s.script)));
+});
+
 test("the CLI's optionsResolver (job scripts found once per folder, shared folders once per run) gives every file the launches slurmLaunchesOf gives it", async () => {
   const { optionsResolver } = await import("../../../../server/src/engine/options");
   const root = project({
