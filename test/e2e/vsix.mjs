@@ -47,7 +47,7 @@ const screens = path.join(runDir, "screens");
 const vsixFile = path.join(runDir, "gpu-pilot.vsix");
 const extensionsDir = path.join(runDir, "extensions");
 const userDataDir = path.join(runDir, "user-data");
-const MAX_VSIX_BYTES = 1.85 * 1024 * 1024; // the same budget as test/unit/repo/package.test.ts
+const MAX_VSIX_BYTES = 1.9 * 1024 * 1024; // the same budget as test/unit/repo/package.test.ts
 const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
 const installedName = `${pkg.publisher}.${pkg.name}-${pkg.version}`;
 
@@ -174,7 +174,7 @@ async function main() {
   ensureTools();
 
   // 1. Package.
-  const packaged = await check("package: npm run package builds gpu-pilot.vsix of at most 1.85 MiB", () => {
+  const packaged = await check("package: npm run package builds gpu-pilot.vsix of at most 1.9 MiB", () => {
     const r = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "package.mjs"), "--out", vsixFile], {
       cwd: repoRoot,
       encoding: "utf8",

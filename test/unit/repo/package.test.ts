@@ -1,5 +1,5 @@
 // The installable extension: `npm run package` (scripts/package.mjs, vsce) builds a .vsix of at most
-// 1.85 MiB holding exactly what the extension reads (no sources, maps, tests or node_modules), and the
+// 1.9 MiB holding exactly what the extension reads (no sources, maps, tests or node_modules), and the
 // manifest is fit to ship (engine, categories, icon, activation, settings, walkthrough, bin,
 // pre-commit hook). The .vsix is installed into a real VS Code by test/e2e/vsix.mjs.
 import assert from "node:assert/strict";
@@ -19,8 +19,10 @@ const RULE_CODES = Object.keys(
 ).filter((k) => /^GPU\d{3}$/.test(k));
 // 1.8 MiB since 2026-12-06: the `ignore` matcher ([tool.gpu-pilot] exclude, .gitignore) in server.js and cli.js took the .vsix
 // from about 1.745 to 1.755 MiB; 1.85 MiB since that afternoon: marked (GPU039 reads the launches Markdown documents
-// write down) in both bundles took it to 1,889,017 bytes, 1.6 KB over (BENCHMARKS.md, ".vsix size").
-const MAX_VSIX_BYTES = 1.85 * 1024 * 1024;
+// write down) in both bundles took it to 1,889,017 bytes, 1.6 KB over (BENCHMARKS.md, ".vsix size"); 1.9 MiB since
+// that night: GPU052 and GPU053 with the launched script's parse (launch/script.ts) in both bundles took it to
+// 1,941,771 bytes, 1.9 KB over.
+const MAX_VSIX_BYTES = 1.9 * 1024 * 1024;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- package.json is untyped JSON */
 const pkg: any = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8"));
@@ -72,7 +74,7 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test("npm run package builds a .vsix of at most 1.85 MiB", () => {
+test("npm run package builds a .vsix of at most 1.9 MiB", () => {
   assert.equal(pack.status, 0, pack.output.slice(-3000));
   assert.ok(existsSync(vsix), "no .vsix written");
   const size = statSync(vsix).size;
