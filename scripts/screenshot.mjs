@@ -26,8 +26,9 @@
 //                                   machine hover on "cuda" in its last cell (GPU 1 ticked)
 //   media/screenshot-picker.png     only with --only picker: the "Select GPUs..." quick pick at its
 //                                   default width; the log says whether a label or detail line is cut
-// With FAKE_NVIDIA_SMI_MODE=x8 --suffix -8 the same with the constructed 8 x H200 fixture:
-// screenshot-tree-8.png, screenshot-dashboard-8.png, screenshot-history-8.png.
+// With FAKE_NVIDIA_SMI_MODE=x8 --suffix -8 the same with the constructed 8 x H200 fixture: each shot
+// above with -8 before .png (tree, dashboard, dashboard-window, processes, history, slurm and the
+// editor's; media/ keeps the first five).
 //
 //   node scripts/screenshot.mjs [--out-dir media] [--file finetune_wrong_gpu.py] [--only tree,dashboard,problem,history,slurm,picker,notebook]
 //                               [--sidebar-width 300] [--suffix -8]

@@ -39,7 +39,7 @@ test("GPU052: an ordinal option beyond the inline CUDA_VISIBLE_DEVICES: warning 
   assert.deepEqual(d.range, { start: { line: 0, character: 39 }, end: { line: 0, character: 53 } });
   assert.equal(
     d.message,
-    '--device_num gives train.py CUDA device 3 (torch.cuda.set_device() at train.py:6), but CUDA_VISIBLE_DEVICES=3 (given inline) leaves the process 1 visible device (ordinal 0): CUDA fails with "invalid device ordinal"; GPU 3 is ordinal 0 in this process: pass --device_num 0',
+    '--device_num gives train.py CUDA device 3 (torch.cuda.set_device() at train.py:6), but CUDA_VISIBLE_DEVICES=3 (given inline) leaves one device visible to it (ordinal 0): CUDA fails with "invalid device ordinal"; GPU 3 is ordinal 0 in this process: pass --device_num 0',
   );
   // On a machine without GPU 3 the list hides every GPU: GPU045 says so, and GPU052 stays out of it.
   assert.deepEqual(lintManifestCode(text, "jobscript", "GPU052", TWO, at("run.sh")), []);
@@ -53,7 +53,7 @@ test("GPU052: an ordinal option beyond the inline CUDA_VISIBLE_DEVICES: warning 
   );
   assert.match(
     s.message,
-    /leaves the process 1 visible device on this machine \(2 GPUs: parsing stops at 5\) \(ordinal 0\)/,
+    /leaves one device visible to it on this machine \(2 GPUs: parsing stops at 5\) \(ordinal 0\)/,
   );
   assert.match(s.message, /GPU 1 is ordinal 0 in this process: pass --device_num 0$/);
   const [m] = lintManifestCode("python train.py --device_num=1\n", "jobscript", "GPU052", ONE, at("run.sh"));

@@ -148,7 +148,7 @@ function visibleTo(
     return {
       count: kept.length,
       ids: kept.map((e) => (e.kind === "index" ? (e.index ?? -1) : -1)),
-      why: `CUDA_VISIBLE_DEVICES=${visible.value} (${from}) leaves the process ${kept.length} visible device${kept.length === 1 ? "" : "s"}${dropped}`,
+      why: `CUDA_VISIBLE_DEVICES=${visible.value} (${from}) leaves ${kept.length === 1 ? "one device" : `${kept.length} devices`} visible to it${dropped}`,
     };
   }
   if (unknown || ctx.machine.gpuCount === null) return null;
