@@ -9,7 +9,7 @@ import { dirname, isAbsolute, join } from "node:path";
 import { ModuleTrees } from "../python/moduleTrees";
 import { buildModel, type ModuleModel } from "../python/model";
 import { enclosingFunction, pythonInput, stringValue, type SyntaxNode } from "../python/parser";
-import { deviceSlots, namesBoundIn } from "../python/devices";
+import { deviceSlots, namesBoundIn, positionalParams } from "../python/devices";
 import { callArgs } from "../rules/shared/py";
 import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
 
@@ -232,18 +232,6 @@ function methodName(n: SyntaxNode | null | undefined): string | undefined {
   return fn?.type === "attribute" ? fn.childForFieldName("attribute")?.text : undefined;
 }
 
-/** The names of the parameters of `def`, in order (`self` included; splats end the list). */
-function paramList(def: SyntaxNode): string[] {
-  const out: string[] = [];
-  for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
-    if (!p || p.type === "comment") continue;
-    if (p.type.includes("splat") || p.type.includes("separator")) break;
-    const name = p.type === "identifier" ? p : (p.childForFieldName("name") ?? p.namedChildren[0]);
-    out.push(name?.type === "identifier" ? name.text : "");
-  }
-  return out;
-}
-
 /** Methods of a dict that only read it (`vars(args).items()`). */
 const DICT_READS = new Set(["items", "keys", "values", "get", "copy"]);
 
@@ -264,21 +252,21 @@ function changesThroughVars(call: SyntaxNode): boolean {
  * The expression whose value a device slot takes as it is: through `int(x)`, `str(x)`, `f"{x}"`
  * and `x if torch.cuda.is_available() else "cpu"` (its GPU branch); anything else as it is.
  */
-function unwrapInt(n: SyntaxNode | null | undefined, model: ModuleModel): SyntaxNode | null {
+function valueTaken(n: SyntaxNode | null | undefined, model: ModuleModel): SyntaxNode | null {
   if (n?.type === "call" && ["int", "str"].includes(n.childForFieldName("function")?.text ?? ""))
-    return unwrapInt(
+    return valueTaken(
       n.childForFieldName("arguments")?.namedChildren.find((c) => c?.type !== "comment"),
       model,
     );
   // `x if torch.cuda.is_available() else "cpu"`: on a machine with a GPU, the first branch.
   const test = n?.type === "conditional_expression" ? n.namedChildren[1] : null;
   if (test?.type === "call" && model.resolve(test.childForFieldName("function")) === "torch.cuda.is_available")
-    return unwrapInt(n!.namedChildren[0], model);
+    return valueTaken(n!.namedChildren[0], model);
   // `f"{x}"`: the string is x's value and nothing else.
   if (n?.type === "string") {
     const parts = n.namedChildren.filter((c) => c?.type !== "string_start" && c?.type !== "string_end");
     if (parts.length === 1 && parts[0]?.type === "interpolation")
-      return unwrapInt(parts[0].childForFieldName("expression") ?? parts[0].namedChildren[0], model);
+      return valueTaken(parts[0].childForFieldName("expression") ?? parts[0].namedChildren[0], model);
   }
   return n ?? null;
 }
@@ -296,7 +284,7 @@ function namespaces(
   const boundKept = new Map<number, Set<string>>();
   const bound = (def: SyntaxNode) => {
     let b = boundKept.get(def.id);
-    if (!b) boundKept.set(def.id, (b = new Set([...paramList(def), ...namesBoundIn(def)])));
+    if (!b) boundKept.set(def.id, (b = new Set([...positionalParams(def), ...namesBoundIn(def)])));
     return b;
   };
   const isNamespace = (id: SyntaxNode): boolean => {
@@ -345,7 +333,7 @@ function namespaces(
     for (const call of model.nodesOfType("call")) {
       const def = model.functions.get(call.childForFieldName("function")?.text ?? "");
       if (!def || call.childForFieldName("function")?.type !== "identifier") continue;
-      const params = paramList(def);
+      const params = positionalParams(def);
       const { positional, keywords } = callArgs(call);
       positional.forEach((p, i) => {
         if (isValue(p)) changed = add(def.id, params[i]) || changed;
@@ -409,11 +397,11 @@ function deviceDestinations(
     once.set(key, once.has(key) || a.type !== "assignment" || !single ? null : a.childForFieldName("right"));
   });
   for (const slot of deviceSlots(model)) {
-    let o = unwrapInt(slot.ordinal, model);
+    let o = valueTaken(slot.ordinal, model);
     if (o?.type === "identifier") {
       const def = enclosingFunction(o);
-      if (def && paramList(def).includes(o.text)) continue;
-      o = unwrapInt(once.get(`${scopeOf(o)}:${o.text}`), model);
+      if (def && positionalParams(def).includes(o.text)) continue;
+      o = valueTaken(once.get(`${scopeOf(o)}:${o.text}`), model);
     }
     const obj = o?.type === "attribute" ? o.childForFieldName("object") : null;
     const dest = o?.childForFieldName("attribute")?.text;

@@ -262,22 +262,7 @@ export interface DeviceParam {
  * @param slots the module's device slots (computed once per module by the caller)
  */
 export function deviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): DeviceParam[] {
-  const params: string[] = [];
-  for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
-    if (!p || p.type === "comment") continue;
-    const name =
-      p.type === "identifier"
-        ? p
-        : (p.childForFieldName("name") ?? p.namedChildren.find((c) => c?.type === "identifier"));
-    if (
-      p.type === "list_splat_pattern" ||
-      p.type === "dictionary_splat_pattern" ||
-      p.type === "keyword_separator" ||
-      p.type === "positional_separator"
-    )
-      break;
-    params.push(name?.type === "identifier" ? name.text : "");
-  }
+  const params = positionalParams(def);
   const body = def.childForFieldName("body");
   if (!body || !params.some(Boolean)) return [];
   const rebound = namesBoundIn(def);
@@ -295,6 +280,31 @@ export function deviceParams(def: SyntaxNode, slots: readonly DeviceSlot[]): Dev
     const index = params.indexOf(o.text);
     if (index >= 0 && !out.some((d) => d.index === index))
       out.push({ index, name: o.text, form: slot.form, line: slot.ordinal.startPosition.row + 1 });
+  }
+  return out;
+}
+
+/**
+ * The names of the parameters of `def` that a call can fill by position, in order (`self`
+ * included; "" for one without a plain name). A `*args`, `**kwargs`, `*` or `/` ends the list.
+ * @param def a `function_definition` node
+ */
+export function positionalParams(def: SyntaxNode): string[] {
+  const out: string[] = [];
+  for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
+    if (!p || p.type === "comment") continue;
+    if (
+      p.type === "list_splat_pattern" ||
+      p.type === "dictionary_splat_pattern" ||
+      p.type === "keyword_separator" ||
+      p.type === "positional_separator"
+    )
+      break;
+    const name =
+      p.type === "identifier"
+        ? p
+        : (p.childForFieldName("name") ?? p.namedChildren.find((c) => c?.type === "identifier"));
+    out.push(name?.type === "identifier" ? name.text : "");
   }
   return out;
 }

@@ -3,7 +3,7 @@ import { freezesVariable } from "../python/timeline";
 import { nodeRange, type InitEvent } from "../python/events";
 import { stringValue, type SyntaxNode } from "../python/parser";
 import { callArgs } from "./shared/py";
-import { makesModel, modelCallReceiver, SELECT_DEVICE_SOURCE } from "./shared/ultralytics";
+import { SELECT_DEVICE_SOURCE, ultralyticsModelCall } from "./shared/ultralytics";
 
 /** The single GPU ordinal a `device=` value names when it is a literal (`2`, `"2"`, `"cuda:2"`), or null. */
 export function literalOrdinal(node: SyntaxNode | null | undefined): number | null {
@@ -13,19 +13,6 @@ export function literalOrdinal(node: SyntaxNode | null | undefined): number | nu
   if (s === null) return null;
   const m = /^\s*(?:cuda:)?(\d+)\s*$/i.exec(s);
   return m ? Number(m[1]) : null;
-}
-
-/** Whether `call` passes `device=` to Ultralytics: a device method of, or a call of, a model made in place or bound at module level. */
-function ultralyticsModelCall(ctx: RuleContext, call: SyntaxNode): boolean {
-  const receiver = modelCallReceiver(call);
-  // `YOLO("x.pt").predict(...)` or `model.predict(...)` with `model = YOLO("x.pt")` at module level.
-  const made =
-    receiver?.type === "call"
-      ? receiver
-      : receiver?.type === "identifier"
-        ? ctx.model.valueOf(receiver.text, call.startIndex)
-        : null;
-  return makesModel(ctx.model, made);
 }
 
 /** The first init before timeline position `at` that froze CUDA_VISIBLE_DEVICES, unless the program wrote the variable itself before it. */
@@ -71,7 +58,7 @@ export const rule: Rule = {
     for (const tc of ctx.model.calls) {
       const device = callArgs(tc.node).keywords.get("device");
       const n = literalOrdinal(device);
-      if (n === null || !ultralyticsModelCall(ctx, tc.node)) continue;
+      if (n === null || !ultralyticsModelCall(ctx.model, tc.node)) continue;
       const frozen = frozenBefore(ctx, tc.at);
       const init = n < 1 ? null : (frozen ?? earlier);
       earlier ??= {

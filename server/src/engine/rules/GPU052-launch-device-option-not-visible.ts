@@ -16,9 +16,6 @@ import { parseVisibleDevices } from "../visibleDevices";
 import { cudaDeviceOrdinal } from "../frameworks";
 import { wordsRange } from "./shared/jobScript";
 
-/** A word naming a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
-const PYTHON = /^(?:.*\/)?python[0-9.]*$/;
-
 /** One device-ordinal option given on a command line: the option, its value's words and the ordinal. */
 interface GivenOrdinal {
   option: string;
@@ -189,7 +186,8 @@ export const rule: ManifestRule = {
     let literals: Map<string, string> | null = null;
     for (const c of facts.commands) {
       const line = parseLaunchLine(c.words, c.assignments);
-      if (line.underSrun || line.launcher !== "other" || !PYTHON.test(line.words[0]?.value ?? "")) continue;
+      // launcher "other" with a script: `python [options] x.py` (commandLine.ts pythonScript).
+      if (line.underSrun || line.launcher !== "other") continue;
       if (!line.script || !line.scriptArgs.length || !line.scriptArgs.some((w) => w.value.startsWith("-"))) continue;
       literals ??= literalsWithSourced(ctx.file, facts, ctx.read);
       const path = resolveLiteral(line.script.value, literals);

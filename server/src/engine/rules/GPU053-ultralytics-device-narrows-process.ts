@@ -1,23 +1,11 @@
 import type { Rule, RuleContext } from "../rule";
 import { freezesVariable } from "../python/timeline";
 import { nodeRange } from "../python/events";
-import { enclosingFunction, type SyntaxNode } from "../python/parser";
+import { enclosingFunction } from "../python/parser";
 import { deviceUses } from "../python/devices";
 import { callArgs } from "./shared/py";
-import { makesModel, modelCallReceiver, SELECT_DEVICE_SOURCE } from "./shared/ultralytics";
+import { SELECT_DEVICE_SOURCE, ultralyticsModelCall } from "./shared/ultralytics";
 import { literalOrdinal } from "./GPU046-ultralytics-device-after-cuda-init";
-
-/** Whether `call` passes `device=` to an Ultralytics model made in place or bound in the module (as GPU046 asks). */
-function ultralyticsModelCall(ctx: RuleContext, call: SyntaxNode): boolean {
-  const receiver = modelCallReceiver(call);
-  const made =
-    receiver?.type === "call"
-      ? receiver
-      : receiver?.type === "identifier"
-        ? ctx.model.valueOf(receiver.text, call.startIndex)
-        : null;
-  return makesModel(ctx.model, made);
-}
 
 /** Whether nothing before timeline position `at` initialised CUDA (then Ultralytics' write of CUDA_VISIBLE_DEVICES takes effect). */
 function cudaNotStartedBefore(ctx: RuleContext, at: number): boolean {
@@ -59,7 +47,7 @@ export const rule: Rule = {
     for (const tc of ctx.model.calls) {
       const device = callArgs(tc.node).keywords.get("device");
       const n = literalOrdinal(device);
-      if (n === null || !ultralyticsModelCall(ctx, tc.node) || !cudaNotStartedBefore(ctx, tc.at)) continue;
+      if (n === null || !ultralyticsModelCall(ctx.model, tc.node) || !cudaNotStartedBefore(ctx, tc.at)) continue;
       const scope = enclosingFunction(tc.node)?.id ?? -1;
       const later = uses.find(
         (u) => u.node.startIndex > tc.node.endIndex && (enclosingFunction(u.node)?.id ?? -1) === scope,

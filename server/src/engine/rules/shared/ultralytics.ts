@@ -47,3 +47,19 @@ export function makesModel(model: ModuleModel, made: SyntaxNode | null | undefin
   const path = made?.type === "call" ? calleePath(model, made) : null;
   return !!path && path.startsWith("ultralytics.") && MODEL_CLASSES.has(path.slice(path.lastIndexOf(".") + 1));
 }
+
+/**
+ * Whether `call` passes `device=` to an Ultralytics model: a device method of (or a call of) a model
+ * made in place (`YOLO("x.pt").predict(...)`) or bound to a name in the module before the call
+ * (`model = YOLO("x.pt")`, then `model.predict(...)`).
+ */
+export function ultralyticsModelCall(model: ModuleModel, call: SyntaxNode): boolean {
+  const receiver = modelCallReceiver(call);
+  const made =
+    receiver?.type === "call"
+      ? receiver
+      : receiver?.type === "identifier"
+        ? model.valueOf(receiver.text, call.startIndex)
+        : null;
+  return makesModel(model, made);
+}
