@@ -379,6 +379,8 @@ export interface StatementRange {
    * identifier ...; "" when the line starts with no word).
    */
   head: string;
+  /** The offset of {@link head}'s first character (after the decorators, if any; `start` when none). */
+  headAt: number;
 }
 
 /**
@@ -394,14 +396,17 @@ export function topLevelStatements(text: string): StatementRange[] {
     while (e < text.length && isWordCode(text.charCodeAt(e))) e++;
     return text.slice(offset, e);
   };
-  let current: StatementRange = { start: 0, end: text.length, row: 0, endRow: -1, head: "" };
+  let current: StatementRange = { start: 0, end: text.length, row: 0, endRow: -1, head: "", headAt: 0 };
   let decorator = text.charCodeAt(0) === 64;
   if (!decorator) current.head = wordAt(0);
   columnZeroLines(text, { offset: 0, line: 0 }, (offset, line) => {
     const wasDecorator = decorator;
     decorator = text.charCodeAt(offset) === 64;
     if (wasDecorator) {
-      if (!decorator && !current.head) current.head = wordAt(offset);
+      if (!decorator && !current.head) {
+        current.head = wordAt(offset);
+        current.headAt = offset;
+      }
       return false;
     }
     const word = wordAt(offset);
@@ -409,7 +414,7 @@ export function topLevelStatements(text: string): StatementRange[] {
     current.end = offset;
     current.endRow = line;
     out.push(current);
-    current = { start: offset, end: text.length, row: line, endRow: -1, head: decorator ? "" : word };
+    current = { start: offset, end: text.length, row: line, endRow: -1, head: decorator ? "" : word, headAt: offset };
     return false;
   });
   out.push(current);

@@ -39,6 +39,7 @@ import { RankFlow } from "./rankFlow";
 import { deviceParams, deviceSlots, type DeviceParam } from "./devices";
 import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTrees";
 import { pythonInput } from "./parser";
+import { isWordCode } from "../../../../common/src/python/lineStructure";
 import { documentedLaunchNodes, documentsAround } from "../slurmLaunch";
 
 /** Reads a module's source; null when it cannot be read (missing, not a regular file, too large). */
@@ -690,23 +691,16 @@ export class ProjectIndex {
    * The names a module imports at module level under their own name without defining them itself
    * (`from .prepare import prepare_moe` in a package's `__init__.py`), by name: the dotted path
    * imported as the module's model resolves it (relative paths keep their dots). Empty for a module
-   * that names no `import`, or is over MAX_MODULE_BYTES.
+   * that names no `import`, or is over MAX_MODULE_BYTES. See {@link reexportsIn}.
    */
   private reexportsOf(file: string, options: BaseOptions): ReadonlyMap<string, string> {
-    const kept = this.reexports.get(file);
-    if (kept) return kept;
-    const r = new Map<string, string>();
+    let r = this.reexports.get(file);
+    if (r) return r;
     const text = this.read(file);
-    if (text !== null && text.length <= MAX_MODULE_BYTES && text.includes("import")) {
-      const tree = ModuleTrees.parse(pythonInput(text), false);
-      try {
-        const model = buildModel(tree, text, { ...options, asImported: "module" });
-        for (const [name, path] of model.symbols)
-          if (path.endsWith(`.${name}`) && !model.functions.has(name) && !model.classes.has(name)) r.set(name, path);
-      } finally {
-        tree.delete();
-      }
-    }
+    r =
+      text !== null && text.length <= MAX_MODULE_BYTES && text.includes("import")
+        ? reexportsIn(text, options)
+        : new Map();
     this.reexports.set(file, r);
     return r;
   }
@@ -881,6 +875,98 @@ function forEachModuleFunction(
     }
   } finally {
     tree.delete();
+  }
+}
+
+/**
+ * {@link ProjectIndex}'s re-exports of the module `text`: the names its module-level imports bind
+ * under their own name (`from .prepare import prepare_moe`), to the dotted path imported, less the
+ * names the module defines itself (a `def` or `class`). Only the top-level statements that are not
+ * function or class definitions are parsed (moduleTrees.ts {@link topLevelStatements}; a
+ * definition's name is read after its `def`/`class` keyword): the definitions' bodies bind nothing
+ * at module level, and parsing them made a package's `__init__.py` (torch/cuda/__init__.py, 2,500
+ * lines) cost a whole parse per lookup (BENCHMARKS.md). Where a definition's name cannot be read
+ * that way, the whole module is parsed.
+ */
+export function reexportsIn(text: string, options: BaseOptions): Map<string, string> {
+  const r = new Map<string, string>();
+  const input = pythonInput(text);
+  const { ranges, defined } = definitionsApart(input);
+  if (!ranges.length) return r;
+  const tree = ModuleTrees.parseRanges(input, ranges);
+  try {
+    const model = buildModel(tree, text, { ...options, asImported: "module" });
+    for (const [name, path] of model.symbols)
+      if (path.endsWith(`.${name}`) && !model.functions.has(name) && !model.classes.has(name) && !defined.has(name))
+        r.set(name, path);
+  } finally {
+    tree.delete();
+  }
+  return r;
+}
+
+/**
+ * `text`'s top-level statements other than function and class definitions, neighbours joined into
+ * one range, and the names those definitions bind: read after the keyword (`def`, `async def`,
+ * `class`, then spaces and an ASCII identifier followed by `(`, `:`, `[` or a space), else from the
+ * statement's own parse.
+ */
+function definitionsApart(text: string): { ranges: StatementRange[]; defined: Set<string> } {
+  const ranges: StatementRange[] = [];
+  const defined = new Set<string>();
+  for (const r of topLevelStatements(text)) {
+    if (r.head === "def" || r.head === "class" || r.head === "async") {
+      const name = definedName(text, r.headAt) ?? parsedName(text, r);
+      if (name !== "") {
+        if (name) defined.add(name);
+        continue;
+      }
+    }
+    const last = ranges[ranges.length - 1];
+    if (last && last.end === r.start) ranges[ranges.length - 1] = { ...last, end: r.end, endRow: r.endRow };
+    else ranges.push({ ...r });
+  }
+  return { ranges, defined };
+}
+
+/**
+ * The name a definition starting at `at` (its `def`, `async` or `class` keyword) binds; "" when the
+ * statement is not a definition (`async with`); null when it cannot be read after the keyword (see
+ * {@link definitionsApart}).
+ */
+function definedName(text: string, at: number): string | null {
+  const word = (from: number): [string, number] => {
+    let i = from;
+    while (text.charCodeAt(i) === 32 || text.charCodeAt(i) === 9) i++;
+    let e = i;
+    while (e < text.length && isWordCode(text.charCodeAt(e))) e++;
+    return [text.slice(i, e), e];
+  };
+  let [kw, end] = word(at);
+  if (kw === "async") {
+    [kw, end] = word(end);
+    if (kw !== "def") return "";
+  }
+  const [name, after] = word(end);
+  const next = text[after];
+  const digit = name.charCodeAt(0) >= 48 && name.charCodeAt(0) <= 57;
+  if (!name || digit || !(next === "(" || next === ":" || next === "[" || next === " " || next === "\t")) return null;
+  return name;
+}
+
+/**
+ * The name the definition statement `r` of `text` binds, from its own parse; "" when it parses as
+ * no definition (`async with`), null when it has no name (a syntax error).
+ */
+function parsedName(text: string, r: StatementRange): string | null {
+  const trees = ModuleTrees.parseRanges(text, [r]);
+  try {
+    let st = trees.statements[0];
+    if (st?.type === "decorated_definition") st = st.childForFieldName("definition") ?? st;
+    if (st?.type !== "function_definition" && st?.type !== "class_definition") return "";
+    return st.childForFieldName("name")?.text ?? null;
+  } finally {
+    trees.delete();
   }
 }
 

@@ -396,13 +396,23 @@ export class TimelineWalker {
     return out;
   }
 
-  /** The imported names bound to project functions that write a startup variable first (`from train import train`). */
+  /**
+   * The imported names bound to project functions that write a startup variable first (`from train
+   * import train`). Only a path whose last name is one of the project's writers (ProjectLookup
+   * `writerNames`, what the prefilter already looks for) is resolved: a package's re-export keeps
+   * the name, and resolving every imported name read each imported package's `__init__.py` (on
+   * python3-torch's own modules, a fifth of a cold CLI run: BENCHMARKS.md).
+   */
   private projectWriters(): string[] {
     const project = this.options.project;
     if (!project?.callableWrite || !project.isProjectFunction) return [];
+    const writers = project.writerNames?.();
+    if (writers && !writers.size) return [];
     const out = new Set<string>();
-    for (const [name, path] of this.b.symbols)
+    for (const [name, path] of this.b.symbols) {
+      if (writers && !writers.has(path.slice(path.lastIndexOf(".") + 1))) continue;
       if (project.isProjectFunction(path) && project.callableWrite(path)) out.add(name);
+    }
     return [...out];
   }
 

@@ -114,13 +114,13 @@ test("topLevelStatements cover the text, one range per top-level statement, and 
   const text =
     "import os\n@dec\n@other(1)\ndef f():\n    pass\nif a:\n    x = 1\nelse:\n    x = 2\nclass C:\n    pass\n# note\nasync def g():\n    pass\n";
   assert.deepEqual(
-    topLevelStatements(text).map((r) => [r.head, text.slice(r.start, r.end).split("\n")[0], r.row]),
+    topLevelStatements(text).map((r) => [r.head, text.slice(r.start, r.end).split("\n")[0], r.row, r.headAt]),
     [
-      ["import", "import os", 0],
-      ["def", "@dec", 1],
-      ["if", "if a:", 5],
-      ["class", "class C:", 9],
-      ["async", "async def g():", 12],
+      ["import", "import os", 0, 0],
+      ["def", "@dec", 1, text.indexOf("def f")],
+      ["if", "if a:", 5, text.indexOf("if a")],
+      ["class", "class C:", 9, text.indexOf("class C")],
+      ["async", "async def g():", 12, text.indexOf("async def")],
     ],
   );
 });

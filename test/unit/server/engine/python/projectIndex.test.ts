@@ -10,7 +10,7 @@ import { spawnSync } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join, sep } from "node:path";
 import { initEngine, lintPython, type LintOptions } from "../../../../../server/src/engine/lint";
-import { ProjectIndex, type SourceReader } from "../../../../../server/src/engine/python/project";
+import { ProjectIndex, reexportsIn, type SourceReader } from "../../../../../server/src/engine/python/project";
 import { DEFAULT_EAGER_INIT_MODULES } from "../../../../../server/src/engine/frameworks";
 import { projectTree, ROOT, WRITER_PROJECT } from "../../../support/helpers";
 
@@ -319,4 +319,41 @@ test("invalidate and the writers' scan: editing the training script or a module 
   files.set(join(dir, "tools/env.py"), "def pin_gpu():\n    return 1\n");
   assert.equal(index.invalidate(join(dir, "tools/env.py")), true);
   assert.deepEqual(found(), ["9 GPU001 note()"]);
+});
+
+test("reexportsIn: the names a module's top level imports under their own name, less its own definitions; an import inside a function or class binds nothing at module level", () => {
+  const text = [
+    "from .prepare import prepare_moe",
+    "from .loader import load as load",
+    "from . import helpers",
+    "import numpy as np",
+    "from .util import shadowed",
+    "try:",
+    "    from .fast import kernel",
+    "except ImportError:",
+    "    kernel = None",
+    "",
+    "@decorate(",
+    "    1,",
+    ")",
+    "def shadowed():",
+    "    from .inner import only_here",
+    "",
+    "async def run():",
+    "    from .other import prepare_moe",
+    "",
+    "class Model:",
+    "    from .attrs import Field",
+    "",
+  ].join("\n");
+  assert.deepEqual([...reexportsIn(text, BASE)].sort(), [
+    ["helpers", ".helpers"],
+    ["kernel", ".fast.kernel"],
+    ["load", ".loader.load"],
+    ["prepare_moe", ".prepare.prepare_moe"],
+  ]);
+  // A definition whose name is not read after its keyword: that statement is parsed for it.
+  const odd = "from .a import f\ndef \\\n  g():\n    from .b import h\n";
+  assert.deepEqual([...reexportsIn(odd, BASE)], [["f", ".a.f"]]);
+  assert.deepEqual([...reexportsIn("def f():\n    from .b import g\n", BASE)], []);
 });
