@@ -127,6 +127,12 @@ export interface ProjectLookup {
    */
   writerNames?(): ReadonlySet<string>;
   /**
+   * {@link writerNames}' answer when the index already holds it (the CLI's prefilter and result
+   * cache ask for it before a file is linted), else null: never runs the scan, which in the editor
+   * is thrown away at every edit of a module that names a startup variable.
+   */
+  keptWriterNames?(): ReadonlySet<string> | null;
+  /**
    * Whether `path` names a function of one of the project's modules (its module resolves to a
    * project file), without reading that file: a cheap test before asking {@link callableDeviceParams}.
    * Optional, as {@link callableReturns}.

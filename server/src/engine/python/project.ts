@@ -276,6 +276,7 @@ export class ProjectIndex {
       },
       callableWrite: (path) => this.writeOf(functionFile(path), path, from, options, deps),
       writerNames: () => this.writerNames(file, options),
+      keptWriterNames: () => this.writers.get(this.rootOf(file)) ?? null,
       callableDeviceParams: (path) => this.deviceParamsAt(functionFile(path), path, from, options, deps),
     };
   }

@@ -398,15 +398,16 @@ export class TimelineWalker {
 
   /**
    * The imported names bound to project functions that write a startup variable first (`from train
-   * import train`). Only a path whose last name is one of the project's writers (ProjectLookup
-   * `writerNames`, what the prefilter already looks for) is resolved: a package's re-export keeps
-   * the name, and resolving every imported name read each imported package's `__init__.py` (on
-   * python3-torch's own modules, a fifth of a cold CLI run: BENCHMARKS.md).
+   * import train`). Where the index already holds the project's writers' names (ProjectLookup
+   * `keptWriterNames`: the CLI, whose prefilter looks for them), only a path whose last name is one
+   * of them is resolved: a package's re-export keeps the name, and resolving every imported name
+   * read each imported package's `__init__.py` (on python3-torch's own modules, a fifth of a cold
+   * CLI run: BENCHMARKS.md). The editor, which does not keep the scan, resolves each name.
    */
   private projectWriters(): string[] {
     const project = this.options.project;
     if (!project?.callableWrite || !project.isProjectFunction) return [];
-    const writers = project.writerNames?.();
+    const writers = project.keptWriterNames?.();
     if (writers && !writers.size) return [];
     const out = new Set<string>();
     for (const [name, path] of this.b.symbols) {

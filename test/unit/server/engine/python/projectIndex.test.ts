@@ -357,3 +357,29 @@ test("reexportsIn: the names a module's top level imports under their own name, 
   assert.deepEqual([...reexportsIn(odd, BASE)], [["f", ".a.f"]]);
   assert.deepEqual([...reexportsIn("def f():\n    from .b import g\n", BASE)], []);
 });
+
+test("a lint that finds its writers by the calls it sees runs no project-wide writers' scan (the editor's case): the same GPU001, and the scan's counters stay at 0 until writerNames is asked", () => {
+  const dir = tree({
+    "app/__init__.py": "",
+    "app/train.py":
+      'import os\nimport torch\n\n\ndef fit(cfg):\n    os.environ["PYTORCH_CUDA_ALLOC_CONF"] = "expandable_segments:True"\n    return torch.zeros(1).cuda()\n',
+    "app/other.py": 'import os\n\n\ndef pin():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"\n',
+    "main.py":
+      'import os\nimport torch\nfrom app.train import fit\n\ntorch.zeros(1).cuda()\nfit({})\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n',
+  });
+  const expected = ["6 GPU001", "7 GPU001"];
+  const fresh = new ProjectIndex();
+  assert.deepEqual(
+    check(dir, "main.py", fresh).found.map((f) => f.split(" ").slice(0, 2).join(" ")),
+    expected,
+  );
+  // Only app/train.py, which main.py calls into, was read for its writers.
+  assert.deepEqual(fresh.scanCounts, { kept: 0, read: 1 });
+  // With the names kept (the CLI asks for them first), the same findings.
+  const kept = new ProjectIndex();
+  assert.deepEqual([...(kept.lookupFor(join(dir, "main.py"), BASE).writerNames?.() ?? [])].sort(), ["fit", "pin"]);
+  assert.deepEqual(
+    check(dir, "main.py", kept).found.map((f) => f.split(" ").slice(0, 2).join(" ")),
+    expected,
+  );
+});
