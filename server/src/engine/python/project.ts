@@ -196,10 +196,8 @@ export class ProjectIndex {
     const deps = new Set<string>();
     let truncated = false;
     const take = (s: Summary | null) => {
-      if (s) {
-        for (const d of s.deps) deps.add(d);
-        if (s.truncated) truncated = true;
-      }
+      for (const d of s?.deps ?? []) deps.add(d);
+      if (s?.truncated) truncated = true;
       return s;
     };
     const from = dirname(file);
