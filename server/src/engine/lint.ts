@@ -76,6 +76,14 @@ export interface LintOptions {
   rules?: readonly Rule[];
   /** A notebook's running kernel (RuleContext.runningKernel); read only when the text is a notebook. */
   runningKernel?: RunningKernelFacts;
+  /**
+   * The editor's open documents (the language server, handlers/context.ts): the text of the one
+   * whose file is the absolute, normalised `path`, saved or not; null when none is open there. The
+   * files a shell script's or a notebook's shell lines' launch rules read (ManifestRuleContext.read:
+   * a launched script, the modules it hands its namespace to, a sourced file, an accelerate config)
+   * are read from it first, then from the disk (manifests/lintManifest.ts). Absent: the disk only.
+   */
+  openText?: (path: string) => string | null;
 }
 
 /** A rule that threw: reported to the log, never to the user as a crash. */

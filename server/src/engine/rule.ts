@@ -77,8 +77,9 @@ export interface ManifestRuleContext {
   /**
    * Reads another workspace file the result depends on (a launched script, an accelerate config, a
    * sourced environment file) through the safe reader, at most `maxBytes` bytes; null when it cannot
-   * be read. The path is recorded as a dependency of the result (the CLI's cache re-checks the file
-   * when it changes).
+   * be read. In the editor a file open there is read from its document (LintOptions.openText). The
+   * path is recorded as a dependency of the result (the CLI's cache re-checks the file when it
+   * changes; the language server lints the document again).
    */
   read(path: string, maxBytes: number): string | null;
   /** Reports one finding; severity defaults to the rule's. */

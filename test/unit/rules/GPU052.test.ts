@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { manifestFixtureTests, lintManifestCode } from "./manifestFixtureCheck";
 import { launchedScriptFacts } from "../../../server/src/engine/launch/script";
 import { lintNotebook } from "../../../server/src/engine/notebook";
+import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
 
 const TWO = { machine: { gpuCount: 2, uuids: [] } };
 const ONE = { machine: { gpuCount: 1, uuids: [] } };
@@ -220,4 +221,61 @@ test("GPU052 reads the options of a module beside the script that returns the pa
     "GCN.py": train("from getArgs import get_args\nimport other", "get_args()"),
   });
   assert.deepEqual(lintManifestCode("python GCN.py --device cuda:1\n", "jobscript", "GPU052", ONE, two("r.sh")), []);
+});
+
+test("GPU052 reads a launched script open in the editor (LintOptions.openText) before the disk, and lists it in deps either way", () => {
+  const at = folderWith({ "train.py": SCRIPT });
+  const text = "CUDA_VISIBLE_DEVICES=0 python train.py --device_num 3\n";
+  const noDevice = SCRIPT.replace("torch.cuda.set_device(args.device_num)\n", "");
+  const asked: string[] = [];
+  const opened = (open: Record<string, string>) => (path: string) => {
+    asked.push(path);
+    return open[path] ?? null;
+  };
+  // No document open there: the disk's script hands the option to CUDA.
+  const disk = lintManifest(text, "jobscript", { openText: opened({}) }, { file: at("run.sh") });
+  assert.deepEqual(
+    disk.diagnostics.map((d) => d.code),
+    ["GPU052"],
+  );
+  assert.deepEqual(disk.deps, [at("train.py")]);
+  assert.ok(asked.includes(at("train.py")), asked.join());
+  // The open (unsaved) text no longer does: silent, though the disk's still would.
+  const open = lintManifest(
+    text,
+    "jobscript",
+    { openText: opened({ [at("train.py")]: noDevice }) },
+    { file: at("run.sh") },
+  );
+  assert.deepEqual(open.diagnostics, []);
+  assert.deepEqual(open.deps, [at("train.py")]);
+  // A script open in the editor and not yet on disk is read too; one over the read cap (4 MiB) is not.
+  const fresh = folderWith({});
+  const unsaved = lintManifest(
+    text,
+    "jobscript",
+    { openText: opened({ [fresh("train.py")]: SCRIPT }) },
+    { file: fresh("run.sh") },
+  );
+  assert.deepEqual(
+    unsaved.diagnostics.map((d) => d.code),
+    ["GPU052"],
+  );
+  const huge = SCRIPT + "#".repeat(4 * 1024 * 1024) + "\n";
+  const big = lintManifest(
+    text,
+    "jobscript",
+    { openText: opened({ [fresh("train.py")]: huge }) },
+    { file: fresh("run.sh") },
+  );
+  assert.deepEqual([big.diagnostics, big.deps], [[], undefined]);
+  // A notebook's shell line reads it the same way.
+  const cells = [{ kind: "code" as const, text: "!CUDA_VISIBLE_DEVICES=0 python train.py --device_num 3" }];
+  const nb = (o: Record<string, string>) => lintNotebook(cells, { openText: opened(o) }, undefined, at("nb.ipynb"));
+  assert.deepEqual(
+    nb({}).diagnostics.map((d) => d.code),
+    ["GPU052"],
+  );
+  assert.deepEqual(nb({ [at("train.py")]: noDevice }).diagnostics, []);
+  assert.deepEqual(nb({ [at("train.py")]: noDevice }).deps, [at("train.py")]);
 });

@@ -42,16 +42,27 @@ export interface ManifestLintResult {
  * A reader of the workspace files a manifest's rules depend on, and the list of what it read: the
  * files it could read (a file that is missing now, such as an optional `source local.sh` or one of
  * an accelerate config's candidate folders, is not a dependency: the CLI's cache keeps no result
- * that depends on an unreadable file, and most scripts name one).
+ * that depends on an unreadable file, and most scripts name one). A file open in the editor
+ * (`openText`, LintOptions.openText) is read from its document, at most `maxBytes` bytes of UTF-8
+ * as on disk; any other from the disk through the safe reader (common/src/fs/workspaceFile.ts).
  */
-function dependencyReader(): { read: ManifestRuleContext["read"]; deps(): string[] } {
+function dependencyReader(openText?: LintOptions["openText"]): {
+  read: ManifestRuleContext["read"];
+  deps(): string[];
+} {
   const paths = new Set<string>();
+  const readText = (path: string, maxBytes: number): string | null => {
+    const open = openText?.(path) ?? null;
+    if (open !== null) return Buffer.byteLength(open, "utf8") > maxBytes ? null : open;
+    const r = readWorkspaceText(path, maxBytes);
+    return "text" in r ? r.text : null;
+  };
   return {
     read: (path, maxBytes) => {
-      const r = readWorkspaceText(path, maxBytes);
-      if (!("text" in r)) return null;
-      paths.add(resolve(path));
-      return r.text;
+      const at = resolve(path);
+      const text = readText(at, maxBytes);
+      if (text !== null) paths.add(at);
+      return text;
     },
     deps: () => [...paths],
   };
@@ -106,7 +117,7 @@ export function lintManifest(
   const yaml = kind === "yaml" || kind === "compose" ? { text, documents: model.documents } : undefined;
   const diagnostics: LintDiagnostic[] = [];
   const ruleFailures: RuleFailure[] = [];
-  const read = dependencyReader();
+  const read = dependencyReader(options.openText);
   for (const rule of rules) {
     const ctx: ManifestRuleContext = {
       manifest: model,
