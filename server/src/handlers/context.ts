@@ -50,12 +50,20 @@ export class ServerContext {
     readonly session: Session,
     readonly backlog: ChangeBacklog,
   ) {
-    this.projectIndex = new ProjectIndex((file) => {
-      for (const d of session.documents.all()) if (pathOf(d.uri) === file) return d.getText();
-      return diskReader(file);
-    });
+    this.projectIndex = new ProjectIndex((file) => this.openText(file) ?? diskReader(file));
     this.baselineFiles = new BaselineFiles((m) => connection.console.warn(escapeControls(m)));
   }
+
+  /**
+   * The text of the open text document whose file is `path` (absolute and normalised, as
+   * {@link pathOf} gives it), saved or not; null when none is open there (notebook cells have no
+   * file of their own). What the project index and the launch rules (LintOptions.openText) read
+   * before the disk.
+   */
+  readonly openText = (path: string): string | null => {
+    for (const d of this.session.documents.all()) if (pathOf(d.uri) === path) return d.getText();
+    return null;
+  };
 
   /**
    * Handles a promise the connection returned (a request to the client, or a notification written to
@@ -80,7 +88,8 @@ export class ServerContext {
    * Options for a document: editor settings + nearest pyproject + torch pin; config problems shown
    * once. An open text document's resolved options are kept in its OpenDocument (`options`, until
    * a setting or a watched file changes); other URIs (notebooks, runFacts texts, notebook cells)
-   * are resolved each time.
+   * are resolved each time. With `openText`: the launch rules read the scripts a shell script or a
+   * notebook's shell line starts from the open documents first, as the project index reads modules.
    */
   lintOptions(uri: string): LintOptions {
     const { session } = this;
@@ -99,6 +108,7 @@ export class ServerContext {
       ...(resolved.excluded ? { excluded: resolved.excluded } : {}),
       maxFileSizeKB: settings.maxFileSizeKB,
       machine: live ?? resolved.options.machine ?? { gpuCount: null, uuids: [] },
+      openText: this.openText,
     };
   }
 
