@@ -138,6 +138,14 @@ export class OpenDocument {
    */
   projectDeps: ReadonlySet<string> | undefined = undefined;
   /**
+   * The other workspace files (absolute paths) the last lint's launch rules read, of a shell script
+   * or a notebook's shell lines (lintManifest's and lintNotebook's `deps`: the Python script a
+   * `python x.py` line starts, the modules it hands its namespace to, a sourced file, an accelerate
+   * config): an edit, a close or a watched change of one lints this document again. Kept apart from
+   * {@link projectDeps}, which counts only while the project index had kept the file.
+   */
+  launchDeps: ReadonlySet<string> | undefined = undefined;
+  /**
    * A notebook's running kernel as the client's probe last saw it (gpuPilot/runningKernel, issue
    * 42 item 2; common/src/kernel/runningKernel.ts `{ initialisedBy, cudaVisibleDevices, ... }`).
    * Undefined: not known (no kernel access, no kernel, the probe timed out): the lint is the static one.
@@ -166,6 +174,7 @@ export class OpenDocument {
     this.noEffect = undefined;
     this.options = undefined;
     this.projectDeps = undefined;
+    this.launchDeps = undefined;
     this.kernel = undefined;
     this.cells.clear();
   }

@@ -57,6 +57,19 @@ export interface LintOutcome {
   /** Frees what the lint no longer needs (after publishing: not on the way to the diagnostics). */ dispose?(): void;
 }
 
+/**
+ * Keeps in `uri`'s OpenDocument the files its lint's launch rules read (`launchDeps`: a launched
+ * script and what it imports), so that their change lints it again (lintQueue.ts `fileChanged`);
+ * none are kept for a lint that read none.
+ */
+function keepLaunchDeps(ctx: ServerContext, uri: string, deps: readonly string[] | undefined): void {
+  if (deps?.length) ctx.session.ensure(uri).launchDeps = new Set(deps);
+  else {
+    const open = ctx.session.get(uri);
+    if (open) open.launchDeps = undefined;
+  }
+}
+
 /** Lints a text document (Python or manifest) at its current version; nothing is published yet. */
 export function lintTextDocument(ctx: ServerContext, doc: TextDocument): LintOutcome {
   const { connection, session, backlog } = ctx;
@@ -92,6 +105,7 @@ export function lintTextDocument(ctx: ServerContext, doc: TextDocument): LintOut
         { previous: session.get(doc.uri)?.takeYaml(), file: pathOf(doc.uri) },
       );
   if (manifest?.yaml) session.ensure(doc.uri).yaml = manifest.yaml;
+  if (manifest) keepLaunchDeps(ctx, doc.uri, manifest.deps);
   const result = python ?? manifest!;
   for (const f of result.ruleFailures) connection.console.error(`rule ${f.code} failed on ${doc.uri}: ${f.error}`);
   const byKey = new Map<string, Fix>();
@@ -132,7 +146,7 @@ export function lintNotebookDocument(ctx: ServerContext, nb: NotebookDocument): 
   const options = ctx.lintOptions(nb.uri);
   const project = ctx.projectLookup(nb.uri, options);
   const kernel = session.get(nb.uri)?.kernel;
-  const { diagnostics, ruleFailures, analysis, model, starts } = lintNotebook(
+  const { diagnostics, ruleFailures, analysis, model, starts, deps } = lintNotebook(
     cells,
     {
       ...options,
@@ -144,6 +158,7 @@ export function lintNotebookDocument(ctx: ServerContext, nb: NotebookDocument): 
     pathOf(nb.uri),
   );
   if (project) session.ensure(nb.uri).projectDeps = project.deps();
+  keepLaunchDeps(ctx, nb.uri, deps);
   // With the model of the joined cells for the machine hovers and inlay hints in cells (as a text document's).
   if (analysis)
     trees.keep(

@@ -1,7 +1,8 @@
 /**
  * The documents' life: an open or a change schedules a lint; a close drops the document's whole
  * state (Session.close), publishes no diagnostics for it any more and lints again the documents
- * that read it as a project module.
+ * that read it (as a project module, or as a script a launch line starts: lintQueue.ts `fileChanged`);
+ * so does a change.
  */
 import { pathOf, type ServerContext } from "./context";
 import type { LintQueue } from "./lintQueue";
@@ -14,14 +15,14 @@ export function registerDocumentSync(ctx: ServerContext, queue: LintQueue): void
   documents.onDidChangeContent((e) => {
     queue.schedule(e.document.uri);
     const path = pathOf(e.document.uri);
-    if (path?.endsWith(".py")) queue.projectFileChanged(path, e.document.uri);
+    if (path) queue.fileChanged(path, e.document.uri);
   });
   // A text document, or a notebook cell (one removed from its notebook, or each of a closing notebook's).
   documents.onDidClose((e) => {
     const uri = e.document.uri;
     session.close(uri);
     const path = pathOf(uri);
-    if (path?.endsWith(".py")) queue.projectFileChanged(path);
+    if (path) queue.fileChanged(path);
     queue.forget(uri);
     if (!notebooks.findNotebookDocumentForCell(uri))
       ctx.settle(connection.sendDiagnostics({ uri, diagnostics: [] }), "textDocument/publishDiagnostics");

@@ -42,13 +42,18 @@ export class LintQueue {
   }
 
   /**
-   * After the project file at `path` changed (an edit, a save on disk, a close that reverts to the
-   * disk's text): forgets what was read from it and lints again the open documents whose last lint
-   * read it (not `except`, which is linted anyway).
+   * After the workspace file at `path` changed (an edit, a save on disk, a close that reverts to the
+   * disk's text): lints again the open documents whose last lint read it (not `except`, which is
+   * linted anyway). A Python module is forgotten by the project index first, and counts for the
+   * documents that read it through the index (`projectDeps`) only if the index had kept something
+   * of it; any file counts for the shell scripts and notebooks whose launch rules read it
+   * (`launchDeps`: the script a `python train.py` line starts, ...): nothing of those is kept
+   * between lints, so every change counts.
    */
-  projectFileChanged(path: string, except?: string): void {
-    if (!this.ctx.projectIndex.invalidate(path)) return;
-    for (const d of this.ctx.session.all()) if (d.uri !== except && d.projectDeps?.has(path)) this.schedule(d.uri);
+  fileChanged(path: string, except?: string): void {
+    const indexed = path.endsWith(".py") && this.ctx.projectIndex.invalidate(path);
+    for (const d of this.ctx.session.all())
+      if (d.uri !== except && ((indexed && d.projectDeps?.has(path)) || d.launchDeps?.has(path))) this.schedule(d.uri);
   }
 
   private async lintNext(): Promise<void> {

@@ -43,8 +43,9 @@ export function registerNotifications(ctx: ServerContext, queue: LintQueue): voi
   });
 
   connection.onDidChangeWatchedFiles((params) => {
-    // A Python module changed on disk: the documents that read it are linted again. One created or
-    // deleted may change how imports resolve: everything is read again. Anything else is configuration.
+    // A Python file changed on disk: the documents that read it (as a module, or as the script a
+    // launch line starts) are linted again. One created or deleted may change how imports resolve:
+    // everything is read again. Anything else is configuration (and every document is linted again).
     const python = params.changes.filter((c) => c.uri.endsWith(".py"));
     if (python.some((c) => c.type !== FileChangeType.Changed)) {
       ctx.projectIndex.clear();
@@ -52,7 +53,7 @@ export function registerNotifications(ctx: ServerContext, queue: LintQueue): voi
     } else
       for (const c of python) {
         const path = pathOf(c.uri);
-        if (path) queue.projectFileChanged(path);
+        if (path) queue.fileChanged(path);
       }
     if (python.length === params.changes.length) return;
     ctx.configProblemsShown.clear();

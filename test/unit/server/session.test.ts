@@ -8,6 +8,10 @@
  */
 import assert from "node:assert/strict";
 import { test, before } from "node:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { Connection, PublishDiagnosticsParams } from "vscode-languageserver/node";
 import { initEngine } from "../../../server/src/engine/lint";
 import { Session, OpenDocument } from "../../../server/src/session";
@@ -183,6 +187,28 @@ test("a YAML manifest keeps its parse for the next lint; close drops it", async 
   session.close(uri);
   assert.deepEqual(filled(open), []);
   assert.equal(session.size, 0);
+});
+
+test("a shell script keeps the files its launch rules read (launchDeps) while it reads some; close drops them", async () => {
+  const { session, ctx, send } = setUp();
+  const dir = mkdtempSync(join(tmpdir(), "gpu-pilot-session-launch-"));
+  writeFileSync(join(dir, "train.py"), "import torch\n");
+  const uri = pathToFileURL(join(dir, "run.sh")).href;
+  const text = "CUDA_VISIBLE_DEVICES=0 python train.py --gpu 3\n";
+  await send("open", { textDocument: { uri, languageId: "shellscript", version: 1, text } });
+  lintTextDocument(ctx, session.documents.get(uri)!).commit();
+  const open = session.get(uri)!;
+  assert.deepEqual(filled(open), ["fixes", "launchDeps", "noEffect", "options"]);
+  assert.deepEqual([...open.launchDeps!], [join(dir, "train.py")]);
+  // A version that launches nothing reads nothing: none are kept.
+  await send("change", { textDocument: { uri, version: 2 }, contentChanges: [{ text: "echo done\n" }] });
+  lintTextDocument(ctx, session.documents.get(uri)!).commit();
+  assert.equal(open.launchDeps, undefined);
+  await send("change", { textDocument: { uri, version: 3 }, contentChanges: [{ text }] });
+  lintTextDocument(ctx, session.documents.get(uri)!).commit();
+  assert.equal(session.get(uri)!.launchDeps?.size, 1);
+  session.close(uri);
+  assert.deepEqual(filled(open), []);
 });
 
 test("a notebook owns its cells' state: a removed cell drops its own, the notebook's close drops all and disposes of the analysis", async () => {
