@@ -33,6 +33,7 @@ import {
   waitForWorkbench,
   writeSettings,
 } from "./lib/host.mjs";
+import { MAX_VSIX_BYTES } from "../../scripts/vsixBudget.mjs";
 
 const { values: opts } = parseArgs({
   options: {
@@ -47,7 +48,6 @@ const screens = path.join(runDir, "screens");
 const vsixFile = path.join(runDir, "gpu-pilot.vsix");
 const extensionsDir = path.join(runDir, "extensions");
 const userDataDir = path.join(runDir, "user-data");
-const MAX_VSIX_BYTES = 1.9 * 1024 * 1024; // the same budget as test/unit/repo/package.test.ts
 const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
 const installedName = `${pkg.publisher}.${pkg.name}-${pkg.version}`;
 
