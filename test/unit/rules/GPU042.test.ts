@@ -76,3 +76,21 @@ test("GPU042 in a Dockerfile CMD and a compose command", () => {
     1,
   );
 });
+
+test("GPU042 asks the script's code whether it names the option: an identifier or a word of a string (argparse, click, sys.argv, a config attribute) keeps it silent; a comment does not", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu042-"));
+  const named = {
+    "argparse.py": 'import argparse\np = argparse.ArgumentParser()\np.add_argument("--num-gpus", type=int)\n',
+    "click_cli.py": 'import click\n\n\n@click.option("--num_gpus", default=1)\ndef main(num_gpus):\n    pass\n',
+    "argv.py": 'import sys\nif "--num_gpus=2" in sys.argv:\n    print("two")\n',
+    "attr.py": "def main(cfg):\n    return cfg.num_gpus\n",
+  };
+  for (const [file, text] of Object.entries(named)) writeFileSync(join(dir, file), text);
+  writeFileSync(join(dir, "comment.py"), "# run with deepspeed --num_gpus 2\nprint('x')\n");
+  const lint = (script: string) =>
+    lintManifestCode(`deepspeed ${script} --num_gpus 2\n`, "jobscript", "GPU042", {}, join(dir, "run.sh")).map(
+      (d) => d.range.start.line,
+    );
+  for (const file of Object.keys(named)) assert.deepEqual(lint(file), [], file);
+  assert.deepEqual(lint("comment.py"), [0]);
+});

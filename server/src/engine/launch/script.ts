@@ -107,6 +107,13 @@ export interface LaunchedScriptFacts {
   returning: string[];
   /** What it imports by name, as dotted paths (`from getArgs import get_args` → `getArgs.get_args`; `import utils` → `utils`). */
   imports: string[];
+  /**
+   * The words its code names, from its parse (comments left out): every identifier, and each run of
+   * `[A-Za-z0-9_-]` in a string literal's text with its leading dashes dropped (`"--num-gpus"` gives
+   * `num-gpus`). Null when the script could not be read as Python. GPU042 asks whether it names an
+   * option by any parser (argparse, click, `sys.argv`, a config's attribute).
+   */
+  words: ReadonlySet<string> | null;
 }
 
 /** The option strings of `facts`' options whose destination is `dest`. */
@@ -170,6 +177,7 @@ export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> =
       writesVisible: writes.length > 0,
       ...deviceDestinations(model, parsers),
       imports: [...new Set(model.symbols.values())],
+      words: namedWords(model),
     };
   } catch {
     facts = {
@@ -180,6 +188,7 @@ export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> =
       handedTo: [],
       returning: [],
       imports: [],
+      words: null,
     };
   } finally {
     tree.delete();
@@ -188,6 +197,30 @@ export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> =
   factsKept.set(key, facts);
   return facts;
 }
+
+/** {@link LaunchedScriptFacts.words} of a module. */
+function namedWords(model: ModuleModel): Set<string> {
+  const out = new Set<string>();
+  for (const n of model.nodesOfType(["identifier", "string_content"])) {
+    if (n.type === "identifier") {
+      out.add(n.text);
+      continue;
+    }
+    const text = n.text;
+    for (let i = 0; i < text.length;) {
+      while (i < text.length && !isOptionCode(text.charCodeAt(i))) i++;
+      let start = i;
+      while (i < text.length && isOptionCode(text.charCodeAt(i))) i++;
+      while (start < i && text.charCodeAt(start) === 45) start++;
+      if (start < i) out.add(text.slice(start, i));
+    }
+  }
+  return out;
+}
+
+/** `[A-Za-z0-9_-]`: a character of an option's name. */
+const isOptionCode = (k: number): boolean =>
+  (k >= 97 && k <= 122) || (k >= 65 && k <= 90) || (k >= 48 && k <= 57) || k === 95 || k === 45;
 
 /** The `add_argument` options of the module, by option string. */
 function argparseOptions(model: ModuleModel): Map<string, ScriptOption> {

@@ -1,7 +1,7 @@
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ShellWord } from "../manifests/shell";
 import { resolveLiteral } from "../manifests/jobscript";
-import { launchedScriptText as scriptText } from "../launch/script";
+import { launchedScriptFacts, launchedScriptText as scriptText } from "../launch/script";
 import { launchesOf } from "../launch/sources";
 import type { Launcher } from "../launch/commandLine";
 import { mentionsLauncher } from "../manifests/prefilter";
@@ -68,12 +68,16 @@ const DEFAULT_EFFECT: Record<Exclude<Launcher, "other">, string> = {
   colossalai: "colossalai run uses its defaults",
 };
 
-/** Whether the script's text names the option (`--num_gpus` as `num_gpus` or `num-gpus`): it may take it itself. */
+/**
+ * Whether the script names the option (`--num_gpus` as `num_gpus` or `num-gpus`) in its code
+ * (launch/script.ts LaunchedScriptFacts.words: identifiers and words of string literals): it may
+ * take it itself. True when the script could not be read as Python.
+ */
 function scriptNames(text: string, option: string): boolean {
+  const words = launchedScriptFacts(text).words;
+  if (!words) return true;
   const bare = option.replace(/^-+/, "");
-  return [bare, bare.replace(/-/g, "_"), bare.replace(/_/g, "-")].some((n) =>
-    new RegExp(`(^|[^A-Za-z0-9_-])${n.replace(/[-]/g, "\\-")}($|[^A-Za-z0-9_-])`).test(text),
-  );
+  return [bare, bare.replace(/-/g, "_"), bare.replace(/_/g, "-")].some((n) => words.has(n));
 }
 
 /** GPU042: a launcher's own option written after the script, where it goes to the script. */
@@ -88,13 +92,13 @@ export const rule: ManifestRule = {
     docs: {
       what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `deepspeed`, `accelerate launch`, `colossalai run`) in shell scripts, Slurm job scripts, Dockerfiles, compose files and Kubernetes manifests, and reports an option of the launcher itself (`--nproc_per_node`, `--nnodes`, `--include`, `--num_gpus`, `--num_processes`, `--gpu_ids`, ...) written after the training script, when the script is a file of the project that does not name that option.",
       follows:
-        "Launch lines in the file itself (shell and job scripts, a Dockerfile's `CMD`/`ENTRYPOINT`, compose and Kubernetes commands), with a `$VAR` assigned once to a literal, and the text of the launched `.py` script, read beside the launching file or up to three folders above it. Not followed: a module run with `-m`, a script path held in another variable or not found there, words after `--`, and an option the script takes through a parser in another module (the script's own text must name the option). A notebook's shell lines (`!torchrun ...`, `!CUDA_VISIBLE_DEVICES=3 python x.py`) are read as such a script, in the cells' order, with the kernel's `%env` settings before them as exports (IPython runs each `!` line in a shell of its own that inherits the kernel's environment: a `!export` or a bare `!N=8` reaches no other line); findings sit on the cell's line.",
+        "Launch lines in the file itself (shell and job scripts, a Dockerfile's `CMD`/`ENTRYPOINT`, compose and Kubernetes commands), with a `$VAR` assigned once to a literal, and the text of the launched `.py` script, read beside the launching file or up to three folders above it. Not followed: a module run with `-m`, a script path held in another variable or not found there, words after `--`, and an option the script takes through a parser in another module (the script's own code must name the option: an identifier or a word of a string literal, comments left out). A notebook's shell lines (`!torchrun ...`, `!CUDA_VISIBLE_DEVICES=3 python x.py`) are read as such a script, in the cells' order, with the kernel's `%env` settings before them as exports (IPython runs each `!` line in a shell of its own that inherits the kernel's environment: a `!export` or a bare `!N=8` reaches no other line); findings sit on the cell's line.",
       why: "Each of these launchers takes its own options before the script and hands every word after the script to the script: torchrun's usage is `torchrun [options] training_script [training_script_args ...]`, DeepSpeed's runner declares `user_args` with `argparse.REMAINDER` after `user_script`, accelerate's is `accelerate launch [arguments] {training_script} --{training_script-argument-1}`, and colossalai run's `user_args` follows `user_script`. So `deepspeed train.py --include localhost:0,1` starts a process on every GPU of the node (DeepSpeed's default) and passes `--include` to train.py, which rejects it or ignores it.",
       example:
         "#!/bin/bash\ndeepspeed train.py --include localhost:0,1 --deepspeed ds.json   # GPU042: --include goes to train.py\n",
       fix: "#!/bin/bash\ndeepspeed --include localhost:0,1 train.py --deepspeed ds.json\n",
       whenNotToCare:
-        "When the script takes an option of the same name for itself: the rule is silent when the script's text names the option (`num_gpus`, `--num-gpus`), and when the script is not a `.py` file of the project it can read (a module run with `-m`, a path in a variable, a script elsewhere). Words after `--` are not read.",
+        'When the script takes an option of the same name for itself: the rule is silent when the script\'s code names the option (an identifier `num_gpus`, or a string such as `"--num-gpus"`; a comment does not count), and when the script is not a `.py` file of the project it can read (a module run with `-m`, a path in a variable, a script elsewhere). Words after `--` are not read.',
       references: [TORCHRUN_DOC, DEEPSPEED_DOC, ACCELERATE_DOC, COLOSSALAI_DOC],
       language: "bash",
     },
