@@ -69,11 +69,19 @@ function dependencyReader(openText?: LintOptions["openText"]): {
 }
 
 /**
+ * The prefixes of the startup variables' names (frameworks.ts STARTUP_VARIABLES), in any case
+ * (GPU055 judges names case-insensitively, as GPU007).
+ */
+const STARTUP_PREFIX = /cuda_|pytorch_|xla_|tf_/i;
+
+/**
  * Whether a shell script is read at all. A shell script is a job script only with an `#SBATCH`
  * line; any other is read only for its launch command lines (GPU040, GPU042), when it names a
  * launcher, and its container runs (GPU043), when it runs one with --gpus, for CUDA_VISIBLE_DEVICES
- * ids compared with a known machine (GPU045), and for the device ordinal options it gives a Python
- * script, with a known machine or visible devices (GPU052).
+ * ids compared with a known machine (GPU045), for the device ordinal options it gives a Python
+ * script, with a known machine or visible devices (GPU052), for a startup variable assigned
+ * without `export` before Python starts (GPU054: the text names one and `python`), and for a name
+ * a typo away from one (GPU055: the text has `CUDA_`, `PYTORCH_`, `XLA_` or `TF_`, in any case).
  */
 function shellScriptIsRead(text: string, options: LintOptions): boolean {
   const machine = options.machine?.gpuCount != null;
@@ -81,8 +89,9 @@ function shellScriptIsRead(text: string, options: LintOptions): boolean {
     hasSbatchLine(text) ||
     mentionsLauncher(text) ||
     mentionsContainerGpus(text) ||
-    (machine && text.includes("CUDA_VISIBLE_DEVICES")) ||
-    ((machine || text.includes("CUDA_VISIBLE_DEVICES")) && text.includes("python") && text.includes(".py"))
+    // Every startup variable's name, CUDA_VISIBLE_DEVICES among them, holds one of these prefixes.
+    STARTUP_PREFIX.test(text) ||
+    (machine && text.includes("python") && text.includes(".py"))
   );
 }
 

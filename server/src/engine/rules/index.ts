@@ -53,6 +53,8 @@ import { rule as GPU050 } from "./GPU050-notebook-cell-ran-after-init";
 import { rule as GPU051 } from "./GPU051-visible-devices-read-without-default";
 import { rule as GPU052 } from "./GPU052-launch-device-option-not-visible";
 import { rule as GPU053 } from "./GPU053-ultralytics-device-narrows-process";
+import { rule as GPU054 } from "./GPU054-startup-variable-not-exported";
+import { rule as GPU055 } from "./GPU055-shell-misspelled-variable";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -108,6 +110,8 @@ export const RULES: readonly Rule[] = [
   GPU051,
   GPU052,
   GPU053,
+  GPU054,
+  GPU055,
 ];
 
 /** The rule with this code, or undefined. */

@@ -1,0 +1,85 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { manifestFixtureTests, lintManifestCode } from "./manifestFixtureCheck";
+import { applyEdits } from "../../../server/src/engine/fixes";
+import { STARTUP_VARIABLES } from "../../../server/src/engine/frameworks";
+
+manifestFixtureTests("GPU054", {});
+
+const SCRIPT = "#!/bin/bash\nmachine_rank=0\nCUDA_VISIBLE_DEVICES=3\n\naccelerate launch --num_processes 1 train.py\n";
+
+test("GPU054: a bare CUDA_VISIBLE_DEVICES assignment before accelerate launch: warning on the assignment, naming the command's line, with an export fix (not safe) that leaves nothing to report", () => {
+  const [d, ...rest] = lintManifestCode(SCRIPT, "jobscript", "GPU054");
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 22 } });
+  assert.equal(
+    d.message,
+    "CUDA_VISIBLE_DEVICES=3 is assigned without export, so it stays a variable of this shell: the accelerate launch on line 5 does not get it and runs with the caller's CUDA_VISIBLE_DEVICES (every GPU when the caller set none). Write `export CUDA_VISIBLE_DEVICES=3`, or put the assignment before the command on its line",
+  );
+  assert.equal(d.fix?.title, "Export CUDA_VISIBLE_DEVICES");
+  assert.equal(d.fix?.safe, false);
+  const fixed = applyEdits(SCRIPT, d.fix!.edits);
+  assert.equal(fixed, SCRIPT.replace("\nCUDA_VISIBLE_DEVICES=3", "\nexport CUDA_VISIBLE_DEVICES=3"));
+  assert.deepEqual(lintManifestCode(fixed, "jobscript", "GPU054"), []);
+});
+
+test("GPU054: silent where the value reaches the program or is not meant for it", () => {
+  const silent = [
+    // exported before the command that starts Python, or with declare -x
+    "CUDA_VISIBLE_DEVICES=3\nexport CUDA_VISIBLE_DEVICES\npython t.py\n",
+    "export CUDA_VISIBLE_DEVICES\nCUDA_VISIBLE_DEVICES=3\npython t.py\n",
+    "CUDA_VISIBLE_DEVICES=3\ndeclare -x CUDA_VISIBLE_DEVICES\npython t.py\n",
+    // set -o allexport
+    "set -o allexport\nCUDA_VISIBLE_DEVICES=3\npython t.py\n",
+    // the script reads the value itself
+    "CUDA_VISIBLE_DEVICES=3\nCUDA_VISIBLE_DEVICES=${CUDA_VISIBLE_DEVICES} python t.py\n",
+    "CUDA_VISIBLE_DEVICES=3\npython t.py --gpus $CUDA_VISIBLE_DEVICES\n",
+    // no Python after it, or only Python with its own value
+    "CUDA_VISIBLE_DEVICES=3\n./bench --size 4\n",
+    "python t.py\nCUDA_VISIBLE_DEVICES=3\n",
+    "CUDA_VISIBLE_DEVICES=3\nCUDA_VISIBLE_DEVICES=1 python t.py\n",
+    // not a startup variable
+    "GPU=3\npython t.py --gpu $GPU\nNCCL_DEBUG=INFO\npython t.py\n",
+    // a batch job: the scheduler's variable is already exported
+    "#!/bin/bash\n#SBATCH --gres=gpu:2\nCUDA_VISIBLE_DEVICES=1\npython t.py\n",
+    "#!/bin/bash\n#PBS -l select=1:ngpus=2\nCUDA_VISIBLE_DEVICES=1\npython t.py\n",
+    // a job step's helper: the scheduler's variable is already exported
+    "#!/bin/bash\nCUDA_VISIBLE_DEVICES=$SLURM_STEP_GPUS\npython t.py\n",
+    "#!/bin/bash\necho job ${SLURM_JOB_ID}\nCUDA_VISIBLE_DEVICES=0\npython t.py\n",
+    // a program that is not started as Python
+    "CUDA_VISIBLE_DEVICES=0\nllamafactory-cli webchat cfg.yaml\n",
+  ];
+  for (const text of silent) assert.deepEqual(lintManifestCode(text, "jobscript", "GPU054"), [], text);
+});
+
+test("GPU054: each startup variable, each launcher, and `&&` after the assignment", () => {
+  const lines = (text: string) => lintManifestCode(text, "jobscript", "GPU054").map((d) => d.range.start.line);
+  assert.deepEqual(lines("CUDA_DEVICE_ORDER=PCI_BUS_ID && torchrun --nproc_per_node 2 t.py\n"), [0]);
+  assert.deepEqual(lines("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\ndeepspeed t.py\n"), [0]);
+  assert.deepEqual(lines("XLA_PYTHON_CLIENT_MEM_FRACTION=.5\n/usr/bin/python3.11 t.py\n"), [0]);
+  // an export written after the command comes too late for it
+  assert.deepEqual(lines("CUDA_VISIBLE_DEVICES=0\npython a.py\nexport CUDA_VISIBLE_DEVICES=1\npython b.py\n"), [0]);
+  // Python's runners and an interpreter held in a variable
+  assert.deepEqual(lines("XLA_PYTHON_CLIENT_PREALLOCATE=false\nuv run scripts/train.py\n"), [0]);
+  assert.deepEqual(lines("PY=/opt/env/bin/python3\nCUDA_VISIBLE_DEVICES=0\n$PY train.py\n"), [1]);
+  // under a scheduler, only CUDA_VISIBLE_DEVICES is the scheduler's
+  assert.deepEqual(
+    lines("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nsrun python t.py --job $SLURM_JOB_ID\n"),
+    [0],
+  );
+  const [x] = lintManifestCode("XLA_PYTHON_CLIENT_PREALLOCATE=false\npython t.py\n", "jobscript", "GPU054");
+  assert.match(
+    x.message,
+    /the python on line 2 does not get it and runs with the caller's XLA_PYTHON_CLIENT_PREALLOCATE \(none when the caller set none\)/,
+  );
+});
+
+test("GPU054 for every startup variable: the shell prefilter reads each such script", () => {
+  for (const v of STARTUP_VARIABLES)
+    assert.deepEqual(
+      lintManifestCode(`${v}=1\npython t.py\n`, "jobscript", "GPU054").map((d) => d.range.start.line),
+      [0],
+      v,
+    );
+});
