@@ -55,6 +55,7 @@ import { rule as GPU052 } from "./GPU052-launch-device-option-not-visible";
 import { rule as GPU053 } from "./GPU053-ultralytics-device-narrows-process";
 import { rule as GPU054 } from "./GPU054-startup-variable-not-exported";
 import { rule as GPU055 } from "./GPU055-shell-misspelled-variable";
+import { rule as GPU056 } from "./GPU056-vllm-device-index-ignored";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -112,6 +113,7 @@ export const RULES: readonly Rule[] = [
   GPU053,
   GPU054,
   GPU055,
+  GPU056,
 ];
 
 /** The rule with this code, or undefined. */
