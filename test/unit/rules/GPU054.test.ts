@@ -44,6 +44,8 @@ test("GPU054: silent where the value reaches the program or is not meant for it"
     // a batch job: the scheduler's variable is already exported
     "#!/bin/bash\n#SBATCH --gres=gpu:2\nCUDA_VISIBLE_DEVICES=1\npython t.py\n",
     "#!/bin/bash\n#PBS -l select=1:ngpus=2\nCUDA_VISIBLE_DEVICES=1\npython t.py\n",
+    // a sourced file between them may export it
+    "CUDA_VISIBLE_DEVICES=3\nsource ./env.sh\npython t.py\n",
     // a job step's helper: the scheduler's variable is already exported
     "#!/bin/bash\nCUDA_VISIBLE_DEVICES=$SLURM_STEP_GPUS\npython t.py\n",
     "#!/bin/bash\necho job ${SLURM_JOB_ID}\nCUDA_VISIBLE_DEVICES=0\npython t.py\n",
@@ -58,6 +60,8 @@ test("GPU054: each startup variable, each launcher, and `&&` after the assignmen
   assert.deepEqual(lines("CUDA_DEVICE_ORDER=PCI_BUS_ID && torchrun --nproc_per_node 2 t.py\n"), [0]);
   assert.deepEqual(lines("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\ndeepspeed t.py\n"), [0]);
   assert.deepEqual(lines("XLA_PYTHON_CLIENT_MEM_FRACTION=.5\n/usr/bin/python3.11 t.py\n"), [0]);
+  // a Python environment's activation exports none of them
+  assert.deepEqual(lines("CUDA_VISIBLE_DEVICES=3\nsource .venv/bin/activate\npython t.py\n"), [0]);
   // an export written after the command comes too late for it
   assert.deepEqual(lines("CUDA_VISIBLE_DEVICES=0\npython a.py\nexport CUDA_VISIBLE_DEVICES=1\npython b.py\n"), [0]);
   // Python's runners and an interpreter held in a variable

@@ -13,6 +13,18 @@ const PYTHON = /^(?:.*\/)?python[0-9.]*$/;
  */
 const SCHEDULER_DIRECTIVE = /^#(?:SBATCH|PBS|BSUB|FLUX:|\$)\s/m;
 
+/**
+ * Whether `c` sources a file (`source FILE`, `. FILE`) that may export anything: it runs in this
+ * shell. A Python environment's activation (`source .venv/bin/activate`, conda's `source activate
+ * env`) sets only its own variables (PATH, VIRTUAL_ENV, CONDA_*), and does not count.
+ */
+function sourcesOther(c: ShellCommand): boolean {
+  const head = c.words[0]?.value;
+  if (head !== "source" && head !== ".") return false;
+  const file = c.words[1]?.value ?? "";
+  return file !== "activate" && !file.endsWith("/activate");
+}
+
 /** `set -a` (any cluster of one-letter options holding `a`) or `set -o allexport`: every assignment is exported. */
 function exportsAll(c: ShellCommand): boolean {
   if (c.words[0]?.value !== "set") return false;
@@ -122,7 +134,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a shell script, finds a startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) assigned on a command of its own (`CUDA_VISIBLE_DEVICES=3` on its line, or before `&&`/`;`) without `export`, when the next command that starts Python (`python`, `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`) has no value of its own for it. The assignment makes a shell variable that no program started afterwards receives: the program runs with whatever the caller's environment holds (for CUDA_VISIBLE_DEVICES, usually nothing: every GPU).",
       follows:
-        "The commands of one shell script in order: bare assignments; an `export`, `declare -x` or `typeset -x` of the name, or `set -a` / `set -o allexport`, written before the command that starts Python (then the variable is exported: silent; one written after it comes too late for that command); a later `$NAME`/`${NAME}` (the script uses the value itself, as in `CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES python ...`: silent); and an inline `NAME=... python ...` prefix on the next command that starts Python (the script sets the variable per command: silent). Python is started by an interpreter's name (`python3.11`, `.venv/bin/python`), a variable the script assigns one to (`PY=python3`, then `$PY train.py`), `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`, or a Python environment's runner (`uv run`, `poetry run`, `pipenv run`, `conda run`). Not followed: scripts that source this one or that it sources, functions' local scopes, other programs that happen to be written in Python (`llamafactory-cli`, `nnUNet_train`), and scripts run by a batch scheduler: those with its directives (`#SBATCH`, `#PBS`, `#BSUB`, `#FLUX:`, `#$`), and for CUDA_VISIBLE_DEVICES those that expand a scheduler's variable (`$SLURM_STEP_GPUS`, `$PBS_JOBID`, ...), whose jobs inherit CUDA_VISIBLE_DEVICES from the scheduler already exported. Notebooks' `!` lines are not read by this rule: each runs in a shell of its own, where a bare assignment reaches nothing (GPU014 covers `!export`).",
+        "The commands of one shell script in order: bare assignments; an `export`, `declare -x` or `typeset -x` of the name, or `set -a` / `set -o allexport`, written before the command that starts Python (then the variable is exported: silent; one written after it comes too late for that command); a later `$NAME`/`${NAME}` (the script uses the value itself, as in `CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES python ...`: silent); and an inline `NAME=... python ...` prefix on the next command that starts Python (the script sets the variable per command: silent). Python is started by an interpreter's name (`python3.11`, `.venv/bin/python`), a variable the script assigns one to (`PY=python3`, then `$PY train.py`), `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`, or a Python environment's runner (`uv run`, `poetry run`, `pipenv run`, `conda run`). Not followed: scripts that source this one or that it sources (a `source` or `.` between the assignment and the command keeps it silent: the sourced file may export the name), functions' local scopes, other programs that happen to be written in Python (`llamafactory-cli`, `nnUNet_train`), and scripts run by a batch scheduler: those with its directives (`#SBATCH`, `#PBS`, `#BSUB`, `#FLUX:`, `#$`), and for CUDA_VISIBLE_DEVICES those that expand a scheduler's variable (`$SLURM_STEP_GPUS`, `$PBS_JOBID`, ...), whose jobs inherit CUDA_VISIBLE_DEVICES from the scheduler already exported. Notebooks' `!` lines are not read by this rule: each runs in a shell of its own, where a bare assignment reaches nothing (GPU014 covers `!export`).",
       why: 'Bash reference manual, "Environment": "Executed commands inherit the environment. The export and declare -x commands allow parameters and functions to be added to and deleted from the environment"; a variable the shell found in its own environment at start is "automatically marked for export", a new one is not. And "set -a: Each variable or function that is created or modified is given the export attribute". So `CUDA_VISIBLE_DEVICES=3` on its own line, in a shell whose caller had not exported the variable, changes nothing for `accelerate launch` on the next line, which then sees every GPU (ground-truth.md: with the variable unset, both GPUs were visible). A line break where a `\\` was meant (`CUDA_VISIBLE_DEVICES=0` then `python train.py ...` on the next line) has the same effect.',
       example:
         "#!/bin/bash\nCUDA_VISIBLE_DEVICES=3   # GPU054: not exported\naccelerate launch --num_processes 1 train.py\n",
@@ -152,9 +164,11 @@ export const rule: ManifestRule = {
         if (commands.some((other) => other.start > c.start && expands(other, a.name))) continue;
         const python = nextPython(commands, c.start, a.name, facts.literals);
         if (!python) continue;
-        // Exported before the command runs (an `export` or `set -a` earlier in the text than it).
+        // Exported before the command runs (an `export` or `set -a` earlier in the text than it),
+        // or a sourced file between them that may export it (not followed).
         const before = commands.filter((o) => o.start < python.c.start);
         if (before.some(exportsAll) || before.some((o) => exportedNames(o).includes(a.name))) continue;
+        if (before.some((o) => o.start > c.start && sourcesOther(o))) continue;
         reportAssignment(ctx, a, python);
       }
     }
