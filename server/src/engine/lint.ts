@@ -345,6 +345,7 @@ export function lintPython(
       slurm: options.slurm ?? [],
       launchNodes: options.launchNodes ?? [],
       ...(options.testModule ? { testModule: true } : {}),
+      ...(options.preview ? { preview: true } : {}),
       torchBelow20: !!options.torchBelow20,
       where: extra.where ?? ((l) => `line ${l + 1}`),
       hasWord: (w) => probe.hasWord(w),

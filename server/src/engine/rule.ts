@@ -35,6 +35,11 @@ export interface RuleContext {
   launchNodes?: readonly LaunchNodes[];
   /** The file is a test module (LintOptions.testModule). */
   testModule?: boolean;
+  /**
+   * Whether preview findings are kept (LintOptions.preview). A rule may skip work whose findings
+   * would all be preview ones when this is off; `report` drops them anyway.
+   */
+  preview?: boolean;
   /** The project pins (or targets) torch < 2.0 (LintOptions.torchBelow20). */
   torchBelow20?: boolean;
   /** Names a 0-based line for messages: "line 4" in a file, "cell 2, line 1" in a notebook. */

@@ -161,6 +161,8 @@ export class ProjectIndex {
    * a cold check of ColossalAI 1.5 x slower).
    */
   private readonly values = new Map<string, ModuleValues>();
+  /** By module file: {@link namesRank}. */
+  private readonly namesRanks = new Map<string, boolean>();
   /** {@link reexportsOf}'s answers by file. */
   private readonly reexports = new Map<string, ReadonlyMap<string, string>>();
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
@@ -288,8 +290,9 @@ export class ProjectIndex {
     deps: Set<string>,
   ): ProjectRank[] | null {
     if (!target) return null;
-    const returned = this.valuesOf(target, options).returns.get(path.slice(path.lastIndexOf(".") + 1));
     deps.add(target);
+    if (!this.namesRank(target)) return null;
+    const returned = this.valuesOf(target, options).returns.get(path.slice(path.lastIndexOf(".") + 1));
     if (!returned) return null;
     return returned.map((r) => ({
       kind: r.kind,
@@ -308,6 +311,7 @@ export class ProjectIndex {
   ): ProjectRank | null {
     if (!target) return null;
     deps.add(target);
+    if (!this.namesRank(target)) return null;
     const r = this.valuesOf(target, options).value.get(path.slice(path.lastIndexOf(".") + 1));
     return r
       ? { kind: r.kind, variable: r.variable, where: r.line ? `${this.label(target, from)}:${r.line}` : "" }
@@ -340,7 +344,9 @@ export class ProjectIndex {
    * next lookups have a new version, so kept facts built with the old answers are dropped).
    */
   invalidate(file: string): boolean {
+    // A module asked about (parsed for its values, or found naming no rank) answers anew.
     let dropped = this.values.delete(file);
+    if (this.namesRanks.delete(file)) dropped = true;
     // Re-exports change lookups only where the module had some (most modules have none).
     if (this.reexports.get(file)?.size) dropped = true;
     this.reexports.delete(file);
@@ -702,6 +708,24 @@ export class ProjectIndex {
         : new Map();
     this.reexports.set(file, r);
     return r;
+  }
+
+  /**
+   * Whether the module at `file` can return a rank at all: its text names one of RANK_WORDS
+   * ({@link moduleValues} reads returned ranks only then). Kept until the file changes; a module
+   * without one is not parsed for {@link ProjectLookup.callableReturns} or `callableReturn` (on
+   * python3-torch's own modules, parsing every called module for returned ranks was a tenth of a
+   * cold CLI run).
+   */
+  private namesRank(file: string): boolean {
+    if (this.values.has(file)) return true; // made already: asking it costs nothing
+    let v = this.namesRanks.get(file);
+    if (v === undefined) {
+      const text = this.read(file);
+      v = text !== null && RANK_WORDS.some((w) => text.includes(w));
+      this.namesRanks.set(file, v);
+    }
+    return v;
   }
 
   /**

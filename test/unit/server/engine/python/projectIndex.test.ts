@@ -383,3 +383,30 @@ test("a lint that finds its writers by the calls it sees runs no project-wide wr
     expected,
   );
 });
+
+test("a project module whose text names no rank is not parsed for returned ranks; once it names one (after invalidate) its returned tuple is read, and the version changes", () => {
+  const files = new Map<string, string>();
+  const dir = tree({ "envs.py": "", "main.py": "" });
+  const envs = join(dir, "envs.py");
+  files.set(envs, "def get_envs():\n    return 0, 1, 2\n");
+  const index = new ProjectIndex((f) => files.get(f) ?? null);
+  const lookup = () => index.lookupFor(join(dir, "main.py"), BASE);
+  const v0 = lookup().version;
+  assert.equal(lookup().callableReturns?.("envs.get_envs"), null);
+  files.set(
+    envs,
+    'import os\n\n\ndef get_envs():\n    return int(os.environ["LOCAL_RANK"]), int(os.environ["RANK"]), 2\n',
+  );
+  assert.equal(index.invalidate(envs), true);
+  assert.notEqual(lookup().version, v0);
+  assert.deepEqual(
+    lookup()
+      .callableReturns?.("envs.get_envs")
+      ?.map((r) => [r.kind, r.variable]),
+    [
+      ["local", "LOCAL_RANK"],
+      ["global", "RANK"],
+      ["unknown", null],
+    ],
+  );
+});
