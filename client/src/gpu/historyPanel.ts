@@ -171,6 +171,12 @@ export interface HistoryPanelState {
 /** Runs remembered for the marks (the newest). */
 const MAX_RUNS = 50;
 
+/**
+ * The panel's name wherever it is shown: its editor tab, its page's title and heading, in VS Code's
+ * title case as the command (Show GPU History) writes it (the heading read "GPU history").
+ */
+export const HISTORY_TITLE = "GPU History";
+
 /** Owns the (single) history panel. */
 export class HistoryPanel implements vscode.Disposable {
   private panel: vscode.WebviewPanel | undefined;
@@ -206,7 +212,7 @@ export class HistoryPanel implements vscode.Disposable {
       return;
     }
     const dist = vscode.Uri.joinPath(this.extensionUri, "dist");
-    const panel = vscode.window.createWebviewPanel("gpuPilot.history", "GPU History", vscode.ViewColumn.Active, {
+    const panel = vscode.window.createWebviewPanel("gpuPilot.history", HISTORY_TITLE, vscode.ViewColumn.Active, {
       enableScripts: true,
       retainContextWhenHidden: false,
       localResourceRoots: [dist],
@@ -371,8 +377,8 @@ export class HistoryPanel implements vscode.Disposable {
       webview,
       dist,
       { script: "history.js", style: "history.css" },
-      "GPU History",
-      `<header id="head"><h1>GPU history</h1><p id="summary">Waiting for nvidia-smi...</p></header>
+      HISTORY_TITLE,
+      `<header id="head"><h1>${HISTORY_TITLE}</h1><p id="summary">Waiting for nvidia-smi...</p></header>
 <main id="charts"></main>`,
     );
   }

@@ -26,7 +26,7 @@ async function historyApi(): Promise<HistoryApi> {
   return api;
 }
 
-suite("GPU history panel", () => {
+suite("GPU History panel", () => {
   suiteTeardown(async () => {
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
   });

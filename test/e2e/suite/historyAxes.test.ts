@@ -8,7 +8,7 @@ import * as vscode from "vscode";
 import { getApi, waitFor } from "./util";
 import type { HistoryPanelState } from "../../../client/src/gpu/historyPanel";
 
-suite("GPU history axes", () => {
+suite("GPU History axes", () => {
   suiteTeardown(async () => {
     await vscode.commands.executeCommand("workbench.action.closeAllEditors");
   });

@@ -15,7 +15,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { GpuMonitor } from "../../../../client/src/gpu/monitor";
 import { SelectionStore } from "../../../../common/src/gpu/selection";
-import { HistoryPanel, type ToWebview, validFromWebview } from "../../../../client/src/gpu/historyPanel";
+import { HISTORY_TITLE, HistoryPanel, type ToWebview, validFromWebview } from "../../../../client/src/gpu/historyPanel";
 import { ROOT } from "../../support/root";
 import { until } from "../../support/until";
 
@@ -54,6 +54,12 @@ test("hidden views stop the stream; shown again, the panel posts the old samples
   // The user opens the panel (the stream starts again) and its page asks for the history.
   panel.show();
   const fake = window.webviewPanels.at(-1) as FakeWebviewPanel;
+  // One spelling wherever the panel's name shows (the heading read "GPU history" under a "GPU History" tab).
+  assert.equal(HISTORY_TITLE, "GPU History");
+  assert.equal(fake.title, "GPU History", "the editor tab");
+  assert.match(fake.webview.html, /<title>GPU History<\/title>/);
+  assert.match(fake.webview.html, /<h1>GPU History<\/h1>/);
+  assert.doesNotMatch(fake.webview.html, /GPU history/);
   await until(() => monitor.isStreaming && monitor.history.length >= kept.length + 2, "new samples after the restart");
   fake.receive({ type: "ready" });
   const first = histories(fake).at(-1);
