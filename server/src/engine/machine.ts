@@ -8,6 +8,7 @@
  * unless CUDA_DEVICE_ORDER=PCI_BUS_ID (CUDA C Programming Guide, CUDA Environment Variables).
  */
 import type { InventoryGpu } from "../../../common/src/lsp/protocol";
+import { formatFree } from "../../../common/src/gpu/units";
 import { parseVisibleDevices } from "./visibleDevices";
 
 /** The visible devices in CUDA ordinal order, with why. */
@@ -86,14 +87,17 @@ export function visibleDevices(
   return { devices, because, notes, certain };
 }
 
-/** `140 GiB free` style text for a GPU's free memory (MiB in, GiB out, one decimal under 10). */
+/**
+ * A GPU's free memory for the hovers and inlay hints: `136.5 GiB free`, `812 MiB free`, written by
+ * units.ts formatFree as the GPU view and the dashboard write it (the hover rounded to `136 GiB
+ * free` where the dashboard said `136.5 GiB free`); `free memory unknown` when nvidia-smi did not say.
+ */
 export function freeText(g: InventoryGpu): string {
   if (g.memoryFreeMiB === null) return "free memory unknown";
-  const gib = g.memoryFreeMiB / 1024;
-  return `${gib >= 10 ? Math.round(gib) : gib.toFixed(1)} GiB free`;
+  return formatFree(g);
 }
 
-/** One line naming where an ordinal lands: `cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07.0 · 140 GiB free`. */
+/** One line naming where an ordinal lands: `cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07.0 · 139.8 GiB free`. */
 export function describeOrdinal(map: VisibleMap, ordinal: number): string {
   const g = map.devices[ordinal];
   if (!g) {

@@ -33,6 +33,10 @@ test("formatMiB: MiB below 1 GiB, GiB with one decimal from 1 GiB up, ? when unk
   assert.equal(formatMiB(3380), "3.3 GiB");
   assert.equal(formatMiB(143771), "140.4 GiB");
   assert.equal(formatMiB(143156), "139.8 GiB");
+  // One decimal below 1000 GiB and above: the dashboard's free memory and the notebook hover's alike.
+  assert.equal(formatMiB(139776), "136.5 GiB");
+  assert.equal(formatMiB(999.94 * 1024), "999.9 GiB");
+  assert.equal(formatMiB(1123.2 * 1024), "1123.2 GiB");
   assert.equal(formatMiB(null), "?");
   assert.equal(formatMiB(Number.NaN), "?");
   assert.equal(formatMiB(-5), "0 MiB");

@@ -1,7 +1,8 @@
 /** Ordinal → physical GPU mapping (issue 7), per ground-truth.md "How CUDA parses CUDA_VISIBLE_DEVICES". */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { visibleDevices, describeOrdinal, gpuForEntry } from "../../../../server/src/engine/machine";
+import { visibleDevices, describeOrdinal, freeText, gpuForEntry } from "../../../../server/src/engine/machine";
+import { formatFree } from "../../../../common/src/gpu/units";
 import {
   machineHover,
   machineInlayHints,
@@ -38,11 +39,25 @@ const idx = (m: { devices: InventoryGpu[] }) => m.devices.map((g) => g.index);
 test('renumbering: "1" makes cuda:0 physical GPU 1', () => {
   const m = visibleDevices(H200, "1", "x", null);
   assert.deepEqual(idx(m), [1]);
-  assert.equal(describeOrdinal(m, 0), "cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07.0 · 140 GiB free");
+  assert.equal(describeOrdinal(m, 0), "cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07.0 · 139.8 GiB free");
   assert.match(
     describeOrdinal(m, 1),
     /cuda:1 → no such device: only cuda:0\.\.cuda:0 are visible \(invalid device ordinal\)/,
   );
+});
+
+test("free memory in the hover reads as on the dashboard (units.ts formatFree): 136.5 GiB, not 136 GiB", () => {
+  // GPU 0 of the notebook screenshot (spin mode: 3380 MiB used, 615 reserved): the hover said
+  // "136 GiB free" beside the dashboard's "136.5 GiB free".
+  const gpu0 = { ...H200[0], memoryFreeMiB: 139776 };
+  assert.equal(freeText(gpu0), "136.5 GiB free");
+  assert.match(describeOrdinal(visibleDevices([gpu0], null, "x", null), 0), / · 136\.5 GiB free$/);
+  assert.equal(freeText(H200[0]), "139.8 GiB free");
+  assert.equal(freeText({ ...H200[0], memoryFreeMiB: 9.6 * 1024 }), "9.6 GiB free");
+  assert.equal(freeText({ ...H200[0], memoryFreeMiB: 812 }), "812 MiB free", "below 1 GiB in MiB, as the dashboard");
+  assert.equal(freeText({ ...H200[0], memoryFreeMiB: null }), "free memory unknown");
+  for (const mib of [0, 512, 1023, 1024, 10_239, 10_240, 139_776, 143_156, 1_000_000])
+    assert.equal(freeText({ ...H200[0], memoryFreeMiB: mib }), formatFree({ memoryFreeMiB: mib }), `${mib} MiB`);
 });
 
 test('reordering: "1,0" makes cuda:0 GPU 1 and cuda:1 GPU 0; spaces tolerated', () => {
@@ -87,7 +102,7 @@ test('hover on "cuda:0" names the physical GPU and why (file\'s own variable)', 
     'import os\nos.environ["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\nx = torch.ones(1, device="cuda:0")\n';
   const m = analyzePython(src);
   const h = machineHover(m, { line: 4, character: 28 }, inv(), where)!;
-  assert.match(h.markdown, /cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07\.0 · 140 GiB free/);
+  assert.match(h.markdown, /cuda:0 → GPU 1 · NVIDIA H200 · 00000000:00:07\.0 · 139\.8 GiB free/);
   assert.match(h.markdown, /because line 3 sets CUDA_VISIBLE_DEVICES="1"/);
   assert.deepEqual(h.range, { start: { line: 4, character: 25 }, end: { line: 4, character: 33 } });
   m.tree.delete();
