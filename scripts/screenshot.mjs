@@ -241,6 +241,16 @@ async function main() {
       [sidebar.locator(".composite.title").first(), rows.last()],
       { padBottom: 10 },
     );
+    // Rows the side bar cuts (wider inside than the box that ends them in an ellipsis), read after the
+    // shot as it shows them: at 300 px the 8-GPU tree's `7007 jupyter-kernel 812 MiB · unkn…` was seen only by eye.
+    const cutRows = await treePane.evaluate((pane) =>
+      [...pane.querySelectorAll(".monaco-list-row .monaco-icon-label-container")]
+        .filter((e) => e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1)
+        .map((e) => [...e.querySelectorAll(".label-name, .label-description")].map((x) => x.textContent).join(" ")),
+    );
+    log(
+      `tree rows at ${Math.round((await sidebar.boundingBox())?.width ?? 0)} px: ${cutRows.length ? `CUT ${JSON.stringify(cutRows)}` : "none cut"}`,
+    );
   }
   if (only.has("dashboard")) await dashboardShot(page, sidebar, outDir, suffix);
   // The Slurm shot hides the GPU views, which stops the nvidia-smi stream: the History panel holds it

@@ -188,7 +188,7 @@ export function shorten(text: string, max = 60): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
-/** The word for a process whose user /proc could not say, in the tree, the dashboard and the picker alike. */
+/** The word for a process whose user /proc could not say, in the dashboard, the picker and the tree's tooltip alike (the tree's row leaves it out). */
 export const UNKNOWN_USER = "unknown";
 
 /**
@@ -210,8 +210,9 @@ export function unknownUserNote(details: ProcessDetails | undefined): string | u
  * The process row, led by what identifies it so that a 300 px side bar shows that part whole: label
  * `<pid> <program>` (the program's file name without its directory, {@link programName}, whole up
  * to {@link PROGRAM_CHARS} characters), description `<memory> · <user>`, then `extras`
- * (e.g. the tree's idle-held note), then the program's arguments last (memory per units.ts; an
- * unknown user reads {@link UNKNOWN_USER}, explained in the tooltip). The side bar cuts a row at its
+ * (e.g. the tree's idle-held note), then the program's arguments last (memory per units.ts). A user
+ * /proc could not read is left out of the row (the tooltip says `User unknown: <why>`): at 300 px
+ * `7007 jupyter-kernel 812 MiB · unknown` was cut to `… · unkn…`. The side bar cuts a row at its
  * end, so what it cuts first are the arguments; the whole command line is in the tooltip. This
  * workspace's run is marked by the row's icon and said in the tooltip.
  */
@@ -224,7 +225,13 @@ export function processRow(
   const argv = details && details.argv.length > 0 ? details.argv : undefined;
   const program = programName(argv ? argv[0] : details?.commandLine || app.processName);
   const args = argv ? printableName(argv.slice(1).join(" ")) : "";
-  const description = [formatMiB(app.usedMemoryMiB), processUser(details), ...extras, ...(args ? [shorten(args)] : [])];
+  const user = processUser(details);
+  const description = [
+    formatMiB(app.usedMemoryMiB),
+    ...(user === UNKNOWN_USER ? [] : [user]),
+    ...extras,
+    ...(args ? [shorten(args)] : []),
+  ];
   return { label: `${app.pid} ${shorten(program, PROGRAM_CHARS)}`, description: description.join(" · ") };
 }
 

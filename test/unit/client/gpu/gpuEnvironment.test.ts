@@ -248,8 +248,8 @@ test("the GPU view's API part: tree rows, processes, terminal environment, debug
   const proc = rows.find((r) => r.contextValue.startsWith("computeApp"));
   assert.deepEqual(
     proc && [proc.label, proc.description],
-    ["582 python3", "3.3 GiB · unknown"],
-    "pid 582 is not in this /proc: a calm 'unknown' (the dashboard's word), explained in the tooltip",
+    ["582 python3", "3.3 GiB"],
+    "pid 582 is not in this /proc: its user is left out of the row, and the tooltip says why",
   );
   assert.match(
     proc?.tooltip ?? "",

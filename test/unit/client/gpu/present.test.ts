@@ -13,11 +13,13 @@ import {
   gpuTooltipMarkdown,
   loadLevel,
   processRow,
+  processUser,
   programName,
   PROGRAM_CHARS,
   processTooltipMarkdown,
   programCommand,
   toInventoryParams,
+  UNKNOWN_USER,
 } from "../../../../client/src/gpu/present";
 import { ROOT } from "../../support/root";
 
@@ -116,14 +118,20 @@ test("process rows lead with pid and program, whole; memory and user next; the a
     note: "pid 6001 is not visible in /proc",
   };
   const row = processRow(app, unknown);
-  assert.equal(row.description, "137.3 GiB · unknown", "the word the dashboard and the picker use");
+  assert.equal(row.description, "137.3 GiB", "an unknown user is left out of the row (the tooltip says why)");
   assert.equal(row.label, "6001 python", "the program without its directory");
-  // The 8-GPU replay's jupyter kernel: the label was cut to "7007 jupyter-ker…" to leave room for the description.
+  // The 8-GPU replay's jupyter kernel: the label was cut to "7007 jupyter-ker…" to leave room for the
+  // description, then the description to "812 MiB · unkn…" at the default 300 px side bar.
   const kernel = { ...app, pid: 7007, processName: "jupyter-kernel", usedMemoryMiB: 812 };
-  assert.deepEqual(processRow(kernel, { ...unknown, pid: 7007, commandLine: "jupyter-kernel" }), {
-    label: "7007 jupyter-kernel",
-    description: "812 MiB · unknown",
-  });
+  const kernelRow = processRow(kernel, { ...unknown, pid: 7007, commandLine: "jupyter-kernel" });
+  assert.deepEqual(kernelRow, { label: "7007 jupyter-kernel", description: "812 MiB" });
+  assert.equal(processUser({ ...unknown }), UNKNOWN_USER, "the dashboard and the picker still say unknown");
+  assert.match(
+    processTooltipMarkdown(kernel, { ...unknown, pid: 7007, commandLine: "jupyter-kernel" }, gpus[0]),
+    /\| User \| unknown \|/,
+    "the tooltip keeps the user",
+  );
+  assert.deepEqual(processRow(kernel, undefined).description, "812 MiB · …", "not read yet: the placeholder stays");
   // With /proc's argv: the program in the label, its arguments after memory, user and the extras.
   const argv = ["/usr/bin/python3.11", "-m", "torch.distributed.run", "--nproc_per_node=8", "train.py"];
   const own = { ...unknown, uid: 1000, user: "alice", commandLine: argv.join(" "), argv, note: undefined };
