@@ -578,6 +578,16 @@ async function historyShot(page, outDir, suffix = "") {
   log(`history: ${summary}`);
   if (/ 0 run\(s\)/.test(summary ?? ""))
     log(`history: ${HISTORY_RUN} did not run (no GPU ticked?): the shot has no run markers`);
+  // Every chart's plot area should start at the same x: a selected GPU's wider edge pushed its plots right.
+  const lefts = await frame
+    .locator("html")
+    .evaluate((h) =>
+      [...h.ownerDocument.querySelectorAll(".uplot .u-over")].map((o) => o.getBoundingClientRect().left),
+    );
+  const distinct = [...new Set(lefts.map((x) => Math.round(x * 10) / 10))];
+  log(
+    `history: plot areas of ${lefts.length} charts start at x ${distinct.join(", ")} px${distinct.length === 1 ? " (lined up)" : " (NOT lined up)"}`,
+  );
   // The editor's width, from its tabs down to the last GPU's charts.
   await shotOf(
     page,
