@@ -5,7 +5,8 @@
  * them against their total), then per GPU
  * utilisation (axis 0..100 %) and memory used (axis 0..the GPU's memory.total, every tick in one
  * unit: GiB from a 1 GiB total up, else MiB) with uPlot, each chart the panel's full width, in the
- * theme's colours (CSS variables of the webview), the selected GPUs highlighted, run starts and
+ * theme's colours (CSS variables of the webview) and one colour per GPU (historyMarks.ts
+ * GPU_PALETTE, made legible on the theme's background), the selected GPUs highlighted, run starts and
  * ends marked with lines labelled with the file (a run only on its GPUs' charts, every run on "All
  * GPUs"; the first row of labels in a band above the plot, clear of the data, a start's left of its
  * line and an end's right of it; labels stacked on rows so that none overlap, those with no room
@@ -379,14 +380,14 @@ function dataOf(g: GpuSeries, which: "util" | "mem", memUnit: "GiB" | "MiB"): uP
 }
 
 /**
- * The theme's colours in the order GPUs take them (historyMarks.ts GPU_PALETTE, gpuLineStyle: GPU 0
- * blue, GPU 1 purple, ... GPU 7 magenta; dashed from the ninth GPU, dotted from the seventeenth),
- * each made opaque, or darkened toward the foreground, where the theme's value shows too faint on
- * its background (historyMarks.ts legibleOn).
+ * The colours in the order GPUs take them (historyMarks.ts GPU_PALETTE, gpuLineStyle: GPU 0 blue,
+ * GPU 1 orange, ... GPU 7 olive; dashed from the ninth GPU, dotted from the seventeenth), each
+ * darkened toward the foreground, or lightened, where it shows too faint on the theme's background
+ * (historyMarks.ts legibleOn).
  */
 function palette(): string[] {
   const { fg, bg } = theme();
-  return GPU_PALETTE.map((c) => legibleOn(cssVar(c.variable, c.fallback), bg, fg));
+  return GPU_PALETTE.map((c) => legibleOn(c.colour, bg, fg));
 }
 
 /**

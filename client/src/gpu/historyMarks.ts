@@ -384,20 +384,25 @@ export interface GpuLineStyle {
 }
 
 /**
- * The colours GPUs take in turn, as theme variables (with the Dark Modern value where a theme has
- * none): VS Code's six chart colours and two of the terminal's, eight distinct colours, so that
- * 8 GPUs need no dash (GPUs 6 and 7 were GPU 0's blue and GPU 1's purple, told apart by a dash the
- * legend did not show).
+ * The colours GPUs take in turn on the History panel: the classic Tableau 10 categorical palette
+ * ("tab10": matplotlib's default colour cycle, d3's schemeCategory10), in its order, without its
+ * grey (the All GPUs memory line and the All box's edge are the theme's grey) and its cyan (too near
+ * the blue once darkened for a light theme). Fixed colours, not theme variables: VS Code's six
+ * `charts.*` colours and the terminal's cyan and magenta, used before, put orange, red and yellow
+ * (GPUs 3, 4, 5) and blue and cyan (GPUs 0, 6) too close to tell apart on the 8-GPU chart. Each
+ * passes through {@link legibleOn} for the theme's background (3:1); every two of the eight stay at
+ * least 0.1 apart in OKLab on VS Code's default dark and light themes (historyMarks.test.ts). 9 to
+ * 16 GPUs take the eight again, dashed ({@link gpuLineStyle}), the legend's markers too.
  */
-export const GPU_PALETTE: readonly { variable: string; fallback: string }[] = [
-  { variable: "--vscode-charts-blue", fallback: "#3794ff" },
-  { variable: "--vscode-charts-purple", fallback: "#b180d7" },
-  { variable: "--vscode-charts-green", fallback: "#89d185" },
-  { variable: "--vscode-charts-orange", fallback: "#d18616" },
-  { variable: "--vscode-charts-red", fallback: "#f14c4c" },
-  { variable: "--vscode-charts-yellow", fallback: "#cca700" },
-  { variable: "--vscode-terminal-ansiCyan", fallback: "#11a8cd" },
-  { variable: "--vscode-terminal-ansiMagenta", fallback: "#bc3fbc" },
+export const GPU_PALETTE: readonly { name: string; colour: string }[] = [
+  { name: "blue", colour: "#1f77b4" },
+  { name: "orange", colour: "#ff7f0e" },
+  { name: "green", colour: "#2ca02c" },
+  { name: "red", colour: "#d62728" },
+  { name: "purple", colour: "#9467bd" },
+  { name: "brown", colour: "#8c564b" },
+  { name: "pink", colour: "#e377c2" },
+  { name: "olive", colour: "#bcbd22" },
 ];
 
 /** `#rgb`, `#rgba`, `#rrggbb`, `#rrggbbaa`, `rgb(r, g, b)` or `rgba(r, g, b, a)` → [r, g, b] (0-255) and the alpha (0-1); null otherwise. */

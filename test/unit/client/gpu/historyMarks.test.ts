@@ -389,14 +389,16 @@ test("textLeftOf follows the canvas textAlign values", () => {
 });
 
 test("a GPU has one line style on every chart: 8 distinct colours, dashed from the ninth GPU, dotted from the seventeenth; the legend shows the dash", () => {
-  const palette = GPU_PALETTE.map((c) => c.variable);
-  assert.equal(new Set(palette).size, 8, "eight theme colours");
-  assert.equal(new Set(GPU_PALETTE.map((c) => c.fallback.toLowerCase())).size, 8, "eight distinct fallbacks");
+  const palette = GPU_PALETTE.map((c) => c.colour);
+  assert.equal(palette.length, 8, "eight colours");
+  assert.equal(new Set(palette.map((c) => c.toLowerCase())).size, 8, "eight distinct colours");
+  assert.equal(new Set(GPU_PALETTE.map((c) => c.name)).size, 8, "eight distinct names");
   assert.deepEqual(
-    gpuLineStyle(1, palette),
-    { color: "--vscode-charts-purple" },
-    "GPU 1: purple on All GPUs and on its own charts",
+    GPU_PALETTE.map((c) => c.name),
+    ["blue", "orange", "green", "red", "purple", "brown", "pink", "olive"],
+    "tab10's order, without grey and cyan",
   );
+  assert.deepEqual(gpuLineStyle(1, palette), { color: "#ff7f0e" }, "GPU 1: orange on All GPUs and on its own charts");
   const eight = Array.from({ length: 8 }, (_, i) => gpuLineStyle(i, palette));
   assert.equal(new Set(eight.map((s) => s.color)).size, 8, "8 GPUs: 8 colours (GPUs 6 and 7 were GPU 0's and GPU 1's)");
   assert.deepEqual(
@@ -404,11 +406,11 @@ test("a GPU has one line style on every chart: 8 distinct colours, dashed from t
     eight.map(() => [undefined, "solid"]),
     "8 GPUs: no dash anywhere",
   );
-  assert.deepEqual(gpuLineStyle(6, palette), { color: "--vscode-terminal-ansiCyan" });
-  assert.deepEqual(gpuLineStyle(7, palette), { color: "--vscode-terminal-ansiMagenta" });
-  assert.deepEqual(gpuLineStyle(9, palette), { color: "--vscode-charts-purple", dash: [6, 3] });
+  assert.deepEqual(gpuLineStyle(6, palette), { color: "#e377c2" });
+  assert.deepEqual(gpuLineStyle(7, palette), { color: "#bcbd22" });
+  assert.deepEqual(gpuLineStyle(9, palette), { color: "#ff7f0e", dash: [6, 3] });
   assert.equal(lineBorderStyle(gpuLineStyle(9, palette)), "dashed", "GPU 9's legend marker is dashed like its line");
-  assert.deepEqual(gpuLineStyle(17, palette), { color: "--vscode-charts-purple", dash: [2, 2] });
+  assert.deepEqual(gpuLineStyle(17, palette), { color: "#ff7f0e", dash: [2, 2] });
   assert.equal(lineBorderStyle(gpuLineStyle(17, palette)), "dotted");
   const sixteen = Array.from({ length: 16 }, (_, i) => gpuLineStyle(i, palette));
   assert.equal(new Set(sixteen.map((s) => JSON.stringify(s))).size, 16, "16 GPUs: no two lines alike");
@@ -417,6 +419,52 @@ test("a GPU has one line style on every chart: 8 distinct colours, dashed from t
     16,
     "16 GPUs: no two legend markers alike",
   );
+});
+
+/** sRGB [0-255] → OKLab [L, a, b] (Björn Ottosson's matrices): distances there follow how far apart colours look. */
+function oklab([r, g, b]: [number, number, number]): [number, number, number] {
+  const lin = (v: number) => ((v /= 255) <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  const [R, G, B] = [lin(r), lin(g), lin(b)];
+  const l = Math.cbrt(0.4122214708 * R + 0.5363325363 * G + 0.0514459929 * B);
+  const m = Math.cbrt(0.2119034982 * R + 0.6806995451 * G + 0.1073969566 * B);
+  const s = Math.cbrt(0.0883024619 * R + 0.2817188376 * G + 0.6299787005 * B);
+  return [
+    0.2104542553 * l + 0.793617785 * m - 0.0040720468 * s,
+    1.9779984951 * l - 2.428592205 * m + 0.4505937099 * s,
+    0.0259040371 * l + 0.7827717662 * m - 0.808675766 * s,
+  ];
+}
+
+test("the eight GPU colours stay apart and legible on VS Code's default themes, dark and light (each through legibleOn as the panel draws it)", () => {
+  // editor.background and editor.foreground of VS Code's built-in themes.
+  const themes: Record<string, [string, string]> = {
+    "Dark Modern": ["#1f1f1f", "#cccccc"],
+    "Light Modern": ["#ffffff", "#3b3b3b"],
+    "Dark+": ["#1e1e1e", "#d4d4d4"],
+    "Light+": ["#ffffff", "#000000"],
+    "High Contrast": ["#000000", "#ffffff"],
+    "High Contrast Light": ["#ffffff", "#292929"],
+  };
+  const distance = (x: string, y: string) => {
+    const [p, q] = [oklab(parseColour(x)!.rgb), oklab(parseColour(y)!.rgb)];
+    return Math.hypot(p[0] - q[0], p[1] - q[1], p[2] - q[2]);
+  };
+  for (const [theme, [bg, fg]] of Object.entries(themes)) {
+    const shown = GPU_PALETTE.map((c) => legibleOn(c.colour, bg, fg));
+    for (const c of shown)
+      assert.ok(contrastRatio(parseColour(c)!.rgb, parseColour(bg)!.rgb) >= 3, `${theme}: ${c} at 3:1 on ${bg}`);
+    for (let i = 0; i < shown.length; i++)
+      for (let j = i + 1; j < shown.length; j++) {
+        const d = distance(shown[i], shown[j]);
+        // The old palette's nearest pairs on Dark Modern: GPU 3 and 5 (orange, yellow) 0.084, GPU 0 and 6 (blue, cyan) 0.104.
+        assert.ok(
+          d >= 0.1,
+          `${theme}: GPU ${i} ${shown[i]} and GPU ${j} ${shown[j]} only ${d.toFixed(3)} apart in OKLab`,
+        );
+      }
+  }
+  // The measure itself: the old Dark Modern orange and yellow, reported hard to tell apart, fail it.
+  assert.ok(distance("#d18616", "#cca700") < 0.1);
 });
 
 test("legibleOn: a chart colour pale on its background (or translucent) is darkened toward the foreground until 3:1 (WCAG 1.4.11); a legible one, or one that cannot be parsed, is kept", () => {
