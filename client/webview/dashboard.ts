@@ -28,6 +28,7 @@ import type {
 } from "../src/gpu/dashboard";
 import type { DashboardBar, DashboardGpu, DashboardModel } from "../src/gpu/dashboardModel";
 import { chooseLayout, type DashboardLayout } from "../src/gpu/dashboardLayout";
+import { SPARK_BOX, sparkBaseline, sparkPath } from "../src/gpu/sparkline";
 import {
   commandCell,
   type DashboardProcess,
@@ -107,42 +108,31 @@ function meterTrack(b: DashboardBar, what: string, cls: string): HTMLElement {
   return track;
 }
 
-/** The sparkline: utilisation (0..100) and memory (0..1) over the window, as two polylines in an SVG. */
+/**
+ * The sparkline: utilisation (0..100) and memory (0..1) over the window, as two polylines in an SVG
+ * over the 0 level's baseline (sparkline.ts: kept clear of the box's edges, so that an idle GPU's
+ * flat line reads as data). Memory is dashed and drawn over utilisation: where the two meet (an idle
+ * GPU with little memory in use) both show.
+ */
 function sparkline(g: DashboardGpu): HTMLElement {
   const box = el("div", "spark");
-  const w = 200;
-  const h = 28;
   const svg = document.createElementNS(SVG, "svg");
-  svg.setAttribute("viewBox", `0 0 ${w} ${h}`);
+  svg.setAttribute("viewBox", `0 0 ${SPARK_BOX.width} ${SPARK_BOX.height}`);
   svg.setAttribute("preserveAspectRatio", "none");
   svg.setAttribute("role", "img");
   const n = Math.max(g.spark.utilization.length, g.spark.memory.length);
   const span = g.spark.seconds < 120 ? `${g.spark.seconds} s` : `${Math.round(g.spark.seconds / 60)} min`;
   svg.setAttribute("aria-label", n === 0 ? "No history yet" : `Utilisation and memory over the last ${span}`);
-  const line = (values: (number | null)[], scale: number, cls: string) => {
-    if (values.length === 0) return;
-    // One point per equal slice of the window (the model buckets by time): the window's start at the
-    // left edge, now at the right; a gap where a slice has no sample; a lone sample as a short dash.
-    const step = values.length > 1 ? w / (values.length - 1) : w;
-    const yOf = (v: number) => (h - 3 - Math.min(1, Math.max(0, v / scale)) * (h - 6)).toFixed(1); // 3 px clear of the box's edges
-    let d = "";
-    values.forEach((v, i) => {
-      if (v === null) return;
-      const x = values.length > 1 ? i * step : w;
-      const before = i > 0 && values[i - 1] !== null;
-      const after = i + 1 < values.length && values[i + 1] !== null;
-      if (before) d += `L${x.toFixed(1)} ${yOf(v)} `;
-      else if (after) d += `M${x.toFixed(1)} ${yOf(v)} `;
-      else
-        d += `M${Math.max(0, x - step / 2).toFixed(1)} ${yOf(v)} L${Math.min(w, x + step / 2).toFixed(1)} ${yOf(v)} `;
-    });
+  const line = (d: string, cls: string) => {
+    if (!d) return;
     const path = document.createElementNS(SVG, "path");
-    path.setAttribute("d", d.trim());
+    path.setAttribute("d", d);
     path.setAttribute("class", cls);
     svg.append(path);
   };
-  line(g.spark.utilization, 100, "spark-util");
-  line(g.spark.memory, 1, "spark-mem");
+  line(sparkBaseline(), "spark-base");
+  line(sparkPath(g.spark.utilization, 100), "spark-util");
+  line(sparkPath(g.spark.memory, 1), "spark-mem");
   box.append(svg);
   const legend = el("div", "spark-legend");
   legend.append(
