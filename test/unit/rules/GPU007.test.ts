@@ -175,3 +175,21 @@ test("GPU007 reports a name one edit from a vendor variable, with the rename fix
   const [m] = await lintCode('import os\nos.environ["PYTORCH_ENABLE_MPS_FALLBAK"] = "1"\n', "GPU007");
   assert.match(m.message, /did you mean PYTORCH_ENABLE_MPS_FALLBACK\?/);
 });
+
+test("GPU007 reads a misspelled name through every read form: os.getenv under an alias or in parentheses, .get and .pop on an alias of os.environ", async () => {
+  const code = [
+    "import os",
+    "from os import getenv as ge",
+    "env = os.environ",
+    'a = ge("CUDA_VISIBLE_DEVICE")',
+    'b = (os.getenv)("CUDA_VISIBLE_DEVICE")',
+    'c = env.pop("CUDA_VISIBLE_DEVICE", None)',
+    'd = os.environ.get("CUDA_VISIBLE_DEVICE")',
+    'e = {"CUDA_VISIBLE_DEVICE": 1}.get("CUDA_VISIBLE_DEVICE")',
+    "",
+  ].join("\n");
+  assert.deepEqual(
+    (await lintCode(code, "GPU007")).map((d) => d.range.start.line),
+    [3, 4, 5, 6],
+  );
+});

@@ -1188,19 +1188,31 @@ function readsAmong(
     if (name !== null && key) out.push({ kind: "envRead", variable: name, node: s, nameNode: key });
   }
   for (const c of callNodes) {
-    if (!c || !mentions(c)) continue;
-    const fn = c.childForFieldName("function");
-    const q = resolve(fn);
-    const isGet =
-      fn?.type === "attribute" &&
-      isEnviron(fn.childForFieldName("object")) &&
-      ["get", "pop"].includes(fn.childForFieldName("attribute")?.text ?? "");
-    if (!isGet && q !== "os.getenv") continue;
+    if (!c || !mentions(c) || !readsEnvironment(c.childForFieldName("function"), isEnviron, resolve)) continue;
     const first = c.childForFieldName("arguments")?.namedChildren[0];
     const name = keyName(first);
     if (name !== null && first) viaCall.push({ kind: "envRead", variable: name, node: c, nameNode: first });
   }
   return [out, viaCall];
+}
+
+/**
+ * Whether a call's function reads the environment by key: `os.environ.get` / `.pop` (on anything
+ * `isEnviron` takes for os.environ), or `os.getenv` (any import form). The attribute's name is
+ * looked at before anything is resolved: most calls of a file that names the environment are
+ * neither, and resolving each one's callee was most of this walk on a 5,000-line file.
+ */
+function readsEnvironment(
+  fn: SyntaxNode | null,
+  isEnviron: (n: SyntaxNode | null) => boolean,
+  resolve: (n: SyntaxNode | null) => string | null,
+): boolean {
+  if (fn?.type === "attribute") {
+    const attr = fn.childForFieldName("attribute")?.text;
+    if (attr === "get" || attr === "pop") return isEnviron(fn.childForFieldName("object"));
+    return attr === "getenv" && resolve(fn) === "os.getenv";
+  }
+  return resolve(fn) === "os.getenv";
 }
 
 /** Whether a method is decorated `@staticmethod` or `@classmethod` (no instance: the constructor has not run). */
