@@ -71,8 +71,6 @@ function theme() {
     fg: cssVar("--vscode-editor-foreground", "#333"),
     bg: cssVar("--vscode-editor-background", "#fff"),
     grid: cssVar("--vscode-editorWidget-border", "rgba(128,128,128,0.25)"),
-    green: cssVar("--vscode-charts-green", "#89d185"),
-    red: cssVar("--vscode-charts-red", "#f14c4c"),
     font: `${cssVar("--vscode-font-size", "13px")} ${cssVar("--vscode-font-family", "sans-serif")}`,
   };
 }
@@ -139,9 +137,11 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
           const t = theme();
           const { left, top, width, height } = u.bbox;
           const px = devicePixelRatio;
+          // Both in the text's colour: a GPU's series has a hue of the palette (Tableau 10's green
+          // and red are GPUs 2 and 3), a run's dashed start and end lines have none; ▶ and ■ tell them apart.
           const markers = runMarkers(runsOf(), u.scales.x.min ?? 0, u.scales.x.max ?? 0, {
-            start: t.green,
-            end: t.red,
+            start: t.fg,
+            end: t.fg,
           });
           const marks = drawRunMarks(u.ctx, markers, {
             left,

@@ -15,7 +15,7 @@ test("GPU054: a bare CUDA_VISIBLE_DEVICES assignment before accelerate launch: w
   assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 22 } });
   assert.equal(
     d.message,
-    "CUDA_VISIBLE_DEVICES=3 is assigned without export, so it stays a variable of this shell: the accelerate launch on line 5 does not get it and runs with the caller's CUDA_VISIBLE_DEVICES (every GPU when the caller set none). Write `export CUDA_VISIBLE_DEVICES=3`, or put the assignment before the command on its line",
+    "CUDA_VISIBLE_DEVICES=3 is assigned without export, so it is a variable of this shell: the accelerate launch on line 5 gets it only if the caller had already exported CUDA_VISIBLE_DEVICES; otherwise it runs on every GPU the caller's environment leaves visible. Write `export CUDA_VISIBLE_DEVICES=3`, or put it before the command, on the command's line",
   );
   assert.equal(d.fix?.title, "Export CUDA_VISIBLE_DEVICES");
   assert.equal(d.fix?.safe, false);
@@ -75,8 +75,10 @@ test("GPU054: each startup variable, each launcher, and `&&` after the assignmen
   const [x] = lintManifestCode("XLA_PYTHON_CLIENT_PREALLOCATE=false\npython t.py\n", "jobscript", "GPU054");
   assert.match(
     x.message,
-    /the python on line 2 does not get it and runs with the caller's XLA_PYTHON_CLIENT_PREALLOCATE \(none when the caller set none\)/,
+    /the python on line 2 gets it only if the caller had already exported XLA_PYTHON_CLIENT_PREALLOCATE; otherwise it runs without it\. Write `export XLA_PYTHON_CLIENT_PREALLOCATE=false`, or put it before the command, on the command's line$/,
   );
+  const [same] = lintManifestCode("CUDA_VISIBLE_DEVICES=3 && python t.py\n", "jobscript", "GPU054");
+  assert.match(same.message, /or drop the `&&`\/`;` after it so that it prefixes the command$/);
 });
 
 test("GPU054 for every startup variable: the shell prefilter reads each such script", () => {

@@ -13,7 +13,7 @@ test("GPU055: CUDA_VISIBLE_DEVICE before accelerate launch: warning on the name,
   assert.deepEqual(d.range, { start: { line: 1, character: 0 }, end: { line: 1, character: 19 } });
   assert.equal(
     d.message,
-    "CUDA_VISIBLE_DEVICE is not a variable that CUDA or the frameworks read: did you mean CUDA_VISIBLE_DEVICES? As written, the program gets a variable nobody reads and every GPU stays visible",
+    "CUDA_VISIBLE_DEVICE is not a variable that CUDA or the frameworks read: did you mean CUDA_VISIBLE_DEVICES? As written, the program gets a variable nobody reads, and sees the GPUs the caller's CUDA_VISIBLE_DEVICES leaves (every GPU when it has none)",
   );
   assert.equal(d.fix?.safe, false);
   const fixed = applyEdits(text, d.fix!.edits);

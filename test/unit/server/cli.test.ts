@@ -390,3 +390,14 @@ test("a reader that closes the pipe early (gpu-pilot check ... | head) ends the 
   );
   assert.doesNotMatch(r.stderr, /EPIPE|Error:/, r.stderr);
 });
+
+test("check --help and check -h print the usage and exit 0, as --help does; after `--` the word is a path", () => {
+  for (const args of [["--help"], ["check", "--help"], ["check", "-h"], ["check", "examples", "--help"]]) {
+    const r = run(args);
+    assert.equal(r.status, 0, `${args.join(" ")}: ${r.stderr}`);
+    assert.match(r.stdout, /^usage: gpu-pilot check/m);
+  }
+  const r = run(["check", "--", "--help"]);
+  assert.equal(r.status, 2);
+  assert.doesNotMatch(r.stdout, /usage:/);
+});

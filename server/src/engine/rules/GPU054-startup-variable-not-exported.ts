@@ -105,13 +105,14 @@ function reportAssignment(
   const src = ctx.manifest.src;
   const line = src.lineOf(python.c.start) + 1;
   const shown = a.word.raw.length > 60 ? `${a.name}=...` : a.word.raw;
-  const inherits =
+  const otherwise =
     a.name === "CUDA_VISIBLE_DEVICES"
-      ? "the caller's CUDA_VISIBLE_DEVICES (every GPU when the caller set none)"
-      : `the caller's ${a.name} (none when the caller set none)`;
+      ? "otherwise it runs on every GPU the caller's environment leaves visible"
+      : "otherwise it runs without it";
+  const sameLine = src.lineOf(python.c.start) === src.lineOf(a.word.start);
   ctx.report({
     range: src.range(a.word.start, a.word.end),
-    message: `${shown} is assigned without export, so it stays a variable of this shell: the ${python.what} on line ${line} does not get it and runs with ${inherits}. Write \`export ${a.word.raw}\`, or put the assignment before the command on its line`,
+    message: `${shown} is assigned without export, so it is a variable of this shell: the ${python.what} on line ${line} gets it only if the caller had already exported ${a.name}; ${otherwise}. Write \`export ${a.word.raw}\`, or ${sameLine ? "drop the `&&`/`;` after it so that it prefixes the command" : "put it before the command, on the command's line"}`,
     fix: {
       title: `Export ${a.name}`,
       // Not applied by fix-all: the program then gets the value, which changes what it runs on
@@ -132,7 +133,7 @@ export const rule: ManifestRule = {
     // Shell scripts only: never a YAML manifest.
     trigger: () => false,
     docs: {
-      what: "In a shell script, finds a startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) assigned on a command of its own (`CUDA_VISIBLE_DEVICES=3` on its line, or before `&&`/`;`) without `export`, when the next command that starts Python (`python`, `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`) has no value of its own for it. The assignment makes a shell variable that no program started afterwards receives: the program runs with whatever the caller's environment holds (for CUDA_VISIBLE_DEVICES, usually nothing: every GPU).",
+      what: "In a shell script, finds a startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) assigned on a command of its own (`CUDA_VISIBLE_DEVICES=3` on its line, or before `&&`/`;`) without `export`, when the next command that starts Python (`python`, `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`) has no value of its own for it. The assignment makes a shell variable that programs started afterwards receive only if the caller had already exported that name; otherwise the program runs without it (for CUDA_VISIBLE_DEVICES: on every GPU).",
       follows:
         "The commands of one shell script in order: bare assignments; an `export`, `declare -x` or `typeset -x` of the name, or `set -a` / `set -o allexport`, written before the command that starts Python (then the variable is exported: silent; one written after it comes too late for that command); a later `$NAME`/`${NAME}` (the script uses the value itself, as in `CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES python ...`: silent); and an inline `NAME=... python ...` prefix on the next command that starts Python (the script sets the variable per command: silent). Python is started by an interpreter's name (`python3.11`, `.venv/bin/python`), a variable the script assigns one to (`PY=python3`, then `$PY train.py`), `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`, or a Python environment's runner (`uv run`, `poetry run`, `pipenv run`, `conda run`). Not followed: scripts that source this one or that it sources (a `source` or `.` between the assignment and the command keeps it silent: the sourced file may export the name), functions' local scopes, other programs that happen to be written in Python (`llamafactory-cli`, `nnUNet_train`), and scripts run by a batch scheduler: those with its directives (`#SBATCH`, `#PBS`, `#BSUB`, `#FLUX:`, `#$`), and for CUDA_VISIBLE_DEVICES those that expand a scheduler's variable (`$SLURM_STEP_GPUS`, `$PBS_JOBID`, ...), whose jobs inherit CUDA_VISIBLE_DEVICES from the scheduler already exported. Notebooks' `!` lines are not read by this rule: each runs in a shell of its own, where a bare assignment reaches nothing (GPU014 covers `!export`).",
       why: 'Bash reference manual, "Environment": "Executed commands inherit the environment. The export and declare -x commands allow parameters and functions to be added to and deleted from the environment"; a variable the shell found in its own environment at start is "automatically marked for export", a new one is not. And "set -a: Each variable or function that is created or modified is given the export attribute". So `CUDA_VISIBLE_DEVICES=3` on its own line, in a shell whose caller had not exported the variable, changes nothing for `accelerate launch` on the next line, which then sees every GPU (ground-truth.md: with the variable unset, both GPUs were visible). A line break where a `\\` was meant (`CUDA_VISIBLE_DEVICES=0` then `python train.py ...` on the next line) has the same effect.',

@@ -53,7 +53,7 @@ function checkCommand(ctx: ManifestRuleContext, c: ShellCommand, commands: reado
     if (!right || readBack(commands, site.name)) continue;
     ctx.report({
       range: src.range(site.start, site.end),
-      message: `${site.name} is not a variable that CUDA or the frameworks read: did you mean ${right}? As written, the program gets a variable nobody reads${right === "CUDA_VISIBLE_DEVICES" ? " and every GPU stays visible" : ""}`,
+      message: `${site.name} is not a variable that CUDA or the frameworks read: did you mean ${right}? As written, the program gets a variable nobody reads${right === "CUDA_VISIBLE_DEVICES" ? ", and sees the GPUs the caller's CUDA_VISIBLE_DEVICES leaves (every GPU when it has none)" : ""}`,
       fix: {
         title: `Rename to ${right}`,
         safe: false,

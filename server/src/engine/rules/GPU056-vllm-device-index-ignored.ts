@@ -76,7 +76,7 @@ export const rule: PythonRule = {
       if (index === null || index < 1) continue;
       ctx.report({
         range: nodeRange(device),
-        message: `vLLM takes device= as a device type only: its worker binds cuda:{local rank}, the first visible GPU for a one-GPU engine, so this engine does not run on GPU ${index} (${VLLM_WORKER_SOURCE}). Choose the GPU with CUDA_VISIBLE_DEVICES=${index} in the environment that starts the program, and drop device=`,
+        message: `vLLM reads only the device type from device=: its worker binds cuda:{local rank}, the first visible GPU for a one-GPU engine, so this engine does not run on GPU ${index}. Choose the GPU with CUDA_VISIBLE_DEVICES=${index} in the environment that starts the program, and drop device=`,
       });
     }
   },

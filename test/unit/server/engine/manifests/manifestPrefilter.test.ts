@@ -109,6 +109,8 @@ test("every manifest rule has a YAML trigger in its meta, and every rule is a Py
       "GPU043",
       "GPU045",
       "GPU052",
+      "GPU054",
+      "GPU055",
     ],
   );
   for (const rule of MANIFEST_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
