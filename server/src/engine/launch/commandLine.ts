@@ -64,7 +64,16 @@ export interface LaunchLine {
 }
 
 /** Whether a word names a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
-const isPython = (w: string) => /^(?:.*\/)?python(?:[0-9.]*)$/.test(w);
+export const isPython = (w: string): boolean => /^(?:.*\/)?python(?:[0-9.]*)$/.test(w);
+
+/** How messages name each launcher (`accelerate launch`, `colossalai run`); "" for `other`. */
+export const LAUNCHER_NAME: Readonly<Record<Launcher, string>> = {
+  torchrun: "torchrun",
+  accelerate: "accelerate launch",
+  deepspeed: "deepspeed",
+  colossalai: "colossalai run",
+  other: "",
+};
 const base = (w: string) => w.replace(/^.*\//, "");
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 

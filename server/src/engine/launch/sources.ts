@@ -18,7 +18,7 @@ import type { Node, YAMLMap } from "yaml";
 import type { ManifestModel } from "../manifests/model";
 import type { Range } from "../types";
 import { SourceText } from "../manifests/source";
-import { parseShell, type ShellCommand, type ShellWord } from "../manifests/shell";
+import { exportOperands, parseShell, type ShellCommand, type ShellWord } from "../manifests/shell";
 import { isMap, isScalar, isSeq, pairOf, scalarText, valueAt, valueOf } from "../manifests/yaml";
 import { parseLaunchLine, wholeNumber, type LaunchLine } from "./commandLine";
 import { dirname, isAbsolute, join } from "node:path";
@@ -132,17 +132,14 @@ function scriptVisible(
       continue;
     }
     const head = c.words[0].value;
-    const exporting =
-      head === "export" ||
-      ((head === "declare" || head === "typeset") && c.words.some((w) => /^-[a-zA-Z]*x/.test(w.value)));
+    const exported = exportOperands(c);
     if (head === "unset" && c.words.some((w) => w.value === CVD)) {
       visible = null;
       unknown = false;
       assigned = null;
       continue;
     }
-    if (!exporting) continue;
-    for (const w of c.words.slice(1)) {
+    for (const w of exported ?? []) {
       if (w.value === CVD && assigned) {
         visible = {
           value: assigned.value,

@@ -382,3 +382,22 @@ export function parseShell(src: SourceText): ShellScript {
   const first = tokens.find((t) => t.kind === "word" || t.op !== "\n");
   return { commands, comments, firstToken: first ? (first.kind === "word" ? first.word.start : first.start) : null };
 }
+
+/**
+ * The words a command gives the export attribute to, options included: those after `export`, or
+ * after `declare`/`typeset` with an `-x` option (bash's builtins that export, "Bash Builtin
+ * Commands"); null for any other command.
+ */
+export function exportOperands(c: ShellCommand): readonly ShellWord[] | null {
+  const head = c.words[0]?.value;
+  const exporting =
+    head === "export" ||
+    ((head === "declare" || head === "typeset") && c.words.some((w) => /^-[a-zA-Z]*x/.test(w.value)));
+  return exporting ? c.words.slice(1) : null;
+}
+
+/** Whether a word or an assignment of `c` expands the variable `name` (`$name`, `${name}`, `${name:-x}`). */
+export function expandsVariable(c: ShellCommand, name: string): boolean {
+  const uses = (w: ShellWord) => w.expands && (w.raw.includes(`$${name}`) || w.raw.includes(`\${${name}`));
+  return c.words.some(uses) || c.assignments.some((a) => uses(a.word));
+}

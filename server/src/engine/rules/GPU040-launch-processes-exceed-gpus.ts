@@ -7,7 +7,7 @@ import type { ShellWord } from "../manifests/shell";
 import { resolveLiteral } from "../manifests/jobscript";
 import { isMap, pairOf, scalarText, valueOf } from "../manifests/yaml";
 import { parseVisibleDevices } from "../visibleDevices";
-import { deepspeedLocalIds, wholeNumber, type OptionValue } from "../launch/commandLine";
+import { deepspeedLocalIds, LAUNCHER_NAME, wholeNumber, type OptionValue } from "../launch/commandLine";
 import { launchesOf, literalsWithSourced, type FoundLaunch } from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";
 import { launchedScriptFacts, launchedScriptText, optionsWithDest } from "../launch/script";
@@ -22,13 +22,6 @@ const GROUND_TRUTH =
   "ground-truth.md: `cuda:1` with one visible GPU raises 'invalid device ordinal'; docs/ground-truth.md (GPU011): two torchrun ranks on one GPU make NCCL fail ('invalid usage')";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-const LAUNCHER_NAME = {
-  torchrun: "torchrun",
-  accelerate: "accelerate launch",
-  deepspeed: "deepspeed",
-  colossalai: "colossalai run",
-  other: "",
-} as const;
 
 /** The accelerate config values a launch reads (`--config_file`), or from an accelerate YAML file. */
 interface AccelerateConfig {

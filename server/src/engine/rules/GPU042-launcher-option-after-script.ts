@@ -3,7 +3,7 @@ import type { ShellWord } from "../manifests/shell";
 import { resolveLiteral } from "../manifests/jobscript";
 import { launchedScriptFacts, launchedScriptText as scriptText } from "../launch/script";
 import { launchesOf } from "../launch/sources";
-import type { Launcher } from "../launch/commandLine";
+import { LAUNCHER_NAME, type Launcher } from "../launch/commandLine";
 import { mentionsLauncher } from "../manifests/prefilter";
 
 const TORCHRUN_DOC =
@@ -54,12 +54,6 @@ const LAUNCH_OPTIONS: Record<Exclude<Launcher, "other">, readonly string[]> = {
     "--main-process-port",
   ],
   colossalai: ["--nproc_per_node", "--include", "--exclude", "--num_nodes", "--hostfile", "--host"],
-};
-const LAUNCHER_NAME: Record<Exclude<Launcher, "other">, string> = {
-  torchrun: "torchrun",
-  deepspeed: "deepspeed",
-  accelerate: "accelerate launch",
-  colossalai: "colossalai run",
 };
 const DEFAULT_EFFECT: Record<Exclude<Launcher, "other">, string> = {
   torchrun: "torchrun uses its defaults (one process, a single node)",

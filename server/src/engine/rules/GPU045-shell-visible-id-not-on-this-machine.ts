@@ -1,11 +1,8 @@
 import type { ManifestRule } from "../rule";
-import { parseLaunchLine } from "../launch/commandLine";
+import { isPython, parseLaunchLine } from "../launch/commandLine";
 import { visibleForCommand } from "../launch/sources";
 import { hasSbatchLine } from "../manifests/prefilter";
 import { missingIdMessage } from "./shared/machineIds";
-
-/** A word naming a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
-const PYTHON = /^(?:.*\/)?python[0-9.]*$/;
 
 /** GPU045: a plain shell script gives the Python it starts a CUDA_VISIBLE_DEVICES id this machine does not have. */
 export const rule: ManifestRule = {
@@ -48,7 +45,7 @@ export const rule: ManifestRule = {
       const line = parseLaunchLine(c.words, c.assignments);
       if (line.underSrun) continue;
       const python =
-        PYTHON.test(line.words[0]?.value ?? "") ||
+        isPython(line.words[0]?.value ?? "") ||
         line.launcher === "torchrun" ||
         line.launcher === "accelerate" ||
         line.launcher === "colossalai";

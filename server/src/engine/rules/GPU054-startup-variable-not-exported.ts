@@ -1,10 +1,13 @@
 import type { ManifestRule, ManifestRuleContext } from "../rule";
-import type { ShellAssignment, ShellCommand, ShellWord } from "../manifests/shell";
-import { parseLaunchLine } from "../launch/commandLine";
+import {
+  expandsVariable,
+  exportOperands,
+  type ShellAssignment,
+  type ShellCommand,
+  type ShellWord,
+} from "../manifests/shell";
+import { isPython, LAUNCHER_NAME, parseLaunchLine } from "../launch/commandLine";
 import { STARTUP_VARIABLES } from "../frameworks";
-
-/** A word naming a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
-const PYTHON = /^(?:.*\/)?python[0-9.]*$/;
 
 /**
  * A batch scheduler's directive at the start of a line (Slurm `#SBATCH`, PBS `#PBS`, LSF `#BSUB`,
@@ -34,18 +37,7 @@ function exportsAll(c: ShellCommand): boolean {
 
 /** The names a command exports (`export X`, `export X=1`, `declare -x X`, `typeset -gx X=1`). */
 function exportedNames(c: ShellCommand): string[] {
-  const head = c.words[0]?.value;
-  const exporting =
-    head === "export" ||
-    ((head === "declare" || head === "typeset") && c.words.some((w) => /^-[a-zA-Z]*x/.test(w.value)));
-  if (!exporting) return [];
-  return c.words.slice(1).flatMap((w) => (w.value.startsWith("-") ? [] : [w.value.split("=")[0]]));
-}
-
-/** Whether any word or assignment of `c` expands `$name` or `${name...}`. */
-function expands(c: ShellCommand, name: string): boolean {
-  const uses = (raw: string) => raw.includes(`$${name}`) || raw.includes(`\${${name}`);
-  return c.words.some((w) => w.expands && uses(w.raw)) || c.assignments.some((a) => a.word.expands && uses(a.word.raw));
+  return (exportOperands(c) ?? []).flatMap((w) => (w.value.startsWith("-") ? [] : [w.value.split("=")[0]]));
 }
 
 /**
@@ -66,7 +58,7 @@ function nextPython(
   for (const c of commands) {
     if (c.start <= after || c.words.length === 0) continue;
     const line = parseLaunchLine(c.words, c.assignments);
-    const what = pythonStarter(line.words, literals) ?? LAUNCHER_WORDS[line.launcher];
+    const what = pythonStarter(line.words, literals) ?? LAUNCHER_NAME[line.launcher];
     if (!what) continue;
     return line.inlineEnv.has(name) || line.clearsEnv ? null : { c, what };
   }
@@ -80,21 +72,13 @@ const RUNNERS: ReadonlySet<string> = new Set(["uv", "poetry", "pipenv", "conda",
 function pythonStarter(words: readonly ShellWord[], literals: ReadonlyMap<string, string>): string | undefined {
   const head = words[0];
   if (!head) return undefined;
-  if (PYTHON.test(head.value)) return head.value.replace(/^.*\//, "");
+  if (isPython(head.value)) return head.value.replace(/^.*\//, "");
   const variable = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(head.value)?.[1];
   const held = variable ? literals.get(variable) : undefined;
-  if (held && PYTHON.test(held)) return held.replace(/^.*\//, "");
+  if (held && isPython(held)) return held.replace(/^.*\//, "");
   if (RUNNERS.has(head.value) && words[1]?.value === "run") return `${head.value} run`;
   return undefined;
 }
-
-/** How messages name each launcher that starts Python. */
-const LAUNCHER_WORDS: Record<string, string | undefined> = {
-  torchrun: "torchrun",
-  deepspeed: "deepspeed",
-  accelerate: "accelerate launch",
-  colossalai: "colossalai run",
-};
 
 /** Reports one bare assignment that never reaches the Python started after it. */
 function reportAssignment(
@@ -162,7 +146,7 @@ export const rule: ManifestRule = {
         if (!STARTUP_VARIABLES.includes(a.name)) continue;
         // A job step's CUDA_VISIBLE_DEVICES is the scheduler's, already exported (`srun` helpers).
         if (inJob && a.name === "CUDA_VISIBLE_DEVICES") continue;
-        if (commands.some((other) => other.start > c.start && expands(other, a.name))) continue;
+        if (commands.some((other) => other.start > c.start && expandsVariable(other, a.name))) continue;
         const python = nextPython(commands, c.start, a.name, facts.literals);
         if (!python) continue;
         // Exported before the command runs (an `export` or `set -a` earlier in the text than it),

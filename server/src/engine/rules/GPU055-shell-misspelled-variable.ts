@@ -1,5 +1,5 @@
 import type { ManifestRule, ManifestRuleContext } from "../rule";
-import type { ShellCommand, ShellWord } from "../manifests/shell";
+import { expandsVariable, exportOperands, type ShellCommand } from "../manifests/shell";
 import { parseLaunchLine } from "../launch/commandLine";
 import { MISSPELLINGS, misspellingOf } from "./GPU007-misspelled-cuda-variable";
 
@@ -20,11 +20,7 @@ function namesSet(c: ShellCommand): NameSite[] {
   const given = c.words.length
     ? [...parseLaunchLine(c.words, c.assignments).inlineEnv].map(([name, a]) => ({ name, word: a.word }))
     : c.assignments.map((a) => ({ name: a.name, word: a.word }));
-  const head = c.words[0]?.value;
-  const exporting =
-    head === "export" ||
-    ((head === "declare" || head === "typeset") && c.words.some((w) => /^-[a-zA-Z]*x/.test(w.value)));
-  for (const w of exporting ? c.words.slice(1) : []) {
+  for (const w of exportOperands(c) ?? []) {
     if (w.value.startsWith("-")) continue;
     const eq = w.value.indexOf("=");
     given.push({ name: eq < 0 ? w.value : w.value.slice(0, eq), word: w });
@@ -38,19 +34,13 @@ function namesSet(c: ShellCommand): NameSite[] {
   return out;
 }
 
-/** Whether any word or assignment of the script expands `$name` or `${name...}`: the script's own variable. */
-function readBack(commands: readonly ShellCommand[], name: string): boolean {
-  const uses = (w: ShellWord) => w.expands && (w.raw.includes(`$${name}`) || w.raw.includes(`\${${name}`));
-  return commands.some((c) => c.words.some(uses) || c.assignments.some((a) => uses(a.word)));
-}
-
 /** Reports each misspelled name of one command. */
 function checkCommand(ctx: ManifestRuleContext, c: ShellCommand, commands: readonly ShellCommand[]): void {
   const src = ctx.manifest.src;
   for (const site of namesSet(c)) {
     if (site.name.length < MISSPELLINGS.minLength || site.name.length > MISSPELLINGS.maxLength) continue;
     const right = misspellingOf(site.name);
-    if (!right || readBack(commands, site.name)) continue;
+    if (!right || commands.some((o) => expandsVariable(o, site.name))) continue;
     ctx.report({
       range: src.range(site.start, site.end),
       message: `${site.name} is not a variable that CUDA or the frameworks read: did you mean ${right}? As written, the program gets a variable nobody reads${right === "CUDA_VISIBLE_DEVICES" ? ", and sees the GPUs the caller's CUDA_VISIBLE_DEVICES leaves (every GPU when it has none)" : ""}`,
