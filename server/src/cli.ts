@@ -219,7 +219,8 @@ function parseArgs(argv: string[]): CliArgs {
   if (command === "--version") throw new UsageError(VERSION);
   if (command !== "check") throw new UsageError(`unknown command "${command}"`, true);
   // `gpu-pilot check --help` (before a `--`, after which every word is a path): the usage, exit 0.
-  const options = rest.indexOf("--") < 0 ? rest : rest.slice(0, rest.indexOf("--"));
+  const end = rest.indexOf("--");
+  const options = end < 0 ? rest : rest.slice(0, end);
   if (options.includes("--help") || options.includes("-h")) throw new UsageError(USAGE);
   const a: CliArgs = {
     format: "text",

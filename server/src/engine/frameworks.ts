@@ -144,6 +144,15 @@ export const STARTUP_VARIABLES: readonly string[] = [
 ];
 
 /**
+ * The prefixes of {@link STARTUP_VARIABLES} up to their first `_` (`CUDA_`, `PYTORCH_`, `XLA_`,
+ * `TF_`): a text holds a variable's name only if it holds its prefix, and the few prefixes are
+ * searched first (python/project.ts's writers' scan; the shell prefilter, manifests/lintManifest.ts).
+ */
+export const STARTUP_PREFIXES: readonly string[] = [
+  ...new Set(STARTUP_VARIABLES.map((v) => v.slice(0, v.indexOf("_") + 1))),
+];
+
+/**
  * Which frameworks read a startup variable: `null` means every framework (read by the CUDA driver
  * itself at initialisation, whoever triggers it).
  */

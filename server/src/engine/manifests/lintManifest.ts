@@ -5,6 +5,7 @@
  * `--fix` and `source.fixAll.gpuPilot`.
  */
 import { resolve } from "node:path";
+import { STARTUP_PREFIXES } from "../frameworks";
 import { readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 import { RULES } from "../rules/index";
 import { isManifestRule, reporter, type ManifestRule, type ManifestRuleContext } from "../rule";
@@ -69,10 +70,10 @@ function dependencyReader(openText?: LintOptions["openText"]): {
 }
 
 /**
- * The prefixes of the startup variables' names (frameworks.ts STARTUP_VARIABLES), in any case
- * (GPU055 judges names case-insensitively, as GPU007).
+ * The startup variables' prefixes (frameworks.ts STARTUP_PREFIXES), in any case (GPU055 judges
+ * names case-insensitively, as GPU007).
  */
-const STARTUP_PREFIX = /cuda_|pytorch_|xla_|tf_/i;
+const STARTUP_PREFIX = new RegExp(STARTUP_PREFIXES.join("|"), "i");
 
 /**
  * Whether a shell script is read at all. A shell script is a job script only with an `#SBATCH`

@@ -23,7 +23,13 @@
 // of torch is not the torch the program imports).
 import { readdirSync } from "node:fs";
 import { dirname, join, relative, sep } from "node:path";
-import { DEFAULT_EAGER_INIT_MODULES, frameworkOfModule, isEagerInitModule, STARTUP_VARIABLES } from "../frameworks";
+import {
+  DEFAULT_EAGER_INIT_MODULES,
+  frameworkOfModule,
+  isEagerInitModule,
+  STARTUP_PREFIXES,
+  STARTUP_VARIABLES,
+} from "../frameworks";
 import { readWorkspaceFile, readWorkspaceText } from "../../../../common/src/fs/workspaceFile";
 import type { EnvWriteEvent, FunctionTimeline, InitEvent, TimelineEvent } from "./events";
 import {
@@ -59,13 +65,11 @@ export const MAX_DEPTH = 4;
 /** STARTUP_VARIABLES as bytes, for the scan of modules read from disk. */
 const STARTUP_BYTES: readonly Buffer[] = STARTUP_VARIABLES.map((v) => Buffer.from(v, "ascii"));
 /**
- * The prefixes of STARTUP_VARIABLES up to their first `_` (`CUDA_`, `PYTORCH_`, `XLA_`, `TF_`): a
- * module holds a variable's name only if it holds its prefix, and the few prefixes are searched
- * first (python3-torch's 1,245 modules: 9 ms against 48 ms for the 15 names).
+ * frameworks.ts STARTUP_PREFIXES as bytes: a module holds a variable's name only if it holds its
+ * prefix, and the few prefixes are searched first (python3-torch's 1,245 modules: 9 ms against
+ * 48 ms for the 15 names).
  */
-const STARTUP_PREFIXES: readonly Buffer[] = [
-  ...new Set(STARTUP_VARIABLES.map((v) => v.slice(0, v.indexOf("_") + 1))),
-].map((p) => Buffer.from(p, "ascii"));
+const STARTUP_PREFIX_BYTES: readonly Buffer[] = STARTUP_PREFIXES.map((p) => Buffer.from(p, "ascii"));
 /** Folders {@link ProjectIndex.writerNames} does not list: environments, caches and build output, not the project's modules. */
 const SKIPPED_FOLDERS: ReadonlySet<string> = new Set([
   "node_modules",
@@ -500,7 +504,9 @@ export class ProjectIndex {
         // project to text was half of this scan's cost.
         const r = readWorkspaceFile(file, { maxBytes: MAX_MODULE_BYTES });
         names =
-          r.ok && STARTUP_PREFIXES.some((p) => r.bytes.includes(p)) && STARTUP_BYTES.some((b) => r.bytes.includes(b));
+          r.ok &&
+          STARTUP_PREFIX_BYTES.some((p) => r.bytes.includes(p)) &&
+          STARTUP_BYTES.some((b) => r.bytes.includes(b));
       } else {
         const text = this.read(file);
         names = text !== null && STARTUP_VARIABLES.some((v) => text.includes(v));
@@ -869,9 +875,7 @@ export function scanRanges(text: string): StatementRange[] {
   for (const r of statements) {
     const keep = r.head === "class" ? false : isDef(r) ? holds(r, at) || holds(r, nameAt) : true;
     if (!keep) continue;
-    const last = out[out.length - 1];
-    if (last && last.end === r.start) out[out.length - 1] = { ...last, end: r.end, endRow: r.endRow };
-    else out.push({ ...r });
+    appendJoined(out, r);
   }
   return out;
 }
@@ -928,6 +932,13 @@ export function reexportsIn(text: string, options: BaseOptions): Map<string, str
   return r;
 }
 
+/** Appends the statement range `r` to `out`, joined into the last range when that one ends where `r` starts (one parse of the run). */
+function appendJoined(out: StatementRange[], r: StatementRange): void {
+  const last = out[out.length - 1];
+  if (last && last.end === r.start) out[out.length - 1] = { ...last, end: r.end, endRow: r.endRow };
+  else out.push({ ...r });
+}
+
 /**
  * `text`'s top-level statements other than function and class definitions, neighbours joined into
  * one range, and the names those definitions bind: read after the keyword (`def`, `async def`,
@@ -945,9 +956,7 @@ function definitionsApart(text: string): { ranges: StatementRange[]; defined: Se
         continue;
       }
     }
-    const last = ranges[ranges.length - 1];
-    if (last && last.end === r.start) ranges[ranges.length - 1] = { ...last, end: r.end, endRow: r.endRow };
-    else ranges.push({ ...r });
+    appendJoined(ranges, r);
   }
   return { ranges, defined };
 }
