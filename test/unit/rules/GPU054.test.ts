@@ -49,8 +49,11 @@ test("GPU054: silent where the value reaches the program or is not meant for it"
     // a job step's helper: the scheduler's variable is already exported
     "#!/bin/bash\nCUDA_VISIBLE_DEVICES=$SLURM_STEP_GPUS\npython t.py\n",
     "#!/bin/bash\necho job ${SLURM_JOB_ID}\nCUDA_VISIBLE_DEVICES=0\npython t.py\n",
-    // a program that is not started as Python
-    "CUDA_VISIBLE_DEVICES=0\nllamafactory-cli webchat cfg.yaml\n",
+    // programs that are not a catalogued GPU package's console script, or not its GPU subcommands
+    "CUDA_VISIBLE_DEVICES=0\nmy-trainer cfg.yaml\n",
+    "CUDA_VISIBLE_DEVICES=0\nswift build -c release\n",
+    "CUDA_VISIBLE_DEVICES=0\nvllm --version\n",
+    "CUDA_VISIBLE_DEVICES=0\njupyter kernelspec list\n",
   ];
   for (const text of silent) assert.deepEqual(lintManifestCode(text, "jobscript", "GPU054"), [], text);
 });
@@ -88,4 +91,21 @@ test("GPU054 for every startup variable: the shell prefilter reads each such scr
       [0],
       v,
     );
+});
+
+test("GPU054: a GPU package's console script starts Python (llamafactory-cli, nnUNetv2_train, vllm serve, swift sft, jupyter lab), named as written", () => {
+  const found = (text: string) =>
+    lintManifestCode(text, "jobscript", "GPU054").map((d) =>
+      / the (.+?) on line (\d+)/.exec(d.message)?.slice(1).join(" @ "),
+    );
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=0\nllamafactory-cli train cfg.yaml\n"), ["llamafactory-cli @ 2"]);
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=1\n/opt/env/bin/nnUNetv2_train 4 3d_fullres 0\n"), [
+    "nnUNetv2_train @ 2",
+  ]);
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=2,3\necho start\nvllm serve org/model -tp 2\n"), ["vllm serve @ 3"]);
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=0\nswift sft --model m\n"), ["swift sft @ 2"]);
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=1\njupyter lab --no-browser\n"), ["jupyter lab @ 2"]);
+  assert.deepEqual(found("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nfairseq-train data-bin --arch t\n"), [
+    "fairseq-train @ 2",
+  ]);
 });

@@ -66,6 +66,52 @@ export interface LaunchLine {
 /** Whether a word names a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
 export const isPython = (w: string): boolean => /^(?:.*\/)?python(?:[0-9.]*)$/.test(w);
 
+/**
+ * Console scripts of GPU packages that run Python (each a `[project.scripts]` / `console_scripts`
+ * entry of the package named), with the subcommands that start GPU work where the name alone is
+ * also another program's (`swift` is also Apple's compiler). A program that one of them starts
+ * inherits the shell's environment as `python` would. Sources, read in each package's setup.py or
+ * pyproject.toml: LLaMA-Factory `llamafactory-cli = llamafactory.cli:main` (and `lmf`); nnU-Net v2
+ * `nnUNetv2_train = nnunetv2.run.run_training:run_training_entry`, `nnUNetv2_predict`; nnU-Net v1
+ * `nnUNet_train`, `nnUNet_predict`; vLLM `vllm = "vllm.entrypoints.cli.main:main"`; lm-evaluation-harness
+ * `lm_eval` / `lm-eval = "lm_eval.__main__:cli_evaluate"`; Ultralytics `yolo` / `ultralytics =
+ * "ultralytics.cfg:entrypoint"`; ms-swift `swift=swift.cli.main:cli_main`; fairseq
+ * `fairseq-train = fairseq_cli.train:cli_main` (and `-generate`, `-interactive`, `-validate`);
+ * Jupyter `jupyter = "jupyter_core.command:main"` (its kernels inherit the server's environment).
+ */
+export const PYTHON_PROGRAMS: ReadonlyMap<string, ReadonlySet<string> | null> = new Map([
+  ["llamafactory-cli", null],
+  ["lmf", null],
+  ["nnUNetv2_train", null],
+  ["nnUNetv2_predict", null],
+  ["nnUNet_train", null],
+  ["nnUNet_predict", null],
+  ["vllm", new Set(["serve", "bench", "run-batch", "chat", "complete"])],
+  ["lm_eval", null],
+  ["lm-eval", null],
+  ["yolo", null],
+  ["ultralytics", null],
+  ["swift", new Set(["sft", "pt", "rlhf", "infer", "deploy", "export", "eval", "sample", "app", "web-ui"])],
+  ["fairseq-train", null],
+  ["fairseq-generate", null],
+  ["fairseq-interactive", null],
+  ["fairseq-validate", null],
+  ["jupyter", new Set(["lab", "notebook", "nbconvert", "execute", "server"])],
+]);
+
+/**
+ * The catalogued Python program (PYTHON_PROGRAMS) that `words` start, as messages name it
+ * (`llamafactory-cli`, `vllm serve`); undefined when they start none of them.
+ */
+export function pythonProgram(words: readonly ShellWord[]): string | undefined {
+  const name = (words[0]?.value ?? "").replace(/^.*\//, "");
+  const subcommands = PYTHON_PROGRAMS.get(name);
+  if (subcommands === undefined) return undefined;
+  if (subcommands === null) return name;
+  const sub = words[1]?.value ?? "";
+  return subcommands.has(sub) ? `${name} ${sub}` : undefined;
+}
+
 /** How messages name each launcher (`accelerate launch`, `colossalai run`); "" for `other`. */
 export const LAUNCHER_NAME: Readonly<Record<Launcher, string>> = {
   torchrun: "torchrun",

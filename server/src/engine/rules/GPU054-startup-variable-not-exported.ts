@@ -6,7 +6,7 @@ import {
   type ShellCommand,
   type ShellWord,
 } from "../manifests/shell";
-import { isPython, LAUNCHER_NAME, parseLaunchLine } from "../launch/commandLine";
+import { isPython, LAUNCHER_NAME, parseLaunchLine, pythonProgram } from "../launch/commandLine";
 import { STARTUP_VARIABLES } from "../frameworks";
 
 /**
@@ -46,8 +46,9 @@ function exportedNames(c: ShellCommand): string[] {
  * `env -i`): the script then sets the variable per command, and the bare assignment is not meant
  * for it. Python is started by an interpreter's name (`python3.11`, `.venv/bin/python`), a
  * variable the script assigns one to (`PY=python3` then `$PY train.py`), a launcher (`torchrun`,
- * `accelerate launch`, `deepspeed`, `colossalai run`), or a Python environment's runner (`uv run`,
- * `poetry run`, `pipenv run`, `conda run`: what they run is the environment's).
+ * `accelerate launch`, `deepspeed`, `colossalai run`), a Python environment's runner (`uv run`,
+ * `poetry run`, `pipenv run`, `conda run`: what they run is the environment's), or a GPU package's
+ * console script (`llamafactory-cli`, `vllm serve`: launch/commandLine.ts PYTHON_PROGRAMS).
  */
 function nextPython(
   commands: readonly ShellCommand[],
@@ -77,7 +78,7 @@ function pythonStarter(words: readonly ShellWord[], literals: ReadonlyMap<string
   const held = variable ? literals.get(variable) : undefined;
   if (held && isPython(held)) return held.replace(/^.*\//, "");
   if (RUNNERS.has(head.value) && words[1]?.value === "run") return `${head.value} run`;
-  return undefined;
+  return pythonProgram(words);
 }
 
 /** Reports one bare assignment that never reaches the Python started after it. */
@@ -119,7 +120,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a shell script, finds a startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) assigned on a command of its own (`CUDA_VISIBLE_DEVICES=3` on its line, or before `&&`/`;`) without `export`, when the next command that starts Python (`python`, `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`) has no value of its own for it. The assignment makes a shell variable that programs started afterwards receive only if the caller had already exported that name; otherwise the program runs without it (for CUDA_VISIBLE_DEVICES: on every GPU).",
       follows:
-        "The commands of one shell script in order: bare assignments; an `export`, `declare -x` or `typeset -x` of the name, or `set -a` / `set -o allexport`, written before the command that starts Python (then the variable is exported: silent; one written after it comes too late for that command); a later `$NAME`/`${NAME}` (the script uses the value itself, as in `CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES python ...`: silent); and an inline `NAME=... python ...` prefix on the next command that starts Python (the script sets the variable per command: silent). Python is started by an interpreter's name (`python3.11`, `.venv/bin/python`), a variable the script assigns one to (`PY=python3`, then `$PY train.py`), `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`, or a Python environment's runner (`uv run`, `poetry run`, `pipenv run`, `conda run`). Not followed: scripts that source this one or that it sources (a `source` or `.` between the assignment and the command keeps it silent: the sourced file may export the name), functions' local scopes, other programs that happen to be written in Python (`llamafactory-cli`, `nnUNet_train`), and scripts run by a batch scheduler: those with its directives (`#SBATCH`, `#PBS`, `#BSUB`, `#FLUX:`, `#$`), and for CUDA_VISIBLE_DEVICES those that expand a scheduler's variable (`$SLURM_STEP_GPUS`, `$PBS_JOBID`, ...), whose jobs inherit CUDA_VISIBLE_DEVICES from the scheduler already exported. Notebooks' `!` lines are not read by this rule: each runs in a shell of its own, where a bare assignment reaches nothing (GPU014 covers `!export`).",
+        "The commands of one shell script in order: bare assignments; an `export`, `declare -x` or `typeset -x` of the name, or `set -a` / `set -o allexport`, written before the command that starts Python (then the variable is exported: silent; one written after it comes too late for that command); a later `$NAME`/`${NAME}` (the script uses the value itself, as in `CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES python ...`: silent); and an inline `NAME=... python ...` prefix on the next command that starts Python (the script sets the variable per command: silent). Python is started by an interpreter's name (`python3.11`, `.venv/bin/python`), a variable the script assigns one to (`PY=python3`, then `$PY train.py`), `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`, a Python environment's runner (`uv run`, `poetry run`, `pipenv run`, `conda run`), or a GPU package's console script that runs Python (`llamafactory-cli`, `nnUNetv2_train`, `nnUNet_train`, `vllm serve`, `lm_eval`, `yolo`, `swift sft`, `fairseq-train`, `jupyter lab`; each read in the package's setup.py or pyproject.toml). Not followed: scripts that source this one or that it sources (a `source` or `.` between the assignment and the command keeps it silent: the sourced file may export the name), functions' local scopes, other programs (console scripts outside that list, compiled programs), and scripts run by a batch scheduler: those with its directives (`#SBATCH`, `#PBS`, `#BSUB`, `#FLUX:`, `#$`), and for CUDA_VISIBLE_DEVICES those that expand a scheduler's variable (`$SLURM_STEP_GPUS`, `$PBS_JOBID`, ...), whose jobs inherit CUDA_VISIBLE_DEVICES from the scheduler already exported. Notebooks' `!` lines are not read by this rule: each runs in a shell of its own, where a bare assignment reaches nothing (GPU014 covers `!export`).",
       why: 'Bash reference manual, "Environment": "Executed commands inherit the environment. The export and declare -x commands allow parameters and functions to be added to and deleted from the environment"; a variable the shell found in its own environment at start is "automatically marked for export", a new one is not. And "set -a: Each variable or function that is created or modified is given the export attribute". So `CUDA_VISIBLE_DEVICES=3` on its own line, in a shell whose caller had not exported the variable, changes nothing for `accelerate launch` on the next line, which then sees every GPU (ground-truth.md: with the variable unset, both GPUs were visible). A line break where a `\\` was meant (`CUDA_VISIBLE_DEVICES=0` then `python train.py ...` on the next line) has the same effect.',
       example:
         "#!/bin/bash\nCUDA_VISIBLE_DEVICES=3   # GPU054: not exported\naccelerate launch --num_processes 1 train.py\n",
