@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { manifestFixtureTests, lintManifestCode } from "./manifestFixtureCheck";
 import { applyEdits } from "../../../server/src/engine/fixes";
 import { STARTUP_VARIABLES } from "../../../server/src/engine/frameworks";
@@ -108,4 +111,43 @@ test("GPU054: a GPU package's console script starts Python (llamafactory-cli, nn
   assert.deepEqual(found("PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\nfairseq-train data-bin --arch t\n"), [
     "fairseq-train @ 2",
   ]);
+});
+
+test("GPU054: a project shell script run as a new shell (bash scripts/train.sh, ./run.sh) that starts Python counts as the command; not when it sets or reads the name itself, starts no Python, is a batch job, is sourced, or the file is unsaved", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu054-child-"));
+  mkdirSync(join(dir, "scripts"));
+  writeFileSync(join(dir, "scripts", "train.sh"), "#!/bin/bash\ncd src\ntorchrun --nproc_per_node 2 train.py\n");
+  writeFileSync(join(dir, "scripts", "own.sh"), "#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=${GPUS:-0}\npython t.py\n");
+  writeFileSync(join(dir, "scripts", "reads.sh"), '#!/bin/bash\necho "on $CUDA_VISIBLE_DEVICES"\npython t.py\n');
+  writeFileSync(join(dir, "scripts", "prep.sh"), "#!/bin/bash\nmkdir -p data\nwget -q https://example.org/x.tar\n");
+  writeFileSync(join(dir, "scripts", "job.sh"), "#!/bin/bash\n#SBATCH --gres=gpu:2\npython t.py\n");
+  const file = join(dir, "run.sh");
+  const found = (text: string, at: string | undefined = file) =>
+    lintManifestCode(text, "jobscript", "GPU054", {}, at).map((d) => ({
+      line: d.range.start.line,
+      via: / the (.+?) on line \d+/.exec(d.message)?.[1],
+    }));
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=2,3\nbash scripts/train.sh --epochs 3\n"), [
+    { line: 0, via: "bash scripts/train.sh (which starts torchrun)" },
+  ]);
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=2,3\n./scripts/train.sh\n"), [
+    { line: 0, via: "./scripts/train.sh (which starts torchrun)" },
+  ]);
+  // Found from a script one folder down as well (run from the project's root).
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=1\nsh -x scripts/train.sh\n", join(dir, "scripts", "go.sh")), [
+    { line: 0, via: "sh -x scripts/train.sh (which starts torchrun)" },
+  ]);
+  const silent = [
+    "CUDA_VISIBLE_DEVICES=1\nbash scripts/own.sh\n",
+    "CUDA_VISIBLE_DEVICES=1\nbash scripts/reads.sh\n",
+    "CUDA_VISIBLE_DEVICES=1\nbash scripts/prep.sh\n",
+    "CUDA_VISIBLE_DEVICES=1\nbash scripts/job.sh\n",
+    "CUDA_VISIBLE_DEVICES=1\nbash scripts/missing.sh\n",
+    "CUDA_VISIBLE_DEVICES=1\nbash -c 'scripts/train.sh'\n",
+    "CUDA_VISIBLE_DEVICES=1\nsource scripts/train.sh\n",
+    "CUDA_VISIBLE_DEVICES=1\nexport CUDA_VISIBLE_DEVICES\nbash scripts/train.sh\n",
+    "CUDA_VISIBLE_DEVICES=1 bash scripts/train.sh\n",
+  ];
+  for (const text of silent) assert.deepEqual(found(text), [], text);
+  assert.deepEqual(lintManifestCode("CUDA_VISIBLE_DEVICES=1\nbash scripts/train.sh\n", "jobscript", "GPU054"), []);
 });

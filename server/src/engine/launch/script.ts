@@ -36,19 +36,20 @@ export function launchedScriptText(
   return launchedScript(file, path, read)?.text ?? null;
 }
 
-/** {@link launchedScriptText} with the path it was read from. */
+/** {@link launchedScriptText} with the path it was read from; `suffix`: the file name's ending that is looked for (`.sh` for a shell script a script runs). */
 export function launchedScript(
   file: string | null,
   path: string,
   read: (path: string, maxBytes: number) => string | null,
+  suffix = ".py",
 ): { path: string; text: string } | null {
   const own = file ? SCRIPT_DIR.exec(path) : null;
-  if (own && !own[1].includes("$") && own[1].endsWith(".py")) {
+  if (own && !own[1].includes("$") && own[1].endsWith(suffix)) {
     const at = join(dirname(file!), own[1]);
     const text = read(at, 4 * 1024 * 1024);
     return text === null ? null : { path: at, text };
   }
-  if (!file || path.includes("$") || path.startsWith("~") || !path.endsWith(".py")) return null;
+  if (!file || path.includes("$") || path.startsWith("~") || !path.endsWith(suffix)) return null;
   const candidates = isAbsolute(path)
     ? [path]
     : [0, 1, 2, 3].map((k) => {
