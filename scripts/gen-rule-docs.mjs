@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync, mkdirSync, existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { RULES } from "../server/src/engine/rules/index.ts";
-import { renderRuleDoc, renderRulesIndex } from "./ruleDocs.ts";
+import { renderRuleDoc, renderRulesIndex } from "../server/src/ruleDocs.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const dir = join(root, "docs", "rules");

@@ -33,6 +33,7 @@ import type { Range, TextEdit, Severity } from "./engine/types";
 import { parseQueryGpu } from "../../common/src/nvidiaSmi/parse";
 import { QUERY_GPU_ARGS, runNvidiaSmi } from "../../common/src/gpu/nvidiaSmi";
 import { ownProjectLinks, ruleDocsWebUrl } from "./docsUrl";
+import { ruleMain } from "./cliRule";
 import { DEFAULT_MAX_FILE_SIZE_KB, FILE_TOO_LARGE_CODE, sizeOverLimit, sourceReadCap } from "./engine/limits";
 import {
   readWorkspaceFile,
@@ -62,6 +63,7 @@ const VERSION = "0.1.0";
 const USAGE = `usage: gpu-pilot check [options] PATH...
        gpu-pilot mcp [--allow-run] [--nvidia-smi PATH] [--python PATH] [--root DIR] [--claims-dir DIR | --no-claims] [--claim-minutes N]   (gpu-pilot mcp --help)
        gpu-pilot kernel install|list|remove ...   Jupyter kernels on the selected GPUs (gpu-pilot kernel --help)
+       gpu-pilot rule CODE | --all [--format json]   a rule's documentation (gpu-pilot rule GPU001)
   PATH                    a .py or .ipynb file, a Dockerfile, compose file, Kubernetes YAML or Slurm
                           job script (.sbatch, .slurm, .sh with #SBATCH lines), or a folder
                           (searched recursively for all of these); - for stdin
@@ -1433,6 +1435,7 @@ export async function main(
 ): Promise<number> {
   if (argv[0] === "mcp") return mcp(argv.slice(1), given);
   if (argv[0] === "kernel") return kernel(argv.slice(1), given);
+  if (argv[0] === "rule") return ruleMain(argv.slice(1), given);
   let io = given;
   try {
     const args = parseArgs(argv);

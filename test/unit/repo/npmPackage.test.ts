@@ -171,6 +171,11 @@ test("the package installed from the tarball into a fresh prefix under node_modu
     assert.equal(clean.status, 0, `${round} run: ${show(clean)}`);
     assert.equal(clean.stdout, "All checks passed!\n");
   }
+  // `gpu-pilot rule`: the rule's page from the bundle (the package has no docs folder).
+  const rule = run(bin, ["rule", "GPU001"], work, 60_000);
+  assert.equal(rule.status, 0, show(rule));
+  assert.match(rule.stdout, /^# GPU001: [a-z-]+\n\n- \*\*Severity:\*\* error\n/);
+  assert.match(rule.stdout, /\n## References\n/);
   // `gpu-pilot kernel` (its code and execa's, in dist/cli.js, run for that command: it asks the interpreter).
   const kernel = run(bin, ["kernel", "install", "--python", join(dir, "no-python")], work, 60_000);
   assert.equal(kernel.status, 1, show(kernel));

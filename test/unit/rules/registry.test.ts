@@ -13,7 +13,7 @@ import { ROOT, lint, expectedLines, fixtureFiles, applyFix } from "../support/he
 import { RULES } from "../../../server/src/engine/rules/index";
 import { initEngine } from "../../../server/src/engine/lint";
 import { cellsOfIpynb, lintNotebook } from "../../../server/src/engine/notebook";
-import { languageOf, renderRuleDoc, renderRulesIndex } from "../../../scripts/ruleDocs";
+import { languageOf, renderRuleDoc, renderRulesIndex } from "../../../server/src/ruleDocs";
 import type { LintDiagnostic } from "../../../server/src/engine/types";
 import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
 import type { ManifestKind } from "../../../server/src/engine/manifests/files";

@@ -3,7 +3,7 @@
  * from each rule's `meta`, the single source of truth. Pure functions: scripts/gen-rule-docs.mjs
  * writes their output, and test/unit/rules/registry.test.ts checks the committed pages against it.
  */
-import type { Rule } from "../server/src/engine/rule";
+import type { Rule } from "./engine/rule";
 
 /** The generated-file banner (an HTML comment: invisible when the Markdown is rendered). */
 const BANNER =
