@@ -1,0 +1,3 @@
+from kernels.autotuner import Autotuner
+
+__all__ = ["Autotuner"]
