@@ -102,3 +102,22 @@ test("GPU019 pod env: the `- name:` item is removed with its value line; the onl
   const one = pod('      env:\n        - name: CUDA_VISIBLE_DEVICES\n          value: "2"\n');
   assert.equal(applyManifestFix(one, "yaml", lintManifestCode(one, "yaml", "GPU019")[0]), pod(""));
 });
+
+test("GPU019: NVIDIA_VISIBLE_DEVICES=all in a Kubernetes container that requests GPUs replaces the allocation; without a GPU limit (a monitoring DaemonSet), or with a limit of 0, it is left alone", () => {
+  const pod = (limit: string | null) =>
+    `apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\nspec:\n  containers:\n    - name: app\n      image: example/app:1\n      env:\n        - name: NVIDIA_VISIBLE_DEVICES\n          value: all\n${limit === null ? "" : `      resources:\n        limits:\n          nvidia.com/gpu: ${limit}\n`}`;
+  const [d, ...rest] = lintManifestCode(pod("2"), "yaml", "GPU019");
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 9);
+  assert.equal(
+    d.message,
+    'NVIDIA_VISIBLE_DEVICES=all is set for container "app" of Pod "p", which requests nvidia.com/gpu: 2: the device plugin passes the GPUs it allocated in this same variable (its default envvar strategy), and the container\'s own value takes their place, so the container sees every GPU of the node, also those allocated to other pods; remove it, the limit alone gives the container its GPUs',
+  );
+  assert.equal(d.fix?.safe, false);
+  assert.deepEqual(lintManifestCode(pod(null), "yaml", "GPU019"), []);
+  assert.deepEqual(lintManifestCode(pod("0"), "yaml", "GPU019"), []);
+  // A compose service with a GPU reservation: not judged (how Docker merges the two is not established).
+  const compose =
+    "services:\n  app:\n    image: example/app:1\n    environment:\n      - NVIDIA_VISIBLE_DEVICES=all\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: 1\n              capabilities: [gpu]\n";
+  assert.deepEqual(lintManifestCode(compose, "compose", "GPU019"), []);
+});

@@ -63,6 +63,8 @@ export interface EnvSetting {
   range: Range;
   /** Edits that remove the entry; null when it cannot be removed cleanly. */
   removal: TextEdit[] | null;
+  /** The Kubernetes container spec the entry belongs to (its `resources` say what it asks for); absent for other sources. */
+  container?: YAMLMap;
 }
 
 /** Everything a manifest rule may read. */
@@ -126,6 +128,7 @@ function podEnv(src: SourceText, c: PodContainer, out: EnvSetting[]): void {
       owner,
       range: src.range((item as Node).range?.[0] ?? 0, contentEnd(item as Node)),
       removal: removeItem(src, list as YAMLSeq, i, { map: c.node, pair: envPair }),
+      container: c.node,
     });
   });
 }

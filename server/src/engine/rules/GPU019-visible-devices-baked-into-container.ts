@@ -1,5 +1,7 @@
 import type { ManifestRule } from "../rule";
+import type { YAMLMap } from "yaml";
 import type { EnvSetting } from "../manifests/model";
+import { pairOf, scalarText, valueAt } from "../manifests/yaml";
 
 /** GPU019: CUDA_VISIBLE_DEVICES (or a numeric NVIDIA_VISIBLE_DEVICES) set in a Dockerfile, compose file or pod spec. */
 export const rule: ManifestRule = {
@@ -11,10 +13,10 @@ export const rule: ManifestRule = {
     // CUDA_VISIBLE_DEVICES or NVIDIA_VISIBLE_DEVICES set in a compose environment or a pod's env.
     trigger: (t) => t.includes("VISIBLE_DEVICES"),
     docs: {
-      what: "Finds `CUDA_VISIBLE_DEVICES` set in a Dockerfile `ENV`, a compose service's `environment` (also `- CUDA_VISIBLE_DEVICES` without a value, which copies the host's value in) or a Kubernetes container's `env`, and `NVIDIA_VISIBLE_DEVICES` set there to numeric host GPU ids. A value that hides every GPU (`\"\"`, `\"-1\"`) is left alone, and so are `NVIDIA_VISIBLE_DEVICES=all`/`none`/`void` and GPU UUIDs (no host index; NVIDIA's CUDA base images set `all`). In a Dockerfile, `# noqa: GPU019` goes on its own line above the `ENV` (a `#` after `ENV K=V` would be part of the instruction).",
+      what: "Finds `CUDA_VISIBLE_DEVICES` set in a Dockerfile `ENV`, a compose service's `environment` (also `- CUDA_VISIBLE_DEVICES` without a value, which copies the host's value in) or a Kubernetes container's `env`, and `NVIDIA_VISIBLE_DEVICES` set there to numeric host GPU ids. A value that hides every GPU (`\"\"`, `\"-1\"`) is left alone, and so are `NVIDIA_VISIBLE_DEVICES=none`/`void`, GPU UUIDs (no host index) and `NVIDIA_VISIBLE_DEVICES=all` (NVIDIA's CUDA base images set it), except `all` in the `env` of a Kubernetes container that requests GPUs (`resources.limits` `nvidia.com/gpu: 1`): there it takes the place of the allocation. In a Dockerfile, `# noqa: GPU019` goes on its own line above the `ENV` (a `#` after `ENV K=V` would be part of the instruction).",
       follows:
-        "The file itself: a Dockerfile's `ENV` instructions (every stage), each compose service's `environment`, and each Kubernetes container's `env` (every document; `valueFrom` entries included). Not followed: base images (`FROM`), `ARG`, variables exported by `RUN` commands, `env_file` and `.env` files, `envFrom` ConfigMaps and Secrets, and variables given at run time (`docker run -e`).",
-      why: "A container sees only the GPUs allocated to it (`docker run --gpus`, compose `deploy.resources.reservations.devices`, the `nvidia.com/gpu` limit in Kubernetes), and CUDA numbers them from 0 inside the container. A host id written into the container's environment therefore picks another GPU than the one meant, or none (`CUDA_VISIBLE_DEVICES=3` in a container given one GPU leaves CUDA with no device), and it keeps doing so on every machine and every allocation the image or manifest meets. `NVIDIA_VISIBLE_DEVICES` is how the NVIDIA container runtime and the Kubernetes device plugin (envvar strategy) pass the allocation; a fixed host id there bypasses the allocation, so two containers can end up on the same GPU (NVIDIA's device plugin documents this as the reason for its volume-mounts strategy).",
+        "The file itself: a Dockerfile's `ENV` instructions (every stage), each compose service's `environment`, and each Kubernetes container's `env` (every document; `valueFrom` entries included), with that container's `resources.limits` for `NVIDIA_VISIBLE_DEVICES=all`. Not followed: a compose service's GPU reservation next to `NVIDIA_VISIBLE_DEVICES=all` (how Docker merges the two is not established here), Helm templates before rendering, base images (`FROM`), `ARG`, variables exported by `RUN` commands, `env_file` and `.env` files, `envFrom` ConfigMaps and Secrets, and variables given at run time (`docker run -e`).",
+      why: "A container sees only the GPUs allocated to it (`docker run --gpus`, compose `deploy.resources.reservations.devices`, the `nvidia.com/gpu` limit in Kubernetes), and CUDA numbers them from 0 inside the container. A host id written into the container's environment therefore picks another GPU than the one meant, or none (`CUDA_VISIBLE_DEVICES=3` in a container given one GPU leaves CUDA with no device), and it keeps doing so on every machine and every allocation the image or manifest meets. `NVIDIA_VISIBLE_DEVICES` is how the NVIDIA container runtime and the Kubernetes device plugin (envvar strategy) pass the allocation; a fixed host id there bypasses the allocation, so two containers can end up on the same GPU (NVIDIA's device plugin documents this as the reason for its volume-mounts strategy). The same goes for `all` in a Kubernetes container that requests GPUs: kubelet puts the container's own `env` after the variables the device plugin returns for the allocation, and the later value of a name is the one the container runtime keeps, so the container's `all` replaces the plugin's list (envvar strategy, the plugin's default) and the pod sees every GPU of the node (otwld/ollama-helm#98: 8 GPUs visible to a pod with a limit of 1, its runners spread over GPUs of other pods; NVIDIA/k8s-device-plugin#1294: a container given one GPU and its own `NVIDIA_VISIBLE_DEVICES` saw two).",
       example:
         'FROM pytorch/pytorch:latest\n# GPU019: host GPU 1 means nothing inside the container\nENV CUDA_VISIBLE_DEVICES=1\nCOPY train.py /app/\nCMD ["python", "/app/train.py"]\n',
       fix: 'FROM pytorch/pytorch:latest\nCOPY train.py /app/\nCMD ["python", "/app/train.py"]\n# allocate at run time: docker run --gpus \'"device=1"\' image\n',
@@ -26,6 +28,8 @@ export const rule: ManifestRule = {
         "Docker Compose documentation, 'Run Docker Compose services with GPU access' (https://docs.docker.com/compose/gpu-support/): reserve GPUs with `deploy.resources.reservations.devices` (`count` or `device_ids`)",
         "Kubernetes documentation, 'Schedule GPUs' (https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/); NVIDIA device plugin for Kubernetes: device-list-strategy envvar / volume-mounts, and why envvar lets a container reach GPUs it was not allocated",
         "CUDA C Programming Guide, CUDA environment variables: CUDA_VISIBLE_DEVICES makes only the listed devices visible, renumbered from 0",
+        "Kubernetes source, pkg/kubelet/kubelet_pods.go GenerateRunContainerOptions: the options start from the container manager's resources (the device plugins' environment variables) and then `opts.Envs = append(opts.Envs, envs...)` adds the container's own `env`",
+        "otwld/ollama-helm#98 (2024-09-15): the chart's `NVIDIA_VISIBLE_DEVICES=all` next to `nvidia.com/gpu: 1` gave the pod all 8 GPUs of the node; removing it let the plugin's `GPU-<uuid>` through. NVIDIA/k8s-device-plugin#1294 (2025-06-24): a container with `nvidia.com/gpu: 1` and its own `NVIDIA_VISIBLE_DEVICES=1` saw two GPUs",
       ],
       language: "dockerfile",
     },
@@ -78,5 +82,14 @@ function judge(e: EnvSetting): string | null {
   ) {
     return `${shown} ${where}: a fixed host GPU id bypasses the allocation (the runtime and the device plugin set this variable from it), so containers can land on the same GPU; remove it and ${ALLOCATE[e.source]}`;
   }
+  const limit = e.name === "NVIDIA_VISIBLE_DEVICES" && value === "all" && e.container ? gpuLimit(e.container) : null;
+  if (limit !== null)
+    return `${shown} ${where}, which requests nvidia.com/gpu: ${limit}: the device plugin passes the GPUs it allocated in this same variable (its default envvar strategy), and the container's own value takes their place, so the container sees every GPU of the node, also those allocated to other pods; remove it, the limit alone gives the container its GPUs`;
   return null;
+}
+
+/** The container's `resources.limits` `nvidia.com/gpu` as written (`1`, `"2"`), when it asks for at least one GPU; else null. */
+function gpuLimit(container: YAMLMap): string | null {
+  const text = scalarText(pairOf(valueAt(container, ["resources", "limits"]), "nvidia.com/gpu")?.value);
+  return text !== null && /^\s*[1-9]\d*\s*$/.test(text) ? text.trim() : null;
 }
