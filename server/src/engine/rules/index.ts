@@ -56,6 +56,7 @@ import { rule as GPU053 } from "./GPU053-ultralytics-device-narrows-process";
 import { rule as GPU054 } from "./GPU054-startup-variable-not-exported";
 import { rule as GPU055 } from "./GPU055-shell-misspelled-variable";
 import { rule as GPU056 } from "./GPU056-vllm-device-index-ignored";
+import { rule as GPU057 } from "./GPU057-visible-devices-from-counted-ordinals";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -114,6 +115,7 @@ export const RULES: readonly Rule[] = [
   GPU054,
   GPU055,
   GPU056,
+  GPU057,
 ];
 
 /** The rule with this code, or undefined. */

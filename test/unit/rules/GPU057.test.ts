@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { lintCode } from "../support/helpers";
+import { fixtureTests } from "./fixtureCheck";
+
+fixtureTests("GPU057");
+
+test("GPU057: a warning on the write, naming the count and its line; through names assigned before the write, whichever branch", async () => {
+  const src =
+    'import os\nimport torch\n\n\ndef setup(gpu_id=None):\n    if gpu_id is None:\n        gpu_id = ",".join(str(i) for i in range(torch.cuda.device_count()))\n    gpu_list = sorted({int(g) for g in str(gpu_id).split(",")})\n    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpu_list)\n';
+  assert.deepEqual(await lintCode(src, "GPU057"), [], "preview only");
+  const [d, ...rest] = await lintCode(src, "GPU057", { preview: true });
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.equal(d.range.start.line, 8);
+  assert.equal(
+    d.message,
+    "CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (torch.cuda.device_count() on line 7): they number the GPUs it already sees from 0, while the variable takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7, a launcher's, the shell's) this write moves the process onto GPUs 0, 1, ... of other jobs; with none inherited it changes nothing. Leave the variable as it is and use torch.cuda.device_count() for the count",
+  );
+  assert.equal(d.fix, undefined);
+});
+
+test("GPU057: silent for a count assigned after the write, in another function, under a test of the variable, or through an alias it does not know", async () => {
+  const silent = [
+    // assigned after the write
+    'import os\nimport torch\nos.environ["CUDA_VISIBLE_DEVICES"] = ids\nids = str(torch.cuda.device_count())\n',
+    // the count is in another function
+    'import os\nimport torch\n\ndef count():\n    ids = str(torch.cuda.device_count())\n\ndef write(ids):\n    os.environ["CUDA_VISIBLE_DEVICES"] = ids\n',
+    // guarded
+    'import os\nimport torch\nif os.environ.get("CUDA_VISIBLE_DEVICES") is None:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0" if torch.cuda.device_count() == 1 else "0,1"\n',
+    // jax.devices() initialises the runtime: GPU001's business, not this rule's
+    'import os\nimport jax\nos.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(len(jax.devices())))\n',
+  ];
+  for (const src of silent) assert.deepEqual(await lintCode(src, "GPU057", { preview: true }), [], src);
+});
