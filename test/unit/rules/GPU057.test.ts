@@ -8,7 +8,6 @@ fixtureTests("GPU057");
 test("GPU057: a warning on the write, naming the count and its line; through names assigned before the write, whichever branch", async () => {
   const src =
     'import os\nimport torch\n\n\ndef setup(gpu_id=None):\n    if gpu_id is None:\n        gpu_id = ",".join(str(i) for i in range(torch.cuda.device_count()))\n    gpu_list = sorted({int(g) for g in str(gpu_id).split(",")})\n    os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(g) for g in gpu_list)\n';
-  assert.deepEqual(await lintCode(src, "GPU057"), [], "preview only");
   const [d, ...rest] = await lintCode(src, "GPU057", { preview: true });
   assert.equal(rest.length, 0);
   assert.equal(d.severity, "warning");
@@ -32,4 +31,42 @@ test("GPU057: silent for a count assigned after the write, in another function, 
     'import os\nimport jax\nos.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(len(jax.devices())))\n',
   ];
   for (const src of silent) assert.deepEqual(await lintCode(src, "GPU057", { preview: true }), [], src);
+});
+
+test("GPU057: reads that cannot reach the value do not silence it (after the write, printed or logged, in a branch that raises); CUDA initialised before the write does (GPU001's finding); a chosen subset gets its own advice", async () => {
+  const lines = async (src: string) =>
+    (await lintCode(src, "GPU057", { preview: true })).map((d) => d.range.start.line);
+  const every = 'os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))';
+  assert.deepEqual(
+    await lines(
+      `import os\nimport torch\n\n\ndef setup(log):\n    ${every}\n    print("now", os.environ["CUDA_VISIBLE_DEVICES"])\n`,
+    ),
+    [5],
+  );
+  assert.deepEqual(
+    await lines(
+      `import os\nimport torch\n\n\ndef setup(log):\n    log.info("was %s", os.environ.get("CUDA_VISIBLE_DEVICES"))\n    if torch.cuda.device_count() == 0:\n        raise SystemExit(os.environ.get("CUDA_VISIBLE_DEVICES"))\n    ${every}\n`,
+    ),
+    [8],
+  );
+  // Already initialised (get_device_name creates the context): the write moves nothing.
+  assert.deepEqual(
+    await lines(`import os\nimport torch\n\n\ndef setup():\n    print(torch.cuda.get_device_name(0))\n    ${every}\n`),
+    [],
+  );
+  const [subset] = await lintCode(
+    'import os\nimport torch\n\nn = min(4, torch.cuda.device_count())\nos.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(n))\n',
+    "GPU057",
+    { preview: true },
+  );
+  assert.match(
+    subset.message,
+    /^CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted \(torch\.cuda\.device_count\(\) on line 4\), to choose some of its GPUs: .* Map the ordinals through the inherited list \(os\.environ\.get\("CUDA_VISIBLE_DEVICES", ""\)\.split\(","\)\) when there is one, and write the ids they stand for$/,
+  );
+  const [all] = await lintCode(
+    'import os\nimport torch\n\nn = torch.cuda.device_count()\nos.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(n))\n',
+    "GPU057",
+    { preview: true },
+  );
+  assert.match(all.message, /; with none inherited it changes nothing\. Leave the variable as it is/);
 });

@@ -2,6 +2,7 @@ import type { PythonRule, RuleContext } from "../rule";
 import type { EnvWriteEvent } from "../python/events";
 import { envWritesAnywhere } from "../python/model";
 import { enclosingFunction, type SyntaxNode } from "../python/parser";
+import { freezes } from "../frameworks";
 
 /**
  * Counts of the GPUs this process sees that do not initialise CUDA (ground-truth.md:
@@ -62,28 +63,95 @@ function assignmentsOf(
 
 /**
  * Whether the write is guarded by a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in
- * os.environ:`, `if os.environ.get("CUDA_VISIBLE_DEVICES") is None:`), or its function reads the
- * variable anywhere (it may map ordinals through the inherited list): then it is left alone.
+ * os.environ:`, `if os.environ.get("CUDA_VISIBLE_DEVICES") is None:`), or its function (for a
+ * module-level write, the module) reads the variable before it (it may map ordinals through the
+ * inherited list): then it is left alone. Reads that cannot reach the value do not count: those
+ * after the write, those only printed or logged, and those in a branch that raises.
  */
 function guardedOrMapped(w: EnvWriteEvent, scope: SyntaxNode | null, ctx: RuleContext): boolean {
-  for (let n = w.statement?.parent ?? null; n && n.id !== scope?.id; n = n.parent) {
+  const stmt = w.statement!;
+  for (let n = stmt.parent; n && n.id !== scope?.id; n = n.parent) {
     const condition =
       n.type === "if_statement" || n.type === "elif_clause" || n.type === "while_statement"
         ? n.childForFieldName("condition")
         : null;
     if (condition?.text.includes(w.variable)) return true;
   }
-  // A function's own reads; for a module-level write, reads anywhere in the module.
   return ctx.model
     .nodesMentioning(["subscript", "call"], [w.variable])
     .some(
       (n) =>
         n.text.includes(w.variable) &&
-        n.namedChildren.length > 0 &&
+        n.endIndex <= stmt.startIndex &&
         !n.namedChildren.some((c) => c?.type === "block") &&
         (!scope || (n.startIndex >= scope.startIndex && n.endIndex <= scope.endIndex)) &&
-        !(w.statement && n.startIndex >= w.statement.startIndex && n.endIndex <= w.statement.endIndex) &&
-        !isWriteTarget(n),
+        !isWriteTarget(n) &&
+        !onlyShown(n) &&
+        !inRaisingBranch(n, scope),
+    );
+}
+
+/** Calls that only show a value: `print(...)`, `logger.info(...)`, `logging.warning(...)`, `warnings.warn(...)`. */
+const SHOWING = /(?:^|\.)(?:print|debug|info|warning|warn|error|log|exception|critical)$/;
+
+/** Whether `n` is, or sits in the arguments of, a call that only shows a value. */
+function onlyShown(n: SyntaxNode): boolean {
+  for (let p: SyntaxNode | null = n; p && p.type !== "expression_statement" && p.type !== "block"; p = p.parent) {
+    if (p.type === "call" && SHOWING.test(p.childForFieldName("function")?.text ?? "")) return true;
+  }
+  return false;
+}
+
+/** Whether `n` is in an `if` branch (or its test) whose block raises: a branch that never reaches the write. */
+function inRaisingBranch(n: SyntaxNode, scope: SyntaxNode | null): boolean {
+  for (let p = n.parent; p && p.id !== scope?.id; p = p.parent) {
+    if (p.type !== "if_statement" && p.type !== "elif_clause") continue;
+    const body = p.childForFieldName("consequence");
+    if (body?.namedChildren.some((c) => c?.type === "raise_statement")) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether CUDA was already initialised, at a depth that freezes CUDA_VISIBLE_DEVICES, before the
+ * write on its own timeline (the module's, or its function's): the write then does not move the
+ * process (GPU001 reports it), and this rule says nothing.
+ */
+function afterInit(ctx: RuleContext, w: EnvWriteEvent): boolean {
+  for (const events of [ctx.model.events, ...ctx.model.functionTimelines.map((t) => t.events)]) {
+    const at = events.findIndex((e) => e.kind === "envWrite" && e.statement?.id === w.statement?.id);
+    if (at < 0) continue;
+    return events.slice(0, at).some((e) => e.kind === "init" && freezes(e.framework, e.depth, "CUDA_VISIBLE_DEVICES"));
+  }
+  return false;
+}
+
+/**
+ * Whether the value lists every GPU the process sees (`range(torch.cuda.device_count())`, or
+ * `range(n)` with `n = torch.cuda.device_count()`), rather than some of them (`count - 1`,
+ * `min(4, count)`, a slice): the message then says that with nothing inherited it changes nothing.
+ */
+function listsEvery(count: SyntaxNode, ctx: RuleContext): boolean {
+  const isRangeOf = (arg: SyntaxNode) => {
+    const list = arg.parent;
+    const call = list?.parent;
+    return (
+      list?.type === "argument_list" &&
+      list.namedChildren.length === 1 &&
+      call?.type === "call" &&
+      call.childForFieldName("function")?.text === "range"
+    );
+  };
+  if (isRangeOf(count)) return true;
+  const assigned = count.parent;
+  const name = assigned?.type === "assignment" ? assigned.childForFieldName("left") : null;
+  if (name?.type !== "identifier") return false;
+  const scope = enclosingFunction(count);
+  return ctx.model
+    .nodesMentioning("identifier", [name.text], true)
+    .some(
+      (n) =>
+        n.text === name.text && n.startIndex > count.endIndex && enclosingFunction(n)?.id === scope?.id && isRangeOf(n),
     );
 }
 
@@ -99,14 +167,15 @@ export const rule: PythonRule = {
     name: "visible-devices-from-counted-ordinals",
     severity: "warning",
     fixable: false,
-    // Not measured yet: the ecosystem corpus holds no such write.
-    preview: true,
+    // Default set: the ecosystem corpus holds no such write; on 37 public files found with the code
+    // search (2026-12-07, BENCHMARKS.md), its 15 findings (14 distinct programs) were all true, and
+    // the 10 guarded or mapped writes among them stayed silent.
     // A CUDA_VISIBLE_DEVICES write whose value comes from device_count().
     trigger: (t) => t.has("CUDA_VISIBLE_DEVICES") && t.has("device_count"),
     docs: {
       what: 'Finds `CUDA_VISIBLE_DEVICES` written from GPU ordinals this process counted: `os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))`, also through names assigned before the write in the same function (`ids = ...; gpu_list = sorted(...ids...)`), and from `torch.accelerator.device_count()`.',
       follows:
-        'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable (it may map the ordinals through the inherited list), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: the write then comes too late, GPU001 and GPU012). Not followed: function parameters, attributes, other modules.',
+        'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: GPU001 and GPU012). The message tells a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Not followed: function parameters, attributes and argparse defaults (`args.gpus`), helper functions that return the list, environment dictionaries copied for a child process (`env = os.environ.copy()`), other modules.',
       why: "`torch.cuda.device_count()` counts the GPUs the process already sees, and they are numbered from 0 in that view; `CUDA_VISIBLE_DEVICES` takes the machine's own device ids (CUDA C Programming Guide, CUDA Environment Variables: the listed devices are made visible and renumbered from 0). When the process inherited a list (a Slurm job given GPUs 4-7 without device cgroups, a launcher, `CUDA_VISIBLE_DEVICES=4,5,6,7 python ...`), it counts 4 and writes `0,1,2,3`: since `device_count()` does not initialise CUDA (ground-truth.md: lazy), the write takes effect, and the process moves onto GPUs 0-3, which belong to other jobs or users (IsoNet-cryoET/IsoNet2#28: training on other jobs' GPUs of a shared Slurm node). Where nothing was inherited the write changes nothing. Either way it is at best useless.",
       example:
         'import os\nimport torch\n\ngpus = ",".join(str(i) for i in range(torch.cuda.device_count()))\nos.environ["CUDA_VISIBLE_DEVICES"] = gpus  # GPU057: ordinals written as device ids\n',
@@ -127,11 +196,15 @@ export const rule: PythonRule = {
       if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.form === "setdefault") continue;
       const scope = enclosingFunction(w.statement);
       const count = countIn(ctx, w.value, w.statement.startIndex, scope);
-      if (!count || guardedOrMapped(w, scope, ctx)) continue;
+      if (!count || guardedOrMapped(w, scope, ctx) || afterInit(ctx, w)) continue;
       const where = ctx.where(count.startPosition.row);
+      const moves =
+        "they number the GPUs it already sees from 0, while the variable takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7, a launcher's, the shell's) this write moves the process onto GPUs 0, 1, ... of other jobs";
       ctx.report({
         range: w.range,
-        message: `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}): they number the GPUs it already sees from 0, while the variable takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7, a launcher's, the shell's) this write moves the process onto GPUs 0, 1, ... of other jobs; with none inherited it changes nothing. Leave the variable as it is and use torch.cuda.device_count() for the count`,
+        message: listsEvery(count, ctx)
+          ? `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}): ${moves}; with none inherited it changes nothing. Leave the variable as it is and use torch.cuda.device_count() for the count`
+          : `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}), to choose some of its GPUs: ${moves}. Map the ordinals through the inherited list (os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")) when there is one, and write the ids they stand for`,
       });
     }
   },
