@@ -1,5 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { manifestFixtureTests, manifestDocExampleTest, lintManifestCode } from "./manifestFixtureCheck";
 
 manifestFixtureTests("GPU022");
@@ -50,5 +53,32 @@ test("GPU022: a bare $SRUN_ARGS among srun's options is skipped; `srun $ARGS bas
   assert.deepEqual(
     lintManifestCode(`${head}srun $SRUN_ARGS bash -c "torchrun --nproc_per_node 4 t.py"\n`, "jobscript", "GPU022"),
     [],
+  );
+});
+
+test("GPU022's preview check reads the started script: silent where one process spreads its work (nn.DataParallel, device_map, mp.spawn, vLLM's tensor_parallel_size, Ray); reported where it does not (DistributedDataParallel needs a process per GPU), or the script cannot be read", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu022-"));
+  const scripts: Record<string, string> = {
+    "dp.py": "import torch.nn as nn\nmodel = nn.DataParallel(nn.Linear(4, 4).cuda())\n",
+    "big.py":
+      'from transformers import AutoModelForCausalLM\nm = AutoModelForCausalLM.from_pretrained("x", device_map="auto")\n',
+    "spawn.py": "import torch.multiprocessing as mp\n\ndef work(i):\n    pass\n\nmp.spawn(work, nprocs=4)\n",
+    "serve.py": 'from vllm import LLM\nLLM("m", tensor_parallel_size=4)\n',
+    "actors.py": "import ray\nray.init()\n",
+    "ddp.py":
+      "import torch.nn.parallel as p\n# DataParallel would be wrong here\nm = p.DistributedDataParallel(None)\n",
+  };
+  for (const [name, text] of Object.entries(scripts)) writeFileSync(join(dir, name), text);
+  const job = (script: string) =>
+    `#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gres=gpu:4\npython ${script}\n`;
+  const found = (script: string) =>
+    lintManifestCode(job(script), "jobscript", "GPU022", { preview: true }, join(dir, "job.sbatch")).length;
+  for (const s of ["dp.py", "big.py", "spawn.py", "serve.py", "actors.py"]) assert.equal(found(s), 0, s);
+  assert.equal(found("ddp.py"), 1, "a comment naming DataParallel does not count");
+  assert.equal(found("missing.py"), 1);
+  assert.equal(
+    lintManifestCode(job("dp.py"), "jobscript", "GPU022", { preview: true }).length,
+    1,
+    "an unsaved job script reads nothing",
   );
 });

@@ -1,4 +1,6 @@
-import type { ManifestRule } from "../rule";
+import type { ManifestRule, ManifestRuleContext } from "../rule";
+import type { ShellWord } from "../manifests/shell";
+import { launchedScriptFacts, launchedScriptText } from "../launch/script";
 import { launchOf, optionValue, resolveLiteral, type Launch } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 
@@ -25,6 +27,27 @@ function stepTasksPerNode(l: Launch, jobTasksPerNode: number | null): number | n
   return jobTasksPerNode;
 }
 
+/**
+ * Names whose use shows that one Python process spreads its work over the GPUs it sees: a model
+ * copied to every visible GPU (`nn.DataParallel`), split across them (`device_map="auto"`, vLLM's
+ * `tensor_parallel_size`), or processes started per GPU from inside (`mp.spawn`,
+ * `start_processes`), or Ray's actors.
+ */
+const SPREADS = ["DataParallel", "device_map", "tensor_parallel_size", "spawn", "start_processes", "ray"];
+
+/**
+ * Whether the Python script `words` start (a literal `.py` path, found as launched scripts are:
+ * launch/script.ts) names one of {@link SPREADS} in its code: one process per node is then what
+ * it is written for. False when the script cannot be read.
+ */
+function spreadsItself(ctx: ManifestRuleContext, words: readonly ShellWord[], literals: Map<string, string>): boolean {
+  const script = words.slice(1).find((w) => w.value.endsWith(".py"));
+  const path = script ? resolveLiteral(script.value, literals) : null;
+  const text = path ? launchedScriptText(ctx.file, path, ctx.read) : null;
+  const named = text === null ? null : launchedScriptFacts(text).words;
+  return !!named && SPREADS.some((w) => named.has(w));
+}
+
 /** GPU022: torchrun started once per task by srun, `--nproc_per_node` not the GPUs per node, or fewer Python tasks than GPUs. */
 export const rule: ManifestRule = {
   meta: {
@@ -37,7 +60,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a Slurm job script: `srun torchrun` (also `python -m torch.distributed.run`/`launch`, `tune run`) in a step with more than one task per node; torchrun's `--nproc_per_node` that differs from the GPUs per node the script asks for; and, in the preview set, `python`/`srun python` started with fewer tasks per node than GPUs.",
       follows:
-        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for, each command's `srun` options, and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script. Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the Python program itself.",
+        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for, each command's `srun` options, and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script. For the preview check of a plain `python file.py`, the started script's code (a literal path, beside the job script or up to three folders above it): silent where it names `DataParallel`, `device_map`, `tensor_parallel_size`, `spawn`, `start_processes` or `ray` (one process that spreads its work over the GPUs it sees). Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the rest of the Python program (its other modules).",
       why: "srun starts its program once per task. torchrun is itself a launcher that starts `--nproc_per_node` workers, so it needs exactly one task per node: with `--ntasks-per-node=4` each node runs four torchruns with four workers each, sixteen processes on four GPUs, and the four rendezvous clash. A `--nproc_per_node` larger than the GPUs the step sees makes workers pick device ordinals that do not exist (or share a GPU); a smaller one leaves GPUs idle. A plain Python program started with one task per node on a four-GPU allocation gets one process, which uses one GPU unless it spreads work itself.",
       example:
         "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4   # one torchrun per GPU: wrong\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py   # GPU022\n",
@@ -96,6 +119,7 @@ export const rule: ManifestRule = {
       const perNode = l.srun ? stepTasksPerNode(l, req.tasksPerNode) : 1;
       const gpus = srunGpus ? null : req.gpusPerTask !== null && l.srun ? null : req.gpusPerNode;
       if (perNode === null || gpus === null || gpus < 2 || perNode >= gpus) continue;
+      if (spreadsItself(ctx, l.words, job.literals)) continue;
       ctx.report({
         range: wordsRange(ctx, l.srun ? l.srun.word : l.words[0], l.words[0]),
         message: `${l.srun ? `srun starts ${perNode} Python process${perNode === 1 ? "" : "es"} per node` : "the batch script starts one Python process"} on ${gpus} GPUs per node: a process per GPU needs --ntasks-per-node=${gpus} (or a launcher such as torchrun); one process uses one GPU unless it spreads work itself`,
