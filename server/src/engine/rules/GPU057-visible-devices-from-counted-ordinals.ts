@@ -3,6 +3,8 @@ import type { EnvWriteEvent } from "../python/events";
 import { envWritesAnywhere } from "../python/model";
 import { enclosingFunction, type SyntaxNode } from "../python/parser";
 import { freezes } from "../frameworks";
+import { nodeRange } from "../python/events";
+import { callArgs } from "./shared/py";
 
 /**
  * Counts of the GPUs this process sees that do not initialise CUDA (ground-truth.md:
@@ -13,6 +15,36 @@ import { freezes } from "../frameworks";
  */
 const LAZY_COUNTS: ReadonlySet<string> = new Set(["torch.cuda.device_count", "torch.accelerator.device_count"]);
 
+/**
+ * Counts and device lists of the GPUs this process sees, for a list handed to worker processes
+ * (LocalCUDACluster): there a count that initialises the runtime counts too, since the workers are
+ * other processes. numba's `cuda.gpus` lists the visible devices in CUDA's numbering.
+ */
+const WORKER_COUNTS: ReadonlySet<string> = new Set([
+  ...LAZY_COUNTS,
+  "numba.cuda.gpus",
+  "numba.cuda.list_devices",
+  "cupy.cuda.runtime.getDeviceCount",
+  "jax.device_count",
+  "jax.local_device_count",
+  "jax.devices",
+  "jax.local_devices",
+  "tensorflow.config.list_physical_devices",
+  "tensorflow.config.experimental.list_physical_devices",
+]);
+
+/**
+ * Launchers of worker processes that take the workers' CUDA_VISIBLE_DEVICES as an argument, by
+ * dotted path. dask-cuda: `LocalCUDACluster(CUDA_VISIBLE_DEVICES=...)`, "GPUs to restrict
+ * activity to ... a string (like "0,1,2,3"), list (like [0, 1, 2, 3])", set as each worker's
+ * CUDA_VISIBLE_DEVICES (dask_cuda/utils.py `cuda_visible_devices`, which without the argument
+ * starts from the inherited CUDA_VISIBLE_DEVICES, else `range(get_n_gpus())`).
+ */
+const WORKER_LAUNCHERS: ReadonlySet<string> = new Set([
+  "dask_cuda.LocalCUDACluster",
+  "dask_cuda.local_cuda_cluster.LocalCUDACluster",
+]);
+
 /** How deep names are followed back to their assignments (`ids` ← `gpu_list` ← `gpu_id` ← the count). */
 const MAX_DEPTH = 4;
 
@@ -22,12 +54,12 @@ function countIn(
   node: SyntaxNode,
   before: number,
   scope: SyntaxNode | null,
+  counts: ReadonlySet<string> = LAZY_COUNTS,
   depth = 0,
 ): SyntaxNode | null {
-  for (const call of [node, ...node.descendantsOfType("call")]) {
-    if (call?.type !== "call") continue;
-    const path = ctx.model.resolve(call.childForFieldName("function"));
-    if (path && LAZY_COUNTS.has(path)) return call;
+  for (const n of [node, ...node.descendantsOfType(["call", "attribute"])]) {
+    if (n?.type === "call" && counts.has(ctx.model.resolve(n.childForFieldName("function")) ?? "")) return n;
+    if (n?.type === "attribute" && n.parent?.type !== "call" && counts.has(ctx.model.resolve(n) ?? "")) return n;
   }
   if (depth >= MAX_DEPTH) return null;
   const names = new Set(
@@ -36,7 +68,7 @@ function countIn(
       .map((n) => n.text),
   );
   for (const a of assignmentsOf(ctx, names, before, scope)) {
-    const found = countIn(ctx, a.value, a.start, scope, depth + 1);
+    const found = countIn(ctx, a.value, a.start, scope, counts, depth + 1);
     if (found) return found;
   }
   return null;
@@ -68,7 +100,11 @@ function assignmentsOf(
  * inherited list): then it is left alone. Reads that cannot reach the value do not count: those
  * after the write, those only printed or logged, and those in a branch that raises.
  */
-function guardedOrMapped(w: EnvWriteEvent, scope: SyntaxNode | null, ctx: RuleContext): boolean {
+function guardedOrMapped(
+  w: Pick<EnvWriteEvent, "variable" | "statement">,
+  scope: SyntaxNode | null,
+  ctx: RuleContext,
+): boolean {
   const stmt = w.statement!;
   for (let n = stmt.parent; n && n.id !== scope?.id; n = n.parent) {
     const condition =
@@ -170,13 +206,13 @@ export const rule: PythonRule = {
     // Default set: the ecosystem corpus holds no such write; on 37 public files found with the code
     // search (2026-12-07, BENCHMARKS.md), its 15 findings (14 distinct programs) were all true, and
     // the 10 guarded or mapped writes among them stayed silent.
-    // A CUDA_VISIBLE_DEVICES write whose value comes from device_count().
-    trigger: (t) => t.has("CUDA_VISIBLE_DEVICES") && t.has("device_count"),
+    // A CUDA_VISIBLE_DEVICES write whose value comes from device_count(), or a worker launcher given the workers' list.
+    trigger: (t) => t.has("CUDA_VISIBLE_DEVICES") && (t.has("device_count") || t.has("LocalCUDACluster")),
     docs: {
-      what: 'Finds `CUDA_VISIBLE_DEVICES` written from GPU ordinals this process counted: `os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))`, also through names assigned before the write in the same function (`ids = ...; gpu_list = sorted(...ids...)`), and from `torch.accelerator.device_count()`.',
+      what: 'Finds `CUDA_VISIBLE_DEVICES` written from GPU ordinals this process counted: `os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))`, also through names assigned before the write in the same function (`ids = ...; gpu_list = sorted(...ids...)`), and from `torch.accelerator.device_count()`; and the workers\' list given to dask-cuda\'s `LocalCUDACluster(CUDA_VISIBLE_DEVICES=...)` built from `range(len(numba.cuda.gpus))` (or another count or device list of this process: CuPy, JAX, TensorFlow, torch), which dask-cuda sets as each worker\'s CUDA_VISIBLE_DEVICES.',
       follows:
         'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: GPU001 and GPU012). The message tells a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Not followed: function parameters, attributes and argparse defaults (`args.gpus`), helper functions that return the list, environment dictionaries copied for a child process (`env = os.environ.copy()`), other modules.',
-      why: "`torch.cuda.device_count()` counts the GPUs the process already sees, and they are numbered from 0 in that view; `CUDA_VISIBLE_DEVICES` takes the machine's own device ids (CUDA C Programming Guide, CUDA Environment Variables: the listed devices are made visible and renumbered from 0). When the process inherited a list (a Slurm job given GPUs 4-7 without device cgroups, a launcher, `CUDA_VISIBLE_DEVICES=4,5,6,7 python ...`), it counts 4 and writes `0,1,2,3`: since `device_count()` does not initialise CUDA (ground-truth.md: lazy), the write takes effect, and the process moves onto GPUs 0-3, which belong to other jobs or users (IsoNet-cryoET/IsoNet2#28: training on other jobs' GPUs of a shared Slurm node). Where nothing was inherited the write changes nothing. Either way it is at best useless.",
+      why: "`torch.cuda.device_count()` counts the GPUs the process already sees, and they are numbered from 0 in that view; `CUDA_VISIBLE_DEVICES` takes the machine's own device ids (CUDA C Programming Guide, CUDA Environment Variables: the listed devices are made visible and renumbered from 0). When the process inherited a list (a Slurm job given GPUs 4-7 without device cgroups, a launcher, `CUDA_VISIBLE_DEVICES=4,5,6,7 python ...`), it counts 4 and writes `0,1,2,3`: since `device_count()` does not initialise CUDA (ground-truth.md: lazy), the write takes effect, and the process moves onto GPUs 0-3, which belong to other jobs or users (IsoNet-cryoET/IsoNet2#28: training on other jobs' GPUs of a shared Slurm node). Where nothing was inherited the write changes nothing. Either way it is at best useless. The same holds for the list dask-cuda's LocalCUDACluster sets as each worker's CUDA_VISIBLE_DEVICES (NVIDIA-Merlin/NVTabular#1831: a notebook's workers pinned to GPUs 0 and 1 while its kernel was given others); without the argument dask-cuda starts from the inherited CUDA_VISIBLE_DEVICES itself (dask_cuda/utils.py `cuda_visible_devices`).",
       example:
         'import os\nimport torch\n\ngpus = ",".join(str(i) for i in range(torch.cuda.device_count()))\nos.environ["CUDA_VISIBLE_DEVICES"] = gpus  # GPU057: ordinals written as device ids\n',
       fix: "import os\nimport torch\n\nnum_gpus = torch.cuda.device_count()  # every GPU this process may use; CUDA_VISIBLE_DEVICES left as inherited\n",
@@ -186,6 +222,7 @@ export const rule: PythonRule = {
         "CUDA C Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES lists the device ids that are visible, and they are renumbered from 0 in the process",
         "ground-truth.md: `torch.cuda.device_count(...)` and `torch.accelerator.device_count(...)` are lazy (they do not initialise CUDA), so a CUDA_VISIBLE_DEVICES written after them takes effect",
         "Slurm, Generic Resource Scheduling: for a job given GPUs, CUDA_VISIBLE_DEVICES holds the allocated GPUs' ids; without device cgroups (ConstrainDevices) the other GPUs of the node stay reachable",
+        'dask-cuda, LocalCUDACluster: "CUDA_VISIBLE_DEVICES: GPUs to restrict activity to. Can be a string (like \\"0,1,2,3\\"), list (like [0, 1, 2, 3]), or None to use all available GPUs"; dask_cuda/utils.py cuda_visible_devices: with no list, the inherited CUDA_VISIBLE_DEVICES, else range(get_n_gpus())',
         "IsoNet-cryoET/IsoNet2#28 (2026-04-07): with no GPU option, the tool listed range(torch.cuda.device_count()) and wrote it back into CUDA_VISIBLE_DEVICES, moving a Slurm job onto other jobs' GPUs",
       ],
     },
@@ -207,5 +244,26 @@ export const rule: PythonRule = {
           : `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}), to choose some of its GPUs: ${moves}. Map the ordinals through the inherited list (os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")) when there is one, and write the ids they stand for`,
       });
     }
+    for (const call of ctx.model.nodesMentioning("call", ["CUDA_VISIBLE_DEVICES"])) {
+      if (!WORKER_LAUNCHERS.has(ctx.model.resolve(call.childForFieldName("function")) ?? "")) continue;
+      const value = callArgs(call).keywords.get("CUDA_VISIBLE_DEVICES");
+      const statement = statementOf(call);
+      if (!value || !statement) continue;
+      const scope = enclosingFunction(statement);
+      const count = countIn(ctx, value, statement.startIndex, scope, WORKER_COUNTS);
+      if (!count || guardedOrMapped({ variable: "CUDA_VISIBLE_DEVICES", statement }, scope, ctx)) continue;
+      const keyword = value.parent!;
+      ctx.report({
+        range: nodeRange(keyword),
+        message: `LocalCUDACluster's CUDA_VISIBLE_DEVICES is built from GPU ordinals this process counted (${count.text} on ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while dask-cuda sets the list as each worker's CUDA_VISIBLE_DEVICES, which takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a job's 2,3) the workers are pinned to GPUs 0, 1, ... instead of the ones given. Leave the argument out (dask-cuda then starts from the inherited CUDA_VISIBLE_DEVICES), or map the ordinals through the inherited list`,
+      });
+    }
   },
 };
+
+/** The statement a node belongs to (the innermost one that holds it). */
+function statementOf(n: SyntaxNode): SyntaxNode | null {
+  let p: SyntaxNode | null = n;
+  while (p && !p.type.endsWith("statement")) p = p.parent;
+  return p;
+}
