@@ -32,6 +32,7 @@ import {
   marksForGpu,
   runMarkers,
 } from "../src/gpu/historyMarks";
+import { historySummary } from "../src/gpu/historyText";
 import { formatMemoryPair } from "../../common/src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
@@ -578,10 +579,7 @@ function redraw(): void {
     drawn += n;
   }
   const n = series.reduce((m, g) => Math.max(m, g.at.length), 0);
-  summary.textContent =
-    series.length === 0
-      ? "No samples yet: the numbers are recorded while nvidia-smi streams (this panel or the GPU view is open)."
-      : `Last ${minutes} min · ${n} of ${capacity} samples per GPU · ${runs.length} run(s) marked (▶ start, ■ end) on the GPUs they used · hover a chart for its values`;
+  summary.textContent = historySummary({ gpus: series.length, minutes, samples: n, capacity, runs: runs.length });
   // uPlot draws in a microtask after setData: report once the frame is drawn.
   const gpus = charts.size;
   requestAnimationFrame(() => {
