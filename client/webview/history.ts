@@ -11,8 +11,8 @@
  * GPUs"; the first row of labels in a band above the plot, clear of the data, a start's left of its
  * line and an end's right of it; labels stacked on rows so that none overlap, those with no room
  * shown while the cursor is near their line: historyMarks.ts), and in the legend the values under
- * the cursor (the newest sample's while the cursor is off the chart), each line's marker in its
- * colour and dash. It
+ * the cursor (the newest sample's while the cursor is off the chart) as bare numbers, the unit being
+ * in the chart's title and on its axis (historyText.ts), each line's marker in its colour and dash. It
  * keeps nothing when hidden: it asks the extension for the whole history (`ready`) each time it
  * starts. After each redraw it reports the axes it drew (`drawn`), for the API and tests.
  */
@@ -32,7 +32,7 @@ import {
   marksForGpu,
   runMarkers,
 } from "../src/gpu/historyMarks";
-import { historySummary } from "../src/gpu/historyText";
+import { type ChartUnit, gpuLegendLabel, historySummary, LEGEND_LABELS, legendValue } from "../src/gpu/historyText";
 import { formatMemoryPair } from "../../common/src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
@@ -200,17 +200,15 @@ function memoryAxis(totalMiB: number | null): { unit: "GiB" | "MiB"; max: number
 }
 
 /** A tick label in the axis's one unit: `70 GiB`, `12.5 GiB`, `512 MiB`, `50%`. */
-function tickLabel(v: number, unit: "%" | "GiB" | "MiB", step: number): string {
+function tickLabel(v: number, unit: ChartUnit, step: number): string {
   if (unit === "%") return `${Math.round(v)}%`;
   const digits = step >= 1 || unit === "MiB" ? 0 : step >= 0.1 ? 1 : 2;
   return `${v.toFixed(digits)} ${unit}`;
 }
 
-/** The legend's value under the cursor: `12%`, `3.3 GiB`, `812 MiB`, `n/a`. */
-function hoverValue(v: number | null | undefined, unit: "%" | "GiB" | "MiB"): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return "n/a";
-  if (unit === "%") return `${Math.round(v)}%`;
-  return unit === "GiB" ? `${v.toFixed(1)} GiB` : `${Math.round(v)} MiB`;
+/** A GPU box heading's utilisation: `12%`, `n/a`. */
+function headingPercent(v: number | null | undefined): string {
+  return v === null || v === undefined || !Number.isFinite(v) ? "n/a" : `${Math.round(v)}%`;
 }
 
 /**
@@ -261,7 +259,7 @@ interface Line {
 
 function makePlot(
   title: string,
-  unit: "%" | "GiB" | "MiB",
+  unit: ChartUnit,
   lines: Line[],
   max: number,
   el: HTMLElement,
@@ -330,7 +328,8 @@ function makePlot(
         ...(fill ? { fill } : {}),
         spanGaps: false,
         points: { show: false },
-        value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit),
+        // The bare number: the unit is in the chart's title and on its axis (historyText.ts legendValue).
+        value: (u, v, s, idx) => legendValue(idx === null ? newest(u.data[s]) : v, unit),
       })),
     ],
     // Each marker a short line in the series' colour and dash (a CSS border: history.css keeps its top edge only).
@@ -459,7 +458,7 @@ function rebuild(): void {
     const util = makePlot(
       "Utilisation of every GPU (%)",
       "%",
-      series.map((g, i) => gpuLine(i, `GPU ${g.index}`, isSelected(g.uuid))),
+      series.map((g, i) => gpuLine(i, gpuLegendLabel(g.index), isSelected(g.uuid))),
       100,
       b.util,
       true,
@@ -469,7 +468,7 @@ function rebuild(): void {
       `Memory used by all GPUs (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`,
       axis.unit,
       // The sum of every GPU's memory: the theme's text colour, no GPU's.
-      [{ label: "All GPUs", color: t.fg, emphasised: false }],
+      [{ label: LEGEND_LABELS.allMemory, color: t.fg, emphasised: false }],
       axis.max,
       b.mem,
       false,
@@ -489,7 +488,7 @@ function rebuild(): void {
     const util = makePlot(
       "Utilisation (%)",
       "%",
-      [gpuLine(position, "Utilisation (%)", isSel)],
+      [gpuLine(position, LEGEND_LABELS.utilization, isSel)],
       100,
       b.util,
       true,
@@ -498,7 +497,15 @@ function rebuild(): void {
     // Memory: from 0 to the GPU's total, so that the chart shows how full the GPU is.
     const axis = memoryAxis(g.memoryTotalMiB);
     const memTitle = `Memory used (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`;
-    const mem = makePlot(memTitle, axis.unit, [gpuLine(position, memTitle, isSel)], axis.max, b.mem, false, mine);
+    const mem = makePlot(
+      memTitle,
+      axis.unit,
+      [gpuLine(position, LEGEND_LABELS.memory, isSel)],
+      axis.max,
+      b.mem,
+      false,
+      mine,
+    );
     charts.set(g.uuid, { uuid: g.uuid, box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max });
   });
   redraw();
@@ -571,7 +578,7 @@ function redraw(): void {
     const n = g.at.length;
     const last =
       n > 0
-        ? `${hoverValue(g.utilizationPercent[n - 1], "%")} · ${formatMemoryPair(g.memoryUsedMiB[n - 1], g.memoryTotalMiB)}`
+        ? `${headingPercent(g.utilizationPercent[n - 1])} · ${formatMemoryPair(g.memoryUsedMiB[n - 1], g.memoryTotalMiB)}`
         : "no samples yet";
     c.title.textContent = `GPU ${g.index}: ${g.name}${isSel ? " (selected)" : ""} · ${last}`;
     c.util.setData(dataOf(g, "util", c.memUnit));

@@ -131,8 +131,9 @@ export interface HistoryAxes {
   /** Labels of this chart's markers with no room on a row, shown only while the cursor is near. */
   hoverLabels: string[];
   /**
-   * The charts' legends as drawn: the time, then the value (`["latest 07:25:31", "100%"]`,
-   * `["latest 07:25:31", "3.3 GiB"]`); under the cursor its sample's, else the newest sample's.
+   * The charts' legends as drawn: the time, then the value as a bare number, the unit being in the
+   * chart's title and axis (`["latest 07:25:31", "100"]`, `["latest 07:25:31", "3.3"]`); under the
+   * cursor its sample's, else the newest sample's.
    */
   legend: { utilization: string[]; memory: string[] };
   /** The charts' line colours (the GPU's colour on every chart: historyMarks.ts gpuLineStyle). */

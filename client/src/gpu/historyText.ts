@@ -1,8 +1,15 @@
 /**
  * The GPU History panel's words, as pure functions (no `vscode`, no DOM; the webview
  * client/webview/history.ts writes what they return, and the unit tests check them): the summary
- * line under the panel's heading.
+ * line under the panel's heading, and the charts' legends: their labels and values.
+ *
+ * Each chart says its unit once, in its title (`Utilisation (%)`, `Memory used (GiB, ...)`) and on
+ * its y axis' ticks; its legend's entries give the bare numbers (`GPU 0: 100`, `Memory used: 3.3`):
+ * the 8-GPU legend wrote `%` eight times, and a GPU's memory legend `Memory used (GiB, of 140.4 GiB): 3.3 GiB`.
  */
+
+/** A chart's unit: every tick of its y axis, and every value of its legend without writing it, are in it. */
+export type ChartUnit = "%" | "GiB" | "MiB";
 
 /**
  * `1 run marked (▶ start, ■ end) on the GPUs it used`, `2 runs marked (▶ start, ■ end) on the GPUs
@@ -27,4 +34,21 @@ export function historySummary(o: {
   if (o.gpus === 0)
     return "No samples yet: the numbers are recorded while nvidia-smi streams (this panel or the GPU view is open).";
   return `Last ${o.minutes} min · ${o.samples} of ${o.capacity} samples per GPU · ${runsMarkedText(o.runs)} · hover a chart for its values`;
+}
+
+/** The legend's labels (the unit is in the chart's title): a GPU's `Utilisation` and `Memory used`, All GPUs' memory. */
+export const LEGEND_LABELS = { utilization: "Utilisation", memory: "Memory used", allMemory: "All GPUs" } as const;
+
+/** The legend's label of a GPU's line on the All GPUs chart: `GPU 0`. */
+export function gpuLegendLabel(index: number): string {
+  return `GPU ${index}`;
+}
+
+/**
+ * A value in the legend, in the chart's unit without writing it (the title and the axis do): `100`
+ * (%), `3.3` (GiB, one decimal as the units policy writes GiB), `812` (MiB); `n/a` where there is no sample.
+ */
+export function legendValue(v: number | null | undefined, unit: ChartUnit): string {
+  if (v === null || v === undefined || !Number.isFinite(v)) return "n/a";
+  return unit === "GiB" ? v.toFixed(1) : String(Math.round(v));
 }
