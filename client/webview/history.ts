@@ -4,7 +4,8 @@
  * top, an "All GPUs" chart (every GPU's utilisation, one line each, and the memory used by all of
  * them against their total), then per GPU
  * utilisation (axis 0..100 %) and memory used (axis 0..the GPU's memory.total, every tick in one
- * unit: GiB from a 1 GiB total up, else MiB) with uPlot, each chart the panel's full width, in the
+ * unit: GiB from a 1 GiB total up, else MiB; a thin line at the total labelled `140.4 GiB total`,
+ * historyMarks.ts drawTotalLine) with uPlot, each chart the panel's full width, in the
  * theme's colours (CSS variables of the webview) and one colour per GPU (historyMarks.ts
  * GPU_PALETTE, made legible on the theme's background), the selected GPUs highlighted, run starts and
  * ends marked with lines labelled with the file (a run only on its GPUs' charts, every run on "All
@@ -22,6 +23,7 @@ import { type GpuSeries, timeAxis, type TimeAxis } from "../src/gpu/history";
 import {
   combineGpus,
   drawRunMarks,
+  drawTotalLine,
   GPU_PALETTE,
   legibleOn,
   gpuLineStyle,
@@ -32,7 +34,15 @@ import {
   marksForGpu,
   runMarkers,
 } from "../src/gpu/historyMarks";
-import { type ChartUnit, gpuLegendLabel, historySummary, LEGEND_LABELS, legendValue } from "../src/gpu/historyText";
+import {
+  type ChartUnit,
+  gpuLegendLabel,
+  historySummary,
+  LEGEND_LABELS,
+  legendValue,
+  memoryChartTitle,
+  memoryTotalLabel,
+} from "../src/gpu/historyText";
 import { formatMemoryPair } from "../../common/src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
@@ -184,6 +194,40 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
   };
 }
 
+/** Per memory plot: the label of the line drawn at its total at its last draw (reported in `drawn`). */
+const totalOf = new WeakMap<uPlot, string>();
+
+/**
+ * Draws the line at a memory chart's total (the top of its axis), labelled `140.4 GiB total` just
+ * above it at the plot's right edge, in the band kept above the plot (historyMarks.ts drawTotalLine).
+ */
+function totalLinePlugin(label: string): uPlot.Plugin {
+  return {
+    hooks: {
+      draw: [
+        (u: uPlot) => {
+          const t = theme();
+          const drawn = drawTotalLine(u.ctx, {
+            left: u.bbox.left,
+            width: u.bbox.width,
+            y: u.valToPos(u.scales.y.max ?? 0, "y", true),
+            px: devicePixelRatio,
+            label,
+            // The chart titles' colour (the theme's secondary text): not the All GPUs line's (the text colour).
+            color: cssVar("--vscode-descriptionForeground", t.fg),
+            fontFamily: cssVar("--vscode-font-family", "sans-serif"),
+            labelBackground: translucent(t.bg, 0.75),
+          });
+          totalOf.set(u, drawn.label);
+        },
+      ],
+    },
+  };
+}
+
+/** Per plot: its height, CSS px (a chart with a band above its plot is taller by the band). */
+const heightOf = new WeakMap<uPlot, number>();
+
 /** The width each chart gets: the whole width of the charts' column (one chart per row). */
 function availableWidth(): number {
   return Math.floor(root.clientWidth || window.innerWidth - 32);
@@ -265,6 +309,7 @@ function makePlot(
   el: HTMLElement,
   labelRuns: boolean,
   runsOf: () => RunMark[],
+  totalLabel?: string,
 ): uPlot {
   const t = theme();
   // One line: its area filled; several (All GPUs): lines only, a fill each would hide the others.
@@ -275,12 +320,15 @@ function makePlot(
     ticks: { stroke: t.grid, width: 1 },
     font: t.font,
   };
+  // A labelled chart keeps a band above its plot for the first row of run labels (clear of the data),
+  // a memory chart one for its total's label.
+  const band = labelRuns || totalLabel !== undefined;
+  const height = band ? 170 + LABEL_BAND_PX : 170;
   const opts: uPlot.Options = {
     title,
     width: chartWidth(),
-    // A labelled chart keeps a band above its plot for the first row of run labels (clear of the data).
-    height: labelRuns ? 170 + LABEL_BAND_PX : 170,
-    ...(labelRuns ? { padding: [LABEL_BAND_PX, null, null, null] as uPlot.Padding } : {}),
+    height,
+    ...(band ? { padding: [LABEL_BAND_PX, null, null, null] as uPlot.Padding } : {}),
     scales: {
       x: {
         time: true,
@@ -339,9 +387,10 @@ function makePlot(
       markers: { width: 3, dash: (_u, i) => lineBorderStyle(lines[i - 1] ?? { color: "" }), fill: "transparent" },
     },
     cursor: { drag: { x: false, y: false } },
-    plugins: [runMarksPlugin(labelRuns, runsOf)],
+    plugins: [runMarksPlugin(labelRuns, runsOf), ...(totalLabel !== undefined ? [totalLinePlugin(totalLabel)] : [])],
   };
   const plot = new uPlot(opts, [[], ...lines.map(() => [])], el);
+  heightOf.set(plot, height);
   fillOfPlot.set(plot, fill ?? "");
   strokesOfPlot.set(
     plot,
@@ -465,7 +514,7 @@ function rebuild(): void {
       () => runs,
     );
     const mem = makePlot(
-      `Memory used by all GPUs (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`,
+      memoryChartTitle(axis.unit, true),
       axis.unit,
       // The sum of every GPU's memory: the theme's text colour, no GPU's.
       [{ label: LEGEND_LABELS.allMemory, color: t.fg, emphasised: false }],
@@ -473,6 +522,7 @@ function rebuild(): void {
       b.mem,
       false,
       () => runs,
+      memoryTotalLabel(combined.memoryTotalMiB),
     );
     allChart = { box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max };
   }
@@ -494,17 +544,17 @@ function rebuild(): void {
       true,
       mine,
     );
-    // Memory: from 0 to the GPU's total, so that the chart shows how full the GPU is.
+    // Memory: from 0 to the GPU's total, so that the chart shows how full the GPU is; a line at the total.
     const axis = memoryAxis(g.memoryTotalMiB);
-    const memTitle = `Memory used (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`;
     const mem = makePlot(
-      memTitle,
+      memoryChartTitle(axis.unit),
       axis.unit,
       [gpuLine(position, LEGEND_LABELS.memory, isSel)],
       axis.max,
       b.mem,
       false,
       mine,
+      memoryTotalLabel(g.memoryTotalMiB),
     );
     charts.set(g.uuid, { uuid: g.uuid, box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max });
   });
@@ -524,6 +574,7 @@ function axesOf(c: Chart): HistoryAxes {
     memory: range(c.mem),
     memoryUnit: c.memUnit,
     memoryTicks: [...(ticksOf.get(c.mem) ?? [])],
+    memoryTotal: totalOf.get(c.mem) ?? "",
     runLabels: [...(labels?.drawn ?? [])],
     runLabelRows: [...(labels?.rows ?? [])],
     runLabelAt: [...(labels?.at ?? [])],
@@ -545,6 +596,7 @@ function allAxes(): HistoryAllAxes | undefined {
     colors: allChart.util.series.slice(1).map((_, i) => strokeOf(allChart!.util, i + 1)),
     memory: [allChart.mem.scales.y.min ?? NaN, allChart.mem.scales.y.max ?? NaN],
     memoryUnit: allChart.memUnit,
+    memoryTotal: totalOf.get(allChart.mem) ?? "",
     runLabels: [...(labels?.drawn ?? [])],
     runLabelAt: [...(labels?.at ?? [])],
     hoverLabels: [...(labels?.hover ?? [])],
@@ -636,8 +688,8 @@ window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
   resizeTimer = window.setTimeout(() => {
     for (const c of [...charts.values(), ...(allChart ? [allChart] : [])]) {
-      c.util.setSize({ width: chartWidth(), height: 170 });
-      c.mem.setSize({ width: chartWidth(), height: 170 });
+      // Each at its own height: a chart with a band above its plot is taller (it lost the band here).
+      for (const u of [c.util, c.mem]) u.setSize({ width: chartWidth(), height: heightOf.get(u) ?? 170 });
     }
     redraw();
   }, 100);

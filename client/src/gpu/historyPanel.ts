@@ -86,6 +86,8 @@ export interface HistoryAllAxes {
   /** The memory chart's axis in `memoryUnit`: [0, the GPUs' memory.total added up]. */
   memory: [number, number];
   memoryUnit: "GiB" | "MiB";
+  /** The label of the line drawn at the memory chart's total: `1123.2 GiB total`; empty when none (total unknown). */
+  memoryTotal: string;
   /** The labels drawn beside run markers (every run's), e.g. `▶ train.py`. */
   runLabels: string[];
   /** Where each of {@link runLabels} was drawn beside its marker ({@link RunLabelAt}). */
@@ -122,6 +124,8 @@ export interface HistoryAxes {
   memoryUnit: "GiB" | "MiB";
   /** The memory tick labels as drawn. */
   memoryTicks: string[];
+  /** The label of the line drawn at the memory axis' top, the GPU's total: `140.4 GiB total`; empty when none (total unknown). */
+  memoryTotal: string;
   /** The labels drawn beside run markers (only runs given this GPU), e.g. `▶ train.py`. */
   runLabels: string[];
   /** The row (0 at the top) each of {@link runLabels} was drawn on: close markers' labels are stacked. */

@@ -1,12 +1,15 @@
 /**
  * The GPU History panel's words, as pure functions (no `vscode`, no DOM; the webview
  * client/webview/history.ts writes what they return, and the unit tests check them): the summary
- * line under the panel's heading, and the charts' legends: their labels and values.
+ * line under the panel's heading, the charts' titles, their legends' labels and values, and the
+ * label of the line at a memory chart's total.
  *
- * Each chart says its unit once, in its title (`Utilisation (%)`, `Memory used (GiB, ...)`) and on
+ * Each chart says its unit once, in its title (`Utilisation (%)`, `Memory used (GiB)`) and on
  * its y axis' ticks; its legend's entries give the bare numbers (`GPU 0: 100`, `Memory used: 3.3`):
  * the 8-GPU legend wrote `%` eight times, and a GPU's memory legend `Memory used (GiB, of 140.4 GiB): 3.3 GiB`.
  */
+
+import { formatMiB } from "../../../common/src/gpu/units";
 
 /** A chart's unit: every tick of its y axis, and every value of its legend without writing it, are in it. */
 export type ChartUnit = "%" | "GiB" | "MiB";
@@ -51,4 +54,23 @@ export function gpuLegendLabel(index: number): string {
 export function legendValue(v: number | null | undefined, unit: ChartUnit): string {
   if (v === null || v === undefined || !Number.isFinite(v)) return "n/a";
   return unit === "GiB" ? v.toFixed(1) : String(Math.round(v));
+}
+
+/**
+ * The memory charts' titles, the unit once: `Memory used (GiB)`, `Memory used by all GPUs (GiB)`.
+ * The total is the label of the line at the top of the axis ({@link memoryTotalLabel}; the title
+ * said `Memory used (GiB, of 140.4 GiB)`) and in the box's heading (`3.3/140.4 GiB`).
+ */
+export function memoryChartTitle(unit: "GiB" | "MiB", allGpus = false): string {
+  return `Memory used${allGpus ? " by all GPUs" : ""} (${unit})`;
+}
+
+/**
+ * The label of the line at a memory chart's total (the top of its axis): `140.4 GiB total`,
+ * `1123.2 GiB total` (All 8 GPUs), `900 MiB total` (the units policy's amount, as the box's heading
+ * writes the total); undefined where the total is unknown: no line then.
+ */
+export function memoryTotalLabel(totalMiB: number | null | undefined): string | undefined {
+  if (totalMiB === null || totalMiB === undefined || !Number.isFinite(totalMiB) || totalMiB <= 0) return undefined;
+  return `${formatMiB(totalMiB)} total`;
 }

@@ -39,6 +39,7 @@ suite("GPU History axes", () => {
         a.memoryTicks.every((t) => / GiB$/.test(t)),
         `one unit on the memory axis: ${a.memoryTicks.join(", ")}`,
       );
+      assert.equal(a.memoryTotal, "140.4 GiB total", "a line at the total, labelled");
       assert.ok(a.width >= a.availableWidth - 40 && a.width > 300, `full width: ${a.width} of ${a.availableWidth} px`);
       // The time axis spans the whole gpuPilot.history.minutes window (default 10) ending at the
       // newest sample, not the few seconds of samples there are; ticks in whole minutes back from now.

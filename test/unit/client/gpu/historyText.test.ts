@@ -7,6 +7,7 @@ import {
   historySummary,
   LEGEND_LABELS,
   legendValue,
+  memoryChartTitle,
   runsMarkedText,
 } from "../../../../client/src/gpu/historyText";
 
@@ -38,4 +39,10 @@ test("the legends give bare numbers under unit-free labels: the unit is said onc
   for (const v of [null, undefined, NaN]) assert.equal(legendValue(v, "%"), "n/a");
   for (const label of [...Object.values(LEGEND_LABELS), gpuLegendLabel(15)])
     assert.doesNotMatch(label, /%|GiB|MiB|\(/, `no unit in the label ${label}`);
+});
+
+test("the memory charts' titles give the unit once; the total is the label of the line at the top of the axis", () => {
+  assert.equal(memoryChartTitle("GiB"), "Memory used (GiB)");
+  assert.equal(memoryChartTitle("MiB"), "Memory used (MiB)");
+  assert.equal(memoryChartTitle("GiB", true), "Memory used by all GPUs (GiB)");
 });
