@@ -4,15 +4,16 @@
  * top, an "All GPUs" chart (every GPU's utilisation, one line each, and the memory used by all of
  * them against their total), then per GPU
  * utilisation (axis 0..100 %) and memory used (axis 0..the GPU's memory.total, every tick in one
- * unit: GiB from a 1 GiB total up, else MiB) with uPlot, each chart the panel's full width, in the
+ * unit: GiB from a 1 GiB total up, else MiB; a thin line at the total labelled `140.4 GiB total`,
+ * historyMarks.ts drawTotalLine) with uPlot, each chart the panel's full width, in the
  * theme's colours (CSS variables of the webview) and one colour per GPU (historyMarks.ts
  * GPU_PALETTE, made legible on the theme's background), the selected GPUs highlighted, run starts and
  * ends marked with lines labelled with the file (a run only on its GPUs' charts, every run on "All
  * GPUs"; the first row of labels in a band above the plot, clear of the data, a start's left of its
  * line and an end's right of it; labels stacked on rows so that none overlap, those with no room
  * shown while the cursor is near their line: historyMarks.ts), and in the legend the values under
- * the cursor (the newest sample's while the cursor is off the chart), each line's marker in its
- * colour and dash. It
+ * the cursor (the newest sample's while the cursor is off the chart) as bare numbers, the unit being
+ * in the chart's title and on its axis (historyText.ts), each line's marker in its colour and dash. It
  * keeps nothing when hidden: it asks the extension for the whole history (`ready`) each time it
  * starts. After each redraw it reports the axes it drew (`drawn`), for the API and tests.
  */
@@ -22,6 +23,7 @@ import { type GpuSeries, timeAxis, type TimeAxis } from "../src/gpu/history";
 import {
   combineGpus,
   drawRunMarks,
+  drawTotalLine,
   GPU_PALETTE,
   legibleOn,
   gpuLineStyle,
@@ -32,6 +34,15 @@ import {
   marksForGpu,
   runMarkers,
 } from "../src/gpu/historyMarks";
+import {
+  type ChartUnit,
+  gpuLegendLabel,
+  historySummary,
+  LEGEND_LABELS,
+  legendValue,
+  memoryChartTitle,
+  memoryTotalLabel,
+} from "../src/gpu/historyText";
 import { formatMemoryPair } from "../../common/src/gpu/units";
 
 declare function acquireVsCodeApi(): { postMessage(m: FromWebview): void };
@@ -183,6 +194,40 @@ function runMarksPlugin(labelled: boolean, runsOf: () => RunMark[]): uPlot.Plugi
   };
 }
 
+/** Per memory plot: the label of the line drawn at its total at its last draw (reported in `drawn`). */
+const totalOf = new WeakMap<uPlot, string>();
+
+/**
+ * Draws the line at a memory chart's total (the top of its axis), labelled `140.4 GiB total` just
+ * above it at the plot's right edge, in the band kept above the plot (historyMarks.ts drawTotalLine).
+ */
+function totalLinePlugin(label: string): uPlot.Plugin {
+  return {
+    hooks: {
+      draw: [
+        (u: uPlot) => {
+          const t = theme();
+          const drawn = drawTotalLine(u.ctx, {
+            left: u.bbox.left,
+            width: u.bbox.width,
+            y: u.valToPos(u.scales.y.max ?? 0, "y", true),
+            px: devicePixelRatio,
+            label,
+            // The chart titles' colour (the theme's secondary text): not the All GPUs line's (the text colour).
+            color: cssVar("--vscode-descriptionForeground", t.fg),
+            fontFamily: cssVar("--vscode-font-family", "sans-serif"),
+            labelBackground: translucent(t.bg, 0.75),
+          });
+          totalOf.set(u, drawn.label);
+        },
+      ],
+    },
+  };
+}
+
+/** Per plot: its height, CSS px (a chart with a band above its plot is taller by the band). */
+const heightOf = new WeakMap<uPlot, number>();
+
 /** The width each chart gets: the whole width of the charts' column (one chart per row). */
 function availableWidth(): number {
   return Math.floor(root.clientWidth || window.innerWidth - 32);
@@ -199,17 +244,15 @@ function memoryAxis(totalMiB: number | null): { unit: "GiB" | "MiB"; max: number
 }
 
 /** A tick label in the axis's one unit: `70 GiB`, `12.5 GiB`, `512 MiB`, `50%`. */
-function tickLabel(v: number, unit: "%" | "GiB" | "MiB", step: number): string {
+function tickLabel(v: number, unit: ChartUnit, step: number): string {
   if (unit === "%") return `${Math.round(v)}%`;
   const digits = step >= 1 || unit === "MiB" ? 0 : step >= 0.1 ? 1 : 2;
   return `${v.toFixed(digits)} ${unit}`;
 }
 
-/** The legend's value under the cursor: `12%`, `3.3 GiB`, `812 MiB`, `n/a`. */
-function hoverValue(v: number | null | undefined, unit: "%" | "GiB" | "MiB"): string {
-  if (v === null || v === undefined || !Number.isFinite(v)) return "n/a";
-  if (unit === "%") return `${Math.round(v)}%`;
-  return unit === "GiB" ? `${v.toFixed(1)} GiB` : `${Math.round(v)} MiB`;
+/** A GPU box heading's utilisation: `12%`, `n/a`. */
+function headingPercent(v: number | null | undefined): string {
+  return v === null || v === undefined || !Number.isFinite(v) ? "n/a" : `${Math.round(v)}%`;
 }
 
 /**
@@ -260,12 +303,13 @@ interface Line {
 
 function makePlot(
   title: string,
-  unit: "%" | "GiB" | "MiB",
+  unit: ChartUnit,
   lines: Line[],
   max: number,
   el: HTMLElement,
   labelRuns: boolean,
   runsOf: () => RunMark[],
+  totalLabel?: string,
 ): uPlot {
   const t = theme();
   // One line: its area filled; several (All GPUs): lines only, a fill each would hide the others.
@@ -276,12 +320,15 @@ function makePlot(
     ticks: { stroke: t.grid, width: 1 },
     font: t.font,
   };
+  // A labelled chart keeps a band above its plot for the first row of run labels (clear of the data),
+  // a memory chart one for its total's label.
+  const band = labelRuns || totalLabel !== undefined;
+  const height = band ? 170 + LABEL_BAND_PX : 170;
   const opts: uPlot.Options = {
     title,
     width: chartWidth(),
-    // A labelled chart keeps a band above its plot for the first row of run labels (clear of the data).
-    height: labelRuns ? 170 + LABEL_BAND_PX : 170,
-    ...(labelRuns ? { padding: [LABEL_BAND_PX, null, null, null] as uPlot.Padding } : {}),
+    height,
+    ...(band ? { padding: [LABEL_BAND_PX, null, null, null] as uPlot.Padding } : {}),
     scales: {
       x: {
         time: true,
@@ -329,7 +376,8 @@ function makePlot(
         ...(fill ? { fill } : {}),
         spanGaps: false,
         points: { show: false },
-        value: (u, v, s, idx) => hoverValue(idx === null ? newest(u.data[s]) : v, unit),
+        // The bare number: the unit is in the chart's title and on its axis (historyText.ts legendValue).
+        value: (u, v, s, idx) => legendValue(idx === null ? newest(u.data[s]) : v, unit),
       })),
     ],
     // Each marker a short line in the series' colour and dash (a CSS border: history.css keeps its top edge only).
@@ -339,9 +387,10 @@ function makePlot(
       markers: { width: 3, dash: (_u, i) => lineBorderStyle(lines[i - 1] ?? { color: "" }), fill: "transparent" },
     },
     cursor: { drag: { x: false, y: false } },
-    plugins: [runMarksPlugin(labelRuns, runsOf)],
+    plugins: [runMarksPlugin(labelRuns, runsOf), ...(totalLabel !== undefined ? [totalLinePlugin(totalLabel)] : [])],
   };
   const plot = new uPlot(opts, [[], ...lines.map(() => [])], el);
+  heightOf.set(plot, height);
   fillOfPlot.set(plot, fill ?? "");
   strokesOfPlot.set(
     plot,
@@ -458,21 +507,22 @@ function rebuild(): void {
     const util = makePlot(
       "Utilisation of every GPU (%)",
       "%",
-      series.map((g, i) => gpuLine(i, `GPU ${g.index}`, isSelected(g.uuid))),
+      series.map((g, i) => gpuLine(i, gpuLegendLabel(g.index), isSelected(g.uuid))),
       100,
       b.util,
       true,
       () => runs,
     );
     const mem = makePlot(
-      `Memory used by all GPUs (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`,
+      memoryChartTitle(axis.unit, true),
       axis.unit,
       // The sum of every GPU's memory: the theme's text colour, no GPU's.
-      [{ label: "All GPUs", color: t.fg, emphasised: false }],
+      [{ label: LEGEND_LABELS.allMemory, color: t.fg, emphasised: false }],
       axis.max,
       b.mem,
       false,
       () => runs,
+      memoryTotalLabel(combined.memoryTotalMiB),
     );
     allChart = { box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max };
   }
@@ -488,16 +538,24 @@ function rebuild(): void {
     const util = makePlot(
       "Utilisation (%)",
       "%",
-      [gpuLine(position, "Utilisation (%)", isSel)],
+      [gpuLine(position, LEGEND_LABELS.utilization, isSel)],
       100,
       b.util,
       true,
       mine,
     );
-    // Memory: from 0 to the GPU's total, so that the chart shows how full the GPU is.
+    // Memory: from 0 to the GPU's total, so that the chart shows how full the GPU is; a line at the total.
     const axis = memoryAxis(g.memoryTotalMiB);
-    const memTitle = `Memory used (${axis.unit}, of ${axis.max.toFixed(axis.unit === "GiB" ? 1 : 0)} ${axis.unit})`;
-    const mem = makePlot(memTitle, axis.unit, [gpuLine(position, memTitle, isSel)], axis.max, b.mem, false, mine);
+    const mem = makePlot(
+      memoryChartTitle(axis.unit),
+      axis.unit,
+      [gpuLine(position, LEGEND_LABELS.memory, isSel)],
+      axis.max,
+      b.mem,
+      false,
+      mine,
+      memoryTotalLabel(g.memoryTotalMiB),
+    );
     charts.set(g.uuid, { uuid: g.uuid, box: b.box, title: b.title, util, mem, memUnit: axis.unit, memMax: axis.max });
   });
   redraw();
@@ -516,6 +574,7 @@ function axesOf(c: Chart): HistoryAxes {
     memory: range(c.mem),
     memoryUnit: c.memUnit,
     memoryTicks: [...(ticksOf.get(c.mem) ?? [])],
+    memoryTotal: totalOf.get(c.mem) ?? "",
     runLabels: [...(labels?.drawn ?? [])],
     runLabelRows: [...(labels?.rows ?? [])],
     runLabelAt: [...(labels?.at ?? [])],
@@ -537,6 +596,7 @@ function allAxes(): HistoryAllAxes | undefined {
     colors: allChart.util.series.slice(1).map((_, i) => strokeOf(allChart!.util, i + 1)),
     memory: [allChart.mem.scales.y.min ?? NaN, allChart.mem.scales.y.max ?? NaN],
     memoryUnit: allChart.memUnit,
+    memoryTotal: totalOf.get(allChart.mem) ?? "",
     runLabels: [...(labels?.drawn ?? [])],
     runLabelAt: [...(labels?.at ?? [])],
     hoverLabels: [...(labels?.hover ?? [])],
@@ -570,7 +630,7 @@ function redraw(): void {
     const n = g.at.length;
     const last =
       n > 0
-        ? `${hoverValue(g.utilizationPercent[n - 1], "%")} · ${formatMemoryPair(g.memoryUsedMiB[n - 1], g.memoryTotalMiB)}`
+        ? `${headingPercent(g.utilizationPercent[n - 1])} · ${formatMemoryPair(g.memoryUsedMiB[n - 1], g.memoryTotalMiB)}`
         : "no samples yet";
     c.title.textContent = `GPU ${g.index}: ${g.name}${isSel ? " (selected)" : ""} · ${last}`;
     c.util.setData(dataOf(g, "util", c.memUnit));
@@ -578,10 +638,7 @@ function redraw(): void {
     drawn += n;
   }
   const n = series.reduce((m, g) => Math.max(m, g.at.length), 0);
-  summary.textContent =
-    series.length === 0
-      ? "No samples yet: the numbers are recorded while nvidia-smi streams (this panel or the GPU view is open)."
-      : `Last ${minutes} min · ${n} of ${capacity} samples per GPU · ${runs.length} run(s) marked (▶ start, ■ end) on the GPUs they used · hover a chart for its values`;
+  summary.textContent = historySummary({ gpus: series.length, minutes, samples: n, capacity, runs: runs.length });
   // uPlot draws in a microtask after setData: report once the frame is drawn.
   const gpus = charts.size;
   requestAnimationFrame(() => {
@@ -631,8 +688,8 @@ window.addEventListener("resize", () => {
   clearTimeout(resizeTimer);
   resizeTimer = window.setTimeout(() => {
     for (const c of [...charts.values(), ...(allChart ? [allChart] : [])]) {
-      c.util.setSize({ width: chartWidth(), height: 170 });
-      c.mem.setSize({ width: chartWidth(), height: 170 });
+      // Each at its own height: a chart with a band above its plot is taller (it lost the band here).
+      for (const u of [c.util, c.mem]) u.setSize({ width: chartWidth(), height: heightOf.get(u) ?? 170 });
     }
     redraw();
   }, 100);

@@ -6,6 +6,8 @@
  * - {@link layoutMarkLabels}: where each marker's label goes so that no two labels overlap: stacked
  *   on rows, and a label that fits on none of the rows is left for the hover (see {@link MarkLabelSlot}).
  * - {@link combineGpus}: every GPU's utilisation on one time axis, and the memory used by all of them.
+ * - {@link drawTotalLine}: the line at a memory chart's total, labelled, so that the memory used reads
+ *   against the GPU's capacity.
  */
 import type { GpuSeries } from "./history";
 
@@ -374,6 +376,74 @@ export function drawRunMarks(ctx: MarkCanvas, markers: readonly RunMarker[], g: 
   }
   ctx.restore();
   return drawn;
+}
+
+/** Where {@link drawTotalLine} draws, canvas px except where said. */
+export interface TotalLineGeometry {
+  /** The plot area's left edge and width, canvas px. */
+  left: number;
+  width: number;
+  /** The total's y, canvas px (uPlot: `valToPos(total, "y", true)`: the plot's top, the axis ending at the total). */
+  y: number;
+  /** Canvas px per CSS px (devicePixelRatio). */
+  px: number;
+  /** The label: `140.4 GiB total` (historyText.ts memoryTotalLabel). */
+  label: string;
+  /** The line's and the label's colour (the panel gives the chart titles' colour: not the All GPUs memory line's). */
+  color: string;
+  fontFamily: string;
+  /** The label's background (see-through, as the run labels'). */
+  labelBackground: string;
+}
+
+/** The line at a memory chart's total as drawn, canvas px. */
+export interface DrawnTotalLine {
+  label: string;
+  /** The line's y and its ends. */
+  y: number;
+  x0: number;
+  x1: number;
+  /** The label's box (text plus 2 px either side): left, right, top and bottom edges. */
+  boxLeft: number;
+  boxRight: number;
+  boxTop: number;
+  boxBottom: number;
+}
+
+/**
+ * Draws a thin (1 CSS px) solid line across the plot at the memory total `g.y`, and its label
+ * (`140.4 GiB total`, 11 px) right-aligned at the plot's right edge just above the line: in the
+ * band above the plot (uPlot's top padding, {@link LABEL_BAND_PX}), clear of the data, which never
+ * passes the total. The run markers' lines are dashed; this one is solid, and the axis' top tick
+ * (`100 GiB` of 140.4) is below it. The context's state is saved and restored.
+ */
+export function drawTotalLine(ctx: MarkCanvas, g: TotalLineGeometry): DrawnTotalLine {
+  const px = g.px;
+  ctx.save();
+  // Half a line's width off the pixel grid: a crisp 1 px line on the total's row, not two faint ones.
+  const y = Math.round(g.y) + (Math.round(px) % 2 === 1 ? 0.5 : 0);
+  const x0 = g.left;
+  const x1 = g.left + g.width;
+  ctx.strokeStyle = g.color;
+  ctx.lineWidth = px;
+  ctx.setLineDash([]);
+  ctx.beginPath();
+  ctx.moveTo(x0, y);
+  ctx.lineTo(x1, y);
+  ctx.stroke();
+  ctx.font = `${Math.round(11 * px)}px ${g.fontFamily}`;
+  ctx.textBaseline = "top";
+  ctx.textAlign = "left";
+  const boxWidth = ctx.measureText(g.label).width + 4 * px;
+  const boxHeight = 14 * px;
+  const boxLeft = x1 - boxWidth;
+  const boxTop = y - 2 * px - boxHeight;
+  ctx.fillStyle = g.labelBackground;
+  ctx.fillRect(boxLeft, boxTop, boxWidth, boxHeight);
+  ctx.fillStyle = g.color;
+  ctx.fillText(g.label, boxLeft + 2 * px, boxTop + px);
+  ctx.restore();
+  return { label: g.label, y, x0, x1, boxLeft, boxRight: x1, boxTop, boxBottom: boxTop + boxHeight };
 }
 
 /** A GPU's line on the History panel's charts: its colour, and a dash pattern (CSS px) from the ninth GPU on. */

@@ -86,6 +86,8 @@ export interface HistoryAllAxes {
   /** The memory chart's axis in `memoryUnit`: [0, the GPUs' memory.total added up]. */
   memory: [number, number];
   memoryUnit: "GiB" | "MiB";
+  /** The label of the line drawn at the memory chart's total: `1123.2 GiB total`; empty when none (total unknown). */
+  memoryTotal: string;
   /** The labels drawn beside run markers (every run's), e.g. `▶ train.py`. */
   runLabels: string[];
   /** Where each of {@link runLabels} was drawn beside its marker ({@link RunLabelAt}). */
@@ -122,6 +124,8 @@ export interface HistoryAxes {
   memoryUnit: "GiB" | "MiB";
   /** The memory tick labels as drawn. */
   memoryTicks: string[];
+  /** The label of the line drawn at the memory axis' top, the GPU's total: `140.4 GiB total`; empty when none (total unknown). */
+  memoryTotal: string;
   /** The labels drawn beside run markers (only runs given this GPU), e.g. `▶ train.py`. */
   runLabels: string[];
   /** The row (0 at the top) each of {@link runLabels} was drawn on: close markers' labels are stacked. */
@@ -131,8 +135,9 @@ export interface HistoryAxes {
   /** Labels of this chart's markers with no room on a row, shown only while the cursor is near. */
   hoverLabels: string[];
   /**
-   * The charts' legends as drawn: the time, then the value (`["latest 07:25:31", "100%"]`,
-   * `["latest 07:25:31", "3.3 GiB"]`); under the cursor its sample's, else the newest sample's.
+   * The charts' legends as drawn: the time, then the value as a bare number, the unit being in the
+   * chart's title and axis (`["latest 07:25:31", "100"]`, `["latest 07:25:31", "3.3"]`); under the
+   * cursor its sample's, else the newest sample's.
    */
   legend: { utilization: string[]; memory: string[] };
   /** The charts' line colours (the GPU's colour on every chart: historyMarks.ts gpuLineStyle). */

@@ -31,10 +31,24 @@ export function gpuShortLabel(gpu: Gpu): string {
 
 /**
  * `<util>% · <used>/<total> · <temp>°C` in the units policy of units.ts, e.g.
- * `12% · 3.3/140.4 GiB · 35°C` or `0% · 0.0/140.4 GiB · 35°C`. Values nvidia-smi did not report show as `?`.
+ * `12% · 3.3/140.4 GiB · 35°C` or `0% · 0.0/140.4 GiB · 35°C`; without the temperature when
+ * `temperature` is false (`12% · 3.3/140.4 GiB`). Values nvidia-smi did not report show as `?`.
  */
-export function gpuDescription(gpu: Gpu): string {
-  return `${formatPercent(gpu.utilizationGpuPercent)} · ${formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB)} · ${formatTemperature(gpu.temperatureC)}`;
+export function gpuDescription(gpu: Gpu, temperature = true): string {
+  const parts = [formatPercent(gpu.utilizationGpuPercent), formatMemoryPair(gpu.memoryUsedMiB, gpu.memoryTotalMiB)];
+  if (temperature) parts.push(formatTemperature(gpu.temperatureC));
+  return parts.join(" · ");
+}
+
+/**
+ * Whether the tree's GPU rows write the temperature: not on a machine with a GPU 10 or more. There
+ * the label takes a second digit, and at the default 300 px side bar `GPU 10  100% · 130.7/140.4 GiB ·
+ * 72°C` was cut to `· 7…` (6 px too long, with the tree's scroll bar shown for 16 GPUs). Every row
+ * of such a machine leaves it out, so that the rows keep one length; the row's tooltip and the
+ * dashboard give it.
+ */
+export function rowsShowTemperature(gpus: readonly { index: number }[]): boolean {
+  return gpus.every((g) => g.index < 10);
 }
 
 /** How busy a GPU is: the larger of its utilization and its memory use (both %). */
@@ -158,12 +172,13 @@ export function toInventoryParams(gpus: readonly Gpu[] | null, selection: readon
 
 /**
  * The GPU row's description in the tree and the quick pick: {@link gpuDescription} (fits a 300 px
- * side bar beside {@link gpuShortLabel}); `[GPU is lost]` GPUs say so instead. Power, clocks, fan,
- * bus id and modes are in the tooltip ({@link gpuTooltipMarkdown}) and on the dashboard.
+ * side bar beside {@link gpuShortLabel}; the tree leaves the temperature out from GPU 10 on:
+ * {@link rowsShowTemperature}); `[GPU is lost]` GPUs say so instead. Power, clocks, fan, bus id and
+ * modes are in the tooltip ({@link gpuTooltipMarkdown}) and on the dashboard.
  */
-export function gpuRowDescription(gpu: Gpu): string {
+export function gpuRowDescription(gpu: Gpu, temperature = true): string {
   if (gpu.lost) return "GPU is lost: reboot to recover it";
-  return gpuDescription(gpu);
+  return gpuDescription(gpu, temperature);
 }
 
 /** Warnings about a GPU, in words: Exclusive_Process, Prohibited, lost, MIG enabled without devices listed. */

@@ -1,7 +1,8 @@
 /**
  * The `gpuPilot.gpus` view: the compact, native view beside the dashboard (dashboard.ts). One
- * checkable row per GPU (ticked = in the selection), `GPU 0 · H200  12% · 3.3/140.4 GiB · 35°C`,
- * short enough for a 300 px side bar; bus id, power, clocks, fan, modes and SM activity (activity.ts)
+ * checkable row per GPU (ticked = in the selection), `GPU 0  12% · 3.3/140.4 GiB · 35°C` (without
+ * the temperature on a machine with a GPU 10 or more: present.ts rowsShowTemperature), short enough
+ * for a 300 px side bar; bus id, power, clocks, fan, modes and SM activity (activity.ts)
  * are in its tooltip. Under it: warnings (Exclusive_Process, lost), its MIG devices (checkable) and
  * its compute processes (pid, command line, user, memory, this workspace's run). Faults show as calm warning rows;
  * "nvidia-smi missing" as the welcome content. Numbers are written by units.ts.
@@ -23,6 +24,7 @@ import {
   migTooltipMarkdown,
   processRow,
   processTooltipMarkdown,
+  rowsShowTemperature,
 } from "./present";
 import { isMigSelected, isSelected, type SelectionStore, toggleEntry } from "../../../common/src/gpu/selection";
 import { log } from "../log";
@@ -41,7 +43,15 @@ const VIEW_OPTIONS = { manageCheckboxStateManually: true, showCollapseAll: true 
 
 /** A row of the view. */
 export type GpuTreeNode =
-  | { kind: "gpu"; gpu: Gpu; apps: ComputeApp[]; mig: MigDevice[]; warnings: string[] }
+  | {
+      kind: "gpu";
+      gpu: Gpu;
+      apps: ComputeApp[];
+      mig: MigDevice[];
+      warnings: string[];
+      /** Whether the row writes the temperature (not on a machine with a GPU 10 or more: present.ts rowsShowTemperature). */
+      temperature: boolean;
+    }
   | { kind: "gpuWarning"; gpu: Gpu; n: number; text: string }
   | { kind: "mig"; gpu: Gpu; mig: MigDevice }
   | { kind: "app"; gpu: Gpu; app: ComputeApp; details?: ProcessDetails }
@@ -141,12 +151,13 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
       case "ok": {
         const inv = this.sample ?? m.inventory;
         if (!inv) return [];
+        const temperature = rowsShowTemperature(inv.gpus);
         const rows: GpuTreeNode[] = inv.gpus.map((gpu) => {
           const apps = appsOf(gpu, inv.apps);
           const mig = (inv.mig ?? [])
             .filter((d) => d.gpuUuid.toLowerCase() === gpu.uuid.toLowerCase())
             .sort((a, b) => a.device - b.device);
-          return { kind: "gpu", gpu, apps, mig, warnings: gpuWarnings(gpu, inv.apps, mig.length) };
+          return { kind: "gpu", gpu, apps, mig, warnings: gpuWarnings(gpu, inv.apps, mig.length), temperature };
         });
         if (inv.gpus.length === 0) {
           rows.push({
@@ -195,7 +206,7 @@ export class GpuTreeProvider implements vscode.TreeDataProvider<GpuTreeNode>, vs
         );
         item.id = `gpu/${gpu.uuid}`;
         const claim = claimText(this.claims?.claimOf(gpu.uuid));
-        item.description = gpuRowDescription(gpu) + claim.suffix;
+        item.description = gpuRowDescription(gpu, node.temperature) + claim.suffix;
         const activity = activityTooltipMarkdown(gpu.index, this.monitor.activity);
         const tooltip = new vscode.MarkdownString(
           gpuTooltipMarkdown(gpu, apps, node.warnings) +

@@ -140,6 +140,27 @@ export function failureRow(what: string, message: string, retryInSeconds: number
   };
 }
 
+/** Whether `message`, from `what` failing, says that this machine has no Slurm configuration ({@link NO_CONFIGURATION}). */
+export function isNotConfigured(what: string, message: string): boolean {
+  return failureReason(what, message) === NO_CONFIGURATION;
+}
+
+/**
+ * The view's one row where neither sinfo nor squeue finds a configuration: `Slurm not configured` ·
+ * `no slurm.conf`, said once for the view instead of under Partitions and again under My jobs
+ * ({@link failureRow}'s row, sinfo's words in the tooltip); undefined where either query says
+ * anything else.
+ */
+export function notConfiguredRow(
+  partitionsError: string | null,
+  jobsError: string | null,
+  retryInSeconds: number | null,
+): SlurmRow | undefined {
+  if (partitionsError === null || jobsError === null) return undefined;
+  if (!isNotConfigured("sinfo", partitionsError) || !isNotConfigured("squeue", jobsError)) return undefined;
+  return failureRow("sinfo", partitionsError, retryInSeconds);
+}
+
 /**
  * What a row at the default side-bar width should show first of a failure message: Slurm's words,
  * not the command line before them (`sinfo -N -h -O ...: sinfo: error: Unknown host` → `Unknown

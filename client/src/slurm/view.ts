@@ -7,13 +7,26 @@
  * node is shared, and Slurm's own guidance is not to hammer slurmctld), doubled after each failed
  * poll up to 10 minutes (back-off), each call with a time limit (`gpuPilot.slurm.timeoutSeconds`). A
  * slow or failing command shows as a calm row in the view, never as a notification.
+ *
+ * The view's top rows: one `Asking Slurm...` row until the first answer; then the two groups
+ * (Partitions, My jobs), or, where neither sinfo nor squeue finds a Slurm configuration, one row that
+ * says so (it said `Slurm not configured` under each group).
  */
 import * as vscode from "vscode";
 import { Poller } from "../gpu/poller";
 import { log } from "../log";
 import { queryJobs, queryPartitions, type SlurmCliOptions } from "./cli";
 import type { PartitionGpus, SlurmJob } from "../../../common/src/slurm/parse";
-import { backoffSeconds, failureRow, isActive, jobDetailRows, jobRow, partitionRow } from "./present";
+import {
+  backoffSeconds,
+  failureRow,
+  isActive,
+  jobDetailRows,
+  jobRow,
+  notConfiguredRow,
+  partitionRow,
+  type SlurmRow,
+} from "./present";
 
 /** View id in package.json. */
 export const SLURM_VIEW_ID = "gpuPilot.slurm";
@@ -40,6 +53,9 @@ const GROUPS: readonly SlurmNode[] = [
   { kind: "group", group: "partitions" },
   { kind: "group", group: "jobs" },
 ];
+
+/** What the view's top level shows: a row while it asks, the two groups, or one row where Slurm has no configuration. */
+type RootShape = "asking" | "groups" | "not configured";
 
 /** What the view last learnt; `error` is set while the last query failed (the old data stays shown). */
 export interface SlurmSnapshot {
@@ -78,6 +94,8 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
     polledAt: null,
     polls: 0,
   };
+  /** The top level as VS Code was last told of it (a change of shape refreshes the root). */
+  private shown: RootShape = "asking";
 
   constructor(
     private readonly settings: SlurmViewSettings,
@@ -125,15 +143,44 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
         `Slurm view: ${[next.partitionsError, next.jobsError].filter(Boolean).join("; ")} (retrying with back-off)`,
       );
     this.snap = next;
-    // Refresh the two groups (their rows and counts), not the root: a root refresh racing VS Code's
-    // first expansion of the groups makes it log "No tree item with id ... found".
-    for (const g of GROUPS) this.emitter.fire(g);
+    // While the groups stay, refresh them (their rows and counts), not the root: a root refresh
+    // racing VS Code's first expansion of the groups makes it log "No tree item with id ... found".
+    // The root only when its shape changes (the groups come after the one `Asking Slurm...` row, which
+    // has nothing under it to expand) or while it is the one "not configured" row (its tooltip's next try).
+    const shape = this.rootShape();
+    if (shape !== this.shown || shape === "not configured") {
+      this.shown = shape;
+      this.emitter.fire();
+    } else for (const g of GROUPS) this.emitter.fire(g);
+  }
+
+  /** The retry delay to show, s: after a failed poll, the back-off; null while the last poll succeeded. */
+  private retrySeconds(): number | null {
+    return this.snap.failures ? backoffSeconds(this.settings.pollSeconds(), this.snap.failures) : null;
+  }
+
+  /** The view's one row where Slurm has no configuration (see present.ts notConfiguredRow), or undefined. */
+  private notConfigured(): SlurmRow | undefined {
+    return notConfiguredRow(this.snap.partitionsError, this.snap.jobsError, this.retrySeconds());
+  }
+
+  /** The shape {@link getChildren} gives the top level now. */
+  private rootShape(): RootShape {
+    if (this.snap.polls === 0) return "asking";
+    return this.notConfigured() ? "not configured" : "groups";
   }
 
   getChildren(node?: SlurmNode): SlurmNode[] {
     const s = this.snap;
-    const retry = s.failures ? backoffSeconds(this.settings.pollSeconds(), s.failures) : null;
-    if (!node) return [...GROUPS];
+    const retry = this.retrySeconds();
+    if (!node) {
+      if (s.polls === 0)
+        return [
+          { kind: "message", id: "asking", label: "Asking Slurm...", description: "", tooltip: "", icon: "loading" },
+        ];
+      const none = this.notConfigured();
+      return none ? [{ kind: "message", id: "not-configured", ...none, icon: "warning" }] : [...GROUPS];
+    }
     if (node.kind === "job")
       return jobDetailRows(node.job, Date.now() / 1000).map((d) => ({
         kind: "detail",
@@ -155,16 +202,7 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
       });
     }
     if (node.group === "partitions") {
-      if (s.partitions === null && !err)
-        out.push({
-          kind: "message",
-          id: "partitions-loading",
-          label: "Asking sinfo...",
-          description: "",
-          tooltip: "",
-          icon: "loading",
-        });
-      else if (s.partitions?.length === 0)
+      if (s.partitions?.length === 0)
         out.push({
           kind: "message",
           id: "partitions-none",
@@ -175,16 +213,7 @@ export class SlurmTreeProvider implements vscode.TreeDataProvider<SlurmNode>, vs
         });
       for (const p of s.partitions ?? []) out.push({ kind: "partition", partition: p });
     } else {
-      if (s.jobs === null && !err)
-        out.push({
-          kind: "message",
-          id: "jobs-loading",
-          label: "Asking squeue...",
-          description: "",
-          tooltip: "",
-          icon: "loading",
-        });
-      else if (s.jobs?.length === 0)
+      if (s.jobs?.length === 0)
         out.push({
           kind: "message",
           id: "jobs-none",

@@ -186,6 +186,12 @@ suite("GPU History panel", () => {
       assert.deepEqual(state.all!.series, ["GPU 0", "GPU 1"]);
       assert.equal(state.all!.memoryUnit, "GiB");
       assert.deepEqual(state.all!.memory, [0, (2 * 143771) / 1024], "memory of all: 0..both totals");
+      // A line at each memory chart's total, labelled with it.
+      assert.equal(state.all!.memoryTotal, "280.8 GiB total");
+      assert.deepEqual(
+        [a0, a1].map((a) => a.memoryTotal),
+        ["140.4 GiB total", "140.4 GiB total"],
+      );
     } finally {
       await config.update("run.launcher", undefined, vscode.ConfigurationTarget.Workspace);
       await api.setSelection([]);

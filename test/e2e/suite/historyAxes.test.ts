@@ -39,6 +39,7 @@ suite("GPU History axes", () => {
         a.memoryTicks.every((t) => / GiB$/.test(t)),
         `one unit on the memory axis: ${a.memoryTicks.join(", ")}`,
       );
+      assert.equal(a.memoryTotal, "140.4 GiB total", "a line at the total, labelled");
       assert.ok(a.width >= a.availableWidth - 40 && a.width > 300, `full width: ${a.width} of ${a.availableWidth} px`);
       // The time axis spans the whole gpuPilot.history.minutes window (default 10) ending at the
       // newest sample, not the few seconds of samples there are; ticks in whole minutes back from now.
@@ -48,8 +49,9 @@ suite("GPU History axes", () => {
       // With the cursor off the charts the legends give the newest sample (they said "n/a").
       assert.equal(a.legend.utilization.length, 2, JSON.stringify(a.legend));
       assert.match(a.legend.utilization[0], /^latest \d{1,2}:\d{2}:\d{2}/, JSON.stringify(a.legend));
-      assert.match(a.legend.utilization[1], /^\d{1,3}%$/, JSON.stringify(a.legend));
-      assert.match(a.legend.memory[1], /^\d+\.\d GiB$/, JSON.stringify(a.legend));
+      // Bare numbers: the unit is in the chart's title and on its axis, not on every legend entry.
+      assert.match(a.legend.utilization[1], /^\d{1,3}$/, JSON.stringify(a.legend));
+      assert.match(a.legend.memory[1], /^\d+\.\d$/, JSON.stringify(a.legend));
       // The areas are the lines' colours at 13 % (the selected GPU's was no colour: `${theme value with alpha}22`).
       for (const f of [a.fill.utilization, a.fill.memory])
         assert.match(f, /^rgba\(\d+, \d+, \d+, 0\.13\)$/, JSON.stringify(a.fill));

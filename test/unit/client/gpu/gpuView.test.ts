@@ -133,6 +133,32 @@ test("ok: two GPUs with live numbers, details, the process under GPU 0 with its 
   provider.dispose();
 });
 
+test("16 GPUs: the rows leave the temperature out, so that GPU 10 to 15 fit the 300 px side bar as GPU 0 does; 8 GPUs keep it", async () => {
+  // At 300 px, with the tree's scroll bar, `GPU 10  100% · 130.7/140.4 GiB · 72°C` was cut to `· 7…`.
+  for (const [mode, count, temperature] of [
+    ["x16", 16, false],
+    ["x8", 8, true],
+  ] as const) {
+    const { monitor, provider } = setup(mode);
+    await monitor.refresh();
+    const items = provider
+      .getChildren()
+      .filter((n) => n.kind === "gpu")
+      .map((n) => provider.getTreeItem(n));
+    assert.equal(items.length, count);
+    for (const i of items) {
+      const row = `${String(i.label)}  ${String(i.description)}`;
+      assert.equal(/°C/.test(row), temperature, row);
+      assert.match(String(i.description), /^\d{1,3}% · \d+\.\d\/140\.4 GiB/, row);
+      assert.ok(row.length <= 36, `fits a 300 px side bar: ${row} (${row.length} characters)`);
+      // The tooltip still gives it.
+      assert.match((i.tooltip as MarkdownString).value, /\| Temperature \| \d+ °C \|/);
+    }
+    monitor.dispose();
+    provider.dispose();
+  }
+});
+
 test("idle: no process rows", async () => {
   const { monitor, provider } = setup("idle");
   await monitor.refresh();

@@ -8,6 +8,7 @@ import {
   legibleOn,
   parseColour,
   drawRunMarks,
+  drawTotalLine,
   GPU_PALETTE,
   gpuLineStyle,
   hoveredMark,
@@ -24,6 +25,7 @@ import {
   textLeftOf,
 } from "../../../../client/src/gpu/historyMarks";
 import type { GpuSeries } from "../../../../client/src/gpu/history";
+import { memoryTotalLabel } from "../../../../client/src/gpu/historyText";
 
 const G0 = "GPU-aaaa0000";
 const G1 = "GPU-bbbb1111";
@@ -186,14 +188,16 @@ class RecordingCanvas implements MarkCanvas {
   strokeStyle: unknown = "#000";
   fillStyle: unknown = "#000";
   lineWidth = 1;
-  readonly lines: { x: number; top: number; bottom: number; color: unknown }[] = [];
+  /** Each line as drawn: from (x, top) to (x1, bottom), its colour and width. */
+  readonly lines: { x: number; top: number; x1: number; bottom: number; color: unknown; width: number }[] = [];
   /** Each label background as drawn. */
   readonly rects: { x: number; y: number; w: number; h: number }[] = [];
-  /** Each text as drawn: its left and right edges after textAlign. */
-  readonly texts: { text: string; left: number; right: number; color: unknown }[] = [];
+  /** Each text as drawn: its left and right edges after textAlign, and its top (textBaseline `top`). */
+  readonly texts: { text: string; left: number; right: number; top: number; color: unknown }[] = [];
   private stack: string[] = [];
   private moveX = NaN;
   private moveY = NaN;
+  private lineX = NaN;
   private lineY = NaN;
   save(): void {
     this.stack.push(JSON.stringify([this.font, this.textAlign, this.textBaseline, this.lineWidth]));
@@ -207,11 +211,19 @@ class RecordingCanvas implements MarkCanvas {
     this.moveX = x;
     this.moveY = y;
   }
-  lineTo(_x: number, y: number): void {
+  lineTo(x: number, y: number): void {
+    this.lineX = x;
     this.lineY = y;
   }
   stroke(): void {
-    this.lines.push({ x: this.moveX, top: this.moveY, bottom: this.lineY, color: this.strokeStyle });
+    this.lines.push({
+      x: this.moveX,
+      top: this.moveY,
+      x1: this.lineX,
+      bottom: this.lineY,
+      color: this.strokeStyle,
+      width: this.lineWidth,
+    });
   }
   fillRect(x: number, y: number, w: number, h: number): void {
     this.rects.push({ x, y, w, h });
@@ -220,11 +232,11 @@ class RecordingCanvas implements MarkCanvas {
   measureText(text: string): { width: number } {
     return { width: [...text].length * 7 };
   }
-  fillText(text: string, x: number): void {
+  fillText(text: string, x: number, y: number): void {
     const w = this.measureText(text).width;
     const left =
       this.textAlign === "right" || this.textAlign === "end" ? x - w : this.textAlign === "center" ? x - w / 2 : x;
-    this.texts.push({ text, left, right: left + w, color: this.fillStyle });
+    this.texts.push({ text, left, right: left + w, top: y, color: this.fillStyle });
   }
 }
 
@@ -378,6 +390,62 @@ test("unlabelled charts (memory) draw the lines only", () => {
   assert.equal(ctx.lines.length, 1);
   assert.equal(ctx.texts.length, 0);
   assert.equal(drawn[0].visible, false);
+});
+
+test("a memory chart has a thin solid line across its plot at the GPU's total, labelled above it at the right: 140.4 GiB total", () => {
+  // A GPU's memory chart at 2 canvas px per CSS px: the plot from x 144 over 1500 px, its top (the
+  // axis' 140.4 GiB, the total) at y 40, the band for the label above it.
+  const ctx = new RecordingCanvas();
+  const label = memoryTotalLabel(143771)!;
+  const drawn = drawTotalLine(ctx, {
+    left: 144,
+    width: 1500,
+    y: 40,
+    px: 2,
+    label,
+    color: "#3b3b3b",
+    fontFamily: "sans-serif",
+    labelBackground: "rgba(255, 255, 255, 0.75)",
+  });
+  assert.equal(label, "140.4 GiB total");
+  assert.deepEqual(
+    ctx.lines,
+    [{ x: 144, top: 40, x1: 1644, bottom: 40, color: "#3b3b3b", width: 2 }],
+    "1 CSS px, plot wide",
+  );
+  assert.deepEqual(
+    ctx.texts.map((t) => t.text),
+    ["140.4 GiB total"],
+  );
+  const [text] = ctx.texts;
+  assert.equal(text.right, 1644 - 4, "the label ends 2 CSS px inside the plot's right edge");
+  assert.ok(text.top + 11 * 2 <= 40, `the label is above the line (its top ${text.top}), clear of the data`);
+  assert.ok(drawn.boxTop >= 40 - LABEL_BAND_PX * 2, "inside the band kept above the plot");
+  assert.equal(drawn.boxBottom, 40 - 4, "2 CSS px above the line");
+  assert.equal(ctx.rects.length, 1, "on a see-through background");
+  assert.equal(ctx.textAlign, "right", "the context's state is restored for uPlot");
+  // At 1 canvas px per CSS px the line sits on a pixel row's centre (crisp, not two half-lit rows).
+  assert.equal(
+    drawTotalLine(new RecordingCanvas(), {
+      ...drawn,
+      left: 0,
+      width: 100,
+      y: 20,
+      px: 1,
+      label,
+      color: "",
+      fontFamily: "",
+      labelBackground: "",
+    }).y,
+    20.5,
+  );
+});
+
+test("the total's label: the units policy's amount; no line where the total is unknown", () => {
+  assert.equal(memoryTotalLabel(2 * 143771), "280.8 GiB total");
+  assert.equal(memoryTotalLabel(8 * 143771), "1123.2 GiB total");
+  assert.equal(memoryTotalLabel(900), "900 MiB total");
+  for (const t of [null, undefined, 0, NaN]) assert.equal(memoryTotalLabel(t), undefined);
 });
 
 test("textLeftOf follows the canvas textAlign values", () => {

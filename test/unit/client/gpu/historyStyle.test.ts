@@ -36,3 +36,16 @@ test("a selected GPU's box is as far from its charts as any other box: wider edg
   assert.ok(selEdge > edge, "the selection still shows: a wider edge");
   assert.equal(selEdge + px(selected.get("padding-left")), edge + padLeft, "the charts start at the same x");
 });
+
+test("a legend's second row lines up under its first: its entries on a grid of equal fixed columns, the time over two", () => {
+  // 8 GPUs at the panel's width wrapped GPU 6 and GPU 7 to a second row that started at the row's left,
+  // off the first row's entries (inline entries, each as wide as its text).
+  const legend = rule(".uplot .u-legend.u-inline tbody");
+  assert.equal(legend.get("display"), "grid");
+  const columns = /^repeat\(auto-fill, (\d+(?:\.\d+)?)em\)$/.exec(legend.get("grid-template-columns") ?? "");
+  assert.ok(columns, `equal fixed-width columns: ${legend.get("grid-template-columns")}`);
+  // Wide enough for the widest GPU entry, `GPU 15: 100` (about 9.7 em of the legend's bold and plain text).
+  assert.ok(Number(columns[1]) >= 10, `${columns[1]} em`);
+  assert.equal(rule(".uplot .u-legend.u-inline tr").get("margin-right"), "0", "the grid's gap, not uPlot's margin");
+  assert.equal(rule(".uplot .u-legend.u-inline tr:first-child").get("grid-column"), "span 2", "the time's entry");
+});

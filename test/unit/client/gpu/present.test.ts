@@ -18,6 +18,7 @@ import {
   PROGRAM_CHARS,
   processTooltipMarkdown,
   programCommand,
+  rowsShowTemperature,
   toInventoryParams,
   UNKNOWN_USER,
 } from "../../../../client/src/gpu/present";
@@ -37,6 +38,19 @@ test("labels and descriptions of the captured GPUs", () => {
   );
   const unknown: Gpu = { ...gpus[0], utilizationGpuPercent: null, memoryUsedMiB: null, temperatureC: null };
   assert.equal(gpuDescription(unknown), "?% · ?/140.4 GiB · ?°C");
+});
+
+test("the tree's rows leave the temperature out on a machine with a GPU 10 or more (the label takes a second digit)", () => {
+  assert.equal(gpuDescription(gpus[0], false), "0% · 0.0/140.4 GiB");
+  assert.equal(rowsShowTemperature(gpus), true);
+  const sixteen = Array.from({ length: 16 }, (_, index) => ({ index }));
+  assert.equal(rowsShowTemperature(sixteen.slice(0, 10)), true, "GPU 0 to 9");
+  assert.equal(rowsShowTemperature(sixteen), false, "GPU 0 to 15");
+  assert.equal(
+    rowsShowTemperature([{ index: 0 }, { index: 12 }]),
+    false,
+    "the index makes the label longer, not the count",
+  );
 });
 
 test("processes belong to their GPU by UUID", () => {

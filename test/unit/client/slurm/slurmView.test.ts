@@ -9,6 +9,7 @@ import { FakeTreeView, recorded } from "../../support/client-fakeVscode";
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import * as fs from "node:fs";
+import * as os from "node:os";
 import * as path from "node:path";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -24,6 +25,7 @@ import {
   jobDetailRows,
   jobGpus,
   jobRow,
+  notConfiguredRow,
   partitionRow,
 } from "../../../../client/src/slurm/present";
 import type { SlurmJob } from "../../../../common/src/slurm/parse";
@@ -200,4 +202,49 @@ test("the view polls only while visible: nothing while hidden, one query when sh
   } finally {
     process.env.PATH = savedPath;
   }
+});
+
+test("no Slurm configuration: the view says so once, not under Partitions and again under My jobs", async () => {
+  // Stand-ins for Debian's slurm-wlm 22.05 on a machine with no slurm.conf and no DNS SRV record:
+  // the DNS lookup errors, then the fatal line, exit 1 (present.ts NO_CONFIGURATION).
+  const bin = fs.mkdtempSync(path.join(os.tmpdir(), "gpu-pilot-noconf-"));
+  for (const program of ["sinfo", "squeue"])
+    fs.writeFileSync(
+      path.join(bin, program),
+      `#!/bin/sh\necho "${program}: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host" >&2\n` +
+        `echo "${program}: fatal: Could not establish a configuration source" >&2\nexit 1\n`,
+      { mode: 0o755 },
+    );
+  const savedPath = process.env.PATH;
+  process.env.PATH = `${bin}${path.delimiter}/nonexistent`;
+  try {
+    const provider = new SlurmTreeProvider({ pollSeconds: () => 30, timeoutMs: () => 5000 });
+    assert.deepEqual(provider.rows(), [{ label: "Asking Slurm...", description: "", contextValue: "slurmMessage" }]);
+    const fired: unknown[] = [];
+    provider.onDidChangeTreeData((e) => fired.push(e));
+    await provider.refresh();
+    assert.match(provider.snapshot.partitionsError ?? "", /fatal: Could not establish a configuration source$/);
+    assert.match(provider.snapshot.jobsError ?? "", /fatal: Could not establish a configuration source$/);
+    const rows = provider.rows();
+    assert.deepEqual(
+      rows.map((r) => `${r.label} | ${r.description}`),
+      ["Slurm not configured | no slurm.conf"],
+      "one row for the view, no groups",
+    );
+    assert.equal(rows.filter((r) => r.label === "Slurm not configured").length, 1);
+    assert.deepEqual(fired, [undefined], "the root refreshed (its shape changed), once");
+    provider.dispose();
+  } finally {
+    process.env.PATH = savedPath;
+    fs.rmSync(bin, { recursive: true, force: true });
+  }
+});
+
+test("notConfiguredRow: only where both queries say there is no configuration", () => {
+  const fatal = (p: string) => `${p} -h: ${p}: fatal: Could not establish a configuration source`;
+  assert.deepEqual(notConfiguredRow(fatal("sinfo"), fatal("squeue"), 60), failureRow("sinfo", fatal("sinfo"), 60));
+  assert.equal(notConfiguredRow(fatal("sinfo"), fatal("squeue"), 60)!.label, "Slurm not configured");
+  assert.equal(notConfiguredRow(fatal("sinfo"), null, null), undefined, "squeue answered: the groups stay");
+  assert.equal(notConfiguredRow(fatal("sinfo"), "squeue --me --json did not answer within 2 s", 60), undefined);
+  assert.equal(notConfiguredRow(null, null, null), undefined);
 });
