@@ -658,3 +658,31 @@ test("GPU039: a dataclass field's default and a plain class attribute reach self
   );
   assert.deepEqual(await lintCode(rebound, "GPU039", { preview: true }), []);
 });
+
+test("GPU039: vLLM's parallel_config.rank (also through a name bound to it) and TensorRT-LLM's mapping.rank are global ranks; a mapping outside TensorRT-LLM code and the local_rank beside them are not", async () => {
+  const found = async (src: string) =>
+    (await lintCode(src, "GPU039", { preview: true })).map((d) => d.message.split(" is the global rank")[0]);
+  assert.deepEqual(
+    await found(
+      'import torch\n\n\ndef make(vllm_config):\n    pc = vllm_config.parallel_config\n    return torch.device(f"cuda:{pc.rank}")\n',
+    ),
+    ["pc.rank"],
+  );
+  assert.deepEqual(
+    await found("import torch\n\n\ndef make(cfg):\n    torch.cuda.set_device(cfg.parallel_config.rank)\n"),
+    ["cfg.parallel_config.rank"],
+  );
+  assert.deepEqual(
+    await found(
+      'import torch\nfrom tensorrt_llm.mapping import Mapping\n\n\ndef make(model_config):\n    return f"cuda:{model_config.mapping.rank}"\n',
+    ),
+    ["model_config.mapping.rank"],
+  );
+  assert.deepEqual(await found('import torch\n\n\ndef make(cfg):\n    return f"cuda:{cfg.mapping.rank}"\n'), []);
+  assert.deepEqual(
+    await found(
+      'import torch\nfrom tensorrt_llm.mapping import Mapping\n\n\ndef make(m):\n    return f"cuda:{m.mapping.local_rank}"\n',
+    ),
+    [],
+  );
+});

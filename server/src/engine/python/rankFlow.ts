@@ -7,7 +7,8 @@
  * - environment reads (`os.environ["RANK"]`, `.get`, `os.getenv`): {@link RANK_VARIABLES};
  * - calls: `torch.distributed.get_rank()` with no group (global), `torch.distributed.get_node_local_rank()` (local);
  * - Hugging Face Accelerate: `.process_index` (global) and `.local_process_index` (local) of an
- *   object the file builds with `Accelerator(...)`, `PartialState(...)` or `AcceleratorState(...)`.
+ *   object the file builds with `Accelerator(...)`, `PartialState(...)` or `AcceleratorState(...)`;
+ * - `.rank` of vLLM's `parallel_config` and of TensorRT-LLM's `mapping` (global).
  *
  * Followed, within this file: names to their latest assignment before the use in the same
  * function (or module; a name a nested function reads from outside: every assignment there must
@@ -400,6 +401,8 @@ export class RankFlow {
     if (!obj || !attr) return UNKNOWN;
     const accel = ACCELERATE_ATTRIBUTES[attr];
     if (accel && this.isAccelerateState(obj)) return { kind: accel, source: n, variable: null, plain: false };
+    if (attr === "rank" && this.holdsLibraryRank(obj))
+      return { kind: "global", source: n, variable: null, plain: false };
     if (obj.type !== "identifier") return UNKNOWN;
     const fn = enclosingFunction(n);
     // self.x in a method: the method's own assignment before the use, else every method's assignments.
@@ -478,6 +481,20 @@ export class RankFlow {
       (isGet || this.model.resolve(fn) === "os.getenv") &&
       read.childForFieldName("arguments")?.namedChildren[0]?.text === loopVar.text
     );
+  }
+
+  /**
+   * Whether `obj` (or the value of the name `obj`) is a library's parallel-layout object whose
+   * `.rank` is the global rank: vLLM's `vllm_config.parallel_config` (vllm/config/parallel.py
+   * ParallelConfig: "rank: Global rank in distributed setup"; the worker's node-local index is its
+   * `local_rank`) and, in a file that names TensorRT-LLM, its `model_config.mapping`
+   * (tensorrt_llm/mapping.py Mapping: `rank` in the whole layout, the node-local index `local_rank`).
+   */
+  private holdsLibraryRank(obj: SyntaxNode): boolean {
+    const holder = obj.type === "identifier" ? this.valueOfName(obj) : obj;
+    if (holder?.type !== "attribute") return false;
+    const name = holder.childForFieldName("attribute")?.text;
+    return name === "parallel_config" || (name === "mapping" && this.model.text.includes("tensorrt_llm"));
   }
 
   /** Whether `obj` is an Accelerate state object built in this file (`Accelerator(...)`, through names and `self.x`). */
