@@ -1,7 +1,7 @@
 import type { PythonRule, RuleContext } from "../rule";
 import type { EnvWriteEvent } from "../python/events";
 import { envWritesAnywhere } from "../python/model";
-import { enclosingFunction, type SyntaxNode } from "../python/parser";
+import { enclosingFunction, stringValue, type SyntaxNode } from "../python/parser";
 import { freezes } from "../frameworks";
 import { nodeRange } from "../python/events";
 import { callArgs } from "./shared/py";
@@ -209,9 +209,9 @@ export const rule: PythonRule = {
     // A CUDA_VISIBLE_DEVICES write whose value comes from device_count(), or a worker launcher given the workers' list.
     trigger: (t) => t.has("CUDA_VISIBLE_DEVICES") && (t.has("device_count") || t.has("LocalCUDACluster")),
     docs: {
-      what: 'Finds `CUDA_VISIBLE_DEVICES` written from GPU ordinals this process counted: `os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))`, also through names assigned before the write in the same function (`ids = ...; gpu_list = sorted(...ids...)`), and from `torch.accelerator.device_count()`; and the workers\' list given to dask-cuda\'s `LocalCUDACluster(CUDA_VISIBLE_DEVICES=...)` built from `range(len(numba.cuda.gpus))` (or another count or device list of this process: CuPy, JAX, TensorFlow, torch), which dask-cuda sets as each worker\'s CUDA_VISIBLE_DEVICES.',
+      what: 'Finds `CUDA_VISIBLE_DEVICES` written from GPU ordinals this process counted: `os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))`, also through names assigned before the write in the same function (`ids = ...; gpu_list = sorted(...ids...)`), and from `torch.accelerator.device_count()`; and the workers\' list given to dask-cuda\'s `LocalCUDACluster(CUDA_VISIBLE_DEVICES=...)` built from `range(len(numba.cuda.gpus))` (or another count or device list of this process: CuPy, JAX, TensorFlow, torch), which dask-cuda sets as each worker\'s CUDA_VISIBLE_DEVICES; and the environment copied for a child process (`env = os.environ.copy()` then `env["CUDA_VISIBLE_DEVICES"] = ...`, `{**os.environ, "CUDA_VISIBLE_DEVICES": ...}`) given such a list.',
       follows:
-        'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: GPU001 and GPU012). The message tells a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Not followed: function parameters, attributes and argparse defaults (`args.gpus`), helper functions that return the list, environment dictionaries copied for a child process (`env = os.environ.copy()`), other modules.',
+        'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: GPU001 and GPU012). The message tells a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Not followed: function parameters, attributes and argparse defaults (`args.gpus`), helper functions that return the list, other modules.',
       why: "`torch.cuda.device_count()` counts the GPUs the process already sees, and they are numbered from 0 in that view; `CUDA_VISIBLE_DEVICES` takes the machine's own device ids (CUDA C Programming Guide, CUDA Environment Variables: the listed devices are made visible and renumbered from 0). When the process inherited a list (a Slurm job given GPUs 4-7 without device cgroups, a launcher, `CUDA_VISIBLE_DEVICES=4,5,6,7 python ...`), it counts 4 and writes `0,1,2,3`: since `device_count()` does not initialise CUDA (ground-truth.md: lazy), the write takes effect, and the process moves onto GPUs 0-3, which belong to other jobs or users (IsoNet-cryoET/IsoNet2#28: training on other jobs' GPUs of a shared Slurm node). Where nothing was inherited the write changes nothing. Either way it is at best useless. The same holds for the list dask-cuda's LocalCUDACluster sets as each worker's CUDA_VISIBLE_DEVICES (NVIDIA-Merlin/NVTabular#1831: a notebook's workers pinned to GPUs 0 and 1 while its kernel was given others); without the argument dask-cuda starts from the inherited CUDA_VISIBLE_DEVICES itself (dask_cuda/utils.py `cuda_visible_devices`).",
       example:
         'import os\nimport torch\n\ngpus = ",".join(str(i) for i in range(torch.cuda.device_count()))\nos.environ["CUDA_VISIBLE_DEVICES"] = gpus  # GPU057: ordinals written as device ids\n',
@@ -228,38 +228,98 @@ export const rule: PythonRule = {
     },
   },
   check(ctx) {
-    for (const w of envWritesAnywhere(ctx.model)) {
-      // setdefault writes only where nothing was inherited: there the ordinals are the device ids.
-      if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.form === "setdefault") continue;
-      const scope = enclosingFunction(w.statement);
-      const count = countIn(ctx, w.value, w.statement.startIndex, scope);
-      if (!count || guardedOrMapped(w, scope, ctx) || afterInit(ctx, w)) continue;
-      const where = ctx.where(count.startPosition.row);
-      const moves =
-        "they number the GPUs it already sees from 0, while the variable takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7, a launcher's, the shell's) this write moves the process onto GPUs 0, 1, ... of other jobs";
-      ctx.report({
-        range: w.range,
-        message: listsEvery(count, ctx)
-          ? `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}): ${moves}; with none inherited it changes nothing. Leave the variable as it is and use torch.cuda.device_count() for the count`
-          : `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}), to choose some of its GPUs: ${moves}. Map the ordinals through the inherited list (os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")) when there is one, and write the ids they stand for`,
-      });
-    }
-    for (const call of ctx.model.nodesMentioning("call", ["CUDA_VISIBLE_DEVICES"])) {
-      if (!WORKER_LAUNCHERS.has(ctx.model.resolve(call.childForFieldName("function")) ?? "")) continue;
-      const value = callArgs(call).keywords.get("CUDA_VISIBLE_DEVICES");
-      const statement = statementOf(call);
-      if (!value || !statement) continue;
-      const scope = enclosingFunction(statement);
-      const count = countIn(ctx, value, statement.startIndex, scope, WORKER_COUNTS);
-      if (!count || guardedOrMapped({ variable: "CUDA_VISIBLE_DEVICES", statement }, scope, ctx)) continue;
-      const keyword = value.parent!;
-      ctx.report({
-        range: nodeRange(keyword),
-        message: `LocalCUDACluster's CUDA_VISIBLE_DEVICES is built from GPU ordinals this process counted (${count.text} on ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while dask-cuda sets the list as each worker's CUDA_VISIBLE_DEVICES, which takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a job's 2,3) the workers are pinned to GPUs 0, 1, ... instead of the ones given. Leave the argument out (dask-cuda then starts from the inherited CUDA_VISIBLE_DEVICES), or map the ordinals through the inherited list`,
-      });
-    }
+    ownWrites(ctx);
+    workerLists(ctx);
+    childEnvironments(ctx);
   },
 };
+
+const MOVES =
+  "they number the GPUs it already sees from 0, while the variable takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7, a launcher's, the shell's) this write moves the process onto GPUs 0, 1, ... of other jobs";
+
+/** The process's own writes (`os.environ["CUDA_VISIBLE_DEVICES"] = ...`). */
+function ownWrites(ctx: RuleContext): void {
+  for (const w of envWritesAnywhere(ctx.model)) {
+    // setdefault writes only where nothing was inherited: there the ordinals are the device ids.
+    if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.form === "setdefault") continue;
+    const scope = enclosingFunction(w.statement);
+    const count = countIn(ctx, w.value, w.statement.startIndex, scope);
+    if (!count || guardedOrMapped(w, scope, ctx) || afterInit(ctx, w)) continue;
+    const where = ctx.where(count.startPosition.row);
+    ctx.report({
+      range: w.range,
+      message: listsEvery(count, ctx)
+        ? `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}): ${MOVES}; with none inherited it changes nothing. Leave the variable as it is and use torch.cuda.device_count() for the count`
+        : `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}), to choose some of its GPUs: ${MOVES}. Map the ordinals through the inherited list (os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")) when there is one, and write the ids they stand for`,
+    });
+  }
+}
+
+/** The workers' list given to a worker launcher (`LocalCUDACluster(CUDA_VISIBLE_DEVICES=...)`). */
+function workerLists(ctx: RuleContext): void {
+  for (const call of ctx.model.nodesMentioning("call", ["CUDA_VISIBLE_DEVICES"])) {
+    if (!WORKER_LAUNCHERS.has(ctx.model.resolve(call.childForFieldName("function")) ?? "")) continue;
+    const value = callArgs(call).keywords.get("CUDA_VISIBLE_DEVICES");
+    const statement = statementOf(call);
+    if (!value || !statement) continue;
+    const scope = enclosingFunction(statement);
+    const count = countIn(ctx, value, statement.startIndex, scope, WORKER_COUNTS);
+    if (!count || guardedOrMapped({ variable: "CUDA_VISIBLE_DEVICES", statement }, scope, ctx)) continue;
+    ctx.report({
+      range: nodeRange(value.parent!),
+      message: `LocalCUDACluster's CUDA_VISIBLE_DEVICES is built from GPU ordinals this process counted (${count.text} on ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while dask-cuda sets the list as each worker's CUDA_VISIBLE_DEVICES, which takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a job's 2,3) the workers are pinned to GPUs 0, 1, ... instead of the ones given. Leave the argument out (dask-cuda then starts from the inherited CUDA_VISIBLE_DEVICES), or map the ordinals through the inherited list`,
+    });
+  }
+}
+
+/** Whether `value` copies the process's environment: `os.environ.copy()`, `dict(os.environ)`, `{**os.environ, ...}`. */
+function copiesEnviron(ctx: RuleContext, value: SyntaxNode): boolean {
+  if (value.type === "dictionary")
+    return value.namedChildren.some((c) => c?.type === "dictionary_splat" && ctx.model.isEnviron(c.namedChildren[0]));
+  if (value.type !== "call") return false;
+  const fn = value.childForFieldName("function");
+  if (fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "copy")
+    return ctx.model.isEnviron(fn.childForFieldName("object"));
+  return fn?.text === "dict" && ctx.model.isEnviron(callArgs(value).positional[0]);
+}
+
+/**
+ * A child process's environment copied from this one (`env = os.environ.copy()`, `{**os.environ}`)
+ * whose CUDA_VISIBLE_DEVICES is set from counted ordinals: `env["CUDA_VISIBLE_DEVICES"] = ...` on
+ * the copy, or the entry of a dictionary that spreads `os.environ`. The child is another process, so
+ * CUDA started here does not matter.
+ */
+function childEnvironments(ctx: RuleContext): void {
+  const entries: Array<{ value: SyntaxNode; report: SyntaxNode; statement: SyntaxNode }> = [];
+  for (const a of ctx.model.nodesMentioning("assignment", ["CUDA_VISIBLE_DEVICES"])) {
+    const left = a.childForFieldName("left");
+    const value = a.childForFieldName("right");
+    const target = left?.type === "subscript" ? left.childForFieldName("value") : null;
+    if (!value || target?.type !== "identifier") continue;
+    if (left!.childForFieldName("subscript")?.text.replace(/['"]/g, "") !== "CUDA_VISIBLE_DEVICES") continue;
+    const scope = enclosingFunction(a);
+    if (!assignmentsOf(ctx, new Set([target.text]), a.startIndex, scope).some((b) => copiesEnviron(ctx, b.value)))
+      continue;
+    entries.push({ value, report: a, statement: statementOf(a) ?? a });
+  }
+  for (const d of ctx.model.nodesMentioning("dictionary", ["CUDA_VISIBLE_DEVICES"])) {
+    if (!copiesEnviron(ctx, d)) continue;
+    for (const p of d.namedChildren) {
+      const value = p?.type === "pair" ? p.childForFieldName("value") : null;
+      if (value && stringValue(p!.childForFieldName("key")) === "CUDA_VISIBLE_DEVICES")
+        entries.push({ value, report: p!, statement: statementOf(d) ?? d });
+    }
+  }
+  for (const e of entries) {
+    const scope = enclosingFunction(e.statement);
+    const count = countIn(ctx, e.value, e.statement.startIndex, scope, WORKER_COUNTS);
+    if (!count || guardedOrMapped({ variable: "CUDA_VISIBLE_DEVICES", statement: e.statement }, scope, ctx)) continue;
+    ctx.report({
+      range: nodeRange(e.report),
+      message: `The environment copied for a child process gets CUDA_VISIBLE_DEVICES from GPU ordinals this process counted (${count.text} on ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while the child reads device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7) the child runs on GPUs 0, 1, ... of other jobs. Map the ordinals through the inherited list, or leave the entry out (the copy already holds this process's value)`,
+    });
+  }
+}
 
 /** The statement a node belongs to (the innermost one that holds it). */
 function statementOf(n: SyntaxNode): SyntaxNode | null {
