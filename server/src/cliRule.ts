@@ -6,43 +6,33 @@
  */
 import { RULES } from "./engine/rules/index";
 import type { Rule } from "./engine/rule";
+import type { RuleDocs } from "./engine/types";
 import { renderRuleDoc } from "./ruleDocs";
 
 /** Usage of `gpu-pilot rule`. */
 export const RULE_USAGE = `usage: gpu-pilot rule CODE [--format text|json]    a rule's documentation (e.g. gpu-pilot rule GPU001)
        gpu-pilot rule --all [--format text|json]   every rule's`;
 
-/** One rule as `gpu-pilot rule --format json` prints it. */
-export interface RuleJson {
+/** One rule as `gpu-pilot rule --format json` prints it: its meta, and its documentation's fields (types.ts RuleDocs). */
+export interface RuleJson extends Omit<RuleDocs, "language"> {
   code: string;
   name: string;
   severity: string;
   /** `default`, or `preview` (runs only with `--preview`). */
   set: "default" | "preview";
   fixable: boolean;
-  what: string;
-  follows: string;
-  why: string;
-  example: string;
-  fix: string;
-  whenNotToCare: string;
-  references: string[];
 }
 
 function ruleJson(r: Rule): RuleJson {
   const { code, name, severity, fixable, docs } = r.meta;
+  const { language: _language, ...fields } = docs as RuleDocs;
   return {
     code,
     name,
     severity,
     set: r.meta.preview ? "preview" : "default",
     fixable,
-    what: docs.what,
-    follows: docs.follows,
-    why: docs.why,
-    example: docs.example,
-    fix: docs.fix,
-    whenNotToCare: docs.whenNotToCare,
+    ...fields,
     references: [...docs.references],
   };
 }
