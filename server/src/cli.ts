@@ -642,7 +642,7 @@ function checkManifest(
   fix: FixMode,
 ): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; deps: string[] } {
   const { text, applied } = fix
-    ? fixAllManifest(source, kind, options, fix === "unsafe")
+    ? fixAllManifest(source, kind, options, fix === "unsafe", filename)
     : { text: source, applied: 0 };
   const r = lintManifest(text, kind, options, { file: filename });
   return {

@@ -24,7 +24,7 @@ import { SHOW_RULE_DOC_COMMAND } from "../../../common/src/lsp/protocol";
 import { UNSAFE_FIXES_KIND } from "../../../common/src/lsp/commandIds";
 import { RESTART_KERNEL_COMMAND } from "../../../common/src/kernel/runningKernel";
 import type { CellFix } from "../session";
-import { manifestKindOfDoc, type ServerContext } from "./context";
+import { manifestKindOfDoc, pathOf, type ServerContext } from "./context";
 import { keyOf } from "./diagnostics";
 import { shifted, shiftedRange, withCellModel, withModel } from "./models";
 
@@ -76,7 +76,7 @@ function fixAllEdit(ctx: ServerContext, uri: string, unsafe: boolean): Workspace
   if (!doc) return null;
   const kind = manifestKindOfDoc(doc);
   const r = kind
-    ? fixAllManifest(doc.getText(), kind, ctx.lintOptions(uri), unsafe)
+    ? fixAllManifest(doc.getText(), kind, ctx.lintOptions(uri), unsafe, pathOf(uri))
     : fixAllPython(doc.getText(), ctx.lintOptions(uri), unsafe);
   if (!r.applied) return null;
   return { changes: { [uri]: [full(doc, r.text)] } };

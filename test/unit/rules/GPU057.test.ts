@@ -14,7 +14,7 @@ test("GPU057: a warning on the write, naming the count and its line; through nam
   assert.equal(d.range.start.line, 8);
   assert.equal(
     d.message,
-    "CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (torch.cuda.device_count() on line 7): they number the GPUs it already sees from 0, while the variable takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7, a launcher's, the shell's) this write moves the process onto GPUs 0, 1, ... of other jobs; with none inherited it changes nothing. Leave the variable as it is and use torch.cuda.device_count() for the count",
+    "CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (torch.cuda.device_count() at line 7): they number the GPUs it already sees from 0, while the variable takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7, a launcher's, the shell's) this write moves the process onto GPUs 0, 1, ..., other jobs' GPUs; with none inherited it changes nothing. Leave the variable as it is and use torch.cuda.device_count() for the count",
   );
   assert.equal(d.fix, undefined);
 });
@@ -61,7 +61,7 @@ test("GPU057: reads that cannot reach the value do not silence it (after the wri
   );
   assert.match(
     subset.message,
-    /^CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted \(torch\.cuda\.device_count\(\) on line 4\), to choose some of its GPUs: .* Map the ordinals through the inherited list \(os\.environ\.get\("CUDA_VISIBLE_DEVICES", ""\)\.split\(","\)\) when there is one, and write the ids they stand for$/,
+    /^CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted \(torch\.cuda\.device_count\(\) at line 4\), to choose some of its GPUs: .* onto the GPUs that have those numbers as ids, other jobs' GPUs\. Map the ordinals through the inherited list \(os\.environ\.get\("CUDA_VISIBLE_DEVICES", ""\)\.split\(","\)\) when there is one, and write the ids they stand for$/,
   );
   const [all] = await lintCode(
     'import os\nimport torch\n\nn = torch.cuda.device_count()\nos.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(n))\n',

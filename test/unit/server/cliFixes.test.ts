@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { before, test } from "node:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT } from "../support/helpers";
@@ -205,4 +205,19 @@ test("the README's commands apply --diff's output: `git apply` and `patch -p1` f
   assert.match(p0.stdout + p0.stderr, /Ignoring potentially dangerous file name/);
   apply("patch", ["-d", "/", "-p1"], elsewhere, r.stdout);
   assert.equal(readFileSync(abs, "utf8"), fixed);
+});
+
+test("--fix --unsafe-fixes and --diff --unsafe-fixes apply a manifest finding that depends on a file beside it (GPU054: a bare CUDA_VISIBLE_DEVICES before `bash scripts/train.sh`, which starts torchrun); a re-check is clean", () => {
+  const script = "#!/bin/bash\nCUDA_VISIBLE_DEVICES=1\nbash scripts/train.sh\n";
+  const dir = project({ "run.sh": script });
+  mkdirSync(join(dir, "scripts"));
+  writeFileSync(join(dir, "scripts", "train.sh"), "#!/bin/bash\ntorchrun --nproc_per_node 1 train.py\n");
+  const diff = run(["check", "--no-cache", "--select", "GPU054", "--diff", "--unsafe-fixes", "run.sh"], dir);
+  assert.equal(diff.status, 1, diff.stderr);
+  assert.match(diff.stdout, /\n-CUDA_VISIBLE_DEVICES=1\n\+export CUDA_VISIBLE_DEVICES=1\n/);
+  assert.equal(readFileSync(join(dir, "run.sh"), "utf8"), script);
+  const fixed = run(["check", "--no-cache", "--select", "GPU054", "--fix", "--unsafe-fixes", "run.sh"], dir);
+  assert.equal(fixed.status, 0, fixed.stdout + fixed.stderr);
+  assert.match(fixed.stdout, /^Fixed 1 problem; all checks passed!\n$/);
+  assert.equal(readFileSync(join(dir, "run.sh"), "utf8"), script.replace("\nCUDA_VISIBLE", "\nexport CUDA_VISIBLE"));
 });

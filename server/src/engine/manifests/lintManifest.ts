@@ -254,17 +254,24 @@ function invalidFixes(
   return bad;
 }
 
-/** Applies all safe fixes (and unsafe ones when `unsafe`) to a manifest, re-linting between passes (at most 10), like fixAllPython. */
+/**
+ * Applies all safe fixes (and unsafe ones when `unsafe`) to a manifest, re-linting between passes
+ * (at most 10), like fixAllPython.
+ * @param file the manifest's path, as {@link lintManifest} takes it: the rules that read the files
+ *   beside it (a script it runs, a sourced file, an accelerate config) find their findings, and
+ *   their fixes, only with it; null for an unsaved buffer
+ */
 export function fixAllManifest(
   text: string,
   kind: ManifestKind,
   options: LintOptions,
   unsafe = false,
+  file: string | null = null,
 ): { text: string; applied: number } {
   let out = text;
   let applied = 0;
   for (let pass = 0; pass < 10; pass++) {
-    const { edits, count } = safeEdits<TextEdit>(lintManifest(out, kind, options).diagnostics, unsafe);
+    const { edits, count } = safeEdits<TextEdit>(lintManifest(out, kind, options, { file }).diagnostics, unsafe);
     if (!edits.length) break;
     applied += count;
     out = applyEdits(out, edits);

@@ -13,7 +13,7 @@ export const rule: ManifestRule = {
     // CUDA_VISIBLE_DEVICES or NVIDIA_VISIBLE_DEVICES set in a compose environment or a pod's env.
     trigger: (t) => t.includes("VISIBLE_DEVICES"),
     docs: {
-      what: "Finds `CUDA_VISIBLE_DEVICES` set in a Dockerfile `ENV`, a compose service's `environment` (also `- CUDA_VISIBLE_DEVICES` without a value, which copies the host's value in) or a Kubernetes container's `env`, and `NVIDIA_VISIBLE_DEVICES` set there to numeric host GPU ids. A value that hides every GPU (`\"\"`, `\"-1\"`) is left alone, and so are `NVIDIA_VISIBLE_DEVICES=none`/`void`, GPU UUIDs (no host index) and `NVIDIA_VISIBLE_DEVICES=all` (NVIDIA's CUDA base images set it), except `all` in the `env` of a Kubernetes container that requests GPUs (`resources.limits` `nvidia.com/gpu: 1`): there it takes the place of the allocation. In a Dockerfile, `# noqa: GPU019` goes on its own line above the `ENV` (a `#` after `ENV K=V` would be part of the instruction).",
+      what: "Finds `CUDA_VISIBLE_DEVICES` set in a Dockerfile `ENV`, a compose service's `environment` (also `- CUDA_VISIBLE_DEVICES` without a value, which copies the host's value in) or a Kubernetes container's `env`, and `NVIDIA_VISIBLE_DEVICES` set there to numeric host GPU ids. A value that hides every GPU (`\"\"`, `\"-1\"`) is left alone, and so are `NVIDIA_VISIBLE_DEVICES=none`/`void`, GPU UUIDs (no host index) and `NVIDIA_VISIBLE_DEVICES=all` (NVIDIA's CUDA base images set it), except `all` in the `env` of a Kubernetes container that requests GPUs (`resources.limits` `nvidia.com/gpu: 1`): there it takes the place of the allocation. In a Dockerfile, `# noqa: GPU019` goes on its own line above the `ENV` (a `#` after `ENV K=V` would be part of the instruction); in YAML, on the entry's first line (`- name: NVIDIA_VISIBLE_DEVICES  # noqa: GPU019`).",
       follows:
         "The file itself: a Dockerfile's `ENV` instructions (every stage), each compose service's `environment`, and each Kubernetes container's `env` (every document; `valueFrom` entries included), with that container's `resources.limits` for `NVIDIA_VISIBLE_DEVICES=all`. Not followed: a compose service's GPU reservation next to `NVIDIA_VISIBLE_DEVICES=all` (how Docker merges the two is not established here), Helm templates before rendering, base images (`FROM`), `ARG`, variables exported by `RUN` commands, `env_file` and `.env` files, `envFrom` ConfigMaps and Secrets, and variables given at run time (`docker run -e`).",
       why: "A container sees only the GPUs allocated to it (`docker run --gpus`, compose `deploy.resources.reservations.devices`, the `nvidia.com/gpu` limit in Kubernetes), and CUDA numbers them from 0 inside the container. A host id written into the container's environment therefore picks another GPU than the one meant, or none (`CUDA_VISIBLE_DEVICES=3` in a container given one GPU leaves CUDA with no device), and it keeps doing so on every machine and every allocation the image or manifest meets. `NVIDIA_VISIBLE_DEVICES` is how the NVIDIA container runtime and the Kubernetes device plugin (envvar strategy) pass the allocation; a fixed host id there bypasses the allocation, so two containers can end up on the same GPU (NVIDIA's device plugin documents this as the reason for its volume-mounts strategy). The same goes for `all` in a Kubernetes container that requests GPUs: kubelet puts the container's own `env` after the variables the device plugin returns for the allocation, and the later value of a name is the one the container runtime keeps, so the container's `all` replaces the plugin's list (envvar strategy, the plugin's default) and the pod sees every GPU of the node (otwld/ollama-helm#98: 8 GPUs visible to a pod with a limit of 1, its runners spread over GPUs of other pods; NVIDIA/k8s-device-plugin#1294: a container given one GPU and its own `NVIDIA_VISIBLE_DEVICES` saw two).",
@@ -42,7 +42,17 @@ export const rule: ManifestRule = {
         range: e.range,
         message: finding,
         ...(e.removal
-          ? { fix: { title: `Remove ${e.name} from ${WHERE[e.source]}`, edits: e.removal, safe: false } }
+          ? {
+              fix: {
+                // A container that already asks for GPUs is told so; others are told how to ask.
+                title:
+                  e.container && gpuLimit(e.container) !== null
+                    ? `Remove ${e.name} from the container (its nvidia.com/gpu limit gives it its GPUs)`
+                    : `Remove ${e.name} from ${WHERE[e.source]}`,
+                edits: e.removal,
+                safe: false,
+              },
+            }
           : {}),
       });
     }

@@ -211,7 +211,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Finds `CUDA_VISIBLE_DEVICES` written from GPU ordinals this process counted: `os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))`, also through names assigned before the write in the same function (`ids = ...; gpu_list = sorted(...ids...)`), and from `torch.accelerator.device_count()`; and the workers\' list given to dask-cuda\'s `LocalCUDACluster(CUDA_VISIBLE_DEVICES=...)` built from `range(len(numba.cuda.gpus))` (or another count or device list of this process: CuPy, JAX, TensorFlow, torch), which dask-cuda sets as each worker\'s CUDA_VISIBLE_DEVICES; and the environment copied for a child process (`env = os.environ.copy()` then `env["CUDA_VISIBLE_DEVICES"] = ...`, `{**os.environ, "CUDA_VISIBLE_DEVICES": ...}`) given such a list.',
       follows:
-        'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: GPU001 and GPU012). The message tells a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Not followed: function parameters, attributes and argparse defaults (`args.gpus`), helper functions that return the list, other modules.',
+        'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: GPU001 and GPU012). The message distinguishes a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Not followed: function parameters, attributes and argparse defaults (`args.gpus`), helper functions that return the list, other modules.',
       why: "`torch.cuda.device_count()` counts the GPUs the process already sees, and they are numbered from 0 in that view; `CUDA_VISIBLE_DEVICES` takes the machine's own device ids (CUDA C Programming Guide, CUDA Environment Variables: the listed devices are made visible and renumbered from 0). When the process inherited a list (a Slurm job given GPUs 4-7 without device cgroups, a launcher, `CUDA_VISIBLE_DEVICES=4,5,6,7 python ...`), it counts 4 and writes `0,1,2,3`: since `device_count()` does not initialise CUDA (ground-truth.md: lazy), the write takes effect, and the process moves onto GPUs 0-3, which belong to other jobs or users (IsoNet-cryoET/IsoNet2#28: training on other jobs' GPUs of a shared Slurm node). Where nothing was inherited, a list of every visible GPU changes nothing, so the write is at best useless; a list that chooses some of them (`min(4, count)`, the last one) narrows the process as meant on a free machine and picks other jobs' GPUs under an inherited list, where the ordinals have to be mapped through it. The same holds for the list dask-cuda's LocalCUDACluster sets as each worker's CUDA_VISIBLE_DEVICES (NVIDIA-Merlin/NVTabular#1831: a notebook's workers pinned to GPUs 0 and 1 while its kernel was given others); without the argument dask-cuda starts from the inherited CUDA_VISIBLE_DEVICES itself (dask_cuda/utils.py `cuda_visible_devices`).",
       example:
         'import os\nimport torch\n\ngpus = ",".join(str(i) for i in range(torch.cuda.device_count()))\nos.environ["CUDA_VISIBLE_DEVICES"] = gpus  # GPU057: ordinals written as device ids\n',
@@ -234,8 +234,9 @@ export const rule: PythonRule = {
   },
 };
 
-const MOVES =
-  "they number the GPUs it already sees from 0, while the variable takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7, a launcher's, the shell's) this write moves the process onto GPUs 0, 1, ... of other jobs";
+/** What the write does under an inherited list: to GPUs 0, 1, ... (every GPU) or to those with the chosen ordinals as ids. */
+const moves = (every: boolean) =>
+  `they number the GPUs it already sees from 0, while the variable takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7, a launcher's, the shell's) this write moves the process onto ${every ? "GPUs 0, 1, ..." : "the GPUs that have those numbers as ids"}, other jobs' GPUs`;
 
 /** The process's own writes (`os.environ["CUDA_VISIBLE_DEVICES"] = ...`). */
 function ownWrites(ctx: RuleContext): void {
@@ -249,8 +250,8 @@ function ownWrites(ctx: RuleContext): void {
     ctx.report({
       range: w.range,
       message: listsEvery(count, ctx)
-        ? `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}): ${MOVES}; with none inherited it changes nothing. Leave the variable as it is and use torch.cuda.device_count() for the count`
-        : `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} on ${where}), to choose some of its GPUs: ${MOVES}. Map the ordinals through the inherited list (os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")) when there is one, and write the ids they stand for`,
+        ? `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} at ${where}): ${moves(true)}; with none inherited it changes nothing. Leave the variable as it is and use torch.cuda.device_count() for the count`
+        : `CUDA_VISIBLE_DEVICES is written from GPU ordinals this process counted (${count.text} at ${where}), to choose some of its GPUs: ${moves(false)}. Map the ordinals through the inherited list (os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",")) when there is one, and write the ids they stand for`,
     });
   }
 }
@@ -267,7 +268,7 @@ function workerLists(ctx: RuleContext): void {
     if (!count || guardedOrMapped({ variable: "CUDA_VISIBLE_DEVICES", statement }, scope, ctx)) continue;
     ctx.report({
       range: nodeRange(value.parent!),
-      message: `LocalCUDACluster's CUDA_VISIBLE_DEVICES is built from GPU ordinals this process counted (${count.text} on ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while dask-cuda sets the list as each worker's CUDA_VISIBLE_DEVICES, which takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a job's 2,3) the workers are pinned to GPUs 0, 1, ... instead of the ones given. Leave the argument out (dask-cuda then starts from the inherited CUDA_VISIBLE_DEVICES), or map the ordinals through the inherited list`,
+      message: `LocalCUDACluster's CUDA_VISIBLE_DEVICES is built from GPU ordinals this process counted (${count.text} at ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while dask-cuda sets the list as each worker's CUDA_VISIBLE_DEVICES, which takes the machine's device ids, so under an inherited CUDA_VISIBLE_DEVICES (a job's 2,3) the workers are pinned to GPUs 0, 1, ... instead of the ones given. Leave the argument out (dask-cuda then starts from the inherited CUDA_VISIBLE_DEVICES), or map the ordinals through the inherited list`,
     });
   }
 }
@@ -316,7 +317,7 @@ function childEnvironments(ctx: RuleContext): void {
     if (!count || guardedOrMapped({ variable: "CUDA_VISIBLE_DEVICES", statement: e.statement }, scope, ctx)) continue;
     ctx.report({
       range: nodeRange(e.report),
-      message: `The environment copied for a child process gets CUDA_VISIBLE_DEVICES from GPU ordinals this process counted (${count.text} on ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while the child reads device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7) the child runs on GPUs 0, 1, ... of other jobs. Map the ordinals through the inherited list, or leave the entry out (the copy already holds this process's value)`,
+      message: `The environment copied for a child process gets CUDA_VISIBLE_DEVICES from GPU ordinals this process counted (${count.text} at ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while the child reads device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7) the child runs on GPUs 0, 1, ... of other jobs. Map the ordinals through the inherited list, or leave the entry out (the copy already holds this process's value)`,
     });
   }
 }
