@@ -245,6 +245,8 @@ export interface ModelDerived {
   remotes?: RemoteDefinition[];
   /** {@link envWritesAnywhere}: every environment write with a literal name, in source order. */
   writesAnywhere?: EnvWriteEvent[];
+  /** python/rankFlow.ts `argparseDefaultNodes`: the `default=` expressions of `add_argument` calls, by destination. */
+  argparseDefaults?: Map<string, Array<SyntaxNode | null>>;
 }
 
 /**

@@ -658,35 +658,7 @@ export class RankFlow {
 
   /** `dest` → the `default=` values of the file's `add_argument` calls (null for one without a default). */
   private argparseDefaults(): Map<string, Array<SyntaxNode | null>> {
-    if (this.argparse) return this.argparse;
-    const out = new Map<string, Array<SyntaxNode | null>>();
-    for (const call of this.model.nodesOfType("call")) {
-      const fn = call?.childForFieldName("function");
-      if (!call || fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "add_argument") continue;
-      let dest: string | null = null;
-      let defaultValue: SyntaxNode | null = null;
-      const flags: string[] = [];
-      for (const a of call.childForFieldName("arguments")?.namedChildren ?? []) {
-        if (!a) continue;
-        if (a.type === "keyword_argument") {
-          const k = a.childForFieldName("name")?.text;
-          if (k === "dest") dest = stringValue(a.childForFieldName("value"));
-          if (k === "default") defaultValue = a.childForFieldName("value");
-        } else {
-          const v = stringValue(a);
-          if (v !== null) flags.push(v);
-        }
-      }
-      // argparse: dest is the first long option without its dashes, `-` turned into `_` (else the first short one, or the positional name).
-      const long = flags.find((f) => f.startsWith("--"));
-      dest ??= (long ?? flags[0] ?? "").replace(/^-+/, "").replace(/-/g, "_");
-      if (!dest) continue;
-      const list = out.get(dest) ?? [];
-      list.push(defaultValue);
-      out.set(dest, list);
-    }
-    this.argparse = out;
-    return out;
+    return (this.argparse ??= argparseDefaultNodes(this.model));
   }
 }
 
@@ -803,8 +775,43 @@ function identifiersIn(target: SyntaxNode): Set<string> {
   return out;
 }
 
+/**
+ * The `default=` expressions of the module's `add_argument(...)` calls, by argparse destination
+ * (`dest=`, else the first long option without its dashes, `-` turned into `_`, else the first
+ * short one or the positional name: Python documentation, argparse, "dest"); null where a call
+ * gives no default. A destination declared more than once has several entries.
+ */
+export function argparseDefaultNodes(model: Pick<ModuleModel, "nodesOfType">): Map<string, Array<SyntaxNode | null>> {
+  const out = new Map<string, Array<SyntaxNode | null>>();
+  for (const call of model.nodesOfType("call")) {
+    const fn = call?.childForFieldName("function");
+    if (!call || fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "add_argument") continue;
+    let dest: string | null = null;
+    let defaultValue: SyntaxNode | null = null;
+    const flags: string[] = [];
+    for (const a of call.childForFieldName("arguments")?.namedChildren ?? []) {
+      if (!a) continue;
+      if (a.type === "keyword_argument") {
+        const k = a.childForFieldName("name")?.text;
+        if (k === "dest") dest = stringValue(a.childForFieldName("value"));
+        if (k === "default") defaultValue = a.childForFieldName("value");
+      } else {
+        const v = stringValue(a);
+        if (v !== null) flags.push(v);
+      }
+    }
+    const long = flags.find((f) => f.startsWith("--"));
+    dest ??= (long ?? flags[0] ?? "").replace(/^-+/, "").replace(/-/g, "_");
+    if (!dest) continue;
+    const list = out.get(dest) ?? [];
+    list.push(defaultValue);
+    out.set(dest, list);
+  }
+  return out;
+}
+
 /** Whether a value is `X.parse_args(...)` or `X.parse_known_args(...)[0]` (an argparse namespace). */
-function isParseArgs(v: SyntaxNode): boolean {
+export function isParseArgs(v: SyntaxNode): boolean {
   const callName = (c: SyntaxNode | null) =>
     c?.type === "call" && c.childForFieldName("function")?.type === "attribute"
       ? c.childForFieldName("function")!.childForFieldName("attribute")?.text

@@ -5,6 +5,7 @@ import { enclosingFunction, stringValue, type SyntaxNode } from "../python/parse
 import { freezes } from "../frameworks";
 import { nodeRange } from "../python/events";
 import { callArgs } from "./shared/py";
+import { argparseDefaultNodes, isParseArgs } from "../python/rankFlow";
 
 /**
  * Counts of the GPUs this process sees that do not initialise CUDA (ground-truth.md:
@@ -62,6 +63,10 @@ function countIn(
     if (n?.type === "attribute" && n.parent?.type !== "call" && counts.has(ctx.model.resolve(n) ?? "")) return n;
   }
   if (depth >= MAX_DEPTH) return null;
+  for (const d of argparseDefaultsIn(ctx, node, before, scope)) {
+    const found = countIn(ctx, d, d.startIndex, enclosingFunction(d), counts, depth + 1);
+    if (found) return found;
+  }
   const names = new Set(
     [node, ...node.descendantsOfType("identifier")]
       .filter((n): n is SyntaxNode => n?.type === "identifier")
@@ -72,6 +77,35 @@ function countIn(
     if (found) return found;
   }
   return null;
+}
+
+/**
+ * The argparse defaults that `node` reads where the option is not given: for each `args.x` in it,
+ * with `args` bound to `parser.parse_args()` in the same function or at module level before the
+ * use, the `default=` expressions of the `add_argument` calls whose destination is `x`
+ * (`add_argument("--gpus", default=",".join(map(str, range(torch.cuda.device_count()))))`).
+ */
+function argparseDefaultsIn(
+  ctx: RuleContext,
+  node: SyntaxNode,
+  before: number,
+  scope: SyntaxNode | null,
+): SyntaxNode[] {
+  const out: SyntaxNode[] = [];
+  for (const a of [node, ...node.descendantsOfType("attribute")]) {
+    const obj = a?.type === "attribute" ? a.childForFieldName("object") : null;
+    const dest = a?.childForFieldName("attribute")?.text;
+    if (obj?.type !== "identifier" || !dest) continue;
+    const names = new Set([obj.text]);
+    const bound = [
+      ...assignmentsOf(ctx, names, before, scope),
+      ...(scope ? assignmentsOf(ctx, names, before, null) : []),
+    ];
+    if (!bound.some((b) => isParseArgs(b.value))) continue;
+    const defaults = (ctx.model.derived.argparseDefaults ??= argparseDefaultNodes(ctx.model));
+    for (const d of defaults.get(dest) ?? []) if (d) out.push(d);
+  }
+  return out;
 }
 
 /** The right-hand sides of `name = ...` in `scope` (the same function, or module level) written before `before`. */
@@ -211,7 +245,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Finds `CUDA_VISIBLE_DEVICES` written from GPU ordinals this process counted: `os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(str(i) for i in range(torch.cuda.device_count()))`, also through names assigned before the write in the same function (`ids = ...; gpu_list = sorted(...ids...)`), and from `torch.accelerator.device_count()`; and the workers\' list given to dask-cuda\'s `LocalCUDACluster(CUDA_VISIBLE_DEVICES=...)` built from `range(len(numba.cuda.gpus))` (or another count or device list of this process: CuPy, JAX, TensorFlow, torch), which dask-cuda sets as each worker\'s CUDA_VISIBLE_DEVICES; and the environment copied for a child process (`env = os.environ.copy()` then `env["CUDA_VISIBLE_DEVICES"] = ...`, `{**os.environ, "CUDA_VISIBLE_DEVICES": ...}`) given such a list.',
       follows:
-        'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: GPU001 and GPU012). The message distinguishes a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Not followed: function parameters, attributes and argparse defaults (`args.gpus`), helper functions that return the list, other modules.',
+        'Every write of the variable in the file (functions and methods included) and, back from its value, the names it uses to their assignments in the same function (or at module level) before the write, a few assignments deep, whichever branch they sit in. Silent for `os.environ.setdefault(...)` (it writes only where nothing was inherited), where the write sits under a test of the variable (`if "CUDA_VISIBLE_DEVICES" not in os.environ:`, `if os.environ.get(...) is None:`), where the same function (or the module, for a top-level write) reads the variable before the write (it may map the ordinals through the inherited list; reads that are only printed or logged, or sit in a branch that raises, do not count), where CUDA was initialised before the write on its timeline (`torch.cuda.is_available()`, `set_device`: the write then moves nothing, GPU001 reports it), and for counts that initialise the runtime (`jax.devices()`, TensorFlow\'s device lists, CuPy: GPU001 and GPU012). The message distinguishes a value that lists every GPU the process sees (`range(torch.cuda.device_count())`) from one that chooses some (`min(4, count)`, `count - 1`). Also followed: `args.x` read from `parser.parse_args()` to the `default=` of its `add_argument` (the value when the option is not given). Not followed: function parameters, other attributes, helper functions that return the list, other modules.',
       why: "`torch.cuda.device_count()` counts the GPUs the process already sees, and they are numbered from 0 in that view; `CUDA_VISIBLE_DEVICES` takes the machine's own device ids (CUDA C Programming Guide, CUDA Environment Variables: the listed devices are made visible and renumbered from 0). When the process inherited a list (a Slurm job given GPUs 4-7 without device cgroups, a launcher, `CUDA_VISIBLE_DEVICES=4,5,6,7 python ...`), it counts 4 and writes `0,1,2,3`: since `device_count()` does not initialise CUDA (ground-truth.md: lazy), the write takes effect, and the process moves onto GPUs 0-3, which belong to other jobs or users (IsoNet-cryoET/IsoNet2#28: training on other jobs' GPUs of a shared Slurm node). Where nothing was inherited, a list of every visible GPU changes nothing, so the write is at best useless; a list that chooses some of them (`min(4, count)`, the last one) narrows the process as meant on a free machine and picks other jobs' GPUs under an inherited list, where the ordinals have to be mapped through it. The same holds for the list dask-cuda's LocalCUDACluster sets as each worker's CUDA_VISIBLE_DEVICES (NVIDIA-Merlin/NVTabular#1831: a notebook's workers pinned to GPUs 0 and 1 while its kernel was given others); without the argument dask-cuda starts from the inherited CUDA_VISIBLE_DEVICES itself (dask_cuda/utils.py `cuda_visible_devices`).",
       example:
         'import os\nimport torch\n\ngpus = ",".join(str(i) for i in range(torch.cuda.device_count()))\nos.environ["CUDA_VISIBLE_DEVICES"] = gpus  # GPU057: ordinals written as device ids\n',
