@@ -64,3 +64,19 @@ test("GPU051 stays silent where the program sets, tests or catches the variable,
 test("GPU051 stays silent in a file a job script of the project starts (Slurm sets the variable for a job with GPUs)", async () => {
   assert.deepEqual(await lintCode(COUNT, "GPU051", { preview: true, slurm: [SRUN_ONE_GPU_PER_TASK] }), []);
 });
+
+test("GPU051: silent in a file that reads a Slurm variable without a default (written for a Slurm job, which sets CUDA_VISIBLE_DEVICES when given GPUs); a read with a default does not count", async () => {
+  const read = 'n = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\n';
+  assert.deepEqual(
+    await lintCode(`import os\ntask = int(os.environ["SLURM_ARRAY_TASK_ID"])\n${read}`, "GPU051", { preview: true }),
+    [],
+  );
+  assert.equal(
+    (
+      await lintCode(`import os\ntask = int(os.environ.get("SLURM_ARRAY_TASK_ID", 0))\n${read}`, "GPU051", {
+        preview: true,
+      })
+    ).length,
+    1,
+  );
+});

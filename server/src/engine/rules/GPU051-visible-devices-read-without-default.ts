@@ -70,7 +70,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Finds `os.environ["CUDA_VISIBLE_DEVICES"]` read by subscript (no default) in a program that does not set the variable itself: `len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))` to count GPUs, or to pick ids. Where no person, launcher or scheduler set the variable, which is the usual case on a workstation, in a container or under torchrun or Accelerate, the read raises KeyError before any work starts.',
       follows:
-        'Every subscript read of the variable in the file (functions and methods included). Silent where the file writes the variable anywhere, where the read\'s function (or the module) also tests it (`"CUDA_VISIBLE_DEVICES" in os.environ`) or reads it with a default (`os.environ.get`, `os.getenv`), where a `try` around it catches KeyError (or LookupError, Exception, a bare `except`), inside an `assert` (a deliberate check that the variable is set), in a file that imports `ray` (Ray sets the variable in every task and actor), and in a file a job script of the project starts (Slurm sets it for a job with GPUs). Not followed: the environment of the shell or launcher that starts the program (a `CUDA_VISIBLE_DEVICES=0,1 python train.py` habit is invisible here), and other modules.',
+        'Every subscript read of the variable in the file (functions and methods included). Silent where the file writes the variable anywhere, where the read\'s function (or the module) also tests it (`"CUDA_VISIBLE_DEVICES" in os.environ`) or reads it with a default (`os.environ.get`, `os.getenv`), where a `try` around it catches KeyError (or LookupError, Exception, a bare `except`), inside an `assert` (a deliberate check that the variable is set), in a file that imports `ray` (Ray sets the variable in every task and actor), and in a file a job script of the project starts or that reads a Slurm variable without a default (`os.environ["SLURM_PROCID"]`: written for a Slurm job, and Slurm sets it for a job with GPUs). Not followed: the environment of the shell or launcher that starts the program (a `CUDA_VISIBLE_DEVICES=0,1 python train.py` habit is invisible here), and other modules.',
       why: '`os.environ` is a mapping: reading a key that is not set raises KeyError (Python documentation, os.environ). Nothing sets `CUDA_VISIBLE_DEVICES` by default: it is not among the variables torchrun sets for its workers (PyTorch, torchrun, Environment Variables: LOCAL_RANK, RANK, GROUP_RANK, ROLE_RANK, LOCAL_WORLD_SIZE, WORLD_SIZE, ..., MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*), CUDA does not set it (it is a user setting read at initialisation: CUDA C Programming Guide, CUDA Environment Variables), and the schedulers set it only for jobs given GPUs (Slurm, Generic Resource Scheduling: for GPUs the job\'s environment gets CUDA_VISIBLE_DEVICES) and Ray only in its tasks and actors. A trainer that counts `os.environ["CUDA_VISIBLE_DEVICES"].split(",")` therefore crashes for the users who never chose GPUs by hand (ad12/meddlr#44). Preview: the ecosystem corpus (37 code bases) holds no such read, so its precision is not measured.',
       example:
         'import os\nimport torch\n\nnum_gpus = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))  # GPU051: KeyError when unset\nif num_gpus > 1:\n    model = torch.nn.DataParallel(torch.nn.Linear(4, 4))\n',
@@ -90,7 +90,7 @@ export const rule: PythonRule = {
     const reads = envReadsOf(ctx.model, VARIABLE).filter((r) => r.node.type === "subscript");
     if (!reads.length) return;
     if (envWritesAnywhere(ctx.model).some((w) => w.variable === VARIABLE)) return;
-    if ((ctx.slurm?.length ?? 0) > 0) return;
+    if ((ctx.slurm?.length ?? 0) > 0 || readsSlurmVariable(ctx)) return;
     for (const path of ctx.model.symbols.values()) if (path === "ray" || path.startsWith("ray.")) return;
     for (const r of reads) {
       if (caught(r.node) || inAssert(r.node) || checkedInScope(ctx, r.node)) continue;
@@ -102,6 +102,19 @@ export const rule: PythonRule = {
     }
   },
 };
+
+/**
+ * Whether the file reads a Slurm variable by subscript (`os.environ["SLURM_PROCID"]`, no default): a
+ * program that fails outside a Slurm job is written for one, and Slurm sets CUDA_VISIBLE_DEVICES in
+ * every job given GPUs (Slurm, Generic Resource Scheduling).
+ */
+function readsSlurmVariable(ctx: RuleContext): boolean {
+  return ctx.model.nodesMentioning("subscript", ["SLURM_"]).some((n) => {
+    const key = stringValue(n.childForFieldName("subscript"));
+    const isTarget = n.parent?.type === "assignment" && n.parent.childForFieldName("left")?.id === n.id;
+    return !!key?.startsWith("SLURM_") && !isTarget && ctx.model.isEnviron(n.childForFieldName("value"));
+  });
+}
 
 /**
  * `os.environ["CUDA_VISIBLE_DEVICES"]` → `os.environ.get("CUDA_VISIBLE_DEVICES", "")`: unsafe, since
