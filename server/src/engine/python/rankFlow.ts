@@ -168,7 +168,6 @@ export class RankFlow {
   private readonly selfNames = new Map<number, string | null>();
   /** Per class (keyed by its body's node id): its methods, and {@link classMember}'s answers by attribute. */
   private readonly members = new Map<number, { methods: SyntaxNode[]; byAttr: Map<string, Binding[]> }>();
-  private argparse: Map<string, Array<SyntaxNode | null>> | null = null;
   private depth = 0;
 
   /**
@@ -658,7 +657,7 @@ export class RankFlow {
 
   /** `dest` → the `default=` values of the file's `add_argument` calls (null for one without a default). */
   private argparseDefaults(): Map<string, Array<SyntaxNode | null>> {
-    return (this.argparse ??= argparseDefaultNodes(this.model));
+    return (this.model.derived.argparseDefaults ??= argparseDefaultNodes(this.model));
   }
 }
 
