@@ -57,6 +57,7 @@ import { rule as GPU054 } from "./GPU054-startup-variable-not-exported";
 import { rule as GPU055 } from "./GPU055-shell-misspelled-variable";
 import { rule as GPU056 } from "./GPU056-vllm-device-index-ignored";
 import { rule as GPU057 } from "./GPU057-visible-devices-from-counted-ordinals";
+import { rule as GPU058 } from "./GPU058-xla-mem-fraction-as-percent";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -116,6 +117,7 @@ export const RULES: readonly Rule[] = [
   GPU055,
   GPU056,
   GPU057,
+  GPU058,
 ];
 
 /** The rule with this code, or undefined. */
