@@ -10,7 +10,8 @@ import { ModuleTrees } from "../python/moduleTrees";
 import { buildModel, type ModuleModel } from "../python/model";
 import { enclosingFunction, pythonInput, stringValue, type SyntaxNode } from "../python/parser";
 import { deviceSlots, namesBoundIn, positionalParams } from "../python/devices";
-import { callArgs } from "../rules/shared/py";
+import { callArgs, isAssignmentTarget } from "../rules/shared/py";
+import { isParseArgs } from "../python/rankFlow";
 import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
 
 /**
@@ -251,15 +252,6 @@ function argparseOptions(model: ModuleModel): Map<string, ScriptOption> {
 /** The key of the scope `node` is in: its function's node id, -1 for the module. */
 const scopeOf = (node: SyntaxNode): number => enclosingFunction(node)?.id ?? -1;
 
-/** `p.parse_args(...)`, `p.parse_known_args(...)[0]`. */
-function parsesArgs(n: SyntaxNode | null): boolean {
-  if (n?.type === "subscript") {
-    const v = n.childForFieldName("value");
-    return n.childForFieldName("subscript")?.text === "0" && methodName(v) === "parse_known_args";
-  }
-  return methodName(n) === "parse_args";
-}
-
 /** The method a call calls (`parse_args` of `p.parse_args()`); undefined for anything else. */
 function methodName(n: SyntaxNode | null | undefined): string | undefined {
   const fn = n?.type === "call" ? n.childForFieldName("function") : null;
@@ -278,7 +270,7 @@ function changesThroughVars(call: SyntaxNode): boolean {
   const p = call.parent;
   if (!p || p.type === "argument_list" || p.type === "for_in_clause" || p.type === "for_statement") return false;
   if (p.type === "attribute") return !DICT_READS.has(p.childForFieldName("attribute")?.text ?? "");
-  if (p.type === "subscript") return p.parent?.type === "assignment" && p.parent.childForFieldName("left")?.id === p.id;
+  if (p.type === "subscript") return isAssignmentTarget(p);
   return true;
 }
 
@@ -337,7 +329,7 @@ function namespaces(
   const returning = new Set<string>();
   const isValue = (v: SyntaxNode | null): boolean =>
     !!v &&
-    (parsesArgs(v) ||
+    (isParseArgs(v) ||
       (v.type === "identifier" && isNamespace(v)) ||
       (v.type === "call" &&
         (returning.has(v.childForFieldName("function")?.text ?? "") ||

@@ -370,7 +370,7 @@ function composeRequest(model: ManifestModel, service: YAMLMap): GpuRequest | nu
 }
 
 /** GPUs a pod container asks for: `resources.limits["nvidia.com/gpu"]`, a whole number. */
-function podRequest(model: ManifestModel, container: YAMLMap): GpuRequest | null {
+export function podRequest(model: ManifestModel, container: YAMLMap): GpuRequest | null {
   const limit = valueAt(container, ["resources", "limits"]);
   const p = pairOf(limit, "nvidia.com/gpu");
   const n = wholeNumber(scalarText(p?.value));

@@ -1,7 +1,6 @@
 import type { ManifestRule } from "../rule";
-import type { YAMLMap } from "yaml";
 import type { EnvSetting } from "../manifests/model";
-import { pairOf, scalarText, valueAt } from "../manifests/yaml";
+import { podRequest, type GpuRequest } from "../launch/sources";
 
 /** GPU019: CUDA_VISIBLE_DEVICES (or a numeric NVIDIA_VISIBLE_DEVICES) set in a Dockerfile, compose file or pod spec. */
 export const rule: ManifestRule = {
@@ -36,7 +35,10 @@ export const rule: ManifestRule = {
   },
   checkManifest(ctx) {
     for (const e of ctx.manifest.env) {
-      const finding = judge(e);
+      // The container's own GPU request (a Kubernetes `nvidia.com/gpu` limit of at least 1).
+      const request = e.container ? podRequest(ctx.manifest, e.container) : null;
+      const limit = request && request.count > 0 ? request : null;
+      const finding = judge(e, limit);
       if (!finding) continue;
       ctx.report({
         range: e.range,
@@ -45,10 +47,9 @@ export const rule: ManifestRule = {
           ? {
               fix: {
                 // A container that already asks for GPUs is told so; others are told how to ask.
-                title:
-                  e.container && gpuLimit(e.container) !== null
-                    ? `Remove ${e.name} from the container (its nvidia.com/gpu limit gives it its GPUs)`
-                    : `Remove ${e.name} from ${WHERE[e.source]}`,
+                title: limit
+                  ? `Remove ${e.name} from the container (its nvidia.com/gpu limit gives it its GPUs)`
+                  : `Remove ${e.name} from ${WHERE[e.source]}`,
                 edits: e.removal,
                 safe: false,
               },
@@ -71,8 +72,8 @@ const ALLOCATE: Record<EnvSetting["source"], string> = {
   kubernetes: "request them with resources.limits nvidia.com/gpu",
 };
 
-/** The message for a setting that GPU019 reports, or null. */
-function judge(e: EnvSetting): string | null {
+/** The message for a setting that GPU019 reports, or null; `limit`: the container's GPU request, when it asks for GPUs. */
+function judge(e: EnvSetting, limit: GpuRequest | null): string | null {
   const value = e.value?.trim();
   const shown =
     e.value === null
@@ -92,14 +93,7 @@ function judge(e: EnvSetting): string | null {
   ) {
     return `${shown} ${where}: a fixed host GPU id bypasses the allocation (the runtime and the device plugin set this variable from it), so containers can land on the same GPU; remove it and ${ALLOCATE[e.source]}`;
   }
-  const limit = e.name === "NVIDIA_VISIBLE_DEVICES" && value === "all" && e.container ? gpuLimit(e.container) : null;
-  if (limit !== null)
-    return `${shown} ${where}, which requests nvidia.com/gpu: ${limit}: the device plugin passes the GPUs it allocated in this same variable (its default envvar strategy), and the container's own value takes their place, so the container sees every GPU of the node, also those allocated to other pods; remove it, the limit alone gives the container its GPUs`;
+  if (e.name === "NVIDIA_VISIBLE_DEVICES" && value === "all" && limit)
+    return `${shown} ${where}, which requests ${limit.from}: the device plugin passes the GPUs it allocated in this same variable (its default envvar strategy), and the container's own value takes their place, so the container sees every GPU of the node, also those allocated to other pods; remove it, the limit alone gives the container its GPUs`;
   return null;
-}
-
-/** The container's `resources.limits` `nvidia.com/gpu` as written (`1`, `"2"`), when it asks for at least one GPU; else null. */
-function gpuLimit(container: YAMLMap): string | null {
-  const text = scalarText(pairOf(valueAt(container, ["resources", "limits"]), "nvidia.com/gpu")?.value);
-  return text !== null && /^\s*[1-9]\d*\s*$/.test(text) ? text.trim() : null;
 }

@@ -4,7 +4,7 @@ import { stringValue } from "../python/parser";
 import { envWritesAnywhere } from "../python/model";
 import { nodeRange } from "../python/events";
 import type { Fix } from "../types";
-import { enclosingFunction, envReadsOf } from "./shared/py";
+import { enclosingFunction, envReadsOf, isAssignmentTarget } from "./shared/py";
 
 const VARIABLE = "CUDA_VISIBLE_DEVICES";
 
@@ -111,8 +111,7 @@ export const rule: PythonRule = {
 function readsSlurmVariable(ctx: RuleContext): boolean {
   return ctx.model.nodesMentioning("subscript", ["SLURM_"]).some((n) => {
     const key = stringValue(n.childForFieldName("subscript"));
-    const isTarget = n.parent?.type === "assignment" && n.parent.childForFieldName("left")?.id === n.id;
-    return !!key?.startsWith("SLURM_") && !isTarget && ctx.model.isEnviron(n.childForFieldName("value"));
+    return !!key?.startsWith("SLURM_") && !isAssignmentTarget(n) && ctx.model.isEnviron(n.childForFieldName("value"));
   });
 }
 

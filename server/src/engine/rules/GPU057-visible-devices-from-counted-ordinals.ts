@@ -1,10 +1,9 @@
 import type { PythonRule, RuleContext } from "../rule";
-import type { EnvWriteEvent } from "../python/events";
 import { envWritesAnywhere } from "../python/model";
 import { enclosingFunction, stringValue, type SyntaxNode } from "../python/parser";
 import { freezes } from "../frameworks";
-import { nodeRange } from "../python/events";
-import { callArgs } from "./shared/py";
+import { nodeRange, type EnvWriteEvent } from "../python/events";
+import { callArgs, contains, isAssignmentTarget, statementOf } from "./shared/py";
 import { argparseDefaultNodes, isParseArgs } from "../python/rankFlow";
 
 /**
@@ -154,8 +153,8 @@ function guardedOrMapped(
         n.text.includes(w.variable) &&
         n.endIndex <= stmt.startIndex &&
         !n.namedChildren.some((c) => c?.type === "block") &&
-        (!scope || (n.startIndex >= scope.startIndex && n.endIndex <= scope.endIndex)) &&
-        !isWriteTarget(n) &&
+        (!scope || contains(scope, n)) &&
+        !isAssignmentTarget(n) &&
         !onlyShown(n) &&
         !inRaisingBranch(n, scope),
     );
@@ -225,11 +224,6 @@ function listsEvery(count: SyntaxNode, ctx: RuleContext): boolean {
     );
 }
 
-/** Whether `n` is the target of an assignment (`os.environ[K] = ...`), not a read. */
-function isWriteTarget(n: SyntaxNode): boolean {
-  return n.parent?.type === "assignment" && n.parent.childForFieldName("left")?.id === n.id;
-}
-
 /** GPU057: CUDA_VISIBLE_DEVICES written from GPU ordinals counted in the process (`range(torch.cuda.device_count())`). */
 export const rule: PythonRule = {
   meta: {
@@ -296,7 +290,7 @@ function workerLists(ctx: RuleContext): void {
     if (!WORKER_LAUNCHERS.has(ctx.model.resolve(call.childForFieldName("function")) ?? "")) continue;
     const value = callArgs(call).keywords.get("CUDA_VISIBLE_DEVICES");
     const statement = statementOf(call);
-    if (!value || !statement) continue;
+    if (!value) continue;
     const scope = enclosingFunction(statement);
     const count = countIn(ctx, value, statement.startIndex, scope, WORKER_COUNTS);
     if (!count || guardedOrMapped({ variable: "CUDA_VISIBLE_DEVICES", statement }, scope, ctx)) continue;
@@ -335,14 +329,14 @@ function childEnvironments(ctx: RuleContext): void {
     const scope = enclosingFunction(a);
     if (!assignmentsOf(ctx, new Set([target.text]), a.startIndex, scope).some((b) => copiesEnviron(ctx, b.value)))
       continue;
-    entries.push({ value, report: a, statement: statementOf(a) ?? a });
+    entries.push({ value, report: a, statement: statementOf(a) });
   }
   for (const d of ctx.model.nodesMentioning("dictionary", ["CUDA_VISIBLE_DEVICES"])) {
     if (!copiesEnviron(ctx, d)) continue;
     for (const p of d.namedChildren) {
       const value = p?.type === "pair" ? p.childForFieldName("value") : null;
       if (value && stringValue(p!.childForFieldName("key")) === "CUDA_VISIBLE_DEVICES")
-        entries.push({ value, report: p!, statement: statementOf(d) ?? d });
+        entries.push({ value, report: p!, statement: statementOf(d) });
     }
   }
   for (const e of entries) {
@@ -354,11 +348,4 @@ function childEnvironments(ctx: RuleContext): void {
       message: `The environment copied for a child process gets CUDA_VISIBLE_DEVICES from GPU ordinals this process counted (${count.text} at ${ctx.where(count.startPosition.row)}): they number the GPUs this process sees from 0, while the child reads device ids, so under an inherited CUDA_VISIBLE_DEVICES (a Slurm job's 4,5,6,7) the child runs on GPUs 0, 1, ... of other jobs. Map the ordinals through the inherited list, or leave the entry out (the copy already holds this process's value)`,
     });
   }
-}
-
-/** The statement a node belongs to (the innermost one that holds it). */
-function statementOf(n: SyntaxNode): SyntaxNode | null {
-  let p: SyntaxNode | null = n;
-  while (p && !p.type.endsWith("statement")) p = p.parent;
-  return p;
 }

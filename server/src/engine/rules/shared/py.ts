@@ -56,6 +56,11 @@ export function statementOf(node: SyntaxNode): SyntaxNode {
 
 export { enclosingFunction } from "../../python/parser";
 
+/** Whether `node` is the target of a plain assignment (`os.environ[K] = ...`, `x = ...`), not a read. */
+export function isAssignmentTarget(node: SyntaxNode): boolean {
+  return node.parent?.type === "assignment" && node.parent.childForFieldName("left")?.id === node.id;
+}
+
 /** Whether `inner` lies inside `outer` (or is it). */
 export function contains(outer: SyntaxNode, inner: SyntaxNode): boolean {
   return inner.startIndex >= outer.startIndex && inner.endIndex <= outer.endIndex;
