@@ -29,7 +29,7 @@ import {
   writeSync,
 } from "node:fs";
 import { hostname, tmpdir, userInfo } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { readWorkspaceFile } from "../fs/workspaceFile";
 
 /** Why a GPU was claimed. */
@@ -110,6 +110,10 @@ const MAX_ENTRIES = 4096;
 const SLOTS = 8;
 const UUID = /^(?:gpu-|mig-(?:gpu-)?)[0-9a-f-]{8,}(?:[_/]\d+[_/]\d+)?$/i;
 const NAME = /^((?:gpu|mig)-[0-9a-z_-]+?)(?:\.([1-9]))?\.json$/i;
+/** The slot of a claim file: 0 for `<stem>.json`, N for `<stem>.N.json`. */
+function slotOf(file: string): number {
+  return Number(NAME.exec(basename(file))?.[2] ?? 0);
+}
 const PURPOSES: readonly ClaimPurpose[] = ["manual", "pick", "run", "agent", "mcp"];
 
 /**
@@ -435,9 +439,17 @@ export class ClaimLedger {
     }
   }
 
-  /** After creating `file`: backs off (removes it) when another live claim of the GPU is there now. */
+  /**
+   * After creating `file`: backs off (removes it) when another live claim of the GPU sits in a
+   * lower slot now. Claims written at the same moment into different slots each see the other; the
+   * one in the lowest slot keeps the GPU and every other backs off (when each backed off from any
+   * rival, two simultaneous claimants could both give the GPU up: the 6-process claims test once
+   * ended with one winner for two GPUs). A live claim in a higher slot was written after the scan
+   * too, and backs off from this one.
+   */
   private confirm(stem: string, file: string, claim: Claim): ClaimOutcome {
-    const rival = this.scan(stem).claims.find((c) => !c.stale && c.claim.id !== claim.id);
+    const slot = slotOf(file);
+    const rival = this.scan(stem).claims.find((c) => !c.stale && c.claim.id !== claim.id && slotOf(c.file) < slot);
     if (rival) {
       this.removeIfSame(file, claim.id);
       return {
