@@ -516,3 +516,89 @@ test("GPU001 walks only the uncalled functions whose timeline can hold a write: 
     [18, "CUDA_DEVICE_ORDER"],
   ]);
 });
+
+test("GPU001 reports a removal of CUDA_VISIBLE_DEVICES after CUDA initialised (del and pop), with no fix; not one before the init, nor other rules", async () => {
+  const text = [
+    "import os",
+    'os.environ["CUDA_VISIBLE_DEVICES"] = "0"',
+    "import torch",
+    'model = torch.nn.Linear(8, 8).to("cuda")',
+    'del os.environ["CUDA_VISIBLE_DEVICES"]',
+    'os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)',
+    "",
+  ].join("\n");
+  const all = await lint(text);
+  const ds = all.filter((d) => d.code === "GPU001");
+  assert.deepEqual(
+    ds.map((d) => [d.range.start.line, d.severity, d.fix ?? null]),
+    [
+      [4, "error", null],
+      [5, "error", null],
+    ],
+  );
+  assert.equal(
+    ds[0].message,
+    'CUDA_VISIBLE_DEVICES is removed after CUDA was initialised by .to("cuda") (line 4): the removal has no effect in this process (the program still sees only the GPUs it saw when CUDA initialised, numbered from 0)',
+  );
+  assert.deepEqual(ds[0].related?.[0].range.start, { line: 3, character: 8 });
+  // A removal is no write for the other rules (GPU002, GPU003, GPU016 and the rest stay as they were).
+  assert.deepEqual(
+    all.filter((d) => d.code !== "GPU001").map((d) => d.code),
+    [],
+  );
+  const before = await lint(
+    'import os\ndel os.environ["CUDA_VISIBLE_DEVICES"]\nimport torch\nmodel = torch.nn.Linear(8, 8).cuda()\n',
+  );
+  assert.deepEqual(
+    before.map((d) => d.code),
+    [],
+  );
+});
+
+test("GPU001 on a removal in a function: error when the function initialised CUDA first, warning when the module did; silent when a child process starts after it", async () => {
+  const inFn = await lint(
+    'import os\nimport torch\n\ndef serve():\n    torch.ones(1).cuda()\n    del os.environ["CUDA_VISIBLE_DEVICES"]\n',
+  );
+  assert.deepEqual(
+    inFn
+      .filter((d) => d.code === "GPU001")
+      .map((d) => [d.range.start.line, d.severity, /whenever `serve\(\)` runs/.test(d.message)]),
+    [[5, "error", true]],
+  );
+  const child = await lint(
+    'import os\nimport subprocess\nimport torch\n\ntorch.ones(1).cuda()\nos.environ.pop("CUDA_VISIBLE_DEVICES", None)\nsubprocess.run(["python", "worker.py"])\n',
+  );
+  assert.deepEqual(
+    child.filter((d) => d.code === "GPU001"),
+    [],
+  );
+});
+
+test("GPU001 leaves a removal that restores the environment: in a finally clause, or in an if whose other branch writes the saved value", async () => {
+  const text = [
+    "import os",
+    "import torch",
+    "",
+    "def probe():",
+    '    old = os.environ.get("CUDA_VISIBLE_DEVICES")',
+    "    try:",
+    "        return torch.cuda.is_available()",
+    "    finally:",
+    "        if old is None:",
+    '            os.environ.pop("CUDA_VISIBLE_DEVICES", None)',
+    "        else:",
+    '            os.environ["CUDA_VISIBLE_DEVICES"] = old',
+    "",
+    "def restore(old):",
+    "    torch.ones(1).cuda()",
+    "    if old is None:",
+    '        del os.environ["CUDA_VISIBLE_DEVICES"]',
+    "    else:",
+    '        os.environ["CUDA_VISIBLE_DEVICES"] = old',
+    "",
+  ].join("\n");
+  assert.deepEqual(
+    (await lint(text)).filter((d) => d.code === "GPU001" && /removed/.test(d.message)),
+    [],
+  );
+});

@@ -104,8 +104,23 @@ export interface ProjectWriteEvent {
   project: ProjectWrite;
 }
 
+/**
+ * A removal of an environment variable with a literal name, as a statement of its own:
+ * `del os.environ["K"]` or `os.environ.pop("K"[, default])`. Only GPU001 reads it (a removal after
+ * CUDA initialised is as late as a write); it is no write for the other rules, and it does not
+ * widen the walk (python/walker.ts `writeSpan` lists writes only).
+ */
+export interface EnvDeleteEvent {
+  kind: "envDelete";
+  variable: string;
+  /** The statement. */
+  node: SyntaxNode;
+  /** The node of the variable name string. */
+  nameNode: SyntaxNode;
+}
+
 export type TimelineEvent =
-  ImportEvent | InitEvent | EnvWriteEvent | EnvReadEvent | ShellExportEvent | ProjectWriteEvent;
+  ImportEvent | InitEvent | EnvWriteEvent | EnvReadEvent | ShellExportEvent | ProjectWriteEvent | EnvDeleteEvent;
 
 /** An IPython line (magic or shell escape) that was blanked before parsing. */
 export interface MagicLine {

@@ -263,10 +263,12 @@ const CORE_TYPES: readonly string[] = [
   "assignment",
   "expression_statement",
   "subscript",
+  // Rare, and asked by the walk for a removal of a startup variable (walker.ts writeSpan).
+  "delete_statement",
 ];
 const CORE_TYPE_LIST = [...CORE_TYPES];
 /** Types collected together in a second traversal, when a rule first asks for one of them. */
-const EXTRA_TYPES: readonly string[] = ["string", "comment", "delete_statement"];
+const EXTRA_TYPES: readonly string[] = ["string", "comment"];
 
 /** Dotted paths deeper than this name nothing GPU Pilot knows; the cap keeps a 50,000-part attribute chain from overflowing the stack. */
 const MAX_PATH_DEPTH = 64;

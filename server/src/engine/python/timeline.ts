@@ -4,6 +4,7 @@
 import { freezes, readersOf } from "../frameworks";
 import type { ModuleModel } from "./model";
 import type {
+  EnvDeleteEvent,
   EnvWriteEvent,
   FunctionTimeline,
   ImportEvent,
@@ -29,7 +30,7 @@ export interface WriteState {
  * Walking the timeline up to each write made a file with n writes cost O(n²) in GPU001, GPU002 and
  * GPU004.
  */
-export function stateBefore(model: ModuleModel, write: EnvWriteEvent | ShellExportEvent): WriteState {
+export function stateBefore(model: ModuleModel, write: EnvWriteEvent | ShellExportEvent | EnvDeleteEvent): WriteState {
   const memo = (model.derived.firsts ??= { position: null, lookups: 0, byVariable: new Map() });
   let firsts = memo.byVariable.get(write.variable);
   if (!firsts) {
@@ -88,7 +89,10 @@ function readsAtImport(e: TimelineEvent, readers: ReturnType<typeof readersOf>):
  * The events above the definition are selected once per function, on the first question (most
  * functions have no write to ask about: selecting them for each of a file's functions was the cost).
  */
-export function statesInFunction(model: ModuleModel, fn: FunctionTimeline): (write: EnvWriteEvent) => WriteState {
+export function statesInFunction(
+  model: ModuleModel,
+  fn: FunctionTimeline,
+): (write: EnvWriteEvent | EnvDeleteEvent) => WriteState {
   let selected: TimelineEvent[] | undefined;
   return (write) => {
     const events = (selected ??= [

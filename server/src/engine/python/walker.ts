@@ -742,7 +742,13 @@ export class TimelineWalker {
     // startup variable has no effect after CUDA did: a project module whose import starts it matters
     // before such a call too. Their names are rare: the index finds them without a walk.
     const tfConfig = this.mentions.nodesIn("expression_statement", TF_DEVICE_CONFIG_WORDS, true);
-    const asking = tfConfig.length ? [...writing, ...tfConfig] : writing;
+    // A removal (`del os.environ[K]`, `os.environ.pop(K)`; GPU001) asks as a write does. Rare: found
+    // without a walk, in the editor and the CLI alike.
+    const removing = [
+      ...this.mentions.nodesIn("delete_statement", this.writeWords, true),
+      ...this.mentions.nodesIn("expression_statement", REMOVE_WORDS, true),
+    ].filter((st) => envDeletesOf(st, this.q.isEnviron).length > 0);
+    const asking = tfConfig.length || removing.length ? [...writing, ...tfConfig, ...removing] : writing;
     let limit = -1;
     for (const st of asking) {
       let top: SyntaxNode = st,
@@ -809,10 +815,12 @@ export class TimelineWalker {
 
   private recordEnv(stmt: SyntaxNode, inFunction: boolean, nested: boolean): void {
     if (
-      stmt.type !== "expression_statement" ||
+      (stmt.type !== "expression_statement" && stmt.type !== "delete_statement") ||
       !this.mentions.within(stmt.startIndex, stmt.endIndex, this.writeWords, true)
     )
       return;
+    for (const d of envDeletesOf(stmt, this.q.isEnviron))
+      this.events.push({ kind: "envDelete", variable: d.variable, node: stmt, nameNode: d.nameNode });
     for (const w of envWritesOf(stmt, this.q.isEnviron, this.q.resolve)) {
       const ev: EnvWriteEvent = { ...w, kind: "envWrite", statement: stmt, range: nodeRange(stmt), inFunction, nested };
       this.events.push(ev);
@@ -1145,6 +1153,41 @@ function envWritesOf(
     if (name !== null)
       out.push({ variable: name, form: "putenv", value, literal: stringValue(value), nameNode: positional[0] });
   }
+  return out;
+}
+
+/** The word a removal by `os.environ.pop(K)` names (walker.ts writeSpan). */
+const REMOVE_WORDS: readonly string[] = ["pop"];
+
+/**
+ * The environment variables with literal names that one statement removes: `del os.environ["K"]`
+ * (each subscript of the environment among the deleted targets) and `os.environ.pop("K"[, d])` as a
+ * statement of its own (events.ts `EnvDeleteEvent`).
+ */
+function envDeletesOf(
+  stmt: SyntaxNode,
+  isEnviron: (n: SyntaxNode | null) => boolean,
+): Array<{ variable: string; nameNode: SyntaxNode }> {
+  const out: Array<{ variable: string; nameNode: SyntaxNode }> = [];
+  const add = (key: SyntaxNode | null | undefined) => {
+    const name = keyName(key ?? null);
+    if (name !== null && key) out.push({ variable: name, nameNode: key });
+  };
+  if (stmt.type === "delete_statement") {
+    const target = stmt.namedChildren[0];
+    const targets = target?.type === "expression_list" ? target.namedChildren : [target];
+    for (const t of targets)
+      if (t?.type === "subscript" && isEnviron(t.childForFieldName("value"))) add(t.childForFieldName("subscript"));
+    return out;
+  }
+  const expr = stmt.namedChildren[0];
+  const fn = expr?.type === "call" ? expr.childForFieldName("function") : null;
+  if (
+    fn?.type === "attribute" &&
+    fn.childForFieldName("attribute")?.text === "pop" &&
+    isEnviron(fn.childForFieldName("object"))
+  )
+    add(expr!.childForFieldName("arguments")?.namedChildren.find((c) => c?.type !== "comment"));
   return out;
 }
 

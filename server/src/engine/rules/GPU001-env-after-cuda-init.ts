@@ -7,11 +7,13 @@ import { frameworksText } from "../../../../common/src/kernel/runningKernel";
 import { freezesVariable, stateBefore, statesInFunction } from "../python/timeline";
 import {
   nodeRange,
+  type EnvDeleteEvent,
   type EnvWriteEvent,
   type InitEvent,
   type ProjectWriteEvent,
   type TimelineEvent,
 } from "../python/events";
+import type { SyntaxNode } from "../python/parser";
 import { moveWriteFix } from "./shared/moveWrite";
 import { startsChildAfter, type ChildProcessFacts } from "./shared/childProcess";
 
@@ -31,9 +33,9 @@ export const rule: PythonRule = {
       return !!writers?.size && t.hasAnyWord([...writers]);
     },
     docs: {
-      what: "Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import. The project's own modules count too: importing a project module whose top level initialises CUDA (directly or through the project modules and functions it uses), or calling a project function that does, initialises CUDA here (the message names each file and line on the way). A call of a project function whose own body writes a startup variable before it initialises anything (`train(cfg)` whose first statement sets `PYTORCH_CUDA_ALLOC_CONF`), made after CUDA was initialised, is reported at the call, naming the write. Modules are found as Python's import system finds them from the file (its folder up to the project root, `src/`, relative imports); a module that cannot be found or read counts as initialising nothing. In a notebook whose running kernel GPU Pilot may ask (VS Code with the Jupyter extension, access granted), a cell that writes a startup variable is flagged whatever the cells' order when the kernel reports that a framework reading it has already initialised CUDA there (\"no effect in the running kernel\"), with the action *Restart kernel on GPU N*.",
+      what: 'Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import. The project\'s own modules count too: importing a project module whose top level initialises CUDA (directly or through the project modules and functions it uses), or calling a project function that does, initialises CUDA here (the message names each file and line on the way). A removal of a startup variable after such a call (`del os.environ["CUDA_VISIBLE_DEVICES"]`, `os.environ.pop("CUDA_VISIBLE_DEVICES", None)`) is as late as a write and is reported too, with no fix (moving a removal above the imports would change what it removes); not a removal that puts the environment back (in a `finally:` clause, or in an `if` whose other branch writes the saved value), nor one followed by the start of a child process, which reads its own environment. A call of a project function whose own body writes a startup variable before it initialises anything (`train(cfg)` whose first statement sets `PYTORCH_CUDA_ALLOC_CONF`), made after CUDA was initialised, is reported at the call, naming the write. Modules are found as Python\'s import system finds them from the file (its folder up to the project root, `src/`, relative imports); a module that cannot be found or read counts as initialising nothing. In a notebook whose running kernel GPU Pilot may ask (VS Code with the Jupyter extension, access granted), a cell that writes a startup variable is flagged whatever the cells\' order when the kernel reports that a framework reading it has already initialised CUDA there ("no effect in the running kernel"), with the action *Restart kernel on GPU N*.',
       follows:
-        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a module function or method this walk does not reach (a callback, a hook, a method of a class the module never instantiates) is checked on its own, after the module's code above it; the project's own modules it imports and the project functions it calls, for whether they initialise CUDA (found as Python's import system finds them, up to four imports or calls deep); in a notebook, what the running kernel reports. Environment writes made in other modules are followed only as a project function's own statement (not inside a branch, loop or `try`, nor in a helper it calls), run before the function initialises anything; the prefilter finds the callers by those functions' names, which it lists from the project's `.py` files (those that name a startup variable are parsed; the CLI keeps each module's answer in its result cache until the module changes). Not followed: other writes in other modules, nested functions and lambdas, the source of installed libraries (only the catalogue of those that initialise CUDA when imported), and code run in another process.",
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a module function or method this walk does not reach (a callback, a hook, a method of a class the module never instantiates) is checked on its own, after the module's code above it; the project's own modules it imports and the project functions it calls, for whether they initialise CUDA (found as Python's import system finds them, up to four imports or calls deep); in a notebook, what the running kernel reports. Environment writes made in other modules are followed only as a project function's own statement (not inside a branch, loop or `try`, nor in a helper it calls), run before the function initialises anything; the prefilter finds the callers by those functions' names, which it lists from the project's `.py` files (those that name a startup variable are parsed; the CLI keeps each module's answer in its result cache until the module changes). Removals are followed as statements of the file (module level and functions, as writes are), not in other modules. Not followed: other writes in other modules, nested functions and lambdas, the source of installed libraries (only the catalogue of those that initialise CUDA when imported), and code run in another process.",
       why: 'These variables are read once, when the CUDA driver or the framework initialises. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `torch.cuda.is_available()`, setting `CUDA_VISIBLE_DEVICES="1"` has no effect — the program still runs on physical GPU 0, while `device_count()` now reports 1: a silent mismatch. After `jax.devices()`, `XLA_PYTHON_CLIENT_PREALLOCATE=false` is ignored and JAX preallocates 75% of the GPU (107,918 MiB of 143,771 MiB). Each variable freezes at its own moment: `PYTORCH_CUDA_ALLOC_CONF` survives `is_available()` but not the first allocation; `PYTORCH_NO_CUDA_MEMORY_CACHING` is read at the first allocation through torch\'s caching allocator (a tensor or module put on CUDA), so a context alone (`set_device`) leaves it open (read in pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp, `forceUncachedAllocator()`: a function-local static).',
       example:
         'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # GPU001: too late, still GPU 0\n',
@@ -43,6 +45,7 @@ export const rule: PythonRule = {
       references: [
         'ground-truth.md: \'When does setting os.environ["CUDA_VISIBLE_DEVICES"] = "1" still take effect?\' rows `torch.cuda.is_available()`, `accelerate.Accelerator()`, `jax.devices()`',
         "ground-truth.md: 'Each variable freezes at its own moment'",
+        "A removal changes the variable as a write does: CUDA reads it once, at initialisation (the CUDA C Programming Guide reference below), so removing it afterwards changes nothing in the process. verify/GPU001-delete-after-init is the pair that measures it (started with CUDA_VISIBLE_DEVICES empty: `is_available()`, then the removal; `device_count()` is expected to stay 0); it has not run on a GPU yet (no device was lent on 2026-12-07)",
         'pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp: `forceUncachedAllocator()` keeps `getenv("PYTORCH_NO_CUDA_MEMORY_CACHING")` in a static on its first call, from the first `allocate()`',
         "GPU Pilot's init catalogue (listed in GPU002's documentation): the libraries that initialise CUDA when imported, each measured or read at a named commit and line; the message quotes the entry",
         "CUDA C Programming Guide, CUDA Environment Variables: CUDA_VISIBLE_DEVICES is read at CUDA initialisation",
@@ -72,6 +75,7 @@ export const rule: PythonRule = {
         staticLines.add(writeKey(w));
       }
     }
+    removalFindings(ctx, childFacts);
     runningKernelFindings(ctx, staticLines);
     // A call of a project function that writes a startup variable first (python/walker.ts
     // projectCall): the write runs here, after what initialised CUDA above the call.
@@ -141,6 +145,72 @@ export const rule: PythonRule = {
     }
   },
 };
+
+/**
+ * GPU001 on removals (events.ts `EnvDeleteEvent`): `del os.environ[K]` or `os.environ.pop(K)` of a
+ * startup variable after CUDA initialised is as late as a write: the process keeps what CUDA read
+ * (verify/GPU001-delete-after-init; recall case direct-visible-devices-deleted-before-second-model).
+ * At module level and in the functions the module never calls (error when the function itself
+ * initialised CUDA first, warning when the module above did; not after a mere import). No fix.
+ */
+function removalFindings(ctx: RuleContext, childFacts: ChildProcessFacts): void {
+  const done = new Set<number>();
+  const report = (d: EnvDeleteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
+    if (done.has(d.node.id) || startsChildAfter(ctx, d.node, childFacts) || restores(ctx, d)) return;
+    done.add(d.node.id);
+    const line = ctx.where(frozenBy.node.startPosition.row);
+    ctx.report({
+      range: nodeRange(d.node),
+      ...(severity ? { severity } : {}),
+      message: `${d.variable} is removed after CUDA was initialised by ${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})${where}: the removal has no effect in this process${d.variable === "CUDA_VISIBLE_DEVICES" ? " (the program still sees only the GPUs it saw when CUDA initialised, numbered from 0)" : ""}`,
+      related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
+    });
+  };
+  const removal = (e: TimelineEvent): e is EnvDeleteEvent =>
+    e.kind === "envDelete" && STARTUP_VARIABLES.includes(e.variable);
+  for (const d of ctx.model.events.filter(removal)) {
+    const { frozenBy } = stateBefore(ctx.model, d);
+    if (frozenBy) report(d, frozenBy, "");
+  }
+  for (const fn of ctx.model.functionTimelines) {
+    const removals = fn.events.filter(removal);
+    if (!removals.length) continue;
+    const stateOf = statesInFunction(ctx.model, fn);
+    const own = fn.def.childForFieldName("name")?.text ?? "";
+    const name = fn.owner ? `${fn.owner}.${own}` : own;
+    for (const d of removals) {
+      const { frozenBy } = stateOf(d);
+      const inside = !!frozenBy && fn.events.includes(frozenBy);
+      if (frozenBy && (inside || !/import/.test(frozenBy.node.type)))
+        report(d, frozenBy, ` whenever \`${name}()\` runs`, inside ? undefined : "warning");
+    }
+  }
+}
+
+/**
+ * Whether a removal puts the environment back as it was rather than choosing GPUs: it sits in a
+ * `finally:` clause, or in an `if` whose other branch writes the same variable (`if old is None:
+ * del os.environ[K] else: os.environ[K] = old`). Such code restores `os.environ` for what runs
+ * later (child processes, other tests), not this process's CUDA (public code read for GPU001's
+ * removal check: context managers and test fixtures that restore the variable).
+ */
+function restores(ctx: RuleContext, d: EnvDeleteEvent): boolean {
+  let branch: SyntaxNode | null = null;
+  for (let p = d.node.parent; p && p.type !== "function_definition" && p.type !== "module"; p = p.parent) {
+    if (p.type === "finally_clause") return true;
+    if (!branch && p.type === "if_statement") branch = p;
+  }
+  if (!branch) return false;
+  const b = branch;
+  return ctx.model
+    .statementWrites()
+    .some(
+      ({ statement, writes }) =>
+        statement.startIndex >= b.startIndex &&
+        statement.endIndex <= b.endIndex &&
+        writes.some((w) => w.variable === d.variable),
+    );
+}
 
 /** A write's identity: its place and variable. */
 const writeKey = (w: EnvWriteEvent): string => `${w.range.start.line}:${w.range.start.character}:${w.variable}`;
