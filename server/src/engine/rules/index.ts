@@ -58,6 +58,7 @@ import { rule as GPU055 } from "./GPU055-shell-misspelled-variable";
 import { rule as GPU056 } from "./GPU056-vllm-device-index-ignored";
 import { rule as GPU057 } from "./GPU057-visible-devices-from-counted-ordinals";
 import { rule as GPU058 } from "./GPU058-xla-mem-fraction-as-percent";
+import { rule as GPU059 } from "./GPU059-visible-devices-from-missing-argument";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -118,6 +119,7 @@ export const RULES: readonly Rule[] = [
   GPU056,
   GPU057,
   GPU058,
+  GPU059,
 ];
 
 /** The rule with this code, or undefined. */

@@ -111,6 +111,7 @@ test("every manifest rule has a YAML trigger in its meta, and every rule is a Py
       "GPU052",
       "GPU054",
       "GPU055",
+      "GPU059",
     ],
   );
   for (const rule of MANIFEST_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
