@@ -35,12 +35,25 @@ export interface ShellAssignment {
   word: ShellWord;
 }
 
+/**
+ * A compound command around a simple command: `if` (up to `fi`), `loop` (`for`, `select`, `while`,
+ * `until`, up to `done`), `case` (up to `esac`), `brace` (`{ ... }`), `subshell` (`( ... )`, also
+ * `(( ... ))`) and `function` (a function's body, `name() { ... }` or `function name { ... }`).
+ */
+export type ShellCompound = "if" | "loop" | "case" | "brace" | "subshell" | "function";
+
 /** A simple command: its assignments, its words (redirections left out), and where it is. */
 export interface ShellCommand {
   assignments: ShellAssignment[];
   words: ShellWord[];
   start: number;
   end: number;
+  /**
+   * The compound commands it is written in, outermost first (empty at the script's top level, as
+   * far as this reader follows them: see {@link ShellCompound}); absent for a command not made by
+   * {@link parseShell}.
+   */
+  enclosing?: readonly ShellCompound[];
 }
 
 /** A comment: from its `#` to the end of the line. */
@@ -61,6 +74,7 @@ export interface ShellScript {
 type Token = { kind: "word"; word: ShellWord } | { kind: "op"; op: string; start: number };
 
 const OPS = [
+  "<<<",
   "<<-",
   "&&",
   "||",
@@ -83,7 +97,8 @@ const OPS = [
   ">",
   "\n",
 ];
-const REDIRECTS = new Set(["&>", ">>", ">&", "<&", ">|", "<>", "<", ">"]);
+/** `<<<` is a here-string (bash): its word is the input, not a here-document's delimiter. */
+const REDIRECTS = new Set(["<<<", "&>", ">>", ">&", "<&", ">|", "<>", "<", ">"]);
 const SEPARATORS = new Set([";", "&", "&&", "||", "|", "|&", "(", ")", ";;", ";&", "\n"]);
 /** Reserved words that may start a command and are not the command itself. */
 const PREFIX_WORDS = new Set([
@@ -302,16 +317,109 @@ const opensFunction = (current: ShellCommand | null, next: Token | undefined): b
   !!current && current.words.length === 1 && next?.kind === "op" && next.op === ")";
 
 /**
+ * The compound commands open at a point of a script (ShellCommand.enclosing): each simple command
+ * shares the snapshot taken since the last change. A `(` that is no subshell (an array
+ * assignment's `x=(a b)`) is kept as a group, so that its `)` closes it, and left out of snapshots.
+ */
+class Compounds {
+  private stack: Array<ShellCompound | "group"> = [];
+  private shot: readonly ShellCompound[] = [];
+  /** A function's `()` was read: the next `{` opens its body. */
+  functionNext = false;
+  open(kind: ShellCompound | "group"): void {
+    this.stack.push(kind);
+    this.changed();
+  }
+  /** Closes the innermost open `kinds` and whatever was left open inside it; nothing when none is open. */
+  close(...kinds: Array<ShellCompound | "group">): void {
+    for (let i = this.stack.length - 1; i >= 0; i--)
+      if (kinds.includes(this.stack[i])) {
+        this.stack.length = i;
+        this.changed();
+        return;
+      }
+  }
+  /** `if`/`fi`, `while`/`until`/`done`, `{`/`}` at the start of a command. */
+  word(w: string): void {
+    if (w === "if") this.open("if");
+    else if (w === "fi") this.close("if");
+    else if (w === "while" || w === "until") this.open("loop");
+    else if (w === "done") this.close("loop");
+    else if (w === "{") {
+      this.open(this.functionNext ? "function" : "brace");
+      this.functionNext = false;
+    } else if (w === "}") this.close("brace", "function");
+  }
+  get snapshot(): readonly ShellCompound[] {
+    return this.shot;
+  }
+  private changed(): void {
+    this.shot = this.stack.filter((k): k is ShellCompound => k !== "group");
+  }
+}
+
+/** Where the reader is between simple commands. */
+interface Segment {
+  /** Inside `for x in ...` / `case x in` up to the next separator. */
+  skip: boolean;
+  inCase: number;
+  /** After `case ... in` or `;;`: words up to `)` are a pattern. */
+  casePattern: boolean;
+  compounds: Compounds;
+}
+
+/** A word read while `st.skip` or `st.casePattern` holds: what ends a `case`, or opens a `function name {` body. */
+function skippedWord(w: ShellWord, st: Segment): void {
+  if (st.casePattern && w.value === "esac") {
+    st.inCase--;
+    st.casePattern = false;
+    st.compounds.close("case");
+  }
+  // `function name {`: the body opens within the skipped segment
+  if (st.skip && st.compounds.functionNext && w.raw === "{") {
+    st.compounds.word("{");
+    st.skip = false;
+  }
+}
+
+/** A word where a command would start: true (the state updated) when it is a reserved word and no command's. */
+function reservedWord(w: ShellWord, st: Segment): boolean {
+  if (w.value === "esac" && !w.expands) {
+    st.inCase = Math.max(0, st.inCase - 1);
+    st.compounds.close("case");
+    return true;
+  }
+  if (w.raw !== w.value) return false;
+  if (PREFIX_WORDS.has(w.value)) {
+    st.compounds.word(w.value);
+    return true;
+  }
+  if (w.value === "for" || w.value === "select" || w.value === "function") {
+    if (w.value === "function") st.compounds.functionNext = true;
+    else st.compounds.open("loop");
+    st.skip = true;
+    return true;
+  }
+  if (w.value === "case") {
+    st.inCase++;
+    st.compounds.open("case");
+    st.skip = true;
+    st.casePattern = true;
+    return true;
+  }
+  return false;
+}
+
+/**
  * The simple commands and comments of a shell script. Never throws: an unclosed quote runs to the
  * end of the text, as the shell would report it.
  */
 export function parseShell(src: SourceText): ShellScript {
   const { tokens, comments } = tokenize(src.text);
   const commands: ShellCommand[] = [];
+  const compounds = new Compounds();
+  const st: Segment = { skip: false, inCase: 0, casePattern: false, compounds };
   let current: ShellCommand | null = null;
-  let skipSegment = false; // inside `for x in ...` / `case x in` up to the next separator
-  let inCase = 0;
-  let casePattern = false; // after `case ... in` or `;;`: words up to `)` are a pattern
   const close = () => {
     if (current && (current.words.length || current.assignments.length)) commands.push(current);
     current = null;
@@ -324,47 +432,36 @@ export function parseShell(src: SourceText): ShellScript {
         continue;
       }
       if (SEPARATORS.has(tok.op)) {
-        if (tok.op === ")" && casePattern) {
-          casePattern = false;
+        if (tok.op === ")" && st.casePattern) {
+          st.casePattern = false;
           current = null;
           continue;
         }
-        if (tok.op === ";;" || tok.op === ";&") casePattern = inCase > 0;
-        if (tok.op === "(" && opensFunction(current, tokens[k + 1])) {
+        if (tok.op === ";;" || tok.op === ";&") st.casePattern = st.inCase > 0;
+        const next = tokens[k + 1];
+        if (tok.op === "(" && (opensFunction(current, next) || (!current && next?.kind === "op" && next.op === ")"))) {
+          // `name()` or `function name()`: the body follows
+          compounds.functionNext = true;
           current = null;
           k++;
           continue;
         }
+        if (tok.op === "(" && !st.casePattern) compounds.open(current ? "group" : "subshell");
+        else if (tok.op === ")") compounds.close("subshell", "group");
         close();
-        skipSegment = false;
+        st.skip = false;
       }
       continue;
     }
     const w = tok.word;
-    if (skipSegment || casePattern) {
-      if (casePattern && w.value === "esac") {
-        inCase--;
-        casePattern = false;
-      }
+    if (st.skip || st.casePattern) {
+      skippedWord(w, st);
       continue;
     }
     if (!current) {
-      if (w.value === "esac" && !w.expands) {
-        inCase = Math.max(0, inCase - 1);
-        continue;
-      }
-      if (PREFIX_WORDS.has(w.value) && w.raw === w.value) continue;
-      if ((w.value === "for" || w.value === "select" || w.value === "function") && w.raw === w.value) {
-        skipSegment = true;
-        continue;
-      }
-      if (w.value === "case" && w.raw === w.value) {
-        inCase++;
-        skipSegment = true;
-        casePattern = true;
-        continue;
-      }
-      current = { assignments: [], words: [], start: w.start, end: w.end };
+      if (reservedWord(w, st)) continue;
+      compounds.functionNext = false; // a body that is no `{ ... }` (`f() ( ... )`) is not followed
+      current = { assignments: [], words: [], start: w.start, end: w.end, enclosing: compounds.snapshot };
     }
     // A leading digit string glued to a redirection (`2>`) is a file descriptor, not a word.
     const next = tokens[k + 1];

@@ -36,8 +36,8 @@ const SWITCHES = new Set([
   "--use-api-socket",
 ]);
 
-/** A `docker run` command line, as far as this rule reads it. */
-interface ContainerRun {
+/** A `docker run` command line, as far as this rule (and GPU045) reads it. */
+export interface ContainerRun {
   /** `--gpus` and its value (`all`, `2`, `device=1,2`, `"device=${X}"` with the quotes removed). */
   gpus: { value: string; word: ShellWord } | null;
   /** The `CUDA_VISIBLE_DEVICES` passed with `-e`/`--env`: its value, or null when the host's is passed on (`-e CUDA_VISIBLE_DEVICES`). */
@@ -45,7 +45,7 @@ interface ContainerRun {
 }
 
 /** Reads a command as `docker run`/`docker container run`/`podman run` (also `create`), or null. */
-function containerRun(c: ShellCommand): ContainerRun | null {
+export function containerRun(c: ShellCommand): ContainerRun | null {
   const w = c.words;
   let k = 0;
   while (k < w.length && (w[k].value === "sudo" || w[k].value === "exec")) k++;

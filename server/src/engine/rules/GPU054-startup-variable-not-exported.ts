@@ -139,7 +139,7 @@ function childScript(
 const RUNNERS: ReadonlySet<string> = new Set(["uv", "poetry", "pipenv", "conda", "micromamba", "mamba"]);
 
 /** How a command's words start Python (`python3`, `$PY`, `uv run`), for messages; undefined when they do not. */
-function pythonStarter(words: readonly ShellWord[], literals: ReadonlyMap<string, string>): string | undefined {
+export function pythonStarter(words: readonly ShellWord[], literals: ReadonlyMap<string, string>): string | undefined {
   const head = words[0];
   if (!head) return undefined;
   if (isPython(head.value)) return head.value.replace(/^.*\//, "");

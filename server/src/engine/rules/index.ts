@@ -58,6 +58,7 @@ import { rule as GPU055 } from "./GPU055-shell-misspelled-variable";
 import { rule as GPU056 } from "./GPU056-vllm-device-index-ignored";
 import { rule as GPU057 } from "./GPU057-visible-devices-from-counted-ordinals";
 import { rule as GPU058 } from "./GPU058-xla-mem-fraction-as-percent";
+import { rule as GPU059 } from "./GPU059-visible-devices-from-missing-argument";
 import { rule as GPU060 } from "./GPU060-job-starts-cuda-without-gpus";
 
 export const RULES: readonly Rule[] = [
@@ -119,6 +120,7 @@ export const RULES: readonly Rule[] = [
   GPU056,
   GPU057,
   GPU058,
+  GPU059,
   GPU060,
 ];
 

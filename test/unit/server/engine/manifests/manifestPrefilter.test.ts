@@ -111,6 +111,7 @@ test("every manifest rule has a YAML trigger in its meta, and every rule is a Py
       "GPU052",
       "GPU054",
       "GPU055",
+      "GPU059",
       "GPU060",
     ],
   );
