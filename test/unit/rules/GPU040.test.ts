@@ -407,3 +407,111 @@ test("GPU040 and GPU045 read a notebook's shell lines as a script: %env reaches 
   ).diagnostics.filter((x) => x.code === "GPU040");
   assert.deepEqual(alone, []);
 });
+
+test("GPU040 deepspeed: a CUDA_VISIBLE_DEVICES that lists first the GPUs deepspeed uses instead changes nothing and is not reported", () => {
+  const run = (text: string) => lintManifestCode(text, "jobscript", "GPU040");
+  assert.deepEqual(run("CUDA_VISIBLE_DEVICES=0,1 deepspeed --num_gpus 2 t.py\n"), []);
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=0,1,2,3\ndeepspeed --num_gpus 2 t.py\n"), []);
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=2,3\ndeepspeed --include localhost:2,3 t.py\n"), []);
+  // `--num_gpus $N` unknown: 0..N-1 may be the first ids of 0,1,2,3 or 0,2, never of 4,5; unknown --include ids may be the same.
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=0,1,2,3\ndeepspeed --num_gpus $N t.py\n"), []);
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=0,2\ndeepspeed --num_gpus $N t.py\n"), []);
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=4,5\ndeepspeed --include localhost:$GPUS t.py\n"), []);
+  assert.match(
+    run("export CUDA_VISIBLE_DEVICES=4,5\ndeepspeed --exclude localhost:0 t.py\n")[0].message,
+    /starts its workers on the GPUs --exclude localhost:0 leaves;/,
+  );
+  assert.deepEqual(run("CUDA_VISIBLE_DEVICES=1 deepspeed --num_gpus 0 t.py\n"), []);
+  const [d, ...rest] = run("CUDA_VISIBLE_DEVICES=4,5 deepspeed --num_gpus $N t.py\n");
+  assert.equal(rest.length, 0);
+  assert.match(
+    d.message,
+    /starts its workers on GPUs 0\.\.N-1 \(--num_gpus \$N\); pick the GPUs with --include localhost:4,5 instead$/,
+  );
+  const [one] = run("CUDA_VISIBLE_DEVICES=1 deepspeed --num_gpus 2 t.py\n");
+  assert.match(one.message, /starts its workers on GPUs 0\.\.1 \(--num_gpus 2\)/);
+  const [other] = run("CUDA_VISIBLE_DEVICES=0,1 deepspeed --include localhost:1,0 t.py\n");
+  assert.match(other.message, /starts its workers on GPUs 1,0 \(--include localhost:1,0\)/);
+});
+
+/** A project with a caller script at its root and the deepspeed script it runs; returns the caller's path. */
+function deepspeedProject(caller: string, child: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-child-"));
+  mkdirSync(join(dir, ".git"));
+  mkdirSync(join(dir, "examples", "full_multi_gpu"), { recursive: true });
+  writeFileSync(join(dir, "examples", "full_multi_gpu", "single_node.sh"), child);
+  writeFileSync(join(dir, "run_full_sft.sh"), caller);
+  return join(dir, "run_full_sft.sh");
+}
+
+const SINGLE_NODE = "#!/bin/bash\n\ndeepspeed --num_gpus 4 ../../src/train.py \\\n    --deepspeed ds.json --fp16\n";
+
+test("GPU040: a caller's CUDA_VISIBLE_DEVICES for a script it runs (bash x.sh) whose deepspeed --num_gpus drops it is reported on the caller's line", () => {
+  const caller =
+    "#!/bin/bash\n# GPUs 0-3 are taken\ncd examples/full_multi_gpu\nCUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh\n";
+  const file = deepspeedProject(caller, SINGLE_NODE);
+  const [d, ...rest] = lintManifestCode(caller, "jobscript", "GPU040", {}, file);
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 3, character: 0 }, end: { line: 3, character: 48 } });
+  assert.equal(
+    d.message,
+    'CUDA_VISIBLE_DEVICES="4,5,6,7" (inline) does not reach the workers of bash single_node.sh: its deepspeed launch (examples/full_multi_gpu/single_node.sh:3) unsets it, as deepspeed does when --num_gpus, --include or --exclude is given, and starts its workers on GPUs 0..3 (--num_gpus 4), not on the visible devices 4,5,6,7 chosen here; name them in that script with --include localhost:4,5,6,7 in place of --num_gpus, or launch it without --num_gpus/--include/--exclude (deepspeed then takes CUDA_VISIBLE_DEVICES as its --include)',
+  );
+  const child = join(file, "..", "examples", "full_multi_gpu", "single_node.sh");
+  assert.deepEqual(d.related, [
+    {
+      range: { start: { line: 3, character: 0 }, end: { line: 3, character: 28 } },
+      message: "CUDA_VISIBLE_DEVICES, which deepspeed unsets",
+    },
+    {
+      range: { start: { line: 2, character: 10 }, end: { line: 2, character: 22 } },
+      message: "deepspeed --num_gpus 4: it unsets CUDA_VISIBLE_DEVICES",
+      file: child,
+    },
+  ]);
+  // The child is a dependency of the result; linted alone it is correct.
+  const r = lintManifest(caller, "jobscript", {}, { file });
+  assert.ok(r.deps?.includes(child));
+  assert.deepEqual(lintManifestCode(SINGLE_NODE, "jobscript", "GPU040", {}, child), []);
+  // An earlier export, `sh`, and the script's own folder as the working directory are followed.
+  const exported = `#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=4,5,6,7\ncd "$(dirname "$0")"\nsh examples/full_multi_gpu/single_node.sh --lr 1\n`;
+  const [e] = lintManifestCode(exported, "jobscript", "GPU040", {}, deepspeedProject(exported, SINGLE_NODE));
+  assert.equal(e.range.start.line, 3);
+  assert.match(
+    e.message,
+    /^CUDA_VISIBLE_DEVICES="4,5,6,7" \(exported on line 2\) does not reach the workers of sh examples/,
+  );
+  assert.equal(e.related?.[0].range.start.line, 1);
+});
+
+test("GPU040: a caller's CUDA_VISIBLE_DEVICES for a deepspeed script is not reported when deepspeed would use those GPUs, the child sets its own, keeps the value, or the child cannot be found", () => {
+  const caller = (cvd: string, run = "bash single_node.sh") =>
+    `#!/bin/bash\ncd examples/full_multi_gpu\n${cvd} ${run}\n`;
+  const silent = (text: string, child = SINGLE_NODE) =>
+    assert.deepEqual(lintManifestCode(text, "jobscript", "GPU040", {}, deepspeedProject(text, child)), [], text);
+  silent(caller("CUDA_VISIBLE_DEVICES=0,1,2,3"));
+  silent(caller("CUDA_VISIBLE_DEVICES=0,1"), SINGLE_NODE.replace("--num_gpus 4", "--num_gpus 2"));
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5"), SINGLE_NODE.replace("--num_gpus 4", "--include localhost:4,5"));
+  // The child sets, exports, unsets or reads the variable itself, or sources a file that may.
+  for (const own of [
+    "export CUDA_VISIBLE_DEVICES=0,1,2,3\n",
+    "unset CUDA_VISIBLE_DEVICES\n",
+    'echo "$CUDA_VISIBLE_DEVICES"\n',
+    "source env.sh\n",
+  ])
+    silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), SINGLE_NODE.replace("\n\n", `\n${own}`));
+  // deepspeed keeps CUDA_VISIBLE_DEVICES: no --num_gpus/--include/--exclude, or a hostfile.
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), SINGLE_NODE.replace("--num_gpus 4 ", ""));
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), SINGLE_NODE.replace("--num_gpus 4", "--hostfile hf --num_gpus 4"));
+  // A bare assignment (reaches the child only if exported before), an expansion, a `cd` that is not
+  // followed, a path that is not there, `bash -c`, and the child's own commands.
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7\n"));
+  silent(caller("CUDA_VISIBLE_DEVICES=$GPUS"));
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7", "bash missing.sh"));
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7", "bash -c 'bash single_node.sh'"));
+  silent(`#!/bin/bash\ncd $WORK\nCUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh\n`);
+  silent(`#!/bin/bash\nCUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh\n`);
+  // Unsaved (no path): nothing is read.
+  assert.deepEqual(lintManifestCode(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), "jobscript", "GPU040"), []);
+});
