@@ -515,3 +515,102 @@ test("GPU040: a caller's CUDA_VISIBLE_DEVICES for a deepspeed script is not repo
   // Unsaved (no path): nothing is read.
   assert.deepEqual(lintManifestCode(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), "jobscript", "GPU040"), []);
 });
+
+/** Runs `f` with HF_HOME set to `home` (accelerate's default config is looked for there). */
+function withHfHome<T>(home: string, f: () => T): T {
+  const before = process.env.HF_HOME;
+  process.env.HF_HOME = home;
+  try {
+    return f();
+  } finally {
+    if (before === undefined) delete process.env.HF_HOME;
+    else process.env.HF_HOME = before;
+  }
+}
+
+const MNIST_PY =
+  '"""Train on MNIST."""\nimport os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # the second GPU\n\nimport torch\nfrom accelerate import Accelerator\n\n\ndef main():\n    accelerator = Accelerator()\n\n\nif __name__ == "__main__":\n    main()\n';
+
+test("GPU040: accelerate launch without a process count or config starts one process per GPU; the launched script's literal CUDA_VISIBLE_DEVICES leaves fewer", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-accdefault-"));
+  const hf = mkdtempSync(join(tmpdir(), "gp-gpu040-hf-"));
+  writeFileSync(join(dir, "train.py"), MNIST_PY);
+  const sh = join(dir, "run_mnist.sh");
+  const run = (line: string, gpuCount: number | null = 2) =>
+    withHfHome(hf, () =>
+      lintManifestCode(
+        `#!/bin/bash\n# MNIST\n${line}\n`,
+        "jobscript",
+        "GPU040",
+        { machine: { gpuCount, uuids: [] } },
+        sh,
+      ),
+    );
+  const [d, ...rest] = run("accelerate launch train.py config_file=configs/mnist.yaml");
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 26 } });
+  assert.equal(
+    d.message,
+    "accelerate launch starts 2 workers per node (no --num_processes and no accelerate config: one per GPU the launcher sees (this machine's GPU count), LOCAL_RANK 0..1) but only 1 GPU is visible to them (CUDA_VISIBLE_DEVICES=\"1\", which train.py:3 sets in each of them before CUDA starts): the worker with LOCAL_RANK 1 has no cuda:LOCAL_RANK ('invalid device ordinal' when selected), and ranks sharing a GPU make NCCL fail; pass --num_processes 1, or choose the GPUs before the launcher (CUDA_VISIBLE_DEVICES=... accelerate launch --num_processes 1 ...) instead of in the script",
+  );
+  assert.deepEqual(d.related, [
+    {
+      range: { start: { line: 2, character: 0 }, end: { line: 2, character: 40 } },
+      message: "the GPUs visible to this launch",
+      file: join(dir, "train.py"),
+    },
+  ]);
+  // The launcher's CUDA_VISIBLE_DEVICES is what it counts (no machine count needed); --multi_gpu starts as many.
+  assert.match(
+    run("CUDA_VISIBLE_DEVICES=0,1,2 accelerate launch --multi_gpu train.py", null)[0].message,
+    /^accelerate launch starts 3 workers per node \(no --num_processes and no accelerate config: one per GPU the launcher sees \(CUDA_VISIBLE_DEVICES="0,1,2", inline\)/,
+  );
+  // An explicit count is compared with the script's write as well.
+  assert.match(run("torchrun --nproc_per_node 2 train.py", null)[0].message, /^torchrun starts 2 workers per node/);
+  // Silent: a count or a config given, one GPU, the machine unknown, CPU, a default config on this machine.
+  for (const line of [
+    "accelerate launch --num_processes 1 train.py",
+    "accelerate launch --num_processes=$N train.py",
+    "accelerate launch --config_file configs/acc.yaml train.py",
+    "accelerate launch --cpu train.py",
+    "accelerate launch --gpu_ids 1 train.py",
+    "CUDA_VISIBLE_DEVICES=1 accelerate launch train.py",
+    "CUDA_VISIBLE_DEVICES=$GPUS accelerate launch train.py",
+    "accelerate launch other.py",
+  ])
+    assert.deepEqual(run(line), [], line);
+  assert.deepEqual(run("accelerate launch train.py", null), []);
+  assert.deepEqual(run("accelerate launch train.py", 1), []);
+  mkdirSync(join(hf, "accelerate"));
+  writeFileSync(join(hf, "accelerate", "default_config.yaml"), "distributed_type: NO\nnum_processes: 1\n");
+  assert.deepEqual(run("accelerate launch train.py"), [], "a default config");
+});
+
+test("GPU040: the launched script's CUDA_VISIBLE_DEVICES counts only as its one literal top-level write before CUDA starts, or from an option given on the line", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-acclit-"));
+  const hf = mkdtempSync(join(tmpdir(), "gp-gpu040-hf-"));
+  const sh = join(dir, "run.sh");
+  const run = (py: string, line = "accelerate launch train.py") => {
+    writeFileSync(join(dir, "train.py"), py);
+    return withHfHome(hf, () =>
+      lintManifestCode(`#!/bin/bash\n${line}\n`, "jobscript", "GPU040", { machine: { gpuCount: 2, uuids: [] } }, sh),
+    );
+  };
+  const write = 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  assert.equal(run(`import os\n${write}import torch\n`).length, 1);
+  assert.equal(run(`import os\nos.environ.update({"CUDA_VISIBLE_DEVICES": "0"})\n`).length, 1);
+  assert.deepEqual(run(`import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n`), [], "as many as the processes");
+  assert.deepEqual(run(`import os\n${write}${write.replace('"1"', '"0"')}`), [], "two writes");
+  assert.deepEqual(run(`import os\nif True:\n    ${write}`), [], "in a block");
+  assert.deepEqual(run(`import os\ndef main():\n    ${write}`), [], "in a function");
+  assert.deepEqual(run(`import os, torch\ntorch.cuda.init()\n${write}`), [], "after CUDA started");
+  assert.deepEqual(run(`import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "1")\n`), [], "setdefault");
+  assert.deepEqual(run(`import os\nos.environ["CUDA_VISIBLE_DEVICES"] = ""\n`), [], "no GPU at all");
+  // From an option: read only when the option is given on the line with a literal value.
+  const opt =
+    'import argparse, os\np = argparse.ArgumentParser()\np.add_argument("--gpu", default="0")\nargs = p.parse_args()\nos.environ["CUDA_VISIBLE_DEVICES"] = args.gpu\n';
+  assert.deepEqual(run(opt), []);
+  assert.deepEqual(run(opt, "accelerate launch train.py --gpu $G"), []);
+  assert.match(run(opt, "accelerate launch train.py --gpu 1")[0].message, /train\.py sets it from --gpu 1/);
+});
