@@ -420,7 +420,8 @@ function shellLineFindings(
         ...(d.related?.length
           ? {
               related: d.related
-                .filter((r) => origin[r.range.start.line])
+                // A place in another file (a script a `!bash x.sh` line runs) has no cell: left out.
+                .filter((r) => !r.file && origin[r.range.start.line])
                 .map((r) => ({ ...locate(back(r.range)), message: named(r.message) })),
             }
           : {}),

@@ -40,6 +40,11 @@ export interface Fix {
 export interface RelatedInfo {
   range: Range;
   message: string;
+  /**
+   * The absolute path of another file the range is in (GPU040: the deepspeed line of a script that
+   * the linted script runs); absent: the linted file itself.
+   */
+  file?: string;
 }
 
 /** One finding. */

@@ -5,6 +5,7 @@
  * stores in the document's OpenDocument (session.ts) what the requests after it read: the fixes,
  * the GPU001 lines, a notebook's per-cell state.
  */
+import { pathToFileURL } from "node:url";
 import { DiagnosticSeverity, type Diagnostic, type NotebookDocument } from "vscode-languageserver/node";
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { lintPython } from "../engine/lint";
@@ -114,7 +115,10 @@ export function lintTextDocument(ctx: ServerContext, doc: TextDocument): LintOut
     if (d.fix) byKey.set(keyOf(d.code, d.range.start.line, d.range.start.character), d.fix);
     const lsp = toLsp(
       d,
-      d.related?.map((r) => ({ location: { uri: doc.uri, range: r.range }, message: r.message })),
+      d.related?.map((r) => ({
+        location: { uri: r.file ? pathToFileURL(r.file).href : doc.uri, range: r.range },
+        message: r.message,
+      })),
     );
     return baselined[i] ? asBaselined(lsp) : lsp;
   });

@@ -407,3 +407,210 @@ test("GPU040 and GPU045 read a notebook's shell lines as a script: %env reaches 
   ).diagnostics.filter((x) => x.code === "GPU040");
   assert.deepEqual(alone, []);
 });
+
+test("GPU040 deepspeed: a CUDA_VISIBLE_DEVICES that lists first the GPUs deepspeed uses instead changes nothing and is not reported", () => {
+  const run = (text: string) => lintManifestCode(text, "jobscript", "GPU040");
+  assert.deepEqual(run("CUDA_VISIBLE_DEVICES=0,1 deepspeed --num_gpus 2 t.py\n"), []);
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=0,1,2,3\ndeepspeed --num_gpus 2 t.py\n"), []);
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=2,3\ndeepspeed --include localhost:2,3 t.py\n"), []);
+  // `--num_gpus $N` unknown: 0..N-1 may be the first ids of 0,1,2,3 or 0,2, never of 4,5; unknown --include ids may be the same.
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=0,1,2,3\ndeepspeed --num_gpus $N t.py\n"), []);
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=0,2\ndeepspeed --num_gpus $N t.py\n"), []);
+  assert.deepEqual(run("export CUDA_VISIBLE_DEVICES=4,5\ndeepspeed --include localhost:$GPUS t.py\n"), []);
+  assert.match(
+    run("export CUDA_VISIBLE_DEVICES=4,5\ndeepspeed --exclude localhost:0 t.py\n")[0].message,
+    /starts its workers on the GPUs --exclude localhost:0 leaves;/,
+  );
+  assert.deepEqual(run("CUDA_VISIBLE_DEVICES=1 deepspeed --num_gpus 0 t.py\n"), []);
+  const [d, ...rest] = run("CUDA_VISIBLE_DEVICES=4,5 deepspeed --num_gpus $N t.py\n");
+  assert.equal(rest.length, 0);
+  assert.match(
+    d.message,
+    /starts its workers on GPUs 0\.\.N-1 \(--num_gpus \$N\); pick the GPUs with --include localhost:4,5 instead$/,
+  );
+  const [one] = run("CUDA_VISIBLE_DEVICES=1 deepspeed --num_gpus 2 t.py\n");
+  assert.match(one.message, /starts its workers on GPUs 0\.\.1 \(--num_gpus 2\)/);
+  const [other] = run("CUDA_VISIBLE_DEVICES=0,1 deepspeed --include localhost:1,0 t.py\n");
+  assert.match(other.message, /starts its workers on GPUs 1,0 \(--include localhost:1,0\)/);
+});
+
+/** A project with a caller script at its root and the deepspeed script it runs; returns the caller's path. */
+function deepspeedProject(caller: string, child: string): string {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-child-"));
+  mkdirSync(join(dir, ".git"));
+  mkdirSync(join(dir, "examples", "full_multi_gpu"), { recursive: true });
+  writeFileSync(join(dir, "examples", "full_multi_gpu", "single_node.sh"), child);
+  writeFileSync(join(dir, "run_full_sft.sh"), caller);
+  return join(dir, "run_full_sft.sh");
+}
+
+const SINGLE_NODE = "#!/bin/bash\n\ndeepspeed --num_gpus 4 ../../src/train.py \\\n    --deepspeed ds.json --fp16\n";
+
+test("GPU040: a caller's CUDA_VISIBLE_DEVICES for a script it runs (bash x.sh) whose deepspeed --num_gpus drops it is reported on the caller's line", () => {
+  const caller =
+    "#!/bin/bash\n# GPUs 0-3 are taken\ncd examples/full_multi_gpu\nCUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh\n";
+  const file = deepspeedProject(caller, SINGLE_NODE);
+  const [d, ...rest] = lintManifestCode(caller, "jobscript", "GPU040", {}, file);
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 3, character: 0 }, end: { line: 3, character: 48 } });
+  assert.equal(
+    d.message,
+    'CUDA_VISIBLE_DEVICES="4,5,6,7" (inline) does not reach the workers of bash single_node.sh: its deepspeed launch (examples/full_multi_gpu/single_node.sh:3) unsets it, as deepspeed does when --num_gpus, --include or --exclude is given, and starts its workers on GPUs 0..3 (--num_gpus 4), not on the visible devices 4,5,6,7 chosen here; name them in that script with --include localhost:4,5,6,7 in place of --num_gpus, or launch it without --num_gpus/--include/--exclude (deepspeed then takes CUDA_VISIBLE_DEVICES as its --include)',
+  );
+  const child = join(file, "..", "examples", "full_multi_gpu", "single_node.sh");
+  assert.deepEqual(d.related, [
+    {
+      range: { start: { line: 3, character: 0 }, end: { line: 3, character: 28 } },
+      message: "CUDA_VISIBLE_DEVICES, which deepspeed unsets",
+    },
+    {
+      range: { start: { line: 2, character: 10 }, end: { line: 2, character: 22 } },
+      message: "deepspeed --num_gpus 4: it unsets CUDA_VISIBLE_DEVICES",
+      file: child,
+    },
+  ]);
+  // The child is a dependency of the result; linted alone it is correct.
+  const r = lintManifest(caller, "jobscript", {}, { file });
+  assert.ok(r.deps?.includes(child));
+  assert.deepEqual(lintManifestCode(SINGLE_NODE, "jobscript", "GPU040", {}, child), []);
+  // An earlier export, `sh`, and the script's own folder as the working directory are followed.
+  const exported = `#!/bin/bash\nexport CUDA_VISIBLE_DEVICES=4,5,6,7\ncd "$(dirname "$0")"\nsh examples/full_multi_gpu/single_node.sh --lr 1\n`;
+  const [e] = lintManifestCode(exported, "jobscript", "GPU040", {}, deepspeedProject(exported, SINGLE_NODE));
+  assert.equal(e.range.start.line, 3);
+  assert.match(
+    e.message,
+    /^CUDA_VISIBLE_DEVICES="4,5,6,7" \(exported on line 2\) does not reach the workers of sh examples/,
+  );
+  assert.equal(e.related?.[0].range.start.line, 1);
+});
+
+test("GPU040: a caller's CUDA_VISIBLE_DEVICES for a deepspeed script is not reported when deepspeed would use those GPUs, the child sets its own, keeps the value, or the child cannot be found", () => {
+  const caller = (cvd: string, run = "bash single_node.sh") =>
+    `#!/bin/bash\ncd examples/full_multi_gpu\n${cvd} ${run}\n`;
+  const silent = (text: string, child = SINGLE_NODE) =>
+    assert.deepEqual(lintManifestCode(text, "jobscript", "GPU040", {}, deepspeedProject(text, child)), [], text);
+  silent(caller("CUDA_VISIBLE_DEVICES=0,1,2,3"));
+  silent(caller("CUDA_VISIBLE_DEVICES=0,1"), SINGLE_NODE.replace("--num_gpus 4", "--num_gpus 2"));
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5"), SINGLE_NODE.replace("--num_gpus 4", "--include localhost:4,5"));
+  // The child sets, exports, unsets or reads the variable itself, or sources a file that may.
+  for (const own of [
+    "export CUDA_VISIBLE_DEVICES=0,1,2,3\n",
+    "unset CUDA_VISIBLE_DEVICES\n",
+    'echo "$CUDA_VISIBLE_DEVICES"\n',
+    "source env.sh\n",
+  ])
+    silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), SINGLE_NODE.replace("\n\n", `\n${own}`));
+  // deepspeed keeps CUDA_VISIBLE_DEVICES: no --num_gpus/--include/--exclude, or a hostfile.
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), SINGLE_NODE.replace("--num_gpus 4 ", ""));
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), SINGLE_NODE.replace("--num_gpus 4", "--hostfile hf --num_gpus 4"));
+  // A bare assignment (reaches the child only if exported before), an expansion, a `cd` that is not
+  // followed, a path that is not there, `bash -c`, and the child's own commands.
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7\n"));
+  silent(caller("CUDA_VISIBLE_DEVICES=$GPUS"));
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7", "bash missing.sh"));
+  silent(caller("CUDA_VISIBLE_DEVICES=4,5,6,7", "bash -c 'bash single_node.sh'"));
+  silent(`#!/bin/bash\ncd $WORK\nCUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh\n`);
+  silent(`#!/bin/bash\nCUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh\n`);
+  // Unsaved (no path): nothing is read.
+  assert.deepEqual(lintManifestCode(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), "jobscript", "GPU040"), []);
+});
+
+/** Runs `f` with HF_HOME set to `home` (accelerate's default config is looked for there). */
+function withHfHome<T>(home: string, f: () => T): T {
+  const before = process.env.HF_HOME;
+  process.env.HF_HOME = home;
+  try {
+    return f();
+  } finally {
+    if (before === undefined) delete process.env.HF_HOME;
+    else process.env.HF_HOME = before;
+  }
+}
+
+const MNIST_PY =
+  '"""Train on MNIST."""\nimport os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # the second GPU\n\nimport torch\nfrom accelerate import Accelerator\n\n\ndef main():\n    accelerator = Accelerator()\n\n\nif __name__ == "__main__":\n    main()\n';
+
+test("GPU040: accelerate launch without a process count or config starts one process per GPU; the launched script's literal CUDA_VISIBLE_DEVICES leaves fewer", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-accdefault-"));
+  const hf = mkdtempSync(join(tmpdir(), "gp-gpu040-hf-"));
+  writeFileSync(join(dir, "train.py"), MNIST_PY);
+  const sh = join(dir, "run_mnist.sh");
+  const run = (line: string, gpuCount: number | null = 2) =>
+    withHfHome(hf, () =>
+      lintManifestCode(
+        `#!/bin/bash\n# MNIST\n${line}\n`,
+        "jobscript",
+        "GPU040",
+        { machine: { gpuCount, uuids: [] } },
+        sh,
+      ),
+    );
+  const [d, ...rest] = run("accelerate launch train.py config_file=configs/mnist.yaml");
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 26 } });
+  assert.equal(
+    d.message,
+    "accelerate launch starts 2 workers per node (no --num_processes and no accelerate config: one per GPU the launcher sees (this machine's GPU count), LOCAL_RANK 0..1) but only 1 GPU is visible to them (CUDA_VISIBLE_DEVICES=\"1\", which train.py:3 sets in each of them before CUDA starts): the worker with LOCAL_RANK 1 has no cuda:LOCAL_RANK ('invalid device ordinal' when selected), and ranks sharing a GPU make NCCL fail; pass --num_processes 1, or choose the GPUs before the launcher (CUDA_VISIBLE_DEVICES=... accelerate launch --num_processes 1 ...) instead of in the script",
+  );
+  assert.deepEqual(d.related, [
+    {
+      range: { start: { line: 2, character: 0 }, end: { line: 2, character: 40 } },
+      message: "the GPUs visible to this launch",
+      file: join(dir, "train.py"),
+    },
+  ]);
+  // The launcher's CUDA_VISIBLE_DEVICES is what it counts (no machine count needed); --multi_gpu starts as many.
+  assert.match(
+    run("CUDA_VISIBLE_DEVICES=0,1,2 accelerate launch --multi_gpu train.py", null)[0].message,
+    /^accelerate launch starts 3 workers per node \(no --num_processes and no accelerate config: one per GPU the launcher sees \(CUDA_VISIBLE_DEVICES="0,1,2", inline\)/,
+  );
+  // An explicit count is compared with the script's write as well.
+  assert.match(run("torchrun --nproc_per_node 2 train.py", null)[0].message, /^torchrun starts 2 workers per node/);
+  // Silent: a count or a config given, one GPU, the machine unknown, CPU, a default config on this machine.
+  for (const line of [
+    "accelerate launch --num_processes 1 train.py",
+    "accelerate launch --num_processes=$N train.py",
+    "accelerate launch --config_file configs/acc.yaml train.py",
+    "accelerate launch --cpu train.py",
+    "accelerate launch --gpu_ids 1 train.py",
+    "CUDA_VISIBLE_DEVICES=1 accelerate launch train.py",
+    "CUDA_VISIBLE_DEVICES=$GPUS accelerate launch train.py",
+    "accelerate launch other.py",
+  ])
+    assert.deepEqual(run(line), [], line);
+  assert.deepEqual(run("accelerate launch train.py", null), []);
+  assert.deepEqual(run("accelerate launch train.py", 1), []);
+  mkdirSync(join(hf, "accelerate"));
+  writeFileSync(join(hf, "accelerate", "default_config.yaml"), "distributed_type: NO\nnum_processes: 1\n");
+  assert.deepEqual(run("accelerate launch train.py"), [], "a default config");
+});
+
+test("GPU040: the launched script's CUDA_VISIBLE_DEVICES counts only as its one literal top-level write before CUDA starts, or from an option given on the line", () => {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu040-acclit-"));
+  const hf = mkdtempSync(join(tmpdir(), "gp-gpu040-hf-"));
+  const sh = join(dir, "run.sh");
+  const run = (py: string, line = "accelerate launch train.py") => {
+    writeFileSync(join(dir, "train.py"), py);
+    return withHfHome(hf, () =>
+      lintManifestCode(`#!/bin/bash\n${line}\n`, "jobscript", "GPU040", { machine: { gpuCount: 2, uuids: [] } }, sh),
+    );
+  };
+  const write = 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  assert.equal(run(`import os\n${write}import torch\n`).length, 1);
+  assert.equal(run(`import os\nos.environ.update({"CUDA_VISIBLE_DEVICES": "0"})\n`).length, 1);
+  assert.deepEqual(run(`import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\n`), [], "as many as the processes");
+  assert.deepEqual(run(`import os\n${write}${write.replace('"1"', '"0"')}`), [], "two writes");
+  assert.deepEqual(run(`import os\nif True:\n    ${write}`), [], "in a block");
+  assert.deepEqual(run(`import os\ndef main():\n    ${write}`), [], "in a function");
+  assert.deepEqual(run(`import os, torch\ntorch.cuda.init()\n${write}`), [], "after CUDA started");
+  assert.deepEqual(run(`import os\nos.environ.setdefault("CUDA_VISIBLE_DEVICES", "1")\n`), [], "setdefault");
+  assert.deepEqual(run(`import os\nos.environ["CUDA_VISIBLE_DEVICES"] = ""\n`), [], "no GPU at all");
+  // From an option: read only when the option is given on the line with a literal value.
+  const opt =
+    'import argparse, os\np = argparse.ArgumentParser()\np.add_argument("--gpu", default="0")\nargs = p.parse_args()\nos.environ["CUDA_VISIBLE_DEVICES"] = args.gpu\n';
+  assert.deepEqual(run(opt), []);
+  assert.deepEqual(run(opt, "accelerate launch train.py --gpu $G"), []);
+  assert.match(run(opt, "accelerate launch train.py --gpu 1")[0].message, /train\.py sets it from --gpu 1/);
+});

@@ -150,4 +150,13 @@ test("GPU054: a project shell script run as a new shell (bash scripts/train.sh, 
   ];
   for (const text of silent) assert.deepEqual(found(text), [], text);
   assert.deepEqual(lintManifestCode("CUDA_VISIBLE_DEVICES=1\nbash scripts/train.sh\n", "jobscript", "GPU054"), []);
+  // The script's literal `cd` commands move where the child is looked for (launch/child.ts).
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=1\ncd scripts\nbash train.sh\n"), [
+    { line: 0, via: "bash train.sh (which starts torchrun)" },
+  ]);
+  assert.deepEqual(found('CUDA_VISIBLE_DEVICES=1\ncd "$(dirname "$0")"/scripts && ./train.sh\n'), [
+    { line: 0, via: "./train.sh (which starts torchrun)" },
+  ]);
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=1\ncd scripts\ncd ..\nbash train.sh\n"), []);
+  assert.deepEqual(found("CUDA_VISIBLE_DEVICES=1\ncd $WORK\nbash scripts/train.sh\n"), []);
 });

@@ -13,7 +13,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { join, relative } from "node:path";
+import { basename, join, relative } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { ROOT } from "../support/helpers";
 import { applyEdits } from "../../../server/src/engine/fixes";
@@ -67,7 +67,8 @@ function renderHead(
   at = "",
 ): string {
   const lines = [`${d.code} ${d.severity} at ${at}${renderRange(d.range)}`, `  ${d.message}`];
-  for (const r of related ?? []) lines.push(`  related ${renderRange(r.range)}: ${r.message}`);
+  for (const r of related ?? [])
+    lines.push(`  related ${r.file ? `${basename(r.file)} ` : ""}${renderRange(r.range)}: ${r.message}`);
   return lines.join("\n");
 }
 

@@ -414,3 +414,32 @@ test("an inventory that changes only the GPUs' free memory lints nothing again; 
   await conn.sendNotification(InventoryNotification.type, { gpus: [gpu(0, a, 143156)], selection: [] });
   await diagnosticsFor(uri, () => published.get(uri)!.length > settled);
 });
+
+test("a finding's related place in another file (GPU040: the deepspeed line of the script a shell script runs) gets that file's URI", async () => {
+  const { mkdtempSync, mkdirSync, writeFileSync } = await import("node:fs");
+  const { join } = await import("node:path");
+  const { tmpdir } = await import("node:os");
+  const dir = mkdtempSync(join(tmpdir(), "gp-lsp-child-"));
+  mkdirSync(join(dir, "scripts"));
+  const child = join(dir, "scripts", "single_node.sh");
+  writeFileSync(child, "#!/bin/bash\ndeepspeed --num_gpus 4 train.py\n");
+  const uri = pathToFileURL(join(dir, "run.sh")).href;
+  await conn.sendNotification(DidOpenTextDocumentNotification.type, {
+    textDocument: {
+      uri,
+      languageId: "shellscript",
+      version: 1,
+      text: "#!/bin/bash\nCUDA_VISIBLE_DEVICES=4,5,6,7 bash scripts/single_node.sh\n",
+    },
+  });
+  const diags = await diagnosticsFor(uri, (d) => d.some((x) => x.code === "GPU040"));
+  const d = diags.find((x) => x.code === "GPU040")!;
+  assert.equal(d.range.start.line, 1);
+  assert.deepEqual(
+    d.relatedInformation?.map((r) => [r.location.uri, r.location.range.start.line]),
+    [
+      [uri, 1],
+      [pathToFileURL(child).href, 1],
+    ],
+  );
+});

@@ -13,6 +13,8 @@ import { deviceSlots, namesBoundIn, positionalParams } from "../python/devices";
 import { callArgs, isAssignmentTarget } from "../rules/shared/py";
 import { isParseArgs } from "../python/rankFlow";
 import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
+import type { EnvWriteEvent } from "../python/events";
+import type { Range } from "../types";
 
 /**
  * A path under the running shell script's own folder, `rest` in group 1: `$(dirname "$0")/rest`,
@@ -98,6 +100,13 @@ export interface LaunchedScriptFacts {
   visibleDests: string[];
   /** It writes CUDA_VISIBLE_DEVICES anywhere. */
   writesVisible: boolean;
+  /**
+   * Its one write of CUDA_VISIBLE_DEVICES when that is a literal string written at the module's top
+   * level (`os.environ["CUDA_VISIBLE_DEVICES"] = "1"`, not in a block or a function), before
+   * anything in the module initialises CUDA: every process that runs the script sees those GPUs.
+   * Null otherwise (no write, two, one from a value, in a branch, or after CUDA started: GPU001's).
+   */
+  visibleLiteral: { value: string; range: Range; line: number } | null;
   /** The destinations it hands to CUDA as a device ordinal as they are, with the first such use. */
   deviceDests: Map<string, DeviceOption>;
   /**
@@ -177,6 +186,7 @@ export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> =
       options,
       visibleDests: copiedDest ? [copiedDest] : [],
       writesVisible: writes.length > 0,
+      visibleLiteral: writes.length === 1 ? topLevelLiteral(model, writes[0]) : null,
       ...deviceDestinations(model, parsers),
       imports: [...new Set(model.symbols.values())],
       words: namedWords(model),
@@ -186,6 +196,7 @@ export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> =
       options: new Map(),
       visibleDests: [],
       writesVisible: false,
+      visibleLiteral: null,
       deviceDests: new Map(),
       handedTo: [],
       returning: [],
@@ -198,6 +209,15 @@ export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> =
   if (factsKept.size >= 16) factsKept.delete(factsKept.keys().next().value!);
   factsKept.set(key, facts);
   return facts;
+}
+
+/** {@link LaunchedScriptFacts.visibleLiteral}: `w` when it is a literal top-level `os.environ[...] = "..."` (or `update`) that runs before CUDA starts. */
+function topLevelLiteral(model: ModuleModel, w: EnvWriteEvent): LaunchedScriptFacts["visibleLiteral"] {
+  if (w.literal === null || w.inFunction || w.nested || (w.form !== "subscript" && w.form !== "update")) return null;
+  const same = (r: Range) => r.start.line === w.range.start.line && r.start.character === w.range.start.character;
+  const at = model.events.findIndex((e) => e.kind === "envWrite" && same(e.range));
+  if (at < 0 || model.events.slice(0, at).some((e) => e.kind === "init")) return null;
+  return { value: w.literal, range: w.range, line: w.range.start.line + 1 };
 }
 
 /** {@link LaunchedScriptFacts.words} of a module. */

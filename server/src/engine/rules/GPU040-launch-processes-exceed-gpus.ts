@@ -1,23 +1,36 @@
 import { existsSync } from "node:fs";
-import { dirname, isAbsolute, join, resolve } from "node:path";
+import { homedir } from "node:os";
+import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { parse as parseYamlText } from "yaml";
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { Range } from "../types";
-import type { ShellWord } from "../manifests/shell";
+import { expandsVariable, type ShellWord } from "../manifests/shell";
+import type { JobScriptFacts } from "../manifests/jobscript";
+import { buildManifestModel } from "../manifests/model";
+import { childShellScript, workingDirectory } from "../launch/child";
 import { resolveLiteral } from "../manifests/jobscript";
 import { isMap, pairOf, scalarText, valueOf } from "../manifests/yaml";
 import { parseVisibleDevices } from "../visibleDevices";
-import { deepspeedLocalIds, LAUNCHER_NAME, wholeNumber, type OptionValue } from "../launch/commandLine";
-import { launchesOf, literalsWithSourced, type FoundLaunch } from "../launch/sources";
+import {
+  deepspeedLocalIds,
+  LAUNCHER_NAME,
+  parseLaunchLine,
+  wholeNumber,
+  type LaunchLine,
+  type OptionValue,
+} from "../launch/commandLine";
+import { launchesOf, literalsWithSourced, visibleForCommand, type FoundLaunch } from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";
-import { launchedScriptFacts, launchedScriptText, optionsWithDest } from "../launch/script";
+import { launchedScript, launchedScriptFacts, optionsWithDest } from "../launch/script";
 
 const TORCHRUN_DOC =
   'PyTorch, torch.distributed launch utility (https://pytorch.org/docs/stable/distributed.html#launch-utility): "If used for GPU training, this number needs to be less or equal to the number of GPUs on the current system (nproc_per_node), and each process will be operating on a single GPU from GPU 0 to GPU (nproc_per_node - 1)"; torchrun (https://pytorch.org/docs/stable/elastic/run.html) takes the same --nproc-per-node and sets LOCAL_RANK';
 const ACCELERATE_DOC =
   'Accelerate, The Command Line (https://huggingface.co/docs/accelerate/package_reference/cli): `--num_processes` "The total number of processes to be launched in parallel", `--gpu_ids` "What GPUs (by id) should be used for training on this machine as a comma-separated list"; accelerate/utils/launch.py writes `--gpu_ids` into CUDA_VISIBLE_DEVICES and passes num_processes // num_machines to torchrun as nproc_per_node';
+const ACCELERATE_DEFAULT_DOC =
+  'Accelerate, src/accelerate/commands/launch.py (huggingface/accelerate, read at 16cb6eb8), `_validate_launch_command`: `if args.config_file is not None or os.path.isfile(default_config_file) and not args.cpu:` takes the config\'s values, `else: if args.num_processes is None:` ... `args.num_processes = torch.cuda.device_count()` (with the warning "`--num_processes` was set to a value of ..." and "More than one GPU was found, enabling multi-GPU training"); src/accelerate/commands/config/config_args.py: `hf_cache_home = os.path.expanduser(os.environ.get("HF_HOME", os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface")))`, `default_yaml_config_file = os.path.join(cache_dir, "default_config.yaml")`';
 const DEEPSPEED_DOC =
-  'DeepSpeed, deepspeed/launcher/runner.py (microsoft/DeepSpeed): with CUDA_VISIBLE_DEVICES set and no hostfile it prints "... but ignoring it because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used" and unsets it; `--num_gpus` with `--include`/`--exclude` raises "Cannot specify num_nodes/gpus with include/exclude"; an `--include` slot the node lacks raises "No slot \'...\' specified on host \'localhost\'"; DeepSpeed Getting Started, Resource Configuration (https://www.deepspeed.ai/getting-started/#resource-configuration-single-node)';
+  'DeepSpeed, deepspeed/launcher/runner.py (microsoft/DeepSpeed, read at 38327e07, `main`): with CUDA_VISIBLE_DEVICES set and no hostfile, `if len(args.include) or len(args.exclude) or args.num_nodes > 1 or args.num_gpus > 0:` it prints "... but ignoring it because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used. If you want to use CUDA_VISIBLE_DEVICES don\'t pass any of these arguments to deepspeed.", else it sets `args.include = f"localhost:{visible_devices}"`; either way `del os.environ[visible_devices_env]`; then `--num_gpus N` gives each host `list(range(args.num_gpus))`; `--num_gpus` with `--include`/`--exclude` raises "Cannot specify num_nodes/gpus with include/exclude"; an `--include` slot the node lacks raises "No slot \'...\' specified on host \'localhost\'"; DeepSpeed Getting Started, Resource Configuration (https://www.deepspeed.ai/getting-started/#resource-configuration-single-node)';
 const GROUND_TRUTH =
   "ground-truth.md: `cuda:1` with one visible GPU raises 'invalid device ordinal'; docs/ground-truth.md (GPU011): two torchrun ranks on one GPU make NCCL fail ('invalid usage')";
 
@@ -99,18 +112,19 @@ export const rule: ManifestRule = {
     // A launcher in a container's command (compose, Kubernetes), or an accelerate config (num_processes with gpu_ids).
     trigger: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
     docs: {
-      what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `accelerate launch`, `deepspeed`, also behind `srun`, `env VAR=...`, `VAR=... cmd`, `nohup`, and `sh -c '...'` in a container's command) in shell scripts, Slurm job scripts, Dockerfile `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint` and Kubernetes `command`/`args`, and reports a launch that starts more processes per node than GPUs are visible to it. Visible GPUs are, in this order: the CUDA_VISIBLE_DEVICES that the launched script itself writes from one of its options given on the line (`train.py --device 0,1` with `os.environ[\"CUDA_VISIBLE_DEVICES\"] = args.device`, its only write of the variable, and `add_argument(\"--device\", ...)`: shell and job scripts, the script read beside the launching file or up to three folders above it), the CUDA_VISIBLE_DEVICES in force (an inline prefix, an earlier `export` in the script, the image's `ENV`, the service's `environment`, the container's `env`; accelerate's `--gpu_ids`), else the container's GPU request (compose `count`/`device_ids`, Kubernetes `nvidia.com/gpu` limit), else the Slurm allocation (accelerate and deepspeed; torchrun's is GPU022's), else, for a plain shell script, the machine's GPU count (`--gpus`, `--inventory`, `[tool.gpu-pilot] gpus`/`inventory`, the editor's nvidia-smi). Also: an accelerate config YAML whose `num_processes` per machine exceeds its `gpu_ids`; deepspeed's `--num_gpus` with `--include`; a deepspeed `--include` id the container or machine lacks; and CUDA_VISIBLE_DEVICES set for a `deepspeed --num_gpus/--include` launch, which DeepSpeed ignores.",
+      what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `accelerate launch`, `deepspeed`, also behind `srun`, `env VAR=...`, `VAR=... cmd`, `nohup`, and `sh -c '...'` in a container's command) in shell scripts, Slurm job scripts, Dockerfile `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint` and Kubernetes `command`/`args`, and reports a launch that starts more processes per node than GPUs are visible to it. Visible GPUs are, in this order: the CUDA_VISIBLE_DEVICES that the launched script itself writes, its only write of the variable, either a literal at its top level before anything starts CUDA (`os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"`) or from one of its options given on the line (`train.py --device 0,1` with `os.environ[\"CUDA_VISIBLE_DEVICES\"] = args.device` and `add_argument(\"--device\", ...)`; shell and job scripts, the script read beside the launching file or up to three folders above it), the CUDA_VISIBLE_DEVICES in force (an inline prefix, an earlier `export` in the script, the image's `ENV`, the service's `environment`, the container's `env`; accelerate's `--gpu_ids`), else the container's GPU request (compose `count`/`device_ids`, Kubernetes `nvidia.com/gpu` limit), else the Slurm allocation (accelerate and deepspeed; torchrun's is GPU022's), else, for a plain shell script, the machine's GPU count (`--gpus`, `--inventory`, `[tool.gpu-pilot] gpus`/`inventory`, the editor's nvidia-smi). An `accelerate launch` with no `--num_processes`, no `--config_file` and no default accelerate config on the machine running the linter starts one process per GPU its launcher sees (the CUDA_VISIBLE_DEVICES in force, else, for a plain shell script, the machine's GPU count): it is reported when the launched script's own write leaves fewer GPUs to each process. Also: an accelerate config YAML whose `num_processes` per machine exceeds its `gpu_ids`; deepspeed's `--num_gpus` with `--include`; a deepspeed `--include` id the container or machine lacks; and CUDA_VISIBLE_DEVICES set for a `deepspeed --num_gpus/--include/--exclude` launch, which DeepSpeed ignores, unless the GPUs it uses instead are the first ones the value lists (`CUDA_VISIBLE_DEVICES=0,1` with `--num_gpus 2` changes nothing) or may be (`--num_gpus $N` with a value that starts with GPU 0, `--include` ids that are not literal). The value may be the caller's: a script that runs a project shell script as a new shell (`CUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh`, or after an `export`) whose deepspeed launch drops it is reported on that line of the caller, where the value is written and can be moved, with the child's deepspeed line as related information.",
       follows:
-        "Launch lines in the file itself (a shell or job script's commands, a Dockerfile's last-stage `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint`, Kubernetes `command`/`args`, `sh -c '...'` in a container's command) with the CUDA_VISIBLE_DEVICES in force (an inline prefix, the last `export` before the line, the last stage's `ENV`, the service's `environment`, the container's `env`), the container's or job's GPU request, a `$VAR` assigned once to a literal, and, from a shell or job script, the launched `.py` script's own write of CUDA_VISIBLE_DEVICES from one of its options (read beside the launching file or up to three folders above it), an accelerate config named by `--config_file`, the once-assigned literals of a file the script sources (`source env.sh`, a literal path beside the script; the script's own assignments win), a launcher's options given through such a literal (`accelerate launch $EXTRA` with `EXTRA=\"--multi_gpu\"`; a value that expands variables known at its assignment counts as the literal bash makes of it: `ARGS=\"--nproc_per_node $GPUS\"` after `GPUS=8`), and for a plain shell script the machine's GPU count; an accelerate config YAML is checked on its own. The files read this way are dependencies of the result (the CLI's cache re-checks the script when one changes). Not followed: variables set by the caller or in a script that is run rather than sourced, shell arithmetic, assignments without `export`, commands built in variables, `bash -c '...'` inside a shell script, branches (the last `export` in the text wins), run-time overrides (`docker run -e`), accelerate's default config under ~/.cache, and DeepSpeed hostfiles. A notebook's shell lines (`!torchrun ...`, `!CUDA_VISIBLE_DEVICES=3 python x.py`) are read as such a script, in the cells' order, with the kernel's `%env` settings before them as exports (IPython runs each `!` line in a shell of its own that inherits the kernel's environment: a `!export` or a bare `!N=8` reaches no other line); findings sit on the cell's line.",
-      why: "torchrun starts `--nproc_per_node` workers and gives each a LOCAL_RANK; the launch utility's documentation says this number must be at most the GPUs of the node, each process operating on GPU LOCAL_RANK. A worker whose LOCAL_RANK is at or beyond the visible GPUs has no `cuda:LOCAL_RANK`: selecting it raises 'invalid device ordinal' (measured, ground-truth.md), and workers that wrap around to share a GPU make NCCL fail (measured, docs/ground-truth.md). accelerate passes `num_processes // num_machines` to torchrun with CUDA_VISIBLE_DEVICES set to `gpu_ids`. DeepSpeed's launcher unsets CUDA_VISIBLE_DEVICES when `--num_gpus`/`--include`/`--exclude` is given (it says so and goes on with GPUs 0..N-1), refuses `--num_gpus` with `--include`, and refuses an `--include` slot the node lacks.",
+        "Launch lines in the file itself (a shell or job script's commands, a Dockerfile's last-stage `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint`, Kubernetes `command`/`args`, `sh -c '...'` in a container's command) with the CUDA_VISIBLE_DEVICES in force (an inline prefix, the last `export` before the line, the last stage's `ENV`, the service's `environment`, the container's `env`), the container's or job's GPU request, a `$VAR` assigned once to a literal, and, from a shell or job script, the launched `.py` script's own write of CUDA_VISIBLE_DEVICES, a literal at its top level or from one of its options (read beside the launching file or up to three folders above it), an accelerate config named by `--config_file`, the once-assigned literals of a file the script sources (`source env.sh`, a literal path beside the script; the script's own assignments win), a launcher's options given through such a literal (`accelerate launch $EXTRA` with `EXTRA=\"--multi_gpu\"`; a value that expands variables known at its assignment counts as the literal bash makes of it: `ARGS=\"--nproc_per_node $GPUS\"` after `GPUS=8`), and for a plain shell script the machine's GPU count; an accelerate config YAML is checked on its own. From a shell or job script, also a project shell script that a line runs as a new shell (`bash x.sh`, `sh x.sh`, `./x.sh`: a literal `.sh` path, after the script's literal `cd` commands (`cd \"$(dirname \"$0\")\"` is the script's folder), beside the script or up to three folders above it, as GPU054 finds it; no batch job), for its deepspeed launches only, with the CUDA_VISIBLE_DEVICES in force on the caller's line, when the child neither assigns, exports, unsets nor reads the variable nor sources a file. Accelerate's default config (`$HF_HOME/accelerate/default_config.yaml`, else `$XDG_CACHE_HOME/huggingface/accelerate/default_config.yaml`, else `~/.cache/huggingface/accelerate/default_config.yaml`, where accelerate looks; it reads no other variable for it) is only looked for, through the safe reader: when it exists, a launch without a count is not judged (its count is then the config's, which may be meant for that machine). The files read this way are dependencies of the result (the CLI's cache re-checks the script when one changes; a file created later, such as a default config, is not noticed until the script changes). Not followed: variables set by a caller of the linted script (the finding, if any, sits in the caller), a caller's CUDA_VISIBLE_DEVICES for other launchers of a child script, variables set in a script that is run rather than sourced, shell arithmetic, assignments without `export`, commands built in variables, `bash -c '...'` inside a shell script, branches and subshells (the last `export` or `cd` in the text wins), `cd` to an expansion (then the child is not read), run-time overrides (`docker run -e`), the content of accelerate's default config, deepspeed's `--num_nodes` (without a hostfile deepspeed stops: \"Num nodes is >1 but no extra nodes available via hostfile\"), and DeepSpeed hostfiles. A notebook's shell lines (`!torchrun ...`, `!CUDA_VISIBLE_DEVICES=3 python x.py`) are read as such a script, in the cells' order, with the kernel's `%env` settings before them as exports (IPython runs each `!` line in a shell of its own that inherits the kernel's environment: a `!export` or a bare `!N=8` reaches no other line); findings sit on the cell's line.",
+      why: "torchrun starts `--nproc_per_node` workers and gives each a LOCAL_RANK; the launch utility's documentation says this number must be at most the GPUs of the node, each process operating on GPU LOCAL_RANK. A worker whose LOCAL_RANK is at or beyond the visible GPUs has no `cuda:LOCAL_RANK`: selecting it raises 'invalid device ordinal' (measured, ground-truth.md), and workers that wrap around to share a GPU make NCCL fail (measured, docs/ground-truth.md). accelerate passes `num_processes // num_machines` to torchrun with CUDA_VISIBLE_DEVICES set to `gpu_ids`; without `--num_processes` and without a config file it counts the GPUs its launcher sees (`torch.cuda.device_count()`) and starts that many, so a script that then makes one GPU visible in each of them (`os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"`) leaves LOCAL_RANK 1 without a device. DeepSpeed's launcher unsets CUDA_VISIBLE_DEVICES when `--num_gpus`/`--include`/`--exclude` is given (it says so and goes on with GPUs 0..N-1 or the `--include` slots), also one the caller set for the script that runs it (`CUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh` trains on GPUs 0-3), refuses `--num_gpus` with `--include`, and refuses an `--include` slot the node lacks.",
       example:
         "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=4 train.py   # GPU040: 4 workers, 2 GPUs\n",
       fix: "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 train.py\n",
       whenNotToCare:
-        "Counts are compared only when written as literal numbers (a `$VAR` assigned once in the script to a literal is followed); `--nproc_per_node gpu`/`auto` and a missing count are right by construction. Not followed: variables set in another script or by the caller, counts computed by the shell (`$((N*2))`), CUDA_VISIBLE_DEVICES assigned without `export` (it reaches the launcher only if the caller exported it), commands built in variables (`$CMD`), a launched script that writes CUDA_VISIBLE_DEVICES more than once or from anything but an option's value (`select_device(args.device)` in another module), branches (the last `export` before the launch in the text wins), a Dockerfile's ENV overridden by `docker run -e`, an accelerate config that is not a file of the workspace (the default one under ~/.cache), multi-node DeepSpeed hostfiles. CPU-only training (gloo) with more workers than GPUs is fine: silence the line with `# noqa: GPU040`. The machine's count is used only for plain shell scripts (a job script runs on its allocation, a container on its request).",
+        "Counts are compared only when written as literal numbers (a `$VAR` assigned once in the script to a literal is followed); `--nproc_per_node gpu`/`auto` and a missing count are right by construction, except for `accelerate launch` without a count or a config when the launched script itself narrows CUDA_VISIBLE_DEVICES. The default accelerate config is the one of the machine running the linter: where the job runs on another machine (a cluster node, a container), its config may differ, and a finding without one there may be wrong for it (or one may be missed). Not followed: variables set in another script or by the caller (except a caller's CUDA_VISIBLE_DEVICES that a deepspeed launch of the script it runs drops), counts computed by the shell (`$((N*2))`), CUDA_VISIBLE_DEVICES assigned without `export` (it reaches the launcher only if the caller exported it), commands built in variables (`$CMD`), a launched script that writes CUDA_VISIBLE_DEVICES more than once, in a branch or a function, after CUDA started, or from anything but an option's value or a literal (`select_device(args.device)` in another module), branches (the last `export` before the launch in the text wins), a Dockerfile's ENV overridden by `docker run -e`, an accelerate config that is not a file of the workspace (the default one under ~/.cache is only looked for), multi-node DeepSpeed hostfiles. CPU-only training (gloo) with more workers than GPUs is fine: silence the line with `# noqa: GPU040`. The machine's count is used only for plain shell scripts (a job script runs on its allocation, a container on its request).",
       references: [
         TORCHRUN_DOC,
         ACCELERATE_DOC,
+        ACCELERATE_DEFAULT_DOC,
         DEEPSPEED_DOC,
         GROUND_TRUTH,
         'Docker Compose, GPU support (https://docs.docker.com/compose/gpu-support/): `count` "the number of GPU devices that should be reserved", `device_ids` "the IDs of the GPU devices"',
@@ -124,6 +138,7 @@ export const rule: ManifestRule = {
     const facts = ctx.manifest.jobscript;
     const literals = facts ? literalsWithSourced(ctx.file, facts, ctx.read) : new Map<string, string>();
     for (const f of launchesOf(ctx.manifest, literals)) checkLaunch(ctx, f, literals);
+    if (facts) checkChildDeepspeed(ctx, facts);
   },
 };
 
@@ -174,6 +189,118 @@ function nodeGpus(ctx: ManifestRuleContext, f: FoundLaunch): NodeGpus | null {
       : null;
 }
 
+/** The deepspeed option that makes it drop CUDA_VISIBLE_DEVICES, and the GPUs it uses instead, in words. */
+interface DeepspeedDrop {
+  given: OptionValue;
+  /** `GPUs 0..3 (--num_gpus 4)`, `GPUs 2,3 (--include localhost:2,3)`, `the GPUs --exclude localhost:0 leaves`. */
+  uses: string;
+}
+
+/**
+ * What deepspeed's launcher does with a CUDA_VISIBLE_DEVICES `value` in force for launch `l`
+ * (deepspeed/launcher/runner.py `main`): with no hostfile and one of `--num_gpus`, `--include`,
+ * `--exclude` given, it prints "... but ignoring it" and deletes the variable, then starts its
+ * workers on local GPUs 0..N-1 (`--num_gpus N`) or on the `--include` slots. Null when it keeps the
+ * value (none of those options, a `--hostfile`, or `--num_gpus` with `--include`, which it refuses),
+ * or when the GPUs it uses instead are the first ones the value lists (`CUDA_VISIBLE_DEVICES=0,1`
+ * with `--num_gpus 2`: the workers land where they would have), or may be (`--num_gpus $N` with
+ * a value that starts with GPU 0, `--include` ids not known). GPU040 reports the value set in
+ * the launching script and the one a caller sets for a script that launches deepspeed.
+ */
+function deepspeedDrops(l: LaunchLine, value: string, literals: Map<string, string>): DeepspeedDrop | null {
+  const filter = l.gpuIds ?? l.exclude;
+  const given = l.processes ?? filter;
+  const hostfile = l.words.some(
+    (w) => w.value === "--hostfile" || w.value.startsWith("--hostfile=") || w.value === "-H",
+  );
+  if (!given || hostfile || (l.processes && filter)) return null;
+  const n = l.processes ? optionNumber(l.processes, literals) : null;
+  if (n === 0) return null; // `args.num_gpus > 0` is what drops it
+  const used =
+    n !== null
+      ? n > 0
+        ? Array.from({ length: n }, (_, i) => i)
+        : null
+      : l.gpuIds
+        ? deepspeedLocalIds(resolveLiteral(l.gpuIds.value, literals) ?? "")
+        : null;
+  const listed = idList(value);
+  if (used && listed && used.every((id, i) => listed[i] === id)) return null;
+  // Ids not known (`--num_gpus $N`, `--include localhost:$GPUS`): reported only where they differ
+  // whatever they are (0..N-1 starts with GPU 0); `--exclude` leaves GPUs the value does not list.
+  if (l.processes && n === null && listed && listed[0] === 0) return null;
+  if (!l.processes && l.gpuIds && !used) return null;
+  const option = launchedWords(given);
+  return {
+    given,
+    uses: used
+      ? `GPU${used.length > 1 ? "s" : ""} ${n !== null && n > 1 ? `0..${n - 1}` : used.join(",")} (${option})`
+      : l.processes
+        ? `GPUs 0..N-1 (${option})`
+        : `the GPUs ${option} leaves`,
+  };
+}
+
+const CVD = "CUDA_VISIBLE_DEVICES";
+
+/**
+ * Whether a script may give CUDA_VISIBLE_DEVICES its own value or read it: it assigns, exports,
+ * unsets or expands it anywhere (`env -u`, an inline prefix), or sources a file (which may).
+ */
+function ownsVisible(facts: JobScriptFacts): boolean {
+  return facts.commands.some(
+    (c) =>
+      c.assignments.some((a) => a.name === CVD) ||
+      c.words.some((w) => w.value === CVD || w.value.startsWith(`${CVD}=`)) ||
+      expandsVariable(c, CVD) ||
+      ((c.words[0]?.value === "source" || c.words[0]?.value === ".") &&
+        !/(?:^|\/)activate$/.test(c.words[1]?.value ?? "")),
+  );
+}
+
+/**
+ * A caller's CUDA_VISIBLE_DEVICES that a deepspeed launch drops: the script runs a project shell
+ * script as a new shell (`CUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh`, or after `export`;
+ * launch/child.ts finds it, after the script's `cd` commands) whose deepspeed launch gives
+ * `--num_gpus`/`--include`/`--exclude` and which sets no CUDA_VISIBLE_DEVICES of its own:
+ * deepspeed unsets the value ({@link deepspeedDrops}). Reported on the caller's command, where the
+ * value is written and can be moved, with the child's deepspeed line as related information.
+ */
+function checkChildDeepspeed(ctx: ManifestRuleContext, facts: JobScriptFacts): void {
+  if (!ctx.file || !ctx.manifest.src.text.includes(".sh")) return;
+  for (const c of facts.commands) {
+    const line = parseLaunchLine(c.words, c.assignments);
+    if (line.launcher !== "other" || !line.words.some((w) => w.value.endsWith(".sh"))) continue;
+    const { visible, unknown } = visibleForCommand(ctx.manifest, c, line);
+    if (!visible || unknown || visible.value === null || !idList(visible.value)) continue;
+    const cwd = workingDirectory(facts.commands, c.start, ctx.file);
+    const child = cwd === null ? null : childShellScript(line.words, ctx.file, ctx.read, cwd);
+    if (!child || ownsVisible(child.facts)) continue;
+    const model = buildManifestModel(child.text, "jobscript");
+    const literals = literalsWithSourced(child.path, model.jobscript!, ctx.read);
+    for (const launch of launchesOf(model, literals)) {
+      const drops = launch.line.launcher === "deepspeed" ? deepspeedDrops(launch.line, visible.value, literals) : null;
+      if (!drops || launch.line.clearsEnv) continue;
+      const at = model.src.range(drops.given.start.start, drops.given.end.end);
+      const where = `${relative(dirname(ctx.file), child.path)}:${at.start.line + 1}`;
+      const option = launchedWords(drops.given);
+      ctx.report({
+        range: ctx.manifest.src.range(c.start, child.pathWord.end),
+        message: `CUDA_VISIBLE_DEVICES="${visible.value}" (${visible.from}) does not reach the workers of ${child.command}: its deepspeed launch (${where}) unsets it, as deepspeed does when --num_gpus, --include or --exclude is given, and starts its workers on ${drops.uses}, not on the visible devices ${visible.value} chosen here; name them in that script with --include localhost:${visible.value} in place of ${option.split(" ")[0]}, or launch it without --num_gpus/--include/--exclude (deepspeed then takes CUDA_VISIBLE_DEVICES as its --include)`,
+        related: [
+          { range: visible.range, message: "CUDA_VISIBLE_DEVICES, which deepspeed unsets" },
+          { range: at, message: `deepspeed ${option}: it unsets CUDA_VISIBLE_DEVICES`, file: child.path },
+        ],
+      });
+      break;
+    }
+  }
+}
+
+/** An option's words as written (`--num_gpus 4`, `--include=localhost:1`). */
+const launchedWords = (o: OptionValue): string =>
+  o.start === o.end ? o.start.value : `${o.start.value} ${o.end.value}`;
+
 /**
  * deepspeed: `--num_gpus` with `--include`/`--exclude`, a CUDA_VISIBLE_DEVICES it ignores, and
  * `--include` ids or a `--num_gpus` beyond the node's GPUs.
@@ -195,15 +322,12 @@ function checkDeepspeed(
     });
     return;
   }
-  const hostfile = l.words.some(
-    (w) => w.value === "--hostfile" || w.value.startsWith("--hostfile=") || w.value === "-H",
-  );
-  const given = l.processes ?? filter;
-  if (f.visible && given && !hostfile) {
+  const drops = f.visible ? deepspeedDrops(l, f.visible.value ?? "", literals) : null;
+  if (f.visible && drops) {
     ctx.report({
-      range: wordsRange(ctx, given.start, given.end),
+      range: wordsRange(ctx, drops.given.start, drops.given.end),
       related: [{ range: f.visible.range, message: "CUDA_VISIBLE_DEVICES, which deepspeed unsets" }],
-      message: `deepspeed ignores CUDA_VISIBLE_DEVICES="${f.visible.value}" (${f.visible.from}) when --num_gpus, --include or --exclude is given: it unsets it and starts its workers on GPUs ${l.gpuIds ? "from --include" : "0..N-1"}; pick the GPUs with --include localhost:${f.visible.value ?? ""} instead`,
+      message: `deepspeed ignores CUDA_VISIBLE_DEVICES="${f.visible.value}" (${f.visible.from}) when --num_gpus, --include or --exclude is given: it unsets it and starts its workers on ${drops.uses}; pick the GPUs with --include localhost:${f.visible.value ?? ""} instead`,
     });
   }
   const ids = l.gpuIds ? deepspeedLocalIds(resolveLiteral(l.gpuIds.value, literals) ?? "") : null;
@@ -249,7 +373,10 @@ function checkAccelerate(
       ? readAccelerateConfig(ctx.file, resolveLiteral(l.configFile.value, literals) ?? "$", ctx.read)
       : null;
   const total = optionNumber(l.processes, literals) ?? (l.processes ? null : (cfg?.numProcesses ?? null));
-  if (total === null) return;
+  if (total === null) {
+    if (!l.processes && !l.configFile) checkAccelerateDefault(ctx, f, literals);
+    return;
+  }
   const machines = optionNumber(l.machines, literals) ?? (l.machines ? null : (cfg?.numMachines ?? 1));
   if (machines === null || machines < 1) return;
   const perNode = Math.floor(total / machines);
@@ -282,22 +409,98 @@ function checkAccelerate(
 }
 
 /**
- * The CUDA_VISIBLE_DEVICES that the launched script writes from one of its own options given on the
- * line: `train.py --device 0,1` with `os.environ["CUDA_VISIBLE_DEVICES"] = args.device` (its one
- * write of the variable) and `add_argument("--device", ...)`. Null when the script cannot be read,
- * writes the variable otherwise, or the option is not on the line with a literal value.
+ * Whether accelerate's default config may exist where accelerate runs: the file on the machine
+ * running the linter (accelerate/commands/config/config_args.py: `HF_HOME`, else
+ * `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`, then `accelerate/default_config.yaml`;
+ * accelerate reads no other variable for it). It is looked for through the safe reader (a readable
+ * one becomes a dependency of the result) and by its name (one the reader refuses still counts);
+ * its content is not read: with it, the count is the config's. An empty `HF_HOME` or
+ * `XDG_CACHE_HOME` names a folder relative to where accelerate runs: unknown, so it may.
  */
-function scriptVisible(
-  ctx: ManifestRuleContext,
-  f: FoundLaunch,
-  literals: Map<string, string>,
-): { value: string; text: string; range: Range } | null {
+function defaultAccelerateConfigMayExist(read: ManifestRuleContext["read"]): boolean {
+  const env = process.env;
+  if (env.HF_HOME === "" || env.XDG_CACHE_HOME === "") return true;
+  const hf = env.HF_HOME ?? join(env.XDG_CACHE_HOME ?? "~/.cache", "huggingface");
+  const home = hf === "~" || hf.startsWith("~/") ? join(homedir(), hf.slice(1)) : hf;
+  const path = resolve(home, "accelerate", "default_config.yaml");
+  return read(path, 256 * 1024) !== null || existsSync(path);
+}
+
+/** accelerate's launcher options that start no GPU process per GPU (`--cpu`, `--tpu`), in either spelling. */
+const NOT_PER_GPU = /^--(?:cpu|tpu|use[-_]cpu)$/;
+
+/**
+ * `accelerate launch train.py` with no `--num_processes`, no `--config_file` and no default config:
+ * accelerate starts one process per GPU its launcher sees (commands/launch.py
+ * `_validate_launch_command`: `args.num_processes = torch.cuda.device_count()`), the CUDA_VISIBLE_DEVICES
+ * in force, else, for a plain shell script, the machine's GPUs. Reported when the launched script
+ * writes CUDA_VISIBLE_DEVICES itself ({@link scriptVisible}) to fewer GPUs: every process sees
+ * those, and the one with LOCAL_RANK 1 asks for a device ordinal that is not there.
+ */
+function checkAccelerateDefault(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<string, string>): void {
   const l = f.line;
-  if (!l.script || !l.scriptArgs.length || ctx.manifest.kind !== "jobscript") return null;
+  if (!l.script || l.machines || l.gpuIds || l.underSrun || f.visibleUnknown) return;
+  if (l.words.slice(0, l.words.indexOf(l.script)).some((w) => NOT_PER_GPU.test(w.value))) return;
+  const sees = f.visible ? visibleCount(f.visible.value ?? "") : f.onThisMachine ? ctx.machine.gpuCount : null;
+  if (sees === null || sees < 2) return;
+  const own = scriptVisible(ctx, f, literals);
+  if (!own || own.n >= sees || defaultAccelerateConfigMayExist(ctx.read)) return;
+  const counted = f.visible
+    ? `CUDA_VISIBLE_DEVICES="${f.visible.value}", ${f.visible.from}`
+    : "this machine's GPU count";
+  report(
+    ctx,
+    f,
+    {
+      n: sees,
+      range: wordsRange(ctx, l.words[0], l.script),
+      sameLine: false,
+      text: `no --num_processes and no accelerate config: one per GPU the launcher sees (${counted})`,
+    },
+    own,
+    `pass --num_processes ${own.n}, or choose the GPUs before the launcher (CUDA_VISIBLE_DEVICES=... accelerate launch --num_processes ${own.n} ...) instead of in the script`,
+  );
+}
+
+/** The GPUs a launch's workers see, as {@link report} compares them with the processes. */
+interface Visible {
+  n: number;
+  text: string;
+  certain: boolean;
+  range: Range | null;
+  /** The file `range` is in, when it is not the linted one (the launched script). */
+  file?: string;
+}
+
+/**
+ * The CUDA_VISIBLE_DEVICES that the launched script writes itself, which every worker it runs
+ * sees: its one write of the variable, either a literal at its top level before CUDA starts
+ * (`os.environ["CUDA_VISIBLE_DEVICES"] = "1"`: launch/script.ts `visibleLiteral`), or from one of
+ * its own options given on the line (`train.py --device 0,1` with `os.environ["CUDA_VISIBLE_DEVICES"]
+ * = args.device` and `add_argument("--device", ...)`). Null when the script cannot be read, writes
+ * the variable otherwise, or the option is not on the line with a literal value.
+ */
+function scriptVisible(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<string, string>): Visible | null {
+  const l = f.line;
+  if (!l.script || ctx.manifest.kind !== "jobscript") return null;
   const script = resolveLiteral(l.script.value, literals) ?? "$";
-  const text = launchedScriptText(ctx.file, script, ctx.read);
-  const facts = text === null ? null : launchedScriptFacts(text);
-  const options = facts ? facts.visibleDests.flatMap((d) => optionsWithDest(facts, d)) : [];
+  const read = launchedScript(ctx.file, script, ctx.read);
+  const facts = read === null ? null : launchedScriptFacts(read.text);
+  if (!read || !facts) return null;
+  const name = script.replace(/^.*\//, "");
+  const lit = facts.visibleLiteral;
+  const count = lit ? visibleCount(lit.value) : null;
+  if (lit)
+    return count === null
+      ? null
+      : {
+          n: count,
+          text: `CUDA_VISIBLE_DEVICES="${lit.value}", which ${name}:${lit.line} sets in each of them before CUDA starts`,
+          certain: false,
+          range: lit.range,
+          file: read.path,
+        };
+  const options = facts.visibleDests.flatMap((d) => optionsWithDest(facts, d));
   if (!options.length) return null;
   let found: { value: string; start: ShellWord; end: ShellWord } | null = null;
   const args = l.scriptArgs;
@@ -309,32 +512,27 @@ function scriptVisible(
       found = k + 1 < args.length ? { value: args[k + 1].value, start: args[k], end: args[k + 1] } : null;
   }
   const value = found ? resolveLiteral(found.value, literals) : null;
-  if (!found || value === null || idList(value) === null) return null;
+  const ids = value === null ? null : idList(value);
+  if (!found || !ids) return null;
   return {
-    value,
-    text: `${script.replace(/^.*\//, "")} sets it from ${found.start === found.end ? found.start.value : `${found.start.value} ${found.end.value}`}`,
+    n: ids.length,
+    text: `CUDA_VISIBLE_DEVICES="${value}": ${name} sets it from ${found.start === found.end ? found.start.value : `${found.start.value} ${found.end.value}`}`,
+    certain: false,
     range: wordsRange(ctx, found.start, found.end),
   };
 }
 
-/** Compares with the CUDA_VISIBLE_DEVICES in force (the launched script's own write from its options first), else with the node's GPUs. */
+/** Compares with the CUDA_VISIBLE_DEVICES in force (the launched script's own write first), else with the node's GPUs. */
 function visibleOrNode(
   ctx: ManifestRuleContext,
   f: FoundLaunch,
   procs: Processes,
-  node: { n: number; text: string; certain: boolean; range: Range | null } | null,
+  node: Visible | null,
   literals: Map<string, string>,
 ): void {
   const own = scriptVisible(ctx, f, literals);
   if (own) {
-    const v = idList(own.value)!.length;
-    if (procs.n > v)
-      report(ctx, f, procs, {
-        n: v,
-        text: `CUDA_VISIBLE_DEVICES="${own.value}": ${own.text}`,
-        certain: false,
-        range: own.range,
-      });
+    if (procs.n > own.n) report(ctx, f, procs, own);
     return;
   }
   if (f.visibleUnknown) return;
@@ -353,19 +551,28 @@ function visibleOrNode(
   if (node && procs.n > node.n) report(ctx, f, procs, node);
 }
 
-function report(
-  ctx: ManifestRuleContext,
-  f: FoundLaunch,
-  procs: Processes,
-  visible: { n: number; text: string; certain: boolean; range: Range | null },
-): void {
+/**
+ * Reports more workers than visible GPUs on the processes' words.
+ * @param advice what to do instead, when more than "start N per node" can be said
+ */
+function report(ctx: ManifestRuleContext, f: FoundLaunch, procs: Processes, visible: Visible, advice?: string): void {
   const name = LAUNCHER_NAME[f.line.launcher];
   const extra = procs.n - visible.n;
   ctx.report({
     range: procs.range,
     ...(visible.certain && procs.sameLine ? { severity: "error" as const } : {}),
-    message: `${name} starts ${procs.n} worker${procs.n === 1 ? "" : "s"} per node (${procs.text}, LOCAL_RANK 0..${procs.n - 1}) but only ${plural(visible.n, "GPU")} ${visible.n === 1 ? "is" : "are"} visible to them (${visible.text}): the ${extra === 1 ? "worker" : `${extra} workers`} with LOCAL_RANK ${visible.n}${extra > 1 ? `..${procs.n - 1}` : ""} ${extra === 1 ? "has" : "have"} no cuda:LOCAL_RANK ('invalid device ordinal' when selected), and ranks sharing a GPU make NCCL fail; start ${visible.n} per node`,
-    ...(visible.range ? { related: [{ range: visible.range, message: "the GPUs visible to this launch" }] } : {}),
+    message: `${name} starts ${procs.n} worker${procs.n === 1 ? "" : "s"} per node (${procs.text}, LOCAL_RANK 0..${procs.n - 1}) but only ${plural(visible.n, "GPU")} ${visible.n === 1 ? "is" : "are"} visible to them (${visible.text}): the ${extra === 1 ? "worker" : `${extra} workers`} with LOCAL_RANK ${visible.n}${extra > 1 ? `..${procs.n - 1}` : ""} ${extra === 1 ? "has" : "have"} no cuda:LOCAL_RANK ('invalid device ordinal' when selected), and ranks sharing a GPU make NCCL fail; ${advice ?? `start ${visible.n} per node`}`,
+    ...(visible.range
+      ? {
+          related: [
+            {
+              range: visible.range,
+              message: "the GPUs visible to this launch",
+              ...(visible.file ? { file: visible.file } : {}),
+            },
+          ],
+        }
+      : {}),
   });
 }
 

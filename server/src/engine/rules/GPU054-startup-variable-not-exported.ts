@@ -8,16 +8,7 @@ import {
 } from "../manifests/shell";
 import { isPython, LAUNCHER_NAME, parseLaunchLine, pythonProgram } from "../launch/commandLine";
 import { STARTUP_VARIABLES } from "../frameworks";
-import { launchedScript } from "../launch/script";
-import { jobScriptFacts } from "../manifests/jobscript";
-import { SourceText } from "../manifests/source";
-
-/**
- * A batch scheduler's directive at the start of a line (Slurm `#SBATCH`, PBS `#PBS`, LSF `#BSUB`,
- * Flux `#FLUX:`, Grid Engine `#$`): such a job inherits the scheduler's CUDA_VISIBLE_DEVICES,
- * already exported (bash: a variable found in the environment at start is marked for export).
- */
-const SCHEDULER_DIRECTIVE = /^#(?:SBATCH|PBS|BSUB|FLUX:|\$)\s/m;
+import { childShellScript, SCHEDULER_DIRECTIVE, workingDirectory } from "../launch/child";
 
 /**
  * Whether `c` sources a file (`source FILE`, `. FILE`) that may export anything: it runs in this
@@ -58,14 +49,14 @@ function nextPython(
   after: number,
   name: string,
   literals: ReadonlyMap<string, string>,
-  child: (words: readonly ShellWord[]) => ChildScript | null,
+  child: (words: readonly ShellWord[], at: ShellCommand) => ChildScript | null,
 ): { c: ShellCommand; what: string } | null {
   for (const c of commands) {
     if (c.start <= after || c.words.length === 0) continue;
     const line = parseLaunchLine(c.words, c.assignments);
     let what = pythonStarter(line.words, literals) ?? LAUNCHER_NAME[line.launcher];
     if (!what) {
-      const run = child(line.words);
+      const run = child(line.words, c);
       if (!run) continue;
       // The script it runs sets or reads the name itself: what it gets from here is not judged.
       if (run.mentions(name)) return null;
@@ -86,44 +77,28 @@ interface ChildScript {
   mentions(name: string): boolean;
 }
 
-/** Shells that run a script file as a new process (bash(1): "bash [options] [file]"). */
-const SHELLS: ReadonlySet<string> = new Set(["bash", "sh", "dash", "zsh"]);
-
 /**
- * The project shell script `words` run as a child process (`bash scripts/train.sh ...`, `sh x.sh`,
- * `./train.sh`; a literal `.sh` path, found as launch/script.ts launchedScript finds a launched
- * script: beside this script, then up to three folders above it), when that script starts Python
- * (a command {@link pythonStarter} or a launcher reads as one) and is no batch job; null otherwise.
- * A child process gets the exported environment only (bash(1), ENVIRONMENT).
+ * The project shell script `words` run as a child process (launch/child.ts {@link childShellScript}:
+ * a literal `.sh` path, after the script's literal `cd` commands, beside this script or up to three
+ * folders above it), when that script starts Python (a command {@link pythonStarter} or a launcher
+ * reads as one) and is no batch job; null otherwise. A child process gets the exported environment
+ * only (bash(1), ENVIRONMENT).
  */
 function childScript(
   words: readonly ShellWord[],
   file: string | null,
   read: ManifestRuleContext["read"],
+  cwd: string,
 ): ChildScript | null {
-  const head = words[0]?.value ?? "";
-  let at = 0;
-  if (SHELLS.has(head.replace(/^.*\//, ""))) {
-    at = 1;
-    while (words[at]?.value.startsWith("-")) {
-      if (words[at].value.includes("c")) return null;
-      at++;
-    }
-  } else if (!head.includes("/")) return null;
-  const path = words[at];
-  if (!path || path.expands || !path.value.endsWith(".sh")) return null;
-  const found = launchedScript(file, path.value, read, ".sh");
-  if (!found || SCHEDULER_DIRECTIVE.test(found.text)) return null;
-  const facts = jobScriptFacts(new SourceText(found.text));
+  const found = childShellScript(words, file, read, cwd);
+  if (!found) return null;
+  const facts = found.facts;
   for (const c of facts.commands) {
     const line = parseLaunchLine(c.words, c.assignments);
     const starts = pythonStarter(line.words, facts.literals) ?? LAUNCHER_NAME[line.launcher];
     if (!starts) continue;
     return {
-      command: words
-        .slice(0, at + 1)
-        .map((w) => w.raw)
-        .join(" "),
+      command: found.command,
       starts,
       mentions: (name) =>
         facts.commands.some(
@@ -189,7 +164,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a shell script, finds a startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) assigned on a command of its own (`CUDA_VISIBLE_DEVICES=3` on its line, or before `&&`/`;`) without `export`, when the next command that starts Python (`python`, `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`) has no value of its own for it. The assignment makes a shell variable that programs started afterwards receive only if the caller had already exported that name; otherwise the program runs without it (for CUDA_VISIBLE_DEVICES: on every GPU).",
       follows:
-        "The commands of one shell script in order: bare assignments; an `export`, `declare -x` or `typeset -x` of the name, or `set -a` / `set -o allexport`, written before the command that starts Python (then the variable is exported: silent; one written after it comes too late for that command); a later `$NAME`/`${NAME}` (the script uses the value itself, as in `CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES python ...`: silent); and an inline `NAME=... python ...` prefix on the next command that starts Python (the script sets the variable per command: silent). Python is started by an interpreter's name (`python3.11`, `.venv/bin/python`), a variable the script assigns one to (`PY=python3`, then `$PY train.py`), `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`, a Python environment's runner (`uv run`, `poetry run`, `pipenv run`, `conda run`), or a GPU package's console script that runs Python (`llamafactory-cli`, `nnUNetv2_train`, `nnUNet_train`, `vllm serve`, `lm_eval`, `yolo`, `swift sft`, `fairseq-train`, `jupyter lab`; each read in the package's setup.py or pyproject.toml); also a project shell script run as a new shell (`bash scripts/train.sh`, `sh x.sh`, `./run.sh`: a literal `.sh` path beside the script or up to three folders above it) that starts Python in one of those ways, unless it sets, exports or reads the name itself or is a batch job. Not followed: scripts that source this one or that it sources (a `source` or `.` between the assignment and the command keeps it silent: the sourced file may export the name), functions' local scopes, other programs (console scripts outside that list, compiled programs), and scripts run by a batch scheduler: those with its directives (`#SBATCH`, `#PBS`, `#BSUB`, `#FLUX:`, `#$`), and for CUDA_VISIBLE_DEVICES those that expand a scheduler's variable (`$SLURM_STEP_GPUS`, `$PBS_JOBID`, ...), whose jobs inherit CUDA_VISIBLE_DEVICES from the scheduler already exported. Notebooks' `!` lines are not read by this rule: each runs in a shell of its own, where a bare assignment reaches nothing (GPU014 covers `!export`).",
+        "The commands of one shell script in order: bare assignments; an `export`, `declare -x` or `typeset -x` of the name, or `set -a` / `set -o allexport`, written before the command that starts Python (then the variable is exported: silent; one written after it comes too late for that command); a later `$NAME`/`${NAME}` (the script uses the value itself, as in `CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES python ...`: silent); and an inline `NAME=... python ...` prefix on the next command that starts Python (the script sets the variable per command: silent). Python is started by an interpreter's name (`python3.11`, `.venv/bin/python`), a variable the script assigns one to (`PY=python3`, then `$PY train.py`), `torchrun`, `accelerate launch`, `deepspeed`, `colossalai run`, a Python environment's runner (`uv run`, `poetry run`, `pipenv run`, `conda run`), or a GPU package's console script that runs Python (`llamafactory-cli`, `nnUNetv2_train`, `nnUNet_train`, `vllm serve`, `lm_eval`, `yolo`, `swift sft`, `fairseq-train`, `jupyter lab`; each read in the package's setup.py or pyproject.toml); also a project shell script run as a new shell (`bash scripts/train.sh`, `sh x.sh`, `./run.sh`: a literal `.sh` path, after the script's literal `cd` commands (`cd \"$(dirname \"$0\")\"` is the script's folder; a `cd` to another expansion leaves the child unread), beside the script or up to three folders above it) that starts Python in one of those ways, unless it sets, exports or reads the name itself or is a batch job. Not followed: scripts that source this one or that it sources (a `source` or `.` between the assignment and the command keeps it silent: the sourced file may export the name), functions' local scopes, other programs (console scripts outside that list, compiled programs), and scripts run by a batch scheduler: those with its directives (`#SBATCH`, `#PBS`, `#BSUB`, `#FLUX:`, `#$`), and for CUDA_VISIBLE_DEVICES those that expand a scheduler's variable (`$SLURM_STEP_GPUS`, `$PBS_JOBID`, ...), whose jobs inherit CUDA_VISIBLE_DEVICES from the scheduler already exported. Notebooks' `!` lines are not read by this rule: each runs in a shell of its own, where a bare assignment reaches nothing (GPU014 covers `!export`).",
       why: 'Bash reference manual, "Environment": "Executed commands inherit the environment. The export and declare -x commands allow parameters and functions to be added to and deleted from the environment"; a variable the shell found in its own environment at start is "automatically marked for export", a new one is not. And "set -a: Each variable or function that is created or modified is given the export attribute". So `CUDA_VISIBLE_DEVICES=3` on its own line, in a shell whose caller had not exported the variable, changes nothing for `accelerate launch` on the next line, which then sees every GPU (ground-truth.md: with the variable unset, both GPUs were visible). A line break where a `\\` was meant (`CUDA_VISIBLE_DEVICES=0` then `python train.py ...` on the next line) has the same effect.',
       example:
         "#!/bin/bash\nCUDA_VISIBLE_DEVICES=3   # GPU054: not exported\naccelerate launch --num_processes 1 train.py\n",
@@ -211,9 +186,12 @@ export const rule: ManifestRule = {
     const commands = facts.commands;
     const inJob = commands.some(expandsSchedulerVariable);
     const children = new Map<string, ChildScript | null>();
-    const child = (words: readonly ShellWord[]): ChildScript | null => {
-      const key = words.map((w) => w.raw).join(" ");
-      if (!children.has(key)) children.set(key, childScript(words, ctx.file, ctx.read));
+    const child = (words: readonly ShellWord[], at: ShellCommand): ChildScript | null => {
+      if (!words.some((w) => w.value.endsWith(".sh"))) return null;
+      const cwd = workingDirectory(commands, at.start, ctx.file);
+      if (cwd === null) return null;
+      const key = `${cwd}\n${words.map((w) => w.raw).join(" ")}`;
+      if (!children.has(key)) children.set(key, childScript(words, ctx.file, ctx.read, cwd));
       return children.get(key)!;
     };
     for (const c of commands) {
