@@ -2,13 +2,14 @@ import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { freezes, STARTUP_VARIABLES } from "../frameworks";
 import type { RuleContext } from "../rule";
-import type { KernelRestart } from "../types";
+import type { KernelRestart, Range } from "../types";
 import { frameworksText } from "../../../../common/src/kernel/runningKernel";
 import { freezesVariable, stateBefore, statesInFunction } from "../python/timeline";
 import {
   nodeRange,
   type EnvDeleteEvent,
   type EnvWriteEvent,
+  type FunctionTimeline,
   type InitEvent,
   type ProjectWriteEvent,
   type TimelineEvent,
@@ -56,12 +57,11 @@ export const rule: PythonRule = {
     const childFacts: ChildProcessFacts = { lastWord: new Map() };
     const report = (w: EnvWriteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
       if (w.statement && startsChildAfter(ctx, w.statement, childFacts)) return;
-      const line = ctx.where(frozenBy.node.startPosition.row);
       ctx.report({
         range: w.range,
         ...(severity ? { severity } : {}),
-        message: `${w.variable} is set after CUDA was initialised by ${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
-        related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
+        message: `${w.variable} is set after CUDA was initialised by ${initialisedBy(ctx, frozenBy)}${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}`,
+        related: [initialisedHere(frozenBy)],
         fix: moveWriteFix(ctx, w) ?? undefined,
         ...(frozenInKernel(ctx, w.variable).length ? { kernelRestart: kernelRestartOf(w) } : {}),
       });
@@ -83,12 +83,11 @@ export const rule: PythonRule = {
     const reportCall = (w: ProjectWriteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
       if (calls.has(w.node.id)) return;
       calls.add(w.node.id);
-      const line = ctx.where(frozenBy.node.startPosition.row);
       ctx.report({
         range: nodeRange(w.node),
         ...(severity ? { severity } : {}),
-        message: `${w.what} sets ${w.variable} (${w.project.where}) after CUDA was initialised by ${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})${where}: the write has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}; set it before CUDA initialises (at the start of the program, or in the launch environment)`,
-        related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
+        message: `${w.what} sets ${w.variable} (${w.project.where}) after CUDA was initialised by ${initialisedBy(ctx, frozenBy)}${where}: the write has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}; set it before CUDA initialises (at the start of the program, or in the launch environment)`,
+        related: [initialisedHere(frozenBy)],
       });
     };
     const before = (events: readonly TimelineEvent[], w: ProjectWriteEvent): InitEvent | null => {
@@ -111,8 +110,7 @@ export const rule: PythonRule = {
     const reported = new Set<string>();
     for (const fn of ctx.model.functionTimelines) {
       const stateOf = statesInFunction(ctx.model, fn);
-      const own = fn.def.childForFieldName("name")?.text ?? "";
-      const fnName = fn.owner ? `${fn.owner}.${own}` : own;
+      const fnName = timelineName(fn);
       for (const w of fn.events) {
         if (w.kind !== "projectWrite") continue;
         // Initialised in the function's own timeline only: the module's events above a definition
@@ -124,27 +122,48 @@ export const rule: PythonRule = {
       }
       for (const w of fn.events) {
         if (w.kind !== "envWrite" || !STARTUP_VARIABLES.includes(w.variable) || w.form === "putenv") continue;
-        const own = fn.def.childForFieldName("name")?.text ?? "";
-        const name = fn.owner ? `${fn.owner}.${own}` : own;
         const { frozenBy } = stateOf(w);
-        if (!frozenBy) continue;
         const key = writeKey(w);
-        if (reported.has(key)) continue;
-        const inside = fn.events.includes(frozenBy);
-        // Only a real initialising call: a library merely imported at module level (eager-init
-        // modules, a default list) does not make a helper's write certainly late. On the ecosystem
-        // corpus, DeepSpeed's and gpt-neox's test helpers set CUDA_VISIBLE_DEVICES after
-        // `import deepspeed` for the worker processes they start next.
-        if (!inside && /import/.test(frozenBy.node.type)) continue;
-        // Initialised in the function itself, then written: certain (error). Initialised by the
-        // module above: the write is late whenever the function runs in this process, but a helper
-        // may run it only to prepare a child's environment (warning).
+        const verdict = frozenBy && !reported.has(key) ? lateInFunction(fn, frozenBy) : null;
+        if (!verdict) continue;
         reported.add(key);
-        report(w, frozenBy, ` whenever \`${name}()\` runs`, inside ? undefined : "warning");
+        report(w, frozenBy!, ` whenever \`${fnName}()\` runs`, verdict === "error" ? undefined : verdict);
       }
     }
   },
 };
+
+/** `frozenBy.what (line N: note)`: what initialised CUDA and where, for messages. */
+function initialisedBy(ctx: RuleContext, frozenBy: InitEvent): string {
+  const line = ctx.where(frozenBy.node.startPosition.row);
+  return `${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})`;
+}
+
+/** The related information every GPU001 finding carries: where CUDA was initialised. */
+function initialisedHere(frozenBy: InitEvent): { range: Range; message: string } {
+  return { range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` };
+}
+
+/** A function timeline's name in messages: `train`, or `Trainer.fit` for a method. */
+function timelineName(fn: FunctionTimeline): string {
+  const own = fn.def.childForFieldName("name")?.text ?? "";
+  return fn.owner ? `${fn.owner}.${own}` : own;
+}
+
+/**
+ * How certain a change of a startup variable (a write or a removal) in a function the module never
+ * calls is late, given what initialised CUDA before it: `error` when the function initialised CUDA
+ * itself, then changed the variable; `warning` when the module above did (the change is late
+ * whenever the function runs in this process, but a helper may run it only to prepare a child's
+ * environment); null when only a module-level import came first (eager-init modules, a default
+ * list, do not make a helper's change certainly late: on the ecosystem corpus, DeepSpeed's and
+ * gpt-neox's test helpers set CUDA_VISIBLE_DEVICES after `import deepspeed` for the worker
+ * processes they start next).
+ */
+function lateInFunction(fn: FunctionTimeline, frozenBy: InitEvent): "error" | "warning" | null {
+  if (fn.events.includes(frozenBy)) return "error";
+  return /import/.test(frozenBy.node.type) ? null : "warning";
+}
 
 /**
  * GPU001 on removals (events.ts `EnvDeleteEvent`): `del os.environ[K]` or `os.environ.pop(K)` of a
@@ -158,12 +177,11 @@ function removalFindings(ctx: RuleContext, childFacts: ChildProcessFacts): void 
   const report = (d: EnvDeleteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
     if (done.has(d.node.id) || startsChildAfter(ctx, d.node, childFacts) || restores(ctx, d)) return;
     done.add(d.node.id);
-    const line = ctx.where(frozenBy.node.startPosition.row);
     ctx.report({
       range: nodeRange(d.node),
       ...(severity ? { severity } : {}),
-      message: `${d.variable} is removed after CUDA was initialised by ${frozenBy.what} (${line}${frozenBy.note ? `: ${frozenBy.note}` : ""})${where}: the removal has no effect in this process${d.variable === "CUDA_VISIBLE_DEVICES" ? " (the program still sees only the GPUs it saw when CUDA initialised, numbered from 0)" : ""}`,
-      related: [{ range: nodeRange(frozenBy.node), message: `CUDA initialised here by ${frozenBy.what}` }],
+      message: `${d.variable} is removed after CUDA was initialised by ${initialisedBy(ctx, frozenBy)}${where}: the removal has no effect in this process${d.variable === "CUDA_VISIBLE_DEVICES" ? " (the program still sees only the GPUs it saw when CUDA initialised, numbered from 0)" : ""}`,
+      related: [initialisedHere(frozenBy)],
     });
   };
   const removal = (e: TimelineEvent): e is EnvDeleteEvent =>
@@ -176,21 +194,19 @@ function removalFindings(ctx: RuleContext, childFacts: ChildProcessFacts): void 
     const removals = fn.events.filter(removal);
     if (!removals.length) continue;
     const stateOf = statesInFunction(ctx.model, fn);
-    const own = fn.def.childForFieldName("name")?.text ?? "";
-    const name = fn.owner ? `${fn.owner}.${own}` : own;
     for (const d of removals) {
       const { frozenBy } = stateOf(d);
-      const inside = !!frozenBy && fn.events.includes(frozenBy);
-      if (frozenBy && (inside || !/import/.test(frozenBy.node.type)))
-        report(d, frozenBy, ` whenever \`${name}()\` runs`, inside ? undefined : "warning");
+      const verdict = frozenBy ? lateInFunction(fn, frozenBy) : null;
+      if (verdict)
+        report(d, frozenBy!, ` whenever \`${timelineName(fn)}()\` runs`, verdict === "error" ? undefined : verdict);
     }
   }
 }
 
 /**
  * Whether a removal puts the environment back as it was rather than choosing GPUs: it sits in a
- * `finally:` clause, or in an `if` whose other branch writes the same variable (`if old is None:
- * del os.environ[K] else: os.environ[K] = old`). Such code restores `os.environ` for what runs
+ * `finally:` clause, or in an `if` that also writes the same variable (in practice the other branch
+ * writes the saved value: `if old is None: del os.environ[K] else: os.environ[K] = old`). Such code restores `os.environ` for what runs
  * later (child processes, other tests), not this process's CUDA (public code read for GPU001's
  * removal check: context managers and test fixtures that restore the variable).
  */

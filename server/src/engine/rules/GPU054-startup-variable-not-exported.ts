@@ -6,7 +6,7 @@ import {
   type ShellCommand,
   type ShellWord,
 } from "../manifests/shell";
-import { isPython, LAUNCHER_NAME, parseLaunchLine, pythonProgram } from "../launch/commandLine";
+import { isPython, LAUNCHER_NAME, parseLaunchLine, pythonProgram, type LaunchLine } from "../launch/commandLine";
 import { STARTUP_VARIABLES } from "../frameworks";
 import { childShellScript, SCHEDULER_DIRECTIVE, workingDirectory } from "../launch/child";
 
@@ -54,7 +54,7 @@ function nextPython(
   for (const c of commands) {
     if (c.start <= after || c.words.length === 0) continue;
     const line = parseLaunchLine(c.words, c.assignments);
-    let what = pythonStarter(line.words, literals) ?? LAUNCHER_NAME[line.launcher];
+    let what = startsPythonAs(line, literals);
     if (!what) {
       const run = child(line.words, c);
       if (!run) continue;
@@ -95,7 +95,7 @@ function childScript(
   const facts = found.facts;
   for (const c of facts.commands) {
     const line = parseLaunchLine(c.words, c.assignments);
-    const starts = pythonStarter(line.words, facts.literals) ?? LAUNCHER_NAME[line.launcher];
+    const starts = startsPythonAs(line, facts.literals);
     if (!starts) continue;
     return {
       command: found.command,
@@ -113,8 +113,17 @@ function childScript(
 /** Runners that start a command in a Python environment (`uv run train.py`, `conda run -n env python x.py`). */
 const RUNNERS: ReadonlySet<string> = new Set(["uv", "poetry", "pipenv", "conda", "micromamba", "mamba"]);
 
+/**
+ * How a launch line starts Python, for messages: its words ({@link pythonStarter}) or its launcher
+ * (`torchrun`, `accelerate launch`: launch/commandLine.ts LAUNCHER_NAME); undefined when it does not.
+ * GPU054 and GPU059 ask this of every command they follow to Python.
+ */
+export function startsPythonAs(line: LaunchLine, literals: ReadonlyMap<string, string>): string | undefined {
+  return pythonStarter(line.words, literals) ?? (LAUNCHER_NAME[line.launcher] || undefined);
+}
+
 /** How a command's words start Python (`python3`, `$PY`, `uv run`), for messages; undefined when they do not. */
-export function pythonStarter(words: readonly ShellWord[], literals: ReadonlyMap<string, string>): string | undefined {
+function pythonStarter(words: readonly ShellWord[], literals: ReadonlyMap<string, string>): string | undefined {
   const head = words[0];
   if (!head) return undefined;
   if (isPython(head.value)) return head.value.replace(/^.*\//, "");

@@ -1,8 +1,8 @@
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { Fix } from "../types";
 import { exportOperands, type ShellCommand, type ShellWord } from "../manifests/shell";
-import { LAUNCHER_NAME, parseLaunchLine } from "../launch/commandLine";
-import { pythonStarter } from "./GPU054-startup-variable-not-exported";
+import { parseLaunchLine } from "../launch/commandLine";
+import { startsPythonAs } from "./GPU054-startup-variable-not-exported";
 
 const CVD = "CUDA_VISIBLE_DEVICES";
 
@@ -117,7 +117,7 @@ function guarded(text: string, commands: readonly ShellCommand[], before: number
 function startsPython(c: ShellCommand, literals: ReadonlyMap<string, string>): string | null {
   const line = parseLaunchLine(c.words, c.assignments);
   if (line.underSrun) return null; // srun gives a GPU step its own CUDA_VISIBLE_DEVICES
-  return pythonStarter(line.words, literals) ?? LAUNCHER_NAME[line.launcher] ?? null;
+  return startsPythonAs(line, literals) ?? null;
 }
 
 /** The fix: `${1?...}` where the argument is read, so a run without it stops with a message. */

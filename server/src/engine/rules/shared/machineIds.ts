@@ -19,12 +19,12 @@ export function missingIdMessage(value: string, machine: MachineFacts): string |
     if (!missing) continue;
     const rest = parsed.kept.slice(i + 1).map((x) => x.text);
     const kept = parsed.kept.slice(0, i).map((x) => x.text);
-    return `CUDA_VISIBLE_DEVICES="${value}": GPU ${e.text} does not exist on this machine (${n} GPU${n === 1 ? "" : "s"}: ${n ? `0..${n - 1}` : "none"}); CUDA stops parsing there, so ${kept.length ? `only ${kept.join(",")} stay${kept.length === 1 ? "s" : ""} visible` : "no GPU is visible"}${rest.length ? ` and ${rest.join(",")} ${rest.length === 1 ? "is" : "are"} dropped` : ""}`;
+    return `CUDA_VISIBLE_DEVICES="${value}": GPU ${e.text} does not exist on this machine (${machineGpus(n)}); CUDA stops parsing there, so ${kept.length ? `only ${kept.join(",")} stay${kept.length === 1 ? "s" : ""} visible` : "no GPU is visible"}${rest.length ? ` and ${rest.join(",")} ${rest.length === 1 ? "is" : "are"} dropped` : ""}`;
   }
   return null;
 }
 
-/** `(1 GPU: 0..0)`, `(4 GPUs: 0..3)`: the machine's GPUs, for messages. */
+/** `1 GPU: 0..0`, `4 GPUs: 0..3`, `0 GPUs: none`: the machine's GPUs, for messages. */
 export function machineGpus(n: number): string {
   return `${n} GPU${n === 1 ? "" : "s"}: ${n ? `0..${n - 1}` : "none"}`;
 }
