@@ -38,7 +38,7 @@ test("GPU060: srun of a file that needs CUDA in a job without a GPU request: war
   assert.deepEqual(d.range, { start: { line: 4, character: 0 }, end: { line: 4, character: 20 } });
   assert.equal(
     d.message,
-    'srun starts train.py, which puts work on CUDA unconditionally (train.py:6: `torch.device("cuda")`), but the job asks Slurm for no GPU (no --gpus, --gres=gpu, --gpus-per-node or --gpus-per-task in the #SBATCH lines or on srun): where GPUs are GRES and devices are constrained (cgroup.conf ConstrainDevices=yes), the step sees no GPU even on a GPU node; ask for them, e.g. #SBATCH --gpus-per-node=1',
+    'srun starts train.py, which chooses a CUDA device unconditionally (train.py:6: `torch.device("cuda")`), but the job asks Slurm for no GPU (no --gpus, --gres=gpu, --gpus-per-node or --gpus-per-task in the #SBATCH lines or on srun): where GPUs are GRES and devices are constrained (cgroup.conf ConstrainDevices=yes), the step sees no GPU even on a GPU node; ask for them, e.g. #SBATCH --gpus-per-node=1',
   );
   assert.deepEqual(d.related, [
     {
@@ -105,7 +105,7 @@ test("GPU060: silent for conditional CUDA use, an unreadable or non-.py program,
   );
   // The batch step itself (plain python) is reported too, with its own wording.
   const [d] = lintManifestCode(job("python3 train.py"), "jobscript", "GPU060", PREVIEW, at("job.sh"));
-  assert.match(d.message, /^The batch step runs train\.py, which puts work on CUDA unconditionally \(train\.py:6:/);
+  assert.match(d.message, /^The batch step runs train\.py, which chooses a CUDA device unconditionally \(train\.py:6:/);
 });
 
 test("GPU060: cudaRequired reads the started path only, outside conditions", () => {
@@ -140,5 +140,24 @@ test("GPU060: cudaRequired reads the started path only, outside conditions", () 
     line: 1,
     code: "torch.cuda.set_device(1)",
     kind: "uses",
+  });
+  // A method called on a torch call's result puts work on CUDA too (a false negative before
+  // 2026-12-07: every call path starting with `torch.` was skipped); torch.cuda's own queries do not.
+  assert.deepEqual(cudaRequired("import torch\nfrom torch import nn\nnet = nn.Linear(4, 4).cuda()\n"), {
+    line: 2,
+    code: "nn.Linear(4, 4).cuda()",
+    kind: "uses",
+  });
+  assert.deepEqual(cudaRequired('import torch\nx = torch.ones(1).to("cuda:0")\n'), {
+    line: 1,
+    code: 'torch.ones(1).to("cuda:0")',
+    kind: "uses",
+  });
+  assert.equal(cudaRequired('import torch\nx = torch.ones(1).to("cpu")\nn = torch.cuda.device_count()\n'), null);
+  // A CUDA torch.device alone starts nothing: it is named as a choice.
+  assert.deepEqual(cudaRequired('import torch\ndev = torch.device("cuda")\n'), {
+    line: 1,
+    code: 'torch.device("cuda")',
+    kind: "chooses",
   });
 });

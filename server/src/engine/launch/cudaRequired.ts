@@ -7,9 +7,10 @@
  * definition:
  * - it stops without CUDA: `if not torch.cuda.is_available(): raise ...` (or `sys.exit(...)`,
  *   `exit()`, `quit()`, `os._exit(...)`), `assert torch.cuda.is_available()`;
- * - or it puts work on CUDA: `torch.device("cuda"|"cuda:N")`, `x.cuda()`, `x.to("cuda")`, a
- *   `device="cuda"` argument, `torch.cuda.set_device(...)` and the other `torch.cuda` calls that
- *   start CUDA ({@link STARTS_CUDA}).
+ * - or it puts work on CUDA: `x.cuda()`, `x.to("cuda")` (on any value, a torch call's result too:
+ *   `nn.Linear(4, 4).cuda()`), a `device="cuda"` argument, `torch.cuda.set_device(...)` and the
+ *   other `torch.cuda` calls that start CUDA ({@link STARTS_CUDA});
+ * - or it chooses a CUDA device: `torch.device("cuda"|"cuda:N")`.
  * A use under `if torch.cuda.is_available():` or in `"cuda" if torch.cuda.is_available() else "cpu"`
  * is conditional and does not count.
  */
@@ -23,8 +24,11 @@ import { cudaDeviceOrdinal, DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
 export interface CudaNeed {
   line: number;
   code: string;
-  /** `stops`: it exits or raises without CUDA; `uses`: it puts work on a CUDA device. */
-  kind: "stops" | "uses";
+  /**
+   * `stops`: it exits or raises without CUDA; `uses`: it puts work on a CUDA device; `chooses`: it makes
+   * a CUDA `torch.device` (which starts nothing by itself, but is what the script then puts work on).
+   */
+  kind: "stops" | "uses" | "chooses";
 }
 
 /** `torch.cuda` calls that initialise CUDA and raise without a device (the queries and seeds do not). */
@@ -76,11 +80,11 @@ const isCudaString = (n: SyntaxNode | null | undefined): boolean => {
   return s !== null && (s === "cuda" || (cudaDeviceOrdinal(s) ?? -1) >= 0);
 };
 
-/** A call that puts work on CUDA or starts it, or null. */
-function cudaUse(model: ModuleModel, call: SyntaxNode): boolean {
+/** How a call needs CUDA (it puts work on CUDA or starts it, or makes a CUDA `torch.device`), or null. */
+function cudaUse(model: ModuleModel, call: SyntaxNode): "uses" | "chooses" | null {
   const fn = call.childForFieldName("function");
   const path = model.resolve(fn);
-  if (path !== null && STARTS_CUDA.has(path)) return true;
+  if (path !== null && STARTS_CUDA.has(path)) return "uses";
   const args = (call.childForFieldName("arguments")?.namedChildren ?? []).filter((a): a is SyntaxNode => !!a);
   if (
     args.some(
@@ -90,12 +94,14 @@ function cudaUse(model: ModuleModel, call: SyntaxNode): boolean {
         isCudaString(a.childForFieldName("value")),
     )
   )
-    return true;
-  if (path === "torch.device") return isCudaString(args[0]);
-  if (fn?.type !== "attribute" || (path !== null && path.startsWith("torch."))) return false;
+    return "uses";
+  if (path === "torch.device") return isCudaString(args[0]) ? "chooses" : null;
+  // A method called on any value, a torch call's result too (`nn.Linear(4, 4).cuda()`,
+  // `torch.ones(1).to("cuda")`); `torch.cuda`'s own functions are named by STARTS_CUDA above.
+  if (fn?.type !== "attribute" || (path !== null && path.startsWith("torch.cuda."))) return null;
   const method = fn.childForFieldName("attribute")?.text;
-  if (method === "cuda") return true;
-  return method === "to" && args.some((a) => a.type !== "keyword_argument" && isCudaString(a));
+  if (method === "cuda") return "uses";
+  return method === "to" && args.some((a) => a.type !== "keyword_argument" && isCudaString(a)) ? "uses" : null;
 }
 
 /** `if not torch.cuda.is_available(): raise|exit` or `assert torch.cuda.is_available()`. */
@@ -142,7 +148,10 @@ function firstNeed(model: ModuleModel): CudaNeed | null {
   };
   for (const s of model.nodesOfType(["if_statement", "assert_statement"]))
     if (stopsWithoutCuda(model, s) && inScope(s)) take(s, "stops");
-  for (const c of model.nodesOfType("call")) if (cudaUse(model, c) && inScope(c)) take(c, "uses");
+  for (const c of model.nodesOfType("call")) {
+    const how = cudaUse(model, c);
+    if (how && inScope(c)) take(c, how);
+  }
   return best;
 }
 
