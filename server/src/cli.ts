@@ -558,6 +558,22 @@ export interface JsonDiagnostic {
   /** The rule's documentation page in the project's repository (docsUrl.ts `ruleDocsWebUrl`); null when package.json names none. */
   url: string | null;
   severity: Severity;
+  /**
+   * The places that explain the finding (LintDiagnostic.related: the call that initialised CUDA for
+   * GPU001, the child script's `deepspeed` line for GPU040), 1-based as `location`; `filename` is the
+   * finding's own file unless the place is in another one, `cell` (1-based) for a notebook's cell.
+   * Absent when there are none (Ruff's JSON has no such key).
+   */
+  related?: JsonRelated[];
+}
+
+/** One related place of a {@link JsonDiagnostic}. */
+export interface JsonRelated {
+  filename: string;
+  cell: number | null;
+  location: { row: number; column: number };
+  end_location: { row: number; column: number };
+  message: string;
 }
 
 /** A rule's documentation page for the reports (never a file:// URL: docsUrl.ts `ruleDocsWebUrl`). */
@@ -573,9 +589,18 @@ function toJson(
     severity: Severity;
     range: Range;
     fix?: { title: string; safe: boolean; edits: TextEdit[] };
+    related?: ReadonlyArray<{ range: Range; message: string; file?: string; cell?: number }>;
   },
   cell: number | null,
 ): JsonDiagnostic {
+  const related = (d.related ?? []).map((r): JsonRelated => ({
+    filename: r.file ?? filename,
+    // A notebook's related place names its own cell (0-based in the engine), else none.
+    cell: r.cell !== undefined ? r.cell + 1 : null,
+    location: loc(r.range.start),
+    end_location: loc(r.range.end),
+    message: r.message,
+  }));
   return {
     cell,
     code: d.code,
@@ -597,6 +622,7 @@ function toJson(
     noqa_row: d.range.start.line + 1,
     url: ruleUrl(d.code),
     severity: d.severity,
+    ...(related.length ? { related } : {}),
   };
 }
 
@@ -787,7 +813,10 @@ export function jsonSafe(json: string): string {
   );
 }
 
-/** SARIF 2.1.0, as GitHub code scanning accepts it (paths relative to the working folder, %SRCROOT%). */
+/**
+ * SARIF 2.1.0, as GitHub code scanning accepts it (paths relative to the working folder, %SRCROOT%);
+ * a finding's related places are its `relatedLocations` (SARIF 2.1.0 §3.27.22).
+ */
 export function formatSarif(all: JsonDiagnostic[]): string {
   const rules = RULES.map((r) => ({
     id: r.meta.code,
@@ -821,6 +850,23 @@ export function formatSarif(all: JsonDiagnostic[]): string {
         },
       },
     ],
+    ...(d.related?.length
+      ? {
+          relatedLocations: d.related.map((r, id) => ({
+            id,
+            message: { text: plain(r.cell !== null ? `${r.message} (cell ${r.cell})` : r.message) },
+            physicalLocation: {
+              artifactLocation: { uri: displayName(r.filename), uriBaseId: "%SRCROOT%" },
+              region: {
+                startLine: r.location.row,
+                startColumn: r.location.column,
+                endLine: r.end_location.row,
+                endColumn: r.end_location.column,
+              },
+            },
+          })),
+        }
+      : {}),
     ...(d.cell !== null ? { properties: { cell: d.cell } } : {}),
   }));
   return (

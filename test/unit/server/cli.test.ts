@@ -28,6 +28,35 @@ test("check --format json prints Ruff-shaped diagnostics and exits 1", () => {
   assert.ok(d.filename.endsWith("env_after_is_available.py"));
 });
 
+test("--format json gives each finding's related places (file, 1-based cell and position, message)", () => {
+  const r = run(["check", "--format", "json", join(CASES, "env_after_is_available.py"), join(CASES, "notebook.ipynb")]);
+  const all = JSON.parse(r.stdout) as Array<{ code: string; filename: string; cell: number | null; related?: unknown }>;
+  const py = all.find((d) => d.filename.endsWith("env_after_is_available.py"))!;
+  assert.deepEqual(py.related, [
+    {
+      filename: py.filename,
+      cell: null,
+      location: { row: 5, column: 11 },
+      end_location: { row: 5, column: 36 },
+      message: "CUDA initialised here by torch.cuda.is_available()",
+    },
+  ]);
+  // A notebook's related place names its cell as the finding does (cell 2 ran .cuda(); the write is in cell 3).
+  const nb = all.find((d) => d.filename.endsWith("notebook.ipynb") && d.code === "GPU001")!;
+  assert.equal(nb.cell, 3);
+  assert.deepEqual(nb.related, [
+    {
+      filename: nb.filename,
+      cell: 2,
+      location: { row: 2, column: 1 },
+      end_location: { row: 2, column: 22 },
+      message: "CUDA initialised here by .cuda()",
+    },
+  ]);
+  // A finding without related places has no key (Ruff's shape otherwise).
+  assert.ok(all.some((d) => d.code === "GPU014" && !("related" in d)));
+});
+
 test("a clean file exits 0 with 'All checks passed!'", () => {
   const r = run(["check", join(CASES, "env_before_import_ok.py")]);
   assert.equal(r.status, 0, r.stderr);
@@ -145,6 +174,17 @@ test("--format sarif is SARIF 2.1.0 with rules, levels and regions", () => {
     endColumn: 41,
   });
   assert.equal(c01.level, "error");
+  // Its related place (the call that initialised CUDA) is a relatedLocation.
+  assert.deepEqual(c01.relatedLocations, [
+    {
+      id: 0,
+      message: { text: "CUDA initialised here by torch.cuda.is_available()" },
+      physicalLocation: {
+        artifactLocation: { uri: c01.locations[0].physicalLocation.artifactLocation.uri, uriBaseId: "%SRCROOT%" },
+        region: { startLine: 5, startColumn: 11, endLine: 5, endColumn: 36 },
+      },
+    },
+  ]);
 });
 
 test("--format github prints workflow annotations with escaped properties", () => {
