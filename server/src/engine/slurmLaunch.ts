@@ -24,7 +24,14 @@ import { basename, dirname, join, resolve, sep } from "node:path";
 import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
 import { SourceText } from "./manifests/source";
 import { lexer, walkTokens, type Tokens } from "marked";
-import { jobScriptFacts, launchOf, optionValue, resolveLiteral, type JobScriptFacts } from "./manifests/jobscript";
+import {
+  jobScriptFacts,
+  launchOf,
+  optionAsksForGpus,
+  optionValue,
+  resolveLiteral,
+  type JobScriptFacts,
+} from "./manifests/jobscript";
 import type { ShellWord } from "./manifests/shell";
 import { SCRIPT_DIR } from "./launch/script";
 
@@ -55,6 +62,13 @@ export interface SlurmLaunch {
   passesLocalRankArg?: boolean;
   /** The job script sets LOCAL_RANK itself (an assignment or export anywhere in it, or srun `--export=...LOCAL_RANK`). */
   setsLocalRank: boolean;
+  /**
+   * The job certainly asks Slurm for GPUs: an `#SBATCH` request (`--gres=gpu...`, `--gpus`,
+   * `--gpus-per-node`, `--gpus-per-task`; jobscript.ts `jobRequest`) or one among the `srun` step's
+   * own options with a literal value (`srun --gres=gpu:1 python x.py`); an option that expands a
+   * variable is no certain request. Absent: false.
+   */
+  asksForGpus?: boolean;
 }
 
 /** Job-script file names. */
@@ -535,6 +549,9 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
           facts.request.tasksPerNode)
         : null;
   const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
+  const stepAsks = [...(l.srun?.options ?? [])].some(
+    ([name, o]) => o.value !== null && !o.value.includes("$") && optionAsksForGpus(name, o.value),
+  );
   return {
     script,
     line,
@@ -544,6 +561,7 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
     processesPerNode,
     setsLocalRank: setsLocalRank || exportsLocalRank,
     ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
+    ...(facts.request.asksForGpus || stepAsks ? { asksForGpus: true } : {}),
   };
 }
 

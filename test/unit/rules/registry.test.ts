@@ -20,7 +20,7 @@ import type { ManifestKind } from "../../../server/src/engine/manifests/files";
 import { DISTRIBUTED_LAUNCH, SRUN_ONE_GPU_PER_TASK } from "../support/slurmLaunches";
 
 /** Rules that read how a job script starts the file (LintOptions.slurm). */
-const SLURM_STARTED = new Set(["GPU036", "GPU037"]);
+const SLURM_STARTED = new Set(["GPU036", "GPU037", "GPU063"]);
 
 const RULES_DIR = join(ROOT, "server", "src", "engine", "rules");
 const DOCS_DIR = join(ROOT, "docs", "rules");

@@ -10,6 +10,7 @@ export const SRUN_ONE_GPU_PER_TASK: SlurmLaunch = {
   gpusFrom: "#SBATCH --gpus-per-task=1",
   processesPerNode: 4,
   setsLocalRank: false,
+  asksForGpus: true,
 };
 /** `srun python train.py` with `#SBATCH --gres=gpu:4 --ntasks-per-node=4`: every task sees the node's 4 GPUs. */
 export const SRUN_SHARED_GPUS: SlurmLaunch = {
@@ -24,6 +25,13 @@ export const TORCHRUN: SlurmLaunch = {
   gpusPerProcess: 4,
   gpusFrom: "#SBATCH --gres=gpu:4",
   processesPerNode: null,
+};
+/** `srun python train.py` in a job that asks for no GPU (`#SBATCH --ntasks-per-node=4` only). */
+export const SRUN_NO_GPUS: SlurmLaunch = {
+  ...SRUN_ONE_GPU_PER_TASK,
+  gpusPerProcess: null,
+  gpusFrom: null,
+  asksForGpus: undefined,
 };
 /** `python -m torch.distributed.launch --nproc_per_node 4 train.py` in run.sh line 4 (0-based 3), a plain shell script: the launcher passes --local-rank=N. */
 export const DISTRIBUTED_LAUNCH: SlurmLaunch = {

@@ -204,6 +204,21 @@ function gresGpus(v: string): number | null | undefined {
   return undefined;
 }
 
+/** Options that always ask for GPUs (sbatch(1), srun(1), salloc(1)); `-G` is read as `gpus`. */
+const GPU_OPTIONS = new Set(["gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket", "G"]);
+/** Options that ask for GPUs when their value names them (`--gres=gpu:a100:1`, `--tres-per-task=gres/gpu:1`). */
+const GRES_OPTIONS = new Set(["gres", "tres-per-task", "tres-per-node", "tres-per-job", "tres-per-socket"]);
+
+/**
+ * Whether an `#SBATCH`/`srun`/`salloc` option (long name without dashes, or a short letter) asks for
+ * GPUs, or may: a value that expands a variable counts (callers that need a certain request test
+ * the value for `$` first). `--gpus=0` (also `--gpus=a100:0`) asks for none.
+ */
+export function optionAsksForGpus(name: string, value: string | null): boolean {
+  if (GPU_OPTIONS.has(name)) return value === null || !/^(?:[a-z0-9_-]+:)?0$/i.test(value);
+  return GRES_OPTIONS.has(name) && (value === null || /gpu|\$/i.test(value));
+}
+
 /** What the directives ask for (the last of repeated options wins, as on a command line). */
 export function jobRequest(directives: SbatchDirective[]): JobRequest {
   const opts = new Map<string, SbatchOption>();

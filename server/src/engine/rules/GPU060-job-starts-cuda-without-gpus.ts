@@ -1,7 +1,7 @@
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ShellCommand } from "../manifests/shell";
 import type { JobScriptFacts } from "../manifests/jobscript";
-import { launchOf, resolveLiteral } from "../manifests/jobscript";
+import { launchOf, optionAsksForGpus as asksForGpus, resolveLiteral } from "../manifests/jobscript";
 import { parseLaunchLine } from "../launch/commandLine";
 import { literalsWithSourced } from "../launch/sources";
 import { launchedScript } from "../launch/script";
@@ -9,17 +9,6 @@ import { cudaRequired } from "../launch/cudaRequired";
 import { jobScriptOf, wordsRange, GRES_DOC, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 
 const MEASURED = "test/fixtures/slurm/gres-devices/measured.md";
-
-/** Options that always ask for GPUs (sbatch(1), srun(1), salloc(1)); `-G` is read as `gpus`. */
-const GPU_OPTIONS = new Set(["gpus", "gpus-per-node", "gpus-per-task", "gpus-per-socket", "G"]);
-/** Options that ask for GPUs when their value names them (`--gres=gpu:a100:1`, `--tres-per-task=gres/gpu:1`). */
-const GRES_OPTIONS = new Set(["gres", "tres-per-task", "tres-per-node", "tres-per-job", "tres-per-socket"]);
-
-/** Whether an option (long name without dashes, or a short letter) asks for GPUs, or may (a value that expands a variable). */
-function asksForGpus(name: string, value: string | null): boolean {
-  if (GPU_OPTIONS.has(name)) return value === null || !/^(?:[a-z0-9_-]+:)?0$/i.test(value);
-  return GRES_OPTIONS.has(name) && (value === null || /gpu|\$/i.test(value));
-}
 
 /**
  * Whether the job asks for GPUs anywhere: an `#SBATCH` line (also one Slurm ignores, after the

@@ -43,6 +43,7 @@ test("slurmLaunchesOf: srun python with --gpus-per-task in a slurm/ folder besid
         gpusFrom: "#SBATCH --gpus-per-task=1",
         processesPerNode: 4,
         setsLocalRank: false,
+        asksForGpus: true,
       },
     );
   } finally {

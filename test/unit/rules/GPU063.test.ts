@@ -1,0 +1,104 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { mkdtempSync, mkdirSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { lintCode } from "../support/helpers";
+import { fixtureTests } from "./fixtureCheck";
+import { SRUN_ONE_GPU_PER_TASK, SRUN_NO_GPUS, TORCHRUN } from "../support/slurmLaunches";
+import { resolveLintOptions } from "../../../server/src/engine/options";
+import { clearSlurmLaunchCache } from "../../../server/src/engine/slurmLaunch";
+import { ruleByCode } from "../../../server/src/engine/rules";
+
+fixtureTests("GPU063", { preview: true, slurm: [SRUN_ONE_GPU_PER_TASK] });
+
+const PREVIEW = { preview: true };
+const SRC = [
+  "import argparse",
+  "import os",
+  "",
+  "def main():",
+  "    parser = argparse.ArgumentParser()",
+  '    parser.add_argument("--gpu", default="0")',
+  "    args = parser.parse_args()",
+  '    os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu',
+  "    import torch",
+  "",
+  'if __name__ == "__main__":',
+  "    main()",
+  "",
+].join("\n");
+
+test("GPU063: an unconditional write under srun in a GPU job: warning on the write, related on the job script's line", async () => {
+  const [d, ...rest] = await lintCode(SRC, "GPU063", { ...PREVIEW, slurm: [SRUN_ONE_GPU_PER_TASK] });
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 7, character: 4 }, end: { line: 7, character: 49 } });
+  assert.equal(
+    d.message,
+    'os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu replaces the GPU ids Slurm set: the job script train.sbatch (line 6) starts this file with `srun python` in a job that asks for GPUs, and Slurm sets CUDA_VISIBLE_DEVICES to the job\'s GPUs on the node (measured on Slurm 22.05: a job given GPUs 2 and 3 got 2,3), so this names GPUs of the node instead (without device cgroups another job\'s GPU, with them an id that may not exist); keep Slurm\'s value (write only when "SLURM_JOB_ID" not in os.environ) or choose among its ids',
+  );
+  assert.deepEqual(d.related, [
+    {
+      file: "/proj/slurm/train.sbatch",
+      range: { start: { line: 5, character: 0 }, end: { line: 5, character: 0 } },
+      message: "train.sbatch:6 starts this file in a job that asks Slurm for GPUs",
+    },
+  ]);
+  // Under torchrun in the job the wording names it.
+  const [t] = await lintCode(SRC, "GPU063", { ...PREVIEW, slurm: [{ ...TORCHRUN, asksForGpus: true }] });
+  assert.match(t.message, /starts this file with torchrun in a job that asks for GPUs/);
+  // A preview rule: nothing without --preview.
+  assert.deepEqual(await lintCode(SRC, "GPU063", { slurm: [SRUN_ONE_GPU_PER_TASK] }), []);
+  assert.equal(ruleByCode("GPU063")?.meta.preview, true);
+});
+
+test("GPU063: silent without a launch, in a job that asks for no GPU, and where the file may leave Slurm's value alone", async () => {
+  const gpu = { ...PREVIEW, slurm: [SRUN_ONE_GPU_PER_TASK] };
+  assert.deepEqual(await lintCode(SRC, "GPU063", PREVIEW), []);
+  assert.deepEqual(await lintCode(SRC, "GPU063", { ...PREVIEW, slurm: [SRUN_NO_GPUS] }), []);
+  for (const [what, text] of [
+    ["a SLURM_ read", SRC.replace("    import torch", '    print(os.environ.get("SLURM_JOB_ID"))\n    import torch')],
+    [
+      "an `in` test",
+      SRC.replace("    os.environ", '    if "SLURM_JOB_ID" in os.environ:\n        pass\n    os.environ'),
+    ],
+    ["a branch", SRC.replace("    os.environ", "    if args.gpu:\n        os.environ")],
+    ["a rank", SRC.replace("args.gpu\n", 'os.environ["LOCAL_RANK"]\n')],
+    ["mpi4py", SRC.replace("import os\n", "import os\nfrom mpi4py import MPI\n")],
+    [
+      "setdefault",
+      SRC.replace(
+        'os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu',
+        'os.environ.setdefault("CUDA_VISIBLE_DEVICES", args.gpu)',
+      ),
+    ],
+    ["an uncalled function", SRC.replace("    main()", "    pass")],
+  ])
+    assert.deepEqual(await lintCode(text, "GPU063", gpu), [], what);
+});
+
+test("GPU063 end to end: the job script beside the file is found, its #SBATCH or srun GPU request read", async () => {
+  const root = mkdtempSync(join(tmpdir(), "gpu-pilot-gpu063-"));
+  try {
+    mkdirSync(join(root, ".git"));
+    writeFileSync(join(root, "launch.py"), SRC);
+    const job = (lines: string) => writeFileSync(join(root, "job.sbatch"), `#!/bin/bash\n${lines}`);
+    const lint = async () => {
+      clearSlurmLaunchCache();
+      const { options } = resolveLintOptions(join(root, "launch.py"), {}, "editorOnly");
+      return (await lintCode(SRC, "GPU063", { ...options, preview: true })).map((d) => d.range.start.line);
+    };
+    job("#SBATCH --gres=gpu:1\n\nsrun python launch.py --gpu 0\n");
+    assert.deepEqual(await lint(), [7]);
+    job("#SBATCH --ntasks=1\n\nsrun --gpus-per-task=1 python launch.py\n");
+    assert.deepEqual(await lint(), [7]);
+    // No GPU asked for, or only through a variable: silent.
+    job("#SBATCH --ntasks=1\n\nsrun python launch.py\n");
+    assert.deepEqual(await lint(), []);
+    job("#SBATCH --ntasks=1\n\nsrun --gres=$GRES python launch.py\n");
+    assert.deepEqual(await lint(), []);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
