@@ -80,3 +80,32 @@ test("GPU051: silent in a file that reads a Slurm variable without a default (wr
     1,
   );
 });
+
+test("GPU051: silent in a test module (the code under test or a fixture sets the variable before the test reads it)", async () => {
+  // A test's fake launcher reads what the function under test exported before it called the launcher.
+  const src =
+    'import os\n\n\ndef test_spawn_exports_the_chosen_gpus(monkeypatch):\n    seen = {}\n\n    def fake_spawn(fn, nprocs):\n        seen["ids"] = os.environ["CUDA_VISIBLE_DEVICES"]\n\n    monkeypatch.setattr("pkg.runtime.spawn", fake_spawn)\n';
+  assert.deepEqual(await lintCode(src, "GPU051", { preview: true, testModule: true }), []);
+  assert.equal((await lintCode(src, "GPU051", { preview: true })).length, 1, "the same read outside a test module");
+});
+
+test("GPU051: silent where the read's function first asks a helper of the file that tests the variable", async () => {
+  const helper =
+    'import os\n\n\ndef chosen_gpus():\n    if "CUDA_VISIBLE_DEVICES" not in os.environ:\n        return None\n    return [int(i) for i in os.environ["CUDA_VISIBLE_DEVICES"].split(",")]\n\n\n';
+  // The caller returns early on the helper's "unset" answer, then reads the variable itself.
+  const guarded = `${helper}def describe():\n    ids = chosen_gpus()\n    if ids is None:\n        return "all GPUs"\n    return "GPUs " + os.environ["CUDA_VISIBLE_DEVICES"]\n`;
+  assert.deepEqual(await lintCode(guarded, "GPU051", { preview: true }), []);
+  // A method helper (self.chosen_gpus()) counts the same.
+  const method =
+    'import os\n\n\nclass Pool:\n    def chosen_gpus(self):\n        return os.environ.get("CUDA_VISIBLE_DEVICES")\n\n    def describe(self):\n        if self.chosen_gpus() is None:\n            return ""\n        return os.environ["CUDA_VISIBLE_DEVICES"]\n';
+  assert.deepEqual(await lintCode(method, "GPU051", { preview: true }), []);
+  // The helper called after the read, or a helper that does not test the variable, guards nothing.
+  const after = `${helper}def describe():\n    text = os.environ["CUDA_VISIBLE_DEVICES"]\n    chosen_gpus()\n    return text\n`;
+  assert.deepEqual(
+    (await lintCode(after, "GPU051", { preview: true })).map((d) => d.range.start.line),
+    [10],
+  );
+  const unrelated =
+    'import os\n\n\ndef log_start():\n    print("start")\n\n\ndef describe():\n    log_start()\n    return os.environ["CUDA_VISIBLE_DEVICES"]\n';
+  assert.equal((await lintCode(unrelated, "GPU051", { preview: true })).length, 1);
+});

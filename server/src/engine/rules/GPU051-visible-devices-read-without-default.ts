@@ -40,21 +40,41 @@ function inAssert(read: SyntaxNode): boolean {
 }
 
 /**
- * Whether the scope of `read` (its function, or the module) asks whether the variable is set: a
+ * The scopes (functions, or null for the module) that ask whether the variable is set: a
  * `"CUDA_VISIBLE_DEVICES" in os.environ` test, or a read with a default (`.get`, `os.getenv`).
  */
-function checkedInScope(ctx: RuleContext, read: SyntaxNode): boolean {
-  const scope = enclosingFunction(read);
-  const inScope = (n: SyntaxNode) => enclosingFunction(n)?.id === scope?.id;
-  if (envReadsOf(ctx.model, VARIABLE).some((r) => r.node.type !== "subscript" && inScope(r.node))) return true;
-  return ctx.model
+function checkingScopes(ctx: RuleContext): Array<SyntaxNode | null> {
+  const tests = ctx.model
     .nodesMentioning("comparison_operator", [VARIABLE])
-    .some(
+    .filter(
       (c) =>
-        inScope(c) &&
         c.children.some((t) => t?.type === "in" || t?.type === "not in") &&
         c.namedChildren.some((x) => x && stringValue(x) === VARIABLE),
     );
+  const withDefault = envReadsOf(ctx.model, VARIABLE)
+    .filter((r) => r.node.type !== "subscript")
+    .map((r) => r.node);
+  return [...tests, ...withDefault].map((n) => enclosingFunction(n));
+}
+
+/**
+ * Whether the scope of `read` asks whether the variable is set, or calls, before the read, a function
+ * of this file that does (`devices = visible(); if devices is None: return`, where `visible` tests
+ * the variable): the read may sit behind the helper's answer, which this rule does not follow.
+ */
+function checkedInScope(ctx: RuleContext, read: SyntaxNode, checking: Array<SyntaxNode | null>): boolean {
+  const scope = enclosingFunction(read);
+  if (checking.some((f) => f?.id === scope?.id)) return true;
+  if (!scope) return false;
+  const helpers = checking.map((f) => f?.childForFieldName("name")?.text).filter((n): n is string => !!n);
+  if (!helpers.length) return false;
+  return ctx.model.nodesMentioning("call", helpers, true).some((call) => {
+    const callee = call.childForFieldName("function");
+    const name = callee?.type === "attribute" ? callee.childForFieldName("attribute")?.text : callee?.text;
+    return (
+      !!name && helpers.includes(name) && call.startIndex < read.startIndex && enclosingFunction(call)?.id === scope.id
+    );
+  });
 }
 
 /** GPU051: `os.environ["CUDA_VISIBLE_DEVICES"]` read without a default where nothing sets it. */
@@ -70,8 +90,8 @@ export const rule: PythonRule = {
     docs: {
       what: 'Finds `os.environ["CUDA_VISIBLE_DEVICES"]` read by subscript (no default) in a program that does not set the variable itself: `len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))` to count GPUs, or to pick ids. Where no person, launcher or scheduler set the variable, which is the usual case on a workstation, in a container or under torchrun or Accelerate, the read raises KeyError before any work starts.',
       follows:
-        'Every subscript read of the variable in the file (functions and methods included). Silent where the file writes the variable anywhere, where the read\'s function (or the module) also tests it (`"CUDA_VISIBLE_DEVICES" in os.environ`) or reads it with a default (`os.environ.get`, `os.getenv`), where a `try` around it catches KeyError (or LookupError, Exception, a bare `except`), inside an `assert` (a deliberate check that the variable is set), in a file that imports `ray` (Ray sets the variable in every task and actor), and in a file a job script of the project starts or that reads a Slurm variable without a default (`os.environ["SLURM_PROCID"]`: written for a Slurm job, and Slurm sets it for a job with GPUs). Not followed: the environment of the shell or launcher that starts the program (a `CUDA_VISIBLE_DEVICES=0,1 python train.py` habit is invisible here), and other modules.',
-      why: '`os.environ` is a mapping: reading a key that is not set raises KeyError (Python documentation, os.environ). Nothing sets `CUDA_VISIBLE_DEVICES` by default: it is not among the variables torchrun sets for its workers (PyTorch, torchrun, Environment Variables: LOCAL_RANK, RANK, GROUP_RANK, ROLE_RANK, LOCAL_WORLD_SIZE, WORLD_SIZE, ..., MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*), CUDA does not set it (it is a user setting read at initialisation: CUDA C Programming Guide, CUDA Environment Variables), and the schedulers set it only for jobs given GPUs (Slurm, Generic Resource Scheduling: for GPUs the job\'s environment gets CUDA_VISIBLE_DEVICES) and Ray only in its tasks and actors. A trainer that counts `os.environ["CUDA_VISIBLE_DEVICES"].split(",")` therefore crashes for the users who never chose GPUs by hand (ad12/meddlr#44). Preview: the ecosystem corpus (37 code bases) holds no such read, so its precision is not measured.',
+        'Every subscript read of the variable in the file (functions and methods included). Silent where the file writes the variable anywhere, where the read\'s function (or the module) also tests it (`"CUDA_VISIBLE_DEVICES" in os.environ`) or reads it with a default (`os.environ.get`, `os.getenv`), where a `try` around it catches KeyError (or LookupError, Exception, a bare `except`), inside an `assert` (a deliberate check that the variable is set), in a file that imports `ray` (Ray sets the variable in every task and actor), in a test module (`test_*.py`, `*_test.py`, `conftest.py`, a `tests` folder: the code under test or a fixture sets the variable before the test reads it), where the read\'s function first calls a function of the file that tests the variable (the read may sit behind the helper\'s answer), and in a file a job script of the project starts or that reads a Slurm variable without a default (`os.environ["SLURM_PROCID"]`: written for a Slurm job, and Slurm sets it for a job with GPUs). Not followed: the environment of the shell or launcher that starts the program (a `CUDA_VISIBLE_DEVICES=0,1 python train.py` habit is invisible here), and other modules.',
+      why: '`os.environ` is a mapping: reading a key that is not set raises KeyError (Python documentation, os.environ). Nothing sets `CUDA_VISIBLE_DEVICES` by default: it is not among the variables torchrun sets for its workers (PyTorch, torchrun, Environment Variables: LOCAL_RANK, RANK, GROUP_RANK, ROLE_RANK, LOCAL_WORLD_SIZE, WORLD_SIZE, ..., MASTER_ADDR, MASTER_PORT, TORCHELASTIC_*), CUDA does not set it (it is a user setting read at initialisation: CUDA C Programming Guide, CUDA Environment Variables), and the schedulers set it only for jobs given GPUs (Slurm, Generic Resource Scheduling: for GPUs the job\'s environment gets CUDA_VISIBLE_DEVICES) and Ray only in its tasks and actors. A trainer that counts `os.environ["CUDA_VISIBLE_DEVICES"].split(",")` therefore crashes for the users who never chose GPUs by hand (ad12/meddlr#44). Preview: the ecosystem corpus (37 code bases) holds no such read, and on public code found with the code search about two findings in three are true (2026-12-07: in 48 files, 38 findings, 26 true; in 34 other files, 28 findings, 19 true): the others are reads that something the file does not show sets the variable for (a launcher that starts one worker per GPU with CUDA_VISIBLE_DEVICES=i, a Slurm job, a Ray actor in a module that does not import ray, a library mixin called just before).',
       example:
         'import os\nimport torch\n\nnum_gpus = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))  # GPU051: KeyError when unset\nif num_gpus > 1:\n    model = torch.nn.DataParallel(torch.nn.Linear(4, 4))\n',
       fix: "import os\nimport torch\n\nnum_gpus = torch.cuda.device_count()\nif num_gpus > 1:\n    model = torch.nn.DataParallel(torch.nn.Linear(4, 4))\n",
@@ -92,8 +112,11 @@ export const rule: PythonRule = {
     if (envWritesAnywhere(ctx.model).some((w) => w.variable === VARIABLE)) return;
     if ((ctx.slurm?.length ?? 0) > 0 || readsSlurmVariable(ctx)) return;
     for (const path of ctx.model.symbols.values()) if (path === "ray" || path.startsWith("ray.")) return;
+    // A test reads the variable after the code under test or a fixture set it (monkeypatch.setenv).
+    if (ctx.testModule) return;
+    const checking = checkingScopes(ctx);
     for (const r of reads) {
-      if (caught(r.node) || inAssert(r.node) || checkedInScope(ctx, r.node)) continue;
+      if (caught(r.node) || inAssert(r.node) || checkedInScope(ctx, r.node, checking)) continue;
       ctx.report({
         range: nodeRange(r.node),
         message: `${r.node.text} has no default and nothing in this program sets ${VARIABLE}: where no person, launcher or scheduler set it (a plain \`python\` run, torchrun, Accelerate) it raises KeyError: '${VARIABLE}'; count GPUs with torch.cuda.device_count(), or read it with os.environ.get("${VARIABLE}", "")`,
