@@ -23,7 +23,7 @@ test('GPU056: LLM(device="cuda:3") unpinned is a warning on the device value: cu
   assert.deepEqual(d.range, { start: { line: 2, character: 28 }, end: { line: 2, character: 36 } });
   assert.equal(
     d.message,
-    "With the vLLM an unpinned install gets (0.10 or later), device=\"cuda:3\" does not put this engine on GPU 3: 0.10 and later no longer take device=: LLM(...) raises TypeError (unexpected keyword argument 'device', vllm-project/vllm#21349). Only vLLM 0.7.3 to 0.8.x place a one-GPU engine on GPU 3 (vllm-project/vllm#13027). Choose the GPU with CUDA_VISIBLE_DEVICES=3 in the environment that starts the program, and drop device=",
+    "With the vLLM an unpinned install gets (0.10 or later), device=\"cuda:3\" does not place this engine on GPU 3 alone: 0.10 and later no longer take device=: LLM(...) raises TypeError (unexpected keyword argument 'device', vllm-project/vllm#21349). Only vLLM 0.7.3 to 0.8.x place a one-GPU engine on GPU 3 (vllm-project/vllm#13027). Choose the GPU with CUDA_VISIBLE_DEVICES=3 in the environment that starts the program, and drop device=",
   );
 });
 
@@ -35,7 +35,7 @@ test("GPU056: the project's vLLM pin decides: silent where every admitted releas
   const [old] = await withPin("==0.6.3");
   assert.match(
     old.message,
-    /^With the pinned vllm==0\.6\.3, .*before 0\.7\.3 its worker binds cuda:\{local rank\} \(cuda:0\)/,
+    /^With the pinned vllm==0\.6\.3, .*before 0\.7\.3 the weights follow device= while the worker binds cuda:\{local rank\} \(cuda:0\)/,
   );
   assert.doesNotMatch(old.message, /TypeError|Only vLLM 0\.7\.3/);
   const [ignored] = await withPin("==0.9.2");
