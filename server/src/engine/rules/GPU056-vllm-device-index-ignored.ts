@@ -55,14 +55,16 @@ function erasFor(pin: string | undefined): { eras: typeof VLLM_DEVICE_ERAS; pin?
   }
 }
 
-/** The message for GPU `n` given to `call` (`LLM`), or null when every release the pin admits honours the index. */
-function deviceMessage(n: number, call: string, vllmPin: string | undefined): string | null {
+/** The message for GPU `n` given to `call` (`LLM`) as `written` (`"cuda:3"`, `GPU`), or null when every release the pin admits honours the index. */
+function deviceMessage(n: number, call: string, written: string, vllmPin: string | undefined): string | null {
   const { eras, pin } = erasFor(vllmPin);
   const says = eras.filter((e) => e.says).map((e) => e.says!(n, call));
   if (!says.length) return null;
   const which = pin ? `the pinned vllm${pin}` : "the vLLM an unpinned install gets (0.10 or later)";
   const honoured = eras.some((e) => e.honours) || !pin;
-  return `With ${which}, device="cuda:${n}" does not place this engine on GPU ${n} alone: ${says.join("; ")}${honoured ? `. Only vLLM 0.7.3 to 0.8.x place a one-GPU engine on GPU ${n} (vllm-project/vllm#13027)` : ""}. Choose the GPU with CUDA_VISIBLE_DEVICES=${n} in the environment that starts the program, and drop device=`;
+  const given =
+    written.replace(/^['"]|['"]$/g, "") === `cuda:${n}` ? `device=${written}` : `device=${written} (cuda:${n})`;
+  return `With ${which}, ${given} does not place this engine on GPU ${n} alone: ${says.join("; ")}${honoured ? `. Only vLLM 0.7.3 to 0.8.x place a one-GPU engine on GPU ${n} (vllm-project/vllm#13027)` : ""}. Choose the GPU with CUDA_VISIBLE_DEVICES=${n} in the environment that starts the program, and drop device=`;
 }
 
 /**
@@ -128,7 +130,7 @@ export const rule: PythonRule = {
       if (!device) continue;
       const index = deviceIndex(ctx.model, device, call.startIndex);
       if (index === null || index < 1) continue;
-      const message = deviceMessage(index, path.slice(path.lastIndexOf(".") + 1), ctx.libraryPins?.vllm);
+      const message = deviceMessage(index, path.slice(path.lastIndexOf(".") + 1), device.text, ctx.libraryPins?.vllm);
       if (message) ctx.report({ range: nodeRange(device), message });
     }
   },
