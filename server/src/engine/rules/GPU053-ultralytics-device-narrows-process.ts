@@ -19,8 +19,9 @@ export const rule: Rule = {
     name: "ultralytics-device-narrows-process",
     severity: "warning",
     fixable: false,
-    // Preview: its precision is not measured (the corpus holds no such call), and an import the
-    // catalogue does not know may have started CUDA before the call, which makes the write harmless.
+    // Preview: its precision is not measured (neither the corpus nor the public Ultralytics scripts
+    // read with the code search hold such a call: ecosystem.md), and an import the catalogue does not
+    // know may have started CUDA before the call, which makes the write harmless.
     preview: true,
     // An Ultralytics model call with device= needs the package's name (its import) and the keyword.
     trigger: (t) => t.hasWord("ultralytics") && t.has("device") && t.has("cuda"),
