@@ -38,6 +38,11 @@ export interface LintOptions {
   /** The project pins torch < 2.0 (or targets it): torch.distributed.launch then passes `--local_rank` (GPU044). */
   torchBelow20?: boolean;
   /**
+   * The project's pins of the libraries whose behaviour a rule's claim depends on (options.ts
+   * RULE_PINNED_PACKAGES), by PEP 503 name: `{ vllm: "==0.8.4" }`. A library left out is unpinned.
+   */
+  libraryPins?: Readonly<Record<string, string>>;
+  /**
    * The project's own modules as this file imports them (python/project.ts `ProjectIndex.lookupFor`):
    * imports and calls of project code that initialise CUDA count as initialising here. Absent: they are opaque.
    */
@@ -347,6 +352,7 @@ export function lintPython(
       ...(options.testModule ? { testModule: true } : {}),
       ...(options.preview ? { preview: true } : {}),
       torchBelow20: !!options.torchBelow20,
+      ...(options.libraryPins ? { libraryPins: options.libraryPins } : {}),
       where: extra.where ?? ((l) => `line ${l + 1}`),
       hasWord: (w) => probe.hasWord(w),
       ...(extra.notebook && options.runningKernel ? { runningKernel: options.runningKernel } : {}),

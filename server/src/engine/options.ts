@@ -176,6 +176,8 @@ interface FolderFacts {
   jobScripts: () => JobScriptsAround;
   /** The eager-init modules of the catalogue for the folder's pins (its dependency files and the pyproject folder's); undefined when it pins no catalogued library. */
   catalogueEager: () => string[] | undefined;
+  /** The folder's library pins (its dependency files and the pyproject folder's), by PEP 503 name. */
+  pins: () => Readonly<Record<string, string>>;
 }
 
 /** What one run keeps between the folders it resolves: existence tests and the job-script search's memo. */
@@ -190,11 +192,27 @@ interface RunMemo {
  * pins a catalogued library (the engine's default list applies).
  */
 export function catalogueEagerFor(dirs: readonly string[]): string[] | undefined {
+  return catalogueEagerOf(pinsIn(dirs));
+}
+
+/** The library pins found in `dirs` (config.ts projectRequirements; the first folder's pin of a library wins). */
+function pinsIn(dirs: readonly string[]): Record<string, string> {
   const pins: Record<string, string> = {};
   for (const d of dirs) for (const [k, v] of Object.entries(libraryPins(projectRequirements(d)))) pins[k] ??= v;
+  return pins;
+}
+
+function catalogueEagerOf(pins: Readonly<Record<string, string>>): string[] | undefined {
   if (!INIT_CATALOGUE.some((e) => pins[normalisePackage(e.package)])) return undefined;
   return eagerModulesOf(applicableEntries(pins));
 }
+
+/**
+ * The libraries whose pin a rule's claim depends on (LintOptions.libraryPins): GPU056 (what vLLM
+ * does with `device="cuda:N"` changed across its releases). Only these go into the options, so that
+ * an unrelated pin does not change the CLI cache's options key.
+ */
+export const RULE_PINNED_PACKAGES: readonly string[] = ["vllm"];
 
 function folderFacts(
   dir: string,
@@ -207,15 +225,16 @@ function folderFacts(
   let pins20: boolean | undefined;
   let scripts: JobScriptsAround | undefined;
   let eager: { modules: string[] | undefined } | undefined;
+  let libraries: Record<string, string> | undefined;
+  const folderPins = () =>
+    (libraries ??= pinsIn([dir, ...(pyproject && dirname(pyproject) !== dir ? [dirname(pyproject)] : [])]));
   return {
     pyproject,
     entry: pyproject ? projectConfig(pyproject) : null,
     pinsTorchBelow24: () => (pins ??= projectPinsTorchBelow24(dir)),
     pinsTorchBelow20: () => (pins20 ??= projectPinsTorchBelow20(dir)),
-    catalogueEager: () =>
-      (eager ??= {
-        modules: catalogueEagerFor([dir, ...(pyproject && dirname(pyproject) !== dir ? [dirname(pyproject)] : [])]),
-      }).modules,
+    catalogueEager: () => (eager ??= { modules: catalogueEagerOf(folderPins()) }).modules,
+    pins: folderPins,
     jobScripts: () => (scripts ??= jobScriptsAround(dir, roots, memo?.jobScripts)),
   };
 }
@@ -352,6 +371,8 @@ function resolveIn(
     : editor.eagerInitModules;
   const eager =
     flags.eagerInitModules ?? pick(editorEager, project?.eagerInitModules, nonEmpty) ?? folder?.catalogueEager();
+  const folderPins = folder?.pins() ?? {};
+  const rulePins = Object.fromEntries(RULE_PINNED_PACKAGES.filter((p) => folderPins[p]).map((p) => [p, folderPins[p]]));
   const options: LintOptions = {
     ...(select || extend.length ? { select: [...(select ?? ["GPU"]), ...extend] } : {}),
     ...(ignore.length ? { ignore } : {}),
@@ -360,6 +381,7 @@ function resolveIn(
     ...(preview ? { preview: true } : {}),
     torchBelow24,
     ...(torchBelow20 ? { torchBelow20: true } : {}),
+    ...(Object.keys(rulePins).length ? { libraryPins: rulePins } : {}),
     ...(slurm.length ? { slurm } : {}),
     ...(launchNodes.length ? { launchNodes } : {}),
     ...(launchDocuments.length ? { launchDocuments } : {}),

@@ -42,6 +42,8 @@ export interface RuleContext {
   preview?: boolean;
   /** The project pins (or targets) torch < 2.0 (LintOptions.torchBelow20). */
   torchBelow20?: boolean;
+  /** The project's pins of the libraries a rule's claim depends on (LintOptions.libraryPins); a library left out is unpinned. */
+  libraryPins?: Readonly<Record<string, string>>;
   /** Names a 0-based line for messages: "line 4" in a file, "cell 2, line 1" in a notebook. */
   where(line: number): string;
   /**

@@ -34,3 +34,13 @@ test("GPU053: silent when CUDA started first, when the ordinal comes before the 
   assert.deepEqual(await lintCode(elsewhere, "GPU053", { preview: true }), []);
   assert.deepEqual(await lintCode(SRC.replace('device="cuda:0"', 'device="cpu"'), "GPU053", { preview: true }), []);
 });
+
+test("GPU053: silent when the later ordinal is another Ultralytics call's device= (its select_device takes cuda:0; GPU046 reports it)", async () => {
+  const second =
+    'from ultralytics import YOLO\n\ndet = YOLO("det.pt")\nseg = YOLO("seg.pt")\na = det.predict("x.jpg", device="cuda:0")\nb = seg.predict("x.jpg", device="cuda:1")\n';
+  assert.deepEqual(await lintCode(second, "GPU053", { preview: true }), []);
+  assert.equal((await lintCode(second, "GPU046")).length, 1, "GPU046 says where the second model runs");
+  const thenTorch = second.replace('device="cuda:1")', 'device="cuda:1")\nx = torch.zeros(1, device="cuda:1")');
+  const [d] = await lintCode("import torch\n" + thenTorch, "GPU053", { preview: true });
+  assert.equal(d?.related?.[0].range.start.line, 7, "a torch use after both calls is still named");
+});

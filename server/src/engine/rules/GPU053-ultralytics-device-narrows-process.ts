@@ -1,7 +1,7 @@
 import type { Rule, RuleContext } from "../rule";
 import { freezesVariable } from "../python/timeline";
 import { nodeRange } from "../python/events";
-import { enclosingFunction } from "../python/parser";
+import { enclosingFunction, type SyntaxNode } from "../python/parser";
 import { deviceUses } from "../python/devices";
 import { callArgs } from "./shared/py";
 import { SELECT_DEVICE_SOURCE, ultralyticsModelCall } from "./shared/ultralytics";
@@ -19,15 +19,16 @@ export const rule: Rule = {
     name: "ultralytics-device-narrows-process",
     severity: "warning",
     fixable: false,
-    // Preview: its precision is not measured (the corpus holds no such call), and an import the
-    // catalogue does not know may have started CUDA before the call, which makes the write harmless.
+    // Preview: its precision is not measured (neither the corpus nor the public Ultralytics scripts
+    // read with the code search hold such a call: ecosystem.md), and an import the catalogue does not
+    // know may have started CUDA before the call, which makes the write harmless.
     preview: true,
     // An Ultralytics model call with device= needs the package's name (its import) and the keyword.
     trigger: (t) => t.hasWord("ultralytics") && t.has("device") && t.has("cuda"),
     docs: {
       what: 'Finds an Ultralytics model call with a literal GPU (`model.predict(..., device=0)`, `device="cuda:0"`; the model made in this module, as GPU046 reads it) made before anything initialised CUDA, followed in the same code by a literal device ordinal that the one GPU it leaves cannot have: `"cuda:1"`, `torch.cuda.set_device(1)`, `device_ids=[0, 1]`, `.to(1)`.',
       follows:
-        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order), including the bodies of the module's own functions that it calls, for the Ultralytics call and the CUDA initialisations before it (a catalogued import counts); the later device ordinals written in the same function or at the same top level after the call. Not followed: devices held in variables, a model returned by a function or held in an attribute, code in other modules, and CUDA initialised by an import the catalogue does not know (a library that starts CUDA when imported makes the write harmless: the rule then says something that is not so).",
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order), including the bodies of the module's own functions that it calls, for the Ultralytics call and the CUDA initialisations before it (a catalogued import counts); the later device ordinals written in the same function or at the same top level after the call (not one given to another Ultralytics call: its select_device takes cuda:0, the one GPU left, as GPU046 says). Not followed: devices held in variables, a model returned by a function or held in an attribute, code in other modules, and CUDA initialised by an import the catalogue does not know (a library that starts CUDA when imported makes the write harmless: the rule then says something that is not so).",
       why: 'Ultralytics applies `device=N` by writing `CUDA_VISIBLE_DEVICES=N` before its first `torch.cuda.is_available()` (ultralytics/utils/torch_utils.py, `select_device`: `os.environ["CUDA_VISIBLE_DEVICES"] = device  # set environment variable - must be before assert is_available()`; read at ultralytics/ultralytics 0009995d90). When CUDA has not started yet, that write is what CUDA reads when it starts (measured, ground-truth.md: a write before the first CUDA call takes effect), so for the rest of the process GPU N is the only device, ordinal 0; an ordinal of 1 or more then raises `invalid device ordinal` (ground-truth.md: `CUDA_VISIBLE_DEVICES="1"`, then `torch.cuda.set_device(1)` or `device="cuda:1"`), and `DataParallel(device_ids=[0, 1])` fails the same way (ultralytics#24853).',
       example:
         'import torch\nfrom ultralytics import YOLO\n\nresults = YOLO("yolo11n.pt").predict("frames/", device=0)  # GPU053: the process now sees one GPU\nreid = torch.nn.DataParallel(torch.nn.Linear(8, 8).to("cuda:0"), device_ids=[0, 1])\n',
@@ -42,7 +43,14 @@ export const rule: Rule = {
     },
   },
   check(ctx) {
-    const uses = deviceUses(ctx.model).filter((u) => u.ordinal >= 1 && !u.library);
+    // An ordinal given to another Ultralytics call is not used as one: its select_device writes
+    // CUDA_VISIBLE_DEVICES (too late) and takes cuda:0, the process's only GPU (GPU046 reports it).
+    const ultralyticsDevices = ctx.model.calls
+      .map((tc) => (ultralyticsModelCall(ctx.model, tc.node) ? callArgs(tc.node).keywords.get("device") : undefined))
+      .filter((d): d is SyntaxNode => !!d);
+    const insideUltralyticsDevice = (n: SyntaxNode) =>
+      ultralyticsDevices.some((d) => n.startIndex >= d.startIndex && n.endIndex <= d.endIndex);
+    const uses = deviceUses(ctx.model).filter((u) => u.ordinal >= 1 && !u.library && !insideUltralyticsDevice(u.node));
     if (!uses.length) return;
     for (const tc of ctx.model.calls) {
       const device = callArgs(tc.node).keywords.get("device");
