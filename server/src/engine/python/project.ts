@@ -352,7 +352,13 @@ export class ProjectIndex {
       if (seen.has(key)) continue;
       seen.add(key);
       // The last module before the target is parsed only when its text names a target function.
-      if (hops === MAX_REACH_HOPS - 1 && !atImport && !names.some((n) => this.read(file)?.includes(n))) continue;
+      if (
+        hops === MAX_REACH_HOPS - 1 &&
+        !atImport &&
+        !this.calls.has(file) &&
+        !names.some((n) => this.read(file)?.includes(n))
+      )
+        continue;
       deps.add(file);
       const m = this.callsOf(file, options);
       if (!m || m.dashed) continue;
