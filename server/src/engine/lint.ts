@@ -22,7 +22,7 @@ import { KeptNesting, textChange } from "./python/keptText";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { ProjectLookup } from "./python/model";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
-import type { LaunchNodes, SlurmLaunch } from "./slurmLaunch";
+import type { LaunchNodes, RankArgLaunch, SlurmLaunch } from "./slurmLaunch";
 
 /** Options of one lint run (resolved from settings, pyproject and CLI flags by the caller). */
 export interface LintOptions {
@@ -52,6 +52,12 @@ export interface LintOptions {
   slurm?: readonly SlurmLaunch[];
   /** How many nodes the project's job and shell scripts start the file on (slurmLaunch.ts `launchNodesIn`); default none. */
   launchNodes?: readonly LaunchNodes[];
+  /**
+   * The other Python files that the job and shell scripts around the file start with the local rank
+   * as an argument (slurmLaunch.ts `rankArgLaunchesIn`; GPU044 follows their calls into this file's
+   * parser); default none.
+   */
+  rankArgLaunches?: readonly RankArgLaunch[];
   /**
    * The Markdown documents around the file that GPU039 may read (slurmLaunch.ts `jobScriptsAround`),
    * by path: not read by the engine from here (ProjectLookup.documentedLaunches reads them when asked),
@@ -254,6 +260,7 @@ function prefilterFacts(options: LintOptions, machine: MachineFacts): PrefilterF
   return {
     machineKnown: machine.gpuCount !== null,
     slurmLaunched: !!options.slurm?.length,
+    localRankArg: !!options.slurm?.some((l) => l.passesLocalRankArg) || !!options.rankArgLaunches?.length,
     severalNodes: !!options.launchNodes?.some((l) => l.nodes === "several"),
     testModule: !!options.testModule,
     preview: !!options.preview,
@@ -349,6 +356,7 @@ export function lintPython(
       notebook: !!extra.notebook,
       slurm: options.slurm ?? [],
       launchNodes: options.launchNodes ?? [],
+      rankArgLaunches: options.rankArgLaunches ?? [],
       ...(options.testModule ? { testModule: true } : {}),
       ...(options.preview ? { preview: true } : {}),
       torchBelow20: !!options.torchBelow20,

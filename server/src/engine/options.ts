@@ -30,9 +30,11 @@ import type { Severity } from "./types";
 import {
   jobScriptsAround,
   jobScriptSearchMemo,
+  rankArgLaunchesIn,
   scriptLaunchesIn,
   type JobScriptsAround,
   type JobScriptSearchMemo,
+  type RankArgLaunch,
 } from "./slurmLaunch";
 
 export type ConfigurationPreference = "editorFirst" | "filesystemFirst" | "editorOnly";
@@ -305,6 +307,23 @@ export type OptionsResolver = ((file: string | null) => ResolvedOptions) & {
   respectsGitignore(path: string): boolean;
 };
 
+/**
+ * slurmLaunch.ts {@link rankArgLaunchesIn} of `around`; with `unpinned`, less the launches of files
+ * whose folder pins torch below 2.0 (config.ts projectPinsTorchBelow20: that launcher passed
+ * `--local_rank`). Kept per `around` (a folder's, for a run or a resolution).
+ */
+function rankArgLaunchesUnpinned(around: JobScriptsAround, unpinned: boolean): readonly RankArgLaunch[] {
+  const all = rankArgLaunchesIn(around);
+  if (!unpinned || all.length === 0) return all;
+  let kept = unpinnedByAround.get(around);
+  if (!kept) {
+    kept = all.filter((l) => !projectPinsTorchBelow20(dirname(l.file)));
+    unpinnedByAround.set(around, kept);
+  }
+  return kept;
+}
+const unpinnedByAround = new WeakMap<JobScriptsAround, readonly RankArgLaunch[]>();
+
 function resolveIn(
   file: string | null,
   folder: FolderFacts | null,
@@ -342,8 +361,12 @@ function resolveIn(
   const around = file && folder && /\.py$/i.test(file) ? folder.jobScripts() : null;
   const { slurm, nodes: launchNodes } = around && file ? scriptLaunchesIn(file, around) : { slurm: [], nodes: [] };
   const launchDocuments = around?.docs ?? [];
+  // The other files those scripts start with the local rank as an argument (GPU044 follows their
+  // calls into this file's parser), less those whose own folder pins torch < 2.0 (no explicit target).
+  const rankArgLaunches =
+    around && file ? rankArgLaunchesUnpinned(around, !targetTorch).filter((l) => l.file !== resolve(file)) : [];
   const torchBelow20 =
-    slurm.some((l) => l.passesLocalRankArg) &&
+    (slurm.some((l) => l.passesLocalRankArg) || rankArgLaunches.length > 0) &&
     (targetTorch
       ? versionBelow(targetTorch, 2, 0)
       : !!entry?.torchBelow20 || (folder ? folder.pinsTorchBelow20() : false));
@@ -384,6 +407,7 @@ function resolveIn(
     ...(Object.keys(rulePins).length ? { libraryPins: rulePins } : {}),
     ...(slurm.length ? { slurm } : {}),
     ...(launchNodes.length ? { launchNodes } : {}),
+    ...(rankArgLaunches.length ? { rankArgLaunches } : {}),
     ...(launchDocuments.length ? { launchDocuments } : {}),
     ...(file && isTestModule(file) ? { testModule: true } : {}),
     // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, handlers/context.ts lintOptions).

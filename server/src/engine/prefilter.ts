@@ -23,6 +23,8 @@ export interface PrefilterFacts {
   machineKnown: boolean;
   /** A job script of the project starts the file (GPU036, GPU037 run only then). */
   slurmLaunched?: boolean;
+  /** A script of the project starts the file, or another file around it, with the local rank as an argument (GPU044 runs only then). */
+  localRankArg?: boolean;
   /** A job or shell script of the project starts the file on several nodes (GPU039's default check). */
   severalNodes?: boolean;
   /** The file is a test module (LintOptions.testModule: GPU039's init_process_group check skips it). */
@@ -58,6 +60,7 @@ export function candidateRules(
     const { needs, trigger } = rule.meta;
     if (needs === "machine" && !opts.machineKnown) continue;
     if (needs === "slurm" && !opts.slurmLaunched) continue;
+    if (needs === "localRankArg" && !opts.localRankArg) continue;
     if (trigger(probe, !!opts.preview, opts)) out.add(code);
   }
   return out;

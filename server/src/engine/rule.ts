@@ -9,7 +9,7 @@ import type { ModuleModel, ProjectLookup } from "./python/model";
 import type { EnvWriteEvent } from "./python/events";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
-import type { LaunchNodes, SlurmLaunch } from "./slurmLaunch";
+import type { LaunchNodes, RankArgLaunch, SlurmLaunch } from "./slurmLaunch";
 import type { TextProbe } from "./textProbe";
 import type { PrefilterFacts } from "./prefilter";
 import { escapeControls } from "../../../common/src/text/controls";
@@ -33,6 +33,8 @@ export interface RuleContext {
   slurm?: readonly SlurmLaunch[];
   /** How many nodes the project's job and shell scripts start this file on (slurmLaunch.ts `launchNodesIn`); empty when none does. The Markdown documents' launches: ProjectLookup.documentedLaunches. */
   launchNodes?: readonly LaunchNodes[];
+  /** The other Python files the job and shell scripts around this file start with the local rank as an argument (GPU044); empty when none. */
+  rankArgLaunches?: readonly RankArgLaunch[];
   /** The file is a test module (LintOptions.testModule). */
   testModule?: boolean;
   /**
@@ -103,8 +105,12 @@ export interface ManifestRuleContext {
  */
 export type PythonTrigger = (probe: TextProbe, preview: boolean, facts?: PrefilterFacts) => boolean;
 
-/** What a Python rule needs besides the text: the machine's GPUs (GPU017), a job script that starts the file (GPU036, GPU037). */
-export type PythonRuleNeed = "machine" | "slurm";
+/**
+ * What a Python rule needs besides the text: the machine's GPUs (GPU017), a job script that starts
+ * the file (GPU036, GPU037), a script that passes the local rank as an argument to the file or to
+ * another file around it (GPU044).
+ */
+export type PythonRuleNeed = "machine" | "slurm" | "localRankArg";
 
 /** The metadata of a Python rule: the common part and its text trigger. */
 export interface PythonRuleMeta extends RuleMeta {

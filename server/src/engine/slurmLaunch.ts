@@ -593,6 +593,42 @@ export function scriptLaunchesIn(
   return { slurm, nodes };
 }
 
+/** A command of a job or shell script that starts a Python file with the local rank as an argument (GPU044). */
+export interface RankArgLaunch {
+  /** The Python file it starts (absolute path). */
+  file: string;
+  /** The script (absolute path) and the command's 0-based line there. */
+  script: string;
+  line: number;
+}
+
+/** At most this many files started with the local rank as an argument are taken per folder ({@link rankArgLaunchesIn}). */
+const MAX_RANK_ARG_FILES = 32;
+
+/**
+ * The commands of `around`'s job and shell scripts that start a Python file with
+ * `python -m torch.distributed.launch` without `--use-env` ({@link SlurmLaunch.passesLocalRankArg}),
+ * one per started file (the first in the scripts' order), for files that exist; at most
+ * {@link MAX_RANK_ARG_FILES} files. Made once per `around`. GPU044 follows each started file's
+ * calls to the parser of the module being linted (python/project.ts `reach`).
+ */
+export function rankArgLaunchesIn(around: JobScriptsAround): readonly RankArgLaunch[] {
+  let all = rankArgByAround.get(around);
+  if (!all) {
+    all = [];
+    for (const [target, commands] of commandsByTarget(around)) {
+      if (all.length >= MAX_RANK_ARG_FILES) break;
+      const m = commands.find((c) => passesLocalRank(c.launch.words));
+      if (m && /\.py$/i.test(target) && isRegularFile(target))
+        all.push({ file: target, script: m.script, line: m.line });
+    }
+    rankArgByAround.set(around, all);
+  }
+  return all;
+}
+/** {@link rankArgLaunchesIn}'s launches by the scripts they were read from. */
+const rankArgByAround = new WeakMap<JobScriptsAround, RankArgLaunch[]>();
+
 /** How many nodes one launch of a Python file runs it on, as far as its command and its job script say. */
 export interface LaunchNodes {
   /** The script or Markdown document that holds the command (absolute path). */

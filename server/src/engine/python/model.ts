@@ -16,6 +16,7 @@ import type { EnvWriteEvent, FunctionTimeline, MagicLine, TimelineCall, Timeline
 import type { Firsts } from "./timeline";
 import type { RemoteDefinition } from "./ray";
 import type { LaunchNodes } from "../slurmLaunch";
+import type { Range } from "../types";
 import {
   DEFERRED,
   envWordsOf,
@@ -150,8 +151,26 @@ export interface ProjectLookup {
    * dependencies. Optional, as {@link callableReturns}.
    */
   documentedLaunches?(): ReadonlyArray<LaunchNodes>;
+  /**
+   * How the project file `launched` (absolute path: a file a launcher starts) reaches this file's
+   * argparse parser through calls it can resolve into the project's modules (python/project.ts
+   * `reach`; GPU044): `targets` are this file's scopes whose call runs the parse, or needs its
+   * caller to (python/argparseReach.ts `parseTargets`). The calls on the way, outermost first; null
+   * when no chain reaches one. The files read become dependencies. Optional, as {@link callableReturns}.
+   */
+  launchReach?(launched: string, targets: ReadonlyMap<string, "parses" | "caller">): ProjectReach | null;
   /** Changes whenever anything the lookup could answer changes (kept facts are dropped then). */
   readonly version: string;
+}
+
+/** How a launched file reaches a parser of the linted file (ProjectLookup.launchReach). */
+export interface ProjectReach {
+  /** The launched file for messages, relative to the project root: `pretrain_gpt.py`. */
+  launched: string;
+  /** The calls for messages, relative to the project root: `pretrain_gpt.py:15 → megatron/initialize.py:14`. */
+  where: string;
+  /** The same calls: absolute path and the call's range, outermost (in the launched file) first. */
+  chain: ReadonlyArray<{ file: string; range: Range }>;
 }
 
 /** One element of a project function's returned tuple, as a rank (ProjectLookup.callableReturns). */

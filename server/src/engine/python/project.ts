@@ -40,6 +40,7 @@ import {
   type ProjectWrite,
   type ProjectLookup,
   type ProjectRank,
+  type ProjectReach,
 } from "./model";
 import { RankFlow } from "./rankFlow";
 import { deviceParams, deviceSlots, type DeviceParam } from "./devices";
@@ -47,6 +48,7 @@ import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTr
 import { pythonInput } from "./parser";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
 import { documentedLaunchNodes, documentsAround } from "../slurmLaunch";
+import { closureOf, moduleCalls, MODULE_SCOPE, type ModuleCalls } from "./argparseReach";
 
 /** Reads a module's source; null when it cannot be read (missing, not a regular file, too large). */
 export type SourceReader = (file: string) => string | null;
@@ -62,6 +64,14 @@ export const MAX_MODULES = 4000;
  * framework-sized project) is paid for a finding that is rarely there.
  */
 export const MAX_DEPTH = 4;
+/**
+ * How many modules deep {@link ProjectIndex}'s `reach` follows a launched file's calls (GPU044): the
+ * launched file's call into a module is 1; `pretrain_gpt.py` → `initialize.py` → `arguments.py` is
+ * 2. Deeper chains, and searches that would analyse more than {@link MAX_REACH_SCOPES} functions,
+ * count as reaching nothing.
+ */
+export const MAX_REACH_HOPS = 3;
+const MAX_REACH_SCOPES = 64;
 /** STARTUP_VARIABLES as bytes, for the scan of modules read from disk. */
 const STARTUP_BYTES: readonly Buffer[] = STARTUP_VARIABLES.map((v) => Buffer.from(v, "ascii"));
 /**
@@ -169,6 +179,8 @@ export class ProjectIndex {
   private readonly namesRanks = new Map<string, boolean>();
   /** {@link reexportsOf}'s answers by file. */
   private readonly reexports = new Map<string, ReadonlyMap<string, string>>();
+  /** By module file: its calls and argparse facts ({@link callsOf}), made when a {@link reach} search visits it. */
+  private readonly calls = new Map<string, ModuleCalls | null>();
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
   /** By module file: whether its text names a startup variable (else no function of it writes one: {@link lookupFor}'s callableWrite). */
   private readonly namesStartup = new Map<string, boolean>();
@@ -219,25 +231,7 @@ export class ProjectIndex {
      * name (a package `__init__.py`'s `from .prepare import prepare_moe`), the file that module's
      * import names, three such steps at most.
      */
-    const functionFile = (path: string): string | null => {
-      let importer = file;
-      let dotted = path;
-      let target: string | null = null;
-      for (let hop = 0; hop < 4; hop++) {
-        const at = dotted.lastIndexOf(".");
-        if (at <= 0 || dotted.endsWith(".")) return target;
-        const files = this.importedFiles(importer, dotted.slice(0, at), options, true);
-        const found = files[files.length - 1];
-        if (!found || !deepEnough(files)) return target;
-        target = found;
-        const again = this.reexportsOf(found, options).get(dotted.slice(at + 1));
-        if (!again) return target;
-        deps.add(found);
-        importer = found;
-        dotted = again;
-      }
-      return target;
-    };
+    const functionFile = (path: string): string | null => this.functionFileOf(file, path, options, deps, deepEnough);
     return {
       version: String(this.generation),
       deps: () => deps,
@@ -279,10 +273,132 @@ export class ProjectIndex {
         return launches;
       },
       callableWrite: (path) => this.writeOf(functionFile(path), path, from, options, deps),
+      launchReach: (launched, targets) => this.reach(launched, file, targets, options, deps),
       writerNames: () => this.writerNames(file, options),
       keptWriterNames: () => this.writers.get(this.rootOf(file)) ?? null,
       callableDeviceParams: (path) => this.deviceParamsAt(functionFile(path), path, from, options, deps),
     };
+  }
+
+  /**
+   * The project file that defines the function at dotted `path` as the module `importer` imports it
+   * (its module's own file), or null. Where that module only imports the name from another of its
+   * package's modules under the same name (a package `__init__.py`'s `from .prepare import
+   * prepare_moe`), the file that module's import names, three such steps at most (those modules join
+   * `deps`). `deepEnough` is asked with each import's files: false stops there.
+   */
+  private functionFileOf(
+    importer: string,
+    path: string,
+    options: BaseOptions,
+    deps: Set<string>,
+    deepEnough: (files: readonly string[]) => boolean = () => true,
+  ): string | null {
+    let dotted = path;
+    let target: string | null = null;
+    for (let hop = 0; hop < 4; hop++) {
+      const at = dotted.lastIndexOf(".");
+      if (at <= 0 || dotted.endsWith(".")) return target;
+      const files = this.importedFiles(importer, dotted.slice(0, at), options, true);
+      const found = files[files.length - 1];
+      if (!found || !deepEnough(files)) return target;
+      target = found;
+      const again = this.reexportsOf(found, options).get(dotted.slice(at + 1));
+      if (!again) return target;
+      deps.add(found);
+      importer = found;
+      dotted = again;
+    }
+    return target;
+  }
+
+  /**
+   * {@link ProjectLookup.launchReach} from the file `launched` to `target` (the linted file): a
+   * breadth-first search from every call of `launched` (its functions, methods and `__main__` block
+   * included: it is the program) along the calls that resolve to project functions (argparseReach.ts
+   * `moduleCalls`), each called function taken with the functions of its module it calls by name
+   * ({@link closureOf}); the rest of its module (module-level code, methods) is not followed, nor is
+   * a call that does not resolve (a parameter, a method, a name built at run time). A call into
+   * `target` reaches a target that `parses`, or a `caller` target when the calling scope parses the
+   * command line itself in a module that never calls parse_known_args; an import of `target` reaches
+   * its module level. At most {@link MAX_REACH_HOPS} modules deep and {@link MAX_REACH_SCOPES}
+   * functions; a module on the way that declares `--local-rank` is not gone through (its parser may
+   * take the word).
+   */
+  private reach(
+    launched: string,
+    target: string,
+    targets: ReadonlyMap<string, "parses" | "caller">,
+    options: BaseOptions,
+    deps: Set<string>,
+  ): ProjectReach | null {
+    if (!targets.size || launched === target) return null;
+    type Step = ProjectReach["chain"][number];
+    const queue: Array<{ file: string; scope: string | null; hops: number; chain: Step[] }> = [
+      { file: launched, scope: null, hops: 0, chain: [] },
+    ];
+    const seen = new Set<string>();
+    const root = this.rootOf(target);
+    const done = (chain: Step[]): ProjectReach => ({
+      launched: this.label(launched, root),
+      where: chain.map((s) => `${this.label(s.file, root)}:${s.range.start.line + 1}`).join(" → "),
+      chain,
+    });
+    const atImport = targets.get(MODULE_SCOPE) === "parses";
+    const names = [...targets.keys()];
+    for (let i = 0; i < queue.length && seen.size < MAX_REACH_SCOPES; i++) {
+      const { file, scope, hops, chain } = queue[i];
+      const key = `${file}\u0000${scope}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      // The last module before the target is parsed only when its text names a target function.
+      if (
+        hops === MAX_REACH_HOPS - 1 &&
+        !atImport &&
+        !this.calls.has(file) &&
+        !names.some((n) => this.read(file)?.includes(n))
+      )
+        continue;
+      deps.add(file);
+      const m = this.callsOf(file, options);
+      if (!m || m.dashed) continue;
+      for (const s of scope === null ? m.scopes.keys() : closureOf(m, scope)) {
+        const own = m.scopes.get(s);
+        for (const c of own?.calls ?? []) {
+          const def = this.functionFileOf(file, c.path, options, deps);
+          if (!def) continue;
+          const name = c.path.slice(c.path.lastIndexOf(".") + 1);
+          const step = [...chain, { file, range: c.range }];
+          if (def === target) {
+            const kind = targets.get(name);
+            if (kind === "parses" || atImport || (kind === "caller" && own!.parses && !m.knownArgs)) return done(step);
+          } else if (hops + 1 < MAX_REACH_HOPS) queue.push({ file: def, scope: name, hops: hops + 1, chain: step });
+        }
+        if (atImport)
+          for (const imp of own?.imports ?? [])
+            if (this.importedFiles(file, imp.path, options).includes(target))
+              return done([...chain, { file, range: imp.range }]);
+      }
+    }
+    return null;
+  }
+
+  /** {@link moduleCalls} of the module at `file` (null when it cannot be read or is over MAX_MODULE_BYTES), kept until it changes. */
+  private callsOf(file: string, options: BaseOptions): ModuleCalls | null {
+    const kept = this.calls.get(file);
+    if (kept !== undefined) return kept;
+    const text = this.read(file);
+    let out: ModuleCalls | null = null;
+    if (text !== null && text.length <= MAX_MODULE_BYTES) {
+      const tree = ModuleTrees.parse(pythonInput(text), false);
+      try {
+        out = moduleCalls(buildModel(tree, text, { ...options, asImported: "module" }));
+      } finally {
+        tree.delete();
+      }
+    }
+    this.calls.set(file, out);
+    return out;
   }
 
   /** {@link ProjectLookup.callableReturns} for the function at dotted `path`, defined in `target` (null: not a project function). */
@@ -354,6 +470,8 @@ export class ProjectIndex {
     // Re-exports change lookups only where the module had some (most modules have none).
     if (this.reexports.get(file)?.size) dropped = true;
     this.reexports.delete(file);
+    // What a reach search read of it (GPU044's answers are no kept facts: no new version needed).
+    this.calls.delete(file);
     if (this.writersChanged(file)) dropped = true;
     for (const [key, s] of this.summaries) {
       if (s !== "busy" && s.deps.has(file)) {
@@ -394,6 +512,7 @@ export class ProjectIndex {
     this.writersByFile.clear();
     this.askedWriters.clear();
     this.values.clear();
+    this.calls.clear();
     this.listings.clear();
     this.roots.clear();
     this.analysed = 0;

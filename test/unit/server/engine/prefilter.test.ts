@@ -37,12 +37,12 @@ const MACHINE = {
   uuids: ["GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", "GPU-6486822f-842c-1320-f829-e4155c0d2130"],
 };
 
-test("every Python rule has a trigger in its meta; GPU017 needs the machine, GPU036, GPU037, GPU044 and GPU063 a job script", () => {
+test("every Python rule has a trigger in its meta; GPU017 needs the machine, GPU036, GPU037 and GPU063 a job script, GPU044 a launch passing the local rank as an argument", () => {
   assert.equal(PYTHON_CODES.length, 44);
   for (const rule of PYTHON_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
   assert.deepEqual(
     PYTHON_RULES.filter((r) => r.meta.needs).map((r) => `${r.meta.code}:${r.meta.needs}`),
-    ["GPU017:machine", "GPU036:slurm", "GPU037:slurm", "GPU044:slurm", "GPU063:slurm"],
+    ["GPU017:machine", "GPU036:slurm", "GPU037:slurm", "GPU044:localRankArg", "GPU063:slurm"],
   );
 });
 
@@ -56,6 +56,10 @@ test("candidateRules leaves out a rule whose need is not met, whatever its trigg
     [...candidateRules(text, codes, { machineKnown: false, slurmLaunched: true })],
     ["GPU036", "GPU037", "GPU003"],
   );
+  // GPU044: a job script alone is not enough; a launch passing the local rank as an argument is.
+  const parser = 'import argparse\np = argparse.ArgumentParser()\np.add_argument("--local_rank")\n';
+  assert.deepEqual([...candidateRules(parser, ["GPU044"], { machineKnown: false, slurmLaunched: true })], []);
+  assert.deepEqual([...candidateRules(parser, ["GPU044"], { machineKnown: false, localRankArg: true })], ["GPU044"]);
   // A code that names no Python rule (a manifest rule) is kept: the prefilter does not judge it.
   assert.deepEqual([...candidateRules("x = 1\n", ["GPU018", "GPU003"], { machineKnown: true })], ["GPU018"]);
 });
