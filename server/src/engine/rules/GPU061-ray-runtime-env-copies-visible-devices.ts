@@ -199,10 +199,13 @@ function copiedEnviron(ctx: RuleContext, v: SyntaxNode): SyntaxNode | null {
   }
   if (v.type === "dictionary") {
     if (setsMask(v)) return null;
-    const splat = v.namedChildren.find(
-      (c) => c?.type === "dictionary_splat" && ctx.model.isEnviron(c.namedChildren[0]),
-    );
-    return splat?.namedChildren[0] ?? null;
+    // `{**os.environ, ...}`, `{**dict(os.environ), ...}`
+    for (const c of v.namedChildren) {
+      const inner = c?.type === "dictionary_splat" ? c.namedChildren[0] : null;
+      const environ = inner ? copiedEnviron(ctx, inner) : null;
+      if (environ) return environ;
+    }
+    return null;
   }
   if (v.type === "dictionary_comprehension") {
     if (v.namedChildren.some((c) => c?.type === "if_clause")) return null;
@@ -278,11 +281,15 @@ function importsRay(ctx: RuleContext): boolean {
   return false;
 }
 
-/** Whether a `ray.init(...)` call starts a new local cluster: no address, and an argument Ray only takes then (`num_gpus=`, `num_cpus=`, ...). */
+/**
+ * Whether a `ray.init(...)` call starts a new local cluster: `address="local"`, or no address and an
+ * argument Ray only takes then (`num_gpus=`, `num_cpus=`, ...). Ray reads a missing address from
+ * RAY_ADDRESS or the last `ray start` on the machine (services.py:705-708): that may join a cluster.
+ */
 function startsLocalCluster(call: SyntaxNode): boolean {
   const { positional, keywords } = callArgs(call);
-  if (positional.length) return false;
-  const address = keywords.get("address");
+  const address = positional[0] ?? keywords.get("address");
+  if (address && stringValue(address) === "local") return true;
   if (address && address.type !== "none") return false;
   return LOCAL_CLUSTER_ARGS.some((k) => keywords.has(k));
 }
@@ -327,14 +334,20 @@ function optionsGpus(ctx: RuleContext, call: SyntaxNode): { gpus: SyntaxNode; ki
 }
 
 /**
- * The first place in the file that asks Ray for GPUs (a `num_gpus=` other than 0 or a `"GPU"` /
- * `"num_gpus"` entry other than 0, as in a placement group's bundles or an actor's options, or
- * `use_gpu=True`): evidence that the job ray.init starts has GPU tasks or actors. Null when none.
+ * The first place in the file that asks Ray for GPUs (a `num_gpus=` other than 0 given to a Ray
+ * call or `.options(...)`, a `"GPU"` / `"num_gpus"` entry other than 0, as in a placement group's
+ * bundles or an actor's options, or Ray Train's `use_gpu=True`): evidence that the job ray.init
+ * starts has GPU tasks or actors. Null when none.
  */
 function jobGpus(ctx: RuleContext): SyntaxNode | null {
   const found: SyntaxNode[] = [];
   for (const call of ctx.model.nodesMentioning("call", ["num_gpus", "use_gpu"], true)) {
-    if (ctx.model.resolve(call.childForFieldName("function")) === "ray.init") continue;
+    // Ray's own calls only (`ray.remote`, `.options`, `ray.train.ScalingConfig`, ...), not ray.init's
+    // (a local cluster's size) nor another library's `num_gpus=` (a count for a report).
+    const fn = call.childForFieldName("function");
+    const path = ctx.model.resolve(fn) ?? "";
+    const options = fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "options";
+    if (path === "ray.init" || !(options || path.startsWith("ray."))) continue;
     const { keywords } = callArgs(call);
     const n = keywords.get("num_gpus");
     if (n && !zero(n)) found.push(n.parent!);
@@ -438,13 +451,13 @@ const RAY = "ray-project/ray@cec0a091 (Ray 2.58.0)";
 const DOCS: PythonRule["meta"]["docs"] = {
   what: 'Finds a Ray `runtime_env` whose `env_vars` is a copy of the whole environment of the process that makes it (`dict(os.environ)`, `os.environ.copy()`, `{**os.environ, ...}`, `os.environ` itself, or a comprehension over `os.environ.items()` that leaves nothing out) where Ray starts GPU workers with it: `ray.init(runtime_env=...)` in a file that asks Ray for GPUs, `@ray.remote(num_gpus=1, runtime_env=...)`, `X.options(num_gpus=1, runtime_env=...)` (or `.options(runtime_env=...)` of the file\'s class or function whose `@ray.remote` asks for GPUs), and an options dictionary with both `"num_gpus"` and `"runtime_env"` (Ray Serve\'s `ray_actor_options`). The copy carries the driver\'s `CUDA_VISIBLE_DEVICES` (and `HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`) into every such worker.',
   follows:
-    'The runtime_env at the call and, through names, the values assigned to them before it in the same function (or an enclosing one, or the module), `RuntimeEnv(env_vars=...)` and `dict(env_vars=...)`, and a later `runtime_env["env_vars"] = ...`; the `env_vars` value likewise. The GPU request must be seen: a `num_gpus` number greater than 0 on the task or actor (the call, its `@ray.remote` decorator in the file, or the options dictionary), and for `ray.init` a `num_gpus` other than 0, a `"GPU"` entry (placement group bundles) or `use_gpu=True` anywhere in the file. Silent where the copy may have lost the masks before the call: a comprehension with an `if`, a dictionary that sets a mask itself, a `.pop`/`del`/assignment of a mask (or of a key that is not a string), an `.update(...)` of anything but literal keys, or the copy passed to a function. Silent in a file whose every `ray.init` starts a new local cluster (it passes `num_gpus`, `num_cpus`, `resources`, `object_store_memory` or `labels`, which Ray accepts only then): the Ray processes it starts already have this process\'s environment. Not followed: a runtime_env, env_vars or num_gpus held in a parameter, an attribute or another module; a `num_gpus` that is not a number literal (for a task or actor); `ray job submit --runtime-env`; and a literal `CUDA_VISIBLE_DEVICES` entry, a deliberate value that Ray maps through like any other.',
+    'The runtime_env at the call and, through names, the values assigned to them before it in the same function (or an enclosing one, or the module), `RuntimeEnv(env_vars=...)` and `dict(env_vars=...)`, and a later `runtime_env["env_vars"] = ...`; the `env_vars` value likewise. The GPU request must be seen: a `num_gpus` number greater than 0 on the task or actor (the call, its `@ray.remote` decorator in the file, or the options dictionary), and for `ray.init` a `num_gpus` other than 0 given to a Ray call or `.options(...)`, a `"GPU"` or `"num_gpus"` entry (placement group bundles, actor options) or Ray Train\'s `use_gpu=True` anywhere in the file. Silent where the copy may have lost the masks before the call: a comprehension with an `if`, a dictionary that sets a mask itself, a `.pop`/`del`/assignment of a mask (or of a key that is not a string), an `.update(...)` of anything but literal keys, or the copy passed to a function. Silent in a file whose every `ray.init` starts a new local cluster (`address="local"`, or no address and `num_gpus`, `num_cpus`, `resources`, `object_store_memory` or `labels`, which Ray accepts only then): the Ray processes it starts already have this process\'s environment. Not followed: a runtime_env, env_vars or num_gpus held in a parameter, an attribute or another module; a `num_gpus` that is not a number literal (for a task or actor); `ray job submit --runtime-env`; and a literal `CUDA_VISIBLE_DEVICES` entry, a deliberate value that Ray maps through like any other.',
   why: `Ray starts each worker process with the runtime_env's env_vars written into its environment (${RAY}: the runtime env agent makes \`RuntimeEnvContext(env_vars=runtime_env.env_vars())\`, python/ray/_private/runtime_env/agent/runtime_env_agent.py:329, and \`exec_worker\` calls \`update_envs(self.env_vars)\`, which sets \`os.environ[key]\`, before it execs the worker: runtime_env/context.py:42-43, _private/utils.py:1665-1677); they override what the node's Ray has (Ray documentation, Environment Dependencies, \`env_vars\`: "By default, these environment variables override the same name environment variables on the cluster"; "there is no need to include os.environ or similar in the env_vars field"). The worker records the CUDA_VISIBLE_DEVICES it starts with (\`original_visible_accelerator_ids\`, _private/worker.py:468, at import: worker.py:1398) and, before each task or actor creation, sets CUDA_VISIBLE_DEVICES to the GPUs Ray assigned (_raylet.pyx \`execute_task\` → \`set_visible_accelerator_ids\`, _private/utils.py:275-306 → accelerators/nvidia_gpu.py:109-117), mapping each assigned index through the recorded list: \`assigned_ids = {str(original_ids[i]) for i in assigned_ids}\` (worker.py:1153-1155; documented for ray.get_gpu_ids: "If the CUDA_VISIBLE_DEVICES environment variable was set when the worker started up, then the IDs returned by this method will be a subset of the IDs in CUDA_VISIBLE_DEVICES"). With the driver's list copied in, that list is the driver's, not the node's: an index past its end raises IndexError, and one within it names the driver's GPU. Measured with Ray 2.58.0 on a cluster started with 4 (logical) GPUs and no mask, a driver with CUDA_VISIBLE_DEVICES=2,3 and 4 actors with num_gpus=1: without runtime_env, and with the copy filtered, the actors got CUDA_VISIBLE_DEVICES 0, 1, 2, 3; with \`{"env_vars": dict(os.environ)}\` the first two got 2 and 3 (the GPUs Ray assigned to the other two) and the other two died at creation (ActorDiedError: IndexError: list index out of range, worker.py:1155). RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES does not avoid it: the look-up runs before that variable is tested (utils.py:289, nvidia_gpu.py:112), and without Ray's write the worker keeps the driver's list (measured: with it set, the first two actors saw 2,3 and the other two died the same way). On AMD nodes Ray 2.58 sets HIP_VISIBLE_DEVICES and raises RuntimeError when only ROCR_VISIBLE_DEVICES is set (accelerators/amd_gpu.py:41-50). In a cluster that ray.init starts itself the copy changes nothing (the Ray processes it starts get this process's environment: _private/services.py:994; measured: the same 2 and 3 with and without the copy), so only a driver that joins a running cluster (\`address=\`, RAY_ADDRESS, a \`ray start\` on the machine: services.py:705, or a Ray job) is affected, when its own mask differs from a node's: a Slurm or container launcher that narrowed the driver's GPUs, or nodes of different kinds (allenai/open-instruct#1519). vLLM leaves these variables out of the driver environment it forwards to Ray workers for this reason.`,
   example:
     'import os\nimport ray\n\n\n@ray.remote(num_gpus=1)\nclass Learner:\n    def step(self):\n        import torch\n        return torch.ones(1, device="cuda").item()\n\n\nray.init(runtime_env={"env_vars": dict(os.environ)})  # GPU061: the driver\'s CUDA_VISIBLE_DEVICES too\nlearners = [Learner.remote() for _ in range(8)]\n',
   fix: 'import os\nimport ray\n\nGPU_MASKS = ("CUDA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES")\n\n\n@ray.remote(num_gpus=1)\nclass Learner:\n    def step(self):\n        import torch\n        return torch.ones(1, device="cuda").item()\n\n\n# Ray sets each actor\'s CUDA_VISIBLE_DEVICES from the GPUs it assigned: forward everything else\nray.init(runtime_env={"env_vars": {k: v for k, v in os.environ.items() if k not in GPU_MASKS}})\nlearners = [Learner.remote() for _ in range(8)]\n',
   whenNotToCare:
-    "When the driver never runs with a GPU mask of its own (no launcher sets CUDA_VISIBLE_DEVICES for it), or every node's Ray was started with the same mask as the driver (one machine, started by the same launcher): the copy then holds what the workers have anyway. When the workers set their own devices whatever they inherit and never read Ray's assignment (ray.get_gpu_ids, ray.get_runtime_context().get_accelerator_ids()) — the IndexError comes from Ray's own look-up, so a worker that asks for GPUs still fails. The quick fix is not safe: it changes what the workers get, which is its purpose.",
+    "When the driver never runs with a GPU mask of its own (no launcher sets CUDA_VISIBLE_DEVICES for it), or the cluster is this one machine whose Ray was started with the same mask as the driver (a single-machine script whose bare `ray.init()` starts its own cluster): the copy then holds what the workers have anyway. The rule cannot tell these apart from a driver that joins a multi-node cluster, so it is in the preview set: on 8 findings in public code, 2 were true (allenai/open-instruct's grpo_fast.py before #1519, which fixed it; an RL trainer that sizes its placement groups from the cluster's GPUs) and 6 noise (single-machine data, benchmark and serving scripts whose ray.init starts a local cluster, and a multi-pod server whose driver has no mask), none false. The IndexError comes from Ray's own look-up, so a worker that sets its devices itself still fails if it asks for GPUs. The quick fix is not safe: it changes what the workers get, which is its purpose.",
   references: [
     `${RAY} python/ray/_private/worker.py:468 (the starting CUDA_VISIBLE_DEVICES recorded) and :1153-1155 (assigned ids mapped through it); python/ray/_private/utils.py:275-306 and accelerators/nvidia_gpu.py:109-117 (CUDA_VISIBLE_DEVICES set per task or actor, unless RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES); runtime_env/agent/runtime_env_agent.py:329, runtime_env/context.py:42-43, utils.py:1665-1677 (env_vars written into the worker's environment at its start); services.py:994 (a cluster ray.init starts inherits the driver's environment); worker.py:1926-1945 (num_cpus, num_gpus, resources, object_store_memory, labels refused when joining a cluster)`,
     'ray-project/ray@e4854b11 python/ray/_raylet.pyx, execute_task: "Automatically restrict the GPUs (CUDA) ... to restrict availability to this task", `set_visible_accelerator_ids()` for every task type but actor method calls',
@@ -463,6 +476,8 @@ export const rule: PythonRule = {
     name: "ray-runtime-env-copies-visible-devices",
     severity: "warning",
     fixable: true,
+    // 2 of 8 public findings true, 6 noise (docs.whenNotToCare): below the default set's 95%.
+    preview: true,
     // A site names `runtime_env` (a keyword or a dictionary key), the copy reads `environ`, and Ray is imported.
     trigger: (t) => t.has("runtime_env") && t.hasWord("environ") && t.hasWord("ray"),
     docs: DOCS,
