@@ -60,6 +60,7 @@ import { rule as GPU057 } from "./GPU057-visible-devices-from-counted-ordinals";
 import { rule as GPU058 } from "./GPU058-xla-mem-fraction-as-percent";
 import { rule as GPU059 } from "./GPU059-visible-devices-from-missing-argument";
 import { rule as GPU060 } from "./GPU060-job-starts-cuda-without-gpus";
+import { rule as GPU061 } from "./GPU061-ray-runtime-env-copies-visible-devices";
 import { rule as GPU063 } from "./GPU063-visible-devices-overwritten-under-slurm";
 
 export const RULES: readonly Rule[] = [
@@ -123,6 +124,7 @@ export const RULES: readonly Rule[] = [
   GPU058,
   GPU059,
   GPU060,
+  GPU061,
   GPU063,
 ];
 
