@@ -60,6 +60,7 @@ import { rule as GPU057 } from "./GPU057-visible-devices-from-counted-ordinals";
 import { rule as GPU058 } from "./GPU058-xla-mem-fraction-as-percent";
 import { rule as GPU059 } from "./GPU059-visible-devices-from-missing-argument";
 import { rule as GPU060 } from "./GPU060-job-starts-cuda-without-gpus";
+import { rule as GPU062 } from "./GPU062-hydra-env-set-after-import";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -122,6 +123,7 @@ export const RULES: readonly Rule[] = [
   GPU058,
   GPU059,
   GPU060,
+  GPU062,
 ];
 
 /** The rule with this code, or undefined. */
