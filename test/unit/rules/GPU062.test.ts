@@ -235,6 +235,12 @@ test("GPU062: a `hydra` group option selected by the primary config's defaults l
   // A `hydra` option the defaults list does not select (chosen on the command line), or one with a package header: not followed.
   const unselected = { "train.py": entry(top), "configs/run.yaml": "seed: 1\n", "configs/hydra/custom.yaml": group };
   assert.deepEqual(check(unselected, "configs/hydra/custom.yaml"), []);
+  const grouped = {
+    ...unselected,
+    "configs/run.yaml": "defaults:\n  - hydra: custom\n",
+    "configs/hydra/custom.yaml": `# @package _group_\n${group}`,
+  };
+  assert.equal(check(grouped, "configs/hydra/custom.yaml").length, 1);
   const packaged = {
     ...unselected,
     "configs/run.yaml": "defaults:\n  - hydra: custom\n",

@@ -15,8 +15,10 @@
  * - hydra/plugins/config_source.py:114-124 `_normalize_file_name` adds `.yaml` to a name without it
  *   (and refuses `.yml`); lines 127-153 `_get_header_dict` read the `# @package` header from the
  *   comment lines that open the file.
- * - website/docs/advanced/overriding_packages.md: a config's default package is its config group
- *   (`hydra/x.yaml` goes under `hydra`); the primary config's is the global package.
+ * - website/docs/advanced/overriding_packages.md:7 "The default package of an input config is
+ *   derived from its Config Group" (`hydra/x.yaml` goes under `hydra`), :69 the primary config's is
+ *   the global package, :131 `_group_` is the config's own group; website/docs/configure_hydra/job.md:83-92
+ *   hydra.job.env_set "is used to set the environment variables of the running job".
  *
  * YAML is read with the `yaml` package (manifests/yaml.ts), files through the caller's reader (the
  * safe reader of a manifest rule's context), folders by slurmLaunch.ts `filesAround`. Never throws.
@@ -60,8 +62,9 @@ function packageHeader(doc: Document.Parsed): string | null {
 
 /**
  * The `env_set` block of a Hydra config file: its one YAML document's `hydra.job.env_set` (a config
- * at the root package: no header or `# @package _global_`), or, in a folder named `hydra` (the
- * `hydra` config group, whose default package is `hydra`), its `job.env_set` (no header). Null for
+ * at the root package: no header, `# @package _global_` or `_group_`), or, in a folder named `hydra`
+ * (the `hydra` config group, whose default package is `hydra`), its `job.env_set` (no header,
+ * `_group_` or `hydra`). Null for
  * anything else: another name than `*.yaml`, several documents, a Kubernetes object.
  */
 export function envSetBlock(
@@ -74,11 +77,13 @@ export function envSetBlock(
   if (!isMap(root) || (valueAt(root, ["apiVersion"]) && valueAt(root, ["kind"]))) return null;
   const header = packageHeader(doc);
   const stem = basename(file).slice(0, -".yaml".length);
+  // `_group_` is the config's own group: the root package for a primary config, `hydra` in the group.
   const atRoot = valueAt(root, ["hydra", "job", "env_set"]);
-  if (isMap(atRoot) && (header === null || header === "_global_"))
+  if (isMap(atRoot) && (header === null || header === "_global_" || header === "_group_"))
     return { form: "root", map: atRoot, configDir: dirname(file), stem };
   const inGroup = valueAt(root, ["job", "env_set"]);
-  if (isMap(inGroup) && header === null && basename(dirname(file)) === "hydra")
+  const groupHeader = header === null || header === "_group_" || header === "hydra";
+  if (isMap(inGroup) && groupHeader && basename(dirname(file)) === "hydra")
     return { form: "hydra-group", map: inGroup, configDir: dirname(dirname(file)), stem };
   return null;
 }
