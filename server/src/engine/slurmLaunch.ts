@@ -329,6 +329,37 @@ function scriptsIn(d: string): string[] {
 }
 
 /**
+ * The files whose base names pass `wanted` in the folders searched for the files of folder `dir`
+ * (the job scripts' search, module comment: `dir` and its ancestors up to a folder holding `.git`
+ * or three levels up, and the direct subfolders of each), at most `max`: first those of the
+ * folders `first` (nearest ones the caller knows), then the rest, nearest folder first. The reverse
+ * lookup of a file that another file names by a path relative to itself (GPU062: the Python files
+ * whose `@hydra.main(config_path=...)` names a config folder). Folder listings are the job-script
+ * search's (kept a few seconds).
+ */
+export function filesAround(
+  dir: string,
+  wanted: (name: string) => boolean,
+  max: number,
+  first: readonly string[] = [],
+): string[] {
+  const out = new Set<string>();
+  const take = (folder: string, name: string) => {
+    if (out.size < max && wanted(name)) out.add(join(folder, name));
+  };
+  for (const d of first) for (const e of list(d)) if (!e.dir) take(d, e.name);
+  for (const d of searchFolders(resolve(dir), []).folders) {
+    let subfolders = 0;
+    for (const e of list(d)) {
+      if (!e.dir) take(d, e.name);
+      else if (++subfolders <= MAX_SUBFOLDERS)
+        for (const f of list(join(d, e.name))) if (!f.dir) take(join(d, e.name), f.name);
+    }
+  }
+  return [...out];
+}
+
+/**
  * The job scripts looked at for the Python files of folder `dir` (see the module comment).
  * @param dir absolute path of the folder holding the Python file.
  * @param roots workspace folders: the search does not go above one.

@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, lint, expectedLines, fixtureFiles, applyFix } from "../support/helpers";
@@ -191,6 +191,12 @@ const EXAMPLE_DIR = (() => {
     join(dir, "train.py"),
     'import argparse\nimport torch\np = argparse.ArgumentParser()\np.add_argument("--gpu", type=int, default=0)\nargs = p.parse_args()\ntorch.cuda.set_device(args.gpu)\n',
   );
+  // GPU062's example is conf/config.yaml, the config of this task module (the example's comment).
+  mkdirSync(join(dir, "conf"));
+  writeFileSync(
+    join(dir, "app.py"),
+    'import hydra\nimport torch\nprint(torch.cuda.is_available())\n\n\n@hydra.main(version_base=None, config_path="conf", config_name="config")\ndef main(cfg):\n    print(cfg.lr)\n\n\nif __name__ == "__main__":\n    main()\n',
+  );
   return dir;
 })();
 
@@ -204,7 +210,11 @@ function manifestCodes(text: string, language: string, code: string): string[] {
       text,
       k,
       { preview: true, ...machine },
-      k === "jobscript" ? { file: join(EXAMPLE_DIR, "example.sh") } : {},
+      k === "jobscript"
+        ? { file: join(EXAMPLE_DIR, "example.sh") }
+        : code === "GPU062"
+          ? { file: join(EXAMPLE_DIR, "conf", k === "compose" ? "compose.yaml" : "config.yaml") }
+          : {},
     ).diagnostics.map((d) => d.code),
   );
 }

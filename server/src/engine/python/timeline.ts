@@ -111,6 +111,20 @@ export function statesInFunction(
   };
 }
 
+/**
+ * The {@link WriteState} of a write of `variable` made right after `events` (in execution order):
+ * the first freezing init and the first reading import among them. For a write that is no event of
+ * the timeline (GPU062: the one Hydra makes from `hydra.job.env_set` when it starts the task
+ * function), given the events that ran before it.
+ */
+export function stateAfter(events: readonly TimelineEvent[], variable: string): WriteState {
+  const readers = readersOf(variable);
+  return {
+    frozenBy: events.find((e): e is InitEvent => freezesVariable(e, variable)) ?? null,
+    firstImport: events.find((e): e is ImportEvent => readsAtImport(e, readers)) ?? null,
+  };
+}
+
 /** The first framework import of the module (any framework), or null: where a moved write goes. */
 export function firstFrameworkImport(model: ModuleModel): ImportEvent | null {
   for (const e of model.events) if (e.kind === "import") return e;

@@ -160,7 +160,7 @@ function timelineName(fn: FunctionTimeline): string {
  * gpt-neox's test helpers set CUDA_VISIBLE_DEVICES after `import deepspeed` for the worker
  * processes they start next).
  */
-function lateInFunction(fn: FunctionTimeline, frozenBy: InitEvent): "error" | "warning" | null {
+export function lateInFunction(fn: Pick<FunctionTimeline, "events">, frozenBy: InitEvent): "error" | "warning" | null {
   if (fn.events.includes(frozenBy)) return "error";
   return /import/.test(frozenBy.node.type) ? null : "warning";
 }

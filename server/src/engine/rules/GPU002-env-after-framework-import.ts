@@ -10,6 +10,7 @@ import { frameworkOfModule } from "../frameworks";
 import { catalogueSummary, isCatalogued } from "../initCatalogue";
 import type { ModuleModel } from "../python/model";
 import type { SyntaxNode } from "../python/parser";
+import type { ImportEvent } from "../python/events";
 
 /**
  * The framework roots: the runtimes themselves, whose import leaves CUDA uninitialised (ground-truth.md
@@ -65,6 +66,25 @@ export function uncataloguedImportBetween(
   return null;
 }
 
+/**
+ * Why a write after the framework import `firstImport` works, and what it depends on: the clause
+ * GPU002's message (and GPU062's, for a Hydra `env_set` entry) gives after naming the import.
+ * @param where names a 0-based line for messages (RuleContext.where)
+ * @param suspect the uncatalogued library in between ({@link uncataloguedImportBetween}), or null
+ * @param catalogue where the catalogue is listed, for the message
+ */
+export function afterImportWhy(
+  where: (row: number) => string,
+  firstImport: ImportEvent,
+  suspect: { module: string; node: SyntaxNode } | null,
+  catalogue: string,
+): string {
+  const root = firstImport.module.split(".")[0];
+  return suspect
+    ? `: it works only if \`${suspect.module}\` (imported on ${where(suspect.node.startPosition.row)}) does not initialise CUDA; it is not in GPU Pilot's catalogue of libraries that do (listed in ${catalogue})`
+    : `: it works today (importing ${root} leaves CUDA uninitialised, ${TF_FAMILY.has(root) ? "documented" : "measured"}), but only while nothing initialises CUDA before the write`;
+}
+
 /** GPU002: a startup variable written after a framework import, before any initialising call. */
 export const rule: PythonRule = {
   meta: {
@@ -112,9 +132,7 @@ export const rule: PythonRule = {
       const line = ctx.where(firstImport.node.startPosition.row);
       // From the framework import itself: `from vllm import LLM` as the first one is a suspect too.
       const suspect = uncataloguedImportBetween(ctx.model, firstImport.node.startPosition.row - 1, w.range.start.line);
-      const why = suspect
-        ? `: it works only if \`${suspect.module}\` (imported on ${ctx.where(suspect.node.startPosition.row)}) does not initialise CUDA; it is not in GPU Pilot's catalogue of libraries that do (listed in this rule's documentation)`
-        : `: it works today (importing ${firstImport.module.split(".")[0]} leaves CUDA uninitialised, ${TF_FAMILY.has(firstImport.module.split(".")[0]) ? "documented" : "measured"}), but only while nothing initialises CUDA before the write`;
+      const why = afterImportWhy(ctx.where, firstImport, suspect, "this rule's documentation");
       ctx.report({
         range: w.range,
         message: `${w.variable} is set after \`${firstImport.node.text.split("\n")[0]}\` (${line})${why}; set it before the import`,

@@ -61,6 +61,7 @@ import { rule as GPU058 } from "./GPU058-xla-mem-fraction-as-percent";
 import { rule as GPU059 } from "./GPU059-visible-devices-from-missing-argument";
 import { rule as GPU060 } from "./GPU060-job-starts-cuda-without-gpus";
 import { rule as GPU061 } from "./GPU061-ray-runtime-env-copies-visible-devices";
+import { rule as GPU062 } from "./GPU062-hydra-env-set-after-import";
 import { rule as GPU063 } from "./GPU063-visible-devices-overwritten-under-slurm";
 
 export const RULES: readonly Rule[] = [
@@ -125,6 +126,7 @@ export const RULES: readonly Rule[] = [
   GPU059,
   GPU060,
   GPU061,
+  GPU062,
   GPU063,
 ];
 

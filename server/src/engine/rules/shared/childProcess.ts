@@ -125,6 +125,6 @@ export function startsChildAfter(ctx: RuleContext, stmt: SyntaxNode, facts: Chil
 }
 
 /** Whether `node` holds a call that starts a child process ({@link CHILD_PROCESS}), nested functions included. */
-export function startsChildWithin(ctx: RuleContext, node: SyntaxNode): boolean {
+export function startsChildWithin(ctx: Pick<RuleContext, "model">, node: SyntaxNode): boolean {
   return node.descendantsOfType("call").some((c) => !!c && CHILD_PROCESS.has(calleePath(ctx.model, c) ?? ""));
 }

@@ -113,6 +113,7 @@ test("every manifest rule has a YAML trigger in its meta, and every rule is a Py
       "GPU055",
       "GPU059",
       "GPU060",
+      "GPU062",
     ],
   );
   for (const rule of MANIFEST_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
