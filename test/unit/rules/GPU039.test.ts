@@ -686,3 +686,66 @@ test("GPU039: vLLM's parallel_config.rank (also through a name bound to it) and 
     [],
   );
 });
+
+test("GPU039 gate (4): vLLM's ParallelConfig.rank as a device outside test modules is in the default set, with the vLLM reason and torch.cuda.current_device() as the local device", async () => {
+  const src =
+    'import torch\n\n\ndef build_cache(vllm_config, blocks):\n    parallel_config = vllm_config.parallel_config\n    device = torch.device(f"cuda:{parallel_config.rank}")\n    return torch.empty(blocks, device=device)\n';
+  const [d, ...rest] = await lintCode(src, "GPU039");
+  assert.equal(rest.length, 0);
+  assert.deepEqual(d.range, { start: { line: 5, character: 34 }, end: { line: 5, character: 54 } });
+  assert.equal(
+    d.message,
+    'parallel_config.rank is the global rank used as a CUDA device (f"cuda:{…}"): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal); vLLM documents ParallelConfig.rank as the global rank of a deployment that may span nodes; its workers\' GPU is their local_rank; use the local rank: torch.cuda.current_device() (the vLLM worker has already made its GPU on this node the current device)',
+  );
+  assert.deepEqual(d.related, [
+    {
+      range: { start: { line: 5, character: 34 }, end: { line: 5, character: 54 } },
+      message: "the global rank is read here: parallel_config.rank",
+    },
+  ]);
+  assert.equal(d.fix, undefined, "no local-rank name to offer");
+  // The same code in a test module: a single-node test, preview only.
+  assert.deepEqual(await lintCode(src, "GPU039", { testModule: true }), []);
+  assert.equal((await lintCode(src, "GPU039", { testModule: true, preview: true })).length, 1);
+  // The fixed form (the worker's current device) and the rank modulo the node's GPUs: nothing.
+  for (const fixed of [
+    src.replace('f"cuda:{parallel_config.rank}"', '"cuda", torch.cuda.current_device()'),
+    src.replace("parallel_config.rank}", "parallel_config.rank % torch.cuda.device_count()}"),
+  ])
+    assert.deepEqual(await lintCode(fixed, "GPU039", { preview: true }), []);
+});
+
+test("GPU039: a parameter annotated with vLLM's ParallelConfig holds the global rank (default set, gate 4); another library's ParallelConfig and an unannotated parameter do not", async () => {
+  const src = (imp: string, ann: string) =>
+    `import torch\n${imp}\n\n\ndef init_engine(model_config, parallel_config${ann}):\n    torch.cuda.set_device(parallel_config.rank)\n`;
+  const vllm = await lintCode(src("from vllm.config import ParallelConfig", ": ParallelConfig"), "GPU039");
+  assert.deepEqual(
+    vllm.map((d) => [d.range.start.line, d.message.split(" is the global rank")[0]]),
+    [[5, "parallel_config.rank"]],
+  );
+  assert.equal(
+    (await lintCode(src("from vllm.config import ParallelConfig", ': "ParallelConfig"'), "GPU039")).length,
+    1,
+    "a string annotation resolves through the file's imports",
+  );
+  for (const [imp, ann] of [
+    ["from sarathi.config import ParallelConfig", ": ParallelConfig"],
+    ["from vllm.config import ParallelConfig", ""],
+  ])
+    assert.deepEqual(await lintCode(src(imp, ann), "GPU039", { preview: true }), [], `${imp} / '${ann}'`);
+});
+
+test("GPU039: TensorRT-LLM's mapping.rank and a parallel_config in a file that names neither library stay preview (not gate 4), each with its own local device", async () => {
+  const trt =
+    'import torch\nfrom tensorrt_llm._torch.model_config import ModelConfig\n\n\nclass VisionTower(torch.nn.Module):\n    def __init__(self, model_config: ModelConfig):\n        super().__init__()\n        self.device = f"cuda:{model_config.mapping.rank}"\n';
+  assert.deepEqual(await lintCode(trt, "GPU039"), []);
+  const [t] = await lintCode(trt, "GPU039", { preview: true });
+  assert.match(
+    t.message,
+    /; use the local rank: model_config\.mapping\.local_rank \(rank % gpus_per_node\), or torch\.cuda\.current_device\(\)$/,
+  );
+  const other = "import torch\n\n\ndef place(cfg):\n    torch.cuda.set_device(cfg.parallel_config.rank)\n";
+  assert.deepEqual(await lintCode(other, "GPU039"), []);
+  const [o] = await lintCode(other, "GPU039", { preview: true });
+  assert.match(o.message, /; use the local rank: the process's index on its node, or torch\.cuda\.current_device\(\)$/);
+});

@@ -8,7 +8,8 @@
  * - calls: `torch.distributed.get_rank()` with no group (global), `torch.distributed.get_node_local_rank()` (local);
  * - Hugging Face Accelerate: `.process_index` (global) and `.local_process_index` (local) of an
  *   object the file builds with `Accelerator(...)`, `PartialState(...)` or `AcceleratorState(...)`;
- * - `.rank` of vLLM's `parallel_config` and of TensorRT-LLM's `mapping` (global).
+ * - `.rank` of vLLM's `parallel_config` (also a parameter annotated with vLLM's `ParallelConfig`) and of
+ *   TensorRT-LLM's `mapping` (global).
  *
  * Followed, within this file: names to their latest assignment before the use in the same
  * function (or module; a name a nested function reads from outside: every assignment there must
@@ -29,6 +30,13 @@ import type { SyntaxNode } from "./parser";
 import { enclosingFunction, stringValue } from "./parser";
 import type { ModuleModel, ProjectLookup } from "./model";
 import { branchesOf, contains } from "../rules/shared/py";
+
+/**
+ * The library whose parallel layout a global rank is read from ({@link RankFlow.libraryOf}): vLLM's
+ * `ParallelConfig` in a file that names vLLM, TensorRT-LLM's `Mapping`, or a `parallel_config`
+ * in a file that names neither.
+ */
+export type RankLibrary = "vllm" | "tensorrt_llm" | "other";
 
 /** Where a rank comes from: all nodes (`global`), this node (`local`), the node's number (`node`), or not known. */
 export type RankKind = "global" | "local" | "node" | "unknown";
@@ -486,14 +494,55 @@ export class RankFlow {
    * Whether `obj` (or the value of the name `obj`) is a library's parallel-layout object whose
    * `.rank` is the global rank: vLLM's `vllm_config.parallel_config` (vllm/config/parallel.py
    * ParallelConfig: "rank: Global rank in distributed setup"; the worker's node-local index is its
-   * `local_rank`) and, in a file that names TensorRT-LLM, its `model_config.mapping`
-   * (tensorrt_llm/mapping.py Mapping: `rank` in the whole layout, the node-local index `local_rank`).
+   * `local_rank`), also a parameter annotated with vLLM's `ParallelConfig`
+   * (`def init_engine(parallel_config: ParallelConfig)`), and, in a file that names TensorRT-LLM, its
+   * `model_config.mapping` (tensorrt_llm/mapping.py Mapping: `rank` in the whole layout, the
+   * node-local index `local_rank`).
    */
   private holdsLibraryRank(obj: SyntaxNode): boolean {
+    return this.libraryHolding(obj) !== null;
+  }
+
+  /** The library whose parallel-layout object `obj` is ({@link holdsLibraryRank}), or null. */
+  private libraryHolding(obj: SyntaxNode): RankLibrary | null {
+    if (obj.type === "identifier" && this.isVllmParallelConfigParam(obj)) return "vllm";
     const holder = obj.type === "identifier" ? this.valueOfName(obj) : obj;
-    if (holder?.type !== "attribute") return false;
+    if (holder?.type !== "attribute") return null;
     const name = holder.childForFieldName("attribute")?.text;
-    return name === "parallel_config" || (name === "mapping" && this.model.text.includes("tensorrt_llm"));
+    if (name === "parallel_config") return this.model.text.includes("vllm") ? "vllm" : "other";
+    return name === "mapping" && this.model.text.includes("tensorrt_llm") ? "tensorrt_llm" : null;
+  }
+
+  /**
+   * Which library's global rank `source` (an origin's source: `parallel_config.rank`,
+   * `model_config.mapping.rank`) is: `vllm` for a `parallel_config` in a file that names vLLM (an
+   * import, a `vllm_config`), `tensorrt_llm` for TensorRT-LLM's `mapping`, `other` for a
+   * `parallel_config` elsewhere; null for any other source.
+   */
+  libraryOf(source: SyntaxNode | null): RankLibrary | null {
+    if (source?.type !== "attribute" || source.childForFieldName("attribute")?.text !== "rank") return null;
+    const obj = source.childForFieldName("object");
+    return obj ? this.libraryHolding(obj) : null;
+  }
+
+  /**
+   * Whether the name `use` is a parameter of its function annotated with vLLM's `ParallelConfig`
+   * (`vllm.config.ParallelConfig` as the file imports it, also in a string annotation), which the
+   * function does not assign.
+   */
+  private isVllmParallelConfigParam(use: SyntaxNode): boolean {
+    const fn = enclosingFunction(use);
+    if (!fn || !this.scopeOf(fn).params.has(use.text) || this.scopeOf(fn).names.get(use.text)?.length) return false;
+    for (const p of fn.childForFieldName("parameters")?.namedChildren ?? []) {
+      if (p?.type !== "typed_parameter" && p?.type !== "typed_default_parameter") continue;
+      const name = p.childForFieldName("name") ?? p.namedChildren.find((c) => c?.type === "identifier");
+      if (name?.text !== use.text) continue;
+      const type = p.childForFieldName("type")?.namedChildren[0];
+      const quoted = type?.type === "string" ? stringValue(type) : null;
+      const path = quoted ? (this.model.symbols.get(quoted) ?? null) : this.model.resolve(type);
+      return !!path && /^vllm\.(.+\.)?ParallelConfig$/.test(path);
+    }
+    return false;
   }
 
   /** Whether `obj` is an Accelerate state object built in this file (`Accelerator(...)`, through names and `self.x`). */

@@ -2,15 +2,24 @@ import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { enclosingFunction, stringValue } from "../python/parser";
 import { nodeRange } from "../python/events";
-import { RankFlow, RANK_VARIABLES, type RankOrigin } from "../python/rankFlow";
+import { RankFlow, RANK_VARIABLES, type RankLibrary, type RankOrigin } from "../python/rankFlow";
 import { deviceSlots, deviceParams, namesBoundIn, type DeviceSlot } from "../python/devices";
 import { callArgs, calleePath } from "./shared/py";
 
 const TORCHRUN = "https://pytorch.org/docs/stable/elastic/run.html";
 const TUTORIAL = "https://pytorch.org/tutorials/intermediate/ddp_tutorial.html";
 
-/** What to use instead of the global rank, by where it was read. */
-function localInstead(origin: RankOrigin): string {
+/** What to use instead of the global rank, by where it was read (`library`: RankFlow.libraryOf the source). */
+function localInstead(origin: RankOrigin, library: RankLibrary | null): string {
+  const obj = origin.source?.childForFieldName("object")?.text;
+  // vLLM's worker makes cuda:{local_rank} current before it builds the model runner and the KV
+  // connector (vllm/v1/worker/gpu_worker.py Worker.init_device); TensorRT-LLM's Mapping.local_rank is
+  // rank % gpus_per_node (tensorrt_llm/mapping.py).
+  if (library === "vllm")
+    return "torch.cuda.current_device() (the vLLM worker has already made its GPU on this node the current device)";
+  if (library === "other") return "the process's index on its node, or torch.cuda.current_device()";
+  if (library === "tensorrt_llm" && obj)
+    return `${obj}.local_rank (rank % gpus_per_node), or torch.cuda.current_device()`;
   switch (origin.variable) {
     case "SLURM_PROCID":
       return 'int(os.environ["SLURM_LOCALID"]) (srun sets it)';
@@ -199,6 +208,8 @@ function constructorOf(cls: SyntaxNode): SyntaxNode | undefined {
  * Why a finding without a local-rank read is in the default set, or null (preview):
  * - `several`: a job or shell script of the project starts the file on several nodes (slurmLaunch.ts
  *   `launchNodesIn`: `--nnodes=2`, `#SBATCH --nodes=2`), where the global rank passes the node's GPUs;
+ * - `library`: the rank is vLLM's `ParallelConfig.rank` (RankFlow.libraryOf), outside a test module:
+ *   code in a vLLM worker or plugin runs where vLLM places its workers, on several nodes too;
  * - `init`: the device is chosen in the function (or module level) that calls
  *   `torch.distributed.init_process_group`: the program's own distributed setup, which every launch
  *   of it runs, on one node or several; not in a test module (pytest's names, a `tests` folder), and
@@ -209,7 +220,8 @@ function gate(
   ctx: RuleContext,
   slot: DeviceSlot,
   inits: readonly SyntaxNode[],
-): { kind: "several" | "init"; text: string } | null {
+  library: RankLibrary | null,
+): { kind: "several" | "init" | "library"; text: string } | null {
   const launches = ctx.launchNodes ?? [];
   const several = launches.find((l) => l.nodes === "several");
   if (several) {
@@ -217,6 +229,13 @@ function gate(
     return { kind: "several", text: `${name}:${several.line + 1} starts this file on several nodes (${several.from})` };
   }
   if (ctx.testModule) return null;
+  // vLLM's own global rank: the code runs in a vLLM worker, placed by whoever deploys vLLM, on one
+  // node or several (ParallelConfig.nnodes, node_rank); vLLM gives the worker's device as local_rank.
+  if (library === "vllm")
+    return {
+      kind: "library",
+      text: "vLLM documents ParallelConfig.rank as the global rank of a deployment that may span nodes; its workers' GPU is their local_rank",
+    };
   const fn = enclosingFunction(slot.ordinal);
   const init = inits.find((c) => enclosingFunction(c)?.id === fn?.id);
   if (!init) return null;
@@ -229,11 +248,16 @@ function gate(
 
 /**
  * Whether {@link gate} can give any slot of the file a reason: a script starts it on several nodes,
- * or it calls `init_process_group` (or DeepSpeed's) outside a test module.
+ * or, outside a test module, it calls `init_process_group` (or DeepSpeed's) or may read vLLM's rank.
  */
 function mayGate(ctx: RuleContext, inits: readonly SyntaxNode[]): boolean {
   if ((ctx.launchNodes ?? []).some((l) => l.nodes === "several")) return true;
-  return !ctx.testModule && inits.length > 0;
+  return !ctx.testModule && (inits.length > 0 || mayReadVllmRank(ctx.model.text));
+}
+
+/** Whether a file's text can hold vLLM's ParallelConfig.rank (RankFlow.libraryOf `vllm`): it names `parallel_config` or `ParallelConfig`, and vLLM. */
+function mayReadVllmRank(text: string): boolean {
+  return /\b(parallel_config|ParallelConfig)\b/.test(text) && text.includes("vllm");
 }
 
 /**
@@ -288,24 +312,26 @@ export const rule: PythonRule = {
     // word followed by `(`, not a `def` (gate() below).
     trigger: (t, preview, facts) =>
       (t.envWith(["RANK", "SLURM_PROCID"]) ||
-        t.hasAnyWord(["get_rank", "process_index", "local_rank", "parallel_config"]) ||
+        t.hasAnyWord(["get_rank", "process_index", "local_rank", "parallel_config", "ParallelConfig"]) ||
         (t.has("tensorrt_llm") && t.hasAnyWord(["mapping"]))) &&
       (preview ||
         !!facts?.severalNodes ||
         t.has("LOCAL_RANK") ||
         t.has("SLURM_LOCALID") ||
         t.hasAnyWord(["local_rank", "get_node_local_rank", "local_process_index"]) ||
-        (!facts?.testModule && [...INIT_GROUP_CALLS.keys()].some((w) => t.afterWord(w, initCallAt(w))))),
+        (!facts?.testModule &&
+          ([...INIT_GROUP_CALLS.keys()].some((w) => t.afterWord(w, initCallAt(w))) ||
+            (t.hasAnyWord(["parallel_config", "ParallelConfig"]) && t.has("vllm"))))),
     docs: {
-      what: 'Reports a CUDA device ordinal whose value is the job\'s global rank: `torch.cuda.set_device(rank)`, `torch.device("cuda", rank)`, `f"cuda:{rank}"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, the torch.cuda device queries (`get_device_properties(rank)`, `mem_get_info(rank)`, ...), a `device_map` (`from_pretrained(..., device_map={"": rank})`, also through a name the dict is assigned to), `transformers.pipeline(device=rank)`, sglang\'s `load_model(server_args, port_args, rank)` and DeepSpeed\'s `get_accelerator().set_device(rank)`, with `rank` read from `os.environ["RANK"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()`, Accelerate\'s `process_index`, vLLM\'s `parallel_config.rank` or TensorRT-LLM\'s `mapping.rank`. `rank % torch.cuda.device_count()` is not reported.',
+      what: 'Reports a CUDA device ordinal whose value is the job\'s global rank: `torch.cuda.set_device(rank)`, `torch.device("cuda", rank)`, `f"cuda:{rank}"`, `model.to(rank)`, `.cuda(rank)`, `DDP(model, device_ids=[rank])`, `output_device=rank`, `device_id=rank`, the torch.cuda device queries (`get_device_properties(rank)`, `mem_get_info(rank)`, ...), a `device_map` (`from_pretrained(..., device_map={"": rank})`, also through a name the dict is assigned to), `transformers.pipeline(device=rank)`, sglang\'s `load_model(server_args, port_args, rank)` and DeepSpeed\'s `get_accelerator().set_device(rank)`, with `rank` read from `os.environ["RANK"]`, `SLURM_PROCID`, `OMPI_COMM_WORLD_RANK`, `torch.distributed.get_rank()`, Accelerate\'s `process_index`, vLLM\'s `parallel_config.rank` (also a parameter annotated with vLLM\'s `ParallelConfig`: `def init_engine(parallel_config: ParallelConfig)`) or TensorRT-LLM\'s `mapping.rank`. `rank % torch.cuda.device_count()` is not reported.',
       follows:
-        "The rank is followed within the file: names to their latest assignment before the use in the same function or module, `int()`/`str()`, `a if c else b` and `a or b` where the branches agree, tuple unpacking, `self.x` set in another method of the same class or in the class body (a dataclass or pydantic field through its `default` or `default_factory`: `global_rank: int = Field(default_factory=get_global_rank)`), `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), f-strings, the file's own functions' return values (also element by element where a returned tuple is unpacked), the single values and the tuples that functions of the project's other modules return (`get_global_rank()` in dist_env.py returning `int(os.environ.get(\"RANK\", 0))`) (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and a rank passed as an argument to a function (of this file or another project module) or to a class of this file whose `__init__` uses that parameter as a device as it is (`zero_first(RANK)` with `dist.barrier(device_ids=[local_rank])` inside, `Generator(args, tp_rank=dist.get_rank())` whose constructor calls sglang's `load_model(server_args, port_args, tp_rank)`: reported at the argument). For the default set it also reads how the project starts the file: the commands of its shell and job scripts beside the file, in its parent folders (up to the repository root, three levels at most) and their direct subfolders, and the fenced shell blocks (```bash, ```sh, ```shell, ```console, ```zsh or none) of the Markdown documents in those folders within the file's project, which also match a file below their own folder by the end of its path (`torchrun --standalone demo.py` in debug/notes.md for debug/code/demo.py): torchrun's `--nnodes` and `--standalone`, srun's `--nodes`/`-N` and the job's `#SBATCH --nodes`. Library parameters are known by name only where their source says they take a device ordinal (transformers' pipeline `device`, any `device_map`, sglang's `load_model` and `ModelRunner(gpu_id=...)`, DeepSpeed's `get_accelerator().set_device`); other libraries' parameters are not followed. Not followed: other modules' values otherwise, classes of other modules, other arithmetic, and function parameters (an `mp.spawn` worker's first parameter is its index on the node): those stay silent; launches written elsewhere (a Makefile, a CI configuration, a wiki), node counts held in variables (`--nnodes=$NNODES`), and accelerate or deepspeed launches.",
+        "The rank is followed within the file: names to their latest assignment before the use in the same function or module, `int()`/`str()`, `a if c else b` and `a or b` where the branches agree, tuple unpacking, `self.x` set in another method of the same class or in the class body (a dataclass or pydantic field through its `default` or `default_factory`: `global_rank: int = Field(default_factory=get_global_rank)`), `obj.x = ...` and dict entries with literal keys, argparse defaults (`add_argument(\"--rank\", default=...)` read as `args.rank`), f-strings, the file's own functions' return values (also element by element where a returned tuple is unpacked), the single values and the tuples that functions of the project's other modules return (`get_global_rank()` in dist_env.py returning `int(os.environ.get(\"RANK\", 0))`) (`args.rank, args.local_rank, _ = get_envs()` with `get_envs` in envs.py returning `local_rank, rank, world_size`: a swapped unpacking is found, in files that name a `local_rank`), and a rank passed as an argument to a function (of this file or another project module) or to a class of this file whose `__init__` uses that parameter as a device as it is (`zero_first(RANK)` with `dist.barrier(device_ids=[local_rank])` inside, `Generator(args, tp_rank=dist.get_rank())` whose constructor calls sglang's `load_model(server_args, port_args, tp_rank)`: reported at the argument). For the default set it also reads how the project starts the file: the commands of its shell and job scripts beside the file, in its parent folders (up to the repository root, three levels at most) and their direct subfolders, and the fenced shell blocks (```bash, ```sh, ```shell, ```console, ```zsh or none) of the Markdown documents in those folders within the file's project, which also match a file below their own folder by the end of its path (`torchrun --standalone demo.py` in debug/notes.md for debug/code/demo.py): torchrun's `--nnodes` and `--standalone`, srun's `--nodes`/`-N` and the job's `#SBATCH --nodes`. Library parameters are known by name only where their source says they take a device ordinal (transformers' pipeline `device`, any `device_map`, sglang's `load_model` and `ModelRunner(gpu_id=...)`, DeepSpeed's `get_accelerator().set_device`); other libraries' parameters are not followed. Not followed: other modules' values otherwise, classes of other modules, other arithmetic, and function parameters (an `mp.spawn` worker's first parameter is its index on the node; the one exception is a parameter annotated with vLLM's `ParallelConfig`, whose `rank` vLLM documents as global): those stay silent; launches written elsewhere (a Makefile, a CI configuration, a wiki), node counts held in variables (`--nnodes=$NNODES`), and accelerate or deepspeed launches.",
       why: `On one node the global rank equals the local rank, so the program works there; on the second node of a job the global ranks go on from the first node's count (with 8 GPUs a node, ranks 8 to 15), and cuda:8 does not exist on an 8-GPU node: CUDA raises \`invalid device ordinal\` as for any ordinal beyond the visible GPUs (measured: ground-truth.md, GPU004). The torchrun documentation says the device is the local rank: "Please ensure that device_ids argument is set to be the only GPU device id that your code will be operating on. This is generally the local rank of the process. In other words, the device_ids needs to be [int(os.environ("LOCAL_RANK"))]", and "NEVER hard code any assumptions about the stable-ness of ranks or some correlation between RANK and LOCAL_RANK" (${TORCHRUN}). The PyTorch DDP tutorial's two-node torchrun example uses \`device_id = rank % torch.cuda.device_count()\` (${TUTORIAL}), which this rule does not report.`,
       example:
         'import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ["RANK"])\ndist.init_process_group("nccl")\ntorch.cuda.set_device(rank)  # GPU039: cuda:8 on the second node\n',
       fix: 'import os\nimport torch\nimport torch.distributed as dist\n\nrank = int(os.environ["RANK"])\nlocal_rank = int(os.environ["LOCAL_RANK"])\ndist.init_process_group("nccl")\ntorch.cuda.set_device(local_rank)\n',
       whenNotToCare:
-        "A program that only ever runs on one node (a single-node test, a one-machine script) works as written. That is why a finding is in the default set only where the program is plainly meant for several nodes: (1) the file also reads its local rank (`LOCAL_RANK`, `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, also through a copy of the environment such as `env = {k: os.environ[k] for k in (...)}` then `env[\"LOCAL_RANK\"]`, `get_node_local_rank()`, `.local_process_index`): it is written for launchers that start it on several nodes and has the right number at hand, so the global rank as its device is a mix-up (the fix then uses the name it keeps the local rank in); (2) a script or document of the project starts the file on several nodes (`torchrun --nnodes=2`, `#SBATCH --nodes=2` with srun; the message names it); (3) the device is chosen in the function (or module code) that calls `torch.distributed.init_process_group` (or `deepspeed.init_distributed()`, which calls it), the program's own distributed setup that every launch runs, except in test modules (pytest's `test_*.py`, `*_test.py`, `conftest.py`, a `tests`, `test` or `testing` folder) and where every launch the project writes down says one node (`--standalone`, `--nnodes=1`: a README's `torchrun --standalone ... demo.py` for a one-node demo). torchrun's default node count, a plain `python file.py` and a count in a variable say nothing either way. Elsewhere the finding is preview. Measured on the ecosystem corpus (35 code bases, 16,452 files, 2026-12-06): the default set reports the same 2 findings as before (pytorch/examples distributed/ddp/example.py, which reads its local rank; both true); gate (3) adds none, because its one candidate, ml-engineering's debug/code/collective_mismatch.py (a one-node demo of a collective hang, a harmless finding), is documented in debug/pytorch.md as `torchrun --standalone --nproc_per_node=2 collective_mismatch.py`; peft's tests/training/lora_tp.py, run with `--nproc_per_node=2`, and verl's five findings under tests/ are in test modules. On the recall benchmark gate (3) finds the gpt-oss and LightX2V cases (a tensor-parallel server's and a platform hook's setup). Before these gates, 46 preview findings on 18 of the code bases were all global ranks used as devices, 45 of them in single-node tests and demos (ColossalAI 38, Megatron-LM 3, accelerate 3, ml-engineering 1); they stay preview. The quick fix is not safe to apply blindly, since the same variable may be used elsewhere as the global rank (for data sharding or logging), which must stay global.",
+        "A program that only ever runs on one node (a single-node test, a one-machine script) works as written. That is why a finding is in the default set only where the program is plainly meant for several nodes: (1) the file also reads its local rank (`LOCAL_RANK`, `SLURM_LOCALID`, `OMPI_COMM_WORLD_LOCAL_RANK`, also through a copy of the environment such as `env = {k: os.environ[k] for k in (...)}` then `env[\"LOCAL_RANK\"]`, `get_node_local_rank()`, `.local_process_index`): it is written for launchers that start it on several nodes and has the right number at hand, so the global rank as its device is a mix-up (the fix then uses the name it keeps the local rank in); (2) a script or document of the project starts the file on several nodes (`torchrun --nnodes=2`, `#SBATCH --nodes=2` with srun; the message names it); (3) the device is chosen in the function (or module code) that calls `torch.distributed.init_process_group` (or `deepspeed.init_distributed()`, which calls it), the program's own distributed setup that every launch runs, except in test modules (pytest's `test_*.py`, `*_test.py`, `conftest.py`, a `tests`, `test` or `testing` folder) and where every launch the project writes down says one node (`--standalone`, `--nnodes=1`: a README's `torchrun --standalone ... demo.py` for a one-node demo). (4) the rank is vLLM's `ParallelConfig.rank` (in a file that names vLLM) outside test modules: vLLM documents it as \"Global rank in distributed setup\" and gives its workers their device as a separate `local_rank` (\"Local device index\"), and a vLLM deployment may span nodes (`ParallelConfig.nnodes`, Ray), so code that runs in a vLLM worker or plugin (a KV connector, a sparse-attention module) is placed by whoever deploys vLLM, not by its own launch. torchrun's default node count, a plain `python file.py` and a count in a variable say nothing either way. Elsewhere the finding is preview. Measured on the ecosystem corpus (35 code bases, 16,452 files, 2026-12-06): the default set reports the same 2 findings as before (pytorch/examples distributed/ddp/example.py, which reads its local rank; both true); gate (3) adds none, because its one candidate, ml-engineering's debug/code/collective_mismatch.py (a one-node demo of a collective hang, a harmless finding), is documented in debug/pytorch.md as `torchrun --standalone --nproc_per_node=2 collective_mismatch.py`; peft's tests/training/lora_tp.py, run with `--nproc_per_node=2`, and verl's five findings under tests/ are in test modules. On the recall benchmark gate (3) finds the gpt-oss and LightX2V cases (a tensor-parallel server's and a platform hook's setup), gate (4) the LMCache KV-connector case. Gate (4) was measured on public code (2026-12-07): 15 findings of vLLM's rank as a device outside tests, in 7 distinct files (LMCache's vLLM adapter and its copies in LMCache-Ascend and InfiniKV, three sparse-attention modules of unified-cache-management, a vLLM fork's worker), all true (5 of them a bare `torch.cuda.device(parallel_config.rank)`, never entered, the rest a device the code allocates on); LMCache-Ascend and aphrodite-engine's copy of the adapter later changed it to `parallel_config.rank % device_count()`; no vLLM-family code base scanned (aphrodite-engine, vllm-omni, vllm-ascend, Mooncake, unified-cache-management) had a finding it would add that is not one of these, and the ecosystem corpus has no such code. TensorRT-LLM's `mapping.rank` stays preview: of 7 public findings, 5 are true (vision encoders of the PyTorch backend put on `cuda:{model_config.mapping.rank}`, the pattern NVIDIA/TensorRT-LLM#8070 fixed) but 2 are in its early LLM API, whose ModelLoader called `torch.cuda.set_device(self.mapping.rank)` in a pool of MPI workers it started on one node after asserting `device_count() >= world_size`: right there. A global rank handed to a library helper (`prepare_scattermoe(rank=dist.get_rank())`) stays preview too: nothing in such a file says several nodes, and the one library-module candidate on the ecosystem corpus (ColossalAI's rpc_worker.py, in a method named exposed_compute_only_for_test) is test code. Before these gates, 46 preview findings on 18 of the code bases were all global ranks used as devices, 45 of them in single-node tests and demos (ColossalAI 38, Megatron-LM 3, accelerate 3, ml-engineering 1); they stay preview. The quick fix is not safe to apply blindly, since the same variable may be used elsewhere as the global rank (for data sharding or logging), which must stay global.",
       references: [
         `PyTorch, torchrun (Elastic Launch), Environment Variables: "LOCAL_RANK - The local rank", "RANK - The global rank"; Important Notices 3 and 6 (${TORCHRUN})`,
         `PyTorch tutorial 'Getting Started with Distributed Data Parallel', Initialize DDP with torch.distributed.run/torchrun: \`device_id = rank % torch.cuda.device_count()\` for a two-node run (${TUTORIAL})`,
@@ -317,6 +343,8 @@ export const rule: PythonRule = {
         "Python, dataclasses.field: 'default_factory: If provided, it must be a zero-argument callable that will be called when a default value is needed for this field' (https://docs.python.org/3/library/dataclasses.html#dataclasses.field); pydantic, Field: 'default_factory: A callable to generate the default value' (https://docs.pydantic.dev/latest/api/fields/#pydantic.fields.Field)",
         "sglang, python/sglang/bench_one_batch.py `load_model(server_args, port_args, tp_rank)`: `ModelRunner(..., gpu_id=tp_rank, tp_rank=tp_rank, ...)` (https://github.com/sgl-project/sglang)",
         'Accelerate, Accelerator / PartialState attributes: process_index "The index of the current process", local_process_index "The index of the current process on the current server" (https://huggingface.co/docs/accelerate/package_reference/state)',
+        'vLLM, vllm/config/parallel.py ParallelConfig: rank "Global rank in distributed setup", nnodes "num of nodes for multi-node distributed inference" (vllm-project/vllm at 00193b82b0); vllm/v1/worker/worker_base.py:53-54 WorkerBase.__init__ "local_rank: Local device index", "rank: Global rank in distributed setup", :76 `self.parallel_config.rank = rank` (at 0243225317); vllm/v1/worker/gpu_worker.py Worker.init_device: `self.device = torch.device(f"cuda:{self.local_rank}")`, then `current_platform.set_device(self.device)` (at 35d5cda123) (https://github.com/vllm-project/vllm)',
+        'TensorRT-LLM, tensorrt_llm/mapping.py Mapping: `local_rank` is `self.rank % self.gpus_per_node`, `node_rank` is `self.rank // self.gpus_per_node`, the docstring\'s "2 nodes with 16 GPUs" layout (NVIDIA/TensorRT-LLM at 05ebebb2c1); NVIDIA/TensorRT-LLM#8070 (vision encoders on `cuda:{model_config.mapping.rank}`, review: "Why not `mapping.get_local_rank()`?"); LMCache/LMCache#814 (`torch.device(f"cuda:{parallel_config.rank}")`: invalid device ordinal on the second node)',
       ],
     },
   },
@@ -338,13 +366,14 @@ export const rule: PythonRule = {
       const origin = flow.origin(slot.ordinal);
       if (origin.kind !== "global" || !origin.source) continue;
       const local = localRead();
-      const why = local ? null : gate(ctx, slot, (inits ??= initCalls(ctx)));
+      const library = flow.libraryOf(origin.source);
+      const why = local ? null : gate(ctx, slot, (inits ??= initCalls(ctx)), library);
       const src = origin.source;
       const label = src.text.length > 60 ? `${src.text.slice(0, 57)}...` : src.text;
       const expr = slot.ordinal.text.length > 40 ? `${slot.ordinal.text.slice(0, 37)}...` : slot.ordinal.text;
       ctx.report({
         range: nodeRange(slot.ordinal),
-        message: `${expr} is the global rank${src.id === slot.ordinal.id ? "" : ` (${label}, ${ctx.where(src.startPosition.row)}${origin.via ? `: it returns ${origin.variable ?? "the global rank"} there, read at ${origin.via}` : ""})`} used as a CUDA device (${slot.form}): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal)${why?.kind === "several" ? `; ${why.text}` : ""}; use the local rank: ${local ? localShown(ctx, local) : localInstead(origin)}`,
+        message: `${expr} is the global rank${src.id === slot.ordinal.id ? "" : ` (${label}, ${ctx.where(src.startPosition.row)}${origin.via ? `: it returns ${origin.variable ?? "the global rank"} there, read at ${origin.via}` : ""})`} used as a CUDA device (${slot.form}): on the second node of a job with 8 GPUs a node the ranks are 8 to 15, and cuda:8 does not exist there (invalid device ordinal)${why && why.kind !== "init" ? `; ${why.text}` : ""}; use the local rank: ${local ? localShown(ctx, local) : localInstead(origin, library)}`,
         related: [
           {
             range: nodeRange(src),
