@@ -69,6 +69,15 @@ export interface SlurmLaunch {
    * variable is no certain request. Absent: false.
    */
   asksForGpus?: boolean;
+  /**
+   * The job script decides CUDA_VISIBLE_DEVICES for the command itself, so a value the program
+   * writes replaces the script's choice rather than Slurm's: the script assigns or exports the
+   * variable (anywhere in it), the command is prefixed with it (`CUDA_VISIBLE_DEVICES=0 python x.py`),
+   * srun's `--export` names it, or the command passes a value read from it or from Slurm's GPU
+   * list (`--gpu $CUDA_VISIBLE_DEVICES`, `$SLURM_JOB_GPUS`, `$SLURM_STEP_GPUS`) to the program.
+   * GPU021 reports the script's own write. Absent: false.
+   */
+  setsVisibleDevices?: boolean;
 }
 
 /** Job-script file names. */
@@ -549,6 +558,7 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
           facts.request.tasksPerNode)
         : null;
   const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
+  const setsVisibleDevices = scriptSetsVisibleDevices(facts, l);
   const stepAsks = [...(l.srun?.options ?? [])].some(
     ([name, o]) => o.value !== null && !o.value.includes("$") && optionAsksForGpus(name, o.value),
   );
@@ -562,7 +572,19 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
     setsLocalRank: setsLocalRank || exportsLocalRank,
     ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
     ...(facts.request.asksForGpus || stepAsks ? { asksForGpus: true } : {}),
+    ...(setsVisibleDevices ? { setsVisibleDevices: true } : {}),
   };
+}
+
+/** A word that expands CUDA_VISIBLE_DEVICES or Slurm's list of the job's or step's GPUs. */
+const VISIBLE_FROM_SLURM = /\$\{?(?:CUDA_VISIBLE_DEVICES|SLURM_JOB_GPUS|SLURM_STEP_GPUS)\b/;
+
+/** {@link SlurmLaunch.setsVisibleDevices} for one launch `l` of the script with facts `facts`. */
+function scriptSetsVisibleDevices(facts: JobScriptFacts, l: ReturnType<typeof launchOf>): boolean {
+  if (facts.assigned.has("CUDA_VISIBLE_DEVICES")) return true;
+  if (l.command.assignments.some((a) => a.name === "CUDA_VISIBLE_DEVICES")) return true;
+  if (/CUDA_VISIBLE_DEVICES/.test(l.srun?.options.get("export")?.value ?? "")) return true;
+  return l.words.some((w) => w.expands && VISIBLE_FROM_SLURM.test(w.raw));
 }
 
 /**
