@@ -130,12 +130,18 @@ test("slurmLaunchesOf: a job script that sets CUDA_VISIBLE_DEVICES, prefixes the
     "f/job.sbatch": job("python run.py --gpu 0\nCUDA_VISIBLE_DEVICES=3 python other.py\n"),
     "g/run.py": "",
     "g/job.sbatch": job("python run.py --note '$CUDA_VISIBLE_DEVICES'\n"),
+    "h/run.py": "",
+    "h/job.sbatch": job("gpu=$CUDA_VISIBLE_DEVICES\npython run.py --gpu ${gpu}\n"),
+    "i/run.py": "",
+    "i/job.sbatch": job("gpu=0\nids=$CUDA_VISIBLE_DEVICES\npython run.py --gpu $gpu\n"),
   });
   try {
     const sets = (dir: string) => slurmLaunchesOf(join(root, dir, "run.py")).map((l) => l.setsVisibleDevices ?? false);
-    for (const dir of ["a", "b", "c", "d", "e"]) assert.deepEqual(sets(dir), [true], dir);
-    // Another command's prefix, or a single-quoted word (no expansion), leaves this launch alone.
-    for (const dir of ["f", "g"]) assert.deepEqual(sets(dir), [false], dir);
+    // h: through a variable assigned from it.
+    for (const dir of ["a", "b", "c", "d", "e", "h"]) assert.deepEqual(sets(dir), [true], dir);
+    // Another command's prefix, a single-quoted word (no expansion), or a variable that holds a
+    // literal leaves this launch alone.
+    for (const dir of ["f", "g", "i"]) assert.deepEqual(sets(dir), [false], dir);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
