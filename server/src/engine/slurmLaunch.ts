@@ -69,6 +69,16 @@ export interface SlurmLaunch {
    * variable is no certain request. Absent: false.
    */
   asksForGpus?: boolean;
+  /**
+   * The job script decides CUDA_VISIBLE_DEVICES for the command itself, so a value the program
+   * writes replaces the script's choice rather than Slurm's: the script assigns or exports the
+   * variable (anywhere in it), the command is prefixed with it (`CUDA_VISIBLE_DEVICES=0 python x.py`),
+   * srun's `--export` names it, or the command passes a value read from it or from Slurm's GPU
+   * list (`--gpu $CUDA_VISIBLE_DEVICES`, `$SLURM_JOB_GPUS`, `$SLURM_STEP_GPUS`, or a variable the
+   * script assigned from one: `gpu=$CUDA_VISIBLE_DEVICES` then `--gpu $gpu`) to the program.
+   * GPU021 reports the script's own write. Absent: false.
+   */
+  setsVisibleDevices?: boolean;
 }
 
 /** Job-script file names. */
@@ -580,6 +590,7 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
           facts.request.tasksPerNode)
         : null;
   const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
+  const setsVisibleDevices = scriptSetsVisibleDevices(facts, l);
   const stepAsks = [...(l.srun?.options ?? [])].some(
     ([name, o]) => o.value !== null && !o.value.includes("$") && optionAsksForGpus(name, o.value),
   );
@@ -593,7 +604,39 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
     setsLocalRank: setsLocalRank || exportsLocalRank,
     ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
     ...(facts.request.asksForGpus || stepAsks ? { asksForGpus: true } : {}),
+    ...(setsVisibleDevices ? { setsVisibleDevices: true } : {}),
   };
+}
+
+/** A word that expands CUDA_VISIBLE_DEVICES or Slurm's list of the job's or step's GPUs. */
+const VISIBLE_FROM_SLURM = /\$\{?(?:CUDA_VISIBLE_DEVICES|SLURM_JOB_GPUS|SLURM_STEP_GPUS)\b/;
+
+/**
+ * The names the script assigns (`gpu=$CUDA_VISIBLE_DEVICES`, `export GPUS=${SLURM_JOB_GPUS}`) from
+ * a value that expands CUDA_VISIBLE_DEVICES or Slurm's GPU list.
+ */
+function namesFromSlurmGpus(facts: JobScriptFacts): Set<string> {
+  const names = new Set<string>();
+  for (const c of facts.commands) {
+    const words =
+      c.words.length === 0 ? c.assignments.map((a) => a.word) : c.words[0].value === "export" ? c.words.slice(1) : [];
+    for (const w of words) {
+      const m = /^([A-Za-z_][A-Za-z0-9_]*)=/.exec(w.value);
+      if (m && w.expands && VISIBLE_FROM_SLURM.test(w.raw)) names.add(m[1]);
+    }
+  }
+  return names;
+}
+
+/** {@link SlurmLaunch.setsVisibleDevices} for one launch `l` of the script with facts `facts`. */
+function scriptSetsVisibleDevices(facts: JobScriptFacts, l: ReturnType<typeof launchOf>): boolean {
+  if (facts.assigned.has("CUDA_VISIBLE_DEVICES")) return true;
+  if (l.command.assignments.some((a) => a.name === "CUDA_VISIBLE_DEVICES")) return true;
+  if (/CUDA_VISIBLE_DEVICES/.test(l.srun?.options.get("export")?.value ?? "")) return true;
+  const names = [...namesFromSlurmGpus(facts)];
+  const passes = (raw: string) =>
+    VISIBLE_FROM_SLURM.test(raw) || names.some((n) => new RegExp(`\\$\\{?${n}\\b`).test(raw));
+  return l.words.some((w) => w.expands && passes(w.raw));
 }
 
 /**

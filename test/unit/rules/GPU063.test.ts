@@ -78,6 +78,53 @@ test("GPU063: silent without a launch, in a job that asks for no GPU, and where 
     assert.deepEqual(await lintCode(text, "GPU063", gpu), [], what);
 });
 
+test("GPU063: a write in the body of the `__main__` block runs whenever the file is started; one in its `else` or a block inside it does not", async () => {
+  const gpu = { ...PREVIEW, slurm: [SRUN_ONE_GPU_PER_TASK] };
+  const main = (body: string) =>
+    [
+      "import argparse",
+      "import os",
+      "",
+      'if __name__ == "__main__":',
+      "    args = argparse.ArgumentParser().parse_args()",
+      body,
+      "",
+    ].join("\n");
+  const [d, ...rest] = await lintCode(main('    os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu'), "GPU063", gpu);
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 5);
+  for (const body of [
+    '    if args.gpu:\n        os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu',
+    '    pass\nelse:\n    os.environ["CUDA_VISIBLE_DEVICES"] = "0"',
+  ])
+    assert.deepEqual(await lintCode(main(body), "GPU063", gpu), [], body);
+});
+
+test("GPU063: a read of CUDA_VISIBLE_DEVICES after the write reads the file's own value; one before it may keep Slurm's", async () => {
+  const gpu = { ...PREVIEW, slurm: [SRUN_ONE_GPU_PER_TASK] };
+  const after = SRC.replace("    import torch", '    print(os.environ["CUDA_VISIBLE_DEVICES"])\n    import torch');
+  assert.deepEqual(
+    (await lintCode(after, "GPU063", gpu)).map((d) => d.range.start.line),
+    [7],
+  );
+  const before = SRC.replace("    os.environ", '    print(os.environ.get("CUDA_VISIBLE_DEVICES"))\n    os.environ');
+  assert.deepEqual(await lintCode(before, "GPU063", gpu), []);
+});
+
+test("GPU063: silent where the job script already decides CUDA_VISIBLE_DEVICES for the command (GPU021 reports the script)", async () => {
+  assert.deepEqual(
+    await lintCode(SRC, "GPU063", { ...PREVIEW, slurm: [{ ...SRUN_ONE_GPU_PER_TASK, setsVisibleDevices: true }] }),
+    [],
+  );
+  // Another launch of the file that leaves the variable to Slurm is still reported.
+  const both = [
+    { ...SRUN_ONE_GPU_PER_TASK, setsVisibleDevices: true },
+    { ...SRUN_ONE_GPU_PER_TASK, line: 9 },
+  ];
+  const [d] = await lintCode(SRC, "GPU063", { ...PREVIEW, slurm: both });
+  assert.match(d.message, /train\.sbatch \(line 10\)/);
+});
+
 test("GPU063 end to end: the job script beside the file is found, its #SBATCH or srun GPU request read", async () => {
   const root = mkdtempSync(join(tmpdir(), "gpu-pilot-gpu063-"));
   try {
@@ -97,6 +144,11 @@ test("GPU063 end to end: the job script beside the file is found, its #SBATCH or
     job("#SBATCH --ntasks=1\n\nsrun python launch.py\n");
     assert.deepEqual(await lint(), []);
     job("#SBATCH --ntasks=1\n\nsrun --gres=$GRES python launch.py\n");
+    assert.deepEqual(await lint(), []);
+    // The job script sets the variable before the file runs, or hands Slurm's value to it: silent.
+    job("#SBATCH --gres=gpu:4\nexport CUDA_VISIBLE_DEVICES=0,1,2,3\npython launch.py --gpu 0,1,2,3\n");
+    assert.deepEqual(await lint(), []);
+    job('#SBATCH --gres=gpu:1\nsrun python launch.py --gpu "$CUDA_VISIBLE_DEVICES"\n');
     assert.deepEqual(await lint(), []);
   } finally {
     rmSync(root, { recursive: true, force: true });

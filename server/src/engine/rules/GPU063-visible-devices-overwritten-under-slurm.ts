@@ -1,7 +1,8 @@
 import type { PythonRule, RuleContext } from "../rule";
 import { envWrites, snippet } from "../rule";
 import type { EnvWriteEvent } from "../python/events";
-import { stringValue } from "../python/parser";
+import { enclosingFunction, stringValue, type SyntaxNode } from "../python/parser";
+import { isMainGuard } from "../python/walker";
 import type { SlurmLaunch } from "../slurmLaunch";
 import { envReadsOf, flowsFrom } from "./shared/py";
 
@@ -11,13 +12,26 @@ const scriptName = (l: SlurmLaunch) => l.script.replace(/^.*[\\/]/, "");
 
 /**
  * Whether the file knows it may run under Slurm or that CUDA_VISIBLE_DEVICES may be set already: a
- * read of any `SLURM_*` variable or of CUDA_VISIBLE_DEVICES, or a string `"SLURM_..."` /
- * `"CUDA_VISIBLE_DEVICES"` tested with `in` (`if "SLURM_JOB_ID" not in os.environ:`). Such a file
- * may leave Slurm's value alone on a path the model does not follow, so the rule stays silent.
+ * read of any `SLURM_*` variable, a read of CUDA_VISIBLE_DEVICES that does not follow one of
+ * `writes` in the same function (or both at module level; after such a write, which runs whenever
+ * the file does, the read sees the file's own value: `print(os.environ["CUDA_VISIBLE_DEVICES"])`
+ * after the write), or a string `"SLURM_..."` / `"CUDA_VISIBLE_DEVICES"` tested with `in` (`if
+ * "SLURM_JOB_ID" not in os.environ:`). Such a file may leave Slurm's value alone on a path the
+ * model does not follow, so the rule stays silent.
  */
-function slurmAware(ctx: RuleContext): boolean {
-  for (const e of ctx.model.events)
-    if (e.kind === "envRead" && (e.variable.startsWith("SLURM_") || e.variable === "CUDA_VISIBLE_DEVICES")) return true;
+function slurmAware(ctx: RuleContext, writes: readonly EnvWriteEvent[]): boolean {
+  const readsOwnValue = (read: SyntaxNode) =>
+    writes.some(
+      (w) =>
+        w.statement !== null &&
+        read.startIndex >= w.statement.endIndex &&
+        enclosingFunction(read)?.id === enclosingFunction(w.statement)?.id,
+    );
+  for (const e of ctx.model.events) {
+    if (e.kind !== "envRead") continue;
+    if (e.variable.startsWith("SLURM_")) return true;
+    if (e.variable === "CUDA_VISIBLE_DEVICES" && !readsOwnValue(e.node)) return true;
+  }
   return ctx.model.nodesMentioning("comparison_operator", ["SLURM_", "CUDA_VISIBLE_DEVICES"]).some((c) => {
     const first = stringValue(c.namedChildren[0] ?? null);
     const tested = c.children.some((k) => k && (k.type === "in" || k.type === "not in"));
@@ -26,16 +40,33 @@ function slurmAware(ctx: RuleContext): boolean {
 }
 
 /**
+ * Whether a statement sits directly in the body of the module's `if __name__ == "__main__":` (not
+ * in its `else`, nor in a block inside it): it runs whenever the file is started as a script.
+ */
+function inMainGuardBody(stmt: SyntaxNode | null): boolean {
+  const block = stmt?.parent;
+  const guard = block?.parent;
+  return (
+    block?.type === "block" &&
+    guard?.type === "if_statement" &&
+    guard.parent?.type === "module" &&
+    guard.childForFieldName("consequence")?.id === block.id &&
+    isMainGuard(guard)
+  );
+}
+
+/**
  * The writes that replace CUDA_VISIBLE_DEVICES whenever the module's started path runs: on the
- * module's timeline (top level, the `__main__` block, the functions, constructors and methods it
- * calls), not inside a block (`if`, `try`, `with`, a loop), not `setdefault` (which keeps a set
- * value), and not an empty or `-1` value (that hides the GPUs on purpose, GPU003's business).
+ * module's timeline (top level, the body of the `__main__` block, the functions, constructors and
+ * methods it calls), not inside another block (`if`, `try`, `with`, a loop), not `setdefault`
+ * (which keeps a set value), and not an empty or `-1` value (that hides the GPUs on purpose,
+ * GPU003's business).
  */
 function overwrites(ctx: RuleContext): EnvWriteEvent[] {
   return envWrites(ctx.model).filter(
     (w) =>
       w.variable === "CUDA_VISIBLE_DEVICES" &&
-      !w.nested &&
+      (!w.nested || inMainGuardBody(w.statement)) &&
       w.form !== "setdefault" &&
       w.value !== null &&
       w.literal?.trim() !== "" &&
@@ -57,7 +88,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Reports a write of CUDA_VISIBLE_DEVICES made whenever a Python file runs (`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu`, with `--gpu` defaulting to `"0"`) when a Slurm job script of the project starts that file (`srun python file.py`, `python file.py` as the batch step, torchrun in the job) in a job that asks Slurm for GPUs: the write replaces the GPU ids Slurm set for the job with ids of the node.',
       follows:
-        "The file's CUDA_VISIBLE_DEVICES writes on the path it runs when started (module level, the `if __name__ == \"__main__\":` block, and the functions, constructors and methods it calls, as GPU001 follows them), outside any `if`, `try`, `with` or loop; the project's job scripts found as for GPU036 (beside the file, in its parent folders up to the repository root, three levels at most, and their direct subfolders), and whether the job asks for GPUs (`#SBATCH --gres=gpu...`, `--gpus`, `--gpus-per-node`, `--gpus-per-task`, or the same options with literal values on the `srun` line). Silent where the file reads any `SLURM_*` variable or CUDA_VISIBLE_DEVICES, or tests one with `in` (it may leave Slurm's value alone), for `os.environ.setdefault(...)` (it keeps a set value), for an empty or `-1` value (hiding the GPUs on purpose), for values computed from a Slurm task number or MPI rank (GPU038), and for writes in functions the file never calls. Not followed: options the job is submitted with (`sbatch --gres=gpu:1 job.sh`), scripts that start the file through another script, and modules the file imports.",
+        "The file's CUDA_VISIBLE_DEVICES writes on the path it runs when started (module level, the `if __name__ == \"__main__\":` block, and the functions, constructors and methods it calls, as GPU001 follows them), outside any `if` (the body of the `__main__` block excepted), `try`, `with` or loop; the project's job scripts found as for GPU036 (beside the file, in its parent folders up to the repository root, three levels at most, and their direct subfolders), and whether the job asks for GPUs (`#SBATCH --gres=gpu...`, `--gpus`, `--gpus-per-node`, `--gpus-per-task`, or the same options with literal values on the `srun` line). Silent where the file reads any `SLURM_*` variable, or CUDA_VISIBLE_DEVICES other than after its own write, or tests one with `in` (it may leave Slurm's value alone); where the job script decides the variable for the command itself (an assignment or `export` in it, a `CUDA_VISIBLE_DEVICES=...` prefix, srun `--export`, or `$CUDA_VISIBLE_DEVICES`, `$SLURM_JOB_GPUS` or `$SLURM_STEP_GPUS` passed to the program, directly or through a variable assigned from one: GPU021 reports the script's write); for `os.environ.setdefault(...)` (it keeps a set value), for an empty or `-1` value (hiding the GPUs on purpose), for values computed from a Slurm task number or MPI rank (GPU038), and for writes in functions the file never calls. Not followed: options the job is submitted with (`sbatch --gres=gpu:1 job.sh`), scripts that start the file through another script, and modules the file imports.",
       why: `Slurm sets CUDA_VISIBLE_DEVICES for the job to the GPUs it allocated on the node, and again for each srun step. Measured on Slurm 22.05.8 (single node, four GPUs, no device cgroups; ${MEASURED}): a job given GPUs 2 and 3 while another job held 0 and 1 got \`CUDA_VISIBLE_DEVICES=2,3\`, in the batch script and in its srun steps. A program that then writes its own ids (a \`--gpu\` option defaulting to \`"0"\`) replaces that list: without device cgroups it runs on GPU 0, which belongs to the other job; with device cgroups the job's GPUs are renumbered from 0 and an id beyond them names no GPU at all (CUDA then sees none, ground-truth.md). threestudio-project/threestudio#191: \`launch.py\` always wrote its \`--gpu\` option (default \`"0"\`) into CUDA_VISIBLE_DEVICES, and under srun it replaced the GPUs Slurm had given the job; the fix leaves the variable alone when Slurm set it. GPU021 reports the same overwrite written in the job script itself.`,
       example:
         '# launch.py, started by dreamfusion.sbatch (`#SBATCH --gres=gpu:1`, `srun python launch.py`)\nimport argparse\nimport os\n\nparser = argparse.ArgumentParser()\nparser.add_argument("--gpu", default="0")\nargs = parser.parse_args()\nos.environ["CUDA_VISIBLE_DEVICES"] = args.gpu  # GPU063: replaces the GPUs Slurm gave the job\n',
@@ -73,10 +104,11 @@ export const rule: PythonRule = {
     },
   },
   check(ctx) {
-    const launch = (ctx.slurm ?? []).find((l) => l.asksForGpus);
+    // A job script that sets the variable itself (or passes Slurm's value on) already decided it: GPU021's.
+    const launch = (ctx.slurm ?? []).find((l) => l.asksForGpus && !l.setsVisibleDevices);
     if (!launch) return;
     const writes = overwrites(ctx);
-    if (!writes.length || slurmAware(ctx)) return;
+    if (!writes.length || slurmAware(ctx, writes)) return;
     // A file that asks mpi4py for its rank writes the variable per rank: GPU038's.
     if ([...ctx.model.symbols.values()].some((p) => p === "mpi4py" || p.startsWith("mpi4py."))) return;
     // Values from a task number or an MPI rank are GPU038's (it reads the same writes).

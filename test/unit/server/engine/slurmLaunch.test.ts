@@ -113,6 +113,40 @@ test("slurmLaunchesOf: python -m names pkg/mod.py from the project root; LOCAL_R
   }
 });
 
+test("slurmLaunchesOf: a job script that sets CUDA_VISIBLE_DEVICES, prefixes the command with it, exports it through srun or passes Slurm's GPU list on is noted", () => {
+  const job = (body: string) => `#!/bin/bash\n#SBATCH --gres=gpu:2\n${body}`;
+  const root = project({
+    "a/run.py": "",
+    "a/job.sbatch": job("export CUDA_VISIBLE_DEVICES=0,1\npython run.py\n"),
+    "b/run.py": "",
+    "b/job.sbatch": job("CUDA_VISIBLE_DEVICES=1 python run.py\n"),
+    "c/run.py": "",
+    "c/job.sbatch": job("srun --export=ALL,CUDA_VISIBLE_DEVICES=0 python run.py\n"),
+    "d/run.py": "",
+    "d/job.sbatch": job('python run.py --gpu "$CUDA_VISIBLE_DEVICES"\n'),
+    "e/run.py": "",
+    "e/job.sbatch": job("srun python run.py --gpus ${SLURM_JOB_GPUS}\n"),
+    "f/run.py": "",
+    "f/job.sbatch": job("python run.py --gpu 0\nCUDA_VISIBLE_DEVICES=3 python other.py\n"),
+    "g/run.py": "",
+    "g/job.sbatch": job("python run.py --note '$CUDA_VISIBLE_DEVICES'\n"),
+    "h/run.py": "",
+    "h/job.sbatch": job("gpu=$CUDA_VISIBLE_DEVICES\npython run.py --gpu ${gpu}\n"),
+    "i/run.py": "",
+    "i/job.sbatch": job("gpu=0\nids=$CUDA_VISIBLE_DEVICES\npython run.py --gpu $gpu\n"),
+  });
+  try {
+    const sets = (dir: string) => slurmLaunchesOf(join(root, dir, "run.py")).map((l) => l.setsVisibleDevices ?? false);
+    // h: through a variable assigned from it.
+    for (const dir of ["a", "b", "c", "d", "e", "h"]) assert.deepEqual(sets(dir), [true], dir);
+    // Another command's prefix, a single-quoted word (no expansion), or a variable that holds a
+    // literal leaves this launch alone.
+    for (const dir of ["f", "g", "i"]) assert.deepEqual(sets(dir), [false], dir);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test("slurmLaunchesOf: the search stops at the repository root and three levels up", () => {
   const outer = mkdtempSync(join(tmpdir(), "gpu-pilot-slurm-outer-"));
   try {
