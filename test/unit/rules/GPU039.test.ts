@@ -749,3 +749,28 @@ test("GPU039: TensorRT-LLM's mapping.rank and a parallel_config in a file that n
   const [o] = await lintCode(other, "GPU039", { preview: true });
   assert.match(o.message, /; use the local rank: the process's index on its node, or torch\.cuda\.current_device\(\)$/);
 });
+
+test("GPU039: a test module that reads its local rank is preview (single-node tests set and read LOCAL_RANK in a helper); a launch on several nodes still makes it default", async () => {
+  const src =
+    'import os\nimport torch\n\nlocal_rank = int(os.environ["LOCAL_RANK"])\nrank = int(os.environ["RANK"])\ntorch.cuda.set_device(rank)\n';
+  // Outside tests the local-rank read puts it in the default set (gate 1).
+  const [d] = await lintCode(src, "GPU039");
+  assert.deepEqual(d.range, { start: { line: 5, character: 22 }, end: { line: 5, character: 26 } });
+  // In a test module: preview only.
+  assert.deepEqual(await lintCode(src, "GPU039", { testModule: true }), []);
+  assert.equal((await lintCode(src, "GPU039", { testModule: true, preview: true })).length, 1);
+  // A job script that starts the test on several nodes: default again, and the message says why.
+  const several = {
+    script: "/proj/slurm/test.sbatch",
+    line: 4,
+    nodes: "several" as const,
+    from: "#SBATCH --nodes=2",
+    documented: false,
+  };
+  const [t, ...rest] = await lintCode(src, "GPU039", { testModule: true, launchNodes: [several] });
+  assert.equal(rest.length, 0);
+  assert.match(
+    t.message,
+    /test\.sbatch:5 starts this file on several nodes \(#SBATCH --nodes=2\); use the local rank: os\.environ\["LOCAL_RANK"\], which this file reads on line 4$/,
+  );
+});
