@@ -156,3 +156,20 @@ export function enclosingFunction(node: Node): Node | null {
   for (let p = node.parent; p; p = p.parent) if (p.type === "function_definition") return p;
   return null;
 }
+
+/**
+ * The names a function binds as parameters: a `parameters` or `lambda_parameters` node's plain
+ * names, and the names of its default, typed, `*args` and `**kwargs` parameters. Empty for null.
+ */
+export function parameterNames(params: Node | null | undefined): Set<string> {
+  const out = new Set<string>();
+  for (const p of params?.namedChildren ?? []) {
+    if (!p) continue;
+    if (p.type === "identifier") out.add(p.text);
+    else {
+      const name = p.childForFieldName("name") ?? p.namedChildren.find((c) => c?.type === "identifier");
+      if (name?.type === "identifier") out.add(name.text);
+    }
+  }
+  return out;
+}

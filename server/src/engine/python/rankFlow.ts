@@ -27,7 +27,7 @@
  * `unknown`, and a rule stays silent on them.
  */
 import type { SyntaxNode } from "./parser";
-import { enclosingFunction, stringValue } from "./parser";
+import { enclosingFunction, parameterNames, stringValue } from "./parser";
 import type { ModuleModel, ProjectLookup } from "./model";
 import { branchesOf, contains } from "../rules/shared/py";
 
@@ -596,7 +596,7 @@ export class RankFlow {
     for (let p = use.parent; p; p = p.parent) {
       if (p.type === "lambda") {
         const params = p.childForFieldName("parameters");
-        if (params && paramNames(params).has(name)) return null;
+        if (params && parameterNames(params).has(name)) return null;
       }
       if (p.type === "for_in_clause" || p.type === "for_statement") {
         const left = p.childForFieldName("left");
@@ -684,7 +684,7 @@ export class RankFlow {
     s = { names: new Map(), members: new Map(), params: new Set(), globals: new Set() };
     if (def) {
       const params = def.childForFieldName("parameters");
-      if (params) s.params = paramNames(params);
+      if (params) s.params = parameterNames(params);
       collectBindings(def.childForFieldName("body"), s);
     } else {
       for (const st of this.model.tree.statements) {
@@ -786,20 +786,6 @@ function methodsOf(def: SyntaxNode): SyntaxNode[] {
   for (const c of body.namedChildren) {
     const d = c?.type === "decorated_definition" ? c.childForFieldName("definition") : c;
     if (d?.type === "function_definition") out.push(d);
-  }
-  return out;
-}
-
-/** Parameter names of a `parameters` / `lambda_parameters` node. */
-function paramNames(params: SyntaxNode): Set<string> {
-  const out = new Set<string>();
-  for (const p of params.namedChildren) {
-    if (!p) continue;
-    if (p.type === "identifier") out.add(p.text);
-    else {
-      const name = p.childForFieldName("name") ?? p.namedChildren.find((c) => c?.type === "identifier");
-      if (name?.type === "identifier") out.add(name.text);
-    }
   }
   return out;
 }

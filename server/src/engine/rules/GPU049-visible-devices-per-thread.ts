@@ -1,6 +1,6 @@
 import type { Rule, RuleContext } from "../rule";
 import { nodeRange } from "../python/events";
-import type { SyntaxNode } from "../python/parser";
+import { parameterNames, type SyntaxNode } from "../python/parser";
 import { callArgs, calleePath, enclosingFunction, readsAnyName } from "./shared/py";
 import { startsChildWithin } from "./shared/childProcess";
 import { makesModel, modelCallReceiver, SELECT_DEVICE_SOURCE } from "./shared/ultralytics";
@@ -79,19 +79,6 @@ function threadStarts(ctx: RuleContext): ThreadStart[] {
   return out;
 }
 
-/** The parameter names of a function definition. */
-function parameterNames(def: SyntaxNode): Set<string> {
-  const names = new Set<string>();
-  for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
-    const id =
-      p?.type === "identifier"
-        ? p
-        : (p?.childForFieldName("name") ?? p?.namedChildren.find((c) => c?.type === "identifier"));
-    if (id?.type === "identifier") names.add(id.text);
-  }
-  return names;
-}
-
 /** `names` with the local names of `def` assigned from an expression that reads one of them (`gpu = ids[k]`, `gpu, items = job`). */
 function derivedNames(def: SyntaxNode, names: Set<string>): Set<string> {
   const out = new Set(names);
@@ -157,7 +144,7 @@ export const rule: Rule = {
       seen.add(start.target);
       const def = ctx.model.functions.get(start.target)!;
       if (startsChildWithin(ctx, def)) continue;
-      const params = derivedNames(def, parameterNames(def));
+      const params = derivedNames(def, parameterNames(def.childForFieldName("parameters")));
       const where = `${start.target}() runs in several threads (started on ${ctx.where(start.call.startPosition.row)})`;
       const related = [{ range: nodeRange(start.call), message: "the threads start here" }];
       const shared = `the threads share one process environment and CUDA reads the variable once, when the process first initialises CUDA (measured on an H100 with torch 2.11)`;

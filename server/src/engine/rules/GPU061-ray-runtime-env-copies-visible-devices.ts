@@ -1,7 +1,7 @@
 import type { PythonRule, RuleContext } from "../rule";
 import { snippet } from "../rule";
 import type { Fix, RelatedInfo } from "../types";
-import { enclosingFunction, stringValue, type SyntaxNode } from "../python/parser";
+import { enclosingFunction, parameterNames, stringValue, type SyntaxNode } from "../python/parser";
 import { nodeRange } from "../python/events";
 import { callArgs, contains, type CallArgs } from "./shared/py";
 
@@ -45,19 +45,6 @@ function zero(v: SyntaxNode | null | undefined): boolean {
   return !!v && (v.type === "integer" || v.type === "float") && /^[0._]+$/.test(v.text);
 }
 
-/** The parameter names of a function definition. */
-function parameterNames(def: SyntaxNode): Set<string> {
-  const names = new Set<string>();
-  for (const p of def.childForFieldName("parameters")?.namedChildren ?? []) {
-    const id =
-      p?.type === "identifier"
-        ? p
-        : (p?.childForFieldName("name") ?? p?.namedChildren.find((c) => c?.type === "identifier"));
-    if (id?.type === "identifier") names.add(id.text);
-  }
-  return names;
-}
-
 /** The plain `name = value` assignments of `name` whose function is `scope` (null: the module's own code). */
 function assignmentsIn(ctx: RuleContext, name: string, scope: SyntaxNode | null): SyntaxNode[] {
   return ctx.model
@@ -84,7 +71,7 @@ function bindingAt(ctx: RuleContext, name: string, at: SyntaxNode): SyntaxNode |
     const earlier = own.filter((a) => a.startIndex < before);
     if (earlier.length) return earlier[earlier.length - 1];
     if (!scope) return null;
-    if (own.length || parameterNames(scope).has(name)) return null;
+    if (own.length || parameterNames(scope.childForFieldName("parameters")).has(name)) return null;
     // An enclosing function's names as they are where `scope` is defined; the module's as they are
     // when the function runs, after the module's own code.
     before = enclosingFunction(scope) ? scope.startIndex : Infinity;
