@@ -300,6 +300,9 @@ function writerMacOf(key: Buffer, build: string, path: string, e: Omit<WriterEnt
   return createHmac("sha256", key).update(JSON.stringify(fields)).digest("hex");
 }
 
+/** A dependency that could not be read when the result was kept (no SHA-1 of any bytes is all zeros in practice). */
+const ABSENT = "0".repeat(40);
+
 /** At most this many dependencies per entry (a module importing thousands of project modules is not cached). */
 export const MAX_DEPS = 4096;
 /** Whether `d` is an entry's `deps`: at most MAX_DEPS absolute paths (at most 4096 characters) each with a SHA-1. */
@@ -471,17 +474,21 @@ export class ResultCache {
     return { hit: true, result: e.result };
   }
 
-  /** The SHA-1 of a dependency's bytes now (read once per run), or null when it cannot be read. */
-  hashOf(path: string): string | null {
-    if (!this.depHashes.has(path)) this.depHashes.set(path, contentHashOf(path));
+  /**
+   * The SHA-1 of a dependency's bytes now (read once per run), or {@link ABSENT} when it cannot be
+   * read (missing, refused by the safe reader): a result that depended on a file being absent
+   * stays valid while it is, and is checked again once it appears.
+   */
+  hashOf(path: string): string {
+    if (!this.depHashes.has(path)) this.depHashes.set(path, contentHashOf(path) ?? ABSENT);
     return this.depHashes.get(path)!;
   }
-  private readonly depHashes = new Map<string, string | null>();
+  private readonly depHashes = new Map<string, string>();
 
   /**
    * Keeps what checking `path` gave: `stamp` and `nowMs` as taken before it was read, the hashes of
    * what was checked; `deps`: the other files the result depends on (hashed now; one that cannot be
-   * read, or more than MAX_DEPS, and the result is not kept).
+   * read is kept as {@link ABSENT}; more than MAX_DEPS, and the result is not kept).
    */
   record(
     path: string,
@@ -494,11 +501,7 @@ export class ResultCache {
   ): void {
     if (!stamp || deps.length > MAX_DEPS) return;
     const hashes: Record<string, string> = {};
-    for (const d of deps) {
-      const h = this.hashOf(d);
-      if (h === null) return;
-      hashes[d] = h;
-    }
+    for (const d of deps) hashes[d] = this.hashOf(d);
     this.entries.set(
       path,
       this.signed(path, {

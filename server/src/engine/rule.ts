@@ -88,9 +88,10 @@ export interface ManifestRuleContext {
    * sourced environment file) through the safe reader, at most `maxBytes` bytes; null when it cannot
    * be read. In the editor a file open there is read from its document (LintOptions.openText). The
    * path is recorded as a dependency of the result (the CLI's cache re-checks the file when it
-   * changes; the language server lints the document again).
+   * changes; the language server lints the document again); one that cannot be read only with
+   * `absentMatters` (the result depends on its absence: it is checked again once it appears).
    */
-  read(path: string, maxBytes: number): string | null;
+  read(path: string, maxBytes: number, absentMatters?: boolean): string | null;
   /** Reports one finding; severity defaults to the rule's. */
   report(finding: Parameters<RuleContext["report"]>[0]): void;
 }

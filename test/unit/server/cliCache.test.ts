@@ -548,3 +548,31 @@ test("a shell script's kept result depends on the files its launch rules read: a
   writeFileSync(join(p.src, "acc.yaml"), "num_machines: 2\n");
   assert.deepEqual(codes([]), { codes: [], cached: 0 });
 });
+
+test("a kept result that depended on a file being absent goes stale when it appears: accelerate's default config created after a GPU040 finding was cached", () => {
+  const hf = mkdtempSync(join(tmpdir(), "gp-cache-hf-"));
+  const p = project({
+    "run.sh": "#!/bin/bash\naccelerate launch train.py\n",
+    "train.py": 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nimport torch\n',
+  });
+  const before = process.env.HF_HOME;
+  process.env.HF_HOME = hf;
+  try {
+    const codes = () => {
+      const r = p.run(["--format", "json", "--statistics", "--gpus", "2", "src/run.sh"]);
+      return { codes: JSON.parse(r.stdout).map((d: { code: string }) => d.code), cached: p.fromCache(r.stderr) };
+    };
+    // No default config: one process per GPU (2) against train.py's one visible GPU. Kept, though
+    // the config it looked for does not exist (before, such a result was not kept at all).
+    assert.deepEqual(codes(), { codes: ["GPU040"], cached: 0 });
+    assert.deepEqual(codes(), { codes: ["GPU040"], cached: 1 });
+    // The default config appears: the launch's count is now the config's; the kept result is stale.
+    mkdirSync(join(hf, "accelerate"));
+    writeFileSync(join(hf, "accelerate", "default_config.yaml"), "num_processes: 1\n");
+    assert.deepEqual(codes(), { codes: [], cached: 0 });
+    assert.deepEqual(codes(), { codes: [], cached: 1 });
+  } finally {
+    if (before === undefined) delete process.env.HF_HOME;
+    else process.env.HF_HOME = before;
+  }
+});

@@ -59,10 +59,13 @@ function dependencyReader(openText?: LintOptions["openText"]): {
     return "text" in r ? r.text : null;
   };
   return {
-    read: (path, maxBytes) => {
+    read: (path, maxBytes, absentMatters = false) => {
       const at = resolve(path);
       const text = readText(at, maxBytes);
-      if (text !== null) paths.add(at);
+      // A file whose absence decided the result (accelerate's default config) is recorded unread
+      // too: its appearance changes the result as much as an edit (the CLI's cache keeps an
+      // unreadable dependency as absent: cliCache.ts ABSENT).
+      if (text !== null || absentMatters) paths.add(at);
       return text;
     },
     deps: () => [...paths],
