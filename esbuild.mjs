@@ -63,9 +63,11 @@ const noParserInClient = {
 };
 /**
  * One bundle per process (issue 44): dist/client.js (the extension host), dist/server.js (the
- * language server), dist/cli.js (the CLI, `gpu-pilot mcp` and `gpu-pilot kernel` included), and the
- * webviews' browser bundles. Code that is needed later is deferred as work, not as another file:
- * a module reached only through `import()` (execa; the MCP server and the kernel commands in the
+ * language server, and `gpu-pilot mcp` as `node dist/server.js mcp ...`: the MCP server the
+ * extension registers, so that the .vsix carries no dist/cli.js), dist/cli.js (the CLI, `gpu-pilot
+ * mcp` and `gpu-pilot kernel` included: the npm package's bundle), and the webviews' browser
+ * bundles. Code that is needed later is deferred as work, not as another file: a module reached only
+ * through `import()` (execa; the MCP server in the server and the CLI; the kernel commands in the
  * CLI) is bundled with its code wrapped by esbuild and run at that import, not at the `require` of
  * the bundle. {@link deferredImports} fails the build when such a module is imported statically.
  *
@@ -106,8 +108,10 @@ const lspBundleImports = {
 /**
  * Fails the build when a module that must run only when first used is imported statically (its
  * code would run at the bundle's `require`): execa (common/src/gpu/nvidiaSmi.ts's loadExeca, at the
- * first process), and in the CLI the MCP server (`gpu-pilot mcp`) and the kernel commands
- * (`gpu-pilot kernel`), which `gpu-pilot check` and its worker threads never run.
+ * first process), in the language server and the CLI the MCP server (`mcp`: mcp/command.ts and
+ * mcp/server.ts, with the MCP SDK), which the language server and `gpu-pilot check` never run, and in
+ * the CLI the kernel commands (`gpu-pilot kernel`), which `gpu-pilot check` and its worker threads
+ * never run.
  * @param {{ filter: RegExp, why: string }[]} lazy
  * @returns {esbuild.Plugin}
  */
@@ -141,6 +145,7 @@ const bootOnly = {
   },
 };
 const execaLazy = { filter: /^execa$/, why: "execa runs at the first process (common/src/gpu/nvidiaSmi.ts loadExeca)" };
+const mcpLazy = { filter: /^\.\/mcp\/(command|server)$/, why: "the MCP server runs for `mcp` only (server/src/mcp/command.ts)" };
 /**
  * Fails the build when a file's code lands in both of the extension host's bundles (client.js and
  * lsp.js): it would be two modules with two states. Files all of whose code esbuild dropped
@@ -162,15 +167,38 @@ function checkNoFileTwice(metafiles) {
     throw new Error(`a file is in two bundles (two copies of its module): ${twice.map(([f, b]) => `${f} in ${b.join(" and ")}`).join("; ")}`);
   }
 }
+/**
+ * Fails the build when the MCP server's modules (server/src/mcp/command.ts and what it imports
+ * statically) reach the lint engine (server/src/engine/, agentCheck.ts): esbuild wraps every module a
+ * deferred `import()` reaches for lazy initialisation, and the engine wrapped so made the language
+ * server's start about 3 ms (2-3%) slower (BENCHMARKS.md, ".vsix size"). The engine is handed to them instead
+ * (server/src/mcp/engine.ts, which server.ts and cli.ts import statically).
+ * @param {esbuild.Metafile} meta the server bundle's metafile
+ */
+function checkMcpReachesNoEngine(meta) {
+  const entry = "server/src/mcp/command.ts";
+  const seen = new Set([entry]);
+  for (const todo = [entry]; todo.length > 0; ) {
+    for (const imp of meta.inputs[todo.pop()]?.imports ?? []) {
+      if (imp.kind === "dynamic-import" || imp.external || seen.has(imp.path)) continue;
+      seen.add(imp.path);
+      todo.push(imp.path);
+    }
+  }
+  const engine = [...seen].filter((f) => f.startsWith("server/src/engine/") || f === "server/src/agentCheck.ts");
+  if (!meta.inputs[entry] || engine.length > 0) {
+    throw new Error(`${entry} must reach no engine module (pass it in: server/src/mcp/engine.ts)${meta.inputs[entry] ? `: it reaches ${engine.join(", ")}` : `: ${entry} is not in the server bundle`}`);
+  }
+}
 const entries = [
   // The extension's main: the code-cache loader of client.js (client/src/boot/main.ts), nothing else.
   { entryPoints: ["client/src/boot/main.ts"], outfile: `${outdir}/main.js`, plugins: [bootOnly] },
   { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfClient, deferredImports([execaLazy])], metafile: true },
   { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports], metafile: true },
-  { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js`, plugins: [deferredImports([execaLazy])] },
+  { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js`, plugins: [deferredImports([execaLazy, mcpLazy])], metafile: true },
   { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js`, plugins: [deferredImports([
     execaLazy,
-    { filter: /^\.\/mcp\/server$/, why: "the MCP server runs for `gpu-pilot mcp` only" },
+    mcpLazy,
     { filter: /^\.\/kernel\/cli$/, why: "the kernel commands run for `gpu-pilot kernel` only" },
   ])] },
   // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.
@@ -185,5 +213,9 @@ if (watch) {
   for (const e of entries) (await esbuild.context({ ...common, ...e })).watch();
 } else {
   const results = await Promise.all(entries.map((e) => esbuild.build({ ...common, ...e })));
-  checkNoFileTwice(Object.fromEntries(results.flatMap((r, i) => (r.metafile ? [[entries[i].outfile, r.metafile]] : []))));
+  const metafiles = Object.fromEntries(results.flatMap((r, i) => (r.metafile ? [[entries[i].outfile, r.metafile]] : [])));
+  // The extension host's two bundles (client.js, lsp.js) share no file; the server's MCP modules reach no engine module.
+  const { [`${outdir}/server.js`]: server, ...host } = metafiles;
+  checkNoFileTwice(host);
+  if (server) checkMcpReachesNoEngine(server);
 }
