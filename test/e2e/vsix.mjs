@@ -5,7 +5,8 @@
 // no extensionDevelopmentPath (so only the installed copy can load) and checks in headless Chromium
 // that it activates and works from there: a GPU001 in the Problems panel, the GPU view rows, the
 // injection grammar's token, the walkthrough. Also runs the grammar tests against the Python, shell
-// and dotenv grammars that this VS Code ships.
+// and dotenv grammars that this VS Code ships, and starts the MCP server the extension registers as
+// VS Code starts it (the installed `dist/server.js mcp`: the .vsix carries no cli.js).
 //
 //   node test/e2e/vsix.mjs [--keep] [--timeout SEC]
 //
@@ -34,6 +35,8 @@ import {
   writeSettings,
 } from "./lib/host.mjs";
 import { MAX_VSIX_BYTES } from "../../scripts/vsixBudget.mjs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const { values: opts } = parseArgs({
   options: {
@@ -205,19 +208,43 @@ async function main() {
         "dist/client.js",
         "dist/lsp.js",
         "dist/server.js",
-        "dist/cli.js",
         "dist/tree-sitter-python.wasm",
         "syntaxes/cuda-env.injection.tmLanguage.json",
       ]) {
         if (!fs.existsSync(path.join(dir, f))) throw new Error(`${f} not installed`);
       }
-      for (const f of ["client/src", "server/src", "common/src", "node_modules", "test"]) {
+      // dist/cli.js is the npm package's: the extension's MCP server is `node dist/server.js mcp`.
+      for (const f of ["client/src", "server/src", "common/src", "node_modules", "test", "dist/cli.js"]) {
         if (fs.existsSync(path.join(dir, f))) throw new Error(`${f} was installed from the .vsix`);
       }
       return `${path.relative(repoRoot, dir)}`;
     },
   );
   if (!installed) return;
+
+  // 2b. The MCP server the extension registers, started as VS Code starts it, from the installed files.
+  await check(
+    "mcp: the installed dist/server.js mcp (the server the extension registers) answers initialize and lists the four tools",
+    async () => {
+      const client = new Client({ name: "gpu-pilot-e2e", version: "1" });
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [path.join(extensionsDir, installedName, "dist", "server.js"), "mcp", "--no-claims"],
+          env: { ...process.env, PATH: `${path.dirname(fakeNvidiaSmi)}:${process.env.PATH}` },
+          stderr: "pipe",
+        }),
+      );
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        const want = ["gpu-pilot_listGpus", "gpu-pilot_pickGpus", "gpu-pilot_checkFile", "gpu-pilot_runOnGpus"];
+        if (JSON.stringify(names) !== JSON.stringify(want)) throw new Error(`tools/list: ${names.join(", ")}`);
+        return `${client.getServerVersion()?.name} ${client.getServerVersion()?.version}: ${names.length} tools`;
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   // 3. The grammar tests against the grammars this VS Code ships (not only the npm copies).
   await check(
