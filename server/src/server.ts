@@ -13,8 +13,9 @@
  * `node dist/server.js mcp [flags]` is not the language server but `gpu-pilot mcp` (mcp/command.ts,
  * the same flags and behaviour as the CLI's): the MCP server the extension registers with VS Code
  * (client/src/agents/register.ts), so that the .vsix needs no second bundle of the engine (dist/cli.js).
- * Its code is loaded by `import()` for that command only (esbuild.mjs deferredImports): the language
- * server's start does not run it.
+ * Its code is loaded by `import()` for that command only: in the bundle, a require of dist/mcp.js
+ * beside this one (esbuild.mjs mcpOutOfServer), so the language server's start neither runs nor
+ * reads it; the engine is this bundle's, handed in (mcp/engine.ts).
  */
 import {
   createConnection,

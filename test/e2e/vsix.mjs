@@ -208,12 +208,13 @@ async function main() {
         "dist/client.js",
         "dist/lsp.js",
         "dist/server.js",
+        "dist/mcp.js",
         "dist/tree-sitter-python.wasm",
         "syntaxes/cuda-env.injection.tmLanguage.json",
       ]) {
         if (!fs.existsSync(path.join(dir, f))) throw new Error(`${f} not installed`);
       }
-      // dist/cli.js is the npm package's: the extension's MCP server is `node dist/server.js mcp`.
+      // dist/cli.js is the npm package's: the extension's MCP server is `node dist/server.js mcp` (with dist/mcp.js).
       for (const f of ["client/src", "server/src", "common/src", "node_modules", "test", "dist/cli.js"]) {
         if (fs.existsSync(path.join(dir, f))) throw new Error(`${f} was installed from the .vsix`);
       }

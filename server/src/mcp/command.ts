@@ -4,8 +4,9 @@
  * (server/src/cli.ts, `node dist/cli.js mcp ...`, the npm package's `gpu-pilot mcp`) and the
  * language server's bundle (server/src/server.ts, `node dist/server.js mcp ...`, the server the
  * extension registers with VS Code, whose .vsix carries no cli.js). Both load this module by
- * `import()` for that command only (esbuild.mjs deferredImports): its code, the SDK's included, runs
- * then and not at the bundle's start. The engine comes from the caller (mcp/engine.ts says why).
+ * `import()` for that command only: cli.js carries it, deferred (esbuild.mjs deferredImports); for
+ * server.js it is the bundle dist/mcp.js (esbuild.mjs mcpOutOfServer), which server.js requires then.
+ * The engine comes from the caller (mcp/engine.ts says why).
  */
 import { escapeControls as plain } from "../../../common/src/text/controls";
 import { exitQuietlyOnClosedPipe } from "../closedPipe";

@@ -3,10 +3,11 @@
  * (mcp/command.ts, mcp/server.ts) by the bundle that starts it: server/src/server.ts and
  * server/src/cli.ts import this module statically (the engine is in their start-up graph anyway),
  * while the MCP modules, loaded by `import()` for `mcp` only, import no engine module but its types.
- * An engine module imported by them would make esbuild wrap the whole engine for lazy
- * initialisation (a module reached by `import()` has its dependencies wrapped too): 8 KB more
- * bundle and about 3 ms more CPU at each language server start (2-3%, BENCHMARKS.md, ".vsix size");
- * esbuild.mjs fails the build on such an import.
+ * So dist/mcp.js (the MCP server `node dist/server.js mcp` requires) carries no second copy of the
+ * engine: server.js's is used. In dist/cli.js, where the MCP modules are deferred inside the bundle,
+ * an engine module imported by them would make esbuild wrap the whole engine for lazy
+ * initialisation (a module reached by `import()` has its dependencies wrapped too: a few ms more at
+ * each start). esbuild.mjs (checkMcpBundle) fails the build when mcp.js carries engine code.
  */
 import { initEngine } from "../engine/lint";
 import type { MachineFacts } from "../engine/rule";

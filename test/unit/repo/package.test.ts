@@ -91,6 +91,7 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
     "dist/client.js",
     "dist/lsp.js",
     "dist/server.js",
+    "dist/mcp.js",
     "dist/tree-sitter.wasm",
     "dist/tree-sitter-python.wasm",
     "dist/history.js",
@@ -106,7 +107,7 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
   const allowed =
-    /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(main|client|lsp|server|history|dashboard)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+    /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(main|client|lsp|server|mcp|history|dashboard)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(
@@ -116,26 +117,32 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
 });
 
-test("the .vsix carries one bundle per process: main.js (the main: client.js's code-cache loader) with client.js and lsp.js (the language client, required when the server starts), server.js (also the gpu-pilot mcp server the client registers: no cli.js, the engine once), and the webviews' history.js and dashboard.js", async () => {
+test("the .vsix carries one bundle per process: main.js (the main: client.js's code-cache loader) with client.js and lsp.js (the language client, required when the server starts), server.js (also the gpu-pilot mcp server the client registers, with mcp.js: no cli.js, the engine once), and the webviews' history.js and dashboard.js", async () => {
   const { names, texts } = await readZip(
     vsix,
     (n) =>
       n === "extension/dist/client.js" ||
       n === "extension/package.json" ||
       n === "extension/dist/server.js" ||
+      n === "extension/dist/mcp.js" ||
       n === "extension/dist/main.js",
   );
   const bundles = names
     .filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n))
     .map((n) => n.slice("extension/dist/".length))
     .sort();
-  assert.deepEqual(bundles, ["client.js", "dashboard.js", "history.js", "lsp.js", "main.js", "server.js"]);
-  // `gpu-pilot mcp` is in server.js (`node dist/server.js mcp`: its code runs for that command only), with the one engine.
+  assert.deepEqual(bundles, ["client.js", "dashboard.js", "history.js", "lsp.js", "main.js", "mcp.js", "server.js"]);
+  // `node dist/server.js mcp` is `gpu-pilot mcp`: server.js holds the one engine and requires mcp.js,
+  // the MCP server (the SDK), for that command only; mcp.js holds no parser, server.js no MCP SDK.
   const server = texts.get("extension/dist/server.js") ?? "";
+  const mcp = texts.get("extension/dist/mcp.js") ?? "";
   assert.ok(
-    server.includes("tools/list") && server.includes("gpu-pilot_pickGpus") && server.includes("ts_parser_new_wasm"),
-    "server.js holds the MCP server and the parser",
+    server.includes("ts_parser_new_wasm") && server.includes("./mcp.js"),
+    "server.js: the parser, mcp.js named",
   );
+  assert.ok(!server.includes("tools/list"), "server.js holds the MCP SDK");
+  assert.ok(mcp.includes("tools/list") && mcp.includes("gpu-pilot_pickGpus"), "mcp.js holds the MCP server");
+  assert.ok(!mcp.includes("ts_parser_new_wasm"), "mcp.js holds a second copy of the parser");
   assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/main.js");
   // The main holds the loader only (a few KiB, esbuild.mjs bootOnly) and loads client.js beside it.
   const main = texts.get("extension/dist/main.js") ?? "";
@@ -151,8 +158,8 @@ test("the .vsix carries one bundle per process: main.js (the main: client.js's c
   assert.ok(!client.includes("cli.js"), "the client names cli.js, which the .vsix does not carry");
 });
 
-test("the packed dist/server.js is the MCP server the client registers: `node dist/server.js mcp` (from the .vsix's own files) answers initialize and lists the four tools", async () => {
-  const { bytes } = await readZip(vsix, (n) => /^extension\/dist\/(server\.js|[^/]+\.wasm)$/.test(n));
+test("the packed dist/server.js is the MCP server the client registers: `node dist/server.js mcp` (from the .vsix's own files, with mcp.js) answers initialize, lists the four tools and lints with server.js's engine", async () => {
+  const { bytes } = await readZip(vsix, (n) => /^extension\/dist\/((server|mcp)\.js|[^/]+\.wasm)$/.test(n));
   const installed = join(dir, "mcp-from-vsix");
   mkdirSync(installed, { recursive: true });
   for (const [name, data] of bytes) writeFileSync(join(installed, name.slice("extension/dist/".length)), data);
@@ -171,6 +178,11 @@ test("the packed dist/server.js is the MCP server the client registers: `node di
       tools.map((t) => t.name),
       ["gpu-pilot_listGpus", "gpu-pilot_pickGpus", "gpu-pilot_checkFile", "gpu-pilot_runOnGpus"],
     );
+    const r = (await client.callTool({
+      name: "gpu-pilot_checkFile",
+      arguments: { path: "finetune_wrong_gpu.py" },
+    })) as { content: Array<{ text?: string }>; isError?: boolean };
+    assert.ok(!r.isError && /GPU001/.test(r.content[0]?.text ?? ""), JSON.stringify(r));
   } finally {
     await client.close();
   }
