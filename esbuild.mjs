@@ -63,18 +63,28 @@ const noParserInClient = {
 };
 /**
  * One bundle per process (issue 44): dist/client.js (the extension host), dist/server.js (the
- * language server), dist/cli.js (the CLI, `gpu-pilot mcp` and `gpu-pilot kernel` included), and the
- * webviews' browser bundles. Code that is needed later is deferred as work, not as another file:
- * a module reached only through `import()` (execa; the MCP server and the kernel commands in the
- * CLI) is bundled with its code wrapped by esbuild and run at that import, not at the `require` of
- * the bundle. {@link deferredImports} fails the build when such a module is imported statically.
+ * language server, and `gpu-pilot mcp` as `node dist/server.js mcp ...`: the MCP server the
+ * extension registers, so that the .vsix carries no dist/cli.js), dist/cli.js (the CLI, `gpu-pilot
+ * mcp` and `gpu-pilot kernel` included: the npm package's bundle), and the webviews' browser
+ * bundles. Code that is needed later is deferred as work, not as another file: a module reached only
+ * through `import()` (execa; the MCP server in the CLI; the kernel commands in the CLI) is bundled
+ * with its code wrapped by esbuild and run at that import, not at the `require` of the bundle.
+ * {@link deferredImports} fails the build when such a module is imported statically.
  *
- * One exception, kept because it measurably pays (BENCHMARKS.md, "One bundle per process"): the
+ * An exception, kept because it measurably pays (BENCHMARKS.md, "One bundle per process"): the
  * language client (vscode-languageclient, vscode-jsonrpc, the LSP protocol: about 430 KiB minified,
  * more than the rest of the client together) is dist/lsp.js, which client/src/ctx.ts requires when it
  * starts the server, a turn after activation. In client.js the import of ./lsp/languageClient
  * becomes a require of "./lsp.js" beside it, and any import of the language-client libraries fails
  * the build (they would be bundled twice and read at activation).
+ *
+ * A second exception, for the same reason: the MCP server that `node dist/server.js mcp` runs (the
+ * one the extension registers) is dist/mcp.js, which server.ts's `import("./mcp/command")` requires
+ * at that command ({@link mcpOutOfServer}). Deferred inside server.js, its code (the MCP SDK with zod
+ * and ajv: about 450 KiB minified) would still be read and pre-parsed at every language server
+ * start: 12-15% more CPU to the first answer without a compile cache, 3-4% with one (BENCHMARKS.md,
+ * ".vsix size"). mcp.js carries no engine (the engine is handed to it, server/src/mcp/engine.ts):
+ * {@link checkMcpBundle}. dist/cli.js (the npm package) keeps the MCP server inside, deferred.
  * @type {esbuild.Plugin}
  */
 const lspOutOfClient = {
@@ -106,8 +116,10 @@ const lspBundleImports = {
 /**
  * Fails the build when a module that must run only when first used is imported statically (its
  * code would run at the bundle's `require`): execa (common/src/gpu/nvidiaSmi.ts's loadExeca, at the
- * first process), and in the CLI the MCP server (`gpu-pilot mcp`) and the kernel commands
- * (`gpu-pilot kernel`), which `gpu-pilot check` and its worker threads never run.
+ * first process), in the language server and the CLI the MCP server (`mcp`: mcp/command.ts and
+ * mcp/server.ts, with the MCP SDK), which the language server and `gpu-pilot check` never run, and in
+ * the CLI the kernel commands (`gpu-pilot kernel`), which `gpu-pilot check` and its worker threads
+ * never run.
  * @param {{ filter: RegExp, why: string }[]} lazy
  * @returns {esbuild.Plugin}
  */
@@ -141,6 +153,18 @@ const bootOnly = {
   },
 };
 const execaLazy = { filter: /^execa$/, why: "execa runs at the first process (common/src/gpu/nvidiaSmi.ts loadExeca)" };
+const mcpLazy = { filter: /^\.\/mcp\/(command|server)$/, why: "the MCP server runs for `mcp` only (server/src/mcp/command.ts)" };
+/**
+ * In dist/server.js, server.ts's `import("./mcp/command")` becomes a require of "./mcp.js" beside it
+ * (see {@link lspOutOfClient}); a static import fails first ({@link deferredImports} runs before).
+ * @type {esbuild.Plugin}
+ */
+const mcpOutOfServer = {
+  name: "mcp-out-of-server",
+  setup(build) {
+    build.onResolve({ filter: /^\.\/mcp\/command$/ }, () => ({ path: "./mcp.js", external: true }));
+  },
+};
 /**
  * Fails the build when a file's code lands in both of the extension host's bundles (client.js and
  * lsp.js): it would be two modules with two states. Files all of whose code esbuild dropped
@@ -162,15 +186,41 @@ function checkNoFileTwice(metafiles) {
     throw new Error(`a file is in two bundles (two copies of its module): ${twice.map(([f, b]) => `${f} in ${b.join(" and ")}`).join("; ")}`);
   }
 }
+/**
+ * The stateless project files that dist/mcp.js and dist/server.js may both carry (each a copy of its
+ * own in the `server.js mcp` process; no state, so no second state): text escaping, units, the safe
+ * file reader, the nvidia-smi parsers. Dependencies (execa, which both reach) are not listed.
+ */
+const MCP_SHARED = ["common/src/text/controls.ts", "common/src/gpu/units.ts", "common/src/fs/workspaceFile.ts", "common/src/nvidiaSmi/parse.ts"];
+/**
+ * Fails the build when dist/mcp.js carries the lint engine (server/src/engine/, agentCheck.ts: it is
+ * handed in from server.js, server/src/mcp/engine.ts), when dist/server.js carries the MCP server
+ * (server/src/mcp/ but engine.ts, the MCP SDK: it belongs in mcp.js, read only for `mcp`), or when
+ * both carry a project file outside {@link MCP_SHARED}. Files all of whose code esbuild dropped do not count.
+ * @param {esbuild.Metafile} server dist/server.js's metafile
+ * @param {esbuild.Metafile} mcp dist/mcp.js's metafile
+ */
+function checkMcpBundle(server, mcp) {
+  const inputsOf = (meta) => new Set(Object.values(meta.outputs).flatMap((o) => Object.entries(o.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([f]) => f)));
+  const [inServer, inMcp] = [inputsOf(server), inputsOf(mcp)];
+  const problems = [
+    ...[...inMcp].filter((f) => f.startsWith("server/src/engine/") || f === "server/src/agentCheck.ts").map((f) => `dist/mcp.js carries the engine's ${f} (hand it in: server/src/mcp/engine.ts)`),
+    ...[...inServer].filter((f) => (f.startsWith("server/src/mcp/") && f !== "server/src/mcp/engine.ts") || /node_modules\/@modelcontextprotocol\//.test(f)).map((f) => `dist/server.js carries the MCP server's ${f} (it belongs in dist/mcp.js)`),
+    ...[...inMcp].filter((f) => inServer.has(f) && !isDependency(f) && !MCP_SHARED.includes(f)).map((f) => `${f} is in both dist/server.js and dist/mcp.js (two copies of its module)`),
+  ];
+  if (problems.length > 0) throw new Error(problems.join("; "));
+}
 const entries = [
   // The extension's main: the code-cache loader of client.js (client/src/boot/main.ts), nothing else.
   { entryPoints: ["client/src/boot/main.ts"], outfile: `${outdir}/main.js`, plugins: [bootOnly] },
   { entryPoints: ["client/src/extension.ts"], outfile: `${outdir}/client.js`, plugins: [noParserInClient, lspOutOfClient, deferredImports([execaLazy])], metafile: true },
   { entryPoints: ["client/src/lsp/languageClient.ts"], outfile: `${outdir}/lsp.js`, plugins: [noParserInClient, lspBundleImports], metafile: true },
-  { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js`, plugins: [deferredImports([execaLazy])] },
+  { entryPoints: ["server/src/server.ts"], outfile: `${outdir}/server.js`, plugins: [deferredImports([execaLazy, mcpLazy]), mcpOutOfServer], metafile: true },
+  // `node dist/server.js mcp`'s MCP server (server/src/mcp/command.ts), required by server.js for that command only.
+  { entryPoints: ["server/src/mcp/command.ts"], outfile: `${outdir}/mcp.js`, plugins: [deferredImports([execaLazy])], metafile: true },
   { entryPoints: ["server/src/cli.ts"], outfile: `${outdir}/cli.js`, plugins: [deferredImports([
     execaLazy,
-    { filter: /^\.\/mcp\/server$/, why: "the MCP server runs for `gpu-pilot mcp` only" },
+    mcpLazy,
     { filter: /^\.\/kernel\/cli$/, why: "the kernel commands run for `gpu-pilot kernel` only" },
   ])] },
   // The GPU History webview's script (uPlot bundled in): runs in the webview, not in Node.
@@ -185,5 +235,9 @@ if (watch) {
   for (const e of entries) (await esbuild.context({ ...common, ...e })).watch();
 } else {
   const results = await Promise.all(entries.map((e) => esbuild.build({ ...common, ...e })));
-  checkNoFileTwice(Object.fromEntries(results.flatMap((r, i) => (r.metafile ? [[entries[i].outfile, r.metafile]] : []))));
+  const metafiles = Object.fromEntries(results.flatMap((r, i) => (r.metafile ? [[entries[i].outfile, r.metafile]] : [])));
+  // The extension host's two bundles (client.js, lsp.js) share no file; server.js and mcp.js split as checkMcpBundle says.
+  const { [`${outdir}/server.js`]: server, [`${outdir}/mcp.js`]: mcp, ...host } = metafiles;
+  checkNoFileTwice(host);
+  if (server && mcp) checkMcpBundle(server, mcp);
 }

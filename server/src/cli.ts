@@ -44,6 +44,8 @@ import {
 } from "../../common/src/fs/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
 import { escapeControls as plain } from "../../common/src/text/controls";
+import { exitQuietlyOnClosedPipe } from "./closedPipe";
+import { mcpCheckFile } from "./mcp/engine";
 import { createTwoFilesPatch } from "diff";
 import { applyBaselines, baselineSummary, textOnDisk, type BaselineOutcome } from "./cliBaseline";
 import { BaselineError } from "./engine/baseline";
@@ -1680,22 +1682,10 @@ function baselineStep(
   }
 }
 
-/** `gpu-pilot mcp`: the MCP server on stdio until stdin closes (0), or a usage error (2). Loaded only for this command. */
+/** `gpu-pilot mcp`: the MCP server on stdio until stdin closes (0), or a usage error (2) (mcp/command.ts, which dist/server.js runs too). Loaded only for this command. */
 async function mcp(argv: string[], io: Io): Promise<number> {
-  const { parseMcpArgs, startMcpServer, MCP_USAGE } = await import("./mcp/server");
-  if (argv.includes("--help") || argv.includes("-h")) {
-    io.out(MCP_USAGE + "\n");
-    return 0;
-  }
-  let options;
-  try {
-    options = parseMcpArgs(argv);
-  } catch (e) {
-    io.err(`gpu-pilot mcp: ${plain((e as Error).message)}\n${MCP_USAGE}\n`);
-    return 2;
-  }
-  await startMcpServer(options, VERSION);
-  return 0;
+  const { mcpMain } = await import("./mcp/command");
+  return mcpMain(argv, io, VERSION, mcpCheckFile);
 }
 
 /** `gpu-pilot kernel ...` (kernel/cli.ts): loaded only for this command. */
@@ -1719,14 +1709,8 @@ if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpu
  * @param argv the arguments after the command name (`["check", "train.py"]`).
  */
 export function runAsCommand(argv: string[]): void {
-  // `gpu-pilot check ... | head`: a reader that closes the pipe early ends the run quietly, as other
-  // command-line tools do, instead of an unhandled EPIPE with a stack trace.
-  for (const stream of [process.stdout, process.stderr]) {
-    stream.on("error", (e: NodeJS.ErrnoException) => {
-      if (e.code === "EPIPE") process.exit(process.exitCode ?? 0);
-      throw e;
-    });
-  }
+  // `gpu-pilot check ... | head`: a reader that closes the pipe early ends the run quietly.
+  exitQuietlyOnClosedPipe();
   main(argv).then((code) => {
     process.exitCode = code;
   });

@@ -9,12 +9,20 @@
  * lintQueue.ts (which document is linted when), codeActions.ts, hover.ts, inlayHints.ts,
  * requests.ts (gpuPilot/checkFile, gpuPilot/runFacts), notifications.ts (settings, watched files,
  * inventory, running kernel) and documents.ts (open, change, close).
+ *
+ * `node dist/server.js mcp [flags]` is not the language server but `gpu-pilot mcp` (mcp/command.ts,
+ * the same flags and behaviour as the CLI's): the MCP server the extension registers with VS Code
+ * (client/src/agents/register.ts), so that the .vsix needs no second bundle of the engine (dist/cli.js).
+ * Its code is loaded by `import()` for that command only: in the bundle, a require of dist/mcp.js
+ * beside this one (esbuild.mjs mcpOutOfServer), so the language server's start neither runs nor
+ * reads it; the engine is this bundle's, handed in (mcp/engine.ts).
  */
 import {
   createConnection,
   ProposedFeatures,
   TextDocumentSyncKind,
   CodeActionKind,
+  type InitializeParams,
   type InitializeResult,
   IPCMessageReader,
   StreamMessageReader,
@@ -33,20 +41,14 @@ import { registerInlayHints } from "./handlers/inlayHints";
 import { registerRequests } from "./handlers/requests";
 import { registerNotifications } from "./handlers/notifications";
 import { registerDocumentSync } from "./handlers/documents";
+import { mcpCheckFile } from "./mcp/engine";
 
-/** Changes read from the transport but not yet dispatched, per document (see scheduling.ts). */
-const backlog = new ChangeBacklog();
-const connection = createConnection(ProposedFeatures.all, {
-  messageStrategy: {
-    handleMessage: (message, next) => {
-      backlog.dispatched(message);
-      return next(message);
-    },
-  },
-});
+/** The server's version (the LSP and MCP initialize answers' serverInfo). */
+const VERSION = "0.1.0";
+
 /**
  * A second reader on the transport the connection chose from the command line (`--stdio`,
- * `--node-ipc`), which only notes arrivals in {@link backlog}. With another transport (socket,
+ * `--node-ipc`), which only notes arrivals in the change backlog. With another transport (socket,
  * pipe) there is none: every lint then counts as current, as before.
  */
 function observeArrivals(): MessageReader | null {
@@ -55,11 +57,9 @@ function observeArrivals(): MessageReader | null {
   return null;
 }
 
-const session = new Session();
-const ctx = new ServerContext(connection, session, backlog);
-const queue = new LintQueue(ctx);
-
-connection.onInitialize((params): InitializeResult => {
+/** The initialize answer: takes the client's settings, roots and capabilities into the session, starts loading the parser. */
+function initialize(params: InitializeParams, ctx: ServerContext): InitializeResult {
+  const { session, connection } = ctx;
   session.clientResolvesEdits =
     params.capabilities.textDocument?.codeAction?.resolveSupport?.properties.includes("edit") ?? false;
   const init = checkEditorSettings(params.initializationOptions);
@@ -90,18 +90,42 @@ connection.onInitialize((params): InitializeResult => {
       hoverProvider: true,
       inlayHintProvider: true,
     },
-    serverInfo: { name: "gpu-pilot", version: "0.1.0" },
+    serverInfo: { name: "gpu-pilot", version: VERSION },
   };
-});
+}
 
-registerDocumentSync(ctx, queue);
-registerNotifications(ctx, queue);
-registerCodeActions(ctx);
-registerHover(ctx);
-registerInlayHints(ctx);
-registerRequests(ctx);
+/** Starts the language server on the transport named on the command line (`--node-ipc`, `--stdio`, ...). */
+function startLanguageServer(): void {
+  /** Changes read from the transport but not yet dispatched, per document (see scheduling.ts). */
+  const backlog = new ChangeBacklog();
+  const connection = createConnection(ProposedFeatures.all, {
+    messageStrategy: {
+      handleMessage: (message, next) => {
+        backlog.dispatched(message);
+        return next(message);
+      },
+    },
+  });
+  const session = new Session();
+  const ctx = new ServerContext(connection, session, backlog);
+  const queue = new LintQueue(ctx);
+  connection.onInitialize((params) => initialize(params, ctx));
+  registerDocumentSync(ctx, queue);
+  registerNotifications(ctx, queue);
+  registerCodeActions(ctx);
+  registerHover(ctx);
+  registerInlayHints(ctx);
+  registerRequests(ctx);
 
-connection.listen();
-// Edits pass through the kept syntax trees first (to edit them), then to TextDocuments.
-session.listen(connection);
-observeArrivals()?.listen((message) => backlog.arrived(message));
+  connection.listen();
+  // Edits pass through the kept syntax trees first (to edit them), then to TextDocuments.
+  session.listen(connection);
+  observeArrivals()?.listen((message) => backlog.arrived(message));
+}
+
+if (process.argv[2] === "mcp") {
+  const argv = process.argv.slice(3);
+  void import("./mcp/command").then(({ runMcpAsCommand }) => runMcpAsCommand(argv, VERSION, mcpCheckFile));
+} else {
+  startLanguageServer();
+}

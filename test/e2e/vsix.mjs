@@ -5,7 +5,8 @@
 // no extensionDevelopmentPath (so only the installed copy can load) and checks in headless Chromium
 // that it activates and works from there: a GPU001 in the Problems panel, the GPU view rows, the
 // injection grammar's token, the walkthrough. Also runs the grammar tests against the Python, shell
-// and dotenv grammars that this VS Code ships.
+// and dotenv grammars that this VS Code ships, and starts the MCP server the extension registers as
+// VS Code starts it (the installed `dist/server.js mcp`: the .vsix carries no cli.js).
 //
 //   node test/e2e/vsix.mjs [--keep] [--timeout SEC]
 //
@@ -34,6 +35,8 @@ import {
   writeSettings,
 } from "./lib/host.mjs";
 import { MAX_VSIX_BYTES } from "../../scripts/vsixBudget.mjs";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 
 const { values: opts } = parseArgs({
   options: {
@@ -174,18 +177,21 @@ async function main() {
   ensureTools();
 
   // 1. Package.
-  const packaged = await check("package: npm run package builds gpu-pilot.vsix of at most 1.95 MiB", () => {
-    const r = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "package.mjs"), "--out", vsixFile], {
-      cwd: repoRoot,
-      encoding: "utf8",
-      timeout: 300_000,
-    });
-    if (r.status !== 0)
-      throw new Error(`scripts/package.mjs exited ${r.status}: ${`${r.stdout}${r.stderr}`.slice(-1500)}`);
-    const size = fs.statSync(vsixFile).size;
-    if (size > MAX_VSIX_BYTES) throw new Error(`${size} bytes > ${MAX_VSIX_BYTES}`);
-    return `${(size / 1024).toFixed(0)} KiB`;
-  });
+  const packaged = await check(
+    `package: npm run package builds gpu-pilot.vsix of at most ${MAX_VSIX_BYTES / 1024 / 1024} MiB`,
+    () => {
+      const r = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "package.mjs"), "--out", vsixFile], {
+        cwd: repoRoot,
+        encoding: "utf8",
+        timeout: 300_000,
+      });
+      if (r.status !== 0)
+        throw new Error(`scripts/package.mjs exited ${r.status}: ${`${r.stdout}${r.stderr}`.slice(-1500)}`);
+      const size = fs.statSync(vsixFile).size;
+      if (size > MAX_VSIX_BYTES) throw new Error(`${size} bytes > ${MAX_VSIX_BYTES}`);
+      return `${(size / 1024).toFixed(0)} KiB`;
+    },
+  );
   if (!packaged) return;
 
   // 2. Install into a fresh extensions folder with the code-server CLI.
@@ -205,19 +211,44 @@ async function main() {
         "dist/client.js",
         "dist/lsp.js",
         "dist/server.js",
-        "dist/cli.js",
+        "dist/mcp.js",
         "dist/tree-sitter-python.wasm",
         "syntaxes/cuda-env.injection.tmLanguage.json",
       ]) {
         if (!fs.existsSync(path.join(dir, f))) throw new Error(`${f} not installed`);
       }
-      for (const f of ["client/src", "server/src", "common/src", "node_modules", "test"]) {
+      // dist/cli.js is the npm package's: the extension's MCP server is `node dist/server.js mcp` (with dist/mcp.js).
+      for (const f of ["client/src", "server/src", "common/src", "node_modules", "test", "dist/cli.js"]) {
         if (fs.existsSync(path.join(dir, f))) throw new Error(`${f} was installed from the .vsix`);
       }
       return `${path.relative(repoRoot, dir)}`;
     },
   );
   if (!installed) return;
+
+  // 2b. The MCP server the extension registers, started as VS Code starts it, from the installed files.
+  await check(
+    "mcp: the installed dist/server.js mcp (the server the extension registers) answers initialize and lists the four tools",
+    async () => {
+      const client = new Client({ name: "gpu-pilot-e2e", version: "1" });
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [path.join(extensionsDir, installedName, "dist", "server.js"), "mcp", "--no-claims"],
+          env: { ...process.env, PATH: `${path.dirname(fakeNvidiaSmi)}:${process.env.PATH}` },
+          stderr: "pipe",
+        }),
+      );
+      try {
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        const want = ["gpu-pilot_listGpus", "gpu-pilot_pickGpus", "gpu-pilot_checkFile", "gpu-pilot_runOnGpus"];
+        if (JSON.stringify(names) !== JSON.stringify(want)) throw new Error(`tools/list: ${names.join(", ")}`);
+        return `${client.getServerVersion()?.name} ${client.getServerVersion()?.version}: ${names.length} tools`;
+      } finally {
+        await client.close();
+      }
+    },
+  );
 
   // 3. The grammar tests against the grammars this VS Code ships (not only the npm copies).
   await check(

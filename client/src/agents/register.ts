@@ -62,7 +62,12 @@ export interface LmClasses {
 /** The `vscode` module with the parts of the lm API it may lack. */
 export const lmApi = (): LmClasses => vscode as unknown as LmClasses;
 
-/** The `gpu-pilot mcp` definition VS Code starts: this extension's node (`ELECTRON_RUN_AS_NODE`) on dist/cli.js, without --allow-run, with the window's claims settings (`--no-claims`, `--claims-dir`). */
+/**
+ * The `gpu-pilot mcp` definition VS Code starts: this extension's node (`ELECTRON_RUN_AS_NODE`) on
+ * the language server's bundle, `dist/server.js mcp` (server/src/server.ts runs the CLI's `gpu-pilot
+ * mcp` for it: the .vsix carries no dist/cli.js), without --allow-run, with the window's claims
+ * settings (`--no-claims`, `--claims-dir`).
+ */
 export function mcpDefinitionArgs(extensionPath: string): {
   command: string;
   args: string[];
@@ -78,7 +83,7 @@ export function mcpDefinitionArgs(extensionPath: string): {
   return {
     command: process.execPath,
     args: [
-      path.join(extensionPath, "dist", "cli.js"),
+      path.join(extensionPath, "dist", "server.js"),
       "mcp",
       "--nvidia-smi",
       config.nvidiaSmiPath(),

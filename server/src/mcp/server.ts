@@ -53,9 +53,7 @@ import { queryAmdInventory } from "../../../common/src/gpu/amdSmi";
 import { detectVendor } from "../../../common/src/gpu/vendor";
 import { findProgram } from "../../../common/src/run/which";
 import { describeProcesses } from "../../../common/src/gpu/procinfo";
-import { initEngine, type LintOptions } from "../engine/lint";
-import { resolveLintOptions } from "../engine/options";
-import { checkFileOnDisk } from "../agentCheck";
+import type { McpCheckFile } from "./engine";
 import { runToEnd, stopAllRuns } from "./run";
 import { LineTransport } from "./transport";
 
@@ -136,7 +134,14 @@ export class McpTools {
   /** Why claims are off although asked for, in words. */
   readonly claimsProblem: string | undefined;
 
-  constructor(private readonly options: McpOptions) {
+  /**
+   * @param checkFile lints a file for gpu-pilot_checkFile: mcp/engine.ts's mcpCheckFile, passed in
+   * by the caller so that this module imports no engine code (mcp/engine.ts says why).
+   */
+  constructor(
+    private readonly options: McpOptions,
+    private readonly checkFileWith: McpCheckFile,
+  ) {
     const ledger = options.claimsDir
       ? new ClaimLedger({
           dir: options.claimsDir,
@@ -260,27 +265,19 @@ export class McpTools {
     return { file, real };
   }
 
-  private lintOptions =
-    (machine: LintOptions["machine"]) =>
-    (file: string): LintOptions => {
-      const { options } = resolveLintOptions(file, {}, "filesystemFirst", {});
-      return { ...options, machine };
-    };
-
   private async checkFile(input: unknown): Promise<CallToolResult> {
     const c = checkCheckInput(input);
     if ("error" in c) return text(c.error, true);
     const where = this.confine(TOOL.checkFile, c.value.path);
     if ("error" in where) return text(where.error, true);
     const file = where.file;
-    await initEngine();
     const q = await this.inventory();
     // Without nvidia-smi the machine-aware rule (GPU017) stays silent, as in the editor.
     const machine =
       "error" in q
         ? { gpuCount: null, uuids: [] }
         : { gpuCount: q.inv.gpus.length, uuids: q.inv.gpus.map((g) => g.uuid) };
-    const r = checkFileOnDisk(where.real, this.lintOptions(machine));
+    const r = await this.checkFileWith(where.real, machine);
     if (!r.ok) return text(`${TOOL.checkFile}: ${r.error}`, true);
     return text(formatFindings(file, r.findings));
   }
@@ -384,10 +381,11 @@ function realOf(path: string): string {
  * Serves the tools on stdin/stdout until stdin closes or a SIGTERM, SIGINT or SIGHUP comes; then
  * stops the runs still going (their process groups: SIGTERM, SIGKILL 2 s later) and releases the
  * server's GPU claims.
+ * @param checkFile how gpu-pilot_checkFile lints (mcp/engine.ts's mcpCheckFile).
  * @returns when the transport has closed.
  */
-export async function startMcpServer(options: McpOptions, version: string): Promise<void> {
-  const tools = new McpTools(options);
+export async function startMcpServer(options: McpOptions, version: string, checkFile: McpCheckFile): Promise<void> {
+  const tools = new McpTools(options, checkFile);
   const release = () => tools.ledger?.releaseAll();
   process.once("exit", release);
   const server = new Server({ name: "gpu-pilot", version }, { capabilities: { tools: {} } });

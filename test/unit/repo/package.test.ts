@@ -1,5 +1,5 @@
-// The installable extension: `npm run package` (scripts/package.mjs, vsce) builds a .vsix of at most
-// 1.9 MiB holding exactly what the extension reads (no sources, maps, tests or node_modules), and the
+// The installable extension: `npm run package` (scripts/package.mjs, vsce) builds a .vsix within its
+// size budget (scripts/vsixBudget.mjs) holding exactly what the extension reads (no sources, maps, tests or node_modules), and the
 // manifest is fit to ship (engine, categories, icon, activation, settings, walkthrough, bin,
 // pre-commit hook). The .vsix is installed into a real VS Code by test/e2e/vsix.mjs.
 import assert from "node:assert/strict";
@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import * as yauzl from "yauzl";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { parse as parseYaml } from "yaml";
 import { ROOT } from "../support/root";
 import { MAX_VSIX_BYTES } from "../../../scripts/vsixBudget.mjs";
@@ -69,7 +71,7 @@ before(() => {
 });
 after(() => rmSync(dir, { recursive: true, force: true }));
 
-test("npm run package builds a .vsix of at most 1.95 MiB", () => {
+test(`npm run package builds a .vsix of at most ${MAX_VSIX_BYTES / 1024 / 1024} MiB`, () => {
   assert.equal(pack.status, 0, pack.output.slice(-3000));
   assert.ok(existsSync(vsix), "no .vsix written");
   const size = statSync(vsix).size;
@@ -89,7 +91,7 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
     "dist/client.js",
     "dist/lsp.js",
     "dist/server.js",
-    "dist/cli.js",
+    "dist/mcp.js",
     "dist/tree-sitter.wasm",
     "dist/tree-sitter-python.wasm",
     "dist/history.js",
@@ -105,7 +107,7 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   }
   for (const g of pkg.contributes.grammars) assert.ok(files.includes(g.path.replace(/^\.\//, "")), `${g.path} missing`);
   const allowed =
-    /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(main|client|lsp|server|history|dashboard|cli)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
+    /^(package\.json|readme\.md|changelog\.md|LICENSE\.txt|dist\/(main|client|lsp|server|mcp|history|dashboard)\.js|dist\/[^/]+\.(wasm|css)|media\/.+|syntaxes\/[^/]+\.tmLanguage\.json|docs\/rules\/[^/]+)$/;
   const extra = files.filter((f) => !allowed.test(f));
   assert.deepEqual(extra, [], "files outside the .vscodeignore allowlist");
   assert.ok(
@@ -115,26 +117,32 @@ test("the .vsix holds the bundles, wasm, media, grammars and docs, and nothing e
   assert.ok(names.includes("extension.vsixmanifest") && names.includes("[Content_Types].xml"));
 });
 
-test("the .vsix carries one bundle per process: main.js (the main: client.js's code-cache loader) with client.js and lsp.js (the language client, required when the server starts), server.js, cli.js (the gpu-pilot mcp server the client registers), and the webviews' history.js and dashboard.js", async () => {
+test("the .vsix carries one bundle per process: main.js (the main: client.js's code-cache loader) with client.js and lsp.js (the language client, required when the server starts), server.js (also the gpu-pilot mcp server the client registers, with mcp.js: no cli.js, the engine once), and the webviews' history.js and dashboard.js", async () => {
   const { names, texts } = await readZip(
     vsix,
     (n) =>
       n === "extension/dist/client.js" ||
       n === "extension/package.json" ||
-      n === "extension/dist/cli.js" ||
+      n === "extension/dist/server.js" ||
+      n === "extension/dist/mcp.js" ||
       n === "extension/dist/main.js",
   );
   const bundles = names
     .filter((n) => /^extension\/dist\/[^/]+\.js$/.test(n))
     .map((n) => n.slice("extension/dist/".length))
     .sort();
-  assert.deepEqual(bundles, ["cli.js", "client.js", "dashboard.js", "history.js", "lsp.js", "main.js", "server.js"]);
-  // `gpu-pilot mcp` is in cli.js (its code runs for that command only), with the one engine.
-  const cli = texts.get("extension/dist/cli.js") ?? "";
+  assert.deepEqual(bundles, ["client.js", "dashboard.js", "history.js", "lsp.js", "main.js", "mcp.js", "server.js"]);
+  // `node dist/server.js mcp` is `gpu-pilot mcp`: server.js holds the one engine and requires mcp.js,
+  // the MCP server (the SDK), for that command only; mcp.js holds no parser, server.js no MCP SDK.
+  const server = texts.get("extension/dist/server.js") ?? "";
+  const mcp = texts.get("extension/dist/mcp.js") ?? "";
   assert.ok(
-    cli.includes("tools/list") && cli.includes("ts_parser_new_wasm"),
-    "cli.js holds the MCP server and the parser",
+    server.includes("ts_parser_new_wasm") && server.includes("./mcp.js"),
+    "server.js: the parser, mcp.js named",
   );
+  assert.ok(!server.includes("tools/list"), "server.js holds the MCP SDK");
+  assert.ok(mcp.includes("tools/list") && mcp.includes("gpu-pilot_pickGpus"), "mcp.js holds the MCP server");
+  assert.ok(!mcp.includes("ts_parser_new_wasm"), "mcp.js holds a second copy of the parser");
   assert.equal(JSON.parse(texts.get("extension/package.json") ?? "{}").main, "./dist/main.js");
   // The main holds the loader only (a few KiB, esbuild.mjs bootOnly) and loads client.js beside it.
   const main = texts.get("extension/dist/main.js") ?? "";
@@ -142,11 +150,42 @@ test("the .vsix carries one bundle per process: main.js (the main: client.js's c
     main.length < 8192 && main.includes("client.js") && main.includes("cachedData"),
     "dist/main.js is not the loader",
   );
-  // The client names every other file it loads: it starts the server, requires the language
-  // client, loads the webviews from dist/ and names dist/cli.js in its MCP server definition.
+  // The client names every other file it loads: it starts the server (and names it in its MCP server
+  // definition), requires the language client and loads the webviews from dist/; never cli.js.
   const client = texts.get("extension/dist/client.js") ?? "";
-  for (const b of ["server.js", "lsp.js", "history.js", "history.css", "dashboard.js", "dashboard.css", "cli.js"])
+  for (const b of ["server.js", "lsp.js", "history.js", "history.css", "dashboard.js", "dashboard.css"])
     assert.ok(client.includes(b), `the client never names ${b}`);
+  assert.ok(!client.includes("cli.js"), "the client names cli.js, which the .vsix does not carry");
+});
+
+test("the packed dist/server.js is the MCP server the client registers: `node dist/server.js mcp` (from the .vsix's own files, with mcp.js) answers initialize, lists the four tools and lints with server.js's engine", async () => {
+  const { bytes } = await readZip(vsix, (n) => /^extension\/dist\/((server|mcp)\.js|[^/]+\.wasm)$/.test(n));
+  const installed = join(dir, "mcp-from-vsix");
+  mkdirSync(installed, { recursive: true });
+  for (const [name, data] of bytes) writeFileSync(join(installed, name.slice("extension/dist/".length)), data);
+  const client = new Client({ name: "gpu-pilot-package-test", version: "1" });
+  await client.connect(
+    new StdioClientTransport({
+      command: process.execPath,
+      args: [join(installed, "server.js"), "mcp", "--no-claims", "--root", join(ROOT, "examples")],
+      stderr: "pipe",
+    }),
+  );
+  try {
+    assert.equal(client.getServerVersion()?.name, "gpu-pilot");
+    const { tools } = await client.listTools();
+    assert.deepEqual(
+      tools.map((t) => t.name),
+      ["gpu-pilot_listGpus", "gpu-pilot_pickGpus", "gpu-pilot_checkFile", "gpu-pilot_runOnGpus"],
+    );
+    const r = (await client.callTool({
+      name: "gpu-pilot_checkFile",
+      arguments: { path: "finetune_wrong_gpu.py" },
+    })) as { content: Array<{ text?: string }>; isError?: boolean };
+    assert.ok(!r.isError && /GPU001/.test(r.content[0]?.text ?? ""), JSON.stringify(r));
+  } finally {
+    await client.close();
+  }
 });
 
 test("the client bundle holds no parser: no web-tree-sitter or tree-sitter-python code and no .wasm reference (the language server parses; the server bundle does)", async () => {

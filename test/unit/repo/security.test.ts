@@ -169,8 +169,8 @@ test("the built bundles use no shell, sendText, execSync or execaCommand from ou
     const bundles = readdirSync(out).filter((f) => f.endsWith(".js"));
     assert.deepEqual(
       bundles.sort(),
-      ["cli.js", "client.js", "dashboard.js", "history.js", "lsp.js", "main.js", "server.js"],
-      "one bundle per process (and the language client's, the client's loader, and the two webviews')",
+      ["cli.js", "client.js", "dashboard.js", "history.js", "lsp.js", "main.js", "mcp.js", "server.js"],
+      "one bundle per process (and the language client's, the client's loader, the language server's MCP server, and the two webviews')",
     );
     const found: string[] = [];
     for (const f of bundles) {

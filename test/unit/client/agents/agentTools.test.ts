@@ -121,7 +121,7 @@ test("registers the tools and the MCP server; gpuPilot.agentTools.enabled false 
   assert.ok(defs[0] instanceof McpStdioServerDefinition);
   assert.equal(defs[0].command, process.execPath);
   assert.deepEqual(defs[0].args, [
-    "/ext/dist/cli.js",
+    "/ext/dist/server.js",
     "mcp",
     "--nvidia-smi",
     FAKE,

@@ -33,6 +33,7 @@ import { runActiveFile } from "../../../../client/src/run/runActiveFile";
 import { type AgentHost, createAgentTools } from "../../../../client/src/agents/lmTools";
 import { TOOL } from "../../../../common/src/agents/core";
 import { McpTools } from "../../../../server/src/mcp/server";
+import { mcpCheckFile } from "../../../../server/src/mcp/engine";
 import { ROOT } from "../../support/root";
 
 const BIN = join(ROOT, "test", "fixtures", "bin");
@@ -194,13 +195,16 @@ async function agentFace(m: Machine, file: string): Promise<Outcome> {
 
 async function mcpFace(m: Machine, file: string): Promise<Outcome> {
   enter(m);
-  const tools = new McpTools({
-    allowRun: true,
-    nvidiaSmi: m.nvidiaSmi,
-    python: PYTHON,
-    root: tmp,
-    nvidiaSmiTimeoutMs: 10_000,
-  });
+  const tools = new McpTools(
+    {
+      allowRun: true,
+      nvidiaSmi: m.nvidiaSmi,
+      python: PYTHON,
+      root: tmp,
+      nvidiaSmiTimeoutMs: 10_000,
+    },
+    mcpCheckFile,
+  );
   const r = await tools.call(TOOL.runOnGpus, { path: file, gpus: m.gpus });
   const text = r.content.map((c) => (c.type === "text" ? c.text : "")).join("");
   assert.equal(starts.length <= 1, true, "one start at most");

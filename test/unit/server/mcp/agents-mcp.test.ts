@@ -1,9 +1,10 @@
 // `gpu-pilot mcp` (issue 22): started as an agent starts it (node scripts/gpu-pilot.mjs mcp, stdio),
-// driven by the official SDK's client. The fake nvidia-smi (test/fixtures/bin) is first on PATH:
+// driven by the official SDK's client; and as VS Code starts the one the extension registers
+// (node dist/server.js mcp: the language server's bundle, the .vsix carries no cli.js). The fake nvidia-smi (test/fixtures/bin) is first on PATH:
 // GPU 0 holds the captured python3 process (pid 582, user unknown), GPU 1 is idle.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { spawnSync } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -15,10 +16,15 @@ import { ROOT } from "../../support/helpers";
 const BIN = join(ROOT, "test", "fixtures", "bin");
 const EXAMPLES = join(ROOT, "examples");
 
-async function connect(args: string[] = [], env: Record<string, string> = {}): Promise<Client> {
+/** The CLI's wrapper (which builds dist/ first when it is stale), as an agent starts `gpu-pilot mcp`. */
+const CLI = [join(ROOT, "scripts", "gpu-pilot.mjs")];
+/** The language server's bundle, as VS Code starts the MCP server the extension registers (client/src/agents/register.ts). */
+const SERVER_BUNDLE = [join(ROOT, "dist", "server.js")];
+
+async function connect(args: string[] = [], env: Record<string, string> = {}, entry = CLI): Promise<Client> {
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [join(ROOT, "scripts", "gpu-pilot.mjs"), "mcp", "--root", EXAMPLES, ...args],
+    args: [...entry, "mcp", "--root", EXAMPLES, ...args],
     // Each server its own claims ledger (never the machine's /tmp/gpu-pilot-claims), unless the test shares one.
     env: {
       ...(process.env as Record<string, string>),
@@ -60,6 +66,40 @@ test("lists the four tools with the schemas of common/src/agents/core.ts", async
   );
   for (const t of tools) assert.deepEqual(t.inputSchema, INPUT_SCHEMAS[t.name as keyof typeof INPUT_SCHEMAS]);
   assert.match(tools[3].description ?? "", /started without --allow-run/);
+});
+
+test("node dist/server.js mcp (the server VS Code starts for the extension) is the same MCP server: initialize, the four tools, a pick that claims in --claims-dir; --no-claims and bad flags as the CLI's", async () => {
+  // dist/ is built from the sources first when it is stale (the wrapper builds every bundle).
+  spawnSync(process.execPath, [...CLI, "mcp", "--help"], { stdio: "ignore" });
+  const ledger = join(mkdtempSync(join(tmpdir(), "gpu-pilot-mcp-claims-")), "ledger");
+  const c = await connect(["--claims-dir", ledger], {}, SERVER_BUNDLE);
+  assert.deepEqual(c.getServerVersion(), { name: "gpu-pilot", version: "0.1.0" });
+  const { tools } = await c.listTools();
+  assert.deepEqual(
+    tools.map((t) => t.name),
+    ["gpu-pilot_listGpus", "gpu-pilot_pickGpus", "gpu-pilot_checkFile", "gpu-pilot_runOnGpus"],
+  );
+  assert.match(tools[3].description ?? "", /started without --allow-run/);
+  const pick = await call(c, TOOL.pickGpus, { count: 1 });
+  assert.match(pick.text, /^Use GPU 1 /);
+  assert.match(pick.text, /Claimed for this MCP server for 15 minutes/);
+  assert.ok(
+    readdirSync(ledger).some((f) => f.endsWith(".json")),
+    "no claim written in --claims-dir",
+  );
+  const check = await call(c, TOOL.checkFile, { path: "finetune_wrong_gpu.py" });
+  assert.equal(check.isError, false);
+  assert.match(check.text, /GPU001/);
+  const off = await connect(["--no-claims"], {}, SERVER_BUNDLE);
+  const unclaimed = await call(off, TOOL.pickGpus, { count: 1 });
+  assert.match(unclaimed.text, /^Use GPU 1 /);
+  assert.doesNotMatch(unclaimed.text, /Claimed for/);
+  const bad = spawnSync(process.execPath, [...SERVER_BUNDLE, "mcp", "--allow-runs"], { encoding: "utf8" });
+  assert.equal(bad.status, 2);
+  assert.match(bad.stderr, /^gpu-pilot mcp: unknown option "--allow-runs"\nusage: gpu-pilot mcp/);
+  const help = spawnSync(process.execPath, [...SERVER_BUNDLE, "mcp", "--help"], { encoding: "utf8" });
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^usage: gpu-pilot mcp /);
 });
 
 test("gpu-pilot_listGpus: both GPUs of the fake nvidia-smi, GPU 0 not free (another user's pid 582), GPU 1 free", async () => {
