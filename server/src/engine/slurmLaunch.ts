@@ -322,10 +322,12 @@ export interface JobScriptsAround {
   top: string;
 }
 
-/** The job-script and Markdown paths in folder `d` and in its direct subfolders (the first {@link MAX_SUBFOLDERS}), in listing order. */
-function scriptsIn(d: string): string[] {
+/**
+ * The paths of the files in folder `d` and in its direct subfolders (the first {@link MAX_SUBFOLDERS})
+ * whose base names pass `wanted`, in listing order.
+ */
+function filesIn(d: string, wanted: (name: string) => boolean): string[] {
   const out: string[] = [];
-  const wanted = (name: string) => SCRIPT.test(name) || DOC.test(name);
   let subfolders = 0;
   for (const e of list(d)) {
     if (!e.dir) {
@@ -337,6 +339,9 @@ function scriptsIn(d: string): string[] {
   }
   return out;
 }
+
+/** The job-script and Markdown paths in folder `d` and in its direct subfolders ({@link filesIn}). */
+const scriptsIn = (d: string): string[] => filesIn(d, (name) => SCRIPT.test(name) || DOC.test(name));
 
 /**
  * The files whose base names pass `wanted` in the folders searched for the files of folder `dir`
@@ -354,18 +359,10 @@ export function filesAround(
   first: readonly string[] = [],
 ): string[] {
   const out = new Set<string>();
-  const take = (folder: string, name: string) => {
-    if (out.size < max && wanted(name)) out.add(join(folder, name));
-  };
-  for (const d of first) for (const e of list(d)) if (!e.dir) take(d, e.name);
-  for (const d of searchFolders(resolve(dir), []).folders) {
-    let subfolders = 0;
-    for (const e of list(d)) {
-      if (!e.dir) take(d, e.name);
-      else if (++subfolders <= MAX_SUBFOLDERS)
-        for (const f of list(join(d, e.name))) if (!f.dir) take(join(d, e.name), f.name);
-    }
-  }
+  for (const d of first)
+    for (const e of list(d)) if (!e.dir && out.size < max && wanted(e.name)) out.add(join(d, e.name));
+  for (const d of searchFolders(resolve(dir), []).folders)
+    for (const path of filesIn(d, wanted)) if (out.size < max) out.add(path);
   return [...out];
 }
 
