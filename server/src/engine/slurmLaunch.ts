@@ -81,6 +81,17 @@ export interface SlurmLaunch {
   setsVisibleDevices?: boolean;
 }
 
+/** A launch's script by its file name, for messages (`train.sbatch`). */
+export const scriptNameOf = (l: { script: string }): string => l.script.replace(/^.*[\\/]/, "");
+
+/**
+ * How a launch starts the Python file, for messages: `` `srun python` ``, `` `python` as the batch
+ * step ``, `torchrun`.
+ */
+export function startedWith(l: Pick<SlurmLaunch, "launcher">): string {
+  return l.launcher === "srun" ? "`srun python`" : l.launcher === "batch" ? "`python` as the batch step" : "torchrun";
+}
+
 /** Job-script file names. */
 const SCRIPT = /\.(sbatch|slurm|sh|bash)$/i;
 /** Markdown documents, whose fenced shell blocks document how a file is launched ({@link launchNodesIn}). */

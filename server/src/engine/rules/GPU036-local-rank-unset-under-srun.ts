@@ -1,3 +1,4 @@
+import { scriptNameOf, startedWith } from "../slurmLaunch";
 import type { PythonRule, RuleContext } from "../rule";
 import { envWrites } from "../rule";
 import type { SyntaxNode } from "../python/parser";
@@ -51,12 +52,11 @@ export const rule: PythonRule = {
     // A file that sets LOCAL_RANK itself (for the processes it starts, or from SLURM_LOCALID) reads its own value.
     if (envWrites(ctx.model).some((w) => w.variable === "LOCAL_RANK")) return;
     const l = launches[0];
-    const how = l.launcher === "srun" ? "`srun python`" : "`python` as the batch step";
     for (const r of envReadsOf(ctx.model, "LOCAL_RANK")) {
       if (r.node.type !== "subscript") continue;
       ctx.report({
         range: nodeRange(r.node),
-        message: `${r.node.text} raises KeyError: 'LOCAL_RANK': the job script ${l.script.replace(/^.*[\\/]/, "")} (line ${l.line + 1}) starts this file with ${how}, and Slurm sets SLURM_LOCALID, not LOCAL_RANK (measured on Slurm 22.05; only torchrun sets LOCAL_RANK); read SLURM_LOCALID, or start the file with torchrun`,
+        message: `${r.node.text} raises KeyError: 'LOCAL_RANK': the job script ${scriptNameOf(l)} (line ${l.line + 1}) starts this file with ${startedWith(l)}, and Slurm sets SLURM_LOCALID, not LOCAL_RANK (measured on Slurm 22.05; only torchrun sets LOCAL_RANK); read SLURM_LOCALID, or start the file with torchrun`,
         fix: slurmFix(r.node),
       });
     }

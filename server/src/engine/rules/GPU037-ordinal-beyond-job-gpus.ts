@@ -4,7 +4,7 @@ import type { SyntaxNode } from "../python/parser";
 import { nodeRange } from "../python/events";
 import { deviceUses } from "../python/devices";
 import { SET_DEVICE_PATHS } from "../frameworks";
-import type { SlurmLaunch } from "../slurmLaunch";
+import { scriptNameOf, type SlurmLaunch } from "../slurmLaunch";
 import { callArgs, calleePath, envReadsOf, flowsFrom } from "./shared/py";
 
 const MEASURED = "test/fixtures/slurm/python-launch/measured.md";
@@ -20,8 +20,6 @@ function narrowest(ctx: RuleContext): (SlurmLaunch & { gpusPerProcess: number })
   }
   return best;
 }
-
-const scriptName = (l: SlurmLaunch) => l.script.replace(/^.*[\\/]/, "");
 
 /** GPU037: a device ordinal at or beyond the GPUs each process gets from the job script that starts the file. */
 export const rule: PythonRule = {
@@ -58,7 +56,7 @@ export const rule: PythonRule = {
     if (envWrites(ctx.model).some((w) => w.variable === "CUDA_VISIBLE_DEVICES")) return; // GPU004's business
     const k = l.gpusPerProcess;
     const visible = k === 1 ? "only cuda:0 exists" : `only cuda:0..cuda:${k - 1} exist`;
-    const source = `${scriptName(l)} line ${l.line + 1} starts this file with ${l.gpusFrom ?? "its GPU request"}`;
+    const source = `${scriptNameOf(l)} line ${l.line + 1} starts this file with ${l.gpusFrom ?? "its GPU request"}`;
     for (const use of deviceUses(ctx.model)) {
       if (use.ordinal < k) continue;
       ctx.report({

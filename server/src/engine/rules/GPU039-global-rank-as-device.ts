@@ -1,3 +1,4 @@
+import { scriptNameOf } from "../slurmLaunch";
 import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { enclosingFunction, stringValue } from "../python/parser";
@@ -225,8 +226,10 @@ function gate(
   const launches = ctx.launchNodes ?? [];
   const several = launches.find((l) => l.nodes === "several");
   if (several) {
-    const name = several.script.replace(/^.*[\\/]/, "");
-    return { kind: "several", text: `${name}:${several.line + 1} starts this file on several nodes (${several.from})` };
+    return {
+      kind: "several",
+      text: `${scriptNameOf(several)}:${several.line + 1} starts this file on several nodes (${several.from})`,
+    };
   }
   if (ctx.testModule) return null;
   // vLLM's own global rank: the code runs in a vLLM worker, placed by whoever deploys vLLM, on one

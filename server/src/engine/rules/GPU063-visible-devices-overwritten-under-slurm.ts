@@ -3,12 +3,10 @@ import { envWrites, snippet } from "../rule";
 import type { EnvWriteEvent } from "../python/events";
 import { enclosingFunction, stringValue, type SyntaxNode } from "../python/parser";
 import { isMainGuard } from "../python/walker";
-import type { SlurmLaunch } from "../slurmLaunch";
+import { scriptNameOf, startedWith } from "../slurmLaunch";
 import { envReadsOf, flowsFrom } from "./shared/py";
 
 const MEASURED = "test/fixtures/slurm/measured.md";
-
-const scriptName = (l: SlurmLaunch) => l.script.replace(/^.*[\\/]/, "");
 
 /**
  * Whether the file knows it may run under Slurm or that CUDA_VISIBLE_DEVICES may be set already: a
@@ -117,22 +115,16 @@ export const rule: PythonRule = {
         .flatMap((v) => envReadsOf(ctx.model, v))
         .map((r) => r.node.id),
     );
-    const how =
-      launch.launcher === "srun"
-        ? "`srun python`"
-        : launch.launcher === "batch"
-          ? "`python` as the batch step"
-          : "torchrun";
     for (const w of writes) {
       if (ranks.size && flowsFrom(ctx.model, w.value, ranks)) continue;
       ctx.report({
         range: w.range,
-        message: `${snippet(w.statement ?? w.value!)} replaces the GPU ids Slurm set: the job script ${scriptName(launch)} (line ${launch.line + 1}) starts this file with ${how} in a job that asks for GPUs, and Slurm sets CUDA_VISIBLE_DEVICES to the job's GPUs on the node (measured on Slurm 22.05: a job given GPUs 2 and 3 got 2,3), so this names GPUs of the node instead (without device cgroups another job's GPU, with them an id that may not exist); keep Slurm's value (write only when "SLURM_JOB_ID" not in os.environ) or choose among its ids`,
+        message: `${snippet(w.statement ?? w.value!)} replaces the GPU ids Slurm set: the job script ${scriptNameOf(launch)} (line ${launch.line + 1}) starts this file with ${startedWith(launch)} in a job that asks for GPUs, and Slurm sets CUDA_VISIBLE_DEVICES to the job's GPUs on the node (measured on Slurm 22.05: a job given GPUs 2 and 3 got 2,3), so this names GPUs of the node instead (without device cgroups another job's GPU, with them an id that may not exist); keep Slurm's value (write only when "SLURM_JOB_ID" not in os.environ) or choose among its ids`,
         related: [
           {
             file: launch.script,
             range: { start: { line: launch.line, character: 0 }, end: { line: launch.line, character: 0 } },
-            message: `${scriptName(launch)}:${launch.line + 1} starts this file in a job that asks Slurm for GPUs`,
+            message: `${scriptNameOf(launch)}:${launch.line + 1} starts this file in a job that asks Slurm for GPUs`,
           },
         ],
       });
