@@ -1,22 +1,11 @@
 import { scriptNameOf, startedWith } from "../slurmLaunch";
-import type { PythonRule, RuleContext } from "../rule";
+import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import type { SyntaxNode } from "../python/parser";
-import { stringValue } from "../python/parser";
 import { nodeRange } from "../python/events";
-import { envReadsOf } from "./shared/py";
+import { envReadsOf, testsMembership } from "./shared/py";
 
 const MEASURED = "test/fixtures/slurm/python-launch/measured.md";
-
-/** `"LOCAL_RANK" in os.environ` (or `not in`) somewhere in the module: the file checks before reading. */
-function checksPresence(ctx: RuleContext): boolean {
-  return ctx.model.nodesOfType("comparison_operator").some((c) => {
-    if (!c) return false;
-    const first = c.namedChildren[0];
-    const op = c.children.find((k) => k && (k.type === "in" || k.type === "not in" || k.text === "in"));
-    return !!op && stringValue(first ?? null) === "LOCAL_RANK";
-  });
-}
 
 /** GPU036: `os.environ["LOCAL_RANK"]` in a file that the project's job script starts with srun or as the batch step (no torchrun). */
 export const rule: PythonRule = {
@@ -48,7 +37,11 @@ export const rule: PythonRule = {
   check(ctx) {
     const launches = (ctx.slurm ?? []).filter((l) => l.launcher !== "torchrun" && !l.setsLocalRank);
     if (!launches.length) return;
-    if (envReadsOf(ctx.model, "SLURM_LOCALID").length > 0 || checksPresence(ctx)) return;
+    if (
+      envReadsOf(ctx.model, "SLURM_LOCALID").length > 0 ||
+      testsMembership(ctx.model, ["LOCAL_RANK"], (k) => k === "LOCAL_RANK")
+    )
+      return;
     // A file that sets LOCAL_RANK itself (for the processes it starts, or from SLURM_LOCALID) reads its own value.
     if (envWrites(ctx.model).some((w) => w.variable === "LOCAL_RANK")) return;
     const l = launches[0];

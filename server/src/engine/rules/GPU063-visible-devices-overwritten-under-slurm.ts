@@ -1,10 +1,10 @@
 import type { PythonRule, RuleContext } from "../rule";
 import { envWrites, snippet } from "../rule";
 import type { EnvWriteEvent } from "../python/events";
-import { enclosingFunction, stringValue, type SyntaxNode } from "../python/parser";
+import { enclosingFunction, type SyntaxNode } from "../python/parser";
 import { isMainGuard } from "../python/walker";
 import { scriptNameOf, startedWith } from "../slurmLaunch";
-import { envReadsOf, flowsFrom } from "./shared/py";
+import { envReadsOf, flowsFrom, testsMembership } from "./shared/py";
 
 const MEASURED = "test/fixtures/slurm/measured.md";
 
@@ -30,11 +30,11 @@ function slurmAware(ctx: RuleContext, writes: readonly EnvWriteEvent[]): boolean
     if (e.variable.startsWith("SLURM_")) return true;
     if (e.variable === "CUDA_VISIBLE_DEVICES" && !readsOwnValue(e.node)) return true;
   }
-  return ctx.model.nodesMentioning("comparison_operator", ["SLURM_", "CUDA_VISIBLE_DEVICES"]).some((c) => {
-    const first = stringValue(c.namedChildren[0] ?? null);
-    const tested = c.children.some((k) => k && (k.type === "in" || k.type === "not in"));
-    return tested && first !== null && (first.startsWith("SLURM_") || first === "CUDA_VISIBLE_DEVICES");
-  });
+  return testsMembership(
+    ctx.model,
+    ["SLURM_", "CUDA_VISIBLE_DEVICES"],
+    (k) => k.startsWith("SLURM_") || k === "CUDA_VISIBLE_DEVICES",
+  );
 }
 
 /**

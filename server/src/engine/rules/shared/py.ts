@@ -3,7 +3,7 @@
  * value flow through module assignments ("is this expression built from that read?"), and the
  * text edits the quick fixes need (insert a line above, remove a statement, wrap a block).
  */
-import type { SyntaxNode } from "../../python/parser";
+import { stringValue, type SyntaxNode } from "../../python/parser";
 import type { ModuleModel } from "../../python/model";
 import type { EnvReadEvent } from "../../python/events";
 import type { Position, TextEdit } from "../../types";
@@ -100,6 +100,18 @@ export function namesFor(model: ModuleModel, path: string): string[] {
   const out: string[] = [];
   for (const [local, p] of model.symbols) if (p === path && !local.startsWith("\u0000")) out.push(local);
   return out;
+}
+
+/**
+ * Whether the module tests a key's presence: a comparison `"K" in x` or `"K" not in x` (anywhere in
+ * the file) whose left operand is a string literal passing `key`. `words`: what every such `K`
+ * contains, so that only the statements naming one are searched (ModuleModel.nodesMentioning).
+ */
+export function testsMembership(model: ModuleModel, words: readonly string[], key: (k: string) => boolean): boolean {
+  return model.nodesMentioning("comparison_operator", words).some((c) => {
+    const first = stringValue(c.namedChildren[0] ?? null);
+    return first !== null && key(first) && c.children.some((k) => k && (k.type === "in" || k.type === "not in"));
+  });
 }
 
 /** An integer literal's value (decimal digits only), or null. */
