@@ -504,9 +504,14 @@ export class ProjectIndex {
     return !!options && this.writersIn(file, options).size > 0;
   }
 
-  /** Forgets everything (a file was created, deleted or renamed: module resolution may differ). */
+  /**
+   * Forgets everything (a file was created, deleted or renamed: module resolution may differ, and a
+   * file deleted and created again may hold other text than the one its kept answers were read from).
+   */
   clear(): void {
     this.summaries.clear();
+    this.namesRanks.clear();
+    this.reexports.clear();
     this.namesStartup.clear();
     this.writers.clear();
     this.writersByFile.clear();

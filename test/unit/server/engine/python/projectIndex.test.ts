@@ -410,3 +410,33 @@ test("a project module whose text names no rank is not parsed for returned ranks
     ],
   );
 });
+
+test("clear forgets every answer read from a file: a module deleted and created again with a returned rank and a re-export answers from its new text", () => {
+  const files = new Map<string, string>();
+  const dir = tree({ "envs.py": "", "main.py": "", "pkg/__init__.py": "", "pkg/ranks.py": "" });
+  const envs = join(dir, "envs.py");
+  const init = join(dir, "pkg", "__init__.py");
+  files.set(envs, "def get_envs():\n    return 0, 1, 2\n");
+  files.set(init, "");
+  files.set(
+    join(dir, "pkg", "ranks.py"),
+    'import os\n\n\ndef world():\n    return int(os.environ["LOCAL_RANK"]), int(os.environ["RANK"])\n',
+  );
+  const index = new ProjectIndex((f) => files.get(f) ?? null);
+  const lookup = () => index.lookupFor(join(dir, "main.py"), BASE);
+  assert.equal(lookup().callableReturns?.("envs.get_envs"), null);
+  assert.equal(lookup().callableReturns?.("pkg.world"), null);
+  // Both files are deleted and created again (a branch switch): the server's watcher calls clear().
+  files.set(
+    envs,
+    'import os\n\n\ndef get_envs():\n    return int(os.environ["LOCAL_RANK"]), int(os.environ["RANK"]), 2\n',
+  );
+  files.set(init, "from .ranks import world\n");
+  index.clear();
+  const kinds = (name: string) =>
+    lookup()
+      .callableReturns?.(name)
+      ?.map((r) => r.kind);
+  assert.deepEqual(kinds("envs.get_envs"), ["local", "global", "unknown"]);
+  assert.deepEqual(kinds("pkg.world"), ["local", "global"]);
+});
