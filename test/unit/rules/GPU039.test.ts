@@ -774,3 +774,54 @@ test("GPU039: a test module that reads its local rank is preview (single-node te
     /test\.sbatch:5 starts this file on several nodes \(#SBATCH --nodes=2\); use the local rank: os\.environ\["LOCAL_RANK"\], which this file reads on line 4$/,
   );
 });
+
+test("GPU039: a method of the same class called on cls or self gives its return value; a device_map written into a dict that the call gets as **kwargs is a device slot (huggingface/trl#515)", async () => {
+  const src = [
+    "import torch",
+    "from accelerate import Accelerator",
+    "from transformers import AutoModelForCausalLM",
+    "",
+    "",
+    "class ValueHead:",
+    "    @classmethod",
+    "    def _device(cls):",
+    '        return Accelerator().process_index if torch.cuda.is_available() else "cpu"',
+    "",
+    "    @classmethod",
+    "    def load(cls, name, **kwargs):",
+    "        device = cls._device()",
+    '        kwargs["device_map"] = {"": device}',
+    "        return AutoModelForCausalLM.from_pretrained(name, **kwargs)",
+    "",
+    "    def reload(self, name, **kwargs):",
+    '        kwargs["device_map"] = {"": self._device()}',
+    "        kwargs = {}",
+    "        return AutoModelForCausalLM.from_pretrained(name, **kwargs)",
+    "",
+    "    def again(self, name):",
+    '        options = {"device_map": "auto"}',
+    '        options["device_map"] = {"": self._device()}',
+    "        return AutoModelForCausalLM.from_pretrained(name, **options)",
+    "",
+    "    def other(self, helper, name):",
+    '        return AutoModelForCausalLM.from_pretrained(name, device_map={"": helper._device()})',
+    "",
+  ].join("\n");
+  const found = (await lintCode(src, "GPU039", { preview: true })).map((d) => [
+    d.range.start.line + 1,
+    d.message.split(" is ")[0],
+  ]);
+  // load(): the classmethod's value, "cpu" deciding nothing (a literal, as an integer literal);
+  // again(): the entry written after the dict literal. reload() rebinds kwargs after the entry; other()
+  // calls _device on another object (not this class's receiver): silent.
+  assert.deepEqual(found, [
+    [14, "device"],
+    [24, "self._device()"],
+  ]);
+  assert.deepEqual(await lintCode(src, "GPU039"), [], "no gate holds: preview only");
+  // The same with the local index: silent.
+  assert.deepEqual(
+    await lintCode(src.replaceAll("process_index", "local_process_index"), "GPU039", { preview: true }),
+    [],
+  );
+});

@@ -167,6 +167,39 @@ export function deviceMapValues(
   return out;
 }
 
+/**
+ * The device expressions of a `device_map` that a call receives through `**kw`, where the same
+ * function (or the module's top level) sets `kw["device_map"] = …` above the call and rebinds `kw`
+ * nowhere between (`kwargs["device_map"] = {"": current_device}` then
+ * `from_pretrained(name, **kwargs)`: huggingface/trl#515). The latest such entry counts; [] when none.
+ */
+function splattedDeviceMap(model: Pick<ModuleModel, "nodesOfType">, call: SyntaxNode): SyntaxNode[] {
+  const splats = (call.childForFieldName("arguments")?.namedChildren ?? []).filter(
+    (a): a is SyntaxNode => a?.type === "dictionary_splat" && a.namedChildren[0]?.type === "identifier",
+  );
+  if (!splats.length) return [];
+  const scope = enclosingFunction(call)?.id;
+  for (const splat of splats) {
+    const name = splat.namedChildren[0]!.text;
+    // The latest assignment above the call that binds `name` or its "device_map" entry: a rebinding
+    // (`kwargs = {...}`) drops the entries written before it.
+    let latest: { at: number; value: SyntaxNode | null } | null = null;
+    for (const a of model.nodesOfType("assignment")) {
+      if (!a || a.endIndex > call.startIndex || (latest && a.startIndex < latest.at)) continue;
+      const left = a.childForFieldName("left");
+      const rebinds = left?.type === "identifier" && left.text === name;
+      const entry =
+        left?.type === "subscript" &&
+        left.childForFieldName("value")?.text === name &&
+        stringValue(left.childForFieldName("subscript")) === "device_map";
+      if ((rebinds || entry) && enclosingFunction(a)?.id === scope)
+        latest = { at: a.startIndex, value: entry ? a.childForFieldName("right") : null };
+    }
+    if (latest?.value) return deviceMapValues(model, latest.value, call);
+  }
+  return [];
+}
+
 /** Where one device ordinal is given: the expression and how the call names it, for messages. */
 export interface DeviceSlot {
   ordinal: SyntaxNode;
@@ -231,6 +264,8 @@ export function deviceSlots(model: ModuleModel): DeviceSlot[] {
     }
     const inString = cudaStringOrdinal(call);
     if (inString) out.push({ ordinal: inString, form: '"cuda:{}".format()' });
+    if (!keywords.has("device_map"))
+      for (const v of splattedDeviceMap(model, call)) out.push({ ordinal: v, form: 'device_map={"": …}' });
   }
   for (const s of model.nodesOfType("string")) {
     if (!s || !s.text.includes("cuda:")) continue;

@@ -17,7 +17,8 @@
  * `self.x` set in any method of the same class or in its body (a class attribute; a dataclass or
  * pydantic field's `default` or `default_factory`: {@link FIELD_CALLS}), `obj.x = ...` and `d["k"] = ...` in the same
  * scope, dict literals with literal keys, argparse defaults (`add_argument("--rank", default=...)`
- * read as `args.rank`), the return values of the file's own module-level functions (element by
+ * read as `args.rank`), the return values of the file's own module-level functions and of a method
+ * of the same class called on `self` or `cls` ({@link sameClassMethod}) (element by
  * element where a returned tuple is unpacked: `a, b = f()`), `a if c else b` and `a or b` (branches
  * that agree; integer literals do not count), and `rank % n` (no longer a global rank). Across
  * modules: the single values and the tuples that functions of the project's other modules return, through the
@@ -285,6 +286,10 @@ export class RankFlow {
     switch (n.type) {
       case "integer":
         return CONSTANT;
+      case "string":
+        // A literal (`rank if torch.cuda.is_available() else "cpu"`): no rank, so it decides nothing,
+        // as an integer literal; an f-string's value is not known.
+        return n.namedChildren.some((c) => c?.type === "interpolation") ? UNKNOWN : CONSTANT;
       case "parenthesized_expression":
         return n.namedChildren[0] ? this.flow(n.namedChildren[0]) : UNKNOWN;
       case "identifier":
@@ -360,6 +365,8 @@ export class RankFlow {
       const def = this.model.functions.get(ref.text);
       if (def && this.lookup(ref.text, ref) === "module-function") return this.ownReturns(def);
     }
+    const method = ref.type === "attribute" ? sameClassMethod(ref) : null;
+    if (method) return this.ownReturns(method);
     if (ref.type !== "identifier" && ref.type !== "attribute") return UNKNOWN;
     const r = path && path.includes(".") && this.project?.callableReturn ? this.project.callableReturn(path) : null;
     return r && r.kind !== "unknown"
@@ -775,6 +782,29 @@ function selfName(def: SyntaxNode): string | null {
     return null;
   const first = def.childForFieldName("parameters")?.namedChildren.find((p) => p && p.type !== "comment");
   return first?.type === "identifier" ? first.text : null;
+}
+
+/**
+ * The method of the same class that `recv.name` calls from inside a method, where `recv` is that
+ * method's first parameter (`self` in a method, `cls` in a classmethod: `cls._get_current_device()`
+ * in TRL's value-head wrapper, huggingface/trl#515); null otherwise (a static method, a nested
+ * function, another object, a name the class does not define). A subclass's override is not seen.
+ */
+function sameClassMethod(ref: SyntaxNode): SyntaxNode | null {
+  const recv = ref.childForFieldName("object");
+  const name = ref.childForFieldName("attribute")?.text;
+  const fn = enclosingFunction(ref);
+  if (recv?.type !== "identifier" || !name || !fn) return null;
+  const holder = fn.parent?.type === "decorated_definition" ? fn.parent : fn;
+  if (holder.parent?.type !== "block" || holder.parent.parent?.type !== "class_definition") return null;
+  if (
+    holder.type === "decorated_definition" &&
+    holder.namedChildren.some((d) => d?.type === "decorator" && /\bstaticmethod\b/.test(d.text))
+  )
+    return null;
+  const first = fn.childForFieldName("parameters")?.namedChildren.find((p) => p && p.type !== "comment");
+  if (first?.type !== "identifier" || first.text !== recv.text) return null;
+  return methodsOf(fn).find((m) => m.childForFieldName("name")?.text === name) ?? null;
 }
 
 /** The methods of the class whose method `def` is (itself included). */
