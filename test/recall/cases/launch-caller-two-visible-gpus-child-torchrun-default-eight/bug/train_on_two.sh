@@ -1,0 +1,3 @@
+#!/bin/bash
+# GPUs 0 and 1 are busy with another job: train on 2 and 3.
+CUDA_VISIBLE_DEVICES=2,3 CONFIG_FILE=./train_configs/llama3_8b.toml ./run_llama_train.sh
