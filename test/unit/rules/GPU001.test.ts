@@ -284,6 +284,30 @@ test("GPU001: a write for a child process started later in its block is no GPU00
   assert.deepEqual(await late(head + write + "Popen(['python'])\n"), [3]);
 });
 
+test("GPU001: after JAX's backend started, a write followed by a child process is still reported: this process keeps its preallocation while the children run", async () => {
+  const src = (init: string) =>
+    `import os\nimport subprocess\nimport jax\nimport jax.numpy as jnp\n\n${init}\nos.environ["XLA_PYTHON_CLIENT_PREALLOCATE"] = "false"\n\n\ndef generate():\n    subprocess.run(["python", "w.py"], check=True)\n`;
+  const [d, ...rest] = (await lint(src("table = jnp.linspace(0.0, 1.0, 64)"))).filter((x) => x.code === "GPU001");
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 6);
+  assert.equal(
+    d.message,
+    "XLA_PYTHON_CLIENT_PREALLOCATE is set after CUDA was initialised by jax.numpy.linspace() (line 6): it has no effect in this process; the child processes started after it get the new value, but this process keeps the memory JAX preallocated on the GPUs it sees (75% of the GPU's memory by default), which they cannot use",
+  );
+  // Without the child process: the plain message.
+  const plain = (
+    await lint(src("table = jnp.linspace(0.0, 1.0, 64)").replace(/\n\n\ndef generate[\s\S]*$/, "\n"))
+  ).filter((x) => x.code === "GPU001");
+  assert.equal(plain[0].message.split("; the child")[1], undefined);
+  // torch initialised before the write for a child: the child's variable, no finding (as before).
+  const torchSrc =
+    'import os\nimport subprocess\nimport torch\n\nn = torch.cuda.device_count()\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\nsubprocess.run(["python", "w.py"])\n';
+  assert.deepEqual(
+    (await lint(torchSrc)).filter((x) => x.code === "GPU001"),
+    [],
+  );
+});
+
 test("GPU001: the editor's chunked module finds a child process started many statements later (another chunk)", async () => {
   await initEngine();
   const filler = Array.from({ length: 60 }, (_, i) => `v${i} = ${i}`).join("\n");
