@@ -46,7 +46,30 @@ test("GPU005 integer ordinals: set_device(int(gpu)) becomes set_device(0)", asyn
 test("GPU005 also follows the value the file itself wrote to CUDA_VISIBLE_DEVICES", async () => {
   const src =
     'import os\nimport sys\nos.environ["CUDA_VISIBLE_DEVICES"] = str(sys.argv[1])\nimport torch\nx = torch.ones(1, device=f"cuda:{sys.argv[1]}")\n';
-  assert.deepEqual(await lintCode(src, "GPU005"), [], "a subscript is not followed: only names and attributes");
+  // An element at a literal index is followed as a name is (MedMNIST/experiments#6: `str(gpu_ids[0])`
+  // written, then `"cuda:{}".format(gpu_ids[0])`), within the function that wrote it.
+  const [e, ...more] = await lintCode(src, "GPU005");
+  assert.equal(more.length, 0);
+  assert.match(e.message, /from `sys\.argv\[1\]` \(line 3\)/);
+  const inFn = (use: string) =>
+    `import os\nimport torch\n\n\ndef main(gpu_ids):\n    os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu_ids[0])\n    ${use}\n\n\ndef other(gpu_ids):\n    return torch.device("cuda:{}".format(gpu_ids[0]))\n`;
+  assert.deepEqual(
+    (await lintCode(inFn('return torch.device("cuda:{}".format(gpu_ids[0]))'), "GPU005")).map(
+      (d) => d.range.start.line,
+    ),
+    [6],
+    "the use in main only: other() has its own gpu_ids",
+  );
+  assert.deepEqual(
+    await lintCode(inFn('return torch.device("cuda:{}".format(gpu_ids[1]))'), "GPU005"),
+    [],
+    "another element",
+  );
+  assert.deepEqual(
+    await lintCode(inFn('return torch.device("cuda:{}".format(gpu_ids[i]))'), "GPU005"),
+    [],
+    "a computed index",
+  );
   const src2 =
     'import os\ngpu = "3"\nos.environ["CUDA_VISIBLE_DEVICES"] = gpu\nimport torch\nx = torch.ones(1, device=f"cuda:{gpu}")\n';
   const [d] = await lintCode(src2, "GPU005");

@@ -19,7 +19,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it).',
       follows:
-        "Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it, through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. Not followed: function parameters and return values, and other modules.",
+        "Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it (also an element of one at an integer index, `str(gpu_ids[0])`, whose later uses in the same function hold the same id), through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. Not followed: function parameters and return values, and other modules.",
       why: 'CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES="1"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device="cuda:1"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `"1,0"` it is not even a device string).',
       example:
         'import os\nimport torch\n\ngpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0")\nbuf = torch.zeros(2, device=f"cuda:{gpu}")  # GPU005: cuda:1 does not exist under CUDA_VISIBLE_DEVICES=1\n',
@@ -201,11 +201,16 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
     let root: SyntaxNode | null = w.value;
     if (root.type === "call" && root.childForFieldName("function")?.text === "str")
       root = callArgs(root).positional[0] ?? null;
-    if (!root || (root.type !== "identifier" && root.type !== "attribute")) continue;
+    // A name, an attribute, or an element of one at a literal index (`str(gpu_ids[0])`), whose
+    // later uses (an element: in the same function) hold the same id.
+    const element = root?.type === "subscript" && isLiteralElement(root);
+    if (!root || (root.type !== "identifier" && root.type !== "attribute" && !element)) continue;
     const after = w.statement.endIndex;
     const stmt = w.statement;
+    const scope = enclosingFunction(w.statement)?.id;
     for (const n of ctx.model.nodesOfType(root.type)) {
       if (!n || n.startIndex < after || n.text !== root.text) continue;
+      if (element && enclosingFunction(n)?.id !== scope) continue;
       if (n.parent?.type === "attribute" && n.parent.childForFieldName("object")?.id !== n.id) continue;
       out.set(n.id, {
         node: stmt,
@@ -218,6 +223,13 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
     }
   }
   return out;
+}
+
+/** `x[0]`, `args.gpus[1]`: a name's or attribute's element at an integer literal. */
+function isLiteralElement(n: SyntaxNode): boolean {
+  const value = n.childForFieldName("value");
+  const index = n.childForFieldName("subscript");
+  return (value?.type === "identifier" || value?.type === "attribute") && index?.type === "integer";
 }
 
 /** An f-string whose text starts with `cuda:` followed by an interpolation. */
