@@ -825,3 +825,14 @@ test("GPU039: a method of the same class called on cls or self gives its return 
     [],
   );
 });
+
+test("GPU039: DeepSpeed's deepspeed.comm.get_rank() is the global rank (beside deepspeed.init_distributed(): default set); get_local_rank() and get_rank(group) are not", async () => {
+  const src = (call: string) =>
+    `import deepspeed\nimport torch\nfrom deepspeed import comm as dist\n\nif __name__ == "__main__":\n    deepspeed.init_distributed()\n    torch.cuda.set_device(${call})\n`;
+  const [d, ...rest] = await lintCode(src("dist.get_rank()"), "GPU039");
+  assert.equal(rest.length, 0);
+  assert.deepEqual([d.range.start.line, d.message.split(" is ")[0]], [6, "dist.get_rank()"]);
+  assert.deepEqual(await lintCode(src("dist.get_local_rank()"), "GPU039", { preview: true }), []);
+  assert.deepEqual(await lintCode(src("dist.get_rank(group)"), "GPU039", { preview: true }), []);
+  assert.equal((await lintCode(src("deepspeed.comm.get_rank()"), "GPU039")).length, 1);
+});

@@ -5,7 +5,8 @@
  *
  * Sources (each cited in GPU039's references):
  * - environment reads (`os.environ["RANK"]`, `.get`, `os.getenv`): {@link RANK_VARIABLES};
- * - calls: `torch.distributed.get_rank()` with no group (global), `torch.distributed.get_node_local_rank()` (local);
+ * - calls: `torch.distributed.get_rank()` with no group (global), `torch.distributed.get_node_local_rank()` (local),
+ *   DeepSpeed's `deepspeed.comm.get_rank()` (global) and `get_local_rank()` (local);
  * - Hugging Face Accelerate: `.process_index` (global) and `.local_process_index` (local) of an
  *   object the file builds with `Accelerator(...)`, `PartialState(...)` or `AcceleratorState(...)`;
  * - `.rank` of vLLM's `parallel_config` (also a parameter annotated with vLLM's `ParallelConfig`) and of
@@ -90,6 +91,13 @@ const RANK_CALLS: Readonly<Record<string, RankKind>> = {
   "torch.distributed.distributed_c10d.get_rank": "global",
   "torch.distributed.get_node_local_rank": "local",
   "torch.distributed.distributed_c10d.get_node_local_rank": "local",
+  // DeepSpeed's communication module (deepspeed/comm/comm.py:553 `get_rank(group=None)`: "Returns the
+  // rank of the current process in the provided group or the default group if none was provided";
+  // :573 `get_local_rank()`: "local rank (= GPU device ID)"; deepspeedai/DeepSpeed at 38327e07f6).
+  "deepspeed.comm.get_rank": "global",
+  "deepspeed.comm.comm.get_rank": "global",
+  "deepspeed.comm.get_local_rank": "local",
+  "deepspeed.comm.comm.get_local_rank": "local",
 };
 
 /** Accelerate's state classes (https://huggingface.co/docs/accelerate/package_reference/state: "process_index (int) -- The index of the current process", "local_process_index (int) -- The index of the current process on the current server"). */
