@@ -516,6 +516,62 @@ test("GPU040: a caller's CUDA_VISIBLE_DEVICES for a deepspeed script is not repo
   assert.deepEqual(lintManifestCode(caller("CUDA_VISIBLE_DEVICES=4,5,6,7"), "jobscript", "GPU040"), []);
 });
 
+const RUN_TRAIN = `#!/usr/bin/bash\nset -ex\n\nNGPU=\${NGPU:-"8"}\nLOG_RANK=\${LOG_RANK:-0}\n\ntorchrun --nproc_per_node=\${NGPU} --local-ranks-filter \${LOG_RANK} \\\n    train.py --config llama.toml\n`;
+
+test("GPU040: a caller's CUDA_VISIBLE_DEVICES for a script whose torchrun starts more workers than it lists (the child's NGPU=${NGPU:-\"8\"} default, a literal count) is reported on the caller's line (pytorch/torchtitan#423)", () => {
+  const caller = "#!/bin/bash\ncd examples/full_multi_gpu\nCUDA_VISIBLE_DEVICES=2,3 CONFIG=x.toml ./single_node.sh\n";
+  const file = deepspeedProject(caller, RUN_TRAIN);
+  const [d, ...rest] = lintManifestCode(caller, "jobscript", "GPU040", {}, file);
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.equal(d.range.start.line, 2);
+  assert.equal(
+    d.message,
+    `CUDA_VISIBLE_DEVICES="2,3" (inline) leaves 2 GPUs to ./single_node.sh, whose torchrun starts 8 workers per node (--nproc_per_node=\${NGPU} at examples/full_multi_gpu/single_node.sh:7, NGPU defaulting to 8 there and not set here): the 6 workers with LOCAL_RANK 2..7 have no cuda:LOCAL_RANK ('invalid device ordinal' when selected); set NGPU=2 on this line`,
+  );
+  assert.deepEqual(
+    d.related?.map((r) => [r.range.start.line, r.message, r.file ? "child" : "caller"]),
+    [
+      [2, "the GPUs visible to that script's workers", "caller"],
+      [6, "torchrun --nproc_per_node=${NGPU}: 8 workers per node", "child"],
+    ],
+  );
+  // A literal count in the child: the same finding without the default.
+  const literal = RUN_TRAIN.replace("${NGPU}", "4");
+  const [e] = lintManifestCode(caller, "jobscript", "GPU040", {}, deepspeedProject(caller, literal));
+  assert.match(
+    e.message,
+    /torchrun starts 4 workers per node \(--nproc_per_node=4 at [^)]*:7\): the 2 workers with LOCAL_RANK 2\.\.3 .*; start 2 per node there$/,
+  );
+});
+
+test("GPU040: a caller's CUDA_VISIBLE_DEVICES for a torchrun script is not reported where the caller sets the count's name, the workers fit, the count is not known, or the launched file picks its own GPUs", () => {
+  const caller = (line: string, pre = "") => `#!/bin/bash\ncd examples/full_multi_gpu\n${pre}${line}\n`;
+  const silent = (text: string, child = RUN_TRAIN, py?: string) => {
+    const file = deepspeedProject(text, child);
+    if (py) writeFileSync(join(file, "..", "examples", "full_multi_gpu", "train.py"), py);
+    assert.deepEqual(lintManifestCode(text, "jobscript", "GPU040", {}, file), [], `${text}\n${child}`);
+  };
+  silent(caller("CUDA_VISIBLE_DEVICES=2,3 NGPU=2 ./single_node.sh"));
+  silent(caller("CUDA_VISIBLE_DEVICES=2,3 ./single_node.sh", "export NGPU=2\n"));
+  silent(caller("CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 ./single_node.sh"));
+  silent(caller("CUDA_VISIBLE_DEVICES=2,3 ./single_node.sh"), RUN_TRAIN.replace("${NGPU}", "gpu"));
+  silent(
+    caller("CUDA_VISIBLE_DEVICES=2,3 ./single_node.sh"),
+    RUN_TRAIN.replace('NGPU=${NGPU:-"8"}', "NGPU=$(nvidia-smi -L | wc -l)"),
+  );
+  silent(caller("CUDA_VISIBLE_DEVICES=2,3 ./single_node.sh"), RUN_TRAIN + 'NGPU=${NGPU:-"4"}\n');
+  silent(
+    caller("CUDA_VISIBLE_DEVICES=2,3 ./single_node.sh"),
+    RUN_TRAIN.replace("set -ex", "export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7"),
+  );
+  silent(
+    caller("CUDA_VISIBLE_DEVICES=2,3 ./single_node.sh"),
+    RUN_TRAIN,
+    'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n',
+  );
+});
+
 /** Runs `f` with HF_HOME set to `home` (accelerate's default config is looked for there). */
 function withHfHome<T>(home: string, f: () => T): T {
   const before = process.env.HF_HOME;

@@ -4,10 +4,10 @@ import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { parse as parseYamlText } from "yaml";
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { Range } from "../types";
-import { expandsVariable, type ShellWord } from "../manifests/shell";
+import { expandsVariable, type ShellCommand, type ShellWord } from "../manifests/shell";
 import type { JobScriptFacts } from "../manifests/jobscript";
-import { buildManifestModel } from "../manifests/model";
-import { childShellScript, workingDirectory } from "../launch/child";
+import { buildManifestModel, type ManifestModel } from "../manifests/model";
+import { childShellScript, workingDirectory, type ChildShellScript } from "../launch/child";
 import { resolveLiteral } from "../manifests/jobscript";
 import { isMap, pairOf, scalarText, valueOf } from "../manifests/yaml";
 import { parseVisibleDevices } from "../visibleDevices";
@@ -19,7 +19,13 @@ import {
   type LaunchLine,
   type OptionValue,
 } from "../launch/commandLine";
-import { launchesOf, literalsWithSourced, visibleForCommand, type FoundLaunch } from "../launch/sources";
+import {
+  launchesOf,
+  literalsWithSourced,
+  visibleForCommand,
+  type FoundLaunch,
+  type VisibleSetting,
+} from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";
 import { launchedScript, launchedScriptFacts, optionsWithDest } from "../launch/script";
 
@@ -112,15 +118,15 @@ export const rule: ManifestRule = {
     // A launcher in a container's command (compose, Kubernetes), or an accelerate config (num_processes with gpu_ids).
     trigger: (t) => mentionsLauncher(t) || (t.includes("num_processes") && t.includes("gpu_ids")),
     docs: {
-      what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `accelerate launch`, `deepspeed`, also behind `srun`, `env VAR=...`, `VAR=... cmd`, `nohup`, and `sh -c '...'` in a container's command) in shell scripts, Slurm job scripts, Dockerfile `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint` and Kubernetes `command`/`args`, and reports a launch that starts more processes per node than GPUs are visible to it. Visible GPUs are, in this order: the CUDA_VISIBLE_DEVICES that the launched script itself writes, its only write of the variable, either a literal at its top level before anything starts CUDA (`os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"`) or from one of its options given on the line (`train.py --device 0,1` with `os.environ[\"CUDA_VISIBLE_DEVICES\"] = args.device` and `add_argument(\"--device\", ...)`; shell and job scripts, the script read beside the launching file or up to three folders above it), the CUDA_VISIBLE_DEVICES in force (an inline prefix, an earlier `export` in the script, the image's `ENV`, the service's `environment`, the container's `env`; accelerate's `--gpu_ids`), else the container's GPU request (compose `count`/`device_ids`, Kubernetes `nvidia.com/gpu` limit), else the Slurm allocation (accelerate and deepspeed; torchrun's is GPU022's), else, for a plain shell script, the machine's GPU count (`--gpus`, `--inventory`, `[tool.gpu-pilot] gpus`/`inventory`, the editor's nvidia-smi). An `accelerate launch` with no `--num_processes`, no `--config_file` and no default accelerate config on the machine running the linter starts one process per GPU its launcher sees (the CUDA_VISIBLE_DEVICES in force, else, for a plain shell script, the machine's GPU count): it is reported when the launched script's own write leaves fewer GPUs to each process. Also: an accelerate config YAML whose `num_processes` per machine exceeds its `gpu_ids`; deepspeed's `--num_gpus` with `--include`; a deepspeed `--include` id the container or machine lacks; and CUDA_VISIBLE_DEVICES set for a `deepspeed --num_gpus/--include/--exclude` launch, which DeepSpeed ignores, unless the GPUs it uses instead are the first ones the value lists (`CUDA_VISIBLE_DEVICES=0,1` with `--num_gpus 2` changes nothing) or may be (`--num_gpus $N` with a value that starts with GPU 0, `--include` ids that are not literal). The value may be the caller's: a script that runs a project shell script as a new shell (`CUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh`, or after an `export`) whose deepspeed launch drops it is reported on that line of the caller, where the value is written and can be moved, with the child's deepspeed line as related information.",
+      what: "Reads launch command lines (`torchrun`, `python -m torch.distributed.run|launch`, `accelerate launch`, `deepspeed`, also behind `srun`, `env VAR=...`, `VAR=... cmd`, `nohup`, and `sh -c '...'` in a container's command) in shell scripts, Slurm job scripts, Dockerfile `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint` and Kubernetes `command`/`args`, and reports a launch that starts more processes per node than GPUs are visible to it. Visible GPUs are, in this order: the CUDA_VISIBLE_DEVICES that the launched script itself writes, its only write of the variable, either a literal at its top level before anything starts CUDA (`os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"`) or from one of its options given on the line (`train.py --device 0,1` with `os.environ[\"CUDA_VISIBLE_DEVICES\"] = args.device` and `add_argument(\"--device\", ...)`; shell and job scripts, the script read beside the launching file or up to three folders above it), the CUDA_VISIBLE_DEVICES in force (an inline prefix, an earlier `export` in the script, the image's `ENV`, the service's `environment`, the container's `env`; accelerate's `--gpu_ids`), else the container's GPU request (compose `count`/`device_ids`, Kubernetes `nvidia.com/gpu` limit), else the Slurm allocation (accelerate and deepspeed; torchrun's is GPU022's), else, for a plain shell script, the machine's GPU count (`--gpus`, `--inventory`, `[tool.gpu-pilot] gpus`/`inventory`, the editor's nvidia-smi). An `accelerate launch` with no `--num_processes`, no `--config_file` and no default accelerate config on the machine running the linter starts one process per GPU its launcher sees (the CUDA_VISIBLE_DEVICES in force, else, for a plain shell script, the machine's GPU count): it is reported when the launched script's own write leaves fewer GPUs to each process. Also: an accelerate config YAML whose `num_processes` per machine exceeds its `gpu_ids`; deepspeed's `--num_gpus` with `--include`; a deepspeed `--include` id the container or machine lacks; and CUDA_VISIBLE_DEVICES set for a `deepspeed --num_gpus/--include/--exclude` launch, which DeepSpeed ignores, unless the GPUs it uses instead are the first ones the value lists (`CUDA_VISIBLE_DEVICES=0,1` with `--num_gpus 2` changes nothing) or may be (`--num_gpus $N` with a value that starts with GPU 0, `--include` ids that are not literal). The value may be the caller's: a script that runs a project shell script as a new shell (`CUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh`, or after an `export`) whose deepspeed launch drops it is reported on that line of the caller, where the value is written and can be moved, with the child's deepspeed line as related information; and one whose torchrun starts more workers per node than the caller's value lists (`CUDA_VISIBLE_DEVICES=2,3 ./run_train.sh` where run_train.sh runs `torchrun --nproc_per_node=${NGPU}` after `NGPU=${NGPU:-\"8\"}`, a default the caller does not override) is reported there too.",
       follows:
-        "Launch lines in the file itself (a shell or job script's commands, a Dockerfile's last-stage `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint`, Kubernetes `command`/`args`, `sh -c '...'` in a container's command) with the CUDA_VISIBLE_DEVICES in force (an inline prefix, the last `export` before the line, the last stage's `ENV`, the service's `environment`, the container's `env`), the container's or job's GPU request, a `$VAR` assigned once to a literal, and, from a shell or job script, the launched `.py` script's own write of CUDA_VISIBLE_DEVICES, a literal at its top level or from one of its options (read beside the launching file or up to three folders above it), an accelerate config named by `--config_file`, the once-assigned literals of a file the script sources (`source env.sh`, a literal path beside the script; the script's own assignments win), a launcher's options given through such a literal (`accelerate launch $EXTRA` with `EXTRA=\"--multi_gpu\"`; a value that expands variables known at its assignment counts as the literal bash makes of it: `ARGS=\"--nproc_per_node $GPUS\"` after `GPUS=8`), and for a plain shell script the machine's GPU count; an accelerate config YAML is checked on its own. From a shell or job script, also a project shell script that a line runs as a new shell (`bash x.sh`, `sh x.sh`, `./x.sh`: a literal `.sh` path, after the script's literal `cd` commands (`cd \"$(dirname \"$0\")\"` is the script's folder), beside the script or up to three folders above it, as GPU054 finds it; no batch job), for its deepspeed launches only, with the CUDA_VISIBLE_DEVICES in force on the caller's line, when the child neither assigns, exports, unsets nor reads the variable nor sources a file. Accelerate's default config (`$HF_HOME/accelerate/default_config.yaml`, else `$XDG_CACHE_HOME/huggingface/accelerate/default_config.yaml`, else `~/.cache/huggingface/accelerate/default_config.yaml`, where accelerate looks; it reads no other variable for it) is only looked for, through the safe reader: when it exists, a launch without a count is not judged (its count is then the config's, which may be meant for that machine). The files read this way are dependencies of the result (the CLI's cache re-checks the script when one changes, and when accelerate's default config appears or goes; another file created later is not noticed until the script changes). Not followed: variables set by a caller of the linted script (the finding, if any, sits in the caller), a caller's CUDA_VISIBLE_DEVICES for other launchers of a child script, variables set in a script that is run rather than sourced, shell arithmetic, assignments without `export`, commands built in variables, `bash -c '...'` inside a shell script, branches and subshells (the last `export` or `cd` in the text wins), `cd` to an expansion (then the child is not read), run-time overrides (`docker run -e`), the content of accelerate's default config, deepspeed's `--num_nodes` (without a hostfile deepspeed stops: \"Num nodes is >1 but no extra nodes available via hostfile\"), and DeepSpeed hostfiles. A notebook's shell lines (`!torchrun ...`, `!CUDA_VISIBLE_DEVICES=3 python x.py`) are read as such a script, in the cells' order, with the kernel's `%env` settings before them as exports (IPython runs each `!` line in a shell of its own that inherits the kernel's environment: a `!export` or a bare `!N=8` reaches no other line); findings sit on the cell's line.",
+        "Launch lines in the file itself (a shell or job script's commands, a Dockerfile's last-stage `CMD`/`ENTRYPOINT`, compose `command`/`entrypoint`, Kubernetes `command`/`args`, `sh -c '...'` in a container's command) with the CUDA_VISIBLE_DEVICES in force (an inline prefix, the last `export` before the line, the last stage's `ENV`, the service's `environment`, the container's `env`), the container's or job's GPU request, a `$VAR` assigned once to a literal, and, from a shell or job script, the launched `.py` script's own write of CUDA_VISIBLE_DEVICES, a literal at its top level or from one of its options (read beside the launching file or up to three folders above it), an accelerate config named by `--config_file`, the once-assigned literals of a file the script sources (`source env.sh`, a literal path beside the script; the script's own assignments win), a launcher's options given through such a literal (`accelerate launch $EXTRA` with `EXTRA=\"--multi_gpu\"`; a value that expands variables known at its assignment counts as the literal bash makes of it: `ARGS=\"--nproc_per_node $GPUS\"` after `GPUS=8`), and for a plain shell script the machine's GPU count; an accelerate config YAML is checked on its own. From a shell or job script, also a project shell script that a line runs as a new shell (`bash x.sh`, `sh x.sh`, `./x.sh`: a literal `.sh` path, after the script's literal `cd` commands (`cd \"$(dirname \"$0\")\"` is the script's folder), beside the script or up to three folders above it, as GPU054 finds it; no batch job), for its deepspeed and torchrun launches, with the CUDA_VISIBLE_DEVICES in force on the caller's line, when the child neither assigns, exports, unsets nor reads the variable nor sources a file (and, for torchrun, the launched `.py` does not write it): the child's once-assigned literals and its defaults for names the caller neither sets on the line nor assigns or exports (`NGPU=${NGPU:-\"8\"}`, once, a literal default: bash(1), Parameter Expansion). Accelerate's default config (`$HF_HOME/accelerate/default_config.yaml`, else `$XDG_CACHE_HOME/huggingface/accelerate/default_config.yaml`, else `~/.cache/huggingface/accelerate/default_config.yaml`, where accelerate looks; it reads no other variable for it) is only looked for, through the safe reader: when it exists, a launch without a count is not judged (its count is then the config's, which may be meant for that machine). The files read this way are dependencies of the result (the CLI's cache re-checks the script when one changes, and when accelerate's default config appears or goes; another file created later is not noticed until the script changes). Not followed: variables set by a caller of the linted script (the finding, if any, sits in the caller), a caller's CUDA_VISIBLE_DEVICES for a child script's accelerate launches, a default the caller may set in its own environment (the shell it is started from), variables set in a script that is run rather than sourced, shell arithmetic, assignments without `export`, commands built in variables, `bash -c '...'` inside a shell script, branches and subshells (the last `export` or `cd` in the text wins), `cd` to an expansion (then the child is not read), run-time overrides (`docker run -e`), the content of accelerate's default config, deepspeed's `--num_nodes` (without a hostfile deepspeed stops: \"Num nodes is >1 but no extra nodes available via hostfile\"), and DeepSpeed hostfiles. A notebook's shell lines (`!torchrun ...`, `!CUDA_VISIBLE_DEVICES=3 python x.py`) are read as such a script, in the cells' order, with the kernel's `%env` settings before them as exports (IPython runs each `!` line in a shell of its own that inherits the kernel's environment: a `!export` or a bare `!N=8` reaches no other line); findings sit on the cell's line.",
       why: "torchrun starts `--nproc_per_node` workers and gives each a LOCAL_RANK; the launch utility's documentation says this number must be at most the GPUs of the node, each process operating on GPU LOCAL_RANK. A worker whose LOCAL_RANK is at or beyond the visible GPUs has no `cuda:LOCAL_RANK`: selecting it raises 'invalid device ordinal' (measured, ground-truth.md), and workers that wrap around to share a GPU make NCCL fail (measured, docs/ground-truth.md). accelerate passes `num_processes // num_machines` to torchrun with CUDA_VISIBLE_DEVICES set to `gpu_ids`; without `--num_processes` and without a config file it counts the GPUs its launcher sees (`torch.cuda.device_count()`) and starts that many, so a script that then makes one GPU visible in each of them (`os.environ[\"CUDA_VISIBLE_DEVICES\"] = \"1\"`) leaves LOCAL_RANK 1 without a device. DeepSpeed's launcher unsets CUDA_VISIBLE_DEVICES when `--num_gpus`/`--include`/`--exclude` is given (it says so and goes on with GPUs 0..N-1 or the `--include` slots), also one the caller set for the script that runs it (`CUDA_VISIBLE_DEVICES=4,5,6,7 bash single_node.sh` trains on GPUs 0-3), refuses `--num_gpus` with `--include`, and refuses an `--include` slot the node lacks.",
       example:
         "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=4 train.py   # GPU040: 4 workers, 2 GPUs\n",
       fix: "#!/bin/bash\nCUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node=2 train.py\n",
       whenNotToCare:
-        "Counts are compared only when written as literal numbers (a `$VAR` assigned once in the script to a literal is followed); `--nproc_per_node gpu`/`auto` and a missing count are right by construction, except for `accelerate launch` without a count or a config when the launched script itself narrows CUDA_VISIBLE_DEVICES. The default accelerate config is the one of the machine running the linter: where the job runs on another machine (a cluster node, a container), its config may differ, and a finding without one there may be wrong for it (or one may be missed). Not followed: variables set in another script or by the caller (except a caller's CUDA_VISIBLE_DEVICES that a deepspeed launch of the script it runs drops), counts computed by the shell (`$((N*2))`), CUDA_VISIBLE_DEVICES assigned without `export` (it reaches the launcher only if the caller exported it), commands built in variables (`$CMD`), a launched script that writes CUDA_VISIBLE_DEVICES more than once, in a branch or a function, after CUDA started, or from anything but an option's value or a literal (`select_device(args.device)` in another module), branches (the last `export` before the launch in the text wins), a Dockerfile's ENV overridden by `docker run -e`, an accelerate config that is not a file of the workspace (the default one under ~/.cache is only looked for), multi-node DeepSpeed hostfiles. CPU-only training (gloo) with more workers than GPUs is fine: silence the line with `# noqa: GPU040`. The machine's count is used only for plain shell scripts (a job script runs on its allocation, a container on its request).",
+        "Counts are compared only when written as literal numbers (a `$VAR` assigned once in the script to a literal is followed); `--nproc_per_node gpu`/`auto` and a missing count are right by construction, except for `accelerate launch` without a count or a config when the launched script itself narrows CUDA_VISIBLE_DEVICES. The default accelerate config is the one of the machine running the linter: where the job runs on another machine (a cluster node, a container), its config may differ, and a finding without one there may be wrong for it (or one may be missed). Not followed: variables set in another script or by the caller (except a caller's CUDA_VISIBLE_DEVICES that a deepspeed launch of the script it runs drops, or that its torchrun outnumbers), counts computed by the shell (`$((N*2))`), CUDA_VISIBLE_DEVICES assigned without `export` (it reaches the launcher only if the caller exported it), commands built in variables (`$CMD`), a launched script that writes CUDA_VISIBLE_DEVICES more than once, in a branch or a function, after CUDA started, or from anything but an option's value or a literal (`select_device(args.device)` in another module), branches (the last `export` before the launch in the text wins), a Dockerfile's ENV overridden by `docker run -e`, an accelerate config that is not a file of the workspace (the default one under ~/.cache is only looked for), multi-node DeepSpeed hostfiles. CPU-only training (gloo) with more workers than GPUs is fine: silence the line with `# noqa: GPU040`. The machine's count is used only for plain shell scripts (a job script runs on its allocation, a container on its request).",
       references: [
         TORCHRUN_DOC,
         ACCELERATE_DOC,
@@ -138,7 +144,7 @@ export const rule: ManifestRule = {
     const facts = ctx.manifest.jobscript;
     const literals = facts ? literalsWithSourced(ctx.file, facts, ctx.read) : new Map<string, string>();
     for (const f of launchesOf(ctx.manifest, literals)) checkLaunch(ctx, f, literals);
-    if (facts) checkChildDeepspeed(ctx, facts);
+    if (facts) checkChildLaunches(ctx, facts);
   },
 };
 
@@ -266,7 +272,7 @@ function ownsVisible(facts: JobScriptFacts): boolean {
  * deepspeed unsets the value ({@link deepspeedDrops}). Reported on the caller's command, where the
  * value is written and can be moved, with the child's deepspeed line as related information.
  */
-function checkChildDeepspeed(ctx: ManifestRuleContext, facts: JobScriptFacts): void {
+function checkChildLaunches(ctx: ManifestRuleContext, facts: JobScriptFacts): void {
   if (!ctx.file || !ctx.manifest.src.text.includes(".sh")) return;
   for (const c of facts.commands) {
     const line = parseLaunchLine(c.words, c.assignments);
@@ -278,6 +284,7 @@ function checkChildDeepspeed(ctx: ManifestRuleContext, facts: JobScriptFacts): v
     if (!child || ownsVisible(child.facts)) continue;
     const model = buildManifestModel(child.text, "jobscript");
     const literals = literalsWithSourced(child.path, model.jobscript!, ctx.read);
+    if (childTorchrun(ctx, facts, c, child, model, literals, visible)) continue;
     for (const launch of launchesOf(model, literals)) {
       const drops = launch.line.launcher === "deepspeed" ? deepspeedDrops(launch.line, visible.value, literals) : null;
       if (!drops || launch.line.clearsEnv) continue;
@@ -295,6 +302,80 @@ function checkChildDeepspeed(ctx: ManifestRuleContext, facts: JobScriptFacts): v
       break;
     }
   }
+}
+
+/**
+ * The child script's own defaults for names its caller may set: `NGPU=${NGPU:-"8"}` (also `:=`,
+ * `-`, `=`), assigned once, a literal default, by name, for the names the caller does not assign
+ * or export anywhere (bash(1), Parameter Expansion: `${parameter:-word}` "If parameter is unset or
+ * null, the expansion of word is substituted"). Where the caller sets the name, it is left out.
+ */
+function childDefaults(child: JobScriptFacts, caller: JobScriptFacts, line: ShellCommand): Map<string, string> {
+  const out = new Map<string, string>();
+  const callerSets = (name: string) =>
+    line.assignments.some((a) => a.name === name) ||
+    caller.assigned.has(name) ||
+    caller.commands.some((c) => c.words.some((w) => w.value === name || w.value.startsWith(`${name}=`)));
+  for (const c of child.commands) {
+    if (c.words.length) continue;
+    for (const a of c.assignments) {
+      const m = /^\$\{([A-Za-z_][A-Za-z0-9_]*):?[-=]("?)([^"'$`}]*)\2\}$/.exec(
+        a.word.raw.slice(a.word.raw.indexOf("=") + 1),
+      );
+      if (m && m[1] === a.name && !child.literals.has(a.name) && !callerSets(a.name)) out.set(a.name, m[3]);
+    }
+  }
+  for (const name of [...out.keys()])
+    if (child.commands.filter((c) => c.assignments.some((a) => a.name === name)).length !== 1) out.delete(name);
+  return out;
+}
+
+/**
+ * A caller's CUDA_VISIBLE_DEVICES for a project shell script whose torchrun starts more workers per
+ * node than the value lists (`CUDA_VISIBLE_DEVICES=2,3 ./run_train.sh` where run_train.sh runs
+ * `torchrun --nproc_per_node=${NGPU}` after `NGPU=${NGPU:-"8"}`: pytorch/torchtitan#423), through
+ * the child's literals and its defaults for names this caller does not set ({@link childDefaults}).
+ * Silent where the launched `.py` writes CUDA_VISIBLE_DEVICES itself. Reported on the caller's
+ * command; true when reported.
+ */
+function childTorchrun(
+  ctx: ManifestRuleContext,
+  caller: JobScriptFacts,
+  c: ShellCommand,
+  child: ChildShellScript,
+  model: ManifestModel,
+  literals: Map<string, string>,
+  visible: VisibleSetting,
+): boolean {
+  const ids = idList(visible.value ?? "");
+  if (!ids) return false;
+  const defaults = childDefaults(child.facts, caller, c);
+  const known = new Map([...defaults, ...literals]);
+  for (const launch of launchesOf(model, known)) {
+    const l = launch.line;
+    if (l.launcher !== "torchrun" || !l.processes || l.clearsEnv || launch.visible || launch.visibleUnknown) continue;
+    const n = optionNumber(l.processes, known);
+    if (n === null || n <= ids.length) continue;
+    const script = l.script ? resolveLiteral(l.script.value, known) : null;
+    const read = script ? launchedScript(child.path, script, ctx.read) : null;
+    const own = read ? launchedScriptFacts(read.text) : null;
+    if (own && (own.visibleLiteral || own.visibleDests.length)) continue;
+    const at = model.src.range(l.processes.start.start, l.processes.end.end);
+    const where = `${relative(dirname(ctx.file!), child.path)}:${at.start.line + 1}`;
+    const name = /^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?$/.exec(l.processes.value)?.[1];
+    const dflt = name && !literals.has(name) ? defaults.get(name) : undefined;
+    const extra = n - ids.length;
+    ctx.report({
+      range: ctx.manifest.src.range(c.start, child.pathWord.end),
+      message: `CUDA_VISIBLE_DEVICES="${visible.value}" (${visible.from}) leaves ${plural(ids.length, "GPU")} to ${child.command}, whose torchrun starts ${n} workers per node (${launchedWords(l.processes)} at ${where}${dflt !== undefined ? `, ${name} defaulting to ${dflt} there and not set here` : ""}): the ${extra === 1 ? "worker" : `${extra} workers`} with LOCAL_RANK ${ids.length}${extra > 1 ? `..${n - 1}` : ""} ${extra === 1 ? "has" : "have"} no cuda:LOCAL_RANK ('invalid device ordinal' when selected); ${dflt !== undefined ? `set ${name}=${ids.length} on this line` : `start ${ids.length} per node there`}`,
+      related: [
+        { range: visible.range, message: "the GPUs visible to that script's workers" },
+        { range: at, message: `torchrun ${launchedWords(l.processes)}: ${n} workers per node`, file: child.path },
+      ],
+    });
+    return true;
+  }
+  return false;
 }
 
 /** An option's words as written (`--num_gpus 4`, `--include=localhost:1`). */
