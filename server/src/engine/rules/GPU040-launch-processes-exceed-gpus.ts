@@ -150,6 +150,9 @@ const wordsRange = (ctx: ManifestRuleContext, a: ShellWord, b: ShellWord): Range
 
 function checkLaunch(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<string, string>): void {
   const l = f.line;
+  // A variable among the launcher's options that is not known may hold any of them (a later
+  // --nproc_per_node, a --config_file, a --hostfile): nothing is concluded from them.
+  if (l.unknownOptions) return;
   const node = nodeGpus(ctx, f);
   if (l.launcher === "deepspeed") return checkDeepspeed(ctx, f, literals, node);
   if (l.launcher === "accelerate") return checkAccelerate(ctx, f, literals, node);
@@ -208,6 +211,7 @@ interface DeepspeedDrop {
  * the launching script and the one a caller sets for a script that launches deepspeed.
  */
 function deepspeedDrops(l: LaunchLine, value: string, literals: Map<string, string>): DeepspeedDrop | null {
+  if (l.unknownOptions) return null; // a variable among its options may hold a --hostfile
   const filter = l.gpuIds ?? l.exclude;
   const given = l.processes ?? filter;
   const hostfile = l.words.some(
