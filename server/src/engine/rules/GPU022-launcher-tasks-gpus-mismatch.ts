@@ -1,7 +1,7 @@
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ShellWord } from "../manifests/shell";
 import { launchedScriptFacts, launchedScriptText } from "../launch/script";
-import { launchOf, optionValue, resolveLiteral, type Launch } from "../manifests/jobscript";
+import { expandedLaunch, launchOf, optionValue, resolveLiteral, type Launch } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 
 const int = (s: string | null | undefined): number | null =>
@@ -80,7 +80,7 @@ export const rule: ManifestRule = {
     if (!job) return;
     const req = job.request;
     for (const c of job.commands) {
-      const l = launchOf(c);
+      const l = expandedLaunch(launchOf(c), job);
       if (l.program === "other" || !l.words.length) continue;
       const srunGpus = l.srun ? GPU_OPTIONS.some((n) => l.srun!.options.has(n)) : false;
       if (l.program === "torchrun") {
@@ -94,7 +94,8 @@ export const rule: ManifestRule = {
             });
           }
         }
-        const nproc = optionValue(l.words, ["--nproc_per_node", "--nproc-per-node"]);
+        // Options not all known (`torchrun $ARGS x.py`): a later --nproc_per_node may be among them.
+        const nproc = l.unknownOptions ? null : optionValue(l.words, ["--nproc_per_node", "--nproc-per-node"]);
         const n = nproc ? int(resolveLiteral(nproc.value, job.literals)) : null;
         // The GPUs one torchrun sees: under srun with --gpus-per-task, the task's; else the node's.
         const visible = srunGpus
@@ -114,7 +115,7 @@ export const rule: ManifestRule = {
         continue;
       }
       // Plain python: a script (not -c, not -m some other module) with fewer tasks per node than GPUs.
-      if (l.words.some((w) => w.value === "-c" || w.value === "-m")) continue;
+      if (l.unknownOptions || l.words.some((w) => w.value === "-c" || w.value === "-m")) continue;
       if (!l.words.slice(1).some((w) => w.value.endsWith(".py"))) continue;
       const perNode = l.srun ? stepTasksPerNode(l, req.tasksPerNode) : 1;
       const gpus = srunGpus ? null : req.gpusPerTask !== null && l.srun ? null : req.gpusPerNode;
