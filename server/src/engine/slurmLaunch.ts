@@ -9,7 +9,10 @@
  * the file's folder. A launch names the file when its script argument, joined to the job script's
  * folder or one of its ancestors within that search (sbatch runs the script in the submit folder),
  * is the file; a leading `$VAR/` (`$ROOT/src/train.py`) is dropped first. `python -m pkg.mod` names
- * `pkg/mod.py` the same way.
+ * `pkg/mod.py` the same way. A variable among torchrun's options (`torchrun $DISTRIBUTED_ARGS
+ * pretrain.py`) is read as the words it holds when the script assigns it once to a literal string
+ * or array (manifests/jobscript.ts `expandedLaunch`); otherwise the launch still starts the `.py`
+ * file after it, with its options not known ({@link SlurmLaunch.unknownOptions}).
  *
  * Facts (measured on Slurm 22.05.8, test/fixtures/slurm/python-launch/measured.md): srun sets
  * SLURM_LOCALID and SLURM_PROCID but no LOCAL_RANK; with `--gpus-per-task=k` each task sees k GPUs

@@ -9,7 +9,9 @@
  * `environment`; a container's `env`; `sh -c '...'` / `bash -c '...'` with a literal script.
  * Also followed: the once-assigned literals of a file the script sources (`source env.sh`:
  * {@link literalsWithSourced}, for GPU040), and a launcher's options given through such a literal
- * (`accelerate launch $EXTRA ...` with `EXTRA="--multi_gpu"`: the words it splits into).
+ * (`accelerate launch $EXTRA ...` with `EXTRA="--multi_gpu"`: the words it splits into) or a
+ * once-assigned array (`torchrun "${ARGS[@]}" train.py`); one that is not known leaves the
+ * launcher's options unknown (commandLine.ts LaunchLine.unknownOptions).
  * What is not: variables set by the caller or in a script that is run rather than sourced, a value that expands a variable
  * (`CUDA_VISIBLE_DEVICES=$GPUS`), a bare `VAR=v` line without `export` (the variable reaches the
  * launcher only if the caller had exported it: unknown, so nothing is concluded).
