@@ -9,7 +9,10 @@
  * the file's folder. A launch names the file when its script argument, joined to the job script's
  * folder or one of its ancestors within that search (sbatch runs the script in the submit folder),
  * is the file; a leading `$VAR/` (`$ROOT/src/train.py`) is dropped first. `python -m pkg.mod` names
- * `pkg/mod.py` the same way.
+ * `pkg/mod.py` the same way. A variable among torchrun's options (`torchrun $DISTRIBUTED_ARGS
+ * pretrain.py`) is read as the words it holds when the script assigns it once to a literal string
+ * or array (manifests/jobscript.ts `expandedLaunch`); otherwise the launch still starts the `.py`
+ * file after it, with its options not known ({@link SlurmLaunch.unknownOptions}).
  *
  * Facts (measured on Slurm 22.05.8, test/fixtures/slurm/python-launch/measured.md): srun sets
  * SLURM_LOCALID and SLURM_PROCID but no LOCAL_RANK; with `--gpus-per-task=k` each task sees k GPUs
@@ -25,12 +28,15 @@ import { readWorkspaceText } from "../../../common/src/fs/workspaceFile";
 import { SourceText } from "./manifests/source";
 import { lexer, walkTokens, type Tokens } from "marked";
 import {
+  bareExpansion,
+  expandedLaunch,
   jobScriptFacts,
   launchOf,
   optionAsksForGpus,
   optionValue,
   resolveLiteral,
   type JobScriptFacts,
+  type Launch,
 } from "./manifests/jobscript";
 import type { ShellWord } from "./manifests/shell";
 import { SCRIPT_DIR } from "./launch/script";
@@ -62,6 +68,13 @@ export interface SlurmLaunch {
   passesLocalRankArg?: boolean;
   /** The job script sets LOCAL_RANK itself (an assignment or export anywhere in it, or srun `--export=...LOCAL_RANK`). */
   setsLocalRank: boolean;
+  /**
+   * The launcher's options are not all known: a variable among them (`torchrun $DISTRIBUTED_ARGS
+   * train.py`) that the script does not assign once to a literal (manifests/jobscript.ts
+   * `expandedLaunch`). Nothing is read from the launcher's options then ({@link passesLocalRankArg}
+   * is false). Absent: false.
+   */
+  unknownOptions?: boolean;
   /**
    * The job certainly asks Slurm for GPUs: an `#SBATCH` request (`--gres=gpu...`, `--gpus`,
    * `--gpus-per-node`, `--gpus-per-task`; jobscript.ts `jobRequest`) or one among the `srun` step's
@@ -246,11 +259,20 @@ function literalPath(word: string, literals: Map<string, string>, script: string
   return lit === null ? null : lit.replace(/^(\.\/)+/, "");
 }
 
-/** The script path (or `-m` module as a path) that the program words run, or null. */
-function targetOf(words: readonly ShellWord[]): { path: string; module: boolean } | null {
+/**
+ * The script path (or `-m` module as a path) that a launch runs, or null. Its words have the
+ * variables among the launcher's options put in (manifests/jobscript.ts `expandedLaunch`); one not
+ * known is passed over under torch's launcher when it is an array's or a `.py` file follows it
+ * (`torchrun $DISTRIBUTED_ARGS pretrain.py`: the launch's options are then not known), and under
+ * python it ends the search (it may hold `-m torch.distributed.run`).
+ */
+function targetOf(l: Launch): { path: string; module: boolean } | null {
   // python [-u -O -B -X opt -W arg ...] file.py | -m module; torchrun [--opt[=v] ...] file.py | -m module
+  const words = l.words;
   for (let k = 1; k < words.length; k++) {
     const w = words[k].value;
+    const e = l.unknownOptions && l.program === "torchrun" ? bareExpansion(words[k]) : null;
+    if (e && (e.subscript || /\.py$/.test(words[k + 1]?.value ?? ""))) continue; // options not known
     if (w === "-m") {
       const mod = words[k + 1]?.value;
       if (!mod) return null;
@@ -272,11 +294,14 @@ function targetOf(words: readonly ShellWord[]): { path: string; module: boolean 
 }
 
 /**
- * Whether a launch's words run `python -m torch.distributed.launch` without `--use-env`/`--use_env`
+ * Whether a launch runs `python -m torch.distributed.launch` without `--use-env`/`--use_env`
  * before the script: torch/distributed/run.py `get_use_env` ("``use_env`` is only used by the
- * ``torch.distributed.launch``"; torchrun has no such option and never passes the argument).
+ * ``torch.distributed.launch``"; torchrun has no such option and never passes the argument). False
+ * when its options are not all known (a variable among them may hold `--use_env`).
  */
-function passesLocalRank(words: readonly ShellWord[]): boolean {
+function passesLocalRank(l: Launch): boolean {
+  if (l.unknownOptions) return false;
+  const words = l.words;
   const m = words.findIndex((w) => w.value === "-m");
   if (m < 0 || words[m + 1]?.value !== "torch.distributed.launch") return false;
   for (let k = m + 2; k < words.length; k++) {
@@ -484,9 +509,10 @@ function* launchCommands(
   }
   const src = new SourceText(text);
   for (const c of facts.commands) {
-    const l = launchOf(c);
+    const l = expandedLaunch(launchOf(c), facts);
     if (l.program !== "python" && l.program !== "torchrun") continue;
-    const t = targetOf(l.words);
+    if (l.unknownOptions && l.program === "python") continue; // `python $ARGS x.py`: $ARGS may start torch's launcher
+    const t = targetOf(l);
     if (!t) continue;
     const rel = literalPath(t.path, facts.literals, script);
     if (rel === null) continue;
@@ -610,7 +636,8 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
     gpusFrom: g.from,
     processesPerNode,
     setsLocalRank: setsLocalRank || exportsLocalRank,
-    ...(passesLocalRank(l.words) ? { passesLocalRankArg: true } : {}),
+    ...(passesLocalRank(l) ? { passesLocalRankArg: true } : {}),
+    ...(l.unknownOptions ? { unknownOptions: true } : {}),
     ...(facts.request.asksForGpus || stepAsks ? { asksForGpus: true } : {}),
     ...(setsVisibleDevices ? { setsVisibleDevices: true } : {}),
   };
@@ -700,7 +727,7 @@ export function rankArgLaunchesIn(around: JobScriptsAround): readonly RankArgLau
     all = [];
     for (const [target, commands] of commandsByTarget(around)) {
       if (all.length >= MAX_RANK_ARG_FILES) break;
-      const m = commands.find((c) => passesLocalRank(c.launch.words));
+      const m = commands.find((c) => passesLocalRank(c.launch));
       if (m && /\.py$/i.test(target) && isRegularFile(target))
         all.push({ file: target, script: m.script, line: m.line });
     }
@@ -723,6 +750,15 @@ export interface LaunchNodes {
   from: string;
   /** The command is in a Markdown document's shell block (documented), not in a script. */
   documented: boolean;
+}
+
+/**
+ * `--nnodes=2` as a launch writes it, or `--nnodes=2 (in $DISTRIBUTED_ARGS)` when the option's
+ * words came from a variable (manifests/jobscript.ts `expandedLaunch`: they keep its offsets).
+ */
+function optionText(text: string, l: Launch, at: ShellWord): string {
+  const written = l.command.words.find((w) => w.start === at.start && w.end === at.end);
+  return written && written.raw !== at.raw && bareExpansion(written) ? `${text} (in ${written.raw})` : text;
 }
 
 /** A node count as written (`2`, `1:4` torchrun's min:max, `2-4` Slurm's min-max) → one / several / null (not literal). */
@@ -758,11 +794,14 @@ function nodesOf(m: MatchedCommand): { nodes: LaunchNodes["nodes"]; from: string
     return { nodes: null, from: "srun without a node count" };
   };
   if (l.program === "torchrun") {
+    // A variable among its options may hold `--nnodes` or `--standalone`: nothing said.
+    if (l.unknownOptions) return { nodes: null, from: "options not known" };
     const script = l.words.findIndex((w) => /\.py$/.test(w.value));
     const own = script < 0 ? l.words : l.words.slice(0, script);
-    if (own.some((w) => w.value === "--standalone")) return { nodes: "one", from: "--standalone" };
+    const standalone = own.find((w) => w.value === "--standalone");
+    if (standalone) return { nodes: "one", from: optionText("--standalone", l, standalone) };
     const n = optionValue(own, ["--nnodes"]);
-    if (n) return { nodes: scaleOf(n.value, facts.literals), from: `--nnodes=${n.value}` };
+    if (n) return { nodes: scaleOf(n.value, facts.literals), from: optionText(`--nnodes=${n.value}`, l, n.start) };
     if (l.srun) return srunNodes();
     return { nodes: null, from: "no --nnodes" };
   }

@@ -82,3 +82,24 @@ test("GPU022's preview check reads the started script: silent where one process 
     "an unsaved job script reads nothing",
   );
 });
+
+test("GPU022: torchrun's options in a variable the script assigns once to a literal are compared; one not known may hold a later --nproc_per_node (silent), and `python $X x.py` may start torch's launcher (silent)", () => {
+  const job = (lines: string) =>
+    `#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n${lines}\n`;
+  const lines = (text: string, preview = false) =>
+    lintManifestCode(job(text), "jobscript", "GPU022", { preview }).map((d) => [
+      d.range.start.line,
+      d.range.start.character,
+      d.range.end.character,
+      d.message.slice(0, 48),
+    ]);
+  // The option's words came from $WORKERS: the finding sits on it.
+  assert.deepEqual(lines('PER=8\nWORKERS="--nproc_per_node $PER"\ntorchrun $WORKERS train.py'), [
+    [6, 9, 17, "torchrun starts 8 workers per node but the job a"],
+  ]);
+  assert.deepEqual(lines('WORKERS=(--nnodes 1 --nproc_per_node 2)\ntorchrun "${WORKERS[@]}" train.py').length, 1);
+  assert.deepEqual(lines('WORKERS="--nproc_per_node 4"\ntorchrun $WORKERS train.py'), []);
+  assert.deepEqual(lines("torchrun --nproc_per_node 8 $EXTRA train.py"), []);
+  assert.deepEqual(lines("srun python $PYFLAGS train.py", true), []);
+  assert.equal(lines("srun python -u train.py", true).length, 1);
+});

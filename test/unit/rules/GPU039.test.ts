@@ -836,3 +836,40 @@ test("GPU039: DeepSpeed's deepspeed.comm.get_rank() is the global rank (beside d
   assert.deepEqual(await lintCode(src("dist.get_rank(group)"), "GPU039", { preview: true }), []);
   assert.equal((await lintCode(src("deepspeed.comm.get_rank()"), "GPU039")).length, 1);
 });
+
+test("GPU039 gate (2) end to end: torchrun's options in a variable the script assigns once to a literal (--nnodes 2) start the file on several nodes; one the script does not assign says nothing", async () => {
+  const { jobScriptsAround, launchNodesIn } = await import("../../../server/src/engine/slurmLaunch");
+  const src =
+    "import torch\nimport torch.distributed as dist\n\ndef setup():\n    torch.cuda.set_device(dist.get_rank())\n";
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu039-vars-"));
+  mkdirSync(join(dir, ".git"));
+  writeFileSync(join(dir, "pretrain.py"), src);
+  const lintWith = async (script: string) => {
+    writeFileSync(join(dir, "launch.sh"), script);
+    clearSlurmLaunchCache();
+    const launchNodes = launchNodesIn(join(dir, "pretrain.py"), jobScriptsAround(dir, [dir]));
+    return (await lintCode(src, "GPU039", { launchNodes })).map((d) => d.message.replace(/^.*; (launch\.sh)/, "$1"));
+  };
+  assert.deepEqual(
+    await lintWith(
+      'NODES=2\nWORLD="--nproc_per_node 8 --nnodes $NODES --node_rank $NODE_RANK"\ntorchrun $WORLD pretrain.py --lr 1\n',
+    ),
+    [],
+    "--node_rank $NODE_RANK is not known: so is WORLD",
+  );
+  const [d, ...rest] = await lintWith(
+    "NODES=2\nWORLD=(--nproc_per_node 8 --nnodes $NODES)\ntorchrun ${WORLD[@]} pretrain.py\n",
+  );
+  assert.equal(rest.length, 0);
+  assert.match(
+    d,
+    /^launch\.sh:3 starts this file on several nodes \(--nnodes=2 \(in \$\{WORLD\[@\]\}\)\); use the local rank/,
+  );
+  assert.equal((await lintWith('WORLD="--nnodes 2 --nproc_per_node 8"\ntorchrun $WORLD pretrain.py\n')).length, 1);
+  // Not known (set by the caller, or assigned twice): silent, as for a torchrun without --nnodes.
+  assert.deepEqual(await lintWith("torchrun $DISTRIBUTED_ARGS pretrain.py\n"), []);
+  assert.deepEqual(
+    await lintWith('WORLD="--nnodes 2"\n[ -n "$ONE" ] && WORLD="--standalone"\ntorchrun $WORLD pretrain.py\n'),
+    [],
+  );
+});

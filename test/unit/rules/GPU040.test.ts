@@ -561,6 +561,8 @@ test("GPU040: a caller's CUDA_VISIBLE_DEVICES for a torchrun script is not repor
     RUN_TRAIN.replace('NGPU=${NGPU:-"8"}', "NGPU=$(nvidia-smi -L | wc -l)"),
   );
   silent(caller("CUDA_VISIBLE_DEVICES=2,3 ./single_node.sh"), RUN_TRAIN + 'NGPU=${NGPU:-"4"}\n');
+  // An unknown variable among torchrun's options may hold a later --nproc_per_node.
+  silent(caller("CUDA_VISIBLE_DEVICES=2,3 ./single_node.sh"), RUN_TRAIN.replace("torchrun ", "torchrun $EXTRA_ARGS "));
   silent(
     caller("CUDA_VISIBLE_DEVICES=2,3 ./single_node.sh"),
     RUN_TRAIN.replace("set -ex", "export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7"),
@@ -634,8 +636,16 @@ test("GPU040: accelerate launch without a process count or config starts one pro
     "CUDA_VISIBLE_DEVICES=1 accelerate launch train.py",
     "CUDA_VISIBLE_DEVICES=$GPUS accelerate launch train.py",
     "accelerate launch other.py",
+    // Options in a variable not known (set by the caller): a --num_processes or --config_file may be among them.
+    "accelerate launch $ACCELERATE_ARGS train.py",
+    'accelerate launch "${ACCELERATE_ARGS[@]}" train.py',
   ])
     assert.deepEqual(run(line), [], line);
+  // Options in an array the script assigns once: read as written on the line.
+  assert.match(
+    run("ACC=(--multi_gpu --num_processes 2)\naccelerate launch ${ACC[@]} train.py")[0].message,
+    /^accelerate launch starts 2 workers per node \(--num_processes 2, LOCAL_RANK 0\.\.1\)/,
+  );
   assert.deepEqual(run("accelerate launch train.py", null), []);
   assert.deepEqual(run("accelerate launch train.py", 1), []);
   mkdirSync(join(hf, "accelerate"));
@@ -669,4 +679,19 @@ test("GPU040: the launched script's CUDA_VISIBLE_DEVICES counts only as its one 
   assert.deepEqual(run(opt), []);
   assert.deepEqual(run(opt, "accelerate launch train.py --gpu $G"), []);
   assert.match(run(opt, "accelerate launch train.py --gpu 1")[0].message, /train\.py sets it from --gpu 1/);
+});
+
+test("GPU040: a variable among the launcher's options that the script does not assign once to a literal may hold any option (a later --nproc_per_node, --hostfile): nothing is compared; a known array is read", () => {
+  const lint = (text: string) => lintManifestCode(text, "jobscript", "GPU040").map((d) => d.message.slice(0, 40));
+  assert.deepEqual(lint("CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 4 $EXTRA t.py\n"), []);
+  assert.deepEqual(lint("CUDA_VISIBLE_DEVICES=0,1 torchrun --nproc_per_node 4 t.py $EXTRA\n").length, 1);
+  assert.deepEqual(lint("CUDA_VISIBLE_DEVICES=0,1 torchrun ${LAUNCH[@]} --nproc_per_node 4 t.py\n"), []);
+  assert.deepEqual(lint("export CUDA_VISIBLE_DEVICES=2,3\ndeepspeed --num_gpus 2 $DS_ARGS t.py\n"), []);
+  assert.deepEqual(lint("CUDA_VISIBLE_DEVICES=0,1 torchrun $ARGS_FROM_CALLER t.py\n"), []);
+  assert.deepEqual(
+    lint("LAUNCH=(\n  --nnodes 1\n  --nproc_per_node 4\n)\nCUDA_VISIBLE_DEVICES=0,1 torchrun ${LAUNCH[@]} t.py\n"),
+    ["torchrun starts 4 workers per node (--np"],
+  );
+  // An array's `$LAUNCH` is its first element, not its list: not read.
+  assert.deepEqual(lint("LAUNCH=(--nproc_per_node 4)\nCUDA_VISIBLE_DEVICES=0,1 torchrun $LAUNCH t.py\n"), []);
 });

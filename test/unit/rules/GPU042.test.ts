@@ -31,6 +31,17 @@ test("GPU042 launch model: the script and its arguments, after the launcher's ow
   assert.deepEqual([p.launcher, p.script?.value, p.scriptArgs.length], ["other", "train.py", 2]);
   assert.equal(lineOf("python -m pkg.train --gpu 1").script, null);
   assert.equal(lineOf("torchrun --nproc_per_node 2").script, null);
+  // A variable among the launcher's options (not known here) when a .py follows it, or an array's:
+  // the script is that file, and the options are not all known. Otherwise the variable is the script.
+  const v = lineOf("torchrun $DISTRIBUTED_ARGS pretrain.py --nnodes 2");
+  assert.deepEqual(
+    [v.script?.value, v.scriptArgs.map((w) => w.value), v.unknownOptions, v.processes],
+    ["pretrain.py", ["--nnodes", "2"], true, null],
+  );
+  const a = lineOf('torchrun --standalone "${ARGS[@]}" $SCRIPT');
+  assert.deepEqual([a.script?.raw, a.unknownOptions], ["$SCRIPT", true]);
+  const s = lineOf("torchrun --nproc_per_node 2 $SCRIPT --lr 1");
+  assert.deepEqual([s.script?.raw, s.processes?.value, s.unknownOptions], ["$SCRIPT", "2", undefined]);
 });
 
 test("GPU042 message: the option, the script and what the launcher does instead; a script of another folder is found up to three folders above", () => {

@@ -114,6 +114,25 @@ test("GPU044 end to end: the shell script beside the file is found; --use-env, t
       await run("python -m torch.distributed.launch --nproc_per_node 2 train.py", undefined, "2.1"),
       [3],
     );
+    // The launcher's options in a variable: read when the script assigns it once to a literal
+    // (a string or an array); one that is not known may hold --use_env: silent.
+    assert.deepEqual(
+      await run('OPTS="--nproc_per_node 2 --master_port 29501"\npython -m torch.distributed.launch $OPTS train.py'),
+      [3],
+    );
+    assert.deepEqual(
+      await run("OPTS=(--nproc_per_node 2)\npython -m torch.distributed.launch ${OPTS[@]} train.py"),
+      [3],
+    );
+    assert.deepEqual(
+      await run('OPTS="--nproc_per_node 2 --use_env"\npython -m torch.distributed.launch $OPTS train.py'),
+      [],
+    );
+    assert.deepEqual(await run("python -m torch.distributed.launch $LAUNCH_OPTS train.py"), []);
+    assert.deepEqual(
+      await run('OPTS="--nproc_per_node $NUM"\npython -m torch.distributed.launch "${OPTS[@]}" train.py'),
+      [],
+    );
   } finally {
     rmSync(root, { recursive: true, force: true });
   }

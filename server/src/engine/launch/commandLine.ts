@@ -20,7 +20,7 @@
  * Words are shell.ts words: quotes removed, expansions (`$X`) kept as written.
  */
 import type { ShellWord } from "../manifests/shell";
-import { launchOf, optionValue } from "../manifests/jobscript";
+import { launcherWords, launchOf, optionValue, PYTHON_VALUE_OPTIONS } from "../manifests/jobscript";
 import type { ShellCommand } from "../manifests/shell";
 
 /** The launchers told apart. */
@@ -61,6 +61,13 @@ export interface LaunchLine {
   script: ShellWord | null;
   /** The words after {@link script}: the program's arguments, which the launcher passes on unread. */
   scriptArgs: ShellWord[];
+  /**
+   * Among the launcher's own options, an expansion whose words are not known
+   * (`torchrun $DISTRIBUTED_ARGS train.py`, `${ARGS[@]}`: manifests/jobscript.ts `launcherWords`):
+   * which options the launcher gets is not known, so neither is the value of one that is written
+   * (a later one in the variable wins) nor the absence of one. Absent: false.
+   */
+  unknownOptions?: boolean;
 }
 
 /** Whether a word names a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
@@ -156,68 +163,6 @@ function launcherOf(words: readonly ShellWord[]): { launcher: Launcher; from: nu
   return { launcher: "other", from: 1 };
 }
 
-/**
- * The launcher's own options: the words from `from` up to its program (the first word that is no
- * option and no option's value). An option's value is taken as the next word when the option has
- * no `=` and the next word does not start with `-`; a switch followed by the script name is rare
- * in these launchers' option lists (`--multi_gpu`, `--standalone`, `--no_python`), listed here.
- */
-const SWITCHES = new Set([
-  "--standalone",
-  "--no_python",
-  "--no-python",
-  "--module",
-  "-m",
-  "--run_path",
-  "--run-path",
-  "--use_env",
-  "--use-env",
-  "--multi_gpu",
-  "--multi-gpu",
-  "--cpu",
-  "--tpu",
-  "--use_deepspeed",
-  "--use-deepspeed",
-  "--use_fsdp",
-  "--use-fsdp",
-  "--use_megatron_lm",
-  "--use-megatron-lm",
-  "--same_network",
-  "--same-network",
-  "--debug",
-  "-q",
-  "--quiet",
-  "--no_local_rank",
-  "--no-local-rank",
-  "--no_ssh_check",
-  "--no-ssh-check",
-  "--no_ssh",
-  "--no-ssh",
-  "--force_multi",
-  "--force-multi",
-  "--save_pid",
-  "--save-pid",
-  "--enable_each_rank_log",
-  "--elastic_training",
-  "--bind_cores_to_rank",
-  "--autotuning",
-  "--dynamo_use_fullgraph",
-  "--dynamo_use_dynamic",
-  "--enable_cpu_affinity",
-  "--rdzv_conf",
-]);
-function launcherOptions(words: readonly ShellWord[], from: number): ShellWord[] {
-  let k = from;
-  for (; k < words.length; k++) {
-    const w = words[k].value;
-    if (w === "--") break;
-    if (!w.startsWith("-")) break;
-    if (w.includes("=") || SWITCHES.has(w)) continue;
-    if (k + 1 < words.length && !words[k + 1].value.startsWith("-") && !/\.py$/.test(words[k + 1].value)) k++;
-  }
-  return words.slice(from, k);
-}
-
 /** `underscore_name` → both spellings with dashes and underscores (accelerate accepts either). */
 const spellings = (...names: string[]) =>
   names.flatMap((n) => [n, n.replace(/_/g, "-")]).filter((n, i, a) => a.indexOf(n) === i);
@@ -307,10 +252,16 @@ export function parseLaunchLine(
     scriptArgs: [],
   };
   if (launcher === "other") return isPython(rest[0]?.value ?? "") ? { ...none, ...pythonScript(rest) } : none;
-  const opts = launcherOptions(rest, from);
-  const at = from + opts.length;
+  // The launcher's own options: up to its program, the first word that is no option and no option's value.
+  const { program: at, unknown } = launcherWords(rest, from, undefined);
+  const opts = rest.slice(from, at);
   const script = rest[at] && rest[at].value !== "--" ? rest[at] : null;
-  const empty: LaunchLine = { ...none, script, scriptArgs: script ? rest.slice(at + 1) : [] };
+  const empty: LaunchLine = {
+    ...none,
+    script,
+    scriptArgs: script ? rest.slice(at + 1) : [],
+    ...(unknown ? { unknownOptions: true } : {}),
+  };
   if (launcher === "torchrun" || launcher === "colossalai") {
     return { ...empty, processes: optionValue(opts, ["--nproc_per_node", "--nproc-per-node"]) };
   }
@@ -330,9 +281,6 @@ export function parseLaunchLine(
     exclude: optionValue(opts, ["--exclude", "-e"]),
   };
 }
-
-/** The interpreter's options that take the next word as their value (python(1): `-W arg`, `-X opt`). */
-const PYTHON_VALUE_OPTIONS = new Set(["-W", "-X", "--check-hash-based-pycs"]);
 
 /**
  * The script of `python [options] script.py args...` and its arguments (python(1): "script: ...

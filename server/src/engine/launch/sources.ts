@@ -9,7 +9,9 @@
  * `environment`; a container's `env`; `sh -c '...'` / `bash -c '...'` with a literal script.
  * Also followed: the once-assigned literals of a file the script sources (`source env.sh`:
  * {@link literalsWithSourced}, for GPU040), and a launcher's options given through such a literal
- * (`accelerate launch $EXTRA ...` with `EXTRA="--multi_gpu"`: the words it splits into).
+ * (`accelerate launch $EXTRA ...` with `EXTRA="--multi_gpu"`: the words it splits into) or a
+ * once-assigned array (`torchrun "${ARGS[@]}" train.py`); one that is not known leaves the
+ * launcher's options unknown (commandLine.ts LaunchLine.unknownOptions).
  * What is not: variables set by the caller or in a script that is run rather than sourced, a value that expands a variable
  * (`CUDA_VISIBLE_DEVICES=$GPUS`), a bare `VAR=v` line without `export` (the variable reaches the
  * launcher only if the caller had exported it: unknown, so nothing is concluded).
@@ -22,7 +24,7 @@ import { exportOperands, parseShell, type ShellCommand, type ShellWord } from ".
 import { isMap, isScalar, isSeq, pairOf, scalarText, valueAt, valueOf } from "../manifests/yaml";
 import { parseLaunchLine, wholeNumber, type LaunchLine } from "./commandLine";
 import { dirname, isAbsolute, join } from "node:path";
-import { jobScriptFacts, type JobScriptFacts } from "../manifests/jobscript";
+import { expandedWords, jobScriptFacts, type JobScriptFacts, type ShellVariables } from "../manifests/jobscript";
 
 /** A CUDA_VISIBLE_DEVICES value in force for a launch. */
 export interface VisibleSetting {
@@ -193,23 +195,19 @@ export function visibleForCommand(
 }
 
 /**
- * The words of a command with each unquoted bare expansion (`$EXTRA`, `${EXTRA}`) of a literal made
- * of options (`--multi_gpu --mixed_precision bf16`: its first word starts with `-`) split into those
- * words, as bash's word splitting does (bash(1), EXPANSION, Word Splitting); every other word as it
- * is. A launcher's options given through a variable then count as options, not as the script.
+ * The words of a command with each expansion of a known variable whose words are options
+ * (`$EXTRA` with `EXTRA="--multi_gpu --mixed_precision bf16"`: the first starts with `-`; or
+ * `"${ARGS[@]}"` of a once-assigned array; or an empty value) put in as bash's word splitting makes
+ * them (manifests/jobscript.ts `expandedWords`); every other word as it is. A launcher's options
+ * given through a variable then count as options, not as the script.
  */
-function expandOptionWords(words: readonly ShellWord[], literals: ReadonlyMap<string, string>): readonly ShellWord[] {
-  if (!literals.size || !words.some((w) => w.expands)) return words;
+function expandOptionWords(words: readonly ShellWord[], vars: ShellVariables): readonly ShellWord[] {
+  if ((!vars.literals.size && !vars.arrays?.size) || !words.some((w) => w.expands)) return words;
   const out: ShellWord[] = [];
   for (const w of words) {
-    const m = /^\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))$/.exec(w.raw);
-    const value = m ? literals.get(m[1] ?? m[2]) : undefined;
-    if (value === undefined || !/^\s*-/.test(value) || /["'$`\\]/.test(value)) {
-      out.push(w);
-      continue;
-    }
-    for (const part of value.split(/\s+/).filter(Boolean))
-      out.push({ raw: part, value: part, start: w.start, end: w.end, expands: false });
+    const put = expandedWords(w, vars);
+    if (put && (put.length === 0 || put[0].value.startsWith("-"))) out.push(...put);
+    else out.push(w);
   }
   return out;
 }
@@ -225,7 +223,10 @@ function scriptLaunches(model: ManifestModel, literals?: ReadonlyMap<string, str
   const isJob = facts.directives.length > 0;
   const out: FoundLaunch[] = [];
   for (const c of facts.commands) {
-    const line = parseLaunchLine(expandOptionWords(c.words, literals ?? facts.literals), c.assignments);
+    const line = parseLaunchLine(
+      expandOptionWords(c.words, { literals: literals ?? facts.literals, arrays: facts.arrays }),
+      c.assignments,
+    );
     if (line.launcher === "other") continue;
     const { visible, unknown } = visibleForCommand(model, c, line);
     let request: GpuRequest | null = null;

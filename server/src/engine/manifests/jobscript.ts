@@ -11,7 +11,7 @@
  */
 import type { Range } from "../types";
 import type { SourceText } from "./source";
-import { parseShell, type ShellCommand, type ShellComment, type ShellWord } from "./shell";
+import { arrayWords, parseShell, type ShellCommand, type ShellComment, type ShellWord } from "./shell";
 
 /** One option of an `#SBATCH` line. */
 export interface SbatchOption {
@@ -59,8 +59,17 @@ export interface JobScriptFacts {
   request: JobRequest;
   commands: ShellCommand[];
   comments: ShellComment[];
-  /** Variables assigned exactly once in the script with a literal value (no expansion), by name. */
+  /**
+   * Variables assigned exactly once in the script with a literal string (no expansion but of names
+   * known at that point), by name. An array assignment (`X=(...)`) is none.
+   */
   literals: Map<string, string>;
+  /**
+   * Arrays assigned exactly once in the script (`X=(a b c)`, also after `declare -a`/`local`) whose
+   * elements are literal as the assignment makes them (an unquoted `$GPUS` of a known name split
+   * into its words, as bash does), by name; no `X+=(...)` after it.
+   */
+  arrays: Map<string, string[]>;
   /** Every variable the script assigns (`X=...`, `export X=...`), literal or not, once or more. */
   assigned: ReadonlySet<string>;
 }
@@ -283,9 +292,16 @@ export function jobScriptFacts(src: SourceText): JobScriptFacts {
   }
   const counts = new Map<string, number>();
   const literal = new Map<string, string>();
+  const array = new Map<string, string[]>();
   // Each name's value at this point of the script, in order; null once it is not literal.
   const current = new Map<string, string | null>();
   for (const c of commands) {
+    // `X+=...` / `X+=(...)` (bash appends): another assignment of X, whose value is not followed.
+    const append = c.assignments.length === 0 ? /^([A-Za-z_][A-Za-z0-9_]*)\+=/.exec(c.words[0]?.raw ?? "") : null;
+    if (append) {
+      counts.set(append[1], (counts.get(append[1]) ?? 0) + 1);
+      current.set(append[1], null);
+    }
     const assigns =
       c.words.length === 0
         ? c.assignments.map((a) => ({ name: a.name, value: a.value, word: a.word }))
@@ -304,6 +320,13 @@ export function jobScriptFacts(src: SourceText): JobScriptFacts {
           : [];
     for (const a of assigns) {
       counts.set(a.name, (counts.get(a.name) ?? 0) + 1);
+      if (a.value === "" && src.text[a.word.end] === "(") {
+        // `X=(...)`: an array (bash(1), Arrays), whose `$X` is its first element: no literal string.
+        current.set(a.name, null);
+        const elements = arrayElements(src.text, a.word.end, current);
+        if (elements) array.set(a.name, elements);
+        continue;
+      }
       // A single-quoted part keeps its `$` (the unquoted value no longer shows which part was quoted).
       const value = !a.word.expands ? a.value : a.word.raw.includes("'") ? null : substituted(a.value, current);
       current.set(a.name, value);
@@ -311,6 +334,7 @@ export function jobScriptFacts(src: SourceText): JobScriptFacts {
     }
   }
   const literals = new Map([...literal].filter(([k]) => counts.get(k) === 1));
+  const arrays = new Map([...array].filter(([k]) => counts.get(k) === 1));
   return {
     directives,
     ignoredDirectives,
@@ -319,8 +343,38 @@ export function jobScriptFacts(src: SourceText): JobScriptFacts {
     commands,
     comments,
     literals,
+    arrays,
     assigned: new Set(counts.keys()),
   };
+}
+
+/** Characters of an unquoted word that bash's pathname expansion reads (bash(1), Pathname Expansion). */
+const GLOB = /[*?[]/;
+/** bash's word splitting with the default IFS (space, tab, newline). */
+const splitWords = (s: string): string[] => s.split(/[ \t\n]+/).filter(Boolean);
+
+/**
+ * The elements an array assignment's list at `open` (its `(`) gives, with the values known at that
+ * point of the script (`current`): each word, its expansions put in ({@link substituted}) and, when
+ * unquoted, split into words as bash does; null when any element is not known (an expansion of an
+ * unknown name, a command substitution, a pattern bash would match against file names).
+ */
+function arrayElements(text: string, open: number, current: ReadonlyMap<string, string | null>): string[] | null {
+  const words = arrayWords(text, open);
+  if (!words) return null;
+  const out: string[] = [];
+  for (const w of words) {
+    const quoted = /["']/.test(w.raw);
+    if (!quoted && GLOB.test(w.raw)) return null;
+    if (!w.expands) {
+      out.push(w.value);
+      continue;
+    }
+    const value = w.raw.includes("'") ? null : substituted(w.value, current);
+    if (value === null || (!quoted && GLOB.test(value))) return null;
+    out.push(...(quoted ? [value] : splitWords(value)));
+  }
+  return out;
 }
 
 /** A launch found in a command: what runs, under `srun` or not, and the srun options. */
@@ -332,6 +386,12 @@ export interface Launch {
   program: "torchrun" | "python" | "other";
   /** The words after srun and its options (the program and its arguments). */
   words: ShellWord[];
+  /**
+   * An expansion among the launcher's own options (between `torchrun` or `python` and the script)
+   * whose words are not known ({@link launcherWords}): what options the launcher gets is not known.
+   * Set by {@link expandedLaunch}; absent: false.
+   */
+  unknownOptions?: boolean;
 }
 
 /** srun options that take no value (srun(1)); any other option without `=` takes the next word. */
@@ -417,6 +477,200 @@ export function launchOf(c: ShellCommand): Launch {
   }
   const rest = words.slice(k);
   return { command: c, srun: { word: words[0], options }, program: programOf(rest), words: rest };
+}
+
+/** What a launch's words are expanded with: a script's {@link JobScriptFacts} or the like. */
+export interface ShellVariables {
+  /** Once-assigned literal strings ({@link JobScriptFacts.literals}). */
+  literals: ReadonlyMap<string, string>;
+  /** Once-assigned arrays of literal elements ({@link JobScriptFacts.arrays}). */
+  arrays?: ReadonlyMap<string, readonly string[]>;
+}
+
+/** A whole word that is one expansion of a variable: `$X`, `${X}`, `${X[@]}`, `${X[*]}`, each also in double quotes. */
+const BARE_EXPANSION = /^(")?\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(\[[@*]\])?\}|([A-Za-z_][A-Za-z0-9_]*))(")?$/;
+
+/** The variable a word expands when the word is that expansion alone ({@link BARE_EXPANSION}); null otherwise. */
+export function bareExpansion(w: ShellWord): { name: string; subscript: "@" | "*" | null; quoted: boolean } | null {
+  const m = BARE_EXPANSION.exec(w.raw);
+  if (!m || (m[1] === undefined) !== (m[5] === undefined)) return null;
+  return { name: m[2] ?? m[4], subscript: m[3] ? (m[3][1] as "@" | "*") : null, quoted: m[1] !== undefined };
+}
+
+/**
+ * The words bash makes of a word that is one expansion ({@link bareExpansion}) of a variable that
+ * `vars` knows, each with the expansion's offsets (bash(1), EXPANSION: "Word Splitting", "Arrays"):
+ * unquoted, the value split at blanks and newlines; `"$X"`, one word; `"${A[@]}"`, one word per
+ * element; `"${A[*]}"`, the elements joined by a space; `${A[@]}` unquoted, each element split.
+ * Null when the word is no such expansion, the variable is not known (assigned more than once,
+ * computed, set by the caller), `$A` of an array (its first element), a value with quotes,
+ * backslashes or expansions in it (bash does not remove or expand those again), a quoted value
+ * with blanks (one word that no launcher reads as its options), or an unquoted one with a pattern
+ * bash would match against file names.
+ */
+export function expandedWords(w: ShellWord, vars: ShellVariables | undefined): ShellWord[] | null {
+  const e = bareExpansion(w);
+  if (!e || !vars) return null;
+  const array = vars.arrays?.get(e.name);
+  const scalar = vars.literals.get(e.name);
+  let parts: string[];
+  if (array) {
+    if (!e.subscript) return null;
+    parts = !e.quoted ? array.flatMap(splitWords) : e.subscript === "@" ? [...array] : [array.join(" ")];
+  } else if (scalar !== undefined) {
+    if (e.quoted && /\s/.test(scalar)) return null;
+    parts = e.quoted ? [scalar] : splitWords(scalar);
+  } else return null;
+  if (parts.some((p) => /["'$`\\]/.test(p) || (!e.quoted && GLOB.test(p)))) return null;
+  return parts.map((p) => ({ raw: p, value: p, start: w.start, end: w.end, expands: false }));
+}
+
+/**
+ * Options of the launchers (torchrun and `python -m torch.distributed.run|launch`, accelerate,
+ * deepspeed, colossalai run) that take no value: an option outside this list and written without
+ * `=` takes the next word as its value. torchrun's (torch/distributed/run.py `get_args_parser`,
+ * read in Debian's python3-torch 1.13: `action=check_env` takes none): `--standalone`, `--module`
+ * (`-m`), `--no_python`, `--run_path`, and `--virtual-local-rank` of later versions;
+ * torch/distributed/launch.py adds `--use_env`.
+ */
+export const LAUNCHER_SWITCHES: ReadonlySet<string> = new Set([
+  "--standalone",
+  "--no_python",
+  "--no-python",
+  "--module",
+  "-m",
+  "--run_path",
+  "--run-path",
+  "--use_env",
+  "--use-env",
+  "--virtual-local-rank",
+  "--virtual_local_rank",
+  "--multi_gpu",
+  "--multi-gpu",
+  "--cpu",
+  "--tpu",
+  "--use_deepspeed",
+  "--use-deepspeed",
+  "--use_fsdp",
+  "--use-fsdp",
+  "--use_megatron_lm",
+  "--use-megatron-lm",
+  "--same_network",
+  "--same-network",
+  "--debug",
+  "-q",
+  "--quiet",
+  "--no_local_rank",
+  "--no-local-rank",
+  "--no_ssh_check",
+  "--no-ssh-check",
+  "--no_ssh",
+  "--no-ssh",
+  "--force_multi",
+  "--force-multi",
+  "--save_pid",
+  "--save-pid",
+  "--enable_each_rank_log",
+  "--elastic_training",
+  "--bind_cores_to_rank",
+  "--autotuning",
+  "--dynamo_use_fullgraph",
+  "--dynamo_use_dynamic",
+  "--enable_cpu_affinity",
+  "--rdzv_conf",
+]);
+
+/** The interpreter's options that take the next word as their value (python(1): `-W arg`, `-X opt`). */
+export const PYTHON_VALUE_OPTIONS: ReadonlySet<string> = new Set(["-W", "-X", "--check-hash-based-pycs"]);
+
+/** The words python's options end at: `-m`, `-c`, `-` (the program follows, or none), and `--`. */
+const ENDS_PYTHON_OPTIONS = new Set(["--", "-m", "-c", "-"]);
+
+/**
+ * A launcher's words with the variables among its own options put in, as bash expands them
+ * ({@link expandedWords}: `torchrun $DISTRIBUTED_ARGS train.py` with `DISTRIBUTED_ARGS="--nnodes 2"`
+ * gives `torchrun --nnodes 2 train.py`); only an expansion in an option's place is put in (not an
+ * option's value, `--nnodes $N`, which the rules resolve themselves), and only when its words are
+ * options (the first starts with `-`) or there are none (an empty value).
+ * An expansion there that is not known is passed over as options of unknown content (`unknown`)
+ * when it is an array's (`${ARGS[@]}`) or a `.py` file follows it; otherwise it is taken for the
+ * program (`torchrun $SCRIPT --lr 1`), as before.
+ * @param words the program and its arguments
+ * @param from index of the first word after the launcher's name (its first option)
+ * @param python the options are python's own ({@link PYTHON_VALUE_OPTIONS} take a value; `-m`, `-c`,
+ *   `-` end them), else a launcher's (all but {@link LAUNCHER_SWITCHES} take a value)
+ * @returns the words, and the index in them of the program the launcher starts (the first word after
+ *   its options; a `--`, or python's `-m`/`-c`; `words.length` when none)
+ */
+export function launcherWords(
+  words: readonly ShellWord[],
+  from: number,
+  vars: ShellVariables | undefined,
+  python = false,
+): { words: ShellWord[]; program: number; unknown: boolean } {
+  const out = [...words];
+  const takesValue = (o: string) => (python ? PYTHON_VALUE_OPTIONS.has(o) : !LAUNCHER_SWITCHES.has(o));
+  let unknown = false;
+  let k = from;
+  while (k < out.length) {
+    const w = out[k];
+    if (w.value === "--" || (python && ENDS_PYTHON_OPTIONS.has(w.value))) break;
+    const e = bareExpansion(w);
+    if (e) {
+      const put = expandedWords(w, vars);
+      if (put && (put.length === 0 || put[0].value.startsWith("-"))) {
+        out.splice(k, 1, ...put);
+        continue;
+      }
+      if (put || !(e.subscript || /\.py$/.test(out[k + 1]?.value ?? ""))) break;
+      unknown = true;
+      k++;
+      continue;
+    }
+    if (!w.value.startsWith("-")) break;
+    const next = out[k + 1]?.value;
+    if (
+      !w.value.includes("=") &&
+      takesValue(w.value) &&
+      next !== undefined &&
+      !next.startsWith("-") &&
+      !/\.py$/.test(next)
+    )
+      k++;
+    k++;
+  }
+  return { words: out, program: k, unknown };
+}
+
+/**
+ * A launch with the variables among its program's own options put in ({@link launcherWords}):
+ * python's options before its script or `-m` (which may name torch's launcher, whose options are
+ * then read too), torchrun's (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`)
+ * before its script. The program is classified again on the words so made;
+ * {@link Launch.unknownOptions} says whether an expansion there is not known.
+ */
+export function expandedLaunch(l: Launch, vars: ShellVariables | undefined): Launch {
+  if (l.program === "other" || !l.words.some((w) => w.expands)) return l;
+  let words = l.words;
+  let unknown = false;
+  const first = words[0]?.value ?? "";
+  if (isPython(first)) {
+    const py = launcherWords(words, 1, vars, true);
+    words = py.words;
+    unknown = py.unknown;
+    const m = py.program;
+    if (words[m]?.value === "-m" && /^torch\.distributed\.(?:run|launch)$/.test(words[m + 1]?.value ?? "")) {
+      const t = launcherWords(words, m + 2, vars);
+      words = t.words;
+      unknown ||= t.unknown;
+    }
+  } else {
+    const t = launcherWords(words, first.replace(/^.*\//, "") === "tune" ? 2 : 1, vars);
+    words = t.words;
+    unknown = t.unknown;
+  }
+  if (words === l.words && !unknown) return l;
+  return { ...l, words, program: programOf(words), ...(unknown ? { unknownOptions: true } : {}) };
 }
 
 /**

@@ -256,13 +256,18 @@ function readWord(t: string, start: number): ShellWord {
   return { raw: t.slice(start, i), value, start, end: i, expands };
 }
 
-/** Tokenizes the whole text. */
-function tokenize(t: string): { tokens: Token[]; comments: ShellComment[] } {
+/**
+ * Tokenizes the text from offset `from` (the whole text by default). With `list`, reading stops at
+ * the first `)` that closes no `(` read since `from` (the end of an array assignment's list), and
+ * `closed` says whether one was found.
+ */
+function tokenize(t: string, from = 0, list = false): { tokens: Token[]; comments: ShellComment[]; closed: boolean } {
   const tokens: Token[] = [];
   const comments: ShellComment[] = [];
   const heredocs: Array<{ delim: string; strip: boolean }> = [];
   let expectHeredoc: boolean | null = null; // strip-tabs flag of a `<<`/`<<-` whose delimiter comes next
-  let i = 0;
+  let depth = 0; // `(` read since `from` and not closed (with `list`)
+  let i = from;
   while (i < t.length) {
     const c = t[i];
     if (isBlank(c)) {
@@ -282,6 +287,8 @@ function tokenize(t: string): { tokens: Token[]; comments: ShellComment[] } {
     }
     if (isOpChar(c)) {
       const op = OPS.find((o) => t.startsWith(o, i))!;
+      if (list && op === "(") depth++;
+      if (list && op === ")" && depth-- === 0) return { tokens, comments, closed: true };
       tokens.push({ kind: "op", op, start: i });
       i += op.length;
       if (op === "<<" || op === "<<-") expectHeredoc = op === "<<-";
@@ -309,7 +316,25 @@ function tokenize(t: string): { tokens: Token[]; comments: ShellComment[] } {
     }
     tokens.push({ kind: "word", word });
   }
-  return { tokens, comments };
+  return { tokens, comments, closed: false };
+}
+
+/**
+ * The words of an array assignment's list (`NAME=(a "b c" $D)`) whose `(` is at offset `open` of
+ * `text`, up to the `)` that closes it (newlines and comments between them skipped), as written
+ * (shell.ts words: quotes removed, expansions kept); null when no `)` closes it or the list holds
+ * an operator (a redirection, a `;`: no list bash accepts).
+ */
+export function arrayWords(text: string, open: number): ShellWord[] | null {
+  if (text[open] !== "(") return null;
+  const { tokens, closed } = tokenize(text, open + 1, true);
+  if (!closed) return null;
+  const words: ShellWord[] = [];
+  for (const t of tokens) {
+    if (t.kind === "word") words.push(t.word);
+    else if (t.op !== "\n") return null;
+  }
+  return words;
 }
 
 /** `name() {` at its `(`: a function definition, not a call of `name` (`current` holds only `name`). */

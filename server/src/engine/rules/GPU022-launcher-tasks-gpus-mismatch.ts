@@ -1,7 +1,7 @@
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { ShellWord } from "../manifests/shell";
 import { launchedScriptFacts, launchedScriptText } from "../launch/script";
-import { launchOf, optionValue, resolveLiteral, type Launch } from "../manifests/jobscript";
+import { expandedLaunch, launchOf, optionValue, resolveLiteral, type Launch } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 
 const int = (s: string | null | undefined): number | null =>
@@ -60,7 +60,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a Slurm job script: `srun torchrun` (also `python -m torch.distributed.run`/`launch`, `tune run`) in a step with more than one task per node; torchrun's `--nproc_per_node` that differs from the GPUs per node the script asks for; and, in the preview set, `python`/`srun python` started with fewer tasks per node than GPUs.",
       follows:
-        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for, each command's `srun` options, and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script. For the preview check of a plain `python file.py`, the started script's code (a literal path, beside the job script or up to three folders above it): silent where it names `DataParallel`, `device_map`, `tensor_parallel_size`, `spawn`, `start_processes` or `ray` (one process that spreads its work over the GPUs it sees). Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the rest of the Python program (its other modules).",
+        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for, each command's `srun` options, and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script, also a variable or once-assigned array among torchrun's options (`torchrun $DISTRIBUTED_ARGS train.py`, `\"${ARGS[@]}\"`) read as the words it holds; a variable there that is not known may hold a later `--nproc_per_node` (no count is compared), and `python $VAR file.py` with one may start torch's launcher (no preview check). For the preview check of a plain `python file.py`, the started script's code (a literal path, beside the job script or up to three folders above it): silent where it names `DataParallel`, `device_map`, `tensor_parallel_size`, `spawn`, `start_processes` or `ray` (one process that spreads its work over the GPUs it sees). Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the rest of the Python program (its other modules).",
       why: "srun starts its program once per task. torchrun is itself a launcher that starts `--nproc_per_node` workers, so it needs exactly one task per node: with `--ntasks-per-node=4` each node runs four torchruns with four workers each, sixteen processes on four GPUs, and the four rendezvous clash. A `--nproc_per_node` larger than the GPUs the step sees makes workers pick device ordinals that do not exist (or share a GPU); a smaller one leaves GPUs idle. A plain Python program started with one task per node on a four-GPU allocation gets one process, which uses one GPU unless it spreads work itself.",
       example:
         "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4   # one torchrun per GPU: wrong\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py   # GPU022\n",
@@ -80,7 +80,7 @@ export const rule: ManifestRule = {
     if (!job) return;
     const req = job.request;
     for (const c of job.commands) {
-      const l = launchOf(c);
+      const l = expandedLaunch(launchOf(c), job);
       if (l.program === "other" || !l.words.length) continue;
       const srunGpus = l.srun ? GPU_OPTIONS.some((n) => l.srun!.options.has(n)) : false;
       if (l.program === "torchrun") {
@@ -94,7 +94,8 @@ export const rule: ManifestRule = {
             });
           }
         }
-        const nproc = optionValue(l.words, ["--nproc_per_node", "--nproc-per-node"]);
+        // Options not all known (`torchrun $ARGS x.py`): a later --nproc_per_node may be among them.
+        const nproc = l.unknownOptions ? null : optionValue(l.words, ["--nproc_per_node", "--nproc-per-node"]);
         const n = nproc ? int(resolveLiteral(nproc.value, job.literals)) : null;
         // The GPUs one torchrun sees: under srun with --gpus-per-task, the task's; else the node's.
         const visible = srunGpus
@@ -114,7 +115,7 @@ export const rule: ManifestRule = {
         continue;
       }
       // Plain python: a script (not -c, not -m some other module) with fewer tasks per node than GPUs.
-      if (l.words.some((w) => w.value === "-c" || w.value === "-m")) continue;
+      if (l.unknownOptions || l.words.some((w) => w.value === "-c" || w.value === "-m")) continue;
       if (!l.words.slice(1).some((w) => w.value.endsWith(".py"))) continue;
       const perNode = l.srun ? stepTasksPerNode(l, req.tasksPerNode) : 1;
       const gpus = srunGpus ? null : req.gpusPerTask !== null && l.srun ? null : req.gpusPerNode;

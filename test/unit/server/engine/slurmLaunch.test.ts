@@ -10,6 +10,7 @@ import {
   jobScriptsAround,
   launchNodesIn,
   documentedLaunchNodes,
+  rankArgLaunchesIn,
 } from "../../../../server/src/engine/slurmLaunch";
 
 /** A throw-away project: files by relative path; a .git folder marks its root. */
@@ -347,6 +348,139 @@ test("documentedLaunchNodes: fenced blocks inside list items and block quotes, ~
         [9, "several", "--nnodes=2"],
       ],
     );
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("launchNodesIn and slurmLaunchesOf: a variable among torchrun's options, assigned once to a literal (a string or an array), is read as the options it splits into", () => {
+  const root = project({
+    "pretrain.py": "",
+    "finetune.py": "",
+    "serve.py": "",
+    "eval.py": "",
+    // A string whose value expands names known when it is assigned, continued over lines.
+    "run_string.sh": [
+      "#!/bin/bash",
+      "NODES=2",
+      "PER_NODE=4",
+      'LAUNCH_OPTS="--nproc_per_node $PER_NODE \\',
+      '    --nnodes $NODES"',
+      "torchrun $LAUNCH_OPTS pretrain.py --lr 1e-4",
+      "",
+    ].join("\n"),
+    // An array, with a comment inside its list, expanded quoted and unquoted.
+    "run_array.sh": [
+      "#!/bin/bash",
+      "WORLD=(",
+      "  --nnodes 1   # one machine",
+      "  --nproc_per_node 8",
+      ")",
+      'torchrun "${WORLD[@]}" finetune.py',
+      "python -m torch.distributed.run ${WORLD[@]} eval.py",
+      "",
+    ].join("\n"),
+    // An empty literal expands to no word at all; `--standalone` from a literal is read.
+    "run_misc.sh": ['EXTRA=""', 'SOLO="--standalone"', "torchrun $EXTRA $SOLO serve.py", ""].join("\n"),
+  });
+  try {
+    const nodes = (f: string) =>
+      launchNodesIn(join(root, f), jobScriptsAround(root, [root])).map((l) => [
+        l.script.slice(root.length + 1),
+        l.line,
+        l.nodes,
+        l.from,
+      ]);
+    assert.deepEqual(nodes("pretrain.py"), [["run_string.sh", 5, "several", "--nnodes=2 (in $LAUNCH_OPTS)"]]);
+    assert.deepEqual(nodes("finetune.py"), [["run_array.sh", 5, "one", '--nnodes=1 (in "${WORLD[@]}")']]);
+    assert.deepEqual(nodes("eval.py"), [["run_array.sh", 6, "one", "--nnodes=1 (in ${WORLD[@]})"]]);
+    assert.deepEqual(nodes("serve.py"), [["run_misc.sh", 2, "one", "--standalone (in $SOLO)"]]);
+    // A torchrun line in a plain shell script is a launch of its file; its options are known.
+    const [l] = slurmLaunchesOf(join(root, "pretrain.py"));
+    assert.equal(l.launcher, "torchrun");
+    assert.equal(l.unknownOptions, undefined);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("launchNodesIn and slurmLaunchesOf: a variable among the launcher's options that is not known matches the script after it, and the launch says nothing of its options", () => {
+  const root = project({
+    "pretrain.py": "",
+    "tasks/main.py": "",
+    "tools/serve.py": "",
+    "plain.py": "",
+    "jobs/multi.sbatch": [
+      "#!/bin/bash",
+      "#SBATCH --nodes=2",
+      "#SBATCH --gpus-per-node=8",
+      // Assigned twice: not known.
+      'ARGS="--nnodes 1"',
+      'if [ -n "$BIG" ]; then ARGS="--nnodes 2"; fi',
+      "srun torchrun $ARGS pretrain.py",
+      "",
+    ].join("\n"),
+    // Set by the caller; a computed value; an array of unknown elements.
+    "tasks/run.sh": [
+      "python -m torch.distributed.launch $DISTRIBUTED_ARGS ./main.py --task x",
+      'ARGS="--nproc_per_node $(nvidia-smi -L | wc -l)"',
+      "torchrun $ARGS ../tools/serve.py",
+      "OPTS=(--nnodes $NNODES)",
+      'torchrun "${OPTS[@]}" ../tools/serve.py',
+      // `+=` appends: assigned twice.
+      'MORE="--nnodes 1"',
+      'MORE+=" --nnodes 2"',
+      "torchrun $MORE ../tools/serve.py",
+      "",
+    ].join("\n"),
+    // `python $X file.py`: $X may start torch's launcher, so this is no plain python launch.
+    "jobs/plain.sbatch": "#!/bin/bash\n#SBATCH --gres=gpu:1\nsrun python $PYFLAGS plain.py\n",
+    // A variable taken for the program, as before: the options before it are known.
+    "jobs/script.sh": "torchrun --standalone $TRAIN_SCRIPT --lr 1\n",
+  });
+  try {
+    const around = jobScriptsAround(root, [root]);
+    const nodes = (f: string) =>
+      launchNodesIn(join(root, f), around).map((l) => [l.script.slice(root.length + 1), l.line, l.nodes, l.from]);
+    assert.deepEqual(nodes("pretrain.py"), [["jobs/multi.sbatch", 5, null, "options not known"]]);
+    assert.deepEqual(nodes("tasks/main.py"), [["tasks/run.sh", 0, null, "options not known"]]);
+    assert.deepEqual(nodes("tools/serve.py"), [
+      ["tasks/run.sh", 2, null, "options not known"],
+      ["tasks/run.sh", 4, null, "options not known"],
+      ["tasks/run.sh", 7, null, "options not known"],
+    ]);
+    assert.deepEqual(nodes("plain.py"), []);
+    const [l] = slurmLaunchesOf(join(root, "pretrain.py"));
+    assert.deepEqual([l.launcher, l.unknownOptions, l.passesLocalRankArg], ["torchrun", true, undefined]);
+    // torch.distributed.launch with options not known: --use_env may be among them.
+    const [m] = slurmLaunchesOf(join(root, "tasks/main.py"));
+    assert.deepEqual([m.launcher, m.unknownOptions, m.passesLocalRankArg], ["torchrun", true, undefined]);
+    assert.deepEqual(rankArgLaunchesIn(around), []);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("rankArgLaunchesIn and slurmLaunchesOf: torch.distributed.launch with its options in a known variable passes the local rank unless --use_env is among them", () => {
+  const root = project({
+    "a.py": "",
+    "b.py": "",
+    "run.sh": [
+      'ARGS_A="--nproc_per_node 2"',
+      'ARGS_B="--nproc_per_node 2 --use_env"',
+      "python -m torch.distributed.launch $ARGS_A a.py",
+      "python -m torch.distributed.launch $ARGS_B b.py",
+      "",
+    ].join("\n"),
+  });
+  try {
+    const around = jobScriptsAround(root, [root]);
+    assert.deepEqual(
+      rankArgLaunchesIn(around).map((l) => [l.file.slice(root.length + 1), l.line]),
+      [["a.py", 2]],
+    );
+    assert.equal(slurmLaunchesOf(join(root, "a.py"))[0].passesLocalRankArg, true);
+    assert.equal(slurmLaunchesOf(join(root, "b.py"))[0].passesLocalRankArg, undefined);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
