@@ -22,7 +22,7 @@ import { KeptNesting, textChange } from "./python/keptText";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { ProjectLookup } from "./python/model";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
-import type { LaunchNodes, RankArgLaunch, SlurmLaunch } from "./slurmLaunch";
+import type { LaunchNodes, RankArgLaunch, SeveralNodeLaunch, SlurmLaunch } from "./slurmLaunch";
 
 /** Options of one lint run (resolved from settings, pyproject and CLI flags by the caller). */
 export interface LintOptions {
@@ -58,6 +58,8 @@ export interface LintOptions {
    * parser); default none.
    */
   rankArgLaunches?: readonly RankArgLaunch[];
+  /** The other Python files the project's job and shell scripts start on several nodes (slurmLaunch.ts `severalNodeLaunchesIn`; GPU039 asks whether one imports this file); absent in test modules. */
+  severalNodeLaunches?: readonly SeveralNodeLaunch[];
   /**
    * The Markdown documents around the file that GPU039 may read (slurmLaunch.ts `jobScriptsAround`),
    * by path: not read by the engine from here (ProjectLookup.documentedLaunches reads them when asked),
@@ -255,6 +257,18 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
   return out;
 }
 
+/** How the project's scripts start this file and the files around it (RuleContext's launch fields), from the lint's options. */
+function launchFacts(
+  options: LintOptions,
+): Pick<RuleContext, "slurm" | "launchNodes" | "rankArgLaunches" | "severalNodeLaunches"> {
+  return {
+    slurm: options.slurm ?? [],
+    launchNodes: options.launchNodes ?? [],
+    rankArgLaunches: options.rankArgLaunches ?? [],
+    severalNodeLaunches: options.severalNodeLaunches ?? [],
+  };
+}
+
 /** What the prefilter knows besides the text (prefilter.ts PrefilterFacts), from the lint's options and machine. */
 function prefilterFacts(options: LintOptions, machine: MachineFacts): PrefilterFacts {
   return {
@@ -262,6 +276,7 @@ function prefilterFacts(options: LintOptions, machine: MachineFacts): PrefilterF
     slurmLaunched: !!options.slurm?.length,
     localRankArg: !!options.slurm?.some((l) => l.passesLocalRankArg) || !!options.rankArgLaunches?.length,
     severalNodes: !!options.launchNodes?.some((l) => l.nodes === "several"),
+    importerOnSeveralNodes: !!options.severalNodeLaunches?.length,
     testModule: !!options.testModule,
     preview: !!options.preview,
     ...(options.project?.writerNames ? { projectWriters: () => options.project!.writerNames!() } : {}),
@@ -354,9 +369,7 @@ export function lintPython(
       model,
       machine,
       notebook: !!extra.notebook,
-      slurm: options.slurm ?? [],
-      launchNodes: options.launchNodes ?? [],
-      rankArgLaunches: options.rankArgLaunches ?? [],
+      ...launchFacts(options),
       ...(options.testModule ? { testModule: true } : {}),
       ...(options.preview ? { preview: true } : {}),
       torchBelow20: !!options.torchBelow20,

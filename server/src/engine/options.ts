@@ -31,10 +31,12 @@ import {
   jobScriptsAround,
   jobScriptSearchMemo,
   rankArgLaunchesIn,
+  severalNodeLaunchesIn,
   scriptLaunchesIn,
   type JobScriptsAround,
   type JobScriptSearchMemo,
   type RankArgLaunch,
+  type SeveralNodeLaunch,
 } from "./slurmLaunch";
 
 export type ConfigurationPreference = "editorFirst" | "filesystemFirst" | "editorOnly";
@@ -308,6 +310,17 @@ export type OptionsResolver = ((file: string | null) => ResolvedOptions) & {
 };
 
 /**
+ * The other Python files that `around`'s scripts start on several nodes (slurmLaunch.ts
+ * {@link severalNodeLaunchesIn}; GPU039: a module one of them uses runs there too); none for a test
+ * module or without a file.
+ */
+function severalNodeImporters(file: string | null, around: JobScriptsAround | null): readonly SeveralNodeLaunch[] {
+  return around && file && !isTestModule(file)
+    ? severalNodeLaunchesIn(around).filter((l) => l.file !== resolve(file))
+    : [];
+}
+
+/**
  * slurmLaunch.ts {@link rankArgLaunchesIn} of `around`; with `unpinned`, less the launches of files
  * whose folder pins torch below 2.0 (config.ts projectPinsTorchBelow20: that launcher passed
  * `--local_rank`). Kept per `around` (a folder's, for a run or a resolution).
@@ -361,6 +374,7 @@ function resolveIn(
   const around = file && folder && /\.py$/i.test(file) ? folder.jobScripts() : null;
   const { slurm, nodes: launchNodes } = around && file ? scriptLaunchesIn(file, around) : { slurm: [], nodes: [] };
   const launchDocuments = around?.docs ?? [];
+  const importerLaunches = severalNodeImporters(file, around);
   // The other files those scripts start with the local rank as an argument (GPU044 follows their
   // calls into this file's parser), less those whose own folder pins torch < 2.0 (no explicit target).
   const rankArgLaunches =
@@ -408,6 +422,7 @@ function resolveIn(
     ...(slurm.length ? { slurm } : {}),
     ...(launchNodes.length ? { launchNodes } : {}),
     ...(rankArgLaunches.length ? { rankArgLaunches } : {}),
+    ...(importerLaunches.length ? { severalNodeLaunches: importerLaunches } : {}),
     ...(launchDocuments.length ? { launchDocuments } : {}),
     ...(file && isTestModule(file) ? { testModule: true } : {}),
     // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, handlers/context.ts lintOptions).

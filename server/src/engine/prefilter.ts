@@ -27,6 +27,8 @@ export interface PrefilterFacts {
   localRankArg?: boolean;
   /** A job or shell script of the project starts the file on several nodes (GPU039's default check). */
   severalNodes?: boolean;
+  /** A job or shell script of the project starts another file on several nodes, which may import this one (GPU039's default check). */
+  importerOnSeveralNodes?: boolean;
   /** The file is a test module (LintOptions.testModule: GPU039's init_process_group check skips it). */
   testModule?: boolean;
   /** Preview checks run (a rule's trigger may be wider with preview on). */

@@ -9,7 +9,7 @@ import type { ModuleModel, ProjectLookup } from "./python/model";
 import type { EnvWriteEvent } from "./python/events";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
-import type { LaunchNodes, RankArgLaunch, SlurmLaunch } from "./slurmLaunch";
+import type { LaunchNodes, RankArgLaunch, SeveralNodeLaunch, SlurmLaunch } from "./slurmLaunch";
 import type { TextProbe } from "./textProbe";
 import type { PrefilterFacts } from "./prefilter";
 import { escapeControls } from "../../../common/src/text/controls";
@@ -35,6 +35,8 @@ export interface RuleContext {
   launchNodes?: readonly LaunchNodes[];
   /** The other Python files the job and shell scripts around this file start with the local rank as an argument (GPU044); empty when none. */
   rankArgLaunches?: readonly RankArgLaunch[];
+  /** The other Python files the project's job and shell scripts start on several nodes (slurmLaunch.ts `severalNodeLaunchesIn`); empty when none, or in a test module. */
+  severalNodeLaunches?: readonly SeveralNodeLaunch[];
   /** The file is a test module (LintOptions.testModule). */
   testModule?: boolean;
   /**

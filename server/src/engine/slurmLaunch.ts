@@ -738,6 +738,38 @@ export function rankArgLaunchesIn(around: JobScriptsAround): readonly RankArgLau
 /** {@link rankArgLaunchesIn}'s launches by the scripts they were read from. */
 const rankArgByAround = new WeakMap<JobScriptsAround, RankArgLaunch[]>();
 
+/** A launch of another Python file of the project on several nodes ({@link severalNodeLaunchesIn}). */
+export interface SeveralNodeLaunch extends LaunchNodes {
+  /** The launched file (absolute path). */
+  file: string;
+}
+
+/**
+ * The Python files that `around`'s job and shell scripts start on several nodes (`torchrun
+ * --nnodes=2`, `#SBATCH --nodes=2` with srun), each with the first such launch; at most
+ * {@link MAX_RANK_ARG_FILES}. GPU039: a module such a file imports runs on several nodes too.
+ */
+export function severalNodeLaunchesIn(around: JobScriptsAround): readonly SeveralNodeLaunch[] {
+  let all = severalByAround.get(around);
+  if (!all) {
+    all = [];
+    for (const [target, commands] of commandsByTarget(around)) {
+      if (all.length >= MAX_RANK_ARG_FILES) break;
+      if (!/\.py$/i.test(target)) continue;
+      for (const m of commands) {
+        const n = nodesOf(m);
+        if (n.nodes !== "several") continue;
+        if (isRegularFile(target)) all.push({ file: target, script: m.script, line: m.line, ...n, documented: false });
+        break;
+      }
+    }
+    severalByAround.set(around, all);
+  }
+  return all;
+}
+/** {@link severalNodeLaunchesIn}'s launches by the scripts they were read from. */
+const severalByAround = new WeakMap<JobScriptsAround, SeveralNodeLaunch[]>();
+
 /** How many nodes one launch of a Python file runs it on, as far as its command and its job script say. */
 export interface LaunchNodes {
   /** The script or Markdown document that holds the command (absolute path). */

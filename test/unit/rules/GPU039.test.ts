@@ -5,8 +5,9 @@ import { clearSlurmLaunchCache } from "../../../server/src/engine/slurmLaunch";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { applyFix, lintCode, projectTree } from "../support/helpers";
-import { lintPython } from "../../../server/src/engine/lint";
+import { initEngine, lintPython } from "../../../server/src/engine/lint";
 import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
+import { resolveLintOptions } from "../../../server/src/engine/options";
 import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU039");
@@ -872,4 +873,45 @@ test("GPU039 gate (2) end to end: torchrun's options in a variable the script as
     await lintWith('WORLD="--nnodes 2"\n[ -n "$ONE" ] && WORLD="--standalone"\ntorchrun $WORLD pretrain.py\n'),
     [],
   );
+});
+
+test("GPU039 with the project: a helper module that a file started on several nodes uses (torchrun --nnodes=2 train.py, which imports it) is in the default set, named in the message; not when the launch says one node, nothing started imports it, or it is a test module", async () => {
+  await initEngine();
+  const helper =
+    'import torch\nimport torch.distributed as dist\n\n\ndef get_device_name():\n    if dist.is_initialized():\n        rank = dist.get_rank()\n        return f"cuda:{rank}"\n    return "cuda"\n';
+  const train =
+    'import torch\nfrom helpers.device_utils import get_device_name\n\n\ndef main():\n    model = torch.nn.Linear(4, 4).to(get_device_name())\n\n\nif __name__ == "__main__":\n    main()\n';
+  const run = (launch: string, trainText = train, helperPath = "helpers/device_utils.py") => {
+    const dir = projectTree({
+      "helpers/__init__.py": "",
+      [helperPath]: helper,
+      "train.py": trainText,
+      "launch.sh": `#!/bin/bash\n${launch}\n`,
+    });
+    clearSlurmLaunchCache();
+    const file = join(dir, helperPath);
+    const { options } = resolveLintOptions(file, {});
+    const project = new ProjectIndex().lookupFor(file, lookupOptions({}));
+    return lintPython(helper, { ...options, select: ["GPU039"], project }).diagnostics;
+  };
+  const [d, ...rest] = run("torchrun --nnodes=2 --nproc_per_node=8 --node_rank=$NODE_RANK train.py");
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 7);
+  assert.match(
+    d.message,
+    /; train\.py, which launch\.sh:2 starts on several nodes \(--nnodes=2\), uses this module \(train\.py:6\); use the local rank/,
+  );
+  assert.deepEqual(run("torchrun --standalone --nproc_per_node=8 train.py"), []);
+  assert.deepEqual(
+    run("torchrun --nnodes=2 --nproc_per_node=8 train.py", "import torch\n\nprint(torch.cuda.device_count())\n"),
+    [],
+  );
+  const testTrain = train.replace("helpers.device_utils", "helpers.test_device_utils");
+  assert.equal(run("torchrun --nnodes=2 --nproc_per_node=8 train.py", testTrain, "helpers/device_utils.py").length, 0);
+  assert.deepEqual(
+    run("torchrun --nnodes=2 --nproc_per_node=8 train.py", testTrain, "helpers/test_device_utils.py"),
+    [],
+  );
+  // The same test module's finding without the launch is preview too (it was never default).
+  assert.equal(run("torchrun --nnodes=2 --nproc_per_node=8 train.py").length, 1);
 });
