@@ -22,7 +22,7 @@ import { KeptNesting, textChange } from "./python/keptText";
 import { DEFAULT_EAGER_INIT_MODULES } from "./frameworks";
 import type { ProjectLookup } from "./python/model";
 import type { LintDiagnostic, Severity, TextEdit } from "./types";
-import type { LaunchNodes, RankArgLaunch, SeveralNodeLaunch, SlurmLaunch } from "./slurmLaunch";
+import type { LaunchNodes, RankArgLaunch, SeveralNodeLaunch, SlurmLaunch, VisibleLaunch } from "./slurmLaunch";
 
 /** Options of one lint run (resolved from settings, pyproject and CLI flags by the caller). */
 export interface LintOptions {
@@ -58,6 +58,8 @@ export interface LintOptions {
    * parser); default none.
    */
   rankArgLaunches?: readonly RankArgLaunch[];
+  /** The commands of the project's shell and job scripts that start this file with a literal CUDA_VISIBLE_DEVICES (slurmLaunch.ts `scriptLaunchesIn`; GPU064); default none. */
+  visibleLaunches?: readonly VisibleLaunch[];
   /** The other Python files the project's job and shell scripts start on several nodes (slurmLaunch.ts `severalNodeLaunchesIn`; GPU039 asks whether one imports this file); absent in test modules. */
   severalNodeLaunches?: readonly SeveralNodeLaunch[];
   /**
@@ -260,12 +262,13 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
 /** How the project's scripts start this file and the files around it (RuleContext's launch fields), from the lint's options. */
 function launchFacts(
   options: LintOptions,
-): Pick<RuleContext, "slurm" | "launchNodes" | "rankArgLaunches" | "severalNodeLaunches"> {
+): Pick<RuleContext, "slurm" | "launchNodes" | "rankArgLaunches" | "severalNodeLaunches" | "visibleLaunches"> {
   return {
     slurm: options.slurm ?? [],
     launchNodes: options.launchNodes ?? [],
     rankArgLaunches: options.rankArgLaunches ?? [],
     severalNodeLaunches: options.severalNodeLaunches ?? [],
+    visibleLaunches: options.visibleLaunches ?? [],
   };
 }
 
@@ -277,6 +280,7 @@ function prefilterFacts(options: LintOptions, machine: MachineFacts): PrefilterF
     localRankArg: !!options.slurm?.some((l) => l.passesLocalRankArg) || !!options.rankArgLaunches?.length,
     severalNodes: !!options.launchNodes?.some((l) => l.nodes === "several"),
     importerOnSeveralNodes: !!options.severalNodeLaunches?.length,
+    visibleLaunched: !!options.visibleLaunches?.length,
     testModule: !!options.testModule,
     preview: !!options.preview,
     ...(options.project?.writerNames ? { projectWriters: () => options.project!.writerNames!() } : {}),

@@ -321,6 +321,49 @@ function severalNodeImporters(file: string | null, around: JobScriptsAround | nu
 }
 
 /**
+ * The launch part of a Python file's options ({@link resolveIn}): how the project's job and shell
+ * scripts start it, in one pass (its Slurm launches for GPU036, GPU037, GPU044 and GPU063; how many
+ * nodes each runs it on for GPU039, whose documents are read lazily, ProjectLookup.documentedLaunches;
+ * the CUDA_VISIBLE_DEVICES each gives it for GPU064), the other files they start (with the local
+ * rank as an argument: GPU044; on several nodes: GPU039), the documents around it (their paths are
+ * options too: one added or removed makes the CLI's cached result stale), and whether a launch passes
+ * --local_rank under torch < 2.0 (GPU044). Only for Python files, not for notebooks or manifests.
+ */
+function launchOptions(
+  file: string | null,
+  folder: FolderFacts | null,
+  targetTorch: string | undefined,
+  entry: FolderFacts["entry"] | null,
+): Partial<LintOptions> {
+  const around = file && folder && /\.py$/i.test(file) ? folder.jobScripts() : null;
+  const {
+    slurm,
+    nodes: launchNodes,
+    visible: visibleLaunches,
+  } = around && file ? scriptLaunchesIn(file, around) : { slurm: [], nodes: [], visible: [] };
+  const launchDocuments = around?.docs ?? [];
+  const importerLaunches = severalNodeImporters(file, around);
+  // The other files those scripts start with the local rank as an argument (GPU044 follows their
+  // calls into this file's parser), less those whose own folder pins torch < 2.0 (no explicit target).
+  const rankArgLaunches =
+    around && file ? rankArgLaunchesUnpinned(around, !targetTorch).filter((l) => l.file !== resolve(file)) : [];
+  const torchBelow20 =
+    (slurm.some((l) => l.passesLocalRankArg) || rankArgLaunches.length > 0) &&
+    (targetTorch
+      ? versionBelow(targetTorch, 2, 0)
+      : !!entry?.torchBelow20 || (folder ? folder.pinsTorchBelow20() : false));
+  return {
+    ...(torchBelow20 ? { torchBelow20: true } : {}),
+    ...(slurm.length ? { slurm } : {}),
+    ...(launchNodes.length ? { launchNodes } : {}),
+    ...(visibleLaunches.length ? { visibleLaunches } : {}),
+    ...(rankArgLaunches.length ? { rankArgLaunches } : {}),
+    ...(importerLaunches.length ? { severalNodeLaunches: importerLaunches } : {}),
+    ...(launchDocuments.length ? { launchDocuments } : {}),
+  };
+}
+
+/**
  * slurmLaunch.ts {@link rankArgLaunchesIn} of `around`; with `unpinned`, less the launches of files
  * whose folder pins torch below 2.0 (config.ts projectPinsTorchBelow20: that launcher passed
  * `--local_rank`). Kept per `around` (a folder's, for a run or a resolution).
@@ -366,24 +409,7 @@ function resolveIn(
   const torchBelow24 = targetTorch
     ? versionBelow(targetTorch, 2, 4)
     : entry?.torchBelow24 || (folder ? folder.pinsTorchBelow24() : false);
-  // Before torch 2.0, torch.distributed.launch passed --local_rank (GPU044): asked only for a file some launch passes it to.
-  // The project's job and shell scripts that start this Python file, in one pass: its Slurm launches
-  // (GPU036, GPU037, GPU044) and how many nodes each runs it on (GPU039; its documents are read
-  // lazily, ProjectLookup.documentedLaunches). The documents' paths are options too: one added or
-  // removed makes the CLI's cached result stale.
-  const around = file && folder && /\.py$/i.test(file) ? folder.jobScripts() : null;
-  const { slurm, nodes: launchNodes } = around && file ? scriptLaunchesIn(file, around) : { slurm: [], nodes: [] };
-  const launchDocuments = around?.docs ?? [];
-  const importerLaunches = severalNodeImporters(file, around);
-  // The other files those scripts start with the local rank as an argument (GPU044 follows their
-  // calls into this file's parser), less those whose own folder pins torch < 2.0 (no explicit target).
-  const rankArgLaunches =
-    around && file ? rankArgLaunchesUnpinned(around, !targetTorch).filter((l) => l.file !== resolve(file)) : [];
-  const torchBelow20 =
-    (slurm.some((l) => l.passesLocalRankArg) || rankArgLaunches.length > 0) &&
-    (targetTorch
-      ? versionBelow(targetTorch, 2, 0)
-      : !!entry?.torchBelow20 || (folder ? folder.pinsTorchBelow20() : false));
+  const launches = launchOptions(file, folder, targetTorch, entry);
   const pick = <T>(e: T | undefined, p: T | undefined, has: (v: T | undefined) => boolean): T | undefined =>
     preference === "filesystemFirst" ? (has(p) ? p : e) : has(e) ? e : p;
   const select = nonEmpty(flags.select) ? flags.select : pick(editor.select, project?.select, nonEmpty);
@@ -400,7 +426,6 @@ function resolveIn(
   const preview =
     flags.preview ??
     (preference === "filesystemFirst" ? (project?.preview ?? editor.preview) : (editor.preview ?? project?.preview));
-  // Job scripts that start this file (GPU036-GPU037, GPU044; above); only for Python files, not for notebooks or manifests.
   // The editor sends the setting's default (package.json: DEFAULT_EAGER_INIT_MODULES) when the user set
   // none: the project's library pins (the catalogue's versions) decide then.
   const editorEager = sameList(editor.eagerInitModules, DEFAULT_EAGER_INIT_MODULES)
@@ -417,13 +442,8 @@ function resolveIn(
     ...(eager ? { eagerInitModules: eager } : {}),
     ...(preview ? { preview: true } : {}),
     torchBelow24,
-    ...(torchBelow20 ? { torchBelow20: true } : {}),
     ...(Object.keys(rulePins).length ? { libraryPins: rulePins } : {}),
-    ...(slurm.length ? { slurm } : {}),
-    ...(launchNodes.length ? { launchNodes } : {}),
-    ...(rankArgLaunches.length ? { rankArgLaunches } : {}),
-    ...(importerLaunches.length ? { severalNodeLaunches: importerLaunches } : {}),
-    ...(launchDocuments.length ? { launchDocuments } : {}),
+    ...launches,
     ...(file && isTestModule(file) ? { testModule: true } : {}),
     // The machine of `[tool.gpu-pilot] gpus`/`inventory`; the CLI's --gpus/--inventory and the editor's live inventory win over it (cli.ts, handlers/context.ts lintOptions).
     ...(entry?.machine ? { machine: entry.machine } : {}),

@@ -29,6 +29,8 @@ export interface PrefilterFacts {
   severalNodes?: boolean;
   /** A job or shell script of the project starts another file on several nodes, which may import this one (GPU039's default check). */
   importerOnSeveralNodes?: boolean;
+  /** A shell or job script of the project starts the file with a literal CUDA_VISIBLE_DEVICES (GPU064 runs only then). */
+  visibleLaunched?: boolean;
   /** The file is a test module (LintOptions.testModule: GPU039's init_process_group check skips it). */
   testModule?: boolean;
   /** Preview checks run (a rule's trigger may be wider with preview on). */
@@ -63,6 +65,7 @@ export function candidateRules(
     if (needs === "machine" && !opts.machineKnown) continue;
     if (needs === "slurm" && !opts.slurmLaunched) continue;
     if (needs === "localRankArg" && !opts.localRankArg) continue;
+    if (needs === "visibleLaunch" && !opts.visibleLaunched) continue;
     if (trigger(probe, !!opts.preview, opts)) out.add(code);
   }
   return out;

@@ -9,7 +9,7 @@ import type { ModuleModel, ProjectLookup } from "./python/model";
 import type { EnvWriteEvent } from "./python/events";
 import type { SyntaxNode } from "./python/parser";
 import type { ManifestModel } from "./manifests/model";
-import type { LaunchNodes, RankArgLaunch, SeveralNodeLaunch, SlurmLaunch } from "./slurmLaunch";
+import type { LaunchNodes, RankArgLaunch, SeveralNodeLaunch, SlurmLaunch, VisibleLaunch } from "./slurmLaunch";
 import type { TextProbe } from "./textProbe";
 import type { PrefilterFacts } from "./prefilter";
 import { escapeControls } from "../../../common/src/text/controls";
@@ -35,6 +35,8 @@ export interface RuleContext {
   launchNodes?: readonly LaunchNodes[];
   /** The other Python files the job and shell scripts around this file start with the local rank as an argument (GPU044); empty when none. */
   rankArgLaunches?: readonly RankArgLaunch[];
+  /** The commands of the project's shell and job scripts that start this file with a literal CUDA_VISIBLE_DEVICES (GPU064); empty when none. */
+  visibleLaunches?: readonly VisibleLaunch[];
   /** The other Python files the project's job and shell scripts start on several nodes (slurmLaunch.ts `severalNodeLaunchesIn`); empty when none, or in a test module. */
   severalNodeLaunches?: readonly SeveralNodeLaunch[];
   /** The file is a test module (LintOptions.testModule). */
@@ -111,9 +113,9 @@ export type PythonTrigger = (probe: TextProbe, preview: boolean, facts?: Prefilt
 /**
  * What a Python rule needs besides the text: the machine's GPUs (GPU017), a job script that starts
  * the file (GPU036, GPU037), a script that passes the local rank as an argument to the file or to
- * another file around it (GPU044).
+ * another file around it (GPU044), a script that starts the file with CUDA_VISIBLE_DEVICES set (GPU064).
  */
-export type PythonRuleNeed = "machine" | "slurm" | "localRankArg";
+export type PythonRuleNeed = "machine" | "slurm" | "localRankArg" | "visibleLaunch";
 
 /** The metadata of a Python rule: the common part and its text trigger. */
 export interface PythonRuleMeta extends RuleMeta {

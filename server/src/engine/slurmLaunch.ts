@@ -40,6 +40,7 @@ import {
 } from "./manifests/jobscript";
 import type { ShellWord } from "./manifests/shell";
 import { SCRIPT_DIR } from "./launch/script";
+import { scriptVisible } from "./launch/sources";
 
 /** One command of a job script that starts the Python file. */
 export interface SlurmLaunch {
@@ -691,15 +692,44 @@ export function launchesIn(file: string, around: JobScriptsAround): SlurmLaunch[
 export function scriptLaunchesIn(
   file: string,
   around: JobScriptsAround,
-): { slurm: SlurmLaunch[]; nodes: LaunchNodes[] } {
+): { slurm: SlurmLaunch[]; nodes: LaunchNodes[]; visible: VisibleLaunch[] } {
   const slurm: SlurmLaunch[] = [];
   const nodes: LaunchNodes[] = [];
+  const visible: VisibleLaunch[] = [];
   for (const m of commandsByTarget(around).get(resolve(file)) ?? []) {
     const launch = slurmLaunchOf(m);
     if (launch) slurm.push(launch);
     nodes.push({ script: m.script, line: m.line, ...nodesOf(m), documented: false });
+    const v = visibleOf(m);
+    if (v) visible.push(v);
   }
-  return { slurm, nodes };
+  return { slurm, nodes, visible };
+}
+
+/** A command of the project's shell or job scripts that starts the file with CUDA_VISIBLE_DEVICES set for it (GPU064). */
+export interface VisibleLaunch {
+  /** The script (absolute path) and the command's 0-based line there. */
+  script: string;
+  line: number;
+  /** The literal value the command gets (`1`, `0,1`). */
+  value: string;
+  /** Where it is set, for messages: `on the command`, `exported on line 3`. */
+  from: string;
+}
+
+/**
+ * The literal CUDA_VISIBLE_DEVICES a matched command starts its program with: an inline
+ * `CUDA_VISIBLE_DEVICES=1 python x.py` prefix, else the script's last `export` before the command
+ * (launch/sources.ts `scriptVisible`); null for a document's command, an expansion, a variable
+ * assigned without `export`, or none.
+ */
+function visibleOf(m: MatchedCommand): VisibleLaunch | null {
+  if (m.documented || !m.text.includes("CUDA_VISIBLE_DEVICES")) return null;
+  const at = { script: m.script, line: m.line };
+  const inline = m.launch.command.assignments.find((a) => a.name === "CUDA_VISIBLE_DEVICES");
+  if (inline) return inline.word.expands ? null : { ...at, value: inline.value, from: "on the command" };
+  const { visible, unknown } = scriptVisible(new SourceText(m.text), m.facts.commands, m.launch.command.start);
+  return visible && !unknown && visible.value !== null ? { ...at, value: visible.value, from: visible.from } : null;
 }
 
 /** A command of a job or shell script that starts a Python file with the local rank as an argument (GPU044). */

@@ -225,6 +225,15 @@ async function lintExample(text: string, code: string): Promise<string[]> {
   // comment describes (`srun python`, --ntasks-per-node=4, --gpus-per-task=1).
   if (SLURM_STARTED.has(code))
     return (await lint(text, { machine, preview: true, slurm: [SRUN_ONE_GPU_PER_TASK] })).map((d) => d.code);
+  // GPU064's example is started by a shell script with CUDA_VISIBLE_DEVICES=1 (its first comment).
+  if (code === "GPU064")
+    return (
+      await lint(text, {
+        machine,
+        preview: true,
+        visibleLaunches: [{ script: "/p/separate_both.sh", line: 0, value: "1", from: "on the command" }],
+      })
+    ).map((d) => d.code);
   // GPU044's example is started by `python -m torch.distributed.launch` (its first comment).
   if (code === "GPU044")
     return (await lint(text, { machine, preview: true, slurm: [DISTRIBUTED_LAUNCH] })).map((d) => d.code);

@@ -114,7 +114,7 @@ function launchesOfArgv(
 }
 
 /** A CUDA_VISIBLE_DEVICES setting of a script's commands before `before` (the last one wins): `export`/`declare -x`, or a bare assignment (unknown). */
-function scriptVisible(
+export function scriptVisible(
   src: SourceText,
   commands: readonly ShellCommand[],
   before: number,

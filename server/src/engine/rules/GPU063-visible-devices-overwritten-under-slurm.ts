@@ -1,76 +1,20 @@
 import type { PythonRule, RuleContext } from "../rule";
-import { envWrites, snippet } from "../rule";
+import { snippet } from "../rule";
 import type { EnvWriteEvent } from "../python/events";
-import { enclosingFunction, type SyntaxNode } from "../python/parser";
-import { isMainGuard } from "../python/walker";
 import { scriptNameOf, startedWith } from "../slurmLaunch";
-import { envReadsOf, flowsFrom, testsMembership } from "./shared/py";
+import { envReadsOf, flowsFrom } from "./shared/py";
+import { mayKeepSetValue, overwrites } from "./shared/visibleWrites";
 
 const MEASURED = "test/fixtures/slurm/measured.md";
 
 /**
- * Whether the file knows it may run under Slurm or that CUDA_VISIBLE_DEVICES may be set already: a
- * read of any `SLURM_*` variable, a read of CUDA_VISIBLE_DEVICES that does not follow one of
- * `writes` in the same function (or both at module level; after such a write, which runs whenever
- * the file does, the read sees the file's own value: `print(os.environ["CUDA_VISIBLE_DEVICES"])`
- * after the write), or a string `"SLURM_..."` / `"CUDA_VISIBLE_DEVICES"` tested with `in` (`if
- * "SLURM_JOB_ID" not in os.environ:`). Such a file may leave Slurm's value alone on a path the
- * model does not follow, so the rule stays silent.
+ * Whether the file knows it may run under Slurm or that CUDA_VISIBLE_DEVICES may be set already
+ * (shared/visibleWrites.ts {@link mayKeepSetValue}: a read of a `SLURM_*` variable or of
+ * CUDA_VISIBLE_DEVICES before its own write, or one tested with `in`): such a file may leave
+ * Slurm's value alone on a path the model does not follow, so the rule stays silent.
  */
-function slurmAware(ctx: RuleContext, writes: readonly EnvWriteEvent[]): boolean {
-  const readsOwnValue = (read: SyntaxNode) =>
-    writes.some(
-      (w) =>
-        w.statement !== null &&
-        read.startIndex >= w.statement.endIndex &&
-        enclosingFunction(read)?.id === enclosingFunction(w.statement)?.id,
-    );
-  for (const e of ctx.model.events) {
-    if (e.kind !== "envRead") continue;
-    if (e.variable.startsWith("SLURM_")) return true;
-    if (e.variable === "CUDA_VISIBLE_DEVICES" && !readsOwnValue(e.node)) return true;
-  }
-  return testsMembership(
-    ctx.model,
-    ["SLURM_", "CUDA_VISIBLE_DEVICES"],
-    (k) => k.startsWith("SLURM_") || k === "CUDA_VISIBLE_DEVICES",
-  );
-}
-
-/**
- * Whether a statement sits directly in the body of the module's `if __name__ == "__main__":` (not
- * in its `else`, nor in a block inside it): it runs whenever the file is started as a script.
- */
-function inMainGuardBody(stmt: SyntaxNode | null): boolean {
-  const block = stmt?.parent;
-  const guard = block?.parent;
-  return (
-    block?.type === "block" &&
-    guard?.type === "if_statement" &&
-    guard.parent?.type === "module" &&
-    guard.childForFieldName("consequence")?.id === block.id &&
-    isMainGuard(guard)
-  );
-}
-
-/**
- * The writes that replace CUDA_VISIBLE_DEVICES whenever the module's started path runs: on the
- * module's timeline (top level, the body of the `__main__` block, the functions, constructors and
- * methods it calls), not inside another block (`if`, `try`, `with`, a loop), not `setdefault`
- * (which keeps a set value), and not an empty or `-1` value (that hides the GPUs on purpose,
- * GPU003's business).
- */
-function overwrites(ctx: RuleContext): EnvWriteEvent[] {
-  return envWrites(ctx.model).filter(
-    (w) =>
-      w.variable === "CUDA_VISIBLE_DEVICES" &&
-      (!w.nested || inMainGuardBody(w.statement)) &&
-      w.form !== "setdefault" &&
-      w.value !== null &&
-      w.literal?.trim() !== "" &&
-      w.literal?.trim() !== "-1",
-  );
-}
+const slurmAware = (ctx: RuleContext, writes: readonly EnvWriteEvent[]): boolean =>
+  mayKeepSetValue(ctx, writes, ["SLURM_", "CUDA_VISIBLE_DEVICES"]);
 
 /** GPU063: a Python file that a GPU job's srun (or batch step, or torchrun in it) starts overwrites CUDA_VISIBLE_DEVICES. */
 export const rule: PythonRule = {

@@ -63,6 +63,7 @@ import { rule as GPU060 } from "./GPU060-job-starts-cuda-without-gpus";
 import { rule as GPU061 } from "./GPU061-ray-runtime-env-copies-visible-devices";
 import { rule as GPU062 } from "./GPU062-hydra-env-set-after-import";
 import { rule as GPU063 } from "./GPU063-visible-devices-overwritten-under-slurm";
+import { rule as GPU064 } from "./GPU064-launch-visible-devices-overwritten";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -128,6 +129,7 @@ export const RULES: readonly Rule[] = [
   GPU061,
   GPU062,
   GPU063,
+  GPU064,
 ];
 
 /** The rule with this code, or undefined. */

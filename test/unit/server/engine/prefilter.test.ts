@@ -37,12 +37,12 @@ const MACHINE = {
   uuids: ["GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", "GPU-6486822f-842c-1320-f829-e4155c0d2130"],
 };
 
-test("every Python rule has a trigger in its meta; GPU017 needs the machine, GPU036, GPU037 and GPU063 a job script, GPU044 a launch passing the local rank as an argument", () => {
-  assert.equal(PYTHON_CODES.length, 45);
+test("every Python rule has a trigger in its meta; GPU017 needs the machine, GPU036, GPU037 and GPU063 a job script, GPU044 a launch passing the local rank as an argument, GPU064 a script that starts the file with CUDA_VISIBLE_DEVICES set", () => {
+  assert.equal(PYTHON_CODES.length, 46);
   for (const rule of PYTHON_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
   assert.deepEqual(
     PYTHON_RULES.filter((r) => r.meta.needs).map((r) => `${r.meta.code}:${r.meta.needs}`),
-    ["GPU017:machine", "GPU036:slurm", "GPU037:slurm", "GPU044:localRankArg", "GPU063:slurm"],
+    ["GPU017:machine", "GPU036:slurm", "GPU037:slurm", "GPU044:localRankArg", "GPU063:slurm", "GPU064:visibleLaunch"],
   );
 });
 
