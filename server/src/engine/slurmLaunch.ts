@@ -324,13 +324,19 @@ function gpusOf(
   const typed = (v: string | null | undefined) => int(v?.split(":").pop());
   // --gpu-bind (job or step) rebinds the GPUs per task, and so does srun --accel-bind=g ("Bind each
   // task to GPUs which are closest to the allocated CPUs", srun(1)): how many each task keeps
-  // depends on the node's topology (one NUMA node's GPUs, or all of them). Not followed.
+  // depends on the node's topology (one NUMA node's GPUs, or all of them). Not followed, except
+  // `--gpu-bind=none` ("Do not bind tasks to GPUs (turns off binding if --gpus-per-task is
+  // requested)", srun(1)): every task then sees what the step has, as without the option.
+  const binds = (v: string | null | undefined) => !/^(?:verbose,)?none$/.test(v ?? "");
   if (
-    opts?.has("gpu-bind") ||
+    (opts?.has("gpu-bind") && binds(opts.get("gpu-bind")?.value)) ||
     /g/.test(opts?.get("accel-bind")?.value ?? "") ||
-    facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind"))
+    facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind" && binds(o.value)))
   )
     return { n: null, from: null };
+  // `none` with a per-task request turns its binding off: each task sees the step's GPUs (not followed).
+  const unbound = opts?.has("gpu-bind") || facts.directives.some((d) => d.options.some((o) => o.name === "gpu-bind"));
+  if (unbound && (opts?.has("gpus-per-task") || req.gpusPerTask !== null)) return { n: null, from: null };
   if (launcher === "srun") {
     const perTask = opts?.get("gpus-per-task");
     if (perTask) return { n: typed(perTask.value), from: `srun --gpus-per-task=${perTask.value}` };

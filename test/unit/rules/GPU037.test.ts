@@ -53,3 +53,34 @@ test("GPU037: silent with shared GPUs (set_device(local_rank) is right there), w
     'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "0,1"\nimport torch\nx = torch.zeros(1, device="cuda:1")\n';
   assert.deepEqual(await lintCode(own, "GPU037", { slurm: [SRUN_ONE_GPU_PER_TASK] }), []);
 });
+
+test("GPU037: jax.distributed.initialize() without local_device_ids under an srun step with more tasks per node than GPUs each task sees (jax-ml/jax#29669); silent with one task per GPU, local_device_ids, JAX_LOCAL_DEVICE_IDS, or another detection method", async () => {
+  const src = "import jax\n\njax.distributed.initialize()\nprint(jax.process_index())\n";
+  const eight = { ...SRUN_SHARED_GPUS, processesPerNode: 8, gpusFrom: "#SBATCH --gpus-per-node=4" };
+  const [d, ...rest] = await lintCode(src, "GPU037", { slurm: [eight] });
+  assert.equal(rest.length, 0);
+  assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 28 } });
+  assert.equal(
+    d.message,
+    "jax.distributed.initialize() lets JAX pick this process's GPU by its Slurm local task id (SLURM_LOCALID: jax's Slurm cluster support sets local_device_ids to [SLURM_LOCALID]), but train.sbatch line 6 runs 8 tasks per node and each sees 4 GPUs (#SBATCH --gpus-per-node=4): the tasks with local id 4..7 name a device that does not exist (invalid device ordinal); run one task per GPU, or pass local_device_ids",
+  );
+  // One GPU per task, 4 tasks: local ids 1..3 have no device either.
+  const [one] = await lintCode(src, "GPU037", { slurm: [SRUN_ONE_GPU_PER_TASK] });
+  assert.match(
+    one.message,
+    /runs 4 tasks per node and each sees 1 GPU \(#SBATCH --gpus-per-task=1\): the tasks with local id 1\.\.3/,
+  );
+  for (const quiet of [
+    src.replace("initialize()", "initialize(local_device_ids=[0])"),
+    src.replace("initialize()", 'initialize("host:1234", 16, 0, [0])'),
+    src.replace("initialize()", 'initialize(cluster_detection_method="mpi4py")'),
+    src.replace("initialize()", "initialize(**options)"),
+    'import os\nos.environ["JAX_LOCAL_DEVICE_IDS"] = "0"\n' + src,
+  ])
+    assert.deepEqual(await lintCode(quiet, "GPU037", { slurm: [eight] }), [], quiet);
+  assert.deepEqual(await lintCode(src, "GPU037", { slurm: [SRUN_SHARED_GPUS] }), [], "4 tasks on 4 GPUs");
+  assert.deepEqual(
+    await lintCode(src, "GPU037", { slurm: [{ ...eight, launcher: "batch", processesPerNode: 1 }] }),
+    [],
+  );
+});

@@ -211,7 +211,7 @@ test("the CLI's optionsResolver (job scripts found once per folder, shared folde
   }
 });
 
-test("slurmLaunchesOf: srun --accel-bind=g and --gpu-bind leave the GPUs per task unknown (the node's topology decides)", () => {
+test("slurmLaunchesOf: srun --accel-bind=g and --gpu-bind leave the GPUs per task unknown (the node's topology decides), except --gpu-bind=none without a per-task request", () => {
   const job = (srun: string) =>
     `#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:4\n#SBATCH --ntasks-per-node=4\n\nsrun ${srun} python -u main.py\n`;
   const root = project({
@@ -220,6 +220,11 @@ test("slurmLaunchesOf: srun --accel-bind=g and --gpu-bind leave the GPUs per tas
     "b.sbatch": job("--accel-bind v"),
     "c.sbatch": job("--gpu-bind=closest"),
     "d.sbatch": job("--accel-bind=n"),
+    // `none` binds nothing: every task sees the step's GPUs, as without the option; with a per-task
+    // request it turns that binding off (not followed).
+    "e.sbatch": job("--gpu-bind=none"),
+    "f.sbatch": job("--gpu-bind=verbose,none"),
+    "g.sbatch": job("--gpus-per-task=1 --gpu-bind=none"),
   });
   try {
     const got = slurmLaunchesOf(join(root, "main.py"))
@@ -230,6 +235,9 @@ test("slurmLaunchesOf: srun --accel-bind=g and --gpu-bind leave the GPUs per tas
       ["b.sbatch", 4],
       ["c.sbatch", null],
       ["d.sbatch", 4],
+      ["e.sbatch", 4],
+      ["f.sbatch", 4],
+      ["g.sbatch", null],
     ]);
   } finally {
     rmSync(root, { recursive: true, force: true });
