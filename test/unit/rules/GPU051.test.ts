@@ -109,3 +109,30 @@ test("GPU051: silent where the read's function first asks a helper of the file t
     'import os\n\n\ndef log_start():\n    print("start")\n\n\ndef describe():\n    log_start()\n    return os.environ["CUDA_VISIBLE_DEVICES"]\n';
   assert.equal((await lintCode(unrelated, "GPU051", { preview: true })).length, 1);
 });
+
+test("GPU051: one finding where a later read can only run after an earlier one that already raised (same function, on every path)", async () => {
+  const lines = async (src: string) =>
+    (await lintCode(src, "GPU051", { preview: true })).map((d) => d.range.start.line);
+  // Two statements in a row: the second read is reached only if the first did not raise.
+  const twice =
+    'import os\n\n\ndef show():\n    n = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\n    print("ids", os.environ["CUDA_VISIBLE_DEVICES"], n)\n';
+  assert.deepEqual(await lines(twice), [4]);
+  // Read in an `if` test joined by `and`, again in that branch: the branch runs only after the test read it.
+  const guardedBody =
+    'import os\n\n\ndef show(on_gpu):\n    if on_gpu and len(os.environ["CUDA_VISIBLE_DEVICES"]) > 0:\n        print(os.environ["CUDA_VISIBLE_DEVICES"])\n';
+  assert.deepEqual(await lines(guardedBody), [4]);
+  // The iterable of a comprehension's first `for` is always evaluated.
+  const listed =
+    'import os\n\nids = [int(i) for i in os.environ["CUDA_VISIBLE_DEVICES"].split(",")]\nprint(os.environ["CUDA_VISIBLE_DEVICES"])\n';
+  assert.deepEqual(await lines(listed), [2]);
+  // Each read stays where the first one may be skipped: after `or`, a conditional `and`, in the
+  // other branch, in a comprehension's body, or in another function.
+  const skipped = [
+    'import os\n\n\ndef f(flag):\n    if flag or os.environ["CUDA_VISIBLE_DEVICES"]:\n        print(os.environ["CUDA_VISIBLE_DEVICES"])\n',
+    'import os\n\n\ndef f(flag):\n    x = flag and os.environ["CUDA_VISIBLE_DEVICES"]\n    print(os.environ["CUDA_VISIBLE_DEVICES"])\n',
+    'import os\n\n\ndef f():\n    if os.environ["CUDA_VISIBLE_DEVICES"]:\n        pass\n    else:\n        print(os.environ["CUDA_VISIBLE_DEVICES"])\n',
+    'import os\n\n\ndef f(n):\n    ids = [os.environ["CUDA_VISIBLE_DEVICES"] for _ in range(n)]\n    print(os.environ["CUDA_VISIBLE_DEVICES"])\n',
+    'import os\n\n\ndef f():\n    return os.environ["CUDA_VISIBLE_DEVICES"]\n\n\ndef g():\n    return os.environ["CUDA_VISIBLE_DEVICES"]\n',
+  ];
+  for (const src of skipped) assert.equal((await lines(src)).length, 2, src);
+});

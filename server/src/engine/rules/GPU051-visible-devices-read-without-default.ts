@@ -4,7 +4,7 @@ import { stringValue } from "../python/parser";
 import { envWritesAnywhere } from "../python/model";
 import { nodeRange } from "../python/events";
 import type { Fix } from "../types";
-import { enclosingFunction, envReadsOf, isAssignmentTarget } from "./shared/py";
+import { contains, enclosingFunction, envReadsOf, isAssignmentTarget, statementOf } from "./shared/py";
 
 const VARIABLE = "CUDA_VISIBLE_DEVICES";
 
@@ -77,6 +77,64 @@ function checkedInScope(ctx: RuleContext, read: SyntaxNode, checking: Array<Synt
   });
 }
 
+/** Expressions whose parts, other than the first, may not be evaluated (the body of a lambda or comprehension never may). */
+const MAYBE_SKIPPED = new Set([
+  "conditional_expression",
+  "lambda",
+  "list_comprehension",
+  "set_comprehension",
+  "dictionary_comprehension",
+  "generator_expression",
+]);
+
+/**
+ * Whether `part` of `expr` (a {@link MAYBE_SKIPPED} expression) is evaluated whenever `expr` is: the
+ * test of `a if c else b`, the iterable of a comprehension's first `for` clause.
+ */
+function alwaysEvaluatedPart(expr: SyntaxNode, part: SyntaxNode): boolean {
+  if (expr.type === "conditional_expression") return expr.namedChildren[1]?.id === part.id;
+  if (expr.type === "lambda") return false;
+  return expr.namedChildren.find((c) => c?.type === "for_in_clause")?.id === part.id;
+}
+
+/**
+ * Whether evaluating `stmt` always evaluates `read` (inside it) on the way to running `later`: no
+ * `or`, conditional expression, lambda or comprehension lies between them; an `and` only where
+ * `stmt` is an `if`/`elif`/`while` test that `later`'s body needs true (`if use_gpu and
+ * len(os.environ[K]) > 0: print(os.environ[K])`).
+ */
+function evaluatedWhole(read: SyntaxNode, top: SyntaxNode, andAllowed: boolean): boolean {
+  for (let child = read, p = read.parent; p && child.id !== top.id; child = p, p = p.parent) {
+    if (MAYBE_SKIPPED.has(p.type) && !alwaysEvaluatedPart(p, child)) return false;
+    if (p.type === "for_in_clause" && p.childForFieldName("right")?.id !== child.id) return false;
+    if (p.type === "boolean_operator" && p.childForFieldName("right")?.id === child.id) {
+      if (!andAllowed || p.childForFieldName("operator")?.type !== "and") return false;
+    }
+  }
+  return true;
+}
+
+/**
+ * Whether `first` (a read that raises KeyError where the variable is unset) always runs before
+ * `later` in the same function: its statement comes before `later` in a block that holds both, or
+ * it is in the test of the `if`/`elif`/`while` whose body holds `later`. Then `later` never raises:
+ * where the variable is unset, `first` raised before it (one finding, not two, for one missing
+ * variable).
+ */
+function runsBefore(first: SyntaxNode, later: SyntaxNode): boolean {
+  if (first.endIndex > later.startIndex || enclosingFunction(first)?.id !== enclosingFunction(later)?.id) return false;
+  for (let p = first.parent; p; p = p.parent) {
+    const test = p.childForFieldName("condition");
+    const body = p.childForFieldName(p.type === "while_statement" ? "body" : "consequence");
+    if ((p.type === "if_statement" || p.type === "elif_clause" || p.type === "while_statement") && test && body)
+      if (contains(test, first)) return contains(body, later) && evaluatedWhole(first, test, true);
+    if (p.type === "function_definition" || p.type === "block" || p.type === "module") break;
+  }
+  const stmt = statementOf(first);
+  const simple = stmt.type === "expression_statement" || stmt.type === "return_statement";
+  return simple && !!stmt.parent && contains(stmt.parent, later) && evaluatedWhole(first, stmt, false);
+}
+
 /** GPU051: `os.environ["CUDA_VISIBLE_DEVICES"]` read without a default where nothing sets it. */
 export const rule: PythonRule = {
   meta: {
@@ -115,8 +173,11 @@ export const rule: PythonRule = {
     // A test reads the variable after the code under test or a fixture set it (monkeypatch.setenv).
     if (ctx.testModule) return;
     const checking = checkingScopes(ctx);
+    const reported: SyntaxNode[] = [];
     for (const r of reads) {
       if (caught(r.node) || inAssert(r.node) || checkedInScope(ctx, r.node, checking)) continue;
+      if (reported.some((first) => runsBefore(first, r.node))) continue;
+      reported.push(r.node);
       ctx.report({
         range: nodeRange(r.node),
         message: `${r.node.text} has no default and nothing in this program sets ${VARIABLE}: where no person, launcher or scheduler set it (a plain \`python\` run, torchrun, Accelerate) it raises KeyError: '${VARIABLE}'; count GPUs with torch.cuda.device_count(), or read it with os.environ.get("${VARIABLE}", "")`,
