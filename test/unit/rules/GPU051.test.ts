@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { lintPython } from "../../../server/src/engine/lint";
+import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
+import { clearSlurmLaunchCache, type LaunchNodes } from "../../../server/src/engine/slurmLaunch";
 import { lintCode, applyFix } from "../support/helpers";
 import { fixtureTests } from "./fixtureCheck";
 import { SRUN_ONE_GPU_PER_TASK } from "../support/slurmLaunches";
@@ -135,4 +141,45 @@ test("GPU051: one finding where a later read can only run after an earlier one t
     'import os\n\n\ndef f():\n    return os.environ["CUDA_VISIBLE_DEVICES"]\n\n\ndef g():\n    return os.environ["CUDA_VISIBLE_DEVICES"]\n',
   ];
   for (const src of skipped) assert.equal((await lines(src)).length, 2, src);
+});
+
+test("GPU051: silent where every start of the file that the project's scripts write down sets CUDA_VISIBLE_DEVICES; one start without it, or none, keeps the finding", async () => {
+  const start = (line: number, sets: boolean): LaunchNodes => ({
+    script: "/p/scripts/eval.sh",
+    line,
+    nodes: null,
+    from: "no node count",
+    documented: false,
+    ...(sets ? { setsVisibleDevices: true as const } : {}),
+  });
+  const found = async (launchNodes: LaunchNodes[]) =>
+    (await lintCode(COUNT, "GPU051", { preview: true, launchNodes })).length;
+  assert.equal(await found([start(3, true), start(9, true)]), 0, "every start exports it");
+  assert.equal(await found([start(3, true), start(9, false)]), 1, "the second start runs it unset");
+  assert.equal(await found([]), 1, "no start written down: a plain run is the usual one");
+});
+
+test("GPU051 with the project: a README whose shell blocks start the file only with CUDA_VISIBLE_DEVICES set silences it, and the README becomes a dependency; a block that starts it plainly brings the finding back", async () => {
+  await lintCode("", "GPU051"); // loads the engine
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu051-docs-"));
+  mkdirSync(join(dir, ".git"));
+  const file = join(dir, "train.py");
+  writeFileSync(file, COUNT);
+  const lintWith = () => {
+    clearSlurmLaunchCache(); // folder listings are kept 5 s
+    const lookup = new ProjectIndex().lookupFor(file, lookupOptions({}));
+    const found = lintPython(COUNT, { select: ["GPU051"], preview: true, project: lookup }).diagnostics;
+    return { lines: found.map((d) => d.range.start.line), deps: [...lookup.deps()] };
+  };
+  assert.deepEqual(lintWith().lines, [3], "no document");
+  writeFileSync(
+    join(dir, "README.md"),
+    "Train on two GPUs:\n\n```bash\nCUDA_VISIBLE_DEVICES=0,1 python train.py --epochs 3\n```\n",
+  );
+  assert.deepEqual(lintWith(), { lines: [], deps: [join(dir, "README.md")] });
+  writeFileSync(
+    join(dir, "README.md"),
+    "```bash\nCUDA_VISIBLE_DEVICES=0,1 python train.py --epochs 3\n```\n\nOr simply:\n\n```bash\npython train.py\n```\n",
+  );
+  assert.deepEqual(lintWith().lines, [3]);
 });
