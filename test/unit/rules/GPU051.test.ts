@@ -183,3 +183,15 @@ test("GPU051 with the project: a README whose shell blocks start the file only w
   );
   assert.deepEqual(lintWith().lines, [3]);
 });
+
+test("GPU051: silent in a file that calls python-dotenv's load_dotenv() (a .env file, not read here, may set the variable); a function of the file with that name is not it", async () => {
+  const read = 'n = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\n';
+  const loaded = [
+    `import os\nfrom dotenv import load_dotenv\n\nload_dotenv()\n${read}`,
+    `import os\nimport dotenv\n\ndotenv.load_dotenv(".env.local")\n${read}`,
+    `import os\nfrom dotenv import load_dotenv as read_settings\n\nread_settings()\n${read}`,
+  ];
+  for (const src of loaded) assert.deepEqual(await lintCode(src, "GPU051", { preview: true }), [], src);
+  const own = `import os\n\n\ndef load_dotenv():\n    return None\n\n\nload_dotenv()\n${read}`;
+  assert.equal((await lintCode(own, "GPU051", { preview: true })).length, 1);
+});

@@ -4,7 +4,7 @@ import { stringValue } from "../python/parser";
 import { envWritesAnywhere } from "../python/model";
 import { nodeRange } from "../python/events";
 import type { Fix } from "../types";
-import { contains, enclosingFunction, envReadsOf, isAssignmentTarget, statementOf } from "./shared/py";
+import { calleePath, contains, enclosingFunction, envReadsOf, isAssignmentTarget, statementOf } from "./shared/py";
 
 const VARIABLE = "CUDA_VISIBLE_DEVICES";
 
@@ -170,6 +170,7 @@ export const rule: PythonRule = {
     if (envWritesAnywhere(ctx.model).some((w) => w.variable === VARIABLE)) return;
     if ((ctx.slurm?.length ?? 0) > 0 || readsSlurmVariable(ctx)) return;
     for (const path of ctx.model.symbols.values()) if (path === "ray" || path.startsWith("ray.")) return;
+    if (loadsDotenv(ctx)) return;
     // A test reads the variable after the code under test or a fixture set it (monkeypatch.setenv).
     if (ctx.testModule) return;
     const checking = checkingScopes(ctx);
@@ -200,6 +201,18 @@ export const rule: PythonRule = {
 function everyLaunchSetsVisible(ctx: RuleContext): boolean {
   const launches = [...(ctx.launchNodes ?? []), ...(ctx.project?.documentedPythonLaunches?.() ?? [])];
   return launches.length > 0 && launches.every((l) => l.setsVisibleDevices);
+}
+
+/**
+ * Whether the file calls python-dotenv's `load_dotenv()`, which copies the variables of a `.env` file
+ * into `os.environ` (those not already set): the file may set CUDA_VISIBLE_DEVICES, and this rule
+ * reads no `.env` file (one is usually kept out of the repository, per machine).
+ */
+function loadsDotenv(ctx: RuleContext): boolean {
+  const LOAD = /^dotenv(?:\.main)?\.load_dotenv$/;
+  // The call names the function or an alias it was imported under (`from dotenv import load_dotenv as ld`).
+  const names = ["load_dotenv", ...[...ctx.model.symbols].filter(([, path]) => LOAD.test(path)).map(([n]) => n)];
+  return ctx.model.nodesMentioning("call", names).some((c) => LOAD.test(calleePath(ctx.model, c) ?? ""));
 }
 
 /**
