@@ -536,13 +536,18 @@ function* launchCommands(
  * another branch of the tree names another file of that name. (A script's commands:
  * {@link commandsByTarget}.)
  */
-function* documentedCommandsStarting(file: string, docs: readonly string[], top: string): Generator<MatchedCommand> {
+function* documentedCommandsStarting(
+  file: string,
+  docs: readonly string[],
+  top: string,
+  words: readonly string[],
+): Generator<MatchedCommand> {
   const target = resolve(file);
   // A document is lexed only when its text names the file (`demo.py`, or `demo` of `-m pkg.demo`)
   // and a launcher ({@link docText}).
   const stem = basename(target).replace(/\.py$/i, "");
   for (const doc of docs) {
-    const text = docText(doc);
+    const text = docText(doc, words);
     if (!text?.includes(stem)) continue;
     for (const b of docBlocks(doc, text)) {
       const source = { script: doc, facts: b.facts, text: b.text, offset: b.line, documented: true };
@@ -682,6 +687,23 @@ function scriptSetsVisibleDevices(facts: JobScriptFacts, l: ReturnType<typeof la
 }
 
 /**
+ * Whether the command `m` starts its program with CUDA_VISIBLE_DEVICES set (GPU051): the command's
+ * own assignment (`CUDA_VISIBLE_DEVICES=0 python train.py`), or an export of it by an earlier command
+ * of the same script or shell block (`export CUDA_VISIBLE_DEVICES=0,1`, or `CUDA_VISIBLE_DEVICES=0`
+ * then `export CUDA_VISIBLE_DEVICES`) that no `unset` undoes before the command (launch/sources.ts
+ * `scriptVisible`, as for {@link visibleOf}). A bare assignment without an export does not reach the program.
+ */
+function launchSetsVisible(m: MatchedCommand): boolean {
+  if (!m.text.includes("CUDA_VISIBLE_DEVICES")) return false;
+  if (m.launch.command.assignments.some((a) => a.name === "CUDA_VISIBLE_DEVICES")) return true;
+  return scriptVisible(new SourceText(m.text), m.facts.commands, m.launch.command.start).visible !== null;
+}
+
+/** {@link LaunchNodes.setsVisibleDevices} of the command `m`, to spread into its entry. */
+const setsVisibleOf = (m: MatchedCommand): { setsVisibleDevices?: true } =>
+  launchSetsVisible(m) ? { setsVisibleDevices: true } : {};
+
+/**
  * The launches of `file` by `around`'s job scripts ({@link jobScriptsAround} of the file's folder).
  * @param file absolute path of the Python file.
  */
@@ -705,7 +727,7 @@ export function scriptLaunchesIn(
   for (const m of commandsByTarget(around).get(resolve(file)) ?? []) {
     const launch = slurmLaunchOf(m);
     if (launch) slurm.push(launch);
-    nodes.push({ script: m.script, line: m.line, ...nodesOf(m), documented: false });
+    nodes.push({ script: m.script, line: m.line, ...nodesOf(m), documented: false, ...setsVisibleOf(m) });
     const v = visibleOf(m);
     if (v) visible.push(v);
   }
@@ -818,6 +840,12 @@ export interface LaunchNodes {
   from: string;
   /** The command is in a Markdown document's shell block (documented), not in a script. */
   documented: boolean;
+  /**
+   * The program starts with CUDA_VISIBLE_DEVICES set: the command assigns it (`CUDA_VISIBLE_DEVICES=0
+   * python train.py`), or the script (the document's shell block) exports it before the command and
+   * no `unset` follows ({@link launchSetsVisible}). Absent: not known to.
+   */
+  setsVisibleDevices?: true;
 }
 
 /**
@@ -902,10 +930,11 @@ export function launchNodesIn(file: string, around: JobScriptsAround): LaunchNod
 export function documentedLaunchNodes(
   file: string,
   around: Pick<JobScriptsAround, "docs" | "top"> = documentsAround(dirname(resolve(file))),
+  words: readonly string[] = DOC_LAUNCH_WORDS,
 ): { launches: LaunchNodes[]; read: string[] } {
   const launches: LaunchNodes[] = [];
-  for (const m of documentedCommandsStarting(file, around.docs, around.top))
-    launches.push({ script: m.script, line: m.line, ...nodesOf(m), documented: true });
+  for (const m of documentedCommandsStarting(file, around.docs, around.top, words))
+    launches.push({ script: m.script, line: m.line, ...nodesOf(m), documented: true, ...setsVisibleOf(m) });
   // Every regular document around counts as read: an edit that makes one name a launcher changes
   // the answer (a FIFO or a link to a device is never read, so it is no dependency either).
   return { launches, read: around.docs.filter(isRegularFile) };
@@ -939,17 +968,17 @@ const readDocs = new Map<
 >();
 
 /**
- * The text of the Markdown document at `path` when it names a launcher ({@link DOC_LAUNCH_WORDS});
- * null when it names none, is not a regular file, is larger than {@link MAX_DOC_BYTES} or cannot be
- * read. Cached by mtime and size.
+ * The text of the Markdown document at `path` when it names one of `words` (a launcher:
+ * {@link DOC_LAUNCH_WORDS}); null when it names none, is not a regular file, is larger than
+ * {@link MAX_DOC_BYTES} or cannot be read. Cached by mtime and size.
  */
-function docText(path: string): string | null {
-  return (
-    keptByStat(readDocs, path, MAX_DOC_BYTES, (text) => ({
-      text: text !== null && DOC_LAUNCH_WORDS.some((w) => text.includes(w)) ? text : null,
-    }))?.text ?? null
-  );
+function docText(path: string, words: readonly string[] = DOC_LAUNCH_WORDS): string | null {
+  const text = keptByStat(readDocs, path, MAX_DOC_BYTES, (t) => ({ text: t }))?.text ?? null;
+  return text !== null && words.some((w) => text.includes(w)) ? text : null;
 }
+
+/** What a document's text must name for its `python file.py` commands to be read ({@link documentedLaunchNodes}). */
+export const DOC_PYTHON_WORDS: readonly string[] = ["python", ...DOC_LAUNCH_WORDS];
 
 /**
  * The fenced shell blocks of the Markdown document at `path` whose text is `text` ({@link docText}),

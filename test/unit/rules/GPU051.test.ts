@@ -1,5 +1,11 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { lintPython } from "../../../server/src/engine/lint";
+import { ProjectIndex, lookupOptions } from "../../../server/src/engine/python/project";
+import { clearSlurmLaunchCache, type LaunchNodes } from "../../../server/src/engine/slurmLaunch";
 import { lintCode, applyFix } from "../support/helpers";
 import { fixtureTests } from "./fixtureCheck";
 import { SRUN_ONE_GPU_PER_TASK } from "../support/slurmLaunches";
@@ -108,4 +114,84 @@ test("GPU051: silent where the read's function first asks a helper of the file t
   const unrelated =
     'import os\n\n\ndef log_start():\n    print("start")\n\n\ndef describe():\n    log_start()\n    return os.environ["CUDA_VISIBLE_DEVICES"]\n';
   assert.equal((await lintCode(unrelated, "GPU051", { preview: true })).length, 1);
+});
+
+test("GPU051: one finding where a later read can only run after an earlier one that already raised (same function, on every path)", async () => {
+  const lines = async (src: string) =>
+    (await lintCode(src, "GPU051", { preview: true })).map((d) => d.range.start.line);
+  // Two statements in a row: the second read is reached only if the first did not raise.
+  const twice =
+    'import os\n\n\ndef show():\n    n = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\n    print("ids", os.environ["CUDA_VISIBLE_DEVICES"], n)\n';
+  assert.deepEqual(await lines(twice), [4]);
+  // Read in an `if` test joined by `and`, again in that branch: the branch runs only after the test read it.
+  const guardedBody =
+    'import os\n\n\ndef show(on_gpu):\n    if on_gpu and len(os.environ["CUDA_VISIBLE_DEVICES"]) > 0:\n        print(os.environ["CUDA_VISIBLE_DEVICES"])\n';
+  assert.deepEqual(await lines(guardedBody), [4]);
+  // The iterable of a comprehension's first `for` is always evaluated.
+  const listed =
+    'import os\n\nids = [int(i) for i in os.environ["CUDA_VISIBLE_DEVICES"].split(",")]\nprint(os.environ["CUDA_VISIBLE_DEVICES"])\n';
+  assert.deepEqual(await lines(listed), [2]);
+  // Each read stays where the first one may be skipped: after `or`, a conditional `and`, in the
+  // other branch, in a comprehension's body, or in another function.
+  const skipped = [
+    'import os\n\n\ndef f(flag):\n    if flag or os.environ["CUDA_VISIBLE_DEVICES"]:\n        print(os.environ["CUDA_VISIBLE_DEVICES"])\n',
+    'import os\n\n\ndef f(flag):\n    x = flag and os.environ["CUDA_VISIBLE_DEVICES"]\n    print(os.environ["CUDA_VISIBLE_DEVICES"])\n',
+    'import os\n\n\ndef f():\n    if os.environ["CUDA_VISIBLE_DEVICES"]:\n        pass\n    else:\n        print(os.environ["CUDA_VISIBLE_DEVICES"])\n',
+    'import os\n\n\ndef f(n):\n    ids = [os.environ["CUDA_VISIBLE_DEVICES"] for _ in range(n)]\n    print(os.environ["CUDA_VISIBLE_DEVICES"])\n',
+    'import os\n\n\ndef f():\n    return os.environ["CUDA_VISIBLE_DEVICES"]\n\n\ndef g():\n    return os.environ["CUDA_VISIBLE_DEVICES"]\n',
+  ];
+  for (const src of skipped) assert.equal((await lines(src)).length, 2, src);
+});
+
+test("GPU051: silent where every start of the file that the project's scripts write down sets CUDA_VISIBLE_DEVICES; one start without it, or none, keeps the finding", async () => {
+  const start = (line: number, sets: boolean): LaunchNodes => ({
+    script: "/p/scripts/eval.sh",
+    line,
+    nodes: null,
+    from: "no node count",
+    documented: false,
+    ...(sets ? { setsVisibleDevices: true as const } : {}),
+  });
+  const found = async (launchNodes: LaunchNodes[]) =>
+    (await lintCode(COUNT, "GPU051", { preview: true, launchNodes })).length;
+  assert.equal(await found([start(3, true), start(9, true)]), 0, "every start exports it");
+  assert.equal(await found([start(3, true), start(9, false)]), 1, "the second start runs it unset");
+  assert.equal(await found([]), 1, "no start written down: a plain run is the usual one");
+});
+
+test("GPU051 with the project: a README whose shell blocks start the file only with CUDA_VISIBLE_DEVICES set silences it, and the README becomes a dependency; a block that starts it plainly brings the finding back", async () => {
+  await lintCode("", "GPU051"); // loads the engine
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu051-docs-"));
+  mkdirSync(join(dir, ".git"));
+  const file = join(dir, "train.py");
+  writeFileSync(file, COUNT);
+  const lintWith = () => {
+    clearSlurmLaunchCache(); // folder listings are kept 5 s
+    const lookup = new ProjectIndex().lookupFor(file, lookupOptions({}));
+    const found = lintPython(COUNT, { select: ["GPU051"], preview: true, project: lookup }).diagnostics;
+    return { lines: found.map((d) => d.range.start.line), deps: [...lookup.deps()] };
+  };
+  assert.deepEqual(lintWith().lines, [3], "no document");
+  writeFileSync(
+    join(dir, "README.md"),
+    "Train on two GPUs:\n\n```bash\nCUDA_VISIBLE_DEVICES=0,1 python train.py --epochs 3\n```\n",
+  );
+  assert.deepEqual(lintWith(), { lines: [], deps: [join(dir, "README.md")] });
+  writeFileSync(
+    join(dir, "README.md"),
+    "```bash\nCUDA_VISIBLE_DEVICES=0,1 python train.py --epochs 3\n```\n\nOr simply:\n\n```bash\npython train.py\n```\n",
+  );
+  assert.deepEqual(lintWith().lines, [3]);
+});
+
+test("GPU051: silent in a file that calls python-dotenv's load_dotenv() (a .env file, not read here, may set the variable); a function of the file with that name is not it", async () => {
+  const read = 'n = len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))\n';
+  const loaded = [
+    `import os\nfrom dotenv import load_dotenv\n\nload_dotenv()\n${read}`,
+    `import os\nimport dotenv\n\ndotenv.load_dotenv(".env.local")\n${read}`,
+    `import os\nfrom dotenv import load_dotenv as read_settings\n\nread_settings()\n${read}`,
+  ];
+  for (const src of loaded) assert.deepEqual(await lintCode(src, "GPU051", { preview: true }), [], src);
+  const own = `import os\n\n\ndef load_dotenv():\n    return None\n\n\nload_dotenv()\n${read}`;
+  assert.equal((await lintCode(own, "GPU051", { preview: true })).length, 1);
 });

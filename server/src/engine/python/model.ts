@@ -152,6 +152,12 @@ export interface ProjectLookup {
    */
   documentedLaunches?(): ReadonlyArray<LaunchNodes>;
   /**
+   * As {@link documentedLaunches}, with the documents that name `python` read too (a plain
+   * `python train.py` line), each launch with whether it sets CUDA_VISIBLE_DEVICES
+   * (LaunchNodes.setsVisibleDevices; GPU051). Optional, as {@link callableReturns}.
+   */
+  documentedPythonLaunches?(): ReadonlyArray<LaunchNodes>;
+  /**
    * How the project file `launched` (absolute path: a file a launcher starts) reaches this file's
    * argparse parser through calls it can resolve into the project's modules (python/project.ts
    * `reach`; GPU044): `targets` are this file's scopes whose call runs the parse, or needs its

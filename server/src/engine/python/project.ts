@@ -47,7 +47,7 @@ import { deviceParams, deviceSlots, type DeviceParam } from "./devices";
 import { ModuleTrees, topLevelStatements, type StatementRange } from "./moduleTrees";
 import { pythonInput } from "./parser";
 import { isWordCode } from "../../../../common/src/python/lineStructure";
-import { documentedLaunchNodes, documentsAround } from "../slurmLaunch";
+import { documentedLaunchNodes, DOC_PYTHON_WORDS, documentsAround } from "../slurmLaunch";
 import { closureOf, moduleCalls, MODULE_SCOPE, type ModuleCalls } from "./argparseReach";
 
 /** Reads a module's source; null when it cannot be read (missing, not a regular file, too large). */
@@ -269,6 +269,12 @@ export class ProjectIndex {
       documentedLaunches: () => {
         // Documents of this project only: the search stops at its root (a folder of other projects above it holds other demo.py files).
         const { launches, read } = documentedLaunchNodes(file, documentsAround(dirname(file), [this.rootOf(file)]));
+        for (const d of read) deps.add(d);
+        return launches;
+      },
+      documentedPythonLaunches: () => {
+        const around = documentsAround(dirname(file), [this.rootOf(file)]);
+        const { launches, read } = documentedLaunchNodes(file, around, DOC_PYTHON_WORDS);
         for (const d of read) deps.add(d);
         return launches;
       },

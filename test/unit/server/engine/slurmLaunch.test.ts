@@ -11,6 +11,7 @@ import {
   launchNodesIn,
   documentedLaunchNodes,
   rankArgLaunchesIn,
+  DOC_PYTHON_WORDS,
 } from "../../../../server/src/engine/slurmLaunch";
 
 /** A throw-away project: files by relative path; a .git folder marks its root. */
@@ -489,6 +490,41 @@ test("rankArgLaunchesIn and slurmLaunchesOf: torch.distributed.launch with its o
     );
     assert.equal(slurmLaunchesOf(join(root, "a.py"))[0].passesLocalRankArg, true);
     assert.equal(slurmLaunchesOf(join(root, "b.py"))[0].passesLocalRankArg, undefined);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test("launchNodesIn and documentedLaunchNodes mark a launch that starts the program with CUDA_VISIBLE_DEVICES set: on the command, or exported before it in the same script or block", () => {
+  const root = project({
+    "eval/score.py": "",
+    // One start per line, each read on its own: inline, exported, assigned then exported, plain.
+    "eval/inline.sh": "CUDA_VISIBLE_DEVICES=2,3 python score.py --n 8\n",
+    "eval/exported.sh": "export CUDA_VISIBLE_DEVICES=0\ncd eval && python3 -u score.py\n",
+    "eval/late.sh": "CUDA_VISIBLE_DEVICES=1\nexport CUDA_VISIBLE_DEVICES\npython score.py\n",
+    // A bare assignment does not reach the program; an unset undoes an export.
+    "eval/bare.sh": "CUDA_VISIBLE_DEVICES=1\npython score.py\n",
+    "eval/unset.sh": "export CUDA_VISIBLE_DEVICES=1\nunset CUDA_VISIBLE_DEVICES\npython score.py\n",
+    // A README that names no launcher: its python lines are read only when asked to.
+    "README.md": "```bash\nCUDA_VISIBLE_DEVICES=0 python eval/score.py\n```\n\n```bash\npython eval/score.py\n```\n",
+  });
+  try {
+    const file = join(root, "eval/score.py");
+    const around = jobScriptsAround(join(root, "eval"), [root]);
+    const marked = (ls: ReturnType<typeof launchNodesIn>) =>
+      ls.map((l) => [l.script.slice(root.length + 1), !!l.setsVisibleDevices]).sort();
+    assert.deepEqual(marked(launchNodesIn(file, around)), [
+      ["eval/bare.sh", false],
+      ["eval/exported.sh", true],
+      ["eval/inline.sh", true],
+      ["eval/late.sh", true],
+      ["eval/unset.sh", false],
+    ]);
+    assert.deepEqual(documentedLaunchNodes(file, around).launches, [], "no launcher named: not read by default");
+    assert.deepEqual(marked(documentedLaunchNodes(file, around, DOC_PYTHON_WORDS).launches), [
+      ["README.md", false],
+      ["README.md", true],
+    ]);
   } finally {
     rmSync(root, { recursive: true, force: true });
   }
