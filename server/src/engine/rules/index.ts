@@ -64,6 +64,7 @@ import { rule as GPU061 } from "./GPU061-ray-runtime-env-copies-visible-devices"
 import { rule as GPU062 } from "./GPU062-hydra-env-set-after-import";
 import { rule as GPU063 } from "./GPU063-visible-devices-overwritten-under-slurm";
 import { rule as GPU064 } from "./GPU064-launch-visible-devices-overwritten";
+import { rule as GPU065 } from "./GPU065-ctranslate2-device-with-index";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -130,6 +131,7 @@ export const RULES: readonly Rule[] = [
   GPU062,
   GPU063,
   GPU064,
+  GPU065,
 ];
 
 /** The rule with this code, or undefined. */
