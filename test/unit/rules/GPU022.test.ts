@@ -1,24 +1,58 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { manifestFixtureTests, manifestDocExampleTest, lintManifestCode } from "./manifestFixtureCheck";
 
 manifestFixtureTests("GPU022");
 manifestDocExampleTest("GPU022", "jobscript");
 
+/** A folder holding `files` (name → text), for job scripts whose started Python files are read. */
+function project(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), "gp-gpu022-"));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, name)), { recursive: true });
+    writeFileSync(join(dir, name), text);
+  }
+  return dir;
+}
+
+/** A one-GPU PyTorch training script. */
+const ONE_GPU = "import torch\nmodel = torch.nn.Linear(4, 4).cuda()\n";
+
 test("GPU022: plain python with fewer tasks per node than GPUs is a preview finding", () => {
+  const dir = project({ "train.py": ONE_GPU });
   const text =
     "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:4\nsrun python train.py\npython train.py --epochs 1\n";
-  assert.deepEqual(lintManifestCode(text, "jobscript", "GPU022"), []);
-  const d = lintManifestCode(text, "jobscript", "GPU022", { preview: true });
+  const file = join(dir, "job.sbatch");
+  assert.deepEqual(lintManifestCode(text, "jobscript", "GPU022", {}, file), []);
+  const d = lintManifestCode(text, "jobscript", "GPU022", { preview: true }, file);
   assert.deepEqual(
     d.map((x) => x.range.start.line),
     [4, 5],
   );
   assert.match(d[0].message, /^srun starts 1 Python process per node on 4 GPUs per node/);
-  assert.match(d[1].message, /^the batch script starts one Python process on 4 GPUs per node/);
+  assert.match(
+    d[1].message,
+    /^the batch script starts one Python process on 4 GPUs per node: a process per GPU needs --ntasks-per-node=4/,
+  );
+});
+
+test("GPU022: a batch-step python in a job with a task per GPU is told to start with srun", () => {
+  const dir = project({ "train.py": ONE_GPU });
+  const d = lintManifestCode(
+    "#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=8\n#SBATCH --gres=gpu:8\npython train.py\n",
+    "jobscript",
+    "GPU022",
+    { preview: true },
+    join(dir, "job.sbatch"),
+  );
+  assert.equal(d.length, 1);
+  assert.match(
+    d[0].message,
+    /the job has 8 tasks per node, but the batch script runs this command once, not once per task: for a process per GPU, start it with srun/,
+  );
 });
 
 test("GPU022: srun's own --ntasks-per-node decides; the torchrun count is compared to --gres", () => {
@@ -56,7 +90,7 @@ test("GPU022: a bare $SRUN_ARGS among srun's options is skipped; `srun $ARGS bas
   );
 });
 
-test("GPU022's preview check reads the started script: silent where one process spreads its work (nn.DataParallel, device_map, mp.spawn, vLLM's tensor_parallel_size, Ray); reported where it does not (DistributedDataParallel needs a process per GPU), or the script cannot be read", () => {
+test("GPU022's preview check reads the started script: silent where one process spreads its work (nn.DataParallel, device_map, mp.spawn, vLLM's tensor_parallel_size, Ray) or the script cannot be read; reported where it does not (DistributedDataParallel needs a process per GPU)", () => {
   const dir = mkdtempSync(join(tmpdir(), "gp-gpu022-"));
   const scripts: Record<string, string> = {
     "dp.py": "import torch.nn as nn\nmodel = nn.DataParallel(nn.Linear(4, 4).cuda())\n",
@@ -66,19 +100,24 @@ test("GPU022's preview check reads the started script: silent where one process 
     "serve.py": 'from vllm import LLM\nLLM("m", tensor_parallel_size=4)\n',
     "actors.py": "import ray\nray.init()\n",
     "ddp.py":
-      "import torch.nn.parallel as p\n# DataParallel would be wrong here\nm = p.DistributedDataParallel(None)\n",
+      "import torch.nn.parallel as p\n# DataParallel would be wrong here\nm = p.DistributedDataParallel(None).cuda()\n",
+    "keras_multi.py":
+      "from keras.utils import multi_gpu_model\nfrom keras.models import Model\nm = multi_gpu_model(Model(), gpus=4)\n",
+    "mirrored.py": "import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()\n",
   };
   for (const [name, text] of Object.entries(scripts)) writeFileSync(join(dir, name), text);
   const job = (script: string) =>
     `#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gres=gpu:4\npython ${script}\n`;
   const found = (script: string) =>
     lintManifestCode(job(script), "jobscript", "GPU022", { preview: true }, join(dir, "job.sbatch")).length;
-  for (const s of ["dp.py", "big.py", "spawn.py", "serve.py", "actors.py"]) assert.equal(found(s), 0, s);
+  for (const s of ["dp.py", "big.py", "spawn.py", "serve.py", "actors.py", "keras_multi.py", "mirrored.py"])
+    assert.equal(found(s), 0, s);
   assert.equal(found("ddp.py"), 1, "a comment naming DataParallel does not count");
-  assert.equal(found("missing.py"), 1);
+  assert.equal(found("missing.py"), 0, "a script that is not there: what it does is not seen");
+  assert.equal(found("$WORK/train.py"), 0, "a path the script cannot resolve");
   assert.equal(
-    lintManifestCode(job("dp.py"), "jobscript", "GPU022", { preview: true }).length,
-    1,
+    lintManifestCode(job("ddp.py"), "jobscript", "GPU022", { preview: true }).length,
+    0,
     "an unsaved job script reads nothing",
   );
 });
@@ -86,8 +125,9 @@ test("GPU022's preview check reads the started script: silent where one process 
 test("GPU022: torchrun's options in a variable the script assigns once to a literal are compared; one not known may hold a later --nproc_per_node (silent), and `python $X x.py` may start torch's launcher (silent)", () => {
   const job = (lines: string) =>
     `#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n${lines}\n`;
+  const dir = project({ "train.py": ONE_GPU });
   const lines = (text: string, preview = false) =>
-    lintManifestCode(job(text), "jobscript", "GPU022", { preview }).map((d) => [
+    lintManifestCode(job(text), "jobscript", "GPU022", { preview }, join(dir, "job.sbatch")).map((d) => [
       d.range.start.line,
       d.range.start.character,
       d.range.end.character,
@@ -102,4 +142,96 @@ test("GPU022: torchrun's options in a variable the script assigns once to a lite
   assert.deepEqual(lines("torchrun --nproc_per_node 8 $EXTRA train.py"), []);
   assert.deepEqual(lines("srun python $PYFLAGS train.py", true), []);
   assert.equal(lines("srun python -u train.py", true).length, 1);
+});
+
+test("GPU022's preview check follows the started script's project imports one level: CUDA named there, or a spreading name, counts; a program naming no CUDA is not reported", () => {
+  const dir = project({
+    "main.py": "from trainer import Trainer\nTrainer().fit()\n",
+    "trainer.py": "import torch\nclass Trainer:\n    def fit(self):\n        torch.nn.Linear(4, 4).cuda()\n",
+    "main_dp.py": "from dp_trainer import run\nrun()\n",
+    "dp_trainer.py": "import torch\ndef run():\n    torch.nn.DataParallel(torch.nn.Linear(4, 4)).cuda()\n",
+    "prepare.py": "import datasets\nfrom helpers import save\nsave(datasets.load_dataset('x'))\n",
+    "helpers.py": "import json\ndef save(d):\n    json.dump(d, open('o', 'w'))\n",
+    "upload.py": "from transformers import HfArgumentParser\nHfArgumentParser(()).parse_args_into_dataclasses()\n",
+    "search.py": "import torch\nfrom nas.main import run\nrun()\n",
+    "nas/main.py": "from nas.workers import start\ndef run():\n    start()\n",
+  });
+  const found = (script: string) =>
+    lintManifestCode(
+      `#SBATCH --nodes=1\n#SBATCH --gres=gpu:2\npython ${script}\n`,
+      "jobscript",
+      "GPU022",
+      { preview: true },
+      join(dir, "job.sbatch"),
+    ).length;
+  assert.equal(found("main.py"), 1, "CUDA used in the imported trainer module");
+  assert.equal(found("main_dp.py"), 0, "DataParallel in the imported module");
+  assert.equal(found("prepare.py"), 0, "no GPU framework: a data-preparation step");
+  assert.equal(found("upload.py"), 0, "transformers' argument parser alone does no GPU work");
+  assert.equal(found("search.py"), 0, "no CUDA named within one level: how it uses the GPUs is not seen");
+});
+
+test("GPU022's preview check: Hugging Face's Trainer in one process spreads over the visible GPUs (nn.DataParallel): silent", () => {
+  const dir = project({
+    "hf.py":
+      "import torch\nfrom transformers import Trainer, TrainingArguments\nTrainer(args=TrainingArguments('o')).train()\n",
+    "sft.py": "import torch\nfrom trl import SFTConfig, SFTTrainer\nSFTTrainer(args=SFTConfig('o')).train()\n",
+  });
+  for (const s of ["hf.py", "sft.py"])
+    assert.deepEqual(
+      lintManifestCode(
+        `#SBATCH --gres=gpu:4\npython ${s}\n`,
+        "jobscript",
+        "GPU022",
+        { preview: true },
+        join(dir, "job.sbatch"),
+      ),
+      [],
+      s,
+    );
+});
+
+test("GPU022's preview check: Lightning in the batch step starts its own processes unless Slurm's task count is set (SLURM_NTASKS); under srun it takes Slurm's tasks", () => {
+  const dir = project({
+    "fit.py": "import lightning as L\ntrainer = L.Trainer(accelerator='gpu', devices=2, strategy='ddp')\n",
+  });
+  const found = (head: string, line = "python fit.py") =>
+    lintManifestCode(
+      `${head}#SBATCH --gres=gpu:2\n${line}\n`,
+      "jobscript",
+      "GPU022",
+      { preview: true },
+      join(dir, "job.sbatch"),
+    ).length;
+  assert.equal(found("#SBATCH --nodes=1\n"), 0, "no task count: SLURM_NTASKS unset, Lightning starts its own");
+  assert.equal(found("#SBATCH --ntasks=1\n"), 1, "SLURM_NTASKS=1: Lightning runs one process");
+  assert.equal(found("#SBATCH -n 1\n"), 1);
+  assert.equal(found("#SBATCH --ntasks-per-node=1\n"), 1);
+  assert.equal(found("#SBATCH --ntasks=1\nunset SLURM_NTASKS\n"), 0, "the script unsets it");
+  assert.equal(found("#SBATCH --ntasks=1\n#SBATCH --job-name=interactive\n"), 0, "Lightning's interactive mode");
+  assert.equal(found("#SBATCH --nodes=1\n", "srun --ntasks=1 python fit.py"), 1, "an srun step has SLURM_NTASKS");
+});
+
+test("GPU022's preview check: silent where the script picks the process's GPUs (CUDA_VISIBLE_DEVICES) or runs the command in the background", () => {
+  const dir = project({ "infer.py": ONE_GPU });
+  const found = (body: string) =>
+    lintManifestCode(
+      `#SBATCH --nodes=1\n#SBATCH --gres=gpu:2\n${body}`,
+      "jobscript",
+      "GPU022",
+      { preview: true },
+      join(dir, "job.sbatch"),
+    ).length;
+  assert.equal(
+    found(
+      "CUDA_VISIBLE_DEVICES=0 python infer.py --part 0 > a.log 2>&1 &\nCUDA_VISIBLE_DEVICES=1 python infer.py --part 1 &\nwait\n",
+    ),
+    0,
+  );
+  assert.equal(found("python infer.py --part 0 > a.log 2>&1 &\npython infer.py --part 1 &\nwait\n"), 0);
+  assert.equal(found("export CUDA_VISIBLE_DEVICES=0\npython infer.py\n"), 0);
+  assert.equal(found("export CUDA_VISIBLE_DEVICES=$GPUS\npython infer.py\n"), 0);
+  assert.equal(found("export CUDA_VISIBLE_DEVICES=0,1\npython infer.py\n"), 1, "every GPU of the job listed");
+  assert.equal(found("python infer.py && echo done\n"), 1, "&& is not the background");
+  assert.equal(found("python infer.py \\\n  --part 0 2>&1 | tee log\n"), 1);
 });
