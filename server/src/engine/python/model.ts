@@ -266,6 +266,8 @@ export interface ModelDerived {
   writesAnywhere?: EnvWriteEvent[];
   /** python/rankFlow.ts `argparseDefaultNodes`: the `default=` expressions of `add_argument` calls, by destination. */
   argparseDefaults?: Map<string, Array<SyntaxNode | null>>;
+  /** rules/shared/py.ts `calleePath`: each call's callee path (null: none), by the call's node id. */
+  calleePaths?: Map<number, string | null>;
 }
 
 /**
