@@ -779,13 +779,17 @@ export class Mentions {
       return out;
     }
     // Nodes of the lists (document order) that lie in one of the statements (document order too).
+    // A node's end is asked of the parser only for a node that starts in a statement (startIndex is
+    // kept on the node, endIndex is a call into the parser); the statements' ends are asked once.
     const out: SyntaxNode[] = [];
+    const starts = statements.map((st) => st.startIndex);
+    const ends = statements.map((st) => st.endIndex);
     let k = 0;
     for (const n of this.index.ofType(types)) {
-      while (k < statements.length && statements[k].endIndex < n.startIndex) k++;
+      const at = n.startIndex;
+      while (k < statements.length && ends[k] < at) k++;
       if (k === statements.length) break;
-      const st = statements[k];
-      if (n.startIndex >= st.startIndex && n.endIndex <= st.endIndex) out.push(n);
+      if (at >= starts[k] && n.endIndex <= ends[k]) out.push(n);
     }
     return out;
   }
