@@ -58,6 +58,13 @@ export function nestingProblem(text: string): string | null {
     } else if (depth > 0) depth--;
   }
   for (let start = 0; start < text.length && (first < 0 || start < first);) {
+    // The lines that end within MAX_NESTING characters of `start` are too short: skipped at once,
+    // up to the last `\n` there (one search per MAX_NESTING characters, not one per line).
+    const last = text.lastIndexOf("\n", start + MAX_NESTING);
+    if (last >= start) {
+      start = last + 1;
+      continue;
+    }
     let end = text.indexOf("\n", start);
     if (end < 0) end = text.length;
     if (end - start > MAX_NESTING) {

@@ -272,6 +272,8 @@ export interface ModelDerived {
   writesAnywhere?: EnvWriteEvent[];
   /** python/rankFlow.ts `argparseDefaultNodes`: the `default=` expressions of `add_argument` calls, by destination. */
   argparseDefaults?: Map<string, Array<SyntaxNode | null>>;
+  /** rules/shared/py.ts `calleePath`: each call's callee path (null: none), by the call's node id. */
+  calleePaths?: Map<number, string | null>;
 }
 
 /**
@@ -724,9 +726,19 @@ export class Mentions {
     const key = this.keyOf(words, whole);
     let occ = this.byWords.get(key);
     if (!occ) {
-      occ = [];
+      // A list that extends the last one listed (the same words first, more after them: the walk's
+      // functionsThatMatter adds each name it finds to its list and asks again) keeps the last
+      // list's occurrences and searches the text for the added words only, not for all of them
+      // again (python3-torch's distributed_test.py: one search of the whole file per word and name).
+      const last = this.lastListed;
+      const from =
+        last && last.whole === whole && last.words.length <= words.length && last.words.every((w, i) => w === words[i])
+          ? last.words.length
+          : 0;
+      occ = from > 0 ? [...last!.occ] : [];
       const t = this.text;
-      for (const w of words) {
+      for (let k = from; k < words.length; k++) {
+        const w = words[k];
         if (!w) continue;
         for (let i = t.indexOf(w); i >= 0; i = t.indexOf(w, i + 1)) {
           if (!whole || ((i === 0 || !isWordCode(t.charCodeAt(i - 1))) && !isWordCode(t.charCodeAt(i + w.length))))
@@ -735,9 +747,13 @@ export class Mentions {
       }
       occ.sort((a, b) => a.start - b.start || a.end - b.end);
       this.byWords.set(key, occ);
+      this.lastListed = { words: [...words], whole, occ };
     }
     return occ;
   }
+  /** The word list {@link occurrences} listed last (a copy: the caller's list may grow), and what it found. */
+  private lastListed:
+    { words: readonly string[]; whole: boolean; occ: Array<{ start: number; end: number }> } | undefined;
 
   /** Whether `text[start, end)` contains one of `words` (as a whole identifier when `whole`). */
   within(start: number, end: number, words: readonly string[], whole = false): boolean {
@@ -783,13 +799,17 @@ export class Mentions {
       return out;
     }
     // Nodes of the lists (document order) that lie in one of the statements (document order too).
+    // A node's end is asked of the parser only for a node that starts in a statement (startIndex is
+    // kept on the node, endIndex is a call into the parser); the statements' ends are asked once.
     const out: SyntaxNode[] = [];
+    const starts = statements.map((st) => st.startIndex);
+    const ends = statements.map((st) => st.endIndex);
     let k = 0;
     for (const n of this.index.ofType(types)) {
-      while (k < statements.length && statements[k].endIndex < n.startIndex) k++;
+      const at = n.startIndex;
+      while (k < statements.length && ends[k] < at) k++;
       if (k === statements.length) break;
-      const st = statements[k];
-      if (n.startIndex >= st.startIndex && n.endIndex <= st.endIndex) out.push(n);
+      if (at >= starts[k] && n.endIndex <= ends[k]) out.push(n);
     }
     return out;
   }

@@ -1109,10 +1109,13 @@ function envWritesOf(
   if (expr.type !== "call") return out;
   const fn = expr.childForFieldName("function");
   const args = expr.childForFieldName("arguments");
-  const positional =
+  // The positional arguments, read only for a call of the environment's methods or of os.putenv
+  // (each child of the argument list is a call into the parser; most calls are neither).
+  const positionalOf = (): SyntaxNode[] =>
     args?.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "keyword_argument" && c.type !== "comment") ??
     [];
   if (fn?.type === "attribute" && isEnviron(fn.childForFieldName("object"))) {
+    const positional = positionalOf();
     const method = fn.childForFieldName("attribute")?.text;
     if (method === "setdefault" || method === "__setitem__") {
       const name = keyName(positional[0]);
@@ -1148,6 +1151,7 @@ function envWritesOf(
     return out;
   }
   if (resolve(fn) === "os.putenv") {
+    const positional = positionalOf();
     const name = keyName(positional[0]);
     const value = positional[1] ?? null;
     if (name !== null)

@@ -60,7 +60,10 @@ export const rule: PythonRule = {
     const calls = ctx.model.nodesOfType("call").filter((c): c is SyntaxNode => !!c);
     const inits = calls.filter((c) => calleePath(ctx.model, c) === INIT);
     const setDevices = calls.filter((c) => SET_DEVICE_PATHS.includes(calleePath(ctx.model, c) ?? ""));
-    const localRankName = localRankVariable(ctx);
+    // The local-rank variable is looked for only for a fix (a finding's, below).
+    let localRankKept: SyntaxNode | null | undefined;
+    const localRankName = () =>
+      localRankKept === undefined ? (localRankKept = localRankVariable(ctx)) : localRankKept;
 
     for (const init of inits) {
       const { positional, keywords } = callArgs(init);
@@ -80,11 +83,15 @@ export const rule: PythonRule = {
         range: nodeRange(init),
         message: `\`${snippet(init)}\` is followed by \`${snippet(use)}\` (${ctx.where(use.startPosition.row)}) with no torch.cuda.set_device(local_rank) before it: that runs on the current device, GPU 0 in every rank, so the ranks share one GPU (measured: the all-reduce fails with "invalid usage"); set the device from LOCAL_RANK first or pass device_id=`,
         related: [{ range: nodeRange(use), message: "runs on the current device (GPU 0 in every rank)" }],
-        fix: setDeviceFix(ctx, init, localRankName),
+        fix: setDeviceFix(ctx, init, localRankName()),
       });
     }
 
+    // The checks below report preview findings only, which `report` drops without preview: not
+    // read then (deviceUses walks every string and call of the file).
+    if (!ctx.preview) return;
     if (inits.length) {
+      const local = localRankName();
       for (const use of deviceUses(ctx.model)) {
         // torch's own device forms only: a library's device_map/pipeline device was not part of the
         // ecosystem review that keeps this check in preview.
@@ -103,7 +110,7 @@ export const rule: PythonRule = {
           preview: true,
           message: `\`${use.form}\` is a constant device in a distributed script (init_process_group at ${ctx.where(inits[0].startPosition.row)}): every process uses GPU ${use.ordinal}, so the ranks pile onto one GPU; derive it from LOCAL_RANK`,
           related: [{ range: nodeRange(inits[0]), message: "the process group is created here: one process per GPU" }],
-          ...(localRankName && visibleAt(localRankName, use.node) ? { fix: rankFix(use.node, localRankName) } : {}),
+          ...(local && visibleAt(local, use.node) ? { fix: rankFix(use.node, local) } : {}),
         });
       }
     }

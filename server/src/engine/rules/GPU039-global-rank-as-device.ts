@@ -113,8 +113,10 @@ function localRankRead(ctx: RuleContext, flow: RankFlow): LocalRead | null {
     // A function (of this module or another project module) whose returned tuple holds a local rank.
     if (call && path && returnsLocalRank(ctx, flow, call, path)) take(call, true);
   }
-  for (const a of ctx.model.nodesOfType("attribute"))
-    if (a?.childForFieldName("attribute")?.text === "local_process_index") take(a);
+  // Only the statements that name it (an attribute's name is a whole word of the text): not every
+  // attribute of the file (python3-torch's distributed_test.py has about 5,000).
+  for (const a of ctx.model.nodesMentioning("attribute", ["local_process_index"], true))
+    if (a.childForFieldName("attribute")?.text === "local_process_index") take(a);
   // A copy of the environment read by key: `env = {k: os.environ[k] for k in (..., "LOCAL_RANK")}`, then `env[\"LOCAL_RANK\"]`.
   for (const n of ctx.model.nodesMentioning("subscript", LOCAL_VARIABLES, true))
     if (n.childForFieldName("value")?.type === "identifier" && flow.origin(n).kind === "local") take(n);

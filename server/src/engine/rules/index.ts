@@ -136,5 +136,12 @@ export const RULES: readonly Rule[] = [
 
 /** The rule with this code, or undefined. */
 export function ruleByCode(code: string): Rule | undefined {
-  return RULES.find((r) => r.meta.code === code);
+  return (byCode ??= codeIndex()).get(code);
+}
+/** {@link RULES} by code (the first with a code, as a search of the list finds it): made on first use. */
+let byCode: Map<string, Rule> | undefined;
+function codeIndex(): Map<string, Rule> {
+  const m = new Map<string, Rule>();
+  for (const r of RULES) if (!m.has(r.meta.code)) m.set(r.meta.code, r);
+  return m;
 }
