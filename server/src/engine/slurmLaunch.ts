@@ -780,21 +780,40 @@ const MAX_RANK_ARG_FILES = 32;
  * calls to the parser of the module being linted (python/project.ts `reach`).
  */
 export function rankArgLaunchesIn(around: JobScriptsAround): readonly RankArgLaunch[] {
-  let all = rankArgByAround.get(around);
+  return firstStarts(around, rankArgByAround, (m, file) =>
+    passesLocalRank(m.launch) ? { file, script: m.script, line: m.line } : null,
+  );
+}
+/** {@link rankArgLaunchesIn}'s launches by the scripts they were read from. */
+const rankArgByAround = new WeakMap<JobScriptsAround, RankArgLaunch[]>();
+
+/**
+ * The Python files (that exist) which `around`'s scripts start, each with the entry `pick` makes of
+ * the first command starting it that it accepts; at most {@link MAX_RANK_ARG_FILES}, in the
+ * scripts' order, kept per `around` in `memo` ({@link rankArgLaunchesIn}, {@link severalNodeLaunchesIn}).
+ */
+function firstStarts<T>(
+  around: JobScriptsAround,
+  memo: WeakMap<JobScriptsAround, T[]>,
+  pick: (m: MatchedCommand, file: string) => T | null,
+): T[] {
+  let all = memo.get(around);
   if (!all) {
     all = [];
     for (const [target, commands] of commandsByTarget(around)) {
       if (all.length >= MAX_RANK_ARG_FILES) break;
-      const m = commands.find((c) => passesLocalRank(c.launch));
-      if (m && /\.py$/i.test(target) && isRegularFile(target))
-        all.push({ file: target, script: m.script, line: m.line });
+      if (!/\.py$/i.test(target)) continue;
+      for (const m of commands) {
+        const entry = pick(m, target);
+        if (!entry) continue;
+        if (isRegularFile(target)) all.push(entry);
+        break;
+      }
     }
-    rankArgByAround.set(around, all);
+    memo.set(around, all);
   }
   return all;
 }
-/** {@link rankArgLaunchesIn}'s launches by the scripts they were read from. */
-const rankArgByAround = new WeakMap<JobScriptsAround, RankArgLaunch[]>();
 
 /** A launch of another Python file of the project on several nodes ({@link severalNodeLaunchesIn}). */
 export interface SeveralNodeLaunch extends LaunchNodes {
@@ -808,22 +827,10 @@ export interface SeveralNodeLaunch extends LaunchNodes {
  * {@link MAX_RANK_ARG_FILES}. GPU039: a module such a file imports runs on several nodes too.
  */
 export function severalNodeLaunchesIn(around: JobScriptsAround): readonly SeveralNodeLaunch[] {
-  let all = severalByAround.get(around);
-  if (!all) {
-    all = [];
-    for (const [target, commands] of commandsByTarget(around)) {
-      if (all.length >= MAX_RANK_ARG_FILES) break;
-      if (!/\.py$/i.test(target)) continue;
-      for (const m of commands) {
-        const n = nodesOf(m);
-        if (n.nodes !== "several") continue;
-        if (isRegularFile(target)) all.push({ file: target, script: m.script, line: m.line, ...n, documented: false });
-        break;
-      }
-    }
-    severalByAround.set(around, all);
-  }
-  return all;
+  return firstStarts(around, severalByAround, (m, file) => {
+    const n = nodesOf(m);
+    return n.nodes === "several" ? { file, script: m.script, line: m.line, ...n, documented: false } : null;
+  });
 }
 /** {@link severalNodeLaunchesIn}'s launches by the scripts they were read from. */
 const severalByAround = new WeakMap<JobScriptsAround, SeveralNodeLaunch[]>();
