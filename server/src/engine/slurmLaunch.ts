@@ -41,6 +41,7 @@ import {
 import type { ShellWord } from "./manifests/shell";
 import { SCRIPT_DIR } from "./launch/script";
 import { scriptVisible } from "./launch/sources";
+import { workingDirectory } from "./launch/child";
 
 /** One command of a job script that starts the Python file. */
 export interface SlurmLaunch {
@@ -728,7 +729,7 @@ export function scriptLaunchesIn(
     const launch = slurmLaunchOf(m);
     if (launch) slurm.push(launch);
     nodes.push({ script: m.script, line: m.line, ...nodesOf(m), documented: false, ...setsVisibleOf(m) });
-    const v = visibleOf(m);
+    const v = visibleOf(m, file, around.top);
     if (v) visible.push(v);
   }
   return { slurm, nodes, visible };
@@ -746,13 +747,37 @@ export interface VisibleLaunch {
 }
 
 /**
+ * Whether the Python file a matched script command starts is `file` and no other file: its path,
+ * taken from the folder the script's `cd` (or `pushd`) commands before it move to (launch/child.ts
+ * `workingDirectory`) under the script's folder or one of its ancestors up to `top`, names `file` and
+ * no other existing file. False when such a `cd` cannot be followed, and when the path names another
+ * file too (exp/run.sh's `python main.py` with both exp/main.py and main.py in the project: which one
+ * runs depends on the folder the script is started from). {@link commandsByTarget} matches a command
+ * to every file its path may name, without the `cd`s.
+ */
+function startsOnly(m: MatchedCommand, file: string, top: string): boolean {
+  const t = targetOf(m.launch);
+  const rel = t ? literalPath(t.path, m.facts.literals, m.script) : null;
+  const cwd = workingDirectory(m.facts.commands, m.launch.command.start, m.script);
+  if (rel === null || cwd === null) return false;
+  const named = new Set<string>();
+  for (let d = dirname(m.script); within(d, top); d = dirname(d)) {
+    const p = resolve(d, cwd, rel);
+    if (isRegularFile(p)) named.add(p);
+    if (d === top || dirname(d) === d) break;
+  }
+  return named.size === 1 && named.has(resolve(file));
+}
+
+/**
  * The literal CUDA_VISIBLE_DEVICES a matched command starts its program with: an inline
  * `CUDA_VISIBLE_DEVICES=1 python x.py` prefix, else the script's last `export` before the command
  * (launch/sources.ts `scriptVisible`); null for a document's command, an expansion, a variable
- * assigned without `export`, or none.
+ * assigned without `export`, or none, and where the command may start another file than `file`
+ * ({@link startsOnly}).
  */
-function visibleOf(m: MatchedCommand): VisibleLaunch | null {
-  if (m.documented || !m.text.includes("CUDA_VISIBLE_DEVICES")) return null;
+function visibleOf(m: MatchedCommand, file: string, top: string): VisibleLaunch | null {
+  if (m.documented || !m.text.includes("CUDA_VISIBLE_DEVICES") || !startsOnly(m, file, top)) return null;
   const at = { script: m.script, line: m.line };
   const inline = m.launch.command.assignments.find((a) => a.name === "CUDA_VISIBLE_DEVICES");
   if (inline) return inline.word.expands ? null : { ...at, value: inline.value, from: "on the command" };

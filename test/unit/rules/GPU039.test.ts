@@ -915,3 +915,33 @@ test("GPU039 with the project: a helper module that a file started on several no
   // The same test module's finding without the launch is preview too (it was never default).
   assert.equal(run("torchrun --nnodes=2 --nproc_per_node=8 train.py").length, 1);
 });
+
+test("GPU039 with the project: in a helper module used by a file started on several nodes, only code that file runs counts: a function it calls (or that one it calls calls), not one only another file calls, nor the module's __main__ block", async () => {
+  await initEngine();
+  // utils.py: pick_gpu() (global rank as device) is called by warmup(); seed_all() touches no device.
+  const utils =
+    'import torch\nimport torch.distributed as dist\n\n\ndef seed_all(n):\n    torch.manual_seed(n)\n\n\ndef pick_gpu():\n    return torch.device("cuda", dist.get_rank())\n\n\ndef warmup():\n    return torch.ones(1, device=pick_gpu())\n\n\nif __name__ == "__main__":\n    x = torch.zeros(1).to(dist.get_rank())\n';
+  const messages = (pretrain: string) => {
+    const dir = projectTree({
+      "utils.py": utils,
+      "pretrain.py": pretrain,
+      "bench.py": "from utils import pick_gpu\n\nprint(pick_gpu())\n",
+      "multi.sh": "#!/bin/bash\ntorchrun --nnodes=2 --nproc_per_node=4 pretrain.py\n",
+      "one.sh": "#!/bin/bash\ntorchrun --nproc_per_node=4 bench.py\n",
+    });
+    clearSlurmLaunchCache();
+    const file = join(dir, "utils.py");
+    const { options } = resolveLintOptions(file, {});
+    const project = new ProjectIndex().lookupFor(file, lookupOptions({}));
+    return lintPython(utils, { ...options, select: ["GPU039"], project }).diagnostics.map(
+      (d) => `${d.range.start.line + 1}: ${/uses this module \(([^)]*)\)/.exec(d.message)?.[1] ?? "-"}`,
+    );
+  };
+  // pretrain.py only seeds: pick_gpu runs on one node only (bench.py), the __main__ block never.
+  assert.deepEqual(messages("from utils import seed_all\n\nseed_all(0)\n"), []);
+  // pretrain.py calls warmup(), which calls pick_gpu(): the device runs on several nodes.
+  assert.deepEqual(messages("import utils\n\nutils.seed_all(0)\nutils.warmup()\n"), ["10: pretrain.py:4"]);
+  // Calling pick_gpu() itself counts too; an import alone runs none of the functions.
+  assert.deepEqual(messages("from utils import pick_gpu\n\nd = pick_gpu()\n"), ["10: pretrain.py:3"]);
+  assert.deepEqual(messages("import utils\n"), []);
+});
