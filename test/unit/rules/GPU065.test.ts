@@ -26,6 +26,13 @@ test('GPU065: WhisperModel(device="cuda:1") is an error on the value, in the def
 test("GPU065: no fix where the call names device_index already, or the value comes through a name or an f-string; other libraries' WhisperModel are not CTranslate2's", async () => {
   const [both] = await lintCode(SRC.replace('compute_type="float16"', "device_index=0"), "GPU065");
   assert.equal(both.fix, undefined);
+  assert.match(
+    both.message,
+    /unsupported device cuda:1; pass device="cuda"; the call's device_index=0 then picks the GPU \(this string asked for GPU 1\)$/,
+  );
+  const [positional] = await lintCode(SRC.replace('device="cuda:1"', '"cuda:1"'), "GPU065");
+  assert.equal(positional.fix, undefined);
+  assert.match(positional.message, /pass device="cuda", device_index=1$/);
   const [named] = await lintCode(
     'from faster_whisper import WhisperModel\n\nDEV = "cuda:2"\nmodel = WhisperModel("small", device=DEV)\n',
     "GPU065",

@@ -45,6 +45,14 @@ function splitFix(arg: SyntaxNode, index: string, quote: string): Fix {
   };
 }
 
+/** What to pass instead: `device="cuda", device_index=N`, or only `device="cuda"` where the call already names a device_index (which then picks the GPU). */
+function advice(index: string, given: SyntaxNode | undefined): string {
+  const n = /^\d+$/.test(index) ? index : "N";
+  return given
+    ? `pass device="cuda"; the call's device_index=${given.text} then picks the GPU${n !== "N" ? ` (this string asked for GPU ${n})` : ""}`
+    : `pass device="cuda", device_index=${n}`;
+}
+
 /** GPU065: a CTranslate2 model (faster-whisper's WhisperModel, Translator, Generator) given `device="cuda:N"`, which it rejects. */
 export const rule: PythonRule = {
   meta: {
@@ -63,7 +71,7 @@ export const rule: PythonRule = {
         'from faster_whisper import WhisperModel\n\nmodel = WhisperModel("large-v2", device="cuda:1", compute_type="float16")  # GPU065\n',
       fix: 'from faster_whisper import WhisperModel\n\nmodel = WhisperModel("large-v2", device="cuda", device_index=1, compute_type="float16")\n',
       whenNotToCare:
-        'Never: the constructor raises. The quick fix (safe) splits a literal `cuda:N` into `device="cuda", device_index=N` where the call names no `device_index`; a value given through a name or an f-string is reported without a fix.',
+        'Never: the constructor raises. The quick fix (safe) splits a literal `cuda:N` into `device="cuda", device_index=N` where the call names no `device_index`; a value given positionally, through a name or as an f-string is reported without a fix.',
       references: [
         'OpenNMT/CTranslate2 src/devices.cc `str_to_device` (at 81dff419ec): `cuda`/`CUDA`, `cpu`/`CPU`, `auto`/`AUTO`, else `throw std::invalid_argument("unsupported device " + device)`',
         'SYSTRAN/faster-whisper faster_whisper/transcribe.py `WhisperModel.__init__` (at 0044854663): `device: Device to use for computation ("cpu", "cuda", "auto")`, `device_index: Device ID to use`; it calls `ctranslate2.models.Whisper(model_path, device=self.device, device_index=device_index, ...)`',
@@ -86,7 +94,7 @@ export const rule: PythonRule = {
       const literal = value.type === "string" && stringValue(value) !== null && /^\d+$/.test(m[1]);
       ctx.report({
         range: nodeRange(value),
-        message: `${path.slice(path.lastIndexOf(".") + 1)} takes the device type only ("cuda", "cpu" or "auto") and the GPU in device_index: CTranslate2 rejects device=${value.type === "string" ? value.text : `${value.text} (${text})`} with ValueError: unsupported device ${text}; pass device="cuda", device_index=${/^\d+$/.test(m[1]) ? m[1] : "N"}`,
+        message: `${path.slice(path.lastIndexOf(".") + 1)} takes the device type only ("cuda", "cpu" or "auto") and the GPU in device_index: CTranslate2 rejects device=${value.type === "string" ? value.text : `${value.text} (${text})`} with ValueError: unsupported device ${text}; ${advice(m[1], keywords.get("device_index"))}`,
         fix: arg && literal && !keywords.has("device_index") ? splitFix(arg, m[1], quote) : undefined,
       });
     }
