@@ -779,13 +779,21 @@ function latestBefore(list: Binding[] | undefined, at: number): Binding | null {
   return best;
 }
 
-/** The name of a method's first parameter (`self`) when `def` is directly in a class body and not a staticmethod, else null. */
+/** The name of a method's first parameter (`self`) when `def` is directly in a class body and neither a staticmethod nor a classmethod, else null. */
 function selfName(def: SyntaxNode): string | null {
+  return receiverName(def, /\b(staticmethod|classmethod)\b/);
+}
+
+/**
+ * The first parameter of `def` where it is a method of a class body, not decorated with a name
+ * `skip` matches; null otherwise (a plain function, such a decorated method, no parameter).
+ */
+function receiverName(def: SyntaxNode, skip: RegExp): string | null {
   const holder = def.parent?.type === "decorated_definition" ? def.parent : def;
   if (holder.parent?.type !== "block" || holder.parent.parent?.type !== "class_definition") return null;
   if (
     holder.type === "decorated_definition" &&
-    holder.namedChildren.some((d) => d?.type === "decorator" && /\b(staticmethod|classmethod)\b/.test(d.text))
+    holder.namedChildren.some((d) => d?.type === "decorator" && skip.test(d.text))
   )
     return null;
   const first = def.childForFieldName("parameters")?.namedChildren.find((p) => p && p.type !== "comment");
@@ -802,16 +810,7 @@ function sameClassMethod(ref: SyntaxNode): SyntaxNode | null {
   const recv = ref.childForFieldName("object");
   const name = ref.childForFieldName("attribute")?.text;
   const fn = enclosingFunction(ref);
-  if (recv?.type !== "identifier" || !name || !fn) return null;
-  const holder = fn.parent?.type === "decorated_definition" ? fn.parent : fn;
-  if (holder.parent?.type !== "block" || holder.parent.parent?.type !== "class_definition") return null;
-  if (
-    holder.type === "decorated_definition" &&
-    holder.namedChildren.some((d) => d?.type === "decorator" && /\bstaticmethod\b/.test(d.text))
-  )
-    return null;
-  const first = fn.childForFieldName("parameters")?.namedChildren.find((p) => p && p.type !== "comment");
-  if (first?.type !== "identifier" || first.text !== recv.text) return null;
+  if (recv?.type !== "identifier" || !name || !fn || receiverName(fn, /\bstaticmethod\b/) !== recv.text) return null;
   return methodsOf(fn).find((m) => m.childForFieldName("name")?.text === name) ?? null;
 }
 
