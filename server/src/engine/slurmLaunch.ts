@@ -688,21 +688,21 @@ function scriptSetsVisibleDevices(facts: JobScriptFacts, l: ReturnType<typeof la
 }
 
 /**
- * Whether the command `m` starts its program with CUDA_VISIBLE_DEVICES set (GPU051): the command's
- * own assignment (`CUDA_VISIBLE_DEVICES=0 python train.py`), or an export of it by an earlier command
- * of the same script or shell block (`export CUDA_VISIBLE_DEVICES=0,1`, or `CUDA_VISIBLE_DEVICES=0`
- * then `export CUDA_VISIBLE_DEVICES`) that no `unset` undoes before the command (launch/sources.ts
- * `scriptVisible`, as for {@link visibleOf}). A bare assignment without an export does not reach the program.
+ * The CUDA_VISIBLE_DEVICES the command `m` starts its program with: the command's own assignment
+ * (`CUDA_VISIBLE_DEVICES=0 python train.py`), or an export of it by an earlier command of the same
+ * script or shell block (`export CUDA_VISIBLE_DEVICES=0,1`, or `CUDA_VISIBLE_DEVICES=0` then
+ * `export CUDA_VISIBLE_DEVICES`) that no `unset` undoes before the command (launch/sources.ts
+ * `scriptVisible`); `value` null where it is not a literal. Null when none reaches the program (a
+ * bare assignment without an export does not). Read once per command for GPU051
+ * ({@link LaunchNodes.setsVisibleDevices}) and GPU064 ({@link visibleOf}).
  */
-function launchSetsVisible(m: MatchedCommand): boolean {
-  if (!m.text.includes("CUDA_VISIBLE_DEVICES")) return false;
-  if (m.launch.command.assignments.some((a) => a.name === "CUDA_VISIBLE_DEVICES")) return true;
-  return scriptVisible(new SourceText(m.text), m.facts.commands, m.launch.command.start).visible !== null;
+function visibleSetting(m: MatchedCommand): { value: string | null; from: string } | null {
+  if (!m.text.includes("CUDA_VISIBLE_DEVICES")) return null;
+  const inline = m.launch.command.assignments.find((a) => a.name === "CUDA_VISIBLE_DEVICES");
+  if (inline) return { value: inline.word.expands ? null : inline.value, from: "on the command" };
+  const { visible, unknown } = scriptVisible(new SourceText(m.text), m.facts.commands, m.launch.command.start);
+  return visible ? { value: unknown ? null : visible.value, from: visible.from } : null;
 }
-
-/** {@link LaunchNodes.setsVisibleDevices} of the command `m`, to spread into its entry. */
-const setsVisibleOf = (m: MatchedCommand): { setsVisibleDevices?: true } =>
-  launchSetsVisible(m) ? { setsVisibleDevices: true } : {};
 
 /**
  * The launches of `file` by `around`'s job scripts ({@link jobScriptsAround} of the file's folder).
@@ -728,8 +728,15 @@ export function scriptLaunchesIn(
   for (const m of commandsByTarget(around).get(resolve(file)) ?? []) {
     const launch = slurmLaunchOf(m);
     if (launch) slurm.push(launch);
-    nodes.push({ script: m.script, line: m.line, ...nodesOf(m), documented: false, ...setsVisibleOf(m) });
-    const v = visibleOf(m, file, around.top);
+    const setting = visibleSetting(m);
+    nodes.push({
+      script: m.script,
+      line: m.line,
+      ...nodesOf(m),
+      documented: false,
+      ...(setting ? { setsVisibleDevices: true as const } : {}),
+    });
+    const v = visibleOf(m, setting, file, around.top);
     if (v) visible.push(v);
   }
   return { slurm, nodes, visible };
@@ -770,19 +777,18 @@ function startsOnly(m: MatchedCommand, file: string, top: string): boolean {
 }
 
 /**
- * The literal CUDA_VISIBLE_DEVICES a matched command starts its program with: an inline
- * `CUDA_VISIBLE_DEVICES=1 python x.py` prefix, else the script's last `export` before the command
- * (launch/sources.ts `scriptVisible`); null for a document's command, an expansion, a variable
- * assigned without `export`, or none, and where the command may start another file than `file`
- * ({@link startsOnly}).
+ * The literal CUDA_VISIBLE_DEVICES a matched command starts its program with, from its
+ * {@link visibleSetting}; null for a document's command, a value that is not a literal, none, and
+ * where the command may start another file than `file` ({@link startsOnly}).
  */
-function visibleOf(m: MatchedCommand, file: string, top: string): VisibleLaunch | null {
-  if (m.documented || !m.text.includes("CUDA_VISIBLE_DEVICES") || !startsOnly(m, file, top)) return null;
-  const at = { script: m.script, line: m.line };
-  const inline = m.launch.command.assignments.find((a) => a.name === "CUDA_VISIBLE_DEVICES");
-  if (inline) return inline.word.expands ? null : { ...at, value: inline.value, from: "on the command" };
-  const { visible, unknown } = scriptVisible(new SourceText(m.text), m.facts.commands, m.launch.command.start);
-  return visible && !unknown && visible.value !== null ? { ...at, value: visible.value, from: visible.from } : null;
+function visibleOf(
+  m: MatchedCommand,
+  setting: ReturnType<typeof visibleSetting>,
+  file: string,
+  top: string,
+): VisibleLaunch | null {
+  if (m.documented || setting?.value == null || !startsOnly(m, file, top)) return null;
+  return { script: m.script, line: m.line, value: setting.value, from: setting.from };
 }
 
 /** A command of a job or shell script that starts a Python file with the local rank as an argument (GPU044). */
@@ -875,7 +881,7 @@ export interface LaunchNodes {
   /**
    * The program starts with CUDA_VISIBLE_DEVICES set: the command assigns it (`CUDA_VISIBLE_DEVICES=0
    * python train.py`), or the script (the document's shell block) exports it before the command and
-   * no `unset` follows ({@link launchSetsVisible}). Absent: not known to.
+   * no `unset` follows ({@link visibleSetting}). Absent: not known to.
    */
   setsVisibleDevices?: true;
 }
@@ -966,7 +972,13 @@ export function documentedLaunchNodes(
 ): { launches: LaunchNodes[]; read: string[] } {
   const launches: LaunchNodes[] = [];
   for (const m of documentedCommandsStarting(file, around.docs, around.top, words))
-    launches.push({ script: m.script, line: m.line, ...nodesOf(m), documented: true, ...setsVisibleOf(m) });
+    launches.push({
+      script: m.script,
+      line: m.line,
+      ...nodesOf(m),
+      documented: true,
+      ...(visibleSetting(m) ? { setsVisibleDevices: true as const } : {}),
+    });
   // Every regular document around counts as read: an edit that makes one name a launcher changes
   // the answer (a FIFO or a link to a device is never read, so it is no dependency either).
   return { launches, read: around.docs.filter(isRegularFile) };
