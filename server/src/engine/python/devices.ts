@@ -217,6 +217,8 @@ export interface DeviceSlot {
  */
 export function deviceSlots(model: ModuleModel): DeviceSlot[] {
   const out: DeviceSlot[] = [];
+  // A `kw["device_map"] = ...` entry names the key: without the word no `**kw` call is searched for one.
+  const entries = model.text.includes("device_map");
   for (const call of model.nodesOfType("call")) {
     if (!call) continue;
     const fn = call.childForFieldName("function");
@@ -264,7 +266,7 @@ export function deviceSlots(model: ModuleModel): DeviceSlot[] {
     }
     const inString = cudaStringOrdinal(call);
     if (inString) out.push({ ordinal: inString, form: '"cuda:{}".format()' });
-    if (!keywords.has("device_map"))
+    if (entries && !keywords.has("device_map"))
       for (const v of splattedDeviceMap(model, call)) out.push({ ordinal: v, form: 'device_map={"": …}' });
   }
   for (const s of model.nodesOfType("string")) {
