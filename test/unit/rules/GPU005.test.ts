@@ -108,3 +108,60 @@ test("GPU005 torch.cuda device queries: get_device_capability(int(gpu)) over the
   );
   assert.match(found[0].message, /torch\.cuda\.get_device_capability\(int\(g\)\)/);
 });
+
+test("GPU005 a device string whose index was written to CUDA_VISIBLE_DEVICES, then used itself (gpustack#2484's shape, one function)", async () => {
+  const fn = (write: string, use: string, between = "") =>
+    [
+      "import os",
+      "import torch",
+      "",
+      "",
+      "def load(args):",
+      `    ${write}`,
+      ...(between ? [`    ${between}`] : []),
+      `    ${use}`,
+      "",
+    ].join("\n");
+  const at = async (src: string) => (await lintCode(src, "GPU005")).map((d) => [d.range.start.line, d.fix ?? null]);
+  const split = 'os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[1]';
+  assert.deepEqual(
+    await at(fn(split, "return torch.nn.Linear(2, 2).to(args.device)")),
+    [[6, null]],
+    "no fix: the device may be cpu",
+  );
+  const [d] = await lintCode(fn(split, "return torch.ones(2, device=torch.device(args.device))"), "GPU005");
+  assert.match(
+    d.message,
+    /the device string `args\.device` whose index was written to CUDA_VISIBLE_DEVICES \(line 6\)/,
+  );
+  for (const write of [
+    'os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":", 1)[-1]',
+    'os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[-1] if "cuda" in args.device else ""',
+    'os.environ["CUDA_VISIBLE_DEVICES"] = args.device.replace("cuda:", "")',
+    'os.environ["CUDA_VISIBLE_DEVICES"] = str(torch.device(args.device).index)',
+  ])
+    assert.deepEqual((await at(fn(write, "return torch.nn.Linear(2, 2).to(args.device)"))).length, 1, write);
+  // Silent: the string renumbered after the write, a copy of the environment for a child, a helper
+  // between the string and the device (it may map cuda:3 to cuda:0), another element of the split.
+  const silent = [
+    fn(split, "return torch.nn.Linear(2, 2).to(args.device)", 'args.device = "cuda:0"'),
+    fn(
+      'env = dict(os.environ, CUDA_VISIBLE_DEVICES=args.device.split(":")[1])',
+      "return torch.nn.Linear(2, 2).to(args.device)",
+    ),
+    fn(
+      'env = os.environ.copy(); env["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[1]',
+      "return torch.nn.Linear(2, 2).to(args.device)",
+    ),
+    fn(split, "return torch.nn.Linear(2, 2).to(normalise(args.device))"),
+    fn(
+      'os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[0]',
+      "return torch.nn.Linear(2, 2).to(args.device)",
+    ),
+    fn(split, 'return torch.nn.Linear(2, 2).to("cuda:0")'),
+  ];
+  for (const src of silent) assert.deepEqual(await lintCode(src, "GPU005"), [], src);
+  // Another function's args is another object.
+  const two = `${fn(split, "return 1")}\n\ndef other(args):\n    return torch.nn.Linear(2, 2).to(args.device)\n`;
+  assert.deepEqual(await lintCode(two, "GPU005"), []);
+});

@@ -2,7 +2,7 @@ import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
 import { stringValue } from "../python/parser";
 import { envWritesAnywhere } from "../python/model";
-import { nodeRange } from "../python/events";
+import { nodeRange, type EnvWriteEvent } from "../python/events";
 import type { RelatedInfo } from "../types";
 import { DEVICE_QUERY_PATHS, SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom } from "./shared/py";
@@ -17,9 +17,9 @@ export const rule: PythonRule = {
     // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith).
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
-      what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it).',
+      what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it). Also a device string whose index the file wrote to the variable and then used itself as the device: `os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[1]` followed by `.to(args.device)`.',
       follows:
-        "Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it (also an element of one at an integer index, `str(gpu_ids[0])`, whose later uses in the same function hold the same id), through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. Not followed: function parameters and return values, and other modules.",
+        "Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it (also an element of one at an integer index, `str(gpu_ids[0])`, whose later uses in the same function hold the same id), through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. A device string whose index was written (`d.split(\":\")[1]` or `[-1]`, `d.replace(\"cuda:\", \"\")`, `torch.device(d).index`) is followed in the writing function (or module level) until it is assigned again, as the device itself, `torch.device(d)` or a name assigned from those; through any other call it is not (a helper may renumber it). Not followed: function parameters and return values, attributes set in one method and used in another, and other modules.",
       why: 'CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES="1"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device="cuda:1"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `"1,0"` it is not even a device string).',
       example:
         'import os\nimport torch\n\ngpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0")\nbuf = torch.zeros(2, device=f"cuda:{gpu}")  # GPU005: cuda:1 does not exist under CUDA_VISIBLE_DEVICES=1\n',
@@ -36,7 +36,8 @@ export const rule: PythonRule = {
   check(ctx) {
     const origins = sourcesOf(ctx);
     if (!origins.size) return;
-    const sources = new Set(origins.keys());
+    const sources = new Set([...origins].filter(([, o]) => !o.deviceString).map(([id]) => id));
+    const devices = new Set([...origins].filter(([, o]) => o.deviceString).map(([id]) => id));
     const reported = new Set<number>();
     const report = (node: SyntaxNode, what: string, source: SyntaxNode, replacement: string | null) => {
       if (reported.has(node.id)) return;
@@ -51,7 +52,7 @@ export const rule: PythonRule = {
         range: nodeRange(node),
         message: `${what} uses ${origin.what} (${ctx.where(origin.node.startPosition.row)}) as a device ordinal: CUDA renumbers the visible GPUs from 0, so with CUDA_VISIBLE_DEVICES="1" this names cuda:1, which does not exist (invalid device ordinal); the first visible GPU is cuda:0`,
         related: [origin.related],
-        ...(replacement !== null
+        ...(replacement !== null && !origin.deviceString
           ? {
               fix: {
                 title: `Use ${replacement}`,
@@ -64,7 +65,7 @@ export const rule: PythonRule = {
     };
 
     deviceStrings(ctx, sources, report);
-    integerOrdinals(ctx, sources, report, new Set(reported));
+    integerOrdinals(ctx, { sources, devices }, report, new Set(reported));
   },
 };
 
@@ -110,10 +111,15 @@ function deviceStrings(ctx: RuleContext, sources: Set<number>, report: Report): 
  * Integer ordinals taken from a source: set_device(n), torch.device("cuda", n), .cuda(n), .to(n),
  * device=n, device_ids=[n], jax.devices()[n]. `stop`: nodes already reported as device strings.
  */
-function integerOrdinals(ctx: RuleContext, sources: Set<number>, report: Report, stop: Set<number>): void {
+function integerOrdinals(
+  ctx: RuleContext,
+  { sources, devices }: { sources: Set<number>; devices: Set<number> },
+  report: Report,
+  stop: Set<number>,
+): void {
   const ordinal = (node: SyntaxNode | undefined, form: string) => {
     if (!node || node.type === "string" || node.type === "list_splat" || node.type === "dictionary_splat") return;
-    const hit = flowsFrom(ctx.model, node, sources, 0, stop);
+    const hit = flowsFrom(ctx.model, node, sources, 0, stop) ?? deviceStringFrom(ctx, node, devices);
     // A loop or comprehension variable walks a list of devices: "0" would put them all on cuda:0
     // (Lightning walks its device list so); no fix then, the message alone.
     if (hit) report(node, `\`${form}\``, hit, isLoopVariable(node) ? null : "0");
@@ -153,6 +159,23 @@ function integerOrdinals(ctx: RuleContext, sources: Set<number>, report: Report,
   }
 }
 
+/**
+ * The device-string source that `node` is, directly, as `torch.device(<it>)`, or through a few
+ * plain assignments (`dev = torch.device(args.device)`); null otherwise. Unlike flowsFrom it
+ * passes through no other call: a helper may map "cuda:3" to "cuda:0".
+ */
+function deviceStringFrom(ctx: RuleContext, node: SyntaxNode, devices: Set<number>): SyntaxNode | null {
+  let n: SyntaxNode | null = node;
+  for (let hops = 0; n && hops < 6 && devices.size; hops++) {
+    if (devices.has(n.id)) return n;
+    if (n.type === "call" && calleePath(ctx.model, n) === "torch.device" && callArgs(n).positional.length === 1)
+      n = callArgs(n).positional[0];
+    else if (n.type === "identifier") n = ctx.model.valueOf(n.text, n.startIndex);
+    else return null;
+  }
+  return null;
+}
+
 /** Whether `node` is a name bound by an enclosing `for` loop or comprehension (`for i in ids`, `[... for i in ids]`). */
 function isLoopVariable(node: SyntaxNode): boolean {
   while (node.type === "call" && /^(int|str)$/.test(node.childForFieldName("function")?.text ?? "")) {
@@ -181,6 +204,8 @@ interface Origin {
   node: SyntaxNode;
   what: string;
   related: RelatedInfo;
+  /** A device string ("cuda:3") whose index was written, not an id: followed only as the device itself. */
+  deviceString?: boolean;
 }
 
 /**
@@ -198,6 +223,11 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
   }
   for (const w of envWritesAnywhere(ctx.model)) {
     if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.literal !== null) continue;
+    const device = deviceOfIndex(w.value);
+    if (device) {
+      deviceStringUses(ctx, w, device, out);
+      continue;
+    }
     let root: SyntaxNode | null = w.value;
     if (root.type === "call" && root.childForFieldName("function")?.text === "str")
       root = callArgs(root).positional[0] ?? null;
@@ -223,6 +253,87 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
     }
   }
   return out;
+}
+
+/**
+ * The device string whose index a written value takes: `args.device.split(":")[1]` (or `[-1]`, or
+ * `.split(":", 1)[1]`), `args.device.replace("cuda:", "")`, `str(torch.device(d).index)`, also as a
+ * branch of `x if cond else y` and inside `str()`. Only a name or an attribute (`device`,
+ * `args.device`, `self.cfg.device`), whose later uses can be matched by their text; null otherwise.
+ */
+function deviceOfIndex(value: SyntaxNode): SyntaxNode | null {
+  let v: SyntaxNode | null = value;
+  if (v.type === "conditional_expression") {
+    for (const branch of [v.namedChildren[0], v.namedChildren[2]]) {
+      const d = branch ? deviceOfIndex(branch) : null;
+      if (d) return d;
+    }
+    return null;
+  }
+  if (v.type === "call" && v.childForFieldName("function")?.text === "str") v = callArgs(v).positional[0] ?? null;
+  if (!v) return null;
+  let device: SyntaxNode | null = null;
+  if (v.type === "subscript") {
+    // d.split(":")[1], d.split(":", 1)[1], d.split(":")[-1]
+    const index = v.childForFieldName("subscript")?.text;
+    const call = v.childForFieldName("value");
+    const fn = call?.type === "call" ? call.childForFieldName("function") : null;
+    if (
+      (index === "1" || index === "-1") &&
+      fn?.type === "attribute" &&
+      fn.childForFieldName("attribute")?.text === "split"
+    ) {
+      const sep = callArgs(call!).positional[0];
+      if (sep && stringValue(sep) === ":") device = fn.childForFieldName("object");
+    }
+  } else if (v.type === "call") {
+    // d.replace("cuda:", "")
+    const fn = v.childForFieldName("function");
+    const { positional } = callArgs(v);
+    if (
+      fn?.type === "attribute" &&
+      fn.childForFieldName("attribute")?.text === "replace" &&
+      stringValue(positional[0]) === "cuda:" &&
+      stringValue(positional[1]) === ""
+    )
+      device = fn.childForFieldName("object");
+  } else if (v.type === "attribute" && v.childForFieldName("attribute")?.text === "index") {
+    // torch.device(d).index
+    const call = v.childForFieldName("object");
+    if (call?.type === "call" && /(^|\.)device$/.test(call.childForFieldName("function")?.text ?? ""))
+      device = callArgs(call).positional[0] ?? null;
+  }
+  return device && (device.type === "identifier" || device.type === "attribute") ? device : null;
+}
+
+/**
+ * Marks the later uses of `device` (a device string such as "cuda:3" whose index the write `w` put
+ * in CUDA_VISIBLE_DEVICES) as sources of the device-string kind: in the write's own function (or
+ * at module level for a module-level write), up to the first assignment to the same name or
+ * attribute after the write (`args.device = "cuda:0"` ends it).
+ */
+function deviceStringUses(ctx: RuleContext, w: EnvWriteEvent, device: SyntaxNode, out: Map<number, Origin>): void {
+  const stmt = w.statement!;
+  const scope = enclosingFunction(stmt)?.id;
+  let end = Infinity;
+  for (const a of ctx.model.nodesOfType(["assignment", "augmented_assignment"])) {
+    if (!a || a.startIndex < stmt.endIndex || a.startIndex >= end) continue;
+    if (a.childForFieldName("left")?.text === device.text && enclosingFunction(a)?.id === scope) end = a.startIndex;
+  }
+  for (const n of ctx.model.nodesOfType(device.type)) {
+    if (!n || n.startIndex < stmt.endIndex || n.startIndex >= end || n.text !== device.text) continue;
+    if (enclosingFunction(n)?.id !== scope) continue;
+    if (n.parent?.type === "attribute" && n.parent.childForFieldName("object")?.id !== n.id) continue;
+    out.set(n.id, {
+      node: stmt,
+      what: `the device string \`${device.text}\` whose index was written to CUDA_VISIBLE_DEVICES`,
+      deviceString: true,
+      related: {
+        range: w.range,
+        message: `CUDA_VISIBLE_DEVICES set to the index of ${device.text} here: inside the process that GPU is cuda:0`,
+      },
+    });
+  }
 }
 
 /** `x[0]`, `args.gpus[1]`: a name's or attribute's element at an integer literal. */
