@@ -61,6 +61,19 @@ test("GPU012 partial memory growth is a warning; a loop or a restricted visibili
   assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 55 } });
   assert.match(d.message, /Memory growth cannot differ between GPU devices/);
   assert.deepEqual(await lintCode(C11, "GPU012"), []);
+  // careless#37: the file's only set_visible_devices hides every GPU (a --cpu branch); it narrows
+  // nothing for the growth call, which still warns. One that keeps a GPU silences it.
+  const hide = (devices: string) =>
+    `import tensorflow as tf\nif cpu_only:\n    tf.config.set_visible_devices(${devices})\ngpus = tf.config.list_physical_devices("GPU")\ntf.config.experimental.set_memory_growth(gpus[0], True)\n`;
+  assert.deepEqual(
+    (await lintCode(hide('[], "GPU"'), "GPU012")).map((x) => x.range.start.line),
+    [4],
+  );
+  assert.deepEqual(
+    (await lintCode(hide('devices=(), device_type="GPU"'), "GPU012")).map((x) => x.range.start.line),
+    [4],
+  );
+  assert.deepEqual(await lintCode(hide('gpus[:1], "GPU"'), "GPU012"), []);
 });
 
 test("GPU012: a default value runs when its def does: tf.constant(1) as a method's default starts TensorFlow at import; in a body it does not", async () => {

@@ -44,7 +44,7 @@ export const rule: PythonRule = {
     // tensorflow or keras in a code word (TextProbe.codeWord): the config call resolves through them.
     trigger: (t) => t.codeWord("tensorflow", false) || t.codeWord("keras", false),
     docs: {
-      what: "Finds `tf.config.set_visible_devices`, `tf.config.experimental.set_memory_growth`, `tf.config.set_logical_device_configuration` and `tf.config.experimental.set_virtual_device_configuration` called after something initialised the TensorFlow runtime (any op such as `tf.constant`, model construction, `tf.config.list_logical_devices`, `tf.test.is_gpu_available`): error. Also memory growth set on some GPUs but not all (`set_memory_growth(gpus[0], True)` with no loop and no `set_visible_devices`): warning.",
+      what: 'Finds `tf.config.set_visible_devices`, `tf.config.experimental.set_memory_growth`, `tf.config.set_logical_device_configuration` and `tf.config.experimental.set_virtual_device_configuration` called after something initialised the TensorFlow runtime (any op such as `tf.constant`, model construction, `tf.config.list_logical_devices`, `tf.test.is_gpu_available`): error. Also memory growth set on some GPUs but not all (`set_memory_growth(gpus[0], True)` with no loop and no `set_visible_devices` that narrows the GPUs; one that hides them all, `set_visible_devices([], "GPU")`, does not count): warning.',
       follows:
         "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep: each device-configuration call against the TensorFlow work that ran before it; the memory-growth check reads every `set_memory_growth` and `set_visible_devices` call of the file. Default parameter values count where the `def` runs (at import for a module's or a class's functions). The project's own modules count where the file imports them: an import whose module starts TensorFlow when imported (its top level, a class body, a default value such as `batch_size=tf.constant(1)`, followed through the modules it imports) comes before the configuration calls after it; the message names the line that starts it. Not followed: configuration calls in functions the module never calls or in other modules, and a configuration function called once per job in a loop (the second call comes after the first job started TensorFlow).",
       why: "From TensorFlow's documentation (TensorFlow was not installed on the measured machine, so this is documented, not measured): these functions raise `RuntimeError` once the runtime is initialised ('Physical devices cannot be modified after being initialized' / 'Visible devices cannot be modified after being initialized'), and `tf.config.list_physical_devices` exists precisely to query devices before that point. Scripts often wrap the call in `try/except RuntimeError: print(e)`, so the setting is silently lost and TensorFlow maps nearly all GPU memory. TensorFlow also refuses to start when memory growth differs between visible GPUs ('Memory growth cannot differ between GPU devices'), so setting it for `gpus[0]` alone breaks on any machine with two GPUs.",
@@ -91,12 +91,19 @@ function firstTfInit(ctx: RuleContext, at: number): InitEvent | null {
   return null;
 }
 
-/** Warns when memory growth is set for constant device indices only, with no loop over the GPUs and no set_visible_devices. */
+/** Warns when memory growth is set for constant device indices only, with no loop over the GPUs and no set_visible_devices that narrows them (one that hides every GPU does not). */
 function partialGrowth(ctx: RuleContext, calls: SyntaxNode[]): void {
   const growth = calls.filter((c) => calleePath(ctx.model, c) === MEMORY_GROWTH);
   if (!growth.length) return;
-  const restricted = calls.some((c) =>
-    /^tensorflow\.config\.(experimental\.)?set_visible_devices$/.test(calleePath(ctx.model, c) ?? ""),
+  // A call that hides every GPU (`set_visible_devices([], "GPU")`, a --cpu branch) leaves no GPU
+  // whose growth could differ; it does not narrow the GPUs the growth call sees (careless#37).
+  const hidesAll = (c: SyntaxNode) => {
+    const devices = callArgs(c).positional[0] ?? callArgs(c).keywords.get("devices");
+    return (devices?.type === "list" || devices?.type === "tuple") && devices.namedChildren.length === 0;
+  };
+  const restricted = calls.some(
+    (c) =>
+      /^tensorflow\.config\.(experimental\.)?set_visible_devices$/.test(calleePath(ctx.model, c) ?? "") && !hidesAll(c),
   );
   if (restricted) return;
   const indexOf = (c: SyntaxNode): number | null => {
