@@ -75,9 +75,17 @@ test("editDistance and misspellingOf", () => {
     "CUDA_MEMORY_LIMIT",
     "CUDA_DEVICE",
     "MY_SETTING",
+    "CUDA_VISIBL",
+    "PYTORCH_CUDA",
   ]) {
     assert.equal(misspellingOf(v), null, v);
   }
+  // A name cut short (mmagic#1580: `CUDA_VISIBLE=0 python tools/train.py`): a strict prefix of at
+  // least 12 characters; shorter prefixes (`CUDA_DEVICE`, a common own name) stay silent.
+  assert.equal(misspellingOf("CUDA_VISIBLE"), "CUDA_VISIBLE_DEVICES");
+  assert.equal(misspellingOf("CUDA_VISIBLE_DEV"), "CUDA_VISIBLE_DEVICES");
+  assert.equal(misspellingOf("PYTORCH_CUDA_ALLOC"), "PYTORCH_CUDA_ALLOC_CONF");
+  assert.equal(misspellingOf("cuda_visible"), "CUDA_VISIBLE_DEVICES");
 });
 
 /** The whole Levenshtein table, as a reference for editDistance's band. */

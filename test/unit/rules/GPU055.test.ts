@@ -21,6 +21,17 @@ test("GPU055: CUDA_VISIBLE_DEVICE before accelerate launch: warning on the name,
   assert.deepEqual(lintManifestCode(fixed, "jobscript", "GPU055"), []);
 });
 
+test("GPU055: a name cut short before a command (mmagic#1580); read back by the script, silent", () => {
+  const text = "#!/bin/bash\nCUDA_VISIBLE=0 python tools/train.py configs/a.py\n";
+  const [d, ...rest] = lintManifestCode(text, "jobscript", "GPU055");
+  assert.equal(rest.length, 0);
+  assert.deepEqual(d.range, { start: { line: 1, character: 0 }, end: { line: 1, character: 12 } });
+  assert.match(d.message, /^CUDA_VISIBLE is not a variable .* did you mean CUDA_VISIBLE_DEVICES\?/);
+  assert.equal(applyEdits(text, d.fix!.edits), text.replace("CUDA_VISIBLE=", "CUDA_VISIBLE_DEVICES="));
+  const own = '#!/bin/bash\nexport CUDA_VISIBLE=0\npython train.py --gpu "$CUDA_VISIBLE"\n';
+  assert.deepEqual(lintManifestCode(own, "jobscript", "GPU055"), []);
+});
+
 test("GPU055: export, declare -x and env forms; a name the script reads back, a real variable or a right name is silent", () => {
   const lines = (text: string) => lintManifestCode(text, "jobscript", "GPU055").map((d) => d.range.start.character);
   assert.deepEqual(lines("export CUDA_VISIBLE_DEVICE=0\n"), [7]);

@@ -154,6 +154,9 @@ export function misspellingOf(name: string): string | null {
 const misspellings = new Map<string, string | null>();
 const MISSPELLINGS_KEPT = 10_000;
 
+/** The shortest truncated startup-variable name reported (`CUDA_VISIBLE`, 12 characters). */
+const TRUNCATED_MIN = 12;
+
 /** Edits a misspelling may be away from a startup variable, and from a vendor variable. */
 const STARTUP_EDITS = 2;
 const VENDOR_EDITS = 1;
@@ -207,6 +210,14 @@ function computeMisspelling(name: string): string | null {
       bestDistance = d;
     }
   }
+  // A name cut short (`CUDA_VISIBLE=0`, mmagic#1580): a strict prefix of a startup variable of at
+  // least TRUNCATED_MIN characters that lacks part of its last word only (`PYTORCH_CUDA`, a build
+  // script's own name for a CUDA version, lacks two; `CUDA_DEVICE`, 11 characters, is too short).
+  if (!best && upper.length >= TRUNCATED_MIN)
+    best =
+      STARTUP_VARIABLES.find(
+        (v) => v.length > upper.length && v.startsWith(upper) && !v.slice(upper.length + 1).includes("_"),
+      ) ?? null;
   // Vendor names: one edit away only (other accelerators' real names sit two edits from them).
   if (!best) {
     for (const v of VENDOR_VARIABLES) if (editDistance(upper, v, VENDOR_EDITS) <= VENDOR_EDITS) return v;
@@ -225,7 +236,7 @@ export const rule: PythonRule = {
     // keyword (TextProbe.writesName); in a notebook, a variable an IPython line writes counts too.
     trigger: (t) => t.envAccess() && t.writesName(MISSPELLINGS),
     docs: {
-      what: "Finds reads and writes of environment variables whose name is within two edits of a startup variable (`CUDA_VISIBLE_DEVICE`, `PYTORCH_CUDA_ALLOC_CNOF`, `XLA_PYTHON_CLIENT_PREALLOCATE` in lower case) or is a known wrong name (`CUDA_VISIBLE_DEVICE`, `CUDA_AVAILABLE_DEVICES`, `CUDA_DEVICES`). Names one edit away from another vendor's device variable (`ROCR_VISIBLE_DEVICE`, `ZE_AFFINITY_MASKS`, `PYTORCH_ENABLE_MPS_FALLBAK`) are reported too. Real variables near them (`CUDA_HOME`, `CUDA_PATH`, `CUDA_LAUNCH_BLOCKING`, `NCCL_*`, `HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, `ZE_FLAT_DEVICE_HIERARCHY`, `PYTORCH_ENABLE_MPS_FALLBACK`, `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES`, ...) are never reported.",
+      what: "Finds reads and writes of environment variables whose name is within two edits of a startup variable (`CUDA_VISIBLE_DEVICE`, `PYTORCH_CUDA_ALLOC_CNOF`, `XLA_PYTHON_CLIENT_PREALLOCATE` in lower case) or is a known wrong name (`CUDA_VISIBLE_DEVICE`, `CUDA_AVAILABLE_DEVICES`, `CUDA_DEVICES`), or is a startup variable's name cut short in its last word (a strict prefix of at least 12 characters: `CUDA_VISIBLE`, `PYTORCH_CUDA_ALLOC`; not `PYTORCH_CUDA`). Names one edit away from another vendor's device variable (`ROCR_VISIBLE_DEVICE`, `ZE_AFFINITY_MASKS`, `PYTORCH_ENABLE_MPS_FALLBAK`) are reported too. Real variables near them (`CUDA_HOME`, `CUDA_PATH`, `CUDA_LAUNCH_BLOCKING`, `NCCL_*`, `HIP_VISIBLE_DEVICES`, `ROCR_VISIBLE_DEVICES`, `ZE_AFFINITY_MASK`, `ZE_FLAT_DEVICE_HIERARCHY`, `PYTORCH_ENABLE_MPS_FALLBACK`, `RAY_EXPERIMENTAL_NOSET_CUDA_VISIBLE_DEVICES`, ...) are never reported.",
       follows:
         'Every environment read and write in the file with a literal name (`os.environ[...]`, `.get`, `setdefault`, `update`, `os.getenv`, `os.putenv`), functions included, and a notebook\'s `%env` and `!export` lines. Not followed: names built at run time (`"CUDA_" + name`), and variables set in manifests or other modules; GPU055 judges the names shell scripts set the same way.',
       why: 'Environment variable names are exact and case-sensitive, and nothing warns about a name no one reads: `os.environ["CUDA_VISIBLE_DEVICE"] = "0"` simply does nothing, so the program runs on every GPU (ground-truth.md: with the variable unset, all GPUs are visible) while its author believes it is confined to one. A misspelled read returns the default, so the code takes the \'not set\' branch.',
