@@ -4,7 +4,7 @@ import type { SyntaxNode } from "../python/parser";
 import { callArgs, calleePath } from "./shared/py";
 
 /** accelerate's notebook launcher, under the paths the model resolves it to. */
-const NOTEBOOK_LAUNCHERS: ReadonlySet<string> = new Set([
+export const NOTEBOOK_LAUNCHERS: ReadonlySet<string> = new Set([
   "accelerate.notebook_launcher",
   "accelerate.launchers.notebook_launcher",
 ]);

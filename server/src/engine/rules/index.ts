@@ -65,6 +65,7 @@ import { rule as GPU062 } from "./GPU062-hydra-env-set-after-import";
 import { rule as GPU063 } from "./GPU063-visible-devices-overwritten-under-slurm";
 import { rule as GPU064 } from "./GPU064-launch-visible-devices-overwritten";
 import { rule as GPU065 } from "./GPU065-ctranslate2-device-with-index";
+import { rule as GPU068 } from "./GPU068-notebook-launcher-without-process-count";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -132,6 +133,7 @@ export const RULES: readonly Rule[] = [
   GPU063,
   GPU064,
   GPU065,
+  GPU068,
 ];
 
 /** The rule with this code, or undefined. */

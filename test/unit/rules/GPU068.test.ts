@@ -1,0 +1,34 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { lintCode } from "../support/helpers";
+import { fixtureTests } from "./fixtureCheck";
+
+fixtureTests("GPU068");
+
+const SRC = "from accelerate import notebook_launcher\n\nnotebook_launcher(train, (model,))\n";
+
+test("GPU068 (preview): notebook_launcher without a process count is a warning on the call", async () => {
+  assert.deepEqual(await lintCode(SRC, "GPU068"), [], "preview: off in the default set");
+  const [d, ...rest] = await lintCode(SRC, "GPU068", { preview: true });
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 2, character: 0 }, end: { line: 2, character: 34 } });
+  assert.match(d.message, /^notebook_launcher\(\) without num_processes stops with "ValueError: You have to specify/);
+  assert.match(d.message, /Colab runtime with fewer than two GPUs/);
+});
+
+test("GPU068: a count by keyword, third position or **kwargs, another library's notebook_launcher, and a launcher in a function are judged as such", async () => {
+  const silent = [
+    "from accelerate import notebook_launcher\nnotebook_launcher(train, (), num_processes=2)\n",
+    "from accelerate import notebook_launcher\nnotebook_launcher(train, (), 4)\n",
+    "from accelerate import notebook_launcher\nnotebook_launcher(train, **launch_kwargs)\n",
+    "from mylib import notebook_launcher\nnotebook_launcher(train, ())\n",
+  ];
+  for (const src of silent) assert.deepEqual(await lintCode(src, "GPU068", { preview: true }), [], src);
+  const inFunction =
+    'import accelerate\n\n\ndef main():\n    accelerate.notebook_launcher(train, args=(1,), mixed_precision="fp16")\n';
+  assert.deepEqual(
+    (await lintCode(inFunction, "GPU068", { preview: true })).map((d) => d.range.start.line),
+    [4],
+  );
+});
