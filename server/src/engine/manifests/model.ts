@@ -37,6 +37,8 @@ export interface PodContainer {
   owner: string;
   /** 0-based index of its YAML document. */
   document: number;
+  /** The `metadata` of the pod it runs in (a Pod's own, a template's), when written. */
+  podMetadata?: YAMLMap;
 }
 
 /** A service of a compose file. */
@@ -88,12 +90,19 @@ export interface ManifestModel {
 const quoteName = (s: string | null) => (s === null ? "" : ` "${s}"`);
 
 /** Containers of every pod spec under `node` (any map holding a `containers` list of maps). */
-function collectContainers(node: unknown, owner: string, document: number, out: PodContainer[]): void {
+function collectContainers(
+  node: unknown,
+  owner: string,
+  document: number,
+  out: PodContainer[],
+  parentMetadata?: YAMLMap,
+): void {
   if (isSeq(node)) {
     for (const item of node.items) collectContainers(item, owner, document, out);
     return;
   }
   if (!isMap(node)) return;
+  const metadata = valueOf(node, "metadata");
   const kind = scalarText(valueOf(node, "kind"));
   if (kind && valueOf(node, "apiVersion"))
     owner = `${kind}${quoteName(scalarText(valueOf(valueOf(node, "metadata"), "name")))}`;
@@ -101,13 +110,22 @@ function collectContainers(node: unknown, owner: string, document: number, out: 
     const list = valueOf(node, field);
     if (!isSeq(list)) continue;
     for (const c of list.items) {
-      if (isMap(c)) out.push({ node: c, name: scalarText(valueOf(c, "name")), field, owner, document });
+      if (isMap(c))
+        out.push({
+          node: c,
+          name: scalarText(valueOf(c, "name")),
+          field,
+          owner,
+          document,
+          ...(isMap(parentMetadata) ? { podMetadata: parentMetadata } : {}),
+        });
     }
   }
   for (const p of node.items) {
     const k = isScalar(p.key) ? String(p.key.value) : "";
     if (k === "containers" || k === "initContainers") continue;
-    collectContainers(p.value, owner, document, out);
+    // A pod spec (`spec` beside `metadata`: a Pod, a template) runs under that metadata.
+    collectContainers(p.value, owner, document, out, k === "spec" && isMap(metadata) ? metadata : undefined);
   }
 }
 

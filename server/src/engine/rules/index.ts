@@ -65,6 +65,8 @@ import { rule as GPU062 } from "./GPU062-hydra-env-set-after-import";
 import { rule as GPU063 } from "./GPU063-visible-devices-overwritten-under-slurm";
 import { rule as GPU064 } from "./GPU064-launch-visible-devices-overwritten";
 import { rule as GPU065 } from "./GPU065-ctranslate2-device-with-index";
+import { rule as GPU066 } from "./GPU066-cuda-image-without-gpu-request";
+import { rule as GPU067 } from "./GPU067-privileged-container-sees-all-gpus";
 import { rule as GPU068 } from "./GPU068-notebook-launcher-without-process-count";
 
 export const RULES: readonly Rule[] = [
@@ -133,6 +135,8 @@ export const RULES: readonly Rule[] = [
   GPU063,
   GPU064,
   GPU065,
+  GPU066,
+  GPU067,
   GPU068,
 ];
 

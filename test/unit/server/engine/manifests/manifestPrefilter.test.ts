@@ -114,6 +114,8 @@ test("every manifest rule has a YAML trigger in its meta, and every rule is a Py
       "GPU059",
       "GPU060",
       "GPU062",
+      "GPU066",
+      "GPU067",
     ],
   );
   for (const rule of MANIFEST_RULES) assert.equal(typeof rule.meta.trigger, "function", rule.meta.code);
