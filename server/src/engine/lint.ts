@@ -63,6 +63,13 @@ export interface LintOptions {
   /** The other Python files the project's job and shell scripts start on several nodes (slurmLaunch.ts `severalNodeLaunchesIn`; GPU039 asks whether one imports this file); absent in test modules. */
   severalNodeLaunches?: readonly SeveralNodeLaunch[];
   /**
+   * The other Python files the project's job and shell scripts start, each with the first of its
+   * launches that does not say one node, else its first (slurmLaunch.ts `startedFilesIn`; GPU039: a
+   * module whose every started user runs on one node); absent in test modules, and where the
+   * scripts start more files than are listed.
+   */
+  startedFiles?: readonly SeveralNodeLaunch[];
+  /**
    * The Markdown documents around the file that GPU039 may read (slurmLaunch.ts `jobScriptsAround`),
    * by path: not read by the engine from here (ProjectLookup.documentedLaunches reads them when asked),
    * but part of the options so that a document added or removed makes the CLI's cached result stale.
@@ -262,12 +269,16 @@ function commentsOnLines(tree: ModuleTrees, lines: ReadonlySet<number>): SyntaxN
 /** How the project's scripts start this file and the files around it (RuleContext's launch fields), from the lint's options. */
 function launchFacts(
   options: LintOptions,
-): Pick<RuleContext, "slurm" | "launchNodes" | "rankArgLaunches" | "severalNodeLaunches" | "visibleLaunches"> {
+): Pick<
+  RuleContext,
+  "slurm" | "launchNodes" | "rankArgLaunches" | "severalNodeLaunches" | "startedFiles" | "visibleLaunches"
+> {
   return {
     slurm: options.slurm ?? [],
     launchNodes: options.launchNodes ?? [],
     rankArgLaunches: options.rankArgLaunches ?? [],
     severalNodeLaunches: options.severalNodeLaunches ?? [],
+    startedFiles: options.startedFiles ?? [],
     visibleLaunches: options.visibleLaunches ?? [],
   };
 }

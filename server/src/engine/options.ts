@@ -32,6 +32,7 @@ import {
   jobScriptSearchMemo,
   rankArgLaunchesIn,
   severalNodeLaunchesIn,
+  startedFilesIn,
   scriptLaunchesIn,
   type JobScriptsAround,
   type JobScriptSearchMemo,
@@ -321,6 +322,16 @@ function severalNodeImporters(file: string | null, around: JobScriptsAround | nu
 }
 
 /**
+ * The other Python files that `around`'s scripts start, each with whether every launch of it says one
+ * node (slurmLaunch.ts {@link startedFilesIn}; GPU039: a module whose every started user runs on one
+ * node); none for a test module, without a file, or where the scripts start too many files to list.
+ */
+function startedOthers(file: string | null, around: JobScriptsAround | null): readonly SeveralNodeLaunch[] {
+  const started = around && file && !isTestModule(file) ? startedFilesIn(around) : null;
+  return started ? started.filter((l) => l.file !== resolve(file!)) : [];
+}
+
+/**
  * The launch part of a Python file's options ({@link resolveIn}): how the project's job and shell
  * scripts start it, in one pass (its Slurm launches for GPU036, GPU037, GPU044 and GPU063; how many
  * nodes each runs it on for GPU039, whose documents are read lazily, ProjectLookup.documentedLaunches;
@@ -343,6 +354,7 @@ function launchOptions(
   } = around && file ? scriptLaunchesIn(file, around) : { slurm: [], nodes: [], visible: [] };
   const launchDocuments = around?.docs ?? [];
   const importerLaunches = severalNodeImporters(file, around);
+  const startedFiles = startedOthers(file, around);
   // The other files those scripts start with the local rank as an argument (GPU044 follows their
   // calls into this file's parser), less those whose own folder pins torch < 2.0 (no explicit target).
   const rankArgLaunches =
@@ -359,6 +371,7 @@ function launchOptions(
     ...(visibleLaunches.length ? { visibleLaunches } : {}),
     ...(rankArgLaunches.length ? { rankArgLaunches } : {}),
     ...(importerLaunches.length ? { severalNodeLaunches: importerLaunches } : {}),
+    ...(startedFiles.length ? { startedFiles } : {}),
     ...(launchDocuments.length ? { launchDocuments } : {}),
   };
 }

@@ -39,6 +39,8 @@ export interface RuleContext {
   visibleLaunches?: readonly VisibleLaunch[];
   /** The other Python files the project's job and shell scripts start on several nodes (slurmLaunch.ts `severalNodeLaunchesIn`); empty when none, or in a test module. */
   severalNodeLaunches?: readonly SeveralNodeLaunch[];
+  /** The other Python files the project's job and shell scripts start, each with whether every launch of it says one node (slurmLaunch.ts `startedFilesIn`); empty when none, in a test module, or where too many are started to list. */
+  startedFiles?: readonly SeveralNodeLaunch[];
   /** The file is a test module (LintOptions.testModule). */
   testModule?: boolean;
   /**

@@ -866,6 +866,33 @@ export function severalNodeLaunchesIn(around: JobScriptsAround): readonly Severa
 /** {@link severalNodeLaunchesIn}'s launches by the scripts they were read from. */
 const severalByAround = new WeakMap<JobScriptsAround, SeveralNodeLaunch[]>();
 
+/**
+ * The Python files (that exist) which `around`'s job and shell scripts start, each with the first
+ * of its launches that does not say one node, else its first (`nodes` is then `one`: every script
+ * launch of the file runs it on one node); null when the scripts start more than
+ * {@link MAX_RANK_ARG_FILES} files (then some would be left out). GPU039: a module whose every
+ * started user runs on one node only runs there too. Made once per `around`.
+ */
+export function startedFilesIn(around: JobScriptsAround): readonly SeveralNodeLaunch[] | null {
+  const kept = startedByAround.get(around);
+  if (kept !== undefined) return kept;
+  let all: SeveralNodeLaunch[] | null = [];
+  for (const [target, commands] of commandsByTarget(around)) {
+    if (!/\.py$/i.test(target) || !commands.length || !isRegularFile(target)) continue;
+    if (all.length >= MAX_RANK_ARG_FILES) {
+      all = null;
+      break;
+    }
+    const launches = commands.map((m) => ({ m, n: nodesOf(m) }));
+    const { m, n } = launches.find((l) => l.n.nodes !== "one") ?? launches[0];
+    all.push({ file: target, script: m.script, line: m.line, ...n, documented: false });
+  }
+  startedByAround.set(around, all);
+  return all;
+}
+/** {@link startedFilesIn}'s answers by the scripts they were read from. */
+const startedByAround = new WeakMap<JobScriptsAround, SeveralNodeLaunch[] | null>();
+
 /** How many nodes one launch of a Python file runs it on, as far as its command and its job script say. */
 export interface LaunchNodes {
   /** The script or Markdown document that holds the command (absolute path). */

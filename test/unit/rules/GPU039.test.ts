@@ -945,3 +945,65 @@ test("GPU039 with the project: in a helper module used by a file started on seve
   assert.deepEqual(messages("from utils import pick_gpu\n\nd = pick_gpu()\n"), ["10: pretrain.py:3"]);
   assert.deepEqual(messages("import utils\n"), []);
 });
+
+test("GPU039 gate (3) through the files that use a module: a setup helper whose every user the project starts on one node only (--standalone, --nnodes=1) is preview; a user started without a node count or on several nodes, a user's document that says otherwise, another file started on several nodes, or no launch of a user at all keep the finding", async () => {
+  await initEngine();
+  // common/dist_setup.py: the program's distributed setup, with the global rank as the device.
+  const helper =
+    'import torch\nimport torch.distributed as dist\n\n\ndef setup_ddp():\n    dist.init_process_group("nccl")\n    rank = dist.get_rank()\n    torch.cuda.set_device(rank)\n    return rank\n';
+  const trainer =
+    'from common.dist_setup import setup_ddp\n\n\ndef run():\n    rank = setup_ddp()\n    print(rank)\n\n\nif __name__ == "__main__":\n    run()\n';
+  const lines = (files: Record<string, string>, preview = false) => {
+    const dir = projectTree({ "common/__init__.py": "", "common/dist_setup.py": helper, ...files });
+    clearSlurmLaunchCache();
+    const file = join(dir, "common/dist_setup.py");
+    const { options } = resolveLintOptions(file, {});
+    const project = new ProjectIndex().lookupFor(file, lookupOptions({}));
+    return lintPython(helper, { ...options, preview, select: ["GPU039"], project }).diagnostics.map(
+      (d) => d.range.start.line + 1,
+    );
+  };
+  const pretrain = { "pretrain.py": trainer };
+  // No launch of any file: gate (3) reports, as before.
+  assert.deepEqual(lines(pretrain), [8]);
+  // The one user, started only with --standalone (a script in a subfolder): one node, the rank is the local rank.
+  const standalone = {
+    ...pretrain,
+    "scripts/pretrain.sh": "#!/bin/bash\ntorchrun --standalone --nproc_per_node=8 pretrain.py\n",
+  };
+  assert.deepEqual(lines(standalone), []);
+  assert.deepEqual(lines(standalone, true), [8], "still a preview finding");
+  // Two users, each started on one node (--nnodes=1, and a one-node Slurm job).
+  const two = {
+    ...standalone,
+    "finetune.py": trainer,
+    "jobs/finetune.sbatch":
+      "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:4\nsrun torchrun --nnodes=1 --nproc_per_node=4 finetune.py\n",
+  };
+  assert.deepEqual(lines(two), []);
+  // A user started without a node count (torchrun's default says nothing): the finding stays.
+  assert.deepEqual(lines({ ...two, "run_ft.sh": "#!/bin/bash\ntorchrun --nproc_per_node=4 finetune.py\n" }), [8]);
+  // A user started on several nodes: gate (2) names it.
+  assert.deepEqual(
+    lines({ ...two, "run_ft.sh": "#!/bin/bash\ntorchrun --nnodes=2 --nproc_per_node=4 finetune.py\n" }),
+    [8],
+  );
+  // A user's README documents a two-node launch.
+  assert.deepEqual(
+    lines({ ...standalone, "README.md": "```bash\ntorchrun --nnodes=2 --nproc_per_node=8 pretrain.py\n```\n" }),
+    [8],
+  );
+  // Another file started on several nodes, which the reach does not tie to this module: not one node for sure.
+  assert.deepEqual(
+    lines({ ...standalone, "bench.py": "print(1)\n", "bench.sh": "#!/bin/bash\ntorchrun --nnodes=4 bench.py\n" }),
+    [8],
+  );
+  // The file started on one node does not run the setup (it imports another module): no user seen, the finding stays.
+  assert.deepEqual(
+    lines({
+      "pretrain.py": "import torch\n\nprint(torch.cuda.device_count())\n",
+      "scripts/pretrain.sh": "#!/bin/bash\ntorchrun --standalone pretrain.py\n",
+    }),
+    [8],
+  );
+});

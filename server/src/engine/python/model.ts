@@ -146,11 +146,12 @@ export interface ProjectLookup {
    */
   callableModuleMentions?(path: string, word: string): boolean;
   /**
-   * The launches of this file that the Markdown documents around it write down, with how many nodes
-   * each runs it on (slurmLaunch.ts `documentedLaunchNodes`); the documents read become the lint's
+   * The launches of this file (or of the project file `of`, an absolute path: GPU039 asks of a file
+   * that uses this one) that the Markdown documents around it write down, with how many nodes each
+   * runs it on (slurmLaunch.ts `documentedLaunchNodes`); the documents read become the lint's
    * dependencies. Optional, as {@link callableReturns}.
    */
-  documentedLaunches?(): ReadonlyArray<LaunchNodes>;
+  documentedLaunches?(of?: string): ReadonlyArray<LaunchNodes>;
   /**
    * As {@link documentedLaunches}, with the documents that name `python` read too (a plain
    * `python train.py` line), each launch with whether it sets CUDA_VISIBLE_DEVICES

@@ -266,9 +266,9 @@ export class ProjectIndex {
         deps.add(target);
         return !!this.read(target)?.includes(word);
       },
-      documentedLaunches: () => {
+      documentedLaunches: (of = file) => {
         // Documents of this project only: the search stops at its root (a folder of other projects above it holds other demo.py files).
-        const { launches, read } = documentedLaunchNodes(file, documentsAround(dirname(file), [this.rootOf(file)]));
+        const { launches, read } = documentedLaunchNodes(of, documentsAround(dirname(of), [this.rootOf(of)]));
         for (const d of read) deps.add(d);
         return launches;
       },
