@@ -938,22 +938,29 @@ function scaleOf(value: string | null, literals: Map<string, string>): "one" | "
  * python3-torch 1.13, and the torchrun documentation): `--nnodes` "Number of nodes, or the range of
  * nodes in form <minimum_nodes>:<maximum_nodes>"; `--standalone` is "Useful when launching
  * single-node, multi-worker job" (a local rendezvous on this node). srun (srun(1)): `-N`/`--nodes`,
- * else the job's `#SBATCH --nodes`. Only what the command writes counts: torchrun's own default
+ * else the job's `#SBATCH --nodes`; a command outside srun in a job of one node (`#SBATCH --nodes=1`)
+ * runs on that node (sbatch(1): the batch script runs on the first node of the allocation). Otherwise only what the command writes counts: torchrun's own default
  * (`--nnodes` "1:1") and a plain `python file.py` say nothing of the other ways the program is
  * started (a README's one-node example is not a promise that it never runs on two), so they are null.
  */
 function nodesOf(m: MatchedCommand): { nodes: LaunchNodes["nodes"]; from: string } {
   const { launch: l, facts } = m;
+  const job = facts.directives
+    .flatMap((d) => d.options)
+    .filter((o) => o.name === "nodes")
+    .pop();
   const srunNodes = (): { nodes: LaunchNodes["nodes"]; from: string } => {
     const step = l.srun?.options.get("nodes")?.value ?? null;
     if (step !== null) return { nodes: scaleOf(step, facts.literals), from: `srun --nodes=${step}` };
-    const job = facts.directives
-      .flatMap((d) => d.options)
-      .filter((o) => o.name === "nodes")
-      .pop();
     if (job?.value) return { nodes: scaleOf(job.value, facts.literals), from: `#SBATCH --nodes=${job.value}` };
     return { nodes: null, from: "srun without a node count" };
   };
+  // Outside srun a batch script's command runs on the job's first node (sbatch(1)); in a job of
+  // one node that is the only node, whatever the command says of its own.
+  const oneNodeJob = (): { nodes: LaunchNodes["nodes"]; from: string } | null =>
+    job?.value && scaleOf(job.value, facts.literals) === "one"
+      ? { nodes: "one", from: `#SBATCH --nodes=${job.value}` }
+      : null;
   if (l.program === "torchrun") {
     // A variable among its options may hold `--nnodes` or `--standalone`: nothing said.
     if (l.unknownOptions) return { nodes: null, from: "options not known" };
@@ -964,10 +971,10 @@ function nodesOf(m: MatchedCommand): { nodes: LaunchNodes["nodes"]; from: string
     const n = optionValue(own, ["--nnodes"]);
     if (n) return { nodes: scaleOf(n.value, facts.literals), from: optionText(`--nnodes=${n.value}`, l, n.start) };
     if (l.srun) return srunNodes();
-    return { nodes: null, from: "no --nnodes" };
+    return oneNodeJob() ?? { nodes: null, from: "no --nnodes" };
   }
   if (l.srun) return srunNodes();
-  return { nodes: null, from: "no node count" };
+  return oneNodeJob() ?? { nodes: null, from: "no node count" };
 }
 
 /**

@@ -270,6 +270,9 @@ test("launchNodesIn and documentedLaunchNodes: node counts from torchrun's --nno
     ].join("\n"),
     "train/jobs/two.sbatch":
       "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gpus-per-node=8\nsrun torchrun --nproc_per_node 8 train/run.py\n",
+    // Outside srun in a job of one node: that node, whatever the launcher says (URS's shape).
+    "train/jobs/one.sbatch":
+      "#!/bin/bash\n#SBATCH -N 1\n#SBATCH --gpus-per-node=2\npython -m torch.distributed.launch --nproc_per_node=2 train/run.py\n",
     "train/local.sh":
       "torchrun --nproc_per_node 8 run.py\ntorchrun --nnodes=1:4 --nproc_per_node 8 run.py\ntorchrun --nnodes $NNODES run.py\n",
     "README.md": "```sh\ntorchrun --nnodes=1 --nproc-per-node=4 train/run.py\n```\n",
@@ -291,6 +294,7 @@ test("launchNodesIn and documentedLaunchNodes: node counts from torchrun's --nno
       // ../train/run.py from debug/: a document's path may also be relative to its own folder.
       { script: "debug/notes.md", line: 13, nodes: "several", from: "srun --nodes=2", documented: true },
       { script: "README.md", line: 1, nodes: "one", from: "--nnodes=1", documented: true },
+      { script: "train/jobs/one.sbatch", line: 3, nodes: "one", from: "#SBATCH --nodes=1", documented: false },
       { script: "train/jobs/two.sbatch", line: 3, nodes: "several", from: "#SBATCH --nodes=2", documented: false },
       { script: "train/local.sh", line: 0, nodes: null, from: "no --nnodes", documented: false },
       { script: "train/local.sh", line: 1, nodes: "several", from: "--nnodes=1:4", documented: false },
