@@ -165,3 +165,84 @@ test("GPU005 a device string whose index was written to CUDA_VISIBLE_DEVICES, th
   const two = `${fn(split, "return 1")}\n\ndef other(args):\n    return torch.nn.Linear(2, 2).to(args.device)\n`;
   assert.deepEqual(await lintCode(two, "GPU005"), []);
 });
+
+test("GPU005 device-string uses: another branch of the writing if, a write after CUDA initialised, a same-file helper that ignores its device parameter stay silent", async () => {
+  const lines = (...l: string[]) => ["import os", "import torch", "", "", ...l, ""].join("\n");
+  const lines5 = async (src: string) => (await lintCode(src, "GPU005")).map((d) => d.range.start.line);
+  // The string is used as the device only on the branch that did not write it (the cpu branch).
+  const branches = (use: string) =>
+    lines(
+      "def predict(args):",
+      '    if args.device.startswith("cuda"):',
+      '        os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":", 1)[1]',
+      '        device = torch.device("cuda")',
+      "    else:",
+      `        ${use}`,
+      "    return torch.nn.Linear(2, 2).to(device)",
+    );
+  assert.deepEqual(await lintCode(branches("device = torch.device(args.device)"), "GPU005"), []);
+  assert.deepEqual(
+    await lintCode(
+      lines(
+        "def predict(args):",
+        '    if args.device.startswith("cuda"):',
+        '        os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":", 1)[1]',
+        "        return torch.nn.Linear(2, 2).to(args.device)",
+        '    elif args.device == "mps":',
+        "        return torch.nn.Linear(2, 2).to(args.device)",
+      ),
+      "GPU005",
+    ).then((d) => d.map((x) => x.range.start.line)),
+    [7],
+    "the same branch still fires, the elif does not",
+  );
+  // Written after torch.cuda.is_available() initialised CUDA: the write is ignored (GPU001), cuda:N exists.
+  const frozen = (first: string) =>
+    lines(
+      "def main(args):",
+      `    ${first}`,
+      '    os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[-1]',
+      "    return torch.nn.Linear(2, 2).to(args.device)",
+    );
+  assert.deepEqual(await lintCode(frozen("ok = torch.cuda.is_available()"), "GPU005"), []);
+  assert.deepEqual(await lines5(frozen("torch.manual_seed(0)")), [7]);
+  // A helper of this file called with device=: silent when it never reads that parameter.
+  const helper = (body: string) =>
+    lines(
+      "def epoch(model, device):",
+      `    ${body}`,
+      "",
+      "",
+      "def main(cfg):",
+      '    device = cfg["device"]',
+      '    os.environ["CUDA_VISIBLE_DEVICES"] = device.split(":")[-1]',
+      "    epoch(None, device=device)",
+    );
+  assert.deepEqual(await lintCode(helper("return model"), "GPU005"), []);
+  assert.deepEqual(await lines5(helper("return model.to(device)")), [11]);
+});
+
+test("GPU005 dev.index written to CUDA_VISIBLE_DEVICES where dev = torch.device(...): dev and dev.index no longer name a visible GPU", async () => {
+  const fn = (...body: string[]) =>
+    ["import os", "import torch", "", "", "def train(args):", ...body.map((b) => `    ${b}`), ""].join("\n");
+  const at = async (src: string) => (await lintCode(src, "GPU005")).map((d) => [d.range.start.line, d.fix ?? null]);
+  const dev = "device = torch.device(args.device)";
+  const write = 'os.environ["CUDA_VISIBLE_DEVICES"] = str(device.index)';
+  assert.deepEqual(await at(fn(dev, write, "torch.cuda.set_device(device)")), [[7, null]]);
+  assert.deepEqual(await at(fn(dev, write, "torch.cuda.set_device(device.index)")), [[7, null]]);
+  const [d] = await lintCode(fn(dev, write, "model = torch.nn.Linear(2, 2).to(device)"), "GPU005");
+  assert.match(d.message, /the device `device` whose index was written to CUDA_VISIBLE_DEVICES \(line 7\)/);
+  // Renumbered after the write, or not a torch.device of this function (a parameter): silent.
+  assert.deepEqual(await at(fn(dev, write, "device = torch.device(0)", "torch.cuda.set_device(device)")), []);
+  const param = [
+    "import os",
+    "import torch",
+    "",
+    "",
+    "def run(device):",
+    `    ${write}`,
+    "    return torch.nn.Linear(2, 2).to(device)",
+    "",
+  ].join("\n");
+  assert.deepEqual(await at(param), []);
+});

@@ -1,11 +1,12 @@
 import type { PythonRule, RuleContext } from "../rule";
 import type { SyntaxNode } from "../python/parser";
-import { stringValue } from "../python/parser";
+import { parameterNames, stringValue } from "../python/parser";
 import { envWritesAnywhere } from "../python/model";
 import { nodeRange, type EnvWriteEvent } from "../python/events";
 import type { RelatedInfo } from "../types";
 import { DEVICE_QUERY_PATHS, SET_DEVICE_PATHS } from "../frameworks";
 import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom } from "./shared/py";
+import { stateBefore, statesInFunction } from "../python/timeline";
 
 /** GPU005: a device string or ordinal built from the value of CUDA_VISIBLE_DEVICES. */
 export const rule: PythonRule = {
@@ -19,7 +20,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it). Also a device string whose index the file wrote to the variable and then used itself as the device: `os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[1]` followed by `.to(args.device)`.',
       follows:
-        "Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it (also an element of one at an integer index, `str(gpu_ids[0])`, whose later uses in the same function hold the same id), through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. A device string whose index was written (`d.split(\":\")[1]` or `[-1]`, `d.replace(\"cuda:\", \"\")`, `torch.device(d).index`) is followed in the writing function (or module level) until it is assigned again, as the device itself, `torch.device(d)` or a name assigned from those; through any other call it is not (a helper may renumber it). Not followed: function parameters and return values, attributes set in one method and used in another, and other modules.",
+        'Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it (also an element of one at an integer index, `str(gpu_ids[0])`, whose later uses in the same function hold the same id), through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. A device string whose index was written (`d.split(":")[1]` or `[-1]`, `d.replace("cuda:", "")`, `torch.device(d).index`, or `dev.index` where `dev = torch.device(d)`) is followed in the writing function (or module level) until it is assigned again, as the device itself (or its `.index`), `torch.device(d)` or a name assigned from those; through any other call it is not (a helper may renumber it), nor into another branch of the `if` that holds the write (`else: device = torch.device(d)` runs only when nothing was written), nor when CUDA was initialised before the write (the write then changes nothing; GPU001 reports it). A `device=` argument to a function of the same file that never reads that parameter is no device use. Not followed: function parameters and return values, attributes set in one method and used in another, and other modules.',
       why: 'CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES="1"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device="cuda:1"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `"1,0"` it is not even a device string).',
       example:
         'import os\nimport torch\n\ngpu = os.environ.get("CUDA_VISIBLE_DEVICES", "0")\nbuf = torch.zeros(2, device=f"cuda:{gpu}")  # GPU005: cuda:1 does not exist under CUDA_VISIBLE_DEVICES=1\n',
@@ -145,7 +146,10 @@ function integerOrdinals(
     else if (torch && (method === "cuda" || method === "to") && !isModule(ctx, fn?.childForFieldName("object")))
       ordinal(positional[0], `.${method}(${positional[0]?.text ?? ""})`);
     for (const [name, value] of keywords) {
-      if ((name === "device" || name === "output_device") && (q?.startsWith("torch.") || (torch && q === null)))
+      if (
+        (name === "device" || name === "output_device") &&
+        (q?.startsWith("torch.") || (torch && q === null && !unreadParameter(ctx, fn, name)))
+      )
         ordinal(value, `${name}=${value.text}`);
       if (name === "device_ids" && (value.type === "list" || value.type === "tuple"))
         for (const el of value.namedChildren) if (el) ordinal(el, `device_ids=${value.text}`);
@@ -168,6 +172,12 @@ function deviceStringFrom(ctx: RuleContext, node: SyntaxNode, devices: Set<numbe
   let n: SyntaxNode | null = node;
   for (let hops = 0; n && hops < 6 && devices.size; hops++) {
     if (devices.has(n.id)) return n;
+    // `device.index`: the written index itself, now no visible GPU's number (set_device(device.index)).
+    const object =
+      n.type === "attribute" && n.childForFieldName("attribute")?.text === "index"
+        ? n.childForFieldName("object")
+        : null;
+    if (object && devices.has(object.id)) return object;
     if (n.type === "call" && calleePath(ctx.model, n) === "torch.device" && callArgs(n).positional.length === 1)
       n = callArgs(n).positional[0];
     else if (n.type === "identifier") n = ctx.model.valueOf(n.text, n.startIndex);
@@ -223,9 +233,10 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
   }
   for (const w of envWritesAnywhere(ctx.model)) {
     if (w.variable !== "CUDA_VISIBLE_DEVICES" || !w.value || !w.statement || w.literal !== null) continue;
-    const device = deviceOfIndex(w.value);
+    const device = deviceOfIndex(ctx, w.value);
     if (device) {
-      deviceStringUses(ctx, w, device, out);
+      // Written after CUDA initialised, the write changes nothing (GPU001 says so): cuda:N still exists.
+      if (!writeFrozen(ctx, w)) deviceStringUses(ctx, w, device, out);
       continue;
     }
     let root: SyntaxNode | null = w.value;
@@ -261,11 +272,11 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
  * branch of `x if cond else y` and inside `str()`. Only a name or an attribute (`device`,
  * `args.device`, `self.cfg.device`), whose later uses can be matched by their text; null otherwise.
  */
-function deviceOfIndex(value: SyntaxNode): SyntaxNode | null {
+function deviceOfIndex(ctx: RuleContext, value: SyntaxNode): SyntaxNode | null {
   let v: SyntaxNode | null = value;
   if (v.type === "conditional_expression") {
     for (const branch of [v.namedChildren[0], v.namedChildren[2]]) {
-      const d = branch ? deviceOfIndex(branch) : null;
+      const d = branch ? deviceOfIndex(ctx, branch) : null;
       if (d) return d;
     }
     return null;
@@ -302,6 +313,11 @@ function deviceOfIndex(value: SyntaxNode): SyntaxNode | null {
     const call = v.childForFieldName("object");
     if (call?.type === "call" && /(^|\.)device$/.test(call.childForFieldName("function")?.text ?? ""))
       device = callArgs(call).positional[0] ?? null;
+    // dev.index, where dev = torch.device(d): dev itself is the device that no longer exists
+    else if (call?.type === "identifier") {
+      const bound = ctx.model.valueOf(call.text, call.startIndex);
+      if (bound?.type === "call" && calleePath(ctx.model, bound) === "torch.device") device = call;
+    }
   }
   return device && (device.type === "identifier" || device.type === "attribute") ? device : null;
 }
@@ -315,6 +331,8 @@ function deviceOfIndex(value: SyntaxNode): SyntaxNode | null {
 function deviceStringUses(ctx: RuleContext, w: EnvWriteEvent, device: SyntaxNode, out: Map<number, Origin>): void {
   const stmt = w.statement!;
   const scope = enclosingFunction(stmt)?.id;
+  // `str(device.index)`: a torch.device, not a string.
+  const noun = /\.index\b/.test(w.value?.text ?? "") ? "device" : "device string";
   let end = Infinity;
   for (const a of ctx.model.nodesOfType(["assignment", "augmented_assignment"])) {
     if (!a || a.startIndex < stmt.endIndex || a.startIndex >= end) continue;
@@ -322,11 +340,11 @@ function deviceStringUses(ctx: RuleContext, w: EnvWriteEvent, device: SyntaxNode
   }
   for (const n of ctx.model.nodesOfType(device.type)) {
     if (!n || n.startIndex < stmt.endIndex || n.startIndex >= end || n.text !== device.text) continue;
-    if (enclosingFunction(n)?.id !== scope) continue;
+    if (enclosingFunction(n)?.id !== scope || otherBranch(stmt, n)) continue;
     if (n.parent?.type === "attribute" && n.parent.childForFieldName("object")?.id !== n.id) continue;
     out.set(n.id, {
       node: stmt,
-      what: `the device string \`${device.text}\` whose index was written to CUDA_VISIBLE_DEVICES`,
+      what: `the ${noun} \`${device.text}\` whose index was written to CUDA_VISIBLE_DEVICES`,
       deviceString: true,
       related: {
         range: w.range,
@@ -334,6 +352,67 @@ function deviceStringUses(ctx: RuleContext, w: EnvWriteEvent, device: SyntaxNode
       },
     });
   }
+}
+
+/**
+ * Whether `use` sits in another branch of an `if` whose branch holds `write` (`if d.startswith("cuda"):
+ * <write> else: torch.device(d)`): the two never run together.
+ */
+function otherBranch(write: SyntaxNode, use: SyntaxNode): boolean {
+  const clauseOf = (n: SyntaxNode, ifStmt: SyntaxNode): SyntaxNode | null => {
+    for (let c: SyntaxNode | null = n; c; c = c.parent) if (c.parent?.id === ifStmt.id) return c;
+    return null;
+  };
+  for (let p = write.parent; p; p = p.parent) {
+    if (p.type !== "if_statement" || use.startIndex < p.startIndex || use.endIndex > p.endIndex) continue;
+    const a = clauseOf(write, p);
+    const b = clauseOf(use, p);
+    if (a && b && a.id !== b.id && b.id !== p.childForFieldName("condition")?.id) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether a CUDA-initialising call ran before the write (on the module's timeline, or in the
+ * timeline of a function the module never calls): CUDA then keeps the GPUs it saw.
+ */
+function writeFrozen(ctx: RuleContext, w: EnvWriteEvent): boolean {
+  const same = (e: { kind: string; statement?: SyntaxNode | null; variable?: string }) =>
+    e.kind === "envWrite" && e.statement?.id === w.statement?.id && e.variable === w.variable;
+  const onModule = ctx.model.events.find(same);
+  if (onModule) return !!stateBefore(ctx.model, onModule as EnvWriteEvent).frozenBy;
+  for (const fn of ctx.model.functionTimelines) {
+    const e = fn.events.find(same);
+    if (e) return !!statesInFunction(ctx.model, fn)(e as EnvWriteEvent).frozenBy;
+  }
+  return false;
+}
+
+/**
+ * Whether `callee` names a function of this file whose parameter `name` its body never reads
+ * (`train_epoch(..., device=device)` that ignores it): the argument selects no device.
+ */
+function unreadParameter(ctx: RuleContext, callee: SyntaxNode | null | undefined, name: string): boolean {
+  if (callee?.type !== "identifier") return false;
+  const topLevel = (d: SyntaxNode) => {
+    for (let p = d.parent; p; p = p.parent)
+      if (p.type === "function_definition" || p.type === "class_definition") return false;
+    return true;
+  };
+  const defs = ctx.model
+    .nodesOfType("function_definition")
+    .filter((d): d is SyntaxNode => !!d && d.childForFieldName("name")?.text === callee.text && topLevel(d));
+  return (
+    defs.length > 0 &&
+    defs.every((d) => {
+      const body = d.childForFieldName("body");
+      return (
+        parameterNames(d.childForFieldName("parameters")).has(name) &&
+        !!body &&
+        !body.descendantsOfType("identifier").some((i) => i?.text === name)
+      );
+    })
+  );
 }
 
 /** `x[0]`, `args.gpus[1]`: a name's or attribute's element at an integer literal. */
