@@ -25,9 +25,11 @@ const DEFAULT_EAGER = [
   "deepspeed",
   "bitsandbytes",
   "transformer_engine",
+  "python_vali",
   "unsloth",
+  "catalyst",
+  "paddle",
   "flash_attn",
-  "kornia",
   "monai",
 ];
 

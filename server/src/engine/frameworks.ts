@@ -119,6 +119,18 @@ export function frameworkOfModule(modulePath: string): Framework | null {
   return null;
 }
 
+/**
+ * The eager-initialising module an import of `modulePath` falls under: the longest of `eager` that is the
+ * path or a dotted prefix of it (`magic_pdf.tools.common.do_parse` → `magic_pdf.tools.common`; `paddle.fluid`
+ * → `paddle`), else the path's top-level name. The catalogue's entries (depth, framework, note) are keyed by it.
+ */
+export function eagerLibraryOf(modulePath: string, eager: readonly string[]): string {
+  let best: string | null = null;
+  for (const m of eager)
+    if ((modulePath === m || modulePath.startsWith(m + ".")) && (!best || m.length > best.length)) best = m;
+  return best ?? modulePath.split(".")[0];
+}
+
 /** True when `modulePath` is (inside) one of the eager-initialising modules. */
 export function isEagerInitModule(modulePath: string, eager: readonly string[]): boolean {
   return eager.some((m) => modulePath === m || modulePath.startsWith(m + "."));

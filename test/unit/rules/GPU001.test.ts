@@ -626,3 +626,18 @@ test("GPU001 leaves a removal that restores the environment: in a finally clause
     [],
   );
 });
+
+test("GPU001: import paddle (the GPU build counts the GPUs at import, read in Paddle's source) freezes CUDA_VISIBLE_DEVICES; the message quotes the catalogue", async () => {
+  const after = async (v: string) => await lint(`import os\nimport paddle\nos.environ["${v}"] = "1"\n`);
+  const [d] = await after("CUDA_VISIBLE_DEVICES");
+  assert.deepEqual([d.code, d.severity, d.range.start.line], ["GPU001", "error", 2]);
+  assert.match(
+    d.message,
+    /initialised by import paddle \(line 2: paddle >=2\.1 initialises CUDA when imported \(read in /,
+  );
+  assert.deepEqual(
+    (await after("PYTORCH_CUDA_ALLOC_CONF")).map((x) => x.code),
+    [],
+    "torch's allocator variable: Paddle's import does not start torch",
+  );
+});

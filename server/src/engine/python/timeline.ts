@@ -76,9 +76,11 @@ export function freezesVariable(e: TimelineEvent, variable: string): e is InitEv
   return e.kind === "init" && freezes(e.framework, e.depth, variable);
 }
 
-/** Whether an event imports a framework among `readers` (all when null) or an eager-init module. */
+/** Whether an event imports a framework among `readers` (all when null), or an eager-init module that is no other framework's. */
 function readsAtImport(e: TimelineEvent, readers: ReturnType<typeof readersOf>): e is ImportEvent {
-  return e.kind === "import" && (e.eagerInit || (!!e.framework && (!readers || readers.includes(e.framework))));
+  return (
+    e.kind === "import" && (!e.framework || !readers || readers.includes(e.framework)) && (e.eagerInit || !!e.framework)
+  );
 }
 
 /**

@@ -15,6 +15,7 @@ import {
   type InitDepth,
   frameworkOfModule,
   isEagerInitModule,
+  eagerLibraryOf,
   TORCH_CUDA_INIT,
   TORCH_ACCELERATOR_INIT,
   TORCH_OTHER_INIT,
@@ -632,13 +633,15 @@ export class TimelineWalker {
           project: own,
         });
       } else if (eager) {
-        // The unpinned entry, else (a project whose pin selects an older entry) the catalogue's entry that initialises.
-        const note = importInitNote(path.split(".")[0]) ?? importInitNote(path.split(".")[0], INIT_CATALOGUE);
+        // The unpinned entry, else (a project whose pin selects an older entry) the catalogue's entry that
+        // initialises; a catalogued submodule (`magic_pdf.tools.common`) has its own entries.
+        const lib = eagerLibraryOf(path, this.options.eagerInitModules);
+        const note = importInitNote(lib) ?? importInitNote(lib, INIT_CATALOGUE);
         this.events.push({
           kind: "init",
           node: stmt,
-          framework: framework ?? EAGER_INIT_FRAMEWORK.get(path.split(".")[0]) ?? "torch",
-          depth: EAGER_INIT_DEPTH.get(path.split(".")[0]) ?? "context",
+          framework: framework ?? EAGER_INIT_FRAMEWORK.get(lib) ?? "torch",
+          depth: EAGER_INIT_DEPTH.get(lib) ?? "context",
           what: `import ${path}`,
           ...(note ? { note } : {}),
         });

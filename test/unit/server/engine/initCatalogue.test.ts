@@ -15,6 +15,7 @@ import {
   applicableEntries,
   eagerModulesOf,
   importInitNote,
+  isCatalogued,
   intervalOf,
   loadCatalogue,
   rangesOverlap,
@@ -53,12 +54,13 @@ test("every catalogue entry validates; the file parses into entries with provena
   assert.ok(INIT_CATALOGUE.length >= 20);
   for (const e of INIT_CATALOGUE) assert.ok(["read", "measured", "reported"].includes(e.provenance.kind), e.library);
   // A reported entry is kept only for the contract's defaults and reports not yet measured (old
-  // versions that cannot reach the GPU machine: torch 1.12.0, torchvision 0.18 with torch 2.3).
+  // versions that cannot reach the GPU machine: torch 1.12.0, torchvision 0.18 with torch 2.3, paddle
+  // before 2.1, whose import's depth a maintainer's fix describes).
   assert.deepEqual(
     INIT_CATALOGUE.filter((e) => e.provenance.kind === "reported")
       .map((e) => e.library)
       .sort(),
-    ["flash_attn", "kornia", "monai", "torch", "torchvision"],
+    ["flash_attn", "kornia", "monai", "paddle", "torch", "torchvision"],
   );
 });
 
@@ -109,13 +111,14 @@ test("version intervals: PEP 440 clauses, wildcards, ~=, and overlap", () => {
 test("unpinned: the default eager list is the catalogue's current initialising entries, with their depths", () => {
   // The contract's defaults (spec/rules.md: flash_attn, deepspeed, kornia, monai, transformer_engine) stay eager
   // through their entries, except kornia: read and measured (0.9.0rc1) as initialising nothing from 0.6.12 on;
-  // bitsandbytes, catalyst, python_vali, torch_geometric and unsloth join.
+  // bitsandbytes, catalyst, paddle, python_vali, torch_geometric and unsloth join.
   assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), [
     "bitsandbytes",
     "catalyst",
     "deepspeed",
     "flash_attn",
     "monai",
+    "paddle",
     "python_vali",
     "torch_geometric",
     "transformer_engine",
@@ -404,4 +407,56 @@ test("augmax < 0.3.3 (read: jax.numpy arrays as a class attribute and default va
   assert.equal((await lintCode(write("CUDA_VISIBLE_DEVICES"), "GPU001", options)).length, 1);
   assert.deepEqual(await lintCode(write("PYTORCH_CUDA_ALLOC_CONF"), "GPU001", options), []);
   assert.deepEqual(await lintCode(write("XLA_PYTHON_CLIENT_PREALLOCATE"), "GPU001"), []);
+});
+
+test("paddle (read: `import paddle` runs core.init_devices(), which counts the GPUs with cudaGetDeviceCount) starts the CUDA driver for Paddle: CUDA_* writes after it are GPU001, torch's allocator variables are not", async () => {
+  const eager = (pins: Record<string, string>) => eagerModulesOf(applicableEntries(pins));
+  assert.equal(EAGER_INIT_FRAMEWORK.get("paddle"), "paddle");
+  assert.equal(EAGER_INIT_DEPTH.get("paddle"), "driver", "the device count, no context: device contexts are deferred");
+  assert.ok(eager({}).includes("paddle"));
+  assert.ok(eager({ "paddlepaddle-gpu": "==2.6.2" }).includes("paddle"));
+  const old = applicableEntries({ "paddlepaddle-gpu": "==1.8.5" }).filter((e) => e.library === "paddle");
+  assert.deepEqual(
+    old.map((e) => [e.versions, e.depth, e.provenance.kind]),
+    [["<2.1", "context", "reported"]],
+    "before the lazy P2P fix the import also made contexts",
+  );
+  const write = (v: string, lib = "import paddle") => `import os\n${lib}\nos.environ["${v}"] = "1"\n`;
+  const [d] = await lintCode(write("CUDA_VISIBLE_DEVICES"), "GPU001");
+  assert.equal(d.range.start.line, 2);
+  assert.match(
+    d.message,
+    /by import paddle \(line 2: paddle >=2\.1 initialises CUDA when imported \(read in PaddlePaddle\/Paddle python\/paddle\/base\/__init__\.py:196\)\)/,
+  );
+  assert.equal((await lintCode(write("CUDA_VISIBLE_DEVICES", "import paddle.fluid as fluid"), "GPU001")).length, 1);
+  assert.deepEqual(
+    await lintCode(write("PYTORCH_CUDA_ALLOC_CONF"), "GPU001"),
+    [],
+    "Paddle does not read torch's variables",
+  );
+});
+
+test("magic_pdf's submodules (read: doc_analyze_by_custom_model imports paddle at module level in 0.10.6 to 1.2.2) initialise only where the project pins such a release; 1.3.0 and later (the newest, so unpinned) do not", async () => {
+  const eager = (pins: Record<string, string>) => eagerModulesOf(applicableEntries(pins));
+  const libs = ["magic_pdf.model.doc_analyze_by_custom_model", "magic_pdf.tools.common", "magic_pdf.tools.cli"];
+  for (const lib of libs) {
+    assert.ok(eager({ "magic-pdf": "==1.0.1" }).includes(lib), lib);
+    assert.ok(!eager({}).includes(lib), `${lib}: unpinned gets 1.3.x, which imports no paddle`);
+    assert.ok(!eager({ "magic-pdf": "==0.10.5" }).includes(lib), lib);
+    assert.ok(isCatalogued(`${lib}.do_parse`), lib);
+  }
+  assert.ok(!isCatalogued("magic_pdf.pipe.UNIPipe"), "only the modules read are catalogued");
+  assert.equal(EAGER_INIT_FRAMEWORK.get("magic_pdf.tools.common"), "paddle");
+  const options = { eagerInitModules: eager({ "magic-pdf": "==1.0.1" }) };
+  const code =
+    'import os\nimport torch\nfrom magic_pdf.model.doc_analyze_by_custom_model import ModelSingleton\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  const [d] = await lintCode(code, "GPU001", options);
+  assert.equal(d.range.start.line, 3);
+  assert.match(
+    d.message,
+    /magic_pdf\.model\.doc_analyze_by_custom_model >=0\.10\.6,<1\.3\.0 initialises CUDA when imported \(read in opendatalab\/MinerU magic_pdf\/model\/doc_analyze_by_custom_model\.py:5\)/,
+  );
+  const viaCli = 'import os\nfrom magic_pdf.tools.cli import do_parse\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
+  assert.match((await lintCode(viaCli, "GPU001", options))[0].message, /magic_pdf\.tools\.cli >=0\.10\.6,<1\.3\.0/);
+  assert.deepEqual(await lintCode(code, "GPU001"), [], "unpinned: magic-pdf 1.3.x");
 });
