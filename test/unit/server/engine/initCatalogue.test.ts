@@ -111,12 +111,26 @@ test("version intervals: PEP 440 clauses, wildcards, ~=, and overlap", () => {
 test("unpinned: the default eager list is the catalogue's current initialising entries, with their depths", () => {
   // The contract's defaults (spec/rules.md: flash_attn, deepspeed, kornia, monai, transformer_engine) stay eager
   // through their entries, except kornia: read and measured (0.9.0rc1) as initialising nothing from 0.6.12 on;
-  // bitsandbytes, catalyst, paddle, python_vali, torch_geometric and unsloth join.
+  // bitsandbytes, catalyst, paddle, python_vali, torch_geometric, unsloth and mmengine's modules that import
+  // mmengine.device (read: its import runs torch.cuda.is_available()) join.
   assert.deepEqual([...DEFAULT_EAGER_INIT_MODULES].sort(), [
     "bitsandbytes",
     "catalyst",
     "deepspeed",
     "flash_attn",
+    "mmengine.dataset",
+    "mmengine.device",
+    "mmengine.dist",
+    "mmengine.evaluator",
+    "mmengine.hooks",
+    "mmengine.hub",
+    "mmengine.infer",
+    "mmengine.model",
+    "mmengine.optim",
+    "mmengine.runner",
+    "mmengine.structures",
+    "mmengine.testing",
+    "mmengine.visualization",
     "monai",
     "paddle",
     "python_vali",
@@ -459,4 +473,41 @@ test("magic_pdf's submodules (read: doc_analyze_by_custom_model imports paddle a
   const viaCli = 'import os\nfrom magic_pdf.tools.cli import do_parse\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n';
   assert.match((await lintCode(viaCli, "GPU001", options))[0].message, /magic_pdf\.tools\.cli >=0\.10\.6,<1\.3\.0/);
   assert.deepEqual(await lintCode(code, "GPU001"), [], "unpinned: magic-pdf 1.3.x");
+});
+
+test("mmengine (read: mmengine.device works out its DEVICE with torch.cuda.is_available() at import) and the subpackages that import it initialise CUDA; `import mmengine` and mmengine.config do not", async () => {
+  const eager = eagerModulesOf(applicableEntries({}));
+  for (const lib of ["mmengine.device", "mmengine.runner", "mmengine.model", "mmengine.dist", "mmengine.dataset"])
+    assert.ok(eager.includes(lib), lib);
+  assert.equal(
+    EAGER_INIT_DEPTH.get("mmengine.runner"),
+    "nvml",
+    "is_available(): the CUDA variables freeze, torch's allocator ones do not",
+  );
+  assert.ok(!eagerModulesOf(applicableEntries({ mmengine: "==0.2.0" })).includes("mmengine.runner"), "before v0.3.0");
+  // OpenMMLab's tools/train.py shape: the Runner import comes first, the GPU choice in main().
+  const train = (imports: string) =>
+    `import os\n${imports}\n\n\ndef main():\n    os.environ["CUDA_VISIBLE_DEVICES"] = "1"\n    runner = Runner.from_cfg(Config.fromfile("cfg.py"))\n    runner.train()\n\n\nif __name__ == "__main__":\n    main()\n`;
+  const [d, ...more] = await lintCode(
+    train("from mmengine.config import Config\nfrom mmengine.runner import Runner"),
+    "GPU001",
+  );
+  assert.equal(more.length, 0);
+  assert.equal(d.range.start.line, 6);
+  assert.match(
+    d.message,
+    /mmengine\.runner >=0\.3\.0 initialises CUDA when imported \(read in open-mmlab\/mmengine mmengine\/runner\/__init__\.py:4\)/,
+  );
+  assert.deepEqual(await lintCode(train("from mmengine.config import Config\nimport mmengine"), "GPU001"), []);
+  assert.deepEqual(
+    await lintCode(
+      train("from mmengine.config import Config\nfrom mmengine.runner import Runner").replace(
+        "CUDA_VISIBLE_DEVICES",
+        "PYTORCH_CUDA_ALLOC_CONF",
+      ),
+      "GPU001",
+    ),
+    [],
+    "is_available() leaves the allocator variables alone",
+  );
 });
