@@ -42,6 +42,7 @@ const DEFAULT_EAGER = [
   "mmengine.testing",
   "mmengine.structures",
   "mmengine.infer",
+  "pycuda.autoinit",
   "flash_attn",
   "monai",
 ];

@@ -133,6 +133,7 @@ test("unpinned: the default eager list is the catalogue's current initialising e
     "mmengine.visualization",
     "monai",
     "paddle",
+    "pycuda.autoinit",
     "python_vali",
     "torch_geometric",
     "transformer_engine",
@@ -510,4 +511,15 @@ test("mmengine (read: mmengine.device works out its DEVICE with torch.cuda.is_av
     [],
     "is_available() leaves the allocator variables alone",
   );
+});
+
+test("pycuda.autoinit (read: cuda.init() and make_default_context() at module level) initialises the driver: a CUDA_VISIBLE_DEVICES write after it is GPU001; pycuda.driver alone is not catalogued as initialising", async () => {
+  assert.ok(eagerModulesOf(applicableEntries({})).includes("pycuda.autoinit"));
+  const src = (imp: string) => `import os\n${imp}\nos.environ["CUDA_VISIBLE_DEVICES"] = "2"\n`;
+  const [d] = await lintCode(src("import pycuda.autoinit"), "GPU001");
+  assert.match(
+    d.message,
+    /pycuda\.autoinit >=0\.93 initialises CUDA when imported \(read in inducer\/pycuda pycuda\/autoinit\.py:9\)/,
+  );
+  assert.deepEqual(await lintCode(src("import pycuda.driver as cuda"), "GPU001"), []);
 });
