@@ -42,6 +42,8 @@ const DEFAULT_EAGER = [
   "mmengine.testing",
   "mmengine.structures",
   "mmengine.infer",
+  "mmengine.utils.dl_utils",
+  "mmengine._strategy",
   "pycuda.autoinit",
   "flash_attn",
   "monai",

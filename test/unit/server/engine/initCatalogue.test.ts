@@ -118,6 +118,7 @@ test("unpinned: the default eager list is the catalogue's current initialising e
     "catalyst",
     "deepspeed",
     "flash_attn",
+    "mmengine._strategy",
     "mmengine.dataset",
     "mmengine.device",
     "mmengine.dist",
@@ -130,6 +131,7 @@ test("unpinned: the default eager list is the catalogue's current initialising e
     "mmengine.runner",
     "mmengine.structures",
     "mmengine.testing",
+    "mmengine.utils.dl_utils",
     "mmengine.visualization",
     "monai",
     "paddle",
@@ -500,6 +502,17 @@ test("mmengine (read: mmengine.device works out its DEVICE with torch.cuda.is_av
     /mmengine\.runner >=0\.3\.0 initialises CUDA when imported \(read in open-mmlab\/mmengine mmengine\/runner\/__init__\.py:4\)/,
   );
   assert.deepEqual(await lintCode(train("from mmengine.config import Config\nimport mmengine"), "GPU001"), []);
+  assert.ok(isCatalogued("mmengine.config.Config"), "catalogued as initialising nothing: GPU002 names no suspect");
+  assert.equal(
+    (
+      await lintCode(
+        train("from mmengine.utils.dl_utils import collect_env\nfrom mmengine.config import Config"),
+        "GPU001",
+      )
+    ).length,
+    1,
+    "mmengine.utils.dl_utils imports mmengine.device",
+  );
   assert.deepEqual(
     await lintCode(
       train("from mmengine.config import Config\nfrom mmengine.runner import Runner").replace(
