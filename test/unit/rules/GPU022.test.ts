@@ -235,3 +235,143 @@ test("GPU022's preview check: silent where the script picks the process's GPUs (
   assert.equal(found("python infer.py && echo done\n"), 1, "&& is not the background");
   assert.equal(found("python infer.py \\\n  --part 0 2>&1 | tee log\n"), 1);
 });
+
+test("GPU022's preview check: a program that loops over the visible GPUs putting work on each spreads it itself (Numba's cuda.gpus, select_device, CuPy's Device, torch's devices in range(device_count())): silent; a loop that only asks about each GPU, or puts work on a fixed one, is not", () => {
+  const scripts: Record<string, string> = {
+    "numba_with.py":
+      "from numba import cuda\n\ndef main():\n    gpus = cuda.gpus\n    for dev in gpus:\n        with dev:\n            a = cuda.to_device([1.0])\n",
+    "numba_select.py":
+      "from numba import cuda\nfor i in range(len(cuda.gpus)):\n    cuda.select_device(i)\n    a = cuda.to_device([1.0])\n    cuda.close()\n",
+    "numba_index.py":
+      "import numba.cuda as nc\nfor k, _ in enumerate(nc.list_devices()):\n    with nc.gpus[k]:\n        x = nc.device_array(4)\n",
+    "cupy_device.py":
+      "import cupy as cp\nn = cp.cuda.runtime.getDeviceCount()\nfor i in range(n):\n    with cp.cuda.Device(i):\n        x = cp.ones(4)\n",
+    "torch_fstring.py":
+      'import torch\n\nclass Runner:\n    def __init__(self):\n        self.n_gpu = torch.cuda.device_count()\n\n    def run(self):\n        for i in range(self.n_gpu):\n            torch.ones(4).to(torch.device(f"cuda:{i}"))\n',
+    "torch_to.py": "import torch\nparts = [torch.nn.Linear(4, 4).to(i) for i in range(torch.cuda.device_count())]\n",
+    "torch_set.py":
+      "import torch\nfor i in range(0, torch.cuda.device_count()):\n    torch.cuda.set_device(i)\n    torch.ones(4).cuda()\n",
+    "torch_names.py":
+      "import torch\nfor i in range(torch.cuda.device_count()):\n    print(torch.cuda.get_device_name(i))\nmodel = torch.nn.Linear(4, 4).cuda()\n",
+    "torch_fixed.py": 'import torch\nfor i in range(torch.cuda.device_count()):\n    torch.ones(4).to("cuda:0")\n',
+    "torch_other_range.py":
+      'import torch\nn = 4\nfor i in range(n):\n    torch.ones(4).to(f"cuda:{i}")\nm = torch.cuda.device_count()\n',
+    "numba_list_only.py":
+      "from numba import cuda\nfor dev in cuda.gpus:\n    print(dev.name)\nx = cuda.to_device([1.0])\n",
+  };
+  const dir = project(scripts);
+  const job = (script: string) =>
+    `#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gres=gpu:2\npython ${script}\n`;
+  const found = (script: string) =>
+    lintManifestCode(job(script), "jobscript", "GPU022", { preview: true }, join(dir, "job.sbatch")).length;
+  for (const s of [
+    "numba_with.py",
+    "numba_select.py",
+    "numba_index.py",
+    "cupy_device.py",
+    "torch_fstring.py",
+    "torch_to.py",
+    "torch_set.py",
+  ])
+    assert.equal(found(s), 0, s);
+  for (const s of ["torch_names.py", "torch_fixed.py", "torch_other_range.py", "numba_list_only.py"])
+    assert.equal(found(s), 1, s);
+});
+
+test("GPU022's preview check: a loop over the visible GPUs in a project module the started script imports counts too", () => {
+  const dir = project({
+    "train.py": "import torch\nfrom helpers import place\nmodel = torch.nn.Linear(4, 4).cuda()\nplace(model)\n",
+    "helpers.py":
+      'import torch\n\ndef place(model):\n    return [model.to(f"cuda:{i}") for i in range(torch.cuda.device_count())]\n',
+  });
+  const d = lintManifestCode(
+    "#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gres=gpu:2\npython train.py\n",
+    "jobscript",
+    "GPU022",
+    { preview: true },
+    join(dir, "job.sbatch"),
+  );
+  assert.deepEqual(d, []);
+});
+
+test("GPU022: a launcher that expects several machines, started in the batch script of a multi-node job without srun, runs on the first node only (an error); srun, --standalone, a one-node job or an elastic minimum of one are silent", () => {
+  const head = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:4\n";
+  const lint = (body: string, nodes = head) => lintManifestCode(nodes + body, "jobscript", "GPU022", {});
+  const d = lint("torchrun --nnodes 2 --nproc_per_node 4 train.py\n");
+  assert.equal(d.length, 1);
+  assert.equal(d[0].severity, "error");
+  assert.equal(d[0].range.start.line, 4);
+  assert.match(
+    d[0].message,
+    /^torchrun expects 2 machines \(--nnodes 2\), but it is a command of the batch script, which Slurm runs once, on the first of the job's 2 nodes/,
+  );
+  assert.equal(d[0].related?.[0]?.message, "the job's nodes");
+  assert.equal(lint("python -m torch.distributed.run --nnodes=$SLURM_NNODES --nproc_per_node 4 t.py\n").length, 1);
+  assert.match(lint("NN=2\ntorchrun --nnodes=$NN t.py\n")[0]?.message ?? "", /expects 2 machines \(--nnodes \$NN\)/);
+  for (const body of [
+    "srun torchrun --nnodes 2 --nproc_per_node 4 train.py\n",
+    "torchrun --standalone --nnodes 2 train.py\n",
+    "torchrun --nnodes 1:2 train.py\n",
+    "torchrun --nnodes $N train.py\n",
+    "torchrun $ARGS train.py\n",
+    "torchrun --nproc_per_node 4 train.py\n",
+  ])
+    assert.deepEqual(lint(body), [], body);
+  assert.deepEqual(lint("torchrun --nnodes 2 t.py\n", "#SBATCH --nodes=1\n#SBATCH --gres=gpu:4\n"), []);
+  assert.deepEqual(lint("torchrun --nnodes 2 t.py\n", "#SBATCH --gres=gpu:4\n"), [], "no node count in the script");
+});
+
+test("GPU022: the multi-machine launch is silent where another command may start it on the other nodes (srun, ssh, pdsh, MPI) or runs a command held in a variable", () => {
+  const head = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --gres=gpu:4\n";
+  const lint = (body: string) => lintManifestCode(head + body, "jobscript", "GPU022", {});
+  const launch = "torchrun --nnodes 2 --node_rank 0 t.py &\n";
+  for (const other of [
+    "ssh node2 torchrun --nnodes 2 --node_rank 1 t.py\n",
+    "pdsh -w node2 'torchrun --nnodes 2 --node_rank 1 t.py'\n",
+    "H=$(srun --ntasks=1 hostname)\n",
+    "mpirun -np 2 hostname\n",
+    'bash -c "ssh node2 echo"\n',
+    "$SECOND_NODE_CMD\n",
+    'eval "$CMD"\n',
+  ])
+    assert.deepEqual(lint(launch + other), [], other);
+  assert.equal(lint(launch + "wait\n").length, 1);
+});
+
+test("GPU022: accelerate launch on several machines in the batch step is reported where it runs torchrun there (--multi_gpu, FSDP, DeepSpeed's standard launcher, from flags or its config file); DeepSpeed's default pdsh launcher and a launch of unknown kind are not", () => {
+  const dir = project({
+    "cfg/zero2.yaml":
+      "distributed_type: DEEPSPEED\ndeepspeed_config:\n  deepspeed_multinode_launcher: standard\n  zero_stage: 2\nnum_machines: 2\nnum_processes: 8\n",
+    "cfg/pdsh.yaml": "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 2\nnum_machines: 2\n",
+    "cfg/fsdp.yaml": "distributed_type: FSDP\nnum_machines: 3\nnum_processes: 12\n",
+    "cfg/one.yaml": "distributed_type: MULTI_GPU\nnum_machines: 1\n",
+  });
+  const head = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:4\n";
+  const lint = (body: string) => lintManifestCode(head + body, "jobscript", "GPU022", {}, join(dir, "job.slurm"));
+  const flags = lint("accelerate launch --multi_gpu --num_machines 2 --num_processes 8 --machine_rank 0 train.py\n");
+  assert.equal(flags.length, 1);
+  assert.match(
+    flags[0].message,
+    /^accelerate launch expects 2 machines \(--num_machines 2\), .*srun --ntasks-per-node=1 bash -c 'accelerate launch --machine_rank \$SLURM_NODEID \.\.\.'/,
+  );
+  assert.equal(lint("accelerate launch --config_file cfg/zero2.yaml --num_machines 2 train.py\n").length, 1);
+  assert.match(
+    lint("accelerate launch --config_file cfg/fsdp.yaml train.py\n")[0]?.message ?? "",
+    /expects 3 machines \(num_machines: 3 in cfg\/fsdp\.yaml\)/,
+  );
+  assert.equal(
+    lint("accelerate launch --use_deepspeed --deepspeed_multinode_launcher standard --num_machines 2 t.py\n").length,
+    1,
+  );
+  for (const body of [
+    "accelerate launch --use_deepspeed --num_machines 2 t.py\n",
+    "accelerate launch --config_file cfg/pdsh.yaml t.py\n",
+    "accelerate launch --config_file cfg/one.yaml t.py\n",
+    "accelerate launch --num_machines 2 --num_processes 8 t.py\n",
+    "accelerate launch --config_file cfg/missing.yaml --num_machines 2 t.py\n",
+    "accelerate launch --multi_gpu --num_machines 2 --cpu t.py\n",
+    "srun accelerate launch --multi_gpu --num_machines 2 t.py\n",
+    "srun bash -c 'accelerate launch --multi_gpu --num_machines 2 --machine_rank $SLURM_NODEID t.py'\n",
+  ])
+    assert.deepEqual(lint(body), [], body);
+});

@@ -10,6 +10,7 @@ import { ModuleTrees } from "../python/moduleTrees";
 import { buildModel, type ModuleModel } from "../python/model";
 import { enclosingFunction, pythonInput, stringValue, type SyntaxNode } from "../python/parser";
 import { deviceSlots, namesBoundIn, positionalParams } from "../python/devices";
+import { loopsOverDevices } from "../python/deviceLoops";
 import { callArgs, isAssignmentTarget } from "../rules/shared/py";
 import { isParseArgs } from "../python/rankFlow";
 import { DEFAULT_EAGER_INIT_MODULES } from "../frameworks";
@@ -125,6 +126,8 @@ export interface LaunchedScriptFacts {
    * option by any parser (argparse, click, `sys.argv`, a config's attribute).
    */
   words: ReadonlySet<string> | null;
+  /** It puts work on each visible GPU in turn in a loop over them (python/deviceLoops.ts `loopsOverDevices`): one process that spreads its work itself. */
+  loopsOverDevices: boolean;
 }
 
 /** The option strings of `facts`' options whose destination is `dest`. */
@@ -190,6 +193,7 @@ export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> =
       ...deviceDestinations(model, parsers),
       imports: [...new Set(model.symbols.values())],
       words: namedWords(model),
+      loopsOverDevices: loopsOverDevices(model),
     };
   } catch {
     facts = {
@@ -202,6 +206,7 @@ export function launchedScriptFacts(text: string, parsers: ReadonlySet<string> =
       returning: [],
       imports: [],
       words: null,
+      loopsOverDevices: false,
     };
   } finally {
     tree.delete();

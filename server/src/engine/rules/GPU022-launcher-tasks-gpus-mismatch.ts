@@ -10,6 +10,8 @@ import {
   type Launch,
 } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
+import { launcherWords } from "../manifests/jobscript";
+import { readAccelerateConfig } from "../launch/accelerateConfig";
 
 const int = (s: string | null | undefined): number | null =>
   s !== null && s !== undefined && /^[0-9]+$/.test(s) ? Number(s) : null;
@@ -74,6 +76,8 @@ const MAX_FOLLOWED_IMPORTS = 64;
 interface StartedProgram {
   imports: string[];
   words: Set<string>;
+  /** It, or a module it imports, loops over the visible GPUs putting work on each (python/deviceLoops.ts). */
+  loopsOverDevices: boolean;
 }
 
 /**
@@ -91,13 +95,18 @@ function startedProgram(
   const launched = path ? launchedScript(ctx.file, path, ctx.read) : null;
   const facts = launched ? launchedScriptFacts(launched.text) : null;
   if (!launched || !facts?.words) return null;
-  const out: StartedProgram = { imports: [...facts.imports], words: new Set(facts.words) };
+  const out: StartedProgram = {
+    imports: [...facts.imports],
+    words: new Set(facts.words),
+    loopsOverDevices: facts.loopsOverDevices,
+  };
   for (const dotted of facts.imports.slice(0, MAX_FOLLOWED_IMPORTS)) {
     const mod = importedModule(launched.path, dotted, ctx.read);
     if (!mod || mod.text === launched.text) continue;
     const f = launchedScriptFacts(mod.text);
     out.imports.push(...f.imports);
     for (const w of f.words ?? []) out.words.add(w);
+    if (f.loopsOverDevices) out.loopsOverDevices = true;
   }
   return out;
 }
@@ -131,14 +140,17 @@ function lightningStartsItsOwn(job: JobScriptFacts): boolean {
  * use cannot be seen: its file cannot be read; neither it nor a module it imports (one level) names
  * `cuda` (`torch.cuda`, `.cuda()`, `"cuda:0"`) or is a Lightning program, so no CUDA work is seen
  * (a CPU step such as data preparation or an upload, or GPU work deeper in the program); it names
- * one of {@link SPREADS}; it uses Hugging Face's Trainer ({@link HF_TRAINER}); or it is Lightning
+ * one of {@link SPREADS}; it uses Hugging Face's Trainer ({@link HF_TRAINER}); it loops over the
+ * visible GPUs putting work on each (python/deviceLoops.ts: Numba's `cuda.gpus`, CuPy's
+ * `Device(i)` or torch's devices in `range(device_count())`); or it is Lightning
  * started as the batch step of a job without a task count ({@link lightningStartsItsOwn}).
  */
 function notOneGpu(ctx: ManifestRuleContext, l: Launch, job: JobScriptFacts): boolean {
   const p = startedProgram(ctx, l.words, job.literals);
   const lightning = !!p && p.imports.some((i) => LIGHTNING.has(topModule(i)));
   if (!p || !(lightning || p.words.has("cuda"))) return true;
-  if (SPREADS.some((w) => p.words.has(w)) || p.imports.some((i) => HF_TRAINER.test(i))) return true;
+  if (SPREADS.some((w) => p.words.has(w)) || p.imports.some((i) => HF_TRAINER.test(i)) || p.loopsOverDevices)
+    return true;
   return !l.srun && lightning && lightningStartsItsOwn(job);
 }
 
@@ -166,6 +178,146 @@ function gpusChosenByScript(ctx: ManifestRuleContext, c: ShellCommand, job: JobS
   return rest.startsWith("&") && !rest.startsWith("&&");
 }
 
+/** The torchrun documentation's deployment note, in the source that writes it. */
+const TORCHRUN_DEPLOY_DOC =
+  'torch/distributed/run.py (Debian python3-torch 1.13.1; the same text is the torchrun page, https://pytorch.org/docs/stable/elastic/run.html):254 "Multi-node multi-worker: Start the launcher with the same arguments on all the nodes participating in training", :406 `--nnodes` "Number of nodes, or the range of nodes in form <minimum_nodes>:<maximum_nodes>", :424 `--rdzv_backend` default "static"; torch/distributed/elastic/rendezvous/dynamic_rendezvous.py:1213-1215 (c10d) `join_timeout` "The total time, in seconds, within which the rendezvous is expected to complete. Defaults to 600 seconds"';
+/** How accelerate launches on several machines. */
+const ACCELERATE_MULTINODE_DOC =
+  "huggingface/accelerate@16cb6eb8 src/accelerate/commands/launch.py:1384-1400 (`launch_command`: `--multi_gpu`, `--use_fsdp`, `--use_megatron_lm`, or the config's `distributed_type`, run `multi_gpu_launcher`, :998-1030, which calls torchrun's `distrib_run.run` on this machine), :1054 (`deepspeed_launcher`: with `num_machines > 1` and a `deepspeed_multinode_launcher` other than `standard`, the default `pdsh` among them, DeepSpeed's own runner starts the other machines; with `standard` torchrun runs here as above), :498-501 (`--deepspeed_multinode_launcher` \"If unspecified, will default to `pdsh`\"); examples/slurm/submit_multinode.sh starts `accelerate launch --num_machines $SLURM_NNODES` with `srun`";
+/** Measured: a two-node launch started on one machine. */
+const MULTINODE_MEASURED =
+  "Measured (torch 1.13.1, CPU, gloo, 2026-12-07): `python3 -m torch.distributed.run --nnodes 2 --nproc_per_node 1 --node_rank 0 --master_addr 127.0.0.1 w.py` started no worker within 45 s (killed by timeout, static rendezvous); with `--rdzv_backend c10d --rdzv_conf join_timeout=20` it stopped after 24 s with `torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError`, no worker started";
+
+/** A word of another command that may start the launcher on the job's other nodes (srun, ssh, pdsh, MPI). */
+const REACHES_NODES =
+  /(?:^|[\s;&|(`'"/])(?:srun|ssh|pdsh|clush|pssh|mpirun|mpiexec|orterun|pbsdsh|jsrun)(?=$|[\s;&|)`'"])/;
+
+/** `$SLURM_NNODES`, `${SLURM_JOB_NUM_NODES}`: the job's node count in the batch step (sbatch(1), OUTPUT ENVIRONMENT VARIABLES). */
+const JOB_NODES_VAR = /^\$(?:\{(?:SLURM_NNODES|SLURM_JOB_NUM_NODES)\}|SLURM_NNODES|SLURM_JOB_NUM_NODES)$/;
+
+/** The least node count a launcher's option states (`2`, torchrun's `2:4`, `$SLURM_NNODES` as the job's); null when not a literal. */
+function leastNodes(value: string, job: JobScriptFacts): number | null {
+  if (JOB_NODES_VAR.test(value.trim())) return job.request.nodes;
+  const lit = resolveLiteral(value, job.literals);
+  const m = lit === null ? null : /^([0-9]{1,5})(?::[0-9]{1,5})?$/.exec(lit.trim());
+  return m ? Number(m[1]) : null;
+}
+
+/** A launcher that expects several machines: its name for messages, the words to report, the count and the option that says so. */
+interface MachinesLaunch {
+  name: string;
+  first: ShellWord;
+  last: ShellWord;
+  machines: number;
+  from: string;
+}
+
+/** The index of an accelerate launch's first own option in `words` (`accelerate launch`, `accelerate-launch`, `python -m accelerate.commands.launch`); -1 when not one. */
+function accelerateFrom(words: readonly ShellWord[]): number {
+  const first = (words[0]?.value ?? "").replace(/^.*\//, "");
+  if (first === "accelerate" && words[1]?.value === "launch") return 2;
+  if (first === "accelerate-launch") return 1;
+  if (/^python[0-9.]*$/.test(first) && words[1]?.value === "-m" && words[2]?.value === "accelerate.commands.launch")
+    return 3;
+  return -1;
+}
+
+/**
+ * An `accelerate launch` on several machines that starts torchrun on this machine only ({@link
+ * ACCELERATE_MULTINODE_DOC}): `--multi_gpu`, `--use_fsdp`, `--use_megatron_lm`, or DeepSpeed with
+ * the `standard` multi-node launcher, given as flags or by the config file it names (read from the
+ * workspace); null where the kind of launch is not known (no flag and no config file: the default
+ * config of the machine that runs it decides), where DeepSpeed's own runner starts the other
+ * machines, or where the options are not all known.
+ */
+function accelerateMachines(ctx: ManifestRuleContext, words: ShellWord[], job: JobScriptFacts): MachinesLaunch | null {
+  const from = accelerateFrom(words);
+  if (from < 0) return null;
+  const { words: w, program, unknown } = launcherWords(words, from, job);
+  if (unknown) return null;
+  const opts = w.slice(from, program);
+  const flag = (name: string) => opts.some((o) => o.value === name || o.value === name.replace(/_/g, "-"));
+  const value = (name: string) => optionValue(opts, [name, name.replace(/_/g, "-")]);
+  const file = value("--config_file");
+  const cfg = file ? readAccelerateConfig(ctx.file, resolveLiteral(file.value, job.literals) ?? "$", ctx.read) : null;
+  if (file && !cfg) return null;
+  const flags = ["--multi_gpu", "--use_fsdp", "--use_megatron_lm", "--use_deepspeed", "--cpu", "--tpu"].filter(flag);
+  const type = flags.length
+    ? flags.length === 1 && flags[0] !== "--cpu" && flags[0] !== "--tpu"
+      ? flags[0] === "--use_deepspeed"
+        ? "DEEPSPEED"
+        : "MULTI_GPU"
+      : null
+    : (cfg?.distributedType ?? null);
+  const dsLauncher = value("--deepspeed_multinode_launcher")?.value ?? cfg?.multinodeLauncher ?? "pdsh";
+  const torchrunHere =
+    type === "MULTI_GPU" ||
+    type === "FSDP" ||
+    type === "MEGATRON_LM" ||
+    (type === "DEEPSPEED" && dsLauncher === "standard");
+  if (!torchrunHere) return null;
+  const cli = value("--num_machines");
+  const machines = cli ? leastNodes(cli.value, job) : (cfg?.numMachines ?? null);
+  if (machines === null || machines < 2) return null;
+  const name = w
+    .slice(0, from)
+    .map((x) => x.value.replace(/^.*\//, ""))
+    .join(" ");
+  const where = cli ? `--num_machines ${cli.value}` : `num_machines: ${machines} in ${file!.value}`;
+  return { name, first: words[0], last: words[from - 1], machines, from: where };
+}
+
+/** A torchrun (`python -m torch.distributed.run|launch`) whose `--nnodes` asks for at least two nodes; null with `--standalone` or options not all known. */
+function torchrunMachines(l: Launch, job: JobScriptFacts): MachinesLaunch | null {
+  if (l.program !== "torchrun" || l.unknownOptions) return null;
+  const script = l.words.findIndex((w, i) => i > 0 && /\.py$/.test(w.value));
+  const own = script < 0 ? l.words : l.words.slice(0, script);
+  if (own.some((w) => w.value === "--standalone")) return null;
+  const n = optionValue(own, ["--nnodes"]);
+  const machines = n ? leastNodes(n.value, job) : null;
+  if (n === null || machines === null || machines < 2) return null;
+  const m = l.words[1]?.value === "-m" ? 2 : 0;
+  const name = m ? `python -m ${l.words[2].value}` : "torchrun";
+  return { name, first: l.words[0], last: l.words[m], machines, from: `--nnodes ${n.value}` };
+}
+
+/**
+ * A launcher that expects several machines, started as a command of the batch script (not under
+ * srun) of a job of several nodes: Slurm runs the batch script once, on the first node ({@link
+ * SBATCH_DOC}), so the other machines never join. Silent where another command of the script may
+ * start it elsewhere (srun, ssh, pdsh, MPI: {@link REACHES_NODES}) or runs a command held in a
+ * variable (`$CMD`, `eval`).
+ */
+function checkBatchStepMachines(ctx: ManifestRuleContext, job: JobScriptFacts, c: ShellCommand, l: Launch): void {
+  const nodes = job.request.nodes;
+  if (l.srun || nodes === null || nodes < 2) return;
+  const found = l.program === "torchrun" ? torchrunMachines(l, job) : accelerateMachines(ctx, l.words, job);
+  if (!found) return;
+  const text = ctx.manifest.src.text;
+  const elsewhere = job.commands.some(
+    (o) =>
+      o !== c &&
+      (REACHES_NODES.test(text.slice(o.start, o.end)) ||
+        o.words[0]?.value.startsWith("$") ||
+        o.words[0]?.value === "eval"),
+  );
+  if (elsewhere) return;
+  const nodesOption = job.directives
+    .flatMap((d) => d.options)
+    .filter((o) => o.name === "nodes")
+    .pop();
+  const fix = found.name.startsWith("accelerate")
+    ? `\`srun --ntasks-per-node=1 bash -c '${found.name} --machine_rank $SLURM_NODEID ...'\`, each machine with its own rank`
+    : `\`srun --ntasks-per-node=1 ${found.name} --rdzv-backend c10d --rdzv-endpoint $MASTER_ADDR:29500 ...\`, or \`--node_rank $SLURM_NODEID\` inside \`bash -c '...'\``;
+  const others = found.machines === 2 ? "the other machine, which never joins" : "the other machines, which never join";
+  ctx.report({
+    range: wordsRange(ctx, found.first, found.last),
+    severity: "error",
+    message: `${found.name} expects ${found.machines} machines (${found.from}), but it is a command of the batch script, which Slurm runs once, on the first of the job's ${nodes} nodes: only that node starts workers, and the rendezvous waits for ${others}, until it times out; start it once per node with srun (${fix})`,
+    ...(nodesOption ? { related: [{ range: nodesOption.range, message: "the job's nodes" }] } : {}),
+  });
+}
+
 /** The plain-Python finding's message: `perNode` processes per node on `gpus` GPUs per node; `jobTasks`: the job's tasks per node. */
 function pythonMessage(l: Launch, perNode: number, gpus: number, jobTasks: number | null): string {
   const what = l.srun
@@ -188,15 +340,15 @@ export const rule: ManifestRule = {
     // Reports on job scripts only (rules/shared/jobScript.ts `jobScriptOf`), never on a YAML manifest.
     trigger: () => false,
     docs: {
-      what: "In a Slurm job script: `srun torchrun` (also `python -m torch.distributed.run`/`launch`, `tune run`) in a step with more than one task per node; torchrun's `--nproc_per_node` that differs from the GPUs per node the script asks for; and, in the preview set, `python`/`srun python` started with fewer tasks per node than GPUs, where the started program is seen to run on CUDA in one process.",
+      what: "In a Slurm job script: `srun torchrun` (also `python -m torch.distributed.run`/`launch`, `tune run`) in a step with more than one task per node; torchrun's `--nproc_per_node` that differs from the GPUs per node the script asks for; a launcher that expects several machines (`torchrun --nnodes 2`, `accelerate launch --num_machines 2`) started as a command of the batch script, without srun, in a job of several nodes (an error); and, in the preview set, `python`/`srun python` started with fewer tasks per node than GPUs, where the started program is seen to run on CUDA in one process.",
       follows:
-        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for, each command's `srun` options, and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script, also a variable or once-assigned array among torchrun's options (`torchrun $DISTRIBUTED_ARGS train.py`, `\"${ARGS[@]}\"`) read as the words it holds; a variable there that is not known may hold a later `--nproc_per_node` (no count is compared), and `python $VAR file.py` with one may start torch's launcher (no preview check). For the preview check of a plain `python file.py`, the started program: its file (a literal path, beside the job script or up to three folders above it) and the project modules it imports, one level deep. It reports only where that code names `cuda` (`torch.cuda`, `.cuda()`, `\"cuda:0\"`) or is a PyTorch Lightning program, and stays silent where the file cannot be read, where it names `DataParallel`, Keras' `multi_gpu_model`, TensorFlow's `MirroredStrategy`, `device_map`, `tensor_parallel_size`, `spawn`, `start_processes` or `ray`, or uses Hugging Face's `Trainer` (one process that spreads its work over the GPUs it sees), where it is Lightning started as the batch step of a job with no `--ntasks`/`-n`/`--ntasks-per-node` (Lightning then starts a process per device itself), where the command or the script sets CUDA_VISIBLE_DEVICES to fewer devices than the job's (or to a value not written out), and where the command runs in the background (`python x.py --part 0 &`: several at once). Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the rest of the Python program (modules below the first level, classes loaded by name from a configuration).",
-      why: "srun starts its program once per task. torchrun is itself a launcher that starts `--nproc_per_node` workers, so it needs exactly one task per node: with `--ntasks-per-node=4` each node runs four torchruns with four workers each, sixteen processes on four GPUs, and the four rendezvous clash. A `--nproc_per_node` larger than the GPUs the step sees makes workers pick device ordinals that do not exist (or share a GPU); a smaller one leaves GPUs idle. A plain Python program started with one task per node on a four-GPU allocation gets one process, which uses one GPU unless it spreads work itself; a command of the batch script runs once even when the job has a task per GPU (only srun starts one per task). PyTorch Lightning under Slurm takes its processes from Slurm's tasks where SLURM_NTASKS is set and starts none itself: with `--ntasks=1` one process trains on one GPU, and with `--ntasks-per-node=1` and `devices=4` it stops with a ValueError.",
+        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for, each command's `srun` options, and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script, also a variable or once-assigned array among torchrun's options (`torchrun $DISTRIBUTED_ARGS train.py`, `\"${ARGS[@]}\"`) read as the words it holds; a variable there that is not known may hold a later `--nproc_per_node` (no count is compared), and `python $VAR file.py` with one may start torch's launcher (no preview check). For a launcher in the batch script: the job's `#SBATCH --nodes` (its least count), torchrun's `--nnodes` (its least count; `--standalone` is one node) and accelerate's `--num_machines` (else the `num_machines` of the config file named by `--config_file`), each a literal, a variable assigned once to one, or `$SLURM_NNODES`/`$SLURM_JOB_NUM_NODES` (the job's count); for accelerate also how it launches: `--multi_gpu`, `--use_fsdp`, `--use_megatron_lm`, or DeepSpeed with `deepspeed_multinode_launcher: standard` (flags, else the config's `distributed_type`) start torchrun on the machine that runs the command, while DeepSpeed's default `pdsh` (and its other multi-node launchers) starts the other machines itself and is not reported, nor is an accelerate launch with no flag and no config file (the default config of the machine that runs it decides). It is silent where another command of the script may start the launcher on the other nodes: srun, ssh, pdsh, clush, pssh, mpirun, mpiexec, pbsdsh or jsrun anywhere in it (also inside `bash -c` or `$(...)`), or a command held in a variable (`$CMD`, `eval`). For the preview check of a plain `python file.py`, the started program: its file (a literal path, beside the job script or up to three folders above it) and the project modules it imports, one level deep. It reports only where that code names `cuda` (`torch.cuda`, `.cuda()`, `\"cuda:0\"`) or is a PyTorch Lightning program, and stays silent where the file cannot be read, where it names `DataParallel`, Keras' `multi_gpu_model`, TensorFlow's `MirroredStrategy`, `device_map`, `tensor_parallel_size`, `spawn`, `start_processes` or `ray`, or uses Hugging Face's `Trainer` (one process that spreads its work over the GPUs it sees), or loops over the visible GPUs putting work on each (Numba's `for dev in cuda.gpus: with dev:` or `cuda.select_device(i)`, CuPy's `cupy.cuda.Device(i)`, torch's `.to(f\"cuda:{i}\")`, `.to(i)` or `set_device(i)` in a loop over `range(torch.cuda.device_count())` or `range(cupy.cuda.runtime.getDeviceCount())`; a loop that only asks about each GPU does not count), where it is Lightning started as the batch step of a job with no `--ntasks`/`-n`/`--ntasks-per-node` (Lightning then starts a process per device itself), where the command or the script sets CUDA_VISIBLE_DEVICES to fewer devices than the job's (or to a value not written out), and where the command runs in the background (`python x.py --part 0 &`: several at once). Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the rest of the Python program (modules below the first level, classes loaded by name from a configuration).",
+      why: 'srun starts its program once per task. torchrun is itself a launcher that starts `--nproc_per_node` workers, so it needs exactly one task per node: with `--ntasks-per-node=4` each node runs four torchruns with four workers each, sixteen processes on four GPUs, and the four rendezvous clash. A `--nproc_per_node` larger than the GPUs the step sees makes workers pick device ordinals that do not exist (or share a GPU); a smaller one leaves GPUs idle. A plain Python program started with one task per node on a four-GPU allocation gets one process, which uses one GPU unless it spreads work itself; a command of the batch script runs once even when the job has a task per GPU (only srun starts one per task). Likewise Slurm runs the batch script itself once, on the first node of the allocation (sbatch(1): "Slurm runs a single copy of the batch script on the first node in the set of allocated nodes"), while a multi-machine torchrun must be started "with the same arguments on all the nodes participating in training", and accelerate\'s multi-GPU, FSDP and Megatron-LM launches (and DeepSpeed with the `standard` multi-node launcher) run torchrun on the machine that runs the command: `torchrun --nnodes 2` or `accelerate launch --num_machines 2` in the batch script of a two-node job starts workers on the first node only, and the rendezvous waits for the second machine until it times out (measured: no worker started within 45 s with the static rendezvous; the c10d rendezvous stops with RendezvousTimeoutError after its join timeout, 600 s by default), leaving the other node\'s GPUs idle for the wait. PyTorch Lightning under Slurm takes its processes from Slurm\'s tasks where SLURM_NTASKS is set and starts none itself: with `--ntasks=1` one process trains on one GPU, and with `--ntasks-per-node=1` and `devices=4` it stops with a ValueError.',
       example:
         "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4   # one torchrun per GPU: wrong\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py   # GPU022\n",
       fix: "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py\n",
       whenNotToCare:
-        "Only literal numbers are compared (a `$VAR` assigned once in the script to a literal is followed; `--nproc_per_node=$SLURM_GPUS_ON_NODE` is right by construction and not read). Commands inside `bash -c '...'` or a variable (`srun $CMD`) are not read. The plain-Python check is preview, below the default set's bar for lack of findings: measured on 2026-12-07 on the job scripts of 304 public repositories (228 with `#SBATCH` files among the code bases fetched for this study, research repositories, tutorials and frameworks among them, then 76 more as a held-out set), the check as it was gave 66 findings on the first set and 172 on the held-out one, of which 9 were true (the others: CPU steps such as data preparation and uploads, scripts not in the repository, DataParallel or Hugging Face's Trainer in the program, Lightning starting its own processes, one background process per GPU with its own CUDA_VISIBLE_DEVICES, a worker pool per device); as it is now it gives 9 findings on the first set, all true (single-GPU PyTorch programs, and Lightning in a job with `--ntasks=1`), and none on the held-out set. Nine findings are too few to put it in the default set (20 needed). A single process may also use several GPUs on purpose in ways not seen here (model parallelism deeper in the program, a worker pool per device).",
+        "Only literal numbers are compared (a `$VAR` assigned once in the script to a literal is followed; `--nproc_per_node=$SLURM_GPUS_ON_NODE` is right by construction and not read). A batch script that another script runs on every node itself (`srun job.sh` from a wrapper, not `sbatch job.sh`) runs a multi-machine launcher on each node and is right; its `#SBATCH` lines are then not read by Slurm, so such a file is better written without them. Peers started in a way not seen here (a script the batch script sources or runs, a second job on the other nodes) also make the multi-machine launch work. Commands inside `bash -c '...'` or a variable (`srun $CMD`) are not read. The plain-Python check is preview, below the default set's bar for lack of findings: measured on 2026-12-07 on the job scripts of 304 public repositories (228 with `#SBATCH` files among the code bases fetched for this study, research repositories, tutorials and frameworks among them, then 76 more as a held-out set), the check as it was gave 66 findings on the first set and 172 on the held-out one, of which 9 were true (the others: CPU steps such as data preparation and uploads, scripts not in the repository, DataParallel or Hugging Face's Trainer in the program, Lightning starting its own processes, one background process per GPU with its own CUDA_VISIBLE_DEVICES, a worker pool per device); as it is now it gives 9 findings on the first set, all true (single-GPU PyTorch programs, and Lightning in a job with `--ntasks=1`), and none on the held-out set. Nine findings are too few to put it in the default set (20 needed). A single process may also use several GPUs on purpose in ways not seen here (model parallelism deeper in the program, a worker pool per device).",
       references: [
         `${SRUN_DOC}: srun runs a parallel job, one copy of the program per task; --ntasks-per-node "Request that ntasks be invoked on each node"`,
         `${SBATCH_DOC}: --gpus-per-node, --gres=gpu:N are GPUs per node; --gpus-per-task with the task count`,
@@ -204,6 +356,10 @@ export const rule: ManifestRule = {
         "Measured: test/fixtures/slurm/batch-ntasks/measured.md (Slurm 22.05.8: the batch step has SLURM_NTASKS only with --ntasks/-n or --ntasks-per-node; an srun step always has it)",
         LIGHTNING_SLURM,
         HF_TRAINER_DOC,
+        `${SBATCH_DOC}, DESCRIPTION: "When the job allocation is finally granted for the batch script, Slurm runs a single copy of the batch script on the first node in the set of allocated nodes"`,
+        TORCHRUN_DEPLOY_DOC,
+        ACCELERATE_MULTINODE_DOC,
+        MULTINODE_MEASURED,
         'TensorFlow, tf.keras.utils.multi_gpu_model (r1.15, https://www.tensorflow.org/versions/r1.15/api_docs/python/tf/keras/utils/multi_gpu_model): "Replicates a model on different GPUs"; tf.distribute.MirroredStrategy (https://www.tensorflow.org/api_docs/python/tf/distribute/MirroredStrategy): "If no devices are specified in the constructor argument of the strategy then it will use all the available GPUs"',
       ],
       language: "bash",
@@ -215,6 +371,7 @@ export const rule: ManifestRule = {
     const req = job.request;
     for (const c of job.commands) {
       const l = expandedLaunch(launchOf(c), job);
+      checkBatchStepMachines(ctx, job, c, l);
       if (l.program === "other" || !l.words.length) continue;
       const srunGpus = l.srun ? GPU_OPTIONS.some((n) => l.srun!.options.has(n)) : false;
       if (l.program === "torchrun") {

@@ -1,7 +1,6 @@
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { parse as parseYamlText } from "yaml";
+import { dirname, join, relative, resolve } from "node:path";
 import type { ManifestRule, ManifestRuleContext } from "../rule";
 import type { Range } from "../types";
 import { expandsVariable, type ShellCommand, type ShellWord } from "../manifests/shell";
@@ -28,6 +27,7 @@ import {
 } from "../launch/sources";
 import { mentionsLauncher } from "../manifests/prefilter";
 import { launchedScript, launchedScriptFacts, optionsWithDest } from "../launch/script";
+import { readAccelerateConfig } from "../launch/accelerateConfig";
 
 const TORCHRUN_DOC =
   'PyTorch, torch.distributed launch utility (https://pytorch.org/docs/stable/distributed.html#launch-utility): "If used for GPU training, this number needs to be less or equal to the number of GPUs on the current system (nproc_per_node), and each process will be operating on a single GPU from GPU 0 to GPU (nproc_per_node - 1)"; torchrun (https://pytorch.org/docs/stable/elastic/run.html) takes the same --nproc-per-node and sets LOCAL_RANK';
@@ -41,50 +41,6 @@ const GROUND_TRUTH =
   "ground-truth.md: `cuda:1` with one visible GPU raises 'invalid device ordinal'; docs/ground-truth.md (GPU011): two torchrun ranks on one GPU make NCCL fail ('invalid usage')";
 
 const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
-
-/** The accelerate config values a launch reads (`--config_file`), or from an accelerate YAML file. */
-interface AccelerateConfig {
-  numProcesses: number | null;
-  numMachines: number | null;
-  gpuIds: string | null;
-  file: string;
-}
-
-/** Reads an accelerate config named by a shell script's `--config_file`: relative to the script's folder, then up to three folders above it (the script may be run from the project root). */
-function readAccelerateConfig(
-  scriptFile: string | null,
-  path: string,
-  read: ManifestRuleContext["read"],
-): AccelerateConfig | null {
-  if (!scriptFile || path.includes("$") || path.startsWith("~")) return null;
-  const candidates: string[] = [];
-  if (isAbsolute(path)) candidates.push(path);
-  else
-    for (let d = dirname(scriptFile), k = 0; k < 4; k++, d = dirname(d)) {
-      candidates.push(join(d, path));
-      if (existsSync(join(d, ".git")) || dirname(d) === d) break;
-    }
-  for (const c of candidates) {
-    const text = read(resolve(c), 256 * 1024);
-    if (text === null) continue;
-    try {
-      const doc = parseYamlText(text) as Record<string, unknown> | null;
-      if (!doc || typeof doc !== "object") return null;
-      const num = (v: unknown) =>
-        typeof v === "number" && Number.isInteger(v) ? v : typeof v === "string" ? wholeNumber(v) : null;
-      const ids = doc.gpu_ids;
-      return {
-        numProcesses: num(doc.num_processes),
-        numMachines: num(doc.num_machines),
-        gpuIds: typeof ids === "number" || typeof ids === "string" ? String(ids) : null,
-        file: c,
-      };
-    } catch {
-      return null;
-    }
-  }
-  return null;
-}
 
 /** `0,1,3` → 3 ids; null for `all`, an empty value or anything else. */
 function idList(v: string | null): number[] | null {
