@@ -6,7 +6,7 @@
  */
 import { extname, isAbsolute } from "node:path";
 import { lintPython, type LintOptions } from "./engine/lint";
-import { cellsOfIpynb, lintNotebook, type CellInput } from "./engine/notebook";
+import { lintNotebook, readIpynb, type CellInput } from "./engine/notebook";
 import { lintManifest, manifestKindOf } from "./engine/manifests/lintManifest";
 import { readWorkspaceFile, SOURCE_MAX_BYTES } from "../../common/src/fs/workspaceFile";
 import { decodeSource } from "./engine/sourceEncoding";
@@ -69,8 +69,9 @@ export function checkText(path: string, text: string, options: LintOptions, lang
   const kind = kindOf(path, languageId);
   if (kind.notebook) {
     let cells: CellInput[];
+    let host: "colab" | undefined;
     try {
-      cells = cellsOfIpynb(text);
+      ({ cells, host } = readIpynb(text));
     } catch (e) {
       const at = { line: 0, character: 0 };
       return [
@@ -82,7 +83,7 @@ export function checkText(path: string, text: string, options: LintOptions, lang
         }),
       ];
     }
-    return checkCells(cells, options, isAbsolute(path) ? path : null);
+    return checkCells(cells, host ? { ...options, notebookHost: host } : options, isAbsolute(path) ? path : null);
   }
   if (kind.manifest)
     return lintManifest(text, kind.manifest, options, { file: isAbsolute(path) ? path : null }).diagnostics.map((d) =>

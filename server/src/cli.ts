@@ -22,7 +22,7 @@ import {
   type ModuleWriterMap,
   type WriterScanMemo,
 } from "./engine/python/project";
-import { cellsOfIpynb, lintNotebook, withCellSources } from "./engine/notebook";
+import { lintNotebook, readIpynb, withCellSources } from "./engine/notebook";
 import { optionsResolver, type LintOverrides, type OptionsResolver } from "./engine/options";
 import { TARGET_VERSION } from "./engine/config";
 import { excludedBy, GitignoreFilter, type ExcludeSettings } from "./engine/exclude";
@@ -690,8 +690,9 @@ function checkNotebook(
   fix: FixMode,
 ): { diagnostics: JsonDiagnostic[]; fixed: string | null; applied: number; deps?: string[] } {
   let original;
+  let host: "colab" | undefined;
   try {
-    original = cellsOfIpynb(json);
+    ({ cells: original, host } = readIpynb(json));
   } catch (e) {
     // One unreadable notebook (nbformat 3, broken JSON) is a finding of its own; the run goes on,
     // so `--format sarif > results.sarif` still holds every other file's findings.
@@ -709,6 +710,7 @@ function checkNotebook(
       applied: 0,
     };
   }
+  if (host) options = { ...options, notebookHost: host };
   const { cells, applied } = fix
     ? fixAllNotebook(original, options, fix === "unsafe")
     : { cells: original, applied: 0 };

@@ -36,11 +36,43 @@ export interface CellDiagnostic extends Omit<LintDiagnostic, "fix" | "related"> 
 
 /** Reads the cells of an .ipynb file (nbformat 4; `source` as a string or a list of lines). */
 export function cellsOfIpynb(json: string): CellInput[] {
+  return readIpynb(json).cells;
+}
+
+/**
+ * Where a notebook says it runs, from its metadata: `"colab"` when it carries Google Colab's
+ * `colab` key (Colab writes it into every notebook it saves), else undefined. Takes the .ipynb's
+ * top-level `metadata` object, or a VS Code notebook document's metadata, which holds it under
+ * `metadata` (or `custom.metadata` in older VS Code).
+ */
+export function notebookHostOf(metadata: unknown): "colab" | undefined {
+  const obj = (v: unknown): Record<string, unknown> | undefined =>
+    v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  const m = obj(metadata);
+  if (!m) return undefined;
+  for (const candidate of [m, obj(m.metadata), obj(obj(m.custom)?.metadata)])
+    if (candidate && Object.prototype.hasOwnProperty.call(candidate, "colab")) return "colab";
+  return undefined;
+}
+
+/**
+ * Reads an .ipynb file: its cells (as {@link cellsOfIpynb}) and where its metadata says it runs
+ * ({@link notebookHostOf}). Throws on text that is not JSON or has no `cells` array.
+ */
+export function readIpynb(json: string): { cells: CellInput[]; host?: "colab" } {
   const nb = JSON.parse(json) as {
     cells?: Array<{ cell_type?: string; source?: string | string[]; execution_count?: unknown }>;
+    metadata?: unknown;
   };
   if (!nb || !Array.isArray(nb.cells)) throw new Error('not a Jupyter notebook: no "cells" array');
-  return nb.cells.map((c) => ({
+  const host = notebookHostOf(nb.metadata);
+  return { cells: cellsOf(nb.cells), ...(host ? { host } : {}) };
+}
+
+function cellsOf(
+  cells: Array<{ cell_type?: string; source?: string | string[]; execution_count?: unknown }>,
+): CellInput[] {
+  return cells.map((c) => ({
     kind: c.cell_type === "code" ? "code" : "markup",
     text: Array.isArray(c.source) ? c.source.join("") : typeof c.source === "string" ? c.source : "",
     ...(c.cell_type === "code" && Number.isSafeInteger(c.execution_count) && (c.execution_count as number) > 0

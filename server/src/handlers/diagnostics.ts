@@ -10,7 +10,7 @@ import { DiagnosticSeverity, type Diagnostic, type NotebookDocument } from "vsco
 import type { TextDocument } from "vscode-languageserver-textdocument";
 import { lintPython } from "../engine/lint";
 import { machineModel } from "../engine/machineHelp";
-import { lintNotebook } from "../engine/notebook";
+import { lintNotebook, notebookHostOf } from "../engine/notebook";
 import { lintManifest } from "../engine/manifests/lintManifest";
 import type { LintDiagnostic, Severity, Fix } from "../engine/types";
 import { FILE_TOO_LARGE_CODE } from "../engine/limits";
@@ -150,10 +150,12 @@ export function lintNotebookDocument(ctx: ServerContext, nb: NotebookDocument): 
   const options = ctx.lintOptions(nb.uri);
   const project = ctx.projectLookup(nb.uri, options);
   const kernel = session.get(nb.uri)?.kernel;
+  const host = notebookHostOf(nb.metadata);
   const { diagnostics, ruleFailures, analysis, model, starts, deps } = lintNotebook(
     cells,
     {
       ...options,
+      ...(host ? { notebookHost: host } : {}),
       ...(project ? { project } : {}),
       ...(kernel ? { runningKernel: kernel } : {}),
       lazyFixValidation: true,

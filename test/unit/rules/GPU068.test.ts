@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { lintCode } from "../support/helpers";
+import { notebookHostOf, readIpynb } from "../../../server/src/engine/notebook";
 import { fixtureTests } from "./fixtureCheck";
 
 fixtureTests("GPU068");
@@ -31,4 +32,18 @@ test("GPU068: a count by keyword, third position or **kwargs, another library's 
     (await lintCode(inFunction, "GPU068", { preview: true })).map((d) => d.range.start.line),
     [4],
   );
+});
+
+test("GPU068: silent in a notebook saved from Colab (metadata.colab, as an .ipynb or as VS Code's notebook metadata); readIpynb and notebookHostOf read the key", async () => {
+  assert.deepEqual(await lintCode(SRC, "GPU068", { preview: true, notebookHost: "colab" }), []);
+  const ipynb = (metadata: unknown) =>
+    JSON.stringify({ cells: [{ cell_type: "code", source: ["x = 1\n"] }], metadata, nbformat: 4, nbformat_minor: 5 });
+  assert.equal(readIpynb(ipynb({ colab: { provenance: [] }, accelerator: "GPU" })).host, "colab");
+  assert.equal(readIpynb(ipynb({ kernelspec: { name: "python3" } })).host, undefined);
+  assert.equal(readIpynb(ipynb(undefined)).cells[0].text, "x = 1\n");
+  assert.equal(notebookHostOf({ metadata: { colab: {} }, nbformat: 4 }), "colab", "VS Code's ipynb metadata");
+  assert.equal(notebookHostOf({ custom: { metadata: { colab: {} } } }), "colab", "older VS Code");
+  assert.equal(notebookHostOf({ metadata: { kernelspec: {} } }), undefined);
+  assert.equal(notebookHostOf(["colab"]), undefined);
+  assert.equal(notebookHostOf(null), undefined);
 });
