@@ -1,17 +1,16 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { manifestFixtureTests, lintManifestCode, applyManifestFix } from "./manifestFixtureCheck";
-import { ruleByCode } from "../../../server/src/engine/rules";
+import {
+  manifestFixtureTests,
+  manifestDocExampleTest,
+  lintManifestCode,
+  applyManifestFix,
+} from "./manifestFixtureCheck";
 import { cudaImage } from "../../../server/src/engine/rules/GPU066-cuda-image-without-gpu-request";
 
 manifestFixtureTests("GPU066", { preview: true });
 
-test("GPU066: preview only; the doc example fires it and the doc fix does not", () => {
-  const docs = ruleByCode("GPU066")!.meta.docs;
-  assert.deepEqual(lintManifestCode(docs.example, "yaml", "GPU066"), []);
-  assert.equal(lintManifestCode(docs.example, "yaml", "GPU066", { preview: true }).length, 1);
-  assert.deepEqual(lintManifestCode(docs.fix, "yaml", "GPU066", { preview: true }), []);
-});
+manifestDocExampleTest("GPU066", "yaml", { preview: true });
 
 const POD = `apiVersion: v1
 kind: Pod

@@ -1,16 +1,15 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { manifestFixtureTests, lintManifestCode, applyManifestFix } from "./manifestFixtureCheck";
-import { ruleByCode } from "../../../server/src/engine/rules";
+import {
+  manifestFixtureTests,
+  manifestDocExampleTest,
+  lintManifestCode,
+  applyManifestFix,
+} from "./manifestFixtureCheck";
 
 manifestFixtureTests("GPU067", { preview: true });
 
-test("GPU067: preview only; the doc example fires it and the doc fix does not", () => {
-  const docs = ruleByCode("GPU067")!.meta.docs;
-  assert.deepEqual(lintManifestCode(docs.example, "yaml", "GPU067"), []);
-  assert.equal(lintManifestCode(docs.example, "yaml", "GPU067", { preview: true }).length, 1);
-  assert.deepEqual(lintManifestCode(docs.fix, "yaml", "GPU067", { preview: true }), []);
-});
+manifestDocExampleTest("GPU067", "yaml", { preview: true });
 
 const POD = `apiVersion: v1
 kind: Pod

@@ -131,10 +131,12 @@ export function manifestFixtureTests(code: string, options: LintOptions = {}, as
 }
 
 /** The rule's doc example (read as `kind`) fires it, and its doc fix does not. */
-export function manifestDocExampleTest(code: string, kind: ManifestKind): void {
-  test(`${code}: the doc example fires the rule and the doc fix does not`, () => {
+export function manifestDocExampleTest(code: string, kind: ManifestKind, { preview = false } = {}): void {
+  test(`${code}: the doc example fires the rule and the doc fix does not${preview ? " (preview only)" : ""}`, () => {
     const docs = ruleByCode(code)!.meta.docs;
-    assert.ok(lintManifestCode(docs.example, kind, code).length > 0, `${code}'s example does not trigger it`);
-    assert.deepEqual(lintManifestCode(docs.fix, kind, code), [], `${code}'s fixed example still triggers it`);
+    if (preview) assert.deepEqual(lintManifestCode(docs.example, kind, code), [], `${code} is a preview rule`);
+    const options = preview ? { preview: true } : {};
+    assert.ok(lintManifestCode(docs.example, kind, code, options).length > 0, `${code}'s example does not trigger it`);
+    assert.deepEqual(lintManifestCode(docs.fix, kind, code, options), [], `${code}'s fixed example still triggers it`);
   });
 }
