@@ -43,6 +43,13 @@ const inventoryOf = (c: FakeLanguageClient) =>
     .filter((n) => n.method === "gpuPilot/inventory")
     .map((n) => n.params as { gpus: { index: number }[] | null; selection: string[] });
 
+/** package.json's default for gpuPilot.eagerInitModules (the init catalogue's list: frameworkTable.test.ts), which the client sends unchanged. */
+const EAGER_DEFAULT = (
+  JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    contributes: { configuration: { properties: Record<string, { default?: unknown }> } };
+  }
+).contributes.configuration.properties["gpuPilot.eagerInitModules"].default as string[];
+
 test("activate: registers exactly the commands of package.json, starts the server, sends the inventory", async () => {
   fresh();
   mkdirSync(join(extRoot, "dist"), { recursive: true });
@@ -87,16 +94,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
     { scheme: "file", pattern: "**/*.{sbatch,slurm}" },
   ]);
   assert.deepEqual(client.clientOptions.initializationOptions, {
-    eagerInitModules: [
-      "torch_geometric",
-      "deepspeed",
-      "bitsandbytes",
-      "transformer_engine",
-      "unsloth",
-      "flash_attn",
-      "kornia",
-      "monai",
-    ],
+    eagerInitModules: EAGER_DEFAULT,
     select: [],
     ignore: [],
     severity: {},
@@ -143,16 +141,7 @@ test("activate: registers exactly the commands of package.json, starts the serve
   const sent = second.notifications.filter((n) => n.method === "gpuPilot/settings");
   assert.equal(sent.length, 1);
   assert.deepEqual(sent[0].params, {
-    eagerInitModules: [
-      "torch_geometric",
-      "deepspeed",
-      "bitsandbytes",
-      "transformer_engine",
-      "unsloth",
-      "flash_attn",
-      "kornia",
-      "monai",
-    ],
+    eagerInitModules: EAGER_DEFAULT,
     select: [],
     ignore: ["GPU002"],
     severity: { GPU001: "warning" },

@@ -102,7 +102,10 @@ for (const rule of RULES) {
       `${code}.test.ts does not run its fixtures (fixtureTests("${code}"))`,
     );
     if (rule.meta.fixable)
-      assert.ok(/applyFix\(|applyEdits\(|applyManifestFix\(/.test(text), `${code} is fixable but its test applies no fix`);
+      assert.ok(
+        /applyFix\(|applyEdits\(|applyManifestFix\(/.test(text),
+        `${code} is fixable but its test applies no fix`,
+      );
   });
 
   test(`${code}: has a snapshot of what the user sees on its fixtures, beside them`, () => {
