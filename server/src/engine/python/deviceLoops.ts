@@ -23,7 +23,7 @@ import { enclosingFunction } from "./parser";
 import type { ModuleModel } from "./model";
 import { deviceSlots } from "./devices";
 import { DEVICE_QUERY_PATHS } from "../frameworks";
-import { callArgs, calleePath } from "../rules/shared/py";
+import { callArgs, calleePath, contains } from "../rules/shared/py";
 
 /** Calls that return the number of GPUs the process sees. */
 const COUNTS: ReadonlySet<string> = new Set([
@@ -145,8 +145,6 @@ function loopVar(n: SyntaxNode | null | undefined): string | null {
   return null;
 }
 
-const inside = (n: SyntaxNode, body: SyntaxNode) => n.startIndex >= body.startIndex && n.endIndex <= body.endIndex;
-
 /**
  * Whether the module puts work on each visible GPU in turn: a loop over them ({@link walks}) whose
  * body makes its variable the current device or a tensor's device (a devices.ts slot other than a
@@ -156,7 +154,8 @@ export function loopsOverDevices(model: ModuleModel): boolean {
   if (!/device_count|getDeviceCount|gpus|list_devices/.test(model.text)) return false;
   const loops = deviceLoops(model);
   if (!loops.length) return false;
-  const used = (n: SyntaxNode, v: string | null) => v !== null && loops.some((l) => l.vars.has(v) && inside(n, l.body));
+  const used = (n: SyntaxNode, v: string | null) =>
+    v !== null && loops.some((l) => l.vars.has(v) && contains(l.body, n));
   for (const s of deviceSlots(model)) if (!QUERY_FORMS.has(s.form) && used(s.ordinal, loopVar(s.ordinal))) return true;
   for (const call of model.nodesOfType("call")) {
     const path = call ? calleePath(model, call) : null;
@@ -166,7 +165,7 @@ export function loopsOverDevices(model: ModuleModel): boolean {
     const v = item?.childForFieldName("value");
     if (!item || !v) continue;
     const objectLoop =
-      v.type === "identifier" && loops.some((l) => l.objects && l.vars.has(v.text) && inside(item, l.body));
+      v.type === "identifier" && loops.some((l) => l.objects && l.vars.has(v.text) && contains(l.body, item));
     const list = v.type === "subscript" ? v.childForFieldName("value") : null;
     const indexed = !!list && isDeviceList(model, list) && used(item, loopVar(v.childForFieldName("subscript")));
     if (objectLoop || indexed) return true;

@@ -5,7 +5,7 @@ import { envWritesAnywhere } from "../python/model";
 import { nodeRange, type EnvWriteEvent } from "../python/events";
 import type { RelatedInfo } from "../types";
 import { DEVICE_QUERY_PATHS, SET_DEVICE_PATHS } from "../frameworks";
-import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom } from "./shared/py";
+import { callArgs, calleePath, enclosingFunction, envReadsOf, flowsFrom, inOtherBranch } from "./shared/py";
 import { stateBefore, statesInFunction } from "../python/timeline";
 
 /** GPU005: a device string or ordinal built from the value of CUDA_VISIBLE_DEVICES. */
@@ -340,7 +340,7 @@ function deviceStringUses(ctx: RuleContext, w: EnvWriteEvent, device: SyntaxNode
   }
   for (const n of ctx.model.nodesOfType(device.type)) {
     if (!n || n.startIndex < stmt.endIndex || n.startIndex >= end || n.text !== device.text) continue;
-    if (enclosingFunction(n)?.id !== scope || otherBranch(stmt, n)) continue;
+    if (enclosingFunction(n)?.id !== scope || inOtherBranch(stmt, n)) continue;
     if (n.parent?.type === "attribute" && n.parent.childForFieldName("object")?.id !== n.id) continue;
     out.set(n.id, {
       node: stmt,
@@ -352,24 +352,6 @@ function deviceStringUses(ctx: RuleContext, w: EnvWriteEvent, device: SyntaxNode
       },
     });
   }
-}
-
-/**
- * Whether `use` sits in another branch of an `if` whose branch holds `write` (`if d.startswith("cuda"):
- * <write> else: torch.device(d)`): the two never run together.
- */
-function otherBranch(write: SyntaxNode, use: SyntaxNode): boolean {
-  const clauseOf = (n: SyntaxNode, ifStmt: SyntaxNode): SyntaxNode | null => {
-    for (let c: SyntaxNode | null = n; c; c = c.parent) if (c.parent?.id === ifStmt.id) return c;
-    return null;
-  };
-  for (let p = write.parent; p; p = p.parent) {
-    if (p.type !== "if_statement" || use.startIndex < p.startIndex || use.endIndex > p.endIndex) continue;
-    const a = clauseOf(write, p);
-    const b = clauseOf(use, p);
-    if (a && b && a.id !== b.id && b.id !== p.childForFieldName("condition")?.id) return true;
-  }
-  return false;
 }
 
 /**
