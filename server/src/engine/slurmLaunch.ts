@@ -31,6 +31,7 @@ import {
   bareExpansion,
   expandedLaunch,
   jobScriptFacts,
+  lastDirectiveOption,
   launchOf,
   optionAsksForGpus,
   optionValue,
@@ -945,10 +946,7 @@ function scaleOf(value: string | null, literals: Map<string, string>): "one" | "
  */
 function nodesOf(m: MatchedCommand): { nodes: LaunchNodes["nodes"]; from: string } {
   const { launch: l, facts } = m;
-  const job = facts.directives
-    .flatMap((d) => d.options)
-    .filter((o) => o.name === "nodes")
-    .pop();
+  const job = lastDirectiveOption(facts.directives, "nodes");
   const srunNodes = (): { nodes: LaunchNodes["nodes"]; from: string } => {
     const step = l.srun?.options.get("nodes")?.value ?? null;
     if (step !== null) return { nodes: scaleOf(step, facts.literals), from: `srun --nodes=${step}` };

@@ -228,6 +228,13 @@ export function optionAsksForGpus(name: string, value: string | null): boolean {
   return GRES_OPTIONS.has(name) && (value === null || /gpu|\$/i.test(value));
 }
 
+/** The last `#SBATCH` option named `name` (the one sbatch applies, as on a command line), or undefined. */
+export function lastDirectiveOption(directives: readonly SbatchDirective[], name: string): SbatchOption | undefined {
+  let found: SbatchOption | undefined;
+  for (const d of directives) for (const o of d.options) if (o.name === name) found = o;
+  return found;
+}
+
 /** What the directives ask for (the last of repeated options wins, as on a command line). */
 export function jobRequest(directives: SbatchDirective[]): JobRequest {
   const opts = new Map<string, SbatchOption>();

@@ -3,6 +3,8 @@ import type { ShellCommand, ShellWord } from "../manifests/shell";
 import { importedModule, launchedScript, launchedScriptFacts } from "../launch/script";
 import {
   expandedLaunch,
+  lastDirectiveOption,
+  launcherWords,
   launchOf,
   optionValue,
   resolveLiteral,
@@ -10,7 +12,6 @@ import {
   type Launch,
 } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
-import { launcherWords } from "../manifests/jobscript";
 import { readAccelerateConfig } from "../launch/accelerateConfig";
 
 const int = (s: string | null | undefined): number | null =>
@@ -302,10 +303,7 @@ function checkBatchStepMachines(ctx: ManifestRuleContext, job: JobScriptFacts, c
         o.words[0]?.value === "eval"),
   );
   if (elsewhere) return;
-  const nodesOption = job.directives
-    .flatMap((d) => d.options)
-    .filter((o) => o.name === "nodes")
-    .pop();
+  const nodesOption = lastDirectiveOption(job.directives, "nodes");
   const fix = found.name.startsWith("accelerate")
     ? `\`srun --ntasks-per-node=1 bash -c '${found.name} --machine_rank $SLURM_NODEID ...'\`, each machine with its own rank`
     : `\`srun --ntasks-per-node=1 ${found.name} --rdzv-backend c10d --rdzv-endpoint $MASTER_ADDR:29500 ...\`, or \`--node_rank $SLURM_NODEID\` inside \`bash -c '...'\``;
