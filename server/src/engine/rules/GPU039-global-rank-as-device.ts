@@ -273,20 +273,30 @@ const importerKept = new WeakMap<RuleContext, Map<string, string | null>>();
 function importedOnSeveralNodes(ctx: RuleContext, at: SyntaxNode): string | null {
   const scope = scopeOf(at);
   if (scope === MAIN_SCOPE) return null;
-  let byScope = importerKept.get(ctx);
-  if (!byScope) importerKept.set(ctx, (byScope = new Map()));
-  const kept = byScope.get(scope);
-  if (kept !== undefined) return kept;
-  let found: string | null = null;
-  const targets = scopesReaching(ctx, scope);
-  for (const l of targets.size ? (ctx.severalNodeLaunches ?? []) : []) {
-    const reach = ctx.project?.launchReach?.(l.file, targets);
-    if (!reach) continue;
-    found = `${reach.launched}, which ${scriptNameOf(l)}:${l.line + 1} starts on several nodes (${l.from}), uses this module (${reach.where})`;
-    break;
-  }
-  byScope.set(scope, found);
-  return found;
+  return keptByScope(importerKept, ctx, scope, () => {
+    const targets = scopesReaching(ctx, scope);
+    for (const l of targets.size ? (ctx.severalNodeLaunches ?? []) : []) {
+      const reach = ctx.project?.launchReach?.(l.file, targets);
+      if (reach)
+        return `${reach.launched}, which ${scriptNameOf(l)}:${l.line + 1} starts on several nodes (${l.from}), uses this module (${reach.where})`;
+    }
+    return null;
+  });
+}
+
+/** `compute()` for this lint and scope, asked once (an answer per candidate slot's scope). */
+function keptByScope<T>(
+  store: WeakMap<RuleContext, Map<string, T>>,
+  ctx: RuleContext,
+  scope: string,
+  compute: () => T,
+): T {
+  let byScope = store.get(ctx);
+  if (!byScope) store.set(ctx, (byScope = new Map()));
+  if (byScope.has(scope)) return byScope.get(scope)!;
+  const value = compute();
+  byScope.set(scope, value);
+  return value;
 }
 
 /** {@link usedOnOneNodeOnly}'s answers per lint, by the slot's scope. */
@@ -305,25 +315,22 @@ function usedOnOneNodeOnly(ctx: RuleContext, at: SyntaxNode): boolean {
   const project = ctx.project;
   const started = ctx.startedFiles ?? [];
   const scope = scopeOf(at);
-  if (!project?.launchReach || !started.length || ctx.severalNodeLaunches?.length || scope === MAIN_SCOPE) return false;
-  let byScope = oneNodeKept.get(ctx);
-  if (!byScope) oneNodeKept.set(ctx, (byScope = new Map()));
-  const kept = byScope.get(scope);
-  if (kept !== undefined) return kept;
-  const targets = scopesReaching(ctx, scope);
-  let users = 0;
-  let one = targets.size > 0;
-  for (const l of one ? started : []) {
-    if (!project.launchReach(l.file, targets)) continue;
-    users++;
-    // The file's first launch that does not say one node, else its first (startedFilesIn).
-    if (l.nodes !== "one" || (project.documentedLaunches?.(l.file) ?? []).some((d) => d.nodes !== "one")) {
-      one = false;
-      break;
+  const launchReach = project?.launchReach?.bind(project);
+  if (!project || !launchReach || !started.length || ctx.severalNodeLaunches?.length || scope === MAIN_SCOPE)
+    return false;
+  return keptByScope(oneNodeKept, ctx, scope, () => {
+    const targets = scopesReaching(ctx, scope);
+    if (!targets.size) return false;
+    let users = 0;
+    for (const l of started) {
+      if (!launchReach(l.file, targets)) continue;
+      users++;
+      // The file's first launch that does not say one node, else its first (startedFilesIn).
+      if (l.nodes !== "one" || (project.documentedLaunches?.(l.file) ?? []).some((d) => d.nodes !== "one"))
+        return false;
     }
-  }
-  byScope.set(scope, one && users > 0);
-  return one && users > 0;
+    return users > 0;
+  });
 }
 
 /**
