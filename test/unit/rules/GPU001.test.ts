@@ -641,3 +641,20 @@ test("GPU001: import paddle (the GPU build counts the GPUs at import, read in Pa
     "torch's allocator variable: Paddle's import does not start torch",
   );
 });
+
+test("GPU001: a `from` import that initialises is named as written (`from mmengine.runner import Runner`, not `import mmengine.runner.Runner`)", async () => {
+  const text = [
+    "import os",
+    "from mmengine.runner import Runner",
+    "from . import helpers",
+    'os.environ["CUDA_VISIBLE_DEVICES"] = "1"',
+    "",
+  ].join("\n");
+  const [d] = (await lint(text)).filter((x) => x.code === "GPU001");
+  assert.equal(d.range.start.line, 3);
+  assert.match(d.message, /initialised by from mmengine\.runner import Runner \(line 2: mmengine\.runner >=0\.3\.0 /);
+  const paddle = (await lint('import os\nimport paddle.nn as pnn\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"\n')).find(
+    (x) => x.code === "GPU001",
+  );
+  assert.match(paddle!.message, /initialised by import paddle\.nn \(line 2/);
+});

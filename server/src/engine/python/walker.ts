@@ -628,7 +628,7 @@ export class TimelineWalker {
           node: stmt,
           framework: own.framework,
           depth: own.depth,
-          what: `import ${path}`,
+          what: importShown(stmt, path),
           note: `it runs ${own.what} at ${own.where}`,
           project: own,
         });
@@ -642,7 +642,7 @@ export class TimelineWalker {
           node: stmt,
           framework: framework ?? EAGER_INIT_FRAMEWORK.get(lib) ?? "torch",
           depth: EAGER_INIT_DEPTH.get(lib) ?? "context",
-          what: `import ${path}`,
+          what: importShown(stmt, path),
           ...(note ? { note } : {}),
         });
       } else if (framework === "torch" && this.kinetoDaemon && !this.torchLoaded)
@@ -651,7 +651,7 @@ export class TimelineWalker {
           node: stmt,
           framework: "torch",
           depth: "nvml",
-          what: `import ${path} with KINETO_USE_DAEMON=1`,
+          what: `${importShown(stmt, path)} with KINETO_USE_DAEMON=1`,
         });
       if (framework === "torch") this.torchLoaded = true;
     }
@@ -997,6 +997,19 @@ const KERAS_TENSOR_NAMESPACES: readonly string[] = [
   "preprocessing",
   "datasets",
 ];
+
+/**
+ * An import of `path` (one of {@link importBindings}' paths of `stmt`) as the user wrote it, for a
+ * message: `import torch.cuda`, or `from mmengine.runner import Runner` for a `from` import (whose
+ * path is `mmengine.runner.Runner`, which no `import` statement could import).
+ */
+export function importShown(stmt: SyntaxNode, path: string): string {
+  const mod = stmt.type === "import_from_statement" ? stmt.childForFieldName("module_name") : null;
+  if (!mod) return `import ${path}`;
+  const written = mod.type === "relative_import" ? mod.text.replace(/\s+/g, "") : mod.text;
+  const prefix = written.endsWith(".") ? written : `${written}.`;
+  return path.startsWith(prefix) ? `from ${written} import ${path.slice(prefix.length)}` : `import ${path}`;
+}
 
 /** Local name → dotted path bindings of one import statement. */
 export function importBindings(imp: SyntaxNode): Array<[string, string]> {
