@@ -129,3 +129,69 @@ test("GPU011 (preview): a constant device in the other branch of the `if` that c
     [8],
   );
 });
+
+/** A setup helper that creates the process group, and its caller that then works on the current device. */
+const helperProgram = (callerBefore: string, between = "") =>
+  [
+    "import os",
+    "import torch",
+    "import torch.distributed as dist",
+    "",
+    "def setup_dist():",
+    '    dist.init_process_group(backend="nccl")',
+    "    return dist.get_rank()",
+    "",
+    "def choose_gpu():",
+    '    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))',
+    "",
+    "def main():",
+    ...(callerBefore ? [`    ${callerBefore}`] : []),
+    "    rank = setup_dist()",
+    ...(between ? [`    ${between}`] : []),
+    "    model = torch.nn.Linear(4, 4).cuda()",
+    "    dist.barrier()",
+    "",
+    'if __name__ == "__main__":',
+    "    main()",
+    "",
+  ].join("\n");
+
+test("GPU011 follows a setup helper back to its caller: the init in the helper, the current-device work after the call", async () => {
+  const found = await lintCode(helperProgram(""), "GPU011");
+  assert.deepEqual(
+    found.map((d) => [d.range.start.line, d.severity]),
+    [[5, "warning"]],
+  );
+  assert.match(
+    found[0].message,
+    /is followed, after `setup_dist\(\)` returns \(line 13\), by `torch\.nn\.Linear\(4, 4\)\.cuda\(\)` \(line 14\) with no torch\.cuda\.set_device/,
+  );
+  assert.deepEqual(
+    found[0].related?.map((r) => [r.range.start.line, r.message]),
+    [
+      [12, "the function that creates the process group returns here"],
+      [13, "runs on the current device (GPU 0 in every rank)"],
+    ],
+  );
+});
+
+test("GPU011 leaves the helper's caller alone where a device is chosen: before the call, by a function of the file between, or in the helper", async () => {
+  const quiet = async (text: string, why: string) =>
+    assert.deepEqual(
+      await lintCode(text, "GPU011", PREVIEW).then((ds) => ds.filter((d) => d.severity === "warning")),
+      [],
+      why,
+    );
+  await quiet(helperProgram('torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))'), "set_device before the call");
+  await quiet(helperProgram("", "choose_gpu()"), "a function of the file that calls set_device, between");
+  await quiet(helperProgram("", "utils.pick_device(rank)"), "a callee whose name speaks of devices, between");
+  const inHelper = helperProgram("").replace(
+    "    return dist.get_rank()",
+    '    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))\n    return dist.get_rank()',
+  );
+  await quiet(inHelper, "the helper sets the device before it returns");
+  const explicit = helperProgram("")
+    .replace(".cuda()", ".to(f\"cuda:{os.environ['LOCAL_RANK']}\")")
+    .replace("    dist.barrier()\n", "");
+  await quiet(explicit, "the caller names its device");
+});

@@ -10,6 +10,7 @@ import { SET_DEVICE_PATHS } from "../frameworks";
 import {
   callArgs,
   calleePath,
+  contains,
   enclosingFunction,
   envReadsOf,
   flowsFrom,
@@ -40,9 +41,9 @@ export const rule: PythonRule = {
             t.afterWord("init_process_group", () => true)))) ||
       (preview && t.has("LOCAL_RANK")),
     docs: {
-      what: 'Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group("nccl")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to("cuda")`, `device="cuda"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning). Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: a constant device (`set_device(0)`, `"cuda:0"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ["LOCAL_RANK"]` without a default (information).',
+      what: 'Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group("nccl")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to("cuda")`, `device="cuda"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning); also where the init sits in a setup function of the module that never sets the device and the function that calls it then does such work. Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: a constant device (`set_device(0)`, `"cuda:0"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ["LOCAL_RANK"]` without a default (information).',
       follows:
-        'Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; a `set_device` that runs before the init (in the module\'s run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device and `os.environ["LOCAL_RANK"]` of the file (not a constant device in the other branch of the `if` that creates the group: `if local_rank != -1: ... else: device = "cuda:0"` is the single-process path), and the project\'s job scripts that start it. Not followed: CUDA work inside functions called after the init (a helper that calls `.cuda()`), code in other modules, and how the launcher assigns GPUs.',
+        "Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; for an init in a module-level function that never calls `set_device`, each call of that function in the file and the CUDA work after the call in the caller's scope (silent where a call in between may choose the device: a function of the file that calls `set_device`, a function of the project's other modules, or a callee whose name speaks of devices, GPUs, CUDA or distributed setup); a `set_device` that runs before the init (in the module's run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device and `os.environ[\"LOCAL_RANK\"]` of the file (not a constant device in the other branch of the `if` that creates the group: `if local_rank != -1: ... else: device = \"cuda:0\"` is the single-process path), and the project's job scripts that start it. Not followed: CUDA work inside functions called after the init (a helper that calls `.cuda()`), a setup function in another module or a method, code in other modules, and how the launcher assigns GPUs.",
       why: 'Measured (verify/GPU011-set-device-after-init, docs/ground-truth.md): `init_process_group("nccl")` without `device_id` leaves CUDA uninitialised (`torch.cuda.is_initialized()` is False after it; 1 x H200, torch 2.11, this session), and NCCL builds its communicator at the first collective, on the device current then; so `set_device(local_rank)` after the init works. CUDA work before the set_device runs on the current device, GPU 0 in every rank: on 2 x H200 with torch 2.11 the all-reduce then fails with `DistBackendError ... invalid usage` (NCCL 2.28.9; verify/GPU011). A constant `cuda:0` is only wrong when every process sees every GPU (torchrun); under launchers that give each process one GPU (Ray actors with num_gpus=1, Slurm per-task binding, one device per JAX process) it is right, which is why that check is preview. `int(os.environ["LOCAL_RANK"])` run with plain `python` raises `KeyError: \'LOCAL_RANK\'` (measured), but library and test code that only runs under a launcher is the common case (preview).',
       example:
         'import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group("nccl")  # GPU011: every rank guesses its device\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n',
@@ -77,12 +78,27 @@ export const rule: PythonRule = {
       // first collective, on the device current then. So set_device after the init is fine; what
       // goes wrong is CUDA work on the current device between the init and the set_device (or with
       // no set_device at all): every rank then works on GPU 0.
-      const use = currentDeviceUseAfter(ctx, init, calls, setDevices);
+      const own = currentDeviceUseAfter(ctx, init, calls, setDevices);
+      const viaCaller = own ? null : callerUseAfterSetup(ctx, init, calls, setDevices);
+      const use = own ?? viaCaller?.use;
       if (!use) continue;
+      const after = viaCaller
+        ? `, after \`${snippet(viaCaller.call)}\` returns (${ctx.where(viaCaller.call.startPosition.row)}), by`
+        : " by";
       ctx.report({
         range: nodeRange(init),
-        message: `\`${snippet(init)}\` is followed by \`${snippet(use)}\` (${ctx.where(use.startPosition.row)}) with no torch.cuda.set_device(local_rank) before it: that runs on the current device, GPU 0 in every rank, so the ranks share one GPU (measured: the all-reduce fails with "invalid usage"); set the device from LOCAL_RANK first or pass device_id=`,
-        related: [{ range: nodeRange(use), message: "runs on the current device (GPU 0 in every rank)" }],
+        message: `\`${snippet(init)}\` is followed${after} \`${snippet(use)}\` (${ctx.where(use.startPosition.row)}) with no torch.cuda.set_device(local_rank) before it: that runs on the current device, GPU 0 in every rank, so the ranks share one GPU (measured: the all-reduce fails with "invalid usage"); set the device from LOCAL_RANK first or pass device_id=`,
+        related: [
+          ...(viaCaller
+            ? [
+                {
+                  range: nodeRange(viaCaller.call),
+                  message: "the function that creates the process group returns here",
+                },
+              ]
+            : []),
+          { range: nodeRange(use), message: "runs on the current device (GPU 0 in every rank)" },
+        ],
         fix: setDeviceFix(ctx, init, localRankName()),
       });
     }
@@ -178,6 +194,64 @@ function currentDeviceUseAfter(
     if (usesCurrentDevice(ctx, c)) return c;
   }
   return null;
+}
+
+/**
+ * A setup helper's caller (one level, same file): `init` is in a module-level function F that
+ * never calls `set_device` (no device is chosen before F returns), and a call `F()` in the module
+ * is followed, in its own scope, by CUDA work on the current device ({@link currentDeviceUseAfter},
+ * anchored at the call) with no `set_device` before the call (in run order, or earlier in that
+ * scope). Silent where a call between `F()` and the work may choose the device: a function of this
+ * file that calls `set_device`, a function of the project's other modules (not read here), or a
+ * callee whose name speaks of devices ({@link MAY_CHOOSE_DEVICE}), resolved or not.
+ * @returns the call of F and the work, or null.
+ */
+function callerUseAfterSetup(
+  ctx: RuleContext,
+  init: SyntaxNode,
+  calls: readonly SyntaxNode[],
+  setDevices: readonly SyntaxNode[],
+): { call: SyntaxNode; use: SyntaxNode } | null {
+  const helper = enclosingFunction(init);
+  const top = helper?.parent?.type === "decorated_definition" ? helper.parent : helper;
+  const name = top?.parent?.type === "module" ? helper!.childForFieldName("name")?.text : undefined;
+  if (!helper || !name || setDevices.some((s) => contains(helper, s))) return null;
+  const chooses = (c: SyntaxNode): boolean => {
+    const fn = c.childForFieldName("function");
+    const def = fn?.type === "identifier" ? moduleFunction(ctx, fn.text) : null;
+    if (def) return setDevices.some((s) => contains(def, s));
+    const path = calleePath(ctx.model, c);
+    if (path && ctx.project?.isProjectFunction?.(path) === true) return true;
+    return MAY_CHOOSE_DEVICE.test((path ?? fn?.text ?? "").split(".").pop()!);
+  };
+  for (const call of calls) {
+    const fn = call.childForFieldName("function");
+    if (fn?.type !== "identifier" || fn.text !== name || contains(helper, call)) continue;
+    if (setDevices.some((s) => runsBefore(ctx, s, call))) continue;
+    const use = currentDeviceUseAfter(ctx, call, calls, setDevices);
+    if (!use) continue;
+    const scope = enclosingFunction(call)?.id ?? null;
+    const between = calls.filter(
+      (c) =>
+        c.startIndex > call.endIndex && c.startIndex < use.startIndex && (enclosingFunction(c)?.id ?? null) === scope,
+    );
+    if (between.some(chooses)) continue;
+    return { call, use };
+  }
+  return null;
+}
+
+/** A library function's name that may choose the device (`setup_device`, `init_distributed`, `Accelerator`): GPU011 stays silent after it. */
+const MAY_CHOOSE_DEVICE = /device|gpu|cuda|distributed|accelerat|dist_init|init_dist/i;
+
+/** The module-level function of the file named `name` (its last definition), or null. */
+function moduleFunction(ctx: RuleContext, name: string): SyntaxNode | null {
+  let found: SyntaxNode | null = null;
+  for (const stmt of ctx.model.tree.statements) {
+    const def = stmt.type === "decorated_definition" ? stmt.childForFieldName("definition") : stmt;
+    if (def?.type === "function_definition" && def.childForFieldName("name")?.text === name) found = def;
+  }
+  return found;
 }
 
 /** Whether one call runs CUDA work on the current device (see {@link currentDeviceUseAfter}). */
