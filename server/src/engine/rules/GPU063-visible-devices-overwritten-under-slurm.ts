@@ -49,7 +49,7 @@ export const rule: PythonRule = {
     // A job script that sets the variable itself (or passes Slurm's value on) already decided it: GPU021's.
     const launch = (ctx.slurm ?? []).find((l) => l.asksForGpus && !l.setsVisibleDevices);
     if (!launch) return;
-    const writes = overwrites(ctx);
+    const writes = overwrites(ctx, { everyBranch: true });
     if (!writes.length || slurmAware(ctx, writes)) return;
     // A file that asks mpi4py for its rank writes the variable per rank: GPU038's.
     if ([...ctx.model.symbols.values()].some((p) => p === "mpi4py" || p.startsWith("mpi4py."))) return;
