@@ -100,6 +100,103 @@ test("GPU063: a write in the body of the `__main__` block runs whenever the file
     assert.deepEqual(await lintCode(main(body), "GPU063", gpu), [], body);
 });
 
+test("GPU063: an if/else (or if/elif/else) that writes in every branch replaces Slurm's value on every path; one with a branch that keeps it does not", async () => {
+  const gpu = { ...PREVIEW, slurm: [SRUN_ONE_GPU_PER_TASK] };
+  const lines = async (text: string) => (await lintCode(text, "GPU063", gpu)).map((d) => d.range.start.line);
+  const branches = (body: string) => SRC.replace('    os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu', body);
+  const W = (indent: string, value: string) => `${indent}os.environ["CUDA_VISIBLE_DEVICES"] = ${value}`;
+  // Reported: each branch's write, in a function the file calls and in the `__main__` body.
+  assert.deepEqual(
+    await lines(
+      branches(["    if args.gpu:", W("        ", "args.gpu"), "    else:", W("        ", '"0"')].join("\n")),
+    ),
+    [8, 10],
+  );
+  const elifs = [
+    "    if args.gpu:",
+    W("        ", "args.gpu"),
+    "    elif args.all:",
+    W("        ", '"0,1,2,3"'),
+    "    else:",
+    W("        ", '"0"'),
+  ];
+  assert.deepEqual(await lines(branches(elifs.join("\n"))), [8, 10, 12]);
+  const inner = [
+    "    if args.gpu:",
+    "        if args.one:",
+    W("            ", '"0"'),
+    "        else:",
+    W("            ", "args.gpu"),
+    "    else:",
+    W("        ", '"0"'),
+  ];
+  assert.deepEqual(await lines(branches(inner.join("\n"))), [9, 11, 13]);
+  const main = [
+    "import os",
+    'if __name__ == "__main__":',
+    "    if os.cpu_count() > 8:",
+    W("        ", '"0,1"'),
+    "    else:",
+    W("        ", '"0"'),
+    "",
+  ];
+  assert.deepEqual(await lines(main.join("\n")), [3, 5]);
+  // A read after the if/else reads the file's own value.
+  const read = branches(
+    [
+      "    if args.gpu:",
+      W("        ", "args.gpu"),
+      "    else:",
+      W("        ", '"0"'),
+      '    print(os.environ["CUDA_VISIBLE_DEVICES"])',
+    ].join("\n"),
+  );
+  assert.deepEqual(await lines(read), [8, 10]);
+  // Silent: no else; an elif without else; a branch that writes nothing, hides the GPUs or keeps a set value;
+  // a read in the else before its write; an if/else inside a loop or inside another if without else.
+  for (const body of [
+    ["    if args.gpu:", W("        ", "args.gpu")],
+    ["    if args.gpu:", W("        ", "args.gpu"), "    elif args.all:", W("        ", '"0,1"')],
+    [
+      "    if args.gpu:",
+      W("        ", "args.gpu"),
+      "    elif args.all:",
+      "        pass",
+      "    else:",
+      W("        ", '"0"'),
+    ],
+    ["    if args.gpu:", W("        ", "args.gpu"), "    else:", W("        ", '""')],
+    [
+      "    if args.gpu:",
+      W("        ", "args.gpu"),
+      "    else:",
+      '        os.environ.setdefault("CUDA_VISIBLE_DEVICES", "0")',
+    ],
+    [
+      "    if args.gpu:",
+      W("        ", "args.gpu"),
+      "    else:",
+      '        print(os.environ.get("CUDA_VISIBLE_DEVICES"))',
+      W("        ", '"0"'),
+    ],
+    [
+      "    for _ in range(1):",
+      "        if args.gpu:",
+      W("            ", "args.gpu"),
+      "        else:",
+      W("            ", '"0"'),
+    ],
+    [
+      "    if args.set:",
+      "        if args.gpu:",
+      W("            ", "args.gpu"),
+      "        else:",
+      W("            ", '"0"'),
+    ],
+  ])
+    assert.deepEqual(await lines(branches(body.join("\n"))), [], body.join("\n"));
+});
+
 test("GPU063: a read of CUDA_VISIBLE_DEVICES after the write reads the file's own value; one before it may keep Slurm's", async () => {
   const gpu = { ...PREVIEW, slurm: [SRUN_ONE_GPU_PER_TASK] };
   const after = SRC.replace("    import torch", '    print(os.environ["CUDA_VISIBLE_DEVICES"])\n    import torch');
