@@ -60,6 +60,14 @@ export interface RankOrigin {
    * where that module reads it, for messages (`envs.py:7`).
    */
   via?: string;
+  /**
+   * Set when every alternative of the value is a global rank modulo `torch.cuda.device_count()`
+   * (`dist.get_rank() % torch.cuda.device_count()`, also through names): that `%` expression (the
+   * first one). Such a value has kind `local` (a position within the node's GPUs).
+   */
+  modulo?: SyntaxNode;
+  /** Set when some alternative of the value is a global rank modulo something (`rank % n`): a computed position, not a local rank read. */
+  computed?: boolean;
 }
 
 /**
@@ -138,6 +146,8 @@ type Flow = {
   variable: string | null;
   plain: boolean;
   via?: string;
+  modulo?: SyntaxNode;
+  computed?: boolean;
 };
 
 const UNKNOWN: Flow = { kind: "unknown", source: null, variable: null, plain: false };
@@ -203,9 +213,40 @@ export class RankFlow {
 
   /** Where the value of `node` comes from as a rank (`unknown` when the analysis cannot see it). */
   origin(node: SyntaxNode | null | undefined): RankOrigin {
-    const f = node ? this.flow(node) : UNKNOWN;
-    if (f.kind === "constant") return { kind: "unknown", source: null, variable: null, plain: false };
-    return { kind: f.kind, source: f.source, variable: f.variable, plain: f.plain, ...(f.via ? { via: f.via } : {}) };
+    return originOf(node ? this.flow(node) : UNKNOWN);
+  }
+
+  /**
+   * For a name read at `use` that is a parameter of its function and that the function also
+   * assigns before the use (`if local_rank == -1: local_rank = int(os.environ["LOCAL_RANK"])`): the
+   * origins of those assignments that may reach the use; the parameter's own value, which the
+   * caller gives, is not among them. Null for any other name, or where no assignment reaches it.
+   */
+  reassignedParam(use: SyntaxNode): RankOrigin[] | null {
+    const fn = use.type === "identifier" ? enclosingFunction(use) : null;
+    if (!fn) return null;
+    // Read in the function's own scope, not in a lambda or a comprehension that may bind it.
+    for (let p = use.parent; p && p.id !== fn.id; p = p.parent) if (OWN_SCOPES.has(p.type)) return null;
+    const scope = this.scopeOf(fn);
+    const list = scope.params.has(use.text) ? scope.names.get(use.text) : undefined;
+    const found = list?.length ? reachingBefore(list, use) : null;
+    return found ? found.map((b) => originOf(this.ofBinding(b))) : null;
+  }
+
+  /**
+   * Whether `n` is `torch.cuda.device_count()` (as the file imports it; the number of GPUs the
+   * process sees), or a name whose one binding reaching it is (`n_gpus = torch.cuda.device_count()`).
+   */
+  private isDeviceCount(n: SyntaxNode | null, depth = 0): boolean {
+    if (!n || depth > 3) return false;
+    if (n.type === "parenthesized_expression") return this.isDeviceCount(n.namedChildren[0] ?? null, depth + 1);
+    if (n.type === "identifier") {
+      const v = this.valueOfName(n);
+      return !!v && this.isDeviceCount(v, depth + 1);
+    }
+    if (n.type !== "call" || n.childForFieldName("arguments")?.namedChildren.some((a) => a && a.type !== "comment"))
+      return false;
+    return this.model.resolve(n.childForFieldName("function"))?.replace(/\(\)/g, "") === "torch.cuda.device_count";
   }
 
   /**
@@ -322,8 +363,10 @@ export class RankFlow {
         // `rank % n`: a position within n, no longer the global rank (GPU039 does not judge n).
         if (n.children.some((c) => c?.type === "%")) {
           const left = n.childForFieldName("left");
-          if (left?.type !== "string" && left && this.flow(left).kind === "global")
-            return { ...UNKNOWN, kind: "local" };
+          if (left?.type !== "string" && left && this.flow(left).kind === "global") {
+            const count = this.isDeviceCount(n.childForFieldName("right"));
+            return { ...UNKNOWN, kind: "local", computed: true, ...(count ? { modulo: n } : {}) };
+          }
         }
         return UNKNOWN;
       }
@@ -725,13 +768,31 @@ export class RankFlow {
   }
 }
 
+/** What {@link RankFlow.origin} gives for a flow: an integer literal is unknown. */
+function originOf(f: Flow): RankOrigin {
+  if (f.kind === "constant") return { kind: "unknown", source: null, variable: null, plain: false };
+  return {
+    kind: f.kind,
+    source: f.source,
+    variable: f.variable,
+    plain: f.plain,
+    ...(f.via ? { via: f.via } : {}),
+    ...(f.modulo ? { modulo: f.modulo } : {}),
+    ...(f.computed ? { computed: true } : {}),
+  };
+}
+
 /** Merges alternatives: the kind they agree on (integer literals do not count), else unknown. `plain` survives only when `keepPlain` and one alternative decides. */
 function combine(flows: Flow[], keepPlain: boolean): Flow {
   const deciding = flows.filter((f) => f.kind !== "constant");
   if (!deciding.length) return CONSTANT;
   const first = deciding[0];
   if (deciding.some((f) => f.kind !== first.kind)) return UNKNOWN;
-  return { ...first, plain: keepPlain && flows.length === 1 && first.plain };
+  const out: Flow = { ...first, plain: keepPlain && flows.length === 1 && first.plain };
+  // A `rank % device_count()` only where every alternative is one; computed where any is.
+  if (out.modulo && deciding.some((f) => !f.modulo)) delete out.modulo;
+  if (deciding.some((f) => f.computed)) out.computed = true;
+  return out;
 }
 
 function notPlain(f: Flow): Flow {

@@ -68,6 +68,7 @@ import { rule as GPU065 } from "./GPU065-ctranslate2-device-with-index";
 import { rule as GPU066 } from "./GPU066-cuda-image-without-gpu-request";
 import { rule as GPU067 } from "./GPU067-privileged-container-sees-all-gpus";
 import { rule as GPU068 } from "./GPU068-notebook-launcher-without-process-count";
+import { rule as GPU069 } from "./GPU069-rank-modulo-beside-local-rank";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -138,6 +139,7 @@ export const RULES: readonly Rule[] = [
   GPU066,
   GPU067,
   GPU068,
+  GPU069,
 ];
 
 /** The rule with this code, or undefined. */
