@@ -108,6 +108,9 @@ export class ModelCache {
   text: string | undefined;
 }
 
+/** The nodes of some types in a top-level statement, pre-order ({@link Memo}'s `nodesIn`). */
+type NodesIn = (st: SyntaxNode, types: readonly string[]) => SyntaxNode[];
+
 /** The per-lint side of a {@link ModelCache}: matching statements, references to nodes and back. */
 export class Memo {
   readonly facts: StatementFacts[] = [];
@@ -132,6 +135,10 @@ export class Memo {
    * @param treeHasError whether the tree has any syntax error (when not, no statement is asked).
    * @param shapes each statement's end offset and type, aligned with `statements` (ModuleTrees.statementShapes: kept per chunk); absent: asked of each node.
    * @param nodesIn the nodes of some types in a top-level statement, pre-order (model.ts NodeIndex.inStatement: one traversal per statement for all who ask); by default the statement's own descendantsOfType.
+   *   Used while matching only, and not kept: what the document keeps reaches this Memo (a record's
+   *   `live`, the bindings' `node()`), and a kept `nodesIn` held the lint's NodeIndex, every node of
+   *   its types in every statement, until the next lint (~3.8 MiB of V8 heap per open 5,000-line
+   *   file, BENCHMARKS.md).
    */
   constructor(
     readonly cache: ModelCache,
@@ -140,8 +147,7 @@ export class Memo {
     change?: TextChange,
     treeHasError = true,
     shapes?: { ends: number[]; types: string[] },
-    private readonly nodesIn: (st: SyntaxNode, types: readonly string[]) => SyntaxNode[] = (st, types) =>
-      st.descendantsOfType([...types]).filter((n): n is SyntaxNode => !!n),
+    nodesIn: NodesIn = (st, types) => st.descendantsOfType([...types]).filter((n): n is SyntaxNode => !!n),
   ) {
     const epoch = ++cache.epoch;
     const olds = cache.statements;
@@ -187,14 +193,21 @@ export class Memo {
         f.epoch = epoch;
         f.start = st.startIndex;
         f.end = ends[i];
-      } else f = this.fresh(st, bodies[i], epoch, ends[i], types[i]);
+      } else f = this.fresh(st, bodies[i], epoch, ends[i], types[i], nodesIn);
       this.facts.push(f);
       this.starts.push(st.startIndex);
     });
   }
 
   /** Facts of a statement seen for the first time: what it binds. */
-  private fresh(st: SyntaxNode, body: string, epoch: number, end: number, type: string): StatementFacts {
+  private fresh(
+    st: SyntaxNode,
+    body: string,
+    epoch: number,
+    end: number,
+    type: string,
+    nodesIn: NodesIn,
+  ): StatementFacts {
     const f: StatementFacts = {
       id: st.id,
       text: body,
@@ -209,7 +222,7 @@ export class Memo {
       cls: null,
       assignments: [],
     };
-    for (const n of this.nodesIn(st, ["import_statement", "import_from_statement", "assignment"])) {
+    for (const n of nodesIn(st, ["import_statement", "import_from_statement", "assignment"])) {
       if (n.type !== "assignment") {
         f.imports.push(...importBindings(n));
         continue;
