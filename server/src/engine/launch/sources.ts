@@ -6,7 +6,9 @@
  *
  * What is followed: a `VAR=v cmd` / `env VAR=v cmd` prefix; an `export VAR=v` (or `declare -x`)
  * earlier in the same script; a Dockerfile `ENV` earlier in the last stage; a compose service's
- * `environment`; a container's `env`; `sh -c '...'` / `bash -c '...'` with a literal script.
+ * `environment`; a container's `env`; `sh -c '...'` / `bash -c '...'` with a literal script; the
+ * arguments of a container whose image's ENTRYPOINT is vLLM's server (`vllm/vllm-openai` with a
+ * compose `command` and no `entrypoint`, Kubernetes `args` and no `command`), as that server's launch.
  * Also followed: the once-assigned literals of a file the script sources (`source env.sh`:
  * {@link literalsWithSourced}, for GPU040), and a launcher's options given through such a literal
  * (`accelerate launch $EXTRA ...` with `EXTRA="--multi_gpu"`: the words it splits into) or a
@@ -22,7 +24,7 @@ import type { Range } from "../types";
 import { SourceText } from "../manifests/source";
 import { exportOperands, parseShell, type ShellCommand, type ShellWord } from "../manifests/shell";
 import { isMap, isScalar, isSeq, pairOf, scalarText, valueAt, valueOf } from "../manifests/yaml";
-import { parseLaunchLine, wholeNumber, type LaunchLine } from "./commandLine";
+import { isVllmServerImage, parseLaunchLine, vllmServerArgs, wholeNumber, type LaunchLine } from "./commandLine";
 import { dirname, isAbsolute, join } from "node:path";
 import { expandedWords, jobScriptFacts, type JobScriptFacts, type ShellVariables } from "../manifests/jobscript";
 
@@ -327,7 +329,24 @@ function yamlArgv(
   if (!w) return null;
   const at = starts.get(w);
   const cmds = commandsOf(w.value, at ?? 0, at !== undefined, [w.start, w.end]);
-  return cmds.length ? { argv: cmds[0].words, scriptAt: () => null } : null;
+  if (!cmds.length) return null;
+  return { argv: at === undefined ? locateWords(src, cmds[0].words, w) : cmds[0].words, scriptAt: () => null };
+}
+
+/**
+ * The words of a scalar whose characters are not the file's (a folded or literal block scalar,
+ * `command: >` over several lines), each put where its text is found in the scalar's source, in
+ * order: a block scalar has no escapes, so a word's text is written there as it is (folding only
+ * turns line breaks into spaces between words). A word not found keeps the scalar's whole range.
+ */
+function locateWords(src: SourceText, words: readonly ShellWord[], scalar: ShellWord): ShellWord[] {
+  let from = scalar.start;
+  return words.map((w) => {
+    const i = w.raw ? src.text.indexOf(w.raw, from) : -1;
+    if (i < 0 || i + w.raw.length > scalar.end) return w;
+    from = i + w.raw.length;
+    return { ...w, start: i, end: i + w.raw.length };
+  });
 }
 
 /** CUDA_VISIBLE_DEVICES set in a container's or service's environment (model.env, by owner). */
@@ -385,6 +404,29 @@ export function podRequest(model: ManifestModel, container: YAMLMap): GpuRequest
   };
 }
 
+/**
+ * The launch of a container whose image's ENTRYPOINT is vLLM's server (launch/commandLine.ts
+ * `isVllmServerImage`) and whose spec gives only the arguments (`args`, compose's `command`), or null.
+ */
+function serverArgsLaunch(
+  model: ManifestModel,
+  args: Node | null,
+  owner: string,
+  request: GpuRequest | null,
+): FoundLaunch | null {
+  const argv = yamlArgv(model.src, args)?.argv;
+  if (!argv?.length) return null;
+  return {
+    line: vllmServerArgs(argv),
+    range: model.src.range(argv[0].start, argv[argv.length - 1].end),
+    visible: envVisible(model, owner),
+    visibleUnknown: false,
+    request,
+    onThisMachine: false,
+    where: owner,
+  };
+}
+
 /** Launches of YAML argv pieces joined (`entrypoint` + `command`, `command` + `args`). */
 function containerLaunches(
   model: ManifestModel,
@@ -436,6 +478,12 @@ export function launchesOf(model: ManifestModel, literals?: ReadonlyMap<string, 
   const out: FoundLaunch[] = [];
   for (const s of model.services) {
     const owner = `service "${s.name}"`;
+    // Compose: `entrypoint` overrides the image's ENTRYPOINT, `command` its CMD (its arguments).
+    if (isVllmServerImage(scalarText(valueOf(s.node, "image"))) && !valueOf(s.node, "entrypoint")) {
+      const f = serverArgsLaunch(model, valueOf(s.node, "command"), owner, composeRequest(model, s.node));
+      if (f) out.push(f);
+      continue;
+    }
     out.push(
       ...containerLaunches(
         model,
@@ -448,6 +496,12 @@ export function launchesOf(model: ManifestModel, literals?: ReadonlyMap<string, 
   }
   for (const c of model.containers) {
     const owner = `container${c.name === null ? "" : ` "${c.name}"`} of ${c.owner}`;
+    // Kubernetes: `command` replaces the image's ENTRYPOINT, `args` its CMD.
+    if (isVllmServerImage(scalarText(valueOf(c.node, "image"))) && !valueOf(c.node, "command")) {
+      const f = serverArgsLaunch(model, valueOf(c.node, "args"), owner, podRequest(model, c.node));
+      if (f) out.push(f);
+      continue;
+    }
     out.push(
       ...containerLaunches(
         model,
