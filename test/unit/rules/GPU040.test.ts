@@ -766,3 +766,21 @@ test("GPU040 vLLM: the machine's GPUs for a plain shell script (a warning), the 
   assert.match(dp[0].message, /needs 4 GPUs \(-tp 2 -dp 2: .*, for each data-parallel replica\)/);
   assert.match(dp[0].message, /only 1 of the 2 replicas finds theirs/);
 });
+
+test("GPU040 vLLM: srun from a plain shell script, old Ray switches, a program name in the image's arguments and comma-joined device_ids are not judged", () => {
+  const two = { machine: { gpuCount: 2, uuids: [] } };
+  const sh = (line: string) => lintManifestCode(`#!/bin/bash\n${line}\n`, "jobscript", "GPU040", two);
+  assert.deepEqual(sh("srun --gres=gpu:8 vllm serve m --tensor-parallel-size 8"), [], "runs on a cluster node");
+  assert.deepEqual(sh("python -m vllm.entrypoints.openai.api_server --model m -tp 4 --worker-use-ray"), []);
+  assert.equal(sh("python -m vllm.entrypoints.openai.api_server --model m -tp 4").length, 1);
+  const compose = (command: string, reservation = "count: 1") =>
+    lintManifestCode(
+      `services:\n  s:\n    image: vllm/vllm-openai:latest\n    command: ${command}\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              ${reservation}\n              capabilities: [gpu]\n`,
+      "compose",
+      "GPU040",
+    );
+  assert.equal(compose('["--model", "m", "-tp", "2"]').length, 1);
+  assert.deepEqual(compose('["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m", "-tp", "2"]'), []);
+  assert.deepEqual(compose('["--model", "m", "-tp", "4"]', "device_ids: ['0,1,2,3']"), []);
+  assert.equal(compose('["--model", "m", "-tp", "4"]', "device_ids: ['0', '1']").length, 1);
+});

@@ -47,7 +47,7 @@ export interface VllmParallel {
    * `--headless`, a data-parallel option other than the size (`--data-parallel-size-local`,
    * `--data-parallel-rank`, `--data-parallel-start-rank`, `--data-parallel-address`,
    * `--data-parallel-backend`, `--data-parallel-hybrid-lb`, `--data-parallel-external-lb`, their short
-   * forms), `--config FILE` (its sizes are not read), or an expansion that may hold options
+   * forms), `--worker-use-ray`, `--config FILE` (its sizes are not read), or an expansion that may hold options
    * (`$EXTRA_ARGS`, compose's `${VAR}`, Kubernetes' `$(VAR)`); null when none.
    */
   elsewhere: ShellWord | null;
@@ -396,7 +396,8 @@ const VLLM_DP = new Set(["--data-parallel-size", "-dp"]);
 /**
  * vLLM options under which the workers may sit on other nodes or the sizes are read elsewhere
  * (vllm/engine/arg_utils.py@99d7eb5d `add_cli_args`; `--nnodes`/`-n`, `--node-rank`/`-r` in later
- * releases; `--config` in vllm/utils/argparse_utils.py@c836a6fe `_pull_args_from_config`).
+ * releases; `--config` in vllm/utils/argparse_utils.py@c836a6fe `_pull_args_from_config`; the Ray
+ * switches `--worker-use-ray`/`--engine-use-ray` of releases before 0.5).
  */
 const VLLM_ELSEWHERE = new Set([
   "--nnodes",
@@ -417,6 +418,8 @@ const VLLM_ELSEWHERE = new Set([
   "--data-parallel-hybrid-lb",
   "--data-parallel-external-lb",
   "--config",
+  "--worker-use-ray",
+  "--engine-use-ray",
 ]);
 /**
  * vLLM options that take no value, commonly written: an expansion after one of them stands where

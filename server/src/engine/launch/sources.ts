@@ -371,6 +371,9 @@ function composeRequest(model: ManifestModel, service: YAMLMap): GpuRequest | nu
     const r = (n: Node | null | undefined) => model.src.range(n?.range?.[0] ?? 0, n?.range?.[1] ?? 0);
     if (ids && !count && isSeq(ids.value)) {
       const list = ids.value.items.map((i) => scalarText(i) ?? "?");
+      // `device_ids: ['0,1,2,3']`: the ids reach the runtime joined with commas, so one entry may name
+      // several GPUs; not counted.
+      if (list.some((i) => i.includes(","))) return null;
       return {
         count: list.length,
         from: `device_ids: [${list.join(", ")}]`,
@@ -415,7 +418,9 @@ function serverArgsLaunch(
   request: GpuRequest | null,
 ): FoundLaunch | null {
   const argv = yamlArgv(model.src, args)?.argv;
-  if (!argv?.length) return null;
+  // A first word that names a program (`python -m ...`, `vllm serve`, `sh -c`) was meant to run as
+  // one, but reaches the image's server as its model: another mistake, not judged here.
+  if (!argv?.length || /^(?:.*\/)?(?:python[0-9.]*|vllm|(?:ba|da|z)?sh)$/.test(argv[0].value)) return null;
   return {
     line: vllmServerArgs(argv),
     range: model.src.range(argv[0].start, argv[argv.length - 1].end),

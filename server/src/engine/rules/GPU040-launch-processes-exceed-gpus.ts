@@ -176,7 +176,8 @@ function checkVllm(
     text: parts.join(" "),
     vllm: { world: tp * pp, dp },
   };
-  visibleOrNode(ctx, f, procs, node, literals);
+  // `srun ... vllm serve` from a plain shell script runs on a node of the cluster, not on this machine.
+  visibleOrNode(ctx, f, procs, f.onThisMachine && f.line.underSrun ? null : node, literals);
 }
 
 /** The GPUs a launch's node offers when CUDA_VISIBLE_DEVICES is not read. */
@@ -494,7 +495,8 @@ function checkAccelerate(
     return;
   }
   if (idsText !== null && idsText.trim() !== "all") return; // ids not read
-  visibleOrNode(ctx, f, procs, node, literals);
+  // `srun ... vllm serve` from a plain shell script runs on a node of the cluster, not on this machine.
+  visibleOrNode(ctx, f, procs, f.onThisMachine && f.line.underSrun ? null : node, literals);
 }
 
 /**
