@@ -784,3 +784,22 @@ test("GPU040 vLLM: srun from a plain shell script, old Ray switches, a program n
   assert.deepEqual(compose('["--model", "m", "-tp", "4"]', "device_ids: ['0,1,2,3']"), []);
   assert.equal(compose('["--model", "m", "-tp", "4"]', "device_ids: ['0', '1']").length, 1);
 });
+
+test("GPU040 vLLM: docker run of vllm/vllm-openai reads the words after the image as the server's arguments, with --gpus and -e CUDA_VISIBLE_DEVICES", () => {
+  const two = { machine: { gpuCount: 2, uuids: [] } };
+  const sh = (line: string, options = {}) => lintManifestCode(`#!/bin/bash\n${line}\n`, "jobscript", "GPU040", options);
+  const one = sh("docker run --rm --gpus 1 vllm/vllm-openai:latest --model m --tensor-parallel-size 2");
+  assert.equal(one.length, 1);
+  assert.equal(one[0].severity, "error");
+  assert.match(one[0].message, /^the image's vllm serve needs 2 GPUs .* \(the container's GPU request, --gpus 1\)/);
+  assert.deepEqual(sh("docker run --gpus all vllm/vllm-openai --model m -tp 4"), [], "machine unknown");
+  const all = sh("docker run --gpus all vllm/vllm-openai --model m -tp 4", two);
+  assert.equal(all[0].severity, "warning");
+  assert.match(all[0].message, /this machine's GPU count/);
+  const env = sh("docker run --gpus all -e CUDA_VISIBLE_DEVICES=0 vllm/vllm-openai --model m -tp 2", two);
+  assert.match(env[0].message, /CUDA_VISIBLE_DEVICES="0", docker run -e/);
+  assert.deepEqual(sh("docker run --gpus all -e CUDA_VISIBLE_DEVICES vllm/vllm-openai --model m -tp 4", two), []);
+  assert.deepEqual(sh('docker run --gpus "device=$GPUS" vllm/vllm-openai --model m -tp 4'), []);
+  assert.deepEqual(sh("docker run vllm/vllm-openai --model m -tp 4", two), [], "no --gpus");
+  assert.deepEqual(sh("docker run --gpus 1 myorg/server --model m -tp 4"), [], "another image");
+});

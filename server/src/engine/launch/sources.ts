@@ -8,7 +8,8 @@
  * earlier in the same script; a Dockerfile `ENV` earlier in the last stage; a compose service's
  * `environment`; a container's `env`; `sh -c '...'` / `bash -c '...'` with a literal script; the
  * arguments of a container whose image's ENTRYPOINT is vLLM's server (`vllm/vllm-openai` with a
- * compose `command` and no `entrypoint`, Kubernetes `args` and no `command`), as that server's launch.
+ * compose `command` and no `entrypoint`, Kubernetes `args` and no `command`, the words after the
+ * image of a shell script's `docker run --gpus ...`), as that server's launch.
  * Also followed: the once-assigned literals of a file the script sources (`source env.sh`:
  * {@link literalsWithSourced}, for GPU040), and a launcher's options given through such a literal
  * (`accelerate launch $EXTRA ...` with `EXTRA="--multi_gpu"`: the words it splits into) or a
@@ -27,6 +28,7 @@ import { isMap, isScalar, isSeq, pairOf, scalarText, valueAt, valueOf } from "..
 import { isVllmServerImage, parseLaunchLine, vllmServerArgs, wholeNumber, type LaunchLine } from "./commandLine";
 import { dirname, isAbsolute, join } from "node:path";
 import { expandedWords, jobScriptFacts, type JobScriptFacts, type ShellVariables } from "../manifests/jobscript";
+import { containerRun, gpusExposed } from "./containerRun";
 
 /** A CUDA_VISIBLE_DEVICES value in force for a launch. */
 export interface VisibleSetting {
@@ -229,7 +231,11 @@ function scriptLaunches(model: ManifestModel, literals?: ReadonlyMap<string, str
       expandOptionWords(c.words, { literals: literals ?? facts.literals, arrays: facts.arrays }),
       c.assignments,
     );
-    if (line.launcher === "other") continue;
+    if (line.launcher === "other") {
+      const run = vllmContainerRun(model, c, !isJob);
+      if (run) out.push(run);
+      continue;
+    }
     const { visible, unknown } = visibleForCommand(model, c, line);
     let request: GpuRequest | null = null;
     if (isJob) {
@@ -258,6 +264,47 @@ function scriptLaunches(model: ManifestModel, literals?: ReadonlyMap<string, str
     });
   }
   return out;
+}
+
+/** A first word of a container's arguments that names a program, not an option of the image's server. */
+const PROGRAM = /^(?:.*\/)?(?:python[0-9.]*|vllm|(?:ba|da|z)?sh)$/;
+
+/**
+ * `docker run --gpus ... vllm/vllm-openai ARGS` (also podman, nerdctl; launch/containerRun.ts):
+ * the image's server with ARGS, without `--entrypoint`. Its GPUs: `--gpus N` or `device=...` (a
+ * request), or every GPU of the machine for `--gpus all` in a plain shell script; a `-e
+ * CUDA_VISIBLE_DEVICES=...` with a literal value is in force inside. Null for any other command,
+ * a run without `--gpus`, or `--gpus` ids held in a variable.
+ */
+function vllmContainerRun(model: ManifestModel, c: ShellCommand, plainScript: boolean): FoundLaunch | null {
+  const run = containerRun(c);
+  if (!run?.image || run.entrypoint || !run.gpus || !isVllmServerImage(run.image.value)) return null;
+  if (!run.args.length || PROGRAM.test(run.args[0].value) || run.gpus.word.expands) return null;
+  const n = gpusExposed(run.gpus.value);
+  if (n !== null && Number.isNaN(n)) return null;
+  const src = model.src;
+  const env = run.env;
+  const literal = env && !env.fromHost && env.value !== null && !env.word.expands ? env.value : null;
+  return {
+    line: vllmServerArgs(run.args),
+    range: src.range(c.start, c.end),
+    visible:
+      literal !== null && env
+        ? { value: literal, from: "docker run -e", sameCommand: true, range: src.range(env.word.start, env.word.end) }
+        : null,
+    visibleUnknown: !!env && literal === null,
+    request:
+      n === null
+        ? null
+        : {
+            count: n,
+            from: `--gpus ${run.gpus.value}`,
+            range: src.range(run.gpus.word.start, run.gpus.word.end),
+            kind: "container",
+          },
+    onThisMachine: plainScript && n === null,
+    where: "docker run",
+  };
 }
 
 /** The launches of a Dockerfile's last stage: `ENTRYPOINT` (exec form) followed by `CMD`, or either alone. */
@@ -420,7 +467,7 @@ function serverArgsLaunch(
   const argv = yamlArgv(model.src, args)?.argv;
   // A first word that names a program (`python -m ...`, `vllm serve`, `sh -c`) was meant to run as
   // one, but reaches the image's server as its model: another mistake, not judged here.
-  if (!argv?.length || /^(?:.*\/)?(?:python[0-9.]*|vllm|(?:ba|da|z)?sh)$/.test(argv[0].value)) return null;
+  if (!argv?.length || PROGRAM.test(argv[0].value)) return null;
   return {
     line: vllmServerArgs(argv),
     range: model.src.range(argv[0].start, argv[argv.length - 1].end),
