@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { manifestFixtureTests, manifestDocExampleTest, lintManifestCode } from "./manifestFixtureCheck";
 import { lintManifest } from "../../../server/src/engine/manifests/lintManifest";
-import { parseLaunchLine } from "../../../server/src/engine/launch/commandLine";
+import { isVllmServerImage, parseLaunchLine, vllmServerArgs } from "../../../server/src/engine/launch/commandLine";
 import { parseShell } from "../../../server/src/engine/manifests/shell";
 import { SourceText } from "../../../server/src/engine/manifests/source";
 import { lintNotebook, type CellInput } from "../../../server/src/engine/notebook";
@@ -694,4 +694,112 @@ test("GPU040: a variable among the launcher's options that the script does not a
   );
   // An array's `$LAUNCH` is its first element, not its list: not read.
   assert.deepEqual(lint("LAUNCH=(--nproc_per_node 4)\nCUDA_VISIBLE_DEVICES=0,1 torchrun $LAUNCH t.py\n"), []);
+});
+
+test("GPU040 launch model: vLLM's server (`vllm serve`, the api_server module, the image's arguments) and its parallel sizes", () => {
+  const v = lineOf(
+    "CUDA_VISIBLE_DEVICES=0 vllm serve org/m -tp 2 --pipeline_parallel_size=3 --data-parallel-size 2 --port 8000",
+  );
+  assert.deepEqual(
+    [v.launcher, v.vllm?.tp?.value, v.vllm?.pp?.value, v.vllm?.dp?.value, v.vllm?.elsewhere, v.script],
+    ["vllm", "2", "3", "2", null, null],
+  );
+  const m = lineOf("python3 -u -m vllm.entrypoints.openai.api_server --model org/m --tensor-parallel-size=4");
+  assert.deepEqual([m.launcher, m.vllm?.tp?.value], ["vllm", "4"]);
+  assert.equal(lineOf("vllm bench throughput --tensor-parallel-size 2").launcher, "other");
+  assert.equal(lineOf("python -m vllm.entrypoints.cli.main bench -tp 2").launcher, "other");
+  // Later options win, as in argparse.
+  assert.equal(lineOf("vllm serve m -tp 4 --tensor-parallel-size 2").vllm?.tp?.value, "2");
+  // What may put the workers on other nodes, or hold options out of sight.
+  const away = (s: string) => lineOf(s).vllm?.elsewhere?.value ?? null;
+  assert.equal(away("vllm serve m -tp 4 --distributed-executor-backend ray"), "--distributed-executor-backend");
+  assert.equal(away("vllm serve m -tp 4 --distributed-executor-backend mp"), null);
+  assert.equal(away("vllm serve m -tp 16 --nnodes 2 --node-rank 0"), "--nnodes");
+  assert.equal(away("vllm serve m -dp 4 --data-parallel-size-local 2"), "--data-parallel-size-local");
+  assert.equal(away("vllm serve m --headless -dp 4"), "--headless");
+  assert.equal(away("vllm serve m -tp 2 --config c.yaml"), "--config");
+  assert.equal(away("vllm serve m -tp 2 $EXTRA_ARGS"), "$EXTRA_ARGS");
+  assert.equal(away("vllm serve m --enforce-eager $EXTRA_ARGS -tp 2"), "$EXTRA_ARGS");
+  assert.equal(away("vllm serve $MODEL --port $PORT -tp 2"), null, "the model and an option's value");
+  const img = vllmServerArgs(lineOf("x --model m --tensor-parallel-size 2 ${MORE}").words.slice(1));
+  assert.deepEqual(
+    [img.launcher, img.imageEntrypoint, img.vllm?.tp?.value, img.vllm?.elsewhere?.value],
+    ["vllm", "vllm serve", "2", "${MORE}"],
+  );
+  for (const i of ["vllm/vllm-openai", "vllm/vllm-openai:v0.11.0", "docker.io/vllm/vllm-openai:latest"])
+    assert.equal(isVllmServerImage(i), true, i);
+  for (const i of ["vllm/vllm-openai-cpu:latest", "myorg/vllm-openai:1", "rocm/vllm:latest", "${IMAGE}"])
+    assert.equal(isVllmServerImage(i), false, i);
+});
+
+test("GPU040 vLLM: a compose service on vllm/vllm-openai with a folded command is reported on the line of its size, as an error", () => {
+  const text =
+    "services:\n  llm:\n    image: vllm/vllm-openai:v0.11.0\n    command: >\n      --model /models/m\n      --max-model-len 8192\n      --tensor-parallel-size 2\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: 1\n              capabilities: [gpu]\n";
+  const d = lintManifestCode(text, "compose", "GPU040");
+  assert.equal(d.length, 1);
+  assert.deepEqual([d[0].range.start.line, d[0].range.start.character, d[0].range.end.character], [6, 6, 30]);
+  assert.equal(d[0].severity, "error");
+  assert.match(d[0].message, /^the image's vllm serve needs 2 GPUs \(--tensor-parallel-size 2: /);
+  assert.match(d[0].message, /World size \(2\) is larger than the number of available GPUs \(1\) in this node/);
+  assert.deepEqual(lintManifestCode(text.replace("count: 1", "count: 2"), "compose", "GPU040"), []);
+  // An entrypoint of its own replaces the image's server.
+  const own = text.replace("    command: >", '    entrypoint: ["python3", "app.py"]\n    command: >');
+  assert.deepEqual(lintManifestCode(own, "compose", "GPU040"), []);
+});
+
+test("GPU040 vLLM: the machine's GPUs for a plain shell script (a warning), the job's allocation, and silence with a Ray cluster", () => {
+  const serve = "vllm serve org/m --tensor-parallel-size 4\n";
+  const plain = lintManifestCode(`#!/bin/bash\n${serve}`, "jobscript", "GPU040", two);
+  assert.equal(plain.length, 1);
+  assert.equal(plain[0].severity, "warning");
+  assert.match(plain[0].message, /only 2 GPUs are visible to it \(this machine's GPU count\)/);
+  assert.deepEqual(lintManifestCode(`#!/bin/bash\n${serve}`, "jobscript", "GPU040"), [], "machine unknown");
+  const job = lintManifestCode(`#!/bin/bash\n#SBATCH --gres=gpu:2\n${serve}`, "jobscript", "GPU040", two);
+  assert.match(job[0].message, /the job's allocation, #SBATCH --gres=gpu:2/);
+  assert.equal(job[0].severity, "warning");
+  assert.deepEqual(
+    lintManifestCode(`#!/bin/bash\nray start --head\n${serve}`, "jobscript", "GPU040", two),
+    [],
+    "a Ray cluster may hold the other GPUs",
+  );
+  const dp = lintManifestCode("CUDA_VISIBLE_DEVICES=0,1 vllm serve m -tp 2 -dp 2\n", "jobscript", "GPU040");
+  assert.match(dp[0].message, /needs 4 GPUs \(-tp 2 -dp 2: .*, for each data-parallel replica\)/);
+  assert.match(dp[0].message, /only 1 of the 2 replicas finds theirs/);
+});
+
+test("GPU040 vLLM: srun from a plain shell script, old Ray switches, a program name in the image's arguments and comma-joined device_ids are not judged", () => {
+  const two = { machine: { gpuCount: 2, uuids: [] } };
+  const sh = (line: string) => lintManifestCode(`#!/bin/bash\n${line}\n`, "jobscript", "GPU040", two);
+  assert.deepEqual(sh("srun --gres=gpu:8 vllm serve m --tensor-parallel-size 8"), [], "runs on a cluster node");
+  assert.deepEqual(sh("python -m vllm.entrypoints.openai.api_server --model m -tp 4 --worker-use-ray"), []);
+  assert.equal(sh("python -m vllm.entrypoints.openai.api_server --model m -tp 4").length, 1);
+  const compose = (command: string, reservation = "count: 1") =>
+    lintManifestCode(
+      `services:\n  s:\n    image: vllm/vllm-openai:latest\n    command: ${command}\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              ${reservation}\n              capabilities: [gpu]\n`,
+      "compose",
+      "GPU040",
+    );
+  assert.equal(compose('["--model", "m", "-tp", "2"]').length, 1);
+  assert.deepEqual(compose('["python", "-m", "vllm.entrypoints.openai.api_server", "--model", "m", "-tp", "2"]'), []);
+  assert.deepEqual(compose('["--model", "m", "-tp", "4"]', "device_ids: ['0,1,2,3']"), []);
+  assert.equal(compose('["--model", "m", "-tp", "4"]', "device_ids: ['0', '1']").length, 1);
+});
+
+test("GPU040 vLLM: docker run of vllm/vllm-openai reads the words after the image as the server's arguments, with --gpus and -e CUDA_VISIBLE_DEVICES", () => {
+  const two = { machine: { gpuCount: 2, uuids: [] } };
+  const sh = (line: string, options = {}) => lintManifestCode(`#!/bin/bash\n${line}\n`, "jobscript", "GPU040", options);
+  const one = sh("docker run --rm --gpus 1 vllm/vllm-openai:latest --model m --tensor-parallel-size 2");
+  assert.equal(one.length, 1);
+  assert.equal(one[0].severity, "error");
+  assert.match(one[0].message, /^the image's vllm serve needs 2 GPUs .* \(the container's GPU request, --gpus 1\)/);
+  assert.deepEqual(sh("docker run --gpus all vllm/vllm-openai --model m -tp 4"), [], "machine unknown");
+  const all = sh("docker run --gpus all vllm/vllm-openai --model m -tp 4", two);
+  assert.equal(all[0].severity, "warning");
+  assert.match(all[0].message, /this machine's GPU count/);
+  const env = sh("docker run --gpus all -e CUDA_VISIBLE_DEVICES=0 vllm/vllm-openai --model m -tp 2", two);
+  assert.match(env[0].message, /CUDA_VISIBLE_DEVICES="0", docker run -e/);
+  assert.deepEqual(sh("docker run --gpus all -e CUDA_VISIBLE_DEVICES vllm/vllm-openai --model m -tp 4", two), []);
+  assert.deepEqual(sh('docker run --gpus "device=$GPUS" vllm/vllm-openai --model m -tp 4'), []);
+  assert.deepEqual(sh("docker run vllm/vllm-openai --model m -tp 4", two), [], "no --gpus");
+  assert.deepEqual(sh("docker run --gpus 1 myorg/server --model m -tp 4"), [], "another image");
 });

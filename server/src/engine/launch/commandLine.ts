@@ -13,6 +13,10 @@
  * - `deepspeed`: `--num_gpus` per node, `--include localhost:0,1`;
  * - `colossalai run`: `--nproc_per_node` per node, passed on to torch's launcher
  *   (hpcaitech/ColossalAI 4f9953be, colossalai/cli/launcher/run.py: `f"--nproc_per_node={nproc_per_node}"`);
+ * - vLLM's OpenAI server, `vllm serve MODEL ...` and `python -m vllm.entrypoints.openai.api_server ...`
+ *   (also the older `vllm.entrypoints.api_server`), and the arguments of a container whose image's
+ *   ENTRYPOINT is that server (launch/sources.ts, {@link vllmServerArgs}): one worker per GPU of its
+ *   tensor-parallel x pipeline-parallel group, per data-parallel replica ({@link VllmParallel});
  * - anything else (`python train.py`, a console script) is `other`: one process, not read.
  *
  * Prefixes unwrapped: `VAR=value cmd`, `env [-i] [-u NAME] VAR=value cmd`, `nohup`, `exec`, `srun
@@ -24,7 +28,30 @@ import { launcherWords, launchOf, optionValue, PYTHON_VALUE_OPTIONS } from "../m
 import type { ShellCommand } from "../manifests/shell";
 
 /** The launchers told apart. */
-export type Launcher = "torchrun" | "accelerate" | "deepspeed" | "colossalai" | "other";
+export type Launcher = "torchrun" | "accelerate" | "deepspeed" | "colossalai" | "vllm" | "other";
+
+/**
+ * The parallel sizes of a vLLM server's command line (vllm-project/vllm@99d7eb5d
+ * vllm/engine/arg_utils.py `add_cli_args`: `"--tensor-parallel-size", "-tp"`,
+ * `"--pipeline-parallel-size", "-pp"`, `"--data-parallel-size", "-dp"`; FlexibleArgumentParser,
+ * vllm/utils/argparse_utils.py@c836a6fe, takes `_` for `-` in a `--` option's name; argparse keeps
+ * the last of repeated options). Each is null when not written (vLLM's default is 1).
+ */
+export interface VllmParallel {
+  tp: OptionValue | null;
+  pp: OptionValue | null;
+  dp: OptionValue | null;
+  /**
+   * The first word that may put workers on other nodes or change the sizes out of sight, when one
+   * is written: `--distributed-executor-backend` other than `mp`, `--nnodes`, `--node-rank`,
+   * `--headless`, a data-parallel option other than the size (`--data-parallel-size-local`,
+   * `--data-parallel-rank`, `--data-parallel-start-rank`, `--data-parallel-address`,
+   * `--data-parallel-backend`, `--data-parallel-hybrid-lb`, `--data-parallel-external-lb`, their short
+   * forms), `--worker-use-ray`, `--config FILE` (its sizes are not read), or an expansion that may hold options
+   * (`$EXTRA_ARGS`, compose's `${VAR}`, Kubernetes' `$(VAR)`); null when none.
+   */
+  elsewhere: ShellWord | null;
+}
 
 /** An option's value with the words that hold it (one word for `--x=v`, two for `--x v`). */
 export interface OptionValue {
@@ -68,6 +95,13 @@ export interface LaunchLine {
    * (a later one in the variable wins) nor the absence of one. Absent: false.
    */
   unknownOptions?: boolean;
+  /** vLLM's server (launcher `vllm`): its parallel sizes. */
+  vllm?: VllmParallel;
+  /**
+   * The server that the container image's ENTRYPOINT runs, when {@link words} are only its
+   * arguments (a compose `command` or Kubernetes `args` for `vllm/vllm-openai`): `vllm serve`.
+   */
+  imageEntrypoint?: string;
 }
 
 /** Whether a word names a Python interpreter (`python`, `python3.11`, `/usr/bin/python3`). */
@@ -125,6 +159,7 @@ export const LAUNCHER_NAME: Readonly<Record<Launcher, string>> = {
   accelerate: "accelerate launch",
   deepspeed: "deepspeed",
   colossalai: "colossalai run",
+  vllm: "vllm serve",
   other: "",
 };
 const base = (w: string) => w.replace(/^.*\//, "");
@@ -146,6 +181,7 @@ function launcherOf(words: readonly ShellWord[]): { launcher: Launcher; from: nu
   if (b === "accelerate-launch") return { launcher: "accelerate", from: 1 };
   if (b === "deepspeed") return { launcher: "deepspeed", from: 1 };
   if (b === "colossalai" && words[1]?.value === "run") return { launcher: "colossalai", from: 2 };
+  if (b === "vllm" && words[1]?.value === "serve") return { launcher: "vllm", from: 2 };
   if (isPython(first)) {
     // python [-u -O -B ...] -m module
     for (let k = 1; k < words.length; k++) {
@@ -155,6 +191,7 @@ function launcherOf(words: readonly ShellWord[]): { launcher: Launcher; from: nu
         if (/^torch\.distributed\.(?:run|launch)$/.test(mod)) return { launcher: "torchrun", from: k + 2 };
         if (mod === "accelerate.commands.launch") return { launcher: "accelerate", from: k + 2 };
         if (mod === "deepspeed.launcher.runner") return { launcher: "deepspeed", from: k + 2 };
+        if (VLLM_SERVER_MODULES.has(mod)) return { launcher: "vllm", from: k + 2 };
         return { launcher: "other", from: k + 2 };
       }
       if (!w.startsWith("-")) break; // a script: python runs it, one process
@@ -252,6 +289,7 @@ export function parseLaunchLine(
     scriptArgs: [],
   };
   if (launcher === "other") return isPython(rest[0]?.value ?? "") ? { ...none, ...pythonScript(rest) } : none;
+  if (launcher === "vllm") return { ...none, vllm: vllmParallel(rest.slice(from)) };
   // The launcher's own options: up to its program, the first word that is no option and no option's value.
   const { program: at, unknown } = launcherWords(rest, from, undefined);
   const opts = rest.slice(from, at);
@@ -308,4 +346,151 @@ export const wholeNumber = (s: string | null | undefined): number | null =>
 export function deepspeedLocalIds(value: string): number[] | null {
   const m = /^localhost:([0-9]+(?:,[0-9]+)*)$/.exec(value.trim());
   return m ? m[1].split(",").map(Number) : null;
+}
+
+/** The modules that `python -m` runs as vLLM's server (vllm/entrypoints/openai/api_server.py, vllm/entrypoints/api_server.py). */
+const VLLM_SERVER_MODULES: ReadonlySet<string> = new Set([
+  "vllm.entrypoints.openai.api_server",
+  "vllm.entrypoints.api_server",
+]);
+
+/**
+ * Whether a container image is vLLM's OpenAI server image (`vllm/vllm-openai[:tag][@digest]`, also
+ * with `docker.io/` in front), whose ENTRYPOINT runs the server on the container's arguments:
+ * vllm-project/vllm docker/Dockerfile, stage `vllm-openai`, `ENTRYPOINT ["vllm", "serve"]` at
+ * dead20ba, `ENTRYPOINT ["python3", "-m", "vllm.entrypoints.openai.api_server"]` at 0000977e.
+ */
+export const isVllmServerImage = (image: string | null): boolean =>
+  image !== null &&
+  /^(?:(?:docker\.io|registry-1\.docker\.io|index\.docker\.io)\/)?vllm\/vllm-openai(?::[A-Za-z0-9_.-]+)?(?:@sha256:[0-9a-f]+)?$/.test(
+    image.trim(),
+  );
+
+/**
+ * The launch of a container whose image's ENTRYPOINT is vLLM's server ({@link isVllmServerImage})
+ * given only its arguments (a compose `command` without `entrypoint`, Kubernetes `args` without
+ * `command`): the server with those arguments.
+ */
+export function vllmServerArgs(args: readonly ShellWord[]): LaunchLine {
+  return {
+    launcher: "vllm",
+    words: [...args],
+    underSrun: false,
+    inlineEnv: new Map(),
+    clearsEnv: false,
+    processes: null,
+    machines: null,
+    gpuIds: null,
+    exclude: null,
+    configFile: null,
+    script: null,
+    scriptArgs: [],
+    vllm: vllmParallel(args),
+    imageEntrypoint: "vllm serve",
+  };
+}
+
+const VLLM_TP = new Set(["--tensor-parallel-size", "-tp"]);
+const VLLM_PP = new Set(["--pipeline-parallel-size", "-pp"]);
+const VLLM_DP = new Set(["--data-parallel-size", "-dp"]);
+/**
+ * vLLM options under which the workers may sit on other nodes or the sizes are read elsewhere
+ * (vllm/engine/arg_utils.py@99d7eb5d `add_cli_args`; `--nnodes`/`-n`, `--node-rank`/`-r` in later
+ * releases; `--config` in vllm/utils/argparse_utils.py@c836a6fe `_pull_args_from_config`; the Ray
+ * switches `--worker-use-ray`/`--engine-use-ray` of releases before 0.5).
+ */
+const VLLM_ELSEWHERE = new Set([
+  "--nnodes",
+  "-n",
+  "--node-rank",
+  "-r",
+  "--headless",
+  "--data-parallel-size-local",
+  "-dpl",
+  "--data-parallel-rank",
+  "-dpn",
+  "--data-parallel-start-rank",
+  "-dpr",
+  "--data-parallel-address",
+  "-dpa",
+  "--data-parallel-backend",
+  "-dpb",
+  "--data-parallel-hybrid-lb",
+  "--data-parallel-external-lb",
+  "--config",
+  "--worker-use-ray",
+  "--engine-use-ray",
+]);
+/**
+ * vLLM options that take no value, commonly written: an expansion after one of them stands where
+ * an option may (`--enforce-eager $EXTRA`). After any other option an expansion is taken as its value.
+ */
+const VLLM_SWITCHES = new Set([
+  "--trust-remote-code",
+  "--enforce-eager",
+  "--enable-prefix-caching",
+  "--no-enable-prefix-caching",
+  "--enable-chunked-prefill",
+  "--no-enable-chunked-prefill",
+  "--disable-log-requests",
+  "--enable-log-requests",
+  "--disable-log-stats",
+  "--enable-auto-tool-choice",
+  "--enable-lora",
+  "--enable-expert-parallel",
+  "--disable-custom-all-reduce",
+  "--enable-reasoning",
+  "--enable-sleep-mode",
+  "--async-scheduling",
+  "--disable-frontend-multiprocessing",
+  "--disable-fastapi-docs",
+  "--skip-tokenizer-init",
+  "--disable-sliding-window",
+  "--return-tokens-as-token-ids",
+  "--enable-prompt-tokens-details",
+  "--enable-server-load-tracking",
+  "--enable-force-include-usage",
+  "--disable-uvicorn-access-log",
+  "--enable-request-id-headers",
+]);
+
+/** An option word's name as vLLM's parser reads it: `--tensor_parallel_size=2` → `--tensor-parallel-size`. */
+function vllmOptionName(w: string): string {
+  const name = w.split("=")[0];
+  return name.startsWith("--") ? name.replace(/_/g, "-") : name;
+}
+
+/** Whether a word holds an expansion: the shell's (`$X`), compose's (`${X}`) or Kubernetes' (`$(X)`). */
+const expands = (w: ShellWord) => w.expands || /\$[({A-Za-z_]/.test(w.value);
+
+/**
+ * The parallel sizes of vLLM's server arguments (the words after `vllm serve` or the module), see
+ * {@link VllmParallel}. An expansion that stands where an option may (not after an option that takes
+ * a value, nor the model after `serve`) may hold any option: it is recorded as `elsewhere`.
+ */
+function vllmParallel(args: readonly ShellWord[]): VllmParallel {
+  const out: VllmParallel = { tp: null, pp: null, dp: null, elsewhere: null };
+  for (let k = 0; k < args.length; k++) {
+    const w = args[k];
+    const prev = k > 0 ? args[k - 1].value : "";
+    const isValue = prev.startsWith("-") && !prev.includes("=") && !VLLM_SWITCHES.has(vllmOptionName(prev));
+    if (expands(w) && !isValue && !w.value.startsWith("-") && k > 0) out.elsewhere ??= w;
+    if (!w.value.startsWith("-") || isValue) continue;
+    const name = vllmOptionName(w.value);
+    const eq = w.value.indexOf("=");
+    const next = args[k + 1];
+    const value: OptionValue | null =
+      eq > 0
+        ? { value: w.value.slice(eq + 1), start: w, end: w }
+        : next
+          ? { value: next.value, start: w, end: next }
+          : null;
+    if (VLLM_TP.has(name)) out.tp = value;
+    else if (VLLM_PP.has(name)) out.pp = value;
+    else if (VLLM_DP.has(name)) out.dp = value;
+    else if (name === "--distributed-executor-backend") {
+      if (value?.value !== "mp") out.elsewhere ??= w;
+    } else if (VLLM_ELSEWHERE.has(name) || (expands(w) && eq < 0)) out.elsewhere ??= w;
+  }
+  return out;
 }

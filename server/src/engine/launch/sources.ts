@@ -6,7 +6,10 @@
  *
  * What is followed: a `VAR=v cmd` / `env VAR=v cmd` prefix; an `export VAR=v` (or `declare -x`)
  * earlier in the same script; a Dockerfile `ENV` earlier in the last stage; a compose service's
- * `environment`; a container's `env`; `sh -c '...'` / `bash -c '...'` with a literal script.
+ * `environment`; a container's `env`; `sh -c '...'` / `bash -c '...'` with a literal script; the
+ * arguments of a container whose image's ENTRYPOINT is vLLM's server (`vllm/vllm-openai` with a
+ * compose `command` and no `entrypoint`, Kubernetes `args` and no `command`, the words after the
+ * image of a shell script's `docker run --gpus ...`), as that server's launch.
  * Also followed: the once-assigned literals of a file the script sources (`source env.sh`:
  * {@link literalsWithSourced}, for GPU040), and a launcher's options given through such a literal
  * (`accelerate launch $EXTRA ...` with `EXTRA="--multi_gpu"`: the words it splits into) or a
@@ -22,9 +25,10 @@ import type { Range } from "../types";
 import { SourceText } from "../manifests/source";
 import { exportOperands, parseShell, type ShellCommand, type ShellWord } from "../manifests/shell";
 import { isMap, isScalar, isSeq, pairOf, scalarText, valueAt, valueOf } from "../manifests/yaml";
-import { parseLaunchLine, wholeNumber, type LaunchLine } from "./commandLine";
+import { isVllmServerImage, parseLaunchLine, vllmServerArgs, wholeNumber, type LaunchLine } from "./commandLine";
 import { dirname, isAbsolute, join } from "node:path";
 import { expandedWords, jobScriptFacts, type JobScriptFacts, type ShellVariables } from "../manifests/jobscript";
+import { containerRun, gpusExposed } from "./containerRun";
 
 /** A CUDA_VISIBLE_DEVICES value in force for a launch. */
 export interface VisibleSetting {
@@ -227,7 +231,11 @@ function scriptLaunches(model: ManifestModel, literals?: ReadonlyMap<string, str
       expandOptionWords(c.words, { literals: literals ?? facts.literals, arrays: facts.arrays }),
       c.assignments,
     );
-    if (line.launcher === "other") continue;
+    if (line.launcher === "other") {
+      const run = vllmContainerRun(model, c, !isJob);
+      if (run) out.push(run);
+      continue;
+    }
     const { visible, unknown } = visibleForCommand(model, c, line);
     let request: GpuRequest | null = null;
     if (isJob) {
@@ -256,6 +264,47 @@ function scriptLaunches(model: ManifestModel, literals?: ReadonlyMap<string, str
     });
   }
   return out;
+}
+
+/** A first word of a container's arguments that names a program, not an option of the image's server. */
+const PROGRAM = /^(?:.*\/)?(?:python[0-9.]*|vllm|(?:ba|da|z)?sh)$/;
+
+/**
+ * `docker run --gpus ... vllm/vllm-openai ARGS` (also podman, nerdctl; launch/containerRun.ts):
+ * the image's server with ARGS, without `--entrypoint`. Its GPUs: `--gpus N` or `device=...` (a
+ * request), or every GPU of the machine for `--gpus all` in a plain shell script; a `-e
+ * CUDA_VISIBLE_DEVICES=...` with a literal value is in force inside. Null for any other command,
+ * a run without `--gpus`, or `--gpus` ids held in a variable.
+ */
+function vllmContainerRun(model: ManifestModel, c: ShellCommand, plainScript: boolean): FoundLaunch | null {
+  const run = containerRun(c);
+  if (!run?.image || run.entrypoint || !run.gpus || !isVllmServerImage(run.image.value)) return null;
+  if (!run.args.length || PROGRAM.test(run.args[0].value) || run.gpus.word.expands) return null;
+  const n = gpusExposed(run.gpus.value);
+  if (n !== null && Number.isNaN(n)) return null;
+  const src = model.src;
+  const env = run.env;
+  const literal = env && !env.fromHost && env.value !== null && !env.word.expands ? env.value : null;
+  return {
+    line: vllmServerArgs(run.args),
+    range: src.range(c.start, c.end),
+    visible:
+      literal !== null && env
+        ? { value: literal, from: "docker run -e", sameCommand: true, range: src.range(env.word.start, env.word.end) }
+        : null,
+    visibleUnknown: !!env && literal === null,
+    request:
+      n === null
+        ? null
+        : {
+            count: n,
+            from: `--gpus ${run.gpus.value}`,
+            range: src.range(run.gpus.word.start, run.gpus.word.end),
+            kind: "container",
+          },
+    onThisMachine: plainScript && n === null,
+    where: "docker run",
+  };
 }
 
 /** The launches of a Dockerfile's last stage: `ENTRYPOINT` (exec form) followed by `CMD`, or either alone. */
@@ -327,7 +376,24 @@ function yamlArgv(
   if (!w) return null;
   const at = starts.get(w);
   const cmds = commandsOf(w.value, at ?? 0, at !== undefined, [w.start, w.end]);
-  return cmds.length ? { argv: cmds[0].words, scriptAt: () => null } : null;
+  if (!cmds.length) return null;
+  return { argv: at === undefined ? locateWords(src, cmds[0].words, w) : cmds[0].words, scriptAt: () => null };
+}
+
+/**
+ * The words of a scalar whose characters are not the file's (a folded or literal block scalar,
+ * `command: >` over several lines), each put where its text is found in the scalar's source, in
+ * order: a block scalar has no escapes, so a word's text is written there as it is (folding only
+ * turns line breaks into spaces between words). A word not found keeps the scalar's whole range.
+ */
+function locateWords(src: SourceText, words: readonly ShellWord[], scalar: ShellWord): ShellWord[] {
+  let from = scalar.start;
+  return words.map((w) => {
+    const i = w.raw ? src.text.indexOf(w.raw, from) : -1;
+    if (i < 0 || i + w.raw.length > scalar.end) return w;
+    from = i + w.raw.length;
+    return { ...w, start: i, end: i + w.raw.length };
+  });
 }
 
 /** CUDA_VISIBLE_DEVICES set in a container's or service's environment (model.env, by owner). */
@@ -352,6 +418,9 @@ function composeRequest(model: ManifestModel, service: YAMLMap): GpuRequest | nu
     const r = (n: Node | null | undefined) => model.src.range(n?.range?.[0] ?? 0, n?.range?.[1] ?? 0);
     if (ids && !count && isSeq(ids.value)) {
       const list = ids.value.items.map((i) => scalarText(i) ?? "?");
+      // `device_ids: ['0,1,2,3']`: the ids reach the runtime joined with commas, so one entry may name
+      // several GPUs; not counted.
+      if (list.some((i) => i.includes(","))) return null;
       return {
         count: list.length,
         from: `device_ids: [${list.join(", ")}]`,
@@ -382,6 +451,31 @@ export function podRequest(model: ManifestModel, container: YAMLMap): GpuRequest
     from: `nvidia.com/gpu: ${n}`,
     range: model.src.range(v.range?.[0] ?? 0, v.range?.[1] ?? 0),
     kind: "container",
+  };
+}
+
+/**
+ * The launch of a container whose image's ENTRYPOINT is vLLM's server (launch/commandLine.ts
+ * `isVllmServerImage`) and whose spec gives only the arguments (`args`, compose's `command`), or null.
+ */
+function serverArgsLaunch(
+  model: ManifestModel,
+  args: Node | null,
+  owner: string,
+  request: GpuRequest | null,
+): FoundLaunch | null {
+  const argv = yamlArgv(model.src, args)?.argv;
+  // A first word that names a program (`python -m ...`, `vllm serve`, `sh -c`) was meant to run as
+  // one, but reaches the image's server as its model: another mistake, not judged here.
+  if (!argv?.length || PROGRAM.test(argv[0].value)) return null;
+  return {
+    line: vllmServerArgs(argv),
+    range: model.src.range(argv[0].start, argv[argv.length - 1].end),
+    visible: envVisible(model, owner),
+    visibleUnknown: false,
+    request,
+    onThisMachine: false,
+    where: owner,
   };
 }
 
@@ -436,6 +530,12 @@ export function launchesOf(model: ManifestModel, literals?: ReadonlyMap<string, 
   const out: FoundLaunch[] = [];
   for (const s of model.services) {
     const owner = `service "${s.name}"`;
+    // Compose: `entrypoint` overrides the image's ENTRYPOINT, `command` its CMD (its arguments).
+    if (isVllmServerImage(scalarText(valueOf(s.node, "image"))) && !valueOf(s.node, "entrypoint")) {
+      const f = serverArgsLaunch(model, valueOf(s.node, "command"), owner, composeRequest(model, s.node));
+      if (f) out.push(f);
+      continue;
+    }
     out.push(
       ...containerLaunches(
         model,
@@ -448,6 +548,12 @@ export function launchesOf(model: ManifestModel, literals?: ReadonlyMap<string, 
   }
   for (const c of model.containers) {
     const owner = `container${c.name === null ? "" : ` "${c.name}"`} of ${c.owner}`;
+    // Kubernetes: `command` replaces the image's ENTRYPOINT, `args` its CMD.
+    if (isVllmServerImage(scalarText(valueOf(c.node, "image"))) && !valueOf(c.node, "command")) {
+      const f = serverArgsLaunch(model, valueOf(c.node, "args"), owner, podRequest(model, c.node));
+      if (f) out.push(f);
+      continue;
+    }
     out.push(
       ...containerLaunches(
         model,

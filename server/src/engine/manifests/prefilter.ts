@@ -36,7 +36,8 @@ export function mentionsContainerGpus(text: string): boolean {
 
 /**
  * Whether a text names a launcher that GPU040 and GPU042 read (launch/commandLine.ts): `torchrun`,
- * `torch.distributed.run|launch`, `accelerate`, `deepspeed`, `colossalai run`. A shell script without `#SBATCH` is
+ * `torch.distributed.run|launch`, `accelerate`, `deepspeed`, `colossalai run`, vLLM's server (`vllm serve`,
+ * `vllm.entrypoints...`, the `vllm/vllm-openai` image: each holds `vllm`). A shell script without `#SBATCH` is
  * linted only when this holds; a YAML file is parsed for GPU040 only when this (or an accelerate
  * config's keys) holds.
  */
@@ -46,7 +47,8 @@ export function mentionsLauncher(text: string): boolean {
     text.includes("torch.distributed.") ||
     text.includes("accelerate") ||
     text.includes("deepspeed") ||
-    text.includes("colossalai")
+    text.includes("colossalai") ||
+    text.includes("vllm")
   );
 }
 

@@ -21,7 +21,7 @@ const COLOSSALAI_DOC =
  * torchrun: torch/distributed/run.py; deepspeed: deepspeed/launcher/runner.py; accelerate:
  * accelerate/commands/launch.py; colossalai: colossalai/cli/launcher/__init__.py.
  */
-const LAUNCH_OPTIONS: Record<Exclude<Launcher, "other">, readonly string[]> = {
+const LAUNCH_OPTIONS: Record<Exclude<Launcher, "other" | "vllm">, readonly string[]> = {
   torchrun: [
     "--nproc_per_node",
     "--nproc-per-node",
@@ -55,7 +55,7 @@ const LAUNCH_OPTIONS: Record<Exclude<Launcher, "other">, readonly string[]> = {
   ],
   colossalai: ["--nproc_per_node", "--include", "--exclude", "--num_nodes", "--hostfile", "--host"],
 };
-const DEFAULT_EFFECT: Record<Exclude<Launcher, "other">, string> = {
+const DEFAULT_EFFECT: Record<Exclude<Launcher, "other" | "vllm">, string> = {
   torchrun: "torchrun uses its defaults (one process, a single node)",
   deepspeed: "deepspeed uses its defaults (a process on every GPU of the node)",
   accelerate: "accelerate uses its defaults (its config file, else one process)",
@@ -101,7 +101,8 @@ export const rule: ManifestRule = {
     const literals = ctx.manifest.jobscript?.literals ?? new Map<string, string>();
     for (const f of launchesOf(ctx.manifest)) {
       const l = f.line;
-      if (l.launcher === "other" || !l.script) continue;
+      // vLLM's server starts no script (its options are its own: GPU040 reads its sizes).
+      if (l.launcher === "other" || l.launcher === "vllm" || !l.script) continue;
       const late = lateOptions(l.launcher, l.scriptArgs);
       if (!late.length) continue;
       const text = scriptText(ctx.file, resolveLiteral(l.script.value, literals) ?? "$", ctx.read);
@@ -116,7 +117,7 @@ export const rule: ManifestRule = {
 };
 
 /** The words after the script that are the launcher's own options (up to a `--`). */
-function lateOptions(launcher: Exclude<Launcher, "other">, args: readonly ShellWord[]): ShellWord[] {
+function lateOptions(launcher: Exclude<Launcher, "other" | "vllm">, args: readonly ShellWord[]): ShellWord[] {
   const out: ShellWord[] = [];
   for (const w of args) {
     if (w.value === "--") break;
@@ -127,7 +128,7 @@ function lateOptions(launcher: Exclude<Launcher, "other">, args: readonly ShellW
 
 function report(
   ctx: ManifestRuleContext,
-  launcher: Exclude<Launcher, "other">,
+  launcher: Exclude<Launcher, "other" | "vllm">,
   w: ShellWord,
   option: string,
   script: string,

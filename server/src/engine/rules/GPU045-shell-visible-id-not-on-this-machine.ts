@@ -6,7 +6,7 @@ import { visibleForCommand } from "../launch/sources";
 import { hasSbatchLine } from "../manifests/prefilter";
 import { isSeq, scalarText, valueAt, valueOf } from "../manifests/yaml";
 import { gpusDeviceIds, machineGpus, missingHostIds, missingIdMessage } from "./shared/machineIds";
-import { containerRun } from "./GPU043-container-gets-host-visible-devices";
+import { containerRun } from "../launch/containerRun";
 
 /** How the NVIDIA Container Toolkit answers a host id it does not find (libnvidia-container, legacy mode). */
 const UNKNOWN_DEVICE = (id: string) => `"nvidia-container-cli: device error: ${id}: unknown device"`;
