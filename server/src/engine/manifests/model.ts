@@ -39,6 +39,8 @@ export interface PodContainer {
   document: number;
   /** The `metadata` of the pod it runs in (a Pod's own, a template's), when written. */
   podMetadata?: YAMLMap;
+  /** The mapping keys from its object down to its list (`spec`, `roleTemplates`, `template`, `spec`). */
+  path: string[];
 }
 
 /** A service of a compose file. */
@@ -96,16 +98,19 @@ function collectContainers(
   document: number,
   out: PodContainer[],
   parentMetadata?: YAMLMap,
+  path: string[] = [],
 ): void {
   if (isSeq(node)) {
-    for (const item of node.items) collectContainers(item, owner, document, out);
+    for (const item of node.items) collectContainers(item, owner, document, out, undefined, path);
     return;
   }
   if (!isMap(node)) return;
   const metadata = valueOf(node, "metadata");
   const kind = scalarText(valueOf(node, "kind"));
-  if (kind && valueOf(node, "apiVersion"))
+  if (kind && valueOf(node, "apiVersion")) {
     owner = `${kind}${quoteName(scalarText(valueOf(valueOf(node, "metadata"), "name")))}`;
+    path = [];
+  }
   for (const field of ["containers", "initContainers"] as const) {
     const list = valueOf(node, field);
     if (!isSeq(list)) continue;
@@ -118,6 +123,7 @@ function collectContainers(
           owner,
           document,
           ...(isMap(parentMetadata) ? { podMetadata: parentMetadata } : {}),
+          path,
         });
     }
   }
@@ -125,7 +131,8 @@ function collectContainers(
     const k = isScalar(p.key) ? String(p.key.value) : "";
     if (k === "containers" || k === "initContainers") continue;
     // A pod spec (`spec` beside `metadata`: a Pod, a template) runs under that metadata.
-    collectContainers(p.value, owner, document, out, k === "spec" && isMap(metadata) ? metadata : undefined);
+    const meta = k === "spec" && isMap(metadata) ? metadata : undefined;
+    collectContainers(p.value, owner, document, out, meta, [...path, k]);
   }
 }
 

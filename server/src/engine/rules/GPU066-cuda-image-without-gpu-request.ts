@@ -28,7 +28,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "Finds a container of a Kubernetes pod spec that requests no GPU (no `nvidia.com/gpu`, `nvidia.com/mig-*`, `nvidia.com/gpu.shared` or `amd.com/gpu` in its `resources`, or a count of 0) but runs an image known to set `NVIDIA_VISIBLE_DEVICES=all`: NVIDIA's CUDA images (`nvidia/cuda`, also from `nvcr.io` or a mirror) and images built on them whose build is public: `pytorch/pytorch`, `vllm/vllm-openai`, and Ray's GPU images (`rayproject/ray` and `rayproject/ray-ml` with a `-gpu` or `-cuNNN` tag). A container that sets `NVIDIA_VISIBLE_DEVICES` itself (`void`, `none`, `all` on purpose) is left alone.",
       follows:
-        "The Kubernetes manifest itself: every container (not the init containers) of every pod spec (Pods, workloads' templates, CronJobs, templates inside custom resources such as a RayCluster's groups), in every document, with its `image`, `resources` and `env`. Not followed: DaemonSets (node agents such as GPU exporters run on purpose with every GPU of their node), Kubeflow Trainer's `TrainingRuntime`/`ClusterTrainingRuntime` (templates: the TrainJob gives the resources), a pod with an annotation that names GPUs (KAI Scheduler's `gpu-fraction`: its GPUs come from the scheduler), a container with any resource that names GPUs (`aliyun.com/gpu-mem`, `nvidia.com/gpumem`), images that are not in the list above (an image built `FROM nvidia/cuda` in your own Dockerfile is not known here), an image or a GPU count left to a template (`{{ }}`, `${ }`), `envFrom` (it may set the variable: the container is left alone), the node's container runtime, and Helm or Kustomize sources before rendering.",
+        "The Kubernetes manifest itself: every container (not the init containers) of every pod spec (Pods, workloads' templates, CronJobs, templates inside custom resources such as a RayCluster's groups), in every document, with its `image`, `resources` and `env`. Not followed: DaemonSets (node agents such as GPU exporters run on purpose with every GPU of their node), templates that another object completes with its resources: Kubeflow Trainer's `TrainingRuntime`/`ClusterTrainingRuntime` (the TrainJob gives them), KServe's `ServingRuntime`/`ClusterServingRuntime` (the InferenceService's predictor is merged into the runtime's container) and a RoleBasedGroup's `roleTemplates` (each role patches its template), a pod with an annotation that names GPUs (KAI Scheduler's `gpu-fraction`: its GPUs come from the scheduler), a container with any resource that names GPUs (`aliyun.com/gpu-mem`, `nvidia.com/gpumem`), images that are not in the list above (an image built `FROM nvidia/cuda` in your own Dockerfile is not known here), an image or a GPU count left to a template (`{{ }}`, `${ }`), `envFrom` (it may set the variable: the container is left alone), the node's container runtime, and Helm or Kustomize sources before rendering.",
       why: "The NVIDIA Container Toolkit exposes GPUs to a container according to `NVIDIA_VISIBLE_DEVICES`, and `all` (every GPU is accessible) is the default value in NVIDIA's base CUDA images; images built on them inherit it. The NVIDIA device plugin asks for the NVIDIA runtime to be the node's default low-level runtime, and warns that a container that requests no GPU is given every GPU of the machine: the plugin's allocation is never asked for, and the runtime reads the image's `all`. So a 'CPU' pod on a GPU node sees every GPU of that node, outside Kubernetes' accounting: a framework that counts the GPUs it sees (Ray, vLLM, PyTorch's `cuda.is_available()`) uses GPUs that the scheduler gave to other pods (neutree-ai/neutree#96: the workers of a CPU-only Ray cluster, on a CUDA image, detected and used the node's GPUs; NVIDIA/k8s-device-plugin#87). `NVIDIA_VISIBLE_DEVICES=void` in the container's env makes the NVIDIA runtime behave as runc: no GPU and no driver is injected.",
       example:
         'apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: cpu-workers\nspec:\n  template:\n    spec:\n      containers:\n        - name: worker\n          image: rayproject/ray:2.40.0-py311-cu121   # GPU066: no GPU requested\n          command: ["ray", "start", "--block", "--address=ray-head:6379"]\n          resources:\n            limits:\n              cpu: "8"\n',
@@ -48,6 +48,7 @@ export const rule: ManifestRule = {
     for (const c of ctx.manifest.containers) {
       if (c.field !== "containers" || SKIPPED_OWNERS.some((k) => c.owner.startsWith(`${k} `) || c.owner === k))
         continue;
+      if (c.path.includes("roleTemplates")) continue;
       if (gpuAnnotation(c)) continue;
       const imageNode = pairOf(c.node, "image")?.value;
       const image = scalarText(imageNode);
@@ -70,9 +71,20 @@ export const rule: ManifestRule = {
 
 /**
  * Owners whose containers are not reported: a DaemonSet (a node agent, such as a GPU exporter, that
- * sees every GPU on purpose) and Kubeflow Trainer's runtimes (templates whose resources a TrainJob fills in).
+ * sees every GPU on purpose), Kubeflow Trainer's runtimes (templates whose resources a TrainJob fills
+ * in) and KServe's serving runtimes (templates: the controller merges the InferenceService's predictor
+ * container, its resources included, into the runtime's container, kserve/kserve@aaac4e29
+ * pkg/controller/v1beta1/inferenceservice/utils/utils.go:253 MergeRuntimeContainers). A
+ * RoleBasedGroup's `roleTemplates` are skipped by path: each role that names one patches it
+ * (`templateRef`, `templatePatch`), often with the GPU limit.
  */
-const SKIPPED_OWNERS = ["DaemonSet", "TrainingRuntime", "ClusterTrainingRuntime"];
+const SKIPPED_OWNERS = [
+  "DaemonSet",
+  "TrainingRuntime",
+  "ClusterTrainingRuntime",
+  "ServingRuntime",
+  "ClusterServingRuntime",
+];
 
 /**
  * Whether the pod has an annotation whose key names GPUs (KAI Scheduler's and Run:ai's
