@@ -36,6 +36,7 @@ import {
   optionAsksForGpus,
   optionValue,
   resolveLiteral,
+  stepTasksPerNode,
   type JobScriptFacts,
   type Launch,
 } from "./manifests/jobscript";
@@ -627,16 +628,8 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
   const launcher: SlurmLaunch["launcher"] = l.program === "torchrun" ? "torchrun" : l.srun ? "srun" : "batch";
   if (launcher === "batch" && facts.directives.length === 0) return null; // a plain shell script, not a job
   const g = gpusOf(facts, l.srun, launcher);
-  const srunTasks = l.srun?.options.get("ntasks-per-node")?.value ?? null;
-  const srunN = l.srun?.options.get("ntasks")?.value ?? null;
   const processesPerNode =
-    launcher === "batch"
-      ? 1
-      : launcher === "srun"
-        ? (int(srunTasks) ??
-          (int(srunN) !== null && (facts.request.nodes ?? 1) === 1 ? int(srunN) : null) ??
-          facts.request.tasksPerNode)
-        : null;
+    launcher === "batch" ? 1 : launcher === "srun" ? stepTasksPerNode(l.srun!.options, facts.request) : null;
   const exportsLocalRank = /LOCAL_RANK/.test(l.srun?.options.get("export")?.value ?? "");
   const setsVisibleDevices = scriptSetsVisibleDevices(facts, l);
   const stepAsks = [...(l.srun?.options ?? [])].some(

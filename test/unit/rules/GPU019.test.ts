@@ -121,3 +121,45 @@ test("GPU019: NVIDIA_VISIBLE_DEVICES=all in a Kubernetes container that requests
     "services:\n  app:\n    image: example/app:1\n    environment:\n      - NVIDIA_VISIBLE_DEVICES=all\n    deploy:\n      resources:\n        reservations:\n          devices:\n            - driver: nvidia\n              count: 1\n              capabilities: [gpu]\n";
   assert.deepEqual(lintManifestCode(compose, "compose", "GPU019"), []);
 });
+
+test("GPU019: CUDA_VISIBLE_DEVICES whose first entry is no GPU id (all, none, a word) hides every GPU and says so", () => {
+  const compose = (value: string) =>
+    lintManifestCode(
+      `services:\n  a:\n    image: i\n    environment:\n      CUDA_VISIBLE_DEVICES: ${value}\n`,
+      "compose",
+      "GPU019",
+    ).map((d) => d.message);
+  assert.deepEqual(compose("all"), [
+    'CUDA_VISIBLE_DEVICES=all is set for service "a": `all` is not a GPU id (`all` is a value of NVIDIA_VISIBLE_DEVICES, the NVIDIA container toolkit\'s variable that picks the GPUs a container gets, not of CUDA_VISIBLE_DEVICES); CUDA takes indices or GPU-/MIG- UUIDs and makes visible only the devices listed before the first entry that is not one, here none: CUDA in the container finds no GPU; remove it: without it CUDA sees every GPU the container was given (reserve them with deploy.resources.reservations.devices (device_ids or count))',
+  ]);
+  assert.match(compose('"ALL"')[0], /`ALL` is not a GPU id \(`all` is a value of NVIDIA_VISIBLE_DEVICES/);
+  assert.match(compose('"all,0"')[0], /`all` is not a GPU id/);
+  const none = compose("none")[0];
+  assert.match(none, /`none` is not a GPU id \(`none` is a value of NVIDIA_VISIBLE_DEVICES/);
+  assert.match(
+    none,
+    /; if the container is meant to have no GPU, say so where it is started \(no GPU allocated, or NVIDIA_VISIBLE_DEVICES=none\); otherwise remove it and reserve them/,
+  );
+  const word = compose("gpu0")[0];
+  assert.match(word, /^CUDA_VISIBLE_DEVICES=gpu0 is set for service "a": `gpu0` is not a GPU id; CUDA takes indices/);
+  assert.doesNotMatch(word, /NVIDIA_VISIBLE_DEVICES/);
+  assert.match(compose('"cuda:0"')[0], /`cuda:0` is not a GPU id;/);
+  // Ids keep the host-id message; so does a value the analysis cannot read (compose interpolation).
+  for (const v of ['"1"', '"0,all"', "GPU-8932f937", "MIG-GPU-8932f937-d72c-4106-c12f-20bd9faed9f6/1/2", '"${GPUS}"'])
+    assert.match(compose(v)[0], /a host id here picks another GPU or none/, v);
+  // Values that hide every GPU on purpose stay silent, as before; so does NVIDIA_VISIBLE_DEVICES=all.
+  assert.deepEqual(compose('""'), []);
+  assert.deepEqual(compose('"-1"'), []);
+  assert.deepEqual(
+    lintManifestCode(
+      "services:\n  a:\n    image: i\n    environment:\n      NVIDIA_VISIBLE_DEVICES: all\n",
+      "compose",
+      "GPU019",
+    ),
+    [],
+  );
+  // A Dockerfile ENV and a pod env get the same reading.
+  const [env] = lintManifestCode("FROM x\nENV CUDA_VISIBLE_DEVICES=all\n", "dockerfile", "GPU019");
+  assert.match(env.message, /^CUDA_VISIBLE_DEVICES=all is baked into the image \(ENV\): `all` is not a GPU id/);
+  assert.match(env.message, /\(allocate GPUs at run time with docker run --gpus/);
+});

@@ -375,3 +375,61 @@ test("GPU022: accelerate launch on several machines in the batch step is reporte
   ])
     assert.deepEqual(lint(body), [], body);
 });
+
+test("GPU022: --ntasks takes precedence over --ntasks-per-node (test/fixtures/slurm/ntasks-per-node/measured.md)", () => {
+  const dir = project({ "train.py": ONE_GPU });
+  const found = (options: string, line = "srun python train.py") =>
+    lintManifestCode(
+      `#!/bin/bash\n${options
+        .split(" ")
+        .map((o) => `#SBATCH ${o}\n`)
+        .join("")}${line}\n`,
+      "jobscript",
+      "GPU022",
+      { preview: true },
+      join(dir, "job.sbatch"),
+    ).map((d) => d.message);
+  // One node, two GPUs, --ntasks=1 beside --ntasks-per-node=2: srun starts one task (measured).
+  const [m] = found("--nodes=1 --ntasks=1 --ntasks-per-node=2 --gres=gpu:2");
+  assert.match(
+    m,
+    /^srun starts 1 Python process per node on 2 GPUs per node: the job's --ntasks=1 takes precedence over its --ntasks-per-node=2, which is then only a maximum per node \(sbatch\(1\)\): for a process per GPU, drop --ntasks or make it the GPUs of all the nodes;/,
+  );
+  assert.deepEqual(found("--nodes=1 --ntasks-per-node=2 --gres=gpu:2"), [], "the fix: no --ntasks");
+  assert.deepEqual(found("--nodes=1 --ntasks=2 --ntasks-per-node=2 --gres=gpu:2"), []);
+  // Two nodes: two tasks spread one a node over four GPUs per node.
+  assert.match(
+    found("--nodes=2 --ntasks=2 --ntasks-per-node=4 --gres=gpu:4")[0],
+    /^srun starts 1 Python process per node on 4 GPUs per node: the job's --ntasks=2 takes precedence over its --ntasks-per-node=4/,
+  );
+  assert.deepEqual(found("--nodes=2 --ntasks=8 --ntasks-per-node=4 --gres=gpu:4"), []);
+  // Three tasks on two nodes: two and one, not the same on each node; not reported.
+  assert.deepEqual(found("--nodes=2 --ntasks=3 --ntasks-per-node=2 --gres=gpu:2"), []);
+  // The step's own count decides; an --ntasks-per-node under the GPUs keeps its own fix text.
+  assert.deepEqual(found("--nodes=1 --ntasks=1 --ntasks-per-node=2 --gres=gpu:2", "srun -n 2 python train.py"), []);
+  assert.match(
+    found("--nodes=1 --ntasks=1 --ntasks-per-node=1 --gres=gpu:2")[0],
+    /: a process per GPU needs --ntasks-per-node=2 /,
+  );
+});
+
+test("GPU022: srun torchrun in a job whose --ntasks leaves one task a node is right; srun's --ntasks-per-node that the job's task count overrides is not read", () => {
+  const torchrun = (head: string, srun = "srun") =>
+    lintManifestCode(
+      `#!/bin/bash\n${head}#SBATCH --gres=gpu:4\n${srun} torchrun --nproc_per_node=4 t.py\n`,
+      "jobscript",
+      "GPU022",
+    ).map((d) => d.message);
+  // Measured: one task, on one node.
+  assert.deepEqual(torchrun("#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=4\n"), []);
+  assert.deepEqual(torchrun("#SBATCH --nodes=2\n#SBATCH --ntasks=2\n#SBATCH --ntasks-per-node=4\n"), []);
+  assert.match(
+    torchrun("#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n")[0] ?? "",
+    /^srun starts 4 tasks per node here/,
+  );
+  // The step inherits SLURM_NTASKS=8, and srun ignored a --ntasks-per-node=1 that does not match
+  // it (measured, with a warning); what it starts then is not claimed.
+  assert.deepEqual(torchrun("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n", "srun --ntasks-per-node=1"), []);
+  assert.deepEqual(torchrun("#SBATCH --nodes=2\n", "srun --ntasks-per-node=1"), [], "no task count: honoured");
+  assert.match(torchrun("#SBATCH --nodes=2\n", "srun --ntasks-per-node=2")[0] ?? "", /^srun starts 2 tasks per node/);
+});

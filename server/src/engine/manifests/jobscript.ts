@@ -39,9 +39,26 @@ export interface JobRequest {
   gpusPerNode: number | null;
   /** `--gpus-per-task` when given: each task's GPUs (Slurm binds them to the task). */
   gpusPerTask: number | null;
-  /** Tasks per node (`--ntasks-per-node`, or `--ntasks` / `--nodes` when both are given and divide). */
+  /**
+   * Tasks srun starts on each node ({@link tasksOnEachNode}): `--ntasks` spread over the job's nodes
+   * when it is given (`--ntasks-per-node` is then only a maximum), else `--ntasks-per-node`; null
+   * when unknown or not the same on every node.
+   */
   tasksPerNode: number | null;
+  /** `--nodes`, the least count of a range (`2-4` is 2). */
   nodes: number | null;
+  /**
+   * The job's node count where the directives fix it ({@link jobNodeCount}); null when Slurm
+   * chooses (a range, `--ntasks` without `--nodes`, a GPU total that may span nodes).
+   */
+  nodeCount: number | null;
+  /** `--ntasks`/`-n` as a literal number. */
+  ntasks: number | null;
+  /**
+   * The job names a task count (`--ntasks`/`-n`, `--ntasks-per-node`), so its steps inherit
+   * SLURM_NTASKS (test/fixtures/slurm/batch-ntasks/measured.md) and srun takes it as its `--ntasks`.
+   */
+  namesTasks: boolean;
   /** The `--gpus-per-node` option when given: its type (`a100` of `a100:4`, or null for a bare count). */
   gpusPerNodeOption: { type: string | null; option: SbatchOption } | null;
   /** Where the request is written, for related information. */
@@ -235,6 +252,70 @@ export function lastDirectiveOption(directives: readonly SbatchDirective[], name
   return found;
 }
 
+/** Where Slurm's task layout was measured (Slurm 22.05.8, two nodes). */
+export const NTASKS_MEASURED = "test/fixtures/slurm/ntasks-per-node/measured.md";
+
+/**
+ * The tasks srun starts on each of `nodes` nodes for `ntasks` tasks at most `perNode` a node: with
+ * both counts, sbatch(1) and srun(1) say `--ntasks` "will take precedence and the
+ * --ntasks-per-node will be treated as a maximum count of tasks per node", and srun spreads the
+ * tasks over all the nodes, evenly where they divide (measured, {@link NTASKS_MEASURED}:
+ * `--nodes=1 --ntasks=1 --ntasks-per-node=2` starts one task; `--nodes=2 --ntasks=2
+ * --ntasks-per-node=2` one on each node; `--ntasks=3 --ntasks-per-node=2` two nodes, two tasks and
+ * one). `nodes` null: the fewest nodes `perNode` allows, which Slurm gave there. Null when unknown,
+ * when the nodes do not get the same count, or where Slurm refuses the job (more tasks than
+ * `nodes` x `perNode`, or fewer tasks than nodes).
+ */
+export function tasksOnEachNode(ntasks: number | null, perNode: number | null, nodes: number | null): number | null {
+  if (ntasks === null) return perNode;
+  if (ntasks < 1 || perNode === 0) return null;
+  const n = nodes ?? (perNode !== null ? Math.ceil(ntasks / perNode) : null);
+  if (n === null || n < 1 || ntasks < n || (perNode !== null && ntasks > perNode * n)) return null;
+  return ntasks % n === 0 ? ntasks / n : null;
+}
+
+/**
+ * The job's node count where the directives fix it: `--nodes=N`; with `--ntasks` and
+ * `--ntasks-per-node` but no `--nodes`, the fewest nodes that hold the tasks (what Slurm gave on
+ * the measured cluster, {@link NTASKS_MEASURED}); one node when neither `--nodes` nor `--ntasks`
+ * nor a GPU total (`--gpus`, which may span nodes) is given. Null otherwise: a range (`--nodes=1-2`
+ * got two nodes there), or `--ntasks` alone.
+ */
+function jobNodeCount(v: (n: string) => string | null, ntasks: number | null, perNode: number | null): number | null {
+  const nodes = v("nodes");
+  if (nodes !== null) return int(nodes);
+  if (ntasks !== null) return perNode !== null && perNode > 0 ? Math.ceil(ntasks / perNode) : null;
+  return v("gpus") === null ? 1 : null;
+}
+
+/**
+ * Tasks an srun step starts on each node (measured, {@link NTASKS_MEASURED}): its own `--ntasks`
+ * spread over its `--nodes`, else over the job's nodes (one node for a one-task step: "can't run 1
+ * processes on 2 nodes, setting nnodes to 1"), whatever its `--ntasks-per-node` says. Without its own `--ntasks`, a step of a job that
+ * names a task count inherits SLURM_NTASKS as its `--ntasks`, so srun's `--ntasks-per-node` counts
+ * only where it matches that count ("can't honor --ntasks-per-node set to 1 which doesn't match the
+ * requested tasks 4 with the number of requested nodes 2. Ignoring --ntasks-per-node."): null where
+ * it does not (Slurm versions differ on whether srun's own `--nodes` changes that). In a job without
+ * a task count srun's `--ntasks-per-node` is the count. Null when unknown.
+ */
+export function stepTasksPerNode(srun: ReadonlyMap<string, { value: string | null }>, job: JobRequest): number | null {
+  const perNode = int(srun.get("ntasks-per-node")?.value);
+  const ntasks = int(srun.get("ntasks")?.value);
+  const nodesValue = srun.get("nodes")?.value;
+  if (ntasks !== null) {
+    if (ntasks === 1) return 1;
+    const nodes = nodesValue !== undefined ? int(nodesValue) : job.nodeCount;
+    // srun's --ntasks-per-node beside its --ntasks: ignored where it does not match (measured).
+    return nodes === null ? null : tasksOnEachNode(ntasks, null, Math.min(nodes, ntasks));
+  }
+  if (perNode !== null) {
+    if (!job.namesTasks) return perNode;
+    return perNode === job.tasksPerNode ? perNode : null;
+  }
+  if (nodesValue !== undefined) return null;
+  return job.tasksPerNode;
+}
+
 /** What the directives ask for (the last of repeated options wins, as on a command line). */
 export function jobRequest(directives: SbatchDirective[]): JobRequest {
   const opts = new Map<string, SbatchOption>();
@@ -243,10 +324,16 @@ export function jobRequest(directives: SbatchDirective[]): JobRequest {
   const v = (n: string) => opts.get(n)?.value ?? null;
   const nodes = int(v("nodes")?.split("-")[0]);
   const ntasks = int(v("ntasks"));
-  let tasksPerNode = int(v("ntasks-per-node"));
-  if (tasksPerNode === null && ntasks !== null && nodes !== null && nodes > 0 && ntasks % nodes === 0)
-    tasksPerNode = ntasks / nodes;
-  if (tasksPerNode === null && ntasks !== null && nodes === 1) tasksPerNode = ntasks;
+  const perNode = int(v("ntasks-per-node"));
+  const nodeCount = jobNodeCount(v, ntasks, perNode);
+  // `--nodes` given but not a count (a range, a variable): the nodes the tasks spread over are unknown.
+  const tasksPerNode =
+    ntasks !== null && nodeCount === null && opts.has("nodes") ? null : tasksOnEachNode(ntasks, perNode, nodeCount);
+  const namesTasks = opts.has("ntasks") || opts.has("ntasks-per-node");
+  // The GPUs `--gpus-per-task` gives a node follow the tasks the allocation makes room for there,
+  // `--ntasks-per-node` when given (measured: `--nodes=2 --ntasks=2 --ntasks-per-node=2
+  // --gpus-per-task=1` gave the batch step two GPUs), not the tasks srun starts.
+  const allocatedTasks = perNode ?? tasksPerNode;
   const gpusPerTask = opts.has("gpus-per-task") ? typedCount(v("gpus-per-task") ?? "").count : null;
   let gpusPerNode: number | null = null;
   let where: SbatchOption | null = null;
@@ -268,7 +355,7 @@ export function jobRequest(directives: SbatchDirective[]): JobRequest {
   } else if (opts.has("gpus-per-task")) {
     asksForGpus = true;
     where = opts.get("gpus-per-task")!;
-    gpusPerNode = gpusPerTask !== null && tasksPerNode !== null ? gpusPerTask * tasksPerNode : null;
+    gpusPerNode = gpusPerTask !== null && allocatedTasks !== null ? gpusPerTask * allocatedTasks : null;
   } else if (gpus?.value) {
     asksForGpus = true;
     where = gpus;
@@ -277,7 +364,18 @@ export function jobRequest(directives: SbatchDirective[]): JobRequest {
       total !== null && (nodes === 1 || (nodes !== null && total % nodes === 0)) ? total / (nodes ?? 1) : null;
   }
   if (asksForGpus && gpusPerNode === 0) asksForGpus = false;
-  return { asksForGpus, gpusPerNode, gpusPerTask, tasksPerNode, nodes, gpusPerNodeOption, where };
+  return {
+    asksForGpus,
+    gpusPerNode,
+    gpusPerTask,
+    tasksPerNode,
+    nodes,
+    nodeCount,
+    ntasks,
+    namesTasks,
+    gpusPerNodeOption,
+    where,
+  };
 }
 
 /** Builds the facts of a job script. Never throws. */

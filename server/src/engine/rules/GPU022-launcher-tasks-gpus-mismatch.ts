@@ -8,8 +8,11 @@ import {
   launchOf,
   optionValue,
   resolveLiteral,
+  stepTasksPerNode,
+  NTASKS_MEASURED,
   type JobScriptFacts,
   type Launch,
+  type SbatchOption,
 } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 import { readAccelerateConfig } from "../launch/accelerateConfig";
@@ -17,25 +20,6 @@ import { readAccelerateConfig } from "../launch/accelerateConfig";
 const int = (s: string | null | undefined): number | null =>
   s !== null && s !== undefined && /^[0-9]+$/.test(s) ? Number(s) : null;
 const GPU_OPTIONS = ["gres", "gpus", "gpus-per-node", "gpus-per-task", "G"];
-
-/**
- * Tasks per node of an srun step: its own `--ntasks-per-node`, or `--ntasks`/`--nodes`; the job's
- * when srun names neither. Null when unknown.
- */
-function stepTasksPerNode(l: Launch, jobTasksPerNode: number | null): number | null {
-  const o = l.srun!.options;
-  const perNode = int(o.get("ntasks-per-node")?.value);
-  if (perNode !== null) return perNode;
-  const ntasks = int(o.get("ntasks")?.value);
-  const nodes = int(o.get("nodes")?.value?.split("-")[0]);
-  if (ntasks !== null) {
-    if (ntasks === 1) return 1;
-    if (nodes !== null && nodes > 0 && ntasks % nodes === 0) return ntasks / nodes;
-    return null;
-  }
-  if (nodes !== null) return null;
-  return jobTasksPerNode;
-}
 
 /**
  * Names whose use shows that one Python process spreads its work over the GPUs it sees: a model
@@ -316,13 +300,28 @@ function checkBatchStepMachines(ctx: ManifestRuleContext, job: JobScriptFacts, c
   });
 }
 
-/** The plain-Python finding's message: `perNode` processes per node on `gpus` GPUs per node; `jobTasks`: the job's tasks per node. */
-function pythonMessage(l: Launch, perNode: number, gpus: number, jobTasks: number | null): string {
+/**
+ * The job's `--ntasks-per-node` where its `--ntasks` overrides it for a step that takes the job's
+ * tasks (srun without a count of its own): at least `gpus`, while the step starts fewer tasks.
+ */
+function overriddenPerNode(l: Launch, job: JobScriptFacts, gpus: number): SbatchOption | null {
+  if (!l.srun || l.srun.options.has("ntasks") || l.srun.options.has("ntasks-per-node")) return null;
+  const o =
+    lastDirectiveOption(job.directives, "ntasks-per-node") ?? lastDirectiveOption(job.directives, "tasks-per-node");
+  const k = Number(o?.value);
+  return o && job.request.ntasks !== null && /^[0-9]+$/.test(o.value ?? "") && k >= gpus ? o : null;
+}
+
+/** The plain-Python finding's message: `perNode` processes per node on `gpus` GPUs per node. */
+function pythonMessage(l: Launch, perNode: number, gpus: number, job: JobScriptFacts): string {
+  const jobTasks = job.request.tasksPerNode;
   const what = l.srun
     ? `srun starts ${perNode} Python process${perNode === 1 ? "" : "es"} per node`
     : "the batch script starts one Python process";
-  const fix =
-    !l.srun && jobTasks !== null && jobTasks >= gpus
+  const overridden = overriddenPerNode(l, job, gpus);
+  const fix = overridden
+    ? `the job's --ntasks=${job.request.ntasks} takes precedence over its --${overridden.name}=${overridden.value}, which is then only a maximum per node (sbatch(1)): for a process per GPU, drop --ntasks or make it the GPUs of all the nodes`
+    : !l.srun && jobTasks !== null && jobTasks >= gpus
       ? `the job has ${jobTasks} tasks per node, but the batch script runs this command once, not once per task: for a process per GPU, start it with srun (or a launcher such as torchrun)`
       : `a process per GPU needs --ntasks-per-node=${gpus} (or a launcher such as torchrun)`;
   return `${what} on ${gpus} GPUs per node: ${fix}; one process uses one GPU unless it spreads work itself`;
@@ -340,7 +339,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a Slurm job script: `srun torchrun` (also `python -m torch.distributed.run`/`launch`, `tune run`) in a step with more than one task per node; torchrun's `--nproc_per_node` that differs from the GPUs per node the script asks for; a launcher that expects several machines (`torchrun --nnodes 2`, `accelerate launch --num_machines 2`) started as a command of the batch script, without srun, in a job of several nodes (an error); and, in the preview set, `python`/`srun python` started with fewer tasks per node than GPUs, where the started program is seen to run on CUDA in one process.",
       follows:
-        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for, each command's `srun` options, and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script, also a variable or once-assigned array among torchrun's options (`torchrun $DISTRIBUTED_ARGS train.py`, `\"${ARGS[@]}\"`) read as the words it holds; a variable there that is not known may hold a later `--nproc_per_node` (no count is compared), and `python $VAR file.py` with one may start torch's launcher (no preview check). For a launcher in the batch script: the job's `#SBATCH --nodes` (its least count), torchrun's `--nnodes` (its least count; `--standalone` is one node) and accelerate's `--num_machines` (else the `num_machines` of the config file named by `--config_file`), each a literal, a variable assigned once to one, or `$SLURM_NNODES`/`$SLURM_JOB_NUM_NODES` (the job's count); for accelerate also how it launches: `--multi_gpu`, `--use_fsdp`, `--use_megatron_lm`, or DeepSpeed with `deepspeed_multinode_launcher: standard` (flags, else the config's `distributed_type`) start torchrun on the machine that runs the command, while DeepSpeed's default `pdsh` (and its other multi-node launchers) starts the other machines itself and is not reported, nor is an accelerate launch with no flag and no config file (the default config of the machine that runs it decides). It is silent where another command of the script may start the launcher on the other nodes: srun, ssh, pdsh, clush, pssh, mpirun, mpiexec, pbsdsh or jsrun anywhere in it (also inside `bash -c` or `$(...)`), or a command held in a variable (`$CMD`, `eval`). For the preview check of a plain `python file.py`, the started program: its file (a literal path, beside the job script or up to three folders above it) and the project modules it imports, one level deep. It reports only where that code names `cuda` (`torch.cuda`, `.cuda()`, `\"cuda:0\"`) or is a PyTorch Lightning program, and stays silent where the file cannot be read, where it names `DataParallel`, Keras' `multi_gpu_model`, TensorFlow's `MirroredStrategy`, `device_map`, `tensor_parallel_size`, `spawn`, `start_processes` or `ray`, or uses Hugging Face's `Trainer` (one process that spreads its work over the GPUs it sees), or loops over the visible GPUs putting work on each (Numba's `for dev in cuda.gpus: with dev:` or `cuda.select_device(i)`, CuPy's `cupy.cuda.Device(i)`, torch's `.to(f\"cuda:{i}\")`, `.to(i)` or `set_device(i)` in a loop over `range(torch.cuda.device_count())` or `range(cupy.cuda.runtime.getDeviceCount())`; a loop that only asks about each GPU does not count), where it is Lightning started as the batch step of a job with no `--ntasks`/`-n`/`--ntasks-per-node` (Lightning then starts a process per device itself), where the command or the script sets CUDA_VISIBLE_DEVICES to fewer devices than the job's (or to a value not written out), and where the command runs in the background (`python x.py --part 0 &`: several at once). Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the rest of the Python program (modules below the first level, classes loaded by name from a configuration).",
+        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for (the tasks per node: `--ntasks` spread over the nodes where it is given, `--ntasks-per-node` being then only a maximum; no count where the nodes would get different ones), each command's `srun` options (its `--ntasks-per-node` is not read where the job's task count overrides it), and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script, also a variable or once-assigned array among torchrun's options (`torchrun $DISTRIBUTED_ARGS train.py`, `\"${ARGS[@]}\"`) read as the words it holds; a variable there that is not known may hold a later `--nproc_per_node` (no count is compared), and `python $VAR file.py` with one may start torch's launcher (no preview check). For a launcher in the batch script: the job's `#SBATCH --nodes` (its least count), torchrun's `--nnodes` (its least count; `--standalone` is one node) and accelerate's `--num_machines` (else the `num_machines` of the config file named by `--config_file`), each a literal, a variable assigned once to one, or `$SLURM_NNODES`/`$SLURM_JOB_NUM_NODES` (the job's count); for accelerate also how it launches: `--multi_gpu`, `--use_fsdp`, `--use_megatron_lm`, or DeepSpeed with `deepspeed_multinode_launcher: standard` (flags, else the config's `distributed_type`) start torchrun on the machine that runs the command, while DeepSpeed's default `pdsh` (and its other multi-node launchers) starts the other machines itself and is not reported, nor is an accelerate launch with no flag and no config file (the default config of the machine that runs it decides). It is silent where another command of the script may start the launcher on the other nodes: srun, ssh, pdsh, clush, pssh, mpirun, mpiexec, pbsdsh or jsrun anywhere in it (also inside `bash -c` or `$(...)`), or a command held in a variable (`$CMD`, `eval`). For the preview check of a plain `python file.py`, the started program: its file (a literal path, beside the job script or up to three folders above it) and the project modules it imports, one level deep. It reports only where that code names `cuda` (`torch.cuda`, `.cuda()`, `\"cuda:0\"`) or is a PyTorch Lightning program, and stays silent where the file cannot be read, where it names `DataParallel`, Keras' `multi_gpu_model`, TensorFlow's `MirroredStrategy`, `device_map`, `tensor_parallel_size`, `spawn`, `start_processes` or `ray`, or uses Hugging Face's `Trainer` (one process that spreads its work over the GPUs it sees), or loops over the visible GPUs putting work on each (Numba's `for dev in cuda.gpus: with dev:` or `cuda.select_device(i)`, CuPy's `cupy.cuda.Device(i)`, torch's `.to(f\"cuda:{i}\")`, `.to(i)` or `set_device(i)` in a loop over `range(torch.cuda.device_count())` or `range(cupy.cuda.runtime.getDeviceCount())`; a loop that only asks about each GPU does not count), where it is Lightning started as the batch step of a job with no `--ntasks`/`-n`/`--ntasks-per-node` (Lightning then starts a process per device itself), where the command or the script sets CUDA_VISIBLE_DEVICES to fewer devices than the job's (or to a value not written out), and where the command runs in the background (`python x.py --part 0 &`: several at once). Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the rest of the Python program (modules below the first level, classes loaded by name from a configuration).",
       why: 'srun starts its program once per task. torchrun is itself a launcher that starts `--nproc_per_node` workers, so it needs exactly one task per node: with `--ntasks-per-node=4` each node runs four torchruns with four workers each, sixteen processes on four GPUs, and the four rendezvous clash. A `--nproc_per_node` larger than the GPUs the step sees makes workers pick device ordinals that do not exist (or share a GPU); a smaller one leaves GPUs idle. A plain Python program started with one task per node on a four-GPU allocation gets one process, which uses one GPU unless it spreads work itself; a command of the batch script runs once even when the job has a task per GPU (only srun starts one per task). Likewise Slurm runs the batch script itself once, on the first node of the allocation (sbatch(1): "Slurm runs a single copy of the batch script on the first node in the set of allocated nodes"), while a multi-machine torchrun must be started "with the same arguments on all the nodes participating in training", and accelerate\'s multi-GPU, FSDP and Megatron-LM launches (and DeepSpeed with the `standard` multi-node launcher) run torchrun on the machine that runs the command: `torchrun --nnodes 2` or `accelerate launch --num_machines 2` in the batch script of a two-node job starts workers on the first node only, and the rendezvous waits for the second machine until it times out (measured: no worker started within 45 s with the static rendezvous; the c10d rendezvous stops with RendezvousTimeoutError after its join timeout, 600 s by default), leaving the other node\'s GPUs idle for the wait. PyTorch Lightning under Slurm takes its processes from Slurm\'s tasks where SLURM_NTASKS is set and starts none itself: with `--ntasks=1` one process trains on one GPU, and with `--ntasks-per-node=1` and `devices=4` it stops with a ValueError.',
       example:
         "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4   # one torchrun per GPU: wrong\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py   # GPU022\n",
@@ -351,6 +350,8 @@ export const rule: ManifestRule = {
         `${SRUN_DOC}: srun runs a parallel job, one copy of the program per task; --ntasks-per-node "Request that ntasks be invoked on each node"`,
         `${SBATCH_DOC}: --gpus-per-node, --gres=gpu:N are GPUs per node; --gpus-per-task with the task count`,
         "PyTorch, torchrun (Elastic Launch) (https://pytorch.org/docs/stable/elastic/run.html): --nproc-per-node is the number of workers per node, usually the number of GPUs",
+        `${SBATCH_DOC} and ${SRUN_DOC}, --ntasks-per-node: "If used with the --ntasks option, the --ntasks option will take precedence and the --ntasks-per-node will be treated as a maximum count of tasks per node"`,
+        `Measured: ${NTASKS_MEASURED} (Slurm 22.05.8, two nodes: \`--nodes=1 --ntasks=1 --ntasks-per-node=2\` starts one task; srun spreads --ntasks over all the job's nodes, \`--ntasks=3\` on two nodes as two tasks and one; a step of a job with a task count ignores an srun --ntasks-per-node that does not match it)`,
         "Measured: test/fixtures/slurm/batch-ntasks/measured.md (Slurm 22.05.8: the batch step has SLURM_NTASKS only with --ntasks/-n or --ntasks-per-node; an srun step always has it)",
         LIGHTNING_SLURM,
         HF_TRAINER_DOC,
@@ -374,7 +375,7 @@ export const rule: ManifestRule = {
       const srunGpus = l.srun ? GPU_OPTIONS.some((n) => l.srun!.options.has(n)) : false;
       if (l.program === "torchrun") {
         if (l.srun) {
-          const perNode = stepTasksPerNode(l, req.tasksPerNode);
+          const perNode = stepTasksPerNode(l.srun.options, req);
           if (perNode !== null && perNode > 1) {
             ctx.report({
               range: wordsRange(ctx, l.srun.word, l.words[0]),
@@ -406,13 +407,13 @@ export const rule: ManifestRule = {
       // Plain python: a script (not -c, not -m some other module) with fewer tasks per node than GPUs.
       if (l.unknownOptions || l.words.some((w) => w.value === "-c" || w.value === "-m")) continue;
       if (!l.words.slice(1).some((w) => w.value.endsWith(".py"))) continue;
-      const perNode = l.srun ? stepTasksPerNode(l, req.tasksPerNode) : 1;
+      const perNode = l.srun ? stepTasksPerNode(l.srun.options, req) : 1;
       const gpus = srunGpus ? null : req.gpusPerTask !== null && l.srun ? null : req.gpusPerNode;
       if (perNode === null || gpus === null || gpus < 2 || perNode >= gpus) continue;
       if (gpusChosenByScript(ctx, c, job, gpus) || notOneGpu(ctx, l, job)) continue;
       ctx.report({
         range: wordsRange(ctx, l.srun ? l.srun.word : l.words[0], l.words[0]),
-        message: pythonMessage(l, perNode, gpus, req.tasksPerNode),
+        message: pythonMessage(l, perNode, gpus, job),
         preview: true,
         ...(req.where ? { related: [{ range: req.where.range, message: "the GPUs asked of Slurm" }] } : {}),
       });

@@ -115,6 +115,35 @@ test("slurmLaunchesOf: python -m names pkg/mod.py from the project root; LOCAL_R
   }
 });
 
+test("slurmLaunchesOf: an srun step's processes per node take --ntasks over --ntasks-per-node (test/fixtures/slurm/ntasks-per-node/measured.md)", () => {
+  const job = (head: string, srun = "srun") =>
+    `#!/bin/bash\n${head}#SBATCH --gpus-per-node=4\n${srun} python main.py\n`;
+  const root = project({
+    "main.py": "print(1)\n",
+    "a.sbatch": job("#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --ntasks-per-node=4\n"),
+    "b.sbatch": job("#SBATCH --nodes=2\n#SBATCH --ntasks=4\n#SBATCH --ntasks-per-node=4\n"),
+    "c.sbatch": job("#SBATCH --nodes=2\n#SBATCH --ntasks=3\n#SBATCH --ntasks-per-node=2\n"),
+    "d.sbatch": job("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n", "srun --ntasks-per-node=1"),
+    "e.sbatch": job("#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4\n", "srun -n 2"),
+    "f.sbatch": job("#SBATCH --nodes=1\n#SBATCH --ntasks-per-node=4\n"),
+  });
+  try {
+    const got = slurmLaunchesOf(join(root, "main.py"))
+      .map((l) => [l.script.slice(root.length + 1), l.processesPerNode])
+      .sort();
+    assert.deepEqual(got, [
+      ["a.sbatch", 1],
+      ["b.sbatch", 2],
+      ["c.sbatch", null],
+      ["d.sbatch", null],
+      ["e.sbatch", 1],
+      ["f.sbatch", 4],
+    ]);
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
 test("slurmLaunchesOf: a job script that sets CUDA_VISIBLE_DEVICES, prefixes the command with it, exports it through srun or passes Slurm's GPU list on is noted", () => {
   const job = (body: string) => `#!/bin/bash\n#SBATCH --gres=gpu:2\n${body}`;
   const root = project({
