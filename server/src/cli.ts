@@ -13,6 +13,7 @@ import { readdirSync, realpathSync, statSync, type Dirent, type Stats } from "no
 import { join, resolve, extname, relative, sep, dirname, basename, isAbsolute } from "node:path";
 import { Worker, isMainThread, parentPort, workerData } from "node:worker_threads";
 import { availableParallelism } from "node:os";
+import { setFlagsFromString } from "node:v8";
 import { initEngine, lintPython, type LintOptions } from "./engine/lint";
 import {
   diskReader,
@@ -1704,6 +1705,25 @@ if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpu
 }
 
 /**
+ * Turns V8's optimising compiler (TurboFan) off for the rest of a one-shot run (`check`, `rule`;
+ * not the long-lived `mcp` server nor `kernel`): V8's flags are the process's, so the CLI's worker
+ * threads run without it too, and the interpreter and the mid-tier compiler (Maglev) run the code.
+ * A cold check compiles about 65 hot functions with TurboFan (on 2 cores, a thread beside the run)
+ * and does not run long enough to earn that back: python3-torch, one thread, 0.93 x the CPU time
+ * (4 copies: 0.93 x; 2 workers: 0.92 x), the same output (BENCHMARKS.md, "The CLI's cold run:
+ * V8's tiers"). WebAssembly's own tiers (the parser) are left alone: without its tier-up the parse
+ * cost as much as the compile saved. Set before any of the engine's code is hot; a Node.js that
+ * refuses the flag runs as before.
+ */
+function withoutOptimisingCompiler(): void {
+  try {
+    setFlagsFromString("--no-turbofan");
+  } catch {
+    // An embedder that froze V8's flags: TurboFan stays on.
+  }
+}
+
+/**
  * Runs the CLI as the process's command: `node dist/cli.js ARGS`, or scripts/gpu-pilot.mjs (the
  * package's `gpu-pilot` bin), which loads this bundle into its own process and calls this. Sets
  * `process.exitCode` to {@link main}'s exit code when it is done (0 clean, 1 findings, 2 usage or
@@ -1713,6 +1733,7 @@ if (!isMainThread && (workerData as { gpuPilotCliWorker?: boolean } | null)?.gpu
 export function runAsCommand(argv: string[]): void {
   // `gpu-pilot check ... | head`: a reader that closes the pipe early ends the run quietly.
   exitQuietlyOnClosedPipe();
+  if (argv[0] !== "mcp" && argv[0] !== "kernel") withoutOptimisingCompiler();
   main(argv).then((code) => {
     process.exitCode = code;
   });
