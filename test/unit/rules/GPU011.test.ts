@@ -156,8 +156,9 @@ const helperProgram = (callerBefore: string, between = "") =>
     "",
   ].join("\n");
 
-test("GPU011 follows a setup helper back to its caller: the init in the helper, the current-device work after the call", async () => {
-  const found = await lintCode(helperProgram(""), "GPU011");
+test("GPU011 (preview) follows a setup helper back to its caller: the init in the helper, the current-device work after the call", async () => {
+  assert.deepEqual(await lintCode(helperProgram(""), "GPU011"), [], "preview only: the default set is silent");
+  const found = await lintCode(helperProgram(""), "GPU011", PREVIEW);
   assert.deepEqual(
     found.map((d) => [d.range.start.line, d.severity]),
     [[5, "warning"]],
@@ -190,8 +191,33 @@ test("GPU011 leaves the helper's caller alone where a device is chosen: before t
     '    torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))\n    return dist.get_rank()',
   );
   await quiet(inHelper, "the helper sets the device before it returns");
+  const viaWrapper = helperProgram("").replace(
+    "    return dist.get_rank()",
+    "    platform.set_device(dist.get_rank())\n    return dist.get_rank()",
+  );
+  await quiet(
+    viaWrapper,
+    "the helper sets the device through a platform wrapper (AReaL's current_platform.set_device)",
+  );
+  const deep = helperProgram("", "engine = build_engine(rank)").replace(
+    "def main():",
+    "def build_engine(rank):\n    engine = Engine()\n    engine.bind_gpu(rank)\n    return engine\n\ndef main():",
+  );
+  await quiet(deep, "a function of the file between that calls something that may choose the device");
   const explicit = helperProgram("")
     .replace(".cuda()", ".to(f\"cuda:{os.environ['LOCAL_RANK']}\")")
     .replace("    dist.barrier()\n", "");
   await quiet(explicit, "the caller names its device");
+});
+
+test("GPU011 (preview) still follows a setup helper past a function of the file that only moves a module with .cuda()", async () => {
+  const text = helperProgram("", "net = build_net()").replace(
+    "def main():",
+    "def build_net():\n    return torch.nn.Linear(2, 2).cuda()\n\ndef main():",
+  );
+  const found = await lintCode(text, "GPU011", PREVIEW);
+  assert.deepEqual(
+    found.map((d) => [d.range.start.line, d.severity]),
+    [[5, "warning"]],
+  );
 });

@@ -41,9 +41,9 @@ export const rule: PythonRule = {
             t.afterWord("init_process_group", () => true)))) ||
       (preview && t.has("LOCAL_RANK")),
     docs: {
-      what: 'Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group("nccl")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to("cuda")`, `device="cuda"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning); also where the init sits in a setup function of the module that never sets the device and the function that calls it then does such work. Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: a constant device (`set_device(0)`, `"cuda:0"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ["LOCAL_RANK"]` without a default (information).',
+      what: 'Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group("nccl")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to("cuda")`, `device="cuda"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning). Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: the same where the init sits in a setup function of the module that never sets the device and the function that calls it then does such work (warning), a constant device (`set_device(0)`, `"cuda:0"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ["LOCAL_RANK"]` without a default (information).',
       follows:
-        "Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; for an init in a module-level function that never calls `set_device`, each call of that function in the file and the CUDA work after the call in the caller's scope (silent where a call in between may choose the device: a function of the file that calls `set_device`, a function of the project's other modules, or a callee whose name speaks of devices, GPUs, CUDA or distributed setup); a `set_device` that runs before the init (in the module's run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device and `os.environ[\"LOCAL_RANK\"]` of the file (not a constant device in the other branch of the `if` that creates the group: `if local_rank != -1: ... else: device = \"cuda:0\"` is the single-process path), and the project's job scripts that start it. Not followed: CUDA work inside functions called after the init (a helper that calls `.cuda()`), a setup function in another module or a method, code in other modules, and how the launcher assigns GPUs.",
+        "Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; for the preview check, an init in a module-level function that never calls `set_device` (nor anything else that may choose the device, as below: `current_platform.set_device(rank)`), each call of that function in the file and the CUDA work after the call in the caller's scope (silent where a call in between may choose the device: a function of the file that calls `set_device`, or calls up to three deep something that may, a function of the project's other modules, or a callee whose name speaks of devices, GPUs, CUDA or distributed setup); a `set_device` that runs before the init (in the module's run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device and `os.environ[\"LOCAL_RANK\"]` of the file (not a constant device in the other branch of the `if` that creates the group: `if local_rank != -1: ... else: device = \"cuda:0\"` is the single-process path), and the project's job scripts that start it. Not followed: CUDA work inside functions called after the init (a helper that calls `.cuda()`), a setup function in another module or a method, code in other modules, and how the launcher assigns GPUs.",
       why: 'Measured (verify/GPU011-set-device-after-init, docs/ground-truth.md): `init_process_group("nccl")` without `device_id` leaves CUDA uninitialised (`torch.cuda.is_initialized()` is False after it; 1 x H200, torch 2.11, this session), and NCCL builds its communicator at the first collective, on the device current then; so `set_device(local_rank)` after the init works. CUDA work before the set_device runs on the current device, GPU 0 in every rank: on 2 x H200 with torch 2.11 the all-reduce then fails with `DistBackendError ... invalid usage` (NCCL 2.28.9; verify/GPU011). A constant `cuda:0` is only wrong when every process sees every GPU (torchrun); under launchers that give each process one GPU (Ray actors with num_gpus=1, Slurm per-task binding, one device per JAX process) it is right, which is why that check is preview. `int(os.environ["LOCAL_RANK"])` run with plain `python` raises `KeyError: \'LOCAL_RANK\'` (measured), but library and test code that only runs under a launcher is the common case (preview).',
       example:
         'import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group("nccl")  # GPU011: every rank guesses its device\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n',
@@ -87,6 +87,10 @@ export const rule: PythonRule = {
         : " by";
       ctx.report({
         range: nodeRange(init),
+        // The setup-helper path is preview: on 1,151 public files with init_process_group (and 689
+        // versions from just before a commit that added set_device) it found 2 real bugs, 1 false
+        // (since silenced), too few to hold the default set's bar.
+        ...(viaCaller ? { preview: true } : {}),
         message: `\`${snippet(init)}\` is followed${after} \`${snippet(use)}\` (${ctx.where(use.startPosition.row)}) with no torch.cuda.set_device(local_rank) before it: that runs on the current device, GPU 0 in every rank, so the ranks share one GPU (measured: the all-reduce fails with "invalid usage"); set the device from LOCAL_RANK first or pass device_id=`,
         related: [
           ...(viaCaller
@@ -201,9 +205,8 @@ function currentDeviceUseAfter(
  * never calls `set_device` (no device is chosen before F returns), and a call `F()` in the module
  * is followed, in its own scope, by CUDA work on the current device ({@link currentDeviceUseAfter},
  * anchored at the call) with no `set_device` before the call (in run order, or earlier in that
- * scope). Silent where a call between `F()` and the work may choose the device: a function of this
- * file that calls `set_device`, a function of the project's other modules (not read here), or a
- * callee whose name speaks of devices ({@link MAY_CHOOSE_DEVICE}), resolved or not.
+ * scope). Silent where F itself, or a call between `F()` and the work, may choose the device
+ * ({@link mayChooseDevice}).
  * @returns the call of F and the work, or null.
  */
 function callerUseAfterSetup(
@@ -216,14 +219,11 @@ function callerUseAfterSetup(
   const top = helper?.parent?.type === "decorated_definition" ? helper.parent : helper;
   const name = top?.parent?.type === "module" ? helper!.childForFieldName("name")?.text : undefined;
   if (!helper || !name || setDevices.some((s) => contains(helper, s))) return null;
-  const chooses = (c: SyntaxNode): boolean => {
-    const fn = c.childForFieldName("function");
-    const def = fn?.type === "identifier" ? moduleFunction(ctx, fn.text) : null;
-    if (def) return setDevices.some((s) => contains(def, s));
-    const path = calleePath(ctx.model, c);
-    if (path && ctx.project?.isProjectFunction?.(path) === true) return true;
-    return MAY_CHOOSE_DEVICE.test((path ?? fn?.text ?? "").split(".").pop()!);
-  };
+  const chooses = (c: SyntaxNode): boolean => mayChooseDevice(ctx, c, calls, setDevices);
+  // The helper may set the device through a wrapper torch's paths do not name: AReaL's
+  // `current_platform.set_device(rank)` forwards to torch.cuda.set_device (inclusionAI/AReaL@4aef98d
+  // areal/infra/platforms/platform.py:68-84), DeepSpeed's `get_accelerator().set_device(...)`.
+  if (calls.some((c) => c !== init && contains(helper, c) && chooses(c))) return null;
   for (const call of calls) {
     const fn = call.childForFieldName("function");
     if (fn?.type !== "identifier" || fn.text !== name || contains(helper, call)) continue;
@@ -240,6 +240,34 @@ function callerUseAfterSetup(
   }
   return null;
 }
+
+/**
+ * Whether a call may choose the device: a function of this file that calls `set_device` or, up to
+ * three calls deep, calls something that may (a wrapper around a library's setup), a function of
+ * the project's other modules (not read here), or a callee whose name speaks of devices
+ * ({@link MAY_CHOOSE_DEVICE}), resolved or not; never a `.cuda()` / `.to()` / `.cpu()` move.
+ */
+function mayChooseDevice(
+  ctx: RuleContext,
+  c: SyntaxNode,
+  calls: readonly SyntaxNode[],
+  setDevices: readonly SyntaxNode[],
+  depth = 0,
+): boolean {
+  const fn = c.childForFieldName("function");
+  const def = fn?.type === "identifier" ? moduleFunction(ctx, fn.text) : null;
+  if (def) {
+    if (setDevices.some((s) => contains(def, s))) return true;
+    return depth < 3 && calls.some((d) => contains(def, d) && mayChooseDevice(ctx, d, calls, setDevices, depth + 1));
+  }
+  // `.cuda()` / `.to(...)` move a tensor or module: work on a device, not a choice of the current one.
+  if (fn?.type === "attribute" && MOVES.has(fn.childForFieldName("attribute")?.text ?? "")) return false;
+  const path = calleePath(ctx.model, c);
+  if (path && ctx.project?.isProjectFunction?.(path) === true) return true;
+  return MAY_CHOOSE_DEVICE.test((path ?? fn?.text ?? "").split(".").pop()!);
+}
+
+const MOVES = new Set(["cuda", "to", "cpu"]);
 
 /** A library function's name that may choose the device (`setup_device`, `init_distributed`, `Accelerator`): GPU011 stays silent after it. */
 const MAY_CHOOSE_DEVICE = /device|gpu|cuda|distributed|accelerat|dist_init|init_dist/i;
