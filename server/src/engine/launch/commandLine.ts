@@ -274,20 +274,7 @@ export function parseLaunchLine(
     break;
   }
   const { launcher, from } = launcherOf(rest);
-  const none: LaunchLine = {
-    launcher,
-    words: rest,
-    underSrun,
-    inlineEnv,
-    clearsEnv,
-    processes: null,
-    machines: null,
-    gpuIds: null,
-    exclude: null,
-    configFile: null,
-    script: null,
-    scriptArgs: [],
-  };
+  const none = bareLaunch(launcher, rest, { underSrun, inlineEnv, clearsEnv });
   if (launcher === "other") return isPython(rest[0]?.value ?? "") ? { ...none, ...pythonScript(rest) } : none;
   if (launcher === "vllm") return { ...none, vllm: vllmParallel(rest.slice(from)) };
   // The launcher's own options: up to its program, the first word that is no option and no option's value.
@@ -372,12 +359,23 @@ export const isVllmServerImage = (image: string | null): boolean =>
  * `command`): the server with those arguments.
  */
 export function vllmServerArgs(args: readonly ShellWord[]): LaunchLine {
-  return {
-    launcher: "vllm",
-    words: [...args],
+  return { ...bareLaunch("vllm", [...args]), vllm: vllmParallel(args), imageEntrypoint: "vllm serve" };
+}
+
+/** A launch of `launcher` with `words` and none of its options read (no count, no ids, no program). */
+function bareLaunch(
+  launcher: Launcher,
+  words: ShellWord[],
+  env: Pick<LaunchLine, "underSrun" | "inlineEnv" | "clearsEnv"> = {
     underSrun: false,
     inlineEnv: new Map(),
     clearsEnv: false,
+  },
+): LaunchLine {
+  return {
+    launcher,
+    words,
+    ...env,
     processes: null,
     machines: null,
     gpuIds: null,
@@ -385,8 +383,6 @@ export function vllmServerArgs(args: readonly ShellWord[]): LaunchLine {
     configFile: null,
     script: null,
     scriptArgs: [],
-    vllm: vllmParallel(args),
-    imageEntrypoint: "vllm serve",
   };
 }
 
