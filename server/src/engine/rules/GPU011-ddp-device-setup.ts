@@ -255,7 +255,7 @@ function mayChooseDevice(
   depth = 0,
 ): boolean {
   const fn = c.childForFieldName("function");
-  const def = fn?.type === "identifier" ? moduleFunction(ctx, fn.text) : null;
+  const def = fn?.type === "identifier" ? (ctx.model.functions.get(fn.text) ?? null) : null;
   if (def) {
     if (setDevices.some((s) => contains(def, s))) return true;
     return depth < 3 && calls.some((d) => contains(def, d) && mayChooseDevice(ctx, d, calls, setDevices, depth + 1));
@@ -271,16 +271,6 @@ const MOVES = new Set(["cuda", "to", "cpu"]);
 
 /** A library function's name that may choose the device (`setup_device`, `init_distributed`, `Accelerator`): GPU011 stays silent after it. */
 const MAY_CHOOSE_DEVICE = /device|gpu|cuda|distributed|accelerat|dist_init|init_dist/i;
-
-/** The module-level function of the file named `name` (its last definition), or null. */
-function moduleFunction(ctx: RuleContext, name: string): SyntaxNode | null {
-  let found: SyntaxNode | null = null;
-  for (const stmt of ctx.model.tree.statements) {
-    const def = stmt.type === "decorated_definition" ? stmt.childForFieldName("definition") : stmt;
-    if (def?.type === "function_definition" && def.childForFieldName("name")?.text === name) found = def;
-  }
-  return found;
-}
 
 /** Whether one call runs CUDA work on the current device (see {@link currentDeviceUseAfter}). */
 function usesCurrentDevice(ctx: RuleContext, call: SyntaxNode): boolean {
