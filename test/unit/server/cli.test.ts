@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { ROOT, CASES, projectTree, WRITER_PROJECT } from "../support/helpers";
+import { workerCount } from "../../../server/src/cli";
 
 const CLI = join(ROOT, "dist", "cli.js");
 const run = (args: string[], input?: string) =>
@@ -338,6 +339,23 @@ test("[tool.gpu-pilot] in pyproject.toml is honoured; a broken one is reported w
     JSON.parse(unknown.stdout).filter((d: { code: string }) => d.code === "GPU001" || d.code === "GPU002"),
     [],
   );
+});
+
+test("worker threads: none under 200 files, one per 250 files, at most one per core and 16 (measured on 16 cores)", () => {
+  const saved = process.env.GPU_PILOT_WORKERS;
+  delete process.env.GPU_PILOT_WORKERS;
+  try {
+    assert.equal(workerCount(199, 16), 1);
+    assert.equal(workerCount(1141, 2), 2, "python3-torch on 2 cores");
+    assert.equal(workerCount(1141, 16), 5, "python3-torch on 16 cores: ceil(1141 / 250)");
+    assert.equal(workerCount(4856, 16), 16, "4 copies on 16 cores");
+    assert.equal(workerCount(18256, 64), 16, "never more than 16");
+    process.env.GPU_PILOT_WORKERS = "3";
+    assert.equal(workerCount(1141, 16), 3, "GPU_PILOT_WORKERS overrides");
+  } finally {
+    if (saved === undefined) delete process.env.GPU_PILOT_WORKERS;
+    else process.env.GPU_PILOT_WORKERS = saved;
+  }
 });
 
 test("worker threads give the same output, in the same order, as one thread; --statistics reports the prefilter", () => {
