@@ -2,12 +2,12 @@
 # bench/cli-cores.py (its bundle unpacked in /tmp/b): `node -e 0`, the CLI on a one-file project, and
 # both tools on python3-torch. usage: python3 bench/cli-floor.py OUT.json
 import os, subprocess, time, statistics, json, sys
-B="/tmp/b"; os.makedirs("/tmp/one", exist_ok=True); open("/tmp/one/a.py","w").write("x = 1\n")
+B="/tmp/b"; CLI=os.environ.get("GP_CLI", f"{B}/cli/cli.js"); os.makedirs("/tmp/one", exist_ok=True); open("/tmp/one/a.py","w").write("x = 1\n")
 def run(cmd):
     t0=time.perf_counter(); p=subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); _,st,ru=os.wait4(p.pid,0); return time.perf_counter()-t0, ru.ru_utime+ru.ru_stime
-cmds={"node -e 0":[f"{B}/node","-e","0"],"gp one file":[f"{B}/node",f"{B}/cli/cli-new.js","check","--no-cache","--exit-zero","/tmp/one"],
+cmds={"node -e 0":[f"{B}/node","-e","0"],"gp one file":[f"{B}/node",CLI,"check","--no-cache","--exit-zero","/tmp/one"],
 "ruff torch":[f"{B}/ruff","check","--no-cache","--select","E4,E7,E9,F","--isolated","--exit-zero","-q",f"{B}/torchcorpus"],
-"gp torch":[f"{B}/node",f"{B}/cli/cli-new.js","check","--no-cache","--exit-zero",f"{B}/torchcorpus"]}
+"gp torch":[f"{B}/node",CLI,"check","--no-cache","--exit-zero",f"{B}/torchcorpus"]}
 for c in cmds.values(): run(c)
 rows={k:[] for k in cmds}
 for r in range(11):
