@@ -445,8 +445,17 @@ function deviceDestinations(
   if (escapes.unknown) return { ...none, returning: [...returning] };
   // Attribute names assigned anywhere (`args.gpu = local_rank`), and names assigned once per scope.
   const assigned = attributeTargets(model);
+  // `args.gpu_ids = [int(i) for i in args.gpu_ids.split(",")]`, the destination's one assignment:
+  // its later reads on a namespace are the list of ints.
+  const converted = new Map<string, SyntaxNode | null>();
   const once = new Map<string, SyntaxNode | null>();
   forEachTarget(model, (t, a, single) => {
+    const dest = t.type === "attribute" ? t.childForFieldName("attribute")?.text : undefined;
+    if (dest) {
+      const src = a.type === "assignment" && single ? splitInts(a.childForFieldName("right")) : null;
+      const same = src?.type === "attribute" && src.childForFieldName("attribute")?.text === dest;
+      converted.set(dest, converted.has(dest) || !same ? null : a);
+    }
     if (t.type !== "identifier") return;
     const key = `${scopeOf(a)}:${t.text}`;
     once.set(key, once.has(key) || a.type !== "assignment" || !single ? null : a.childForFieldName("right"));
@@ -602,7 +611,8 @@ interface OptionDefault {
  * (`torch.device(f"cuda:{args.gpu}")`, `.to(args.gpu)`), or a comma-separated list of ids
  * (`default="0,1"`) turned into ints by the file (`ids = [int(i) for i in args.gpu_ids.split(",")]`
  * or `list(map(int, ...))`, a name assigned once in its scope) and used as `device_ids=ids` (also
- * DataParallel's second positional argument) or `ids[k]`. A string default (`"1"`) counts only
+ * DataParallel's second positional argument) or `ids[k]`; also the destination itself where its one
+ * assignment converts it so (`args.gpu_ids = [int(i) for i in args.gpu_ids.split(",")]`), read after it. A string default (`"1"`) counts only
  * where the use builds a device string around it or converts it (`int(args.gpu)`). Silent, as
  * {@link argparseDefaultOf}, where the option is declared more than once, takes a list (`nargs`,
  * `action`), its destination is assigned anywhere in the module, or a namespace goes where the
@@ -610,21 +620,22 @@ interface OptionDefault {
  */
 export function argparseDefaultOrdinals(model: ModuleModel): DefaultOrdinal[] {
   if (!model.text.includes("add_argument") || !model.text.includes("parse_args")) return [];
-  const byDest = new Map<string, OptionDefault | null>();
-  for (const [name, o] of argparseOptions(model)) {
-    const seen = byDest.get(o.dest);
-    if (seen === null) continue;
-    const text = o.notSingle ? null : (o.defaultText ?? o.defaultInteger);
-    if (text === null || (seen && seen.line !== o.line)) byDest.set(o.dest, null);
-    else if (!seen || name.length > seen.option.length)
-      byDest.set(o.dest, { option: name, text, line: o.line, integer: o.defaultText === null });
-  }
+  const byDest = optionDefaults(model);
   if (![...byDest.values()].some(Boolean)) return [];
   const { isNamespace, escapes } = namespaces(model, NO_PARSERS);
   if (escapes.unknown || escapes.handedTo.size) return [];
   const assigned = attributeTargets(model);
+  // `args.gpu_ids = [int(i) for i in args.gpu_ids.split(",")]`, the destination's one assignment:
+  // its later reads on a namespace are the list of ints.
+  const converted = new Map<string, SyntaxNode | null>();
   const once = new Map<string, SyntaxNode | null>();
   forEachTarget(model, (t, a, single) => {
+    const dest = t.type === "attribute" ? t.childForFieldName("attribute")?.text : undefined;
+    if (dest) {
+      const src = a.type === "assignment" && single ? splitInts(a.childForFieldName("right")) : null;
+      const same = src?.type === "attribute" && src.childForFieldName("attribute")?.text === dest;
+      converted.set(dest, converted.has(dest) || !same ? null : a);
+    }
     if (t.type !== "identifier") return;
     const key = `${scopeOf(a)}:${t.text}`;
     once.set(key, once.has(key) || a.type !== "assignment" || !single ? null : a.childForFieldName("right"));
@@ -639,9 +650,20 @@ export function argparseDefaultOrdinals(model: ModuleModel): DefaultOrdinal[] {
   const bound = (n: SyntaxNode | null) =>
     n?.type === "identifier" ? (once.get(`${scopeOf(n)}:${n.text}`) ?? null) : n;
   /** The ids of a list built from an option's "0,1" default, or null. */
+  /** The option of a converted destination that `n` reads after its conversion (`args.gpu_ids`), or null. */
+  const convertedOf = (n: SyntaxNode | null) => {
+    const obj = n?.type === "attribute" ? n.childForFieldName("object") : null;
+    const at = converted.get(n?.childForFieldName("attribute")?.text ?? "");
+    if (!at || obj?.type !== "identifier" || !isNamespace(obj) || n!.startIndex < at.endIndex) return null;
+    const src = splitInts(at.childForFieldName("right"));
+    const srcObj = src?.childForFieldName("object");
+    return srcObj?.type === "identifier" && isNamespace(srcObj)
+      ? (byDest.get(src!.childForFieldName("attribute")!.text) ?? null)
+      : null;
+  };
   const listOf = (n: SyntaxNode | null) => {
     const src = splitInts(bound(n));
-    const opt = src ? optionOf(src) : null;
+    const opt = src ? optionOf(src) : convertedOf(n);
     const ids = opt ? idsOf(opt.text) : null;
     return opt && ids ? { opt, ids } : null;
   };
@@ -676,6 +698,20 @@ export function argparseDefaultOrdinals(model: ModuleModel): DefaultOrdinal[] {
     if (list) add(ids, "device_ids=", list.opt, list.ids);
   }
   return out;
+}
+
+/** The defaults of the module's options by destination: null for one declared twice or without a usable default. */
+function optionDefaults(model: ModuleModel): Map<string, OptionDefault | null> {
+  const byDest = new Map<string, OptionDefault | null>();
+  for (const [name, o] of argparseOptions(model)) {
+    const seen = byDest.get(o.dest);
+    if (seen === null) continue;
+    const text = o.notSingle ? null : (o.defaultText ?? o.defaultInteger);
+    if (text === null || (seen && seen.line !== o.line)) byDest.set(o.dest, null);
+    else if (!seen || name.length > seen.option.length)
+      byDest.set(o.dest, { option: name, text, line: o.line, integer: o.defaultText === null });
+  }
+  return byDest;
 }
 
 /** `x` of `[int(t) for t in x.split(",")]` or `list(map(int, x.split(",")))`; null for anything else. */
