@@ -63,3 +63,13 @@ test("GPU017 (preview) compares the ordinals an argparse default gives with the 
   assert.match(d.message, /gets device 1 from the default of --gpu_ids \("0,1", line 4\)/);
   assert.deepEqual(await lintCode(src, "GPU017", { machine: TWO_H200, preview: true }), []);
 });
+
+test("GPU017 (preview) stays silent where the parser goes to a call or set_defaults may change a default", async () => {
+  const head =
+    'import argparse\nimport torch\nfrom cfg import extend\np = argparse.ArgumentParser()\np.add_argument("--gpu", type=int, default=1)\n';
+  const use = "args = p.parse_args()\ntorch.cuda.set_device(args.gpu)\n";
+  const one = { machine: { gpuCount: 1, uuids: [] }, preview: true };
+  assert.equal((await lintCode(head + use, "GPU017", one)).length, 1);
+  assert.deepEqual(await lintCode(head + "p = extend(p)\n" + use, "GPU017", one), []);
+  assert.deepEqual(await lintCode(head + "p.set_defaults(gpu=0)\n" + use, "GPU017", one), []);
+});

@@ -616,12 +616,13 @@ interface OptionDefault {
  * where the use builds a device string around it or converts it (`int(args.gpu)`). Silent, as
  * {@link argparseDefaultOf}, where the option is declared more than once, takes a list (`nargs`,
  * `action`), its destination is assigned anywhere in the module, or a namespace goes where the
- * module does not see what happens to it; also where the module parses no arguments of its own.
+ * module does not see what happens to it; also where the module parses no arguments of its own,
+ * calls `set_defaults`, or hands a parser to a call ({@link parserEscapes}).
  */
 export function argparseDefaultOrdinals(model: ModuleModel): DefaultOrdinal[] {
   if (!model.text.includes("add_argument") || !model.text.includes("parse_args")) return [];
   const byDest = optionDefaults(model);
-  if (![...byDest.values()].some(Boolean)) return [];
+  if (![...byDest.values()].some(Boolean) || parserEscapes(model)) return [];
   const { isNamespace, escapes } = namespaces(model, NO_PARSERS);
   if (escapes.unknown || escapes.handedTo.size) return [];
   const assigned = attributeTargets(model);
@@ -698,6 +699,25 @@ export function argparseDefaultOrdinals(model: ModuleModel): DefaultOrdinal[] {
     if (list) add(ids, "device_ids=", list.opt, list.ids);
   }
   return out;
+}
+
+/**
+ * Whether the module may change its options' defaults unseen: it calls `set_defaults`, or hands a
+ * parser (a receiver of `add_argument`) to a call (`parser = set_config(path, parser)`).
+ */
+function parserEscapes(model: ModuleModel): boolean {
+  if (model.text.includes("set_defaults")) return true;
+  const parsers = new Set<string>();
+  for (const call of model.nodesOfType("call")) {
+    const fn = call.childForFieldName("function");
+    if (fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "add_argument")
+      parsers.add(fn.childForFieldName("object")?.text ?? "");
+  }
+  for (const call of model.nodesOfType("call")) {
+    const { positional, keywords } = callArgs(call);
+    if ([...positional, ...keywords.values()].some((a) => parsers.has(a.text))) return true;
+  }
+  return false;
 }
 
 /** The defaults of the module's options by destination: null for one declared twice or without a usable default. */
