@@ -246,3 +246,15 @@ test("GPU005 dev.index written to CUDA_VISIBLE_DEVICES where dev = torch.device(
   ].join("\n");
   assert.deepEqual(await at(param), []);
 });
+
+test("GPU005 compares ids read from CUDA_VISIBLE_DEVICES with the device count only in preview", async () => {
+  const src =
+    'import os\nimport torch\nids = [int(i) for i in os.environ["CUDA_VISIBLE_DEVICES"].split(",")]\nassert max(ids) < torch.cuda.device_count()\n';
+  assert.deepEqual(await lintCode(src, "GPU005"), []);
+  const [d] = await lintCode(src, "GPU005", { preview: true });
+  assert.deepEqual(d.range, { start: { line: 3, character: 7 }, end: { line: 3, character: 43 } });
+  assert.match(d.message, /compares GPU ids read from CUDA_VISIBLE_DEVICES \(line 3\) with the number of visible GPUs/);
+  assert.equal(d.fix, undefined);
+  const counted = src.replace("max(ids)", "len(ids)");
+  assert.deepEqual(await lintCode(counted, "GPU005", { preview: true }), []);
+});

@@ -7,7 +7,7 @@ const TWO_H200 = {
   gpuCount: 2,
   uuids: ["GPU-ddb4766f-9df2-8ec7-7d7f-a3a61570219f", "GPU-6486822f-842c-1320-f829-e4155c0d2130"],
 };
-fixtureTests("GPU017", { machine: TWO_H200 });
+fixtureTests("GPU017", { machine: TWO_H200, preview: true });
 
 test("GPU017 is off when the machine is unknown", async () => {
   assert.deepEqual(await lintCode('import os\nos.environ["CUDA_VISIBLE_DEVICES"] = "7"\n', "GPU017"), []);
@@ -51,4 +51,25 @@ test("GPU017 reads a CUDA_VISIBLE_DEVICES copied from an argparse option as the 
     assert.deepEqual(await lintCode(text, "GPU017", { machine: TWO_H200 }), [], text);
   // Printing the options changes nothing.
   assert.equal((await lintCode(head + "print(args)\n" + write, "GPU017", { machine: TWO_H200 })).length, 1);
+});
+
+test("GPU017 (preview) compares the ordinals an argparse default gives with the machine", async () => {
+  const src =
+    'import argparse\nimport torch.nn as nn\np = argparse.ArgumentParser()\np.add_argument("--gpu_ids", default="0,1")\nargs = p.parse_args()\nids = list(map(int, args.gpu_ids.split(",")))\nnet = nn.DataParallel(nn.Linear(1, 1), ids)\n';
+  const one = { gpuCount: 1, uuids: [] };
+  assert.deepEqual(await lintCode(src, "GPU017", { machine: one }), []);
+  const [d] = await lintCode(src, "GPU017", { machine: one, preview: true });
+  assert.equal(d.range.start.line, 6);
+  assert.match(d.message, /gets device 1 from the default of --gpu_ids \("0,1", line 4\)/);
+  assert.deepEqual(await lintCode(src, "GPU017", { machine: TWO_H200, preview: true }), []);
+});
+
+test("GPU017 (preview) stays silent where the parser goes to a call or set_defaults may change a default", async () => {
+  const head =
+    'import argparse\nimport torch\nfrom cfg import extend\np = argparse.ArgumentParser()\np.add_argument("--gpu", type=int, default=1)\n';
+  const use = "args = p.parse_args()\ntorch.cuda.set_device(args.gpu)\n";
+  const one = { machine: { gpuCount: 1, uuids: [] }, preview: true };
+  assert.equal((await lintCode(head + use, "GPU017", one)).length, 1);
+  assert.deepEqual(await lintCode(head + "p = extend(p)\n" + use, "GPU017", one), []);
+  assert.deepEqual(await lintCode(head + "p.set_defaults(gpu=0)\n" + use, "GPU017", one), []);
 });

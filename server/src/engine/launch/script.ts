@@ -79,6 +79,8 @@ export interface ScriptOption {
   notSingle: boolean;
   /** The `default=` value when it is a plain string (`default="7"`); null for any other default, or none. */
   defaultText: string | null;
+  /** The `default=` value when it is a plain integer (`default=1`), as written; null otherwise. */
+  defaultInteger: string | null;
   /** The 1-based line of the `add_argument` call. */
   line: number;
 }
@@ -268,8 +270,10 @@ function argparseOptions(model: ModuleModel): Map<string, ScriptOption> {
     const dest = explicit ?? (long ?? names[0]).replace(/^-+/, "").replace(/-/g, "_");
     const notSingle = keywords.has("nargs") || keywords.has("action");
     const defaultText = keywords.get("required")?.text === "True" ? null : stringValue(keywords.get("default"));
+    const given = keywords.get("required")?.text === "True" ? undefined : keywords.get("default");
+    const defaultInteger = given?.type === "integer" && /^\d+$/.test(given.text) ? given.text : null;
     const line = call.startPosition.row + 1;
-    for (const n of names) out.set(n, { dest, notSingle, defaultText, line });
+    for (const n of names) out.set(n, { dest, notSingle, defaultText, defaultInteger, line });
   }
   return out;
 }
@@ -441,8 +445,17 @@ function deviceDestinations(
   if (escapes.unknown) return { ...none, returning: [...returning] };
   // Attribute names assigned anywhere (`args.gpu = local_rank`), and names assigned once per scope.
   const assigned = attributeTargets(model);
+  // `args.gpu_ids = [int(i) for i in args.gpu_ids.split(",")]`, the destination's one assignment:
+  // its later reads on a namespace are the list of ints.
+  const converted = new Map<string, SyntaxNode | null>();
   const once = new Map<string, SyntaxNode | null>();
   forEachTarget(model, (t, a, single) => {
+    const dest = t.type === "attribute" ? t.childForFieldName("attribute")?.text : undefined;
+    if (dest) {
+      const src = a.type === "assignment" && single ? splitInts(a.childForFieldName("right")) : null;
+      const same = src?.type === "attribute" && src.childForFieldName("attribute")?.text === dest;
+      converted.set(dest, converted.has(dest) || !same ? null : a);
+    }
     if (t.type !== "identifier") return;
     const key = `${scopeOf(a)}:${t.text}`;
     once.set(key, once.has(key) || a.type !== "assignment" || !single ? null : a.childForFieldName("right"));
@@ -568,4 +581,181 @@ function attributeTargets(model: ModuleModel): Set<string> {
     if (t.type === "attribute") out.add(t.childForFieldName("attribute")?.text ?? "");
   });
   return out;
+}
+
+/** A device ordinal that a run without an argparse option uses: the option's default ({@link argparseDefaultOrdinals}). */
+export interface DefaultOrdinal {
+  /** The expression that hands the ordinal (or the list of them) to CUDA. */
+  node: SyntaxNode;
+  /** How, for messages (devices.ts {@link deviceSlots}' forms, or `device_ids=`). */
+  form: string;
+  /** The ordinals the default gives there. */
+  ids: number[];
+  /** The option's longest spelling, its default as written (`"0,1"`, `3`), and the declaration's 1-based line. */
+  option: string;
+  text: string;
+  line: number;
+}
+
+/** An option's default as {@link argparseDefaultOrdinals} reads it; `integer`: written as an integer (`default=1`). */
+interface OptionDefault {
+  option: string;
+  text: string;
+  line: number;
+  integer: boolean;
+}
+
+/**
+ * The device ordinals that a run of the module without one of its argparse options hands to CUDA,
+ * where the option's default gives them: a plain ordinal (`default=1`, `default="1"`) used as it is
+ * (`torch.device(f"cuda:{args.gpu}")`, `.to(args.gpu)`), or a comma-separated list of ids
+ * (`default="0,1"`) turned into ints by the file (`ids = [int(i) for i in args.gpu_ids.split(",")]`
+ * or `list(map(int, ...))`, a name assigned once in its scope) and used as `device_ids=ids` (also
+ * DataParallel's second positional argument) or `ids[k]`; also the destination itself where its one
+ * assignment converts it so (`args.gpu_ids = [int(i) for i in args.gpu_ids.split(",")]`), read after it. A string default (`"1"`) counts only
+ * where the use builds a device string around it or converts it (`int(args.gpu)`). Silent, as
+ * {@link argparseDefaultOf}, where the option is declared more than once, takes a list (`nargs`,
+ * `action`), its destination is assigned anywhere in the module, or a namespace goes where the
+ * module does not see what happens to it; also where the module parses no arguments of its own,
+ * calls `set_defaults`, or hands a parser to a call ({@link parserEscapes}).
+ */
+export function argparseDefaultOrdinals(model: ModuleModel): DefaultOrdinal[] {
+  if (!model.text.includes("add_argument") || !model.text.includes("parse_args")) return [];
+  const byDest = optionDefaults(model);
+  if (![...byDest.values()].some(Boolean) || parserEscapes(model)) return [];
+  const { isNamespace, escapes } = namespaces(model, NO_PARSERS);
+  if (escapes.unknown || escapes.handedTo.size) return [];
+  const assigned = attributeTargets(model);
+  // `args.gpu_ids = [int(i) for i in args.gpu_ids.split(",")]`, the destination's one assignment:
+  // its later reads on a namespace are the list of ints.
+  const converted = new Map<string, SyntaxNode | null>();
+  const once = new Map<string, SyntaxNode | null>();
+  forEachTarget(model, (t, a, single) => {
+    const dest = t.type === "attribute" ? t.childForFieldName("attribute")?.text : undefined;
+    if (dest) {
+      const src = a.type === "assignment" && single ? splitInts(a.childForFieldName("right")) : null;
+      const same = src?.type === "attribute" && src.childForFieldName("attribute")?.text === dest;
+      converted.set(dest, converted.has(dest) || !same ? null : a);
+    }
+    if (t.type !== "identifier") return;
+    const key = `${scopeOf(a)}:${t.text}`;
+    once.set(key, once.has(key) || a.type !== "assignment" || !single ? null : a.childForFieldName("right"));
+  });
+  /** The option whose default `n` reads as it is (`args.gpu`), or null. */
+  const optionOf = (n: SyntaxNode | null) => {
+    const obj = n?.type === "attribute" ? n.childForFieldName("object") : null;
+    const dest = n?.childForFieldName("attribute")?.text;
+    if (obj?.type !== "identifier" || !dest || !isNamespace(obj) || assigned.has(dest)) return null;
+    return byDest.get(dest) ?? null;
+  };
+  const bound = (n: SyntaxNode | null) =>
+    n?.type === "identifier" ? (once.get(`${scopeOf(n)}:${n.text}`) ?? null) : n;
+  /** The ids of a list built from an option's "0,1" default, or null. */
+  /** The option of a converted destination that `n` reads after its conversion (`args.gpu_ids`), or null. */
+  const convertedOf = (n: SyntaxNode | null) => {
+    const obj = n?.type === "attribute" ? n.childForFieldName("object") : null;
+    const at = converted.get(n?.childForFieldName("attribute")?.text ?? "");
+    if (!at || obj?.type !== "identifier" || !isNamespace(obj) || n!.startIndex < at.endIndex) return null;
+    const src = splitInts(at.childForFieldName("right"));
+    const srcObj = src?.childForFieldName("object");
+    return srcObj?.type === "identifier" && isNamespace(srcObj)
+      ? (byDest.get(src!.childForFieldName("attribute")!.text) ?? null)
+      : null;
+  };
+  const listOf = (n: SyntaxNode | null) => {
+    const src = splitInts(bound(n));
+    const opt = src ? optionOf(src) : convertedOf(n);
+    const ids = opt ? idsOf(opt.text) : null;
+    return opt && ids ? { opt, ids } : null;
+  };
+  const out: DefaultOrdinal[] = [];
+  const add = (node: SyntaxNode, form: string, opt: OptionDefault, ids: number[]) => {
+    if (!out.some((o) => o.node.id === node.id))
+      out.push({ node, form, ids, option: opt.option, text: opt.integer ? opt.text : `"${opt.text}"`, line: opt.line });
+  };
+  for (const slot of deviceSlots(model)) {
+    const o = valueTaken(slot.ordinal, model);
+    const opt = optionOf(o) ?? optionOf(valueTaken(bound(o), model));
+    // A string default is an ordinal where the use builds a device string or converts it (`int(args.gpu)`).
+    const converted = slot.ordinal.type === "call" || slot.form.includes('"cuda');
+    const single = opt && /^\d+$/.test(opt.text) && (converted || opt.integer) ? opt : null;
+    if (single) {
+      add(slot.ordinal, slot.form, single, [Number(single.text.trim())]);
+      continue;
+    }
+    // ids[k], or a loop variable over the ids.
+    const element = o?.type === "subscript" ? o : null;
+    const k = element?.childForFieldName("subscript");
+    const list = element && k?.type === "integer" ? listOf(element.childForFieldName("value")) : null;
+    if (list && Number(k!.text) < list.ids.length) add(slot.ordinal, slot.form, list.opt, [list.ids[Number(k!.text)]]);
+  }
+  for (const call of model.nodesOfType("call")) {
+    const { positional, keywords } = callArgs(call);
+    const path = model.resolve(call.childForFieldName("function")) ?? "";
+    const dataParallel = /(^|\.)(DataParallel|DistributedDataParallel)$/.test(path);
+    const ids = keywords.get("device_ids") ?? (dataParallel ? positional[1] : undefined);
+    if (!ids || ids.type === "list" || ids.type === "tuple") continue;
+    const list = listOf(ids);
+    if (list) add(ids, "device_ids=", list.opt, list.ids);
+  }
+  return out;
+}
+
+/**
+ * Whether the module may change its options' defaults unseen: it calls `set_defaults`, or hands a
+ * parser (a receiver of `add_argument`) to a call (`parser = set_config(path, parser)`).
+ */
+function parserEscapes(model: ModuleModel): boolean {
+  if (model.text.includes("set_defaults")) return true;
+  const parsers = new Set<string>();
+  for (const call of model.nodesOfType("call")) {
+    const fn = call.childForFieldName("function");
+    if (fn?.type === "attribute" && fn.childForFieldName("attribute")?.text === "add_argument")
+      parsers.add(fn.childForFieldName("object")?.text ?? "");
+  }
+  for (const call of model.nodesOfType("call")) {
+    const { positional, keywords } = callArgs(call);
+    if ([...positional, ...keywords.values()].some((a) => parsers.has(a.text))) return true;
+  }
+  return false;
+}
+
+/** The defaults of the module's options by destination: null for one declared twice or without a usable default. */
+function optionDefaults(model: ModuleModel): Map<string, OptionDefault | null> {
+  const byDest = new Map<string, OptionDefault | null>();
+  for (const [name, o] of argparseOptions(model)) {
+    const seen = byDest.get(o.dest);
+    if (seen === null) continue;
+    const text = o.notSingle ? null : (o.defaultText ?? o.defaultInteger);
+    if (text === null || (seen && seen.line !== o.line)) byDest.set(o.dest, null);
+    else if (!seen || name.length > seen.option.length)
+      byDest.set(o.dest, { option: name, text, line: o.line, integer: o.defaultText === null });
+  }
+  return byDest;
+}
+
+/** `x` of `[int(t) for t in x.split(",")]` or `list(map(int, x.split(",")))`; null for anything else. */
+function splitInts(n: SyntaxNode | null): SyntaxNode | null {
+  let split: SyntaxNode | null = null;
+  if (n?.type === "list_comprehension") {
+    const body = n.childForFieldName("body");
+    const clause = n.namedChildren.find((c) => c?.type === "for_in_clause");
+    const variable = clause?.childForFieldName("left");
+    const arg =
+      body?.type === "call" && body.childForFieldName("function")?.text === "int" ? callArgs(body).positional[0] : null;
+    if (variable?.type === "identifier" && arg?.text === variable.text) split = clause!.childForFieldName("right");
+  } else if (n?.type === "call" && n.childForFieldName("function")?.text === "list") {
+    const m = callArgs(n).positional[0];
+    const args = m?.type === "call" && m.childForFieldName("function")?.text === "map" ? callArgs(m).positional : [];
+    if (args.length === 2 && args[0].text === "int") split = args[1];
+  }
+  const fn = split?.type === "call" ? split.childForFieldName("function") : null;
+  if (fn?.type !== "attribute" || fn.childForFieldName("attribute")?.text !== "split") return null;
+  return stringValue(callArgs(split!).positional[0]) === "," ? fn.childForFieldName("object") : null;
+}
+
+/** The ids of a "0,1" default (plain non-negative integers only), or null. */
+function idsOf(text: string): number[] | null {
+  const parts = text.split(",").map((p) => p.trim());
+  return parts.length && parts.every((p) => /^\d+$/.test(p)) ? parts.map(Number) : null;
 }

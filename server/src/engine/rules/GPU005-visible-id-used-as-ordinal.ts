@@ -18,7 +18,7 @@ export const rule: PythonRule = {
     // A read of CUDA_VISIBLE_DEVICES or the value the file wrote to it (TextProbe.envWith).
     trigger: (t) => t.envWith(["CUDA_VISIBLE_DEVICES"]),
     docs: {
-      what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it). Also a device string whose index the file wrote to the variable and then used itself as the device: `os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[1]` followed by `.to(args.device)` (no quick fix for this kind: the device may be the CPU).',
+      what: 'Finds device strings and ordinals built from the value of CUDA_VISIBLE_DEVICES: `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"`, `"cuda:" + gpu`, `torch.cuda.set_device(int(gpu))`, `device_ids=[gpu]`, `torch.cuda.get_device_capability(int(gpu))` (and the other torch.cuda device queries: `get_device_properties`, `get_device_name`, `mem_get_info`, the memory statistics, `synchronize`), `jax.devices()[gpu]`, where `gpu` was read from the variable (or is the value the file itself wrote to it). Also a device string whose index the file wrote to the variable and then used itself as the device: `os.environ["CUDA_VISIBLE_DEVICES"] = args.device.split(":")[1]` followed by `.to(args.device)` (no quick fix for this kind: the device may be the CPU). In preview: a comparison of ids read from CUDA_VISIBLE_DEVICES with the number of visible GPUs (`max(ids) < torch.cuda.device_count()`, `gpu >= torch.cuda.device_count()`, `gpu in range(torch.cuda.device_count())`), which fails whenever the ids do not start at 0 (a Ray worker with `num_gpus=1` sees `CUDA_VISIBLE_DEVICES="3"` and one device: KarhouTam/FL-bench#162); a count of the ids (`len(ids)`, `.count(",") + 1`) is left alone.',
       follows:
         'Every read of CUDA_VISIBLE_DEVICES in the file (functions included) and the name the file itself writes to it (also an element of one at an integer index, `str(gpu_ids[0])`, whose later uses in the same function hold the same id), through the names assigned from them in the file (a few assignments deep), `for` loops over them, and device strings built from them (f-strings, `+`, `%`, `.format`); a value read inside a function is followed within that function only. A device string whose index was written (`d.split(":")[1]` or `[-1]`, `d.replace("cuda:", "")`, `torch.device(d).index`, or `dev.index` where `dev = torch.device(d)`) is followed in the writing function (or module level) until it is assigned again, as the device itself (or its `.index`), `torch.device(d)` or a name assigned from those; through any other call it is not (a helper may renumber it), nor into another branch of the `if` that holds the write (`else: device = torch.device(d)` runs only when nothing was written), nor when CUDA was initialised before the write (the write then changes nothing; GPU001 reports it). A `device=` argument to a function of the same file that never reads that parameter is no device use. Not followed: function parameters and return values, attributes set in one method and used in another, and other modules.',
       why: 'CUDA_VISIBLE_DEVICES holds physical ids; inside the process CUDA renumbers the visible GPUs from 0. Measured on 2 x H200 (ground-truth.md): with `CUDA_VISIBLE_DEVICES="1"` the only device is `cuda:0` (physical GPU 1), and `torch.cuda.set_device(1)` or `device="cuda:1"` raises `torch.AcceleratorError: CUDA error: invalid device ordinal`. So `f"cuda:{os.environ[\'CUDA_VISIBLE_DEVICES\']}"` works only when the value happens to be `0`; with any other id it names a device that does not exist (and with `"1,0"` it is not even a device string).',
@@ -67,6 +67,7 @@ export const rule: PythonRule = {
 
     deviceStrings(ctx, sources, report);
     integerOrdinals(ctx, { sources, devices }, report, new Set(reported));
+    countComparisons(ctx, origins);
   },
 };
 
@@ -216,6 +217,8 @@ interface Origin {
   related: RelatedInfo;
   /** A device string ("cuda:3") whose index was written, not an id: followed only as the device itself. */
   deviceString?: boolean;
+  /** A read of CUDA_VISIBLE_DEVICES (not a value the file wrote to it). */
+  read?: boolean;
 }
 
 /**
@@ -228,6 +231,7 @@ function sourcesOf(ctx: RuleContext): Map<number, Origin> {
     out.set(r.node.id, {
       node: r.node,
       what: "the value of CUDA_VISIBLE_DEVICES",
+      read: true,
       related: { range: nodeRange(r.node), message: "CUDA_VISIBLE_DEVICES read here: it holds physical GPU ids" },
     });
   }
@@ -395,6 +399,79 @@ function unreadParameter(ctx: RuleContext, callee: SyntaxNode | null | undefined
       );
     })
   );
+}
+
+/**
+ * Comparisons of GPU ids read from CUDA_VISIBLE_DEVICES with the process's device count:
+ * `max(ids) < torch.cuda.device_count()`, `gpu >= torch.cuda.device_count()`,
+ * `gpu in range(torch.cuda.device_count())`. The ids are the machine's numbering; the count is of
+ * the visible GPUs, renumbered from 0, so with `CUDA_VISIBLE_DEVICES="3"` (a Ray worker with
+ * `num_gpus=1`, a Slurm job) the id is 3 and the count 1 (FL-bench#162). Only reads of the variable
+ * count, not a value the file wrote (written after CUDA initialised, the count is the machine's),
+ * nor a count of the ids (`len(ids)`, `.count(",") + 1`, arithmetic): in preview.
+ */
+function countComparisons(ctx: RuleContext, origins: Map<number, Origin>): void {
+  const reads = new Set([...origins].filter(([, o]) => o.read).map(([id]) => id));
+  if (!ctx.preview || !reads.size || !ctx.model.text.includes("device_count")) return;
+  // Arithmetic and `.count()` make a count (or a shifted id) of the ids, not an id.
+  const stop = new Set<number>();
+  for (const n of ctx.model.nodesOfType(["binary_operator", "call"]))
+    if (n && (n.type === "binary_operator" || isCountingCall(n))) stop.add(n.id);
+  for (const cmp of ctx.model.nodesOfType("comparison_operator")) {
+    const operands = cmp?.namedChildren.filter((c): c is SyntaxNode => !!c && c.type !== "comment") ?? [];
+    if (!cmp || operands.length !== 2) continue;
+    const op = cmp.children.find((c) => c && !c.isNamed && c.startIndex >= operands[0].endIndex)?.text ?? "";
+    let id: SyntaxNode | null = null;
+    if (op === "in" || /^not\b/.test(op)) id = isCountRange(ctx, operands[1]) ? operands[0] : null;
+    else if (/^[<>]=?$/.test(op))
+      id = isDeviceCount(ctx, operands[1]) ? operands[0] : isDeviceCount(ctx, operands[0]) ? operands[1] : null;
+    const hit = id ? flowsFrom(ctx.model, idOf(id), reads, 0, stop) : null;
+    if (!hit) continue;
+    const origin = origins.get(hit.id)!;
+    const from = enclosingFunction(origin.node);
+    if (from && from.id !== enclosingFunction(cmp)?.id) continue;
+    ctx.report({
+      range: nodeRange(cmp),
+      message: `${snippetOf(cmp)} compares GPU ids read from CUDA_VISIBLE_DEVICES (${ctx.where(origin.node.startPosition.row)}) with the number of visible GPUs: the ids are the machine's numbering, the count is of the visible GPUs renumbered from 0, so with CUDA_VISIBLE_DEVICES="3" (a Ray worker, a Slurm job) the id is 3 and the count 1, and the check fails although the GPU is there`,
+      related: [origin.related],
+      preview: true,
+    });
+  }
+}
+
+/** `int(x)`, `max(x)`, `min(x)` unwrapped to `x`: the id itself. */
+function idOf(n: SyntaxNode): SyntaxNode {
+  while (n.type === "call" && /^(int|max|min)$/.test(n.childForFieldName("function")?.text ?? "")) {
+    const arg = callArgs(n).positional[0];
+    if (!arg) break;
+    n = arg;
+  }
+  return n;
+}
+
+/** `x.count(...)`, `len(x)`, `x.__len__()`: a count, not an id. */
+function isCountingCall(n: SyntaxNode): boolean {
+  const fn = n.childForFieldName("function");
+  if (fn?.type === "identifier") return fn.text === "len";
+  return fn?.type === "attribute" && /^(count|__len__)$/.test(fn.childForFieldName("attribute")?.text ?? "");
+}
+
+/** `torch.cuda.device_count()`, or a name assigned from it (a few assignments deep). */
+function isDeviceCount(ctx: RuleContext, n: SyntaxNode | null): boolean {
+  for (let hops = 0; n && hops < 4; hops++) {
+    if (n.type === "call") return calleePath(ctx.model, n) === "torch.cuda.device_count";
+    if (n.type !== "identifier") return false;
+    n = ctx.model.valueOf(n.text, n.startIndex);
+  }
+  return false;
+}
+
+/** `range(torch.cuda.device_count())` (or a name assigned from it). */
+function isCountRange(ctx: RuleContext, n: SyntaxNode | null): boolean {
+  for (let hops = 0; n && hops < 4 && n.type === "identifier"; hops++) n = ctx.model.valueOf(n.text, n.startIndex);
+  if (n?.type !== "call" || n.childForFieldName("function")?.text !== "range") return false;
+  const args = callArgs(n).positional;
+  return args.length === 1 && isDeviceCount(ctx, args[0]);
 }
 
 /** `x[0]`, `args.gpus[1]`: a name's or attribute's element at an integer literal. */

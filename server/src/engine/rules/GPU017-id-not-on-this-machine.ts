@@ -2,7 +2,7 @@ import type { PythonRule } from "../rule";
 import { envWrites } from "../rule";
 import { nodeRange } from "../python/events";
 import { deviceUses } from "../python/devices";
-import { argparseDefaultOf } from "../launch/script";
+import { argparseDefaultOf, argparseDefaultOrdinals } from "../launch/script";
 import { missingIdMessage } from "./shared/machineIds";
 
 /** GPU017: CUDA_VISIBLE_DEVICES ids or device ordinals that do not exist on this machine (machine-aware). */
@@ -14,12 +14,13 @@ export const rule: PythonRule = {
     fixable: false,
     // A CUDA_VISIBLE_DEVICES access, or a device use (the words cuda or device: python/devices.ts
     // `deviceUses`); runs only with a known machine.
-    trigger: (t) => t.envAccess() || t.has("cuda") || t.has("device"),
+    // `DataParallel` too in preview: a list of ids from an argparse default given by position.
+    trigger: (t, preview) => t.envAccess() || t.has("cuda") || t.has("device") || (preview && t.has("DataParallel")),
     needs: "machine",
     docs: {
       what: "Compares CUDA_VISIBLE_DEVICES ids (indices and `GPU-`/`MIG-` UUIDs or UUID prefixes) and device ordinals with the GPUs of the machine: the inventory that GPU Pilot's GPU view reads from nvidia-smi, or, in the CLI, `--gpus N` / `--inventory FILE` (nvidia-smi CSV). Off when the machine is unknown.",
       follows:
-        "The literal CUDA_VISIBLE_DEVICES values written by the module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a value copied from an argparse option (`os.environ[\"CUDA_VISIBLE_DEVICES\"] = args.gpu_id`) as the option's plain-string default, what a run without that option writes (where the file declares the option once, never assigns that attribute, and hands the namespace to no code it does not define, printing and logging aside); literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); and the machine's GPU inventory. Not followed: other computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).",
+        'The literal CUDA_VISIBLE_DEVICES values written by the module\'s code in the order it runs (top level, `if __name__ == "__main__":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module\'s own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a value copied from an argparse option (`os.environ["CUDA_VISIBLE_DEVICES"] = args.gpu_id`) as the option\'s plain-string default, what a run without that option writes (where the file declares the option once, never assigns that attribute, and hands the namespace to no code it does not define, printing and logging aside); literal device ordinals anywhere in the file, where the file writes no CUDA_VISIBLE_DEVICES and no job script of the project starts it (GPU004 and GPU037 judge those); and the machine\'s GPU inventory. In preview, also the device ordinals that the default of an argparse option of the file gives (a run without the option): an integer default used as an ordinal (`default=1` into `f"cuda:{args.gpu}"`, `set_device(args.gpu)`), a string one where the use builds a device string or converts it, and a `"0,1"` default that the file turns into ints (`[int(i) for i in args.gpu_ids.split(",")]`, `list(map(int, ...))`) and passes as `device_ids` (DataParallel\'s second argument too) or indexes (`ids[0]`), also converted in place (`args.gpu_ids = [int(s) for s in args.gpu_ids.split(",")]`, the destination\'s one assignment); silent where the option is declared more than once, its destination is assigned, the namespace goes to code the file does not define, the file calls `set_defaults` or hands its parser to a call, or a script or document of the project starts the file (it may pass the option). Not followed: other computed values, writes in functions the module never calls, and values set in the shell or by a launcher (GPU045 reads shell scripts).',
       why: 'Measured on 2 x H200 (ground-truth.md, \'How CUDA parses CUDA_VISIBLE_DEVICES\'): CUDA stops parsing at the first id that does not exist, so `"1,7,0"` leaves only GPU 1 visible and GPU 0 silently disappears; `"7"` alone hides every GPU. A `cuda:N` ordinal at or beyond the number of GPUs raises `invalid device ordinal` at first use.',
       example:
         'import os\n\n# on a machine with 2 GPUs\nos.environ["CUDA_VISIBLE_DEVICES"] = "1,7,0"  # GPU 0 is dropped\n',
@@ -59,6 +60,22 @@ export const rule: PythonRule = {
       ctx.report({
         range: nodeRange(use.node),
         message: `${use.form} names device ${use.ordinal}, but this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1}): invalid device ordinal at first use`,
+      });
+    }
+    // Preview: ordinals that the default of an argparse option gives (a run without the option).
+    // A script or document of the project that starts the file may pass the option (its arguments
+    // are not read here): silent then.
+    if (!ctx.preview) return;
+    const defaults = argparseDefaultOrdinals(ctx.model);
+    if (!defaults.length || (ctx.launchNodes?.length ?? 0) > 0) return;
+    if ((ctx.project?.documentedPythonLaunches?.().length ?? 0) > 0) return;
+    for (const d of defaults) {
+      const missing = d.ids.filter((id) => id >= n);
+      if (!missing.length) continue;
+      ctx.report({
+        range: nodeRange(d.node),
+        message: `${d.form} gets device ${missing.join(", ")} from the default of ${d.option} (${d.text}, line ${d.line}), but this machine has ${n} GPU${n === 1 ? "" : "s"} (ordinals 0..${n - 1}): a run without ${d.option} fails (${d.form === "device_ids=" ? "DataParallel: Invalid device id" : "invalid device ordinal"})`,
+        preview: true,
       });
     }
   },
