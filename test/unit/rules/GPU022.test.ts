@@ -171,6 +171,35 @@ test("GPU022's preview check follows the started script's project imports one le
   assert.equal(found("search.py"), 0, "no CUDA named within one level: how it uses the GPUs is not seen");
 });
 
+test("GPU022's preview check: a package at the project's root that a script in a subfolder imports is read (its device_map spreads the model); detectron2's launch starts a process per GPU, and a JAX process drives every GPU it sees: silent", () => {
+  const dir = project({
+    "pkg/__init__.py": "",
+    "pkg/loader.py":
+      "from transformers import AutoModelForCausalLM\ndef load(p):\n    return AutoModelForCausalLM.from_pretrained(p, device_map='auto')\n",
+    "pkg/plain.py": "import torch\ndef load():\n    return torch.nn.Linear(4, 4)\n",
+    "tools/answer.py": "import torch\nfrom pkg.loader import load\nm = load('m')\nx = torch.zeros(2).cuda()\n",
+    "tools/single.py": "import torch\nfrom pkg.plain import load\nload().cuda()\n",
+    "tools/det.py":
+      "import torch\nfrom detectron2.engine import launch\ndef main(a):\n    torch.zeros(1).cuda()\nlaunch(main, 4, args=(1,))\n",
+    "tools/rel.py": "import torch\nfrom .loader import load\nload('m')\nx = torch.zeros(2).cuda()\n",
+    "pkg/torch_side.py": "import torch\ndef to_gpu(x):\n    return x.cuda()\n",
+    "tools/jax_run.py": "import jax\nfrom pkg.torch_side import to_gpu\nprint(jax.device_count())\n",
+  });
+  const found = (script: string) =>
+    lintManifestCode(
+      `#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gres=gpu:4\npython ${script}\n`,
+      "jobscript",
+      "GPU022",
+      { preview: true },
+      join(dir, "job.sbatch"),
+    ).length;
+  assert.equal(found("tools/answer.py"), 0, "device_map in the root package's module");
+  assert.equal(found("tools/single.py"), 1, "the root package's module spreads nothing: one process, one GPU");
+  assert.equal(found("tools/det.py"), 0, "detectron2's launch starts a process per GPU");
+  assert.equal(found("tools/rel.py"), 1, "a relative import is looked for beside the script only (no tools/loader.py)");
+  assert.equal(found("tools/jax_run.py"), 0, "a JAX program: one process drives the GPUs it sees");
+});
+
 test("GPU022's preview check: Hugging Face's Trainer in one process spreads over the visible GPUs (nn.DataParallel): silent", () => {
   const dir = project({
     "hf.py":

@@ -16,6 +16,7 @@ import {
 } from "../manifests/jobscript";
 import { jobScriptOf, wordsRange, SBATCH_DOC, SRUN_DOC } from "./shared/jobScript";
 import { readAccelerateConfig } from "../launch/accelerateConfig";
+import { basename, dirname, join } from "node:path";
 
 const int = (s: string | null | undefined): number | null =>
   s !== null && s !== undefined && /^[0-9]+$/.test(s) ? Number(s) : null;
@@ -54,8 +55,45 @@ const HF_TRAINER_DOC =
   "transformers 4.57.6 (PyPI wheel), training_args.py:2333-2344 (not distributed: `# if n_gpu is > 1 we'll use nn.DataParallel`, `self._n_gpu = torch.cuda.device_count()`) and trainer.py:2076-2078 (`if self.args.n_gpu > 1 ...: model = nn.DataParallel(model)`)";
 const HF_TRAINER = /^(?:transformers|trl)(?:\.\w+)*\.\w*(?:Trainer|TrainingArguments)$/;
 
+/**
+ * Imports whose function starts a process per GPU from inside the program: detectron2's
+ * `launch(main, num_gpus_per_machine, ...)` ({@link DETECTRON2_LAUNCH_DOC}), the tools/train_net.py
+ * way of training on several GPUs (`python tools/train_net.py --num-gpus 4`).
+ */
+const STARTS_PROCESSES = /^detectron2\.engine(?:\.launch)?\.launch$/;
+const DETECTRON2_LAUNCH_DOC =
+  'facebookresearch/detectron2@02b5c4e295e9 detectron2/engine/launch.py:27-71 (`launch(main_func, num_gpus_per_machine, ...)`: "It will spawn child processes (defined by ``num_gpus_per_machine``) on each machine", `mp.start_processes(..., nprocs=num_gpus_per_machine, ...)`), detectron2/engine/__init__.py:3 (`from .launch import *`), tools/train_net.py:27,156 (`launch(main, args.num_gpus, ...)`)';
+
+/**
+ * JAX's packages: one JAX process drives every GPU it sees (single-controller JAX: `jax.devices()`,
+ * sharding, `pmap`), and a process per host is its usual multi-GPU form ({@link JAX_DOC}); how a
+ * JAX program places its work is not followed here.
+ */
+const JAX = new Set(["jax", "flax", "jaxlib"]);
+const JAX_DOC =
+  'JAX, Introduction to multi-controller JAX (https://docs.jax.dev/en/latest/multi_process.html): "Run multiple Python processes ... We can run one (or more) process per host machine", after single-controller JAX, where one process addresses all its devices (Distributed arrays and automatic parallelization)';
+
 /** At most this many imports of the started script are followed into the project's own modules. */
 const MAX_FOLLOWED_IMPORTS = 64;
+
+/**
+ * The project module `dotted` names, looked for beside the started script, then in the folders
+ * above it (three at most: `python llava/eval/run.py` imports `llava.model`, a package at the
+ * project's root, installed or put on the path by the project), the first found; a relative import
+ * only beside it.
+ */
+function projectModule(
+  script: string,
+  dotted: string,
+  read: ManifestRuleContext["read"],
+): ReturnType<typeof importedModule> {
+  let dir = dirname(script);
+  for (let k = 0; k < (dotted.startsWith(".") ? 1 : 4); k++, dir = dirname(dir)) {
+    const mod = importedModule(join(dir, basename(script)), dotted, read);
+    if (mod) return mod;
+  }
+  return null;
+}
 
 /** What the Python program a launch starts shows: its file's imports and words, with those of the project modules it imports (one level). */
 interface StartedProgram {
@@ -86,7 +124,7 @@ function startedProgram(
     loopsOverDevices: facts.loopsOverDevices,
   };
   for (const dotted of facts.imports.slice(0, MAX_FOLLOWED_IMPORTS)) {
-    const mod = importedModule(launched.path, dotted, ctx.read);
+    const mod = projectModule(launched.path, dotted, ctx.read);
     if (!mod || mod.text === launched.text) continue;
     const f = launchedScriptFacts(mod.text);
     out.imports.push(...f.imports);
@@ -125,7 +163,8 @@ function lightningStartsItsOwn(job: JobScriptFacts): boolean {
  * use cannot be seen: its file cannot be read; neither it nor a module it imports (one level) names
  * `cuda` (`torch.cuda`, `.cuda()`, `"cuda:0"`) or is a Lightning program, so no CUDA work is seen
  * (a CPU step such as data preparation or an upload, or GPU work deeper in the program); it names
- * one of {@link SPREADS}; it uses Hugging Face's Trainer ({@link HF_TRAINER}); it loops over the
+ * one of {@link SPREADS}; it uses Hugging Face's Trainer ({@link HF_TRAINER}) or detectron2's
+ * launch ({@link STARTS_PROCESSES}), or is a JAX program ({@link JAX}); it loops over the
  * visible GPUs putting work on each (python/deviceLoops.ts: Numba's `cuda.gpus`, CuPy's
  * `Device(i)` or torch's devices in `range(device_count())`); or it is Lightning
  * started as the batch step of a job without a task count ({@link lightningStartsItsOwn}).
@@ -134,7 +173,11 @@ function notOneGpu(ctx: ManifestRuleContext, l: Launch, job: JobScriptFacts): bo
   const p = startedProgram(ctx, l.words, job.literals);
   const lightning = !!p && p.imports.some((i) => LIGHTNING.has(topModule(i)));
   if (!p || !(lightning || p.words.has("cuda"))) return true;
-  if (SPREADS.some((w) => p.words.has(w)) || p.imports.some((i) => HF_TRAINER.test(i)) || p.loopsOverDevices)
+  if (
+    SPREADS.some((w) => p.words.has(w)) ||
+    p.imports.some((i) => HF_TRAINER.test(i) || STARTS_PROCESSES.test(i) || JAX.has(topModule(i))) ||
+    p.loopsOverDevices
+  )
     return true;
   return !l.srun && lightning && lightningStartsItsOwn(job);
 }
@@ -339,13 +382,13 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a Slurm job script: `srun torchrun` (also `python -m torch.distributed.run`/`launch`, `tune run`) in a step with more than one task per node; torchrun's `--nproc_per_node` that differs from the GPUs per node the script asks for; a launcher that expects several machines (`torchrun --nnodes 2`, `accelerate launch --num_machines 2`) started as a command of the batch script, without srun, in a job of several nodes (an error); and, in the preview set, `python`/`srun python` started with fewer tasks per node than GPUs, where the started program is seen to run on CUDA in one process.",
       follows:
-        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for (the tasks per node: `--ntasks` spread over the nodes where it is given, `--ntasks-per-node` being then only a maximum; no count where the nodes would get different ones), each command's `srun` options (its `--ntasks-per-node` is not read where the job's task count overrides it), and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script, also a variable or once-assigned array among torchrun's options (`torchrun $DISTRIBUTED_ARGS train.py`, `\"${ARGS[@]}\"`) read as the words it holds; a variable there that is not known may hold a later `--nproc_per_node` (no count is compared), and `python $VAR file.py` with one may start torch's launcher (no preview check). For a launcher in the batch script: the job's `#SBATCH --nodes` (its least count), torchrun's `--nnodes` (its least count; `--standalone` is one node) and accelerate's `--num_machines` (else the `num_machines` of the config file named by `--config_file`), each a literal, a variable assigned once to one, or `$SLURM_NNODES`/`$SLURM_JOB_NUM_NODES` (the job's count); for accelerate also how it launches: `--multi_gpu`, `--use_fsdp`, `--use_megatron_lm`, or DeepSpeed with `deepspeed_multinode_launcher: standard` (flags, else the config's `distributed_type`) start torchrun on the machine that runs the command, while DeepSpeed's default `pdsh` (and its other multi-node launchers) starts the other machines itself and is not reported, nor is an accelerate launch with no flag and no config file (the default config of the machine that runs it decides). It is silent where another command of the script may start the launcher on the other nodes: srun, ssh, pdsh, clush, pssh, mpirun, mpiexec, pbsdsh or jsrun anywhere in it (also inside `bash -c` or `$(...)`), or a command held in a variable (`$CMD`, `eval`). For the preview check of a plain `python file.py`, the started program: its file (a literal path, beside the job script or up to three folders above it) and the project modules it imports, one level deep. It reports only where that code names `cuda` (`torch.cuda`, `.cuda()`, `\"cuda:0\"`) or is a PyTorch Lightning program, and stays silent where the file cannot be read, where it names `DataParallel`, Keras' `multi_gpu_model`, TensorFlow's `MirroredStrategy`, `device_map`, `tensor_parallel_size`, `spawn`, `start_processes` or `ray`, or uses Hugging Face's `Trainer` (one process that spreads its work over the GPUs it sees), or loops over the visible GPUs putting work on each (Numba's `for dev in cuda.gpus: with dev:` or `cuda.select_device(i)`, CuPy's `cupy.cuda.Device(i)`, torch's `.to(f\"cuda:{i}\")`, `.to(i)` or `set_device(i)` in a loop over `range(torch.cuda.device_count())` or `range(cupy.cuda.runtime.getDeviceCount())`; a loop that only asks about each GPU does not count), where it is Lightning started as the batch step of a job with no `--ntasks`/`-n`/`--ntasks-per-node` (Lightning then starts a process per device itself), where the command or the script sets CUDA_VISIBLE_DEVICES to fewer devices than the job's (or to a value not written out), and where the command runs in the background (`python x.py --part 0 &`: several at once). Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the rest of the Python program (modules below the first level, classes loaded by name from a configuration).",
+        "The job script itself: the tasks and GPUs its `#SBATCH` lines ask for (the tasks per node: `--ntasks` spread over the nodes where it is given, `--ntasks-per-node` being then only a maximum; no count where the nodes would get different ones), each command's `srun` options (its `--ntasks-per-node` is not read where the job's task count overrides it), and its launches (`torchrun`, `python -m torch.distributed.run|launch`, `tune run`, `python file.py`), with a `$VAR` assigned once to a literal in the script, also a variable or once-assigned array among torchrun's options (`torchrun $DISTRIBUTED_ARGS train.py`, `\"${ARGS[@]}\"`) read as the words it holds; a variable there that is not known may hold a later `--nproc_per_node` (no count is compared), and `python $VAR file.py` with one may start torch's launcher (no preview check). For a launcher in the batch script: the job's `#SBATCH --nodes` (its least count), torchrun's `--nnodes` (its least count; `--standalone` is one node) and accelerate's `--num_machines` (else the `num_machines` of the config file named by `--config_file`), each a literal, a variable assigned once to one, or `$SLURM_NNODES`/`$SLURM_JOB_NUM_NODES` (the job's count); for accelerate also how it launches: `--multi_gpu`, `--use_fsdp`, `--use_megatron_lm`, or DeepSpeed with `deepspeed_multinode_launcher: standard` (flags, else the config's `distributed_type`) start torchrun on the machine that runs the command, while DeepSpeed's default `pdsh` (and its other multi-node launchers) starts the other machines itself and is not reported, nor is an accelerate launch with no flag and no config file (the default config of the machine that runs it decides). It is silent where another command of the script may start the launcher on the other nodes: srun, ssh, pdsh, clush, pssh, mpirun, mpiexec, pbsdsh or jsrun anywhere in it (also inside `bash -c` or `$(...)`), or a command held in a variable (`$CMD`, `eval`). For the preview check of a plain `python file.py`, the started program: its file (a literal path, beside the job script or up to three folders above it) and the project modules it imports, one level deep (looked for beside the file, then in up to three folders above it, as a package at the project's root that `python llava/eval/run.py` imports; a relative import only beside it). It reports only where that code names `cuda` (`torch.cuda`, `.cuda()`, `\"cuda:0\"`) or is a PyTorch Lightning program, and stays silent where the file cannot be read, where it names `DataParallel`, Keras' `multi_gpu_model`, TensorFlow's `MirroredStrategy`, `device_map`, `tensor_parallel_size`, `spawn`, `start_processes` or `ray`, or uses Hugging Face's `Trainer` (one process that spreads its work over the GPUs it sees) or detectron2's `launch` (`python tools/train_net.py --num-gpus 4`: a process per GPU started from inside), or is a JAX program (`import jax`: one process drives the GPUs it sees; how it places work is not followed), or loops over the visible GPUs putting work on each (Numba's `for dev in cuda.gpus: with dev:` or `cuda.select_device(i)`, CuPy's `cupy.cuda.Device(i)`, torch's `.to(f\"cuda:{i}\")`, `.to(i)` or `set_device(i)` in a loop over `range(torch.cuda.device_count())` or `range(cupy.cuda.runtime.getDeviceCount())`; a loop that only asks about each GPU does not count), where it is Lightning started as the batch step of a job with no `--ntasks`/`-n`/`--ntasks-per-node` (Lightning then starts a process per device itself), where the command or the script sets CUDA_VISIBLE_DEVICES to fewer devices than the job's (or to a value not written out), and where the command runs in the background (`python x.py --part 0 &`: several at once). Not followed: counts computed by the shell or set by the caller, options given to `sbatch` at submission, scripts it sources or runs, and the rest of the Python program (modules below the first level, classes loaded by name from a configuration).",
       why: 'srun starts its program once per task. torchrun is itself a launcher that starts `--nproc_per_node` workers, so it needs exactly one task per node: with `--ntasks-per-node=4` each node runs four torchruns with four workers each, sixteen processes on four GPUs, and the four rendezvous clash. A `--nproc_per_node` larger than the GPUs the step sees makes workers pick device ordinals that do not exist (or share a GPU); a smaller one leaves GPUs idle. A plain Python program started with one task per node on a four-GPU allocation gets one process, which uses one GPU unless it spreads work itself; a command of the batch script runs once even when the job has a task per GPU (only srun starts one per task). Likewise Slurm runs the batch script itself once, on the first node of the allocation (sbatch(1): "Slurm runs a single copy of the batch script on the first node in the set of allocated nodes"), while a multi-machine torchrun must be started "with the same arguments on all the nodes participating in training", and accelerate\'s multi-GPU, FSDP and Megatron-LM launches (and DeepSpeed with the `standard` multi-node launcher) run torchrun on the machine that runs the command: `torchrun --nnodes 2` or `accelerate launch --num_machines 2` in the batch script of a two-node job starts workers on the first node only, and the rendezvous waits for the second machine until it times out (measured: no worker started within 45 s with the static rendezvous; the c10d rendezvous stops with RendezvousTimeoutError after its join timeout, 600 s by default), leaving the other node\'s GPUs idle for the wait. PyTorch Lightning under Slurm takes its processes from Slurm\'s tasks where SLURM_NTASKS is set and starts none itself: with `--ntasks=1` one process trains on one GPU, and with `--ntasks-per-node=1` and `devices=4` it stops with a ValueError.',
       example:
         "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=4   # one torchrun per GPU: wrong\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py   # GPU022\n",
       fix: "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node=4\n\nsrun torchrun --nnodes=2 --nproc_per_node=4 train.py\n",
       whenNotToCare:
-        "Only literal numbers are compared (a `$VAR` assigned once in the script to a literal is followed; `--nproc_per_node=$SLURM_GPUS_ON_NODE` is right by construction and not read). A batch script that another script runs on every node itself (`srun job.sh` from a wrapper, not `sbatch job.sh`) runs a multi-machine launcher on each node and is right; its `#SBATCH` lines are then not read by Slurm, so such a file is better written without them. Peers started in a way not seen here (a script the batch script sources or runs, a second job on the other nodes) also make the multi-machine launch work. Commands inside `bash -c '...'` or a variable (`srun $CMD`) are not read. The plain-Python check is preview, below the default set's bar for lack of findings: measured on 2026-12-07 on the job scripts of 304 public repositories (228 with `#SBATCH` files among the code bases fetched for this study, research repositories, tutorials and frameworks among them, then 76 more as a held-out set), the check as it was gave 66 findings on the first set and 172 on the held-out one, of which 9 were true (the others: CPU steps such as data preparation and uploads, scripts not in the repository, DataParallel or Hugging Face's Trainer in the program, Lightning starting its own processes, one background process per GPU with its own CUDA_VISIBLE_DEVICES, a worker pool per device); as it is now it gives 9 findings on the first set, all true (single-GPU PyTorch programs, and Lightning in a job with `--ntasks=1`), and none on the held-out set. Nine findings are too few to put it in the default set (20 needed). A single process may also use several GPUs on purpose in ways not seen here (model parallelism deeper in the program, a worker pool per device).",
+        "Only literal numbers are compared (a `$VAR` assigned once in the script to a literal is followed; `--nproc_per_node=$SLURM_GPUS_ON_NODE` is right by construction and not read). A batch script that another script runs on every node itself (`srun job.sh` from a wrapper, not `sbatch job.sh`) runs a multi-machine launcher on each node and is right; its `#SBATCH` lines are then not read by Slurm, so such a file is better written without them. Peers started in a way not seen here (a script the batch script sources or runs, a second job on the other nodes) also make the multi-machine launch work. Commands inside `bash -c '...'` or a variable (`srun $CMD`) are not read. The plain-Python check is preview, below the default set's bar for lack of findings: measured on 2026-12-07 on the job scripts of 304 public repositories (228 with `#SBATCH` files among the code bases fetched for this study, research repositories, tutorials and frameworks among them, then 76 more as a held-out set), the check as it was gave 66 findings on the first set and 172 on the held-out one, of which 9 were true (the others: CPU steps such as data preparation and uploads, scripts not in the repository, DataParallel or Hugging Face's Trainer in the program, Lightning starting its own processes, one background process per GPU with its own CUDA_VISIBLE_DEVICES, a worker pool per device); as it is now it gives 9 findings on the first set, all true (single-GPU PyTorch programs, and Lightning in a job with `--ntasks=1`), and none on the held-out set. Nine findings are too few to put it in the default set (20 needed). A second held-out set, the job scripts of 125 more repositories (2026-12-07), gave 13 findings: 9 true (single-GPU programs and Lightning with `--ntasks=1` on 2 to 9 GPUs) and 4 false (detectron2's `launch`, which starts a process per GPU, twice; LLaVA's `device_map=\"auto\"` in a package at the project's root, not read then): 69 %. With the silences those called for (and one for JAX programs, met once packages at the project's root were read), it gives 17 findings on the 429 repositories, all true, but that is on the sample it was corrected on, and still fewer than 20. A single process may also use several GPUs on purpose in ways not seen here (model parallelism deeper in the program, a worker pool per device).",
       references: [
         `${SRUN_DOC}: srun runs a parallel job, one copy of the program per task; --ntasks-per-node "Request that ntasks be invoked on each node"`,
         `${SBATCH_DOC}: --gpus-per-node, --gres=gpu:N are GPUs per node; --gpus-per-task with the task count`,
@@ -355,6 +398,8 @@ export const rule: ManifestRule = {
         "Measured: test/fixtures/slurm/batch-ntasks/measured.md (Slurm 22.05.8: the batch step has SLURM_NTASKS only with --ntasks/-n or --ntasks-per-node; an srun step always has it)",
         LIGHTNING_SLURM,
         HF_TRAINER_DOC,
+        DETECTRON2_LAUNCH_DOC,
+        JAX_DOC,
         `${SBATCH_DOC}, DESCRIPTION: "When the job allocation is finally granted for the batch script, Slurm runs a single copy of the batch script on the first node in the set of allocated nodes"`,
         TORCHRUN_DEPLOY_DOC,
         ACCELERATE_MULTINODE_DOC,
