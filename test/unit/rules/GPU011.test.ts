@@ -221,3 +221,77 @@ test("GPU011 (preview) still follows a setup helper past a function of the file 
     [[5, "warning"]],
   );
 });
+
+/** The DDP tutorial's shape: ddp_setup() creates the group, main() then builds a Trainer whose constructor does the CUDA work. */
+const trainerProgram = (initBody: string, mainBefore = "") =>
+  [
+    "import os",
+    "import torch",
+    "import torch.distributed as dist",
+    "from torch.nn.parallel import DistributedDataParallel as DDP",
+    "",
+    "def ddp_setup():",
+    '    dist.init_process_group(backend="nccl")',
+    "",
+    "class Trainer:",
+    "    def __init__(self, model):",
+    ...initBody.split("\n").map((l) => `        ${l}`),
+    "",
+    "def main():",
+    "    ddp_setup()",
+    ...(mainBefore ? [`    ${mainBefore}`] : []),
+    "    trainer = Trainer(torch.nn.Linear(4, 4))",
+    "",
+    'if __name__ == "__main__":',
+    "    main()",
+    "",
+  ].join("\n");
+
+test("GPU011 (preview) follows the setup helper's caller into a constructor of the file that works on the current device", async () => {
+  const text = trainerProgram("self.model = DDP(model.cuda())");
+  assert.deepEqual(await lintCode(text, "GPU011"), [], "preview only: the default set is silent");
+  const found = await lintCode(text, "GPU011", PREVIEW);
+  assert.deepEqual(
+    found.map((d) => [d.range.start.line, d.severity]),
+    [[6, "warning"]],
+  );
+  assert.match(
+    found[0].message,
+    /is followed, after `ddp_setup\(\)` returns \(line 14\), by `Trainer\(torch\.nn\.Linear\(4, 4\)\)` \(line 15\), which runs `model\.cuda\(\)` \(line 11\) with no torch\.cuda\.set_device/,
+  );
+  assert.deepEqual(
+    found[0].related?.map((r) => [r.range.start.line, r.message]),
+    [
+      [13, "the function that creates the process group returns here"],
+      [14, "this call runs the work below"],
+      [10, "runs on the current device (GPU 0 in every rank)"],
+    ],
+  );
+  const fn = text
+    .replace("class Trainer:\n    def __init__(self, model):\n", "def build(model):\n")
+    .replace(/^ {8}/m, "    ")
+    .replace("Trainer(", "build(");
+  assert.equal((await lintCode(fn, "GPU011", PREVIEW)).length, 1, "a module function of the file, too");
+});
+
+test("GPU011 (preview) stays silent in the constructor where the device is chosen or named, or the work is not in its own body", async () => {
+  const quiet = async (text: string, why: string) => assert.deepEqual(await lintCode(text, "GPU011", PREVIEW), [], why);
+  await quiet(
+    trainerProgram('torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))\nself.model = DDP(model.cuda())'),
+    "the constructor sets the device first",
+  );
+  // DDP with device_ids and a module on that device: ProcessGroupNCCL takes a collective's device
+  // from its tensors, so this is not work on the current device (the rule's page says why).
+  await quiet(
+    trainerProgram('k = int(os.environ["LOCAL_RANK"])\nself.model = DDP(model.to(k), device_ids=[k])'),
+    "explicit device and device_ids",
+  );
+  await quiet(
+    trainerProgram("def later(m):\n    return m.cuda()\nself.later = later"),
+    "a function nested in the constructor, which may never run",
+  );
+  await quiet(
+    trainerProgram("self.model = DDP(model.cuda())", "pick_gpu()"),
+    "a call between that may choose the device",
+  );
+});
