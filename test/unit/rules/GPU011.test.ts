@@ -295,3 +295,64 @@ test("GPU011 (preview) stays silent in the constructor where the device is chose
     "a call between that may choose the device",
   );
 });
+
+/** A settings dataclass whose gpu_id keeps its default while the setup writes the local rank to another attribute. */
+const attributeProgram = (rankTarget: string, build = "Settings()", extra = "") =>
+  [
+    "import os",
+    "from dataclasses import dataclass",
+    "import torch",
+    "import torch.distributed as dist",
+    "",
+    "@dataclass",
+    "class Settings:",
+    "    gpu_id: int = 0",
+    "    seed: int = 1",
+    "",
+    "def setup(cfg):",
+    '    dist.init_process_group("nccl")',
+    `    cfg.${rankTarget} = int(os.environ["LOCAL_RANK"])`,
+    ...(extra ? [`    ${extra}`] : []),
+    "    return cfg",
+    "",
+    "class Runner:",
+    "    def __init__(self, cfg):",
+    "        self.cfg = cfg",
+    "        torch.cuda.set_device(self.cfg.gpu_id)",
+    '        self.device = torch.device("cuda", self.cfg.gpu_id)',
+    "",
+    `Runner(setup(${build}))`,
+    "",
+  ].join("\n");
+
+test("GPU011 (preview) reports a device read from a dataclass field that only holds its default while the local rank went to another attribute", async () => {
+  const text = attributeProgram("gpu");
+  assert.deepEqual(await lintCode(text, "GPU011"), [], "preview only");
+  const found = (await lintCode(text, "GPU011", PREVIEW)).filter((d) => /only ever holds its default/.test(d.message));
+  assert.deepEqual(
+    found.map((d) => [d.range.start.line, d.severity]),
+    [[18, "warning"]],
+    "one finding per field, at its first read",
+  );
+  assert.match(
+    found[0].message,
+    /`torch\.cuda\.set_device\(self\.cfg\.gpu_id\)` reads `self\.cfg\.gpu_id`, which only ever holds its default 0 \(line 8\): the local rank is written to `cfg\.gpu` \(line 13\)/,
+  );
+});
+
+test("GPU011 (preview) leaves a defaulted field alone where something may set it", async () => {
+  const quiet = async (text: string, why: string) =>
+    assert.deepEqual(
+      (await lintCode(text, "GPU011", PREVIEW)).filter((d) => /only ever holds its default/.test(d.message)),
+      [],
+      why,
+    );
+  await quiet(attributeProgram("gpu_id"), "the local rank goes to the field read");
+  await quiet(attributeProgram("gpu", "Settings(gpu_id=1)"), "built with arguments");
+  await quiet(attributeProgram("gpu", "Settings(**load())"), "built from a mapping");
+  await quiet(attributeProgram("gpu", "Settings()", "cfg.gpu_id = cfg.gpu"), "assigned in the file");
+  await quiet(attributeProgram("gpu", "Settings()", 'setattr(cfg, "gpu_id", 1)'), "named in a string");
+  await quiet(attributeProgram("gpu", "HfArgumentParser(Settings).parse()"), "filled by a parser");
+  await quiet(attributeProgram("gpu").replace("    cfg.gpu =", "    other.gpu ="), "the rank goes to another object");
+  await quiet(attributeProgram("gpu").replace('    dist.init_process_group("nccl")\n', ""), "no process group");
+});
