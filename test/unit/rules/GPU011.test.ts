@@ -221,3 +221,138 @@ test("GPU011 (preview) still follows a setup helper past a function of the file 
     [[5, "warning"]],
   );
 });
+
+/** The DDP tutorial's shape: ddp_setup() creates the group, main() then builds a Trainer whose constructor does the CUDA work. */
+const trainerProgram = (initBody: string, mainBefore = "") =>
+  [
+    "import os",
+    "import torch",
+    "import torch.distributed as dist",
+    "from torch.nn.parallel import DistributedDataParallel as DDP",
+    "",
+    "def ddp_setup():",
+    '    dist.init_process_group(backend="nccl")',
+    "",
+    "class Trainer:",
+    "    def __init__(self, model):",
+    ...initBody.split("\n").map((l) => `        ${l}`),
+    "",
+    "def main():",
+    "    ddp_setup()",
+    ...(mainBefore ? [`    ${mainBefore}`] : []),
+    "    trainer = Trainer(torch.nn.Linear(4, 4))",
+    "",
+    'if __name__ == "__main__":',
+    "    main()",
+    "",
+  ].join("\n");
+
+test("GPU011 (preview) follows the setup helper's caller into a constructor of the file that works on the current device", async () => {
+  const text = trainerProgram("self.model = DDP(model.cuda())");
+  assert.deepEqual(await lintCode(text, "GPU011"), [], "preview only: the default set is silent");
+  const found = await lintCode(text, "GPU011", PREVIEW);
+  assert.deepEqual(
+    found.map((d) => [d.range.start.line, d.severity]),
+    [[6, "warning"]],
+  );
+  assert.match(
+    found[0].message,
+    /is followed, after `ddp_setup\(\)` returns \(line 14\), by `Trainer\(torch\.nn\.Linear\(4, 4\)\)` \(line 15\), which runs `model\.cuda\(\)` \(line 11\) with no torch\.cuda\.set_device/,
+  );
+  assert.deepEqual(
+    found[0].related?.map((r) => [r.range.start.line, r.message]),
+    [
+      [13, "the function that creates the process group returns here"],
+      [14, "this call runs the work below"],
+      [10, "runs on the current device (GPU 0 in every rank)"],
+    ],
+  );
+  const fn = text
+    .replace("class Trainer:\n    def __init__(self, model):\n", "def build(model):\n")
+    .replace(/^ {8}/m, "    ")
+    .replace("Trainer(", "build(");
+  assert.equal((await lintCode(fn, "GPU011", PREVIEW)).length, 1, "a module function of the file, too");
+});
+
+test("GPU011 (preview) stays silent in the constructor where the device is chosen or named, or the work is not in its own body", async () => {
+  const quiet = async (text: string, why: string) => assert.deepEqual(await lintCode(text, "GPU011", PREVIEW), [], why);
+  await quiet(
+    trainerProgram('torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))\nself.model = DDP(model.cuda())'),
+    "the constructor sets the device first",
+  );
+  // DDP with device_ids and a module on that device: ProcessGroupNCCL takes a collective's device
+  // from its tensors, so this is not work on the current device (the rule's page says why).
+  await quiet(
+    trainerProgram('k = int(os.environ["LOCAL_RANK"])\nself.model = DDP(model.to(k), device_ids=[k])'),
+    "explicit device and device_ids",
+  );
+  await quiet(
+    trainerProgram("def later(m):\n    return m.cuda()\nself.later = later"),
+    "a function nested in the constructor, which may never run",
+  );
+  await quiet(
+    trainerProgram("self.model = DDP(model.cuda())", "pick_gpu()"),
+    "a call between that may choose the device",
+  );
+});
+
+/** A settings dataclass whose gpu_id keeps its default while the setup writes the local rank to another attribute. */
+const attributeProgram = (rankTarget: string, build = "Settings()", extra = "") =>
+  [
+    "import os",
+    "from dataclasses import dataclass",
+    "import torch",
+    "import torch.distributed as dist",
+    "",
+    "@dataclass",
+    "class Settings:",
+    "    gpu_id: int = 0",
+    "    seed: int = 1",
+    "",
+    "def setup(cfg):",
+    '    dist.init_process_group("nccl")',
+    `    cfg.${rankTarget} = int(os.environ["LOCAL_RANK"])`,
+    ...(extra ? [`    ${extra}`] : []),
+    "    return cfg",
+    "",
+    "class Runner:",
+    "    def __init__(self, cfg):",
+    "        self.cfg = cfg",
+    "        torch.cuda.set_device(self.cfg.gpu_id)",
+    '        self.device = torch.device("cuda", self.cfg.gpu_id)',
+    "",
+    `Runner(setup(${build}))`,
+    "",
+  ].join("\n");
+
+test("GPU011 (preview) reports a device read from a dataclass field that only holds its default while the local rank went to another attribute", async () => {
+  const text = attributeProgram("gpu");
+  assert.deepEqual(await lintCode(text, "GPU011"), [], "preview only");
+  const found = (await lintCode(text, "GPU011", PREVIEW)).filter((d) => /only ever holds its default/.test(d.message));
+  assert.deepEqual(
+    found.map((d) => [d.range.start.line, d.severity]),
+    [[18, "warning"]],
+    "one finding per field, at its first read",
+  );
+  assert.match(
+    found[0].message,
+    /`torch\.cuda\.set_device\(self\.cfg\.gpu_id\)` reads `self\.cfg\.gpu_id`, which only ever holds its default 0 \(line 8\): the local rank is written to `cfg\.gpu` \(line 13\)/,
+  );
+});
+
+test("GPU011 (preview) leaves a defaulted field alone where something may set it", async () => {
+  const quiet = async (text: string, why: string) =>
+    assert.deepEqual(
+      (await lintCode(text, "GPU011", PREVIEW)).filter((d) => /only ever holds its default/.test(d.message)),
+      [],
+      why,
+    );
+  await quiet(attributeProgram("gpu_id"), "the local rank goes to the field read");
+  await quiet(attributeProgram("gpu", "Settings(gpu_id=1)"), "built with arguments");
+  await quiet(attributeProgram("gpu", "Settings(**load())"), "built from a mapping");
+  await quiet(attributeProgram("gpu", "Settings()", "cfg.gpu_id = cfg.gpu"), "assigned in the file");
+  await quiet(attributeProgram("gpu", "Settings()", 'setattr(cfg, "gpu_id", 1)'), "named in a string");
+  await quiet(attributeProgram("gpu", "HfArgumentParser(Settings).parse()"), "filled by a parser");
+  await quiet(attributeProgram("gpu").replace("    cfg.gpu =", "    other.gpu ="), "the rank goes to another object");
+  await quiet(attributeProgram("gpu").replace('    dist.init_process_group("nccl")\n', ""), "no process group");
+});

@@ -41,9 +41,9 @@ export const rule: PythonRule = {
             t.afterWord("init_process_group", () => true)))) ||
       (preview && t.has("LOCAL_RANK")),
     docs: {
-      what: 'Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group("nccl")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to("cuda")`, `device="cuda"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning). Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: the same where the init sits in a setup function of the module that never sets the device and the function that calls it then does such work (warning), a constant device (`set_device(0)`, `"cuda:0"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), and `os.environ["LOCAL_RANK"]` without a default (information).',
+      what: 'Checks the device setup of distributed (DDP) scripts. Default set: `init_process_group("nccl")` without `device_id=` followed, in the same function (or at module level), by CUDA work on the current device (`.cuda()`, `.to("cuda")`, `device="cuda"`, `barrier()` without `device_ids`, object collectives) before any `torch.cuda.set_device` (warning). Not reported: a `set_device(local_rank)` after the init but before such work, and a fallback `if not dist.is_initialized(): init_process_group(...)`. Preview set: the same where the init sits in a setup function of the module that never sets the device and the function that calls it then does such work, itself or in the body of a function or class constructor of the file that it calls next (`ddp_setup()` then `Trainer(model)` whose `__init__` calls `model.cuda()`) (warning), a constant device (`set_device(0)`, `"cuda:0"`, `device_ids=[0]`) in a file that calls `init_process_group` (warning), a device ordinal read from a dataclass field that only ever holds its constant default while the file writes the local rank to another attribute of the same object (`hw.gpu = local_rank`, then `set_device(self.hw.gpu_id)` with `gpu_id: int = 0`) (warning), and `os.environ["LOCAL_RANK"]` without a default (information).',
       follows:
-        "Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; for the preview check, an init in a module-level function that never calls `set_device` (nor anything else that may choose the device, as below: `current_platform.set_device(rank)`), each call of that function in the file and the CUDA work after the call in the caller's scope (silent where a call in between may choose the device: a function of the file that calls `set_device`, or calls up to three deep something that may, a function of the project's other modules, or a callee whose name speaks of devices, GPUs, CUDA or distributed setup); a `set_device` that runs before the init (in the module's run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device and `os.environ[\"LOCAL_RANK\"]` of the file (not a constant device in the other branch of the `if` that creates the group: `if local_rank != -1: ... else: device = \"cuda:0\"` is the single-process path), and the project's job scripts that start it. Not followed: CUDA work inside functions called after the init (a helper that calls `.cuda()`), a setup function in another module or a method, code in other modules, and how the launcher assigns GPUs.",
+        "Each NCCL `init_process_group(...)` of the file and the CUDA work after it in the same function (or at module level), in source order up to the first `set_device` there; for the preview check, an init in a module-level function that never calls `set_device` (nor anything else that may choose the device, as below: `current_platform.set_device(rank)`), each call of that function in the file and the CUDA work after the call in the caller's scope or, one call deep, directly in the body of a module-level function or the `__init__` of a class of the file called there, before anything in that body that may choose the device (silent where a call in between may choose the device: a function of the file that calls `set_device`, or calls up to three deep something that may, a function of the project's other modules, or a callee whose name speaks of devices, GPUs, CUDA or distributed setup); a `set_device` that runs before the init (in the module's run order with the functions it calls inlined, or earlier in the same function); the backend through names assigned in the file; for the preview checks, every constant device, the ordinals given to `set_device`, `torch.device(\"cuda\", n)` and DDP's `device_ids`/`output_device` that read a field `name: int = <n>` of a `@dataclass` of the file (only where the class is built with no arguments and never named otherwise, the field is never assigned, given as a keyword or named in a string, and a LOCAL_RANK value is assigned to another attribute of an object of the same name; one finding per field), and `os.environ[\"LOCAL_RANK\"]` of the file (not a constant device in the other branch of the `if` that creates the group: `if local_rank != -1: ... else: device = \"cuda:0\"` is the single-process path), and the project's job scripts that start it. Not followed: CUDA work inside functions called after an init in the same scope (a helper that calls `.cuda()`: on public code all such findings were single-process runs or engines that set the device themselves), `DDP(model.to(k), device_ids=[k])` with no set_device (not counted as work on the current device: ProcessGroupNCCL's collective() takes its device from the input tensors, `getDevice(inputs[0])`, and guards that device before any CUDA call, commented as keeping an extra context off device 0, pytorch/pytorch@30884b8 torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:3771-3772 as cited in intel/torch-xpu-ops#3307; an extra GPU-0 context from DDP's parameter check with torch 2.1 is reported in pytorch/pytorch#114765 and was not measured here: no multi-GPU machine was lent), a setup function in another module or a method, code in other modules, and how the launcher assigns GPUs.",
       why: 'Measured (verify/GPU011-set-device-after-init, docs/ground-truth.md): `init_process_group("nccl")` without `device_id` leaves CUDA uninitialised (`torch.cuda.is_initialized()` is False after it; 1 x H200, torch 2.11, this session), and NCCL builds its communicator at the first collective, on the device current then; so `set_device(local_rank)` after the init works. CUDA work before the set_device runs on the current device, GPU 0 in every rank: on 2 x H200 with torch 2.11 the all-reduce then fails with `DistBackendError ... invalid usage` (NCCL 2.28.9; verify/GPU011). A constant `cuda:0` is only wrong when every process sees every GPU (torchrun); under launchers that give each process one GPU (Ray actors with num_gpus=1, Slurm per-task binding, one device per JAX process) it is right, which is why that check is preview. `int(os.environ["LOCAL_RANK"])` run with plain `python` raises `KeyError: \'LOCAL_RANK\'` (measured), but library and test code that only runs under a launcher is the common case (preview).',
       example:
         'import torch\nimport torch.distributed as dist\nfrom torch.nn.parallel import DistributedDataParallel as DDP\n\ndist.init_process_group("nccl")  # GPU011: every rank guesses its device\nnet = DDP(torch.nn.Linear(4, 4).cuda())\n',
@@ -85,24 +85,16 @@ export const rule: PythonRule = {
       const after = viaCaller
         ? `, after \`${snippet(viaCaller.call)}\` returns (${ctx.where(viaCaller.call.startPosition.row)}), by`
         : " by";
+      const via = viaCaller?.via;
+      const through = via ? `\`${snippet(via)}\` (${ctx.where(via.startPosition.row)}), which runs ` : "";
       ctx.report({
         range: nodeRange(init),
         // The setup-helper path is preview: on 1,151 public files with init_process_group (and 689
         // versions from just before a commit that added set_device) it found 2 real bugs, 1 false
         // (since silenced), too few to hold the default set's bar.
         ...(viaCaller ? { preview: true } : {}),
-        message: `\`${snippet(init)}\` is followed${after} \`${snippet(use)}\` (${ctx.where(use.startPosition.row)}) with no torch.cuda.set_device(local_rank) before it: that runs on the current device, GPU 0 in every rank, so the ranks share one GPU (measured: the all-reduce fails with "invalid usage"); set the device from LOCAL_RANK first or pass device_id=`,
-        related: [
-          ...(viaCaller
-            ? [
-                {
-                  range: nodeRange(viaCaller.call),
-                  message: "the function that creates the process group returns here",
-                },
-              ]
-            : []),
-          { range: nodeRange(use), message: "runs on the current device (GPU 0 in every rank)" },
-        ],
+        message: `\`${snippet(init)}\` is followed${after} ${through}\`${snippet(use)}\` (${ctx.where(use.startPosition.row)}) with no torch.cuda.set_device(local_rank) before it: that runs on the current device, GPU 0 in every rank, so the ranks share one GPU (measured: the all-reduce fails with "invalid usage"); set the device from LOCAL_RANK first or pass device_id=`,
+        related: relatedOf(viaCaller, use),
         fix: setDeviceFix(ctx, init, localRankName()),
       });
     }
@@ -133,6 +125,7 @@ export const rule: PythonRule = {
           ...(local && visibleAt(local, use.node) ? { fix: rankFix(use.node, local) } : {}),
         });
       }
+      for (const f of defaultAttributeDevices(ctx)) reportDefaultAttribute(ctx, f, inits[0]);
     }
 
     // A file that also reads SLURM_LOCALID (srun's node-local task id, srun(1); srun sets no
@@ -200,6 +193,76 @@ function currentDeviceUseAfter(
   return null;
 }
 
+/** CUDA work on the current device found inside a function or constructor of the file that a call runs. */
+interface CalleeUse {
+  /** The call in the scope that was followed (`Trainer(...)`, `build()`). */
+  via: SyntaxNode;
+  /** The work inside its body (`model.cuda()`). */
+  use: SyntaxNode;
+}
+
+/**
+ * Like {@link currentDeviceUseAfter}, but also looks one call deep: a call after `anchor` in the
+ * same scope of a module-level function of the file, or of a class of the file (its own
+ * `__init__`), whose body does CUDA work on the current device before anything in it that may
+ * choose the device ({@link mayChooseDevice}). Stops at the first call in the scope that may
+ * choose the device. Returns the work and the call followed (null `via` for work in the scope).
+ */
+function currentDeviceUseViaCallees(
+  ctx: RuleContext,
+  anchor: SyntaxNode,
+  calls: readonly SyntaxNode[],
+  setDevices: readonly SyntaxNode[],
+): { use: SyntaxNode; via: SyntaxNode | null } | null {
+  const scope = enclosingFunction(anchor)?.id ?? null;
+  const inScope = calls.filter((c) => c.startIndex > anchor.endIndex && (enclosingFunction(c)?.id ?? null) === scope);
+  // A call that may choose the device counts once it has returned: `DDP(model.cuda())` moves first.
+  const choosers: SyntaxNode[] = [];
+  for (const c of inScope) {
+    if (choosers.some((k) => k.endIndex <= c.startIndex)) return null;
+    if (usesCurrentDevice(ctx, c)) return { use: c, via: null };
+    const inner = calleeUse(ctx, c, calls, setDevices);
+    if (inner && inner !== "chooses") return inner;
+    if (inner === "chooses" || mayChooseDevice(ctx, c, calls, setDevices)) choosers.push(c);
+  }
+  return null;
+}
+
+/** The body a call runs when it names a module-level function of the file, or a class of the file with its own `__init__`. */
+function calleeBody(ctx: RuleContext, call: SyntaxNode): SyntaxNode | null {
+  const fn = call.childForFieldName("function");
+  if (fn?.type !== "identifier") return null;
+  const def = ctx.model.functions.get(fn.text);
+  if (def) return def;
+  const cls = ctx.model.classes.get(fn.text);
+  const body = cls?.childForFieldName("body");
+  for (const stmt of body?.namedChildren ?? []) {
+    const f = stmt?.type === "decorated_definition" ? stmt.childForFieldName("definition") : stmt;
+    if (f?.type === "function_definition" && f.childForFieldName("name")?.text === "__init__") return f;
+  }
+  return null;
+}
+
+/** The first current-device work in the body `call` runs (see {@link currentDeviceUseViaCallees}), or null. */
+function calleeUse(
+  ctx: RuleContext,
+  call: SyntaxNode,
+  calls: readonly SyntaxNode[],
+  setDevices: readonly SyntaxNode[],
+): CalleeUse | "chooses" | null {
+  const body = calleeBody(ctx, call);
+  if (!body || contains(body, call)) return null;
+  const inBody = calls.filter((d) => contains(body, d));
+  const choosers = inBody.filter((d) => mayChooseDevice(ctx, d, calls, setDevices));
+  // Work directly in the body (not in a function nested in it, which may never run), before any
+  // call in it that may choose the device has returned.
+  for (const d of inBody) {
+    if (choosers.some((k) => k.endIndex <= d.startIndex)) return "chooses";
+    if (enclosingFunction(d)?.id === body.id && usesCurrentDevice(ctx, d)) return { via: call, use: d };
+  }
+  return choosers.length ? "chooses" : null;
+}
+
 /**
  * A setup helper's caller (one level, same file): `init` is in a module-level function F that
  * never calls `set_device` (no device is chosen before F returns), and a call `F()` in the module
@@ -214,7 +277,7 @@ function callerUseAfterSetup(
   init: SyntaxNode,
   calls: readonly SyntaxNode[],
   setDevices: readonly SyntaxNode[],
-): { call: SyntaxNode; use: SyntaxNode } | null {
+): { call: SyntaxNode; use: SyntaxNode; via?: SyntaxNode | null } | null {
   const helper = enclosingFunction(init);
   const top = helper?.parent?.type === "decorated_definition" ? helper.parent : helper;
   const name = top?.parent?.type === "module" ? helper!.childForFieldName("name")?.text : undefined;
@@ -229,7 +292,11 @@ function callerUseAfterSetup(
     if (fn?.type !== "identifier" || fn.text !== name || contains(helper, call)) continue;
     if (setDevices.some((s) => runsBefore(ctx, s, call))) continue;
     const use = currentDeviceUseAfter(ctx, call, calls, setDevices);
-    if (!use) continue;
+    if (!use) {
+      const followed = currentDeviceUseViaCallees(ctx, call, calls, setDevices);
+      if (followed) return { call, ...followed };
+      continue;
+    }
     const scope = enclosingFunction(call)?.id ?? null;
     const between = calls.filter(
       (c) =>
@@ -270,7 +337,7 @@ function mayChooseDevice(
 const MOVES = new Set(["cuda", "to", "cpu"]);
 
 /** A library function's name that may choose the device (`setup_device`, `init_distributed`, `Accelerator`): GPU011 stays silent after it. */
-const MAY_CHOOSE_DEVICE = /device|gpu|cuda|distributed|accelerat|dist_init|init_dist/i;
+const MAY_CHOOSE_DEVICE = /device|gpu|cuda|distributed|accelerat|dist_init|init_dist|process_group/i;
 
 /** Whether one call runs CUDA work on the current device (see {@link currentDeviceUseAfter}). */
 function usesCurrentDevice(ctx: RuleContext, call: SyntaxNode): boolean {
@@ -424,4 +491,159 @@ function getFix(sub: SyntaxNode): Fix | undefined {
   if (!env || !key) return undefined;
   const newText = `${env.text}.get(${key.text}, "0")`;
   return { title: `Use ${newText}`, edits: [{ range: nodeRange(sub), newText }], safe: false };
+}
+
+/** A device read from a dataclass field that only ever holds its constant default, while the local rank went to another field. */
+interface DefaultAttributeDevice {
+  /** `torch.cuda.set_device(self.hw.gpu_id)`, `torch.device("cuda", cfg.gpu_id)`, `device_ids=[cfg.gpu_id]`. */
+  use: SyntaxNode;
+  /** The attribute read (`self.hw.gpu_id`). */
+  read: SyntaxNode;
+  /** The field's definition in the dataclass (`gpu_id: int = 0`). */
+  field: SyntaxNode;
+  /** Its constant default. */
+  value: string;
+  /** The write of the local rank to another attribute (`hw.gpu = local_rank`). */
+  rankWrite: SyntaxNode;
+}
+
+/**
+ * Devices read from a field of a dataclass of the file whose only value is its constant default:
+ * the field is never assigned (`.gpu_id = ...`), named in a string (`getattr`, argparse `dest`) or
+ * given as a keyword, the class is only built with no arguments (`HardwareConfig()`: no parser or
+ * config file fills it), and the file writes the local rank (LOCAL_RANK) to another attribute.
+ */
+function defaultAttributeDevices(ctx: RuleContext): DefaultAttributeDevice[] {
+  const fields = constantDataclassFields(ctx);
+  if (!fields.size) return [];
+  const rankWrite = localRankAttributeWrite(ctx);
+  if (!rankWrite) return [];
+  const writtenName = rankWrite.childForFieldName("attribute")?.text;
+  const out: DefaultAttributeDevice[] = [];
+  for (const call of ctx.model.nodesOfType("call")) {
+    if (!call) continue;
+    for (const read of deviceOrdinalArgs(ctx, call)) {
+      const name = read.type === "attribute" ? read.childForFieldName("attribute")?.text : undefined;
+      const field = name ? fields.get(name) : undefined;
+      // One finding per field: its first read (set_device, then torch.device and device_ids repeat it).
+      if (!name || !field || name === writtenName || out.some((o) => o.field === field.node)) continue;
+      // The same object: `hw.gpu = local_rank` and `self.hw.gpu_id` (the last name of each owner).
+      if (lastName(read.childForFieldName("object")) !== lastName(rankWrite.childForFieldName("object"))) continue;
+      if (!neverSet(ctx, name)) continue;
+      out.push({ use: call, read, field: field.node, value: field.value, rankWrite });
+    }
+  }
+  return out;
+}
+
+/** The ordinal arguments of `set_device(x)`, `torch.device("cuda", x)`, `DDP(..., device_ids=[x])` / `output_device=x`. */
+function deviceOrdinalArgs(ctx: RuleContext, call: SyntaxNode): SyntaxNode[] {
+  const path = calleePath(ctx.model, call) ?? "";
+  const { positional, keywords } = callArgs(call);
+  if (path === "torch.cuda.set_device") return positional.slice(0, 1);
+  if (path === "torch.device") return stringValue(positional[0]) === "cuda" ? positional.slice(1, 2) : [];
+  if (path !== "torch.nn.parallel.DistributedDataParallel") return [];
+  const ids = keywords.get("device_ids");
+  const out = ids?.type === "list" ? ids.namedChildren.filter((c): c is SyntaxNode => !!c) : [];
+  const outDev = keywords.get("output_device");
+  return outDev ? [...out, outDev] : out;
+}
+
+/** Fields `name: T = <integer>` of the file's `@dataclass` classes that are only built with no arguments. */
+function constantDataclassFields(ctx: RuleContext): Map<string, { node: SyntaxNode; value: string }> {
+  const out = new Map<string, { node: SyntaxNode; value: string }>();
+  for (const [name, cls] of ctx.model.classes) {
+    const decorated = cls.parent?.type === "decorated_definition" ? cls.parent : null;
+    const isDataclass = decorated?.namedChildren.some((d) => d?.type === "decorator" && /\bdataclass\b/.test(d.text));
+    if (!isDataclass || !builtOnlyBare(ctx, name)) continue;
+    for (const stmt of cls.childForFieldName("body")?.namedChildren ?? []) {
+      const a = stmt?.type === "expression_statement" ? stmt.namedChildren[0] : null;
+      const left = a?.type === "assignment" ? a.childForFieldName("left") : null;
+      const right = a?.childForFieldName("right");
+      if (left?.type === "identifier" && right?.type === "integer" && a?.childForFieldName("type"))
+        out.set(left.text, { node: a!, value: right.text });
+    }
+  }
+  return out;
+}
+
+/** Whether every mention of class `name` in the file is its definition or a call with no arguments. */
+function builtOnlyBare(ctx: RuleContext, name: string): boolean {
+  let built = false;
+  for (const id of ctx.model.nodesOfType("identifier")) {
+    if (id?.text !== name) continue;
+    const parent = id.parent;
+    if (parent?.type === "class_definition" && parent.childForFieldName("name")?.id === id.id) continue;
+    if (parent?.type === "call" && parent.childForFieldName("function")?.id === id.id) {
+      if (parent.childForFieldName("arguments")?.namedChildren.length) return false;
+      built = true;
+      continue;
+    }
+    // A type annotation (`hw: HardwareConfig`) does not fill the object.
+    if (parent?.type === "type") continue;
+    return false;
+  }
+  return built;
+}
+
+/** Whether attribute `name` is never assigned, given as a keyword or named in a string anywhere in the file. */
+function neverSet(ctx: RuleContext, name: string): boolean {
+  for (const a of ctx.model.nodesOfType("attribute")) {
+    if (a?.childForFieldName("attribute")?.text !== name) continue;
+    let n: SyntaxNode = a;
+    while (n.parent && (n.parent.type === "pattern_list" || n.parent.type === "tuple_pattern")) n = n.parent;
+    const p = n.parent;
+    if ((p?.type === "assignment" || p?.type === "augmented_assignment") && p.childForFieldName("left")?.id === n.id)
+      return false;
+  }
+  for (const k of ctx.model.nodesOfType("keyword_argument"))
+    if (k?.childForFieldName("name")?.text === name) return false;
+  for (const str of ctx.model.nodesOfType("string"))
+    if (str && new RegExp(`\\b${name}\\b`).test(str.text)) return false;
+  return true;
+}
+
+/** An assignment `<obj>.<attr> = <value from LOCAL_RANK>` of the file: the attribute node, or null. */
+function localRankAttributeWrite(ctx: RuleContext): SyntaxNode | null {
+  const sources = new Set(envReadsOf(ctx.model, "LOCAL_RANK").map((r) => r.node.id));
+  if (!sources.size) return null;
+  for (const a of ctx.model.nodesOfType("assignment")) {
+    const left = a?.childForFieldName("left");
+    if (left?.type === "attribute" && flowsFrom(ctx.model, a!.childForFieldName("right"), sources)) return left;
+  }
+  return null;
+}
+
+function reportDefaultAttribute(ctx: RuleContext, f: DefaultAttributeDevice, init: SyntaxNode): void {
+  ctx.report({
+    range: nodeRange(f.use),
+    severity: "warning",
+    preview: true,
+    message: `\`${snippet(f.use)}\` reads \`${f.read.text}\`, which only ever holds its default ${f.value} (${ctx.where(f.field.startPosition.row)}): the local rank is written to \`${f.rankWrite.text}\` (${ctx.where(f.rankWrite.startPosition.row)}) instead, so every process of this distributed script (init_process_group at ${ctx.where(init.startPosition.row)}) selects GPU ${f.value}`,
+    related: [
+      { range: nodeRange(f.field), message: "the field's only value: its default" },
+      { range: nodeRange(f.rankWrite), message: "the local rank goes to this attribute" },
+    ],
+  });
+}
+
+/** `self.hw` → `hw`, `cfg` → `cfg`; null for anything else. */
+function lastName(n: SyntaxNode | null): string | null {
+  if (n?.type === "identifier") return n.text;
+  if (n?.type === "attribute") return n.childForFieldName("attribute")?.text ?? null;
+  return null;
+}
+
+/** The related locations of a finding: the setup helper's call, the call followed into, the work. */
+function relatedOf(
+  viaCaller: { call: SyntaxNode; via?: SyntaxNode | null } | null,
+  use: SyntaxNode,
+): { range: ReturnType<typeof nodeRange>; message: string }[] {
+  return [
+    ...(viaCaller
+      ? [{ range: nodeRange(viaCaller.call), message: "the function that creates the process group returns here" }]
+      : []),
+    ...(viaCaller?.via ? [{ range: nodeRange(viaCaller.via), message: "this call runs the work below" }] : []),
+    { range: nodeRange(use), message: "runs on the current device (GPU 0 in every rank)" },
+  ];
 }
