@@ -53,6 +53,14 @@ test("GPU074: silent where the file hides the GPUs, bounds TF's memory, names CU
   );
 });
 
+test("GPU074: PyTorch counts only in a module that names cuda; a module importing jax2tf serves TensorFlow", async () => {
+  const torchLoader = LOADER.replace("import jax\n", "import torch\n");
+  const found = async (text: string) => (await lint(text, { preview: true })).filter((d) => d.code === "GPU074").length;
+  assert.equal(await found(torchLoader), 0);
+  assert.equal(await found(torchLoader + 'model = torch.nn.Linear(2, 2).to("cuda")\n'), 1);
+  assert.equal(await found(LOADER.replace("import jax\n", "from jax.experimental import jax2tf\n")), 0);
+});
+
 test("GPU074 with the project: silent where another module hides TensorFlow's GPUs (Flax's main.py), else reported", () => {
   const main =
     'import tensorflow as tf\n\nimport input_pipeline\n\ntf.config.experimental.set_visible_devices([], "GPU")\n';

@@ -50,6 +50,8 @@ function importsOf(ctx: RuleContext): { tf: SyntaxNode | null; trainer: string |
     for (const mod of importedModules(stmt)) {
       const top = mod.split(".")[0];
       if (!tf && (top === "tensorflow" || top === "tensorflow_datasets")) tf = stmt;
+      // jax2tf converts JAX functions into TensorFlow ones: a module importing it serves TF.
+      if (mod.startsWith("jax.experimental") && stmt.text.includes("jax2tf")) continue;
       trainer ??= TRAINERS.find((t) => t.module === top)?.name ?? null;
     }
   }
@@ -96,9 +98,9 @@ export const rule: PythonRule = {
     // An import of tensorflow (or tensorflow_datasets) and of jax, flax or torch, all by name.
     trigger: (t) => t.has("tensorflow") && (t.has("jax") || t.has("torch") || t.has("flax")),
     docs: {
-      what: 'Finds a module that imports TensorFlow (or `tensorflow_datasets`) beside JAX or PyTorch and runs a TensorFlow input pipeline (`tf.data.*`, `tf.io.*`, `tfds.load`, `tfds.as_numpy`, `tfds.builder`) without `tf.config.set_visible_devices([], "GPU")` or another bound on TensorFlow\'s GPU memory.',
+      what: 'Finds a module that imports TensorFlow (or `tensorflow_datasets`) beside JAX or PyTorch (for PyTorch, in a module that names `cuda`) and runs a TensorFlow input pipeline (`tf.data.*`, `tf.io.*`, `tfds.load`, `tfds.as_numpy`, `tfds.builder`) without `tf.config.set_visible_devices([], "GPU")` or another bound on TensorFlow\'s GPU memory.',
       follows:
-        "The file's imports (anywhere in it) and its calls into `tf.data`, `tf.io` and `tensorflow_datasets`. It stays silent when the file, or any other `.py` module of the project (the files GPU001's writers' scan lists), names a TensorFlow device or memory setting (`set_visible_devices`, `set_memory_growth`, `set_logical_device_configuration`, `set_virtual_device_configuration`, `allow_growth`, `per_process_gpu_memory_fraction`, `TF_FORCE_GPU_ALLOW_GROWTH`), when the file names `CUDA_VISIBLE_DEVICES` or JAX's platform setting, and in test modules (a text with no file around it, an unsaved buffer, is judged alone). Not followed: the launch environment (`TF_FORCE_GPU_ALLOW_GROWTH` exported in a shell or container), and which TensorFlow build is installed (`tensorflow-cpu` sees no GPU, and an import does not tell it apart).",
+        "The file's imports (anywhere in it) and its calls into `tf.data`, `tf.io` and `tensorflow_datasets`. It stays silent when the file, or any other `.py` module of the project (the files GPU001's writers' scan lists), names a TensorFlow device or memory setting (`set_visible_devices`, `set_memory_growth`, `set_logical_device_configuration`, `set_virtual_device_configuration`, `allow_growth`, `per_process_gpu_memory_fraction`, `TF_FORCE_GPU_ALLOW_GROWTH`), when the file names `CUDA_VISIBLE_DEVICES` or JAX's platform setting, in a module whose JAX import is `jax.experimental.jax2tf` (which serves TensorFlow), and in test modules (a text with no file around it, an unsaved buffer, is judged alone). Not followed: the launch environment (`TF_FORCE_GPU_ALLOW_GROWTH` exported in a shell or container), and which TensorFlow build is installed (`tensorflow-cpu` sees no GPU, and an import does not tell it apart).",
       why: 'TensorFlow\'s GPU guide ("Limiting GPU memory growth"): "By default, TensorFlow maps nearly all of the GPU memory of all GPUs (subject to CUDA_VISIBLE_DEVICES) visible to the process". It does so when its runtime starts, at the first TensorFlow op: here the input pipeline\'s. JAX\'s documentation on GPU memory ("Running JAX and GPU TensorFlow concurrently") says TensorFlow also preallocates, so running both is like running two JAX processes on one GPU, and gives the cure: CPU-only TensorFlow when it only loads data, with `tf.config.experimental.set_visible_devices([], "GPU")`; JAX\'s tensorflow_datasets tutorial makes that call right after importing TensorFlow ("Ensure TF does not see GPU and grab all GPU memory"). Without it the framework that trains finds most of each GPU taken (an out-of-memory error, or JAX preallocating from what is left).',
       example:
         "import jax\nimport tensorflow as tf  # GPU074: the pipeline's first op maps most of every GPU's memory\n\n\ndef batches(paths):\n    ds = tf.data.TFRecordDataset(paths).batch(32)\n    return ds.as_numpy_iterator()\n",
@@ -116,7 +118,9 @@ export const rule: PythonRule = {
   check(ctx) {
     if (ctx.testModule) return;
     const { tf, trainer } = importsOf(ctx);
-    if (!tf || !trainer) return;
+    // PyTorch shares the GPUs only where the module puts its work there (a dataset converter
+    // that makes CPU tensors leaves them to TensorFlow alone).
+    if (!tf || !trainer || (trainer === "PyTorch" && !ctx.model.text.includes("cuda"))) return;
     const first = firstPipelineCall(ctx);
     if (!first || hidesHere(ctx)) return;
     // Another module may hide the GPUs first (Flax's examples call it in main.py, the pipeline
