@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { lint, projectTree } from "../support/helpers";
 import { lintPython } from "../../../server/src/engine/lint";
@@ -77,4 +78,28 @@ test("GPU074 with the project: silent where another module hides TensorFlow's GP
   const alone = run({ "input_pipeline.py": LOADER, "train.py": "import input_pipeline\n" });
   assert.equal(alone.diagnostics.length, 1);
   assert.deepEqual(alone.deps, ["train.py"]);
+});
+
+test("GPU074 with the project: the scan is kept until a module under the root changes, then read again", () => {
+  const main = 'import tensorflow as tf\n\nimport input_pipeline\n\ntf.config.set_visible_devices([], "GPU")\n';
+  const dir = projectTree({ "input_pipeline.py": LOADER, "main.py": main });
+  const index = new ProjectIndex();
+  const lookup = () => index.lookupFor(join(dir, "input_pipeline.py"), lookupOptions({}));
+  assert.equal(lookup().projectMentions?.(["set_visible_devices"]), "main.py");
+  writeFileSync(join(dir, "main.py"), "import input_pipeline\n");
+  assert.equal(lookup().projectMentions?.(["set_visible_devices"]), "main.py", "kept until told");
+  assert.equal(index.invalidate(join(dir, "main.py")), true);
+  assert.equal(lookup().projectMentions?.(["set_visible_devices"]), null);
+});
+
+test("GPU074 with the project: an edit that leaves a module's mention as it was keeps the scan (no new version)", () => {
+  const dir = projectTree({ "input_pipeline.py": LOADER, "train.py": "import input_pipeline\n" });
+  const index = new ProjectIndex();
+  const lookup = () => index.lookupFor(join(dir, "input_pipeline.py"), lookupOptions({}));
+  assert.equal(lookup().projectMentions?.(["set_visible_devices"]), null);
+  writeFileSync(join(dir, "train.py"), "import input_pipeline  # edited\n");
+  assert.equal(index.invalidate(join(dir, "train.py")), false);
+  writeFileSync(join(dir, "train.py"), 'import tensorflow as tf\ntf.config.set_visible_devices([], "GPU")\n');
+  assert.equal(index.invalidate(join(dir, "train.py")), true);
+  assert.equal(lookup().projectMentions?.(["set_visible_devices"]), "train.py");
 });

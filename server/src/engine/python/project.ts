@@ -185,7 +185,10 @@ export class ProjectIndex {
   /** By module file: whether its text names a startup variable (else no function of it writes one: {@link lookupFor}'s callableWrite). */
   private readonly namesStartup = new Map<string, boolean>();
   /** By project root and words: {@link mentionIn}'s scan (the modules listed, those holding a word), kept until a module under the root changes. */
-  private readonly mentions = new Map<string, { root: string; modules: string[]; hits: string[] }>();
+  private readonly mentions = new Map<
+    string,
+    { root: string; words: readonly string[]; modules: string[]; hits: string[] }
+  >();
   /** By project root: {@link writerNames}, kept until a file changes. */
   private readonly writers = new Map<string, ReadonlySet<string>>();
   /** The module files {@link writeOf} asked about, with the options it asked with. */
@@ -482,8 +485,12 @@ export class ProjectIndex {
     // What a reach search read of it (GPU044's answers are no kept facts: no new version needed).
     this.calls.delete(file);
     if (this.writersChanged(file)) dropped = true;
+    // A module's edit changes a kept scan only where it now holds the words and did not, or the
+    // reverse (most edits, a keystroke in the file being linted, leave every scan as it was).
     for (const [key, m] of this.mentions) {
-      if (file.endsWith(".py") && file.startsWith(m.root)) {
+      if (!m.modules.includes(file)) continue;
+      const text = this.read(file);
+      if (m.hits.includes(file) !== (text !== null && m.words.some((w) => text.includes(w)))) {
         this.mentions.delete(key);
         dropped = true;
       }
@@ -720,7 +727,7 @@ export class ProjectIndex {
         const text = this.read(m);
         return text !== null && words.some((w) => text.includes(w));
       });
-      kept = { root, modules, hits };
+      kept = { root, words, modules, hits };
       this.mentions.set(key, kept);
     }
     for (const m of kept.modules) if (m !== file) deps.add(m);
