@@ -87,10 +87,10 @@ function firstPipelineCall(ctx: RuleContext): { call: SyntaxNode; path: string }
   return best;
 }
 
-/** GPU074: a TensorFlow input pipeline beside JAX or PyTorch, with TensorFlow's GPUs left visible to it. */
+/** GPU070: a TensorFlow input pipeline beside JAX or PyTorch, with TensorFlow's GPUs left visible to it. */
 export const rule: PythonRule = {
   meta: {
-    code: "GPU074",
+    code: "GPU070",
     name: "tf-input-pipeline-holds-gpus",
     severity: "warning",
     fixable: false,
@@ -103,7 +103,7 @@ export const rule: PythonRule = {
         "The file's imports (anywhere in it) and its calls into `tf.data`, `tf.io` and `tensorflow_datasets`. It stays silent when the file, or any other `.py` module of the project (the files GPU001's writers' scan lists), names a TensorFlow device or memory setting (`set_visible_devices`, `set_memory_growth`, `set_logical_device_configuration`, `set_virtual_device_configuration`, `allow_growth`, `per_process_gpu_memory_fraction`, `TF_FORCE_GPU_ALLOW_GROWTH`), when the file names `CUDA_VISIBLE_DEVICES` or JAX's platform setting, in a module whose JAX import is `jax.experimental.jax2tf` (which serves TensorFlow), and in test modules (a text with no file around it, an unsaved buffer, is judged alone). Not followed: the launch environment (`TF_FORCE_GPU_ALLOW_GROWTH` exported in a shell or container), and which TensorFlow build is installed (`tensorflow-cpu` sees no GPU, and an import does not tell it apart).",
       why: 'TensorFlow\'s GPU guide ("Limiting GPU memory growth"): "By default, TensorFlow maps nearly all of the GPU memory of all GPUs (subject to CUDA_VISIBLE_DEVICES) visible to the process". It does so when its runtime starts, at the first TensorFlow op: here the input pipeline\'s. JAX\'s documentation on GPU memory ("Running JAX and GPU TensorFlow concurrently") says TensorFlow also preallocates, so running both is like running two JAX processes on one GPU, and gives the cure: CPU-only TensorFlow when it only loads data, with `tf.config.experimental.set_visible_devices([], "GPU")`; JAX\'s tensorflow_datasets tutorial makes that call right after importing TensorFlow ("Ensure TF does not see GPU and grab all GPU memory"). Without it the framework that trains finds most of each GPU taken (an out-of-memory error, or JAX preallocating from what is left).',
       example:
-        "import jax\nimport tensorflow as tf  # GPU074: the pipeline's first op maps most of every GPU's memory\n\n\ndef batches(paths):\n    ds = tf.data.TFRecordDataset(paths).batch(32)\n    return ds.as_numpy_iterator()\n",
+        "import jax\nimport tensorflow as tf  # GPU070: the pipeline's first op maps most of every GPU's memory\n\n\ndef batches(paths):\n    ds = tf.data.TFRecordDataset(paths).batch(32)\n    return ds.as_numpy_iterator()\n",
       fix: 'import jax\nimport tensorflow as tf\n\n# TensorFlow only feeds the input pipeline: keep it off the GPUs\ntf.config.set_visible_devices([], "GPU")\n\n\ndef batches(paths):\n    ds = tf.data.TFRecordDataset(paths).batch(32)\n    return ds.as_numpy_iterator()\n',
       whenNotToCare:
         "When the project installs `tensorflow-cpu`, when TensorFlow's GPU memory is bounded in the launch environment (`TF_FORCE_GPU_ALLOW_GROWTH=true`), or when the program never runs TensorFlow and the other framework on the same GPUs.",
