@@ -658,3 +658,50 @@ test("GPU001: a `from` import that initialises is named as written (`from mmengi
   );
   assert.match(paddle!.message, /initialised by import paddle\.nn \(line 2/);
 });
+
+// LitServe spawns each inference worker and calls the LitAPI's setup(device) there, after the
+// worker has imported the module (its top-level imports run again): a write in setup comes after
+// an import that initialises CUDA (catalogued: deepspeed) in every worker. A preview check.
+const LIT_SERVER = [
+  "import os",
+  "import deepspeed",
+  "import litserve as ls",
+  "",
+  "class Api(ls.LitAPI):",
+  "    def setup(self, device):",
+  '        os.environ["CUDA_VISIBLE_DEVICES"] = device.split(":")[-1]',
+  "",
+  'if __name__ == "__main__":',
+  '    ls.LitServer(Api(), accelerator="cuda", devices="auto").run(port=8000)',
+  "",
+].join("\n");
+
+test("GPU001 (preview): a write in LitAPI.setup after a module-level import that initialises CUDA", async () => {
+  const found = (await lint(LIT_SERVER)).filter((d) => d.code === "GPU001");
+  assert.equal(found.length, 1);
+  assert.equal(found[0].range.start.line, 6);
+  assert.equal(found[0].severity, "error");
+  assert.equal(found[0].fix, undefined);
+  assert.match(
+    found[0].message,
+    /whenever `Api\.setup\(\)` runs \(LitServe calls it in each inference worker it spawns/,
+  );
+  assert.deepEqual(
+    (await lint(LIT_SERVER, { preview: false })).filter((d) => d.code === "GPU001"),
+    [],
+  );
+});
+
+test("GPU001 stays silent on setup of a class that is no LitAPI, another method, or an import only __main__ runs", async () => {
+  const notLit = LIT_SERVER.replace("class Api(ls.LitAPI):", "class Api:");
+  const other = LIT_SERVER.replace("def setup(self, device):", "def prepare(self, device):");
+  const mainOnly = LIT_SERVER.replace("import deepspeed\n", "").replace(
+    'if __name__ == "__main__":\n',
+    'if __name__ == "__main__":\n    import deepspeed\n',
+  );
+  for (const text of [notLit, other, mainOnly])
+    assert.deepEqual(
+      (await lint(text)).filter((d) => d.code === "GPU001"),
+      [],
+    );
+});

@@ -140,6 +140,13 @@ export interface ProjectLookup {
    */
   isProjectFunction?(path: string): boolean;
   /**
+   * The first of the project's other `.py` files (ProjectIndex.modulesUnder: the files the
+   * writers' scan lists) whose text holds one of `words` (plain substrings), as a path relative to
+   * this file's folder; null when none does. Every file read becomes a dependency. Optional, as
+   * {@link callableReturns}.
+   */
+  projectMentions?(words: readonly string[]): string | null;
+  /**
    * Whether the source of the project module that defines the function at `path` holds `word` (a
    * plain substring: a variable's name in a list of names counts); false when `path` is no project
    * function. The module becomes a dependency. Optional, as {@link callableReturns}.

@@ -184,6 +184,11 @@ export class ProjectIndex {
   private readonly listings = new Map<string, ReadonlySet<string> | null>();
   /** By module file: whether its text names a startup variable (else no function of it writes one: {@link lookupFor}'s callableWrite). */
   private readonly namesStartup = new Map<string, boolean>();
+  /** By project root and words: {@link mentionIn}'s scan (the modules listed, those holding a word), kept until a module under the root changes. */
+  private readonly mentions = new Map<
+    string,
+    { root: string; words: readonly string[]; modules: string[]; hits: string[] }
+  >();
   /** By project root: {@link writerNames}, kept until a file changes. */
   private readonly writers = new Map<string, ReadonlySet<string>>();
   /** The module files {@link writeOf} asked about, with the options it asked with. */
@@ -260,6 +265,7 @@ export class ProjectIndex {
       callableReturns: (path) => this.returnsAt(functionFile(path), path, from, options, deps),
       callableReturn: (path) => this.returnAt(functionFile(path), path, from, options, deps),
       isProjectFunction: (path) => functionFile(path) !== null,
+      projectMentions: (words) => this.mentionIn(file, words, deps, from),
       callableModuleMentions: (path, word) => {
         const target = functionFile(path);
         if (!target) return false;
@@ -479,6 +485,16 @@ export class ProjectIndex {
     // What a reach search read of it (GPU044's answers are no kept facts: no new version needed).
     this.calls.delete(file);
     if (this.writersChanged(file)) dropped = true;
+    // A module's edit changes a kept scan only where it now holds the words and did not, or the
+    // reverse (most edits, a keystroke in the file being linted, leave every scan as it was).
+    for (const [key, m] of this.mentions) {
+      if (!m.modules.includes(file)) continue;
+      const text = this.read(file);
+      if (m.hits.includes(file) !== (text !== null && m.words.some((w) => text.includes(w)))) {
+        this.mentions.delete(key);
+        dropped = true;
+      }
+    }
     for (const [key, s] of this.summaries) {
       if (s !== "busy" && s.deps.has(file)) {
         this.summaries.delete(key);
@@ -521,6 +537,7 @@ export class ProjectIndex {
     this.namesStartup.clear();
     this.writers.clear();
     this.writersByFile.clear();
+    this.mentions.clear();
     this.askedWriters.clear();
     this.values.clear();
     this.calls.clear();
@@ -693,6 +710,29 @@ export class ProjectIndex {
       for (const n of found.keys()) names.add(n);
     this.writers.set(root, names);
     return names;
+  }
+
+  /**
+   * {@link ProjectLookup.projectMentions}: the first project module other than `file` (in
+   * {@link modulesUnder} order) whose text holds one of `words`, labelled from `from`; every module
+   * read joins `deps`. Kept per root and words until a module under the root changes.
+   */
+  private mentionIn(file: string, words: readonly string[], deps: Set<string>, from: string): string | null {
+    const root = this.rootOf(file);
+    const key = `${root}\u0000${words.join("\u0000")}`;
+    let kept = this.mentions.get(key);
+    if (!kept) {
+      const modules = this.modulesUnder(root);
+      const hits = modules.filter((m) => {
+        const text = this.read(m);
+        return text !== null && words.some((w) => text.includes(w));
+      });
+      kept = { root, words, modules, hits };
+      this.mentions.set(key, kept);
+    }
+    for (const m of kept.modules) if (m !== file) deps.add(m);
+    const hit = kept.hits.find((m) => m !== file);
+    return hit ? this.label(hit, from) : null;
   }
 
   /** The project root of the file at `file` (absolute): the folder {@link writerNames} lists (see {@link place}). */

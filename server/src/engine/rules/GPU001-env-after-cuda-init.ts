@@ -44,7 +44,7 @@ export const rule: PythonRule = {
     docs: {
       what: 'Finds a CUDA startup variable (`CUDA_VISIBLE_DEVICES`, `CUDA_DEVICE_ORDER`, `PYTORCH_CUDA_ALLOC_CONF`, `XLA_PYTHON_CLIENT_PREALLOCATE`, ...) written after a call that already initialised CUDA in a framework that reads it: `torch.cuda.is_available()`, a tensor on CUDA, `jax.devices()`, `accelerate.Accelerator()`, a TensorFlow op, or the import of a module that initialises CUDA on import. The project\'s own modules count too: importing a project module whose top level initialises CUDA (directly or through the project modules and functions it uses), or calling a project function that does, initialises CUDA here (the message names each file and line on the way). A removal of a startup variable after such a call (`del os.environ["CUDA_VISIBLE_DEVICES"]`, `os.environ.pop("CUDA_VISIBLE_DEVICES", None)`) is as late as a write and is reported too, with no fix (moving a removal above the imports would change what it removes); not a removal that puts the environment back (in a `finally:` clause, or in an `if` whose other branch writes the saved value), nor one followed by the start of a child process, which reads its own environment. A write followed by the start of a child process (`subprocess.run`, `os.system`, ...: later in its block, or anywhere later in the module for a top-level write) is meant for the child, which reads its own environment, and is not reported; except after JAX\'s backend started in this process, which then keeps its preallocation (75% of the GPU\'s memory by default) while the children run, and the message says so. A call of a project function whose own body writes a startup variable before it initialises anything (`train(cfg)` whose first statement sets `PYTORCH_CUDA_ALLOC_CONF`), made after CUDA was initialised, is reported at the call, naming the write. Modules are found as Python\'s import system finds them from the file (its folder up to the project root, `src/`, relative imports); a module that cannot be found or read counts as initialising nothing. In a notebook whose running kernel GPU Pilot may ask (VS Code with the Jupyter extension, access granted), a cell that writes a startup variable is flagged whatever the cells\' order when the kernel reports that a framework reading it has already initialised CUDA there ("no effect in the running kernel"), with the action *Restart kernel on GPU N*.',
       follows:
-        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a module function or method this walk does not reach (a callback, a hook, a method of a class the module never instantiates) is checked on its own, after the module's code above it; the project's own modules it imports and the project functions it calls, for whether they initialise CUDA (found as Python's import system finds them, up to four imports or calls deep); in a notebook, what the running kernel reports. Environment writes made in other modules are followed only as a project function's own statement (not inside a branch, loop or `try`, nor in a helper it calls), run before the function initialises anything; the prefilter finds the callers by those functions' names, which it lists from the project's `.py` files (those that name a startup variable are parsed; the CLI keeps each module's answer in its result cache until the module changes). Removals are followed as statements of the file (module level and functions, as writes are), not in other modules. Not followed: other writes in other modules, nested functions and lambdas, the source of installed libraries (only the catalogue of those that initialise CUDA when imported), and code run in another process.",
+        "The module's code in the order it runs (top level, `if __name__ == \"__main__\":` blocks, notebook cells in order with their `%env` lines), including the bodies of the module's own functions, class constructors and methods (on `self` or an instance it made) that it calls, two calls deep; a module function or method this walk does not reach (a callback, a hook, a method of a class the module never instantiates) is checked on its own, after the module's code above it (a write there after a mere module-level import is reported only where the function is a hook a framework calls in a worker process it spawns, which imports the module first: the `setup` method of a `litserve.LitAPI` subclass, a preview check); the project's own modules it imports and the project functions it calls, for whether they initialise CUDA (found as Python's import system finds them, up to four imports or calls deep); in a notebook, what the running kernel reports. Environment writes made in other modules are followed only as a project function's own statement (not inside a branch, loop or `try`, nor in a helper it calls), run before the function initialises anything; the prefilter finds the callers by those functions' names, which it lists from the project's `.py` files (those that name a startup variable are parsed; the CLI keeps each module's answer in its result cache until the module changes). Removals are followed as statements of the file (module level and functions, as writes are), not in other modules. Not followed: other writes in other modules, nested functions and lambdas, the source of installed libraries (only the catalogue of those that initialise CUDA when imported), and code run in another process.",
       why: 'These variables are read once, when the CUDA driver or the framework initialises. Measured on 2 x H200 with torch 2.11 (ground-truth.md): after `torch.cuda.is_available()`, setting `CUDA_VISIBLE_DEVICES="1"` has no effect — the program still runs on physical GPU 0, while `device_count()` now reports 1: a silent mismatch. After `jax.devices()`, `XLA_PYTHON_CLIENT_PREALLOCATE=false` is ignored and JAX preallocates 75% of the GPU (107,918 MiB of 143,771 MiB). Each variable freezes at its own moment: `PYTORCH_CUDA_ALLOC_CONF` survives `is_available()` but not the first allocation; `PYTORCH_NO_CUDA_MEMORY_CACHING` is read at the first allocation through torch\'s caching allocator (a tensor or module put on CUDA), so a context alone (`set_device`) leaves it open (read in pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp, `forceUncachedAllocator()`: a function-local static).',
       example:
         'import os\nimport torch\n\nif torch.cuda.is_available():\n    print("cuda ok")\nos.environ["CUDA_VISIBLE_DEVICES"] = "1"  # GPU001: too late, still GPU 0\n',
@@ -64,7 +64,7 @@ export const rule: PythonRule = {
   },
   check(ctx) {
     const childFacts: ChildProcessFacts = { lastWord: new Map() };
-    const report = (w: EnvWriteEvent, frozenBy: InitEvent, where: string, severity?: "warning") => {
+    const report = (w: EnvWriteEvent, frozenBy: InitEvent, where: string, severity?: "warning", hook = false) => {
       // A write followed by the start of a child process is meant for the child, which reads its own
       // environment; except after JAX's backend started here: this process then holds JAX's
       // preallocation on the GPUs it sees while the children run (ground-truth.md: 75%).
@@ -75,7 +75,9 @@ export const rule: PythonRule = {
         ...(severity ? { severity } : {}),
         message: `${w.variable} is set after CUDA was initialised by ${initialisedBy(ctx, frozenBy)}${where}: it has no effect in this process${w.variable === "CUDA_VISIBLE_DEVICES" ? " (the program stays on the GPUs it already saw)" : ""}${forChild ? JAX_HOLDS_MEMORY : ""}`,
         related: [initialisedHere(frozenBy)],
-        fix: moveWriteFix(ctx, w) ?? undefined,
+        // A worker hook's write cannot move above the module's imports (the worker's own device
+        // is known only in the hook): the imports move into it instead, which no fix here writes.
+        ...(hook ? { preview: true } : { fix: moveWriteFix(ctx, w) ?? undefined }),
         ...(frozenInKernel(ctx, w.variable).length ? { kernelRestart: kernelRestartOf(w) } : {}),
       });
     };
@@ -138,9 +140,12 @@ export const rule: PythonRule = {
         const { frozenBy } = stateOf(w);
         const key = writeKey(w);
         const verdict = frozenBy && !reported.has(key) ? lateInFunction(fn, frozenBy) : null;
-        if (!verdict) continue;
+        const spawned =
+          !verdict && frozenBy && !reported.has(key) && runsInWorker(frozenBy.node) ? spawnedWorkerHook(ctx, fn) : null;
+        if (!verdict && !spawned) continue;
         reported.add(key);
-        report(w, frozenBy!, ` whenever \`${fnName}()\` runs`, verdict === "error" ? undefined : verdict);
+        if (spawned) report(w, frozenBy!, ` whenever \`${fnName}()\` runs (${spawned})`, undefined, true);
+        else report(w, frozenBy!, ` whenever \`${fnName}()\` runs`, verdict === "error" ? undefined : verdict!);
       }
     }
   },
@@ -176,6 +181,57 @@ function timelineName(fn: FunctionTimeline): string {
 export function lateInFunction(fn: Pick<FunctionTimeline, "events">, frozenBy: InitEvent): "error" | "warning" | null {
   if (fn.events.includes(frozenBy)) return "error";
   return /import/.test(frozenBy.node.type) ? null : "warning";
+}
+
+/**
+ * The hooks a serving framework calls in a worker process it starts with the `spawn` method, after
+ * the worker has imported the module that defines the class (unpickling the instance imports it, its
+ * top-level imports included, the `if __name__ == "__main__":` block left out), by the base class's
+ * path and the method's name. LitServe: `LitServer.launch_inference_worker` starts every inference
+ * worker with `mp.get_context("spawn")` and its `inference_worker` calls `lit_api.setup(device)`
+ * first (Lightning-AI/LitServe@793930108a src/litserve/server.py:303 and
+ * src/litserve/loops/loops.py:60, 2025-01; still so at 1311d5b4ae, loops.py:81). A startup
+ * variable written there comes after every module-level import of the module, in that worker.
+ */
+const SPAWNED_WORKER_HOOKS: ReadonlyArray<{ base: string; method: string; how: string }> = [
+  {
+    base: "litserve.LitAPI",
+    method: "setup",
+    how: "LitServe calls it in each inference worker it spawns, after the worker has imported this module",
+  },
+  {
+    base: "litserve.api.LitAPI",
+    method: "setup",
+    how: "LitServe calls it in each inference worker it spawns, after the worker has imported this module",
+  },
+];
+
+/**
+ * Why a module-level import that initialised CUDA comes before a function's write in every run,
+ * when the function is a method a framework calls in a worker process it spawns (SPAWNED_WORKER_HOOKS)
+ * of a module-level class whose base names that framework's class; else null. Preview: measured on
+ * no public code yet.
+ */
+export function spawnedWorkerHook(ctx: RuleContext, fn: FunctionTimeline): string | null {
+  const method = fn.def.childForFieldName("name")?.text;
+  const cls = fn.owner ? ctx.model.classes.get(fn.owner) : undefined;
+  if (!method || !cls) return null;
+  const def = cls.type === "decorated_definition" ? cls.childForFieldName("definition") : cls;
+  const bases = def?.childForFieldName("superclasses")?.namedChildren ?? [];
+  for (const b of bases) {
+    const path = ctx.model.resolve(b);
+    const hook = SPAWNED_WORKER_HOOKS.find((h) => h.base === path && h.method === method);
+    if (hook) return hook.how;
+  }
+  return null;
+}
+
+/** Whether a spawned worker runs `node` when it imports the module: not in an `if __name__ == "__main__":` block. */
+function runsInWorker(node: SyntaxNode): boolean {
+  for (let n: SyntaxNode | null = node.parent; n; n = n.parent) {
+    if (n.type === "if_statement" && /__main__/.test(n.childForFieldName("condition")?.text ?? "")) return false;
+  }
+  return true;
 }
 
 /**
