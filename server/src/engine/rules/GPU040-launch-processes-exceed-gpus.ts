@@ -464,7 +464,7 @@ function checkAccelerate(
       : null;
   const total = optionNumber(l.processes, literals) ?? (l.processes ? null : (cfg?.numProcesses ?? null));
   if (total === null) {
-    if (!l.processes && !l.configFile) checkAccelerateDefault(ctx, f, literals);
+    if (!l.processes && !l.configFile && !checkAccelerateDefault(ctx, f, literals)) checkJobDefaultConfig(ctx, f);
     return;
   }
   const machines = optionNumber(l.machines, literals) ?? (l.machines ? null : (cfg?.numMachines ?? 1));
@@ -529,14 +529,14 @@ const NOT_PER_GPU = /^--(?:cpu|tpu|use[-_]cpu)$/;
  * writes CUDA_VISIBLE_DEVICES itself ({@link scriptVisible}) to fewer GPUs: every process sees
  * those, and the one with LOCAL_RANK 1 asks for a device ordinal that is not there.
  */
-function checkAccelerateDefault(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<string, string>): void {
+function checkAccelerateDefault(ctx: ManifestRuleContext, f: FoundLaunch, literals: Map<string, string>): boolean {
   const l = f.line;
-  if (!l.script || l.machines || l.gpuIds || l.underSrun || f.visibleUnknown) return;
-  if (l.words.slice(0, l.words.indexOf(l.script)).some((w) => NOT_PER_GPU.test(w.value))) return;
+  if (!l.script || l.machines || l.gpuIds || l.underSrun || f.visibleUnknown) return false;
+  if (l.words.slice(0, l.words.indexOf(l.script)).some((w) => NOT_PER_GPU.test(w.value))) return false;
   const sees = f.visible ? visibleCount(f.visible.value ?? "") : f.onThisMachine ? ctx.machine.gpuCount : null;
-  if (sees === null || sees < 2) return;
+  if (sees === null || sees < 2) return false;
   const own = scriptVisible(ctx, f, literals);
-  if (!own || own.n >= sees || defaultAccelerateConfigMayExist(ctx.read)) return;
+  if (!own || own.n >= sees || defaultAccelerateConfigMayExist(ctx.read)) return false;
   const counted = f.visible
     ? `CUDA_VISIBLE_DEVICES="${f.visible.value}", ${f.visible.from}`
     : "this machine's GPU count";
@@ -552,6 +552,41 @@ function checkAccelerateDefault(ctx: ManifestRuleContext, f: FoundLaunch, litera
     own,
     `pass --num_processes ${own.n}, or choose the GPUs before the launcher (CUDA_VISIBLE_DEVICES=... accelerate launch --num_processes ${own.n} ...) instead of in the script`,
   );
+  return true;
+}
+
+/** Where a job script points accelerate's default config elsewhere (config_args.py reads only these). */
+const CONFIG_HOME = /\b(?:HF_HOME|XDG_CACHE_HOME)\b/;
+
+/**
+ * Preview: `accelerate launch train.py` in a Slurm job script that asks for GPUs, with neither
+ * `--num_processes` nor `--config_file` (nor `--cpu`/`--tpu`): on the node, accelerate takes its
+ * settings from the default config of the user who runs the job when one exists there
+ * (huggingface/accelerate@16cb6eb8 src/accelerate/commands/launch.py:1212
+ * `if args.config_file is not None or os.path.isfile(default_config_file) and not args.cpu:`, and
+ * :1243-1245 and :1259-1277 fill `gpu_ids` and every other unset option, `num_processes` among
+ * them, from it), and `gpu_ids` other than `all` replace the CUDA_VISIBLE_DEVICES Slurm set
+ * (src/accelerate/utils/launch.py:277 in `prepare_multi_gpu_env`, :152 for a single process).
+ * `accelerate config default` writes the GPU count of the machine it ran on
+ * (commands/config/default.py:100). The config is outside the project and the linter's machine is
+ * not the node: the finding says the count is not the job's, not that it is wrong. Silent where the
+ * script names HF_HOME or XDG_CACHE_HOME (the config is then one it chooses).
+ */
+function checkJobDefaultConfig(ctx: ManifestRuleContext, f: FoundLaunch): void {
+  const l = f.line;
+  const job = ctx.manifest.jobscript;
+  if (ctx.manifest.kind !== "jobscript" || !job?.request.asksForGpus || !l.script) return;
+  if (l.words.slice(0, l.words.indexOf(l.script)).some((w) => NOT_PER_GPU.test(w.value))) return;
+  if (CONFIG_HOME.test(ctx.manifest.src.text)) return;
+  const req = f.request?.kind === "slurm" ? f.request : null;
+  const asked = req ? `the ${plural(req.count, "GPU")} this job asks for (${req.from})` : "the GPUs this job asks for";
+  const n = req ? String(req.count) : "N";
+  ctx.report({
+    range: wordsRange(ctx, l.words[0], l.script),
+    preview: true,
+    message: `accelerate launch without --num_processes or --config_file: on the node it takes its process count and gpu_ids from the default accelerate config of the user running the job (~/.cache/huggingface/accelerate/default_config.yaml, where one exists; \`accelerate config default\` writes the GPU count of the machine it ran on), not from ${asked}, and gpu_ids other than "all" replace the CUDA_VISIBLE_DEVICES Slurm set, so processes may land on GPUs outside the allocation or name devices that are not there; pass --num_processes ${n} --gpu_ids all (or --config_file with the project's config)`,
+    ...(req ? { related: [{ range: req.range, message: "the GPUs this job asks for" }] } : {}),
+  });
 }
 
 /** The GPUs a launch's workers see, as {@link report} compares them with the processes. */
