@@ -119,15 +119,24 @@ function loopSetting(c: ShellCommand): { word: ShellWord; name: string } | null 
 }
 
 /**
- * Whether the script reads or sets CUDA_VISIBLE_DEVICES other than through the loop's settings:
- * any `$CUDA_VISIBLE_DEVICES`/`${CUDA_VISIBLE_DEVICES...}` in its commands (comments left out), an
- * assignment or export of it that is not a loop counter, or an `unset` of it.
+ * Whether the script reads or chooses CUDA_VISIBLE_DEVICES itself other than through the loop's
+ * settings: any `$CUDA_VISIBLE_DEVICES`/`${CUDA_VISIBLE_DEVICES...}` in its commands (comments left
+ * out), a bare assignment or an export of it that is not a loop counter, or an `unset` of it. A
+ * prefix of another command (`CUDA_VISIBLE_DEVICES=0 python merge.py`) is that command's only.
  */
-function handlesCallerValue(facts: JobScriptFacts, settings: ReadonlySet<ShellWord>): boolean {
+function handlesCallerValue(text: string, facts: JobScriptFacts, settings: ReadonlySet<ShellWord>): boolean {
+  // Reads anywhere outside comments: words, redirection targets (`<<< "$CUDA_VISIBLE_DEVICES"`), here-documents.
+  let code = text;
+  for (const c of facts.comments) code = code.slice(0, c.start) + " ".repeat(c.end - c.start) + code.slice(c.end);
+  if (/\$\{?CUDA_VISIBLE_DEVICES\b/.test(code)) return true;
   for (const c of facts.commands) {
-    const words = [...c.words, ...c.assignments.map((a) => a.word)];
-    if (words.some((w) => /\$\{?CUDA_VISIBLE_DEVICES\b/.test(w.raw))) return true;
-    if (words.some((w) => !settings.has(w) && /^CUDA_VISIBLE_DEVICES=/.test(w.value))) return true;
+    // Its own choice for the whole script: a bare assignment or an export (a prefix of another command is that command's).
+    const own = c.words.length
+      ? c.words[0].value === "export"
+        ? c.words.slice(1)
+        : []
+      : c.assignments.map((a) => a.word);
+    if (own.some((w) => !settings.has(w) && /^CUDA_VISIBLE_DEVICES=/.test(w.value))) return true;
     if (c.words[0]?.value === "unset" && c.words.some((w) => w.value === "CUDA_VISIBLE_DEVICES")) return true;
   }
   return false;
@@ -151,7 +160,7 @@ export const rule: ManifestRule = {
     docs: {
       what: "In a shell script without `#SBATCH` lines, reports `CUDA_VISIBLE_DEVICES=$VAR` (a prefix of a command, or an `export`) inside a loop whose variable runs over hard-coded GPU ids (`for gpu in 0 1 2 3`, `{0..7}`, `$(seq 0 7)`, or `for ((i = 0; i < N; i++))` with a literal N or one assigned once to a literal), when the script never reads the CUDA_VISIBLE_DEVICES it was started with: it starts one process per hard-coded id whatever GPUs its caller chose, and on a machine with fewer GPUs than the ids the processes given a missing id see no GPU. With a known machine (`--gpus`, the inventory), the ids it lacks are named.",
       follows:
-        "The loop headers of the script's text (`for NAME in LIST; do`, `for ((NAME = A; NAME < B; NAME++))`; nested loops by their `do`/`done` words), the script's once-assigned literals for a bound, and every command for a read of CUDA_VISIBLE_DEVICES. Not followed: `while` loops, counters computed in the body (`gpu=$((i % 4))`, `${GPUS[$i]}`: an id taken from a list the script may have built from the caller's value), arrays, sourced files and callers. Silent in Slurm job scripts (the job's GPUs are GPU021's and GPU063's business), when the script reads, sets otherwise or unsets CUDA_VISIBLE_DEVICES anywhere, and for a loop over fewer than two ids.",
+        "The loop headers of the script's text (`for NAME in LIST; do`, `for ((NAME = A; NAME < B; NAME++))`; nested loops by their `do`/`done` words), the script's once-assigned literals for a bound, and every command for a read of CUDA_VISIBLE_DEVICES. Not followed: `while` loops, counters computed in the body (`gpu=$((i % 4))`, `${GPUS[$i]}`: an id taken from a list the script may have built from the caller's value), arrays, sourced files and callers. Silent in Slurm job scripts (the job's GPUs are GPU021's and GPU063's business), when the script reads CUDA_VISIBLE_DEVICES anywhere, chooses it for the whole script (a bare assignment or an `export` other than the loop's) or unsets it (a prefix of another command, `CUDA_VISIBLE_DEVICES=0 python merge.py`, is that command's only and does not silence it), and for a loop over fewer than two ids.",
       why: "A child's CUDA_VISIBLE_DEVICES replaces the one its parent was given: a script that writes the loop counter into it discards the caller's choice (`CUDA_VISIBLE_DEVICES=2,3 ./launch.sh` still uses GPUs 0..7). The ids are the machine's, and CUDA stops parsing CUDA_VISIBLE_DEVICES at the first id that does not exist, so a process given a missing id sees no GPU at all (measured, ground-truth.md, 'How CUDA parses CUDA_VISIBLE_DEVICES'). deepseek-ai/DeepSpec#36 (2026-07-01): a launcher starting one SGLang server per GPU over a hard-coded eight ignored the caller's CUDA_VISIBLE_DEVICES=2,3.",
       example:
         "#!/bin/bash\nfor gpu in 0 1 2 3; do\n  CUDA_VISIBLE_DEVICES=$gpu python worker.py --shard $gpu &  # GPU072\ndone\nwait\n",
@@ -175,7 +184,7 @@ export const rule: ManifestRule = {
       const s = loopSetting(c);
       return s ? [{ c, ...s }] : [];
     });
-    if (!found.length || handlesCallerValue(facts, new Set(found.map((f) => f.word)))) return;
+    if (!found.length || handlesCallerValue(text, facts, new Set(found.map((f) => f.word)))) return;
     for (const f of found) {
       const loop = loopIds(text, f.c.start, f.name, facts);
       if (loop && loop.ids.length >= 2) report(ctx, f.word, loop);
