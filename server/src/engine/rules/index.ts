@@ -69,7 +69,7 @@ import { rule as GPU066 } from "./GPU066-cuda-image-without-gpu-request";
 import { rule as GPU067 } from "./GPU067-privileged-container-sees-all-gpus";
 import { rule as GPU068 } from "./GPU068-notebook-launcher-without-process-count";
 import { rule as GPU069 } from "./GPU069-rank-modulo-beside-local-rank";
-import { rule as GPU072 } from "./GPU072-loop-hard-coded-visible-devices";
+import { rule as GPU071 } from "./GPU071-loop-hard-coded-visible-devices";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -141,7 +141,7 @@ export const RULES: readonly Rule[] = [
   GPU067,
   GPU068,
   GPU069,
-  GPU072,
+  GPU071,
 ];
 
 /** The rule with this code, or undefined. */

@@ -1,18 +1,18 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { manifestFixtureTests, lintManifestCode } from "./manifestFixtureCheck";
-import { listIds } from "../../../server/src/engine/rules/GPU072-loop-hard-coded-visible-devices";
+import { listIds } from "../../../server/src/engine/rules/GPU071-loop-hard-coded-visible-devices";
 
 const PREVIEW = { preview: true };
-manifestFixtureTests("GPU072", PREVIEW);
+manifestFixtureTests("GPU071", PREVIEW);
 
 const LOOP =
   "#!/bin/bash\nnum_workers=8\nfor ((gpu_id = 0; gpu_id < num_workers; gpu_id++)); do\n  CUDA_VISIBLE_DEVICES=${gpu_id} python -m server --port $((30000 + gpu_id)) &\ndone\nwait\n";
 
-test("GPU072: a loop counter over hard-coded ids as CUDA_VISIBLE_DEVICES, the caller's value never read", () => {
-  const [d, ...rest] = lintManifestCode(LOOP, "jobscript", "GPU072", PREVIEW, "/p/launch.sh");
+test("GPU071: a loop counter over hard-coded ids as CUDA_VISIBLE_DEVICES, the caller's value never read", () => {
+  const [d, ...rest] = lintManifestCode(LOOP, "jobscript", "GPU071", PREVIEW, "/p/launch.sh");
   assert.equal(rest.length, 0);
-  assert.equal(d.severity, "warning");
+  assert.equal(d.severity, "information", "the machine unknown: information");
   assert.deepEqual(d.range, { start: { line: 3, character: 2 }, end: { line: 3, character: 32 } });
   assert.equal(
     d.message,
@@ -21,18 +21,19 @@ test("GPU072: a loop counter over hard-coded ids as CUDA_VISIBLE_DEVICES, the ca
   assert.equal(d.related?.[0].range.start.line, 2);
   // With a known machine: the ids it lacks are named; none when it has them all.
   const two = { ...PREVIEW, machine: { gpuCount: 2, uuids: [] } };
-  assert.match(
-    lintManifestCode(LOOP, "jobscript", "GPU072", two, "/p/launch.sh")[0].message,
-    /this machine has 2 GPUs, so the processes given 2\.\.7 see no GPU/,
-  );
+  const onTwo = lintManifestCode(LOOP, "jobscript", "GPU071", two, "/p/launch.sh")[0];
+  assert.match(onTwo.message, /this machine has 2 GPUs, so the processes given 2\.\.7 see no GPU/);
+  assert.equal(onTwo.severity, "warning", "a machine that lacks ids: a warning");
   const eight = { ...PREVIEW, machine: { gpuCount: 8, uuids: [] } };
-  assert.doesNotMatch(lintManifestCode(LOOP, "jobscript", "GPU072", eight, "/p/launch.sh")[0].message, /fewer GPUs/);
+  const onEight = lintManifestCode(LOOP, "jobscript", "GPU071", eight, "/p/launch.sh")[0];
+  assert.doesNotMatch(onEight.message, /fewer GPUs/);
+  assert.equal(onEight.severity, "information");
   // A preview rule: nothing without --preview.
-  assert.deepEqual(lintManifestCode(LOOP, "jobscript", "GPU072", {}, "/p/launch.sh"), []);
+  assert.deepEqual(lintManifestCode(LOOP, "jobscript", "GPU071", {}, "/p/launch.sh"), []);
 });
 
-test("GPU072: silent when the script reads, sets otherwise or unsets the variable, or the bound is not literal", () => {
-  const silent = (text: string) => assert.deepEqual(lintManifestCode(text, "jobscript", "GPU072", PREVIEW), []);
+test("GPU071: silent when the script reads, sets otherwise or unsets the variable, or the bound is not literal", () => {
+  const silent = (text: string) => assert.deepEqual(lintManifestCode(text, "jobscript", "GPU071", PREVIEW), []);
   silent(LOOP.replace("num_workers=8\n", 'echo "$CUDA_VISIBLE_DEVICES"\nnum_workers=8\n'));
   silent(LOOP.replace("num_workers=8\n", "export CUDA_VISIBLE_DEVICES=0,1\nnum_workers=8\n"));
   silent(LOOP.replace("num_workers=8\n", "unset CUDA_VISIBLE_DEVICES\nnum_workers=8\n"));
@@ -42,7 +43,7 @@ test("GPU072: silent when the script reads, sets otherwise or unsets the variabl
   silent("#!/bin/bash\nfor i in 0 1; do\n  echo $i\ndone\nCUDA_VISIBLE_DEVICES=$i python x.py\n");
 });
 
-test("GPU072: the lists a for loop's ids are read from", () => {
+test("GPU071: the lists a for loop's ids are read from", () => {
   assert.deepEqual(listIds("0 1 2 3"), [0, 1, 2, 3]);
   assert.deepEqual(listIds("{2..4}"), [2, 3, 4]);
   assert.deepEqual(listIds("$(seq 3)"), [1, 2, 3]);
