@@ -40,7 +40,7 @@ import {
   type JobScriptFacts,
   type Launch,
 } from "./manifests/jobscript";
-import type { ShellWord } from "./manifests/shell";
+import { parseShell, type ShellWord } from "./manifests/shell";
 import { SCRIPT_DIR } from "./launch/script";
 import { scriptVisible } from "./launch/sources";
 import { workingDirectory } from "./launch/child";
@@ -502,6 +502,67 @@ interface CommandSource {
   documented: boolean;
 }
 
+/** shifter's options that take the next word as their value (shifter --help, NERSC shifter 18+: --image, --volume/-V, --env/-e, --env-file, --workdir/-w, --module/-m, --entrypoint). */
+const SHIFTER_VALUED = new Set([
+  "--image",
+  "--volume",
+  "-V",
+  "--env",
+  "-e",
+  "--env-file",
+  "--workdir",
+  "-w",
+  "--module",
+  "-m",
+  "--entrypoint",
+]);
+/** A shell that `-c` gives a command string to. */
+const SHELL = /^(?:\/(?:usr\/)?bin\/)?(?:ba)?sh$/;
+
+/**
+ * `srun [opts] [shifter [opts]] bash -c "...; python train.py ..."`: the launch made by the string's
+ * last command that starts python or torchrun, with srun's options (its words' offsets are the
+ * string's word's in the job script, or inside it when the word is the string in plain quotes).
+ * Null unless every other command of the string is one that leaves the launch's GPUs alone: the
+ * string names no *_VISIBLE_DEVICES variable and has no `cd`, `eval` or `exec`, and each file it
+ * sources is a literal path beside the job script that can be read and names no such variable
+ * either (one that sets LOCAL_RANK is recorded: {@link Launch.sourcedLocalRank}). Not followed: other container runners (singularity, apptainer, podman-hpc), and the
+ * string of a launch without srun.
+ */
+function shellStringLaunch(l: Launch, script: string): Launch | null {
+  if (!l.srun || l.program !== "other") return null;
+  const w = l.words;
+  let k = 0;
+  if (w[0]?.value === "shifter")
+    for (k = 1; k < w.length && w[k].value.startsWith("-"); k++) if (SHIFTER_VALUED.has(w[k].value)) k++;
+  if (!SHELL.test(w[k]?.value ?? "")) return null;
+  let j = k + 1;
+  while (j < w.length && /^-[a-bd-z]+$/.test(w[j].value)) j++; // -l, -e, -x, -lc is not read
+  const str = w[j + 1];
+  if (w[j]?.value !== "-c" || !str || /_VISIBLE_DEVICES/.test(str.value)) return null;
+  const inner = parseShell(new SourceText(str.value)).commands;
+  let at = inner.length - 1;
+  while (at >= 0 && launchOf(inner[at]).program === "other") at--;
+  if (at < 0 || inner[at].assignments.length || inner[at].enclosing?.length) return null;
+  let sourcedLocalRank = false;
+  for (const c of inner.slice(0, at)) {
+    const head = c.words[0]?.value ?? "";
+    if (["cd", "pushd", "eval", "exec"].includes(head)) return null;
+    if (head !== "source" && head !== ".") continue;
+    const path = c.words[1]?.value ?? "$";
+    if (path.includes("$") || path.startsWith("~") || c.words.length > 2) return null;
+    const r = readWorkspaceText(resolve(dirname(script), path), 64 * 1024);
+    if (!("text" in r) || /_VISIBLE_DEVICES/.test(r.text)) return null;
+    if (/(^|[\s;])(export\s+)?LOCAL_RANK=/m.test(r.text)) sourcedLocalRank = true;
+  }
+  const shift = str.raw === `"${str.value}"` || str.raw === `'${str.value}'` ? str.start + 1 : null;
+  const words = launchOf(inner[at]).words.map((x) =>
+    shift === null ? { ...x, start: str.start, end: str.end } : { ...x, start: x.start + shift, end: x.end + shift },
+  );
+  const program = launchOf(inner[at]).program;
+  return { command: l.command, srun: l.srun, program, words, ...(sourcedLocalRank ? { sourcedLocalRank } : {}) };
+}
+
 /**
  * The python and torchrun commands of `source` that name a script, each with that script's path
  * as written (`rel`, literals substituted: {@link literalPath}), and `bases`: the source's folder and
@@ -519,7 +580,8 @@ function* launchCommands(
   }
   const src = new SourceText(text);
   for (const c of facts.commands) {
-    const l = expandedLaunch(launchOf(c), facts);
+    const outer = launchOf(c);
+    const l = expandedLaunch(shellStringLaunch(outer, script) ?? outer, facts);
     if (l.program !== "python" && l.program !== "torchrun") continue;
     if (l.unknownOptions && l.program === "python") continue; // `python $ARGS x.py`: $ARGS may start torch's launcher
     const t = targetOf(l);
@@ -642,7 +704,7 @@ function slurmLaunchOf(m: MatchedCommand): SlurmLaunch | null {
     gpusPerProcess: g.n,
     gpusFrom: g.from,
     processesPerNode,
-    setsLocalRank: setsLocalRank || exportsLocalRank,
+    setsLocalRank: setsLocalRank || exportsLocalRank || !!l.sourcedLocalRank,
     ...(passesLocalRank(l) ? { passesLocalRankArg: true } : {}),
     ...(l.unknownOptions ? { unknownOptions: true } : {}),
     ...(facts.request.asksForGpus || stepAsks ? { asksForGpus: true } : {}),

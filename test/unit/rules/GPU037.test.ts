@@ -84,3 +84,26 @@ test("GPU037: jax.distributed.initialize() without local_device_ids under an sru
     [],
   );
 });
+
+test('GPU037: a rank that reaches set_device through a parameter of a module function (train(args, local_rank) after local_rank = int(os.environ["LOCAL_RANK"]))', async () => {
+  const src =
+    'import os\nimport torch\n\n\ndef train(args, local_rank, world_size):\n    torch.cuda.set_device(local_rank)\n\n\nif __name__ == "__main__":\n    local_rank = 0\n    if int(os.environ.get("WORLD_SIZE", 1)) > 1:\n        local_rank = int(os.environ["LOCAL_RANK"])\n    train(None, local_rank, 4)\n';
+  const [d, ...rest] = await lintCode(src, "GPU037", { slurm: [SRUN_ONE_GPU_PER_TASK] });
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 5);
+  assert.equal(applyFix(src, d), src.replace("set_device(local_rank)", "set_device(0)"));
+  // By keyword too; silent when no call passes a rank, the function reassigns it, or a splat hides the position.
+  const kw = src.replace("train(None, local_rank, 4)", "train(None, world_size=4, local_rank=local_rank)");
+  assert.equal((await lintCode(kw, "GPU037", { slurm: [SRUN_ONE_GPU_PER_TASK] })).length, 1);
+  const silent = async (text: string) =>
+    assert.deepEqual(await lintCode(text, "GPU037", { slurm: [SRUN_ONE_GPU_PER_TASK] }), [], text);
+  await silent(src.replace("train(None, local_rank, 4)", "train(None, 0, 4)"));
+  await silent(
+    src.replace(
+      "def train(args, local_rank, world_size):\n",
+      "def train(args, local_rank, world_size):\n    local_rank = 0\n",
+    ),
+  );
+  await silent(src.replace("train(None, local_rank, 4)", "train(*[None, local_rank, 4])"));
+  await silent(src.replace("train(None, local_rank, 4)", "train(*extra, local_rank, 4)"));
+});

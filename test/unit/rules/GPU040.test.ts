@@ -803,3 +803,33 @@ test("GPU040 vLLM: docker run of vllm/vllm-openai reads the words after the imag
   assert.deepEqual(sh("docker run vllm/vllm-openai --model m -tp 4", two), [], "no --gpus");
   assert.deepEqual(sh("docker run --gpus 1 myorg/server --model m -tp 4"), [], "another image");
 });
+
+const JOB_ACC =
+  "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --ntasks=1\n#SBATCH --gres=gpu:3\n\nsrun accelerate launch check.py\n";
+
+test("GPU040 (preview): accelerate launch in a Slurm GPU job with neither --num_processes nor --config_file takes its count from the node's default accelerate config", () => {
+  const preview = { preview: true };
+  const [d, ...rest] = lintManifestCode(JOB_ACC, "jobscript", "GPU040", preview);
+  assert.equal(rest.length, 0);
+  assert.equal(d.severity, "warning");
+  assert.deepEqual(d.range, { start: { line: 5, character: 5 }, end: { line: 5, character: 31 } });
+  assert.equal(
+    d.message,
+    'accelerate launch without --num_processes or --config_file: on the node it takes its process count and gpu_ids from the default accelerate config of the user running the job (~/.cache/huggingface/accelerate/default_config.yaml, where one exists; `accelerate config default` writes the GPU count of the machine it ran on), not from the 3 GPUs this job asks for (#SBATCH --gres=gpu:3), and gpu_ids other than "all" replace the CUDA_VISIBLE_DEVICES Slurm set, so processes may land on GPUs outside the allocation or name devices that are not there; pass --num_processes 3 --gpu_ids all (or --config_file with the project\'s config)',
+  );
+  assert.equal(d.related?.[0].range.start.line, 3);
+  // Not in the default set.
+  assert.deepEqual(lintManifestCode(JOB_ACC, "jobscript", "GPU040", {}), []);
+  // Without srun too: the batch step runs on the node as well.
+  assert.equal(lintManifestCode(JOB_ACC.replace("srun ", ""), "jobscript", "GPU040", preview).length, 1);
+  const silent = (text: string) => assert.deepEqual(lintManifestCode(text, "jobscript", "GPU040", preview), [], text);
+  silent(JOB_ACC.replace("launch check.py", "launch --num_processes 3 --gpu_ids all check.py"));
+  silent(JOB_ACC.replace("launch check.py", "launch --num_processes=3 check.py"));
+  silent(JOB_ACC.replace("launch check.py", "launch --config_file acc.yaml check.py"));
+  silent(JOB_ACC.replace("launch check.py", "launch --cpu check.py"));
+  silent(JOB_ACC.replace("launch check.py", "launch $EXTRA check.py"));
+  silent(JOB_ACC.replace("#SBATCH --gres=gpu:3\n", ""));
+  silent(JOB_ACC.replace("\nsrun", "\nexport HF_HOME=$PWD/.hf\nsrun"));
+  // A plain shell script: the machine's own config is what GPU040 reads there.
+  silent(JOB_ACC.replace(/#SBATCH[^\n]*\n/g, ""));
+});

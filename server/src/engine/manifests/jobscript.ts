@@ -497,6 +497,11 @@ export interface Launch {
    * Set by {@link expandedLaunch}; absent: false.
    */
   unknownOptions?: boolean;
+  /**
+   * The launch inside `srun ... bash -c "..."` (slurmLaunch.ts `shellStringLaunch`) where a file the
+   * string sources sets LOCAL_RANK (`export LOCAL_RANK=$SLURM_LOCALID`). Absent: false.
+   */
+  sourcedLocalRank?: boolean;
 }
 
 /** srun options that take no value (srun(1)); any other option without `=` takes the next word. */

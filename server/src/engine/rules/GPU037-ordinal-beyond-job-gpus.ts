@@ -69,6 +69,48 @@ function checkJaxLocalDevice(ctx: RuleContext): void {
   }
 }
 
+/** The module-level function whose body holds `n` (through a decorator), or null. */
+function moduleFunctionOf(n: SyntaxNode): SyntaxNode | null {
+  for (let p = n.parent; p; p = p.parent) {
+    if (p.type !== "function_definition") continue;
+    const up = p.parent?.type === "decorated_definition" ? p.parent.parent : p.parent;
+    return up?.type === "module" ? p : null;
+  }
+  return null;
+}
+
+/**
+ * Whether `arg`, a parameter of the module-level function it is used in (`def train(args,
+ * local_rank)`) that the function never assigns, gets a rank at a call of that function in the
+ * file (`train(args, local_rank)` after `local_rank = int(os.environ["LOCAL_RANK"])`): the
+ * argument in its position, or given by its name, flows from `sources`.
+ */
+function viaParameter(ctx: RuleContext, arg: SyntaxNode, sources: ReadonlySet<number>): boolean {
+  const fn = arg.type === "identifier" ? moduleFunctionOf(arg) : null;
+  const fname = fn?.childForFieldName("name")?.text;
+  const params = fn?.childForFieldName("parameters")?.namedChildren ?? [];
+  const names = params.map((p) => (p?.type === "identifier" ? p.text : (p?.childForFieldName("name")?.text ?? null)));
+  const k = names.indexOf(arg.text);
+  if (
+    !fn ||
+    !fname ||
+    k < 0 ||
+    params.slice(0, k).some((p) => p?.type !== "identifier" && !p?.type.endsWith("_parameter"))
+  )
+    return false;
+  const body = fn.childForFieldName("body")?.text ?? "";
+  if (new RegExp(`(?:^|[^\\w.])${arg.text}\\s*(?:[-+*/%]?=)(?!=)`).test(body)) return false; // reassigned in the function
+  for (const call of ctx.model.nodesOfType("call")) {
+    const f = call?.childForFieldName("function");
+    if (!call || f?.type !== "identifier" || f.text !== fname || moduleFunctionOf(call) === fn) continue;
+    const { positional, keywords } = callArgs(call);
+    if (positional.slice(0, k + 1).some((a) => a.type === "list_splat" || a.type === "dictionary_splat")) continue;
+    const given = keywords.get(arg.text) ?? positional[k];
+    if (given && flowsFrom(ctx.model, given, sources)) return true;
+  }
+  return false;
+}
+
 /** GPU037: a device ordinal at or beyond the GPUs each process gets from the job script that starts the file. */
 export const rule: PythonRule = {
   meta: {
@@ -83,7 +125,7 @@ export const rule: PythonRule = {
     docs: {
       what: "In a Python file that a Slurm job script of the project starts (see GPU036 for where job scripts are looked for), compares device ordinals with the GPUs each of its processes gets: `--gpus-per-task=k` (srun's or the job's) gives each task k, `--gres=gpu:N` / `--gpus-per-node=N` without a per-task option gives every task and the batch step all N. Reports `cuda:N`, `set_device(N)`, `device_ids=[...]` with N at or beyond that count, and, when each task gets one GPU and several tasks run per node, `set_device(local_rank)` (or `torch.device(\"cuda\", local_rank)`) with the rank read from SLURM_LOCALID, LOCAL_RANK, SLURM_PROCID or RANK. Also `jax.distributed.initialize()` without `local_device_ids` when an srun step runs more tasks per node than each task sees GPUs: JAX on Slurm gives each process the local device numbered by its local task id (jax-ml/jax#29669). A file that writes CUDA_VISIBLE_DEVICES itself is left to GPU004.",
       follows:
-        'The project\'s job scripts that start the file (looked for as for GPU036), with the GPUs each process gets from their `#SBATCH` and `srun` options; literal device ordinals anywhere in the file; and `set_device` or `torch.device("cuda", ...)` whose value comes from a rank variable (SLURM_LOCALID, LOCAL_RANK, SLURM_PROCID, RANK) through names assigned in the file. `jax.distributed.initialize()` calls without `local_device_ids`, a fourth argument, `cluster_detection_method` or `**kwargs`, in a file that does not name JAX_LOCAL_DEVICE_IDS. Not followed: `--gpu-bind` (except `--gpu-bind=none` without a per-task request, which binds nothing), counts held in shell variables, devices chosen in other modules, and ranks passed in as function parameters.',
+        'The project\'s job scripts that start the file (looked for as for GPU036), with the GPUs each process gets from their `#SBATCH` and `srun` options; literal device ordinals anywhere in the file; and `set_device` or `torch.device("cuda", ...)` whose value comes from a rank variable (SLURM_LOCALID, LOCAL_RANK, SLURM_PROCID, RANK) through names assigned in the file, or through a parameter of a module-level function that the function never reassigns and that a call of it in the file gives such a value (`def train(args, local_rank)` ... `train(args, local_rank)` after `local_rank = int(os.environ["LOCAL_RANK"])`; by position or by name, no `*`/`**` argument up to it). `jax.distributed.initialize()` calls without `local_device_ids`, a fourth argument, `cluster_detection_method` or `**kwargs`, in a file that does not name JAX_LOCAL_DEVICE_IDS. Not followed: `--gpu-bind` (except `--gpu-bind=none` without a per-task request, which binds nothing), counts held in shell variables, devices chosen in other modules, ranks passed in as parameters of methods, nested functions or functions called from other modules.',
       why: `Slurm lists only the GPUs it gave a process in its CUDA_VISIBLE_DEVICES, and CUDA numbers the visible devices from 0. Measured on Slurm 22.05.8 (${MEASURED}): with \`srun -n2 --gpus-per-task=1\` task 0 sees \`CUDA_VISIBLE_DEVICES=0\` and task 1 sees \`CUDA_VISIBLE_DEVICES=1\`: one device each, \`cuda:0\`. An ordinal beyond the visible devices raises \`invalid device ordinal\` (measured on 2 x H200: ground-truth.md, \`CUDA_VISIBLE_DEVICES="1"\` then \`set_device(1)\`), so \`set_device(local_rank)\` fails in every task but the first. With \`--gpus=2\` and no per-task option both tasks see \`0,1\` (measured), and there \`set_device(local_rank)\` is right.`,
       example:
         '# train.py, started by a job script with `#SBATCH --ntasks-per-node=4` and `#SBATCH --gpus-per-task=1`: `srun python train.py`\nimport os\nimport torch\n\nlocal_rank = int(os.environ["SLURM_LOCALID"])\ntorch.cuda.set_device(local_rank)  # GPU037: each task sees only cuda:0\n',
@@ -126,7 +168,7 @@ export const rule: PythonRule = {
       if (q && SET_DEVICE_PATHS.includes(q)) arg = positional[0];
       else if (q === "torch.device" && positional.length === 2 && /^["']cuda["']$/.test(positional[0].text))
         arg = positional[1];
-      if (!arg || !flowsFrom(ctx.model, arg, sources)) continue;
+      if (!arg || !(flowsFrom(ctx.model, arg, sources) || viaParameter(ctx, arg, sources))) continue;
       ctx.report({
         range: nodeRange(call),
         message: `\`${call.text.split("\n")[0]}\` picks the device by the task's rank, but each task sees one GPU (${source}, ${l.processesPerNode} tasks per node): Slurm gives task 1 only its own GPU as cuda:0 (measured: task 1 sees CUDA_VISIBLE_DEVICES=1), so every task but the first fails with invalid device ordinal; use device 0`,

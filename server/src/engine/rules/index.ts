@@ -70,6 +70,7 @@ import { rule as GPU067 } from "./GPU067-privileged-container-sees-all-gpus";
 import { rule as GPU068 } from "./GPU068-notebook-launcher-without-process-count";
 import { rule as GPU069 } from "./GPU069-rank-modulo-beside-local-rank";
 import { rule as GPU070 } from "./GPU070-tf-input-pipeline-holds-gpus";
+import { rule as GPU071 } from "./GPU071-loop-hard-coded-visible-devices";
 
 export const RULES: readonly Rule[] = [
   GPU001,
@@ -142,6 +143,7 @@ export const RULES: readonly Rule[] = [
   GPU068,
   GPU069,
   GPU070,
+  GPU071,
 ];
 
 /** The rule with this code, or undefined. */

@@ -562,3 +562,44 @@ test("launchNodesIn and documentedLaunchNodes mark a launch that starts the prog
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('slurmLaunchesOf: srun [shifter ...] bash -c "...; python train.py" starts train.py; LOCAL_RANK from a sourced file is noted; strings that may change the GPUs are not read', () => {
+  const job = (cmd: string) =>
+    `#!/bin/bash\n#SBATCH --ntasks-per-node 4\n#SBATCH --gpus-per-task 1\n\nsrun -u shifter -V /data:/data --image=img:1 \\\n    ${cmd}\n`;
+  const files = {
+    "train.py": "print(1)\n",
+    "vars.sh": "export RANK=$SLURM_PROCID\nexport LOCAL_RANK=$SLURM_LOCALID\n",
+    "plain.sh": "export MASTER_PORT=29500\n",
+    "gpus.sh": "export CUDA_VISIBLE_DEVICES=$SLURM_LOCALID\n",
+  };
+  const launches = (cmd: string) => {
+    const root = project({ ...files, "submit.sh": job(cmd) });
+    try {
+      return slurmLaunchesOf(join(root, "train.py")).map((l) => ({ ...l, script: l.script.slice(root.length) }));
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  };
+  const [l, ...rest] = launches('bash -c "\n    source vars.sh\n    python train.py ${args}\n    "');
+  assert.equal(rest.length, 0);
+  assert.deepEqual(l, {
+    script: "/submit.sh",
+    line: 4,
+    launcher: "srun",
+    gpusPerProcess: 1,
+    gpusFrom: "#SBATCH --gpus-per-task=1",
+    processesPerNode: 4,
+    setsLocalRank: true,
+    asksForGpus: true,
+  });
+  assert.equal(launches("bash -c 'source plain.sh; python train.py'")[0]?.setsLocalRank, false);
+  assert.equal(launches("bash -lc 'python train.py'").length, 0); // `-lc` is not read
+  assert.equal(launches("/bin/sh -c 'python -u train.py'").length, 1);
+  // A string or sourced file that names CUDA_VISIBLE_DEVICES, changes folder, sources what cannot be read: not read.
+  assert.deepEqual(launches("bash -c 'export CUDA_VISIBLE_DEVICES=$SLURM_LOCALID; python train.py'"), []);
+  assert.deepEqual(launches("bash -c 'source gpus.sh; python train.py'"), []);
+  assert.deepEqual(launches("bash -c 'source missing.sh; python train.py'"), []);
+  assert.deepEqual(launches("bash -c 'source $ENV_FILE; python train.py'"), []);
+  assert.deepEqual(launches("bash -c 'cd sub; python train.py'"), []);
+  assert.deepEqual(launches("bash -c 'CUDA_LAUNCH_BLOCKING=1 python train.py'"), []);
+});
