@@ -37,7 +37,7 @@ test("GPU038: silent for literal values, values chosen from CUDA_VISIBLE_DEVICES
   );
 });
 
-test("GPU038: an MPI rank (mpi4py's Get_rank() or COMM_WORLD.rank, OMPI_COMM_WORLD_*, PMI_RANK) written to CUDA_VISIBLE_DEVICES, also in a helper the module never calls", async () => {
+test("GPU038: an MPI rank (mpi4py's Get_rank() or COMM_WORLD.rank, OMPI_COMM_WORLD_RANK, PMI_RANK) written to CUDA_VISIBLE_DEVICES, also in a helper the module never calls", async () => {
   const helper = [
     "import os",
     "from mpi4py import MPI",
@@ -60,10 +60,10 @@ test("GPU038: an MPI rank (mpi4py's Get_rank() or COMM_WORLD.rank, OMPI_COMM_WOR
   );
   const property = 'import os\nfrom mpi4py import MPI\nos.environ["CUDA_VISIBLE_DEVICES"] = f"{MPI.COMM_WORLD.rank}"\n';
   assert.equal((await lintCode(property, "GPU038")).length, 1);
-  const ompi = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = os.environ["OMPI_COMM_WORLD_LOCAL_RANK"]\n';
+  const ompi = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = os.environ["OMPI_COMM_WORLD_RANK"]\n';
   assert.match(
     (await lintCode(ompi, "GPU038"))[0].message,
-    /^CUDA_VISIBLE_DEVICES is set from OMPI_COMM_WORLD_LOCAL_RANK, a process number/,
+    /^CUDA_VISIBLE_DEVICES is set from OMPI_COMM_WORLD_RANK, a process number/,
   );
   // A Slurm task number in an uncalled function keeps the Slurm message.
   const slurm = 'import os\n\n\ndef setup():\n    os.environ["CUDA_VISIBLE_DEVICES"] = os.environ["SLURM_LOCALID"]\n';
@@ -75,4 +75,23 @@ test("GPU038: an MPI rank (mpi4py's Get_rank() or COMM_WORLD.rank, OMPI_COMM_WOR
     'import os\nfrom mpi4py import MPI\nr = MPI.COMM_WORLD.Get_rank()\nos.environ["CUDA_VISIBLE_DEVICES"] = "0"\n',
   ])
     assert.deepEqual(await lintCode(src, "GPU038"), [], src);
+});
+
+test("GPU038: a global MPI rank is reported; a node-local one (Split_type(COMM_TYPE_SHARED), OMPI_COMM_WORLD_LOCAL_RANK) is not (mpi4jax#194's fix)", async () => {
+  const global =
+    'import os\nfrom mpi4py import MPI\n\nrank = MPI.COMM_WORLD.Get_rank()\nos.environ["CUDA_VISIBLE_DEVICES"] = str(rank)\nimport jax\n';
+  const [d, ...rest] = await lintCode(global, "GPU038");
+  assert.equal(rest.length, 0);
+  assert.equal(d.range.start.line, 4);
+  assert.match(d.message, /set from the MPI rank \(MPI\.COMM_WORLD\.Get_rank\(\)\)/);
+  const inline =
+    'import os\nfrom mpi4py import MPI\n\nlocal_rank = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED).Get_rank()\nos.environ["CUDA_VISIBLE_DEVICES"] = str(local_rank)\nimport jax\n';
+  assert.deepEqual(await lintCode(inline, "GPU038"), []);
+  const named =
+    'import os\nfrom mpi4py import MPI\n\nnode = MPI.COMM_WORLD.Split_type(MPI.COMM_TYPE_SHARED)\nos.environ["CUDA_VISIBLE_DEVICES"] = str(node.Get_rank())\n';
+  assert.deepEqual(await lintCode(named, "GPU038"), []);
+  const ompiLocal = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = os.environ["OMPI_COMM_WORLD_LOCAL_RANK"]\n';
+  assert.deepEqual(await lintCode(ompiLocal, "GPU038"), []);
+  const ompiGlobal = 'import os\nos.environ["CUDA_VISIBLE_DEVICES"] = os.environ["OMPI_COMM_WORLD_RANK"]\n';
+  assert.equal((await lintCode(ompiGlobal, "GPU038")).length, 1);
 });
