@@ -1,0 +1,18 @@
+import torch
+
+from pose import PoseEstimator
+
+# this machine has one GPU: both categories share the estimator on GPU 0
+pose_upper = PoseEstimator(0)
+pose_full = pose_upper
+
+
+def run(image, category):
+    estimator = pose_upper if category == "upper" else pose_full
+    return estimator(image)
+
+
+if __name__ == "__main__":
+    frame = torch.rand(1, 3, 256, 192)
+    print(run(frame, "upper").shape)
+    print(run(frame, "full").shape)
