@@ -1,0 +1,4 @@
+#!/bin/bash
+# GPU 0 of the four A100s is busy with another job: fine-tune on the second card only
+# (the deepspeed launcher in run_sft_6b.sh picks it with --include localhost:1).
+bash finetune/scripts/run_sft_6b.sh

@@ -1,0 +1,20 @@
+torchrun --nproc_per_node=1 --master_port=1234 finetune.py \
+    --base_model ./llama2-13b-hf \
+    --data-path ./train_final.json \
+    --output_dir ./llama2-13b-lora \
+    --batch_size 16 \
+    --micro_batch_size 1 \
+    --num_epochs 1 \
+    --learning_rate 0.0003 \
+    --cutoff_len 4096 \
+    --val_set_size 0 \
+    --lora_r 16 \
+    --lora_alpha 16 \
+    --lora_dropout 0.05 \
+    --lora_target_modules "[gate_proj, down_proj, up_proj]" \
+    --train_on_inputs False \
+    --add_eos_token False \
+    --group_by_length False \
+    --prompt_template_name alpaca \
+    --lr_scheduler "cosine" \
+    --warmup_steps 100
