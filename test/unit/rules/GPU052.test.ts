@@ -309,6 +309,13 @@ test("GPU052 (preview): a Hydra override that gives Lightning's Trainer more GPU
   );
   // Not in the default set.
   assert.deepEqual(lintManifestCode(text, "jobscript", "GPU052", {}, at("go.sh")), []);
+  // Another value of the config changed, or the config handed on after the Trainer: still reported.
+  const other = HYDRA_TASK.replace("    model = build(", "    cfg.lr *= cfg.trainer.gpus\n    model = build(").replace(
+    "    trainer.fit(model)",
+    "    trainer.fit(model)\n    report(cfg)",
+  );
+  const at2 = folderWith({ "fit.py": other });
+  assert.equal(lintManifestCode(text, "jobscript", "GPU052", preview, at2("go.sh")).length, 1);
   // Without an export, the machine's GPUs; `+`/`++` overrides and a once-assigned literal count too.
   const machine = { ...preview, ...ONE };
   assert.equal(
@@ -345,6 +352,14 @@ test("GPU052 (preview): silent where the Hydra count fits, or the override, the 
   );
   silent(
     variant("    model = build(", "    cfg.trainer.gpus = 1\n    model = build("),
+    "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
+  );
+  silent(
+    variant("    model = build(", "    cfg.trainer = {}\n    model = build("),
+    "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
+  );
+  silent(
+    variant("    model = build(", "    cfg = load()\n    model = build("),
     "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n",
   );
   silent(variant('accelerator="gpu"', 'accelerator="cpu"'), "CUDA_VISIBLE_DEVICES=0 python fit.py trainer.gpus=2\n");

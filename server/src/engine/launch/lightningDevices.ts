@@ -57,8 +57,9 @@ const kept = new Map<string, LightningDevicesUse[]>();
  * The Trainer calls of the script's `@hydra.main` functions that take their GPU count from the
  * task's config: `devices=cfg.a.b` (or `gpus=`), directly in the task function, with no `**`
  * arguments and an accelerator that is absent or a literal `"gpu"`/`"cuda"`/`"auto"`. Empty where
- * the task may change the config (assigns to it or rebinds it, hands the whole config to any call
- * but printing: `open_dict(cfg)`, `setup(cfg)`), or where the script names CUDA_VISIBLE_DEVICES.
+ * the task may change that value (assigns to its path or a path above it, or rebinds the config,
+ * anywhere in the task; hands the whole config to any call but printing before the Trainer call:
+ * `open_dict(cfg)`, `setup(cfg)`), or where the script names CUDA_VISIBLE_DEVICES.
  */
 export function hydraLightningDevices(text: string): LightningDevicesUse[] {
   if (!text.includes("hydra") || !text.includes("Trainer") || text.includes("CUDA_VISIBLE_DEVICES")) return [];
@@ -94,19 +95,21 @@ function usesIn(model: ModuleModel, def: SyntaxNode): LightningDevicesUse[] {
   const body = def.childForFieldName("body");
   if (!cfg || !body) return [];
   const configPath = new RegExp(`^${cfg}((?:\\.[A-Za-z_][A-Za-z0-9_]*)+)$`);
-  let changed = false;
-  const out: LightningDevicesUse[] = [];
+  // The config paths the task assigns ("" for the whole config), and where it first hands the whole config to a call.
+  const assigned: string[] = [];
+  let handed = Infinity;
+  const found: (LightningDevicesUse & { at: number })[] = [];
   walk(body, (n) => {
-    if (changed) return false;
     if (n.type === "assignment" || n.type === "augmented_assignment") {
       const left = n.childForFieldName("left")?.text ?? "";
-      if (left === cfg || left.startsWith(`${cfg}.`) || left.startsWith(`${cfg}[`)) changed = true;
+      if (left === cfg || left.startsWith(`${cfg}[`)) assigned.push("");
+      else if (left.startsWith(`${cfg}.`)) assigned.push(left.slice(cfg.length + 1));
     }
     if (n.type !== "call") return true;
     const path = calleePath(model, n);
     const { positional, keywords } = callArgs(n);
     const handsConfig = [...positional, ...keywords.values()].some((a) => a.type === "identifier" && a.text === cfg);
-    if (handsConfig && !READS_ONLY.has(path ?? "")) changed = true;
+    if (handsConfig && !READS_ONLY.has(path ?? "")) handed = Math.min(handed, n.startIndex);
     if (!path || !TRAINERS.has(path) || enclosingFunction(n)?.id !== def.id) return true;
     if (positional.some((a) => a.type === "dictionary_splat" || a.type === "list_splat")) return true;
     const accelerator = keywords.get("accelerator");
@@ -114,11 +117,14 @@ function usesIn(model: ModuleModel, def: SyntaxNode): LightningDevicesUse[] {
     for (const keyword of ["devices", "gpus"]) {
       const v = keywords.get(keyword);
       const m = v ? configPath.exec(v.text) : null;
-      if (v && m) out.push({ path: m[1].slice(1), keyword, line: v.startPosition.row + 1 });
+      if (v && m) found.push({ path: m[1].slice(1), keyword, line: v.startPosition.row + 1, at: n.startIndex });
     }
     return true;
   });
-  return changed ? [] : out;
+  // A call the config went to before the Trainer may have changed it; an assignment anywhere to the path (or above it) may too.
+  return found
+    .filter((u) => u.at < handed && !assigned.some((p) => p === "" || u.path === p || u.path.startsWith(`${p}.`)))
+    .map(({ path, keyword, line }) => ({ path, keyword, line }));
 }
 
 /** A Hydra override's key and value (`num_gpus=2`, `+trainer.devices=2`, `++x=1`); null for anything else. */
