@@ -104,6 +104,9 @@ test("GPU057 (preview): a pool worker writes CUDA_VISIBLE_DEVICES from the index
     /^CUDA_VISIBLE_DEVICES is written from slot, the pool index that self\.pool\.submit\(run_on, \.\.\.\) at line 17 passes \(self\.slot, counted from 0\): the worker inherited the parent's CUDA_VISIBLE_DEVICES/,
   );
   assert.deepEqual(await lintCode(POOL_CLIENT, "GPU057"), [], "preview only");
+  // A step modulo any expression is still a pool index.
+  const modLen = POOL_CLIENT.replace("% self.n", "% len(self.workers)");
+  assert.equal((await lintCode(modLen, "GPU057", { preview: true })).length, 1);
   // A module-level function given a range() loop's variable; multiprocessing's apply_async with an args tuple.
   const loop =
     'import os\nimport multiprocessing as mp\nfrom concurrent.futures import ProcessPoolExecutor\n\ndef work(gpu, item):\n    os.environ["CUDA_VISIBLE_DEVICES"] = str(gpu)\n    return item\n\ndef main(items):\n    with ProcessPoolExecutor(4) as ex:\n        for i in range(4):\n            ex.submit(work, i, items[i])\n    pool = mp.Pool(4)\n    for k, item in enumerate(items):\n        pool.apply_async(work, (k, item))\n';

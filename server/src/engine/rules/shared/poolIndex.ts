@@ -125,7 +125,8 @@ function isCountedIndex(ctx: RuleContext, arg: SyntaxNode, at: SyntaxNode): bool
       }
     }
   const esc = t.replace(/[.]/g, "\\.");
-  const step = new RegExp(`^\\(?\\s*${esc}\\s*\\+\\s*1\\s*\\)?(?:\\s*%\\s*[\\w.]+)?$`);
+  // `x + 1`, or `(x + 1) % n` with any n (`len(self.stubs)`): still 0, 1, ... below n.
+  const step = new RegExp(`^(?:${esc}\\s*\\+\\s*1|\\(\\s*${esc}\\s*\\+\\s*1\\s*\\)\\s*%\\s*[^%]+)$`, "s");
   let starts = false;
   let ok = true;
   let seen = 0;
